@@ -426,9 +426,18 @@ TNDEF tn_tensor *tn_logspace(double start, double end, int64_t steps, double bas
 TNDEF tn_tensor *tn_eye(int64_t n, int64_t m, tn_dtype dtype); /* m = TN_NONE (or -1) means m = n; other negatives are PyTorch's error */
 /* The (row, column) coordinates of the lower (upper) triangle of a row x col matrix: [2, N]
    in row-major order, the elements with column - row <= offset (>= offset for triu);
-   dtype int64 or int32 (torch.tril_indices / triu_indices; PyTorch's default offset is 0). */
-TNDEF tn_tensor *tn_tril_indices(int64_t row, int64_t col, int64_t offset, tn_dtype dtype);
-TNDEF tn_tensor *tn_triu_indices(int64_t row, int64_t col, int64_t offset, tn_dtype dtype);
+   dtype int64 or int32 (torch.tril_indices / triu_indices: offset=0, dtype=torch.long):
+   tn_triu_indices(3, 4, .offset = 1, .dtype = TN_I32). */
+#define TN_FIELDS_tn_tri_indices_fn_opts(X) \
+    X(I, offset, 0,      "") \
+    X(E, dtype,  TN_I64, "float32|float64|int32|int64|uint8|bool|float16|bfloat16")
+TN__KW_STRUCT(tn_tri_indices_fn_opts);
+TNDEF tn_tensor *tn_tril_indices_opts(int64_t row, int64_t col, tn_tri_indices_fn_opts opts);
+#define tn_tril_indices(row, ...) tn_tril_indices_opts(row, TN__POS_KW(tn_tri_indices_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_tril_indices_str(int64_t row, int64_t col, const char *options);
+TNDEF tn_tensor *tn_triu_indices_opts(int64_t row, int64_t col, tn_tri_indices_fn_opts opts);
+#define tn_triu_indices(row, ...) tn_triu_indices_opts(row, TN__POS_KW(tn_tri_indices_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_triu_indices_str(int64_t row, int64_t col, const char *options);
 TNDEF tn_tensor *tn_empty_like(tn_tensor *t);
 TNDEF tn_tensor *tn_zeros_like(tn_tensor *t);
 TNDEF tn_tensor *tn_ones_like(tn_tensor *t);
@@ -911,9 +920,24 @@ TNDEF tn_tensor *tn_cosh(tn_tensor *x);
 TNDEF tn_tensor *tn_tanh(tn_tensor *x);
 TNDEF tn_tensor *tn_sigmoid(tn_tensor *x);
 TNDEF tn_tensor *tn_relu(tn_tensor *x);
-TNDEF tn_tensor *tn_gelu(tn_tensor *x, bool tanh_approx);     /* approximate='none' | 'tanh' */
+/* F.gelu: approximate 'none' (the erf form) or 'tanh': tn_gelu(x, .approximate = TN_APPROXIMATE_TANH). */
+enum { TN_APPROXIMATE_NONE = 0, TN_APPROXIMATE_TANH };
+#define TN_FIELDS_tn_gelu_fn_opts(X) \
+    X(E, approximate, TN_APPROXIMATE_NONE, "none|tanh")
+TN__KW_STRUCT(tn_gelu_fn_opts);
+TNDEF tn_tensor *tn_gelu_opts(tn_tensor *x, tn_gelu_fn_opts opts);
+#define tn_gelu(...) tn_gelu_opts(TN__POS_KW(tn_gelu_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_gelu_str(tn_tensor *x, const char *options);
 TNDEF tn_tensor *tn_silu(tn_tensor *x);
-TNDEF tn_tensor *tn_softplus(tn_tensor *x, double beta, double threshold); /* PyTorch: beta 1, threshold 20 */
+/* F.softplus: log(1 + exp(beta x)) / beta, x where beta x > threshold (beta=1, nonzero;
+   threshold=20). */
+#define TN_FIELDS_tn_softplus_fn_opts(X) \
+    X(D, beta,      1.0,  "") \
+    X(D, threshold, 20.0, "")
+TN__KW_STRUCT(tn_softplus_fn_opts);
+TNDEF tn_tensor *tn_softplus_opts(tn_tensor *x, tn_softplus_fn_opts opts);
+#define tn_softplus(...) tn_softplus_opts(TN__POS_KW(tn_softplus_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_softplus_str(tn_tensor *x, const char *options);
 TNDEF tn_tensor *tn_erf(tn_tensor *x);
 TNDEF tn_tensor *tn_erfc(tn_tensor *x);
 TNDEF tn_tensor *tn_floor(tn_tensor *x);
@@ -934,8 +958,14 @@ TNDEF tn_tensor *tn_atanh(tn_tensor *x);
 TNDEF tn_tensor *tn_deg2rad(tn_tensor *x);
 TNDEF tn_tensor *tn_rad2deg(tn_tensor *x);
 TNDEF tn_tensor *tn_sinc(tn_tensor *x);                        /* sin(pi x) / (pi x), 1 at 0 */
-/* log(z / (1 - z)), z = x clamped to [eps, 1 - eps]; eps < 0 or NaN is PyTorch's None (no clamp). */
-TNDEF tn_tensor *tn_logit(tn_tensor *x, double eps);
+/* log(z / (1 - z)), z = x clamped to [eps, 1 - eps] (eps=None: NAN, the default, or any
+   negative value, no clamp): tn_logit(x, .eps = 1e-6). */
+#define TN_FIELDS_tn_logit_fn_opts(X) \
+    X(D, eps, NAN, "")
+TN__KW_STRUCT(tn_logit_fn_opts);
+TNDEF tn_tensor *tn_logit_opts(tn_tensor *x, tn_logit_fn_opts opts);
+#define tn_logit(...) tn_logit_opts(TN__POS_KW(tn_logit_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_logit_str(tn_tensor *x, const char *options);
 /* Special functions (section 7's scalar formulas below, shared with the GPU unit). */
 TNDEF tn_tensor *tn_lgamma(tn_tensor *x);                      /* log|Gamma(x)| */
 TNDEF tn_tensor *tn_digamma(tn_tensor *x);
@@ -987,7 +1017,17 @@ TNDEF tn_tensor *tn_special_shifted_chebyshev_polynomial_w(tn_tensor *x, tn_tens
 /* x = mantissa * 2^exponent, |mantissa| in [0.5, 1): the mantissa (x's float dtype), and the
    int32 exponent in *exponent (ownership as the result's); floating inputs only. */
 TNDEF tn_tensor *tn_frexp(tn_tensor *x, tn_tensor **exponent);
-TNDEF tn_tensor *tn_nan_to_num(tn_tensor *x, double nan, double posinf, double neginf);
+/* NaN, +inf and -inf replaced by nan, posinf and neginf (nan=0.0, posinf=None, neginf=None:
+   None, NAN, is the dtype's largest / lowest finite value, and so are INFINITY / -INFINITY):
+   tn_nan_to_num(x, .nan = -1, .posinf = 1e6). */
+#define TN_FIELDS_tn_nan_to_num_fn_opts(X) \
+    X(D, nan,    0.0, "") \
+    X(D, posinf, NAN, "") \
+    X(D, neginf, NAN, "")
+TN__KW_STRUCT(tn_nan_to_num_fn_opts);
+TNDEF tn_tensor *tn_nan_to_num_opts(tn_tensor *x, tn_nan_to_num_fn_opts opts);
+#define tn_nan_to_num(...) tn_nan_to_num_opts(TN__POS_KW(tn_nan_to_num_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_nan_to_num_str(tn_tensor *x, const char *options);
 /* clamp(x, min, max); use -INFINITY / INFINITY for a missing bound. */
 TNDEF tn_tensor *tn_clamp(tn_tensor *x, double min, double max);
 TNDEF tn_tensor *tn_clamp_tensor(tn_tensor *x, tn_tensor *min, tn_tensor *max); /* either may be NULL */
@@ -1810,11 +1850,28 @@ TNDEF tn_tensor *tn_addbmm_str(tn_tensor *input, tn_tensor *batch1, tn_tensor *b
 TNDEF tn_tensor *tn_vdot(tn_tensor *a, tn_tensor *b);     /* dot (real dtypes: no conjugation) */
 TNDEF tn_tensor *tn_trace(tn_tensor *t);                  /* sum of a matrix's diagonal */
 TNDEF tn_tensor *tn_kron(tn_tensor *a, tn_tensor *b);     /* Kronecker product (at most 4 dims) */
-/* Contracts dims_a[i] of a with dims_b[i] of b (n pairs); torch.tensordot(dims=k) is the
-   last k of a with the first k of b. */
-TNDEF tn_tensor *tn_tensordot(tn_tensor *a, tn_tensor *b, const int64_t *dims_a, const int64_t *dims_b, int n);
-/* linalg.cross along dim (size 3 in both); torch.cross's dim=None rule (the first dim of size 3) is the caller's. */
-TNDEF tn_tensor *tn_cross(tn_tensor *a, tn_tensor *b, int64_t dim);
+/* torch.tensordot: dims=k (2, the default) contracts the last k dims of a with the first k
+   of b; lists dims_a / dims_b (torch's dims=(dims_a, dims_b), of one length; given, they
+   replace dims) contract dims_a[i] of a with dims_b[i] of b: tn_tensordot(a, b, .dims = 1),
+   tn_tensordot(a, b, .dims_a = TN_INTS(1, 0), .dims_b = TN_INTS(0, 1)). The text spells
+   the lists "dims_a=(1, 0), dims_b=(0, 1)". */
+#define TN_FIELDS_tn_tensordot_fn_opts(X) \
+    X(I,  dims,   2,         "") \
+    X(IL, dims_a, TN__LIST0, "") \
+    X(IL, dims_b, TN__LIST0, "")
+TN__KW_STRUCT(tn_tensordot_fn_opts);
+TNDEF tn_tensor *tn_tensordot_opts(tn_tensor *a, tn_tensor *b, tn_tensordot_fn_opts opts);
+#define tn_tensordot(a, ...) tn_tensordot_opts(a, TN__POS_KW(tn_tensordot_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_tensordot_str(tn_tensor *a, tn_tensor *b, const char *options);
+/* torch.cross along dim (size 3 in both); dim=None (TN_NONE, the default) is torch.cross's
+   rule: the first dim of size 3 of the broadcast shape (deprecated in PyTorch 2, which
+   warns; linalg.cross's dim is -1): tn_cross(a, b, .dim = -1). */
+#define TN_FIELDS_tn_cross_fn_opts(X) \
+    X(I, dim, TN_NONE, "")
+TN__KW_STRUCT(tn_cross_fn_opts);
+TNDEF tn_tensor *tn_cross_opts(tn_tensor *a, tn_tensor *b, tn_cross_fn_opts opts);
+#define tn_cross(a, ...) tn_cross_opts(a, TN__POS_KW(tn_cross_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_cross_str(tn_tensor *a, tn_tensor *b, const char *options);
 /* torch.einsum: "ij,jk->ik", "...ij->...ji", implicit output ("ij,jk"), repeated subscripts
    (diagonals); operands contracted pairwise left to right with bmm, as PyTorch without opt_einsum. */
 TNDEF tn_tensor *tn_einsum(const char *equation, tn_tensor *const *operands, int n);
@@ -2093,19 +2150,42 @@ TNDEF tn_tensor *tn_log_softmax(tn_tensor *x, int64_t dim);
 /* Activations beyond section 7's relu, gelu, silu, softplus, sigmoid, tanh (floating
    inputs; PyTorch's defaults in the comments). */
 TNDEF tn_tensor *tn_relu6(tn_tensor *x);
-TNDEF tn_tensor *tn_leaky_relu(tn_tensor *x, double negative_slope);        /* 0.01 */
-TNDEF tn_tensor *tn_elu(tn_tensor *x, double alpha);                        /* 1.0 */
+/* F.leaky_relu: x > 0 ? x : negative_slope x (negative_slope=0.01):
+   tn_leaky_relu(x, .negative_slope = 0.2). */
+#define TN_FIELDS_tn_leaky_relu_fn_opts(X) \
+    X(D, negative_slope, 0.01, "")
+TN__KW_STRUCT(tn_leaky_relu_fn_opts);
+TNDEF tn_tensor *tn_leaky_relu_opts(tn_tensor *x, tn_leaky_relu_fn_opts opts);
+#define tn_leaky_relu(...) tn_leaky_relu_opts(TN__POS_KW(tn_leaky_relu_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_leaky_relu_str(tn_tensor *x, const char *options);
+/* F.elu and F.celu's keyword argument (alpha=1.0; celu's nonzero): tn_elu(x, .alpha = 0.5). */
+#define TN_FIELDS_tn_elu_fn_opts(X) \
+    X(D, alpha, 1.0, "")
+TN__KW_STRUCT(tn_elu_fn_opts);
+TNDEF tn_tensor *tn_elu_opts(tn_tensor *x, tn_elu_fn_opts opts);
+#define tn_elu(...) tn_elu_opts(TN__POS_KW(tn_elu_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_elu_str(tn_tensor *x, const char *options);
 TNDEF tn_tensor *tn_selu(tn_tensor *x);
-TNDEF tn_tensor *tn_celu(tn_tensor *x, double alpha);                       /* 1.0 */
+TNDEF tn_tensor *tn_celu_opts(tn_tensor *x, tn_elu_fn_opts opts);
+#define tn_celu(...) tn_celu_opts(TN__POS_KW(tn_elu_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_celu_str(tn_tensor *x, const char *options);
 TNDEF tn_tensor *tn_hardtanh(tn_tensor *x, double min_val, double max_val); /* -1, 1 */
 TNDEF tn_tensor *tn_mish(tn_tensor *x);
 TNDEF tn_tensor *tn_hardswish(tn_tensor *x);
 TNDEF tn_tensor *tn_hardsigmoid(tn_tensor *x);
 /* The shrinks, softsign, log-sigmoid and threshold as F's (composites of the ops above, with
    PyTorch's node names). hardshrink: x where |x| > lambd, else 0; softshrink: x -+ lambd
-   beyond +-lambd, else 0 (lambd >= 0; NaN stays NaN, as PyTorch 2.5+, where 1.13 gave 0). */
-TNDEF tn_tensor *tn_hardshrink(tn_tensor *x, double lambd);                 /* 0.5 */
-TNDEF tn_tensor *tn_softshrink(tn_tensor *x, double lambd);                 /* 0.5 */
+   beyond +-lambd, else 0 (lambd >= 0; NaN stays NaN, as PyTorch 2.5+, where 1.13 gave 0).
+   Their keyword argument: lambd=0.5 (tn_softshrink(x, .lambd = 1)). */
+#define TN_FIELDS_tn_shrink_fn_opts(X) \
+    X(D, lambd, 0.5, "")
+TN__KW_STRUCT(tn_shrink_fn_opts);
+TNDEF tn_tensor *tn_hardshrink_opts(tn_tensor *x, tn_shrink_fn_opts opts);
+#define tn_hardshrink(...) tn_hardshrink_opts(TN__POS_KW(tn_shrink_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_hardshrink_str(tn_tensor *x, const char *options);
+TNDEF tn_tensor *tn_softshrink_opts(tn_tensor *x, tn_shrink_fn_opts opts);
+#define tn_softshrink(...) tn_softshrink_opts(TN__POS_KW(tn_shrink_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_softshrink_str(tn_tensor *x, const char *options);
 TNDEF tn_tensor *tn_tanhshrink(tn_tensor *x);                               /* x - tanh(x) */
 TNDEF tn_tensor *tn_softsign(tn_tensor *x);                                 /* x / (1 + |x|) */
 TNDEF tn_tensor *tn_logsigmoid(tn_tensor *x);                               /* log(sigmoid(x)), stable */
@@ -2116,8 +2196,16 @@ TNDEF tn_tensor *tn_softmin(tn_tensor *x, int64_t dim);                     /* s
 /* x > 0 ? x : weight * x; weight [1] or [C] (C = x's dim 1; inputs under 2-d have C = 1). */
 TNDEF tn_tensor *tn_prelu(tn_tensor *x, tn_tensor *weight);
 /* Randomized leaky ReLU: training, each negative x times a slope drawn from U(lower, upper)
-   (the default generator); otherwise leaky_relu with slope (lower + upper) / 2 (1/8, 1/3). */
-TNDEF tn_tensor *tn_rrelu(tn_tensor *x, double lower, double upper, bool training);
+   (the default generator); otherwise leaky_relu with slope (lower + upper) / 2 (F.rrelu's
+   lower=1/8, upper=1/3, training=False): tn_rrelu(x, .training = true). */
+#define TN_FIELDS_tn_rrelu_fn_opts(X) \
+    X(D, lower,    1.0 / 8, "") \
+    X(D, upper,    1.0 / 3, "") \
+    X(B, training, false,   "")
+TN__KW_STRUCT(tn_rrelu_fn_opts);
+TNDEF tn_tensor *tn_rrelu_opts(tn_tensor *x, tn_rrelu_fn_opts opts);
+#define tn_rrelu(...) tn_rrelu_opts(TN__POS_KW(tn_rrelu_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_rrelu_str(tn_tensor *x, const char *options);
 
 /* Linear layers: x [*, in], weight [out, in], bias [out] or NULL. */
 TNDEF tn_tensor *tn_linear(tn_tensor *x, tn_tensor *weight, tn_tensor *bias);
@@ -2382,14 +2470,37 @@ typedef enum tn_reduction {
     TN_REDUCTION_MEAN = 0, TN_REDUCTION_SUM, TN_REDUCTION_NONE,
     TN_REDUCTION_BATCHMEAN  /* kl_div only: the sum divided by input's first size */
 } tn_reduction;
+/* The keyword arguments of F.mse_loss and F.l1_loss: reduction (mean).
+   tn_mse_loss(x, y, .reduction = TN_REDUCTION_SUM). */
+#define TN_FIELDS_tn_reduction_fn_opts(X) \
+    X(E, reduction, TN_REDUCTION_MEAN, "mean|sum|none")
+TN__KW_STRUCT(tn_reduction_fn_opts);
 /* (input - target)^2; target broadcasts with input. */
-TNDEF tn_tensor *tn_mse_loss(tn_tensor *input, tn_tensor *target, tn_reduction reduction);
+TNDEF tn_tensor *tn_mse_loss_opts(tn_tensor *input, tn_tensor *target, tn_reduction_fn_opts opts);
+#define tn_mse_loss(input, ...) tn_mse_loss_opts(input, TN__POS_KW(tn_reduction_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_mse_loss_str(tn_tensor *input, tn_tensor *target, const char *options);
 /* |input - target|; target broadcasts with input. */
-TNDEF tn_tensor *tn_l1_loss(tn_tensor *input, tn_tensor *target, tn_reduction reduction);
-/* 0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (d = input - target; beta=1, >= 0; 0 gives l1). */
-TNDEF tn_tensor *tn_smooth_l1_loss(tn_tensor *input, tn_tensor *target, tn_reduction reduction, double beta);
-/* 0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta): delta * smooth_l1 with beta = delta (delta=1, > 0). */
-TNDEF tn_tensor *tn_huber_loss(tn_tensor *input, tn_tensor *target, tn_reduction reduction, double delta);
+TNDEF tn_tensor *tn_l1_loss_opts(tn_tensor *input, tn_tensor *target, tn_reduction_fn_opts opts);
+#define tn_l1_loss(input, ...) tn_l1_loss_opts(input, TN__POS_KW(tn_reduction_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_l1_loss_str(tn_tensor *input, tn_tensor *target, const char *options);
+/* 0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (d = input - target; reduction=mean,
+   beta=1, >= 0; 0 gives l1). */
+#define TN_FIELDS_tn_smooth_l1_loss_fn_opts(X) \
+    X(E, reduction, TN_REDUCTION_MEAN, "mean|sum|none") \
+    X(D, beta,      1.0, "")
+TN__KW_STRUCT(tn_smooth_l1_loss_fn_opts);
+TNDEF tn_tensor *tn_smooth_l1_loss_opts(tn_tensor *input, tn_tensor *target, tn_smooth_l1_loss_fn_opts opts);
+#define tn_smooth_l1_loss(input, ...) tn_smooth_l1_loss_opts(input, TN__POS_KW(tn_smooth_l1_loss_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_smooth_l1_loss_str(tn_tensor *input, tn_tensor *target, const char *options);
+/* 0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta): delta * smooth_l1 with beta = delta
+   (reduction=mean, delta=1, > 0). */
+#define TN_FIELDS_tn_huber_loss_fn_opts(X) \
+    X(E, reduction, TN_REDUCTION_MEAN, "mean|sum|none") \
+    X(D, delta,     1.0, "")
+TN__KW_STRUCT(tn_huber_loss_fn_opts);
+TNDEF tn_tensor *tn_huber_loss_opts(tn_tensor *input, tn_tensor *target, tn_huber_loss_fn_opts opts);
+#define tn_huber_loss(input, ...) tn_huber_loss_opts(input, TN__POS_KW(tn_huber_loss_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_huber_loss_str(tn_tensor *input, tn_tensor *target, const char *options);
 /* F.nll_loss and F.cross_entropy's keyword arguments: weight NULL or [C] (input's dtype; a
    tensor, so the option text cannot give it), ignore_index (targets equal to it count
    nowhere; the mean divides by the summed weights of the other targets, NaN when there
@@ -2412,14 +2523,38 @@ TNDEF tn_tensor *tn_cross_entropy_opts(tn_tensor *input, tn_tensor *target, tn_l
 #define tn_cross_entropy(input, ...) tn_cross_entropy_opts(input, TN__POS_KW(tn_loss_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_cross_entropy_str(tn_tensor *input, tn_tensor *target, const char *options);
 /* -w (t log(x) + (1 - t) log(1 - x)), logs clamped at -100; input in [0, 1], target of
-   input's shape and dtype; weight NULL or broadcastable to input. */
-TNDEF tn_tensor *tn_binary_cross_entropy(tn_tensor *input, tn_tensor *target, tn_tensor *weight, tn_reduction reduction);
+   input's shape and dtype; weight NULL or broadcastable to input (weight=None,
+   reduction=mean). The _str form takes weight as an argument (a tensor is not text). */
+#define TN_FIELDS_tn_binary_cross_entropy_fn_opts(X) \
+    X(T, weight,    NULL, "") \
+    X(E, reduction, TN_REDUCTION_MEAN, "mean|sum|none")
+TN__KW_STRUCT(tn_binary_cross_entropy_fn_opts);
+TNDEF tn_tensor *tn_binary_cross_entropy_opts(tn_tensor *input, tn_tensor *target, tn_binary_cross_entropy_fn_opts opts);
+#define tn_binary_cross_entropy(input, ...) tn_binary_cross_entropy_opts(input, TN__POS_KW(tn_binary_cross_entropy_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_binary_cross_entropy_str(tn_tensor *input, tn_tensor *target, tn_tensor *weight, const char *options);
 /* binary_cross_entropy(sigmoid(input), target) in a numerically stable form; pos_weight
-   (NULL or broadcastable to target, e.g. [C]) weighs the positive term. */
-TNDEF tn_tensor *tn_binary_cross_entropy_with_logits(tn_tensor *input, tn_tensor *target, tn_tensor *weight, tn_tensor *pos_weight, tn_reduction reduction);
+   (NULL or broadcastable to target, e.g. [C]) weighs the positive term (weight=None,
+   reduction=mean, pos_weight=None; the _str form takes both tensors as arguments). */
+#define TN_FIELDS_tn_binary_cross_entropy_with_logits_fn_opts(X) \
+    X(T, weight,     NULL, "") \
+    X(E, reduction,  TN_REDUCTION_MEAN, "mean|sum|none") \
+    X(T, pos_weight, NULL, "")
+TN__KW_STRUCT(tn_binary_cross_entropy_with_logits_fn_opts);
+TNDEF tn_tensor *tn_binary_cross_entropy_with_logits_opts(tn_tensor *input, tn_tensor *target, tn_binary_cross_entropy_with_logits_fn_opts opts);
+#define tn_binary_cross_entropy_with_logits(input, ...) \
+    tn_binary_cross_entropy_with_logits_opts(input, TN__POS_KW(tn_binary_cross_entropy_with_logits_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_binary_cross_entropy_with_logits_str(tn_tensor *input, tn_tensor *target, tn_tensor *weight, tn_tensor *pos_weight,
+                                                         const char *options);
 /* target (log(target) - input) for log-probabilities input (exp(target) (target - input) with
-   log_target). Mean is over all elements as PyTorch; TN_REDUCTION_BATCHMEAN is the KL divergence. */
-TNDEF tn_tensor *tn_kl_div(tn_tensor *input, tn_tensor *target, tn_reduction reduction, bool log_target);
+   log_target). Mean is over all elements as PyTorch; TN_REDUCTION_BATCHMEAN is the KL
+   divergence (reduction=mean, log_target=False). */
+#define TN_FIELDS_tn_kl_div_fn_opts(X) \
+    X(E, reduction,  TN_REDUCTION_MEAN, "mean|sum|none|batchmean") \
+    X(B, log_target, false, "")
+TN__KW_STRUCT(tn_kl_div_fn_opts);
+TNDEF tn_tensor *tn_kl_div_opts(tn_tensor *input, tn_tensor *target, tn_kl_div_fn_opts opts);
+#define tn_kl_div(input, ...) tn_kl_div_opts(input, TN__POS_KW(tn_kl_div_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_kl_div_str(tn_tensor *input, tn_tensor *target, const char *options);
 /* sum(x1 / max(|x1|, eps) * x2 / max(|x2|, eps)) along .dim (torch 1.13's form), x1 and x2
    broadcast together (dim=1, eps=1e-8). */
 #define TN_FIELDS_tn_cosine_similarity_fn_opts(X) \
@@ -2429,11 +2564,21 @@ TN__KW_STRUCT(tn_cosine_similarity_fn_opts);
 TNDEF tn_tensor *tn_cosine_similarity_opts(tn_tensor *x1, tn_tensor *x2, tn_cosine_similarity_fn_opts opts);
 #define tn_cosine_similarity(x1, ...) tn_cosine_similarity_opts(x1, TN__POS_KW(tn_cosine_similarity_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_cosine_similarity_str(tn_tensor *x1, tn_tensor *x2, const char *options);
+/* The keyword arguments of F.cosine_embedding_loss and F.margin_ranking_loss (margin=0,
+   reduction=mean): tn_margin_ranking_loss(x1, x2, y, .margin = 0.5). */
+#define TN_FIELDS_tn_margin_loss_fn_opts(X) \
+    X(D, margin,    0.0, "") \
+    X(E, reduction, TN_REDUCTION_MEAN, "mean|sum|none")
+TN__KW_STRUCT(tn_margin_loss_fn_opts);
 /* 1 - cos(x1, x2) where target == 1, max(0, cos - margin) where target == -1 (0 elsewhere);
-   x1, x2 [N, D] with target [N], or [D] with a 0-d target (margin=0). */
-TNDEF tn_tensor *tn_cosine_embedding_loss(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, double margin, tn_reduction reduction);
-/* max(0, -target (x1 - x2) + margin); all three of one rank, broadcasting (margin=0). */
-TNDEF tn_tensor *tn_margin_ranking_loss(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, double margin, tn_reduction reduction);
+   x1, x2 [N, D] with target [N], or [D] with a 0-d target. */
+TNDEF tn_tensor *tn_cosine_embedding_loss_opts(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, tn_margin_loss_fn_opts opts);
+#define tn_cosine_embedding_loss(x1, x2, ...) tn_cosine_embedding_loss_opts(x1, x2, TN__POS_KW(tn_margin_loss_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_cosine_embedding_loss_str(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, const char *options);
+/* max(0, -target (x1 - x2) + margin); all three of one rank, broadcasting. */
+TNDEF tn_tensor *tn_margin_ranking_loss_opts(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, tn_margin_loss_fn_opts opts);
+#define tn_margin_ranking_loss(x1, x2, ...) tn_margin_ranking_loss_opts(x1, x2, TN__POS_KW(tn_margin_loss_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_margin_ranking_loss_str(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, const char *options);
 /* F.pairwise_distance: ||x1 - x2 + eps||_p over the last dim of the broadcast pair (p=2,
    eps=1e-6, keepdim=False). */
 #define TN_FIELDS_tn_pairwise_distance_fn_opts(X) \
@@ -2944,7 +3089,6 @@ TNDEF tn_module *tn_nn_identity(void);
    (None) picks PyTorch's legacy implicit dim: 0 for 0-, 1- and 3-d inputs, else 1 (GLU's
    None is its default, -1). inplace is accepted and computes out of place. RReLU draws its
    slopes when training, else uses their mean. */
-enum { TN_APPROXIMATE_NONE = 0, TN_APPROXIMATE_TANH };
 #define TN_FIELDS_tn_activation_opts(X) \
     X(B, inplace,        false, "") \
     X(D, negative_slope, 0.01,  "") \
@@ -4986,6 +5130,27 @@ static const tn__kwkey tn__kw_conv_fn[] = {TN_FIELDS_tn_conv_fn_opts(TN__KW_ROW)
 #define TN__KW_T tn_loss_opts
 static const tn__kwkey tn__kw_loss[] = {TN_FIELDS_tn_loss_opts(TN__KW_ROW)};
 #undef TN__KW_T
+#define TN__KW_T tn_reduction_fn_opts
+static const tn__kwkey tn__kw_reduction[] = {TN_FIELDS_tn_reduction_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_smooth_l1_loss_fn_opts
+static const tn__kwkey tn__kw_smooth_l1_loss[] = {TN_FIELDS_tn_smooth_l1_loss_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_huber_loss_fn_opts
+static const tn__kwkey tn__kw_huber_loss[] = {TN_FIELDS_tn_huber_loss_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_binary_cross_entropy_fn_opts
+static const tn__kwkey tn__kw_binary_cross_entropy[] = {TN_FIELDS_tn_binary_cross_entropy_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_binary_cross_entropy_with_logits_fn_opts
+static const tn__kwkey tn__kw_binary_cross_entropy_with_logits[] = {TN_FIELDS_tn_binary_cross_entropy_with_logits_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_kl_div_fn_opts
+static const tn__kwkey tn__kw_kl_div[] = {TN_FIELDS_tn_kl_div_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_margin_loss_fn_opts
+static const tn__kwkey tn__kw_margin_loss[] = {TN_FIELDS_tn_margin_loss_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
 #define TN__KW_T tn_ddp_opts
 static const tn__kwkey tn__kw_ddp[] = {TN_FIELDS_tn_ddp_opts(TN__KW_ROW)};
 #undef TN__KW_T
@@ -5114,6 +5279,39 @@ static const tn__kwkey tn__kw_cosine_similarity[] = {TN_FIELDS_tn_cosine_similar
 #undef TN__KW_T
 #define TN__KW_T tn_pairwise_distance_fn_opts
 static const tn__kwkey tn__kw_pairwise_distance[] = {TN_FIELDS_tn_pairwise_distance_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_gelu_fn_opts
+static const tn__kwkey tn__kw_gelu[] = {TN_FIELDS_tn_gelu_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_softplus_fn_opts
+static const tn__kwkey tn__kw_softplus[] = {TN_FIELDS_tn_softplus_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_leaky_relu_fn_opts
+static const tn__kwkey tn__kw_leaky_relu[] = {TN_FIELDS_tn_leaky_relu_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_elu_fn_opts
+static const tn__kwkey tn__kw_elu[] = {TN_FIELDS_tn_elu_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_shrink_fn_opts
+static const tn__kwkey tn__kw_shrink[] = {TN_FIELDS_tn_shrink_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_rrelu_fn_opts
+static const tn__kwkey tn__kw_rrelu[] = {TN_FIELDS_tn_rrelu_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_tri_indices_fn_opts
+static const tn__kwkey tn__kw_tri_indices[] = {TN_FIELDS_tn_tri_indices_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_logit_fn_opts
+static const tn__kwkey tn__kw_logit[] = {TN_FIELDS_tn_logit_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_nan_to_num_fn_opts
+static const tn__kwkey tn__kw_nan_to_num[] = {TN_FIELDS_tn_nan_to_num_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_tensordot_fn_opts
+static const tn__kwkey tn__kw_tensordot[] = {TN_FIELDS_tn_tensordot_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_cross_fn_opts
+static const tn__kwkey tn__kw_cross[] = {TN_FIELDS_tn_cross_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
 /* A _str function's body: the defaults, then the text (T's table tn__kw_<table>); on
    success `call` (which may use o) is returned, else NULL. */
@@ -7229,8 +7427,18 @@ static tn_tensor *tn__tri_indices(const char *fn, int64_t row, int64_t col, int6
     #undef TN__TRI_RANGE
     return tn__own(r);
 }
-TNDEF tn_tensor *tn_tril_indices(int64_t row, int64_t col, int64_t offset, tn_dtype dtype) { return tn__tri_indices("tn_tril_indices", row, col, offset, dtype, false); }
-TNDEF tn_tensor *tn_triu_indices(int64_t row, int64_t col, int64_t offset, tn_dtype dtype) { return tn__tri_indices("tn_triu_indices", row, col, offset, dtype, true); }
+TNDEF tn_tensor *tn_tril_indices_opts(int64_t row, int64_t col, tn_tri_indices_fn_opts o) {
+    return tn__tri_indices("tn_tril_indices", row, col, o.offset, (tn_dtype)o.dtype, false);
+}
+TNDEF tn_tensor *tn_tril_indices_str(int64_t row, int64_t col, const char *options) {
+    TN__KW_STR(tn_tri_indices_fn_opts, tri_indices, "tn_tril_indices", options, tn_tril_indices_opts(row, col, o));
+}
+TNDEF tn_tensor *tn_triu_indices_opts(int64_t row, int64_t col, tn_tri_indices_fn_opts o) {
+    return tn__tri_indices("tn_triu_indices", row, col, o.offset, (tn_dtype)o.dtype, true);
+}
+TNDEF tn_tensor *tn_triu_indices_str(int64_t row, int64_t col, const char *options) {
+    TN__KW_STR(tn_tri_indices_fn_opts, tri_indices, "tn_triu_indices", options, tn_triu_indices_opts(row, col, o));
+}
 
 /* ======================================================================= */
 /* src/core/rng.c: generators, Philox streams, random tensors              */
@@ -11056,13 +11264,19 @@ TNDEF tn_tensor *tn_cosh(tn_tensor *x) { return tn__unary(COSH, x, NULL); }
 TNDEF tn_tensor *tn_tanh(tn_tensor *x) { return tn__unary(TANH, x, NULL); }
 TNDEF tn_tensor *tn_sigmoid(tn_tensor *x) { return tn__unary(SIGMOID, x, NULL); }
 TNDEF tn_tensor *tn_relu(tn_tensor *x) { return tn__unary(RELU, x, NULL); }
-TNDEF tn_tensor *tn_gelu(tn_tensor *x, bool tanh_approx) { return TN__AS("tn_gelu", tn__unary(tanh_approx ? GELU_TANH : GELU, x, NULL)); }
+TNDEF tn_tensor *tn_gelu_opts(tn_tensor *x, tn_gelu_fn_opts o) {
+    return TN__AS("tn_gelu", tn__unary(o.approximate == TN_APPROXIMATE_TANH ? GELU_TANH : GELU, x, NULL));
+}
+TNDEF tn_tensor *tn_gelu_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_gelu_fn_opts, gelu, "tn_gelu", options, tn_gelu_opts(x, o)); }
 TNDEF tn_tensor *tn_silu(tn_tensor *x) { return tn__unary(SILU, x, NULL); }
-TNDEF tn_tensor *tn_softplus(tn_tensor *x, double beta, double threshold) {
-    double p[3] = {beta, threshold, 0};
+TNDEF tn_tensor *tn_softplus_opts(tn_tensor *x, tn_softplus_fn_opts o) {
+    double p[3] = {o.beta, o.threshold, 0};
     TN__CHECK_NULL(x);
-    if (beta == 0) return (tn_tensor *)tn__error("tn_softplus: beta must be nonzero");
+    if (o.beta == 0) return (tn_tensor *)tn__error("tn_softplus: beta must be nonzero");
     return tn__unary(SOFTPLUS, x, p);
+}
+TNDEF tn_tensor *tn_softplus_str(tn_tensor *x, const char *options) {
+    TN__KW_STR(tn_softplus_fn_opts, softplus, "tn_softplus", options, tn_softplus_opts(x, o));
 }
 TNDEF tn_tensor *tn_erf(tn_tensor *x) { return tn__unary(ERF, x, NULL); }
 TNDEF tn_tensor *tn_erfc(tn_tensor *x) { return tn__unary(ERFC, x, NULL); }
@@ -11085,10 +11299,11 @@ TNDEF tn_tensor *tn_atanh(tn_tensor *x) { return tn__unary(ATANH, x, NULL); }
 TNDEF tn_tensor *tn_deg2rad(tn_tensor *x) { return tn__grad_name(TN__AS("tn_deg2rad", tn_mul_scalar(x, 0.017453292519943295769)), "Deg2RadBackward0"); }
 TNDEF tn_tensor *tn_rad2deg(tn_tensor *x) { return tn__grad_name(TN__AS("tn_rad2deg", tn_mul_scalar(x, 57.295779513082320877)), "Rad2DegBackward0"); }
 TNDEF tn_tensor *tn_sinc(tn_tensor *x) { return tn__unary(SINC, x, NULL); }
-TNDEF tn_tensor *tn_logit(tn_tensor *x, double eps) {
-    double p[3] = {eps >= 0 ? eps : -1, 0, 0};   /* NaN and negative: no clamp */
+TNDEF tn_tensor *tn_logit_opts(tn_tensor *x, tn_logit_fn_opts o) {
+    double p[3] = {o.eps >= 0 ? o.eps : -1, 0, 0};   /* NaN (None) and negative: no clamp */
     return tn__unary(LOGIT, x, p);
 }
+TNDEF tn_tensor *tn_logit_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_logit_fn_opts, logit, "tn_logit", options, tn_logit_opts(x, o)); }
 TNDEF tn_tensor *tn_lgamma(tn_tensor *x) { return tn__unary(LGAMMA, x, NULL); }
 TNDEF tn_tensor *tn_digamma(tn_tensor *x) { return tn__unary(DIGAMMA, x, NULL); }
 TNDEF tn_tensor *tn_polygamma(int64_t n, tn_tensor *x) {
@@ -11152,12 +11367,16 @@ TNDEF tn_tensor *tn_frexp(tn_tensor *x, tn_tensor **exponent) {
     if (exponent) *exponent = NULL;
     return TN__AS("tn_frexp", tn__frexp_impl(x, exponent));
 }
-/* posinf = INFINITY / neginf = -INFINITY mean the dtype's largest / lowest finite value. */
-TNDEF tn_tensor *tn_nan_to_num(tn_tensor *x, double nan, double posinf, double neginf) {
+/* posinf NAN (None) or INFINITY / neginf NAN or -INFINITY mean the dtype's largest / lowest finite value. */
+TNDEF tn_tensor *tn_nan_to_num_opts(tn_tensor *x, tn_nan_to_num_fn_opts o) {
     TN__CHECK_NULL(x);
     double big = tn__finfo_max(x->dtype);
-    double p[3] = {nan, isinf(posinf) && posinf > 0 ? big : posinf, isinf(neginf) && neginf < 0 ? -big : neginf};
+    double p[3] = {o.nan, o.posinf != o.posinf || (isinf(o.posinf) && o.posinf > 0) ? big : o.posinf,
+                   o.neginf != o.neginf || (isinf(o.neginf) && o.neginf < 0) ? -big : o.neginf};
     return tn__unary(NAN_TO_NUM, x, p);
+}
+TNDEF tn_tensor *tn_nan_to_num_str(tn_tensor *x, const char *options) {
+    TN__KW_STR(tn_nan_to_num_fn_opts, nan_to_num, "tn_nan_to_num", options, tn_nan_to_num_opts(x, o));
 }
 
 /* Bounds for clamp on x's dtype; a non-integral bound on an integer tensor promotes
@@ -14255,8 +14474,26 @@ static tn_tensor *tn__tensordot_impl(tn_tensor *a, tn_tensor *b, const int64_t *
     int64_t s1[2] = {fa, k}, s2[2] = {k, fb};
     return tn__scope_return(tn_reshape(tn_mm(tn_reshape(tn_permute(a, pa, a->ndim), s1, 2), tn_reshape(tn_permute(b, pb, b->ndim), s2, 2)), rs, nr));
 }
-TNDEF tn_tensor *tn_tensordot(tn_tensor *a, tn_tensor *b, const int64_t *dims_a, const int64_t *dims_b, int n) {
-    return TN__AS("tn_tensordot", tn__tensordot_impl(a, b, dims_a, dims_b, n));
+TNDEF tn_tensor *tn_tensordot_opts(tn_tensor *a, tn_tensor *b, tn_tensordot_fn_opts o) {
+    TN__CHECK_NULL(a, b);
+    if (o.dims_a.n || o.dims_b.n) {
+        if (o.dims_a.n != o.dims_b.n)
+            return (tn_tensor *)tn__error("tn_tensordot: both dimension lists should have same length, got %d and %d", o.dims_a.n, o.dims_b.n);
+        return TN__AS("tn_tensordot", tn__tensordot_impl(a, b, o.dims_a.v, o.dims_b.v, o.dims_a.n));
+    }
+    /* dims=k: the last k of a with the first k of b (PyTorch's messages) */
+    if (o.dims < 0) return (tn_tensor *)tn__error("tn_tensordot: tensordot expects dims >= 0, but got dims=%lld", (long long)o.dims);
+    if (o.dims > a->ndim || o.dims > b->ndim)
+        return (tn_tensor *)tn__error("tn_tensordot: tensordot expects dims < ndim_a or ndim_b, but got dims=%lld", (long long)o.dims);
+    int64_t da[TN_MAX_DIMS], db[TN_MAX_DIMS];
+    for (int i = 0; i < (int)o.dims; i++) {
+        da[i] = a->ndim - o.dims + i;
+        db[i] = i;
+    }
+    return TN__AS("tn_tensordot", tn__tensordot_impl(a, b, da, db, (int)o.dims));
+}
+TNDEF tn_tensor *tn_tensordot_str(tn_tensor *a, tn_tensor *b, const char *options) {
+    TN__KW_STR(tn_tensordot_fn_opts, tensordot, "tn_tensordot", options, tn_tensordot_opts(a, b, o));
 }
 
 static tn_tensor *tn__cross_impl(tn_tensor *a, tn_tensor *b, int64_t dim) {
@@ -14278,7 +14515,22 @@ static tn_tensor *tn__cross_impl(tn_tensor *a, tn_tensor *b, int64_t dim) {
     for (int i = 0; i < 3; i++) r[i] = tn_sub(tn_mul(x[(i + 1) % 3], y[(i + 2) % 3]), tn_mul(x[(i + 2) % 3], y[(i + 1) % 3]));
     return tn__scope_return(tn_cat(r, 3, d));
 }
-TNDEF tn_tensor *tn_cross(tn_tensor *a, tn_tensor *b, int64_t dim) { return tn__grad_name(TN__AS("tn_cross", tn__cross_impl(a, b, dim)), "LinalgCrossBackward0"); }
+TNDEF tn_tensor *tn_cross_opts(tn_tensor *a, tn_tensor *b, tn_cross_fn_opts o) {
+    TN__CHECK_NULL(a, b);
+    int64_t dim = o.dim;
+    if (dim == TN_NONE) {   /* torch.cross's dim=None: the first dim of size 3 of the broadcast shape */
+        int64_t shape[TN_MAX_DIMS];
+        int nd = tn__broadcast(a->shape, a->ndim, b->shape, b->ndim, shape);
+        for (int i = 0; i < nd && dim == TN_NONE; i++)
+            if (shape[i] == 3) dim = i;
+        if (dim == TN_NONE && nd >= 0) return (tn_tensor *)tn__error("tn_cross: no dimension of size 3 in input (shapes %s and %s)", TN__SHAPE(a), TN__SHAPE(b));
+        if (dim == TN_NONE) dim = 0;   /* shapes that do not broadcast: the impl's message */
+    }
+    return tn__grad_name(TN__AS("tn_cross", tn__cross_impl(a, b, dim)), "LinalgCrossBackward0");
+}
+TNDEF tn_tensor *tn_cross_str(tn_tensor *a, tn_tensor *b, const char *options) {
+    TN__KW_STR(tn_cross_fn_opts, cross, "tn_cross", options, tn_cross_opts(a, b, o));
+}
 
 /* ---- einsum ---- */
 /* Labels: 'A'..'Z' are 0..25, 'a'..'z' 26..51 (so the implicit output lists capitals
@@ -14690,15 +14942,20 @@ static tn_tensor *tn__hardtanh(const char *fn, tn_tensor *x, double lo, double h
     return tn__act(fn, HARDTANH, x, lo, hi, 0);
 }
 TNDEF tn_tensor *tn_relu6(tn_tensor *x) { return tn__hardtanh("tn_relu6", x, 0, 6); }
-TNDEF tn_tensor *tn_leaky_relu(tn_tensor *x, double slope) { return tn__act("tn_leaky_relu", LEAKY_RELU, x, slope, 0, 0); }
-TNDEF tn_tensor *tn_elu(tn_tensor *x, double alpha) { return tn__act("tn_elu", ELU, x, alpha, 1, 1); }
+TNDEF tn_tensor *tn_leaky_relu_opts(tn_tensor *x, tn_leaky_relu_fn_opts o) { return tn__act("tn_leaky_relu", LEAKY_RELU, x, o.negative_slope, 0, 0); }
+TNDEF tn_tensor *tn_leaky_relu_str(tn_tensor *x, const char *options) {
+    TN__KW_STR(tn_leaky_relu_fn_opts, leaky_relu, "tn_leaky_relu", options, tn_leaky_relu_opts(x, o));
+}
+TNDEF tn_tensor *tn_elu_opts(tn_tensor *x, tn_elu_fn_opts o) { return tn__act("tn_elu", ELU, x, o.alpha, 1, 1); }
+TNDEF tn_tensor *tn_elu_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_elu_fn_opts, elu, "tn_elu", options, tn_elu_opts(x, o)); }
 TNDEF tn_tensor *tn_selu(tn_tensor *x) {
     return tn__act("tn_selu", ELU, x, 1.6732632423543772848170429916717, 1.0507009873554804934193349852946, 1);
 }
-TNDEF tn_tensor *tn_celu(tn_tensor *x, double alpha) {
-    if (alpha == 0) return (tn_tensor *)tn__error("tn_celu: alpha must be nonzero (ZeroDivisionError in PyTorch)");
-    return tn__grad_name(tn__act("tn_celu", ELU, x, alpha, 1, 1 / alpha), "CeluBackward0");
+TNDEF tn_tensor *tn_celu_opts(tn_tensor *x, tn_elu_fn_opts o) {
+    if (o.alpha == 0) return (tn_tensor *)tn__error("tn_celu: alpha must be nonzero (ZeroDivisionError in PyTorch)");
+    return tn__grad_name(tn__act("tn_celu", ELU, x, o.alpha, 1, 1 / o.alpha), "CeluBackward0");
 }
+TNDEF tn_tensor *tn_celu_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_elu_fn_opts, elu, "tn_celu", options, tn_celu_opts(x, o)); }
 TNDEF tn_tensor *tn_hardtanh(tn_tensor *x, double min_val, double max_val) {
     if (min_val > max_val) return (tn_tensor *)tn__error("tn_hardtanh: min_val (%g) cannot be greater than max_val (%g)", min_val, max_val);
     return tn__hardtanh("tn_hardtanh", x, min_val, max_val);
@@ -22469,7 +22726,7 @@ static tn_tensor *tn__grid_sample_impl(tn_tensor *x, tn_tensor *grid, tn_grid_op
         /* bilinear/nearest coordinates far outside read only zeros: clamp them near; bicubic's
            taps are padded one by one, so its coordinates keep their distance to the taps */
         const double lo = o.mode == TN_GRID_BICUBIC ? -1073741824.0 : -2, hi = o.mode == TN_GRID_BICUBIC ? 1073741824.0 : (double)in[i] + 1;
-        tn_tensor *c = tn_nan_to_num(tn_clamp(tn_detach(coord[i]), lo, hi), lo, hi, lo);
+        tn_tensor *c = tn_nan_to_num(tn_clamp(tn_detach(coord[i]), lo, hi), .nan = lo, .posinf = hi, .neginf = lo);
         base[i] = o.mode == TN_GRID_NEAREST ? tn_round(c) : tn_floor(c);
         frac[i] = tn_sub(coord[i], base[i]);   /* the distance past the first tap (its gradient: the coordinate's) */
     }
@@ -22605,13 +22862,19 @@ static tn_tensor *tn__mse_l1_impl(const char *fn, tn_tensor *input, tn_tensor *t
     tn_tensor *d = tn_sub(input, target);
     return tn__loss_finish(tn__loss_reduce(l1 ? tn_abs(d) : tn_square(d), red), l1 ? NULL : "MseLossBackward0");
 }
-TNDEF tn_tensor *tn_mse_loss(tn_tensor *input, tn_tensor *target, tn_reduction reduction) {
-    TN__AUTOCAST(TN__AC_F32, tn_mse_loss(ac_[0], ac_[1], reduction), input, target);
-    return TN__AS("tn_mse_loss", tn__mse_l1_impl("tn_mse_loss", input, target, reduction, false));
+TNDEF tn_tensor *tn_mse_loss_opts(tn_tensor *input, tn_tensor *target, tn_reduction_fn_opts o) {
+    TN__AUTOCAST(TN__AC_F32, tn_mse_loss_opts(ac_[0], ac_[1], o), input, target);
+    return TN__AS("tn_mse_loss", tn__mse_l1_impl("tn_mse_loss", input, target, (tn_reduction)o.reduction, false));
 }
-TNDEF tn_tensor *tn_l1_loss(tn_tensor *input, tn_tensor *target, tn_reduction reduction) {
-    TN__AUTOCAST(TN__AC_F32, tn_l1_loss(ac_[0], ac_[1], reduction), input, target);
-    return TN__AS("tn_l1_loss", tn__mse_l1_impl("tn_l1_loss", input, target, reduction, true));
+TNDEF tn_tensor *tn_mse_loss_str(tn_tensor *input, tn_tensor *target, const char *options) {
+    TN__KW_STR(tn_reduction_fn_opts, reduction, "tn_mse_loss", options, tn_mse_loss_opts(input, target, o));
+}
+TNDEF tn_tensor *tn_l1_loss_opts(tn_tensor *input, tn_tensor *target, tn_reduction_fn_opts o) {
+    TN__AUTOCAST(TN__AC_F32, tn_l1_loss_opts(ac_[0], ac_[1], o), input, target);
+    return TN__AS("tn_l1_loss", tn__mse_l1_impl("tn_l1_loss", input, target, (tn_reduction)o.reduction, true));
+}
+TNDEF tn_tensor *tn_l1_loss_str(tn_tensor *input, tn_tensor *target, const char *options) {
+    TN__KW_STR(tn_reduction_fn_opts, reduction, "tn_l1_loss", options, tn_l1_loss_opts(input, target, o));
 }
 
 /* smooth_l1 (huber false): z < beta ? 0.5 z^2 / beta : z - 0.5 beta; huber: z < delta ?
@@ -22634,13 +22897,19 @@ static tn_tensor *tn__smooth_l1_impl(const char *fn, tn_tensor *input, tn_tensor
     }
     return tn__loss_finish(tn__loss_reduce(l, red), huber ? "HuberLossBackward0" : "SmoothL1LossBackward0");
 }
-TNDEF tn_tensor *tn_smooth_l1_loss(tn_tensor *input, tn_tensor *target, tn_reduction reduction, double beta) {
-    TN__AUTOCAST(TN__AC_F32, tn_smooth_l1_loss(ac_[0], ac_[1], reduction, beta), input, target);
-    return TN__AS("tn_smooth_l1_loss", tn__smooth_l1_impl("tn_smooth_l1_loss", input, target, reduction, beta, false));
+TNDEF tn_tensor *tn_smooth_l1_loss_opts(tn_tensor *input, tn_tensor *target, tn_smooth_l1_loss_fn_opts o) {
+    TN__AUTOCAST(TN__AC_F32, tn_smooth_l1_loss_opts(ac_[0], ac_[1], o), input, target);
+    return TN__AS("tn_smooth_l1_loss", tn__smooth_l1_impl("tn_smooth_l1_loss", input, target, (tn_reduction)o.reduction, o.beta, false));
 }
-TNDEF tn_tensor *tn_huber_loss(tn_tensor *input, tn_tensor *target, tn_reduction reduction, double delta) {
-    TN__AUTOCAST(TN__AC_F32, tn_huber_loss(ac_[0], ac_[1], reduction, delta), input, target);
-    return TN__AS("tn_huber_loss", tn__smooth_l1_impl("tn_huber_loss", input, target, reduction, delta, true));
+TNDEF tn_tensor *tn_smooth_l1_loss_str(tn_tensor *input, tn_tensor *target, const char *options) {
+    TN__KW_STR(tn_smooth_l1_loss_fn_opts, smooth_l1_loss, "tn_smooth_l1_loss", options, tn_smooth_l1_loss_opts(input, target, o));
+}
+TNDEF tn_tensor *tn_huber_loss_opts(tn_tensor *input, tn_tensor *target, tn_huber_loss_fn_opts o) {
+    TN__AUTOCAST(TN__AC_F32, tn_huber_loss_opts(ac_[0], ac_[1], o), input, target);
+    return TN__AS("tn_huber_loss", tn__smooth_l1_impl("tn_huber_loss", input, target, (tn_reduction)o.reduction, o.delta, true));
+}
+TNDEF tn_tensor *tn_huber_loss_str(tn_tensor *input, tn_tensor *target, const char *options) {
+    TN__KW_STR(tn_huber_loss_fn_opts, huber_loss, "tn_huber_loss", options, tn_huber_loss_opts(input, target, o));
 }
 
 /* Checks of input [C] / [N, C] / [N, C, d1, ...] against a class-index target and weight. */
@@ -22950,14 +23219,18 @@ static tn_tensor *tn__bce_impl(tn_tensor *input, tn_tensor *target, tn_tensor *w
     if (weight) l = tn_mul(l, tn_to_dtype(weight, input->dtype));
     return tn__loss_finish(inside ? tn__loss_reduce(l, red) : NULL, "BinaryCrossEntropyBackward0");
 }
-TNDEF tn_tensor *tn_binary_cross_entropy(tn_tensor *input, tn_tensor *target, tn_tensor *weight, tn_reduction reduction) {
+TNDEF tn_tensor *tn_binary_cross_entropy_opts(tn_tensor *input, tn_tensor *target, tn_binary_cross_entropy_fn_opts o) {
     if (input && input->device == TN_CUDA && tn_autocast_is_enabled(TN_CUDA) && !tn__ac_suspended)   /* PyTorch's CUDA autocast bans it */
         return (tn_tensor *)tn__error("tn_binary_cross_entropy: torch.nn.functional.binary_cross_entropy and torch.nn.BCELoss are unsafe to autocast. "
                                       "Many models use a sigmoid layer right before the binary cross entropy layer. In this case, combine the two layers "
                                       "using torch.nn.functional.binary_cross_entropy_with_logits or torch.nn.BCEWithLogitsLoss. "
                                       "binary_cross_entropy_with_logits and BCEWithLogits are safe to autocast.");
-    TN__AUTOCAST(TN__AC_F32, tn_binary_cross_entropy(ac_[0], ac_[1], ac_[2], reduction), input, target, weight);
-    return TN__AS("tn_binary_cross_entropy", tn__bce_impl(input, target, weight, reduction));
+    TN__AUTOCAST(TN__AC_F32, tn_binary_cross_entropy_opts(ac_[0], ac_[1], (o.weight = ac_[2], o)), input, target, o.weight);
+    return TN__AS("tn_binary_cross_entropy", tn__bce_impl(input, target, o.weight, (tn_reduction)o.reduction));
+}
+TNDEF tn_tensor *tn_binary_cross_entropy_str(tn_tensor *input, tn_tensor *target, tn_tensor *weight, const char *options) {
+    TN__KW_STR(tn_binary_cross_entropy_fn_opts, binary_cross_entropy, "tn_binary_cross_entropy", options,
+               (o.weight = weight, tn_binary_cross_entropy_opts(input, target, o)));
 }
 
 static tn_tensor *tn__bce_logits_impl(tn_tensor *input, tn_tensor *target, tn_tensor *weight, tn_tensor *pos_weight, tn_reduction red) {
@@ -22982,9 +23255,15 @@ static tn_tensor *tn__bce_logits_impl(tn_tensor *input, tn_tensor *target, tn_te
     if (l && l->dtype != target->dtype) l = tn_to_dtype(l, target->dtype);
     return tn__loss_finish(tn__loss_reduce(l, red), "BinaryCrossEntropyWithLogitsBackward0");
 }
-TNDEF tn_tensor *tn_binary_cross_entropy_with_logits(tn_tensor *input, tn_tensor *target, tn_tensor *weight, tn_tensor *pos_weight, tn_reduction reduction) {
-    TN__AUTOCAST(TN__AC_F32, tn_binary_cross_entropy_with_logits(ac_[0], ac_[1], ac_[2], ac_[3], reduction), input, target, weight, pos_weight);
-    return TN__AS("tn_binary_cross_entropy_with_logits", tn__bce_logits_impl(input, target, weight, pos_weight, reduction));
+TNDEF tn_tensor *tn_binary_cross_entropy_with_logits_opts(tn_tensor *input, tn_tensor *target, tn_binary_cross_entropy_with_logits_fn_opts o) {
+    TN__AUTOCAST(TN__AC_F32, tn_binary_cross_entropy_with_logits_opts(ac_[0], ac_[1], (o.weight = ac_[2], o.pos_weight = ac_[3], o)), input, target,
+                 o.weight, o.pos_weight);
+    return TN__AS("tn_binary_cross_entropy_with_logits", tn__bce_logits_impl(input, target, o.weight, o.pos_weight, (tn_reduction)o.reduction));
+}
+TNDEF tn_tensor *tn_binary_cross_entropy_with_logits_str(tn_tensor *input, tn_tensor *target, tn_tensor *weight, tn_tensor *pos_weight,
+                                                         const char *options) {
+    TN__KW_STR(tn_binary_cross_entropy_with_logits_fn_opts, binary_cross_entropy_with_logits, "tn_binary_cross_entropy_with_logits", options,
+               (o.weight = weight, o.pos_weight = pos_weight, tn_binary_cross_entropy_with_logits_opts(input, target, o)));
 }
 
 static tn_tensor *tn__kl_div_impl(tn_tensor *input, tn_tensor *target, tn_reduction red, bool log_target) {
@@ -23011,9 +23290,12 @@ static tn_tensor *tn__kl_div_impl(tn_tensor *input, tn_tensor *target, tn_reduct
     }
     return tn__loss_finish(l, name);
 }
-TNDEF tn_tensor *tn_kl_div(tn_tensor *input, tn_tensor *target, tn_reduction reduction, bool log_target) {
-    TN__AUTOCAST(TN__AC_F32, tn_kl_div(ac_[0], ac_[1], reduction, log_target), input, target);
-    return TN__AS("tn_kl_div", tn__kl_div_impl(input, target, reduction, log_target));
+TNDEF tn_tensor *tn_kl_div_opts(tn_tensor *input, tn_tensor *target, tn_kl_div_fn_opts o) {
+    TN__AUTOCAST(TN__AC_F32, tn_kl_div_opts(ac_[0], ac_[1], o), input, target);
+    return TN__AS("tn_kl_div", tn__kl_div_impl(input, target, (tn_reduction)o.reduction, o.log_target));
+}
+TNDEF tn_tensor *tn_kl_div_str(tn_tensor *input, tn_tensor *target, const char *options) {
+    TN__KW_STR(tn_kl_div_fn_opts, kl_div, "tn_kl_div", options, tn_kl_div_opts(input, target, o));
 }
 
 /* ||x|| along dim (kept) clamped below at eps as torch 1.13's cosine_similarity does (an
@@ -23075,8 +23357,11 @@ static tn_tensor *tn__cosine_embedding_impl(tn_tensor *x1, tn_tensor *x2, tn_ten
     tn_tensor *neg = tn_where(tn_eq_scalar(target, -1), tn_clamp(tn_sub_scalar(cos, margin), 0, INFINITY), zeros);
     return tn__loss_finish(tn__loss_reduce(tn_add(pos, neg), red), NULL);
 }
-TNDEF tn_tensor *tn_cosine_embedding_loss(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, double margin, tn_reduction reduction) {
-    return TN__AS("tn_cosine_embedding_loss", tn__cosine_embedding_impl(x1, x2, target, margin, reduction));
+TNDEF tn_tensor *tn_cosine_embedding_loss_opts(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, tn_margin_loss_fn_opts o) {
+    return TN__AS("tn_cosine_embedding_loss", tn__cosine_embedding_impl(x1, x2, target, o.margin, (tn_reduction)o.reduction));
+}
+TNDEF tn_tensor *tn_cosine_embedding_loss_str(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, const char *options) {
+    TN__KW_STR(tn_margin_loss_fn_opts, margin_loss, "tn_cosine_embedding_loss", options, tn_cosine_embedding_loss_opts(x1, x2, target, o));
 }
 
 static tn_tensor *tn__margin_ranking_impl(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, double margin, tn_reduction red) {
@@ -23090,8 +23375,11 @@ static tn_tensor *tn__margin_ranking_impl(tn_tensor *x1, tn_tensor *x2, tn_tenso
     tn_tensor *l = tn_clamp(tn_add_scalar(tn_mul(tn_neg(target), tn_sub(x1, x2)), margin), 0, INFINITY);
     return tn__loss_finish(red == TN_REDUCTION_NONE ? tn__grad_name(l, "ClampMinBackward0") : tn__loss_reduce(l, red), NULL);
 }
-TNDEF tn_tensor *tn_margin_ranking_loss(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, double margin, tn_reduction reduction) {
-    return TN__AS("tn_margin_ranking_loss", tn__margin_ranking_impl(x1, x2, target, margin, reduction));
+TNDEF tn_tensor *tn_margin_ranking_loss_opts(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, tn_margin_loss_fn_opts o) {
+    return TN__AS("tn_margin_ranking_loss", tn__margin_ranking_impl(x1, x2, target, o.margin, (tn_reduction)o.reduction));
+}
+TNDEF tn_tensor *tn_margin_ranking_loss_str(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, const char *options) {
+    TN__KW_STR(tn_margin_loss_fn_opts, margin_loss, "tn_margin_ranking_loss", options, tn_margin_ranking_loss_opts(x1, x2, target, o));
 }
 
 /* ======================================================================================================== */
@@ -23116,8 +23404,14 @@ static tn_tensor *tn__shrink_impl(const char *fn, tn_tensor *x, double lambd, bo
     else y = tn_where(tn_le_scalar(tn_abs(x), lambd), tn_zeros(NULL, 0, x->dtype), x);   /* NaN: not <=, kept */
     return tn__scope_return(tn__grad_name(y, soft ? "SoftshrinkBackward0" : "HardshrinkBackward0"));
 }
-TNDEF tn_tensor *tn_hardshrink(tn_tensor *x, double lambd) { return TN__AS("tn_hardshrink", tn__shrink_impl("tn_hardshrink", x, lambd, false)); }
-TNDEF tn_tensor *tn_softshrink(tn_tensor *x, double lambd) { return TN__AS("tn_softshrink", tn__shrink_impl("tn_softshrink", x, lambd, true)); }
+TNDEF tn_tensor *tn_hardshrink_opts(tn_tensor *x, tn_shrink_fn_opts o) { return TN__AS("tn_hardshrink", tn__shrink_impl("tn_hardshrink", x, o.lambd, false)); }
+TNDEF tn_tensor *tn_hardshrink_str(tn_tensor *x, const char *options) {
+    TN__KW_STR(tn_shrink_fn_opts, shrink, "tn_hardshrink", options, tn_hardshrink_opts(x, o));
+}
+TNDEF tn_tensor *tn_softshrink_opts(tn_tensor *x, tn_shrink_fn_opts o) { return TN__AS("tn_softshrink", tn__shrink_impl("tn_softshrink", x, o.lambd, true)); }
+TNDEF tn_tensor *tn_softshrink_str(tn_tensor *x, const char *options) {
+    TN__KW_STR(tn_shrink_fn_opts, shrink, "tn_softshrink", options, tn_softshrink_opts(x, o));
+}
 static tn_tensor *tn__tanhshrink_impl(tn_tensor *x) {
     TN__CHECK_NULL(x);
     tn_scope_begin();
@@ -23192,7 +23486,7 @@ static tn_tensor *tn__rrelu_impl(tn_tensor *x, double lower, double upper, bool 
     TN__CHECK_NULL(x);
     if (tn__act_input(fn, x)) return NULL;
     if (!(lower <= upper)) return (tn_tensor *)tn__error("%s: Lower bound should be less than or equal to the upper bound (lower %g, upper %g)", fn, lower, upper);
-    if (!training) return TN__AS(fn, tn__grad_name(tn_leaky_relu(x, (lower + upper) / 2), "RreluWithNoiseBackward0"));
+    if (!training) return TN__AS(fn, tn__grad_name(tn_leaky_relu(x, .negative_slope = (lower + upper) / 2), "RreluWithNoiseBackward0"));
     tn_scope_begin();
     /* the noise PyTorch saves: a U(lower, upper) slope where x <= 0, 1 elsewhere; y = x * noise */
     tn_tensor *noise;
@@ -23213,7 +23507,8 @@ static tn_tensor *tn__rrelu_impl(tn_tensor *x, double lower, double upper, bool 
     }
     return tn__scope_return(tn__grad_name(tn_mul(x, noise), "RreluWithNoiseBackward0"));
 }
-TNDEF tn_tensor *tn_rrelu(tn_tensor *x, double lower, double upper, bool training) { return TN__AS("tn_rrelu", tn__rrelu_impl(x, lower, upper, training)); }
+TNDEF tn_tensor *tn_rrelu_opts(tn_tensor *x, tn_rrelu_fn_opts o) { return TN__AS("tn_rrelu", tn__rrelu_impl(x, o.lower, o.upper, o.training)); }
+TNDEF tn_tensor *tn_rrelu_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_rrelu_fn_opts, rrelu, "tn_rrelu", options, tn_rrelu_opts(x, o)); }
 
 /* ======================================================================= */
 /* src/nn/padding.c: F.pad's reflect, replicate and circular modes         */
@@ -24531,7 +24826,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
             d = tn__mask_as(tn_logical_not(tn_logical_or(tn_le_scalar(x, n->d[0]), tn_ge_scalar(x, n->d[1]))), g);
             break;
         case MISH: { /* tanh(sp) + x sigmoid(x) (1 - tanh(sp)^2), sp = softplus(x) */
-            tn_tensor *t = tn_tanh(tn_softplus(x, 1, 20));
+            tn_tensor *t = tn_tanh(tn_softplus(x));
             d = tn_add(t, tn_mul(tn_mul(x, tn_sigmoid(x)), tn_rsub_scalar(tn_square(t), 1)));
             break;
         }
@@ -26890,14 +27185,14 @@ static tn_tensor *tn__act_apply(tn__actm *a, tn_tensor *x, bool training) {
     switch (a->kind) {
     case 0: y = tn_relu(x); break;
     case 1: y = tn_relu6(x); break;
-    case 2: y = tn_leaky_relu(x, a->p[0]); break;
-    case 3: y = tn_elu(x, a->p[0]); break;
+    case 2: y = tn_leaky_relu(x, .negative_slope = a->p[0]); break;
+    case 3: y = tn_elu(x, .alpha = a->p[0]); break;
     case 4: y = tn_selu(x); break;
-    case 5: y = tn_celu(x, a->p[0]); break;
-    case 6: y = tn_gelu(x, a->p[0] != 0); break;
+    case 5: y = tn_celu(x, .alpha = a->p[0]); break;
+    case 6: y = tn_gelu(x, .approximate = a->p[0] != 0 ? TN_APPROXIMATE_TANH : TN_APPROXIMATE_NONE); break;
     case 7: y = tn_silu(x); break;
     case 8: y = tn_mish(x); break;
-    case 9: y = tn_softplus(x, a->p[0], a->p[1]); break;
+    case 9: y = tn_softplus(x, .beta = a->p[0], .threshold = a->p[1]); break;
     case 10: y = tn_hardtanh(x, a->p[0], a->p[1]); break;
     case 11: y = tn_hardswish(x); break;
     case 12: y = tn_hardsigmoid(x); break;
@@ -26917,10 +27212,10 @@ static tn_tensor *tn__act_apply(tn__actm *a, tn_tensor *x, bool training) {
     case 19: y = tn_logsigmoid(x); break;
     case 20: y = tn_softsign(x); break;
     case 21: y = tn_tanhshrink(x); break;
-    case 22: y = tn_hardshrink(x, a->p[0]); break;
-    case 23: y = tn_softshrink(x, a->p[0]); break;
+    case 22: y = tn_hardshrink(x, .lambd = a->p[0]); break;
+    case 23: y = tn_softshrink(x, .lambd = a->p[0]); break;
     case 24: y = tn_glu(x, a->dim != TN_NONE ? a->dim : -1); break;
-    case 25: y = tn_rrelu(x, a->p[0], a->p[1], training); break;
+    case 25: y = tn_rrelu(x, .lower = a->p[0], .upper = a->p[1], .training = training); break;
     }
     return y;
 }
@@ -28852,7 +29147,7 @@ static tn_tensor *tn__tlayer_attn(tn_module *m, const char *attn, const char *dr
 static tn_tensor *tn__tlayer_ff(tn__tlayer *t, tn_tensor *x) {
     tn_module *m = &t->base;
     tn_tensor *y = tn__child_fwd(m, "linear1", x);
-    y = t->gelu ? tn_gelu(y, false) : tn_relu(y);
+    y = t->gelu ? tn_gelu(y) : tn_relu(y);
     y = tn__child_fwd(m, "linear2", tn__child_fwd(m, "dropout", y));
     return tn__child_fwd(m, t->decoder ? "dropout3" : "dropout2", y);
 }

@@ -19,7 +19,7 @@ typedef struct residual_block {
 
 static tn_tensor *residual_forward(tn_module *m, tn_tensor *x) {
     residual_block *b = (residual_block *)m;
-    tn_tensor *h = tn_module_forward(b->fc, tn_gelu(tn_module_forward(b->norm, x), false));
+    tn_tensor *h = tn_module_forward(b->fc, tn_gelu(tn_module_forward(b->norm, x)));
     return tn_add(x, tn_mul(tn_module_get(m, "scale"), h));     /* parameters by name, as self.scale */
 }
 static void residual_repr(tn_module *m, char *buf, size_t cap) { snprintf(buf, cap, "width=%lld", (long long)((residual_block *)m)->width); }

@@ -409,9 +409,18 @@ TNDEF tn_tensor *tn_logspace(double start, double end, int64_t steps, double bas
 TNDEF tn_tensor *tn_eye(int64_t n, int64_t m, tn_dtype dtype); /* m = TN_NONE (or -1) means m = n; other negatives are PyTorch's error */
 /* The (row, column) coordinates of the lower (upper) triangle of a row x col matrix: [2, N]
    in row-major order, the elements with column - row <= offset (>= offset for triu);
-   dtype int64 or int32 (torch.tril_indices / triu_indices; PyTorch's default offset is 0). */
-TNDEF tn_tensor *tn_tril_indices(int64_t row, int64_t col, int64_t offset, tn_dtype dtype);
-TNDEF tn_tensor *tn_triu_indices(int64_t row, int64_t col, int64_t offset, tn_dtype dtype);
+   dtype int64 or int32 (torch.tril_indices / triu_indices: offset=0, dtype=torch.long):
+   tn_triu_indices(3, 4, .offset = 1, .dtype = TN_I32). */
+#define TN_FIELDS_tn_tri_indices_fn_opts(X) \
+    X(I, offset, 0,      "") \
+    X(E, dtype,  TN_I64, "float32|float64|int32|int64|uint8|bool|float16|bfloat16")
+TN__KW_STRUCT(tn_tri_indices_fn_opts);
+TNDEF tn_tensor *tn_tril_indices_opts(int64_t row, int64_t col, tn_tri_indices_fn_opts opts);
+#define tn_tril_indices(row, ...) tn_tril_indices_opts(row, TN__POS_KW(tn_tri_indices_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_tril_indices_str(int64_t row, int64_t col, const char *options);
+TNDEF tn_tensor *tn_triu_indices_opts(int64_t row, int64_t col, tn_tri_indices_fn_opts opts);
+#define tn_triu_indices(row, ...) tn_triu_indices_opts(row, TN__POS_KW(tn_tri_indices_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_triu_indices_str(int64_t row, int64_t col, const char *options);
 TNDEF tn_tensor *tn_empty_like(tn_tensor *t);
 TNDEF tn_tensor *tn_zeros_like(tn_tensor *t);
 TNDEF tn_tensor *tn_ones_like(tn_tensor *t);
@@ -894,9 +903,24 @@ TNDEF tn_tensor *tn_cosh(tn_tensor *x);
 TNDEF tn_tensor *tn_tanh(tn_tensor *x);
 TNDEF tn_tensor *tn_sigmoid(tn_tensor *x);
 TNDEF tn_tensor *tn_relu(tn_tensor *x);
-TNDEF tn_tensor *tn_gelu(tn_tensor *x, bool tanh_approx);     /* approximate='none' | 'tanh' */
+/* F.gelu: approximate 'none' (the erf form) or 'tanh': tn_gelu(x, .approximate = TN_APPROXIMATE_TANH). */
+enum { TN_APPROXIMATE_NONE = 0, TN_APPROXIMATE_TANH };
+#define TN_FIELDS_tn_gelu_fn_opts(X) \
+    X(E, approximate, TN_APPROXIMATE_NONE, "none|tanh")
+TN__KW_STRUCT(tn_gelu_fn_opts);
+TNDEF tn_tensor *tn_gelu_opts(tn_tensor *x, tn_gelu_fn_opts opts);
+#define tn_gelu(...) tn_gelu_opts(TN__POS_KW(tn_gelu_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_gelu_str(tn_tensor *x, const char *options);
 TNDEF tn_tensor *tn_silu(tn_tensor *x);
-TNDEF tn_tensor *tn_softplus(tn_tensor *x, double beta, double threshold); /* PyTorch: beta 1, threshold 20 */
+/* F.softplus: log(1 + exp(beta x)) / beta, x where beta x > threshold (beta=1, nonzero;
+   threshold=20). */
+#define TN_FIELDS_tn_softplus_fn_opts(X) \
+    X(D, beta,      1.0,  "") \
+    X(D, threshold, 20.0, "")
+TN__KW_STRUCT(tn_softplus_fn_opts);
+TNDEF tn_tensor *tn_softplus_opts(tn_tensor *x, tn_softplus_fn_opts opts);
+#define tn_softplus(...) tn_softplus_opts(TN__POS_KW(tn_softplus_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_softplus_str(tn_tensor *x, const char *options);
 TNDEF tn_tensor *tn_erf(tn_tensor *x);
 TNDEF tn_tensor *tn_erfc(tn_tensor *x);
 TNDEF tn_tensor *tn_floor(tn_tensor *x);
@@ -917,8 +941,14 @@ TNDEF tn_tensor *tn_atanh(tn_tensor *x);
 TNDEF tn_tensor *tn_deg2rad(tn_tensor *x);
 TNDEF tn_tensor *tn_rad2deg(tn_tensor *x);
 TNDEF tn_tensor *tn_sinc(tn_tensor *x);                        /* sin(pi x) / (pi x), 1 at 0 */
-/* log(z / (1 - z)), z = x clamped to [eps, 1 - eps]; eps < 0 or NaN is PyTorch's None (no clamp). */
-TNDEF tn_tensor *tn_logit(tn_tensor *x, double eps);
+/* log(z / (1 - z)), z = x clamped to [eps, 1 - eps] (eps=None: NAN, the default, or any
+   negative value, no clamp): tn_logit(x, .eps = 1e-6). */
+#define TN_FIELDS_tn_logit_fn_opts(X) \
+    X(D, eps, NAN, "")
+TN__KW_STRUCT(tn_logit_fn_opts);
+TNDEF tn_tensor *tn_logit_opts(tn_tensor *x, tn_logit_fn_opts opts);
+#define tn_logit(...) tn_logit_opts(TN__POS_KW(tn_logit_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_logit_str(tn_tensor *x, const char *options);
 /* Special functions (section 7's scalar formulas below, shared with the GPU unit). */
 TNDEF tn_tensor *tn_lgamma(tn_tensor *x);                      /* log|Gamma(x)| */
 TNDEF tn_tensor *tn_digamma(tn_tensor *x);
@@ -970,7 +1000,17 @@ TNDEF tn_tensor *tn_special_shifted_chebyshev_polynomial_w(tn_tensor *x, tn_tens
 /* x = mantissa * 2^exponent, |mantissa| in [0.5, 1): the mantissa (x's float dtype), and the
    int32 exponent in *exponent (ownership as the result's); floating inputs only. */
 TNDEF tn_tensor *tn_frexp(tn_tensor *x, tn_tensor **exponent);
-TNDEF tn_tensor *tn_nan_to_num(tn_tensor *x, double nan, double posinf, double neginf);
+/* NaN, +inf and -inf replaced by nan, posinf and neginf (nan=0.0, posinf=None, neginf=None:
+   None, NAN, is the dtype's largest / lowest finite value, and so are INFINITY / -INFINITY):
+   tn_nan_to_num(x, .nan = -1, .posinf = 1e6). */
+#define TN_FIELDS_tn_nan_to_num_fn_opts(X) \
+    X(D, nan,    0.0, "") \
+    X(D, posinf, NAN, "") \
+    X(D, neginf, NAN, "")
+TN__KW_STRUCT(tn_nan_to_num_fn_opts);
+TNDEF tn_tensor *tn_nan_to_num_opts(tn_tensor *x, tn_nan_to_num_fn_opts opts);
+#define tn_nan_to_num(...) tn_nan_to_num_opts(TN__POS_KW(tn_nan_to_num_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_nan_to_num_str(tn_tensor *x, const char *options);
 /* clamp(x, min, max); use -INFINITY / INFINITY for a missing bound. */
 TNDEF tn_tensor *tn_clamp(tn_tensor *x, double min, double max);
 TNDEF tn_tensor *tn_clamp_tensor(tn_tensor *x, tn_tensor *min, tn_tensor *max); /* either may be NULL */
@@ -1723,11 +1763,28 @@ TNDEF tn_tensor *tn_addbmm_str(tn_tensor *input, tn_tensor *batch1, tn_tensor *b
 TNDEF tn_tensor *tn_vdot(tn_tensor *a, tn_tensor *b);     /* dot (real dtypes: no conjugation) */
 TNDEF tn_tensor *tn_trace(tn_tensor *t);                  /* sum of a matrix's diagonal */
 TNDEF tn_tensor *tn_kron(tn_tensor *a, tn_tensor *b);     /* Kronecker product (at most 4 dims) */
-/* Contracts dims_a[i] of a with dims_b[i] of b (n pairs); torch.tensordot(dims=k) is the
-   last k of a with the first k of b. */
-TNDEF tn_tensor *tn_tensordot(tn_tensor *a, tn_tensor *b, const int64_t *dims_a, const int64_t *dims_b, int n);
-/* linalg.cross along dim (size 3 in both); torch.cross's dim=None rule (the first dim of size 3) is the caller's. */
-TNDEF tn_tensor *tn_cross(tn_tensor *a, tn_tensor *b, int64_t dim);
+/* torch.tensordot: dims=k (2, the default) contracts the last k dims of a with the first k
+   of b; lists dims_a / dims_b (torch's dims=(dims_a, dims_b), of one length; given, they
+   replace dims) contract dims_a[i] of a with dims_b[i] of b: tn_tensordot(a, b, .dims = 1),
+   tn_tensordot(a, b, .dims_a = TN_INTS(1, 0), .dims_b = TN_INTS(0, 1)). The text spells
+   the lists "dims_a=(1, 0), dims_b=(0, 1)". */
+#define TN_FIELDS_tn_tensordot_fn_opts(X) \
+    X(I,  dims,   2,         "") \
+    X(IL, dims_a, TN__LIST0, "") \
+    X(IL, dims_b, TN__LIST0, "")
+TN__KW_STRUCT(tn_tensordot_fn_opts);
+TNDEF tn_tensor *tn_tensordot_opts(tn_tensor *a, tn_tensor *b, tn_tensordot_fn_opts opts);
+#define tn_tensordot(a, ...) tn_tensordot_opts(a, TN__POS_KW(tn_tensordot_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_tensordot_str(tn_tensor *a, tn_tensor *b, const char *options);
+/* torch.cross along dim (size 3 in both); dim=None (TN_NONE, the default) is torch.cross's
+   rule: the first dim of size 3 of the broadcast shape (deprecated in PyTorch 2, which
+   warns; linalg.cross's dim is -1): tn_cross(a, b, .dim = -1). */
+#define TN_FIELDS_tn_cross_fn_opts(X) \
+    X(I, dim, TN_NONE, "")
+TN__KW_STRUCT(tn_cross_fn_opts);
+TNDEF tn_tensor *tn_cross_opts(tn_tensor *a, tn_tensor *b, tn_cross_fn_opts opts);
+#define tn_cross(a, ...) tn_cross_opts(a, TN__POS_KW(tn_cross_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_cross_str(tn_tensor *a, tn_tensor *b, const char *options);
 /* torch.einsum: "ij,jk->ik", "...ij->...ji", implicit output ("ij,jk"), repeated subscripts
    (diagonals); operands contracted pairwise left to right with bmm, as PyTorch without opt_einsum. */
 TNDEF tn_tensor *tn_einsum(const char *equation, tn_tensor *const *operands, int n);
@@ -1984,19 +2041,42 @@ TNDEF tn_tensor *tn_log_softmax(tn_tensor *x, int64_t dim);
 /* Activations beyond section 7's relu, gelu, silu, softplus, sigmoid, tanh (floating
    inputs; PyTorch's defaults in the comments). */
 TNDEF tn_tensor *tn_relu6(tn_tensor *x);
-TNDEF tn_tensor *tn_leaky_relu(tn_tensor *x, double negative_slope);        /* 0.01 */
-TNDEF tn_tensor *tn_elu(tn_tensor *x, double alpha);                        /* 1.0 */
+/* F.leaky_relu: x > 0 ? x : negative_slope x (negative_slope=0.01):
+   tn_leaky_relu(x, .negative_slope = 0.2). */
+#define TN_FIELDS_tn_leaky_relu_fn_opts(X) \
+    X(D, negative_slope, 0.01, "")
+TN__KW_STRUCT(tn_leaky_relu_fn_opts);
+TNDEF tn_tensor *tn_leaky_relu_opts(tn_tensor *x, tn_leaky_relu_fn_opts opts);
+#define tn_leaky_relu(...) tn_leaky_relu_opts(TN__POS_KW(tn_leaky_relu_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_leaky_relu_str(tn_tensor *x, const char *options);
+/* F.elu and F.celu's keyword argument (alpha=1.0; celu's nonzero): tn_elu(x, .alpha = 0.5). */
+#define TN_FIELDS_tn_elu_fn_opts(X) \
+    X(D, alpha, 1.0, "")
+TN__KW_STRUCT(tn_elu_fn_opts);
+TNDEF tn_tensor *tn_elu_opts(tn_tensor *x, tn_elu_fn_opts opts);
+#define tn_elu(...) tn_elu_opts(TN__POS_KW(tn_elu_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_elu_str(tn_tensor *x, const char *options);
 TNDEF tn_tensor *tn_selu(tn_tensor *x);
-TNDEF tn_tensor *tn_celu(tn_tensor *x, double alpha);                       /* 1.0 */
+TNDEF tn_tensor *tn_celu_opts(tn_tensor *x, tn_elu_fn_opts opts);
+#define tn_celu(...) tn_celu_opts(TN__POS_KW(tn_elu_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_celu_str(tn_tensor *x, const char *options);
 TNDEF tn_tensor *tn_hardtanh(tn_tensor *x, double min_val, double max_val); /* -1, 1 */
 TNDEF tn_tensor *tn_mish(tn_tensor *x);
 TNDEF tn_tensor *tn_hardswish(tn_tensor *x);
 TNDEF tn_tensor *tn_hardsigmoid(tn_tensor *x);
 /* The shrinks, softsign, log-sigmoid and threshold as F's (composites of the ops above, with
    PyTorch's node names). hardshrink: x where |x| > lambd, else 0; softshrink: x -+ lambd
-   beyond +-lambd, else 0 (lambd >= 0; NaN stays NaN, as PyTorch 2.5+, where 1.13 gave 0). */
-TNDEF tn_tensor *tn_hardshrink(tn_tensor *x, double lambd);                 /* 0.5 */
-TNDEF tn_tensor *tn_softshrink(tn_tensor *x, double lambd);                 /* 0.5 */
+   beyond +-lambd, else 0 (lambd >= 0; NaN stays NaN, as PyTorch 2.5+, where 1.13 gave 0).
+   Their keyword argument: lambd=0.5 (tn_softshrink(x, .lambd = 1)). */
+#define TN_FIELDS_tn_shrink_fn_opts(X) \
+    X(D, lambd, 0.5, "")
+TN__KW_STRUCT(tn_shrink_fn_opts);
+TNDEF tn_tensor *tn_hardshrink_opts(tn_tensor *x, tn_shrink_fn_opts opts);
+#define tn_hardshrink(...) tn_hardshrink_opts(TN__POS_KW(tn_shrink_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_hardshrink_str(tn_tensor *x, const char *options);
+TNDEF tn_tensor *tn_softshrink_opts(tn_tensor *x, tn_shrink_fn_opts opts);
+#define tn_softshrink(...) tn_softshrink_opts(TN__POS_KW(tn_shrink_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_softshrink_str(tn_tensor *x, const char *options);
 TNDEF tn_tensor *tn_tanhshrink(tn_tensor *x);                               /* x - tanh(x) */
 TNDEF tn_tensor *tn_softsign(tn_tensor *x);                                 /* x / (1 + |x|) */
 TNDEF tn_tensor *tn_logsigmoid(tn_tensor *x);                               /* log(sigmoid(x)), stable */
@@ -2007,8 +2087,16 @@ TNDEF tn_tensor *tn_softmin(tn_tensor *x, int64_t dim);                     /* s
 /* x > 0 ? x : weight * x; weight [1] or [C] (C = x's dim 1; inputs under 2-d have C = 1). */
 TNDEF tn_tensor *tn_prelu(tn_tensor *x, tn_tensor *weight);
 /* Randomized leaky ReLU: training, each negative x times a slope drawn from U(lower, upper)
-   (the default generator); otherwise leaky_relu with slope (lower + upper) / 2 (1/8, 1/3). */
-TNDEF tn_tensor *tn_rrelu(tn_tensor *x, double lower, double upper, bool training);
+   (the default generator); otherwise leaky_relu with slope (lower + upper) / 2 (F.rrelu's
+   lower=1/8, upper=1/3, training=False): tn_rrelu(x, .training = true). */
+#define TN_FIELDS_tn_rrelu_fn_opts(X) \
+    X(D, lower,    1.0 / 8, "") \
+    X(D, upper,    1.0 / 3, "") \
+    X(B, training, false,   "")
+TN__KW_STRUCT(tn_rrelu_fn_opts);
+TNDEF tn_tensor *tn_rrelu_opts(tn_tensor *x, tn_rrelu_fn_opts opts);
+#define tn_rrelu(...) tn_rrelu_opts(TN__POS_KW(tn_rrelu_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_rrelu_str(tn_tensor *x, const char *options);
 
 /* Linear layers: x [*, in], weight [out, in], bias [out] or NULL. */
 TNDEF tn_tensor *tn_linear(tn_tensor *x, tn_tensor *weight, tn_tensor *bias);
@@ -2273,14 +2361,37 @@ typedef enum tn_reduction {
     TN_REDUCTION_MEAN = 0, TN_REDUCTION_SUM, TN_REDUCTION_NONE,
     TN_REDUCTION_BATCHMEAN  /* kl_div only: the sum divided by input's first size */
 } tn_reduction;
+/* The keyword arguments of F.mse_loss and F.l1_loss: reduction (mean).
+   tn_mse_loss(x, y, .reduction = TN_REDUCTION_SUM). */
+#define TN_FIELDS_tn_reduction_fn_opts(X) \
+    X(E, reduction, TN_REDUCTION_MEAN, "mean|sum|none")
+TN__KW_STRUCT(tn_reduction_fn_opts);
 /* (input - target)^2; target broadcasts with input. */
-TNDEF tn_tensor *tn_mse_loss(tn_tensor *input, tn_tensor *target, tn_reduction reduction);
+TNDEF tn_tensor *tn_mse_loss_opts(tn_tensor *input, tn_tensor *target, tn_reduction_fn_opts opts);
+#define tn_mse_loss(input, ...) tn_mse_loss_opts(input, TN__POS_KW(tn_reduction_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_mse_loss_str(tn_tensor *input, tn_tensor *target, const char *options);
 /* |input - target|; target broadcasts with input. */
-TNDEF tn_tensor *tn_l1_loss(tn_tensor *input, tn_tensor *target, tn_reduction reduction);
-/* 0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (d = input - target; beta=1, >= 0; 0 gives l1). */
-TNDEF tn_tensor *tn_smooth_l1_loss(tn_tensor *input, tn_tensor *target, tn_reduction reduction, double beta);
-/* 0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta): delta * smooth_l1 with beta = delta (delta=1, > 0). */
-TNDEF tn_tensor *tn_huber_loss(tn_tensor *input, tn_tensor *target, tn_reduction reduction, double delta);
+TNDEF tn_tensor *tn_l1_loss_opts(tn_tensor *input, tn_tensor *target, tn_reduction_fn_opts opts);
+#define tn_l1_loss(input, ...) tn_l1_loss_opts(input, TN__POS_KW(tn_reduction_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_l1_loss_str(tn_tensor *input, tn_tensor *target, const char *options);
+/* 0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (d = input - target; reduction=mean,
+   beta=1, >= 0; 0 gives l1). */
+#define TN_FIELDS_tn_smooth_l1_loss_fn_opts(X) \
+    X(E, reduction, TN_REDUCTION_MEAN, "mean|sum|none") \
+    X(D, beta,      1.0, "")
+TN__KW_STRUCT(tn_smooth_l1_loss_fn_opts);
+TNDEF tn_tensor *tn_smooth_l1_loss_opts(tn_tensor *input, tn_tensor *target, tn_smooth_l1_loss_fn_opts opts);
+#define tn_smooth_l1_loss(input, ...) tn_smooth_l1_loss_opts(input, TN__POS_KW(tn_smooth_l1_loss_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_smooth_l1_loss_str(tn_tensor *input, tn_tensor *target, const char *options);
+/* 0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta): delta * smooth_l1 with beta = delta
+   (reduction=mean, delta=1, > 0). */
+#define TN_FIELDS_tn_huber_loss_fn_opts(X) \
+    X(E, reduction, TN_REDUCTION_MEAN, "mean|sum|none") \
+    X(D, delta,     1.0, "")
+TN__KW_STRUCT(tn_huber_loss_fn_opts);
+TNDEF tn_tensor *tn_huber_loss_opts(tn_tensor *input, tn_tensor *target, tn_huber_loss_fn_opts opts);
+#define tn_huber_loss(input, ...) tn_huber_loss_opts(input, TN__POS_KW(tn_huber_loss_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_huber_loss_str(tn_tensor *input, tn_tensor *target, const char *options);
 /* F.nll_loss and F.cross_entropy's keyword arguments: weight NULL or [C] (input's dtype; a
    tensor, so the option text cannot give it), ignore_index (targets equal to it count
    nowhere; the mean divides by the summed weights of the other targets, NaN when there
@@ -2303,14 +2414,38 @@ TNDEF tn_tensor *tn_cross_entropy_opts(tn_tensor *input, tn_tensor *target, tn_l
 #define tn_cross_entropy(input, ...) tn_cross_entropy_opts(input, TN__POS_KW(tn_loss_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_cross_entropy_str(tn_tensor *input, tn_tensor *target, const char *options);
 /* -w (t log(x) + (1 - t) log(1 - x)), logs clamped at -100; input in [0, 1], target of
-   input's shape and dtype; weight NULL or broadcastable to input. */
-TNDEF tn_tensor *tn_binary_cross_entropy(tn_tensor *input, tn_tensor *target, tn_tensor *weight, tn_reduction reduction);
+   input's shape and dtype; weight NULL or broadcastable to input (weight=None,
+   reduction=mean). The _str form takes weight as an argument (a tensor is not text). */
+#define TN_FIELDS_tn_binary_cross_entropy_fn_opts(X) \
+    X(T, weight,    NULL, "") \
+    X(E, reduction, TN_REDUCTION_MEAN, "mean|sum|none")
+TN__KW_STRUCT(tn_binary_cross_entropy_fn_opts);
+TNDEF tn_tensor *tn_binary_cross_entropy_opts(tn_tensor *input, tn_tensor *target, tn_binary_cross_entropy_fn_opts opts);
+#define tn_binary_cross_entropy(input, ...) tn_binary_cross_entropy_opts(input, TN__POS_KW(tn_binary_cross_entropy_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_binary_cross_entropy_str(tn_tensor *input, tn_tensor *target, tn_tensor *weight, const char *options);
 /* binary_cross_entropy(sigmoid(input), target) in a numerically stable form; pos_weight
-   (NULL or broadcastable to target, e.g. [C]) weighs the positive term. */
-TNDEF tn_tensor *tn_binary_cross_entropy_with_logits(tn_tensor *input, tn_tensor *target, tn_tensor *weight, tn_tensor *pos_weight, tn_reduction reduction);
+   (NULL or broadcastable to target, e.g. [C]) weighs the positive term (weight=None,
+   reduction=mean, pos_weight=None; the _str form takes both tensors as arguments). */
+#define TN_FIELDS_tn_binary_cross_entropy_with_logits_fn_opts(X) \
+    X(T, weight,     NULL, "") \
+    X(E, reduction,  TN_REDUCTION_MEAN, "mean|sum|none") \
+    X(T, pos_weight, NULL, "")
+TN__KW_STRUCT(tn_binary_cross_entropy_with_logits_fn_opts);
+TNDEF tn_tensor *tn_binary_cross_entropy_with_logits_opts(tn_tensor *input, tn_tensor *target, tn_binary_cross_entropy_with_logits_fn_opts opts);
+#define tn_binary_cross_entropy_with_logits(input, ...) \
+    tn_binary_cross_entropy_with_logits_opts(input, TN__POS_KW(tn_binary_cross_entropy_with_logits_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_binary_cross_entropy_with_logits_str(tn_tensor *input, tn_tensor *target, tn_tensor *weight, tn_tensor *pos_weight,
+                                                         const char *options);
 /* target (log(target) - input) for log-probabilities input (exp(target) (target - input) with
-   log_target). Mean is over all elements as PyTorch; TN_REDUCTION_BATCHMEAN is the KL divergence. */
-TNDEF tn_tensor *tn_kl_div(tn_tensor *input, tn_tensor *target, tn_reduction reduction, bool log_target);
+   log_target). Mean is over all elements as PyTorch; TN_REDUCTION_BATCHMEAN is the KL
+   divergence (reduction=mean, log_target=False). */
+#define TN_FIELDS_tn_kl_div_fn_opts(X) \
+    X(E, reduction,  TN_REDUCTION_MEAN, "mean|sum|none|batchmean") \
+    X(B, log_target, false, "")
+TN__KW_STRUCT(tn_kl_div_fn_opts);
+TNDEF tn_tensor *tn_kl_div_opts(tn_tensor *input, tn_tensor *target, tn_kl_div_fn_opts opts);
+#define tn_kl_div(input, ...) tn_kl_div_opts(input, TN__POS_KW(tn_kl_div_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_kl_div_str(tn_tensor *input, tn_tensor *target, const char *options);
 /* sum(x1 / max(|x1|, eps) * x2 / max(|x2|, eps)) along .dim (torch 1.13's form), x1 and x2
    broadcast together (dim=1, eps=1e-8). */
 #define TN_FIELDS_tn_cosine_similarity_fn_opts(X) \
@@ -2320,11 +2455,21 @@ TN__KW_STRUCT(tn_cosine_similarity_fn_opts);
 TNDEF tn_tensor *tn_cosine_similarity_opts(tn_tensor *x1, tn_tensor *x2, tn_cosine_similarity_fn_opts opts);
 #define tn_cosine_similarity(x1, ...) tn_cosine_similarity_opts(x1, TN__POS_KW(tn_cosine_similarity_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_cosine_similarity_str(tn_tensor *x1, tn_tensor *x2, const char *options);
+/* The keyword arguments of F.cosine_embedding_loss and F.margin_ranking_loss (margin=0,
+   reduction=mean): tn_margin_ranking_loss(x1, x2, y, .margin = 0.5). */
+#define TN_FIELDS_tn_margin_loss_fn_opts(X) \
+    X(D, margin,    0.0, "") \
+    X(E, reduction, TN_REDUCTION_MEAN, "mean|sum|none")
+TN__KW_STRUCT(tn_margin_loss_fn_opts);
 /* 1 - cos(x1, x2) where target == 1, max(0, cos - margin) where target == -1 (0 elsewhere);
-   x1, x2 [N, D] with target [N], or [D] with a 0-d target (margin=0). */
-TNDEF tn_tensor *tn_cosine_embedding_loss(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, double margin, tn_reduction reduction);
-/* max(0, -target (x1 - x2) + margin); all three of one rank, broadcasting (margin=0). */
-TNDEF tn_tensor *tn_margin_ranking_loss(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, double margin, tn_reduction reduction);
+   x1, x2 [N, D] with target [N], or [D] with a 0-d target. */
+TNDEF tn_tensor *tn_cosine_embedding_loss_opts(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, tn_margin_loss_fn_opts opts);
+#define tn_cosine_embedding_loss(x1, x2, ...) tn_cosine_embedding_loss_opts(x1, x2, TN__POS_KW(tn_margin_loss_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_cosine_embedding_loss_str(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, const char *options);
+/* max(0, -target (x1 - x2) + margin); all three of one rank, broadcasting. */
+TNDEF tn_tensor *tn_margin_ranking_loss_opts(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, tn_margin_loss_fn_opts opts);
+#define tn_margin_ranking_loss(x1, x2, ...) tn_margin_ranking_loss_opts(x1, x2, TN__POS_KW(tn_margin_loss_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_margin_ranking_loss_str(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, const char *options);
 /* F.pairwise_distance: ||x1 - x2 + eps||_p over the last dim of the broadcast pair (p=2,
    eps=1e-6, keepdim=False). */
 #define TN_FIELDS_tn_pairwise_distance_fn_opts(X) \
@@ -2835,7 +2980,6 @@ TNDEF tn_module *tn_nn_identity(void);
    (None) picks PyTorch's legacy implicit dim: 0 for 0-, 1- and 3-d inputs, else 1 (GLU's
    None is its default, -1). inplace is accepted and computes out of place. RReLU draws its
    slopes when training, else uses their mean. */
-enum { TN_APPROXIMATE_NONE = 0, TN_APPROXIMATE_TANH };
 #define TN_FIELDS_tn_activation_opts(X) \
     X(B, inplace,        false, "") \
     X(D, negative_slope, 0.01,  "") \

@@ -187,18 +187,18 @@ GF(u_cosh, tn_cosh(tn_t(IN0)))
 GF(u_tanh, tn_tanh(tn_t(IN0)))
 GF(u_sigmoid, tn_sigmoid(tn_t(IN0)))
 GF(u_relu, tn_relu(tn_t(IN0)))
-GF(u_gelu, tn_gelu(tn_t(IN0), false))
-GF(u_gelu_tanh, tn_gelu(tn_t(IN0), true))
+GF(u_gelu, tn_gelu(tn_t(IN0)))
+GF(u_gelu_tanh, tn_gelu(tn_t(IN0), .approximate = TN_APPROXIMATE_TANH))
 GF(u_silu, tn_silu(tn_t(IN0)))
-GF(u_softplus, tn_softplus(tn_t(IN0), 1, 20))
-GF(u_softplus_beta, tn_softplus(tn_t(IN0), 2, 1))   /* linear above x = 0.5 */
+GF(u_softplus, tn_softplus(tn_t(IN0)))
+GF(u_softplus_beta, tn_softplus(tn_t(IN0), .beta = 2, .threshold = 1))   /* linear above x = 0.5 */
 GF(u_erf, tn_erf(tn_t(IN0)))
 GF(u_erfc, tn_erfc(tn_t(IN0)))
 GF(u_frac, tn_frac(tn_t(IN0)))
 GF(u_clamp, tn_clamp(tn_t(IN0), -0.5, 0.5))
 GF(u_clamp_min, tn_clamp(tn_t(IN0), -0.5, INFINITY))
 GF(u_clamp_max, tn_clamp(tn_t(IN0), -INFINITY, 0.5))
-GF(u_nan_to_num, tn_nan_to_num(tn_t(IN0), 0, INFINITY, -INFINITY))
+GF(u_nan_to_num, tn_nan_to_num(tn_t(IN0)))
 GF(u_chain, tn_tanh(tn_mul(tn_exp(tn_t(IN0)), tn_sin(tn_t(IN0)))))
 /* on a 1-d strided input: slice with step 2 */
 GF(u_exp_step, tn_exp(tn_slice(IN0, 0, 0, TN_END, 2)))
@@ -908,10 +908,10 @@ static tn_tensor *hf_rsqrt(tn_tensor *x) { return tn_rsqrt(x); }
 static tn_tensor *hf_expm1(tn_tensor *x) { return tn_expm1(x); }
 static tn_tensor *hf_exp2(tn_tensor *x) { return tn_exp2(x); }
 static tn_tensor *hf_log(tn_tensor *x) { return tn_log(x); }
-static tn_tensor *hf_gelu(tn_tensor *x) { return tn_gelu(x, false); }
-static tn_tensor *hf_gelu_tanh(tn_tensor *x) { return tn_gelu(x, true); }
+static tn_tensor *hf_gelu(tn_tensor *x) { return tn_gelu(x); }
+static tn_tensor *hf_gelu_tanh(tn_tensor *x) { return tn_gelu(x, .approximate = TN_APPROXIMATE_TANH); }
 static tn_tensor *hf_silu(tn_tensor *x) { return tn_silu(x); }
-static tn_tensor *hf_softplus(tn_tensor *x) { return tn_softplus(x, 1, 20); }
+static tn_tensor *hf_softplus(tn_tensor *x) { return tn_softplus(x); }
 static tn_tensor *hf_softmax(tn_tensor *x) { return tn_mul(tn_softmax(x, 1), tn_cos(x)); }
 static tn_tensor *hf_log_softmax(tn_tensor *x) { return tn_mul(tn_log_softmax(x, 0), tn_sin(x)); }
 static tn_tensor *hf_prod(tn_tensor *x) { return tn_prod_dims(x, TN_DIMS(1), false); }
@@ -1471,12 +1471,12 @@ TEST(sem_grad_fn_names) {
     CHECK_NAME(tn_sigmoid(x), "SigmoidBackward0");
     CHECK_NAME(tn_tanh(x), "TanhBackward0");
     CHECK_NAME(tn_relu(x), "ReluBackward0");
-    CHECK_NAME(tn_gelu(x, false), "GeluBackward0");
+    CHECK_NAME(tn_gelu(x), "GeluBackward0");
     CHECK_NAME(tn_silu(x), "SiluBackward0");
-    CHECK_NAME(tn_softplus(x, 1, 20), "SoftplusBackward0");
+    CHECK_NAME(tn_softplus(x), "SoftplusBackward0");
     CHECK_NAME(tn_clamp(x, -1, 1), "ClampBackward1");
     CHECK_NAME(tn_frac(x), "FracBackward0");
-    CHECK_NAME(tn_nan_to_num(x, 0, INFINITY, -INFINITY), "NanToNumBackward0");
+    CHECK_NAME(tn_nan_to_num(x), "NanToNumBackward0");
     CHECK_NAME(tn_maximum(x, v), "MaximumBackward0");
     CHECK_NAME(tn_atan2(x, v), "Atan2Backward0");
     CHECK_NAME(tn_where(tn_gt_scalar(x, 0), x, v), "WhereBackward0");
@@ -2335,7 +2335,7 @@ static tn_tensor *f_max(tn_tensor *x) { return tn_max(x); }
 static tn_tensor *f_amax(tn_tensor *x) { return tn_amax(x, TN_DIMS(0), false); }
 static tn_tensor *f_max_dim(tn_tensor *x) { return tn_max_dim(x, 0, false, NULL); }
 static tn_tensor *f_maximum(tn_tensor *x) { return tn_maximum(x, mk(D(3, 0, 5), SH(3))); }
-static tn_tensor *f_ntn(tn_tensor *x) { return tn_nan_to_num(x, 0, 5, -5); }
+static tn_tensor *f_ntn(tn_tensor *x) { return tn_nan_to_num(x, .posinf = 5, .neginf = -5); }
 static tn_tensor *f_sqrt(tn_tensor *x) { return tn_sqrt(x); }
 static tn_tensor *f_norm_inf(tn_tensor *x) { return tn_norm(x, INFINITY); }
 static tn_tensor *f_norm1(tn_tensor *x) { return tn_norm(x, 1); }
@@ -2343,7 +2343,7 @@ static tn_tensor *f_norm3(tn_tensor *x) { return tn_norm(x, 3); }
 static tn_tensor *f_pow0(tn_tensor *x) { return tn_pow_scalar(x, 0.0); }
 static tn_tensor *f_pow2(tn_tensor *x) { return tn_pow_scalar(x, 2); }
 static tn_tensor *f_sort_w(tn_tensor *x) { return tn_mul(tn_sort(x, 0, false, NULL), mk(D(1, 2, 3), SH(3))); }
-static tn_tensor *f_softplus(tn_tensor *x) { return tn_softplus(x, 2, 1); }
+static tn_tensor *f_softplus(tn_tensor *x) { return tn_softplus(x, .beta = 2, .threshold = 1); }
 static tn_tensor *f_prod(tn_tensor *x) { return tn_prod(x); }
 static tn_tensor *f_cumprod(tn_tensor *x) { return tn_cumprod(x, 0); }
 static tn_tensor *f_norm2(tn_tensor *x) { return tn_norm(x, 2); }
@@ -2549,9 +2549,9 @@ TEST(gelu_backward_one_pass) {
             }
             tn_requires_grad_(x, true);
             tn_tensor *w = tn_randn_like(x), *fused = NULL, *formula = NULL;
-            tn_tensor *y = tn_sum(tn_mul(tn_gelu(x, approx), w));
+            tn_tensor *y = tn_sum(tn_mul(tn_gelu(x, .approximate = approx ? TN_APPROXIMATE_TANH : TN_APPROXIMATE_NONE), w));
             CHECK(tn_autograd_grad(&y, 1, &x, 1, NULL, &fused) == 0);
-            y = tn_sum(tn_mul(tn_gelu(x, approx), w));
+            y = tn_sum(tn_mul(tn_gelu(x, .approximate = approx ? TN_APPROXIMATE_TANH : TN_APPROXIMATE_NONE), w));
             CHECK(tn_autograd_grad(&y, 1, &x, 1, NULL, &formula, .create_graph = true) == 0);
             const double tol = f64 ? 1e-13 : 2e-6;
             CHECK_MSG(fused && formula && tn_allclose(fused, tn_detach(formula), tol, tol, true), "approx %d f64 %d: max diff %g", approx, f64,

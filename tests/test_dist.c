@@ -151,7 +151,7 @@ static void mlp_init(tn_tensor **p, uint64_t seed) {
 }
 static tn_tensor *mlp_loss(tn_tensor **p, tn_tensor *x, tn_tensor *y) {
     tn_tensor *h = tn_tanh(tn_add(tn_matmul(x, tn_t(p[0])), tn_t(p[1])));
-    return tn_mse_loss(tn_add(tn_matmul(h, tn_t(p[2])), tn_t(p[3])), y, TN_REDUCTION_MEAN);
+    return tn_mse_loss(tn_add(tn_matmul(h, tn_t(p[2])), tn_t(p[3])), y);
 }
 static void sgd(tn_tensor **p, int n, double lr) {
     tn_no_grad_begin();

@@ -562,10 +562,10 @@ typedef struct { const char *name; unary_fn fn; bool f16_fails; } unary_case;
 static tn_tensor *u_full_like(tn_tensor *t) { return tn_full_like(t, 2); }
 static tn_tensor *u_to_dtype_f64(tn_tensor *t) { return tn_to_dtype(t, TN_F64); }
 static tn_tensor *u_to_cpu(tn_tensor *t) { return tn_to(t, TN_CPU); }
-static tn_tensor *u_gelu(tn_tensor *x) { return tn_gelu(x, false); }
-static tn_tensor *u_gelu_tanh(tn_tensor *x) { return tn_gelu(x, true); }
-static tn_tensor *u_softplus(tn_tensor *x) { return tn_softplus(x, 1, 20); }
-static tn_tensor *u_nan_to_num(tn_tensor *x) { return tn_nan_to_num(x, 0, INFINITY, -INFINITY); }
+static tn_tensor *u_gelu(tn_tensor *x) { return tn_gelu(x); }
+static tn_tensor *u_gelu_tanh(tn_tensor *x) { return tn_gelu(x, .approximate = TN_APPROXIMATE_TANH); }
+static tn_tensor *u_softplus(tn_tensor *x) { return tn_softplus(x); }
+static tn_tensor *u_nan_to_num(tn_tensor *x) { return tn_nan_to_num(x); }
 static tn_tensor *u_clamp(tn_tensor *x) { return tn_clamp(x, -1, 1); }
 static tn_tensor *u_clamp_(tn_tensor *x) { return tn_clamp_(x, -1, 1); }
 static tn_tensor *u_fill_(tn_tensor *x) { return tn_fill_(x, 1); }
@@ -1184,7 +1184,7 @@ TEST(binary_dtype_rules) {
     ERR(tn_mul_scalar_(BOOLT(3), 2), "tn_mul_scalar_:", "int64", "bool");
     ERR(tn_add_scalar_(I32(3), 1.5), "tn_add_scalar_:", "int32");
     /* softplus beta 0 */
-    ERR(tn_softplus(f, 0, 20), "tn_softplus:", "beta");
+    ERR(tn_softplus(f, .beta = 0), "tn_softplus:", "beta");
     tn_scope_end();
 }
 
@@ -1494,7 +1494,7 @@ TEST(nested_expression_keeps_first_message) {
     CHECK_MSG(strstr(tn_last_error(), "tn_add:") && strstr(tn_last_error(), "[4]"), "got \"%s\"", tn_last_error());
     /* NULL plus another bad argument: the NULL wins, the first message stays */
     tn_clear_error();
-    CHECK(tn_softplus(tn_add(a, b), 0, 20) == NULL);
+    CHECK(tn_softplus(tn_add(a, b), .beta = 0) == NULL);
     CHECK_MSG(strstr(tn_last_error(), "tn_add:") != NULL, "tn_softplus(NULL, beta 0) replaced the message: \"%s\"", tn_last_error());
     tn_clear_error();
     CHECK(tn_select(tn_add(a, b), 9, 9) == NULL);
@@ -1685,7 +1685,7 @@ static void failing_batch(const inputs *in) {
     drop(tn_exp_(in->i23));
     drop(tn_neg_(in->b3));
     drop(tn_clamp_(in->i23, 0.5, 1.5));
-    drop(tn_softplus(in->a23, 0, 20));
+    drop(tn_softplus(in->a23, .beta = 0));
     drop(tn_clamp_tensor(in->a23, in->a4, NULL));
     drop(tn_lerp(in->i23, in->i23, in->i23));
     drop(tn_addcdiv(in->i23, in->i23, in->i23, 1));

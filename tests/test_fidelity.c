@@ -117,7 +117,7 @@ TEST(activation_gradients_at_nan) {
     tn_tensor *x;
     x = strided(v, 7, true); weighted_backward(tn_relu(x)); CHECK_VALS(tn_grad(x), E_RELU, 0);
     x = strided(v, 7, true); weighted_backward(tn_hardtanh(x, -0.5, 1.5)); CHECK_VALS(tn_grad(x), E_HARDTANH, 0);
-    x = strided(v, 7, true); weighted_backward(tn_elu(x, 0.7)); CHECK_VALS(tn_grad(x), E_ELU, 1e-15);
+    x = strided(v, 7, true); weighted_backward(tn_elu(x, .alpha = 0.7)); CHECK_VALS(tn_grad(x), E_ELU, 1e-15);
     x = strided(v, 7, true); weighted_backward(tn_selu(x)); CHECK_VALS(tn_grad(x), E_SELU, 1e-15);
     x = strided(v, 7, true); tn_backward(tn_max(x)); CHECK_VALS(tn_grad(x), E_MAX, 0);   /* all to the NaN */
     x = strided(v, 7, true); tn_backward(tn_min(x)); CHECK_VALS(tn_grad(x), E_MIN, 0);

@@ -129,7 +129,7 @@ static void train(tn_module *m, tn_optim *o, uint64_t seed, int steps) {
     tn_tensor *x = tn_randn(TN_SHAPE(8, 6), TN_F32), *y = tn_randn(TN_SHAPE(8, 3), TN_F32);
     for (int s = 0; s < steps; s++) {
         tn_optim_zero_grad(o);
-        CHECK(tn_backward(tn_mse_loss(tn_module_forward(m, x), y, TN_REDUCTION_MEAN)) == 0);
+        CHECK(tn_backward(tn_mse_loss(tn_module_forward(m, x), y)) == 0);
         CHECK(tn_optim_step(o) == 0);
     }
     tn_scope_end();

@@ -5,7 +5,11 @@
  * called all three ways and checked against values PyTorch 1.13 computed on the same
  * inputs (torch.diagonal, diag, rot90, meshgrid, tensor_split, addmm, baddbmm, addmv,
  * addr, addbmm, cdist, pdist, cov, tril, triu, diag_embed, diagflat, diff,
- * repeat_interleave, histc, F.cosine_similarity, F.pairwise_distance), plus the text's errors: an unknown name (listed
+ * repeat_interleave, histc, F.cosine_similarity, F.pairwise_distance; the losses with a
+ * reduction: mse, l1, smooth_l1, huber, binary_cross_entropy (with logits), kl_div,
+ * cosine_embedding, margin_ranking; the functional activations: gelu, softplus, leaky_relu,
+ * elu, celu, hardshrink, softshrink, rrelu; tril_indices, triu_indices, nan_to_num, logit,
+ * cross, tensordot), plus the text's errors: an unknown name (listed
  * against the valid ones), a bad value, a word not in the enum's list, a tensor given as
  * text. */
 #define TENSOR_IMPLEMENTATION
@@ -26,11 +30,12 @@ static void check_(tn_tensor *t, const int64_t *shape, int nd, const double *wan
     tn_tensor *c = tn_contiguous(tn_to_dtype(t, TN_F64));
     const double *d = (const double *)tn_data_ptr(c);
     for (int64_t i = 0; i < n; i++)
-        if (!(fabs(d[i] - want[i]) <= 1e-12 * (1 + fabs(want[i])))) { fail_at(line, "%s: [%lld] = %.17g, expected %.17g", what, (long long)i, d[i], want[i]); return; }
+        if (!(d[i] == want[i] || fabs(d[i] - want[i]) <= 1e-12 * (1 + fabs(want[i])))) {   /* == for infinities */ fail_at(line, "%s: [%lld] = %.17g, expected %.17g", what, (long long)i, d[i], want[i]); return; }
     tn_test_passed++;
 }
 #define CHECK_T(t, shape, want) check_((t), shape, (const double *)(want), #t, __LINE__)
 #define S(...) TN_SHAPE(__VA_ARGS__)
+#define S0 NULL, 0                   /* a 0-d shape */
 #define V(...) ((const double[]){__VA_ARGS__})
 
 TEST(diagonal_kw) {
@@ -377,6 +382,265 @@ TEST(cosine_pairwise_kw) {
     tn_scope_end();
 }
 
+static tn_tensor *g_huber(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_huber_loss(in[0], in[1], .reduction = TN_REDUCTION_SUM, .delta = 0.7); }
+static tn_tensor *g_bcel(tn_tensor *const *in, int n, void *u) {
+    (void)n; (void)u;
+    return tn_binary_cross_entropy_with_logits(in[0], tn_sigmoid(in[1]), .weight = tn_exp(in[1]), .pos_weight = tn_scalar(2));
+}
+/* The losses with a reduction (issue 19's next group): defaults are PyTorch's (reduction
+   mean, beta 1, delta 1, weight None, pos_weight None, log_target False, margin 0), and each
+   designated field changes the value as PyTorch's keyword does. */
+TEST(reduction_losses_kw) {
+    tn_scope_begin();
+    tn_tensor *x = f64(V(0.5, -1.0, 2.0, 1.5, 0.0, -0.5), S(2, 3)), *y = f64(V(0.0, 1.0, 0.25, 1.0, -2.0, 0.5), S(2, 3));
+    CHECK_T(tn_mse_loss(x, y), S0, V(2.09375));
+    CHECK_T(tn_mse_loss(x, y, .reduction = TN_REDUCTION_SUM), S0, V(12.5625));
+    CHECK_T(tn_mse_loss_str(x, y, "reduction='none'"), S(2, 3), V(0.25, 4.0, 3.0625, 0.25, 4.0, 1.0));
+    tn_reduction_fn_opts ro = TN_DEFAULTS(tn_reduction_fn_opts);
+    CHECK(ro.reduction == TN_REDUCTION_MEAN);
+    CHECK_T(tn_l1_loss_opts(x, y, ro), S0, V(1.2916666666666667));
+    CHECK_T(tn_l1_loss(x, y, .reduction = TN_REDUCTION_SUM), S0, V(7.75));
+    CHECK_T(tn_l1_loss_str(x, y, "reduction='sum'"), S0, V(7.75));
+    CHECK_T(tn_smooth_l1_loss(x, y), S0, V(0.8333333333333334));
+    CHECK_T(tn_smooth_l1_loss(x, y, .beta = 0.5), S0, V(1.0416666666666667));
+    CHECK_T(tn_smooth_l1_loss_str(x, y, "reduction='sum', beta=2.0"), S0, V(3.140625));
+    tn_smooth_l1_loss_fn_opts so = TN_DEFAULTS(tn_smooth_l1_loss_fn_opts);
+    CHECK(so.reduction == TN_REDUCTION_MEAN && so.beta == 1.0);
+    so.beta = 0.5;
+    CHECK_T(tn_smooth_l1_loss_opts(x, y, so), S0, V(1.0416666666666667));
+    CHECK_T(tn_huber_loss(x, y), S0, V(0.8333333333333334));
+    CHECK_T(tn_huber_loss(x, y, .delta = 0.5), S0, V(0.5208333333333334));
+    CHECK_T(tn_huber_loss_str(x, y, "reduction='none', delta=2"), S(2, 3), V(0.125, 2.0, 1.53125, 0.125, 2.0, 0.5));
+    tn_huber_loss_fn_opts ho = TN_DEFAULTS(tn_huber_loss_fn_opts);
+    CHECK(ho.reduction == TN_REDUCTION_MEAN && ho.delta == 1.0);
+    CHECK_ERR(tn_huber_loss_str(x, y, "beta=2"), "tn_huber_loss: unknown option 'beta' (valid: reduction, delta)");
+    CHECK_ERR(tn_smooth_l1_loss_str(x, y, "reduction='batchmean'"), "expected one of mean|sum|none");
+    CHECK_ERR(tn_mse_loss_str(x, y, "size_average=True"), "tn_mse_loss: unknown option 'size_average' (valid: reduction)");
+    CHECK_ERR(tn_l1_loss_str(x, y, "reduction=mean, beta=1"), "tn_l1_loss: unknown option 'beta' (valid: reduction)");
+
+    tn_tensor *pr = f64(V(0.2, 0.7, 0.9, 0.5, 0.1, 0.4), S(2, 3)), *tg = f64(V(0.0, 1.0, 1.0, 0.5, 0.0, 1.0), S(2, 3));
+    tn_tensor *w = f64(V(1.0, 2.0, 0.5), S(3)), *pw = f64(V(3.0, 1.0, 0.5), S(3));
+    CHECK_T(tn_binary_cross_entropy(pr, tg), S0, V(0.39999623983378246));
+    CHECK_T(tn_binary_cross_entropy(pr, tg, .weight = w), S0, V(0.39186454580554386));
+    CHECK_T(tn_binary_cross_entropy_str(pr, tg, w, "reduction='sum'"), S0, V(2.351187274833263));
+    tn_binary_cross_entropy_fn_opts bo = TN_DEFAULTS(tn_binary_cross_entropy_fn_opts);
+    CHECK(bo.weight == NULL && bo.reduction == TN_REDUCTION_MEAN);
+    bo.weight = w;
+    bo.reduction = TN_REDUCTION_SUM;
+    CHECK_T(tn_binary_cross_entropy_opts(pr, tg, bo), S0, V(2.351187274833263));
+    CHECK_ERR(tn_binary_cross_entropy_str(pr, tg, NULL, "weight=w"), "tn_binary_cross_entropy:");
+    CHECK_ERR(tn_binary_cross_entropy_str(pr, tg, NULL, "pos_weight=None"), "tn_binary_cross_entropy: unknown option 'pos_weight' (valid: weight, reduction)");
+    CHECK_T(tn_binary_cross_entropy_with_logits(x, tg), S0, V(0.8388173542440175));
+    CHECK_T(tn_binary_cross_entropy_with_logits(x, tg, .weight = w), S0, V(1.081468415988456));
+    CHECK_T(tn_binary_cross_entropy_with_logits(x, tg, .pos_weight = pw), S0, V(0.7806358176392197));
+    CHECK_T(tn_binary_cross_entropy_with_logits_str(x, tg, w, pw, "reduction='sum'"), S0, V(6.414972525107718));
+    tn_binary_cross_entropy_with_logits_fn_opts lo = TN_DEFAULTS(tn_binary_cross_entropy_with_logits_fn_opts);
+    CHECK(lo.weight == NULL && lo.pos_weight == NULL && lo.reduction == TN_REDUCTION_MEAN);
+    lo.pos_weight = pw;
+    CHECK_T(tn_binary_cross_entropy_with_logits_opts(x, tg, lo), S0, V(0.7806358176392197));
+    CHECK_ERR(tn_binary_cross_entropy_with_logits_str(x, tg, NULL, NULL, "reduce=True"),
+              "tn_binary_cross_entropy_with_logits: unknown option 'reduce' (valid: weight, reduction, pos_weight)");
+
+    tn_tensor *lx = tn_log_softmax(x, 1), *lt = tn_log_softmax(y, 1);
+    CHECK_T(tn_kl_div(lx, tn_exp(lt)), S0, V(0.2458377632349514));
+    CHECK_T(tn_kl_div(lx, tn_exp(lt), .reduction = TN_REDUCTION_BATCHMEAN), S0, V(0.7375132897048542));
+    CHECK_T(tn_kl_div_str(lx, tn_exp(lt), "reduction='batchmean'"), S0, V(0.7375132897048542));
+    CHECK_T(tn_kl_div(lx, lt, .log_target = true), S0, V(0.24583776323495135));
+    CHECK_T(tn_kl_div_str(lx, lt, "reduction='sum', log_target=True"), S0, V(1.4750265794097082));
+    tn_kl_div_fn_opts ko = TN_DEFAULTS(tn_kl_div_fn_opts);
+    CHECK(ko.reduction == TN_REDUCTION_MEAN && !ko.log_target);
+    ko.log_target = true;
+    ko.reduction = TN_REDUCTION_SUM;
+    CHECK_T(tn_kl_div_opts(lx, lt, ko), S0, V(1.4750265794097082));
+    /* log_target changes the value: without it, negative targets are NaN (xlogy, as torch) */
+    CHECK(isnan(tn_item(tn_kl_div(lx, lt))) && !isnan(tn_item(tn_kl_div(lx, lt, .log_target = true))));
+    CHECK_ERR(tn_kl_div_str(lx, lt, "log_input=True"), "tn_kl_div: unknown option 'log_input' (valid: reduction, log_target)");
+
+    tn_tensor *t2 = f64(V(1.0, -1.0), S(2));
+    CHECK_T(tn_cosine_embedding_loss(x, y, t2), S0, V(0.7783676146404703));
+    CHECK_T(tn_cosine_embedding_loss(x, y, t2, .margin = -0.5), S0, V(1.0283676146404703));
+    CHECK_T(tn_cosine_embedding_loss_str(x, y, t2, "margin=-0.5, reduction='none'"), S(2), V(1.2117024496098654, 0.8450327796710753));
+    tn_margin_loss_fn_opts mo = TN_DEFAULTS(tn_margin_loss_fn_opts);
+    CHECK(mo.margin == 0 && mo.reduction == TN_REDUCTION_MEAN);
+    tn_tensor *a = f64(V(0.5, -1.0, 2.0), S(3)), *b = f64(V(1.0, -2.0, 0.25), S(3)), *t3 = f64(V(1.0, -1.0, 1.0), S(3));
+    CHECK_T(tn_margin_ranking_loss_opts(a, b, t3, mo), S0, V(0.5));
+    CHECK_T(tn_margin_ranking_loss(a, b, t3), S0, V(0.5));
+    CHECK_T(tn_margin_ranking_loss(a, b, t3, .margin = 1.0), S0, V(1.1666666666666667));
+    CHECK_T(tn_margin_ranking_loss_str(a, b, t3, "margin=1.0, reduction='none'"), S(3), V(1.5, 2.0, 0.0));
+    mo.margin = 1;
+    mo.reduction = TN_REDUCTION_NONE;
+    CHECK_T(tn_margin_ranking_loss_opts(a, b, t3, mo), S(3), V(1.5, 2.0, 0.0));
+    CHECK_ERR(tn_margin_ranking_loss_str(a, b, t3, "p=2"), "tn_margin_ranking_loss: unknown option 'p' (valid: margin, reduction)");
+    CHECK_ERR(tn_cosine_embedding_loss_str(x, y, t2, "margin='big'"), "tn_cosine_embedding_loss: option margin=");
+    tn_tensor *g[2] = {tn_randn(S(3, 2), TN_F64), tn_randn(S(3, 2), TN_F64)};
+    for (int i = 0; i < 2; i++) tn_requires_grad_(g[i], true);
+    CHECK(tn_gradcheck(g_huber, g, 2, NULL, 1e-6, 1e-5, 1e-4));
+    CHECK(tn_gradgradcheck(g_huber, g, 2, NULL, 1e-6, 1e-5, 1e-4));
+    CHECK(tn_gradcheck(g_bcel, g, 2, NULL, 1e-6, 1e-5, 1e-4));
+    tn_scope_end();
+}
+
+/* The functional activations: defaults are F's (approximate 'none', beta 1, threshold 20,
+   negative_slope 0.01, alpha 1, lambd 0.5, lower 1/8, upper 1/3, training False). */
+TEST(activations_kw) {
+    tn_scope_begin();
+    tn_tensor *x = f64(V(-3.0, -0.75, -0.25, 0.0, 0.4, 1.5, 12.0), S(7));
+    const double *gelu = V(-0.00404969409489031, -0.16997051428265111, -0.10032341857926907, 0.0, 0.2621686966441297, 1.399789198096713, 12.0);
+    const double *gelu_tanh = V(-0.0036373920817729943, -0.17003944483437966, -0.100324649298315, 0.0, 0.2621611694273562, 1.3995715769802328, 12.0);
+    CHECK_T(tn_gelu(x), S(7), gelu);
+    CHECK_T(tn_gelu(x, .approximate = TN_APPROXIMATE_TANH), S(7), gelu_tanh);
+    CHECK_T(tn_gelu_str(x, "approximate='tanh'"), S(7), gelu_tanh);
+    tn_gelu_fn_opts go = TN_DEFAULTS(tn_gelu_fn_opts);
+    CHECK(go.approximate == TN_APPROXIMATE_NONE);
+    CHECK_T(tn_gelu_opts(x, go), S(7), gelu);
+    CHECK_ERR(tn_gelu_str(x, "approximate='erf'"), "tn_gelu: option approximate='erf': expected one of none|tanh");
+
+    const double *sp = V(0.04858735157374206, 0.38687100611489994, 0.5759394198788436, 0.6931471805599453, 0.9130152523999526, 1.7014132779827524, 12.000006144193478);
+    CHECK_T(tn_softplus(x), S(7), sp);
+    CHECK_T(tn_softplus(x, .beta = 2), S(7), V(0.0012378425688652247, 0.1007066389913762, 0.23703849209005334, 0.34657359027997264, 0.5855503329738889, 1.524293675786871, 12.0));
+    CHECK_T(tn_softplus(x, .threshold = 1), S(7), V(0.04858735157374206, 0.38687100611489994, 0.5759394198788436, 0.6931471805599453, 0.9130152523999526, 1.5, 12.0));
+    const double *sp2 = V(0.4028265559655048, 1.04624652827968, 1.2651980706343382, 1.3862943611198906, 1.5962777387631837, 2.2737420122297998, 12.0);
+    CHECK_T(tn_softplus_str(x, "beta=0.5, threshold=4"), S(7), sp2);
+    tn_softplus_fn_opts so = TN_DEFAULTS(tn_softplus_fn_opts);
+    CHECK(so.beta == 1 && so.threshold == 20);
+    so.beta = 0.5;
+    so.threshold = 4;
+    CHECK_T(tn_softplus_opts(x, so), S(7), sp2);
+    CHECK_ERR(tn_softplus_str(x, "lambd=1"), "tn_softplus: unknown option 'lambd' (valid: beta, threshold)");
+
+    CHECK_T(tn_leaky_relu(x), S(7), V(-0.03, -0.0075, -0.0025, 0.0, 0.4, 1.5, 12.0));
+    const double *lr = V(-0.6000000000000001, -0.15000000000000002, -0.05, 0.0, 0.4, 1.5, 12.0);
+    CHECK_T(tn_leaky_relu(x, .negative_slope = 0.2), S(7), lr);
+    CHECK_T(tn_leaky_relu_str(x, "negative_slope=0.2"), S(7), lr);
+    tn_leaky_relu_fn_opts lo = TN_DEFAULTS(tn_leaky_relu_fn_opts);
+    CHECK(lo.negative_slope == 0.01);
+    lo.negative_slope = 0.2;
+    CHECK_T(tn_leaky_relu_opts(x, lo), S(7), lr);
+    CHECK_ERR(tn_leaky_relu_str(x, "inplace=True"), "tn_leaky_relu: unknown option 'inplace' (valid: negative_slope)");
+
+    const double *elu = V(-0.950212931632136, -0.5276334472589853, -0.22119921692859512, 0.0, 0.4, 1.5, 12.0);
+    CHECK_T(tn_elu(x), S(7), elu);
+    CHECK_T(tn_elu(x, .alpha = 0.5), S(7), V(-0.475106465816068, -0.26381672362949266, -0.11059960846429756, 0.0, 0.4, 1.5, 12.0));
+    CHECK_T(tn_elu_str(x, "alpha=0.5"), S(7), V(-0.475106465816068, -0.26381672362949266, -0.11059960846429756, 0.0, 0.4, 1.5, 12.0));
+    CHECK_T(tn_celu(x), S(7), elu);
+    const double *celu2 = V(-1.5537396797031404, -0.6254214424180555, -0.2350061948308091, 0.0, 0.4, 1.5, 12.0);
+    CHECK_T(tn_celu(x, .alpha = 2), S(7), celu2);
+    CHECK_T(tn_celu_str(x, "alpha=2.0"), S(7), celu2);
+    tn_elu_fn_opts eo = TN_DEFAULTS(tn_elu_fn_opts);
+    CHECK(eo.alpha == 1);
+    eo.alpha = 2;
+    CHECK_T(tn_celu_opts(x, eo), S(7), celu2);
+    CHECK_ERR(tn_celu_str(x, "alpha=0"), "tn_celu: alpha must be nonzero");
+    CHECK_ERR(tn_elu_str(x, "scale=2"), "tn_elu: unknown option 'scale' (valid: alpha)");
+
+    CHECK_T(tn_hardshrink(x), S(7), V(-3.0, -0.75, 0.0, 0.0, 0.0, 1.5, 12.0));
+    CHECK_T(tn_hardshrink(x, .lambd = 1), S(7), V(-3.0, 0.0, 0.0, 0.0, 0.0, 1.5, 12.0));
+    CHECK_T(tn_hardshrink_str(x, "lambd=1"), S(7), V(-3.0, 0.0, 0.0, 0.0, 0.0, 1.5, 12.0));
+    CHECK_T(tn_softshrink(x), S(7), V(-2.5, -0.25, 0.0, 0.0, 0.0, 1.0, 11.5));
+    CHECK_T(tn_softshrink(x, .lambd = 1), S(7), V(-2.0, 0.0, 0.0, 0.0, 0.0, 0.5, 11.0));
+    tn_shrink_fn_opts ho = TN_DEFAULTS(tn_shrink_fn_opts);
+    CHECK(ho.lambd == 0.5);
+    ho.lambd = 1;
+    CHECK_T(tn_softshrink_opts(x, ho), S(7), V(-2.0, 0.0, 0.0, 0.0, 0.0, 0.5, 11.0));
+    CHECK_ERR(tn_softshrink_str(x, "lambda=1"), "tn_softshrink: unknown option 'lambda' (valid: lambd)");
+
+    CHECK_T(tn_rrelu(x), S(7), V(-0.6875, -0.171875, -0.057291666666666664, 0.0, 0.4, 1.5, 12.0));   /* eval: the mean slope */
+    CHECK_T(tn_rrelu(x, .lower = 0.1, .upper = 0.3), S(7), lr);
+    CHECK_T(tn_rrelu_str(x, "lower=0.1, upper=0.3"), S(7), lr);
+    tn_rrelu_fn_opts ro = TN_DEFAULTS(tn_rrelu_fn_opts);
+    CHECK(ro.lower == 0.125 && ro.upper == 1.0 / 3 && !ro.training);
+    const double *drawn = V(-0.8284374017184214, -0.19090131471955457, -0.04526864206876048, 0.0, 0.4, 1.5, 12.0);   /* torch, seed 12 */
+    tn_manual_seed(12);
+    CHECK_T(tn_rrelu(x, .training = true), S(7), drawn);
+    tn_manual_seed(12);
+    CHECK_T(tn_rrelu_str(x, "training=True"), S(7), drawn);
+    ro.training = true;
+    tn_manual_seed(12);
+    CHECK_T(tn_rrelu_opts(x, ro), S(7), drawn);
+    CHECK_ERR(tn_rrelu_str(x, "training=1.5"), "tn_rrelu: option training=1.5: expected True or False");
+    CHECK_ERR(tn_rrelu_str(x, "inplace=False"), "tn_rrelu: unknown option 'inplace' (valid: lower, upper, training)");
+    tn_scope_end();
+}
+
+/* tril/triu_indices, nan_to_num, logit, cross and tensordot: PyTorch's defaults (offset 0,
+   dtype int64; nan 0, posinf / neginf None; eps None; dim None; dims 2). */
+TEST(tensor_ops_kw_more) {
+    tn_scope_begin();
+    tn_tensor *ti = tn_tril_indices(3, 4);
+    CHECK(ti && tn_get_dtype(ti) == TN_I64);
+    CHECK_T(ti, S(2, 6), V(0, 1, 1, 2, 2, 2, 0, 0, 1, 0, 1, 2));
+    CHECK_T(tn_tril_indices(3, 4, .offset = -1), S(2, 3), V(1, 2, 2, 0, 0, 1));
+    tn_tensor *tu = tn_triu_indices(3, 4, .offset = 1, .dtype = TN_I32);
+    CHECK(tu && tn_get_dtype(tu) == TN_I32);
+    CHECK_T(tu, S(2, 6), V(0, 0, 0, 1, 1, 2, 1, 2, 3, 2, 3, 3));
+    CHECK_T(tn_triu_indices(3, 4), S(2, 9), V(0, 0, 0, 0, 1, 1, 1, 2, 2, 0, 1, 2, 3, 1, 2, 3, 2, 3));
+    tn_tensor *ts = tn_triu_indices_str(3, 4, "offset=1, dtype=int32");
+    CHECK(ts && tn_get_dtype(ts) == TN_I32);
+    CHECK_T(ts, S(2, 6), V(0, 0, 0, 1, 1, 2, 1, 2, 3, 2, 3, 3));
+    tn_tri_indices_fn_opts io = TN_DEFAULTS(tn_tri_indices_fn_opts);
+    CHECK(io.offset == 0 && io.dtype == TN_I64);
+    io.offset = -1;
+    CHECK_T(tn_tril_indices_opts(3, 4, io), S(2, 3), V(1, 2, 2, 0, 0, 1));
+    CHECK_ERR(tn_tril_indices_str(3, 4, "diagonal=1"), "tn_tril_indices: unknown option 'diagonal' (valid: offset, dtype)");
+    CHECK_ERR(tn_tril_indices_str(3, 4, "dtype=float32"), "tn_tril_indices:");
+
+    tn_tensor *x = f64(V(NAN, INFINITY, -INFINITY, 0.5, -2.0), S(5));
+    CHECK_T(tn_nan_to_num(x), S(5), V(0.0, 1.7976931348623157e+308, -1.7976931348623157e+308, 0.5, -2.0));
+    CHECK_T(tn_nan_to_num(tn_to_dtype(x, TN_F32)), S(5), V(0.0, 3.4028234663852886e+38, -3.4028234663852886e+38, 0.5, -2.0));
+    CHECK_T(tn_nan_to_num(x, .nan = -1, .posinf = 1e6, .neginf = -7), S(5), V(-1.0, 1000000.0, -7.0, 0.5, -2.0));
+    CHECK_T(tn_nan_to_num_str(x, "nan=-1.0, posinf=1000000.0, neginf=-7"), S(5), V(-1.0, 1000000.0, -7.0, 0.5, -2.0));
+    CHECK_T(tn_nan_to_num_str(x, "posinf=None, neginf=-7"), S(5), V(0.0, 1.7976931348623157e+308, -7.0, 0.5, -2.0));
+    tn_nan_to_num_fn_opts no = TN_DEFAULTS(tn_nan_to_num_fn_opts);
+    CHECK(no.nan == 0 && isnan(no.posinf) && isnan(no.neginf));
+    no.posinf = 3;
+    CHECK_T(tn_nan_to_num_opts(x, no), S(5), V(0.0, 3.0, -1.7976931348623157e+308, 0.5, -2.0));
+    CHECK_ERR(tn_nan_to_num_str(x, "inf=1"), "tn_nan_to_num: unknown option 'inf' (valid: nan, posinf, neginf)");
+
+    tn_tensor *z = f64(V(0.0, 0.25, 0.5, 0.9, 1.0), S(5));
+    CHECK_T(tn_logit(z), S(5), V(-INFINITY, -1.0986122886681098, 0.0, 2.1972245773362196, INFINITY));
+    CHECK_T(tn_logit(z, .eps = 0.1), S(5), V(-2.197224577336219, -1.0986122886681098, 0.0, 2.1972245773362196, 2.1972245773362196));
+    CHECK_T(tn_logit_str(z, "eps=0.2"), S(5), V(-1.3862943611198906, -1.0986122886681098, 0.0, 1.3862943611198908, 1.3862943611198908));
+    CHECK_T(tn_logit_str(z, "eps=None"), S(5), V(-INFINITY, -1.0986122886681098, 0.0, 2.1972245773362196, INFINITY));
+    tn_logit_fn_opts lo = TN_DEFAULTS(tn_logit_fn_opts);
+    CHECK(isnan(lo.eps));
+    lo.eps = 0.2;
+    CHECK_T(tn_logit_opts(z, lo), S(5), V(-1.3862943611198906, -1.0986122886681098, 0.0, 1.3862943611198908, 1.3862943611198908));
+    CHECK_ERR(tn_logit_str(z, "epsilon=0.1"), "tn_logit: unknown option 'epsilon' (valid: eps)");
+
+    tn_tensor *a = f64(V(1.0, 2.0, 3.0, 0.5, -1.0, 2.0, 3.0, 0.0, -1.0), S(3, 3)), *b = f64(V(0.0, 1.0, -1.0, 2.0, 2.0, 1.0, 1.0, -3.0, 0.5), S(3, 3));
+    const double *c0 = V(-5.5, 3.0, 2.0, -1.0, 6.0, -0.5, 2.0, 5.0, 5.0), *c1 = V(-5.0, 1.0, 1.0, -5.0, 3.5, 3.0, -3.0, -2.5, -9.0);
+    CHECK_T(tn_cross(a, b), S(3, 3), c0);            /* dim None: the first dim of size 3 */
+    CHECK_T(tn_cross(a, b, .dim = -1), S(3, 3), c1);
+    CHECK_T(tn_cross_str(a, b, "dim=-1"), S(3, 3), c1);
+    CHECK_T(tn_cross_str(a, b, "dim=None"), S(3, 3), c0);
+    tn_cross_fn_opts co = TN_DEFAULTS(tn_cross_fn_opts);
+    CHECK(co.dim == TN_NONE);
+    co.dim = 1;
+    CHECK_T(tn_cross_opts(a, b, co), S(3, 3), c1);
+    CHECK_ERR(tn_cross(tn_ones(S(2, 4), TN_F64), tn_ones(S(2, 4), TN_F64)), "tn_cross: no dimension of size 3 in input");
+    CHECK_ERR(tn_cross_str(a, b, "axis=0"), "tn_cross: unknown option 'axis' (valid: dim)");
+
+    tn_tensor *A = tn_div_scalar(tn_reshape(range64(24), S(2, 3, 4)), 10), *B = tn_div_scalar(tn_reshape(range64(24), S(3, 4, 2)), 7);
+    tn_tensor *C = tn_reshape(range64(8), S(4, 2)), *Dt = tn_reshape(range64(12), S(3, 2, 2));
+    const double *t2 = V(14.457142857142857, 15.399999999999999, 37.08571428571429, 40.08571428571428);
+    const double *t1 = V(2.8, 3.4, 7.6, 9.799999999999999, 12.4, 16.2, 17.2, 22.6, 22.0, 29.0, 26.799999999999997, 35.4);
+    const double *tl = V(40.0, 46.0, 43.0, 49.6, 46.0, 53.2, 49.0, 56.8);
+    CHECK_T(tn_tensordot(A, B), S(2, 2), t2);
+    CHECK_T(tn_tensordot(A, C, .dims = 1), S(2, 3, 2), t1);
+    CHECK_T(tn_tensordot_str(A, C, "dims=1"), S(2, 3, 2), t1);
+    CHECK_T(tn_tensordot(A, Dt, .dims_a = TN_INTS(1, 0), .dims_b = TN_INTS(0, 1)), S(4, 2), tl);
+    CHECK_T(tn_tensordot_str(A, Dt, "dims_a=[1, 0], dims_b=(0, 1)"), S(4, 2), tl);
+    tn_tensordot_fn_opts do_ = TN_DEFAULTS(tn_tensordot_fn_opts);
+    CHECK(do_.dims == 2 && do_.dims_a.n == 0 && do_.dims_b.n == 0);
+    CHECK_T(tn_tensordot_opts(A, B, do_), S(2, 2), t2);
+    CHECK(tn_ndim(tn_tensordot(A, C, .dims = 0)) == 5);   /* the outer product */
+    CHECK_ERR(tn_tensordot(A, C, .dims = -1), "tn_tensordot: tensordot expects dims >= 0, but got dims=-1");
+    CHECK_ERR(tn_tensordot(A, C, .dims = 3), "tn_tensordot: tensordot expects dims < ndim_a or ndim_b, but got dims=3");
+    CHECK_ERR(tn_tensordot(A, Dt, .dims_a = TN_INTS(1, 0), .dims_b = TN_INTS(0)), "tn_tensordot: both dimension lists should have same length, got 2 and 1");
+    CHECK_ERR(tn_tensordot_str(A, C, "dim=1"), "tn_tensordot: unknown option 'dim' (valid: dims, dims_a, dims_b)");
+    tn_scope_end();
+}
+
 /* The migrated ops stay differentiable through the macro form. */
 static tn_tensor *g_addmm(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_addmm(in[0], in[1], in[2], .beta = -0.5, .alpha = 1.5); }
 static tn_tensor *g_cdist(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_cdist(in[0], in[1], .p = 3); }
@@ -422,6 +686,9 @@ int main(void) {
     RUN(repeat_interleave_kw);
     RUN(histc_kw);
     RUN(cosine_pairwise_kw);
+    RUN(reduction_losses_kw);
+    RUN(activations_kw);
+    RUN(tensor_ops_kw_more);
     RUN(gradients_through_the_macros);
     return tn_test_report();
 }

@@ -105,15 +105,15 @@ static double pw_elem(int k, double x, double y, double p, double w, double pw) 
 }
 static tn_tensor *call_pw(int k, tn_tensor *x, tn_tensor *y, tn_tensor *w, tn_tensor *pw, double p, tn_reduction red) {
     switch (k) {
-    case K_MSE: return tn_mse_loss(x, y, red);
-    case K_L1: return tn_l1_loss(x, y, red);
-    case K_SL1: return tn_smooth_l1_loss(x, y, red, p);
-    case K_HUBER: return tn_huber_loss(x, y, red, p);
-    case K_KL: return tn_kl_div(x, y, red, false);
-    case K_KLLOG: return tn_kl_div(x, y, red, true);
-    case K_BCE: return tn_binary_cross_entropy(x, y, w, red);
-    case K_BCEL: return tn_binary_cross_entropy_with_logits(x, y, w, pw, red);
-    case K_MARGIN: return tn_margin_ranking_loss(x, y, w, p, red);
+    case K_MSE: return tn_mse_loss(x, y, .reduction = red);
+    case K_L1: return tn_l1_loss(x, y, .reduction = red);
+    case K_SL1: return tn_smooth_l1_loss(x, y, .reduction = red, .beta = p);
+    case K_HUBER: return tn_huber_loss(x, y, .reduction = red, .delta = p);
+    case K_KL: return tn_kl_div(x, y, .reduction = red);
+    case K_KLLOG: return tn_kl_div(x, y, .reduction = red, .log_target = true);
+    case K_BCE: return tn_binary_cross_entropy(x, y, .weight = w, .reduction = red);
+    case K_BCEL: return tn_binary_cross_entropy_with_logits(x, y, .weight = w, .reduction = red, .pos_weight = pw);
+    case K_MARGIN: return tn_margin_ranking_loss(x, y, w, .margin = p, .reduction = red);
     }
     return NULL;
 }
@@ -258,34 +258,33 @@ TEST(test_hand_cases) {
     /* regression losses */
     double a[] = {1, 2, 3}, b[] = {1.5, 0, 3};
     tn_tensor *ta = F64(a, TN_SHAPE(3)), *tb = F64(b, TN_SHAPE(3));
-    CHECK_CLOSE(tn_item(tn_mse_loss(ta, tb, TN_REDUCTION_MEAN)), (0.25 + 4) / 3, 1e-12);
-    CHECK_CLOSE(tn_item(tn_l1_loss(ta, tb, TN_REDUCTION_SUM)), 2.5, 1e-12);
-    CHECK_CLOSE(tn_item(tn_smooth_l1_loss(ta, tb, TN_REDUCTION_SUM, 1.0)), 0.5 * 0.25 + 1.5, 1e-12);
-    CHECK_CLOSE(tn_item(tn_huber_loss(ta, tb, TN_REDUCTION_SUM, 1.0)), 0.5 * 0.25 + 1.5, 1e-12);
+    CHECK_CLOSE(tn_item(tn_mse_loss(ta, tb)), (0.25 + 4) / 3, 1e-12);
+    CHECK_CLOSE(tn_item(tn_l1_loss(ta, tb, .reduction = TN_REDUCTION_SUM)), 2.5, 1e-12);
+    CHECK_CLOSE(tn_item(tn_smooth_l1_loss(ta, tb, .reduction = TN_REDUCTION_SUM)), 0.5 * 0.25 + 1.5, 1e-12);
+    CHECK_CLOSE(tn_item(tn_huber_loss(ta, tb, .reduction = TN_REDUCTION_SUM)), 0.5 * 0.25 + 1.5, 1e-12);
     /* huber(delta) = delta * smooth_l1(beta = delta) */
-    CHECK_CLOSE(tn_item(tn_huber_loss(ta, tb, TN_REDUCTION_SUM, 0.4)), 0.4 * tn_item(tn_smooth_l1_loss(ta, tb, TN_REDUCTION_SUM, 0.4)), 1e-12);
-    CHECK_CLOSE(tn_item(tn_smooth_l1_loss(ta, tb, TN_REDUCTION_SUM, 0.0)), 2.5, 1e-12); /* beta 0: l1 */
+    CHECK_CLOSE(tn_item(tn_huber_loss(ta, tb, .reduction = TN_REDUCTION_SUM, .delta = 0.4)), 0.4 * tn_item(tn_smooth_l1_loss(ta, tb, .reduction = TN_REDUCTION_SUM, .beta = 0.4)), 1e-12);
+    CHECK_CLOSE(tn_item(tn_smooth_l1_loss(ta, tb, .reduction = TN_REDUCTION_SUM, .beta = 0.0)), 2.5, 1e-12); /* beta 0: l1 */
     /* bce: logs clamped at -100 */
     double p01[] = {0, 1}, t10[] = {1, 0};
-    CHECK_CLOSE(tn_item(tn_binary_cross_entropy(F64(p01, TN_SHAPE(2)), F64(t10, TN_SHAPE(2)), NULL, TN_REDUCTION_MEAN)), 100, 1e-12);
-    CHECK_CLOSE(tn_item(tn_binary_cross_entropy(F64(p01, TN_SHAPE(2)), F64(p01, TN_SHAPE(2)), NULL, TN_REDUCTION_SUM)), 0, 1e-12);
+    CHECK_CLOSE(tn_item(tn_binary_cross_entropy(F64(p01, TN_SHAPE(2)), F64(t10, TN_SHAPE(2)))), 100, 1e-12);
+    CHECK_CLOSE(tn_item(tn_binary_cross_entropy(F64(p01, TN_SHAPE(2)), F64(p01, TN_SHAPE(2)), .reduction = TN_REDUCTION_SUM)), 0, 1e-12);
     double ph[] = {0.3}, th[] = {0.5}, wh[] = {2};
-    CHECK_CLOSE(tn_item(tn_binary_cross_entropy(F64(ph, TN_SHAPE(1)), F64(th, TN_SHAPE(1)), F64(wh, TN_SHAPE(1)), TN_REDUCTION_MEAN)),
+    CHECK_CLOSE(tn_item(tn_binary_cross_entropy(F64(ph, TN_SHAPE(1)), F64(th, TN_SHAPE(1)), .weight = F64(wh, TN_SHAPE(1)))),
                 -2 * (0.5 * log(0.3) + 0.5 * log(0.7)), 1e-12);
     /* bce with logits stays finite for large logits */
     float lg[] = {100, -100}, lt[] = {0, 1};
-    CHECK_CLOSE(tn_item(tn_binary_cross_entropy_with_logits(tn_from_data(lg, TN_SHAPE(2), TN_F32), tn_from_data(lt, TN_SHAPE(2), TN_F32), NULL, NULL,
-                                                            TN_REDUCTION_MEAN)), 100, 1e-4);
+    CHECK_CLOSE(tn_item(tn_binary_cross_entropy_with_logits(tn_from_data(lg, TN_SHAPE(2), TN_F32), tn_from_data(lt, TN_SHAPE(2), TN_F32))), 100, 1e-4);
     double l0[] = {0}, t1[] = {1}, pw3[] = {3};
-    CHECK_CLOSE(tn_item(tn_binary_cross_entropy_with_logits(F64(l0, TN_SHAPE(1)), F64(t1, TN_SHAPE(1)), NULL, F64(pw3, TN_SHAPE(1)), TN_REDUCTION_SUM)),
+    CHECK_CLOSE(tn_item(tn_binary_cross_entropy_with_logits(F64(l0, TN_SHAPE(1)), F64(t1, TN_SHAPE(1)), .reduction = TN_REDUCTION_SUM, .pos_weight = F64(pw3, TN_SHAPE(1)))),
                 3 * log(2.0), 1e-12);
     /* kl_div: t (log t - x); 0 log 0 = 0 */
     double kx[] = {-1, -2}, kt[] = {0, 0.5};
-    CHECK_CLOSE(tn_item(tn_kl_div(F64(kx, TN_SHAPE(1, 2)), F64(kt, TN_SHAPE(1, 2)), TN_REDUCTION_SUM, false)), 0.5 * (log(0.5) + 2), 1e-12);
-    CHECK_CLOSE(tn_item(tn_kl_div(F64(kx, TN_SHAPE(1, 2)), F64(kt, TN_SHAPE(1, 2)), TN_REDUCTION_MEAN, false)), 0.5 * (log(0.5) + 2) / 2, 1e-12);
-    CHECK_CLOSE(tn_item(tn_kl_div(F64(kx, TN_SHAPE(1, 2)), F64(kt, TN_SHAPE(1, 2)), TN_REDUCTION_BATCHMEAN, false)), 0.5 * (log(0.5) + 2), 1e-12);
+    CHECK_CLOSE(tn_item(tn_kl_div(F64(kx, TN_SHAPE(1, 2)), F64(kt, TN_SHAPE(1, 2)), .reduction = TN_REDUCTION_SUM)), 0.5 * (log(0.5) + 2), 1e-12);
+    CHECK_CLOSE(tn_item(tn_kl_div(F64(kx, TN_SHAPE(1, 2)), F64(kt, TN_SHAPE(1, 2)))), 0.5 * (log(0.5) + 2) / 2, 1e-12);
+    CHECK_CLOSE(tn_item(tn_kl_div(F64(kx, TN_SHAPE(1, 2)), F64(kt, TN_SHAPE(1, 2)), .reduction = TN_REDUCTION_BATCHMEAN)), 0.5 * (log(0.5) + 2), 1e-12);
     double k0x = 0.5, k0t = 0.2; /* 0-d batchmean is the sum (torch: -0.4218875...) */
-    CHECK_CLOSE(tn_item(tn_kl_div(F64(&k0x, NULL, 0), F64(&k0t, NULL, 0), TN_REDUCTION_BATCHMEAN, false)), 0.2 * log(0.2) - 0.1, 1e-12);
+    CHECK_CLOSE(tn_item(tn_kl_div(F64(&k0x, NULL, 0), F64(&k0t, NULL, 0), .reduction = TN_REDUCTION_BATCHMEAN)), 0.2 * log(0.2) - 0.1, 1e-12);
     /* cosine_similarity: torch 1.13 clamps each norm at eps separately */
     double c1[] = {1e-5, 0}, c2[] = {1, 0};
     CHECK_CLOSE(tn_item(tn_cosine_similarity(F64(c1, TN_SHAPE(2)), F64(c1, TN_SHAPE(2)), .dim = 0)), 1, 1e-12);
@@ -295,7 +294,7 @@ TEST(test_hand_cases) {
     CHECK_CLOSE(tn_item(tn_cosine_similarity(F64(&s1, NULL, 0), F64(&s2, NULL, 0), .dim = 0)), 1, 1e-12);
     /* cosine embedding: 1 - cos for +1, max(0, cos - margin) for -1, 0 otherwise */
     double e1[] = {1, 0, 0, 1, 1, 1}, e2[] = {1, 1, 0, 1, 1, 0}, et[] = {1, -1, 0.5};
-    tn_tensor *ce = tn_cosine_embedding_loss(F64(e1, TN_SHAPE(3, 2)), F64(e2, TN_SHAPE(3, 2)), F64(et, TN_SHAPE(3)), 0.5, TN_REDUCTION_NONE);
+    tn_tensor *ce = tn_cosine_embedding_loss(F64(e1, TN_SHAPE(3, 2)), F64(e2, TN_SHAPE(3, 2)), F64(et, TN_SHAPE(3)), .margin = 0.5, .reduction = TN_REDUCTION_NONE);
     double cos0 = 1 / sqrt((1 + 1e-12) * (2 + 1e-12)), cos1 = 1 / sqrt((1 + 1e-12) * (1 + 1e-12)), want[3];
     want[0] = 1 - cos0;
     want[1] = cos1 - 0.5;
@@ -303,7 +302,7 @@ TEST(test_hand_cases) {
     close_arr(D(ce), want, 3, 1e-12, 1e-10, "cosine_embedding hand");
     /* margin ranking */
     double m1[] = {1, 2}, m2[] = {2, 1}, mt[] = {1, 1};
-    CHECK_CLOSE(tn_item(tn_margin_ranking_loss(F64(m1, TN_SHAPE(2)), F64(m2, TN_SHAPE(2)), F64(mt, TN_SHAPE(2)), 0.5, TN_REDUCTION_SUM)), 1.5, 1e-12);
+    CHECK_CLOSE(tn_item(tn_margin_ranking_loss(F64(m1, TN_SHAPE(2)), F64(m2, TN_SHAPE(2)), F64(mt, TN_SHAPE(2)), .margin = 0.5, .reduction = TN_REDUCTION_SUM)), 1.5, 1e-12);
     tn_scope_end();
 }
 
@@ -359,16 +358,16 @@ TEST(test_pointwise_values) {
     double tiny[] = {1e-60, 0.5}, tt[] = {1, 1};
     check_pw(K_BCE, F64(tiny, TN_SHAPE(2)), F64(tt, TN_SHAPE(2)), NULL, NULL, 0, TN_REDUCTION_NONE, "log clamp");
     tn_tensor *z = uniform(TN_SHAPE(4, 3), -3, 3), *y = uniform(TN_SHAPE(4, 3), 0, 1);
-    CHECK_CLOSE(tn_item(tn_binary_cross_entropy_with_logits(z, y, NULL, NULL, TN_REDUCTION_MEAN)),
-                tn_item(tn_binary_cross_entropy(tn_sigmoid(z), y, NULL, TN_REDUCTION_MEAN)), 1e-12);
+    CHECK_CLOSE(tn_item(tn_binary_cross_entropy_with_logits(z, y)),
+                tn_item(tn_binary_cross_entropy(tn_sigmoid(z), y)), 1e-12);
     /* float32 */
     tn_tensor *xf = tn_to_dtype(uniform(TN_SHAPE(5, 3), -2, 2), TN_F32), *yf = tn_to_dtype(uniform(TN_SHAPE(5, 3), -2, 2), TN_F32);
-    tn_tensor *mf = tn_mse_loss(xf, yf, TN_REDUCTION_MEAN);
+    tn_tensor *mf = tn_mse_loss(xf, yf);
     CHECK(tn_get_dtype(mf) == TN_F32);
-    CHECK_CLOSE(tn_item(mf), tn_item(tn_mse_loss(tn_to_dtype(xf, TN_F64), tn_to_dtype(yf, TN_F64), TN_REDUCTION_MEAN)), 1e-6);
+    CHECK_CLOSE(tn_item(mf), tn_item(tn_mse_loss(tn_to_dtype(xf, TN_F64), tn_to_dtype(yf, TN_F64))), 1e-6);
     /* dtype promotion as PyTorch */
-    CHECK(tn_get_dtype(tn_mse_loss(xf, tn_to_dtype(yf, TN_F64), TN_REDUCTION_MEAN)) == TN_F64);
-    CHECK(tn_get_dtype(tn_binary_cross_entropy_with_logits(tn_to_dtype(xf, TN_F64), tn_sigmoid(yf), NULL, NULL, TN_REDUCTION_MEAN)) == TN_F32);
+    CHECK(tn_get_dtype(tn_mse_loss(xf, tn_to_dtype(yf, TN_F64))) == TN_F64);
+    CHECK(tn_get_dtype(tn_binary_cross_entropy_with_logits(tn_to_dtype(xf, TN_F64), tn_sigmoid(yf))) == TN_F32);
     tn_scope_end();
 }
 
@@ -468,7 +467,7 @@ TEST(test_class_losses_edges) {
     CHECK(isnan(tn_item(tn_cross_entropy(e, tn_zeros(TN_SHAPE(0, 4), TN_F64)))));
     tn_tensor *en = tn_cross_entropy(e, et, .reduction = TN_REDUCTION_NONE);
     CHECK(en && tn_ndim(en) == 1 && tn_shape(en)[0] == 0);
-    CHECK(isnan(tn_item(tn_mse_loss(e, e, TN_REDUCTION_MEAN))));
+    CHECK(isnan(tn_item(tn_mse_loss(e, e))));
     tn_scope_end();
 }
 
@@ -516,7 +515,7 @@ TEST(test_cosine_values) {
             tn_tensor *b = unb ? tn_randn(TN_SHAPE(4), TN_F64) : tn_randn(TN_SHAPE(5, 4), TN_F64);
             double tv[] = {1, -1, -1, 1, 0.5};
             tn_tensor *t = unb ? F64(tv + 1, NULL, 0) : F64(tv, TN_SHAPE(5));
-            tn_tensor *r = tn_cosine_embedding_loss(a, b, t, 0.1, REDS[ri]);
+            tn_tensor *r = tn_cosine_embedding_loss(a, b, t, .margin = 0.1, .reduction = REDS[ri]);
             CHECK_MSG(r != NULL, "cosine_embedding: %s", tn_last_error());
             const double *av = D(a), *bv = D(b);
             double e[5], acc = 0;
@@ -557,18 +556,18 @@ typedef struct lcase {
 
 static tn_tensor *lcase_call(const lcase *c, tn_tensor *const *s) {
     switch (c->kind) {
-    case LC_MSE: return tn_mse_loss(s[0], s[1], c->red);
-    case LC_L1: return tn_l1_loss(s[0], s[1], c->red);
-    case LC_SL1: return tn_smooth_l1_loss(s[0], s[1], c->red, c->p);
-    case LC_HUBER: return tn_huber_loss(s[0], s[1], c->red, c->p);
+    case LC_MSE: return tn_mse_loss(s[0], s[1], .reduction = c->red);
+    case LC_L1: return tn_l1_loss(s[0], s[1], .reduction = c->red);
+    case LC_SL1: return tn_smooth_l1_loss(s[0], s[1], .reduction = c->red, .beta = c->p);
+    case LC_HUBER: return tn_huber_loss(s[0], s[1], .reduction = c->red, .delta = c->p);
     case LC_NLL: return tn_nll_loss(s[0], s[1], .weight = s[2], .ignore_index = c->ii, .reduction = c->red);
     case LC_CE: return tn_cross_entropy(s[0], s[1], .weight = s[2], .ignore_index = c->ii, .reduction = c->red, .label_smoothing = c->p);
-    case LC_BCE: return tn_binary_cross_entropy(s[0], s[1], s[2], c->red);
-    case LC_BCEL: return tn_binary_cross_entropy_with_logits(s[0], s[1], s[2], s[3], c->red);
-    case LC_KL: return tn_kl_div(s[0], s[1], c->red, c->flag);
+    case LC_BCE: return tn_binary_cross_entropy(s[0], s[1], .weight = s[2], .reduction = c->red);
+    case LC_BCEL: return tn_binary_cross_entropy_with_logits(s[0], s[1], .weight = s[2], .reduction = c->red, .pos_weight = s[3]);
+    case LC_KL: return tn_kl_div(s[0], s[1], .reduction = c->red, .log_target = c->flag);
     case LC_COS: return tn_cosine_similarity(s[0], s[1], .dim = c->ii, .eps = c->p);
-    case LC_COSEMB: return tn_cosine_embedding_loss(s[0], s[1], s[2], c->p, c->red);
-    case LC_MARGIN: return tn_margin_ranking_loss(s[0], s[1], s[2], c->p, c->red);
+    case LC_COSEMB: return tn_cosine_embedding_loss(s[0], s[1], s[2], .margin = c->p, .reduction = c->red);
+    case LC_MARGIN: return tn_margin_ranking_loss(s[0], s[1], s[2], .margin = c->p, .reduction = c->red);
     }
     return NULL;
 }
@@ -743,9 +742,9 @@ TEST(test_grad_names) {
     }
     /* no grad_fn when nothing requires grad, and under no_grad */
     tn_tensor *a = rnd(TN_SHAPE(3)), *b = leaf(rnd(TN_SHAPE(3)));
-    CHECK(tn_grad_fn_name(tn_mse_loss(a, a, TN_REDUCTION_MEAN)) == NULL);
+    CHECK(tn_grad_fn_name(tn_mse_loss(a, a)) == NULL);
     tn_no_grad_begin();
-    CHECK(tn_grad_fn_name(tn_mse_loss(b, a, TN_REDUCTION_MEAN)) == NULL);
+    CHECK(tn_grad_fn_name(tn_mse_loss(b, a)) == NULL);
     tn_no_grad_end();
     tn_scope_end();
 }
@@ -817,8 +816,8 @@ TEST(test_strided_grads) {
     close_arr(D(tn_transpose(tn_grad(base), 0, 1)), D(tn_grad(copy)), 20, 1e-14, 1e-12, "strided cross_entropy grad");
     tn_tensor *b2 = leaf(rnd(TN_SHAPE(4, 5))), *c2 = leaf(tn_contiguous(tn_transpose(tn_detach(b2), 0, 1)));
     tn_tensor *tt = tn_uniform(0, 1, TN_SHAPE(5, 4), TN_F64, NULL);
-    CHECK(tn_backward(tn_binary_cross_entropy_with_logits(tn_transpose(b2, 0, 1), tt, NULL, NULL, TN_REDUCTION_SUM)) == 0);
-    CHECK(tn_backward(tn_binary_cross_entropy_with_logits(c2, tt, NULL, NULL, TN_REDUCTION_SUM)) == 0);
+    CHECK(tn_backward(tn_binary_cross_entropy_with_logits(tn_transpose(b2, 0, 1), tt, .reduction = TN_REDUCTION_SUM)) == 0);
+    CHECK(tn_backward(tn_binary_cross_entropy_with_logits(c2, tt, .reduction = TN_REDUCTION_SUM)) == 0);
     close_arr(D(tn_transpose(tn_grad(b2), 0, 1)), D(tn_grad(c2)), 20, 1e-14, 1e-12, "strided bce_with_logits grad");
     /* a sliced [N, C, d] input */
     tn_tensor *b3 = leaf(rnd(TN_SHAPE(2, 3, 8))), *c3 = leaf(tn_contiguous(tn_slice(tn_detach(b3), 2, 0, 8, 2)));
@@ -851,22 +850,22 @@ TEST(test_errors) {
     int64_t tv[] = {0, 2, 1};
     tn_tensor *t = I64(tv, TN_SHAPE(3));
     /* reductions */
-    CHECK_ERR(tn_mse_loss(x, y, (tn_reduction)7), "tn_mse_loss: invalid reduction 7");
-    CHECK_ERR(tn_l1_loss(x, y, (tn_reduction)-1), "tn_l1_loss: invalid reduction -1");
+    CHECK_ERR(tn_mse_loss(x, y, .reduction = (tn_reduction)7), "tn_mse_loss: invalid reduction 7");
+    CHECK_ERR(tn_l1_loss(x, y, .reduction = (tn_reduction)-1), "tn_l1_loss: invalid reduction -1");
     CHECK_ERR(tn_cross_entropy(x, t, .reduction = TN_REDUCTION_BATCHMEAN), "tn_cross_entropy: reduction TN_REDUCTION_BATCHMEAN is only valid for tn_kl_div");
-    CHECK_ERR(tn_kl_div(x, y, (tn_reduction)4, false), "tn_kl_div: invalid reduction 4");
+    CHECK_ERR(tn_kl_div(x, y, .reduction = (tn_reduction)4), "tn_kl_div: invalid reduction 4");
     CHECK_ERR(tn_nll_loss(x, t, .reduction = (tn_reduction)9), "tn_nll_loss: invalid reduction 9");
-    CHECK_ERR(tn_binary_cross_entropy(x, y, NULL, (tn_reduction)3), "only valid for tn_kl_div");
-    CHECK_ERR(tn_cosine_embedding_loss(x, y, t, 0, (tn_reduction)5), "tn_cosine_embedding_loss: invalid reduction 5");
-    CHECK_ERR(tn_margin_ranking_loss(x, y, y, 0, (tn_reduction)5), "tn_margin_ranking_loss: invalid reduction 5");
+    CHECK_ERR(tn_binary_cross_entropy(x, y, .reduction = (tn_reduction)3), "only valid for tn_kl_div");
+    CHECK_ERR(tn_cosine_embedding_loss(x, y, t, .reduction = (tn_reduction)5), "tn_cosine_embedding_loss: invalid reduction 5");
+    CHECK_ERR(tn_margin_ranking_loss(x, y, y, .reduction = (tn_reduction)5), "tn_margin_ranking_loss: invalid reduction 5");
     /* shapes and dtypes of the regression losses */
-    CHECK_ERR(tn_mse_loss(x, rnd(TN_SHAPE(5)), TN_REDUCTION_MEAN), "tn_mse_loss: input [3, 4] and target [5] are not broadcastable");
-    CHECK_ERR(tn_l1_loss(x, rnd(TN_SHAPE(2, 4)), TN_REDUCTION_MEAN), "tn_l1_loss: input [3, 4] and target [2, 4] are not broadcastable");
-    CHECK_ERR(tn_mse_loss(t, t, TN_REDUCTION_MEAN), "tn_mse_loss: expected floating point input and target, got int64 and int64");
-    CHECK_ERR(tn_smooth_l1_loss(x, y, TN_REDUCTION_MEAN, -1), "tn_smooth_l1_loss: beta must be non-negative, got -1");
-    CHECK_ERR(tn_huber_loss(x, y, TN_REDUCTION_MEAN, 0), "tn_huber_loss: delta must be positive, got 0");
-    CHECK_ERR(tn_huber_loss(x, rnd(TN_SHAPE(3)), TN_REDUCTION_MEAN, 1), "not broadcastable");
-    CHECK_ERR(tn_kl_div(x, rnd(TN_SHAPE(5)), TN_REDUCTION_SUM, false), "tn_kl_div: input [3, 4] and target [5] are not broadcastable");
+    CHECK_ERR(tn_mse_loss(x, rnd(TN_SHAPE(5))), "tn_mse_loss: input [3, 4] and target [5] are not broadcastable");
+    CHECK_ERR(tn_l1_loss(x, rnd(TN_SHAPE(2, 4))), "tn_l1_loss: input [3, 4] and target [2, 4] are not broadcastable");
+    CHECK_ERR(tn_mse_loss(t, t), "tn_mse_loss: expected floating point input and target, got int64 and int64");
+    CHECK_ERR(tn_smooth_l1_loss(x, y, .beta = -1), "tn_smooth_l1_loss: beta must be non-negative, got -1");
+    CHECK_ERR(tn_huber_loss(x, y, .delta = 0), "tn_huber_loss: delta must be positive, got 0");
+    CHECK_ERR(tn_huber_loss(x, rnd(TN_SHAPE(3))), "not broadcastable");
+    CHECK_ERR(tn_kl_div(x, rnd(TN_SHAPE(5)), .reduction = TN_REDUCTION_SUM), "tn_kl_div: input [3, 4] and target [5] are not broadcastable");
     /* nll / cross entropy */
     CHECK_ERR(tn_nll_loss(x, tn_to_dtype(t, TN_F32)), "tn_nll_loss: expected target dtype int64 (Long), got float32");
     CHECK_ERR(tn_nll_loss(x, tn_to_dtype(t, TN_I32)), "expected target dtype int64 (Long), got int32");
@@ -895,43 +894,43 @@ TEST(test_errors) {
     CHECK_ERR(tn_cross_entropy(x, y, .weight = rnd(TN_SHAPE(3))), "tn_cross_entropy: weight should be defined for all 4 classes");
     /* bce */
     double out_of_range[] = {0.5, 1.5}, nanv[] = {0.5, NAN}, half[] = {0.5, 0.5};
-    CHECK_ERR(tn_binary_cross_entropy(F64(out_of_range, TN_SHAPE(2)), F64(half, TN_SHAPE(2)), NULL, TN_REDUCTION_MEAN),
+    CHECK_ERR(tn_binary_cross_entropy(F64(out_of_range, TN_SHAPE(2)), F64(half, TN_SHAPE(2))),
               "tn_binary_cross_entropy: all elements of input should be between 0 and 1 (input [2])");
-    CHECK_ERR(tn_binary_cross_entropy(tn_neg(F64(half, TN_SHAPE(2))), F64(half, TN_SHAPE(2)), NULL, TN_REDUCTION_MEAN), "between 0 and 1");
-    CHECK_ERR(tn_binary_cross_entropy(F64(nanv, TN_SHAPE(2)), F64(half, TN_SHAPE(2)), NULL, TN_REDUCTION_MEAN), "between 0 and 1");
-    CHECK_ERR(tn_binary_cross_entropy(F64(half, TN_SHAPE(2)), F64(half, TN_SHAPE(2, 1)), NULL, TN_REDUCTION_MEAN),
+    CHECK_ERR(tn_binary_cross_entropy(tn_neg(F64(half, TN_SHAPE(2))), F64(half, TN_SHAPE(2))), "between 0 and 1");
+    CHECK_ERR(tn_binary_cross_entropy(F64(nanv, TN_SHAPE(2)), F64(half, TN_SHAPE(2))), "between 0 and 1");
+    CHECK_ERR(tn_binary_cross_entropy(F64(half, TN_SHAPE(2)), F64(half, TN_SHAPE(2, 1))),
               "tn_binary_cross_entropy: target [2, 1] must have the same shape as input [2]");
     float halff[] = {0.5f, 0.5f};
-    CHECK_ERR(tn_binary_cross_entropy(F64(half, TN_SHAPE(2)), tn_from_data(halff, TN_SHAPE(2), TN_F32), NULL, TN_REDUCTION_MEAN),
+    CHECK_ERR(tn_binary_cross_entropy(F64(half, TN_SHAPE(2)), tn_from_data(halff, TN_SHAPE(2), TN_F32)),
               "tn_binary_cross_entropy: expected target dtype float64 (as input), got float32");
     tn_tensor *p = tn_uniform(0.1, 0.9, TN_SHAPE(3, 4), TN_F64, NULL);
-    CHECK_ERR(tn_binary_cross_entropy(p, p, rnd(TN_SHAPE(3)), TN_REDUCTION_MEAN), "tn_binary_cross_entropy: weight [3] is not broadcastable to the loss's shape [3, 4]");
-    CHECK_ERR(tn_binary_cross_entropy(p, p, rnd(TN_SHAPE(1, 3, 4)), TN_REDUCTION_MEAN), "weight [1, 3, 4] is not broadcastable");
-    CHECK_ERR(tn_binary_cross_entropy_with_logits(x, rnd(TN_SHAPE(3)), NULL, NULL, TN_REDUCTION_MEAN),
+    CHECK_ERR(tn_binary_cross_entropy(p, p, .weight = rnd(TN_SHAPE(3))), "tn_binary_cross_entropy: weight [3] is not broadcastable to the loss's shape [3, 4]");
+    CHECK_ERR(tn_binary_cross_entropy(p, p, .weight = rnd(TN_SHAPE(1, 3, 4))), "weight [1, 3, 4] is not broadcastable");
+    CHECK_ERR(tn_binary_cross_entropy_with_logits(x, rnd(TN_SHAPE(3))),
               "tn_binary_cross_entropy_with_logits: target [3] must have the same shape as input [3, 4]");
-    CHECK_ERR(tn_binary_cross_entropy_with_logits(x, y, NULL, rnd(TN_SHAPE(3)), TN_REDUCTION_MEAN),
+    CHECK_ERR(tn_binary_cross_entropy_with_logits(x, y, .pos_weight = rnd(TN_SHAPE(3))),
               "tn_binary_cross_entropy_with_logits: pos_weight [3] is not broadcastable");
-    CHECK_ERR(tn_binary_cross_entropy_with_logits(x, tn_zeros(TN_SHAPE(3, 4), TN_I64), NULL, NULL, TN_REDUCTION_MEAN), "expected floating point input and target");
+    CHECK_ERR(tn_binary_cross_entropy_with_logits(x, tn_zeros(TN_SHAPE(3, 4), TN_I64)), "expected floating point input and target");
     /* cosine */
     CHECK_ERR(tn_cosine_similarity(t, t, .dim = 0), "tn_cosine_similarity: expected a floating point common dtype, got int64");
     CHECK_ERR(tn_cosine_similarity(x, y, .dim = 2), "tn_cosine_similarity: dim 2 out of range");
     CHECK_ERR(tn_cosine_similarity(x, rnd(TN_SHAPE(5))), "tn_cosine_similarity: x1 [3, 4] and x2 [5] are not broadcastable");
-    CHECK_ERR(tn_cosine_embedding_loss(x, y, I64(tv, TN_SHAPE(1, 3)), 0, TN_REDUCTION_MEAN), "tn_cosine_embedding_loss: expected a 0-d or 1-d target, got target [1, 3]");
-    CHECK_ERR(tn_cosine_embedding_loss(rnd(TN_SHAPE(4)), rnd(TN_SHAPE(4)), I64(tv, TN_SHAPE(1)), 0, TN_REDUCTION_MEAN),
+    CHECK_ERR(tn_cosine_embedding_loss(x, y, I64(tv, TN_SHAPE(1, 3))), "tn_cosine_embedding_loss: expected a 0-d or 1-d target, got target [1, 3]");
+    CHECK_ERR(tn_cosine_embedding_loss(rnd(TN_SHAPE(4)), rnd(TN_SHAPE(4)), I64(tv, TN_SHAPE(1))),
               "tn_cosine_embedding_loss: a 1-d target [1] expects 2-d inputs, got x1 [4] and x2 [4]");
-    CHECK_ERR(tn_cosine_embedding_loss(x, rnd(TN_SHAPE(2, 4)), t, 0, TN_REDUCTION_MEAN), "x1 [3, 4] and x2 [2, 4] are not broadcastable");
-    CHECK_ERR(tn_cosine_embedding_loss(x, y, I64(tv, TN_SHAPE(2)), 0, TN_REDUCTION_MEAN), "tn_cosine_embedding_loss:");
-    CHECK_ERR(tn_margin_ranking_loss(x, rnd(TN_SHAPE(3)), rnd(TN_SHAPE(2)), 0, TN_REDUCTION_MEAN),
+    CHECK_ERR(tn_cosine_embedding_loss(x, rnd(TN_SHAPE(2, 4)), t), "x1 [3, 4] and x2 [2, 4] are not broadcastable");
+    CHECK_ERR(tn_cosine_embedding_loss(x, y, I64(tv, TN_SHAPE(2))), "tn_cosine_embedding_loss:");
+    CHECK_ERR(tn_margin_ranking_loss(x, rnd(TN_SHAPE(3)), rnd(TN_SHAPE(2))),
               "tn_margin_ranking_loss: x1, x2 and target should have the same number of dimensions, got x1 [3, 4], x2 [3], target [2]");
-    CHECK_ERR(tn_margin_ranking_loss(rnd(TN_SHAPE(3)), rnd(TN_SHAPE(3)), rnd(TN_SHAPE(2)), 0, TN_REDUCTION_MEAN), "tn_margin_ranking_loss:");
+    CHECK_ERR(tn_margin_ranking_loss(rnd(TN_SHAPE(3)), rnd(TN_SHAPE(3)), rnd(TN_SHAPE(2))), "tn_margin_ranking_loss:");
     /* NULL passes through silently */
     tn_clear_error();
-    CHECK(tn_mse_loss(NULL, y, TN_REDUCTION_MEAN) == NULL && tn_last_error()[0] == 0);
+    CHECK(tn_mse_loss(NULL, y) == NULL && tn_last_error()[0] == 0);
     CHECK(tn_cross_entropy(x, NULL) == NULL && tn_last_error()[0] == 0);
     CHECK(tn_nll_loss(NULL, t, .reduction = TN_REDUCTION_SUM) == NULL && tn_last_error()[0] == 0);
-    CHECK(tn_binary_cross_entropy_with_logits(NULL, y, NULL, NULL, TN_REDUCTION_SUM) == NULL && tn_last_error()[0] == 0);
+    CHECK(tn_binary_cross_entropy_with_logits(NULL, y, .reduction = TN_REDUCTION_SUM) == NULL && tn_last_error()[0] == 0);
     CHECK(tn_cosine_similarity(x, NULL) == NULL && tn_last_error()[0] == 0);
-    CHECK(tn_margin_ranking_loss(x, y, NULL, 0, TN_REDUCTION_SUM) == NULL && tn_last_error()[0] == 0);
+    CHECK(tn_margin_ranking_loss(x, y, NULL, .reduction = TN_REDUCTION_SUM) == NULL && tn_last_error()[0] == 0);
     tn_scope_end();
 }
 
@@ -1060,7 +1059,7 @@ TEST(test_no_leaks_loop) {
         tn_tensor *x = rnd(TN_SHAPE(5, 4)), *t = tn_randint(0, 3, TN_SHAPE(5), TN_I64, NULL);
         tn_tensor *logits = tn_matmul(x, w);
         tn_tensor *l = tn_add(tn_cross_entropy(logits, t, .label_smoothing = 0.1),
-                              tn_binary_cross_entropy_with_logits(logits, tn_sigmoid(logits), NULL, NULL, TN_REDUCTION_MEAN));
+                              tn_binary_cross_entropy_with_logits(logits, tn_sigmoid(logits)));
         CHECK(tn_backward(l) == 0);
         tn_set_grad(w, NULL);
         /* an error path inside a loss leaks nothing either */

@@ -1243,18 +1243,18 @@ static tn_tensor *act_ref(int k, tn_tensor *x) {
     switch (k) {
     case 0: case 22: return tn_relu(x);
     case 1: return tn_relu6(x);
-    case 2: return tn_leaky_relu(x, 0.2);
-    case 3: return tn_leaky_relu(x, 0.01);
-    case 4: return tn_elu(x, 0.5);
-    case 5: return tn_elu(x, 1);
+    case 2: return tn_leaky_relu(x, .negative_slope = 0.2);
+    case 3: return tn_leaky_relu(x);
+    case 4: return tn_elu(x, .alpha = 0.5);
+    case 5: return tn_elu(x);
     case 6: return tn_selu(x);
-    case 7: return tn_celu(x, 2);
-    case 8: return tn_gelu(x, false);
-    case 9: return tn_gelu(x, true);
+    case 7: return tn_celu(x, .alpha = 2);
+    case 8: return tn_gelu(x);
+    case 9: return tn_gelu(x, .approximate = TN_APPROXIMATE_TANH);
     case 10: return tn_silu(x);
     case 11: return tn_mish(x);
-    case 12: return tn_softplus(x, 2, 5);
-    case 13: return tn_softplus(x, 1, 20);
+    case 12: return tn_softplus(x, .beta = 2, .threshold = 5);
+    case 13: return tn_softplus(x);
     case 14: return tn_hardtanh(x, -2, 0.5);
     case 15: return tn_hardtanh(x, -1, 1);
     case 16: return tn_hardswish(x);
@@ -1407,7 +1407,7 @@ TEST(layers_forward) {
         tn_module *M = tn_nn_sequential(tn_nn_linear(7, 5, true));
         CHECK(tn_nn_sequential_append(M, tn_nn_gelu()) && tn_nn_sequential_append(M, tn_nn_linear(5, 1, true)) && tn_module_num_children(M) == 3);
         same_as_functional("Sequential after append", M, x, tn_module_forward(M, x),
-                           tn_linear(tn_gelu(tn_linear(x, P("0.weight"), P("0.bias")), false), P("2.weight"), P("2.bias")), 1e-6);
+                           tn_linear(tn_gelu(tn_linear(x, P("0.weight"), P("0.bias"))), P("2.weight"), P("2.bias")), 1e-6);
         CHECK(tn_nn_sequential_append(M, NULL) == NULL && tn_nn_sequential_append(NULL, tn_nn_relu()) == NULL);  /* the module is freed */
         tn_module_free(M);
         M = tn_nn_module_list();
@@ -1776,7 +1776,7 @@ static tn_optim *ck_optim(tn_module *m, const char *kind, const char *opts) {
 static void ck_train(tn_module *m, tn_optim *o, tn_tensor *x, tn_tensor *y, int steps) {
     for (int s = 0; s < steps; s++) {
         tn_scope_begin();
-        tn_tensor *loss = tn_mse_loss(tn_module_forward(m, x), y, TN_REDUCTION_MEAN);
+        tn_tensor *loss = tn_mse_loss(tn_module_forward(m, x), y);
         tn_optim_zero_grad(o);
         CHECK(tn_backward(loss) == 0);
         CHECK(tn_optim_step(o) == 0);

@@ -898,21 +898,21 @@ TEST(hand_activations) {
     tn_tensor *x = T64(D(-7, -3, -1, -0.5, 0, 0.5, 1, 3, 7), 9);
     CHECK_VALS(tn_relu(x), 0, 0, 0, 0, 0, 0, 0.5, 1, 3, 7);
     CHECK_VALS(tn_relu6(x), 0, 0, 0, 0, 0, 0, 0.5, 1, 3, 6);
-    CHECK_VALS(tn_leaky_relu(x, 0.1), 1e-12, -0.7, -0.3, -0.1, -0.05, 0, 0.5, 1, 3, 7);
+    CHECK_VALS(tn_leaky_relu(x, .negative_slope = 0.1), 1e-12, -0.7, -0.3, -0.1, -0.05, 0, 0.5, 1, 3, 7);
     CHECK_VALS(tn_hardtanh(x, -1, 1), 0, -1, -1, -1, -0.5, 0, 0.5, 1, 1, 1);
     CHECK_VALS(tn_hardtanh(x, -2, 0.25), 0, -2, -2, -1, -0.5, 0, 0.25, 0.25, 0.25, 0.25);
     CHECK_VALS(tn_hardsigmoid(x), 1e-12, 0, 0, 1. / 3, 2.5 / 6, 0.5, 3.5 / 6, 2. / 3, 1, 1);
     CHECK_VALS(tn_hardswish(x), 1e-12, 0, 0, -1. / 3, -0.5 * 2.5 / 6, 0, 0.5 * 3.5 / 6, 2. / 3, 3, 7);
-    CHECK_VALS(tn_elu(T64(D(-1, 0, 2), 3), 1), 1e-12, expm1(-1.0), 0, 2);
-    CHECK_VALS(tn_elu(T64(D(-1, 2), 2), 0.5), 1e-12, 0.5 * expm1(-1.0), 2);
-    CHECK_VALS(tn_celu(T64(D(-1, 2), 2), 2), 1e-12, 2 * expm1(-0.5), 2);
+    CHECK_VALS(tn_elu(T64(D(-1, 0, 2), 3)), 1e-12, expm1(-1.0), 0, 2);
+    CHECK_VALS(tn_elu(T64(D(-1, 2), 2), .alpha = 0.5), 1e-12, 0.5 * expm1(-1.0), 2);
+    CHECK_VALS(tn_celu(T64(D(-1, 2), 2), .alpha = 2), 1e-12, 2 * expm1(-0.5), 2);
     CHECK_VALS(tn_selu(T64(D(-1, 1), 2)), 1e-12, 1.0507009873554804934 * 1.6732632423543772848 * expm1(-1.0), 1.0507009873554804934);
     CHECK_VALS(tn_mish(T64(D(0, 1), 2)), 1e-12, 0, tanh(log1p(exp(1.0))));
     CHECK_VALS(tn_silu(T64(D(0, 1), 2)), 1e-12, 0, 1 / (1 + exp(-1.0)));
-    CHECK_VALS(tn_gelu(T64(D(0, 1), 2), false), 1e-12, 0, 0.5 * (1 + erf(1 / sqrt(2.0))));
-    CHECK_VALS(tn_gelu(T64(D(1), 1), true), 1e-12, 0.5 * (1 + tanh(sqrt(2 / 3.14159265358979323846) * (1 + 0.044715))));
-    CHECK_VALS(tn_softplus(T64(D(0, 30), 2), 1, 20), 1e-12, log(2.0), 30);
-    CHECK_VALS(tn_softplus(T64(D(1, 6), 2), 2, 10), 1e-12, log1p(exp(2.0)) / 2, 6);   /* linear above threshold/beta */
+    CHECK_VALS(tn_gelu(T64(D(0, 1), 2)), 1e-12, 0, 0.5 * (1 + erf(1 / sqrt(2.0))));
+    CHECK_VALS(tn_gelu(T64(D(1), 1), .approximate = TN_APPROXIMATE_TANH), 1e-12, 0.5 * (1 + tanh(sqrt(2 / 3.14159265358979323846) * (1 + 0.044715))));
+    CHECK_VALS(tn_softplus(T64(D(0, 30), 2)), 1e-12, log(2.0), 30);
+    CHECK_VALS(tn_softplus(T64(D(1, 6), 2), .beta = 2, .threshold = 10), 1e-12, log1p(exp(2.0)) / 2, 6);   /* linear above threshold/beta */
     CHECK_VALS(tn_sigmoid(T64(D(0, -800), 2)), 1e-12, 0.5, 0);
     CHECK_VALS(tn_tanh(T64(D(0, 800), 2)), 1e-12, 0, 1);
     /* gradients at the kinks, as PyTorch: hardtanh and relu6 0 at the bounds, relu 0 at 0,
@@ -921,14 +921,14 @@ TEST(hand_activations) {
     CHECK_VALS(grad_of(tn_relu(k), k, NULL), 0, 0, 0, 0, 1, 1, 1);
     CHECK_VALS(grad_of(tn_relu6(k), k, NULL), 0, 0, 0, 0, 1, 1, 0);
     CHECK_VALS(grad_of(tn_hardtanh(k, -1, 1), k, NULL), 0, 0, 0, 1, 0, 0, 0);
-    CHECK_VALS(grad_of(tn_leaky_relu(k, 0.25), k, NULL), 0, 0.25, 0.25, 0.25, 1, 1, 1);
+    CHECK_VALS(grad_of(tn_leaky_relu(k, .negative_slope = 0.25), k, NULL), 0, 0.25, 0.25, 0.25, 1, 1, 1);
     CHECK_VALS(grad_of(tn_hardswish(k), k, NULL), 1e-12, -0.5, 1. / 6, 0.5, 5. / 6, 1.5, 1);
     CHECK_VALS(grad_of(tn_hardsigmoid(k), k, NULL), 1e-12, 0, 1. / 6, 1. / 6, 1. / 6, 0, 0);
-    CHECK_VALS(grad_of(tn_elu(k, 2), k, NULL), 1e-12, 2 * exp(-3.0), 2 * exp(-1.0), 2, 1, 1, 1);
+    CHECK_VALS(grad_of(tn_elu(k, .alpha = 2), k, NULL), 1e-12, 2 * exp(-3.0), 2 * exp(-1.0), 2, 1, 1, 1);
     /* float32 in, float32 out */
     tn_tensor *x32 = tn_to_dtype(x, TN_F32);
-    tn_tensor *outs[] = {tn_relu6(x32), tn_leaky_relu(x32, 0.01), tn_elu(x32, 1), tn_selu(x32), tn_celu(x32, 1), tn_hardtanh(x32, -1, 1),
-                         tn_mish(x32), tn_hardswish(x32), tn_hardsigmoid(x32), tn_gelu(x32, true), tn_silu(x32), tn_softmax(x32, 0)};
+    tn_tensor *outs[] = {tn_relu6(x32), tn_leaky_relu(x32), tn_elu(x32), tn_selu(x32), tn_celu(x32), tn_hardtanh(x32, -1, 1),
+                         tn_mish(x32), tn_hardswish(x32), tn_hardsigmoid(x32), tn_gelu(x32, .approximate = TN_APPROXIMATE_TANH), tn_silu(x32), tn_softmax(x32, 0)};
     for (int i = 0; i < (int)(sizeof outs / sizeof outs[0]); i++) CHECK_MSG(outs[i] && tn_get_dtype(outs[i]) == TN_F32, "activation %d: float32 in, float32 out", i);
     END;
 }
@@ -1293,18 +1293,18 @@ TEST(oc_softmax) {
 typedef struct act_case { const char *name; tn_tensor *(*f)(tn_tensor *); const char *py, *grad_fn; bool smooth; double tol; bool avoid3; } act_case;
 static tn_tensor *a_relu(tn_tensor *x) { return tn_relu(x); }
 static tn_tensor *a_relu6(tn_tensor *x) { return tn_relu6(x); }
-static tn_tensor *a_leaky(tn_tensor *x) { return tn_leaky_relu(x, 0.2); }
-static tn_tensor *a_leaky_default(tn_tensor *x) { return tn_leaky_relu(x, 0.01); }
-static tn_tensor *a_elu(tn_tensor *x) { return tn_elu(x, 1.5); }
-static tn_tensor *a_elu_default(tn_tensor *x) { return tn_elu(x, 1.0); }
+static tn_tensor *a_leaky(tn_tensor *x) { return tn_leaky_relu(x, .negative_slope = 0.2); }
+static tn_tensor *a_leaky_default(tn_tensor *x) { return tn_leaky_relu(x); }
+static tn_tensor *a_elu(tn_tensor *x) { return tn_elu(x, .alpha = 1.5); }
+static tn_tensor *a_elu_default(tn_tensor *x) { return tn_elu(x); }
 static tn_tensor *a_selu(tn_tensor *x) { return tn_selu(x); }
-static tn_tensor *a_celu(tn_tensor *x) { return tn_celu(x, 0.75); }   /* 0.75: torch's backward takes 1/alpha through float */
-static tn_tensor *a_gelu(tn_tensor *x) { return tn_gelu(x, false); }
-static tn_tensor *a_gelu_tanh(tn_tensor *x) { return tn_gelu(x, true); }
+static tn_tensor *a_celu(tn_tensor *x) { return tn_celu(x, .alpha = 0.75); }   /* 0.75: torch's backward takes 1/alpha through float */
+static tn_tensor *a_gelu(tn_tensor *x) { return tn_gelu(x); }
+static tn_tensor *a_gelu_tanh(tn_tensor *x) { return tn_gelu(x, .approximate = TN_APPROXIMATE_TANH); }
 static tn_tensor *a_silu(tn_tensor *x) { return tn_silu(x); }
 static tn_tensor *a_mish(tn_tensor *x) { return tn_mish(x); }
-static tn_tensor *a_softplus(tn_tensor *x) { return tn_softplus(x, 2, 10); }
-static tn_tensor *a_softplus_default(tn_tensor *x) { return tn_softplus(x, 1, 20); }
+static tn_tensor *a_softplus(tn_tensor *x) { return tn_softplus(x, .beta = 2, .threshold = 10); }
+static tn_tensor *a_softplus_default(tn_tensor *x) { return tn_softplus(x); }
 static tn_tensor *a_hardtanh(tn_tensor *x) { return tn_hardtanh(x, -0.5, 2); }
 static tn_tensor *a_hardswish(tn_tensor *x) { return tn_hardswish(x); }
 static tn_tensor *a_hardsigmoid(tn_tensor *x) { return tn_hardsigmoid(x); }
@@ -2077,7 +2077,7 @@ TEST(errors) {
     CHECK_ERR(tn_bilinear(tn_randn(SH(2, 3), TN_F32), tn_randn(SH(2, 4), TN_F64), tn_randn(SH(5, 3, 4), TN_F32), NULL), "tn_bilinear");
     /* activations */
     CHECK_ERR(tn_hardtanh(x, 1, -1), "tn_hardtanh: min_val (1) cannot be greater than max_val (-1)");
-    CHECK_ERR(tn_celu(x, 0), "tn_celu: alpha must be nonzero");
+    CHECK_ERR(tn_celu(x, .alpha = 0), "tn_celu: alpha must be nonzero");
     CHECK_ERR(tn_softmax(x, 4), "tn_softmax");
     CHECK_ERR(tn_log_softmax(x, -5), "tn_log_softmax");
     END;
@@ -2099,15 +2099,15 @@ TEST(int_inputs) {
     CHECK_VALS(htf, 0, 0, 0, 2, 2);
     CHECK_DTYPE(tn_sigmoid(i), TN_F32);
     CHECK_DTYPE(tn_tanh(i), TN_F32);
-    CHECK_ERR(tn_leaky_relu(i, 0.1), "tn_leaky_relu");
-    CHECK_ERR(tn_elu(i, 1), "tn_elu");
+    CHECK_ERR(tn_leaky_relu(i, .negative_slope = 0.1), "tn_leaky_relu");
+    CHECK_ERR(tn_elu(i), "tn_elu");
     CHECK_ERR(tn_selu(i), "tn_selu");
-    CHECK_ERR(tn_celu(i, 1), "tn_celu");
-    CHECK_ERR(tn_gelu(i, false), "tn_gelu");
-    CHECK_ERR(tn_gelu(i, true), "tn_gelu");
+    CHECK_ERR(tn_celu(i), "tn_celu");
+    CHECK_ERR(tn_gelu(i), "tn_gelu");
+    CHECK_ERR(tn_gelu(i, .approximate = TN_APPROXIMATE_TANH), "tn_gelu");
     CHECK_ERR(tn_silu(i), "tn_silu");
     CHECK_ERR(tn_mish(i), "tn_mish");
-    CHECK_ERR(tn_softplus(i, 1, 20), "tn_softplus");
+    CHECK_ERR(tn_softplus(i), "tn_softplus");
     CHECK_ERR(tn_hardswish(i), "tn_hardswish");
     CHECK_ERR(tn_hardsigmoid(i), "tn_hardsigmoid");
     CHECK_ERR(tn_hardswish(tn_ones(SH(2), TN_BOOL)), "tn_hardswish");

@@ -105,8 +105,8 @@ TEST(test_pad_modes_grad) {
 }
 
 /* ---- activations ---- */
-FN(f_hardshrink, tn_hardshrink(in[0], 0.3))
-FN(f_softshrink, tn_softshrink(in[0], 0.3))
+FN(f_hardshrink, tn_hardshrink(in[0], .lambd = 0.3))
+FN(f_softshrink, tn_softshrink(in[0], .lambd = 0.3))
 FN(f_tanhshrink, tn_tanhshrink(in[0]))
 FN(f_softsign, tn_softsign(in[0]))
 FN(f_logsigmoid, tn_logsigmoid(in[0]))
@@ -115,7 +115,7 @@ FN(f_glu, tn_glu(in[0], 1))
 FN(f_glu_last, tn_glu(in[0], -1))
 FN(f_softmin, tn_softmin(in[0], 1))
 FN(f_prelu, tn_prelu(in[0], in[1]))
-FN(f_rrelu_eval, tn_rrelu(in[0], 0.1, 0.3, false))
+FN(f_rrelu_eval, tn_rrelu(in[0], .lower = 0.1, .upper = 0.3))
 
 TEST(test_activations) {
     tn_scope_begin();
@@ -123,15 +123,15 @@ TEST(test_activations) {
     tn_tensor *x = tn_from_data(v, TN_SHAPE(5), TN_F64);
     const double hs[5] = {-2, 0, 0, 0, 2}, ss[5] = {-1.5, 0, 0, 0, 1.5}, th[5] = {-7, -7, -7, 0.25, 2};
     const double *r;
-    CHECK((r = D(tn_hardshrink(x, 0.5))) && !memcmp(r, hs, sizeof hs));
-    CHECK((r = D(tn_softshrink(x, 0.5))) && !memcmp(r, ss, sizeof ss));
+    CHECK((r = D(tn_hardshrink(x))) && !memcmp(r, hs, sizeof hs));
+    CHECK((r = D(tn_softshrink(x))) && !memcmp(r, ss, sizeof ss));
     CHECK((r = D(tn_threshold(x, 0.1, -7))) && !memcmp(r, th, sizeof th));
     CHECK((r = D(tn_softsign(x))) && fabs(r[0] + 2.0 / 3) < 1e-15 && fabs(r[3] - 0.2) < 1e-15);
     CHECK((r = D(tn_logsigmoid(tn_scalar_tensor(-800, TN_F64)))) && fabs(r[0] + 800) < 1e-12);   /* stable */
-    CHECK((r = D(tn_rrelu(x, 0.1, 0.3, false))) && fabs(r[0] + 2 * 0.2) < 1e-15);          /* eval: the mean slope */
+    CHECK((r = D(tn_rrelu(x, .lower = 0.1, .upper = 0.3))) && fabs(r[0] + 2 * 0.2) < 1e-15);          /* eval: the mean slope */
     /* training: each negative element's slope is drawn from U[lower, upper] */
     tn_tensor *neg = tn_neg(tn_ones(TN_SHAPE(1000), TN_F64));
-    r = D(tn_rrelu(neg, 0.1, 0.3, true));
+    r = D(tn_rrelu(neg, .lower = 0.1, .upper = 0.3, .training = true));
     bool in_range = r != NULL, varied = false;
     for (int i = 0; r && i < 1000; i++) {
         in_range &= r[i] <= -0.1 && r[i] >= -0.3;
@@ -682,10 +682,10 @@ TEST(test_modules_more) {
     tn_tensor *a = tn_randn(TN_SHAPE(3, 4, 6), TN_F64);
     m = tn_nn_activation("Hardshrink", .lambd = 0.25);
     REPR(m, "Hardshrink(0.25)");
-    SAME(tn_module_forward(m, a), tn_hardshrink(a, 0.25));
+    SAME(tn_module_forward(m, a), tn_hardshrink(a, .lambd = 0.25));
     tn_module_free(m);
     m = tn_nn_activation_str("Softshrink", "lambd=0.3");
-    SAME(tn_module_forward(m, a), tn_softshrink(a, 0.3));
+    SAME(tn_module_forward(m, a), tn_softshrink(a, .lambd = 0.3));
     tn_module_free(m);
     m = tn_nn_activation("GLU");
     REPR(m, "GLU(dim=-1)");
@@ -710,7 +710,7 @@ TEST(test_modules_more) {
     m = tn_nn_activation("RReLU");
     REPR(m, "RReLU(lower=0.125, upper=0.3333333333333333)");
     tn_module_eval(m);
-    SAME(tn_module_forward(m, a), tn_rrelu(a, 0.125, 1.0 / 3, false));
+    SAME(tn_module_forward(m, a), tn_rrelu(a));
     tn_module_free(m);
     CHECK_ERR(tn_nn_activation("RReLU", .lower = 0.5, .upper = 0.1), "lower bound");
     CHECK_ERR(tn_nn_activation("Hardshrink", .dim = 1), "dim is not an option of Hardshrink");

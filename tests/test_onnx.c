@@ -279,7 +279,7 @@ static bool outputs_match(tn_tensor *got, tn_tensor *want, char *why, size_t cap
                                     tn_logical_not(tn_logical_and(tn_isnan(g), tn_isnan(w))));
     tn_tensor *inf_same = tn_logical_and(tn_isinf(g), tn_eq(g, w));
     bad = tn_logical_and(bad, tn_logical_not(inf_same));
-    if (tn_item(tn_sum(bad)) > 0) { snprintf(why, cap, "values differ by up to %g", tn_item(tn_max(tn_nan_to_num(tn_abs(tn_sub(g, w)), 0, 0, 0)))); return false; }
+    if (tn_item(tn_sum(bad)) > 0) { snprintf(why, cap, "values differ by up to %g", tn_item(tn_max(tn_nan_to_num(tn_abs(tn_sub(g, w)), .posinf = 0, .neginf = 0)))); return false; }
     return true;
 }
 static int total_passed;

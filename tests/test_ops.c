@@ -256,11 +256,11 @@ static double r_clamp_i(double x) { return x < -3 ? -3 : x > 4 ? 4 : x; }
 static double r_clamp_rev(double x) { (void)x; return -1; } /* min 1 > max -1: all max */
 static double r_clamp_lo(double x) { return x < 0.25 ? 0.25 : x; }
 
-static tn_tensor *f_gelu(tn_tensor *x) { return tn_gelu(x, false); }
-static tn_tensor *f_gelu_tanh(tn_tensor *x) { return tn_gelu(x, true); }
-static tn_tensor *f_softplus(tn_tensor *x) { return tn_softplus(x, 1, 20); }
-static tn_tensor *f_softplus_b2t3(tn_tensor *x) { return tn_softplus(x, 2, 3); }
-static tn_tensor *f_nan_to_num(tn_tensor *x) { return tn_nan_to_num(x, 0, INFINITY, -INFINITY); }
+static tn_tensor *f_gelu(tn_tensor *x) { return tn_gelu(x); }
+static tn_tensor *f_gelu_tanh(tn_tensor *x) { return tn_gelu(x, .approximate = TN_APPROXIMATE_TANH); }
+static tn_tensor *f_softplus(tn_tensor *x) { return tn_softplus(x); }
+static tn_tensor *f_softplus_b2t3(tn_tensor *x) { return tn_softplus(x, .beta = 2, .threshold = 3); }
+static tn_tensor *f_nan_to_num(tn_tensor *x) { return tn_nan_to_num(x); }
 static tn_tensor *f_clamp_a(tn_tensor *x) { return tn_clamp(x, -0.5, 0.7); }
 static tn_tensor *f_clamp_i(tn_tensor *x) { return tn_clamp(x, -3, 4); }
 static tn_tensor *f_clamp_rev(tn_tensor *x) { return tn_clamp(x, 1, -1); }
@@ -414,9 +414,9 @@ TEST(unary_special_values) {
         CHECK_LIST(tn_logical_not(x), 0, 0, 0, 0, 1, 1, 0, 0);
         LABEL("nan_to_num default %s", dname(dt));
         double big = k ? DBL_MAX : FLT_MAX;
-        CHECK_LIST(tn_nan_to_num(x, 0, INFINITY, -INFINITY), 0, 0, big, -big, 0, 0, 1, -2.5);
+        CHECK_LIST(tn_nan_to_num(x), 0, 0, big, -big, 0, 0, 1, -2.5);
         LABEL("nan_to_num(1, 2, -3) %s", dname(dt));
-        CHECK_LIST(tn_nan_to_num(x, 1, 2, -3), 0, 1, 2, -3, 0, 0, 1, -2.5);
+        CHECK_LIST(tn_nan_to_num(x, .nan = 1, .posinf = 2, .neginf = -3), 0, 1, 2, -3, 0, 0, 1, -2.5);
         LABEL("frac special %s", dname(dt));
         CHECK_LIST(tn_frac(VEC(dt, -1.5, 2.25, inf, nan)), 0, -0.5, 0.25, nan, nan);
         LABEL("round half to even %s", dname(dt));
@@ -438,12 +438,12 @@ TEST(unary_special_values) {
         CHECK_LIST(tn_tanh(VEC(dt, -1000, 1000, nan)), 0, -1, 1, nan);
         LABEL("silu/gelu extremes %s", dname(dt));
         CHECK_LIST(tn_silu(VEC(dt, -1000, 1000)), 0, -0.0, 1000);
-        CHECK_LIST(tn_gelu(VEC(dt, -1000, 1000), false), 0, -0.0, 1000);
-        CHECK_LIST(tn_gelu(VEC(dt, -1000, 1000), true), 0, -0.0, 1000);
+        CHECK_LIST(tn_gelu(VEC(dt, -1000, 1000)), 0, -0.0, 1000);
+        CHECK_LIST(tn_gelu(VEC(dt, -1000, 1000), .approximate = TN_APPROXIMATE_TANH), 0, -0.0, 1000);
         LABEL("softplus extremes %s", dname(dt));
-        CHECK_LIST(tn_softplus(VEC(dt, 1000, -1000, 20, 21), 1, 20), 1e-6, 1000, 0, 20, 21);
+        CHECK_LIST(tn_softplus(VEC(dt, 1000, -1000, 20, 21)), 1e-6, 1000, 0, 20, 21);
         /* torch: F.softplus(tensor([1.,30.,-30.,5.]), beta=2, threshold=8) */
-        CHECK_LIST(tn_softplus(VEC(dt, 1, 30, -30, 5), 2, 8), 1e-6, 1.0634640836596405, 30, 4.3782688e-27, 5);
+        CHECK_LIST(tn_softplus(VEC(dt, 1, 30, -30, 5), .beta = 2, .threshold = 8), 1e-6, 1.0634640836596405, 30, 4.3782688e-27, 5);
     }
     /* clamp: NaN input stays NaN, NaN bound gives NaN everywhere, min > max gives max */
     tn_tensor *x = VEC(TN_F32, nan, 1, 5, -7);
@@ -499,7 +499,7 @@ TEST(unary_special_values) {
     tn_tensor *mn = tn_from_data((const int32_t[]){INT32_MIN, -3}, TN_SHAPE(2), TN_I32);
     CHECK_LIST(tn_neg(mn), 0, (double)INT32_MIN, 3);
     CHECK_LIST(tn_abs(mn), 0, (double)INT32_MIN, 3);
-    CHECK_ERR(tn_softplus(x, 0, 20), "beta");
+    CHECK_ERR(tn_softplus(x, .beta = 0), "beta");
     end_scope_check_leaks();
 }
 

@@ -471,13 +471,13 @@ TEST(test_argwhere_isin_tri_indices) {
     CHKB(tn_isin_str(tn_to_dtype(a, TN_I64), t, "assume_unique=True"), E_isin, SH(3, 4));   /* mixed dtypes promote */
     CHECK(shape_is(tn_isin(tn_zeros(SH(0), TN_F64), t), SH(0)));
     CHECK(tn_item(tn_isin(tn_scalar_tensor(5, TN_F64), t)) == 1);
-    CHKI(tn_tril_indices(4, 3, -1, TN_I64), E_tril, SH(2, 6));
-    CHKI(tn_triu_indices(3, 4, 1, TN_I64), E_triu, SH(2, 6));
-    check_ints(tn_tril_indices(4, 3, -1, TN_I32), TN_I32, E_tril, NE(E_tril), SH(2, 6), "tril int32");
-    CHECK(shape_is(tn_tril_indices(0, 3, 0, TN_I64), SH(2, 0)));
-    CHECK(shape_is(tn_triu_indices(3, 3, 5, TN_I64), SH(2, 0)));
-    CHECK_ERR(tn_tril_indices(-1, 3, 0, TN_I64), "row must be non-negative");
-    CHECK_ERR(tn_triu_indices(3, 3, 0, TN_F32), "tn_triu_indices");
+    CHKI(tn_tril_indices(4, 3, .offset = -1), E_tril, SH(2, 6));
+    CHKI(tn_triu_indices(3, 4, .offset = 1), E_triu, SH(2, 6));
+    check_ints(tn_tril_indices(4, 3, .offset = -1, .dtype = TN_I32), TN_I32, E_tril, NE(E_tril), SH(2, 6), "tril int32");
+    CHECK(shape_is(tn_tril_indices(0, 3), SH(2, 0)));
+    CHECK(shape_is(tn_triu_indices(3, 3, .offset = 5), SH(2, 0)));
+    CHECK_ERR(tn_tril_indices(-1, 3), "row must be non-negative");
+    CHECK_ERR(tn_triu_indices(3, 3, .dtype = TN_F32), "tn_triu_indices");
     END;
 }
 

@@ -218,10 +218,10 @@ TEST(products_values) {
     tn_scope_begin();
     tn_tensor *x = mk_x(), *a = mk_a();
     tn_tensor *ar = tn_reshape(tn_t(a), TN_SHAPE(4, 3));
-    CHECK_VALS(tn_tensordot(x, ar, (const int64_t[]){1, 2}, (const int64_t[]){1, 0}, 2), E_TDOT, 1e-13);
-    CHECK_SHAPE(tn_tensordot(x, a, NULL, NULL, 0), 2, 3, 4, 3, 4);   /* an outer product */
-    CHECK_ERR(tn_tensordot(x, a, (const int64_t[]){0}, (const int64_t[]){0}, 1), "contracted dimensions need to match");
-    CHECK_ERR(tn_tensordot(x, a, (const int64_t[]){1, 1}, (const int64_t[]){0, 1}, 2), "appears multiple times");
+    CHECK_VALS(tn_tensordot(x, ar, .dims_a = TN_INTS(1, 2), .dims_b = TN_INTS(1, 0)), E_TDOT, 1e-13);
+    CHECK_SHAPE(tn_tensordot(x, a, .dims = 0), 2, 3, 4, 3, 4);   /* an outer product */
+    CHECK_ERR(tn_tensordot(x, a, .dims_a = TN_INTS(0), .dims_b = TN_INTS(0)), "contracted dimensions need to match");
+    CHECK_ERR(tn_tensordot(x, a, .dims_a = TN_INTS(1, 1), .dims_b = TN_INTS(0, 1)), "appears multiple times");
     tn_tensor *k1 = f64((const double[]){1, 2, 3, 4}, TN_SHAPE(2, 2)), *k2 = f64((const double[]){1, -1, 2}, TN_SHAPE(3));
     tn_tensor *k = tn_kron(k1, k2);
     CHECK_SHAPE(k, 2, 6);
@@ -229,10 +229,10 @@ TEST(products_values) {
     tn_tensor *ki = tn_kron(tn_ones(TN_SHAPE(2), TN_I64), tn_ones(TN_SHAPE(2), TN_I32));
     CHECK(ki && tn_get_dtype(ki) == TN_I64);
     tn_tensor *c1 = f64((const double[]){1, 2, 3, -1, 0.5, 2}, TN_SHAPE(2, 3)), *c2 = f64((const double[]){0, 1, -2}, TN_SHAPE(1, 3));
-    CHECK_VALS(tn_cross(c1, c2, -1), E_CROSS, 0);
-    CHECK_ERR(tn_cross(c1, tn_reshape(c2, TN_SHAPE(3)), -1), "same number of dimensions");
-    CHECK_ERR(tn_cross(c1, c2, 0), "must have length 3");
-    CHECK_ERR(tn_cross(c1, tn_to_dtype(c2, TN_F32), -1), "same dtype");
+    CHECK_VALS(tn_cross(c1, c2, .dim = -1), E_CROSS, 0);
+    CHECK_ERR(tn_cross(c1, tn_reshape(c2, TN_SHAPE(3)), .dim = -1), "same number of dimensions");
+    CHECK_ERR(tn_cross(c1, c2, .dim = 0), "must have length 3");
+    CHECK_ERR(tn_cross(c1, tn_to_dtype(c2, TN_F32), .dim = -1), "same dtype");
     CHECK_VALS(tn_rot90(a), E_ROT1, 0);
     CHECK_VALS(tn_rot90(a, .k = -1, .dims = TN_INTS(1, 0)), E_ROT3, 0);
     CHECK_SHAPE(tn_rot90(x, .k = 5, .dims = TN_INTS(-1, 0)), 4, 3, 2);
@@ -279,9 +279,9 @@ TEST(addmv_addr_addbmm_vdot) {
     CHECK_ERR(tn_vdot(a, a), "tn_vdot");
     tn_scope_end();
 }
-GF(g_tensordot, tn_tensordot(tn_transpose(I0, 0, 2), I1, (const int64_t[]){2, 1}, (const int64_t[]){0, 2}, 2))
+GF(g_tensordot, tn_tensordot(tn_transpose(I0, 0, 2), I1, .dims_a = TN_INTS(2, 1), .dims_b = TN_INTS(0, 2)))
 GF(g_kron, tn_kron(tn_t(I0), I1))
-GF(g_cross, tn_cross(tn_t(I0), I1, 0))
+GF(g_cross, tn_cross(tn_t(I0), I1, .dim = 0))
 GF(g_rot90, tn_rot90(tn_transpose(I0, 0, 2), .k = 3, .dims = TN_INTS(2, 0)))
 GF(g_block, tn_block_diag((tn_tensor *[]){tn_t(I0), tn_select(I1, 0, 0), tn_select(I1, 0, 1)}, 3))
 GF(g_cart, tn_cartesian_prod((tn_tensor *[]){I0, tn_select(I1, 1, 0)}, 2))
@@ -433,7 +433,7 @@ GF(g_erfinv, tn_erfinv(tn_mul_scalar(tn_tanh(tn_t(I0)), 0.9)))
 GF(g_logaddexp, tn_logaddexp(tn_t(I0), I1))
 GF(g_hypot, tn_hypot(tn_t(I0), I1))
 GF(g_xlogy, tn_xlogy(tn_t(I0), tn_add_scalar(tn_exp(I1), 0.1)))
-GF(g_logit, tn_logit(tn_sigmoid(tn_t(I0)), 0))
+GF(g_logit, tn_logit(tn_sigmoid(tn_t(I0)), .eps = 0))
 GF(g_mvlgamma, tn_mvlgamma(tn_add_scalar(tn_exp(tn_t(I0)), 2), 3))
 TEST(special_grads) {
     tn_scope_begin();

@@ -276,7 +276,7 @@ TEST(rrelu_noise_matches_pytorch) {
     tn_scope_begin();
     tn_tensor *x = tn_from_data((const float[]){-1, 2, -0.5f, 0, 3, -2}, TN_SHAPE(6), TN_F32);
     tn_manual_seed(12);
-    CHECK_MSG(same_f32(tn_rrelu(x, 0.1, 0.4, true), (const float[]){-0.317649961f, 2, -0.143265262f, 0, 3, -0.258961022f}, 6), "rrelu(training) seed 12");
+    CHECK_MSG(same_f32(tn_rrelu(x, .lower = 0.1, .upper = 0.4, .training = true), (const float[]){-0.317649961f, 2, -0.143265262f, 0, 3, -0.258961022f}, 6), "rrelu(training) seed 12");
     CHECK_MSG(next_uniforms((const double[]){0.8495237114325871, 0.5938825769253581}), "rand(2) after rrelu: four draws, for the four x <= 0");
     tn_scope_end();
 }

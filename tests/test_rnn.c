@@ -545,7 +545,7 @@ TEST(test_transformer_wiring) {
             tn_tensor *mkpm = tn_from_data((const bool[]){false, true, false, false, false, false, false, false, true, false}, SH(2, 5), TN_BOOL);
             tn_module *sa = tn_module_child(m, "self_attn"), *ca = tn_module_child(m, "multihead_attn");
 #define C(name, t) tn_module_forward(tn_module_child(m, name), t)
-#define FF(t) C("linear2", nf ? tn_gelu(C("linear1", t), false) : tn_relu(C("linear1", t)))
+#define FF(t) C("linear2", nf ? tn_gelu(C("linear1", t)) : tn_relu(C("linear1", t)))
             tn_tensor *y = x;
             if (nf) {
                 tn_tensor *t = C("norm1", y);

@@ -33,7 +33,7 @@ int lltm_forward(tn_tensor *input, tn_tensor *weights, tn_tensor *bias, tn_tenso
     if (tn_chunk(gate_weights, 3, 1, gates, 3) != 3) return -1;
     tn_tensor *input_gate = tn_sigmoid(gates[0]);
     tn_tensor *output_gate = tn_sigmoid(gates[1]);
-    tn_tensor *candidate_cell = tn_elu(gates[2], 1.0);
+    tn_tensor *candidate_cell = tn_elu(gates[2]);
     tn_tensor *new_cell = tn_add(old_cell, tn_mul(candidate_cell, input_gate));
     tn_tensor *new_h = tn_mul(tn_tanh(new_cell), output_gate);
     tn_tensor *all[7] = {new_h, new_cell, input_gate, output_gate, candidate_cell, X, gate_weights};

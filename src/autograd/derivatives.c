@@ -195,7 +195,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
             d = tn__mask_as(tn_logical_not(tn_logical_or(tn_le_scalar(x, n->d[0]), tn_ge_scalar(x, n->d[1]))), g);
             break;
         case MISH: { /* tanh(sp) + x sigmoid(x) (1 - tanh(sp)^2), sp = softplus(x) */
-            tn_tensor *t = tn_tanh(tn_softplus(x, 1, 20));
+            tn_tensor *t = tn_tanh(tn_softplus(x));
             d = tn_add(t, tn_mul(tn_mul(x, tn_sigmoid(x)), tn_rsub_scalar(tn_square(t), 1)));
             break;
         }

@@ -596,5 +596,15 @@ static tn_tensor *tn__tri_indices(const char *fn, int64_t row, int64_t col, int6
     #undef TN__TRI_RANGE
     return tn__own(r);
 }
-TNDEF tn_tensor *tn_tril_indices(int64_t row, int64_t col, int64_t offset, tn_dtype dtype) { return tn__tri_indices("tn_tril_indices", row, col, offset, dtype, false); }
-TNDEF tn_tensor *tn_triu_indices(int64_t row, int64_t col, int64_t offset, tn_dtype dtype) { return tn__tri_indices("tn_triu_indices", row, col, offset, dtype, true); }
+TNDEF tn_tensor *tn_tril_indices_opts(int64_t row, int64_t col, tn_tri_indices_fn_opts o) {
+    return tn__tri_indices("tn_tril_indices", row, col, o.offset, (tn_dtype)o.dtype, false);
+}
+TNDEF tn_tensor *tn_tril_indices_str(int64_t row, int64_t col, const char *options) {
+    TN__KW_STR(tn_tri_indices_fn_opts, tri_indices, "tn_tril_indices", options, tn_tril_indices_opts(row, col, o));
+}
+TNDEF tn_tensor *tn_triu_indices_opts(int64_t row, int64_t col, tn_tri_indices_fn_opts o) {
+    return tn__tri_indices("tn_triu_indices", row, col, o.offset, (tn_dtype)o.dtype, true);
+}
+TNDEF tn_tensor *tn_triu_indices_str(int64_t row, int64_t col, const char *options) {
+    TN__KW_STR(tn_tri_indices_fn_opts, tri_indices, "tn_triu_indices", options, tn_triu_indices_opts(row, col, o));
+}

@@ -431,14 +431,14 @@ static tn_tensor *tn__act_apply(tn__actm *a, tn_tensor *x, bool training) {
     switch (a->kind) {
     case 0: y = tn_relu(x); break;
     case 1: y = tn_relu6(x); break;
-    case 2: y = tn_leaky_relu(x, a->p[0]); break;
-    case 3: y = tn_elu(x, a->p[0]); break;
+    case 2: y = tn_leaky_relu(x, .negative_slope = a->p[0]); break;
+    case 3: y = tn_elu(x, .alpha = a->p[0]); break;
     case 4: y = tn_selu(x); break;
-    case 5: y = tn_celu(x, a->p[0]); break;
-    case 6: y = tn_gelu(x, a->p[0] != 0); break;
+    case 5: y = tn_celu(x, .alpha = a->p[0]); break;
+    case 6: y = tn_gelu(x, .approximate = a->p[0] != 0 ? TN_APPROXIMATE_TANH : TN_APPROXIMATE_NONE); break;
     case 7: y = tn_silu(x); break;
     case 8: y = tn_mish(x); break;
-    case 9: y = tn_softplus(x, a->p[0], a->p[1]); break;
+    case 9: y = tn_softplus(x, .beta = a->p[0], .threshold = a->p[1]); break;
     case 10: y = tn_hardtanh(x, a->p[0], a->p[1]); break;
     case 11: y = tn_hardswish(x); break;
     case 12: y = tn_hardsigmoid(x); break;
@@ -458,10 +458,10 @@ static tn_tensor *tn__act_apply(tn__actm *a, tn_tensor *x, bool training) {
     case 19: y = tn_logsigmoid(x); break;
     case 20: y = tn_softsign(x); break;
     case 21: y = tn_tanhshrink(x); break;
-    case 22: y = tn_hardshrink(x, a->p[0]); break;
-    case 23: y = tn_softshrink(x, a->p[0]); break;
+    case 22: y = tn_hardshrink(x, .lambd = a->p[0]); break;
+    case 23: y = tn_softshrink(x, .lambd = a->p[0]); break;
     case 24: y = tn_glu(x, a->dim != TN_NONE ? a->dim : -1); break;
-    case 25: y = tn_rrelu(x, a->p[0], a->p[1], training); break;
+    case 25: y = tn_rrelu(x, .lower = a->p[0], .upper = a->p[1], .training = training); break;
     }
     return y;
 }

@@ -390,6 +390,27 @@ static const tn__kwkey tn__kw_conv_fn[] = {TN_FIELDS_tn_conv_fn_opts(TN__KW_ROW)
 #define TN__KW_T tn_loss_opts
 static const tn__kwkey tn__kw_loss[] = {TN_FIELDS_tn_loss_opts(TN__KW_ROW)};
 #undef TN__KW_T
+#define TN__KW_T tn_reduction_fn_opts
+static const tn__kwkey tn__kw_reduction[] = {TN_FIELDS_tn_reduction_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_smooth_l1_loss_fn_opts
+static const tn__kwkey tn__kw_smooth_l1_loss[] = {TN_FIELDS_tn_smooth_l1_loss_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_huber_loss_fn_opts
+static const tn__kwkey tn__kw_huber_loss[] = {TN_FIELDS_tn_huber_loss_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_binary_cross_entropy_fn_opts
+static const tn__kwkey tn__kw_binary_cross_entropy[] = {TN_FIELDS_tn_binary_cross_entropy_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_binary_cross_entropy_with_logits_fn_opts
+static const tn__kwkey tn__kw_binary_cross_entropy_with_logits[] = {TN_FIELDS_tn_binary_cross_entropy_with_logits_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_kl_div_fn_opts
+static const tn__kwkey tn__kw_kl_div[] = {TN_FIELDS_tn_kl_div_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_margin_loss_fn_opts
+static const tn__kwkey tn__kw_margin_loss[] = {TN_FIELDS_tn_margin_loss_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
 #define TN__KW_T tn_ddp_opts
 static const tn__kwkey tn__kw_ddp[] = {TN_FIELDS_tn_ddp_opts(TN__KW_ROW)};
 #undef TN__KW_T
@@ -518,6 +539,39 @@ static const tn__kwkey tn__kw_cosine_similarity[] = {TN_FIELDS_tn_cosine_similar
 #undef TN__KW_T
 #define TN__KW_T tn_pairwise_distance_fn_opts
 static const tn__kwkey tn__kw_pairwise_distance[] = {TN_FIELDS_tn_pairwise_distance_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_gelu_fn_opts
+static const tn__kwkey tn__kw_gelu[] = {TN_FIELDS_tn_gelu_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_softplus_fn_opts
+static const tn__kwkey tn__kw_softplus[] = {TN_FIELDS_tn_softplus_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_leaky_relu_fn_opts
+static const tn__kwkey tn__kw_leaky_relu[] = {TN_FIELDS_tn_leaky_relu_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_elu_fn_opts
+static const tn__kwkey tn__kw_elu[] = {TN_FIELDS_tn_elu_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_shrink_fn_opts
+static const tn__kwkey tn__kw_shrink[] = {TN_FIELDS_tn_shrink_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_rrelu_fn_opts
+static const tn__kwkey tn__kw_rrelu[] = {TN_FIELDS_tn_rrelu_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_tri_indices_fn_opts
+static const tn__kwkey tn__kw_tri_indices[] = {TN_FIELDS_tn_tri_indices_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_logit_fn_opts
+static const tn__kwkey tn__kw_logit[] = {TN_FIELDS_tn_logit_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_nan_to_num_fn_opts
+static const tn__kwkey tn__kw_nan_to_num[] = {TN_FIELDS_tn_nan_to_num_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_tensordot_fn_opts
+static const tn__kwkey tn__kw_tensordot[] = {TN_FIELDS_tn_tensordot_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_cross_fn_opts
+static const tn__kwkey tn__kw_cross[] = {TN_FIELDS_tn_cross_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
 /* A _str function's body: the defaults, then the text (T's table tn__kw_<table>); on
    success `call` (which may use o) is returned, else NULL. */

@@ -1037,7 +1037,7 @@ static tn_tensor *tn__tlayer_attn(tn_module *m, const char *attn, const char *dr
 static tn_tensor *tn__tlayer_ff(tn__tlayer *t, tn_tensor *x) {
     tn_module *m = &t->base;
     tn_tensor *y = tn__child_fwd(m, "linear1", x);
-    y = t->gelu ? tn_gelu(y, false) : tn_relu(y);
+    y = t->gelu ? tn_gelu(y) : tn_relu(y);
     y = tn__child_fwd(m, "linear2", tn__child_fwd(m, "dropout", y));
     return tn__child_fwd(m, t->decoder ? "dropout3" : "dropout2", y);
 }

@@ -17,8 +17,14 @@ static tn_tensor *tn__shrink_impl(const char *fn, tn_tensor *x, double lambd, bo
     else y = tn_where(tn_le_scalar(tn_abs(x), lambd), tn_zeros(NULL, 0, x->dtype), x);   /* NaN: not <=, kept */
     return tn__scope_return(tn__grad_name(y, soft ? "SoftshrinkBackward0" : "HardshrinkBackward0"));
 }
-TNDEF tn_tensor *tn_hardshrink(tn_tensor *x, double lambd) { return TN__AS("tn_hardshrink", tn__shrink_impl("tn_hardshrink", x, lambd, false)); }
-TNDEF tn_tensor *tn_softshrink(tn_tensor *x, double lambd) { return TN__AS("tn_softshrink", tn__shrink_impl("tn_softshrink", x, lambd, true)); }
+TNDEF tn_tensor *tn_hardshrink_opts(tn_tensor *x, tn_shrink_fn_opts o) { return TN__AS("tn_hardshrink", tn__shrink_impl("tn_hardshrink", x, o.lambd, false)); }
+TNDEF tn_tensor *tn_hardshrink_str(tn_tensor *x, const char *options) {
+    TN__KW_STR(tn_shrink_fn_opts, shrink, "tn_hardshrink", options, tn_hardshrink_opts(x, o));
+}
+TNDEF tn_tensor *tn_softshrink_opts(tn_tensor *x, tn_shrink_fn_opts o) { return TN__AS("tn_softshrink", tn__shrink_impl("tn_softshrink", x, o.lambd, true)); }
+TNDEF tn_tensor *tn_softshrink_str(tn_tensor *x, const char *options) {
+    TN__KW_STR(tn_shrink_fn_opts, shrink, "tn_softshrink", options, tn_softshrink_opts(x, o));
+}
 static tn_tensor *tn__tanhshrink_impl(tn_tensor *x) {
     TN__CHECK_NULL(x);
     tn_scope_begin();
@@ -93,7 +99,7 @@ static tn_tensor *tn__rrelu_impl(tn_tensor *x, double lower, double upper, bool 
     TN__CHECK_NULL(x);
     if (tn__act_input(fn, x)) return NULL;
     if (!(lower <= upper)) return (tn_tensor *)tn__error("%s: Lower bound should be less than or equal to the upper bound (lower %g, upper %g)", fn, lower, upper);
-    if (!training) return TN__AS(fn, tn__grad_name(tn_leaky_relu(x, (lower + upper) / 2), "RreluWithNoiseBackward0"));
+    if (!training) return TN__AS(fn, tn__grad_name(tn_leaky_relu(x, .negative_slope = (lower + upper) / 2), "RreluWithNoiseBackward0"));
     tn_scope_begin();
     /* the noise PyTorch saves: a U(lower, upper) slope where x <= 0, 1 elsewhere; y = x * noise */
     tn_tensor *noise;
@@ -114,4 +120,5 @@ static tn_tensor *tn__rrelu_impl(tn_tensor *x, double lower, double upper, bool 
     }
     return tn__scope_return(tn__grad_name(tn_mul(x, noise), "RreluWithNoiseBackward0"));
 }
-TNDEF tn_tensor *tn_rrelu(tn_tensor *x, double lower, double upper, bool training) { return TN__AS("tn_rrelu", tn__rrelu_impl(x, lower, upper, training)); }
+TNDEF tn_tensor *tn_rrelu_opts(tn_tensor *x, tn_rrelu_fn_opts o) { return TN__AS("tn_rrelu", tn__rrelu_impl(x, o.lower, o.upper, o.training)); }
+TNDEF tn_tensor *tn_rrelu_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_rrelu_fn_opts, rrelu, "tn_rrelu", options, tn_rrelu_opts(x, o)); }

@@ -30,15 +30,20 @@ static tn_tensor *tn__hardtanh(const char *fn, tn_tensor *x, double lo, double h
     return tn__act(fn, HARDTANH, x, lo, hi, 0);
 }
 TNDEF tn_tensor *tn_relu6(tn_tensor *x) { return tn__hardtanh("tn_relu6", x, 0, 6); }
-TNDEF tn_tensor *tn_leaky_relu(tn_tensor *x, double slope) { return tn__act("tn_leaky_relu", LEAKY_RELU, x, slope, 0, 0); }
-TNDEF tn_tensor *tn_elu(tn_tensor *x, double alpha) { return tn__act("tn_elu", ELU, x, alpha, 1, 1); }
+TNDEF tn_tensor *tn_leaky_relu_opts(tn_tensor *x, tn_leaky_relu_fn_opts o) { return tn__act("tn_leaky_relu", LEAKY_RELU, x, o.negative_slope, 0, 0); }
+TNDEF tn_tensor *tn_leaky_relu_str(tn_tensor *x, const char *options) {
+    TN__KW_STR(tn_leaky_relu_fn_opts, leaky_relu, "tn_leaky_relu", options, tn_leaky_relu_opts(x, o));
+}
+TNDEF tn_tensor *tn_elu_opts(tn_tensor *x, tn_elu_fn_opts o) { return tn__act("tn_elu", ELU, x, o.alpha, 1, 1); }
+TNDEF tn_tensor *tn_elu_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_elu_fn_opts, elu, "tn_elu", options, tn_elu_opts(x, o)); }
 TNDEF tn_tensor *tn_selu(tn_tensor *x) {
     return tn__act("tn_selu", ELU, x, 1.6732632423543772848170429916717, 1.0507009873554804934193349852946, 1);
 }
-TNDEF tn_tensor *tn_celu(tn_tensor *x, double alpha) {
-    if (alpha == 0) return (tn_tensor *)tn__error("tn_celu: alpha must be nonzero (ZeroDivisionError in PyTorch)");
-    return tn__grad_name(tn__act("tn_celu", ELU, x, alpha, 1, 1 / alpha), "CeluBackward0");
+TNDEF tn_tensor *tn_celu_opts(tn_tensor *x, tn_elu_fn_opts o) {
+    if (o.alpha == 0) return (tn_tensor *)tn__error("tn_celu: alpha must be nonzero (ZeroDivisionError in PyTorch)");
+    return tn__grad_name(tn__act("tn_celu", ELU, x, o.alpha, 1, 1 / o.alpha), "CeluBackward0");
 }
+TNDEF tn_tensor *tn_celu_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_elu_fn_opts, elu, "tn_celu", options, tn_celu_opts(x, o)); }
 TNDEF tn_tensor *tn_hardtanh(tn_tensor *x, double min_val, double max_val) {
     if (min_val > max_val) return (tn_tensor *)tn__error("tn_hardtanh: min_val (%g) cannot be greater than max_val (%g)", min_val, max_val);
     return tn__hardtanh("tn_hardtanh", x, min_val, max_val);

@@ -74,7 +74,7 @@ static tn_tensor *tn__grid_sample_impl(tn_tensor *x, tn_tensor *grid, tn_grid_op
         /* bilinear/nearest coordinates far outside read only zeros: clamp them near; bicubic's
            taps are padded one by one, so its coordinates keep their distance to the taps */
         const double lo = o.mode == TN_GRID_BICUBIC ? -1073741824.0 : -2, hi = o.mode == TN_GRID_BICUBIC ? 1073741824.0 : (double)in[i] + 1;
-        tn_tensor *c = tn_nan_to_num(tn_clamp(tn_detach(coord[i]), lo, hi), lo, hi, lo);
+        tn_tensor *c = tn_nan_to_num(tn_clamp(tn_detach(coord[i]), lo, hi), .nan = lo, .posinf = hi, .neginf = lo);
         base[i] = o.mode == TN_GRID_NEAREST ? tn_round(c) : tn_floor(c);
         frac[i] = tn_sub(coord[i], base[i]);   /* the distance past the first tap (its gradient: the coordinate's) */
     }

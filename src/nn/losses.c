@@ -42,13 +42,19 @@ static tn_tensor *tn__mse_l1_impl(const char *fn, tn_tensor *input, tn_tensor *t
     tn_tensor *d = tn_sub(input, target);
     return tn__loss_finish(tn__loss_reduce(l1 ? tn_abs(d) : tn_square(d), red), l1 ? NULL : "MseLossBackward0");
 }
-TNDEF tn_tensor *tn_mse_loss(tn_tensor *input, tn_tensor *target, tn_reduction reduction) {
-    TN__AUTOCAST(TN__AC_F32, tn_mse_loss(ac_[0], ac_[1], reduction), input, target);
-    return TN__AS("tn_mse_loss", tn__mse_l1_impl("tn_mse_loss", input, target, reduction, false));
+TNDEF tn_tensor *tn_mse_loss_opts(tn_tensor *input, tn_tensor *target, tn_reduction_fn_opts o) {
+    TN__AUTOCAST(TN__AC_F32, tn_mse_loss_opts(ac_[0], ac_[1], o), input, target);
+    return TN__AS("tn_mse_loss", tn__mse_l1_impl("tn_mse_loss", input, target, (tn_reduction)o.reduction, false));
 }
-TNDEF tn_tensor *tn_l1_loss(tn_tensor *input, tn_tensor *target, tn_reduction reduction) {
-    TN__AUTOCAST(TN__AC_F32, tn_l1_loss(ac_[0], ac_[1], reduction), input, target);
-    return TN__AS("tn_l1_loss", tn__mse_l1_impl("tn_l1_loss", input, target, reduction, true));
+TNDEF tn_tensor *tn_mse_loss_str(tn_tensor *input, tn_tensor *target, const char *options) {
+    TN__KW_STR(tn_reduction_fn_opts, reduction, "tn_mse_loss", options, tn_mse_loss_opts(input, target, o));
+}
+TNDEF tn_tensor *tn_l1_loss_opts(tn_tensor *input, tn_tensor *target, tn_reduction_fn_opts o) {
+    TN__AUTOCAST(TN__AC_F32, tn_l1_loss_opts(ac_[0], ac_[1], o), input, target);
+    return TN__AS("tn_l1_loss", tn__mse_l1_impl("tn_l1_loss", input, target, (tn_reduction)o.reduction, true));
+}
+TNDEF tn_tensor *tn_l1_loss_str(tn_tensor *input, tn_tensor *target, const char *options) {
+    TN__KW_STR(tn_reduction_fn_opts, reduction, "tn_l1_loss", options, tn_l1_loss_opts(input, target, o));
 }
 
 /* smooth_l1 (huber false): z < beta ? 0.5 z^2 / beta : z - 0.5 beta; huber: z < delta ?
@@ -71,13 +77,19 @@ static tn_tensor *tn__smooth_l1_impl(const char *fn, tn_tensor *input, tn_tensor
     }
     return tn__loss_finish(tn__loss_reduce(l, red), huber ? "HuberLossBackward0" : "SmoothL1LossBackward0");
 }
-TNDEF tn_tensor *tn_smooth_l1_loss(tn_tensor *input, tn_tensor *target, tn_reduction reduction, double beta) {
-    TN__AUTOCAST(TN__AC_F32, tn_smooth_l1_loss(ac_[0], ac_[1], reduction, beta), input, target);
-    return TN__AS("tn_smooth_l1_loss", tn__smooth_l1_impl("tn_smooth_l1_loss", input, target, reduction, beta, false));
+TNDEF tn_tensor *tn_smooth_l1_loss_opts(tn_tensor *input, tn_tensor *target, tn_smooth_l1_loss_fn_opts o) {
+    TN__AUTOCAST(TN__AC_F32, tn_smooth_l1_loss_opts(ac_[0], ac_[1], o), input, target);
+    return TN__AS("tn_smooth_l1_loss", tn__smooth_l1_impl("tn_smooth_l1_loss", input, target, (tn_reduction)o.reduction, o.beta, false));
 }
-TNDEF tn_tensor *tn_huber_loss(tn_tensor *input, tn_tensor *target, tn_reduction reduction, double delta) {
-    TN__AUTOCAST(TN__AC_F32, tn_huber_loss(ac_[0], ac_[1], reduction, delta), input, target);
-    return TN__AS("tn_huber_loss", tn__smooth_l1_impl("tn_huber_loss", input, target, reduction, delta, true));
+TNDEF tn_tensor *tn_smooth_l1_loss_str(tn_tensor *input, tn_tensor *target, const char *options) {
+    TN__KW_STR(tn_smooth_l1_loss_fn_opts, smooth_l1_loss, "tn_smooth_l1_loss", options, tn_smooth_l1_loss_opts(input, target, o));
+}
+TNDEF tn_tensor *tn_huber_loss_opts(tn_tensor *input, tn_tensor *target, tn_huber_loss_fn_opts o) {
+    TN__AUTOCAST(TN__AC_F32, tn_huber_loss_opts(ac_[0], ac_[1], o), input, target);
+    return TN__AS("tn_huber_loss", tn__smooth_l1_impl("tn_huber_loss", input, target, (tn_reduction)o.reduction, o.delta, true));
+}
+TNDEF tn_tensor *tn_huber_loss_str(tn_tensor *input, tn_tensor *target, const char *options) {
+    TN__KW_STR(tn_huber_loss_fn_opts, huber_loss, "tn_huber_loss", options, tn_huber_loss_opts(input, target, o));
 }
 
 /* Checks of input [C] / [N, C] / [N, C, d1, ...] against a class-index target and weight. */
@@ -387,14 +399,18 @@ static tn_tensor *tn__bce_impl(tn_tensor *input, tn_tensor *target, tn_tensor *w
     if (weight) l = tn_mul(l, tn_to_dtype(weight, input->dtype));
     return tn__loss_finish(inside ? tn__loss_reduce(l, red) : NULL, "BinaryCrossEntropyBackward0");
 }
-TNDEF tn_tensor *tn_binary_cross_entropy(tn_tensor *input, tn_tensor *target, tn_tensor *weight, tn_reduction reduction) {
+TNDEF tn_tensor *tn_binary_cross_entropy_opts(tn_tensor *input, tn_tensor *target, tn_binary_cross_entropy_fn_opts o) {
     if (input && input->device == TN_CUDA && tn_autocast_is_enabled(TN_CUDA) && !tn__ac_suspended)   /* PyTorch's CUDA autocast bans it */
         return (tn_tensor *)tn__error("tn_binary_cross_entropy: torch.nn.functional.binary_cross_entropy and torch.nn.BCELoss are unsafe to autocast. "
                                       "Many models use a sigmoid layer right before the binary cross entropy layer. In this case, combine the two layers "
                                       "using torch.nn.functional.binary_cross_entropy_with_logits or torch.nn.BCEWithLogitsLoss. "
                                       "binary_cross_entropy_with_logits and BCEWithLogits are safe to autocast.");
-    TN__AUTOCAST(TN__AC_F32, tn_binary_cross_entropy(ac_[0], ac_[1], ac_[2], reduction), input, target, weight);
-    return TN__AS("tn_binary_cross_entropy", tn__bce_impl(input, target, weight, reduction));
+    TN__AUTOCAST(TN__AC_F32, tn_binary_cross_entropy_opts(ac_[0], ac_[1], (o.weight = ac_[2], o)), input, target, o.weight);
+    return TN__AS("tn_binary_cross_entropy", tn__bce_impl(input, target, o.weight, (tn_reduction)o.reduction));
+}
+TNDEF tn_tensor *tn_binary_cross_entropy_str(tn_tensor *input, tn_tensor *target, tn_tensor *weight, const char *options) {
+    TN__KW_STR(tn_binary_cross_entropy_fn_opts, binary_cross_entropy, "tn_binary_cross_entropy", options,
+               (o.weight = weight, tn_binary_cross_entropy_opts(input, target, o)));
 }
 
 static tn_tensor *tn__bce_logits_impl(tn_tensor *input, tn_tensor *target, tn_tensor *weight, tn_tensor *pos_weight, tn_reduction red) {
@@ -419,9 +435,15 @@ static tn_tensor *tn__bce_logits_impl(tn_tensor *input, tn_tensor *target, tn_te
     if (l && l->dtype != target->dtype) l = tn_to_dtype(l, target->dtype);
     return tn__loss_finish(tn__loss_reduce(l, red), "BinaryCrossEntropyWithLogitsBackward0");
 }
-TNDEF tn_tensor *tn_binary_cross_entropy_with_logits(tn_tensor *input, tn_tensor *target, tn_tensor *weight, tn_tensor *pos_weight, tn_reduction reduction) {
-    TN__AUTOCAST(TN__AC_F32, tn_binary_cross_entropy_with_logits(ac_[0], ac_[1], ac_[2], ac_[3], reduction), input, target, weight, pos_weight);
-    return TN__AS("tn_binary_cross_entropy_with_logits", tn__bce_logits_impl(input, target, weight, pos_weight, reduction));
+TNDEF tn_tensor *tn_binary_cross_entropy_with_logits_opts(tn_tensor *input, tn_tensor *target, tn_binary_cross_entropy_with_logits_fn_opts o) {
+    TN__AUTOCAST(TN__AC_F32, tn_binary_cross_entropy_with_logits_opts(ac_[0], ac_[1], (o.weight = ac_[2], o.pos_weight = ac_[3], o)), input, target,
+                 o.weight, o.pos_weight);
+    return TN__AS("tn_binary_cross_entropy_with_logits", tn__bce_logits_impl(input, target, o.weight, o.pos_weight, (tn_reduction)o.reduction));
+}
+TNDEF tn_tensor *tn_binary_cross_entropy_with_logits_str(tn_tensor *input, tn_tensor *target, tn_tensor *weight, tn_tensor *pos_weight,
+                                                         const char *options) {
+    TN__KW_STR(tn_binary_cross_entropy_with_logits_fn_opts, binary_cross_entropy_with_logits, "tn_binary_cross_entropy_with_logits", options,
+               (o.weight = weight, o.pos_weight = pos_weight, tn_binary_cross_entropy_with_logits_opts(input, target, o)));
 }
 
 static tn_tensor *tn__kl_div_impl(tn_tensor *input, tn_tensor *target, tn_reduction red, bool log_target) {
@@ -448,9 +470,12 @@ static tn_tensor *tn__kl_div_impl(tn_tensor *input, tn_tensor *target, tn_reduct
     }
     return tn__loss_finish(l, name);
 }
-TNDEF tn_tensor *tn_kl_div(tn_tensor *input, tn_tensor *target, tn_reduction reduction, bool log_target) {
-    TN__AUTOCAST(TN__AC_F32, tn_kl_div(ac_[0], ac_[1], reduction, log_target), input, target);
-    return TN__AS("tn_kl_div", tn__kl_div_impl(input, target, reduction, log_target));
+TNDEF tn_tensor *tn_kl_div_opts(tn_tensor *input, tn_tensor *target, tn_kl_div_fn_opts o) {
+    TN__AUTOCAST(TN__AC_F32, tn_kl_div_opts(ac_[0], ac_[1], o), input, target);
+    return TN__AS("tn_kl_div", tn__kl_div_impl(input, target, (tn_reduction)o.reduction, o.log_target));
+}
+TNDEF tn_tensor *tn_kl_div_str(tn_tensor *input, tn_tensor *target, const char *options) {
+    TN__KW_STR(tn_kl_div_fn_opts, kl_div, "tn_kl_div", options, tn_kl_div_opts(input, target, o));
 }
 
 /* ||x|| along dim (kept) clamped below at eps as torch 1.13's cosine_similarity does (an
@@ -512,8 +537,11 @@ static tn_tensor *tn__cosine_embedding_impl(tn_tensor *x1, tn_tensor *x2, tn_ten
     tn_tensor *neg = tn_where(tn_eq_scalar(target, -1), tn_clamp(tn_sub_scalar(cos, margin), 0, INFINITY), zeros);
     return tn__loss_finish(tn__loss_reduce(tn_add(pos, neg), red), NULL);
 }
-TNDEF tn_tensor *tn_cosine_embedding_loss(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, double margin, tn_reduction reduction) {
-    return TN__AS("tn_cosine_embedding_loss", tn__cosine_embedding_impl(x1, x2, target, margin, reduction));
+TNDEF tn_tensor *tn_cosine_embedding_loss_opts(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, tn_margin_loss_fn_opts o) {
+    return TN__AS("tn_cosine_embedding_loss", tn__cosine_embedding_impl(x1, x2, target, o.margin, (tn_reduction)o.reduction));
+}
+TNDEF tn_tensor *tn_cosine_embedding_loss_str(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, const char *options) {
+    TN__KW_STR(tn_margin_loss_fn_opts, margin_loss, "tn_cosine_embedding_loss", options, tn_cosine_embedding_loss_opts(x1, x2, target, o));
 }
 
 static tn_tensor *tn__margin_ranking_impl(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, double margin, tn_reduction red) {
@@ -527,6 +555,9 @@ static tn_tensor *tn__margin_ranking_impl(tn_tensor *x1, tn_tensor *x2, tn_tenso
     tn_tensor *l = tn_clamp(tn_add_scalar(tn_mul(tn_neg(target), tn_sub(x1, x2)), margin), 0, INFINITY);
     return tn__loss_finish(red == TN_REDUCTION_NONE ? tn__grad_name(l, "ClampMinBackward0") : tn__loss_reduce(l, red), NULL);
 }
-TNDEF tn_tensor *tn_margin_ranking_loss(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, double margin, tn_reduction reduction) {
-    return TN__AS("tn_margin_ranking_loss", tn__margin_ranking_impl(x1, x2, target, margin, reduction));
+TNDEF tn_tensor *tn_margin_ranking_loss_opts(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, tn_margin_loss_fn_opts o) {
+    return TN__AS("tn_margin_ranking_loss", tn__margin_ranking_impl(x1, x2, target, o.margin, (tn_reduction)o.reduction));
+}
+TNDEF tn_tensor *tn_margin_ranking_loss_str(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, const char *options) {
+    TN__KW_STR(tn_margin_loss_fn_opts, margin_loss, "tn_margin_ranking_loss", options, tn_margin_ranking_loss_opts(x1, x2, target, o));
 }

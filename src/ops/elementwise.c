@@ -490,13 +490,19 @@ TNDEF tn_tensor *tn_cosh(tn_tensor *x) { return tn__unary(COSH, x, NULL); }
 TNDEF tn_tensor *tn_tanh(tn_tensor *x) { return tn__unary(TANH, x, NULL); }
 TNDEF tn_tensor *tn_sigmoid(tn_tensor *x) { return tn__unary(SIGMOID, x, NULL); }
 TNDEF tn_tensor *tn_relu(tn_tensor *x) { return tn__unary(RELU, x, NULL); }
-TNDEF tn_tensor *tn_gelu(tn_tensor *x, bool tanh_approx) { return TN__AS("tn_gelu", tn__unary(tanh_approx ? GELU_TANH : GELU, x, NULL)); }
+TNDEF tn_tensor *tn_gelu_opts(tn_tensor *x, tn_gelu_fn_opts o) {
+    return TN__AS("tn_gelu", tn__unary(o.approximate == TN_APPROXIMATE_TANH ? GELU_TANH : GELU, x, NULL));
+}
+TNDEF tn_tensor *tn_gelu_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_gelu_fn_opts, gelu, "tn_gelu", options, tn_gelu_opts(x, o)); }
 TNDEF tn_tensor *tn_silu(tn_tensor *x) { return tn__unary(SILU, x, NULL); }
-TNDEF tn_tensor *tn_softplus(tn_tensor *x, double beta, double threshold) {
-    double p[3] = {beta, threshold, 0};
+TNDEF tn_tensor *tn_softplus_opts(tn_tensor *x, tn_softplus_fn_opts o) {
+    double p[3] = {o.beta, o.threshold, 0};
     TN__CHECK_NULL(x);
-    if (beta == 0) return (tn_tensor *)tn__error("tn_softplus: beta must be nonzero");
+    if (o.beta == 0) return (tn_tensor *)tn__error("tn_softplus: beta must be nonzero");
     return tn__unary(SOFTPLUS, x, p);
+}
+TNDEF tn_tensor *tn_softplus_str(tn_tensor *x, const char *options) {
+    TN__KW_STR(tn_softplus_fn_opts, softplus, "tn_softplus", options, tn_softplus_opts(x, o));
 }
 TNDEF tn_tensor *tn_erf(tn_tensor *x) { return tn__unary(ERF, x, NULL); }
 TNDEF tn_tensor *tn_erfc(tn_tensor *x) { return tn__unary(ERFC, x, NULL); }
@@ -519,10 +525,11 @@ TNDEF tn_tensor *tn_atanh(tn_tensor *x) { return tn__unary(ATANH, x, NULL); }
 TNDEF tn_tensor *tn_deg2rad(tn_tensor *x) { return tn__grad_name(TN__AS("tn_deg2rad", tn_mul_scalar(x, 0.017453292519943295769)), "Deg2RadBackward0"); }
 TNDEF tn_tensor *tn_rad2deg(tn_tensor *x) { return tn__grad_name(TN__AS("tn_rad2deg", tn_mul_scalar(x, 57.295779513082320877)), "Rad2DegBackward0"); }
 TNDEF tn_tensor *tn_sinc(tn_tensor *x) { return tn__unary(SINC, x, NULL); }
-TNDEF tn_tensor *tn_logit(tn_tensor *x, double eps) {
-    double p[3] = {eps >= 0 ? eps : -1, 0, 0};   /* NaN and negative: no clamp */
+TNDEF tn_tensor *tn_logit_opts(tn_tensor *x, tn_logit_fn_opts o) {
+    double p[3] = {o.eps >= 0 ? o.eps : -1, 0, 0};   /* NaN (None) and negative: no clamp */
     return tn__unary(LOGIT, x, p);
 }
+TNDEF tn_tensor *tn_logit_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_logit_fn_opts, logit, "tn_logit", options, tn_logit_opts(x, o)); }
 TNDEF tn_tensor *tn_lgamma(tn_tensor *x) { return tn__unary(LGAMMA, x, NULL); }
 TNDEF tn_tensor *tn_digamma(tn_tensor *x) { return tn__unary(DIGAMMA, x, NULL); }
 TNDEF tn_tensor *tn_polygamma(int64_t n, tn_tensor *x) {
@@ -586,12 +593,16 @@ TNDEF tn_tensor *tn_frexp(tn_tensor *x, tn_tensor **exponent) {
     if (exponent) *exponent = NULL;
     return TN__AS("tn_frexp", tn__frexp_impl(x, exponent));
 }
-/* posinf = INFINITY / neginf = -INFINITY mean the dtype's largest / lowest finite value. */
-TNDEF tn_tensor *tn_nan_to_num(tn_tensor *x, double nan, double posinf, double neginf) {
+/* posinf NAN (None) or INFINITY / neginf NAN or -INFINITY mean the dtype's largest / lowest finite value. */
+TNDEF tn_tensor *tn_nan_to_num_opts(tn_tensor *x, tn_nan_to_num_fn_opts o) {
     TN__CHECK_NULL(x);
     double big = tn__finfo_max(x->dtype);
-    double p[3] = {nan, isinf(posinf) && posinf > 0 ? big : posinf, isinf(neginf) && neginf < 0 ? -big : neginf};
+    double p[3] = {o.nan, o.posinf != o.posinf || (isinf(o.posinf) && o.posinf > 0) ? big : o.posinf,
+                   o.neginf != o.neginf || (isinf(o.neginf) && o.neginf < 0) ? -big : o.neginf};
     return tn__unary(NAN_TO_NUM, x, p);
+}
+TNDEF tn_tensor *tn_nan_to_num_str(tn_tensor *x, const char *options) {
+    TN__KW_STR(tn_nan_to_num_fn_opts, nan_to_num, "tn_nan_to_num", options, tn_nan_to_num_opts(x, o));
 }
 
 /* Bounds for clamp on x's dtype; a non-integral bound on an integer tensor promotes

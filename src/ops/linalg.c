@@ -358,8 +358,26 @@ static tn_tensor *tn__tensordot_impl(tn_tensor *a, tn_tensor *b, const int64_t *
     int64_t s1[2] = {fa, k}, s2[2] = {k, fb};
     return tn__scope_return(tn_reshape(tn_mm(tn_reshape(tn_permute(a, pa, a->ndim), s1, 2), tn_reshape(tn_permute(b, pb, b->ndim), s2, 2)), rs, nr));
 }
-TNDEF tn_tensor *tn_tensordot(tn_tensor *a, tn_tensor *b, const int64_t *dims_a, const int64_t *dims_b, int n) {
-    return TN__AS("tn_tensordot", tn__tensordot_impl(a, b, dims_a, dims_b, n));
+TNDEF tn_tensor *tn_tensordot_opts(tn_tensor *a, tn_tensor *b, tn_tensordot_fn_opts o) {
+    TN__CHECK_NULL(a, b);
+    if (o.dims_a.n || o.dims_b.n) {
+        if (o.dims_a.n != o.dims_b.n)
+            return (tn_tensor *)tn__error("tn_tensordot: both dimension lists should have same length, got %d and %d", o.dims_a.n, o.dims_b.n);
+        return TN__AS("tn_tensordot", tn__tensordot_impl(a, b, o.dims_a.v, o.dims_b.v, o.dims_a.n));
+    }
+    /* dims=k: the last k of a with the first k of b (PyTorch's messages) */
+    if (o.dims < 0) return (tn_tensor *)tn__error("tn_tensordot: tensordot expects dims >= 0, but got dims=%lld", (long long)o.dims);
+    if (o.dims > a->ndim || o.dims > b->ndim)
+        return (tn_tensor *)tn__error("tn_tensordot: tensordot expects dims < ndim_a or ndim_b, but got dims=%lld", (long long)o.dims);
+    int64_t da[TN_MAX_DIMS], db[TN_MAX_DIMS];
+    for (int i = 0; i < (int)o.dims; i++) {
+        da[i] = a->ndim - o.dims + i;
+        db[i] = i;
+    }
+    return TN__AS("tn_tensordot", tn__tensordot_impl(a, b, da, db, (int)o.dims));
+}
+TNDEF tn_tensor *tn_tensordot_str(tn_tensor *a, tn_tensor *b, const char *options) {
+    TN__KW_STR(tn_tensordot_fn_opts, tensordot, "tn_tensordot", options, tn_tensordot_opts(a, b, o));
 }
 
 static tn_tensor *tn__cross_impl(tn_tensor *a, tn_tensor *b, int64_t dim) {
@@ -381,7 +399,22 @@ static tn_tensor *tn__cross_impl(tn_tensor *a, tn_tensor *b, int64_t dim) {
     for (int i = 0; i < 3; i++) r[i] = tn_sub(tn_mul(x[(i + 1) % 3], y[(i + 2) % 3]), tn_mul(x[(i + 2) % 3], y[(i + 1) % 3]));
     return tn__scope_return(tn_cat(r, 3, d));
 }
-TNDEF tn_tensor *tn_cross(tn_tensor *a, tn_tensor *b, int64_t dim) { return tn__grad_name(TN__AS("tn_cross", tn__cross_impl(a, b, dim)), "LinalgCrossBackward0"); }
+TNDEF tn_tensor *tn_cross_opts(tn_tensor *a, tn_tensor *b, tn_cross_fn_opts o) {
+    TN__CHECK_NULL(a, b);
+    int64_t dim = o.dim;
+    if (dim == TN_NONE) {   /* torch.cross's dim=None: the first dim of size 3 of the broadcast shape */
+        int64_t shape[TN_MAX_DIMS];
+        int nd = tn__broadcast(a->shape, a->ndim, b->shape, b->ndim, shape);
+        for (int i = 0; i < nd && dim == TN_NONE; i++)
+            if (shape[i] == 3) dim = i;
+        if (dim == TN_NONE && nd >= 0) return (tn_tensor *)tn__error("tn_cross: no dimension of size 3 in input (shapes %s and %s)", TN__SHAPE(a), TN__SHAPE(b));
+        if (dim == TN_NONE) dim = 0;   /* shapes that do not broadcast: the impl's message */
+    }
+    return tn__grad_name(TN__AS("tn_cross", tn__cross_impl(a, b, dim)), "LinalgCrossBackward0");
+}
+TNDEF tn_tensor *tn_cross_str(tn_tensor *a, tn_tensor *b, const char *options) {
+    TN__KW_STR(tn_cross_fn_opts, cross, "tn_cross", options, tn_cross_opts(a, b, o));
+}
 
 /* ---- einsum ---- */
 /* Labels: 'A'..'Z' are 0..25, 'a'..'z' 26..51 (so the implicit output lists capitals

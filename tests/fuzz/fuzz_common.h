@@ -199,7 +199,7 @@ static inline double fuzz_ckpt_loss(void *user) {
     fuzz_ckpt_batch *b = (fuzz_ckpt_batch *)user;
     tn_optim_zero_grad(b->o);
     tn_scope_begin();
-    tn_tensor *loss = tn_mse_loss(tn_module_forward(b->m, b->x), b->y, TN_REDUCTION_MEAN);
+    tn_tensor *loss = tn_mse_loss(tn_module_forward(b->m, b->x), b->y);
     double v = loss && tn_backward(loss) == 0 ? tn_item(loss) : NAN;
     tn_scope_end();
     return v;

@@ -206,8 +206,8 @@ tn_arange T d d d D
 tn_linspace T d d l D
 tn_logspace T d d l d D
 tn_eye T l l D
-tn_tril_indices T l l l D
-tn_triu_indices T l l l D
+tn_tril_indices_str T l l s
+tn_triu_indices_str T l l s
 tn_empty_like T T
 tn_zeros_like T T
 tn_ones_like T T
@@ -341,15 +341,15 @@ tn_sub_alpha T T T d
 tn_add_alpha_ T T T d
 tn_fill_ T T d
 tn_zero_ T T
-tn_gelu T T b
-tn_softplus T T d d
-tn_nan_to_num T T d d d
+tn_gelu_str T T s
+tn_softplus_str T T s
+tn_nan_to_num_str T T s
 tn_clamp T T d d
 tn_clamp_ T T d d
 tn_clamp_tensor T T T T
 tn_clamp_min T T d
 tn_clamp_max T T d
-tn_logit T T d
+tn_logit_str T T s
 tn_polygamma T l T
 tn_mvlgamma T T l
 tn_frexp T T A
@@ -429,8 +429,8 @@ tn_addbmm_str T T T T s
 tn_vdot T T T
 tn_trace T T
 tn_kron T T T
-tn_tensordot T T T L L i
-tn_cross T T T l
+tn_tensordot_str T T T s
+tn_cross_str T T T s
 tn_linalg_lu_factor T T b A
 tn_linalg_lu_factor_ex T T b b A A
 tn_lu_unpack T T T A A
@@ -646,16 +646,16 @@ class tn_module_type(ctypes.Structure):
 
 _NN_SIGNATURES = """
 tn_relu6 T T
-tn_leaky_relu T T d
-tn_elu T T d
+tn_leaky_relu_str T T s
+tn_elu_str T T s
 tn_selu T T
-tn_celu T T d
+tn_celu_str T T s
 tn_hardtanh T T d d
 tn_mish T T
 tn_hardswish T T
 tn_hardsigmoid T T
-tn_hardshrink T T d
-tn_softshrink T T d
+tn_hardshrink_str T T s
+tn_softshrink_str T T s
 tn_tanhshrink T T
 tn_softsign T T
 tn_logsigmoid T T
@@ -663,7 +663,7 @@ tn_threshold T T d d
 tn_glu T T l
 tn_softmin T T l
 tn_prelu T T T
-tn_rrelu T T d d b
+tn_rrelu_str T T s
 tn_linear T T T T
 tn_bilinear T T T T T
 tn_conv1d_str T T T T s
@@ -710,18 +710,18 @@ tn_grid_sample_str T T T s
 tn_affine_grid T T L i b
 tn_pixel_shuffle T T l
 tn_pixel_unshuffle T T l
-tn_mse_loss T T T D
-tn_l1_loss T T T D
-tn_smooth_l1_loss T T T D d
-tn_huber_loss T T T D d
+tn_mse_loss_str T T T s
+tn_l1_loss_str T T T s
+tn_smooth_l1_loss_str T T T s
+tn_huber_loss_str T T T s
 tn_nll_loss_opts T T T Q
 tn_cross_entropy_opts T T T Q
-tn_binary_cross_entropy T T T T D
-tn_binary_cross_entropy_with_logits T T T T T D
-tn_kl_div T T T D b
+tn_binary_cross_entropy_str T T T T s
+tn_binary_cross_entropy_with_logits_str T T T T T s
+tn_kl_div_str T T T s
 tn_cosine_similarity_str T T T s
-tn_cosine_embedding_loss T T T T d D
-tn_margin_ranking_loss T T T T d D
+tn_cosine_embedding_loss_str T T T T s
+tn_margin_ranking_loss_str T T T T s
 tn_pairwise_distance_str T T T s
 tn_soft_margin_loss_str T T T s
 tn_multilabel_soft_margin_loss_str T T T T s

@@ -49,14 +49,16 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
 
 def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
     dt = int64 if dtype is None else _dt(dtype)
-    return _finish(_wrap(lib.tn_tril_indices(_int(row, "tril_indices", "row"), _int(col, "tril_indices", "col"),
-                                             _int(offset, "tril_indices", "offset"), dt._code)), device, False)
+    text = f"offset={_int(offset, 'tril_indices', 'offset')}, dtype={lib.tn_dtype_name(dt._code).decode()}"
+    return _finish(_wrap(lib.tn_tril_indices_str(_int(row, "tril_indices", "row"), _int(col, "tril_indices", "col"), text.encode())),
+                   device, False)
 
 
 def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
     dt = int64 if dtype is None else _dt(dtype)
-    return _finish(_wrap(lib.tn_triu_indices(_int(row, "triu_indices", "row"), _int(col, "triu_indices", "col"),
-                                             _int(offset, "triu_indices", "offset"), dt._code)), device, False)
+    text = f"offset={_int(offset, 'triu_indices', 'offset')}, dtype={lib.tn_dtype_name(dt._code).decode()}"
+    return _finish(_wrap(lib.tn_triu_indices_str(_int(row, "triu_indices", "row"), _int(col, "triu_indices", "col"), text.encode())),
+                   device, False)
 
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):

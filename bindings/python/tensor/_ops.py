@@ -386,7 +386,7 @@ Tensor.mvlgamma_ = lambda self, p: self._store(mvlgamma(self, p))
 
 @_method("logit")
 def logit(self, eps=None):
-    return _wrap(lib.tn_logit(self._ptr, -1.0 if eps is None else _float(eps, "logit", "eps")))
+    return _wrap(lib.tn_logit_str(self._ptr, b"eps=None" if eps is None else f"eps={_float(eps, 'logit', 'eps')!r}".encode()))
 
 
 Tensor.logit_ = lambda self, eps=None: self._store(logit(self, eps))
@@ -414,9 +414,16 @@ for _n in _C.BINARY_TENSOR:
     setattr(Tensor, _n + "_", (lambda m: lambda self, other: self._store(m(self, other)))(_m))
 @_method("nan_to_num")
 def nan_to_num(self, nan=0.0, posinf=None, neginf=None):
-    return _wrap(lib.tn_nan_to_num(self._ptr, _float(nan, "nan_to_num", "nan"),
-                                   math.inf if posinf is None else _float(posinf, "nan_to_num", "posinf"),
-                                   -math.inf if neginf is None else _float(neginf, "nan_to_num", "neginf")))
+    nan = _float(nan, "nan_to_num", "nan")
+    posinf = None if posinf is None else _float(posinf, "nan_to_num", "posinf")
+    neginf = None if neginf is None else _float(neginf, "nan_to_num", "neginf")
+    r = _wrap(lib.tn_nan_to_num_str(self._ptr, f"nan={nan!r}, posinf={posinf!r}, neginf={neginf!r}".encode()))
+    # the C options read a NaN posinf / neginf as None (the dtype's limit); torch puts the NaN in
+    if posinf is not None and math.isnan(posinf) and self.is_floating_point():
+        r = r.masked_fill(self.isposinf(), math.nan)
+    if neginf is not None and math.isnan(neginf) and self.is_floating_point():
+        r = r.masked_fill(self.isneginf(), math.nan)
+    return r
 
 
 Tensor.nan_to_num_ = lambda self, nan=0.0, posinf=None, neginf=None: self._store(nan_to_num(self, nan, posinf, neginf))
@@ -1095,9 +1102,8 @@ def tensordot(a, b, dims=2, out=None):
         da, db = _dims_list(da, "tensordot", "dims"), _dims_list(db, "tensordot", "dims")
         if len(da) != len(db):
             raise RuntimeError(f"both dimension lists should have same length, got {len(da)} and {len(db)}")
-    pa, n = _i64(da)
-    pb, _ = _i64(db)
-    return _wrap(lib.tn_tensordot(a._ptr, b._ptr, pa, pb, n))
+    text = f"dims_a={list(da)}, dims_b={list(db)}" if len(da) else "dims=0"
+    return _wrap(lib.tn_tensordot_str(a._ptr, b._ptr, text.encode()))
 
 
 @_method("cross")
@@ -1108,11 +1114,11 @@ def cross(self, other, dim=None):
         dim = next((i for i, s in enumerate(shape) if s == 3), None)
         if dim is None:
             raise RuntimeError(f"no dimension of size 3 in input (shapes {list(self.shape)} and {list(other.shape)})")
-    return _wrap(lib.tn_cross(self._ptr, other._ptr, _int(dim, "cross")))
+    return _wrap(lib.tn_cross_str(self._ptr, other._ptr, f"dim={_int(dim, 'cross')}".encode()))
 
 
 def linalg_cross(input, other, *, dim=-1):
-    return _wrap(lib.tn_cross(_tp(input, "linalg.cross"), _tp(other, "linalg.cross", "other"), _int(dim, "linalg.cross")))
+    return _wrap(lib.tn_cross_str(_tp(input, "linalg.cross"), _tp(other, "linalg.cross", "other"), f"dim={_int(dim, 'linalg.cross')}".encode()))
 
 
 # ---- torch.linalg's factorisations (src/ops/linalg_factor.c); tensor.linalg wraps them ----

@@ -86,6 +86,7 @@ def _check(fn, **tensors):
 
 
 _REDUCTIONS = {"mean": 0, "sum": 1, "none": 2, "batchmean": 3}
+_RED_WORDS = ("mean", "sum", "none", "batchmean")
 
 
 def _legacy_reduction(size_average, reduce, emit_warning=True):
@@ -109,6 +110,18 @@ def _reduction(reduction, size_average=None, reduce=None, batchmean=False):
     return code
 
 
+def _num_text(**options):
+    """The option text of a _str form from floats and bools (repr round-trips a float)."""
+    return ", ".join(f"{k}={'True' if v is True else 'False' if v is False else repr(float(v))}"
+                     for k, v in options.items()).encode()
+
+
+def _red_text(reduction, size_average=None, reduce=None, batchmean=False, **options):
+    """The option text of a loss's _str form: the reduction, checked as _reduction does, and
+    the loss's other options (floats exactly: repr round-trips)."""
+    return _loss_text(_RED_WORDS[_reduction(reduction, size_average, reduce, batchmean)], **options)
+
+
 def _inplace(input, result):
     """The in-place form of an op the C library computes out of place: copy the result
     into input. Under autograd the op must not have saved input itself (the copy bumps
@@ -117,9 +130,10 @@ def _inplace(input, result):
 
 
 def _act(cfn, input, inplace, *args):
-    """An activation through its C function; inplace=True copies the result into input."""
+    """An activation through its C function (or its _str form, args then the option text);
+    inplace=True copies the result into input."""
     if not isinstance(input, Tensor):
-        _check(cfn.__name__[3:], input=input)
+        _check(cfn.__name__[3:].removesuffix("_str"), input=input)
     src = _src(input) if inplace else input          # a local: alive across the C call
     r = _wrap(cfn(src._ptr, *args))
     return _inplace(input, r) if inplace else r
@@ -185,7 +199,7 @@ def hardtanh_(input, min_val=-1.0, max_val=1.0):
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
-    return _act(lib.tn_leaky_relu, input, inplace, _scalar(negative_slope, "leaky_relu", "negative_slope"))
+    return _act(lib.tn_leaky_relu_str, input, inplace, _num_text(negative_slope=_scalar(negative_slope, "leaky_relu", "negative_slope")))
 
 
 def leaky_relu_(input, negative_slope=0.01):
@@ -193,7 +207,7 @@ def leaky_relu_(input, negative_slope=0.01):
 
 
 def elu(input, alpha=1.0, inplace=False):
-    return _act(lib.tn_elu, input, inplace, _scalar(alpha, "elu", "alpha"))
+    return _act(lib.tn_elu_str, input, inplace, _num_text(alpha=_scalar(alpha, "elu", "alpha")))
 
 
 def elu_(input, alpha=1.0):
@@ -209,7 +223,7 @@ def selu_(input):
 
 
 def celu(input, alpha=1.0, inplace=False):
-    return _act(lib.tn_celu, input, inplace, _scalar(alpha, "celu", "alpha"))
+    return _act(lib.tn_celu_str, input, inplace, _num_text(alpha=_scalar(alpha, "celu", "alpha")))
 
 
 def celu_(input, alpha=1.0):
@@ -233,7 +247,7 @@ def gelu(input, approximate="none"):
         _check("gelu", input=input)
     if approximate not in ("none", "tanh"):
         raise RuntimeError(f"approximate argument must be either none or tanh, got {approximate}")
-    return _wrap(lib.tn_gelu(input._ptr, approximate == "tanh"))
+    return _wrap(lib.tn_gelu_str(input._ptr, f"approximate='{approximate}'".encode()))
 
 
 def silu(input, inplace=False):
@@ -244,7 +258,7 @@ def softplus(input, beta=1, threshold=20):
     if not isinstance(input, Tensor):
         _check("softplus", input=input)
     beta, threshold = _scalar(beta, "softplus", "beta"), _scalar(threshold, "softplus", "threshold")
-    return _wrap(lib.tn_softplus(input._ptr, beta, threshold))
+    return _wrap(lib.tn_softplus_str(input._ptr, _num_text(beta=beta, threshold=threshold)))
 
 
 def sigmoid(input):
@@ -282,13 +296,13 @@ def tanhshrink(input):
 def hardshrink(input, lambd=0.5):
     if not isinstance(input, Tensor):
         _check("hardshrink", input=input)
-    return _wrap(lib.tn_hardshrink(input._ptr, _scalar(lambd, "hardshrink", "lambd")))
+    return _wrap(lib.tn_hardshrink_str(input._ptr, _num_text(lambd=_scalar(lambd, "hardshrink", "lambd"))))
 
 
 def softshrink(input, lambd=0.5):
     if not isinstance(input, Tensor):
         _check("softshrink", input=input)
-    return _wrap(lib.tn_softshrink(input._ptr, _scalar(lambd, "softshrink", "lambd")))
+    return _wrap(lib.tn_softshrink_str(input._ptr, _num_text(lambd=_scalar(lambd, "softshrink", "lambd"))))
 
 
 def threshold(input, threshold, value, inplace=False):
@@ -313,8 +327,8 @@ def prelu(input, weight):
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
-    return _act(lib.tn_rrelu, input, inplace, _float(lower, "rrelu", "lower"), _float(upper, "rrelu", "upper"),
-                bool(training))
+    return _act(lib.tn_rrelu_str, input, inplace, _num_text(lower=_float(lower, "rrelu", "lower"), upper=_float(upper, "rrelu", "upper"),
+                                                         training=bool(training)))
 
 
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
@@ -1239,30 +1253,29 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     if not (isinstance(input, Tensor) and isinstance(target, Tensor)):
         _check("mse_loss", input=input, target=target)
     _size_warning(input, target)
-    return _wrap(lib.tn_mse_loss(input._ptr, target._ptr, _reduction(reduction, size_average, reduce)))
+    return _wrap(lib.tn_mse_loss_str(input._ptr, target._ptr, _red_text(reduction, size_average, reduce)))
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     if not (isinstance(input, Tensor) and isinstance(target, Tensor)):
         _check("l1_loss", input=input, target=target)
     _size_warning(input, target)
-    return _wrap(lib.tn_l1_loss(input._ptr, target._ptr, _reduction(reduction, size_average, reduce)))
+    return _wrap(lib.tn_l1_loss_str(input._ptr, target._ptr, _red_text(reduction, size_average, reduce)))
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     if not (isinstance(input, Tensor) and isinstance(target, Tensor)):
         _check("smooth_l1_loss", input=input, target=target)
     _size_warning(input, target)
-    return _wrap(lib.tn_smooth_l1_loss(input._ptr, target._ptr, _reduction(reduction, size_average, reduce),
-                                       _float(beta, "smooth_l1_loss", "beta")))
+    return _wrap(lib.tn_smooth_l1_loss_str(input._ptr, target._ptr, _red_text(reduction, size_average, reduce,
+                                                                              beta=_float(beta, "smooth_l1_loss", "beta"))))
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0):
     if not (isinstance(input, Tensor) and isinstance(target, Tensor)):
         _check("huber_loss", input=input, target=target)
     _size_warning(input, target)
-    return _wrap(lib.tn_huber_loss(input._ptr, target._ptr, _reduction(reduction),
-                                   _float(delta, "huber_loss", "delta")))
+    return _wrap(lib.tn_huber_loss_str(input._ptr, target._ptr, _red_text(reduction, delta=_float(delta, "huber_loss", "delta"))))
 
 
 def _check_batch(input, target):
@@ -1296,22 +1309,21 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     if not (isinstance(input, Tensor) and isinstance(target, Tensor)):
         _check("binary_cross_entropy", input=input, target=target)
-    red = _reduction(reduction, size_average, reduce)
+    red = _red_text(reduction, size_average, reduce)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input size "
                          f"({input.shape}) is deprecated. Please ensure they have the same size.")
-    return _wrap(lib.tn_binary_cross_entropy(input._ptr, target._ptr, _opt(weight), red))
+    return _wrap(lib.tn_binary_cross_entropy_str(input._ptr, target._ptr, _opt(weight), red))
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction="mean", pos_weight=None):
     if not (isinstance(input, Tensor) and isinstance(target, Tensor)):
         _check("binary_cross_entropy_with_logits", input=input, target=target)
-    red = _reduction(reduction, size_average, reduce)
+    red = _red_text(reduction, size_average, reduce)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
-    return _wrap(lib.tn_binary_cross_entropy_with_logits(input._ptr, target._ptr, _opt(weight), _opt(pos_weight),
-                                                         red))
+    return _wrap(lib.tn_binary_cross_entropy_with_logits_str(input._ptr, target._ptr, _opt(weight), _opt(pos_weight), red))
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
@@ -1323,7 +1335,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
         warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
                       "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
                       "'mean' will be changed to behave the same as 'batchmean' in the next major release.")
-    return _wrap(lib.tn_kl_div(input._ptr, target._ptr, _reduction(reduction, batchmean=True), bool(log_target)))
+    return _wrap(lib.tn_kl_div_str(input._ptr, target._ptr, _red_text(reduction, batchmean=True, log_target=bool(log_target))))
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
@@ -1350,8 +1362,8 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
     if not (isinstance(input1, Tensor) and isinstance(input2, Tensor) and isinstance(target, Tensor)):
         _check("cosine_embedding_loss", input1=input1, input2=input2, target=target)
     margin = _float(margin, "cosine_embedding_loss", "margin")
-    return _wrap(lib.tn_cosine_embedding_loss(input1._ptr, input2._ptr, target._ptr, margin,
-                                              _reduction(reduction, size_average, reduce)))
+    return _wrap(lib.tn_cosine_embedding_loss_str(input1._ptr, input2._ptr, target._ptr,
+                                                  _red_text(reduction, size_average, reduce, margin=margin)))
 
 
 def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
@@ -1362,15 +1374,13 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
                            f"input1: {input1.size()}, input2: {input2.size()}, target: {target.size()} ")
     margin = _float(margin, "margin_ranking_loss", "margin")
-    return _wrap(lib.tn_margin_ranking_loss(input1._ptr, input2._ptr, target._ptr, margin, red))
+    return _wrap(lib.tn_margin_ranking_loss_str(input1._ptr, input2._ptr, target._ptr, _red_text(_RED_WORDS[red], margin=margin)))
 
 
 def _loss_text(reduction, **options):
     """The option text of the tn_loss_fn_opts losses' _str forms: reduction and numbers."""
-    parts = [f"reduction='{reduction}'"]
-    for k, v in options.items():
-        parts.append(f"{k}={'True' if v is True else 'False' if v is False else repr(float(v))}")
-    return ", ".join(parts).encode()
+    red = f"reduction='{reduction}'".encode()
+    return red + b", " + _num_text(**options) if options else red
 
 
 def _red_word(reduction, size_average=None, reduce=None):
