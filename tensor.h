@@ -19521,7 +19521,7 @@ static int tn__pool_lib_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, v
     if (!x || !y) return -1;
     const int64_t *g = n->i, mode = n->i[10], N = x->shape[0], C = x->shape[1], H = x->shape[2], W = x->shape[3], OH = g[8], OW = g[9];
     const tn_backend *be = tn__backend(x->device);
-    if (tn__grad_disabled) {
+    if (tn__grad_disabled && be->pool2d) {
         const int64_t geom[7] = {g[0], g[1], g[6], g[7], g[4], g[5], mode};
         tn_tensor *gc = tn_contiguous(gy), *gx = tn__own(tn__new(x->dtype, x->device, x->shape, 4));
         int r = gc && gx ? be->pool2d(x, y, gc, gx, geom) : -1;
@@ -19652,12 +19652,26 @@ static tn_tensor *tn__avg_pool(const char *fn, tn_tensor *x, int nsp, const int6
     bool declined = true;
     if (x4 && tn__pool_counts(fn, x4, g, ceil_mode)) x4 = NULL;
     if (x4 && !divisor_override) y = tn__pool_lib(x4, g, count_include_pad ? 1 : 2, "AvgPool2DBackward0", &declined);
+    /* tn_trace records the call as one node (the geometry and ceil_mode, replayed and
+       exported as avg_pool2d / AveragePool), not the composite's im2col below */
+    const bool one_node = x4 && declined && tn__tracing && !divisor_override && x4->requires_grad;
     if (x4 && declined) {
         int64_t N = x4->shape[0], C = x4->shape[1], H = x4->shape[2], W = x4->shape[3], OH = g[8], OW = g[9];
+        if (one_node) tn_no_grad_begin();
         tn_tensor *dv = tn__avg_divisors(fn, g, H, W, count_include_pad, divisor_override, x4);
         tn_tensor *planes = tn_reshape(x4, TN_SHAPE(N * C, 1, H, W));
         tn_tensor *sums = planes && dv ? tn_sum_dims(tn__im2col(planes, g), TN_SHAPE(1), false) : NULL;
         y = tn_reshape(tn_div(sums, dv), TN_SHAPE(N, C, OH, OW));
+        if (one_node) {
+            tn_no_grad_end();
+            tn_node *nd = y ? tn__fn_node("AvgPool2DBackward0", tn__pool_lib_bw, &x4, 1) : NULL;
+            if (nd) {
+                tn__node_geom(nd, g, 2, count_include_pad ? 1 : 2, ceil_mode);
+                tn__node_save(nd, x4);
+                tn__node_save_result(nd, y);
+                y = tn__own(tn__node_attach(nd, tn__view_of(y, y->shape, y->strides, y->ndim, y->offset)));
+            }
+        }
     }
     y = y ? tn__pool_output(y, x, nsp) : NULL;
     return tn__scope_return(nsp == 2 ? tn__grad_name(y, "AvgPool2DBackward0") : y);   /* 1-d: SqueezeBackward1, as PyTorch */
@@ -33852,7 +33866,8 @@ TNDEF int tn_checkpoint_load(const char *path, tn_module *model, tn_optim *opt, 
     X(J_CONV2D, "aten::conv2d", 3) X(J_MAX_POOL2D, "aten::max_pool2d", 1) X(J_BATCH_NORM, "aten::batch_norm", 5) \
     X(J_LAYER_NORM, "aten::layer_norm", 3) X(J_IM2COL, "aten::im2col", 1) \
     X(J_SDPA, "aten::scaled_dot_product_attention", 4) \
-    X(J_MATMUL, "aten::matmul", 2) X(J_AVG_POOL2D, "aten::avg_pool2d", 1)   /* these two: made by tn_onnx_load */
+    X(J_MATMUL, "aten::matmul", 2) X(J_AVG_POOL2D, "aten::avg_pool2d", 1) \
+    X(J_LSTM, "tn::lstm_recurrence", 4) X(J_RNN_SEQ, "tn::rnn_recurrence", 4)   /* the RNN layers' fused recurrences (src/modules/rnn.c): no aten op of their own */
 #define TN__JIT_ENUM(e, name, nin) e,
 #define TN__JIT_NAME(e, name, nin) name,
 #define TN__JIT_KEY(e, name, nin) #e,
@@ -34168,6 +34183,24 @@ static int tn__trace_translate(tn__tbuild *b, int k, const char **why) {
             const int64_t a[9] = {g[0], g[1], g[6], g[7], g[4], g[5], g[2], g[3], nd->i[18]};
             memcpy(iv, a, sizeof a);
             ni = 9;
+        } else if (nd->custom_bw == tn__pool_lib_bw && nd->ni == 12 && nd->i[10] != 0) {   /* avg_pool2d as tn__avg_pool records it for the trace */
+            op = J_AVG_POOL2D;
+            const int64_t *g = nd->i;
+            const int64_t a[8] = {g[0], g[1], g[6], g[7], g[4], g[5], g[11], g[10] == 1};
+            memcpy(iv, a, sizeof a);
+            ni = 8;
+        } else if (nd->custom_bw == tn__lstm_seq_bwd && nin == 5 && r->ins[4] && r->ins[4]->dtype == TN_F64) {   /* gi, h0, c0, w_hh, [reverse] */
+            op = J_LSTM;
+            iv[0] = *(const double *)tn_data_ptr(r->ins[4]) != 0;
+            ni = 1;
+            nin = 4;
+        } else if (nd->custom_bw == tn__rnnseq_bwd && nin == 5 && r->ins[4] && r->ins[4]->dtype == TN_F64 && tn_numel(r->ins[4]) == 2) {   /* gi, h0, w_hh, b_hh, [mode, reverse] */
+            op = J_RNN_SEQ;
+            const double *pv = (const double *)tn_data_ptr(r->ins[4]);
+            iv[0] = (int64_t)pv[0];
+            iv[1] = pv[1] != 0;
+            ni = 2;
+            nin = 4;
         } else if (nd->custom_bw == tn__bn_bw && nd->i[0] == 0 && nd->nsaved >= 4) {   /* eval mode: the running statistics were saved for us */
             op = J_BATCH_NORM;
             ndbl = 2; dv[0] = nd->d[1]; dv[1] = nd->d[0];   /* momentum, eps */
@@ -34491,6 +34524,31 @@ static tn_tensor *tn__graph_node_run(const tn_graph *g, const tn__gnode *n, tn_t
         return tn_avg_pool2d_opts(a[0], 0, o);
     }
     case J_MATMUL: return tn_matmul(a[0], a[1]);
+    case J_LSTM: {   /* the kernel trusts its operands' sizes: a loaded graph's are checked here */
+        const tn_tensor *gi = a[0], *h0 = a[1], *c0 = a[2], *w = a[3];
+        const bool ok = gi && h0 && c0 && w && gi->ndim == 3 && h0->ndim == 2 && c0->ndim == 2 && w->ndim == 2 && gi->shape[0] > 0 &&
+                        (gi->dtype == TN_F32 || gi->dtype == TN_F64) && h0->dtype == gi->dtype && c0->dtype == gi->dtype && w->dtype == gi->dtype &&
+                        gi->device == TN_CPU && h0->device == TN_CPU && c0->device == TN_CPU && w->device == TN_CPU &&
+                        h0->shape[0] == gi->shape[1] && c0->shape[0] == gi->shape[1] && c0->shape[1] == h0->shape[1] && w->shape[1] == h0->shape[1] &&
+                        w->shape[0] == gi->shape[2] && gi->shape[2] == 4 * h0->shape[1];
+        if (!ok)
+            return (tn_tensor *)tn__error("tn_graph_run: lstm_recurrence takes gi [L > 0, N, 4H], h0 [N, H], c0 [N, H], w_hh [4H, H] of one float dtype on the CPU, got %s, %s, %s, %s",
+                                          gi ? TN__SHAPE(gi) : "(none)", h0 ? TN__SHAPE(h0) : "(none)", c0 ? TN__SHAPE(c0) : "(none)", w ? TN__SHAPE(w) : "(none)");
+        return tn__lstm_seq(a[0], a[1], a[2], a[3], n->i[0] != 0);
+    }
+    case J_RNN_SEQ: {   /* i: the mode (TN__RNN_TANH, _RELU, _GRU), reverse */
+        const tn_tensor *gi = a[0], *h0 = a[1], *w = a[2], *bh = a[3];
+        const int64_t G = n->i[0] == TN__RNN_GRU ? 3 : 1;
+        const bool ok = gi && h0 && w && bh && (n->i[0] == TN__RNN_TANH || n->i[0] == TN__RNN_RELU || n->i[0] == TN__RNN_GRU) && gi->ndim == 3 &&
+                        h0->ndim == 2 && w->ndim == 2 && bh->ndim == 1 && gi->shape[0] > 0 && (gi->dtype == TN_F32 || gi->dtype == TN_F64) &&
+                        h0->dtype == gi->dtype && w->dtype == gi->dtype && bh->dtype == gi->dtype && gi->device == TN_CPU && h0->device == TN_CPU &&
+                        w->device == TN_CPU && bh->device == TN_CPU && h0->shape[0] == gi->shape[1] && w->shape[1] == h0->shape[1] &&
+                        w->shape[0] == gi->shape[2] && gi->shape[2] == G * h0->shape[1] && bh->shape[0] == gi->shape[2];
+        if (!ok)
+            return (tn_tensor *)tn__error("tn_graph_run: rnn_recurrence (mode %lld) takes gi [L > 0, N, GH], h0 [N, H], w_hh [GH, H], b_hh [GH] of one float dtype on the CPU (G = 3 for the GRU, else 1), got %s, %s, %s, %s",
+                                          (long long)n->i[0], gi ? TN__SHAPE(gi) : "(none)", h0 ? TN__SHAPE(h0) : "(none)", w ? TN__SHAPE(w) : "(none)", bh ? TN__SHAPE(bh) : "(none)");
+        return tn__rnnseq((int)n->i[0], a[0], a[1], a[2], a[3], n->i[1] != 0);
+    }
     case J_BATCH_NORM: return tn_batch_norm(a[0], a[1], a[2], a[3], a[4], false, n->d[0], n->d[1]);
     case J_LAYER_NORM: {
         if (!a[0] || n->i[0] < 0 || n->i[0] > a[0]->ndim) return (tn_tensor *)tn__error("tn_graph_run: layer_norm over %lld dims of a %d-d input", (long long)n->i[0], a[0] ? a[0]->ndim : 0);
@@ -34521,7 +34579,7 @@ static int tn__graph_plan(tn_graph *g) {
 static bool tn__graph_fresh(tn__jit_op op) {
     return op == J_UNARY || op == J_BINARY || op == J_TERNARY || op == J_ADDMM || op == J_BADDBMM || op == J_MM || op == J_BMM || op == J_CONV2D ||
            op == J_BATCH_NORM || op == J_LAYER_NORM || op == J_SOFTMAX || op == J_LOG_SOFTMAX || op == J_CAT || op == J_CLONE || op == J_MAX_POOL2D ||
-           op == J_MATMUL || op == J_AVG_POOL2D;
+           op == J_MATMUL || op == J_AVG_POOL2D || op == J_LSTM || op == J_RNN_SEQ;
 }
 static bool tn__graph_inplace_op(int op) {
     return op == RELU || op == SIGMOID || op == TANH || op == GELU || op == GELU_TANH || op == SILU || op == LEAKY_RELU || op == ELU || op == HARDTANH ||
@@ -34656,6 +34714,8 @@ static void tn__graph_sb_attrs(tn__sbuf *b, const tn__gnode *n) {
     case J_BATCH_NORM: tn__sb_printf(b, ", training=False, momentum=%g, eps=%g", n->d[0], n->d[1]); break;
     case J_LAYER_NORM: tn__sb_printf(b, ", normalized_dims=%lld, eps=%g", (long long)n->i[0], n->d[0]); break;
     case J_SDPA: tn__sb_printf(b, ", scale=%g, is_causal=%d", n->d[0], n->d[1] != 0); break;
+    case J_LSTM: tn__sb_printf(b, ", reverse=%s", n->i[0] ? "True" : "False"); break;
+    case J_RNN_SEQ: tn__sb_printf(b, ", mode=%s, reverse=%s", n->i[0] == TN__RNN_GRU ? "GRU" : n->i[0] == TN__RNN_RELU ? "RNN_RELU" : "RNN_TANH", n->i[1] ? "True" : "False"); break;
     default: break;
     }
 }
@@ -35048,6 +35108,8 @@ static int tn__graph_check_attrs(tn__gparse *ps, const tn__gnode *n, int in_ndim
     case J_CONV2D: lo = hi = 7; break;
     case J_MAX_POOL2D: lo = hi = 9; break;
     case J_AVG_POOL2D: lo = hi = 8; break;
+    case J_LSTM: lo = hi = 1; break;
+    case J_RNN_SEQ: lo = hi = 2; break;
     case J_LAYER_NORM: lo = hi = 1; nd = 1; break;
     default: break;
     }
@@ -35056,6 +35118,9 @@ static int tn__graph_check_attrs(tn__gparse *ps, const tn__gnode *n, int in_ndim
     if (n->nd != nd) return tn__gp_fail(ps, "wrong number of float attributes for the op");
     if (n->op == J_TO && (n->i[0] < 0 || n->i[0] >= TN_NUM_DTYPES)) return tn__gp_fail(ps, "aten::to: unknown dtype");
     if (n->op == J_SLICE && n->i[3] <= 0) return tn__gp_fail(ps, "aten::slice: step must be positive");
+    if (n->op == J_LSTM && (n->i[0] < 0 || n->i[0] > 1)) return tn__gp_fail(ps, "lstm_recurrence: reverse must be 0 or 1");
+    if (n->op == J_RNN_SEQ && (n->i[1] < 0 || n->i[1] > 1 || (n->i[0] != TN__RNN_TANH && n->i[0] != TN__RNN_RELU && n->i[0] != TN__RNN_GRU)))
+        return tn__gp_fail(ps, "rnn_recurrence: unknown mode, or reverse not 0 or 1");
     return 0;
 }
 static int tn__graph_parse_node(tn__gparse *ps, tn_graph *g) {
@@ -35439,6 +35504,14 @@ static void tn__ox_attr_float(tn__pbw *a, const char *name, double v) {
     tn__pbw_float(&m, 2, (float)v);
     tn__pbw_msg(a, 5, &m);
 }
+static void tn__ox_attr_str(tn__pbw *a, const char *name, const char *v) {
+    tn__pbw m;
+    memset(&m, 0, sizeof m);
+    tn__pbw_str(&m, 1, name);
+    tn__pbw_int(&m, 20, 3);
+    tn__pbw_str(&m, 4, v);
+    tn__pbw_msg(a, 5, &m);
+}
 static void tn__ox_attr_ints(tn__pbw *a, const char *name, const int64_t *v, int n) {
     tn__pbw m;
     memset(&m, 0, sizeof m);
@@ -35449,17 +35522,20 @@ static void tn__ox_attr_ints(tn__pbw *a, const char *name, const int64_t *v, int
 }
 /* A node: op_type, inputs ("" for an absent optional one), one output, attributes (attrs
    holds attribute fields already, or is NULL). */
-static void tn__ox_node(tn__oxe *e, const char *op, const char *const *in, int nin, const char *out, tn__pbw *attrs) {
+static void tn__ox_node_outs(tn__oxe *e, const char *op, const char *const *in, int nin, const char *const *outs, int nout, tn__pbw *attrs) {
     tn__pbw m;
     memset(&m, 0, sizeof m);
     for (int k = 0; k < nin; k++) tn__pbw_str(&m, 1, in[k] ? in[k] : "");
-    tn__pbw_str(&m, 2, out);
+    for (int k = 0; k < nout; k++) tn__pbw_str(&m, 2, outs[k] ? outs[k] : "");
     char nm[48];
     snprintf(nm, sizeof nm, "%s_%d", op, e->ntmp++);
     tn__pbw_str(&m, 3, nm);
     tn__pbw_str(&m, 4, op);
     if (attrs) { tn__pbw_put(&m, attrs->p, attrs->n); if (attrs->failed) m.failed = true; tn__pbw_free(attrs); }
     tn__pbw_msg(&e->nodes, 1, &m);
+}
+static void tn__ox_node(tn__oxe *e, const char *op, const char *const *in, int nin, const char *out, tn__pbw *attrs) {
+    tn__ox_node_outs(e, op, in, nin, &out, 1, attrs);
 }
 static void tn__ox_node1(tn__oxe *e, const char *op, const char *a, const char *out) { tn__ox_node(e, op, &a, 1, out, NULL); }
 static void tn__ox_node2(tn__oxe *e, const char *op, const char *a, const char *b, const char *out) {
@@ -35506,6 +35582,76 @@ static const char *tn__ox_binary_name(int op) {
     case LOGICAL_XOR: return "Xor";
     default: return NULL;
     }
+}
+
+/* The RNN layers' fused recurrences as ONNX's LSTM, GRU or RNN over gi = x W_ih^T + b (the
+   projection is the graph's own nodes): X = gi, W a permutation matrix [1, GH, GH] from our
+   gate order (LSTM i, f, g, o; GRU r, z, n) to ONNX's (i, o, f, c; z, r, h), R = w_hh's rows
+   in ONNX's order; the GRU's b_hh as B's recurrence half (linear_before_reset=1, which is
+   PyTorch's GRU). The LSTM's result [L + 1, N, H] is Y's h_t then Y_c; the others' Y. */
+static int tn__ox_rnn(tn__oxe *e, const tn__gnode *n, const char *x, const char *out) {
+    const tn_graph *g = e->g;
+    const bool lstm = n->op == J_LSTM, gru = !lstm && n->i[0] == TN__RNN_GRU;
+    const tn_dtype dt = g->vals[n->out].dtype;
+    const int64_t H = g->vals[n->in[1]].shape[1], G = lstm ? 4 : gru ? 3 : 1, GH = G * H;
+    static const int64_t from_lstm[4] = {0, 3, 1, 2}, from_gru[3] = {1, 0, 2}, from_rnn[1] = {0};   /* ONNX's gate block j is our block from[j] */
+    const int64_t *from = lstm ? from_lstm : gru ? from_gru : from_rnn;
+    const int wv = n->in[lstm ? 3 : 2];
+    char b0[32], b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], b7[32], b8[32], b9[32];
+    int64_t *idx = (int64_t *)tn__malloc_n(e->fn, GH, sizeof(int64_t));
+    tn_tensor *W = tn_zeros(TN_SHAPE(1, GH, GH), dt);
+    if (!idx || !W) { TN_FREE(idx); return -1; }
+    for (int64_t j = 0; j < G; j++)
+        for (int64_t r = 0; r < H; r++) {
+            idx[j * H + r] = from[j] * H + r;
+            if (dt == TN_F32) ((float *)tn_data_ptr(W))[(j * H + r) * GH + from[j] * H + r] = 1;
+            else ((double *)tn_data_ptr(W))[(j * H + r) * GH + from[j] * H + r] = 1;
+        }
+    tn_tensor *ix = tn_from_data(idx, TN_SHAPE(GH), TN_I64);
+    TN_FREE(idx);
+    const char *perm = tn__ox_const(e, ix, b0);
+    tn__pbw a;
+    memset(&a, 0, sizeof a);
+    tn__ox_attr_int(&a, "axis", 0);
+    const char *gin[2] = {tn__ox_use(e, wv), perm};
+    tn__ox_node(e, "Gather", gin, 2, tn__ox_tmp(e, b1), &a);   /* b1: w_hh's rows, reordered */
+    const int64_t rs[3] = {1, GH, H}, hs[3] = {1, -1, H}, ys[3] = {0, -1, H}, bs[2] = {1, 2 * GH};
+    tn__ox_node2(e, "Reshape", b1, tn__ox_ints(e, rs, 3, b2), tn__ox_tmp(e, b3));                       /* b3: R */
+    tn__ox_node2(e, "Reshape", tn__ox_use(e, n->in[1]), tn__ox_ints(e, hs, 3, b2), tn__ox_tmp(e, b4));   /* b4: initial_h */
+    if (lstm) tn__ox_node2(e, "Reshape", tn__ox_use(e, n->in[2]), tn__ox_ints(e, hs, 3, b2), tn__ox_tmp(e, b5));   /* b5: initial_c */
+    if (gru) {   /* b6: B = [0 (Wb), b_hh reordered (Rb)] */
+        memset(&a, 0, sizeof a);
+        tn__ox_attr_int(&a, "axis", 0);
+        const char *bin[2] = {tn__ox_use(e, n->in[3]), perm};
+        tn__ox_node(e, "Gather", bin, 2, tn__ox_tmp(e, b7), &a);
+        memset(&a, 0, sizeof a);
+        tn__ox_attr_int(&a, "axis", 0);
+        const char *cin[2] = {tn__ox_const(e, tn_zeros(TN_SHAPE(GH), dt), b8), b7};
+        tn__ox_node(e, "Concat", cin, 2, tn__ox_tmp(e, b9), &a);
+        tn__ox_node2(e, "Reshape", b9, tn__ox_ints(e, bs, 2, b2), tn__ox_tmp(e, b6));
+    }
+    const char *lin[7] = {x, tn__ox_const(e, W, b2), b3, gru ? b6 : "", "", b4, lstm ? b5 : ""};
+    const char *louts[3] = {tn__ox_tmp(e, b7), "", lstm ? tn__ox_tmp(e, b8) : ""};   /* Y, -, Y_c */
+    memset(&a, 0, sizeof a);
+    tn__ox_attr_int(&a, "hidden_size", H);
+    if (n->i[lstm ? 0 : 1]) tn__ox_attr_str(&a, "direction", "reverse");
+    if (gru) tn__ox_attr_int(&a, "linear_before_reset", 1);
+    if (!lstm && !gru && n->i[0] == TN__RNN_RELU) {
+        tn__pbw m;
+        memset(&m, 0, sizeof m);
+        tn__pbw_str(&m, 1, "activations");
+        tn__pbw_int(&m, 20, 8);   /* STRINGS */
+        tn__pbw_str(&m, 9, "Relu");
+        tn__pbw_msg(&a, 5, &m);
+    }
+    tn__ox_node_outs(e, lstm ? "LSTM" : gru ? "GRU" : "RNN", lin, lstm ? 7 : 6, louts, lstm ? 3 : 1, &a);
+    if (!lstm) { tn__ox_node2(e, "Reshape", b7, tn__ox_ints(e, ys, 3, b2), out); return 0; }   /* [L, 1, N, H] -> [L, N, H] */
+    tn__ox_node2(e, "Reshape", b7, tn__ox_ints(e, ys, 3, b2), tn__ox_tmp(e, b9));
+    const char *cin[2] = {b9, b8};
+    memset(&a, 0, sizeof a);
+    tn__ox_attr_int(&a, "axis", 0);
+    tn__ox_node(e, "Concat", cin, 2, out, &a);
+    return 0;
 }
 
 /* One graph node as ONNX nodes whose last output is `out`. 0, or -1 with an error. */
@@ -35711,6 +35857,7 @@ static int tn__ox_emit(tn__oxe *e, const tn__gnode *n, const char *out) {
         tn__ox_node(e, mx ? "MaxPool" : "AveragePool", &x, 1, out, &a);
         return 0;
     }
+    case J_LSTM: case J_RNN_SEQ: return tn__ox_rnn(e, n, x, out);
     case J_BATCH_NORM: {   /* ours: x, mean, var, weight, bias; ONNX's: X, scale, B, mean, var */
         const int64_t c = g->vals[n->in[0]].ndim > 1 ? g->vals[n->in[0]].shape[1] : 1;
         const char *sc = n->in[3] >= 0 ? tn__ox_use(e, n->in[3]) : tn__ox_const(e, tn_ones(&c, 1, dt), b0);
@@ -36117,6 +36264,17 @@ static int tn__oxn_ints(const tn__oxn *n, const char *name, int64_t *v, int cap)
     return r < 0 ? -2 : cnt;
 }
 
+/* A string attribute (empty when absent). */
+static tn__pbs tn__oxn_str(const tn__oxn *n, const char *name) {
+    tn__pbs sv = {NULL, 0};
+    const tn__oxa *a = tn__oxn_attr(n, name);
+    if (!a) return sv;
+    tn__pbs m = a->msg;
+    tn__pbf f;
+    while (tn__pb_next(&m, &f) > 0) if (f.field == 4 && f.wt == 2) sv = f.s;
+    return sv;
+}
+
 /* values */
 static int tn__oxi_add(tn__oxi *c, char *name, tn_tensor *t, int gv) {   /* takes name and the reference t */
     if (c->nv == c->cap) {
@@ -36298,6 +36456,141 @@ static int tn__oxi_window(tn__oxi *c, const tn__oxn *n, const tn_tensor *x, cons
 }
 
 /* One ONNX node: its outputs bound. 0, or -1 with an error. */
+/* ONNX's LSTM, GRU (linear_before_reset=1, as PyTorch's) and RNN (layout 0, the default
+   activations or RNN's Relu; no peepholes, clip or sequence_lens) as, per direction, the
+   projection gi = X W^T + Wb (+ Rb but the GRU's) in graph ops, then the layers' fused
+   recurrence (J_LSTM, J_RNN_SEQ) with W, R and the biases' rows reordered from ONNX's gate
+   order (LSTM i, o, f, c; GRU z, r, h) to ours (i, f, g, o; r, z, n). Outputs Y [L, D, N, H],
+   Y_h and, for the LSTM, Y_c [D, N, H]. */
+static int tn__oxi_rnn(tn__oxi *c, const tn__oxn *n, const int *in) {
+    const char *fn = c->fn;
+    char b[64], nm[16];
+    const bool lstm = tn__pbs_eq(n->op, "LSTM"), gru = tn__pbs_eq(n->op, "GRU");
+    snprintf(nm, sizeof nm, "%s", lstm ? "LSTM" : gru ? "GRU" : "RNN");
+    const int64_t G = lstm ? 4 : gru ? 3 : 1;
+    if (n->nin < 3 || in[1] < 0 || in[2] < 0) return TN__FAIL_INT("%s: %s takes X, W and R", fn, nm);
+    if ((n->nin > 4 && in[4] >= 0) || (n->nin > 7 && in[7] >= 0)) return TN__FAIL_INT("%s: %s with sequence_lens or peepholes (P) is not supported", fn, nm);
+    if (tn__oxn_int(n, "layout", 0) != 0 || tn__oxn_int(n, "input_forget", 0) != 0 || tn__oxn_attr(n, "clip"))
+        return TN__FAIL_INT("%s: %s with layout=1, input_forget=1 or clip is not supported", fn, nm);
+    if (gru && tn__oxn_int(n, "linear_before_reset", 0) != 1)
+        return TN__FAIL_INT("%s: GRU with linear_before_reset=0 is not supported (PyTorch's GRU is linear_before_reset=1)", fn);
+    bool relu = false;
+    const tn__oxa *acts = tn__oxn_attr(n, "activations");
+    if (acts) {   /* only the defaults: LSTM f = Sigmoid, g = h = Tanh; GRU Sigmoid, Tanh; RNN Tanh (or Relu) */
+        static const char *const want_lstm[3] = {"Sigmoid", "Tanh", "Tanh"}, *const want_gru[2] = {"Sigmoid", "Tanh"};
+        tn__pbs m = acts->msg;
+        tn__pbf f;
+        int k = 0;
+        while (tn__pb_next(&m, &f) > 0) {
+            if (f.field != 9 || f.wt != 2) continue;
+            const bool ok = lstm ? tn__pbs_eq(f.s, want_lstm[k % 3]) : gru ? tn__pbs_eq(f.s, want_gru[k % 2]) :
+                            (k == 0 ? (relu = tn__pbs_eq(f.s, "Relu")) || tn__pbs_eq(f.s, "Tanh") : tn__pbs_eq(f.s, relu ? "Relu" : "Tanh"));
+            k++;
+            if (!ok) return TN__FAIL_INT("%s: %s with activation %s is not supported (only the defaults%s)", fn, nm, tn__pbs_show(f.s, b, sizeof b), lstm || gru ? "" : ", or Relu");
+        }
+    }
+    const tn__pbs dir = tn__oxn_str(n, "direction");
+    const bool bidi = tn__pbs_eq(dir, "bidirectional"), rev = tn__pbs_eq(dir, "reverse");
+    if (dir.n && !bidi && !rev && !tn__pbs_eq(dir, "forward")) return TN__FAIL_INT("%s: %s: direction '%s' is not valid", fn, nm, tn__pbs_show(dir, b, sizeof b));
+    const int D = bidi ? 2 : 1;
+    const tn_tensor *X = tn__oxi_ex(c, in[0]), *W = tn__oxi_ex(c, in[1]), *R = tn__oxi_ex(c, in[2]);
+    const int64_t H = tn__oxn_int(n, "hidden_size", R->ndim == 3 ? R->shape[2] : -1);
+    if (X->ndim != 3 || (X->dtype != TN_F32 && X->dtype != TN_F64) || X->shape[0] < 1 || H < 1 || H > INT32_MAX / 8 || W->ndim != 3 ||
+        W->shape[0] != D || W->shape[1] != G * H || W->shape[2] != X->shape[2] || R->ndim != 3 || R->shape[0] != D || R->shape[1] != G * H ||
+        R->shape[2] != H || W->dtype != X->dtype || R->dtype != X->dtype)
+        return TN__FAIL_INT("%s: %s: X %s, W %s and R %s do not fit hidden_size %lld and %d direction(s) (X [L > 0, N, I] of float32 or float64, W [D, %lldH, I], R [D, %lldH, H])",
+                            fn, nm, TN__SHAPE(X), TN__SHAPE(W), TN__SHAPE(R), (long long)H, D, (long long)G, (long long)G);
+    const int64_t L = X->shape[0], N = X->shape[1], GH = G * H;
+    for (int k = 5; k < (lstm ? 7 : 6); k++)
+        if (n->nin > k && in[k] >= 0) {
+            const tn_tensor *s = tn__oxi_ex(c, in[k]);
+            if (s->ndim != 3 || s->shape[0] != D || s->shape[1] != N || s->shape[2] != H || s->dtype != X->dtype)
+                return TN__FAIL_INT("%s: %s: %s is %s, expected [%d, %lld, %lld]", fn, nm, k == 5 ? "initial_h" : "initial_c", TN__SHAPE(s), D, (long long)N, (long long)H);
+        }
+    const bool has_b = n->nin > 3 && in[3] >= 0;
+    if (has_b) {
+        const tn_tensor *B = tn__oxi_ex(c, in[3]);
+        if (B->ndim != 2 || B->shape[0] != D || B->shape[1] != 2 * GH || B->dtype != X->dtype)
+            return TN__FAIL_INT("%s: %s: B is %s, expected [%d, %lld]", fn, nm, TN__SHAPE(B), D, (long long)(2 * GH));
+    }
+    /* our gate block k reads ONNX's block of[k] */
+    static const int64_t of_lstm[4] = {0, 2, 3, 1}, of_gru[3] = {1, 0, 2}, of_rnn[1] = {0};
+    const int64_t *of = lstm ? of_lstm : gru ? of_gru : of_rnn;
+    tn_tensor *ix = tn__new(TN_I64, TN_CPU, TN_SHAPE(GH));
+    if (!ix) return -1;
+    for (int64_t k = 0; k < G; k++) for (int64_t j = 0; j < H; j++) ((int64_t *)tn_data_ptr(ix))[k * H + j] = of[k] * H + j;
+    const int perm = tn__oxi_add(c, NULL, ix, -1);
+    int ys[2] = {-1, -1}, hs[2] = {-1, -1}, cs[2] = {-1, -1};
+    const int64_t t10[2] = {1, 0}, y4[4] = {L, 1, N, H}, s3[3] = {1, N, H}, ax0 = 0;
+    for (int d = 0; d < D && perm >= 0; d++) {
+        const bool rv = rev || d == 1;
+        const int64_t sel[2] = {0, d};
+        int e[2], w = tn__oxi_op1(c, J_SELECT, in[1], sel, 2);   /* W[d] rows in our order, transposed */
+        e[0] = w; e[1] = perm;
+        w = w < 0 ? -1 : tn__oxi_op(c, J_INDEX_SELECT, 0, e, 2, &ax0, 1, NULL, 0);
+        w = w < 0 ? -1 : tn__oxi_op1(c, J_PERMUTE, w, t10, 2);
+        int rr = tn__oxi_op1(c, J_SELECT, in[2], sel, 2);
+        e[0] = rr;
+        rr = rr < 0 ? -1 : tn__oxi_op(c, J_INDEX_SELECT, 0, e, 2, &ax0, 1, NULL, 0);
+        e[0] = in[0]; e[1] = w;
+        int gi = w < 0 ? -1 : tn__oxi_op(c, J_MATMUL, 0, e, 2, NULL, 0, NULL, 0), bh = -1;
+        if (has_b && gi >= 0) {   /* gi += Wb (+ Rb), reordered; the GRU's Rb is the recurrence's b_hh */
+            int bb = tn__oxi_op1(c, J_SELECT, in[3], sel, 2);
+            const int64_t lo[4] = {0, 0, GH, 1}, hi[4] = {0, GH, 2 * GH, 1};
+            const int wb = bb < 0 ? -1 : tn__oxi_op1(c, J_SLICE, bb, lo, 4), rb = bb < 0 ? -1 : tn__oxi_op1(c, J_SLICE, bb, hi, 4);
+            bb = wb < 0 || rb < 0 ? -1 : gru ? wb : tn__oxi_binary(c, ADD, wb, rb);
+            e[0] = bb; e[1] = perm;
+            bb = bb < 0 ? -1 : tn__oxi_op(c, J_INDEX_SELECT, 0, e, 2, &ax0, 1, NULL, 0);
+            gi = bb < 0 ? -1 : tn__oxi_binary(c, ADD, gi, bb);
+            e[0] = rb;
+            if (gru) bh = rb < 0 ? -1 : tn__oxi_op(c, J_INDEX_SELECT, 0, e, 2, &ax0, 1, NULL, 0);
+        }
+        if (!lstm && (!gru || !has_b)) {   /* the recurrence's b_hh: zeros (the RNN's kernel reads none) */
+            tn_tensor *z = tn__full_on(TN_SHAPE(GH), 0, X->dtype, TN_CPU);
+            bh = z ? tn__oxi_add(c, NULL, z, -1) : -1;
+        }
+        int st[2] = {-1, -1};
+        for (int k = 0; k < (lstm ? 2 : 1); k++) {
+            if (n->nin > 5 + k && in[5 + k] >= 0) st[k] = tn__oxi_op1(c, J_SELECT, in[5 + k], sel, 2);
+            else {
+                tn_tensor *z = tn__full_on(TN_SHAPE(N, H), 0, X->dtype, TN_CPU);
+                st[k] = z ? tn__oxi_add(c, NULL, z, -1) : -1;
+            }
+        }
+        int seq = -1;
+        if (lstm && gi >= 0 && rr >= 0 && st[0] >= 0 && st[1] >= 0) {
+            const int li[4] = {gi, st[0], st[1], rr};
+            const int64_t rvi = rv;
+            seq = tn__oxi_op(c, J_LSTM, 0, li, 4, &rvi, 1, NULL, 0);
+        } else if (!lstm && gi >= 0 && rr >= 0 && st[0] >= 0 && bh >= 0) {
+            const int li[4] = {gi, st[0], rr, bh};
+            const int64_t mi[2] = {gru ? TN__RNN_GRU : relu ? TN__RNN_RELU : TN__RNN_TANH, rv};
+            seq = tn__oxi_op(c, J_RNN_SEQ, 0, li, 4, mi, 2, NULL, 0);
+        }
+        const int64_t sy[4] = {0, 0, L, 1}, sh[2] = {0, rv ? 0 : L - 1}, sc[2] = {0, L};
+        ys[d] = seq < 0 ? -1 : lstm ? tn__oxi_op1(c, J_SLICE, seq, sy, 4) : seq;
+        ys[d] = ys[d] < 0 ? -1 : tn__oxi_reshape(c, ys[d], y4, 4);
+        hs[d] = seq < 0 ? -1 : tn__oxi_op1(c, J_SELECT, seq, sh, 2);
+        hs[d] = hs[d] < 0 ? -1 : tn__oxi_reshape(c, hs[d], s3, 3);
+        cs[d] = !lstm ? 0 : seq < 0 ? -1 : tn__oxi_op1(c, J_SELECT, seq, sc, 2);
+        cs[d] = !lstm ? 0 : cs[d] < 0 ? -1 : tn__oxi_reshape(c, cs[d], s3, 3);
+        if (ys[d] < 0 || hs[d] < 0 || cs[d] < 0) break;
+    }
+    int outs[3] = {ys[0], hs[0], cs[0]};
+    if (D == 2 && ys[1] >= 0 && hs[1] >= 0 && cs[1] >= 0) {
+        const int64_t a1 = 1, a0 = 0;
+        outs[0] = tn__oxi_op(c, J_CAT, 0, ys, 2, &a1, 1, NULL, 0);
+        outs[1] = tn__oxi_op(c, J_CAT, 0, hs, 2, &a0, 1, NULL, 0);
+        outs[2] = lstm ? tn__oxi_op(c, J_CAT, 0, cs, 2, &a0, 1, NULL, 0) : 0;
+    } else if (D == 2) outs[0] = -1;
+    for (int k = 0; k < (lstm ? 3 : 2); k++) {
+        if (outs[k] < 0) { char b2[64]; return TN__FAIL_INT("%s: node %s (%s): %s", fn, tn__pbs_show(n->name, b2, sizeof b2), nm, tn_last_error()); }
+        if (k < n->nout && tn__oxi_bind(c, n->out[k], outs[k])) return -1;
+    }
+    if (!lstm && n->nout > 2 && n->out[2].n) return TN__FAIL_INT("%s: %s has 2 outputs, got %d", fn, nm, n->nout);
+    return 0;
+}
+
 static int tn__oxi_node(tn__oxi *c, const tn__oxn *n) {
     char b[64];
     const char *fn = c->fn;
@@ -36316,7 +36609,7 @@ static int tn__oxi_node(tn__oxi *c, const tn__oxn *n) {
     int64_t iv[TN__JIT_MAXI], sh[TN_MAX_DIMS];
     if (n->nout < 1) return tn__oxi_fail(c, "a node without outputs");
     for (int k = 1; k < n->nout; k++)   /* extra outputs (dropout's mask, pooling's indices, norms' statistics) */
-        if (n->out[k].n && !tn__pbs_eq(op, "Split")) return TN__FAIL_INT("%s: %s with its output %d used is not supported", fn, tn__pbs_show(op, b, sizeof b), k);
+        if (n->out[k].n && !tn__pbs_eq(op, "Split") && !tn__pbs_eq(op, "LSTM") && !tn__pbs_eq(op, "GRU") && !tn__pbs_eq(op, "RNN")) return TN__FAIL_INT("%s: %s with its output %d used is not supported", fn, tn__pbs_show(op, b, sizeof b), k);
     if (n->domain.n && !tn__pbs_eq(n->domain, "ai.onnx")) {
         char b2[64];
         return TN__FAIL_INT("%s: operator %s.%s is not supported (only the default domain's operators)", fn, tn__pbs_show(n->domain, b2, sizeof b2), tn__pbs_show(op, b, sizeof b));
@@ -36807,6 +37100,7 @@ static int tn__oxi_node(tn__oxi *c, const tn__oxn *n) {
         if (!t) return -1;
         r = tn__oxi_add(c, NULL, t, -1);
     }
+    else if (tn__pbs_eq(op, "LSTM") || tn__pbs_eq(op, "GRU") || tn__pbs_eq(op, "RNN")) return tn__oxi_rnn(c, n, in);
     if (r == -2) {
         char b2[64];
         return TN__FAIL_INT("%s: operator %s%s%s (opset %lld) is not supported (node %s)", fn, n->domain.n ? tn__pbs_show(n->domain, b2, sizeof b2) : "", n->domain.n ? "." : "",

@@ -23,7 +23,8 @@
     X(J_CONV2D, "aten::conv2d", 3) X(J_MAX_POOL2D, "aten::max_pool2d", 1) X(J_BATCH_NORM, "aten::batch_norm", 5) \
     X(J_LAYER_NORM, "aten::layer_norm", 3) X(J_IM2COL, "aten::im2col", 1) \
     X(J_SDPA, "aten::scaled_dot_product_attention", 4) \
-    X(J_MATMUL, "aten::matmul", 2) X(J_AVG_POOL2D, "aten::avg_pool2d", 1)   /* these two: made by tn_onnx_load */
+    X(J_MATMUL, "aten::matmul", 2) X(J_AVG_POOL2D, "aten::avg_pool2d", 1) \
+    X(J_LSTM, "tn::lstm_recurrence", 4) X(J_RNN_SEQ, "tn::rnn_recurrence", 4)   /* the RNN layers' fused recurrences (src/modules/rnn.c): no aten op of their own */
 #define TN__JIT_ENUM(e, name, nin) e,
 #define TN__JIT_NAME(e, name, nin) name,
 #define TN__JIT_KEY(e, name, nin) #e,
@@ -339,6 +340,24 @@ static int tn__trace_translate(tn__tbuild *b, int k, const char **why) {
             const int64_t a[9] = {g[0], g[1], g[6], g[7], g[4], g[5], g[2], g[3], nd->i[18]};
             memcpy(iv, a, sizeof a);
             ni = 9;
+        } else if (nd->custom_bw == tn__pool_lib_bw && nd->ni == 12 && nd->i[10] != 0) {   /* avg_pool2d as tn__avg_pool records it for the trace */
+            op = J_AVG_POOL2D;
+            const int64_t *g = nd->i;
+            const int64_t a[8] = {g[0], g[1], g[6], g[7], g[4], g[5], g[11], g[10] == 1};
+            memcpy(iv, a, sizeof a);
+            ni = 8;
+        } else if (nd->custom_bw == tn__lstm_seq_bwd && nin == 5 && r->ins[4] && r->ins[4]->dtype == TN_F64) {   /* gi, h0, c0, w_hh, [reverse] */
+            op = J_LSTM;
+            iv[0] = *(const double *)tn_data_ptr(r->ins[4]) != 0;
+            ni = 1;
+            nin = 4;
+        } else if (nd->custom_bw == tn__rnnseq_bwd && nin == 5 && r->ins[4] && r->ins[4]->dtype == TN_F64 && tn_numel(r->ins[4]) == 2) {   /* gi, h0, w_hh, b_hh, [mode, reverse] */
+            op = J_RNN_SEQ;
+            const double *pv = (const double *)tn_data_ptr(r->ins[4]);
+            iv[0] = (int64_t)pv[0];
+            iv[1] = pv[1] != 0;
+            ni = 2;
+            nin = 4;
         } else if (nd->custom_bw == tn__bn_bw && nd->i[0] == 0 && nd->nsaved >= 4) {   /* eval mode: the running statistics were saved for us */
             op = J_BATCH_NORM;
             ndbl = 2; dv[0] = nd->d[1]; dv[1] = nd->d[0];   /* momentum, eps */
@@ -662,6 +681,31 @@ static tn_tensor *tn__graph_node_run(const tn_graph *g, const tn__gnode *n, tn_t
         return tn_avg_pool2d_opts(a[0], 0, o);
     }
     case J_MATMUL: return tn_matmul(a[0], a[1]);
+    case J_LSTM: {   /* the kernel trusts its operands' sizes: a loaded graph's are checked here */
+        const tn_tensor *gi = a[0], *h0 = a[1], *c0 = a[2], *w = a[3];
+        const bool ok = gi && h0 && c0 && w && gi->ndim == 3 && h0->ndim == 2 && c0->ndim == 2 && w->ndim == 2 && gi->shape[0] > 0 &&
+                        (gi->dtype == TN_F32 || gi->dtype == TN_F64) && h0->dtype == gi->dtype && c0->dtype == gi->dtype && w->dtype == gi->dtype &&
+                        gi->device == TN_CPU && h0->device == TN_CPU && c0->device == TN_CPU && w->device == TN_CPU &&
+                        h0->shape[0] == gi->shape[1] && c0->shape[0] == gi->shape[1] && c0->shape[1] == h0->shape[1] && w->shape[1] == h0->shape[1] &&
+                        w->shape[0] == gi->shape[2] && gi->shape[2] == 4 * h0->shape[1];
+        if (!ok)
+            return (tn_tensor *)tn__error("tn_graph_run: lstm_recurrence takes gi [L > 0, N, 4H], h0 [N, H], c0 [N, H], w_hh [4H, H] of one float dtype on the CPU, got %s, %s, %s, %s",
+                                          gi ? TN__SHAPE(gi) : "(none)", h0 ? TN__SHAPE(h0) : "(none)", c0 ? TN__SHAPE(c0) : "(none)", w ? TN__SHAPE(w) : "(none)");
+        return tn__lstm_seq(a[0], a[1], a[2], a[3], n->i[0] != 0);
+    }
+    case J_RNN_SEQ: {   /* i: the mode (TN__RNN_TANH, _RELU, _GRU), reverse */
+        const tn_tensor *gi = a[0], *h0 = a[1], *w = a[2], *bh = a[3];
+        const int64_t G = n->i[0] == TN__RNN_GRU ? 3 : 1;
+        const bool ok = gi && h0 && w && bh && (n->i[0] == TN__RNN_TANH || n->i[0] == TN__RNN_RELU || n->i[0] == TN__RNN_GRU) && gi->ndim == 3 &&
+                        h0->ndim == 2 && w->ndim == 2 && bh->ndim == 1 && gi->shape[0] > 0 && (gi->dtype == TN_F32 || gi->dtype == TN_F64) &&
+                        h0->dtype == gi->dtype && w->dtype == gi->dtype && bh->dtype == gi->dtype && gi->device == TN_CPU && h0->device == TN_CPU &&
+                        w->device == TN_CPU && bh->device == TN_CPU && h0->shape[0] == gi->shape[1] && w->shape[1] == h0->shape[1] &&
+                        w->shape[0] == gi->shape[2] && gi->shape[2] == G * h0->shape[1] && bh->shape[0] == gi->shape[2];
+        if (!ok)
+            return (tn_tensor *)tn__error("tn_graph_run: rnn_recurrence (mode %lld) takes gi [L > 0, N, GH], h0 [N, H], w_hh [GH, H], b_hh [GH] of one float dtype on the CPU (G = 3 for the GRU, else 1), got %s, %s, %s, %s",
+                                          (long long)n->i[0], gi ? TN__SHAPE(gi) : "(none)", h0 ? TN__SHAPE(h0) : "(none)", w ? TN__SHAPE(w) : "(none)", bh ? TN__SHAPE(bh) : "(none)");
+        return tn__rnnseq((int)n->i[0], a[0], a[1], a[2], a[3], n->i[1] != 0);
+    }
     case J_BATCH_NORM: return tn_batch_norm(a[0], a[1], a[2], a[3], a[4], false, n->d[0], n->d[1]);
     case J_LAYER_NORM: {
         if (!a[0] || n->i[0] < 0 || n->i[0] > a[0]->ndim) return (tn_tensor *)tn__error("tn_graph_run: layer_norm over %lld dims of a %d-d input", (long long)n->i[0], a[0] ? a[0]->ndim : 0);
@@ -692,7 +736,7 @@ static int tn__graph_plan(tn_graph *g) {
 static bool tn__graph_fresh(tn__jit_op op) {
     return op == J_UNARY || op == J_BINARY || op == J_TERNARY || op == J_ADDMM || op == J_BADDBMM || op == J_MM || op == J_BMM || op == J_CONV2D ||
            op == J_BATCH_NORM || op == J_LAYER_NORM || op == J_SOFTMAX || op == J_LOG_SOFTMAX || op == J_CAT || op == J_CLONE || op == J_MAX_POOL2D ||
-           op == J_MATMUL || op == J_AVG_POOL2D;
+           op == J_MATMUL || op == J_AVG_POOL2D || op == J_LSTM || op == J_RNN_SEQ;
 }
 static bool tn__graph_inplace_op(int op) {
     return op == RELU || op == SIGMOID || op == TANH || op == GELU || op == GELU_TANH || op == SILU || op == LEAKY_RELU || op == ELU || op == HARDTANH ||
@@ -827,6 +871,8 @@ static void tn__graph_sb_attrs(tn__sbuf *b, const tn__gnode *n) {
     case J_BATCH_NORM: tn__sb_printf(b, ", training=False, momentum=%g, eps=%g", n->d[0], n->d[1]); break;
     case J_LAYER_NORM: tn__sb_printf(b, ", normalized_dims=%lld, eps=%g", (long long)n->i[0], n->d[0]); break;
     case J_SDPA: tn__sb_printf(b, ", scale=%g, is_causal=%d", n->d[0], n->d[1] != 0); break;
+    case J_LSTM: tn__sb_printf(b, ", reverse=%s", n->i[0] ? "True" : "False"); break;
+    case J_RNN_SEQ: tn__sb_printf(b, ", mode=%s, reverse=%s", n->i[0] == TN__RNN_GRU ? "GRU" : n->i[0] == TN__RNN_RELU ? "RNN_RELU" : "RNN_TANH", n->i[1] ? "True" : "False"); break;
     default: break;
     }
 }

@@ -1,0 +1,169 @@
+/* test_jit22.c — issue 22's remainders: graph ops recorded as one node so they replay and
+ * export (average pooling, the recurrent layers' fused recurrences).
+ *
+ *  1. AvgPool2d / AvgPool1d (padding, count_include_pad, ceil_mode, strides) trace as one
+ *     aten::avg_pool2d node (not the composite's im2col): the replay equals eager exactly,
+ *     gradients through a replay equal eager's, and the ONNX export (AveragePool) loads back
+ *     to the eager output.
+ *  2. LSTM, GRU and RNN (tanh, relu) layers, one or two layers, bidirectional, batch_first,
+ *     trace as tn::lstm_recurrence / tn::rnn_recurrence nodes: replay equals eager, a
+ *     saved and loaded graph too, gradients through the replay equal eager's; the ONNX
+ *     export (LSTM / GRU / RNN operators) loads back to the eager output.
+ *     (bindings/python/tests/test_jit22_onnx.py: onnx.checker on these files, and
+ *     PyTorch's own exports of LSTM / GRU / RNN models run here.)
+ * Each test runs in a forked child (RUN_ISOLATED) and must give back every tensor. */
+#define _POSIX_C_SOURCE 200809L
+#define TENSOR_IMPLEMENTATION
+#include "tensor.h"
+#include "tn_test.h"
+#include <stdlib.h>
+
+static const char *tmpdir(void) {
+    static char dir[64];
+    if (!dir[0]) { strcpy(dir, "/tmp/tn_jit22_XXXXXX"); if (!mkdtemp(dir)) strcpy(dir, "/tmp"); }
+    return dir;
+}
+static tn_tensor *rnd(const int64_t *shape, int nd) { return tn_randn(shape, nd, TN_F32); }
+static double maxdiff(tn_tensor *a, tn_tensor *b) {
+    if (!a || !b || tn_ndim(a) != tn_ndim(b) || memcmp(tn_shape(a), tn_shape(b), (size_t)tn_ndim(a) * sizeof(int64_t))) return INFINITY;
+    if (tn_numel(a) == 0) return 0;
+    return tn_item(tn_max(tn_abs(tn_sub(tn_to_dtype(a, TN_F64), tn_to_dtype(b, TN_F64)))));
+}
+static int64_t live0;
+static void begin(void) { tn_manual_seed(7); live0 = tn_memory_stats_get().live_tensors; tn_scope_begin(); }
+static void end(int line) {
+    tn_scope_end();
+    int64_t live = tn_memory_stats_get().live_tensors;
+    if (live != live0) fail_at(line, "%lld tensors leaked", (long long)(live - live0));
+}
+static int count_op(const tn_graph *g, const char *op) {
+    int c = 0;
+    for (int i = 0; i < tn_graph_num_nodes(g); i++) c += !strcmp(tn_graph_node_op(g, i), op);
+    return c;
+}
+static tn_tensor *eager(tn_module *m, tn_tensor *x) {
+    tn_no_grad_begin();
+    tn_tensor *y = tn_module_forward(m, x);
+    tn_no_grad_end();
+    return y;
+}
+/* The graph's replay, a saved-and-loaded copy and the ONNX round trip of m traced on x,
+   each on x2 (a non-contiguous view too), against eager; the gradient of sum(y * w) with
+   respect to the input through the replay against eager's. Returns the graph (caller
+   frees) or NULL. */
+static tn_graph *check_all(int line, tn_module *m, tn_tensor *x, tn_tensor *x2, double tol_onnx, const char *file) {
+    tn_module_eval(m);
+    tn_graph *g = tn_jit_trace_module(m, x);
+    if (!g) { fail_at(line, "trace %s: %s", tn_module_name(m), tn_last_error()); return NULL; }
+    tn_tensor *want = eager(m, x2);
+    tn_tensor *got = tn_graph_forward(g, x2);
+    double d = maxdiff(got, want);
+    CHECK_MSG(d == 0, "line %d: %s: replay differs from eager by %g (%s)", line, tn_module_name(m), d, got ? "" : tn_last_error());
+    /* a non-contiguous input of the same shape */
+    int64_t tshape[8];
+    const int nd = tn_ndim(x2);
+    memcpy(tshape, tn_shape(x2), (size_t)nd * sizeof(int64_t));
+    tshape[0] *= 2;
+    tn_tensor *xs = tn_slice(rnd(tshape, nd), 0, 0, tshape[0], 2);
+    d = maxdiff(tn_graph_forward(g, xs), eager(m, xs));
+    CHECK_MSG(d == 0, "line %d: %s: replay on a strided input differs by %g", line, tn_module_name(m), d);
+    /* save / load */
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s.tng", tmpdir(), file);
+    tn_graph *h = tn_graph_save(g, path) ? NULL : tn_graph_load(path);
+    d = h ? maxdiff(tn_graph_forward(h, x2), want) : INFINITY;
+    CHECK_MSG(d == 0, "line %d: %s: saved and loaded graph differs by %g (%s)", line, tn_module_name(m), d, h ? "" : tn_last_error());
+    tn_graph_free(h);
+    /* ONNX */
+    snprintf(path, sizeof path, "%s/%s.onnx", tmpdir(), file);
+    h = tn_onnx_export(g, path, .input_names = "x", .output_names = "y") ? NULL : tn_onnx_load(path);
+    d = h ? maxdiff(tn_graph_forward(h, x2), want) : INFINITY;
+    CHECK_MSG(d <= tol_onnx, "line %d: %s: ONNX round trip differs by %g (%s)", line, tn_module_name(m), d, h ? "" : tn_last_error());
+    tn_graph_free(h);
+    /* gradients through the replay */
+    tn_tensor *xa = tn_clone(x2), *xb = tn_clone(x2);
+    tn_requires_grad_(xa, true);
+    tn_requires_grad_(xb, true);
+    tn_tensor *w = tn_randn_like(want);
+    tn_tensor *ya = tn_graph_forward(g, xa), *yb = tn_module_forward(m, xb);
+    if (ya && yb && !tn_backward(tn_sum(tn_mul(ya, w))) && !tn_backward(tn_sum(tn_mul(yb, w)))) {
+        d = maxdiff(tn_grad(xa), tn_grad(xb));
+        CHECK_MSG(d <= 1e-6, "line %d: %s: gradient through the replay differs by %g", line, tn_module_name(m), d);
+    } else fail_at(line, "%s: backward failed: %s", tn_module_name(m), tn_last_error());
+    return g;
+}
+
+TEST(test_avg_pool_one_node) {
+    begin();
+    struct { tn_module *m; int64_t shape[4]; int nd; } cases[] = {
+        {tn_nn_avg_pool2d(2), {2, 3, 8, 8}, 4},
+        {tn_nn_avg_pool2d(3, .stride = 2, .padding = 1), {2, 3, 9, 9}, 4},
+        {tn_nn_avg_pool2d(3, .stride = 2, .padding = 1, .count_include_pad = false), {1, 2, 7, 6}, 4},
+        {tn_nn_avg_pool2d(2, .ceil_mode = true), {2, 2, 7, 7}, 4},
+        {tn_nn_avg_pool2d(3, .stride = 1), {1, 1, 5, 5}, 4},
+        {tn_nn_avg_pool2d_str(2, "stride=(1, 2), padding=(1, 0)"), {2, 3, 6, 7}, 4},
+        {tn_nn_avg_pool1d(3, .stride = 2, .padding = 1), {2, 3, 9}, 3},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char file[32];
+        snprintf(file, sizeof file, "pool%zu", i);
+        tn_graph *g = check_all(__LINE__, cases[i].m, rnd(cases[i].shape, cases[i].nd), rnd(cases[i].shape, cases[i].nd), 1e-6, file);
+        CHECK_MSG(g && count_op(g, "aten::avg_pool2d") == 1 && count_op(g, "aten::im2col") == 0, "case %zu: avg_pool2d is not one node", i);
+        tn_graph_free(g);
+        tn_module_free(cases[i].m);
+    }
+    /* divisor_override has no ONNX or graph form: still traced (the composite), still replays */
+    tn_module *m = tn_nn_avg_pool2d(2, .divisor_override = 3);
+    tn_tensor *x = rnd(TN_SHAPE(1, 2, 4, 4));
+    tn_graph *g = tn_jit_trace_module(m, x);
+    CHECK(g && count_op(g, "aten::avg_pool2d") == 0 && maxdiff(tn_graph_forward(g, x), eager(m, x)) == 0);
+    tn_graph_free(g);
+    tn_module_free(m);
+    /* a CNN with average pooling exports whole */
+    tn_module *cnn = tn_nn_sequential(tn_nn_conv2d(1, 4, 3, .padding = 1), tn_nn_relu(), tn_nn_avg_pool2d(2), tn_nn_conv2d(4, 8, 3, .padding = 1), tn_nn_gelu(),
+                                      tn_nn_avg_pool2d(2), tn_nn_flatten(1, -1), tn_nn_linear(8 * 4 * 4, 10, true));
+    g = check_all(__LINE__, cnn, rnd(TN_SHAPE(2, 1, 16, 16)), rnd(TN_SHAPE(2, 1, 16, 16)), 1e-5, "cnn_avg");
+    CHECK(g && count_op(g, "aten::avg_pool2d") == 2);
+    tn_graph_free(g);
+    tn_module_free(cnn);
+    end(__LINE__);
+}
+
+TEST(test_recurrent_layers) {
+    begin();
+    struct { tn_module *rnn; int64_t out; const char *op; int nodes; bool batch_first; } cases[] = {
+        {tn_nn_lstm(6, 5), 5, "tn::lstm_recurrence", 1, false},
+        {tn_nn_lstm(6, 5, .num_layers = 2, .bidirectional = true), 10, "tn::lstm_recurrence", 4, false},
+        {tn_nn_lstm(6, 4, .batch_first = true, .bias = false), 4, "tn::lstm_recurrence", 1, true},
+        {tn_nn_gru(6, 5), 5, "tn::rnn_recurrence", 1, false},
+        {tn_nn_gru(6, 5, .num_layers = 2, .bidirectional = true, .batch_first = true), 10, "tn::rnn_recurrence", 4, true},
+        {tn_nn_gru(6, 3, .bias = false), 3, "tn::rnn_recurrence", 1, false},
+        {tn_nn_rnn(6, 5, .bidirectional = true), 10, "tn::rnn_recurrence", 2, false},
+        {tn_nn_rnn(6, 5, .nonlinearity = TN_NONLINEARITY_RELU, .num_layers = 2), 5, "tn::rnn_recurrence", 2, false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char file[32];
+        snprintf(file, sizeof file, "rnn%zu", i);
+        tn_module *m = tn_nn_sequential(cases[i].rnn, tn_nn_linear(cases[i].out, 3, true));
+        const int64_t s[3] = {cases[i].batch_first ? 3 : 4, cases[i].batch_first ? 4 : 3, 6};
+        tn_graph *g = check_all(__LINE__, m, rnd(s, 3), rnd(s, 3), 1e-5, file);
+        CHECK_MSG(g && count_op(g, cases[i].op) == cases[i].nodes, "case %zu: %d %s nodes, expected %d", i, g ? count_op(g, cases[i].op) : -1, cases[i].op, cases[i].nodes);
+        tn_graph_free(g);
+        tn_module_free(m);
+    }
+    /* the printout names the op and its attributes */
+    tn_module *m = tn_nn_gru(2, 2);
+    tn_graph *g = tn_jit_trace_module(m, rnd(TN_SHAPE(3, 1, 2)));
+    char *s = g ? tn_graph_str(g) : NULL;
+    CHECK(s && strstr(s, "tn::rnn_recurrence(") && strstr(s, "mode=GRU, reverse=False"));
+    tn_string_free(s);
+    tn_graph_free(g);
+    tn_module_free(m);
+    end(__LINE__);
+}
+
+int main(void) {
+    RUN_ISOLATED(test_avg_pool_one_node, 300);
+    RUN_ISOLATED(test_recurrent_layers, 300);
+    return tn_test_report();
+}
