@@ -63,7 +63,7 @@
  *   optim/     optim lbfgs state_dict lr_scheduler clip
  *   data/      dataset loader files idx csv mnist
  *   io/        safetensors safetensors_write pt checkpoint
- *   jit/       trace optimize graph_io onnx
+ *   jit/       memplan trace optimize graph_io onnx
  *   io/        print dlpack shared
  *   dist/      dist ddp
  *   backend/   cpu_half cpu stand_in cuda
@@ -377,6 +377,10 @@ typedef struct tn_memory_stats {
 } tn_memory_stats;
 TNDEF tn_memory_stats tn_memory_stats_get(void);
 TNDEF void tn_memory_stats_reset_peak(void);
+/* Storage allocations made through the devices' allocators since start (each tensor
+   storage whose data is not inline: more than 64 bytes, or not on the CPU). A graph replay
+   under its memory plan serves its storages from the plan's arena and counts none here. */
+TNDEF int64_t tn_memory_allocations(void);
 /* The CPU backend keeps freed blocks of 64 KiB or more for reuse (up to TN_CPU_CACHE_LIMIT,
    1 GiB by default): these give the cache back / tell its size. */
 TNDEF void tn_cpu_empty_cache(void);
@@ -3857,6 +3861,11 @@ TNDEF int tn_graph_optimize(tn_graph *g);
 TNDEF int tn_graph_num_inputs(const tn_graph *g);
 TNDEF int tn_graph_num_outputs(const tn_graph *g);
 TNDEF int tn_graph_num_nodes(const tn_graph *g);
+/* The bytes of the replay's static memory plan (0: none yet). Under no_grad on the CPU the
+   second run of a graph records the storages its nodes make, the later runs serve them from
+   one arena (a steady replay allocates no storage: tn_memory_allocations); an output the
+   caller still holds is never overwritten by a later run. */
+TNDEF int64_t tn_graph_arena_bytes(const tn_graph *g);
 TNDEF const char *tn_graph_node_op(const tn_graph *g, int i);   /* "aten::addmm"; thread-local buffer, NULL out of range */
 TNDEF char *tn_graph_str(const tn_graph *g);   /* print(traced.graph): torch.jit's form; free with tn_string_free */
 TNDEF int tn_graph_print(const tn_graph *g);   /* tn_graph_str to stdout */
@@ -5747,7 +5756,7 @@ TNDEF size_t tn_cpu_cached_bytes(void) { return tn__cache_bytes; }
 /* =================================================================================== */
 /* src/core/tensor.c: storage, tensors and views of them, refcounts, scopes, accessors */
 /* =================================================================================== */
-static int64_t tn__live_tensors, tn__live_storages, tn__live_bytes, tn__peak_bytes;
+static int64_t tn__live_tensors, tn__live_storages, tn__live_bytes, tn__peak_bytes, tn__storage_allocs;
 static const tn_backend *tn__backends[TN_NUM_DEVICES];
 static const tn_backend *tn__cpu_backend_get(void);   /* section 17 */
 
@@ -5848,6 +5857,13 @@ static void tn__trace_attach(tn__tracer *tr, tn_node *nd, tn_tensor *out);
 static void tn__trace_alias(tn__tracer *tr, tn_tensor *x, tn_tensor *r);
 static void tn__trace_refuse(tn__tracer *tr, const char *what);
 static void tn__trace_storage(tn__tracer *tr, const tn_storage *s);   /* made during the trace */
+/* A graph replay's static memory plan (src/jit/memplan.c): while its nodes run on this
+   thread, the CPU storages they make are recorded (the planning run) or served from the
+   plan's arena at their planned offsets (the runs after it). */
+typedef struct tn__mhook tn__mhook;
+static TN__TLS tn__mhook *tn__mhook_on;
+static void *tn__mhook_take(tn__mhook *h, size_t nbytes, void (**deleter)(void *, void *), void **ctx);   /* NULL: allocate as usual */
+static void tn__mhook_note(tn__mhook *h, tn_storage *s);
 
 
 /* The GPU unit, probed once on first use (section 17). */
@@ -5876,6 +5892,7 @@ TNDEF tn_memory_stats tn_memory_stats_get(void) {
     return s;
 }
 TNDEF void tn_memory_stats_reset_peak(void) { tn__peak_bytes = TN__ATOMIC_LOAD(&tn__live_bytes); }
+TNDEF int64_t tn_memory_allocations(void) { return TN__ATOMIC_LOAD(&tn__storage_allocs); }
 
 static void tn__track_bytes(int64_t delta) {
     int64_t now = TN__ATOMIC_ADD(&tn__live_bytes, delta);
@@ -5952,7 +5969,14 @@ static tn_storage *tn__storage_new(size_t nbytes, tn_device device) {
     /* small CPU storages carry their data in the same block: one allocation, not two */
     bool inline_data = device == TN_CPU && nbytes <= TN__INLINE_BYTES;
     tn_storage *s = (tn_storage *)(inline_data ? tn__blk_get(TN__BLK_STORAGE, TN__INLINE_OFFSET + TN__INLINE_BYTES) : TN_MALLOC(sizeof *s));
-    void *data = !s ? NULL : inline_data ? (void *)((char *)s + TN__INLINE_OFFSET) : be->alloc(nbytes ? nbytes : 1);
+    void (*deleter)(void *, void *) = NULL;
+    void *ctx = NULL;
+    void *data = !s ? NULL : inline_data ? (void *)((char *)s + TN__INLINE_OFFSET) : NULL;
+    if (s && !inline_data && device == TN_CPU && tn__mhook_on) data = tn__mhook_take(tn__mhook_on, nbytes, &deleter, &ctx);
+    if (s && !data && !inline_data) {
+        data = be->alloc(nbytes ? nbytes : 1);
+        TN__ATOMIC_ADD(&tn__storage_allocs, 1);
+    }
     if (!data) {
         if (inline_data) tn__blk_put(TN__BLK_STORAGE, s);
         else TN_FREE(s);
@@ -5965,8 +5989,10 @@ static tn_storage *tn__storage_new(size_t nbytes, tn_device device) {
     s->device = device;
     s->inline_data = inline_data;
     TN__ATOMIC_ADD(&tn__live_storages, 1);
-    tn__track_bytes((int64_t)nbytes);
+    if (deleter) { s->deleter = deleter; s->deleter_ctx = ctx; }   /* the arena's bytes are counted once, as the arena */
+    else tn__track_bytes((int64_t)nbytes);
     if (tn__tracing) tn__trace_storage(tn__tracing, s);
+    if (tn__mhook_on && !inline_data && device == TN_CPU) tn__mhook_note(tn__mhook_on, s);
     return s;
 }
 
@@ -33838,6 +33864,266 @@ TNDEF int tn_checkpoint_load(const char *path, tn_module *model, tn_optim *opt, 
     return rc;
 }
 
+/* ============================================================================================================== */
+/* src/jit/memplan.c: the static memory plan of a graph replay: storages served from one arena at planned offsets */
+/* ============================================================================================================== */
+/* The static memory plan of a graph replay (tn_graph_run under no_grad, on the CPU).
+
+   A replay's nodes make the same storages in the same order on every run with the same
+   input shapes: the node's result and the op's own temporaries (a contiguous copy, im2col's
+   columns). One run records them (the planning run: each storage's node, size and how long
+   it lives: a temporary dies in its node, a result lives to the last node reading it or a
+   view of it); the plan then gives each an offset in one arena, first fit by decreasing
+   size among those whose lifetimes overlap, and later runs serve every storage from the
+   arena at its offset: a steady replay allocates no storage (tn_memory_allocations).
+
+   Safety does not rest on the plan being right. A storage the run makes differently (other
+   size, another count: an op took another path) is allocated as usual, and serving stops
+   for the rest of that node. A served storage still alive after its planned end (held by
+   something the plan did not foresee) is moved out of the arena (its data copied to a
+   storage of its own) before anything can reuse its bytes, and the plan is dropped. Outputs
+   have slots of their own that no other storage shares: a run serves an output's slot only
+   when the caller has released the previous run's output; an output the caller still holds
+   is never overwritten (the next run allocates that output as usual). The arena is
+   refcounted by every storage it serves, so a tensor outliving its graph stays valid. */
+
+typedef struct tn__arena tn__arena;
+typedef struct tn__aslot {      /* one planned storage's place in the arena */
+    tn__arena *a;
+    tn_storage *s;              /* the storage it serves now (NULL: free) */
+    int64_t live;               /* atomic: 1 while s holds the slot */
+} tn__aslot;
+struct tn__arena {
+    int64_t refcount;           /* the plan's, and one per storage served (atomic) */
+    char *mem;
+    size_t bytes;
+    int nslots;
+    tn__aslot *slots;           /* one per record */
+};
+typedef struct tn__mrec {       /* one storage a node made in the planning run */
+    int node;
+    int64_t nbytes;
+    int end;                    /* the last node during which it lives (the node count: to the run's end) */
+    bool output;                /* a graph output's: a slot of its own */
+    bool plannable;             /* false: it outlived its node without being the result (a cache): not served */
+    int64_t offset;
+    tn_storage *s;              /* in the planning run: the storage (retained) */
+} tn__mrec;
+enum { TN__MH_RECORD, TN__MH_SERVE };
+struct tn__mhook {
+    int mode;
+    tn__mrec *recs;
+    int nrecs, cap;
+    int *first;                 /* nnodes + 1: node k's records are [first[k], first[k + 1]) */
+    int nnodes;
+    int node, seq;              /* the node running, its storages so far */
+    bool off;                   /* this node made a storage the plan does not have: serving stopped for it */
+    int64_t diverged;           /* this run's storages made differently from the plan, or moved out of the arena */
+    tn__aslot *pending;         /* served by take, its storage given to note */
+    int *vrec;                  /* the planning run: per graph value, the record of its storage (-1: none) */
+    tn__arena *arena;
+    int64_t batch;              /* the dynamic batch it was planned for */
+};
+
+static void tn__arena_release(tn__arena *a) {
+    if (!a || TN__ATOMIC_ADD(&a->refcount, -1) != 0) return;
+    if (a->mem) { tn__backend(TN_CPU)->free(a->mem, a->bytes); tn__track_bytes(-(int64_t)a->bytes); }
+    TN_FREE(a->slots);
+    TN_FREE(a);
+}
+/* A served storage's deleter: the slot is free again. */
+static void tn__aslot_free(void *data, void *ctx) {
+    (void)data;
+    tn__aslot *sl = (tn__aslot *)ctx;
+    tn__arena *a = sl->a;
+    sl->s = NULL;
+    TN__ATOMIC_ADD(&sl->live, -1);
+    tn__arena_release(a);
+}
+/* A served storage that must outlive its planned end: its data moves to a block of its own
+   (every tensor on it reads through the storage, so none notices). -1 when out of memory
+   (the storage then stays, and the plan is dropped by the caller). */
+static int tn__aslot_evacuate(tn__aslot *sl) {
+    tn_storage *s = sl->s;
+    if (!s || !TN__ATOMIC_LOAD(&sl->live)) return 0;
+    void *d = tn__backend(TN_CPU)->alloc(s->nbytes ? s->nbytes : 1);
+    if (!d) return -1;
+    TN__ATOMIC_ADD(&tn__storage_allocs, 1);
+    if (s->nbytes) memcpy(d, s->data, s->nbytes);
+    s->data = d;
+    s->deleter = NULL;
+    s->deleter_ctx = NULL;
+    tn__track_bytes((int64_t)s->nbytes);
+    tn__aslot_free(NULL, sl);
+    return 0;
+}
+
+static void tn__mhook_free(tn__mhook *h) {
+    if (!h) return;
+    for (int i = 0; i < h->nrecs; i++) if (h->recs[i].s) tn__storage_release(h->recs[i].s);
+    tn__arena_release(h->arena);
+    TN_FREE(h->recs);
+    TN_FREE(h->first);
+    TN_FREE(h->vrec);
+    TN_FREE(h);
+}
+static tn__mhook *tn__mhook_new(int nnodes, int nvals, int64_t batch) {
+    tn__mhook *h = (tn__mhook *)TN_MALLOC(sizeof *h);
+    if (!h) return NULL;
+    memset(h, 0, sizeof *h);
+    h->first = (int *)TN_MALLOC((size_t)(nnodes + 1) * sizeof(int));
+    h->vrec = (int *)TN_MALLOC((size_t)(nvals + 1) * sizeof(int));
+    if (!h->first || !h->vrec) { TN_FREE(h->first); TN_FREE(h->vrec); TN_FREE(h); return NULL; }
+    for (int k = 0; k <= nnodes; k++) h->first[k] = 0;
+    for (int v = 0; v <= nvals; v++) h->vrec[v] = -1;
+    h->nnodes = nnodes;
+    h->mode = TN__MH_RECORD;
+    h->batch = batch;
+    return h;
+}
+/* Before node k runs. */
+static void tn__mhook_node(tn__mhook *h, int k) {
+    h->node = k;
+    h->seq = 0;
+    h->off = false;
+    if (h->mode == TN__MH_RECORD) h->first[k] = h->nrecs;
+}
+
+static void *tn__mhook_take(tn__mhook *h, size_t nbytes, void (**deleter)(void *, void *), void **ctx) {
+    if (h->mode != TN__MH_SERVE || h->node < 0 || h->node >= h->nnodes) return NULL;
+    const int i = h->first[h->node] + h->seq++;
+    if (h->off) return NULL;
+    if (i >= h->first[h->node + 1] || (size_t)h->recs[i].nbytes != nbytes) {   /* not the storage planned: as usual from here */
+        h->off = true;
+        h->diverged++;
+        return NULL;
+    }
+    const tn__mrec *r = &h->recs[i];
+    tn__aslot *sl = &h->arena->slots[i];
+    if (!r->plannable || TN__ATOMIC_LOAD(&sl->live)) return NULL;   /* an output the caller still holds: never overwritten */
+    TN__ATOMIC_ADD(&sl->live, 1);
+    TN__ATOMIC_ADD(&h->arena->refcount, 1);
+    *deleter = tn__aslot_free;
+    *ctx = sl;
+    h->pending = sl;
+    return h->arena->mem + r->offset;
+}
+static void tn__mhook_note(tn__mhook *h, tn_storage *s) {
+    if (h->mode == TN__MH_SERVE) {
+        if (h->pending && s->deleter_ctx == h->pending) h->pending->s = s;
+        h->pending = NULL;
+        return;
+    }
+    if (h->node < 0 || h->node >= h->nnodes) return;
+    if (h->nrecs == h->cap) {
+        int cap = h->cap ? 2 * h->cap : 64;
+        tn__mrec *r = (tn__mrec *)TN_REALLOC(h->recs, (size_t)cap * sizeof *r);
+        if (!r) { h->diverged++; return; }   /* the plan cannot be made: dropped after the run */
+        h->recs = r;
+        h->cap = cap;
+    }
+    tn__mrec *r = &h->recs[h->nrecs++];
+    memset(r, 0, sizeof *r);
+    r->node = h->node;
+    r->nbytes = (int64_t)s->nbytes;
+    r->end = h->node;
+    r->plannable = true;
+    r->s = s;
+    TN__ATOMIC_ADD(&s->refcount, 1);   /* kept until the plan is made, to see how long it lives */
+}
+/* The planning run, node k's result (value out, storage st) just kept: its record, made by
+   this node or (a view) by the node of one of its inputs (live storages only are compared,
+   so no address of a freed storage can match). -1: none (a view of an input or constant). */
+static int tn__mhook_result(tn__mhook *h, int k, int out, const tn_storage *st, const int *ins, int nin, tn_tensor *const *v) {
+    int ri = -1;
+    for (int i = h->first[k]; i < h->nrecs && ri < 0 && st; i++) if (h->recs[i].s == st) ri = i;
+    for (int i = 0; i < nin && ri < 0 && st; i++) if (ins[i] >= 0 && v[ins[i]] && v[ins[i]]->storage == st) ri = h->vrec[ins[i]];
+    return h->vrec[out] = ri;
+}
+/* The planning run, after node k's inputs were released: node k's storages that still
+   live are its result's or a cache (never served); the others were temporaries. Our
+   references go. */
+static void tn__mhook_after_record(tn__mhook *h, int k, const tn_storage *result) {
+    h->first[k + 1] = h->nrecs;
+    for (int i = h->first[k]; i < h->nrecs; i++) {
+        tn__mrec *r = &h->recs[i];
+        if (TN__ATOMIC_LOAD(&r->s->refcount) > 1 && r->s != result) r->plannable = false;
+        tn__storage_release(r->s);
+        r->s = NULL;
+    }
+}
+/* Offsets: by decreasing size, each at the lowest 64-byte-aligned offset clear of the
+   placed storages whose lifetimes overlap its own (outputs overlap every other); then the
+   arena. 0, or -1 (out of memory: no plan). */
+static int tn__mhook_place(tn__mhook *h) {
+    for (int k = 0; k < h->nnodes; k++) if (h->first[k + 1] < h->first[k]) h->first[k + 1] = h->first[k];
+    int n = h->nrecs, *ord = (int *)TN_MALLOC((size_t)(n + 1) * sizeof(int)), *placed = (int *)TN_MALLOC((size_t)(n + 1) * sizeof(int));
+    tn__arena *a = (tn__arena *)TN_MALLOC(sizeof *a);
+    tn__aslot *slots = (tn__aslot *)TN_MALLOC((size_t)(n + 1) * sizeof *slots);
+    if (!ord || !placed || !a || !slots) { TN_FREE(ord); TN_FREE(placed); TN_FREE(a); TN_FREE(slots); return -1; }
+    int m = 0;
+    for (int i = 0; i < n; i++) if (h->recs[i].plannable) ord[m++] = i;
+    for (int i = 1; i < m; i++) {   /* insertion sort by size, largest first (stable) */
+        int x = ord[i], j = i - 1;
+        while (j >= 0 && h->recs[ord[j]].nbytes < h->recs[x].nbytes) { ord[j + 1] = ord[j]; j--; }
+        ord[j + 1] = x;
+    }
+    int64_t total = 0;
+    int np = 0;
+    bool ok = true;
+    for (int q = 0; q < m && ok; q++) {
+        tn__mrec *r = &h->recs[ord[q]];
+        const int64_t size = (r->nbytes + 63) / 64 * 64;
+        int64_t off = 0;
+        for (bool moved = true; moved;) {   /* the lowest offset clear of every overlapping placed block */
+            moved = false;
+            for (int p = 0; p < np; p++) {
+                const tn__mrec *o = &h->recs[placed[p]];
+                const bool overlap = r->output || o->output || (r->node <= o->end && o->node <= r->end);
+                const int64_t osize = (o->nbytes + 63) / 64 * 64;
+                if (overlap && off < o->offset + osize && o->offset < off + size) { off = o->offset + osize; moved = true; }
+            }
+        }
+        r->offset = off;
+        placed[np++] = ord[q];
+        ok = tn__add_ok(off, size, &off);
+        if (ok && off > total) total = off;
+    }
+    TN_FREE(ord);
+    TN_FREE(placed);
+    if (!ok) { TN_FREE(a); TN_FREE(slots); return -1; }
+    a->mem = NULL;   /* allocated by the first run that serves (tn__mhook_ready) */
+    a->refcount = 1;
+    a->bytes = (size_t)total;
+    a->nslots = n;
+    a->slots = slots;
+    for (int i = 0; i < n; i++) { slots[i].a = a; slots[i].s = NULL; slots[i].live = 0; }
+    h->arena = a;
+    h->mode = TN__MH_SERVE;
+    return 0;
+}
+/* Before a serving run: the arena's memory. -1 when out of memory (the run goes unplanned). */
+static int tn__mhook_ready(tn__mhook *h) {
+    tn__arena *a = h->arena;
+    if (a->mem || a->bytes == 0) return 0;
+    if (!(a->mem = (char *)tn__backend(TN_CPU)->alloc(a->bytes))) return -1;
+    TN__ATOMIC_ADD(&tn__storage_allocs, 1);
+    tn__track_bytes((int64_t)a->bytes);
+    return 0;
+}
+/* The serving runs, after node k (its inputs released): every served storage planned to
+   end by k must be free; one still held moves out of the arena. */
+static void tn__mhook_after_serve(tn__mhook *h, int k) {
+    for (int i = 0; i < h->nrecs; i++) {
+        const tn__mrec *r = &h->recs[i];
+        tn__aslot *sl = &h->arena->slots[i];
+        if (!r->output && r->end <= k && TN__ATOMIC_LOAD(&sl->live) && sl->s) {
+            h->diverged++;
+            if (tn__aslot_evacuate(sl)) h->diverged++;
+        }
+    }
+}
+
 /* ===================================================================================================== */
 /* src/jit/trace.c: tn_jit_trace: a forward recorded as a graph where autograd records; replay, printing */
 /* ===================================================================================================== */
@@ -33907,6 +34193,9 @@ struct tn_graph {
     int64_t dyn_size;             /* its size when traced */
     int *uses;                    /* per value: how many node inputs read it (tn__graph_plan; NULL: not planned) */
     int *last_use;                /* per value: the last node reading it (-1: none) */
+    tn__mhook *mplan;             /* the static memory plan (src/jit/memplan.c), or NULL */
+    int mruns, mfails;            /* no_grad runs without a plan; plans dropped (3: no more planning) */
+    int64_t mbusy;                /* atomic: runs using the plan now (one at a time) */
 };
 
 static void tn__graph_free_parts(tn_graph *g) {
@@ -33914,6 +34203,7 @@ static void tn__graph_free_parts(tn_graph *g) {
     for (int i = 0; i < g->nnodes; i++) TN_FREE(g->nodes[i].in);
     TN_FREE(g->vals); TN_FREE(g->nodes); TN_FREE(g->inputs); TN_FREE(g->outputs);
     TN_FREE(g->uses); TN_FREE(g->last_use);
+    tn__mhook_free(g->mplan);
 }
 TNDEF void tn_graph_free(tn_graph *g) {
     if (!g) return;
@@ -34432,6 +34722,7 @@ TNDEF int tn_graph_set_dynamic(tn_graph *g, int input, int64_t dim) {
 TNDEF int tn_graph_num_inputs(const tn_graph *g) { return g ? g->ninputs : 0; }
 TNDEF int tn_graph_num_outputs(const tn_graph *g) { return g ? g->noutputs : 0; }
 TNDEF int tn_graph_num_nodes(const tn_graph *g) { return g ? g->nnodes : 0; }
+TNDEF int64_t tn_graph_arena_bytes(const tn_graph *g) { return g && g->mplan && g->mplan->arena ? (int64_t)g->mplan->arena->bytes : 0; }
 static void tn__graph_op_name(const tn__gnode *n, char *buf, size_t cap) {
     if (n->op == J_UNARY) snprintf(buf, cap, "aten::%s", tn_unary_op_name((tn_unary_op)n->sub));
     else if (n->op == J_BINARY) snprintf(buf, cap, "aten::%s", tn_binary_op_name((tn_binary_op)n->sub));
@@ -34562,7 +34853,35 @@ static tn_tensor *tn__graph_node_run(const tn_graph *g, const tn__gnode *n, tn_t
    intermediate right after its last use (the allocator's cache hands its block to a later
    node) and may apply an activation in place on a result nothing else reads. Dropped by
    anything that changes the graph (tn__graph_unplan). */
-static void tn__graph_unplan(tn_graph *g) { TN_FREE(g->uses); TN_FREE(g->last_use); g->uses = g->last_use = NULL; }
+static void tn__graph_unplan(tn_graph *g) {
+    TN_FREE(g->uses); TN_FREE(g->last_use);
+    g->uses = g->last_use = NULL;
+    tn__mhook_free(g->mplan);
+    g->mplan = NULL;
+    g->mruns = g->mfails = 0;
+}
+static bool tn__graph_is_output(const tn_graph *g, int v) {
+    for (int i = 0; i < g->noutputs; i++) if (g->outputs[i] == v) return true;
+    return false;
+}
+/* The planning run, node k's result just kept (its inputs not yet released): the
+   result's storage (made here, or earlier: a view) lives as long as its readers. */
+static void tn__graph_mplan_result(const tn_graph *g, tn__mhook *h, int k, tn_tensor *const *v) {
+    if (h->mode != TN__MH_RECORD) return;
+    const tn__gnode *nd = &g->nodes[k];
+    const int ri = tn__mhook_result(h, k, nd->out, v[nd->out] ? v[nd->out]->storage : NULL, nd->in, nd->nin, v);
+    if (ri < 0) return;
+    const int e = g->last_use[nd->out] < 0 ? g->nnodes : g->last_use[nd->out];
+    if (e > h->recs[ri].end) h->recs[ri].end = e;
+    if (tn__graph_is_output(g, nd->out)) h->recs[ri].output = true;
+}
+/* After node k of a planned run (its inputs released): the planning run learns which of
+   the node's storages outlive it, a serving run checks that those planned to end here are
+   free. */
+static void tn__graph_mplan_after(const tn_graph *g, tn__mhook *h, int k, tn_tensor *const *v) {
+    if (h->mode == TN__MH_SERVE) tn__mhook_after_serve(h, k);
+    else tn__mhook_after_record(h, k, v[g->nodes[k].out] ? v[g->nodes[k].out]->storage : NULL);
+}
 static int tn__graph_plan(tn_graph *g) {
     if (g->uses) return 0;
     g->uses = (int *)TN_MALLOC((size_t)(g->nvals + 1) * sizeof(int));
@@ -34604,9 +34923,22 @@ TNDEF int tn_graph_run(tn_graph *g, tn_tensor *const *inputs, int n, tn_tensor *
     if (tn__graph_plan(g)) return -1;
     tn_tensor **v = (tn_tensor **)TN_MALLOC((size_t)(g->nvals > 0 ? g->nvals : 1) * sizeof *v);
     if (!v) return TN__FAIL_INT("tn_graph_run: out of memory");
+    /* the static memory plan: no_grad on the CPU (with grad, autograd keeps intermediates
+       past the run); the first run warms the ops' caches, the second records, the others
+       serve. One run at a time uses it; a batch of another size plans anew. */
+    const bool no_grad = !tn_is_grad_enabled();
+    bool cpu = no_grad;
+    for (int i = 0; i < n && cpu; i++) cpu = inputs[i]->device == TN_CPU;
+    tn__mhook *h = NULL;
+    const bool mine = cpu && TN__ATOMIC_ADD(&g->mbusy, 1) == 1;
+    if (mine && g->mfails < 3) {
+        if (g->mplan && g->mplan->batch != batch) { tn__mhook_free(g->mplan); g->mplan = NULL; g->mruns = 0; }
+        if (g->mplan) h = g->mplan;
+        else if (++g->mruns >= 2) h = g->mplan = tn__mhook_new(g->nnodes, g->nvals, batch);
+        if (h && h->mode == TN__MH_SERVE && tn__mhook_ready(h)) h = NULL;
+    }
     for (int i = 0; i < g->nvals; i++) v[i] = g->vals[i].kind == TN__GV_CONST ? g->vals[i].t : NULL;
     for (int i = 0; i < n; i++) v[g->inputs[i]] = inputs[i];
-    const bool no_grad = !tn_is_grad_enabled();
     int rc = 0;
     for (int k = 0; k < g->nnodes && rc == 0; k++) {   /* node results: references of our own, released after their last use */
         const tn__gnode *nd = &g->nodes[k];
@@ -34617,15 +34949,27 @@ TNDEF int tn_graph_run(tn_graph *g, tn_tensor *const *inputs, int n, tn_tensor *
             int p = k - 1;   /* the producer of u */
             while (p >= 0 && g->nodes[p].out != u) p--;
             if (p >= 0 && tn__graph_fresh(g->nodes[p].op)) {
+                if (h) tn__mhook_node(h, k);
+                tn__mhook_on = h;
                 tn_scope_begin();
                 r = tn__unary_inplace((tn_unary_op)nd->sub, v[u], nd->d);
                 tn_scope_end();
-                if (r) { v[nd->out] = v[u]; v[u] = NULL; continue; }   /* the reference moves with the tensor */
+                tn__mhook_on = NULL;
+                if (r) {   /* the reference moves with the tensor */
+                    v[nd->out] = v[u];
+                    if (h) tn__graph_mplan_result(g, h, k, v);
+                    v[u] = NULL;
+                    if (h) tn__graph_mplan_after(g, h, k, v);
+                    continue;
+                }
             }
         }
+        if (h) tn__mhook_node(h, k);
+        tn__mhook_on = h;
         tn_scope_begin();
         r = tn_retain(tn__graph_node_run(g, nd, v, batch));
         tn_scope_end();
+        tn__mhook_on = NULL;
         if (!r) {
             char name[64];
             tn__graph_op_name(nd, name, sizeof name);
@@ -34633,13 +34977,23 @@ TNDEF int tn_graph_run(tn_graph *g, tn_tensor *const *inputs, int n, tn_tensor *
             break;
         }
         v[nd->out] = r;
+        if (h) tn__graph_mplan_result(g, h, k, v);
         for (int i = 0; i < nd->nin; i++) {
             const int w = nd->in[i];
             if (w >= 0 && g->vals[w].kind == TN__GV_NODE && g->last_use[w] == k && v[w]) { tn_release(v[w]); v[w] = NULL; }
         }
+        if (h) tn__graph_mplan_after(g, h, k, v);
     }
     for (int i = 0; i < g->noutputs; i++) outputs[i] = rc ? NULL : tn_retain(v[g->outputs[i]]);
     for (int i = 0; i < g->nvals; i++) if (g->vals[i].kind == TN__GV_NODE) tn_release(v[i]);
+    if (h && h->mode == TN__MH_SERVE) tn__mhook_after_serve(h, g->nnodes);   /* every storage but the outputs' is free */
+    if (h && (rc || h->diverged || (h->mode == TN__MH_RECORD && tn__mhook_place(h)))) {   /* a plan that failed: dropped (planned anew later) */
+        tn__mhook_free(h);
+        g->mplan = NULL;
+        g->mruns = 0;
+        g->mfails++;
+    }
+    if (cpu) TN__ATOMIC_ADD(&g->mbusy, -1);
     for (int i = 0; i < g->noutputs && rc == 0; i++) tn__own(outputs[i]);
     TN_FREE(v);
     return rc ? -1 : g->noutputs;

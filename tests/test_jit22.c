@@ -11,6 +11,12 @@
  *     export (LSTM / GRU / RNN operators) loads back to the eager output.
  *     (bindings/python/tests/test_jit22_onnx.py: onnx.checker on these files, and
  *     PyTorch's own exports of LSTM / GRU / RNN models run here.)
+ *  3. The static memory plan: under no_grad the second run of a graph records its storages,
+ *     later runs serve them from one arena: a steady run of the MLP, the CNN and a
+ *     transformer encoder and an LSTM (optimised and not) allocates no storage (tn_memory_allocations)
+ *     and equals eager; an output the caller holds is never overwritten by the next run,
+ *     and outlives its graph; a run that makes storages differently from the plan (a
+ *     strided input, another batch) is still right and plans anew.
  * Each test runs in a forked child (RUN_ISOLATED) and must give back every tensor. */
 #define _POSIX_C_SOURCE 200809L
 #define TENSOR_IMPLEMENTATION
@@ -162,8 +168,113 @@ TEST(test_recurrent_layers) {
     end(__LINE__);
 }
 
+static tn_module *make_model(int which) {
+    if (which == 0) return tn_nn_sequential(tn_nn_linear(32, 64, true), tn_nn_relu(), tn_nn_linear(64, 64, true), tn_nn_gelu(), tn_nn_linear(64, 10, true));
+    if (which == 1)
+        return tn_nn_sequential(tn_nn_conv2d(1, 8, 3, .padding = 1), tn_nn_batch_norm2d(8), tn_nn_relu(), tn_nn_max_pool2d(2),
+                                tn_nn_conv2d(8, 16, 3, .padding = 1), tn_nn_batch_norm2d(16), tn_nn_relu(), tn_nn_avg_pool2d(2),
+                                tn_nn_flatten(1, -1), tn_nn_dropout(0.25), tn_nn_linear(16 * 7 * 7, 32, true), tn_nn_relu(), tn_nn_linear(32, 10, true));
+    if (which == 2) return tn_nn_transformer_encoder_layer(32, 4, .dim_feedforward = 64, .batch_first = true);
+    return tn_nn_sequential(tn_nn_lstm(16, 32, .num_layers = 2), tn_nn_linear(32, 8, true));   /* its output: a view (reshape) of addmm's */
+}
+static const int64_t model_shape[4][4] = {{8, 32}, {4, 1, 28, 28}, {2, 10, 32}, {6, 3, 16}};
+static const int model_ndim[4] = {2, 4, 3, 3};
+
+TEST(test_memory_plan) {
+    begin();
+    for (int which = 0; which < 4; which++)
+        for (int opt = 0; opt < 2; opt++) {
+            tn_module *m = make_model(which);
+            tn_module_eval(m);
+            const int64_t *shape = model_shape[which];
+            const int nd = model_ndim[which];
+            tn_tensor *x = rnd(shape, nd);
+            tn_graph *g = tn_jit_trace_module(m, x);
+            if (!g) { fail_at(__LINE__, "trace: %s", tn_last_error()); tn_module_free(m); continue; }
+            if (opt && tn_graph_optimize(g) < 0) fail_at(__LINE__, "optimize: %s", tn_last_error());
+            tn_no_grad_begin();
+            tn_tensor *xs[4];
+            for (int r = 0; r < 4; r++) xs[r] = rnd(shape, nd);
+            for (int r = 0; r < 3; r++) {   /* the warm-up run, the planning run, the first run served (it allocates the arena) */
+                tn_scope_begin();
+                double d = maxdiff(tn_graph_forward(g, xs[r]), tn_module_forward(m, xs[r]));
+                CHECK_MSG(d <= 1e-5, "model %d opt %d run %d: differs from eager by %g", which, opt, r, d);
+                tn_scope_end();
+            }
+            CHECK_MSG(tn_graph_arena_bytes(g) > 0, "model %d opt %d: no plan after two runs", which, opt);
+            /* a steady run: no storage allocated; the output (released) right */
+            tn_tensor *want = tn_module_forward(m, xs[2]);
+            for (int r = 0; r < 3; r++) {
+                tn_scope_begin();
+                const int64_t a0 = tn_memory_allocations();
+                tn_tensor *y = tn_graph_forward(g, xs[2]);
+                const int64_t allocs = tn_memory_allocations() - a0;
+                CHECK_MSG(allocs == 0, "model %d opt %d: a steady run allocated %lld storages", which, opt, (long long)allocs);
+                double d = maxdiff(y, want);
+                CHECK_MSG(d <= 1e-5, "model %d opt %d: planned run differs from eager by %g", which, opt, d);
+                tn_scope_end();
+            }
+            /* outputs held across runs are not overwritten */
+            tn_tensor *y2 = tn_graph_forward(g, xs[2]);
+            tn_tensor *y3 = tn_graph_forward(g, xs[3]);
+            tn_tensor *y2b = tn_graph_forward(g, xs[2]);
+            double d2 = maxdiff(y2, want), d3 = maxdiff(y3, tn_module_forward(m, xs[3]));
+            CHECK_MSG(d2 <= 1e-5 && d3 <= 1e-5 && maxdiff(y2b, y2) == 0 && tn_data_ptr(y2) != tn_data_ptr(y3),
+                      "model %d opt %d: held outputs overwritten (%g, %g)", which, opt, d2, d3);
+            /* a strided input (the ops copy it: storages differ from the plan) */
+            int64_t big[4];
+            memcpy(big, shape, (size_t)nd * sizeof(int64_t));
+            big[nd - 1] *= 2;
+            tn_tensor *xst = tn_slice(rnd(big, nd), nd - 1, 0, big[nd - 1], 2);
+            double ds = maxdiff(tn_graph_forward(g, xst), tn_module_forward(m, xst));
+            CHECK_MSG(ds <= 1e-5, "model %d opt %d: strided input after the plan differs by %g", which, opt, ds);
+            for (int r = 0; r < 4; r++) {   /* planned anew (or still served): right */
+                double d = maxdiff(tn_graph_forward(g, xs[r]), tn_module_forward(m, xs[r]));
+                CHECK_MSG(d <= 1e-5, "model %d opt %d: run after the strided one differs by %g", which, opt, d);
+            }
+            tn_no_grad_end();
+            /* outputs outlive the graph (the arena is refcounted by what it serves) */
+            tn_graph_free(g);
+            CHECK_MSG(maxdiff(y2, want) <= 1e-5, "model %d opt %d: output changed after the graph was freed", which, opt);
+            tn_module_free(m);
+        }
+    end(__LINE__);
+}
+
+TEST(test_memory_plan_dynamic_batch_and_grad) {
+    begin();
+    tn_module *m = make_model(1);
+    tn_module_eval(m);
+    tn_graph *g = tn_jit_trace_module(m, rnd(TN_SHAPE(4, 1, 28, 28)));
+    if (g) tn_graph_set_dynamic(g, 0, 0);
+    tn_no_grad_begin();
+    const int64_t batches[] = {4, 4, 4, 4, 2, 2, 2, 2, 7, 4, 4, 4};
+    for (size_t i = 0; g && i < sizeof batches / sizeof *batches; i++) {
+        tn_scope_begin();
+        tn_tensor *x = rnd(TN_SHAPE(batches[i], 1, 28, 28));
+        const int64_t a0 = tn_memory_allocations();
+        tn_tensor *y = tn_graph_forward(g, x);
+        const int64_t allocs = tn_memory_allocations() - a0;
+        double d = maxdiff(y, tn_module_forward(m, x));
+        CHECK_MSG(d <= 1e-5, "run %zu (batch %lld) differs by %g", i, (long long)batches[i], d);
+        if (i == 3 || i == 7 || i == 11) CHECK_MSG(allocs == 0, "run %zu (batch %lld): %lld allocations", i, (long long)batches[i], (long long)allocs);
+        tn_scope_end();
+    }
+    tn_no_grad_end();
+    /* with grad: no plan; gradients as eager */
+    tn_tensor *x = rnd(TN_SHAPE(2, 1, 28, 28));
+    tn_requires_grad_(x, true);
+    tn_tensor *y = g ? tn_graph_forward(g, x) : NULL;
+    CHECK(y && !tn_backward(tn_sum(y)) && tn_grad(x));
+    tn_graph_free(g);
+    tn_module_free(m);
+    end(__LINE__);
+}
+
 int main(void) {
     RUN_ISOLATED(test_avg_pool_one_node, 300);
     RUN_ISOLATED(test_recurrent_layers, 300);
+    RUN_ISOLATED(test_memory_plan, 300);
+    RUN_ISOLATED(test_memory_plan_dynamic_batch_and_grad, 300);
     return tn_test_report();
 }

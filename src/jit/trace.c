@@ -64,6 +64,9 @@ struct tn_graph {
     int64_t dyn_size;             /* its size when traced */
     int *uses;                    /* per value: how many node inputs read it (tn__graph_plan; NULL: not planned) */
     int *last_use;                /* per value: the last node reading it (-1: none) */
+    tn__mhook *mplan;             /* the static memory plan (src/jit/memplan.c), or NULL */
+    int mruns, mfails;            /* no_grad runs without a plan; plans dropped (3: no more planning) */
+    int64_t mbusy;                /* atomic: runs using the plan now (one at a time) */
 };
 
 static void tn__graph_free_parts(tn_graph *g) {
@@ -71,6 +74,7 @@ static void tn__graph_free_parts(tn_graph *g) {
     for (int i = 0; i < g->nnodes; i++) TN_FREE(g->nodes[i].in);
     TN_FREE(g->vals); TN_FREE(g->nodes); TN_FREE(g->inputs); TN_FREE(g->outputs);
     TN_FREE(g->uses); TN_FREE(g->last_use);
+    tn__mhook_free(g->mplan);
 }
 TNDEF void tn_graph_free(tn_graph *g) {
     if (!g) return;
@@ -589,6 +593,7 @@ TNDEF int tn_graph_set_dynamic(tn_graph *g, int input, int64_t dim) {
 TNDEF int tn_graph_num_inputs(const tn_graph *g) { return g ? g->ninputs : 0; }
 TNDEF int tn_graph_num_outputs(const tn_graph *g) { return g ? g->noutputs : 0; }
 TNDEF int tn_graph_num_nodes(const tn_graph *g) { return g ? g->nnodes : 0; }
+TNDEF int64_t tn_graph_arena_bytes(const tn_graph *g) { return g && g->mplan && g->mplan->arena ? (int64_t)g->mplan->arena->bytes : 0; }
 static void tn__graph_op_name(const tn__gnode *n, char *buf, size_t cap) {
     if (n->op == J_UNARY) snprintf(buf, cap, "aten::%s", tn_unary_op_name((tn_unary_op)n->sub));
     else if (n->op == J_BINARY) snprintf(buf, cap, "aten::%s", tn_binary_op_name((tn_binary_op)n->sub));
@@ -719,7 +724,35 @@ static tn_tensor *tn__graph_node_run(const tn_graph *g, const tn__gnode *n, tn_t
    intermediate right after its last use (the allocator's cache hands its block to a later
    node) and may apply an activation in place on a result nothing else reads. Dropped by
    anything that changes the graph (tn__graph_unplan). */
-static void tn__graph_unplan(tn_graph *g) { TN_FREE(g->uses); TN_FREE(g->last_use); g->uses = g->last_use = NULL; }
+static void tn__graph_unplan(tn_graph *g) {
+    TN_FREE(g->uses); TN_FREE(g->last_use);
+    g->uses = g->last_use = NULL;
+    tn__mhook_free(g->mplan);
+    g->mplan = NULL;
+    g->mruns = g->mfails = 0;
+}
+static bool tn__graph_is_output(const tn_graph *g, int v) {
+    for (int i = 0; i < g->noutputs; i++) if (g->outputs[i] == v) return true;
+    return false;
+}
+/* The planning run, node k's result just kept (its inputs not yet released): the
+   result's storage (made here, or earlier: a view) lives as long as its readers. */
+static void tn__graph_mplan_result(const tn_graph *g, tn__mhook *h, int k, tn_tensor *const *v) {
+    if (h->mode != TN__MH_RECORD) return;
+    const tn__gnode *nd = &g->nodes[k];
+    const int ri = tn__mhook_result(h, k, nd->out, v[nd->out] ? v[nd->out]->storage : NULL, nd->in, nd->nin, v);
+    if (ri < 0) return;
+    const int e = g->last_use[nd->out] < 0 ? g->nnodes : g->last_use[nd->out];
+    if (e > h->recs[ri].end) h->recs[ri].end = e;
+    if (tn__graph_is_output(g, nd->out)) h->recs[ri].output = true;
+}
+/* After node k of a planned run (its inputs released): the planning run learns which of
+   the node's storages outlive it, a serving run checks that those planned to end here are
+   free. */
+static void tn__graph_mplan_after(const tn_graph *g, tn__mhook *h, int k, tn_tensor *const *v) {
+    if (h->mode == TN__MH_SERVE) tn__mhook_after_serve(h, k);
+    else tn__mhook_after_record(h, k, v[g->nodes[k].out] ? v[g->nodes[k].out]->storage : NULL);
+}
 static int tn__graph_plan(tn_graph *g) {
     if (g->uses) return 0;
     g->uses = (int *)TN_MALLOC((size_t)(g->nvals + 1) * sizeof(int));
@@ -761,9 +794,22 @@ TNDEF int tn_graph_run(tn_graph *g, tn_tensor *const *inputs, int n, tn_tensor *
     if (tn__graph_plan(g)) return -1;
     tn_tensor **v = (tn_tensor **)TN_MALLOC((size_t)(g->nvals > 0 ? g->nvals : 1) * sizeof *v);
     if (!v) return TN__FAIL_INT("tn_graph_run: out of memory");
+    /* the static memory plan: no_grad on the CPU (with grad, autograd keeps intermediates
+       past the run); the first run warms the ops' caches, the second records, the others
+       serve. One run at a time uses it; a batch of another size plans anew. */
+    const bool no_grad = !tn_is_grad_enabled();
+    bool cpu = no_grad;
+    for (int i = 0; i < n && cpu; i++) cpu = inputs[i]->device == TN_CPU;
+    tn__mhook *h = NULL;
+    const bool mine = cpu && TN__ATOMIC_ADD(&g->mbusy, 1) == 1;
+    if (mine && g->mfails < 3) {
+        if (g->mplan && g->mplan->batch != batch) { tn__mhook_free(g->mplan); g->mplan = NULL; g->mruns = 0; }
+        if (g->mplan) h = g->mplan;
+        else if (++g->mruns >= 2) h = g->mplan = tn__mhook_new(g->nnodes, g->nvals, batch);
+        if (h && h->mode == TN__MH_SERVE && tn__mhook_ready(h)) h = NULL;
+    }
     for (int i = 0; i < g->nvals; i++) v[i] = g->vals[i].kind == TN__GV_CONST ? g->vals[i].t : NULL;
     for (int i = 0; i < n; i++) v[g->inputs[i]] = inputs[i];
-    const bool no_grad = !tn_is_grad_enabled();
     int rc = 0;
     for (int k = 0; k < g->nnodes && rc == 0; k++) {   /* node results: references of our own, released after their last use */
         const tn__gnode *nd = &g->nodes[k];
@@ -774,15 +820,27 @@ TNDEF int tn_graph_run(tn_graph *g, tn_tensor *const *inputs, int n, tn_tensor *
             int p = k - 1;   /* the producer of u */
             while (p >= 0 && g->nodes[p].out != u) p--;
             if (p >= 0 && tn__graph_fresh(g->nodes[p].op)) {
+                if (h) tn__mhook_node(h, k);
+                tn__mhook_on = h;
                 tn_scope_begin();
                 r = tn__unary_inplace((tn_unary_op)nd->sub, v[u], nd->d);
                 tn_scope_end();
-                if (r) { v[nd->out] = v[u]; v[u] = NULL; continue; }   /* the reference moves with the tensor */
+                tn__mhook_on = NULL;
+                if (r) {   /* the reference moves with the tensor */
+                    v[nd->out] = v[u];
+                    if (h) tn__graph_mplan_result(g, h, k, v);
+                    v[u] = NULL;
+                    if (h) tn__graph_mplan_after(g, h, k, v);
+                    continue;
+                }
             }
         }
+        if (h) tn__mhook_node(h, k);
+        tn__mhook_on = h;
         tn_scope_begin();
         r = tn_retain(tn__graph_node_run(g, nd, v, batch));
         tn_scope_end();
+        tn__mhook_on = NULL;
         if (!r) {
             char name[64];
             tn__graph_op_name(nd, name, sizeof name);
@@ -790,13 +848,23 @@ TNDEF int tn_graph_run(tn_graph *g, tn_tensor *const *inputs, int n, tn_tensor *
             break;
         }
         v[nd->out] = r;
+        if (h) tn__graph_mplan_result(g, h, k, v);
         for (int i = 0; i < nd->nin; i++) {
             const int w = nd->in[i];
             if (w >= 0 && g->vals[w].kind == TN__GV_NODE && g->last_use[w] == k && v[w]) { tn_release(v[w]); v[w] = NULL; }
         }
+        if (h) tn__graph_mplan_after(g, h, k, v);
     }
     for (int i = 0; i < g->noutputs; i++) outputs[i] = rc ? NULL : tn_retain(v[g->outputs[i]]);
     for (int i = 0; i < g->nvals; i++) if (g->vals[i].kind == TN__GV_NODE) tn_release(v[i]);
+    if (h && h->mode == TN__MH_SERVE) tn__mhook_after_serve(h, g->nnodes);   /* every storage but the outputs' is free */
+    if (h && (rc || h->diverged || (h->mode == TN__MH_RECORD && tn__mhook_place(h)))) {   /* a plan that failed: dropped (planned anew later) */
+        tn__mhook_free(h);
+        g->mplan = NULL;
+        g->mruns = 0;
+        g->mfails++;
+    }
+    if (cpu) TN__ATOMIC_ADD(&g->mbusy, -1);
     for (int i = 0; i < g->noutputs && rc == 0; i++) tn__own(outputs[i]);
     TN_FREE(v);
     return rc ? -1 : g->noutputs;
