@@ -3866,6 +3866,10 @@ TNDEF int tn_graph_num_nodes(const tn_graph *g);
    one arena (a steady replay allocates no storage: tn_memory_allocations); an output the
    caller still holds is never overwritten by a later run. */
 TNDEF int64_t tn_graph_arena_bytes(const tn_graph *g);
+/* How many nodes the replay runs fused: chains of elementwise nodes (each result read only by
+   the next, one float dtype and shape) run under no_grad as one pass through the members'
+   kernels, with no intermediate tensors. -1 with an error. */
+TNDEF int tn_graph_fused_nodes(tn_graph *g);
 TNDEF const char *tn_graph_node_op(const tn_graph *g, int i);   /* "aten::addmm"; thread-local buffer, NULL out of range */
 TNDEF char *tn_graph_str(const tn_graph *g);   /* print(traced.graph): torch.jit's form; free with tn_string_free */
 TNDEF int tn_graph_print(const tn_graph *g);   /* tn_graph_str to stdout */
@@ -34193,6 +34197,9 @@ struct tn_graph {
     int64_t dyn_size;             /* its size when traced */
     int *uses;                    /* per value: how many node inputs read it (tn__graph_plan; NULL: not planned) */
     int *last_use;                /* per value: the last node reading it (-1: none) */
+    struct tn__fgroup *fg;        /* elementwise chains the replay fuses (tn__graph_plan) */
+    int nfg;
+    int *fgrp;                    /* per node: its fused group, or -1 */
     tn__mhook *mplan;             /* the static memory plan (src/jit/memplan.c), or NULL */
     int mruns, mfails;            /* no_grad runs without a plan; plans dropped (3: no more planning) */
     int64_t mbusy;                /* atomic: runs using the plan now (one at a time) */
@@ -34203,6 +34210,7 @@ static void tn__graph_free_parts(tn_graph *g) {
     for (int i = 0; i < g->nnodes; i++) TN_FREE(g->nodes[i].in);
     TN_FREE(g->vals); TN_FREE(g->nodes); TN_FREE(g->inputs); TN_FREE(g->outputs);
     TN_FREE(g->uses); TN_FREE(g->last_use);
+    TN_FREE(g->fg); TN_FREE(g->fgrp);
     tn__mhook_free(g->mplan);
 }
 TNDEF void tn_graph_free(tn_graph *g) {
@@ -34854,8 +34862,10 @@ static tn_tensor *tn__graph_node_run(const tn_graph *g, const tn__gnode *n, tn_t
    node) and may apply an activation in place on a result nothing else reads. Dropped by
    anything that changes the graph (tn__graph_unplan). */
 static void tn__graph_unplan(tn_graph *g) {
-    TN_FREE(g->uses); TN_FREE(g->last_use);
-    g->uses = g->last_use = NULL;
+    TN_FREE(g->uses); TN_FREE(g->last_use); TN_FREE(g->fg); TN_FREE(g->fgrp);
+    g->uses = g->last_use = g->fgrp = NULL;
+    g->fg = NULL;
+    g->nfg = 0;
     tn__mhook_free(g->mplan);
     g->mplan = NULL;
     g->mruns = g->mfails = 0;
@@ -34882,6 +34892,198 @@ static void tn__graph_mplan_after(const tn_graph *g, tn__mhook *h, int k, tn_ten
     if (h->mode == TN__MH_SERVE) tn__mhook_after_serve(h, k);
     else tn__mhook_after_record(h, k, v[g->nodes[k].out] ? v[g->nodes[k].out]->storage : NULL);
 }
+/* ---- elementwise fusion ----
+   A chain of elementwise nodes (unary ops, and binary ops whose other operand is a tensor
+   of the same dtype or a 0-d constant: a bias add and GELU, x * sigmoid(x), a residual add
+   and a scale), each node's result read only by the next, all of one float dtype and one
+   shape, runs under no_grad as one pass over the output: the strided iterator walks the
+   output and the chain's outside operands (broadcast as the ops broadcast them), and each
+   of its chunks goes through the members' own CPU kernels in tiles of TN__FUSE_TILE
+   elements, the intermediate values in two tile buffers that stay in L1. The same kernels
+   on the same values: the results are the unfused replay's, bit for bit, with one output
+   written instead of one per member and no intermediate tensors. With grad enabled (autograd
+   needs each node) or when the operands at run time are not as planned (another device or
+   dtype), the members run one by one. */
+#define TN__FUSE_MAX 16    /* members of a group */
+#define TN__FUSE_EXT 10    /* outside operands (the iterator takes TN__MAX_OPS, the output one of them) */
+#define TN__FUSE_TILE 256
+typedef struct tn__fgroup {
+    int n;
+    int node[TN__FUSE_MAX];
+    signed char src[TN__FUSE_MAX][2];   /* per member operand: -1 the previous member's result, else an outside operand */
+    int next;
+    int ext[TN__FUSE_EXT];              /* the outside operands' values */
+} tn__fgroup;
+static bool tn__fuse_candidate(const tn_graph *g, const tn__gnode *n) {
+    const tn__gval *o = &g->vals[n->out];
+    if (o->dtype != TN_F32 && o->dtype != TN_F64) return false;
+    if (n->op == J_UNARY) return n->nin == 1 && n->in[0] >= 0 && g->vals[n->in[0]].dtype == o->dtype && n->sub < LOGICAL_NOT;
+    if (n->op != J_BINARY || n->nin != 2) return false;
+    const int op = n->sub;
+    if (op != ADD && op != SUB && op != MUL && op != DIV && op != POW && op != MAXIMUM && op != MINIMUM) return false;
+    for (int i = 0; i < 2; i++) {
+        const int w = n->in[i];
+        if (w < 0 || (g->vals[w].dtype != o->dtype && !(g->vals[w].kind == TN__GV_CONST && g->vals[w].ndim == 0))) return false;
+    }
+    return true;
+}
+static bool tn__fuse_same_shape(const tn__gval *a, const tn__gval *b) {
+    return a->dtype == b->dtype && a->ndim == b->ndim && !memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof(int64_t));
+}
+/* Add member k to group G (operand slot pred: the previous member's result, -1: none).
+   false when it does not fit. */
+static bool tn__fuse_add(tn__fgroup *G, const tn__gnode *n, int k, int pred) {
+    if (G->n == TN__FUSE_MAX) return false;
+    tn__fgroup t = *G;
+    for (int i = 0; i < n->nin; i++) {
+        if (i == pred) { t.src[t.n][i] = -1; continue; }
+        int e = 0;
+        while (e < t.next && t.ext[e] != n->in[i]) e++;
+        if (e == t.next) {
+            if (t.next == TN__FUSE_EXT) return false;
+            t.ext[t.next++] = n->in[i];
+        }
+        t.src[t.n][i] = (signed char)e;
+    }
+    t.node[t.n++] = k;
+    *G = t;
+    return true;
+}
+/* The groups of g (after uses / last_use): chains followed in node order; then an outside
+   operand last read by a member is kept to the group's last node (the group runs there). */
+static int tn__graph_fuse_plan(tn_graph *g) {
+    int *lastg = (int *)TN_MALLOC((size_t)(g->nvals + 1) * sizeof(int));
+    g->fgrp = (int *)TN_MALLOC((size_t)(g->nnodes + 1) * sizeof(int));
+    g->fg = (tn__fgroup *)TN_MALLOC((size_t)(g->nnodes + 1) * sizeof(tn__fgroup));
+    if (!lastg || !g->fgrp || !g->fg) { TN_FREE(lastg); return TN__FAIL_INT("tn_graph_run: out of memory"); }
+    for (int v = 0; v < g->nvals; v++) lastg[v] = -1;
+    int ng = 0;
+    for (int k = 0; k < g->nnodes; k++) {
+        const tn__gnode *n = &g->nodes[k];
+        g->fgrp[k] = -1;
+        if (!tn__fuse_candidate(g, n)) continue;
+        int gid = -1, pred = -1;
+        for (int i = 0; i < n->nin && gid < 0; i++) {
+            const int w = n->in[i];
+            if (w >= 0 && lastg[w] >= 0 && g->uses[w] == 1 && g->last_use[w] == k &&
+                tn__fuse_same_shape(&g->vals[w], &g->vals[n->out])) { gid = lastg[w]; pred = i; }
+        }
+        if (gid >= 0 && tn__fuse_add(&g->fg[gid], n, k, pred)) lastg[n->in[pred]] = -1;
+        else {
+            gid = ng++;
+            g->fg[gid].n = g->fg[gid].next = 0;
+            if (!tn__fuse_add(&g->fg[gid], n, k, -1)) { ng--; continue; }
+        }
+        lastg[n->out] = gid;
+    }
+    TN_FREE(lastg);
+    int m = 0;
+    for (int q = 0; q < ng; q++) {   /* single members are no groups */
+        const tn__fgroup *G = &g->fg[q];
+        if (G->n < 2) continue;
+        const int last = G->node[G->n - 1];
+        for (int j = 0; j < G->n; j++) g->fgrp[G->node[j]] = m;
+        for (int e = 0; e < G->next; e++)
+            for (int j = 0; j < G->n - 1; j++) if (g->last_use[G->ext[e]] == G->node[j]) g->last_use[G->ext[e]] = last;
+        g->fg[m++] = *G;
+    }
+    g->nfg = m;
+    return 0;
+}
+typedef struct tn__fuse_ctx {
+    const tn_graph *g;
+    const tn__fgroup *G;
+    tn__kctx kc[TN__FUSE_MAX];
+    bool f64;
+} tn__fuse_ctx;
+static void tn__fuse_loop(char **p, const int64_t *s, int64_t n, void *vc) {
+    tn__fuse_ctx *c = (tn__fuse_ctx *)vc;
+    const tn__fgroup *G = c->G;
+    double buf[2][TN__FUSE_TILE];   /* doubles: room for a tile of either dtype */
+    const int64_t es = c->f64 ? 8 : 4;
+    for (int64_t i0 = 0; i0 < n; i0 += TN__FUSE_TILE) {
+        const int64_t m = n - i0 < TN__FUSE_TILE ? n - i0 : TN__FUSE_TILE;
+        for (int j = 0; j < G->n; j++) {
+            const tn__gnode *nd = &c->g->nodes[G->node[j]];
+            char *pp[3];
+            int64_t ss[3];
+            if (j == G->n - 1) { pp[0] = p[0] + i0 * s[0]; ss[0] = s[0]; }
+            else { pp[0] = (char *)buf[j & 1]; ss[0] = es; }
+            for (int i = 0; i < nd->nin; i++) {
+                const int e = G->src[j][i];
+                if (e < 0) { pp[1 + i] = (char *)buf[(j - 1) & 1]; ss[1 + i] = es; }
+                else { pp[1 + i] = p[1 + e] + i0 * s[1 + e]; ss[1 + i] = s[1 + e]; }
+            }
+            if (nd->op == J_UNARY) (c->f64 ? tn__unary_f64 : tn__unary_f32)(pp, ss, m, &c->kc[j]);
+            else (c->f64 ? tn__binary_f64 : tn__binary_f32)(pp, ss, m, &c->kc[j]);
+        }
+    }
+}
+/* Group G in one pass; NULL with *declined when its operands are not as planned (the
+   caller runs the members one by one), NULL with an error when a kernel fails. */
+static tn_tensor *tn__graph_fused_run(const tn_graph *g, const tn__fgroup *G, tn_tensor **v, bool *declined) {
+    const tn__gval *o = &g->vals[g->nodes[G->node[G->n - 1]].out];
+    tn_tensor *ex[TN__FUSE_EXT];
+    int64_t shape[TN_MAX_DIMS];
+    int nd = 0;
+    *declined = true;
+    for (int e = 0; e < G->next; e++) {
+        tn_tensor *t = v[G->ext[e]];
+        if (!t || t->device != TN_CPU || (t->dtype != o->dtype && t->ndim != 0)) return NULL;
+        ex[e] = t;
+        int64_t b[TN_MAX_DIMS];
+        const int r = e ? tn__broadcast(shape, nd, t->shape, t->ndim, b) : t->ndim;
+        if (r < 0) return NULL;
+        memcpy(shape, e ? b : t->shape, (size_t)r * sizeof(int64_t));
+        nd = r;
+    }
+    if (nd != o->ndim) return NULL;
+    for (int d = 1; d < nd; d++) if (shape[d] != o->shape[d]) return NULL;   /* dim 0: the batch may differ */
+    *declined = false;
+    tn_scope_begin();
+    tn__fuse_ctx c;
+    memset(&c, 0, sizeof c);
+    c.g = g;
+    c.G = G;
+    c.f64 = o->dtype == TN_F64;
+    for (int j = 0; j < G->n; j++) {
+        const tn__gnode *n = &g->nodes[G->node[j]];
+        c.kc[j].op = n->sub;
+        if (n->op == J_UNARY) memcpy(c.kc[j].params, n->d, sizeof c.kc[j].params);
+        else c.kc[j].alpha = n->d[0];
+    }
+    for (int e = 0; e < G->next; e++)   /* a 0-d operand of another dtype: as the op converts it */
+        if (ex[e]->dtype != o->dtype && !(ex[e] = tn_to_dtype(ex[e], o->dtype))) { tn_scope_end(); return NULL; }
+    tn_tensor *out = tn__new(o->dtype, TN_CPU, shape, nd);
+    if (out) {
+        tn__iter it;
+        tn__iter_init(&it, shape, nd);
+        tn__iter_add(&it, out);
+        for (int e = 0; e < G->next; e++) tn__iter_add(&it, ex[e]);
+        tn__iter_run_par(&it, tn__fuse_loop, &c, -1);
+        bool failed = false;
+        for (int j = 0; j < G->n; j++) failed = failed || c.kc[j].failed;
+        if (failed) { tn_release(out); out = (tn_tensor *)tn__error("tn_graph_run: a fused elementwise kernel failed"); }
+    }
+    tn_scope_end();
+    return out;
+}
+/* Group G's members one by one (grad enabled, or operands not as planned): the last
+   member's result (a reference of the caller's), or NULL. */
+static tn_tensor *tn__graph_fused_each(const tn_graph *g, const tn__fgroup *G, tn_tensor **v, int64_t batch) {
+    tn_tensor *r = NULL;
+    for (int j = 0; j < G->n; j++) {
+        const tn__gnode *n = &g->nodes[G->node[j]];
+        tn_scope_begin();
+        tn_tensor *x = tn_retain(tn__graph_node_run(g, n, v, batch));
+        tn_scope_end();
+        if (j > 0) { tn_release(v[g->nodes[G->node[j - 1]].out]); v[g->nodes[G->node[j - 1]].out] = NULL; }
+        if (!x) return NULL;
+        if (j < G->n - 1) v[n->out] = x;
+        else r = x;
+    }
+    return r;
+}
 static int tn__graph_plan(tn_graph *g) {
     if (g->uses) return 0;
     g->uses = (int *)TN_MALLOC((size_t)(g->nvals + 1) * sizeof(int));
@@ -34891,8 +35093,17 @@ static int tn__graph_plan(tn_graph *g) {
     for (int k = 0; k < g->nnodes; k++)
         for (int i = 0; i < g->nodes[k].nin; i++) if (g->nodes[k].in[i] >= 0) { g->uses[g->nodes[k].in[i]]++; g->last_use[g->nodes[k].in[i]] = k; }
     for (int i = 0; i < g->noutputs; i++) g->last_use[g->outputs[i]] = g->nnodes;   /* kept to the end */
+    if (tn__graph_fuse_plan(g)) { tn__graph_unplan(g); return -1; }
     return 0;
 }
+TNDEF int tn_graph_fused_nodes(tn_graph *g) {
+    if (!g) return TN__FAIL_INT("tn_graph_fused_nodes: the graph is NULL");
+    if (tn__graph_plan(g)) return -1;
+    int c = 0;
+    for (int q = 0; q < g->nfg; q++) c += g->fg[q].n;
+    return c;
+}
+
 /* Ops whose result is new memory (never a view of an input): an in-place activation on it
    changes nothing else. */
 static bool tn__graph_fresh(tn__jit_op op) {
@@ -34943,6 +35154,30 @@ TNDEF int tn_graph_run(tn_graph *g, tn_tensor *const *inputs, int n, tn_tensor *
     for (int k = 0; k < g->nnodes && rc == 0; k++) {   /* node results: references of our own, released after their last use */
         const tn__gnode *nd = &g->nodes[k];
         tn_tensor *r = NULL;
+        const tn__fgroup *G = g->fgrp[k] >= 0 ? &g->fg[g->fgrp[k]] : NULL;
+        if (G && k != G->node[G->n - 1]) continue;   /* a fused chain's member: runs with its last */
+        if (G) {
+            if (h) tn__mhook_node(h, k);
+            tn__mhook_on = h;
+            bool declined = true;
+            r = no_grad ? tn__graph_fused_run(g, G, v, &declined) : NULL;
+            if (!r && declined) r = tn__graph_fused_each(g, G, v, batch);
+            tn__mhook_on = NULL;
+            if (!r) {
+                char name[64];
+                tn__graph_op_name(nd, name, sizeof name);
+                rc = TN__FAIL_INT("tn_graph_run: node %d (%s, the last of %d fused) failed: %s", k, name, G->n, tn_last_error());
+                break;
+            }
+            v[nd->out] = r;
+            if (h) tn__graph_mplan_result(g, h, k, v);
+            for (int e = 0; e < G->next; e++) {
+                const int w = G->ext[e];
+                if (g->vals[w].kind == TN__GV_NODE && g->last_use[w] == k && v[w]) { tn_release(v[w]); v[w] = NULL; }
+            }
+            if (h) tn__graph_mplan_after(g, h, k, v);
+            continue;
+        }
         const int u = nd->nin > 0 ? nd->in[0] : -1;
         if (no_grad && nd->op == J_UNARY && tn__graph_inplace_op(nd->sub) && u >= 0 && g->vals[u].kind == TN__GV_NODE && g->uses[u] == 1 &&
             g->last_use[u] == k && v[u] && tn_dtype_is_floating(v[u]->dtype)) {

@@ -271,10 +271,122 @@ TEST(test_memory_plan_dynamic_batch_and_grad) {
     end(__LINE__);
 }
 
+/* ---- elementwise fusion ---- */
+static tn_tensor *chain_bias_gelu(tn_tensor *const *in, int n, void *user) { (void)n; (void)user; return tn_gelu(tn_add(in[0], in[1]), false); }
+static tn_tensor *chain_swish(tn_tensor *const *in, int n, void *user) { (void)n; (void)user; return tn_mul(in[0], tn_sigmoid(in[0])); }
+static tn_tensor *chain_residual(tn_tensor *const *in, int n, void *user) {   /* (x + y) * 0.5, tanh, - 1, relu */
+    (void)n; (void)user;
+    return tn_relu(tn_sub_scalar(tn_tanh(tn_mul_scalar(tn_add(in[0], in[1]), 0.5)), 1.0));
+}
+static tn_tensor *chain_long(tn_tensor *const *in, int n, void *user) {   /* 10 members, parameters, a tensor divisor, a second use of x */
+    (void)n; (void)user;
+    tn_tensor *x = in[0], *t = tn_elu(tn_mul(x, in[1]), 0.7);
+    t = tn_leaky_relu(tn_add_alpha(t, x, 0.3), 0.05);
+    t = tn_clamp(tn_pow_scalar(t, 2.0), -1.0, 3.0);
+    t = tn_div(t, in[2]);
+    return tn_maximum(tn_exp(tn_neg(t)), x);
+}
+/* An intermediate read twice ends a chain (its storage, the sum's 24 bytes inline, the fused output). */
+static tn_tensor *chain_branch(tn_tensor *const *in, int n, void *user) {
+    (void)n; (void)user;
+    tn_tensor *a = tn_sigmoid(in[0]);
+    return tn_add(tn_tanh(a), tn_sum_dims(a, TN_SHAPE(-1), true));
+}
+typedef struct { const char *name; tn_jit_trace_fn fn; int nin; int64_t shapes[3][4]; int nd[3]; int fused, storages; } fcase;
+
+static void check_fused(int line, const fcase *c, tn_dtype dt) {
+    tn_tensor *ex[3], *ins[3], *strided[3];
+    for (int i = 0; i < c->nin; i++) {
+        ex[i] = tn_to_dtype(rnd(c->shapes[i], c->nd[i]), dt);
+        ins[i] = tn_to_dtype(rnd(c->shapes[i], c->nd[i]), dt);
+        int64_t big[4];
+        memcpy(big, c->shapes[i], sizeof big);
+        big[0] *= 2;
+        strided[i] = tn_slice(tn_to_dtype(rnd(big, c->nd[i]), dt), 0, 1, big[0], 2);   /* non-contiguous, same shape */
+    }
+    if (!strcmp(c->name, "long")) for (int i = 0; i < 3; i++) { ins[i] = tn_add_scalar(tn_abs(ins[i]), 0.5); strided[i] = tn_add_scalar(tn_abs(strided[i]), 0.5); ex[i] = tn_add_scalar(tn_abs(ex[i]), 0.5); }
+    tn_graph *g = tn_jit_trace(c->fn, NULL, ex, c->nin, NULL);
+    if (!g) { fail_at(line, "%s: trace: %s", c->name, tn_last_error()); return; }
+    const int fused = tn_graph_fused_nodes(g);
+    CHECK_MSG(fused == c->fused, "%s: %d nodes fused, expected %d", c->name, fused, c->fused);
+    for (int k = 0; k < 2; k++) {
+        tn_tensor **xs = k ? strided : ins;
+        tn_tensor *want = c->fn(xs, c->nin, NULL), *unfused = NULL, *got = NULL;
+        if (tn_graph_run(g, xs, c->nin, &unfused, 1) < 0) unfused = NULL;   /* grad enabled: the members one by one */
+        tn_no_grad_begin();
+        const int64_t a0 = tn_memory_allocations();
+        if (tn_graph_run(g, xs, c->nin, &got, 1) < 0) got = NULL;
+        const int64_t allocs = tn_memory_allocations() - a0;
+        tn_no_grad_end();
+        const double d1 = maxdiff(got, want), d2 = maxdiff(got, unfused);
+        CHECK_MSG(d1 == 0 && d2 == 0, "%s (%s, %s input): fused replay differs from eager by %g, from the unfused replay by %g (%s)", c->name, tn_dtype_name(dt),
+                  k ? "strided" : "contiguous", d1, d2, got ? "" : tn_last_error());
+        if (k == 0) CHECK_MSG(allocs == c->storages, "%s: the fused replay made %lld storages, expected %d", c->name, (long long)allocs, c->storages);
+    }
+    tn_graph_free(g);
+}
+
+TEST(test_elementwise_fusion) {
+    begin();
+    const fcase cases[] = {
+        {"bias_gelu", chain_bias_gelu, 2, {{16, 48}, {48}}, {2, 1}, 2, 1},
+        {"swish", chain_swish, 1, {{3, 5, 40}}, {3}, 2, 1},
+        {"residual", chain_residual, 2, {{4, 64}, {4, 64}}, {2, 2}, 5, 1},
+        {"long", chain_long, 3, {{2, 3, 33}, {33}, {2, 1, 33}}, {3, 1, 3}, 10, 1},
+        {"branch", chain_branch, 1, {{6, 20}}, {2}, 2, 2},   /* sigmoid is read twice: tanh and add fuse, sigmoid does not */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        check_fused(__LINE__, &cases[i], TN_F32);
+        check_fused(__LINE__, &cases[i], TN_F64);
+    }
+    /* a dynamic batch, and gradients through a fused graph's replay (grad enabled: unfused) */
+    tn_tensor *ex[2] = {rnd(TN_SHAPE(4, 64)), rnd(TN_SHAPE(1, 64))};
+    tn_graph *g = tn_jit_trace(chain_residual, NULL, ex, 2, NULL);
+    CHECK(g && tn_graph_set_dynamic(g, 0, 0) == 0);
+    tn_tensor *x7[2] = {rnd(TN_SHAPE(7, 64)), rnd(TN_SHAPE(1, 64))}, *y = NULL;
+    tn_no_grad_begin();
+    CHECK(g && tn_graph_run(g, x7, 2, &y, 1) == 1 && maxdiff(y, chain_residual(x7, 2, NULL)) == 0);
+    tn_no_grad_end();
+    tn_requires_grad_(x7[0], true);
+    CHECK(g && tn_graph_run(g, x7, 2, &y, 1) == 1 && tn_backward(tn_sum(y)) == 0 && tn_grad(x7[0]));
+    tn_graph_free(g);
+    CHECK_ERR(tn_graph_fused_nodes(NULL) >= 0, "the graph is NULL");
+    end(__LINE__);
+}
+
+/* Replay after optimisation (folding, fusion, the memory plan) equals replay before, for
+   every example model: the unoptimised graph's replay with grad enabled (no fusion, no
+   plan) against the optimised graph's no_grad replay, over several runs. */
+TEST(test_optimised_replay_equals_replay) {
+    begin();
+    for (int which = 0; which < 4; which++) {
+        tn_module *m = make_model(which);
+        tn_module_eval(m);
+        tn_tensor *x = rnd(model_shape[which], model_ndim[which]);
+        tn_graph *g = tn_jit_trace_module(m, x), *h = tn_jit_trace_module(m, x);
+        if (!g || !h || tn_graph_optimize(h) < 0) { fail_at(__LINE__, "model %d: %s", which, tn_last_error()); tn_graph_free(g); tn_graph_free(h); tn_module_free(m); continue; }
+        for (int r = 0; r < 5; r++) {
+            tn_tensor *xr = rnd(model_shape[which], model_ndim[which]);
+            tn_tensor *before = tn_graph_forward(g, xr);
+            tn_no_grad_begin();
+            tn_tensor *after = tn_graph_forward(h, xr);
+            tn_no_grad_end();
+            const double d = maxdiff(after, before);
+            CHECK_MSG(d <= 1e-5, "model %d run %d: optimised replay differs by %g", which, r, d);
+        }
+        tn_graph_free(g);
+        tn_graph_free(h);
+        tn_module_free(m);
+    }
+    end(__LINE__);
+}
+
 int main(void) {
     RUN_ISOLATED(test_avg_pool_one_node, 300);
     RUN_ISOLATED(test_recurrent_layers, 300);
     RUN_ISOLATED(test_memory_plan, 300);
     RUN_ISOLATED(test_memory_plan_dynamic_batch_and_grad, 300);
+    RUN_ISOLATED(test_elementwise_fusion, 300);
+    RUN_ISOLATED(test_optimised_replay_equals_replay, 300);
     return tn_test_report();
 }

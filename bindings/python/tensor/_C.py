@@ -820,6 +820,7 @@ tn_graph_num_inputs i p
 tn_graph_num_outputs i p
 tn_graph_num_nodes i p
 tn_graph_arena_bytes l p
+tn_graph_fused_nodes i p
 tn_graph_node_op s p i
 tn_graph_str p p
 tn_graph_print i p
