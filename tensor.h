@@ -63,7 +63,7 @@
  *   optim/     optim lbfgs state_dict lr_scheduler clip
  *   data/      dataset loader files idx csv mnist
  *   io/        safetensors safetensors_write pt checkpoint
- *   jit/       trace optimize graph_io onnx
+ *   jit/       memplan trace optimize graph_io onnx
  *   io/        print dlpack shared
  *   dist/      dist ddp
  *   backend/   cpu_half cpu stand_in cuda
@@ -377,6 +377,10 @@ typedef struct tn_memory_stats {
 } tn_memory_stats;
 TNDEF tn_memory_stats tn_memory_stats_get(void);
 TNDEF void tn_memory_stats_reset_peak(void);
+/* Storage allocations made through the devices' allocators since start (each tensor
+   storage whose data is not inline: more than 64 bytes, or not on the CPU). A graph replay
+   under its memory plan serves its storages from the plan's arena and counts none here. */
+TNDEF int64_t tn_memory_allocations(void);
 /* The CPU backend keeps freed blocks of 64 KiB or more for reuse (up to TN_CPU_CACHE_LIMIT,
    1 GiB by default): these give the cache back / tell its size. */
 TNDEF void tn_cpu_empty_cache(void);
@@ -4002,6 +4006,15 @@ TNDEF int tn_graph_optimize(tn_graph *g);
 TNDEF int tn_graph_num_inputs(const tn_graph *g);
 TNDEF int tn_graph_num_outputs(const tn_graph *g);
 TNDEF int tn_graph_num_nodes(const tn_graph *g);
+/* The bytes of the replay's static memory plan (0: none yet). Under no_grad on the CPU the
+   second run of a graph records the storages its nodes make, the later runs serve them from
+   one arena (a steady replay allocates no storage: tn_memory_allocations); an output the
+   caller still holds is never overwritten by a later run. */
+TNDEF int64_t tn_graph_arena_bytes(const tn_graph *g);
+/* How many nodes the replay runs fused: chains of elementwise nodes (each result read only by
+   the next, one float dtype and shape) run under no_grad as one pass through the members'
+   kernels, with no intermediate tensors. -1 with an error. */
+TNDEF int tn_graph_fused_nodes(tn_graph *g);
 TNDEF const char *tn_graph_node_op(const tn_graph *g, int i);   /* "aten::addmm"; thread-local buffer, NULL out of range */
 TNDEF char *tn_graph_str(const tn_graph *g);   /* print(traced.graph): torch.jit's form; free with tn_string_free */
 TNDEF int tn_graph_print(const tn_graph *g);   /* tn_graph_str to stdout */
@@ -5963,7 +5976,7 @@ TNDEF size_t tn_cpu_cached_bytes(void) { return tn__cache_bytes; }
 /* =================================================================================== */
 /* src/core/tensor.c: storage, tensors and views of them, refcounts, scopes, accessors */
 /* =================================================================================== */
-static int64_t tn__live_tensors, tn__live_storages, tn__live_bytes, tn__peak_bytes;
+static int64_t tn__live_tensors, tn__live_storages, tn__live_bytes, tn__peak_bytes, tn__storage_allocs;
 static const tn_backend *tn__backends[TN_NUM_DEVICES];
 static const tn_backend *tn__cpu_backend_get(void);   /* section 17 */
 
@@ -6064,6 +6077,13 @@ static void tn__trace_attach(tn__tracer *tr, tn_node *nd, tn_tensor *out);
 static void tn__trace_alias(tn__tracer *tr, tn_tensor *x, tn_tensor *r);
 static void tn__trace_refuse(tn__tracer *tr, const char *what);
 static void tn__trace_storage(tn__tracer *tr, const tn_storage *s);   /* made during the trace */
+/* A graph replay's static memory plan (src/jit/memplan.c): while its nodes run on this
+   thread, the CPU storages they make are recorded (the planning run) or served from the
+   plan's arena at their planned offsets (the runs after it). */
+typedef struct tn__mhook tn__mhook;
+static TN__TLS tn__mhook *tn__mhook_on;
+static void *tn__mhook_take(tn__mhook *h, size_t nbytes, void (**deleter)(void *, void *), void **ctx);   /* NULL: allocate as usual */
+static void tn__mhook_note(tn__mhook *h, tn_storage *s);
 
 
 /* The GPU unit, probed once on first use (section 17). */
@@ -6092,6 +6112,7 @@ TNDEF tn_memory_stats tn_memory_stats_get(void) {
     return s;
 }
 TNDEF void tn_memory_stats_reset_peak(void) { tn__peak_bytes = TN__ATOMIC_LOAD(&tn__live_bytes); }
+TNDEF int64_t tn_memory_allocations(void) { return TN__ATOMIC_LOAD(&tn__storage_allocs); }
 
 static void tn__track_bytes(int64_t delta) {
     int64_t now = TN__ATOMIC_ADD(&tn__live_bytes, delta);
@@ -6168,7 +6189,14 @@ static tn_storage *tn__storage_new(size_t nbytes, tn_device device) {
     /* small CPU storages carry their data in the same block: one allocation, not two */
     bool inline_data = device == TN_CPU && nbytes <= TN__INLINE_BYTES;
     tn_storage *s = (tn_storage *)(inline_data ? tn__blk_get(TN__BLK_STORAGE, TN__INLINE_OFFSET + TN__INLINE_BYTES) : TN_MALLOC(sizeof *s));
-    void *data = !s ? NULL : inline_data ? (void *)((char *)s + TN__INLINE_OFFSET) : be->alloc(nbytes ? nbytes : 1);
+    void (*deleter)(void *, void *) = NULL;
+    void *ctx = NULL;
+    void *data = !s ? NULL : inline_data ? (void *)((char *)s + TN__INLINE_OFFSET) : NULL;
+    if (s && !inline_data && device == TN_CPU && tn__mhook_on) data = tn__mhook_take(tn__mhook_on, nbytes, &deleter, &ctx);
+    if (s && !data && !inline_data) {
+        data = be->alloc(nbytes ? nbytes : 1);
+        TN__ATOMIC_ADD(&tn__storage_allocs, 1);
+    }
     if (!data) {
         if (inline_data) tn__blk_put(TN__BLK_STORAGE, s);
         else TN_FREE(s);
@@ -6181,8 +6209,10 @@ static tn_storage *tn__storage_new(size_t nbytes, tn_device device) {
     s->device = device;
     s->inline_data = inline_data;
     TN__ATOMIC_ADD(&tn__live_storages, 1);
-    tn__track_bytes((int64_t)nbytes);
+    if (deleter) { s->deleter = deleter; s->deleter_ctx = ctx; }   /* the arena's bytes are counted once, as the arena */
+    else tn__track_bytes((int64_t)nbytes);
     if (tn__tracing) tn__trace_storage(tn__tracing, s);
+    if (tn__mhook_on && !inline_data && device == TN_CPU) tn__mhook_note(tn__mhook_on, s);
     return s;
 }
 
@@ -19813,7 +19843,7 @@ static int tn__pool_lib_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, v
     if (!x || !y) return -1;
     const int64_t *g = n->i, mode = n->i[10], N = x->shape[0], C = x->shape[1], H = x->shape[2], W = x->shape[3], OH = g[8], OW = g[9];
     const tn_backend *be = tn__backend(x->device);
-    if (tn__grad_disabled) {
+    if (tn__grad_disabled && be->pool2d) {
         const int64_t geom[7] = {g[0], g[1], g[6], g[7], g[4], g[5], mode};
         tn_tensor *gc = tn_contiguous(gy), *gx = tn__own(tn__new(x->dtype, x->device, x->shape, 4));
         int r = gc && gx ? be->pool2d(x, y, gc, gx, geom) : -1;
@@ -19944,12 +19974,26 @@ static tn_tensor *tn__avg_pool(const char *fn, tn_tensor *x, int nsp, const int6
     bool declined = true;
     if (x4 && tn__pool_counts(fn, x4, g, ceil_mode)) x4 = NULL;
     if (x4 && !divisor_override) y = tn__pool_lib(x4, g, count_include_pad ? 1 : 2, "AvgPool2DBackward0", &declined);
+    /* tn_trace records the call as one node (the geometry and ceil_mode, replayed and
+       exported as avg_pool2d / AveragePool), not the composite's im2col below */
+    const bool one_node = x4 && declined && tn__tracing && !divisor_override && x4->requires_grad;
     if (x4 && declined) {
         int64_t N = x4->shape[0], C = x4->shape[1], H = x4->shape[2], W = x4->shape[3], OH = g[8], OW = g[9];
+        if (one_node) tn_no_grad_begin();
         tn_tensor *dv = tn__avg_divisors(fn, g, H, W, count_include_pad, divisor_override, x4);
         tn_tensor *planes = tn_reshape(x4, TN_SHAPE(N * C, 1, H, W));
         tn_tensor *sums = planes && dv ? tn_sum_dims(tn__im2col(planes, g), TN_SHAPE(1), false) : NULL;
         y = tn_reshape(tn_div(sums, dv), TN_SHAPE(N, C, OH, OW));
+        if (one_node) {
+            tn_no_grad_end();
+            tn_node *nd = y ? tn__fn_node("AvgPool2DBackward0", tn__pool_lib_bw, &x4, 1) : NULL;
+            if (nd) {
+                tn__node_geom(nd, g, 2, count_include_pad ? 1 : 2, ceil_mode);
+                tn__node_save(nd, x4);
+                tn__node_save_result(nd, y);
+                y = tn__own(tn__node_attach(nd, tn__view_of(y, y->shape, y->strides, y->ndim, y->offset)));
+            }
+        }
     }
     y = y ? tn__pool_output(y, x, nsp) : NULL;
     return tn__scope_return(nsp == 2 ? tn__grad_name(y, "AvgPool2DBackward0") : y);   /* 1-d: SqueezeBackward1, as PyTorch */
@@ -34724,6 +34768,266 @@ TNDEF int tn_checkpoint_load(const char *path, tn_module *model, tn_optim *opt, 
     return rc;
 }
 
+/* ============================================================================================================== */
+/* src/jit/memplan.c: the static memory plan of a graph replay: storages served from one arena at planned offsets */
+/* ============================================================================================================== */
+/* The static memory plan of a graph replay (tn_graph_run under no_grad, on the CPU).
+
+   A replay's nodes make the same storages in the same order on every run with the same
+   input shapes: the node's result and the op's own temporaries (a contiguous copy, im2col's
+   columns). One run records them (the planning run: each storage's node, size and how long
+   it lives: a temporary dies in its node, a result lives to the last node reading it or a
+   view of it); the plan then gives each an offset in one arena, first fit by decreasing
+   size among those whose lifetimes overlap, and later runs serve every storage from the
+   arena at its offset: a steady replay allocates no storage (tn_memory_allocations).
+
+   Safety does not rest on the plan being right. A storage the run makes differently (other
+   size, another count: an op took another path) is allocated as usual, and serving stops
+   for the rest of that node. A served storage still alive after its planned end (held by
+   something the plan did not foresee) is moved out of the arena (its data copied to a
+   storage of its own) before anything can reuse its bytes, and the plan is dropped. Outputs
+   have slots of their own that no other storage shares: a run serves an output's slot only
+   when the caller has released the previous run's output; an output the caller still holds
+   is never overwritten (the next run allocates that output as usual). The arena is
+   refcounted by every storage it serves, so a tensor outliving its graph stays valid. */
+
+typedef struct tn__arena tn__arena;
+typedef struct tn__aslot {      /* one planned storage's place in the arena */
+    tn__arena *a;
+    tn_storage *s;              /* the storage it serves now (NULL: free) */
+    int64_t live;               /* atomic: 1 while s holds the slot */
+} tn__aslot;
+struct tn__arena {
+    int64_t refcount;           /* the plan's, and one per storage served (atomic) */
+    char *mem;
+    size_t bytes;
+    int nslots;
+    tn__aslot *slots;           /* one per record */
+};
+typedef struct tn__mrec {       /* one storage a node made in the planning run */
+    int node;
+    int64_t nbytes;
+    int end;                    /* the last node during which it lives (the node count: to the run's end) */
+    bool output;                /* a graph output's: a slot of its own */
+    bool plannable;             /* false: it outlived its node without being the result (a cache): not served */
+    int64_t offset;
+    tn_storage *s;              /* in the planning run: the storage (retained) */
+} tn__mrec;
+enum { TN__MH_RECORD, TN__MH_SERVE };
+struct tn__mhook {
+    int mode;
+    tn__mrec *recs;
+    int nrecs, cap;
+    int *first;                 /* nnodes + 1: node k's records are [first[k], first[k + 1]) */
+    int nnodes;
+    int node, seq;              /* the node running, its storages so far */
+    bool off;                   /* this node made a storage the plan does not have: serving stopped for it */
+    int64_t diverged;           /* this run's storages made differently from the plan, or moved out of the arena */
+    tn__aslot *pending;         /* served by take, its storage given to note */
+    int *vrec;                  /* the planning run: per graph value, the record of its storage (-1: none) */
+    tn__arena *arena;
+    int64_t batch;              /* the dynamic batch it was planned for */
+};
+
+static void tn__arena_release(tn__arena *a) {
+    if (!a || TN__ATOMIC_ADD(&a->refcount, -1) != 0) return;
+    if (a->mem) { tn__backend(TN_CPU)->free(a->mem, a->bytes); tn__track_bytes(-(int64_t)a->bytes); }
+    TN_FREE(a->slots);
+    TN_FREE(a);
+}
+/* A served storage's deleter: the slot is free again. */
+static void tn__aslot_free(void *data, void *ctx) {
+    (void)data;
+    tn__aslot *sl = (tn__aslot *)ctx;
+    tn__arena *a = sl->a;
+    sl->s = NULL;
+    TN__ATOMIC_ADD(&sl->live, -1);
+    tn__arena_release(a);
+}
+/* A served storage that must outlive its planned end: its data moves to a block of its own
+   (every tensor on it reads through the storage, so none notices). -1 when out of memory
+   (the storage then stays, and the plan is dropped by the caller). */
+static int tn__aslot_evacuate(tn__aslot *sl) {
+    tn_storage *s = sl->s;
+    if (!s || !TN__ATOMIC_LOAD(&sl->live)) return 0;
+    void *d = tn__backend(TN_CPU)->alloc(s->nbytes ? s->nbytes : 1);
+    if (!d) return -1;
+    TN__ATOMIC_ADD(&tn__storage_allocs, 1);
+    if (s->nbytes) memcpy(d, s->data, s->nbytes);
+    s->data = d;
+    s->deleter = NULL;
+    s->deleter_ctx = NULL;
+    tn__track_bytes((int64_t)s->nbytes);
+    tn__aslot_free(NULL, sl);
+    return 0;
+}
+
+static void tn__mhook_free(tn__mhook *h) {
+    if (!h) return;
+    for (int i = 0; i < h->nrecs; i++) if (h->recs[i].s) tn__storage_release(h->recs[i].s);
+    tn__arena_release(h->arena);
+    TN_FREE(h->recs);
+    TN_FREE(h->first);
+    TN_FREE(h->vrec);
+    TN_FREE(h);
+}
+static tn__mhook *tn__mhook_new(int nnodes, int nvals, int64_t batch) {
+    tn__mhook *h = (tn__mhook *)TN_MALLOC(sizeof *h);
+    if (!h) return NULL;
+    memset(h, 0, sizeof *h);
+    h->first = (int *)TN_MALLOC((size_t)(nnodes + 1) * sizeof(int));
+    h->vrec = (int *)TN_MALLOC((size_t)(nvals + 1) * sizeof(int));
+    if (!h->first || !h->vrec) { TN_FREE(h->first); TN_FREE(h->vrec); TN_FREE(h); return NULL; }
+    for (int k = 0; k <= nnodes; k++) h->first[k] = 0;
+    for (int v = 0; v <= nvals; v++) h->vrec[v] = -1;
+    h->nnodes = nnodes;
+    h->mode = TN__MH_RECORD;
+    h->batch = batch;
+    return h;
+}
+/* Before node k runs. */
+static void tn__mhook_node(tn__mhook *h, int k) {
+    h->node = k;
+    h->seq = 0;
+    h->off = false;
+    if (h->mode == TN__MH_RECORD) h->first[k] = h->nrecs;
+}
+
+static void *tn__mhook_take(tn__mhook *h, size_t nbytes, void (**deleter)(void *, void *), void **ctx) {
+    if (h->mode != TN__MH_SERVE || h->node < 0 || h->node >= h->nnodes) return NULL;
+    const int i = h->first[h->node] + h->seq++;
+    if (h->off) return NULL;
+    if (i >= h->first[h->node + 1] || (size_t)h->recs[i].nbytes != nbytes) {   /* not the storage planned: as usual from here */
+        h->off = true;
+        h->diverged++;
+        return NULL;
+    }
+    const tn__mrec *r = &h->recs[i];
+    tn__aslot *sl = &h->arena->slots[i];
+    if (!r->plannable || TN__ATOMIC_LOAD(&sl->live)) return NULL;   /* an output the caller still holds: never overwritten */
+    TN__ATOMIC_ADD(&sl->live, 1);
+    TN__ATOMIC_ADD(&h->arena->refcount, 1);
+    *deleter = tn__aslot_free;
+    *ctx = sl;
+    h->pending = sl;
+    return h->arena->mem + r->offset;
+}
+static void tn__mhook_note(tn__mhook *h, tn_storage *s) {
+    if (h->mode == TN__MH_SERVE) {
+        if (h->pending && s->deleter_ctx == h->pending) h->pending->s = s;
+        h->pending = NULL;
+        return;
+    }
+    if (h->node < 0 || h->node >= h->nnodes) return;
+    if (h->nrecs == h->cap) {
+        int cap = h->cap ? 2 * h->cap : 64;
+        tn__mrec *r = (tn__mrec *)TN_REALLOC(h->recs, (size_t)cap * sizeof *r);
+        if (!r) { h->diverged++; return; }   /* the plan cannot be made: dropped after the run */
+        h->recs = r;
+        h->cap = cap;
+    }
+    tn__mrec *r = &h->recs[h->nrecs++];
+    memset(r, 0, sizeof *r);
+    r->node = h->node;
+    r->nbytes = (int64_t)s->nbytes;
+    r->end = h->node;
+    r->plannable = true;
+    r->s = s;
+    TN__ATOMIC_ADD(&s->refcount, 1);   /* kept until the plan is made, to see how long it lives */
+}
+/* The planning run, node k's result (value out, storage st) just kept: its record, made by
+   this node or (a view) by the node of one of its inputs (live storages only are compared,
+   so no address of a freed storage can match). -1: none (a view of an input or constant). */
+static int tn__mhook_result(tn__mhook *h, int k, int out, const tn_storage *st, const int *ins, int nin, tn_tensor *const *v) {
+    int ri = -1;
+    for (int i = h->first[k]; i < h->nrecs && ri < 0 && st; i++) if (h->recs[i].s == st) ri = i;
+    for (int i = 0; i < nin && ri < 0 && st; i++) if (ins[i] >= 0 && v[ins[i]] && v[ins[i]]->storage == st) ri = h->vrec[ins[i]];
+    return h->vrec[out] = ri;
+}
+/* The planning run, after node k's inputs were released: node k's storages that still
+   live are its result's or a cache (never served); the others were temporaries. Our
+   references go. */
+static void tn__mhook_after_record(tn__mhook *h, int k, const tn_storage *result) {
+    h->first[k + 1] = h->nrecs;
+    for (int i = h->first[k]; i < h->nrecs; i++) {
+        tn__mrec *r = &h->recs[i];
+        if (TN__ATOMIC_LOAD(&r->s->refcount) > 1 && r->s != result) r->plannable = false;
+        tn__storage_release(r->s);
+        r->s = NULL;
+    }
+}
+/* Offsets: by decreasing size, each at the lowest 64-byte-aligned offset clear of the
+   placed storages whose lifetimes overlap its own (outputs overlap every other); then the
+   arena. 0, or -1 (out of memory: no plan). */
+static int tn__mhook_place(tn__mhook *h) {
+    for (int k = 0; k < h->nnodes; k++) if (h->first[k + 1] < h->first[k]) h->first[k + 1] = h->first[k];
+    int n = h->nrecs, *ord = (int *)TN_MALLOC((size_t)(n + 1) * sizeof(int)), *placed = (int *)TN_MALLOC((size_t)(n + 1) * sizeof(int));
+    tn__arena *a = (tn__arena *)TN_MALLOC(sizeof *a);
+    tn__aslot *slots = (tn__aslot *)TN_MALLOC((size_t)(n + 1) * sizeof *slots);
+    if (!ord || !placed || !a || !slots) { TN_FREE(ord); TN_FREE(placed); TN_FREE(a); TN_FREE(slots); return -1; }
+    int m = 0;
+    for (int i = 0; i < n; i++) if (h->recs[i].plannable) ord[m++] = i;
+    for (int i = 1; i < m; i++) {   /* insertion sort by size, largest first (stable) */
+        int x = ord[i], j = i - 1;
+        while (j >= 0 && h->recs[ord[j]].nbytes < h->recs[x].nbytes) { ord[j + 1] = ord[j]; j--; }
+        ord[j + 1] = x;
+    }
+    int64_t total = 0;
+    int np = 0;
+    bool ok = true;
+    for (int q = 0; q < m && ok; q++) {
+        tn__mrec *r = &h->recs[ord[q]];
+        const int64_t size = (r->nbytes + 63) / 64 * 64;
+        int64_t off = 0;
+        for (bool moved = true; moved;) {   /* the lowest offset clear of every overlapping placed block */
+            moved = false;
+            for (int p = 0; p < np; p++) {
+                const tn__mrec *o = &h->recs[placed[p]];
+                const bool overlap = r->output || o->output || (r->node <= o->end && o->node <= r->end);
+                const int64_t osize = (o->nbytes + 63) / 64 * 64;
+                if (overlap && off < o->offset + osize && o->offset < off + size) { off = o->offset + osize; moved = true; }
+            }
+        }
+        r->offset = off;
+        placed[np++] = ord[q];
+        ok = tn__add_ok(off, size, &off);
+        if (ok && off > total) total = off;
+    }
+    TN_FREE(ord);
+    TN_FREE(placed);
+    if (!ok) { TN_FREE(a); TN_FREE(slots); return -1; }
+    a->mem = NULL;   /* allocated by the first run that serves (tn__mhook_ready) */
+    a->refcount = 1;
+    a->bytes = (size_t)total;
+    a->nslots = n;
+    a->slots = slots;
+    for (int i = 0; i < n; i++) { slots[i].a = a; slots[i].s = NULL; slots[i].live = 0; }
+    h->arena = a;
+    h->mode = TN__MH_SERVE;
+    return 0;
+}
+/* Before a serving run: the arena's memory. -1 when out of memory (the run goes unplanned). */
+static int tn__mhook_ready(tn__mhook *h) {
+    tn__arena *a = h->arena;
+    if (a->mem || a->bytes == 0) return 0;
+    if (!(a->mem = (char *)tn__backend(TN_CPU)->alloc(a->bytes))) return -1;
+    TN__ATOMIC_ADD(&tn__storage_allocs, 1);
+    tn__track_bytes((int64_t)a->bytes);
+    return 0;
+}
+/* The serving runs, after node k (its inputs released): every served storage planned to
+   end by k must be free; one still held moves out of the arena. */
+static void tn__mhook_after_serve(tn__mhook *h, int k) {
+    for (int i = 0; i < h->nrecs; i++) {
+        const tn__mrec *r = &h->recs[i];
+        tn__aslot *sl = &h->arena->slots[i];
+        if (!r->output && r->end <= k && TN__ATOMIC_LOAD(&sl->live) && sl->s) {
+            h->diverged++;
+            if (tn__aslot_evacuate(sl)) h->diverged++;
+        }
+    }
+}
+
 /* ===================================================================================================== */
 /* src/jit/trace.c: tn_jit_trace: a forward recorded as a graph where autograd records; replay, printing */
 /* ===================================================================================================== */
@@ -34752,7 +35056,8 @@ TNDEF int tn_checkpoint_load(const char *path, tn_module *model, tn_optim *opt, 
     X(J_CONV2D, "aten::conv2d", 3) X(J_MAX_POOL2D, "aten::max_pool2d", 1) X(J_BATCH_NORM, "aten::batch_norm", 5) \
     X(J_LAYER_NORM, "aten::layer_norm", 3) X(J_IM2COL, "aten::im2col", 1) \
     X(J_SDPA, "aten::scaled_dot_product_attention", 4) \
-    X(J_MATMUL, "aten::matmul", 2) X(J_AVG_POOL2D, "aten::avg_pool2d", 1)   /* these two: made by tn_onnx_load */
+    X(J_MATMUL, "aten::matmul", 2) X(J_AVG_POOL2D, "aten::avg_pool2d", 1) \
+    X(J_LSTM, "tn::lstm_recurrence", 4) X(J_RNN_SEQ, "tn::rnn_recurrence", 4)   /* the RNN layers' fused recurrences (src/modules/rnn.c): no aten op of their own */
 #define TN__JIT_ENUM(e, name, nin) e,
 #define TN__JIT_NAME(e, name, nin) name,
 #define TN__JIT_KEY(e, name, nin) #e,
@@ -34792,6 +35097,12 @@ struct tn_graph {
     int64_t dyn_size;             /* its size when traced */
     int *uses;                    /* per value: how many node inputs read it (tn__graph_plan; NULL: not planned) */
     int *last_use;                /* per value: the last node reading it (-1: none) */
+    struct tn__fgroup *fg;        /* elementwise chains the replay fuses (tn__graph_plan) */
+    int nfg;
+    int *fgrp;                    /* per node: its fused group, or -1 */
+    tn__mhook *mplan;             /* the static memory plan (src/jit/memplan.c), or NULL */
+    int mruns, mfails;            /* no_grad runs without a plan; plans dropped (3: no more planning) */
+    int64_t mbusy;                /* atomic: runs using the plan now (one at a time) */
 };
 
 static void tn__graph_free_parts(tn_graph *g) {
@@ -34799,6 +35110,8 @@ static void tn__graph_free_parts(tn_graph *g) {
     for (int i = 0; i < g->nnodes; i++) TN_FREE(g->nodes[i].in);
     TN_FREE(g->vals); TN_FREE(g->nodes); TN_FREE(g->inputs); TN_FREE(g->outputs);
     TN_FREE(g->uses); TN_FREE(g->last_use);
+    TN_FREE(g->fg); TN_FREE(g->fgrp);
+    tn__mhook_free(g->mplan);
 }
 TNDEF void tn_graph_free(tn_graph *g) {
     if (!g) return;
@@ -35068,6 +35381,24 @@ static int tn__trace_translate(tn__tbuild *b, int k, const char **why) {
             const int64_t a[9] = {g[0], g[1], g[6], g[7], g[4], g[5], g[2], g[3], nd->i[18]};
             memcpy(iv, a, sizeof a);
             ni = 9;
+        } else if (nd->custom_bw == tn__pool_lib_bw && nd->ni == 12 && nd->i[10] != 0) {   /* avg_pool2d as tn__avg_pool records it for the trace */
+            op = J_AVG_POOL2D;
+            const int64_t *g = nd->i;
+            const int64_t a[8] = {g[0], g[1], g[6], g[7], g[4], g[5], g[11], g[10] == 1};
+            memcpy(iv, a, sizeof a);
+            ni = 8;
+        } else if (nd->custom_bw == tn__lstm_seq_bwd && nin == 5 && r->ins[4] && r->ins[4]->dtype == TN_F64) {   /* gi, h0, c0, w_hh, [reverse] */
+            op = J_LSTM;
+            iv[0] = *(const double *)tn_data_ptr(r->ins[4]) != 0;
+            ni = 1;
+            nin = 4;
+        } else if (nd->custom_bw == tn__rnnseq_bwd && nin == 5 && r->ins[4] && r->ins[4]->dtype == TN_F64 && tn_numel(r->ins[4]) == 2) {   /* gi, h0, w_hh, b_hh, [mode, reverse] */
+            op = J_RNN_SEQ;
+            const double *pv = (const double *)tn_data_ptr(r->ins[4]);
+            iv[0] = (int64_t)pv[0];
+            iv[1] = pv[1] != 0;
+            ni = 2;
+            nin = 4;
         } else if (nd->custom_bw == tn__bn_bw && nd->i[0] == 0 && nd->nsaved >= 4) {   /* eval mode: the running statistics were saved for us */
             op = J_BATCH_NORM;
             ndbl = 2; dv[0] = nd->d[1]; dv[1] = nd->d[0];   /* momentum, eps */
@@ -35299,6 +35630,7 @@ TNDEF int tn_graph_set_dynamic(tn_graph *g, int input, int64_t dim) {
 TNDEF int tn_graph_num_inputs(const tn_graph *g) { return g ? g->ninputs : 0; }
 TNDEF int tn_graph_num_outputs(const tn_graph *g) { return g ? g->noutputs : 0; }
 TNDEF int tn_graph_num_nodes(const tn_graph *g) { return g ? g->nnodes : 0; }
+TNDEF int64_t tn_graph_arena_bytes(const tn_graph *g) { return g && g->mplan && g->mplan->arena ? (int64_t)g->mplan->arena->bytes : 0; }
 static void tn__graph_op_name(const tn__gnode *n, char *buf, size_t cap) {
     if (n->op == J_UNARY) snprintf(buf, cap, "aten::%s", tn_unary_op_name((tn_unary_op)n->sub));
     else if (n->op == J_BINARY) snprintf(buf, cap, "aten::%s", tn_binary_op_name((tn_binary_op)n->sub));
@@ -35391,6 +35723,31 @@ static tn_tensor *tn__graph_node_run(const tn_graph *g, const tn__gnode *n, tn_t
         return tn_avg_pool2d_opts(a[0], 0, o);
     }
     case J_MATMUL: return tn_matmul(a[0], a[1]);
+    case J_LSTM: {   /* the kernel trusts its operands' sizes: a loaded graph's are checked here */
+        const tn_tensor *gi = a[0], *h0 = a[1], *c0 = a[2], *w = a[3];
+        const bool ok = gi && h0 && c0 && w && gi->ndim == 3 && h0->ndim == 2 && c0->ndim == 2 && w->ndim == 2 && gi->shape[0] > 0 &&
+                        (gi->dtype == TN_F32 || gi->dtype == TN_F64) && h0->dtype == gi->dtype && c0->dtype == gi->dtype && w->dtype == gi->dtype &&
+                        gi->device == TN_CPU && h0->device == TN_CPU && c0->device == TN_CPU && w->device == TN_CPU &&
+                        h0->shape[0] == gi->shape[1] && c0->shape[0] == gi->shape[1] && c0->shape[1] == h0->shape[1] && w->shape[1] == h0->shape[1] &&
+                        w->shape[0] == gi->shape[2] && gi->shape[2] == 4 * h0->shape[1];
+        if (!ok)
+            return (tn_tensor *)tn__error("tn_graph_run: lstm_recurrence takes gi [L > 0, N, 4H], h0 [N, H], c0 [N, H], w_hh [4H, H] of one float dtype on the CPU, got %s, %s, %s, %s",
+                                          gi ? TN__SHAPE(gi) : "(none)", h0 ? TN__SHAPE(h0) : "(none)", c0 ? TN__SHAPE(c0) : "(none)", w ? TN__SHAPE(w) : "(none)");
+        return tn__lstm_seq(a[0], a[1], a[2], a[3], n->i[0] != 0);
+    }
+    case J_RNN_SEQ: {   /* i: the mode (TN__RNN_TANH, _RELU, _GRU), reverse */
+        const tn_tensor *gi = a[0], *h0 = a[1], *w = a[2], *bh = a[3];
+        const int64_t G = n->i[0] == TN__RNN_GRU ? 3 : 1;
+        const bool ok = gi && h0 && w && bh && (n->i[0] == TN__RNN_TANH || n->i[0] == TN__RNN_RELU || n->i[0] == TN__RNN_GRU) && gi->ndim == 3 &&
+                        h0->ndim == 2 && w->ndim == 2 && bh->ndim == 1 && gi->shape[0] > 0 && (gi->dtype == TN_F32 || gi->dtype == TN_F64) &&
+                        h0->dtype == gi->dtype && w->dtype == gi->dtype && bh->dtype == gi->dtype && gi->device == TN_CPU && h0->device == TN_CPU &&
+                        w->device == TN_CPU && bh->device == TN_CPU && h0->shape[0] == gi->shape[1] && w->shape[1] == h0->shape[1] &&
+                        w->shape[0] == gi->shape[2] && gi->shape[2] == G * h0->shape[1] && bh->shape[0] == gi->shape[2];
+        if (!ok)
+            return (tn_tensor *)tn__error("tn_graph_run: rnn_recurrence (mode %lld) takes gi [L > 0, N, GH], h0 [N, H], w_hh [GH, H], b_hh [GH] of one float dtype on the CPU (G = 3 for the GRU, else 1), got %s, %s, %s, %s",
+                                          (long long)n->i[0], gi ? TN__SHAPE(gi) : "(none)", h0 ? TN__SHAPE(h0) : "(none)", w ? TN__SHAPE(w) : "(none)", bh ? TN__SHAPE(bh) : "(none)");
+        return tn__rnnseq((int)n->i[0], a[0], a[1], a[2], a[3], n->i[1] != 0);
+    }
     case J_BATCH_NORM: return tn_batch_norm(a[0], a[1], a[2], a[3], a[4], false, n->d[0], n->d[1]);
     case J_LAYER_NORM: {
         if (!a[0] || n->i[0] < 0 || n->i[0] > a[0]->ndim) return (tn_tensor *)tn__error("tn_graph_run: layer_norm over %lld dims of a %d-d input", (long long)n->i[0], a[0] ? a[0]->ndim : 0);
@@ -35404,7 +35761,229 @@ static tn_tensor *tn__graph_node_run(const tn_graph *g, const tn__gnode *n, tn_t
    intermediate right after its last use (the allocator's cache hands its block to a later
    node) and may apply an activation in place on a result nothing else reads. Dropped by
    anything that changes the graph (tn__graph_unplan). */
-static void tn__graph_unplan(tn_graph *g) { TN_FREE(g->uses); TN_FREE(g->last_use); g->uses = g->last_use = NULL; }
+static void tn__graph_unplan(tn_graph *g) {
+    TN_FREE(g->uses); TN_FREE(g->last_use); TN_FREE(g->fg); TN_FREE(g->fgrp);
+    g->uses = g->last_use = g->fgrp = NULL;
+    g->fg = NULL;
+    g->nfg = 0;
+    tn__mhook_free(g->mplan);
+    g->mplan = NULL;
+    g->mruns = g->mfails = 0;
+}
+static bool tn__graph_is_output(const tn_graph *g, int v) {
+    for (int i = 0; i < g->noutputs; i++) if (g->outputs[i] == v) return true;
+    return false;
+}
+/* The planning run, node k's result just kept (its inputs not yet released): the
+   result's storage (made here, or earlier: a view) lives as long as its readers. */
+static void tn__graph_mplan_result(const tn_graph *g, tn__mhook *h, int k, tn_tensor *const *v) {
+    if (h->mode != TN__MH_RECORD) return;
+    const tn__gnode *nd = &g->nodes[k];
+    const int ri = tn__mhook_result(h, k, nd->out, v[nd->out] ? v[nd->out]->storage : NULL, nd->in, nd->nin, v);
+    if (ri < 0) return;
+    const int e = g->last_use[nd->out] < 0 ? g->nnodes : g->last_use[nd->out];
+    if (e > h->recs[ri].end) h->recs[ri].end = e;
+    if (tn__graph_is_output(g, nd->out)) h->recs[ri].output = true;
+}
+/* After node k of a planned run (its inputs released): the planning run learns which of
+   the node's storages outlive it, a serving run checks that those planned to end here are
+   free. */
+static void tn__graph_mplan_after(const tn_graph *g, tn__mhook *h, int k, tn_tensor *const *v) {
+    if (h->mode == TN__MH_SERVE) tn__mhook_after_serve(h, k);
+    else tn__mhook_after_record(h, k, v[g->nodes[k].out] ? v[g->nodes[k].out]->storage : NULL);
+}
+/* ---- elementwise fusion ----
+   A chain of elementwise nodes (unary ops, and binary ops whose other operand is a tensor
+   of the same dtype or a 0-d constant: a bias add and GELU, x * sigmoid(x), a residual add
+   and a scale), each node's result read only by the next, all of one float dtype and one
+   shape, runs under no_grad as one pass over the output: the strided iterator walks the
+   output and the chain's outside operands (broadcast as the ops broadcast them), and each
+   of its chunks goes through the members' own CPU kernels in tiles of TN__FUSE_TILE
+   elements, the intermediate values in two tile buffers that stay in L1. The same kernels
+   on the same values: the results are the unfused replay's, bit for bit, with one output
+   written instead of one per member and no intermediate tensors. With grad enabled (autograd
+   needs each node) or when the operands at run time are not as planned (another device or
+   dtype), the members run one by one. */
+#define TN__FUSE_MAX 16    /* members of a group */
+#define TN__FUSE_EXT 10    /* outside operands (the iterator takes TN__MAX_OPS, the output one of them) */
+#define TN__FUSE_TILE 256
+typedef struct tn__fgroup {
+    int n;
+    int node[TN__FUSE_MAX];
+    signed char src[TN__FUSE_MAX][2];   /* per member operand: -1 the previous member's result, else an outside operand */
+    int next;
+    int ext[TN__FUSE_EXT];              /* the outside operands' values */
+} tn__fgroup;
+static bool tn__fuse_candidate(const tn_graph *g, const tn__gnode *n) {
+    const tn__gval *o = &g->vals[n->out];
+    if (o->dtype != TN_F32 && o->dtype != TN_F64) return false;
+    if (n->op == J_UNARY) return n->nin == 1 && n->in[0] >= 0 && g->vals[n->in[0]].dtype == o->dtype && n->sub < LOGICAL_NOT;
+    if (n->op != J_BINARY || n->nin != 2) return false;
+    const int op = n->sub;
+    if (op != ADD && op != SUB && op != MUL && op != DIV && op != POW && op != MAXIMUM && op != MINIMUM) return false;
+    for (int i = 0; i < 2; i++) {
+        const int w = n->in[i];
+        if (w < 0 || (g->vals[w].dtype != o->dtype && !(g->vals[w].kind == TN__GV_CONST && g->vals[w].ndim == 0))) return false;
+    }
+    return true;
+}
+static bool tn__fuse_same_shape(const tn__gval *a, const tn__gval *b) {
+    return a->dtype == b->dtype && a->ndim == b->ndim && !memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof(int64_t));
+}
+/* Add member k to group G (operand slot pred: the previous member's result, -1: none).
+   false when it does not fit. */
+static bool tn__fuse_add(tn__fgroup *G, const tn__gnode *n, int k, int pred) {
+    if (G->n == TN__FUSE_MAX) return false;
+    tn__fgroup t = *G;
+    for (int i = 0; i < n->nin; i++) {
+        if (i == pred) { t.src[t.n][i] = -1; continue; }
+        int e = 0;
+        while (e < t.next && t.ext[e] != n->in[i]) e++;
+        if (e == t.next) {
+            if (t.next == TN__FUSE_EXT) return false;
+            t.ext[t.next++] = n->in[i];
+        }
+        t.src[t.n][i] = (signed char)e;
+    }
+    t.node[t.n++] = k;
+    *G = t;
+    return true;
+}
+/* The groups of g (after uses / last_use): chains followed in node order; then an outside
+   operand last read by a member is kept to the group's last node (the group runs there). */
+static int tn__graph_fuse_plan(tn_graph *g) {
+    int *lastg = (int *)TN_MALLOC((size_t)(g->nvals + 1) * sizeof(int));
+    g->fgrp = (int *)TN_MALLOC((size_t)(g->nnodes + 1) * sizeof(int));
+    g->fg = (tn__fgroup *)TN_MALLOC((size_t)(g->nnodes + 1) * sizeof(tn__fgroup));
+    if (!lastg || !g->fgrp || !g->fg) { TN_FREE(lastg); return TN__FAIL_INT("tn_graph_run: out of memory"); }
+    for (int v = 0; v < g->nvals; v++) lastg[v] = -1;
+    int ng = 0;
+    for (int k = 0; k < g->nnodes; k++) {
+        const tn__gnode *n = &g->nodes[k];
+        g->fgrp[k] = -1;
+        if (!tn__fuse_candidate(g, n)) continue;
+        int gid = -1, pred = -1;
+        for (int i = 0; i < n->nin && gid < 0; i++) {
+            const int w = n->in[i];
+            if (w >= 0 && lastg[w] >= 0 && g->uses[w] == 1 && g->last_use[w] == k &&
+                tn__fuse_same_shape(&g->vals[w], &g->vals[n->out])) { gid = lastg[w]; pred = i; }
+        }
+        if (gid >= 0 && tn__fuse_add(&g->fg[gid], n, k, pred)) lastg[n->in[pred]] = -1;
+        else {
+            gid = ng++;
+            g->fg[gid].n = g->fg[gid].next = 0;
+            if (!tn__fuse_add(&g->fg[gid], n, k, -1)) { ng--; continue; }
+        }
+        lastg[n->out] = gid;
+    }
+    TN_FREE(lastg);
+    int m = 0;
+    for (int q = 0; q < ng; q++) {   /* single members are no groups */
+        const tn__fgroup *G = &g->fg[q];
+        if (G->n < 2) continue;
+        const int last = G->node[G->n - 1];
+        for (int j = 0; j < G->n; j++) g->fgrp[G->node[j]] = m;
+        for (int e = 0; e < G->next; e++)
+            for (int j = 0; j < G->n - 1; j++) if (g->last_use[G->ext[e]] == G->node[j]) g->last_use[G->ext[e]] = last;
+        g->fg[m++] = *G;
+    }
+    g->nfg = m;
+    return 0;
+}
+typedef struct tn__fuse_ctx {
+    const tn_graph *g;
+    const tn__fgroup *G;
+    tn__kctx kc[TN__FUSE_MAX];
+    bool f64;
+} tn__fuse_ctx;
+static void tn__fuse_loop(char **p, const int64_t *s, int64_t n, void *vc) {
+    tn__fuse_ctx *c = (tn__fuse_ctx *)vc;
+    const tn__fgroup *G = c->G;
+    double buf[2][TN__FUSE_TILE];   /* doubles: room for a tile of either dtype */
+    const int64_t es = c->f64 ? 8 : 4;
+    for (int64_t i0 = 0; i0 < n; i0 += TN__FUSE_TILE) {
+        const int64_t m = n - i0 < TN__FUSE_TILE ? n - i0 : TN__FUSE_TILE;
+        for (int j = 0; j < G->n; j++) {
+            const tn__gnode *nd = &c->g->nodes[G->node[j]];
+            char *pp[3];
+            int64_t ss[3];
+            if (j == G->n - 1) { pp[0] = p[0] + i0 * s[0]; ss[0] = s[0]; }
+            else { pp[0] = (char *)buf[j & 1]; ss[0] = es; }
+            for (int i = 0; i < nd->nin; i++) {
+                const int e = G->src[j][i];
+                if (e < 0) { pp[1 + i] = (char *)buf[(j - 1) & 1]; ss[1 + i] = es; }
+                else { pp[1 + i] = p[1 + e] + i0 * s[1 + e]; ss[1 + i] = s[1 + e]; }
+            }
+            if (nd->op == J_UNARY) (c->f64 ? tn__unary_f64 : tn__unary_f32)(pp, ss, m, &c->kc[j]);
+            else (c->f64 ? tn__binary_f64 : tn__binary_f32)(pp, ss, m, &c->kc[j]);
+        }
+    }
+}
+/* Group G in one pass; NULL with *declined when its operands are not as planned (the
+   caller runs the members one by one), NULL with an error when a kernel fails. */
+static tn_tensor *tn__graph_fused_run(const tn_graph *g, const tn__fgroup *G, tn_tensor **v, bool *declined) {
+    const tn__gval *o = &g->vals[g->nodes[G->node[G->n - 1]].out];
+    tn_tensor *ex[TN__FUSE_EXT];
+    int64_t shape[TN_MAX_DIMS];
+    int nd = 0;
+    *declined = true;
+    for (int e = 0; e < G->next; e++) {
+        tn_tensor *t = v[G->ext[e]];
+        if (!t || t->device != TN_CPU || (t->dtype != o->dtype && t->ndim != 0)) return NULL;
+        ex[e] = t;
+        int64_t b[TN_MAX_DIMS];
+        const int r = e ? tn__broadcast(shape, nd, t->shape, t->ndim, b) : t->ndim;
+        if (r < 0) return NULL;
+        memcpy(shape, e ? b : t->shape, (size_t)r * sizeof(int64_t));
+        nd = r;
+    }
+    if (nd != o->ndim) return NULL;
+    for (int d = 1; d < nd; d++) if (shape[d] != o->shape[d]) return NULL;   /* dim 0: the batch may differ */
+    *declined = false;
+    tn_scope_begin();
+    tn__fuse_ctx c;
+    memset(&c, 0, sizeof c);
+    c.g = g;
+    c.G = G;
+    c.f64 = o->dtype == TN_F64;
+    for (int j = 0; j < G->n; j++) {
+        const tn__gnode *n = &g->nodes[G->node[j]];
+        c.kc[j].op = n->sub;
+        if (n->op == J_UNARY) memcpy(c.kc[j].params, n->d, sizeof c.kc[j].params);
+        else c.kc[j].alpha = n->d[0];
+    }
+    for (int e = 0; e < G->next; e++)   /* a 0-d operand of another dtype: as the op converts it */
+        if (ex[e]->dtype != o->dtype && !(ex[e] = tn_to_dtype(ex[e], o->dtype))) { tn_scope_end(); return NULL; }
+    tn_tensor *out = tn__new(o->dtype, TN_CPU, shape, nd);
+    if (out) {
+        tn__iter it;
+        tn__iter_init(&it, shape, nd);
+        tn__iter_add(&it, out);
+        for (int e = 0; e < G->next; e++) tn__iter_add(&it, ex[e]);
+        tn__iter_run_par(&it, tn__fuse_loop, &c, -1);
+        bool failed = false;
+        for (int j = 0; j < G->n; j++) failed = failed || c.kc[j].failed;
+        if (failed) { tn_release(out); out = (tn_tensor *)tn__error("tn_graph_run: a fused elementwise kernel failed"); }
+    }
+    tn_scope_end();
+    return out;
+}
+/* Group G's members one by one (grad enabled, or operands not as planned): the last
+   member's result (a reference of the caller's), or NULL. */
+static tn_tensor *tn__graph_fused_each(const tn_graph *g, const tn__fgroup *G, tn_tensor **v, int64_t batch) {
+    tn_tensor *r = NULL;
+    for (int j = 0; j < G->n; j++) {
+        const tn__gnode *n = &g->nodes[G->node[j]];
+        tn_scope_begin();
+        tn_tensor *x = tn_retain(tn__graph_node_run(g, n, v, batch));
+        tn_scope_end();
+        if (j > 0) { tn_release(v[g->nodes[G->node[j - 1]].out]); v[g->nodes[G->node[j - 1]].out] = NULL; }
+        if (!x) return NULL;
+        if (j < G->n - 1) v[n->out] = x;
+        else r = x;
+    }
+    return r;
+}
 static int tn__graph_plan(tn_graph *g) {
     if (g->uses) return 0;
     g->uses = (int *)TN_MALLOC((size_t)(g->nvals + 1) * sizeof(int));
@@ -35414,14 +35993,23 @@ static int tn__graph_plan(tn_graph *g) {
     for (int k = 0; k < g->nnodes; k++)
         for (int i = 0; i < g->nodes[k].nin; i++) if (g->nodes[k].in[i] >= 0) { g->uses[g->nodes[k].in[i]]++; g->last_use[g->nodes[k].in[i]] = k; }
     for (int i = 0; i < g->noutputs; i++) g->last_use[g->outputs[i]] = g->nnodes;   /* kept to the end */
+    if (tn__graph_fuse_plan(g)) { tn__graph_unplan(g); return -1; }
     return 0;
 }
+TNDEF int tn_graph_fused_nodes(tn_graph *g) {
+    if (!g) return TN__FAIL_INT("tn_graph_fused_nodes: the graph is NULL");
+    if (tn__graph_plan(g)) return -1;
+    int c = 0;
+    for (int q = 0; q < g->nfg; q++) c += g->fg[q].n;
+    return c;
+}
+
 /* Ops whose result is new memory (never a view of an input): an in-place activation on it
    changes nothing else. */
 static bool tn__graph_fresh(tn__jit_op op) {
     return op == J_UNARY || op == J_BINARY || op == J_TERNARY || op == J_ADDMM || op == J_BADDBMM || op == J_MM || op == J_BMM || op == J_CONV2D ||
            op == J_BATCH_NORM || op == J_LAYER_NORM || op == J_SOFTMAX || op == J_LOG_SOFTMAX || op == J_CAT || op == J_CLONE || op == J_MAX_POOL2D ||
-           op == J_MATMUL || op == J_AVG_POOL2D;
+           op == J_MATMUL || op == J_AVG_POOL2D || op == J_LSTM || op == J_RNN_SEQ;
 }
 static bool tn__graph_inplace_op(int op) {
     return op == RELU || op == SIGMOID || op == TANH || op == GELU || op == GELU_TANH || op == SILU || op == LEAKY_RELU || op == ELU || op == HARDTANH ||
@@ -35446,28 +36034,77 @@ TNDEF int tn_graph_run(tn_graph *g, tn_tensor *const *inputs, int n, tn_tensor *
     if (tn__graph_plan(g)) return -1;
     tn_tensor **v = (tn_tensor **)TN_MALLOC((size_t)(g->nvals > 0 ? g->nvals : 1) * sizeof *v);
     if (!v) return TN__FAIL_INT("tn_graph_run: out of memory");
+    /* the static memory plan: no_grad on the CPU (with grad, autograd keeps intermediates
+       past the run); the first run warms the ops' caches, the second records, the others
+       serve. One run at a time uses it; a batch of another size plans anew. */
+    const bool no_grad = !tn_is_grad_enabled();
+    bool cpu = no_grad;
+    for (int i = 0; i < n && cpu; i++) cpu = inputs[i]->device == TN_CPU;
+    tn__mhook *h = NULL;
+    const bool mine = cpu && TN__ATOMIC_ADD(&g->mbusy, 1) == 1;
+    if (mine && g->mfails < 3) {
+        if (g->mplan && g->mplan->batch != batch) { tn__mhook_free(g->mplan); g->mplan = NULL; g->mruns = 0; }
+        if (g->mplan) h = g->mplan;
+        else if (++g->mruns >= 2) h = g->mplan = tn__mhook_new(g->nnodes, g->nvals, batch);
+        if (h && h->mode == TN__MH_SERVE && tn__mhook_ready(h)) h = NULL;
+    }
     for (int i = 0; i < g->nvals; i++) v[i] = g->vals[i].kind == TN__GV_CONST ? g->vals[i].t : NULL;
     for (int i = 0; i < n; i++) v[g->inputs[i]] = inputs[i];
-    const bool no_grad = !tn_is_grad_enabled();
     int rc = 0;
     for (int k = 0; k < g->nnodes && rc == 0; k++) {   /* node results: references of our own, released after their last use */
         const tn__gnode *nd = &g->nodes[k];
         tn_tensor *r = NULL;
+        const tn__fgroup *G = g->fgrp[k] >= 0 ? &g->fg[g->fgrp[k]] : NULL;
+        if (G && k != G->node[G->n - 1]) continue;   /* a fused chain's member: runs with its last */
+        if (G) {
+            if (h) tn__mhook_node(h, k);
+            tn__mhook_on = h;
+            bool declined = true;
+            r = no_grad ? tn__graph_fused_run(g, G, v, &declined) : NULL;
+            if (!r && declined) r = tn__graph_fused_each(g, G, v, batch);
+            tn__mhook_on = NULL;
+            if (!r) {
+                char name[64];
+                tn__graph_op_name(nd, name, sizeof name);
+                rc = TN__FAIL_INT("tn_graph_run: node %d (%s, the last of %d fused) failed: %s", k, name, G->n, tn_last_error());
+                break;
+            }
+            v[nd->out] = r;
+            if (h) tn__graph_mplan_result(g, h, k, v);
+            for (int e = 0; e < G->next; e++) {
+                const int w = G->ext[e];
+                if (g->vals[w].kind == TN__GV_NODE && g->last_use[w] == k && v[w]) { tn_release(v[w]); v[w] = NULL; }
+            }
+            if (h) tn__graph_mplan_after(g, h, k, v);
+            continue;
+        }
         const int u = nd->nin > 0 ? nd->in[0] : -1;
         if (no_grad && nd->op == J_UNARY && tn__graph_inplace_op(nd->sub) && u >= 0 && g->vals[u].kind == TN__GV_NODE && g->uses[u] == 1 &&
             g->last_use[u] == k && v[u] && tn_dtype_is_floating(v[u]->dtype)) {
             int p = k - 1;   /* the producer of u */
             while (p >= 0 && g->nodes[p].out != u) p--;
             if (p >= 0 && tn__graph_fresh(g->nodes[p].op)) {
+                if (h) tn__mhook_node(h, k);
+                tn__mhook_on = h;
                 tn_scope_begin();
                 r = tn__unary_inplace((tn_unary_op)nd->sub, v[u], nd->d);
                 tn_scope_end();
-                if (r) { v[nd->out] = v[u]; v[u] = NULL; continue; }   /* the reference moves with the tensor */
+                tn__mhook_on = NULL;
+                if (r) {   /* the reference moves with the tensor */
+                    v[nd->out] = v[u];
+                    if (h) tn__graph_mplan_result(g, h, k, v);
+                    v[u] = NULL;
+                    if (h) tn__graph_mplan_after(g, h, k, v);
+                    continue;
+                }
             }
         }
+        if (h) tn__mhook_node(h, k);
+        tn__mhook_on = h;
         tn_scope_begin();
         r = tn_retain(tn__graph_node_run(g, nd, v, batch));
         tn_scope_end();
+        tn__mhook_on = NULL;
         if (!r) {
             char name[64];
             tn__graph_op_name(nd, name, sizeof name);
@@ -35475,13 +36112,23 @@ TNDEF int tn_graph_run(tn_graph *g, tn_tensor *const *inputs, int n, tn_tensor *
             break;
         }
         v[nd->out] = r;
+        if (h) tn__graph_mplan_result(g, h, k, v);
         for (int i = 0; i < nd->nin; i++) {
             const int w = nd->in[i];
             if (w >= 0 && g->vals[w].kind == TN__GV_NODE && g->last_use[w] == k && v[w]) { tn_release(v[w]); v[w] = NULL; }
         }
+        if (h) tn__graph_mplan_after(g, h, k, v);
     }
     for (int i = 0; i < g->noutputs; i++) outputs[i] = rc ? NULL : tn_retain(v[g->outputs[i]]);
     for (int i = 0; i < g->nvals; i++) if (g->vals[i].kind == TN__GV_NODE) tn_release(v[i]);
+    if (h && h->mode == TN__MH_SERVE) tn__mhook_after_serve(h, g->nnodes);   /* every storage but the outputs' is free */
+    if (h && (rc || h->diverged || (h->mode == TN__MH_RECORD && tn__mhook_place(h)))) {   /* a plan that failed: dropped (planned anew later) */
+        tn__mhook_free(h);
+        g->mplan = NULL;
+        g->mruns = 0;
+        g->mfails++;
+    }
+    if (cpu) TN__ATOMIC_ADD(&g->mbusy, -1);
     for (int i = 0; i < g->noutputs && rc == 0; i++) tn__own(outputs[i]);
     TN_FREE(v);
     return rc ? -1 : g->noutputs;
@@ -35556,6 +36203,8 @@ static void tn__graph_sb_attrs(tn__sbuf *b, const tn__gnode *n) {
     case J_BATCH_NORM: tn__sb_printf(b, ", training=False, momentum=%g, eps=%g", n->d[0], n->d[1]); break;
     case J_LAYER_NORM: tn__sb_printf(b, ", normalized_dims=%lld, eps=%g", (long long)n->i[0], n->d[0]); break;
     case J_SDPA: tn__sb_printf(b, ", scale=%g, is_causal=%d", n->d[0], n->d[1] != 0); break;
+    case J_LSTM: tn__sb_printf(b, ", reverse=%s", n->i[0] ? "True" : "False"); break;
+    case J_RNN_SEQ: tn__sb_printf(b, ", mode=%s, reverse=%s", n->i[0] == TN__RNN_GRU ? "GRU" : n->i[0] == TN__RNN_RELU ? "RNN_RELU" : "RNN_TANH", n->i[1] ? "True" : "False"); break;
     default: break;
     }
 }
@@ -35948,6 +36597,8 @@ static int tn__graph_check_attrs(tn__gparse *ps, const tn__gnode *n, int in_ndim
     case J_CONV2D: lo = hi = 7; break;
     case J_MAX_POOL2D: lo = hi = 9; break;
     case J_AVG_POOL2D: lo = hi = 8; break;
+    case J_LSTM: lo = hi = 1; break;
+    case J_RNN_SEQ: lo = hi = 2; break;
     case J_LAYER_NORM: lo = hi = 1; nd = 1; break;
     default: break;
     }
@@ -35956,6 +36607,9 @@ static int tn__graph_check_attrs(tn__gparse *ps, const tn__gnode *n, int in_ndim
     if (n->nd != nd) return tn__gp_fail(ps, "wrong number of float attributes for the op");
     if (n->op == J_TO && (n->i[0] < 0 || n->i[0] >= TN_NUM_DTYPES)) return tn__gp_fail(ps, "aten::to: unknown dtype");
     if (n->op == J_SLICE && n->i[3] <= 0) return tn__gp_fail(ps, "aten::slice: step must be positive");
+    if (n->op == J_LSTM && (n->i[0] < 0 || n->i[0] > 1)) return tn__gp_fail(ps, "lstm_recurrence: reverse must be 0 or 1");
+    if (n->op == J_RNN_SEQ && (n->i[1] < 0 || n->i[1] > 1 || (n->i[0] != TN__RNN_TANH && n->i[0] != TN__RNN_RELU && n->i[0] != TN__RNN_GRU)))
+        return tn__gp_fail(ps, "rnn_recurrence: unknown mode, or reverse not 0 or 1");
     return 0;
 }
 static int tn__graph_parse_node(tn__gparse *ps, tn_graph *g) {
@@ -36339,6 +36993,14 @@ static void tn__ox_attr_float(tn__pbw *a, const char *name, double v) {
     tn__pbw_float(&m, 2, (float)v);
     tn__pbw_msg(a, 5, &m);
 }
+static void tn__ox_attr_str(tn__pbw *a, const char *name, const char *v) {
+    tn__pbw m;
+    memset(&m, 0, sizeof m);
+    tn__pbw_str(&m, 1, name);
+    tn__pbw_int(&m, 20, 3);
+    tn__pbw_str(&m, 4, v);
+    tn__pbw_msg(a, 5, &m);
+}
 static void tn__ox_attr_ints(tn__pbw *a, const char *name, const int64_t *v, int n) {
     tn__pbw m;
     memset(&m, 0, sizeof m);
@@ -36349,17 +37011,20 @@ static void tn__ox_attr_ints(tn__pbw *a, const char *name, const int64_t *v, int
 }
 /* A node: op_type, inputs ("" for an absent optional one), one output, attributes (attrs
    holds attribute fields already, or is NULL). */
-static void tn__ox_node(tn__oxe *e, const char *op, const char *const *in, int nin, const char *out, tn__pbw *attrs) {
+static void tn__ox_node_outs(tn__oxe *e, const char *op, const char *const *in, int nin, const char *const *outs, int nout, tn__pbw *attrs) {
     tn__pbw m;
     memset(&m, 0, sizeof m);
     for (int k = 0; k < nin; k++) tn__pbw_str(&m, 1, in[k] ? in[k] : "");
-    tn__pbw_str(&m, 2, out);
+    for (int k = 0; k < nout; k++) tn__pbw_str(&m, 2, outs[k] ? outs[k] : "");
     char nm[48];
     snprintf(nm, sizeof nm, "%s_%d", op, e->ntmp++);
     tn__pbw_str(&m, 3, nm);
     tn__pbw_str(&m, 4, op);
     if (attrs) { tn__pbw_put(&m, attrs->p, attrs->n); if (attrs->failed) m.failed = true; tn__pbw_free(attrs); }
     tn__pbw_msg(&e->nodes, 1, &m);
+}
+static void tn__ox_node(tn__oxe *e, const char *op, const char *const *in, int nin, const char *out, tn__pbw *attrs) {
+    tn__ox_node_outs(e, op, in, nin, &out, 1, attrs);
 }
 static void tn__ox_node1(tn__oxe *e, const char *op, const char *a, const char *out) { tn__ox_node(e, op, &a, 1, out, NULL); }
 static void tn__ox_node2(tn__oxe *e, const char *op, const char *a, const char *b, const char *out) {
@@ -36406,6 +37071,76 @@ static const char *tn__ox_binary_name(int op) {
     case LOGICAL_XOR: return "Xor";
     default: return NULL;
     }
+}
+
+/* The RNN layers' fused recurrences as ONNX's LSTM, GRU or RNN over gi = x W_ih^T + b (the
+   projection is the graph's own nodes): X = gi, W a permutation matrix [1, GH, GH] from our
+   gate order (LSTM i, f, g, o; GRU r, z, n) to ONNX's (i, o, f, c; z, r, h), R = w_hh's rows
+   in ONNX's order; the GRU's b_hh as B's recurrence half (linear_before_reset=1, which is
+   PyTorch's GRU). The LSTM's result [L + 1, N, H] is Y's h_t then Y_c; the others' Y. */
+static int tn__ox_rnn(tn__oxe *e, const tn__gnode *n, const char *x, const char *out) {
+    const tn_graph *g = e->g;
+    const bool lstm = n->op == J_LSTM, gru = !lstm && n->i[0] == TN__RNN_GRU;
+    const tn_dtype dt = g->vals[n->out].dtype;
+    const int64_t H = g->vals[n->in[1]].shape[1], G = lstm ? 4 : gru ? 3 : 1, GH = G * H;
+    static const int64_t from_lstm[4] = {0, 3, 1, 2}, from_gru[3] = {1, 0, 2}, from_rnn[1] = {0};   /* ONNX's gate block j is our block from[j] */
+    const int64_t *from = lstm ? from_lstm : gru ? from_gru : from_rnn;
+    const int wv = n->in[lstm ? 3 : 2];
+    char b0[32], b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], b7[32], b8[32], b9[32];
+    int64_t *idx = (int64_t *)tn__malloc_n(e->fn, GH, sizeof(int64_t));
+    tn_tensor *W = tn_zeros(TN_SHAPE(1, GH, GH), dt);
+    if (!idx || !W) { TN_FREE(idx); return -1; }
+    for (int64_t j = 0; j < G; j++)
+        for (int64_t r = 0; r < H; r++) {
+            idx[j * H + r] = from[j] * H + r;
+            if (dt == TN_F32) ((float *)tn_data_ptr(W))[(j * H + r) * GH + from[j] * H + r] = 1;
+            else ((double *)tn_data_ptr(W))[(j * H + r) * GH + from[j] * H + r] = 1;
+        }
+    tn_tensor *ix = tn_from_data(idx, TN_SHAPE(GH), TN_I64);
+    TN_FREE(idx);
+    const char *perm = tn__ox_const(e, ix, b0);
+    tn__pbw a;
+    memset(&a, 0, sizeof a);
+    tn__ox_attr_int(&a, "axis", 0);
+    const char *gin[2] = {tn__ox_use(e, wv), perm};
+    tn__ox_node(e, "Gather", gin, 2, tn__ox_tmp(e, b1), &a);   /* b1: w_hh's rows, reordered */
+    const int64_t rs[3] = {1, GH, H}, hs[3] = {1, -1, H}, ys[3] = {0, -1, H}, bs[2] = {1, 2 * GH};
+    tn__ox_node2(e, "Reshape", b1, tn__ox_ints(e, rs, 3, b2), tn__ox_tmp(e, b3));                       /* b3: R */
+    tn__ox_node2(e, "Reshape", tn__ox_use(e, n->in[1]), tn__ox_ints(e, hs, 3, b2), tn__ox_tmp(e, b4));   /* b4: initial_h */
+    if (lstm) tn__ox_node2(e, "Reshape", tn__ox_use(e, n->in[2]), tn__ox_ints(e, hs, 3, b2), tn__ox_tmp(e, b5));   /* b5: initial_c */
+    if (gru) {   /* b6: B = [0 (Wb), b_hh reordered (Rb)] */
+        memset(&a, 0, sizeof a);
+        tn__ox_attr_int(&a, "axis", 0);
+        const char *bin[2] = {tn__ox_use(e, n->in[3]), perm};
+        tn__ox_node(e, "Gather", bin, 2, tn__ox_tmp(e, b7), &a);
+        memset(&a, 0, sizeof a);
+        tn__ox_attr_int(&a, "axis", 0);
+        const char *cin[2] = {tn__ox_const(e, tn_zeros(TN_SHAPE(GH), dt), b8), b7};
+        tn__ox_node(e, "Concat", cin, 2, tn__ox_tmp(e, b9), &a);
+        tn__ox_node2(e, "Reshape", b9, tn__ox_ints(e, bs, 2, b2), tn__ox_tmp(e, b6));
+    }
+    const char *lin[7] = {x, tn__ox_const(e, W, b2), b3, gru ? b6 : "", "", b4, lstm ? b5 : ""};
+    const char *louts[3] = {tn__ox_tmp(e, b7), "", lstm ? tn__ox_tmp(e, b8) : ""};   /* Y, -, Y_c */
+    memset(&a, 0, sizeof a);
+    tn__ox_attr_int(&a, "hidden_size", H);
+    if (n->i[lstm ? 0 : 1]) tn__ox_attr_str(&a, "direction", "reverse");
+    if (gru) tn__ox_attr_int(&a, "linear_before_reset", 1);
+    if (!lstm && !gru && n->i[0] == TN__RNN_RELU) {
+        tn__pbw m;
+        memset(&m, 0, sizeof m);
+        tn__pbw_str(&m, 1, "activations");
+        tn__pbw_int(&m, 20, 8);   /* STRINGS */
+        tn__pbw_str(&m, 9, "Relu");
+        tn__pbw_msg(&a, 5, &m);
+    }
+    tn__ox_node_outs(e, lstm ? "LSTM" : gru ? "GRU" : "RNN", lin, lstm ? 7 : 6, louts, lstm ? 3 : 1, &a);
+    if (!lstm) { tn__ox_node2(e, "Reshape", b7, tn__ox_ints(e, ys, 3, b2), out); return 0; }   /* [L, 1, N, H] -> [L, N, H] */
+    tn__ox_node2(e, "Reshape", b7, tn__ox_ints(e, ys, 3, b2), tn__ox_tmp(e, b9));
+    const char *cin[2] = {b9, b8};
+    memset(&a, 0, sizeof a);
+    tn__ox_attr_int(&a, "axis", 0);
+    tn__ox_node(e, "Concat", cin, 2, out, &a);
+    return 0;
 }
 
 /* One graph node as ONNX nodes whose last output is `out`. 0, or -1 with an error. */
@@ -36611,6 +37346,7 @@ static int tn__ox_emit(tn__oxe *e, const tn__gnode *n, const char *out) {
         tn__ox_node(e, mx ? "MaxPool" : "AveragePool", &x, 1, out, &a);
         return 0;
     }
+    case J_LSTM: case J_RNN_SEQ: return tn__ox_rnn(e, n, x, out);
     case J_BATCH_NORM: {   /* ours: x, mean, var, weight, bias; ONNX's: X, scale, B, mean, var */
         const int64_t c = g->vals[n->in[0]].ndim > 1 ? g->vals[n->in[0]].shape[1] : 1;
         const char *sc = n->in[3] >= 0 ? tn__ox_use(e, n->in[3]) : tn__ox_const(e, tn_ones(&c, 1, dt), b0);
@@ -37017,6 +37753,17 @@ static int tn__oxn_ints(const tn__oxn *n, const char *name, int64_t *v, int cap)
     return r < 0 ? -2 : cnt;
 }
 
+/* A string attribute (empty when absent). */
+static tn__pbs tn__oxn_str(const tn__oxn *n, const char *name) {
+    tn__pbs sv = {NULL, 0};
+    const tn__oxa *a = tn__oxn_attr(n, name);
+    if (!a) return sv;
+    tn__pbs m = a->msg;
+    tn__pbf f;
+    while (tn__pb_next(&m, &f) > 0) if (f.field == 4 && f.wt == 2) sv = f.s;
+    return sv;
+}
+
 /* values */
 static int tn__oxi_add(tn__oxi *c, char *name, tn_tensor *t, int gv) {   /* takes name and the reference t */
     if (c->nv == c->cap) {
@@ -37198,6 +37945,141 @@ static int tn__oxi_window(tn__oxi *c, const tn__oxn *n, const tn_tensor *x, cons
 }
 
 /* One ONNX node: its outputs bound. 0, or -1 with an error. */
+/* ONNX's LSTM, GRU (linear_before_reset=1, as PyTorch's) and RNN (layout 0, the default
+   activations or RNN's Relu; no peepholes, clip or sequence_lens) as, per direction, the
+   projection gi = X W^T + Wb (+ Rb but the GRU's) in graph ops, then the layers' fused
+   recurrence (J_LSTM, J_RNN_SEQ) with W, R and the biases' rows reordered from ONNX's gate
+   order (LSTM i, o, f, c; GRU z, r, h) to ours (i, f, g, o; r, z, n). Outputs Y [L, D, N, H],
+   Y_h and, for the LSTM, Y_c [D, N, H]. */
+static int tn__oxi_rnn(tn__oxi *c, const tn__oxn *n, const int *in) {
+    const char *fn = c->fn;
+    char b[64], nm[16];
+    const bool lstm = tn__pbs_eq(n->op, "LSTM"), gru = tn__pbs_eq(n->op, "GRU");
+    snprintf(nm, sizeof nm, "%s", lstm ? "LSTM" : gru ? "GRU" : "RNN");
+    const int64_t G = lstm ? 4 : gru ? 3 : 1;
+    if (n->nin < 3 || in[1] < 0 || in[2] < 0) return TN__FAIL_INT("%s: %s takes X, W and R", fn, nm);
+    if ((n->nin > 4 && in[4] >= 0) || (n->nin > 7 && in[7] >= 0)) return TN__FAIL_INT("%s: %s with sequence_lens or peepholes (P) is not supported", fn, nm);
+    if (tn__oxn_int(n, "layout", 0) != 0 || tn__oxn_int(n, "input_forget", 0) != 0 || tn__oxn_attr(n, "clip"))
+        return TN__FAIL_INT("%s: %s with layout=1, input_forget=1 or clip is not supported", fn, nm);
+    if (gru && tn__oxn_int(n, "linear_before_reset", 0) != 1)
+        return TN__FAIL_INT("%s: GRU with linear_before_reset=0 is not supported (PyTorch's GRU is linear_before_reset=1)", fn);
+    bool relu = false;
+    const tn__oxa *acts = tn__oxn_attr(n, "activations");
+    if (acts) {   /* only the defaults: LSTM f = Sigmoid, g = h = Tanh; GRU Sigmoid, Tanh; RNN Tanh (or Relu) */
+        static const char *const want_lstm[3] = {"Sigmoid", "Tanh", "Tanh"}, *const want_gru[2] = {"Sigmoid", "Tanh"};
+        tn__pbs m = acts->msg;
+        tn__pbf f;
+        int k = 0;
+        while (tn__pb_next(&m, &f) > 0) {
+            if (f.field != 9 || f.wt != 2) continue;
+            const bool ok = lstm ? tn__pbs_eq(f.s, want_lstm[k % 3]) : gru ? tn__pbs_eq(f.s, want_gru[k % 2]) :
+                            (k == 0 ? (relu = tn__pbs_eq(f.s, "Relu")) || tn__pbs_eq(f.s, "Tanh") : tn__pbs_eq(f.s, relu ? "Relu" : "Tanh"));
+            k++;
+            if (!ok) return TN__FAIL_INT("%s: %s with activation %s is not supported (only the defaults%s)", fn, nm, tn__pbs_show(f.s, b, sizeof b), lstm || gru ? "" : ", or Relu");
+        }
+    }
+    const tn__pbs dir = tn__oxn_str(n, "direction");
+    const bool bidi = tn__pbs_eq(dir, "bidirectional"), rev = tn__pbs_eq(dir, "reverse");
+    if (dir.n && !bidi && !rev && !tn__pbs_eq(dir, "forward")) return TN__FAIL_INT("%s: %s: direction '%s' is not valid", fn, nm, tn__pbs_show(dir, b, sizeof b));
+    const int D = bidi ? 2 : 1;
+    const tn_tensor *X = tn__oxi_ex(c, in[0]), *W = tn__oxi_ex(c, in[1]), *R = tn__oxi_ex(c, in[2]);
+    const int64_t H = tn__oxn_int(n, "hidden_size", R->ndim == 3 ? R->shape[2] : -1);
+    if (X->ndim != 3 || (X->dtype != TN_F32 && X->dtype != TN_F64) || X->shape[0] < 1 || H < 1 || H > INT32_MAX / 8 || W->ndim != 3 ||
+        W->shape[0] != D || W->shape[1] != G * H || W->shape[2] != X->shape[2] || R->ndim != 3 || R->shape[0] != D || R->shape[1] != G * H ||
+        R->shape[2] != H || W->dtype != X->dtype || R->dtype != X->dtype)
+        return TN__FAIL_INT("%s: %s: X %s, W %s and R %s do not fit hidden_size %lld and %d direction(s) (X [L > 0, N, I] of float32 or float64, W [D, %lldH, I], R [D, %lldH, H])",
+                            fn, nm, TN__SHAPE(X), TN__SHAPE(W), TN__SHAPE(R), (long long)H, D, (long long)G, (long long)G);
+    const int64_t L = X->shape[0], N = X->shape[1], GH = G * H;
+    for (int k = 5; k < (lstm ? 7 : 6); k++)
+        if (n->nin > k && in[k] >= 0) {
+            const tn_tensor *s = tn__oxi_ex(c, in[k]);
+            if (s->ndim != 3 || s->shape[0] != D || s->shape[1] != N || s->shape[2] != H || s->dtype != X->dtype)
+                return TN__FAIL_INT("%s: %s: %s is %s, expected [%d, %lld, %lld]", fn, nm, k == 5 ? "initial_h" : "initial_c", TN__SHAPE(s), D, (long long)N, (long long)H);
+        }
+    const bool has_b = n->nin > 3 && in[3] >= 0;
+    if (has_b) {
+        const tn_tensor *B = tn__oxi_ex(c, in[3]);
+        if (B->ndim != 2 || B->shape[0] != D || B->shape[1] != 2 * GH || B->dtype != X->dtype)
+            return TN__FAIL_INT("%s: %s: B is %s, expected [%d, %lld]", fn, nm, TN__SHAPE(B), D, (long long)(2 * GH));
+    }
+    /* our gate block k reads ONNX's block of[k] */
+    static const int64_t of_lstm[4] = {0, 2, 3, 1}, of_gru[3] = {1, 0, 2}, of_rnn[1] = {0};
+    const int64_t *of = lstm ? of_lstm : gru ? of_gru : of_rnn;
+    tn_tensor *ix = tn__new(TN_I64, TN_CPU, TN_SHAPE(GH));
+    if (!ix) return -1;
+    for (int64_t k = 0; k < G; k++) for (int64_t j = 0; j < H; j++) ((int64_t *)tn_data_ptr(ix))[k * H + j] = of[k] * H + j;
+    const int perm = tn__oxi_add(c, NULL, ix, -1);
+    int ys[2] = {-1, -1}, hs[2] = {-1, -1}, cs[2] = {-1, -1};
+    const int64_t t10[2] = {1, 0}, y4[4] = {L, 1, N, H}, s3[3] = {1, N, H}, ax0 = 0;
+    for (int d = 0; d < D && perm >= 0; d++) {
+        const bool rv = rev || d == 1;
+        const int64_t sel[2] = {0, d};
+        int e[2], w = tn__oxi_op1(c, J_SELECT, in[1], sel, 2);   /* W[d] rows in our order, transposed */
+        e[0] = w; e[1] = perm;
+        w = w < 0 ? -1 : tn__oxi_op(c, J_INDEX_SELECT, 0, e, 2, &ax0, 1, NULL, 0);
+        w = w < 0 ? -1 : tn__oxi_op1(c, J_PERMUTE, w, t10, 2);
+        int rr = tn__oxi_op1(c, J_SELECT, in[2], sel, 2);
+        e[0] = rr;
+        rr = rr < 0 ? -1 : tn__oxi_op(c, J_INDEX_SELECT, 0, e, 2, &ax0, 1, NULL, 0);
+        e[0] = in[0]; e[1] = w;
+        int gi = w < 0 ? -1 : tn__oxi_op(c, J_MATMUL, 0, e, 2, NULL, 0, NULL, 0), bh = -1;
+        if (has_b && gi >= 0) {   /* gi += Wb (+ Rb), reordered; the GRU's Rb is the recurrence's b_hh */
+            int bb = tn__oxi_op1(c, J_SELECT, in[3], sel, 2);
+            const int64_t lo[4] = {0, 0, GH, 1}, hi[4] = {0, GH, 2 * GH, 1};
+            const int wb = bb < 0 ? -1 : tn__oxi_op1(c, J_SLICE, bb, lo, 4), rb = bb < 0 ? -1 : tn__oxi_op1(c, J_SLICE, bb, hi, 4);
+            bb = wb < 0 || rb < 0 ? -1 : gru ? wb : tn__oxi_binary(c, ADD, wb, rb);
+            e[0] = bb; e[1] = perm;
+            bb = bb < 0 ? -1 : tn__oxi_op(c, J_INDEX_SELECT, 0, e, 2, &ax0, 1, NULL, 0);
+            gi = bb < 0 ? -1 : tn__oxi_binary(c, ADD, gi, bb);
+            e[0] = rb;
+            if (gru) bh = rb < 0 ? -1 : tn__oxi_op(c, J_INDEX_SELECT, 0, e, 2, &ax0, 1, NULL, 0);
+        }
+        if (!lstm && (!gru || !has_b)) {   /* the recurrence's b_hh: zeros (the RNN's kernel reads none) */
+            tn_tensor *z = tn__full_on(TN_SHAPE(GH), 0, X->dtype, TN_CPU);
+            bh = z ? tn__oxi_add(c, NULL, z, -1) : -1;
+        }
+        int st[2] = {-1, -1};
+        for (int k = 0; k < (lstm ? 2 : 1); k++) {
+            if (n->nin > 5 + k && in[5 + k] >= 0) st[k] = tn__oxi_op1(c, J_SELECT, in[5 + k], sel, 2);
+            else {
+                tn_tensor *z = tn__full_on(TN_SHAPE(N, H), 0, X->dtype, TN_CPU);
+                st[k] = z ? tn__oxi_add(c, NULL, z, -1) : -1;
+            }
+        }
+        int seq = -1;
+        if (lstm && gi >= 0 && rr >= 0 && st[0] >= 0 && st[1] >= 0) {
+            const int li[4] = {gi, st[0], st[1], rr};
+            const int64_t rvi = rv;
+            seq = tn__oxi_op(c, J_LSTM, 0, li, 4, &rvi, 1, NULL, 0);
+        } else if (!lstm && gi >= 0 && rr >= 0 && st[0] >= 0 && bh >= 0) {
+            const int li[4] = {gi, st[0], rr, bh};
+            const int64_t mi[2] = {gru ? TN__RNN_GRU : relu ? TN__RNN_RELU : TN__RNN_TANH, rv};
+            seq = tn__oxi_op(c, J_RNN_SEQ, 0, li, 4, mi, 2, NULL, 0);
+        }
+        const int64_t sy[4] = {0, 0, L, 1}, sh[2] = {0, rv ? 0 : L - 1}, sc[2] = {0, L};
+        ys[d] = seq < 0 ? -1 : lstm ? tn__oxi_op1(c, J_SLICE, seq, sy, 4) : seq;
+        ys[d] = ys[d] < 0 ? -1 : tn__oxi_reshape(c, ys[d], y4, 4);
+        hs[d] = seq < 0 ? -1 : tn__oxi_op1(c, J_SELECT, seq, sh, 2);
+        hs[d] = hs[d] < 0 ? -1 : tn__oxi_reshape(c, hs[d], s3, 3);
+        cs[d] = !lstm ? 0 : seq < 0 ? -1 : tn__oxi_op1(c, J_SELECT, seq, sc, 2);
+        cs[d] = !lstm ? 0 : cs[d] < 0 ? -1 : tn__oxi_reshape(c, cs[d], s3, 3);
+        if (ys[d] < 0 || hs[d] < 0 || cs[d] < 0) break;
+    }
+    int outs[3] = {ys[0], hs[0], cs[0]};
+    if (D == 2 && ys[1] >= 0 && hs[1] >= 0 && cs[1] >= 0) {
+        const int64_t a1 = 1, a0 = 0;
+        outs[0] = tn__oxi_op(c, J_CAT, 0, ys, 2, &a1, 1, NULL, 0);
+        outs[1] = tn__oxi_op(c, J_CAT, 0, hs, 2, &a0, 1, NULL, 0);
+        outs[2] = lstm ? tn__oxi_op(c, J_CAT, 0, cs, 2, &a0, 1, NULL, 0) : 0;
+    } else if (D == 2) outs[0] = -1;
+    for (int k = 0; k < (lstm ? 3 : 2); k++) {
+        if (outs[k] < 0) { char b2[64]; return TN__FAIL_INT("%s: node %s (%s): %s", fn, tn__pbs_show(n->name, b2, sizeof b2), nm, tn_last_error()); }
+        if (k < n->nout && tn__oxi_bind(c, n->out[k], outs[k])) return -1;
+    }
+    if (!lstm && n->nout > 2 && n->out[2].n) return TN__FAIL_INT("%s: %s has 2 outputs, got %d", fn, nm, n->nout);
+    return 0;
+}
+
 static int tn__oxi_node(tn__oxi *c, const tn__oxn *n) {
     char b[64];
     const char *fn = c->fn;
@@ -37216,7 +38098,7 @@ static int tn__oxi_node(tn__oxi *c, const tn__oxn *n) {
     int64_t iv[TN__JIT_MAXI], sh[TN_MAX_DIMS];
     if (n->nout < 1) return tn__oxi_fail(c, "a node without outputs");
     for (int k = 1; k < n->nout; k++)   /* extra outputs (dropout's mask, pooling's indices, norms' statistics) */
-        if (n->out[k].n && !tn__pbs_eq(op, "Split")) return TN__FAIL_INT("%s: %s with its output %d used is not supported", fn, tn__pbs_show(op, b, sizeof b), k);
+        if (n->out[k].n && !tn__pbs_eq(op, "Split") && !tn__pbs_eq(op, "LSTM") && !tn__pbs_eq(op, "GRU") && !tn__pbs_eq(op, "RNN")) return TN__FAIL_INT("%s: %s with its output %d used is not supported", fn, tn__pbs_show(op, b, sizeof b), k);
     if (n->domain.n && !tn__pbs_eq(n->domain, "ai.onnx")) {
         char b2[64];
         return TN__FAIL_INT("%s: operator %s.%s is not supported (only the default domain's operators)", fn, tn__pbs_show(n->domain, b2, sizeof b2), tn__pbs_show(op, b, sizeof b));
@@ -37707,6 +38589,7 @@ static int tn__oxi_node(tn__oxi *c, const tn__oxn *n) {
         if (!t) return -1;
         r = tn__oxi_add(c, NULL, t, -1);
     }
+    else if (tn__pbs_eq(op, "LSTM") || tn__pbs_eq(op, "GRU") || tn__pbs_eq(op, "RNN")) return tn__oxi_rnn(c, n, in);
     if (r == -2) {
         char b2[64];
         return TN__FAIL_INT("%s: operator %s%s%s (opset %lld) is not supported (node %s)", fn, n->domain.n ? tn__pbs_show(n->domain, b2, sizeof b2) : "", n->domain.n ? "." : "",

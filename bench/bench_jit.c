@@ -8,7 +8,10 @@
  * graph optimised (tn_graph_optimize) and replayed, and PyTorch 1.13's eager forward of the
  * same architecture (bench/bench_jit.py, run from here with the same thread count). Each
  * figure is the median of REPS timed calls after warm-up, eager and replay alternating.
- * Also each side's peak tensor memory per forward (tn_memory_stats). Build: make build/bench_jit.
+ * Also eager's peak tensor memory per forward (tn_memory_stats), the optimised graph's arena
+ * (its static memory plan: tn_graph_arena_bytes), the storages one steady optimised replay
+ * allocates (tn_memory_allocations: 0 under the plan) and how many nodes it runs fused.
+ * Build: make build/bench_jit.
  *     ./build/bench_jit [REPS]        (REPS for batch 64; batch 1 runs 10x as many)
  */
 #define _POSIX_C_SOURCE 200809L
@@ -57,8 +60,8 @@ static double torch_ms(const char *name, int64_t batch, int threads, int reps) {
 int main(int argc, char **argv) {
     const int reps64 = argc > 1 ? atoi(argv[1]) : 20;
     const char *names[2] = {"cnn", "transformer"};
-    printf("| model | batch | threads | eager ms | replay ms | optimised replay ms | PyTorch eager ms | optimised / eager | eager peak MB | replay peak MB |\n");
-    printf("|---|---|---|---|---|---|---|---|---|---|\n");
+    printf("| model | batch | threads | eager ms | replay ms | optimised replay ms | PyTorch eager ms | optimised / eager | eager peak MB | arena MB | allocs / replay | fused nodes |\n");
+    printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (int w = 0; w < 2; w++) {
         tn_module *m = make(names[w]);
         tn_module_eval(m);
@@ -72,17 +75,18 @@ int main(int argc, char **argv) {
             for (int threads = 1; threads <= 2; threads++) {
                 tn_set_num_threads(threads);
                 double *t[3];
-                int64_t peak[3] = {0, 0, 0};
+                int64_t peak[3] = {0, 0, 0}, allocs = -1;
                 for (int k = 0; k < 3; k++) t[k] = (double *)malloc((size_t)reps * sizeof(double));
                 tn_no_grad_begin();
                 for (int it = -3; it < reps; it++) {
                     for (int k = 0; k < 3; k++) {
                         tn_scope_begin();
                         tn_memory_stats_reset_peak();
-                        const int64_t base = tn_memory_stats_get().live_bytes;
+                        const int64_t base = tn_memory_stats_get().live_bytes, a0 = tn_memory_allocations();
                         double t0 = now_ms();
                         tn_tensor *y = k == 0 ? tn_module_forward(m, x) : tn_graph_forward(k == 1 ? g : o, x);
                         double t1 = now_ms();
+                        if (k == 2 && it == reps - 1) allocs = tn_memory_allocations() - a0;
                         if (!y) { fprintf(stderr, "%s\n", tn_last_error()); return 1; }
                         const int64_t p = tn_memory_stats_get().peak_bytes - base;
                         if (p > peak[k]) peak[k] = p;
@@ -93,8 +97,8 @@ int main(int argc, char **argv) {
                 tn_no_grad_end();
                 double e = median(t[0], reps), r = median(t[1], reps), ro = median(t[2], reps);
                 double pt = torch_ms(names[w], batch, threads, reps);
-                printf("| %s | %lld | %d | %.3f | %.3f | %.3f | %.3f | %.2f | %.1f | %.1f |\n", names[w], (long long)batch, threads, e, r, ro, pt, ro / e,
-                       peak[0] / 1048576.0, peak[2] / 1048576.0);
+                printf("| %s | %lld | %d | %.3f | %.3f | %.3f | %.3f | %.2f | %.1f | %.1f | %lld | %d |\n", names[w], (long long)batch, threads, e, r, ro, pt, ro / e,
+                       peak[0] / 1048576.0, tn_graph_arena_bytes(o) / 1048576.0, (long long)allocs, tn_graph_fused_nodes(o));
                 fflush(stdout);
                 for (int k = 0; k < 3; k++) free(t[k]);
             }

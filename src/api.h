@@ -360,6 +360,10 @@ typedef struct tn_memory_stats {
 } tn_memory_stats;
 TNDEF tn_memory_stats tn_memory_stats_get(void);
 TNDEF void tn_memory_stats_reset_peak(void);
+/* Storage allocations made through the devices' allocators since start (each tensor
+   storage whose data is not inline: more than 64 bytes, or not on the CPU). A graph replay
+   under its memory plan serves its storages from the plan's arena and counts none here. */
+TNDEF int64_t tn_memory_allocations(void);
 /* The CPU backend keeps freed blocks of 64 KiB or more for reuse (up to TN_CPU_CACHE_LIMIT,
    1 GiB by default): these give the cache back / tell its size. */
 TNDEF void tn_cpu_empty_cache(void);
@@ -3806,6 +3810,15 @@ TNDEF int tn_graph_optimize(tn_graph *g);
 TNDEF int tn_graph_num_inputs(const tn_graph *g);
 TNDEF int tn_graph_num_outputs(const tn_graph *g);
 TNDEF int tn_graph_num_nodes(const tn_graph *g);
+/* The bytes of the replay's static memory plan (0: none yet). Under no_grad on the CPU the
+   second run of a graph records the storages its nodes make, the later runs serve them from
+   one arena (a steady replay allocates no storage: tn_memory_allocations); an output the
+   caller still holds is never overwritten by a later run. */
+TNDEF int64_t tn_graph_arena_bytes(const tn_graph *g);
+/* How many nodes the replay runs fused: chains of elementwise nodes (each result read only by
+   the next, one float dtype and shape) run under no_grad as one pass through the members'
+   kernels, with no intermediate tensors. -1 with an error. */
+TNDEF int tn_graph_fused_nodes(tn_graph *g);
 TNDEF const char *tn_graph_node_op(const tn_graph *g, int i);   /* "aten::addmm"; thread-local buffer, NULL out of range */
 TNDEF char *tn_graph_str(const tn_graph *g);   /* print(traced.graph): torch.jit's form; free with tn_string_free */
 TNDEF int tn_graph_print(const tn_graph *g);   /* tn_graph_str to stdout */

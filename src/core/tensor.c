@@ -1,4 +1,4 @@
-static int64_t tn__live_tensors, tn__live_storages, tn__live_bytes, tn__peak_bytes;
+static int64_t tn__live_tensors, tn__live_storages, tn__live_bytes, tn__peak_bytes, tn__storage_allocs;
 static const tn_backend *tn__backends[TN_NUM_DEVICES];
 static const tn_backend *tn__cpu_backend_get(void);   /* section 17 */
 
@@ -99,6 +99,13 @@ static void tn__trace_attach(tn__tracer *tr, tn_node *nd, tn_tensor *out);
 static void tn__trace_alias(tn__tracer *tr, tn_tensor *x, tn_tensor *r);
 static void tn__trace_refuse(tn__tracer *tr, const char *what);
 static void tn__trace_storage(tn__tracer *tr, const tn_storage *s);   /* made during the trace */
+/* A graph replay's static memory plan (src/jit/memplan.c): while its nodes run on this
+   thread, the CPU storages they make are recorded (the planning run) or served from the
+   plan's arena at their planned offsets (the runs after it). */
+typedef struct tn__mhook tn__mhook;
+static TN__TLS tn__mhook *tn__mhook_on;
+static void *tn__mhook_take(tn__mhook *h, size_t nbytes, void (**deleter)(void *, void *), void **ctx);   /* NULL: allocate as usual */
+static void tn__mhook_note(tn__mhook *h, tn_storage *s);
 
 
 /* The GPU unit, probed once on first use (section 17). */
@@ -127,6 +134,7 @@ TNDEF tn_memory_stats tn_memory_stats_get(void) {
     return s;
 }
 TNDEF void tn_memory_stats_reset_peak(void) { tn__peak_bytes = TN__ATOMIC_LOAD(&tn__live_bytes); }
+TNDEF int64_t tn_memory_allocations(void) { return TN__ATOMIC_LOAD(&tn__storage_allocs); }
 
 static void tn__track_bytes(int64_t delta) {
     int64_t now = TN__ATOMIC_ADD(&tn__live_bytes, delta);
@@ -203,7 +211,14 @@ static tn_storage *tn__storage_new(size_t nbytes, tn_device device) {
     /* small CPU storages carry their data in the same block: one allocation, not two */
     bool inline_data = device == TN_CPU && nbytes <= TN__INLINE_BYTES;
     tn_storage *s = (tn_storage *)(inline_data ? tn__blk_get(TN__BLK_STORAGE, TN__INLINE_OFFSET + TN__INLINE_BYTES) : TN_MALLOC(sizeof *s));
-    void *data = !s ? NULL : inline_data ? (void *)((char *)s + TN__INLINE_OFFSET) : be->alloc(nbytes ? nbytes : 1);
+    void (*deleter)(void *, void *) = NULL;
+    void *ctx = NULL;
+    void *data = !s ? NULL : inline_data ? (void *)((char *)s + TN__INLINE_OFFSET) : NULL;
+    if (s && !inline_data && device == TN_CPU && tn__mhook_on) data = tn__mhook_take(tn__mhook_on, nbytes, &deleter, &ctx);
+    if (s && !data && !inline_data) {
+        data = be->alloc(nbytes ? nbytes : 1);
+        TN__ATOMIC_ADD(&tn__storage_allocs, 1);
+    }
     if (!data) {
         if (inline_data) tn__blk_put(TN__BLK_STORAGE, s);
         else TN_FREE(s);
@@ -216,8 +231,10 @@ static tn_storage *tn__storage_new(size_t nbytes, tn_device device) {
     s->device = device;
     s->inline_data = inline_data;
     TN__ATOMIC_ADD(&tn__live_storages, 1);
-    tn__track_bytes((int64_t)nbytes);
+    if (deleter) { s->deleter = deleter; s->deleter_ctx = ctx; }   /* the arena's bytes are counted once, as the arena */
+    else tn__track_bytes((int64_t)nbytes);
     if (tn__tracing) tn__trace_storage(tn__tracing, s);
+    if (tn__mhook_on && !inline_data && device == TN_CPU) tn__mhook_note(tn__mhook_on, s);
     return s;
 }
 

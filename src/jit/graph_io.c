@@ -164,6 +164,8 @@ static int tn__graph_check_attrs(tn__gparse *ps, const tn__gnode *n, int in_ndim
     case J_CONV2D: lo = hi = 7; break;
     case J_MAX_POOL2D: lo = hi = 9; break;
     case J_AVG_POOL2D: lo = hi = 8; break;
+    case J_LSTM: lo = hi = 1; break;
+    case J_RNN_SEQ: lo = hi = 2; break;
     case J_LAYER_NORM: lo = hi = 1; nd = 1; break;
     default: break;
     }
@@ -172,6 +174,9 @@ static int tn__graph_check_attrs(tn__gparse *ps, const tn__gnode *n, int in_ndim
     if (n->nd != nd) return tn__gp_fail(ps, "wrong number of float attributes for the op");
     if (n->op == J_TO && (n->i[0] < 0 || n->i[0] >= TN_NUM_DTYPES)) return tn__gp_fail(ps, "aten::to: unknown dtype");
     if (n->op == J_SLICE && n->i[3] <= 0) return tn__gp_fail(ps, "aten::slice: step must be positive");
+    if (n->op == J_LSTM && (n->i[0] < 0 || n->i[0] > 1)) return tn__gp_fail(ps, "lstm_recurrence: reverse must be 0 or 1");
+    if (n->op == J_RNN_SEQ && (n->i[1] < 0 || n->i[1] > 1 || (n->i[0] != TN__RNN_TANH && n->i[0] != TN__RNN_RELU && n->i[0] != TN__RNN_GRU)))
+        return tn__gp_fail(ps, "rnn_recurrence: unknown mode, or reverse not 0 or 1");
     return 0;
 }
 static int tn__graph_parse_node(tn__gparse *ps, tn_graph *g) {

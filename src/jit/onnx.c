@@ -227,6 +227,14 @@ static void tn__ox_attr_float(tn__pbw *a, const char *name, double v) {
     tn__pbw_float(&m, 2, (float)v);
     tn__pbw_msg(a, 5, &m);
 }
+static void tn__ox_attr_str(tn__pbw *a, const char *name, const char *v) {
+    tn__pbw m;
+    memset(&m, 0, sizeof m);
+    tn__pbw_str(&m, 1, name);
+    tn__pbw_int(&m, 20, 3);
+    tn__pbw_str(&m, 4, v);
+    tn__pbw_msg(a, 5, &m);
+}
 static void tn__ox_attr_ints(tn__pbw *a, const char *name, const int64_t *v, int n) {
     tn__pbw m;
     memset(&m, 0, sizeof m);
@@ -237,17 +245,20 @@ static void tn__ox_attr_ints(tn__pbw *a, const char *name, const int64_t *v, int
 }
 /* A node: op_type, inputs ("" for an absent optional one), one output, attributes (attrs
    holds attribute fields already, or is NULL). */
-static void tn__ox_node(tn__oxe *e, const char *op, const char *const *in, int nin, const char *out, tn__pbw *attrs) {
+static void tn__ox_node_outs(tn__oxe *e, const char *op, const char *const *in, int nin, const char *const *outs, int nout, tn__pbw *attrs) {
     tn__pbw m;
     memset(&m, 0, sizeof m);
     for (int k = 0; k < nin; k++) tn__pbw_str(&m, 1, in[k] ? in[k] : "");
-    tn__pbw_str(&m, 2, out);
+    for (int k = 0; k < nout; k++) tn__pbw_str(&m, 2, outs[k] ? outs[k] : "");
     char nm[48];
     snprintf(nm, sizeof nm, "%s_%d", op, e->ntmp++);
     tn__pbw_str(&m, 3, nm);
     tn__pbw_str(&m, 4, op);
     if (attrs) { tn__pbw_put(&m, attrs->p, attrs->n); if (attrs->failed) m.failed = true; tn__pbw_free(attrs); }
     tn__pbw_msg(&e->nodes, 1, &m);
+}
+static void tn__ox_node(tn__oxe *e, const char *op, const char *const *in, int nin, const char *out, tn__pbw *attrs) {
+    tn__ox_node_outs(e, op, in, nin, &out, 1, attrs);
 }
 static void tn__ox_node1(tn__oxe *e, const char *op, const char *a, const char *out) { tn__ox_node(e, op, &a, 1, out, NULL); }
 static void tn__ox_node2(tn__oxe *e, const char *op, const char *a, const char *b, const char *out) {
@@ -294,6 +305,76 @@ static const char *tn__ox_binary_name(int op) {
     case LOGICAL_XOR: return "Xor";
     default: return NULL;
     }
+}
+
+/* The RNN layers' fused recurrences as ONNX's LSTM, GRU or RNN over gi = x W_ih^T + b (the
+   projection is the graph's own nodes): X = gi, W a permutation matrix [1, GH, GH] from our
+   gate order (LSTM i, f, g, o; GRU r, z, n) to ONNX's (i, o, f, c; z, r, h), R = w_hh's rows
+   in ONNX's order; the GRU's b_hh as B's recurrence half (linear_before_reset=1, which is
+   PyTorch's GRU). The LSTM's result [L + 1, N, H] is Y's h_t then Y_c; the others' Y. */
+static int tn__ox_rnn(tn__oxe *e, const tn__gnode *n, const char *x, const char *out) {
+    const tn_graph *g = e->g;
+    const bool lstm = n->op == J_LSTM, gru = !lstm && n->i[0] == TN__RNN_GRU;
+    const tn_dtype dt = g->vals[n->out].dtype;
+    const int64_t H = g->vals[n->in[1]].shape[1], G = lstm ? 4 : gru ? 3 : 1, GH = G * H;
+    static const int64_t from_lstm[4] = {0, 3, 1, 2}, from_gru[3] = {1, 0, 2}, from_rnn[1] = {0};   /* ONNX's gate block j is our block from[j] */
+    const int64_t *from = lstm ? from_lstm : gru ? from_gru : from_rnn;
+    const int wv = n->in[lstm ? 3 : 2];
+    char b0[32], b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], b7[32], b8[32], b9[32];
+    int64_t *idx = (int64_t *)tn__malloc_n(e->fn, GH, sizeof(int64_t));
+    tn_tensor *W = tn_zeros(TN_SHAPE(1, GH, GH), dt);
+    if (!idx || !W) { TN_FREE(idx); return -1; }
+    for (int64_t j = 0; j < G; j++)
+        for (int64_t r = 0; r < H; r++) {
+            idx[j * H + r] = from[j] * H + r;
+            if (dt == TN_F32) ((float *)tn_data_ptr(W))[(j * H + r) * GH + from[j] * H + r] = 1;
+            else ((double *)tn_data_ptr(W))[(j * H + r) * GH + from[j] * H + r] = 1;
+        }
+    tn_tensor *ix = tn_from_data(idx, TN_SHAPE(GH), TN_I64);
+    TN_FREE(idx);
+    const char *perm = tn__ox_const(e, ix, b0);
+    tn__pbw a;
+    memset(&a, 0, sizeof a);
+    tn__ox_attr_int(&a, "axis", 0);
+    const char *gin[2] = {tn__ox_use(e, wv), perm};
+    tn__ox_node(e, "Gather", gin, 2, tn__ox_tmp(e, b1), &a);   /* b1: w_hh's rows, reordered */
+    const int64_t rs[3] = {1, GH, H}, hs[3] = {1, -1, H}, ys[3] = {0, -1, H}, bs[2] = {1, 2 * GH};
+    tn__ox_node2(e, "Reshape", b1, tn__ox_ints(e, rs, 3, b2), tn__ox_tmp(e, b3));                       /* b3: R */
+    tn__ox_node2(e, "Reshape", tn__ox_use(e, n->in[1]), tn__ox_ints(e, hs, 3, b2), tn__ox_tmp(e, b4));   /* b4: initial_h */
+    if (lstm) tn__ox_node2(e, "Reshape", tn__ox_use(e, n->in[2]), tn__ox_ints(e, hs, 3, b2), tn__ox_tmp(e, b5));   /* b5: initial_c */
+    if (gru) {   /* b6: B = [0 (Wb), b_hh reordered (Rb)] */
+        memset(&a, 0, sizeof a);
+        tn__ox_attr_int(&a, "axis", 0);
+        const char *bin[2] = {tn__ox_use(e, n->in[3]), perm};
+        tn__ox_node(e, "Gather", bin, 2, tn__ox_tmp(e, b7), &a);
+        memset(&a, 0, sizeof a);
+        tn__ox_attr_int(&a, "axis", 0);
+        const char *cin[2] = {tn__ox_const(e, tn_zeros(TN_SHAPE(GH), dt), b8), b7};
+        tn__ox_node(e, "Concat", cin, 2, tn__ox_tmp(e, b9), &a);
+        tn__ox_node2(e, "Reshape", b9, tn__ox_ints(e, bs, 2, b2), tn__ox_tmp(e, b6));
+    }
+    const char *lin[7] = {x, tn__ox_const(e, W, b2), b3, gru ? b6 : "", "", b4, lstm ? b5 : ""};
+    const char *louts[3] = {tn__ox_tmp(e, b7), "", lstm ? tn__ox_tmp(e, b8) : ""};   /* Y, -, Y_c */
+    memset(&a, 0, sizeof a);
+    tn__ox_attr_int(&a, "hidden_size", H);
+    if (n->i[lstm ? 0 : 1]) tn__ox_attr_str(&a, "direction", "reverse");
+    if (gru) tn__ox_attr_int(&a, "linear_before_reset", 1);
+    if (!lstm && !gru && n->i[0] == TN__RNN_RELU) {
+        tn__pbw m;
+        memset(&m, 0, sizeof m);
+        tn__pbw_str(&m, 1, "activations");
+        tn__pbw_int(&m, 20, 8);   /* STRINGS */
+        tn__pbw_str(&m, 9, "Relu");
+        tn__pbw_msg(&a, 5, &m);
+    }
+    tn__ox_node_outs(e, lstm ? "LSTM" : gru ? "GRU" : "RNN", lin, lstm ? 7 : 6, louts, lstm ? 3 : 1, &a);
+    if (!lstm) { tn__ox_node2(e, "Reshape", b7, tn__ox_ints(e, ys, 3, b2), out); return 0; }   /* [L, 1, N, H] -> [L, N, H] */
+    tn__ox_node2(e, "Reshape", b7, tn__ox_ints(e, ys, 3, b2), tn__ox_tmp(e, b9));
+    const char *cin[2] = {b9, b8};
+    memset(&a, 0, sizeof a);
+    tn__ox_attr_int(&a, "axis", 0);
+    tn__ox_node(e, "Concat", cin, 2, out, &a);
+    return 0;
 }
 
 /* One graph node as ONNX nodes whose last output is `out`. 0, or -1 with an error. */
@@ -499,6 +580,7 @@ static int tn__ox_emit(tn__oxe *e, const tn__gnode *n, const char *out) {
         tn__ox_node(e, mx ? "MaxPool" : "AveragePool", &x, 1, out, &a);
         return 0;
     }
+    case J_LSTM: case J_RNN_SEQ: return tn__ox_rnn(e, n, x, out);
     case J_BATCH_NORM: {   /* ours: x, mean, var, weight, bias; ONNX's: X, scale, B, mean, var */
         const int64_t c = g->vals[n->in[0]].ndim > 1 ? g->vals[n->in[0]].shape[1] : 1;
         const char *sc = n->in[3] >= 0 ? tn__ox_use(e, n->in[3]) : tn__ox_const(e, tn_ones(&c, 1, dt), b0);
@@ -905,6 +987,17 @@ static int tn__oxn_ints(const tn__oxn *n, const char *name, int64_t *v, int cap)
     return r < 0 ? -2 : cnt;
 }
 
+/* A string attribute (empty when absent). */
+static tn__pbs tn__oxn_str(const tn__oxn *n, const char *name) {
+    tn__pbs sv = {NULL, 0};
+    const tn__oxa *a = tn__oxn_attr(n, name);
+    if (!a) return sv;
+    tn__pbs m = a->msg;
+    tn__pbf f;
+    while (tn__pb_next(&m, &f) > 0) if (f.field == 4 && f.wt == 2) sv = f.s;
+    return sv;
+}
+
 /* values */
 static int tn__oxi_add(tn__oxi *c, char *name, tn_tensor *t, int gv) {   /* takes name and the reference t */
     if (c->nv == c->cap) {
@@ -1086,6 +1179,141 @@ static int tn__oxi_window(tn__oxi *c, const tn__oxn *n, const tn_tensor *x, cons
 }
 
 /* One ONNX node: its outputs bound. 0, or -1 with an error. */
+/* ONNX's LSTM, GRU (linear_before_reset=1, as PyTorch's) and RNN (layout 0, the default
+   activations or RNN's Relu; no peepholes, clip or sequence_lens) as, per direction, the
+   projection gi = X W^T + Wb (+ Rb but the GRU's) in graph ops, then the layers' fused
+   recurrence (J_LSTM, J_RNN_SEQ) with W, R and the biases' rows reordered from ONNX's gate
+   order (LSTM i, o, f, c; GRU z, r, h) to ours (i, f, g, o; r, z, n). Outputs Y [L, D, N, H],
+   Y_h and, for the LSTM, Y_c [D, N, H]. */
+static int tn__oxi_rnn(tn__oxi *c, const tn__oxn *n, const int *in) {
+    const char *fn = c->fn;
+    char b[64], nm[16];
+    const bool lstm = tn__pbs_eq(n->op, "LSTM"), gru = tn__pbs_eq(n->op, "GRU");
+    snprintf(nm, sizeof nm, "%s", lstm ? "LSTM" : gru ? "GRU" : "RNN");
+    const int64_t G = lstm ? 4 : gru ? 3 : 1;
+    if (n->nin < 3 || in[1] < 0 || in[2] < 0) return TN__FAIL_INT("%s: %s takes X, W and R", fn, nm);
+    if ((n->nin > 4 && in[4] >= 0) || (n->nin > 7 && in[7] >= 0)) return TN__FAIL_INT("%s: %s with sequence_lens or peepholes (P) is not supported", fn, nm);
+    if (tn__oxn_int(n, "layout", 0) != 0 || tn__oxn_int(n, "input_forget", 0) != 0 || tn__oxn_attr(n, "clip"))
+        return TN__FAIL_INT("%s: %s with layout=1, input_forget=1 or clip is not supported", fn, nm);
+    if (gru && tn__oxn_int(n, "linear_before_reset", 0) != 1)
+        return TN__FAIL_INT("%s: GRU with linear_before_reset=0 is not supported (PyTorch's GRU is linear_before_reset=1)", fn);
+    bool relu = false;
+    const tn__oxa *acts = tn__oxn_attr(n, "activations");
+    if (acts) {   /* only the defaults: LSTM f = Sigmoid, g = h = Tanh; GRU Sigmoid, Tanh; RNN Tanh (or Relu) */
+        static const char *const want_lstm[3] = {"Sigmoid", "Tanh", "Tanh"}, *const want_gru[2] = {"Sigmoid", "Tanh"};
+        tn__pbs m = acts->msg;
+        tn__pbf f;
+        int k = 0;
+        while (tn__pb_next(&m, &f) > 0) {
+            if (f.field != 9 || f.wt != 2) continue;
+            const bool ok = lstm ? tn__pbs_eq(f.s, want_lstm[k % 3]) : gru ? tn__pbs_eq(f.s, want_gru[k % 2]) :
+                            (k == 0 ? (relu = tn__pbs_eq(f.s, "Relu")) || tn__pbs_eq(f.s, "Tanh") : tn__pbs_eq(f.s, relu ? "Relu" : "Tanh"));
+            k++;
+            if (!ok) return TN__FAIL_INT("%s: %s with activation %s is not supported (only the defaults%s)", fn, nm, tn__pbs_show(f.s, b, sizeof b), lstm || gru ? "" : ", or Relu");
+        }
+    }
+    const tn__pbs dir = tn__oxn_str(n, "direction");
+    const bool bidi = tn__pbs_eq(dir, "bidirectional"), rev = tn__pbs_eq(dir, "reverse");
+    if (dir.n && !bidi && !rev && !tn__pbs_eq(dir, "forward")) return TN__FAIL_INT("%s: %s: direction '%s' is not valid", fn, nm, tn__pbs_show(dir, b, sizeof b));
+    const int D = bidi ? 2 : 1;
+    const tn_tensor *X = tn__oxi_ex(c, in[0]), *W = tn__oxi_ex(c, in[1]), *R = tn__oxi_ex(c, in[2]);
+    const int64_t H = tn__oxn_int(n, "hidden_size", R->ndim == 3 ? R->shape[2] : -1);
+    if (X->ndim != 3 || (X->dtype != TN_F32 && X->dtype != TN_F64) || X->shape[0] < 1 || H < 1 || H > INT32_MAX / 8 || W->ndim != 3 ||
+        W->shape[0] != D || W->shape[1] != G * H || W->shape[2] != X->shape[2] || R->ndim != 3 || R->shape[0] != D || R->shape[1] != G * H ||
+        R->shape[2] != H || W->dtype != X->dtype || R->dtype != X->dtype)
+        return TN__FAIL_INT("%s: %s: X %s, W %s and R %s do not fit hidden_size %lld and %d direction(s) (X [L > 0, N, I] of float32 or float64, W [D, %lldH, I], R [D, %lldH, H])",
+                            fn, nm, TN__SHAPE(X), TN__SHAPE(W), TN__SHAPE(R), (long long)H, D, (long long)G, (long long)G);
+    const int64_t L = X->shape[0], N = X->shape[1], GH = G * H;
+    for (int k = 5; k < (lstm ? 7 : 6); k++)
+        if (n->nin > k && in[k] >= 0) {
+            const tn_tensor *s = tn__oxi_ex(c, in[k]);
+            if (s->ndim != 3 || s->shape[0] != D || s->shape[1] != N || s->shape[2] != H || s->dtype != X->dtype)
+                return TN__FAIL_INT("%s: %s: %s is %s, expected [%d, %lld, %lld]", fn, nm, k == 5 ? "initial_h" : "initial_c", TN__SHAPE(s), D, (long long)N, (long long)H);
+        }
+    const bool has_b = n->nin > 3 && in[3] >= 0;
+    if (has_b) {
+        const tn_tensor *B = tn__oxi_ex(c, in[3]);
+        if (B->ndim != 2 || B->shape[0] != D || B->shape[1] != 2 * GH || B->dtype != X->dtype)
+            return TN__FAIL_INT("%s: %s: B is %s, expected [%d, %lld]", fn, nm, TN__SHAPE(B), D, (long long)(2 * GH));
+    }
+    /* our gate block k reads ONNX's block of[k] */
+    static const int64_t of_lstm[4] = {0, 2, 3, 1}, of_gru[3] = {1, 0, 2}, of_rnn[1] = {0};
+    const int64_t *of = lstm ? of_lstm : gru ? of_gru : of_rnn;
+    tn_tensor *ix = tn__new(TN_I64, TN_CPU, TN_SHAPE(GH));
+    if (!ix) return -1;
+    for (int64_t k = 0; k < G; k++) for (int64_t j = 0; j < H; j++) ((int64_t *)tn_data_ptr(ix))[k * H + j] = of[k] * H + j;
+    const int perm = tn__oxi_add(c, NULL, ix, -1);
+    int ys[2] = {-1, -1}, hs[2] = {-1, -1}, cs[2] = {-1, -1};
+    const int64_t t10[2] = {1, 0}, y4[4] = {L, 1, N, H}, s3[3] = {1, N, H}, ax0 = 0;
+    for (int d = 0; d < D && perm >= 0; d++) {
+        const bool rv = rev || d == 1;
+        const int64_t sel[2] = {0, d};
+        int e[2], w = tn__oxi_op1(c, J_SELECT, in[1], sel, 2);   /* W[d] rows in our order, transposed */
+        e[0] = w; e[1] = perm;
+        w = w < 0 ? -1 : tn__oxi_op(c, J_INDEX_SELECT, 0, e, 2, &ax0, 1, NULL, 0);
+        w = w < 0 ? -1 : tn__oxi_op1(c, J_PERMUTE, w, t10, 2);
+        int rr = tn__oxi_op1(c, J_SELECT, in[2], sel, 2);
+        e[0] = rr;
+        rr = rr < 0 ? -1 : tn__oxi_op(c, J_INDEX_SELECT, 0, e, 2, &ax0, 1, NULL, 0);
+        e[0] = in[0]; e[1] = w;
+        int gi = w < 0 ? -1 : tn__oxi_op(c, J_MATMUL, 0, e, 2, NULL, 0, NULL, 0), bh = -1;
+        if (has_b && gi >= 0) {   /* gi += Wb (+ Rb), reordered; the GRU's Rb is the recurrence's b_hh */
+            int bb = tn__oxi_op1(c, J_SELECT, in[3], sel, 2);
+            const int64_t lo[4] = {0, 0, GH, 1}, hi[4] = {0, GH, 2 * GH, 1};
+            const int wb = bb < 0 ? -1 : tn__oxi_op1(c, J_SLICE, bb, lo, 4), rb = bb < 0 ? -1 : tn__oxi_op1(c, J_SLICE, bb, hi, 4);
+            bb = wb < 0 || rb < 0 ? -1 : gru ? wb : tn__oxi_binary(c, ADD, wb, rb);
+            e[0] = bb; e[1] = perm;
+            bb = bb < 0 ? -1 : tn__oxi_op(c, J_INDEX_SELECT, 0, e, 2, &ax0, 1, NULL, 0);
+            gi = bb < 0 ? -1 : tn__oxi_binary(c, ADD, gi, bb);
+            e[0] = rb;
+            if (gru) bh = rb < 0 ? -1 : tn__oxi_op(c, J_INDEX_SELECT, 0, e, 2, &ax0, 1, NULL, 0);
+        }
+        if (!lstm && (!gru || !has_b)) {   /* the recurrence's b_hh: zeros (the RNN's kernel reads none) */
+            tn_tensor *z = tn__full_on(TN_SHAPE(GH), 0, X->dtype, TN_CPU);
+            bh = z ? tn__oxi_add(c, NULL, z, -1) : -1;
+        }
+        int st[2] = {-1, -1};
+        for (int k = 0; k < (lstm ? 2 : 1); k++) {
+            if (n->nin > 5 + k && in[5 + k] >= 0) st[k] = tn__oxi_op1(c, J_SELECT, in[5 + k], sel, 2);
+            else {
+                tn_tensor *z = tn__full_on(TN_SHAPE(N, H), 0, X->dtype, TN_CPU);
+                st[k] = z ? tn__oxi_add(c, NULL, z, -1) : -1;
+            }
+        }
+        int seq = -1;
+        if (lstm && gi >= 0 && rr >= 0 && st[0] >= 0 && st[1] >= 0) {
+            const int li[4] = {gi, st[0], st[1], rr};
+            const int64_t rvi = rv;
+            seq = tn__oxi_op(c, J_LSTM, 0, li, 4, &rvi, 1, NULL, 0);
+        } else if (!lstm && gi >= 0 && rr >= 0 && st[0] >= 0 && bh >= 0) {
+            const int li[4] = {gi, st[0], rr, bh};
+            const int64_t mi[2] = {gru ? TN__RNN_GRU : relu ? TN__RNN_RELU : TN__RNN_TANH, rv};
+            seq = tn__oxi_op(c, J_RNN_SEQ, 0, li, 4, mi, 2, NULL, 0);
+        }
+        const int64_t sy[4] = {0, 0, L, 1}, sh[2] = {0, rv ? 0 : L - 1}, sc[2] = {0, L};
+        ys[d] = seq < 0 ? -1 : lstm ? tn__oxi_op1(c, J_SLICE, seq, sy, 4) : seq;
+        ys[d] = ys[d] < 0 ? -1 : tn__oxi_reshape(c, ys[d], y4, 4);
+        hs[d] = seq < 0 ? -1 : tn__oxi_op1(c, J_SELECT, seq, sh, 2);
+        hs[d] = hs[d] < 0 ? -1 : tn__oxi_reshape(c, hs[d], s3, 3);
+        cs[d] = !lstm ? 0 : seq < 0 ? -1 : tn__oxi_op1(c, J_SELECT, seq, sc, 2);
+        cs[d] = !lstm ? 0 : cs[d] < 0 ? -1 : tn__oxi_reshape(c, cs[d], s3, 3);
+        if (ys[d] < 0 || hs[d] < 0 || cs[d] < 0) break;
+    }
+    int outs[3] = {ys[0], hs[0], cs[0]};
+    if (D == 2 && ys[1] >= 0 && hs[1] >= 0 && cs[1] >= 0) {
+        const int64_t a1 = 1, a0 = 0;
+        outs[0] = tn__oxi_op(c, J_CAT, 0, ys, 2, &a1, 1, NULL, 0);
+        outs[1] = tn__oxi_op(c, J_CAT, 0, hs, 2, &a0, 1, NULL, 0);
+        outs[2] = lstm ? tn__oxi_op(c, J_CAT, 0, cs, 2, &a0, 1, NULL, 0) : 0;
+    } else if (D == 2) outs[0] = -1;
+    for (int k = 0; k < (lstm ? 3 : 2); k++) {
+        if (outs[k] < 0) { char b2[64]; return TN__FAIL_INT("%s: node %s (%s): %s", fn, tn__pbs_show(n->name, b2, sizeof b2), nm, tn_last_error()); }
+        if (k < n->nout && tn__oxi_bind(c, n->out[k], outs[k])) return -1;
+    }
+    if (!lstm && n->nout > 2 && n->out[2].n) return TN__FAIL_INT("%s: %s has 2 outputs, got %d", fn, nm, n->nout);
+    return 0;
+}
+
 static int tn__oxi_node(tn__oxi *c, const tn__oxn *n) {
     char b[64];
     const char *fn = c->fn;
@@ -1104,7 +1332,7 @@ static int tn__oxi_node(tn__oxi *c, const tn__oxn *n) {
     int64_t iv[TN__JIT_MAXI], sh[TN_MAX_DIMS];
     if (n->nout < 1) return tn__oxi_fail(c, "a node without outputs");
     for (int k = 1; k < n->nout; k++)   /* extra outputs (dropout's mask, pooling's indices, norms' statistics) */
-        if (n->out[k].n && !tn__pbs_eq(op, "Split")) return TN__FAIL_INT("%s: %s with its output %d used is not supported", fn, tn__pbs_show(op, b, sizeof b), k);
+        if (n->out[k].n && !tn__pbs_eq(op, "Split") && !tn__pbs_eq(op, "LSTM") && !tn__pbs_eq(op, "GRU") && !tn__pbs_eq(op, "RNN")) return TN__FAIL_INT("%s: %s with its output %d used is not supported", fn, tn__pbs_show(op, b, sizeof b), k);
     if (n->domain.n && !tn__pbs_eq(n->domain, "ai.onnx")) {
         char b2[64];
         return TN__FAIL_INT("%s: operator %s.%s is not supported (only the default domain's operators)", fn, tn__pbs_show(n->domain, b2, sizeof b2), tn__pbs_show(op, b, sizeof b));
@@ -1595,6 +1823,7 @@ static int tn__oxi_node(tn__oxi *c, const tn__oxn *n) {
         if (!t) return -1;
         r = tn__oxi_add(c, NULL, t, -1);
     }
+    else if (tn__pbs_eq(op, "LSTM") || tn__pbs_eq(op, "GRU") || tn__pbs_eq(op, "RNN")) return tn__oxi_rnn(c, n, in);
     if (r == -2) {
         char b2[64];
         return TN__FAIL_INT("%s: operator %s%s%s (opset %lld) is not supported (node %s)", fn, n->domain.n ? tn__pbs_show(n->domain, b2, sizeof b2) : "", n->domain.n ? "." : "",

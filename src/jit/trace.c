@@ -23,7 +23,8 @@
     X(J_CONV2D, "aten::conv2d", 3) X(J_MAX_POOL2D, "aten::max_pool2d", 1) X(J_BATCH_NORM, "aten::batch_norm", 5) \
     X(J_LAYER_NORM, "aten::layer_norm", 3) X(J_IM2COL, "aten::im2col", 1) \
     X(J_SDPA, "aten::scaled_dot_product_attention", 4) \
-    X(J_MATMUL, "aten::matmul", 2) X(J_AVG_POOL2D, "aten::avg_pool2d", 1)   /* these two: made by tn_onnx_load */
+    X(J_MATMUL, "aten::matmul", 2) X(J_AVG_POOL2D, "aten::avg_pool2d", 1) \
+    X(J_LSTM, "tn::lstm_recurrence", 4) X(J_RNN_SEQ, "tn::rnn_recurrence", 4)   /* the RNN layers' fused recurrences (src/modules/rnn.c): no aten op of their own */
 #define TN__JIT_ENUM(e, name, nin) e,
 #define TN__JIT_NAME(e, name, nin) name,
 #define TN__JIT_KEY(e, name, nin) #e,
@@ -63,6 +64,12 @@ struct tn_graph {
     int64_t dyn_size;             /* its size when traced */
     int *uses;                    /* per value: how many node inputs read it (tn__graph_plan; NULL: not planned) */
     int *last_use;                /* per value: the last node reading it (-1: none) */
+    struct tn__fgroup *fg;        /* elementwise chains the replay fuses (tn__graph_plan) */
+    int nfg;
+    int *fgrp;                    /* per node: its fused group, or -1 */
+    tn__mhook *mplan;             /* the static memory plan (src/jit/memplan.c), or NULL */
+    int mruns, mfails;            /* no_grad runs without a plan; plans dropped (3: no more planning) */
+    int64_t mbusy;                /* atomic: runs using the plan now (one at a time) */
 };
 
 static void tn__graph_free_parts(tn_graph *g) {
@@ -70,6 +77,8 @@ static void tn__graph_free_parts(tn_graph *g) {
     for (int i = 0; i < g->nnodes; i++) TN_FREE(g->nodes[i].in);
     TN_FREE(g->vals); TN_FREE(g->nodes); TN_FREE(g->inputs); TN_FREE(g->outputs);
     TN_FREE(g->uses); TN_FREE(g->last_use);
+    TN_FREE(g->fg); TN_FREE(g->fgrp);
+    tn__mhook_free(g->mplan);
 }
 TNDEF void tn_graph_free(tn_graph *g) {
     if (!g) return;
@@ -339,6 +348,24 @@ static int tn__trace_translate(tn__tbuild *b, int k, const char **why) {
             const int64_t a[9] = {g[0], g[1], g[6], g[7], g[4], g[5], g[2], g[3], nd->i[18]};
             memcpy(iv, a, sizeof a);
             ni = 9;
+        } else if (nd->custom_bw == tn__pool_lib_bw && nd->ni == 12 && nd->i[10] != 0) {   /* avg_pool2d as tn__avg_pool records it for the trace */
+            op = J_AVG_POOL2D;
+            const int64_t *g = nd->i;
+            const int64_t a[8] = {g[0], g[1], g[6], g[7], g[4], g[5], g[11], g[10] == 1};
+            memcpy(iv, a, sizeof a);
+            ni = 8;
+        } else if (nd->custom_bw == tn__lstm_seq_bwd && nin == 5 && r->ins[4] && r->ins[4]->dtype == TN_F64) {   /* gi, h0, c0, w_hh, [reverse] */
+            op = J_LSTM;
+            iv[0] = *(const double *)tn_data_ptr(r->ins[4]) != 0;
+            ni = 1;
+            nin = 4;
+        } else if (nd->custom_bw == tn__rnnseq_bwd && nin == 5 && r->ins[4] && r->ins[4]->dtype == TN_F64 && tn_numel(r->ins[4]) == 2) {   /* gi, h0, w_hh, b_hh, [mode, reverse] */
+            op = J_RNN_SEQ;
+            const double *pv = (const double *)tn_data_ptr(r->ins[4]);
+            iv[0] = (int64_t)pv[0];
+            iv[1] = pv[1] != 0;
+            ni = 2;
+            nin = 4;
         } else if (nd->custom_bw == tn__bn_bw && nd->i[0] == 0 && nd->nsaved >= 4) {   /* eval mode: the running statistics were saved for us */
             op = J_BATCH_NORM;
             ndbl = 2; dv[0] = nd->d[1]; dv[1] = nd->d[0];   /* momentum, eps */
@@ -570,6 +597,7 @@ TNDEF int tn_graph_set_dynamic(tn_graph *g, int input, int64_t dim) {
 TNDEF int tn_graph_num_inputs(const tn_graph *g) { return g ? g->ninputs : 0; }
 TNDEF int tn_graph_num_outputs(const tn_graph *g) { return g ? g->noutputs : 0; }
 TNDEF int tn_graph_num_nodes(const tn_graph *g) { return g ? g->nnodes : 0; }
+TNDEF int64_t tn_graph_arena_bytes(const tn_graph *g) { return g && g->mplan && g->mplan->arena ? (int64_t)g->mplan->arena->bytes : 0; }
 static void tn__graph_op_name(const tn__gnode *n, char *buf, size_t cap) {
     if (n->op == J_UNARY) snprintf(buf, cap, "aten::%s", tn_unary_op_name((tn_unary_op)n->sub));
     else if (n->op == J_BINARY) snprintf(buf, cap, "aten::%s", tn_binary_op_name((tn_binary_op)n->sub));
@@ -662,6 +690,31 @@ static tn_tensor *tn__graph_node_run(const tn_graph *g, const tn__gnode *n, tn_t
         return tn_avg_pool2d_opts(a[0], 0, o);
     }
     case J_MATMUL: return tn_matmul(a[0], a[1]);
+    case J_LSTM: {   /* the kernel trusts its operands' sizes: a loaded graph's are checked here */
+        const tn_tensor *gi = a[0], *h0 = a[1], *c0 = a[2], *w = a[3];
+        const bool ok = gi && h0 && c0 && w && gi->ndim == 3 && h0->ndim == 2 && c0->ndim == 2 && w->ndim == 2 && gi->shape[0] > 0 &&
+                        (gi->dtype == TN_F32 || gi->dtype == TN_F64) && h0->dtype == gi->dtype && c0->dtype == gi->dtype && w->dtype == gi->dtype &&
+                        gi->device == TN_CPU && h0->device == TN_CPU && c0->device == TN_CPU && w->device == TN_CPU &&
+                        h0->shape[0] == gi->shape[1] && c0->shape[0] == gi->shape[1] && c0->shape[1] == h0->shape[1] && w->shape[1] == h0->shape[1] &&
+                        w->shape[0] == gi->shape[2] && gi->shape[2] == 4 * h0->shape[1];
+        if (!ok)
+            return (tn_tensor *)tn__error("tn_graph_run: lstm_recurrence takes gi [L > 0, N, 4H], h0 [N, H], c0 [N, H], w_hh [4H, H] of one float dtype on the CPU, got %s, %s, %s, %s",
+                                          gi ? TN__SHAPE(gi) : "(none)", h0 ? TN__SHAPE(h0) : "(none)", c0 ? TN__SHAPE(c0) : "(none)", w ? TN__SHAPE(w) : "(none)");
+        return tn__lstm_seq(a[0], a[1], a[2], a[3], n->i[0] != 0);
+    }
+    case J_RNN_SEQ: {   /* i: the mode (TN__RNN_TANH, _RELU, _GRU), reverse */
+        const tn_tensor *gi = a[0], *h0 = a[1], *w = a[2], *bh = a[3];
+        const int64_t G = n->i[0] == TN__RNN_GRU ? 3 : 1;
+        const bool ok = gi && h0 && w && bh && (n->i[0] == TN__RNN_TANH || n->i[0] == TN__RNN_RELU || n->i[0] == TN__RNN_GRU) && gi->ndim == 3 &&
+                        h0->ndim == 2 && w->ndim == 2 && bh->ndim == 1 && gi->shape[0] > 0 && (gi->dtype == TN_F32 || gi->dtype == TN_F64) &&
+                        h0->dtype == gi->dtype && w->dtype == gi->dtype && bh->dtype == gi->dtype && gi->device == TN_CPU && h0->device == TN_CPU &&
+                        w->device == TN_CPU && bh->device == TN_CPU && h0->shape[0] == gi->shape[1] && w->shape[1] == h0->shape[1] &&
+                        w->shape[0] == gi->shape[2] && gi->shape[2] == G * h0->shape[1] && bh->shape[0] == gi->shape[2];
+        if (!ok)
+            return (tn_tensor *)tn__error("tn_graph_run: rnn_recurrence (mode %lld) takes gi [L > 0, N, GH], h0 [N, H], w_hh [GH, H], b_hh [GH] of one float dtype on the CPU (G = 3 for the GRU, else 1), got %s, %s, %s, %s",
+                                          (long long)n->i[0], gi ? TN__SHAPE(gi) : "(none)", h0 ? TN__SHAPE(h0) : "(none)", w ? TN__SHAPE(w) : "(none)", bh ? TN__SHAPE(bh) : "(none)");
+        return tn__rnnseq((int)n->i[0], a[0], a[1], a[2], a[3], n->i[1] != 0);
+    }
     case J_BATCH_NORM: return tn_batch_norm(a[0], a[1], a[2], a[3], a[4], false, n->d[0], n->d[1]);
     case J_LAYER_NORM: {
         if (!a[0] || n->i[0] < 0 || n->i[0] > a[0]->ndim) return (tn_tensor *)tn__error("tn_graph_run: layer_norm over %lld dims of a %d-d input", (long long)n->i[0], a[0] ? a[0]->ndim : 0);
@@ -675,7 +728,229 @@ static tn_tensor *tn__graph_node_run(const tn_graph *g, const tn__gnode *n, tn_t
    intermediate right after its last use (the allocator's cache hands its block to a later
    node) and may apply an activation in place on a result nothing else reads. Dropped by
    anything that changes the graph (tn__graph_unplan). */
-static void tn__graph_unplan(tn_graph *g) { TN_FREE(g->uses); TN_FREE(g->last_use); g->uses = g->last_use = NULL; }
+static void tn__graph_unplan(tn_graph *g) {
+    TN_FREE(g->uses); TN_FREE(g->last_use); TN_FREE(g->fg); TN_FREE(g->fgrp);
+    g->uses = g->last_use = g->fgrp = NULL;
+    g->fg = NULL;
+    g->nfg = 0;
+    tn__mhook_free(g->mplan);
+    g->mplan = NULL;
+    g->mruns = g->mfails = 0;
+}
+static bool tn__graph_is_output(const tn_graph *g, int v) {
+    for (int i = 0; i < g->noutputs; i++) if (g->outputs[i] == v) return true;
+    return false;
+}
+/* The planning run, node k's result just kept (its inputs not yet released): the
+   result's storage (made here, or earlier: a view) lives as long as its readers. */
+static void tn__graph_mplan_result(const tn_graph *g, tn__mhook *h, int k, tn_tensor *const *v) {
+    if (h->mode != TN__MH_RECORD) return;
+    const tn__gnode *nd = &g->nodes[k];
+    const int ri = tn__mhook_result(h, k, nd->out, v[nd->out] ? v[nd->out]->storage : NULL, nd->in, nd->nin, v);
+    if (ri < 0) return;
+    const int e = g->last_use[nd->out] < 0 ? g->nnodes : g->last_use[nd->out];
+    if (e > h->recs[ri].end) h->recs[ri].end = e;
+    if (tn__graph_is_output(g, nd->out)) h->recs[ri].output = true;
+}
+/* After node k of a planned run (its inputs released): the planning run learns which of
+   the node's storages outlive it, a serving run checks that those planned to end here are
+   free. */
+static void tn__graph_mplan_after(const tn_graph *g, tn__mhook *h, int k, tn_tensor *const *v) {
+    if (h->mode == TN__MH_SERVE) tn__mhook_after_serve(h, k);
+    else tn__mhook_after_record(h, k, v[g->nodes[k].out] ? v[g->nodes[k].out]->storage : NULL);
+}
+/* ---- elementwise fusion ----
+   A chain of elementwise nodes (unary ops, and binary ops whose other operand is a tensor
+   of the same dtype or a 0-d constant: a bias add and GELU, x * sigmoid(x), a residual add
+   and a scale), each node's result read only by the next, all of one float dtype and one
+   shape, runs under no_grad as one pass over the output: the strided iterator walks the
+   output and the chain's outside operands (broadcast as the ops broadcast them), and each
+   of its chunks goes through the members' own CPU kernels in tiles of TN__FUSE_TILE
+   elements, the intermediate values in two tile buffers that stay in L1. The same kernels
+   on the same values: the results are the unfused replay's, bit for bit, with one output
+   written instead of one per member and no intermediate tensors. With grad enabled (autograd
+   needs each node) or when the operands at run time are not as planned (another device or
+   dtype), the members run one by one. */
+#define TN__FUSE_MAX 16    /* members of a group */
+#define TN__FUSE_EXT 10    /* outside operands (the iterator takes TN__MAX_OPS, the output one of them) */
+#define TN__FUSE_TILE 256
+typedef struct tn__fgroup {
+    int n;
+    int node[TN__FUSE_MAX];
+    signed char src[TN__FUSE_MAX][2];   /* per member operand: -1 the previous member's result, else an outside operand */
+    int next;
+    int ext[TN__FUSE_EXT];              /* the outside operands' values */
+} tn__fgroup;
+static bool tn__fuse_candidate(const tn_graph *g, const tn__gnode *n) {
+    const tn__gval *o = &g->vals[n->out];
+    if (o->dtype != TN_F32 && o->dtype != TN_F64) return false;
+    if (n->op == J_UNARY) return n->nin == 1 && n->in[0] >= 0 && g->vals[n->in[0]].dtype == o->dtype && n->sub < LOGICAL_NOT;
+    if (n->op != J_BINARY || n->nin != 2) return false;
+    const int op = n->sub;
+    if (op != ADD && op != SUB && op != MUL && op != DIV && op != POW && op != MAXIMUM && op != MINIMUM) return false;
+    for (int i = 0; i < 2; i++) {
+        const int w = n->in[i];
+        if (w < 0 || (g->vals[w].dtype != o->dtype && !(g->vals[w].kind == TN__GV_CONST && g->vals[w].ndim == 0))) return false;
+    }
+    return true;
+}
+static bool tn__fuse_same_shape(const tn__gval *a, const tn__gval *b) {
+    return a->dtype == b->dtype && a->ndim == b->ndim && !memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof(int64_t));
+}
+/* Add member k to group G (operand slot pred: the previous member's result, -1: none).
+   false when it does not fit. */
+static bool tn__fuse_add(tn__fgroup *G, const tn__gnode *n, int k, int pred) {
+    if (G->n == TN__FUSE_MAX) return false;
+    tn__fgroup t = *G;
+    for (int i = 0; i < n->nin; i++) {
+        if (i == pred) { t.src[t.n][i] = -1; continue; }
+        int e = 0;
+        while (e < t.next && t.ext[e] != n->in[i]) e++;
+        if (e == t.next) {
+            if (t.next == TN__FUSE_EXT) return false;
+            t.ext[t.next++] = n->in[i];
+        }
+        t.src[t.n][i] = (signed char)e;
+    }
+    t.node[t.n++] = k;
+    *G = t;
+    return true;
+}
+/* The groups of g (after uses / last_use): chains followed in node order; then an outside
+   operand last read by a member is kept to the group's last node (the group runs there). */
+static int tn__graph_fuse_plan(tn_graph *g) {
+    int *lastg = (int *)TN_MALLOC((size_t)(g->nvals + 1) * sizeof(int));
+    g->fgrp = (int *)TN_MALLOC((size_t)(g->nnodes + 1) * sizeof(int));
+    g->fg = (tn__fgroup *)TN_MALLOC((size_t)(g->nnodes + 1) * sizeof(tn__fgroup));
+    if (!lastg || !g->fgrp || !g->fg) { TN_FREE(lastg); return TN__FAIL_INT("tn_graph_run: out of memory"); }
+    for (int v = 0; v < g->nvals; v++) lastg[v] = -1;
+    int ng = 0;
+    for (int k = 0; k < g->nnodes; k++) {
+        const tn__gnode *n = &g->nodes[k];
+        g->fgrp[k] = -1;
+        if (!tn__fuse_candidate(g, n)) continue;
+        int gid = -1, pred = -1;
+        for (int i = 0; i < n->nin && gid < 0; i++) {
+            const int w = n->in[i];
+            if (w >= 0 && lastg[w] >= 0 && g->uses[w] == 1 && g->last_use[w] == k &&
+                tn__fuse_same_shape(&g->vals[w], &g->vals[n->out])) { gid = lastg[w]; pred = i; }
+        }
+        if (gid >= 0 && tn__fuse_add(&g->fg[gid], n, k, pred)) lastg[n->in[pred]] = -1;
+        else {
+            gid = ng++;
+            g->fg[gid].n = g->fg[gid].next = 0;
+            if (!tn__fuse_add(&g->fg[gid], n, k, -1)) { ng--; continue; }
+        }
+        lastg[n->out] = gid;
+    }
+    TN_FREE(lastg);
+    int m = 0;
+    for (int q = 0; q < ng; q++) {   /* single members are no groups */
+        const tn__fgroup *G = &g->fg[q];
+        if (G->n < 2) continue;
+        const int last = G->node[G->n - 1];
+        for (int j = 0; j < G->n; j++) g->fgrp[G->node[j]] = m;
+        for (int e = 0; e < G->next; e++)
+            for (int j = 0; j < G->n - 1; j++) if (g->last_use[G->ext[e]] == G->node[j]) g->last_use[G->ext[e]] = last;
+        g->fg[m++] = *G;
+    }
+    g->nfg = m;
+    return 0;
+}
+typedef struct tn__fuse_ctx {
+    const tn_graph *g;
+    const tn__fgroup *G;
+    tn__kctx kc[TN__FUSE_MAX];
+    bool f64;
+} tn__fuse_ctx;
+static void tn__fuse_loop(char **p, const int64_t *s, int64_t n, void *vc) {
+    tn__fuse_ctx *c = (tn__fuse_ctx *)vc;
+    const tn__fgroup *G = c->G;
+    double buf[2][TN__FUSE_TILE];   /* doubles: room for a tile of either dtype */
+    const int64_t es = c->f64 ? 8 : 4;
+    for (int64_t i0 = 0; i0 < n; i0 += TN__FUSE_TILE) {
+        const int64_t m = n - i0 < TN__FUSE_TILE ? n - i0 : TN__FUSE_TILE;
+        for (int j = 0; j < G->n; j++) {
+            const tn__gnode *nd = &c->g->nodes[G->node[j]];
+            char *pp[3];
+            int64_t ss[3];
+            if (j == G->n - 1) { pp[0] = p[0] + i0 * s[0]; ss[0] = s[0]; }
+            else { pp[0] = (char *)buf[j & 1]; ss[0] = es; }
+            for (int i = 0; i < nd->nin; i++) {
+                const int e = G->src[j][i];
+                if (e < 0) { pp[1 + i] = (char *)buf[(j - 1) & 1]; ss[1 + i] = es; }
+                else { pp[1 + i] = p[1 + e] + i0 * s[1 + e]; ss[1 + i] = s[1 + e]; }
+            }
+            if (nd->op == J_UNARY) (c->f64 ? tn__unary_f64 : tn__unary_f32)(pp, ss, m, &c->kc[j]);
+            else (c->f64 ? tn__binary_f64 : tn__binary_f32)(pp, ss, m, &c->kc[j]);
+        }
+    }
+}
+/* Group G in one pass; NULL with *declined when its operands are not as planned (the
+   caller runs the members one by one), NULL with an error when a kernel fails. */
+static tn_tensor *tn__graph_fused_run(const tn_graph *g, const tn__fgroup *G, tn_tensor **v, bool *declined) {
+    const tn__gval *o = &g->vals[g->nodes[G->node[G->n - 1]].out];
+    tn_tensor *ex[TN__FUSE_EXT];
+    int64_t shape[TN_MAX_DIMS];
+    int nd = 0;
+    *declined = true;
+    for (int e = 0; e < G->next; e++) {
+        tn_tensor *t = v[G->ext[e]];
+        if (!t || t->device != TN_CPU || (t->dtype != o->dtype && t->ndim != 0)) return NULL;
+        ex[e] = t;
+        int64_t b[TN_MAX_DIMS];
+        const int r = e ? tn__broadcast(shape, nd, t->shape, t->ndim, b) : t->ndim;
+        if (r < 0) return NULL;
+        memcpy(shape, e ? b : t->shape, (size_t)r * sizeof(int64_t));
+        nd = r;
+    }
+    if (nd != o->ndim) return NULL;
+    for (int d = 1; d < nd; d++) if (shape[d] != o->shape[d]) return NULL;   /* dim 0: the batch may differ */
+    *declined = false;
+    tn_scope_begin();
+    tn__fuse_ctx c;
+    memset(&c, 0, sizeof c);
+    c.g = g;
+    c.G = G;
+    c.f64 = o->dtype == TN_F64;
+    for (int j = 0; j < G->n; j++) {
+        const tn__gnode *n = &g->nodes[G->node[j]];
+        c.kc[j].op = n->sub;
+        if (n->op == J_UNARY) memcpy(c.kc[j].params, n->d, sizeof c.kc[j].params);
+        else c.kc[j].alpha = n->d[0];
+    }
+    for (int e = 0; e < G->next; e++)   /* a 0-d operand of another dtype: as the op converts it */
+        if (ex[e]->dtype != o->dtype && !(ex[e] = tn_to_dtype(ex[e], o->dtype))) { tn_scope_end(); return NULL; }
+    tn_tensor *out = tn__new(o->dtype, TN_CPU, shape, nd);
+    if (out) {
+        tn__iter it;
+        tn__iter_init(&it, shape, nd);
+        tn__iter_add(&it, out);
+        for (int e = 0; e < G->next; e++) tn__iter_add(&it, ex[e]);
+        tn__iter_run_par(&it, tn__fuse_loop, &c, -1);
+        bool failed = false;
+        for (int j = 0; j < G->n; j++) failed = failed || c.kc[j].failed;
+        if (failed) { tn_release(out); out = (tn_tensor *)tn__error("tn_graph_run: a fused elementwise kernel failed"); }
+    }
+    tn_scope_end();
+    return out;
+}
+/* Group G's members one by one (grad enabled, or operands not as planned): the last
+   member's result (a reference of the caller's), or NULL. */
+static tn_tensor *tn__graph_fused_each(const tn_graph *g, const tn__fgroup *G, tn_tensor **v, int64_t batch) {
+    tn_tensor *r = NULL;
+    for (int j = 0; j < G->n; j++) {
+        const tn__gnode *n = &g->nodes[G->node[j]];
+        tn_scope_begin();
+        tn_tensor *x = tn_retain(tn__graph_node_run(g, n, v, batch));
+        tn_scope_end();
+        if (j > 0) { tn_release(v[g->nodes[G->node[j - 1]].out]); v[g->nodes[G->node[j - 1]].out] = NULL; }
+        if (!x) return NULL;
+        if (j < G->n - 1) v[n->out] = x;
+        else r = x;
+    }
+    return r;
+}
 static int tn__graph_plan(tn_graph *g) {
     if (g->uses) return 0;
     g->uses = (int *)TN_MALLOC((size_t)(g->nvals + 1) * sizeof(int));
@@ -685,14 +960,23 @@ static int tn__graph_plan(tn_graph *g) {
     for (int k = 0; k < g->nnodes; k++)
         for (int i = 0; i < g->nodes[k].nin; i++) if (g->nodes[k].in[i] >= 0) { g->uses[g->nodes[k].in[i]]++; g->last_use[g->nodes[k].in[i]] = k; }
     for (int i = 0; i < g->noutputs; i++) g->last_use[g->outputs[i]] = g->nnodes;   /* kept to the end */
+    if (tn__graph_fuse_plan(g)) { tn__graph_unplan(g); return -1; }
     return 0;
 }
+TNDEF int tn_graph_fused_nodes(tn_graph *g) {
+    if (!g) return TN__FAIL_INT("tn_graph_fused_nodes: the graph is NULL");
+    if (tn__graph_plan(g)) return -1;
+    int c = 0;
+    for (int q = 0; q < g->nfg; q++) c += g->fg[q].n;
+    return c;
+}
+
 /* Ops whose result is new memory (never a view of an input): an in-place activation on it
    changes nothing else. */
 static bool tn__graph_fresh(tn__jit_op op) {
     return op == J_UNARY || op == J_BINARY || op == J_TERNARY || op == J_ADDMM || op == J_BADDBMM || op == J_MM || op == J_BMM || op == J_CONV2D ||
            op == J_BATCH_NORM || op == J_LAYER_NORM || op == J_SOFTMAX || op == J_LOG_SOFTMAX || op == J_CAT || op == J_CLONE || op == J_MAX_POOL2D ||
-           op == J_MATMUL || op == J_AVG_POOL2D;
+           op == J_MATMUL || op == J_AVG_POOL2D || op == J_LSTM || op == J_RNN_SEQ;
 }
 static bool tn__graph_inplace_op(int op) {
     return op == RELU || op == SIGMOID || op == TANH || op == GELU || op == GELU_TANH || op == SILU || op == LEAKY_RELU || op == ELU || op == HARDTANH ||
@@ -717,28 +1001,77 @@ TNDEF int tn_graph_run(tn_graph *g, tn_tensor *const *inputs, int n, tn_tensor *
     if (tn__graph_plan(g)) return -1;
     tn_tensor **v = (tn_tensor **)TN_MALLOC((size_t)(g->nvals > 0 ? g->nvals : 1) * sizeof *v);
     if (!v) return TN__FAIL_INT("tn_graph_run: out of memory");
+    /* the static memory plan: no_grad on the CPU (with grad, autograd keeps intermediates
+       past the run); the first run warms the ops' caches, the second records, the others
+       serve. One run at a time uses it; a batch of another size plans anew. */
+    const bool no_grad = !tn_is_grad_enabled();
+    bool cpu = no_grad;
+    for (int i = 0; i < n && cpu; i++) cpu = inputs[i]->device == TN_CPU;
+    tn__mhook *h = NULL;
+    const bool mine = cpu && TN__ATOMIC_ADD(&g->mbusy, 1) == 1;
+    if (mine && g->mfails < 3) {
+        if (g->mplan && g->mplan->batch != batch) { tn__mhook_free(g->mplan); g->mplan = NULL; g->mruns = 0; }
+        if (g->mplan) h = g->mplan;
+        else if (++g->mruns >= 2) h = g->mplan = tn__mhook_new(g->nnodes, g->nvals, batch);
+        if (h && h->mode == TN__MH_SERVE && tn__mhook_ready(h)) h = NULL;
+    }
     for (int i = 0; i < g->nvals; i++) v[i] = g->vals[i].kind == TN__GV_CONST ? g->vals[i].t : NULL;
     for (int i = 0; i < n; i++) v[g->inputs[i]] = inputs[i];
-    const bool no_grad = !tn_is_grad_enabled();
     int rc = 0;
     for (int k = 0; k < g->nnodes && rc == 0; k++) {   /* node results: references of our own, released after their last use */
         const tn__gnode *nd = &g->nodes[k];
         tn_tensor *r = NULL;
+        const tn__fgroup *G = g->fgrp[k] >= 0 ? &g->fg[g->fgrp[k]] : NULL;
+        if (G && k != G->node[G->n - 1]) continue;   /* a fused chain's member: runs with its last */
+        if (G) {
+            if (h) tn__mhook_node(h, k);
+            tn__mhook_on = h;
+            bool declined = true;
+            r = no_grad ? tn__graph_fused_run(g, G, v, &declined) : NULL;
+            if (!r && declined) r = tn__graph_fused_each(g, G, v, batch);
+            tn__mhook_on = NULL;
+            if (!r) {
+                char name[64];
+                tn__graph_op_name(nd, name, sizeof name);
+                rc = TN__FAIL_INT("tn_graph_run: node %d (%s, the last of %d fused) failed: %s", k, name, G->n, tn_last_error());
+                break;
+            }
+            v[nd->out] = r;
+            if (h) tn__graph_mplan_result(g, h, k, v);
+            for (int e = 0; e < G->next; e++) {
+                const int w = G->ext[e];
+                if (g->vals[w].kind == TN__GV_NODE && g->last_use[w] == k && v[w]) { tn_release(v[w]); v[w] = NULL; }
+            }
+            if (h) tn__graph_mplan_after(g, h, k, v);
+            continue;
+        }
         const int u = nd->nin > 0 ? nd->in[0] : -1;
         if (no_grad && nd->op == J_UNARY && tn__graph_inplace_op(nd->sub) && u >= 0 && g->vals[u].kind == TN__GV_NODE && g->uses[u] == 1 &&
             g->last_use[u] == k && v[u] && tn_dtype_is_floating(v[u]->dtype)) {
             int p = k - 1;   /* the producer of u */
             while (p >= 0 && g->nodes[p].out != u) p--;
             if (p >= 0 && tn__graph_fresh(g->nodes[p].op)) {
+                if (h) tn__mhook_node(h, k);
+                tn__mhook_on = h;
                 tn_scope_begin();
                 r = tn__unary_inplace((tn_unary_op)nd->sub, v[u], nd->d);
                 tn_scope_end();
-                if (r) { v[nd->out] = v[u]; v[u] = NULL; continue; }   /* the reference moves with the tensor */
+                tn__mhook_on = NULL;
+                if (r) {   /* the reference moves with the tensor */
+                    v[nd->out] = v[u];
+                    if (h) tn__graph_mplan_result(g, h, k, v);
+                    v[u] = NULL;
+                    if (h) tn__graph_mplan_after(g, h, k, v);
+                    continue;
+                }
             }
         }
+        if (h) tn__mhook_node(h, k);
+        tn__mhook_on = h;
         tn_scope_begin();
         r = tn_retain(tn__graph_node_run(g, nd, v, batch));
         tn_scope_end();
+        tn__mhook_on = NULL;
         if (!r) {
             char name[64];
             tn__graph_op_name(nd, name, sizeof name);
@@ -746,13 +1079,23 @@ TNDEF int tn_graph_run(tn_graph *g, tn_tensor *const *inputs, int n, tn_tensor *
             break;
         }
         v[nd->out] = r;
+        if (h) tn__graph_mplan_result(g, h, k, v);
         for (int i = 0; i < nd->nin; i++) {
             const int w = nd->in[i];
             if (w >= 0 && g->vals[w].kind == TN__GV_NODE && g->last_use[w] == k && v[w]) { tn_release(v[w]); v[w] = NULL; }
         }
+        if (h) tn__graph_mplan_after(g, h, k, v);
     }
     for (int i = 0; i < g->noutputs; i++) outputs[i] = rc ? NULL : tn_retain(v[g->outputs[i]]);
     for (int i = 0; i < g->nvals; i++) if (g->vals[i].kind == TN__GV_NODE) tn_release(v[i]);
+    if (h && h->mode == TN__MH_SERVE) tn__mhook_after_serve(h, g->nnodes);   /* every storage but the outputs' is free */
+    if (h && (rc || h->diverged || (h->mode == TN__MH_RECORD && tn__mhook_place(h)))) {   /* a plan that failed: dropped (planned anew later) */
+        tn__mhook_free(h);
+        g->mplan = NULL;
+        g->mruns = 0;
+        g->mfails++;
+    }
+    if (cpu) TN__ATOMIC_ADD(&g->mbusy, -1);
     for (int i = 0; i < g->noutputs && rc == 0; i++) tn__own(outputs[i]);
     TN_FREE(v);
     return rc ? -1 : g->noutputs;
@@ -827,6 +1170,8 @@ static void tn__graph_sb_attrs(tn__sbuf *b, const tn__gnode *n) {
     case J_BATCH_NORM: tn__sb_printf(b, ", training=False, momentum=%g, eps=%g", n->d[0], n->d[1]); break;
     case J_LAYER_NORM: tn__sb_printf(b, ", normalized_dims=%lld, eps=%g", (long long)n->i[0], n->d[0]); break;
     case J_SDPA: tn__sb_printf(b, ", scale=%g, is_causal=%d", n->d[0], n->d[1] != 0); break;
+    case J_LSTM: tn__sb_printf(b, ", reverse=%s", n->i[0] ? "True" : "False"); break;
+    case J_RNN_SEQ: tn__sb_printf(b, ", mode=%s, reverse=%s", n->i[0] == TN__RNN_GRU ? "GRU" : n->i[0] == TN__RNN_RELU ? "RNN_RELU" : "RNN_TANH", n->i[1] ? "True" : "False"); break;
     default: break;
     }
 }

@@ -387,7 +387,7 @@ static int tn__pool_lib_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, v
     if (!x || !y) return -1;
     const int64_t *g = n->i, mode = n->i[10], N = x->shape[0], C = x->shape[1], H = x->shape[2], W = x->shape[3], OH = g[8], OW = g[9];
     const tn_backend *be = tn__backend(x->device);
-    if (tn__grad_disabled) {
+    if (tn__grad_disabled && be->pool2d) {
         const int64_t geom[7] = {g[0], g[1], g[6], g[7], g[4], g[5], mode};
         tn_tensor *gc = tn_contiguous(gy), *gx = tn__own(tn__new(x->dtype, x->device, x->shape, 4));
         int r = gc && gx ? be->pool2d(x, y, gc, gx, geom) : -1;
@@ -518,12 +518,26 @@ static tn_tensor *tn__avg_pool(const char *fn, tn_tensor *x, int nsp, const int6
     bool declined = true;
     if (x4 && tn__pool_counts(fn, x4, g, ceil_mode)) x4 = NULL;
     if (x4 && !divisor_override) y = tn__pool_lib(x4, g, count_include_pad ? 1 : 2, "AvgPool2DBackward0", &declined);
+    /* tn_trace records the call as one node (the geometry and ceil_mode, replayed and
+       exported as avg_pool2d / AveragePool), not the composite's im2col below */
+    const bool one_node = x4 && declined && tn__tracing && !divisor_override && x4->requires_grad;
     if (x4 && declined) {
         int64_t N = x4->shape[0], C = x4->shape[1], H = x4->shape[2], W = x4->shape[3], OH = g[8], OW = g[9];
+        if (one_node) tn_no_grad_begin();
         tn_tensor *dv = tn__avg_divisors(fn, g, H, W, count_include_pad, divisor_override, x4);
         tn_tensor *planes = tn_reshape(x4, TN_SHAPE(N * C, 1, H, W));
         tn_tensor *sums = planes && dv ? tn_sum_dims(tn__im2col(planes, g), TN_SHAPE(1), false) : NULL;
         y = tn_reshape(tn_div(sums, dv), TN_SHAPE(N, C, OH, OW));
+        if (one_node) {
+            tn_no_grad_end();
+            tn_node *nd = y ? tn__fn_node("AvgPool2DBackward0", tn__pool_lib_bw, &x4, 1) : NULL;
+            if (nd) {
+                tn__node_geom(nd, g, 2, count_include_pad ? 1 : 2, ceil_mode);
+                tn__node_save(nd, x4);
+                tn__node_save_result(nd, y);
+                y = tn__own(tn__node_attach(nd, tn__view_of(y, y->shape, y->strides, y->ndim, y->offset)));
+            }
+        }
     }
     y = y ? tn__pool_output(y, x, nsp) : NULL;
     return tn__scope_return(nsp == 2 ? tn__grad_name(y, "AvgPool2DBackward0") : y);   /* 1-d: SqueezeBackward1, as PyTorch */

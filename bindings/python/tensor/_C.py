@@ -143,6 +143,7 @@ tn_scope_depth i
 tn_scope_begin v
 tn_scope_end v
 tn_memory_stats_get M
+tn_memory_allocations l
 tn_memory_stats_reset_peak v
 tn_ndim i T
 tn_shape L T
@@ -818,6 +819,8 @@ tn_graph_forward T p T
 tn_graph_num_inputs i p
 tn_graph_num_outputs i p
 tn_graph_num_nodes i p
+tn_graph_arena_bytes l p
+tn_graph_fused_nodes i p
 tn_graph_node_op s p i
 tn_graph_str p p
 tn_graph_print i p
