@@ -272,7 +272,7 @@ TEST(test_memory_plan_dynamic_batch_and_grad) {
 }
 
 /* ---- elementwise fusion ---- */
-static tn_tensor *chain_bias_gelu(tn_tensor *const *in, int n, void *user) { (void)n; (void)user; return tn_gelu(tn_add(in[0], in[1]), false); }
+static tn_tensor *chain_bias_gelu(tn_tensor *const *in, int n, void *user) { (void)n; (void)user; return tn_gelu(tn_add(in[0], in[1])); }
 static tn_tensor *chain_swish(tn_tensor *const *in, int n, void *user) { (void)n; (void)user; return tn_mul(in[0], tn_sigmoid(in[0])); }
 static tn_tensor *chain_residual(tn_tensor *const *in, int n, void *user) {   /* (x + y) * 0.5, tanh, - 1, relu */
     (void)n; (void)user;
@@ -280,8 +280,8 @@ static tn_tensor *chain_residual(tn_tensor *const *in, int n, void *user) {   /*
 }
 static tn_tensor *chain_long(tn_tensor *const *in, int n, void *user) {   /* 10 members, parameters, a tensor divisor, a second use of x */
     (void)n; (void)user;
-    tn_tensor *x = in[0], *t = tn_elu(tn_mul(x, in[1]), 0.7);
-    t = tn_leaky_relu(tn_add_alpha(t, x, 0.3), 0.05);
+    tn_tensor *x = in[0], *t = tn_elu(tn_mul(x, in[1]), .alpha = 0.7);
+    t = tn_leaky_relu(tn_add_alpha(t, x, 0.3), .negative_slope = 0.05);
     t = tn_clamp(tn_pow_scalar(t, 2.0), -1.0, 3.0);
     t = tn_div(t, in[2]);
     return tn_maximum(tn_exp(tn_neg(t)), x);
