@@ -511,6 +511,8 @@ TNDEF tn_tensor *tn_multinomial(tn_tensor *probs, int64_t num_samples, bool repl
    to t's dtype; from a Philox one, or on a device, the same transformations of its counters)
    and returned (borrowed). All arguments are positional, as tn_normal's: PyTorch's defaults
    are exponential_(lambd=1), cauchy_(median=0, sigma=1), log_normal_(mean=1, std=2). */
+TNDEF tn_tensor *tn_normal_(tn_tensor *t, double mean, double std, tn_generator *gen);     /* mean + std z; floating t (a non-contiguous one: a normal double each, PyTorch's serial kernel) */
+TNDEF tn_tensor *tn_uniform_(tn_tensor *t, double from, double to, tn_generator *gen);     /* U[from, to); floating t */
 TNDEF tn_tensor *tn_exponential_(tn_tensor *t, double lambd, tn_generator *gen);       /* -log1p(-u) / lambd; floating t */
 TNDEF tn_tensor *tn_geometric_(tn_tensor *t, double p, tn_generator *gen);             /* ceil(log(u) / log1p(-p)), p in (0, 1); any dtype but bool */
 TNDEF tn_tensor *tn_cauchy_(tn_tensor *t, double median, double sigma, tn_generator *gen); /* median + sigma tan(pi (u - 1/2)) */
@@ -2088,6 +2090,19 @@ TN_HD static inline double tn_hardswish_f64(double x) { return x * tn_hardsigmoi
 /* Numerically stable (max subtracted). Integer inputs give float32. */
 TNDEF tn_tensor *tn_softmax(tn_tensor *x, int64_t dim);
 TNDEF tn_tensor *tn_log_softmax(tn_tensor *x, int64_t dim);
+/* F.gumbel_softmax: softmax((logits + g) / tau, dim), g = -log(E) with E drawn as PyTorch
+   draws it (empty_like(logits).exponential_(): from mt19937 PyTorch's numbers for the same
+   seed); hard: the one-hot of its argmax along dim as y_hard - y_soft.detach() + y_soft
+   (the straight-through gradient). eps has no effect (deprecated in PyTorch). */
+#define TN_FIELDS_tn_gumbel_softmax_fn_opts(X) \
+    X(D, tau,  1.0,   "") \
+    X(B, hard, false, "") \
+    X(D, eps,  1e-10, "") \
+    X(I, dim,  -1,    "")
+TN__KW_STRUCT(tn_gumbel_softmax_fn_opts);
+TNDEF tn_tensor *tn_gumbel_softmax_opts(tn_tensor *logits, tn_gumbel_softmax_fn_opts opts);
+#define tn_gumbel_softmax(...) tn_gumbel_softmax_opts(TN__POS_KW(tn_gumbel_softmax_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_gumbel_softmax_str(tn_tensor *logits, const char *options);
 
 /* Activations beyond section 7's relu, gelu, silu, softplus, sigmoid, tanh (floating
    inputs; PyTorch's defaults in the comments). */
@@ -2740,6 +2755,7 @@ TNDEF int tn_init_kaiming_uniform_(tn_tensor *t, double a, const char *mode, con
 TNDEF int tn_init_kaiming_normal_(tn_tensor *t, double a, const char *mode, const char *nonlinearity);
 TNDEF int tn_init_orthogonal_(tn_tensor *t, double gain);
 TNDEF int tn_init_trunc_normal_(tn_tensor *t, double mean, double std, double a, double b);
+TNDEF int tn_init_sparse_(tn_tensor *t, double sparsity, double std);      /* 2-d t: normal_(0, std), then ceil(sparsity rows) zeros per column (PyTorch's std 0.01) */
 
 /* Layers: PyTorch's constructor arguments, the keyword arguments as designated fields after
    the positional ones (each has an _opts and a _str form, section 1). Initialisation as
@@ -5081,6 +5097,9 @@ static const tn__kwkey tn__kw_repeat_interleave[] = {TN_FIELDS_tn_repeat_interle
 #undef TN__KW_T
 #define TN__KW_T tn_diff_fn_opts
 static const tn__kwkey tn__kw_diff[] = {TN_FIELDS_tn_diff_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_gumbel_softmax_fn_opts
+static const tn__kwkey tn__kw_gumbel_softmax[] = {TN_FIELDS_tn_gumbel_softmax_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
 #define TN__KW_T tn_diag_embed_fn_opts
 static const tn__kwkey tn__kw_diag_embed[] = {TN_FIELDS_tn_diag_embed_fn_opts(TN__KW_ROW)};
@@ -7434,11 +7453,13 @@ static void tn__mt_store(char *base, tn_dtype dt, int64_t i, double v, int64_t i
     default: ((bool *)base)[i] = isint ? iv != 0 : v != 0; break;
     }
 }
-static void tn__mt_fill(tn_random_op op, tn_tensor *t, tn_generator *g, double a, double b, int64_t low, uint64_t range) {
+/* serial: normal_ of a non-contiguous tensor (PyTorch's serial kernel: the cached
+   normal_distribution<double> for every element, whatever the count) */
+static void tn__mt_fill(tn_random_op op, tn_tensor *t, tn_generator *g, double a, double b, int64_t low, uint64_t range, bool serial) {
     const int64_t n = tn_numel(t);
     char *base = (char *)tn_data_ptr(t);
     const tn_dtype dt = t->dtype;
-    if (op == NORMAL && n >= 16 && (dt == TN_F32 || dt == TN_F64)) {
+    if (op == NORMAL && n >= 16 && !serial && (dt == TN_F32 || dt == TN_F64)) {
         if (dt == TN_F32) {
             float *d = (float *)base;
             for (int64_t i = 0; i < n; i++) d[i] = tn__mt_unif32(g);
@@ -7470,6 +7491,35 @@ static void tn__mt_fill(tn_random_op op, tn_tensor *t, tn_generator *g, double a
     }
 }
 
+/* normal_fill<Half> / <BFloat16> of a half-precision tensor of 16 or more elements: the
+   uniforms of uniform_real_distribution<scalar_t> (11 or 8 bits of random()), then
+   normal_fill_16 with every step in the dtype: c10's arithmetic between two halves and its
+   std:: math overloads (log, sqrt, cos, sin of a half return a half) round each result.
+   That is 2025 PyTorch for both dtypes and 1.13 for bfloat16; 1.13 had the math overloads
+   for bfloat16 only, so its float16 kept log, sqrt, cos and sin in float (a half ulp or two
+   apart). d: the float staging of the result, every value a half. */
+static float tn__round_half(float x, bool bf) { return bf ? tn__bf2f(tn__f2bf(x)) : tn__h2f(tn__f2h(x)); }
+static void tn__mt_normal16_half(float *d, float mean, float std, bool bf) {
+    for (int j = 0; j < 8; j++) {
+        const float u1 = tn__round_half(1.0f - d[j], bf), u2 = d[j + 8];
+        const float radius = tn__round_half(sqrtf(tn__round_half(-2.0f * tn__round_half(logf(u1), bf), bf)), bf);
+        const float theta = tn__round_half((float)(6.28318530717958647692 * (double)u2), bf);   /* double * Half is a double */
+        const float c = tn__round_half(cosf(theta), bf), s = tn__round_half(sinf(theta), bf);
+        d[j] = tn__round_half(tn__round_half(tn__round_half(radius * c, bf) * std, bf) + mean, bf);
+        d[j + 8] = tn__round_half(tn__round_half(tn__round_half(radius * s, bf) * std, bf) + mean, bf);
+    }
+}
+static void tn__mt_normal_fill_half(float *d, int64_t n, bool bf, double mean, double std, tn_generator *g) {
+    const int digits = bf ? 8 : 11;
+    const float m = tn__round_half((float)mean, bf), s = tn__round_half((float)std, bf);   /* static_cast<scalar_t>(double): through float */
+    for (int64_t i = 0; i < n; i++) d[i] = (float)(tn__mt32(g) & ((1u << digits) - 1)) * ldexpf(1.0f, -digits);
+    for (int64_t i = 0; i + 16 <= n; i += 16) tn__mt_normal16_half(d + i, m, s, bf);
+    if (n % 16) {
+        for (int j = 0; j < 16; j++) d[n - 16 + j] = (float)(tn__mt32(g) & ((1u << digits) - 1)) * ldexpf(1.0f, -digits);
+        tn__mt_normal16_half(d + n - 16, m, s, bf);
+    }
+}
+
 /* v rounded to a float of `digits` significant bits, to nearest even (half's 11, bfloat16's 8;
    the small range the bounds of a draw take) */
 static float tn__round_float_to(double v, int digits) {
@@ -7478,8 +7528,8 @@ static float tn__round_float_to(double v, int digits) {
     const double m = frexp(v, &e);
     return (float)ldexp(nearbyint(ldexp(m, digits)), e - digits);
 }
-static tn_tensor *tn__random(const char *fn, tn_random_op op, const int64_t *shape, int ndim, tn_dtype dtype,
-                             tn_generator *gen, double a, double b, int64_t low, uint64_t range, tn_device device) {
+static tn_tensor *tn__random_ex(const char *fn, tn_random_op op, const int64_t *shape, int ndim, tn_dtype dtype,
+                                tn_generator *gen, double a, double b, int64_t low, uint64_t range, tn_device device, bool serial) {
     if (tn__check_cpu_dtype_arg(fn, dtype)) return NULL;
     if (op != RANDINT && !tn_dtype_is_floating(dtype))
         return (tn_tensor *)tn__error("%s: expected a floating dtype, got %s", fn, tn_dtype_name(dtype));
@@ -7489,8 +7539,8 @@ static tn_tensor *tn__random(const char *fn, tn_random_op op, const int64_t *sha
     tn_generator *g = gen ? gen : &tn__default_gen;
     if (t->device == TN_CPU && g->kind == TN_GEN_MT19937) {
         /* half precision: drawn as float32, rounded. uniform_ as PyTorch's: 11 (bfloat16: 8) bits
-           of random() over the bounds rounded to the dtype, in float; its normals are not
-           reproduced (normal_fill's arithmetic in half) */
+           of random() over the bounds rounded to the dtype, in float; normal_ of 16 or more
+           as normal_fill in the dtype, of fewer (or serial) the normal doubles rounded */
         tn_tensor *d = tn__is_half(dtype) ? tn__new(TN_F32, TN_CPU, t->shape, t->ndim) : tn_retain(t);
         if (!d) { tn_release(t); return NULL; }
         tn__gen_lock(g);
@@ -7501,8 +7551,10 @@ static tn_tensor *tn__random(const char *fn, tn_random_op op, const int64_t *sha
             float *o = (float *)tn_data_ptr(d);
             for (int64_t i = 0; i < tn_numel(d); i++)
                 o[i] = fmaf((float)(tn__mt32(g) & ((1u << digits) - 1)) * ldexpf(1.0f, -digits), bf, af);
+        } else if (op == NORMAL && tn__is_half(dtype) && tn_numel(d) >= 16 && !serial) {
+            tn__mt_normal_fill_half((float *)tn_data_ptr(d), tn_numel(d), dtype == TN_BF16, a, b, g);
         } else {
-            tn__mt_fill(op, d, g, a, b, low, range);
+            tn__mt_fill(op, d, g, a, b, low, range, serial);
         }
         tn__gen_unlock(g);
         int rc = d != t ? tn__copy(t, d) : 0;
@@ -7513,6 +7565,11 @@ static tn_tensor *tn__random(const char *fn, tn_random_op op, const int64_t *sha
     uint64_t off = tn__gen_take(g, tn_numel(t));
     if (tn__backend(t->device)->random(op, t, g->seed, off, a, b, low, range)) { tn_release(t); return NULL; }
     return tn__own(t);
+}
+
+static tn_tensor *tn__random(const char *fn, tn_random_op op, const int64_t *shape, int ndim, tn_dtype dtype,
+                             tn_generator *gen, double a, double b, int64_t low, uint64_t range, tn_device device) {
+    return tn__random_ex(fn, op, shape, ndim, dtype, gen, a, b, low, range, device, false);
 }
 
 TNDEF tn_tensor *tn_rand(const int64_t *shape, int ndim, tn_dtype dtype) { return tn__random("tn_rand", UNIFORM, shape, ndim, dtype, NULL, 0, 1, 0, 0, TN_CPU); }
@@ -7806,6 +7863,38 @@ static tn_tensor *tn__sample_(const char *fn, tn_tensor *t, tn__sampler s, doubl
     const int rc = tn__fill_in_order(t, v, inv);
     tn_scope_end();
     return rc ? NULL : t;
+}
+/* normal_ and uniform_ in place: the values drawn as a new tensor of t's dims in t's
+   memory order (TensorIterator's order) would be, then copied into t; normal_ of a
+   non-contiguous t takes PyTorch's serial kernel (a normal double per element). */
+static tn_tensor *tn__fill_random_(const char *fn, tn_tensor *t, tn_random_op op, double a, double b, tn_generator *gen) {
+    if (tn_numel(t) == 0) return t;
+    int64_t perm[TN_MAX_DIMS], inv[TN_MAX_DIMS], pshape[TN_MAX_DIMS];
+    tn__memory_order(t, perm, inv, pshape);
+    tn_scope_begin();
+    tn_tensor *v = tn__random_ex(fn, op, pshape, t->ndim, t->dtype, gen, a, b, 0, 0, t->device, op == NORMAL && !tn_is_contiguous(t));
+    const int rc = tn__fill_in_order(t, v, inv);
+    tn_scope_end();
+    return rc ? NULL : t;
+}
+TNDEF tn_tensor *tn_normal_(tn_tensor *t, double mean, double std, tn_generator *gen) {
+    const char *fn = "tn_normal_";
+    TN__CHECK_NULL(t);
+    if (tn__check_cpu_dtype(fn, t)) return NULL;
+    if (!(std >= 0)) return (tn_tensor *)tn__error("%s: normal expects std >= 0.0, but found std %g", fn, std);
+    if (!tn_dtype_is_floating(t->dtype)) return (tn_tensor *)tn__error("%s: \"normal_kernel_cpu\" not implemented for '%s'", fn, tn__torch_type_name(t->dtype));
+    return TN__AS(fn, tn__fill_random_(fn, t, NORMAL, mean, std, gen));
+}
+TNDEF tn_tensor *tn_uniform_(tn_tensor *t, double from, double to, tn_generator *gen) {
+    const char *fn = "tn_uniform_";
+    TN__CHECK_NULL(t);
+    if (tn__check_cpu_dtype(fn, t)) return NULL;
+    if (!tn_dtype_is_floating(t->dtype)) return (tn_tensor *)tn__error("%s: \"check_uniform_bounds\" not implemented for '%s'", fn, tn__torch_type_name(t->dtype));
+    if (!(from <= to)) return (tn_tensor *)tn__error("%s: uniform_ expects to return a [from, to) range, but found from=%g > to=%g", fn, from, to);
+    if (!(to - from <= tn__finfo_max(t->dtype)))
+        return (tn_tensor *)tn__error("%s: uniform_ expects to-from <= std::numeric_limits<%s>::max(), but found to=%g and from=%g which result in to-from to exceed the limit",
+                                      fn, tn__torch_type_name(t->dtype), to, from);
+    return TN__AS(fn, tn__fill_random_(fn, t, UNIFORM, from, to, gen));
 }
 static int tn__check_sampler_target(const char *fn, const char *what, tn_tensor *t) {
     if (tn__check_cpu_dtype(fn, t)) return -1;
@@ -14641,6 +14730,28 @@ TNDEF tn_tensor *tn_softmax(tn_tensor *x, int64_t dim) {
 TNDEF tn_tensor *tn_log_softmax(tn_tensor *x, int64_t dim) {
     TN__AUTOCAST(TN__AC_F32_CUDA, tn_log_softmax(ac_[0], dim), x);
     return tn__softmax("tn_log_softmax", LOG_SOFTMAX, x, dim);
+}
+static tn_tensor *tn__gumbel_softmax(tn_tensor *logits, tn_gumbel_softmax_fn_opts o) {
+    TN__CHECK_NULL(logits);
+    if (!tn_dtype_is_floating(logits->dtype))   /* exponential_'s check, as PyTorch's first failure */
+        return (tn_tensor *)tn__error("exponential_ distribution is a continuous probability distribution. dtype must be a floating point but you specified %s",
+                                      tn__torch_type_name(logits->dtype));
+    if (tn__wrap_dim("tn_gumbel_softmax", o.dim, logits->ndim) < 0) return NULL;
+    tn_scope_begin();
+    /* empty_like(logits, legacy_contiguous_format): a contiguous tensor of logits' shape */
+    tn_tensor *e = tn__own(tn__new(logits->dtype, logits->device, logits->shape, logits->ndim));
+    tn_tensor *y = e && tn_exponential_(e, 1.0, NULL) ? tn_softmax(tn_div_scalar(tn_add(logits, tn_neg(tn_log(e))), o.tau), o.dim) : NULL;
+    if (y && o.hard) {
+        tn_tensor *index = tn_argmax_dim(y, o.dim, true);   /* y_soft.max(dim)[1]: the first maximum */
+        tn_tensor *ones = index ? tn_ones_like(tn_to_dtype(index, y->dtype)) : NULL;
+        tn_tensor *y_hard = ones ? tn_scatter(tn_zeros_like(tn_detach(y)), o.dim, index, ones) : NULL;
+        y = y_hard ? tn_add(tn_sub(y_hard, tn_detach(y)), y) : NULL;
+    }
+    return tn__scope_return(y);
+}
+TNDEF tn_tensor *tn_gumbel_softmax_opts(tn_tensor *logits, tn_gumbel_softmax_fn_opts o) { return TN__AS("tn_gumbel_softmax", tn__gumbel_softmax(logits, o)); }
+TNDEF tn_tensor *tn_gumbel_softmax_str(tn_tensor *logits, const char *options) {
+    TN__KW_STR(tn_gumbel_softmax_fn_opts, gumbel_softmax, "tn_gumbel_softmax", options, tn_gumbel_softmax_opts(logits, o));
 }
 
 /* ---- activations ---- */
@@ -23513,38 +23624,14 @@ TNDEF tn_tensor *tn_ctc_loss_str(tn_tensor *log_probs, tn_tensor *targets, tn_te
 /* ============================================================================================================= */
 /* The samplers torch.distributions needs, on the CPU (a CUDA tensor is refused: not on CUDA
    yet), drawn from the library's generators: standard gamma (Marsaglia-Tsang, PyTorch's
-   kernel: its numbers from mt19937; binomial's splitting takes the polar one below), with the
-   implicit-reparameterisation gradient dx/dalpha = -(dP/dalpha) / (dP/dx) of its CDF P;
-   Poisson (PTRS transformed rejection from 10 up, products of uniforms below); binomial
-   (beta splitting of the order statistics, then geometric waiting times); Dirichlet. */
-static double tn__smp_unif(tn_generator *g) {   /* (0, 1): log(0) never */
-    double u;
-    do u = tn_generator_uniform(g); while (u <= 0);
-    return u;
-}
+   kernel: its numbers from mt19937; a Philox generator's normals by the polar method below),
+   with the implicit-reparameterisation gradient dx/dalpha = -(dP/dalpha) / (dP/dx) of its
+   CDF P; Poisson (PTRS transformed rejection from 10 up, products of uniforms below);
+   binomial (PyTorch's BTRS and inversion: its numbers from mt19937); Dirichlet. */
 static double tn__smp_normal(tn_generator *g) {   /* Marsaglia's polar method */
     double u, v, s;
     do { u = 2 * tn_generator_uniform(g) - 1; v = 2 * tn_generator_uniform(g) - 1; s = u * u + v * v; } while (s >= 1 || s == 0);
     return u * sqrt(-2 * log(s) / s);
-}
-/* Gamma(alpha, 1): Marsaglia and Tsang's squeeze for alpha >= 1; alpha < 1 from alpha + 1
-   times U^(1/alpha), in logs so that tiny alpha gives the smallest positive number, not 0 */
-static double tn__smp_gamma(double alpha, tn_generator *g) {
-    if (!(alpha > 0)) return alpha == 0 ? 0 : NAN;
-    if (alpha == INFINITY) return INFINITY;
-    double boost = 0;
-    if (alpha < 1) { boost = log(tn__smp_unif(g)) / alpha; alpha += 1; }
-    const double d = alpha - 1.0 / 3, c = 1 / sqrt(9 * d);
-    for (;;) {
-        double x, v;
-        do { x = tn__smp_normal(g); v = 1 + c * x; } while (v <= 0);
-        v = v * v * v;
-        const double u = tn__smp_unif(g);
-        if (u < 1 - 0.0331 * x * x * x * x || log(u) < 0.5 * x * x + d * (1 - v + log(v))) {
-            const double r = exp(log(d * v) + boost);
-            return r > 0 ? r : 2.2250738585072014e-308;   /* PyTorch clamps to the smallest normal */
-        }
-    }
 }
 /* torch._standard_gamma's CPU kernel (sample_gamma in ATen's Distributions.h): Marsaglia and
    Tsang from the generator's uniform and normal doubles (an mt19937 one: PyTorch's draws for
@@ -23603,30 +23690,65 @@ static double tn__smp_poisson(double lam, tn_generator *g) {
         if (log(V) + log(ia) - log(a / (us * us) + b) <= -lam + k * ll - tn_lgamma_f64(k + 1)) return k;
     }
 }
-/* Binomial(n, p): while n p is large, the k-th smallest of n uniforms is Beta(k, n + 1 - k)
-   (from two gammas): it splits the count at the median, recursing into one side; then the
-   sum of geometric waiting times. p > 1/2 by symmetry. */
-static double tn__smp_binomial(double n, double p, tn_generator *g) {
-    if (!(n >= 0) || !(p >= 0 && p <= 1) || n != floor(n)) return NAN;
-    if (p == 0 || n == 0) return 0;
-    if (p == 1) return n;
-    const double n0 = n;
-    const bool flip = p > 0.5;
-    if (flip) p = 1 - p;
-    double x = 0;
-    while (n * p > 16) {
-        const double k = floor((n + 1) / 2), ga = tn__smp_gamma(k, g), gb = tn__smp_gamma(n + 1 - k, g), y = ga / (ga + gb);
-        if (y <= p) { x += k; n -= k; p = (p - y) / (1 - y); }
-        else { n = k - 1; p /= y; }
-    }
-    const double lq = log1p(-p);
-    double s = 0;
+/* torch.binomial's CPU kernel: sample_binomial of ATen's Distributions.h (after TensorFlow's
+   random_binomial_op) from uniform doubles of the generator (mt19937: PyTorch's numbers for
+   the same seed). count * p >= 10 (p the smaller of prob and 1 - prob): Hormann's BTRS
+   transformed rejection; below, the count of geometric waiting times that fit in count.
+   count <= 0 or prob <= 0 give 0, prob >= 1 count, NaN prob NaN; a float32 kernel keeps
+   its scalar_t steps (products of count and prob, sqrt, k) in float, the rest in double.
+   A count of NaN or infinity gives NaN (PyTorch loops for ever there). */
+static double tn__smp_stirling_tail(double k) {
+    static const double tail[10] = {0.0810614667953272, 0.0413406959554092, 0.0276779256849983, 0.02079067210376509, 0.0166446911898211,
+                                    0.0138761288230707, 0.0118967099458917, 0.0104112652619720, 0.00925546218271273, 0.00833056343336287};
+    if (k <= 9) return tail[(size_t)k];
+    const double kp1sq = (k + 1) * (k + 1);
+    return (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (k + 1);
+}
+static double tn__smp_binomial_inversion(double count, double prob, tn_generator *g, bool f32) {
+    const double logprob = f32 ? (double)log1pf(-(float)prob) : log1p(-prob);
+    double geom_sum = 0, num = 0;
     for (;;) {
-        s += ceil(log(tn__smp_unif(g)) / lq);
-        if (s > n) break;
-        x += 1;
+        geom_sum += ceil(log(tn_generator_uniform(g)) / logprob);
+        if (geom_sum > count) return num;
+        num += 1;
     }
-    return flip ? n0 - x : x;
+}
+static double tn__smp_btrs(double count, double prob, tn_generator *g, bool f32) {
+    const float cf = (float)count, pf = (float)prob;
+    const double stddev = f32 ? (double)sqrtf(cf * pf * (1.0f - pf)) : sqrt(count * prob * (1 - prob));
+    const double b = 1.15 + 2.53 * stddev, a = -0.0873 + 0.0248 * b + 0.01 * prob;
+    const double c = (f32 ? (double)(cf * pf) : count * prob) + 0.5, v_r = 0.92 - 4.2 / b;
+    const double r = f32 ? (double)(pf / (1.0f - pf)) : prob / (1 - prob);
+    const double alpha = (2.83 + 5.1 / b) * stddev;
+    const double m = floor(f32 ? (double)((cf + 1.0f) * pf) : (count + 1) * prob);
+    for (;;) {
+        const double U = tn_generator_uniform(g) - 0.5, V = tn_generator_uniform(g), us = 0.5 - fabs(U);
+        const double kd = floor((2 * a / us + b) * U + c), k = f32 ? (double)(float)kd : kd;
+        if (k < 0 || k > count) continue;
+        if (us >= 0.07 && V <= v_r) return k;
+        /* count - k + 1 and k + 1 in the dtype */
+        const double cmk = f32 ? (double)(cf - (float)k + 1.0f) : count - k + 1, k1 = f32 ? (double)((float)k + 1.0f) : k + 1;
+        const double cp1 = f32 ? (double)(cf + 1.0f) : count + 1, cmkk = f32 ? (double)(cf - (float)k) : count - k;
+        const double upper = (m + 0.5) * log((m + 1) / (r * (count - m + 1))) + cp1 * log((count - m + 1) / cmk) + (k + 0.5) * log(r * cmk / k1) +
+                             tn__smp_stirling_tail(m) + tn__smp_stirling_tail(count - m) - tn__smp_stirling_tail(k) - tn__smp_stirling_tail(cmkk);
+        if (log(V * alpha / (a / (us * us) + b)) <= upper) return k;
+    }
+}
+static double tn__smp_binomial(double count, double prob, tn_generator *g, bool f32) {
+    if (count != count || count == INFINITY) return NAN;
+    if (count <= 0 || prob <= 0) return 0;
+    if (prob >= 1) return count;
+    if (prob <= 0.5) {
+        const double np = f32 ? (double)((float)count * (float)prob) : count * prob;
+        return np >= 10 ? tn__smp_btrs(count, prob, g, f32) : tn__smp_binomial_inversion(count, prob, g, f32);
+    }
+    if (prob > 0.5) {
+        const double q = f32 ? (double)(float)(1.0 - prob) : 1.0 - prob;
+        const double nq = f32 ? (double)((float)count * (float)q) : count * q;
+        const double x = nq >= 10 ? tn__smp_btrs(count, q, g, f32) : tn__smp_binomial_inversion(count, q, g, f32);
+        return f32 ? (double)((float)count - (float)x) : count - x;
+    }
+    return NAN;
 }
 /* dP(alpha, x)/dalpha by a central difference on the smaller of P and Q (its relative digits),
    step 1e-4 min(alpha, sqrt alpha): the scale P changes on; over the density x^(alpha-1) e^-x / Gamma(alpha) */
@@ -23684,10 +23806,12 @@ TNDEF tn_tensor *tn_standard_gamma_grad(tn_tensor *alpha, tn_tensor *x) {
 TNDEF tn_tensor *tn_poisson(tn_tensor *rates, tn_generator *gen) {
     return TN__AS("tn_poisson", tn__smp_map("tn_poisson", rates, NULL, NULL, tn__smp_poisson, gen, rates ? rates->dtype : TN_F32));
 }
-static double tn__smp_binomial2(double n, double p, tn_generator *g) { return tn__smp_binomial(n, p, g); }
+static double tn__smp_binomial_f32(double n, double p, tn_generator *g) { return tn__smp_binomial(n, p, g, true); }
+static double tn__smp_binomial_f64(double n, double p, tn_generator *g) { return tn__smp_binomial(n, p, g, false); }
 TNDEF tn_tensor *tn_binomial(tn_tensor *count, tn_tensor *prob, tn_generator *gen) {
     TN__CHECK_NULL(count, prob);
-    return TN__AS("tn_binomial", tn__smp_map("tn_binomial", count, prob, tn__smp_binomial2, NULL, gen, tn_promote_types(count->dtype, prob->dtype)));
+    const tn_dtype dt = tn_promote_types(count->dtype, prob->dtype);
+    return TN__AS("tn_binomial", tn__smp_map("tn_binomial", count, prob, dt == TN_F64 ? tn__smp_binomial_f64 : tn__smp_binomial_f32, NULL, gen, dt));
 }
 /* Gamma(alpha) draws over their sum along the last dim, as PyTorch's CPU kernel: the gammas
    of alpha as doubles, the quotient cast to alpha's dtype and kept within [its smallest
@@ -26083,14 +26207,18 @@ TNDEF double tn_init_calculate_gain(const char *nl, double param) {
 }
 #define TN__INIT_BEGIN(fn) if (!t) return -1; if (!tn_dtype_is_floating(t->dtype)) return TN__FAIL_INT("%s: expected a floating tensor, got %s", fn, tn_dtype_name(t->dtype)); tn_scope_begin()
 #define TN__INIT_END(src) do { int rc_ = tn__init_fill(t, src); tn_scope_end(); return rc_; } while (0)
-TNDEF int tn_init_uniform_(tn_tensor *t, double a, double b) {
-    TN__INIT_BEGIN("tn_init_uniform_");
-    TN__INIT_END(tn_uniform(a, b, t->shape, t->ndim, t->dtype, NULL));
+/* Tensor.uniform_ / normal_ under no_grad, as PyTorch's init: a non-contiguous t is drawn in
+   its memory order */
+static int tn__init_random(const char *fn, tn_tensor *t, bool normal, double a, double b) {
+    if (!t) return -1;
+    if (!tn_dtype_is_floating(t->dtype)) return TN__FAIL_INT("%s: expected a floating tensor, got %s", fn, tn_dtype_name(t->dtype));
+    tn_no_grad_begin();
+    tn_tensor *r = TN__AS(fn, normal ? tn_normal_(t, a, b, NULL) : tn_uniform_(t, a, b, NULL));
+    tn_no_grad_end();
+    return r ? 0 : -1;
 }
-TNDEF int tn_init_normal_(tn_tensor *t, double mean, double std) {
-    TN__INIT_BEGIN("tn_init_normal_");
-    TN__INIT_END(tn_normal(mean, std, t->shape, t->ndim, t->dtype, NULL));
-}
+TNDEF int tn_init_uniform_(tn_tensor *t, double a, double b) { return tn__init_random("tn_init_uniform_", t, false, a, b); }
+TNDEF int tn_init_normal_(tn_tensor *t, double mean, double std) { return tn__init_random("tn_init_normal_", t, true, mean, std); }
 TNDEF int tn_init_constant_(tn_tensor *t, double value) {
     TN__INIT_BEGIN("tn_init_constant_");
     TN__INIT_END(tn_full(t->shape, t->ndim, value, t->dtype));
@@ -26201,6 +26329,29 @@ TNDEF int tn_init_trunc_normal_(tn_tensor *t, double mean, double std, double a,
         p[i] = v < a ? a : v > b ? b : v;
     }
     TN__INIT_END(r);
+}
+/* PyTorch's sparse_: normal_(0, std), then in each column the rows of the first
+   ceil(sparsity rows) entries of a randperm(rows) (a Python slice: a negative count drops
+   from the end) set to 0, column by column from the default generator. */
+TNDEF int tn_init_sparse_(tn_tensor *t, double sparsity, double std) {
+    const char *fn = "tn_init_sparse_";
+    if (!t) return -1;
+    if (t->ndim != 2) return TN__FAIL_INT("%s: Only tensors with 2 dimensions are supported (got shape %s)", fn, TN__SHAPE(t));
+    const int64_t rows = t->shape[0], cols = t->shape[1];
+    int64_t nz;
+    if (tn__double_to_int64(fn, "ceil(sparsity * rows)", ceil(sparsity * (double)rows), &nz)) return -1;
+    nz = nz < 0 ? (rows + nz > 0 ? rows + nz : 0) : nz < rows ? nz : rows;
+    TN__INIT_BEGIN(fn);
+    tn_no_grad_begin();
+    int rc = TN__AS(fn, tn_normal_(t, 0, std, NULL)) ? 0 : -1;
+    for (int64_t c = 0; c < cols && rc == 0; c++) {
+        tn_tensor *perm = tn_randperm(rows, TN_I64, NULL);
+        tn_tensor *zero = perm ? tn_narrow(perm, 0, 0, nz) : NULL;
+        rc = zero && tn_index_fill_(tn_select(t, 1, c), 0, zero, 0) ? 0 : -1;
+    }
+    tn_no_grad_end();
+    tn_scope_end();
+    return rc;
 }
 
 /* ================================================================================== */

@@ -494,6 +494,8 @@ TNDEF tn_tensor *tn_multinomial(tn_tensor *probs, int64_t num_samples, bool repl
    to t's dtype; from a Philox one, or on a device, the same transformations of its counters)
    and returned (borrowed). All arguments are positional, as tn_normal's: PyTorch's defaults
    are exponential_(lambd=1), cauchy_(median=0, sigma=1), log_normal_(mean=1, std=2). */
+TNDEF tn_tensor *tn_normal_(tn_tensor *t, double mean, double std, tn_generator *gen);     /* mean + std z; floating t (a non-contiguous one: a normal double each, PyTorch's serial kernel) */
+TNDEF tn_tensor *tn_uniform_(tn_tensor *t, double from, double to, tn_generator *gen);     /* U[from, to); floating t */
 TNDEF tn_tensor *tn_exponential_(tn_tensor *t, double lambd, tn_generator *gen);       /* -log1p(-u) / lambd; floating t */
 TNDEF tn_tensor *tn_geometric_(tn_tensor *t, double p, tn_generator *gen);             /* ceil(log(u) / log1p(-p)), p in (0, 1); any dtype but bool */
 TNDEF tn_tensor *tn_cauchy_(tn_tensor *t, double median, double sigma, tn_generator *gen); /* median + sigma tan(pi (u - 1/2)) */
@@ -1979,6 +1981,19 @@ TN__DEFINE_ACTIVATIONS(double, f64, )
 /* Numerically stable (max subtracted). Integer inputs give float32. */
 TNDEF tn_tensor *tn_softmax(tn_tensor *x, int64_t dim);
 TNDEF tn_tensor *tn_log_softmax(tn_tensor *x, int64_t dim);
+/* F.gumbel_softmax: softmax((logits + g) / tau, dim), g = -log(E) with E drawn as PyTorch
+   draws it (empty_like(logits).exponential_(): from mt19937 PyTorch's numbers for the same
+   seed); hard: the one-hot of its argmax along dim as y_hard - y_soft.detach() + y_soft
+   (the straight-through gradient). eps has no effect (deprecated in PyTorch). */
+#define TN_FIELDS_tn_gumbel_softmax_fn_opts(X) \
+    X(D, tau,  1.0,   "") \
+    X(B, hard, false, "") \
+    X(D, eps,  1e-10, "") \
+    X(I, dim,  -1,    "")
+TN__KW_STRUCT(tn_gumbel_softmax_fn_opts);
+TNDEF tn_tensor *tn_gumbel_softmax_opts(tn_tensor *logits, tn_gumbel_softmax_fn_opts opts);
+#define tn_gumbel_softmax(...) tn_gumbel_softmax_opts(TN__POS_KW(tn_gumbel_softmax_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_gumbel_softmax_str(tn_tensor *logits, const char *options);
 
 /* Activations beyond section 7's relu, gelu, silu, softplus, sigmoid, tanh (floating
    inputs; PyTorch's defaults in the comments). */
@@ -2631,6 +2646,7 @@ TNDEF int tn_init_kaiming_uniform_(tn_tensor *t, double a, const char *mode, con
 TNDEF int tn_init_kaiming_normal_(tn_tensor *t, double a, const char *mode, const char *nonlinearity);
 TNDEF int tn_init_orthogonal_(tn_tensor *t, double gain);
 TNDEF int tn_init_trunc_normal_(tn_tensor *t, double mean, double std, double a, double b);
+TNDEF int tn_init_sparse_(tn_tensor *t, double sparsity, double std);      /* 2-d t: normal_(0, std), then ceil(sparsity rows) zeros per column (PyTorch's std 0.01) */
 
 /* Layers: PyTorch's constructor arguments, the keyword arguments as designated fields after
    the positional ones (each has an _opts and a _str form, section 1). Initialisation as

@@ -240,6 +240,8 @@ tn_bernoulli T T G
 tn_bernoulli_p T L i d D G
 tn_randperm T l D G
 tn_multinomial T T l b G
+tn_normal_ T T d d G
+tn_uniform_ T T d d G
 tn_exponential_ T T d G
 tn_geometric_ T T d G
 tn_cauchy_ T T d d G
@@ -662,6 +664,7 @@ tn_logsigmoid T T
 tn_threshold T T d d
 tn_glu T T l
 tn_softmin T T l
+tn_gumbel_softmax_str T T s
 tn_prelu T T T
 tn_rrelu T T d d b
 tn_linear T T T T
@@ -744,6 +747,7 @@ tn_init_kaiming_uniform_ i T d s s
 tn_init_kaiming_normal_ i T d s s
 tn_init_orthogonal_ i T d
 tn_init_trunc_normal_ i T d d d d
+tn_init_sparse_ i T d d
 tn_module_new p p z
 tn_module_free v p
 tn_module_register_buffer T p s T b

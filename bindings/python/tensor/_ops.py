@@ -1438,15 +1438,11 @@ def _uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
     from_ = kw.pop("from", from_)
     if kw:
         raise TypeError(f"uniform_() got unexpected keyword arguments {sorted(kw)}")
-    arr, n = _i64(self.shape)
-    return self._store(_wrap(lib.tn_uniform(_float(from_, "uniform_", "from"), _float(to, "uniform_", "to"), arr, n,
-                                            self.dtype._code, _gen(generator))))
+    return self._inplace(lib.tn_uniform_(self._ptr, _float(from_, "uniform_", "from"), _float(to, "uniform_", "to"), _gen(generator)))
 
 
 def _normal_(self, mean=0.0, std=1.0, *, generator=None):
-    arr, n = _i64(self.shape)
-    return self._store(_wrap(lib.tn_normal(_float(mean, "normal_", "mean"), _float(std, "normal_", "std"), arr, n,
-                                           self.dtype._code, _gen(generator))))
+    return self._inplace(lib.tn_normal_(self._ptr, _float(mean, "normal_", "mean"), _float(std, "normal_", "std"), _gen(generator)))
 
 
 def _bernoulli_(self, p=0.5, *, generator=None):
