@@ -608,6 +608,24 @@ TNDEF tn_tensor *tn_unsqueeze(tn_tensor *t, int64_t dim);
 TNDEF tn_tensor *tn_unfold(tn_tensor *t, int64_t dim, int64_t size, int64_t step);
 TNDEF tn_tensor *tn_as_strided(tn_tensor *t, const int64_t *shape, int ndim, const int64_t *strides, int64_t offset);
 TNDEF tn_tensor *tn_detach(tn_tensor *t);       /* same data, no autograd history */
+/* The view scatters: a copy of t with one view of it (select, slice, diagonal, as_strided)
+   replaced by src (the view's shape; cast to t's dtype), differentiable in t and src.
+   slice_scatter's start / end TN_NONE are None (the whole dim), step > 0; as_strided_scatter's
+   storage_offset TN_NONE is 0 (the copy's own). */
+TNDEF tn_tensor *tn_select_scatter(tn_tensor *t, tn_tensor *src, int64_t dim, int64_t index);
+#define TN_FIELDS_tn_slice_scatter_fn_opts(X) \
+    X(I, dim,   0,       "") \
+    X(I, start, TN_NONE, "") \
+    X(I, end,   TN_NONE, "") \
+    X(I, step,  1,       "")
+TN__KW_STRUCT(tn_slice_scatter_fn_opts);
+TNDEF tn_tensor *tn_slice_scatter_opts(tn_tensor *t, tn_tensor *src, tn_slice_scatter_fn_opts opts);
+#define tn_slice_scatter(t, ...) tn_slice_scatter_opts(t, TN__POS_KW(tn_slice_scatter_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_slice_scatter_str(tn_tensor *t, tn_tensor *src, const char *options);
+TNDEF tn_tensor *tn_diagonal_scatter_opts(tn_tensor *t, tn_tensor *src, tn_diagonal_fn_opts opts);   /* offset 0, dim1 0, dim2 1 */
+#define tn_diagonal_scatter(t, ...) tn_diagonal_scatter_opts(t, TN__POS_KW(tn_diagonal_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_diagonal_scatter_str(tn_tensor *t, tn_tensor *src, const char *options);
+TNDEF tn_tensor *tn_as_strided_scatter(tn_tensor *t, tn_tensor *src, const int64_t *shape, int ndim, const int64_t *strides, int64_t storage_offset);
 
 /* Gathering and scattering; index tensors are int64 (int32 is PyTorch's error for gather/scatter;
    index_select takes it). Results are new tensors. */
@@ -1666,9 +1684,21 @@ TNDEF tn_tensor *tn_var(tn_tensor *x, int64_t correction);
 TNDEF tn_tensor *tn_var_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim);
 TNDEF tn_tensor *tn_std(tn_tensor *x, int64_t correction);
 TNDEF tn_tensor *tn_std_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim);
+/* var_mean / std_mean: var (std) and the mean over the same dims (n = 0: all), the mean in
+   *mean (the result's ownership rule; NULL: not wanted). Floating x. */
+TNDEF tn_tensor *tn_var_mean(tn_tensor *x, int64_t correction, tn_tensor **mean);
+TNDEF tn_tensor *tn_var_mean_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim, tn_tensor **mean);
+TNDEF tn_tensor *tn_std_mean(tn_tensor *x, int64_t correction, tn_tensor **mean);
+TNDEF tn_tensor *tn_std_mean_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim, tn_tensor **mean);
 /* Vector p-norm: p = 2 by default; INFINITY, -INFINITY, 0 (count of nonzeros), any p. */
 TNDEF tn_tensor *tn_norm(tn_tensor *x, double p);
 TNDEF tn_tensor *tn_norm_dims(tn_tensor *x, double p, const int64_t *dims, int n, bool keepdim);
+/* Tensor.renorm: each slice along dim whose p-norm (over the other dims) exceeds maxnorm scaled
+   by maxnorm / (norm + 1e-7); at least 2 dims, p > 0, maxnorm >= 0, floating x. */
+TNDEF tn_tensor *tn_renorm(tn_tensor *x, double p, int64_t dim, double maxnorm);
+/* Tensor.sum_to_size: x summed down to shape, which x's shape must expand from (the
+   gradient of a broadcast). */
+TNDEF tn_tensor *tn_sum_to_size(tn_tensor *x, const int64_t *shape, int ndim);
 TNDEF tn_tensor *tn_logsumexp(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
 TNDEF tn_tensor *tn_cumsum(tn_tensor *x, int64_t dim);
 TNDEF tn_tensor *tn_cumprod(tn_tensor *x, int64_t dim);
@@ -1814,6 +1844,8 @@ TNDEF tn_tensor *tn_kron(tn_tensor *a, tn_tensor *b);     /* Kronecker product (
 /* Contracts dims_a[i] of a with dims_b[i] of b (n pairs); torch.tensordot(dims=k) is the
    last k of a with the first k of b. */
 TNDEF tn_tensor *tn_tensordot(tn_tensor *a, tn_tensor *b, const int64_t *dims_a, const int64_t *dims_b, int n);
+/* torch.inner: the last dims contracted (a 0-d operand multiplies). */
+TNDEF tn_tensor *tn_inner(tn_tensor *a, tn_tensor *b);
 /* linalg.cross along dim (size 3 in both); torch.cross's dim=None rule (the first dim of size 3) is the caller's. */
 TNDEF tn_tensor *tn_cross(tn_tensor *a, tn_tensor *b, int64_t dim);
 /* torch.einsum: "ij,jk->ik", "...ij->...ji", implicit output ("ij,jk"), repeated subscripts
@@ -5097,6 +5129,9 @@ static const tn__kwkey tn__kw_repeat_interleave[] = {TN_FIELDS_tn_repeat_interle
 #undef TN__KW_T
 #define TN__KW_T tn_diff_fn_opts
 static const tn__kwkey tn__kw_diff[] = {TN_FIELDS_tn_diff_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_slice_scatter_fn_opts
+static const tn__kwkey tn__kw_slice_scatter[] = {TN_FIELDS_tn_slice_scatter_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
 #define TN__KW_T tn_gumbel_softmax_fn_opts
 static const tn__kwkey tn__kw_gumbel_softmax[] = {TN_FIELDS_tn_gumbel_softmax_fn_opts(TN__KW_ROW)};
@@ -8500,6 +8535,60 @@ TNDEF tn_tensor *tn_as_strided(tn_tensor *t, const int64_t *shape, int ndim, con
             tn__shape_str(shape, ndim), tn__shape_str(strides, ndim), (long long)offset, (long long)(t->storage->nbytes / (size_t)es));
     return tn__as_strided_record(t, tn__view_own(t, shape, strides, ndim, offset));
 }
+/* The view scatters: the view taken of the flat positions of t (an arange of t's shape)
+   names the elements src replaces, and a scatter along the flattened t writes them
+   (out-of-place, so t and src both get their gradients, to any order: t's outside the view,
+   src's the view's part). kind: 0 select, 1 slice, 2 diagonal, 3 as_strided; a[]: their
+   arguments. */
+static tn_tensor *tn__view_scatter(const char *fn, int kind, tn_tensor *t, tn_tensor *src, const int64_t *a, const int64_t *shape, int ndim) {
+    TN__CHECK_NULL(t, src);
+    if (tn__check_same_device(fn, t, src)) return NULL;
+    if (kind == 1 && a[3] <= 0) return (tn_tensor *)tn__error("%s: slice step must be positive (got %lld)", fn, (long long)a[3]);
+    const int64_t n = tn_numel(t), flat = -1;
+    tn_scope_begin();
+    tn_tensor *pos = tn_reshape(tn_arange(0, (double)n, 1, TN_I64), t->shape, t->ndim), *view = NULL;
+    if (pos && kind == 0) view = tn_select(pos, a[0], a[1]);
+    if (pos && kind == 1) view = tn_slice(pos, a[0], a[1] == TN_NONE ? 0 : a[1], a[2] == TN_NONE ? TN_END : a[2], a[3]);
+    if (pos && kind == 2) {
+        tn_diagonal_fn_opts o = TN_DEFAULTS(tn_diagonal_fn_opts);
+        o.offset = a[0]; o.dim1 = a[1]; o.dim2 = a[2];
+        view = tn_diagonal_opts(pos, o);
+    }
+    if (pos && kind == 3) view = tn_as_strided(pos, shape, ndim, a, a[TN_MAX_DIMS] == TN_NONE ? 0 : a[TN_MAX_DIMS]);
+    if (view && (view->ndim != src->ndim || (view->ndim && memcmp(view->shape, src->shape, (size_t)view->ndim * sizeof(int64_t))))) {
+        tn_scope_end();
+        return (tn_tensor *)tn__error("%s: expected src to have a size equal to the slice of self. src size = %s, slice size = %s", fn, TN__SHAPE(src), TN__SHAPE(view));
+    }
+    tn_tensor *idx = view ? tn_to(tn_reshape(view, &flat, 1), t->device) : NULL;
+    tn_tensor *r = idx ? tn_scatter(tn_reshape(t, &n, 1), 0, idx, tn_reshape(tn_to_dtype(src, t->dtype), &flat, 1)) : NULL;
+    return tn__scope_return(r ? tn_reshape(r, t->shape, t->ndim) : NULL);
+}
+TNDEF tn_tensor *tn_select_scatter(tn_tensor *t, tn_tensor *src, int64_t dim, int64_t index) {
+    const int64_t a[2] = {dim, index};
+    return TN__AS("tn_select_scatter", tn__view_scatter("tn_select_scatter", 0, t, src, a, NULL, 0));
+}
+TNDEF tn_tensor *tn_slice_scatter_opts(tn_tensor *t, tn_tensor *src, tn_slice_scatter_fn_opts o) {
+    const int64_t a[4] = {o.dim, o.start, o.end, o.step};
+    return TN__AS("tn_slice_scatter", tn__view_scatter("tn_slice_scatter", 1, t, src, a, NULL, 0));
+}
+TNDEF tn_tensor *tn_slice_scatter_str(tn_tensor *t, tn_tensor *src, const char *options) {
+    TN__KW_STR(tn_slice_scatter_fn_opts, slice_scatter, "tn_slice_scatter", options, tn_slice_scatter_opts(t, src, o));
+}
+TNDEF tn_tensor *tn_diagonal_scatter_opts(tn_tensor *t, tn_tensor *src, tn_diagonal_fn_opts o) {
+    const int64_t a[3] = {o.offset, o.dim1, o.dim2};
+    return TN__AS("tn_diagonal_scatter", tn__view_scatter("tn_diagonal_scatter", 2, t, src, a, NULL, 0));
+}
+TNDEF tn_tensor *tn_diagonal_scatter_str(tn_tensor *t, tn_tensor *src, const char *options) {
+    TN__KW_STR(tn_diagonal_fn_opts, diagonal, "tn_diagonal_scatter", options, tn_diagonal_scatter_opts(t, src, o));
+}
+TNDEF tn_tensor *tn_as_strided_scatter(tn_tensor *t, tn_tensor *src, const int64_t *shape, int ndim, const int64_t *strides, int64_t storage_offset) {
+    if (ndim < 0 || ndim > TN_MAX_DIMS || (ndim && (!shape || !strides)))
+        return (tn_tensor *)tn__error("tn_as_strided_scatter: invalid size and stride (%d dims)", ndim);
+    int64_t a[TN_MAX_DIMS + 1];
+    if (ndim) memcpy(a, strides, (size_t)ndim * sizeof *a);
+    a[TN_MAX_DIMS] = storage_offset;
+    return TN__AS("tn_as_strided_scatter", tn__view_scatter("tn_as_strided_scatter", 3, t, src, a, shape, ndim));
+}
 
 TNDEF tn_tensor *tn_detach(tn_tensor *t) {
     TN__CHECK_NULL(t);
@@ -11730,6 +11819,28 @@ TNDEF tn_tensor *tn_std_dims(tn_tensor *x, const int64_t *dims, int n, int64_t c
     return r;
 }
 TNDEF tn_tensor *tn_std(tn_tensor *x, int64_t correction) { return tn__grad_name(TN__AS("tn_std", tn_std_dims(x, NULL, 0, correction, false)), "StdBackward0"); }
+static tn_tensor *tn__var_mean_impl(bool sd, tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim, tn_tensor **mean) {
+    TN__CHECK_NULL(x);
+    if (!tn_dtype_is_floating(x->dtype)) return (tn_tensor *)tn__error("%s only support floating point and complex dtypes (got %s)", sd ? "std_mean" : "var_mean", tn__torch_type_name(x->dtype));
+    tn_scope_begin();
+    tn_tensor *v = sd ? tn_std_dims(x, dims, n, correction, keepdim) : tn_var_dims(x, dims, n, correction, keepdim);
+    tn_tensor *m = v ? tn_mean_dims(x, dims, n, keepdim) : NULL;
+    v = m ? tn_keep(v) : NULL;
+    m = v && mean ? tn_keep(m) : NULL;
+    tn_scope_end();
+    if (mean) *mean = m;
+    return v;
+}
+TNDEF tn_tensor *tn_var_mean_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim, tn_tensor **mean) {
+    if (mean) *mean = NULL;
+    return TN__AS("tn_var_mean", tn__var_mean_impl(false, x, dims, n, correction, keepdim, mean));
+}
+TNDEF tn_tensor *tn_var_mean(tn_tensor *x, int64_t correction, tn_tensor **mean) { return tn_var_mean_dims(x, NULL, 0, correction, false, mean); }
+TNDEF tn_tensor *tn_std_mean_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim, tn_tensor **mean) {
+    if (mean) *mean = NULL;
+    return TN__AS("tn_std_mean", tn__var_mean_impl(true, x, dims, n, correction, keepdim, mean));
+}
+TNDEF tn_tensor *tn_std_mean(tn_tensor *x, int64_t correction, tn_tensor **mean) { return tn_std_mean_dims(x, NULL, 0, correction, false, mean); }
 
 TNDEF tn_tensor *tn_norm_dims(tn_tensor *x, double p, const int64_t *dims, int n, bool keepdim) {
     TN__CHECK_NULL(x);
@@ -11753,6 +11864,48 @@ TNDEF tn_tensor *tn_norm_dims(tn_tensor *x, double p, const int64_t *dims, int n
     return r;
 }
 TNDEF tn_tensor *tn_norm(tn_tensor *x, double p) { return tn__grad_name(TN__AS("tn_norm", tn_norm_dims(x, p, NULL, 0, false)), "NormBackward1"); }
+/* renorm as PyTorch's kernel: the norm over the other dims (keepdim), the factor
+   norm > maxnorm ? maxnorm / (norm + 1e-7) : 1, x times it (differentiable through the norm) */
+static tn_tensor *tn__renorm_impl(tn_tensor *x, double p, int64_t dim, double maxnorm) {
+    TN__CHECK_NULL(x);
+    const char *fn = "tn_renorm";
+    if (!(p > 0)) return (tn_tensor *)tn__error("%s: renorm: non-positive-norm not supported", fn);
+    if (!(maxnorm >= 0)) return (tn_tensor *)tn__error("%s: renorm: expected maxnorm to be >= 0 but got %g", fn, maxnorm);
+    if (x->ndim <= 1) return (tn_tensor *)tn__error("%s: renorm: input needs at least 2 dimensions, got %d dimensions", fn, x->ndim);
+    const int d = tn__wrap_dim(fn, dim, x->ndim);
+    if (d < 0) return NULL;
+    if (!tn_dtype_is_floating(x->dtype))
+        return (tn_tensor *)tn__error("%s: linalg.vector_norm: Expected a floating point or complex tensor as input. Got %s", fn, tn__torch_type_name(x->dtype));
+    int64_t others[TN_MAX_DIMS];
+    int n = 0;
+    for (int i = 0; i < x->ndim; i++)
+        if (i != d) others[n++] = i;
+    tn_scope_begin();
+    tn_tensor *norm = tn_norm_dims(x, p, others, n, true);
+    tn_tensor *factor = norm ? tn_where(tn_gt_scalar(norm, maxnorm), tn_div(tn_full_like(norm, maxnorm), tn_add_scalar(norm, 1e-7)), tn_ones_like(norm)) : NULL;
+    return tn__scope_return(factor ? tn_mul(x, tn_to_dtype(factor, x->dtype)) : NULL);
+}
+TNDEF tn_tensor *tn_renorm(tn_tensor *x, double p, int64_t dim, double maxnorm) { return TN__AS("tn_renorm", tn__renorm_impl(x, p, dim, maxnorm)); }
+/* sum_to_size: the leading dims x has beyond shape, and those where shape has 1 and x not,
+   summed (keepdim), then the leading ones dropped */
+static tn_tensor *tn__sum_to_size_impl(tn_tensor *x, const int64_t *shape, int ndim) {
+    TN__CHECK_NULL(x);
+    const char *fn = "tn_sum_to_size";
+    if (ndim < 0 || ndim > TN_MAX_DIMS || (ndim && !shape)) return (tn_tensor *)tn__error("%s: invalid size (%d dims)", fn, ndim);
+    const int lead = x->ndim - ndim;
+    bool ok = lead >= 0;
+    for (int i = 0; ok && i < ndim; i++) ok = shape[i] == 1 || shape[i] == x->shape[lead + i];
+    if (!ok) return (tn_tensor *)tn__error("%s: size {%s} is not expandable to size {%s}.", fn, tn__shape_str(shape, ndim), TN__SHAPE(x));
+    int64_t dims[TN_MAX_DIMS];
+    int n = 0;
+    for (int i = 0; i < x->ndim; i++)
+        if (i < lead || (shape[i - lead] == 1 && x->shape[i] != 1)) dims[n++] = i;
+    if (n == 0) return tn__own(tn_retain(x));   /* PyTorch returns self */
+    tn_scope_begin();
+    tn_tensor *r = tn_sum_dims(x, dims, n, true);
+    return tn__scope_return(r && lead ? tn_reshape(r, shape, ndim) : r);
+}
+TNDEF tn_tensor *tn_sum_to_size(tn_tensor *x, const int64_t *shape, int ndim) { return TN__AS("tn_sum_to_size", tn__sum_to_size_impl(x, shape, ndim)); }
 
 TNDEF tn_tensor *tn_logsumexp(tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
     TN__CHECK_NULL(x);
@@ -14312,6 +14465,15 @@ static tn_tensor *tn__tensordot_impl(tn_tensor *a, tn_tensor *b, const int64_t *
 TNDEF tn_tensor *tn_tensordot(tn_tensor *a, tn_tensor *b, const int64_t *dims_a, const int64_t *dims_b, int n) {
     return TN__AS("tn_tensordot", tn__tensordot_impl(a, b, dims_a, dims_b, n));
 }
+static tn_tensor *tn__inner_impl(tn_tensor *a, tn_tensor *b) {
+    TN__CHECK_NULL(a, b);
+    if (a->ndim == 0 || b->ndim == 0) return tn_mul(a, b);
+    if (a->shape[a->ndim - 1] != b->shape[b->ndim - 1])
+        return (tn_tensor *)tn__error("tn_inner: inner() the last dimension must match on both input tensors but got shapes %s and %s", TN__SHAPE(a), TN__SHAPE(b));
+    const int64_t last = -1;
+    return tn_tensordot(a, b, &last, &last, 1);
+}
+TNDEF tn_tensor *tn_inner(tn_tensor *a, tn_tensor *b) { return TN__AS("tn_inner", tn__inner_impl(a, b)); }
 
 static tn_tensor *tn__cross_impl(tn_tensor *a, tn_tensor *b, int64_t dim) {
     TN__CHECK_NULL(a, b);

@@ -591,6 +591,24 @@ TNDEF tn_tensor *tn_unsqueeze(tn_tensor *t, int64_t dim);
 TNDEF tn_tensor *tn_unfold(tn_tensor *t, int64_t dim, int64_t size, int64_t step);
 TNDEF tn_tensor *tn_as_strided(tn_tensor *t, const int64_t *shape, int ndim, const int64_t *strides, int64_t offset);
 TNDEF tn_tensor *tn_detach(tn_tensor *t);       /* same data, no autograd history */
+/* The view scatters: a copy of t with one view of it (select, slice, diagonal, as_strided)
+   replaced by src (the view's shape; cast to t's dtype), differentiable in t and src.
+   slice_scatter's start / end TN_NONE are None (the whole dim), step > 0; as_strided_scatter's
+   storage_offset TN_NONE is 0 (the copy's own). */
+TNDEF tn_tensor *tn_select_scatter(tn_tensor *t, tn_tensor *src, int64_t dim, int64_t index);
+#define TN_FIELDS_tn_slice_scatter_fn_opts(X) \
+    X(I, dim,   0,       "") \
+    X(I, start, TN_NONE, "") \
+    X(I, end,   TN_NONE, "") \
+    X(I, step,  1,       "")
+TN__KW_STRUCT(tn_slice_scatter_fn_opts);
+TNDEF tn_tensor *tn_slice_scatter_opts(tn_tensor *t, tn_tensor *src, tn_slice_scatter_fn_opts opts);
+#define tn_slice_scatter(t, ...) tn_slice_scatter_opts(t, TN__POS_KW(tn_slice_scatter_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_slice_scatter_str(tn_tensor *t, tn_tensor *src, const char *options);
+TNDEF tn_tensor *tn_diagonal_scatter_opts(tn_tensor *t, tn_tensor *src, tn_diagonal_fn_opts opts);   /* offset 0, dim1 0, dim2 1 */
+#define tn_diagonal_scatter(t, ...) tn_diagonal_scatter_opts(t, TN__POS_KW(tn_diagonal_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_diagonal_scatter_str(tn_tensor *t, tn_tensor *src, const char *options);
+TNDEF tn_tensor *tn_as_strided_scatter(tn_tensor *t, tn_tensor *src, const int64_t *shape, int ndim, const int64_t *strides, int64_t storage_offset);
 
 /* Gathering and scattering; index tensors are int64 (int32 is PyTorch's error for gather/scatter;
    index_select takes it). Results are new tensors. */
@@ -1579,9 +1597,21 @@ TNDEF tn_tensor *tn_var(tn_tensor *x, int64_t correction);
 TNDEF tn_tensor *tn_var_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim);
 TNDEF tn_tensor *tn_std(tn_tensor *x, int64_t correction);
 TNDEF tn_tensor *tn_std_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim);
+/* var_mean / std_mean: var (std) and the mean over the same dims (n = 0: all), the mean in
+   *mean (the result's ownership rule; NULL: not wanted). Floating x. */
+TNDEF tn_tensor *tn_var_mean(tn_tensor *x, int64_t correction, tn_tensor **mean);
+TNDEF tn_tensor *tn_var_mean_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim, tn_tensor **mean);
+TNDEF tn_tensor *tn_std_mean(tn_tensor *x, int64_t correction, tn_tensor **mean);
+TNDEF tn_tensor *tn_std_mean_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim, tn_tensor **mean);
 /* Vector p-norm: p = 2 by default; INFINITY, -INFINITY, 0 (count of nonzeros), any p. */
 TNDEF tn_tensor *tn_norm(tn_tensor *x, double p);
 TNDEF tn_tensor *tn_norm_dims(tn_tensor *x, double p, const int64_t *dims, int n, bool keepdim);
+/* Tensor.renorm: each slice along dim whose p-norm (over the other dims) exceeds maxnorm scaled
+   by maxnorm / (norm + 1e-7); at least 2 dims, p > 0, maxnorm >= 0, floating x. */
+TNDEF tn_tensor *tn_renorm(tn_tensor *x, double p, int64_t dim, double maxnorm);
+/* Tensor.sum_to_size: x summed down to shape, which x's shape must expand from (the
+   gradient of a broadcast). */
+TNDEF tn_tensor *tn_sum_to_size(tn_tensor *x, const int64_t *shape, int ndim);
 TNDEF tn_tensor *tn_logsumexp(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
 TNDEF tn_tensor *tn_cumsum(tn_tensor *x, int64_t dim);
 TNDEF tn_tensor *tn_cumprod(tn_tensor *x, int64_t dim);
@@ -1727,6 +1757,8 @@ TNDEF tn_tensor *tn_kron(tn_tensor *a, tn_tensor *b);     /* Kronecker product (
 /* Contracts dims_a[i] of a with dims_b[i] of b (n pairs); torch.tensordot(dims=k) is the
    last k of a with the first k of b. */
 TNDEF tn_tensor *tn_tensordot(tn_tensor *a, tn_tensor *b, const int64_t *dims_a, const int64_t *dims_b, int n);
+/* torch.inner: the last dims contracted (a 0-d operand multiplies). */
+TNDEF tn_tensor *tn_inner(tn_tensor *a, tn_tensor *b);
 /* linalg.cross along dim (size 3 in both); torch.cross's dim=None rule (the first dim of size 3) is the caller's. */
 TNDEF tn_tensor *tn_cross(tn_tensor *a, tn_tensor *b, int64_t dim);
 /* torch.einsum: "ij,jk->ik", "...ij->...ji", implicit output ("ij,jk"), repeated subscripts

@@ -271,6 +271,10 @@ tn_squeeze_dim T T l
 tn_unsqueeze T T l
 tn_unfold T T l l l
 tn_as_strided T T L i L l
+tn_select_scatter T T T l l
+tn_slice_scatter_str T T T s
+tn_diagonal_scatter_str T T T s
+tn_as_strided_scatter T T T L i L l
 tn_detach T T
 tn_index_select T T l T
 tn_gather T T l T
@@ -393,8 +397,14 @@ tn_var T T l
 tn_var_dims T T L i l b
 tn_std T T l
 tn_std_dims T T L i l b
+tn_var_mean T T l A
+tn_var_mean_dims T T L i l b A
+tn_std_mean T T l A
+tn_std_mean_dims T T L i l b A
 tn_norm T T d
 tn_norm_dims T T d L i b
+tn_renorm T T d l d
+tn_sum_to_size T T L i
 tn_logsumexp T T L i b
 tn_cumsum T T l
 tn_cumprod T T l
@@ -432,6 +442,7 @@ tn_vdot T T T
 tn_trace T T
 tn_kron T T T
 tn_tensordot T T T L L i
+tn_inner T T T
 tn_cross T T T l
 tn_linalg_lu_factor T T b A
 tn_linalg_lu_factor_ex T T b b A A

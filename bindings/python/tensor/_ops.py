@@ -623,16 +623,24 @@ def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return _var_std(self, dim, unbiased, keepdim, correction, lib.tn_std, lib.tn_std_dims)
 
 
+def _var_std_mean(input, dim, unbiased, keepdim, correction, name, f_all, f_dims):
+    _tensor_arg(input, name)
+    dim, corr = _correction(dim, unbiased, correction)
+    m = c_void_p()
+    if (dim is None or dim == ()) and not keepdim or input.ndim == 0:
+        v = _wrap(f_all(input._ptr, corr, byref(m)))
+    else:
+        arr, n = _i64(_all_dims(input, dim))
+        v = _wrap(f_dims(input._ptr, arr, n, corr, bool(keepdim), byref(m)))
+    return v, _wrap(m.value)
+
+
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    _tensor_arg(input, "var_mean")
-    d = None if isinstance(dim, bool) else dim
-    return var(input, dim, unbiased, keepdim, correction=correction), mean(input, d, keepdim)
+    return _var_std_mean(input, dim, unbiased, keepdim, correction, "var_mean", lib.tn_var_mean, lib.tn_var_mean_dims)
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    _tensor_arg(input, "std_mean")
-    d = None if isinstance(dim, bool) else dim
-    return std(input, dim, unbiased, keepdim, correction=correction), mean(input, d, keepdim)
+    return _var_std_mean(input, dim, unbiased, keepdim, correction, "std_mean", lib.tn_std_mean, lib.tn_std_mean_dims)
 
 
 FUNCTIONS["var_mean"] = var_mean
@@ -1051,11 +1059,7 @@ _method("kron")(_lin("kron"))
 @_method("inner")
 def inner(self, other):
     other = _tensor_arg(other, "inner", "other")
-    if self.ndim == 0 or other.ndim == 0:
-        return self * other
-    if self.shape[-1] != other.shape[-1]:
-        raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes {list(self.shape)} and {list(other.shape)}")
-    return tensordot(self, other, ([-1], [-1]))
+    return _wrap(lib.tn_inner(self._ptr, other._ptr))
 
 
 @_method("trace")
@@ -1636,13 +1640,8 @@ def narrow_copy(self, dim, start, length):
 def sum_to_size(self, *size):
     from ._core import _shape_args
     size = _shape_args(size, "size")
-    shape = list(self.shape)
-    lead = len(shape) - len(size)
-    if lead < 0 or _bi.any(s != 1 and s != shape[lead + i] for i, s in enumerate(size)):
-        raise RuntimeError(f"size {size} is not expandable to size {shape}")
-    dims = list(range(lead)) + [lead + i for i, s in enumerate(size) if s == 1 and shape[lead + i] != 1]
-    r = self.sum(dims, keepdim=True) if dims else self
-    return r.reshape(size) if lead else r
+    arr, n = _i64(size)
+    return _wrap(lib.tn_sum_to_size(self._ptr, arr, n))
 
 
 def _become(self, view):
@@ -1789,17 +1788,7 @@ def dist(self, other, p=2):
 def renorm(self, p, dim, maxnorm):
     """each slice along dim scaled to norm maxnorm where its p-norm exceeds it (PyTorch's
     factor maxnorm / (norm + 1e-7))"""
-    if self.ndim < 2:
-        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {self.ndim} dimensions")
-    if p <= 0:
-        raise RuntimeError(f"renorm: non-positive-norm not supported")
-    if maxnorm < 0:
-        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
-    d = dim % self.ndim
-    others = [i for i in range(self.ndim) if i != d]
-    norm = self.norm(p, dim=others, keepdim=True)
-    factor = where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0).to(self.dtype)
-    return self * factor
+    return _wrap(lib.tn_renorm(self._ptr, _float(p, "renorm", "p"), _int(dim, "renorm", "dim"), _float(maxnorm, "renorm", "maxnorm")))
 
 
 def _trapezoid_args(y, x, dx, dim, name):
@@ -1870,46 +1859,40 @@ def combinations(self, r=2, with_replacement=False):
     return out if r == 0 else out.reshape(len(rows), r)
 
 
-def _scatter_view(name, self, src, view):
-    """self with view(self) replaced by src (a copy): out-of-place, differentiable in both"""
-    self = _tensor_arg(self, name, "input")
-    src = _tensor_arg(src, name, "src")
-    out = self.clone()
-    target = view(out)
-    if tuple(target.shape) != tuple(src.shape):
-        raise RuntimeError(f"{name}: expected src to have a size equal to the slice of self. src size = "
-                           f"{list(src.shape)}, slice size = {list(target.shape)}")
-    target.copy_(src)
-    return out
+def _scatter_args(name, self, src):
+    return _tensor_arg(self, name, "input"), _tensor_arg(src, name, "src")
 
 
 @_method("select_scatter")
 def select_scatter(self, src, dim, index):
-    return _scatter_view("select_scatter", self, src, lambda t: t.select(dim, index))
+    self, src = _scatter_args("select_scatter", self, src)
+    return _wrap(lib.tn_select_scatter(self._ptr, src._ptr, _int(dim, "select_scatter", "dim"), _int(index, "select_scatter", "index")))
 
 
 @_method("slice_scatter")
 def slice_scatter(self, src, dim=0, start=None, end=None, step=1):
-    def view(t):
-        n = t.shape[dim]
-        s, e = (start if start is not None else 0), (end if end is not None else n)
-        s, e = s + n if s < 0 else s, e + n if e < 0 else e
-        s, e = _bi.min(_bi.max(s, 0), n), _bi.min(_bi.max(e, 0), n)
-        idx = [slice(None)] * t.ndim
-        idx[dim % t.ndim] = slice(s, _bi.max(e, s), step)
-        return t[tuple(idx)]
-    return _scatter_view("slice_scatter", self, src, view)
+    self, src = _scatter_args("slice_scatter", self, src)
+    return _wrap(lib.tn_slice_scatter_str(self._ptr, src._ptr, _kw_text(
+        dim=_int(dim, "slice_scatter", "dim"), start=None if start is None else _int(start, "slice_scatter", "start"),
+        end=None if end is None else _int(end, "slice_scatter", "end"), step=_int(step, "slice_scatter", "step"))))
 
 
 @_method("diagonal_scatter")
 def diagonal_scatter(self, src, offset=0, dim1=0, dim2=1):
-    return _scatter_view("diagonal_scatter", self, src, lambda t: t.diagonal(offset, dim1, dim2))
+    self, src = _scatter_args("diagonal_scatter", self, src)
+    return _wrap(lib.tn_diagonal_scatter_str(self._ptr, src._ptr, _kw_text(
+        offset=_int(offset, "diagonal_scatter", "offset"), dim1=_int(dim1, "diagonal_scatter", "dim1"), dim2=_int(dim2, "diagonal_scatter", "dim2"))))
 
 
 @_method("as_strided_scatter")
 def as_strided_scatter(self, src, size, stride, storage_offset=None):
-    return _scatter_view("as_strided_scatter", self, src,
-                         lambda t: t.as_strided(size, stride, 0 if storage_offset is None else storage_offset))
+    self, src = _scatter_args("as_strided_scatter", self, src)
+    sa, n = _i64(size)
+    st, m = _i64(stride)
+    if n != m:
+        raise RuntimeError(f"mismatch in length of strides and shape")
+    off = _NONE if storage_offset is None else _int(storage_offset, "as_strided_scatter", "storage_offset")
+    return _wrap(lib.tn_as_strided_scatter(self._ptr, src._ptr, sa, n, st, off))
 
 
 @_method("index_reduce")
