@@ -946,6 +946,9 @@ TNDEF tn_tensor *tn_isnan(tn_tensor *x);
 TNDEF tn_tensor *tn_isinf(tn_tensor *x);
 TNDEF tn_tensor *tn_isfinite(tn_tensor *x);
 TNDEF tn_tensor *tn_signbit(tn_tensor *x);                     /* bool: the sign bit is set (-0.0 too) */
+TNDEF tn_tensor *tn_isposinf(tn_tensor *x);                    /* bool: +inf (integers: all false) */
+TNDEF tn_tensor *tn_isneginf(tn_tensor *x);                    /* bool: -inf (integers: all false) */
+TNDEF tn_tensor *tn_angle(tn_tensor *x);                       /* real x: pi where x < 0, else 0, NaN kept; integers give the default dtype; zero gradient */
 TNDEF tn_tensor *tn_sgn(tn_tensor *x);                         /* sign, for real tensors */
 TNDEF tn_tensor *tn_asinh(tn_tensor *x);
 TNDEF tn_tensor *tn_acosh(tn_tensor *x);
@@ -1699,6 +1702,22 @@ TNDEF tn_tensor *tn_renorm(tn_tensor *x, double p, int64_t dim, double maxnorm);
 /* Tensor.sum_to_size: x summed down to shape, which x's shape must expand from (the
    gradient of a broadcast). */
 TNDEF tn_tensor *tn_sum_to_size(tn_tensor *x, const int64_t *shape, int ndim);
+/* torch.trapezoid / cumulative_trapezoid: the trapezoid rule along .dim (default -1) of y
+   sampled at .x (a tensor: 1-d of y's size along dim, or broadcasting with y) or spaced .dx
+   apart (NAN: None, spacing 1); x and dx not both. trapezoid of an empty dim is 0. PyTorch's
+   formulas (sum(y) - (y_0 + y_n) / 2) dx and sum((y_i + y_i+1) dx_i) / 2, cumulative ones
+   cumsum((dx / 2) (y_i + y_i+1)); bool y is refused. */
+#define TN_FIELDS_tn_trapezoid_fn_opts(X) \
+    X(T, x,   NULL, "") \
+    X(D, dx,  NAN,  "") \
+    X(I, dim, -1,   "")
+TN__KW_STRUCT(tn_trapezoid_fn_opts);
+TNDEF tn_tensor *tn_trapezoid_opts(tn_tensor *y, tn_trapezoid_fn_opts opts);
+#define tn_trapezoid(...) tn_trapezoid_opts(TN__POS_KW(tn_trapezoid_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_trapezoid_str(tn_tensor *y, const char *options);
+TNDEF tn_tensor *tn_cumulative_trapezoid_opts(tn_tensor *y, tn_trapezoid_fn_opts opts);
+#define tn_cumulative_trapezoid(...) tn_cumulative_trapezoid_opts(TN__POS_KW(tn_trapezoid_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_cumulative_trapezoid_str(tn_tensor *y, const char *options);
 TNDEF tn_tensor *tn_logsumexp(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
 TNDEF tn_tensor *tn_cumsum(tn_tensor *x, int64_t dim);
 TNDEF tn_tensor *tn_cumprod(tn_tensor *x, int64_t dim);
@@ -5132,6 +5151,9 @@ static const tn__kwkey tn__kw_diff[] = {TN_FIELDS_tn_diff_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
 #define TN__KW_T tn_slice_scatter_fn_opts
 static const tn__kwkey tn__kw_slice_scatter[] = {TN_FIELDS_tn_slice_scatter_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_trapezoid_fn_opts
+static const tn__kwkey tn__kw_trapezoid[] = {TN_FIELDS_tn_trapezoid_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
 #define TN__KW_T tn_gumbel_softmax_fn_opts
 static const tn__kwkey tn__kw_gumbel_softmax[] = {TN_FIELDS_tn_gumbel_softmax_fn_opts(TN__KW_ROW)};
@@ -11226,6 +11248,24 @@ TNDEF tn_tensor *tn_isnan(tn_tensor *x) { return tn__unary(ISNAN, x, NULL); }
 TNDEF tn_tensor *tn_isinf(tn_tensor *x) { return tn__unary(ISINF, x, NULL); }
 TNDEF tn_tensor *tn_isfinite(tn_tensor *x) { return tn__unary(ISFINITE, x, NULL); }
 TNDEF tn_tensor *tn_signbit(tn_tensor *x) { return tn__unary(SIGNBIT, x, NULL); }
+static tn_tensor *tn__isinf_signed(tn_tensor *x, bool pos) {
+    TN__CHECK_NULL(x);
+    if (!tn_dtype_is_floating(x->dtype)) return tn_zeros_like(tn_to_dtype(tn_detach(x), TN_BOOL));
+    tn_scope_begin();
+    return tn__scope_return(tn_logical_and(tn_isinf(x), pos ? tn_gt_scalar(x, 0) : tn_lt_scalar(x, 0)));
+}
+TNDEF tn_tensor *tn_isposinf(tn_tensor *x) { return TN__AS("tn_isposinf", tn__isinf_signed(x, true)); }
+TNDEF tn_tensor *tn_isneginf(tn_tensor *x) { return TN__AS("tn_isneginf", tn__isinf_signed(x, false)); }
+/* angle of a real tensor: where(isnan, x * 0, where(x < 0, pi, 0)) (x * 0 keeps the NaN and
+   gives PyTorch's zero gradient) */
+static tn_tensor *tn__angle_impl(tn_tensor *x) {
+    TN__CHECK_NULL(x);
+    tn_scope_begin();
+    tn_tensor *f = tn_dtype_is_floating(x->dtype) ? x : tn_to_dtype(x, tn_get_default_dtype());
+    tn_tensor *c = f ? tn_where(tn_lt_scalar(f, 0), tn_full_like(f, 3.14159265358979323846), tn_zeros_like(tn_detach(f))) : NULL;
+    return tn__scope_return(c ? tn_where(tn_isnan(f), tn_mul_scalar(f, 0), c) : NULL);
+}
+TNDEF tn_tensor *tn_angle(tn_tensor *x) { return TN__AS("tn_angle", tn__angle_impl(x)); }
 TNDEF tn_tensor *tn_sgn(tn_tensor *x) { return tn__grad_name(TN__AS("tn_sgn", tn__unary(SIGN, x, NULL)), "SgnBackward0"); }
 TNDEF tn_tensor *tn_asinh(tn_tensor *x) { return tn__unary(ASINH, x, NULL); }
 TNDEF tn_tensor *tn_acosh(tn_tensor *x) { return tn__unary(ACOSH, x, NULL); }
@@ -11906,6 +11946,62 @@ static tn_tensor *tn__sum_to_size_impl(tn_tensor *x, const int64_t *shape, int n
     return tn__scope_return(r && lead ? tn_reshape(r, shape, ndim) : r);
 }
 TNDEF tn_tensor *tn_sum_to_size(tn_tensor *x, const int64_t *shape, int ndim) { return TN__AS("tn_sum_to_size", tn__sum_to_size_impl(x, shape, ndim)); }
+/* trapezoid and cumulative_trapezoid as ATen's Integration.cpp computes them */
+static tn_tensor *tn__trapezoid(const char *fn, bool cum, tn_tensor *y, tn_trapezoid_fn_opts o) {
+    TN__CHECK_NULL(y);
+    const char *name = cum ? "cumulative_trapezoid" : "trapezoid";
+    if (o.x && !isnan(o.dx)) return (tn_tensor *)tn__error("%s: x and dx cannot both be given", fn);
+    const int d = tn__wrap_dim(fn, o.dim, y->ndim);
+    if (d < 0) return NULL;
+    if (y->ndim == 0) return (tn_tensor *)tn__error("%s: Dimension specified as %lld but tensor has no dimensions", fn, (long long)o.dim);
+    if (y->dtype == TN_BOOL || (o.x && o.x->dtype == TN_BOOL))
+        return (tn_tensor *)tn__error("%s: %s: received a bool input for `%s`, but bool is not supported", fn, name, o.x ? "x` or `y" : "y");
+    const int64_t n = y->shape[d];
+    tn_scope_begin();
+    if (!cum && n == 0) {   /* numpy's 0: zeros of y's shape without dim */
+        int64_t shape[TN_MAX_DIMS];
+        int k = 0;
+        for (int i = 0; i < y->ndim; i++)
+            if (i != d) shape[k++] = y->shape[i];
+        tn_tensor *z = tn_zeros(shape, k, y->dtype);
+        return tn__scope_return(z && y->device != TN_CPU ? tn_to(z, y->device) : z);
+    }
+    tn_tensor *left = tn_slice(y, d, 0, -1, 1), *right = tn_slice(y, d, 1, TN_END, 1), *r = NULL;
+    if (o.x) {
+        tn_tensor *xv = o.x;
+        if (o.x->ndim == 1) {
+            if (o.x->shape[0] != n) { tn_scope_end(); return (tn_tensor *)tn__error("%s: %s: There must be one `x` value for each sample point", fn, name); }
+            int64_t shape[TN_MAX_DIMS];
+            for (int i = 0; i < y->ndim; i++) shape[i] = i == d ? n : 1;
+            xv = tn_view(o.x, shape, y->ndim);
+        } else if (o.x->ndim < y->ndim) {   /* leading 1s up to y's dims */
+            int64_t shape[TN_MAX_DIMS];
+            const int pad = y->ndim - o.x->ndim;
+            for (int i = 0; i < y->ndim; i++) shape[i] = i < pad ? 1 : o.x->shape[i - pad];
+            xv = tn_view(o.x, shape, y->ndim);
+        }
+        tn_tensor *dx = xv ? tn_sub(tn_slice(xv, d, 1, TN_END, 1), tn_slice(xv, d, 0, -1, 1)) : NULL;
+        if (cum) r = dx ? tn_cumsum(tn_mul(tn_div_scalar(dx, 2.0), tn_add(left, right)), d) : NULL;
+        else r = dx ? tn_div_scalar(tn_sum_dims(tn_mul(tn_add(left, right), dx), (int64_t[]){d}, 1, false), 2.0) : NULL;
+    } else {
+        const double dx = isnan(o.dx) ? 1.0 : o.dx;
+        /* dx / 2 a Python float: integer samples give the default float dtype, whatever its value */
+        tn_tensor *half = tn__own(tn__scalar_new(dx / 2.0, TN_F64, true));
+        if (cum) r = half ? tn_cumsum(tn_mul(half, tn_add(left, right)), d) : NULL;
+        else r = tn_mul_scalar(tn_sub(tn_sum_dims(y, (int64_t[]){d}, 1, false), tn_mul_scalar(tn_add(tn_select(y, d, 0), tn_select(y, d, -1)), 0.5)), dx);
+    }
+    return tn__scope_return(r);
+}
+TNDEF tn_tensor *tn_trapezoid_opts(tn_tensor *y, tn_trapezoid_fn_opts o) { return TN__AS("tn_trapezoid", tn__trapezoid("tn_trapezoid", false, y, o)); }
+TNDEF tn_tensor *tn_trapezoid_str(tn_tensor *y, const char *options) {
+    TN__KW_STR(tn_trapezoid_fn_opts, trapezoid, "tn_trapezoid", options, tn_trapezoid_opts(y, o));
+}
+TNDEF tn_tensor *tn_cumulative_trapezoid_opts(tn_tensor *y, tn_trapezoid_fn_opts o) {
+    return TN__AS("tn_cumulative_trapezoid", tn__trapezoid("tn_cumulative_trapezoid", true, y, o));
+}
+TNDEF tn_tensor *tn_cumulative_trapezoid_str(tn_tensor *y, const char *options) {
+    TN__KW_STR(tn_trapezoid_fn_opts, trapezoid, "tn_cumulative_trapezoid", options, tn_cumulative_trapezoid_opts(y, o));
+}
 
 TNDEF tn_tensor *tn_logsumexp(tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
     TN__CHECK_NULL(x);

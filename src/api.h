@@ -929,6 +929,9 @@ TNDEF tn_tensor *tn_isnan(tn_tensor *x);
 TNDEF tn_tensor *tn_isinf(tn_tensor *x);
 TNDEF tn_tensor *tn_isfinite(tn_tensor *x);
 TNDEF tn_tensor *tn_signbit(tn_tensor *x);                     /* bool: the sign bit is set (-0.0 too) */
+TNDEF tn_tensor *tn_isposinf(tn_tensor *x);                    /* bool: +inf (integers: all false) */
+TNDEF tn_tensor *tn_isneginf(tn_tensor *x);                    /* bool: -inf (integers: all false) */
+TNDEF tn_tensor *tn_angle(tn_tensor *x);                       /* real x: pi where x < 0, else 0, NaN kept; integers give the default dtype; zero gradient */
 TNDEF tn_tensor *tn_sgn(tn_tensor *x);                         /* sign, for real tensors */
 TNDEF tn_tensor *tn_asinh(tn_tensor *x);
 TNDEF tn_tensor *tn_acosh(tn_tensor *x);
@@ -1612,6 +1615,22 @@ TNDEF tn_tensor *tn_renorm(tn_tensor *x, double p, int64_t dim, double maxnorm);
 /* Tensor.sum_to_size: x summed down to shape, which x's shape must expand from (the
    gradient of a broadcast). */
 TNDEF tn_tensor *tn_sum_to_size(tn_tensor *x, const int64_t *shape, int ndim);
+/* torch.trapezoid / cumulative_trapezoid: the trapezoid rule along .dim (default -1) of y
+   sampled at .x (a tensor: 1-d of y's size along dim, or broadcasting with y) or spaced .dx
+   apart (NAN: None, spacing 1); x and dx not both. trapezoid of an empty dim is 0. PyTorch's
+   formulas (sum(y) - (y_0 + y_n) / 2) dx and sum((y_i + y_i+1) dx_i) / 2, cumulative ones
+   cumsum((dx / 2) (y_i + y_i+1)); bool y is refused. */
+#define TN_FIELDS_tn_trapezoid_fn_opts(X) \
+    X(T, x,   NULL, "") \
+    X(D, dx,  NAN,  "") \
+    X(I, dim, -1,   "")
+TN__KW_STRUCT(tn_trapezoid_fn_opts);
+TNDEF tn_tensor *tn_trapezoid_opts(tn_tensor *y, tn_trapezoid_fn_opts opts);
+#define tn_trapezoid(...) tn_trapezoid_opts(TN__POS_KW(tn_trapezoid_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_trapezoid_str(tn_tensor *y, const char *options);
+TNDEF tn_tensor *tn_cumulative_trapezoid_opts(tn_tensor *y, tn_trapezoid_fn_opts opts);
+#define tn_cumulative_trapezoid(...) tn_cumulative_trapezoid_opts(TN__POS_KW(tn_trapezoid_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_cumulative_trapezoid_str(tn_tensor *y, const char *options);
 TNDEF tn_tensor *tn_logsumexp(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
 TNDEF tn_tensor *tn_cumsum(tn_tensor *x, int64_t dim);
 TNDEF tn_tensor *tn_cumprod(tn_tensor *x, int64_t dim);

@@ -1,6 +1,7 @@
 /* Ops that were Python composites in bindings/python/tensor/_ops.py, now C functions (issue
-   20): var_mean / std_mean, renorm, sum_to_size, inner and the view scatters (select_,
-   slice_, diagonal_, as_strided_scatter). Values against the library's own building blocks
+   20): var_mean / std_mean, renorm, sum_to_size, inner, the view scatters (select_,
+   slice_, diagonal_, as_strided_scatter), trapezoid / cumulative_trapezoid, isposinf /
+   isneginf and angle. Values against the library's own building blocks
    and hand-computed numbers on random, non-contiguous, broadcast and 0-size inputs; float64
    gradcheck and gradgradcheck; PyTorch's errors. (bindings/python/tests/test_opinfo.py runs
    PyTorch's OpInfo samples of each against torch.) */
@@ -208,12 +209,96 @@ TEST(view_scatters) {
     tn_scope_end();
 }
 
+/* ---- trapezoid, cumulative_trapezoid ---- */
+static int tmode_;
+static tn_tensor *f_trap(tn_tensor *const *x, int n, void *u) {
+    (void)n; (void)u;
+    switch (tmode_) {
+    case 0: return tn_trapezoid(P(x[0]), .dx = 0.5, .dim = 1);
+    case 1: return tn_trapezoid(P(x[0]), .x = x[1], .dim = 1);
+    case 2: return tn_cumulative_trapezoid(P(x[0]), .dim = -1);
+    default: return tn_cumulative_trapezoid(P(x[0]), .x = x[1], .dim = 1);
+    }
+}
+TEST(trapezoid) {
+    tn_manual_seed(7);
+    tn_scope_begin();
+    /* y = [1, 2, 4, 7] at x = [0, 1, 3, 4]: (1.5 * 1 + 3 * 2 + 5.5 * 1) = 13; spacing 2: (1.5 + 3 + 5.5) * 2 = 20 */
+    tn_tensor *y = tn_from_data((double[]){1, 2, 4, 7}, TN_SHAPE(4), TN_F64), *x = tn_from_data((double[]){0, 1, 3, 4}, TN_SHAPE(4), TN_F64);
+    CHECK(near(tn_trapezoid(y, .x = x), tn_full(NULL, 0, 13, TN_F64)));
+    CHECK(near(tn_trapezoid(y, .dx = 2), tn_full(NULL, 0, 20, TN_F64)));
+    CHECK(near(tn_trapezoid(y), tn_full(NULL, 0, 10, TN_F64)));
+    CHECK(near(tn_cumulative_trapezoid(y, .x = x), tn_from_data((double[]){1.5, 7.5, 13}, TN_SHAPE(3), TN_F64)));
+    CHECK(near(tn_cumulative_trapezoid_str(y, "dx=2"), tn_from_data((double[]){3, 9, 20}, TN_SHAPE(3), TN_F64)));
+    /* along dim 1 of a non-contiguous [2, 4, 3] with a 1-d x: each column integrated alike */
+    tn_tensor *t = noncontig(), *x4 = tn_from_data((double[]){0, 0.5, 2, 3}, TN_SHAPE(4), TN_F64);
+    tn_tensor *r = tn_trapezoid(t, .x = x4, .dim = 1);
+    tn_tensor *want = tn_zeros(TN_SHAPE(2, 3), TN_F64);
+    const double dxs[3] = {0.5, 1.5, 1};
+    for (int i = 0; i < 3; i++)
+        want = tn_add(want, tn_mul_scalar(tn_add(tn_select(t, 1, i), tn_select(t, 1, i + 1)), dxs[i] / 2));
+    CHECK(near(r, want) && same_shape(r, TN_SHAPE(2, 3)));
+    /* x broadcast with y ([4, 1] against [2, 4, 3] after the leading 1) */
+    CHECK(near(tn_trapezoid(t, .x = tn_reshape(x4, TN_SHAPE(4, 1)), .dim = 1), want));
+    /* integers: the sum's dtype, then float through the 0.5 (the default dtype) */
+    tn_tensor *ri = tn_trapezoid(tn_arange(0, 5, 1, TN_I64));
+    CHECK(ri && tn_get_dtype(ri) == TN_F32 && tn_item(ri) == 8);
+    ri = tn_cumulative_trapezoid(tn_arange(0, 5, 1, TN_I64), .dx = 2);   /* dx / 2 = 1.0 still a float */
+    CHECK(ri && tn_get_dtype(ri) == TN_F32 && tn_item(tn_select(ri, 0, 3)) == 16);
+    /* 0-size and 1-element dims: zeros; cumulative of an empty dim is empty */
+    r = tn_trapezoid(tn_ones(TN_SHAPE(3, 0), TN_F64));
+    CHECK(same_shape(r, TN_SHAPE(3)) && tn_item(tn_sum(r)) == 0);
+    r = tn_trapezoid(tn_ones(TN_SHAPE(3, 1), TN_F64), .x = tn_ones(TN_SHAPE(1), TN_F64));
+    CHECK(same_shape(r, TN_SHAPE(3)) && tn_item(tn_sum(r)) == 0);
+    r = tn_cumulative_trapezoid(tn_ones(TN_SHAPE(3, 1), TN_F64));
+    CHECK(same_shape(r, TN_SHAPE(3, 0)));
+    /* errors */
+    CHECK_ERR(tn_trapezoid(tn_ones(TN_SHAPE(3), TN_BOOL)), "received a bool input for `y`, but bool is not supported");
+    CHECK_ERR(tn_trapezoid(tn_ones(TN_SHAPE(3, 5), TN_F64), .x = tn_ones(TN_SHAPE(4), TN_F64)), "There must be one `x` value for each sample point");
+    CHECK_ERR(tn_cumulative_trapezoid(tn_ones(TN_SHAPE(3, 5), TN_F64), .x = tn_ones(TN_SHAPE(2, 5), TN_F64)), "");
+    CHECK_ERR(tn_trapezoid(y, .x = x, .dx = 1), "x and dx cannot both be given");
+    CHECK_ERR(tn_trapezoid(tn_full(NULL, 0, 1, TN_F64)), "");
+    CHECK_ERR(tn_trapezoid(y, .dim = 1), "out of range");
+    for (tmode_ = 0; tmode_ < 4; tmode_++) {
+        tn_tensor *in[2] = {gleaf(), leaf(tn_randn(TN_SHAPE(4), TN_F64))};
+        CHECK_MSG(gc(f_trap, in, 2, NULL), "trapezoid gradcheck mode %d", tmode_);
+    }
+    tn_scope_end();
+}
+
+/* ---- isposinf, isneginf, angle ---- */
+static tn_tensor *f_angle(tn_tensor *const *x, int n, void *u) { (void)n; (void)u; return tn_add(tn_angle(P(x[0])), P(x[0])); }
+TEST(isposinf_isneginf_angle) {
+    tn_scope_begin();
+    tn_tensor *v = tn_from_data((double[]){1, INFINITY, -INFINITY, NAN, -0.0, -3}, TN_SHAPE(6), TN_F64);
+    CHECK(tn_equal(tn_isposinf(v), tn_from_data((bool[]){0, 1, 0, 0, 0, 0}, TN_SHAPE(6), TN_BOOL)));
+    CHECK(tn_equal(tn_isneginf(v), tn_from_data((bool[]){0, 0, 1, 0, 0, 0}, TN_SHAPE(6), TN_BOOL)));
+    CHECK(tn_equal(tn_isposinf(tn_t(tn_reshape(v, TN_SHAPE(2, 3)))), tn_t(tn_reshape(tn_isposinf(v), TN_SHAPE(2, 3)))));
+    tn_tensor *ib = tn_isneginf(tn_full(TN_SHAPE(3), -5, TN_I64));
+    CHECK(ib && tn_get_dtype(ib) == TN_BOOL && tn_item(tn_sum(ib)) == 0);
+    CHECK(same_shape(tn_isposinf(tn_ones(TN_SHAPE(0, 2), TN_F32)), TN_SHAPE(0, 2)));
+    tn_tensor *a = tn_angle(v);
+    CHECK(a && tn_get_dtype(a) == TN_F64 && tn_item(tn_select(a, 0, 0)) == 0 && tn_item(tn_select(a, 0, 2)) == 3.14159265358979323846 &&
+          isnan(tn_item(tn_select(a, 0, 3))) && tn_item(tn_select(a, 0, 4)) == 0 && tn_item(tn_select(a, 0, 5)) == 3.14159265358979323846);
+    tn_tensor *ai = tn_angle(tn_from_data((int64_t[]){2, -1}, TN_SHAPE(2), TN_I64));
+    CHECK(ai && tn_get_dtype(ai) == tn_get_default_dtype() && tn_item(tn_select(ai, 0, 1)) == (double)(float)3.14159265358979323846);
+    /* angle's gradient is zero (the sum's gradient is x's 1 alone) */
+    tn_tensor *in = gleaf();
+    CHECK(gc(f_angle, &in, 1, NULL));
+    tn_tensor *g = tn_clone(v);
+    CHECK(tn_requires_grad_(g, true) == 0 && tn_backward(tn_sum(tn_angle(g))) == 0);
+    CHECK(tn_grad(g) && tn_item(tn_sum(tn_abs(tn_grad(g)))) == 0);
+    tn_scope_end();
+}
+
 int main(void) {
     RUN(var_mean_std_mean);
     RUN(renorm);
     RUN(sum_to_size);
     RUN(inner);
     RUN(view_scatters);
+    RUN(trapezoid);
+    RUN(isposinf_isneginf_angle);
     CHECK(tn_memory_stats_get().live_tensors == 0);
     return tn_test_report();
 }

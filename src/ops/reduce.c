@@ -393,6 +393,62 @@ static tn_tensor *tn__sum_to_size_impl(tn_tensor *x, const int64_t *shape, int n
     return tn__scope_return(r && lead ? tn_reshape(r, shape, ndim) : r);
 }
 TNDEF tn_tensor *tn_sum_to_size(tn_tensor *x, const int64_t *shape, int ndim) { return TN__AS("tn_sum_to_size", tn__sum_to_size_impl(x, shape, ndim)); }
+/* trapezoid and cumulative_trapezoid as ATen's Integration.cpp computes them */
+static tn_tensor *tn__trapezoid(const char *fn, bool cum, tn_tensor *y, tn_trapezoid_fn_opts o) {
+    TN__CHECK_NULL(y);
+    const char *name = cum ? "cumulative_trapezoid" : "trapezoid";
+    if (o.x && !isnan(o.dx)) return (tn_tensor *)tn__error("%s: x and dx cannot both be given", fn);
+    const int d = tn__wrap_dim(fn, o.dim, y->ndim);
+    if (d < 0) return NULL;
+    if (y->ndim == 0) return (tn_tensor *)tn__error("%s: Dimension specified as %lld but tensor has no dimensions", fn, (long long)o.dim);
+    if (y->dtype == TN_BOOL || (o.x && o.x->dtype == TN_BOOL))
+        return (tn_tensor *)tn__error("%s: %s: received a bool input for `%s`, but bool is not supported", fn, name, o.x ? "x` or `y" : "y");
+    const int64_t n = y->shape[d];
+    tn_scope_begin();
+    if (!cum && n == 0) {   /* numpy's 0: zeros of y's shape without dim */
+        int64_t shape[TN_MAX_DIMS];
+        int k = 0;
+        for (int i = 0; i < y->ndim; i++)
+            if (i != d) shape[k++] = y->shape[i];
+        tn_tensor *z = tn_zeros(shape, k, y->dtype);
+        return tn__scope_return(z && y->device != TN_CPU ? tn_to(z, y->device) : z);
+    }
+    tn_tensor *left = tn_slice(y, d, 0, -1, 1), *right = tn_slice(y, d, 1, TN_END, 1), *r = NULL;
+    if (o.x) {
+        tn_tensor *xv = o.x;
+        if (o.x->ndim == 1) {
+            if (o.x->shape[0] != n) { tn_scope_end(); return (tn_tensor *)tn__error("%s: %s: There must be one `x` value for each sample point", fn, name); }
+            int64_t shape[TN_MAX_DIMS];
+            for (int i = 0; i < y->ndim; i++) shape[i] = i == d ? n : 1;
+            xv = tn_view(o.x, shape, y->ndim);
+        } else if (o.x->ndim < y->ndim) {   /* leading 1s up to y's dims */
+            int64_t shape[TN_MAX_DIMS];
+            const int pad = y->ndim - o.x->ndim;
+            for (int i = 0; i < y->ndim; i++) shape[i] = i < pad ? 1 : o.x->shape[i - pad];
+            xv = tn_view(o.x, shape, y->ndim);
+        }
+        tn_tensor *dx = xv ? tn_sub(tn_slice(xv, d, 1, TN_END, 1), tn_slice(xv, d, 0, -1, 1)) : NULL;
+        if (cum) r = dx ? tn_cumsum(tn_mul(tn_div_scalar(dx, 2.0), tn_add(left, right)), d) : NULL;
+        else r = dx ? tn_div_scalar(tn_sum_dims(tn_mul(tn_add(left, right), dx), (int64_t[]){d}, 1, false), 2.0) : NULL;
+    } else {
+        const double dx = isnan(o.dx) ? 1.0 : o.dx;
+        /* dx / 2 a Python float: integer samples give the default float dtype, whatever its value */
+        tn_tensor *half = tn__own(tn__scalar_new(dx / 2.0, TN_F64, true));
+        if (cum) r = half ? tn_cumsum(tn_mul(half, tn_add(left, right)), d) : NULL;
+        else r = tn_mul_scalar(tn_sub(tn_sum_dims(y, (int64_t[]){d}, 1, false), tn_mul_scalar(tn_add(tn_select(y, d, 0), tn_select(y, d, -1)), 0.5)), dx);
+    }
+    return tn__scope_return(r);
+}
+TNDEF tn_tensor *tn_trapezoid_opts(tn_tensor *y, tn_trapezoid_fn_opts o) { return TN__AS("tn_trapezoid", tn__trapezoid("tn_trapezoid", false, y, o)); }
+TNDEF tn_tensor *tn_trapezoid_str(tn_tensor *y, const char *options) {
+    TN__KW_STR(tn_trapezoid_fn_opts, trapezoid, "tn_trapezoid", options, tn_trapezoid_opts(y, o));
+}
+TNDEF tn_tensor *tn_cumulative_trapezoid_opts(tn_tensor *y, tn_trapezoid_fn_opts o) {
+    return TN__AS("tn_cumulative_trapezoid", tn__trapezoid("tn_cumulative_trapezoid", true, y, o));
+}
+TNDEF tn_tensor *tn_cumulative_trapezoid_str(tn_tensor *y, const char *options) {
+    TN__KW_STR(tn_trapezoid_fn_opts, trapezoid, "tn_cumulative_trapezoid", options, tn_cumulative_trapezoid_opts(y, o));
+}
 
 TNDEF tn_tensor *tn_logsumexp(tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
     TN__CHECK_NULL(x);

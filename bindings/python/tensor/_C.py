@@ -6,7 +6,7 @@ argtypes. Nothing mirrors the layout of ``struct tn_tensor``: tensors are opaque
 structs declared are the small public value types the header documents field by
 field: ``tn_memory_stats``, ``tn_generator`` (seed, offset, mt19937 state), and the options structs passed
 by value where a keyword argument is a tensor: ``tn_autograd_opts``, ``tn_loss_opts``,
-``tn_searchsorted_fn_opts``, ``tn_cov_fn_opts`` and ``tn_diff_fn_opts``
+``tn_searchsorted_fn_opts``, ``tn_cov_fn_opts``, ``tn_diff_fn_opts`` and ``tn_trapezoid_fn_opts``
 (the other keyword arguments go to the C ``_str`` functions as PyTorch's keyword text),
 and ``tn_print_options``, which tn_get_printoptions fills.
 
@@ -20,7 +20,8 @@ from ctypes import (POINTER, c_bool, c_char_p, c_double, c_int, c_int64, c_size_
                     c_uint64, c_void_p)
 
 __all__ = ["lib", "path", "signatures", "tn_memory_stats", "tn_generator", "tn_autograd_opts", "tn_loss_opts",
-           "tn_print_options", "tn_searchsorted_fn_opts", "tn_cov_fn_opts", "tn_diff_fn_opts", "DELETER", "HOOK", "NODE_HOOK",
+           "tn_print_options", "tn_searchsorted_fn_opts", "tn_cov_fn_opts", "tn_diff_fn_opts",
+           "tn_trapezoid_fn_opts", "DELETER", "HOOK", "NODE_HOOK",
            "ERROR_HANDLER", "CUSTOM_FORWARD", "CUSTOM_BACKWARD", "GRADCHECK_FN"]
 
 
@@ -81,6 +82,11 @@ class tn_diff_fn_opts(ctypes.Structure):
     _fields_ = [("n", c_int64), ("dim", c_int64), ("prepend", c_void_p), ("append", c_void_p)]
 
 
+class tn_trapezoid_fn_opts(ctypes.Structure):
+    """TN_FIELDS_tn_trapezoid_fn_opts: x a tensor or NULL, dx NaN for None."""
+    _fields_ = [("x", c_void_p), ("dx", c_double), ("dim", c_int64)]
+
+
 DELETER = ctypes.CFUNCTYPE(None, c_void_p, c_void_p)            # void (*)(void *data, void *ctx)
 HOOK = ctypes.CFUNCTYPE(c_void_p, c_void_p, c_void_p)           # tn_hook_fn: tn_tensor *(*)(tn_tensor *grad, void *user)
 # tn_node_hook_fn: int (*)(tn_tensor **grad_inputs, int n, tn_tensor *grad_output, void *user)
@@ -111,6 +117,7 @@ _TYPES = {
     "J": tn_searchsorted_fn_opts,     # passed by value
     "V": tn_cov_fn_opts,              # passed by value
     "U": tn_diff_fn_opts,             # passed by value
+    "B": tn_trapezoid_fn_opts,        # passed by value
 }
 
 # "name  restype  argtypes..."  Every row is mandatory: the package and the library ship
@@ -405,6 +412,11 @@ tn_norm T T d
 tn_norm_dims T T d L i b
 tn_renorm T T d l d
 tn_sum_to_size T T L i
+tn_trapezoid_opts T T B
+tn_cumulative_trapezoid_opts T T B
+tn_isposinf T T
+tn_isneginf T T
+tn_angle T T
 tn_logsumexp T T L i b
 tn_cumsum T T l
 tn_cumprod T T l

@@ -1760,20 +1760,17 @@ def isreal(self):
 
 @_method("isposinf")
 def isposinf(self):
-    return self.isinf() & (self > 0) if self.is_floating_point() else _like("zeros", self, dtype=bool_)
+    return _wrap(lib.tn_isposinf(self._ptr))
 
 
 @_method("isneginf")
 def isneginf(self):
-    return self.isinf() & (self < 0) if self.is_floating_point() else _like("zeros", self, dtype=bool_)
+    return _wrap(lib.tn_isneginf(self._ptr))
 
 
 @_method("angle")
 def angle(self):
-    """real input: 0 where x >= 0, pi where x < 0, NaN at NaN; integers give the default float
-    dtype. PyTorch's gradient of a real angle is zero (x * 0 carries the NaN and a zero gradient)."""
-    x = self if self.is_floating_point() else self.to(_default_dtype[0])
-    return where(x.isnan(), x * 0, where(x < 0, math.pi, 0.0).to(x.dtype))
+    return _wrap(lib.tn_angle(self._ptr))
 
 
 Tensor.__rdiv__ = Tensor.__rtruediv__
@@ -1791,28 +1788,20 @@ def renorm(self, p, dim, maxnorm):
     return _wrap(lib.tn_renorm(self._ptr, _float(p, "renorm", "p"), _int(dim, "renorm", "dim"), _float(maxnorm, "renorm", "maxnorm")))
 
 
-def _trapezoid_args(y, x, dx, dim, name):
+def _trapezoid(cfn, name, y, x, dx, dim):
     y = _tensor_arg(y, name, "y")
-    d = dim % y.ndim if y.ndim else 0
-    n = y.shape[d] if y.ndim else 0
     if x is not None and not isinstance(x, Tensor):
         dx, x = x, None            # trapezoid(y, 0.5): a number is the spacing
-    lo, hi = y.narrow(d, 0, _bi.max(n - 1, 0)), y.narrow(d, _bi.min(1, n), _bi.max(n - 1, 0))
-    if x is None:
-        return (lo + hi) * (0.5 * (1 if dx is None else dx)), d
-    if x.ndim == 1:
-        if x.shape[0] != n:
-            raise RuntimeError(f"{name}: There must be one `x` value for each sample point")
-        spacing = x.diff().reshape([-1 if i == d else 1 for i in range(y.ndim)])
-    else:
-        spacing = x.diff(dim=dim)
-    return (lo + hi) * spacing * 0.5, d
+    if isinstance(dx, (bool, complex)):
+        raise RuntimeError(f"{name}: Currently, we only support dx as a real number.")
+    o = _C.tn_trapezoid_fn_opts(None if x is None else _tensor_arg(x, name, "x")._ptr,
+                                math.nan if dx is None else _float(dx, name, "dx"), _int(dim, name, "dim"))
+    return _wrap(cfn(y._ptr, o))
 
 
 @_method("trapezoid", function=False)
 def _trapezoid_m(y, x=None, *, dx=None, dim=-1):
-    t, d = _trapezoid_args(y, x, dx, dim, "trapezoid")
-    return t.sum(d)
+    return _trapezoid(lib.tn_trapezoid_opts, "trapezoid", y, x, dx, dim)
 
 
 def trapezoid(y, x=None, *, dx=None, dim=-1):
@@ -1824,8 +1813,7 @@ def trapz(y, x=None, *, dx=None, dim=-1):
 
 
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
-    t, d = _trapezoid_args(y, x, dx, dim, "cumulative_trapezoid")
-    return t.cumsum(d)
+    return _trapezoid(lib.tn_cumulative_trapezoid_opts, "cumulative_trapezoid", y, x, dx, dim)
 
 
 def constant_pad_nd(input, pad, value=0):
