@@ -567,6 +567,7 @@ TNDEF tn_tensor *tn_permute(tn_tensor *t, const int64_t *dims, int ndim);
 TNDEF tn_tensor *tn_transpose(tn_tensor *t, int64_t dim0, int64_t dim1);
 TNDEF tn_tensor *tn_t(tn_tensor *t);                                        /* 0-, 1- or 2-d transpose */
 TNDEF tn_tensor *tn_narrow(tn_tensor *t, int64_t dim, int64_t start, int64_t length);
+TNDEF tn_tensor *tn_narrow_copy(tn_tensor *t, int64_t dim, int64_t start, int64_t length);   /* narrow, copied (contiguous) */
 /* Python's t[start:stop:step] on one dim: negative start/stop count from the end and
    are clamped; step > 0. Use TN_END for "to the end". */
 #define TN_END INT64_MAX
@@ -610,6 +611,17 @@ TNDEF tn_tensor *tn_diagonal_scatter_opts(tn_tensor *t, tn_tensor *src, tn_diago
 TNDEF tn_tensor *tn_diagonal_scatter_str(tn_tensor *t, tn_tensor *src, const char *options);
 TNDEF tn_tensor *tn_as_strided_scatter(tn_tensor *t, tn_tensor *src, const int64_t *shape, int ndim, const int64_t *strides, int64_t storage_offset);
 
+/* torch.combinations: the length-.r (default 2) combinations of the 1-d x's elements, in
+   itertools' order, as rows of a [count, r] tensor (r 0: an empty [0]); with_replacement
+   allows repeats. Differentiable (an index_select). */
+#define TN_FIELDS_tn_combinations_fn_opts(X) \
+    X(I, r,                2,     "") \
+    X(B, with_replacement, false, "")
+TN__KW_STRUCT(tn_combinations_fn_opts);
+TNDEF tn_tensor *tn_combinations_opts(tn_tensor *x, tn_combinations_fn_opts opts);
+#define tn_combinations(...) tn_combinations_opts(TN__POS_KW(tn_combinations_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_combinations_str(tn_tensor *x, const char *options);
+
 /* Gathering and scattering; index tensors are int64 (int32 is PyTorch's error for gather/scatter;
    index_select takes it). Results are new tensors. */
 TNDEF tn_tensor *tn_index_select(tn_tensor *t, int64_t dim, tn_tensor *index);
@@ -623,6 +635,10 @@ TNDEF tn_tensor *tn_scatter_add_(tn_tensor *t, int64_t dim, tn_tensor *index, tn
    something is scattered (PyTorch's default: true). */
 TNDEF tn_tensor *tn_scatter_reduce(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, bool include_self);
 TNDEF tn_tensor *tn_scatter_reduce_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, bool include_self);
+/* Tensor.index_reduce: source's slices along dim reduced into t's slices index[i] (index 1-d
+   int64 / int32, source t's dtype and slice shape); reduce "prod", "mean", "amax" or "amin",
+   include_self as scatter_reduce's. */
+TNDEF tn_tensor *tn_index_reduce(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *source, const char *reduce, bool include_self);
 /* scatter(t, dim, index, src, reduce="add" | "multiply"): PyTorch has no derivative for it
    (backward through it is an error). */
 TNDEF tn_tensor *tn_scatter_with_reduce(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce);

@@ -1,7 +1,7 @@
 /* Ops that were Python composites in bindings/python/tensor/_ops.py, now C functions (issue
    20): var_mean / std_mean, renorm, sum_to_size, inner, the view scatters (select_,
    slice_, diagonal_, as_strided_scatter), trapezoid / cumulative_trapezoid, isposinf /
-   isneginf and angle. Values against the library's own building blocks
+   isneginf, angle, index_reduce, narrow_copy and combinations. Values against the library's own building blocks
    and hand-computed numbers on random, non-contiguous, broadcast and 0-size inputs; float64
    gradcheck and gradgradcheck; PyTorch's errors. (bindings/python/tests/test_opinfo.py runs
    PyTorch's OpInfo samples of each against torch.) */
@@ -291,6 +291,78 @@ TEST(isposinf_isneginf_angle) {
     tn_scope_end();
 }
 
+/* ---- index_reduce, narrow_copy, combinations ---- */
+static tn_tensor *f_ired(tn_tensor *const *x, int n, void *u) {
+    (void)n;
+    tn_tensor *idx = tn_from_data((int64_t[]){3, 0, 3}, TN_SHAPE(3), TN_I64);
+    return tn_index_reduce(P(x[0]), 1, idx, x[1], (const char *)u, true);
+}
+static tn_tensor *f_comb(tn_tensor *const *x, int n, void *u) { (void)n; return tn_combinations(x[0], .r = 3, .with_replacement = u != NULL); }
+TEST(index_reduce_narrow_copy_combinations) {
+    tn_manual_seed(8);
+    tn_scope_begin();
+    /* t [2, 4, 3] (non-contiguous), index [3, 0, 3] along dim 1, source [2, 3, 3] */
+    tn_tensor *t = noncontig(), *src = tn_randn(TN_SHAPE(2, 3, 3), TN_F64);
+    tn_tensor *idx = tn_from_data((int64_t[]){3, 0, 3}, TN_SHAPE(3), TN_I64);
+    tn_tensor *r = tn_index_reduce(t, 1, idx, src, "prod", true);
+    /* by hand: slice 0 times source slice 1; slice 3 times source slices 0 and 2; 1, 2 kept */
+    tn_tensor *want = tn_clone(t);
+    CHECK(tn_copy_(tn_select(want, 1, 0), tn_mul(tn_select(t, 1, 0), tn_select(src, 1, 1))) == 0);
+    CHECK(tn_copy_(tn_select(want, 1, 3), tn_mul(tn_select(t, 1, 3), tn_mul(tn_select(src, 1, 0), tn_select(src, 1, 2)))) == 0);
+    CHECK(near(r, want));
+    /* amax without self; mean with self (the count includes it); int32 index */
+    r = tn_index_reduce(t, 1, tn_to_dtype(idx, TN_I32), src, "amax", false);
+    CHECK(r && near(tn_select(r, 1, 3), tn_maximum(tn_select(src, 1, 0), tn_select(src, 1, 2))) && near(tn_select(r, 1, 1), tn_select(t, 1, 1)));
+    r = tn_index_reduce(t, 1, idx, src, "mean", true);
+    CHECK(r && near(tn_select(r, 1, 3), tn_div_scalar(tn_add(tn_select(t, 1, 3), tn_add(tn_select(src, 1, 0), tn_select(src, 1, 2))), 3)));
+    /* 0-d */
+    r = tn_index_reduce(tn_full(NULL, 0, 3, TN_F64), 0, tn_zeros(TN_SHAPE(1), TN_I64), tn_full(NULL, 0, 2, TN_F64), "prod", true);
+    CHECK(r && tn_ndim(r) == 0 && tn_item(r) == 6);
+    /* errors, PyTorch's words */
+    CHECK_ERR(tn_index_reduce(t, 1, idx, src, "sum", true), "Expected reduce to be one of prod, mean, amax or amin but got sum.");
+    CHECK_ERR(tn_index_reduce(t, 1, tn_reshape(idx, TN_SHAPE(1, 3)), src, "prod", true), "Index is supposed to be a vector");
+    CHECK_ERR(tn_index_reduce(t, 1, tn_to_dtype(idx, TN_F32), src, "prod", true), "Expected dtype int32/int64 for index but got: Float");
+    CHECK_ERR(tn_index_reduce(t, 1, idx, tn_to_dtype(src, TN_F32), "prod", true), "self (Double) and source (Float) must have the same scalar type");
+    CHECK_ERR(tn_index_reduce(t, 1, tn_narrow(idx, 0, 0, 2), src, "prod", true), "Number of indices (2) should be equal to source.size(dim): (3), for dim: 1");
+    CHECK_ERR(tn_index_reduce(t, 1, idx, tn_randn(TN_SHAPE(2, 3, 2), TN_F64), "prod", true), "slice shapes");
+    CHECK_ERR(tn_index_reduce(t, 1, tn_from_data((int64_t[]){4, 0, 3}, TN_SHAPE(3), TN_I64), src, "prod", true), "");
+    const char *reds[4] = {"prod", "mean", "amax", "amin"};
+    for (int k = 0; k < 4; k++) {
+        tn_tensor *in[2] = {gleaf(), leaf(tn_randn(TN_SHAPE(2, 3, 3), TN_F64))};
+        CHECK_MSG(tn_gradcheck(f_ired, in, 2, (void *)reds[k], 1e-6, 1e-5, 1e-4), "index_reduce %s gradcheck", reds[k]);
+    }
+
+    /* narrow_copy: a contiguous copy of the narrowed view */
+    tn_tensor *nc = tn_narrow_copy(t, 1, 1, 2);
+    CHECK(nc && tn_is_contiguous(nc) && !tn_same_storage(nc, t) && near(nc, tn_narrow(t, 1, 1, 2)));
+    CHECK(same_shape(tn_narrow_copy(t, 1, 4, 0), TN_SHAPE(2, 0, 3)));
+    CHECK_ERR(tn_narrow_copy(t, 1, 3, 2), "");
+
+    /* combinations: itertools' order */
+    tn_tensor *x = tn_from_data((double[]){10, 20, 30, 40}, TN_SHAPE(4), TN_F64);
+    tn_tensor *c = tn_combinations(x);
+    CHECK(same_shape(c, TN_SHAPE(6, 2)) && near(c, tn_from_data((double[]){10, 20, 10, 30, 10, 40, 20, 30, 20, 40, 30, 40}, TN_SHAPE(6, 2), TN_F64)));
+    c = tn_combinations_str(tn_narrow(x, 0, 0, 3), "r=2, with_replacement=True");
+    CHECK(same_shape(c, TN_SHAPE(6, 2)) && near(c, tn_from_data((double[]){10, 10, 10, 20, 10, 30, 20, 20, 20, 30, 30, 30}, TN_SHAPE(6, 2), TN_F64)));
+    c = tn_combinations(x, .r = 3);
+    CHECK(same_shape(c, TN_SHAPE(4, 3)) && near(tn_select(c, 0, 3), tn_from_data((double[]){20, 30, 40}, TN_SHAPE(3), TN_F64)));
+    c = tn_combinations(tn_narrow(tn_arange(0, 10, 1, TN_I64), 0, 0, 3), .r = 4, .with_replacement = true);
+    CHECK(same_shape(c, TN_SHAPE(15, 4)) && tn_get_dtype(c) == TN_I64);
+    /* a strided input; r = 1; r 0; r above n; an empty input */
+    c = tn_combinations(tn_slice(x, 0, 0, TN_END, 2), .r = 1);
+    CHECK(near(c, tn_from_data((double[]){10, 30}, TN_SHAPE(2, 1), TN_F64)));
+    CHECK(same_shape(tn_combinations(x, .r = 0), TN_SHAPE(0)));
+    CHECK(same_shape(tn_combinations(x, .r = 5), TN_SHAPE(0, 5)));
+    CHECK(same_shape(tn_combinations(tn_zeros(TN_SHAPE(0), TN_F32), .with_replacement = true), TN_SHAPE(0, 2)));
+    CHECK_ERR(tn_combinations(x, .r = -1), "Expect a non-negative number, but got -1");
+    CHECK_ERR(tn_combinations(tn_ones(TN_SHAPE(2, 2), TN_F32)), "Expect a 1D vector, but got shape [2, 2]");
+    CHECK_ERR(tn_combinations(tn_ones(TN_SHAPE(100000), TN_F32), .r = 50), "too many combinations");
+    tn_tensor *xl = leaf(tn_randn(TN_SHAPE(5), TN_F64));
+    CHECK(gc(f_comb, &xl, 1, NULL));
+    CHECK(gc(f_comb, &xl, 1, (void *)1));
+    tn_scope_end();
+}
+
 int main(void) {
     RUN(var_mean_std_mean);
     RUN(renorm);
@@ -299,6 +371,7 @@ int main(void) {
     RUN(view_scatters);
     RUN(trapezoid);
     RUN(isposinf_isneginf_angle);
+    RUN(index_reduce_narrow_copy_combinations);
     CHECK(tn_memory_stats_get().live_tensors == 0);
     return tn_test_report();
 }

@@ -510,6 +510,9 @@ static const tn__kwkey tn__kw_slice_scatter[] = {TN_FIELDS_tn_slice_scatter_fn_o
 #define TN__KW_T tn_trapezoid_fn_opts
 static const tn__kwkey tn__kw_trapezoid[] = {TN_FIELDS_tn_trapezoid_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
+#define TN__KW_T tn_combinations_fn_opts
+static const tn__kwkey tn__kw_combinations[] = {TN_FIELDS_tn_combinations_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
 #define TN__KW_T tn_gumbel_softmax_fn_opts
 static const tn__kwkey tn__kw_gumbel_softmax[] = {TN_FIELDS_tn_gumbel_softmax_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T

@@ -197,6 +197,12 @@ TNDEF tn_tensor *tn_narrow(tn_tensor *t, int64_t dim, int64_t start, int64_t len
     int64_t attrs[3] = {d, start, 1};
     return tn__view_record(t, tn__view_own(t, ns, t->strides, t->ndim, tn__view_offset(t, start, t->strides[d])), G_SLICE, attrs, 3);
 }
+static tn_tensor *tn__narrow_copy_impl(tn_tensor *t, int64_t dim, int64_t start, int64_t length) {
+    tn_scope_begin();
+    tn_tensor *v = tn_narrow(t, dim, start, length);
+    return tn__scope_return(v ? tn_clone(v) : NULL);
+}
+TNDEF tn_tensor *tn_narrow_copy(tn_tensor *t, int64_t dim, int64_t start, int64_t length) { return TN__AS("tn_narrow_copy", tn__narrow_copy_impl(t, dim, start, length)); }
 
 TNDEF tn_tensor *tn_slice(tn_tensor *t, int64_t dim, int64_t start, int64_t stop, int64_t step) {
     TN__CHECK_NULL(t);

@@ -267,6 +267,7 @@ tn_permute T T L i
 tn_transpose T T l l
 tn_t T T
 tn_narrow T T l l l
+tn_narrow_copy T T l l l
 tn_slice T T l l l l
 tn_select T T l l
 tn_diagonal_str T T s
@@ -284,12 +285,14 @@ tn_diagonal_scatter_str T T T s
 tn_as_strided_scatter T T T L i L l
 tn_detach T T
 tn_index_select T T l T
+tn_combinations_str T T s
 tn_gather T T l T
 tn_scatter T T l T T
 tn_scatter_add T T l T T
 tn_scatter_ T T l T T
 tn_scatter_add_ T T l T T
 tn_scatter_reduce T T l T T s b
+tn_index_reduce T T l T T s b
 tn_scatter_reduce_ T T l T T s b
 tn_scatter_with_reduce T T l T T s
 tn_scatter_with_reduce_ T T l T T s

@@ -1633,7 +1633,7 @@ def split_with_sizes(self, split_sizes, dim=0):
 
 @_method("narrow_copy")
 def narrow_copy(self, dim, start, length):
-    return self.narrow(dim, start, length).clone()
+    return _wrap(lib.tn_narrow_copy(self._ptr, _int(dim, "narrow_copy", "dim"), _int(start, "narrow_copy", "start"), _int(length, "narrow_copy", "length")))
 
 
 @_method("sum_to_size", function=False)
@@ -1834,17 +1834,7 @@ def fill(input, value):
 
 @_method("combinations", function=True)
 def combinations(self, r=2, with_replacement=False):
-    if self.ndim != 1:
-        raise RuntimeError(f"Expect a 1D vector, but got shape {list(self.shape)}")
-    if r < 0:
-        raise RuntimeError(f"Expect a non-negative number, but got {r}")
-    import itertools
-    from ._core import tensor as _tensor, int64 as _int64
-    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
-    rows = list(pick(range(self.shape[0]), r)) if r else []
-    idx = _tensor([i for row in rows for i in row], dtype=_int64)
-    out = self.index_select(0, idx)        # (differentiable, also when empty)
-    return out if r == 0 else out.reshape(len(rows), r)
+    return _wrap(lib.tn_combinations_str(self._ptr, _kw_text(r=_int(r, "combinations", "r"), with_replacement=bool(with_replacement))))
 
 
 def _scatter_args(name, self, src):
@@ -1885,16 +1875,11 @@ def as_strided_scatter(self, src, size, stride, storage_offset=None):
 
 @_method("index_reduce")
 def index_reduce(self, dim, index, source, reduce, *, include_self=True):
-    """scatter_reduce with index spread along source's other dims"""
-    if reduce not in ("prod", "mean", "amax", "amin"):
-        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
     source = _tensor_arg(source, "index_reduce", "source")
-    if index.ndim > 1:
-        raise RuntimeError("index_reduce_(): Index is supposed to be a vector")
-    d = dim % _bi.max(source.ndim, 1)
-    shape = [-1 if i == d else 1 for i in range(source.ndim)]
-    idx = index.reshape(shape).expand(source.shape) if source.ndim else index.reshape(())
-    return self.scatter_reduce(dim, idx, source, reduce, include_self=include_self)
+    index = _tensor_arg(index, "index_reduce", "index")
+    if not isinstance(reduce, str):
+        raise TypeError(f"index_reduce(): argument 'reduce' must be str, not {type(reduce).__name__}")
+    return _wrap(lib.tn_index_reduce(self._ptr, _int(dim, "index_reduce", "dim"), index._ptr, source._ptr, reduce.encode(), bool(include_self)))
 
 
 FUNCTIONS.update(trapezoid=trapezoid, trapz=trapz, cumulative_trapezoid=cumulative_trapezoid,
