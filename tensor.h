@@ -8603,8 +8603,9 @@ static tn_tensor *tn__view_scatter(const char *fn, int kind, tn_tensor *t, tn_te
     }
     if (pos && kind == 3) view = tn_as_strided(pos, shape, ndim, a, a[TN_MAX_DIMS] == TN_NONE ? 0 : a[TN_MAX_DIMS]);
     if (view && (view->ndim != src->ndim || (view->ndim && memcmp(view->shape, src->shape, (size_t)view->ndim * sizeof(int64_t))))) {
-        tn_scope_end();
-        return (tn_tensor *)tn__error("%s: expected src to have a size equal to the slice of self. src size = %s, slice size = %s", fn, TN__SHAPE(src), TN__SHAPE(view));
+        tn__error("%s: expected src to have a size equal to the slice of self. src size = %s, slice size = %s", fn, TN__SHAPE(src), TN__SHAPE(view));
+        tn_scope_end();   /* after the message: it reads the view's shape */
+        return NULL;
     }
     tn_tensor *idx = view ? tn_to(tn_reshape(view, &flat, 1), t->device) : NULL;
     tn_tensor *r = idx ? tn_scatter(tn_reshape(t, &n, 1), 0, idx, tn_reshape(tn_to_dtype(src, t->dtype), &flat, 1)) : NULL;
@@ -12059,7 +12060,7 @@ static tn_tensor *tn__trapezoid(const char *fn, bool cum, tn_tensor *y, tn_trape
     if (y->ndim == 0) return (tn_tensor *)tn__error("%s: Dimension specified as %lld but tensor has no dimensions", fn, (long long)o.dim);
     if (y->dtype == TN_BOOL || (o.x && o.x->dtype == TN_BOOL))
         return (tn_tensor *)tn__error("%s: %s: received a bool input for `%s`, but bool is not supported", fn, name, o.x ? "x` or `y" : "y");
-    const int64_t n = y->shape[d];
+    const int64_t n = y->shape[d], dim64 = d;
     tn_scope_begin();
     if (!cum && n == 0) {   /* numpy's 0: zeros of y's shape without dim */
         int64_t shape[TN_MAX_DIMS];
@@ -12085,13 +12086,13 @@ static tn_tensor *tn__trapezoid(const char *fn, bool cum, tn_tensor *y, tn_trape
         }
         tn_tensor *dx = xv ? tn_sub(tn_slice(xv, d, 1, TN_END, 1), tn_slice(xv, d, 0, -1, 1)) : NULL;
         if (cum) r = dx ? tn_cumsum(tn_mul(tn_div_scalar(dx, 2.0), tn_add(left, right)), d) : NULL;
-        else r = dx ? tn_div_scalar(tn_sum_dims(tn_mul(tn_add(left, right), dx), (int64_t[]){d}, 1, false), 2.0) : NULL;
+        else r = dx ? tn_div_scalar(tn_sum_dims(tn_mul(tn_add(left, right), dx), &dim64, 1, false), 2.0) : NULL;
     } else {
         const double dx = isnan(o.dx) ? 1.0 : o.dx;
         /* dx / 2 a Python float: integer samples give the default float dtype, whatever its value */
         tn_tensor *half = tn__own(tn__scalar_new(dx / 2.0, TN_F64, true));
         if (cum) r = half ? tn_cumsum(tn_mul(half, tn_add(left, right)), d) : NULL;
-        else r = tn_mul_scalar(tn_sub(tn_sum_dims(y, (int64_t[]){d}, 1, false), tn_mul_scalar(tn_add(tn_select(y, d, 0), tn_select(y, d, -1)), 0.5)), dx);
+        else r = tn_mul_scalar(tn_sub(tn_sum_dims(y, &dim64, 1, false), tn_mul_scalar(tn_add(tn_select(y, d, 0), tn_select(y, d, -1)), 0.5)), dx);
     }
     return tn__scope_return(r);
 }

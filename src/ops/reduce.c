@@ -403,7 +403,7 @@ static tn_tensor *tn__trapezoid(const char *fn, bool cum, tn_tensor *y, tn_trape
     if (y->ndim == 0) return (tn_tensor *)tn__error("%s: Dimension specified as %lld but tensor has no dimensions", fn, (long long)o.dim);
     if (y->dtype == TN_BOOL || (o.x && o.x->dtype == TN_BOOL))
         return (tn_tensor *)tn__error("%s: %s: received a bool input for `%s`, but bool is not supported", fn, name, o.x ? "x` or `y" : "y");
-    const int64_t n = y->shape[d];
+    const int64_t n = y->shape[d], dim64 = d;
     tn_scope_begin();
     if (!cum && n == 0) {   /* numpy's 0: zeros of y's shape without dim */
         int64_t shape[TN_MAX_DIMS];
@@ -429,13 +429,13 @@ static tn_tensor *tn__trapezoid(const char *fn, bool cum, tn_tensor *y, tn_trape
         }
         tn_tensor *dx = xv ? tn_sub(tn_slice(xv, d, 1, TN_END, 1), tn_slice(xv, d, 0, -1, 1)) : NULL;
         if (cum) r = dx ? tn_cumsum(tn_mul(tn_div_scalar(dx, 2.0), tn_add(left, right)), d) : NULL;
-        else r = dx ? tn_div_scalar(tn_sum_dims(tn_mul(tn_add(left, right), dx), (int64_t[]){d}, 1, false), 2.0) : NULL;
+        else r = dx ? tn_div_scalar(tn_sum_dims(tn_mul(tn_add(left, right), dx), &dim64, 1, false), 2.0) : NULL;
     } else {
         const double dx = isnan(o.dx) ? 1.0 : o.dx;
         /* dx / 2 a Python float: integer samples give the default float dtype, whatever its value */
         tn_tensor *half = tn__own(tn__scalar_new(dx / 2.0, TN_F64, true));
         if (cum) r = half ? tn_cumsum(tn_mul(half, tn_add(left, right)), d) : NULL;
-        else r = tn_mul_scalar(tn_sub(tn_sum_dims(y, (int64_t[]){d}, 1, false), tn_mul_scalar(tn_add(tn_select(y, d, 0), tn_select(y, d, -1)), 0.5)), dx);
+        else r = tn_mul_scalar(tn_sub(tn_sum_dims(y, &dim64, 1, false), tn_mul_scalar(tn_add(tn_select(y, d, 0), tn_select(y, d, -1)), 0.5)), dx);
     }
     return tn__scope_return(r);
 }

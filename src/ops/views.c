@@ -488,8 +488,9 @@ static tn_tensor *tn__view_scatter(const char *fn, int kind, tn_tensor *t, tn_te
     }
     if (pos && kind == 3) view = tn_as_strided(pos, shape, ndim, a, a[TN_MAX_DIMS] == TN_NONE ? 0 : a[TN_MAX_DIMS]);
     if (view && (view->ndim != src->ndim || (view->ndim && memcmp(view->shape, src->shape, (size_t)view->ndim * sizeof(int64_t))))) {
-        tn_scope_end();
-        return (tn_tensor *)tn__error("%s: expected src to have a size equal to the slice of self. src size = %s, slice size = %s", fn, TN__SHAPE(src), TN__SHAPE(view));
+        tn__error("%s: expected src to have a size equal to the slice of self. src size = %s, slice size = %s", fn, TN__SHAPE(src), TN__SHAPE(view));
+        tn_scope_end();   /* after the message: it reads the view's shape */
+        return NULL;
     }
     tn_tensor *idx = view ? tn_to(tn_reshape(view, &flat, 1), t->device) : NULL;
     tn_tensor *r = idx ? tn_scatter(tn_reshape(t, &n, 1), 0, idx, tn_reshape(tn_to_dtype(src, t->dtype), &flat, 1)) : NULL;
