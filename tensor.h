@@ -524,6 +524,8 @@ TNDEF tn_tensor *tn_multinomial(tn_tensor *probs, int64_t num_samples, bool repl
    to t's dtype; from a Philox one, or on a device, the same transformations of its counters)
    and returned (borrowed). All arguments are positional, as tn_normal's: PyTorch's defaults
    are exponential_(lambd=1), cauchy_(median=0, sigma=1), log_normal_(mean=1, std=2). */
+TNDEF tn_tensor *tn_normal_(tn_tensor *t, double mean, double std, tn_generator *gen);     /* mean + std z; floating t (a non-contiguous one: a normal double each, PyTorch's serial kernel) */
+TNDEF tn_tensor *tn_uniform_(tn_tensor *t, double from, double to, tn_generator *gen);     /* U[from, to); floating t */
 TNDEF tn_tensor *tn_exponential_(tn_tensor *t, double lambd, tn_generator *gen);       /* -log1p(-u) / lambd; floating t */
 TNDEF tn_tensor *tn_geometric_(tn_tensor *t, double p, tn_generator *gen);             /* ceil(log(u) / log1p(-p)), p in (0, 1); any dtype but bool */
 TNDEF tn_tensor *tn_cauchy_(tn_tensor *t, double median, double sigma, tn_generator *gen); /* median + sigma tan(pi (u - 1/2)) */
@@ -596,6 +598,7 @@ TNDEF tn_tensor *tn_permute(tn_tensor *t, const int64_t *dims, int ndim);
 TNDEF tn_tensor *tn_transpose(tn_tensor *t, int64_t dim0, int64_t dim1);
 TNDEF tn_tensor *tn_t(tn_tensor *t);                                        /* 0-, 1- or 2-d transpose */
 TNDEF tn_tensor *tn_narrow(tn_tensor *t, int64_t dim, int64_t start, int64_t length);
+TNDEF tn_tensor *tn_narrow_copy(tn_tensor *t, int64_t dim, int64_t start, int64_t length);   /* narrow, copied (contiguous) */
 /* Python's t[start:stop:step] on one dim: negative start/stop count from the end and
    are clamped; step > 0. Use TN_END for "to the end". */
 #define TN_END INT64_MAX
@@ -620,6 +623,35 @@ TNDEF tn_tensor *tn_unsqueeze(tn_tensor *t, int64_t dim);
 TNDEF tn_tensor *tn_unfold(tn_tensor *t, int64_t dim, int64_t size, int64_t step);
 TNDEF tn_tensor *tn_as_strided(tn_tensor *t, const int64_t *shape, int ndim, const int64_t *strides, int64_t offset);
 TNDEF tn_tensor *tn_detach(tn_tensor *t);       /* same data, no autograd history */
+/* The view scatters: a copy of t with one view of it (select, slice, diagonal, as_strided)
+   replaced by src (the view's shape; cast to t's dtype), differentiable in t and src.
+   slice_scatter's start / end TN_NONE are None (the whole dim), step > 0; as_strided_scatter's
+   storage_offset TN_NONE is 0 (the copy's own). */
+TNDEF tn_tensor *tn_select_scatter(tn_tensor *t, tn_tensor *src, int64_t dim, int64_t index);
+#define TN_FIELDS_tn_slice_scatter_fn_opts(X) \
+    X(I, dim,   0,       "") \
+    X(I, start, TN_NONE, "") \
+    X(I, end,   TN_NONE, "") \
+    X(I, step,  1,       "")
+TN__KW_STRUCT(tn_slice_scatter_fn_opts);
+TNDEF tn_tensor *tn_slice_scatter_opts(tn_tensor *t, tn_tensor *src, tn_slice_scatter_fn_opts opts);
+#define tn_slice_scatter(t, ...) tn_slice_scatter_opts(t, TN__POS_KW(tn_slice_scatter_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_slice_scatter_str(tn_tensor *t, tn_tensor *src, const char *options);
+TNDEF tn_tensor *tn_diagonal_scatter_opts(tn_tensor *t, tn_tensor *src, tn_diagonal_fn_opts opts);   /* offset 0, dim1 0, dim2 1 */
+#define tn_diagonal_scatter(t, ...) tn_diagonal_scatter_opts(t, TN__POS_KW(tn_diagonal_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_diagonal_scatter_str(tn_tensor *t, tn_tensor *src, const char *options);
+TNDEF tn_tensor *tn_as_strided_scatter(tn_tensor *t, tn_tensor *src, const int64_t *shape, int ndim, const int64_t *strides, int64_t storage_offset);
+
+/* torch.combinations: the length-.r (default 2) combinations of the 1-d x's elements, in
+   itertools' order, as rows of a [count, r] tensor (r 0: an empty [0]); with_replacement
+   allows repeats. Differentiable (an index_select). */
+#define TN_FIELDS_tn_combinations_fn_opts(X) \
+    X(I, r,                2,     "") \
+    X(B, with_replacement, false, "")
+TN__KW_STRUCT(tn_combinations_fn_opts);
+TNDEF tn_tensor *tn_combinations_opts(tn_tensor *x, tn_combinations_fn_opts opts);
+#define tn_combinations(...) tn_combinations_opts(TN__POS_KW(tn_combinations_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_combinations_str(tn_tensor *x, const char *options);
 
 /* Gathering and scattering; index tensors are int64 (int32 is PyTorch's error for gather/scatter;
    index_select takes it). Results are new tensors. */
@@ -634,6 +666,10 @@ TNDEF tn_tensor *tn_scatter_add_(tn_tensor *t, int64_t dim, tn_tensor *index, tn
    something is scattered (PyTorch's default: true). */
 TNDEF tn_tensor *tn_scatter_reduce(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, bool include_self);
 TNDEF tn_tensor *tn_scatter_reduce_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, bool include_self);
+/* Tensor.index_reduce: source's slices along dim reduced into t's slices index[i] (index 1-d
+   int64 / int32, source t's dtype and slice shape); reduce "prod", "mean", "amax" or "amin",
+   include_self as scatter_reduce's. */
+TNDEF tn_tensor *tn_index_reduce(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *source, const char *reduce, bool include_self);
 /* scatter(t, dim, index, src, reduce="add" | "multiply"): PyTorch has no derivative for it
    (backward through it is an error). */
 TNDEF tn_tensor *tn_scatter_with_reduce(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce);
@@ -955,6 +991,9 @@ TNDEF tn_tensor *tn_isnan(tn_tensor *x);
 TNDEF tn_tensor *tn_isinf(tn_tensor *x);
 TNDEF tn_tensor *tn_isfinite(tn_tensor *x);
 TNDEF tn_tensor *tn_signbit(tn_tensor *x);                     /* bool: the sign bit is set (-0.0 too) */
+TNDEF tn_tensor *tn_isposinf(tn_tensor *x);                    /* bool: +inf (integers: all false) */
+TNDEF tn_tensor *tn_isneginf(tn_tensor *x);                    /* bool: -inf (integers: all false) */
+TNDEF tn_tensor *tn_angle(tn_tensor *x);                       /* real x: pi where x < 0, else 0, NaN kept; integers give the default dtype; zero gradient */
 TNDEF tn_tensor *tn_sgn(tn_tensor *x);                         /* sign, for real tensors */
 TNDEF tn_tensor *tn_asinh(tn_tensor *x);
 TNDEF tn_tensor *tn_acosh(tn_tensor *x);
@@ -1709,9 +1748,37 @@ TNDEF tn_tensor *tn_var(tn_tensor *x, int64_t correction);
 TNDEF tn_tensor *tn_var_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim);
 TNDEF tn_tensor *tn_std(tn_tensor *x, int64_t correction);
 TNDEF tn_tensor *tn_std_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim);
+/* var_mean / std_mean: var (std) and the mean over the same dims (n = 0: all), the mean in
+   *mean (the result's ownership rule; NULL: not wanted). Floating x. */
+TNDEF tn_tensor *tn_var_mean(tn_tensor *x, int64_t correction, tn_tensor **mean);
+TNDEF tn_tensor *tn_var_mean_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim, tn_tensor **mean);
+TNDEF tn_tensor *tn_std_mean(tn_tensor *x, int64_t correction, tn_tensor **mean);
+TNDEF tn_tensor *tn_std_mean_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim, tn_tensor **mean);
 /* Vector p-norm: p = 2 by default; INFINITY, -INFINITY, 0 (count of nonzeros), any p. */
 TNDEF tn_tensor *tn_norm(tn_tensor *x, double p);
 TNDEF tn_tensor *tn_norm_dims(tn_tensor *x, double p, const int64_t *dims, int n, bool keepdim);
+/* Tensor.renorm: each slice along dim whose p-norm (over the other dims) exceeds maxnorm scaled
+   by maxnorm / (norm + 1e-7); at least 2 dims, p > 0, maxnorm >= 0, floating x. */
+TNDEF tn_tensor *tn_renorm(tn_tensor *x, double p, int64_t dim, double maxnorm);
+/* Tensor.sum_to_size: x summed down to shape, which x's shape must expand from (the
+   gradient of a broadcast). */
+TNDEF tn_tensor *tn_sum_to_size(tn_tensor *x, const int64_t *shape, int ndim);
+/* torch.trapezoid / cumulative_trapezoid: the trapezoid rule along .dim (default -1) of y
+   sampled at .x (a tensor: 1-d of y's size along dim, or broadcasting with y) or spaced .dx
+   apart (NAN: None, spacing 1); x and dx not both. trapezoid of an empty dim is 0. PyTorch's
+   formulas (sum(y) - (y_0 + y_n) / 2) dx and sum((y_i + y_i+1) dx_i) / 2, cumulative ones
+   cumsum((dx / 2) (y_i + y_i+1)); bool y is refused. */
+#define TN_FIELDS_tn_trapezoid_fn_opts(X) \
+    X(T, x,   NULL, "") \
+    X(D, dx,  NAN,  "") \
+    X(I, dim, -1,   "")
+TN__KW_STRUCT(tn_trapezoid_fn_opts);
+TNDEF tn_tensor *tn_trapezoid_opts(tn_tensor *y, tn_trapezoid_fn_opts opts);
+#define tn_trapezoid(...) tn_trapezoid_opts(TN__POS_KW(tn_trapezoid_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_trapezoid_str(tn_tensor *y, const char *options);
+TNDEF tn_tensor *tn_cumulative_trapezoid_opts(tn_tensor *y, tn_trapezoid_fn_opts opts);
+#define tn_cumulative_trapezoid(...) tn_cumulative_trapezoid_opts(TN__POS_KW(tn_trapezoid_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_cumulative_trapezoid_str(tn_tensor *y, const char *options);
 TNDEF tn_tensor *tn_logsumexp(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
 TNDEF tn_tensor *tn_cumsum(tn_tensor *x, int64_t dim);
 TNDEF tn_tensor *tn_cumprod(tn_tensor *x, int64_t dim);
@@ -1876,6 +1943,8 @@ TN__KW_STRUCT(tn_cross_fn_opts);
 TNDEF tn_tensor *tn_cross_opts(tn_tensor *a, tn_tensor *b, tn_cross_fn_opts opts);
 #define tn_cross(a, ...) tn_cross_opts(a, TN__POS_KW(tn_cross_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_cross_str(tn_tensor *a, tn_tensor *b, const char *options);
+/* torch.inner: the last dims contracted (a 0-d operand multiplies). */
+TNDEF tn_tensor *tn_inner(tn_tensor *a, tn_tensor *b);
 /* torch.einsum: "ij,jk->ik", "...ij->...ji", implicit output ("ij,jk"), repeated subscripts
    (diagonals); operands contracted pairwise left to right with bmm, as PyTorch without opt_einsum. */
 TNDEF tn_tensor *tn_einsum(const char *equation, tn_tensor *const *operands, int n);
@@ -2150,6 +2219,19 @@ TN_HD static inline double tn_hardswish_f64(double x) { return x * tn_hardsigmoi
 /* Numerically stable (max subtracted). Integer inputs give float32. */
 TNDEF tn_tensor *tn_softmax(tn_tensor *x, int64_t dim);
 TNDEF tn_tensor *tn_log_softmax(tn_tensor *x, int64_t dim);
+/* F.gumbel_softmax: softmax((logits + g) / tau, dim), g = -log(E) with E drawn as PyTorch
+   draws it (empty_like(logits).exponential_(): from mt19937 PyTorch's numbers for the same
+   seed); hard: the one-hot of its argmax along dim as y_hard - y_soft.detach() + y_soft
+   (the straight-through gradient). eps has no effect (deprecated in PyTorch). */
+#define TN_FIELDS_tn_gumbel_softmax_fn_opts(X) \
+    X(D, tau,  1.0,   "") \
+    X(B, hard, false, "") \
+    X(D, eps,  1e-10, "") \
+    X(I, dim,  -1,    "")
+TN__KW_STRUCT(tn_gumbel_softmax_fn_opts);
+TNDEF tn_tensor *tn_gumbel_softmax_opts(tn_tensor *logits, tn_gumbel_softmax_fn_opts opts);
+#define tn_gumbel_softmax(...) tn_gumbel_softmax_opts(TN__POS_KW(tn_gumbel_softmax_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_gumbel_softmax_str(tn_tensor *logits, const char *options);
 
 /* Activations beyond section 7's relu, gelu, silu, softplus, sigmoid, tanh (floating
    inputs; PyTorch's defaults in the comments). */
@@ -2890,6 +2972,7 @@ TNDEF int tn_init_kaiming_uniform_(tn_tensor *t, double a, const char *mode, con
 TNDEF int tn_init_kaiming_normal_(tn_tensor *t, double a, const char *mode, const char *nonlinearity);
 TNDEF int tn_init_orthogonal_(tn_tensor *t, double gain);
 TNDEF int tn_init_trunc_normal_(tn_tensor *t, double mean, double std, double a, double b);
+TNDEF int tn_init_sparse_(tn_tensor *t, double sparsity, double std);      /* 2-d t: normal_(0, std), then ceil(sparsity rows) zeros per column (PyTorch's std 0.01) */
 
 /* Layers: PyTorch's constructor arguments, the keyword arguments as designated fields after
    the positional ones (each has an _opts and a _str form, section 1). Initialisation as
@@ -5277,6 +5360,18 @@ static const tn__kwkey tn__kw_repeat_interleave[] = {TN_FIELDS_tn_repeat_interle
 #undef TN__KW_T
 #define TN__KW_T tn_diff_fn_opts
 static const tn__kwkey tn__kw_diff[] = {TN_FIELDS_tn_diff_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_slice_scatter_fn_opts
+static const tn__kwkey tn__kw_slice_scatter[] = {TN_FIELDS_tn_slice_scatter_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_trapezoid_fn_opts
+static const tn__kwkey tn__kw_trapezoid[] = {TN_FIELDS_tn_trapezoid_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_combinations_fn_opts
+static const tn__kwkey tn__kw_combinations[] = {TN_FIELDS_tn_combinations_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_gumbel_softmax_fn_opts
+static const tn__kwkey tn__kw_gumbel_softmax[] = {TN_FIELDS_tn_gumbel_softmax_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
 #define TN__KW_T tn_diag_embed_fn_opts
 static const tn__kwkey tn__kw_diag_embed[] = {TN_FIELDS_tn_diag_embed_fn_opts(TN__KW_ROW)};
@@ -7690,11 +7785,13 @@ static void tn__mt_store(char *base, tn_dtype dt, int64_t i, double v, int64_t i
     default: ((bool *)base)[i] = isint ? iv != 0 : v != 0; break;
     }
 }
-static void tn__mt_fill(tn_random_op op, tn_tensor *t, tn_generator *g, double a, double b, int64_t low, uint64_t range) {
+/* serial: normal_ of a non-contiguous tensor (PyTorch's serial kernel: the cached
+   normal_distribution<double> for every element, whatever the count) */
+static void tn__mt_fill(tn_random_op op, tn_tensor *t, tn_generator *g, double a, double b, int64_t low, uint64_t range, bool serial) {
     const int64_t n = tn_numel(t);
     char *base = (char *)tn_data_ptr(t);
     const tn_dtype dt = t->dtype;
-    if (op == NORMAL && n >= 16 && (dt == TN_F32 || dt == TN_F64)) {
+    if (op == NORMAL && n >= 16 && !serial && (dt == TN_F32 || dt == TN_F64)) {
         if (dt == TN_F32) {
             float *d = (float *)base;
             for (int64_t i = 0; i < n; i++) d[i] = tn__mt_unif32(g);
@@ -7726,6 +7823,35 @@ static void tn__mt_fill(tn_random_op op, tn_tensor *t, tn_generator *g, double a
     }
 }
 
+/* normal_fill<Half> / <BFloat16> of a half-precision tensor of 16 or more elements: the
+   uniforms of uniform_real_distribution<scalar_t> (11 or 8 bits of random()), then
+   normal_fill_16 with every step in the dtype: c10's arithmetic between two halves and its
+   std:: math overloads (log, sqrt, cos, sin of a half return a half) round each result.
+   That is 2025 PyTorch for both dtypes and 1.13 for bfloat16; 1.13 had the math overloads
+   for bfloat16 only, so its float16 kept log, sqrt, cos and sin in float (a half ulp or two
+   apart). d: the float staging of the result, every value a half. */
+static float tn__round_half(float x, bool bf) { return bf ? tn__bf2f(tn__f2bf(x)) : tn__h2f(tn__f2h(x)); }
+static void tn__mt_normal16_half(float *d, float mean, float std, bool bf) {
+    for (int j = 0; j < 8; j++) {
+        const float u1 = tn__round_half(1.0f - d[j], bf), u2 = d[j + 8];
+        const float radius = tn__round_half(sqrtf(tn__round_half(-2.0f * tn__round_half(logf(u1), bf), bf)), bf);
+        const float theta = tn__round_half((float)(6.28318530717958647692 * (double)u2), bf);   /* double * Half is a double */
+        const float c = tn__round_half(cosf(theta), bf), s = tn__round_half(sinf(theta), bf);
+        d[j] = tn__round_half(tn__round_half(tn__round_half(radius * c, bf) * std, bf) + mean, bf);
+        d[j + 8] = tn__round_half(tn__round_half(tn__round_half(radius * s, bf) * std, bf) + mean, bf);
+    }
+}
+static void tn__mt_normal_fill_half(float *d, int64_t n, bool bf, double mean, double std, tn_generator *g) {
+    const int digits = bf ? 8 : 11;
+    const float m = tn__round_half((float)mean, bf), s = tn__round_half((float)std, bf);   /* static_cast<scalar_t>(double): through float */
+    for (int64_t i = 0; i < n; i++) d[i] = (float)(tn__mt32(g) & ((1u << digits) - 1)) * ldexpf(1.0f, -digits);
+    for (int64_t i = 0; i + 16 <= n; i += 16) tn__mt_normal16_half(d + i, m, s, bf);
+    if (n % 16) {
+        for (int j = 0; j < 16; j++) d[n - 16 + j] = (float)(tn__mt32(g) & ((1u << digits) - 1)) * ldexpf(1.0f, -digits);
+        tn__mt_normal16_half(d + n - 16, m, s, bf);
+    }
+}
+
 /* v rounded to a float of `digits` significant bits, to nearest even (half's 11, bfloat16's 8;
    the small range the bounds of a draw take) */
 static float tn__round_float_to(double v, int digits) {
@@ -7734,8 +7860,8 @@ static float tn__round_float_to(double v, int digits) {
     const double m = frexp(v, &e);
     return (float)ldexp(nearbyint(ldexp(m, digits)), e - digits);
 }
-static tn_tensor *tn__random(const char *fn, tn_random_op op, const int64_t *shape, int ndim, tn_dtype dtype,
-                             tn_generator *gen, double a, double b, int64_t low, uint64_t range, tn_device device) {
+static tn_tensor *tn__random_ex(const char *fn, tn_random_op op, const int64_t *shape, int ndim, tn_dtype dtype,
+                                tn_generator *gen, double a, double b, int64_t low, uint64_t range, tn_device device, bool serial) {
     if (tn__check_cpu_dtype_arg(fn, dtype)) return NULL;
     if (op != RANDINT && !tn_dtype_is_floating(dtype))
         return (tn_tensor *)tn__error("%s: expected a floating dtype, got %s", fn, tn_dtype_name(dtype));
@@ -7745,8 +7871,8 @@ static tn_tensor *tn__random(const char *fn, tn_random_op op, const int64_t *sha
     tn_generator *g = gen ? gen : &tn__default_gen;
     if (t->device == TN_CPU && g->kind == TN_GEN_MT19937) {
         /* half precision: drawn as float32, rounded. uniform_ as PyTorch's: 11 (bfloat16: 8) bits
-           of random() over the bounds rounded to the dtype, in float; its normals are not
-           reproduced (normal_fill's arithmetic in half) */
+           of random() over the bounds rounded to the dtype, in float; normal_ of 16 or more
+           as normal_fill in the dtype, of fewer (or serial) the normal doubles rounded */
         tn_tensor *d = tn__is_half(dtype) ? tn__new(TN_F32, TN_CPU, t->shape, t->ndim) : tn_retain(t);
         if (!d) { tn_release(t); return NULL; }
         tn__gen_lock(g);
@@ -7757,8 +7883,10 @@ static tn_tensor *tn__random(const char *fn, tn_random_op op, const int64_t *sha
             float *o = (float *)tn_data_ptr(d);
             for (int64_t i = 0; i < tn_numel(d); i++)
                 o[i] = fmaf((float)(tn__mt32(g) & ((1u << digits) - 1)) * ldexpf(1.0f, -digits), bf, af);
+        } else if (op == NORMAL && tn__is_half(dtype) && tn_numel(d) >= 16 && !serial) {
+            tn__mt_normal_fill_half((float *)tn_data_ptr(d), tn_numel(d), dtype == TN_BF16, a, b, g);
         } else {
-            tn__mt_fill(op, d, g, a, b, low, range);
+            tn__mt_fill(op, d, g, a, b, low, range, serial);
         }
         tn__gen_unlock(g);
         int rc = d != t ? tn__copy(t, d) : 0;
@@ -7769,6 +7897,11 @@ static tn_tensor *tn__random(const char *fn, tn_random_op op, const int64_t *sha
     uint64_t off = tn__gen_take(g, tn_numel(t));
     if (tn__backend(t->device)->random(op, t, g->seed, off, a, b, low, range)) { tn_release(t); return NULL; }
     return tn__own(t);
+}
+
+static tn_tensor *tn__random(const char *fn, tn_random_op op, const int64_t *shape, int ndim, tn_dtype dtype,
+                             tn_generator *gen, double a, double b, int64_t low, uint64_t range, tn_device device) {
+    return tn__random_ex(fn, op, shape, ndim, dtype, gen, a, b, low, range, device, false);
 }
 
 TNDEF tn_tensor *tn_rand(const int64_t *shape, int ndim, tn_dtype dtype) { return tn__random("tn_rand", UNIFORM, shape, ndim, dtype, NULL, 0, 1, 0, 0, TN_CPU); }
@@ -8062,6 +8195,38 @@ static tn_tensor *tn__sample_(const char *fn, tn_tensor *t, tn__sampler s, doubl
     const int rc = tn__fill_in_order(t, v, inv);
     tn_scope_end();
     return rc ? NULL : t;
+}
+/* normal_ and uniform_ in place: the values drawn as a new tensor of t's dims in t's
+   memory order (TensorIterator's order) would be, then copied into t; normal_ of a
+   non-contiguous t takes PyTorch's serial kernel (a normal double per element). */
+static tn_tensor *tn__fill_random_(const char *fn, tn_tensor *t, tn_random_op op, double a, double b, tn_generator *gen) {
+    if (tn_numel(t) == 0) return t;
+    int64_t perm[TN_MAX_DIMS], inv[TN_MAX_DIMS], pshape[TN_MAX_DIMS];
+    tn__memory_order(t, perm, inv, pshape);
+    tn_scope_begin();
+    tn_tensor *v = tn__random_ex(fn, op, pshape, t->ndim, t->dtype, gen, a, b, 0, 0, t->device, op == NORMAL && !tn_is_contiguous(t));
+    const int rc = tn__fill_in_order(t, v, inv);
+    tn_scope_end();
+    return rc ? NULL : t;
+}
+TNDEF tn_tensor *tn_normal_(tn_tensor *t, double mean, double std, tn_generator *gen) {
+    const char *fn = "tn_normal_";
+    TN__CHECK_NULL(t);
+    if (tn__check_cpu_dtype(fn, t)) return NULL;
+    if (!(std >= 0)) return (tn_tensor *)tn__error("%s: normal expects std >= 0.0, but found std %g", fn, std);
+    if (!tn_dtype_is_floating(t->dtype)) return (tn_tensor *)tn__error("%s: \"normal_kernel_cpu\" not implemented for '%s'", fn, tn__torch_type_name(t->dtype));
+    return TN__AS(fn, tn__fill_random_(fn, t, NORMAL, mean, std, gen));
+}
+TNDEF tn_tensor *tn_uniform_(tn_tensor *t, double from, double to, tn_generator *gen) {
+    const char *fn = "tn_uniform_";
+    TN__CHECK_NULL(t);
+    if (tn__check_cpu_dtype(fn, t)) return NULL;
+    if (!tn_dtype_is_floating(t->dtype)) return (tn_tensor *)tn__error("%s: \"check_uniform_bounds\" not implemented for '%s'", fn, tn__torch_type_name(t->dtype));
+    if (!(from <= to)) return (tn_tensor *)tn__error("%s: uniform_ expects to return a [from, to) range, but found from=%g > to=%g", fn, from, to);
+    if (!(to - from <= tn__finfo_max(t->dtype)))
+        return (tn_tensor *)tn__error("%s: uniform_ expects to-from <= std::numeric_limits<%s>::max(), but found to=%g and from=%g which result in to-from to exceed the limit",
+                                      fn, tn__torch_type_name(t->dtype), to, from);
+    return TN__AS(fn, tn__fill_random_(fn, t, UNIFORM, from, to, gen));
 }
 static int tn__check_sampler_target(const char *fn, const char *what, tn_tensor *t) {
     if (tn__check_cpu_dtype(fn, t)) return -1;
@@ -8403,6 +8568,12 @@ TNDEF tn_tensor *tn_narrow(tn_tensor *t, int64_t dim, int64_t start, int64_t len
     int64_t attrs[3] = {d, start, 1};
     return tn__view_record(t, tn__view_own(t, ns, t->strides, t->ndim, tn__view_offset(t, start, t->strides[d])), G_SLICE, attrs, 3);
 }
+static tn_tensor *tn__narrow_copy_impl(tn_tensor *t, int64_t dim, int64_t start, int64_t length) {
+    tn_scope_begin();
+    tn_tensor *v = tn_narrow(t, dim, start, length);
+    return tn__scope_return(v ? tn_clone(v) : NULL);
+}
+TNDEF tn_tensor *tn_narrow_copy(tn_tensor *t, int64_t dim, int64_t start, int64_t length) { return TN__AS("tn_narrow_copy", tn__narrow_copy_impl(t, dim, start, length)); }
 
 TNDEF tn_tensor *tn_slice(tn_tensor *t, int64_t dim, int64_t start, int64_t stop, int64_t step) {
     TN__CHECK_NULL(t);
@@ -8666,6 +8837,61 @@ TNDEF tn_tensor *tn_as_strided(tn_tensor *t, const int64_t *shape, int ndim, con
         return (tn_tensor *)tn__error("tn_as_strided: size %s, stride %s, offset %lld reach past the storage's %lld elements",
             tn__shape_str(shape, ndim), tn__shape_str(strides, ndim), (long long)offset, (long long)(t->storage->nbytes / (size_t)es));
     return tn__as_strided_record(t, tn__view_own(t, shape, strides, ndim, offset));
+}
+/* The view scatters: the view taken of the flat positions of t (an arange of t's shape)
+   names the elements src replaces, and a scatter along the flattened t writes them
+   (out-of-place, so t and src both get their gradients, to any order: t's outside the view,
+   src's the view's part). kind: 0 select, 1 slice, 2 diagonal, 3 as_strided; a[]: their
+   arguments. */
+static tn_tensor *tn__view_scatter(const char *fn, int kind, tn_tensor *t, tn_tensor *src, const int64_t *a, const int64_t *shape, int ndim) {
+    TN__CHECK_NULL(t, src);
+    if (tn__check_same_device(fn, t, src)) return NULL;
+    if (kind == 1 && a[3] <= 0) return (tn_tensor *)tn__error("%s: slice step must be positive (got %lld)", fn, (long long)a[3]);
+    const int64_t n = tn_numel(t), flat = -1;
+    tn_scope_begin();
+    tn_tensor *pos = tn_reshape(tn_arange(0, (double)n, 1, TN_I64), t->shape, t->ndim), *view = NULL;
+    if (pos && kind == 0) view = tn_select(pos, a[0], a[1]);
+    if (pos && kind == 1) view = tn_slice(pos, a[0], a[1] == TN_NONE ? 0 : a[1], a[2] == TN_NONE ? TN_END : a[2], a[3]);
+    if (pos && kind == 2) {
+        tn_diagonal_fn_opts o = TN_DEFAULTS(tn_diagonal_fn_opts);
+        o.offset = a[0]; o.dim1 = a[1]; o.dim2 = a[2];
+        view = tn_diagonal_opts(pos, o);
+    }
+    if (pos && kind == 3) view = tn_as_strided(pos, shape, ndim, a, a[TN_MAX_DIMS] == TN_NONE ? 0 : a[TN_MAX_DIMS]);
+    if (view && (view->ndim != src->ndim || (view->ndim && memcmp(view->shape, src->shape, (size_t)view->ndim * sizeof(int64_t))))) {
+        tn__error("%s: expected src to have a size equal to the slice of self. src size = %s, slice size = %s", fn, TN__SHAPE(src), TN__SHAPE(view));
+        tn_scope_end();   /* after the message: it reads the view's shape */
+        return NULL;
+    }
+    tn_tensor *idx = view ? tn_to(tn_reshape(view, &flat, 1), t->device) : NULL;
+    tn_tensor *r = idx ? tn_scatter(tn_reshape(t, &n, 1), 0, idx, tn_reshape(tn_to_dtype(src, t->dtype), &flat, 1)) : NULL;
+    return tn__scope_return(r ? tn_reshape(r, t->shape, t->ndim) : NULL);
+}
+TNDEF tn_tensor *tn_select_scatter(tn_tensor *t, tn_tensor *src, int64_t dim, int64_t index) {
+    const int64_t a[2] = {dim, index};
+    return TN__AS("tn_select_scatter", tn__view_scatter("tn_select_scatter", 0, t, src, a, NULL, 0));
+}
+TNDEF tn_tensor *tn_slice_scatter_opts(tn_tensor *t, tn_tensor *src, tn_slice_scatter_fn_opts o) {
+    const int64_t a[4] = {o.dim, o.start, o.end, o.step};
+    return TN__AS("tn_slice_scatter", tn__view_scatter("tn_slice_scatter", 1, t, src, a, NULL, 0));
+}
+TNDEF tn_tensor *tn_slice_scatter_str(tn_tensor *t, tn_tensor *src, const char *options) {
+    TN__KW_STR(tn_slice_scatter_fn_opts, slice_scatter, "tn_slice_scatter", options, tn_slice_scatter_opts(t, src, o));
+}
+TNDEF tn_tensor *tn_diagonal_scatter_opts(tn_tensor *t, tn_tensor *src, tn_diagonal_fn_opts o) {
+    const int64_t a[3] = {o.offset, o.dim1, o.dim2};
+    return TN__AS("tn_diagonal_scatter", tn__view_scatter("tn_diagonal_scatter", 2, t, src, a, NULL, 0));
+}
+TNDEF tn_tensor *tn_diagonal_scatter_str(tn_tensor *t, tn_tensor *src, const char *options) {
+    TN__KW_STR(tn_diagonal_fn_opts, diagonal, "tn_diagonal_scatter", options, tn_diagonal_scatter_opts(t, src, o));
+}
+TNDEF tn_tensor *tn_as_strided_scatter(tn_tensor *t, tn_tensor *src, const int64_t *shape, int ndim, const int64_t *strides, int64_t storage_offset) {
+    if (ndim < 0 || ndim > TN_MAX_DIMS || (ndim && (!shape || !strides)))
+        return (tn_tensor *)tn__error("tn_as_strided_scatter: invalid size and stride (%d dims)", ndim);
+    int64_t a[TN_MAX_DIMS + 1];
+    if (ndim) memcpy(a, strides, (size_t)ndim * sizeof *a);
+    a[TN_MAX_DIMS] = storage_offset;
+    return TN__AS("tn_as_strided_scatter", tn__view_scatter("tn_as_strided_scatter", 3, t, src, a, shape, ndim));
 }
 
 TNDEF tn_tensor *tn_detach(tn_tensor *t) {
@@ -9267,6 +9493,84 @@ TNDEF tn_tensor *tn_scatter_reduce(tn_tensor *t, int64_t dim, tn_tensor *index, 
 }
 TNDEF tn_tensor *tn_scatter_reduce_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, bool include_self) {
     return tn__scatter_reduce_op("tn_scatter_reduce_", t, dim, index, src, reduce, include_self, false, true);
+}
+/* index_reduce: index spread along source's other dims (a view), then scatter_reduce */
+static tn_tensor *tn__index_reduce_impl(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, bool include_self) {
+    TN__CHECK_NULL(t, index, src);
+    const char *fn = "tn_index_reduce";
+    if (!reduce || (strcmp(reduce, "prod") && strcmp(reduce, "mean") && strcmp(reduce, "amax") && strcmp(reduce, "amin")))
+        return (tn_tensor *)tn__error("%s: index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got %s.", fn, reduce ? reduce : "NULL");
+    if (index->ndim > 1)
+        return (tn_tensor *)tn__error("%s: index_reduce_(): Index is supposed to be a vector, but got dim: %d with type: %s and size: %s", fn, index->ndim,
+                                      tn__torch_type_name(index->dtype), TN__SHAPE(index));
+    if (index->dtype != TN_I64 && index->dtype != TN_I32)
+        return (tn_tensor *)tn__error("%s: index_reduce_(): Expected dtype int32/int64 for index but got: %s", fn, tn__torch_type_name(index->dtype));
+    if (t->dtype != src->dtype)
+        return (tn_tensor *)tn__error("%s: index_reduce_(): self (%s) and source (%s) must have the same scalar type", fn, tn__torch_type_name(t->dtype), tn__torch_type_name(src->dtype));
+    const int d = tn__wrap_dim(fn, dim, t->ndim > 0 ? t->ndim : 1);
+    if (d < 0) return NULL;
+    const int64_t along = src->ndim ? (d < src->ndim ? src->shape[d] : -1) : 1;
+    if (tn_numel(index) != along)
+        return (tn_tensor *)tn__error("%s: index_reduce_(): Number of indices (%lld) should be equal to source.size(dim): (%lld), for dim: %d", fn,
+                                      (long long)tn_numel(index), (long long)along, d);
+    bool slices = (t->ndim > 0 ? t->ndim : 1) == (src->ndim > 0 ? src->ndim : 1);
+    for (int i = 0; slices && i < src->ndim && t->ndim; i++) slices = i == d || src->shape[i] == t->shape[i];
+    if (!slices) return (tn_tensor *)tn__error("%s: index_reduce_(): source (%s) and self (%s) must have the same slice shapes outside dim %d", fn, TN__SHAPE(src), TN__SHAPE(t), d);
+    tn_scope_begin();
+    int64_t shape[TN_MAX_DIMS];
+    for (int i = 0; i < src->ndim; i++) shape[i] = i == d ? -1 : 1;
+    tn_tensor *idx = tn_to_dtype(index, TN_I64);
+    idx = idx ? (src->ndim ? tn_expand(tn_reshape(idx, shape, src->ndim), src->shape, src->ndim) : tn_reshape(idx, NULL, 0)) : NULL;
+    return tn__scope_return(idx ? tn_scatter_reduce(t, d, idx, src, reduce, include_self) : NULL);
+}
+TNDEF tn_tensor *tn_index_reduce(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *source, const char *reduce, bool include_self) {
+    return TN__AS("tn_index_reduce", tn__index_reduce_impl(t, dim, index, source, reduce, include_self));
+}
+/* combinations: the index rows in itertools' order (the next row: the rightmost index that
+   can still grow grows, those after it restart from it, or from it + 1 without
+   replacement), gathered by index_select */
+static tn_tensor *tn__combinations_impl(tn_tensor *x, int64_t r, bool rep) {
+    TN__CHECK_NULL(x);
+    const char *fn = "tn_combinations";
+    if (x->ndim != 1) return (tn_tensor *)tn__error("%s: Expect a 1D vector, but got shape %s", fn, TN__SHAPE(x));
+    if (r < 0) return (tn_tensor *)tn__error("%s: Expect a non-negative number, but got %lld", fn, (long long)r);
+    const int64_t n = x->shape[0];
+    tn_scope_begin();
+    if (r == 0) {
+        const int64_t zero = 0;
+        return tn__scope_return(tn_index_select(x, 0, tn_zeros(&zero, 1, TN_I64)));
+    }
+    /* the count: C(n, r), or C(n + r - 1, r) with replacement, checked as it grows */
+    const int64_t top = rep ? n + r - 1 : n;
+    int64_t count = top >= r ? 1 : 0;
+    for (int64_t k = 1; count && k <= r; k++) {
+        int64_t m;
+        if (!tn__mul_ok(count, top - r + k, &m)) { tn_scope_end(); return (tn_tensor *)tn__error("%s: too many combinations of %lld elements taken %lld at a time", fn, (long long)n, (long long)r); }
+        count = m / k;   /* exact: the product of k consecutive numbers is divisible by k! */
+    }
+    int64_t total;
+    if (!tn__mul_ok(count, r, &total)) { tn_scope_end(); return (tn_tensor *)tn__error("%s: too many combinations of %lld elements taken %lld at a time", fn, (long long)n, (long long)r); }
+    tn_tensor *idx = tn__own(tn__new_checked(fn, &total, 1, TN_I64));
+    if (!idx) { tn_scope_end(); return NULL; }
+    int64_t *p = (int64_t *)tn_data_ptr(idx);
+    for (int64_t row = 0; row < count; row++) {
+        int64_t *c = p + row * r;
+        if (row == 0) {
+            for (int64_t k = 0; k < r; k++) c[k] = rep ? 0 : k;
+            continue;
+        }
+        memcpy(c, c - r, (size_t)r * sizeof *c);
+        int64_t k = r - 1;
+        while (c[k] == (rep ? n - 1 : n - r + k)) k--;   /* row < count: some index can grow */
+        c[k]++;
+        for (int64_t j = k + 1; j < r; j++) c[j] = rep ? c[k] : c[j - 1] + 1;
+    }
+    const int64_t shape[2] = {count, r};
+    return tn__scope_return(tn_reshape(tn_index_select(x, 0, idx), shape, 2));
+}
+TNDEF tn_tensor *tn_combinations_opts(tn_tensor *x, tn_combinations_fn_opts o) { return TN__AS("tn_combinations", tn__combinations_impl(x, o.r, o.with_replacement)); }
+TNDEF tn_tensor *tn_combinations_str(tn_tensor *x, const char *options) {
+    TN__KW_STR(tn_combinations_fn_opts, combinations, "tn_combinations", options, tn_combinations_opts(x, o));
 }
 TNDEF tn_tensor *tn_scatter_with_reduce(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce) {
     return tn__scatter_reduce_op("tn_scatter_with_reduce", t, dim, index, src, reduce, true, true, false);
@@ -11321,6 +11625,24 @@ TNDEF tn_tensor *tn_isnan(tn_tensor *x) { return tn__unary(ISNAN, x, NULL); }
 TNDEF tn_tensor *tn_isinf(tn_tensor *x) { return tn__unary(ISINF, x, NULL); }
 TNDEF tn_tensor *tn_isfinite(tn_tensor *x) { return tn__unary(ISFINITE, x, NULL); }
 TNDEF tn_tensor *tn_signbit(tn_tensor *x) { return tn__unary(SIGNBIT, x, NULL); }
+static tn_tensor *tn__isinf_signed(tn_tensor *x, bool pos) {
+    TN__CHECK_NULL(x);
+    if (!tn_dtype_is_floating(x->dtype)) return tn_zeros_like(tn_to_dtype(tn_detach(x), TN_BOOL));
+    tn_scope_begin();
+    return tn__scope_return(tn_logical_and(tn_isinf(x), pos ? tn_gt_scalar(x, 0) : tn_lt_scalar(x, 0)));
+}
+TNDEF tn_tensor *tn_isposinf(tn_tensor *x) { return TN__AS("tn_isposinf", tn__isinf_signed(x, true)); }
+TNDEF tn_tensor *tn_isneginf(tn_tensor *x) { return TN__AS("tn_isneginf", tn__isinf_signed(x, false)); }
+/* angle of a real tensor: where(isnan, x * 0, where(x < 0, pi, 0)) (x * 0 keeps the NaN and
+   gives PyTorch's zero gradient) */
+static tn_tensor *tn__angle_impl(tn_tensor *x) {
+    TN__CHECK_NULL(x);
+    tn_scope_begin();
+    tn_tensor *f = tn_dtype_is_floating(x->dtype) ? x : tn_to_dtype(x, tn_get_default_dtype());
+    tn_tensor *c = f ? tn_where(tn_lt_scalar(f, 0), tn_full_like(f, 3.14159265358979323846), tn_zeros_like(tn_detach(f))) : NULL;
+    return tn__scope_return(c ? tn_where(tn_isnan(f), tn_mul_scalar(f, 0), c) : NULL);
+}
+TNDEF tn_tensor *tn_angle(tn_tensor *x) { return TN__AS("tn_angle", tn__angle_impl(x)); }
 TNDEF tn_tensor *tn_sgn(tn_tensor *x) { return tn__grad_name(TN__AS("tn_sgn", tn__unary(SIGN, x, NULL)), "SgnBackward0"); }
 TNDEF tn_tensor *tn_asinh(tn_tensor *x) { return tn__unary(ASINH, x, NULL); }
 TNDEF tn_tensor *tn_acosh(tn_tensor *x) { return tn__unary(ACOSH, x, NULL); }
@@ -11919,6 +12241,28 @@ TNDEF tn_tensor *tn_std_dims(tn_tensor *x, const int64_t *dims, int n, int64_t c
     return r;
 }
 TNDEF tn_tensor *tn_std(tn_tensor *x, int64_t correction) { return tn__grad_name(TN__AS("tn_std", tn_std_dims(x, NULL, 0, correction, false)), "StdBackward0"); }
+static tn_tensor *tn__var_mean_impl(bool sd, tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim, tn_tensor **mean) {
+    TN__CHECK_NULL(x);
+    if (!tn_dtype_is_floating(x->dtype)) return (tn_tensor *)tn__error("%s only support floating point and complex dtypes (got %s)", sd ? "std_mean" : "var_mean", tn__torch_type_name(x->dtype));
+    tn_scope_begin();
+    tn_tensor *v = sd ? tn_std_dims(x, dims, n, correction, keepdim) : tn_var_dims(x, dims, n, correction, keepdim);
+    tn_tensor *m = v ? tn_mean_dims(x, dims, n, keepdim) : NULL;
+    v = m ? tn_keep(v) : NULL;
+    m = v && mean ? tn_keep(m) : NULL;
+    tn_scope_end();
+    if (mean) *mean = m;
+    return v;
+}
+TNDEF tn_tensor *tn_var_mean_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim, tn_tensor **mean) {
+    if (mean) *mean = NULL;
+    return TN__AS("tn_var_mean", tn__var_mean_impl(false, x, dims, n, correction, keepdim, mean));
+}
+TNDEF tn_tensor *tn_var_mean(tn_tensor *x, int64_t correction, tn_tensor **mean) { return tn_var_mean_dims(x, NULL, 0, correction, false, mean); }
+TNDEF tn_tensor *tn_std_mean_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim, tn_tensor **mean) {
+    if (mean) *mean = NULL;
+    return TN__AS("tn_std_mean", tn__var_mean_impl(true, x, dims, n, correction, keepdim, mean));
+}
+TNDEF tn_tensor *tn_std_mean(tn_tensor *x, int64_t correction, tn_tensor **mean) { return tn_std_mean_dims(x, NULL, 0, correction, false, mean); }
 
 TNDEF tn_tensor *tn_norm_dims(tn_tensor *x, double p, const int64_t *dims, int n, bool keepdim) {
     TN__CHECK_NULL(x);
@@ -11942,6 +12286,104 @@ TNDEF tn_tensor *tn_norm_dims(tn_tensor *x, double p, const int64_t *dims, int n
     return r;
 }
 TNDEF tn_tensor *tn_norm(tn_tensor *x, double p) { return tn__grad_name(TN__AS("tn_norm", tn_norm_dims(x, p, NULL, 0, false)), "NormBackward1"); }
+/* renorm as PyTorch's kernel: the norm over the other dims (keepdim), the factor
+   norm > maxnorm ? maxnorm / (norm + 1e-7) : 1, x times it (differentiable through the norm) */
+static tn_tensor *tn__renorm_impl(tn_tensor *x, double p, int64_t dim, double maxnorm) {
+    TN__CHECK_NULL(x);
+    const char *fn = "tn_renorm";
+    if (!(p > 0)) return (tn_tensor *)tn__error("%s: renorm: non-positive-norm not supported", fn);
+    if (!(maxnorm >= 0)) return (tn_tensor *)tn__error("%s: renorm: expected maxnorm to be >= 0 but got %g", fn, maxnorm);
+    if (x->ndim <= 1) return (tn_tensor *)tn__error("%s: renorm: input needs at least 2 dimensions, got %d dimensions", fn, x->ndim);
+    const int d = tn__wrap_dim(fn, dim, x->ndim);
+    if (d < 0) return NULL;
+    if (!tn_dtype_is_floating(x->dtype))
+        return (tn_tensor *)tn__error("%s: linalg.vector_norm: Expected a floating point or complex tensor as input. Got %s", fn, tn__torch_type_name(x->dtype));
+    int64_t others[TN_MAX_DIMS];
+    int n = 0;
+    for (int i = 0; i < x->ndim; i++)
+        if (i != d) others[n++] = i;
+    tn_scope_begin();
+    tn_tensor *norm = tn_norm_dims(x, p, others, n, true);
+    tn_tensor *factor = norm ? tn_where(tn_gt_scalar(norm, maxnorm), tn_div(tn_full_like(norm, maxnorm), tn_add_scalar(norm, 1e-7)), tn_ones_like(norm)) : NULL;
+    return tn__scope_return(factor ? tn_mul(x, tn_to_dtype(factor, x->dtype)) : NULL);
+}
+TNDEF tn_tensor *tn_renorm(tn_tensor *x, double p, int64_t dim, double maxnorm) { return TN__AS("tn_renorm", tn__renorm_impl(x, p, dim, maxnorm)); }
+/* sum_to_size: the leading dims x has beyond shape, and those where shape has 1 and x not,
+   summed (keepdim), then the leading ones dropped */
+static tn_tensor *tn__sum_to_size_impl(tn_tensor *x, const int64_t *shape, int ndim) {
+    TN__CHECK_NULL(x);
+    const char *fn = "tn_sum_to_size";
+    if (ndim < 0 || ndim > TN_MAX_DIMS || (ndim && !shape)) return (tn_tensor *)tn__error("%s: invalid size (%d dims)", fn, ndim);
+    const int lead = x->ndim - ndim;
+    bool ok = lead >= 0;
+    for (int i = 0; ok && i < ndim; i++) ok = shape[i] == 1 || shape[i] == x->shape[lead + i];
+    if (!ok) return (tn_tensor *)tn__error("%s: size {%s} is not expandable to size {%s}.", fn, tn__shape_str(shape, ndim), TN__SHAPE(x));
+    int64_t dims[TN_MAX_DIMS];
+    int n = 0;
+    for (int i = 0; i < x->ndim; i++)
+        if (i < lead || (shape[i - lead] == 1 && x->shape[i] != 1)) dims[n++] = i;
+    if (n == 0) return tn__own(tn_retain(x));   /* PyTorch returns self */
+    tn_scope_begin();
+    tn_tensor *r = tn_sum_dims(x, dims, n, true);
+    return tn__scope_return(r && lead ? tn_reshape(r, shape, ndim) : r);
+}
+TNDEF tn_tensor *tn_sum_to_size(tn_tensor *x, const int64_t *shape, int ndim) { return TN__AS("tn_sum_to_size", tn__sum_to_size_impl(x, shape, ndim)); }
+/* trapezoid and cumulative_trapezoid as ATen's Integration.cpp computes them */
+static tn_tensor *tn__trapezoid(const char *fn, bool cum, tn_tensor *y, tn_trapezoid_fn_opts o) {
+    TN__CHECK_NULL(y);
+    const char *name = cum ? "cumulative_trapezoid" : "trapezoid";
+    if (o.x && !isnan(o.dx)) return (tn_tensor *)tn__error("%s: x and dx cannot both be given", fn);
+    const int d = tn__wrap_dim(fn, o.dim, y->ndim);
+    if (d < 0) return NULL;
+    if (y->ndim == 0) return (tn_tensor *)tn__error("%s: Dimension specified as %lld but tensor has no dimensions", fn, (long long)o.dim);
+    if (y->dtype == TN_BOOL || (o.x && o.x->dtype == TN_BOOL))
+        return (tn_tensor *)tn__error("%s: %s: received a bool input for `%s`, but bool is not supported", fn, name, o.x ? "x` or `y" : "y");
+    const int64_t n = y->shape[d], dim64 = d;
+    tn_scope_begin();
+    if (!cum && n == 0) {   /* numpy's 0: zeros of y's shape without dim */
+        int64_t shape[TN_MAX_DIMS];
+        int k = 0;
+        for (int i = 0; i < y->ndim; i++)
+            if (i != d) shape[k++] = y->shape[i];
+        tn_tensor *z = tn_zeros(shape, k, y->dtype);
+        return tn__scope_return(z && y->device != TN_CPU ? tn_to(z, y->device) : z);
+    }
+    tn_tensor *left = tn_slice(y, d, 0, -1, 1), *right = tn_slice(y, d, 1, TN_END, 1), *r = NULL;
+    if (o.x) {
+        tn_tensor *xv = o.x;
+        if (o.x->ndim == 1) {
+            if (o.x->shape[0] != n) { tn_scope_end(); return (tn_tensor *)tn__error("%s: %s: There must be one `x` value for each sample point", fn, name); }
+            int64_t shape[TN_MAX_DIMS];
+            for (int i = 0; i < y->ndim; i++) shape[i] = i == d ? n : 1;
+            xv = tn_view(o.x, shape, y->ndim);
+        } else if (o.x->ndim < y->ndim) {   /* leading 1s up to y's dims */
+            int64_t shape[TN_MAX_DIMS];
+            const int pad = y->ndim - o.x->ndim;
+            for (int i = 0; i < y->ndim; i++) shape[i] = i < pad ? 1 : o.x->shape[i - pad];
+            xv = tn_view(o.x, shape, y->ndim);
+        }
+        tn_tensor *dx = xv ? tn_sub(tn_slice(xv, d, 1, TN_END, 1), tn_slice(xv, d, 0, -1, 1)) : NULL;
+        if (cum) r = dx ? tn_cumsum(tn_mul(tn_div_scalar(dx, 2.0), tn_add(left, right)), d) : NULL;
+        else r = dx ? tn_div_scalar(tn_sum_dims(tn_mul(tn_add(left, right), dx), &dim64, 1, false), 2.0) : NULL;
+    } else {
+        const double dx = isnan(o.dx) ? 1.0 : o.dx;
+        /* dx / 2 a Python float: integer samples give the default float dtype, whatever its value */
+        tn_tensor *half = tn__own(tn__scalar_new(dx / 2.0, TN_F64, true));
+        if (cum) r = half ? tn_cumsum(tn_mul(half, tn_add(left, right)), d) : NULL;
+        else r = tn_mul_scalar(tn_sub(tn_sum_dims(y, &dim64, 1, false), tn_mul_scalar(tn_add(tn_select(y, d, 0), tn_select(y, d, -1)), 0.5)), dx);
+    }
+    return tn__scope_return(r);
+}
+TNDEF tn_tensor *tn_trapezoid_opts(tn_tensor *y, tn_trapezoid_fn_opts o) { return TN__AS("tn_trapezoid", tn__trapezoid("tn_trapezoid", false, y, o)); }
+TNDEF tn_tensor *tn_trapezoid_str(tn_tensor *y, const char *options) {
+    TN__KW_STR(tn_trapezoid_fn_opts, trapezoid, "tn_trapezoid", options, tn_trapezoid_opts(y, o));
+}
+TNDEF tn_tensor *tn_cumulative_trapezoid_opts(tn_tensor *y, tn_trapezoid_fn_opts o) {
+    return TN__AS("tn_cumulative_trapezoid", tn__trapezoid("tn_cumulative_trapezoid", true, y, o));
+}
+TNDEF tn_tensor *tn_cumulative_trapezoid_str(tn_tensor *y, const char *options) {
+    TN__KW_STR(tn_trapezoid_fn_opts, trapezoid, "tn_cumulative_trapezoid", options, tn_cumulative_trapezoid_opts(y, o));
+}
 
 TNDEF tn_tensor *tn_logsumexp(tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
     TN__CHECK_NULL(x);
@@ -14525,6 +14967,15 @@ TNDEF tn_tensor *tn_tensordot_opts(tn_tensor *a, tn_tensor *b, tn_tensordot_fn_o
 TNDEF tn_tensor *tn_tensordot_str(tn_tensor *a, tn_tensor *b, const char *options) {
     TN__KW_STR(tn_tensordot_fn_opts, tensordot, "tn_tensordot", options, tn_tensordot_opts(a, b, o));
 }
+static tn_tensor *tn__inner_impl(tn_tensor *a, tn_tensor *b) {
+    TN__CHECK_NULL(a, b);
+    if (a->ndim == 0 || b->ndim == 0) return tn_mul(a, b);
+    if (a->shape[a->ndim - 1] != b->shape[b->ndim - 1])
+        return (tn_tensor *)tn__error("tn_inner: inner() the last dimension must match on both input tensors but got shapes %s and %s", TN__SHAPE(a), TN__SHAPE(b));
+    const int64_t last = -1;
+    return tn__tensordot_impl(a, b, &last, &last, 1);
+}
+TNDEF tn_tensor *tn_inner(tn_tensor *a, tn_tensor *b) { return TN__AS("tn_inner", tn__inner_impl(a, b)); }
 
 static tn_tensor *tn__cross_impl(tn_tensor *a, tn_tensor *b, int64_t dim) {
     TN__CHECK_NULL(a, b);
@@ -14958,6 +15409,28 @@ TNDEF tn_tensor *tn_softmax(tn_tensor *x, int64_t dim) {
 TNDEF tn_tensor *tn_log_softmax(tn_tensor *x, int64_t dim) {
     TN__AUTOCAST(TN__AC_F32_CUDA, tn_log_softmax(ac_[0], dim), x);
     return tn__softmax("tn_log_softmax", LOG_SOFTMAX, x, dim);
+}
+static tn_tensor *tn__gumbel_softmax(tn_tensor *logits, tn_gumbel_softmax_fn_opts o) {
+    TN__CHECK_NULL(logits);
+    if (!tn_dtype_is_floating(logits->dtype))   /* exponential_'s check, as PyTorch's first failure */
+        return (tn_tensor *)tn__error("exponential_ distribution is a continuous probability distribution. dtype must be a floating point but you specified %s",
+                                      tn__torch_type_name(logits->dtype));
+    if (tn__wrap_dim("tn_gumbel_softmax", o.dim, logits->ndim) < 0) return NULL;
+    tn_scope_begin();
+    /* empty_like(logits, legacy_contiguous_format): a contiguous tensor of logits' shape */
+    tn_tensor *e = tn__own(tn__new(logits->dtype, logits->device, logits->shape, logits->ndim));
+    tn_tensor *y = e && tn_exponential_(e, 1.0, NULL) ? tn_softmax(tn_div_scalar(tn_add(logits, tn_neg(tn_log(e))), o.tau), o.dim) : NULL;
+    if (y && o.hard) {
+        tn_tensor *index = tn_argmax_dim(y, o.dim, true);   /* y_soft.max(dim)[1]: the first maximum */
+        tn_tensor *ones = index ? tn_ones_like(tn_to_dtype(index, y->dtype)) : NULL;
+        tn_tensor *y_hard = ones ? tn_scatter(tn_zeros_like(tn_detach(y)), o.dim, index, ones) : NULL;
+        y = y_hard ? tn_add(tn_sub(y_hard, tn_detach(y)), y) : NULL;
+    }
+    return tn__scope_return(y);
+}
+TNDEF tn_tensor *tn_gumbel_softmax_opts(tn_tensor *logits, tn_gumbel_softmax_fn_opts o) { return TN__AS("tn_gumbel_softmax", tn__gumbel_softmax(logits, o)); }
+TNDEF tn_tensor *tn_gumbel_softmax_str(tn_tensor *logits, const char *options) {
+    TN__KW_STR(tn_gumbel_softmax_fn_opts, gumbel_softmax, "tn_gumbel_softmax", options, tn_gumbel_softmax_opts(logits, o));
 }
 
 /* ---- activations ---- */
@@ -24055,38 +24528,14 @@ TNDEF tn_tensor *tn_ctc_loss_str(tn_tensor *log_probs, tn_tensor *targets, tn_te
 /* ============================================================================================================= */
 /* The samplers torch.distributions needs, on the CPU (a CUDA tensor is refused: not on CUDA
    yet), drawn from the library's generators: standard gamma (Marsaglia-Tsang, PyTorch's
-   kernel: its numbers from mt19937; binomial's splitting takes the polar one below), with the
-   implicit-reparameterisation gradient dx/dalpha = -(dP/dalpha) / (dP/dx) of its CDF P;
-   Poisson (PTRS transformed rejection from 10 up, products of uniforms below); binomial
-   (beta splitting of the order statistics, then geometric waiting times); Dirichlet. */
-static double tn__smp_unif(tn_generator *g) {   /* (0, 1): log(0) never */
-    double u;
-    do u = tn_generator_uniform(g); while (u <= 0);
-    return u;
-}
+   kernel: its numbers from mt19937; a Philox generator's normals by the polar method below),
+   with the implicit-reparameterisation gradient dx/dalpha = -(dP/dalpha) / (dP/dx) of its
+   CDF P; Poisson (PTRS transformed rejection from 10 up, products of uniforms below);
+   binomial (PyTorch's BTRS and inversion: its numbers from mt19937); Dirichlet. */
 static double tn__smp_normal(tn_generator *g) {   /* Marsaglia's polar method */
     double u, v, s;
     do { u = 2 * tn_generator_uniform(g) - 1; v = 2 * tn_generator_uniform(g) - 1; s = u * u + v * v; } while (s >= 1 || s == 0);
     return u * sqrt(-2 * log(s) / s);
-}
-/* Gamma(alpha, 1): Marsaglia and Tsang's squeeze for alpha >= 1; alpha < 1 from alpha + 1
-   times U^(1/alpha), in logs so that tiny alpha gives the smallest positive number, not 0 */
-static double tn__smp_gamma(double alpha, tn_generator *g) {
-    if (!(alpha > 0)) return alpha == 0 ? 0 : NAN;
-    if (alpha == INFINITY) return INFINITY;
-    double boost = 0;
-    if (alpha < 1) { boost = log(tn__smp_unif(g)) / alpha; alpha += 1; }
-    const double d = alpha - 1.0 / 3, c = 1 / sqrt(9 * d);
-    for (;;) {
-        double x, v;
-        do { x = tn__smp_normal(g); v = 1 + c * x; } while (v <= 0);
-        v = v * v * v;
-        const double u = tn__smp_unif(g);
-        if (u < 1 - 0.0331 * x * x * x * x || log(u) < 0.5 * x * x + d * (1 - v + log(v))) {
-            const double r = exp(log(d * v) + boost);
-            return r > 0 ? r : 2.2250738585072014e-308;   /* PyTorch clamps to the smallest normal */
-        }
-    }
 }
 /* torch._standard_gamma's CPU kernel (sample_gamma in ATen's Distributions.h): Marsaglia and
    Tsang from the generator's uniform and normal doubles (an mt19937 one: PyTorch's draws for
@@ -24145,30 +24594,65 @@ static double tn__smp_poisson(double lam, tn_generator *g) {
         if (log(V) + log(ia) - log(a / (us * us) + b) <= -lam + k * ll - tn_lgamma_f64(k + 1)) return k;
     }
 }
-/* Binomial(n, p): while n p is large, the k-th smallest of n uniforms is Beta(k, n + 1 - k)
-   (from two gammas): it splits the count at the median, recursing into one side; then the
-   sum of geometric waiting times. p > 1/2 by symmetry. */
-static double tn__smp_binomial(double n, double p, tn_generator *g) {
-    if (!(n >= 0) || !(p >= 0 && p <= 1) || n != floor(n)) return NAN;
-    if (p == 0 || n == 0) return 0;
-    if (p == 1) return n;
-    const double n0 = n;
-    const bool flip = p > 0.5;
-    if (flip) p = 1 - p;
-    double x = 0;
-    while (n * p > 16) {
-        const double k = floor((n + 1) / 2), ga = tn__smp_gamma(k, g), gb = tn__smp_gamma(n + 1 - k, g), y = ga / (ga + gb);
-        if (y <= p) { x += k; n -= k; p = (p - y) / (1 - y); }
-        else { n = k - 1; p /= y; }
-    }
-    const double lq = log1p(-p);
-    double s = 0;
+/* torch.binomial's CPU kernel: sample_binomial of ATen's Distributions.h (after TensorFlow's
+   random_binomial_op) from uniform doubles of the generator (mt19937: PyTorch's numbers for
+   the same seed). count * p >= 10 (p the smaller of prob and 1 - prob): Hormann's BTRS
+   transformed rejection; below, the count of geometric waiting times that fit in count.
+   count <= 0 or prob <= 0 give 0, prob >= 1 count, NaN prob NaN; a float32 kernel keeps
+   its scalar_t steps (products of count and prob, sqrt, k) in float, the rest in double.
+   A count of NaN or infinity gives NaN (PyTorch loops for ever there). */
+static double tn__smp_stirling_tail(double k) {
+    static const double tail[10] = {0.0810614667953272, 0.0413406959554092, 0.0276779256849983, 0.02079067210376509, 0.0166446911898211,
+                                    0.0138761288230707, 0.0118967099458917, 0.0104112652619720, 0.00925546218271273, 0.00833056343336287};
+    if (k <= 9) return tail[(size_t)k];
+    const double kp1sq = (k + 1) * (k + 1);
+    return (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (k + 1);
+}
+static double tn__smp_binomial_inversion(double count, double prob, tn_generator *g, bool f32) {
+    const double logprob = f32 ? (double)log1pf(-(float)prob) : log1p(-prob);
+    double geom_sum = 0, num = 0;
     for (;;) {
-        s += ceil(log(tn__smp_unif(g)) / lq);
-        if (s > n) break;
-        x += 1;
+        geom_sum += ceil(log(tn_generator_uniform(g)) / logprob);
+        if (geom_sum > count) return num;
+        num += 1;
     }
-    return flip ? n0 - x : x;
+}
+static double tn__smp_btrs(double count, double prob, tn_generator *g, bool f32) {
+    const float cf = (float)count, pf = (float)prob;
+    const double stddev = f32 ? (double)sqrtf(cf * pf * (1.0f - pf)) : sqrt(count * prob * (1 - prob));
+    const double b = 1.15 + 2.53 * stddev, a = -0.0873 + 0.0248 * b + 0.01 * prob;
+    const double c = (f32 ? (double)(cf * pf) : count * prob) + 0.5, v_r = 0.92 - 4.2 / b;
+    const double r = f32 ? (double)(pf / (1.0f - pf)) : prob / (1 - prob);
+    const double alpha = (2.83 + 5.1 / b) * stddev;
+    const double m = floor(f32 ? (double)((cf + 1.0f) * pf) : (count + 1) * prob);
+    for (;;) {
+        const double U = tn_generator_uniform(g) - 0.5, V = tn_generator_uniform(g), us = 0.5 - fabs(U);
+        const double kd = floor((2 * a / us + b) * U + c), k = f32 ? (double)(float)kd : kd;
+        if (k < 0 || k > count) continue;
+        if (us >= 0.07 && V <= v_r) return k;
+        /* count - k + 1 and k + 1 in the dtype */
+        const double cmk = f32 ? (double)(cf - (float)k + 1.0f) : count - k + 1, k1 = f32 ? (double)((float)k + 1.0f) : k + 1;
+        const double cp1 = f32 ? (double)(cf + 1.0f) : count + 1, cmkk = f32 ? (double)(cf - (float)k) : count - k;
+        const double upper = (m + 0.5) * log((m + 1) / (r * (count - m + 1))) + cp1 * log((count - m + 1) / cmk) + (k + 0.5) * log(r * cmk / k1) +
+                             tn__smp_stirling_tail(m) + tn__smp_stirling_tail(count - m) - tn__smp_stirling_tail(k) - tn__smp_stirling_tail(cmkk);
+        if (log(V * alpha / (a / (us * us) + b)) <= upper) return k;
+    }
+}
+static double tn__smp_binomial(double count, double prob, tn_generator *g, bool f32) {
+    if (count != count || count == INFINITY) return NAN;
+    if (count <= 0 || prob <= 0) return 0;
+    if (prob >= 1) return count;
+    if (prob <= 0.5) {
+        const double np = f32 ? (double)((float)count * (float)prob) : count * prob;
+        return np >= 10 ? tn__smp_btrs(count, prob, g, f32) : tn__smp_binomial_inversion(count, prob, g, f32);
+    }
+    if (prob > 0.5) {
+        const double q = f32 ? (double)(float)(1.0 - prob) : 1.0 - prob;
+        const double nq = f32 ? (double)((float)count * (float)q) : count * q;
+        const double x = nq >= 10 ? tn__smp_btrs(count, q, g, f32) : tn__smp_binomial_inversion(count, q, g, f32);
+        return f32 ? (double)((float)count - (float)x) : count - x;
+    }
+    return NAN;
 }
 /* dP(alpha, x)/dalpha by a central difference on the smaller of P and Q (its relative digits),
    step 1e-4 min(alpha, sqrt alpha): the scale P changes on; over the density x^(alpha-1) e^-x / Gamma(alpha) */
@@ -24260,10 +24744,12 @@ TNDEF tn_tensor *tn_standard_gamma_grad(tn_tensor *alpha, tn_tensor *x) {
 TNDEF tn_tensor *tn_poisson(tn_tensor *rates, tn_generator *gen) {
     return TN__AS("tn_poisson", tn__smp_map("tn_poisson", rates, NULL, NULL, tn__smp_poisson, gen, rates ? rates->dtype : TN_F32));
 }
-static double tn__smp_binomial2(double n, double p, tn_generator *g) { return tn__smp_binomial(n, p, g); }
+static double tn__smp_binomial_f32(double n, double p, tn_generator *g) { return tn__smp_binomial(n, p, g, true); }
+static double tn__smp_binomial_f64(double n, double p, tn_generator *g) { return tn__smp_binomial(n, p, g, false); }
 TNDEF tn_tensor *tn_binomial(tn_tensor *count, tn_tensor *prob, tn_generator *gen) {
     TN__CHECK_NULL(count, prob);
-    return TN__AS("tn_binomial", tn__smp_map("tn_binomial", count, prob, tn__smp_binomial2, NULL, gen, tn_promote_types(count->dtype, prob->dtype)));
+    const tn_dtype dt = tn_promote_types(count->dtype, prob->dtype);
+    return TN__AS("tn_binomial", tn__smp_map("tn_binomial", count, prob, dt == TN_F64 ? tn__smp_binomial_f64 : tn__smp_binomial_f32, NULL, gen, dt));
 }
 /* Gamma(alpha) draws over their sum along the last dim, as PyTorch's CPU kernel: the gammas
    of alpha as doubles, the quotient cast to alpha's dtype and kept within [its smallest
@@ -26673,14 +27159,18 @@ TNDEF double tn_init_calculate_gain(const char *nl, double param) {
 }
 #define TN__INIT_BEGIN(fn) if (!t) return -1; if (!tn_dtype_is_floating(t->dtype)) return TN__FAIL_INT("%s: expected a floating tensor, got %s", fn, tn_dtype_name(t->dtype)); tn_scope_begin()
 #define TN__INIT_END(src) do { int rc_ = tn__init_fill(t, src); tn_scope_end(); return rc_; } while (0)
-TNDEF int tn_init_uniform_(tn_tensor *t, double a, double b) {
-    TN__INIT_BEGIN("tn_init_uniform_");
-    TN__INIT_END(tn_uniform(a, b, t->shape, t->ndim, t->dtype, NULL));
+/* Tensor.uniform_ / normal_ under no_grad, as PyTorch's init: a non-contiguous t is drawn in
+   its memory order */
+static int tn__init_random(const char *fn, tn_tensor *t, bool normal, double a, double b) {
+    if (!t) return -1;
+    if (!tn_dtype_is_floating(t->dtype)) return TN__FAIL_INT("%s: expected a floating tensor, got %s", fn, tn_dtype_name(t->dtype));
+    tn_no_grad_begin();
+    tn_tensor *r = TN__AS(fn, normal ? tn_normal_(t, a, b, NULL) : tn_uniform_(t, a, b, NULL));
+    tn_no_grad_end();
+    return r ? 0 : -1;
 }
-TNDEF int tn_init_normal_(tn_tensor *t, double mean, double std) {
-    TN__INIT_BEGIN("tn_init_normal_");
-    TN__INIT_END(tn_normal(mean, std, t->shape, t->ndim, t->dtype, NULL));
-}
+TNDEF int tn_init_uniform_(tn_tensor *t, double a, double b) { return tn__init_random("tn_init_uniform_", t, false, a, b); }
+TNDEF int tn_init_normal_(tn_tensor *t, double mean, double std) { return tn__init_random("tn_init_normal_", t, true, mean, std); }
 TNDEF int tn_init_constant_(tn_tensor *t, double value) {
     TN__INIT_BEGIN("tn_init_constant_");
     TN__INIT_END(tn_full(t->shape, t->ndim, value, t->dtype));
@@ -26791,6 +27281,29 @@ TNDEF int tn_init_trunc_normal_(tn_tensor *t, double mean, double std, double a,
         p[i] = v < a ? a : v > b ? b : v;
     }
     TN__INIT_END(r);
+}
+/* PyTorch's sparse_: normal_(0, std), then in each column the rows of the first
+   ceil(sparsity rows) entries of a randperm(rows) (a Python slice: a negative count drops
+   from the end) set to 0, column by column from the default generator. */
+TNDEF int tn_init_sparse_(tn_tensor *t, double sparsity, double std) {
+    const char *fn = "tn_init_sparse_";
+    if (!t) return -1;
+    if (t->ndim != 2) return TN__FAIL_INT("%s: Only tensors with 2 dimensions are supported (got shape %s)", fn, TN__SHAPE(t));
+    const int64_t rows = t->shape[0], cols = t->shape[1];
+    int64_t nz;
+    if (tn__double_to_int64(fn, "ceil(sparsity * rows)", ceil(sparsity * (double)rows), &nz)) return -1;
+    nz = nz < 0 ? (rows + nz > 0 ? rows + nz : 0) : nz < rows ? nz : rows;
+    TN__INIT_BEGIN(fn);
+    tn_no_grad_begin();
+    int rc = TN__AS(fn, tn_normal_(t, 0, std, NULL)) ? 0 : -1;
+    for (int64_t c = 0; c < cols && rc == 0; c++) {
+        tn_tensor *perm = tn_randperm(rows, TN_I64, NULL);
+        tn_tensor *zero = perm ? tn_narrow(perm, 0, 0, nz) : NULL;
+        rc = zero && tn_index_fill_(tn_select(t, 1, c), 0, zero, 0) ? 0 : -1;
+    }
+    tn_no_grad_end();
+    tn_scope_end();
+    return rc;
 }
 
 /* ================================================================================== */

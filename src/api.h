@@ -507,6 +507,8 @@ TNDEF tn_tensor *tn_multinomial(tn_tensor *probs, int64_t num_samples, bool repl
    to t's dtype; from a Philox one, or on a device, the same transformations of its counters)
    and returned (borrowed). All arguments are positional, as tn_normal's: PyTorch's defaults
    are exponential_(lambd=1), cauchy_(median=0, sigma=1), log_normal_(mean=1, std=2). */
+TNDEF tn_tensor *tn_normal_(tn_tensor *t, double mean, double std, tn_generator *gen);     /* mean + std z; floating t (a non-contiguous one: a normal double each, PyTorch's serial kernel) */
+TNDEF tn_tensor *tn_uniform_(tn_tensor *t, double from, double to, tn_generator *gen);     /* U[from, to); floating t */
 TNDEF tn_tensor *tn_exponential_(tn_tensor *t, double lambd, tn_generator *gen);       /* -log1p(-u) / lambd; floating t */
 TNDEF tn_tensor *tn_geometric_(tn_tensor *t, double p, tn_generator *gen);             /* ceil(log(u) / log1p(-p)), p in (0, 1); any dtype but bool */
 TNDEF tn_tensor *tn_cauchy_(tn_tensor *t, double median, double sigma, tn_generator *gen); /* median + sigma tan(pi (u - 1/2)) */
@@ -579,6 +581,7 @@ TNDEF tn_tensor *tn_permute(tn_tensor *t, const int64_t *dims, int ndim);
 TNDEF tn_tensor *tn_transpose(tn_tensor *t, int64_t dim0, int64_t dim1);
 TNDEF tn_tensor *tn_t(tn_tensor *t);                                        /* 0-, 1- or 2-d transpose */
 TNDEF tn_tensor *tn_narrow(tn_tensor *t, int64_t dim, int64_t start, int64_t length);
+TNDEF tn_tensor *tn_narrow_copy(tn_tensor *t, int64_t dim, int64_t start, int64_t length);   /* narrow, copied (contiguous) */
 /* Python's t[start:stop:step] on one dim: negative start/stop count from the end and
    are clamped; step > 0. Use TN_END for "to the end". */
 #define TN_END INT64_MAX
@@ -603,6 +606,35 @@ TNDEF tn_tensor *tn_unsqueeze(tn_tensor *t, int64_t dim);
 TNDEF tn_tensor *tn_unfold(tn_tensor *t, int64_t dim, int64_t size, int64_t step);
 TNDEF tn_tensor *tn_as_strided(tn_tensor *t, const int64_t *shape, int ndim, const int64_t *strides, int64_t offset);
 TNDEF tn_tensor *tn_detach(tn_tensor *t);       /* same data, no autograd history */
+/* The view scatters: a copy of t with one view of it (select, slice, diagonal, as_strided)
+   replaced by src (the view's shape; cast to t's dtype), differentiable in t and src.
+   slice_scatter's start / end TN_NONE are None (the whole dim), step > 0; as_strided_scatter's
+   storage_offset TN_NONE is 0 (the copy's own). */
+TNDEF tn_tensor *tn_select_scatter(tn_tensor *t, tn_tensor *src, int64_t dim, int64_t index);
+#define TN_FIELDS_tn_slice_scatter_fn_opts(X) \
+    X(I, dim,   0,       "") \
+    X(I, start, TN_NONE, "") \
+    X(I, end,   TN_NONE, "") \
+    X(I, step,  1,       "")
+TN__KW_STRUCT(tn_slice_scatter_fn_opts);
+TNDEF tn_tensor *tn_slice_scatter_opts(tn_tensor *t, tn_tensor *src, tn_slice_scatter_fn_opts opts);
+#define tn_slice_scatter(t, ...) tn_slice_scatter_opts(t, TN__POS_KW(tn_slice_scatter_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_slice_scatter_str(tn_tensor *t, tn_tensor *src, const char *options);
+TNDEF tn_tensor *tn_diagonal_scatter_opts(tn_tensor *t, tn_tensor *src, tn_diagonal_fn_opts opts);   /* offset 0, dim1 0, dim2 1 */
+#define tn_diagonal_scatter(t, ...) tn_diagonal_scatter_opts(t, TN__POS_KW(tn_diagonal_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_diagonal_scatter_str(tn_tensor *t, tn_tensor *src, const char *options);
+TNDEF tn_tensor *tn_as_strided_scatter(tn_tensor *t, tn_tensor *src, const int64_t *shape, int ndim, const int64_t *strides, int64_t storage_offset);
+
+/* torch.combinations: the length-.r (default 2) combinations of the 1-d x's elements, in
+   itertools' order, as rows of a [count, r] tensor (r 0: an empty [0]); with_replacement
+   allows repeats. Differentiable (an index_select). */
+#define TN_FIELDS_tn_combinations_fn_opts(X) \
+    X(I, r,                2,     "") \
+    X(B, with_replacement, false, "")
+TN__KW_STRUCT(tn_combinations_fn_opts);
+TNDEF tn_tensor *tn_combinations_opts(tn_tensor *x, tn_combinations_fn_opts opts);
+#define tn_combinations(...) tn_combinations_opts(TN__POS_KW(tn_combinations_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_combinations_str(tn_tensor *x, const char *options);
 
 /* Gathering and scattering; index tensors are int64 (int32 is PyTorch's error for gather/scatter;
    index_select takes it). Results are new tensors. */
@@ -617,6 +649,10 @@ TNDEF tn_tensor *tn_scatter_add_(tn_tensor *t, int64_t dim, tn_tensor *index, tn
    something is scattered (PyTorch's default: true). */
 TNDEF tn_tensor *tn_scatter_reduce(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, bool include_self);
 TNDEF tn_tensor *tn_scatter_reduce_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, bool include_self);
+/* Tensor.index_reduce: source's slices along dim reduced into t's slices index[i] (index 1-d
+   int64 / int32, source t's dtype and slice shape); reduce "prod", "mean", "amax" or "amin",
+   include_self as scatter_reduce's. */
+TNDEF tn_tensor *tn_index_reduce(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *source, const char *reduce, bool include_self);
 /* scatter(t, dim, index, src, reduce="add" | "multiply"): PyTorch has no derivative for it
    (backward through it is an error). */
 TNDEF tn_tensor *tn_scatter_with_reduce(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce);
@@ -938,6 +974,9 @@ TNDEF tn_tensor *tn_isnan(tn_tensor *x);
 TNDEF tn_tensor *tn_isinf(tn_tensor *x);
 TNDEF tn_tensor *tn_isfinite(tn_tensor *x);
 TNDEF tn_tensor *tn_signbit(tn_tensor *x);                     /* bool: the sign bit is set (-0.0 too) */
+TNDEF tn_tensor *tn_isposinf(tn_tensor *x);                    /* bool: +inf (integers: all false) */
+TNDEF tn_tensor *tn_isneginf(tn_tensor *x);                    /* bool: -inf (integers: all false) */
+TNDEF tn_tensor *tn_angle(tn_tensor *x);                       /* real x: pi where x < 0, else 0, NaN kept; integers give the default dtype; zero gradient */
 TNDEF tn_tensor *tn_sgn(tn_tensor *x);                         /* sign, for real tensors */
 TNDEF tn_tensor *tn_asinh(tn_tensor *x);
 TNDEF tn_tensor *tn_acosh(tn_tensor *x);
@@ -1622,9 +1661,37 @@ TNDEF tn_tensor *tn_var(tn_tensor *x, int64_t correction);
 TNDEF tn_tensor *tn_var_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim);
 TNDEF tn_tensor *tn_std(tn_tensor *x, int64_t correction);
 TNDEF tn_tensor *tn_std_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim);
+/* var_mean / std_mean: var (std) and the mean over the same dims (n = 0: all), the mean in
+   *mean (the result's ownership rule; NULL: not wanted). Floating x. */
+TNDEF tn_tensor *tn_var_mean(tn_tensor *x, int64_t correction, tn_tensor **mean);
+TNDEF tn_tensor *tn_var_mean_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim, tn_tensor **mean);
+TNDEF tn_tensor *tn_std_mean(tn_tensor *x, int64_t correction, tn_tensor **mean);
+TNDEF tn_tensor *tn_std_mean_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim, tn_tensor **mean);
 /* Vector p-norm: p = 2 by default; INFINITY, -INFINITY, 0 (count of nonzeros), any p. */
 TNDEF tn_tensor *tn_norm(tn_tensor *x, double p);
 TNDEF tn_tensor *tn_norm_dims(tn_tensor *x, double p, const int64_t *dims, int n, bool keepdim);
+/* Tensor.renorm: each slice along dim whose p-norm (over the other dims) exceeds maxnorm scaled
+   by maxnorm / (norm + 1e-7); at least 2 dims, p > 0, maxnorm >= 0, floating x. */
+TNDEF tn_tensor *tn_renorm(tn_tensor *x, double p, int64_t dim, double maxnorm);
+/* Tensor.sum_to_size: x summed down to shape, which x's shape must expand from (the
+   gradient of a broadcast). */
+TNDEF tn_tensor *tn_sum_to_size(tn_tensor *x, const int64_t *shape, int ndim);
+/* torch.trapezoid / cumulative_trapezoid: the trapezoid rule along .dim (default -1) of y
+   sampled at .x (a tensor: 1-d of y's size along dim, or broadcasting with y) or spaced .dx
+   apart (NAN: None, spacing 1); x and dx not both. trapezoid of an empty dim is 0. PyTorch's
+   formulas (sum(y) - (y_0 + y_n) / 2) dx and sum((y_i + y_i+1) dx_i) / 2, cumulative ones
+   cumsum((dx / 2) (y_i + y_i+1)); bool y is refused. */
+#define TN_FIELDS_tn_trapezoid_fn_opts(X) \
+    X(T, x,   NULL, "") \
+    X(D, dx,  NAN,  "") \
+    X(I, dim, -1,   "")
+TN__KW_STRUCT(tn_trapezoid_fn_opts);
+TNDEF tn_tensor *tn_trapezoid_opts(tn_tensor *y, tn_trapezoid_fn_opts opts);
+#define tn_trapezoid(...) tn_trapezoid_opts(TN__POS_KW(tn_trapezoid_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_trapezoid_str(tn_tensor *y, const char *options);
+TNDEF tn_tensor *tn_cumulative_trapezoid_opts(tn_tensor *y, tn_trapezoid_fn_opts opts);
+#define tn_cumulative_trapezoid(...) tn_cumulative_trapezoid_opts(TN__POS_KW(tn_trapezoid_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_cumulative_trapezoid_str(tn_tensor *y, const char *options);
 TNDEF tn_tensor *tn_logsumexp(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
 TNDEF tn_tensor *tn_cumsum(tn_tensor *x, int64_t dim);
 TNDEF tn_tensor *tn_cumprod(tn_tensor *x, int64_t dim);
@@ -1789,6 +1856,8 @@ TN__KW_STRUCT(tn_cross_fn_opts);
 TNDEF tn_tensor *tn_cross_opts(tn_tensor *a, tn_tensor *b, tn_cross_fn_opts opts);
 #define tn_cross(a, ...) tn_cross_opts(a, TN__POS_KW(tn_cross_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_cross_str(tn_tensor *a, tn_tensor *b, const char *options);
+/* torch.inner: the last dims contracted (a 0-d operand multiplies). */
+TNDEF tn_tensor *tn_inner(tn_tensor *a, tn_tensor *b);
 /* torch.einsum: "ij,jk->ik", "...ij->...ji", implicit output ("ij,jk"), repeated subscripts
    (diagonals); operands contracted pairwise left to right with bmm, as PyTorch without opt_einsum. */
 TNDEF tn_tensor *tn_einsum(const char *equation, tn_tensor *const *operands, int n);
@@ -2041,6 +2110,19 @@ TN__DEFINE_ACTIVATIONS(double, f64, )
 /* Numerically stable (max subtracted). Integer inputs give float32. */
 TNDEF tn_tensor *tn_softmax(tn_tensor *x, int64_t dim);
 TNDEF tn_tensor *tn_log_softmax(tn_tensor *x, int64_t dim);
+/* F.gumbel_softmax: softmax((logits + g) / tau, dim), g = -log(E) with E drawn as PyTorch
+   draws it (empty_like(logits).exponential_(): from mt19937 PyTorch's numbers for the same
+   seed); hard: the one-hot of its argmax along dim as y_hard - y_soft.detach() + y_soft
+   (the straight-through gradient). eps has no effect (deprecated in PyTorch). */
+#define TN_FIELDS_tn_gumbel_softmax_fn_opts(X) \
+    X(D, tau,  1.0,   "") \
+    X(B, hard, false, "") \
+    X(D, eps,  1e-10, "") \
+    X(I, dim,  -1,    "")
+TN__KW_STRUCT(tn_gumbel_softmax_fn_opts);
+TNDEF tn_tensor *tn_gumbel_softmax_opts(tn_tensor *logits, tn_gumbel_softmax_fn_opts opts);
+#define tn_gumbel_softmax(...) tn_gumbel_softmax_opts(TN__POS_KW(tn_gumbel_softmax_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_gumbel_softmax_str(tn_tensor *logits, const char *options);
 
 /* Activations beyond section 7's relu, gelu, silu, softplus, sigmoid, tanh (floating
    inputs; PyTorch's defaults in the comments). */
@@ -2781,6 +2863,7 @@ TNDEF int tn_init_kaiming_uniform_(tn_tensor *t, double a, const char *mode, con
 TNDEF int tn_init_kaiming_normal_(tn_tensor *t, double a, const char *mode, const char *nonlinearity);
 TNDEF int tn_init_orthogonal_(tn_tensor *t, double gain);
 TNDEF int tn_init_trunc_normal_(tn_tensor *t, double mean, double std, double a, double b);
+TNDEF int tn_init_sparse_(tn_tensor *t, double sparsity, double std);      /* 2-d t: normal_(0, std), then ceil(sparsity rows) zeros per column (PyTorch's std 0.01) */
 
 /* Layers: PyTorch's constructor arguments, the keyword arguments as designated fields after
    the positional ones (each has an _opts and a _str form, section 1). Initialisation as

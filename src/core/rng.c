@@ -215,11 +215,13 @@ static void tn__mt_store(char *base, tn_dtype dt, int64_t i, double v, int64_t i
     default: ((bool *)base)[i] = isint ? iv != 0 : v != 0; break;
     }
 }
-static void tn__mt_fill(tn_random_op op, tn_tensor *t, tn_generator *g, double a, double b, int64_t low, uint64_t range) {
+/* serial: normal_ of a non-contiguous tensor (PyTorch's serial kernel: the cached
+   normal_distribution<double> for every element, whatever the count) */
+static void tn__mt_fill(tn_random_op op, tn_tensor *t, tn_generator *g, double a, double b, int64_t low, uint64_t range, bool serial) {
     const int64_t n = tn_numel(t);
     char *base = (char *)tn_data_ptr(t);
     const tn_dtype dt = t->dtype;
-    if (op == NORMAL && n >= 16 && (dt == TN_F32 || dt == TN_F64)) {
+    if (op == NORMAL && n >= 16 && !serial && (dt == TN_F32 || dt == TN_F64)) {
         if (dt == TN_F32) {
             float *d = (float *)base;
             for (int64_t i = 0; i < n; i++) d[i] = tn__mt_unif32(g);
@@ -251,6 +253,35 @@ static void tn__mt_fill(tn_random_op op, tn_tensor *t, tn_generator *g, double a
     }
 }
 
+/* normal_fill<Half> / <BFloat16> of a half-precision tensor of 16 or more elements: the
+   uniforms of uniform_real_distribution<scalar_t> (11 or 8 bits of random()), then
+   normal_fill_16 with every step in the dtype: c10's arithmetic between two halves and its
+   std:: math overloads (log, sqrt, cos, sin of a half return a half) round each result.
+   That is 2025 PyTorch for both dtypes and 1.13 for bfloat16; 1.13 had the math overloads
+   for bfloat16 only, so its float16 kept log, sqrt, cos and sin in float (a half ulp or two
+   apart). d: the float staging of the result, every value a half. */
+static float tn__round_half(float x, bool bf) { return bf ? tn__bf2f(tn__f2bf(x)) : tn__h2f(tn__f2h(x)); }
+static void tn__mt_normal16_half(float *d, float mean, float std, bool bf) {
+    for (int j = 0; j < 8; j++) {
+        const float u1 = tn__round_half(1.0f - d[j], bf), u2 = d[j + 8];
+        const float radius = tn__round_half(sqrtf(tn__round_half(-2.0f * tn__round_half(logf(u1), bf), bf)), bf);
+        const float theta = tn__round_half((float)(6.28318530717958647692 * (double)u2), bf);   /* double * Half is a double */
+        const float c = tn__round_half(cosf(theta), bf), s = tn__round_half(sinf(theta), bf);
+        d[j] = tn__round_half(tn__round_half(tn__round_half(radius * c, bf) * std, bf) + mean, bf);
+        d[j + 8] = tn__round_half(tn__round_half(tn__round_half(radius * s, bf) * std, bf) + mean, bf);
+    }
+}
+static void tn__mt_normal_fill_half(float *d, int64_t n, bool bf, double mean, double std, tn_generator *g) {
+    const int digits = bf ? 8 : 11;
+    const float m = tn__round_half((float)mean, bf), s = tn__round_half((float)std, bf);   /* static_cast<scalar_t>(double): through float */
+    for (int64_t i = 0; i < n; i++) d[i] = (float)(tn__mt32(g) & ((1u << digits) - 1)) * ldexpf(1.0f, -digits);
+    for (int64_t i = 0; i + 16 <= n; i += 16) tn__mt_normal16_half(d + i, m, s, bf);
+    if (n % 16) {
+        for (int j = 0; j < 16; j++) d[n - 16 + j] = (float)(tn__mt32(g) & ((1u << digits) - 1)) * ldexpf(1.0f, -digits);
+        tn__mt_normal16_half(d + n - 16, m, s, bf);
+    }
+}
+
 /* v rounded to a float of `digits` significant bits, to nearest even (half's 11, bfloat16's 8;
    the small range the bounds of a draw take) */
 static float tn__round_float_to(double v, int digits) {
@@ -259,8 +290,8 @@ static float tn__round_float_to(double v, int digits) {
     const double m = frexp(v, &e);
     return (float)ldexp(nearbyint(ldexp(m, digits)), e - digits);
 }
-static tn_tensor *tn__random(const char *fn, tn_random_op op, const int64_t *shape, int ndim, tn_dtype dtype,
-                             tn_generator *gen, double a, double b, int64_t low, uint64_t range, tn_device device) {
+static tn_tensor *tn__random_ex(const char *fn, tn_random_op op, const int64_t *shape, int ndim, tn_dtype dtype,
+                                tn_generator *gen, double a, double b, int64_t low, uint64_t range, tn_device device, bool serial) {
     if (tn__check_cpu_dtype_arg(fn, dtype)) return NULL;
     if (op != RANDINT && !tn_dtype_is_floating(dtype))
         return (tn_tensor *)tn__error("%s: expected a floating dtype, got %s", fn, tn_dtype_name(dtype));
@@ -270,8 +301,8 @@ static tn_tensor *tn__random(const char *fn, tn_random_op op, const int64_t *sha
     tn_generator *g = gen ? gen : &tn__default_gen;
     if (t->device == TN_CPU && g->kind == TN_GEN_MT19937) {
         /* half precision: drawn as float32, rounded. uniform_ as PyTorch's: 11 (bfloat16: 8) bits
-           of random() over the bounds rounded to the dtype, in float; its normals are not
-           reproduced (normal_fill's arithmetic in half) */
+           of random() over the bounds rounded to the dtype, in float; normal_ of 16 or more
+           as normal_fill in the dtype, of fewer (or serial) the normal doubles rounded */
         tn_tensor *d = tn__is_half(dtype) ? tn__new(TN_F32, TN_CPU, t->shape, t->ndim) : tn_retain(t);
         if (!d) { tn_release(t); return NULL; }
         tn__gen_lock(g);
@@ -282,8 +313,10 @@ static tn_tensor *tn__random(const char *fn, tn_random_op op, const int64_t *sha
             float *o = (float *)tn_data_ptr(d);
             for (int64_t i = 0; i < tn_numel(d); i++)
                 o[i] = fmaf((float)(tn__mt32(g) & ((1u << digits) - 1)) * ldexpf(1.0f, -digits), bf, af);
+        } else if (op == NORMAL && tn__is_half(dtype) && tn_numel(d) >= 16 && !serial) {
+            tn__mt_normal_fill_half((float *)tn_data_ptr(d), tn_numel(d), dtype == TN_BF16, a, b, g);
         } else {
-            tn__mt_fill(op, d, g, a, b, low, range);
+            tn__mt_fill(op, d, g, a, b, low, range, serial);
         }
         tn__gen_unlock(g);
         int rc = d != t ? tn__copy(t, d) : 0;
@@ -294,6 +327,11 @@ static tn_tensor *tn__random(const char *fn, tn_random_op op, const int64_t *sha
     uint64_t off = tn__gen_take(g, tn_numel(t));
     if (tn__backend(t->device)->random(op, t, g->seed, off, a, b, low, range)) { tn_release(t); return NULL; }
     return tn__own(t);
+}
+
+static tn_tensor *tn__random(const char *fn, tn_random_op op, const int64_t *shape, int ndim, tn_dtype dtype,
+                             tn_generator *gen, double a, double b, int64_t low, uint64_t range, tn_device device) {
+    return tn__random_ex(fn, op, shape, ndim, dtype, gen, a, b, low, range, device, false);
 }
 
 TNDEF tn_tensor *tn_rand(const int64_t *shape, int ndim, tn_dtype dtype) { return tn__random("tn_rand", UNIFORM, shape, ndim, dtype, NULL, 0, 1, 0, 0, TN_CPU); }
@@ -587,6 +625,38 @@ static tn_tensor *tn__sample_(const char *fn, tn_tensor *t, tn__sampler s, doubl
     const int rc = tn__fill_in_order(t, v, inv);
     tn_scope_end();
     return rc ? NULL : t;
+}
+/* normal_ and uniform_ in place: the values drawn as a new tensor of t's dims in t's
+   memory order (TensorIterator's order) would be, then copied into t; normal_ of a
+   non-contiguous t takes PyTorch's serial kernel (a normal double per element). */
+static tn_tensor *tn__fill_random_(const char *fn, tn_tensor *t, tn_random_op op, double a, double b, tn_generator *gen) {
+    if (tn_numel(t) == 0) return t;
+    int64_t perm[TN_MAX_DIMS], inv[TN_MAX_DIMS], pshape[TN_MAX_DIMS];
+    tn__memory_order(t, perm, inv, pshape);
+    tn_scope_begin();
+    tn_tensor *v = tn__random_ex(fn, op, pshape, t->ndim, t->dtype, gen, a, b, 0, 0, t->device, op == NORMAL && !tn_is_contiguous(t));
+    const int rc = tn__fill_in_order(t, v, inv);
+    tn_scope_end();
+    return rc ? NULL : t;
+}
+TNDEF tn_tensor *tn_normal_(tn_tensor *t, double mean, double std, tn_generator *gen) {
+    const char *fn = "tn_normal_";
+    TN__CHECK_NULL(t);
+    if (tn__check_cpu_dtype(fn, t)) return NULL;
+    if (!(std >= 0)) return (tn_tensor *)tn__error("%s: normal expects std >= 0.0, but found std %g", fn, std);
+    if (!tn_dtype_is_floating(t->dtype)) return (tn_tensor *)tn__error("%s: \"normal_kernel_cpu\" not implemented for '%s'", fn, tn__torch_type_name(t->dtype));
+    return TN__AS(fn, tn__fill_random_(fn, t, NORMAL, mean, std, gen));
+}
+TNDEF tn_tensor *tn_uniform_(tn_tensor *t, double from, double to, tn_generator *gen) {
+    const char *fn = "tn_uniform_";
+    TN__CHECK_NULL(t);
+    if (tn__check_cpu_dtype(fn, t)) return NULL;
+    if (!tn_dtype_is_floating(t->dtype)) return (tn_tensor *)tn__error("%s: \"check_uniform_bounds\" not implemented for '%s'", fn, tn__torch_type_name(t->dtype));
+    if (!(from <= to)) return (tn_tensor *)tn__error("%s: uniform_ expects to return a [from, to) range, but found from=%g > to=%g", fn, from, to);
+    if (!(to - from <= tn__finfo_max(t->dtype)))
+        return (tn_tensor *)tn__error("%s: uniform_ expects to-from <= std::numeric_limits<%s>::max(), but found to=%g and from=%g which result in to-from to exceed the limit",
+                                      fn, tn__torch_type_name(t->dtype), to, from);
+    return TN__AS(fn, tn__fill_random_(fn, t, UNIFORM, from, to, gen));
 }
 static int tn__check_sampler_target(const char *fn, const char *what, tn_tensor *t) {
     if (tn__check_cpu_dtype(fn, t)) return -1;

@@ -26,14 +26,18 @@ TNDEF double tn_init_calculate_gain(const char *nl, double param) {
 }
 #define TN__INIT_BEGIN(fn) if (!t) return -1; if (!tn_dtype_is_floating(t->dtype)) return TN__FAIL_INT("%s: expected a floating tensor, got %s", fn, tn_dtype_name(t->dtype)); tn_scope_begin()
 #define TN__INIT_END(src) do { int rc_ = tn__init_fill(t, src); tn_scope_end(); return rc_; } while (0)
-TNDEF int tn_init_uniform_(tn_tensor *t, double a, double b) {
-    TN__INIT_BEGIN("tn_init_uniform_");
-    TN__INIT_END(tn_uniform(a, b, t->shape, t->ndim, t->dtype, NULL));
+/* Tensor.uniform_ / normal_ under no_grad, as PyTorch's init: a non-contiguous t is drawn in
+   its memory order */
+static int tn__init_random(const char *fn, tn_tensor *t, bool normal, double a, double b) {
+    if (!t) return -1;
+    if (!tn_dtype_is_floating(t->dtype)) return TN__FAIL_INT("%s: expected a floating tensor, got %s", fn, tn_dtype_name(t->dtype));
+    tn_no_grad_begin();
+    tn_tensor *r = TN__AS(fn, normal ? tn_normal_(t, a, b, NULL) : tn_uniform_(t, a, b, NULL));
+    tn_no_grad_end();
+    return r ? 0 : -1;
 }
-TNDEF int tn_init_normal_(tn_tensor *t, double mean, double std) {
-    TN__INIT_BEGIN("tn_init_normal_");
-    TN__INIT_END(tn_normal(mean, std, t->shape, t->ndim, t->dtype, NULL));
-}
+TNDEF int tn_init_uniform_(tn_tensor *t, double a, double b) { return tn__init_random("tn_init_uniform_", t, false, a, b); }
+TNDEF int tn_init_normal_(tn_tensor *t, double mean, double std) { return tn__init_random("tn_init_normal_", t, true, mean, std); }
 TNDEF int tn_init_constant_(tn_tensor *t, double value) {
     TN__INIT_BEGIN("tn_init_constant_");
     TN__INIT_END(tn_full(t->shape, t->ndim, value, t->dtype));
@@ -144,4 +148,27 @@ TNDEF int tn_init_trunc_normal_(tn_tensor *t, double mean, double std, double a,
         p[i] = v < a ? a : v > b ? b : v;
     }
     TN__INIT_END(r);
+}
+/* PyTorch's sparse_: normal_(0, std), then in each column the rows of the first
+   ceil(sparsity rows) entries of a randperm(rows) (a Python slice: a negative count drops
+   from the end) set to 0, column by column from the default generator. */
+TNDEF int tn_init_sparse_(tn_tensor *t, double sparsity, double std) {
+    const char *fn = "tn_init_sparse_";
+    if (!t) return -1;
+    if (t->ndim != 2) return TN__FAIL_INT("%s: Only tensors with 2 dimensions are supported (got shape %s)", fn, TN__SHAPE(t));
+    const int64_t rows = t->shape[0], cols = t->shape[1];
+    int64_t nz;
+    if (tn__double_to_int64(fn, "ceil(sparsity * rows)", ceil(sparsity * (double)rows), &nz)) return -1;
+    nz = nz < 0 ? (rows + nz > 0 ? rows + nz : 0) : nz < rows ? nz : rows;
+    TN__INIT_BEGIN(fn);
+    tn_no_grad_begin();
+    int rc = TN__AS(fn, tn_normal_(t, 0, std, NULL)) ? 0 : -1;
+    for (int64_t c = 0; c < cols && rc == 0; c++) {
+        tn_tensor *perm = tn_randperm(rows, TN_I64, NULL);
+        tn_tensor *zero = perm ? tn_narrow(perm, 0, 0, nz) : NULL;
+        rc = zero && tn_index_fill_(tn_select(t, 1, c), 0, zero, 0) ? 0 : -1;
+    }
+    tn_no_grad_end();
+    tn_scope_end();
+    return rc;
 }

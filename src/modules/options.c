@@ -525,6 +525,18 @@ static const tn__kwkey tn__kw_repeat_interleave[] = {TN_FIELDS_tn_repeat_interle
 #define TN__KW_T tn_diff_fn_opts
 static const tn__kwkey tn__kw_diff[] = {TN_FIELDS_tn_diff_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
+#define TN__KW_T tn_slice_scatter_fn_opts
+static const tn__kwkey tn__kw_slice_scatter[] = {TN_FIELDS_tn_slice_scatter_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_trapezoid_fn_opts
+static const tn__kwkey tn__kw_trapezoid[] = {TN_FIELDS_tn_trapezoid_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_combinations_fn_opts
+static const tn__kwkey tn__kw_combinations[] = {TN_FIELDS_tn_combinations_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_gumbel_softmax_fn_opts
+static const tn__kwkey tn__kw_gumbel_softmax[] = {TN_FIELDS_tn_gumbel_softmax_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
 #define TN__KW_T tn_diag_embed_fn_opts
 static const tn__kwkey tn__kw_diag_embed[] = {TN_FIELDS_tn_diag_embed_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T

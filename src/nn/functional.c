@@ -17,6 +17,28 @@ TNDEF tn_tensor *tn_log_softmax(tn_tensor *x, int64_t dim) {
     TN__AUTOCAST(TN__AC_F32_CUDA, tn_log_softmax(ac_[0], dim), x);
     return tn__softmax("tn_log_softmax", LOG_SOFTMAX, x, dim);
 }
+static tn_tensor *tn__gumbel_softmax(tn_tensor *logits, tn_gumbel_softmax_fn_opts o) {
+    TN__CHECK_NULL(logits);
+    if (!tn_dtype_is_floating(logits->dtype))   /* exponential_'s check, as PyTorch's first failure */
+        return (tn_tensor *)tn__error("exponential_ distribution is a continuous probability distribution. dtype must be a floating point but you specified %s",
+                                      tn__torch_type_name(logits->dtype));
+    if (tn__wrap_dim("tn_gumbel_softmax", o.dim, logits->ndim) < 0) return NULL;
+    tn_scope_begin();
+    /* empty_like(logits, legacy_contiguous_format): a contiguous tensor of logits' shape */
+    tn_tensor *e = tn__own(tn__new(logits->dtype, logits->device, logits->shape, logits->ndim));
+    tn_tensor *y = e && tn_exponential_(e, 1.0, NULL) ? tn_softmax(tn_div_scalar(tn_add(logits, tn_neg(tn_log(e))), o.tau), o.dim) : NULL;
+    if (y && o.hard) {
+        tn_tensor *index = tn_argmax_dim(y, o.dim, true);   /* y_soft.max(dim)[1]: the first maximum */
+        tn_tensor *ones = index ? tn_ones_like(tn_to_dtype(index, y->dtype)) : NULL;
+        tn_tensor *y_hard = ones ? tn_scatter(tn_zeros_like(tn_detach(y)), o.dim, index, ones) : NULL;
+        y = y_hard ? tn_add(tn_sub(y_hard, tn_detach(y)), y) : NULL;
+    }
+    return tn__scope_return(y);
+}
+TNDEF tn_tensor *tn_gumbel_softmax_opts(tn_tensor *logits, tn_gumbel_softmax_fn_opts o) { return TN__AS("tn_gumbel_softmax", tn__gumbel_softmax(logits, o)); }
+TNDEF tn_tensor *tn_gumbel_softmax_str(tn_tensor *logits, const char *options) {
+    TN__KW_STR(tn_gumbel_softmax_fn_opts, gumbel_softmax, "tn_gumbel_softmax", options, tn_gumbel_softmax_opts(logits, o));
+}
 
 /* ---- activations ---- */
 static tn_tensor *tn__act(const char *fn, tn_unary_op op, tn_tensor *x, double p0, double p1, double p2) {

@@ -1,37 +1,13 @@
 /* The samplers torch.distributions needs, on the CPU (a CUDA tensor is refused: not on CUDA
    yet), drawn from the library's generators: standard gamma (Marsaglia-Tsang, PyTorch's
-   kernel: its numbers from mt19937; binomial's splitting takes the polar one below), with the
-   implicit-reparameterisation gradient dx/dalpha = -(dP/dalpha) / (dP/dx) of its CDF P;
-   Poisson (PTRS transformed rejection from 10 up, products of uniforms below); binomial
-   (beta splitting of the order statistics, then geometric waiting times); Dirichlet. */
-static double tn__smp_unif(tn_generator *g) {   /* (0, 1): log(0) never */
-    double u;
-    do u = tn_generator_uniform(g); while (u <= 0);
-    return u;
-}
+   kernel: its numbers from mt19937; a Philox generator's normals by the polar method below),
+   with the implicit-reparameterisation gradient dx/dalpha = -(dP/dalpha) / (dP/dx) of its
+   CDF P; Poisson (PTRS transformed rejection from 10 up, products of uniforms below);
+   binomial (PyTorch's BTRS and inversion: its numbers from mt19937); Dirichlet. */
 static double tn__smp_normal(tn_generator *g) {   /* Marsaglia's polar method */
     double u, v, s;
     do { u = 2 * tn_generator_uniform(g) - 1; v = 2 * tn_generator_uniform(g) - 1; s = u * u + v * v; } while (s >= 1 || s == 0);
     return u * sqrt(-2 * log(s) / s);
-}
-/* Gamma(alpha, 1): Marsaglia and Tsang's squeeze for alpha >= 1; alpha < 1 from alpha + 1
-   times U^(1/alpha), in logs so that tiny alpha gives the smallest positive number, not 0 */
-static double tn__smp_gamma(double alpha, tn_generator *g) {
-    if (!(alpha > 0)) return alpha == 0 ? 0 : NAN;
-    if (alpha == INFINITY) return INFINITY;
-    double boost = 0;
-    if (alpha < 1) { boost = log(tn__smp_unif(g)) / alpha; alpha += 1; }
-    const double d = alpha - 1.0 / 3, c = 1 / sqrt(9 * d);
-    for (;;) {
-        double x, v;
-        do { x = tn__smp_normal(g); v = 1 + c * x; } while (v <= 0);
-        v = v * v * v;
-        const double u = tn__smp_unif(g);
-        if (u < 1 - 0.0331 * x * x * x * x || log(u) < 0.5 * x * x + d * (1 - v + log(v))) {
-            const double r = exp(log(d * v) + boost);
-            return r > 0 ? r : 2.2250738585072014e-308;   /* PyTorch clamps to the smallest normal */
-        }
-    }
 }
 /* torch._standard_gamma's CPU kernel (sample_gamma in ATen's Distributions.h): Marsaglia and
    Tsang from the generator's uniform and normal doubles (an mt19937 one: PyTorch's draws for
@@ -90,30 +66,65 @@ static double tn__smp_poisson(double lam, tn_generator *g) {
         if (log(V) + log(ia) - log(a / (us * us) + b) <= -lam + k * ll - tn_lgamma_f64(k + 1)) return k;
     }
 }
-/* Binomial(n, p): while n p is large, the k-th smallest of n uniforms is Beta(k, n + 1 - k)
-   (from two gammas): it splits the count at the median, recursing into one side; then the
-   sum of geometric waiting times. p > 1/2 by symmetry. */
-static double tn__smp_binomial(double n, double p, tn_generator *g) {
-    if (!(n >= 0) || !(p >= 0 && p <= 1) || n != floor(n)) return NAN;
-    if (p == 0 || n == 0) return 0;
-    if (p == 1) return n;
-    const double n0 = n;
-    const bool flip = p > 0.5;
-    if (flip) p = 1 - p;
-    double x = 0;
-    while (n * p > 16) {
-        const double k = floor((n + 1) / 2), ga = tn__smp_gamma(k, g), gb = tn__smp_gamma(n + 1 - k, g), y = ga / (ga + gb);
-        if (y <= p) { x += k; n -= k; p = (p - y) / (1 - y); }
-        else { n = k - 1; p /= y; }
-    }
-    const double lq = log1p(-p);
-    double s = 0;
+/* torch.binomial's CPU kernel: sample_binomial of ATen's Distributions.h (after TensorFlow's
+   random_binomial_op) from uniform doubles of the generator (mt19937: PyTorch's numbers for
+   the same seed). count * p >= 10 (p the smaller of prob and 1 - prob): Hormann's BTRS
+   transformed rejection; below, the count of geometric waiting times that fit in count.
+   count <= 0 or prob <= 0 give 0, prob >= 1 count, NaN prob NaN; a float32 kernel keeps
+   its scalar_t steps (products of count and prob, sqrt, k) in float, the rest in double.
+   A count of NaN or infinity gives NaN (PyTorch loops for ever there). */
+static double tn__smp_stirling_tail(double k) {
+    static const double tail[10] = {0.0810614667953272, 0.0413406959554092, 0.0276779256849983, 0.02079067210376509, 0.0166446911898211,
+                                    0.0138761288230707, 0.0118967099458917, 0.0104112652619720, 0.00925546218271273, 0.00833056343336287};
+    if (k <= 9) return tail[(size_t)k];
+    const double kp1sq = (k + 1) * (k + 1);
+    return (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (k + 1);
+}
+static double tn__smp_binomial_inversion(double count, double prob, tn_generator *g, bool f32) {
+    const double logprob = f32 ? (double)log1pf(-(float)prob) : log1p(-prob);
+    double geom_sum = 0, num = 0;
     for (;;) {
-        s += ceil(log(tn__smp_unif(g)) / lq);
-        if (s > n) break;
-        x += 1;
+        geom_sum += ceil(log(tn_generator_uniform(g)) / logprob);
+        if (geom_sum > count) return num;
+        num += 1;
     }
-    return flip ? n0 - x : x;
+}
+static double tn__smp_btrs(double count, double prob, tn_generator *g, bool f32) {
+    const float cf = (float)count, pf = (float)prob;
+    const double stddev = f32 ? (double)sqrtf(cf * pf * (1.0f - pf)) : sqrt(count * prob * (1 - prob));
+    const double b = 1.15 + 2.53 * stddev, a = -0.0873 + 0.0248 * b + 0.01 * prob;
+    const double c = (f32 ? (double)(cf * pf) : count * prob) + 0.5, v_r = 0.92 - 4.2 / b;
+    const double r = f32 ? (double)(pf / (1.0f - pf)) : prob / (1 - prob);
+    const double alpha = (2.83 + 5.1 / b) * stddev;
+    const double m = floor(f32 ? (double)((cf + 1.0f) * pf) : (count + 1) * prob);
+    for (;;) {
+        const double U = tn_generator_uniform(g) - 0.5, V = tn_generator_uniform(g), us = 0.5 - fabs(U);
+        const double kd = floor((2 * a / us + b) * U + c), k = f32 ? (double)(float)kd : kd;
+        if (k < 0 || k > count) continue;
+        if (us >= 0.07 && V <= v_r) return k;
+        /* count - k + 1 and k + 1 in the dtype */
+        const double cmk = f32 ? (double)(cf - (float)k + 1.0f) : count - k + 1, k1 = f32 ? (double)((float)k + 1.0f) : k + 1;
+        const double cp1 = f32 ? (double)(cf + 1.0f) : count + 1, cmkk = f32 ? (double)(cf - (float)k) : count - k;
+        const double upper = (m + 0.5) * log((m + 1) / (r * (count - m + 1))) + cp1 * log((count - m + 1) / cmk) + (k + 0.5) * log(r * cmk / k1) +
+                             tn__smp_stirling_tail(m) + tn__smp_stirling_tail(count - m) - tn__smp_stirling_tail(k) - tn__smp_stirling_tail(cmkk);
+        if (log(V * alpha / (a / (us * us) + b)) <= upper) return k;
+    }
+}
+static double tn__smp_binomial(double count, double prob, tn_generator *g, bool f32) {
+    if (count != count || count == INFINITY) return NAN;
+    if (count <= 0 || prob <= 0) return 0;
+    if (prob >= 1) return count;
+    if (prob <= 0.5) {
+        const double np = f32 ? (double)((float)count * (float)prob) : count * prob;
+        return np >= 10 ? tn__smp_btrs(count, prob, g, f32) : tn__smp_binomial_inversion(count, prob, g, f32);
+    }
+    if (prob > 0.5) {
+        const double q = f32 ? (double)(float)(1.0 - prob) : 1.0 - prob;
+        const double nq = f32 ? (double)((float)count * (float)q) : count * q;
+        const double x = nq >= 10 ? tn__smp_btrs(count, q, g, f32) : tn__smp_binomial_inversion(count, q, g, f32);
+        return f32 ? (double)((float)count - (float)x) : count - x;
+    }
+    return NAN;
 }
 /* dP(alpha, x)/dalpha by a central difference on the smaller of P and Q (its relative digits),
    step 1e-4 min(alpha, sqrt alpha): the scale P changes on; over the density x^(alpha-1) e^-x / Gamma(alpha) */
@@ -205,10 +216,12 @@ TNDEF tn_tensor *tn_standard_gamma_grad(tn_tensor *alpha, tn_tensor *x) {
 TNDEF tn_tensor *tn_poisson(tn_tensor *rates, tn_generator *gen) {
     return TN__AS("tn_poisson", tn__smp_map("tn_poisson", rates, NULL, NULL, tn__smp_poisson, gen, rates ? rates->dtype : TN_F32));
 }
-static double tn__smp_binomial2(double n, double p, tn_generator *g) { return tn__smp_binomial(n, p, g); }
+static double tn__smp_binomial_f32(double n, double p, tn_generator *g) { return tn__smp_binomial(n, p, g, true); }
+static double tn__smp_binomial_f64(double n, double p, tn_generator *g) { return tn__smp_binomial(n, p, g, false); }
 TNDEF tn_tensor *tn_binomial(tn_tensor *count, tn_tensor *prob, tn_generator *gen) {
     TN__CHECK_NULL(count, prob);
-    return TN__AS("tn_binomial", tn__smp_map("tn_binomial", count, prob, tn__smp_binomial2, NULL, gen, tn_promote_types(count->dtype, prob->dtype)));
+    const tn_dtype dt = tn_promote_types(count->dtype, prob->dtype);
+    return TN__AS("tn_binomial", tn__smp_map("tn_binomial", count, prob, dt == TN_F64 ? tn__smp_binomial_f64 : tn__smp_binomial_f32, NULL, gen, dt));
 }
 /* Gamma(alpha) draws over their sum along the last dim, as PyTorch's CPU kernel: the gammas
    of alpha as doubles, the quotient cast to alpha's dtype and kept within [its smallest

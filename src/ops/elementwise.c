@@ -517,6 +517,24 @@ TNDEF tn_tensor *tn_isnan(tn_tensor *x) { return tn__unary(ISNAN, x, NULL); }
 TNDEF tn_tensor *tn_isinf(tn_tensor *x) { return tn__unary(ISINF, x, NULL); }
 TNDEF tn_tensor *tn_isfinite(tn_tensor *x) { return tn__unary(ISFINITE, x, NULL); }
 TNDEF tn_tensor *tn_signbit(tn_tensor *x) { return tn__unary(SIGNBIT, x, NULL); }
+static tn_tensor *tn__isinf_signed(tn_tensor *x, bool pos) {
+    TN__CHECK_NULL(x);
+    if (!tn_dtype_is_floating(x->dtype)) return tn_zeros_like(tn_to_dtype(tn_detach(x), TN_BOOL));
+    tn_scope_begin();
+    return tn__scope_return(tn_logical_and(tn_isinf(x), pos ? tn_gt_scalar(x, 0) : tn_lt_scalar(x, 0)));
+}
+TNDEF tn_tensor *tn_isposinf(tn_tensor *x) { return TN__AS("tn_isposinf", tn__isinf_signed(x, true)); }
+TNDEF tn_tensor *tn_isneginf(tn_tensor *x) { return TN__AS("tn_isneginf", tn__isinf_signed(x, false)); }
+/* angle of a real tensor: where(isnan, x * 0, where(x < 0, pi, 0)) (x * 0 keeps the NaN and
+   gives PyTorch's zero gradient) */
+static tn_tensor *tn__angle_impl(tn_tensor *x) {
+    TN__CHECK_NULL(x);
+    tn_scope_begin();
+    tn_tensor *f = tn_dtype_is_floating(x->dtype) ? x : tn_to_dtype(x, tn_get_default_dtype());
+    tn_tensor *c = f ? tn_where(tn_lt_scalar(f, 0), tn_full_like(f, 3.14159265358979323846), tn_zeros_like(tn_detach(f))) : NULL;
+    return tn__scope_return(c ? tn_where(tn_isnan(f), tn_mul_scalar(f, 0), c) : NULL);
+}
+TNDEF tn_tensor *tn_angle(tn_tensor *x) { return TN__AS("tn_angle", tn__angle_impl(x)); }
 TNDEF tn_tensor *tn_sgn(tn_tensor *x) { return tn__grad_name(TN__AS("tn_sgn", tn__unary(SIGN, x, NULL)), "SgnBackward0"); }
 TNDEF tn_tensor *tn_asinh(tn_tensor *x) { return tn__unary(ASINH, x, NULL); }
 TNDEF tn_tensor *tn_acosh(tn_tensor *x) { return tn__unary(ACOSH, x, NULL); }

@@ -590,6 +590,84 @@ TNDEF tn_tensor *tn_scatter_reduce(tn_tensor *t, int64_t dim, tn_tensor *index, 
 TNDEF tn_tensor *tn_scatter_reduce_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, bool include_self) {
     return tn__scatter_reduce_op("tn_scatter_reduce_", t, dim, index, src, reduce, include_self, false, true);
 }
+/* index_reduce: index spread along source's other dims (a view), then scatter_reduce */
+static tn_tensor *tn__index_reduce_impl(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, bool include_self) {
+    TN__CHECK_NULL(t, index, src);
+    const char *fn = "tn_index_reduce";
+    if (!reduce || (strcmp(reduce, "prod") && strcmp(reduce, "mean") && strcmp(reduce, "amax") && strcmp(reduce, "amin")))
+        return (tn_tensor *)tn__error("%s: index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got %s.", fn, reduce ? reduce : "NULL");
+    if (index->ndim > 1)
+        return (tn_tensor *)tn__error("%s: index_reduce_(): Index is supposed to be a vector, but got dim: %d with type: %s and size: %s", fn, index->ndim,
+                                      tn__torch_type_name(index->dtype), TN__SHAPE(index));
+    if (index->dtype != TN_I64 && index->dtype != TN_I32)
+        return (tn_tensor *)tn__error("%s: index_reduce_(): Expected dtype int32/int64 for index but got: %s", fn, tn__torch_type_name(index->dtype));
+    if (t->dtype != src->dtype)
+        return (tn_tensor *)tn__error("%s: index_reduce_(): self (%s) and source (%s) must have the same scalar type", fn, tn__torch_type_name(t->dtype), tn__torch_type_name(src->dtype));
+    const int d = tn__wrap_dim(fn, dim, t->ndim > 0 ? t->ndim : 1);
+    if (d < 0) return NULL;
+    const int64_t along = src->ndim ? (d < src->ndim ? src->shape[d] : -1) : 1;
+    if (tn_numel(index) != along)
+        return (tn_tensor *)tn__error("%s: index_reduce_(): Number of indices (%lld) should be equal to source.size(dim): (%lld), for dim: %d", fn,
+                                      (long long)tn_numel(index), (long long)along, d);
+    bool slices = (t->ndim > 0 ? t->ndim : 1) == (src->ndim > 0 ? src->ndim : 1);
+    for (int i = 0; slices && i < src->ndim && t->ndim; i++) slices = i == d || src->shape[i] == t->shape[i];
+    if (!slices) return (tn_tensor *)tn__error("%s: index_reduce_(): source (%s) and self (%s) must have the same slice shapes outside dim %d", fn, TN__SHAPE(src), TN__SHAPE(t), d);
+    tn_scope_begin();
+    int64_t shape[TN_MAX_DIMS];
+    for (int i = 0; i < src->ndim; i++) shape[i] = i == d ? -1 : 1;
+    tn_tensor *idx = tn_to_dtype(index, TN_I64);
+    idx = idx ? (src->ndim ? tn_expand(tn_reshape(idx, shape, src->ndim), src->shape, src->ndim) : tn_reshape(idx, NULL, 0)) : NULL;
+    return tn__scope_return(idx ? tn_scatter_reduce(t, d, idx, src, reduce, include_self) : NULL);
+}
+TNDEF tn_tensor *tn_index_reduce(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *source, const char *reduce, bool include_self) {
+    return TN__AS("tn_index_reduce", tn__index_reduce_impl(t, dim, index, source, reduce, include_self));
+}
+/* combinations: the index rows in itertools' order (the next row: the rightmost index that
+   can still grow grows, those after it restart from it, or from it + 1 without
+   replacement), gathered by index_select */
+static tn_tensor *tn__combinations_impl(tn_tensor *x, int64_t r, bool rep) {
+    TN__CHECK_NULL(x);
+    const char *fn = "tn_combinations";
+    if (x->ndim != 1) return (tn_tensor *)tn__error("%s: Expect a 1D vector, but got shape %s", fn, TN__SHAPE(x));
+    if (r < 0) return (tn_tensor *)tn__error("%s: Expect a non-negative number, but got %lld", fn, (long long)r);
+    const int64_t n = x->shape[0];
+    tn_scope_begin();
+    if (r == 0) {
+        const int64_t zero = 0;
+        return tn__scope_return(tn_index_select(x, 0, tn_zeros(&zero, 1, TN_I64)));
+    }
+    /* the count: C(n, r), or C(n + r - 1, r) with replacement, checked as it grows */
+    const int64_t top = rep ? n + r - 1 : n;
+    int64_t count = top >= r ? 1 : 0;
+    for (int64_t k = 1; count && k <= r; k++) {
+        int64_t m;
+        if (!tn__mul_ok(count, top - r + k, &m)) { tn_scope_end(); return (tn_tensor *)tn__error("%s: too many combinations of %lld elements taken %lld at a time", fn, (long long)n, (long long)r); }
+        count = m / k;   /* exact: the product of k consecutive numbers is divisible by k! */
+    }
+    int64_t total;
+    if (!tn__mul_ok(count, r, &total)) { tn_scope_end(); return (tn_tensor *)tn__error("%s: too many combinations of %lld elements taken %lld at a time", fn, (long long)n, (long long)r); }
+    tn_tensor *idx = tn__own(tn__new_checked(fn, &total, 1, TN_I64));
+    if (!idx) { tn_scope_end(); return NULL; }
+    int64_t *p = (int64_t *)tn_data_ptr(idx);
+    for (int64_t row = 0; row < count; row++) {
+        int64_t *c = p + row * r;
+        if (row == 0) {
+            for (int64_t k = 0; k < r; k++) c[k] = rep ? 0 : k;
+            continue;
+        }
+        memcpy(c, c - r, (size_t)r * sizeof *c);
+        int64_t k = r - 1;
+        while (c[k] == (rep ? n - 1 : n - r + k)) k--;   /* row < count: some index can grow */
+        c[k]++;
+        for (int64_t j = k + 1; j < r; j++) c[j] = rep ? c[k] : c[j - 1] + 1;
+    }
+    const int64_t shape[2] = {count, r};
+    return tn__scope_return(tn_reshape(tn_index_select(x, 0, idx), shape, 2));
+}
+TNDEF tn_tensor *tn_combinations_opts(tn_tensor *x, tn_combinations_fn_opts o) { return TN__AS("tn_combinations", tn__combinations_impl(x, o.r, o.with_replacement)); }
+TNDEF tn_tensor *tn_combinations_str(tn_tensor *x, const char *options) {
+    TN__KW_STR(tn_combinations_fn_opts, combinations, "tn_combinations", options, tn_combinations_opts(x, o));
+}
 TNDEF tn_tensor *tn_scatter_with_reduce(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce) {
     return tn__scatter_reduce_op("tn_scatter_with_reduce", t, dim, index, src, reduce, true, true, false);
 }

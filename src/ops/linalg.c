@@ -379,6 +379,15 @@ TNDEF tn_tensor *tn_tensordot_opts(tn_tensor *a, tn_tensor *b, tn_tensordot_fn_o
 TNDEF tn_tensor *tn_tensordot_str(tn_tensor *a, tn_tensor *b, const char *options) {
     TN__KW_STR(tn_tensordot_fn_opts, tensordot, "tn_tensordot", options, tn_tensordot_opts(a, b, o));
 }
+static tn_tensor *tn__inner_impl(tn_tensor *a, tn_tensor *b) {
+    TN__CHECK_NULL(a, b);
+    if (a->ndim == 0 || b->ndim == 0) return tn_mul(a, b);
+    if (a->shape[a->ndim - 1] != b->shape[b->ndim - 1])
+        return (tn_tensor *)tn__error("tn_inner: inner() the last dimension must match on both input tensors but got shapes %s and %s", TN__SHAPE(a), TN__SHAPE(b));
+    const int64_t last = -1;
+    return tn__tensordot_impl(a, b, &last, &last, 1);
+}
+TNDEF tn_tensor *tn_inner(tn_tensor *a, tn_tensor *b) { return TN__AS("tn_inner", tn__inner_impl(a, b)); }
 
 static tn_tensor *tn__cross_impl(tn_tensor *a, tn_tensor *b, int64_t dim) {
     TN__CHECK_NULL(a, b);

@@ -306,6 +306,28 @@ TNDEF tn_tensor *tn_std_dims(tn_tensor *x, const int64_t *dims, int n, int64_t c
     return r;
 }
 TNDEF tn_tensor *tn_std(tn_tensor *x, int64_t correction) { return tn__grad_name(TN__AS("tn_std", tn_std_dims(x, NULL, 0, correction, false)), "StdBackward0"); }
+static tn_tensor *tn__var_mean_impl(bool sd, tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim, tn_tensor **mean) {
+    TN__CHECK_NULL(x);
+    if (!tn_dtype_is_floating(x->dtype)) return (tn_tensor *)tn__error("%s only support floating point and complex dtypes (got %s)", sd ? "std_mean" : "var_mean", tn__torch_type_name(x->dtype));
+    tn_scope_begin();
+    tn_tensor *v = sd ? tn_std_dims(x, dims, n, correction, keepdim) : tn_var_dims(x, dims, n, correction, keepdim);
+    tn_tensor *m = v ? tn_mean_dims(x, dims, n, keepdim) : NULL;
+    v = m ? tn_keep(v) : NULL;
+    m = v && mean ? tn_keep(m) : NULL;
+    tn_scope_end();
+    if (mean) *mean = m;
+    return v;
+}
+TNDEF tn_tensor *tn_var_mean_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim, tn_tensor **mean) {
+    if (mean) *mean = NULL;
+    return TN__AS("tn_var_mean", tn__var_mean_impl(false, x, dims, n, correction, keepdim, mean));
+}
+TNDEF tn_tensor *tn_var_mean(tn_tensor *x, int64_t correction, tn_tensor **mean) { return tn_var_mean_dims(x, NULL, 0, correction, false, mean); }
+TNDEF tn_tensor *tn_std_mean_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim, tn_tensor **mean) {
+    if (mean) *mean = NULL;
+    return TN__AS("tn_std_mean", tn__var_mean_impl(true, x, dims, n, correction, keepdim, mean));
+}
+TNDEF tn_tensor *tn_std_mean(tn_tensor *x, int64_t correction, tn_tensor **mean) { return tn_std_mean_dims(x, NULL, 0, correction, false, mean); }
 
 TNDEF tn_tensor *tn_norm_dims(tn_tensor *x, double p, const int64_t *dims, int n, bool keepdim) {
     TN__CHECK_NULL(x);
@@ -329,6 +351,104 @@ TNDEF tn_tensor *tn_norm_dims(tn_tensor *x, double p, const int64_t *dims, int n
     return r;
 }
 TNDEF tn_tensor *tn_norm(tn_tensor *x, double p) { return tn__grad_name(TN__AS("tn_norm", tn_norm_dims(x, p, NULL, 0, false)), "NormBackward1"); }
+/* renorm as PyTorch's kernel: the norm over the other dims (keepdim), the factor
+   norm > maxnorm ? maxnorm / (norm + 1e-7) : 1, x times it (differentiable through the norm) */
+static tn_tensor *tn__renorm_impl(tn_tensor *x, double p, int64_t dim, double maxnorm) {
+    TN__CHECK_NULL(x);
+    const char *fn = "tn_renorm";
+    if (!(p > 0)) return (tn_tensor *)tn__error("%s: renorm: non-positive-norm not supported", fn);
+    if (!(maxnorm >= 0)) return (tn_tensor *)tn__error("%s: renorm: expected maxnorm to be >= 0 but got %g", fn, maxnorm);
+    if (x->ndim <= 1) return (tn_tensor *)tn__error("%s: renorm: input needs at least 2 dimensions, got %d dimensions", fn, x->ndim);
+    const int d = tn__wrap_dim(fn, dim, x->ndim);
+    if (d < 0) return NULL;
+    if (!tn_dtype_is_floating(x->dtype))
+        return (tn_tensor *)tn__error("%s: linalg.vector_norm: Expected a floating point or complex tensor as input. Got %s", fn, tn__torch_type_name(x->dtype));
+    int64_t others[TN_MAX_DIMS];
+    int n = 0;
+    for (int i = 0; i < x->ndim; i++)
+        if (i != d) others[n++] = i;
+    tn_scope_begin();
+    tn_tensor *norm = tn_norm_dims(x, p, others, n, true);
+    tn_tensor *factor = norm ? tn_where(tn_gt_scalar(norm, maxnorm), tn_div(tn_full_like(norm, maxnorm), tn_add_scalar(norm, 1e-7)), tn_ones_like(norm)) : NULL;
+    return tn__scope_return(factor ? tn_mul(x, tn_to_dtype(factor, x->dtype)) : NULL);
+}
+TNDEF tn_tensor *tn_renorm(tn_tensor *x, double p, int64_t dim, double maxnorm) { return TN__AS("tn_renorm", tn__renorm_impl(x, p, dim, maxnorm)); }
+/* sum_to_size: the leading dims x has beyond shape, and those where shape has 1 and x not,
+   summed (keepdim), then the leading ones dropped */
+static tn_tensor *tn__sum_to_size_impl(tn_tensor *x, const int64_t *shape, int ndim) {
+    TN__CHECK_NULL(x);
+    const char *fn = "tn_sum_to_size";
+    if (ndim < 0 || ndim > TN_MAX_DIMS || (ndim && !shape)) return (tn_tensor *)tn__error("%s: invalid size (%d dims)", fn, ndim);
+    const int lead = x->ndim - ndim;
+    bool ok = lead >= 0;
+    for (int i = 0; ok && i < ndim; i++) ok = shape[i] == 1 || shape[i] == x->shape[lead + i];
+    if (!ok) return (tn_tensor *)tn__error("%s: size {%s} is not expandable to size {%s}.", fn, tn__shape_str(shape, ndim), TN__SHAPE(x));
+    int64_t dims[TN_MAX_DIMS];
+    int n = 0;
+    for (int i = 0; i < x->ndim; i++)
+        if (i < lead || (shape[i - lead] == 1 && x->shape[i] != 1)) dims[n++] = i;
+    if (n == 0) return tn__own(tn_retain(x));   /* PyTorch returns self */
+    tn_scope_begin();
+    tn_tensor *r = tn_sum_dims(x, dims, n, true);
+    return tn__scope_return(r && lead ? tn_reshape(r, shape, ndim) : r);
+}
+TNDEF tn_tensor *tn_sum_to_size(tn_tensor *x, const int64_t *shape, int ndim) { return TN__AS("tn_sum_to_size", tn__sum_to_size_impl(x, shape, ndim)); }
+/* trapezoid and cumulative_trapezoid as ATen's Integration.cpp computes them */
+static tn_tensor *tn__trapezoid(const char *fn, bool cum, tn_tensor *y, tn_trapezoid_fn_opts o) {
+    TN__CHECK_NULL(y);
+    const char *name = cum ? "cumulative_trapezoid" : "trapezoid";
+    if (o.x && !isnan(o.dx)) return (tn_tensor *)tn__error("%s: x and dx cannot both be given", fn);
+    const int d = tn__wrap_dim(fn, o.dim, y->ndim);
+    if (d < 0) return NULL;
+    if (y->ndim == 0) return (tn_tensor *)tn__error("%s: Dimension specified as %lld but tensor has no dimensions", fn, (long long)o.dim);
+    if (y->dtype == TN_BOOL || (o.x && o.x->dtype == TN_BOOL))
+        return (tn_tensor *)tn__error("%s: %s: received a bool input for `%s`, but bool is not supported", fn, name, o.x ? "x` or `y" : "y");
+    const int64_t n = y->shape[d], dim64 = d;
+    tn_scope_begin();
+    if (!cum && n == 0) {   /* numpy's 0: zeros of y's shape without dim */
+        int64_t shape[TN_MAX_DIMS];
+        int k = 0;
+        for (int i = 0; i < y->ndim; i++)
+            if (i != d) shape[k++] = y->shape[i];
+        tn_tensor *z = tn_zeros(shape, k, y->dtype);
+        return tn__scope_return(z && y->device != TN_CPU ? tn_to(z, y->device) : z);
+    }
+    tn_tensor *left = tn_slice(y, d, 0, -1, 1), *right = tn_slice(y, d, 1, TN_END, 1), *r = NULL;
+    if (o.x) {
+        tn_tensor *xv = o.x;
+        if (o.x->ndim == 1) {
+            if (o.x->shape[0] != n) { tn_scope_end(); return (tn_tensor *)tn__error("%s: %s: There must be one `x` value for each sample point", fn, name); }
+            int64_t shape[TN_MAX_DIMS];
+            for (int i = 0; i < y->ndim; i++) shape[i] = i == d ? n : 1;
+            xv = tn_view(o.x, shape, y->ndim);
+        } else if (o.x->ndim < y->ndim) {   /* leading 1s up to y's dims */
+            int64_t shape[TN_MAX_DIMS];
+            const int pad = y->ndim - o.x->ndim;
+            for (int i = 0; i < y->ndim; i++) shape[i] = i < pad ? 1 : o.x->shape[i - pad];
+            xv = tn_view(o.x, shape, y->ndim);
+        }
+        tn_tensor *dx = xv ? tn_sub(tn_slice(xv, d, 1, TN_END, 1), tn_slice(xv, d, 0, -1, 1)) : NULL;
+        if (cum) r = dx ? tn_cumsum(tn_mul(tn_div_scalar(dx, 2.0), tn_add(left, right)), d) : NULL;
+        else r = dx ? tn_div_scalar(tn_sum_dims(tn_mul(tn_add(left, right), dx), &dim64, 1, false), 2.0) : NULL;
+    } else {
+        const double dx = isnan(o.dx) ? 1.0 : o.dx;
+        /* dx / 2 a Python float: integer samples give the default float dtype, whatever its value */
+        tn_tensor *half = tn__own(tn__scalar_new(dx / 2.0, TN_F64, true));
+        if (cum) r = half ? tn_cumsum(tn_mul(half, tn_add(left, right)), d) : NULL;
+        else r = tn_mul_scalar(tn_sub(tn_sum_dims(y, &dim64, 1, false), tn_mul_scalar(tn_add(tn_select(y, d, 0), tn_select(y, d, -1)), 0.5)), dx);
+    }
+    return tn__scope_return(r);
+}
+TNDEF tn_tensor *tn_trapezoid_opts(tn_tensor *y, tn_trapezoid_fn_opts o) { return TN__AS("tn_trapezoid", tn__trapezoid("tn_trapezoid", false, y, o)); }
+TNDEF tn_tensor *tn_trapezoid_str(tn_tensor *y, const char *options) {
+    TN__KW_STR(tn_trapezoid_fn_opts, trapezoid, "tn_trapezoid", options, tn_trapezoid_opts(y, o));
+}
+TNDEF tn_tensor *tn_cumulative_trapezoid_opts(tn_tensor *y, tn_trapezoid_fn_opts o) {
+    return TN__AS("tn_cumulative_trapezoid", tn__trapezoid("tn_cumulative_trapezoid", true, y, o));
+}
+TNDEF tn_tensor *tn_cumulative_trapezoid_str(tn_tensor *y, const char *options) {
+    TN__KW_STR(tn_trapezoid_fn_opts, trapezoid, "tn_cumulative_trapezoid", options, tn_cumulative_trapezoid_opts(y, o));
+}
 
 TNDEF tn_tensor *tn_logsumexp(tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
     TN__CHECK_NULL(x);

@@ -197,6 +197,12 @@ TNDEF tn_tensor *tn_narrow(tn_tensor *t, int64_t dim, int64_t start, int64_t len
     int64_t attrs[3] = {d, start, 1};
     return tn__view_record(t, tn__view_own(t, ns, t->strides, t->ndim, tn__view_offset(t, start, t->strides[d])), G_SLICE, attrs, 3);
 }
+static tn_tensor *tn__narrow_copy_impl(tn_tensor *t, int64_t dim, int64_t start, int64_t length) {
+    tn_scope_begin();
+    tn_tensor *v = tn_narrow(t, dim, start, length);
+    return tn__scope_return(v ? tn_clone(v) : NULL);
+}
+TNDEF tn_tensor *tn_narrow_copy(tn_tensor *t, int64_t dim, int64_t start, int64_t length) { return TN__AS("tn_narrow_copy", tn__narrow_copy_impl(t, dim, start, length)); }
 
 TNDEF tn_tensor *tn_slice(tn_tensor *t, int64_t dim, int64_t start, int64_t stop, int64_t step) {
     TN__CHECK_NULL(t);
@@ -460,6 +466,61 @@ TNDEF tn_tensor *tn_as_strided(tn_tensor *t, const int64_t *shape, int ndim, con
         return (tn_tensor *)tn__error("tn_as_strided: size %s, stride %s, offset %lld reach past the storage's %lld elements",
             tn__shape_str(shape, ndim), tn__shape_str(strides, ndim), (long long)offset, (long long)(t->storage->nbytes / (size_t)es));
     return tn__as_strided_record(t, tn__view_own(t, shape, strides, ndim, offset));
+}
+/* The view scatters: the view taken of the flat positions of t (an arange of t's shape)
+   names the elements src replaces, and a scatter along the flattened t writes them
+   (out-of-place, so t and src both get their gradients, to any order: t's outside the view,
+   src's the view's part). kind: 0 select, 1 slice, 2 diagonal, 3 as_strided; a[]: their
+   arguments. */
+static tn_tensor *tn__view_scatter(const char *fn, int kind, tn_tensor *t, tn_tensor *src, const int64_t *a, const int64_t *shape, int ndim) {
+    TN__CHECK_NULL(t, src);
+    if (tn__check_same_device(fn, t, src)) return NULL;
+    if (kind == 1 && a[3] <= 0) return (tn_tensor *)tn__error("%s: slice step must be positive (got %lld)", fn, (long long)a[3]);
+    const int64_t n = tn_numel(t), flat = -1;
+    tn_scope_begin();
+    tn_tensor *pos = tn_reshape(tn_arange(0, (double)n, 1, TN_I64), t->shape, t->ndim), *view = NULL;
+    if (pos && kind == 0) view = tn_select(pos, a[0], a[1]);
+    if (pos && kind == 1) view = tn_slice(pos, a[0], a[1] == TN_NONE ? 0 : a[1], a[2] == TN_NONE ? TN_END : a[2], a[3]);
+    if (pos && kind == 2) {
+        tn_diagonal_fn_opts o = TN_DEFAULTS(tn_diagonal_fn_opts);
+        o.offset = a[0]; o.dim1 = a[1]; o.dim2 = a[2];
+        view = tn_diagonal_opts(pos, o);
+    }
+    if (pos && kind == 3) view = tn_as_strided(pos, shape, ndim, a, a[TN_MAX_DIMS] == TN_NONE ? 0 : a[TN_MAX_DIMS]);
+    if (view && (view->ndim != src->ndim || (view->ndim && memcmp(view->shape, src->shape, (size_t)view->ndim * sizeof(int64_t))))) {
+        tn__error("%s: expected src to have a size equal to the slice of self. src size = %s, slice size = %s", fn, TN__SHAPE(src), TN__SHAPE(view));
+        tn_scope_end();   /* after the message: it reads the view's shape */
+        return NULL;
+    }
+    tn_tensor *idx = view ? tn_to(tn_reshape(view, &flat, 1), t->device) : NULL;
+    tn_tensor *r = idx ? tn_scatter(tn_reshape(t, &n, 1), 0, idx, tn_reshape(tn_to_dtype(src, t->dtype), &flat, 1)) : NULL;
+    return tn__scope_return(r ? tn_reshape(r, t->shape, t->ndim) : NULL);
+}
+TNDEF tn_tensor *tn_select_scatter(tn_tensor *t, tn_tensor *src, int64_t dim, int64_t index) {
+    const int64_t a[2] = {dim, index};
+    return TN__AS("tn_select_scatter", tn__view_scatter("tn_select_scatter", 0, t, src, a, NULL, 0));
+}
+TNDEF tn_tensor *tn_slice_scatter_opts(tn_tensor *t, tn_tensor *src, tn_slice_scatter_fn_opts o) {
+    const int64_t a[4] = {o.dim, o.start, o.end, o.step};
+    return TN__AS("tn_slice_scatter", tn__view_scatter("tn_slice_scatter", 1, t, src, a, NULL, 0));
+}
+TNDEF tn_tensor *tn_slice_scatter_str(tn_tensor *t, tn_tensor *src, const char *options) {
+    TN__KW_STR(tn_slice_scatter_fn_opts, slice_scatter, "tn_slice_scatter", options, tn_slice_scatter_opts(t, src, o));
+}
+TNDEF tn_tensor *tn_diagonal_scatter_opts(tn_tensor *t, tn_tensor *src, tn_diagonal_fn_opts o) {
+    const int64_t a[3] = {o.offset, o.dim1, o.dim2};
+    return TN__AS("tn_diagonal_scatter", tn__view_scatter("tn_diagonal_scatter", 2, t, src, a, NULL, 0));
+}
+TNDEF tn_tensor *tn_diagonal_scatter_str(tn_tensor *t, tn_tensor *src, const char *options) {
+    TN__KW_STR(tn_diagonal_fn_opts, diagonal, "tn_diagonal_scatter", options, tn_diagonal_scatter_opts(t, src, o));
+}
+TNDEF tn_tensor *tn_as_strided_scatter(tn_tensor *t, tn_tensor *src, const int64_t *shape, int ndim, const int64_t *strides, int64_t storage_offset) {
+    if (ndim < 0 || ndim > TN_MAX_DIMS || (ndim && (!shape || !strides)))
+        return (tn_tensor *)tn__error("tn_as_strided_scatter: invalid size and stride (%d dims)", ndim);
+    int64_t a[TN_MAX_DIMS + 1];
+    if (ndim) memcpy(a, strides, (size_t)ndim * sizeof *a);
+    a[TN_MAX_DIMS] = storage_offset;
+    return TN__AS("tn_as_strided_scatter", tn__view_scatter("tn_as_strided_scatter", 3, t, src, a, shape, ndim));
 }
 
 TNDEF tn_tensor *tn_detach(tn_tensor *t) {

@@ -6,7 +6,7 @@ argtypes. Nothing mirrors the layout of ``struct tn_tensor``: tensors are opaque
 structs declared are the small public value types the header documents field by
 field: ``tn_memory_stats``, ``tn_generator`` (seed, offset, mt19937 state), and the options structs passed
 by value where a keyword argument is a tensor: ``tn_autograd_opts``, ``tn_loss_opts``,
-``tn_searchsorted_fn_opts``, ``tn_cov_fn_opts`` and ``tn_diff_fn_opts``
+``tn_searchsorted_fn_opts``, ``tn_cov_fn_opts``, ``tn_diff_fn_opts`` and ``tn_trapezoid_fn_opts``
 (the other keyword arguments go to the C ``_str`` functions as PyTorch's keyword text),
 and ``tn_print_options``, which tn_get_printoptions fills.
 
@@ -20,7 +20,8 @@ from ctypes import (POINTER, c_bool, c_char_p, c_double, c_int, c_int64, c_size_
                     c_uint64, c_void_p)
 
 __all__ = ["lib", "path", "signatures", "tn_memory_stats", "tn_generator", "tn_autograd_opts", "tn_loss_opts",
-           "tn_print_options", "tn_searchsorted_fn_opts", "tn_cov_fn_opts", "tn_diff_fn_opts", "DELETER", "HOOK", "NODE_HOOK",
+           "tn_print_options", "tn_searchsorted_fn_opts", "tn_cov_fn_opts", "tn_diff_fn_opts",
+           "tn_trapezoid_fn_opts", "DELETER", "HOOK", "NODE_HOOK",
            "ERROR_HANDLER", "CUSTOM_FORWARD", "CUSTOM_BACKWARD", "GRADCHECK_FN"]
 
 
@@ -81,6 +82,11 @@ class tn_diff_fn_opts(ctypes.Structure):
     _fields_ = [("n", c_int64), ("dim", c_int64), ("prepend", c_void_p), ("append", c_void_p)]
 
 
+class tn_trapezoid_fn_opts(ctypes.Structure):
+    """TN_FIELDS_tn_trapezoid_fn_opts: x a tensor or NULL, dx NaN for None."""
+    _fields_ = [("x", c_void_p), ("dx", c_double), ("dim", c_int64)]
+
+
 DELETER = ctypes.CFUNCTYPE(None, c_void_p, c_void_p)            # void (*)(void *data, void *ctx)
 HOOK = ctypes.CFUNCTYPE(c_void_p, c_void_p, c_void_p)           # tn_hook_fn: tn_tensor *(*)(tn_tensor *grad, void *user)
 # tn_node_hook_fn: int (*)(tn_tensor **grad_inputs, int n, tn_tensor *grad_output, void *user)
@@ -111,6 +117,7 @@ _TYPES = {
     "J": tn_searchsorted_fn_opts,     # passed by value
     "V": tn_cov_fn_opts,              # passed by value
     "U": tn_diff_fn_opts,             # passed by value
+    "B": tn_trapezoid_fn_opts,        # passed by value
 }
 
 # "name  restype  argtypes..."  Every row is mandatory: the package and the library ship
@@ -241,6 +248,8 @@ tn_bernoulli T T G
 tn_bernoulli_p T L i d D G
 tn_randperm T l D G
 tn_multinomial T T l b G
+tn_normal_ T T d d G
+tn_uniform_ T T d d G
 tn_exponential_ T T d G
 tn_geometric_ T T d G
 tn_cauchy_ T T d d G
@@ -259,6 +268,7 @@ tn_permute T T L i
 tn_transpose T T l l
 tn_t T T
 tn_narrow T T l l l
+tn_narrow_copy T T l l l
 tn_slice T T l l l l
 tn_select T T l l
 tn_diagonal_str T T s
@@ -270,14 +280,20 @@ tn_squeeze_dim T T l
 tn_unsqueeze T T l
 tn_unfold T T l l l
 tn_as_strided T T L i L l
+tn_select_scatter T T T l l
+tn_slice_scatter_str T T T s
+tn_diagonal_scatter_str T T T s
+tn_as_strided_scatter T T T L i L l
 tn_detach T T
 tn_index_select T T l T
+tn_combinations_str T T s
 tn_gather T T l T
 tn_scatter T T l T T
 tn_scatter_add T T l T T
 tn_scatter_ T T l T T
 tn_scatter_add_ T T l T T
 tn_scatter_reduce T T l T T s b
+tn_index_reduce T T l T T s b
 tn_scatter_reduce_ T T l T T s b
 tn_scatter_with_reduce T T l T T s
 tn_scatter_with_reduce_ T T l T T s
@@ -392,8 +408,19 @@ tn_var T T l
 tn_var_dims T T L i l b
 tn_std T T l
 tn_std_dims T T L i l b
+tn_var_mean T T l A
+tn_var_mean_dims T T L i l b A
+tn_std_mean T T l A
+tn_std_mean_dims T T L i l b A
 tn_norm T T d
 tn_norm_dims T T d L i b
+tn_renorm T T d l d
+tn_sum_to_size T T L i
+tn_trapezoid_opts T T B
+tn_cumulative_trapezoid_opts T T B
+tn_isposinf T T
+tn_isneginf T T
+tn_angle T T
 tn_logsumexp T T L i b
 tn_cumsum T T l
 tn_cumprod T T l
@@ -431,6 +458,7 @@ tn_vdot T T T
 tn_trace T T
 tn_kron T T T
 tn_tensordot_str T T T s
+tn_inner T T T
 tn_cross_str T T T s
 tn_linalg_lu_factor T T b A
 tn_linalg_lu_factor_ex T T b b A A
@@ -663,6 +691,7 @@ tn_logsigmoid T T
 tn_threshold T T d d
 tn_glu T T l
 tn_softmin T T l
+tn_gumbel_softmax_str T T s
 tn_prelu T T T
 tn_rrelu_str T T s
 tn_linear T T T T
@@ -745,6 +774,7 @@ tn_init_kaiming_uniform_ i T d s s
 tn_init_kaiming_normal_ i T d s s
 tn_init_orthogonal_ i T d
 tn_init_trunc_normal_ i T d d d d
+tn_init_sparse_ i T d d
 tn_module_new p p z
 tn_module_free v p
 tn_module_register_buffer T p s T b

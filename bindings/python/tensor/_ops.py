@@ -633,16 +633,24 @@ def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return _var_std(self, dim, unbiased, keepdim, correction, lib.tn_std, lib.tn_std_dims)
 
 
+def _var_std_mean(input, dim, unbiased, keepdim, correction, name, f_all, f_dims):
+    _tensor_arg(input, name)
+    dim, corr = _correction(dim, unbiased, correction)
+    m = c_void_p()
+    if (dim is None or dim == ()) and not keepdim or input.ndim == 0:
+        v = _wrap(f_all(input._ptr, corr, byref(m)))
+    else:
+        arr, n = _i64(_all_dims(input, dim))
+        v = _wrap(f_dims(input._ptr, arr, n, corr, bool(keepdim), byref(m)))
+    return v, _wrap(m.value)
+
+
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    _tensor_arg(input, "var_mean")
-    d = None if isinstance(dim, bool) else dim
-    return var(input, dim, unbiased, keepdim, correction=correction), mean(input, d, keepdim)
+    return _var_std_mean(input, dim, unbiased, keepdim, correction, "var_mean", lib.tn_var_mean, lib.tn_var_mean_dims)
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    _tensor_arg(input, "std_mean")
-    d = None if isinstance(dim, bool) else dim
-    return std(input, dim, unbiased, keepdim, correction=correction), mean(input, d, keepdim)
+    return _var_std_mean(input, dim, unbiased, keepdim, correction, "std_mean", lib.tn_std_mean, lib.tn_std_mean_dims)
 
 
 FUNCTIONS["var_mean"] = var_mean
@@ -1070,11 +1078,7 @@ _method("kron")(_lin("kron"))
 @_method("inner")
 def inner(self, other):
     other = _tensor_arg(other, "inner", "other")
-    if self.ndim == 0 or other.ndim == 0:
-        return self * other
-    if self.shape[-1] != other.shape[-1]:
-        raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes {list(self.shape)} and {list(other.shape)}")
-    return tensordot(self, other, ([-1], [-1]))
+    return _wrap(lib.tn_inner(self._ptr, other._ptr))
 
 
 @_method("trace")
@@ -1456,15 +1460,11 @@ def _uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
     from_ = kw.pop("from", from_)
     if kw:
         raise TypeError(f"uniform_() got unexpected keyword arguments {sorted(kw)}")
-    arr, n = _i64(self.shape)
-    return self._store(_wrap(lib.tn_uniform(_float(from_, "uniform_", "from"), _float(to, "uniform_", "to"), arr, n,
-                                            self.dtype._code, _gen(generator))))
+    return self._inplace(lib.tn_uniform_(self._ptr, _float(from_, "uniform_", "from"), _float(to, "uniform_", "to"), _gen(generator)))
 
 
 def _normal_(self, mean=0.0, std=1.0, *, generator=None):
-    arr, n = _i64(self.shape)
-    return self._store(_wrap(lib.tn_normal(_float(mean, "normal_", "mean"), _float(std, "normal_", "std"), arr, n,
-                                           self.dtype._code, _gen(generator))))
+    return self._inplace(lib.tn_normal_(self._ptr, _float(mean, "normal_", "mean"), _float(std, "normal_", "std"), _gen(generator)))
 
 
 def _bernoulli_(self, p=0.5, *, generator=None):
@@ -1651,20 +1651,15 @@ def split_with_sizes(self, split_sizes, dim=0):
 
 @_method("narrow_copy")
 def narrow_copy(self, dim, start, length):
-    return self.narrow(dim, start, length).clone()
+    return _wrap(lib.tn_narrow_copy(self._ptr, _int(dim, "narrow_copy", "dim"), _int(start, "narrow_copy", "start"), _int(length, "narrow_copy", "length")))
 
 
 @_method("sum_to_size", function=False)
 def sum_to_size(self, *size):
     from ._core import _shape_args
     size = _shape_args(size, "size")
-    shape = list(self.shape)
-    lead = len(shape) - len(size)
-    if lead < 0 or _bi.any(s != 1 and s != shape[lead + i] for i, s in enumerate(size)):
-        raise RuntimeError(f"size {size} is not expandable to size {shape}")
-    dims = list(range(lead)) + [lead + i for i, s in enumerate(size) if s == 1 and shape[lead + i] != 1]
-    r = self.sum(dims, keepdim=True) if dims else self
-    return r.reshape(size) if lead else r
+    arr, n = _i64(size)
+    return _wrap(lib.tn_sum_to_size(self._ptr, arr, n))
 
 
 def _become(self, view):
@@ -1783,20 +1778,17 @@ def isreal(self):
 
 @_method("isposinf")
 def isposinf(self):
-    return self.isinf() & (self > 0) if self.is_floating_point() else _like("zeros", self, dtype=bool_)
+    return _wrap(lib.tn_isposinf(self._ptr))
 
 
 @_method("isneginf")
 def isneginf(self):
-    return self.isinf() & (self < 0) if self.is_floating_point() else _like("zeros", self, dtype=bool_)
+    return _wrap(lib.tn_isneginf(self._ptr))
 
 
 @_method("angle")
 def angle(self):
-    """real input: 0 where x >= 0, pi where x < 0, NaN at NaN; integers give the default float
-    dtype. PyTorch's gradient of a real angle is zero (x * 0 carries the NaN and a zero gradient)."""
-    x = self if self.is_floating_point() else self.to(_default_dtype[0])
-    return where(x.isnan(), x * 0, where(x < 0, math.pi, 0.0).to(x.dtype))
+    return _wrap(lib.tn_angle(self._ptr))
 
 
 Tensor.__rdiv__ = Tensor.__rtruediv__
@@ -1811,41 +1803,23 @@ def dist(self, other, p=2):
 def renorm(self, p, dim, maxnorm):
     """each slice along dim scaled to norm maxnorm where its p-norm exceeds it (PyTorch's
     factor maxnorm / (norm + 1e-7))"""
-    if self.ndim < 2:
-        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {self.ndim} dimensions")
-    if p <= 0:
-        raise RuntimeError(f"renorm: non-positive-norm not supported")
-    if maxnorm < 0:
-        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
-    d = dim % self.ndim
-    others = [i for i in range(self.ndim) if i != d]
-    norm = self.norm(p, dim=others, keepdim=True)
-    factor = where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0).to(self.dtype)
-    return self * factor
+    return _wrap(lib.tn_renorm(self._ptr, _float(p, "renorm", "p"), _int(dim, "renorm", "dim"), _float(maxnorm, "renorm", "maxnorm")))
 
 
-def _trapezoid_args(y, x, dx, dim, name):
+def _trapezoid(cfn, name, y, x, dx, dim):
     y = _tensor_arg(y, name, "y")
-    d = dim % y.ndim if y.ndim else 0
-    n = y.shape[d] if y.ndim else 0
     if x is not None and not isinstance(x, Tensor):
         dx, x = x, None            # trapezoid(y, 0.5): a number is the spacing
-    lo, hi = y.narrow(d, 0, _bi.max(n - 1, 0)), y.narrow(d, _bi.min(1, n), _bi.max(n - 1, 0))
-    if x is None:
-        return (lo + hi) * (0.5 * (1 if dx is None else dx)), d
-    if x.ndim == 1:
-        if x.shape[0] != n:
-            raise RuntimeError(f"{name}: There must be one `x` value for each sample point")
-        spacing = x.diff().reshape([-1 if i == d else 1 for i in range(y.ndim)])
-    else:
-        spacing = x.diff(dim=dim)
-    return (lo + hi) * spacing * 0.5, d
+    if isinstance(dx, (bool, complex)):
+        raise RuntimeError(f"{name}: Currently, we only support dx as a real number.")
+    o = _C.tn_trapezoid_fn_opts(None if x is None else _tensor_arg(x, name, "x")._ptr,
+                                math.nan if dx is None else _float(dx, name, "dx"), _int(dim, name, "dim"))
+    return _wrap(cfn(y._ptr, o))
 
 
 @_method("trapezoid", function=False)
 def _trapezoid_m(y, x=None, *, dx=None, dim=-1):
-    t, d = _trapezoid_args(y, x, dx, dim, "trapezoid")
-    return t.sum(d)
+    return _trapezoid(lib.tn_trapezoid_opts, "trapezoid", y, x, dx, dim)
 
 
 def trapezoid(y, x=None, *, dx=None, dim=-1):
@@ -1857,8 +1831,7 @@ def trapz(y, x=None, *, dx=None, dim=-1):
 
 
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
-    t, d = _trapezoid_args(y, x, dx, dim, "cumulative_trapezoid")
-    return t.cumsum(d)
+    return _trapezoid(lib.tn_cumulative_trapezoid_opts, "cumulative_trapezoid", y, x, dx, dim)
 
 
 def constant_pad_nd(input, pad, value=0):
@@ -1879,73 +1852,52 @@ def fill(input, value):
 
 @_method("combinations", function=True)
 def combinations(self, r=2, with_replacement=False):
-    if self.ndim != 1:
-        raise RuntimeError(f"Expect a 1D vector, but got shape {list(self.shape)}")
-    if r < 0:
-        raise RuntimeError(f"Expect a non-negative number, but got {r}")
-    import itertools
-    from ._core import tensor as _tensor, int64 as _int64
-    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
-    rows = list(pick(range(self.shape[0]), r)) if r else []
-    idx = _tensor([i for row in rows for i in row], dtype=_int64)
-    out = self.index_select(0, idx)        # (differentiable, also when empty)
-    return out if r == 0 else out.reshape(len(rows), r)
+    return _wrap(lib.tn_combinations_str(self._ptr, _kw_text(r=_int(r, "combinations", "r"), with_replacement=bool(with_replacement))))
 
 
-def _scatter_view(name, self, src, view):
-    """self with view(self) replaced by src (a copy): out-of-place, differentiable in both"""
-    self = _tensor_arg(self, name, "input")
-    src = _tensor_arg(src, name, "src")
-    out = self.clone()
-    target = view(out)
-    if tuple(target.shape) != tuple(src.shape):
-        raise RuntimeError(f"{name}: expected src to have a size equal to the slice of self. src size = "
-                           f"{list(src.shape)}, slice size = {list(target.shape)}")
-    target.copy_(src)
-    return out
+def _scatter_args(name, self, src):
+    return _tensor_arg(self, name, "input"), _tensor_arg(src, name, "src")
 
 
 @_method("select_scatter")
 def select_scatter(self, src, dim, index):
-    return _scatter_view("select_scatter", self, src, lambda t: t.select(dim, index))
+    self, src = _scatter_args("select_scatter", self, src)
+    return _wrap(lib.tn_select_scatter(self._ptr, src._ptr, _int(dim, "select_scatter", "dim"), _int(index, "select_scatter", "index")))
 
 
 @_method("slice_scatter")
 def slice_scatter(self, src, dim=0, start=None, end=None, step=1):
-    def view(t):
-        n = t.shape[dim]
-        s, e = (start if start is not None else 0), (end if end is not None else n)
-        s, e = s + n if s < 0 else s, e + n if e < 0 else e
-        s, e = _bi.min(_bi.max(s, 0), n), _bi.min(_bi.max(e, 0), n)
-        idx = [slice(None)] * t.ndim
-        idx[dim % t.ndim] = slice(s, _bi.max(e, s), step)
-        return t[tuple(idx)]
-    return _scatter_view("slice_scatter", self, src, view)
+    self, src = _scatter_args("slice_scatter", self, src)
+    return _wrap(lib.tn_slice_scatter_str(self._ptr, src._ptr, _kw_text(
+        dim=_int(dim, "slice_scatter", "dim"), start=None if start is None else _int(start, "slice_scatter", "start"),
+        end=None if end is None else _int(end, "slice_scatter", "end"), step=_int(step, "slice_scatter", "step"))))
 
 
 @_method("diagonal_scatter")
 def diagonal_scatter(self, src, offset=0, dim1=0, dim2=1):
-    return _scatter_view("diagonal_scatter", self, src, lambda t: t.diagonal(offset, dim1, dim2))
+    self, src = _scatter_args("diagonal_scatter", self, src)
+    return _wrap(lib.tn_diagonal_scatter_str(self._ptr, src._ptr, _kw_text(
+        offset=_int(offset, "diagonal_scatter", "offset"), dim1=_int(dim1, "diagonal_scatter", "dim1"), dim2=_int(dim2, "diagonal_scatter", "dim2"))))
 
 
 @_method("as_strided_scatter")
 def as_strided_scatter(self, src, size, stride, storage_offset=None):
-    return _scatter_view("as_strided_scatter", self, src,
-                         lambda t: t.as_strided(size, stride, 0 if storage_offset is None else storage_offset))
+    self, src = _scatter_args("as_strided_scatter", self, src)
+    sa, n = _i64(size)
+    st, m = _i64(stride)
+    if n != m:
+        raise RuntimeError(f"mismatch in length of strides and shape")
+    off = _NONE if storage_offset is None else _int(storage_offset, "as_strided_scatter", "storage_offset")
+    return _wrap(lib.tn_as_strided_scatter(self._ptr, src._ptr, sa, n, st, off))
 
 
 @_method("index_reduce")
 def index_reduce(self, dim, index, source, reduce, *, include_self=True):
-    """scatter_reduce with index spread along source's other dims"""
-    if reduce not in ("prod", "mean", "amax", "amin"):
-        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
     source = _tensor_arg(source, "index_reduce", "source")
-    if index.ndim > 1:
-        raise RuntimeError("index_reduce_(): Index is supposed to be a vector")
-    d = dim % _bi.max(source.ndim, 1)
-    shape = [-1 if i == d else 1 for i in range(source.ndim)]
-    idx = index.reshape(shape).expand(source.shape) if source.ndim else index.reshape(())
-    return self.scatter_reduce(dim, idx, source, reduce, include_self=include_self)
+    index = _tensor_arg(index, "index_reduce", "index")
+    if not isinstance(reduce, str):
+        raise TypeError(f"index_reduce(): argument 'reduce' must be str, not {type(reduce).__name__}")
+    return _wrap(lib.tn_index_reduce(self._ptr, _int(dim, "index_reduce", "dim"), index._ptr, source._ptr, reduce.encode(), bool(include_self)))
 
 
 FUNCTIONS.update(trapezoid=trapezoid, trapz=trapz, cumulative_trapezoid=cumulative_trapezoid,

@@ -31,7 +31,7 @@ __all__ = [
     "upsample_bilinear", "pixel_shuffle", "pixel_unshuffle",
     "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu", "elu_", "selu", "selu_", "celu", "celu_",
     "hardtanh", "hardtanh_", "mish", "hardswish", "hardsigmoid", "gelu", "silu", "softplus", "sigmoid", "tanh",
-    "softmax", "log_softmax", "softmin", "logsigmoid", "softsign", "tanhshrink", "threshold", "threshold_", "glu",
+    "softmax", "log_softmax", "softmin", "gumbel_softmax", "logsigmoid", "softsign", "tanhshrink", "threshold", "threshold_", "glu",
     "hardshrink", "softshrink", "prelu", "rrelu", "rrelu_",
     "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy", "binary_cross_entropy",
     "binary_cross_entropy_with_logits", "kl_div", "cosine_similarity", "cosine_embedding_loss",
@@ -164,6 +164,16 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
         _check("log_softmax", input=input)
     x = input if dtype is None else input.to(_to_dtype(dtype, False))
     return _wrap(lib.tn_log_softmax(x._ptr, _softmax_dim(x.ndim) if dim is None else _int(dim, "log_softmax")))
+
+
+def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
+    if not isinstance(logits, Tensor):
+        _check("gumbel_softmax", logits=logits)
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.")
+    from .._ops import _kw_text
+    return _wrap(lib.tn_gumbel_softmax_str(logits._ptr, _kw_text(tau=_float(tau, "gumbel_softmax", "tau"), hard=bool(hard),
+                                                                 dim=_int(dim, "gumbel_softmax", "dim"))))
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):

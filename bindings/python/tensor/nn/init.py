@@ -12,8 +12,8 @@ from .._core import _check_int, _float, _scalar, _tp
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_", "eye_", "dirac_",
            "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_",
-           "trunc_normal_", "uniform", "normal", "constant", "xavier_uniform", "xavier_normal",
-           "kaiming_uniform", "kaiming_normal", "orthogonal"]
+           "trunc_normal_", "sparse_", "uniform", "normal", "constant", "xavier_uniform", "xavier_normal",
+           "kaiming_uniform", "kaiming_normal", "orthogonal", "sparse"]
 
 _LINEAR_FNS = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
                "conv_transpose3d", "sigmoid", "tanh", "relu", "leaky_relu", "selu")
@@ -80,6 +80,14 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0):
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
                       "The distribution of values may be incorrect.", stacklevel=2)
     _check_int(lib.tn_init_trunc_normal_(p, mean, std, a, b))
+    return tensor
+
+
+def sparse_(tensor, sparsity, std=0.01):
+    p = _tp(tensor, "sparse_", "tensor")
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    _check_int(lib.tn_init_sparse_(p, *_nums("sparse_", sparsity=sparsity, std=std)))
     return tensor
 
 
@@ -197,3 +205,4 @@ xavier_normal = _deprecated(xavier_normal_)
 kaiming_uniform = _deprecated(kaiming_uniform_)
 kaiming_normal = _deprecated(kaiming_normal_)
 orthogonal = _deprecated(orthogonal_)
+sparse = _deprecated(sparse_)
