@@ -3702,7 +3702,7 @@ TNDEF char *tn_safetensors_serialize(const tn_dict *d, size_t *size);
    files are refused with a message. */
 /* Load a state dict (torch.save(model.state_dict(), path)) into a dict: tensors keep the
    strides and storage offsets of the file, and tensors that shared a storage share one
-   here (tn_same_storage). float16/bfloat16 tensors become float32. Nested dicts, lists
+   here (tn_same_storage); every dtype as torch.load keeps it, float16/bfloat16 too. Nested dicts, lists
    and tuples are flattened under dotted names ("model.fc.weight", "hist.0"); numbers
    become 0-d tensors (int64, float64, bool), strings metadata; None is dropped. */
 TNDEF tn_dict *tn_load_pt(const char *path);
@@ -33157,26 +33157,6 @@ static bool tn__pv_ints(const tn__pv *v, int64_t *out, int max, int *count) {
     return true;
 }
 
-/* n little-endian float16 (or bfloat16) values as float32: exact, subnormals, inf and NaN included. */
-static void tn__pt_half_to_float(float *out, const unsigned char *p, int64_t n, bool bf16) {
-    for (int64_t k = 0; k < n; k++) {
-        uint32_t h = tn__le16(p + 2 * k), u;
-        if (bf16) u = h << 16;
-        else {
-            uint32_t sign = (h >> 15) << 31, e = h >> 10 & 0x1F, mant = h & 0x3FF;
-            if (e == 0x1F) u = sign | 0x7F800000u | mant << 13;
-            else if (e) u = sign | (e + 112) << 23 | mant << 13;
-            else if (!mant) u = sign;
-            else {   /* subnormal: mant * 2^-24, normalised */
-                e = 113;
-                while (!(mant & 0x400)) { mant <<= 1; e--; }
-                u = sign | e << 23 | (mant & 0x3FF) << 13;
-            }
-        }
-        memcpy(&out[k], &u, 4);
-    }
-}
-
 /* persistent id ('storage', type, key, location, numel) -> the storage (one per key). */
 static tn__pv *tn__pm_storage(tn__pm *m, tn__pv *pid) {
     if (pid->kind != TN__PV_TUPLE || pid->len != 5 || pid->it[0]->kind != TN__PV_STR || strcmp(pid->it[0]->s, "storage") || pid->it[1]->kind != TN__PV_GLOBAL ||
@@ -33210,10 +33190,9 @@ static tn__pv *tn__pm_storage(tn__pm *m, tn__pv *pid) {
     const unsigned char *data = tn__zip_read(m->z, e, &owned);
     if (!data) return NULL;
     tn__pv *s = tn__pm_new(m, TN__PV_STORAGE);
-    bool half = dt == TN_F16 || dt == TN_BF16;   /* widened to float32 on load (issue 24 item 3; torch.load keeps half) */
-    tn_tensor *t = s ? tn_empty(&numel, 1, half ? TN_F32 : dt) : NULL;
-    if (t && half) tn__pt_half_to_float((float *)tn_data_ptr(t), data, numel, dt == TN_BF16);
-    else if (t && nbytes) memcpy(tn_data_ptr(t), data, (size_t)nbytes);
+    /* every dtype as torch.load keeps it, float16/bfloat16 too (their bits, little-endian as on every CPU tensor.h runs on) */
+    tn_tensor *t = s ? tn_empty(&numel, 1, dt) : NULL;
+    if (t && nbytes) memcpy(tn_data_ptr(t), data, (size_t)nbytes);
     TN_FREE(owned);
     if (!t) { if (s) tn__pm_fail(m, "cannot make storage '%s' (%lld elements): %s", nb, (long long)numel, tn_last_error()); return NULL; }
     s->t = t;
@@ -33260,7 +33239,7 @@ static tn__pv *tn__pm_reduce(tn__pm *m, tn__pv *f, tn__pv *args) {
             tn__pm_fail(m, "_rebuild_parameter needs (tensor, requires_grad, hooks%s)", f->g == TN__G_REBUILD_PARAM ? "" : ", state");
             return NULL;
         }
-        if (a[1]->i && (a[0]->t->dtype == TN_F32 || a[0]->t->dtype == TN_F64)) tn_requires_grad_(a[0]->t, true);
+        if (a[1]->i && tn_dtype_is_floating(a[0]->t->dtype)) tn_requires_grad_(a[0]->t, true);
         return a[0];
     default:
         tn__pm_fail(m, "a storage type is not callable here");

@@ -3506,7 +3506,7 @@ TNDEF char *tn_safetensors_serialize(const tn_dict *d, size_t *size);
    files are refused with a message. */
 /* Load a state dict (torch.save(model.state_dict(), path)) into a dict: tensors keep the
    strides and storage offsets of the file, and tensors that shared a storage share one
-   here (tn_same_storage). float16/bfloat16 tensors become float32. Nested dicts, lists
+   here (tn_same_storage); every dtype as torch.load keeps it, float16/bfloat16 too. Nested dicts, lists
    and tuples are flattened under dotted names ("model.fc.weight", "hist.0"); numbers
    become 0-d tensors (int64, float64, bool), strings metadata; None is dropped. */
 TNDEF tn_dict *tn_load_pt(const char *path);
