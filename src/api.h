@@ -230,6 +230,7 @@ typedef enum tn_dtype {
     TN_F32 = 0, /* the default: zero-initialised options mean float32, as in PyTorch */
     TN_F64, TN_I32, TN_I64, TN_U8, TN_BOOL,
     TN_F16, TN_BF16,   /* half precision: stored in 16 bits, computed in float32 registers (CPU and CUDA) */
+    TN_I8, TN_I16,     /* torch.int8 (char), torch.int16 (short): CPU only, the GPU unit refuses them */
     TN_NUM_DTYPES
 } tn_dtype;
 

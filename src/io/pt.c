@@ -266,10 +266,11 @@ static const struct { const char *module, *name; int g; int dtype; } tn__pt_glob
     {"torch", "HalfStorage", TN__G_STORAGE, TN_F16}, {"torch", "BFloat16Storage", TN__G_STORAGE, TN_BF16},
     {"torch", "LongStorage", TN__G_STORAGE, TN_I64}, {"torch", "IntStorage", TN__G_STORAGE, TN_I32},
     {"torch", "ByteStorage", TN__G_STORAGE, TN_U8}, {"torch", "BoolStorage", TN__G_STORAGE, TN_BOOL},
+    {"torch", "CharStorage", TN__G_STORAGE, TN_I8}, {"torch", "ShortStorage", TN__G_STORAGE, TN_I16},
     {"torch", "UntypedStorage", TN__G_STORAGE, TN_U8},
 };
 /* torch's storage types of the dtypes tensor.h lacks: named in the message */
-static const char *const tn__pt_unsupported_storages[] = {"ShortStorage", "CharStorage", "ComplexFloatStorage", "ComplexDoubleStorage",
+static const char *const tn__pt_unsupported_storages[] = {"ComplexFloatStorage", "ComplexDoubleStorage",
                                                          "QInt8Storage", "QUInt8Storage", "QInt32Storage", "QUInt4x2Storage", "QUInt2x4Storage"};
 
 typedef struct tn__pv {
@@ -891,7 +892,8 @@ static int tn__pt_cmp_storage(const void *a, const void *b) {
 TNDEF int tn_save_pt(const char *path, const tn_dict *d) {
     const char *fn = "tn_save_pt";
     if (!path || !d) return TN__FAIL_INT("%s: need a path and a dict", fn);
-    static const char *const storage_names[TN_NUM_DTYPES] = {"FloatStorage", "DoubleStorage", "IntStorage", "LongStorage", "ByteStorage", "BoolStorage", "HalfStorage", "BFloat16Storage"};
+    static const char *const storage_names[TN_NUM_DTYPES] = {"FloatStorage", "DoubleStorage", "IntStorage", "LongStorage", "ByteStorage", "BoolStorage", "HalfStorage", "BFloat16Storage",
+                                                                             "CharStorage", "ShortStorage"};
     tn__pt_out o;
     memset(&o, 0, sizeof o);
     o.fn = fn;

@@ -625,7 +625,7 @@ for _line in _SIGNATURES.strip().splitlines() + _FAMILIES:
 
 
 # Enum values and constants of the header (section 1 and 3).
-F32, F64, I32, I64, U8, BOOL, F16, BF16 = range(8)
+F32, F64, I32, I64, U8, BOOL, F16, BF16, I8, I16 = range(10)
 CPU, CUDA = 0, 1
 MAX_DIMS = 8                      # TN_MAX_DIMS: the size of shape and stride buffers the C side fills
 

@@ -5,13 +5,12 @@ dtype (``torch.LongTensor([1, 2])`` is int64 data, ``torch.FloatTensor(2, 3)`` a
 uninitialised float32 tensor of that shape, a ``torch.Size`` a shape, another Tensor of the
 same dtype an alias), and ``isinstance(x, torch.LongTensor)`` is true exactly when x is a
 CPU int64 tensor (``torch.cuda.LongTensor``: a CUDA one). ``x.type()`` names them and
-``x.type(torch.FloatTensor)`` converts. int16 and int8 (ShortTensor, CharTensor) are no
-dtypes of this library: their constructors raise.
+``x.type(torch.FloatTensor)`` converts.
 """
 import numbers
 
 from ._core import (Size, Tensor, _DTYPES, _to_device, _tensor_from_data, bfloat16, bool_, empty, float16,
-                    float32, float64, int32, int64, uint8)
+                    float32, float64, int32, int64, int8, int16, uint8)
 
 __all__ = ["tensor_type", "TENSOR_TYPES", "CUDA_TENSOR_TYPES", "set_default_tensor_type"]
 
@@ -25,7 +24,7 @@ class tensor_type(type):
         dt = cls.dtype
         if dt is None:
             raise TypeError(f"torch.{cls.__name__}: this library has no {cls._missing} dtype "
-                            "(its dtypes: float32, float64, int32, int64, uint8, bool, float16, bfloat16)")
+                            "(its dtypes: float32, float64, int32, int64, int16, int8, uint8, bool, float16, bfloat16)")
         dev = _to_device(device) or _to_device("cuda" if cls.is_cuda else "cpu")
         if len(args) == 1 and isinstance(args[0], Tensor):
             t = args[0]
@@ -72,7 +71,7 @@ def _make(name, dt, cuda, missing=None):
 
 
 _SPECS = [("FloatTensor", float32), ("DoubleTensor", float64), ("HalfTensor", float16), ("BFloat16Tensor", bfloat16),
-          ("ByteTensor", uint8), ("CharTensor", None, "int8"), ("ShortTensor", None, "int16"),
+          ("ByteTensor", uint8), ("CharTensor", int8), ("ShortTensor", int16),
           ("IntTensor", int32), ("LongTensor", int64), ("BoolTensor", bool_)]
 TENSOR_TYPES = {s[0]: _make(s[0], s[1], False, *s[2:]) for s in _SPECS}
 CUDA_TENSOR_TYPES = {s[0]: _make(s[0], s[1], True, *s[2:]) for s in _SPECS}
