@@ -104,7 +104,15 @@
 #define TN_HD
 #endif
 
+/* The most dims a tensor may have (PyTorch allows 64): a compile-time option, the same in
+   every unit that includes tensor.h (-DTN_MAX_DIMS=64). Each tensor carries this many shape
+   and stride slots, so a larger value costs every small op a little (README, options). */
+#ifndef TN_MAX_DIMS
 #define TN_MAX_DIMS 8
+#endif
+#if TN_MAX_DIMS < 8 || TN_MAX_DIMS > 64
+#error "TN_MAX_DIMS must be in [8, 64] (PyTorch's limit is 64)"
+#endif
 
 /* Shape and dim-list literals: tn_zeros(TN_SHAPE(2, 3), TN_F32) expands to
    tn_zeros((int64_t[]){2, 3}, 2, TN_F32); in C++ the array is an initializer_list's,

@@ -1644,6 +1644,8 @@ def sum_to_size(self, *size):
     lead = len(shape) - len(size)
     if lead < 0 or _bi.any(s != 1 and s != shape[lead + i] for i, s in enumerate(size)):
         raise RuntimeError(f"size {size} is not expandable to size {shape}")
+    if not size:                       # PyTorch's sum_to: a full sum, so integers come back int64
+        return self.sum()
     dims = list(range(lead)) + [lead + i for i, s in enumerate(size) if s == 1 and shape[lead + i] != 1]
     r = self.sum(dims, keepdim=True) if dims else self
     return r.reshape(size) if lead else r
