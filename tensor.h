@@ -105,8 +105,8 @@
 #endif
 
 /* The most dims a tensor may have (PyTorch allows 64): a compile-time option, the same in
-   every unit that includes tensor.h (-DTN_MAX_DIMS=64). Each tensor carries this many shape
-   and stride slots, so a larger value costs every small op a little (README, options). */
+   every unit that includes tensor.h (-DTN_MAX_DIMS=64; the GPU unit takes up to 16). Each
+   tensor carries this many shape and stride slots (bench/bench_max_dims.sh, README). */
 #ifndef TN_MAX_DIMS
 #define TN_MAX_DIMS 8
 #endif
@@ -239,6 +239,7 @@ typedef struct tn_doubles { int n; double v[TN_LIST_MAX]; } tn_doubles;
 typedef void (*tn_error_handler)(const char *message, void *user);
 
 TNDEF const char *tn_library_version(void);   /* "0.2.0": TENSOR_VERSION_STRING of the implementation */
+TNDEF int tn_max_dims(void);                  /* the TN_MAX_DIMS the implementation was compiled with */
 TNDEF const char *tn_last_error(void);        /* the last error on this thread ("" if none); a success does not clear it */
 TNDEF void tn_clear_error(void);              /* reset tn_last_error() to "" */
 /* Calls handler(message, user) on every error (NULL restores the default: record only). */
@@ -4425,6 +4426,7 @@ static tn_error_handler tn__error_handler;
 static void *tn__error_user;
 
 TNDEF const char *tn_library_version(void) { return TENSOR_VERSION_STRING; }
+TNDEF int tn_max_dims(void) { return TN_MAX_DIMS; }
 TNDEF const char *tn_last_error(void) { return tn__errbuf; }
 TNDEF void tn_clear_error(void) { tn__errbuf[0] = 0; }
 TNDEF void tn_set_error_handler(tn_error_handler handler, void *user) {
@@ -6166,7 +6168,10 @@ static tn_tensor *tn__tensor_over(tn_storage *s, tn_dtype dtype, const int64_t *
         tn__storage_release(s);
         return (tn_tensor *)tn__error("tensor.h: out of memory allocating a tensor");
     }
-    { static tn_tensor zero_; *t = zero_; }
+    /* zeroed but for the shape and stride slots past ndim, never read: with a large
+       TN_MAX_DIMS they are most of the struct, and every small op makes one */
+    memset(t, 0, offsetof(tn_tensor, shape));
+    memset(&t->offset, 0, sizeof *t - offsetof(tn_tensor, offset));
     t->refcount = 1;
     t->dtype = dtype;
     t->device = s->device;
@@ -6206,14 +6211,15 @@ static tn_tensor *tn__view_of(tn_tensor *base, const int64_t *shape, const int64
    taken on the storage. Never `v = *t`: that reads the whole struct, t's refcount included, while another
    thread may be retaining or releasing t (a data race; ThreadSanitizer reports it). */
 static tn_tensor tn__shallow(const tn_tensor *t) {
-    static tn_tensor zero_;   /* never written: a zero struct to copy */
-    tn_tensor v = zero_;
+    tn_tensor v;
+    memset(&v, 0, offsetof(tn_tensor, shape));   /* the slots past ndim are never read (as tn__tensor_over's) */
+    memset(&v.offset, 0, sizeof v - offsetof(tn_tensor, offset));
     v.refcount = 1;   /* the caller's: a retain and release inside a kernel (tn_contiguous of it) never free it */
     v.dtype = t->dtype;
     v.device = t->device;
     v.ndim = t->ndim;
-    memcpy(v.shape, t->shape, sizeof v.shape);
-    memcpy(v.strides, t->strides, sizeof v.strides);
+    memcpy(v.shape, t->shape, (size_t)t->ndim * sizeof *v.shape);
+    memcpy(v.strides, t->strides, (size_t)t->ndim * sizeof *v.strides);
     v.offset = t->offset;
     v.storage = t->storage;
     v.is_wrapped_number = t->is_wrapped_number;
@@ -24119,7 +24125,7 @@ static void tn__meta_of(tn__meta *m, tn_tensor *t) {
     m->dtype = t->dtype;
     m->device = t->device;
     m->ndim = t->ndim;
-    memcpy(m->shape, t->shape, sizeof m->shape);
+    memcpy(m->shape, t->shape, (size_t)t->ndim * sizeof *m->shape);   /* the slots past ndim are never read */
 }
 
 /* A view whose base was modified in place after the view got its history reads, as in
@@ -24163,7 +24169,9 @@ static tn_node *tn__node_new(tn__gop op, int sub, tn_tensor *const *ins, int n) 
         tn_tensor *x = ins[i];
         nd->next[i].fn = NULL;
         nd->next[i].leaf = NULL;
-        memset(&nd->in[i], 0, sizeof nd->in[i]);
+        nd->in[i].ndim = 0;   /* an absent input's (the shape slots are never read past ndim) */
+        nd->in[i].dtype = TN_F32;
+        nd->in[i].device = TN_CPU;
         if (!x) continue;
         tn__meta_of(&nd->in[i], x);
         if (!x->requires_grad) continue;
@@ -32226,7 +32234,7 @@ TNDEF tn_dataset *tn_mnist_dataset(const char *dir, bool train) {
    "__metadata__" of strings; sorted by offsets, each tensor starts where the previous
    ended, holds exactly numel * itemsize bytes (no overflow), and the last ends at the
    end of the file. Also refused here: duplicate names or fields, nesting deeper than
-   64, more than 8 dims, dtypes this library lacks. Nothing outside [data, data+size)
+   64, more than TN_MAX_DIMS dims, dtypes this library lacks. Nothing outside [data, data+size)
    is read. */
 #if defined(__unix__) || defined(__APPLE__)
 #define TN__HAVE_MMAP 1
@@ -32459,7 +32467,7 @@ static int tn__st_int_array(tn__st_parse *p, const char *tname, const char *fiel
             num[l] = 0;
             return tn__st_fail(p, "tensor '%s': %s holds %s, expected integers in [0, 2^63)", tname, field, num);
         }
-        if (*count == max) return tn__st_fail(p, "tensor '%s': %s has more than %d entries%s", tname, field, max, max == TN_MAX_DIMS ? " (tensor.h supports at most 8 dims)" : "");
+        if (*count == max) return tn__st_fail(p, "tensor '%s': %s has more than %d entries%s", tname, field, max, max == TN_MAX_DIMS ? " (tensor.h supports at most TN_MAX_DIMS dims)" : "");
         out[(*count)++] = v;
     } while (tn__st_eat(p, ','));
     return tn__st_eat(p, ']') ? 0 : tn__st_syntax(p, "expected ',' or ']'");

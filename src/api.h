@@ -88,8 +88,8 @@
 #endif
 
 /* The most dims a tensor may have (PyTorch allows 64): a compile-time option, the same in
-   every unit that includes tensor.h (-DTN_MAX_DIMS=64). Each tensor carries this many shape
-   and stride slots, so a larger value costs every small op a little (README, options). */
+   every unit that includes tensor.h (-DTN_MAX_DIMS=64; the GPU unit takes up to 16). Each
+   tensor carries this many shape and stride slots (bench/bench_max_dims.sh, README). */
 #ifndef TN_MAX_DIMS
 #define TN_MAX_DIMS 8
 #endif
@@ -222,6 +222,7 @@ typedef struct tn_doubles { int n; double v[TN_LIST_MAX]; } tn_doubles;
 typedef void (*tn_error_handler)(const char *message, void *user);
 
 TNDEF const char *tn_library_version(void);   /* "0.2.0": TENSOR_VERSION_STRING of the implementation */
+TNDEF int tn_max_dims(void);                  /* the TN_MAX_DIMS the implementation was compiled with */
 TNDEF const char *tn_last_error(void);        /* the last error on this thread ("" if none); a success does not clear it */
 TNDEF void tn_clear_error(void);              /* reset tn_last_error() to "" */
 /* Calls handler(message, user) on every error (NULL restores the default: record only). */

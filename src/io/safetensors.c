@@ -6,7 +6,7 @@
    "__metadata__" of strings; sorted by offsets, each tensor starts where the previous
    ended, holds exactly numel * itemsize bytes (no overflow), and the last ends at the
    end of the file. Also refused here: duplicate names or fields, nesting deeper than
-   64, more than 8 dims, dtypes this library lacks. Nothing outside [data, data+size)
+   64, more than TN_MAX_DIMS dims, dtypes this library lacks. Nothing outside [data, data+size)
    is read. */
 #if defined(__unix__) || defined(__APPLE__)
 #define TN__HAVE_MMAP 1
@@ -239,7 +239,7 @@ static int tn__st_int_array(tn__st_parse *p, const char *tname, const char *fiel
             num[l] = 0;
             return tn__st_fail(p, "tensor '%s': %s holds %s, expected integers in [0, 2^63)", tname, field, num);
         }
-        if (*count == max) return tn__st_fail(p, "tensor '%s': %s has more than %d entries%s", tname, field, max, max == TN_MAX_DIMS ? " (tensor.h supports at most 8 dims)" : "");
+        if (*count == max) return tn__st_fail(p, "tensor '%s': %s has more than %d entries%s", tname, field, max, max == TN_MAX_DIMS ? " (tensor.h supports at most TN_MAX_DIMS dims)" : "");
         out[(*count)++] = v;
     } while (tn__st_eat(p, ','));
     return tn__st_eat(p, ']') ? 0 : tn__st_syntax(p, "expected ',' or ']'");
