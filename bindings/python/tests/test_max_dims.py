@@ -61,12 +61,12 @@ def test_printing_at_the_limit():
 
 
 def test_one_more_dim_raises():
-    with pytest.raises(RuntimeError, match=str(D)):
+    with pytest.raises((RuntimeError, IndexError), match=str(D)):   # the C message: "ndim 9 out of range [0, 8]"
         tn.zeros((1,) * (D + 1))
     x = tn.zeros((1,) * D)
     with pytest.raises(RuntimeError, match="cannot grow"):
         x.unsqueeze(0)
-    with pytest.raises(RuntimeError, match=str(D)):
+    with pytest.raises((RuntimeError, IndexError), match=str(D)):
         x.view((1,) * (D + 1))
-    with pytest.raises(RuntimeError):
-        x + tn.zeros((1,) * (D + 1))
+    with pytest.raises((RuntimeError, IndexError)):
+        x.expand((1,) * (D + 1))
