@@ -104,7 +104,15 @@
 #define TN_HD
 #endif
 
+/* The most dims a tensor may have (PyTorch allows 64): a compile-time option, the same in
+   every unit that includes tensor.h (-DTN_MAX_DIMS=64; the GPU unit takes up to 16). Each
+   tensor carries this many shape and stride slots (bench/bench_max_dims.sh, README). */
+#ifndef TN_MAX_DIMS
 #define TN_MAX_DIMS 8
+#endif
+#if TN_MAX_DIMS < 8 || TN_MAX_DIMS > 64
+#error "TN_MAX_DIMS must be in [8, 64] (PyTorch's limit is 64)"
+#endif
 
 /* Shape and dim-list literals: tn_zeros(TN_SHAPE(2, 3), TN_F32) expands to
    tn_zeros((int64_t[]){2, 3}, 2, TN_F32); in C++ the array is an initializer_list's,
@@ -231,6 +239,7 @@ typedef struct tn_doubles { int n; double v[TN_LIST_MAX]; } tn_doubles;
 typedef void (*tn_error_handler)(const char *message, void *user);
 
 TNDEF const char *tn_library_version(void);   /* "0.2.0": TENSOR_VERSION_STRING of the implementation */
+TNDEF int tn_max_dims(void);                  /* the TN_MAX_DIMS the implementation was compiled with */
 TNDEF const char *tn_last_error(void);        /* the last error on this thread ("" if none); a success does not clear it */
 TNDEF void tn_clear_error(void);              /* reset tn_last_error() to "" */
 /* Calls handler(message, user) on every error (NULL restores the default: record only). */
@@ -247,6 +256,7 @@ typedef enum tn_dtype {
     TN_F32 = 0, /* the default: zero-initialised options mean float32, as in PyTorch */
     TN_F64, TN_I32, TN_I64, TN_U8, TN_BOOL,
     TN_F16, TN_BF16,   /* half precision: stored in 16 bits, computed in float32 registers (CPU and CUDA) */
+    TN_I8, TN_I16,     /* torch.int8 (char), torch.int16 (short): CPU only, the GPU unit refuses them */
     TN_NUM_DTYPES
 } tn_dtype;
 
@@ -3934,7 +3944,7 @@ TNDEF char *tn_safetensors_serialize(const tn_dict *d, size_t *size);
    files are refused with a message. */
 /* Load a state dict (torch.save(model.state_dict(), path)) into a dict: tensors keep the
    strides and storage offsets of the file, and tensors that shared a storage share one
-   here (tn_same_storage). float16/bfloat16 tensors become float32. Nested dicts, lists
+   here (tn_same_storage); every dtype as torch.load keeps it, float16/bfloat16 too. Nested dicts, lists
    and tuples are flattened under dotted names ("model.fc.weight", "hist.0"); numbers
    become 0-d tensors (int64, float64, bool), strings metadata; None is dropped. */
 TNDEF tn_dict *tn_load_pt(const char *path);
@@ -4674,6 +4684,7 @@ static tn_error_handler tn__error_handler;
 static void *tn__error_user;
 
 TNDEF const char *tn_library_version(void) { return TENSOR_VERSION_STRING; }
+TNDEF int tn_max_dims(void) { return TN_MAX_DIMS; }
 TNDEF const char *tn_last_error(void) { return tn__errbuf; }
 TNDEF void tn_clear_error(void) { tn__errbuf[0] = 0; }
 TNDEF void tn_set_error_handler(tn_error_handler handler, void *user) {
@@ -5438,8 +5449,8 @@ static const tn__kwkey tn__kw_cross[] = {TN_FIELDS_tn_cross_fn_opts(TN__KW_ROW)}
 /* ======================================================================= */
 /* src/core/dtypes.c: dtype names and sizes, promotion, devices            */
 /* ======================================================================= */
-static const char *const tn__dtype_names[TN_NUM_DTYPES] = {"float32", "float64", "int32", "int64", "uint8", "bool", "float16", "bfloat16"};
-static const size_t tn__dtype_sizes[TN_NUM_DTYPES] = {4, 8, 4, 8, 1, 1, 2, 2};
+static const char *const tn__dtype_names[TN_NUM_DTYPES] = {"float32", "float64", "int32", "int64", "uint8", "bool", "float16", "bfloat16", "int8", "int16"};
+static const size_t tn__dtype_sizes[TN_NUM_DTYPES] = {4, 8, 4, 8, 1, 1, 2, 2, 1, 2};
 
 TNDEF const char *tn_dtype_name(tn_dtype d) { return (unsigned)d < TN_NUM_DTYPES ? tn__dtype_names[d] : "invalid"; }
 TNDEF size_t tn_dtype_size(tn_dtype d) { return (unsigned)d < TN_NUM_DTYPES ? tn__dtype_sizes[d] : 0; }
@@ -5447,17 +5458,27 @@ TNDEF bool tn_dtype_is_floating(tn_dtype d) { return d == TN_F32 || d == TN_F64 
 TNDEF const char *tn_device_name(tn_device d) { return d == TN_CPU ? "cpu" : d == TN_CUDA ? "cuda" : "invalid"; }
 /* PyTorch's ScalarType names, for its "not implemented for 'Long'" messages */
 static const char *tn__torch_type_name(tn_dtype d) {
-    static const char *const names[TN_NUM_DTYPES] = {"Float", "Double", "Int", "Long", "Byte", "Bool", "Half", "BFloat16"};
+    static const char *const names[TN_NUM_DTYPES] = {"Float", "Double", "Int", "Long", "Byte", "Bool", "Half", "BFloat16", "Char", "Short"};
     return (unsigned)d < TN_NUM_DTYPES ? names[d] : "invalid";
 }
-static bool tn__is_int(tn_dtype d) { return d == TN_I32 || d == TN_I64 || d == TN_U8; }
+static bool tn__is_int(tn_dtype d) { return d == TN_I32 || d == TN_I64 || d == TN_U8 || d == TN_I8 || d == TN_I16; }
+/* The range of an integral dtype (bool: 0..1), as doubles (int64's ends round to +-2^63). */
+static double tn__int_lowest(tn_dtype d) {
+    return d == TN_I8 ? -128.0 : d == TN_I16 ? -32768.0 : d == TN_I32 ? -2147483648.0 : d == TN_I64 ? -9223372036854775808.0 : 0;
+}
+static double tn__int_highest(tn_dtype d) {
+    return d == TN_I8 ? 127.0 : d == TN_I16 ? 32767.0 : d == TN_I32 ? 2147483647.0 : d == TN_I64 ? 9223372036854775807.0 : d == TN_U8 ? 255.0 : 1.0;
+}
 static int tn__category(tn_dtype d) { return d == TN_BOOL ? 0 : tn__is_int(d) ? 1 : 2; }
 
 TNDEF tn_dtype tn_promote_types(tn_dtype a, tn_dtype b) {
     if (a == b) return a;
     int ca = tn__category(a), cb = tn__category(b);
     if (ca != cb) return ca > cb ? a : b;
-    if (ca == 1) return a == TN_U8 ? b : b == TN_U8 ? a : (a == TN_I64 || b == TN_I64 ? TN_I64 : TN_I32);
+    if (ca == 1) {   /* the wider signed type; uint8 with int8 needs int16 (PyTorch's table) */
+        if (a == TN_U8 || b == TN_U8) { tn_dtype o = a == TN_U8 ? b : a; return o == TN_I8 ? TN_I16 : o; }
+        return tn_dtype_size(a) >= tn_dtype_size(b) ? a : b;
+    }
     if (a == TN_F64 || b == TN_F64) return TN_F64;
     return TN_F32; /* f16 with bf16 or f32 */
 }
@@ -5496,6 +5517,31 @@ TNDEF tn_dtype tn_result_type(tn_tensor *const *ts, int n) {
     tn_dtype r = tn__combine_categories(dim, tn__combine_categories(zero, wrapped));
     return r == TN_NUM_DTYPES ? tn__default_dtype : r;
 }
+
+/* Element conversions, one per destination type and source kind (flt: from double; int:
+   from int64_t); the CPU copies (creation.c) and half staging (half.c) use them. */
+/* Float -> integer conversions are undefined in C out of range; give what x86 (and so
+   PyTorch on CPU) gives: the "integer indefinite" value, uint8 wraps through int64, and
+   int8/int16 wrap through int32 (so 300.0 -> int8 44, and beyond int32 0, as PyTorch).
+   Integer -> narrower integer keeps the low bits. */
+static int64_t tn__f2i64(double v) { return (v != v || v >= 9.2233720368547758e18 || v < -9.2233720368547758e18) ? INT64_MIN : (int64_t)v; }
+static float tn__cvt_f32_flt(double v) { return (float)v; }
+static float tn__cvt_f32_int(int64_t v) { return (float)v; }
+static double tn__cvt_f64_flt(double v) { return v; }
+static double tn__cvt_f64_int(int64_t v) { return (double)v; }
+static int32_t tn__cvt_i32_flt(double v) { return (v != v || v >= 2147483648.0 || v <= -2147483649.0) ? INT32_MIN : (int32_t)v; }
+static int32_t tn__cvt_i32_int(int64_t v) { return (int32_t)(uint32_t)(uint64_t)v; }
+static int8_t tn__cvt_i8_int(int64_t v) { return (int8_t)(uint8_t)(uint64_t)v; }
+static int8_t tn__cvt_i8_flt(double v) { return tn__cvt_i8_int(tn__cvt_i32_flt(v)); }
+static int16_t tn__cvt_i16_int(int64_t v) { return (int16_t)(uint16_t)(uint64_t)v; }
+static int16_t tn__cvt_i16_flt(double v) { return tn__cvt_i16_int(tn__cvt_i32_flt(v)); }
+static int64_t tn__cvt_i64_flt(double v) { return tn__f2i64(v); }
+static int64_t tn__cvt_i64_int(int64_t v) { return v; }
+static uint8_t tn__cvt_u8_flt(double v) { return (uint8_t)(uint64_t)tn__f2i64(v); }
+static uint8_t tn__cvt_u8_int(int64_t v) { return (uint8_t)(uint64_t)v; }
+static bool tn__cvt_b_flt(double v) { return v != 0; }
+static bool tn__cvt_b_int(int64_t v) { return v != 0; }
+
 
 /* ======================================================================================== */
 /* src/core/half.c: float16 and bfloat16: bit-exact conversions (c10's), the staging copies */
@@ -5580,6 +5626,8 @@ static float tn__load_as_float(const char *p, tn_dtype d) {
     case TN_I32: return (float)*(const int32_t *)p;
     case TN_I64: return (float)*(const int64_t *)p;
     case TN_U8: return (float)*(const uint8_t *)p;
+    case TN_I8: return (float)*(const int8_t *)p;
+    case TN_I16: return (float)*(const int16_t *)p;
     case TN_BOOL: return *(const bool *)p ? 1.0f : 0.0f;
     case TN_F16: return tn__h2f(*(const uint16_t *)p);
     default: return tn__bf2f(*(const uint16_t *)p);
@@ -5596,6 +5644,8 @@ static void tn__cast_half_any(char **p, const int64_t *s, int64_t n, void *ctx) 
         case TN_I32: *(int32_t *)o = v != v || v >= 2147483648.0f || v < -2147483648.0f ? INT32_MIN : (int32_t)v; break;
         case TN_I64: *(int64_t *)o = v != v || v >= 9.2233720368547758e18f || v < -9.2233720368547758e18f ? INT64_MIN : (int64_t)v; break;
         case TN_U8: *(uint8_t *)o = (uint8_t)(uint64_t)(v != v || v >= 9.2233720368547758e18f || v < -9.2233720368547758e18f ? INT64_MIN : (int64_t)v); break;
+        case TN_I8: *(int8_t *)o = tn__cvt_i8_flt(v); break;     /* through int32, as PyTorch */
+        case TN_I16: *(int16_t *)o = tn__cvt_i16_flt(v); break;
         case TN_BOOL: *(bool *)o = v != 0; break;
         case TN_F16: *(uint16_t *)o = tn__f2h(v); break;
         default: *(uint16_t *)o = v != v ? 0x7FC0 : tn__f2bf(v); break;   /* c10's scalar NaN, as PyTorch's non-float32 sources */
@@ -6459,7 +6509,10 @@ static tn_tensor *tn__tensor_over(tn_storage *s, tn_dtype dtype, const int64_t *
         tn__storage_release(s);
         return (tn_tensor *)tn__error("tensor.h: out of memory allocating a tensor");
     }
-    { static tn_tensor zero_; *t = zero_; }
+    /* zeroed but for the shape and stride slots past ndim, never read: with a large
+       TN_MAX_DIMS they are most of the struct, and every small op makes one */
+    memset(t, 0, offsetof(tn_tensor, shape));
+    memset(&t->offset, 0, sizeof *t - offsetof(tn_tensor, offset));
     t->refcount = 1;
     t->dtype = dtype;
     t->device = s->device;
@@ -6477,6 +6530,8 @@ static tn_tensor *tn__new(tn_dtype dtype, tn_device device, const int64_t *shape
     /* every result passes here: a shape whose element count overflows (broadcasting two
        huge expanded views, a transposed convolution's output size) is refused, never wrapped */
     if (tn__check_shape("tensor.h", shape, ndim)) return NULL;
+    if (device == TN_CUDA && (dtype == TN_I8 || dtype == TN_I16))   /* the GPU unit has no int8/int16 kernels (nor the stand-in, to match) */
+        return (tn_tensor *)tn__error("tensor.h: dtype %s is not supported on CUDA yet (int8 and int16 are CPU only)", tn_dtype_name(dtype));
     int64_t strides[TN_MAX_DIMS] = {0};   /* a 0-d tensor's are never read (gcc cannot tell when inlining) */
 
     tn__contiguous_strides(shape, ndim, strides);
@@ -6497,14 +6552,15 @@ static tn_tensor *tn__view_of(tn_tensor *base, const int64_t *shape, const int64
    taken on the storage. Never `v = *t`: that reads the whole struct, t's refcount included, while another
    thread may be retaining or releasing t (a data race; ThreadSanitizer reports it). */
 static tn_tensor tn__shallow(const tn_tensor *t) {
-    static tn_tensor zero_;   /* never written: a zero struct to copy */
-    tn_tensor v = zero_;
+    tn_tensor v;
+    memset(&v, 0, offsetof(tn_tensor, shape));   /* the slots past ndim are never read (as tn__tensor_over's) */
+    memset(&v.offset, 0, sizeof v - offsetof(tn_tensor, offset));
     v.refcount = 1;   /* the caller's: a retain and release inside a kernel (tn_contiguous of it) never free it */
     v.dtype = t->dtype;
     v.device = t->device;
     v.ndim = t->ndim;
-    memcpy(v.shape, t->shape, sizeof v.shape);
-    memcpy(v.strides, t->strides, sizeof v.strides);
+    memcpy(v.shape, t->shape, (size_t)t->ndim * sizeof *v.shape);
+    memcpy(v.strides, t->strides, (size_t)t->ndim * sizeof *v.strides);
     v.offset = t->offset;
     v.storage = t->storage;
     v.is_wrapped_number = t->is_wrapped_number;
@@ -6957,25 +7013,11 @@ static tn_tensor tn__restride(tn_tensor *t, const int64_t *shape, int ndim) {
 /* The CPU element types. Each entry: dtype, C type, suffix, how values convert
    (flt: through double; int: through int64_t, so int64 values stay exact). */
 #define TN__TYPES(X) X(TN_F32, float, f32, flt) X(TN_F64, double, f64, flt) X(TN_I32, int32_t, i32, int) \
-                     X(TN_I64, int64_t, i64, int) X(TN_U8, uint8_t, u8, int) X(TN_BOOL, bool, b, int)
+                     X(TN_I64, int64_t, i64, int) X(TN_U8, uint8_t, u8, int) X(TN_BOOL, bool, b, int) \
+                     X(TN_I8, int8_t, i8, int) X(TN_I16, int16_t, i16, int)
 #define TN__TYPES_WITH(X, A, B) X(TN_F32, float, f32, flt, A, B) X(TN_F64, double, f64, flt, A, B) \
-    X(TN_I32, int32_t, i32, int, A, B) X(TN_I64, int64_t, i64, int, A, B) X(TN_U8, uint8_t, u8, int, A, B) X(TN_BOOL, bool, b, int, A, B)
-
-/* Float -> integer conversions are undefined in C out of range; give what x86 (and so
-   PyTorch on CPU) gives: the "integer indefinite" value, and uint8 wraps through int64. */
-static int64_t tn__f2i64(double v) { return (v != v || v >= 9.2233720368547758e18 || v < -9.2233720368547758e18) ? INT64_MIN : (int64_t)v; }
-static float tn__cvt_f32_flt(double v) { return (float)v; }
-static float tn__cvt_f32_int(int64_t v) { return (float)v; }
-static double tn__cvt_f64_flt(double v) { return v; }
-static double tn__cvt_f64_int(int64_t v) { return (double)v; }
-static int32_t tn__cvt_i32_flt(double v) { return (v != v || v >= 2147483648.0 || v <= -2147483649.0) ? INT32_MIN : (int32_t)v; }
-static int32_t tn__cvt_i32_int(int64_t v) { return (int32_t)(uint32_t)(uint64_t)v; }
-static int64_t tn__cvt_i64_flt(double v) { return tn__f2i64(v); }
-static int64_t tn__cvt_i64_int(int64_t v) { return v; }
-static uint8_t tn__cvt_u8_flt(double v) { return (uint8_t)(uint64_t)tn__f2i64(v); }
-static uint8_t tn__cvt_u8_int(int64_t v) { return (uint8_t)(uint64_t)v; }
-static bool tn__cvt_b_flt(double v) { return v != 0; }
-static bool tn__cvt_b_int(int64_t v) { return v != 0; }
+    X(TN_I32, int32_t, i32, int, A, B) X(TN_I64, int64_t, i64, int, A, B) X(TN_U8, uint8_t, u8, int, A, B) X(TN_BOOL, bool, b, int, A, B) \
+    X(TN_I8, int8_t, i8, int, A, B) X(TN_I16, int16_t, i16, int, A, B)
 
 /* Strided elementwise conversion, one function per destination type. */
 #define TN__CAST_FROM(E, TI, SI, KI, TO, SO) case E: { \
@@ -7082,6 +7124,8 @@ static void tn__random_part(void *args, int64_t lo, int64_t hi) {
         case TN_I32: ((int32_t *)base)[i] = (int32_t)v; break;
         case TN_I64: ((int64_t *)base)[i] = (int64_t)v; break;
         case TN_U8: ((uint8_t *)base)[i] = (uint8_t)v; break;
+        case TN_I8: ((int8_t *)base)[i] = tn__cvt_i8_flt(v); break;
+        case TN_I16: ((int16_t *)base)[i] = tn__cvt_i16_flt(v); break;
         default: ((bool *)base)[i] = v != 0; break;
         }
     }
@@ -7108,9 +7152,7 @@ static tn_tensor *tn__new_checked(const char *fn, const int64_t *shape, int ndim
 
 /* PyTorch refuses a fill value that does not fit an integer dtype (300 into uint8). */
 static int tn__check_fill_value(const char *fn, double v, tn_dtype dtype) {
-    double lo = dtype == TN_U8 ? 0 : dtype == TN_I32 ? INT32_MIN : -9.2233720368547758e18;
-    double hi = dtype == TN_U8 ? 255 : dtype == TN_I32 ? INT32_MAX : 9.2233720368547758e18;
-    if (tn__is_int(dtype) && !(v >= lo && v <= hi))
+    if (tn__is_int(dtype) && !(v >= tn__int_lowest(dtype) && v <= tn__int_highest(dtype)))
         return TN__FAIL_INT("%s: value %g cannot be converted to type %s without overflow", fn, v, tn_dtype_name(dtype));
     return 0;
 }
@@ -7211,8 +7253,8 @@ TNDEF tn_tensor *tn_scalar_tensor(double value, tn_dtype dtype) { return TN__AS(
 /* linspace/logspace's start or end in an integral dtype: truncated, and PyTorch's overflow
    error where it does not fit (uint8 takes -255..-1 as an int does: modulo 256) */
 static int tn__range_end(const char *fn, double v, tn_dtype dtype, double *out) {
-    const double lo = dtype == TN_U8 ? -255 : dtype == TN_I32 ? -2147483648.0 : -9223372036854775808.0;
-    const double hi = dtype == TN_U8 ? 255 : dtype == TN_I32 ? 2147483647.0 : 9223372036854774784.0;
+    const double lo = dtype == TN_U8 ? -255 : tn__int_lowest(dtype);
+    const double hi = dtype == TN_I64 ? 9223372036854774784.0 : tn__int_highest(dtype);
     if (!(v >= lo && v <= hi)) return TN__FAIL_INT("%s: value cannot be converted to type %s without overflow (got %g)", fn, tn_dtype_name(dtype), v);
     v = trunc(v);
     *out = dtype == TN_U8 && v < 0 ? v + 256 : v;
@@ -7782,6 +7824,8 @@ static void tn__mt_store(char *base, tn_dtype dt, int64_t i, double v, int64_t i
     case TN_I32: ((int32_t *)base)[i] = isint ? (int32_t)iv : (int32_t)v; break;
     case TN_I64: ((int64_t *)base)[i] = isint ? iv : (int64_t)v; break;
     case TN_U8: ((uint8_t *)base)[i] = isint ? (uint8_t)iv : (uint8_t)v; break;
+    case TN_I8: ((int8_t *)base)[i] = isint ? tn__cvt_i8_int(iv) : tn__cvt_i8_flt(v); break;
+    case TN_I16: ((int16_t *)base)[i] = isint ? tn__cvt_i16_int(iv) : tn__cvt_i16_flt(v); break;
     default: ((bool *)base)[i] = isint ? iv != 0 : v != 0; break;
     }
 }
@@ -7916,13 +7960,15 @@ TNDEF tn_tensor *tn_uniform(double low, double high, const int64_t *shape, int n
     if (!(low <= high)) return (tn_tensor *)tn__error("tn_uniform: expected low <= high, got %g > %g", low, high);
     return tn__random("tn_uniform", UNIFORM, shape, ndim, dtype, g, low, high, 0, 0, TN_CPU);
 }
+static const char *tn__cpp_type_name(tn_dtype dt);   /* PyTorch's messages name C++ types */
 TNDEF tn_tensor *tn_randint(int64_t low, int64_t high, const int64_t *shape, int ndim, tn_dtype dtype, tn_generator *g) {
     if (low >= high) return (tn_tensor *)tn__error("tn_randint: expected low < high, got low %lld, high %lld", (long long)low, (long long)high);
     if (dtype == TN_BOOL) return (tn_tensor *)tn__error("tn_randint: dtype bool is not supported");
-    double dmin = dtype == TN_U8 ? 0 : dtype == TN_I32 ? INT32_MIN : dtype == TN_F32 ? -16777216.0 : dtype == TN_F64 ? -9007199254740992.0 : -9.3e18;
-    double dmax = dtype == TN_U8 ? 256 : dtype == TN_I32 ? 2147483648.0 : dtype == TN_F32 ? 16777217.0 : dtype == TN_F64 ? 9007199254740993.0 : 9.3e18;
-    if ((double)low < dmin || (double)high > dmax)
-        return (tn_tensor *)tn__error("tn_randint: range [%lld, %lld) is out of bounds for dtype %s", (long long)low, (long long)high, tn_dtype_name(dtype));
+    const bool narrow = tn__is_int(dtype) && dtype != TN_I64;
+    double dmin = narrow ? tn__int_lowest(dtype) : dtype == TN_F32 ? -16777216.0 : dtype == TN_F64 ? -9007199254740992.0 : -9.3e18;
+    double dmax = narrow ? tn__int_highest(dtype) + 1 : dtype == TN_F32 ? 16777217.0 : dtype == TN_F64 ? 9007199254740993.0 : 9.3e18;
+    if ((double)low < dmin || (double)low >= dmax) return (tn_tensor *)tn__error("tn_randint: from is out of bounds for %s (from = %lld)", tn__cpp_type_name(dtype), (long long)low);
+    if ((double)high > dmax) return (tn_tensor *)tn__error("tn_randint: to - 1 is out of bounds for %s (to = %lld)", tn__cpp_type_name(dtype), (long long)high);
     return tn__random("tn_randint", RANDINT, shape, ndim, dtype, g, (double)low, (double)high, low, (uint64_t)high - (uint64_t)low, TN_CPU);
 }
 TNDEF tn_tensor *tn_rand_like(tn_tensor *t) { TN__CHECK_NULL(t); return tn__random("tn_rand_like", UNIFORM, t->shape, t->ndim, t->dtype, NULL, 0, 1, 0, 0, t->device); }
@@ -7984,7 +8030,7 @@ static tn_tensor *tn__randperm_impl(int64_t n, tn_dtype dtype, tn_generator *gen
     if (dtype == TN_BOOL) return (tn_tensor *)tn__error("tn_randperm: \"randperm\" not implemented for 'Bool'");
     /* as PyTorch: the largest value n - 1 must fit an integer dtype, and n values must stay
        distinct in a float one (its mantissa bits + 1) */
-    if ((dtype == TN_U8 && n > 256) || (dtype == TN_I32 && n - 1 > INT32_MAX))
+    if (tn__is_int(dtype) && dtype != TN_I64 && (double)(n - 1) > tn__int_highest(dtype))
         return (tn_tensor *)tn__error("tn_randperm: n = %lld: value cannot be converted to type %s_t without overflow", (long long)n, tn_dtype_name(dtype));
     int digits = dtype == TN_F32 ? 24 : dtype == TN_F64 ? 53 : dtype == TN_F16 ? 11 : 0;
     if (digits && n > ((int64_t)1 << digits) + 1)
@@ -8307,6 +8353,8 @@ static const char *tn__cpp_type_name(tn_dtype dt) {
     case TN_I32: return "int";
     case TN_I64: return "long int";
     case TN_U8: return "unsigned char";
+    case TN_I8: return "signed char";
+    case TN_I16: return "short int";
     default: return "bool";
     }
 }
@@ -8330,7 +8378,7 @@ static tn_tensor *tn__random_impl(tn_tensor *t, int64_t from, int64_t to, tn_gen
         }
         last = to - 1;
     } else if (!full) {
-        last = dt == TN_BOOL ? 1 : dt == TN_U8 ? 255 : dt == TN_I32 ? INT32_MAX : dt == TN_I64 ? INT64_MAX : (int64_t)1 << tn__float_digits(dt);
+        last = dt == TN_I64 ? INT64_MAX : !fl ? (int64_t)tn__int_highest(dt) : (int64_t)1 << tn__float_digits(dt);
         if (fl) {
             from = tn__update_from(from, dt);
             if (from >= last)
@@ -8343,8 +8391,9 @@ static tn_tensor *tn__random_impl(tn_tensor *t, int64_t from, int64_t to, tn_gen
         return (tn_tensor *)tn__error("%s: random_full_64_bits_range_kernel_cpu handles only int64, double, float and bfloat16", fn);
     }
     if (!full) {   /* check_from_to_in_range: from and to - 1 within the dtype */
-        const double lo = dt == TN_BOOL || dt == TN_U8 ? 0 : dt == TN_I32 ? INT32_MIN : dt == TN_F16 ? -65504.0 : dt == TN_BF16 ? -3.3895313892515355e38 : -1e300;
-        const double hi = dt == TN_BOOL ? 1 : dt == TN_U8 ? 255 : dt == TN_I32 ? INT32_MAX : -lo;
+        const bool narrow = !fl && dt != TN_I64;   /* bool and the integers but int64 */
+        const double lo = narrow ? tn__int_lowest(dt) : dt == TN_F16 ? -65504.0 : dt == TN_BF16 ? -3.3895313892515355e38 : -1e300;
+        const double hi = narrow ? tn__int_highest(dt) : -lo;
         if (!((double)from >= lo && (double)from <= hi)) return (tn_tensor *)tn__error("%s: from is out of bounds for %s", fn, tn__cpp_type_name(dt));
         if (!((double)last >= lo && (double)last <= hi)) return (tn_tensor *)tn__error("%s: to - 1 is out of bounds for %s", fn, tn__cpp_type_name(dt));
     }
@@ -9437,8 +9486,7 @@ static int tn__scatter_reduce_into(const char *fn, tn_tensor *target, int64_t di
     int rc = 0;
     if (!include_self) {   /* the scattered-to positions start from the reduction's identity, as PyTorch */
         const bool fl = tn_dtype_is_floating(target->dtype);
-        double lowest = fl ? -INFINITY : target->dtype == TN_I32 ? (double)INT32_MIN : target->dtype == TN_I64 ? (double)INT64_MIN : 0;
-        double highest = fl ? INFINITY : target->dtype == TN_I32 ? (double)INT32_MAX : target->dtype == TN_I64 ? (double)INT64_MAX : target->dtype == TN_U8 ? 255 : 1;
+        double lowest = fl ? -INFINITY : tn__int_lowest(target->dtype), highest = fl ? INFINITY : tn__int_highest(target->dtype);
         double ident = kind == TN__SRED_PROD ? 1 : kind == TN__SRED_AMAX ? lowest : kind == TN__SRED_AMIN ? highest : 0;
         tn_tensor *fill = tn_full(index->shape, index->ndim, ident, target->dtype);
         /* INT64_MAX is no double (2^63 saturates to INT64_MIN): its bits are ~INT64_MIN */
@@ -10706,6 +10754,40 @@ static void tn__unary_u8(char **p, const int64_t *s, int64_t n, void *vc) {
     case SIGNBIT: TN__MAP1(bool, uint8_t, TN__ISNEG(x)); break;
     default: TN__STORE_RELAXED(&c->failed, 1); break;
     } }
+/* TN__DEFINE_UNARY_INT(int8_t, i8, uint32_t): the template in src/ops/kernels.c */
+static void tn__unary_i8(char **p, const int64_t *s, int64_t n, void *vc) {
+    tn__kctx *c = (tn__kctx *)vc;
+    const double lo = c->params[0], hi = c->params[1];
+    switch ((tn_unary_op)c->op) {
+    case NEG: TN__MAP1(int8_t, int8_t, (uint32_t)0 - (uint32_t)x); break;
+    case ABS: TN__MAP1(int8_t, int8_t, TN__ISNEG(x) ? (int8_t)((uint32_t)0 - (uint32_t)x) : x); break;
+    case SIGN: TN__MAP1(int8_t, int8_t, (x > 0) - TN__ISNEG(x)); break;
+    case SQUARE: TN__MAP1(int8_t, int8_t, (uint32_t)x * (uint32_t)x); break;
+    case RELU: TN__MAP1(int8_t, int8_t, TN__ISNEG(x) ? 0 : x); break;
+    case FLOOR: case CEIL: case ROUND: case TRUNC: case NAN_TO_NUM: TN__MAP1(int8_t, int8_t, x); break;
+    case CLAMP: TN__MAP1(int8_t, int8_t, (double)x > hi || lo > hi ? (int8_t)hi : (double)x < lo ? (int8_t)lo : x); break; /* min(max(x, lo), hi) */
+    case BITWISE_NOT: TN__MAP1(int8_t, int8_t, ~x); break;
+    case LOGICAL_NOT: TN__MAP1(bool, int8_t, x == 0); break;
+    case SIGNBIT: TN__MAP1(bool, int8_t, TN__ISNEG(x)); break;
+    default: TN__STORE_RELAXED(&c->failed, 1); break;
+    } }
+/* TN__DEFINE_UNARY_INT(int16_t, i16, uint32_t): the template in src/ops/kernels.c */
+static void tn__unary_i16(char **p, const int64_t *s, int64_t n, void *vc) {
+    tn__kctx *c = (tn__kctx *)vc;
+    const double lo = c->params[0], hi = c->params[1];
+    switch ((tn_unary_op)c->op) {
+    case NEG: TN__MAP1(int16_t, int16_t, (uint32_t)0 - (uint32_t)x); break;
+    case ABS: TN__MAP1(int16_t, int16_t, TN__ISNEG(x) ? (int16_t)((uint32_t)0 - (uint32_t)x) : x); break;
+    case SIGN: TN__MAP1(int16_t, int16_t, (x > 0) - TN__ISNEG(x)); break;
+    case SQUARE: TN__MAP1(int16_t, int16_t, (uint32_t)x * (uint32_t)x); break;
+    case RELU: TN__MAP1(int16_t, int16_t, TN__ISNEG(x) ? 0 : x); break;
+    case FLOOR: case CEIL: case ROUND: case TRUNC: case NAN_TO_NUM: TN__MAP1(int16_t, int16_t, x); break;
+    case CLAMP: TN__MAP1(int16_t, int16_t, (double)x > hi || lo > hi ? (int16_t)hi : (double)x < lo ? (int16_t)lo : x); break; /* min(max(x, lo), hi) */
+    case BITWISE_NOT: TN__MAP1(int16_t, int16_t, ~x); break;
+    case LOGICAL_NOT: TN__MAP1(bool, int16_t, x == 0); break;
+    case SIGNBIT: TN__MAP1(bool, int16_t, TN__ISNEG(x)); break;
+    default: TN__STORE_RELAXED(&c->failed, 1); break;
+    } }
 
 static void tn__unary_b(char **p, const int64_t *s, int64_t n, void *vc) {
     tn__kctx *c = (tn__kctx *)vc;
@@ -10718,10 +10800,12 @@ static void tn__unary_b(char **p, const int64_t *s, int64_t n, void *vc) {
     }
 }
 
-static tn__loop_fn tn__pick_loop(tn_dtype d, tn__loop_fn f32, tn__loop_fn f64, tn__loop_fn i32, tn__loop_fn i64, tn__loop_fn u8, tn__loop_fn b) {
+static tn__loop_fn tn__pick_loop(tn_dtype d, tn__loop_fn f32, tn__loop_fn f64, tn__loop_fn i32, tn__loop_fn i64, tn__loop_fn u8, tn__loop_fn b,
+                                 tn__loop_fn i8, tn__loop_fn i16) {
     switch (d) {
     case TN_F32: return f32; case TN_F64: return f64; case TN_I32: return i32;
-    case TN_I64: return i64; case TN_U8: return u8; case TN_BOOL: return b; default: return NULL;
+    case TN_I64: return i64; case TN_U8: return u8; case TN_BOOL: return b;
+    case TN_I8: return i8; case TN_I16: return i16; default: return NULL;
     }
 }
 
@@ -10730,7 +10814,7 @@ static int tn__cpu_unary(tn_unary_op op, tn_tensor *out, tn_tensor *x, const dou
     memset(&c, 0, sizeof c);
     c.op = op;
     if (params) memcpy(c.params, params, sizeof c.params);
-    tn__loop_fn fn = tn__pick_loop(x->dtype, tn__unary_f32, tn__unary_f64, tn__unary_i32, tn__unary_i64, tn__unary_u8, tn__unary_b);
+    tn__loop_fn fn = tn__pick_loop(x->dtype, tn__unary_f32, tn__unary_f64, tn__unary_i32, tn__unary_i64, tn__unary_u8, tn__unary_b, tn__unary_i8, tn__unary_i16);
     if (!fn) return TN__FAIL_INT("%s: dtype %s is not supported on the CPU", tn_unary_op_name(op), tn_dtype_name(x->dtype));
     tn__iter it;
     tn__iter_init(&it, out->shape, out->ndim);
@@ -10942,6 +11026,46 @@ static uint8_t tn__ipow_u8(uint8_t a, uint8_t b, int *bad) {
 static uint8_t tn__lcm_u8(uint8_t a, uint8_t b) {
     const uint8_t ua = TN__ISNEG(a) ? (uint8_t)0 - (uint8_t)a : (uint8_t)a, ub = TN__ISNEG(b) ? (uint8_t)0 - (uint8_t)b : (uint8_t)b, g = (uint8_t)tn_gcd_u64(ua, ub);
     return g == 0 ? (uint8_t)0 : (uint8_t)(uint8_t)((uint8_t)(ua / g) * ub); }
+/* TN__DEFINE_INT_DIVMOD(int8_t, i8, uint32_t, 1): the template in src/ops/kernels.c */
+static int8_t tn__ifloordiv_i8(int8_t a, int8_t b, int *bad) {
+    if (b == 0) { *bad = 2; return 0; }
+    if (1 && b == (int8_t)-1) return (int8_t)((uint32_t)0 - (uint32_t)a);
+    int8_t q = (int8_t)(a / b);
+    return (a % b != 0 && (TN__ISNEG(a) != TN__ISNEG(b))) ? (int8_t)(q - 1) : q; }
+static int8_t tn__iremainder_i8(int8_t a, int8_t b, int *bad, bool python) {
+    if (b == 0) { *bad = 2; return 0; }
+    if (1 && b == (int8_t)-1) return 0;
+    int8_t r = (int8_t)(a % b);
+    return (python && r != 0 && (TN__ISNEG(r) != TN__ISNEG(b))) ? (int8_t)(r + b) : r; }
+static int8_t tn__ipow_i8(int8_t a, int8_t b, int *bad) {
+    if (TN__ISNEG(b)) { (void)bad; if (a == 1) return 1; if (1 && a == (int8_t)-1) return (b & 1) ? a : 1; return 0; } /* 1/a^n truncated */
+    uint32_t r = 1, base = (uint32_t)a;
+    for (uint64_t e = (uint64_t)b; e; e >>= 1) { if (e & 1) r = (uint32_t)(r * base); base = (uint32_t)(base * base); }
+    return (int8_t)r; }
+/* |a / gcd * b|, wrapping as PyTorch's */
+static int8_t tn__lcm_i8(int8_t a, int8_t b) {
+    const uint32_t ua = TN__ISNEG(a) ? (uint32_t)0 - (uint32_t)a : (uint32_t)a, ub = TN__ISNEG(b) ? (uint32_t)0 - (uint32_t)b : (uint32_t)b, g = (uint32_t)tn_gcd_u64(ua, ub);
+    return g == 0 ? (int8_t)0 : (int8_t)(uint32_t)((uint32_t)(ua / g) * ub); }
+/* TN__DEFINE_INT_DIVMOD(int16_t, i16, uint32_t, 1): the template in src/ops/kernels.c */
+static int16_t tn__ifloordiv_i16(int16_t a, int16_t b, int *bad) {
+    if (b == 0) { *bad = 2; return 0; }
+    if (1 && b == (int16_t)-1) return (int16_t)((uint32_t)0 - (uint32_t)a);
+    int16_t q = (int16_t)(a / b);
+    return (a % b != 0 && (TN__ISNEG(a) != TN__ISNEG(b))) ? (int16_t)(q - 1) : q; }
+static int16_t tn__iremainder_i16(int16_t a, int16_t b, int *bad, bool python) {
+    if (b == 0) { *bad = 2; return 0; }
+    if (1 && b == (int16_t)-1) return 0;
+    int16_t r = (int16_t)(a % b);
+    return (python && r != 0 && (TN__ISNEG(r) != TN__ISNEG(b))) ? (int16_t)(r + b) : r; }
+static int16_t tn__ipow_i16(int16_t a, int16_t b, int *bad) {
+    if (TN__ISNEG(b)) { (void)bad; if (a == 1) return 1; if (1 && a == (int16_t)-1) return (b & 1) ? a : 1; return 0; } /* 1/a^n truncated */
+    uint32_t r = 1, base = (uint32_t)a;
+    for (uint64_t e = (uint64_t)b; e; e >>= 1) { if (e & 1) r = (uint32_t)(r * base); base = (uint32_t)(base * base); }
+    return (int16_t)r; }
+/* |a / gcd * b|, wrapping as PyTorch's */
+static int16_t tn__lcm_i16(int16_t a, int16_t b) {
+    const uint32_t ua = TN__ISNEG(a) ? (uint32_t)0 - (uint32_t)a : (uint32_t)a, ub = TN__ISNEG(b) ? (uint32_t)0 - (uint32_t)b : (uint32_t)b, g = (uint32_t)tn_gcd_u64(ua, ub);
+    return g == 0 ? (int16_t)0 : (int16_t)(uint32_t)((uint32_t)(ua / g) * ub); }
 
 /* TN__DEFINE_BINARY_INT(int32_t, i32, uint32_t): the template in src/ops/kernels.c */
 static void tn__binary_i32(char **p, const int64_t *s, int64_t n, void *vc) {
@@ -11033,6 +11157,66 @@ static void tn__binary_u8(char **p, const int64_t *s, int64_t n, void *vc) {
     default: bad = 1; break;
     }
     if (bad) TN__STORE_RELAXED(&c->failed, bad); }
+/* TN__DEFINE_BINARY_INT(int8_t, i8, uint32_t): the template in src/ops/kernels.c */
+static void tn__binary_i8(char **p, const int64_t *s, int64_t n, void *vc) {
+    tn__kctx *c = (tn__kctx *)vc;
+    const uint32_t alpha = (uint32_t)(int64_t)c->alpha;
+    int bad = 0;
+    switch ((tn_binary_op)c->op) {
+    case ADD: TN__MAP2(int8_t, int8_t, (uint32_t)a + alpha * (uint32_t)b); break;
+    case SUB: TN__MAP2(int8_t, int8_t, (uint32_t)a - alpha * (uint32_t)b); break;
+    case MUL: TN__MAP2(int8_t, int8_t, (uint32_t)a * (uint32_t)b); break;
+    case FLOOR_DIVIDE: TN__MAP2(int8_t, int8_t, tn__ifloordiv_i8(a, b, &bad)); break;
+    case REMAINDER: TN__MAP2(int8_t, int8_t, tn__iremainder_i8(a, b, &bad, true)); break;
+    case FMOD: TN__MAP2(int8_t, int8_t, tn__iremainder_i8(a, b, &bad, false)); break;
+    case POW: TN__MAP2(int8_t, int8_t, tn__ipow_i8(a, b, &bad)); break;
+    case MAXIMUM: case FMAX: TN__MAP2(int8_t, int8_t, a > b ? a : b); break;
+    case MINIMUM: case FMIN: TN__MAP2(int8_t, int8_t, a < b ? a : b); break;
+    case HEAVISIDE: TN__MAP2(int8_t, int8_t, a == 0 ? b : (int8_t)(a > 0)); break;
+    case GCD: TN__MAP2(int8_t, int8_t, tn_gcd_u64(TN__ISNEG(a) ? (uint32_t)0 - (uint32_t)a : (uint32_t)a, TN__ISNEG(b) ? (uint32_t)0 - (uint32_t)b : (uint32_t)b)); break;
+    case LCM: TN__MAP2(int8_t, int8_t, tn__lcm_i8(a, b)); break;
+    case BITWISE_AND: TN__MAP2(int8_t, int8_t, a & b); break;
+    case BITWISE_OR: TN__MAP2(int8_t, int8_t, a | b); break;
+    case BITWISE_XOR: TN__MAP2(int8_t, int8_t, a ^ b); break;
+    case EQ: TN__MAP2(bool, int8_t, a == b); break;
+    case NE: TN__MAP2(bool, int8_t, a != b); break;
+    case LT: TN__MAP2(bool, int8_t, a < b); break;
+    case LE: TN__MAP2(bool, int8_t, a <= b); break;
+    case GT: TN__MAP2(bool, int8_t, a > b); break;
+    case GE: TN__MAP2(bool, int8_t, a >= b); break;
+    default: bad = 1; break;
+    }
+    if (bad) TN__STORE_RELAXED(&c->failed, bad); }
+/* TN__DEFINE_BINARY_INT(int16_t, i16, uint32_t): the template in src/ops/kernels.c */
+static void tn__binary_i16(char **p, const int64_t *s, int64_t n, void *vc) {
+    tn__kctx *c = (tn__kctx *)vc;
+    const uint32_t alpha = (uint32_t)(int64_t)c->alpha;
+    int bad = 0;
+    switch ((tn_binary_op)c->op) {
+    case ADD: TN__MAP2(int16_t, int16_t, (uint32_t)a + alpha * (uint32_t)b); break;
+    case SUB: TN__MAP2(int16_t, int16_t, (uint32_t)a - alpha * (uint32_t)b); break;
+    case MUL: TN__MAP2(int16_t, int16_t, (uint32_t)a * (uint32_t)b); break;
+    case FLOOR_DIVIDE: TN__MAP2(int16_t, int16_t, tn__ifloordiv_i16(a, b, &bad)); break;
+    case REMAINDER: TN__MAP2(int16_t, int16_t, tn__iremainder_i16(a, b, &bad, true)); break;
+    case FMOD: TN__MAP2(int16_t, int16_t, tn__iremainder_i16(a, b, &bad, false)); break;
+    case POW: TN__MAP2(int16_t, int16_t, tn__ipow_i16(a, b, &bad)); break;
+    case MAXIMUM: case FMAX: TN__MAP2(int16_t, int16_t, a > b ? a : b); break;
+    case MINIMUM: case FMIN: TN__MAP2(int16_t, int16_t, a < b ? a : b); break;
+    case HEAVISIDE: TN__MAP2(int16_t, int16_t, a == 0 ? b : (int16_t)(a > 0)); break;
+    case GCD: TN__MAP2(int16_t, int16_t, tn_gcd_u64(TN__ISNEG(a) ? (uint32_t)0 - (uint32_t)a : (uint32_t)a, TN__ISNEG(b) ? (uint32_t)0 - (uint32_t)b : (uint32_t)b)); break;
+    case LCM: TN__MAP2(int16_t, int16_t, tn__lcm_i16(a, b)); break;
+    case BITWISE_AND: TN__MAP2(int16_t, int16_t, a & b); break;
+    case BITWISE_OR: TN__MAP2(int16_t, int16_t, a | b); break;
+    case BITWISE_XOR: TN__MAP2(int16_t, int16_t, a ^ b); break;
+    case EQ: TN__MAP2(bool, int16_t, a == b); break;
+    case NE: TN__MAP2(bool, int16_t, a != b); break;
+    case LT: TN__MAP2(bool, int16_t, a < b); break;
+    case LE: TN__MAP2(bool, int16_t, a <= b); break;
+    case GT: TN__MAP2(bool, int16_t, a > b); break;
+    case GE: TN__MAP2(bool, int16_t, a >= b); break;
+    default: bad = 1; break;
+    }
+    if (bad) TN__STORE_RELAXED(&c->failed, bad); }
 
 static void tn__binary_b(char **p, const int64_t *s, int64_t n, void *vc) {
     tn__kctx *c = (tn__kctx *)vc;
@@ -11055,7 +11239,7 @@ static int tn__cpu_binary(tn_binary_op op, tn_tensor *out, tn_tensor *a, tn_tens
     memset(&c, 0, sizeof c);
     c.op = op;
     c.alpha = alpha;
-    tn__loop_fn fn = tn__pick_loop(a->dtype, tn__binary_f32, tn__binary_f64, tn__binary_i32, tn__binary_i64, tn__binary_u8, tn__binary_b);
+    tn__loop_fn fn = tn__pick_loop(a->dtype, tn__binary_f32, tn__binary_f64, tn__binary_i32, tn__binary_i64, tn__binary_u8, tn__binary_b, tn__binary_i8, tn__binary_i16);
     if (!fn) return TN__FAIL_INT("%s: dtype %s is not supported on the CPU", tn_binary_op_name(op), tn_dtype_name(a->dtype));
     tn__iter it;
     tn__iter_init(&it, out->shape, out->ndim);
@@ -11090,7 +11274,7 @@ static int tn__cpu_ternary(tn_ternary_op op, tn_tensor *out, tn_tensor *x, tn_te
     c.alpha = value;
     /* operand order for the loop: out, first, second, third; WHERE: cond, a, b;
        LERP: start, end, weight -> (c, a, b) = (start, end, weight) */
-    tn__loop_fn fn = tn__pick_loop(out->dtype, tn__ternary_f32, tn__ternary_f64, tn__ternary_i32, tn__ternary_i64, tn__ternary_u8, tn__ternary_b);
+    tn__loop_fn fn = tn__pick_loop(out->dtype, tn__ternary_f32, tn__ternary_f64, tn__ternary_i32, tn__ternary_i64, tn__ternary_u8, tn__ternary_b, tn__ternary_i8, tn__ternary_i16);
     if (!fn) return TN__FAIL_INT("ternary op: dtype %s is not supported on the CPU", tn_dtype_name(out->dtype));
     tn__iter it;
     tn__iter_init(&it, out->shape, out->ndim);
@@ -11750,6 +11934,13 @@ static tn_tensor *tn__clamp_raw(tn_tensor *x, double lo, double hi) {
         if (isfinite(lo) && lo == floor(lo)) p[0] = lo = (double)(uint8_t)(int64_t)lo;
         if (isfinite(hi) && hi == floor(hi)) p[1] = hi = (double)(uint8_t)(int64_t)hi;
     }
+    if ((x->dtype == TN_I8 || x->dtype == TN_I16) && lo == floor(lo) && hi == floor(hi)) {   /* PyTorch refuses a bound the dtype cannot hold */
+        for (int k = 0; k < 2; k++) {
+            const double v = k ? hi : lo;
+            if (isfinite(v) && !(v >= tn__int_lowest(x->dtype) && v <= tn__int_highest(x->dtype)))
+                return (tn_tensor *)tn__error("clamp: value %g cannot be converted to type %s without overflow", v, tn_dtype_name(x->dtype));
+        }
+    }
     if (!tn_dtype_is_floating(x->dtype) && ((isfinite(lo) && lo != floor(lo)) || (isfinite(hi) && hi != floor(hi)))) {
 
         tn_tensor *xf = tn__copy_as(x, TN_F32, x->device);
@@ -11959,6 +12150,8 @@ TN__DEFINE_REDUCE(float, f32, double)
 TN__DEFINE_REDUCE(double, f64, double)
 TN__DEFINE_REDUCE(int32_t, i32, int32_t)
 TN__DEFINE_REDUCE(uint8_t, u8, uint8_t)
+TN__DEFINE_REDUCE(int8_t, i8, int8_t)     /* int8/int16 sums and products fit int, which C promotes them to */
+TN__DEFINE_REDUCE(int16_t, i16, int16_t)
 static void tn__reduce_i64(char **p, const int64_t *s, int64_t n, void *ctx) {
     tn_reduce_op op = *(const tn_reduce_op *)ctx;
     switch (op) {
@@ -12054,7 +12247,7 @@ static void tn__reduce_f32acc(char **p, const int64_t *s, int64_t n, void *ctx) 
 
 static int tn__cpu_reduce(tn_reduce_op op, tn_tensor *out, tn_tensor *x) {
     /* bool reduces as uint8: same bytes, and all/any/max/min agree */
-    tn__loop_fn fn = tn__pick_loop(x->dtype, tn__reduce_f32, tn__reduce_f64, tn__reduce_i32, tn__reduce_i64, tn__reduce_u8, tn__reduce_u8);
+    tn__loop_fn fn = tn__pick_loop(x->dtype, tn__reduce_f32, tn__reduce_f64, tn__reduce_i32, tn__reduce_i64, tn__reduce_u8, tn__reduce_u8, tn__reduce_i8, tn__reduce_i16);
     if (!fn || out->dtype != x->dtype) return TN__FAIL_INT("reduce: dtype %s is not supported on the CPU", tn_dtype_name(x->dtype));
     tn_tensor *acc = NULL;
     if (x->dtype == TN_F32 && (op == SUM || op == PROD)) {
@@ -12476,7 +12669,7 @@ TNDEF tn_tensor *tn_aminmax(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor *
 static tn_tensor *tn__bincount_impl(tn_tensor *x, tn_tensor *weights, int64_t minlength) {
     TN__CHECK_NULL(x);
     const char *fn = "tn_bincount";
-    if (x->dtype != TN_I64 && x->dtype != TN_I32 && x->dtype != TN_U8)
+    if (!tn__is_int(x->dtype))
         return (tn_tensor *)tn__error("%s: \"bincount_cpu\" not implemented for '%s' (integer inputs only)", fn, tn__torch_type_name(x->dtype));
     if (minlength < 0) return (tn_tensor *)tn__error("%s: minlength should be >= 0, got %lld", fn, (long long)minlength);
     if (x->ndim != 1) return (tn_tensor *)tn__error("%s: bincount only supports 1-d non-negative integral inputs (got shape %s)", fn, TN__SHAPE(x));
@@ -12603,6 +12796,7 @@ TN__DEFINE_LANE_FLOAT(float, f32, f)
 TN__DEFINE_LANE_FLOAT(double, f64, )
 #define TN__DEFINE_LANE_FLOAT_NONE(S) static void tn__lane_float_##S(tn__lctx *c, char *o, char *xp) { (void)c; (void)o; (void)xp; }
 TN__DEFINE_LANE_FLOAT_NONE(i32) TN__DEFINE_LANE_FLOAT_NONE(i64) TN__DEFINE_LANE_FLOAT_NONE(u8)
+TN__DEFINE_LANE_FLOAT_NONE(i8) TN__DEFINE_LANE_FLOAT_NONE(i16)
 /* TN__DEFINE_LANE(TN_F32, float, f32, double): the template in src/ops/lanes.c */
 static bool tn__lt_f32(const void *v, int64_t a, int64_t b) { /* NaN is largest */
     float x = ((const float *)v)[a], y = ((const float *)v)[b]; return !TN__NAN(x) && (TN__NAN(y) || x < y); }
@@ -12803,6 +12997,86 @@ static void tn__lane_u8(char **p, const int64_t *s, int64_t n, void *vc) {
                 *(uint8_t *)(o + i * so) = vals[c->ix[i]]; *(int64_t *)(o1 + i * so1) = c->ix[i]; } break; }
         default: tn__lane_float_u8(c, o, xp); break;
         } } }
+/* TN__DEFINE_LANE(TN_I8, int8_t, i8, uint64_t): the template in src/ops/lanes.c */
+static bool tn__lt_i8(const void *v, int64_t a, int64_t b) { /* NaN is largest */
+    int8_t x = ((const int8_t *)v)[a], y = ((const int8_t *)v)[b]; return !TN__NAN(x) && (TN__NAN(y) || x < y); }
+static bool tn__gt_i8(const void *v, int64_t a, int64_t b) {
+    int8_t x = ((const int8_t *)v)[a], y = ((const int8_t *)v)[b]; return (TN__NAN(x) && !TN__NAN(y)) || x > y; }
+static void tn__lane_i8(char **p, const int64_t *s, int64_t n, void *vc) {
+    tn__lctx *c = (tn__lctx *)vc;
+    int64_t len = c->len;
+    for (int64_t e = 0; e < n; e++) {
+        char *o = p[0] + e * s[0], *o1 = p[1] + e * s[1], *xp = p[2] + e * s[2];
+        const int64_t so = c->so, so1 = c->so1, sx = c->sx;
+        (void)so1;
+        switch (c->op) {
+        case ARGMAX: case ARGMIN: {
+            int8_t best = *(const int8_t *)xp; int64_t bi = 0;
+            for (int64_t i = 1; i < len && !TN__NAN(best); i++) {
+                int8_t v = *(const int8_t *)(xp + i * sx);
+                if (TN__NAN(v) || (c->op == ARGMAX ? v > best : v < best)) { best = v; bi = i; } }
+            if (c->flag) *(int8_t *)o = best;
+            *(int64_t *)o1 = bi; break; }
+        case CUMSUM: case CUMPROD: { /* float scans accumulate in double, integer ones wrap in uint64 */
+            uint64_t acc = c->op == CUMSUM ? (uint64_t)0 : (uint64_t)1;
+            for (int64_t i = 0; i < len; i++) {
+                uint64_t v = (uint64_t)*(const int8_t *)(xp + i * sx);
+                acc = c->op == CUMSUM ? (uint64_t)(acc + v) : (uint64_t)(acc * v);
+                *(int8_t *)(o + i * so) = (int8_t)acc; } break; }
+        case CUMMAX: case CUMMIN: { /* a NaN, or a value at least as large (small), takes over: PyTorch's indices */
+            int8_t best = *(const int8_t *)xp; int64_t bi = 0;
+            for (int64_t i = 0; i < len; i++) {
+                int8_t v = *(const int8_t *)(xp + i * sx);
+                if (TN__NAN(v) || (!TN__NAN(best) && (c->op == CUMMAX ? v >= best : v <= best))) { best = v; bi = i; }
+                *(int8_t *)(o + i * so) = best; *(int64_t *)(o1 + i * so1) = bi; } break; }
+        case SORT: {
+            int8_t *vals = (int8_t *)(c->tmp + len);
+            for (int64_t i = 0; i < len; i++) { vals[i] = *(const int8_t *)(xp + i * sx); c->ix[i] = i; }
+            tn__msort(c->ix, c->tmp, len, vals, c->flag ? tn__gt_i8 : tn__lt_i8);
+            for (int64_t i = 0; i < len; i++) {
+                *(int8_t *)(o + i * so) = vals[c->ix[i]]; *(int64_t *)(o1 + i * so1) = c->ix[i]; } break; }
+        default: tn__lane_float_i8(c, o, xp); break;
+        } } }
+/* TN__DEFINE_LANE(TN_I16, int16_t, i16, uint64_t): the template in src/ops/lanes.c */
+static bool tn__lt_i16(const void *v, int64_t a, int64_t b) { /* NaN is largest */
+    int16_t x = ((const int16_t *)v)[a], y = ((const int16_t *)v)[b]; return !TN__NAN(x) && (TN__NAN(y) || x < y); }
+static bool tn__gt_i16(const void *v, int64_t a, int64_t b) {
+    int16_t x = ((const int16_t *)v)[a], y = ((const int16_t *)v)[b]; return (TN__NAN(x) && !TN__NAN(y)) || x > y; }
+static void tn__lane_i16(char **p, const int64_t *s, int64_t n, void *vc) {
+    tn__lctx *c = (tn__lctx *)vc;
+    int64_t len = c->len;
+    for (int64_t e = 0; e < n; e++) {
+        char *o = p[0] + e * s[0], *o1 = p[1] + e * s[1], *xp = p[2] + e * s[2];
+        const int64_t so = c->so, so1 = c->so1, sx = c->sx;
+        (void)so1;
+        switch (c->op) {
+        case ARGMAX: case ARGMIN: {
+            int16_t best = *(const int16_t *)xp; int64_t bi = 0;
+            for (int64_t i = 1; i < len && !TN__NAN(best); i++) {
+                int16_t v = *(const int16_t *)(xp + i * sx);
+                if (TN__NAN(v) || (c->op == ARGMAX ? v > best : v < best)) { best = v; bi = i; } }
+            if (c->flag) *(int16_t *)o = best;
+            *(int64_t *)o1 = bi; break; }
+        case CUMSUM: case CUMPROD: { /* float scans accumulate in double, integer ones wrap in uint64 */
+            uint64_t acc = c->op == CUMSUM ? (uint64_t)0 : (uint64_t)1;
+            for (int64_t i = 0; i < len; i++) {
+                uint64_t v = (uint64_t)*(const int16_t *)(xp + i * sx);
+                acc = c->op == CUMSUM ? (uint64_t)(acc + v) : (uint64_t)(acc * v);
+                *(int16_t *)(o + i * so) = (int16_t)acc; } break; }
+        case CUMMAX: case CUMMIN: { /* a NaN, or a value at least as large (small), takes over: PyTorch's indices */
+            int16_t best = *(const int16_t *)xp; int64_t bi = 0;
+            for (int64_t i = 0; i < len; i++) {
+                int16_t v = *(const int16_t *)(xp + i * sx);
+                if (TN__NAN(v) || (!TN__NAN(best) && (c->op == CUMMAX ? v >= best : v <= best))) { best = v; bi = i; }
+                *(int16_t *)(o + i * so) = best; *(int64_t *)(o1 + i * so1) = bi; } break; }
+        case SORT: {
+            int16_t *vals = (int16_t *)(c->tmp + len);
+            for (int64_t i = 0; i < len; i++) { vals[i] = *(const int16_t *)(xp + i * sx); c->ix[i] = i; }
+            tn__msort(c->ix, c->tmp, len, vals, c->flag ? tn__gt_i16 : tn__lt_i16);
+            for (int64_t i = 0; i < len; i++) {
+                *(int16_t *)(o + i * so) = vals[c->ix[i]]; *(int64_t *)(o1 + i * so1) = c->ix[i]; } break; }
+        default: tn__lane_float_i16(c, o, xp); break;
+        } } }
 
 static int tn__cpu_lane(tn_lane_op op, tn_tensor *out, tn_tensor *out1, tn_tensor *x, int64_t dim, int flag) {
     tn__lctx c;
@@ -12836,7 +13110,7 @@ static int tn__cpu_lane(tn_lane_op op, tn_tensor *out, tn_tensor *out1, tn_tenso
     tn__iter_add(&it, &orr);
     tn__iter_add(&it, &o1r);
     tn__iter_add(&it, &xr);
-    tn__loop_fn fn = tn__pick_loop(x->dtype, tn__lane_f32, tn__lane_f64, tn__lane_i32, tn__lane_i64, tn__lane_u8, tn__lane_u8);
+    tn__loop_fn fn = tn__pick_loop(x->dtype, tn__lane_f32, tn__lane_f64, tn__lane_i32, tn__lane_i64, tn__lane_u8, tn__lane_u8, tn__lane_i8, tn__lane_i16);
     if (fn && c.len > 0 && op == SORT) tn__iter_run(&it, fn, &c);   /* one scratch buffer */
     else if (fn && c.len > 0) tn__iter_run_par(&it, fn, &c, tn_numel(x));
     TN_FREE(c.ix);
@@ -13100,7 +13374,8 @@ static bool tn__elem_eq(const char *a, const char *b, tn_dtype dt) {
     case TN_F64: return *(const double *)a == *(const double *)b;
     case TN_I32: return *(const int32_t *)a == *(const int32_t *)b;
     case TN_I64: return *(const int64_t *)a == *(const int64_t *)b;
-    default: return *(const uint8_t *)a == *(const uint8_t *)b;   /* uint8, bool */
+    case TN_I16: return *(const int16_t *)a == *(const int16_t *)b;
+    default: return *(const uint8_t *)a == *(const uint8_t *)b;   /* uint8, int8, bool: the byte */
     }
 }
 #define TN__ELEM_CMP(T) { T x = *(const T *)a, y = *(const T *)b; \
@@ -13111,6 +13386,8 @@ static int tn__elem_cmp(const char *a, const char *b, tn_dtype dt) {
     case TN_F64: TN__ELEM_CMP(double)
     case TN_I32: TN__ELEM_CMP(int32_t)
     case TN_I64: TN__ELEM_CMP(int64_t)
+    case TN_I8: TN__ELEM_CMP(int8_t)
+    case TN_I16: TN__ELEM_CMP(int16_t)
     default: TN__ELEM_CMP(uint8_t)
     }
 }
@@ -13356,6 +13633,42 @@ static void tn__search_u8(const char *bd, const int64_t *srt, int64_t rows, int6
         }
     }
 }
+/* TN__DEFINE_SEARCH(int8_t, i8): the template in src/ops/lanes.c */
+static void tn__search_i8(const char *bd, const int64_t *srt, int64_t rows, int64_t M, const char *vals, int64_t V, bool shared, bool right, int64_t *out) {
+    for (int64_t r = 0; r < rows; r++) {
+        const int8_t *b = (const int8_t *)bd + (shared ? 0 : r * M);
+        const int64_t *so = srt ? srt + (shared ? 0 : r * M) : NULL;
+        for (int64_t j = 0; j < V; j++) {
+            const int8_t v = ((const int8_t *)vals)[r * V + j];
+            int64_t lo = 0, hi = M;
+            while (lo < hi) {   /* PyTorch's comparisons, so NaN lands where it does there */
+                const int64_t mid = lo + ((hi - lo) >> 1);
+                const int8_t mv = so ? b[so[mid]] : b[mid];
+                if (right ? !(mv > v) : !(mv >= v)) lo = mid + 1;
+                else hi = mid;
+            }
+            out[r * V + j] = lo;
+        }
+    }
+}
+/* TN__DEFINE_SEARCH(int16_t, i16): the template in src/ops/lanes.c */
+static void tn__search_i16(const char *bd, const int64_t *srt, int64_t rows, int64_t M, const char *vals, int64_t V, bool shared, bool right, int64_t *out) {
+    for (int64_t r = 0; r < rows; r++) {
+        const int16_t *b = (const int16_t *)bd + (shared ? 0 : r * M);
+        const int64_t *so = srt ? srt + (shared ? 0 : r * M) : NULL;
+        for (int64_t j = 0; j < V; j++) {
+            const int16_t v = ((const int16_t *)vals)[r * V + j];
+            int64_t lo = 0, hi = M;
+            while (lo < hi) {   /* PyTorch's comparisons, so NaN lands where it does there */
+                const int64_t mid = lo + ((hi - lo) >> 1);
+                const int16_t mv = so ? b[so[mid]] : b[mid];
+                if (right ? !(mv > v) : !(mv >= v)) lo = mid + 1;
+                else hi = mid;
+            }
+            out[r * V + j] = lo;
+        }
+    }
+}
 
 static tn_tensor *tn__searchsorted(const char *fn, tn_tensor *seq, tn_tensor *values, tn_searchsorted_fn_opts o) {
     TN__CHECK_NULL(seq, values);
@@ -13400,6 +13713,8 @@ static tn_tensor *tn__searchsorted(const char *fn, tn_tensor *seq, tn_tensor *va
             case TN_I32: tn__search_i32(b, sv, rows, M, v, vr, shared, right, po); break;
             case TN_I64: tn__search_i64(b, sv, rows, M, v, vr, shared, right, po); break;
             case TN_U8: tn__search_u8(b, sv, rows, M, v, vr, shared, right, po); break;
+            case TN_I8: tn__search_i8(b, sv, rows, M, v, vr, shared, right, po); break;
+            case TN_I16: tn__search_i16(b, sv, rows, M, v, vr, shared, right, po); break;
             default: ok = (tn__error("%s: \"searchsorted_out_cpu\" not implemented for '%s'", fn, tn__torch_type_name(ct)), false); break;
             }
         }
@@ -14608,6 +14923,8 @@ static bool tn__blas_layout(int64_t rs, int64_t cs, int64_t rows, int64_t cols, 
 TN__DEFINE_NAIVE_MM(int32_t, i32, uint32_t)
 TN__DEFINE_NAIVE_MM(int64_t, i64, uint64_t)
 TN__DEFINE_NAIVE_MM(uint8_t, u8, uint8_t)
+TN__DEFINE_NAIVE_MM(int8_t, i8, uint32_t)    /* through uint32_t: wraps, where C's int promotion could overflow */
+TN__DEFINE_NAIVE_MM(int16_t, i16, uint32_t)
 
 static int tn__cpu_matmul(tn_tensor *c, tn_tensor *a, tn_tensor *b, double alpha, double beta) {
     int64_t B = c->shape[0], M = c->shape[1], N = c->shape[2], K = a->shape[2];
@@ -14650,6 +14967,8 @@ static int tn__cpu_matmul(tn_tensor *c, tn_tensor *a, tn_tensor *b, double alpha
         case TN_I32: tn__mm_naive_i32(M, N, K, (const int32_t *)A, a->strides[1], a->strides[2], (const int32_t *)Bm, b->strides[1], b->strides[2], (int32_t *)C, c->strides[1], c->strides[2], alpha, beta); break;
         case TN_I64: tn__mm_naive_i64(M, N, K, (const int64_t *)A, a->strides[1], a->strides[2], (const int64_t *)Bm, b->strides[1], b->strides[2], (int64_t *)C, c->strides[1], c->strides[2], alpha, beta); break;
         case TN_U8: tn__mm_naive_u8(M, N, K, (const uint8_t *)A, a->strides[1], a->strides[2], (const uint8_t *)Bm, b->strides[1], b->strides[2], (uint8_t *)C, c->strides[1], c->strides[2], alpha, beta); break;
+        case TN_I8: tn__mm_naive_i8(M, N, K, (const int8_t *)A, a->strides[1], a->strides[2], (const int8_t *)Bm, b->strides[1], b->strides[2], (int8_t *)C, c->strides[1], c->strides[2], alpha, beta); break;
+        case TN_I16: tn__mm_naive_i16(M, N, K, (const int16_t *)A, a->strides[1], a->strides[2], (const int16_t *)Bm, b->strides[1], b->strides[2], (int16_t *)C, c->strides[1], c->strides[2], alpha, beta); break;
         default: return TN__FAIL_INT("matmul: not implemented for dtype %s", tn_dtype_name(c->dtype));
         }
         if (rc) return TN__FAIL_INT("matmul: out of memory for the packing buffers");
@@ -24868,7 +25187,7 @@ static void tn__meta_of(tn__meta *m, tn_tensor *t) {
     m->dtype = t->dtype;
     m->device = t->device;
     m->ndim = t->ndim;
-    memcpy(m->shape, t->shape, sizeof m->shape);
+    memcpy(m->shape, t->shape, (size_t)t->ndim * sizeof *m->shape);   /* the slots past ndim are never read */
 }
 
 /* A view whose base was modified in place after the view got its history reads, as in
@@ -24912,7 +25231,9 @@ static tn_node *tn__node_new(tn__gop op, int sub, tn_tensor *const *ins, int n) 
         tn_tensor *x = ins[i];
         nd->next[i].fn = NULL;
         nd->next[i].leaf = NULL;
-        memset(&nd->in[i], 0, sizeof nd->in[i]);
+        nd->in[i].ndim = 0;   /* an absent input's (the shape slots are never read past ndim) */
+        nd->in[i].dtype = TN_F32;
+        nd->in[i].device = TN_CPU;
         if (!x) continue;
         tn__meta_of(&nd->in[i], x);
         if (!x->requires_grad) continue;
@@ -31105,6 +31426,8 @@ static double tn__optim_read1(const tn_tensor *t) {
     case TN_I32: return *(const int32_t *)p;
     case TN_I64: return (double)*(const int64_t *)p;
     case TN_U8: return *(const uint8_t *)p;
+    case TN_I8: return *(const int8_t *)p;
+    case TN_I16: return *(const int16_t *)p;
     case TN_BOOL: return *(const bool *)p;
     default: return NAN;
     }
@@ -31293,7 +31616,8 @@ static int tn__optim_load_check(const char *fn, const tn_optim *o, const tn_dict
         }
         for (int j = 0; j < g->n; j++) {
             const char *p = (const char *)pt->storage->data + (pt->offset + j * pt->strides[0]) * (int64_t)tn_dtype_size(pt->dtype);
-            ids[g->first + j] = pt->dtype == TN_I64 ? *(const int64_t *)p : pt->dtype == TN_I32 ? *(const int32_t *)p : *(const uint8_t *)p;
+            ids[g->first + j] = pt->dtype == TN_I64 ? *(const int64_t *)p : pt->dtype == TN_I32 ? *(const int32_t *)p : pt->dtype == TN_I16 ? *(const int16_t *)p
+                              : pt->dtype == TN_I8 ? *(const int8_t *)p : *(const uint8_t *)p;
             byid[g->first + j].id = ids[g->first + j];
             byid[g->first + j].pos = g->first + j;
         }
@@ -33367,7 +33691,7 @@ TNDEF tn_dataset *tn_mnist_dataset(const char *dir, bool train) {
    "__metadata__" of strings; sorted by offsets, each tensor starts where the previous
    ended, holds exactly numel * itemsize bytes (no overflow), and the last ends at the
    end of the file. Also refused here: duplicate names or fields, nesting deeper than
-   64, more than 8 dims, dtypes this library lacks. Nothing outside [data, data+size)
+   64, more than TN_MAX_DIMS dims, dtypes this library lacks. Nothing outside [data, data+size)
    is read. */
 #if defined(__unix__) || defined(__APPLE__)
 #define TN__HAVE_MMAP 1
@@ -33378,9 +33702,10 @@ TNDEF tn_dataset *tn_mnist_dataset(const char *dir, bool train) {
 #endif
 
 #define TN__ST_MAX_HEADER 100000000ULL
-static const char *const tn__st_dtype_names[TN_NUM_DTYPES] = {"F32", "F64", "I32", "I64", "U8", "BOOL", "F16", "BF16"};
-/* The reference's Dtype order (increasing alignment): writers sort by it, descending. */
-static const int tn__st_rank[TN_NUM_DTYPES] = {5, 6, 4, 7, 1, 0, 2, 3};
+static const char *const tn__st_dtype_names[TN_NUM_DTYPES] = {"F32", "F64", "I32", "I64", "U8", "BOOL", "F16", "BF16", "I8", "I16"};
+/* The reference's Dtype order (BOOL U8 I8 I16 F16 BF16 I32 F32 F64 I64 among ours; increasing
+   alignment): writers sort by it, descending. */
+static const int tn__st_rank[TN_NUM_DTYPES] = {7, 8, 6, 9, 1, 0, 4, 5, 2, 3};
 
 typedef struct tn__st_entry {
     char *name;
@@ -33599,7 +33924,7 @@ static int tn__st_int_array(tn__st_parse *p, const char *tname, const char *fiel
             num[l] = 0;
             return tn__st_fail(p, "tensor '%s': %s holds %s, expected integers in [0, 2^63)", tname, field, num);
         }
-        if (*count == max) return tn__st_fail(p, "tensor '%s': %s has more than %d entries%s", tname, field, max, max == TN_MAX_DIMS ? " (tensor.h supports at most 8 dims)" : "");
+        if (*count == max) return tn__st_fail(p, "tensor '%s': %s has more than %d entries%s", tname, field, max, max == TN_MAX_DIMS ? " (tensor.h supports at most TN_MAX_DIMS dims)" : "");
         out[(*count)++] = v;
     } while (tn__st_eat(p, ','));
     return tn__st_eat(p, ']') ? 0 : tn__st_syntax(p, "expected ',' or ']'");
@@ -33636,11 +33961,11 @@ static int tn__st_tensor(tn__st_parse *p, char *name) {
             if (tn__st_string(p, &d)) return -1;
             int k = 0;
             while (k < TN_NUM_DTYPES && strcmp(d, tn__st_dtype_names[k])) k++;
-            static const char *const known[] = {"I8", "I16", "U16", "U32", "U64", "F8_E5M2", "F8_E4M3", "F8_E8M0", "F4", "F6_E2M3", "F6_E3M2", "C64"};
+            static const char *const known[] = {"U16", "U32", "U64", "F8_E5M2", "F8_E4M3", "F8_E8M0", "F4", "F6_E2M3", "F6_E3M2", "C64"};
             bool other = false;
             for (size_t j = 0; j < sizeof known / sizeof *known; j++) other = other || !strcmp(d, known[j]);
             if (k == TN_NUM_DTYPES) {
-                int rc = other ? tn__st_fail(p, "tensor '%s' has dtype %s, which tensor.h does not support (supported: F32, F64, I32, I64, U8, BOOL, F16, BF16)", name, d)
+                int rc = other ? tn__st_fail(p, "tensor '%s' has dtype %s, which tensor.h does not support (supported: F32, F64, I32, I64, I16, I8, U8, BOOL, F16, BF16)", name, d)
                                : tn__st_fail(p, "tensor '%s' has unknown dtype \"%.40s\"", name, d);
                 TN_FREE(d);
                 return rc;
@@ -34465,10 +34790,11 @@ static const struct { const char *module, *name; int g; int dtype; } tn__pt_glob
     {"torch", "HalfStorage", TN__G_STORAGE, TN_F16}, {"torch", "BFloat16Storage", TN__G_STORAGE, TN_BF16},
     {"torch", "LongStorage", TN__G_STORAGE, TN_I64}, {"torch", "IntStorage", TN__G_STORAGE, TN_I32},
     {"torch", "ByteStorage", TN__G_STORAGE, TN_U8}, {"torch", "BoolStorage", TN__G_STORAGE, TN_BOOL},
+    {"torch", "CharStorage", TN__G_STORAGE, TN_I8}, {"torch", "ShortStorage", TN__G_STORAGE, TN_I16},
     {"torch", "UntypedStorage", TN__G_STORAGE, TN_U8},
 };
 /* torch's storage types of the dtypes tensor.h lacks: named in the message */
-static const char *const tn__pt_unsupported_storages[] = {"ShortStorage", "CharStorage", "ComplexFloatStorage", "ComplexDoubleStorage",
+static const char *const tn__pt_unsupported_storages[] = {"ComplexFloatStorage", "ComplexDoubleStorage",
                                                          "QInt8Storage", "QUInt8Storage", "QInt32Storage", "QUInt4x2Storage", "QUInt2x4Storage"};
 
 typedef struct tn__pv {
@@ -34614,26 +34940,6 @@ static bool tn__pv_ints(const tn__pv *v, int64_t *out, int max, int *count) {
     return true;
 }
 
-/* n little-endian float16 (or bfloat16) values as float32: exact, subnormals, inf and NaN included. */
-static void tn__pt_half_to_float(float *out, const unsigned char *p, int64_t n, bool bf16) {
-    for (int64_t k = 0; k < n; k++) {
-        uint32_t h = tn__le16(p + 2 * k), u;
-        if (bf16) u = h << 16;
-        else {
-            uint32_t sign = (h >> 15) << 31, e = h >> 10 & 0x1F, mant = h & 0x3FF;
-            if (e == 0x1F) u = sign | 0x7F800000u | mant << 13;
-            else if (e) u = sign | (e + 112) << 23 | mant << 13;
-            else if (!mant) u = sign;
-            else {   /* subnormal: mant * 2^-24, normalised */
-                e = 113;
-                while (!(mant & 0x400)) { mant <<= 1; e--; }
-                u = sign | e << 23 | (mant & 0x3FF) << 13;
-            }
-        }
-        memcpy(&out[k], &u, 4);
-    }
-}
-
 /* persistent id ('storage', type, key, location, numel) -> the storage (one per key). */
 static tn__pv *tn__pm_storage(tn__pm *m, tn__pv *pid) {
     if (pid->kind != TN__PV_TUPLE || pid->len != 5 || pid->it[0]->kind != TN__PV_STR || strcmp(pid->it[0]->s, "storage") || pid->it[1]->kind != TN__PV_GLOBAL ||
@@ -34667,10 +34973,9 @@ static tn__pv *tn__pm_storage(tn__pm *m, tn__pv *pid) {
     const unsigned char *data = tn__zip_read(m->z, e, &owned);
     if (!data) return NULL;
     tn__pv *s = tn__pm_new(m, TN__PV_STORAGE);
-    bool half = dt == TN_F16 || dt == TN_BF16;   /* widened to float32 on load (issue 24 item 3; torch.load keeps half) */
-    tn_tensor *t = s ? tn_empty(&numel, 1, half ? TN_F32 : dt) : NULL;
-    if (t && half) tn__pt_half_to_float((float *)tn_data_ptr(t), data, numel, dt == TN_BF16);
-    else if (t && nbytes) memcpy(tn_data_ptr(t), data, (size_t)nbytes);
+    /* every dtype as torch.load keeps it, float16/bfloat16 too (their bits, little-endian as on every CPU tensor.h runs on) */
+    tn_tensor *t = s ? tn_empty(&numel, 1, dt) : NULL;
+    if (t && nbytes) memcpy(tn_data_ptr(t), data, (size_t)nbytes);
     TN_FREE(owned);
     if (!t) { if (s) tn__pm_fail(m, "cannot make storage '%s' (%lld elements): %s", nb, (long long)numel, tn_last_error()); return NULL; }
     s->t = t;
@@ -34717,7 +35022,7 @@ static tn__pv *tn__pm_reduce(tn__pm *m, tn__pv *f, tn__pv *args) {
             tn__pm_fail(m, "_rebuild_parameter needs (tensor, requires_grad, hooks%s)", f->g == TN__G_REBUILD_PARAM ? "" : ", state");
             return NULL;
         }
-        if (a[1]->i && (a[0]->t->dtype == TN_F32 || a[0]->t->dtype == TN_F64)) tn_requires_grad_(a[0]->t, true);
+        if (a[1]->i && tn_dtype_is_floating(a[0]->t->dtype)) tn_requires_grad_(a[0]->t, true);
         return a[0];
     default:
         tn__pm_fail(m, "a storage type is not callable here");
@@ -35111,7 +35416,8 @@ static int tn__pt_cmp_storage(const void *a, const void *b) {
 TNDEF int tn_save_pt(const char *path, const tn_dict *d) {
     const char *fn = "tn_save_pt";
     if (!path || !d) return TN__FAIL_INT("%s: need a path and a dict", fn);
-    static const char *const storage_names[TN_NUM_DTYPES] = {"FloatStorage", "DoubleStorage", "IntStorage", "LongStorage", "ByteStorage", "BoolStorage", "HalfStorage", "BFloat16Storage"};
+    static const char *const storage_names[TN_NUM_DTYPES] = {"FloatStorage", "DoubleStorage", "IntStorage", "LongStorage", "ByteStorage", "BoolStorage", "HalfStorage", "BFloat16Storage",
+                                                                             "CharStorage", "ShortStorage"};
     tn__pt_out o;
     memset(&o, 0, sizeof o);
     o.fn = fn;
@@ -37409,7 +37715,7 @@ static const char *tn__pbs_show(tn__pbs s, char *buf, size_t cap) {
 }
 
 /* ---- dtypes ---- */
-enum { TN__OX_FLOAT = 1, TN__OX_UINT8 = 2, TN__OX_INT8 = 3, TN__OX_INT32 = 6, TN__OX_INT64 = 7, TN__OX_BOOL = 9, TN__OX_FLOAT16 = 10, TN__OX_DOUBLE = 11 };
+enum { TN__OX_FLOAT = 1, TN__OX_UINT8 = 2, TN__OX_INT8 = 3, TN__OX_INT16 = 5, TN__OX_INT32 = 6, TN__OX_INT64 = 7, TN__OX_BOOL = 9, TN__OX_FLOAT16 = 10, TN__OX_DOUBLE = 11 };
 static int tn__onnx_type(tn_dtype d) {
     switch (d) {
     case TN_F32: return TN__OX_FLOAT;
@@ -37417,6 +37723,8 @@ static int tn__onnx_type(tn_dtype d) {
     case TN_I32: return TN__OX_INT32;
     case TN_I64: return TN__OX_INT64;
     case TN_U8: return TN__OX_UINT8;
+    case TN_I8: return TN__OX_INT8;
+    case TN_I16: return TN__OX_INT16;
     case TN_BOOL: return TN__OX_BOOL;
     default: return 0;
     }
@@ -37428,6 +37736,8 @@ static int tn__onnx_dtype(int64_t t, tn_dtype *d) {
     case TN__OX_INT32: *d = TN_I32; return 0;
     case TN__OX_INT64: *d = TN_I64; return 0;
     case TN__OX_UINT8: *d = TN_U8; return 0;
+    case TN__OX_INT8: *d = TN_I8; return 0;
+    case TN__OX_INT16: *d = TN_I16; return 0;
     case TN__OX_BOOL: *d = TN_BOOL; return 0;
     default: return -1;
     }
@@ -38183,6 +38493,8 @@ static int tn__oxi_tensor(const tn__oxi *c, tn__pbs msg, tn_tensor **out, tn__pb
                 case TN_I64: ((int64_t *)dst)[at] = (int64_t)u; break;
                 case TN_I32: ((int32_t *)dst)[at] = (int32_t)(uint32_t)u; break;
                 case TN_U8: dst[at] = (uint8_t)u; break;
+                case TN_I8: ((int8_t *)dst)[at] = (int8_t)(uint8_t)u; break;       /* int32_data holds them sign-extended */
+                case TN_I16: ((int16_t *)dst)[at] = (int16_t)(uint16_t)u; break;
                 default: dst[at] = u != 0; break;
                 }
                 at++;
@@ -39635,7 +39947,7 @@ TNDEF DLManagedTensor *tn_to_dlpack(tn_tensor *t) {
     switch (t->dtype) {
     case TN_F32: case TN_F64: case TN_F16: dt.code = kDLFloat; break;
     case TN_BF16: dt.code = kDLBfloat; break;
-    case TN_I32: case TN_I64: dt.code = kDLInt; break;
+    case TN_I32: case TN_I64: case TN_I8: case TN_I16: dt.code = kDLInt; break;
     case TN_U8: dt.code = kDLUInt; break;
     case TN_BOOL: dt.code = kDLBool; break;
     default: return (DLManagedTensor *)tn__error("tn_to_dlpack: dtype %s has no DLPack code", tn_dtype_name(t->dtype));
@@ -39671,7 +39983,7 @@ TNDEF tn_tensor *tn_from_dlpack(DLManagedTensor *m) {
     if (dt.lanes == 1) {
         if (dt.code == kDLFloat) dtype = dt.bits == 32 ? TN_F32 : dt.bits == 64 ? TN_F64 : dt.bits == 16 ? TN_F16 : TN_NUM_DTYPES;
         else if (dt.code == kDLBfloat && dt.bits == 16) dtype = TN_BF16;
-        else if (dt.code == kDLInt) dtype = dt.bits == 32 ? TN_I32 : dt.bits == 64 ? TN_I64 : TN_NUM_DTYPES;
+        else if (dt.code == kDLInt) dtype = dt.bits == 32 ? TN_I32 : dt.bits == 64 ? TN_I64 : dt.bits == 8 ? TN_I8 : dt.bits == 16 ? TN_I16 : TN_NUM_DTYPES;
         else if (dt.code == kDLUInt && dt.bits == 8) dtype = TN_U8;
         else if (dt.code == kDLBool && dt.bits == 8) dtype = TN_BOOL;
     }
@@ -39679,6 +39991,7 @@ TNDEF tn_tensor *tn_from_dlpack(DLManagedTensor *m) {
     if (x->device.device_type == kDLCPU || x->device.device_type == kDLCUDAHost) device = TN_CPU;
     else if (x->device.device_type == kDLCUDA && tn_cuda_is_available() && x->device.device_id == tn_cuda_current_device()) device = TN_CUDA;
     const char *why = dtype == TN_NUM_DTYPES ? "a dtype this library does not have" : device == TN_NUM_DEVICES ? "memory on a device this library cannot reach"
+                    : device == TN_CUDA && (dtype == TN_I8 || dtype == TN_I16) ? "int8/int16 on CUDA (CPU only)"
                     : x->ndim < 0 || x->ndim > TN_MAX_DIMS ? "more dims than TN_MAX_DIMS" : NULL;
     tn_tensor *t = NULL;
     if (!why) t = tn__from_memory(fn, (char *)x->data + x->byte_offset, x->shape, x->ndim, x->strides, dtype, device, tn__dlpack_release, m);
@@ -40138,6 +40451,8 @@ static MPI_Datatype tn__mpi_type(tn_dtype d) {
         case TN_I32: return MPI_INT32_T;
         case TN_I64: return MPI_INT64_T;
         case TN_U8: return MPI_UINT8_T;
+        case TN_I8: return MPI_INT8_T;
+        case TN_I16: return MPI_INT16_T;
         case TN_BOOL: return MPI_C_BOOL;
         default: return MPI_DATATYPE_NULL;
     }
@@ -40888,6 +41203,8 @@ static void tn__scatter_reduce_elem(const struct tn__ictx *c, char *d, const cha
     case TN_I32: TN__SCATTER_RED(int32_t, uint32_t); break;
     case TN_I64: TN__SCATTER_RED(int64_t, uint64_t); break;
     case TN_U8: TN__SCATTER_RED(uint8_t, unsigned); break;
+    case TN_I8: TN__SCATTER_RED(int8_t, unsigned); break;
+    case TN_I16: TN__SCATTER_RED(int16_t, unsigned); break;
     default: { bool *dp = (bool *)d, sv = *(const bool *)sp; *dp = c->mode == SCATTER_MUL || c->mode == SCATTER_MIN ? (*dp && sv) : (*dp || sv); break; }
     }
 }
@@ -40908,6 +41225,8 @@ static void tn__index_loop(char **p, const int64_t *s, int64_t n, void *vc) {
         case TN_I32: *(int32_t *)d = (int32_t)((uint32_t)*(int32_t *)d + (uint32_t)*(const int32_t *)sp); break;
         case TN_I64: *(int64_t *)d = (int64_t)((uint64_t)*(int64_t *)d + (uint64_t)*(const int64_t *)sp); break;
         case TN_U8: *(uint8_t *)d = (uint8_t)(*(uint8_t *)d + *(const uint8_t *)sp); break;
+        case TN_I8: *(int8_t *)d = (int8_t)(*(int8_t *)d + *(const int8_t *)sp); break;     /* in int, wrapped on the store */
+        case TN_I16: *(int16_t *)d = (int16_t)(*(int16_t *)d + *(const int16_t *)sp); break;
         default: *(bool *)d = *(bool *)d || *(const bool *)sp; break;
         }
     }

@@ -22,6 +22,12 @@
  * Philox, optimizer rules) comes from tensor.h's TN_HD functions.
  */
 #include "tensor.h"
+/* Kernels take shapes and strides by value (Geo<N>, the index kernel's geometry: (2 +
+   TN_MAX_DIMS) x TN_MAX_DIMS strides): up to 16 dims they stay under CUDA's classic 4 KB
+   kernel-parameter limit. Larger limits are CPU-only until the geometry moves to memory. */
+#if TN_MAX_DIMS > 16
+#error "tensor_cuda.cu supports TN_MAX_DIMS up to 16 (kernel parameters hold the shapes and strides)"
+#endif
 
 #include <cuda_runtime.h>
 #include <cublas_v2.h>

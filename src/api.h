@@ -87,7 +87,15 @@
 #define TN_HD
 #endif
 
+/* The most dims a tensor may have (PyTorch allows 64): a compile-time option, the same in
+   every unit that includes tensor.h (-DTN_MAX_DIMS=64; the GPU unit takes up to 16). Each
+   tensor carries this many shape and stride slots (bench/bench_max_dims.sh, README). */
+#ifndef TN_MAX_DIMS
 #define TN_MAX_DIMS 8
+#endif
+#if TN_MAX_DIMS < 8 || TN_MAX_DIMS > 64
+#error "TN_MAX_DIMS must be in [8, 64] (PyTorch's limit is 64)"
+#endif
 
 /* Shape and dim-list literals: tn_zeros(TN_SHAPE(2, 3), TN_F32) expands to
    tn_zeros((int64_t[]){2, 3}, 2, TN_F32); in C++ the array is an initializer_list's,
@@ -214,6 +222,7 @@ typedef struct tn_doubles { int n; double v[TN_LIST_MAX]; } tn_doubles;
 typedef void (*tn_error_handler)(const char *message, void *user);
 
 TNDEF const char *tn_library_version(void);   /* "0.2.0": TENSOR_VERSION_STRING of the implementation */
+TNDEF int tn_max_dims(void);                  /* the TN_MAX_DIMS the implementation was compiled with */
 TNDEF const char *tn_last_error(void);        /* the last error on this thread ("" if none); a success does not clear it */
 TNDEF void tn_clear_error(void);              /* reset tn_last_error() to "" */
 /* Calls handler(message, user) on every error (NULL restores the default: record only). */
@@ -230,6 +239,7 @@ typedef enum tn_dtype {
     TN_F32 = 0, /* the default: zero-initialised options mean float32, as in PyTorch */
     TN_F64, TN_I32, TN_I64, TN_U8, TN_BOOL,
     TN_F16, TN_BF16,   /* half precision: stored in 16 bits, computed in float32 registers (CPU and CUDA) */
+    TN_I8, TN_I16,     /* torch.int8 (char), torch.int16 (short): CPU only, the GPU unit refuses them */
     TN_NUM_DTYPES
 } tn_dtype;
 
@@ -3738,7 +3748,7 @@ TNDEF char *tn_safetensors_serialize(const tn_dict *d, size_t *size);
    files are refused with a message. */
 /* Load a state dict (torch.save(model.state_dict(), path)) into a dict: tensors keep the
    strides and storage offsets of the file, and tensors that shared a storage share one
-   here (tn_same_storage). float16/bfloat16 tensors become float32. Nested dicts, lists
+   here (tn_same_storage); every dtype as torch.load keeps it, float16/bfloat16 too. Nested dicts, lists
    and tuples are flattened under dotted names ("model.fc.weight", "hist.0"); numbers
    become 0-d tensors (int64, float64, bool), strings metadata; None is dropped. */
 TNDEF tn_dict *tn_load_pt(const char *path);

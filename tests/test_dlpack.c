@@ -83,8 +83,8 @@ TEST(dlpack_import) {
     tn_release(view);
     CHECK(freed == 1);
     /* errors give the producer's memory back, exactly once */
-    const DLDataType i8 = {kDLInt, 8, 1}, f32x4 = {kDLFloat, 32, 4};
-    CHECK_ERR(tn_from_dlpack(foreign(2, 2, 2, 1, i8, kDLCPU)), "a dtype this library does not have");
+    const DLDataType u16 = {kDLUInt, 16, 1}, f32x4 = {kDLFloat, 32, 4};
+    CHECK_ERR(tn_from_dlpack(foreign(2, 2, 2, 1, u16, kDLCPU)), "a dtype this library does not have");
     CHECK_ERR(tn_from_dlpack(foreign(2, 2, 2, 1, f32x4, kDLCPU)), "4 lanes");
     CHECK_ERR(tn_from_dlpack(foreign(2, 2, 2, 1, f32, kDLVulkan)), "a device this library cannot reach");
     CHECK_ERR(tn_from_dlpack(foreign(2, 2, -1, 1, f32, kDLCPU)), "negative stride");

@@ -1,6 +1,6 @@
 /* Tests of tn_load_pt / tn_save_pt (PyTorch's .pt zip format): files written by real
    PyTorch (tests/data/pt_*.pt, made by tests/data/make_pt_fixtures.py: values are the
-   formulas below), views sharing a storage, float16/bfloat16 to float32, nested objects,
+   formulas below), views sharing a storage, float16/bfloat16 kept, nested objects,
    deflated entries, round trips through tn_save_pt with the file's bytes checked against
    the zip layout torch writes, and hostile inputs: pickles naming os.system and
    builtins.eval, legacy files, every truncation and bit flips of a real file (refused or
@@ -45,6 +45,8 @@ static double at(tn_tensor *t, int64_t i, int64_t j) {   /* element [i] or [i, j
     case TN_I64: return (double)*(const int64_t *)p;
     case TN_U8: return *(const uint8_t *)p;
     case TN_BOOL: return *(const bool *)p;
+    case TN_F16: return tn_half_to_float(*(const uint16_t *)p);
+    case TN_BF16: return tn_bfloat16_to_float(*(const uint16_t *)p);
     default: return NAN;
     }
 }
@@ -77,10 +79,10 @@ static void check_state(tn_dict *d, bool from_torch) {
     CHECK(tn_get_dtype(tn_dict_get(d, "b")) == TN_BOOL && at(tn_dict_get(d, "b"), 0, 0) == 1 && at(tn_dict_get(d, "b"), 1, 0) == 0);
     CHECK(tn_get_dtype(tn_dict_get(d, "u")) == TN_U8 && at(tn_dict_get(d, "u"), 1, 0) == 255);
     CHECK(tn_get_dtype(tn_dict_get(d, "i32")) == TN_I32 && at(tn_dict_get(d, "i32"), 0, 0) == -1);
-    /* half precision arrives as float32 (from torch's files; ours keep the dtype torch wrote) */
+    /* half precision keeps its dtype, as torch.load's (float32 before 0.2.0) */
     tn_tensor *h = tn_dict_get(d, "h"), *bf = tn_dict_get(d, "bf");
-    CHECK(shape_is(h, 1, 4, 0) && tn_get_dtype(h) == TN_F32 && at(h, 3, 0) == 1.5);
-    CHECK(shape_is(bf, 1, 3, 0) && tn_get_dtype(bf) == TN_F32 && at(bf, 0, 0) == -1 && at(bf, 2, 0) == 1);
+    CHECK(shape_is(h, 1, 4, 0) && tn_get_dtype(h) == TN_F16 && at(h, 1, 0) == 0.5 && at(h, 3, 0) == 1.5);
+    CHECK(shape_is(bf, 1, 3, 0) && tn_get_dtype(bf) == TN_BF16 && at(bf, 0, 0) == -1 && at(bf, 2, 0) == 1);
     CHECK(shape_is(tn_dict_get(d, "e"), 2, 0, 3));
     tn_tensor *p = tn_dict_get(d, "p");
     CHECK(shape_is(p, 1, 2, 0) && at(p, 1, 0) == 1);
@@ -284,7 +286,7 @@ TEST(hostile_pickles) {
 #define BAD(s, e) {s, sizeof(s) - 1, e}
         BAD("\x80\x02" "cos\nsystem\nX\x02\x00\x00\x00idR.", "refusing the global 'os.system'"),
         BAD("\x80\x04X\x08\x00\x00\x00" "builtinsX\x04\x00\x00\x00" "exec\x93.", "refusing the global 'builtins.exec'"),
-        BAD("\x80\x02" "ctorch\nShortStorage\n.", "ShortStorage: tensors of this dtype are not supported"),
+        BAD("\x80\x02" "ctorch\nComplexFloatStorage\n.", "ComplexFloatStorage: tensors of this dtype are not supported"),
         BAD("\x80\x02(i__main__\nX\n.", "opcode 0x69 ('i') is not part"),
         BAD("\x80\x02]q\x00h\x00" "a.", "the object is nested deeper than 64"),         /* a list holding itself */
         BAD("\x80\x02}X\x01\x00\x00\x00" "a", "truncated"),

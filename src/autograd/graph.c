@@ -97,7 +97,7 @@ static void tn__meta_of(tn__meta *m, tn_tensor *t) {
     m->dtype = t->dtype;
     m->device = t->device;
     m->ndim = t->ndim;
-    memcpy(m->shape, t->shape, sizeof m->shape);
+    memcpy(m->shape, t->shape, (size_t)t->ndim * sizeof *m->shape);   /* the slots past ndim are never read */
 }
 
 /* A view whose base was modified in place after the view got its history reads, as in
@@ -141,7 +141,9 @@ static tn_node *tn__node_new(tn__gop op, int sub, tn_tensor *const *ins, int n) 
         tn_tensor *x = ins[i];
         nd->next[i].fn = NULL;
         nd->next[i].leaf = NULL;
-        memset(&nd->in[i], 0, sizeof nd->in[i]);
+        nd->in[i].ndim = 0;   /* an absent input's (the shape slots are never read past ndim) */
+        nd->in[i].dtype = TN_F32;
+        nd->in[i].device = TN_CPU;
         if (!x) continue;
         tn__meta_of(&nd->in[i], x);
         if (!x->requires_grad) continue;

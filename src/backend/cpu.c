@@ -15,6 +15,8 @@ static void tn__scatter_reduce_elem(const struct tn__ictx *c, char *d, const cha
     case TN_I32: TN__SCATTER_RED(int32_t, uint32_t); break;
     case TN_I64: TN__SCATTER_RED(int64_t, uint64_t); break;
     case TN_U8: TN__SCATTER_RED(uint8_t, unsigned); break;
+    case TN_I8: TN__SCATTER_RED(int8_t, unsigned); break;
+    case TN_I16: TN__SCATTER_RED(int16_t, unsigned); break;
     default: { bool *dp = (bool *)d, sv = *(const bool *)sp; *dp = c->mode == SCATTER_MUL || c->mode == SCATTER_MIN ? (*dp && sv) : (*dp || sv); break; }
     }
 }
@@ -35,6 +37,8 @@ static void tn__index_loop(char **p, const int64_t *s, int64_t n, void *vc) {
         case TN_I32: *(int32_t *)d = (int32_t)((uint32_t)*(int32_t *)d + (uint32_t)*(const int32_t *)sp); break;
         case TN_I64: *(int64_t *)d = (int64_t)((uint64_t)*(int64_t *)d + (uint64_t)*(const int64_t *)sp); break;
         case TN_U8: *(uint8_t *)d = (uint8_t)(*(uint8_t *)d + *(const uint8_t *)sp); break;
+        case TN_I8: *(int8_t *)d = (int8_t)(*(int8_t *)d + *(const int8_t *)sp); break;     /* in int, wrapped on the store */
+        case TN_I16: *(int16_t *)d = (int16_t)(*(int16_t *)d + *(const int16_t *)sp); break;
         default: *(bool *)d = *(bool *)d || *(const bool *)sp; break;
         }
     }

@@ -1,25 +1,11 @@
 /* The CPU element types. Each entry: dtype, C type, suffix, how values convert
    (flt: through double; int: through int64_t, so int64 values stay exact). */
 #define TN__TYPES(X) X(TN_F32, float, f32, flt) X(TN_F64, double, f64, flt) X(TN_I32, int32_t, i32, int) \
-                     X(TN_I64, int64_t, i64, int) X(TN_U8, uint8_t, u8, int) X(TN_BOOL, bool, b, int)
+                     X(TN_I64, int64_t, i64, int) X(TN_U8, uint8_t, u8, int) X(TN_BOOL, bool, b, int) \
+                     X(TN_I8, int8_t, i8, int) X(TN_I16, int16_t, i16, int)
 #define TN__TYPES_WITH(X, A, B) X(TN_F32, float, f32, flt, A, B) X(TN_F64, double, f64, flt, A, B) \
-    X(TN_I32, int32_t, i32, int, A, B) X(TN_I64, int64_t, i64, int, A, B) X(TN_U8, uint8_t, u8, int, A, B) X(TN_BOOL, bool, b, int, A, B)
-
-/* Float -> integer conversions are undefined in C out of range; give what x86 (and so
-   PyTorch on CPU) gives: the "integer indefinite" value, and uint8 wraps through int64. */
-static int64_t tn__f2i64(double v) { return (v != v || v >= 9.2233720368547758e18 || v < -9.2233720368547758e18) ? INT64_MIN : (int64_t)v; }
-static float tn__cvt_f32_flt(double v) { return (float)v; }
-static float tn__cvt_f32_int(int64_t v) { return (float)v; }
-static double tn__cvt_f64_flt(double v) { return v; }
-static double tn__cvt_f64_int(int64_t v) { return (double)v; }
-static int32_t tn__cvt_i32_flt(double v) { return (v != v || v >= 2147483648.0 || v <= -2147483649.0) ? INT32_MIN : (int32_t)v; }
-static int32_t tn__cvt_i32_int(int64_t v) { return (int32_t)(uint32_t)(uint64_t)v; }
-static int64_t tn__cvt_i64_flt(double v) { return tn__f2i64(v); }
-static int64_t tn__cvt_i64_int(int64_t v) { return v; }
-static uint8_t tn__cvt_u8_flt(double v) { return (uint8_t)(uint64_t)tn__f2i64(v); }
-static uint8_t tn__cvt_u8_int(int64_t v) { return (uint8_t)(uint64_t)v; }
-static bool tn__cvt_b_flt(double v) { return v != 0; }
-static bool tn__cvt_b_int(int64_t v) { return v != 0; }
+    X(TN_I32, int32_t, i32, int, A, B) X(TN_I64, int64_t, i64, int, A, B) X(TN_U8, uint8_t, u8, int, A, B) X(TN_BOOL, bool, b, int, A, B) \
+    X(TN_I8, int8_t, i8, int, A, B) X(TN_I16, int16_t, i16, int, A, B)
 
 /* Strided elementwise conversion, one function per destination type. */
 #define TN__CAST_FROM(E, TI, SI, KI, TO, SO) case E: { \
@@ -126,6 +112,8 @@ static void tn__random_part(void *args, int64_t lo, int64_t hi) {
         case TN_I32: ((int32_t *)base)[i] = (int32_t)v; break;
         case TN_I64: ((int64_t *)base)[i] = (int64_t)v; break;
         case TN_U8: ((uint8_t *)base)[i] = (uint8_t)v; break;
+        case TN_I8: ((int8_t *)base)[i] = tn__cvt_i8_flt(v); break;
+        case TN_I16: ((int16_t *)base)[i] = tn__cvt_i16_flt(v); break;
         default: ((bool *)base)[i] = v != 0; break;
         }
     }
@@ -152,9 +140,7 @@ static tn_tensor *tn__new_checked(const char *fn, const int64_t *shape, int ndim
 
 /* PyTorch refuses a fill value that does not fit an integer dtype (300 into uint8). */
 static int tn__check_fill_value(const char *fn, double v, tn_dtype dtype) {
-    double lo = dtype == TN_U8 ? 0 : dtype == TN_I32 ? INT32_MIN : -9.2233720368547758e18;
-    double hi = dtype == TN_U8 ? 255 : dtype == TN_I32 ? INT32_MAX : 9.2233720368547758e18;
-    if (tn__is_int(dtype) && !(v >= lo && v <= hi))
+    if (tn__is_int(dtype) && !(v >= tn__int_lowest(dtype) && v <= tn__int_highest(dtype)))
         return TN__FAIL_INT("%s: value %g cannot be converted to type %s without overflow", fn, v, tn_dtype_name(dtype));
     return 0;
 }
@@ -255,8 +241,8 @@ TNDEF tn_tensor *tn_scalar_tensor(double value, tn_dtype dtype) { return TN__AS(
 /* linspace/logspace's start or end in an integral dtype: truncated, and PyTorch's overflow
    error where it does not fit (uint8 takes -255..-1 as an int does: modulo 256) */
 static int tn__range_end(const char *fn, double v, tn_dtype dtype, double *out) {
-    const double lo = dtype == TN_U8 ? -255 : dtype == TN_I32 ? -2147483648.0 : -9223372036854775808.0;
-    const double hi = dtype == TN_U8 ? 255 : dtype == TN_I32 ? 2147483647.0 : 9223372036854774784.0;
+    const double lo = dtype == TN_U8 ? -255 : tn__int_lowest(dtype);
+    const double hi = dtype == TN_I64 ? 9223372036854774784.0 : tn__int_highest(dtype);
     if (!(v >= lo && v <= hi)) return TN__FAIL_INT("%s: value cannot be converted to type %s without overflow (got %g)", fn, tn_dtype_name(dtype), v);
     v = trunc(v);
     *out = dtype == TN_U8 && v < 0 ? v + 256 : v;

@@ -1,5 +1,5 @@
-static const char *const tn__dtype_names[TN_NUM_DTYPES] = {"float32", "float64", "int32", "int64", "uint8", "bool", "float16", "bfloat16"};
-static const size_t tn__dtype_sizes[TN_NUM_DTYPES] = {4, 8, 4, 8, 1, 1, 2, 2};
+static const char *const tn__dtype_names[TN_NUM_DTYPES] = {"float32", "float64", "int32", "int64", "uint8", "bool", "float16", "bfloat16", "int8", "int16"};
+static const size_t tn__dtype_sizes[TN_NUM_DTYPES] = {4, 8, 4, 8, 1, 1, 2, 2, 1, 2};
 
 TNDEF const char *tn_dtype_name(tn_dtype d) { return (unsigned)d < TN_NUM_DTYPES ? tn__dtype_names[d] : "invalid"; }
 TNDEF size_t tn_dtype_size(tn_dtype d) { return (unsigned)d < TN_NUM_DTYPES ? tn__dtype_sizes[d] : 0; }
@@ -7,17 +7,27 @@ TNDEF bool tn_dtype_is_floating(tn_dtype d) { return d == TN_F32 || d == TN_F64 
 TNDEF const char *tn_device_name(tn_device d) { return d == TN_CPU ? "cpu" : d == TN_CUDA ? "cuda" : "invalid"; }
 /* PyTorch's ScalarType names, for its "not implemented for 'Long'" messages */
 static const char *tn__torch_type_name(tn_dtype d) {
-    static const char *const names[TN_NUM_DTYPES] = {"Float", "Double", "Int", "Long", "Byte", "Bool", "Half", "BFloat16"};
+    static const char *const names[TN_NUM_DTYPES] = {"Float", "Double", "Int", "Long", "Byte", "Bool", "Half", "BFloat16", "Char", "Short"};
     return (unsigned)d < TN_NUM_DTYPES ? names[d] : "invalid";
 }
-static bool tn__is_int(tn_dtype d) { return d == TN_I32 || d == TN_I64 || d == TN_U8; }
+static bool tn__is_int(tn_dtype d) { return d == TN_I32 || d == TN_I64 || d == TN_U8 || d == TN_I8 || d == TN_I16; }
+/* The range of an integral dtype (bool: 0..1), as doubles (int64's ends round to +-2^63). */
+static double tn__int_lowest(tn_dtype d) {
+    return d == TN_I8 ? -128.0 : d == TN_I16 ? -32768.0 : d == TN_I32 ? -2147483648.0 : d == TN_I64 ? -9223372036854775808.0 : 0;
+}
+static double tn__int_highest(tn_dtype d) {
+    return d == TN_I8 ? 127.0 : d == TN_I16 ? 32767.0 : d == TN_I32 ? 2147483647.0 : d == TN_I64 ? 9223372036854775807.0 : d == TN_U8 ? 255.0 : 1.0;
+}
 static int tn__category(tn_dtype d) { return d == TN_BOOL ? 0 : tn__is_int(d) ? 1 : 2; }
 
 TNDEF tn_dtype tn_promote_types(tn_dtype a, tn_dtype b) {
     if (a == b) return a;
     int ca = tn__category(a), cb = tn__category(b);
     if (ca != cb) return ca > cb ? a : b;
-    if (ca == 1) return a == TN_U8 ? b : b == TN_U8 ? a : (a == TN_I64 || b == TN_I64 ? TN_I64 : TN_I32);
+    if (ca == 1) {   /* the wider signed type; uint8 with int8 needs int16 (PyTorch's table) */
+        if (a == TN_U8 || b == TN_U8) { tn_dtype o = a == TN_U8 ? b : a; return o == TN_I8 ? TN_I16 : o; }
+        return tn_dtype_size(a) >= tn_dtype_size(b) ? a : b;
+    }
     if (a == TN_F64 || b == TN_F64) return TN_F64;
     return TN_F32; /* f16 with bf16 or f32 */
 }
@@ -56,3 +66,28 @@ TNDEF tn_dtype tn_result_type(tn_tensor *const *ts, int n) {
     tn_dtype r = tn__combine_categories(dim, tn__combine_categories(zero, wrapped));
     return r == TN_NUM_DTYPES ? tn__default_dtype : r;
 }
+
+/* Element conversions, one per destination type and source kind (flt: from double; int:
+   from int64_t); the CPU copies (creation.c) and half staging (half.c) use them. */
+/* Float -> integer conversions are undefined in C out of range; give what x86 (and so
+   PyTorch on CPU) gives: the "integer indefinite" value, uint8 wraps through int64, and
+   int8/int16 wrap through int32 (so 300.0 -> int8 44, and beyond int32 0, as PyTorch).
+   Integer -> narrower integer keeps the low bits. */
+static int64_t tn__f2i64(double v) { return (v != v || v >= 9.2233720368547758e18 || v < -9.2233720368547758e18) ? INT64_MIN : (int64_t)v; }
+static float tn__cvt_f32_flt(double v) { return (float)v; }
+static float tn__cvt_f32_int(int64_t v) { return (float)v; }
+static double tn__cvt_f64_flt(double v) { return v; }
+static double tn__cvt_f64_int(int64_t v) { return (double)v; }
+static int32_t tn__cvt_i32_flt(double v) { return (v != v || v >= 2147483648.0 || v <= -2147483649.0) ? INT32_MIN : (int32_t)v; }
+static int32_t tn__cvt_i32_int(int64_t v) { return (int32_t)(uint32_t)(uint64_t)v; }
+static int8_t tn__cvt_i8_int(int64_t v) { return (int8_t)(uint8_t)(uint64_t)v; }
+static int8_t tn__cvt_i8_flt(double v) { return tn__cvt_i8_int(tn__cvt_i32_flt(v)); }
+static int16_t tn__cvt_i16_int(int64_t v) { return (int16_t)(uint16_t)(uint64_t)v; }
+static int16_t tn__cvt_i16_flt(double v) { return tn__cvt_i16_int(tn__cvt_i32_flt(v)); }
+static int64_t tn__cvt_i64_flt(double v) { return tn__f2i64(v); }
+static int64_t tn__cvt_i64_int(int64_t v) { return v; }
+static uint8_t tn__cvt_u8_flt(double v) { return (uint8_t)(uint64_t)tn__f2i64(v); }
+static uint8_t tn__cvt_u8_int(int64_t v) { return (uint8_t)(uint64_t)v; }
+static bool tn__cvt_b_flt(double v) { return v != 0; }
+static bool tn__cvt_b_int(int64_t v) { return v != 0; }
+

@@ -5,6 +5,7 @@ static tn_error_handler tn__error_handler;
 static void *tn__error_user;
 
 TNDEF const char *tn_library_version(void) { return TENSOR_VERSION_STRING; }
+TNDEF int tn_max_dims(void) { return TN_MAX_DIMS; }
 TNDEF const char *tn_last_error(void) { return tn__errbuf; }
 TNDEF void tn_clear_error(void) { tn__errbuf[0] = 0; }
 TNDEF void tn_set_error_handler(tn_error_handler handler, void *user) {

@@ -78,6 +78,8 @@ static float tn__load_as_float(const char *p, tn_dtype d) {
     case TN_I32: return (float)*(const int32_t *)p;
     case TN_I64: return (float)*(const int64_t *)p;
     case TN_U8: return (float)*(const uint8_t *)p;
+    case TN_I8: return (float)*(const int8_t *)p;
+    case TN_I16: return (float)*(const int16_t *)p;
     case TN_BOOL: return *(const bool *)p ? 1.0f : 0.0f;
     case TN_F16: return tn__h2f(*(const uint16_t *)p);
     default: return tn__bf2f(*(const uint16_t *)p);
@@ -94,6 +96,8 @@ static void tn__cast_half_any(char **p, const int64_t *s, int64_t n, void *ctx) 
         case TN_I32: *(int32_t *)o = v != v || v >= 2147483648.0f || v < -2147483648.0f ? INT32_MIN : (int32_t)v; break;
         case TN_I64: *(int64_t *)o = v != v || v >= 9.2233720368547758e18f || v < -9.2233720368547758e18f ? INT64_MIN : (int64_t)v; break;
         case TN_U8: *(uint8_t *)o = (uint8_t)(uint64_t)(v != v || v >= 9.2233720368547758e18f || v < -9.2233720368547758e18f ? INT64_MIN : (int64_t)v); break;
+        case TN_I8: *(int8_t *)o = tn__cvt_i8_flt(v); break;     /* through int32, as PyTorch */
+        case TN_I16: *(int16_t *)o = tn__cvt_i16_flt(v); break;
         case TN_BOOL: *(bool *)o = v != 0; break;
         case TN_F16: *(uint16_t *)o = tn__f2h(v); break;
         default: *(uint16_t *)o = v != v ? 0x7FC0 : tn__f2bf(v); break;   /* c10's scalar NaN, as PyTorch's non-float32 sources */

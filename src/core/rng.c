@@ -212,6 +212,8 @@ static void tn__mt_store(char *base, tn_dtype dt, int64_t i, double v, int64_t i
     case TN_I32: ((int32_t *)base)[i] = isint ? (int32_t)iv : (int32_t)v; break;
     case TN_I64: ((int64_t *)base)[i] = isint ? iv : (int64_t)v; break;
     case TN_U8: ((uint8_t *)base)[i] = isint ? (uint8_t)iv : (uint8_t)v; break;
+    case TN_I8: ((int8_t *)base)[i] = isint ? tn__cvt_i8_int(iv) : tn__cvt_i8_flt(v); break;
+    case TN_I16: ((int16_t *)base)[i] = isint ? tn__cvt_i16_int(iv) : tn__cvt_i16_flt(v); break;
     default: ((bool *)base)[i] = isint ? iv != 0 : v != 0; break;
     }
 }
@@ -346,13 +348,15 @@ TNDEF tn_tensor *tn_uniform(double low, double high, const int64_t *shape, int n
     if (!(low <= high)) return (tn_tensor *)tn__error("tn_uniform: expected low <= high, got %g > %g", low, high);
     return tn__random("tn_uniform", UNIFORM, shape, ndim, dtype, g, low, high, 0, 0, TN_CPU);
 }
+static const char *tn__cpp_type_name(tn_dtype dt);   /* PyTorch's messages name C++ types */
 TNDEF tn_tensor *tn_randint(int64_t low, int64_t high, const int64_t *shape, int ndim, tn_dtype dtype, tn_generator *g) {
     if (low >= high) return (tn_tensor *)tn__error("tn_randint: expected low < high, got low %lld, high %lld", (long long)low, (long long)high);
     if (dtype == TN_BOOL) return (tn_tensor *)tn__error("tn_randint: dtype bool is not supported");
-    double dmin = dtype == TN_U8 ? 0 : dtype == TN_I32 ? INT32_MIN : dtype == TN_F32 ? -16777216.0 : dtype == TN_F64 ? -9007199254740992.0 : -9.3e18;
-    double dmax = dtype == TN_U8 ? 256 : dtype == TN_I32 ? 2147483648.0 : dtype == TN_F32 ? 16777217.0 : dtype == TN_F64 ? 9007199254740993.0 : 9.3e18;
-    if ((double)low < dmin || (double)high > dmax)
-        return (tn_tensor *)tn__error("tn_randint: range [%lld, %lld) is out of bounds for dtype %s", (long long)low, (long long)high, tn_dtype_name(dtype));
+    const bool narrow = tn__is_int(dtype) && dtype != TN_I64;
+    double dmin = narrow ? tn__int_lowest(dtype) : dtype == TN_F32 ? -16777216.0 : dtype == TN_F64 ? -9007199254740992.0 : -9.3e18;
+    double dmax = narrow ? tn__int_highest(dtype) + 1 : dtype == TN_F32 ? 16777217.0 : dtype == TN_F64 ? 9007199254740993.0 : 9.3e18;
+    if ((double)low < dmin || (double)low >= dmax) return (tn_tensor *)tn__error("tn_randint: from is out of bounds for %s (from = %lld)", tn__cpp_type_name(dtype), (long long)low);
+    if ((double)high > dmax) return (tn_tensor *)tn__error("tn_randint: to - 1 is out of bounds for %s (to = %lld)", tn__cpp_type_name(dtype), (long long)high);
     return tn__random("tn_randint", RANDINT, shape, ndim, dtype, g, (double)low, (double)high, low, (uint64_t)high - (uint64_t)low, TN_CPU);
 }
 TNDEF tn_tensor *tn_rand_like(tn_tensor *t) { TN__CHECK_NULL(t); return tn__random("tn_rand_like", UNIFORM, t->shape, t->ndim, t->dtype, NULL, 0, 1, 0, 0, t->device); }
@@ -414,7 +418,7 @@ static tn_tensor *tn__randperm_impl(int64_t n, tn_dtype dtype, tn_generator *gen
     if (dtype == TN_BOOL) return (tn_tensor *)tn__error("tn_randperm: \"randperm\" not implemented for 'Bool'");
     /* as PyTorch: the largest value n - 1 must fit an integer dtype, and n values must stay
        distinct in a float one (its mantissa bits + 1) */
-    if ((dtype == TN_U8 && n > 256) || (dtype == TN_I32 && n - 1 > INT32_MAX))
+    if (tn__is_int(dtype) && dtype != TN_I64 && (double)(n - 1) > tn__int_highest(dtype))
         return (tn_tensor *)tn__error("tn_randperm: n = %lld: value cannot be converted to type %s_t without overflow", (long long)n, tn_dtype_name(dtype));
     int digits = dtype == TN_F32 ? 24 : dtype == TN_F64 ? 53 : dtype == TN_F16 ? 11 : 0;
     if (digits && n > ((int64_t)1 << digits) + 1)
@@ -737,6 +741,8 @@ static const char *tn__cpp_type_name(tn_dtype dt) {
     case TN_I32: return "int";
     case TN_I64: return "long int";
     case TN_U8: return "unsigned char";
+    case TN_I8: return "signed char";
+    case TN_I16: return "short int";
     default: return "bool";
     }
 }
@@ -760,7 +766,7 @@ static tn_tensor *tn__random_impl(tn_tensor *t, int64_t from, int64_t to, tn_gen
         }
         last = to - 1;
     } else if (!full) {
-        last = dt == TN_BOOL ? 1 : dt == TN_U8 ? 255 : dt == TN_I32 ? INT32_MAX : dt == TN_I64 ? INT64_MAX : (int64_t)1 << tn__float_digits(dt);
+        last = dt == TN_I64 ? INT64_MAX : !fl ? (int64_t)tn__int_highest(dt) : (int64_t)1 << tn__float_digits(dt);
         if (fl) {
             from = tn__update_from(from, dt);
             if (from >= last)
@@ -773,8 +779,9 @@ static tn_tensor *tn__random_impl(tn_tensor *t, int64_t from, int64_t to, tn_gen
         return (tn_tensor *)tn__error("%s: random_full_64_bits_range_kernel_cpu handles only int64, double, float and bfloat16", fn);
     }
     if (!full) {   /* check_from_to_in_range: from and to - 1 within the dtype */
-        const double lo = dt == TN_BOOL || dt == TN_U8 ? 0 : dt == TN_I32 ? INT32_MIN : dt == TN_F16 ? -65504.0 : dt == TN_BF16 ? -3.3895313892515355e38 : -1e300;
-        const double hi = dt == TN_BOOL ? 1 : dt == TN_U8 ? 255 : dt == TN_I32 ? INT32_MAX : -lo;
+        const bool narrow = !fl && dt != TN_I64;   /* bool and the integers but int64 */
+        const double lo = narrow ? tn__int_lowest(dt) : dt == TN_F16 ? -65504.0 : dt == TN_BF16 ? -3.3895313892515355e38 : -1e300;
+        const double hi = narrow ? tn__int_highest(dt) : -lo;
         if (!((double)from >= lo && (double)from <= hi)) return (tn_tensor *)tn__error("%s: from is out of bounds for %s", fn, tn__cpp_type_name(dt));
         if (!((double)last >= lo && (double)last <= hi)) return (tn_tensor *)tn__error("%s: to - 1 is out of bounds for %s", fn, tn__cpp_type_name(dt));
     }

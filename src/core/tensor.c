@@ -386,7 +386,10 @@ static tn_tensor *tn__tensor_over(tn_storage *s, tn_dtype dtype, const int64_t *
         tn__storage_release(s);
         return (tn_tensor *)tn__error("tensor.h: out of memory allocating a tensor");
     }
-    { static tn_tensor zero_; *t = zero_; }
+    /* zeroed but for the shape and stride slots past ndim, never read: with a large
+       TN_MAX_DIMS they are most of the struct, and every small op makes one */
+    memset(t, 0, offsetof(tn_tensor, shape));
+    memset(&t->offset, 0, sizeof *t - offsetof(tn_tensor, offset));
     t->refcount = 1;
     t->dtype = dtype;
     t->device = s->device;
@@ -404,6 +407,8 @@ static tn_tensor *tn__new(tn_dtype dtype, tn_device device, const int64_t *shape
     /* every result passes here: a shape whose element count overflows (broadcasting two
        huge expanded views, a transposed convolution's output size) is refused, never wrapped */
     if (tn__check_shape("tensor.h", shape, ndim)) return NULL;
+    if (device == TN_CUDA && (dtype == TN_I8 || dtype == TN_I16))   /* the GPU unit has no int8/int16 kernels (nor the stand-in, to match) */
+        return (tn_tensor *)tn__error("tensor.h: dtype %s is not supported on CUDA yet (int8 and int16 are CPU only)", tn_dtype_name(dtype));
     int64_t strides[TN_MAX_DIMS] = {0};   /* a 0-d tensor's are never read (gcc cannot tell when inlining) */
 
     tn__contiguous_strides(shape, ndim, strides);
@@ -424,14 +429,15 @@ static tn_tensor *tn__view_of(tn_tensor *base, const int64_t *shape, const int64
    taken on the storage. Never `v = *t`: that reads the whole struct, t's refcount included, while another
    thread may be retaining or releasing t (a data race; ThreadSanitizer reports it). */
 static tn_tensor tn__shallow(const tn_tensor *t) {
-    static tn_tensor zero_;   /* never written: a zero struct to copy */
-    tn_tensor v = zero_;
+    tn_tensor v;
+    memset(&v, 0, offsetof(tn_tensor, shape));   /* the slots past ndim are never read (as tn__tensor_over's) */
+    memset(&v.offset, 0, sizeof v - offsetof(tn_tensor, offset));
     v.refcount = 1;   /* the caller's: a retain and release inside a kernel (tn_contiguous of it) never free it */
     v.dtype = t->dtype;
     v.device = t->device;
     v.ndim = t->ndim;
-    memcpy(v.shape, t->shape, sizeof v.shape);
-    memcpy(v.strides, t->strides, sizeof v.strides);
+    memcpy(v.shape, t->shape, (size_t)t->ndim * sizeof *v.shape);
+    memcpy(v.strides, t->strides, (size_t)t->ndim * sizeof *v.strides);
     v.offset = t->offset;
     v.storage = t->storage;
     v.is_wrapped_number = t->is_wrapped_number;

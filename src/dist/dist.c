@@ -192,6 +192,8 @@ static MPI_Datatype tn__mpi_type(tn_dtype d) {
         case TN_I32: return MPI_INT32_T;
         case TN_I64: return MPI_INT64_T;
         case TN_U8: return MPI_UINT8_T;
+        case TN_I8: return MPI_INT8_T;
+        case TN_I16: return MPI_INT16_T;
         case TN_BOOL: return MPI_C_BOOL;
         default: return MPI_DATATYPE_NULL;
     }

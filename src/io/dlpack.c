@@ -17,7 +17,7 @@ TNDEF DLManagedTensor *tn_to_dlpack(tn_tensor *t) {
     switch (t->dtype) {
     case TN_F32: case TN_F64: case TN_F16: dt.code = kDLFloat; break;
     case TN_BF16: dt.code = kDLBfloat; break;
-    case TN_I32: case TN_I64: dt.code = kDLInt; break;
+    case TN_I32: case TN_I64: case TN_I8: case TN_I16: dt.code = kDLInt; break;
     case TN_U8: dt.code = kDLUInt; break;
     case TN_BOOL: dt.code = kDLBool; break;
     default: return (DLManagedTensor *)tn__error("tn_to_dlpack: dtype %s has no DLPack code", tn_dtype_name(t->dtype));
@@ -53,7 +53,7 @@ TNDEF tn_tensor *tn_from_dlpack(DLManagedTensor *m) {
     if (dt.lanes == 1) {
         if (dt.code == kDLFloat) dtype = dt.bits == 32 ? TN_F32 : dt.bits == 64 ? TN_F64 : dt.bits == 16 ? TN_F16 : TN_NUM_DTYPES;
         else if (dt.code == kDLBfloat && dt.bits == 16) dtype = TN_BF16;
-        else if (dt.code == kDLInt) dtype = dt.bits == 32 ? TN_I32 : dt.bits == 64 ? TN_I64 : TN_NUM_DTYPES;
+        else if (dt.code == kDLInt) dtype = dt.bits == 32 ? TN_I32 : dt.bits == 64 ? TN_I64 : dt.bits == 8 ? TN_I8 : dt.bits == 16 ? TN_I16 : TN_NUM_DTYPES;
         else if (dt.code == kDLUInt && dt.bits == 8) dtype = TN_U8;
         else if (dt.code == kDLBool && dt.bits == 8) dtype = TN_BOOL;
     }
@@ -61,6 +61,7 @@ TNDEF tn_tensor *tn_from_dlpack(DLManagedTensor *m) {
     if (x->device.device_type == kDLCPU || x->device.device_type == kDLCUDAHost) device = TN_CPU;
     else if (x->device.device_type == kDLCUDA && tn_cuda_is_available() && x->device.device_id == tn_cuda_current_device()) device = TN_CUDA;
     const char *why = dtype == TN_NUM_DTYPES ? "a dtype this library does not have" : device == TN_NUM_DEVICES ? "memory on a device this library cannot reach"
+                    : device == TN_CUDA && (dtype == TN_I8 || dtype == TN_I16) ? "int8/int16 on CUDA (CPU only)"
                     : x->ndim < 0 || x->ndim > TN_MAX_DIMS ? "more dims than TN_MAX_DIMS" : NULL;
     tn_tensor *t = NULL;
     if (!why) t = tn__from_memory(fn, (char *)x->data + x->byte_offset, x->shape, x->ndim, x->strides, dtype, device, tn__dlpack_release, m);

@@ -266,10 +266,11 @@ static const struct { const char *module, *name; int g; int dtype; } tn__pt_glob
     {"torch", "HalfStorage", TN__G_STORAGE, TN_F16}, {"torch", "BFloat16Storage", TN__G_STORAGE, TN_BF16},
     {"torch", "LongStorage", TN__G_STORAGE, TN_I64}, {"torch", "IntStorage", TN__G_STORAGE, TN_I32},
     {"torch", "ByteStorage", TN__G_STORAGE, TN_U8}, {"torch", "BoolStorage", TN__G_STORAGE, TN_BOOL},
+    {"torch", "CharStorage", TN__G_STORAGE, TN_I8}, {"torch", "ShortStorage", TN__G_STORAGE, TN_I16},
     {"torch", "UntypedStorage", TN__G_STORAGE, TN_U8},
 };
 /* torch's storage types of the dtypes tensor.h lacks: named in the message */
-static const char *const tn__pt_unsupported_storages[] = {"ShortStorage", "CharStorage", "ComplexFloatStorage", "ComplexDoubleStorage",
+static const char *const tn__pt_unsupported_storages[] = {"ComplexFloatStorage", "ComplexDoubleStorage",
                                                          "QInt8Storage", "QUInt8Storage", "QInt32Storage", "QUInt4x2Storage", "QUInt2x4Storage"};
 
 typedef struct tn__pv {
@@ -415,26 +416,6 @@ static bool tn__pv_ints(const tn__pv *v, int64_t *out, int max, int *count) {
     return true;
 }
 
-/* n little-endian float16 (or bfloat16) values as float32: exact, subnormals, inf and NaN included. */
-static void tn__pt_half_to_float(float *out, const unsigned char *p, int64_t n, bool bf16) {
-    for (int64_t k = 0; k < n; k++) {
-        uint32_t h = tn__le16(p + 2 * k), u;
-        if (bf16) u = h << 16;
-        else {
-            uint32_t sign = (h >> 15) << 31, e = h >> 10 & 0x1F, mant = h & 0x3FF;
-            if (e == 0x1F) u = sign | 0x7F800000u | mant << 13;
-            else if (e) u = sign | (e + 112) << 23 | mant << 13;
-            else if (!mant) u = sign;
-            else {   /* subnormal: mant * 2^-24, normalised */
-                e = 113;
-                while (!(mant & 0x400)) { mant <<= 1; e--; }
-                u = sign | e << 23 | (mant & 0x3FF) << 13;
-            }
-        }
-        memcpy(&out[k], &u, 4);
-    }
-}
-
 /* persistent id ('storage', type, key, location, numel) -> the storage (one per key). */
 static tn__pv *tn__pm_storage(tn__pm *m, tn__pv *pid) {
     if (pid->kind != TN__PV_TUPLE || pid->len != 5 || pid->it[0]->kind != TN__PV_STR || strcmp(pid->it[0]->s, "storage") || pid->it[1]->kind != TN__PV_GLOBAL ||
@@ -468,10 +449,9 @@ static tn__pv *tn__pm_storage(tn__pm *m, tn__pv *pid) {
     const unsigned char *data = tn__zip_read(m->z, e, &owned);
     if (!data) return NULL;
     tn__pv *s = tn__pm_new(m, TN__PV_STORAGE);
-    bool half = dt == TN_F16 || dt == TN_BF16;   /* widened to float32 on load (issue 24 item 3; torch.load keeps half) */
-    tn_tensor *t = s ? tn_empty(&numel, 1, half ? TN_F32 : dt) : NULL;
-    if (t && half) tn__pt_half_to_float((float *)tn_data_ptr(t), data, numel, dt == TN_BF16);
-    else if (t && nbytes) memcpy(tn_data_ptr(t), data, (size_t)nbytes);
+    /* every dtype as torch.load keeps it, float16/bfloat16 too (their bits, little-endian as on every CPU tensor.h runs on) */
+    tn_tensor *t = s ? tn_empty(&numel, 1, dt) : NULL;
+    if (t && nbytes) memcpy(tn_data_ptr(t), data, (size_t)nbytes);
     TN_FREE(owned);
     if (!t) { if (s) tn__pm_fail(m, "cannot make storage '%s' (%lld elements): %s", nb, (long long)numel, tn_last_error()); return NULL; }
     s->t = t;
@@ -518,7 +498,7 @@ static tn__pv *tn__pm_reduce(tn__pm *m, tn__pv *f, tn__pv *args) {
             tn__pm_fail(m, "_rebuild_parameter needs (tensor, requires_grad, hooks%s)", f->g == TN__G_REBUILD_PARAM ? "" : ", state");
             return NULL;
         }
-        if (a[1]->i && (a[0]->t->dtype == TN_F32 || a[0]->t->dtype == TN_F64)) tn_requires_grad_(a[0]->t, true);
+        if (a[1]->i && tn_dtype_is_floating(a[0]->t->dtype)) tn_requires_grad_(a[0]->t, true);
         return a[0];
     default:
         tn__pm_fail(m, "a storage type is not callable here");
@@ -912,7 +892,8 @@ static int tn__pt_cmp_storage(const void *a, const void *b) {
 TNDEF int tn_save_pt(const char *path, const tn_dict *d) {
     const char *fn = "tn_save_pt";
     if (!path || !d) return TN__FAIL_INT("%s: need a path and a dict", fn);
-    static const char *const storage_names[TN_NUM_DTYPES] = {"FloatStorage", "DoubleStorage", "IntStorage", "LongStorage", "ByteStorage", "BoolStorage", "HalfStorage", "BFloat16Storage"};
+    static const char *const storage_names[TN_NUM_DTYPES] = {"FloatStorage", "DoubleStorage", "IntStorage", "LongStorage", "ByteStorage", "BoolStorage", "HalfStorage", "BFloat16Storage",
+                                                                             "CharStorage", "ShortStorage"};
     tn__pt_out o;
     memset(&o, 0, sizeof o);
     o.fn = fn;

@@ -6,7 +6,7 @@
    "__metadata__" of strings; sorted by offsets, each tensor starts where the previous
    ended, holds exactly numel * itemsize bytes (no overflow), and the last ends at the
    end of the file. Also refused here: duplicate names or fields, nesting deeper than
-   64, more than 8 dims, dtypes this library lacks. Nothing outside [data, data+size)
+   64, more than TN_MAX_DIMS dims, dtypes this library lacks. Nothing outside [data, data+size)
    is read. */
 #if defined(__unix__) || defined(__APPLE__)
 #define TN__HAVE_MMAP 1
@@ -17,9 +17,10 @@
 #endif
 
 #define TN__ST_MAX_HEADER 100000000ULL
-static const char *const tn__st_dtype_names[TN_NUM_DTYPES] = {"F32", "F64", "I32", "I64", "U8", "BOOL", "F16", "BF16"};
-/* The reference's Dtype order (increasing alignment): writers sort by it, descending. */
-static const int tn__st_rank[TN_NUM_DTYPES] = {5, 6, 4, 7, 1, 0, 2, 3};
+static const char *const tn__st_dtype_names[TN_NUM_DTYPES] = {"F32", "F64", "I32", "I64", "U8", "BOOL", "F16", "BF16", "I8", "I16"};
+/* The reference's Dtype order (BOOL U8 I8 I16 F16 BF16 I32 F32 F64 I64 among ours; increasing
+   alignment): writers sort by it, descending. */
+static const int tn__st_rank[TN_NUM_DTYPES] = {7, 8, 6, 9, 1, 0, 4, 5, 2, 3};
 
 typedef struct tn__st_entry {
     char *name;
@@ -238,7 +239,7 @@ static int tn__st_int_array(tn__st_parse *p, const char *tname, const char *fiel
             num[l] = 0;
             return tn__st_fail(p, "tensor '%s': %s holds %s, expected integers in [0, 2^63)", tname, field, num);
         }
-        if (*count == max) return tn__st_fail(p, "tensor '%s': %s has more than %d entries%s", tname, field, max, max == TN_MAX_DIMS ? " (tensor.h supports at most 8 dims)" : "");
+        if (*count == max) return tn__st_fail(p, "tensor '%s': %s has more than %d entries%s", tname, field, max, max == TN_MAX_DIMS ? " (tensor.h supports at most TN_MAX_DIMS dims)" : "");
         out[(*count)++] = v;
     } while (tn__st_eat(p, ','));
     return tn__st_eat(p, ']') ? 0 : tn__st_syntax(p, "expected ',' or ']'");
@@ -275,11 +276,11 @@ static int tn__st_tensor(tn__st_parse *p, char *name) {
             if (tn__st_string(p, &d)) return -1;
             int k = 0;
             while (k < TN_NUM_DTYPES && strcmp(d, tn__st_dtype_names[k])) k++;
-            static const char *const known[] = {"I8", "I16", "U16", "U32", "U64", "F8_E5M2", "F8_E4M3", "F8_E8M0", "F4", "F6_E2M3", "F6_E3M2", "C64"};
+            static const char *const known[] = {"U16", "U32", "U64", "F8_E5M2", "F8_E4M3", "F8_E8M0", "F4", "F6_E2M3", "F6_E3M2", "C64"};
             bool other = false;
             for (size_t j = 0; j < sizeof known / sizeof *known; j++) other = other || !strcmp(d, known[j]);
             if (k == TN_NUM_DTYPES) {
-                int rc = other ? tn__st_fail(p, "tensor '%s' has dtype %s, which tensor.h does not support (supported: F32, F64, I32, I64, U8, BOOL, F16, BF16)", name, d)
+                int rc = other ? tn__st_fail(p, "tensor '%s' has dtype %s, which tensor.h does not support (supported: F32, F64, I32, I64, I16, I8, U8, BOOL, F16, BF16)", name, d)
                                : tn__st_fail(p, "tensor '%s' has unknown dtype \"%.40s\"", name, d);
                 TN_FREE(d);
                 return rc;

@@ -130,7 +130,7 @@ static const char *tn__pbs_show(tn__pbs s, char *buf, size_t cap) {
 }
 
 /* ---- dtypes ---- */
-enum { TN__OX_FLOAT = 1, TN__OX_UINT8 = 2, TN__OX_INT8 = 3, TN__OX_INT32 = 6, TN__OX_INT64 = 7, TN__OX_BOOL = 9, TN__OX_FLOAT16 = 10, TN__OX_DOUBLE = 11 };
+enum { TN__OX_FLOAT = 1, TN__OX_UINT8 = 2, TN__OX_INT8 = 3, TN__OX_INT16 = 5, TN__OX_INT32 = 6, TN__OX_INT64 = 7, TN__OX_BOOL = 9, TN__OX_FLOAT16 = 10, TN__OX_DOUBLE = 11 };
 static int tn__onnx_type(tn_dtype d) {
     switch (d) {
     case TN_F32: return TN__OX_FLOAT;
@@ -138,6 +138,8 @@ static int tn__onnx_type(tn_dtype d) {
     case TN_I32: return TN__OX_INT32;
     case TN_I64: return TN__OX_INT64;
     case TN_U8: return TN__OX_UINT8;
+    case TN_I8: return TN__OX_INT8;
+    case TN_I16: return TN__OX_INT16;
     case TN_BOOL: return TN__OX_BOOL;
     default: return 0;
     }
@@ -149,6 +151,8 @@ static int tn__onnx_dtype(int64_t t, tn_dtype *d) {
     case TN__OX_INT32: *d = TN_I32; return 0;
     case TN__OX_INT64: *d = TN_I64; return 0;
     case TN__OX_UINT8: *d = TN_U8; return 0;
+    case TN__OX_INT8: *d = TN_I8; return 0;
+    case TN__OX_INT16: *d = TN_I16; return 0;
     case TN__OX_BOOL: *d = TN_BOOL; return 0;
     default: return -1;
     }
@@ -904,6 +908,8 @@ static int tn__oxi_tensor(const tn__oxi *c, tn__pbs msg, tn_tensor **out, tn__pb
                 case TN_I64: ((int64_t *)dst)[at] = (int64_t)u; break;
                 case TN_I32: ((int32_t *)dst)[at] = (int32_t)(uint32_t)u; break;
                 case TN_U8: dst[at] = (uint8_t)u; break;
+                case TN_I8: ((int8_t *)dst)[at] = (int8_t)(uint8_t)u; break;       /* int32_data holds them sign-extended */
+                case TN_I16: ((int16_t *)dst)[at] = (int16_t)(uint16_t)u; break;
                 default: dst[at] = u != 0; break;
                 }
                 at++;

@@ -642,6 +642,13 @@ static tn_tensor *tn__clamp_raw(tn_tensor *x, double lo, double hi) {
         if (isfinite(lo) && lo == floor(lo)) p[0] = lo = (double)(uint8_t)(int64_t)lo;
         if (isfinite(hi) && hi == floor(hi)) p[1] = hi = (double)(uint8_t)(int64_t)hi;
     }
+    if ((x->dtype == TN_I8 || x->dtype == TN_I16) && lo == floor(lo) && hi == floor(hi)) {   /* PyTorch refuses a bound the dtype cannot hold */
+        for (int k = 0; k < 2; k++) {
+            const double v = k ? hi : lo;
+            if (isfinite(v) && !(v >= tn__int_lowest(x->dtype) && v <= tn__int_highest(x->dtype)))
+                return (tn_tensor *)tn__error("clamp: value %g cannot be converted to type %s without overflow", v, tn_dtype_name(x->dtype));
+        }
+    }
     if (!tn_dtype_is_floating(x->dtype) && ((isfinite(lo) && lo != floor(lo)) || (isfinite(hi) && hi != floor(hi)))) {
 
         tn_tensor *xf = tn__copy_as(x, TN_F32, x->device);

@@ -533,8 +533,7 @@ static int tn__scatter_reduce_into(const char *fn, tn_tensor *target, int64_t di
     int rc = 0;
     if (!include_self) {   /* the scattered-to positions start from the reduction's identity, as PyTorch */
         const bool fl = tn_dtype_is_floating(target->dtype);
-        double lowest = fl ? -INFINITY : target->dtype == TN_I32 ? (double)INT32_MIN : target->dtype == TN_I64 ? (double)INT64_MIN : 0;
-        double highest = fl ? INFINITY : target->dtype == TN_I32 ? (double)INT32_MAX : target->dtype == TN_I64 ? (double)INT64_MAX : target->dtype == TN_U8 ? 255 : 1;
+        double lowest = fl ? -INFINITY : tn__int_lowest(target->dtype), highest = fl ? INFINITY : tn__int_highest(target->dtype);
         double ident = kind == TN__SRED_PROD ? 1 : kind == TN__SRED_AMAX ? lowest : kind == TN__SRED_AMIN ? highest : 0;
         tn_tensor *fill = tn_full(index->shape, index->ndim, ident, target->dtype);
         /* INT64_MAX is no double (2^63 saturates to INT64_MIN): its bits are ~INT64_MIN */

@@ -150,6 +150,8 @@ static void tn__unary_##S(char **p, const int64_t *s, int64_t n, void *vc) {
 TN__DEFINE_UNARY_INT(int32_t, i32, uint32_t)
 TN__DEFINE_UNARY_INT(int64_t, i64, uint64_t)
 TN__DEFINE_UNARY_INT(uint8_t, u8, uint8_t)
+TN__DEFINE_UNARY_INT(int8_t, i8, uint32_t)   /* int8/int16 wrap through uint32_t: a uint16_t product promotes to int and could overflow */
+TN__DEFINE_UNARY_INT(int16_t, i16, uint32_t)
 
 static void tn__unary_b(char **p, const int64_t *s, int64_t n, void *vc) {
     tn__kctx *c = (tn__kctx *)vc;
@@ -162,10 +164,12 @@ static void tn__unary_b(char **p, const int64_t *s, int64_t n, void *vc) {
     }
 }
 
-static tn__loop_fn tn__pick_loop(tn_dtype d, tn__loop_fn f32, tn__loop_fn f64, tn__loop_fn i32, tn__loop_fn i64, tn__loop_fn u8, tn__loop_fn b) {
+static tn__loop_fn tn__pick_loop(tn_dtype d, tn__loop_fn f32, tn__loop_fn f64, tn__loop_fn i32, tn__loop_fn i64, tn__loop_fn u8, tn__loop_fn b,
+                                 tn__loop_fn i8, tn__loop_fn i16) {
     switch (d) {
     case TN_F32: return f32; case TN_F64: return f64; case TN_I32: return i32;
-    case TN_I64: return i64; case TN_U8: return u8; case TN_BOOL: return b; default: return NULL;
+    case TN_I64: return i64; case TN_U8: return u8; case TN_BOOL: return b;
+    case TN_I8: return i8; case TN_I16: return i16; default: return NULL;
     }
 }
 
@@ -174,7 +178,7 @@ static int tn__cpu_unary(tn_unary_op op, tn_tensor *out, tn_tensor *x, const dou
     memset(&c, 0, sizeof c);
     c.op = op;
     if (params) memcpy(c.params, params, sizeof c.params);
-    tn__loop_fn fn = tn__pick_loop(x->dtype, tn__unary_f32, tn__unary_f64, tn__unary_i32, tn__unary_i64, tn__unary_u8, tn__unary_b);
+    tn__loop_fn fn = tn__pick_loop(x->dtype, tn__unary_f32, tn__unary_f64, tn__unary_i32, tn__unary_i64, tn__unary_u8, tn__unary_b, tn__unary_i8, tn__unary_i16);
     if (!fn) return TN__FAIL_INT("%s: dtype %s is not supported on the CPU", tn_unary_op_name(op), tn_dtype_name(x->dtype));
     tn__iter it;
     tn__iter_init(&it, out->shape, out->ndim);
@@ -292,6 +296,8 @@ static T tn__lcm_##S(T a, T b) {
 TN__DEFINE_INT_DIVMOD(int32_t, i32, uint32_t, 1)
 TN__DEFINE_INT_DIVMOD(int64_t, i64, uint64_t, 1)
 TN__DEFINE_INT_DIVMOD(uint8_t, u8, uint8_t, 0)
+TN__DEFINE_INT_DIVMOD(int8_t, i8, uint32_t, 1)
+TN__DEFINE_INT_DIVMOD(int16_t, i16, uint32_t, 1)
 
 /* @template TN__DEFINE_BINARY_INT(T, S, U) */
 static void tn__binary_##S(char **p, const int64_t *s, int64_t n, void *vc) {
@@ -327,6 +333,8 @@ static void tn__binary_##S(char **p, const int64_t *s, int64_t n, void *vc) {
 TN__DEFINE_BINARY_INT(int32_t, i32, uint32_t)
 TN__DEFINE_BINARY_INT(int64_t, i64, uint64_t)
 TN__DEFINE_BINARY_INT(uint8_t, u8, uint8_t)
+TN__DEFINE_BINARY_INT(int8_t, i8, uint32_t)
+TN__DEFINE_BINARY_INT(int16_t, i16, uint32_t)
 
 static void tn__binary_b(char **p, const int64_t *s, int64_t n, void *vc) {
     tn__kctx *c = (tn__kctx *)vc;
@@ -349,7 +357,7 @@ static int tn__cpu_binary(tn_binary_op op, tn_tensor *out, tn_tensor *a, tn_tens
     memset(&c, 0, sizeof c);
     c.op = op;
     c.alpha = alpha;
-    tn__loop_fn fn = tn__pick_loop(a->dtype, tn__binary_f32, tn__binary_f64, tn__binary_i32, tn__binary_i64, tn__binary_u8, tn__binary_b);
+    tn__loop_fn fn = tn__pick_loop(a->dtype, tn__binary_f32, tn__binary_f64, tn__binary_i32, tn__binary_i64, tn__binary_u8, tn__binary_b, tn__binary_i8, tn__binary_i16);
     if (!fn) return TN__FAIL_INT("%s: dtype %s is not supported on the CPU", tn_binary_op_name(op), tn_dtype_name(a->dtype));
     tn__iter it;
     tn__iter_init(&it, out->shape, out->ndim);
@@ -384,7 +392,7 @@ static int tn__cpu_ternary(tn_ternary_op op, tn_tensor *out, tn_tensor *x, tn_te
     c.alpha = value;
     /* operand order for the loop: out, first, second, third; WHERE: cond, a, b;
        LERP: start, end, weight -> (c, a, b) = (start, end, weight) */
-    tn__loop_fn fn = tn__pick_loop(out->dtype, tn__ternary_f32, tn__ternary_f64, tn__ternary_i32, tn__ternary_i64, tn__ternary_u8, tn__ternary_b);
+    tn__loop_fn fn = tn__pick_loop(out->dtype, tn__ternary_f32, tn__ternary_f64, tn__ternary_i32, tn__ternary_i64, tn__ternary_u8, tn__ternary_b, tn__ternary_i8, tn__ternary_i16);
     if (!fn) return TN__FAIL_INT("ternary op: dtype %s is not supported on the CPU", tn_dtype_name(out->dtype));
     tn__iter it;
     tn__iter_init(&it, out->shape, out->ndim);

@@ -101,11 +101,14 @@ TN__DEFINE_LANE_FLOAT(float, f32, f)
 TN__DEFINE_LANE_FLOAT(double, f64, )
 #define TN__DEFINE_LANE_FLOAT_NONE(S) static void tn__lane_float_##S(tn__lctx *c, char *o, char *xp) { (void)c; (void)o; (void)xp; }
 TN__DEFINE_LANE_FLOAT_NONE(i32) TN__DEFINE_LANE_FLOAT_NONE(i64) TN__DEFINE_LANE_FLOAT_NONE(u8)
+TN__DEFINE_LANE_FLOAT_NONE(i8) TN__DEFINE_LANE_FLOAT_NONE(i16)
 TN__DEFINE_LANE(TN_F32, float, f32, double)
 TN__DEFINE_LANE(TN_F64, double, f64, double)
 TN__DEFINE_LANE(TN_I32, int32_t, i32, uint64_t)
 TN__DEFINE_LANE(TN_I64, int64_t, i64, uint64_t)
 TN__DEFINE_LANE(TN_U8, uint8_t, u8, uint64_t) /* bool lanes (sort, argmax) run as uint8 */
+TN__DEFINE_LANE(TN_I8, int8_t, i8, uint64_t)
+TN__DEFINE_LANE(TN_I16, int16_t, i16, uint64_t)
 
 static int tn__cpu_lane(tn_lane_op op, tn_tensor *out, tn_tensor *out1, tn_tensor *x, int64_t dim, int flag) {
     tn__lctx c;
@@ -139,7 +142,7 @@ static int tn__cpu_lane(tn_lane_op op, tn_tensor *out, tn_tensor *out1, tn_tenso
     tn__iter_add(&it, &orr);
     tn__iter_add(&it, &o1r);
     tn__iter_add(&it, &xr);
-    tn__loop_fn fn = tn__pick_loop(x->dtype, tn__lane_f32, tn__lane_f64, tn__lane_i32, tn__lane_i64, tn__lane_u8, tn__lane_u8);
+    tn__loop_fn fn = tn__pick_loop(x->dtype, tn__lane_f32, tn__lane_f64, tn__lane_i32, tn__lane_i64, tn__lane_u8, tn__lane_u8, tn__lane_i8, tn__lane_i16);
     if (fn && c.len > 0 && op == SORT) tn__iter_run(&it, fn, &c);   /* one scratch buffer */
     else if (fn && c.len > 0) tn__iter_run_par(&it, fn, &c, tn_numel(x));
     TN_FREE(c.ix);
@@ -403,7 +406,8 @@ static bool tn__elem_eq(const char *a, const char *b, tn_dtype dt) {
     case TN_F64: return *(const double *)a == *(const double *)b;
     case TN_I32: return *(const int32_t *)a == *(const int32_t *)b;
     case TN_I64: return *(const int64_t *)a == *(const int64_t *)b;
-    default: return *(const uint8_t *)a == *(const uint8_t *)b;   /* uint8, bool */
+    case TN_I16: return *(const int16_t *)a == *(const int16_t *)b;
+    default: return *(const uint8_t *)a == *(const uint8_t *)b;   /* uint8, int8, bool: the byte */
     }
 }
 #define TN__ELEM_CMP(T) { T x = *(const T *)a, y = *(const T *)b; \
@@ -414,6 +418,8 @@ static int tn__elem_cmp(const char *a, const char *b, tn_dtype dt) {
     case TN_F64: TN__ELEM_CMP(double)
     case TN_I32: TN__ELEM_CMP(int32_t)
     case TN_I64: TN__ELEM_CMP(int64_t)
+    case TN_I8: TN__ELEM_CMP(int8_t)
+    case TN_I16: TN__ELEM_CMP(int16_t)
     default: TN__ELEM_CMP(uint8_t)
     }
 }
@@ -593,6 +599,8 @@ TN__DEFINE_SEARCH(double, f64)
 TN__DEFINE_SEARCH(int32_t, i32)
 TN__DEFINE_SEARCH(int64_t, i64)
 TN__DEFINE_SEARCH(uint8_t, u8)
+TN__DEFINE_SEARCH(int8_t, i8)
+TN__DEFINE_SEARCH(int16_t, i16)
 
 static tn_tensor *tn__searchsorted(const char *fn, tn_tensor *seq, tn_tensor *values, tn_searchsorted_fn_opts o) {
     TN__CHECK_NULL(seq, values);
@@ -637,6 +645,8 @@ static tn_tensor *tn__searchsorted(const char *fn, tn_tensor *seq, tn_tensor *va
             case TN_I32: tn__search_i32(b, sv, rows, M, v, vr, shared, right, po); break;
             case TN_I64: tn__search_i64(b, sv, rows, M, v, vr, shared, right, po); break;
             case TN_U8: tn__search_u8(b, sv, rows, M, v, vr, shared, right, po); break;
+            case TN_I8: tn__search_i8(b, sv, rows, M, v, vr, shared, right, po); break;
+            case TN_I16: tn__search_i16(b, sv, rows, M, v, vr, shared, right, po); break;
             default: ok = (tn__error("%s: \"searchsorted_out_cpu\" not implemented for '%s'", fn, tn__torch_type_name(ct)), false); break;
             }
         }

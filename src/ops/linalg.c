@@ -20,6 +20,8 @@ static bool tn__blas_layout(int64_t rs, int64_t cs, int64_t rows, int64_t cols, 
 TN__DEFINE_NAIVE_MM(int32_t, i32, uint32_t)
 TN__DEFINE_NAIVE_MM(int64_t, i64, uint64_t)
 TN__DEFINE_NAIVE_MM(uint8_t, u8, uint8_t)
+TN__DEFINE_NAIVE_MM(int8_t, i8, uint32_t)    /* through uint32_t: wraps, where C's int promotion could overflow */
+TN__DEFINE_NAIVE_MM(int16_t, i16, uint32_t)
 
 static int tn__cpu_matmul(tn_tensor *c, tn_tensor *a, tn_tensor *b, double alpha, double beta) {
     int64_t B = c->shape[0], M = c->shape[1], N = c->shape[2], K = a->shape[2];
@@ -62,6 +64,8 @@ static int tn__cpu_matmul(tn_tensor *c, tn_tensor *a, tn_tensor *b, double alpha
         case TN_I32: tn__mm_naive_i32(M, N, K, (const int32_t *)A, a->strides[1], a->strides[2], (const int32_t *)Bm, b->strides[1], b->strides[2], (int32_t *)C, c->strides[1], c->strides[2], alpha, beta); break;
         case TN_I64: tn__mm_naive_i64(M, N, K, (const int64_t *)A, a->strides[1], a->strides[2], (const int64_t *)Bm, b->strides[1], b->strides[2], (int64_t *)C, c->strides[1], c->strides[2], alpha, beta); break;
         case TN_U8: tn__mm_naive_u8(M, N, K, (const uint8_t *)A, a->strides[1], a->strides[2], (const uint8_t *)Bm, b->strides[1], b->strides[2], (uint8_t *)C, c->strides[1], c->strides[2], alpha, beta); break;
+        case TN_I8: tn__mm_naive_i8(M, N, K, (const int8_t *)A, a->strides[1], a->strides[2], (const int8_t *)Bm, b->strides[1], b->strides[2], (int8_t *)C, c->strides[1], c->strides[2], alpha, beta); break;
+        case TN_I16: tn__mm_naive_i16(M, N, K, (const int16_t *)A, a->strides[1], a->strides[2], (const int16_t *)Bm, b->strides[1], b->strides[2], (int16_t *)C, c->strides[1], c->strides[2], alpha, beta); break;
         default: return TN__FAIL_INT("matmul: not implemented for dtype %s", tn_dtype_name(c->dtype));
         }
         if (rc) return TN__FAIL_INT("matmul: out of memory for the packing buffers");

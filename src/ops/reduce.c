@@ -24,6 +24,8 @@ TN__DEFINE_REDUCE(float, f32, double)
 TN__DEFINE_REDUCE(double, f64, double)
 TN__DEFINE_REDUCE(int32_t, i32, int32_t)
 TN__DEFINE_REDUCE(uint8_t, u8, uint8_t)
+TN__DEFINE_REDUCE(int8_t, i8, int8_t)     /* int8/int16 sums and products fit int, which C promotes them to */
+TN__DEFINE_REDUCE(int16_t, i16, int16_t)
 static void tn__reduce_i64(char **p, const int64_t *s, int64_t n, void *ctx) {
     tn_reduce_op op = *(const tn_reduce_op *)ctx;
     switch (op) {
@@ -119,7 +121,7 @@ static void tn__reduce_f32acc(char **p, const int64_t *s, int64_t n, void *ctx) 
 
 static int tn__cpu_reduce(tn_reduce_op op, tn_tensor *out, tn_tensor *x) {
     /* bool reduces as uint8: same bytes, and all/any/max/min agree */
-    tn__loop_fn fn = tn__pick_loop(x->dtype, tn__reduce_f32, tn__reduce_f64, tn__reduce_i32, tn__reduce_i64, tn__reduce_u8, tn__reduce_u8);
+    tn__loop_fn fn = tn__pick_loop(x->dtype, tn__reduce_f32, tn__reduce_f64, tn__reduce_i32, tn__reduce_i64, tn__reduce_u8, tn__reduce_u8, tn__reduce_i8, tn__reduce_i16);
     if (!fn || out->dtype != x->dtype) return TN__FAIL_INT("reduce: dtype %s is not supported on the CPU", tn_dtype_name(x->dtype));
     tn_tensor *acc = NULL;
     if (x->dtype == TN_F32 && (op == SUM || op == PROD)) {
@@ -541,7 +543,7 @@ TNDEF tn_tensor *tn_aminmax(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor *
 static tn_tensor *tn__bincount_impl(tn_tensor *x, tn_tensor *weights, int64_t minlength) {
     TN__CHECK_NULL(x);
     const char *fn = "tn_bincount";
-    if (x->dtype != TN_I64 && x->dtype != TN_I32 && x->dtype != TN_U8)
+    if (!tn__is_int(x->dtype))
         return (tn_tensor *)tn__error("%s: \"bincount_cpu\" not implemented for '%s' (integer inputs only)", fn, tn__torch_type_name(x->dtype));
     if (minlength < 0) return (tn_tensor *)tn__error("%s: minlength should be >= 0, got %lld", fn, (long long)minlength);
     if (x->ndim != 1) return (tn_tensor *)tn__error("%s: bincount only supports 1-d non-negative integral inputs (got shape %s)", fn, TN__SHAPE(x));

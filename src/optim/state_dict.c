@@ -28,6 +28,8 @@ static double tn__optim_read1(const tn_tensor *t) {
     case TN_I32: return *(const int32_t *)p;
     case TN_I64: return (double)*(const int64_t *)p;
     case TN_U8: return *(const uint8_t *)p;
+    case TN_I8: return *(const int8_t *)p;
+    case TN_I16: return *(const int16_t *)p;
     case TN_BOOL: return *(const bool *)p;
     default: return NAN;
     }
@@ -216,7 +218,8 @@ static int tn__optim_load_check(const char *fn, const tn_optim *o, const tn_dict
         }
         for (int j = 0; j < g->n; j++) {
             const char *p = (const char *)pt->storage->data + (pt->offset + j * pt->strides[0]) * (int64_t)tn_dtype_size(pt->dtype);
-            ids[g->first + j] = pt->dtype == TN_I64 ? *(const int64_t *)p : pt->dtype == TN_I32 ? *(const int32_t *)p : *(const uint8_t *)p;
+            ids[g->first + j] = pt->dtype == TN_I64 ? *(const int64_t *)p : pt->dtype == TN_I32 ? *(const int32_t *)p : pt->dtype == TN_I16 ? *(const int16_t *)p
+                              : pt->dtype == TN_I8 ? *(const int8_t *)p : *(const uint8_t *)p;
             byid[g->first + j].id = ids[g->first + j];
             byid[g->first + j].pos = g->first + j;
         }

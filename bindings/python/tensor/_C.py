@@ -126,6 +126,7 @@ _TYPES = {
 # and the Structures below against src/api.h (names, argument counts and types, results).
 _SIGNATURES = """
 tn_library_version s
+tn_max_dims i
 tn_last_error s
 tn_clear_error v
 tn_set_error_handler v H p
@@ -654,9 +655,9 @@ for _line in _SIGNATURES.strip().splitlines() + _FAMILIES:
 
 
 # Enum values and constants of the header (section 1 and 3).
-F32, F64, I32, I64, U8, BOOL, F16, BF16 = range(8)
+F32, F64, I32, I64, U8, BOOL, F16, BF16, I8, I16 = range(10)
 CPU, CUDA = 0, 1
-MAX_DIMS = 8                      # TN_MAX_DIMS: the size of shape and stride buffers the C side fills
+MAX_DIMS = lib.tn_max_dims()      # TN_MAX_DIMS of the library loaded (a compile-time option): the size of shape and stride buffers the C side fills
 
 
 # ---- nn (section 10 and 12) ----

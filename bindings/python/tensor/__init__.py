@@ -14,7 +14,7 @@ import builtins as _builtins
 import operator
 
 from . import _C
-from ._core import (Size, Tensor, device, dtype, float32, float64, int32, int64, uint8, bool_ as bool,
+from ._core import (Size, Tensor, device, dtype, float32, float64, int32, int64, uint8, int8, int16, bool_ as bool,
                     float16, bfloat16, get_default_dtype, set_default_dtype, get_default_device, set_default_device,
                     promote_types, can_cast,
                     return_types, tensor, empty, zeros, ones, full, where, from_numpy, _operand,
@@ -47,6 +47,8 @@ double = float64
 half = float16
 long = int64
 int = int32
+short = int16
+char = int8
 __version__ = _C.lib.tn_library_version().decode()   # TENSOR_VERSION_STRING of the library loaded
 globals().update(_TENSOR_TYPES)      # FloatTensor, LongTensor, ...: see _tensor_types
 

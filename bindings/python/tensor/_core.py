@@ -41,7 +41,7 @@ _RuntimeIndexError = _torch_class("RuntimeError", (RuntimeError, IndexError),
 # integer division by zero: PyTorch's "RuntimeError: ZeroDivisionError"
 _RuntimeZeroDivisionError = _torch_class("RuntimeError", (RuntimeError, ZeroDivisionError),
                                          "Integer division by zero (PyTorch: RuntimeError: ZeroDivisionError).")
-_RUNTIME_INDEX_FNS = ("tn_gather", "tn_scatter", "tn_random_")
+_RUNTIME_INDEX_FNS = ("tn_gather", "tn_scatter", "tn_random_", "tn_randint")
 
 
 def _exception_for(msg):
@@ -216,7 +216,9 @@ uint8 = dtype("uint8", _C.U8, ctypes.c_uint8, "|u1", "Byte")
 bool_ = dtype("bool", _C.BOOL, ctypes.c_bool, "|b1", "Bool")
 float16 = dtype("float16", _C.F16, ctypes.c_uint16, "<f2", "Half")
 bfloat16 = dtype("bfloat16", _C.BF16, ctypes.c_uint16, "<V2", "BFloat16")
-_DTYPES = [float32, float64, int32, int64, uint8, bool_, float16, bfloat16]
+int8 = dtype("int8", _C.I8, ctypes.c_int8, "|i1", "Char")
+int16 = dtype("int16", _C.I16, ctypes.c_int16, "<i2", "Short")
+_DTYPES = [float32, float64, int32, int64, uint8, bool_, float16, bfloat16, int8, int16]   # by C code
 _BY_NAME = {d.name: d for d in _DTYPES}
 _default_dtype = [_DTYPES[lib.tn_get_default_dtype()]]   # a cache of the C setting (tn_set_default_dtype)
 
@@ -726,14 +728,14 @@ def _from_flat(flat, shape, dt):
 
 
 _NP_TO_DTYPE = {"float32": float32, "float64": float64, "float16": float16, "int32": int32, "int64": int64,
-                "uint8": uint8, "bool": bool_}
+                "int16": int16, "int8": int8, "uint8": uint8, "bool": bool_}
 
 
 def _np_dtype(arr):
     dt = _NP_TO_DTYPE.get(arr.dtype.name)
     if dt is None or not arr.dtype.isnative:
         raise TypeError(f"can't convert np.ndarray of type numpy.{arr.dtype.name}. The only supported "
-                        "types are: float64, float32, float16, int64, int32, uint8, and bool.")
+                        "types are: float64, float32, float16, int64, int32, int16, int8, uint8, and bool.")
     return dt
 
 
@@ -1226,6 +1228,12 @@ class Tensor:
 
     def byte(self, memory_format=None):
         return self.to(uint8, memory_format=memory_format)
+
+    def char(self, memory_format=None):
+        return self.to(int8, memory_format=memory_format)
+
+    def short(self, memory_format=None):
+        return self.to(int16, memory_format=memory_format)
 
     def bool(self, memory_format=None):
         return self.to(bool_, memory_format=memory_format)

@@ -55,7 +55,7 @@ mm msort mv nan_to_num normal pow scatter scatter_add tril triu where
 """.split())
 # out may share no memory with an input (PyTorch's assert_no_overlap: "unsupported operation: ...")
 _NO_OVERLAP = frozenset("bernoulli cat concat concatenate gather index_select kthvalue masked_select stack take".split())
-_SCALAR_TYPE = {"float32": "float", "float64": "double", "int64": "long", "int32": "int", "uint8": "unsigned char",
+_SCALAR_TYPE = {"float32": "float", "float64": "double", "int64": "long", "int32": "int", "int16": "short", "int8": "signed char", "uint8": "unsigned char",
                 "bool": "bool", "float16": "c10::Half", "bfloat16": "c10::BFloat16"}
 
 

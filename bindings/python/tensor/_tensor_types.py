@@ -5,13 +5,12 @@ dtype (``torch.LongTensor([1, 2])`` is int64 data, ``torch.FloatTensor(2, 3)`` a
 uninitialised float32 tensor of that shape, a ``torch.Size`` a shape, another Tensor of the
 same dtype an alias), and ``isinstance(x, torch.LongTensor)`` is true exactly when x is a
 CPU int64 tensor (``torch.cuda.LongTensor``: a CUDA one). ``x.type()`` names them and
-``x.type(torch.FloatTensor)`` converts. int16 and int8 (ShortTensor, CharTensor) are no
-dtypes of this library: their constructors raise.
+``x.type(torch.FloatTensor)`` converts.
 """
 import numbers
 
 from ._core import (Size, Tensor, _DTYPES, _to_device, _tensor_from_data, bfloat16, bool_, empty, float16,
-                    float32, float64, int32, int64, uint8)
+                    float32, float64, int32, int64, int8, int16, uint8)
 
 __all__ = ["tensor_type", "TENSOR_TYPES", "CUDA_TENSOR_TYPES", "set_default_tensor_type"]
 
@@ -23,9 +22,6 @@ class tensor_type(type):
         if kwargs:
             raise TypeError(f"new() got an unexpected keyword argument '{next(iter(kwargs))}'")
         dt = cls.dtype
-        if dt is None:
-            raise TypeError(f"torch.{cls.__name__}: this library has no {cls._missing} dtype "
-                            "(its dtypes: float32, float64, int32, int64, uint8, bool, float16, bfloat16)")
         dev = _to_device(device) or _to_device("cuda" if cls.is_cuda else "cpu")
         if len(args) == 1 and isinstance(args[0], Tensor):
             t = args[0]
@@ -51,7 +47,7 @@ class tensor_type(type):
         return t if dev.type == "cpu" else t.to(dev)
 
     def __instancecheck__(cls, obj):
-        return (isinstance(obj, Tensor) and cls.dtype is not None and obj.dtype is cls.dtype
+        return (isinstance(obj, Tensor) and obj.dtype is cls.dtype
                 and obj.is_cuda == cls.is_cuda)
 
     def __subclasscheck__(cls, sub):
@@ -63,21 +59,20 @@ class tensor_type(type):
     __str__ = __repr__
 
 
-def _make(name, dt, cuda, missing=None):
+def _make(name, dt, cuda):
     prefix = "torch.cuda." if cuda else "torch."
-    cls = tensor_type(name, (), {"dtype": dt, "is_cuda": cuda, "is_sparse": False, "_missing": missing,
+    cls = tensor_type(name, (), {"dtype": dt, "is_cuda": cuda, "is_sparse": False,
                                  "_legacy": prefix + name, "__module__": prefix[:-1],
-                                 "__doc__": f"{prefix}{name}: constructs {dt or missing} tensors (see tensor._tensor_types)."})
+                                 "__doc__": f"{prefix}{name}: constructs {dt} tensors (see tensor._tensor_types)."})
     return cls
 
 
 _SPECS = [("FloatTensor", float32), ("DoubleTensor", float64), ("HalfTensor", float16), ("BFloat16Tensor", bfloat16),
-          ("ByteTensor", uint8), ("CharTensor", None, "int8"), ("ShortTensor", None, "int16"),
+          ("ByteTensor", uint8), ("CharTensor", int8), ("ShortTensor", int16),
           ("IntTensor", int32), ("LongTensor", int64), ("BoolTensor", bool_)]
-TENSOR_TYPES = {s[0]: _make(s[0], s[1], False, *s[2:]) for s in _SPECS}
-CUDA_TENSOR_TYPES = {s[0]: _make(s[0], s[1], True, *s[2:]) for s in _SPECS}
-_BY_DTYPE = {(c.dtype, c.is_cuda): c for c in list(TENSOR_TYPES.values()) + list(CUDA_TENSOR_TYPES.values())
-             if c.dtype is not None}
+TENSOR_TYPES = {name: _make(name, dt, False) for name, dt in _SPECS}
+CUDA_TENSOR_TYPES = {name: _make(name, dt, True) for name, dt in _SPECS}
+_BY_DTYPE = {(c.dtype, c.is_cuda): c for c in list(TENSOR_TYPES.values()) + list(CUDA_TENSOR_TYPES.values())}
 
 
 def _type_name(t):
@@ -88,8 +83,6 @@ def _type_name(t):
 def _resolve(spec):
     """The (dtype, device) of x.type(spec)'s spec: a typed class, its name, or a dtype."""
     if isinstance(spec, tensor_type):
-        if spec.dtype is None:
-            raise TypeError(f"invalid type: '{spec._legacy}' (this library has no {spec._missing} dtype)")
         return spec.dtype, "cuda" if spec.is_cuda else "cpu"
     if isinstance(spec, str):
         for cls in _BY_DTYPE.values():
@@ -119,7 +112,7 @@ def set_default_tensor_type(t):
         raise TypeError(f"invalid type: '{t}'")
     if t.is_cuda:
         raise TypeError("set_default_tensor_type: CUDA tensor types are not supported (tensors are made on the CPU)")
-    if t.dtype is None or not t.dtype.is_floating_point:
+    if not t.dtype.is_floating_point:
         raise TypeError("only floating-point types are supported as the default type")
     set_default_dtype(t.dtype)
 

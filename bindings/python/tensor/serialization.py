@@ -8,8 +8,8 @@ names what it finds otherwise (a legacy pre-1.6 PyTorch pickle, gzip, NumPy, ...
 A .pt file is unpickled by a restricted unpickler with PyTorch's ``weights_only=True``
 rules (the default, as PyTorch >= 2.6): only tensors, parameters, storages, OrderedDict,
 dtypes, sizes and plain values; any other global is refused before anything runs.
-float16/bfloat16 tensors of a .pt file load as float32 (half precision is storage only
-in tensor.h).
+Every dtype loads as torch.load keeps it, float16/bfloat16 included (they loaded as
+float32 before 0.2.0).
 
 Safetensors:
 
@@ -264,7 +264,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
 # torch's storage classes: the dtype of their elements
 _STORAGE_DTYPES = {d._legacy + "Storage": d for d in _core._DTYPES}
 _STORAGE_DTYPES["UntypedStorage"] = _core.uint8
-_UNSUPPORTED_STORAGES = ("ShortStorage", "CharStorage", "ComplexFloatStorage", "ComplexDoubleStorage",
+_UNSUPPORTED_STORAGES = ("ComplexFloatStorage", "ComplexDoubleStorage",
                          "QInt8Storage", "QUInt8Storage", "QInt32Storage", "QUInt4x2Storage", "QUInt2x4Storage")
 
 
@@ -277,17 +277,6 @@ class _StorageType:
 
     def __call__(self, *args):
         raise pickle.UnpicklingError(f"torch.{self.name} is not callable in a weights file")
-
-
-def _as_float32(data, dtype):
-    """float16/bfloat16 bytes -> float32 bytes (exact)."""
-    n = len(data) // 2
-    if dtype is _core.bfloat16:
-        out = bytearray(4 * n)
-        out[2::4] = data[0::2]
-        out[3::4] = data[1::2]
-        return bytes(out)
-    return struct.pack(f"<{n}f", *struct.unpack(f"<{n}e", data))
 
 
 def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=False, backward_hooks=None, metadata=None):
@@ -445,8 +434,6 @@ class _PtUnpickler(pickle._Unpickler):
         dt = stype.dtype
         if numel < 0 or len(data) != numel * dt.itemsize:
             raise pickle.UnpicklingError(f"storage '{key}' of {numel} {dt} elements does not match its entry's {len(data)} bytes")
-        if dt in (_core.float16, _core.bfloat16):
-            data, dt = _as_float32(data, dt), _core.float32
         arr, n = _core._i64((numel,))
         t = _wrap(lib.tn_empty(arr, n, dt._code) if not data else lib.tn_from_data(data, arr, n, dt._code))
         self._storages[key] = (stype.dtype, t)

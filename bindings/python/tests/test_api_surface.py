@@ -498,10 +498,10 @@ def test_typed_errors(T):
     raises_like(T, lambda M: M.FloatTensor([1], [2]))
     raises_like(T, lambda M: M.FloatTensor(2, dtype=M.float64))
     raises_like(T, lambda M: M.zeros(2).type("torch.FooTensor"), "invalid type")
-    for name in ("ShortTensor", "CharTensor"):          # int16 / int8: not dtypes of the library
-        with pytest.raises(TypeError, match="no int"):
-            getattr(tn, name)([1])
+    for name, dt in (("ShortTensor", "int16"), ("CharTensor", "int8")):
+        assert getattr(tn, name)([1, -2]).dtype is getattr(tn, dt) and getattr(T, name)([1]).dtype is getattr(T, dt)
         assert not isinstance(tn.zeros(1, dtype=tn.int32), getattr(tn, name))
+        assert isinstance(tn.zeros(1, dtype=getattr(tn, dt)), getattr(tn, name))
     t = tn.FloatTensor([1., 2.])
     assert tn.FloatTensor(t)._same_storage(t)            # an alias, as torch's
 

@@ -23,12 +23,13 @@ def test_numpy_both_ways():
     assert u.tolist() == b.tolist()
     u[2, 1] = -1
     assert b[2, 1] == -1
-    for dt, want in [(np.float64, tn.float64), (np.int32, tn.int32), (np.uint8, tn.uint8), (np.float32, tn.float32)]:
+    for dt, want in [(np.float64, tn.float64), (np.int32, tn.int32), (np.uint8, tn.uint8), (np.float32, tn.float32),
+                     (np.int8, tn.int8), (np.int16, tn.int16)]:
         x = np.ones((2, 2), dtype=dt)
         y = tn.from_dlpack(x)
         assert y.dtype == want and y.data_ptr() == x.ctypes.data
     with pytest.raises(RuntimeError, match="a dtype this library does not have"):
-        tn.from_dlpack(np.ones(3, dtype=np.int8))
+        tn.from_dlpack(np.ones(3, dtype=np.uint16))
 
 
 def test_torch_both_ways():

@@ -1,7 +1,7 @@
 """PyTorch's own .pt files against real PyTorch, both ways: torch.save -> tensor.load (and
 the C reader tn_load_pt through ctypes), tensor.save -> torch.load; a model trained in
 PyTorch (Linear, Conv2d, BatchNorm with its buffers and int64 num_batches_tracked) gives
-the same outputs here; float16/bfloat16 arrive as float32; views keep their strides and
+the same outputs here; float16/bfloat16 keep their dtype and bits both ways; views keep their strides and
 share their storage; nested objects; a hostile pickle is refused before it runs; the
 format follows the file name on save and the bytes on load. Skipped without torch."""
 import collections
@@ -117,24 +117,35 @@ def test_model_saved_here_loads_in_torch(tmp_path):
     assert list(sd2) == list(sd) and all(torch.equal(sd[k], sd2[k]) for k in sd)
 
 
-def test_half_precision_becomes_float32(tmp_path):
+def test_half_precision_keeps_its_dtype(tmp_path):
+    # torch.load keeps float16/bfloat16 (they loaded as float32 here before 0.2.0)
     special = [0.0, -0.0, 1.0, -2.5, 65504.0, 2.0 ** -24, 2.0 ** -14, float("inf"), float("-inf"), float("nan"), 0.1]
     h = torch.tensor(special, dtype=torch.float16)
-    b = torch.tensor(special[:10] + [3.0e38], dtype=torch.bfloat16)
+    b = torch.tensor(special[:10] + [3.0e38, -1.0e-40], dtype=torch.bfloat16)
     path = str(tmp_path / "half.pt")
-    torch.save({"h": h, "b": b, "ht": h[1::2], "h2": torch.randn(3, 5).half().t()}, path)
+    torch.save({"h": h, "b": b, "ht": h[1::2], "h2": torch.randn(3, 5).half().t(),
+                "p": torch.nn.Parameter(torch.randn(2, 3).bfloat16())}, path)
     back = tn.load(path)
     for k, v in torch.load(path).items():
-        assert back[k].dtype == tn.float32
+        assert back[k].dtype == (tn.float16 if v.dtype == torch.float16 else tn.bfloat16), k
         _same(back[k], v)
-        assert back[k].stride() == v.stride()
+        assert back[k].stride() == v.stride() and back[k].storage_offset() == v.storage_offset(), k
+    assert back["p"].requires_grad
     d = _C.lib.tn_load_pt(path.encode())
     try:
-        assert d and _C.lib.tn_dict_len(d) == 4
-        _same(_borrow(_C.lib.tn_dict_value(d, 0)), h)
-        _same(_borrow(_C.lib.tn_dict_value(d, 1)), b)
+        assert d and _C.lib.tn_dict_len(d) == 5
+        for i, (v, code) in enumerate(((h, tn.float16), (b, tn.bfloat16))):
+            got = _borrow(_C.lib.tn_dict_value(d, i))
+            assert got.dtype == code
+            _same(got, v)
     finally:
         _C.lib.tn_dict_free(d)
+    # and back: tensor.save (and tn_save_pt) write Half/BFloat16 storages torch.load reads bit for bit
+    tn.save(back, str(tmp_path / "again.pt"))
+    again = torch.load(str(tmp_path / "again.pt"))
+    for k, v in torch.load(path).items():
+        assert again[k].dtype == v.dtype and again[k].stride() == v.stride(), k
+        assert torch.equal(again[k].detach().view(torch.int16), v.detach().view(torch.int16)), k
 
 
 def test_views_keep_strides_and_share_storage(tmp_path):
