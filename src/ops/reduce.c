@@ -385,6 +385,7 @@ static tn_tensor *tn__sum_to_size_impl(tn_tensor *x, const int64_t *shape, int n
     bool ok = lead >= 0;
     for (int i = 0; ok && i < ndim; i++) ok = shape[i] == 1 || shape[i] == x->shape[lead + i];
     if (!ok) return (tn_tensor *)tn__error("%s: size {%s} is not expandable to size {%s}.", fn, tn__shape_str(shape, ndim), TN__SHAPE(x));
+    if (ndim == 0) return tn_sum(x);   /* PyTorch's sum_to of (): a full sum (int64 for integers), even of a 0-d tensor */
     int64_t dims[TN_MAX_DIMS];
     int n = 0;
     for (int i = 0; i < x->ndim; i++)
@@ -430,7 +431,7 @@ static tn_tensor *tn__trapezoid(const char *fn, bool cum, tn_tensor *y, tn_trape
             xv = tn_view(o.x, shape, y->ndim);
         }
         tn_tensor *dx = xv ? tn_sub(tn_slice(xv, d, 1, TN_END, 1), tn_slice(xv, d, 0, -1, 1)) : NULL;
-        if (cum) r = dx ? tn_cumsum(tn_mul(tn_div_scalar(dx, 2.0), tn_add(left, right)), d) : NULL;
+        if (cum) r = dx ? tn_cumsum(tn_div_scalar(tn_mul(dx, tn_add(left, right)), 2.0), d) : NULL;   /* ATen's order: integers wrap where its do */
         else r = dx ? tn_div_scalar(tn_sum_dims(tn_mul(tn_add(left, right), dx), &dim64, 1, false), 2.0) : NULL;
     } else {
         const double dx = isnan(o.dx) ? 1.0 : o.dx;
