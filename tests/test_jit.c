@@ -19,25 +19,8 @@
 #include "tn_test.h"
 #include <stdlib.h>
 
-static const char *tmpdir(void) {
-    static char dir[64];
-    if (!dir[0]) { strcpy(dir, "/tmp/tn_jit_XXXXXX"); if (!mkdtemp(dir)) strcpy(dir, "/tmp"); }
-    return dir;
-}
-static tn_tensor *rnd(const int64_t *shape, int nd) { return tn_randn(shape, nd, TN_F32); }
-/* max |a - b|, or +inf when the shapes differ or either is NULL */
-static double maxdiff(tn_tensor *a, tn_tensor *b) {
-    if (!a || !b || tn_ndim(a) != tn_ndim(b) || memcmp(tn_shape(a), tn_shape(b), (size_t)tn_ndim(a) * sizeof(int64_t))) return INFINITY;
-    if (tn_numel(a) == 0) return 0;
-    return tn_item(tn_max(tn_abs(tn_sub(tn_to_dtype(a, TN_F64), tn_to_dtype(b, TN_F64)))));
-}
-static int64_t live0;
-static void begin(void) { tn_manual_seed(7); live0 = tn_memory_stats_get().live_tensors; tn_scope_begin(); }
-static void end(int line) {
-    tn_scope_end();
-    int64_t live = tn_memory_stats_get().live_tensors;
-    if (live != live0) fail_at(line, "%lld tensors leaked", (long long)(live - live0));
-}
+#define TN_JIT_TEST_TMP "/tmp/tn_jit"
+#include "tn_jit_test.h"
 
 /* trace m on x, replay on x2 (and x): equal to the eager forward */
 static tn_graph *check_module(int line, tn_module *m, tn_tensor *x, tn_tensor *x2, double tol) {
