@@ -4341,14 +4341,18 @@ typedef struct tn_backend {
 } tn_backend;
 /* The cases the GPU unit's fused attention entry declines (tensor_cuda.cu and the checking
    stand-in both ask here, so they decline alike): the switch TN_CUDA_FUSED_ATTENTION=0, a
-   dtype other than float32/float64 or mixed ones, head dims over 128, empty sizes, batch
+   dtype other than float32/float64/float16/bfloat16 or mixed ones (half ones with a float32
+   logsumexp and additive mask), head dims over 128, empty sizes, batch
    shapes that differ, q's, k's or v's last dim strided, results not contiguous, grids past
    2^31 - 1 rows (batch x max(L, S)). off: the caller read the switch. */
 static inline bool tn__attention_declines(bool off, tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *mask, tn_tensor *out, tn_tensor *lse,
                                           tn_tensor *dout, tn_tensor *dq, tn_tensor *dk, tn_tensor *dv) {
-    if (off || (q->dtype != TN_F32 && q->dtype != TN_F64) || (mask && mask->dtype != TN_BOOL && mask->dtype != q->dtype)) return true;
-    tn_tensor *const same[8] = {k, v, out, lse, dout, dq, dk, dv};
-    for (int t = 0; t < 8; t++)
+    /* half q, k, v are computed in float32: their logsumexp and an additive mask are float32 */
+    const bool half = q->dtype == TN_F16 || q->dtype == TN_BF16;
+    const tn_dtype acc = half ? TN_F32 : q->dtype;
+    if (off || (q->dtype != TN_F32 && q->dtype != TN_F64 && !half) || (mask && mask->dtype != TN_BOOL && mask->dtype != acc) || lse->dtype != acc) return true;
+    tn_tensor *const same[7] = {k, v, out, dout, dq, dk, dv};
+    for (int t = 0; t < 7; t++)
         if (same[t] && same[t]->dtype != q->dtype) return true;
     const int nd = q->ndim;
     if (nd < 2 || k->ndim != nd || v->ndim != nd || (mask && mask->ndim != nd) || out->ndim != nd || lse->ndim != nd - 1) return true;
@@ -22920,11 +22924,15 @@ static bool tn__sdpa_layout(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor 
 static tn_tensor *tn__sdpa_lastdim(tn_tensor *t) {
     return !t || t->ndim == 0 || t->strides[t->ndim - 1] == 1 || t->shape[t->ndim - 1] == 1 ? t : tn_contiguous(t);
 }
+/* the kernels' compute type: float32 for the half dtypes (their logsumexp and additive masks) */
+static tn_dtype tn__sdpa_acc(tn_dtype dt) { return dt == TN_F16 || dt == TN_BF16 ? TN_F32 : dt; }
 /* q, k, v and the mask as a backend's attention entry takes them: last dims contiguous,
-   expanded (views) to the broadcast batch shape bshape[0..nb). false after an error. */
+   expanded (views) to the broadcast batch shape bshape[0..nb); an additive mask in the
+   compute type. false after an error. */
 static bool tn__sdpa_entry_operands(tn_tensor **q, tn_tensor **k, tn_tensor **v, tn_tensor **mask, int64_t *bshape, int *nb) {
     *q = tn__sdpa_lastdim(*q); *k = tn__sdpa_lastdim(*k); *v = tn__sdpa_lastdim(*v);
     tn_tensor *m = *mask ? tn__sdpa_lastdim(*mask) : NULL;
+    if (m && m->dtype != TN_BOOL && *q && m->dtype != tn__sdpa_acc((*q)->dtype)) m = tn_to_dtype(m, tn__sdpa_acc((*q)->dtype));
     if (!*q || !*k || !*v || (*mask && !m)) return false;
     tn__sdpa_args a;
     memset(&a, 0, sizeof a);
@@ -23053,7 +23061,8 @@ static int tn__sdpa_fused_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int
    do not broadcast, so that its message names them). */
 static bool tn__sdpa_fusable(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *mask, double dropout_p) {
     /* another device: through its backend's entry (src/nn/attention.c, tn__sdpa_fused) */
-    if (dropout_p > 0 || (q->device != TN_CPU && !tn__backend(q->device)->attention) || (q->dtype != TN_F32 && q->dtype != TN_F64)) return false;
+    const bool half_ok = q->device != TN_CPU && (q->dtype == TN_F16 || q->dtype == TN_BF16);   /* the CPU's kernels: float32/64 */
+    if (dropout_p > 0 || (q->device != TN_CPU && !tn__backend(q->device)->attention) || (q->dtype != TN_F32 && q->dtype != TN_F64 && !half_ok)) return false;
     if (mask && (mask->device != q->device || (mask->dtype != TN_BOOL && mask->requires_grad && tn_is_grad_enabled()) || mask->ndim < 1)) return false;
     tn_tensor *const ts[4] = {q, k, v, mask};
     for (int t = 0; t < 4; t++)
@@ -23083,6 +23092,12 @@ static tn_tensor *tn__sdpa_composite(tn_tensor *q, tn_tensor *k, tn_tensor *v, t
    bool (true = may attend) or additive; scale > 0. Off the CPU through the backend's entry,
    and where that declines the case, the composite. */
 static tn_tensor *tn__sdpa_fused(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *mask, bool causal, double scale) {
+    /* the CPU's kernels are float32/float64 (under autocast MultiheadAttention's projections
+       may be half), a device's entry takes what its backend does */
+    const bool cpu_ok = q->dtype == TN_F32 || q->dtype == TN_F64;
+    if (k->dtype != q->dtype || v->dtype != q->dtype || (q->device == TN_CPU && !cpu_ok) ||
+        (q->device != TN_CPU && !cpu_ok && q->dtype != TN_F16 && q->dtype != TN_BF16))
+        return tn__sdpa_composite(q, k, v, mask, 0, causal, scale);
     tn_scope_begin();
     const double pv[2] = {scale, causal ? 1.0 : 0.0};   /* no compound literal: the header compiles as C++ */
     tn_tensor *par = tn_from_data(pv, TN_SHAPE(2), TN_F64);
@@ -23099,7 +23114,7 @@ static tn_tensor *tn__sdpa_fused(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_te
         bshape[nb] = qe->shape[nb];
         bshape[nb + 1] = ve->shape[nb + 1];
         pre.out = tn__own(tn__new(q->dtype, q->device, bshape, nb + 2));
-        pre.lse = tn__own(tn__new(q->dtype, q->device, bshape, nb + 1));
+        pre.lse = tn__own(tn__new(tn__sdpa_acc(q->dtype), q->device, bshape, nb + 1));
         const int r = pre.out && pre.lse ? tn__backend(q->device)->attention(qe, ke, ve, me, pre.out, pre.lse, NULL, NULL, NULL, NULL, scale, causal) : -1;
         if (r < 0) return tn__scope_return(NULL);
         if (r > 0) return tn__scope_return(tn__sdpa_composite(q, k, v, mask, 0, causal, scale));
@@ -41594,23 +41609,43 @@ static int tn__si_attention(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor 
     }
     TN__ATOMIC_ADD(&tn__si_attn, 1);
     tn__si_inside++;
+    /* half operands: the unit computes them in float32, so here the float32 kernel runs on
+       float32 copies and the results are rounded once */
+    const bool half = q->dtype == TN_F16 || q->dtype == TN_BF16;
+    tn_tensor *const io[8] = {q, k, v, out, dout, dq, dk, dv};
+    tn_tensor *f[8] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    int r = 0;
+    for (int t = 0; t < 8; t++) {
+        if (!io[t]) continue;
+        tn_tensor h = tn__shallow(io[t]);
+        h.device = TN_CPU;
+        f[t] = half ? tn__copy_as(&h, TN_F32, TN_CPU) : tn_retain(io[t]);
+        if (!f[t]) r = -1;
+    }
     tn__sdpa_args a;
     memset(&a, 0, sizeof a);
     a.L = q->shape[q->ndim - 2]; a.S = k->shape[k->ndim - 2]; a.E = q->shape[q->ndim - 1]; a.Ev = v->shape[v->ndim - 1];
     a.scale = scale; a.causal = causal;
     int64_t bshape[TN_MAX_DIMS + 2], *offs = NULL;
-    int nb = 0, r = 0;
-    if (!tn__sdpa_layout(q, k, v, mask, &a, bshape, &nb, &offs)) r = TN__FAIL_INT("stand-in GPU: attention: out of memory");
+    int nb = 0;
+    if (r) ;
+    else if (!tn__sdpa_layout(f[0], f[1], f[2], mask, &a, bshape, &nb, &offs)) r = TN__FAIL_INT("stand-in GPU: attention: out of memory");
     else if (!dout) {
-        if (q->dtype == TN_F32) tn__sdpa_fwd_f32(&a, (float *)tn_data_ptr(out), (float *)tn_data_ptr(lse));
-        else tn__sdpa_fwd_f64(&a, (double *)tn_data_ptr(out), (double *)tn_data_ptr(lse));
-    } else if (tn__cpu_fill(dq, 0) || tn__cpu_fill(dk, 0) || tn__cpu_fill(dv, 0)) r = -1;
-    else if (q->dtype == TN_F32)
-        tn__sdpa_bwd_f32(&a, (const float *)tn_data_ptr(out), (const float *)tn_data_ptr(lse), (const float *)tn_data_ptr(dout), (float *)tn_data_ptr(dq),
-                         (float *)tn_data_ptr(dk), (float *)tn_data_ptr(dv));
+        if (f[0]->dtype == TN_F32) tn__sdpa_fwd_f32(&a, (float *)tn_data_ptr(f[3]), (float *)tn_data_ptr(lse));
+        else tn__sdpa_fwd_f64(&a, (double *)tn_data_ptr(f[3]), (double *)tn_data_ptr(lse));
+    } else if (tn__cpu_fill(f[5], 0) || tn__cpu_fill(f[6], 0) || tn__cpu_fill(f[7], 0)) r = -1;
+    else if (f[0]->dtype == TN_F32)
+        tn__sdpa_bwd_f32(&a, (const float *)tn_data_ptr(f[3]), (const float *)tn_data_ptr(lse), (const float *)tn_data_ptr(f[4]), (float *)tn_data_ptr(f[5]),
+                         (float *)tn_data_ptr(f[6]), (float *)tn_data_ptr(f[7]));
     else
-        tn__sdpa_bwd_f64(&a, (const double *)tn_data_ptr(out), (const double *)tn_data_ptr(lse), (const double *)tn_data_ptr(dout), (double *)tn_data_ptr(dq),
-                         (double *)tn_data_ptr(dk), (double *)tn_data_ptr(dv));
+        tn__sdpa_bwd_f64(&a, (const double *)tn_data_ptr(f[3]), (const double *)tn_data_ptr(lse), (const double *)tn_data_ptr(f[4]), (double *)tn_data_ptr(f[5]),
+                         (double *)tn_data_ptr(f[6]), (double *)tn_data_ptr(f[7]));
+    for (int t = dout ? 5 : 3; half && r == 0 && t < (dout ? 8 : 4); t++) {   /* the results back, rounded */
+        tn_tensor h = tn__shallow(io[t]);
+        h.device = TN_CPU;
+        r = tn__cpu_copy(&h, f[t]);
+    }
+    for (int t = 0; t < 8; t++) tn_release(f[t]);
     TN_FREE(offs);
     tn__si_inside--;
     return r;

@@ -1673,7 +1673,9 @@ static int cu_layer_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_
    never the L x S scores. Backward, deterministic (no atomics): D = rowsum(dout * out), a
    block per (batch, key tile) walking the query tiles for dk and dv, and a block per
    (batch, query tile) walking the key tiles for dq; both recompute P = exp(s - lse).
-   float32 accumulates in float32 (as the CPU's kernel), float64 in float64. The rules
+   float32 accumulates in float32 (as the CPU's kernel), float64 in float64; bfloat16 and
+   float16 (S, the storage type) are read into float32 tiles (T) and computed as float32,
+   their logsumexp and row dots kept in float32, the results rounded once. The rules
    (masked rows NaN, their score gradients zero except under an additive mask) are
    src/nn/attention.c's. */
 struct AttnGeo {
@@ -1693,6 +1695,15 @@ __device__ __forceinline__ float attn_log(float x) { return logf(x); }
 __device__ __forceinline__ float attn_fma(float a, float b, float c) { return fmaf(a, b, c); }
 __device__ __forceinline__ double attn_fma(double a, double b, double c) { return fma(a, b, c); }
 __device__ __forceinline__ double attn_log(double x) { return log(x); }
+/* a stored element into the compute type T, and a result into its storage type S */
+__device__ __forceinline__ float attn_in(float x) { return x; }
+__device__ __forceinline__ double attn_in(double x) { return x; }
+__device__ __forceinline__ float attn_in(bf16 x) { return bf16_f(x); }
+__device__ __forceinline__ float attn_in(h16 x) { return h16_f(x); }
+__device__ __forceinline__ void attn_st(float *p, float v) { *p = v; }
+__device__ __forceinline__ void attn_st(double *p, double v) { *p = v; }
+__device__ __forceinline__ void attn_st(bf16 *p, float v) { *p = to_bf16(v, true); }
+__device__ __forceinline__ void attn_st(h16 *p, float v) { *p = to_h16(v); }
 template <class T> __device__ __forceinline__ T attn_sum16(T v) {   /* over the 16 lanes of a row */
     for (int w = 8; w > 0; w >>= 1) v += __shfl_xor_sync(0xffffffffu, v, w);
     return v;
@@ -1752,15 +1763,15 @@ template <class T> __device__ __forceinline__ T attn_score(const AttnGeo &g, con
     return g.causal && j > i ? -(T)INFINITY : s;
 }
 /* rows [r0, r0 + n) of a matrix (row stride rs, last dim contiguous, width w) into shared rows of pitch p; zeros past nmax */
-template <class T> __device__ __forceinline__ void attn_load(T *dst, int p, const T *src, int64_t rs, int64_t r0, int n, int64_t nmax, int w) {
+template <class T, class S> __device__ __forceinline__ void attn_load(T *dst, int p, const S *src, int64_t rs, int64_t r0, int n, int64_t nmax, int w) {
     for (int idx = threadIdx.x; idx < n * w; idx += blockDim.x) {
         const int r = idx / w, d = idx - r * w;
-        dst[r * p + d] = r0 + r < nmax ? src[(r0 + r) * rs + d] : (T)0;
+        dst[r * p + d] = r0 + r < nmax ? (T)attn_in(src[(r0 + r) * rs + d]) : (T)0;
     }
 }
 
-template <class T, int BR, int BC, int NO>
-__global__ void __launch_bounds__(4 * BR) k_attn_fwd(AttnGeo g, const T *q, const T *k, const T *v, const void *m, T *out, T *lse) {
+template <class T, class S, int BR, int BC, int NO>
+__global__ void __launch_bounds__(4 * BR) k_attn_fwd(AttnGeo g, const S *q, const S *k, const S *v, const void *m, S *out, T *lse) {
     extern __shared__ __align__(16) unsigned char attn_smem[];
     constexpr int GS = BR / 4, NC = BC / 16, PP = BC + 1;
     const int x = threadIdx.x & 15, gr = threadIdx.x >> 4, E = g.E, Ev = g.Ev, pq = E | 1, pv = Ev | 1;
@@ -1823,24 +1834,24 @@ __global__ void __launch_bounds__(4 * BR) k_attn_fwd(AttnGeo g, const T *q, cons
         const T inv = sum[ii] > 0 ? 1 / sum[ii] : (T)NAN;
 #pragma unroll
         for (int jj = 0; jj < NO; jj++)
-            if (x + 16 * jj < Ev) out[(b * g.L + i) * Ev + x + 16 * jj] = o[ii][jj] * inv;
+            if (x + 16 * jj < Ev) attn_st(&out[(b * g.L + i) * Ev + x + 16 * jj], o[ii][jj] * inv);
         if (x == 0) lse[b * g.L + i] = sum[ii] > 0 ? mx[ii] + attn_log(sum[ii]) : (T)NAN;
     }
 }
 /* D[r] = dout[r] . out[r]: a warp per row */
-template <class T> __global__ void k_attn_rowdot(int64_t M, int n, const T *a, const T *b, T *D) {
+template <class T, class S> __global__ void k_attn_rowdot(int64_t M, int n, const S *a, const S *b, T *D) {
     const int lane = threadIdx.x & 31;
     for (int64_t r = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32; r < M; r += (int64_t)gridDim.x * blockDim.x / 32) {
         T s = 0;
-        for (int e = lane; e < n; e += 32) s += a[r * n + e] * b[r * n + e];
+        for (int e = lane; e < n; e += 32) s += (T)attn_in(a[r * n + e]) * (T)attn_in(b[r * n + e]);
         for (int w = 16; w > 0; w >>= 1) s += __shfl_xor_sync(0xffffffffu, s, w);
         if (lane == 0) D[r] = s;
     }
 }
 /* dk and dv of the key tile [j0, j0 + BR): rows are keys, columns queries */
-template <class T, int BR, int BC, int NO>
-__global__ void __launch_bounds__(4 * BR) k_attn_bwd_kv(AttnGeo g, const T *q, const T *k, const T *v, const void *m, const T *dout, const T *lse,
-                                                         const T *D, T *dk, T *dv) {
+template <class T, class S, int BR, int BC, int NO>
+__global__ void __launch_bounds__(4 * BR) k_attn_bwd_kv(AttnGeo g, const S *q, const S *k, const S *v, const void *m, const S *dout, const T *lse,
+                                                         const T *D, S *dk, S *dv) {
     extern __shared__ __align__(16) unsigned char attn_smem[];
     constexpr int GS = BR / 4, NC = BC / 16, PP = BC + 1;
     const int x = threadIdx.x & 15, gr = threadIdx.x >> 4, E = g.E, Ev = g.Ev, pq = E | 1, pv = Ev | 1;
@@ -1897,15 +1908,15 @@ __global__ void __launch_bounds__(4 * BR) k_attn_bwd_kv(AttnGeo g, const T *q, c
 #pragma unroll
         for (int jj = 0; jj < NO; jj++) {
             const int e = x + 16 * jj;
-            if (e < E) dk[(b * g.S + j) * E + e] = ak[ii][jj] * (T)g.scale;
-            if (e < Ev) dv[(b * g.S + j) * Ev + e] = av[ii][jj];
+            if (e < E) attn_st(&dk[(b * g.S + j) * E + e], ak[ii][jj] * (T)g.scale);
+            if (e < Ev) attn_st(&dv[(b * g.S + j) * Ev + e], av[ii][jj]);
         }
     }
 }
 /* dq of the query tile [i0, i0 + BR): rows are queries, columns keys */
-template <class T, int BR, int BC, int NO>
-__global__ void __launch_bounds__(4 * BR) k_attn_bwd_q(AttnGeo g, const T *q, const T *k, const T *v, const void *m, const T *dout, const T *lse,
-                                                        const T *D, T *dq) {
+template <class T, class S, int BR, int BC, int NO>
+__global__ void __launch_bounds__(4 * BR) k_attn_bwd_q(AttnGeo g, const S *q, const S *k, const S *v, const void *m, const S *dout, const T *lse,
+                                                        const T *D, S *dq) {
     extern __shared__ __align__(16) unsigned char attn_smem[];
     constexpr int GS = BR / 4, NC = BC / 16, PP = BC + 1;
     const int x = threadIdx.x & 15, gr = threadIdx.x >> 4, E = g.E, Ev = g.Ev, pq = E | 1, pv = Ev | 1;
@@ -1950,7 +1961,7 @@ __global__ void __launch_bounds__(4 * BR) k_attn_bwd_q(AttnGeo g, const T *q, co
         if (i >= g.L) continue;
 #pragma unroll
         for (int jj = 0; jj < NO; jj++)
-            if (x + 16 * jj < E) dq[(b * g.L + i) * E + x + 16 * jj] = aq[ii][jj] * (T)g.scale;
+            if (x + 16 * jj < E) attn_st(&dq[(b * g.L + i) * E + x + 16 * jj], aq[ii][jj] * (T)g.scale);
     }
 }
 /* dynamic shared memory above the default 48 KiB needs the kernel's consent first */
@@ -1958,27 +1969,27 @@ template <class K> static int attn_smem_ok(K kernel, size_t bytes) {
     if (bytes > 48 * 1024) CU_CHECK("attention", cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
     return 0;
 }
-template <class T, int BR, int BC, int NO>
-static int attn_run(const AttnGeo &g, int64_t B, const T *q, const T *k, const T *v, const void *m, T *out, T *lse, const T *dout, T *dq, T *dk, T *dv) {
+template <class T, class S, int BR, int BC, int NO>
+static int attn_run(const AttnGeo &g, int64_t B, const S *q, const S *k, const S *v, const void *m, S *out, T *lse, const S *dout, S *dq, S *dk, S *dv) {
     const int E = g.E, Ev = g.Ev, pq = E | 1, pv = Ev | 1;
     const int64_t nqt = (g.L + BR - 1) / BR, nkt = (g.S + BR - 1) / BR;
     if (!dout) {
         const size_t bytes = (size_t)((BR + BC) * pq + BC * pv + BR * (BC + 1)) * sizeof(T);
-        if (attn_smem_ok(k_attn_fwd<T, BR, BC, NO>, bytes)) return -1;
-        k_attn_fwd<T, BR, BC, NO><<<(unsigned)(B * nqt), 4 * BR, bytes>>>(g, q, k, v, m, out, lse);
+        if (attn_smem_ok(k_attn_fwd<T, S, BR, BC, NO>, bytes)) return -1;
+        k_attn_fwd<T, S, BR, BC, NO><<<(unsigned)(B * nqt), 4 * BR, bytes>>>(g, q, k, v, m, out, lse);
         CU_LAUNCHED("attention forward");
         return 0;
     }
     Scratch sc;
     T *D = (T *)sc.get((size_t)(B * g.L) * sizeof(T));
     if (!D) return -1;
-    k_attn_rowdot<T><<<blocks_for(B * g.L * 32), kThreads>>>(B * g.L, Ev, dout, out, D);
+    k_attn_rowdot<T, S><<<blocks_for(B * g.L * 32), kThreads>>>(B * g.L, Ev, dout, out, D);
     CU_LAUNCHED("attention backward");
     const size_t bytes = (size_t)((BR + BC) * (pq + pv) + BR * (BC + 1) + 2 * BC) * sizeof(T);
-    if (attn_smem_ok(k_attn_bwd_kv<T, BR, BC, NO>, bytes) || attn_smem_ok(k_attn_bwd_q<T, BR, BC, NO>, bytes)) return -1;
-    k_attn_bwd_kv<T, BR, BC, NO><<<(unsigned)(B * nkt), 4 * BR, bytes>>>(g, q, k, v, m, dout, lse, D, dk, dv);
+    if (attn_smem_ok(k_attn_bwd_kv<T, S, BR, BC, NO>, bytes) || attn_smem_ok(k_attn_bwd_q<T, S, BR, BC, NO>, bytes)) return -1;
+    k_attn_bwd_kv<T, S, BR, BC, NO><<<(unsigned)(B * nkt), 4 * BR, bytes>>>(g, q, k, v, m, dout, lse, D, dk, dv);
     CU_LAUNCHED("attention backward");
-    k_attn_bwd_q<T, BR, BC, NO><<<(unsigned)(B * nqt), 4 * BR, bytes>>>(g, q, k, v, m, dout, lse, D, dq);
+    k_attn_bwd_q<T, S, BR, BC, NO><<<(unsigned)(B * nqt), 4 * BR, bytes>>>(g, q, k, v, m, dout, lse, D, dq);
     CU_LAUNCHED("attention backward");
     return 0;
 }
@@ -2010,11 +2021,15 @@ static int cu_attention(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *mas
     g.scale = scale;
     const void *mp = mask ? (const void *)base_of(mask) : NULL;
     const bool wide = g.E > 64 || g.Ev > 64;
-#define ATTN_ARGS(T) g, B, (const T *)base_of(q), (const T *)base_of(k), (const T *)base_of(v), mp, (T *)base_of(out), (T *)base_of(lse), \
-                     dout ? (const T *)base_of(dout) : NULL, dq ? (T *)base_of(dq) : NULL, dk ? (T *)base_of(dk) : NULL, dv ? (T *)base_of(dv) : NULL
+#define ATTN_ARGS(S, T) g, B, (const S *)base_of(q), (const S *)base_of(k), (const S *)base_of(v), mp, (S *)base_of(out), (T *)base_of(lse), \
+                        dout ? (const S *)base_of(dout) : NULL, dq ? (S *)base_of(dq) : NULL, dk ? (S *)base_of(dk) : NULL, dv ? (S *)base_of(dv) : NULL
+#define ATTN_F32(S) (wide ? attn_run<float, S, 64, 64, 8>(ATTN_ARGS(S, float)) : attn_run<float, S, 64, 64, 4>(ATTN_ARGS(S, float)))
+    if (q->dtype == TN_F32) return ATTN_F32(float);
+    if (q->dtype == TN_BF16) return ATTN_F32(bf16);
+    if (q->dtype == TN_F16) return ATTN_F32(h16);
     /* float64 in 32-row tiles: its shared memory then fits as float32's 64-row ones */
-    if (q->dtype == TN_F32) return wide ? attn_run<float, 64, 64, 8>(ATTN_ARGS(float)) : attn_run<float, 64, 64, 4>(ATTN_ARGS(float));
-    return wide ? attn_run<double, 32, 32, 8>(ATTN_ARGS(double)) : attn_run<double, 32, 32, 4>(ATTN_ARGS(double));
+    return wide ? attn_run<double, double, 32, 32, 8>(ATTN_ARGS(double, double)) : attn_run<double, double, 32, 32, 4>(ATTN_ARGS(double, double));
+#undef ATTN_F32
 #undef ATTN_ARGS
 }
 

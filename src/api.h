@@ -4145,14 +4145,18 @@ typedef struct tn_backend {
 } tn_backend;
 /* The cases the GPU unit's fused attention entry declines (tensor_cuda.cu and the checking
    stand-in both ask here, so they decline alike): the switch TN_CUDA_FUSED_ATTENTION=0, a
-   dtype other than float32/float64 or mixed ones, head dims over 128, empty sizes, batch
+   dtype other than float32/float64/float16/bfloat16 or mixed ones (half ones with a float32
+   logsumexp and additive mask), head dims over 128, empty sizes, batch
    shapes that differ, q's, k's or v's last dim strided, results not contiguous, grids past
    2^31 - 1 rows (batch x max(L, S)). off: the caller read the switch. */
 static inline bool tn__attention_declines(bool off, tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *mask, tn_tensor *out, tn_tensor *lse,
                                           tn_tensor *dout, tn_tensor *dq, tn_tensor *dk, tn_tensor *dv) {
-    if (off || (q->dtype != TN_F32 && q->dtype != TN_F64) || (mask && mask->dtype != TN_BOOL && mask->dtype != q->dtype)) return true;
-    tn_tensor *const same[8] = {k, v, out, lse, dout, dq, dk, dv};
-    for (int t = 0; t < 8; t++)
+    /* half q, k, v are computed in float32: their logsumexp and an additive mask are float32 */
+    const bool half = q->dtype == TN_F16 || q->dtype == TN_BF16;
+    const tn_dtype acc = half ? TN_F32 : q->dtype;
+    if (off || (q->dtype != TN_F32 && q->dtype != TN_F64 && !half) || (mask && mask->dtype != TN_BOOL && mask->dtype != acc) || lse->dtype != acc) return true;
+    tn_tensor *const same[7] = {k, v, out, dout, dq, dk, dv};
+    for (int t = 0; t < 7; t++)
         if (same[t] && same[t]->dtype != q->dtype) return true;
     const int nd = q->ndim;
     if (nd < 2 || k->ndim != nd || v->ndim != nd || (mask && mask->ndim != nd) || out->ndim != nd || lse->ndim != nd - 1) return true;

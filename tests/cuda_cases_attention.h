@@ -63,6 +63,20 @@ static void attention_declines(const tn_backend *be) {
     CHECK(be->attention(tn_contiguous(at), aq, aq, NULL, ao, al, NULL, NULL, NULL, NULL, 0.5, false) == 0);
     tn_tensor *ao_t = tn_transpose(tn_to(tn_zeros(TN_SHAPE(2, 8, 5), TN_F32), TN_CUDA), 1, 2);
     CHECK(be->attention(aq, aq, aq, NULL, ao_t, al, NULL, NULL, NULL, NULL, 0.5, false) == 1);
+    /* bfloat16 and float16 run in float32: their logsumexp and an additive mask are float32 */
+    for (int h = 0; h < 2; h++) {
+        const tn_dtype hd = h ? TN_F16 : TN_BF16;
+        tn_tensor *hq = tn_to_dtype(aq, hd), *ho = tn_to_dtype(ao, hd), *hg[3];
+        for (int i = 0; i < 3; i++) hg[i] = tn_to_dtype(ag[i], hd);
+        CHECK(be->attention(hq, hq, hq, NULL, ho, al, NULL, NULL, NULL, NULL, 0.5, true) == 0);
+        CHECK(be->attention(hq, hq, hq, NULL, ho, al, ho, hg[0], hg[1], hg[2], 0.5, true) == 0);
+        CHECK(be->attention(hq, hq, hq, am, ho, al, NULL, NULL, NULL, NULL, 0.5, false) == 0);
+        CHECK(be->attention(hq, hq, hq, amb, ho, al, NULL, NULL, NULL, NULL, 0.5, false) == 0);
+        CHECK(be->attention(hq, hq, hq, tn_to_dtype(am, hd), ho, al, NULL, NULL, NULL, NULL, 0.5, false) == 1);
+        CHECK(be->attention(hq, hq, hq, NULL, ho, tn_to_dtype(al, hd), NULL, NULL, NULL, NULL, 0.5, false) == 1);
+        CHECK(be->attention(hq, aq, hq, NULL, ho, al, NULL, NULL, NULL, NULL, 0.5, false) == 1);
+        CHECK(be->attention(hq, hq, hq, NULL, ao, al, NULL, NULL, NULL, NULL, 0.5, false) == 1);
+    }
     attn_setenv("0");
     CHECK(be->attention(aq, aq, aq, NULL, ao, al, NULL, NULL, NULL, NULL, 0.5, true) == 1);
     attn_setenv(NULL);
@@ -124,6 +138,44 @@ TEST(gpu_fused_attention) {
     tn_scope_end();
 }
 
+/* bfloat16 and float16 q, k, v: the fused kernels read them into float32 tiles, so the
+   values and gradients are the CPU's float32 attention of the same (rounded) inputs, each
+   result rounded once; an additive half mask is taken as float32 */
+TEST(gpu_fused_attention_half) {
+    if (!tn_get_backend(TN_CUDA)->attention) return;
+    tn_scope_begin();
+    tn_manual_seed(12);
+    for (int h = 0; h < 2; h++) {
+        const tn_dtype hd = h ? TN_F16 : TN_BF16;
+        for (int mode = 0; mode < 3; mode++) {   /* causal; an additive mask; L != S, head dim 40 */
+            tn_scope_begin();
+            const int64_t L = mode == 2 ? 33 : 70, S = mode == 2 ? 100 : 70, E = mode == 2 ? 40 : 64;
+            tn_tensor *in[3] = {tn_to_dtype(RANDN(2, 3, L, E), hd), tn_to_dtype(RANDN(2, 3, S, E), hd), tn_to_dtype(RANDN(2, 3, S, E), hd)};
+            tn_tensor *mask = mode == 1 ? tn_to_dtype(RANDN(L, S), hd) : NULL, *c[3], *g[3];
+            for (int i = 0; i < 3; i++) {
+                c[i] = tn_detach(tn_to_dtype(in[i], TN_F32));
+                g[i] = tn_detach(tn_to(in[i], TN_CUDA));
+                tn_requires_grad_(c[i], true);
+                tn_requires_grad_(g[i], true);
+            }
+            tn_tensor *yc = tn_scaled_dot_product_attention(c[0], c[1], c[2], mask ? tn_to_dtype(mask, TN_F32) : NULL, 0, mode == 0, 0);
+            tn_tensor *yg = tn_scaled_dot_product_attention(g[0], g[1], g[2], mask ? tn_to(mask, TN_CUDA) : NULL, 0, mode == 0, 0);
+            const char *name = yg ? tn_grad_fn_name(yg) : NULL;
+            CHECK(name && !strcmp(name, "ScaledDotProductEfficientAttentionBackward0"));
+            CHECK(yg && yg->dtype == hd);
+            SAME(h ? "sdpa float16" : "sdpa bfloat16", yg, yc, h ? 2e-3 : 1e-2);
+            tn_tensor *w = tn_to_dtype(tn_rand_like(yc), hd);
+            CHECK(tn_backward(tn_sum(tn_mul(yc, tn_to_dtype(w, TN_F32)))) == 0 && tn_backward(tn_sum(tn_mul(yg, tn_to(w, TN_CUDA)))) == 0);
+            for (int i = 0; i < 3; i++) {
+                CHECK(tn_grad(g[i]) && tn_grad(g[i])->dtype == hd);
+                SAME(h ? "sdpa float16 grad" : "sdpa bfloat16 grad", tn_grad(g[i]), tn_grad(c[i]), h ? 1e-2 : 5e-2);
+            }
+            tn_scope_end();
+        }
+    }
+    tn_scope_end();
+}
+
 /* MultiheadAttention without weights (the fused path) on the GPU: outputs and parameter
    gradients as on the CPU, with a key padding mask, and causal */
 TEST(gpu_fused_mha) {
@@ -151,6 +203,19 @@ TEST(gpu_fused_mha) {
         SAME("mha grad x", tn_grad(xg), tn_grad(xc), 1e-3);
         SAME("mha grad in_proj_weight", tn_grad(tn_module_get(gpu, "in_proj_weight")), tn_grad(tn_module_get(cpu, "in_proj_weight")), 1e-3);
     }
+    /* under bf16 autocast the projections are bfloat16: the fused kernels still run, forward
+       and backward, the output near float32's */
+    tn_tensor *xg = tn_detach(tn_to(x, TN_CUDA));
+    tn_requires_grad_(xg, true);
+    const tn_cuda_stats s0 = tn_cuda_memory_stats();
+    CHECK(tn_autocast_begin(TN_CUDA, TN_BF16, true) == 0);
+    tn_tensor *yg = tn_nn_mha_forward(gpu, xg, xg, xg, NULL, tn_to(causal, TN_CUDA), false, true, true, NULL);
+    CHECK(tn_autocast_end() == 0);
+    tn_tensor *yc = tn_nn_mha_forward(cpu, x, x, x, NULL, causal, false, true, true, NULL);
+    CHECK(yg && yg->dtype == TN_BF16);
+    SAME("mha bf16 autocast", yg, yc, 5e-2);
+    CHECK(yg && tn_backward(tn_sum(yg)) == 0 && tn_grad(xg));
+    CHECK(tn_cuda_memory_stats().num_fused_attention - s0.num_fused_attention == 2);
     tn_dict_free(sd);
     tn_module_free(cpu);
     tn_module_free(gpu);

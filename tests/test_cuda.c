@@ -200,6 +200,7 @@ int main(void) {
     RUN(gpu_library_entries);
     RUN(gpu_attention_declines);
     RUN(gpu_fused_attention);
+    RUN(gpu_fused_attention_half);
     RUN(gpu_fused_mha);
     RUN(gpu_transfers);
     RUN(gpu_allocator);

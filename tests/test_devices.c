@@ -81,6 +81,7 @@ int main(void) {
     RUN(gpu_library_entries);
     RUN(gpu_attention_declines);
     RUN(gpu_fused_attention);
+    RUN(gpu_fused_attention_half);
     RUN(gpu_fused_mha);
     RUN(gpu_cnn_training_step);
     RUN(device_mixing);

@@ -131,6 +131,7 @@ TEST(unreadable_device_memory) {
     gpu_cnn_training_step();
     gpu_attention_declines();
     gpu_fused_attention();
+    gpu_fused_attention_half();
     gpu_fused_mha();
     tn_debug_cuda_stand_in();
 }

@@ -167,23 +167,43 @@ static int tn__si_attention(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor 
     }
     TN__ATOMIC_ADD(&tn__si_attn, 1);
     tn__si_inside++;
+    /* half operands: the unit computes them in float32, so here the float32 kernel runs on
+       float32 copies and the results are rounded once */
+    const bool half = q->dtype == TN_F16 || q->dtype == TN_BF16;
+    tn_tensor *const io[8] = {q, k, v, out, dout, dq, dk, dv};
+    tn_tensor *f[8] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    int r = 0;
+    for (int t = 0; t < 8; t++) {
+        if (!io[t]) continue;
+        tn_tensor h = tn__shallow(io[t]);
+        h.device = TN_CPU;
+        f[t] = half ? tn__copy_as(&h, TN_F32, TN_CPU) : tn_retain(io[t]);
+        if (!f[t]) r = -1;
+    }
     tn__sdpa_args a;
     memset(&a, 0, sizeof a);
     a.L = q->shape[q->ndim - 2]; a.S = k->shape[k->ndim - 2]; a.E = q->shape[q->ndim - 1]; a.Ev = v->shape[v->ndim - 1];
     a.scale = scale; a.causal = causal;
     int64_t bshape[TN_MAX_DIMS + 2], *offs = NULL;
-    int nb = 0, r = 0;
-    if (!tn__sdpa_layout(q, k, v, mask, &a, bshape, &nb, &offs)) r = TN__FAIL_INT("stand-in GPU: attention: out of memory");
+    int nb = 0;
+    if (r) ;
+    else if (!tn__sdpa_layout(f[0], f[1], f[2], mask, &a, bshape, &nb, &offs)) r = TN__FAIL_INT("stand-in GPU: attention: out of memory");
     else if (!dout) {
-        if (q->dtype == TN_F32) tn__sdpa_fwd_f32(&a, (float *)tn_data_ptr(out), (float *)tn_data_ptr(lse));
-        else tn__sdpa_fwd_f64(&a, (double *)tn_data_ptr(out), (double *)tn_data_ptr(lse));
-    } else if (tn__cpu_fill(dq, 0) || tn__cpu_fill(dk, 0) || tn__cpu_fill(dv, 0)) r = -1;
-    else if (q->dtype == TN_F32)
-        tn__sdpa_bwd_f32(&a, (const float *)tn_data_ptr(out), (const float *)tn_data_ptr(lse), (const float *)tn_data_ptr(dout), (float *)tn_data_ptr(dq),
-                         (float *)tn_data_ptr(dk), (float *)tn_data_ptr(dv));
+        if (f[0]->dtype == TN_F32) tn__sdpa_fwd_f32(&a, (float *)tn_data_ptr(f[3]), (float *)tn_data_ptr(lse));
+        else tn__sdpa_fwd_f64(&a, (double *)tn_data_ptr(f[3]), (double *)tn_data_ptr(lse));
+    } else if (tn__cpu_fill(f[5], 0) || tn__cpu_fill(f[6], 0) || tn__cpu_fill(f[7], 0)) r = -1;
+    else if (f[0]->dtype == TN_F32)
+        tn__sdpa_bwd_f32(&a, (const float *)tn_data_ptr(f[3]), (const float *)tn_data_ptr(lse), (const float *)tn_data_ptr(f[4]), (float *)tn_data_ptr(f[5]),
+                         (float *)tn_data_ptr(f[6]), (float *)tn_data_ptr(f[7]));
     else
-        tn__sdpa_bwd_f64(&a, (const double *)tn_data_ptr(out), (const double *)tn_data_ptr(lse), (const double *)tn_data_ptr(dout), (double *)tn_data_ptr(dq),
-                         (double *)tn_data_ptr(dk), (double *)tn_data_ptr(dv));
+        tn__sdpa_bwd_f64(&a, (const double *)tn_data_ptr(f[3]), (const double *)tn_data_ptr(lse), (const double *)tn_data_ptr(f[4]), (double *)tn_data_ptr(f[5]),
+                         (double *)tn_data_ptr(f[6]), (double *)tn_data_ptr(f[7]));
+    for (int t = dout ? 5 : 3; half && r == 0 && t < (dout ? 8 : 4); t++) {   /* the results back, rounded */
+        tn_tensor h = tn__shallow(io[t]);
+        h.device = TN_CPU;
+        r = tn__cpu_copy(&h, f[t]);
+    }
+    for (int t = 0; t < 8; t++) tn_release(f[t]);
     TN_FREE(offs);
     tn__si_inside--;
     return r;

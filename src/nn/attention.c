@@ -236,11 +236,15 @@ static bool tn__sdpa_layout(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor 
 static tn_tensor *tn__sdpa_lastdim(tn_tensor *t) {
     return !t || t->ndim == 0 || t->strides[t->ndim - 1] == 1 || t->shape[t->ndim - 1] == 1 ? t : tn_contiguous(t);
 }
+/* the kernels' compute type: float32 for the half dtypes (their logsumexp and additive masks) */
+static tn_dtype tn__sdpa_acc(tn_dtype dt) { return dt == TN_F16 || dt == TN_BF16 ? TN_F32 : dt; }
 /* q, k, v and the mask as a backend's attention entry takes them: last dims contiguous,
-   expanded (views) to the broadcast batch shape bshape[0..nb). false after an error. */
+   expanded (views) to the broadcast batch shape bshape[0..nb); an additive mask in the
+   compute type. false after an error. */
 static bool tn__sdpa_entry_operands(tn_tensor **q, tn_tensor **k, tn_tensor **v, tn_tensor **mask, int64_t *bshape, int *nb) {
     *q = tn__sdpa_lastdim(*q); *k = tn__sdpa_lastdim(*k); *v = tn__sdpa_lastdim(*v);
     tn_tensor *m = *mask ? tn__sdpa_lastdim(*mask) : NULL;
+    if (m && m->dtype != TN_BOOL && *q && m->dtype != tn__sdpa_acc((*q)->dtype)) m = tn_to_dtype(m, tn__sdpa_acc((*q)->dtype));
     if (!*q || !*k || !*v || (*mask && !m)) return false;
     tn__sdpa_args a;
     memset(&a, 0, sizeof a);
@@ -369,7 +373,8 @@ static int tn__sdpa_fused_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int
    do not broadcast, so that its message names them). */
 static bool tn__sdpa_fusable(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *mask, double dropout_p) {
     /* another device: through its backend's entry (src/nn/attention.c, tn__sdpa_fused) */
-    if (dropout_p > 0 || (q->device != TN_CPU && !tn__backend(q->device)->attention) || (q->dtype != TN_F32 && q->dtype != TN_F64)) return false;
+    const bool half_ok = q->device != TN_CPU && (q->dtype == TN_F16 || q->dtype == TN_BF16);   /* the CPU's kernels: float32/64 */
+    if (dropout_p > 0 || (q->device != TN_CPU && !tn__backend(q->device)->attention) || (q->dtype != TN_F32 && q->dtype != TN_F64 && !half_ok)) return false;
     if (mask && (mask->device != q->device || (mask->dtype != TN_BOOL && mask->requires_grad && tn_is_grad_enabled()) || mask->ndim < 1)) return false;
     tn_tensor *const ts[4] = {q, k, v, mask};
     for (int t = 0; t < 4; t++)
@@ -399,6 +404,12 @@ static tn_tensor *tn__sdpa_composite(tn_tensor *q, tn_tensor *k, tn_tensor *v, t
    bool (true = may attend) or additive; scale > 0. Off the CPU through the backend's entry,
    and where that declines the case, the composite. */
 static tn_tensor *tn__sdpa_fused(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *mask, bool causal, double scale) {
+    /* the CPU's kernels are float32/float64 (under autocast MultiheadAttention's projections
+       may be half), a device's entry takes what its backend does */
+    const bool cpu_ok = q->dtype == TN_F32 || q->dtype == TN_F64;
+    if (k->dtype != q->dtype || v->dtype != q->dtype || (q->device == TN_CPU && !cpu_ok) ||
+        (q->device != TN_CPU && !cpu_ok && q->dtype != TN_F16 && q->dtype != TN_BF16))
+        return tn__sdpa_composite(q, k, v, mask, 0, causal, scale);
     tn_scope_begin();
     const double pv[2] = {scale, causal ? 1.0 : 0.0};   /* no compound literal: the header compiles as C++ */
     tn_tensor *par = tn_from_data(pv, TN_SHAPE(2), TN_F64);
@@ -415,7 +426,7 @@ static tn_tensor *tn__sdpa_fused(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_te
         bshape[nb] = qe->shape[nb];
         bshape[nb + 1] = ve->shape[nb + 1];
         pre.out = tn__own(tn__new(q->dtype, q->device, bshape, nb + 2));
-        pre.lse = tn__own(tn__new(q->dtype, q->device, bshape, nb + 1));
+        pre.lse = tn__own(tn__new(tn__sdpa_acc(q->dtype), q->device, bshape, nb + 1));
         const int r = pre.out && pre.lse ? tn__backend(q->device)->attention(qe, ke, ve, me, pre.out, pre.lse, NULL, NULL, NULL, NULL, scale, causal) : -1;
         if (r < 0) return tn__scope_return(NULL);
         if (r > 0) return tn__scope_return(tn__sdpa_composite(q, k, v, mask, 0, causal, scale));
