@@ -398,6 +398,8 @@ template <class TO> struct Conv<TO, bf16> { __device__ static TO c(bf16 x) { ret
 template <> struct Conv<h16, h16> { __device__ static h16 c(h16 x) { return x; } };        /* same dtype: the bits */
 template <> struct Conv<bf16, bf16> { __device__ static bf16 c(bf16 x) { return x; } };
 template <> struct Conv<bf16, float> { __device__ static bf16 c(float x) { return to_bf16(x, true); } };
+template <> struct Conv<float, bf16> { __device__ static float c(bf16 x) { return bf16_f(x); } };   /* exact: no trip through double */
+template <> struct Conv<float, h16> { __device__ static float c(h16 x) { return h16_f(x); } };
 template <class TO, class TI> __device__ __forceinline__ TO convert(TI x) { return Conv<TO, TI>::c(x); }
 
 /* One switch over the dtypes the kernels know; body sees the C type as T. */
@@ -427,6 +429,21 @@ template <class TO, class TI> __global__ void k_copy(int64_t n, Geo<2> g, TO *o,
         o[off[0]] = convert<TO>(x[off[1]]);
     }
 }
+/* contiguous copies in packs of 8 elements: 16-byte loads and stores where the element
+   size allows (a 2-byte element copied one at a time reads at a fraction of the bandwidth) */
+template <class T> struct alignas(sizeof(T) * 8 < 16 ? sizeof(T) * 8 : 16) Pack8 { T v[8]; };
+template <class TO, class TI> __global__ void k_copy_vec(int64_t n, TO *o, const TI *x) {
+    const int64_t nv = n / 8;
+    GRID_LOOP(i, nv) {
+        const Pack8<TI> a = reinterpret_cast<const Pack8<TI> *>(x)[i];
+        Pack8<TO> b;
+#pragma unroll
+        for (int j = 0; j < 8; j++) b.v[j] = convert<TO>(a.v[j]);
+        reinterpret_cast<Pack8<TO> *>(o)[i] = b;
+    }
+    GRID_LOOP(i, n - nv * 8) o[nv * 8 + i] = convert<TO>(x[nv * 8 + i]);
+}
+template <class T> static bool pack8_aligned(const void *p) { return (uintptr_t)p % alignof(Pack8<T>) == 0; }
 template <class T> __global__ void k_fill(int64_t n, Geo<1> g, T *o, T v) {
     GRID_LOOP(i, n) {
         int64_t off[1];
@@ -448,7 +465,13 @@ static int dev_copy(tn_tensor *dst, tn_tensor *src) {
         tn_dtype sd = src->dtype;
         {
             const char *fn = fn2;
-            CU_DISPATCH_ALL(sd, TI, k_copy<TO, TI><<<blocks_for(n), kThreads>>>(n, g, (TO *)base_of(dst), (const TI *)base_of(src)))
+            CU_DISPATCH_ALL(sd, TI, {
+                TO *o = (TO *)base_of(dst);
+                const TI *x = (const TI *)base_of(src);
+                if (g.contig && !g.scalar[0] && !g.scalar[1] && n >= 8 && pack8_aligned<TO>(o) && pack8_aligned<TI>(x))
+                    k_copy_vec<TO, TI><<<blocks_for(n / 8), kThreads>>>(n, o, x);
+                else k_copy<TO, TI><<<blocks_for(n), kThreads>>>(n, g, o, x);
+            })
         }
     })
     CU_LAUNCHED("copy");

@@ -82,6 +82,32 @@ TEST(gpu_half_bit_conversions) {
     tn_test_passed++;
 }
 
+/* Device-to-device copies of contiguous tensors go in packs of 8 elements where both
+   pointers are aligned, else one element per thread: every dtype pair, a length that
+   leaves a tail (8k + 5), views that start 1 element in (misaligned) and aligned ones, the
+   CPU's bits each time. */
+TEST(gpu_copy_packs) {
+    tn_scope_begin();
+    const tn_dtype all[8] = {TN_F32, TN_F64, TN_I32, TN_I64, TN_U8, TN_BOOL, TN_F16, TN_BF16};
+    tn_tensor *src = tn_mul_scalar(tn_randn(TN_SHAPE(8 * 37 + 5 + 16), TN_F64), 50);
+    for (int a = 0; a < 8; a++) {
+        tn_tensor *cs = tn_to_dtype(src, all[a]), *gs = tn_to(cs, TN_CUDA);
+        for (int b = 0; b < 8; b++)
+            for (int si = 0; si < 3; si++) {   /* starts 0 and 8 (aligned for every element size) and 1 */
+                const int start = si == 0 ? 0 : si == 1 ? 8 : 1;
+                tn_tensor *cv = tn_narrow(cs, 0, start, 8 * 37 + 5), *gv = tn_narrow(gs, 0, start, 8 * 37 + 5);
+                tn_tensor *want = tn_to_dtype(cv, all[b]), *got = tn_to(tn_to_dtype(gv, all[b]), TN_CPU);
+                if (!got || !want || !tn_equal(tn_to_dtype(got, TN_F64), tn_to_dtype(want, TN_F64))) {
+                    fail_at(__LINE__, "copy %s -> %s from element %d", tn_dtype_name(all[a]), tn_dtype_name(all[b]), start);
+                    tn_scope_end();
+                    return;
+                }
+            }
+    }
+    tn_test_passed++;
+    tn_scope_end();
+}
+
 /* Storage on the device: round trips, conversions on the device between every dtype pair
    involving a half dtype, strided and broadcast copies, fills: the CPU's bits. */
 TEST(gpu_half_storage) {

@@ -73,6 +73,7 @@ int main(void) {
     RUN(gpu_more_a_ops_match_cpu);
     RUN(gpu_half_bit_conversions);
     RUN(gpu_half_storage);
+    RUN(gpu_copy_packs);
     RUN(gpu_half_ops_match_cpu);
     RUN(gpu_half_autocast);
     RUN(gpu_half_autocast_training);
