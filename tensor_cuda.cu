@@ -230,6 +230,7 @@ struct Scratch {
 template <int N> struct Geo {
     int nd;
     bool contig;                  /* every operand contiguous (or a broadcast scalar): off = i or 0 */
+    bool narrow;                  /* fewer than 2^31 elements: the index splits by 32-bit division */
     bool scalar[N];               /* operand k is one element broadcast everywhere */
     bool host[N];                 /* operand k is a 0-d CPU tensor: its bits travel in hbits[k] */
     uint64_t hbits[N];
@@ -289,6 +290,9 @@ template <int N> static Geo<N> make_geo(const int64_t *shape, int ndim, const in
     }
     g.nd = nd;
     g.contig = nd <= 1;
+    int64_t n = 1;
+    for (int d = 0; d < nd && n <= INT32_MAX; d++) n *= g.shape[d];
+    g.narrow = n <= INT32_MAX;
     for (int k = 0; k < N; k++) {
         g.scalar[k] = true;
         for (int d = 0; d < nd; d++) g.scalar[k] = g.scalar[k] && g.st[k][d] == 0;
@@ -304,6 +308,15 @@ template <int N> __device__ __forceinline__ void offsets(const Geo<N> &g, int64_
         return;
     }
     for (int k = 0; k < N; k++) off[k] = 0;
+    if (g.narrow) {   /* 64-bit division is a long software sequence on the GPU; 32-bit is a few instructions */
+        uint32_t j = (uint32_t)i;
+        for (int d = g.nd - 1; d >= 0; d--) {
+            const uint32_t s = (uint32_t)g.shape[d], q = j / s, r = j - q * s;
+            j = q;
+            for (int k = 0; k < N; k++) off[k] += (int64_t)r * g.st[k][d];
+        }
+        return;
+    }
     for (int d = g.nd - 1; d >= 0; d--) {
         int64_t s = g.shape[d], q = i / s, r = i - q * s;
         i = q;
@@ -1743,23 +1756,45 @@ __device__ __forceinline__ void attn_offsets(const AttnGeo &g, int64_t b, int64_
         *qo += i * g.qb[d]; *ko += i * g.kb[d]; *vo += i * g.vb[d]; *mo += i * g.mb[d];
     }
 }
-/* acc[ii][jj] = A[row ii] . B[col jj] over n: A and B row-major in shared memory, pitches pa, pb */
+/* Shared tiles hold rows at a pitch of whole 16-byte packs (the dot products read 16 bytes
+   at a time: a quarter of the shared-memory instructions of one element at a time), an odd
+   number of them so the 8 rows a quarter warp reads fall in different banks; the columns
+   from a row's width up to the pack boundary are zeros. */
+template <class T> struct AttnPack { static const int W = 16 / sizeof(T); };
+template <class T> __host__ __device__ __forceinline__ int attn_pitch(int w) {
+    const int W = AttnPack<T>::W, p = (w + W - 1) / W * W;
+    return (p / W) % 2 ? p : p + W;
+}
+__device__ __forceinline__ void attn_ld16(const float *p, float (&o)[4]) {
+    const float4 v = *reinterpret_cast<const float4 *>(p);
+    o[0] = v.x; o[1] = v.y; o[2] = v.z; o[3] = v.w;
+}
+__device__ __forceinline__ void attn_ld16(const double *p, double (&o)[2]) {
+    const double2 v = *reinterpret_cast<const double2 *>(p);
+    o[0] = v.x; o[1] = v.y;
+}
+/* acc[ii][jj] = A[row ii] . B[col jj] over n (the zero padding to the pack boundary adds
+   nothing): A and B row-major in shared memory, pitches pa, pb; the products are added in
+   order of d, as one element at a time */
 template <class T, int NC>
 __device__ __forceinline__ void attn_dot(T (&acc)[4][NC], const T *A, int pa, const T *B, int pb, int n, int gr, int x, int gs) {
+    constexpr int W = AttnPack<T>::W;
 #pragma unroll
     for (int ii = 0; ii < 4; ii++)
 #pragma unroll
         for (int jj = 0; jj < NC; jj++) acc[ii][jj] = 0;
-    for (int d = 0; d < n; d++) {
-        T a[4], b[NC];
+    for (int d = 0; d < n; d += W) {
+        T a[4][W], b[NC][W];
 #pragma unroll
-        for (int ii = 0; ii < 4; ii++) a[ii] = A[(gr + gs * ii) * pa + d];
+        for (int ii = 0; ii < 4; ii++) attn_ld16(&A[(gr + gs * ii) * pa + d], a[ii]);
 #pragma unroll
-        for (int jj = 0; jj < NC; jj++) b[jj] = B[(x + 16 * jj) * pb + d];
+        for (int jj = 0; jj < NC; jj++) attn_ld16(&B[(x + 16 * jj) * pb + d], b[jj]);
 #pragma unroll
-        for (int ii = 0; ii < 4; ii++)
+        for (int w = 0; w < W; w++)
 #pragma unroll
-            for (int jj = 0; jj < NC; jj++) acc[ii][jj] = attn_fma(a[ii], b[jj], acc[ii][jj]);
+            for (int ii = 0; ii < 4; ii++)
+#pragma unroll
+                for (int jj = 0; jj < NC; jj++) acc[ii][jj] = attn_fma(a[ii][w], b[jj][w], acc[ii][jj]);
     }
 }
 /* acc[ii][jj] += sum_c P[row ii][c] M[c][x + 16 jj] over c < nc (P pitch pp, M pitch pm, width w) */
@@ -1785,11 +1820,13 @@ template <class T> __device__ __forceinline__ T attn_score(const AttnGeo &g, con
     else if (g.mask_kind == 2) s += ((const T *)m)[mo + i * g.rm + j * g.cm];
     return g.causal && j > i ? -(T)INFINITY : s;
 }
-/* rows [r0, r0 + n) of a matrix (row stride rs, last dim contiguous, width w) into shared rows of pitch p; zeros past nmax */
+/* rows [r0, r0 + n) of a matrix (row stride rs, last dim contiguous, width w) into shared
+   rows of pitch p; zeros past nmax and from w to the pack boundary */
 template <class T, class S> __device__ __forceinline__ void attn_load(T *dst, int p, const S *src, int64_t rs, int64_t r0, int n, int64_t nmax, int w) {
-    for (int idx = threadIdx.x; idx < n * w; idx += blockDim.x) {
-        const int r = idx / w, d = idx - r * w;
-        dst[r * p + d] = r0 + r < nmax ? (T)attn_in(src[(r0 + r) * rs + d]) : (T)0;
+    const int wp = (w + AttnPack<T>::W - 1) / AttnPack<T>::W * AttnPack<T>::W;
+    for (int idx = threadIdx.x; idx < n * wp; idx += blockDim.x) {
+        const int r = idx / wp, d = idx - r * wp;
+        dst[r * p + d] = r0 + r < nmax && d < w ? (T)attn_in(src[(r0 + r) * rs + d]) : (T)0;
     }
 }
 
@@ -1797,7 +1834,7 @@ template <class T, class S, int BR, int BC, int NO>
 __global__ void __launch_bounds__(4 * BR) k_attn_fwd(AttnGeo g, const S *q, const S *k, const S *v, const void *m, S *out, T *lse) {
     extern __shared__ __align__(16) unsigned char attn_smem[];
     constexpr int GS = BR / 4, NC = BC / 16, PP = BC + 1;
-    const int x = threadIdx.x & 15, gr = threadIdx.x >> 4, E = g.E, Ev = g.Ev, pq = E | 1, pv = Ev | 1;
+    const int x = threadIdx.x & 15, gr = threadIdx.x >> 4, E = g.E, Ev = g.Ev, pq = attn_pitch<T>(E), pv = attn_pitch<T>(Ev);
     T *Qs = (T *)attn_smem, *Ks = Qs + BR * pq, *Vs = Ks + BC * pq, *Ps = Vs + BC * pv;
     const int64_t nqt = (g.L + BR - 1) / BR, b = blockIdx.x / nqt, i0 = blockIdx.x % nqt * BR;
     int64_t qo, ko, vo, mo;
@@ -1877,7 +1914,7 @@ __global__ void __launch_bounds__(4 * BR) k_attn_bwd_kv(AttnGeo g, const S *q, c
                                                          const T *D, S *dk, S *dv) {
     extern __shared__ __align__(16) unsigned char attn_smem[];
     constexpr int GS = BR / 4, NC = BC / 16, PP = BC + 1;
-    const int x = threadIdx.x & 15, gr = threadIdx.x >> 4, E = g.E, Ev = g.Ev, pq = E | 1, pv = Ev | 1;
+    const int x = threadIdx.x & 15, gr = threadIdx.x >> 4, E = g.E, Ev = g.Ev, pq = attn_pitch<T>(E), pv = attn_pitch<T>(Ev);
     T *Ks = (T *)attn_smem, *Vs = Ks + BR * pq, *Qs = Vs + BR * pv, *dOs = Qs + BC * pq, *Ps = dOs + BC * pv, *ls = Ps + BR * PP, *Ds = ls + BC;
     const int64_t nkt = (g.S + BR - 1) / BR, b = blockIdx.x / nkt, j0 = blockIdx.x % nkt * BR;
     int64_t qo, ko, vo, mo;
@@ -1942,7 +1979,7 @@ __global__ void __launch_bounds__(4 * BR) k_attn_bwd_q(AttnGeo g, const S *q, co
                                                         const T *D, S *dq) {
     extern __shared__ __align__(16) unsigned char attn_smem[];
     constexpr int GS = BR / 4, NC = BC / 16, PP = BC + 1;
-    const int x = threadIdx.x & 15, gr = threadIdx.x >> 4, E = g.E, Ev = g.Ev, pq = E | 1, pv = Ev | 1;
+    const int x = threadIdx.x & 15, gr = threadIdx.x >> 4, E = g.E, Ev = g.Ev, pq = attn_pitch<T>(E), pv = attn_pitch<T>(Ev);
     T *Qs = (T *)attn_smem, *dOs = Qs + BR * pq, *Ks = dOs + BR * pv, *Vs = Ks + BC * pq, *Ps = Vs + BC * pv;
     const int64_t nqt = (g.L + BR - 1) / BR, b = blockIdx.x / nqt, i0 = blockIdx.x % nqt * BR;
     int64_t qo, ko, vo, mo;
@@ -1994,7 +2031,7 @@ template <class K> static int attn_smem_ok(K kernel, size_t bytes) {
 }
 template <class T, class S, int BR, int BC, int NO>
 static int attn_run(const AttnGeo &g, int64_t B, const S *q, const S *k, const S *v, const void *m, S *out, T *lse, const S *dout, S *dq, S *dk, S *dv) {
-    const int E = g.E, Ev = g.Ev, pq = E | 1, pv = Ev | 1;
+    const int E = g.E, Ev = g.Ev, pq = attn_pitch<T>(E), pv = attn_pitch<T>(Ev);
     const int64_t nqt = (g.L + BR - 1) / BR, nkt = (g.S + BR - 1) / BR;
     if (!dout) {
         const size_t bytes = (size_t)((BR + BC) * pq + BC * pv + BR * (BC + 1)) * sizeof(T);
