@@ -89,6 +89,12 @@ static bool tn__grad_reusable(tn_tensor *g, tn_tensor *like) {
            !memcmp(g->shape, like->shape, (size_t)g->ndim * sizeof(int64_t)) && tn_is_contiguous(g);
 }
 /* g op b for an elementwise backward: into g when it is reusable, else a new tensor */
+/* The one-pass gradient kernels (relu's, gelu's) take g and x of one real floating dtype;
+   half ones compute in float32 and round once, as PyTorch's half kernels (the composite
+   formula would round at each of its dozen ops) */
+static bool tn__one_pass_grad(tn_tensor *g, tn_tensor *x) {
+    return g->dtype == x->dtype && (g->dtype == TN_F32 || g->dtype == TN_F64 || tn__is_half(g->dtype));
+}
 static tn_tensor *tn__grad_binary(const char *fn, tn_binary_op op, tn_tensor *g, tn_tensor *b, double alpha) {
     if (tn__grad_reusable(g, b)) return tn__own(tn__binary_raw(fn, op, g, b, alpha, g));
     return tn__binary(fn, op, g, b, alpha);
@@ -126,7 +132,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         case SIGN: case FLOOR: case CEIL: case ROUND: case TRUNC: gin[0] = tn_zeros_like(g); return 0;
         case SQUARE: d = tn_mul_scalar(x, 2); break;
         case RELU: /* x is the saved result here */
-            if (tn__grad_disabled && (g->dtype == TN_F32 || g->dtype == TN_F64) && g->dtype == x->dtype) {
+            if (tn__grad_disabled && tn__one_pass_grad(g, x)) {
                 gin[0] = tn__grad_binary("relu backward", THRESHOLD_BACKWARD, g, x, 0);   /* one pass, no mask */
                 return 0;
             }
@@ -157,7 +163,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         case ATANH: d = tn_reciprocal(tn_rsub_scalar(tn_square(x), 1)); break;
         case SIGMOID: { tn_tensor *s = tn__saved_output(n, x); d = tn_mul(s, tn_rsub_scalar(s, 1)); break; }
         case GELU: { /* Phi(x) + x phi(x) */
-            if (tn__grad_disabled && (g->dtype == TN_F32 || g->dtype == TN_F64) && g->dtype == x->dtype) {
+            if (tn__grad_disabled && tn__one_pass_grad(g, x)) {
                 gin[0] = tn__grad_binary("gelu backward", GELU_BACKWARD, g, x, 0);   /* one pass */
                 return 0;
             }
@@ -167,7 +173,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
             break;
         }
         case GELU_TANH: { /* 0.5(1+t) + 0.5 x (1-t^2) k (1 + 3c x^2), t = tanh(k(x + c x^3)) */
-            if (tn__grad_disabled && (g->dtype == TN_F32 || g->dtype == TN_F64) && g->dtype == x->dtype) {
+            if (tn__grad_disabled && tn__one_pass_grad(g, x)) {
                 gin[0] = tn__grad_binary("gelu backward", GELU_TANH_BACKWARD, g, x, 0);
                 return 0;
             }
