@@ -1908,9 +1908,12 @@ template <class T, class S> __global__ void k_attn_rowdot(int64_t M, int n, cons
         if (lane == 0) D[r] = s;
     }
 }
-/* dk and dv of the key tile [j0, j0 + BR): rows are keys, columns queries */
+/* dk and dv of the key tile [j0, j0 + BR): rows are keys, columns queries. Two float32
+   blocks per SM for head dims up to 64 (at most 128 registers: ptxas spills a few words
+   outside the tile loop), where the two accumulators took 176 and left one block of 8
+   warps per SM to hide every latency */
 template <class T, class S, int BR, int BC, int NO>
-__global__ void __launch_bounds__(4 * BR) k_attn_bwd_kv(AttnGeo g, const S *q, const S *k, const S *v, const void *m, const S *dout, const T *lse,
+__global__ void __launch_bounds__(4 * BR, sizeof(T) == 4 && NO == 4 ? 2 : 1) k_attn_bwd_kv(AttnGeo g, const S *q, const S *k, const S *v, const void *m, const S *dout, const T *lse,
                                                          const T *D, S *dk, S *dv) {
     extern __shared__ __align__(16) unsigned char attn_smem[];
     constexpr int GS = BR / 4, NC = BC / 16, PP = BC + 1;
