@@ -31,7 +31,7 @@ static thread_local int t_lane, t_warp;
 #define __global__
 #define __device__
 #define __forceinline__ inline
-#define __launch_bounds__(x)
+#define __launch_bounds__(...)
 #define __align__(x)
 static void __syncthreads() { g_block->arrive_and_wait(); }
 static void __syncwarp() { g_warps[t_warp].bar->arrive_and_wait(); }
