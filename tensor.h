@@ -4338,6 +4338,11 @@ typedef struct tn_backend {
        outside [0, size) after that becomes 0 and is recorded in err (tn_deferred_check):
        err[1] = the value as given, then err[0] = 1. */
     int (*check_index)(tn_tensor *out, tn_tensor *idx, int64_t size, int flags, int64_t skip, int64_t *err);
+    /* Optional (NULL: optim per parameter). One optimizer step on n parameters at once
+       (PyTorch's foreach/fused optimizers: a few launches for a whole model): parameter i
+       is k[i], p[i], g[i] and its state s[3i..3i+2] as optim takes them, all of one float
+       dtype; no two parameters share storage. */
+    int (*optim_multi)(const tn__optk *k, int n, tn_tensor *const *p, tn_tensor *const *g, tn_tensor *const *s);
 } tn_backend;
 /* The cases the GPU unit's fused attention entry declines (tensor_cuda.cu and the checking
    stand-in both ask here, so they decline alike): the switch TN_CUDA_FUSED_ATTENTION=0, a
@@ -4422,6 +4427,8 @@ typedef struct tn_cuda_stats {
     int64_t num_cudnn_pool, num_pool_fallbacks, num_cudnn_batch_norm, num_batch_norm_fallbacks;
     /* the fused attention kernels: calls (forward and backward) they ran, calls declined (the composite ran) */
     int64_t num_fused_attention, num_attention_fallbacks;
+    /* optimizer steps taken for many parameters at once (tn_backend.optim_multi calls) */
+    int64_t num_multi_tensor_optim;
 } tn_cuda_stats;
 TNDEF tn_cuda_stats tn_cuda_memory_stats(void);     /* zeros without a GPU (the stand-in: its transfer counters) */
 TNDEF void tn_cuda_reset_peak_memory_stats(void);
@@ -30981,6 +30988,39 @@ static int tn__optim_shared(const tn_optim *o, bool *shared) {
     TN_FREE(r);
     return 0;
 }
+/* Whether parameter i goes into its device's multi-tensor entry (tn_backend.optim_multi):
+   a float32/float64 parameter off the CPU, p, grad and state contiguous, its storage its own. */
+static bool tn__optim_device_multi(const tn_optim *o, int i, tn_tensor *const *s, const bool *shared) {
+    tn_tensor *p = o->params[i];
+    if (!tn__optim_multi || shared[i] || p->device == TN_CPU || !tn__backend(p->device)->optim_multi || (p->dtype != TN_F32 && p->dtype != TN_F64) ||
+        !tn_is_contiguous(p) || !tn_is_contiguous(p->grad) || p->grad->dtype != p->dtype || p->grad->device != p->device)
+        return false;
+    for (int k = 0; k < 3; k++) if (s[k] && !tn_is_contiguous(s[k])) return false;
+    return true;
+}
+/* The device parameters gathered by tn__optim_step: one optim_multi call per (device,
+   dtype), each group gathered in order into the scratch arrays (k, p, g, s past n). */
+typedef struct { tn__optk *k; tn_tensor **p, **g, **s; int n; } tn__optim_dev;
+static int tn__optim_dev_run(tn__optim_dev *d) {
+    int rc = 0;
+    tn__optk *gk = d->k + d->n;
+    tn_tensor **gp = d->p + d->n, **gg = d->g + d->n, **gs = d->s + 3 * d->n;
+    for (int i = 0; i < d->n; i++) {
+        if (!d->p[i]) continue;   /* in an earlier group */
+        const tn_device dev = d->p[i]->device;
+        const tn_dtype dt = d->p[i]->dtype;
+        int m = 0;
+        for (int j = i; j < d->n; j++)
+            if (d->p[j] && d->p[j]->device == dev && d->p[j]->dtype == dt) {
+                gk[m] = d->k[j]; gp[m] = d->p[j]; gg[m] = d->g[j];
+                for (int q = 0; q < 3; q++) gs[3 * m + q] = d->s[3 * j + q];
+                d->p[j] = NULL;
+                m++;
+            }
+        if (rc == 0 && tn__backend(dev)->optim_multi(gk, m, gp, gg, gs)) rc = -1;
+    }
+    return rc;
+}
 static int tn__optim_step(const char *fn, tn_optim *o) {
     if (tn__optim_prepare(fn, o)) return -1;
     int rc = 0, n32 = 0, n64 = 0;
@@ -30989,8 +31029,12 @@ static int tn__optim_step(const char *fn, tn_optim *o) {
     tn__optim_seg_f32 *seg32 = (tn__optim_seg_f32 *)TN_MALLOC((size_t)(o->np ? o->np : 1) * sizeof *seg32);
     tn__optim_seg_f64 *seg64 = (tn__optim_seg_f64 *)TN_MALLOC((size_t)(o->np ? o->np : 1) * sizeof *seg64);
     bool *shared = (bool *)TN_MALLOC((size_t)(o->np ? o->np : 1) * sizeof *shared);
-    if (!seg32 || !seg64 || !shared || tn__optim_shared(o, shared)) {
+    const size_t np1 = (size_t)(o->np ? o->np : 1);
+    tn__optim_dev dev = {(tn__optk *)TN_MALLOC(2 * np1 * sizeof(tn__optk)), (tn_tensor **)TN_MALLOC(2 * np1 * sizeof(tn_tensor *)),
+                         (tn_tensor **)TN_MALLOC(2 * np1 * sizeof(tn_tensor *)), (tn_tensor **)TN_MALLOC(6 * np1 * sizeof(tn_tensor *)), 0};   /* twice: a group's scratch */
+    if (!seg32 || !seg64 || !shared || !dev.k || !dev.p || !dev.g || !dev.s || tn__optim_shared(o, shared)) {
         TN_FREE(seg32); TN_FREE(seg64); TN_FREE(shared);
+        TN_FREE(dev.k); TN_FREE(dev.p); TN_FREE(dev.g); TN_FREE(dev.s);
         return TN__FAIL_INT("%s: out of memory", fn);
     }
     tn_no_grad_begin();
@@ -31016,6 +31060,13 @@ static int tn__optim_step(const char *fn, tn_optim *o) {
                 tn__bump_version(p);
                 continue;
             }
+            if (tn__optim_device_multi(o, i, s, shared)) {   /* after the loop, with the others of its device and dtype */
+                dev.k[dev.n] = k; dev.p[dev.n] = p; dev.g[dev.n] = gr;
+                for (int q = 0; q < 3; q++) dev.s[3 * dev.n + q] = s[q];
+                dev.n++;
+                tn__bump_version(p);
+                continue;
+            }
             /* strided parameters or grads go through contiguous copies (the only allocation) */
             tn_tensor *pc = tn_is_contiguous(p) ? NULL : tn__copy_as(p, p->dtype, p->device);
             tn_tensor *gc = tn_is_contiguous(gr) ? NULL : tn__copy_as(gr, gr->dtype, p->device);
@@ -31034,9 +31085,11 @@ static int tn__optim_step(const char *fn, tn_optim *o) {
     /* after a failure too: the parameters before it are updated, as one at a time */
     tn__optim_multi_run_f32(seg32, n32);
     tn__optim_multi_run_f64(seg64, n64);
+    if (tn__optim_dev_run(&dev)) rc = -1;
     TN_FREE(seg32);
     TN_FREE(seg64);
     TN_FREE(shared);
+    TN_FREE(dev.k); TN_FREE(dev.p); TN_FREE(dev.g); TN_FREE(dev.s);
     tn_no_grad_end();
     return rc;
 }
@@ -40977,7 +41030,7 @@ static int tn__cpu_pool_argmax(tn_tensor *idx, tn_tensor *x, const int64_t *hs, 
 static const tn_backend tn__cpu_f32_backend = {
     "cpu", tn__cpu_alloc, tn__cpu_free, tn__cpu_copy, tn__cpu_fill, tn__cpu_unary, tn__cpu_binary, tn__cpu_ternary,
     tn__cpu_reduce, tn__cpu_lane, tn__cpu_index, tn__cpu_nonzero, tn__cpu_matmul, tn__cpu_random,
-    tn__cpu_im2col, tn__cpu_pool_argmax, tn__cpu_optim, NULL, tn__cpu_batch_norm, NULL, tn__cpu_layer_norm, tn__cpu_cross_entropy, NULL, NULL,
+    tn__cpu_im2col, tn__cpu_pool_argmax, tn__cpu_optim, NULL, tn__cpu_batch_norm, NULL, tn__cpu_layer_norm, tn__cpu_cross_entropy, NULL, NULL, NULL,
 };
 
 enum { TN__STAGE_IN = 1, TN__STAGE_OUT = 2, TN__STAGE_INOUT = 3, TN__STAGE_MAX = 8 };
@@ -41434,6 +41487,7 @@ static const tn_backend tn__cpu_backend = {
     tn__cpu_half_im2col, tn__cpu_half_pool_argmax, tn__cpu_half_optim, NULL, tn__cpu_half_batch_norm, NULL, tn__cpu_half_layer_norm, tn__cpu_half_cross_entropy,
     NULL,   /* attention: src/nn/attention.c runs its own fused kernel on the CPU */
     NULL,   /* check_index: the host checks at once */
+    NULL,   /* optim_multi: optim/optim.c runs the CPU's multi-tensor step itself */
 };
 
 static const tn_backend *tn__cpu_backend_get(void) { return &tn__cpu_backend; }
@@ -41458,6 +41512,7 @@ static int tn__stand_in_bad(const char *op, const char *what, const tn_tensor *t
    for the queue first), so each one is a synchronisation too. */
 static int64_t tn__si_h2d, tn__si_d2h, tn__si_syncs;
 static int64_t tn__si_attn, tn__si_attn_fallbacks;   /* the attention entry's calls run and declined, as the unit counts them */
+static int64_t tn__si_optim_multis;                   /* multi-tensor optimizer steps (tests) */
 #define TN__SI_RUN(call) (tn__si_inside++, tn__si_ran = (call), tn__si_inside--, tn__si_ran)
 static TN__TLS int tn__si_ran;
 static void tn__si_transfer(bool up) {
@@ -41536,6 +41591,15 @@ static int tn__si_optim(const tn__optk *k, tn_tensor *p, tn_tensor *g, tn_tensor
     TN__SI_DEV("optim", p); TN__SI_DEV("optim", g);
     for (int j = 0; j < 3; j++) TN__SI_DEV("optim", st[j]);
     return TN__SI_RUN(tn__cpu_optim(k, p, g, st));
+}
+/* the unit's multi-tensor step: each parameter as optim (the same element updates) */
+static int tn__si_optim_multi(const tn__optk *k, int n, tn_tensor *const *p, tn_tensor *const *g, tn_tensor *const *s) {
+    for (int i = 0; i < n; i++) {
+        if (p[i]->dtype != p[0]->dtype) return TN__FAIL_INT("stand-in GPU: optim_multi got %s and %s parameters", tn_dtype_name(p[0]->dtype), tn_dtype_name(p[i]->dtype));
+        if (tn__si_optim(&k[i], p[i], g[i], s + 3 * i)) return -1;
+    }
+    TN__ATOMIC_ADD(&tn__si_optim_multis, 1);
+    return 0;
 }
 /* The operands of a library entry (NULL where unused): on the device and contiguous. */
 static int tn__si_dense(const char *op, tn_tensor *const *ts, int n) {
@@ -41732,7 +41796,7 @@ static const tn_backend tn__stand_in_backend = {
     "cuda (stand-in)", tn__cpu_alloc, tn__cpu_free, tn__si_copy, tn__si_fill, tn__si_unary, tn__si_binary, tn__si_ternary,
     tn__si_reduce, tn__si_lane, tn__si_index, tn__si_nonzero, tn__si_matmul, tn__si_random,
     tn__si_im2col, tn__si_pool, tn__si_optim, tn__si_conv2d, tn__si_batch_norm, tn__si_pool2d, tn__si_layer_norm, tn__si_cross_entropy, tn__si_attention,
-    tn__si_check_index,
+    tn__si_check_index, tn__si_optim_multi,
 };
 
 /* ---- the stand-in with unreadable "device" memory (tn_debug_cuda_stand_in_unreadable) ----
@@ -41814,6 +41878,7 @@ TN__SIU(int, im2col, (int f, tn_tensor *c, tn_tensor *i, const int64_t *g), (f, 
 TN__SIU(int, pool, (tn_tensor *idx, tn_tensor *x, const int64_t *hs, const int64_t *he, const int64_t *ws, const int64_t *we, int64_t dh, int64_t dw),
         (idx, x, hs, he, ws, we, dh, dw))
 TN__SIU(int, optim, (const tn__optk *k, tn_tensor *p, tn_tensor *g, tn_tensor *const *st), (k, p, g, st))
+TN__SIU(int, optim_multi, (const tn__optk *k, int n, tn_tensor *const *p, tn_tensor *const *g, tn_tensor *const *s), (k, n, p, g, s))
 TN__SIU(int, conv2d, (int mode, tn_tensor *x, tn_tensor *w, tn_tensor *y, const int64_t *g), (mode, x, w, y, g))
 TN__SIU(int, batch_norm, (int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_tensor *st, tn_tensor *y, tn_tensor *gx, tn_tensor *gw, tn_tensor *gb, double eps),
         (mode, x, w, b, st, y, gx, gw, gb, eps))
@@ -41829,7 +41894,7 @@ static const tn_backend tn__stand_in_unreadable_backend = {
     "cuda (stand-in, unreadable memory)", tn__siu_alloc, tn__siu_free, tn__siu_copy, tn__siu_fill, tn__siu_unary, tn__siu_binary, tn__siu_ternary,
     tn__siu_reduce, tn__siu_lane, tn__siu_index, tn__siu_nonzero, tn__siu_matmul, tn__siu_random,
     tn__siu_im2col, tn__siu_pool, tn__siu_optim, tn__siu_conv2d, tn__siu_batch_norm, tn__siu_pool2d, tn__siu_layer_norm, tn__siu_cross_entropy, tn__siu_attention,
-    tn__siu_check_index,
+    tn__siu_check_index, tn__siu_optim_multi,
 };
 TNDEF void tn_debug_cuda_stand_in_unreadable(void) { tn_register_backend(TN_CUDA, &tn__stand_in_unreadable_backend); }
 #else
@@ -41972,6 +42037,7 @@ TNDEF tn_cuda_stats tn_cuda_memory_stats(void) {
         s.num_syncs = TN__ATOMIC_LOAD(&tn__si_syncs);
         s.num_fused_attention = TN__ATOMIC_LOAD(&tn__si_attn);
         s.num_attention_fallbacks = TN__ATOMIC_LOAD(&tn__si_attn_fallbacks);
+        s.num_multi_tensor_optim = TN__ATOMIC_LOAD(&tn__si_optim_multis);
         return s;
     }
     return u && u->backend ? u->memory_stats() : s;

@@ -2569,6 +2569,57 @@ static int cu_optim(const tn__optk *k, tn_tensor *p, tn_tensor *g, tn_tensor *co
     CU_LAUNCHED("optimizer step");
     return 0;
 }
+/* The multi-tensor step (PyTorch's multi_tensor_apply): up to OPTIM_CHUNK parameters per
+   launch, their pointers, sizes and coefficients in the kernel's parameters (under 4 KiB),
+   one grid over their concatenated elements; each element's update is optim's. */
+enum { OPTIM_CHUNK = 20 };
+template <class T> struct OptimChunk {
+    int n;
+    int64_t start[OPTIM_CHUNK + 1];   /* parameter j's elements are [start[j], start[j + 1]) */
+    T *p[OPTIM_CHUNK], *s0[OPTIM_CHUNK], *s1[OPTIM_CHUNK], *s2[OPTIM_CHUNK];
+    const T *g[OPTIM_CHUNK];
+    OptimArgs<T> a[OPTIM_CHUNK];
+};
+template <class T> __global__ void k_optim_multi(OptimChunk<T> c) {
+    GRID_LOOP(i, c.start[c.n]) {
+        int j = 0;
+        while (i >= c.start[j + 1]) j++;
+        const int64_t e = i - c.start[j];
+        T d0 = 0, d1 = 0, d2 = 0;
+        const OptimArgs<T> &k = c.a[j];
+        c.p[j][e] = optim_apply(k.kind, k.flags, k.c, c.p[j][e], c.g[j][e], c.s0[j] ? c.s0[j] + e : &d0, c.s1[j] ? c.s1[j] + e : &d1,
+                                c.s2[j] ? c.s2[j] + e : &d2);
+    }
+}
+static std::atomic<int64_t> n_optim_multi;   /* tn_cuda_stats */
+template <class T> static int launch_optim_multi(const tn__optk *k, int n, tn_tensor *const *p, tn_tensor *const *g, tn_tensor *const *s) {
+    for (int i0 = 0; i0 < n;) {
+        OptimChunk<T> c;
+        memset(&c, 0, sizeof c);
+        for (; i0 < n && c.n < OPTIM_CHUNK; i0++) {
+            const int64_t m = tn_numel(p[i0]);
+            if (m == 0) continue;
+            const int j = c.n++;
+            c.start[j + 1] = c.start[j] + m;
+            c.p[j] = (T *)base_of(p[i0]);
+            c.g[j] = (const T *)base_of(g[i0]);
+            T **st[3] = {c.s0, c.s1, c.s2};
+            for (int q = 0; q < 3; q++) st[q][j] = s[3 * i0 + q] ? (T *)base_of(s[3 * i0 + q]) : NULL;
+            c.a[j].kind = k[i0].kind;
+            c.a[j].flags = k[i0].flags;
+            for (int q = 0; q < 12; q++) c.a[j].c[q] = (T)k[i0].c[q];
+        }
+        if (c.n == 0) continue;
+        k_optim_multi<T><<<blocks_for(c.start[c.n]), kThreads>>>(c);
+        CU_LAUNCHED("optimizer step");
+    }
+    return 0;
+}
+static int cu_optim_multi(const tn__optk *k, int n, tn_tensor *const *p, tn_tensor *const *g, tn_tensor *const *s) {
+    if (n <= 0) return 0;
+    n_optim_multi++;
+    return p[0]->dtype == TN_F32 ? launch_optim_multi<float>(k, n, p, g, s) : launch_optim_multi<double>(k, n, p, g, s);
+}
 
 /* ======================================================================= */
 /* 9. cuDNN: convolution, batch norm, pooling                              */
@@ -2954,7 +3005,7 @@ static int cu_pool2d(tn_tensor *x, tn_tensor *y, tn_tensor *gy, tn_tensor *gx, c
 static const tn_backend cuda_backend = {
     "cuda", cu_alloc, cu_free, cu_copy, cu_fill, cu_unary, cu_binary, cu_ternary, cu_reduce, cu_lane, cu_index,
     cu_nonzero, cu_matmul, cu_random, cu_im2col, cu_pool_argmax, cu_optim, cu_conv2d, cu_batch_norm, cu_pool2d, cu_layer_norm, cu_cross_entropy, cu_attention,
-    cu_check_index,
+    cu_check_index, cu_optim_multi,
 };
 
 static int u_device_count(void) { int n = 0; return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0; }
@@ -2983,6 +3034,7 @@ static tn_cuda_stats u_memory_stats(void) {
     st.num_cudnn_conv = n_dnn_conv; st.num_conv_fallbacks = n_conv_fallbacks; st.num_cudnn_algo_retries = n_algo_retries;
     st.num_cudnn_pool = n_dnn_pool; st.num_pool_fallbacks = n_pool_fallbacks; st.num_cudnn_batch_norm = n_dnn_bn; st.num_batch_norm_fallbacks = n_bn_fallbacks;
     st.num_fused_attention = n_attn; st.num_attention_fallbacks = n_attn_fallbacks;
+    st.num_multi_tensor_optim = n_optim_multi;
     return st;
 }
 static void u_reset_peak(void) {

@@ -4142,6 +4142,11 @@ typedef struct tn_backend {
        outside [0, size) after that becomes 0 and is recorded in err (tn_deferred_check):
        err[1] = the value as given, then err[0] = 1. */
     int (*check_index)(tn_tensor *out, tn_tensor *idx, int64_t size, int flags, int64_t skip, int64_t *err);
+    /* Optional (NULL: optim per parameter). One optimizer step on n parameters at once
+       (PyTorch's foreach/fused optimizers: a few launches for a whole model): parameter i
+       is k[i], p[i], g[i] and its state s[3i..3i+2] as optim takes them, all of one float
+       dtype; no two parameters share storage. */
+    int (*optim_multi)(const tn__optk *k, int n, tn_tensor *const *p, tn_tensor *const *g, tn_tensor *const *s);
 } tn_backend;
 /* The cases the GPU unit's fused attention entry declines (tensor_cuda.cu and the checking
    stand-in both ask here, so they decline alike): the switch TN_CUDA_FUSED_ATTENTION=0, a
@@ -4226,6 +4231,8 @@ typedef struct tn_cuda_stats {
     int64_t num_cudnn_pool, num_pool_fallbacks, num_cudnn_batch_norm, num_batch_norm_fallbacks;
     /* the fused attention kernels: calls (forward and backward) they ran, calls declined (the composite ran) */
     int64_t num_fused_attention, num_attention_fallbacks;
+    /* optimizer steps taken for many parameters at once (tn_backend.optim_multi calls) */
+    int64_t num_multi_tensor_optim;
 } tn_cuda_stats;
 TNDEF tn_cuda_stats tn_cuda_memory_stats(void);     /* zeros without a GPU (the stand-in: its transfer counters) */
 TNDEF void tn_cuda_reset_peak_memory_stats(void);

@@ -207,6 +207,7 @@ int main(void) {
     RUN(gpu_allocator);
     RUN(gpu_cudnn_conv);
     RUN(gpu_cudnn_paths);
+    RUN(gpu_multi_tensor_optim);
     RUN(gpu_cnn_training_step);
     NOSYNC_RUN_ALL("");   /* steady-state steps without transfers or waits; device-side checks */
     CHECK(tn_cuda_synchronize() == 0);

@@ -128,6 +128,7 @@ TEST(unreadable_device_memory) {
     gpu_norm_pool_state();
     gpu_library_entries();
     gpu_random_matches_cpu();
+    gpu_multi_tensor_optim();
     gpu_cnn_training_step();
     gpu_attention_declines();
     gpu_fused_attention();

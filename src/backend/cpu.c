@@ -159,6 +159,7 @@ static const tn_backend tn__cpu_backend = {
     tn__cpu_half_im2col, tn__cpu_half_pool_argmax, tn__cpu_half_optim, NULL, tn__cpu_half_batch_norm, NULL, tn__cpu_half_layer_norm, tn__cpu_half_cross_entropy,
     NULL,   /* attention: src/nn/attention.c runs its own fused kernel on the CPU */
     NULL,   /* check_index: the host checks at once */
+    NULL,   /* optim_multi: optim/optim.c runs the CPU's multi-tensor step itself */
 };
 
 static const tn_backend *tn__cpu_backend_get(void) { return &tn__cpu_backend; }

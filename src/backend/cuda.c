@@ -118,6 +118,7 @@ TNDEF tn_cuda_stats tn_cuda_memory_stats(void) {
         s.num_syncs = TN__ATOMIC_LOAD(&tn__si_syncs);
         s.num_fused_attention = TN__ATOMIC_LOAD(&tn__si_attn);
         s.num_attention_fallbacks = TN__ATOMIC_LOAD(&tn__si_attn_fallbacks);
+        s.num_multi_tensor_optim = TN__ATOMIC_LOAD(&tn__si_optim_multis);
         return s;
     }
     return u && u->backend ? u->memory_stats() : s;

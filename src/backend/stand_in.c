@@ -10,6 +10,7 @@ static int tn__stand_in_bad(const char *op, const char *what, const tn_tensor *t
    for the queue first), so each one is a synchronisation too. */
 static int64_t tn__si_h2d, tn__si_d2h, tn__si_syncs;
 static int64_t tn__si_attn, tn__si_attn_fallbacks;   /* the attention entry's calls run and declined, as the unit counts them */
+static int64_t tn__si_optim_multis;                   /* multi-tensor optimizer steps (tests) */
 #define TN__SI_RUN(call) (tn__si_inside++, tn__si_ran = (call), tn__si_inside--, tn__si_ran)
 static TN__TLS int tn__si_ran;
 static void tn__si_transfer(bool up) {
@@ -88,6 +89,15 @@ static int tn__si_optim(const tn__optk *k, tn_tensor *p, tn_tensor *g, tn_tensor
     TN__SI_DEV("optim", p); TN__SI_DEV("optim", g);
     for (int j = 0; j < 3; j++) TN__SI_DEV("optim", st[j]);
     return TN__SI_RUN(tn__cpu_optim(k, p, g, st));
+}
+/* the unit's multi-tensor step: each parameter as optim (the same element updates) */
+static int tn__si_optim_multi(const tn__optk *k, int n, tn_tensor *const *p, tn_tensor *const *g, tn_tensor *const *s) {
+    for (int i = 0; i < n; i++) {
+        if (p[i]->dtype != p[0]->dtype) return TN__FAIL_INT("stand-in GPU: optim_multi got %s and %s parameters", tn_dtype_name(p[0]->dtype), tn_dtype_name(p[i]->dtype));
+        if (tn__si_optim(&k[i], p[i], g[i], s + 3 * i)) return -1;
+    }
+    TN__ATOMIC_ADD(&tn__si_optim_multis, 1);
+    return 0;
 }
 /* The operands of a library entry (NULL where unused): on the device and contiguous. */
 static int tn__si_dense(const char *op, tn_tensor *const *ts, int n) {
@@ -284,7 +294,7 @@ static const tn_backend tn__stand_in_backend = {
     "cuda (stand-in)", tn__cpu_alloc, tn__cpu_free, tn__si_copy, tn__si_fill, tn__si_unary, tn__si_binary, tn__si_ternary,
     tn__si_reduce, tn__si_lane, tn__si_index, tn__si_nonzero, tn__si_matmul, tn__si_random,
     tn__si_im2col, tn__si_pool, tn__si_optim, tn__si_conv2d, tn__si_batch_norm, tn__si_pool2d, tn__si_layer_norm, tn__si_cross_entropy, tn__si_attention,
-    tn__si_check_index,
+    tn__si_check_index, tn__si_optim_multi,
 };
 
 /* ---- the stand-in with unreadable "device" memory (tn_debug_cuda_stand_in_unreadable) ----
@@ -366,6 +376,7 @@ TN__SIU(int, im2col, (int f, tn_tensor *c, tn_tensor *i, const int64_t *g), (f, 
 TN__SIU(int, pool, (tn_tensor *idx, tn_tensor *x, const int64_t *hs, const int64_t *he, const int64_t *ws, const int64_t *we, int64_t dh, int64_t dw),
         (idx, x, hs, he, ws, we, dh, dw))
 TN__SIU(int, optim, (const tn__optk *k, tn_tensor *p, tn_tensor *g, tn_tensor *const *st), (k, p, g, st))
+TN__SIU(int, optim_multi, (const tn__optk *k, int n, tn_tensor *const *p, tn_tensor *const *g, tn_tensor *const *s), (k, n, p, g, s))
 TN__SIU(int, conv2d, (int mode, tn_tensor *x, tn_tensor *w, tn_tensor *y, const int64_t *g), (mode, x, w, y, g))
 TN__SIU(int, batch_norm, (int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_tensor *st, tn_tensor *y, tn_tensor *gx, tn_tensor *gw, tn_tensor *gb, double eps),
         (mode, x, w, b, st, y, gx, gw, gb, eps))
@@ -381,7 +392,7 @@ static const tn_backend tn__stand_in_unreadable_backend = {
     "cuda (stand-in, unreadable memory)", tn__siu_alloc, tn__siu_free, tn__siu_copy, tn__siu_fill, tn__siu_unary, tn__siu_binary, tn__siu_ternary,
     tn__siu_reduce, tn__siu_lane, tn__siu_index, tn__siu_nonzero, tn__siu_matmul, tn__siu_random,
     tn__siu_im2col, tn__siu_pool, tn__siu_optim, tn__siu_conv2d, tn__siu_batch_norm, tn__siu_pool2d, tn__siu_layer_norm, tn__siu_cross_entropy, tn__siu_attention,
-    tn__siu_check_index,
+    tn__siu_check_index, tn__siu_optim_multi,
 };
 TNDEF void tn_debug_cuda_stand_in_unreadable(void) { tn_register_backend(TN_CUDA, &tn__stand_in_unreadable_backend); }
 #else

@@ -710,6 +710,39 @@ static int tn__optim_shared(const tn_optim *o, bool *shared) {
     TN_FREE(r);
     return 0;
 }
+/* Whether parameter i goes into its device's multi-tensor entry (tn_backend.optim_multi):
+   a float32/float64 parameter off the CPU, p, grad and state contiguous, its storage its own. */
+static bool tn__optim_device_multi(const tn_optim *o, int i, tn_tensor *const *s, const bool *shared) {
+    tn_tensor *p = o->params[i];
+    if (!tn__optim_multi || shared[i] || p->device == TN_CPU || !tn__backend(p->device)->optim_multi || (p->dtype != TN_F32 && p->dtype != TN_F64) ||
+        !tn_is_contiguous(p) || !tn_is_contiguous(p->grad) || p->grad->dtype != p->dtype || p->grad->device != p->device)
+        return false;
+    for (int k = 0; k < 3; k++) if (s[k] && !tn_is_contiguous(s[k])) return false;
+    return true;
+}
+/* The device parameters gathered by tn__optim_step: one optim_multi call per (device,
+   dtype), each group gathered in order into the scratch arrays (k, p, g, s past n). */
+typedef struct { tn__optk *k; tn_tensor **p, **g, **s; int n; } tn__optim_dev;
+static int tn__optim_dev_run(tn__optim_dev *d) {
+    int rc = 0;
+    tn__optk *gk = d->k + d->n;
+    tn_tensor **gp = d->p + d->n, **gg = d->g + d->n, **gs = d->s + 3 * d->n;
+    for (int i = 0; i < d->n; i++) {
+        if (!d->p[i]) continue;   /* in an earlier group */
+        const tn_device dev = d->p[i]->device;
+        const tn_dtype dt = d->p[i]->dtype;
+        int m = 0;
+        for (int j = i; j < d->n; j++)
+            if (d->p[j] && d->p[j]->device == dev && d->p[j]->dtype == dt) {
+                gk[m] = d->k[j]; gp[m] = d->p[j]; gg[m] = d->g[j];
+                for (int q = 0; q < 3; q++) gs[3 * m + q] = d->s[3 * j + q];
+                d->p[j] = NULL;
+                m++;
+            }
+        if (rc == 0 && tn__backend(dev)->optim_multi(gk, m, gp, gg, gs)) rc = -1;
+    }
+    return rc;
+}
 static int tn__optim_step(const char *fn, tn_optim *o) {
     if (tn__optim_prepare(fn, o)) return -1;
     int rc = 0, n32 = 0, n64 = 0;
@@ -718,8 +751,12 @@ static int tn__optim_step(const char *fn, tn_optim *o) {
     tn__optim_seg_f32 *seg32 = (tn__optim_seg_f32 *)TN_MALLOC((size_t)(o->np ? o->np : 1) * sizeof *seg32);
     tn__optim_seg_f64 *seg64 = (tn__optim_seg_f64 *)TN_MALLOC((size_t)(o->np ? o->np : 1) * sizeof *seg64);
     bool *shared = (bool *)TN_MALLOC((size_t)(o->np ? o->np : 1) * sizeof *shared);
-    if (!seg32 || !seg64 || !shared || tn__optim_shared(o, shared)) {
+    const size_t np1 = (size_t)(o->np ? o->np : 1);
+    tn__optim_dev dev = {(tn__optk *)TN_MALLOC(2 * np1 * sizeof(tn__optk)), (tn_tensor **)TN_MALLOC(2 * np1 * sizeof(tn_tensor *)),
+                         (tn_tensor **)TN_MALLOC(2 * np1 * sizeof(tn_tensor *)), (tn_tensor **)TN_MALLOC(6 * np1 * sizeof(tn_tensor *)), 0};   /* twice: a group's scratch */
+    if (!seg32 || !seg64 || !shared || !dev.k || !dev.p || !dev.g || !dev.s || tn__optim_shared(o, shared)) {
         TN_FREE(seg32); TN_FREE(seg64); TN_FREE(shared);
+        TN_FREE(dev.k); TN_FREE(dev.p); TN_FREE(dev.g); TN_FREE(dev.s);
         return TN__FAIL_INT("%s: out of memory", fn);
     }
     tn_no_grad_begin();
@@ -745,6 +782,13 @@ static int tn__optim_step(const char *fn, tn_optim *o) {
                 tn__bump_version(p);
                 continue;
             }
+            if (tn__optim_device_multi(o, i, s, shared)) {   /* after the loop, with the others of its device and dtype */
+                dev.k[dev.n] = k; dev.p[dev.n] = p; dev.g[dev.n] = gr;
+                for (int q = 0; q < 3; q++) dev.s[3 * dev.n + q] = s[q];
+                dev.n++;
+                tn__bump_version(p);
+                continue;
+            }
             /* strided parameters or grads go through contiguous copies (the only allocation) */
             tn_tensor *pc = tn_is_contiguous(p) ? NULL : tn__copy_as(p, p->dtype, p->device);
             tn_tensor *gc = tn_is_contiguous(gr) ? NULL : tn__copy_as(gr, gr->dtype, p->device);
@@ -763,9 +807,11 @@ static int tn__optim_step(const char *fn, tn_optim *o) {
     /* after a failure too: the parameters before it are updated, as one at a time */
     tn__optim_multi_run_f32(seg32, n32);
     tn__optim_multi_run_f64(seg64, n64);
+    if (tn__optim_dev_run(&dev)) rc = -1;
     TN_FREE(seg32);
     TN_FREE(seg64);
     TN_FREE(shared);
+    TN_FREE(dev.k); TN_FREE(dev.p); TN_FREE(dev.g); TN_FREE(dev.s);
     tn_no_grad_end();
     return rc;
 }

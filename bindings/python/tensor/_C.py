@@ -40,7 +40,9 @@ class tn_cuda_stats(ctypes.Structure):
                 ("num_cudnn_pool", c_int64), ("num_pool_fallbacks", c_int64), ("num_cudnn_batch_norm", c_int64),
                 ("num_batch_norm_fallbacks", c_int64),
                 # the fused attention kernels: calls run, calls declined
-                ("num_fused_attention", c_int64), ("num_attention_fallbacks", c_int64)]
+                ("num_fused_attention", c_int64), ("num_attention_fallbacks", c_int64),
+                # optimizer steps for many parameters at once (multi-tensor)
+                ("num_multi_tensor_optim", c_int64)]
 
 
 class tn_generator(ctypes.Structure):
