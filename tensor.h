@@ -1801,11 +1801,32 @@ TNDEF tn_tensor *tn_all(tn_tensor *x);          /* bool 0-d (uint8 for a uint8 x
 TNDEF tn_tensor *tn_any(tn_tensor *x);
 TNDEF tn_tensor *tn_all_dim(tn_tensor *x, int64_t dim, bool keepdim);
 TNDEF tn_tensor *tn_any_dim(tn_tensor *x, int64_t dim, bool keepdim);
-/* Sorted values along dim (stable; NaN counts as largest); indices as in tn_max_dim. */
-TNDEF tn_tensor *tn_sort(tn_tensor *x, int64_t dim, bool descending, tn_tensor **indices);
-TNDEF tn_tensor *tn_argsort(tn_tensor *x, int64_t dim, bool descending);
-/* The k largest (or smallest) along dim, sorted. */
-TNDEF tn_tensor *tn_topk(tn_tensor *x, int64_t k, int64_t dim, bool largest, tn_tensor **indices);
+/* Sorted values along .dim (NaN counts as largest); indices (NULL: not wanted) as in
+   tn_max_dim: tn_sort(x, &idx, .descending = true). torch.sort's keywords: dim=-1,
+   descending=False, stable=False (the sort is always stable, one of the orders stable=False
+   allows). argsort: the indices alone (tn_argsort(x, .dim = 0)). */
+#define TN_FIELDS_tn_sort_fn_opts(X) \
+    X(I, dim,        -1,    "") \
+    X(B, descending, false, "") \
+    X(B, stable,     false, "")
+TN__KW_STRUCT(tn_sort_fn_opts);
+TNDEF tn_tensor *tn_sort_opts(tn_tensor *x, tn_tensor **indices, tn_sort_fn_opts opts);
+#define tn_sort(x, ...) tn_sort_opts(x, TN__POS_KW(tn_sort_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_sort_str(tn_tensor *x, tn_tensor **indices, const char *options);
+TNDEF tn_tensor *tn_argsort_opts(tn_tensor *x, tn_sort_fn_opts opts);
+#define tn_argsort(...) tn_argsort_opts(TN__POS_KW(tn_sort_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_argsort_str(tn_tensor *x, const char *options);
+/* The k largest (or smallest) along .dim, sorted; indices (NULL: not wanted) as in tn_sort:
+   tn_topk(x, k, &idx, .largest = false). torch.topk's keywords: dim=-1, largest=True,
+   sorted=True (the result is always sorted, one of the orders sorted=False allows). */
+#define TN_FIELDS_tn_topk_fn_opts(X) \
+    X(I, dim,     -1,   "") \
+    X(B, largest, true, "") \
+    X(B, sorted,  true, "")
+TN__KW_STRUCT(tn_topk_fn_opts);
+TNDEF tn_tensor *tn_topk_opts(tn_tensor *x, int64_t k, tn_tensor **indices, tn_topk_fn_opts opts);
+#define tn_topk(x, k, ...) tn_topk_opts(x, k, TN__POS_KW(tn_topk_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_topk_str(tn_tensor *x, int64_t k, tn_tensor **indices, const char *options);
 /* Medians: the lower of the two middle values (PyTorch's convention). median is NaN where
    a NaN is in the lane (its index that of the first NaN), nanmedian skips NaNs (NaN where
    all are). The forms without dim give a 0-d value (NaN for an empty tensor) whose
@@ -2265,7 +2286,15 @@ TNDEF tn_tensor *tn_selu(tn_tensor *x);
 TNDEF tn_tensor *tn_celu_opts(tn_tensor *x, tn_elu_fn_opts opts);
 #define tn_celu(...) tn_celu_opts(TN__POS_KW(tn_elu_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_celu_str(tn_tensor *x, const char *options);
-TNDEF tn_tensor *tn_hardtanh(tn_tensor *x, double min_val, double max_val); /* -1, 1 */
+/* F.hardtanh: x clamped to [min_val, max_val] (min_val=-1.0, max_val=1.0; min_val <= max_val):
+   tn_hardtanh(x, .min_val = 0, .max_val = 6). */
+#define TN_FIELDS_tn_hardtanh_fn_opts(X) \
+    X(D, min_val, -1.0, "") \
+    X(D, max_val, 1.0,  "")
+TN__KW_STRUCT(tn_hardtanh_fn_opts);
+TNDEF tn_tensor *tn_hardtanh_opts(tn_tensor *x, tn_hardtanh_fn_opts opts);
+#define tn_hardtanh(...) tn_hardtanh_opts(TN__POS_KW(tn_hardtanh_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_hardtanh_str(tn_tensor *x, const char *options);
 TNDEF tn_tensor *tn_mish(tn_tensor *x);
 TNDEF tn_tensor *tn_hardswish(tn_tensor *x);
 TNDEF tn_tensor *tn_hardsigmoid(tn_tensor *x);
@@ -2286,9 +2315,22 @@ TNDEF tn_tensor *tn_tanhshrink(tn_tensor *x);                               /* x
 TNDEF tn_tensor *tn_softsign(tn_tensor *x);                                 /* x / (1 + |x|) */
 TNDEF tn_tensor *tn_logsigmoid(tn_tensor *x);                               /* log(sigmoid(x)), stable */
 TNDEF tn_tensor *tn_threshold(tn_tensor *x, double threshold, double value); /* x > threshold ? x : value */
-/* a * sigmoid(b) for the halves a, b of x along dim (its size even; PyTorch: dim=-1). */
-TNDEF tn_tensor *tn_glu(tn_tensor *x, int64_t dim);
-TNDEF tn_tensor *tn_softmin(tn_tensor *x, int64_t dim);                     /* softmax(-x) */
+/* F.glu: a * sigmoid(b) for the halves a, b of x along .dim (its size even; dim=-1):
+   tn_glu(x, .dim = 1). */
+#define TN_FIELDS_tn_glu_fn_opts(X) \
+    X(I, dim, -1, "")
+TN__KW_STRUCT(tn_glu_fn_opts);
+TNDEF tn_tensor *tn_glu_opts(tn_tensor *x, tn_glu_fn_opts opts);
+#define tn_glu(...) tn_glu_opts(TN__POS_KW(tn_glu_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_glu_str(tn_tensor *x, const char *options);
+/* F.softmin: softmax(-x) along .dim (dim=None, TN_NONE: PyTorch's implicit dim, 0 for a
+   0-, 1- or 3-d x, else 1): tn_softmin(x, .dim = -1). */
+#define TN_FIELDS_tn_softmin_fn_opts(X) \
+    X(I, dim, TN_NONE, "")
+TN__KW_STRUCT(tn_softmin_fn_opts);
+TNDEF tn_tensor *tn_softmin_opts(tn_tensor *x, tn_softmin_fn_opts opts);
+#define tn_softmin(...) tn_softmin_opts(TN__POS_KW(tn_softmin_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_softmin_str(tn_tensor *x, const char *options);
 /* x > 0 ? x : weight * x; weight [1] or [C] (C = x's dim 1; inputs under 2-d have C = 1). */
 TNDEF tn_tensor *tn_prelu(tn_tensor *x, tn_tensor *weight);
 /* Randomized leaky ReLU: training, each negative x times a slope drawn from U(lower, upper)
@@ -5300,6 +5342,12 @@ static const tn__kwkey tn__kw_searchsorted[] = {TN_FIELDS_tn_searchsorted_fn_opt
 #define TN__KW_T tn_unique_fn_opts
 static const tn__kwkey tn__kw_unique[] = {TN_FIELDS_tn_unique_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
+#define TN__KW_T tn_sort_fn_opts
+static const tn__kwkey tn__kw_sort[] = {TN_FIELDS_tn_sort_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_topk_fn_opts
+static const tn__kwkey tn__kw_topk[] = {TN_FIELDS_tn_topk_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
 #define TN__KW_T tn_diagonal_fn_opts
 static const tn__kwkey tn__kw_diagonal[] = {TN_FIELDS_tn_diagonal_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
@@ -5416,6 +5464,15 @@ static const tn__kwkey tn__kw_shrink[] = {TN_FIELDS_tn_shrink_fn_opts(TN__KW_ROW
 #undef TN__KW_T
 #define TN__KW_T tn_rrelu_fn_opts
 static const tn__kwkey tn__kw_rrelu[] = {TN_FIELDS_tn_rrelu_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_hardtanh_fn_opts
+static const tn__kwkey tn__kw_hardtanh[] = {TN_FIELDS_tn_hardtanh_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_glu_fn_opts
+static const tn__kwkey tn__kw_glu[] = {TN_FIELDS_tn_glu_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_softmin_fn_opts
+static const tn__kwkey tn__kw_softmin[] = {TN_FIELDS_tn_softmin_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
 #define TN__KW_T tn_tri_indices_fn_opts
 static const tn__kwkey tn__kw_tri_indices[] = {TN_FIELDS_tn_tri_indices_fn_opts(TN__KW_ROW)};
@@ -8045,7 +8102,7 @@ static tn_tensor *tn__randperm_impl(int64_t n, tn_dtype dtype, tn_generator *gen
     }
     tn_scope_begin();
     tn_tensor *keys = tn_rand_gen(&n, 1, TN_F64, gen);
-    tn_tensor *r = tn_keep(tn_to_dtype(tn_argsort(keys, 0, false), dtype));
+    tn_tensor *r = tn_keep(tn_to_dtype(tn_argsort(keys, .dim = 0), dtype));
     tn_scope_end();
     return r;
 }
@@ -8078,7 +8135,7 @@ static tn_tensor *tn__multinomial_mt(tn_tensor *p, tn_tensor *pd, int64_t R, int
         tn_tensor *q = tn_div(pd, tn_to_dtype(colmajor ? tn_transpose(e, 0, 1) : e, p->dtype));
         tn_tensor *r = NULL;
         if (ns == 1) r = tn_argmax_dim(q, -1, true);
-        else if (q) tn_topk(q, ns, -1, true, &r);
+        else if (q) tn_topk(q, ns, &r);
         return r;
     }
     if (C == 0) return (tn_tensor *)tn__error("%s: invalid multinomial distribution (sum of probabilities <= 0)", fn);
@@ -8162,7 +8219,7 @@ static tn_tensor *tn__multinomial_impl(tn_tensor *p, int64_t ns, bool replacemen
         tn_tensor *u = tn__random(fn, UNIFORM, rc2, 2, p->dtype, gen, 0, 1, 0, 0, p->device);
         tn_tensor *q = tn_div(pd, tn_neg(tn_log(u)));   /* u = 0: E = inf, q = 0 (probability 2^-53, or 2^-24 for float32) */
         if (ns == 1) r = tn_argmax_dim(q, -1, true);
-        else tn_topk(q, ns, -1, true, &r);
+        else tn_topk(q, ns, &r);
     } else if (ok) {
         tn_tensor *cdf = tn_div(tn_cumsum(tn_to_dtype(pd, TN_F64), -1), tn_to_dtype(sums, TN_F64));
         tn_tensor *parts[2] = {cdf ? tn_narrow(cdf, -1, 0, C - 1) : NULL, cdf ? tn_ones_like(tn_narrow(cdf, -1, 0, 1)) : NULL};
@@ -9842,7 +9899,7 @@ static tn_tensor *tn__isin_impl(tn_tensor *elements, tn_tensor *test, tn_isin_fn
     tn_scope_begin();
     tn_tensor *e = tn_to_dtype(elements, ct), *tf = tn_to(tn_reshape(tn_to_dtype(test, ct), &m1, 1), elements->device), *r;
     if (!tn__mul_ok(ne, nt, &work) || work > ((int64_t)1 << 24)) {   /* many pairs: binary searches in the sorted test elements */
-        tn_tensor *s = tn_sort(tf, 0, false, NULL);
+        tn_tensor *s = tn_sort(tf, NULL, .dim = 0);
         tn_searchsorted_fn_opts so = TN_DEFAULTS(tn_searchsorted_fn_opts);
         tn_tensor *pos = tn_clamp(tn_searchsorted_opts(s, e, so), 0, (double)(nt ? nt - 1 : 0));
         r = nt ? tn_eq(tn_index(s, &pos, 1), e) : tn_zeros_like(tn_to_dtype(e, TN_BOOL));
@@ -13228,14 +13285,14 @@ static tn_tensor *tn__cum_extreme(const char *fn, tn_lane_op op, tn_tensor *x, i
 TNDEF tn_tensor *tn_cummax(tn_tensor *x, int64_t dim, tn_tensor **indices) { return tn__cum_extreme("tn_cummax", CUMMAX, x, dim, indices); }
 TNDEF tn_tensor *tn_cummin(tn_tensor *x, int64_t dim, tn_tensor **indices) { return tn__cum_extreme("tn_cummin", CUMMIN, x, dim, indices); }
 
-TNDEF tn_tensor *tn_sort(tn_tensor *x, int64_t dim, bool descending, tn_tensor **indices) {
+TNDEF tn_tensor *tn_sort_opts(tn_tensor *x, tn_tensor **indices, tn_sort_fn_opts o) {
     if (indices) *indices = NULL;
     TN__CHECK_NULL(x);
     if (tn__check_cpu_dtype("tn_sort", x)) return NULL;
-    int d = tn__wrap_dim("tn_sort", dim, x->ndim);
+    int d = tn__wrap_dim("tn_sort", o.dim, x->ndim);
     if (d < 0) return NULL;
     tn_tensor *vals = tn__new(x->dtype, x->device, x->shape, x->ndim), *idx = tn__new(TN_I64, x->device, x->shape, x->ndim);
-    if (!vals || !idx || tn__backend(x->device)->lane(SORT, vals, idx, x, d, descending)) {
+    if (!vals || !idx || tn__backend(x->device)->lane(SORT, vals, idx, x, d, o.descending)) {
         tn_release(vals); tn_release(idx);
         return NULL;
     }
@@ -13245,28 +13302,33 @@ TNDEF tn_tensor *tn_sort(tn_tensor *x, int64_t dim, bool descending, tn_tensor *
     if (indices) *indices = tn__own(idx); else tn_release(idx);
     return tn__own(vals);
 }
+TNDEF tn_tensor *tn_sort_str(tn_tensor *x, tn_tensor **indices, const char *options) {
+    if (indices) *indices = NULL;
+    TN__KW_STR(tn_sort_fn_opts, sort, "tn_sort", options, tn_sort_opts(x, indices, o));
+}
 
-TNDEF tn_tensor *tn_argsort(tn_tensor *x, int64_t dim, bool descending) {
+TNDEF tn_tensor *tn_argsort_opts(tn_tensor *x, tn_sort_fn_opts o) {
     tn_tensor *idx = NULL;
     TN__CHECK_NULL(x);
-    if (tn__check_cpu_dtype("tn_argsort", x) || tn__wrap_dim("tn_argsort", dim, x->ndim) < 0) return NULL;
+    if (tn__check_cpu_dtype("tn_argsort", x) || tn__wrap_dim("tn_argsort", o.dim, x->ndim) < 0) return NULL;
     tn_scope_begin();
-    tn_tensor *v = tn_sort(x, dim, descending, &idx);
+    tn_tensor *v = tn_sort_opts(x, &idx, o);
     idx = v ? tn_keep(idx) : NULL;
     tn_scope_end();
     return idx;
 }
+TNDEF tn_tensor *tn_argsort_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_sort_fn_opts, sort, "tn_argsort", options, tn_argsort_opts(x, o)); }
 
-TNDEF tn_tensor *tn_topk(tn_tensor *x, int64_t k, int64_t dim, bool largest, tn_tensor **indices) {
+TNDEF tn_tensor *tn_topk_opts(tn_tensor *x, int64_t k, tn_tensor **indices, tn_topk_fn_opts o) {
     if (indices) *indices = NULL;
     TN__CHECK_NULL(x);
     if (tn__check_cpu_dtype("tn_topk", x)) return NULL;
-    int d = tn__wrap_dim("tn_topk", dim, x->ndim);
+    int d = tn__wrap_dim("tn_topk", o.dim, x->ndim);
     if (d < 0) return NULL;
     int64_t size = x->ndim ? x->shape[d] : 1;
     if (k < 0 || k > size) return (tn_tensor *)tn__error("tn_topk: selected index k (%lld) out of range for dimension %d of size %lld", (long long)k, d, (long long)size);
     tn_scope_begin();
-    tn_tensor *idx = NULL, *v = tn_sort(x, d, largest, &idx), *vk = NULL, *ik = NULL;
+    tn_tensor *idx = NULL, *v = tn_sort(x, &idx, .dim = d, .descending = o.largest), *vk = NULL, *ik = NULL;
     if (v) {
         vk = x->ndim ? tn_contiguous(tn_narrow(v, d, 0, k)) : v;
         ik = x->ndim ? tn_contiguous(tn_narrow(idx, d, 0, k)) : idx;
@@ -13277,6 +13339,10 @@ TNDEF tn_tensor *tn_topk(tn_tensor *x, int64_t k, int64_t dim, bool largest, tn_
     if (indices) *indices = ik;
     else if (tn__nscopes == 0) tn_release(ik); /* kept for us, not wanted */
     return vk;
+}
+TNDEF tn_tensor *tn_topk_str(tn_tensor *x, int64_t k, tn_tensor **indices, const char *options) {
+    if (indices) *indices = NULL;
+    TN__KW_STR(tn_topk_fn_opts, topk, "tn_topk", options, tn_topk_opts(x, k, indices, o));
 }
 
 /* ---- selections from the sorted lane: medians, kthvalue, mode, quantiles ---- */
@@ -13313,7 +13379,7 @@ static tn_tensor *tn__select_dim(const char *fn, const char *name, int kind, tn_
     if (n == 0) return (tn_tensor *)tn__error("%s: expected reduction dim %d to have non-zero size (input shape %s)", fn, d, TN__SHAPE(x));
     tn_scope_begin();
     tn_tensor *xv = x->ndim ? tn_detach(x) : tn_reshape(tn_detach(x), tn__one, 1), *si = NULL, *pos;
-    tn_tensor *sv = tn_sort(xv, d, false, &si);   /* NaN sorts last */
+    tn_tensor *sv = tn_sort(xv, &si, .dim = d);   /* NaN sorts last */
     int64_t kshape[TN_MAX_DIMS], dd = d;
     int knd = xv ? xv->ndim : 0;
     for (int i = 0; i < knd; i++) kshape[i] = i == d ? 1 : xv->shape[i];
@@ -13431,7 +13497,7 @@ TNDEF tn_tensor *tn_mode(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **in
     tn__as_begin();
     tn_scope_begin();
     /* a stable sort puts equal values together, NaNs last; the counting runs on the host */
-    tn_tensor *xv = x->ndim ? tn_detach(x) : tn_reshape(tn_detach(x), tn__one, 1), *si = NULL, *sv = tn_sort(xv, d, false, &si);
+    tn_tensor *xv = x->ndim ? tn_detach(x) : tn_reshape(tn_detach(x), tn__one, 1), *si = NULL, *sv = tn_sort(xv, &si, .dim = d);
     tn_tensor *hv = sv ? tn__dim_last_host(sv, d) : NULL, *hi = sv ? tn__dim_last_host(si, d) : NULL;
     int64_t kshape[TN_MAX_DIMS];
     int knd = xv ? xv->ndim : 0;
@@ -13467,7 +13533,7 @@ TNDEF tn_tensor *tn_mode(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **in
     return tn__as_end(fn, tn__select_record(x, d, keepdim, vals, idx, "ModeBackward0", indices));
 }
 
-TNDEF tn_tensor *tn_msort(tn_tensor *x) { return TN__AS("tn_msort", tn_sort(x, 0, false, NULL)); }
+TNDEF tn_tensor *tn_msort(tn_tensor *x) { return TN__AS("tn_msort", tn_sort(x, NULL, .dim = 0)); }
 
 /* quantile / nanquantile as PyTorch's quantile_compute: sort the lane, turn q into ranks
    (the last one where the lane has a NaN; for nanquantile over the values before the NaNs),
@@ -13507,7 +13573,7 @@ static tn_tensor *tn__quantile(const char *fn, tn_tensor *x, tn_tensor *q, tn_qu
     } else if (o.keepdim) {
         for (int i = 0; i < x->ndim; i++) out_shape[nout++] = 1;
     }
-    tn_tensor *sorted = d < 0 ? tn_sort(tn_reshape(x, &m1, 1), 0, false, NULL) : tn_sort(tn_transpose(tn_unsqueeze(x, -1), d, -1), -1, false, NULL);
+    tn_tensor *sorted = d < 0 ? tn_sort(tn_reshape(x, &m1, 1), NULL, .dim = 0) : tn_sort(tn_transpose(tn_unsqueeze(x, -1), d, -1), NULL);
     const int64_t n = sorted ? sorted->shape[sorted->ndim - 1] : 0;
     memcpy(in_shape, out_shape, sizeof(int64_t) * (size_t)nout);
     in_shape[nout] = n;
@@ -15779,10 +15845,11 @@ TNDEF tn_tensor *tn_celu_opts(tn_tensor *x, tn_elu_fn_opts o) {
     return tn__grad_name(tn__act("tn_celu", ELU, x, o.alpha, 1, 1 / o.alpha), "CeluBackward0");
 }
 TNDEF tn_tensor *tn_celu_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_elu_fn_opts, elu, "tn_celu", options, tn_celu_opts(x, o)); }
-TNDEF tn_tensor *tn_hardtanh(tn_tensor *x, double min_val, double max_val) {
-    if (min_val > max_val) return (tn_tensor *)tn__error("tn_hardtanh: min_val (%g) cannot be greater than max_val (%g)", min_val, max_val);
-    return tn__hardtanh("tn_hardtanh", x, min_val, max_val);
+TNDEF tn_tensor *tn_hardtanh_opts(tn_tensor *x, tn_hardtanh_fn_opts o) {
+    if (o.min_val > o.max_val) return (tn_tensor *)tn__error("tn_hardtanh: min_val (%g) cannot be greater than max_val (%g)", o.min_val, o.max_val);
+    return tn__hardtanh("tn_hardtanh", x, o.min_val, o.max_val);
 }
+TNDEF tn_tensor *tn_hardtanh_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_hardtanh_fn_opts, hardtanh, "tn_hardtanh", options, tn_hardtanh_opts(x, o)); }
 TNDEF tn_tensor *tn_mish(tn_tensor *x) { return tn__act("tn_mish", MISH, x, 0, 0, 0); }
 TNDEF tn_tensor *tn_hardswish(tn_tensor *x) { return tn__act("tn_hardswish", HARDSWISH, x, 0, 0, 0); }
 TNDEF tn_tensor *tn_hardsigmoid(tn_tensor *x) { return tn__act("tn_hardsigmoid", HARDSIGMOID, x, 0, 0, 0); }
@@ -24293,14 +24360,17 @@ static tn_tensor *tn__glu_impl(tn_tensor *x, int64_t dim) {
     tn_tensor *y = tn_mul(tn_narrow(x, d, 0, h), tn_sigmoid(tn_narrow(x, d, h, h)));
     return tn__scope_return(tn__grad_name(y, "GluBackward0"));
 }
-TNDEF tn_tensor *tn_glu(tn_tensor *x, int64_t dim) { return TN__AS("tn_glu", tn__glu_impl(x, dim)); }
+TNDEF tn_tensor *tn_glu_opts(tn_tensor *x, tn_glu_fn_opts o) { return TN__AS("tn_glu", tn__glu_impl(x, o.dim)); }
+TNDEF tn_tensor *tn_glu_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_glu_fn_opts, glu, "tn_glu", options, tn_glu_opts(x, o)); }
 static tn_tensor *tn__softmin_impl(tn_tensor *x, int64_t dim) {
     TN__CHECK_NULL(x);
+    if (dim == TN_NONE) dim = x->ndim == 0 || x->ndim == 1 || x->ndim == 3 ? 0 : 1;   /* F._get_softmax_dim */
     if (tn__wrap_dim("tn_softmin", dim, x->ndim) < 0) return NULL;
     tn_scope_begin();
     return tn__scope_return(tn_softmax(tn_neg(x), dim));
 }
-TNDEF tn_tensor *tn_softmin(tn_tensor *x, int64_t dim) { return TN__AS("tn_softmin", tn__softmin_impl(x, dim)); }
+TNDEF tn_tensor *tn_softmin_opts(tn_tensor *x, tn_softmin_fn_opts o) { return TN__AS("tn_softmin", tn__softmin_impl(x, o.dim)); }
+TNDEF tn_tensor *tn_softmin_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_softmin_fn_opts, softmin, "tn_softmin", options, tn_softmin_opts(x, o)); }
 static tn_tensor *tn__prelu_impl(tn_tensor *x, tn_tensor *w) {
     const char *fn = "tn_prelu";
     TN__CHECK_NULL(x); TN__CHECK_NULL(w);
@@ -28072,7 +28142,7 @@ static tn_tensor *tn__act_apply(tn__actm *a, tn_tensor *x, bool training) {
     case 7: y = tn_silu(x); break;
     case 8: y = tn_mish(x); break;
     case 9: y = tn_softplus(x, .beta = a->p[0], .threshold = a->p[1]); break;
-    case 10: y = tn_hardtanh(x, a->p[0], a->p[1]); break;
+    case 10: y = tn_hardtanh(x, .min_val = a->p[0], .max_val = a->p[1]); break;
     case 11: y = tn_hardswish(x); break;
     case 12: y = tn_hardsigmoid(x); break;
     case 13: y = tn_tanh(x); break;
@@ -28083,7 +28153,7 @@ static tn_tensor *tn__act_apply(tn__actm *a, tn_tensor *x, bool training) {
         y = a->kind == 15 ? tn_softmax(x, dim) : tn_log_softmax(x, dim);
         break;
     }
-    case 17: y = tn_softmin(x, a->dim != TN_NONE ? a->dim : x && x->ndim != 0 && x->ndim != 1 && x->ndim != 3 ? 1 : 0); break;
+    case 17: y = tn_softmin(x, .dim = a->dim); break;
     case 18:
         if (x && x->ndim != 3 && x->ndim != 4) return (tn_tensor *)tn__error("Softmax2d: expected input to be 3D or 4D, got %dD instead", x->ndim);
         y = tn_softmax(x, -3);
@@ -28093,7 +28163,7 @@ static tn_tensor *tn__act_apply(tn__actm *a, tn_tensor *x, bool training) {
     case 21: y = tn_tanhshrink(x); break;
     case 22: y = tn_hardshrink(x, .lambd = a->p[0]); break;
     case 23: y = tn_softshrink(x, .lambd = a->p[0]); break;
-    case 24: y = tn_glu(x, a->dim != TN_NONE ? a->dim : -1); break;
+    case 24: y = tn_glu(x, .dim = a->dim != TN_NONE ? a->dim : -1); break;
     case 25: y = tn_rrelu(x, .lower = a->p[0], .upper = a->p[1], .training = training); break;
     }
     return y;

@@ -1714,11 +1714,32 @@ TNDEF tn_tensor *tn_all(tn_tensor *x);          /* bool 0-d (uint8 for a uint8 x
 TNDEF tn_tensor *tn_any(tn_tensor *x);
 TNDEF tn_tensor *tn_all_dim(tn_tensor *x, int64_t dim, bool keepdim);
 TNDEF tn_tensor *tn_any_dim(tn_tensor *x, int64_t dim, bool keepdim);
-/* Sorted values along dim (stable; NaN counts as largest); indices as in tn_max_dim. */
-TNDEF tn_tensor *tn_sort(tn_tensor *x, int64_t dim, bool descending, tn_tensor **indices);
-TNDEF tn_tensor *tn_argsort(tn_tensor *x, int64_t dim, bool descending);
-/* The k largest (or smallest) along dim, sorted. */
-TNDEF tn_tensor *tn_topk(tn_tensor *x, int64_t k, int64_t dim, bool largest, tn_tensor **indices);
+/* Sorted values along .dim (NaN counts as largest); indices (NULL: not wanted) as in
+   tn_max_dim: tn_sort(x, &idx, .descending = true). torch.sort's keywords: dim=-1,
+   descending=False, stable=False (the sort is always stable, one of the orders stable=False
+   allows). argsort: the indices alone (tn_argsort(x, .dim = 0)). */
+#define TN_FIELDS_tn_sort_fn_opts(X) \
+    X(I, dim,        -1,    "") \
+    X(B, descending, false, "") \
+    X(B, stable,     false, "")
+TN__KW_STRUCT(tn_sort_fn_opts);
+TNDEF tn_tensor *tn_sort_opts(tn_tensor *x, tn_tensor **indices, tn_sort_fn_opts opts);
+#define tn_sort(x, ...) tn_sort_opts(x, TN__POS_KW(tn_sort_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_sort_str(tn_tensor *x, tn_tensor **indices, const char *options);
+TNDEF tn_tensor *tn_argsort_opts(tn_tensor *x, tn_sort_fn_opts opts);
+#define tn_argsort(...) tn_argsort_opts(TN__POS_KW(tn_sort_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_argsort_str(tn_tensor *x, const char *options);
+/* The k largest (or smallest) along .dim, sorted; indices (NULL: not wanted) as in tn_sort:
+   tn_topk(x, k, &idx, .largest = false). torch.topk's keywords: dim=-1, largest=True,
+   sorted=True (the result is always sorted, one of the orders sorted=False allows). */
+#define TN_FIELDS_tn_topk_fn_opts(X) \
+    X(I, dim,     -1,   "") \
+    X(B, largest, true, "") \
+    X(B, sorted,  true, "")
+TN__KW_STRUCT(tn_topk_fn_opts);
+TNDEF tn_tensor *tn_topk_opts(tn_tensor *x, int64_t k, tn_tensor **indices, tn_topk_fn_opts opts);
+#define tn_topk(x, k, ...) tn_topk_opts(x, k, TN__POS_KW(tn_topk_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_topk_str(tn_tensor *x, int64_t k, tn_tensor **indices, const char *options);
 /* Medians: the lower of the two middle values (PyTorch's convention). median is NaN where
    a NaN is in the lane (its index that of the first NaN), nanmedian skips NaNs (NaN where
    all are). The forms without dim give a 0-d value (NaN for an empty tensor) whose
@@ -2156,7 +2177,15 @@ TNDEF tn_tensor *tn_selu(tn_tensor *x);
 TNDEF tn_tensor *tn_celu_opts(tn_tensor *x, tn_elu_fn_opts opts);
 #define tn_celu(...) tn_celu_opts(TN__POS_KW(tn_elu_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_celu_str(tn_tensor *x, const char *options);
-TNDEF tn_tensor *tn_hardtanh(tn_tensor *x, double min_val, double max_val); /* -1, 1 */
+/* F.hardtanh: x clamped to [min_val, max_val] (min_val=-1.0, max_val=1.0; min_val <= max_val):
+   tn_hardtanh(x, .min_val = 0, .max_val = 6). */
+#define TN_FIELDS_tn_hardtanh_fn_opts(X) \
+    X(D, min_val, -1.0, "") \
+    X(D, max_val, 1.0,  "")
+TN__KW_STRUCT(tn_hardtanh_fn_opts);
+TNDEF tn_tensor *tn_hardtanh_opts(tn_tensor *x, tn_hardtanh_fn_opts opts);
+#define tn_hardtanh(...) tn_hardtanh_opts(TN__POS_KW(tn_hardtanh_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_hardtanh_str(tn_tensor *x, const char *options);
 TNDEF tn_tensor *tn_mish(tn_tensor *x);
 TNDEF tn_tensor *tn_hardswish(tn_tensor *x);
 TNDEF tn_tensor *tn_hardsigmoid(tn_tensor *x);
@@ -2177,9 +2206,22 @@ TNDEF tn_tensor *tn_tanhshrink(tn_tensor *x);                               /* x
 TNDEF tn_tensor *tn_softsign(tn_tensor *x);                                 /* x / (1 + |x|) */
 TNDEF tn_tensor *tn_logsigmoid(tn_tensor *x);                               /* log(sigmoid(x)), stable */
 TNDEF tn_tensor *tn_threshold(tn_tensor *x, double threshold, double value); /* x > threshold ? x : value */
-/* a * sigmoid(b) for the halves a, b of x along dim (its size even; PyTorch: dim=-1). */
-TNDEF tn_tensor *tn_glu(tn_tensor *x, int64_t dim);
-TNDEF tn_tensor *tn_softmin(tn_tensor *x, int64_t dim);                     /* softmax(-x) */
+/* F.glu: a * sigmoid(b) for the halves a, b of x along .dim (its size even; dim=-1):
+   tn_glu(x, .dim = 1). */
+#define TN_FIELDS_tn_glu_fn_opts(X) \
+    X(I, dim, -1, "")
+TN__KW_STRUCT(tn_glu_fn_opts);
+TNDEF tn_tensor *tn_glu_opts(tn_tensor *x, tn_glu_fn_opts opts);
+#define tn_glu(...) tn_glu_opts(TN__POS_KW(tn_glu_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_glu_str(tn_tensor *x, const char *options);
+/* F.softmin: softmax(-x) along .dim (dim=None, TN_NONE: PyTorch's implicit dim, 0 for a
+   0-, 1- or 3-d x, else 1): tn_softmin(x, .dim = -1). */
+#define TN_FIELDS_tn_softmin_fn_opts(X) \
+    X(I, dim, TN_NONE, "")
+TN__KW_STRUCT(tn_softmin_fn_opts);
+TNDEF tn_tensor *tn_softmin_opts(tn_tensor *x, tn_softmin_fn_opts opts);
+#define tn_softmin(...) tn_softmin_opts(TN__POS_KW(tn_softmin_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_softmin_str(tn_tensor *x, const char *options);
 /* x > 0 ? x : weight * x; weight [1] or [C] (C = x's dim 1; inputs under 2-d have C = 1). */
 TNDEF tn_tensor *tn_prelu(tn_tensor *x, tn_tensor *weight);
 /* Randomized leaky ReLU: training, each negative x times a slope drawn from U(lower, upper)

@@ -401,10 +401,10 @@ GF(r_cumsum0, tn_cumsum(tn_t(IN0), 0))
 GF(r_cumsum1, tn_cumsum(tn_t(IN0), 1))
 GF(r_cumprod0, tn_cumprod(tn_t(IN0), 0))
 GF(r_cumprod1, tn_cumprod(tn_t(IN0), -1))
-GF(r_sort, tn_sort(tn_t(IN0), 1, false, NULL))
-GF(r_sort_desc, tn_sort(tn_t(IN0), 0, true, NULL))
-GF(r_topk, tn_topk(tn_t(IN0), 2, 1, true, NULL))
-GF(r_topk_small, tn_topk(tn_t(IN0), 1, 0, false, NULL))
+GF(r_sort, tn_sort(tn_t(IN0), NULL, .dim = 1))
+GF(r_sort_desc, tn_sort(tn_t(IN0), NULL, .dim = 0, .descending = true))
+GF(r_topk, tn_topk(tn_t(IN0), 2, NULL, .dim = 1))
+GF(r_topk_small, tn_topk(tn_t(IN0), 1, NULL, .dim = 0, .largest = false))
 
 TEST(gc_reductions) {
     BEGIN;
@@ -861,7 +861,7 @@ GF(z_max_dim, tn_max_dim(IN0, 0, false, NULL))
 GF(z_softmax, tn_log_softmax(IN0, 0))
 GF(z_cumsum, tn_cumsum(IN0, 0))
 GF(z_cumprod, tn_cumprod(IN0, 0))
-GF(z_sort, tn_sort(IN0, 0, false, NULL))
+GF(z_sort, tn_sort(IN0, NULL, .dim = 0))
 GF(z_prod, tn_prod(IN0))
 GF(z_stack, tn_stack(UARGS(IN0, IN1, IN0), 3, 0))
 GF(z_where, tn_where(U0, IN0, IN1))               /* 0-d and [2,3] */
@@ -987,9 +987,9 @@ TEST(sem_leaf_and_requires_grad) {
     CHECK(!tn_requires_grad(tn_nonzero(y)));
     tn_tensor *idx = NULL, *mx = tn_max_dim(y, 0, false, &idx);
     CHECK(tn_requires_grad(mx) && idx && !tn_requires_grad(idx));
-    tn_tensor *sidx = NULL, *sv = tn_sort(y, 0, true, &sidx);
+    tn_tensor *sidx = NULL, *sv = tn_sort(y, &sidx, .dim = 0, .descending = true);
     CHECK(tn_requires_grad(sv) && sidx && !tn_requires_grad(sidx));
-    tn_tensor *kidx = NULL, *kv = tn_topk(y, 2, 0, true, &kidx);
+    tn_tensor *kidx = NULL, *kv = tn_topk(y, 2, &kidx, .dim = 0);
     CHECK(tn_requires_grad(kv) && kidx && !tn_requires_grad(kidx));
     /* piecewise-constant float ops are differentiable (zero gradient), as in PyTorch */
     CHECK(tn_requires_grad(tn_floor(y)));
@@ -1492,7 +1492,7 @@ TEST(sem_grad_fn_names) {
     CHECK_NAME(tn_cumprod(x, 1), "CumprodBackward0");
     CHECK_NAME(tn_softmax(x, 1), "SoftmaxBackward0");
     CHECK_NAME(tn_log_softmax(x, 1), "LogSoftmaxBackward0");
-    CHECK_NAME(tn_sort(x, 1, false, NULL), "SortBackward0");
+    CHECK_NAME(tn_sort(x, NULL, .dim = 1), "SortBackward0");
     CHECK_NAME(tn_view(x, SH(6)), "ViewBackward0");
     CHECK_NAME(tn_permute(x, TN_DIMS(1, 0)), "PermuteBackward0");
     CHECK_NAME(tn_expand(v, SH(2, 3)), "ExpandBackward0");
@@ -2342,7 +2342,7 @@ static tn_tensor *f_norm1(tn_tensor *x) { return tn_norm(x, 1); }
 static tn_tensor *f_norm3(tn_tensor *x) { return tn_norm(x, 3); }
 static tn_tensor *f_pow0(tn_tensor *x) { return tn_pow_scalar(x, 0.0); }
 static tn_tensor *f_pow2(tn_tensor *x) { return tn_pow_scalar(x, 2); }
-static tn_tensor *f_sort_w(tn_tensor *x) { return tn_mul(tn_sort(x, 0, false, NULL), mk(D(1, 2, 3), SH(3))); }
+static tn_tensor *f_sort_w(tn_tensor *x) { return tn_mul(tn_sort(x, NULL, .dim = 0), mk(D(1, 2, 3), SH(3))); }
 static tn_tensor *f_softplus(tn_tensor *x) { return tn_softplus(x, .beta = 2, .threshold = 1); }
 static tn_tensor *f_prod(tn_tensor *x) { return tn_prod(x); }
 static tn_tensor *f_cumprod(tn_tensor *x) { return tn_cumprod(x, 0); }

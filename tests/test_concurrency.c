@@ -112,7 +112,7 @@ static void *work(void *arg) {
         CHK(sum_of(tn_pad(x, TN_SHAPE(1, 1), 0)) != 276);                          /* pad's source view */
         CHK(sum_of(tn_contiguous(tn_transpose(x, 0, 2))) != 276);
         CHK(sum_of(tn_cumsum(x, 2)) != 660);                                       /* a lane op's views */
-        tn_tensor *sorted = tn_sort(x, 1, true, NULL);
+        tn_tensor *sorted = tn_sort(x, NULL, .dim = 1, .descending = true);
         CHK(!sorted || tn_item(tn_select(tn_select(tn_select(sorted, 0, 0), 0, 0), 0, 0)) != 8);
         CHK(sum_of(tn_gather(x, 2, tn_zeros(TN_SHAPE(2, 3, 1), TN_I64))) != 60);   /* restrided operands */
         CHK(sum_of(tn_index_select(x, 1, s->idx)) != 184);                          /* rows 0 and 2 */

@@ -584,9 +584,9 @@ static tn_tensor *u_view(tn_tensor *x) { return tn_view(x, TN_SHAPE(-1)); }
 static tn_tensor *u_flatten(tn_tensor *x) { return tn_flatten(x, 0, -1); }
 static tn_tensor *u_squeeze(tn_tensor *x) { return tn_squeeze(x); }
 static tn_tensor *u_masked_fill_self(tn_tensor *x) { return tn_masked_fill(x, tn_ones(x ? x->shape : NULL, x ? x->ndim : 0, TN_BOOL), 1); }
-static tn_tensor *u_sort(tn_tensor *x) { return tn_sort(x, 0, false, NULL); }
-static tn_tensor *u_argsort(tn_tensor *x) { return tn_argsort(x, 0, false); }
-static tn_tensor *u_topk(tn_tensor *x) { return tn_topk(x, 1, 0, true, NULL); }
+static tn_tensor *u_sort(tn_tensor *x) { return tn_sort(x, NULL, .dim = 0); }
+static tn_tensor *u_argsort(tn_tensor *x) { return tn_argsort(x, .dim = 0); }
+static tn_tensor *u_topk(tn_tensor *x) { return tn_topk(x, 1, NULL, .dim = 0); }
 static tn_tensor *u_cumsum(tn_tensor *x) { return tn_cumsum(x, 0); }
 static tn_tensor *u_cumprod(tn_tensor *x) { return tn_cumprod(x, 0); }
 static tn_tensor *u_softmax(tn_tensor *x) { return tn_softmax(x, 0); }
@@ -1058,10 +1058,10 @@ TEST(out_params_on_error) {
     CHECK(tn_min_dim(F32(0, 3), 0, false, &idx) == NULL);
     CHECK_MSG(idx == NULL, "tn_min_dim left *indices %s on error", idx == SENTINEL_ ? "unwritten" : "set");
     idx = SENTINEL_;
-    CHECK(tn_sort(a, 5, false, &idx) == NULL);
+    CHECK(tn_sort(a, &idx, .dim = 5) == NULL);
     CHECK_MSG(idx == NULL, "tn_sort left *indices %s on error", idx == SENTINEL_ ? "unwritten" : "set");
     idx = SENTINEL_;
-    CHECK(tn_topk(a, 9, 1, true, &idx) == NULL);
+    CHECK(tn_topk(a, 9, &idx, .dim = 1) == NULL);
     CHECK_MSG(idx == NULL, "tn_topk left *indices %s on error", idx == SENTINEL_ ? "unwritten" : "set");
     idx = SENTINEL_;
     CHECK(tn_max_dim(NULL, 0, false, &idx) == NULL);
@@ -1326,9 +1326,9 @@ static tn_tensor *d_argmax_dim(tn_tensor *x, int64_t d) { return tn_argmax_dim(x
 static tn_tensor *d_argmin_dim(tn_tensor *x, int64_t d) { return tn_argmin_dim(x, d, true); }
 static tn_tensor *d_max_dim(tn_tensor *x, int64_t d) { tn_tensor *i = NULL; return tn_max_dim(x, d, false, &i); }
 static tn_tensor *d_min_dim(tn_tensor *x, int64_t d) { return tn_min_dim(x, d, true, NULL); }
-static tn_tensor *d_sort(tn_tensor *x, int64_t d) { tn_tensor *i = NULL; return tn_sort(x, d, true, &i); }
-static tn_tensor *d_argsort(tn_tensor *x, int64_t d) { return tn_argsort(x, d, false); }
-static tn_tensor *d_topk(tn_tensor *x, int64_t d) { return tn_topk(x, 1, d, true, NULL); }
+static tn_tensor *d_sort(tn_tensor *x, int64_t d) { tn_tensor *i = NULL; return tn_sort(x, &i, .dim = d, .descending = true); }
+static tn_tensor *d_argsort(tn_tensor *x, int64_t d) { return tn_argsort(x, .dim = d); }
+static tn_tensor *d_topk(tn_tensor *x, int64_t d) { return tn_topk(x, 1, NULL, .dim = d); }
 static tn_tensor *d_flatten_s(tn_tensor *x, int64_t d) { return tn_flatten(x, d, -1); }
 static tn_tensor *d_flatten_e(tn_tensor *x, int64_t d) { return tn_flatten(x, 0, d); }
 static tn_tensor *d_transpose0(tn_tensor *x, int64_t d) { return tn_transpose(x, d, 0); }
@@ -1403,11 +1403,11 @@ TEST(reduction_other) {
     QUIET(tn_norm(NULL, 2));
     /* topk: k out of range */
     tn_tensor *a = F32(2, 3);
-    ERR(tn_topk(a, 4, 1, true, NULL), "tn_topk:", "4", "3");
-    ERR(tn_topk(a, -1, 1, true, NULL), "tn_topk:", "-1");
-    ERR(tn_topk(a, 3, 0, false, NULL), "tn_topk:", "3", "2");
-    OK(tn_topk(a, 0, 1, true, NULL));
-    OK(tn_topk(H16(3), 1, 0, true, NULL));
+    ERR(tn_topk(a, 4, NULL, .dim = 1), "tn_topk:", "4", "3");
+    ERR(tn_topk(a, -1, NULL, .dim = 1), "tn_topk:", "-1");
+    ERR(tn_topk(a, 3, NULL, .dim = 0, .largest = false), "tn_topk:", "3", "2");
+    OK(tn_topk(a, 0, NULL, .dim = 1));
+    OK(tn_topk(H16(3), 1, NULL, .dim = 0));
     tn_scope_end();
 }
 
@@ -1703,9 +1703,9 @@ static void failing_batch(const inputs *in) {
     drop(tn_max(in->e0));
     drop(tn_argmax(in->e0));
     drop(tn_max_dim(in->e0, 0, false, &idx));
-    drop(tn_sort(in->a23, 4, false, &idx));
-    drop(tn_argsort(in->a23, 4, false));
-    drop(tn_topk(in->a23, 7, 1, true, &idx));
+    drop(tn_sort(in->a23, &idx, .dim = 4));
+    drop(tn_argsort(in->a23, .dim = 4));
+    drop(tn_topk(in->a23, 7, &idx, .dim = 1));
     drop(tn_cumsum(in->a23, 3));
     /* linear algebra, softmax */
     drop(tn_matmul(in->a23, in->a45));
@@ -1766,8 +1766,8 @@ TEST(leaks_no_scope_strict) {
     STRICT_FAIL(tn_norm_dims(in.a23, 3, TN_DIMS(7), false));
     STRICT_FAIL(tn_logsumexp(in.a23, TN_DIMS(7), false));
     STRICT_FAIL(tn_argmax(in.e0));
-    STRICT_FAIL(tn_argsort(in.a23, 4, false));
-    STRICT_FAIL(tn_topk(in.a23, 1, 9, true, NULL));
+    STRICT_FAIL(tn_argsort(in.a23, .dim = 4));
+    STRICT_FAIL(tn_topk(in.a23, 1, NULL, .dim = 9));
     STRICT_FAIL(tn_outer(in.a4, in.a23));
     STRICT_FAIL(tn_bernoulli_p(TN_SHAPE(-2), 0.5, TN_F32, NULL));
     STRICT_FAIL(tn_clamp_tensor(in.a23, in.a4, NULL));

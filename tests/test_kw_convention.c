@@ -641,6 +641,103 @@ TEST(tensor_ops_kw_more) {
     tn_scope_end();
 }
 
+/* sort, argsort, topk (torch.sort / argsort / topk: dim=-1, descending=False, stable=False;
+   largest=True, sorted=True), the indices an out-parameter before the options. */
+TEST(sorting_kw) {
+    tn_scope_begin();
+    tn_tensor *x = f64(V(3, 1, 2, 1, 0, 5, -1, 4, 2, 2, 7, 1), S(3, 4)), *idx = NULL;
+    const double *sv = V(1, 1, 2, 3, -1, 0, 4, 5, 1, 2, 2, 7), *si = V(1, 3, 2, 0, 2, 0, 3, 1, 3, 0, 1, 2);
+    CHECK_T(tn_sort(x, &idx), S(3, 4), sv);   /* dim -1, ascending */
+    CHECK_T(idx, S(3, 4), si);
+    const double *dv = V(3, 5, 7, 4, 2, 2, 2, 1, 0, 1, -1, 1), *di = V(0, 1, 2, 1, 2, 2, 0, 0, 1, 0, 1, 2);
+    CHECK_T(tn_sort(x, &idx, .dim = 0, .descending = true), S(3, 4), dv);
+    CHECK_T(idx, S(3, 4), di);
+    CHECK_T(tn_sort_str(x, &idx, "dim=0, descending=True, stable=True"), S(3, 4), dv);
+    CHECK_T(idx, S(3, 4), di);
+    CHECK_T(tn_sort(x, NULL, .stable = true), S(3, 4), sv);
+    tn_sort_fn_opts so = TN_DEFAULTS(tn_sort_fn_opts);
+    CHECK(so.dim == -1 && !so.descending && !so.stable);
+    so.dim = 0;
+    so.descending = true;
+    CHECK_T(tn_sort_opts(x, &idx, so), S(3, 4), dv);
+    CHECK_T(idx, S(3, 4), di);
+    CHECK_T(tn_argsort(x), S(3, 4), si);
+    const double *ai = V(0, 2, 1, 3, 1, 3, 0, 2, 2, 0, 1, 3);   /* descending, ties in their order (stable=True) */
+    CHECK_T(tn_argsort(x, .descending = true), S(3, 4), ai);
+    CHECK_T(tn_argsort_str(x, "descending=True"), S(3, 4), ai);
+    CHECK_T(tn_argsort_opts(x, so), S(3, 4), di);
+    idx = x;
+    CHECK_ERR(tn_sort_str(x, &idx, "axis=0"), "tn_sort: unknown option 'axis' (valid: dim, descending, stable)");
+    CHECK(idx == NULL);
+    CHECK_ERR(tn_argsort_str(x, "descending=1.5"), "tn_argsort: option descending=1.5: expected True or False");
+
+    tn_tensor *t = f64(V(3, 1, 2, 0, 0, 5, -1, 4, 6, 2, 7, 1), S(3, 4));
+    CHECK_T(tn_topk(t, 2, &idx), S(3, 2), V(3, 2, 5, 4, 7, 6));   /* dim -1, largest */
+    CHECK_T(idx, S(3, 2), V(0, 2, 1, 3, 2, 0));
+    const double *kv = V(0, 1, -1, 0, 3, 2, 2, 1), *ki = V(1, 0, 1, 0, 0, 2, 0, 2);
+    CHECK_T(tn_topk(t, 2, &idx, .dim = 0, .largest = false), S(2, 4), kv);
+    CHECK_T(idx, S(2, 4), ki);
+    CHECK_T(tn_topk_str(t, 2, &idx, "dim=0, largest=False, sorted=False"), S(2, 4), kv);
+    CHECK_T(idx, S(2, 4), ki);
+    tn_topk_fn_opts ko = TN_DEFAULTS(tn_topk_fn_opts);
+    CHECK(ko.dim == -1 && ko.largest && ko.sorted);
+    ko.dim = 0;
+    ko.largest = false;
+    CHECK_T(tn_topk_opts(t, 2, NULL, ko), S(2, 4), kv);
+    idx = t;
+    CHECK_ERR(tn_topk_str(t, 2, &idx, "k=2"), "tn_topk: unknown option 'k' (valid: dim, largest, sorted)");
+    CHECK(idx == NULL);
+    CHECK_ERR(tn_topk(t, 5, NULL), "tn_topk: selected index k (5) out of range for dimension 1 of size 4");
+    tn_scope_end();
+}
+
+/* F.hardtanh (min_val=-1.0, max_val=1.0), F.glu (dim=-1), F.softmin (dim=None: PyTorch's
+   implicit dim). */
+TEST(hardtanh_glu_softmin_kw) {
+    tn_scope_begin();
+    tn_tensor *x = f64(V(-3.0, -0.75, -0.25, 0.0, 0.4, 1.5, 12.0), S(7));
+    CHECK_T(tn_hardtanh(x), S(7), V(-1, -0.75, -0.25, 0, 0.4, 1, 1));
+    const double *r6 = V(0, 0, 0, 0, 0.4, 1.5, 6);
+    CHECK_T(tn_hardtanh(x, .min_val = 0, .max_val = 6), S(7), r6);
+    CHECK_T(tn_hardtanh_str(x, "min_val=0.0, max_val=6"), S(7), r6);
+    CHECK_T(tn_hardtanh(x, .max_val = 0.5, .min_val = -0.5), S(7), V(-0.5, -0.5, -0.25, 0, 0.4, 0.5, 0.5));
+    tn_hardtanh_fn_opts ho = TN_DEFAULTS(tn_hardtanh_fn_opts);
+    CHECK(ho.min_val == -1 && ho.max_val == 1);
+    ho.min_val = 0;
+    ho.max_val = 6;
+    CHECK_T(tn_hardtanh_opts(x, ho), S(7), r6);
+    CHECK_ERR(tn_hardtanh_str(x, "min=0"), "tn_hardtanh: unknown option 'min' (valid: min_val, max_val)");
+    CHECK_ERR(tn_hardtanh(x, .min_val = 2), "tn_hardtanh: min_val (2) cannot be greater than max_val (1)");
+
+    tn_tensor *y = f64(V(1, -2, 0.5, 3, 0, 1, -1, 2), S(2, 4));
+    const double *g = V(0.6224593312018546, -1.9051482536448667, 0.0, 0.8807970779778823);
+    const double *g0 = V(0.5, -1.4621171572600098, 0.13447071068499755, 2.642391233933647);
+    CHECK_T(tn_glu(y), S(2, 2), g);
+    CHECK_T(tn_glu(y, .dim = 0), S(1, 4), g0);
+    CHECK_T(tn_glu_str(y, "dim=0"), S(1, 4), g0);
+    tn_glu_fn_opts go = TN_DEFAULTS(tn_glu_fn_opts);
+    CHECK(go.dim == -1);
+    go.dim = 0;
+    CHECK_T(tn_glu_opts(y, go), S(1, 4), g0);
+    CHECK_ERR(tn_glu_str(y, "axis=0"), "tn_glu: unknown option 'axis' (valid: dim)");
+
+    const double *sm1 = V(0.04372618170936281, 0.8782638372334198, 0.07209228587072534, 0.0059176951864922086,
+                          0.23688281808991016, 0.08714431874203257, 0.6439142598879724, 0.03205860328008499);
+    const double *sm0 = V(0.2689414213699951, 0.9525741268224334, 0.18242552380635632, 0.2689414213699951,
+                          0.7310585786300049, 0.04742587317756679, 0.8175744761936437, 0.7310585786300049);
+    CHECK_T(tn_softmin(y), S(2, 4), sm1);   /* dim None: 1 for a 2-d input */
+    CHECK_T(tn_softmin(y, .dim = 0), S(2, 4), sm0);
+    CHECK_T(tn_softmin_str(y, "dim=0"), S(2, 4), sm0);
+    CHECK_T(tn_softmin_str(y, "dim=None"), S(2, 4), sm1);
+    CHECK_T(tn_softmin(f64(V(1, 2, 3), S(3))), S(3), V(0.6652409557748218, 0.2447284710547976, 0.09003057317038045));   /* None: 0 for 1-d */
+    tn_softmin_fn_opts mo = TN_DEFAULTS(tn_softmin_fn_opts);
+    CHECK(mo.dim == TN_NONE);
+    mo.dim = 0;
+    CHECK_T(tn_softmin_opts(y, mo), S(2, 4), sm0);
+    CHECK_ERR(tn_softmin_str(y, "dtype=torch.float64"), "tn_softmin: unknown option 'dtype' (valid: dim)");
+    tn_scope_end();
+}
+
 /* The migrated ops stay differentiable through the macro form. */
 static tn_tensor *g_addmm(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_addmm(in[0], in[1], in[2], .beta = -0.5, .alpha = 1.5); }
 static tn_tensor *g_cdist(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_cdist(in[0], in[1], .p = 3); }
@@ -689,6 +786,8 @@ int main(void) {
     RUN(reduction_losses_kw);
     RUN(activations_kw);
     RUN(tensor_ops_kw_more);
+    RUN(sorting_kw);
+    RUN(hardtanh_glu_softmin_kw);
     RUN(gradients_through_the_macros);
     return tn_test_report();
 }

@@ -1255,8 +1255,8 @@ static tn_tensor *act_ref(int k, tn_tensor *x) {
     case 11: return tn_mish(x);
     case 12: return tn_softplus(x, .beta = 2, .threshold = 5);
     case 13: return tn_softplus(x);
-    case 14: return tn_hardtanh(x, -2, 0.5);
-    case 15: return tn_hardtanh(x, -1, 1);
+    case 14: return tn_hardtanh(x, .min_val = -2, .max_val = 0.5);
+    case 15: return tn_hardtanh(x);
     case 16: return tn_hardswish(x);
     case 17: return tn_hardsigmoid(x);
     case 18: return tn_tanh(x);

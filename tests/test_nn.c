@@ -899,8 +899,8 @@ TEST(hand_activations) {
     CHECK_VALS(tn_relu(x), 0, 0, 0, 0, 0, 0, 0.5, 1, 3, 7);
     CHECK_VALS(tn_relu6(x), 0, 0, 0, 0, 0, 0, 0.5, 1, 3, 6);
     CHECK_VALS(tn_leaky_relu(x, .negative_slope = 0.1), 1e-12, -0.7, -0.3, -0.1, -0.05, 0, 0.5, 1, 3, 7);
-    CHECK_VALS(tn_hardtanh(x, -1, 1), 0, -1, -1, -1, -0.5, 0, 0.5, 1, 1, 1);
-    CHECK_VALS(tn_hardtanh(x, -2, 0.25), 0, -2, -2, -1, -0.5, 0, 0.25, 0.25, 0.25, 0.25);
+    CHECK_VALS(tn_hardtanh(x), 0, -1, -1, -1, -0.5, 0, 0.5, 1, 1, 1);
+    CHECK_VALS(tn_hardtanh(x, .min_val = -2, .max_val = 0.25), 0, -2, -2, -1, -0.5, 0, 0.25, 0.25, 0.25, 0.25);
     CHECK_VALS(tn_hardsigmoid(x), 1e-12, 0, 0, 1. / 3, 2.5 / 6, 0.5, 3.5 / 6, 2. / 3, 1, 1);
     CHECK_VALS(tn_hardswish(x), 1e-12, 0, 0, -1. / 3, -0.5 * 2.5 / 6, 0, 0.5 * 3.5 / 6, 2. / 3, 3, 7);
     CHECK_VALS(tn_elu(T64(D(-1, 0, 2), 3)), 1e-12, expm1(-1.0), 0, 2);
@@ -920,14 +920,14 @@ TEST(hand_activations) {
     tn_tensor *k = leaf(T64(D(-3, -1, 0, 1, 3, 6), 6));
     CHECK_VALS(grad_of(tn_relu(k), k, NULL), 0, 0, 0, 0, 1, 1, 1);
     CHECK_VALS(grad_of(tn_relu6(k), k, NULL), 0, 0, 0, 0, 1, 1, 0);
-    CHECK_VALS(grad_of(tn_hardtanh(k, -1, 1), k, NULL), 0, 0, 0, 1, 0, 0, 0);
+    CHECK_VALS(grad_of(tn_hardtanh(k), k, NULL), 0, 0, 0, 1, 0, 0, 0);
     CHECK_VALS(grad_of(tn_leaky_relu(k, .negative_slope = 0.25), k, NULL), 0, 0.25, 0.25, 0.25, 1, 1, 1);
     CHECK_VALS(grad_of(tn_hardswish(k), k, NULL), 1e-12, -0.5, 1. / 6, 0.5, 5. / 6, 1.5, 1);
     CHECK_VALS(grad_of(tn_hardsigmoid(k), k, NULL), 1e-12, 0, 1. / 6, 1. / 6, 1. / 6, 0, 0);
     CHECK_VALS(grad_of(tn_elu(k, .alpha = 2), k, NULL), 1e-12, 2 * exp(-3.0), 2 * exp(-1.0), 2, 1, 1, 1);
     /* float32 in, float32 out */
     tn_tensor *x32 = tn_to_dtype(x, TN_F32);
-    tn_tensor *outs[] = {tn_relu6(x32), tn_leaky_relu(x32), tn_elu(x32), tn_selu(x32), tn_celu(x32), tn_hardtanh(x32, -1, 1),
+    tn_tensor *outs[] = {tn_relu6(x32), tn_leaky_relu(x32), tn_elu(x32), tn_selu(x32), tn_celu(x32), tn_hardtanh(x32),
                          tn_mish(x32), tn_hardswish(x32), tn_hardsigmoid(x32), tn_gelu(x32, .approximate = TN_APPROXIMATE_TANH), tn_silu(x32), tn_softmax(x32, 0)};
     for (int i = 0; i < (int)(sizeof outs / sizeof outs[0]); i++) CHECK_MSG(outs[i] && tn_get_dtype(outs[i]) == TN_F32, "activation %d: float32 in, float32 out", i);
     END;
@@ -1305,7 +1305,7 @@ static tn_tensor *a_silu(tn_tensor *x) { return tn_silu(x); }
 static tn_tensor *a_mish(tn_tensor *x) { return tn_mish(x); }
 static tn_tensor *a_softplus(tn_tensor *x) { return tn_softplus(x, .beta = 2, .threshold = 10); }
 static tn_tensor *a_softplus_default(tn_tensor *x) { return tn_softplus(x); }
-static tn_tensor *a_hardtanh(tn_tensor *x) { return tn_hardtanh(x, -0.5, 2); }
+static tn_tensor *a_hardtanh(tn_tensor *x) { return tn_hardtanh(x, .min_val = -0.5, .max_val = 2); }
 static tn_tensor *a_hardswish(tn_tensor *x) { return tn_hardswish(x); }
 static tn_tensor *a_hardsigmoid(tn_tensor *x) { return tn_hardsigmoid(x); }
 static tn_tensor *a_tanh(tn_tensor *x) { return tn_tanh(x); }
@@ -2076,7 +2076,7 @@ TEST(errors) {
     CHECK_ERR(tn_bilinear(tn_randn(SH(2, 3), TN_F32), tn_randn(SH(2, 4), TN_F32), tn_randn(SH(5, 3, 4), TN_F32), tn_randn(SH(4), TN_F32)), "tn_bilinear: bias [4] must be [5]");
     CHECK_ERR(tn_bilinear(tn_randn(SH(2, 3), TN_F32), tn_randn(SH(2, 4), TN_F64), tn_randn(SH(5, 3, 4), TN_F32), NULL), "tn_bilinear");
     /* activations */
-    CHECK_ERR(tn_hardtanh(x, 1, -1), "tn_hardtanh: min_val (1) cannot be greater than max_val (-1)");
+    CHECK_ERR(tn_hardtanh(x, .min_val = 1, .max_val = -1), "tn_hardtanh: min_val (1) cannot be greater than max_val (-1)");
     CHECK_ERR(tn_celu(x, .alpha = 0), "tn_celu: alpha must be nonzero");
     CHECK_ERR(tn_softmax(x, 4), "tn_softmax");
     CHECK_ERR(tn_log_softmax(x, -5), "tn_log_softmax");
@@ -2088,7 +2088,7 @@ TEST(errors) {
 TEST(int_inputs) {
     BEGIN;
     tn_tensor *i = IDX(I(-3, 0, 3, 8), 4);
-    tn_tensor *r = tn_relu(i), *r6 = tn_relu6(i), *ht = tn_hardtanh(i, -1, 1), *htf = tn_hardtanh(i, -0.5, 2.5);
+    tn_tensor *r = tn_relu(i), *r6 = tn_relu6(i), *ht = tn_hardtanh(i), *htf = tn_hardtanh(i, .min_val = -0.5, .max_val = 2.5);
     CHECK_DTYPE(r, TN_I64);
     CHECK_VALS(r, 0, 0, 0, 3, 8);
     CHECK_DTYPE(r6, TN_I64);

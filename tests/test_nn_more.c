@@ -111,9 +111,9 @@ FN(f_tanhshrink, tn_tanhshrink(in[0]))
 FN(f_softsign, tn_softsign(in[0]))
 FN(f_logsigmoid, tn_logsigmoid(in[0]))
 FN(f_threshold, tn_threshold(in[0], 0.1, -2))
-FN(f_glu, tn_glu(in[0], 1))
-FN(f_glu_last, tn_glu(in[0], -1))
-FN(f_softmin, tn_softmin(in[0], 1))
+FN(f_glu, tn_glu(in[0], .dim = 1))
+FN(f_glu_last, tn_glu(in[0]))
+FN(f_softmin, tn_softmin(in[0], .dim = 1))
 FN(f_prelu, tn_prelu(in[0], in[1]))
 FN(f_rrelu_eval, tn_rrelu(in[0], .lower = 0.1, .upper = 0.3))
 
@@ -138,8 +138,8 @@ TEST(test_activations) {
         varied |= r[i] != r[0];
     }
     CHECK(in_range && varied);
-    CHECK(same_shape(tn_glu(tn_zeros(TN_SHAPE(0, 4), TN_F64), 1), TN_SHAPE(0, 2)));
-    CHECK_ERR(tn_glu(tn_zeros(TN_SHAPE(3, 5), TN_F64), 1), "even");
+    CHECK(same_shape(tn_glu(tn_zeros(TN_SHAPE(0, 4), TN_F64), .dim = 1), TN_SHAPE(0, 2)));
+    CHECK_ERR(tn_glu(tn_zeros(TN_SHAPE(3, 5), TN_F64), .dim = 1), "even");
     CHECK_ERR(tn_prelu(tn_zeros(TN_SHAPE(2, 3), TN_F64), tn_zeros(TN_SHAPE(2), TN_F64)), "prelu");
     tn_tensor *a = rnd_strided(TN_SHAPE(3, 4, 2)), *g = rnd(TN_SHAPE(3, 6, 2)), *w1 = leaf(tn_full(TN_SHAPE(1), 0.25, TN_F64));
     tn_tensor *w4 = rnd(TN_SHAPE(4));
@@ -689,11 +689,11 @@ TEST(test_modules_more) {
     tn_module_free(m);
     m = tn_nn_activation("GLU");
     REPR(m, "GLU(dim=-1)");
-    SAME(tn_module_forward(m, a), tn_glu(a, -1));
+    SAME(tn_module_forward(m, a), tn_glu(a));
     tn_module_free(m);
     m = tn_nn_activation("Softmin", .dim = 1);
     REPR(m, "Softmin(dim=1)");
-    SAME(tn_module_forward(m, a), tn_softmin(a, 1));
+    SAME(tn_module_forward(m, a), tn_softmin(a, .dim = 1));
     tn_module_free(m);
     m = tn_nn_activation("Softmax2d");
     REPR(m, "Softmax2d()");

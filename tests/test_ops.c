@@ -1579,7 +1579,7 @@ TEST(reductions_special) {
     CHECK_ERR(tn_var_dims(m, TN_DIMS(5), 1, false), "out of range");
     CHECK_ERR(tn_max_dim(m, 2, false, NULL), "out of range");
     CHECK_ERR(tn_cumsum(m, -3), "out of range");
-    CHECK_ERR(tn_sort(m, 2, false, NULL), "out of range");
+    CHECK_ERR(tn_sort(m, NULL, .dim = 2), "out of range");
     CHECK_ERR(tn_softmax(m, 2), "out of range");
     end_scope_check_leaks();
 }
@@ -1792,9 +1792,9 @@ static void sort_ref(const double *v, int64_t n, bool desc, int64_t *ix) {
 static void run_sort(int mode, tn_dtype dt, int layout, int gen, const int64_t *shape, int nd, int64_t dim, bool desc, int64_t k) {
     tn_scope_begin();
     tn_tensor *x = make_input(shape, nd, dt, layout, gen), *idx = NULL, *val = NULL;
-    if (mode == 0) val = tn_sort(x, dim, desc, &idx);
-    else if (mode == 1) idx = tn_argsort(x, dim, desc);
-    else val = tn_topk(x, k, dim, desc, &idx);
+    if (mode == 0) val = tn_sort(x, &idx, .dim = dim, .descending = desc);
+    else if (mode == 1) idx = tn_argsort(x, .dim = dim, .descending = desc);
+    else val = tn_topk(x, k, &idx, .dim = dim, .largest = desc);
     int d = (int)(dim < 0 ? dim + (nd ? nd : 1) : dim);
     int64_t outer, len, inner, n = numel_of(shape, nd);
     lane_geom(shape, nd, d, &outer, &len, &inner);
@@ -1860,39 +1860,39 @@ TEST(sort_argsort_topk) {
     const double nan = NAN;
     tn_tensor *i = NULL, *v;
     LABEL("sort: NaN last ascending (torch: [1,1,2,3,nan,nan], indices [2,5,4,0,1,3])");
-    v = tn_sort(VEC(TN_F32, 3, nan, 1, nan, 2, 1), 0, false, &i);
+    v = tn_sort(VEC(TN_F32, 3, nan, 1, nan, 2, 1), &i, .dim = 0);
     CHECK_LIST(v, 0, 1, 1, 2, 3, nan, nan);
     CHECK_LIST(i, 0, 2, 5, 4, 0, 1, 3);
     LABEL("sort: NaN first descending (torch: [nan,nan,3,2,1,1], indices [1,3,0,4,2,5])");
-    v = tn_sort(VEC(TN_F32, 3, nan, 1, nan, 2, 1), 0, true, &i);
+    v = tn_sort(VEC(TN_F32, 3, nan, 1, nan, 2, 1), &i, .dim = 0, .descending = true);
     CHECK_LIST(v, 0, nan, nan, 3, 2, 1, 1);
     CHECK_LIST(i, 0, 1, 3, 0, 4, 2, 5);
     LABEL("sort: stable descending ties (torch stable=True: indices [1,3,5,0,2,4])");
-    v = tn_sort(VEC(TN_I64, 1, 2, 1, 2, 0, 2), 0, true, &i);
+    v = tn_sort(VEC(TN_I64, 1, 2, 1, 2, 0, 2), &i, .dim = 0, .descending = true);
     CHECK_LIST(v, 0, 2, 2, 2, 1, 1, 0);
     CHECK_LIST(i, 0, 1, 3, 5, 0, 2, 4);
     LABEL("sort: -0.0 and 0.0 are ties");
-    v = tn_sort(VEC(TN_F64, 0.0, -0.0, 0.0), 0, false, &i);
+    v = tn_sort(VEC(TN_F64, 0.0, -0.0, 0.0), &i, .dim = 0);
     CHECK_LIST(i, 0, 0, 1, 2);
     LABEL("topk with NaN (torch: largest [nan, 3] idx [1, 0]; smallest [1, 2] idx [2, 3])");
-    v = tn_topk(VEC(TN_F32, 3, nan, 1, 2), 2, 0, true, &i);
+    v = tn_topk(VEC(TN_F32, 3, nan, 1, 2), 2, &i, .dim = 0);
     CHECK_LIST(v, 0, nan, 3);
     CHECK_LIST(i, 0, 1, 0);
-    v = tn_topk(VEC(TN_F32, 3, nan, 1, 2), 2, 0, false, &i);
+    v = tn_topk(VEC(TN_F32, 3, nan, 1, 2), 2, &i, .dim = 0, .largest = false);
     CHECK_LIST(v, 0, 1, 2);
     CHECK_LIST(i, 0, 2, 3);
     LABEL("topk k = 0 and k > size");
-    v = tn_topk(VEC(TN_F32, 3, 1), 0, 0, true, &i);
+    v = tn_topk(VEC(TN_F32, 3, 1), 0, &i, .dim = 0);
     CHECK_SHAPE(v, 0);
     CHECK_SHAPE(i, 0);
-    CHECK_ERR(tn_topk(VEC(TN_F32, 3, 1), 3, 0, true, NULL), "out of range");
-    CHECK_ERR(tn_topk(VEC(TN_F32, 3, 1), -1, 0, true, NULL), "out of range");
+    CHECK_ERR(tn_topk(VEC(TN_F32, 3, 1), 3, NULL, .dim = 0), "out of range");
+    CHECK_ERR(tn_topk(VEC(TN_F32, 3, 1), -1, NULL, .dim = 0), "out of range");
     LABEL("topk without indices");
-    CHECK_LIST(tn_topk(VEC(TN_F32, 3, 1, 7), 1, 0, true, NULL), 0, 7);
+    CHECK_LIST(tn_topk(VEC(TN_F32, 3, 1, 7), 1, NULL, .dim = 0), 0, 7);
     LABEL("argsort of a transposed matrix along dim 0 and 1");
     tn_tensor *m = tn_t(tn_reshape(VEC(TN_F32, 3, 1, 2, 0, 5, 4), TN_SHAPE(2, 3)));  /* [[3,0],[1,5],[2,4]] */
-    CHECK_LIST(tn_argsort(m, 0, false), 0, 1, 0, 2, 2, 0, 1);
-    CHECK_LIST(tn_argsort(m, 1, true), 0, 0, 1, 1, 0, 1, 0);
+    CHECK_LIST(tn_argsort(m, .dim = 0), 0, 1, 0, 2, 2, 0, 1);
+    CHECK_LIST(tn_argsort(m, .dim = 1, .descending = true), 0, 0, 1, 1, 0, 1, 0);
     end_scope_check_leaks();
 }
 
@@ -2327,7 +2327,7 @@ TEST(edge_shapes) {
     CHECK_SHAPE(tn_amax(e, TN_DIMS(0, 2), false), 0);
     CHECK_SHAPE(tn_cumsum(e, 1), 2, 0, 3);
     CHECK_SHAPE(tn_softmax(e, -1), 2, 0, 3);
-    CHECK_SHAPE(tn_sort(e, 1, false, NULL), 2, 0, 3);
+    CHECK_SHAPE(tn_sort(e, NULL, .dim = 1), 2, 0, 3);
     CHECK_SHAPE(tn_all_dim(e, 1, false), 2, 3);
     CHECK_LIST(tn_all_dim(e, 1, false), 0, 1, 1, 1, 1, 1, 1);
     CHECK_LIST(tn_any_dim(e, 1, false), 0, 0, 0, 0, 0, 0, 0);
@@ -2341,8 +2341,8 @@ TEST(edge_shapes) {
     CHECK_SHAPE_N(tn_sum(z), NULL, 0);
     CHECK_SHAPE_N(tn_cumsum(z, -1), NULL, 0);
     CHECK_SHAPE_N(tn_softmax(z, 0), NULL, 0);
-    CHECK_SHAPE_N(tn_sort(z, 0, true, NULL), NULL, 0);
-    CHECK_SHAPE_N(tn_topk(z, 1, 0, true, NULL), NULL, 0);
+    CHECK_SHAPE_N(tn_sort(z, NULL, .dim = 0, .descending = true), NULL, 0);
+    CHECK_SHAPE_N(tn_topk(z, 1, NULL, .dim = 0), NULL, 0);
     CHECK_SHAPE_N(tn_argmax(z), NULL, 0);
     CHECK_SHAPE_N(tn_where(tn_scalar_tensor(1, TN_BOOL), z, z), NULL, 0);
     CHECK_SHAPE(tn_add(z, tn_zeros(TN_SHAPE(1), TN_F32)), 1);
@@ -2369,8 +2369,8 @@ TEST(edge_shapes) {
     CHECK_LIST(tn_amin(m, TN_DIMS(-1, -2), false), 0, 0);
     CHECK_LIST(tn_all_dim(m, -1, false), 0, 0, 1);
     CHECK_LIST(tn_any_dim(m, -2, false), 0, 1, 1, 1);
-    CHECK_LIST(tn_sort(m, -2, true, NULL), 0, 3, 4, 5, 0, 1, 2);
-    CHECK_LIST(tn_topk(m, 2, -1, true, NULL), 0, 2, 1, 5, 4);
+    CHECK_LIST(tn_sort(m, NULL, .dim = -2, .descending = true), 0, 3, 4, 5, 0, 1, 2);
+    CHECK_LIST(tn_topk(m, 2, NULL), 0, 2, 1, 5, 4);
     end_scope_check_leaks();
 }
 
@@ -2443,19 +2443,19 @@ TEST(ownership_top_level) {
     tn_release(idx);
     v = tn_min_dim(x, 0, true, NULL);
     tn_release(v);
-    v = tn_sort(x, -1, true, &idx);
+    v = tn_sort(x, &idx, .descending = true);
     CHECK(v && idx);
     tn_release(v);
     tn_release(idx);
-    v = tn_sort(x, 0, false, NULL);
+    v = tn_sort(x, NULL, .dim = 0);
     tn_release(v);
-    v = tn_argsort(x, 1, false);
+    v = tn_argsort(x, .dim = 1);
     tn_release(v);
-    v = tn_topk(x, 2, 1, true, &idx);
+    v = tn_topk(x, 2, &idx, .dim = 1);
     CHECK(v && idx && tn_shape(idx)[1] == 2);
     tn_release(v);
     tn_release(idx);
-    v = tn_topk(x, 2, 1, false, NULL);
+    v = tn_topk(x, 2, NULL, .dim = 1, .largest = false);
     tn_release(v);
     v = tn_argmax(x);
     tn_release(v);
@@ -2487,7 +2487,7 @@ TEST(ownership_top_level) {
     CHECK(tn_add_scalar_(x, 1) == x && tn_mul_(x, x) == x && tn_addcmul_(x, x, x, 1) == x && tn_zero_(x) == x);
     CHECK(tn_memory_stats_get().live_tensors == live);
     /* failed calls leave nothing behind */
-    CHECK(tn_topk(x, 9, 1, true, &idx) == NULL);
+    CHECK(tn_topk(x, 9, &idx, .dim = 1) == NULL);
     CHECK(tn_max_dim(x, 5, false, &idx) == NULL);
     tn_tensor *z22 = tn_zeros(TN_SHAPE(2, 2), TN_F32);
     CHECK(tn_add_(x, z22) == NULL);
@@ -2516,7 +2516,7 @@ TEST(misc_semantics) {
     CHECK_ERR(tn_add_(tn_scalar_tensor(1, TN_F32), VEC(TN_F32, 1)), "doesn't match");
     LABEL("sort of int64 extremes");
     tn_tensor *ex = tn_from_data((const int64_t[]){INT64_MAX, 0, INT64_MIN, -1}, TN_SHAPE(4), TN_I64);
-    tn_tensor *sv = tn_sort(ex, 0, false, NULL);
+    tn_tensor *sv = tn_sort(ex, NULL, .dim = 0);
     CHECK(sv && ((const int64_t *)tn_data_ptr(sv))[0] == INT64_MIN && ((const int64_t *)tn_data_ptr(sv))[3] == INT64_MAX);
     tn_tensor *am = tn_amax(ex, NULL, 0, false);
     CHECK(am && *(const int64_t *)tn_data_ptr(am) == INT64_MAX);

@@ -300,7 +300,7 @@ TEST(test_searchsorted_bucketize) {
     CHKI(tn_searchsorted(seq, val), E_ss_left, SH(2, 3));
     CHKI(tn_searchsorted(seq, val, .right = true), E_ss_right, SH(2, 3));
     CHKI(tn_searchsorted_str(seq, val, "side='right'"), E_ss_right, SH(2, 3));
-    CHKI(tn_searchsorted(s1, F64(v1_, SH(5)), .side = "right", .sorter = tn_argsort(s1, 0, false)), E_ss_sorter, SH(5));
+    CHKI(tn_searchsorted(s1, F64(v1_, SH(5)), .side = "right", .sorter = tn_argsort(s1, .dim = 0)), E_ss_sorter, SH(5));
     check_ints(tn_searchsorted(seq, val, .out_int32 = true), TN_I32, E_ss_left, NE(E_ss_left), SH(2, 3), "out_int32");
     CHKI(tn_bucketize(val, F64(bnd_, SH(5)), .right = true), E_bucket, SH(2, 3));
     CHKI(tn_bucketize(val, F64(bnd_, SH(5))), E_bucket_l, SH(2, 3));
@@ -441,7 +441,7 @@ TEST(test_take_put_along_masked) {
     CHECK_ERR(tn_put(b, I64(pn_, SH(2)), F64(pv_, SH(4)), false), "same number of elements");
     CHECK_ERR(tn_take(tn_zeros(SH(0), TN_F64), I64((const int64_t[]){0}, SH(1))), "index 0");
 
-    CHK(tn_take_along_dim(b, tn_argsort(b, 1, false), 1), E_tad, SH(3, 4));
+    CHK(tn_take_along_dim(b, tn_argsort(b, .dim = 1), 1), E_tad, SH(3, 4));
     CHK(tn_take_along_dim(b, I64(ni_, SH(3)), TN_NONE), E_tad_none, SH(3));
     CHK(tn_take_along_dim(b, I64(bc_, SH(3, 1)), -1), E_tad_bc, SH(3, 1));
     CHECK(shape_is(tn_take_along_dim(b, tn_zeros(SH(1, 2), TN_I64), 1), SH(3, 2)));   /* indices broadcast over dim 0 */
@@ -538,7 +538,7 @@ TEST(test_multinomial) {
         CHECK(v && ((v[0] == 1 && v[1] == 2) || (v[0] == 2 && v[1] == 1)) && v[2] != v[3]);
     }
     tn_tensor *all = tn_multinomial(p, 4, false, NULL);
-    CHECK(all && tn_equal(tn_sort(all, -1, false, NULL), tn_expand(tn_arange(0, 4, 1, TN_I64), SH(2, 4))));
+    CHECK(all && tn_equal(tn_sort(all, NULL), tn_expand(tn_arange(0, 4, 1, TN_I64), SH(2, 4))));
     CHECK(shape_is(tn_multinomial(F64(p_ + 4, SH(4)), 3, false, NULL), SH(3)));   /* 1-d */
     CHECK_ERR(tn_multinomial(p, 0, true, NULL), "n_sample <= 0");
     tn_generator_free(g1);

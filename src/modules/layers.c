@@ -439,7 +439,7 @@ static tn_tensor *tn__act_apply(tn__actm *a, tn_tensor *x, bool training) {
     case 7: y = tn_silu(x); break;
     case 8: y = tn_mish(x); break;
     case 9: y = tn_softplus(x, .beta = a->p[0], .threshold = a->p[1]); break;
-    case 10: y = tn_hardtanh(x, a->p[0], a->p[1]); break;
+    case 10: y = tn_hardtanh(x, .min_val = a->p[0], .max_val = a->p[1]); break;
     case 11: y = tn_hardswish(x); break;
     case 12: y = tn_hardsigmoid(x); break;
     case 13: y = tn_tanh(x); break;
@@ -450,7 +450,7 @@ static tn_tensor *tn__act_apply(tn__actm *a, tn_tensor *x, bool training) {
         y = a->kind == 15 ? tn_softmax(x, dim) : tn_log_softmax(x, dim);
         break;
     }
-    case 17: y = tn_softmin(x, a->dim != TN_NONE ? a->dim : x && x->ndim != 0 && x->ndim != 1 && x->ndim != 3 ? 1 : 0); break;
+    case 17: y = tn_softmin(x, .dim = a->dim); break;
     case 18:
         if (x && x->ndim != 3 && x->ndim != 4) return (tn_tensor *)tn__error("Softmax2d: expected input to be 3D or 4D, got %dD instead", x->ndim);
         y = tn_softmax(x, -3);
@@ -460,7 +460,7 @@ static tn_tensor *tn__act_apply(tn__actm *a, tn_tensor *x, bool training) {
     case 21: y = tn_tanhshrink(x); break;
     case 22: y = tn_hardshrink(x, .lambd = a->p[0]); break;
     case 23: y = tn_softshrink(x, .lambd = a->p[0]); break;
-    case 24: y = tn_glu(x, a->dim != TN_NONE ? a->dim : -1); break;
+    case 24: y = tn_glu(x, .dim = a->dim != TN_NONE ? a->dim : -1); break;
     case 25: y = tn_rrelu(x, .lower = a->p[0], .upper = a->p[1], .training = training); break;
     }
     return y;

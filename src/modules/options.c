@@ -453,6 +453,12 @@ static const tn__kwkey tn__kw_searchsorted[] = {TN_FIELDS_tn_searchsorted_fn_opt
 #define TN__KW_T tn_unique_fn_opts
 static const tn__kwkey tn__kw_unique[] = {TN_FIELDS_tn_unique_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
+#define TN__KW_T tn_sort_fn_opts
+static const tn__kwkey tn__kw_sort[] = {TN_FIELDS_tn_sort_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_topk_fn_opts
+static const tn__kwkey tn__kw_topk[] = {TN_FIELDS_tn_topk_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
 #define TN__KW_T tn_diagonal_fn_opts
 static const tn__kwkey tn__kw_diagonal[] = {TN_FIELDS_tn_diagonal_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
@@ -569,6 +575,15 @@ static const tn__kwkey tn__kw_shrink[] = {TN_FIELDS_tn_shrink_fn_opts(TN__KW_ROW
 #undef TN__KW_T
 #define TN__KW_T tn_rrelu_fn_opts
 static const tn__kwkey tn__kw_rrelu[] = {TN_FIELDS_tn_rrelu_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_hardtanh_fn_opts
+static const tn__kwkey tn__kw_hardtanh[] = {TN_FIELDS_tn_hardtanh_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_glu_fn_opts
+static const tn__kwkey tn__kw_glu[] = {TN_FIELDS_tn_glu_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_softmin_fn_opts
+static const tn__kwkey tn__kw_softmin[] = {TN_FIELDS_tn_softmin_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
 #define TN__KW_T tn_tri_indices_fn_opts
 static const tn__kwkey tn__kw_tri_indices[] = {TN_FIELDS_tn_tri_indices_fn_opts(TN__KW_ROW)};

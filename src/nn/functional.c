@@ -66,10 +66,11 @@ TNDEF tn_tensor *tn_celu_opts(tn_tensor *x, tn_elu_fn_opts o) {
     return tn__grad_name(tn__act("tn_celu", ELU, x, o.alpha, 1, 1 / o.alpha), "CeluBackward0");
 }
 TNDEF tn_tensor *tn_celu_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_elu_fn_opts, elu, "tn_celu", options, tn_celu_opts(x, o)); }
-TNDEF tn_tensor *tn_hardtanh(tn_tensor *x, double min_val, double max_val) {
-    if (min_val > max_val) return (tn_tensor *)tn__error("tn_hardtanh: min_val (%g) cannot be greater than max_val (%g)", min_val, max_val);
-    return tn__hardtanh("tn_hardtanh", x, min_val, max_val);
+TNDEF tn_tensor *tn_hardtanh_opts(tn_tensor *x, tn_hardtanh_fn_opts o) {
+    if (o.min_val > o.max_val) return (tn_tensor *)tn__error("tn_hardtanh: min_val (%g) cannot be greater than max_val (%g)", o.min_val, o.max_val);
+    return tn__hardtanh("tn_hardtanh", x, o.min_val, o.max_val);
 }
+TNDEF tn_tensor *tn_hardtanh_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_hardtanh_fn_opts, hardtanh, "tn_hardtanh", options, tn_hardtanh_opts(x, o)); }
 TNDEF tn_tensor *tn_mish(tn_tensor *x) { return tn__act("tn_mish", MISH, x, 0, 0, 0); }
 TNDEF tn_tensor *tn_hardswish(tn_tensor *x) { return tn__act("tn_hardswish", HARDSWISH, x, 0, 0, 0); }
 TNDEF tn_tensor *tn_hardsigmoid(tn_tensor *x) { return tn__act("tn_hardsigmoid", HARDSIGMOID, x, 0, 0, 0); }

@@ -889,7 +889,7 @@ static tn_tensor *tn__isin_impl(tn_tensor *elements, tn_tensor *test, tn_isin_fn
     tn_scope_begin();
     tn_tensor *e = tn_to_dtype(elements, ct), *tf = tn_to(tn_reshape(tn_to_dtype(test, ct), &m1, 1), elements->device), *r;
     if (!tn__mul_ok(ne, nt, &work) || work > ((int64_t)1 << 24)) {   /* many pairs: binary searches in the sorted test elements */
-        tn_tensor *s = tn_sort(tf, 0, false, NULL);
+        tn_tensor *s = tn_sort(tf, NULL, .dim = 0);
         tn_searchsorted_fn_opts so = TN_DEFAULTS(tn_searchsorted_fn_opts);
         tn_tensor *pos = tn_clamp(tn_searchsorted_opts(s, e, so), 0, (double)(nt ? nt - 1 : 0));
         r = nt ? tn_eq(tn_index(s, &pos, 1), e) : tn_zeros_like(tn_to_dtype(e, TN_BOOL));

@@ -432,9 +432,9 @@ tn_all T T
 tn_any T T
 tn_all_dim T T l b
 tn_any_dim T T l b
-tn_sort T T l b A
-tn_argsort T T l b
-tn_topk T T l l b A
+tn_sort_str T T A s
+tn_argsort_str T T s
+tn_topk_str T T l A s
 tn_median T T
 tn_median_dim T T l b A
 tn_nanmedian T T
@@ -680,7 +680,7 @@ tn_leaky_relu_str T T s
 tn_elu_str T T s
 tn_selu T T
 tn_celu_str T T s
-tn_hardtanh T T d d
+tn_hardtanh_str T T s
 tn_mish T T
 tn_hardswish T T
 tn_hardsigmoid T T
@@ -690,8 +690,8 @@ tn_tanhshrink T T
 tn_softsign T T
 tn_logsigmoid T T
 tn_threshold T T d d
-tn_glu T T l
-tn_softmin T T l
+tn_glu_str T T s
+tn_softmin_str T T s
 tn_gumbel_softmax_str T T s
 tn_prelu T T T
 tn_rrelu_str T T s

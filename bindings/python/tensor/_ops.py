@@ -745,13 +745,13 @@ def sort(self, dim=-1, descending=False, stable=False):
     if isinstance(dim, bool):
         raise TypeError("sort(): dim must be an int; use descending=")
     idx = c_void_p()
-    v = _wrap(lib.tn_sort(self._ptr, _int(dim, "sort"), bool(descending), byref(idx)))
+    v = _wrap(lib.tn_sort_str(self._ptr, byref(idx), _kw_text(dim=_int(dim, "sort"), descending=bool(descending), stable=bool(stable))))
     return return_types.sort(v, _wrap(idx.value))
 
 
 @_method("argsort")
 def argsort(self, dim=-1, descending=False, stable=False):
-    return _wrap(lib.tn_argsort(self._ptr, _int(dim, "argsort"), bool(descending)))
+    return _wrap(lib.tn_argsort_str(self._ptr, _kw_text(dim=_int(dim, "argsort"), descending=bool(descending), stable=bool(stable))))
 
 
 @_method("msort")
@@ -762,7 +762,7 @@ def msort(self):
 @_method("topk")
 def topk(self, k, dim=-1, largest=True, sorted=True):
     idx = c_void_p()
-    v = _wrap(lib.tn_topk(self._ptr, _int(k, "topk", "k"), _int(dim, "topk"), bool(largest), byref(idx)))
+    v = _wrap(lib.tn_topk_str(self._ptr, _int(k, "topk", "k"), byref(idx), _kw_text(dim=_int(dim, "topk"), largest=bool(largest), sorted=bool(sorted))))
     return return_types.topk(v, _wrap(idx.value))
 
 

@@ -180,7 +180,8 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
     if not isinstance(input, Tensor):
         _check("softmin", input=input)
     x = input if dtype is None else input.to(_to_dtype(dtype, False))
-    return _wrap(lib.tn_softmin(x._ptr, _softmax_dim(x.ndim) if dim is None else _int(dim, "softmin")))
+    from .._ops import _kw_text
+    return _wrap(lib.tn_softmin_str(x._ptr, _kw_text(dim=None if dim is None else _int(dim, "softmin"))))
 
 
 def relu(input, inplace=False):
@@ -201,7 +202,7 @@ def relu6(input, inplace=False):
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     lo, hi = _scalar(min_val, "hardtanh", "min_val"), _scalar(max_val, "hardtanh", "max_val")
-    return _act(lib.tn_hardtanh, input, inplace, lo, hi)
+    return _act(lib.tn_hardtanh_str, input, inplace, _num_text(min_val=lo, max_val=hi))
 
 
 def hardtanh_(input, min_val=-1.0, max_val=1.0):
@@ -327,7 +328,8 @@ def threshold_(input, threshold, value):
 def glu(input, dim=-1):
     if not isinstance(input, Tensor):
         _check("glu", input=input)
-    return _wrap(lib.tn_glu(input._ptr, _int(dim, "glu")))
+    from .._ops import _kw_text
+    return _wrap(lib.tn_glu_str(input._ptr, _kw_text(dim=_int(dim, "glu"))))
 
 
 def prelu(input, weight):
