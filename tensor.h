@@ -687,9 +687,17 @@ TNDEF tn_tensor *tn_scatter_with_reduce_(tn_tensor *t, int64_t dim, tn_tensor *i
 /* Along dim, at the positions in index (0-d or 1-d, in [0, size)): t plus alpha * src's
    slices (duplicates add up), src's slices copied, or value filled. src has t's shape but
    index's length along dim and t's dtype. index_add takes int64 or int32 indices, index_copy
-   and index_fill int64, as PyTorch. */
-TNDEF tn_tensor *tn_index_add(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, double alpha);
-TNDEF tn_tensor *tn_index_add_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, double alpha);
+   and index_fill int64, as PyTorch. torch.index_add's keyword: alpha=1
+   (tn_index_add(t, 0, index, src, .alpha = 2)). */
+#define TN_FIELDS_tn_index_add_fn_opts(X) \
+    X(D, alpha, 1.0, "")
+TN__KW_STRUCT(tn_index_add_fn_opts);
+TNDEF tn_tensor *tn_index_add_opts(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, tn_index_add_fn_opts opts);
+#define tn_index_add(t, dim, index, ...) tn_index_add_opts(t, dim, index, TN__POS_KW(tn_index_add_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_index_add_str(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *options);
+TNDEF tn_tensor *tn_index_add__opts(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, tn_index_add_fn_opts opts);
+#define tn_index_add_(t, dim, index, ...) tn_index_add__opts(t, dim, index, TN__POS_KW(tn_index_add_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_index_add__str(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *options);
 TNDEF tn_tensor *tn_index_copy(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src);
 TNDEF tn_tensor *tn_index_copy_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src);
 TNDEF tn_tensor *tn_index_fill(tn_tensor *t, int64_t dim, tn_tensor *index, double value);
@@ -1081,15 +1089,32 @@ TN__KW_STRUCT(tn_nan_to_num_fn_opts);
 TNDEF tn_tensor *tn_nan_to_num_opts(tn_tensor *x, tn_nan_to_num_fn_opts opts);
 #define tn_nan_to_num(...) tn_nan_to_num_opts(TN__POS_KW(tn_nan_to_num_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_nan_to_num_str(tn_tensor *x, const char *options);
-/* clamp(x, min, max); use -INFINITY / INFINITY for a missing bound. */
-TNDEF tn_tensor *tn_clamp(tn_tensor *x, double min, double max);
+/* torch.clamp(x, min=None, max=None): x clamped to [.min, .max]; a bound left out (None,
+   NAN) is not applied, and one of them must be given: tn_clamp(x, .min = 0),
+   tn_clamp(x, .min = -1, .max = 1). The in-place tn_clamp_ takes the same options. */
+#define TN_FIELDS_tn_clamp_fn_opts(X) \
+    X(D, min, NAN, "") \
+    X(D, max, NAN, "")
+TN__KW_STRUCT(tn_clamp_fn_opts);
+TNDEF tn_tensor *tn_clamp_opts(tn_tensor *x, tn_clamp_fn_opts opts);
+#define tn_clamp(...) tn_clamp_opts(TN__POS_KW(tn_clamp_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_clamp_str(tn_tensor *x, const char *options);
 TNDEF tn_tensor *tn_clamp_tensor(tn_tensor *x, tn_tensor *min, tn_tensor *max); /* either may be NULL */
 TNDEF tn_tensor *tn_clamp_min(tn_tensor *x, double min);
 TNDEF tn_tensor *tn_clamp_max(tn_tensor *x, double max);
 TNDEF tn_tensor *tn_lerp(tn_tensor *start, tn_tensor *end, tn_tensor *weight);
 TNDEF tn_tensor *tn_lerp_scalar(tn_tensor *start, tn_tensor *end, double weight);
-TNDEF tn_tensor *tn_addcmul(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value); /* x + value*t1*t2 */
-TNDEF tn_tensor *tn_addcdiv(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value); /* x + value*t1/t2 */
+/* addcmul: x + value * t1 * t2, addcdiv: x + value * t1 / t2 (torch's keyword value=1):
+   tn_addcmul(x, t1, t2, .value = 0.5). The in-place forms take the same options. */
+#define TN_FIELDS_tn_addcmul_fn_opts(X) \
+    X(D, value, 1.0, "")
+TN__KW_STRUCT(tn_addcmul_fn_opts);
+TNDEF tn_tensor *tn_addcmul_opts(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, tn_addcmul_fn_opts opts);
+#define tn_addcmul(x, t1, ...) tn_addcmul_opts(x, t1, TN__POS_KW(tn_addcmul_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_addcmul_str(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, const char *options);
+TNDEF tn_tensor *tn_addcdiv_opts(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, tn_addcmul_fn_opts opts);
+#define tn_addcdiv(x, t1, ...) tn_addcdiv_opts(x, t1, TN__POS_KW(tn_addcmul_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_addcdiv_str(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, const char *options);
 /* In place: x = op(x); return x (borrowed), NULL with an error. */
 TNDEF tn_tensor *tn_neg_(tn_tensor *x);
 TNDEF tn_tensor *tn_exp_(tn_tensor *x);
@@ -1098,9 +1123,15 @@ TNDEF tn_tensor *tn_sigmoid_(tn_tensor *x);
 TNDEF tn_tensor *tn_tanh_(tn_tensor *x);
 TNDEF tn_tensor *tn_sqrt_(tn_tensor *x);
 TNDEF tn_tensor *tn_square_(tn_tensor *x);
-TNDEF tn_tensor *tn_clamp_(tn_tensor *x, double min, double max);
-TNDEF tn_tensor *tn_addcmul_(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value);
-TNDEF tn_tensor *tn_addcdiv_(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value);
+TNDEF tn_tensor *tn_clamp__opts(tn_tensor *x, tn_clamp_fn_opts opts);
+#define tn_clamp_(...) tn_clamp__opts(TN__POS_KW(tn_clamp_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_clamp__str(tn_tensor *x, const char *options);
+TNDEF tn_tensor *tn_addcmul__opts(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, tn_addcmul_fn_opts opts);
+#define tn_addcmul_(x, t1, ...) tn_addcmul__opts(x, t1, TN__POS_KW(tn_addcmul_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_addcmul__str(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, const char *options);
+TNDEF tn_tensor *tn_addcdiv__opts(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, tn_addcmul_fn_opts opts);
+#define tn_addcdiv_(x, t1, ...) tn_addcdiv__opts(x, t1, TN__POS_KW(tn_addcmul_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_addcdiv__str(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, const char *options);
 TNDEF tn_tensor *tn_lerp_(tn_tensor *start, tn_tensor *end, double weight);
 /* Torch's result_type over n operands (0-d and wrapped numbers weigh less). */
 TNDEF tn_dtype tn_result_type(tn_tensor *const *ts, int n);
@@ -5483,6 +5514,15 @@ static const tn__kwkey tn__kw_logit[] = {TN_FIELDS_tn_logit_fn_opts(TN__KW_ROW)}
 #define TN__KW_T tn_nan_to_num_fn_opts
 static const tn__kwkey tn__kw_nan_to_num[] = {TN_FIELDS_tn_nan_to_num_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
+#define TN__KW_T tn_clamp_fn_opts
+static const tn__kwkey tn__kw_clamp[] = {TN_FIELDS_tn_clamp_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_addcmul_fn_opts
+static const tn__kwkey tn__kw_addcmul[] = {TN_FIELDS_tn_addcmul_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_index_add_fn_opts
+static const tn__kwkey tn__kw_index_add[] = {TN_FIELDS_tn_index_add_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
 #define TN__KW_T tn_tensordot_fn_opts
 static const tn__kwkey tn__kw_tensordot[] = {TN_FIELDS_tn_tensordot_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
@@ -6263,7 +6303,7 @@ static tn_tensor *tn__zero_grad_node(tn_tensor *r, tn_tensor *x, const char *nam
    then the op returns tn__inplace_end(fn, x, its out-of-place form computed from *x0), which
    copies the result into x, moves its history to x, closes the scope and returns x:
        int m = tn__inplace_begin(fn, x, others, n, &x0);
-       if (m) return m < 0 ? NULL : tn__inplace_end(fn, x, tn_clamp(x0, lo, hi)); */
+       if (m) return m < 0 ? NULL : tn__inplace_end(fn, x, tn_clamp(x0, .min = lo, .max = hi)); */
 static int tn__inplace_begin(const char *fn, tn_tensor *x, tn_tensor *const *others, int n, tn_tensor **x0);
 static int tn__inplace_mode(const char *fn, tn_tensor *x, tn_tensor *const *others, int n);   /* the begin's check */
 static int tn__inplace_finish(const char *fn, tn_tensor *x, tn_tensor *r);                     /* the end's copy and rebase */
@@ -8227,7 +8267,7 @@ static tn_tensor *tn__multinomial_impl(tn_tensor *p, int64_t ns, bool replacemen
         tn_tensor *u = cdf ? tn__random(fn, UNIFORM, oshape, 2, TN_F64, gen, 0, 1, 0, 0, p->device) : NULL;
         tn_searchsorted_fn_opts so = TN_DEFAULTS(tn_searchsorted_fn_opts);
         so.right = true;   /* the first cumulative probability above u: a category of weight 0 is never drawn */
-        r = u ? tn_clamp(tn_searchsorted_opts(cdf, u, so), 0, (double)(C - 1)) : NULL;
+        r = u ? tn_clamp(tn_searchsorted_opts(cdf, u, so), .min = 0, .max = (double)(C - 1)) : NULL;
     }
     if (r && p->ndim == 1) r = tn_reshape(r, &ns, 1);
     r = tn_keep(r);
@@ -9742,8 +9782,14 @@ static tn_tensor *tn__index_dim_op(const char *fn, int kind, tn_tensor *t, int64
     tn_scope_end();
     return tn__as_end(fn, r);
 }
-TNDEF tn_tensor *tn_index_add(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, double alpha) { return tn__index_dim_op("tn_index_add", 0, t, dim, index, src, alpha, false); }
-TNDEF tn_tensor *tn_index_add_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, double alpha) { return tn__index_dim_op("tn_index_add_", 0, t, dim, index, src, alpha, true); }
+TNDEF tn_tensor *tn_index_add_opts(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, tn_index_add_fn_opts o) { return tn__index_dim_op("tn_index_add", 0, t, dim, index, src, o.alpha, false); }
+TNDEF tn_tensor *tn_index_add__opts(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, tn_index_add_fn_opts o) { return tn__index_dim_op("tn_index_add_", 0, t, dim, index, src, o.alpha, true); }
+TNDEF tn_tensor *tn_index_add_str(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *options) {
+    TN__KW_STR(tn_index_add_fn_opts, index_add, "tn_index_add", options, tn_index_add_opts(t, dim, index, src, o));
+}
+TNDEF tn_tensor *tn_index_add__str(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *options) {
+    TN__KW_STR(tn_index_add_fn_opts, index_add, "tn_index_add_", options, tn_index_add__opts(t, dim, index, src, o));
+}
 TNDEF tn_tensor *tn_index_copy(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src) { return tn__index_dim_op("tn_index_copy", 1, t, dim, index, src, 0, false); }
 TNDEF tn_tensor *tn_index_copy_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src) { return tn__index_dim_op("tn_index_copy_", 1, t, dim, index, src, 0, true); }
 TNDEF tn_tensor *tn_index_fill(tn_tensor *t, int64_t dim, tn_tensor *index, double value) { return tn__index_dim_op("tn_index_fill", 2, t, dim, index, NULL, value, false); }
@@ -9901,7 +9947,7 @@ static tn_tensor *tn__isin_impl(tn_tensor *elements, tn_tensor *test, tn_isin_fn
     if (!tn__mul_ok(ne, nt, &work) || work > ((int64_t)1 << 24)) {   /* many pairs: binary searches in the sorted test elements */
         tn_tensor *s = tn_sort(tf, NULL, .dim = 0);
         tn_searchsorted_fn_opts so = TN_DEFAULTS(tn_searchsorted_fn_opts);
-        tn_tensor *pos = tn_clamp(tn_searchsorted_opts(s, e, so), 0, (double)(nt ? nt - 1 : 0));
+        tn_tensor *pos = tn_clamp(tn_searchsorted_opts(s, e, so), .min = 0, .max = (double)(nt ? nt - 1 : 0));
         r = nt ? tn_eq(tn_index(s, &pos, 1), e) : tn_zeros_like(tn_to_dtype(e, TN_BOOL));
     } else {   /* elements against every test element */
         int64_t last = -1;
@@ -12007,19 +12053,34 @@ static tn_tensor *tn__clamp_raw(tn_tensor *x, double lo, double hi) {
     }
     return tn__unary_raw(CLAMP, x, p);
 }
-TNDEF tn_tensor *tn_clamp(tn_tensor *x, double min, double max) {
+static tn_tensor *tn__clamp(tn_tensor *x, double min, double max) {
     TN__CHECK_NULL(x);
     double p[3] = {min, max, 0};
     return tn__own(tn__unary_record(CLAMP, x, p, tn__clamp_raw(x, min, max)));
 }
-TNDEF tn_tensor *tn_clamp_(tn_tensor *x, double min, double max) {
+/* The options' bounds as the kernel's: None (NAN) is no bound; one of them must be given. */
+static int tn__clamp_bounds(const char *fn, tn_clamp_fn_opts o, double *min, double *max) {
+    if (isnan(o.min) && isnan(o.max)) return TN__FAIL_INT("%s: At least one of 'min' or 'max' must not be None", fn);
+    *min = isnan(o.min) ? -INFINITY : o.min;
+    *max = isnan(o.max) ? INFINITY : o.max;
+    return 0;
+}
+TNDEF tn_tensor *tn_clamp_opts(tn_tensor *x, tn_clamp_fn_opts o) {
+    double min, max;
     TN__CHECK_NULL(x);
-    if (tn__check_cpu_dtype("tn_clamp_", x)) return NULL;
+    return tn__clamp_bounds("tn_clamp", o, &min, &max) ? NULL : tn__clamp(x, min, max);
+}
+TNDEF tn_tensor *tn_clamp_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_clamp_fn_opts, clamp, "tn_clamp", options, tn_clamp_opts(x, o)); }
+TNDEF tn_tensor *tn_clamp__opts(tn_tensor *x, tn_clamp_fn_opts o) {
+    double min, max;
+    TN__CHECK_NULL(x);
+    if (tn__clamp_bounds("tn_clamp_", o, &min, &max) || tn__check_cpu_dtype("tn_clamp_", x)) return NULL;
     tn_tensor *x0;
     int m = tn__inplace_begin("tn_clamp_", x, NULL, 0, &x0);
-    if (m) return m < 0 ? NULL : tn__inplace_end("tn_clamp_", x, tn_clamp(x0, min, max));
+    if (m) return m < 0 ? NULL : tn__inplace_end("tn_clamp_", x, tn__clamp(x0, min, max));
     return tn__borrowed(tn__store_inplace("tn_clamp_", x, tn__clamp_raw(x, min, max)));
 }
+TNDEF tn_tensor *tn_clamp__str(tn_tensor *x, const char *options) { TN__KW_STR(tn_clamp_fn_opts, clamp, "tn_clamp_", options, tn_clamp__opts(x, o)); }
 static tn_tensor *tn__clamp_tensor_impl(tn_tensor *x, tn_tensor *min, tn_tensor *max) {
     TN__CHECK_NULL(x);
     if (!min && !max) return (tn_tensor *)tn__error("tn_clamp_tensor: at least one of min and max must be given");
@@ -12038,8 +12099,8 @@ static tn_tensor *tn__clamp_tensor_impl(tn_tensor *x, tn_tensor *min, tn_tensor 
     return tn__node_attach(nd, r);
 }
 TNDEF tn_tensor *tn_clamp_tensor(tn_tensor *x, tn_tensor *min, tn_tensor *max) { return TN__AS("tn_clamp_tensor", tn__clamp_tensor_impl(x, min, max)); }
-TNDEF tn_tensor *tn_clamp_min(tn_tensor *x, double min) { return tn__grad_name(TN__AS("tn_clamp_min", tn_clamp(x, min, INFINITY)), "ClampMinBackward0"); }
-TNDEF tn_tensor *tn_clamp_max(tn_tensor *x, double max) { return tn__grad_name(TN__AS("tn_clamp_max", tn_clamp(x, -INFINITY, max)), "ClampMaxBackward0"); }
+TNDEF tn_tensor *tn_clamp_min(tn_tensor *x, double min) { return tn__grad_name(TN__AS("tn_clamp_min", tn__clamp(x, min, INFINITY)), "ClampMinBackward0"); }
+TNDEF tn_tensor *tn_clamp_max(tn_tensor *x, double max) { return tn__grad_name(TN__AS("tn_clamp_max", tn__clamp(x, -INFINITY, max)), "ClampMaxBackward0"); }
 
 TNDEF tn_tensor *tn_neg_(tn_tensor *x) { return tn__unary_inplace(NEG, x, NULL); }
 TNDEF tn_tensor *tn_exp_(tn_tensor *x) { return tn__unary_inplace(EXP, x, NULL); }
@@ -12120,10 +12181,14 @@ static tn_tensor *tn__lerp_scalar(tn_tensor *start, tn_tensor *end, double weigh
 }
 TNDEF tn_tensor *tn_lerp_scalar(tn_tensor *start, tn_tensor *end, double weight) { return tn__grad_name(tn__lerp_scalar(start, end, weight, NULL), "LerpBackward0"); }
 TNDEF tn_tensor *tn_lerp_(tn_tensor *start, tn_tensor *end, double weight) { return tn__lerp_scalar(start, end, weight, start); }
-TNDEF tn_tensor *tn_addcmul(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value) { return tn__ternary("tn_addcmul", ADDCMUL, x, t1, t2, value); }
-TNDEF tn_tensor *tn_addcdiv(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value) { return tn__ternary("tn_addcdiv", ADDCDIV, x, t1, t2, value); }
-TNDEF tn_tensor *tn_addcmul_(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value) { return tn__ternary_inplace("tn_addcmul_", ADDCMUL, x, t1, t2, value); }
-TNDEF tn_tensor *tn_addcdiv_(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value) { return tn__ternary_inplace("tn_addcdiv_", ADDCDIV, x, t1, t2, value); }
+TNDEF tn_tensor *tn_addcmul_opts(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, tn_addcmul_fn_opts o) { return tn__ternary("tn_addcmul", ADDCMUL, x, t1, t2, o.value); }
+TNDEF tn_tensor *tn_addcdiv_opts(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, tn_addcmul_fn_opts o) { return tn__ternary("tn_addcdiv", ADDCDIV, x, t1, t2, o.value); }
+TNDEF tn_tensor *tn_addcmul__opts(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, tn_addcmul_fn_opts o) { return tn__ternary_inplace("tn_addcmul_", ADDCMUL, x, t1, t2, o.value); }
+TNDEF tn_tensor *tn_addcdiv__opts(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, tn_addcmul_fn_opts o) { return tn__ternary_inplace("tn_addcdiv_", ADDCDIV, x, t1, t2, o.value); }
+TNDEF tn_tensor *tn_addcmul_str(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, const char *options) { TN__KW_STR(tn_addcmul_fn_opts, addcmul, "tn_addcmul", options, tn_addcmul_opts(x, t1, t2, o)); }
+TNDEF tn_tensor *tn_addcdiv_str(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, const char *options) { TN__KW_STR(tn_addcmul_fn_opts, addcmul, "tn_addcdiv", options, tn_addcdiv_opts(x, t1, t2, o)); }
+TNDEF tn_tensor *tn_addcmul__str(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, const char *options) { TN__KW_STR(tn_addcmul_fn_opts, addcmul, "tn_addcmul_", options, tn_addcmul__opts(x, t1, t2, o)); }
+TNDEF tn_tensor *tn_addcdiv__str(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, const char *options) { TN__KW_STR(tn_addcmul_fn_opts, addcmul, "tn_addcdiv_", options, tn_addcdiv__opts(x, t1, t2, o)); }
 
 
 TNDEF bool tn_allclose(tn_tensor *a, tn_tensor *b, double rtol, double atol, bool equal_nan) {
@@ -12777,7 +12842,7 @@ static tn_tensor *tn__histc_impl(tn_tensor *x, int64_t bins, double lo, double h
     const double l = f32 ? (double)(float)lo : lo, h = f32 ? (double)(float)hi : hi, span = f32 ? (double)((float)h - (float)l) : h - l;
     tn_tensor *xd = tn_detach(x), *in = tn_logical_and(tn_ge_scalar(xd, l), tn_le_scalar(xd, h));
     tn_tensor *xs = tn_where(in, xd, tn_full_like(xd, l));   /* out of range: a safe value, weighed 0 */
-    tn_tensor *pos = tn_clamp(tn_to_dtype(tn_div_scalar(tn_mul_scalar(tn_sub_scalar(xs, l), (double)bins), span), TN_I64), 0, (double)(bins - 1));
+    tn_tensor *pos = tn_clamp(tn_to_dtype(tn_div_scalar(tn_mul_scalar(tn_sub_scalar(xs, l), (double)bins), span), TN_I64), .min = 0, .max = (double)(bins - 1));
     int64_t m1 = -1;
     pos = tn_reshape(pos, &m1, 1);
     tn_tensor *out = tn__own(tn__full_on(&bins, 1, 0, x->dtype, x->device));
@@ -13390,7 +13455,7 @@ static tn_tensor *tn__select_dim(const char *fn, const char *name, int kind, tn_
         if (kind == TN__SEL_MEDIAN)   /* the first NaN where there is one, else the lower middle */
             pos = tn_where(tn_gt_scalar(nans, 0), tn_rsub_scalar(nans, (double)n), tn__own(tn__full_on(kshape, knd, (double)((n - 1) / 2), TN_I64, x->device)));
         else   /* the lower middle of the values before the NaNs; 0 (a NaN) when all are */
-            pos = tn_clamp(tn_floor_divide_scalar(tn_rsub_scalar(nans, (double)(n - 1)), 2), 0, INFINITY);
+            pos = tn_clamp(tn_floor_divide_scalar(tn_rsub_scalar(nans, (double)(n - 1)), 2), .min = 0);
     }
     tn_tensor *vals = tn_keep(tn_gather(sv, d, pos)), *idx = tn_keep(vals ? tn_gather(si, d, pos) : NULL);
     tn_scope_end();
@@ -15770,7 +15835,7 @@ static tn_tensor *tn__corrcoef_impl(tn_tensor *t) {
     if (!c || c->ndim == 0) return tn__scope_return(c ? tn_div(c, c) : NULL);   /* one variable: NaN, or 1 */
     tn_tensor *sd = tn_sqrt(tn__diagonal(c, 0, 0, 1));
     c = tn_div(tn_div(c, tn_unsqueeze(sd, 1)), tn_unsqueeze(sd, 0));
-    return tn__scope_return(tn_clamp(c, -1, 1));   /* rounding can leave |c| just past 1 */
+    return tn__scope_return(tn_clamp(c, .min = -1, .max = 1));   /* rounding can leave |c| just past 1 */
 }
 TNDEF tn_tensor *tn_corrcoef(tn_tensor *t) { return TN__AS("tn_corrcoef", tn__corrcoef_impl(t)); }
 
@@ -15827,7 +15892,7 @@ static tn_tensor *tn__act(const char *fn, tn_unary_op op, tn_tensor *x, double p
 /* hardtanh of an integer tensor stays integral (torch truncates the bounds): a clamp */
 static tn_tensor *tn__hardtanh(const char *fn, tn_tensor *x, double lo, double hi) {
     if (x && x->dtype == TN_BOOL) return (tn_tensor *)tn__error("%s: Bool inputs not supported for hardtanh (input %s)", fn, TN__SHAPE(x));
-    if (x && !tn_dtype_is_floating(x->dtype)) return TN__AS(fn, tn_clamp(x, trunc(lo), trunc(hi)));
+    if (x && !tn_dtype_is_floating(x->dtype)) return TN__AS(fn, tn_clamp(x, .min = trunc(lo), .max = trunc(hi)));
     return tn__act(fn, HARDTANH, x, lo, hi, 0);
 }
 TNDEF tn_tensor *tn_relu6(tn_tensor *x) { return tn__hardtanh("tn_relu6", x, 0, 6); }
@@ -22096,7 +22161,7 @@ static tn_tensor *tn__batch_norm_impl(tn_tensor *x, tn_tensor *rm, tn_tensor *rv
     if (w) scale = tn_mul(scale, tn__per_channel(w, x->ndim));
     tn_tensor *shift = tn_neg(tn_mul(mean, scale));
     if (b) shift = tn_add(shift, tn__per_channel(b, x->ndim));
-    tn_tensor *y = tn_addcmul(shift, x, scale, 1);
+    tn_tensor *y = tn_addcmul(shift, x, scale);
     return tn__scope_return(tn__grad_name(y, "NativeBatchNormBackward0"));
 }
 TNDEF tn_tensor *tn_batch_norm(tn_tensor *x, tn_tensor *running_mean, tn_tensor *running_var, tn_tensor *weight, tn_tensor *bias,
@@ -22192,7 +22257,7 @@ static tn_tensor *tn__layer_norm_impl(tn_tensor *x, const int64_t *ns, int n, tn
     }
     tn_tensor *mean = tn_mean_dims(x, dims, n, true), *var = tn_var_dims(x, dims, n, 0, true);
     tn_tensor *xhat = tn_mul(tn_sub(x, mean), tn_rsqrt(tn_add_scalar(var, eps))), *y = xhat;
-    if (w && b) y = tn_addcmul(b, xhat, w, 1);
+    if (w && b) y = tn_addcmul(b, xhat, w);
     else if (w) y = tn_mul(xhat, w);
     else if (b) y = tn_add(xhat, b);
     return tn__scope_return(tn__grad_name(y, "NativeLayerNormBackward0"));
@@ -22219,7 +22284,7 @@ static tn_tensor *tn__group_norm_impl(tn_tensor *x, int64_t G, tn_tensor *w, tn_
     tn_tensor *xg = tn_reshape(x, TN_SHAPE(N, G, M));
     tn_tensor *mean = tn_mean_dims(xg, TN_SHAPE(2), true), *var = tn_var_dims(xg, TN_SHAPE(2), 0, true);
     tn_tensor *y = tn_reshape(tn_mul(tn_sub(xg, mean), tn_rsqrt(tn_add_scalar(var, eps))), x->shape, x->ndim);
-    if (w && b) y = tn_addcmul(tn__per_channel(b, x->ndim), y, tn__per_channel(w, x->ndim), 1);
+    if (w && b) y = tn_addcmul(tn__per_channel(b, x->ndim), y, tn__per_channel(w, x->ndim));
     else if (w) y = tn_mul(y, tn__per_channel(w, x->ndim));
     else if (b) y = tn_add(y, tn__per_channel(b, x->ndim));
     return tn__scope_return(tn__grad_name(y, "NativeGroupNormBackward0"));
@@ -23410,7 +23475,7 @@ static tn_tensor *tn__embedding_bag_impl(tn_tensor *in, tn_tensor *w, tn_embeddi
         tn_tensor *scale = tn_to_dtype(keepd, w->dtype);
         if (psw) scale = tn_mul(scale, tn_reshape(tn_index_select(tn_reshape(psw, TN_SHAPE(-1)), 0, tn_reshape(posd, TN_SHAPE(-1))), TN_SHAPE(B, Lmax, 1)));
         y = tn_sum_dims(tn_mul(rows, scale), TN_SHAPE(1), false);
-        if (o.mode == TN_BAG_MEAN) y = tn_div(y, tn_to(tn_to_dtype(tn_clamp(cnt, 1, INFINITY), w->dtype), w->device));
+        if (o.mode == TN_BAG_MEAN) y = tn_div(y, tn_to(tn_to_dtype(tn_clamp(cnt, .min = 1), w->dtype), w->device));
     }
     return tn__scope_return(tn__grad_name(y, "EmbeddingBagBackward0"));
 }
@@ -23569,7 +23634,7 @@ static tn_tensor *tn__grid_reflect(tn_tensor *c, double twice_low, double twice_
     tn_tensor *extra = tn_sub(a, tn_mul_scalar(flips, span));   /* fmod(a, span) with a's gradient */
     tn_tensor *even = tn_eq_scalar(tn_remainder_scalar(flips, 2), 0);
     tn_tensor *r = tn_where(even, tn_add_scalar(extra, lo), tn_add_scalar(tn_rsub_scalar(extra, span), lo));
-    return tn_clamp(r, 0, (double)(size - 1));
+    return tn_clamp(r, .min = 0, .max = (double)(size - 1));
 }
 /* The unpadded source coordinate along a dim of size from the normalised grid coordinate g. */
 static tn_tensor *tn__grid_unnormalize(tn_tensor *g, int64_t size, bool align) {
@@ -23577,7 +23642,7 @@ static tn_tensor *tn__grid_unnormalize(tn_tensor *g, int64_t size, bool align) {
 }
 /* A source coordinate c brought inside by the padding mode (PyTorch's compute_coordinates). */
 static tn_tensor *tn__grid_pad(tn_tensor *c, int64_t size, int padding, bool align) {
-    if (padding == TN_GRID_BORDER) return tn_clamp(c, 0, (double)(size - 1));
+    if (padding == TN_GRID_BORDER) return tn_clamp(c, .min = 0, .max = (double)(size - 1));
     if (padding == TN_GRID_REFLECTION) return align ? tn__grid_reflect(c, 0, 2.0 * (double)(size - 1), size) : tn__grid_reflect(c, -1, 2.0 * (double)size - 1, size);
     return c;
 }
@@ -23630,7 +23695,7 @@ static tn_tensor *tn__grid_sample_impl(tn_tensor *x, tn_tensor *grid, tn_grid_op
         /* bilinear/nearest coordinates far outside read only zeros: clamp them near; bicubic's
            taps are padded one by one, so its coordinates keep their distance to the taps */
         const double lo = o.mode == TN_GRID_BICUBIC ? -1073741824.0 : -2, hi = o.mode == TN_GRID_BICUBIC ? 1073741824.0 : (double)in[i] + 1;
-        tn_tensor *c = tn_nan_to_num(tn_clamp(tn_detach(coord[i]), lo, hi), .nan = lo, .posinf = hi, .neginf = lo);
+        tn_tensor *c = tn_nan_to_num(tn_clamp(tn_detach(coord[i]), .min = lo, .max = hi), .nan = lo, .posinf = hi, .neginf = lo);
         base[i] = o.mode == TN_GRID_NEAREST ? tn_round(c) : tn_floor(c);
         frac[i] = tn_sub(coord[i], base[i]);   /* the distance past the first tap (its gradient: the coordinate's) */
     }
@@ -23641,7 +23706,7 @@ static tn_tensor *tn__grid_sample_impl(tn_tensor *x, tn_tensor *grid, tn_grid_op
                 const int tap = (k >> (2 * (nsp - 1 - i)) & 3) - 1;
                 tn_tensor *t = tn__grid_pad(tn_add_scalar(base[i], tap), in[i], o.padding_mode, o.align_corners);
                 tn_tensor *ok = tn_logical_and(tn_ge_scalar(t, 0), tn_le_scalar(t, (double)(in[i] - 1)));
-                tn_tensor *ti = tn_to_dtype(tn_clamp(t, 0, (double)(in[i] - 1)), TN_I64);
+                tn_tensor *ti = tn_to_dtype(tn_clamp(t, .min = 0, .max = (double)(in[i] - 1)), TN_I64);
                 valid = valid ? tn_logical_and(valid, ok) : ok;
                 lin = lin ? tn_add(tn_mul_scalar(lin, (double)in[i]), ti) : ti;
                 tn_tensor *wi = tn__grid_cubic_weight(frac[i], tap);
@@ -23651,7 +23716,7 @@ static tn_tensor *tn__grid_sample_impl(tn_tensor *x, tn_tensor *grid, tn_grid_op
             const int up = k >> (nsp - 1 - i) & 1;
             tn_tensor *t = up ? tn_add_scalar(base[i], 1) : base[i];
             tn_tensor *ok = tn_logical_and(tn_ge_scalar(t, 0), tn_le_scalar(t, (double)(in[i] - 1)));
-            tn_tensor *ti = tn_to_dtype(tn_clamp(t, 0, (double)(in[i] - 1)), TN_I64);
+            tn_tensor *ti = tn_to_dtype(tn_clamp(t, .min = 0, .max = (double)(in[i] - 1)), TN_I64);
             valid = valid ? tn_logical_and(valid, ok) : ok;
             lin = lin ? tn_add(tn_mul_scalar(lin, (double)in[i]), ti) : ti;
             if (o.mode != TN_GRID_NEAREST) {
@@ -24096,7 +24161,7 @@ static int tn__loss_check_weight(const char *fn, const char *wname, tn_tensor *w
 /* max(log(x), -100) with a finite gradient at x = 0 (the log's input is 1 there) */
 static tn_tensor *tn__clamped_log(tn_tensor *x) {
     tn_tensor *pos = tn_gt_scalar(x, 0);
-    return tn_where(pos, tn_clamp(tn_log(tn_where(pos, x, tn_scalar(1))), -100, INFINITY), tn_scalar(-100));
+    return tn_where(pos, tn_clamp(tn_log(tn_where(pos, x, tn_scalar(1))), .min = -100), tn_scalar(-100));
 }
 
 static tn_tensor *tn__bce_impl(tn_tensor *input, tn_tensor *target, tn_tensor *weight, tn_reduction red) {
@@ -24149,7 +24214,7 @@ static tn_tensor *tn__bce_logits_impl(tn_tensor *input, tn_tensor *target, tn_te
     tn_scope_begin();
     /* PyTorch's stable form: (1 - t) x + lw (log(exp(-m) + exp(-x - m)) + m), m = max(-x, 0),
        lw = 1 + (pos_weight - 1) t */
-    tn_tensor *m = tn_clamp(tn_neg(input), 0, INFINITY);
+    tn_tensor *m = tn_clamp(tn_neg(input), .min = 0);
     tn_tensor *lse = tn_log(tn_add(tn_exp(tn_neg(m)), tn_exp(tn_sub(tn_neg(input), m))));
     tn_tensor *lin = tn_mul(tn_rsub_scalar(target, 1), input), *l;
     if (pos_weight) l = tn_add(lin, tn_mul(tn_add_scalar(tn_mul(tn_sub_scalar(pos_weight, 1), target), 1), tn_add(lse, m)));
@@ -24258,7 +24323,7 @@ static tn_tensor *tn__cosine_embedding_impl(tn_tensor *x1, tn_tensor *x2, tn_ten
     tn_tensor *cos = tn_div(prod, tn_sqrt(tn_mul(m1, m2)));
     tn_tensor *zeros = cos ? tn_zeros_like(cos) : NULL;
     tn_tensor *pos = tn_where(tn_eq_scalar(target, 1), tn_rsub_scalar(cos, 1), zeros);
-    tn_tensor *neg = tn_where(tn_eq_scalar(target, -1), tn_clamp(tn_sub_scalar(cos, margin), 0, INFINITY), zeros);
+    tn_tensor *neg = tn_where(tn_eq_scalar(target, -1), tn_clamp(tn_sub_scalar(cos, margin), .min = 0), zeros);
     return tn__loss_finish(tn__loss_reduce(tn_add(pos, neg), red), NULL);
 }
 TNDEF tn_tensor *tn_cosine_embedding_loss_opts(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, tn_margin_loss_fn_opts o) {
@@ -24276,7 +24341,7 @@ static tn_tensor *tn__margin_ranking_impl(tn_tensor *x1, tn_tensor *x2, tn_tenso
         return (tn_tensor *)tn__error("%s: x1, x2 and target should have the same number of dimensions, got x1 %s, x2 %s, target %s", fn,
                                       TN__SHAPE(x1), TN__SHAPE(x2), TN__SHAPE(target));
     tn_scope_begin();
-    tn_tensor *l = tn_clamp(tn_add_scalar(tn_mul(tn_neg(target), tn_sub(x1, x2)), margin), 0, INFINITY);
+    tn_tensor *l = tn_clamp(tn_add_scalar(tn_mul(tn_neg(target), tn_sub(x1, x2)), margin), .min = 0);
     return tn__loss_finish(red == TN_REDUCTION_NONE ? tn__grad_name(l, "ClampMinBackward0") : tn__loss_reduce(l, red), NULL);
 }
 TNDEF tn_tensor *tn_margin_ranking_loss_opts(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, tn_margin_loss_fn_opts o) {
@@ -24304,7 +24369,7 @@ static tn_tensor *tn__shrink_impl(const char *fn, tn_tensor *x, double lambd, bo
     if (soft && !(lambd >= 0)) return (tn_tensor *)tn__error("%s: lambda must be greater or equal to 0, but found to be %g.", fn, lambd);
     tn_scope_begin();
     tn_tensor *y;
-    if (soft) y = tn_sub(x, tn_clamp(x, -lambd, lambd));   /* x - lambd, x + lambd or 0; NaN - NaN keeps NaN */
+    if (soft) y = tn_sub(x, tn_clamp(x, .min = -lambd, .max = lambd));   /* x - lambd, x + lambd or 0; NaN - NaN keeps NaN */
     else y = tn_where(tn_le_scalar(tn_abs(x), lambd), tn_zeros(NULL, 0, x->dtype), x);   /* NaN: not <=, kept */
     return tn__scope_return(tn__grad_name(y, soft ? "SoftshrinkBackward0" : "HardshrinkBackward0"));
 }
@@ -24333,7 +24398,7 @@ static tn_tensor *tn__logsigmoid_impl(tn_tensor *x) {
     if (tn__act_input("tn_logsigmoid", x)) return NULL;
     tn_scope_begin();
     /* -softplus(-x) = min(x, 0) - log1p(exp(-|x|)): no overflow on either side */
-    tn_tensor *y = tn_sub(tn_clamp(x, -INFINITY, 0), tn_log1p(tn_exp(tn_neg(tn_abs(x)))));
+    tn_tensor *y = tn_sub(tn_clamp(x, .max = 0), tn_log1p(tn_exp(tn_neg(tn_abs(x)))));
     return tn__scope_return(tn__grad_name(y, "LogSigmoidBackward0"));
 }
 TNDEF tn_tensor *tn_logsigmoid(tn_tensor *x) { return TN__AS("tn_logsigmoid", tn__logsigmoid_impl(x)); }
@@ -24587,7 +24652,7 @@ static tn_tensor *tn__multi_margin_impl(tn_tensor *x, tn_tensor *t, tn_loss_fn_o
     tn_scope_begin();
     if (tn_numel(t) && (tn_item(tn_min(t)) < 0 || tn_item(tn_max(t)) >= (double)C)) { tn_scope_end(); return (tn_tensor *)tn__error("%s: target out of range (%lld classes)", fn, (long long)C); }
     tn_tensor *x2 = tn_reshape(x, TN_SHAPE(N, C)), *t2 = tn_to(tn_reshape(t, TN_SHAPE(N, 1)), x->device);
-    tn_tensor *z = tn_clamp(tn_add(tn_rsub_scalar(tn_gather(x2, 1, t2), margin), x2), 0, INFINITY);   /* margin - x[y] + x[i] */
+    tn_tensor *z = tn_clamp(tn_add(tn_rsub_scalar(tn_gather(x2, 1, t2), margin), x2), .min = 0);   /* margin - x[y] + x[i] */
     if (p == 2) z = tn_mul(z, z);
     if (o.weight) z = tn_mul(z, tn_reshape(tn_index_select(o.weight, 0, tn_reshape(t2, TN_SHAPE(-1))), TN_SHAPE(N, 1)));
     tn_tensor *own = tn_eq(tn__arange_on(C, x->device), t2);   /* i == y counts nowhere */
@@ -24628,7 +24693,7 @@ static tn_tensor *tn__multilabel_margin_impl(tn_tensor *x, tn_tensor *t, tn_loss
     }
     tn_tensor *x2 = tn_reshape(x, TN_SHAPE(N, C));
     tn_tensor *xt = tn_unsqueeze(tn_gather(x2, 1, tn_to(slot, x->device)), 2);                  /* [N, C(j), 1]: x at target j */
-    tn_tensor *z = tn_clamp(tn_add(tn_rsub_scalar(xt, 1), tn_unsqueeze(x2, 1)), 0, INFINITY);  /* 1 - x[t_j] + x[i] */
+    tn_tensor *z = tn_clamp(tn_add(tn_rsub_scalar(xt, 1), tn_unsqueeze(x2, 1)), .min = 0);  /* 1 - x[t_j] + x[i] */
     tn_tensor *use = tn_to(tn_logical_and(valid, tn_logical_not(istgt)), x->device);
     tn_tensor *l = tn_div_scalar(tn_sum_dims(tn_where(use, z, tn_zeros_like(z)), TN_SHAPE(1, 2), false), (double)C);
     if (x->ndim < 2) l = tn_reshape(l, NULL, 0);
@@ -24646,7 +24711,7 @@ static tn_tensor *tn__hinge_embedding_impl(tn_tensor *x, tn_tensor *t, tn_loss_f
     tn_scope_begin();
     /* PyTorch's: where(t != 1, max(0, margin - x), 0) + where(t != -1, x, 0) */
     tn_tensor *zero = tn_zeros(NULL, 0, x->dtype);
-    tn_tensor *lm = tn_where(tn_ne_scalar(t, 1), tn_clamp(tn_rsub_scalar(x, margin), 0, INFINITY), tn_to(zero, x->device));
+    tn_tensor *lm = tn_where(tn_ne_scalar(t, 1), tn_clamp(tn_rsub_scalar(x, margin), .min = 0), tn_to(zero, x->device));
     tn_tensor *ls = tn_where(tn_ne_scalar(t, -1), x, tn_to(zero, x->device));
     return tn__loss_fn_finish(tn_add(lm, ls), o.reduction, NULL);
 }
@@ -24679,7 +24744,7 @@ static tn_tensor *tn__triplet_impl(const char *fn, tn_tensor *a, tn_tensor *p, t
         if (swap) ds = tn__pairwise_distance(p, n, pn, eps, false);
     }
     if (swap) dn = tn_minimum(dn, ds);
-    tn_tensor *l = tn_clamp(tn_add_scalar(tn_sub(dp, dn), margin), 0, INFINITY);
+    tn_tensor *l = tn_clamp(tn_add_scalar(tn_sub(dp, dn), margin), .min = 0);
     return tn__loss_fn_finish(l, o.reduction, "ClampMinBackward0");
 }
 TNDEF tn_tensor *tn_triplet_margin_loss_opts(tn_tensor *anchor, tn_tensor *positive, tn_tensor *negative, tn_loss_fn_opts o) {
@@ -24706,7 +24771,7 @@ static tn_tensor *tn__gaussian_nll_impl(tn_tensor *x, tn_tensor *t, tn_tensor *v
     if (tn_numel(var) && tn_item(tn_any(tn_lt_scalar(var, 0)))) { tn_scope_end(); return (tn_tensor *)tn__error("%s: var has negative entry/entries", fn); }
     tn_tensor *v = short1 ? tn_unsqueeze(var, -1) : var;
     /* clamped under no_grad in PyTorch: the values are max(var, eps), the gradient var's */
-    v = tn_add(v, tn_detach(tn_sub(tn_clamp(v, eps, INFINITY), v)));
+    v = tn_add(v, tn_detach(tn_sub(tn_clamp(v, .min = eps), v)));
     tn_tensor *d = tn_sub(x, t);
     tn_tensor *l = tn_mul_scalar(tn_add(tn_log(v), tn_div(tn_mul(d, d), v)), 0.5);
     if (full) l = tn_add_scalar(l, 0.5 * log(2 * 3.14159265358979323846));
@@ -24902,7 +24967,7 @@ static tn_tensor *tn__ctc_impl(tn_tensor *lp, tn_tensor *tg, tn_tensor *il, tn_t
         r = tn__node_attach(nd, r);
     }
     if (!batched) r = tn_reshape(r, NULL, 0);
-    if (o.reduction == TN_REDUCTION_MEAN) r = tn_mean(tn_div(r, tn_to(tn_to_dtype(tn_clamp(tlc, 1, INFINITY), lp->dtype), lp->device)));
+    if (o.reduction == TN_REDUCTION_MEAN) r = tn_mean(tn_div(r, tn_to(tn_to_dtype(tn_clamp(tlc, .min = 1), lp->dtype), lp->device)));
     else if (o.reduction == TN_REDUCTION_SUM) r = tn_sum(r);
     return tn__scope_return(r);
 }
@@ -25153,7 +25218,7 @@ TNDEF tn_tensor *tn_sample_dirichlet(tn_tensor *alpha, tn_generator *gen) {
     const int64_t last = -1;
     tn_tensor *r = g ? tn_to_dtype(tn_div(g, tn_sum_dims(g, &last, 1, true)), alpha->dtype) : NULL;
     const bool f64 = alpha->dtype == TN_F64;
-    return tn__scope_return(r ? tn_clamp(r, f64 ? DBL_MIN : FLT_MIN, f64 ? nextafter(1.0, 0.0) : (double)nextafterf(1.0f, 0.0f)) : NULL);
+    return tn__scope_return(r ? tn_clamp(r, .min = f64 ? DBL_MIN : FLT_MIN, .max = f64 ? nextafter(1.0, 0.0) : (double)nextafterf(1.0f, 0.0f)) : NULL);
 }
 
 /* ======================================================================== */
@@ -32464,7 +32529,7 @@ TNDEF double tn_clip_grad_norm_(tn_tensor *const *params, int n, double max_norm
     if (total) {
         /* clip_coef = max_norm / (total_norm + 1e-6), clamped to 1, in the norm's dtype */
         tn_tensor *denom = tn_add_scalar(total, 1e-6);
-        tn_tensor *coef = TN__AS(fn, tn_clamp(tn_div(tn_full_like(denom, max_norm), denom), -INFINITY, 1.0));
+        tn_tensor *coef = TN__AS(fn, tn_clamp(tn_div(tn_full_like(denom, max_norm), denom), .max = 1.0));
         bool ok = coef != NULL;
         for (int i = 0; ok && i < ng; i++) ok = TN__AS(fn, tn_mul_(grads[i], coef)) != NULL;
         if (ok) result = tn_item(total);
@@ -32482,7 +32547,7 @@ TNDEF int tn_clip_grad_value_(tn_tensor *const *params, int n, double clip_value
     tn_no_grad_begin();
     tn_scope_begin();
     for (int i = 0; i < n && rc == 0; i++)
-        if (params[i]->grad && !TN__AS(fn, tn_clamp_(params[i]->grad, -clip_value, clip_value))) rc = -1;
+        if (params[i]->grad && !TN__AS(fn, tn_clamp_(params[i]->grad, .min = -clip_value, .max = clip_value))) rc = -1;
     tn_scope_end();
     tn_no_grad_end();
     return rc;

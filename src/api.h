@@ -670,9 +670,17 @@ TNDEF tn_tensor *tn_scatter_with_reduce_(tn_tensor *t, int64_t dim, tn_tensor *i
 /* Along dim, at the positions in index (0-d or 1-d, in [0, size)): t plus alpha * src's
    slices (duplicates add up), src's slices copied, or value filled. src has t's shape but
    index's length along dim and t's dtype. index_add takes int64 or int32 indices, index_copy
-   and index_fill int64, as PyTorch. */
-TNDEF tn_tensor *tn_index_add(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, double alpha);
-TNDEF tn_tensor *tn_index_add_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, double alpha);
+   and index_fill int64, as PyTorch. torch.index_add's keyword: alpha=1
+   (tn_index_add(t, 0, index, src, .alpha = 2)). */
+#define TN_FIELDS_tn_index_add_fn_opts(X) \
+    X(D, alpha, 1.0, "")
+TN__KW_STRUCT(tn_index_add_fn_opts);
+TNDEF tn_tensor *tn_index_add_opts(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, tn_index_add_fn_opts opts);
+#define tn_index_add(t, dim, index, ...) tn_index_add_opts(t, dim, index, TN__POS_KW(tn_index_add_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_index_add_str(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *options);
+TNDEF tn_tensor *tn_index_add__opts(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, tn_index_add_fn_opts opts);
+#define tn_index_add_(t, dim, index, ...) tn_index_add__opts(t, dim, index, TN__POS_KW(tn_index_add_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_index_add__str(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *options);
 TNDEF tn_tensor *tn_index_copy(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src);
 TNDEF tn_tensor *tn_index_copy_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src);
 TNDEF tn_tensor *tn_index_fill(tn_tensor *t, int64_t dim, tn_tensor *index, double value);
@@ -1064,15 +1072,32 @@ TN__KW_STRUCT(tn_nan_to_num_fn_opts);
 TNDEF tn_tensor *tn_nan_to_num_opts(tn_tensor *x, tn_nan_to_num_fn_opts opts);
 #define tn_nan_to_num(...) tn_nan_to_num_opts(TN__POS_KW(tn_nan_to_num_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_nan_to_num_str(tn_tensor *x, const char *options);
-/* clamp(x, min, max); use -INFINITY / INFINITY for a missing bound. */
-TNDEF tn_tensor *tn_clamp(tn_tensor *x, double min, double max);
+/* torch.clamp(x, min=None, max=None): x clamped to [.min, .max]; a bound left out (None,
+   NAN) is not applied, and one of them must be given: tn_clamp(x, .min = 0),
+   tn_clamp(x, .min = -1, .max = 1). The in-place tn_clamp_ takes the same options. */
+#define TN_FIELDS_tn_clamp_fn_opts(X) \
+    X(D, min, NAN, "") \
+    X(D, max, NAN, "")
+TN__KW_STRUCT(tn_clamp_fn_opts);
+TNDEF tn_tensor *tn_clamp_opts(tn_tensor *x, tn_clamp_fn_opts opts);
+#define tn_clamp(...) tn_clamp_opts(TN__POS_KW(tn_clamp_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_clamp_str(tn_tensor *x, const char *options);
 TNDEF tn_tensor *tn_clamp_tensor(tn_tensor *x, tn_tensor *min, tn_tensor *max); /* either may be NULL */
 TNDEF tn_tensor *tn_clamp_min(tn_tensor *x, double min);
 TNDEF tn_tensor *tn_clamp_max(tn_tensor *x, double max);
 TNDEF tn_tensor *tn_lerp(tn_tensor *start, tn_tensor *end, tn_tensor *weight);
 TNDEF tn_tensor *tn_lerp_scalar(tn_tensor *start, tn_tensor *end, double weight);
-TNDEF tn_tensor *tn_addcmul(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value); /* x + value*t1*t2 */
-TNDEF tn_tensor *tn_addcdiv(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value); /* x + value*t1/t2 */
+/* addcmul: x + value * t1 * t2, addcdiv: x + value * t1 / t2 (torch's keyword value=1):
+   tn_addcmul(x, t1, t2, .value = 0.5). The in-place forms take the same options. */
+#define TN_FIELDS_tn_addcmul_fn_opts(X) \
+    X(D, value, 1.0, "")
+TN__KW_STRUCT(tn_addcmul_fn_opts);
+TNDEF tn_tensor *tn_addcmul_opts(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, tn_addcmul_fn_opts opts);
+#define tn_addcmul(x, t1, ...) tn_addcmul_opts(x, t1, TN__POS_KW(tn_addcmul_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_addcmul_str(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, const char *options);
+TNDEF tn_tensor *tn_addcdiv_opts(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, tn_addcmul_fn_opts opts);
+#define tn_addcdiv(x, t1, ...) tn_addcdiv_opts(x, t1, TN__POS_KW(tn_addcmul_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_addcdiv_str(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, const char *options);
 /* In place: x = op(x); return x (borrowed), NULL with an error. */
 TNDEF tn_tensor *tn_neg_(tn_tensor *x);
 TNDEF tn_tensor *tn_exp_(tn_tensor *x);
@@ -1081,9 +1106,15 @@ TNDEF tn_tensor *tn_sigmoid_(tn_tensor *x);
 TNDEF tn_tensor *tn_tanh_(tn_tensor *x);
 TNDEF tn_tensor *tn_sqrt_(tn_tensor *x);
 TNDEF tn_tensor *tn_square_(tn_tensor *x);
-TNDEF tn_tensor *tn_clamp_(tn_tensor *x, double min, double max);
-TNDEF tn_tensor *tn_addcmul_(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value);
-TNDEF tn_tensor *tn_addcdiv_(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value);
+TNDEF tn_tensor *tn_clamp__opts(tn_tensor *x, tn_clamp_fn_opts opts);
+#define tn_clamp_(...) tn_clamp__opts(TN__POS_KW(tn_clamp_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_clamp__str(tn_tensor *x, const char *options);
+TNDEF tn_tensor *tn_addcmul__opts(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, tn_addcmul_fn_opts opts);
+#define tn_addcmul_(x, t1, ...) tn_addcmul__opts(x, t1, TN__POS_KW(tn_addcmul_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_addcmul__str(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, const char *options);
+TNDEF tn_tensor *tn_addcdiv__opts(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, tn_addcmul_fn_opts opts);
+#define tn_addcdiv_(x, t1, ...) tn_addcdiv__opts(x, t1, TN__POS_KW(tn_addcmul_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_addcdiv__str(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, const char *options);
 TNDEF tn_tensor *tn_lerp_(tn_tensor *start, tn_tensor *end, double weight);
 /* Torch's result_type over n operands (0-d and wrapped numbers weigh less). */
 TNDEF tn_dtype tn_result_type(tn_tensor *const *ts, int n);

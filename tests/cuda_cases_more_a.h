@@ -31,7 +31,7 @@ static tn_tensor *fa_unique_inv(tn_tensor *const *x) { tn_tensor *i = NULL; retu
 static tn_tensor *fa_unique_consecutive(tn_tensor *const *x) { tn_tensor *c = NULL; return tn_unique_consecutive(tn_floor(x[0]), NULL, &c, .return_counts = true) ? more_a_i(c) : NULL; }
 UNARY_FN(fa_bincount, tn_bincount(x[1], x[0], 9))
 UNARY_FN(fa_histc, tn_histc(x[0], .bins = 7, .min = -1, .max = 1.5))
-UNARY_FN(fa_index_add, tn_index_add(x[0], 1, x[1], x[2], 1.5))
+UNARY_FN(fa_index_add, tn_index_add(x[0], 1, x[1], x[2], .alpha = 1.5))
 UNARY_FN(fa_index_copy, tn_index_copy(x[0], 0, x[1], x[2]))
 UNARY_FN(fa_index_fill, tn_index_fill(x[0], -1, x[1], -2))
 UNARY_FN(fa_sr_sum, tn_scatter_reduce(x[0], 1, x[1], x[2], "sum", true))

@@ -76,7 +76,7 @@ static int bw(tn_tensor *y) { return y ? tn_backward(tn_sum(y)) : -1; }
  X(im2col, { tn_tensor *x = RG(R(2,3,6,6,4)); tn_tensor *c = tn_im2col(x, (const int64_t[]){2,2}, (const int64_t[]){1,1}, (const int64_t[]){1,1}, (const int64_t[]){2,2}); bw(c); if (c) bw(tn_col2im(tn_detach(c), (const int64_t[]){6,6}, (const int64_t[]){2,2}, (const int64_t[]){1,1}, (const int64_t[]){1,1}, (const int64_t[]){2,2})); }) \
  X(pixel, { tn_tensor *x = RG(R(1,8,3,3,4)); bw(tn_pixel_shuffle(x, 2)); bw(tn_pixel_unshuffle(R(1,2,4,4,4), 2)); }) \
  X(unfold_views, { tn_tensor *a = RG(R(4,9,0,0,2)); bw(tn_unfold(a, 1, 3, 2)); bw(tn_contiguous(tn_transpose(a, 0, 1))); bw(tn_reshape(tn_transpose(a, 0, 1), TN_SHAPE(-1))); }) \
- X(elementwise, { tn_tensor *a = RG(R(4,9,0,0,2)); bw(tn_where(tn_gt_scalar(tn_detach(a), 0), a, tn_pow(a, tn_scalar(2.0)))); bw(tn_clamp(a, -0.5, 0.5)); }) \
+ X(elementwise, { tn_tensor *a = RG(R(4,9,0,0,2)); bw(tn_where(tn_gt_scalar(tn_detach(a), 0), a, tn_pow(a, tn_scalar(2.0)))); bw(tn_clamp(a, .min = -0.5, .max = 0.5)); }) \
  X(inplace, { tn_tensor *a = RG(R(4,9,0,0,2)); tn_tensor *b = tn_mul_scalar(a, 2); tn_mul_scalar_(tn_narrow(b, 0, 1, 2), 3); bw(b); }) \
  X(randoms, { tn_randperm(50, TN_I64, NULL); tn_rand(TN_SHAPE(100000), TN_F32); tn_bernoulli(tn_rand(TN_SHAPE(30), TN_F32), NULL); tn_arange(0, 100, 1, TN_I32); tn_linspace(0, 1, 30, TN_F64); tn_eye(5, 7, TN_F32); })
 

@@ -195,9 +195,9 @@ GF(u_softplus_beta, tn_softplus(tn_t(IN0), .beta = 2, .threshold = 1))   /* line
 GF(u_erf, tn_erf(tn_t(IN0)))
 GF(u_erfc, tn_erfc(tn_t(IN0)))
 GF(u_frac, tn_frac(tn_t(IN0)))
-GF(u_clamp, tn_clamp(tn_t(IN0), -0.5, 0.5))
-GF(u_clamp_min, tn_clamp(tn_t(IN0), -0.5, INFINITY))
-GF(u_clamp_max, tn_clamp(tn_t(IN0), -INFINITY, 0.5))
+GF(u_clamp, tn_clamp(tn_t(IN0), .min = -0.5, .max = 0.5))
+GF(u_clamp_min, tn_clamp(tn_t(IN0), .min = -0.5))
+GF(u_clamp_max, tn_clamp(tn_t(IN0), .max = 0.5))
 GF(u_nan_to_num, tn_nan_to_num(tn_t(IN0)))
 GF(u_chain, tn_tanh(tn_mul(tn_exp(tn_t(IN0)), tn_sin(tn_t(IN0)))))
 /* on a 1-d strided input: slice with step 2 */
@@ -328,8 +328,8 @@ GF(t_where, tn_where(U0, tn_t(IN0), IN1))              /* cond [2,3], [3,2]^T, [
 GF(t_where_bcast, tn_where(U0, IN0, IN1))              /* cond [3], [2,1], [2,3] */
 GF(t_lerp, tn_lerp(tn_t(IN0), IN1, IN2))               /* [3,2]^T, [3], weight [2,1] */
 GF(t_lerp_s, tn_lerp_scalar(IN0, tn_t(IN1), 0.3))
-GF(t_addcmul, tn_addcmul(IN0, tn_t(IN1), IN2, 0.7))    /* [3], [3,2]^T, [2,1] */
-GF(t_addcdiv, tn_addcdiv(IN0, IN1, tn_t(IN2), -1.3))   /* [2,1], [3], positive [3,2]^T */
+GF(t_addcmul, tn_addcmul(IN0, tn_t(IN1), IN2, .value = 0.7))    /* [3], [3,2]^T, [2,1] */
+GF(t_addcdiv, tn_addcdiv(IN0, IN1, tn_t(IN2), .value = -1.3))   /* [2,1], [3], positive [3,2]^T */
 
 TEST(gc_ternary) {
     BEGIN;
@@ -800,9 +800,9 @@ IPF(ip_relu, tn_relu_(y))
 IPF(ip_sigmoid, tn_sigmoid_(y))
 IPF(ip_tanh, tn_tanh_(y))
 IPF(ip_sqrt, tn_sqrt_(y))
-IPF(ip_clamp, tn_clamp_(y, -0.6, 0.6))
-IPF(ip_addcmul, tn_addcmul_(y, IN1, IN2, 0.5))
-IPF(ip_addcdiv, tn_addcdiv_(y, IN1, IN2, -0.5))
+IPF(ip_clamp, tn_clamp_(y, .min = -0.6, .max = 0.6))
+IPF(ip_addcmul, tn_addcmul_(y, IN1, IN2, .value = 0.5))
+IPF(ip_addcdiv, tn_addcdiv_(y, IN1, IN2, .value = -0.5))
 IPF(ip_lerp, tn_lerp_(y, IN1, 0.25))
 IPF(ip_fill, tn_fill_(y, 2); y = tn_mul(y, IN1))
 IPF(ip_zero, tn_zero_(y); y = tn_add(y, IN1))
@@ -1474,14 +1474,14 @@ TEST(sem_grad_fn_names) {
     CHECK_NAME(tn_gelu(x), "GeluBackward0");
     CHECK_NAME(tn_silu(x), "SiluBackward0");
     CHECK_NAME(tn_softplus(x), "SoftplusBackward0");
-    CHECK_NAME(tn_clamp(x, -1, 1), "ClampBackward1");
+    CHECK_NAME(tn_clamp(x, .min = -1, .max = 1), "ClampBackward1");
     CHECK_NAME(tn_frac(x), "FracBackward0");
     CHECK_NAME(tn_nan_to_num(x), "NanToNumBackward0");
     CHECK_NAME(tn_maximum(x, v), "MaximumBackward0");
     CHECK_NAME(tn_atan2(x, v), "Atan2Backward0");
     CHECK_NAME(tn_where(tn_gt_scalar(x, 0), x, v), "WhereBackward0");
     CHECK_NAME(tn_lerp(x, v, v), "LerpBackward1");
-    CHECK_NAME(tn_addcmul(x, x, v, 1), "AddcmulBackward0");
+    CHECK_NAME(tn_addcmul(x, x, v), "AddcmulBackward0");
     CHECK_NAME(tn_sum(x), "SumBackward0");
     CHECK_NAME(tn_mean(x), "MeanBackward0");
     CHECK_NAME(tn_prod(x), "ProdBackward0");
@@ -1663,13 +1663,13 @@ TEST(ip_leaf_errors) {
     CHECK_ERR(tn_mul_(x, o), "leaf");
     CHECK_ERR(tn_exp_(x), "leaf");
     CHECK_ERR(tn_relu_(x), "leaf");
-    CHECK_ERR(tn_clamp_(x, 0, 1), "leaf");
+    CHECK_ERR(tn_clamp_(x, .min = 0, .max = 1), "leaf");
     CHECK_ERR(tn_fill_(x, 0), "leaf");
     CHECK_ERR(tn_zero_(x), "leaf");
     CHECK_ERR(tn_copy_(x, o) == 0, "leaf");
     CHECK_ERR(tn_index_put_(x, UARGS(IDX(I(0), 1)), 1, tn_scalar_tensor(5, TN_F64), false), "leaf");
     CHECK_ERR(tn_masked_fill_(x, MASK(B(true, false, true), 3), 0), "leaf");
-    CHECK_ERR(tn_addcmul_(x, o, o, 1), "leaf");
+    CHECK_ERR(tn_addcmul_(x, o, o), "leaf");
     CHECK_ERR(tn_lerp_(x, o, 0.5), "leaf");
     CHECK_ERR(tn_scatter_(x, 0, IDX(I(0), 1), o), "leaf");
     CHECK_VALS(x, 0, 1, 2, 3);             /* nothing was written */
@@ -2330,7 +2330,7 @@ static tn_tensor *grad_of_sum(tn_tensor *(*f)(tn_tensor *), const double *v, int
 }
 static tn_tensor *f_abs(tn_tensor *x) { return tn_abs(x); }
 static tn_tensor *f_relu(tn_tensor *x) { return tn_relu(x); }
-static tn_tensor *f_clamp(tn_tensor *x) { return tn_clamp(x, -1, 1); }
+static tn_tensor *f_clamp(tn_tensor *x) { return tn_clamp(x, .min = -1, .max = 1); }
 static tn_tensor *f_max(tn_tensor *x) { return tn_max(x); }
 static tn_tensor *f_amax(tn_tensor *x) { return tn_amax(x, TN_DIMS(0), false); }
 static tn_tensor *f_max_dim(tn_tensor *x) { return tn_max_dim(x, 0, false, NULL); }

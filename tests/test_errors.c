@@ -566,8 +566,8 @@ static tn_tensor *u_gelu(tn_tensor *x) { return tn_gelu(x); }
 static tn_tensor *u_gelu_tanh(tn_tensor *x) { return tn_gelu(x, .approximate = TN_APPROXIMATE_TANH); }
 static tn_tensor *u_softplus(tn_tensor *x) { return tn_softplus(x); }
 static tn_tensor *u_nan_to_num(tn_tensor *x) { return tn_nan_to_num(x); }
-static tn_tensor *u_clamp(tn_tensor *x) { return tn_clamp(x, -1, 1); }
-static tn_tensor *u_clamp_(tn_tensor *x) { return tn_clamp_(x, -1, 1); }
+static tn_tensor *u_clamp(tn_tensor *x) { return tn_clamp(x, .min = -1, .max = 1); }
+static tn_tensor *u_clamp_(tn_tensor *x) { return tn_clamp_(x, .min = -1, .max = 1); }
 static tn_tensor *u_fill_(tn_tensor *x) { return tn_fill_(x, 1); }
 static tn_tensor *u_var(tn_tensor *x) { return tn_var(x, 1); }
 static tn_tensor *u_std(tn_tensor *x) { return tn_std(x, 1); }
@@ -612,10 +612,10 @@ static tn_tensor *u_self_add_(tn_tensor *x) { return tn_add_(x, x); }
 static tn_tensor *u_self_lerp_(tn_tensor *x) { return tn_lerp_(x, x, 0.5); }
 static tn_tensor *u_self_lerp_scalar(tn_tensor *x) { return tn_lerp_scalar(x, x, 0.5); }
 static tn_tensor *u_self_lerp(tn_tensor *x) { return tn_lerp(x, x, x); }
-static tn_tensor *u_self_addcmul(tn_tensor *x) { return tn_addcmul(x, x, x, 1); }
-static tn_tensor *u_self_addcdiv(tn_tensor *x) { return tn_addcdiv(x, x, x, 1); }
-static tn_tensor *u_self_addcmul_(tn_tensor *x) { return tn_addcmul_(x, x, x, 1); }
-static tn_tensor *u_self_addcdiv_(tn_tensor *x) { return tn_addcdiv_(x, x, x, 1); }
+static tn_tensor *u_self_addcmul(tn_tensor *x) { return tn_addcmul(x, x, x); }
+static tn_tensor *u_self_addcdiv(tn_tensor *x) { return tn_addcdiv(x, x, x); }
+static tn_tensor *u_self_addcmul_(tn_tensor *x) { return tn_addcmul_(x, x, x); }
+static tn_tensor *u_self_addcdiv_(tn_tensor *x) { return tn_addcdiv_(x, x, x); }
 static tn_tensor *u_self_clamp_tensor(tn_tensor *x) { return tn_clamp_tensor(x, x, x); }
 static tn_tensor *u_self_matmul(tn_tensor *x) { return tn_matmul(x, x); }
 static tn_tensor *u_self_dot(tn_tensor *x) { return tn_dot(x, x); }
@@ -1178,7 +1178,7 @@ TEST(binary_dtype_rules) {
     ERR(tn_sqrt_(I64(3)), "tn_sqrt_:", "float32", "int64");
     ERR(tn_sigmoid_(I32(3)), "tn_sigmoid_:", "int32");
     ERR(tn_tanh_(BOOLT(3)), "tn_tanh_:", "bool");
-    ERR(tn_clamp_(I64(3), 0.5, 2), "tn_clamp_:", "float32", "int64");
+    ERR(tn_clamp_(I64(3), .min = 0.5, .max = 2), "tn_clamp_:", "float32", "int64");
     ERR(tn_div_(I64(3), I64(3)), "tn_div_:", "float32", "int64");
     ERR(tn_add_scalar_(I64(3), 0.5), "tn_add_scalar_:", "float32", "int64");
     ERR(tn_mul_scalar_(BOOLT(3), 2), "tn_mul_scalar_:", "int64", "bool");
@@ -1237,20 +1237,21 @@ TEST(ternary_and_misc_elementwise) {
     QUIET(tn_lerp_(NULL, a, 0.5));
     QUIET(tn_lerp_(a, NULL, 0.5));
     /* addcmul / addcdiv (+ in-place) */
-    typedef tn_tensor *(*tern_fn)(tn_tensor *, tn_tensor *, tn_tensor *, double);
+    typedef tn_tensor *(*tern_fn)(tn_tensor *, tn_tensor *, tn_tensor *, tn_addcmul_fn_opts);
     static const struct { const char *name; tern_fn fn; bool inplace; } tc[] = {
-        {"tn_addcmul:", tn_addcmul, false}, {"tn_addcdiv:", tn_addcdiv, false},
-        {"tn_addcmul_:", tn_addcmul_, true}, {"tn_addcdiv_:", tn_addcdiv_, true}};
+        {"tn_addcmul:", tn_addcmul_opts, false}, {"tn_addcdiv:", tn_addcdiv_opts, false},
+        {"tn_addcmul_:", tn_addcmul__opts, true}, {"tn_addcdiv_:", tn_addcdiv__opts, true}};
+    const tn_addcmul_fn_opts one = TN_DEFAULTS(tn_addcmul_fn_opts);
     for (int k = 0; k < 4; k++) {
         tn_test_current = tc[k].name;
-        ERR(tc[k].fn(F32(2, 3), a4, a, 1), tc[k].name, "[2, 3]", "[4]");
-        ERR(tc[k].fn(F32(2, 3), a, F32(5, 1, 2), 1), tc[k].name, "[5, 1, 2]");
-        if (tc[k].inplace) ERR(tc[k].fn(F32(3), a, a, 1), tc[k].name, "[3]", "[2, 3]");
-        if (tc[k].fn == tn_addcdiv || tc[k].fn == tn_addcdiv_) ERR(tc[k].fn(I64(2, 3), i, i, 1), tc[k].name, "integer");
-        if (tc[k].fn == tn_addcmul_) ERR(tc[k].fn(I64(2, 3), a, a, 1), tc[k].name, "float32", "int64");
-        QUIET(tc[k].fn(NULL, a, a, 1));
-        QUIET(tc[k].fn(a, NULL, a, 1));
-        QUIET(tc[k].fn(a, a, NULL, 1));
+        ERR(tc[k].fn(F32(2, 3), a4, a, one), tc[k].name, "[2, 3]", "[4]");
+        ERR(tc[k].fn(F32(2, 3), a, F32(5, 1, 2), one), tc[k].name, "[5, 1, 2]");
+        if (tc[k].inplace) ERR(tc[k].fn(F32(3), a, a, one), tc[k].name, "[3]", "[2, 3]");
+        if (tc[k].fn == tn_addcdiv_opts || tc[k].fn == tn_addcdiv__opts) ERR(tc[k].fn(I64(2, 3), i, i, one), tc[k].name, "integer");
+        if (tc[k].fn == tn_addcmul__opts) ERR(tc[k].fn(I64(2, 3), a, a, one), tc[k].name, "float32", "int64");
+        QUIET(tc[k].fn(NULL, a, a, one));
+        QUIET(tc[k].fn(a, NULL, a, one));
+        QUIET(tc[k].fn(a, a, NULL, one));
     }
     tn_test_current = "ternary_and_misc_elementwise";
     /* broadcast_shapes: -1 with an error */
@@ -1684,12 +1685,12 @@ static void failing_batch(const inputs *in) {
     drop(tn_mul_scalar_(in->b3, 3));
     drop(tn_exp_(in->i23));
     drop(tn_neg_(in->b3));
-    drop(tn_clamp_(in->i23, 0.5, 1.5));
+    drop(tn_clamp_(in->i23, .min = 0.5, .max = 1.5));
     drop(tn_softplus(in->a23, .beta = 0));
     drop(tn_clamp_tensor(in->a23, in->a4, NULL));
     drop(tn_lerp(in->i23, in->i23, in->i23));
-    drop(tn_addcdiv(in->i23, in->i23, in->i23, 1));
-    drop(tn_addcmul_(in->a4, in->a23, in->a23, 1));
+    drop(tn_addcdiv(in->i23, in->i23, in->i23));
+    drop(tn_addcmul_(in->a4, in->a23, in->a23));
     drop(tn_lerp_(in->a4, in->a23, 0.5));
     if (tn_allclose(in->a23, in->a4, 1e-5, 1e-8, false)) g_unexpected_success++;
     /* reductions */

@@ -127,8 +127,8 @@ TEST(arithmetic_wraps) {
     CHECK(vals_are(tn_remainder(s, t), (const int64_t[]){1, 0, 4, 0, -3, 0, 0}, N7));
     const int8_t z[2] = {1, 0};
     CHECK_ERR(tn_floor_divide(i8(z, 2), i8(z + 1, 1)), "division by zero");
-    CHECK_ERR(tn_clamp(x, -3, 1000), "cannot be converted to type int8 without overflow");
-    CHECK(vals_are(tn_clamp(x, -3, 3), (const int64_t[]){-3, -3, -1, 0, 1, 3, 3}, N7));
+    CHECK_ERR(tn_clamp(x, .min = -3, .max = 1000), "cannot be converted to type int8 without overflow");
+    CHECK(vals_are(tn_clamp(x, .min = -3, .max = 3), (const int64_t[]){-3, -3, -1, 0, 1, 3, 3}, N7));
     CHECK_ERR(tn_full(TN_SHAPE(2), 200, TN_I8), "cannot be converted to type int8 without overflow");
     CHECK(vals_are(tn_full(TN_SHAPE(2), -32768, TN_I16), (const int64_t[]){-32768, -32768}, 2));
     tn_scope_end();

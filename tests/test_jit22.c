@@ -266,7 +266,7 @@ static tn_tensor *chain_long(tn_tensor *const *in, int n, void *user) {   /* 10 
     (void)n; (void)user;
     tn_tensor *x = in[0], *t = tn_elu(tn_mul(x, in[1]), .alpha = 0.7);
     t = tn_leaky_relu(tn_add_alpha(t, x, 0.3), .negative_slope = 0.05);
-    t = tn_clamp(tn_pow_scalar(t, 2.0), -1.0, 3.0);
+    t = tn_clamp(tn_pow_scalar(t, 2.0), .min = -1.0, .max = 3.0);
     t = tn_div(t, in[2]);
     return tn_maximum(tn_exp(tn_neg(t)), x);
 }

@@ -738,6 +738,73 @@ TEST(hardtanh_glu_softmin_kw) {
     tn_scope_end();
 }
 
+/* torch.clamp (min=None, max=None: one must be given), addcmul / addcdiv (value=1),
+   index_add (alpha=1), and their in-place forms. */
+TEST(clamp_addc_index_add_kw) {
+    tn_scope_begin();
+    tn_tensor *x = f64(V(-3.0, -0.75, -0.25, 0.0, 0.4, 1.5, 12.0), S(7));
+    const double *lo0 = V(0, 0, 0, 0, 0.4, 1.5, 12), *hi = V(-3, -0.75, -0.25, 0, 0.4, 0.5, 0.5), *both = V(-0.5, -0.5, -0.25, 0, 0.4, 1, 1);
+    CHECK_T(tn_clamp(x, .min = 0), S(7), lo0);
+    CHECK_T(tn_clamp(x, .max = 0.5), S(7), hi);
+    CHECK_T(tn_clamp(x, .min = -0.5, .max = 1), S(7), both);
+    CHECK_T(tn_clamp_str(x, "min=-0.5, max=1"), S(7), both);
+    CHECK_T(tn_clamp_str(x, "min=None, max=0.5"), S(7), hi);
+    CHECK_T(tn_clamp(x, .min = NAN, .max = 0.5), S(7), hi);   /* NAN is None */
+    tn_clamp_fn_opts co = TN_DEFAULTS(tn_clamp_fn_opts);
+    CHECK(isnan(co.min) && isnan(co.max));
+    co.min = 0;
+    CHECK_T(tn_clamp_opts(x, co), S(7), lo0);
+    CHECK_ERR(tn_clamp(x), "tn_clamp: At least one of 'min' or 'max' must not be None");
+    CHECK_ERR(tn_clamp_str(x, "min=None"), "tn_clamp: At least one of 'min' or 'max' must not be None");
+    CHECK_ERR(tn_clamp_str(x, "lo=0"), "tn_clamp: unknown option 'lo' (valid: min, max)");
+    tn_tensor *xc = tn_clone(x);
+    CHECK(tn_clamp_(xc, .max = 0.5) == xc);   /* in place: the first argument, borrowed */
+    CHECK_T(xc, S(7), hi);
+    CHECK(tn_clamp__str(xc, "min=-0.5, max=1") == xc);
+    CHECK_T(xc, S(7), V(-0.5, -0.5, -0.25, 0, 0.4, 0.5, 0.5));
+    CHECK_ERR(tn_clamp_(xc), "tn_clamp_: At least one of 'min' or 'max' must not be None");
+
+    tn_tensor *a = f64(V(1, 2, 3, 4), S(2, 2)), *b = f64(V(0.5, -1), S(2)), *c = f64(V(2, 4), S(2, 1));
+    CHECK_T(tn_addcmul(a, b, c), S(2, 2), V(2, 0, 5, 0));   /* value 1; b and c broadcast */
+    CHECK_T(tn_addcmul(a, b, c, .value = 0.5), S(2, 2), V(1.5, 1, 4, 2));
+    CHECK_T(tn_addcmul_str(a, b, c, "value=0.5"), S(2, 2), V(1.5, 1, 4, 2));
+    CHECK_T(tn_addcdiv(a, b, c), S(2, 2), V(1.25, 1.5, 3.125, 3.75));
+    CHECK_T(tn_addcdiv(a, b, c, .value = -2), S(2, 2), V(0.5, 3, 2.75, 4.5));
+    CHECK_T(tn_addcdiv_str(a, b, c, "value=-2"), S(2, 2), V(0.5, 3, 2.75, 4.5));
+    tn_addcmul_fn_opts ao = TN_DEFAULTS(tn_addcmul_fn_opts);
+    CHECK(ao.value == 1);
+    ao.value = -2;
+    CHECK_T(tn_addcdiv_opts(a, b, c, ao), S(2, 2), V(0.5, 3, 2.75, 4.5));
+    ao.value = 0.5;
+    CHECK_T(tn_addcmul_opts(a, b, c, ao), S(2, 2), V(1.5, 1, 4, 2));
+    tn_tensor *ac = tn_clone(a);
+    CHECK(tn_addcmul_(ac, b, c, .value = 0.5) == ac);
+    CHECK_T(ac, S(2, 2), V(1.5, 1, 4, 2));
+    CHECK(tn_addcdiv__str(ac, b, c, "value=2") == ac);
+    CHECK_T(ac, S(2, 2), V(2, 0, 4.25, 1.5));
+    CHECK(tn_addcdiv_(ac, b, c) == ac && tn_addcmul__str(ac, b, c, NULL) == ac);
+    CHECK_T(ac, S(2, 2), V(3.25, -2.5, 6.375, -2.75));
+    CHECK_ERR(tn_addcmul_str(a, b, c, "alpha=2"), "tn_addcmul: unknown option 'alpha' (valid: value)");
+    CHECK_ERR(tn_addcdiv__str(ac, b, c, "scale=2"), "tn_addcdiv_: unknown option 'scale' (valid: value)");
+
+    tn_tensor *t = tn_zeros(S(3, 2), TN_F64), *src = f64(V(1, 2, 3, 4, 5, 6), S(3, 2));
+    tn_tensor *idx = tn_from_data((const int64_t[]){0, 2, 0}, S(3), TN_I64);
+    CHECK_T(tn_index_add(t, 0, idx, src), S(3, 2), V(6, 8, 0, 0, 3, 4));   /* alpha 1; index 0 twice */
+    const double *half = V(-3, -4, 0, 0, -1.5, -2);
+    CHECK_T(tn_index_add(t, 0, idx, src, .alpha = -0.5), S(3, 2), half);
+    CHECK_T(tn_index_add_str(t, 0, idx, src, "alpha=-0.5"), S(3, 2), half);
+    tn_index_add_fn_opts io = TN_DEFAULTS(tn_index_add_fn_opts);
+    CHECK(io.alpha == 1);
+    io.alpha = -0.5;
+    CHECK_T(tn_index_add_opts(t, 0, idx, src, io), S(3, 2), half);
+    CHECK(tn_index_add_(t, 0, idx, src, .alpha = -0.5) == t);
+    CHECK_T(t, S(3, 2), half);
+    CHECK(tn_index_add__str(t, -2, idx, src, "alpha=2") == t);
+    CHECK_T(t, S(3, 2), V(9, 12, 0, 0, 4.5, 6));
+    CHECK_ERR(tn_index_add_str(t, 0, idx, src, "value=2"), "tn_index_add: unknown option 'value' (valid: alpha)");
+    tn_scope_end();
+}
+
 /* The migrated ops stay differentiable through the macro form. */
 static tn_tensor *g_addmm(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_addmm(in[0], in[1], in[2], .beta = -0.5, .alpha = 1.5); }
 static tn_tensor *g_cdist(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_cdist(in[0], in[1], .p = 3); }
@@ -745,6 +812,12 @@ static tn_tensor *g_cov(tn_tensor *const *in, int n, void *u) { (void)n; (void)u
 static tn_tensor *g_diag(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_diagonal(in[0], .offset = 1, .dim1 = 1, .dim2 = 0); }
 static tn_tensor *g_diff(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_diff(in[0], .n = 2, .dim = 0, .append = in[1]); }
 static tn_tensor *g_tri(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_mul(tn_triu(in[0], .diagonal = 1), tn_tril(in[0], .diagonal = 2)); }
+static tn_tensor *g_addcdiv(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_addcdiv(in[0], in[1], tn_add_scalar(tn_exp(in[2]), 1), .value = -1.5); }
+static tn_tensor *g_index_add(tn_tensor *const *in, int n, void *u) {
+    (void)n; (void)u;
+    return tn_index_add(in[0], 0, tn_from_data((const int64_t[]){2, 0, 2}, S(3), TN_I64), in[1], .alpha = 0.5);
+}
+static tn_tensor *g_clamp(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_clamp(in[0], .min = -0.5, .max = 0.7); }
 TEST(gradients_through_the_macros) {
     tn_scope_begin();
     tn_manual_seed(3);
@@ -765,6 +838,16 @@ TEST(gradients_through_the_macros) {
     tn_tensor *df[2] = {tn_randn(S(4, 3), TN_F64), tn_randn(S(1, 3), TN_F64)};
     for (int i = 0; i < 2; i++) tn_requires_grad_(df[i], true);
     CHECK(tn_gradcheck(g_diff, df, 2, NULL, 1e-6, 1e-5, 1e-4));
+    tn_tensor *ac[3] = {tn_randn(S(3, 2), TN_F64), tn_randn(S(2), TN_F64), tn_randn(S(3, 1), TN_F64)};
+    for (int i = 0; i < 3; i++) tn_requires_grad_(ac[i], true);
+    CHECK(tn_gradcheck(g_addcdiv, ac, 3, NULL, 1e-6, 1e-5, 1e-4));
+    CHECK(tn_gradgradcheck(g_addcdiv, ac, 3, NULL, 1e-6, 1e-5, 1e-4));
+    tn_tensor *ia[2] = {tn_randn(S(3, 2), TN_F64), tn_randn(S(3, 2), TN_F64)};
+    for (int i = 0; i < 2; i++) tn_requires_grad_(ia[i], true);
+    CHECK(tn_gradcheck(g_index_add, ia, 2, NULL, 1e-6, 1e-5, 1e-4));
+    tn_tensor *cl[1] = {f64(V(-1.2, -0.3, 0.1, 0.45, 0.9, 2.0), S(2, 3))};
+    tn_requires_grad_(cl[0], true);
+    CHECK(tn_gradcheck(g_clamp, cl, 1, NULL, 1e-6, 1e-5, 1e-4));
     tn_scope_end();
 }
 
@@ -788,6 +871,7 @@ int main(void) {
     RUN(tensor_ops_kw_more);
     RUN(sorting_kw);
     RUN(hardtanh_glu_softmin_kw);
+    RUN(clamp_addc_index_add_kw);
     RUN(gradients_through_the_macros);
     return tn_test_report();
 }

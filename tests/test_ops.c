@@ -261,10 +261,10 @@ static tn_tensor *f_gelu_tanh(tn_tensor *x) { return tn_gelu(x, .approximate = T
 static tn_tensor *f_softplus(tn_tensor *x) { return tn_softplus(x); }
 static tn_tensor *f_softplus_b2t3(tn_tensor *x) { return tn_softplus(x, .beta = 2, .threshold = 3); }
 static tn_tensor *f_nan_to_num(tn_tensor *x) { return tn_nan_to_num(x); }
-static tn_tensor *f_clamp_a(tn_tensor *x) { return tn_clamp(x, -0.5, 0.7); }
-static tn_tensor *f_clamp_i(tn_tensor *x) { return tn_clamp(x, -3, 4); }
-static tn_tensor *f_clamp_rev(tn_tensor *x) { return tn_clamp(x, 1, -1); }
-static tn_tensor *f_clamp_lo(tn_tensor *x) { return tn_clamp(x, 0.25, INFINITY); }
+static tn_tensor *f_clamp_a(tn_tensor *x) { return tn_clamp(x, .min = -0.5, .max = 0.7); }
+static tn_tensor *f_clamp_i(tn_tensor *x) { return tn_clamp(x, .min = -3, .max = 4); }
+static tn_tensor *f_clamp_rev(tn_tensor *x) { return tn_clamp(x, .min = 1, .max = -1); }
+static tn_tensor *f_clamp_lo(tn_tensor *x) { return tn_clamp(x, .min = 0.25); }
 static double r_id(double x) { return x; }
 
 /* kinds of unary ops */
@@ -448,31 +448,31 @@ TEST(unary_special_values) {
     /* clamp: NaN input stays NaN, NaN bound gives NaN everywhere, min > max gives max */
     tn_tensor *x = VEC(TN_F32, nan, 1, 5, -7);
     LABEL("clamp NaN input");
-    CHECK_LIST(tn_clamp(x, 2, 3), 0, nan, 2, 3, 2);
-    LABEL("clamp NaN bound");
-    CHECK_LIST(tn_clamp(x, nan, 3), 0, nan, nan, nan, nan);
-    CHECK_LIST(tn_clamp(x, 0, nan), 0, nan, nan, nan, nan);
+    CHECK_LIST(tn_clamp(x, .min = 2, .max = 3), 0, nan, 2, 3, 2);
+    LABEL("clamp NaN bound");   /* tn_clamp's NAN is None: a NaN bound is clamp_min's or clamp_max's */
+    CHECK_LIST(tn_clamp_min(x, nan), 0, nan, nan, nan, nan);
+    CHECK_LIST(tn_clamp_max(x, nan), 0, nan, nan, nan, nan);
     LABEL("clamp min > max");
-    CHECK_LIST(tn_clamp(x, 3, 1), 0, nan, 1, 1, 1);
+    CHECK_LIST(tn_clamp(x, .min = 3, .max = 1), 0, nan, 1, 1, 1);
     LABEL("clamp one-sided");
-    CHECK_LIST(tn_clamp(x, -INFINITY, 2), 0, nan, 1, 2, -7);
-    CHECK_LIST(tn_clamp(x, 2, INFINITY), 0, nan, 2, 5, 2);
+    CHECK_LIST(tn_clamp(x, .max = 2), 0, nan, 1, 2, -7);
+    CHECK_LIST(tn_clamp(x, .min = 2), 0, nan, 2, 5, 2);
     /* integer clamp: torch.clamp(tensor([0,1,2,3,5]), 3, 1) = [1,1,1,1,1] */
     tn_tensor *xi = VEC(TN_I64, 0, 1, 2, 3, 5);
     LABEL("int clamp min > max");
-    CHECK_DTYPE(tn_clamp(xi, 3, 1), TN_I64);
-    CHECK_LIST(tn_clamp(xi, 3, 1), 0, 1, 1, 1, 1, 1);
+    CHECK_DTYPE(tn_clamp(xi, .min = 3, .max = 1), TN_I64);
+    CHECK_LIST(tn_clamp(xi, .min = 3, .max = 1), 0, 1, 1, 1, 1, 1);
     LABEL("int clamp with fractional bound promotes to float32");
-    CHECK_DTYPE(tn_clamp(xi, 1.5, 3), TN_F32);
-    CHECK_LIST(tn_clamp(xi, 1.5, 3), 0, 1.5, 1.5, 2, 3, 3);
+    CHECK_DTYPE(tn_clamp(xi, .min = 1.5, .max = 3), TN_F32);
+    CHECK_LIST(tn_clamp(xi, .min = 1.5, .max = 3), 0, 1.5, 1.5, 2, 3, 3);
     /* torch.clamp(tensor([True, False]), 0, 1) = tensor([1, 0]): int64 (bool with an int scalar promotes) */
     LABEL("bool clamp with int bounds gives int64");
-    CHECK_DTYPE(tn_clamp(VEC(TN_BOOL, 1, 0), 0, 1), TN_I64);
-    CHECK_LIST(tn_clamp(VEC(TN_BOOL, 1, 0), 0, 1), 0, 1, 0);
-    CHECK_LIST(tn_clamp(VEC(TN_BOOL, 1, 0), 0, 0.5), 0, 0.5, 0);
+    CHECK_DTYPE(tn_clamp(VEC(TN_BOOL, 1, 0), .min = 0, .max = 1), TN_I64);
+    CHECK_LIST(tn_clamp(VEC(TN_BOOL, 1, 0), .min = 0, .max = 1), 0, 1, 0);
+    CHECK_LIST(tn_clamp(VEC(TN_BOOL, 1, 0), .min = 0, .max = 0.5), 0, 0.5, 0);
     LABEL("int clamp infinite bounds");
-    CHECK_DTYPE(tn_clamp(xi, -INFINITY, 2), TN_I64);
-    CHECK_LIST(tn_clamp(xi, -INFINITY, 2), 0, 0, 1, 2, 2, 2);
+    CHECK_DTYPE(tn_clamp(xi, .max = 2), TN_I64);
+    CHECK_LIST(tn_clamp(xi, .max = 2), 0, 0, 1, 2, 2, 2);
     /* integer inputs of float functions give float32 */
     LABEL("exp of int64");
     CHECK_DTYPE(tn_exp(xi), TN_F32);
@@ -935,12 +935,12 @@ static void run_ternary(int op, tn_dtype dt, int l0, int l1, int l2, const int64
     switch (op) {
     case 0: r = tn_where(x, y, z); break;
     case 1: r = tn_lerp(x, y, z); break;
-    case 2: r = tn_addcmul(x, y, z, 0.5); break;
-    case 3: r = tn_addcdiv(x, y, z, -2); break;
+    case 2: r = tn_addcmul(x, y, z, .value = 0.5); break;
+    case 3: r = tn_addcdiv(x, y, z, .value = -2); break;
     case 4: r = tn_clamp_tensor(x, y, z); break;
     case 5: r = tn_lerp_scalar(x, y, 0.3); break;
     case 6: r = tn_clamp_tensor(x, y, NULL); break;
-    case 7: r = tn_addcmul(x, y, z, 3); break;
+    case 7: r = tn_addcmul(x, y, z, .value = 3); break;
     }
     int64_t os[TN_MAX_DIMS];
     int on = tn_broadcast_shapes(s0, n0, s1, n1, os);
@@ -1008,12 +1008,12 @@ TEST(ternary_ops) {
     CHECK_ERR(tn_lerp_scalar(VEC(TN_I64, 1), VEC(TN_I64, 3), 0.5), "lerp");
     CHECK_ERR(tn_lerp(VEC(TN_I64, 1), VEC(TN_I64, 3), VEC(TN_I64, 0)), "lerp");
     LABEL("addcmul / addcdiv values and dtypes (torch)");
-    CHECK_LIST(tn_addcmul(VEC(TN_F32, 1), VEC(TN_F32, 2), VEC(TN_F32, 3), 0.5), 0, 4);
-    CHECK_DTYPE(tn_addcmul(VEC(TN_I64, 1), VEC(TN_I64, 2), VEC(TN_I64, 3), 2), TN_I64);
-    CHECK_LIST(tn_addcmul(VEC(TN_I64, 1), VEC(TN_I64, 2), VEC(TN_I64, 3), 2), 0, 13);
-    CHECK_DTYPE(tn_addcmul(VEC(TN_I64, 1), VEC(TN_F32, 2), VEC(TN_I64, 3), 2), TN_F32);
-    CHECK_LIST(tn_addcdiv(VEC(TN_F64, 1), VEC(TN_F64, 2), VEC(TN_F64, 0), 1), 0, INFINITY);
-    CHECK_ERR(tn_addcdiv(VEC(TN_I64, 1), VEC(TN_I64, 2), VEC(TN_I64, 3), 1), "addcdiv");
+    CHECK_LIST(tn_addcmul(VEC(TN_F32, 1), VEC(TN_F32, 2), VEC(TN_F32, 3), .value = 0.5), 0, 4);
+    CHECK_DTYPE(tn_addcmul(VEC(TN_I64, 1), VEC(TN_I64, 2), VEC(TN_I64, 3), .value = 2), TN_I64);
+    CHECK_LIST(tn_addcmul(VEC(TN_I64, 1), VEC(TN_I64, 2), VEC(TN_I64, 3), .value = 2), 0, 13);
+    CHECK_DTYPE(tn_addcmul(VEC(TN_I64, 1), VEC(TN_F32, 2), VEC(TN_I64, 3), .value = 2), TN_F32);
+    CHECK_LIST(tn_addcdiv(VEC(TN_F64, 1), VEC(TN_F64, 2), VEC(TN_F64, 0)), 0, INFINITY);
+    CHECK_ERR(tn_addcdiv(VEC(TN_I64, 1), VEC(TN_I64, 2), VEC(TN_I64, 3)), "addcdiv");
     LABEL("clamp_tensor (torch: clamp([1,5,nan,3], [2,2,2,nan], [4]) = [2,4,nan,nan])");
     CHECK_LIST(tn_clamp_tensor(VEC(TN_F32, 1, 5, NAN, 3), VEC(TN_F32, 2, 2, 2, NAN), VEC(TN_F32, 4)), 0, 2, 4, NAN, NAN);
     CHECK_LIST(tn_clamp_tensor(VEC(TN_F32, 1, 5), VEC(TN_F32, 4), VEC(TN_F32, 2)), 0, 2, 2);  /* min > max: max */
@@ -1116,7 +1116,7 @@ TEST(inplace_broadcast_dtype_errors) {
     LABEL("result shape mismatch");
     CHECK_ERR(tn_mul_(VEC(TN_F32, 1, 2), tn_ones(TN_SHAPE(2, 2), TN_F32)), "doesn't match the broadcast shape");
     CHECK_ERR(tn_add_(VEC(TN_F32, 1, 2, 3), tn_ones(TN_SHAPE(1, 3), TN_F32)), "doesn't match");
-    CHECK_ERR(tn_addcmul_(tn_zeros(TN_SHAPE(3), TN_F32), VEC(TN_F32, 1, 2, 3), tn_ones(TN_SHAPE(2, 1), TN_F32), 2), "doesn't match");
+    CHECK_ERR(tn_addcmul_(tn_zeros(TN_SHAPE(3), TN_F32), VEC(TN_F32, 1, 2, 3), tn_ones(TN_SHAPE(2, 1), TN_F32), .value = 2), "doesn't match");
     CHECK_ERR(tn_add_(VEC(TN_F32, 1, 2, 3), VEC(TN_F32, 1, 2)), "size");
     LABEL("in-place result type can't be cast");
     tn_tensor *xi = VEC(TN_I64, 1, 2);
@@ -1129,7 +1129,7 @@ TEST(inplace_broadcast_dtype_errors) {
     CHECK_ERR(tn_sqrt_(xi), "can't be cast");
     CHECK_ERR(tn_exp_(xi), "can't be cast");
     CHECK_ERR(tn_sigmoid_(xi), "can't be cast");
-    CHECK_ERR(tn_clamp_(xi, 1.5, 3), "can't be cast");
+    CHECK_ERR(tn_clamp_(xi, .min = 1.5, .max = 3), "can't be cast");
     CHECK_ERR(tn_add_(VEC(TN_BOOL, 1), VEC(TN_I64, 1)), "can't be cast");
     CHECK_ERR(tn_lerp_(xi, VEC(TN_F32, 1, 2), 0.5), "");
     CHECK_LIST(xi, 0, 1, 2);   /* untouched by the failed calls */
@@ -1137,7 +1137,7 @@ TEST(inplace_broadcast_dtype_errors) {
     LABEL("in-place with a castable result");
     CHECK_LIST(tn_mul_scalar_(xi, 3), 0, 3, 6);
     CHECK_LIST(tn_add_(xi, VEC(TN_BOOL, 1, 0)), 0, 4, 6);
-    CHECK_LIST(tn_clamp_(xi, 5, 5.0), 0, 5, 5);
+    CHECK_LIST(tn_clamp_(xi, .min = 5, .max = 5.0), 0, 5, 5);
     CHECK_DTYPE(xi, TN_I64);
     tn_tensor *xf = VEC(TN_F32, 1, 2);
     CHECK_LIST(tn_add_(xf, VEC(TN_F64, 1.25)), 0, 2.25, 3.25);
@@ -1152,7 +1152,7 @@ TEST(inplace_broadcast_dtype_errors) {
     CHECK_ERR(tn_add_(e, tn_ones(TN_SHAPE(3, 4), TN_F32)), "single memory location");
     CHECK_ERR(tn_relu_(e), "single memory location");
     CHECK_ERR(tn_mul_scalar_(e, 2), "single memory location");
-    CHECK_ERR(tn_addcmul_(e, e, e, 1), "single memory location");
+    CHECK_ERR(tn_addcmul_(e, e, e), "single memory location");
     /* fill_ of an expanded tensor is allowed by torch (every element gets the value) */
     tn_tensor *fe = tn_fill_(e, 2);
     CHECK(fe != NULL);
@@ -1175,12 +1175,12 @@ TEST(inplace_version_counter) {
     CHECK(tn_version(x) == v0 + 2);
     tn_fill_(x, 1);
     tn_zero_(v);
-    tn_clamp_(x, 0, 1);
+    tn_clamp_(x, .min = 0, .max = 1);
     tn_mul_scalar_(x, 2);
     tn_add_scalar_(x, 2);
     tn_lerp_(x, x, 0.5);
-    tn_addcmul_(x, x, x, 1);
-    tn_addcdiv_(x, x, tn_ones_like(x), 1);
+    tn_addcmul_(x, x, x);
+    tn_addcdiv_(x, x, tn_ones_like(x));
     tn_neg_(x);
     tn_exp_(x);
     tn_sigmoid_(x);
@@ -1242,9 +1242,9 @@ static tn_tensor *apply_inplace(int op, tn_tensor *v, tn_tensor *a, tn_tensor *b
     switch (op) {
     case 0: return tn_fill_(v, 2.5);
     case 1: return tn_zero_(v);
-    case 2: return tn_clamp_(v, -0.5, 0.5);
-    case 3: return tn_addcmul_(v, a, b, 0.5);
-    case 4: return tn_addcdiv_(v, a, b, 0.5);
+    case 2: return tn_clamp_(v, .min = -0.5, .max = 0.5);
+    case 3: return tn_addcmul_(v, a, b, .value = 0.5);
+    case 4: return tn_addcdiv_(v, a, b, .value = 0.5);
     case 5: return tn_lerp_(v, a, 0.25);
     case 6: return tn_relu_(v);
     case 7: return tn_neg_(v);
@@ -2316,7 +2316,7 @@ TEST(edge_shapes) {
     CHECK_DTYPE(tn_add(e, tn_zeros(TN_SHAPE(1, 3), TN_F64)), TN_F64);
     CHECK_SHAPE(tn_lt(e, z), 2, 0, 3);
     CHECK_SHAPE(tn_where(tn_lt(e, z), e, z), 2, 0, 3);
-    CHECK_SHAPE(tn_clamp(e, 0, 1), 2, 0, 3);
+    CHECK_SHAPE(tn_clamp(e, .min = 0, .max = 1), 2, 0, 3);
     CHECK(tn_add_(e, z) != NULL);
     CHECK(tn_fill_(e, 3) != NULL);
     CHECK_SHAPE(tn_add(tn_zeros(TN_SHAPE(0), TN_I64), tn_zeros(TN_SHAPE(1), TN_I64)), 0);
@@ -2482,9 +2482,9 @@ TEST(ownership_top_level) {
     CHECK(tn_add_(x, x) == x);
     CHECK(tn_relu_(x) == x);
     CHECK(tn_fill_(x, 1) == x);
-    CHECK(tn_clamp_(x, 0, 0.5) == x);
+    CHECK(tn_clamp_(x, .min = 0, .max = 0.5) == x);
     CHECK(tn_lerp_(x, x, 0.5) == x);
-    CHECK(tn_add_scalar_(x, 1) == x && tn_mul_(x, x) == x && tn_addcmul_(x, x, x, 1) == x && tn_zero_(x) == x);
+    CHECK(tn_add_scalar_(x, 1) == x && tn_mul_(x, x) == x && tn_addcmul_(x, x, x) == x && tn_zero_(x) == x);
     CHECK(tn_memory_stats_get().live_tensors == live);
     /* failed calls leave nothing behind */
     CHECK(tn_topk(x, 9, &idx, .dim = 1) == NULL);

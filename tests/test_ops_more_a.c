@@ -364,14 +364,14 @@ TEST(test_index_add_copy_fill) {
     static const int64_t i3_[] = {3, 0, 3}, i2_[] = {2, 0}, i13_[] = {1, 3};
     tn_tensor *b = nc(B_, 3, 4), *s3 = nc(S3_, 3, 3);
     tn_tensor *src8 = tn_reshape(tn_arange(0, 8, 1, TN_F64), SH(2, 4));
-    CHK(tn_index_add(b, 1, I64(i3_, SH(3)), s3, 2), E_index_add, SH(3, 4));
-    CHK(tn_index_add(b, -1, tn_to_dtype(I64(i3_, SH(3)), TN_I32), s3, 2), E_index_add, SH(3, 4));
+    CHK(tn_index_add(b, 1, I64(i3_, SH(3)), s3, .alpha = 2), E_index_add, SH(3, 4));
+    CHK(tn_index_add(b, -1, tn_to_dtype(I64(i3_, SH(3)), TN_I32), s3, .alpha = 2), E_index_add, SH(3, 4));
     CHK(tn_index_copy(b, 0, I64(i2_, SH(2)), src8), E_index_copy, SH(3, 4));
     CHK(tn_index_fill(b, -1, I64(i13_, SH(2)), -7.5), E_index_fill, SH(3, 4));
     CHK(b, B_, SH(3, 4));   /* the out-of-place forms left b alone */
     /* in place: the argument back, changed */
     tn_tensor *c = tn_clone(b);
-    CHECK(tn_index_add_(c, 1, I64(i3_, SH(3)), s3, 2) == c);
+    CHECK(tn_index_add_(c, 1, I64(i3_, SH(3)), s3, .alpha = 2) == c);
     CHK(c, E_index_add, SH(3, 4));
     c = tn_clone(b);
     CHECK(tn_index_copy_(c, 0, I64(i2_, SH(2)), src8) == c);
@@ -381,15 +381,15 @@ TEST(test_index_add_copy_fill) {
     CHK(c, E_index_fill, SH(3, 4));
     /* 0-d self and index */
     tn_tensor *z = tn_scalar_tensor(1, TN_F64), *iz = tn_scalar_tensor(0, TN_I64);
-    CHECK(tn_item(tn_index_add(z, 0, iz, tn_scalar_tensor(2, TN_F64), 3)) == 7);
+    CHECK(tn_item(tn_index_add(z, 0, iz, tn_scalar_tensor(2, TN_F64), .alpha = 3)) == 7);
     CHECK(tn_item(tn_index_fill(z, 0, iz, -1)) == -1);
     /* an empty index changes nothing */
-    CHK(tn_index_add(b, 1, tn_zeros(SH(0), TN_I64), tn_zeros(SH(3, 0), TN_F64), 1), B_, SH(3, 4));
+    CHK(tn_index_add(b, 1, tn_zeros(SH(0), TN_I64), tn_zeros(SH(3, 0), TN_F64)), B_, SH(3, 4));
     static const int64_t bad_[] = {4};
-    CHECK_ERR(tn_index_add(b, 1, I64(bad_, SH(1)), tn_ones(SH(3, 1), TN_F64), 1), "index 4 is out of bounds");
+    CHECK_ERR(tn_index_add(b, 1, I64(bad_, SH(1)), tn_ones(SH(3, 1), TN_F64)), "index 4 is out of bounds");
     CHECK_ERR(tn_index_fill(b, 1, tn_zeros(SH(1), TN_F64), 1), "int64");
     CHECK_ERR(tn_index_copy(b, 0, I64(i2_, SH(2)), tn_ones(SH(2, 3), TN_F64)), "tn_index_copy");
-    CHECK_ERR(tn_index_add(b, 2, I64(i2_, SH(2)), s3, 1), "dim");
+    CHECK_ERR(tn_index_add(b, 2, I64(i2_, SH(2)), s3), "dim");
     END;
 }
 
@@ -582,7 +582,7 @@ static tn_tensor *gfn(tn_tensor *const *in, int n, void *user) {
     case G_NANMEAN: return tn_nanmean_dims(x, (const int64_t[]){0}, 1, true);
     case G_QUANT: return tn_quantile(x, F64(q_, SH(3)), .dim = 1);
     case G_NANQUANT: return tn_nanquantile(x, F64(q_, SH(3)), .dim = 0, .interpolation = TN_INTERPOLATION_MIDPOINT);
-    case G_INDEX_ADD: return tn_index_add(x, 1, I64(i3_, SH(3)), in[1], -1.5);
+    case G_INDEX_ADD: return tn_index_add(x, 1, I64(i3_, SH(3)), in[1], .alpha = -1.5);
     case G_INDEX_COPY: return tn_index_copy(x, 0, I64(i2_, SH(2)), in[1]);
     case G_INDEX_FILL: return tn_index_fill(x, 1, I64(i2_, SH(2)), 4);
     case G_SR_SUM: case G_SR_PROD: case G_SR_MEAN: case G_SR_AMAX: case G_SR_AMIN: {

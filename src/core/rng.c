@@ -558,7 +558,7 @@ static tn_tensor *tn__multinomial_impl(tn_tensor *p, int64_t ns, bool replacemen
         tn_tensor *u = cdf ? tn__random(fn, UNIFORM, oshape, 2, TN_F64, gen, 0, 1, 0, 0, p->device) : NULL;
         tn_searchsorted_fn_opts so = TN_DEFAULTS(tn_searchsorted_fn_opts);
         so.right = true;   /* the first cumulative probability above u: a category of weight 0 is never drawn */
-        r = u ? tn_clamp(tn_searchsorted_opts(cdf, u, so), 0, (double)(C - 1)) : NULL;
+        r = u ? tn_clamp(tn_searchsorted_opts(cdf, u, so), .min = 0, .max = (double)(C - 1)) : NULL;
     }
     if (r && p->ndim == 1) r = tn_reshape(r, &ns, 1);
     r = tn_keep(r);

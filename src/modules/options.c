@@ -594,6 +594,15 @@ static const tn__kwkey tn__kw_logit[] = {TN_FIELDS_tn_logit_fn_opts(TN__KW_ROW)}
 #define TN__KW_T tn_nan_to_num_fn_opts
 static const tn__kwkey tn__kw_nan_to_num[] = {TN_FIELDS_tn_nan_to_num_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
+#define TN__KW_T tn_clamp_fn_opts
+static const tn__kwkey tn__kw_clamp[] = {TN_FIELDS_tn_clamp_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_addcmul_fn_opts
+static const tn__kwkey tn__kw_addcmul[] = {TN_FIELDS_tn_addcmul_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_index_add_fn_opts
+static const tn__kwkey tn__kw_index_add[] = {TN_FIELDS_tn_index_add_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
 #define TN__KW_T tn_tensordot_fn_opts
 static const tn__kwkey tn__kw_tensordot[] = {TN_FIELDS_tn_tensordot_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T

@@ -13,7 +13,7 @@ static tn_tensor *tn__shrink_impl(const char *fn, tn_tensor *x, double lambd, bo
     if (soft && !(lambd >= 0)) return (tn_tensor *)tn__error("%s: lambda must be greater or equal to 0, but found to be %g.", fn, lambd);
     tn_scope_begin();
     tn_tensor *y;
-    if (soft) y = tn_sub(x, tn_clamp(x, -lambd, lambd));   /* x - lambd, x + lambd or 0; NaN - NaN keeps NaN */
+    if (soft) y = tn_sub(x, tn_clamp(x, .min = -lambd, .max = lambd));   /* x - lambd, x + lambd or 0; NaN - NaN keeps NaN */
     else y = tn_where(tn_le_scalar(tn_abs(x), lambd), tn_zeros(NULL, 0, x->dtype), x);   /* NaN: not <=, kept */
     return tn__scope_return(tn__grad_name(y, soft ? "SoftshrinkBackward0" : "HardshrinkBackward0"));
 }
@@ -42,7 +42,7 @@ static tn_tensor *tn__logsigmoid_impl(tn_tensor *x) {
     if (tn__act_input("tn_logsigmoid", x)) return NULL;
     tn_scope_begin();
     /* -softplus(-x) = min(x, 0) - log1p(exp(-|x|)): no overflow on either side */
-    tn_tensor *y = tn_sub(tn_clamp(x, -INFINITY, 0), tn_log1p(tn_exp(tn_neg(tn_abs(x)))));
+    tn_tensor *y = tn_sub(tn_clamp(x, .max = 0), tn_log1p(tn_exp(tn_neg(tn_abs(x)))));
     return tn__scope_return(tn__grad_name(y, "LogSigmoidBackward0"));
 }
 TNDEF tn_tensor *tn_logsigmoid(tn_tensor *x) { return TN__AS("tn_logsigmoid", tn__logsigmoid_impl(x)); }

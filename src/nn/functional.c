@@ -48,7 +48,7 @@ static tn_tensor *tn__act(const char *fn, tn_unary_op op, tn_tensor *x, double p
 /* hardtanh of an integer tensor stays integral (torch truncates the bounds): a clamp */
 static tn_tensor *tn__hardtanh(const char *fn, tn_tensor *x, double lo, double hi) {
     if (x && x->dtype == TN_BOOL) return (tn_tensor *)tn__error("%s: Bool inputs not supported for hardtanh (input %s)", fn, TN__SHAPE(x));
-    if (x && !tn_dtype_is_floating(x->dtype)) return TN__AS(fn, tn_clamp(x, trunc(lo), trunc(hi)));
+    if (x && !tn_dtype_is_floating(x->dtype)) return TN__AS(fn, tn_clamp(x, .min = trunc(lo), .max = trunc(hi)));
     return tn__act(fn, HARDTANH, x, lo, hi, 0);
 }
 TNDEF tn_tensor *tn_relu6(tn_tensor *x) { return tn__hardtanh("tn_relu6", x, 0, 6); }

@@ -372,7 +372,7 @@ static int tn__loss_check_weight(const char *fn, const char *wname, tn_tensor *w
 /* max(log(x), -100) with a finite gradient at x = 0 (the log's input is 1 there) */
 static tn_tensor *tn__clamped_log(tn_tensor *x) {
     tn_tensor *pos = tn_gt_scalar(x, 0);
-    return tn_where(pos, tn_clamp(tn_log(tn_where(pos, x, tn_scalar(1))), -100, INFINITY), tn_scalar(-100));
+    return tn_where(pos, tn_clamp(tn_log(tn_where(pos, x, tn_scalar(1))), .min = -100), tn_scalar(-100));
 }
 
 static tn_tensor *tn__bce_impl(tn_tensor *input, tn_tensor *target, tn_tensor *weight, tn_reduction red) {
@@ -425,7 +425,7 @@ static tn_tensor *tn__bce_logits_impl(tn_tensor *input, tn_tensor *target, tn_te
     tn_scope_begin();
     /* PyTorch's stable form: (1 - t) x + lw (log(exp(-m) + exp(-x - m)) + m), m = max(-x, 0),
        lw = 1 + (pos_weight - 1) t */
-    tn_tensor *m = tn_clamp(tn_neg(input), 0, INFINITY);
+    tn_tensor *m = tn_clamp(tn_neg(input), .min = 0);
     tn_tensor *lse = tn_log(tn_add(tn_exp(tn_neg(m)), tn_exp(tn_sub(tn_neg(input), m))));
     tn_tensor *lin = tn_mul(tn_rsub_scalar(target, 1), input), *l;
     if (pos_weight) l = tn_add(lin, tn_mul(tn_add_scalar(tn_mul(tn_sub_scalar(pos_weight, 1), target), 1), tn_add(lse, m)));
@@ -534,7 +534,7 @@ static tn_tensor *tn__cosine_embedding_impl(tn_tensor *x1, tn_tensor *x2, tn_ten
     tn_tensor *cos = tn_div(prod, tn_sqrt(tn_mul(m1, m2)));
     tn_tensor *zeros = cos ? tn_zeros_like(cos) : NULL;
     tn_tensor *pos = tn_where(tn_eq_scalar(target, 1), tn_rsub_scalar(cos, 1), zeros);
-    tn_tensor *neg = tn_where(tn_eq_scalar(target, -1), tn_clamp(tn_sub_scalar(cos, margin), 0, INFINITY), zeros);
+    tn_tensor *neg = tn_where(tn_eq_scalar(target, -1), tn_clamp(tn_sub_scalar(cos, margin), .min = 0), zeros);
     return tn__loss_finish(tn__loss_reduce(tn_add(pos, neg), red), NULL);
 }
 TNDEF tn_tensor *tn_cosine_embedding_loss_opts(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, tn_margin_loss_fn_opts o) {
@@ -552,7 +552,7 @@ static tn_tensor *tn__margin_ranking_impl(tn_tensor *x1, tn_tensor *x2, tn_tenso
         return (tn_tensor *)tn__error("%s: x1, x2 and target should have the same number of dimensions, got x1 %s, x2 %s, target %s", fn,
                                       TN__SHAPE(x1), TN__SHAPE(x2), TN__SHAPE(target));
     tn_scope_begin();
-    tn_tensor *l = tn_clamp(tn_add_scalar(tn_mul(tn_neg(target), tn_sub(x1, x2)), margin), 0, INFINITY);
+    tn_tensor *l = tn_clamp(tn_add_scalar(tn_mul(tn_neg(target), tn_sub(x1, x2)), margin), .min = 0);
     return tn__loss_finish(red == TN_REDUCTION_NONE ? tn__grad_name(l, "ClampMinBackward0") : tn__loss_reduce(l, red), NULL);
 }
 TNDEF tn_tensor *tn_margin_ranking_loss_opts(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, tn_margin_loss_fn_opts o) {

@@ -454,7 +454,7 @@ static tn_tensor *tn__batch_norm_impl(tn_tensor *x, tn_tensor *rm, tn_tensor *rv
     if (w) scale = tn_mul(scale, tn__per_channel(w, x->ndim));
     tn_tensor *shift = tn_neg(tn_mul(mean, scale));
     if (b) shift = tn_add(shift, tn__per_channel(b, x->ndim));
-    tn_tensor *y = tn_addcmul(shift, x, scale, 1);
+    tn_tensor *y = tn_addcmul(shift, x, scale);
     return tn__scope_return(tn__grad_name(y, "NativeBatchNormBackward0"));
 }
 TNDEF tn_tensor *tn_batch_norm(tn_tensor *x, tn_tensor *running_mean, tn_tensor *running_var, tn_tensor *weight, tn_tensor *bias,
@@ -550,7 +550,7 @@ static tn_tensor *tn__layer_norm_impl(tn_tensor *x, const int64_t *ns, int n, tn
     }
     tn_tensor *mean = tn_mean_dims(x, dims, n, true), *var = tn_var_dims(x, dims, n, 0, true);
     tn_tensor *xhat = tn_mul(tn_sub(x, mean), tn_rsqrt(tn_add_scalar(var, eps))), *y = xhat;
-    if (w && b) y = tn_addcmul(b, xhat, w, 1);
+    if (w && b) y = tn_addcmul(b, xhat, w);
     else if (w) y = tn_mul(xhat, w);
     else if (b) y = tn_add(xhat, b);
     return tn__scope_return(tn__grad_name(y, "NativeLayerNormBackward0"));
@@ -577,7 +577,7 @@ static tn_tensor *tn__group_norm_impl(tn_tensor *x, int64_t G, tn_tensor *w, tn_
     tn_tensor *xg = tn_reshape(x, TN_SHAPE(N, G, M));
     tn_tensor *mean = tn_mean_dims(xg, TN_SHAPE(2), true), *var = tn_var_dims(xg, TN_SHAPE(2), 0, true);
     tn_tensor *y = tn_reshape(tn_mul(tn_sub(xg, mean), tn_rsqrt(tn_add_scalar(var, eps))), x->shape, x->ndim);
-    if (w && b) y = tn_addcmul(tn__per_channel(b, x->ndim), y, tn__per_channel(w, x->ndim), 1);
+    if (w && b) y = tn_addcmul(tn__per_channel(b, x->ndim), y, tn__per_channel(w, x->ndim));
     else if (w) y = tn_mul(y, tn__per_channel(w, x->ndim));
     else if (b) y = tn_add(y, tn__per_channel(b, x->ndim));
     return tn__scope_return(tn__grad_name(y, "NativeGroupNormBackward0"));

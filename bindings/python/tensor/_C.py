@@ -298,8 +298,8 @@ tn_index_reduce T T l T T s b
 tn_scatter_reduce_ T T l T T s b
 tn_scatter_with_reduce T T l T T s
 tn_scatter_with_reduce_ T T l T T s
-tn_index_add T T l T T d
-tn_index_add_ T T l T T d
+tn_index_add_str T T l T T s
+tn_index_add__str T T l T T s
 tn_index_copy T T l T T
 tn_index_copy_ T T l T T
 tn_index_fill T T l T d
@@ -362,8 +362,8 @@ tn_zero_ T T
 tn_gelu_str T T s
 tn_softplus_str T T s
 tn_nan_to_num_str T T s
-tn_clamp T T d d
-tn_clamp_ T T d d
+tn_clamp_str T T s
+tn_clamp__str T T s
 tn_clamp_tensor T T T T
 tn_clamp_min T T d
 tn_clamp_max T T d
@@ -374,10 +374,10 @@ tn_frexp T T A
 tn_lerp T T T T
 tn_lerp_scalar T T T d
 tn_lerp_ T T T d
-tn_addcmul T T T T d
-tn_addcdiv T T T T d
-tn_addcmul_ T T T T d
-tn_addcdiv_ T T T T d
+tn_addcmul_str T T T T s
+tn_addcdiv_str T T T T s
+tn_addcmul__str T T T T s
+tn_addcdiv__str T T T T s
 tn_result_type D A i
 tn_broadcast_shapes i L i L i L
 tn_allclose b T T d d b
