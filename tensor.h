@@ -860,14 +860,21 @@ TN__KW_STRUCT(tn_diagflat_fn_opts);
 TNDEF tn_tensor *tn_diagflat_opts(tn_tensor *t, tn_diagflat_fn_opts opts);
 #define tn_diagflat(...) tn_diagflat_opts(TN__POS_KW(tn_diagflat_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_diagflat_str(tn_tensor *t, const char *options);
-/* Constant padding as F.pad: pad = (last_left, last_right, prev_left, prev_right, ...),
-   n even; negative pads crop. */
-TNDEF tn_tensor *tn_pad(tn_tensor *t, const int64_t *pad, int n, double value);
-/* F.pad's other modes: mode TN_PADDING_REFLECT, TN_PADDING_REPLICATE or TN_PADDING_CIRCULAR
-   (section 12's padding_mode values; TN_PADDING_ZEROS is tn_pad with 0) over the last n / 2
-   dims, n = 2, 4 or 6 for a 2-3, 3-4 or 4-5-d input. Reflection needs pads below the size,
-   circular ones at most the size; negative pads crop. Differentiable (index_select). */
-TNDEF tn_tensor *tn_pad_mode(tn_tensor *t, const int64_t *pad, int n, int mode);
+/* F.pad(t, pad, mode='constant', value=None): pad = (last_left, last_right, prev_left,
+   prev_right, ...), n even; negative pads crop. .mode is one of section 12's padding_mode
+   values: TN_PADDING_ZEROS ('constant', the default: .value, 0 by default, fills) or
+   TN_PADDING_REFLECT, TN_PADDING_REPLICATE, TN_PADDING_CIRCULAR over the last n / 2 dims,
+   n = 2, 4 or 6 for a 2-3, 3-4 or 4-5-d input (reflection needs pads below the size,
+   circular ones at most the size; a nonzero .value is an error, as PyTorch's). Differentiable.
+   tn_pad(x, TN_SHAPE(1, 1), .value = -1), tn_pad(x, pads, 4, .mode = TN_PADDING_REFLECT). */
+#define TN_FIELDS_tn_pad_fn_opts(X) \
+    X(E, mode,  0, "constant|reflect|replicate|circular") /* 0: TN_PADDING_ZEROS, declared in section 12 */ \
+    X(D, value, 0.0, "")
+TN__KW_STRUCT(tn_pad_fn_opts);
+TNDEF tn_tensor *tn_pad_opts(tn_tensor *t, const int64_t *pad, int n, tn_pad_fn_opts opts);
+#define tn_pad(t, ...) tn__pad(t, __VA_ARGS__)
+#define tn__pad(t, pad, ...) tn_pad_opts(t, pad, TN__POS_KW(tn_pad_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_pad_str(tn_tensor *t, const int64_t *pad, int n, const char *options);
 
 /* ======================================================================= */
 /* 7. elementwise & broadcasting                                            */
@@ -2535,9 +2542,22 @@ TNDEF tn_tensor *tn_fractional_max_pool3d(tn_tensor *x, const int64_t kernel_siz
    new = (1 - momentum) * old + momentum * batch statistic (unbiased variance). */
 TNDEF tn_tensor *tn_batch_norm(tn_tensor *x, tn_tensor *running_mean, tn_tensor *running_var, tn_tensor *weight, tn_tensor *bias,
                                bool training, double momentum, double eps);   /* 0.1, 1e-5 */
-/* Normalises over the last n dims, which must equal normalized_shape. */
-TNDEF tn_tensor *tn_layer_norm(tn_tensor *x, const int64_t *normalized_shape, int n, tn_tensor *weight, tn_tensor *bias, double eps);
-TNDEF tn_tensor *tn_group_norm(tn_tensor *x, int64_t num_groups, tn_tensor *weight, tn_tensor *bias, double eps);
+/* The keyword arguments of F.layer_norm and F.group_norm: weight and bias (NULL: None) and
+   eps=1e-5. layer_norm normalises over the last n dims, which must equal normalized_shape:
+   tn_layer_norm(x, TN_SHAPE(4), .weight = w, .bias = b); group_norm over num_groups groups
+   of x's channels (dim 1): tn_group_norm(x, 2, .eps = 1e-3). */
+#define TN_FIELDS_tn_affine_norm_fn_opts(X) \
+    X(T, weight, NULL, "") \
+    X(T, bias,   NULL, "") \
+    X(D, eps,    1e-5, "")
+TN__KW_STRUCT(tn_affine_norm_fn_opts);
+TNDEF tn_tensor *tn_layer_norm_opts(tn_tensor *x, const int64_t *normalized_shape, int n, tn_affine_norm_fn_opts opts);
+#define tn_layer_norm(x, ...) tn__layer_norm(x, __VA_ARGS__)
+#define tn__layer_norm(x, normalized_shape, ...) tn_layer_norm_opts(x, normalized_shape, TN__POS_KW(tn_affine_norm_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_layer_norm_str(tn_tensor *x, const int64_t *normalized_shape, int n, const char *options);
+TNDEF tn_tensor *tn_group_norm_opts(tn_tensor *x, int64_t num_groups, tn_affine_norm_fn_opts opts);
+#define tn_group_norm(x, ...) tn_group_norm_opts(x, TN__POS_KW(tn_affine_norm_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_group_norm_str(tn_tensor *x, int64_t num_groups, const char *options);
 TNDEF tn_tensor *tn_instance_norm(tn_tensor *x, tn_tensor *running_mean, tn_tensor *running_var, tn_tensor *weight, tn_tensor *bias,
                                   bool use_input_stats, double momentum, double eps);
 /* F.local_response_norm: x / (k + alpha * mean of x^2 over size neighbouring channels, the
@@ -2563,11 +2583,23 @@ TNDEF tn_tensor *tn_channel_shuffle(tn_tensor *x, int64_t groups);
 
 /* Dropout (from the default generator): zero with probability p, scale the rest by 1/(1-p);
    the identity when not training. dropout2d zeroes whole channels of [N, C, H, W]; a 3-d
-   input is [N, C, L] (rows zeroed), as PyTorch 1.13's F.dropout2d does (with a warning). */
-TNDEF tn_tensor *tn_dropout(tn_tensor *x, double p, bool training);
-TNDEF tn_tensor *tn_dropout2d(tn_tensor *x, double p, bool training);
-/* dropout3d zeroes whole channels of [N, C, D, H, W] (or of an unbatched [C, D, H, W]). */
-TNDEF tn_tensor *tn_dropout3d(tn_tensor *x, double p, bool training);
+   input is [N, C, L] (rows zeroed), as PyTorch 1.13's F.dropout2d does (with a warning).
+   dropout3d zeroes whole channels of [N, C, D, H, W] (or of an unbatched [C, D, H, W]).
+   F.dropout's keywords: p=0.5, training=True (tn_dropout(x, .p = 0.1, .training = false));
+   no inplace: the C ops compute out of place. */
+#define TN_FIELDS_tn_dropout_fn_opts(X) \
+    X(D, p,        0.5,  "") \
+    X(B, training, true, "")
+TN__KW_STRUCT(tn_dropout_fn_opts);
+TNDEF tn_tensor *tn_dropout_opts(tn_tensor *x, tn_dropout_fn_opts opts);
+#define tn_dropout(...) tn_dropout_opts(TN__POS_KW(tn_dropout_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_dropout_str(tn_tensor *x, const char *options);
+TNDEF tn_tensor *tn_dropout2d_opts(tn_tensor *x, tn_dropout_fn_opts opts);
+#define tn_dropout2d(...) tn_dropout2d_opts(TN__POS_KW(tn_dropout_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_dropout2d_str(tn_tensor *x, const char *options);
+TNDEF tn_tensor *tn_dropout3d_opts(tn_tensor *x, tn_dropout_fn_opts opts);
+#define tn_dropout3d(...) tn_dropout3d_opts(TN__POS_KW(tn_dropout_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_dropout3d_str(tn_tensor *x, const char *options);
 
 /* Rows of weight [V, D] for int64 indices of any shape -> [*, D]. padding_idx (negative
    counts from V) gets no gradient. */
@@ -3094,7 +3126,7 @@ TNDEF tn_module *tn_nn_conv2d_str(int64_t in_channels, int64_t out_channels, int
 TNDEF tn_module *tn_nn_conv_transpose2d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
 /* nn.Conv3d / nn.ConvTranspose3d: the keyword arguments of tn_conv_opts with triples
    (.stride_dhw = TN_INTS(2, 1, 1), text "stride=(2, 1, 1)"); padding_mode reflect, replicate
-   or circular pads with tn_pad_mode first (Conv3d only, as PyTorch). */
+   or circular pads with tn_pad first (Conv3d only, as PyTorch). */
 #define TN_FIELDS_tn_conv3d_layer_opts(X) \
     X(I,  stride,             1,         "") \
     X(P,  padding,            0,         "") \
@@ -3191,26 +3223,38 @@ TNDEF tn_module *tn_nn_lazy_batch_norm3d_opts(tn_batch_norm_opts opts);
 #define tn_nn_lazy_batch_norm3d(...) tn_nn_lazy_batch_norm3d_opts(TN__KW(tn_batch_norm_opts, __VA_ARGS__))
 /* nn.LayerNorm(normalized_shape): tn_nn_layer_norm(TN_SHAPE(4, 5), .eps = 1e-6), or a shape
    array and its length. */
-#define TN_FIELDS_tn_layer_norm_opts(X) \
+#define TN_FIELDS_tn_layer_norm_module_opts(X) \
     X(D, eps,                1e-5, "") \
     X(B, elementwise_affine, true, "") \
     X(B, bias,               true, "")
-TN__KW_STRUCT(tn_layer_norm_opts);
-TNDEF tn_module *tn_nn_layer_norm_opts(const int64_t *normalized_shape, int n, tn_layer_norm_opts opts);
+TN__KW_STRUCT(tn_layer_norm_module_opts);
+TNDEF tn_module *tn_nn_layer_norm_opts(const int64_t *normalized_shape, int n, tn_layer_norm_module_opts opts);
 #define tn_nn_layer_norm(...) tn__nn_layer_norm(__VA_ARGS__)
-#define tn__nn_layer_norm(normalized_shape, ...) tn_nn_layer_norm_opts(normalized_shape, TN__POS_KW(tn_layer_norm_opts, __VA_ARGS__))
+#define tn__nn_layer_norm(normalized_shape, ...) tn_nn_layer_norm_opts(normalized_shape, TN__POS_KW(tn_layer_norm_module_opts, __VA_ARGS__))
 TNDEF tn_module *tn_nn_layer_norm_str(const int64_t *normalized_shape, int n, const char *options);
 /* nn.GroupNorm(num_groups, num_channels) */
-#define TN_FIELDS_tn_group_norm_opts(X) \
+#define TN_FIELDS_tn_group_norm_module_opts(X) \
     X(D, eps,    1e-5, "") \
     X(B, affine, true, "")
-TN__KW_STRUCT(tn_group_norm_opts);
-TNDEF tn_module *tn_nn_group_norm_opts(int64_t num_groups, int64_t num_channels, tn_group_norm_opts opts);
-#define tn_nn_group_norm(num_groups, ...) tn_nn_group_norm_opts(num_groups, TN__POS_KW(tn_group_norm_opts, __VA_ARGS__))
+TN__KW_STRUCT(tn_group_norm_module_opts);
+TNDEF tn_module *tn_nn_group_norm_opts(int64_t num_groups, int64_t num_channels, tn_group_norm_module_opts opts);
+#define tn_nn_group_norm(num_groups, ...) tn_nn_group_norm_opts(num_groups, TN__POS_KW(tn_group_norm_module_opts, __VA_ARGS__))
 TNDEF tn_module *tn_nn_group_norm_str(int64_t num_groups, int64_t num_channels, const char *options);
-TNDEF tn_module *tn_nn_dropout(double p);
-TNDEF tn_module *tn_nn_dropout2d(double p);
-TNDEF tn_module *tn_nn_dropout3d(double p);
+/* nn.Dropout / Dropout2d / Dropout3d(p=0.5, inplace=False): tn_nn_dropout(.p = 0.1).
+   inplace is accepted and computes out of place. */
+#define TN_FIELDS_tn_dropout_module_opts(X) \
+    X(D, p,       0.5,   "") \
+    X(B, inplace, false, "")
+TN__KW_STRUCT(tn_dropout_module_opts);
+TNDEF tn_module *tn_nn_dropout_opts(tn_dropout_module_opts opts);
+#define tn_nn_dropout(...) tn_nn_dropout_opts(TN__KW(tn_dropout_module_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_dropout_str(const char *options);
+TNDEF tn_module *tn_nn_dropout2d_opts(tn_dropout_module_opts opts);
+#define tn_nn_dropout2d(...) tn_nn_dropout2d_opts(TN__KW(tn_dropout_module_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_dropout2d_str(const char *options);
+TNDEF tn_module *tn_nn_dropout3d_opts(tn_dropout_module_opts opts);
+#define tn_nn_dropout3d(...) tn_nn_dropout3d_opts(TN__KW(tn_dropout_module_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_dropout3d_str(const char *options);
 /* nn.LocalResponseNorm(size), nn.ChannelShuffle(groups), nn.PixelShuffle / nn.PixelUnshuffle(factor). */
 TNDEF tn_module *tn_nn_local_response_norm_opts(int64_t size, tn_lrn_opts opts);
 #define tn_nn_local_response_norm(...) tn_nn_local_response_norm_opts(TN__POS_KW(tn_lrn_opts, __VA_ARGS__))
@@ -5265,11 +5309,20 @@ static const tn__kwkey tn__kw_pool[] = {TN_FIELDS_tn_pool_opts(TN__KW_ROW)};
 #define TN__KW_T tn_batch_norm_opts
 static const tn__kwkey tn__kw_batch_norm[] = {TN_FIELDS_tn_batch_norm_opts(TN__KW_ROW)};
 #undef TN__KW_T
-#define TN__KW_T tn_layer_norm_opts
-static const tn__kwkey tn__kw_layer_norm[] = {TN_FIELDS_tn_layer_norm_opts(TN__KW_ROW)};
+#define TN__KW_T tn_layer_norm_module_opts
+static const tn__kwkey tn__kw_layer_norm[] = {TN_FIELDS_tn_layer_norm_module_opts(TN__KW_ROW)};
 #undef TN__KW_T
-#define TN__KW_T tn_group_norm_opts
-static const tn__kwkey tn__kw_group_norm[] = {TN_FIELDS_tn_group_norm_opts(TN__KW_ROW)};
+#define TN__KW_T tn_group_norm_module_opts
+static const tn__kwkey tn__kw_group_norm[] = {TN_FIELDS_tn_group_norm_module_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_affine_norm_fn_opts
+static const tn__kwkey tn__kw_affine_norm[] = {TN_FIELDS_tn_affine_norm_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_dropout_module_opts
+static const tn__kwkey tn__kw_dropout[] = {TN_FIELDS_tn_dropout_module_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_dropout_fn_opts
+static const tn__kwkey tn__kw_dropout_fn[] = {TN_FIELDS_tn_dropout_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
 #define TN__KW_T tn_embedding_opts
 static const tn__kwkey tn__kw_embedding[] = {TN_FIELDS_tn_embedding_opts(TN__KW_ROW)};
@@ -5468,6 +5521,9 @@ static const tn__kwkey tn__kw_diag_embed[] = {TN_FIELDS_tn_diag_embed_fn_opts(TN
 #undef TN__KW_T
 #define TN__KW_T tn_diagflat_fn_opts
 static const tn__kwkey tn__kw_diagflat[] = {TN_FIELDS_tn_diagflat_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_pad_fn_opts
+static const tn__kwkey tn__kw_pad[] = {TN_FIELDS_tn_pad_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
 #define TN__KW_T tn_histc_fn_opts
 static const tn__kwkey tn__kw_histc[] = {TN_FIELDS_tn_histc_fn_opts(TN__KW_ROW)};
@@ -8772,7 +8828,7 @@ static tn_tensor *tn__diag_place(tn_tensor *g, int64_t n, int64_t m, int64_t off
     memcpy(flat, g->shape, (size_t)nb * sizeof *flat);
     flat[nb] = len;
     const int64_t start = offset >= 0 ? offset : -offset * m, p1[2] = {0, m}, p2[2] = {start, total - start - len};
-    return tn_reshape(tn_pad(tn_reshape(tn_pad(tn_unsqueeze(g, -1), p1, 2, 0), flat, nb + 1), p2, 2, 0), shape, nb + 2);
+    return tn_reshape(tn_pad(tn_reshape(tn_pad(tn_unsqueeze(g, -1), p1, 2), flat, nb + 1), p2, 2), shape, nb + 2);
 }
 /* Where each of ndim dims comes from in [others..., d1, d2]: a permutation for tn_permute. */
 static void tn__diag_perm(int ndim, int d1, int d2, int64_t *perm) {
@@ -10206,7 +10262,8 @@ TNDEF tn_tensor *tn_triu_opts(tn_tensor *t, tn_diag_fn_opts o) { return tn__triu
 TNDEF tn_tensor *tn_tril_str(tn_tensor *t, const char *options) { TN__KW_STR(tn_diag_fn_opts, diag, "tn_tril", options, tn_tril_opts(t, o)); }
 TNDEF tn_tensor *tn_triu_str(tn_tensor *t, const char *options) { TN__KW_STR(tn_diag_fn_opts, diag, "tn_triu", options, tn_triu_opts(t, o)); }
 
-TNDEF tn_tensor *tn_pad(tn_tensor *t, const int64_t *pad, int n, double value) {
+/* F.pad's constant mode (tn_pad_opts, in nn/padding.c, has the others). */
+static tn_tensor *tn__pad_constant(tn_tensor *t, const int64_t *pad, int n, double value) {
     TN__CHECK_NULL(t);
     if (n % 2 || n / 2 > t->ndim || (n && !pad))
         return (tn_tensor *)tn__error("tn_pad: padding length %d must be even and at most twice the number of dims (%d)", n, t->ndim);
@@ -10444,7 +10501,7 @@ static tn_tensor *tn__block_diag_impl(tn_tensor *const *ts, int n) {
         tn_tensor *b = ts[i];
         int64_t c = b->ndim == 2 ? b->shape[1] : b->ndim == 1 ? b->shape[0] : 1;
         int64_t s[2] = {b->ndim == 2 ? b->shape[0] : 1, c}, pad[2] = {at, cols - at - c};
-        rowsv[i] = tn_pad(tn_to_dtype(tn_reshape(b, s, 2), dt), pad, 2, 0);
+        rowsv[i] = tn_pad(tn_to_dtype(tn_reshape(b, s, 2), dt), pad, 2);
         at += c;
     }
     tn_tensor *r = tn_cat(rowsv, n, 0);
@@ -20238,7 +20295,7 @@ static tn_tensor *tn__conv3d(const char *fn, tn_tensor *x, tn_tensor *w, tn_tens
     const int64_t N = x5 ? x5->shape[0] : 0, HW = tn__mul_sat(H, W);
     if (!transposed) {
         /* [N, C, Dp, H*W] -> depth windows [N, C*kD, OD, H, W] -> [N*OD, C*kD, H, W] */
-        tn_tensor *xp = padL || padR ? tn_pad(x5, TN_SHAPE(0, 0, 0, 0, padL, padR), 0) : x5;
+        tn_tensor *xp = padL || padR ? tn_pad(x5, TN_SHAPE(0, 0, 0, 0, padL, padR)) : x5;
         tn_tensor *x4 = tn_reshape(xp, TN_SHAPE(N, C, D + padL + padR, HW));
         const int64_t g[10] = {kD, 1, dD, 1, 0, 0, sD, 1, OD, HW};
         tn_tensor *cols = x4 ? tn__im2col(x4, g) : NULL;
@@ -20258,7 +20315,7 @@ static tn_tensor *tn__conv3d(const char *fn, tn_tensor *x, tn_tensor *w, tn_tens
             const int64_t g[10] = {kD, 1, dD, 1, 0, 0, sD, 1, D, 1};
             tn_tensor *img = cols ? tn__col2im(tn_contiguous(cols), Dfull, 1, g) : NULL;   /* [N, O*OH*OW, Dfull, 1] */
             y = tn_permute(tn_reshape(img, TN_SHAPE(N, O, OH, OW, Dfull)), TN_SHAPE(0, 1, 4, 2, 3));
-            if (p[0] || op[0]) y = tn_pad(y, TN_SHAPE(0, 0, 0, 0, -p[0], op[0] - p[0]), 0);
+            if (p[0] || op[0]) y = tn_pad(y, TN_SHAPE(0, 0, 0, 0, -p[0], op[0] - p[0]));
             if (b) y = tn_add(y, tn_reshape(b, TN_SHAPE(1, O, 1, 1, 1)));
         }
     }
@@ -22262,9 +22319,12 @@ static tn_tensor *tn__layer_norm_impl(tn_tensor *x, const int64_t *ns, int n, tn
     else if (b) y = tn_add(xhat, b);
     return tn__scope_return(tn__grad_name(y, "NativeLayerNormBackward0"));
 }
-TNDEF tn_tensor *tn_layer_norm(tn_tensor *x, const int64_t *normalized_shape, int n, tn_tensor *weight, tn_tensor *bias, double eps) {
-    TN__AUTOCAST(TN__AC_F32_CUDA, tn_layer_norm(ac_[0], normalized_shape, n, ac_[1], ac_[2], eps), x, weight, bias);
-    return TN__AS("tn_layer_norm", tn__layer_norm_impl(x, normalized_shape, n, weight, bias, eps));
+TNDEF tn_tensor *tn_layer_norm_opts(tn_tensor *x, const int64_t *normalized_shape, int n, tn_affine_norm_fn_opts o) {
+    TN__AUTOCAST(TN__AC_F32_CUDA, tn_layer_norm(ac_[0], normalized_shape, n, .weight = ac_[1], .bias = ac_[2], .eps = o.eps), x, o.weight, o.bias);
+    return TN__AS("tn_layer_norm", tn__layer_norm_impl(x, normalized_shape, n, o.weight, o.bias, o.eps));
+}
+TNDEF tn_tensor *tn_layer_norm_str(tn_tensor *x, const int64_t *normalized_shape, int n, const char *options) {
+    TN__KW_STR(tn_affine_norm_fn_opts, affine_norm, "tn_layer_norm", options, tn_layer_norm_opts(x, normalized_shape, n, o));
 }
 static tn_tensor *tn__group_norm_impl(tn_tensor *x, int64_t G, tn_tensor *w, tn_tensor *b, double eps) {
     const char *fn = "tn_group_norm";
@@ -22289,9 +22349,12 @@ static tn_tensor *tn__group_norm_impl(tn_tensor *x, int64_t G, tn_tensor *w, tn_
     else if (b) y = tn_add(y, tn__per_channel(b, x->ndim));
     return tn__scope_return(tn__grad_name(y, "NativeGroupNormBackward0"));
 }
-TNDEF tn_tensor *tn_group_norm(tn_tensor *x, int64_t num_groups, tn_tensor *weight, tn_tensor *bias, double eps) {
-    TN__AUTOCAST(TN__AC_F32_CUDA, tn_group_norm(ac_[0], num_groups, ac_[1], ac_[2], eps), x, weight, bias);
-    return TN__AS("tn_group_norm", tn__group_norm_impl(x, num_groups, weight, bias, eps));
+TNDEF tn_tensor *tn_group_norm_opts(tn_tensor *x, int64_t num_groups, tn_affine_norm_fn_opts o) {
+    TN__AUTOCAST(TN__AC_F32_CUDA, tn_group_norm(ac_[0], num_groups, .weight = ac_[1], .bias = ac_[2], .eps = o.eps), x, o.weight, o.bias);
+    return TN__AS("tn_group_norm", tn__group_norm_impl(x, num_groups, o.weight, o.bias, o.eps));
+}
+TNDEF tn_tensor *tn_group_norm_str(tn_tensor *x, int64_t num_groups, const char *options) {
+    TN__KW_STR(tn_affine_norm_fn_opts, affine_norm, "tn_group_norm", options, tn_group_norm_opts(x, num_groups, o));
 }
 /* Instance norm is batch norm of [1, N*C, *] with statistics repeated per sample, as ATen. */
 static tn_tensor *tn__instance_norm_impl(tn_tensor *x, tn_tensor *rm, tn_tensor *rv, tn_tensor *w, tn_tensor *b, bool use_input_stats, double momentum, double eps) {
@@ -22571,9 +22634,12 @@ static tn_tensor *tn__dropout(const char *fn, tn_tensor *x, double p, bool train
                                                 x->dtype), 1 / (1 - p));
     return tn__scope_return(tn_mul(x, mask));   /* MulBackward0, as PyTorch 1.13 on CPU */
 }
-TNDEF tn_tensor *tn_dropout(tn_tensor *x, double p, bool training) { return TN__AS("tn_dropout", tn__dropout("tn_dropout", x, p, training, 0)); }
-TNDEF tn_tensor *tn_dropout2d(tn_tensor *x, double p, bool training) { return TN__AS("tn_dropout2d", tn__dropout("tn_dropout2d", x, p, training, 2)); }
-TNDEF tn_tensor *tn_dropout3d(tn_tensor *x, double p, bool training) { return TN__AS("tn_dropout3d", tn__dropout("tn_dropout3d", x, p, training, 3)); }
+TNDEF tn_tensor *tn_dropout_opts(tn_tensor *x, tn_dropout_fn_opts o) { return TN__AS("tn_dropout", tn__dropout("tn_dropout", x, o.p, o.training, 0)); }
+TNDEF tn_tensor *tn_dropout2d_opts(tn_tensor *x, tn_dropout_fn_opts o) { return TN__AS("tn_dropout2d", tn__dropout("tn_dropout2d", x, o.p, o.training, 2)); }
+TNDEF tn_tensor *tn_dropout3d_opts(tn_tensor *x, tn_dropout_fn_opts o) { return TN__AS("tn_dropout3d", tn__dropout("tn_dropout3d", x, o.p, o.training, 3)); }
+TNDEF tn_tensor *tn_dropout_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_dropout_fn_opts, dropout_fn, "tn_dropout", options, tn_dropout_opts(x, o)); }
+TNDEF tn_tensor *tn_dropout2d_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_dropout_fn_opts, dropout_fn, "tn_dropout2d", options, tn_dropout2d_opts(x, o)); }
+TNDEF tn_tensor *tn_dropout3d_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_dropout_fn_opts, dropout_fn, "tn_dropout3d", options, tn_dropout3d_opts(x, o)); }
 
 /* ======================================================================================================== */
 /* src/nn/attention.c: fused scaled dot-product attention: tiled, online softmax, FlashAttention's backward */
@@ -23208,7 +23274,7 @@ static tn_tensor *tn__sdpa_composite(tn_tensor *q, tn_tensor *k, tn_tensor *v, t
     if (mask && mask->dtype == TN_BOOL) att = tn_masked_fill(att, tn_logical_not(mask), -INFINITY);
     else if (mask) att = tn_add(att, mask);
     att = tn_softmax(att, -1);
-    if (dropout_p > 0) att = tn_dropout(att, dropout_p, true);
+    if (dropout_p > 0) att = tn_dropout(att, .p = dropout_p);
     return tn__scope_return(tn_matmul(att, v));
 }
 /* The fused attention on checked, fusable q [*, L, E], k [*, S, E], v [*, S, Ev]; mask NULL,
@@ -24511,10 +24577,10 @@ static tn_tensor *tn__pad_table(const char *fn, int mode, int64_t in, int64_t l,
     return t;
 }
 static tn_tensor *tn__pad_mode_impl(tn_tensor *x, const int64_t *pad, int n, int mode) {
-    const char *fn = "tn_pad_mode";
+    const char *fn = "tn_pad";
     TN__CHECK_NULL(x);
     if (mode < TN_PADDING_REFLECT || mode > TN_PADDING_CIRCULAR)
-        return (tn_tensor *)tn__error("%s: mode %d is not TN_PADDING_REFLECT, TN_PADDING_REPLICATE or TN_PADDING_CIRCULAR (constant padding is tn_pad)", fn, mode);
+        return (tn_tensor *)tn__error("%s: mode %d is not TN_PADDING_ZEROS, TN_PADDING_REFLECT, TN_PADDING_REPLICATE or TN_PADDING_CIRCULAR", fn, mode);
     if (n % 2 || n < 0 || (n && !pad)) return (tn_tensor *)tn__error("%s: Padding length must be divisible by 2 (got %d)", fn, n);
     if (n > 2 * x->ndim)
         return (tn_tensor *)tn__error("%s: Padding length should be less than or equal to two times the input dimension but got padding length %d and input of dimension %d", fn, n, x->ndim);
@@ -24556,7 +24622,14 @@ static tn_tensor *tn__pad_mode_impl(tn_tensor *x, const int64_t *pad, int n, int
                                             {"ReplicationPad1DBackward0", "ReplicationPad2DBackward0", "ReplicationPad3DBackward0"}};
     return tn__scope_return(mode == TN_PADDING_CIRCULAR ? y : tn__grad_name(y, names[mode - 1][k - 1]));
 }
-TNDEF tn_tensor *tn_pad_mode(tn_tensor *t, const int64_t *pad, int n, int mode) { return TN__AS("tn_pad_mode", tn__pad_mode_impl(t, pad, n, mode)); }
+TNDEF tn_tensor *tn_pad_opts(tn_tensor *t, const int64_t *pad, int n, tn_pad_fn_opts o) {
+    static const char *const modes[] = {"constant", "reflect", "replicate", "circular"};
+    if (o.mode == TN_PADDING_ZEROS) return tn__pad_constant(t, pad, n, o.value);
+    if (o.mode > TN_PADDING_ZEROS && o.mode <= TN_PADDING_CIRCULAR && o.value != 0)   /* ATen: a value other than 0 */
+        return (tn_tensor *)tn__error("tn_pad: Padding mode \"%s\" doesn't take in value argument", modes[o.mode]);
+    return TN__AS("tn_pad", tn__pad_mode_impl(t, pad, n, o.mode));
+}
+TNDEF tn_tensor *tn_pad_str(tn_tensor *t, const int64_t *pad, int n, const char *options) { TN__KW_STR(tn_pad_fn_opts, pad, "tn_pad", options, tn_pad_opts(t, pad, n, o)); }
 
 /* ============================================================================ */
 /* src/nn/losses_more.c: the margin, multi-label, triplet and likelihood losses */
@@ -26154,7 +26227,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
     case G_PAD: {
         int64_t neg[2 * TN_MAX_DIMS];
         for (int k = 0; k < n->ni; k++) neg[k] = -n->i[k];
-        gin[0] = tn_pad(g, neg, n->ni, 0);
+        gin[0] = tn_pad(g, neg, n->ni);
         return 0;
     }
     case G_COPY: case G_TO: gin[0] = g; return 0;
@@ -27865,7 +27938,7 @@ static tn_tensor *tn__conv_fwd(tn_module *m, tn_tensor *x) {
         int64_t pads[4];
         tn__conv_mode_pads(c->nsp, c->same, c->k, c->p, c->d, pads);
         tn_scope_begin();
-        tn_tensor *xp = x ? tn_pad_mode(x, pads, 2 * c->nsp, c->mode) : NULL;
+        tn_tensor *xp = x ? tn_pad(x, pads, 2 * c->nsp, .mode = c->mode) : NULL;
         p[0] = p[1] = 0;
         return tn__scope_return(TN__AS(m->type->name, xp ? tn__conv("tn_conv", xp, w, b, c->nsp, false, c->s, p, c->d, c->op, c->groups) : NULL));
     }
@@ -28020,8 +28093,8 @@ static tn_tensor *tn__norm_fwd(tn_module *m, tn_tensor *x) {
     const char *fn = m->type->name;
     if (!x) return NULL;
     tn_tensor *w = tn_module_get(m, "weight"), *b = tn_module_get(m, "bias");
-    if (q->kind == 2) return TN__AS(fn, tn_layer_norm(x, q->shape, q->nshape, w, b, q->eps));
-    if (q->kind == 3) return TN__AS(fn, tn_group_norm(x, q->groups, w, b, q->eps));
+    if (q->kind == 2) return TN__AS(fn, tn_layer_norm(x, q->shape, q->nshape, .weight = w, .bias = b, .eps = q->eps));
+    if (q->kind == 3) return TN__AS(fn, tn_group_norm(x, q->groups, .weight = w, .bias = b, .eps = q->eps));
     if (q->kind == 0 && x->ndim != 2 && x->ndim != 3) return (tn_tensor *)tn__error("%s: expected 2D or 3D input (got %dD input %s)", fn, x->ndim, TN__SHAPE(x));
     if (q->kind == 1 && x->ndim != 4) return (tn_tensor *)tn__error("%s: expected 4D input (got %dD input %s)", fn, x->ndim, TN__SHAPE(x));
     if (q->kind == 4 && x->ndim != 5) return (tn_tensor *)tn__error("%s: expected 5D input (got %dD input %s)", fn, x->ndim, TN__SHAPE(x));
@@ -28086,10 +28159,10 @@ TNDEF tn_module *tn_nn_batch_norm2d_opts(int64_t nf, tn_batch_norm_opts o) {
 TNDEF tn_module *tn_nn_batch_norm3d_opts(int64_t nf, tn_batch_norm_opts o) {
     return tn__norm_new("tn_nn_batch_norm3d", &tn__bn3d_type, 4, nf, 0, NULL, 0, o.eps, o.momentum, o.affine, true, o.track_running_stats);
 }
-TNDEF tn_module *tn_nn_layer_norm_opts(const int64_t *shape, int n, tn_layer_norm_opts o) {
+TNDEF tn_module *tn_nn_layer_norm_opts(const int64_t *shape, int n, tn_layer_norm_module_opts o) {
     return tn__norm_new("tn_nn_layer_norm", &tn__ln_type, 2, 0, 0, shape, n, o.eps, 0, o.elementwise_affine, o.bias, false);
 }
-TNDEF tn_module *tn_nn_group_norm_opts(int64_t groups, int64_t channels, tn_group_norm_opts o) {
+TNDEF tn_module *tn_nn_group_norm_opts(int64_t groups, int64_t channels, tn_group_norm_module_opts o) {
     return tn__norm_new("tn_nn_group_norm", &tn__gn_type, 3, channels, groups, NULL, 0, o.eps, 0, o.affine, true, false);
 }
 TNDEF tn_module *tn_nn_batch_norm1d_str(int64_t nf, const char *options) {
@@ -28102,32 +28175,39 @@ TNDEF tn_module *tn_nn_batch_norm3d_str(int64_t nf, const char *options) {
     TN__KW_STR(tn_batch_norm_opts, batch_norm, "tn_nn_batch_norm3d", options, tn_nn_batch_norm3d_opts(nf, o));
 }
 TNDEF tn_module *tn_nn_layer_norm_str(const int64_t *shape, int n, const char *options) {
-    TN__KW_STR(tn_layer_norm_opts, layer_norm, "tn_nn_layer_norm", options, tn_nn_layer_norm_opts(shape, n, o));
+    TN__KW_STR(tn_layer_norm_module_opts, layer_norm, "tn_nn_layer_norm", options, tn_nn_layer_norm_opts(shape, n, o));
 }
 TNDEF tn_module *tn_nn_group_norm_str(int64_t groups, int64_t channels, const char *options) {
-    TN__KW_STR(tn_group_norm_opts, group_norm, "tn_nn_group_norm", options, tn_nn_group_norm_opts(groups, channels, o));
+    TN__KW_STR(tn_group_norm_module_opts, group_norm, "tn_nn_group_norm", options, tn_nn_group_norm_opts(groups, channels, o));
 }
 
 /* Dropout, Embedding, Flatten, Unflatten, Identity */
-typedef struct tn__miscm { tn_module base; double p; int64_t a, b, sizes[TN_MAX_DIMS]; int n; bool padded; } tn__miscm;
+typedef struct tn__miscm { tn_module base; double p; int64_t a, b, sizes[TN_MAX_DIMS]; int n; bool padded, inplace; } tn__miscm;
 static tn_tensor *tn__dropout_fwd(tn_module *m, tn_tensor *x) {
     tn__miscm *q = (tn__miscm *)m;
     return TN__AS(m->type->name, tn__dropout("tn_dropout", x, q->p, m->training, q->n == 1 ? 0 : q->n));   /* kind 1, 2, 3: Dropout, Dropout2d, Dropout3d */
 
 }
-static void tn__dropout_repr(tn_module *m, char *b, size_t n) { char t[32]; snprintf(b, n, "p=%s, inplace=False", tn__pyfloat(((tn__miscm *)m)->p, t)); }
+static void tn__dropout_repr(tn_module *m, char *b, size_t n) {
+    char t[32];
+    snprintf(b, n, "p=%s, inplace=%s", tn__pyfloat(((tn__miscm *)m)->p, t), ((tn__miscm *)m)->inplace ? "True" : "False");
+}
 static const tn_module_type tn__dropout_type = {"Dropout", tn__dropout_fwd, NULL, tn__dropout_repr};
 static const tn_module_type tn__dropout2d_type = {"Dropout2d", tn__dropout_fwd, NULL, tn__dropout_repr};
 static const tn_module_type tn__dropout3d_type = {"Dropout3d", tn__dropout_fwd, NULL, tn__dropout_repr};
-static tn_module *tn__dropout_new(const tn_module_type *type, double p, int kind) {
+static tn_module *tn__dropout_new(const tn_module_type *type, tn_dropout_module_opts o, int kind) {
+    const double p = o.p;
     if (!(p >= 0 && p <= 1)) return (tn_module *)tn__error("tn_nn_%s: dropout probability has to be between 0 and 1, but got %g", kind == 3 ? "dropout3d" : kind == 2 ? "dropout2d" : "dropout", p);
     tn__miscm *q = (tn__miscm *)tn_module_new(type, sizeof(tn__miscm));
-    if (q) { q->p = p; q->n = kind; }
+    if (q) { q->p = p; q->n = kind; q->inplace = o.inplace; }
     return q ? &q->base : NULL;
 }
-TNDEF tn_module *tn_nn_dropout(double p) { return tn__dropout_new(&tn__dropout_type, p, 1); }
-TNDEF tn_module *tn_nn_dropout2d(double p) { return tn__dropout_new(&tn__dropout2d_type, p, 2); }
-TNDEF tn_module *tn_nn_dropout3d(double p) { return tn__dropout_new(&tn__dropout3d_type, p, 3); }
+TNDEF tn_module *tn_nn_dropout_opts(tn_dropout_module_opts o) { return tn__dropout_new(&tn__dropout_type, o, 1); }
+TNDEF tn_module *tn_nn_dropout2d_opts(tn_dropout_module_opts o) { return tn__dropout_new(&tn__dropout2d_type, o, 2); }
+TNDEF tn_module *tn_nn_dropout3d_opts(tn_dropout_module_opts o) { return tn__dropout_new(&tn__dropout3d_type, o, 3); }
+TNDEF tn_module *tn_nn_dropout_str(const char *options) { TN__KW_STR(tn_dropout_module_opts, dropout, "tn_nn_dropout", options, tn_nn_dropout_opts(o)); }
+TNDEF tn_module *tn_nn_dropout2d_str(const char *options) { TN__KW_STR(tn_dropout_module_opts, dropout, "tn_nn_dropout2d", options, tn_nn_dropout2d_opts(o)); }
+TNDEF tn_module *tn_nn_dropout3d_str(const char *options) { TN__KW_STR(tn_dropout_module_opts, dropout, "tn_nn_dropout3d", options, tn_nn_dropout3d_opts(o)); }
 static tn_tensor *tn__embedding_fwd(tn_module *m, tn_tensor *x) {
     tn__miscm *q = (tn__miscm *)m;
     tn_tensor *w = tn_module_get(m, "weight");
@@ -28370,7 +28450,7 @@ static tn_tensor *tn__conv3d_mod_fwd(tn_module *m, tn_tensor *x) {
     int64_t pads[6];
     tn__conv_mode_pads(3, c->same, c->k, c->p, c->d, pads);
     tn_scope_begin();
-    tn_tensor *xp = x ? tn_pad_mode(x, pads, 6, c->mode) : NULL;
+    tn_tensor *xp = x ? tn_pad(x, pads, 6, .mode = c->mode) : NULL;
     const int64_t zero[3] = {0, 0, 0};
     return tn__scope_return(TN__AS(m->type->name, xp ? tn__conv3d("tn_conv3d", xp, w, b, false, c->s, zero, c->d, NULL, c->groups) : NULL));
 }
@@ -28589,8 +28669,8 @@ TNDEF tn_module *tn_nn_threshold(double threshold, double value) { return tn__sh
 typedef struct tn__padm { tn_module base; int mode, n; bool zero; int64_t pad[6]; double value; } tn__padm;
 static tn_tensor *tn__pad_mod_fwd(tn_module *m, tn_tensor *x) {
     tn__padm *q = (tn__padm *)m;
-    if (q->mode == 0) return TN__AS(m->type->name, tn_pad(x, q->pad, 2 * q->n, q->value));
-    return TN__AS(m->type->name, tn_pad_mode(x, q->pad, 2 * q->n, q->mode));
+    if (q->mode == 0) return TN__AS(m->type->name, tn_pad(x, q->pad, 2 * q->n, .value = q->value));
+    return TN__AS(m->type->name, tn_pad(x, q->pad, 2 * q->n, .mode = q->mode));
 }
 static void tn__pad_mod_repr(tn_module *m, char *b, size_t n) {
     tn__padm *q = (tn__padm *)m;
@@ -29777,7 +29857,7 @@ static tn_tensor *tn__rnn_core(tn__rnnm *r, tn_tensor *x, tn_tensor *h0, tn_tens
             ok = h && (!lstm || c) && (dir[d] = tn_stack(steps, (int)L, 0)) != NULL;
         }
         y = !ok ? NULL : D == 2 ? tn_cat(dir, 2, 2) : dir[0];
-        if (y && l < nl - 1 && r->dropout > 0 && m->training) y = tn_dropout(y, r->dropout, true);
+        if (y && l < nl - 1 && r->dropout > 0 && m->training) y = tn_dropout(y, .p = r->dropout);
         ok = (in = y) != NULL;
     }
     tn_tensor *hN = ok ? tn_stack(hn, (int)(D * nl), 0) : NULL, *cN = ok && lstm ? tn_stack(cn, (int)(D * nl), 0) : NULL;
@@ -30008,8 +30088,8 @@ static tn_tensor *tn__mha_core(tn__mham *a, tn_tensor *query, tn_tensor *key, tn
         tn_tensor *kk[2] = {k, tn_repeat(bk, TN_SHAPE(1, N, 1))}, *vv[2] = {v, tn_repeat(bv, TN_SHAPE(1, N, 1))};
         k = tn_cat(kk, 2, 0);
         v = tn_cat(vv, 2, 0);
-        am = am ? tn_pad(am, pad, 2, 0) : NULL;
-        kp = kp ? tn_pad(kp, pad, 2, 0) : NULL;
+        am = am ? tn_pad(am, pad, 2) : NULL;
+        kp = kp ? tn_pad(kp, pad, 2) : NULL;
     }
     /* heads: [L, N, E] -> [N*H, L, hd] */
     const int64_t Sk = k ? k->shape[0] : 0;
@@ -30020,8 +30100,8 @@ static tn_tensor *tn__mha_core(tn__mham *a, tn_tensor *query, tn_tensor *key, tn
         tn_tensor *z = tn__own(tn__full_on(TN_SHAPE(N * H, 1, hd), 0, dt, k->device)), *kk[2] = {k, z}, *vv[2] = {v, z};
         k = tn_cat(kk, 2, 1);
         v = tn_cat(vv, 2, 1);
-        am = am ? tn_pad(am, pad, 2, 0) : NULL;
-        kp = kp ? tn_pad(kp, pad, 2, 0) : NULL;
+        am = am ? tn_pad(am, pad, 2) : NULL;
+        kp = kp ? tn_pad(kp, pad, 2) : NULL;
     }
     const int64_t S2 = k ? k->shape[1] : 0;
     if (kp) kp = tn_reshape(tn_expand(tn_reshape(kp, TN_SHAPE(N, 1, 1, S2)), TN_SHAPE(N, H, 1, S2)), TN_SHAPE(N * H, 1, S2));
@@ -30029,7 +30109,7 @@ static tn_tensor *tn__mha_core(tn__mham *a, tn_tensor *query, tn_tensor *key, tn
     tn_tensor *att = tn_matmul(tn_div_scalar(q, sqrt((double)hd)), tn_transpose(k, 1, 2));   /* [N*H, L, S2] */
     if (bias) att = tn_add(att, bias);
     att = tn_softmax(att, -1);
-    if (a->dropout > 0 && m->training) att = tn_dropout(att, a->dropout, true);
+    if (a->dropout > 0 && m->training) att = tn_dropout(att, .p = a->dropout);
     tn_tensor *o = tn_reshape(tn_transpose(tn_matmul(att, v), 0, 1), TN_SHAPE(L * N, E));
     o = tn_reshape(tn_module_forward(tn_module_child(m, "out_proj"), o), TN_SHAPE(L, N, E));
     tn_tensor *w = NULL;
@@ -30125,18 +30205,18 @@ static tn_module *tn__tlayer_new(const char *fn, bool decoder, int64_t d, int64_
     if (!t) return NULL;
     t->decoder = decoder; t->norm_first = nf; t->gelu = act == 1;
     tn_module *m = &t->base;
-    tn_layer_norm_opts ln = TN_DEFAULTS(tn_layer_norm_opts);
+    tn_layer_norm_module_opts ln = TN_DEFAULTS(tn_layer_norm_module_opts);
     ln.eps = o.layer_norm_eps;
     ln.bias = bias;
     const int64_t ds[1] = {d};
     /* PyTorch's registration order (the state dict follows it) */
     bool ok = tn_module_add(m, "self_attn", tn__mha_new(fn, d, nhead, p, bias, false, false, d, d, bf)) &&
               (!decoder || tn_module_add(m, "multihead_attn", tn__mha_new(fn, d, nhead, p, bias, false, false, d, d, bf))) &&
-              tn_module_add(m, "linear1", tn_nn_linear(d, dff, bias)) && tn_module_add(m, "dropout", tn_nn_dropout(p)) &&
+              tn_module_add(m, "linear1", tn_nn_linear(d, dff, bias)) && tn_module_add(m, "dropout", tn_nn_dropout(.p = p)) &&
               tn_module_add(m, "linear2", tn_nn_linear(dff, d, bias)) && tn_module_add(m, "norm1", tn_nn_layer_norm_opts(ds, 1, ln)) &&
               tn_module_add(m, "norm2", tn_nn_layer_norm_opts(ds, 1, ln)) && (!decoder || tn_module_add(m, "norm3", tn_nn_layer_norm_opts(ds, 1, ln))) &&
-              tn_module_add(m, "dropout1", tn_nn_dropout(p)) && tn_module_add(m, "dropout2", tn_nn_dropout(p)) &&
-              (!decoder || tn_module_add(m, "dropout3", tn_nn_dropout(p)));
+              tn_module_add(m, "dropout1", tn_nn_dropout(.p = p)) && tn_module_add(m, "dropout2", tn_nn_dropout(.p = p)) &&
+              (!decoder || tn_module_add(m, "dropout3", tn_nn_dropout(.p = p)));
     return tn__module_or_free(m, !ok);
 }
 TNDEF tn_module *tn_nn_transformer_encoder_layer_opts(int64_t d_model, int64_t nhead, tn_transformer_layer_opts o) {
@@ -36706,7 +36786,7 @@ static tn_tensor *tn__graph_node_run(const tn_graph *g, const tn__gnode *n, tn_t
     case J_BATCH_NORM: return tn_batch_norm(a[0], a[1], a[2], a[3], a[4], false, n->d[0], n->d[1]);
     case J_LAYER_NORM: {
         if (!a[0] || n->i[0] < 0 || n->i[0] > a[0]->ndim) return (tn_tensor *)tn__error("tn_graph_run: layer_norm over %lld dims of a %d-d input", (long long)n->i[0], a[0] ? a[0]->ndim : 0);
-        return tn_layer_norm(a[0], a[0]->shape + a[0]->ndim - n->i[0], (int)n->i[0], a[1], a[2], n->d[0]);
+        return tn_layer_norm(a[0], a[0]->shape + a[0]->ndim - n->i[0], (int)n->i[0], .weight = a[1], .bias = a[2], .eps = n->d[0]);
     }
     case J_SDPA: return tn_scaled_dot_product_attention(a[0], a[1], a[2], a[3], 0.0, n->d[1] != 0, n->d[0]);
     default: return (tn_tensor *)tn__error("tn_graph_run: unknown op %d", (int)n->op);

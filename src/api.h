@@ -843,14 +843,21 @@ TN__KW_STRUCT(tn_diagflat_fn_opts);
 TNDEF tn_tensor *tn_diagflat_opts(tn_tensor *t, tn_diagflat_fn_opts opts);
 #define tn_diagflat(...) tn_diagflat_opts(TN__POS_KW(tn_diagflat_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_diagflat_str(tn_tensor *t, const char *options);
-/* Constant padding as F.pad: pad = (last_left, last_right, prev_left, prev_right, ...),
-   n even; negative pads crop. */
-TNDEF tn_tensor *tn_pad(tn_tensor *t, const int64_t *pad, int n, double value);
-/* F.pad's other modes: mode TN_PADDING_REFLECT, TN_PADDING_REPLICATE or TN_PADDING_CIRCULAR
-   (section 12's padding_mode values; TN_PADDING_ZEROS is tn_pad with 0) over the last n / 2
-   dims, n = 2, 4 or 6 for a 2-3, 3-4 or 4-5-d input. Reflection needs pads below the size,
-   circular ones at most the size; negative pads crop. Differentiable (index_select). */
-TNDEF tn_tensor *tn_pad_mode(tn_tensor *t, const int64_t *pad, int n, int mode);
+/* F.pad(t, pad, mode='constant', value=None): pad = (last_left, last_right, prev_left,
+   prev_right, ...), n even; negative pads crop. .mode is one of section 12's padding_mode
+   values: TN_PADDING_ZEROS ('constant', the default: .value, 0 by default, fills) or
+   TN_PADDING_REFLECT, TN_PADDING_REPLICATE, TN_PADDING_CIRCULAR over the last n / 2 dims,
+   n = 2, 4 or 6 for a 2-3, 3-4 or 4-5-d input (reflection needs pads below the size,
+   circular ones at most the size; a nonzero .value is an error, as PyTorch's). Differentiable.
+   tn_pad(x, TN_SHAPE(1, 1), .value = -1), tn_pad(x, pads, 4, .mode = TN_PADDING_REFLECT). */
+#define TN_FIELDS_tn_pad_fn_opts(X) \
+    X(E, mode,  0, "constant|reflect|replicate|circular") /* 0: TN_PADDING_ZEROS, declared in section 12 */ \
+    X(D, value, 0.0, "")
+TN__KW_STRUCT(tn_pad_fn_opts);
+TNDEF tn_tensor *tn_pad_opts(tn_tensor *t, const int64_t *pad, int n, tn_pad_fn_opts opts);
+#define tn_pad(t, ...) tn__pad(t, __VA_ARGS__)
+#define tn__pad(t, pad, ...) tn_pad_opts(t, pad, TN__POS_KW(tn_pad_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_pad_str(tn_tensor *t, const int64_t *pad, int n, const char *options);
 
 /* ======================================================================= */
 /* 7. elementwise & broadcasting                                            */
@@ -2426,9 +2433,22 @@ TNDEF tn_tensor *tn_fractional_max_pool3d(tn_tensor *x, const int64_t kernel_siz
    new = (1 - momentum) * old + momentum * batch statistic (unbiased variance). */
 TNDEF tn_tensor *tn_batch_norm(tn_tensor *x, tn_tensor *running_mean, tn_tensor *running_var, tn_tensor *weight, tn_tensor *bias,
                                bool training, double momentum, double eps);   /* 0.1, 1e-5 */
-/* Normalises over the last n dims, which must equal normalized_shape. */
-TNDEF tn_tensor *tn_layer_norm(tn_tensor *x, const int64_t *normalized_shape, int n, tn_tensor *weight, tn_tensor *bias, double eps);
-TNDEF tn_tensor *tn_group_norm(tn_tensor *x, int64_t num_groups, tn_tensor *weight, tn_tensor *bias, double eps);
+/* The keyword arguments of F.layer_norm and F.group_norm: weight and bias (NULL: None) and
+   eps=1e-5. layer_norm normalises over the last n dims, which must equal normalized_shape:
+   tn_layer_norm(x, TN_SHAPE(4), .weight = w, .bias = b); group_norm over num_groups groups
+   of x's channels (dim 1): tn_group_norm(x, 2, .eps = 1e-3). */
+#define TN_FIELDS_tn_affine_norm_fn_opts(X) \
+    X(T, weight, NULL, "") \
+    X(T, bias,   NULL, "") \
+    X(D, eps,    1e-5, "")
+TN__KW_STRUCT(tn_affine_norm_fn_opts);
+TNDEF tn_tensor *tn_layer_norm_opts(tn_tensor *x, const int64_t *normalized_shape, int n, tn_affine_norm_fn_opts opts);
+#define tn_layer_norm(x, ...) tn__layer_norm(x, __VA_ARGS__)
+#define tn__layer_norm(x, normalized_shape, ...) tn_layer_norm_opts(x, normalized_shape, TN__POS_KW(tn_affine_norm_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_layer_norm_str(tn_tensor *x, const int64_t *normalized_shape, int n, const char *options);
+TNDEF tn_tensor *tn_group_norm_opts(tn_tensor *x, int64_t num_groups, tn_affine_norm_fn_opts opts);
+#define tn_group_norm(x, ...) tn_group_norm_opts(x, TN__POS_KW(tn_affine_norm_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_group_norm_str(tn_tensor *x, int64_t num_groups, const char *options);
 TNDEF tn_tensor *tn_instance_norm(tn_tensor *x, tn_tensor *running_mean, tn_tensor *running_var, tn_tensor *weight, tn_tensor *bias,
                                   bool use_input_stats, double momentum, double eps);
 /* F.local_response_norm: x / (k + alpha * mean of x^2 over size neighbouring channels, the
@@ -2454,11 +2474,23 @@ TNDEF tn_tensor *tn_channel_shuffle(tn_tensor *x, int64_t groups);
 
 /* Dropout (from the default generator): zero with probability p, scale the rest by 1/(1-p);
    the identity when not training. dropout2d zeroes whole channels of [N, C, H, W]; a 3-d
-   input is [N, C, L] (rows zeroed), as PyTorch 1.13's F.dropout2d does (with a warning). */
-TNDEF tn_tensor *tn_dropout(tn_tensor *x, double p, bool training);
-TNDEF tn_tensor *tn_dropout2d(tn_tensor *x, double p, bool training);
-/* dropout3d zeroes whole channels of [N, C, D, H, W] (or of an unbatched [C, D, H, W]). */
-TNDEF tn_tensor *tn_dropout3d(tn_tensor *x, double p, bool training);
+   input is [N, C, L] (rows zeroed), as PyTorch 1.13's F.dropout2d does (with a warning).
+   dropout3d zeroes whole channels of [N, C, D, H, W] (or of an unbatched [C, D, H, W]).
+   F.dropout's keywords: p=0.5, training=True (tn_dropout(x, .p = 0.1, .training = false));
+   no inplace: the C ops compute out of place. */
+#define TN_FIELDS_tn_dropout_fn_opts(X) \
+    X(D, p,        0.5,  "") \
+    X(B, training, true, "")
+TN__KW_STRUCT(tn_dropout_fn_opts);
+TNDEF tn_tensor *tn_dropout_opts(tn_tensor *x, tn_dropout_fn_opts opts);
+#define tn_dropout(...) tn_dropout_opts(TN__POS_KW(tn_dropout_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_dropout_str(tn_tensor *x, const char *options);
+TNDEF tn_tensor *tn_dropout2d_opts(tn_tensor *x, tn_dropout_fn_opts opts);
+#define tn_dropout2d(...) tn_dropout2d_opts(TN__POS_KW(tn_dropout_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_dropout2d_str(tn_tensor *x, const char *options);
+TNDEF tn_tensor *tn_dropout3d_opts(tn_tensor *x, tn_dropout_fn_opts opts);
+#define tn_dropout3d(...) tn_dropout3d_opts(TN__POS_KW(tn_dropout_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_dropout3d_str(tn_tensor *x, const char *options);
 
 /* Rows of weight [V, D] for int64 indices of any shape -> [*, D]. padding_idx (negative
    counts from V) gets no gradient. */
@@ -2985,7 +3017,7 @@ TNDEF tn_module *tn_nn_conv2d_str(int64_t in_channels, int64_t out_channels, int
 TNDEF tn_module *tn_nn_conv_transpose2d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
 /* nn.Conv3d / nn.ConvTranspose3d: the keyword arguments of tn_conv_opts with triples
    (.stride_dhw = TN_INTS(2, 1, 1), text "stride=(2, 1, 1)"); padding_mode reflect, replicate
-   or circular pads with tn_pad_mode first (Conv3d only, as PyTorch). */
+   or circular pads with tn_pad first (Conv3d only, as PyTorch). */
 #define TN_FIELDS_tn_conv3d_layer_opts(X) \
     X(I,  stride,             1,         "") \
     X(P,  padding,            0,         "") \
@@ -3082,26 +3114,38 @@ TNDEF tn_module *tn_nn_lazy_batch_norm3d_opts(tn_batch_norm_opts opts);
 #define tn_nn_lazy_batch_norm3d(...) tn_nn_lazy_batch_norm3d_opts(TN__KW(tn_batch_norm_opts, __VA_ARGS__))
 /* nn.LayerNorm(normalized_shape): tn_nn_layer_norm(TN_SHAPE(4, 5), .eps = 1e-6), or a shape
    array and its length. */
-#define TN_FIELDS_tn_layer_norm_opts(X) \
+#define TN_FIELDS_tn_layer_norm_module_opts(X) \
     X(D, eps,                1e-5, "") \
     X(B, elementwise_affine, true, "") \
     X(B, bias,               true, "")
-TN__KW_STRUCT(tn_layer_norm_opts);
-TNDEF tn_module *tn_nn_layer_norm_opts(const int64_t *normalized_shape, int n, tn_layer_norm_opts opts);
+TN__KW_STRUCT(tn_layer_norm_module_opts);
+TNDEF tn_module *tn_nn_layer_norm_opts(const int64_t *normalized_shape, int n, tn_layer_norm_module_opts opts);
 #define tn_nn_layer_norm(...) tn__nn_layer_norm(__VA_ARGS__)
-#define tn__nn_layer_norm(normalized_shape, ...) tn_nn_layer_norm_opts(normalized_shape, TN__POS_KW(tn_layer_norm_opts, __VA_ARGS__))
+#define tn__nn_layer_norm(normalized_shape, ...) tn_nn_layer_norm_opts(normalized_shape, TN__POS_KW(tn_layer_norm_module_opts, __VA_ARGS__))
 TNDEF tn_module *tn_nn_layer_norm_str(const int64_t *normalized_shape, int n, const char *options);
 /* nn.GroupNorm(num_groups, num_channels) */
-#define TN_FIELDS_tn_group_norm_opts(X) \
+#define TN_FIELDS_tn_group_norm_module_opts(X) \
     X(D, eps,    1e-5, "") \
     X(B, affine, true, "")
-TN__KW_STRUCT(tn_group_norm_opts);
-TNDEF tn_module *tn_nn_group_norm_opts(int64_t num_groups, int64_t num_channels, tn_group_norm_opts opts);
-#define tn_nn_group_norm(num_groups, ...) tn_nn_group_norm_opts(num_groups, TN__POS_KW(tn_group_norm_opts, __VA_ARGS__))
+TN__KW_STRUCT(tn_group_norm_module_opts);
+TNDEF tn_module *tn_nn_group_norm_opts(int64_t num_groups, int64_t num_channels, tn_group_norm_module_opts opts);
+#define tn_nn_group_norm(num_groups, ...) tn_nn_group_norm_opts(num_groups, TN__POS_KW(tn_group_norm_module_opts, __VA_ARGS__))
 TNDEF tn_module *tn_nn_group_norm_str(int64_t num_groups, int64_t num_channels, const char *options);
-TNDEF tn_module *tn_nn_dropout(double p);
-TNDEF tn_module *tn_nn_dropout2d(double p);
-TNDEF tn_module *tn_nn_dropout3d(double p);
+/* nn.Dropout / Dropout2d / Dropout3d(p=0.5, inplace=False): tn_nn_dropout(.p = 0.1).
+   inplace is accepted and computes out of place. */
+#define TN_FIELDS_tn_dropout_module_opts(X) \
+    X(D, p,       0.5,   "") \
+    X(B, inplace, false, "")
+TN__KW_STRUCT(tn_dropout_module_opts);
+TNDEF tn_module *tn_nn_dropout_opts(tn_dropout_module_opts opts);
+#define tn_nn_dropout(...) tn_nn_dropout_opts(TN__KW(tn_dropout_module_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_dropout_str(const char *options);
+TNDEF tn_module *tn_nn_dropout2d_opts(tn_dropout_module_opts opts);
+#define tn_nn_dropout2d(...) tn_nn_dropout2d_opts(TN__KW(tn_dropout_module_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_dropout2d_str(const char *options);
+TNDEF tn_module *tn_nn_dropout3d_opts(tn_dropout_module_opts opts);
+#define tn_nn_dropout3d(...) tn_nn_dropout3d_opts(TN__KW(tn_dropout_module_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_dropout3d_str(const char *options);
 /* nn.LocalResponseNorm(size), nn.ChannelShuffle(groups), nn.PixelShuffle / nn.PixelUnshuffle(factor). */
 TNDEF tn_module *tn_nn_local_response_norm_opts(int64_t size, tn_lrn_opts opts);
 #define tn_nn_local_response_norm(...) tn_nn_local_response_norm_opts(TN__POS_KW(tn_lrn_opts, __VA_ARGS__))

@@ -124,7 +124,7 @@ UNARY_FN(f_embedding, tn_embedding(x[1], x[0]))
 UNARY_FN(f_conv2d, tn_conv2d(x[0], x[1], x[2], .stride_hw = {1, 2}, .padding_hw = {1, 0}))
 UNARY_FN(f_max_pool, tn_max_pool2d(x[0], 2, .stride = 2))
 UNARY_FN(f_avg_pool, tn_avg_pool2d(x[0], 3, .stride = 2, .padding = 1))
-UNARY_FN(f_layer_norm, tn_layer_norm(x[0], TN_SHAPE(5), x[1], x[2], 1e-5))
+UNARY_FN(f_layer_norm, tn_layer_norm(x[0], TN_SHAPE(5), .weight = x[1], .bias = x[2]))
 UNARY_FN(f_batch_norm, tn_batch_norm(x[0], NULL, NULL, x[1], x[2], true, 0.1, 1e-5))
 UNARY_FN(f_transpose_contig, tn_contiguous(tn_transpose(x[0], 0, 2)))
 UNARY_FN(f_max_pool_pad, tn_max_pool2d(x[0], 3, .stride = 2, .padding = 1))
@@ -134,7 +134,7 @@ UNARY_FN(f_max_pool1d, tn_max_pool1d(x[0], 3, .stride = 2, .padding = 1))
 UNARY_FN(f_avg_pool_excl, tn_avg_pool2d(x[0], 3, .stride = 2, .padding = 1, .count_include_pad = false))
 UNARY_FN(f_avg_pool_ceil, tn_avg_pool2d(x[0], 2, .stride = 2, .ceil_mode = true))
 UNARY_FN(f_avg_pool_div, tn_avg_pool2d(x[0], 2, .kernel_size_hw = {2, 3}, .stride_hw = {1, 2}, .padding = 1, .divisor_override = 5))
-UNARY_FN(f_layer_norm_plain, tn_layer_norm(x[0], TN_SHAPE(4, 6), NULL, NULL, 1e-5))
+UNARY_FN(f_layer_norm_plain, tn_layer_norm(x[0], TN_SHAPE(4, 6)))
 UNARY_FN(f_ce_weighted, tn_cross_entropy(x[0], x[1], .weight = tn_detach(x[2]), .ignore_index = 2))
 UNARY_FN(f_ce_none, tn_cross_entropy(x[0], x[1], .reduction = TN_REDUCTION_NONE))
 UNARY_FN(f_ce_smoothing, tn_cross_entropy(x[0], x[1], .reduction = TN_REDUCTION_SUM, .label_smoothing = 0.1))   /* the composite */
@@ -296,7 +296,7 @@ TEST(gpu_norm_pool_state) {
             tn_requires_grad_(xs[d], true);
             tn_tensor *in = tn_mul(xs[d], xs[d]);   /* so that the first derivative depends on x */
             tn_tensor *y = k == 0 ? tn_max_pool2d(in, 3, .stride = 2, .padding = 1) : k == 1 ? tn_avg_pool2d(in, 3, .stride = 2, .padding = 1, .count_include_pad = false)
-                         : k == 2 ? tn_batch_norm(in, NULL, NULL, NULL, NULL, true, 0.1, 1e-5) : k == 3 ? tn_layer_norm(in, TN_SHAPE(5), NULL, NULL, 1e-5)
+                         : k == 2 ? tn_batch_norm(in, NULL, NULL, NULL, NULL, true, 0.1, 1e-5) : k == 3 ? tn_layer_norm(in, TN_SHAPE(5))
                          : k == 4 ? tn_cross_entropy(tn_reshape(in, TN_SHAPE(120, 5)), tn_to(tn_remainder_scalar(tn_arange(0, 120, 1, TN_I64), 5), in->device), .reduction = TN_REDUCTION_NONE)
                                   : tn_conv_transpose2d(in, d ? tn_to(ct_w, TN_CUDA) : ct_w, NULL, .stride = 2, .padding = 1, .output_padding = 1);
             tn_tensor *wd = d ? tn_to(w, TN_CUDA) : w, *vd = d ? tn_to(v, TN_CUDA) : v;
@@ -374,7 +374,7 @@ TEST(gpu_library_entries) {
         tn_tensor *x = RANDN(9, 37), *w = RANDN(37), *b = RANDN(37), *gy = RANDN(9, 37);
         tn_tensor *xc = tn_detach(x), *wc = tn_detach(w), *bc = tn_detach(b);
         tn_requires_grad_(xc, true); tn_requires_grad_(wc, true); tn_requires_grad_(bc, true);
-        tn_tensor *yc = tn_layer_norm(xc, TN_SHAPE(37), wc, bc, 1e-5);
+        tn_tensor *yc = tn_layer_norm(xc, TN_SHAPE(37), .weight = wc, .bias = bc);
         CHECK(yc && tn_backward(tn_sum(tn_mul(yc, gy))) == 0);
         tn_tensor *xg = tn_to(x, TN_CUDA), *wg = tn_to(w, TN_CUDA), *bg = tn_to(b, TN_CUDA), *st = tn_to(tn_zeros(TN_SHAPE(18), TN_F64), TN_CUDA);
         tn_tensor *yg = tn_to(tn_zeros_like(x), TN_CUDA), *gx = tn_to(tn_zeros_like(x), TN_CUDA), *gw = tn_to(tn_zeros_like(w), TN_CUDA), *gb = tn_to(tn_zeros_like(b), TN_CUDA);
@@ -398,9 +398,9 @@ TEST(gpu_random_matches_cpu) {
     tn_tensor *cpu = tn_zeros(TN_SHAPE(1000), TN_F32), *gpu = tn_to(cpu, TN_CUDA);
     tn_default_generator()->kind = TN_GEN_PHILOX;
     tn_manual_seed(42);
-    tn_tensor *rc = tn_rand_like(cpu), *nc = tn_randn_like(cpu), *dc = tn_dropout(tn_ones_like(cpu), 0.3, true);
+    tn_tensor *rc = tn_rand_like(cpu), *nc = tn_randn_like(cpu), *dc = tn_dropout(tn_ones_like(cpu), .p = 0.3);
     tn_manual_seed(42);
-    tn_tensor *rg = tn_rand_like(gpu), *ng = tn_randn_like(gpu), *dg = tn_dropout(tn_ones_like(gpu), 0.3, true);
+    tn_tensor *rg = tn_rand_like(gpu), *ng = tn_randn_like(gpu), *dg = tn_dropout(tn_ones_like(gpu), .p = 0.3);
     SAME("rand_like", rg, rc, 0);
     SAME("randn_like", ng, nc, 1e-6);
     SAME("dropout mask", dg, dc, 1e-6);

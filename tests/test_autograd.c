@@ -516,8 +516,8 @@ GF(v_tril, tn_square(tn_tril(IN0)))
 GF(v_tril_m1, tn_tril(tn_t(IN0), .diagonal = -1))
 GF(v_triu, tn_square(tn_triu(IN0, .diagonal = 1)))
 GF(v_triu_0, tn_triu(tn_t(IN0)))
-GF(v_pad, tn_square(tn_pad(IN0, TN_DIMS(1, 2, 0, 1), 0.5)))
-GF(v_pad_neg, tn_square(tn_pad(tn_t(IN0), TN_DIMS(-1, 1, 1, -1), 0)))
+GF(v_pad, tn_square(tn_pad(IN0, TN_DIMS(1, 2, 0, 1), .value = 0.5)))
+GF(v_pad_neg, tn_square(tn_pad(tn_t(IN0), TN_DIMS(-1, 1, 1, -1))))
 
 TEST(gc_views) {
     BEGIN;
@@ -688,7 +688,7 @@ GF(e_index_2d, tn_index(IN0, UARGS(U0), 1))                      /* [2,2] index 
 GF(e_index_nonadj, tn_index(IN0, UARGS(U0, NULL, U0), 3))        /* x[i, :, i]: advanced dims go first */
 GF(e_masked_fill_bcast, tn_masked_fill(IN0, U0, 2))               /* mask [2,1,3] over [2,3] -> [2,2,3] */
 GF(e_roll_wrap, tn_roll(IN0, I(5), I(0), 1))
-GF(e_pad_crop_all, tn_add(tn_sum(tn_pad(IN0, TN_DIMS(-3, 0), 0)), tn_sum(tn_square(IN0))))
+GF(e_pad_crop_all, tn_add(tn_sum(tn_pad(IN0, TN_DIMS(-3, 0))), tn_sum(tn_square(IN0))))
 GF(e_unfold_0d, tn_unfold(IN0, 0, 1, 1))
 GF(e_squeeze_0d, tn_squeeze(IN0))
 
@@ -1501,7 +1501,7 @@ TEST(sem_grad_fn_names) {
     CHECK_NAME(tn_narrow(x, 1, 0, 2), "SliceBackward0");
     CHECK_NAME(tn_unfold(x, 1, 2, 1), "UnfoldBackward0");
     CHECK_NAME(tn_flip(x, TN_DIMS(0)), "FlipBackward0");
-    CHECK_NAME(tn_pad(x, TN_DIMS(1, 1), 0), "ConstantPadNdBackward0");
+    CHECK_NAME(tn_pad(x, TN_DIMS(1, 1)), "ConstantPadNdBackward0");
     CHECK_NAME(tn_clone(x), "CloneBackward0");
     CHECK_NAME(tn_contiguous(tn_t(x)), "CloneBackward0");
     CHECK_NAME(tn_index_select(x, 0, idx), "IndexSelectBackward0");

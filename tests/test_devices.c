@@ -40,8 +40,8 @@ TEST(device_mixing) {
     ON_GPU("rand_like", tn_rand_like(x2));
     ON_GPU("randn_like", tn_randn_like(x2));
     ON_GPU("bernoulli", tn_bernoulli(dev(tn_full(TN_SHAPE(5), 0.5, TN_F32)), NULL));
-    ON_GPU("dropout", tn_dropout(x2, 0.5, true));
-    ON_GPU("dropout p=1", tn_dropout(x2, 1.0, true));
+    ON_GPU("dropout", tn_dropout(x2));
+    ON_GPU("dropout p=1", tn_dropout(x2, .p = 1.0));
     ON_GPU("avg_pool2d", tn_avg_pool2d(x4, 3, .stride = 2, .padding = 1));
     ON_GPU("one_hot", tn_one_hot(dev(I64(0, 2)), 3));
     ON_GPU("interpolate nearest", tn_interpolate(x4, (int64_t[]){16, 16}, NULL, "nearest", false));

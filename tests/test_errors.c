@@ -578,7 +578,7 @@ static tn_tensor *u_triu(tn_tensor *x) { return tn_triu(x); }
 static tn_tensor *u_flip0(tn_tensor *x) { return tn_flip(x, TN_DIMS(0)); }
 static tn_tensor *u_roll0(tn_tensor *x) { return tn_roll(x, (const int64_t[]){1}, NULL, 0); }
 static tn_tensor *u_repeat(tn_tensor *x) { return tn_repeat(x, TN_DIMS(2, 1)); }
-static tn_tensor *u_pad(tn_tensor *x) { return tn_pad(x, TN_DIMS(1, 1), 0); }
+static tn_tensor *u_pad(tn_tensor *x) { return tn_pad(x, TN_DIMS(1, 1)); }
 static tn_tensor *u_reshape(tn_tensor *x) { return tn_reshape(x, TN_SHAPE(-1)); }
 static tn_tensor *u_view(tn_tensor *x) { return tn_view(x, TN_SHAPE(-1)); }
 static tn_tensor *u_flatten(tn_tensor *x) { return tn_flatten(x, 0, -1); }
@@ -1037,13 +1037,13 @@ TEST(join_split_errors) {
     QUIET(tn_tril(NULL));
     QUIET(tn_triu(NULL));
     /* pad */
-    ERR(tn_pad(a, TN_DIMS(1), 0), "tn_pad:", "1");
-    ERR(tn_pad(a, TN_DIMS(1, 1, 1), 0), "tn_pad:", "3");
-    ERR(tn_pad(a, TN_DIMS(1, 1, 1, 1, 1, 1), 0), "tn_pad:", "6");
-    ERR(tn_pad(a, TN_DIMS(-2, -2), 0), "tn_pad:", "negative");
-    ERR(tn_pad(a, NULL, 2, 0), "tn_pad:");
-    OK(tn_pad(a, TN_DIMS(-1, -2), 0)); /* crops to [2, 0] */
-    QUIET(tn_pad(NULL, TN_DIMS(1, 1), 0));
+    ERR(tn_pad(a, TN_DIMS(1)), "tn_pad:", "1");
+    ERR(tn_pad(a, TN_DIMS(1, 1, 1)), "tn_pad:", "3");
+    ERR(tn_pad(a, TN_DIMS(1, 1, 1, 1, 1, 1)), "tn_pad:", "6");
+    ERR(tn_pad(a, TN_DIMS(-2, -2)), "tn_pad:", "negative");
+    ERR(tn_pad(a, NULL, 2), "tn_pad:");
+    OK(tn_pad(a, TN_DIMS(-1, -2))); /* crops to [2, 0] */
+    QUIET(tn_pad(NULL, TN_DIMS(1, 1)));
     tn_scope_end();
 }
 
@@ -1671,8 +1671,8 @@ static void failing_batch(const inputs *in) {
     drop(tn_roll(in->a23, (const int64_t[]){1}, (const int64_t[]){5}, 1));
     drop(tn_repeat(in->a23, TN_DIMS(2, -2)));
     drop(tn_tril(in->a4));
-    drop(tn_pad(in->a23, TN_DIMS(1), 0));
-    drop(tn_pad(in->a23, TN_DIMS(0, 1LL << 45), 0));
+    drop(tn_pad(in->a23, TN_DIMS(1)));
+    drop(tn_pad(in->a23, TN_DIMS(0, 1LL << 45)));
     /* elementwise */
     drop(tn_add(in->a23, in->a4));
     drop(tn_sub(in->b3, in->b3));
@@ -1853,8 +1853,8 @@ static void hz_slice_huge_step(void) {
 }
 static void hz_pad_overflow(void) {
     tn_scope_begin();
-    ERR(tn_pad(F32(4), TN_DIMS(INT64_MAX, INT64_MAX), 0), "tn_pad:");
-    ERR(tn_pad(F32(4), TN_DIMS(1LL << 45, 0), 0), "tn_pad:");
+    ERR(tn_pad(F32(4), TN_DIMS(INT64_MAX, INT64_MAX)), "tn_pad:");
+    ERR(tn_pad(F32(4), TN_DIMS(1LL << 45, 0)), "tn_pad:");
     tn_scope_end();
 }
 static void hz_repeat_overflow(void) {

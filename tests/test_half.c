@@ -161,8 +161,8 @@ TEST(layers_in_half) {
         tn_tensor *x32 = tn_to_dtype(x, TN_F32), *w32 = tn_to_dtype(w, TN_F32);
         tn_tensor *y = tn_conv2d(x, w, NULL);
         CHECK(y && y->dtype == dt && same_as_float32(y, tn_conv2d(x32, w32, NULL)));
-        tn_tensor *ln = tn_layer_norm(x, TN_SHAPE(6), NULL, NULL, 1e-5);
-        CHECK(ln && ln->dtype == dt && same_as_float32(ln, tn_layer_norm(x32, TN_SHAPE(6), NULL, NULL, 1e-5)));
+        tn_tensor *ln = tn_layer_norm(x, TN_SHAPE(6));
+        CHECK(ln && ln->dtype == dt && same_as_float32(ln, tn_layer_norm(x32, TN_SHAPE(6))));
         tn_tensor *rm = tn_zeros(TN_SHAPE(3), dt), *rv = tn_ones(TN_SHAPE(3), dt);
         tn_tensor *bn = tn_batch_norm(x, rm, rv, NULL, NULL, true, 0.1, 1e-5);
         CHECK(bn && bn->dtype == dt && rm->dtype == dt);

@@ -47,7 +47,7 @@ static bool has_op(const tn_graph *g, const char *op) {
 static tn_module *make_cnn(void) {
     return tn_nn_sequential(tn_nn_conv2d(1, 8, 3, .padding = 1), tn_nn_batch_norm2d(8), tn_nn_relu(), tn_nn_max_pool2d(2),
                             tn_nn_conv2d(8, 16, 3, .padding = 1), tn_nn_batch_norm2d(16), tn_nn_relu(), tn_nn_max_pool2d(2),
-                            tn_nn_flatten(1, -1), tn_nn_dropout(0.25), tn_nn_linear(16 * 7 * 7, 32, true), tn_nn_relu(), tn_nn_linear(32, 10, true));
+                            tn_nn_flatten(1, -1), tn_nn_dropout(.p = 0.25), tn_nn_linear(16 * 7 * 7, 32, true), tn_nn_relu(), tn_nn_linear(32, 10, true));
 }
 /* batch norm's running statistics away from 0 and 1, so eval mode is really exercised */
 static void randomize_bn(tn_module *m, void *user) {
@@ -133,7 +133,7 @@ TEST(test_module_types) {
         {tn_nn_activation("Hardtanh", .min_val = -0.5, .max_val = 0.5), {2, 5}, 2},
         {tn_nn_activation("SiLU"), {2, 5}, 2},
         {tn_nn_activation("Softplus", .beta = 2), {2, 5}, 2},
-        {tn_nn_dropout(0.5), {2, 5}, 2},
+        {tn_nn_dropout(), {2, 5}, 2},
         {tn_nn_transformer_encoder_layer(8, 2, .dim_feedforward = 16, .batch_first = true), {2, 5, 8}, 3},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {

@@ -157,7 +157,7 @@ static tn_module *make_model(int which) {
     if (which == 1)
         return tn_nn_sequential(tn_nn_conv2d(1, 8, 3, .padding = 1), tn_nn_batch_norm2d(8), tn_nn_relu(), tn_nn_max_pool2d(2),
                                 tn_nn_conv2d(8, 16, 3, .padding = 1), tn_nn_batch_norm2d(16), tn_nn_relu(), tn_nn_avg_pool2d(2),
-                                tn_nn_flatten(1, -1), tn_nn_dropout(0.25), tn_nn_linear(16 * 7 * 7, 32, true), tn_nn_relu(), tn_nn_linear(32, 10, true));
+                                tn_nn_flatten(1, -1), tn_nn_dropout(.p = 0.25), tn_nn_linear(16 * 7 * 7, 32, true), tn_nn_relu(), tn_nn_linear(32, 10, true));
     if (which == 2) return tn_nn_transformer_encoder_layer(32, 4, .dim_feedforward = 64, .batch_first = true);
     return tn_nn_sequential(tn_nn_lstm(16, 32, .num_layers = 2), tn_nn_linear(32, 8, true));   /* its output: a view (reshape) of addmm's */
 }

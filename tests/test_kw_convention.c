@@ -9,7 +9,8 @@
  * reduction: mse, l1, smooth_l1, huber, binary_cross_entropy (with logits), kl_div,
  * cosine_embedding, margin_ranking; the functional activations: gelu, softplus, leaky_relu,
  * elu, celu, hardshrink, softshrink, rrelu; tril_indices, triu_indices, nan_to_num, logit,
- * cross, tensordot), plus the text's errors: an unknown name (listed
+ * cross, tensordot; sort, argsort, topk, hardtanh, glu, softmin, clamp, addcmul, addcdiv,
+ * index_add, the dropouts and nn.Dropout*, layer_norm, group_norm, pad), plus the text's errors: an unknown name (listed
  * against the valid ones), a bad value, a word not in the enum's list, a tensor given as
  * text. */
 #define TENSOR_IMPLEMENTATION
@@ -805,6 +806,131 @@ TEST(clamp_addc_index_add_kw) {
     tn_scope_end();
 }
 
+/* F.dropout / dropout2d / dropout3d (p=0.5, training=True), nn.Dropout / Dropout2d /
+   Dropout3d (p=0.5, inplace=False), F.layer_norm / F.group_norm (weight=None, bias=None,
+   eps=1e-5). */
+static bool zero_or(tn_tensor *y, double v) {   /* every element 0 or v */
+    tn_tensor *c = tn_contiguous(tn_to_dtype(y, TN_F64));
+    const double *d = (const double *)tn_data_ptr(c);
+    for (int64_t i = 0; i < tn_numel(c); i++) if (d[i] != 0 && d[i] != v) return false;
+    return true;
+}
+TEST(dropout_norm_kw) {
+    tn_scope_begin();
+    tn_manual_seed(7);
+    tn_tensor *ones = tn_ones(S(4, 8, 3, 3), TN_F64);
+    tn_tensor *y = tn_dropout(ones);   /* p 0.5, training: 0 or 1 / (1 - 0.5) */
+    CHECK(y && zero_or(y, 2) && tn_item(tn_sum(y)) > 0 && tn_item(tn_sum(y)) < 2 * 288);
+    CHECK(zero_or(tn_dropout(ones, .p = 0.75), 4));
+    CHECK(zero_or(tn_dropout_str(ones, "p=0.75"), 4));
+    CHECK(tn_item(tn_sum(tn_dropout(ones, .p = 1))) == 0);
+    CHECK(tn_equal(tn_dropout(ones, .training = false), ones));
+    CHECK(tn_equal(tn_dropout_str(ones, "p=0.9, training=False"), ones));
+    tn_tensor *d2 = tn_dropout2d(ones, .p = 0.5);   /* whole 3x3 channels */
+    CHECK(d2 && zero_or(d2, 2) && tn_equal(tn_amax(d2, TN_SHAPE(2, 3), false), tn_amin(d2, TN_SHAPE(2, 3), false)));
+    CHECK(tn_equal(tn_dropout2d_str(ones, "training=False"), ones));
+    tn_tensor *d3 = tn_dropout3d(tn_unsqueeze(ones, 0), .p = 0.25);
+    CHECK(d3 && zero_or(d3, 4.0 / 3));
+    CHECK(tn_equal(tn_dropout3d_str(ones, "p=0.0"), ones));
+    tn_dropout_fn_opts fo = TN_DEFAULTS(tn_dropout_fn_opts);
+    CHECK(fo.p == 0.5 && fo.training);
+    fo.training = false;
+    CHECK(tn_equal(tn_dropout_opts(ones, fo), ones) && tn_equal(tn_dropout2d_opts(ones, fo), ones) && tn_equal(tn_dropout3d_opts(ones, fo), ones));
+    CHECK_ERR(tn_dropout(ones, .p = 1.5), "dropout probability has to be between 0 and 1, but got 1.5");
+    CHECK_ERR(tn_dropout_str(ones, "inplace=True"), "tn_dropout: unknown option 'inplace' (valid: p, training)");
+
+    tn_module *m = tn_nn_dropout();
+    char *r = m ? tn_module_repr(m) : NULL;
+    CHECK(r && strcmp(r, "Dropout(p=0.5, inplace=False)") == 0);
+    tn_string_free(r);
+    tn_module_free(m);
+    m = tn_nn_dropout(.p = 0.2, .inplace = true);
+    r = m ? tn_module_repr(m) : NULL;
+    CHECK(r && strcmp(r, "Dropout(p=0.2, inplace=True)") == 0);
+    tn_string_free(r);
+    CHECK(m && zero_or(tn_module_forward(m, ones), 1.25));
+    tn_module_free(m);
+    m = tn_nn_dropout2d_str("p=0.3");
+    r = m ? tn_module_repr(m) : NULL;
+    CHECK(r && strcmp(r, "Dropout2d(p=0.3, inplace=False)") == 0);
+    tn_string_free(r);
+    tn_module_free(m);
+    tn_dropout_module_opts mo = TN_DEFAULTS(tn_dropout_module_opts);
+    CHECK(mo.p == 0.5 && !mo.inplace);
+    mo.p = 1;
+    m = tn_nn_dropout3d_opts(mo);
+    CHECK(m && tn_item(tn_sum(tn_module_forward(m, tn_unsqueeze(ones, 0)))) == 0);
+    tn_module_free(m);
+    m = tn_nn_dropout3d(.p = 0.5);
+    r = m ? tn_module_repr(m) : NULL;
+    CHECK(r && strcmp(r, "Dropout3d(p=0.5, inplace=False)") == 0);
+    tn_string_free(r);
+    tn_module_free(m);
+    CHECK_ERR(tn_nn_dropout(.p = -0.1), "tn_nn_dropout: dropout probability has to be between 0 and 1, but got -0.1");
+    CHECK_ERR(tn_nn_dropout2d_str("training=True"), "tn_nn_dropout2d: unknown option 'training' (valid: p, inplace)");
+
+    tn_tensor *x = f64(V(1, 2, 4, -1, 0.5, 3, -2, 6), S(2, 4)), *w = f64(V(1.5, -1, 0.5, 2), S(4)), *b = f64(V(0.1, 0.2, -0.3, 0), S(4));
+    const double *ln = V(-0.2773496714211404, 0.27734967142114075, 1.386748357105703, -1.3867483571057027,
+                         -0.4635944636577559, 0.37930456117452765, -1.3064934884900397, 1.3907833909732679);
+    const double *lnwb = V(-0.3160245071317106, -0.07734967142114074, 0.39337417855285156, -2.7734967142114053,
+                           -0.5953916954866338, -0.17930456117452764, -0.9532467442450199, 2.7815667819465357);
+    const double *ln2 = V(-0.268452428509859, 0.12202383114084503, 0.9029763504422531, -1.049404947811267,
+                          -0.463690558335211, 0.5125000907915491, -1.4398812074619711, 1.6839288697436612);
+    CHECK_T(tn_layer_norm(x, S(4)), S(2, 4), ln);
+    CHECK_T(tn_layer_norm(x, S(4), .weight = w, .bias = b), S(2, 4), lnwb);
+    CHECK_T(tn_layer_norm(x, S(2, 4), .eps = 0.5), S(2, 4), ln2);
+    CHECK_T(tn_layer_norm_str(x, S(2, 4), "eps=0.5"), S(2, 4), ln2);
+    tn_affine_norm_fn_opts no = TN_DEFAULTS(tn_affine_norm_fn_opts);
+    CHECK(!no.weight && !no.bias && no.eps == 1e-5);
+    no.weight = w;
+    no.bias = b;
+    CHECK_T(tn_layer_norm_opts(x, S(4), no), S(2, 4), lnwb);
+    CHECK_ERR(tn_layer_norm_str(x, S(4), "elementwise_affine=False"), "tn_layer_norm: unknown option 'elementwise_affine' (valid: weight, bias, eps)");
+    CHECK_ERR(tn_layer_norm_str(x, S(4), "weight=None"), "tn_layer_norm: option weight is a tensor, which the option text cannot give");
+
+    tn_tensor *g = tn_reshape(x, S(1, 4, 2)), *gw = f64(V(2, 1, -1, 0.5), S(4)), *gb = f64(V(0, 1, 0, -1), S(4));
+    const double *gn = V(-0.2773496714211405, 0.2773496714211407, 1.3867483571057029, -1.3867483571057029,
+                         -0.463594463657756, 0.3793045611745276, -1.3064934884900397, 1.3907833909732679);
+    const double *gnwb = V(-0.5463583647081529, 0.5463583647081534, 2.365895911770383, -0.3658959117703827,
+                           0.46098198509983274, -0.3771670787180449, -1.6495655244588554, -0.3085270223502511);
+    CHECK_T(tn_group_norm(g, 2), S(1, 4, 2), gn);
+    CHECK_T(tn_group_norm(g, 2, .weight = gw, .bias = gb, .eps = 0.1), S(1, 4, 2), gnwb);
+    no.weight = gw;
+    no.bias = gb;
+    no.eps = 0.1;
+    CHECK_T(tn_group_norm_opts(g, 2, no), S(1, 4, 2), gnwb);
+    CHECK_T(tn_group_norm_str(g, 2, "eps=1e-05"), S(1, 4, 2), gn);
+    CHECK_ERR(tn_group_norm_str(g, 2, "affine=True"), "tn_group_norm: unknown option 'affine' (valid: weight, bias, eps)");
+    tn_scope_end();
+}
+
+/* F.pad (mode='constant', value=None: 0); the other modes refuse a nonzero value. */
+TEST(pad_kw) {
+    tn_scope_begin();
+    tn_tensor *x = tn_reshape(range64(6), S(1, 2, 3));
+    const double *c0 = V(0, 0, 1, 2, 0, 0, 0, 3, 4, 5, 0, 0), *cv = V(-1.5, 0, 1, 2, -1.5, -1.5, -1.5, 3, 4, 5, -1.5, -1.5);
+    const double *refl = V(2, 1, 0, 1, 2, 1, 5, 4, 3, 4, 5, 4);
+    CHECK_T(tn_pad(x, S(1, 2)), S(1, 2, 6), c0);   /* constant, 0 */
+    CHECK_T(tn_pad(x, S(1, 2), .value = -1.5), S(1, 2, 6), cv);
+    CHECK_T(tn_pad(x, ((const int64_t[]){1, 2}), 2, .value = -1.5), S(1, 2, 6), cv);
+    CHECK_T(tn_pad_str(x, S(1, 2), "mode='constant', value=-1.5"), S(1, 2, 6), cv);
+    CHECK_T(tn_pad(x, S(2, 1), .mode = TN_PADDING_REFLECT), S(1, 2, 6), refl);
+    CHECK_T(tn_pad_str(x, S(2, 1), "mode='reflect'"), S(1, 2, 6), refl);
+    CHECK_T(tn_pad(x, S(1, 1), .mode = TN_PADDING_REPLICATE), S(1, 2, 5), V(0, 0, 1, 2, 2, 3, 3, 4, 5, 5));
+    CHECK_T(tn_pad_str(x, S(1, 0), "mode='circular', value=0"), S(1, 2, 4), V(2, 0, 1, 2, 5, 3, 4, 5));
+    tn_pad_fn_opts o = TN_DEFAULTS(tn_pad_fn_opts);
+    CHECK(o.mode == TN_PADDING_ZEROS && o.value == 0);
+    o.value = -1.5;
+    CHECK_T(tn_pad_opts(x, S(1, 2), o), S(1, 2, 6), cv);
+    o.mode = TN_PADDING_REFLECT;
+    CHECK_ERR(tn_pad_opts(x, S(2, 1), o), "tn_pad: Padding mode \"reflect\" doesn't take in value argument");
+    CHECK_ERR(tn_pad(x, S(1, 1), .mode = TN_PADDING_CIRCULAR, .value = NAN), "tn_pad: Padding mode \"circular\" doesn't take in value argument");
+    CHECK_ERR(tn_pad_str(x, S(1, 1), "mode='zeros'"), "tn_pad: option mode='zeros': expected one of constant|reflect|replicate|circular");
+    CHECK_ERR(tn_pad_str(x, S(1, 1), "fill=1"), "tn_pad: unknown option 'fill' (valid: mode, value)");
+    CHECK_ERR(tn_pad(x, S(1, 1), .mode = 7), "tn_pad: mode 7 is not");
+    tn_scope_end();
+}
+
 /* The migrated ops stay differentiable through the macro form. */
 static tn_tensor *g_addmm(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_addmm(in[0], in[1], in[2], .beta = -0.5, .alpha = 1.5); }
 static tn_tensor *g_cdist(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_cdist(in[0], in[1], .p = 3); }
@@ -818,6 +944,9 @@ static tn_tensor *g_index_add(tn_tensor *const *in, int n, void *u) {
     return tn_index_add(in[0], 0, tn_from_data((const int64_t[]){2, 0, 2}, S(3), TN_I64), in[1], .alpha = 0.5);
 }
 static tn_tensor *g_clamp(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_clamp(in[0], .min = -0.5, .max = 0.7); }
+static tn_tensor *g_layer_norm(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_layer_norm(in[0], S(4), .weight = in[1], .bias = in[2], .eps = 0.1); }
+static tn_tensor *g_group_norm(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_group_norm(in[0], 2, .weight = in[1], .bias = in[2], .eps = 0.1); }
+static tn_tensor *g_pad(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_mul(tn_pad(in[0], S(2, 1), .mode = TN_PADDING_REFLECT), tn_pad(in[0], S(1, 2), .value = 0.5)); }
 TEST(gradients_through_the_macros) {
     tn_scope_begin();
     tn_manual_seed(3);
@@ -848,6 +977,11 @@ TEST(gradients_through_the_macros) {
     tn_tensor *cl[1] = {f64(V(-1.2, -0.3, 0.1, 0.45, 0.9, 2.0), S(2, 3))};
     tn_requires_grad_(cl[0], true);
     CHECK(tn_gradcheck(g_clamp, cl, 1, NULL, 1e-6, 1e-5, 1e-4));
+    tn_tensor *nm[3] = {tn_randn(S(2, 4, 4), TN_F64), tn_randn(S(4), TN_F64), tn_randn(S(4), TN_F64)};
+    for (int i = 0; i < 3; i++) tn_requires_grad_(nm[i], true);
+    CHECK(tn_gradcheck(g_layer_norm, nm, 3, NULL, 1e-6, 1e-5, 1e-4));
+    CHECK(tn_gradcheck(g_group_norm, nm, 3, NULL, 1e-6, 1e-5, 1e-4));
+    CHECK(tn_gradcheck(g_pad, nm, 1, NULL, 1e-6, 1e-5, 1e-4));
     tn_scope_end();
 }
 
@@ -872,6 +1006,8 @@ int main(void) {
     RUN(sorting_kw);
     RUN(hardtanh_glu_softmin_kw);
     RUN(clamp_addc_index_add_kw);
+    RUN(dropout_norm_kw);
+    RUN(pad_kw);
     RUN(gradients_through_the_macros);
     return tn_test_report();
 }

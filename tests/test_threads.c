@@ -52,12 +52,12 @@ static tn_tensor *f_rand(tn_tensor *const *in) {
     return tn_add(tn_rand_gen(in[0]->shape, in[0]->ndim, TN_F32, &g), tn_randn_gen(in[0]->shape, in[0]->ndim, TN_F64, &g));
 }
 /* dropout's one-pass mask from a fixed seed (mt19937: drawn serially) */
-static tn_tensor *f_drop(tn_tensor *const *in) { tn_manual_seed(3); return tn_dropout(in[0], 0.3, true); }
+static tn_tensor *f_drop(tn_tensor *const *in) { tn_manual_seed(3); return tn_dropout(in[0], .p = 0.3); }
 /* the same from a Philox default generator (the vectorised kernel, threads taking ranges of counters) */
 static tn_tensor *f_drop_philox(tn_tensor *const *in) {
     tn_manual_seed(3);
     tn_default_generator()->kind = TN_GEN_PHILOX;
-    tn_tensor *r = tn_dropout(in[0], 0.3, true);
+    tn_tensor *r = tn_dropout(in[0], .p = 0.3);
     tn_default_generator()->kind = TN_GEN_MT19937;
     return r;
 }

@@ -536,7 +536,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
     case G_PAD: {
         int64_t neg[2 * TN_MAX_DIMS];
         for (int k = 0; k < n->ni; k++) neg[k] = -n->i[k];
-        gin[0] = tn_pad(g, neg, n->ni, 0);
+        gin[0] = tn_pad(g, neg, n->ni);
         return 0;
     }
     case G_COPY: case G_TO: gin[0] = g; return 0;

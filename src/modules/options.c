@@ -345,11 +345,20 @@ static const tn__kwkey tn__kw_pool[] = {TN_FIELDS_tn_pool_opts(TN__KW_ROW)};
 #define TN__KW_T tn_batch_norm_opts
 static const tn__kwkey tn__kw_batch_norm[] = {TN_FIELDS_tn_batch_norm_opts(TN__KW_ROW)};
 #undef TN__KW_T
-#define TN__KW_T tn_layer_norm_opts
-static const tn__kwkey tn__kw_layer_norm[] = {TN_FIELDS_tn_layer_norm_opts(TN__KW_ROW)};
+#define TN__KW_T tn_layer_norm_module_opts
+static const tn__kwkey tn__kw_layer_norm[] = {TN_FIELDS_tn_layer_norm_module_opts(TN__KW_ROW)};
 #undef TN__KW_T
-#define TN__KW_T tn_group_norm_opts
-static const tn__kwkey tn__kw_group_norm[] = {TN_FIELDS_tn_group_norm_opts(TN__KW_ROW)};
+#define TN__KW_T tn_group_norm_module_opts
+static const tn__kwkey tn__kw_group_norm[] = {TN_FIELDS_tn_group_norm_module_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_affine_norm_fn_opts
+static const tn__kwkey tn__kw_affine_norm[] = {TN_FIELDS_tn_affine_norm_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_dropout_module_opts
+static const tn__kwkey tn__kw_dropout[] = {TN_FIELDS_tn_dropout_module_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_dropout_fn_opts
+static const tn__kwkey tn__kw_dropout_fn[] = {TN_FIELDS_tn_dropout_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
 #define TN__KW_T tn_embedding_opts
 static const tn__kwkey tn__kw_embedding[] = {TN_FIELDS_tn_embedding_opts(TN__KW_ROW)};
@@ -548,6 +557,9 @@ static const tn__kwkey tn__kw_diag_embed[] = {TN_FIELDS_tn_diag_embed_fn_opts(TN
 #undef TN__KW_T
 #define TN__KW_T tn_diagflat_fn_opts
 static const tn__kwkey tn__kw_diagflat[] = {TN_FIELDS_tn_diagflat_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_pad_fn_opts
+static const tn__kwkey tn__kw_pad[] = {TN_FIELDS_tn_pad_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
 #define TN__KW_T tn_histc_fn_opts
 static const tn__kwkey tn__kw_histc[] = {TN_FIELDS_tn_histc_fn_opts(TN__KW_ROW)};

@@ -392,7 +392,7 @@ static tn_tensor *tn__sdpa_composite(tn_tensor *q, tn_tensor *k, tn_tensor *v, t
     if (mask && mask->dtype == TN_BOOL) att = tn_masked_fill(att, tn_logical_not(mask), -INFINITY);
     else if (mask) att = tn_add(att, mask);
     att = tn_softmax(att, -1);
-    if (dropout_p > 0) att = tn_dropout(att, dropout_p, true);
+    if (dropout_p > 0) att = tn_dropout(att, .p = dropout_p);
     return tn__scope_return(tn_matmul(att, v));
 }
 /* The fused attention on checked, fusable q [*, L, E], k [*, S, E], v [*, S, Ev]; mask NULL,

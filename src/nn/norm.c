@@ -555,9 +555,12 @@ static tn_tensor *tn__layer_norm_impl(tn_tensor *x, const int64_t *ns, int n, tn
     else if (b) y = tn_add(xhat, b);
     return tn__scope_return(tn__grad_name(y, "NativeLayerNormBackward0"));
 }
-TNDEF tn_tensor *tn_layer_norm(tn_tensor *x, const int64_t *normalized_shape, int n, tn_tensor *weight, tn_tensor *bias, double eps) {
-    TN__AUTOCAST(TN__AC_F32_CUDA, tn_layer_norm(ac_[0], normalized_shape, n, ac_[1], ac_[2], eps), x, weight, bias);
-    return TN__AS("tn_layer_norm", tn__layer_norm_impl(x, normalized_shape, n, weight, bias, eps));
+TNDEF tn_tensor *tn_layer_norm_opts(tn_tensor *x, const int64_t *normalized_shape, int n, tn_affine_norm_fn_opts o) {
+    TN__AUTOCAST(TN__AC_F32_CUDA, tn_layer_norm(ac_[0], normalized_shape, n, .weight = ac_[1], .bias = ac_[2], .eps = o.eps), x, o.weight, o.bias);
+    return TN__AS("tn_layer_norm", tn__layer_norm_impl(x, normalized_shape, n, o.weight, o.bias, o.eps));
+}
+TNDEF tn_tensor *tn_layer_norm_str(tn_tensor *x, const int64_t *normalized_shape, int n, const char *options) {
+    TN__KW_STR(tn_affine_norm_fn_opts, affine_norm, "tn_layer_norm", options, tn_layer_norm_opts(x, normalized_shape, n, o));
 }
 static tn_tensor *tn__group_norm_impl(tn_tensor *x, int64_t G, tn_tensor *w, tn_tensor *b, double eps) {
     const char *fn = "tn_group_norm";
@@ -582,9 +585,12 @@ static tn_tensor *tn__group_norm_impl(tn_tensor *x, int64_t G, tn_tensor *w, tn_
     else if (b) y = tn_add(y, tn__per_channel(b, x->ndim));
     return tn__scope_return(tn__grad_name(y, "NativeGroupNormBackward0"));
 }
-TNDEF tn_tensor *tn_group_norm(tn_tensor *x, int64_t num_groups, tn_tensor *weight, tn_tensor *bias, double eps) {
-    TN__AUTOCAST(TN__AC_F32_CUDA, tn_group_norm(ac_[0], num_groups, ac_[1], ac_[2], eps), x, weight, bias);
-    return TN__AS("tn_group_norm", tn__group_norm_impl(x, num_groups, weight, bias, eps));
+TNDEF tn_tensor *tn_group_norm_opts(tn_tensor *x, int64_t num_groups, tn_affine_norm_fn_opts o) {
+    TN__AUTOCAST(TN__AC_F32_CUDA, tn_group_norm(ac_[0], num_groups, .weight = ac_[1], .bias = ac_[2], .eps = o.eps), x, o.weight, o.bias);
+    return TN__AS("tn_group_norm", tn__group_norm_impl(x, num_groups, o.weight, o.bias, o.eps));
+}
+TNDEF tn_tensor *tn_group_norm_str(tn_tensor *x, int64_t num_groups, const char *options) {
+    TN__KW_STR(tn_affine_norm_fn_opts, affine_norm, "tn_group_norm", options, tn_group_norm_opts(x, num_groups, o));
 }
 /* Instance norm is batch norm of [1, N*C, *] with statistics repeated per sample, as ATen. */
 static tn_tensor *tn__instance_norm_impl(tn_tensor *x, tn_tensor *rm, tn_tensor *rv, tn_tensor *w, tn_tensor *b, bool use_input_stats, double momentum, double eps) {

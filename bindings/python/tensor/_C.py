@@ -6,7 +6,7 @@ argtypes. Nothing mirrors the layout of ``struct tn_tensor``: tensors are opaque
 structs declared are the small public value types the header documents field by
 field: ``tn_memory_stats``, ``tn_generator`` (seed, offset, mt19937 state), and the options structs passed
 by value where a keyword argument is a tensor: ``tn_autograd_opts``, ``tn_loss_opts``,
-``tn_searchsorted_fn_opts``, ``tn_cov_fn_opts``, ``tn_diff_fn_opts`` and ``tn_trapezoid_fn_opts``
+``tn_searchsorted_fn_opts``, ``tn_cov_fn_opts``, ``tn_diff_fn_opts``, ``tn_trapezoid_fn_opts`` and ``tn_affine_norm_fn_opts``
 (the other keyword arguments go to the C ``_str`` functions as PyTorch's keyword text),
 and ``tn_print_options``, which tn_get_printoptions fills.
 
@@ -21,7 +21,7 @@ from ctypes import (POINTER, c_bool, c_char_p, c_double, c_int, c_int64, c_size_
 
 __all__ = ["lib", "path", "signatures", "tn_memory_stats", "tn_generator", "tn_autograd_opts", "tn_loss_opts",
            "tn_print_options", "tn_searchsorted_fn_opts", "tn_cov_fn_opts", "tn_diff_fn_opts",
-           "tn_trapezoid_fn_opts", "DELETER", "HOOK", "NODE_HOOK",
+           "tn_trapezoid_fn_opts", "tn_affine_norm_fn_opts", "DELETER", "HOOK", "NODE_HOOK",
            "ERROR_HANDLER", "CUSTOM_FORWARD", "CUSTOM_BACKWARD", "GRADCHECK_FN"]
 
 
@@ -82,6 +82,11 @@ class tn_diff_fn_opts(ctypes.Structure):
     _fields_ = [("n", c_int64), ("dim", c_int64), ("prepend", c_void_p), ("append", c_void_p)]
 
 
+class tn_affine_norm_fn_opts(ctypes.Structure):
+    """TN_FIELDS_tn_affine_norm_fn_opts (F.layer_norm, F.group_norm): weight and bias a tensor or NULL."""
+    _fields_ = [("weight", c_void_p), ("bias", c_void_p), ("eps", c_double)]
+
+
 class tn_trapezoid_fn_opts(ctypes.Structure):
     """TN_FIELDS_tn_trapezoid_fn_opts: x a tensor or NULL, dx NaN for None."""
     _fields_ = [("x", c_void_p), ("dx", c_double), ("dim", c_int64)]
@@ -118,6 +123,7 @@ _TYPES = {
     "V": tn_cov_fn_opts,              # passed by value
     "U": tn_diff_fn_opts,             # passed by value
     "B": tn_trapezoid_fn_opts,        # passed by value
+    "I": tn_affine_norm_fn_opts,      # passed by value
 }
 
 # "name  restype  argtypes..."  Every row is mandatory: the package and the library ship
@@ -352,8 +358,7 @@ tn_triu_str T T s
 tn_diag_embed_str T T s
 tn_diag_str T T s
 tn_diagflat_str T T s
-tn_pad T T L i d
-tn_pad_mode T T L i i
+tn_pad_str T T L i s
 tn_add_alpha T T T d
 tn_sub_alpha T T T d
 tn_add_alpha_ T T T d
@@ -722,15 +727,15 @@ tn_max_unpool T T T L i
 tn_fractional_max_pool2d T T L L T A
 tn_fractional_max_pool3d T T L L T A
 tn_batch_norm T T T T T T b d d
-tn_layer_norm T T L i T T d
-tn_group_norm T T l T T d
+tn_layer_norm_opts T T L i I
+tn_group_norm_opts T T l I
 tn_instance_norm T T T T T T b d d
 tn_local_response_norm_str T T l s
 tn_cross_map_lrn2d_str T T l s
 tn_channel_shuffle T T l
-tn_dropout T T d b
-tn_dropout2d T T d b
-tn_dropout3d T T d b
+tn_dropout_str T T s
+tn_dropout2d_str T T s
+tn_dropout3d_str T T s
 tn_embedding T T T
 tn_embedding_padded T T T l
 tn_embedding_bag_str T T T T T s

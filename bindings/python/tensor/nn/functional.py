@@ -13,7 +13,7 @@ import operator
 import warnings
 from ctypes import c_double, c_int64, c_void_p, byref
 
-from .._C import lib, tn_loss_opts
+from .._C import lib, tn_affine_norm_fn_opts, tn_loss_opts
 from .._core import Tensor, _float, _i64, _int, _scalar, _to_dtype, _wrap, full, int64, tensor
 
 __all__ = [
@@ -795,14 +795,14 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     if isinstance(normalized_shape, numbers.Integral):
         normalized_shape = (normalized_shape,)
     arr, n = _i64(normalized_shape)
-    return _wrap(lib.tn_layer_norm(input._ptr, arr, n, _opt(weight), _opt(bias), _float(eps, "layer_norm", "eps")))
+    return _wrap(lib.tn_layer_norm_opts(input._ptr, arr, n, tn_affine_norm_fn_opts(_opt(weight), _opt(bias), _float(eps, "layer_norm", "eps"))))
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     if not isinstance(input, Tensor):
         _check("group_norm", input=input)
-    return _wrap(lib.tn_group_norm(input._ptr, _int(num_groups, "group_norm", "num_groups"), _opt(weight), _opt(bias),
-                                   _float(eps, "group_norm", "eps")))
+    return _wrap(lib.tn_group_norm_opts(input._ptr, _int(num_groups, "group_norm", "num_groups"),
+                                        tn_affine_norm_fn_opts(_opt(weight), _opt(bias), _float(eps, "group_norm", "eps"))))
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
@@ -868,8 +868,8 @@ def dropout(input, p=0.5, training=True, inplace=False):
         if not training or p == 0:
             return input
         src = _src(input)
-        return _inplace(input, _wrap(lib.tn_dropout(src._ptr, _float(p, "dropout", "p"), True)))
-    return _wrap(lib.tn_dropout(input._ptr, _float(p, "dropout", "p"), bool(training)))
+        return _inplace(input, _wrap(lib.tn_dropout_str(src._ptr, _num_text(p=_float(p, "dropout", "p"), training=True))))
+    return _wrap(lib.tn_dropout_str(input._ptr, _num_text(p=_float(p, "dropout", "p"), training=bool(training))))
 
 
 def _channel_dropout(input, p, training, inplace, batched):
@@ -877,7 +877,7 @@ def _channel_dropout(input, p, training, inplace, batched):
     [N, C, L, 1]: torch 1.13's dropout1d (and its dropout2d of 3-D input)."""
     x = input if batched else input.unsqueeze(0)
     src = (_src(x) if inplace else x).unsqueeze(-1)
-    r = _wrap(lib.tn_dropout2d(src._ptr, _float(p, "dropout1d", "p"), bool(training))).squeeze(-1)
+    r = _wrap(lib.tn_dropout2d_str(src._ptr, _num_text(p=_float(p, "dropout1d", "p"), training=bool(training)))).squeeze(-1)
     if not batched:
         r = r.squeeze(0)
     if inplace:
@@ -911,7 +911,7 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
         # torch's feature dropout: whole [N, C] feature maps (single elements for 2-D input)
         shape = list(input.shape)
         src = (_src(input) if inplace else input).reshape(shape[0], shape[1], -1, 1)
-        r = _wrap(lib.tn_dropout2d(src._ptr, _float(p, "dropout2d", "p"), bool(training))).reshape(shape)
+        r = _wrap(lib.tn_dropout2d_str(src._ptr, _num_text(p=_float(p, "dropout2d", "p"), training=bool(training)))).reshape(shape)
         if inplace:
             return input if not training or p == 0 else _inplace(input, r)
         return r
@@ -923,7 +923,7 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
                       "please switch to using dropout1d instead.")
         return _channel_dropout(input, p, training, inplace, True)
     src = _src(input) if inplace else input
-    r = _wrap(lib.tn_dropout2d(src._ptr, _float(p, "dropout2d", "p"), bool(training)))
+    r = _wrap(lib.tn_dropout2d_str(src._ptr, _num_text(p=_float(p, "dropout2d", "p"), training=bool(training))))
     if inplace:
         return input if not training or p == 0 else _inplace(input, r)
     return r
@@ -943,10 +943,10 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
             raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
         shape = list(input.shape)   # torch's feature dropout over [N, C] feature maps
         src = (_src(input) if inplace else input).reshape(shape[0], shape[1], -1, 1, 1)
-        r = _wrap(lib.tn_dropout3d(src._ptr, _float(p, "dropout3d", "p"), bool(training))).reshape(shape)
+        r = _wrap(lib.tn_dropout3d_str(src._ptr, _num_text(p=_float(p, "dropout3d", "p"), training=bool(training)))).reshape(shape)
     else:
         src = _src(input) if inplace else input
-        r = _wrap(lib.tn_dropout3d(src._ptr, _float(p, "dropout3d", "p"), bool(training)))
+        r = _wrap(lib.tn_dropout3d_str(src._ptr, _num_text(p=_float(p, "dropout3d", "p"), training=bool(training))))
     if inplace:
         return input if not training or p == 0 else _inplace(input, r)
     return r
@@ -1239,13 +1239,13 @@ def pad(input, pad, mode="constant", value=None):
         _check("pad", input=input)
     arr, n = _i64(pad, "pad")
     if mode == "constant":
-        return _wrap(lib.tn_pad(input._ptr, arr, n, 0.0 if value is None else _float(value, "pad", "value")))
+        return _wrap(lib.tn_pad_str(input._ptr, arr, n, _num_text(value=0.0 if value is None else _float(value, "pad", "value"))))
     code = _PAD_MODES.get(mode)
     if code is None:
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if value is not None and value != 0:
         raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
-    r = lib.tn_pad_mode(input._ptr, arr, n, code)
+    r = lib.tn_pad_str(input._ptr, arr, n, f"mode='{mode}'".encode())
     if not r and "supported for now" in lib.tn_last_error().decode():
         msg = lib.tn_last_error().decode()
         lib.tn_clear_error()
