@@ -1764,17 +1764,40 @@ TN_HD static inline double tn_orthopoly_f64(int kind, double x, double nf) {
 /* Forms without dims reduce all elements to a 0-d tensor. dims lists may hold negative
    dims; TN_DIMS(0, 2) writes (dims, n). Sums and products of integers and bools give
    int64; mean, var, std, norm and logsumexp need floating input. */
+/* The _dims forms of sum, mean, nansum, nanmean and prod take torch.sum's keywords:
+   keepdim=False, dtype=None (-1; else x is cast to it first, and a sum's or product's result
+   is in it, wrapping as PyTorch's arithmetic in that dtype): tn_sum_dims(x, TN_DIMS(0),
+   .keepdim = true), tn_mean_dims(x, dims, n, .dtype = TN_F64). */
+#define TN_FIELDS_tn_sum_fn_opts(X) \
+    X(B, keepdim, false, "") \
+    X(E, dtype,   -1,    "float32|float64|int32|int64|uint8|bool|float16|bfloat16|int8|int16")
+TN__KW_STRUCT(tn_sum_fn_opts);
 TNDEF tn_tensor *tn_sum(tn_tensor *x);
-TNDEF tn_tensor *tn_sum_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
+TNDEF tn_tensor *tn_sum_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_sum_fn_opts opts);
+#define tn_sum_dims(x, ...) tn__sum_dims(x, __VA_ARGS__)
+#define tn__sum_dims(x, dims, ...) tn_sum_dims_opts(x, dims, TN__POS_KW(tn_sum_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_sum_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options);
 TNDEF tn_tensor *tn_mean(tn_tensor *x);
-TNDEF tn_tensor *tn_mean_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
+TNDEF tn_tensor *tn_mean_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_sum_fn_opts opts);
+#define tn_mean_dims(x, ...) tn__mean_dims(x, __VA_ARGS__)
+#define tn__mean_dims(x, dims, ...) tn_mean_dims_opts(x, dims, TN__POS_KW(tn_sum_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_mean_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options);
 /* sum and mean over the elements that are not NaN (nanmean: floating input; NaN where all are). */
 TNDEF tn_tensor *tn_nansum(tn_tensor *x);
-TNDEF tn_tensor *tn_nansum_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
+TNDEF tn_tensor *tn_nansum_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_sum_fn_opts opts);
+#define tn_nansum_dims(x, ...) tn__nansum_dims(x, __VA_ARGS__)
+#define tn__nansum_dims(x, dims, ...) tn_nansum_dims_opts(x, dims, TN__POS_KW(tn_sum_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_nansum_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options);
 TNDEF tn_tensor *tn_nanmean(tn_tensor *x);
-TNDEF tn_tensor *tn_nanmean_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
+TNDEF tn_tensor *tn_nanmean_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_sum_fn_opts opts);
+#define tn_nanmean_dims(x, ...) tn__nanmean_dims(x, __VA_ARGS__)
+#define tn__nanmean_dims(x, dims, ...) tn_nanmean_dims_opts(x, dims, TN__POS_KW(tn_sum_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_nanmean_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options);
 TNDEF tn_tensor *tn_prod(tn_tensor *x);
-TNDEF tn_tensor *tn_prod_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
+TNDEF tn_tensor *tn_prod_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_sum_fn_opts opts);
+#define tn_prod_dims(x, ...) tn__prod_dims(x, __VA_ARGS__)
+#define tn__prod_dims(x, dims, ...) tn_prod_dims_opts(x, dims, TN__POS_KW(tn_sum_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_prod_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options);
 TNDEF tn_tensor *tn_amax(tn_tensor *x, const int64_t *dims, int n, bool keepdim); /* n = 0: all */
 TNDEF tn_tensor *tn_amin(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
 TNDEF tn_tensor *tn_max(tn_tensor *x);          /* 0-d; NaN propagates; error on an empty tensor */
@@ -5417,6 +5440,9 @@ static const tn__kwkey tn__kw_print[] = {TN_FIELDS_tn_print_options(TN__KW_ROW)}
 #define TN__KW_T tn_isin_fn_opts
 static const tn__kwkey tn__kw_isin[] = {TN_FIELDS_tn_isin_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
+#define TN__KW_T tn_sum_fn_opts
+static const tn__kwkey tn__kw_sum[] = {TN_FIELDS_tn_sum_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
 #define TN__KW_T tn_quantile_fn_opts
 static const tn__kwkey tn__kw_quantile[] = {TN_FIELDS_tn_quantile_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
@@ -8302,7 +8328,7 @@ static tn_tensor *tn__multinomial_impl(tn_tensor *p, int64_t ns, bool replacemen
     tn_tensor *sums = NULL;
     if (ok && (race || !mt)) {   /* the mt19937 kernel with replacement checks as it sums */
         tn_tensor *lo = C ? tn_amin(pd, NULL, 0, false) : NULL, *hi = lo ? tn_amax(pd, NULL, 0, false) : NULL;   /* NaN propagates into hi */
-        sums = tn_sum_dims(pd, &last, 1, true);
+        sums = tn_sum_dims(pd, &last, 1, .keepdim = true);
         ok = sums != NULL && (C == 0 || hi != NULL);
         if (ok && C && !(tn_item(lo) >= 0 && tn_item(hi) < INFINITY))
             ok = (tn__error(race ? "%s: probability tensor contains either `inf`, `nan` or element < 0"
@@ -12019,7 +12045,7 @@ static tn_tensor *tn__mvlgamma_impl(tn_tensor *x, int64_t p) {
     tn_tensor *offs = tn_to(tn_arange(-0.5 * (double)p + 0.5, 0.5, 0.5, TN_F32), x->device);
     tn_tensor *args = tn_add(tn_unsqueeze(x, -1), offs);
     int64_t last = -1;
-    return tn__scope_return(tn__grad_name(tn_add_scalar(tn_sum_dims(tn_lgamma(args), &last, 1, false), (double)p * (double)(p - 1) * 0.28618247146235004354),
+    return tn__scope_return(tn__grad_name(tn_add_scalar(tn_sum_dims(tn_lgamma(args), &last, 1), (double)p * (double)(p - 1) * 0.28618247146235004354),
                                         "MvlgammaBackward0"));
 }
 TNDEF tn_tensor *tn_mvlgamma(tn_tensor *x, int64_t p) { return TN__AS("tn_mvlgamma", tn__mvlgamma_impl(x, p)); }
@@ -12529,13 +12555,13 @@ static tn_tensor *tn__reduce(const char *fn, tn_reduce_op op, tn_tensor *x, cons
 }
 
 TNDEF tn_tensor *tn_sum(tn_tensor *x) { return tn__reduce("tn_sum", SUM, x, NULL, 0, false); }
-TNDEF tn_tensor *tn_sum_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return tn__grad_name(tn__reduce("tn_sum_dims", SUM, x, dims, n, keepdim), n ? "SumBackward1" : "SumBackward0"); }
+static tn_tensor *tn__sum_dims_kd(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return tn__grad_name(tn__reduce("tn_sum_dims", SUM, x, dims, n, keepdim), n ? "SumBackward1" : "SumBackward0"); }
 TNDEF tn_tensor *tn_prod(tn_tensor *x) {
     TN__AUTOCAST(TN__AC_F32, tn_prod(ac_[0]), x);
     return tn__reduce("tn_prod", PROD, x, NULL, 0, false);
 }
-TNDEF tn_tensor *tn_prod_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
-    TN__AUTOCAST(TN__AC_F32, tn_prod_dims(ac_[0], dims, n, keepdim), x);
+static tn_tensor *tn__prod_dims_kd(tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
+    TN__AUTOCAST(TN__AC_F32, tn__prod_dims_kd(ac_[0], dims, n, keepdim), x);
     return tn__reduce("tn_prod_dims", PROD, x, dims, n, keepdim);
 }
 TNDEF tn_tensor *tn_amax(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return tn__reduce("tn_amax", MAX, x, dims, n, keepdim); }
@@ -12567,7 +12593,7 @@ static int tn__need_float(const char *fn, tn_tensor *x) {
     return 0;
 }
 
-TNDEF tn_tensor *tn_mean_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
+static tn_tensor *tn__mean_dims_kd(tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
     TN__CHECK_NULL(x);
     if (tn__check_cpu_dtype("tn_mean_dims", x) || tn__need_float("tn_mean_dims", x)) return NULL;
     int64_t count = tn__reduced_count("tn_mean_dims", x, dims, n);
@@ -12585,7 +12611,7 @@ TNDEF tn_tensor *tn_mean_dims(tn_tensor *x, const int64_t *dims, int n, bool kee
     if (r && r->grad_fn) { r->grad_fn->d[0] = (double)count; r->grad_fn->name = n ? "MeanBackward1" : "MeanBackward0"; }
     return tn__own(r);
 }
-TNDEF tn_tensor *tn_mean(tn_tensor *x) { return TN__AS("tn_mean", tn_mean_dims(x, NULL, 0, false)); }
+TNDEF tn_tensor *tn_mean(tn_tensor *x) { return TN__AS("tn_mean", tn__mean_dims_kd(x, NULL, 0, false)); }
 
 TNDEF tn_tensor *tn_var_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim) {
     TN__CHECK_NULL(x);
@@ -12593,8 +12619,8 @@ TNDEF tn_tensor *tn_var_dims(tn_tensor *x, const int64_t *dims, int n, int64_t c
     int64_t count = tn__reduced_count("tn_var_dims", x, dims, n);
     if (count < 0) return NULL;
     tn_scope_begin();
-    tn_tensor *m = tn_mean_dims(x, dims, n, true);
-    tn_tensor *ss = tn_sum_dims(tn_square(tn_sub(x, m)), dims, n, keepdim);
+    tn_tensor *m = tn_mean_dims(x, dims, n, .keepdim = true);
+    tn_tensor *ss = tn_sum_dims(tn_square(tn_sub(x, m)), dims, n, .keepdim = keepdim);
     /* the degrees of freedom in double, as PyTorch: count - correction may not fit in int64 */
     tn_tensor *r = tn_keep(tn_div_scalar(ss, TN__MAX(0.0, (double)count - (double)correction)));
     tn_scope_end();
@@ -12618,7 +12644,7 @@ static tn_tensor *tn__var_mean_impl(bool sd, tn_tensor *x, const int64_t *dims, 
     if (!tn_dtype_is_floating(x->dtype)) return (tn_tensor *)tn__error("%s only support floating point and complex dtypes (got %s)", sd ? "std_mean" : "var_mean", tn__torch_type_name(x->dtype));
     tn_scope_begin();
     tn_tensor *v = sd ? tn_std_dims(x, dims, n, correction, keepdim) : tn_var_dims(x, dims, n, correction, keepdim);
-    tn_tensor *m = v ? tn_mean_dims(x, dims, n, keepdim) : NULL;
+    tn_tensor *m = v ? tn_mean_dims(x, dims, n, .keepdim = keepdim) : NULL;
     v = m ? tn_keep(v) : NULL;
     m = v && mean ? tn_keep(m) : NULL;
     tn_scope_end();
@@ -12642,13 +12668,13 @@ TNDEF tn_tensor *tn_norm_dims(tn_tensor *x, double p, const int64_t *dims, int n
     if (tn__check_cpu_dtype("tn_norm_dims", x) || tn__need_float("tn_norm_dims", x) || tn__dims_mask("tn_norm_dims", x, dims, n, mask)) return NULL;
     tn_scope_begin();
     tn_tensor *a = tn_abs(x), *r;
-    if (p == INFINITY) r = tn_numel(x) ? tn_amax(a, dims, n, keepdim) : tn_sum_dims(a, dims, n, keepdim);
+    if (p == INFINITY) r = tn_numel(x) ? tn_amax(a, dims, n, keepdim) : tn_sum_dims(a, dims, n, .keepdim = keepdim);
     else if (p == -INFINITY) r = tn_amin(a, dims, n, keepdim);
     else if (p == 0) /* the count of nonzeros: recorded, with no gradient (x.grad stays None), as PyTorch */
-        r = tn__zero_grad_node(tn_to_dtype(tn_sum_dims(tn_ne_scalar(x, 0), dims, n, keepdim), x->dtype), x, "NormBackward1", false);
-    else if (p == 1) r = tn_sum_dims(a, dims, n, keepdim);
+        r = tn__zero_grad_node(tn_to_dtype(tn_sum_dims(tn_ne_scalar(x, 0), dims, n, .keepdim = keepdim), x->dtype), x, "NormBackward1", false);
+    else if (p == 1) r = tn_sum_dims(a, dims, n, .keepdim = keepdim);
     else { /* (sum |x|^p)^(1/p), with a zero gradient where the norm is 0 (as PyTorch), not inf * 0 */
-        tn_tensor *sp = tn_sum_dims(p == 2 ? tn_square(a) : tn_pow_scalar(a, p), dims, n, keepdim);
+        tn_tensor *sp = tn_sum_dims(p == 2 ? tn_square(a) : tn_pow_scalar(a, p), dims, n, .keepdim = keepdim);
         tn_tensor *zero = sp ? tn_eq_scalar(sp, 0) : NULL;
         tn_tensor *safe = zero ? tn_where(zero, tn_ones_like(sp), sp) : NULL;
         r = safe ? tn_where(zero, tn_zeros_like(sp), p == 2 ? tn_sqrt(safe) : tn_pow_scalar(safe, 1.0 / p)) : NULL;
@@ -12697,7 +12723,7 @@ static tn_tensor *tn__sum_to_size_impl(tn_tensor *x, const int64_t *shape, int n
         if (i < lead || (shape[i - lead] == 1 && x->shape[i] != 1)) dims[n++] = i;
     if (n == 0) return tn__own(tn_retain(x));   /* PyTorch returns self */
     tn_scope_begin();
-    tn_tensor *r = tn_sum_dims(x, dims, n, true);
+    tn_tensor *r = tn_sum_dims(x, dims, n, .keepdim = true);
     return tn__scope_return(r && lead ? tn_reshape(r, shape, ndim) : r);
 }
 TNDEF tn_tensor *tn_sum_to_size(tn_tensor *x, const int64_t *shape, int ndim) { return TN__AS("tn_sum_to_size", tn__sum_to_size_impl(x, shape, ndim)); }
@@ -12737,13 +12763,13 @@ static tn_tensor *tn__trapezoid(const char *fn, bool cum, tn_tensor *y, tn_trape
         }
         tn_tensor *dx = xv ? tn_sub(tn_slice(xv, d, 1, TN_END, 1), tn_slice(xv, d, 0, -1, 1)) : NULL;
         if (cum) r = dx ? tn_cumsum(tn_div_scalar(tn_mul(dx, tn_add(left, right)), 2.0), d) : NULL;   /* ATen's order: integers wrap where its do */
-        else r = dx ? tn_div_scalar(tn_sum_dims(tn_mul(tn_add(left, right), dx), &dim64, 1, false), 2.0) : NULL;
+        else r = dx ? tn_div_scalar(tn_sum_dims(tn_mul(tn_add(left, right), dx), &dim64, 1), 2.0) : NULL;
     } else {
         const double dx = isnan(o.dx) ? 1.0 : o.dx;
         /* dx / 2 a Python float: integer samples give the default float dtype, whatever its value */
         tn_tensor *half = tn__own(tn__scalar_new(dx / 2.0, TN_F64, true));
         if (cum) r = half ? tn_cumsum(tn_mul(half, tn_add(left, right)), d) : NULL;
-        else r = tn_mul_scalar(tn_sub(tn_sum_dims(y, &dim64, 1, false), tn_mul_scalar(tn_add(tn_select(y, d, 0), tn_select(y, d, -1)), 0.5)), dx);
+        else r = tn_mul_scalar(tn_sub(tn_sum_dims(y, &dim64, 1), tn_mul_scalar(tn_add(tn_select(y, d, 0), tn_select(y, d, -1)), 0.5)), dx);
     }
     return tn__scope_return(r);
 }
@@ -12766,11 +12792,11 @@ TNDEF tn_tensor *tn_logsumexp(tn_tensor *x, const int64_t *dims, int n, bool kee
     tn_scope_begin();
     tn_tensor *xf = tn_dtype_is_floating(x->dtype) ? x : tn_to_dtype(x, TN_F32), *r;
     if (tn_numel(xf) == 0) {
-        r = tn_log(tn_sum_dims(tn_exp(xf), dims, n, keepdim));
+        r = tn_log(tn_sum_dims(tn_exp(xf), dims, n, .keepdim = keepdim));
     } else { /* shift by the max (0 where the max is infinite, so inf - inf never happens) */
         tn_tensor *m = tn_amax(xf, dims, n, true);
         if (m) m = tn_where(tn_isinf(m), tn_zeros_like(m), m);
-        tn_tensor *s = tn_log(tn_sum_dims(tn_exp(tn_sub(xf, m)), dims, n, true));
+        tn_tensor *s = tn_log(tn_sum_dims(tn_exp(tn_sub(xf, m)), dims, n, .keepdim = true));
         r = tn_add(s, m);
         if (r && !keepdim) {
             int64_t shape[TN_MAX_DIMS];
@@ -12788,33 +12814,56 @@ TNDEF tn_tensor *tn_logsumexp(tn_tensor *x, const int64_t *dims, int n, bool kee
 /* ---- NaN-skipping sums and means, counts, aminmax ---- */
 static tn_tensor *tn__nansum_impl(tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
     TN__CHECK_NULL(x);
-    if (!tn_dtype_is_floating(x->dtype)) return tn_sum_dims(x, dims, n, keepdim);   /* nothing is NaN */
+    if (!tn_dtype_is_floating(x->dtype)) return tn_sum_dims(x, dims, n, .keepdim = keepdim);   /* nothing is NaN */
     tn_scope_begin();
     /* the NaNs read as 0: where's gradient is g where x is not NaN, 0 at the NaNs, as PyTorch's */
-    tn_tensor *r = tn_sum_dims(tn_where(tn_isnan(x), tn_zeros_like(x), x), dims, n, keepdim);
+    tn_tensor *r = tn_sum_dims(tn_where(tn_isnan(x), tn_zeros_like(x), x), dims, n, .keepdim = keepdim);
     r = tn_keep(tn__grad_name(r, "NansumBackward0"));
     tn_scope_end();
     return r;
 }
 TNDEF tn_tensor *tn_nansum(tn_tensor *x) { return TN__AS("tn_nansum", tn__nansum_impl(x, NULL, 0, false)); }
-TNDEF tn_tensor *tn_nansum_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return TN__AS("tn_nansum_dims", tn__nansum_impl(x, dims, n, keepdim)); }
+static tn_tensor *tn__nansum_dims_kd(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return TN__AS("tn_nansum_dims", tn__nansum_impl(x, dims, n, keepdim)); }
 static tn_tensor *tn__nanmean_impl(tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
     TN__CHECK_NULL(x);
     if (!tn_dtype_is_floating(x->dtype))
         return (tn_tensor *)tn__error("tn_nanmean: expected input to have floating point dtype but got %s", tn_dtype_name(x->dtype));
     tn_scope_begin();
-    tn_tensor *r = tn_div(tn__nansum_impl(x, dims, n, keepdim), tn_sum_dims(tn_logical_not(tn_isnan(x)), dims, n, keepdim));
+    tn_tensor *r = tn_div(tn__nansum_impl(x, dims, n, keepdim), tn_sum_dims(tn_logical_not(tn_isnan(x)), dims, n, .keepdim = keepdim));
     r = tn_keep(r);
     tn_scope_end();
     return r;
 }
 TNDEF tn_tensor *tn_nanmean(tn_tensor *x) { return TN__AS("tn_nanmean", tn__nanmean_impl(x, NULL, 0, false)); }
-TNDEF tn_tensor *tn_nanmean_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return TN__AS("tn_nanmean_dims", tn__nanmean_impl(x, dims, n, keepdim)); }
+static tn_tensor *tn__nanmean_dims_kd(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return TN__AS("tn_nanmean_dims", tn__nanmean_impl(x, dims, n, keepdim)); }
+
+/* The keyword forms of the dims reductions: dtype casts x first (and a sum's or product's
+   result: PyTorch computes in that dtype, so an integer result wraps to it). */
+static tn_tensor *tn__dims_reduce(const char *fn, tn_tensor *(*f)(tn_tensor *, const int64_t *, int, bool), bool cast_result,
+                                  tn_tensor *x, const int64_t *dims, int n, tn_sum_fn_opts o) {
+    if (o.dtype == -1) return f(x, dims, n, o.keepdim);
+    TN__CHECK_NULL(x);
+    if (o.dtype < 0 || o.dtype >= TN_NUM_DTYPES) return (tn_tensor *)tn__error("%s: dtype %d is not a tn_dtype", fn, o.dtype);
+    tn_scope_begin();
+    tn_tensor *r = f(tn_to_dtype(x, (tn_dtype)o.dtype), dims, n, o.keepdim);
+    if (r && cast_result && r->dtype != (tn_dtype)o.dtype) r = tn_to_dtype(r, (tn_dtype)o.dtype);
+    return tn__scope_return(r);
+}
+TNDEF tn_tensor *tn_sum_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_sum_fn_opts o) { return tn__dims_reduce("tn_sum_dims", tn__sum_dims_kd, true, x, dims, n, o); }
+TNDEF tn_tensor *tn_mean_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_sum_fn_opts o) { return tn__dims_reduce("tn_mean_dims", tn__mean_dims_kd, false, x, dims, n, o); }
+TNDEF tn_tensor *tn_nansum_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_sum_fn_opts o) { return tn__dims_reduce("tn_nansum_dims", tn__nansum_dims_kd, true, x, dims, n, o); }
+TNDEF tn_tensor *tn_nanmean_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_sum_fn_opts o) { return tn__dims_reduce("tn_nanmean_dims", tn__nanmean_dims_kd, false, x, dims, n, o); }
+TNDEF tn_tensor *tn_prod_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_sum_fn_opts o) { return tn__dims_reduce("tn_prod_dims", tn__prod_dims_kd, true, x, dims, n, o); }
+TNDEF tn_tensor *tn_sum_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options) { TN__KW_STR(tn_sum_fn_opts, sum, "tn_sum_dims", options, tn_sum_dims_opts(x, dims, n, o)); }
+TNDEF tn_tensor *tn_mean_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options) { TN__KW_STR(tn_sum_fn_opts, sum, "tn_mean_dims", options, tn_mean_dims_opts(x, dims, n, o)); }
+TNDEF tn_tensor *tn_nansum_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options) { TN__KW_STR(tn_sum_fn_opts, sum, "tn_nansum_dims", options, tn_nansum_dims_opts(x, dims, n, o)); }
+TNDEF tn_tensor *tn_nanmean_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options) { TN__KW_STR(tn_sum_fn_opts, sum, "tn_nanmean_dims", options, tn_nanmean_dims_opts(x, dims, n, o)); }
+TNDEF tn_tensor *tn_prod_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options) { TN__KW_STR(tn_sum_fn_opts, sum, "tn_prod_dims", options, tn_prod_dims_opts(x, dims, n, o)); }
 
 static tn_tensor *tn__count_nonzero_impl(tn_tensor *x, const int64_t *dims, int n) {
     TN__CHECK_NULL(x);
     tn_scope_begin();
-    tn_tensor *r = tn_keep(tn_sum_dims(tn_ne_scalar(x, 0), dims, n, false));
+    tn_tensor *r = tn_keep(tn_sum_dims(tn_ne_scalar(x, 0), dims, n));
     tn_scope_end();
     return r;
 }
@@ -13508,7 +13557,7 @@ static tn_tensor *tn__select_dim(const char *fn, const char *name, int kind, tn_
     if (kind == TN__SEL_KTH) {
         pos = tn__own(tn__full_on(kshape, knd, (double)(k - 1), TN_I64, x->device));
     } else {
-        tn_tensor *nans = tn_sum_dims(tn_isnan(xv), &dd, 1, true);   /* int64 counts */
+        tn_tensor *nans = tn_sum_dims(tn_isnan(xv), &dd, 1, .keepdim = true);   /* int64 counts */
         if (kind == TN__SEL_MEDIAN)   /* the first NaN where there is one, else the lower middle */
             pos = tn_where(tn_gt_scalar(nans, 0), tn_rsub_scalar(nans, (double)n), tn__own(tn__full_on(kshape, knd, (double)((n - 1) / 2), TN_I64, x->device)));
         else   /* the lower middle of the values before the NaNs; 0 (a NaN) when all are */
@@ -13702,7 +13751,7 @@ static tn_tensor *tn__quantile(const char *fn, tn_tensor *x, tn_tensor *q, tn_qu
     sorted = tn_reshape(sorted, in_shape, nout + 1);
     tn_tensor *q1 = tn_reshape(tn_to(tn_to_dtype(q, x->dtype), x->device), &m1, 1), *ranks;
     if (ignore_nan) {   /* over the values before the NaNs; all NaN: rank 0, a NaN */
-        tn_tensor *cnt = tn_sum_dims(tn_logical_not(tn_isnan(sorted)), &m1, 1, true);
+        tn_tensor *cnt = tn_sum_dims(tn_logical_not(tn_isnan(sorted)), &m1, 1, .keepdim = true);
         ranks = tn_mul(q1, tn_sub_scalar(cnt, 1));
         ranks = ranks ? tn_where(tn_lt_scalar(ranks, 0), tn_zeros_like(ranks), ranks) : NULL;
     } else {   /* a NaN in the lane: the last rank, a NaN */
@@ -15441,8 +15490,8 @@ static tn_tensor *tn__tensordot_impl(tn_tensor *a, tn_tensor *b, const int64_t *
     for (int i = 0; i < n; i++) {
         int64_t s1 = a->shape[da[i]], s2 = b->shape[db[i]], d;
         if (s1 == s2) continue;
-        if (s1 == 1) { d = db[i]; b = tn_sum_dims(b, &d, 1, true); }
-        else { d = da[i]; a = tn_sum_dims(a, &d, 1, true); }
+        if (s1 == 1) { d = db[i]; b = tn_sum_dims(b, &d, 1, .keepdim = true); }
+        else { d = da[i]; a = tn_sum_dims(a, &d, 1, .keepdim = true); }
         if (!a || !b) return tn__scope_return(NULL);
     }
     int64_t pa[TN_MAX_DIMS], pb[TN_MAX_DIMS], rs[2 * TN_MAX_DIMS], fa = 1, fb = 1, k = 1;
@@ -15539,7 +15588,7 @@ static int tn__ein_reduce(tn__ein *e, const bool *keep) {
         else dims[nd++] = i;
     }
     if (!nd) return 0;
-    e->t = tn_sum_dims(e->t, dims, nd, false);
+    e->t = tn_sum_dims(e->t, dims, nd);
     e->n = n;
     return e->t ? 0 : -1;
 }
@@ -15718,8 +15767,8 @@ static tn_tensor *tn__ein_contract(tn__ein *ops, int n, const int *out, int nout
             for (int d = 0; d < A.n; d++) if (A.lab[d] == l) dA = d;
             for (int d = 0; d < B.n; d++) if (B.lab[d] == l) dB = d;
             if (A.t->shape[dA] == B.t->shape[dB]) continue;
-            if (A.t->shape[dA] == 1) B.t = tn_sum_dims(B.t, &dB, 1, true);
-            else A.t = tn_sum_dims(A.t, &dA, 1, true);
+            if (A.t->shape[dA] == 1) B.t = tn_sum_dims(B.t, &dB, 1, .keepdim = true);
+            else A.t = tn_sum_dims(A.t, &dA, 1, .keepdim = true);
             if (!A.t || !B.t) goto fail;
         }
         int oa[TN_MAX_DIMS], obb[TN_MAX_DIMS], na = 0, nbb = 0;
@@ -15762,7 +15811,7 @@ static tn_tensor *tn__dist_lastdim(tn_tensor *d, double p) {
     if (p == 0 && d) {   /* a count, with PyTorch's zero gradient: plus 0 * d (d's finite entries) */
         tn_tensor *dd = tn_detach(d);
         tn_tensor *zero = tn_mul_scalar(tn_where(tn_isfinite(dd), d, tn_zeros_like(dd)), 0);
-        return tn_add(tn_to_dtype(tn_sum_dims(tn_ne_scalar(dd, 0), &last, 1, false), d->dtype), tn_sum_dims(zero, &last, 1, false));
+        return tn_add(tn_to_dtype(tn_sum_dims(tn_ne_scalar(dd, 0), &last, 1), d->dtype), tn_sum_dims(zero, &last, 1));
     }
     return tn_norm_dims(d, p, &last, 1, false);
 }
@@ -15790,7 +15839,7 @@ static tn_tensor *tn__cdist_impl(tn_tensor *x1, tn_tensor *x2, double p, int com
     if (p == 2 && (compute_mode == 1 || (compute_mode == 0 && (r1 > 25 || r2 > 25)))) {
         /* PyTorch's _euclidean_dist: |a|^2 + |b|^2 - 2 a.b by one matmul, clamped at 0 */
         const int64_t last = -1;
-        tn_tensor *na = tn_sum_dims(tn_square(a), &last, 1, true), *nbb = tn_sum_dims(tn_square(b), &last, 1, true);
+        tn_tensor *na = tn_sum_dims(tn_square(a), &last, 1, .keepdim = true), *nbb = tn_sum_dims(tn_square(b), &last, 1, .keepdim = true);
         tn_tensor *pa[3] = {tn_mul_scalar(a, -2), na, tn_ones_like(na)}, *pb[3] = {b, tn_ones_like(nbb), nbb};
         tn_tensor *res = tn_matmul(tn_cat(pa, 3, -1), tn_transpose(tn_cat(pb, 3, -1), -1, -2));
         return tn__scope_return(tn_sqrt(tn_clamp_min(res, 0)));
@@ -15869,7 +15918,7 @@ static tn_tensor *tn__cov_impl(tn_tensor *t, int64_t correction, tn_tensor *fwei
     if (fweights) w = tn_reshape(fweights, &nobs, 1);
     if (aweights) { tn_tensor *aw = tn_reshape(aweights, &nobs, 1); w = w ? tn_mul(w, aw) : aw; }
     tn_tensor *wsum = w ? tn_sum(w) : tn_scalar_int(nobs);
-    tn_tensor *avg = w ? tn_div(tn_sum_dims(tn_mul(x, w), &obs, 1, false), wsum) : tn_mean_dims(x, &obs, 1, false);
+    tn_tensor *avg = w ? tn_div(tn_sum_dims(tn_mul(x, w), &obs, 1), wsum) : tn_mean_dims(x, &obs, 1);
     tn_tensor *norm;
     if (w && aweights && correction != 0)
         norm = tn_sub(wsum, tn_div(tn_mul_scalar(tn_sum(tn_mul(w, aweights)), (double)correction), wsum));
@@ -16055,7 +16104,7 @@ static tn_tensor *tn__bilinear_impl(tn_tensor *x1, tn_tensor *x2, tn_tensor *w, 
        leading dims flattened to one (B rows: an 8-d input needs no 9th dim) */
     tn_tensor *wp = tn_reshape(tn_permute(w, TN_SHAPE(1, 0, 2)), TN_SHAPE(I1, tn__mul_sat(O, I2)));
     tn_tensor *t = tn_reshape(tn_matmul(tn_reshape(x1, TN_SHAPE(B, I1)), wp), TN_SHAPE(B, O, I2));
-    tn_tensor *y = tn_sum_dims(tn_mul(t, tn_reshape(x2, TN_SHAPE(B, 1, I2))), TN_SHAPE(-1), false);
+    tn_tensor *y = tn_sum_dims(tn_mul(t, tn_reshape(x2, TN_SHAPE(B, 1, I2))), TN_SHAPE(-1));
     int64_t shape[TN_MAX_DIMS];
     for (int d = 0; d < x1->ndim - 1; d++) shape[d] = x1->shape[d];
     shape[x1->ndim - 1] = O;
@@ -17175,14 +17224,14 @@ static tn_tensor *tn__matrix_norm_impl(tn_tensor *A, const char *ord, const tn_i
         perm[k++] = d1;
         const int64_t last[1] = {-1};
         tn_tensor *sv = tn_linalg_svdvals(tn_permute(xc, perm, k));
-        r = !sv ? NULL : word == 2 ? tn_sum_dims(sv, last, 1, false) : num > 0 ? tn_amax(sv, last, 1, false) : tn_amin(sv, last, 1, false);
+        r = !sv ? NULL : word == 2 ? tn_sum_dims(sv, last, 1) : num > 0 ? tn_amax(sv, last, 1, false) : tn_amin(sv, last, 1, false);
         if (r && keepdim) r = tn_unsqueeze(tn_unsqueeze(r, d0 < d1 ? d0 : d1), d0 < d1 ? d1 : d0);
     } else {   /* 1, -1: the extreme column sum; inf, -inf: the extreme row sum */
         int s0 = d0, s1 = d1;
         if (isinf(num)) { s0 = d1; s1 = d0; }
         if (!keepdim && s0 < s1) s1--;
         const int64_t ds[1] = {s0}, dm[1] = {s1};
-        tn_tensor *cs = tn_sum_dims(tn_abs(xc), ds, 1, keepdim);
+        tn_tensor *cs = tn_sum_dims(tn_abs(xc), ds, 1, .keepdim = keepdim);
         r = cs ? (num > 0 ? tn_amax(cs, dm, 1, keepdim) : tn_amin(cs, dm, 1, keepdim)) : NULL;
     }
     return tn__scope_return(r);
@@ -17302,7 +17351,7 @@ static tn_tensor *tn__vecdot_impl(tn_tensor *x, tn_tensor *y, int64_t dim) {
     tn_tensor *p = tn_mul(x, y), *r = NULL;   /* real dtypes: x's conjugate is x */
     if (p) {
         const int64_t d[1] = {dim};
-        r = tn__wrap_dim(fn, dim, p->ndim) < 0 ? NULL : tn_sum_dims(p, d, 1, false);
+        r = tn__wrap_dim(fn, dim, p->ndim) < 0 ? NULL : tn_sum_dims(p, d, 1);
     }
     return tn__scope_return(r);
 }
@@ -18400,7 +18449,7 @@ static tn_tensor *tn__rank_impl(tn_tensor *A, double atol, double rtol, bool her
     tn_scope_begin();
     tn_tensor *keep = NULL, *s = NULL, *r = NULL;
     int64_t dl = -1;
-    if (!tn__la_kept(A, atol, rtol, herm, &keep, &s, NULL, NULL, fn)) r = tn_to_dtype(tn_sum_dims(keep, &dl, 1, false), TN_I64);
+    if (!tn__la_kept(A, atol, rtol, herm, &keep, &s, NULL, NULL, fn)) r = tn_to_dtype(tn_sum_dims(keep, &dl, 1), TN_I64);
     return tn__scope_return(r);
 }
 TNDEF tn_tensor *tn_linalg_matrix_rank_opts(tn_tensor *A, tn_linalg_matrix_rank_fn_opts o) {
@@ -18449,7 +18498,7 @@ static tn_tensor *tn__lstsq_impl(tn_tensor *A, tn_tensor *Bm, double rcond, cons
     tn_tensor *keep = NULL, *s = NULL, *rk = NULL, *empty = X ? tn_empty(TN_SHAPE(0), A->dtype) : NULL;
     int64_t dl = -1;
     if (X && !tn__la_kept(a, atol, rtol, false, &keep, &s, NULL, NULL, fn)) {
-        rk = tn_to_dtype(tn_sum_dims(keep, &dl, 1, false), TN_I64);
+        rk = tn_to_dtype(tn_sum_dims(keep, &dl, 1), TN_I64);
         *rank = tn_keep(drv == 0 ? tn_empty(TN_SHAPE(0), TN_I64) : rk);
         *sv = tn_keep(drv >= 2 ? s : empty);
         bool full = drv == 0 || (rk && tn_numel(rk) > 0 ? tn_item(tn_amin(rk, NULL, 0, false)) == (double)n : true);
@@ -18457,7 +18506,7 @@ static tn_tensor *tn__lstsq_impl(tn_tensor *A, tn_tensor *Bm, double rcond, cons
             tn_no_grad_begin();
             tn_tensor *Xd = vec ? tn_unsqueeze(X, -1) : X;
             int64_t dr = -2;
-            tn_tensor *r = tn_sum_dims(tn_square(tn_sub(tn_matmul(a, Xd), b)), &dr, 1, false);
+            tn_tensor *r = tn_sum_dims(tn_square(tn_sub(tn_matmul(a, Xd), b)), &dr, 1);
             tn_no_grad_end();
             *res = tn_keep(r);   /* [..., 1] for vectors too, as torch */
         } else *res = tn_keep(empty);
@@ -18482,17 +18531,17 @@ static tn_tensor *tn__la_svd_norm(tn_tensor *A, int ord) {   /* ord: 0 nuc, 2, -
     tn_tensor *s = tn_linalg_svdvals(A);
     if (!s) return NULL;
     int64_t dl = -1;
-    if (ord == 0) return tn_sum_dims(s, &dl, 1, false);
+    if (ord == 0) return tn_sum_dims(s, &dl, 1);
     if (tn_size(s, -1) == 0) return tn_zeros(s->shape, s->ndim - 1, s->dtype);
     return tn_select(s, -1, ord == 2 ? 0 : -1);
 }
 /* The other ords, as composites: fro, inf / -inf (row sums), 1 / -1 (column sums). */
 static tn_tensor *tn__la_plain_norm(tn_tensor *A, const char *p) {
     int64_t d2[2] = {-2, -1}, dl = -1;
-    if (!strcmp(p, "fro")) return tn_sqrt(tn_sum_dims(tn_square(A), d2, 2, false));
+    if (!strcmp(p, "fro")) return tn_sqrt(tn_sum_dims(tn_square(A), d2, 2));
     if (!strcmp(p, "nuc")) return tn__la_svd_norm(A, 0);
     const bool rows = !strcmp(p, "inf") || !strcmp(p, "-inf"), neg = p[0] == '-';
-    tn_tensor *sums = tn_sum_dims(tn_abs(A), rows ? &d2[1] : &d2[0], 1, false);
+    tn_tensor *sums = tn_sum_dims(tn_abs(A), rows ? &d2[1] : &d2[0], 1);
     return neg ? tn_amin(sums, &dl, 1, false) : tn_amax(sums, &dl, 1, false);
 }
 static tn_tensor *tn__cond_impl(tn_tensor *A, const char *p) {
@@ -19956,7 +20005,7 @@ static int tn__conv_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void 
     tn_tensor *x = tn_ctx_saved(n, 0), *w = tn_ctx_saved(n, 1);
     const bool nx = tn_ctx_needs_grad(n, 0), nw = tn_ctx_needs_grad(n, 1);
     if (tn__grad_disabled && !(gy = tn_contiguous(gy))) return -1;   /* read by the bias sum and the GEMMs */
-    if (nin > 2 && tn_ctx_needs_grad(n, 2) && !(gin[2] = tn_sum_dims(gy, TN_SHAPE(0, 2, 3), false))) return -1;
+    if (nin > 2 && tn_ctx_needs_grad(n, 2) && !(gin[2] = tn_sum_dims(gy, TN_SHAPE(0, 2, 3)))) return -1;
     if (!x || !w || (!nx && !nw)) return x && w ? 0 : -1;
     const int64_t N = x->shape[0], C = x->shape[1], O = w->shape[0], K = C * g[0] * g[1], L = g[8] * g[9];
     if (tn__grad_disabled && x->device != TN_CPU) {   /* plain gradients from the backend's library (cuDNN) */
@@ -20019,7 +20068,7 @@ static int tn__convt_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void
     const int64_t *g = n->i, G = n->i[10];
     tn_tensor *x = tn_ctx_saved(n, 0), *w = tn_ctx_saved(n, 1);
     const bool nx = tn_ctx_needs_grad(n, 0), nw = tn_ctx_needs_grad(n, 1);
-    if (nin > 2 && tn_ctx_needs_grad(n, 2) && !(gin[2] = tn_sum_dims(gy, TN_SHAPE(0, 2, 3), false))) return -1;
+    if (nin > 2 && tn_ctx_needs_grad(n, 2) && !(gin[2] = tn_sum_dims(gy, TN_SHAPE(0, 2, 3)))) return -1;
     if (!x || !w || (!nx && !nw)) return x && w ? 0 : -1;
     if (tn__grad_disabled) {
         const tn_backend *be = tn__backend(x->device);
@@ -20964,7 +21013,7 @@ static tn_tensor *tn__avg_pool(const char *fn, tn_tensor *x, int nsp, const int6
         if (one_node) tn_no_grad_begin();
         tn_tensor *dv = tn__avg_divisors(fn, g, H, W, count_include_pad, divisor_override, x4);
         tn_tensor *planes = tn_reshape(x4, TN_SHAPE(N * C, 1, H, W));
-        tn_tensor *sums = planes && dv ? tn_sum_dims(tn__im2col(planes, g), TN_SHAPE(1), false) : NULL;
+        tn_tensor *sums = planes && dv ? tn_sum_dims(tn__im2col(planes, g), TN_SHAPE(1)) : NULL;
         y = tn_reshape(tn_div(sums, dv), TN_SHAPE(N, C, OH, OW));
         if (one_node) {
             tn_no_grad_end();
@@ -21029,7 +21078,7 @@ static tn_tensor *tn__adaptive_avg_pool(const char *fn, tn_tensor *x, int64_t OH
     tn_tensor *x4 = tn__pool_input(fn, x, 2), *y = NULL;
     if (x4 && (tn__check_shape(fn, TN_SHAPE(x4->shape[0], x4->shape[1], OH, OW)) || tn__adaptive_fits(fn, x4->shape[2], OH) ||
                tn__adaptive_fits(fn, x4->shape[3], OW))) x4 = NULL;   /* the output's size first */
-    if (x4 && OH == 1 && OW == 1) y = tn_mean_dims(x4, TN_SHAPE(2, 3), true);   /* global pooling */
+    if (x4 && OH == 1 && OW == 1) y = tn_mean_dims(x4, TN_SHAPE(2, 3), .keepdim = true);   /* global pooling */
     else if (x4) {
         tn_tensor *mh = x4->shape[2] == OH ? NULL : tn__resize_matrix(fn, 0, x4->shape[2], OH, 0, false, x4);
         tn_tensor *mw = x4->shape[3] == OW ? NULL : tn__resize_matrix(fn, 0, x4->shape[3], OW, 0, false, x4);
@@ -21297,7 +21346,7 @@ static tn_tensor *tn__adaptive_avg_pool3d(const char *fn, tn_tensor *x, const in
     tn_scope_begin();
     tn_tensor *x5 = tn__adaptive3d_input(fn, x, out), *y = NULL;
     const bool global = out[0] == 1 && out[1] == 1 && out[2] == 1;
-    if (x5 && global) y = tn_mean_dims(x5, TN_SHAPE(2, 3, 4), true);   /* MeanBackward1, as PyTorch */
+    if (x5 && global) y = tn_mean_dims(x5, TN_SHAPE(2, 3, 4), .keepdim = true);   /* MeanBackward1, as PyTorch */
     else if (x5) {
         y = x5;
         for (int i = 0; i < 3 && y; i++)
@@ -22107,7 +22156,7 @@ static int tn__bn_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void *u
     for (int d = 2; d < x->ndim; d++) dims[nd++] = d;
     tn_tensor *mean, *invstd;
     if (training) {
-        mean = tn_mean_dims(x, dims, (int)nd, true);
+        mean = tn_mean_dims(x, dims, (int)nd, .keepdim = true);
         invstd = tn_rsqrt(tn_add_scalar(tn_var_dims(x, dims, (int)nd, 0, true), n->d[0]));
     } else {
         tn_tensor *sv = tn_to_dtype(st, x->dtype);
@@ -22115,10 +22164,10 @@ static int tn__bn_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void *u
         invstd = tn__per_channel(tn_narrow(sv, 0, C, C), x->ndim);
     }
     tn_tensor *xhat = tn_mul(tn_sub(x, mean), invstd), *k = w ? tn_mul(invstd, tn__per_channel(w, x->ndim)) : invstd;
-    if (nx) gin[0] = training ? tn_mul(k, tn_sub(tn_sub(gy, tn_mean_dims(gy, dims, (int)nd, true)), tn_mul(xhat, tn_mean_dims(tn_mul(gy, xhat), dims, (int)nd, true))))
+    if (nx) gin[0] = training ? tn_mul(k, tn_sub(tn_sub(gy, tn_mean_dims(gy, dims, (int)nd, .keepdim = true)), tn_mul(xhat, tn_mean_dims(tn_mul(gy, xhat), dims, (int)nd, .keepdim = true))))
                               : tn_mul(gy, k);
-    if (nw) gin[1] = tn_reshape(tn_sum_dims(tn_mul(gy, xhat), dims, (int)nd, false), w->shape, w->ndim);
-    if (nb) gin[2] = tn_sum_dims(gy, dims, (int)nd, false);
+    if (nw) gin[1] = tn_reshape(tn_sum_dims(tn_mul(gy, xhat), dims, (int)nd), w->shape, w->ndim);
+    if (nb) gin[2] = tn_sum_dims(gy, dims, (int)nd);
     return (nx && !gin[0]) || (nw && !gin[1]) || (nb && !gin[2]) ? -1 : 0;
 }
 /* The one-node batch norm through the backend's entry (the composite's checks already
@@ -22196,7 +22245,7 @@ static tn_tensor *tn__batch_norm_impl(tn_tensor *x, tn_tensor *rm, tn_tensor *rv
     }
     tn_tensor *mean, *var;
     if (training) {
-        mean = tn_mean_dims(x, dims, (int)nd, true);
+        mean = tn_mean_dims(x, dims, (int)nd, .keepdim = true);
         var = tn_var_dims(x, dims, (int)nd, 0, true);
         if (rm || rv) { /* running statistics: no history, in place; either may be given alone (as PyTorch) */
             tn_no_grad_begin();
@@ -22253,13 +22302,13 @@ static int tn__ln_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void *u
     for (int k = 0; k < nn; k++) nd[k] = lead + k;
     for (int k = 0; k < lead; k++) ld[k] = k;
     tn_tensor *invstd = tn_rsqrt(tn_add_scalar(tn_var_dims(x, nd, nn, 0, true), n->d[0]));
-    tn_tensor *xhat = tn_mul(tn_sub(x, tn_mean_dims(x, nd, nn, true)), invstd);
+    tn_tensor *xhat = tn_mul(tn_sub(x, tn_mean_dims(x, nd, nn, .keepdim = true)), invstd);
     if (nx) {
         tn_tensor *g = w ? tn_mul(gy, w) : gy;
-        gin[0] = tn_mul(invstd, tn_sub(tn_sub(g, tn_mean_dims(g, nd, nn, true)), tn_mul(xhat, tn_mean_dims(tn_mul(g, xhat), nd, nn, true))));
+        gin[0] = tn_mul(invstd, tn_sub(tn_sub(g, tn_mean_dims(g, nd, nn, .keepdim = true)), tn_mul(xhat, tn_mean_dims(tn_mul(g, xhat), nd, nn, .keepdim = true))));
     }
-    if (nw) gin[1] = lead ? tn_sum_dims(tn_mul(gy, xhat), ld, lead, false) : tn_mul(gy, xhat);
-    if (nb) gin[2] = lead ? tn_sum_dims(gy, ld, lead, false) : gy;
+    if (nw) gin[1] = lead ? tn_sum_dims(tn_mul(gy, xhat), ld, lead) : tn_mul(gy, xhat);
+    if (nb) gin[2] = lead ? tn_sum_dims(gy, ld, lead) : gy;
     return (nx && !gin[0]) || (nw && !gin[1]) || (nb && !gin[2]) ? -1 : 0;
 }
 /* The one-node layer norm over the last n dims through the backend's entry (checks done;
@@ -22312,7 +22361,7 @@ static tn_tensor *tn__layer_norm_impl(tn_tensor *x, const int64_t *ns, int n, tn
         tn_tensor *y = tn__layer_norm_node(be, x, n, w, b, eps, &declined);
         if (y || !declined) return tn__scope_return(y);
     }
-    tn_tensor *mean = tn_mean_dims(x, dims, n, true), *var = tn_var_dims(x, dims, n, 0, true);
+    tn_tensor *mean = tn_mean_dims(x, dims, n, .keepdim = true), *var = tn_var_dims(x, dims, n, 0, true);
     tn_tensor *xhat = tn_mul(tn_sub(x, mean), tn_rsqrt(tn_add_scalar(var, eps))), *y = xhat;
     if (w && b) y = tn_addcmul(b, xhat, w);
     else if (w) y = tn_mul(xhat, w);
@@ -22342,7 +22391,7 @@ static tn_tensor *tn__group_norm_impl(tn_tensor *x, int64_t G, tn_tensor *w, tn_
     int64_t M = C / G;   /* elements per group (explicit: -1 cannot be inferred for an empty batch) */
     for (int d = 2; d < x->ndim; d++) M = tn__mul_sat(M, x->shape[d]);   /* an empty x's may not fit: then reshape refuses */
     tn_tensor *xg = tn_reshape(x, TN_SHAPE(N, G, M));
-    tn_tensor *mean = tn_mean_dims(xg, TN_SHAPE(2), true), *var = tn_var_dims(xg, TN_SHAPE(2), 0, true);
+    tn_tensor *mean = tn_mean_dims(xg, TN_SHAPE(2), .keepdim = true), *var = tn_var_dims(xg, TN_SHAPE(2), 0, true);
     tn_tensor *y = tn_reshape(tn_mul(tn_sub(xg, mean), tn_rsqrt(tn_add_scalar(var, eps))), x->shape, x->ndim);
     if (w && b) y = tn_addcmul(tn__per_channel(b, x->ndim), y, tn__per_channel(w, x->ndim));
     else if (w) y = tn_mul(y, tn__per_channel(w, x->ndim));
@@ -22377,8 +22426,8 @@ static tn_tensor *tn__instance_norm_impl(tn_tensor *x, tn_tensor *rm, tn_tensor 
     tn_tensor *y = tn_batch_norm(xr, rm_r, rv_r, w_r, b_r, use_input_stats, momentum, eps);
     if (y && use_input_stats && (rm || rv)) { /* fold the per-sample running stats back: their mean over the batch */
         tn_no_grad_begin();
-        if (rm) tn_copy_(rm, tn_mean_dims(tn_reshape(rm_r, TN_SHAPE(N, C)), TN_SHAPE(0), false));
-        if (rv) tn_copy_(rv, tn_mean_dims(tn_reshape(rv_r, TN_SHAPE(N, C)), TN_SHAPE(0), false));
+        if (rm) tn_copy_(rm, tn_mean_dims(tn_reshape(rm_r, TN_SHAPE(N, C)), TN_SHAPE(0)));
+        if (rv) tn_copy_(rv, tn_mean_dims(tn_reshape(rv_r, TN_SHAPE(N, C)), TN_SHAPE(0)));
         tn_no_grad_end();
     }
     y = tn_reshape(y, x->shape, x->ndim);
@@ -23187,7 +23236,7 @@ static void tn__sdpa_grad_composite(tn_tensor *g, tn_tensor *q, tn_tensor *k, tn
     else if (mask) att = tn_add(att, mask);
     tn_tensor *p = tn_softmax(att, -1);
     tn_tensor *dp = tn_matmul(g, tn_transpose(v, -2, -1));
-    tn_tensor *ds = tn_mul(p, tn_sub(dp, tn_sum_dims(tn_mul(dp, p), TN_DIMS(-1), true)));
+    tn_tensor *ds = tn_mul(p, tn_sub(dp, tn_sum_dims(tn_mul(dp, p), TN_DIMS(-1), .keepdim = true)));
     *gv = tn_matmul(tn_transpose(p, -2, -1), g);
     *gq = tn_mul_scalar(tn_matmul(ds, k), scale);
     *gk = tn_mul_scalar(tn_matmul(tn_transpose(ds, -2, -1), q), scale);
@@ -23540,7 +23589,7 @@ static tn_tensor *tn__embedding_bag_impl(tn_tensor *in, tn_tensor *w, tn_embeddi
     } else {
         tn_tensor *scale = tn_to_dtype(keepd, w->dtype);
         if (psw) scale = tn_mul(scale, tn_reshape(tn_index_select(tn_reshape(psw, TN_SHAPE(-1)), 0, tn_reshape(posd, TN_SHAPE(-1))), TN_SHAPE(B, Lmax, 1)));
-        y = tn_sum_dims(tn_mul(rows, scale), TN_SHAPE(1), false);
+        y = tn_sum_dims(tn_mul(rows, scale), TN_SHAPE(1));
         if (o.mode == TN_BAG_MEAN) y = tn_div(y, tn_to(tn_to_dtype(tn_clamp(cnt, .min = 1), w->dtype), w->device));
     }
     return tn__scope_return(tn__grad_name(y, "EmbeddingBagBackward0"));
@@ -23800,7 +23849,7 @@ static tn_tensor *tn__grid_sample_impl(tn_tensor *x, tn_tensor *grid, tn_grid_op
     if (o.mode == TN_GRID_NEAREST && tn_requires_grad(grid) && tn_is_grad_enabled()) {
         /* PyTorch's grid gradient is zeros, not None: a zero term that depends on the grid */
         tn_tensor *z = tn_where(tn_isfinite(grid), tn_mul_scalar(grid, 0), tn_zeros(NULL, 0, x->dtype));
-        y = tn_add(y, tn_reshape(tn_sum_dims(tn_reshape(z, TN_SHAPE(N, L, nsp)), TN_SHAPE(-1), false), TN_SHAPE(N, 1, L)));
+        y = tn_add(y, tn_reshape(tn_sum_dims(tn_reshape(z, TN_SHAPE(N, L, nsp)), TN_SHAPE(-1)), TN_SHAPE(N, 1, L)));
     }
     y = tn_reshape(y, oshape, x->ndim);
     return tn__scope_return(tn__grad_name(y, nsp == 2 ? "GridSampler2DBackward0" : "GridSampler3DBackward0"));
@@ -24114,7 +24163,7 @@ static tn_tensor *tn__ce_prob(const char *fn, tn_tensor *input, tn_tensor *targe
     tn_tensor *t = ls > 0 ? tn_add_scalar(tn_mul_scalar(target, 1 - ls), ls / (double)c) : target;
     tn_tensor *p = tn_mul(logp, t);
     if (weight) p = tn_mul(p, tn__class_view(weight, input->ndim));
-    if (red == TN_REDUCTION_NONE) return tn_neg(tn_sum_dims(p, &cd, 1, false));
+    if (red == TN_REDUCTION_NONE) return tn_neg(tn_sum_dims(p, &cd, 1));
     tn_tensor *s = tn_neg(tn_sum(p));
     if (red == TN_REDUCTION_SUM) return s;
     *name = "DivBackward1";
@@ -24194,7 +24243,7 @@ static tn_tensor *tn__ce_impl(tn_tensor *input, tn_tensor *target, tn_tensor *we
     if (!(ls > 0)) return tn__loss_finish(nll, tn__nll_name(input->ndim, red));
     /* label smoothing (PyTorch's cross_entropy_loss_label_smoothing): the uniform part
        -sum_c w_c logp_c per entry, 0 where ignored, normalised as the nll part */
-    tn_tensor *sm = tn_neg(tn_sum_dims(weight ? tn_mul(logp, tn__class_view(weight, input->ndim)) : logp, &cd, 1, false));
+    tn_tensor *sm = tn_neg(tn_sum_dims(weight ? tn_mul(logp, tn__class_view(weight, input->ndim)) : logp, &cd, 1));
     sm = tn_where(keep, sm, tn_scalar(0));
     tn_tensor *ret = sm;
     if (red == TN_REDUCTION_SUM) ret = tn_sum(sm);
@@ -24340,7 +24389,7 @@ static tn_tensor *tn__clamped_norm(tn_tensor *x, int64_t dim, double eps) {
     tn_tensor *n = tn_norm_dims(x, 2, &dim, 1, true);
     tn_tensor *small = n ? tn_lt_scalar(n, eps) : NULL, *any = small ? tn_any(small) : NULL;
     if (!any || tn_item(any) == 0) return any ? n : NULL;
-    tn_tensor *s = tn_sum_dims(tn_square(x), &dim, 1, true);
+    tn_tensor *s = tn_sum_dims(tn_square(x), &dim, 1, .keepdim = true);
     tn_tensor *alt = tn_add_scalar(tn_div_scalar(tn_sub(s, tn_detach(s)), 2 * eps), eps); /* value eps, gradient x / eps */
     return tn_where(small, alt, n);
 }
@@ -24361,7 +24410,7 @@ static tn_tensor *tn__cosine_similarity_impl(tn_tensor *x1, tn_tensor *x2, int64
     int64_t d64 = d;
     tn_scope_begin();
     tn_tensor *a = tn_broadcast_to(tn_to_dtype(x1, dt), shape, nd), *b = tn_broadcast_to(tn_to_dtype(x2, dt), shape, nd);
-    tn_tensor *r = tn_sum_dims(tn_mul(tn_div(a, tn__clamped_norm(a, d64, eps)), tn_div(b, tn__clamped_norm(b, d64, eps))), &d64, 1, false);
+    tn_tensor *r = tn_sum_dims(tn_mul(tn_div(a, tn__clamped_norm(a, d64, eps)), tn_div(b, tn__clamped_norm(b, d64, eps))), &d64, 1);
     return tn__loss_finish(r, "SumBackward1");
 }
 TNDEF tn_tensor *tn_cosine_similarity_opts(tn_tensor *x1, tn_tensor *x2, tn_cosine_similarity_fn_opts o) {
@@ -24383,9 +24432,9 @@ static tn_tensor *tn__cosine_embedding_impl(tn_tensor *x1, tn_tensor *x2, tn_ten
     int64_t td = target->ndim;
     tn_scope_begin();
     /* PyTorch's: cos = sum(x1 x2) / sqrt((sum(x1^2) + 1e-12) (sum(x2^2) + 1e-12)) */
-    tn_tensor *prod = tn_sum_dims(tn_mul(x1, x2), &td, 1, false);
-    tn_tensor *m1 = tn_add_scalar(tn_sum_dims(tn_mul(x1, x1), &td, 1, false), 1e-12);
-    tn_tensor *m2 = tn_add_scalar(tn_sum_dims(tn_mul(x2, x2), &td, 1, false), 1e-12);
+    tn_tensor *prod = tn_sum_dims(tn_mul(x1, x2), &td, 1);
+    tn_tensor *m1 = tn_add_scalar(tn_sum_dims(tn_mul(x1, x1), &td, 1), 1e-12);
+    tn_tensor *m2 = tn_add_scalar(tn_sum_dims(tn_mul(x2, x2), &td, 1), 1e-12);
     tn_tensor *cos = tn_div(prod, tn_sqrt(tn_mul(m1, m2)));
     tn_tensor *zeros = cos ? tn_zeros_like(cos) : NULL;
     tn_tensor *pos = tn_where(tn_eq_scalar(target, 1), tn_rsub_scalar(cos, 1), zeros);
@@ -24691,7 +24740,7 @@ static tn_tensor *tn__multilabel_soft_margin_impl(tn_tensor *x, tn_tensor *t, tn
     tn_scope_begin();
     tn_tensor *l = tn_neg(tn_add(tn_mul(t, tn_logsigmoid(x)), tn_mul(tn_rsub_scalar(t, 1), tn_logsigmoid(tn_neg(x)))));
     if (o.weight) l = tn_mul(l, o.weight);
-    l = tn_div_scalar(tn_sum_dims(l, &cd, 1, false), (double)C);
+    l = tn_div_scalar(tn_sum_dims(l, &cd, 1), (double)C);
     return tn__loss_fn_finish(l, o.reduction, "DivBackward0");
 }
 TNDEF tn_tensor *tn_multilabel_soft_margin_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_fn_opts o) {
@@ -24729,7 +24778,7 @@ static tn_tensor *tn__multi_margin_impl(tn_tensor *x, tn_tensor *t, tn_loss_fn_o
     if (p == 2) z = tn_mul(z, z);
     if (o.weight) z = tn_mul(z, tn_reshape(tn_index_select(o.weight, 0, tn_reshape(t2, TN_SHAPE(-1))), TN_SHAPE(N, 1)));
     tn_tensor *own = tn_eq(tn__arange_on(C, x->device), t2);   /* i == y counts nowhere */
-    tn_tensor *l = tn_div_scalar(tn_sum_dims(tn_where(own, tn_zeros_like(z), z), TN_SHAPE(1), false), (double)C);
+    tn_tensor *l = tn_div_scalar(tn_sum_dims(tn_where(own, tn_zeros_like(z), z), TN_SHAPE(1)), (double)C);
     if (x->ndim < 2) l = tn_reshape(l, NULL, 0);
     return tn__loss_finish(tn__loss_reduce(l, (tn_reduction)o.reduction), "MultiMarginLossBackward0");
 }
@@ -24768,7 +24817,7 @@ static tn_tensor *tn__multilabel_margin_impl(tn_tensor *x, tn_tensor *t, tn_loss
     tn_tensor *xt = tn_unsqueeze(tn_gather(x2, 1, tn_to(slot, x->device)), 2);                  /* [N, C(j), 1]: x at target j */
     tn_tensor *z = tn_clamp(tn_add(tn_rsub_scalar(xt, 1), tn_unsqueeze(x2, 1)), .min = 0);  /* 1 - x[t_j] + x[i] */
     tn_tensor *use = tn_to(tn_logical_and(valid, tn_logical_not(istgt)), x->device);
-    tn_tensor *l = tn_div_scalar(tn_sum_dims(tn_where(use, z, tn_zeros_like(z)), TN_SHAPE(1, 2), false), (double)C);
+    tn_tensor *l = tn_div_scalar(tn_sum_dims(tn_where(use, z, tn_zeros_like(z)), TN_SHAPE(1, 2)), (double)C);
     if (x->ndim < 2) l = tn_reshape(l, NULL, 0);
     return tn__loss_finish(tn__loss_reduce(l, (tn_reduction)o.reduction), "MultilabelMarginLossBackward0");
 }
@@ -25289,7 +25338,7 @@ TNDEF tn_tensor *tn_sample_dirichlet(tn_tensor *alpha, tn_generator *gen) {
     tn_scope_begin();
     tn_tensor *g = tn_standard_gamma(tn_to_dtype(alpha, TN_F64), gen);
     const int64_t last = -1;
-    tn_tensor *r = g ? tn_to_dtype(tn_div(g, tn_sum_dims(g, &last, 1, true)), alpha->dtype) : NULL;
+    tn_tensor *r = g ? tn_to_dtype(tn_div(g, tn_sum_dims(g, &last, 1, .keepdim = true)), alpha->dtype) : NULL;
     const bool f64 = alpha->dtype == TN_F64;
     return tn__scope_return(r ? tn_clamp(r, .min = f64 ? DBL_MIN : FLT_MIN, .max = f64 ? nextafter(1.0, 0.0) : (double)nextafterf(1.0f, 0.0f)) : NULL);
 }
@@ -25731,7 +25780,7 @@ static tn_tensor *tn__sum_to(tn_tensor *g, const tn__meta *m) {
     for (int i = 0; i < g->ndim; i++)
         if (i < lead || (m->shape[i - lead] == 1 && g->shape[i] != 1)) dims[nd++] = i;
     if (nd == 0) return g;
-    return tn_reshape(tn_sum_dims(g, dims, nd, true), m->shape, m->ndim);
+    return tn_reshape(tn_sum_dims(g, dims, nd, .keepdim = true), m->shape, m->ndim);
 }
 
 /* g of a reduction, broadcast back over the reduced dims (mask in n->i). */
@@ -26080,7 +26129,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         int64_t dims[TN_MAX_DIMS];
         int nd = 0;
         for (int d = 0; d < m->ndim; d++) if (n->i[d]) dims[nd++] = d;
-        tn_tensor *count = nd ? tn_sum_dims(mask, dims, nd, true) : mask;
+        tn_tensor *count = nd ? tn_sum_dims(mask, dims, nd, .keepdim = true) : mask;
         gin[0] = tn_div(tn_mul(tn__unreduce(n, g), mask), count);
         return 0;
     }
@@ -26141,7 +26190,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         int64_t LL[2] = {L, L}, last = -1;
         tn_tensor *upper = tn__triu(tn__own(tn__full_on(LL, 2, 1, TN_BOOL, x->device)), 0); /* [i][j]: j >= i */
         tn_tensor *P = tn_mul(tn_cumprod(rep, -1), tn__mask_as(upper, g));
-        gin[0] = tn_transpose(tn_sum_dims(tn_mul(P, tn_unsqueeze(gl, -2)), &last, 1, false), dim, -1);
+        gin[0] = tn_transpose(tn_sum_dims(tn_mul(P, tn_unsqueeze(gl, -2)), &last, 1), dim, -1);
 
         return 0;
     }
@@ -26160,13 +26209,13 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
     case G_SOFTMAX: { /* y (g - sum(g y)), y the saved result */
         int64_t dim = n->i[0];
         tn_tensor *y = tn__saved_output(n, S[0]);
-        gin[0] = tn_mul(y, tn_sub(g, tn_sum_dims(tn_mul(g, y), &dim, 1, true)));
+        gin[0] = tn_mul(y, tn_sub(g, tn_sum_dims(tn_mul(g, y), &dim, 1, .keepdim = true)));
         return 0;
     }
     case G_LOG_SOFTMAX: { /* g - softmax * sum(g) */
         int64_t dim = n->i[0];
         tn_tensor *y = tn__saved_output(n, S[0]);
-        gin[0] = tn_sub(g, tn_mul(tn_exp(y), tn_sum_dims(g, &dim, 1, true)));
+        gin[0] = tn_sub(g, tn_mul(tn_exp(y), tn_sum_dims(g, &dim, 1, .keepdim = true)));
         return 0;
     }
     case G_RESHAPE: gin[0] = tn_reshape(g, n->in[0].shape, n->in[0].ndim); return 0;
@@ -29558,7 +29607,7 @@ static int tn__rnnseq_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int n, 
         tn__rnnseq_bwd_f64(mode, L, N, H, rev, TN__P(h0c, const double), TN__P(Wc, const double), TN__P(out, const double), TN__P(acts, const double),
                            TN__P(g, const double), TN__P(dgi, double), TN__P(dgh, double), TN__P(dh, double), TN__P(dW, double), TN__P(tmp, double));
 #undef TN__P
-    tn_tensor *r[4] = {dgi, dh, dW, gru ? tn_sum_dims(dgh, TN_DIMS(0, 1), false) : NULL};
+    tn_tensor *r[4] = {dgi, dh, dW, gru ? tn_sum_dims(dgh, TN_DIMS(0, 1)) : NULL};
     for (int i = 0; i < 4; i++) if (tn_ctx_needs_grad(ctx, i)) { if (!r[i]) return -1; gin[i] = r[i]; }
     return 0;
 }
@@ -30115,7 +30164,7 @@ static tn_tensor *tn__mha_core(tn__mham *a, tn_tensor *query, tn_tensor *key, tn
     tn_tensor *w = NULL;
     if (need_weights) {
         w = tn_reshape(att, TN_SHAPE(N, H, L, S2));
-        if (average) w = tn_div_scalar(tn_sum_dims(w, TN_DIMS(1), false), (double)H);
+        if (average) w = tn_div_scalar(tn_sum_dims(w, TN_DIMS(1)), (double)H);
         if (!batched) w = tn_squeeze_dim(w, 0);
         if (!w) o = NULL;
     }
@@ -36704,8 +36753,8 @@ static tn_tensor *tn__graph_node_run(const tn_graph *g, const tn__gnode *n, tn_t
     case J_PERMUTE: return tn_permute(a[0], n->i, n->ni);
     case J_SLICE: return tn_slice(a[0], n->i[0], n->i[1], n->i[2], n->i[3]);
     case J_SELECT: return tn_select(a[0], n->i[0], n->i[1]);
-    case J_SUM: return n->ni == 1 ? tn_sum(a[0]) : tn_sum_dims(a[0], n->i, n->ni - 1, n->i[n->ni - 1] != 0);
-    case J_MEAN: return n->ni == 1 ? tn_mean(a[0]) : tn_mean_dims(a[0], n->i, n->ni - 1, n->i[n->ni - 1] != 0);
+    case J_SUM: return n->ni == 1 ? tn_sum(a[0]) : tn_sum_dims(a[0], n->i, n->ni - 1, .keepdim = n->i[n->ni - 1] != 0);
+    case J_MEAN: return n->ni == 1 ? tn_mean(a[0]) : tn_mean_dims(a[0], n->i, n->ni - 1, .keepdim = n->i[n->ni - 1] != 0);
     case J_IM2COL: {   /* the geometry must be the input's (a loaded graph's is checked here) */
         const int64_t *g4 = n->i;
         bool ok = a[0] && a[0]->ndim == 4;

@@ -1677,17 +1677,40 @@ TN__DEFINE_ELEMENTWISE(double, f64, )
 /* Forms without dims reduce all elements to a 0-d tensor. dims lists may hold negative
    dims; TN_DIMS(0, 2) writes (dims, n). Sums and products of integers and bools give
    int64; mean, var, std, norm and logsumexp need floating input. */
+/* The _dims forms of sum, mean, nansum, nanmean and prod take torch.sum's keywords:
+   keepdim=False, dtype=None (-1; else x is cast to it first, and a sum's or product's result
+   is in it, wrapping as PyTorch's arithmetic in that dtype): tn_sum_dims(x, TN_DIMS(0),
+   .keepdim = true), tn_mean_dims(x, dims, n, .dtype = TN_F64). */
+#define TN_FIELDS_tn_sum_fn_opts(X) \
+    X(B, keepdim, false, "") \
+    X(E, dtype,   -1,    "float32|float64|int32|int64|uint8|bool|float16|bfloat16|int8|int16")
+TN__KW_STRUCT(tn_sum_fn_opts);
 TNDEF tn_tensor *tn_sum(tn_tensor *x);
-TNDEF tn_tensor *tn_sum_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
+TNDEF tn_tensor *tn_sum_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_sum_fn_opts opts);
+#define tn_sum_dims(x, ...) tn__sum_dims(x, __VA_ARGS__)
+#define tn__sum_dims(x, dims, ...) tn_sum_dims_opts(x, dims, TN__POS_KW(tn_sum_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_sum_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options);
 TNDEF tn_tensor *tn_mean(tn_tensor *x);
-TNDEF tn_tensor *tn_mean_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
+TNDEF tn_tensor *tn_mean_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_sum_fn_opts opts);
+#define tn_mean_dims(x, ...) tn__mean_dims(x, __VA_ARGS__)
+#define tn__mean_dims(x, dims, ...) tn_mean_dims_opts(x, dims, TN__POS_KW(tn_sum_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_mean_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options);
 /* sum and mean over the elements that are not NaN (nanmean: floating input; NaN where all are). */
 TNDEF tn_tensor *tn_nansum(tn_tensor *x);
-TNDEF tn_tensor *tn_nansum_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
+TNDEF tn_tensor *tn_nansum_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_sum_fn_opts opts);
+#define tn_nansum_dims(x, ...) tn__nansum_dims(x, __VA_ARGS__)
+#define tn__nansum_dims(x, dims, ...) tn_nansum_dims_opts(x, dims, TN__POS_KW(tn_sum_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_nansum_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options);
 TNDEF tn_tensor *tn_nanmean(tn_tensor *x);
-TNDEF tn_tensor *tn_nanmean_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
+TNDEF tn_tensor *tn_nanmean_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_sum_fn_opts opts);
+#define tn_nanmean_dims(x, ...) tn__nanmean_dims(x, __VA_ARGS__)
+#define tn__nanmean_dims(x, dims, ...) tn_nanmean_dims_opts(x, dims, TN__POS_KW(tn_sum_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_nanmean_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options);
 TNDEF tn_tensor *tn_prod(tn_tensor *x);
-TNDEF tn_tensor *tn_prod_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
+TNDEF tn_tensor *tn_prod_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_sum_fn_opts opts);
+#define tn_prod_dims(x, ...) tn__prod_dims(x, __VA_ARGS__)
+#define tn__prod_dims(x, dims, ...) tn_prod_dims_opts(x, dims, TN__POS_KW(tn_sum_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_prod_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options);
 TNDEF tn_tensor *tn_amax(tn_tensor *x, const int64_t *dims, int n, bool keepdim); /* n = 0: all */
 TNDEF tn_tensor *tn_amin(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
 TNDEF tn_tensor *tn_max(tn_tensor *x);          /* 0-d; NaN propagates; error on an empty tensor */

@@ -18,8 +18,8 @@ UNARY_FN(fa_cummax, tn_cummax(x[0], 1, NULL))
 static tn_tensor *fa_cummin_idx(tn_tensor *const *x) { tn_tensor *i = NULL; return tn_cummin(x[0], -1, &i) ? more_a_i(i) : NULL; }
 UNARY_FN(fa_cummin, tn_cummin(x[0], 0, NULL))
 UNARY_FN(fa_logcumsumexp, tn_logcumsumexp(x[0], -1))
-UNARY_FN(fa_nansum, tn_nansum_dims(x[0], (const int64_t[]){1}, 1, false))
-UNARY_FN(fa_nanmean, tn_nanmean_dims(x[0], (const int64_t[]){0, 2}, 2, true))
+UNARY_FN(fa_nansum, tn_nansum_dims(x[0], (const int64_t[]){1}, 1))
+UNARY_FN(fa_nanmean, tn_nanmean_dims(x[0], ((const int64_t[]){0, 2}), 2, .keepdim = true))
 static tn_tensor *fa_aminmax(tn_tensor *const *x) { tn_tensor *mx = NULL, *mn = tn_aminmax(x[0], 1, false, &mx); return mn ? tn_sub(mx, tn_mul_scalar(mn, 3)) : NULL; }
 UNARY_FN(fa_count_nonzero, tn_count_nonzero(tn_floor(x[0]), (const int64_t[]){-1}, 1))
 UNARY_FN(fa_quantile, tn_quantile(x[0], x[1], .dim = 1))

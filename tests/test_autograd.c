@@ -345,22 +345,22 @@ TEST(gc_ternary) {
 
 /* ---- reductions ---- */
 GF(r_sum, tn_sum(tn_t(IN0)))
-GF(r_sum_d1, tn_sum_dims(tn_t(IN0), TN_DIMS(1), false))
-GF(r_sum_d1k, tn_sum_dims(tn_t(IN0), TN_DIMS(1), true))
-GF(r_sum_d02, tn_sum_dims(IN0, TN_DIMS(0, 2), false))   /* [2,3,2] */
-GF(r_sum_d02k, tn_sum_dims(IN0, TN_DIMS(0, -1), true))
-GF(r_sum_sq, tn_sum_dims(tn_square(tn_t(IN0)), TN_DIMS(0), false))
+GF(r_sum_d1, tn_sum_dims(tn_t(IN0), TN_DIMS(1)))
+GF(r_sum_d1k, tn_sum_dims(tn_t(IN0), TN_DIMS(1), .keepdim = true))
+GF(r_sum_d02, tn_sum_dims(IN0, TN_DIMS(0, 2)))   /* [2,3,2] */
+GF(r_sum_d02k, tn_sum_dims(IN0, TN_DIMS(0, -1), .keepdim = true))
+GF(r_sum_sq, tn_sum_dims(tn_square(tn_t(IN0)), TN_DIMS(0)))
 GF(r_mean, tn_mean(tn_t(IN0)))
-GF(r_mean_d1, tn_mean_dims(tn_t(IN0), TN_DIMS(1), false))
-GF(r_mean_d1k, tn_mean_dims(tn_t(IN0), TN_DIMS(-1), true))
-GF(r_mean_d02, tn_mean_dims(tn_square(IN0), TN_DIMS(0, 2), false))
-GF(r_mean_d02k, tn_mean_dims(IN0, TN_DIMS(2, 0), true))
+GF(r_mean_d1, tn_mean_dims(tn_t(IN0), TN_DIMS(1)))
+GF(r_mean_d1k, tn_mean_dims(tn_t(IN0), TN_DIMS(-1), .keepdim = true))
+GF(r_mean_d02, tn_mean_dims(tn_square(IN0), TN_DIMS(0, 2)))
+GF(r_mean_d02k, tn_mean_dims(IN0, TN_DIMS(2, 0), .keepdim = true))
 GF(r_prod, tn_prod(tn_t(IN0)))
-GF(r_prod_d1, tn_prod_dims(tn_t(IN0), TN_DIMS(1), false))
-GF(r_prod_d1k, tn_prod_dims(tn_t(IN0), TN_DIMS(1), true))
-GF(r_prod_d0, tn_prod_dims(IN0, TN_DIMS(0), false))
-GF(r_prod_d02, tn_prod_dims(IN0, TN_DIMS(0, 2), false))
-GF(r_prod_d02k, tn_prod_dims(IN0, TN_DIMS(0, 2), true))
+GF(r_prod_d1, tn_prod_dims(tn_t(IN0), TN_DIMS(1)))
+GF(r_prod_d1k, tn_prod_dims(tn_t(IN0), TN_DIMS(1), .keepdim = true))
+GF(r_prod_d0, tn_prod_dims(IN0, TN_DIMS(0)))
+GF(r_prod_d02, tn_prod_dims(IN0, TN_DIMS(0, 2)))
+GF(r_prod_d02k, tn_prod_dims(IN0, TN_DIMS(0, 2), .keepdim = true))
 GF(r_amax, tn_amax(tn_t(IN0), NULL, 0, false))
 GF(r_amax_d1, tn_amax(tn_t(IN0), TN_DIMS(1), false))
 GF(r_amax_d1k, tn_amax(tn_t(IN0), TN_DIMS(1), true))
@@ -853,7 +853,7 @@ TEST(gc_inplace) {
 /* ---- 0-d inputs ---- */
 GF(z_exp, tn_exp(IN0))
 GF(z_sum, tn_sum(tn_square(IN0)))
-GF(z_mean_dim, tn_mean_dims(IN0, TN_DIMS(0), false))
+GF(z_mean_dim, tn_mean_dims(IN0, TN_DIMS(0)))
 GF(z_mul, tn_mul(IN0, IN1))                       /* 0-d * [2,3] */
 GF(z_add_0d, tn_add(IN0, IN1))                    /* 0-d + 0-d */
 GF(z_unsqueeze, tn_square(tn_reshape(IN0, SH(1, 1))))
@@ -914,7 +914,7 @@ static tn_tensor *hf_silu(tn_tensor *x) { return tn_silu(x); }
 static tn_tensor *hf_softplus(tn_tensor *x) { return tn_softplus(x); }
 static tn_tensor *hf_softmax(tn_tensor *x) { return tn_mul(tn_softmax(x, 1), tn_cos(x)); }
 static tn_tensor *hf_log_softmax(tn_tensor *x) { return tn_mul(tn_log_softmax(x, 0), tn_sin(x)); }
-static tn_tensor *hf_prod(tn_tensor *x) { return tn_prod_dims(x, TN_DIMS(1), false); }
+static tn_tensor *hf_prod(tn_tensor *x) { return tn_prod_dims(x, TN_DIMS(1)); }
 static tn_tensor *hf_cumprod(tn_tensor *x) { return tn_cumprod(x, 1); }
 static tn_tensor *hf_var(tn_tensor *x) { return tn_mul(tn_var_dims(x, TN_DIMS(1), 1, true), x); }
 static tn_tensor *hf_norm(tn_tensor *x) { return tn_norm_dims(x, 3, TN_DIMS(0), false); }
@@ -1526,7 +1526,7 @@ TEST(sem_grad_fn_names_pytorch) {
     BEGIN;
     tn_tensor *x = RN(2, 3), *v = RN(3);
     CHECK_NAME(tn_pow_scalar(x, 2), "PowBackward0");
-    CHECK_NAME(tn_sum_dims(x, TN_DIMS(1), false), "SumBackward1");
+    CHECK_NAME(tn_sum_dims(x, TN_DIMS(1)), "SumBackward1");
     CHECK_NAME(tn_max(x), "MaxBackward1");
     CHECK_NAME(tn_min(x), "MinBackward1");
     CHECK_NAME(tn_t(x), "TBackward0");
@@ -1635,7 +1635,7 @@ TEST(sem_backward_errors) {
     CHECK_VALS(tn_grad(x), 0, 2, 2, -6);
     /* a one-element tensor that is not 0-d takes the implicit gradient */
     tn_set_grad(x, NULL);
-    tn_tensor *one = tn_sum_dims(tn_unsqueeze(x, 0), TN_DIMS(1), true);
+    tn_tensor *one = tn_sum_dims(tn_unsqueeze(x, 0), TN_DIMS(1), .keepdim = true);
     CHECK_SHAPE(one, 1, 1);
     CHECK(tn_backward(one) == 0);
     CHECK_VALS(tn_grad(x), 0, 1, 1, 1);
@@ -2250,13 +2250,13 @@ TEST(edge_empty) {
     CHECK_SHAPE(tn_grad(x), 0, 3);
     /* reduce a [2,0] over its empty dim: [2] of zeros; gradient [2,0] */
     tn_tensor *e = leaf(tn_zeros(SH(2, 0), TN_F64));
-    tn_tensor *se = tn_sum_dims(e, TN_DIMS(1), false);
+    tn_tensor *se = tn_sum_dims(e, TN_DIMS(1));
     CHECK_SHAPE(se, 2);
     CHECK(tn_backward(se, .gradient = tn_ones(SH(2), TN_F64)) == 0);
     CHECK_SHAPE(tn_grad(e), 2, 0);
     /* prod over an empty dim is 1 with an empty gradient */
     tn_set_grad(e, NULL);
-    tn_tensor *pe = tn_prod_dims(e, TN_DIMS(1), false);
+    tn_tensor *pe = tn_prod_dims(e, TN_DIMS(1));
     CHECK_VALS(pe, 0, 1, 1);
     CHECK(tn_backward(pe, .gradient = tn_ones(SH(2), TN_F64)) == 0);
     CHECK_SHAPE(tn_grad(e), 2, 0);

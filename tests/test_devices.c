@@ -47,7 +47,7 @@ TEST(device_mixing) {
     ON_GPU("interpolate nearest", tn_interpolate(x4, (int64_t[]){16, 16}, NULL, "nearest", false));
     ON_GPU("interpolate bilinear", tn_interpolate(x4, (int64_t[]){16, 16}, NULL, "bilinear", false));
     /* gradients that build helper tensors */
-    tn_tensor *p = tn_prod_dims(x2, TN_DIMS(1), false);
+    tn_tensor *p = tn_prod_dims(x2, TN_DIMS(1));
     CHECK_MSG(tn_backward(tn_sum(p)) == 0 && tn_grad(x2) && tn_grad(x2)->device == TN_CUDA, "prod backward: %s", tn_last_error());
     tn_tensor *y = dev(tn_randn(TN_SHAPE(5, 3), TN_F32));
     tn_requires_grad_(y, true);

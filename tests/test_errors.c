@@ -597,9 +597,9 @@ static tn_tensor *u_argmax_dim(tn_tensor *x) { return tn_argmax_dim(x, 0, false)
 static tn_tensor *u_argmin_dim(tn_tensor *x) { return tn_argmin_dim(x, 0, false); }
 static tn_tensor *u_max_dim(tn_tensor *x) { return tn_max_dim(x, 0, false, NULL); }
 static tn_tensor *u_min_dim(tn_tensor *x) { return tn_min_dim(x, 0, false, NULL); }
-static tn_tensor *u_sum_dims(tn_tensor *x) { return tn_sum_dims(x, TN_DIMS(0), false); }
-static tn_tensor *u_mean_dims(tn_tensor *x) { return tn_mean_dims(x, TN_DIMS(0), false); }
-static tn_tensor *u_prod_dims(tn_tensor *x) { return tn_prod_dims(x, TN_DIMS(0), false); }
+static tn_tensor *u_sum_dims(tn_tensor *x) { return tn_sum_dims(x, TN_DIMS(0)); }
+static tn_tensor *u_mean_dims(tn_tensor *x) { return tn_mean_dims(x, TN_DIMS(0)); }
+static tn_tensor *u_prod_dims(tn_tensor *x) { return tn_prod_dims(x, TN_DIMS(0)); }
 static tn_tensor *u_amax(tn_tensor *x) { return tn_amax(x, TN_DIMS(0), false); }
 static tn_tensor *u_amin(tn_tensor *x) { return tn_amin(x, TN_DIMS(0), false); }
 static tn_tensor *u_logsumexp(tn_tensor *x) { return tn_logsumexp(x, TN_DIMS(0), false); }
@@ -1279,13 +1279,16 @@ TEST(ternary_and_misc_elementwise) {
 /* 8. reductions                                                                       */
 /* ================================================================================== */
 typedef tn_tensor *(*dims_fn)(tn_tensor *, const int64_t *, int, bool);
+static tn_tensor *r_sum_dims(tn_tensor *x, const int64_t *d, int n, bool k) { return tn_sum_dims(x, d, n, .keepdim = k); }
+static tn_tensor *r_mean_dims(tn_tensor *x, const int64_t *d, int n, bool k) { return tn_mean_dims(x, d, n, .keepdim = k); }
+static tn_tensor *r_prod_dims(tn_tensor *x, const int64_t *d, int n, bool k) { return tn_prod_dims(x, d, n, .keepdim = k); }
 static tn_tensor *r_var_dims(tn_tensor *x, const int64_t *d, int n, bool k) { return tn_var_dims(x, d, n, 1, k); }
 static tn_tensor *r_std_dims(tn_tensor *x, const int64_t *d, int n, bool k) { return tn_std_dims(x, d, n, 1, k); }
 static tn_tensor *r_norm_dims(tn_tensor *x, const int64_t *d, int n, bool k) { return tn_norm_dims(x, 2, d, n, k); }
 static tn_tensor *r_norm1_dims(tn_tensor *x, const int64_t *d, int n, bool k) { return tn_norm_dims(x, 1, d, n, k); }
 static tn_tensor *r_norminf_dims(tn_tensor *x, const int64_t *d, int n, bool k) { return tn_norm_dims(x, INFINITY, d, n, k); }
 static const struct { const char *name; dims_fn fn; bool need_float; } dims_cases[] = {
-    {"tn_sum_dims:", tn_sum_dims, false}, {"tn_mean_dims:", tn_mean_dims, true}, {"tn_prod_dims:", tn_prod_dims, false},
+    {"tn_sum_dims:", r_sum_dims, false}, {"tn_mean_dims:", r_mean_dims, true}, {"tn_prod_dims:", r_prod_dims, false},
     {"tn_amax:", tn_amax, false}, {"tn_amin:", tn_amin, false}, {"tn_logsumexp:", tn_logsumexp, false},
     {"tn_var_dims:", r_var_dims, true}, {"tn_std_dims:", r_std_dims, true}, {"tn_norm_dims:", r_norm_dims, true},
     {"tn_norm_dims:", r_norm1_dims, true}, {"tn_norm_dims:", r_norminf_dims, true},
@@ -1345,7 +1348,7 @@ static tn_tensor *d_scatter_add(tn_tensor *x, int64_t d) { return tn_scatter_add
 static tn_tensor *d_cat(tn_tensor *x, int64_t d) { tn_tensor *ts[2] = {x, x}; return tn_cat(ts, 2, d); }
 static tn_tensor *d_flip(tn_tensor *x, int64_t d) { return tn_flip(x, &d, 1); }
 static tn_tensor *d_roll(tn_tensor *x, int64_t d) { return tn_roll(x, (const int64_t[]){1}, &d, 1); }
-static tn_tensor *d_sum_dims(tn_tensor *x, int64_t d) { return tn_sum_dims(x, &d, 1, false); }
+static tn_tensor *d_sum_dims(tn_tensor *x, int64_t d) { return tn_sum_dims(x, &d, 1); }
 static const struct { const char *name; dim_fn fn; } dim_cases[] = {
     {"tn_cumsum:", tn_cumsum}, {"tn_cumprod:", tn_cumprod}, {"tn_softmax:", tn_softmax}, {"tn_log_softmax:", tn_log_softmax},
     {"tn_squeeze_dim:", tn_squeeze_dim}, {"tn_all_dim:", d_all_dim}, {"tn_any_dim:", d_any_dim},
@@ -1490,7 +1493,7 @@ TEST(nested_expression_keeps_first_message) {
     tn_scope_begin();
     tn_tensor *a = F32(2, 3), *b = F32(4);
     tn_clear_error();
-    tn_tensor *r = tn_softmax(tn_relu(tn_sum_dims(tn_mul_scalar(tn_add(a, b), 2), TN_DIMS(0), false)), 0);
+    tn_tensor *r = tn_softmax(tn_relu(tn_sum_dims(tn_mul_scalar(tn_add(a, b), 2), TN_DIMS(0))), 0);
     CHECK(r == NULL);
     CHECK_MSG(strstr(tn_last_error(), "tn_add:") && strstr(tn_last_error(), "[4]"), "got \"%s\"", tn_last_error());
     /* NULL plus another bad argument: the NULL wins, the first message stays */
@@ -1694,9 +1697,9 @@ static void failing_batch(const inputs *in) {
     drop(tn_lerp_(in->a4, in->a23, 0.5));
     if (tn_allclose(in->a23, in->a4, 1e-5, 1e-8, false)) g_unexpected_success++;
     /* reductions */
-    drop(tn_sum_dims(in->a23, TN_DIMS(0, 0), false));
+    drop(tn_sum_dims(in->a23, TN_DIMS(0, 0)));
     drop(tn_mean(in->i23));
-    drop(tn_mean_dims(in->a23, TN_DIMS(5), false));
+    drop(tn_mean_dims(in->a23, TN_DIMS(5)));
     drop(tn_var_dims(in->a23, TN_DIMS(5), 1, false));
     drop(tn_std_dims(in->a23, TN_DIMS(0, 0), 1, false));
     drop(tn_norm_dims(in->a23, 3, TN_DIMS(7), false));

@@ -274,7 +274,7 @@ static tn_tensor *chain_long(tn_tensor *const *in, int n, void *user) {   /* 10 
 static tn_tensor *chain_branch(tn_tensor *const *in, int n, void *user) {
     (void)n; (void)user;
     tn_tensor *a = tn_sigmoid(in[0]);
-    return tn_add(tn_tanh(a), tn_sum_dims(a, TN_SHAPE(-1), true));
+    return tn_add(tn_tanh(a), tn_sum_dims(a, TN_SHAPE(-1), .keepdim = true));
 }
 typedef struct { const char *name; tn_jit_trace_fn fn; int nin; int64_t shapes[3][4]; int nd[3]; int fused, storages; } fcase;
 

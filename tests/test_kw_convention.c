@@ -10,7 +10,8 @@
  * cosine_embedding, margin_ranking; the functional activations: gelu, softplus, leaky_relu,
  * elu, celu, hardshrink, softshrink, rrelu; tril_indices, triu_indices, nan_to_num, logit,
  * cross, tensordot; sort, argsort, topk, hardtanh, glu, softmin, clamp, addcmul, addcdiv,
- * index_add, the dropouts and nn.Dropout*, layer_norm, group_norm, pad), plus the text's errors: an unknown name (listed
+ * index_add, the dropouts and nn.Dropout*, layer_norm, group_norm, pad; the dims forms of sum,
+ * mean, nansum, nanmean, prod), plus the text's errors: an unknown name (listed
  * against the valid ones), a bad value, a word not in the enum's list, a tensor given as
  * text. */
 #define TENSOR_IMPLEMENTATION
@@ -931,6 +932,50 @@ TEST(pad_kw) {
     tn_scope_end();
 }
 
+/* The dims forms of sum, mean, nansum, nanmean, prod: torch.sum's keepdim=False,
+   dtype=None (x cast first; an integer sum or product wraps to that dtype, as PyTorch's). */
+TEST(sum_mean_prod_dims_kw) {
+    tn_scope_begin();
+    tn_tensor *y = f64(V(1, 2, 3, 4, 5, 6), S(2, 3)), *x = f64(V(1, 2, NAN, 4, 5, 6), S(2, 3));
+    CHECK_T(tn_sum_dims(y, TN_DIMS(1)), S(2), V(6, 15));   /* keepdim false */
+    CHECK_T(tn_sum_dims(y, TN_DIMS(1), .keepdim = true), S(2, 1), V(6, 15));
+    CHECK_T(tn_sum_dims_str(y, TN_DIMS(-1), "keepdim=True"), S(2, 1), V(6, 15));
+    CHECK_T(tn_mean_dims(y, TN_DIMS(0)), S(3), V(2.5, 3.5, 4.5));
+    CHECK_T(tn_mean_dims_str(y, TN_DIMS(0), "keepdim=True"), S(1, 3), V(2.5, 3.5, 4.5));
+    CHECK_T(tn_prod_dims(y, TN_DIMS(1), .keepdim = true), S(2, 1), V(6, 120));
+    CHECK_T(tn_nansum_dims(x, TN_DIMS(1)), S(2), V(3, 15));
+    CHECK_T(tn_nanmean_dims(x, TN_DIMS(1), .keepdim = true), S(2, 1), V(1.5, 5));
+    CHECK_T(tn_nanmean_dims_str(x, TN_DIMS(1), NULL), S(2), V(1.5, 5));
+    tn_sum_fn_opts o = TN_DEFAULTS(tn_sum_fn_opts);
+    CHECK(!o.keepdim && o.dtype == -1);
+    o.keepdim = true;
+    CHECK_T(tn_sum_dims_opts(y, TN_DIMS(1), o), S(2, 1), V(6, 15));
+    CHECK_T(tn_nansum_dims_opts(x, TN_DIMS(1), o), S(2, 1), V(3, 15));
+    CHECK_T(tn_prod_dims_opts(y, TN_DIMS(0), o), S(1, 3), V(4, 10, 18));
+
+    const int32_t iv[6] = {100, 100, 100, 1, 2, 3};
+    tn_tensor *i = tn_from_data(iv, S(2, 3), TN_I32);
+    tn_tensor *su8 = tn_sum_dims(i, TN_DIMS(1), .dtype = TN_U8);   /* 300 wraps to 44 in uint8, as torch.sum(dtype=torch.uint8) */
+    CHECK(su8 && tn_get_dtype(su8) == TN_U8);
+    CHECK_T(su8, S(2), V(44, 6));
+    tn_tensor *p8 = tn_prod_dims_str(i, TN_DIMS(1), "dtype=int8");   /* 10^6 wraps to 64 */
+    CHECK(p8 && tn_get_dtype(p8) == TN_I8);
+    CHECK_T(p8, S(2), V(64, 6));
+    tn_tensor *m64 = tn_mean_dims(i, TN_DIMS(1), .dtype = TN_F64);
+    CHECK(m64 && tn_get_dtype(m64) == TN_F64);
+    CHECK_T(m64, S(2), V(100, 2));
+    tn_tensor *s32 = tn_sum_dims_str(y, TN_DIMS(1), "dtype=float32, keepdim=True");
+    CHECK(s32 && tn_get_dtype(s32) == TN_F32);
+    CHECK_T(s32, S(2, 1), V(6, 15));
+    CHECK_T(tn_sum_dims(y, NULL, 0, .keepdim = true), S(1, 1), V(21));   /* no dims: all */
+    CHECK_ERR(tn_mean_dims(i, TN_DIMS(1)), "tn_mean_dims: could not infer output dtype; input dtype must be floating point, got int32");
+    CHECK_ERR(tn_mean_dims(i, TN_DIMS(1), .dtype = TN_I64), "could not infer output dtype");
+    CHECK_ERR(tn_sum_dims(y, TN_DIMS(1), .dtype = 42), "tn_sum_dims: dtype 42 is not a tn_dtype");
+    CHECK_ERR(tn_sum_dims_str(y, TN_DIMS(1), "dim=1"), "tn_sum_dims: unknown option 'dim' (valid: keepdim, dtype)");
+    CHECK_ERR(tn_prod_dims_str(y, TN_DIMS(1), "dtype=torch.float32"), "tn_prod_dims: option dtype='torch.float32': expected one of float32|float64");
+    tn_scope_end();
+}
+
 /* The migrated ops stay differentiable through the macro form. */
 static tn_tensor *g_addmm(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_addmm(in[0], in[1], in[2], .beta = -0.5, .alpha = 1.5); }
 static tn_tensor *g_cdist(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_cdist(in[0], in[1], .p = 3); }
@@ -947,6 +992,11 @@ static tn_tensor *g_clamp(tn_tensor *const *in, int n, void *u) { (void)n; (void
 static tn_tensor *g_layer_norm(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_layer_norm(in[0], S(4), .weight = in[1], .bias = in[2], .eps = 0.1); }
 static tn_tensor *g_group_norm(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_group_norm(in[0], 2, .weight = in[1], .bias = in[2], .eps = 0.1); }
 static tn_tensor *g_pad(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_mul(tn_pad(in[0], S(2, 1), .mode = TN_PADDING_REFLECT), tn_pad(in[0], S(1, 2), .value = 0.5)); }
+static tn_tensor *g_reduce(tn_tensor *const *in, int n, void *u) {
+    (void)n; (void)u;
+    return tn_add(tn_mul(tn_sum_dims(in[0], TN_DIMS(1), .keepdim = true), tn_mean_dims(in[0], TN_DIMS(0), .dtype = TN_F64)),
+                  tn_prod_dims(in[0], TN_DIMS(1), .keepdim = true));
+}
 TEST(gradients_through_the_macros) {
     tn_scope_begin();
     tn_manual_seed(3);
@@ -982,6 +1032,10 @@ TEST(gradients_through_the_macros) {
     CHECK(tn_gradcheck(g_layer_norm, nm, 3, NULL, 1e-6, 1e-5, 1e-4));
     CHECK(tn_gradcheck(g_group_norm, nm, 3, NULL, 1e-6, 1e-5, 1e-4));
     CHECK(tn_gradcheck(g_pad, nm, 1, NULL, 1e-6, 1e-5, 1e-4));
+    tn_tensor *rd[1] = {tn_randn(S(3, 4), TN_F64)};
+    tn_requires_grad_(rd[0], true);
+    CHECK(tn_gradcheck(g_reduce, rd, 1, NULL, 1e-6, 1e-5, 1e-4));
+    CHECK(tn_gradgradcheck(g_reduce, rd, 1, NULL, 1e-6, 1e-5, 1e-4));
     tn_scope_end();
 }
 
@@ -1008,6 +1062,7 @@ int main(void) {
     RUN(clamp_addc_index_add_kw);
     RUN(dropout_norm_kw);
     RUN(pad_kw);
+    RUN(sum_mean_prod_dims_kw);
     RUN(gradients_through_the_macros);
     return tn_test_report();
 }

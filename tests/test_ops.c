@@ -1319,9 +1319,9 @@ static const char *const rname[R_NUM] = {"sum", "mean", "prod", "amax", "amin", 
 static tn_tensor *do_reduce(int op, tn_tensor *x, const int64_t *dims, int n, bool keep) {
     bool all = n == 0 && !keep;
     switch (op) {
-    case R_SUM: return all ? tn_sum(x) : tn_sum_dims(x, dims, n, keep);
-    case R_MEAN: return all ? tn_mean(x) : tn_mean_dims(x, dims, n, keep);
-    case R_PROD: return all ? tn_prod(x) : tn_prod_dims(x, dims, n, keep);
+    case R_SUM: return all ? tn_sum(x) : tn_sum_dims(x, dims, n, .keepdim = keep);
+    case R_MEAN: return all ? tn_mean(x) : tn_mean_dims(x, dims, n, .keepdim = keep);
+    case R_PROD: return all ? tn_prod(x) : tn_prod_dims(x, dims, n, .keepdim = keep);
     case R_AMAX: return tn_amax(x, dims, n, keep);
     case R_AMIN: return tn_amin(x, dims, n, keep);
     case R_VAR0: case R_VAR1: case R_VAR2: return all ? tn_var(x, op - R_VAR0) : tn_var_dims(x, dims, n, op - R_VAR0, keep);
@@ -1474,7 +1474,7 @@ TEST(reductions_special) {
     LABEL("sum of bool counts");
     CHECK_DTYPE(tn_sum(VEC(TN_BOOL, 1, 1, 0)), TN_I64);
     CHECK_LIST(tn_sum(VEC(TN_BOOL, 1, 1, 0)), 0, 2);
-    CHECK_LIST(tn_sum_dims(tn_reshape(VEC(TN_BOOL, 1, 1, 0, 1), TN_SHAPE(2, 2)), TN_DIMS(0), false), 0, 1, 2);
+    CHECK_LIST(tn_sum_dims(tn_reshape(VEC(TN_BOOL, 1, 1, 0, 1), TN_SHAPE(2, 2)), TN_DIMS(0)), 0, 1, 2);
     LABEL("int64 sum is exact beyond 2^53");
     s = tn_sum(tn_from_data((const int64_t[]){(INT64_C(1) << 60), 1, 1}, TN_SHAPE(3), TN_I64));
     CHECK(s && *(const int64_t *)tn_data_ptr(s) == (INT64_C(1) << 60) + 2);
@@ -1485,11 +1485,11 @@ TEST(reductions_special) {
     CHECK_LIST(tn_amax(VEC(TN_BOOL, 0, 1), NULL, 0, false), 0, 1);
     LABEL("prod with zeros");
     CHECK_LIST(tn_prod(VEC(TN_F32, 3, 0, -2)), 0, 0);
-    CHECK_LIST(tn_prod_dims(tn_reshape(VEC(TN_F64, 3, 0, -2, 4), TN_SHAPE(2, 2)), TN_DIMS(1), false), 0, 0, -8);
+    CHECK_LIST(tn_prod_dims(tn_reshape(VEC(TN_F64, 3, 0, -2, 4), TN_SHAPE(2, 2)), TN_DIMS(1)), 0, 0, -8);
     CHECK_LIST(tn_prod(VEC(TN_F32, 3, inf, 0)), 0, nan);
     LABEL("mean / var / std / norm need floating input");
     CHECK_ERR(tn_mean(VEC(TN_I64, 1, 2)), "dtype");
-    CHECK_ERR(tn_mean_dims(VEC(TN_I32, 1, 2), TN_DIMS(0), false), "dtype");
+    CHECK_ERR(tn_mean_dims(VEC(TN_I32, 1, 2), TN_DIMS(0)), "dtype");
     CHECK_ERR(tn_var(VEC(TN_I64, 1, 2), 1), "");
     CHECK_ERR(tn_std(VEC(TN_BOOL, 1, 0), 1), "");
     CHECK_ERR(tn_norm(VEC(TN_I64, 1, 2), 2), "");
@@ -1503,15 +1503,15 @@ TEST(reductions_special) {
     CHECK_LIST(tn_prod(e), 0, 1);
     CHECK_LIST(tn_mean(e), 0, nan);
     CHECK_LIST(tn_sum(tn_zeros(TN_SHAPE(0), TN_I64)), 0, 0);
-    CHECK_LIST(tn_sum_dims(e03, TN_DIMS(0), false), 0, 0, 0, 0);
-    CHECK_LIST(tn_prod_dims(e03, TN_DIMS(0), false), 0, 1, 1, 1);
-    CHECK_LIST(tn_mean_dims(e03, TN_DIMS(0), false), 0, nan, nan, nan);
+    CHECK_LIST(tn_sum_dims(e03, TN_DIMS(0)), 0, 0, 0, 0);
+    CHECK_LIST(tn_prod_dims(e03, TN_DIMS(0)), 0, 1, 1, 1);
+    CHECK_LIST(tn_mean_dims(e03, TN_DIMS(0)), 0, nan, nan, nan);
     CHECK_LIST(tn_logsumexp(e03, TN_DIMS(0), false), 0, -inf, -inf, -inf);
     CHECK_LIST(tn_norm_dims(tn_zeros(TN_SHAPE(2, 0), TN_F32), 2, TN_DIMS(1), false), 0, 0, 0);
     CHECK_LIST(tn_var(e, 1), 0, nan);
     LABEL("sum over the non-empty dim of [0,3] is empty");
-    CHECK_SHAPE(tn_sum_dims(e03, TN_DIMS(1), false), 0);
-    CHECK_SHAPE(tn_sum_dims(e03, TN_DIMS(1), true), 0, 1);
+    CHECK_SHAPE(tn_sum_dims(e03, TN_DIMS(1)), 0);
+    CHECK_SHAPE(tn_sum_dims(e03, TN_DIMS(1), .keepdim = true), 0, 1);
     CHECK_SHAPE(tn_amax(e03, TN_DIMS(1), false), 0);
     LABEL("max of an empty tensor is an error");
     CHECK_ERR(tn_max(e), "");
@@ -1562,19 +1562,19 @@ TEST(reductions_special) {
     CHECK_LIST(tn_logsumexp(tn_scalar_tensor(2, TN_F32), TN_DIMS(0), false), 0, 2);
     LABEL("0-d reductions");
     tn_tensor *z = tn_scalar_tensor(3, TN_F64);
-    CHECK_SHAPE_N(tn_sum_dims(z, TN_DIMS(0), false), NULL, 0);
-    CHECK_SHAPE_N(tn_sum_dims(z, TN_DIMS(-1), true), NULL, 0);
-    CHECK_LIST(tn_sum_dims(z, TN_DIMS(-1), true), 0, 3);
-    CHECK_LIST(tn_prod_dims(z, TN_DIMS(0), false), 0, 3);
+    CHECK_SHAPE_N(tn_sum_dims(z, TN_DIMS(0)), NULL, 0);
+    CHECK_SHAPE_N(tn_sum_dims(z, TN_DIMS(-1), .keepdim = true), NULL, 0);
+    CHECK_LIST(tn_sum_dims(z, TN_DIMS(-1), .keepdim = true), 0, 3);
+    CHECK_LIST(tn_prod_dims(z, TN_DIMS(0)), 0, 3);
     CHECK_LIST(tn_mean(z), 0, 3);
     CHECK_LIST(tn_amax(z, TN_DIMS(0), true), 0, 3);
     CHECK_LIST(tn_max(z), 0, 3);
-    CHECK_ERR(tn_sum_dims(z, TN_DIMS(1), false), "out of range");
+    CHECK_ERR(tn_sum_dims(z, TN_DIMS(1)), "out of range");
     LABEL("dim errors");
     tn_tensor *m = tn_zeros(TN_SHAPE(2, 3), TN_F32);
-    CHECK_ERR(tn_sum_dims(m, TN_DIMS(1, -1), false), "multiple times");
-    CHECK_ERR(tn_sum_dims(m, TN_DIMS(2), false), "out of range");
-    CHECK_ERR(tn_mean_dims(m, TN_DIMS(-3), false), "out of range");
+    CHECK_ERR(tn_sum_dims(m, TN_DIMS(1, -1)), "multiple times");
+    CHECK_ERR(tn_sum_dims(m, TN_DIMS(2)), "out of range");
+    CHECK_ERR(tn_mean_dims(m, TN_DIMS(-3)), "out of range");
     CHECK_ERR(tn_amax(m, TN_DIMS(0, 0), false), "multiple times");
     CHECK_ERR(tn_var_dims(m, TN_DIMS(5), 1, false), "out of range");
     CHECK_ERR(tn_max_dim(m, 2, false, NULL), "out of range");
@@ -1711,7 +1711,7 @@ static void run_scan(int op, tn_dtype dt, int layout, int gen, const int64_t *sh
     CHECK_SHAPE_N(r, shape, nd);
     CHECK_VALS(r, ref, n, want == TN_F32 ? 1e-5 : 1e-12, want == TN_F32 ? 1e-5 : 1e-12);
     if (op == S_SOFTMAX && r && n) { /* every lane sums to 1 */
-        tn_tensor *sums = tn_sum_dims(r, &dim, 1, false);
+        tn_tensor *sums = tn_sum_dims(r, &dim, 1);
         const double *sv = dv(sums);
         bool ok = sv != NULL;
         for (int64_t k = 0; ok && k < outer * inner; k++) ok = fabs(sv[k] - 1) < (want == TN_F32 ? 1e-5 : 1e-12);
@@ -2246,15 +2246,15 @@ TEST(float32_accumulation) {
     CHECK_CLOSE(item(tn_mean(x)), 0.1, 1e-6);
     /* reducing an outer dim: torch gives 104857.5390625 per column (error 6e-7 relative) */
     tn_tensor *y = tn_full(TN_SHAPE(n, 2), 0.1, TN_F32);
-    tn_tensor *s = tn_sum_dims(y, TN_DIMS(0), false);
+    tn_tensor *s = tn_sum_dims(y, TN_DIMS(0));
     LABEL("sum over dim 0 of a [2^20, 2] float32 tensor of 0.1 (torch: 104857.539)");
     CHECK_LIST(s, want * 1e-5, want, want);
     LABEL("mean over dim 0 of a [2^20, 2] float32 tensor of 0.1 (torch: 0.09999994)");
-    CHECK_LIST(tn_mean_dims(y, TN_DIMS(0), false), 1e-6, 0.1, 0.1);
+    CHECK_LIST(tn_mean_dims(y, TN_DIMS(0)), 1e-6, 0.1, 0.1);
     LABEL("var over dim 0 of a constant [2^20, 2] float32 tensor (torch: [0, 0])");
     CHECK_LIST(tn_var_dims(y, TN_DIMS(0), 1, false), 1e-8, 0, 0);
     LABEL("sum over dim 0 of a transposed [2, 2^20] float32 tensor");
-    CHECK_LIST(tn_sum_dims(tn_t(tn_full(TN_SHAPE(2, n), 0.1, TN_F32)), TN_DIMS(0), false), want * 1e-5, want, want);
+    CHECK_LIST(tn_sum_dims(tn_t(tn_full(TN_SHAPE(2, n), 0.1, TN_F32)), TN_DIMS(0)), want * 1e-5, want, want);
     /* cumsum: torch accumulates float32 scans in double (acc_type): last = 104857.6015625 */
     LABEL("cumsum of 2^20 float32 0.1 (torch: last element 104857.6015625)");
     tn_tensor *c = tn_cumsum(x, 0);
@@ -2265,7 +2265,7 @@ TEST(float32_accumulation) {
     CHECK_CLOSE(item(tn_sum(ones)), 33554432.0, 0);
     CHECK_CLOSE(item(tn_mean(ones)), 1.0, 0);
     LABEL("sum over dim 0 of an expanded [2^25, 2] float32 tensor of ones (torch: 33554432)");
-    CHECK_LIST(tn_sum_dims(tn_expand(tn_ones(TN_SHAPE(1, 2), TN_F32), TN_SHAPE(INT64_C(1) << 25, 2)), TN_DIMS(0), false), 0, 33554432.0, 33554432.0);
+    CHECK_LIST(tn_sum_dims(tn_expand(tn_ones(TN_SHAPE(1, 2), TN_F32), TN_SHAPE(INT64_C(1) << 25, 2)), TN_DIMS(0)), 0, 33554432.0, 33554432.0);
     end_scope_check_leaks();
 }
 
@@ -2321,9 +2321,9 @@ TEST(edge_shapes) {
     CHECK(tn_fill_(e, 3) != NULL);
     CHECK_SHAPE(tn_add(tn_zeros(TN_SHAPE(0), TN_I64), tn_zeros(TN_SHAPE(1), TN_I64)), 0);
     LABEL("reductions on [2,0,3]");
-    CHECK_SHAPE(tn_sum_dims(e, TN_DIMS(1), false), 2, 3);
-    CHECK_LIST(tn_sum_dims(e, TN_DIMS(1), false), 0, 0, 0, 0, 0, 0, 0);
-    CHECK_SHAPE(tn_sum_dims(e, TN_DIMS(-1), true), 2, 0, 1);
+    CHECK_SHAPE(tn_sum_dims(e, TN_DIMS(1)), 2, 3);
+    CHECK_LIST(tn_sum_dims(e, TN_DIMS(1)), 0, 0, 0, 0, 0, 0, 0);
+    CHECK_SHAPE(tn_sum_dims(e, TN_DIMS(-1), .keepdim = true), 2, 0, 1);
     CHECK_SHAPE(tn_amax(e, TN_DIMS(0, 2), false), 0);
     CHECK_SHAPE(tn_cumsum(e, 1), 2, 0, 3);
     CHECK_SHAPE(tn_softmax(e, -1), 2, 0, 3);
@@ -2361,8 +2361,8 @@ TEST(edge_shapes) {
     CHECK_LIST(tn_matmul(one, one), 0, 25);
     LABEL("negative dims everywhere");
     tn_tensor *m = tn_reshape(tn_arange(0, 6, 1, TN_F64), TN_SHAPE(2, 3));
-    CHECK_LIST(tn_sum_dims(m, TN_DIMS(-1), false), 0, 3, 12);
-    CHECK_LIST(tn_sum_dims(m, TN_DIMS(-2), false), 0, 3, 5, 7);
+    CHECK_LIST(tn_sum_dims(m, TN_DIMS(-1)), 0, 3, 12);
+    CHECK_LIST(tn_sum_dims(m, TN_DIMS(-2)), 0, 3, 5, 7);
     CHECK_LIST(tn_cumsum(m, -1), 0, 0, 1, 3, 3, 7, 12);
     CHECK_LIST(tn_cumprod(m, -2), 0, 0, 1, 2, 0, 4, 10);
     CHECK_LIST(tn_argmax_dim(m, -2, false), 0, 1, 1, 1);
@@ -2683,7 +2683,7 @@ TEST(sum_into_rows) {
     tn_manual_seed(22);
     tn_scope_begin();
     tn_tensor *m = tn_randn(TN_SHAPE(37, 29), TN_F32), *mt = tn_t(m);
-    tn_tensor *s0 = tn_sum_dims(m, TN_DIMS(0), false), *s1 = tn_sum_dims(mt, TN_DIMS(1), false);
+    tn_tensor *s0 = tn_sum_dims(m, TN_DIMS(0)), *s1 = tn_sum_dims(mt, TN_DIMS(1));
     const float *pm = (const float *)tn_data_ptr(m);
     for (int j = 0; j < 29; j++) {
         double ref = 0;

@@ -246,8 +246,8 @@ TEST(test_nan_reductions_aminmax_count) {
     BEGIN;
     tn_tensor *bn = nc(BN_, 3, 4), *b = nc(B_, 3, 4), *mx = NULL;
     CHK(tn_nansum(bn), E_nansum_all, SH0);
-    CHK(tn_nansum_dims(bn, (const int64_t[]){-1}, 1, true), E_nansum_d1k, SH(3, 1));
-    CHK(tn_nanmean_dims(bn, (const int64_t[]){0}, 1, false), E_nanmean_d0, SH(4));
+    CHK(tn_nansum_dims(bn, (const int64_t[]){-1}, 1, .keepdim = true), E_nansum_d1k, SH(3, 1));
+    CHK(tn_nanmean_dims(bn, (const int64_t[]){0}, 1), E_nanmean_d0, SH(4));
     CHECK(isnan(tn_item(tn_nanmean(tn_full(SH(2), NAN, TN_F64)))));
     CHECK(tn_item(tn_nansum(tn_zeros(SH(0), TN_F64))) == 0);
     CHECK(isnan(tn_item(tn_nanmean(tn_zeros(SH(0), TN_F64)))));
@@ -578,8 +578,8 @@ static tn_tensor *gfn(tn_tensor *const *in, int n, void *user) {
     case G_CUMMAX: return tn_cummax(x, 1, &i);
     case G_CUMMIN: return tn_cummin(x, 0, &i);
     case G_LCSE: return tn_logcumsumexp(x, -1);
-    case G_NANSUM: return tn_nansum_dims(x, (const int64_t[]){1}, 1, false);
-    case G_NANMEAN: return tn_nanmean_dims(x, (const int64_t[]){0}, 1, true);
+    case G_NANSUM: return tn_nansum_dims(x, (const int64_t[]){1}, 1);
+    case G_NANMEAN: return tn_nanmean_dims(x, (const int64_t[]){0}, 1, .keepdim = true);
     case G_QUANT: return tn_quantile(x, F64(q_, SH(3)), .dim = 1);
     case G_NANQUANT: return tn_nanquantile(x, F64(q_, SH(3)), .dim = 0, .interpolation = TN_INTERPOLATION_MIDPOINT);
     case G_INDEX_ADD: return tn_index_add(x, 1, I64(i3_, SH(3)), in[1], .alpha = -1.5);

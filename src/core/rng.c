@@ -537,7 +537,7 @@ static tn_tensor *tn__multinomial_impl(tn_tensor *p, int64_t ns, bool replacemen
     tn_tensor *sums = NULL;
     if (ok && (race || !mt)) {   /* the mt19937 kernel with replacement checks as it sums */
         tn_tensor *lo = C ? tn_amin(pd, NULL, 0, false) : NULL, *hi = lo ? tn_amax(pd, NULL, 0, false) : NULL;   /* NaN propagates into hi */
-        sums = tn_sum_dims(pd, &last, 1, true);
+        sums = tn_sum_dims(pd, &last, 1, .keepdim = true);
         ok = sums != NULL && (C == 0 || hi != NULL);
         if (ok && C && !(tn_item(lo) >= 0 && tn_item(hi) < INFINITY))
             ok = (tn__error(race ? "%s: probability tensor contains either `inf`, `nan` or element < 0"

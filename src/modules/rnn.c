@@ -354,7 +354,7 @@ static int tn__rnnseq_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int n, 
         tn__rnnseq_bwd_f64(mode, L, N, H, rev, TN__P(h0c, const double), TN__P(Wc, const double), TN__P(out, const double), TN__P(acts, const double),
                            TN__P(g, const double), TN__P(dgi, double), TN__P(dgh, double), TN__P(dh, double), TN__P(dW, double), TN__P(tmp, double));
 #undef TN__P
-    tn_tensor *r[4] = {dgi, dh, dW, gru ? tn_sum_dims(dgh, TN_DIMS(0, 1), false) : NULL};
+    tn_tensor *r[4] = {dgi, dh, dW, gru ? tn_sum_dims(dgh, TN_DIMS(0, 1)) : NULL};
     for (int i = 0; i < 4; i++) if (tn_ctx_needs_grad(ctx, i)) { if (!r[i]) return -1; gin[i] = r[i]; }
     return 0;
 }
@@ -911,7 +911,7 @@ static tn_tensor *tn__mha_core(tn__mham *a, tn_tensor *query, tn_tensor *key, tn
     tn_tensor *w = NULL;
     if (need_weights) {
         w = tn_reshape(att, TN_SHAPE(N, H, L, S2));
-        if (average) w = tn_div_scalar(tn_sum_dims(w, TN_DIMS(1), false), (double)H);
+        if (average) w = tn_div_scalar(tn_sum_dims(w, TN_DIMS(1)), (double)H);
         if (!batched) w = tn_squeeze_dim(w, 0);
         if (!w) o = NULL;
     }

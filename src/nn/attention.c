@@ -305,7 +305,7 @@ static void tn__sdpa_grad_composite(tn_tensor *g, tn_tensor *q, tn_tensor *k, tn
     else if (mask) att = tn_add(att, mask);
     tn_tensor *p = tn_softmax(att, -1);
     tn_tensor *dp = tn_matmul(g, tn_transpose(v, -2, -1));
-    tn_tensor *ds = tn_mul(p, tn_sub(dp, tn_sum_dims(tn_mul(dp, p), TN_DIMS(-1), true)));
+    tn_tensor *ds = tn_mul(p, tn_sub(dp, tn_sum_dims(tn_mul(dp, p), TN_DIMS(-1), .keepdim = true)));
     *gv = tn_matmul(tn_transpose(p, -2, -1), g);
     *gq = tn_mul_scalar(tn_matmul(ds, k), scale);
     *gk = tn_mul_scalar(tn_matmul(tn_transpose(ds, -2, -1), q), scale);

@@ -113,7 +113,7 @@ static tn_tensor *tn__grid_sample_impl(tn_tensor *x, tn_tensor *grid, tn_grid_op
     if (o.mode == TN_GRID_NEAREST && tn_requires_grad(grid) && tn_is_grad_enabled()) {
         /* PyTorch's grid gradient is zeros, not None: a zero term that depends on the grid */
         tn_tensor *z = tn_where(tn_isfinite(grid), tn_mul_scalar(grid, 0), tn_zeros(NULL, 0, x->dtype));
-        y = tn_add(y, tn_reshape(tn_sum_dims(tn_reshape(z, TN_SHAPE(N, L, nsp)), TN_SHAPE(-1), false), TN_SHAPE(N, 1, L)));
+        y = tn_add(y, tn_reshape(tn_sum_dims(tn_reshape(z, TN_SHAPE(N, L, nsp)), TN_SHAPE(-1)), TN_SHAPE(N, 1, L)));
     }
     y = tn_reshape(y, oshape, x->ndim);
     return tn__scope_return(tn__grad_name(y, nsp == 2 ? "GridSampler2DBackward0" : "GridSampler3DBackward0"));

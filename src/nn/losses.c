@@ -259,7 +259,7 @@ static tn_tensor *tn__ce_prob(const char *fn, tn_tensor *input, tn_tensor *targe
     tn_tensor *t = ls > 0 ? tn_add_scalar(tn_mul_scalar(target, 1 - ls), ls / (double)c) : target;
     tn_tensor *p = tn_mul(logp, t);
     if (weight) p = tn_mul(p, tn__class_view(weight, input->ndim));
-    if (red == TN_REDUCTION_NONE) return tn_neg(tn_sum_dims(p, &cd, 1, false));
+    if (red == TN_REDUCTION_NONE) return tn_neg(tn_sum_dims(p, &cd, 1));
     tn_tensor *s = tn_neg(tn_sum(p));
     if (red == TN_REDUCTION_SUM) return s;
     *name = "DivBackward1";
@@ -339,7 +339,7 @@ static tn_tensor *tn__ce_impl(tn_tensor *input, tn_tensor *target, tn_tensor *we
     if (!(ls > 0)) return tn__loss_finish(nll, tn__nll_name(input->ndim, red));
     /* label smoothing (PyTorch's cross_entropy_loss_label_smoothing): the uniform part
        -sum_c w_c logp_c per entry, 0 where ignored, normalised as the nll part */
-    tn_tensor *sm = tn_neg(tn_sum_dims(weight ? tn_mul(logp, tn__class_view(weight, input->ndim)) : logp, &cd, 1, false));
+    tn_tensor *sm = tn_neg(tn_sum_dims(weight ? tn_mul(logp, tn__class_view(weight, input->ndim)) : logp, &cd, 1));
     sm = tn_where(keep, sm, tn_scalar(0));
     tn_tensor *ret = sm;
     if (red == TN_REDUCTION_SUM) ret = tn_sum(sm);
@@ -485,7 +485,7 @@ static tn_tensor *tn__clamped_norm(tn_tensor *x, int64_t dim, double eps) {
     tn_tensor *n = tn_norm_dims(x, 2, &dim, 1, true);
     tn_tensor *small = n ? tn_lt_scalar(n, eps) : NULL, *any = small ? tn_any(small) : NULL;
     if (!any || tn_item(any) == 0) return any ? n : NULL;
-    tn_tensor *s = tn_sum_dims(tn_square(x), &dim, 1, true);
+    tn_tensor *s = tn_sum_dims(tn_square(x), &dim, 1, .keepdim = true);
     tn_tensor *alt = tn_add_scalar(tn_div_scalar(tn_sub(s, tn_detach(s)), 2 * eps), eps); /* value eps, gradient x / eps */
     return tn_where(small, alt, n);
 }
@@ -506,7 +506,7 @@ static tn_tensor *tn__cosine_similarity_impl(tn_tensor *x1, tn_tensor *x2, int64
     int64_t d64 = d;
     tn_scope_begin();
     tn_tensor *a = tn_broadcast_to(tn_to_dtype(x1, dt), shape, nd), *b = tn_broadcast_to(tn_to_dtype(x2, dt), shape, nd);
-    tn_tensor *r = tn_sum_dims(tn_mul(tn_div(a, tn__clamped_norm(a, d64, eps)), tn_div(b, tn__clamped_norm(b, d64, eps))), &d64, 1, false);
+    tn_tensor *r = tn_sum_dims(tn_mul(tn_div(a, tn__clamped_norm(a, d64, eps)), tn_div(b, tn__clamped_norm(b, d64, eps))), &d64, 1);
     return tn__loss_finish(r, "SumBackward1");
 }
 TNDEF tn_tensor *tn_cosine_similarity_opts(tn_tensor *x1, tn_tensor *x2, tn_cosine_similarity_fn_opts o) {
@@ -528,9 +528,9 @@ static tn_tensor *tn__cosine_embedding_impl(tn_tensor *x1, tn_tensor *x2, tn_ten
     int64_t td = target->ndim;
     tn_scope_begin();
     /* PyTorch's: cos = sum(x1 x2) / sqrt((sum(x1^2) + 1e-12) (sum(x2^2) + 1e-12)) */
-    tn_tensor *prod = tn_sum_dims(tn_mul(x1, x2), &td, 1, false);
-    tn_tensor *m1 = tn_add_scalar(tn_sum_dims(tn_mul(x1, x1), &td, 1, false), 1e-12);
-    tn_tensor *m2 = tn_add_scalar(tn_sum_dims(tn_mul(x2, x2), &td, 1, false), 1e-12);
+    tn_tensor *prod = tn_sum_dims(tn_mul(x1, x2), &td, 1);
+    tn_tensor *m1 = tn_add_scalar(tn_sum_dims(tn_mul(x1, x1), &td, 1), 1e-12);
+    tn_tensor *m2 = tn_add_scalar(tn_sum_dims(tn_mul(x2, x2), &td, 1), 1e-12);
     tn_tensor *cos = tn_div(prod, tn_sqrt(tn_mul(m1, m2)));
     tn_tensor *zeros = cos ? tn_zeros_like(cos) : NULL;
     tn_tensor *pos = tn_where(tn_eq_scalar(target, 1), tn_rsub_scalar(cos, 1), zeros);

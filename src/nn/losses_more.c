@@ -55,7 +55,7 @@ static tn_tensor *tn__multilabel_soft_margin_impl(tn_tensor *x, tn_tensor *t, tn
     tn_scope_begin();
     tn_tensor *l = tn_neg(tn_add(tn_mul(t, tn_logsigmoid(x)), tn_mul(tn_rsub_scalar(t, 1), tn_logsigmoid(tn_neg(x)))));
     if (o.weight) l = tn_mul(l, o.weight);
-    l = tn_div_scalar(tn_sum_dims(l, &cd, 1, false), (double)C);
+    l = tn_div_scalar(tn_sum_dims(l, &cd, 1), (double)C);
     return tn__loss_fn_finish(l, o.reduction, "DivBackward0");
 }
 TNDEF tn_tensor *tn_multilabel_soft_margin_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_fn_opts o) {
@@ -93,7 +93,7 @@ static tn_tensor *tn__multi_margin_impl(tn_tensor *x, tn_tensor *t, tn_loss_fn_o
     if (p == 2) z = tn_mul(z, z);
     if (o.weight) z = tn_mul(z, tn_reshape(tn_index_select(o.weight, 0, tn_reshape(t2, TN_SHAPE(-1))), TN_SHAPE(N, 1)));
     tn_tensor *own = tn_eq(tn__arange_on(C, x->device), t2);   /* i == y counts nowhere */
-    tn_tensor *l = tn_div_scalar(tn_sum_dims(tn_where(own, tn_zeros_like(z), z), TN_SHAPE(1), false), (double)C);
+    tn_tensor *l = tn_div_scalar(tn_sum_dims(tn_where(own, tn_zeros_like(z), z), TN_SHAPE(1)), (double)C);
     if (x->ndim < 2) l = tn_reshape(l, NULL, 0);
     return tn__loss_finish(tn__loss_reduce(l, (tn_reduction)o.reduction), "MultiMarginLossBackward0");
 }
@@ -132,7 +132,7 @@ static tn_tensor *tn__multilabel_margin_impl(tn_tensor *x, tn_tensor *t, tn_loss
     tn_tensor *xt = tn_unsqueeze(tn_gather(x2, 1, tn_to(slot, x->device)), 2);                  /* [N, C(j), 1]: x at target j */
     tn_tensor *z = tn_clamp(tn_add(tn_rsub_scalar(xt, 1), tn_unsqueeze(x2, 1)), .min = 0);  /* 1 - x[t_j] + x[i] */
     tn_tensor *use = tn_to(tn_logical_and(valid, tn_logical_not(istgt)), x->device);
-    tn_tensor *l = tn_div_scalar(tn_sum_dims(tn_where(use, z, tn_zeros_like(z)), TN_SHAPE(1, 2), false), (double)C);
+    tn_tensor *l = tn_div_scalar(tn_sum_dims(tn_where(use, z, tn_zeros_like(z)), TN_SHAPE(1, 2)), (double)C);
     if (x->ndim < 2) l = tn_reshape(l, NULL, 0);
     return tn__loss_finish(tn__loss_reduce(l, (tn_reduction)o.reduction), "MultilabelMarginLossBackward0");
 }

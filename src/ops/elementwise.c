@@ -567,7 +567,7 @@ static tn_tensor *tn__mvlgamma_impl(tn_tensor *x, int64_t p) {
     tn_tensor *offs = tn_to(tn_arange(-0.5 * (double)p + 0.5, 0.5, 0.5, TN_F32), x->device);
     tn_tensor *args = tn_add(tn_unsqueeze(x, -1), offs);
     int64_t last = -1;
-    return tn__scope_return(tn__grad_name(tn_add_scalar(tn_sum_dims(tn_lgamma(args), &last, 1, false), (double)p * (double)(p - 1) * 0.28618247146235004354),
+    return tn__scope_return(tn__grad_name(tn_add_scalar(tn_sum_dims(tn_lgamma(args), &last, 1), (double)p * (double)(p - 1) * 0.28618247146235004354),
                                         "MvlgammaBackward0"));
 }
 TNDEF tn_tensor *tn_mvlgamma(tn_tensor *x, int64_t p) { return TN__AS("tn_mvlgamma", tn__mvlgamma_impl(x, p)); }

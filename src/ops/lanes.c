@@ -360,7 +360,7 @@ static tn_tensor *tn__select_dim(const char *fn, const char *name, int kind, tn_
     if (kind == TN__SEL_KTH) {
         pos = tn__own(tn__full_on(kshape, knd, (double)(k - 1), TN_I64, x->device));
     } else {
-        tn_tensor *nans = tn_sum_dims(tn_isnan(xv), &dd, 1, true);   /* int64 counts */
+        tn_tensor *nans = tn_sum_dims(tn_isnan(xv), &dd, 1, .keepdim = true);   /* int64 counts */
         if (kind == TN__SEL_MEDIAN)   /* the first NaN where there is one, else the lower middle */
             pos = tn_where(tn_gt_scalar(nans, 0), tn_rsub_scalar(nans, (double)n), tn__own(tn__full_on(kshape, knd, (double)((n - 1) / 2), TN_I64, x->device)));
         else   /* the lower middle of the values before the NaNs; 0 (a NaN) when all are */
@@ -554,7 +554,7 @@ static tn_tensor *tn__quantile(const char *fn, tn_tensor *x, tn_tensor *q, tn_qu
     sorted = tn_reshape(sorted, in_shape, nout + 1);
     tn_tensor *q1 = tn_reshape(tn_to(tn_to_dtype(q, x->dtype), x->device), &m1, 1), *ranks;
     if (ignore_nan) {   /* over the values before the NaNs; all NaN: rank 0, a NaN */
-        tn_tensor *cnt = tn_sum_dims(tn_logical_not(tn_isnan(sorted)), &m1, 1, true);
+        tn_tensor *cnt = tn_sum_dims(tn_logical_not(tn_isnan(sorted)), &m1, 1, .keepdim = true);
         ranks = tn_mul(q1, tn_sub_scalar(cnt, 1));
         ranks = ranks ? tn_where(tn_lt_scalar(ranks, 0), tn_zeros_like(ranks), ranks) : NULL;
     } else {   /* a NaN in the lane: the last rank, a NaN */

@@ -389,15 +389,15 @@ tn_allclose b T T d d b
 tn_isclose T T T d d b
 tn_equal b T T
 tn_sum T T
-tn_sum_dims T T L i b
+tn_sum_dims_str T T L i s
 tn_mean T T
-tn_mean_dims T T L i b
+tn_mean_dims_str T T L i s
 tn_nansum T T
-tn_nansum_dims T T L i b
+tn_nansum_dims_str T T L i s
 tn_nanmean T T
-tn_nanmean_dims T T L i b
+tn_nanmean_dims_str T T L i s
 tn_prod T T
-tn_prod_dims T T L i b
+tn_prod_dims_str T T L i s
 tn_amax T T L i b
 tn_amin T T L i b
 tn_max T T

@@ -526,7 +526,7 @@ def _reduce(x, dim, keepdim, f_all, f_dims):
     if not dims:            # a 0-d tensor
         return _wrap(f_all(x._ptr))
     arr, n = _i64(dims)
-    return _wrap(f_dims(x._ptr, arr, n, bool(keepdim)))
+    return _wrap(f_dims(x._ptr, arr, n, b"keepdim=True" if keepdim else None))
 
 
 def _cast(x, dtype):
@@ -545,17 +545,17 @@ def _in_dtype(r, dtype):
 
 @_method("sum")
 def sum(self, dim=None, keepdim=False, *, dtype=None):
-    return _in_dtype(_reduce(_cast(self, dtype), dim, keepdim, lib.tn_sum, lib.tn_sum_dims), dtype)
+    return _in_dtype(_reduce(_cast(self, dtype), dim, keepdim, lib.tn_sum, lib.tn_sum_dims_str), dtype)
 
 
 @_method("mean")
 def mean(self, dim=None, keepdim=False, *, dtype=None):
-    return _reduce(_cast(self, dtype), dim, keepdim, lib.tn_mean, lib.tn_mean_dims)
+    return _reduce(_cast(self, dtype), dim, keepdim, lib.tn_mean, lib.tn_mean_dims_str)
 
 
 @_method("prod")
 def prod(self, dim=None, keepdim=False, *, dtype=None):
-    return _in_dtype(_reduce(_cast(self, dtype), dim, keepdim, lib.tn_prod, lib.tn_prod_dims), dtype)
+    return _in_dtype(_reduce(_cast(self, dtype), dim, keepdim, lib.tn_prod, lib.tn_prod_dims_str), dtype)
 
 
 @_method("amax")
@@ -742,12 +742,12 @@ def count_nonzero(self, dim=None):
 
 @_method("nansum")
 def nansum(self, dim=None, keepdim=False, *, dtype=None):
-    return _in_dtype(_reduce(_cast(self, dtype), dim, keepdim, lib.tn_nansum, lib.tn_nansum_dims), dtype)
+    return _in_dtype(_reduce(_cast(self, dtype), dim, keepdim, lib.tn_nansum, lib.tn_nansum_dims_str), dtype)
 
 
 @_method("nanmean")
 def nanmean(self, dim=None, keepdim=False, *, dtype=None):
-    return _reduce(_cast(self, dtype), dim, keepdim, lib.tn_nanmean, lib.tn_nanmean_dims)
+    return _reduce(_cast(self, dtype), dim, keepdim, lib.tn_nanmean, lib.tn_nanmean_dims_str)
 
 
 @_method("sort")
