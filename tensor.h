@@ -687,9 +687,17 @@ TNDEF tn_tensor *tn_scatter_with_reduce_(tn_tensor *t, int64_t dim, tn_tensor *i
 /* Along dim, at the positions in index (0-d or 1-d, in [0, size)): t plus alpha * src's
    slices (duplicates add up), src's slices copied, or value filled. src has t's shape but
    index's length along dim and t's dtype. index_add takes int64 or int32 indices, index_copy
-   and index_fill int64, as PyTorch. */
-TNDEF tn_tensor *tn_index_add(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, double alpha);
-TNDEF tn_tensor *tn_index_add_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, double alpha);
+   and index_fill int64, as PyTorch. torch.index_add's keyword: alpha=1
+   (tn_index_add(t, 0, index, src, .alpha = 2)). */
+#define TN_FIELDS_tn_index_add_fn_opts(X) \
+    X(D, alpha, 1.0, "")
+TN__KW_STRUCT(tn_index_add_fn_opts);
+TNDEF tn_tensor *tn_index_add_opts(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, tn_index_add_fn_opts opts);
+#define tn_index_add(t, dim, index, ...) tn_index_add_opts(t, dim, index, TN__POS_KW(tn_index_add_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_index_add_str(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *options);
+TNDEF tn_tensor *tn_index_add__opts(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, tn_index_add_fn_opts opts);
+#define tn_index_add_(t, dim, index, ...) tn_index_add__opts(t, dim, index, TN__POS_KW(tn_index_add_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_index_add__str(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *options);
 TNDEF tn_tensor *tn_index_copy(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src);
 TNDEF tn_tensor *tn_index_copy_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src);
 TNDEF tn_tensor *tn_index_fill(tn_tensor *t, int64_t dim, tn_tensor *index, double value);
@@ -852,14 +860,21 @@ TN__KW_STRUCT(tn_diagflat_fn_opts);
 TNDEF tn_tensor *tn_diagflat_opts(tn_tensor *t, tn_diagflat_fn_opts opts);
 #define tn_diagflat(...) tn_diagflat_opts(TN__POS_KW(tn_diagflat_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_diagflat_str(tn_tensor *t, const char *options);
-/* Constant padding as F.pad: pad = (last_left, last_right, prev_left, prev_right, ...),
-   n even; negative pads crop. */
-TNDEF tn_tensor *tn_pad(tn_tensor *t, const int64_t *pad, int n, double value);
-/* F.pad's other modes: mode TN_PADDING_REFLECT, TN_PADDING_REPLICATE or TN_PADDING_CIRCULAR
-   (section 12's padding_mode values; TN_PADDING_ZEROS is tn_pad with 0) over the last n / 2
-   dims, n = 2, 4 or 6 for a 2-3, 3-4 or 4-5-d input. Reflection needs pads below the size,
-   circular ones at most the size; negative pads crop. Differentiable (index_select). */
-TNDEF tn_tensor *tn_pad_mode(tn_tensor *t, const int64_t *pad, int n, int mode);
+/* F.pad(t, pad, mode='constant', value=None): pad = (last_left, last_right, prev_left,
+   prev_right, ...), n even; negative pads crop. .mode is one of section 12's padding_mode
+   values: TN_PADDING_ZEROS ('constant', the default: .value, 0 by default, fills) or
+   TN_PADDING_REFLECT, TN_PADDING_REPLICATE, TN_PADDING_CIRCULAR over the last n / 2 dims,
+   n = 2, 4 or 6 for a 2-3, 3-4 or 4-5-d input (reflection needs pads below the size,
+   circular ones at most the size; a nonzero .value is an error, as PyTorch's). Differentiable.
+   tn_pad(x, TN_SHAPE(1, 1), .value = -1), tn_pad(x, pads, 4, .mode = TN_PADDING_REFLECT). */
+#define TN_FIELDS_tn_pad_fn_opts(X) \
+    X(E, mode,  0, "constant|reflect|replicate|circular") /* 0: TN_PADDING_ZEROS, declared in section 12 */ \
+    X(D, value, 0.0, "")
+TN__KW_STRUCT(tn_pad_fn_opts);
+TNDEF tn_tensor *tn_pad_opts(tn_tensor *t, const int64_t *pad, int n, tn_pad_fn_opts opts);
+#define tn_pad(t, ...) tn__pad(t, __VA_ARGS__)
+#define tn__pad(t, pad, ...) tn_pad_opts(t, pad, TN__POS_KW(tn_pad_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_pad_str(tn_tensor *t, const int64_t *pad, int n, const char *options);
 
 /* ======================================================================= */
 /* 7. elementwise & broadcasting                                            */
@@ -1081,15 +1096,32 @@ TN__KW_STRUCT(tn_nan_to_num_fn_opts);
 TNDEF tn_tensor *tn_nan_to_num_opts(tn_tensor *x, tn_nan_to_num_fn_opts opts);
 #define tn_nan_to_num(...) tn_nan_to_num_opts(TN__POS_KW(tn_nan_to_num_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_nan_to_num_str(tn_tensor *x, const char *options);
-/* clamp(x, min, max); use -INFINITY / INFINITY for a missing bound. */
-TNDEF tn_tensor *tn_clamp(tn_tensor *x, double min, double max);
+/* torch.clamp(x, min=None, max=None): x clamped to [.min, .max]; a bound left out (None,
+   NAN) is not applied, and one of them must be given: tn_clamp(x, .min = 0),
+   tn_clamp(x, .min = -1, .max = 1). The in-place tn_clamp_ takes the same options. */
+#define TN_FIELDS_tn_clamp_fn_opts(X) \
+    X(D, min, NAN, "") \
+    X(D, max, NAN, "")
+TN__KW_STRUCT(tn_clamp_fn_opts);
+TNDEF tn_tensor *tn_clamp_opts(tn_tensor *x, tn_clamp_fn_opts opts);
+#define tn_clamp(...) tn_clamp_opts(TN__POS_KW(tn_clamp_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_clamp_str(tn_tensor *x, const char *options);
 TNDEF tn_tensor *tn_clamp_tensor(tn_tensor *x, tn_tensor *min, tn_tensor *max); /* either may be NULL */
 TNDEF tn_tensor *tn_clamp_min(tn_tensor *x, double min);
 TNDEF tn_tensor *tn_clamp_max(tn_tensor *x, double max);
 TNDEF tn_tensor *tn_lerp(tn_tensor *start, tn_tensor *end, tn_tensor *weight);
 TNDEF tn_tensor *tn_lerp_scalar(tn_tensor *start, tn_tensor *end, double weight);
-TNDEF tn_tensor *tn_addcmul(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value); /* x + value*t1*t2 */
-TNDEF tn_tensor *tn_addcdiv(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value); /* x + value*t1/t2 */
+/* addcmul: x + value * t1 * t2, addcdiv: x + value * t1 / t2 (torch's keyword value=1):
+   tn_addcmul(x, t1, t2, .value = 0.5). The in-place forms take the same options. */
+#define TN_FIELDS_tn_addcmul_fn_opts(X) \
+    X(D, value, 1.0, "")
+TN__KW_STRUCT(tn_addcmul_fn_opts);
+TNDEF tn_tensor *tn_addcmul_opts(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, tn_addcmul_fn_opts opts);
+#define tn_addcmul(x, t1, ...) tn_addcmul_opts(x, t1, TN__POS_KW(tn_addcmul_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_addcmul_str(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, const char *options);
+TNDEF tn_tensor *tn_addcdiv_opts(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, tn_addcmul_fn_opts opts);
+#define tn_addcdiv(x, t1, ...) tn_addcdiv_opts(x, t1, TN__POS_KW(tn_addcmul_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_addcdiv_str(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, const char *options);
 /* In place: x = op(x); return x (borrowed), NULL with an error. */
 TNDEF tn_tensor *tn_neg_(tn_tensor *x);
 TNDEF tn_tensor *tn_exp_(tn_tensor *x);
@@ -1098,9 +1130,15 @@ TNDEF tn_tensor *tn_sigmoid_(tn_tensor *x);
 TNDEF tn_tensor *tn_tanh_(tn_tensor *x);
 TNDEF tn_tensor *tn_sqrt_(tn_tensor *x);
 TNDEF tn_tensor *tn_square_(tn_tensor *x);
-TNDEF tn_tensor *tn_clamp_(tn_tensor *x, double min, double max);
-TNDEF tn_tensor *tn_addcmul_(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value);
-TNDEF tn_tensor *tn_addcdiv_(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value);
+TNDEF tn_tensor *tn_clamp__opts(tn_tensor *x, tn_clamp_fn_opts opts);
+#define tn_clamp_(...) tn_clamp__opts(TN__POS_KW(tn_clamp_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_clamp__str(tn_tensor *x, const char *options);
+TNDEF tn_tensor *tn_addcmul__opts(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, tn_addcmul_fn_opts opts);
+#define tn_addcmul_(x, t1, ...) tn_addcmul__opts(x, t1, TN__POS_KW(tn_addcmul_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_addcmul__str(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, const char *options);
+TNDEF tn_tensor *tn_addcdiv__opts(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, tn_addcmul_fn_opts opts);
+#define tn_addcdiv_(x, t1, ...) tn_addcdiv__opts(x, t1, TN__POS_KW(tn_addcmul_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_addcdiv__str(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, const char *options);
 TNDEF tn_tensor *tn_lerp_(tn_tensor *start, tn_tensor *end, double weight);
 /* Torch's result_type over n operands (0-d and wrapped numbers weigh less). */
 TNDEF tn_dtype tn_result_type(tn_tensor *const *ts, int n);
@@ -1726,17 +1764,40 @@ TN_HD static inline double tn_orthopoly_f64(int kind, double x, double nf) {
 /* Forms without dims reduce all elements to a 0-d tensor. dims lists may hold negative
    dims; TN_DIMS(0, 2) writes (dims, n). Sums and products of integers and bools give
    int64; mean, var, std, norm and logsumexp need floating input. */
+/* The _dims forms of sum, mean, nansum, nanmean and prod take torch.sum's keywords:
+   keepdim=False, dtype=None (-1; else x is cast to it first, and a sum's or product's result
+   is in it, wrapping as PyTorch's arithmetic in that dtype): tn_sum_dims(x, TN_DIMS(0),
+   .keepdim = true), tn_mean_dims(x, dims, n, .dtype = TN_F64). */
+#define TN_FIELDS_tn_sum_fn_opts(X) \
+    X(B, keepdim, false, "") \
+    X(E, dtype,   -1,    "float32|float64|int32|int64|uint8|bool|float16|bfloat16|int8|int16")
+TN__KW_STRUCT(tn_sum_fn_opts);
 TNDEF tn_tensor *tn_sum(tn_tensor *x);
-TNDEF tn_tensor *tn_sum_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
+TNDEF tn_tensor *tn_sum_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_sum_fn_opts opts);
+#define tn_sum_dims(x, ...) tn__sum_dims(x, __VA_ARGS__)
+#define tn__sum_dims(x, dims, ...) tn_sum_dims_opts(x, dims, TN__POS_KW(tn_sum_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_sum_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options);
 TNDEF tn_tensor *tn_mean(tn_tensor *x);
-TNDEF tn_tensor *tn_mean_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
+TNDEF tn_tensor *tn_mean_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_sum_fn_opts opts);
+#define tn_mean_dims(x, ...) tn__mean_dims(x, __VA_ARGS__)
+#define tn__mean_dims(x, dims, ...) tn_mean_dims_opts(x, dims, TN__POS_KW(tn_sum_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_mean_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options);
 /* sum and mean over the elements that are not NaN (nanmean: floating input; NaN where all are). */
 TNDEF tn_tensor *tn_nansum(tn_tensor *x);
-TNDEF tn_tensor *tn_nansum_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
+TNDEF tn_tensor *tn_nansum_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_sum_fn_opts opts);
+#define tn_nansum_dims(x, ...) tn__nansum_dims(x, __VA_ARGS__)
+#define tn__nansum_dims(x, dims, ...) tn_nansum_dims_opts(x, dims, TN__POS_KW(tn_sum_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_nansum_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options);
 TNDEF tn_tensor *tn_nanmean(tn_tensor *x);
-TNDEF tn_tensor *tn_nanmean_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
+TNDEF tn_tensor *tn_nanmean_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_sum_fn_opts opts);
+#define tn_nanmean_dims(x, ...) tn__nanmean_dims(x, __VA_ARGS__)
+#define tn__nanmean_dims(x, dims, ...) tn_nanmean_dims_opts(x, dims, TN__POS_KW(tn_sum_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_nanmean_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options);
 TNDEF tn_tensor *tn_prod(tn_tensor *x);
-TNDEF tn_tensor *tn_prod_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
+TNDEF tn_tensor *tn_prod_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_sum_fn_opts opts);
+#define tn_prod_dims(x, ...) tn__prod_dims(x, __VA_ARGS__)
+#define tn__prod_dims(x, dims, ...) tn_prod_dims_opts(x, dims, TN__POS_KW(tn_sum_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_prod_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options);
 TNDEF tn_tensor *tn_amax(tn_tensor *x, const int64_t *dims, int n, bool keepdim); /* n = 0: all */
 TNDEF tn_tensor *tn_amin(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
 TNDEF tn_tensor *tn_max(tn_tensor *x);          /* 0-d; NaN propagates; error on an empty tensor */
@@ -1801,11 +1862,32 @@ TNDEF tn_tensor *tn_all(tn_tensor *x);          /* bool 0-d (uint8 for a uint8 x
 TNDEF tn_tensor *tn_any(tn_tensor *x);
 TNDEF tn_tensor *tn_all_dim(tn_tensor *x, int64_t dim, bool keepdim);
 TNDEF tn_tensor *tn_any_dim(tn_tensor *x, int64_t dim, bool keepdim);
-/* Sorted values along dim (stable; NaN counts as largest); indices as in tn_max_dim. */
-TNDEF tn_tensor *tn_sort(tn_tensor *x, int64_t dim, bool descending, tn_tensor **indices);
-TNDEF tn_tensor *tn_argsort(tn_tensor *x, int64_t dim, bool descending);
-/* The k largest (or smallest) along dim, sorted. */
-TNDEF tn_tensor *tn_topk(tn_tensor *x, int64_t k, int64_t dim, bool largest, tn_tensor **indices);
+/* Sorted values along .dim (NaN counts as largest); indices (NULL: not wanted) as in
+   tn_max_dim: tn_sort(x, &idx, .descending = true). torch.sort's keywords: dim=-1,
+   descending=False, stable=False (the sort is always stable, one of the orders stable=False
+   allows). argsort: the indices alone (tn_argsort(x, .dim = 0)). */
+#define TN_FIELDS_tn_sort_fn_opts(X) \
+    X(I, dim,        -1,    "") \
+    X(B, descending, false, "") \
+    X(B, stable,     false, "")
+TN__KW_STRUCT(tn_sort_fn_opts);
+TNDEF tn_tensor *tn_sort_opts(tn_tensor *x, tn_tensor **indices, tn_sort_fn_opts opts);
+#define tn_sort(x, ...) tn_sort_opts(x, TN__POS_KW(tn_sort_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_sort_str(tn_tensor *x, tn_tensor **indices, const char *options);
+TNDEF tn_tensor *tn_argsort_opts(tn_tensor *x, tn_sort_fn_opts opts);
+#define tn_argsort(...) tn_argsort_opts(TN__POS_KW(tn_sort_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_argsort_str(tn_tensor *x, const char *options);
+/* The k largest (or smallest) along .dim, sorted; indices (NULL: not wanted) as in tn_sort:
+   tn_topk(x, k, &idx, .largest = false). torch.topk's keywords: dim=-1, largest=True,
+   sorted=True (the result is always sorted, one of the orders sorted=False allows). */
+#define TN_FIELDS_tn_topk_fn_opts(X) \
+    X(I, dim,     -1,   "") \
+    X(B, largest, true, "") \
+    X(B, sorted,  true, "")
+TN__KW_STRUCT(tn_topk_fn_opts);
+TNDEF tn_tensor *tn_topk_opts(tn_tensor *x, int64_t k, tn_tensor **indices, tn_topk_fn_opts opts);
+#define tn_topk(x, k, ...) tn_topk_opts(x, k, TN__POS_KW(tn_topk_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_topk_str(tn_tensor *x, int64_t k, tn_tensor **indices, const char *options);
 /* Medians: the lower of the two middle values (PyTorch's convention). median is NaN where
    a NaN is in the lane (its index that of the first NaN), nanmedian skips NaNs (NaN where
    all are). The forms without dim give a 0-d value (NaN for an empty tensor) whose
@@ -2265,7 +2347,15 @@ TNDEF tn_tensor *tn_selu(tn_tensor *x);
 TNDEF tn_tensor *tn_celu_opts(tn_tensor *x, tn_elu_fn_opts opts);
 #define tn_celu(...) tn_celu_opts(TN__POS_KW(tn_elu_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_celu_str(tn_tensor *x, const char *options);
-TNDEF tn_tensor *tn_hardtanh(tn_tensor *x, double min_val, double max_val); /* -1, 1 */
+/* F.hardtanh: x clamped to [min_val, max_val] (min_val=-1.0, max_val=1.0; min_val <= max_val):
+   tn_hardtanh(x, .min_val = 0, .max_val = 6). */
+#define TN_FIELDS_tn_hardtanh_fn_opts(X) \
+    X(D, min_val, -1.0, "") \
+    X(D, max_val, 1.0,  "")
+TN__KW_STRUCT(tn_hardtanh_fn_opts);
+TNDEF tn_tensor *tn_hardtanh_opts(tn_tensor *x, tn_hardtanh_fn_opts opts);
+#define tn_hardtanh(...) tn_hardtanh_opts(TN__POS_KW(tn_hardtanh_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_hardtanh_str(tn_tensor *x, const char *options);
 TNDEF tn_tensor *tn_mish(tn_tensor *x);
 TNDEF tn_tensor *tn_hardswish(tn_tensor *x);
 TNDEF tn_tensor *tn_hardsigmoid(tn_tensor *x);
@@ -2286,9 +2376,22 @@ TNDEF tn_tensor *tn_tanhshrink(tn_tensor *x);                               /* x
 TNDEF tn_tensor *tn_softsign(tn_tensor *x);                                 /* x / (1 + |x|) */
 TNDEF tn_tensor *tn_logsigmoid(tn_tensor *x);                               /* log(sigmoid(x)), stable */
 TNDEF tn_tensor *tn_threshold(tn_tensor *x, double threshold, double value); /* x > threshold ? x : value */
-/* a * sigmoid(b) for the halves a, b of x along dim (its size even; PyTorch: dim=-1). */
-TNDEF tn_tensor *tn_glu(tn_tensor *x, int64_t dim);
-TNDEF tn_tensor *tn_softmin(tn_tensor *x, int64_t dim);                     /* softmax(-x) */
+/* F.glu: a * sigmoid(b) for the halves a, b of x along .dim (its size even; dim=-1):
+   tn_glu(x, .dim = 1). */
+#define TN_FIELDS_tn_glu_fn_opts(X) \
+    X(I, dim, -1, "")
+TN__KW_STRUCT(tn_glu_fn_opts);
+TNDEF tn_tensor *tn_glu_opts(tn_tensor *x, tn_glu_fn_opts opts);
+#define tn_glu(...) tn_glu_opts(TN__POS_KW(tn_glu_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_glu_str(tn_tensor *x, const char *options);
+/* F.softmin: softmax(-x) along .dim (dim=None, TN_NONE: PyTorch's implicit dim, 0 for a
+   0-, 1- or 3-d x, else 1): tn_softmin(x, .dim = -1). */
+#define TN_FIELDS_tn_softmin_fn_opts(X) \
+    X(I, dim, TN_NONE, "")
+TN__KW_STRUCT(tn_softmin_fn_opts);
+TNDEF tn_tensor *tn_softmin_opts(tn_tensor *x, tn_softmin_fn_opts opts);
+#define tn_softmin(...) tn_softmin_opts(TN__POS_KW(tn_softmin_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_softmin_str(tn_tensor *x, const char *options);
 /* x > 0 ? x : weight * x; weight [1] or [C] (C = x's dim 1; inputs under 2-d have C = 1). */
 TNDEF tn_tensor *tn_prelu(tn_tensor *x, tn_tensor *weight);
 /* Randomized leaky ReLU: training, each negative x times a slope drawn from U(lower, upper)
@@ -2462,9 +2565,22 @@ TNDEF tn_tensor *tn_fractional_max_pool3d(tn_tensor *x, const int64_t kernel_siz
    new = (1 - momentum) * old + momentum * batch statistic (unbiased variance). */
 TNDEF tn_tensor *tn_batch_norm(tn_tensor *x, tn_tensor *running_mean, tn_tensor *running_var, tn_tensor *weight, tn_tensor *bias,
                                bool training, double momentum, double eps);   /* 0.1, 1e-5 */
-/* Normalises over the last n dims, which must equal normalized_shape. */
-TNDEF tn_tensor *tn_layer_norm(tn_tensor *x, const int64_t *normalized_shape, int n, tn_tensor *weight, tn_tensor *bias, double eps);
-TNDEF tn_tensor *tn_group_norm(tn_tensor *x, int64_t num_groups, tn_tensor *weight, tn_tensor *bias, double eps);
+/* The keyword arguments of F.layer_norm and F.group_norm: weight and bias (NULL: None) and
+   eps=1e-5. layer_norm normalises over the last n dims, which must equal normalized_shape:
+   tn_layer_norm(x, TN_SHAPE(4), .weight = w, .bias = b); group_norm over num_groups groups
+   of x's channels (dim 1): tn_group_norm(x, 2, .eps = 1e-3). */
+#define TN_FIELDS_tn_affine_norm_fn_opts(X) \
+    X(T, weight, NULL, "") \
+    X(T, bias,   NULL, "") \
+    X(D, eps,    1e-5, "")
+TN__KW_STRUCT(tn_affine_norm_fn_opts);
+TNDEF tn_tensor *tn_layer_norm_opts(tn_tensor *x, const int64_t *normalized_shape, int n, tn_affine_norm_fn_opts opts);
+#define tn_layer_norm(x, ...) tn__layer_norm(x, __VA_ARGS__)
+#define tn__layer_norm(x, normalized_shape, ...) tn_layer_norm_opts(x, normalized_shape, TN__POS_KW(tn_affine_norm_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_layer_norm_str(tn_tensor *x, const int64_t *normalized_shape, int n, const char *options);
+TNDEF tn_tensor *tn_group_norm_opts(tn_tensor *x, int64_t num_groups, tn_affine_norm_fn_opts opts);
+#define tn_group_norm(x, ...) tn_group_norm_opts(x, TN__POS_KW(tn_affine_norm_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_group_norm_str(tn_tensor *x, int64_t num_groups, const char *options);
 TNDEF tn_tensor *tn_instance_norm(tn_tensor *x, tn_tensor *running_mean, tn_tensor *running_var, tn_tensor *weight, tn_tensor *bias,
                                   bool use_input_stats, double momentum, double eps);
 /* F.local_response_norm: x / (k + alpha * mean of x^2 over size neighbouring channels, the
@@ -2490,11 +2606,23 @@ TNDEF tn_tensor *tn_channel_shuffle(tn_tensor *x, int64_t groups);
 
 /* Dropout (from the default generator): zero with probability p, scale the rest by 1/(1-p);
    the identity when not training. dropout2d zeroes whole channels of [N, C, H, W]; a 3-d
-   input is [N, C, L] (rows zeroed), as PyTorch 1.13's F.dropout2d does (with a warning). */
-TNDEF tn_tensor *tn_dropout(tn_tensor *x, double p, bool training);
-TNDEF tn_tensor *tn_dropout2d(tn_tensor *x, double p, bool training);
-/* dropout3d zeroes whole channels of [N, C, D, H, W] (or of an unbatched [C, D, H, W]). */
-TNDEF tn_tensor *tn_dropout3d(tn_tensor *x, double p, bool training);
+   input is [N, C, L] (rows zeroed), as PyTorch 1.13's F.dropout2d does (with a warning).
+   dropout3d zeroes whole channels of [N, C, D, H, W] (or of an unbatched [C, D, H, W]).
+   F.dropout's keywords: p=0.5, training=True (tn_dropout(x, .p = 0.1, .training = false));
+   no inplace: the C ops compute out of place. */
+#define TN_FIELDS_tn_dropout_fn_opts(X) \
+    X(D, p,        0.5,  "") \
+    X(B, training, true, "")
+TN__KW_STRUCT(tn_dropout_fn_opts);
+TNDEF tn_tensor *tn_dropout_opts(tn_tensor *x, tn_dropout_fn_opts opts);
+#define tn_dropout(...) tn_dropout_opts(TN__POS_KW(tn_dropout_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_dropout_str(tn_tensor *x, const char *options);
+TNDEF tn_tensor *tn_dropout2d_opts(tn_tensor *x, tn_dropout_fn_opts opts);
+#define tn_dropout2d(...) tn_dropout2d_opts(TN__POS_KW(tn_dropout_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_dropout2d_str(tn_tensor *x, const char *options);
+TNDEF tn_tensor *tn_dropout3d_opts(tn_tensor *x, tn_dropout_fn_opts opts);
+#define tn_dropout3d(...) tn_dropout3d_opts(TN__POS_KW(tn_dropout_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_dropout3d_str(tn_tensor *x, const char *options);
 
 /* Rows of weight [V, D] for int64 indices of any shape -> [*, D]. padding_idx (negative
    counts from V) gets no gradient. */
@@ -3021,7 +3149,7 @@ TNDEF tn_module *tn_nn_conv2d_str(int64_t in_channels, int64_t out_channels, int
 TNDEF tn_module *tn_nn_conv_transpose2d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
 /* nn.Conv3d / nn.ConvTranspose3d: the keyword arguments of tn_conv_opts with triples
    (.stride_dhw = TN_INTS(2, 1, 1), text "stride=(2, 1, 1)"); padding_mode reflect, replicate
-   or circular pads with tn_pad_mode first (Conv3d only, as PyTorch). */
+   or circular pads with tn_pad first (Conv3d only, as PyTorch). */
 #define TN_FIELDS_tn_conv3d_layer_opts(X) \
     X(I,  stride,             1,         "") \
     X(P,  padding,            0,         "") \
@@ -3118,26 +3246,38 @@ TNDEF tn_module *tn_nn_lazy_batch_norm3d_opts(tn_batch_norm_opts opts);
 #define tn_nn_lazy_batch_norm3d(...) tn_nn_lazy_batch_norm3d_opts(TN__KW(tn_batch_norm_opts, __VA_ARGS__))
 /* nn.LayerNorm(normalized_shape): tn_nn_layer_norm(TN_SHAPE(4, 5), .eps = 1e-6), or a shape
    array and its length. */
-#define TN_FIELDS_tn_layer_norm_opts(X) \
+#define TN_FIELDS_tn_layer_norm_module_opts(X) \
     X(D, eps,                1e-5, "") \
     X(B, elementwise_affine, true, "") \
     X(B, bias,               true, "")
-TN__KW_STRUCT(tn_layer_norm_opts);
-TNDEF tn_module *tn_nn_layer_norm_opts(const int64_t *normalized_shape, int n, tn_layer_norm_opts opts);
+TN__KW_STRUCT(tn_layer_norm_module_opts);
+TNDEF tn_module *tn_nn_layer_norm_opts(const int64_t *normalized_shape, int n, tn_layer_norm_module_opts opts);
 #define tn_nn_layer_norm(...) tn__nn_layer_norm(__VA_ARGS__)
-#define tn__nn_layer_norm(normalized_shape, ...) tn_nn_layer_norm_opts(normalized_shape, TN__POS_KW(tn_layer_norm_opts, __VA_ARGS__))
+#define tn__nn_layer_norm(normalized_shape, ...) tn_nn_layer_norm_opts(normalized_shape, TN__POS_KW(tn_layer_norm_module_opts, __VA_ARGS__))
 TNDEF tn_module *tn_nn_layer_norm_str(const int64_t *normalized_shape, int n, const char *options);
 /* nn.GroupNorm(num_groups, num_channels) */
-#define TN_FIELDS_tn_group_norm_opts(X) \
+#define TN_FIELDS_tn_group_norm_module_opts(X) \
     X(D, eps,    1e-5, "") \
     X(B, affine, true, "")
-TN__KW_STRUCT(tn_group_norm_opts);
-TNDEF tn_module *tn_nn_group_norm_opts(int64_t num_groups, int64_t num_channels, tn_group_norm_opts opts);
-#define tn_nn_group_norm(num_groups, ...) tn_nn_group_norm_opts(num_groups, TN__POS_KW(tn_group_norm_opts, __VA_ARGS__))
+TN__KW_STRUCT(tn_group_norm_module_opts);
+TNDEF tn_module *tn_nn_group_norm_opts(int64_t num_groups, int64_t num_channels, tn_group_norm_module_opts opts);
+#define tn_nn_group_norm(num_groups, ...) tn_nn_group_norm_opts(num_groups, TN__POS_KW(tn_group_norm_module_opts, __VA_ARGS__))
 TNDEF tn_module *tn_nn_group_norm_str(int64_t num_groups, int64_t num_channels, const char *options);
-TNDEF tn_module *tn_nn_dropout(double p);
-TNDEF tn_module *tn_nn_dropout2d(double p);
-TNDEF tn_module *tn_nn_dropout3d(double p);
+/* nn.Dropout / Dropout2d / Dropout3d(p=0.5, inplace=False): tn_nn_dropout(.p = 0.1).
+   inplace is accepted and computes out of place. */
+#define TN_FIELDS_tn_dropout_module_opts(X) \
+    X(D, p,       0.5,   "") \
+    X(B, inplace, false, "")
+TN__KW_STRUCT(tn_dropout_module_opts);
+TNDEF tn_module *tn_nn_dropout_opts(tn_dropout_module_opts opts);
+#define tn_nn_dropout(...) tn_nn_dropout_opts(TN__KW(tn_dropout_module_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_dropout_str(const char *options);
+TNDEF tn_module *tn_nn_dropout2d_opts(tn_dropout_module_opts opts);
+#define tn_nn_dropout2d(...) tn_nn_dropout2d_opts(TN__KW(tn_dropout_module_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_dropout2d_str(const char *options);
+TNDEF tn_module *tn_nn_dropout3d_opts(tn_dropout_module_opts opts);
+#define tn_nn_dropout3d(...) tn_nn_dropout3d_opts(TN__KW(tn_dropout_module_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_dropout3d_str(const char *options);
 /* nn.LocalResponseNorm(size), nn.ChannelShuffle(groups), nn.PixelShuffle / nn.PixelUnshuffle(factor). */
 TNDEF tn_module *tn_nn_local_response_norm_opts(int64_t size, tn_lrn_opts opts);
 #define tn_nn_local_response_norm(...) tn_nn_local_response_norm_opts(TN__POS_KW(tn_lrn_opts, __VA_ARGS__))
@@ -5203,11 +5343,20 @@ static const tn__kwkey tn__kw_pool[] = {TN_FIELDS_tn_pool_opts(TN__KW_ROW)};
 #define TN__KW_T tn_batch_norm_opts
 static const tn__kwkey tn__kw_batch_norm[] = {TN_FIELDS_tn_batch_norm_opts(TN__KW_ROW)};
 #undef TN__KW_T
-#define TN__KW_T tn_layer_norm_opts
-static const tn__kwkey tn__kw_layer_norm[] = {TN_FIELDS_tn_layer_norm_opts(TN__KW_ROW)};
+#define TN__KW_T tn_layer_norm_module_opts
+static const tn__kwkey tn__kw_layer_norm[] = {TN_FIELDS_tn_layer_norm_module_opts(TN__KW_ROW)};
 #undef TN__KW_T
-#define TN__KW_T tn_group_norm_opts
-static const tn__kwkey tn__kw_group_norm[] = {TN_FIELDS_tn_group_norm_opts(TN__KW_ROW)};
+#define TN__KW_T tn_group_norm_module_opts
+static const tn__kwkey tn__kw_group_norm[] = {TN_FIELDS_tn_group_norm_module_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_affine_norm_fn_opts
+static const tn__kwkey tn__kw_affine_norm[] = {TN_FIELDS_tn_affine_norm_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_dropout_module_opts
+static const tn__kwkey tn__kw_dropout[] = {TN_FIELDS_tn_dropout_module_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_dropout_fn_opts
+static const tn__kwkey tn__kw_dropout_fn[] = {TN_FIELDS_tn_dropout_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
 #define TN__KW_T tn_embedding_opts
 static const tn__kwkey tn__kw_embedding[] = {TN_FIELDS_tn_embedding_opts(TN__KW_ROW)};
@@ -5302,6 +5451,9 @@ static const tn__kwkey tn__kw_print[] = {TN_FIELDS_tn_print_options(TN__KW_ROW)}
 #define TN__KW_T tn_isin_fn_opts
 static const tn__kwkey tn__kw_isin[] = {TN_FIELDS_tn_isin_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
+#define TN__KW_T tn_sum_fn_opts
+static const tn__kwkey tn__kw_sum[] = {TN_FIELDS_tn_sum_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
 #define TN__KW_T tn_quantile_fn_opts
 static const tn__kwkey tn__kw_quantile[] = {TN_FIELDS_tn_quantile_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
@@ -5310,6 +5462,12 @@ static const tn__kwkey tn__kw_searchsorted[] = {TN_FIELDS_tn_searchsorted_fn_opt
 #undef TN__KW_T
 #define TN__KW_T tn_unique_fn_opts
 static const tn__kwkey tn__kw_unique[] = {TN_FIELDS_tn_unique_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_sort_fn_opts
+static const tn__kwkey tn__kw_sort[] = {TN_FIELDS_tn_sort_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_topk_fn_opts
+static const tn__kwkey tn__kw_topk[] = {TN_FIELDS_tn_topk_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
 #define TN__KW_T tn_diagonal_fn_opts
 static const tn__kwkey tn__kw_diagonal[] = {TN_FIELDS_tn_diagonal_fn_opts(TN__KW_ROW)};
@@ -5401,6 +5559,9 @@ static const tn__kwkey tn__kw_diag_embed[] = {TN_FIELDS_tn_diag_embed_fn_opts(TN
 #define TN__KW_T tn_diagflat_fn_opts
 static const tn__kwkey tn__kw_diagflat[] = {TN_FIELDS_tn_diagflat_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
+#define TN__KW_T tn_pad_fn_opts
+static const tn__kwkey tn__kw_pad[] = {TN_FIELDS_tn_pad_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
 #define TN__KW_T tn_histc_fn_opts
 static const tn__kwkey tn__kw_histc[] = {TN_FIELDS_tn_histc_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
@@ -5428,6 +5589,15 @@ static const tn__kwkey tn__kw_shrink[] = {TN_FIELDS_tn_shrink_fn_opts(TN__KW_ROW
 #define TN__KW_T tn_rrelu_fn_opts
 static const tn__kwkey tn__kw_rrelu[] = {TN_FIELDS_tn_rrelu_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
+#define TN__KW_T tn_hardtanh_fn_opts
+static const tn__kwkey tn__kw_hardtanh[] = {TN_FIELDS_tn_hardtanh_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_glu_fn_opts
+static const tn__kwkey tn__kw_glu[] = {TN_FIELDS_tn_glu_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_softmin_fn_opts
+static const tn__kwkey tn__kw_softmin[] = {TN_FIELDS_tn_softmin_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
 #define TN__KW_T tn_tri_indices_fn_opts
 static const tn__kwkey tn__kw_tri_indices[] = {TN_FIELDS_tn_tri_indices_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
@@ -5436,6 +5606,15 @@ static const tn__kwkey tn__kw_logit[] = {TN_FIELDS_tn_logit_fn_opts(TN__KW_ROW)}
 #undef TN__KW_T
 #define TN__KW_T tn_nan_to_num_fn_opts
 static const tn__kwkey tn__kw_nan_to_num[] = {TN_FIELDS_tn_nan_to_num_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_clamp_fn_opts
+static const tn__kwkey tn__kw_clamp[] = {TN_FIELDS_tn_clamp_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_addcmul_fn_opts
+static const tn__kwkey tn__kw_addcmul[] = {TN_FIELDS_tn_addcmul_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_index_add_fn_opts
+static const tn__kwkey tn__kw_index_add[] = {TN_FIELDS_tn_index_add_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
 #define TN__KW_T tn_tensordot_fn_opts
 static const tn__kwkey tn__kw_tensordot[] = {TN_FIELDS_tn_tensordot_fn_opts(TN__KW_ROW)};
@@ -6217,7 +6396,7 @@ static tn_tensor *tn__zero_grad_node(tn_tensor *r, tn_tensor *x, const char *nam
    then the op returns tn__inplace_end(fn, x, its out-of-place form computed from *x0), which
    copies the result into x, moves its history to x, closes the scope and returns x:
        int m = tn__inplace_begin(fn, x, others, n, &x0);
-       if (m) return m < 0 ? NULL : tn__inplace_end(fn, x, tn_clamp(x0, lo, hi)); */
+       if (m) return m < 0 ? NULL : tn__inplace_end(fn, x, tn_clamp(x0, .min = lo, .max = hi)); */
 static int tn__inplace_begin(const char *fn, tn_tensor *x, tn_tensor *const *others, int n, tn_tensor **x0);
 static int tn__inplace_mode(const char *fn, tn_tensor *x, tn_tensor *const *others, int n);   /* the begin's check */
 static int tn__inplace_finish(const char *fn, tn_tensor *x, tn_tensor *r);                     /* the end's copy and rebase */
@@ -8056,7 +8235,7 @@ static tn_tensor *tn__randperm_impl(int64_t n, tn_dtype dtype, tn_generator *gen
     }
     tn_scope_begin();
     tn_tensor *keys = tn_rand_gen(&n, 1, TN_F64, gen);
-    tn_tensor *r = tn_keep(tn_to_dtype(tn_argsort(keys, 0, false), dtype));
+    tn_tensor *r = tn_keep(tn_to_dtype(tn_argsort(keys, .dim = 0), dtype));
     tn_scope_end();
     return r;
 }
@@ -8089,7 +8268,7 @@ static tn_tensor *tn__multinomial_mt(tn_tensor *p, tn_tensor *pd, int64_t R, int
         tn_tensor *q = tn_div(pd, tn_to_dtype(colmajor ? tn_transpose(e, 0, 1) : e, p->dtype));
         tn_tensor *r = NULL;
         if (ns == 1) r = tn_argmax_dim(q, -1, true);
-        else if (q) tn_topk(q, ns, -1, true, &r);
+        else if (q) tn_topk(q, ns, &r);
         return r;
     }
     if (C == 0) return (tn_tensor *)tn__error("%s: invalid multinomial distribution (sum of probabilities <= 0)", fn);
@@ -8160,7 +8339,7 @@ static tn_tensor *tn__multinomial_impl(tn_tensor *p, int64_t ns, bool replacemen
     tn_tensor *sums = NULL;
     if (ok && (race || !mt)) {   /* the mt19937 kernel with replacement checks as it sums */
         tn_tensor *lo = C ? tn_amin(pd, NULL, 0, false) : NULL, *hi = lo ? tn_amax(pd, NULL, 0, false) : NULL;   /* NaN propagates into hi */
-        sums = tn_sum_dims(pd, &last, 1, true);
+        sums = tn_sum_dims(pd, &last, 1, .keepdim = true);
         ok = sums != NULL && (C == 0 || hi != NULL);
         if (ok && C && !(tn_item(lo) >= 0 && tn_item(hi) < INFINITY))
             ok = (tn__error(race ? "%s: probability tensor contains either `inf`, `nan` or element < 0"
@@ -8173,7 +8352,7 @@ static tn_tensor *tn__multinomial_impl(tn_tensor *p, int64_t ns, bool replacemen
         tn_tensor *u = tn__random(fn, UNIFORM, rc2, 2, p->dtype, gen, 0, 1, 0, 0, p->device);
         tn_tensor *q = tn_div(pd, tn_neg(tn_log(u)));   /* u = 0: E = inf, q = 0 (probability 2^-53, or 2^-24 for float32) */
         if (ns == 1) r = tn_argmax_dim(q, -1, true);
-        else tn_topk(q, ns, -1, true, &r);
+        else tn_topk(q, ns, &r);
     } else if (ok) {
         tn_tensor *cdf = tn_div(tn_cumsum(tn_to_dtype(pd, TN_F64), -1), tn_to_dtype(sums, TN_F64));
         tn_tensor *parts[2] = {cdf ? tn_narrow(cdf, -1, 0, C - 1) : NULL, cdf ? tn_ones_like(tn_narrow(cdf, -1, 0, 1)) : NULL};
@@ -8181,7 +8360,7 @@ static tn_tensor *tn__multinomial_impl(tn_tensor *p, int64_t ns, bool replacemen
         tn_tensor *u = cdf ? tn__random(fn, UNIFORM, oshape, 2, TN_F64, gen, 0, 1, 0, 0, p->device) : NULL;
         tn_searchsorted_fn_opts so = TN_DEFAULTS(tn_searchsorted_fn_opts);
         so.right = true;   /* the first cumulative probability above u: a category of weight 0 is never drawn */
-        r = u ? tn_clamp(tn_searchsorted_opts(cdf, u, so), 0, (double)(C - 1)) : NULL;
+        r = u ? tn_clamp(tn_searchsorted_opts(cdf, u, so), .min = 0, .max = (double)(C - 1)) : NULL;
     }
     if (r && p->ndim == 1) r = tn_reshape(r, &ns, 1);
     r = tn_keep(r);
@@ -8686,7 +8865,7 @@ static tn_tensor *tn__diag_place(tn_tensor *g, int64_t n, int64_t m, int64_t off
     memcpy(flat, g->shape, (size_t)nb * sizeof *flat);
     flat[nb] = len;
     const int64_t start = offset >= 0 ? offset : -offset * m, p1[2] = {0, m}, p2[2] = {start, total - start - len};
-    return tn_reshape(tn_pad(tn_reshape(tn_pad(tn_unsqueeze(g, -1), p1, 2, 0), flat, nb + 1), p2, 2, 0), shape, nb + 2);
+    return tn_reshape(tn_pad(tn_reshape(tn_pad(tn_unsqueeze(g, -1), p1, 2), flat, nb + 1), p2, 2), shape, nb + 2);
 }
 /* Where each of ndim dims comes from in [others..., d1, d2]: a permutation for tn_permute. */
 static void tn__diag_perm(int ndim, int d1, int d2, int64_t *perm) {
@@ -9696,8 +9875,14 @@ static tn_tensor *tn__index_dim_op(const char *fn, int kind, tn_tensor *t, int64
     tn_scope_end();
     return tn__as_end(fn, r);
 }
-TNDEF tn_tensor *tn_index_add(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, double alpha) { return tn__index_dim_op("tn_index_add", 0, t, dim, index, src, alpha, false); }
-TNDEF tn_tensor *tn_index_add_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, double alpha) { return tn__index_dim_op("tn_index_add_", 0, t, dim, index, src, alpha, true); }
+TNDEF tn_tensor *tn_index_add_opts(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, tn_index_add_fn_opts o) { return tn__index_dim_op("tn_index_add", 0, t, dim, index, src, o.alpha, false); }
+TNDEF tn_tensor *tn_index_add__opts(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, tn_index_add_fn_opts o) { return tn__index_dim_op("tn_index_add_", 0, t, dim, index, src, o.alpha, true); }
+TNDEF tn_tensor *tn_index_add_str(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *options) {
+    TN__KW_STR(tn_index_add_fn_opts, index_add, "tn_index_add", options, tn_index_add_opts(t, dim, index, src, o));
+}
+TNDEF tn_tensor *tn_index_add__str(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *options) {
+    TN__KW_STR(tn_index_add_fn_opts, index_add, "tn_index_add_", options, tn_index_add__opts(t, dim, index, src, o));
+}
 TNDEF tn_tensor *tn_index_copy(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src) { return tn__index_dim_op("tn_index_copy", 1, t, dim, index, src, 0, false); }
 TNDEF tn_tensor *tn_index_copy_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src) { return tn__index_dim_op("tn_index_copy_", 1, t, dim, index, src, 0, true); }
 TNDEF tn_tensor *tn_index_fill(tn_tensor *t, int64_t dim, tn_tensor *index, double value) { return tn__index_dim_op("tn_index_fill", 2, t, dim, index, NULL, value, false); }
@@ -9853,9 +10038,9 @@ static tn_tensor *tn__isin_impl(tn_tensor *elements, tn_tensor *test, tn_isin_fn
     tn_scope_begin();
     tn_tensor *e = tn_to_dtype(elements, ct), *tf = tn_to(tn_reshape(tn_to_dtype(test, ct), &m1, 1), elements->device), *r;
     if (!tn__mul_ok(ne, nt, &work) || work > ((int64_t)1 << 24)) {   /* many pairs: binary searches in the sorted test elements */
-        tn_tensor *s = tn_sort(tf, 0, false, NULL);
+        tn_tensor *s = tn_sort(tf, NULL, .dim = 0);
         tn_searchsorted_fn_opts so = TN_DEFAULTS(tn_searchsorted_fn_opts);
-        tn_tensor *pos = tn_clamp(tn_searchsorted_opts(s, e, so), 0, (double)(nt ? nt - 1 : 0));
+        tn_tensor *pos = tn_clamp(tn_searchsorted_opts(s, e, so), .min = 0, .max = (double)(nt ? nt - 1 : 0));
         r = nt ? tn_eq(tn_index(s, &pos, 1), e) : tn_zeros_like(tn_to_dtype(e, TN_BOOL));
     } else {   /* elements against every test element */
         int64_t last = -1;
@@ -10114,7 +10299,8 @@ TNDEF tn_tensor *tn_triu_opts(tn_tensor *t, tn_diag_fn_opts o) { return tn__triu
 TNDEF tn_tensor *tn_tril_str(tn_tensor *t, const char *options) { TN__KW_STR(tn_diag_fn_opts, diag, "tn_tril", options, tn_tril_opts(t, o)); }
 TNDEF tn_tensor *tn_triu_str(tn_tensor *t, const char *options) { TN__KW_STR(tn_diag_fn_opts, diag, "tn_triu", options, tn_triu_opts(t, o)); }
 
-TNDEF tn_tensor *tn_pad(tn_tensor *t, const int64_t *pad, int n, double value) {
+/* F.pad's constant mode (tn_pad_opts, in nn/padding.c, has the others). */
+static tn_tensor *tn__pad_constant(tn_tensor *t, const int64_t *pad, int n, double value) {
     TN__CHECK_NULL(t);
     if (n % 2 || n / 2 > t->ndim || (n && !pad))
         return (tn_tensor *)tn__error("tn_pad: padding length %d must be even and at most twice the number of dims (%d)", n, t->ndim);
@@ -10352,7 +10538,7 @@ static tn_tensor *tn__block_diag_impl(tn_tensor *const *ts, int n) {
         tn_tensor *b = ts[i];
         int64_t c = b->ndim == 2 ? b->shape[1] : b->ndim == 1 ? b->shape[0] : 1;
         int64_t s[2] = {b->ndim == 2 ? b->shape[0] : 1, c}, pad[2] = {at, cols - at - c};
-        rowsv[i] = tn_pad(tn_to_dtype(tn_reshape(b, s, 2), dt), pad, 2, 0);
+        rowsv[i] = tn_pad(tn_to_dtype(tn_reshape(b, s, 2), dt), pad, 2);
         at += c;
     }
     tn_tensor *r = tn_cat(rowsv, n, 0);
@@ -11870,7 +12056,7 @@ static tn_tensor *tn__mvlgamma_impl(tn_tensor *x, int64_t p) {
     tn_tensor *offs = tn_to(tn_arange(-0.5 * (double)p + 0.5, 0.5, 0.5, TN_F32), x->device);
     tn_tensor *args = tn_add(tn_unsqueeze(x, -1), offs);
     int64_t last = -1;
-    return tn__scope_return(tn__grad_name(tn_add_scalar(tn_sum_dims(tn_lgamma(args), &last, 1, false), (double)p * (double)(p - 1) * 0.28618247146235004354),
+    return tn__scope_return(tn__grad_name(tn_add_scalar(tn_sum_dims(tn_lgamma(args), &last, 1), (double)p * (double)(p - 1) * 0.28618247146235004354),
                                         "MvlgammaBackward0"));
 }
 TNDEF tn_tensor *tn_mvlgamma(tn_tensor *x, int64_t p) { return TN__AS("tn_mvlgamma", tn__mvlgamma_impl(x, p)); }
@@ -11961,19 +12147,34 @@ static tn_tensor *tn__clamp_raw(tn_tensor *x, double lo, double hi) {
     }
     return tn__unary_raw(CLAMP, x, p);
 }
-TNDEF tn_tensor *tn_clamp(tn_tensor *x, double min, double max) {
+static tn_tensor *tn__clamp(tn_tensor *x, double min, double max) {
     TN__CHECK_NULL(x);
     double p[3] = {min, max, 0};
     return tn__own(tn__unary_record(CLAMP, x, p, tn__clamp_raw(x, min, max)));
 }
-TNDEF tn_tensor *tn_clamp_(tn_tensor *x, double min, double max) {
+/* The options' bounds as the kernel's: None (NAN) is no bound; one of them must be given. */
+static int tn__clamp_bounds(const char *fn, tn_clamp_fn_opts o, double *min, double *max) {
+    if (isnan(o.min) && isnan(o.max)) return TN__FAIL_INT("%s: At least one of 'min' or 'max' must not be None", fn);
+    *min = isnan(o.min) ? -INFINITY : o.min;
+    *max = isnan(o.max) ? INFINITY : o.max;
+    return 0;
+}
+TNDEF tn_tensor *tn_clamp_opts(tn_tensor *x, tn_clamp_fn_opts o) {
+    double min, max;
     TN__CHECK_NULL(x);
-    if (tn__check_cpu_dtype("tn_clamp_", x)) return NULL;
+    return tn__clamp_bounds("tn_clamp", o, &min, &max) ? NULL : tn__clamp(x, min, max);
+}
+TNDEF tn_tensor *tn_clamp_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_clamp_fn_opts, clamp, "tn_clamp", options, tn_clamp_opts(x, o)); }
+TNDEF tn_tensor *tn_clamp__opts(tn_tensor *x, tn_clamp_fn_opts o) {
+    double min, max;
+    TN__CHECK_NULL(x);
+    if (tn__clamp_bounds("tn_clamp_", o, &min, &max) || tn__check_cpu_dtype("tn_clamp_", x)) return NULL;
     tn_tensor *x0;
     int m = tn__inplace_begin("tn_clamp_", x, NULL, 0, &x0);
-    if (m) return m < 0 ? NULL : tn__inplace_end("tn_clamp_", x, tn_clamp(x0, min, max));
+    if (m) return m < 0 ? NULL : tn__inplace_end("tn_clamp_", x, tn__clamp(x0, min, max));
     return tn__borrowed(tn__store_inplace("tn_clamp_", x, tn__clamp_raw(x, min, max)));
 }
+TNDEF tn_tensor *tn_clamp__str(tn_tensor *x, const char *options) { TN__KW_STR(tn_clamp_fn_opts, clamp, "tn_clamp_", options, tn_clamp__opts(x, o)); }
 static tn_tensor *tn__clamp_tensor_impl(tn_tensor *x, tn_tensor *min, tn_tensor *max) {
     TN__CHECK_NULL(x);
     if (!min && !max) return (tn_tensor *)tn__error("tn_clamp_tensor: at least one of min and max must be given");
@@ -11992,8 +12193,8 @@ static tn_tensor *tn__clamp_tensor_impl(tn_tensor *x, tn_tensor *min, tn_tensor 
     return tn__node_attach(nd, r);
 }
 TNDEF tn_tensor *tn_clamp_tensor(tn_tensor *x, tn_tensor *min, tn_tensor *max) { return TN__AS("tn_clamp_tensor", tn__clamp_tensor_impl(x, min, max)); }
-TNDEF tn_tensor *tn_clamp_min(tn_tensor *x, double min) { return tn__grad_name(TN__AS("tn_clamp_min", tn_clamp(x, min, INFINITY)), "ClampMinBackward0"); }
-TNDEF tn_tensor *tn_clamp_max(tn_tensor *x, double max) { return tn__grad_name(TN__AS("tn_clamp_max", tn_clamp(x, -INFINITY, max)), "ClampMaxBackward0"); }
+TNDEF tn_tensor *tn_clamp_min(tn_tensor *x, double min) { return tn__grad_name(TN__AS("tn_clamp_min", tn__clamp(x, min, INFINITY)), "ClampMinBackward0"); }
+TNDEF tn_tensor *tn_clamp_max(tn_tensor *x, double max) { return tn__grad_name(TN__AS("tn_clamp_max", tn__clamp(x, -INFINITY, max)), "ClampMaxBackward0"); }
 
 TNDEF tn_tensor *tn_neg_(tn_tensor *x) { return tn__unary_inplace(NEG, x, NULL); }
 TNDEF tn_tensor *tn_exp_(tn_tensor *x) { return tn__unary_inplace(EXP, x, NULL); }
@@ -12074,10 +12275,14 @@ static tn_tensor *tn__lerp_scalar(tn_tensor *start, tn_tensor *end, double weigh
 }
 TNDEF tn_tensor *tn_lerp_scalar(tn_tensor *start, tn_tensor *end, double weight) { return tn__grad_name(tn__lerp_scalar(start, end, weight, NULL), "LerpBackward0"); }
 TNDEF tn_tensor *tn_lerp_(tn_tensor *start, tn_tensor *end, double weight) { return tn__lerp_scalar(start, end, weight, start); }
-TNDEF tn_tensor *tn_addcmul(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value) { return tn__ternary("tn_addcmul", ADDCMUL, x, t1, t2, value); }
-TNDEF tn_tensor *tn_addcdiv(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value) { return tn__ternary("tn_addcdiv", ADDCDIV, x, t1, t2, value); }
-TNDEF tn_tensor *tn_addcmul_(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value) { return tn__ternary_inplace("tn_addcmul_", ADDCMUL, x, t1, t2, value); }
-TNDEF tn_tensor *tn_addcdiv_(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value) { return tn__ternary_inplace("tn_addcdiv_", ADDCDIV, x, t1, t2, value); }
+TNDEF tn_tensor *tn_addcmul_opts(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, tn_addcmul_fn_opts o) { return tn__ternary("tn_addcmul", ADDCMUL, x, t1, t2, o.value); }
+TNDEF tn_tensor *tn_addcdiv_opts(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, tn_addcmul_fn_opts o) { return tn__ternary("tn_addcdiv", ADDCDIV, x, t1, t2, o.value); }
+TNDEF tn_tensor *tn_addcmul__opts(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, tn_addcmul_fn_opts o) { return tn__ternary_inplace("tn_addcmul_", ADDCMUL, x, t1, t2, o.value); }
+TNDEF tn_tensor *tn_addcdiv__opts(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, tn_addcmul_fn_opts o) { return tn__ternary_inplace("tn_addcdiv_", ADDCDIV, x, t1, t2, o.value); }
+TNDEF tn_tensor *tn_addcmul_str(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, const char *options) { TN__KW_STR(tn_addcmul_fn_opts, addcmul, "tn_addcmul", options, tn_addcmul_opts(x, t1, t2, o)); }
+TNDEF tn_tensor *tn_addcdiv_str(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, const char *options) { TN__KW_STR(tn_addcmul_fn_opts, addcmul, "tn_addcdiv", options, tn_addcdiv_opts(x, t1, t2, o)); }
+TNDEF tn_tensor *tn_addcmul__str(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, const char *options) { TN__KW_STR(tn_addcmul_fn_opts, addcmul, "tn_addcmul_", options, tn_addcmul__opts(x, t1, t2, o)); }
+TNDEF tn_tensor *tn_addcdiv__str(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, const char *options) { TN__KW_STR(tn_addcmul_fn_opts, addcmul, "tn_addcdiv_", options, tn_addcdiv__opts(x, t1, t2, o)); }
 
 
 TNDEF bool tn_allclose(tn_tensor *a, tn_tensor *b, double rtol, double atol, bool equal_nan) {
@@ -12361,13 +12566,13 @@ static tn_tensor *tn__reduce(const char *fn, tn_reduce_op op, tn_tensor *x, cons
 }
 
 TNDEF tn_tensor *tn_sum(tn_tensor *x) { return tn__reduce("tn_sum", SUM, x, NULL, 0, false); }
-TNDEF tn_tensor *tn_sum_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return tn__grad_name(tn__reduce("tn_sum_dims", SUM, x, dims, n, keepdim), n ? "SumBackward1" : "SumBackward0"); }
+static tn_tensor *tn__sum_dims_kd(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return tn__grad_name(tn__reduce("tn_sum_dims", SUM, x, dims, n, keepdim), n ? "SumBackward1" : "SumBackward0"); }
 TNDEF tn_tensor *tn_prod(tn_tensor *x) {
     TN__AUTOCAST(TN__AC_F32, tn_prod(ac_[0]), x);
     return tn__reduce("tn_prod", PROD, x, NULL, 0, false);
 }
-TNDEF tn_tensor *tn_prod_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
-    TN__AUTOCAST(TN__AC_F32, tn_prod_dims(ac_[0], dims, n, keepdim), x);
+static tn_tensor *tn__prod_dims_kd(tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
+    TN__AUTOCAST(TN__AC_F32, tn__prod_dims_kd(ac_[0], dims, n, keepdim), x);
     return tn__reduce("tn_prod_dims", PROD, x, dims, n, keepdim);
 }
 TNDEF tn_tensor *tn_amax(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return tn__reduce("tn_amax", MAX, x, dims, n, keepdim); }
@@ -12399,7 +12604,7 @@ static int tn__need_float(const char *fn, tn_tensor *x) {
     return 0;
 }
 
-TNDEF tn_tensor *tn_mean_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
+static tn_tensor *tn__mean_dims_kd(tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
     TN__CHECK_NULL(x);
     if (tn__check_cpu_dtype("tn_mean_dims", x) || tn__need_float("tn_mean_dims", x)) return NULL;
     int64_t count = tn__reduced_count("tn_mean_dims", x, dims, n);
@@ -12417,7 +12622,7 @@ TNDEF tn_tensor *tn_mean_dims(tn_tensor *x, const int64_t *dims, int n, bool kee
     if (r && r->grad_fn) { r->grad_fn->d[0] = (double)count; r->grad_fn->name = n ? "MeanBackward1" : "MeanBackward0"; }
     return tn__own(r);
 }
-TNDEF tn_tensor *tn_mean(tn_tensor *x) { return TN__AS("tn_mean", tn_mean_dims(x, NULL, 0, false)); }
+TNDEF tn_tensor *tn_mean(tn_tensor *x) { return TN__AS("tn_mean", tn__mean_dims_kd(x, NULL, 0, false)); }
 
 TNDEF tn_tensor *tn_var_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim) {
     TN__CHECK_NULL(x);
@@ -12425,8 +12630,8 @@ TNDEF tn_tensor *tn_var_dims(tn_tensor *x, const int64_t *dims, int n, int64_t c
     int64_t count = tn__reduced_count("tn_var_dims", x, dims, n);
     if (count < 0) return NULL;
     tn_scope_begin();
-    tn_tensor *m = tn_mean_dims(x, dims, n, true);
-    tn_tensor *ss = tn_sum_dims(tn_square(tn_sub(x, m)), dims, n, keepdim);
+    tn_tensor *m = tn_mean_dims(x, dims, n, .keepdim = true);
+    tn_tensor *ss = tn_sum_dims(tn_square(tn_sub(x, m)), dims, n, .keepdim = keepdim);
     /* the degrees of freedom in double, as PyTorch: count - correction may not fit in int64 */
     tn_tensor *r = tn_keep(tn_div_scalar(ss, TN__MAX(0.0, (double)count - (double)correction)));
     tn_scope_end();
@@ -12450,7 +12655,7 @@ static tn_tensor *tn__var_mean_impl(bool sd, tn_tensor *x, const int64_t *dims, 
     if (!tn_dtype_is_floating(x->dtype)) return (tn_tensor *)tn__error("%s only support floating point and complex dtypes (got %s)", sd ? "std_mean" : "var_mean", tn__torch_type_name(x->dtype));
     tn_scope_begin();
     tn_tensor *v = sd ? tn_std_dims(x, dims, n, correction, keepdim) : tn_var_dims(x, dims, n, correction, keepdim);
-    tn_tensor *m = v ? tn_mean_dims(x, dims, n, keepdim) : NULL;
+    tn_tensor *m = v ? tn_mean_dims(x, dims, n, .keepdim = keepdim) : NULL;
     v = m ? tn_keep(v) : NULL;
     m = v && mean ? tn_keep(m) : NULL;
     tn_scope_end();
@@ -12474,13 +12679,13 @@ TNDEF tn_tensor *tn_norm_dims(tn_tensor *x, double p, const int64_t *dims, int n
     if (tn__check_cpu_dtype("tn_norm_dims", x) || tn__need_float("tn_norm_dims", x) || tn__dims_mask("tn_norm_dims", x, dims, n, mask)) return NULL;
     tn_scope_begin();
     tn_tensor *a = tn_abs(x), *r;
-    if (p == INFINITY) r = tn_numel(x) ? tn_amax(a, dims, n, keepdim) : tn_sum_dims(a, dims, n, keepdim);
+    if (p == INFINITY) r = tn_numel(x) ? tn_amax(a, dims, n, keepdim) : tn_sum_dims(a, dims, n, .keepdim = keepdim);
     else if (p == -INFINITY) r = tn_amin(a, dims, n, keepdim);
     else if (p == 0) /* the count of nonzeros: recorded, with no gradient (x.grad stays None), as PyTorch */
-        r = tn__zero_grad_node(tn_to_dtype(tn_sum_dims(tn_ne_scalar(x, 0), dims, n, keepdim), x->dtype), x, "NormBackward1", false);
-    else if (p == 1) r = tn_sum_dims(a, dims, n, keepdim);
+        r = tn__zero_grad_node(tn_to_dtype(tn_sum_dims(tn_ne_scalar(x, 0), dims, n, .keepdim = keepdim), x->dtype), x, "NormBackward1", false);
+    else if (p == 1) r = tn_sum_dims(a, dims, n, .keepdim = keepdim);
     else { /* (sum |x|^p)^(1/p), with a zero gradient where the norm is 0 (as PyTorch), not inf * 0 */
-        tn_tensor *sp = tn_sum_dims(p == 2 ? tn_square(a) : tn_pow_scalar(a, p), dims, n, keepdim);
+        tn_tensor *sp = tn_sum_dims(p == 2 ? tn_square(a) : tn_pow_scalar(a, p), dims, n, .keepdim = keepdim);
         tn_tensor *zero = sp ? tn_eq_scalar(sp, 0) : NULL;
         tn_tensor *safe = zero ? tn_where(zero, tn_ones_like(sp), sp) : NULL;
         r = safe ? tn_where(zero, tn_zeros_like(sp), p == 2 ? tn_sqrt(safe) : tn_pow_scalar(safe, 1.0 / p)) : NULL;
@@ -12529,7 +12734,7 @@ static tn_tensor *tn__sum_to_size_impl(tn_tensor *x, const int64_t *shape, int n
         if (i < lead || (shape[i - lead] == 1 && x->shape[i] != 1)) dims[n++] = i;
     if (n == 0) return tn__own(tn_retain(x));   /* PyTorch returns self */
     tn_scope_begin();
-    tn_tensor *r = tn_sum_dims(x, dims, n, true);
+    tn_tensor *r = tn_sum_dims(x, dims, n, .keepdim = true);
     return tn__scope_return(r && lead ? tn_reshape(r, shape, ndim) : r);
 }
 TNDEF tn_tensor *tn_sum_to_size(tn_tensor *x, const int64_t *shape, int ndim) { return TN__AS("tn_sum_to_size", tn__sum_to_size_impl(x, shape, ndim)); }
@@ -12569,13 +12774,13 @@ static tn_tensor *tn__trapezoid(const char *fn, bool cum, tn_tensor *y, tn_trape
         }
         tn_tensor *dx = xv ? tn_sub(tn_slice(xv, d, 1, TN_END, 1), tn_slice(xv, d, 0, -1, 1)) : NULL;
         if (cum) r = dx ? tn_cumsum(tn_div_scalar(tn_mul(dx, tn_add(left, right)), 2.0), d) : NULL;   /* ATen's order: integers wrap where its do */
-        else r = dx ? tn_div_scalar(tn_sum_dims(tn_mul(tn_add(left, right), dx), &dim64, 1, false), 2.0) : NULL;
+        else r = dx ? tn_div_scalar(tn_sum_dims(tn_mul(tn_add(left, right), dx), &dim64, 1), 2.0) : NULL;
     } else {
         const double dx = isnan(o.dx) ? 1.0 : o.dx;
         /* dx / 2 a Python float: integer samples give the default float dtype, whatever its value */
         tn_tensor *half = tn__own(tn__scalar_new(dx / 2.0, TN_F64, true));
         if (cum) r = half ? tn_cumsum(tn_mul(half, tn_add(left, right)), d) : NULL;
-        else r = tn_mul_scalar(tn_sub(tn_sum_dims(y, &dim64, 1, false), tn_mul_scalar(tn_add(tn_select(y, d, 0), tn_select(y, d, -1)), 0.5)), dx);
+        else r = tn_mul_scalar(tn_sub(tn_sum_dims(y, &dim64, 1), tn_mul_scalar(tn_add(tn_select(y, d, 0), tn_select(y, d, -1)), 0.5)), dx);
     }
     return tn__scope_return(r);
 }
@@ -12598,11 +12803,11 @@ TNDEF tn_tensor *tn_logsumexp(tn_tensor *x, const int64_t *dims, int n, bool kee
     tn_scope_begin();
     tn_tensor *xf = tn_dtype_is_floating(x->dtype) ? x : tn_to_dtype(x, TN_F32), *r;
     if (tn_numel(xf) == 0) {
-        r = tn_log(tn_sum_dims(tn_exp(xf), dims, n, keepdim));
+        r = tn_log(tn_sum_dims(tn_exp(xf), dims, n, .keepdim = keepdim));
     } else { /* shift by the max (0 where the max is infinite, so inf - inf never happens) */
         tn_tensor *m = tn_amax(xf, dims, n, true);
         if (m) m = tn_where(tn_isinf(m), tn_zeros_like(m), m);
-        tn_tensor *s = tn_log(tn_sum_dims(tn_exp(tn_sub(xf, m)), dims, n, true));
+        tn_tensor *s = tn_log(tn_sum_dims(tn_exp(tn_sub(xf, m)), dims, n, .keepdim = true));
         r = tn_add(s, m);
         if (r && !keepdim) {
             int64_t shape[TN_MAX_DIMS];
@@ -12620,33 +12825,56 @@ TNDEF tn_tensor *tn_logsumexp(tn_tensor *x, const int64_t *dims, int n, bool kee
 /* ---- NaN-skipping sums and means, counts, aminmax ---- */
 static tn_tensor *tn__nansum_impl(tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
     TN__CHECK_NULL(x);
-    if (!tn_dtype_is_floating(x->dtype)) return tn_sum_dims(x, dims, n, keepdim);   /* nothing is NaN */
+    if (!tn_dtype_is_floating(x->dtype)) return tn_sum_dims(x, dims, n, .keepdim = keepdim);   /* nothing is NaN */
     tn_scope_begin();
     /* the NaNs read as 0: where's gradient is g where x is not NaN, 0 at the NaNs, as PyTorch's */
-    tn_tensor *r = tn_sum_dims(tn_where(tn_isnan(x), tn_zeros_like(x), x), dims, n, keepdim);
+    tn_tensor *r = tn_sum_dims(tn_where(tn_isnan(x), tn_zeros_like(x), x), dims, n, .keepdim = keepdim);
     r = tn_keep(tn__grad_name(r, "NansumBackward0"));
     tn_scope_end();
     return r;
 }
 TNDEF tn_tensor *tn_nansum(tn_tensor *x) { return TN__AS("tn_nansum", tn__nansum_impl(x, NULL, 0, false)); }
-TNDEF tn_tensor *tn_nansum_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return TN__AS("tn_nansum_dims", tn__nansum_impl(x, dims, n, keepdim)); }
+static tn_tensor *tn__nansum_dims_kd(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return TN__AS("tn_nansum_dims", tn__nansum_impl(x, dims, n, keepdim)); }
 static tn_tensor *tn__nanmean_impl(tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
     TN__CHECK_NULL(x);
     if (!tn_dtype_is_floating(x->dtype))
         return (tn_tensor *)tn__error("tn_nanmean: expected input to have floating point dtype but got %s", tn_dtype_name(x->dtype));
     tn_scope_begin();
-    tn_tensor *r = tn_div(tn__nansum_impl(x, dims, n, keepdim), tn_sum_dims(tn_logical_not(tn_isnan(x)), dims, n, keepdim));
+    tn_tensor *r = tn_div(tn__nansum_impl(x, dims, n, keepdim), tn_sum_dims(tn_logical_not(tn_isnan(x)), dims, n, .keepdim = keepdim));
     r = tn_keep(r);
     tn_scope_end();
     return r;
 }
 TNDEF tn_tensor *tn_nanmean(tn_tensor *x) { return TN__AS("tn_nanmean", tn__nanmean_impl(x, NULL, 0, false)); }
-TNDEF tn_tensor *tn_nanmean_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return TN__AS("tn_nanmean_dims", tn__nanmean_impl(x, dims, n, keepdim)); }
+static tn_tensor *tn__nanmean_dims_kd(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return TN__AS("tn_nanmean_dims", tn__nanmean_impl(x, dims, n, keepdim)); }
+
+/* The keyword forms of the dims reductions: dtype casts x first (and a sum's or product's
+   result: PyTorch computes in that dtype, so an integer result wraps to it). */
+static tn_tensor *tn__dims_reduce(const char *fn, tn_tensor *(*f)(tn_tensor *, const int64_t *, int, bool), bool cast_result,
+                                  tn_tensor *x, const int64_t *dims, int n, tn_sum_fn_opts o) {
+    if (o.dtype == -1) return f(x, dims, n, o.keepdim);
+    TN__CHECK_NULL(x);
+    if (o.dtype < 0 || o.dtype >= TN_NUM_DTYPES) return (tn_tensor *)tn__error("%s: dtype %d is not a tn_dtype", fn, o.dtype);
+    tn_scope_begin();
+    tn_tensor *r = f(tn_to_dtype(x, (tn_dtype)o.dtype), dims, n, o.keepdim);
+    if (r && cast_result && r->dtype != (tn_dtype)o.dtype) r = tn_to_dtype(r, (tn_dtype)o.dtype);
+    return tn__scope_return(r);
+}
+TNDEF tn_tensor *tn_sum_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_sum_fn_opts o) { return tn__dims_reduce("tn_sum_dims", tn__sum_dims_kd, true, x, dims, n, o); }
+TNDEF tn_tensor *tn_mean_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_sum_fn_opts o) { return tn__dims_reduce("tn_mean_dims", tn__mean_dims_kd, false, x, dims, n, o); }
+TNDEF tn_tensor *tn_nansum_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_sum_fn_opts o) { return tn__dims_reduce("tn_nansum_dims", tn__nansum_dims_kd, true, x, dims, n, o); }
+TNDEF tn_tensor *tn_nanmean_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_sum_fn_opts o) { return tn__dims_reduce("tn_nanmean_dims", tn__nanmean_dims_kd, false, x, dims, n, o); }
+TNDEF tn_tensor *tn_prod_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_sum_fn_opts o) { return tn__dims_reduce("tn_prod_dims", tn__prod_dims_kd, true, x, dims, n, o); }
+TNDEF tn_tensor *tn_sum_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options) { TN__KW_STR(tn_sum_fn_opts, sum, "tn_sum_dims", options, tn_sum_dims_opts(x, dims, n, o)); }
+TNDEF tn_tensor *tn_mean_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options) { TN__KW_STR(tn_sum_fn_opts, sum, "tn_mean_dims", options, tn_mean_dims_opts(x, dims, n, o)); }
+TNDEF tn_tensor *tn_nansum_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options) { TN__KW_STR(tn_sum_fn_opts, sum, "tn_nansum_dims", options, tn_nansum_dims_opts(x, dims, n, o)); }
+TNDEF tn_tensor *tn_nanmean_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options) { TN__KW_STR(tn_sum_fn_opts, sum, "tn_nanmean_dims", options, tn_nanmean_dims_opts(x, dims, n, o)); }
+TNDEF tn_tensor *tn_prod_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options) { TN__KW_STR(tn_sum_fn_opts, sum, "tn_prod_dims", options, tn_prod_dims_opts(x, dims, n, o)); }
 
 static tn_tensor *tn__count_nonzero_impl(tn_tensor *x, const int64_t *dims, int n) {
     TN__CHECK_NULL(x);
     tn_scope_begin();
-    tn_tensor *r = tn_keep(tn_sum_dims(tn_ne_scalar(x, 0), dims, n, false));
+    tn_tensor *r = tn_keep(tn_sum_dims(tn_ne_scalar(x, 0), dims, n));
     tn_scope_end();
     return r;
 }
@@ -12731,7 +12959,7 @@ static tn_tensor *tn__histc_impl(tn_tensor *x, int64_t bins, double lo, double h
     const double l = f32 ? (double)(float)lo : lo, h = f32 ? (double)(float)hi : hi, span = f32 ? (double)((float)h - (float)l) : h - l;
     tn_tensor *xd = tn_detach(x), *in = tn_logical_and(tn_ge_scalar(xd, l), tn_le_scalar(xd, h));
     tn_tensor *xs = tn_where(in, xd, tn_full_like(xd, l));   /* out of range: a safe value, weighed 0 */
-    tn_tensor *pos = tn_clamp(tn_to_dtype(tn_div_scalar(tn_mul_scalar(tn_sub_scalar(xs, l), (double)bins), span), TN_I64), 0, (double)(bins - 1));
+    tn_tensor *pos = tn_clamp(tn_to_dtype(tn_div_scalar(tn_mul_scalar(tn_sub_scalar(xs, l), (double)bins), span), TN_I64), .min = 0, .max = (double)(bins - 1));
     int64_t m1 = -1;
     pos = tn_reshape(pos, &m1, 1);
     tn_tensor *out = tn__own(tn__full_on(&bins, 1, 0, x->dtype, x->device));
@@ -13239,14 +13467,14 @@ static tn_tensor *tn__cum_extreme(const char *fn, tn_lane_op op, tn_tensor *x, i
 TNDEF tn_tensor *tn_cummax(tn_tensor *x, int64_t dim, tn_tensor **indices) { return tn__cum_extreme("tn_cummax", CUMMAX, x, dim, indices); }
 TNDEF tn_tensor *tn_cummin(tn_tensor *x, int64_t dim, tn_tensor **indices) { return tn__cum_extreme("tn_cummin", CUMMIN, x, dim, indices); }
 
-TNDEF tn_tensor *tn_sort(tn_tensor *x, int64_t dim, bool descending, tn_tensor **indices) {
+TNDEF tn_tensor *tn_sort_opts(tn_tensor *x, tn_tensor **indices, tn_sort_fn_opts o) {
     if (indices) *indices = NULL;
     TN__CHECK_NULL(x);
     if (tn__check_cpu_dtype("tn_sort", x)) return NULL;
-    int d = tn__wrap_dim("tn_sort", dim, x->ndim);
+    int d = tn__wrap_dim("tn_sort", o.dim, x->ndim);
     if (d < 0) return NULL;
     tn_tensor *vals = tn__new(x->dtype, x->device, x->shape, x->ndim), *idx = tn__new(TN_I64, x->device, x->shape, x->ndim);
-    if (!vals || !idx || tn__backend(x->device)->lane(SORT, vals, idx, x, d, descending)) {
+    if (!vals || !idx || tn__backend(x->device)->lane(SORT, vals, idx, x, d, o.descending)) {
         tn_release(vals); tn_release(idx);
         return NULL;
     }
@@ -13256,28 +13484,33 @@ TNDEF tn_tensor *tn_sort(tn_tensor *x, int64_t dim, bool descending, tn_tensor *
     if (indices) *indices = tn__own(idx); else tn_release(idx);
     return tn__own(vals);
 }
+TNDEF tn_tensor *tn_sort_str(tn_tensor *x, tn_tensor **indices, const char *options) {
+    if (indices) *indices = NULL;
+    TN__KW_STR(tn_sort_fn_opts, sort, "tn_sort", options, tn_sort_opts(x, indices, o));
+}
 
-TNDEF tn_tensor *tn_argsort(tn_tensor *x, int64_t dim, bool descending) {
+TNDEF tn_tensor *tn_argsort_opts(tn_tensor *x, tn_sort_fn_opts o) {
     tn_tensor *idx = NULL;
     TN__CHECK_NULL(x);
-    if (tn__check_cpu_dtype("tn_argsort", x) || tn__wrap_dim("tn_argsort", dim, x->ndim) < 0) return NULL;
+    if (tn__check_cpu_dtype("tn_argsort", x) || tn__wrap_dim("tn_argsort", o.dim, x->ndim) < 0) return NULL;
     tn_scope_begin();
-    tn_tensor *v = tn_sort(x, dim, descending, &idx);
+    tn_tensor *v = tn_sort_opts(x, &idx, o);
     idx = v ? tn_keep(idx) : NULL;
     tn_scope_end();
     return idx;
 }
+TNDEF tn_tensor *tn_argsort_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_sort_fn_opts, sort, "tn_argsort", options, tn_argsort_opts(x, o)); }
 
-TNDEF tn_tensor *tn_topk(tn_tensor *x, int64_t k, int64_t dim, bool largest, tn_tensor **indices) {
+TNDEF tn_tensor *tn_topk_opts(tn_tensor *x, int64_t k, tn_tensor **indices, tn_topk_fn_opts o) {
     if (indices) *indices = NULL;
     TN__CHECK_NULL(x);
     if (tn__check_cpu_dtype("tn_topk", x)) return NULL;
-    int d = tn__wrap_dim("tn_topk", dim, x->ndim);
+    int d = tn__wrap_dim("tn_topk", o.dim, x->ndim);
     if (d < 0) return NULL;
     int64_t size = x->ndim ? x->shape[d] : 1;
     if (k < 0 || k > size) return (tn_tensor *)tn__error("tn_topk: selected index k (%lld) out of range for dimension %d of size %lld", (long long)k, d, (long long)size);
     tn_scope_begin();
-    tn_tensor *idx = NULL, *v = tn_sort(x, d, largest, &idx), *vk = NULL, *ik = NULL;
+    tn_tensor *idx = NULL, *v = tn_sort(x, &idx, .dim = d, .descending = o.largest), *vk = NULL, *ik = NULL;
     if (v) {
         vk = x->ndim ? tn_contiguous(tn_narrow(v, d, 0, k)) : v;
         ik = x->ndim ? tn_contiguous(tn_narrow(idx, d, 0, k)) : idx;
@@ -13288,6 +13521,10 @@ TNDEF tn_tensor *tn_topk(tn_tensor *x, int64_t k, int64_t dim, bool largest, tn_
     if (indices) *indices = ik;
     else if (tn__nscopes == 0) tn_release(ik); /* kept for us, not wanted */
     return vk;
+}
+TNDEF tn_tensor *tn_topk_str(tn_tensor *x, int64_t k, tn_tensor **indices, const char *options) {
+    if (indices) *indices = NULL;
+    TN__KW_STR(tn_topk_fn_opts, topk, "tn_topk", options, tn_topk_opts(x, k, indices, o));
 }
 
 /* ---- selections from the sorted lane: medians, kthvalue, mode, quantiles ---- */
@@ -13324,18 +13561,18 @@ static tn_tensor *tn__select_dim(const char *fn, const char *name, int kind, tn_
     if (n == 0) return (tn_tensor *)tn__error("%s: expected reduction dim %d to have non-zero size (input shape %s)", fn, d, TN__SHAPE(x));
     tn_scope_begin();
     tn_tensor *xv = x->ndim ? tn_detach(x) : tn_reshape(tn_detach(x), tn__one, 1), *si = NULL, *pos;
-    tn_tensor *sv = tn_sort(xv, d, false, &si);   /* NaN sorts last */
+    tn_tensor *sv = tn_sort(xv, &si, .dim = d);   /* NaN sorts last */
     int64_t kshape[TN_MAX_DIMS], dd = d;
     int knd = xv ? xv->ndim : 0;
     for (int i = 0; i < knd; i++) kshape[i] = i == d ? 1 : xv->shape[i];
     if (kind == TN__SEL_KTH) {
         pos = tn__own(tn__full_on(kshape, knd, (double)(k - 1), TN_I64, x->device));
     } else {
-        tn_tensor *nans = tn_sum_dims(tn_isnan(xv), &dd, 1, true);   /* int64 counts */
+        tn_tensor *nans = tn_sum_dims(tn_isnan(xv), &dd, 1, .keepdim = true);   /* int64 counts */
         if (kind == TN__SEL_MEDIAN)   /* the first NaN where there is one, else the lower middle */
             pos = tn_where(tn_gt_scalar(nans, 0), tn_rsub_scalar(nans, (double)n), tn__own(tn__full_on(kshape, knd, (double)((n - 1) / 2), TN_I64, x->device)));
         else   /* the lower middle of the values before the NaNs; 0 (a NaN) when all are */
-            pos = tn_clamp(tn_floor_divide_scalar(tn_rsub_scalar(nans, (double)(n - 1)), 2), 0, INFINITY);
+            pos = tn_clamp(tn_floor_divide_scalar(tn_rsub_scalar(nans, (double)(n - 1)), 2), .min = 0);
     }
     tn_tensor *vals = tn_keep(tn_gather(sv, d, pos)), *idx = tn_keep(vals ? tn_gather(si, d, pos) : NULL);
     tn_scope_end();
@@ -13442,7 +13679,7 @@ TNDEF tn_tensor *tn_mode(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **in
     tn__as_begin();
     tn_scope_begin();
     /* a stable sort puts equal values together, NaNs last; the counting runs on the host */
-    tn_tensor *xv = x->ndim ? tn_detach(x) : tn_reshape(tn_detach(x), tn__one, 1), *si = NULL, *sv = tn_sort(xv, d, false, &si);
+    tn_tensor *xv = x->ndim ? tn_detach(x) : tn_reshape(tn_detach(x), tn__one, 1), *si = NULL, *sv = tn_sort(xv, &si, .dim = d);
     tn_tensor *hv = sv ? tn__dim_last_host(sv, d) : NULL, *hi = sv ? tn__dim_last_host(si, d) : NULL;
     int64_t kshape[TN_MAX_DIMS];
     int knd = xv ? xv->ndim : 0;
@@ -13478,7 +13715,7 @@ TNDEF tn_tensor *tn_mode(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **in
     return tn__as_end(fn, tn__select_record(x, d, keepdim, vals, idx, "ModeBackward0", indices));
 }
 
-TNDEF tn_tensor *tn_msort(tn_tensor *x) { return TN__AS("tn_msort", tn_sort(x, 0, false, NULL)); }
+TNDEF tn_tensor *tn_msort(tn_tensor *x) { return TN__AS("tn_msort", tn_sort(x, NULL, .dim = 0)); }
 
 /* quantile / nanquantile as PyTorch's quantile_compute: sort the lane, turn q into ranks
    (the last one where the lane has a NaN; for nanquantile over the values before the NaNs),
@@ -13518,14 +13755,14 @@ static tn_tensor *tn__quantile(const char *fn, tn_tensor *x, tn_tensor *q, tn_qu
     } else if (o.keepdim) {
         for (int i = 0; i < x->ndim; i++) out_shape[nout++] = 1;
     }
-    tn_tensor *sorted = d < 0 ? tn_sort(tn_reshape(x, &m1, 1), 0, false, NULL) : tn_sort(tn_transpose(tn_unsqueeze(x, -1), d, -1), -1, false, NULL);
+    tn_tensor *sorted = d < 0 ? tn_sort(tn_reshape(x, &m1, 1), NULL, .dim = 0) : tn_sort(tn_transpose(tn_unsqueeze(x, -1), d, -1), NULL);
     const int64_t n = sorted ? sorted->shape[sorted->ndim - 1] : 0;
     memcpy(in_shape, out_shape, sizeof(int64_t) * (size_t)nout);
     in_shape[nout] = n;
     sorted = tn_reshape(sorted, in_shape, nout + 1);
     tn_tensor *q1 = tn_reshape(tn_to(tn_to_dtype(q, x->dtype), x->device), &m1, 1), *ranks;
     if (ignore_nan) {   /* over the values before the NaNs; all NaN: rank 0, a NaN */
-        tn_tensor *cnt = tn_sum_dims(tn_logical_not(tn_isnan(sorted)), &m1, 1, true);
+        tn_tensor *cnt = tn_sum_dims(tn_logical_not(tn_isnan(sorted)), &m1, 1, .keepdim = true);
         ranks = tn_mul(q1, tn_sub_scalar(cnt, 1));
         ranks = ranks ? tn_where(tn_lt_scalar(ranks, 0), tn_zeros_like(ranks), ranks) : NULL;
     } else {   /* a NaN in the lane: the last rank, a NaN */
@@ -15264,8 +15501,8 @@ static tn_tensor *tn__tensordot_impl(tn_tensor *a, tn_tensor *b, const int64_t *
     for (int i = 0; i < n; i++) {
         int64_t s1 = a->shape[da[i]], s2 = b->shape[db[i]], d;
         if (s1 == s2) continue;
-        if (s1 == 1) { d = db[i]; b = tn_sum_dims(b, &d, 1, true); }
-        else { d = da[i]; a = tn_sum_dims(a, &d, 1, true); }
+        if (s1 == 1) { d = db[i]; b = tn_sum_dims(b, &d, 1, .keepdim = true); }
+        else { d = da[i]; a = tn_sum_dims(a, &d, 1, .keepdim = true); }
         if (!a || !b) return tn__scope_return(NULL);
     }
     int64_t pa[TN_MAX_DIMS], pb[TN_MAX_DIMS], rs[2 * TN_MAX_DIMS], fa = 1, fb = 1, k = 1;
@@ -15362,7 +15599,7 @@ static int tn__ein_reduce(tn__ein *e, const bool *keep) {
         else dims[nd++] = i;
     }
     if (!nd) return 0;
-    e->t = tn_sum_dims(e->t, dims, nd, false);
+    e->t = tn_sum_dims(e->t, dims, nd);
     e->n = n;
     return e->t ? 0 : -1;
 }
@@ -15541,8 +15778,8 @@ static tn_tensor *tn__ein_contract(tn__ein *ops, int n, const int *out, int nout
             for (int d = 0; d < A.n; d++) if (A.lab[d] == l) dA = d;
             for (int d = 0; d < B.n; d++) if (B.lab[d] == l) dB = d;
             if (A.t->shape[dA] == B.t->shape[dB]) continue;
-            if (A.t->shape[dA] == 1) B.t = tn_sum_dims(B.t, &dB, 1, true);
-            else A.t = tn_sum_dims(A.t, &dA, 1, true);
+            if (A.t->shape[dA] == 1) B.t = tn_sum_dims(B.t, &dB, 1, .keepdim = true);
+            else A.t = tn_sum_dims(A.t, &dA, 1, .keepdim = true);
             if (!A.t || !B.t) goto fail;
         }
         int oa[TN_MAX_DIMS], obb[TN_MAX_DIMS], na = 0, nbb = 0;
@@ -15585,7 +15822,7 @@ static tn_tensor *tn__dist_lastdim(tn_tensor *d, double p) {
     if (p == 0 && d) {   /* a count, with PyTorch's zero gradient: plus 0 * d (d's finite entries) */
         tn_tensor *dd = tn_detach(d);
         tn_tensor *zero = tn_mul_scalar(tn_where(tn_isfinite(dd), d, tn_zeros_like(dd)), 0);
-        return tn_add(tn_to_dtype(tn_sum_dims(tn_ne_scalar(dd, 0), &last, 1, false), d->dtype), tn_sum_dims(zero, &last, 1, false));
+        return tn_add(tn_to_dtype(tn_sum_dims(tn_ne_scalar(dd, 0), &last, 1), d->dtype), tn_sum_dims(zero, &last, 1));
     }
     return tn_norm_dims(d, p, &last, 1, false);
 }
@@ -15613,7 +15850,7 @@ static tn_tensor *tn__cdist_impl(tn_tensor *x1, tn_tensor *x2, double p, int com
     if (p == 2 && (compute_mode == 1 || (compute_mode == 0 && (r1 > 25 || r2 > 25)))) {
         /* PyTorch's _euclidean_dist: |a|^2 + |b|^2 - 2 a.b by one matmul, clamped at 0 */
         const int64_t last = -1;
-        tn_tensor *na = tn_sum_dims(tn_square(a), &last, 1, true), *nbb = tn_sum_dims(tn_square(b), &last, 1, true);
+        tn_tensor *na = tn_sum_dims(tn_square(a), &last, 1, .keepdim = true), *nbb = tn_sum_dims(tn_square(b), &last, 1, .keepdim = true);
         tn_tensor *pa[3] = {tn_mul_scalar(a, -2), na, tn_ones_like(na)}, *pb[3] = {b, tn_ones_like(nbb), nbb};
         tn_tensor *res = tn_matmul(tn_cat(pa, 3, -1), tn_transpose(tn_cat(pb, 3, -1), -1, -2));
         return tn__scope_return(tn_sqrt(tn_clamp_min(res, 0)));
@@ -15692,7 +15929,7 @@ static tn_tensor *tn__cov_impl(tn_tensor *t, int64_t correction, tn_tensor *fwei
     if (fweights) w = tn_reshape(fweights, &nobs, 1);
     if (aweights) { tn_tensor *aw = tn_reshape(aweights, &nobs, 1); w = w ? tn_mul(w, aw) : aw; }
     tn_tensor *wsum = w ? tn_sum(w) : tn_scalar_int(nobs);
-    tn_tensor *avg = w ? tn_div(tn_sum_dims(tn_mul(x, w), &obs, 1, false), wsum) : tn_mean_dims(x, &obs, 1, false);
+    tn_tensor *avg = w ? tn_div(tn_sum_dims(tn_mul(x, w), &obs, 1), wsum) : tn_mean_dims(x, &obs, 1);
     tn_tensor *norm;
     if (w && aweights && correction != 0)
         norm = tn_sub(wsum, tn_div(tn_mul_scalar(tn_sum(tn_mul(w, aweights)), (double)correction), wsum));
@@ -15715,7 +15952,7 @@ static tn_tensor *tn__corrcoef_impl(tn_tensor *t) {
     if (!c || c->ndim == 0) return tn__scope_return(c ? tn_div(c, c) : NULL);   /* one variable: NaN, or 1 */
     tn_tensor *sd = tn_sqrt(tn__diagonal(c, 0, 0, 1));
     c = tn_div(tn_div(c, tn_unsqueeze(sd, 1)), tn_unsqueeze(sd, 0));
-    return tn__scope_return(tn_clamp(c, -1, 1));   /* rounding can leave |c| just past 1 */
+    return tn__scope_return(tn_clamp(c, .min = -1, .max = 1));   /* rounding can leave |c| just past 1 */
 }
 TNDEF tn_tensor *tn_corrcoef(tn_tensor *t) { return TN__AS("tn_corrcoef", tn__corrcoef_impl(t)); }
 
@@ -15772,7 +16009,7 @@ static tn_tensor *tn__act(const char *fn, tn_unary_op op, tn_tensor *x, double p
 /* hardtanh of an integer tensor stays integral (torch truncates the bounds): a clamp */
 static tn_tensor *tn__hardtanh(const char *fn, tn_tensor *x, double lo, double hi) {
     if (x && x->dtype == TN_BOOL) return (tn_tensor *)tn__error("%s: Bool inputs not supported for hardtanh (input %s)", fn, TN__SHAPE(x));
-    if (x && !tn_dtype_is_floating(x->dtype)) return TN__AS(fn, tn_clamp(x, trunc(lo), trunc(hi)));
+    if (x && !tn_dtype_is_floating(x->dtype)) return TN__AS(fn, tn_clamp(x, .min = trunc(lo), .max = trunc(hi)));
     return tn__act(fn, HARDTANH, x, lo, hi, 0);
 }
 TNDEF tn_tensor *tn_relu6(tn_tensor *x) { return tn__hardtanh("tn_relu6", x, 0, 6); }
@@ -15790,10 +16027,11 @@ TNDEF tn_tensor *tn_celu_opts(tn_tensor *x, tn_elu_fn_opts o) {
     return tn__grad_name(tn__act("tn_celu", ELU, x, o.alpha, 1, 1 / o.alpha), "CeluBackward0");
 }
 TNDEF tn_tensor *tn_celu_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_elu_fn_opts, elu, "tn_celu", options, tn_celu_opts(x, o)); }
-TNDEF tn_tensor *tn_hardtanh(tn_tensor *x, double min_val, double max_val) {
-    if (min_val > max_val) return (tn_tensor *)tn__error("tn_hardtanh: min_val (%g) cannot be greater than max_val (%g)", min_val, max_val);
-    return tn__hardtanh("tn_hardtanh", x, min_val, max_val);
+TNDEF tn_tensor *tn_hardtanh_opts(tn_tensor *x, tn_hardtanh_fn_opts o) {
+    if (o.min_val > o.max_val) return (tn_tensor *)tn__error("tn_hardtanh: min_val (%g) cannot be greater than max_val (%g)", o.min_val, o.max_val);
+    return tn__hardtanh("tn_hardtanh", x, o.min_val, o.max_val);
 }
+TNDEF tn_tensor *tn_hardtanh_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_hardtanh_fn_opts, hardtanh, "tn_hardtanh", options, tn_hardtanh_opts(x, o)); }
 TNDEF tn_tensor *tn_mish(tn_tensor *x) { return tn__act("tn_mish", MISH, x, 0, 0, 0); }
 TNDEF tn_tensor *tn_hardswish(tn_tensor *x) { return tn__act("tn_hardswish", HARDSWISH, x, 0, 0, 0); }
 TNDEF tn_tensor *tn_hardsigmoid(tn_tensor *x) { return tn__act("tn_hardsigmoid", HARDSIGMOID, x, 0, 0, 0); }
@@ -15877,7 +16115,7 @@ static tn_tensor *tn__bilinear_impl(tn_tensor *x1, tn_tensor *x2, tn_tensor *w, 
        leading dims flattened to one (B rows: an 8-d input needs no 9th dim) */
     tn_tensor *wp = tn_reshape(tn_permute(w, TN_SHAPE(1, 0, 2)), TN_SHAPE(I1, tn__mul_sat(O, I2)));
     tn_tensor *t = tn_reshape(tn_matmul(tn_reshape(x1, TN_SHAPE(B, I1)), wp), TN_SHAPE(B, O, I2));
-    tn_tensor *y = tn_sum_dims(tn_mul(t, tn_reshape(x2, TN_SHAPE(B, 1, I2))), TN_SHAPE(-1), false);
+    tn_tensor *y = tn_sum_dims(tn_mul(t, tn_reshape(x2, TN_SHAPE(B, 1, I2))), TN_SHAPE(-1));
     int64_t shape[TN_MAX_DIMS];
     for (int d = 0; d < x1->ndim - 1; d++) shape[d] = x1->shape[d];
     shape[x1->ndim - 1] = O;
@@ -16997,14 +17235,14 @@ static tn_tensor *tn__matrix_norm_impl(tn_tensor *A, const char *ord, const tn_i
         perm[k++] = d1;
         const int64_t last[1] = {-1};
         tn_tensor *sv = tn_linalg_svdvals(tn_permute(xc, perm, k));
-        r = !sv ? NULL : word == 2 ? tn_sum_dims(sv, last, 1, false) : num > 0 ? tn_amax(sv, last, 1, false) : tn_amin(sv, last, 1, false);
+        r = !sv ? NULL : word == 2 ? tn_sum_dims(sv, last, 1) : num > 0 ? tn_amax(sv, last, 1, false) : tn_amin(sv, last, 1, false);
         if (r && keepdim) r = tn_unsqueeze(tn_unsqueeze(r, d0 < d1 ? d0 : d1), d0 < d1 ? d1 : d0);
     } else {   /* 1, -1: the extreme column sum; inf, -inf: the extreme row sum */
         int s0 = d0, s1 = d1;
         if (isinf(num)) { s0 = d1; s1 = d0; }
         if (!keepdim && s0 < s1) s1--;
         const int64_t ds[1] = {s0}, dm[1] = {s1};
-        tn_tensor *cs = tn_sum_dims(tn_abs(xc), ds, 1, keepdim);
+        tn_tensor *cs = tn_sum_dims(tn_abs(xc), ds, 1, .keepdim = keepdim);
         r = cs ? (num > 0 ? tn_amax(cs, dm, 1, keepdim) : tn_amin(cs, dm, 1, keepdim)) : NULL;
     }
     return tn__scope_return(r);
@@ -17124,7 +17362,7 @@ static tn_tensor *tn__vecdot_impl(tn_tensor *x, tn_tensor *y, int64_t dim) {
     tn_tensor *p = tn_mul(x, y), *r = NULL;   /* real dtypes: x's conjugate is x */
     if (p) {
         const int64_t d[1] = {dim};
-        r = tn__wrap_dim(fn, dim, p->ndim) < 0 ? NULL : tn_sum_dims(p, d, 1, false);
+        r = tn__wrap_dim(fn, dim, p->ndim) < 0 ? NULL : tn_sum_dims(p, d, 1);
     }
     return tn__scope_return(r);
 }
@@ -18222,7 +18460,7 @@ static tn_tensor *tn__rank_impl(tn_tensor *A, double atol, double rtol, bool her
     tn_scope_begin();
     tn_tensor *keep = NULL, *s = NULL, *r = NULL;
     int64_t dl = -1;
-    if (!tn__la_kept(A, atol, rtol, herm, &keep, &s, NULL, NULL, fn)) r = tn_to_dtype(tn_sum_dims(keep, &dl, 1, false), TN_I64);
+    if (!tn__la_kept(A, atol, rtol, herm, &keep, &s, NULL, NULL, fn)) r = tn_to_dtype(tn_sum_dims(keep, &dl, 1), TN_I64);
     return tn__scope_return(r);
 }
 TNDEF tn_tensor *tn_linalg_matrix_rank_opts(tn_tensor *A, tn_linalg_matrix_rank_fn_opts o) {
@@ -18271,7 +18509,7 @@ static tn_tensor *tn__lstsq_impl(tn_tensor *A, tn_tensor *Bm, double rcond, cons
     tn_tensor *keep = NULL, *s = NULL, *rk = NULL, *empty = X ? tn_empty(TN_SHAPE(0), A->dtype) : NULL;
     int64_t dl = -1;
     if (X && !tn__la_kept(a, atol, rtol, false, &keep, &s, NULL, NULL, fn)) {
-        rk = tn_to_dtype(tn_sum_dims(keep, &dl, 1, false), TN_I64);
+        rk = tn_to_dtype(tn_sum_dims(keep, &dl, 1), TN_I64);
         *rank = tn_keep(drv == 0 ? tn_empty(TN_SHAPE(0), TN_I64) : rk);
         *sv = tn_keep(drv >= 2 ? s : empty);
         bool full = drv == 0 || (rk && tn_numel(rk) > 0 ? tn_item(tn_amin(rk, NULL, 0, false)) == (double)n : true);
@@ -18279,7 +18517,7 @@ static tn_tensor *tn__lstsq_impl(tn_tensor *A, tn_tensor *Bm, double rcond, cons
             tn_no_grad_begin();
             tn_tensor *Xd = vec ? tn_unsqueeze(X, -1) : X;
             int64_t dr = -2;
-            tn_tensor *r = tn_sum_dims(tn_square(tn_sub(tn_matmul(a, Xd), b)), &dr, 1, false);
+            tn_tensor *r = tn_sum_dims(tn_square(tn_sub(tn_matmul(a, Xd), b)), &dr, 1);
             tn_no_grad_end();
             *res = tn_keep(r);   /* [..., 1] for vectors too, as torch */
         } else *res = tn_keep(empty);
@@ -18304,17 +18542,17 @@ static tn_tensor *tn__la_svd_norm(tn_tensor *A, int ord) {   /* ord: 0 nuc, 2, -
     tn_tensor *s = tn_linalg_svdvals(A);
     if (!s) return NULL;
     int64_t dl = -1;
-    if (ord == 0) return tn_sum_dims(s, &dl, 1, false);
+    if (ord == 0) return tn_sum_dims(s, &dl, 1);
     if (tn_size(s, -1) == 0) return tn_zeros(s->shape, s->ndim - 1, s->dtype);
     return tn_select(s, -1, ord == 2 ? 0 : -1);
 }
 /* The other ords, as composites: fro, inf / -inf (row sums), 1 / -1 (column sums). */
 static tn_tensor *tn__la_plain_norm(tn_tensor *A, const char *p) {
     int64_t d2[2] = {-2, -1}, dl = -1;
-    if (!strcmp(p, "fro")) return tn_sqrt(tn_sum_dims(tn_square(A), d2, 2, false));
+    if (!strcmp(p, "fro")) return tn_sqrt(tn_sum_dims(tn_square(A), d2, 2));
     if (!strcmp(p, "nuc")) return tn__la_svd_norm(A, 0);
     const bool rows = !strcmp(p, "inf") || !strcmp(p, "-inf"), neg = p[0] == '-';
-    tn_tensor *sums = tn_sum_dims(tn_abs(A), rows ? &d2[1] : &d2[0], 1, false);
+    tn_tensor *sums = tn_sum_dims(tn_abs(A), rows ? &d2[1] : &d2[0], 1);
     return neg ? tn_amin(sums, &dl, 1, false) : tn_amax(sums, &dl, 1, false);
 }
 static tn_tensor *tn__cond_impl(tn_tensor *A, const char *p) {
@@ -19778,7 +20016,7 @@ static int tn__conv_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void 
     tn_tensor *x = tn_ctx_saved(n, 0), *w = tn_ctx_saved(n, 1);
     const bool nx = tn_ctx_needs_grad(n, 0), nw = tn_ctx_needs_grad(n, 1);
     if (tn__grad_disabled && !(gy = tn_contiguous(gy))) return -1;   /* read by the bias sum and the GEMMs */
-    if (nin > 2 && tn_ctx_needs_grad(n, 2) && !(gin[2] = tn_sum_dims(gy, TN_SHAPE(0, 2, 3), false))) return -1;
+    if (nin > 2 && tn_ctx_needs_grad(n, 2) && !(gin[2] = tn_sum_dims(gy, TN_SHAPE(0, 2, 3)))) return -1;
     if (!x || !w || (!nx && !nw)) return x && w ? 0 : -1;
     const int64_t N = x->shape[0], C = x->shape[1], O = w->shape[0], K = C * g[0] * g[1], L = g[8] * g[9];
     if (tn__grad_disabled && x->device != TN_CPU) {   /* plain gradients from the backend's library (cuDNN) */
@@ -19841,7 +20079,7 @@ static int tn__convt_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void
     const int64_t *g = n->i, G = n->i[10];
     tn_tensor *x = tn_ctx_saved(n, 0), *w = tn_ctx_saved(n, 1);
     const bool nx = tn_ctx_needs_grad(n, 0), nw = tn_ctx_needs_grad(n, 1);
-    if (nin > 2 && tn_ctx_needs_grad(n, 2) && !(gin[2] = tn_sum_dims(gy, TN_SHAPE(0, 2, 3), false))) return -1;
+    if (nin > 2 && tn_ctx_needs_grad(n, 2) && !(gin[2] = tn_sum_dims(gy, TN_SHAPE(0, 2, 3)))) return -1;
     if (!x || !w || (!nx && !nw)) return x && w ? 0 : -1;
     if (tn__grad_disabled) {
         const tn_backend *be = tn__backend(x->device);
@@ -20117,7 +20355,7 @@ static tn_tensor *tn__conv3d(const char *fn, tn_tensor *x, tn_tensor *w, tn_tens
     const int64_t N = x5 ? x5->shape[0] : 0, HW = tn__mul_sat(H, W);
     if (!transposed) {
         /* [N, C, Dp, H*W] -> depth windows [N, C*kD, OD, H, W] -> [N*OD, C*kD, H, W] */
-        tn_tensor *xp = padL || padR ? tn_pad(x5, TN_SHAPE(0, 0, 0, 0, padL, padR), 0) : x5;
+        tn_tensor *xp = padL || padR ? tn_pad(x5, TN_SHAPE(0, 0, 0, 0, padL, padR)) : x5;
         tn_tensor *x4 = tn_reshape(xp, TN_SHAPE(N, C, D + padL + padR, HW));
         const int64_t g[10] = {kD, 1, dD, 1, 0, 0, sD, 1, OD, HW};
         tn_tensor *cols = x4 ? tn__im2col(x4, g) : NULL;
@@ -20137,7 +20375,7 @@ static tn_tensor *tn__conv3d(const char *fn, tn_tensor *x, tn_tensor *w, tn_tens
             const int64_t g[10] = {kD, 1, dD, 1, 0, 0, sD, 1, D, 1};
             tn_tensor *img = cols ? tn__col2im(tn_contiguous(cols), Dfull, 1, g) : NULL;   /* [N, O*OH*OW, Dfull, 1] */
             y = tn_permute(tn_reshape(img, TN_SHAPE(N, O, OH, OW, Dfull)), TN_SHAPE(0, 1, 4, 2, 3));
-            if (p[0] || op[0]) y = tn_pad(y, TN_SHAPE(0, 0, 0, 0, -p[0], op[0] - p[0]), 0);
+            if (p[0] || op[0]) y = tn_pad(y, TN_SHAPE(0, 0, 0, 0, -p[0], op[0] - p[0]));
             if (b) y = tn_add(y, tn_reshape(b, TN_SHAPE(1, O, 1, 1, 1)));
         }
     }
@@ -20786,7 +21024,7 @@ static tn_tensor *tn__avg_pool(const char *fn, tn_tensor *x, int nsp, const int6
         if (one_node) tn_no_grad_begin();
         tn_tensor *dv = tn__avg_divisors(fn, g, H, W, count_include_pad, divisor_override, x4);
         tn_tensor *planes = tn_reshape(x4, TN_SHAPE(N * C, 1, H, W));
-        tn_tensor *sums = planes && dv ? tn_sum_dims(tn__im2col(planes, g), TN_SHAPE(1), false) : NULL;
+        tn_tensor *sums = planes && dv ? tn_sum_dims(tn__im2col(planes, g), TN_SHAPE(1)) : NULL;
         y = tn_reshape(tn_div(sums, dv), TN_SHAPE(N, C, OH, OW));
         if (one_node) {
             tn_no_grad_end();
@@ -20851,7 +21089,7 @@ static tn_tensor *tn__adaptive_avg_pool(const char *fn, tn_tensor *x, int64_t OH
     tn_tensor *x4 = tn__pool_input(fn, x, 2), *y = NULL;
     if (x4 && (tn__check_shape(fn, TN_SHAPE(x4->shape[0], x4->shape[1], OH, OW)) || tn__adaptive_fits(fn, x4->shape[2], OH) ||
                tn__adaptive_fits(fn, x4->shape[3], OW))) x4 = NULL;   /* the output's size first */
-    if (x4 && OH == 1 && OW == 1) y = tn_mean_dims(x4, TN_SHAPE(2, 3), true);   /* global pooling */
+    if (x4 && OH == 1 && OW == 1) y = tn_mean_dims(x4, TN_SHAPE(2, 3), .keepdim = true);   /* global pooling */
     else if (x4) {
         tn_tensor *mh = x4->shape[2] == OH ? NULL : tn__resize_matrix(fn, 0, x4->shape[2], OH, 0, false, x4);
         tn_tensor *mw = x4->shape[3] == OW ? NULL : tn__resize_matrix(fn, 0, x4->shape[3], OW, 0, false, x4);
@@ -21119,7 +21357,7 @@ static tn_tensor *tn__adaptive_avg_pool3d(const char *fn, tn_tensor *x, const in
     tn_scope_begin();
     tn_tensor *x5 = tn__adaptive3d_input(fn, x, out), *y = NULL;
     const bool global = out[0] == 1 && out[1] == 1 && out[2] == 1;
-    if (x5 && global) y = tn_mean_dims(x5, TN_SHAPE(2, 3, 4), true);   /* MeanBackward1, as PyTorch */
+    if (x5 && global) y = tn_mean_dims(x5, TN_SHAPE(2, 3, 4), .keepdim = true);   /* MeanBackward1, as PyTorch */
     else if (x5) {
         y = x5;
         for (int i = 0; i < 3 && y; i++)
@@ -21929,7 +22167,7 @@ static int tn__bn_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void *u
     for (int d = 2; d < x->ndim; d++) dims[nd++] = d;
     tn_tensor *mean, *invstd;
     if (training) {
-        mean = tn_mean_dims(x, dims, (int)nd, true);
+        mean = tn_mean_dims(x, dims, (int)nd, .keepdim = true);
         invstd = tn_rsqrt(tn_add_scalar(tn_var_dims(x, dims, (int)nd, 0, true), n->d[0]));
     } else {
         tn_tensor *sv = tn_to_dtype(st, x->dtype);
@@ -21937,10 +22175,10 @@ static int tn__bn_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void *u
         invstd = tn__per_channel(tn_narrow(sv, 0, C, C), x->ndim);
     }
     tn_tensor *xhat = tn_mul(tn_sub(x, mean), invstd), *k = w ? tn_mul(invstd, tn__per_channel(w, x->ndim)) : invstd;
-    if (nx) gin[0] = training ? tn_mul(k, tn_sub(tn_sub(gy, tn_mean_dims(gy, dims, (int)nd, true)), tn_mul(xhat, tn_mean_dims(tn_mul(gy, xhat), dims, (int)nd, true))))
+    if (nx) gin[0] = training ? tn_mul(k, tn_sub(tn_sub(gy, tn_mean_dims(gy, dims, (int)nd, .keepdim = true)), tn_mul(xhat, tn_mean_dims(tn_mul(gy, xhat), dims, (int)nd, .keepdim = true))))
                               : tn_mul(gy, k);
-    if (nw) gin[1] = tn_reshape(tn_sum_dims(tn_mul(gy, xhat), dims, (int)nd, false), w->shape, w->ndim);
-    if (nb) gin[2] = tn_sum_dims(gy, dims, (int)nd, false);
+    if (nw) gin[1] = tn_reshape(tn_sum_dims(tn_mul(gy, xhat), dims, (int)nd), w->shape, w->ndim);
+    if (nb) gin[2] = tn_sum_dims(gy, dims, (int)nd);
     return (nx && !gin[0]) || (nw && !gin[1]) || (nb && !gin[2]) ? -1 : 0;
 }
 /* The one-node batch norm through the backend's entry (the composite's checks already
@@ -22018,7 +22256,7 @@ static tn_tensor *tn__batch_norm_impl(tn_tensor *x, tn_tensor *rm, tn_tensor *rv
     }
     tn_tensor *mean, *var;
     if (training) {
-        mean = tn_mean_dims(x, dims, (int)nd, true);
+        mean = tn_mean_dims(x, dims, (int)nd, .keepdim = true);
         var = tn_var_dims(x, dims, (int)nd, 0, true);
         if (rm || rv) { /* running statistics: no history, in place; either may be given alone (as PyTorch) */
             tn_no_grad_begin();
@@ -22040,7 +22278,7 @@ static tn_tensor *tn__batch_norm_impl(tn_tensor *x, tn_tensor *rm, tn_tensor *rv
     if (w) scale = tn_mul(scale, tn__per_channel(w, x->ndim));
     tn_tensor *shift = tn_neg(tn_mul(mean, scale));
     if (b) shift = tn_add(shift, tn__per_channel(b, x->ndim));
-    tn_tensor *y = tn_addcmul(shift, x, scale, 1);
+    tn_tensor *y = tn_addcmul(shift, x, scale);
     return tn__scope_return(tn__grad_name(y, "NativeBatchNormBackward0"));
 }
 TNDEF tn_tensor *tn_batch_norm(tn_tensor *x, tn_tensor *running_mean, tn_tensor *running_var, tn_tensor *weight, tn_tensor *bias,
@@ -22075,13 +22313,13 @@ static int tn__ln_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void *u
     for (int k = 0; k < nn; k++) nd[k] = lead + k;
     for (int k = 0; k < lead; k++) ld[k] = k;
     tn_tensor *invstd = tn_rsqrt(tn_add_scalar(tn_var_dims(x, nd, nn, 0, true), n->d[0]));
-    tn_tensor *xhat = tn_mul(tn_sub(x, tn_mean_dims(x, nd, nn, true)), invstd);
+    tn_tensor *xhat = tn_mul(tn_sub(x, tn_mean_dims(x, nd, nn, .keepdim = true)), invstd);
     if (nx) {
         tn_tensor *g = w ? tn_mul(gy, w) : gy;
-        gin[0] = tn_mul(invstd, tn_sub(tn_sub(g, tn_mean_dims(g, nd, nn, true)), tn_mul(xhat, tn_mean_dims(tn_mul(g, xhat), nd, nn, true))));
+        gin[0] = tn_mul(invstd, tn_sub(tn_sub(g, tn_mean_dims(g, nd, nn, .keepdim = true)), tn_mul(xhat, tn_mean_dims(tn_mul(g, xhat), nd, nn, .keepdim = true))));
     }
-    if (nw) gin[1] = lead ? tn_sum_dims(tn_mul(gy, xhat), ld, lead, false) : tn_mul(gy, xhat);
-    if (nb) gin[2] = lead ? tn_sum_dims(gy, ld, lead, false) : gy;
+    if (nw) gin[1] = lead ? tn_sum_dims(tn_mul(gy, xhat), ld, lead) : tn_mul(gy, xhat);
+    if (nb) gin[2] = lead ? tn_sum_dims(gy, ld, lead) : gy;
     return (nx && !gin[0]) || (nw && !gin[1]) || (nb && !gin[2]) ? -1 : 0;
 }
 /* The one-node layer norm over the last n dims through the backend's entry (checks done;
@@ -22134,16 +22372,19 @@ static tn_tensor *tn__layer_norm_impl(tn_tensor *x, const int64_t *ns, int n, tn
         tn_tensor *y = tn__layer_norm_node(be, x, n, w, b, eps, &declined);
         if (y || !declined) return tn__scope_return(y);
     }
-    tn_tensor *mean = tn_mean_dims(x, dims, n, true), *var = tn_var_dims(x, dims, n, 0, true);
+    tn_tensor *mean = tn_mean_dims(x, dims, n, .keepdim = true), *var = tn_var_dims(x, dims, n, 0, true);
     tn_tensor *xhat = tn_mul(tn_sub(x, mean), tn_rsqrt(tn_add_scalar(var, eps))), *y = xhat;
-    if (w && b) y = tn_addcmul(b, xhat, w, 1);
+    if (w && b) y = tn_addcmul(b, xhat, w);
     else if (w) y = tn_mul(xhat, w);
     else if (b) y = tn_add(xhat, b);
     return tn__scope_return(tn__grad_name(y, "NativeLayerNormBackward0"));
 }
-TNDEF tn_tensor *tn_layer_norm(tn_tensor *x, const int64_t *normalized_shape, int n, tn_tensor *weight, tn_tensor *bias, double eps) {
-    TN__AUTOCAST(TN__AC_F32_CUDA, tn_layer_norm(ac_[0], normalized_shape, n, ac_[1], ac_[2], eps), x, weight, bias);
-    return TN__AS("tn_layer_norm", tn__layer_norm_impl(x, normalized_shape, n, weight, bias, eps));
+TNDEF tn_tensor *tn_layer_norm_opts(tn_tensor *x, const int64_t *normalized_shape, int n, tn_affine_norm_fn_opts o) {
+    TN__AUTOCAST(TN__AC_F32_CUDA, tn_layer_norm(ac_[0], normalized_shape, n, .weight = ac_[1], .bias = ac_[2], .eps = o.eps), x, o.weight, o.bias);
+    return TN__AS("tn_layer_norm", tn__layer_norm_impl(x, normalized_shape, n, o.weight, o.bias, o.eps));
+}
+TNDEF tn_tensor *tn_layer_norm_str(tn_tensor *x, const int64_t *normalized_shape, int n, const char *options) {
+    TN__KW_STR(tn_affine_norm_fn_opts, affine_norm, "tn_layer_norm", options, tn_layer_norm_opts(x, normalized_shape, n, o));
 }
 static tn_tensor *tn__group_norm_impl(tn_tensor *x, int64_t G, tn_tensor *w, tn_tensor *b, double eps) {
     const char *fn = "tn_group_norm";
@@ -22161,16 +22402,19 @@ static tn_tensor *tn__group_norm_impl(tn_tensor *x, int64_t G, tn_tensor *w, tn_
     int64_t M = C / G;   /* elements per group (explicit: -1 cannot be inferred for an empty batch) */
     for (int d = 2; d < x->ndim; d++) M = tn__mul_sat(M, x->shape[d]);   /* an empty x's may not fit: then reshape refuses */
     tn_tensor *xg = tn_reshape(x, TN_SHAPE(N, G, M));
-    tn_tensor *mean = tn_mean_dims(xg, TN_SHAPE(2), true), *var = tn_var_dims(xg, TN_SHAPE(2), 0, true);
+    tn_tensor *mean = tn_mean_dims(xg, TN_SHAPE(2), .keepdim = true), *var = tn_var_dims(xg, TN_SHAPE(2), 0, true);
     tn_tensor *y = tn_reshape(tn_mul(tn_sub(xg, mean), tn_rsqrt(tn_add_scalar(var, eps))), x->shape, x->ndim);
-    if (w && b) y = tn_addcmul(tn__per_channel(b, x->ndim), y, tn__per_channel(w, x->ndim), 1);
+    if (w && b) y = tn_addcmul(tn__per_channel(b, x->ndim), y, tn__per_channel(w, x->ndim));
     else if (w) y = tn_mul(y, tn__per_channel(w, x->ndim));
     else if (b) y = tn_add(y, tn__per_channel(b, x->ndim));
     return tn__scope_return(tn__grad_name(y, "NativeGroupNormBackward0"));
 }
-TNDEF tn_tensor *tn_group_norm(tn_tensor *x, int64_t num_groups, tn_tensor *weight, tn_tensor *bias, double eps) {
-    TN__AUTOCAST(TN__AC_F32_CUDA, tn_group_norm(ac_[0], num_groups, ac_[1], ac_[2], eps), x, weight, bias);
-    return TN__AS("tn_group_norm", tn__group_norm_impl(x, num_groups, weight, bias, eps));
+TNDEF tn_tensor *tn_group_norm_opts(tn_tensor *x, int64_t num_groups, tn_affine_norm_fn_opts o) {
+    TN__AUTOCAST(TN__AC_F32_CUDA, tn_group_norm(ac_[0], num_groups, .weight = ac_[1], .bias = ac_[2], .eps = o.eps), x, o.weight, o.bias);
+    return TN__AS("tn_group_norm", tn__group_norm_impl(x, num_groups, o.weight, o.bias, o.eps));
+}
+TNDEF tn_tensor *tn_group_norm_str(tn_tensor *x, int64_t num_groups, const char *options) {
+    TN__KW_STR(tn_affine_norm_fn_opts, affine_norm, "tn_group_norm", options, tn_group_norm_opts(x, num_groups, o));
 }
 /* Instance norm is batch norm of [1, N*C, *] with statistics repeated per sample, as ATen. */
 static tn_tensor *tn__instance_norm_impl(tn_tensor *x, tn_tensor *rm, tn_tensor *rv, tn_tensor *w, tn_tensor *b, bool use_input_stats, double momentum, double eps) {
@@ -22193,8 +22437,8 @@ static tn_tensor *tn__instance_norm_impl(tn_tensor *x, tn_tensor *rm, tn_tensor 
     tn_tensor *y = tn_batch_norm(xr, rm_r, rv_r, w_r, b_r, use_input_stats, momentum, eps);
     if (y && use_input_stats && (rm || rv)) { /* fold the per-sample running stats back: their mean over the batch */
         tn_no_grad_begin();
-        if (rm) tn_copy_(rm, tn_mean_dims(tn_reshape(rm_r, TN_SHAPE(N, C)), TN_SHAPE(0), false));
-        if (rv) tn_copy_(rv, tn_mean_dims(tn_reshape(rv_r, TN_SHAPE(N, C)), TN_SHAPE(0), false));
+        if (rm) tn_copy_(rm, tn_mean_dims(tn_reshape(rm_r, TN_SHAPE(N, C)), TN_SHAPE(0)));
+        if (rv) tn_copy_(rv, tn_mean_dims(tn_reshape(rv_r, TN_SHAPE(N, C)), TN_SHAPE(0)));
         tn_no_grad_end();
     }
     y = tn_reshape(y, x->shape, x->ndim);
@@ -22450,9 +22694,12 @@ static tn_tensor *tn__dropout(const char *fn, tn_tensor *x, double p, bool train
                                                 x->dtype), 1 / (1 - p));
     return tn__scope_return(tn_mul(x, mask));   /* MulBackward0, as PyTorch 1.13 on CPU */
 }
-TNDEF tn_tensor *tn_dropout(tn_tensor *x, double p, bool training) { return TN__AS("tn_dropout", tn__dropout("tn_dropout", x, p, training, 0)); }
-TNDEF tn_tensor *tn_dropout2d(tn_tensor *x, double p, bool training) { return TN__AS("tn_dropout2d", tn__dropout("tn_dropout2d", x, p, training, 2)); }
-TNDEF tn_tensor *tn_dropout3d(tn_tensor *x, double p, bool training) { return TN__AS("tn_dropout3d", tn__dropout("tn_dropout3d", x, p, training, 3)); }
+TNDEF tn_tensor *tn_dropout_opts(tn_tensor *x, tn_dropout_fn_opts o) { return TN__AS("tn_dropout", tn__dropout("tn_dropout", x, o.p, o.training, 0)); }
+TNDEF tn_tensor *tn_dropout2d_opts(tn_tensor *x, tn_dropout_fn_opts o) { return TN__AS("tn_dropout2d", tn__dropout("tn_dropout2d", x, o.p, o.training, 2)); }
+TNDEF tn_tensor *tn_dropout3d_opts(tn_tensor *x, tn_dropout_fn_opts o) { return TN__AS("tn_dropout3d", tn__dropout("tn_dropout3d", x, o.p, o.training, 3)); }
+TNDEF tn_tensor *tn_dropout_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_dropout_fn_opts, dropout_fn, "tn_dropout", options, tn_dropout_opts(x, o)); }
+TNDEF tn_tensor *tn_dropout2d_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_dropout_fn_opts, dropout_fn, "tn_dropout2d", options, tn_dropout2d_opts(x, o)); }
+TNDEF tn_tensor *tn_dropout3d_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_dropout_fn_opts, dropout_fn, "tn_dropout3d", options, tn_dropout3d_opts(x, o)); }
 
 /* ======================================================================================================== */
 /* src/nn/attention.c: fused scaled dot-product attention: tiled, online softmax, FlashAttention's backward */
@@ -23004,7 +23251,7 @@ static void tn__sdpa_grad_composite(tn_tensor *g, tn_tensor *q, tn_tensor *k, tn
     else if (mask) att = tn_add(att, mask);
     tn_tensor *p = tn_softmax(att, -1);
     tn_tensor *dp = tn_matmul(g, tn_transpose(v, -2, -1));
-    tn_tensor *ds = tn_mul(p, tn_sub(dp, tn_sum_dims(tn_mul(dp, p), TN_DIMS(-1), true)));
+    tn_tensor *ds = tn_mul(p, tn_sub(dp, tn_sum_dims(tn_mul(dp, p), TN_DIMS(-1), .keepdim = true)));
     *gv = tn_matmul(tn_transpose(p, -2, -1), g);
     *gq = tn_mul_scalar(tn_matmul(ds, k), scale);
     *gk = tn_mul_scalar(tn_matmul(tn_transpose(ds, -2, -1), q), scale);
@@ -23092,7 +23339,7 @@ static tn_tensor *tn__sdpa_composite(tn_tensor *q, tn_tensor *k, tn_tensor *v, t
     if (mask && mask->dtype == TN_BOOL) att = tn_masked_fill(att, tn_logical_not(mask), -INFINITY);
     else if (mask) att = tn_add(att, mask);
     att = tn_softmax(att, -1);
-    if (dropout_p > 0) att = tn_dropout(att, dropout_p, true);
+    if (dropout_p > 0) att = tn_dropout(att, .p = dropout_p);
     return tn__scope_return(tn_matmul(att, v));
 }
 /* The fused attention on checked, fusable q [*, L, E], k [*, S, E], v [*, S, Ev]; mask NULL,
@@ -23364,8 +23611,8 @@ static tn_tensor *tn__embedding_bag_impl(tn_tensor *in, tn_tensor *w, tn_embeddi
     } else {
         tn_tensor *scale = tn_to_dtype(keepd, w->dtype);
         if (psw) scale = tn_mul(scale, tn_reshape(tn_index_select(tn_reshape(psw, TN_SHAPE(-1)), 0, tn_reshape(posd, TN_SHAPE(-1))), TN_SHAPE(B, Lmax, 1)));
-        y = tn_sum_dims(tn_mul(rows, scale), TN_SHAPE(1), false);
-        if (o.mode == TN_BAG_MEAN) y = tn_div(y, tn_to(tn_to_dtype(tn_clamp(cnt, 1, INFINITY), w->dtype), w->device));
+        y = tn_sum_dims(tn_mul(rows, scale), TN_SHAPE(1));
+        if (o.mode == TN_BAG_MEAN) y = tn_div(y, tn_to(tn_to_dtype(tn_clamp(cnt, .min = 1), w->dtype), w->device));
     }
     return tn__scope_return(tn__grad_name(y, "EmbeddingBagBackward0"));
 }
@@ -23524,7 +23771,7 @@ static tn_tensor *tn__grid_reflect(tn_tensor *c, double twice_low, double twice_
     tn_tensor *extra = tn_sub(a, tn_mul_scalar(flips, span));   /* fmod(a, span) with a's gradient */
     tn_tensor *even = tn_eq_scalar(tn_remainder_scalar(flips, 2), 0);
     tn_tensor *r = tn_where(even, tn_add_scalar(extra, lo), tn_add_scalar(tn_rsub_scalar(extra, span), lo));
-    return tn_clamp(r, 0, (double)(size - 1));
+    return tn_clamp(r, .min = 0, .max = (double)(size - 1));
 }
 /* The unpadded source coordinate along a dim of size from the normalised grid coordinate g. */
 static tn_tensor *tn__grid_unnormalize(tn_tensor *g, int64_t size, bool align) {
@@ -23532,7 +23779,7 @@ static tn_tensor *tn__grid_unnormalize(tn_tensor *g, int64_t size, bool align) {
 }
 /* A source coordinate c brought inside by the padding mode (PyTorch's compute_coordinates). */
 static tn_tensor *tn__grid_pad(tn_tensor *c, int64_t size, int padding, bool align) {
-    if (padding == TN_GRID_BORDER) return tn_clamp(c, 0, (double)(size - 1));
+    if (padding == TN_GRID_BORDER) return tn_clamp(c, .min = 0, .max = (double)(size - 1));
     if (padding == TN_GRID_REFLECTION) return align ? tn__grid_reflect(c, 0, 2.0 * (double)(size - 1), size) : tn__grid_reflect(c, -1, 2.0 * (double)size - 1, size);
     return c;
 }
@@ -23585,7 +23832,7 @@ static tn_tensor *tn__grid_sample_impl(tn_tensor *x, tn_tensor *grid, tn_grid_op
         /* bilinear/nearest coordinates far outside read only zeros: clamp them near; bicubic's
            taps are padded one by one, so its coordinates keep their distance to the taps */
         const double lo = o.mode == TN_GRID_BICUBIC ? -1073741824.0 : -2, hi = o.mode == TN_GRID_BICUBIC ? 1073741824.0 : (double)in[i] + 1;
-        tn_tensor *c = tn_nan_to_num(tn_clamp(tn_detach(coord[i]), lo, hi), .nan = lo, .posinf = hi, .neginf = lo);
+        tn_tensor *c = tn_nan_to_num(tn_clamp(tn_detach(coord[i]), .min = lo, .max = hi), .nan = lo, .posinf = hi, .neginf = lo);
         base[i] = o.mode == TN_GRID_NEAREST ? tn_round(c) : tn_floor(c);
         frac[i] = tn_sub(coord[i], base[i]);   /* the distance past the first tap (its gradient: the coordinate's) */
     }
@@ -23596,7 +23843,7 @@ static tn_tensor *tn__grid_sample_impl(tn_tensor *x, tn_tensor *grid, tn_grid_op
                 const int tap = (k >> (2 * (nsp - 1 - i)) & 3) - 1;
                 tn_tensor *t = tn__grid_pad(tn_add_scalar(base[i], tap), in[i], o.padding_mode, o.align_corners);
                 tn_tensor *ok = tn_logical_and(tn_ge_scalar(t, 0), tn_le_scalar(t, (double)(in[i] - 1)));
-                tn_tensor *ti = tn_to_dtype(tn_clamp(t, 0, (double)(in[i] - 1)), TN_I64);
+                tn_tensor *ti = tn_to_dtype(tn_clamp(t, .min = 0, .max = (double)(in[i] - 1)), TN_I64);
                 valid = valid ? tn_logical_and(valid, ok) : ok;
                 lin = lin ? tn_add(tn_mul_scalar(lin, (double)in[i]), ti) : ti;
                 tn_tensor *wi = tn__grid_cubic_weight(frac[i], tap);
@@ -23606,7 +23853,7 @@ static tn_tensor *tn__grid_sample_impl(tn_tensor *x, tn_tensor *grid, tn_grid_op
             const int up = k >> (nsp - 1 - i) & 1;
             tn_tensor *t = up ? tn_add_scalar(base[i], 1) : base[i];
             tn_tensor *ok = tn_logical_and(tn_ge_scalar(t, 0), tn_le_scalar(t, (double)(in[i] - 1)));
-            tn_tensor *ti = tn_to_dtype(tn_clamp(t, 0, (double)(in[i] - 1)), TN_I64);
+            tn_tensor *ti = tn_to_dtype(tn_clamp(t, .min = 0, .max = (double)(in[i] - 1)), TN_I64);
             valid = valid ? tn_logical_and(valid, ok) : ok;
             lin = lin ? tn_add(tn_mul_scalar(lin, (double)in[i]), ti) : ti;
             if (o.mode != TN_GRID_NEAREST) {
@@ -23624,7 +23871,7 @@ static tn_tensor *tn__grid_sample_impl(tn_tensor *x, tn_tensor *grid, tn_grid_op
     if (o.mode == TN_GRID_NEAREST && tn_requires_grad(grid) && tn_is_grad_enabled()) {
         /* PyTorch's grid gradient is zeros, not None: a zero term that depends on the grid */
         tn_tensor *z = tn_where(tn_isfinite(grid), tn_mul_scalar(grid, 0), tn_zeros(NULL, 0, x->dtype));
-        y = tn_add(y, tn_reshape(tn_sum_dims(tn_reshape(z, TN_SHAPE(N, L, nsp)), TN_SHAPE(-1), false), TN_SHAPE(N, 1, L)));
+        y = tn_add(y, tn_reshape(tn_sum_dims(tn_reshape(z, TN_SHAPE(N, L, nsp)), TN_SHAPE(-1)), TN_SHAPE(N, 1, L)));
     }
     y = tn_reshape(y, oshape, x->ndim);
     return tn__scope_return(tn__grad_name(y, nsp == 2 ? "GridSampler2DBackward0" : "GridSampler3DBackward0"));
@@ -23938,7 +24185,7 @@ static tn_tensor *tn__ce_prob(const char *fn, tn_tensor *input, tn_tensor *targe
     tn_tensor *t = ls > 0 ? tn_add_scalar(tn_mul_scalar(target, 1 - ls), ls / (double)c) : target;
     tn_tensor *p = tn_mul(logp, t);
     if (weight) p = tn_mul(p, tn__class_view(weight, input->ndim));
-    if (red == TN_REDUCTION_NONE) return tn_neg(tn_sum_dims(p, &cd, 1, false));
+    if (red == TN_REDUCTION_NONE) return tn_neg(tn_sum_dims(p, &cd, 1));
     tn_tensor *s = tn_neg(tn_sum(p));
     if (red == TN_REDUCTION_SUM) return s;
     *name = "DivBackward1";
@@ -24018,7 +24265,7 @@ static tn_tensor *tn__ce_impl(tn_tensor *input, tn_tensor *target, tn_tensor *we
     if (!(ls > 0)) return tn__loss_finish(nll, tn__nll_name(input->ndim, red));
     /* label smoothing (PyTorch's cross_entropy_loss_label_smoothing): the uniform part
        -sum_c w_c logp_c per entry, 0 where ignored, normalised as the nll part */
-    tn_tensor *sm = tn_neg(tn_sum_dims(weight ? tn_mul(logp, tn__class_view(weight, input->ndim)) : logp, &cd, 1, false));
+    tn_tensor *sm = tn_neg(tn_sum_dims(weight ? tn_mul(logp, tn__class_view(weight, input->ndim)) : logp, &cd, 1));
     sm = tn_where(keep, sm, tn_scalar(0));
     tn_tensor *ret = sm;
     if (red == TN_REDUCTION_SUM) ret = tn_sum(sm);
@@ -24051,7 +24298,7 @@ static int tn__loss_check_weight(const char *fn, const char *wname, tn_tensor *w
 /* max(log(x), -100) with a finite gradient at x = 0 (the log's input is 1 there) */
 static tn_tensor *tn__clamped_log(tn_tensor *x) {
     tn_tensor *pos = tn_gt_scalar(x, 0);
-    return tn_where(pos, tn_clamp(tn_log(tn_where(pos, x, tn_scalar(1))), -100, INFINITY), tn_scalar(-100));
+    return tn_where(pos, tn_clamp(tn_log(tn_where(pos, x, tn_scalar(1))), .min = -100), tn_scalar(-100));
 }
 
 static tn_tensor *tn__bce_impl(tn_tensor *input, tn_tensor *target, tn_tensor *weight, tn_reduction red) {
@@ -24104,7 +24351,7 @@ static tn_tensor *tn__bce_logits_impl(tn_tensor *input, tn_tensor *target, tn_te
     tn_scope_begin();
     /* PyTorch's stable form: (1 - t) x + lw (log(exp(-m) + exp(-x - m)) + m), m = max(-x, 0),
        lw = 1 + (pos_weight - 1) t */
-    tn_tensor *m = tn_clamp(tn_neg(input), 0, INFINITY);
+    tn_tensor *m = tn_clamp(tn_neg(input), .min = 0);
     tn_tensor *lse = tn_log(tn_add(tn_exp(tn_neg(m)), tn_exp(tn_sub(tn_neg(input), m))));
     tn_tensor *lin = tn_mul(tn_rsub_scalar(target, 1), input), *l;
     if (pos_weight) l = tn_add(lin, tn_mul(tn_add_scalar(tn_mul(tn_sub_scalar(pos_weight, 1), target), 1), tn_add(lse, m)));
@@ -24164,7 +24411,7 @@ static tn_tensor *tn__clamped_norm(tn_tensor *x, int64_t dim, double eps) {
     tn_tensor *n = tn_norm_dims(x, 2, &dim, 1, true);
     tn_tensor *small = n ? tn_lt_scalar(n, eps) : NULL, *any = small ? tn_any(small) : NULL;
     if (!any || tn_item(any) == 0) return any ? n : NULL;
-    tn_tensor *s = tn_sum_dims(tn_square(x), &dim, 1, true);
+    tn_tensor *s = tn_sum_dims(tn_square(x), &dim, 1, .keepdim = true);
     tn_tensor *alt = tn_add_scalar(tn_div_scalar(tn_sub(s, tn_detach(s)), 2 * eps), eps); /* value eps, gradient x / eps */
     return tn_where(small, alt, n);
 }
@@ -24185,7 +24432,7 @@ static tn_tensor *tn__cosine_similarity_impl(tn_tensor *x1, tn_tensor *x2, int64
     int64_t d64 = d;
     tn_scope_begin();
     tn_tensor *a = tn_broadcast_to(tn_to_dtype(x1, dt), shape, nd), *b = tn_broadcast_to(tn_to_dtype(x2, dt), shape, nd);
-    tn_tensor *r = tn_sum_dims(tn_mul(tn_div(a, tn__clamped_norm(a, d64, eps)), tn_div(b, tn__clamped_norm(b, d64, eps))), &d64, 1, false);
+    tn_tensor *r = tn_sum_dims(tn_mul(tn_div(a, tn__clamped_norm(a, d64, eps)), tn_div(b, tn__clamped_norm(b, d64, eps))), &d64, 1);
     return tn__loss_finish(r, "SumBackward1");
 }
 TNDEF tn_tensor *tn_cosine_similarity_opts(tn_tensor *x1, tn_tensor *x2, tn_cosine_similarity_fn_opts o) {
@@ -24207,13 +24454,13 @@ static tn_tensor *tn__cosine_embedding_impl(tn_tensor *x1, tn_tensor *x2, tn_ten
     int64_t td = target->ndim;
     tn_scope_begin();
     /* PyTorch's: cos = sum(x1 x2) / sqrt((sum(x1^2) + 1e-12) (sum(x2^2) + 1e-12)) */
-    tn_tensor *prod = tn_sum_dims(tn_mul(x1, x2), &td, 1, false);
-    tn_tensor *m1 = tn_add_scalar(tn_sum_dims(tn_mul(x1, x1), &td, 1, false), 1e-12);
-    tn_tensor *m2 = tn_add_scalar(tn_sum_dims(tn_mul(x2, x2), &td, 1, false), 1e-12);
+    tn_tensor *prod = tn_sum_dims(tn_mul(x1, x2), &td, 1);
+    tn_tensor *m1 = tn_add_scalar(tn_sum_dims(tn_mul(x1, x1), &td, 1), 1e-12);
+    tn_tensor *m2 = tn_add_scalar(tn_sum_dims(tn_mul(x2, x2), &td, 1), 1e-12);
     tn_tensor *cos = tn_div(prod, tn_sqrt(tn_mul(m1, m2)));
     tn_tensor *zeros = cos ? tn_zeros_like(cos) : NULL;
     tn_tensor *pos = tn_where(tn_eq_scalar(target, 1), tn_rsub_scalar(cos, 1), zeros);
-    tn_tensor *neg = tn_where(tn_eq_scalar(target, -1), tn_clamp(tn_sub_scalar(cos, margin), 0, INFINITY), zeros);
+    tn_tensor *neg = tn_where(tn_eq_scalar(target, -1), tn_clamp(tn_sub_scalar(cos, margin), .min = 0), zeros);
     return tn__loss_finish(tn__loss_reduce(tn_add(pos, neg), red), NULL);
 }
 TNDEF tn_tensor *tn_cosine_embedding_loss_opts(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, tn_margin_loss_fn_opts o) {
@@ -24231,7 +24478,7 @@ static tn_tensor *tn__margin_ranking_impl(tn_tensor *x1, tn_tensor *x2, tn_tenso
         return (tn_tensor *)tn__error("%s: x1, x2 and target should have the same number of dimensions, got x1 %s, x2 %s, target %s", fn,
                                       TN__SHAPE(x1), TN__SHAPE(x2), TN__SHAPE(target));
     tn_scope_begin();
-    tn_tensor *l = tn_clamp(tn_add_scalar(tn_mul(tn_neg(target), tn_sub(x1, x2)), margin), 0, INFINITY);
+    tn_tensor *l = tn_clamp(tn_add_scalar(tn_mul(tn_neg(target), tn_sub(x1, x2)), margin), .min = 0);
     return tn__loss_finish(red == TN_REDUCTION_NONE ? tn__grad_name(l, "ClampMinBackward0") : tn__loss_reduce(l, red), NULL);
 }
 TNDEF tn_tensor *tn_margin_ranking_loss_opts(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, tn_margin_loss_fn_opts o) {
@@ -24259,7 +24506,7 @@ static tn_tensor *tn__shrink_impl(const char *fn, tn_tensor *x, double lambd, bo
     if (soft && !(lambd >= 0)) return (tn_tensor *)tn__error("%s: lambda must be greater or equal to 0, but found to be %g.", fn, lambd);
     tn_scope_begin();
     tn_tensor *y;
-    if (soft) y = tn_sub(x, tn_clamp(x, -lambd, lambd));   /* x - lambd, x + lambd or 0; NaN - NaN keeps NaN */
+    if (soft) y = tn_sub(x, tn_clamp(x, .min = -lambd, .max = lambd));   /* x - lambd, x + lambd or 0; NaN - NaN keeps NaN */
     else y = tn_where(tn_le_scalar(tn_abs(x), lambd), tn_zeros(NULL, 0, x->dtype), x);   /* NaN: not <=, kept */
     return tn__scope_return(tn__grad_name(y, soft ? "SoftshrinkBackward0" : "HardshrinkBackward0"));
 }
@@ -24288,7 +24535,7 @@ static tn_tensor *tn__logsigmoid_impl(tn_tensor *x) {
     if (tn__act_input("tn_logsigmoid", x)) return NULL;
     tn_scope_begin();
     /* -softplus(-x) = min(x, 0) - log1p(exp(-|x|)): no overflow on either side */
-    tn_tensor *y = tn_sub(tn_clamp(x, -INFINITY, 0), tn_log1p(tn_exp(tn_neg(tn_abs(x)))));
+    tn_tensor *y = tn_sub(tn_clamp(x, .max = 0), tn_log1p(tn_exp(tn_neg(tn_abs(x)))));
     return tn__scope_return(tn__grad_name(y, "LogSigmoidBackward0"));
 }
 TNDEF tn_tensor *tn_logsigmoid(tn_tensor *x) { return TN__AS("tn_logsigmoid", tn__logsigmoid_impl(x)); }
@@ -24315,14 +24562,17 @@ static tn_tensor *tn__glu_impl(tn_tensor *x, int64_t dim) {
     tn_tensor *y = tn_mul(tn_narrow(x, d, 0, h), tn_sigmoid(tn_narrow(x, d, h, h)));
     return tn__scope_return(tn__grad_name(y, "GluBackward0"));
 }
-TNDEF tn_tensor *tn_glu(tn_tensor *x, int64_t dim) { return TN__AS("tn_glu", tn__glu_impl(x, dim)); }
+TNDEF tn_tensor *tn_glu_opts(tn_tensor *x, tn_glu_fn_opts o) { return TN__AS("tn_glu", tn__glu_impl(x, o.dim)); }
+TNDEF tn_tensor *tn_glu_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_glu_fn_opts, glu, "tn_glu", options, tn_glu_opts(x, o)); }
 static tn_tensor *tn__softmin_impl(tn_tensor *x, int64_t dim) {
     TN__CHECK_NULL(x);
+    if (dim == TN_NONE) dim = x->ndim == 0 || x->ndim == 1 || x->ndim == 3 ? 0 : 1;   /* F._get_softmax_dim */
     if (tn__wrap_dim("tn_softmin", dim, x->ndim) < 0) return NULL;
     tn_scope_begin();
     return tn__scope_return(tn_softmax(tn_neg(x), dim));
 }
-TNDEF tn_tensor *tn_softmin(tn_tensor *x, int64_t dim) { return TN__AS("tn_softmin", tn__softmin_impl(x, dim)); }
+TNDEF tn_tensor *tn_softmin_opts(tn_tensor *x, tn_softmin_fn_opts o) { return TN__AS("tn_softmin", tn__softmin_impl(x, o.dim)); }
+TNDEF tn_tensor *tn_softmin_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_softmin_fn_opts, softmin, "tn_softmin", options, tn_softmin_opts(x, o)); }
 static tn_tensor *tn__prelu_impl(tn_tensor *x, tn_tensor *w) {
     const char *fn = "tn_prelu";
     TN__CHECK_NULL(x); TN__CHECK_NULL(w);
@@ -24398,10 +24648,10 @@ static tn_tensor *tn__pad_table(const char *fn, int mode, int64_t in, int64_t l,
     return t;
 }
 static tn_tensor *tn__pad_mode_impl(tn_tensor *x, const int64_t *pad, int n, int mode) {
-    const char *fn = "tn_pad_mode";
+    const char *fn = "tn_pad";
     TN__CHECK_NULL(x);
     if (mode < TN_PADDING_REFLECT || mode > TN_PADDING_CIRCULAR)
-        return (tn_tensor *)tn__error("%s: mode %d is not TN_PADDING_REFLECT, TN_PADDING_REPLICATE or TN_PADDING_CIRCULAR (constant padding is tn_pad)", fn, mode);
+        return (tn_tensor *)tn__error("%s: mode %d is not TN_PADDING_ZEROS, TN_PADDING_REFLECT, TN_PADDING_REPLICATE or TN_PADDING_CIRCULAR", fn, mode);
     if (n % 2 || n < 0 || (n && !pad)) return (tn_tensor *)tn__error("%s: Padding length must be divisible by 2 (got %d)", fn, n);
     if (n > 2 * x->ndim)
         return (tn_tensor *)tn__error("%s: Padding length should be less than or equal to two times the input dimension but got padding length %d and input of dimension %d", fn, n, x->ndim);
@@ -24443,7 +24693,14 @@ static tn_tensor *tn__pad_mode_impl(tn_tensor *x, const int64_t *pad, int n, int
                                             {"ReplicationPad1DBackward0", "ReplicationPad2DBackward0", "ReplicationPad3DBackward0"}};
     return tn__scope_return(mode == TN_PADDING_CIRCULAR ? y : tn__grad_name(y, names[mode - 1][k - 1]));
 }
-TNDEF tn_tensor *tn_pad_mode(tn_tensor *t, const int64_t *pad, int n, int mode) { return TN__AS("tn_pad_mode", tn__pad_mode_impl(t, pad, n, mode)); }
+TNDEF tn_tensor *tn_pad_opts(tn_tensor *t, const int64_t *pad, int n, tn_pad_fn_opts o) {
+    static const char *const modes[] = {"constant", "reflect", "replicate", "circular"};
+    if (o.mode == TN_PADDING_ZEROS) return tn__pad_constant(t, pad, n, o.value);
+    if (o.mode > TN_PADDING_ZEROS && o.mode <= TN_PADDING_CIRCULAR && o.value != 0)   /* ATen: a value other than 0 */
+        return (tn_tensor *)tn__error("tn_pad: Padding mode \"%s\" doesn't take in value argument", modes[o.mode]);
+    return TN__AS("tn_pad", tn__pad_mode_impl(t, pad, n, o.mode));
+}
+TNDEF tn_tensor *tn_pad_str(tn_tensor *t, const int64_t *pad, int n, const char *options) { TN__KW_STR(tn_pad_fn_opts, pad, "tn_pad", options, tn_pad_opts(t, pad, n, o)); }
 
 /* ============================================================================ */
 /* src/nn/losses_more.c: the margin, multi-label, triplet and likelihood losses */
@@ -24505,7 +24762,7 @@ static tn_tensor *tn__multilabel_soft_margin_impl(tn_tensor *x, tn_tensor *t, tn
     tn_scope_begin();
     tn_tensor *l = tn_neg(tn_add(tn_mul(t, tn_logsigmoid(x)), tn_mul(tn_rsub_scalar(t, 1), tn_logsigmoid(tn_neg(x)))));
     if (o.weight) l = tn_mul(l, o.weight);
-    l = tn_div_scalar(tn_sum_dims(l, &cd, 1, false), (double)C);
+    l = tn_div_scalar(tn_sum_dims(l, &cd, 1), (double)C);
     return tn__loss_fn_finish(l, o.reduction, "DivBackward0");
 }
 TNDEF tn_tensor *tn_multilabel_soft_margin_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_fn_opts o) {
@@ -24539,11 +24796,11 @@ static tn_tensor *tn__multi_margin_impl(tn_tensor *x, tn_tensor *t, tn_loss_fn_o
     tn_scope_begin();
     if (tn_numel(t) && (tn_item(tn_min(t)) < 0 || tn_item(tn_max(t)) >= (double)C)) { tn_scope_end(); return (tn_tensor *)tn__error("%s: target out of range (%lld classes)", fn, (long long)C); }
     tn_tensor *x2 = tn_reshape(x, TN_SHAPE(N, C)), *t2 = tn_to(tn_reshape(t, TN_SHAPE(N, 1)), x->device);
-    tn_tensor *z = tn_clamp(tn_add(tn_rsub_scalar(tn_gather(x2, 1, t2), margin), x2), 0, INFINITY);   /* margin - x[y] + x[i] */
+    tn_tensor *z = tn_clamp(tn_add(tn_rsub_scalar(tn_gather(x2, 1, t2), margin), x2), .min = 0);   /* margin - x[y] + x[i] */
     if (p == 2) z = tn_mul(z, z);
     if (o.weight) z = tn_mul(z, tn_reshape(tn_index_select(o.weight, 0, tn_reshape(t2, TN_SHAPE(-1))), TN_SHAPE(N, 1)));
     tn_tensor *own = tn_eq(tn__arange_on(C, x->device), t2);   /* i == y counts nowhere */
-    tn_tensor *l = tn_div_scalar(tn_sum_dims(tn_where(own, tn_zeros_like(z), z), TN_SHAPE(1), false), (double)C);
+    tn_tensor *l = tn_div_scalar(tn_sum_dims(tn_where(own, tn_zeros_like(z), z), TN_SHAPE(1)), (double)C);
     if (x->ndim < 2) l = tn_reshape(l, NULL, 0);
     return tn__loss_finish(tn__loss_reduce(l, (tn_reduction)o.reduction), "MultiMarginLossBackward0");
 }
@@ -24580,9 +24837,9 @@ static tn_tensor *tn__multilabel_margin_impl(tn_tensor *x, tn_tensor *t, tn_loss
     }
     tn_tensor *x2 = tn_reshape(x, TN_SHAPE(N, C));
     tn_tensor *xt = tn_unsqueeze(tn_gather(x2, 1, tn_to(slot, x->device)), 2);                  /* [N, C(j), 1]: x at target j */
-    tn_tensor *z = tn_clamp(tn_add(tn_rsub_scalar(xt, 1), tn_unsqueeze(x2, 1)), 0, INFINITY);  /* 1 - x[t_j] + x[i] */
+    tn_tensor *z = tn_clamp(tn_add(tn_rsub_scalar(xt, 1), tn_unsqueeze(x2, 1)), .min = 0);  /* 1 - x[t_j] + x[i] */
     tn_tensor *use = tn_to(tn_logical_and(valid, tn_logical_not(istgt)), x->device);
-    tn_tensor *l = tn_div_scalar(tn_sum_dims(tn_where(use, z, tn_zeros_like(z)), TN_SHAPE(1, 2), false), (double)C);
+    tn_tensor *l = tn_div_scalar(tn_sum_dims(tn_where(use, z, tn_zeros_like(z)), TN_SHAPE(1, 2)), (double)C);
     if (x->ndim < 2) l = tn_reshape(l, NULL, 0);
     return tn__loss_finish(tn__loss_reduce(l, (tn_reduction)o.reduction), "MultilabelMarginLossBackward0");
 }
@@ -24598,7 +24855,7 @@ static tn_tensor *tn__hinge_embedding_impl(tn_tensor *x, tn_tensor *t, tn_loss_f
     tn_scope_begin();
     /* PyTorch's: where(t != 1, max(0, margin - x), 0) + where(t != -1, x, 0) */
     tn_tensor *zero = tn_zeros(NULL, 0, x->dtype);
-    tn_tensor *lm = tn_where(tn_ne_scalar(t, 1), tn_clamp(tn_rsub_scalar(x, margin), 0, INFINITY), tn_to(zero, x->device));
+    tn_tensor *lm = tn_where(tn_ne_scalar(t, 1), tn_clamp(tn_rsub_scalar(x, margin), .min = 0), tn_to(zero, x->device));
     tn_tensor *ls = tn_where(tn_ne_scalar(t, -1), x, tn_to(zero, x->device));
     return tn__loss_fn_finish(tn_add(lm, ls), o.reduction, NULL);
 }
@@ -24631,7 +24888,7 @@ static tn_tensor *tn__triplet_impl(const char *fn, tn_tensor *a, tn_tensor *p, t
         if (swap) ds = tn__pairwise_distance(p, n, pn, eps, false);
     }
     if (swap) dn = tn_minimum(dn, ds);
-    tn_tensor *l = tn_clamp(tn_add_scalar(tn_sub(dp, dn), margin), 0, INFINITY);
+    tn_tensor *l = tn_clamp(tn_add_scalar(tn_sub(dp, dn), margin), .min = 0);
     return tn__loss_fn_finish(l, o.reduction, "ClampMinBackward0");
 }
 TNDEF tn_tensor *tn_triplet_margin_loss_opts(tn_tensor *anchor, tn_tensor *positive, tn_tensor *negative, tn_loss_fn_opts o) {
@@ -24658,7 +24915,7 @@ static tn_tensor *tn__gaussian_nll_impl(tn_tensor *x, tn_tensor *t, tn_tensor *v
     if (tn_numel(var) && tn_item(tn_any(tn_lt_scalar(var, 0)))) { tn_scope_end(); return (tn_tensor *)tn__error("%s: var has negative entry/entries", fn); }
     tn_tensor *v = short1 ? tn_unsqueeze(var, -1) : var;
     /* clamped under no_grad in PyTorch: the values are max(var, eps), the gradient var's */
-    v = tn_add(v, tn_detach(tn_sub(tn_clamp(v, eps, INFINITY), v)));
+    v = tn_add(v, tn_detach(tn_sub(tn_clamp(v, .min = eps), v)));
     tn_tensor *d = tn_sub(x, t);
     tn_tensor *l = tn_mul_scalar(tn_add(tn_log(v), tn_div(tn_mul(d, d), v)), 0.5);
     if (full) l = tn_add_scalar(l, 0.5 * log(2 * 3.14159265358979323846));
@@ -24854,7 +25111,7 @@ static tn_tensor *tn__ctc_impl(tn_tensor *lp, tn_tensor *tg, tn_tensor *il, tn_t
         r = tn__node_attach(nd, r);
     }
     if (!batched) r = tn_reshape(r, NULL, 0);
-    if (o.reduction == TN_REDUCTION_MEAN) r = tn_mean(tn_div(r, tn_to(tn_to_dtype(tn_clamp(tlc, 1, INFINITY), lp->dtype), lp->device)));
+    if (o.reduction == TN_REDUCTION_MEAN) r = tn_mean(tn_div(r, tn_to(tn_to_dtype(tn_clamp(tlc, .min = 1), lp->dtype), lp->device)));
     else if (o.reduction == TN_REDUCTION_SUM) r = tn_sum(r);
     return tn__scope_return(r);
 }
@@ -25103,9 +25360,9 @@ TNDEF tn_tensor *tn_sample_dirichlet(tn_tensor *alpha, tn_generator *gen) {
     tn_scope_begin();
     tn_tensor *g = tn_standard_gamma(tn_to_dtype(alpha, TN_F64), gen);
     const int64_t last = -1;
-    tn_tensor *r = g ? tn_to_dtype(tn_div(g, tn_sum_dims(g, &last, 1, true)), alpha->dtype) : NULL;
+    tn_tensor *r = g ? tn_to_dtype(tn_div(g, tn_sum_dims(g, &last, 1, .keepdim = true)), alpha->dtype) : NULL;
     const bool f64 = alpha->dtype == TN_F64;
-    return tn__scope_return(r ? tn_clamp(r, f64 ? DBL_MIN : FLT_MIN, f64 ? nextafter(1.0, 0.0) : (double)nextafterf(1.0f, 0.0f)) : NULL);
+    return tn__scope_return(r ? tn_clamp(r, .min = f64 ? DBL_MIN : FLT_MIN, .max = f64 ? nextafter(1.0, 0.0) : (double)nextafterf(1.0f, 0.0f)) : NULL);
 }
 
 /* ======================================================================== */
@@ -25545,7 +25802,7 @@ static tn_tensor *tn__sum_to(tn_tensor *g, const tn__meta *m) {
     for (int i = 0; i < g->ndim; i++)
         if (i < lead || (m->shape[i - lead] == 1 && g->shape[i] != 1)) dims[nd++] = i;
     if (nd == 0) return g;
-    return tn_reshape(tn_sum_dims(g, dims, nd, true), m->shape, m->ndim);
+    return tn_reshape(tn_sum_dims(g, dims, nd, .keepdim = true), m->shape, m->ndim);
 }
 
 /* g of a reduction, broadcast back over the reduced dims (mask in n->i). */
@@ -25900,7 +26157,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         int64_t dims[TN_MAX_DIMS];
         int nd = 0;
         for (int d = 0; d < m->ndim; d++) if (n->i[d]) dims[nd++] = d;
-        tn_tensor *count = nd ? tn_sum_dims(mask, dims, nd, true) : mask;
+        tn_tensor *count = nd ? tn_sum_dims(mask, dims, nd, .keepdim = true) : mask;
         gin[0] = tn_div(tn_mul(tn__unreduce(n, g), mask), count);
         return 0;
     }
@@ -25961,7 +26218,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         int64_t LL[2] = {L, L}, last = -1;
         tn_tensor *upper = tn__triu(tn__own(tn__full_on(LL, 2, 1, TN_BOOL, x->device)), 0); /* [i][j]: j >= i */
         tn_tensor *P = tn_mul(tn_cumprod(rep, -1), tn__mask_as(upper, g));
-        gin[0] = tn_transpose(tn_sum_dims(tn_mul(P, tn_unsqueeze(gl, -2)), &last, 1, false), dim, -1);
+        gin[0] = tn_transpose(tn_sum_dims(tn_mul(P, tn_unsqueeze(gl, -2)), &last, 1), dim, -1);
 
         return 0;
     }
@@ -25980,13 +26237,13 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
     case G_SOFTMAX: { /* y (g - sum(g y)), y the saved result */
         int64_t dim = n->i[0];
         tn_tensor *y = tn__saved_output(n, S[0]);
-        gin[0] = tn_mul(y, tn_sub(g, tn_sum_dims(tn_mul(g, y), &dim, 1, true)));
+        gin[0] = tn_mul(y, tn_sub(g, tn_sum_dims(tn_mul(g, y), &dim, 1, .keepdim = true)));
         return 0;
     }
     case G_LOG_SOFTMAX: { /* g - softmax * sum(g) */
         int64_t dim = n->i[0];
         tn_tensor *y = tn__saved_output(n, S[0]);
-        gin[0] = tn_sub(g, tn_mul(tn_exp(y), tn_sum_dims(g, &dim, 1, true)));
+        gin[0] = tn_sub(g, tn_mul(tn_exp(y), tn_sum_dims(g, &dim, 1, .keepdim = true)));
         return 0;
     }
     case G_RESHAPE: gin[0] = tn_reshape(g, n->in[0].shape, n->in[0].ndim); return 0;
@@ -26047,7 +26304,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
     case G_PAD: {
         int64_t neg[2 * TN_MAX_DIMS];
         for (int k = 0; k < n->ni; k++) neg[k] = -n->i[k];
-        gin[0] = tn_pad(g, neg, n->ni, 0);
+        gin[0] = tn_pad(g, neg, n->ni);
         return 0;
     }
     case G_COPY: case G_TO: gin[0] = g; return 0;
@@ -27758,7 +28015,7 @@ static tn_tensor *tn__conv_fwd(tn_module *m, tn_tensor *x) {
         int64_t pads[4];
         tn__conv_mode_pads(c->nsp, c->same, c->k, c->p, c->d, pads);
         tn_scope_begin();
-        tn_tensor *xp = x ? tn_pad_mode(x, pads, 2 * c->nsp, c->mode) : NULL;
+        tn_tensor *xp = x ? tn_pad(x, pads, 2 * c->nsp, .mode = c->mode) : NULL;
         p[0] = p[1] = 0;
         return tn__scope_return(TN__AS(m->type->name, xp ? tn__conv("tn_conv", xp, w, b, c->nsp, false, c->s, p, c->d, c->op, c->groups) : NULL));
     }
@@ -27913,8 +28170,8 @@ static tn_tensor *tn__norm_fwd(tn_module *m, tn_tensor *x) {
     const char *fn = m->type->name;
     if (!x) return NULL;
     tn_tensor *w = tn_module_get(m, "weight"), *b = tn_module_get(m, "bias");
-    if (q->kind == 2) return TN__AS(fn, tn_layer_norm(x, q->shape, q->nshape, w, b, q->eps));
-    if (q->kind == 3) return TN__AS(fn, tn_group_norm(x, q->groups, w, b, q->eps));
+    if (q->kind == 2) return TN__AS(fn, tn_layer_norm(x, q->shape, q->nshape, .weight = w, .bias = b, .eps = q->eps));
+    if (q->kind == 3) return TN__AS(fn, tn_group_norm(x, q->groups, .weight = w, .bias = b, .eps = q->eps));
     if (q->kind == 0 && x->ndim != 2 && x->ndim != 3) return (tn_tensor *)tn__error("%s: expected 2D or 3D input (got %dD input %s)", fn, x->ndim, TN__SHAPE(x));
     if (q->kind == 1 && x->ndim != 4) return (tn_tensor *)tn__error("%s: expected 4D input (got %dD input %s)", fn, x->ndim, TN__SHAPE(x));
     if (q->kind == 4 && x->ndim != 5) return (tn_tensor *)tn__error("%s: expected 5D input (got %dD input %s)", fn, x->ndim, TN__SHAPE(x));
@@ -27979,10 +28236,10 @@ TNDEF tn_module *tn_nn_batch_norm2d_opts(int64_t nf, tn_batch_norm_opts o) {
 TNDEF tn_module *tn_nn_batch_norm3d_opts(int64_t nf, tn_batch_norm_opts o) {
     return tn__norm_new("tn_nn_batch_norm3d", &tn__bn3d_type, 4, nf, 0, NULL, 0, o.eps, o.momentum, o.affine, true, o.track_running_stats);
 }
-TNDEF tn_module *tn_nn_layer_norm_opts(const int64_t *shape, int n, tn_layer_norm_opts o) {
+TNDEF tn_module *tn_nn_layer_norm_opts(const int64_t *shape, int n, tn_layer_norm_module_opts o) {
     return tn__norm_new("tn_nn_layer_norm", &tn__ln_type, 2, 0, 0, shape, n, o.eps, 0, o.elementwise_affine, o.bias, false);
 }
-TNDEF tn_module *tn_nn_group_norm_opts(int64_t groups, int64_t channels, tn_group_norm_opts o) {
+TNDEF tn_module *tn_nn_group_norm_opts(int64_t groups, int64_t channels, tn_group_norm_module_opts o) {
     return tn__norm_new("tn_nn_group_norm", &tn__gn_type, 3, channels, groups, NULL, 0, o.eps, 0, o.affine, true, false);
 }
 TNDEF tn_module *tn_nn_batch_norm1d_str(int64_t nf, const char *options) {
@@ -27995,32 +28252,39 @@ TNDEF tn_module *tn_nn_batch_norm3d_str(int64_t nf, const char *options) {
     TN__KW_STR(tn_batch_norm_opts, batch_norm, "tn_nn_batch_norm3d", options, tn_nn_batch_norm3d_opts(nf, o));
 }
 TNDEF tn_module *tn_nn_layer_norm_str(const int64_t *shape, int n, const char *options) {
-    TN__KW_STR(tn_layer_norm_opts, layer_norm, "tn_nn_layer_norm", options, tn_nn_layer_norm_opts(shape, n, o));
+    TN__KW_STR(tn_layer_norm_module_opts, layer_norm, "tn_nn_layer_norm", options, tn_nn_layer_norm_opts(shape, n, o));
 }
 TNDEF tn_module *tn_nn_group_norm_str(int64_t groups, int64_t channels, const char *options) {
-    TN__KW_STR(tn_group_norm_opts, group_norm, "tn_nn_group_norm", options, tn_nn_group_norm_opts(groups, channels, o));
+    TN__KW_STR(tn_group_norm_module_opts, group_norm, "tn_nn_group_norm", options, tn_nn_group_norm_opts(groups, channels, o));
 }
 
 /* Dropout, Embedding, Flatten, Unflatten, Identity */
-typedef struct tn__miscm { tn_module base; double p; int64_t a, b, sizes[TN_MAX_DIMS]; int n; bool padded; } tn__miscm;
+typedef struct tn__miscm { tn_module base; double p; int64_t a, b, sizes[TN_MAX_DIMS]; int n; bool padded, inplace; } tn__miscm;
 static tn_tensor *tn__dropout_fwd(tn_module *m, tn_tensor *x) {
     tn__miscm *q = (tn__miscm *)m;
     return TN__AS(m->type->name, tn__dropout("tn_dropout", x, q->p, m->training, q->n == 1 ? 0 : q->n));   /* kind 1, 2, 3: Dropout, Dropout2d, Dropout3d */
 
 }
-static void tn__dropout_repr(tn_module *m, char *b, size_t n) { char t[32]; snprintf(b, n, "p=%s, inplace=False", tn__pyfloat(((tn__miscm *)m)->p, t)); }
+static void tn__dropout_repr(tn_module *m, char *b, size_t n) {
+    char t[32];
+    snprintf(b, n, "p=%s, inplace=%s", tn__pyfloat(((tn__miscm *)m)->p, t), ((tn__miscm *)m)->inplace ? "True" : "False");
+}
 static const tn_module_type tn__dropout_type = {"Dropout", tn__dropout_fwd, NULL, tn__dropout_repr};
 static const tn_module_type tn__dropout2d_type = {"Dropout2d", tn__dropout_fwd, NULL, tn__dropout_repr};
 static const tn_module_type tn__dropout3d_type = {"Dropout3d", tn__dropout_fwd, NULL, tn__dropout_repr};
-static tn_module *tn__dropout_new(const tn_module_type *type, double p, int kind) {
+static tn_module *tn__dropout_new(const tn_module_type *type, tn_dropout_module_opts o, int kind) {
+    const double p = o.p;
     if (!(p >= 0 && p <= 1)) return (tn_module *)tn__error("tn_nn_%s: dropout probability has to be between 0 and 1, but got %g", kind == 3 ? "dropout3d" : kind == 2 ? "dropout2d" : "dropout", p);
     tn__miscm *q = (tn__miscm *)tn_module_new(type, sizeof(tn__miscm));
-    if (q) { q->p = p; q->n = kind; }
+    if (q) { q->p = p; q->n = kind; q->inplace = o.inplace; }
     return q ? &q->base : NULL;
 }
-TNDEF tn_module *tn_nn_dropout(double p) { return tn__dropout_new(&tn__dropout_type, p, 1); }
-TNDEF tn_module *tn_nn_dropout2d(double p) { return tn__dropout_new(&tn__dropout2d_type, p, 2); }
-TNDEF tn_module *tn_nn_dropout3d(double p) { return tn__dropout_new(&tn__dropout3d_type, p, 3); }
+TNDEF tn_module *tn_nn_dropout_opts(tn_dropout_module_opts o) { return tn__dropout_new(&tn__dropout_type, o, 1); }
+TNDEF tn_module *tn_nn_dropout2d_opts(tn_dropout_module_opts o) { return tn__dropout_new(&tn__dropout2d_type, o, 2); }
+TNDEF tn_module *tn_nn_dropout3d_opts(tn_dropout_module_opts o) { return tn__dropout_new(&tn__dropout3d_type, o, 3); }
+TNDEF tn_module *tn_nn_dropout_str(const char *options) { TN__KW_STR(tn_dropout_module_opts, dropout, "tn_nn_dropout", options, tn_nn_dropout_opts(o)); }
+TNDEF tn_module *tn_nn_dropout2d_str(const char *options) { TN__KW_STR(tn_dropout_module_opts, dropout, "tn_nn_dropout2d", options, tn_nn_dropout2d_opts(o)); }
+TNDEF tn_module *tn_nn_dropout3d_str(const char *options) { TN__KW_STR(tn_dropout_module_opts, dropout, "tn_nn_dropout3d", options, tn_nn_dropout3d_opts(o)); }
 static tn_tensor *tn__embedding_fwd(tn_module *m, tn_tensor *x) {
     tn__miscm *q = (tn__miscm *)m;
     tn_tensor *w = tn_module_get(m, "weight");
@@ -28100,7 +28364,7 @@ static tn_tensor *tn__act_apply(tn__actm *a, tn_tensor *x, bool training) {
     case 7: y = tn_silu(x); break;
     case 8: y = tn_mish(x); break;
     case 9: y = tn_softplus(x, .beta = a->p[0], .threshold = a->p[1]); break;
-    case 10: y = tn_hardtanh(x, a->p[0], a->p[1]); break;
+    case 10: y = tn_hardtanh(x, .min_val = a->p[0], .max_val = a->p[1]); break;
     case 11: y = tn_hardswish(x); break;
     case 12: y = tn_hardsigmoid(x); break;
     case 13: y = tn_tanh(x); break;
@@ -28111,7 +28375,7 @@ static tn_tensor *tn__act_apply(tn__actm *a, tn_tensor *x, bool training) {
         y = a->kind == 15 ? tn_softmax(x, dim) : tn_log_softmax(x, dim);
         break;
     }
-    case 17: y = tn_softmin(x, a->dim != TN_NONE ? a->dim : x && x->ndim != 0 && x->ndim != 1 && x->ndim != 3 ? 1 : 0); break;
+    case 17: y = tn_softmin(x, .dim = a->dim); break;
     case 18:
         if (x && x->ndim != 3 && x->ndim != 4) return (tn_tensor *)tn__error("Softmax2d: expected input to be 3D or 4D, got %dD instead", x->ndim);
         y = tn_softmax(x, -3);
@@ -28121,7 +28385,7 @@ static tn_tensor *tn__act_apply(tn__actm *a, tn_tensor *x, bool training) {
     case 21: y = tn_tanhshrink(x); break;
     case 22: y = tn_hardshrink(x, .lambd = a->p[0]); break;
     case 23: y = tn_softshrink(x, .lambd = a->p[0]); break;
-    case 24: y = tn_glu(x, a->dim != TN_NONE ? a->dim : -1); break;
+    case 24: y = tn_glu(x, .dim = a->dim != TN_NONE ? a->dim : -1); break;
     case 25: y = tn_rrelu(x, .lower = a->p[0], .upper = a->p[1], .training = training); break;
     }
     return y;
@@ -28263,7 +28527,7 @@ static tn_tensor *tn__conv3d_mod_fwd(tn_module *m, tn_tensor *x) {
     int64_t pads[6];
     tn__conv_mode_pads(3, c->same, c->k, c->p, c->d, pads);
     tn_scope_begin();
-    tn_tensor *xp = x ? tn_pad_mode(x, pads, 6, c->mode) : NULL;
+    tn_tensor *xp = x ? tn_pad(x, pads, 6, .mode = c->mode) : NULL;
     const int64_t zero[3] = {0, 0, 0};
     return tn__scope_return(TN__AS(m->type->name, xp ? tn__conv3d("tn_conv3d", xp, w, b, false, c->s, zero, c->d, NULL, c->groups) : NULL));
 }
@@ -28482,8 +28746,8 @@ TNDEF tn_module *tn_nn_threshold(double threshold, double value) { return tn__sh
 typedef struct tn__padm { tn_module base; int mode, n; bool zero; int64_t pad[6]; double value; } tn__padm;
 static tn_tensor *tn__pad_mod_fwd(tn_module *m, tn_tensor *x) {
     tn__padm *q = (tn__padm *)m;
-    if (q->mode == 0) return TN__AS(m->type->name, tn_pad(x, q->pad, 2 * q->n, q->value));
-    return TN__AS(m->type->name, tn_pad_mode(x, q->pad, 2 * q->n, q->mode));
+    if (q->mode == 0) return TN__AS(m->type->name, tn_pad(x, q->pad, 2 * q->n, .value = q->value));
+    return TN__AS(m->type->name, tn_pad(x, q->pad, 2 * q->n, .mode = q->mode));
 }
 static void tn__pad_mod_repr(tn_module *m, char *b, size_t n) {
     tn__padm *q = (tn__padm *)m;
@@ -29371,7 +29635,7 @@ static int tn__rnnseq_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int n, 
         tn__rnnseq_bwd_f64(mode, L, N, H, rev, TN__P(h0c, const double), TN__P(Wc, const double), TN__P(out, const double), TN__P(acts, const double),
                            TN__P(g, const double), TN__P(dgi, double), TN__P(dgh, double), TN__P(dh, double), TN__P(dW, double), TN__P(tmp, double));
 #undef TN__P
-    tn_tensor *r[4] = {dgi, dh, dW, gru ? tn_sum_dims(dgh, TN_DIMS(0, 1), false) : NULL};
+    tn_tensor *r[4] = {dgi, dh, dW, gru ? tn_sum_dims(dgh, TN_DIMS(0, 1)) : NULL};
     for (int i = 0; i < 4; i++) if (tn_ctx_needs_grad(ctx, i)) { if (!r[i]) return -1; gin[i] = r[i]; }
     return 0;
 }
@@ -29670,7 +29934,7 @@ static tn_tensor *tn__rnn_core(tn__rnnm *r, tn_tensor *x, tn_tensor *h0, tn_tens
             ok = h && (!lstm || c) && (dir[d] = tn_stack(steps, (int)L, 0)) != NULL;
         }
         y = !ok ? NULL : D == 2 ? tn_cat(dir, 2, 2) : dir[0];
-        if (y && l < nl - 1 && r->dropout > 0 && m->training) y = tn_dropout(y, r->dropout, true);
+        if (y && l < nl - 1 && r->dropout > 0 && m->training) y = tn_dropout(y, .p = r->dropout);
         ok = (in = y) != NULL;
     }
     tn_tensor *hN = ok ? tn_stack(hn, (int)(D * nl), 0) : NULL, *cN = ok && lstm ? tn_stack(cn, (int)(D * nl), 0) : NULL;
@@ -29901,8 +30165,8 @@ static tn_tensor *tn__mha_core(tn__mham *a, tn_tensor *query, tn_tensor *key, tn
         tn_tensor *kk[2] = {k, tn_repeat(bk, TN_SHAPE(1, N, 1))}, *vv[2] = {v, tn_repeat(bv, TN_SHAPE(1, N, 1))};
         k = tn_cat(kk, 2, 0);
         v = tn_cat(vv, 2, 0);
-        am = am ? tn_pad(am, pad, 2, 0) : NULL;
-        kp = kp ? tn_pad(kp, pad, 2, 0) : NULL;
+        am = am ? tn_pad(am, pad, 2) : NULL;
+        kp = kp ? tn_pad(kp, pad, 2) : NULL;
     }
     /* heads: [L, N, E] -> [N*H, L, hd] */
     const int64_t Sk = k ? k->shape[0] : 0;
@@ -29913,8 +30177,8 @@ static tn_tensor *tn__mha_core(tn__mham *a, tn_tensor *query, tn_tensor *key, tn
         tn_tensor *z = tn__own(tn__full_on(TN_SHAPE(N * H, 1, hd), 0, dt, k->device)), *kk[2] = {k, z}, *vv[2] = {v, z};
         k = tn_cat(kk, 2, 1);
         v = tn_cat(vv, 2, 1);
-        am = am ? tn_pad(am, pad, 2, 0) : NULL;
-        kp = kp ? tn_pad(kp, pad, 2, 0) : NULL;
+        am = am ? tn_pad(am, pad, 2) : NULL;
+        kp = kp ? tn_pad(kp, pad, 2) : NULL;
     }
     const int64_t S2 = k ? k->shape[1] : 0;
     if (kp) kp = tn_reshape(tn_expand(tn_reshape(kp, TN_SHAPE(N, 1, 1, S2)), TN_SHAPE(N, H, 1, S2)), TN_SHAPE(N * H, 1, S2));
@@ -29922,13 +30186,13 @@ static tn_tensor *tn__mha_core(tn__mham *a, tn_tensor *query, tn_tensor *key, tn
     tn_tensor *att = tn_matmul(tn_div_scalar(q, sqrt((double)hd)), tn_transpose(k, 1, 2));   /* [N*H, L, S2] */
     if (bias) att = tn_add(att, bias);
     att = tn_softmax(att, -1);
-    if (a->dropout > 0 && m->training) att = tn_dropout(att, a->dropout, true);
+    if (a->dropout > 0 && m->training) att = tn_dropout(att, .p = a->dropout);
     tn_tensor *o = tn_reshape(tn_transpose(tn_matmul(att, v), 0, 1), TN_SHAPE(L * N, E));
     o = tn_reshape(tn_module_forward(tn_module_child(m, "out_proj"), o), TN_SHAPE(L, N, E));
     tn_tensor *w = NULL;
     if (need_weights) {
         w = tn_reshape(att, TN_SHAPE(N, H, L, S2));
-        if (average) w = tn_div_scalar(tn_sum_dims(w, TN_DIMS(1), false), (double)H);
+        if (average) w = tn_div_scalar(tn_sum_dims(w, TN_DIMS(1)), (double)H);
         if (!batched) w = tn_squeeze_dim(w, 0);
         if (!w) o = NULL;
     }
@@ -30018,18 +30282,18 @@ static tn_module *tn__tlayer_new(const char *fn, bool decoder, int64_t d, int64_
     if (!t) return NULL;
     t->decoder = decoder; t->norm_first = nf; t->gelu = act == 1;
     tn_module *m = &t->base;
-    tn_layer_norm_opts ln = TN_DEFAULTS(tn_layer_norm_opts);
+    tn_layer_norm_module_opts ln = TN_DEFAULTS(tn_layer_norm_module_opts);
     ln.eps = o.layer_norm_eps;
     ln.bias = bias;
     const int64_t ds[1] = {d};
     /* PyTorch's registration order (the state dict follows it) */
     bool ok = tn_module_add(m, "self_attn", tn__mha_new(fn, d, nhead, p, bias, false, false, d, d, bf)) &&
               (!decoder || tn_module_add(m, "multihead_attn", tn__mha_new(fn, d, nhead, p, bias, false, false, d, d, bf))) &&
-              tn_module_add(m, "linear1", tn_nn_linear(d, dff, bias)) && tn_module_add(m, "dropout", tn_nn_dropout(p)) &&
+              tn_module_add(m, "linear1", tn_nn_linear(d, dff, bias)) && tn_module_add(m, "dropout", tn_nn_dropout(.p = p)) &&
               tn_module_add(m, "linear2", tn_nn_linear(dff, d, bias)) && tn_module_add(m, "norm1", tn_nn_layer_norm_opts(ds, 1, ln)) &&
               tn_module_add(m, "norm2", tn_nn_layer_norm_opts(ds, 1, ln)) && (!decoder || tn_module_add(m, "norm3", tn_nn_layer_norm_opts(ds, 1, ln))) &&
-              tn_module_add(m, "dropout1", tn_nn_dropout(p)) && tn_module_add(m, "dropout2", tn_nn_dropout(p)) &&
-              (!decoder || tn_module_add(m, "dropout3", tn_nn_dropout(p)));
+              tn_module_add(m, "dropout1", tn_nn_dropout(.p = p)) && tn_module_add(m, "dropout2", tn_nn_dropout(.p = p)) &&
+              (!decoder || tn_module_add(m, "dropout3", tn_nn_dropout(.p = p)));
     return tn__module_or_free(m, !ok);
 }
 TNDEF tn_module *tn_nn_transformer_encoder_layer_opts(int64_t d_model, int64_t nhead, tn_transformer_layer_opts o) {
@@ -32468,7 +32732,7 @@ TNDEF double tn_clip_grad_norm_(tn_tensor *const *params, int n, double max_norm
     if (total) {
         /* clip_coef = max_norm / (total_norm + 1e-6), clamped to 1, in the norm's dtype */
         tn_tensor *denom = tn_add_scalar(total, 1e-6);
-        tn_tensor *coef = TN__AS(fn, tn_clamp(tn_div(tn_full_like(denom, max_norm), denom), -INFINITY, 1.0));
+        tn_tensor *coef = TN__AS(fn, tn_clamp(tn_div(tn_full_like(denom, max_norm), denom), .max = 1.0));
         bool ok = coef != NULL;
         for (int i = 0; ok && i < ng; i++) ok = TN__AS(fn, tn_mul_(grads[i], coef)) != NULL;
         if (ok) result = tn_item(total);
@@ -32486,7 +32750,7 @@ TNDEF int tn_clip_grad_value_(tn_tensor *const *params, int n, double clip_value
     tn_no_grad_begin();
     tn_scope_begin();
     for (int i = 0; i < n && rc == 0; i++)
-        if (params[i]->grad && !TN__AS(fn, tn_clamp_(params[i]->grad, -clip_value, clip_value))) rc = -1;
+        if (params[i]->grad && !TN__AS(fn, tn_clamp_(params[i]->grad, .min = -clip_value, .max = clip_value))) rc = -1;
     tn_scope_end();
     tn_no_grad_end();
     return rc;
@@ -36563,8 +36827,8 @@ static tn_tensor *tn__graph_node_run(const tn_graph *g, const tn__gnode *n, tn_t
     case J_PERMUTE: return tn_permute(a[0], n->i, n->ni);
     case J_SLICE: return tn_slice(a[0], n->i[0], n->i[1], n->i[2], n->i[3]);
     case J_SELECT: return tn_select(a[0], n->i[0], n->i[1]);
-    case J_SUM: return n->ni == 1 ? tn_sum(a[0]) : tn_sum_dims(a[0], n->i, n->ni - 1, n->i[n->ni - 1] != 0);
-    case J_MEAN: return n->ni == 1 ? tn_mean(a[0]) : tn_mean_dims(a[0], n->i, n->ni - 1, n->i[n->ni - 1] != 0);
+    case J_SUM: return n->ni == 1 ? tn_sum(a[0]) : tn_sum_dims(a[0], n->i, n->ni - 1, .keepdim = n->i[n->ni - 1] != 0);
+    case J_MEAN: return n->ni == 1 ? tn_mean(a[0]) : tn_mean_dims(a[0], n->i, n->ni - 1, .keepdim = n->i[n->ni - 1] != 0);
     case J_IM2COL: {   /* the geometry must be the input's (a loaded graph's is checked here) */
         const int64_t *g4 = n->i;
         bool ok = a[0] && a[0]->ndim == 4;
@@ -36645,7 +36909,7 @@ static tn_tensor *tn__graph_node_run(const tn_graph *g, const tn__gnode *n, tn_t
     case J_BATCH_NORM: return tn_batch_norm(a[0], a[1], a[2], a[3], a[4], false, n->d[0], n->d[1]);
     case J_LAYER_NORM: {
         if (!a[0] || n->i[0] < 0 || n->i[0] > a[0]->ndim) return (tn_tensor *)tn__error("tn_graph_run: layer_norm over %lld dims of a %d-d input", (long long)n->i[0], a[0] ? a[0]->ndim : 0);
-        return tn_layer_norm(a[0], a[0]->shape + a[0]->ndim - n->i[0], (int)n->i[0], a[1], a[2], n->d[0]);
+        return tn_layer_norm(a[0], a[0]->shape + a[0]->ndim - n->i[0], (int)n->i[0], .weight = a[1], .bias = a[2], .eps = n->d[0]);
     }
     case J_SDPA: return tn_scaled_dot_product_attention(a[0], a[1], a[2], a[3], 0.0, n->d[1] != 0, n->d[0]);
     default: return (tn_tensor *)tn__error("tn_graph_run: unknown op %d", (int)n->op);

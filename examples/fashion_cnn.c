@@ -14,7 +14,7 @@ int main(int argc, char **argv) {
     tn_module *model = tn_nn_sequential(
         tn_nn_conv2d(1, 32, 3, .padding = 1), tn_nn_batch_norm2d(32), tn_nn_relu(), tn_nn_max_pool2d(2),   /* 32x14x14 */
         tn_nn_conv2d(32, 64, 3, .padding = 1), tn_nn_batch_norm2d(64), tn_nn_relu(), tn_nn_max_pool2d(2),  /* 64x7x7 */
-        tn_nn_flatten(1, -1), tn_nn_dropout(0.25),
+        tn_nn_flatten(1, -1), tn_nn_dropout(.p = 0.25),
         tn_nn_linear(64 * 7 * 7, 128, true), tn_nn_relu(),
         tn_nn_linear(128, 10, true));
     tn_dict *params = tn_module_named_parameters(model);

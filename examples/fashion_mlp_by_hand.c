@@ -85,10 +85,10 @@ int main(int argc, char **argv) {
             tn_tensor *g = tn_div_scalar(tn_sub(tn_exp(logp), onehot), (double)B);
             tn_tensor *grads[4];
             grads[2] = tn_mm(tn_t(h), g);
-            grads[3] = tn_sum_dims(g, TN_DIMS(0), false);
+            grads[3] = tn_sum_dims(g, TN_DIMS(0));
             tn_tensor *dh = tn_mul(tn_mm(g, tn_t(W2)), tn_gt_scalar(h, 0));
             grads[0] = tn_mm(tn_t(x), dh);
-            grads[1] = tn_sum_dims(dh, TN_DIMS(0), false);
+            grads[1] = tn_sum_dims(dh, TN_DIMS(0));
             /* SGD with momentum, in place: v = m v + g; p -= lr v */
             for (int i = 0; i < 4; i++) {
                 tn_add_(tn_mul_scalar_(vel[i], momentum), grads[i]);

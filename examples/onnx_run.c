@@ -48,7 +48,7 @@ int main(int argc, char **argv) {
         tn_tensor *p = tn_softmax(tn_reshape(y, TN_SHAPE(-1, tn_shape(y)[tn_ndim(y) - 1])), -1);
         const int64_t k = top < tn_shape(p)[1] ? top : tn_shape(p)[1];
         tn_tensor *idx = NULL;
-        tn_tensor *val = tn_topk(p, k, -1, true, &idx);
+        tn_tensor *val = tn_topk(p, k, &idx);
         for (int64_t r = 0; val && r < tn_shape(val)[0] && r < 8; r++) {
             printf("row %lld:", (long long)r);
             for (int64_t j = 0; j < k; j++)

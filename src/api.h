@@ -670,9 +670,17 @@ TNDEF tn_tensor *tn_scatter_with_reduce_(tn_tensor *t, int64_t dim, tn_tensor *i
 /* Along dim, at the positions in index (0-d or 1-d, in [0, size)): t plus alpha * src's
    slices (duplicates add up), src's slices copied, or value filled. src has t's shape but
    index's length along dim and t's dtype. index_add takes int64 or int32 indices, index_copy
-   and index_fill int64, as PyTorch. */
-TNDEF tn_tensor *tn_index_add(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, double alpha);
-TNDEF tn_tensor *tn_index_add_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, double alpha);
+   and index_fill int64, as PyTorch. torch.index_add's keyword: alpha=1
+   (tn_index_add(t, 0, index, src, .alpha = 2)). */
+#define TN_FIELDS_tn_index_add_fn_opts(X) \
+    X(D, alpha, 1.0, "")
+TN__KW_STRUCT(tn_index_add_fn_opts);
+TNDEF tn_tensor *tn_index_add_opts(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, tn_index_add_fn_opts opts);
+#define tn_index_add(t, dim, index, ...) tn_index_add_opts(t, dim, index, TN__POS_KW(tn_index_add_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_index_add_str(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *options);
+TNDEF tn_tensor *tn_index_add__opts(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, tn_index_add_fn_opts opts);
+#define tn_index_add_(t, dim, index, ...) tn_index_add__opts(t, dim, index, TN__POS_KW(tn_index_add_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_index_add__str(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *options);
 TNDEF tn_tensor *tn_index_copy(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src);
 TNDEF tn_tensor *tn_index_copy_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src);
 TNDEF tn_tensor *tn_index_fill(tn_tensor *t, int64_t dim, tn_tensor *index, double value);
@@ -835,14 +843,21 @@ TN__KW_STRUCT(tn_diagflat_fn_opts);
 TNDEF tn_tensor *tn_diagflat_opts(tn_tensor *t, tn_diagflat_fn_opts opts);
 #define tn_diagflat(...) tn_diagflat_opts(TN__POS_KW(tn_diagflat_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_diagflat_str(tn_tensor *t, const char *options);
-/* Constant padding as F.pad: pad = (last_left, last_right, prev_left, prev_right, ...),
-   n even; negative pads crop. */
-TNDEF tn_tensor *tn_pad(tn_tensor *t, const int64_t *pad, int n, double value);
-/* F.pad's other modes: mode TN_PADDING_REFLECT, TN_PADDING_REPLICATE or TN_PADDING_CIRCULAR
-   (section 12's padding_mode values; TN_PADDING_ZEROS is tn_pad with 0) over the last n / 2
-   dims, n = 2, 4 or 6 for a 2-3, 3-4 or 4-5-d input. Reflection needs pads below the size,
-   circular ones at most the size; negative pads crop. Differentiable (index_select). */
-TNDEF tn_tensor *tn_pad_mode(tn_tensor *t, const int64_t *pad, int n, int mode);
+/* F.pad(t, pad, mode='constant', value=None): pad = (last_left, last_right, prev_left,
+   prev_right, ...), n even; negative pads crop. .mode is one of section 12's padding_mode
+   values: TN_PADDING_ZEROS ('constant', the default: .value, 0 by default, fills) or
+   TN_PADDING_REFLECT, TN_PADDING_REPLICATE, TN_PADDING_CIRCULAR over the last n / 2 dims,
+   n = 2, 4 or 6 for a 2-3, 3-4 or 4-5-d input (reflection needs pads below the size,
+   circular ones at most the size; a nonzero .value is an error, as PyTorch's). Differentiable.
+   tn_pad(x, TN_SHAPE(1, 1), .value = -1), tn_pad(x, pads, 4, .mode = TN_PADDING_REFLECT). */
+#define TN_FIELDS_tn_pad_fn_opts(X) \
+    X(E, mode,  0, "constant|reflect|replicate|circular") /* 0: TN_PADDING_ZEROS, declared in section 12 */ \
+    X(D, value, 0.0, "")
+TN__KW_STRUCT(tn_pad_fn_opts);
+TNDEF tn_tensor *tn_pad_opts(tn_tensor *t, const int64_t *pad, int n, tn_pad_fn_opts opts);
+#define tn_pad(t, ...) tn__pad(t, __VA_ARGS__)
+#define tn__pad(t, pad, ...) tn_pad_opts(t, pad, TN__POS_KW(tn_pad_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_pad_str(tn_tensor *t, const int64_t *pad, int n, const char *options);
 
 /* ======================================================================= */
 /* 7. elementwise & broadcasting                                            */
@@ -1064,15 +1079,32 @@ TN__KW_STRUCT(tn_nan_to_num_fn_opts);
 TNDEF tn_tensor *tn_nan_to_num_opts(tn_tensor *x, tn_nan_to_num_fn_opts opts);
 #define tn_nan_to_num(...) tn_nan_to_num_opts(TN__POS_KW(tn_nan_to_num_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_nan_to_num_str(tn_tensor *x, const char *options);
-/* clamp(x, min, max); use -INFINITY / INFINITY for a missing bound. */
-TNDEF tn_tensor *tn_clamp(tn_tensor *x, double min, double max);
+/* torch.clamp(x, min=None, max=None): x clamped to [.min, .max]; a bound left out (None,
+   NAN) is not applied, and one of them must be given: tn_clamp(x, .min = 0),
+   tn_clamp(x, .min = -1, .max = 1). The in-place tn_clamp_ takes the same options. */
+#define TN_FIELDS_tn_clamp_fn_opts(X) \
+    X(D, min, NAN, "") \
+    X(D, max, NAN, "")
+TN__KW_STRUCT(tn_clamp_fn_opts);
+TNDEF tn_tensor *tn_clamp_opts(tn_tensor *x, tn_clamp_fn_opts opts);
+#define tn_clamp(...) tn_clamp_opts(TN__POS_KW(tn_clamp_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_clamp_str(tn_tensor *x, const char *options);
 TNDEF tn_tensor *tn_clamp_tensor(tn_tensor *x, tn_tensor *min, tn_tensor *max); /* either may be NULL */
 TNDEF tn_tensor *tn_clamp_min(tn_tensor *x, double min);
 TNDEF tn_tensor *tn_clamp_max(tn_tensor *x, double max);
 TNDEF tn_tensor *tn_lerp(tn_tensor *start, tn_tensor *end, tn_tensor *weight);
 TNDEF tn_tensor *tn_lerp_scalar(tn_tensor *start, tn_tensor *end, double weight);
-TNDEF tn_tensor *tn_addcmul(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value); /* x + value*t1*t2 */
-TNDEF tn_tensor *tn_addcdiv(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value); /* x + value*t1/t2 */
+/* addcmul: x + value * t1 * t2, addcdiv: x + value * t1 / t2 (torch's keyword value=1):
+   tn_addcmul(x, t1, t2, .value = 0.5). The in-place forms take the same options. */
+#define TN_FIELDS_tn_addcmul_fn_opts(X) \
+    X(D, value, 1.0, "")
+TN__KW_STRUCT(tn_addcmul_fn_opts);
+TNDEF tn_tensor *tn_addcmul_opts(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, tn_addcmul_fn_opts opts);
+#define tn_addcmul(x, t1, ...) tn_addcmul_opts(x, t1, TN__POS_KW(tn_addcmul_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_addcmul_str(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, const char *options);
+TNDEF tn_tensor *tn_addcdiv_opts(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, tn_addcmul_fn_opts opts);
+#define tn_addcdiv(x, t1, ...) tn_addcdiv_opts(x, t1, TN__POS_KW(tn_addcmul_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_addcdiv_str(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, const char *options);
 /* In place: x = op(x); return x (borrowed), NULL with an error. */
 TNDEF tn_tensor *tn_neg_(tn_tensor *x);
 TNDEF tn_tensor *tn_exp_(tn_tensor *x);
@@ -1081,9 +1113,15 @@ TNDEF tn_tensor *tn_sigmoid_(tn_tensor *x);
 TNDEF tn_tensor *tn_tanh_(tn_tensor *x);
 TNDEF tn_tensor *tn_sqrt_(tn_tensor *x);
 TNDEF tn_tensor *tn_square_(tn_tensor *x);
-TNDEF tn_tensor *tn_clamp_(tn_tensor *x, double min, double max);
-TNDEF tn_tensor *tn_addcmul_(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value);
-TNDEF tn_tensor *tn_addcdiv_(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value);
+TNDEF tn_tensor *tn_clamp__opts(tn_tensor *x, tn_clamp_fn_opts opts);
+#define tn_clamp_(...) tn_clamp__opts(TN__POS_KW(tn_clamp_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_clamp__str(tn_tensor *x, const char *options);
+TNDEF tn_tensor *tn_addcmul__opts(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, tn_addcmul_fn_opts opts);
+#define tn_addcmul_(x, t1, ...) tn_addcmul__opts(x, t1, TN__POS_KW(tn_addcmul_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_addcmul__str(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, const char *options);
+TNDEF tn_tensor *tn_addcdiv__opts(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, tn_addcmul_fn_opts opts);
+#define tn_addcdiv_(x, t1, ...) tn_addcdiv__opts(x, t1, TN__POS_KW(tn_addcmul_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_addcdiv__str(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, const char *options);
 TNDEF tn_tensor *tn_lerp_(tn_tensor *start, tn_tensor *end, double weight);
 /* Torch's result_type over n operands (0-d and wrapped numbers weigh less). */
 TNDEF tn_dtype tn_result_type(tn_tensor *const *ts, int n);
@@ -1639,17 +1677,40 @@ TN__DEFINE_ELEMENTWISE(double, f64, )
 /* Forms without dims reduce all elements to a 0-d tensor. dims lists may hold negative
    dims; TN_DIMS(0, 2) writes (dims, n). Sums and products of integers and bools give
    int64; mean, var, std, norm and logsumexp need floating input. */
+/* The _dims forms of sum, mean, nansum, nanmean and prod take torch.sum's keywords:
+   keepdim=False, dtype=None (-1; else x is cast to it first, and a sum's or product's result
+   is in it, wrapping as PyTorch's arithmetic in that dtype): tn_sum_dims(x, TN_DIMS(0),
+   .keepdim = true), tn_mean_dims(x, dims, n, .dtype = TN_F64). */
+#define TN_FIELDS_tn_sum_fn_opts(X) \
+    X(B, keepdim, false, "") \
+    X(E, dtype,   -1,    "float32|float64|int32|int64|uint8|bool|float16|bfloat16|int8|int16")
+TN__KW_STRUCT(tn_sum_fn_opts);
 TNDEF tn_tensor *tn_sum(tn_tensor *x);
-TNDEF tn_tensor *tn_sum_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
+TNDEF tn_tensor *tn_sum_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_sum_fn_opts opts);
+#define tn_sum_dims(x, ...) tn__sum_dims(x, __VA_ARGS__)
+#define tn__sum_dims(x, dims, ...) tn_sum_dims_opts(x, dims, TN__POS_KW(tn_sum_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_sum_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options);
 TNDEF tn_tensor *tn_mean(tn_tensor *x);
-TNDEF tn_tensor *tn_mean_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
+TNDEF tn_tensor *tn_mean_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_sum_fn_opts opts);
+#define tn_mean_dims(x, ...) tn__mean_dims(x, __VA_ARGS__)
+#define tn__mean_dims(x, dims, ...) tn_mean_dims_opts(x, dims, TN__POS_KW(tn_sum_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_mean_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options);
 /* sum and mean over the elements that are not NaN (nanmean: floating input; NaN where all are). */
 TNDEF tn_tensor *tn_nansum(tn_tensor *x);
-TNDEF tn_tensor *tn_nansum_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
+TNDEF tn_tensor *tn_nansum_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_sum_fn_opts opts);
+#define tn_nansum_dims(x, ...) tn__nansum_dims(x, __VA_ARGS__)
+#define tn__nansum_dims(x, dims, ...) tn_nansum_dims_opts(x, dims, TN__POS_KW(tn_sum_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_nansum_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options);
 TNDEF tn_tensor *tn_nanmean(tn_tensor *x);
-TNDEF tn_tensor *tn_nanmean_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
+TNDEF tn_tensor *tn_nanmean_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_sum_fn_opts opts);
+#define tn_nanmean_dims(x, ...) tn__nanmean_dims(x, __VA_ARGS__)
+#define tn__nanmean_dims(x, dims, ...) tn_nanmean_dims_opts(x, dims, TN__POS_KW(tn_sum_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_nanmean_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options);
 TNDEF tn_tensor *tn_prod(tn_tensor *x);
-TNDEF tn_tensor *tn_prod_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
+TNDEF tn_tensor *tn_prod_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_sum_fn_opts opts);
+#define tn_prod_dims(x, ...) tn__prod_dims(x, __VA_ARGS__)
+#define tn__prod_dims(x, dims, ...) tn_prod_dims_opts(x, dims, TN__POS_KW(tn_sum_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_prod_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options);
 TNDEF tn_tensor *tn_amax(tn_tensor *x, const int64_t *dims, int n, bool keepdim); /* n = 0: all */
 TNDEF tn_tensor *tn_amin(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
 TNDEF tn_tensor *tn_max(tn_tensor *x);          /* 0-d; NaN propagates; error on an empty tensor */
@@ -1714,11 +1775,32 @@ TNDEF tn_tensor *tn_all(tn_tensor *x);          /* bool 0-d (uint8 for a uint8 x
 TNDEF tn_tensor *tn_any(tn_tensor *x);
 TNDEF tn_tensor *tn_all_dim(tn_tensor *x, int64_t dim, bool keepdim);
 TNDEF tn_tensor *tn_any_dim(tn_tensor *x, int64_t dim, bool keepdim);
-/* Sorted values along dim (stable; NaN counts as largest); indices as in tn_max_dim. */
-TNDEF tn_tensor *tn_sort(tn_tensor *x, int64_t dim, bool descending, tn_tensor **indices);
-TNDEF tn_tensor *tn_argsort(tn_tensor *x, int64_t dim, bool descending);
-/* The k largest (or smallest) along dim, sorted. */
-TNDEF tn_tensor *tn_topk(tn_tensor *x, int64_t k, int64_t dim, bool largest, tn_tensor **indices);
+/* Sorted values along .dim (NaN counts as largest); indices (NULL: not wanted) as in
+   tn_max_dim: tn_sort(x, &idx, .descending = true). torch.sort's keywords: dim=-1,
+   descending=False, stable=False (the sort is always stable, one of the orders stable=False
+   allows). argsort: the indices alone (tn_argsort(x, .dim = 0)). */
+#define TN_FIELDS_tn_sort_fn_opts(X) \
+    X(I, dim,        -1,    "") \
+    X(B, descending, false, "") \
+    X(B, stable,     false, "")
+TN__KW_STRUCT(tn_sort_fn_opts);
+TNDEF tn_tensor *tn_sort_opts(tn_tensor *x, tn_tensor **indices, tn_sort_fn_opts opts);
+#define tn_sort(x, ...) tn_sort_opts(x, TN__POS_KW(tn_sort_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_sort_str(tn_tensor *x, tn_tensor **indices, const char *options);
+TNDEF tn_tensor *tn_argsort_opts(tn_tensor *x, tn_sort_fn_opts opts);
+#define tn_argsort(...) tn_argsort_opts(TN__POS_KW(tn_sort_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_argsort_str(tn_tensor *x, const char *options);
+/* The k largest (or smallest) along .dim, sorted; indices (NULL: not wanted) as in tn_sort:
+   tn_topk(x, k, &idx, .largest = false). torch.topk's keywords: dim=-1, largest=True,
+   sorted=True (the result is always sorted, one of the orders sorted=False allows). */
+#define TN_FIELDS_tn_topk_fn_opts(X) \
+    X(I, dim,     -1,   "") \
+    X(B, largest, true, "") \
+    X(B, sorted,  true, "")
+TN__KW_STRUCT(tn_topk_fn_opts);
+TNDEF tn_tensor *tn_topk_opts(tn_tensor *x, int64_t k, tn_tensor **indices, tn_topk_fn_opts opts);
+#define tn_topk(x, k, ...) tn_topk_opts(x, k, TN__POS_KW(tn_topk_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_topk_str(tn_tensor *x, int64_t k, tn_tensor **indices, const char *options);
 /* Medians: the lower of the two middle values (PyTorch's convention). median is NaN where
    a NaN is in the lane (its index that of the first NaN), nanmedian skips NaNs (NaN where
    all are). The forms without dim give a 0-d value (NaN for an empty tensor) whose
@@ -2156,7 +2238,15 @@ TNDEF tn_tensor *tn_selu(tn_tensor *x);
 TNDEF tn_tensor *tn_celu_opts(tn_tensor *x, tn_elu_fn_opts opts);
 #define tn_celu(...) tn_celu_opts(TN__POS_KW(tn_elu_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_celu_str(tn_tensor *x, const char *options);
-TNDEF tn_tensor *tn_hardtanh(tn_tensor *x, double min_val, double max_val); /* -1, 1 */
+/* F.hardtanh: x clamped to [min_val, max_val] (min_val=-1.0, max_val=1.0; min_val <= max_val):
+   tn_hardtanh(x, .min_val = 0, .max_val = 6). */
+#define TN_FIELDS_tn_hardtanh_fn_opts(X) \
+    X(D, min_val, -1.0, "") \
+    X(D, max_val, 1.0,  "")
+TN__KW_STRUCT(tn_hardtanh_fn_opts);
+TNDEF tn_tensor *tn_hardtanh_opts(tn_tensor *x, tn_hardtanh_fn_opts opts);
+#define tn_hardtanh(...) tn_hardtanh_opts(TN__POS_KW(tn_hardtanh_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_hardtanh_str(tn_tensor *x, const char *options);
 TNDEF tn_tensor *tn_mish(tn_tensor *x);
 TNDEF tn_tensor *tn_hardswish(tn_tensor *x);
 TNDEF tn_tensor *tn_hardsigmoid(tn_tensor *x);
@@ -2177,9 +2267,22 @@ TNDEF tn_tensor *tn_tanhshrink(tn_tensor *x);                               /* x
 TNDEF tn_tensor *tn_softsign(tn_tensor *x);                                 /* x / (1 + |x|) */
 TNDEF tn_tensor *tn_logsigmoid(tn_tensor *x);                               /* log(sigmoid(x)), stable */
 TNDEF tn_tensor *tn_threshold(tn_tensor *x, double threshold, double value); /* x > threshold ? x : value */
-/* a * sigmoid(b) for the halves a, b of x along dim (its size even; PyTorch: dim=-1). */
-TNDEF tn_tensor *tn_glu(tn_tensor *x, int64_t dim);
-TNDEF tn_tensor *tn_softmin(tn_tensor *x, int64_t dim);                     /* softmax(-x) */
+/* F.glu: a * sigmoid(b) for the halves a, b of x along .dim (its size even; dim=-1):
+   tn_glu(x, .dim = 1). */
+#define TN_FIELDS_tn_glu_fn_opts(X) \
+    X(I, dim, -1, "")
+TN__KW_STRUCT(tn_glu_fn_opts);
+TNDEF tn_tensor *tn_glu_opts(tn_tensor *x, tn_glu_fn_opts opts);
+#define tn_glu(...) tn_glu_opts(TN__POS_KW(tn_glu_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_glu_str(tn_tensor *x, const char *options);
+/* F.softmin: softmax(-x) along .dim (dim=None, TN_NONE: PyTorch's implicit dim, 0 for a
+   0-, 1- or 3-d x, else 1): tn_softmin(x, .dim = -1). */
+#define TN_FIELDS_tn_softmin_fn_opts(X) \
+    X(I, dim, TN_NONE, "")
+TN__KW_STRUCT(tn_softmin_fn_opts);
+TNDEF tn_tensor *tn_softmin_opts(tn_tensor *x, tn_softmin_fn_opts opts);
+#define tn_softmin(...) tn_softmin_opts(TN__POS_KW(tn_softmin_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_softmin_str(tn_tensor *x, const char *options);
 /* x > 0 ? x : weight * x; weight [1] or [C] (C = x's dim 1; inputs under 2-d have C = 1). */
 TNDEF tn_tensor *tn_prelu(tn_tensor *x, tn_tensor *weight);
 /* Randomized leaky ReLU: training, each negative x times a slope drawn from U(lower, upper)
@@ -2353,9 +2456,22 @@ TNDEF tn_tensor *tn_fractional_max_pool3d(tn_tensor *x, const int64_t kernel_siz
    new = (1 - momentum) * old + momentum * batch statistic (unbiased variance). */
 TNDEF tn_tensor *tn_batch_norm(tn_tensor *x, tn_tensor *running_mean, tn_tensor *running_var, tn_tensor *weight, tn_tensor *bias,
                                bool training, double momentum, double eps);   /* 0.1, 1e-5 */
-/* Normalises over the last n dims, which must equal normalized_shape. */
-TNDEF tn_tensor *tn_layer_norm(tn_tensor *x, const int64_t *normalized_shape, int n, tn_tensor *weight, tn_tensor *bias, double eps);
-TNDEF tn_tensor *tn_group_norm(tn_tensor *x, int64_t num_groups, tn_tensor *weight, tn_tensor *bias, double eps);
+/* The keyword arguments of F.layer_norm and F.group_norm: weight and bias (NULL: None) and
+   eps=1e-5. layer_norm normalises over the last n dims, which must equal normalized_shape:
+   tn_layer_norm(x, TN_SHAPE(4), .weight = w, .bias = b); group_norm over num_groups groups
+   of x's channels (dim 1): tn_group_norm(x, 2, .eps = 1e-3). */
+#define TN_FIELDS_tn_affine_norm_fn_opts(X) \
+    X(T, weight, NULL, "") \
+    X(T, bias,   NULL, "") \
+    X(D, eps,    1e-5, "")
+TN__KW_STRUCT(tn_affine_norm_fn_opts);
+TNDEF tn_tensor *tn_layer_norm_opts(tn_tensor *x, const int64_t *normalized_shape, int n, tn_affine_norm_fn_opts opts);
+#define tn_layer_norm(x, ...) tn__layer_norm(x, __VA_ARGS__)
+#define tn__layer_norm(x, normalized_shape, ...) tn_layer_norm_opts(x, normalized_shape, TN__POS_KW(tn_affine_norm_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_layer_norm_str(tn_tensor *x, const int64_t *normalized_shape, int n, const char *options);
+TNDEF tn_tensor *tn_group_norm_opts(tn_tensor *x, int64_t num_groups, tn_affine_norm_fn_opts opts);
+#define tn_group_norm(x, ...) tn_group_norm_opts(x, TN__POS_KW(tn_affine_norm_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_group_norm_str(tn_tensor *x, int64_t num_groups, const char *options);
 TNDEF tn_tensor *tn_instance_norm(tn_tensor *x, tn_tensor *running_mean, tn_tensor *running_var, tn_tensor *weight, tn_tensor *bias,
                                   bool use_input_stats, double momentum, double eps);
 /* F.local_response_norm: x / (k + alpha * mean of x^2 over size neighbouring channels, the
@@ -2381,11 +2497,23 @@ TNDEF tn_tensor *tn_channel_shuffle(tn_tensor *x, int64_t groups);
 
 /* Dropout (from the default generator): zero with probability p, scale the rest by 1/(1-p);
    the identity when not training. dropout2d zeroes whole channels of [N, C, H, W]; a 3-d
-   input is [N, C, L] (rows zeroed), as PyTorch 1.13's F.dropout2d does (with a warning). */
-TNDEF tn_tensor *tn_dropout(tn_tensor *x, double p, bool training);
-TNDEF tn_tensor *tn_dropout2d(tn_tensor *x, double p, bool training);
-/* dropout3d zeroes whole channels of [N, C, D, H, W] (or of an unbatched [C, D, H, W]). */
-TNDEF tn_tensor *tn_dropout3d(tn_tensor *x, double p, bool training);
+   input is [N, C, L] (rows zeroed), as PyTorch 1.13's F.dropout2d does (with a warning).
+   dropout3d zeroes whole channels of [N, C, D, H, W] (or of an unbatched [C, D, H, W]).
+   F.dropout's keywords: p=0.5, training=True (tn_dropout(x, .p = 0.1, .training = false));
+   no inplace: the C ops compute out of place. */
+#define TN_FIELDS_tn_dropout_fn_opts(X) \
+    X(D, p,        0.5,  "") \
+    X(B, training, true, "")
+TN__KW_STRUCT(tn_dropout_fn_opts);
+TNDEF tn_tensor *tn_dropout_opts(tn_tensor *x, tn_dropout_fn_opts opts);
+#define tn_dropout(...) tn_dropout_opts(TN__POS_KW(tn_dropout_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_dropout_str(tn_tensor *x, const char *options);
+TNDEF tn_tensor *tn_dropout2d_opts(tn_tensor *x, tn_dropout_fn_opts opts);
+#define tn_dropout2d(...) tn_dropout2d_opts(TN__POS_KW(tn_dropout_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_dropout2d_str(tn_tensor *x, const char *options);
+TNDEF tn_tensor *tn_dropout3d_opts(tn_tensor *x, tn_dropout_fn_opts opts);
+#define tn_dropout3d(...) tn_dropout3d_opts(TN__POS_KW(tn_dropout_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_dropout3d_str(tn_tensor *x, const char *options);
 
 /* Rows of weight [V, D] for int64 indices of any shape -> [*, D]. padding_idx (negative
    counts from V) gets no gradient. */
@@ -2912,7 +3040,7 @@ TNDEF tn_module *tn_nn_conv2d_str(int64_t in_channels, int64_t out_channels, int
 TNDEF tn_module *tn_nn_conv_transpose2d_str(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const char *options);
 /* nn.Conv3d / nn.ConvTranspose3d: the keyword arguments of tn_conv_opts with triples
    (.stride_dhw = TN_INTS(2, 1, 1), text "stride=(2, 1, 1)"); padding_mode reflect, replicate
-   or circular pads with tn_pad_mode first (Conv3d only, as PyTorch). */
+   or circular pads with tn_pad first (Conv3d only, as PyTorch). */
 #define TN_FIELDS_tn_conv3d_layer_opts(X) \
     X(I,  stride,             1,         "") \
     X(P,  padding,            0,         "") \
@@ -3009,26 +3137,38 @@ TNDEF tn_module *tn_nn_lazy_batch_norm3d_opts(tn_batch_norm_opts opts);
 #define tn_nn_lazy_batch_norm3d(...) tn_nn_lazy_batch_norm3d_opts(TN__KW(tn_batch_norm_opts, __VA_ARGS__))
 /* nn.LayerNorm(normalized_shape): tn_nn_layer_norm(TN_SHAPE(4, 5), .eps = 1e-6), or a shape
    array and its length. */
-#define TN_FIELDS_tn_layer_norm_opts(X) \
+#define TN_FIELDS_tn_layer_norm_module_opts(X) \
     X(D, eps,                1e-5, "") \
     X(B, elementwise_affine, true, "") \
     X(B, bias,               true, "")
-TN__KW_STRUCT(tn_layer_norm_opts);
-TNDEF tn_module *tn_nn_layer_norm_opts(const int64_t *normalized_shape, int n, tn_layer_norm_opts opts);
+TN__KW_STRUCT(tn_layer_norm_module_opts);
+TNDEF tn_module *tn_nn_layer_norm_opts(const int64_t *normalized_shape, int n, tn_layer_norm_module_opts opts);
 #define tn_nn_layer_norm(...) tn__nn_layer_norm(__VA_ARGS__)
-#define tn__nn_layer_norm(normalized_shape, ...) tn_nn_layer_norm_opts(normalized_shape, TN__POS_KW(tn_layer_norm_opts, __VA_ARGS__))
+#define tn__nn_layer_norm(normalized_shape, ...) tn_nn_layer_norm_opts(normalized_shape, TN__POS_KW(tn_layer_norm_module_opts, __VA_ARGS__))
 TNDEF tn_module *tn_nn_layer_norm_str(const int64_t *normalized_shape, int n, const char *options);
 /* nn.GroupNorm(num_groups, num_channels) */
-#define TN_FIELDS_tn_group_norm_opts(X) \
+#define TN_FIELDS_tn_group_norm_module_opts(X) \
     X(D, eps,    1e-5, "") \
     X(B, affine, true, "")
-TN__KW_STRUCT(tn_group_norm_opts);
-TNDEF tn_module *tn_nn_group_norm_opts(int64_t num_groups, int64_t num_channels, tn_group_norm_opts opts);
-#define tn_nn_group_norm(num_groups, ...) tn_nn_group_norm_opts(num_groups, TN__POS_KW(tn_group_norm_opts, __VA_ARGS__))
+TN__KW_STRUCT(tn_group_norm_module_opts);
+TNDEF tn_module *tn_nn_group_norm_opts(int64_t num_groups, int64_t num_channels, tn_group_norm_module_opts opts);
+#define tn_nn_group_norm(num_groups, ...) tn_nn_group_norm_opts(num_groups, TN__POS_KW(tn_group_norm_module_opts, __VA_ARGS__))
 TNDEF tn_module *tn_nn_group_norm_str(int64_t num_groups, int64_t num_channels, const char *options);
-TNDEF tn_module *tn_nn_dropout(double p);
-TNDEF tn_module *tn_nn_dropout2d(double p);
-TNDEF tn_module *tn_nn_dropout3d(double p);
+/* nn.Dropout / Dropout2d / Dropout3d(p=0.5, inplace=False): tn_nn_dropout(.p = 0.1).
+   inplace is accepted and computes out of place. */
+#define TN_FIELDS_tn_dropout_module_opts(X) \
+    X(D, p,       0.5,   "") \
+    X(B, inplace, false, "")
+TN__KW_STRUCT(tn_dropout_module_opts);
+TNDEF tn_module *tn_nn_dropout_opts(tn_dropout_module_opts opts);
+#define tn_nn_dropout(...) tn_nn_dropout_opts(TN__KW(tn_dropout_module_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_dropout_str(const char *options);
+TNDEF tn_module *tn_nn_dropout2d_opts(tn_dropout_module_opts opts);
+#define tn_nn_dropout2d(...) tn_nn_dropout2d_opts(TN__KW(tn_dropout_module_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_dropout2d_str(const char *options);
+TNDEF tn_module *tn_nn_dropout3d_opts(tn_dropout_module_opts opts);
+#define tn_nn_dropout3d(...) tn_nn_dropout3d_opts(TN__KW(tn_dropout_module_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_dropout3d_str(const char *options);
 /* nn.LocalResponseNorm(size), nn.ChannelShuffle(groups), nn.PixelShuffle / nn.PixelUnshuffle(factor). */
 TNDEF tn_module *tn_nn_local_response_norm_opts(int64_t size, tn_lrn_opts opts);
 #define tn_nn_local_response_norm(...) tn_nn_local_response_norm_opts(TN__POS_KW(tn_lrn_opts, __VA_ARGS__))

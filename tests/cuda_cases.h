@@ -73,7 +73,7 @@ UNARY_FN(f_gelu, tn_gelu(x[0]))
 UNARY_FN(f_silu, tn_silu(x[0]))
 UNARY_FN(f_sqrt, tn_sqrt(tn_abs(x[0])))
 UNARY_FN(f_sin, tn_sin(x[0]))
-UNARY_FN(f_clamp, tn_clamp(x[0], -0.5, 0.5))
+UNARY_FN(f_clamp, tn_clamp(x[0], .min = -0.5, .max = 0.5))
 UNARY_FN(f_floor, tn_floor(x[0]))
 UNARY_FN(f_isnan, tn_isnan(tn_log(x[0])))
 UNARY_FN(f_add, tn_add(x[0], x[1]))
@@ -86,15 +86,15 @@ UNARY_FN(f_lt, tn_lt(x[0], x[1]))
 UNARY_FN(f_remainder, tn_remainder(x[0], x[1]))
 UNARY_FN(f_where, tn_where(tn_gt(x[0], x[1]), x[0], x[1]))
 UNARY_FN(f_lerp, tn_lerp(x[0], x[1], tn_sigmoid(x[2])))
-UNARY_FN(f_addcmul, tn_addcmul(x[0], x[1], x[2], 0.5))
+UNARY_FN(f_addcmul, tn_addcmul(x[0], x[1], x[2], .value = 0.5))
 UNARY_FN(f_sum, tn_sum(x[0]))
-UNARY_FN(f_sum_dim, tn_sum_dims(x[0], TN_DIMS(1), true))
-UNARY_FN(f_mean_dims, tn_mean_dims(x[0], TN_DIMS(0, 2), false))
-UNARY_FN(f_sum_rows, tn_sum_dims(x[0], TN_DIMS(0), false))
+UNARY_FN(f_sum_dim, tn_sum_dims(x[0], TN_DIMS(1), .keepdim = true))
+UNARY_FN(f_mean_dims, tn_mean_dims(x[0], TN_DIMS(0, 2)))
+UNARY_FN(f_sum_rows, tn_sum_dims(x[0], TN_DIMS(0)))
 UNARY_FN(f_amax_01, tn_amax(x[0], TN_DIMS(0, 1), false))
 UNARY_FN(f_matmul_strided, tn_matmul(tn_slice(tn_slice(x[0], -2, 0, INT64_MAX, 2), -1, 0, INT64_MAX, 2), x[1]))
 UNARY_FN(f_amax, tn_amax(x[0], TN_DIMS(-1), false))
-UNARY_FN(f_prod, tn_prod_dims(x[0], TN_DIMS(1), false))
+UNARY_FN(f_prod, tn_prod_dims(x[0], TN_DIMS(1)))
 UNARY_FN(f_var, tn_var_dims(x[0], TN_DIMS(1), 1, false))
 UNARY_FN(f_norm, tn_norm(x[0], 2.0))
 UNARY_FN(f_logsumexp, tn_logsumexp(x[0], TN_DIMS(-1), false))
@@ -105,11 +105,11 @@ UNARY_FN(f_max_flat, tn_amax(x[0], NULL, 0, false))
 UNARY_FN(f_softmax, tn_softmax(x[0], -1))
 UNARY_FN(f_log_softmax, tn_log_softmax(x[0], 1))
 UNARY_FN(f_cumsum, tn_cumsum(x[0], 1))
-UNARY_FN(f_sort, tn_sort(x[0], -1, true, NULL))
-UNARY_FN(f_argsort, tn_to_dtype(tn_argsort(x[0], 0, false), TN_F64))
-UNARY_FN(f_argsort_last, tn_to_dtype(tn_argsort(x[0], -1, false), TN_F64))
-UNARY_FN(f_argsort_desc, tn_to_dtype(tn_argsort(x[0], -1, true), TN_F64))
-UNARY_FN(f_sort_asc, tn_sort(x[0], -1, false, NULL))
+UNARY_FN(f_sort, tn_sort(x[0], NULL, .descending = true))
+UNARY_FN(f_argsort, tn_to_dtype(tn_argsort(x[0], .dim = 0), TN_F64))
+UNARY_FN(f_argsort_last, tn_to_dtype(tn_argsort(x[0]), TN_F64))
+UNARY_FN(f_argsort_desc, tn_to_dtype(tn_argsort(x[0], .descending = true), TN_F64))
+UNARY_FN(f_sort_asc, tn_sort(x[0], NULL))
 UNARY_FN(f_matmul, tn_matmul(x[0], x[1]))
 UNARY_FN(f_matmul_tt, tn_matmul(tn_t(x[0]), tn_t(x[1])))
 UNARY_FN(f_bmm, tn_bmm(x[0], x[1]))
@@ -124,7 +124,7 @@ UNARY_FN(f_embedding, tn_embedding(x[1], x[0]))
 UNARY_FN(f_conv2d, tn_conv2d(x[0], x[1], x[2], .stride_hw = {1, 2}, .padding_hw = {1, 0}))
 UNARY_FN(f_max_pool, tn_max_pool2d(x[0], 2, .stride = 2))
 UNARY_FN(f_avg_pool, tn_avg_pool2d(x[0], 3, .stride = 2, .padding = 1))
-UNARY_FN(f_layer_norm, tn_layer_norm(x[0], TN_SHAPE(5), x[1], x[2], 1e-5))
+UNARY_FN(f_layer_norm, tn_layer_norm(x[0], TN_SHAPE(5), .weight = x[1], .bias = x[2]))
 UNARY_FN(f_batch_norm, tn_batch_norm(x[0], NULL, NULL, x[1], x[2], true, 0.1, 1e-5))
 UNARY_FN(f_transpose_contig, tn_contiguous(tn_transpose(x[0], 0, 2)))
 UNARY_FN(f_max_pool_pad, tn_max_pool2d(x[0], 3, .stride = 2, .padding = 1))
@@ -134,7 +134,7 @@ UNARY_FN(f_max_pool1d, tn_max_pool1d(x[0], 3, .stride = 2, .padding = 1))
 UNARY_FN(f_avg_pool_excl, tn_avg_pool2d(x[0], 3, .stride = 2, .padding = 1, .count_include_pad = false))
 UNARY_FN(f_avg_pool_ceil, tn_avg_pool2d(x[0], 2, .stride = 2, .ceil_mode = true))
 UNARY_FN(f_avg_pool_div, tn_avg_pool2d(x[0], 2, .kernel_size_hw = {2, 3}, .stride_hw = {1, 2}, .padding = 1, .divisor_override = 5))
-UNARY_FN(f_layer_norm_plain, tn_layer_norm(x[0], TN_SHAPE(4, 6), NULL, NULL, 1e-5))
+UNARY_FN(f_layer_norm_plain, tn_layer_norm(x[0], TN_SHAPE(4, 6)))
 UNARY_FN(f_ce_weighted, tn_cross_entropy(x[0], x[1], .weight = tn_detach(x[2]), .ignore_index = 2))
 UNARY_FN(f_ce_none, tn_cross_entropy(x[0], x[1], .reduction = TN_REDUCTION_NONE))
 UNARY_FN(f_ce_smoothing, tn_cross_entropy(x[0], x[1], .reduction = TN_REDUCTION_SUM, .label_smoothing = 0.1))   /* the composite */
@@ -296,7 +296,7 @@ TEST(gpu_norm_pool_state) {
             tn_requires_grad_(xs[d], true);
             tn_tensor *in = tn_mul(xs[d], xs[d]);   /* so that the first derivative depends on x */
             tn_tensor *y = k == 0 ? tn_max_pool2d(in, 3, .stride = 2, .padding = 1) : k == 1 ? tn_avg_pool2d(in, 3, .stride = 2, .padding = 1, .count_include_pad = false)
-                         : k == 2 ? tn_batch_norm(in, NULL, NULL, NULL, NULL, true, 0.1, 1e-5) : k == 3 ? tn_layer_norm(in, TN_SHAPE(5), NULL, NULL, 1e-5)
+                         : k == 2 ? tn_batch_norm(in, NULL, NULL, NULL, NULL, true, 0.1, 1e-5) : k == 3 ? tn_layer_norm(in, TN_SHAPE(5))
                          : k == 4 ? tn_cross_entropy(tn_reshape(in, TN_SHAPE(120, 5)), tn_to(tn_remainder_scalar(tn_arange(0, 120, 1, TN_I64), 5), in->device), .reduction = TN_REDUCTION_NONE)
                                   : tn_conv_transpose2d(in, d ? tn_to(ct_w, TN_CUDA) : ct_w, NULL, .stride = 2, .padding = 1, .output_padding = 1);
             tn_tensor *wd = d ? tn_to(w, TN_CUDA) : w, *vd = d ? tn_to(v, TN_CUDA) : v;
@@ -349,7 +349,7 @@ TEST(gpu_library_entries) {
         tn_tensor *yg = tn_to(tn_zeros_like(x), TN_CUDA), *gx = tn_to(tn_zeros_like(x), TN_CUDA), *gw = tn_to(tn_zeros_like(w), TN_CUDA), *gb = tn_to(tn_zeros_like(b), TN_CUDA);
         CHECK_MSG(be->batch_norm(0, xg, wg, bg, st, yg, NULL, NULL, NULL, 1e-5) == 0, "batch_norm forward: %s", tn_last_error());
         SAME("batch_norm forward", yg, tn_detach(yc), 1e-5);
-        SAME("batch_norm mean", tn_narrow(st, 0, 0, 3), tn_mean_dims(x, TN_SHAPE(0, 2), false), 1e-6);
+        SAME("batch_norm mean", tn_narrow(st, 0, 0, 3), tn_mean_dims(x, TN_SHAPE(0, 2)), 1e-6);
         SAME("batch_norm biased var", tn_narrow(st, 0, 6, 3), tn_var_dims(x, TN_SHAPE(0, 2), 0, false), 1e-5);
         CHECK_MSG(be->batch_norm(2, xg, wg, NULL, st, tn_to(gy, TN_CUDA), gx, gw, gb, 1e-5) == 0, "batch_norm backward: %s", tn_last_error());
         SAME("batch_norm gx", gx, tn_grad(xc), 1e-4);
@@ -374,13 +374,13 @@ TEST(gpu_library_entries) {
         tn_tensor *x = RANDN(9, 37), *w = RANDN(37), *b = RANDN(37), *gy = RANDN(9, 37);
         tn_tensor *xc = tn_detach(x), *wc = tn_detach(w), *bc = tn_detach(b);
         tn_requires_grad_(xc, true); tn_requires_grad_(wc, true); tn_requires_grad_(bc, true);
-        tn_tensor *yc = tn_layer_norm(xc, TN_SHAPE(37), wc, bc, 1e-5);
+        tn_tensor *yc = tn_layer_norm(xc, TN_SHAPE(37), .weight = wc, .bias = bc);
         CHECK(yc && tn_backward(tn_sum(tn_mul(yc, gy))) == 0);
         tn_tensor *xg = tn_to(x, TN_CUDA), *wg = tn_to(w, TN_CUDA), *bg = tn_to(b, TN_CUDA), *st = tn_to(tn_zeros(TN_SHAPE(18), TN_F64), TN_CUDA);
         tn_tensor *yg = tn_to(tn_zeros_like(x), TN_CUDA), *gx = tn_to(tn_zeros_like(x), TN_CUDA), *gw = tn_to(tn_zeros_like(w), TN_CUDA), *gb = tn_to(tn_zeros_like(b), TN_CUDA);
         CHECK_MSG(be->layer_norm(0, xg, wg, bg, st, yg, NULL, NULL, NULL, 1e-5) == 0, "layer_norm forward: %s", tn_last_error());
         SAME("layer_norm forward", yg, tn_detach(yc), 1e-5);
-        SAME("layer_norm mean", tn_narrow(st, 0, 0, 9), tn_mean_dims(x, TN_SHAPE(1), false), 1e-6);
+        SAME("layer_norm mean", tn_narrow(st, 0, 0, 9), tn_mean_dims(x, TN_SHAPE(1)), 1e-6);
         SAME("layer_norm invstd", tn_narrow(st, 0, 9, 9), tn_rsqrt(tn_add_scalar(tn_var_dims(x, TN_SHAPE(1), 0, false), 1e-5)), 1e-5);
         CHECK_MSG(be->layer_norm(1, xg, wg, NULL, st, tn_to(gy, TN_CUDA), gx, gw, gb, 1e-5) == 0, "layer_norm backward: %s", tn_last_error());
         SAME("layer_norm gx", gx, tn_grad(xc), 1e-4);
@@ -398,9 +398,9 @@ TEST(gpu_random_matches_cpu) {
     tn_tensor *cpu = tn_zeros(TN_SHAPE(1000), TN_F32), *gpu = tn_to(cpu, TN_CUDA);
     tn_default_generator()->kind = TN_GEN_PHILOX;
     tn_manual_seed(42);
-    tn_tensor *rc = tn_rand_like(cpu), *nc = tn_randn_like(cpu), *dc = tn_dropout(tn_ones_like(cpu), 0.3, true);
+    tn_tensor *rc = tn_rand_like(cpu), *nc = tn_randn_like(cpu), *dc = tn_dropout(tn_ones_like(cpu), .p = 0.3);
     tn_manual_seed(42);
-    tn_tensor *rg = tn_rand_like(gpu), *ng = tn_randn_like(gpu), *dg = tn_dropout(tn_ones_like(gpu), 0.3, true);
+    tn_tensor *rg = tn_rand_like(gpu), *ng = tn_randn_like(gpu), *dg = tn_dropout(tn_ones_like(gpu), .p = 0.3);
     SAME("rand_like", rg, rc, 0);
     SAME("randn_like", ng, nc, 1e-6);
     SAME("dropout mask", dg, dc, 1e-6);

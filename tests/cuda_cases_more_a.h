@@ -18,20 +18,20 @@ UNARY_FN(fa_cummax, tn_cummax(x[0], 1, NULL))
 static tn_tensor *fa_cummin_idx(tn_tensor *const *x) { tn_tensor *i = NULL; return tn_cummin(x[0], -1, &i) ? more_a_i(i) : NULL; }
 UNARY_FN(fa_cummin, tn_cummin(x[0], 0, NULL))
 UNARY_FN(fa_logcumsumexp, tn_logcumsumexp(x[0], -1))
-UNARY_FN(fa_nansum, tn_nansum_dims(x[0], (const int64_t[]){1}, 1, false))
-UNARY_FN(fa_nanmean, tn_nanmean_dims(x[0], (const int64_t[]){0, 2}, 2, true))
+UNARY_FN(fa_nansum, tn_nansum_dims(x[0], (const int64_t[]){1}, 1))
+UNARY_FN(fa_nanmean, tn_nanmean_dims(x[0], ((const int64_t[]){0, 2}), 2, .keepdim = true))
 static tn_tensor *fa_aminmax(tn_tensor *const *x) { tn_tensor *mx = NULL, *mn = tn_aminmax(x[0], 1, false, &mx); return mn ? tn_sub(mx, tn_mul_scalar(mn, 3)) : NULL; }
 UNARY_FN(fa_count_nonzero, tn_count_nonzero(tn_floor(x[0]), (const int64_t[]){-1}, 1))
 UNARY_FN(fa_quantile, tn_quantile(x[0], x[1], .dim = 1))
 UNARY_FN(fa_nanquantile, tn_nanquantile(x[0], x[1], .dim = 0, .interpolation = TN_INTERPOLATION_MIDPOINT))
-UNARY_FN(fa_searchsorted, more_a_i(tn_searchsorted(tn_sort(x[0], -1, false, NULL), x[1], .right = true)))
-UNARY_FN(fa_bucketize, more_a_i(tn_bucketize(x[1], tn_sort(x[0], 0, false, NULL))))
+UNARY_FN(fa_searchsorted, more_a_i(tn_searchsorted(tn_sort(x[0], NULL), x[1], .right = true)))
+UNARY_FN(fa_bucketize, more_a_i(tn_bucketize(x[1], tn_sort(x[0], NULL, .dim = 0))))
 UNARY_FN(fa_unique, tn_unique(tn_floor(x[0]), NULL, NULL))
 static tn_tensor *fa_unique_inv(tn_tensor *const *x) { tn_tensor *i = NULL; return tn_unique(tn_floor(x[0]), &i, NULL, .return_inverse = true, .dim = 1) ? more_a_i(i) : NULL; }
 static tn_tensor *fa_unique_consecutive(tn_tensor *const *x) { tn_tensor *c = NULL; return tn_unique_consecutive(tn_floor(x[0]), NULL, &c, .return_counts = true) ? more_a_i(c) : NULL; }
 UNARY_FN(fa_bincount, tn_bincount(x[1], x[0], 9))
 UNARY_FN(fa_histc, tn_histc(x[0], .bins = 7, .min = -1, .max = 1.5))
-UNARY_FN(fa_index_add, tn_index_add(x[0], 1, x[1], x[2], 1.5))
+UNARY_FN(fa_index_add, tn_index_add(x[0], 1, x[1], x[2], .alpha = 1.5))
 UNARY_FN(fa_index_copy, tn_index_copy(x[0], 0, x[1], x[2]))
 UNARY_FN(fa_index_fill, tn_index_fill(x[0], -1, x[1], -2))
 UNARY_FN(fa_sr_sum, tn_scatter_reduce(x[0], 1, x[1], x[2], "sum", true))
@@ -84,7 +84,7 @@ TEST(gpu_more_a_ops_match_cpu) {
     CHECK_OP("bucketize", fa_bucketize, 0, false, RANDN(10), RANDN(3, 4));
     CHECK_OP("unique", fa_unique, 0, false, ints);
     CHECK_OP("unique dim, inverse", fa_unique_inv, 0, false, tn_narrow(ints, 0, 0, 1));
-    CHECK_OP("unique_consecutive counts", fa_unique_consecutive, 0, false, tn_sort(ints, -1, false, NULL));
+    CHECK_OP("unique_consecutive counts", fa_unique_consecutive, 0, false, tn_sort(ints, NULL));
     CHECK_OP("bincount weights", fa_bincount, 1e-5, false, tn_rand(TN_SHAPE(20), TN_F32), tn_randint(0, 6, TN_SHAPE(20), TN_I64, NULL));
     CHECK_OP("histc", fa_histc, 0, false, RANDN(200));
     tn_tensor *i3 = tn_from_data((int64_t[]){4, 0, 4}, TN_SHAPE(3), TN_I64), *i2 = tn_from_data((int64_t[]){3, 1}, TN_SHAPE(2), TN_I64);
@@ -117,7 +117,7 @@ TEST(gpu_more_a_ops_match_cpu) {
     tn_tensor *m = p ? tn_multinomial(p, 6, false, NULL) : NULL;
     if (!m || m->device != TN_CUDA || tn_ndim(m) != 2 || tn_shape(m)[1] != 6) fail_at(__LINE__, "multinomial: %s", m ? "shape or device" : tn_last_error());
     else {
-        tn_tensor *srt = tn_sort(tn_to(m, TN_CPU), -1, false, NULL), *want = tn_expand(tn_arange(0, 6, 1, TN_I64), TN_SHAPE(3, 6));
+        tn_tensor *srt = tn_sort(tn_to(m, TN_CPU), NULL), *want = tn_expand(tn_arange(0, 6, 1, TN_I64), TN_SHAPE(3, 6));
         if (tn_equal(srt, want)) tn_test_passed++;
         else fail_at(__LINE__, "multinomial without replacement: not a permutation of the categories");
     }

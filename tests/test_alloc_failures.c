@@ -50,8 +50,8 @@ static int bw(tn_tensor *y) { return y ? tn_backward(tn_sum(y)) : -1; }
  X(interp_n, { tn_tensor *x = RG(R(1,2,4,4,4)); bw(tn_interpolate(x, (const int64_t[]){7, 9}, NULL, "nearest", false)); }) \
  X(interp_b, { tn_tensor *x = RG(R(1,2,4,4,4)); bw(tn_interpolate(x, (const int64_t[]){7, 9}, NULL, "bilinear", true)); }) \
  X(bn_bw, { tn_tensor *x = RG(R(4,3,5,5,4)); bw(tn_batch_norm(x, tn_zeros(TN_SHAPE(3), TN_F32), tn_ones(TN_SHAPE(3), TN_F32), RG(tn_ones(TN_SHAPE(3), TN_F32)), RG(tn_zeros(TN_SHAPE(3), TN_F32)), true, 0.1, 1e-5)); }) \
- X(ln_bw, { tn_tensor *x = RG(R(4,3,5,0,3)); bw(tn_layer_norm(x, TN_SHAPE(3, 5), RG(tn_ones(TN_SHAPE(3, 5), TN_F32)), RG(tn_zeros(TN_SHAPE(3, 5), TN_F32)), 1e-5)); }) \
- X(gn_bw, { tn_tensor *x = RG(R(4,6,5,0,3)); bw(tn_group_norm(x, 3, NULL, NULL, 1e-5)); }) \
+ X(ln_bw, { tn_tensor *x = RG(R(4,3,5,0,3)); bw(tn_layer_norm(x, TN_SHAPE(3, 5), .weight = RG(tn_ones(TN_SHAPE(3, 5), TN_F32)), .bias = RG(tn_zeros(TN_SHAPE(3, 5), TN_F32)))); }) \
+ X(gn_bw, { tn_tensor *x = RG(R(4,6,5,0,3)); bw(tn_group_norm(x, 3)); }) \
  X(in_bw, { tn_tensor *x = RG(R(4,6,5,0,3)); bw(tn_instance_norm(x, NULL, NULL, NULL, NULL, true, 0.1, 1e-5)); }) \
  X(softmax_bw, { tn_tensor *x = RG(R(4,6,5,0,3)); bw(tn_log_softmax(x, 1)); bw(tn_softmax(tn_detach(x), 0)); }) \
  X(ce_bw, { tn_tensor *x = RG(R(8,5,0,0,2)); bw(tn_cross_entropy(x, tn_randint(0, 5, TN_SHAPE(8), TN_I64, NULL))); }) \
@@ -60,23 +60,23 @@ static int bw(tn_tensor *y) { return y ? tn_backward(tn_sum(y)) : -1; }
  X(mse, { tn_tensor *x = RG(R(8,5,0,0,2)); bw(tn_mse_loss(x, R(8,5,0,0,2))); }) \
  X(cat_stack, { tn_tensor *a = RG(R(2,3,0,0,2)); bw(tn_cat((tn_tensor *[]){a, a, a}, 3, 1)); bw(tn_stack((tn_tensor *[]){a, a}, 2, 0)); }) \
  X(repeat_roll_flip, { tn_tensor *a = RG(R(2,3,4,0,3)); bw(tn_repeat(a, TN_SHAPE(2, 1, 3, 1))); bw(tn_roll(a, (const int64_t[]){1, 2}, (const int64_t[]){0, 2}, 2)); bw(tn_flip(a, TN_SHAPE(0, 2))); }) \
- X(pad_tril, { tn_tensor *a = RG(R(3,4,0,0,2)); bw(tn_pad(a, TN_SHAPE(1, 2, -1, 1), 0.5)); bw(tn_tril(a)); }) \
+ X(pad_tril, { tn_tensor *a = RG(R(3,4,0,0,2)); bw(tn_pad(a, TN_SHAPE(1, 2, -1, 1), .value = 0.5)); bw(tn_tril(a)); }) \
  X(index, { tn_tensor *a = RG(R(5,4,3,0,3)); tn_tensor *i = tn_from_data((const int64_t[]){0, 4, 2}, TN_SHAPE(3), TN_I64); bw(tn_index(a, (tn_tensor *[]){i, NULL, tn_from_data((const int64_t[]){1, 0, 2}, TN_SHAPE(3), TN_I64)}, 3)); }) \
  X(index_mask, { tn_tensor *a = RG(R(5,4,0,0,2)); bw(tn_index(a, (tn_tensor *[]){tn_gt_scalar(tn_detach(a), 0)}, 1)); }) \
  X(index_put, { tn_tensor *a = RG(R(5,4,0,0,2)); tn_tensor *i = tn_from_data((const int64_t[]){0, 4, 0}, TN_SHAPE(3), TN_I64); bw(tn_index_put(a, &i, 1, RG(R(3,4,0,0,2)), true)); }) \
  X(gather_scatter, { tn_tensor *a = RG(R(5,4,0,0,2)); tn_tensor *i = tn_randint(0, 4, TN_SHAPE(5, 2), TN_I64, NULL); bw(tn_gather(a, 1, i)); bw(tn_scatter_add(a, 1, i, R(5,2,0,0,2))); bw(tn_index_select(a, 0, tn_randint(0, 5, TN_SHAPE(7), TN_I64, NULL))); }) \
- X(sort_topk, { tn_tensor *a = RG(R(5,40,0,0,2)), *i = NULL; bw(tn_sort(a, 1, true, &i)); bw(tn_topk(a, 3, 1, true, &i)); bw(tn_max_dim(a, 0, false, &i)); tn_argmax(a); }) \
+ X(sort_topk, { tn_tensor *a = RG(R(5,40,0,0,2)), *i = NULL; bw(tn_sort(a, &i, .dim = 1, .descending = true)); bw(tn_topk(a, 3, &i, .dim = 1)); bw(tn_max_dim(a, 0, false, &i)); tn_argmax(a); }) \
  X(scans, { tn_tensor *a = RG(R(5,4,0,0,2)); bw(tn_cumsum(a, 1)); bw(tn_cumprod(a, 0)); bw(tn_logsumexp(a, TN_SHAPE(1), false)); }) \
  X(reduce, { tn_tensor *a = RG(R(5,4,3,0,3)); bw(tn_var_dims(a, TN_SHAPE(0, 2), 1, true)); bw(tn_norm_dims(a, 2, TN_SHAPE(1), false)); bw(tn_mean(a)); bw(tn_prod(a)); bw(tn_amax(a, TN_SHAPE(1), false)); }) \
  X(embedding, { tn_tensor *w = RG(R(10,4,0,0,2)); bw(tn_embedding_padded(tn_randint(0, 10, TN_SHAPE(3, 5), TN_I64, NULL), w, 2)); tn_one_hot(tn_randint(0, 4, TN_SHAPE(6), TN_I64, NULL), -1); }) \
- X(dropout, { tn_tensor *x = RG(R(4,6,5,5,4)); bw(tn_dropout(x, 0.3, true)); bw(tn_dropout2d(x, 0.3, true)); }) \
+ X(dropout, { tn_tensor *x = RG(R(4,6,5,5,4)); bw(tn_dropout(x, .p = 0.3)); bw(tn_dropout2d(x, .p = 0.3)); }) \
  X(sdpa, { tn_tensor *q = RG(R(2,5,8,0,3)); bw(tn_scaled_dot_product_attention(q, R(2,6,8,0,3), R(2,6,4,0,3), NULL, 0, true, 0)); }) \
  X(linear_3d, { tn_tensor *x = RG(R(2,3,5,0,3)); bw(tn_linear(x, RG(R(4,5,0,0,2)), RG(R(4,0,0,0,1)))); bw(tn_matmul(x, R(5,0,0,0,1))); }) \
  X(linear_bil, { tn_tensor *x = RG(R(4,5,0,0,2)); bw(tn_linear(x, RG(R(3,5,0,0,2)), RG(R(3,0,0,0,1)))); bw(tn_bilinear(x, R(4,6,0,0,2), R(2,5,6,0,3), NULL)); }) \
  X(im2col, { tn_tensor *x = RG(R(2,3,6,6,4)); tn_tensor *c = tn_im2col(x, (const int64_t[]){2,2}, (const int64_t[]){1,1}, (const int64_t[]){1,1}, (const int64_t[]){2,2}); bw(c); if (c) bw(tn_col2im(tn_detach(c), (const int64_t[]){6,6}, (const int64_t[]){2,2}, (const int64_t[]){1,1}, (const int64_t[]){1,1}, (const int64_t[]){2,2})); }) \
  X(pixel, { tn_tensor *x = RG(R(1,8,3,3,4)); bw(tn_pixel_shuffle(x, 2)); bw(tn_pixel_unshuffle(R(1,2,4,4,4), 2)); }) \
  X(unfold_views, { tn_tensor *a = RG(R(4,9,0,0,2)); bw(tn_unfold(a, 1, 3, 2)); bw(tn_contiguous(tn_transpose(a, 0, 1))); bw(tn_reshape(tn_transpose(a, 0, 1), TN_SHAPE(-1))); }) \
- X(elementwise, { tn_tensor *a = RG(R(4,9,0,0,2)); bw(tn_where(tn_gt_scalar(tn_detach(a), 0), a, tn_pow(a, tn_scalar(2.0)))); bw(tn_clamp(a, -0.5, 0.5)); }) \
+ X(elementwise, { tn_tensor *a = RG(R(4,9,0,0,2)); bw(tn_where(tn_gt_scalar(tn_detach(a), 0), a, tn_pow(a, tn_scalar(2.0)))); bw(tn_clamp(a, .min = -0.5, .max = 0.5)); }) \
  X(inplace, { tn_tensor *a = RG(R(4,9,0,0,2)); tn_tensor *b = tn_mul_scalar(a, 2); tn_mul_scalar_(tn_narrow(b, 0, 1, 2), 3); bw(b); }) \
  X(randoms, { tn_randperm(50, TN_I64, NULL); tn_rand(TN_SHAPE(100000), TN_F32); tn_bernoulli(tn_rand(TN_SHAPE(30), TN_F32), NULL); tn_arange(0, 100, 1, TN_I32); tn_linspace(0, 1, 30, TN_F64); tn_eye(5, 7, TN_F32); })
 

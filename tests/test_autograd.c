@@ -195,9 +195,9 @@ GF(u_softplus_beta, tn_softplus(tn_t(IN0), .beta = 2, .threshold = 1))   /* line
 GF(u_erf, tn_erf(tn_t(IN0)))
 GF(u_erfc, tn_erfc(tn_t(IN0)))
 GF(u_frac, tn_frac(tn_t(IN0)))
-GF(u_clamp, tn_clamp(tn_t(IN0), -0.5, 0.5))
-GF(u_clamp_min, tn_clamp(tn_t(IN0), -0.5, INFINITY))
-GF(u_clamp_max, tn_clamp(tn_t(IN0), -INFINITY, 0.5))
+GF(u_clamp, tn_clamp(tn_t(IN0), .min = -0.5, .max = 0.5))
+GF(u_clamp_min, tn_clamp(tn_t(IN0), .min = -0.5))
+GF(u_clamp_max, tn_clamp(tn_t(IN0), .max = 0.5))
 GF(u_nan_to_num, tn_nan_to_num(tn_t(IN0)))
 GF(u_chain, tn_tanh(tn_mul(tn_exp(tn_t(IN0)), tn_sin(tn_t(IN0)))))
 /* on a 1-d strided input: slice with step 2 */
@@ -328,8 +328,8 @@ GF(t_where, tn_where(U0, tn_t(IN0), IN1))              /* cond [2,3], [3,2]^T, [
 GF(t_where_bcast, tn_where(U0, IN0, IN1))              /* cond [3], [2,1], [2,3] */
 GF(t_lerp, tn_lerp(tn_t(IN0), IN1, IN2))               /* [3,2]^T, [3], weight [2,1] */
 GF(t_lerp_s, tn_lerp_scalar(IN0, tn_t(IN1), 0.3))
-GF(t_addcmul, tn_addcmul(IN0, tn_t(IN1), IN2, 0.7))    /* [3], [3,2]^T, [2,1] */
-GF(t_addcdiv, tn_addcdiv(IN0, IN1, tn_t(IN2), -1.3))   /* [2,1], [3], positive [3,2]^T */
+GF(t_addcmul, tn_addcmul(IN0, tn_t(IN1), IN2, .value = 0.7))    /* [3], [3,2]^T, [2,1] */
+GF(t_addcdiv, tn_addcdiv(IN0, IN1, tn_t(IN2), .value = -1.3))   /* [2,1], [3], positive [3,2]^T */
 
 TEST(gc_ternary) {
     BEGIN;
@@ -345,22 +345,22 @@ TEST(gc_ternary) {
 
 /* ---- reductions ---- */
 GF(r_sum, tn_sum(tn_t(IN0)))
-GF(r_sum_d1, tn_sum_dims(tn_t(IN0), TN_DIMS(1), false))
-GF(r_sum_d1k, tn_sum_dims(tn_t(IN0), TN_DIMS(1), true))
-GF(r_sum_d02, tn_sum_dims(IN0, TN_DIMS(0, 2), false))   /* [2,3,2] */
-GF(r_sum_d02k, tn_sum_dims(IN0, TN_DIMS(0, -1), true))
-GF(r_sum_sq, tn_sum_dims(tn_square(tn_t(IN0)), TN_DIMS(0), false))
+GF(r_sum_d1, tn_sum_dims(tn_t(IN0), TN_DIMS(1)))
+GF(r_sum_d1k, tn_sum_dims(tn_t(IN0), TN_DIMS(1), .keepdim = true))
+GF(r_sum_d02, tn_sum_dims(IN0, TN_DIMS(0, 2)))   /* [2,3,2] */
+GF(r_sum_d02k, tn_sum_dims(IN0, TN_DIMS(0, -1), .keepdim = true))
+GF(r_sum_sq, tn_sum_dims(tn_square(tn_t(IN0)), TN_DIMS(0)))
 GF(r_mean, tn_mean(tn_t(IN0)))
-GF(r_mean_d1, tn_mean_dims(tn_t(IN0), TN_DIMS(1), false))
-GF(r_mean_d1k, tn_mean_dims(tn_t(IN0), TN_DIMS(-1), true))
-GF(r_mean_d02, tn_mean_dims(tn_square(IN0), TN_DIMS(0, 2), false))
-GF(r_mean_d02k, tn_mean_dims(IN0, TN_DIMS(2, 0), true))
+GF(r_mean_d1, tn_mean_dims(tn_t(IN0), TN_DIMS(1)))
+GF(r_mean_d1k, tn_mean_dims(tn_t(IN0), TN_DIMS(-1), .keepdim = true))
+GF(r_mean_d02, tn_mean_dims(tn_square(IN0), TN_DIMS(0, 2)))
+GF(r_mean_d02k, tn_mean_dims(IN0, TN_DIMS(2, 0), .keepdim = true))
 GF(r_prod, tn_prod(tn_t(IN0)))
-GF(r_prod_d1, tn_prod_dims(tn_t(IN0), TN_DIMS(1), false))
-GF(r_prod_d1k, tn_prod_dims(tn_t(IN0), TN_DIMS(1), true))
-GF(r_prod_d0, tn_prod_dims(IN0, TN_DIMS(0), false))
-GF(r_prod_d02, tn_prod_dims(IN0, TN_DIMS(0, 2), false))
-GF(r_prod_d02k, tn_prod_dims(IN0, TN_DIMS(0, 2), true))
+GF(r_prod_d1, tn_prod_dims(tn_t(IN0), TN_DIMS(1)))
+GF(r_prod_d1k, tn_prod_dims(tn_t(IN0), TN_DIMS(1), .keepdim = true))
+GF(r_prod_d0, tn_prod_dims(IN0, TN_DIMS(0)))
+GF(r_prod_d02, tn_prod_dims(IN0, TN_DIMS(0, 2)))
+GF(r_prod_d02k, tn_prod_dims(IN0, TN_DIMS(0, 2), .keepdim = true))
 GF(r_amax, tn_amax(tn_t(IN0), NULL, 0, false))
 GF(r_amax_d1, tn_amax(tn_t(IN0), TN_DIMS(1), false))
 GF(r_amax_d1k, tn_amax(tn_t(IN0), TN_DIMS(1), true))
@@ -401,10 +401,10 @@ GF(r_cumsum0, tn_cumsum(tn_t(IN0), 0))
 GF(r_cumsum1, tn_cumsum(tn_t(IN0), 1))
 GF(r_cumprod0, tn_cumprod(tn_t(IN0), 0))
 GF(r_cumprod1, tn_cumprod(tn_t(IN0), -1))
-GF(r_sort, tn_sort(tn_t(IN0), 1, false, NULL))
-GF(r_sort_desc, tn_sort(tn_t(IN0), 0, true, NULL))
-GF(r_topk, tn_topk(tn_t(IN0), 2, 1, true, NULL))
-GF(r_topk_small, tn_topk(tn_t(IN0), 1, 0, false, NULL))
+GF(r_sort, tn_sort(tn_t(IN0), NULL, .dim = 1))
+GF(r_sort_desc, tn_sort(tn_t(IN0), NULL, .dim = 0, .descending = true))
+GF(r_topk, tn_topk(tn_t(IN0), 2, NULL, .dim = 1))
+GF(r_topk_small, tn_topk(tn_t(IN0), 1, NULL, .dim = 0, .largest = false))
 
 TEST(gc_reductions) {
     BEGIN;
@@ -516,8 +516,8 @@ GF(v_tril, tn_square(tn_tril(IN0)))
 GF(v_tril_m1, tn_tril(tn_t(IN0), .diagonal = -1))
 GF(v_triu, tn_square(tn_triu(IN0, .diagonal = 1)))
 GF(v_triu_0, tn_triu(tn_t(IN0)))
-GF(v_pad, tn_square(tn_pad(IN0, TN_DIMS(1, 2, 0, 1), 0.5)))
-GF(v_pad_neg, tn_square(tn_pad(tn_t(IN0), TN_DIMS(-1, 1, 1, -1), 0)))
+GF(v_pad, tn_square(tn_pad(IN0, TN_DIMS(1, 2, 0, 1), .value = 0.5)))
+GF(v_pad_neg, tn_square(tn_pad(tn_t(IN0), TN_DIMS(-1, 1, 1, -1))))
 
 TEST(gc_views) {
     BEGIN;
@@ -688,7 +688,7 @@ GF(e_index_2d, tn_index(IN0, UARGS(U0), 1))                      /* [2,2] index 
 GF(e_index_nonadj, tn_index(IN0, UARGS(U0, NULL, U0), 3))        /* x[i, :, i]: advanced dims go first */
 GF(e_masked_fill_bcast, tn_masked_fill(IN0, U0, 2))               /* mask [2,1,3] over [2,3] -> [2,2,3] */
 GF(e_roll_wrap, tn_roll(IN0, I(5), I(0), 1))
-GF(e_pad_crop_all, tn_add(tn_sum(tn_pad(IN0, TN_DIMS(-3, 0), 0)), tn_sum(tn_square(IN0))))
+GF(e_pad_crop_all, tn_add(tn_sum(tn_pad(IN0, TN_DIMS(-3, 0))), tn_sum(tn_square(IN0))))
 GF(e_unfold_0d, tn_unfold(IN0, 0, 1, 1))
 GF(e_squeeze_0d, tn_squeeze(IN0))
 
@@ -800,9 +800,9 @@ IPF(ip_relu, tn_relu_(y))
 IPF(ip_sigmoid, tn_sigmoid_(y))
 IPF(ip_tanh, tn_tanh_(y))
 IPF(ip_sqrt, tn_sqrt_(y))
-IPF(ip_clamp, tn_clamp_(y, -0.6, 0.6))
-IPF(ip_addcmul, tn_addcmul_(y, IN1, IN2, 0.5))
-IPF(ip_addcdiv, tn_addcdiv_(y, IN1, IN2, -0.5))
+IPF(ip_clamp, tn_clamp_(y, .min = -0.6, .max = 0.6))
+IPF(ip_addcmul, tn_addcmul_(y, IN1, IN2, .value = 0.5))
+IPF(ip_addcdiv, tn_addcdiv_(y, IN1, IN2, .value = -0.5))
 IPF(ip_lerp, tn_lerp_(y, IN1, 0.25))
 IPF(ip_fill, tn_fill_(y, 2); y = tn_mul(y, IN1))
 IPF(ip_zero, tn_zero_(y); y = tn_add(y, IN1))
@@ -853,7 +853,7 @@ TEST(gc_inplace) {
 /* ---- 0-d inputs ---- */
 GF(z_exp, tn_exp(IN0))
 GF(z_sum, tn_sum(tn_square(IN0)))
-GF(z_mean_dim, tn_mean_dims(IN0, TN_DIMS(0), false))
+GF(z_mean_dim, tn_mean_dims(IN0, TN_DIMS(0)))
 GF(z_mul, tn_mul(IN0, IN1))                       /* 0-d * [2,3] */
 GF(z_add_0d, tn_add(IN0, IN1))                    /* 0-d + 0-d */
 GF(z_unsqueeze, tn_square(tn_reshape(IN0, SH(1, 1))))
@@ -861,7 +861,7 @@ GF(z_max_dim, tn_max_dim(IN0, 0, false, NULL))
 GF(z_softmax, tn_log_softmax(IN0, 0))
 GF(z_cumsum, tn_cumsum(IN0, 0))
 GF(z_cumprod, tn_cumprod(IN0, 0))
-GF(z_sort, tn_sort(IN0, 0, false, NULL))
+GF(z_sort, tn_sort(IN0, NULL, .dim = 0))
 GF(z_prod, tn_prod(IN0))
 GF(z_stack, tn_stack(UARGS(IN0, IN1, IN0), 3, 0))
 GF(z_where, tn_where(U0, IN0, IN1))               /* 0-d and [2,3] */
@@ -914,7 +914,7 @@ static tn_tensor *hf_silu(tn_tensor *x) { return tn_silu(x); }
 static tn_tensor *hf_softplus(tn_tensor *x) { return tn_softplus(x); }
 static tn_tensor *hf_softmax(tn_tensor *x) { return tn_mul(tn_softmax(x, 1), tn_cos(x)); }
 static tn_tensor *hf_log_softmax(tn_tensor *x) { return tn_mul(tn_log_softmax(x, 0), tn_sin(x)); }
-static tn_tensor *hf_prod(tn_tensor *x) { return tn_prod_dims(x, TN_DIMS(1), false); }
+static tn_tensor *hf_prod(tn_tensor *x) { return tn_prod_dims(x, TN_DIMS(1)); }
 static tn_tensor *hf_cumprod(tn_tensor *x) { return tn_cumprod(x, 1); }
 static tn_tensor *hf_var(tn_tensor *x) { return tn_mul(tn_var_dims(x, TN_DIMS(1), 1, true), x); }
 static tn_tensor *hf_norm(tn_tensor *x) { return tn_norm_dims(x, 3, TN_DIMS(0), false); }
@@ -987,9 +987,9 @@ TEST(sem_leaf_and_requires_grad) {
     CHECK(!tn_requires_grad(tn_nonzero(y)));
     tn_tensor *idx = NULL, *mx = tn_max_dim(y, 0, false, &idx);
     CHECK(tn_requires_grad(mx) && idx && !tn_requires_grad(idx));
-    tn_tensor *sidx = NULL, *sv = tn_sort(y, 0, true, &sidx);
+    tn_tensor *sidx = NULL, *sv = tn_sort(y, &sidx, .dim = 0, .descending = true);
     CHECK(tn_requires_grad(sv) && sidx && !tn_requires_grad(sidx));
-    tn_tensor *kidx = NULL, *kv = tn_topk(y, 2, 0, true, &kidx);
+    tn_tensor *kidx = NULL, *kv = tn_topk(y, 2, &kidx, .dim = 0);
     CHECK(tn_requires_grad(kv) && kidx && !tn_requires_grad(kidx));
     /* piecewise-constant float ops are differentiable (zero gradient), as in PyTorch */
     CHECK(tn_requires_grad(tn_floor(y)));
@@ -1474,14 +1474,14 @@ TEST(sem_grad_fn_names) {
     CHECK_NAME(tn_gelu(x), "GeluBackward0");
     CHECK_NAME(tn_silu(x), "SiluBackward0");
     CHECK_NAME(tn_softplus(x), "SoftplusBackward0");
-    CHECK_NAME(tn_clamp(x, -1, 1), "ClampBackward1");
+    CHECK_NAME(tn_clamp(x, .min = -1, .max = 1), "ClampBackward1");
     CHECK_NAME(tn_frac(x), "FracBackward0");
     CHECK_NAME(tn_nan_to_num(x), "NanToNumBackward0");
     CHECK_NAME(tn_maximum(x, v), "MaximumBackward0");
     CHECK_NAME(tn_atan2(x, v), "Atan2Backward0");
     CHECK_NAME(tn_where(tn_gt_scalar(x, 0), x, v), "WhereBackward0");
     CHECK_NAME(tn_lerp(x, v, v), "LerpBackward1");
-    CHECK_NAME(tn_addcmul(x, x, v, 1), "AddcmulBackward0");
+    CHECK_NAME(tn_addcmul(x, x, v), "AddcmulBackward0");
     CHECK_NAME(tn_sum(x), "SumBackward0");
     CHECK_NAME(tn_mean(x), "MeanBackward0");
     CHECK_NAME(tn_prod(x), "ProdBackward0");
@@ -1492,7 +1492,7 @@ TEST(sem_grad_fn_names) {
     CHECK_NAME(tn_cumprod(x, 1), "CumprodBackward0");
     CHECK_NAME(tn_softmax(x, 1), "SoftmaxBackward0");
     CHECK_NAME(tn_log_softmax(x, 1), "LogSoftmaxBackward0");
-    CHECK_NAME(tn_sort(x, 1, false, NULL), "SortBackward0");
+    CHECK_NAME(tn_sort(x, NULL, .dim = 1), "SortBackward0");
     CHECK_NAME(tn_view(x, SH(6)), "ViewBackward0");
     CHECK_NAME(tn_permute(x, TN_DIMS(1, 0)), "PermuteBackward0");
     CHECK_NAME(tn_expand(v, SH(2, 3)), "ExpandBackward0");
@@ -1501,7 +1501,7 @@ TEST(sem_grad_fn_names) {
     CHECK_NAME(tn_narrow(x, 1, 0, 2), "SliceBackward0");
     CHECK_NAME(tn_unfold(x, 1, 2, 1), "UnfoldBackward0");
     CHECK_NAME(tn_flip(x, TN_DIMS(0)), "FlipBackward0");
-    CHECK_NAME(tn_pad(x, TN_DIMS(1, 1), 0), "ConstantPadNdBackward0");
+    CHECK_NAME(tn_pad(x, TN_DIMS(1, 1)), "ConstantPadNdBackward0");
     CHECK_NAME(tn_clone(x), "CloneBackward0");
     CHECK_NAME(tn_contiguous(tn_t(x)), "CloneBackward0");
     CHECK_NAME(tn_index_select(x, 0, idx), "IndexSelectBackward0");
@@ -1526,7 +1526,7 @@ TEST(sem_grad_fn_names_pytorch) {
     BEGIN;
     tn_tensor *x = RN(2, 3), *v = RN(3);
     CHECK_NAME(tn_pow_scalar(x, 2), "PowBackward0");
-    CHECK_NAME(tn_sum_dims(x, TN_DIMS(1), false), "SumBackward1");
+    CHECK_NAME(tn_sum_dims(x, TN_DIMS(1)), "SumBackward1");
     CHECK_NAME(tn_max(x), "MaxBackward1");
     CHECK_NAME(tn_min(x), "MinBackward1");
     CHECK_NAME(tn_t(x), "TBackward0");
@@ -1635,7 +1635,7 @@ TEST(sem_backward_errors) {
     CHECK_VALS(tn_grad(x), 0, 2, 2, -6);
     /* a one-element tensor that is not 0-d takes the implicit gradient */
     tn_set_grad(x, NULL);
-    tn_tensor *one = tn_sum_dims(tn_unsqueeze(x, 0), TN_DIMS(1), true);
+    tn_tensor *one = tn_sum_dims(tn_unsqueeze(x, 0), TN_DIMS(1), .keepdim = true);
     CHECK_SHAPE(one, 1, 1);
     CHECK(tn_backward(one) == 0);
     CHECK_VALS(tn_grad(x), 0, 1, 1, 1);
@@ -1663,13 +1663,13 @@ TEST(ip_leaf_errors) {
     CHECK_ERR(tn_mul_(x, o), "leaf");
     CHECK_ERR(tn_exp_(x), "leaf");
     CHECK_ERR(tn_relu_(x), "leaf");
-    CHECK_ERR(tn_clamp_(x, 0, 1), "leaf");
+    CHECK_ERR(tn_clamp_(x, .min = 0, .max = 1), "leaf");
     CHECK_ERR(tn_fill_(x, 0), "leaf");
     CHECK_ERR(tn_zero_(x), "leaf");
     CHECK_ERR(tn_copy_(x, o) == 0, "leaf");
     CHECK_ERR(tn_index_put_(x, UARGS(IDX(I(0), 1)), 1, tn_scalar_tensor(5, TN_F64), false), "leaf");
     CHECK_ERR(tn_masked_fill_(x, MASK(B(true, false, true), 3), 0), "leaf");
-    CHECK_ERR(tn_addcmul_(x, o, o, 1), "leaf");
+    CHECK_ERR(tn_addcmul_(x, o, o), "leaf");
     CHECK_ERR(tn_lerp_(x, o, 0.5), "leaf");
     CHECK_ERR(tn_scatter_(x, 0, IDX(I(0), 1), o), "leaf");
     CHECK_VALS(x, 0, 1, 2, 3);             /* nothing was written */
@@ -2250,13 +2250,13 @@ TEST(edge_empty) {
     CHECK_SHAPE(tn_grad(x), 0, 3);
     /* reduce a [2,0] over its empty dim: [2] of zeros; gradient [2,0] */
     tn_tensor *e = leaf(tn_zeros(SH(2, 0), TN_F64));
-    tn_tensor *se = tn_sum_dims(e, TN_DIMS(1), false);
+    tn_tensor *se = tn_sum_dims(e, TN_DIMS(1));
     CHECK_SHAPE(se, 2);
     CHECK(tn_backward(se, .gradient = tn_ones(SH(2), TN_F64)) == 0);
     CHECK_SHAPE(tn_grad(e), 2, 0);
     /* prod over an empty dim is 1 with an empty gradient */
     tn_set_grad(e, NULL);
-    tn_tensor *pe = tn_prod_dims(e, TN_DIMS(1), false);
+    tn_tensor *pe = tn_prod_dims(e, TN_DIMS(1));
     CHECK_VALS(pe, 0, 1, 1);
     CHECK(tn_backward(pe, .gradient = tn_ones(SH(2), TN_F64)) == 0);
     CHECK_SHAPE(tn_grad(e), 2, 0);
@@ -2330,7 +2330,7 @@ static tn_tensor *grad_of_sum(tn_tensor *(*f)(tn_tensor *), const double *v, int
 }
 static tn_tensor *f_abs(tn_tensor *x) { return tn_abs(x); }
 static tn_tensor *f_relu(tn_tensor *x) { return tn_relu(x); }
-static tn_tensor *f_clamp(tn_tensor *x) { return tn_clamp(x, -1, 1); }
+static tn_tensor *f_clamp(tn_tensor *x) { return tn_clamp(x, .min = -1, .max = 1); }
 static tn_tensor *f_max(tn_tensor *x) { return tn_max(x); }
 static tn_tensor *f_amax(tn_tensor *x) { return tn_amax(x, TN_DIMS(0), false); }
 static tn_tensor *f_max_dim(tn_tensor *x) { return tn_max_dim(x, 0, false, NULL); }
@@ -2342,7 +2342,7 @@ static tn_tensor *f_norm1(tn_tensor *x) { return tn_norm(x, 1); }
 static tn_tensor *f_norm3(tn_tensor *x) { return tn_norm(x, 3); }
 static tn_tensor *f_pow0(tn_tensor *x) { return tn_pow_scalar(x, 0.0); }
 static tn_tensor *f_pow2(tn_tensor *x) { return tn_pow_scalar(x, 2); }
-static tn_tensor *f_sort_w(tn_tensor *x) { return tn_mul(tn_sort(x, 0, false, NULL), mk(D(1, 2, 3), SH(3))); }
+static tn_tensor *f_sort_w(tn_tensor *x) { return tn_mul(tn_sort(x, NULL, .dim = 0), mk(D(1, 2, 3), SH(3))); }
 static tn_tensor *f_softplus(tn_tensor *x) { return tn_softplus(x, .beta = 2, .threshold = 1); }
 static tn_tensor *f_prod(tn_tensor *x) { return tn_prod(x); }
 static tn_tensor *f_cumprod(tn_tensor *x) { return tn_cumprod(x, 0); }

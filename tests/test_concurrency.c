@@ -38,7 +38,7 @@ static int big_ops(void) {
     tn_tensor *m = tn_ones(TN_SHAPE(256, 256), TN_F32);
     tn_tensor *p = tn_matmul(m, m);                                  /* 16.7e6 products: the GEMM's threads */
     bad += !p || tn_item(tn_amin(p, NULL, 0, false)) != 256 || tn_item(tn_amax(p, NULL, 0, false)) != 256;
-    tn_tensor *r = tn_sum_dims(tn_reshape(b, TN_SHAPE(1024, 1024)), TN_SHAPE(1), false);   /* a reduction over kept rows */
+    tn_tensor *r = tn_sum_dims(tn_reshape(b, TN_SHAPE(1024, 1024)), TN_SHAPE(1));   /* a reduction over kept rows */
     bad += !r || tn_item(tn_sum(r)) != (double)n * (double)(n - 1) / 2;
     tn_scope_end();
     return bad;
@@ -109,10 +109,10 @@ static void *work(void *arg) {
         tn_tensor *x = tn_retain(s->x), *m = tn_retain(s->m);   /* other threads retain and release the same tensors */
         /* x = arange(24) as [2, 3, 4]: sum 276 */
         CHK(sum_of(tn_flip(x, TN_SHAPE(0, 2))) != 276);                       /* a flipped transient view */
-        CHK(sum_of(tn_pad(x, TN_SHAPE(1, 1), 0)) != 276);                          /* pad's source view */
+        CHK(sum_of(tn_pad(x, TN_SHAPE(1, 1))) != 276);                          /* pad's source view */
         CHK(sum_of(tn_contiguous(tn_transpose(x, 0, 2))) != 276);
         CHK(sum_of(tn_cumsum(x, 2)) != 660);                                       /* a lane op's views */
-        tn_tensor *sorted = tn_sort(x, 1, true, NULL);
+        tn_tensor *sorted = tn_sort(x, NULL, .dim = 1, .descending = true);
         CHK(!sorted || tn_item(tn_select(tn_select(tn_select(sorted, 0, 0), 0, 0), 0, 0)) != 8);
         CHK(sum_of(tn_gather(x, 2, tn_zeros(TN_SHAPE(2, 3, 1), TN_I64))) != 60);   /* restrided operands */
         CHK(sum_of(tn_index_select(x, 1, s->idx)) != 184);                          /* rows 0 and 2 */

@@ -40,14 +40,14 @@ TEST(device_mixing) {
     ON_GPU("rand_like", tn_rand_like(x2));
     ON_GPU("randn_like", tn_randn_like(x2));
     ON_GPU("bernoulli", tn_bernoulli(dev(tn_full(TN_SHAPE(5), 0.5, TN_F32)), NULL));
-    ON_GPU("dropout", tn_dropout(x2, 0.5, true));
-    ON_GPU("dropout p=1", tn_dropout(x2, 1.0, true));
+    ON_GPU("dropout", tn_dropout(x2));
+    ON_GPU("dropout p=1", tn_dropout(x2, .p = 1.0));
     ON_GPU("avg_pool2d", tn_avg_pool2d(x4, 3, .stride = 2, .padding = 1));
     ON_GPU("one_hot", tn_one_hot(dev(I64(0, 2)), 3));
     ON_GPU("interpolate nearest", tn_interpolate(x4, (int64_t[]){16, 16}, NULL, "nearest", false));
     ON_GPU("interpolate bilinear", tn_interpolate(x4, (int64_t[]){16, 16}, NULL, "bilinear", false));
     /* gradients that build helper tensors */
-    tn_tensor *p = tn_prod_dims(x2, TN_DIMS(1), false);
+    tn_tensor *p = tn_prod_dims(x2, TN_DIMS(1));
     CHECK_MSG(tn_backward(tn_sum(p)) == 0 && tn_grad(x2) && tn_grad(x2)->device == TN_CUDA, "prod backward: %s", tn_last_error());
     tn_tensor *y = dev(tn_randn(TN_SHAPE(5, 3), TN_F32));
     tn_requires_grad_(y, true);

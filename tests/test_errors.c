@@ -566,8 +566,8 @@ static tn_tensor *u_gelu(tn_tensor *x) { return tn_gelu(x); }
 static tn_tensor *u_gelu_tanh(tn_tensor *x) { return tn_gelu(x, .approximate = TN_APPROXIMATE_TANH); }
 static tn_tensor *u_softplus(tn_tensor *x) { return tn_softplus(x); }
 static tn_tensor *u_nan_to_num(tn_tensor *x) { return tn_nan_to_num(x); }
-static tn_tensor *u_clamp(tn_tensor *x) { return tn_clamp(x, -1, 1); }
-static tn_tensor *u_clamp_(tn_tensor *x) { return tn_clamp_(x, -1, 1); }
+static tn_tensor *u_clamp(tn_tensor *x) { return tn_clamp(x, .min = -1, .max = 1); }
+static tn_tensor *u_clamp_(tn_tensor *x) { return tn_clamp_(x, .min = -1, .max = 1); }
 static tn_tensor *u_fill_(tn_tensor *x) { return tn_fill_(x, 1); }
 static tn_tensor *u_var(tn_tensor *x) { return tn_var(x, 1); }
 static tn_tensor *u_std(tn_tensor *x) { return tn_std(x, 1); }
@@ -578,15 +578,15 @@ static tn_tensor *u_triu(tn_tensor *x) { return tn_triu(x); }
 static tn_tensor *u_flip0(tn_tensor *x) { return tn_flip(x, TN_DIMS(0)); }
 static tn_tensor *u_roll0(tn_tensor *x) { return tn_roll(x, (const int64_t[]){1}, NULL, 0); }
 static tn_tensor *u_repeat(tn_tensor *x) { return tn_repeat(x, TN_DIMS(2, 1)); }
-static tn_tensor *u_pad(tn_tensor *x) { return tn_pad(x, TN_DIMS(1, 1), 0); }
+static tn_tensor *u_pad(tn_tensor *x) { return tn_pad(x, TN_DIMS(1, 1)); }
 static tn_tensor *u_reshape(tn_tensor *x) { return tn_reshape(x, TN_SHAPE(-1)); }
 static tn_tensor *u_view(tn_tensor *x) { return tn_view(x, TN_SHAPE(-1)); }
 static tn_tensor *u_flatten(tn_tensor *x) { return tn_flatten(x, 0, -1); }
 static tn_tensor *u_squeeze(tn_tensor *x) { return tn_squeeze(x); }
 static tn_tensor *u_masked_fill_self(tn_tensor *x) { return tn_masked_fill(x, tn_ones(x ? x->shape : NULL, x ? x->ndim : 0, TN_BOOL), 1); }
-static tn_tensor *u_sort(tn_tensor *x) { return tn_sort(x, 0, false, NULL); }
-static tn_tensor *u_argsort(tn_tensor *x) { return tn_argsort(x, 0, false); }
-static tn_tensor *u_topk(tn_tensor *x) { return tn_topk(x, 1, 0, true, NULL); }
+static tn_tensor *u_sort(tn_tensor *x) { return tn_sort(x, NULL, .dim = 0); }
+static tn_tensor *u_argsort(tn_tensor *x) { return tn_argsort(x, .dim = 0); }
+static tn_tensor *u_topk(tn_tensor *x) { return tn_topk(x, 1, NULL, .dim = 0); }
 static tn_tensor *u_cumsum(tn_tensor *x) { return tn_cumsum(x, 0); }
 static tn_tensor *u_cumprod(tn_tensor *x) { return tn_cumprod(x, 0); }
 static tn_tensor *u_softmax(tn_tensor *x) { return tn_softmax(x, 0); }
@@ -597,9 +597,9 @@ static tn_tensor *u_argmax_dim(tn_tensor *x) { return tn_argmax_dim(x, 0, false)
 static tn_tensor *u_argmin_dim(tn_tensor *x) { return tn_argmin_dim(x, 0, false); }
 static tn_tensor *u_max_dim(tn_tensor *x) { return tn_max_dim(x, 0, false, NULL); }
 static tn_tensor *u_min_dim(tn_tensor *x) { return tn_min_dim(x, 0, false, NULL); }
-static tn_tensor *u_sum_dims(tn_tensor *x) { return tn_sum_dims(x, TN_DIMS(0), false); }
-static tn_tensor *u_mean_dims(tn_tensor *x) { return tn_mean_dims(x, TN_DIMS(0), false); }
-static tn_tensor *u_prod_dims(tn_tensor *x) { return tn_prod_dims(x, TN_DIMS(0), false); }
+static tn_tensor *u_sum_dims(tn_tensor *x) { return tn_sum_dims(x, TN_DIMS(0)); }
+static tn_tensor *u_mean_dims(tn_tensor *x) { return tn_mean_dims(x, TN_DIMS(0)); }
+static tn_tensor *u_prod_dims(tn_tensor *x) { return tn_prod_dims(x, TN_DIMS(0)); }
 static tn_tensor *u_amax(tn_tensor *x) { return tn_amax(x, TN_DIMS(0), false); }
 static tn_tensor *u_amin(tn_tensor *x) { return tn_amin(x, TN_DIMS(0), false); }
 static tn_tensor *u_logsumexp(tn_tensor *x) { return tn_logsumexp(x, TN_DIMS(0), false); }
@@ -612,10 +612,10 @@ static tn_tensor *u_self_add_(tn_tensor *x) { return tn_add_(x, x); }
 static tn_tensor *u_self_lerp_(tn_tensor *x) { return tn_lerp_(x, x, 0.5); }
 static tn_tensor *u_self_lerp_scalar(tn_tensor *x) { return tn_lerp_scalar(x, x, 0.5); }
 static tn_tensor *u_self_lerp(tn_tensor *x) { return tn_lerp(x, x, x); }
-static tn_tensor *u_self_addcmul(tn_tensor *x) { return tn_addcmul(x, x, x, 1); }
-static tn_tensor *u_self_addcdiv(tn_tensor *x) { return tn_addcdiv(x, x, x, 1); }
-static tn_tensor *u_self_addcmul_(tn_tensor *x) { return tn_addcmul_(x, x, x, 1); }
-static tn_tensor *u_self_addcdiv_(tn_tensor *x) { return tn_addcdiv_(x, x, x, 1); }
+static tn_tensor *u_self_addcmul(tn_tensor *x) { return tn_addcmul(x, x, x); }
+static tn_tensor *u_self_addcdiv(tn_tensor *x) { return tn_addcdiv(x, x, x); }
+static tn_tensor *u_self_addcmul_(tn_tensor *x) { return tn_addcmul_(x, x, x); }
+static tn_tensor *u_self_addcdiv_(tn_tensor *x) { return tn_addcdiv_(x, x, x); }
 static tn_tensor *u_self_clamp_tensor(tn_tensor *x) { return tn_clamp_tensor(x, x, x); }
 static tn_tensor *u_self_matmul(tn_tensor *x) { return tn_matmul(x, x); }
 static tn_tensor *u_self_dot(tn_tensor *x) { return tn_dot(x, x); }
@@ -1037,13 +1037,13 @@ TEST(join_split_errors) {
     QUIET(tn_tril(NULL));
     QUIET(tn_triu(NULL));
     /* pad */
-    ERR(tn_pad(a, TN_DIMS(1), 0), "tn_pad:", "1");
-    ERR(tn_pad(a, TN_DIMS(1, 1, 1), 0), "tn_pad:", "3");
-    ERR(tn_pad(a, TN_DIMS(1, 1, 1, 1, 1, 1), 0), "tn_pad:", "6");
-    ERR(tn_pad(a, TN_DIMS(-2, -2), 0), "tn_pad:", "negative");
-    ERR(tn_pad(a, NULL, 2, 0), "tn_pad:");
-    OK(tn_pad(a, TN_DIMS(-1, -2), 0)); /* crops to [2, 0] */
-    QUIET(tn_pad(NULL, TN_DIMS(1, 1), 0));
+    ERR(tn_pad(a, TN_DIMS(1)), "tn_pad:", "1");
+    ERR(tn_pad(a, TN_DIMS(1, 1, 1)), "tn_pad:", "3");
+    ERR(tn_pad(a, TN_DIMS(1, 1, 1, 1, 1, 1)), "tn_pad:", "6");
+    ERR(tn_pad(a, TN_DIMS(-2, -2)), "tn_pad:", "negative");
+    ERR(tn_pad(a, NULL, 2), "tn_pad:");
+    OK(tn_pad(a, TN_DIMS(-1, -2))); /* crops to [2, 0] */
+    QUIET(tn_pad(NULL, TN_DIMS(1, 1)));
     tn_scope_end();
 }
 
@@ -1058,10 +1058,10 @@ TEST(out_params_on_error) {
     CHECK(tn_min_dim(F32(0, 3), 0, false, &idx) == NULL);
     CHECK_MSG(idx == NULL, "tn_min_dim left *indices %s on error", idx == SENTINEL_ ? "unwritten" : "set");
     idx = SENTINEL_;
-    CHECK(tn_sort(a, 5, false, &idx) == NULL);
+    CHECK(tn_sort(a, &idx, .dim = 5) == NULL);
     CHECK_MSG(idx == NULL, "tn_sort left *indices %s on error", idx == SENTINEL_ ? "unwritten" : "set");
     idx = SENTINEL_;
-    CHECK(tn_topk(a, 9, 1, true, &idx) == NULL);
+    CHECK(tn_topk(a, 9, &idx, .dim = 1) == NULL);
     CHECK_MSG(idx == NULL, "tn_topk left *indices %s on error", idx == SENTINEL_ ? "unwritten" : "set");
     idx = SENTINEL_;
     CHECK(tn_max_dim(NULL, 0, false, &idx) == NULL);
@@ -1178,7 +1178,7 @@ TEST(binary_dtype_rules) {
     ERR(tn_sqrt_(I64(3)), "tn_sqrt_:", "float32", "int64");
     ERR(tn_sigmoid_(I32(3)), "tn_sigmoid_:", "int32");
     ERR(tn_tanh_(BOOLT(3)), "tn_tanh_:", "bool");
-    ERR(tn_clamp_(I64(3), 0.5, 2), "tn_clamp_:", "float32", "int64");
+    ERR(tn_clamp_(I64(3), .min = 0.5, .max = 2), "tn_clamp_:", "float32", "int64");
     ERR(tn_div_(I64(3), I64(3)), "tn_div_:", "float32", "int64");
     ERR(tn_add_scalar_(I64(3), 0.5), "tn_add_scalar_:", "float32", "int64");
     ERR(tn_mul_scalar_(BOOLT(3), 2), "tn_mul_scalar_:", "int64", "bool");
@@ -1237,20 +1237,21 @@ TEST(ternary_and_misc_elementwise) {
     QUIET(tn_lerp_(NULL, a, 0.5));
     QUIET(tn_lerp_(a, NULL, 0.5));
     /* addcmul / addcdiv (+ in-place) */
-    typedef tn_tensor *(*tern_fn)(tn_tensor *, tn_tensor *, tn_tensor *, double);
+    typedef tn_tensor *(*tern_fn)(tn_tensor *, tn_tensor *, tn_tensor *, tn_addcmul_fn_opts);
     static const struct { const char *name; tern_fn fn; bool inplace; } tc[] = {
-        {"tn_addcmul:", tn_addcmul, false}, {"tn_addcdiv:", tn_addcdiv, false},
-        {"tn_addcmul_:", tn_addcmul_, true}, {"tn_addcdiv_:", tn_addcdiv_, true}};
+        {"tn_addcmul:", tn_addcmul_opts, false}, {"tn_addcdiv:", tn_addcdiv_opts, false},
+        {"tn_addcmul_:", tn_addcmul__opts, true}, {"tn_addcdiv_:", tn_addcdiv__opts, true}};
+    const tn_addcmul_fn_opts one = TN_DEFAULTS(tn_addcmul_fn_opts);
     for (int k = 0; k < 4; k++) {
         tn_test_current = tc[k].name;
-        ERR(tc[k].fn(F32(2, 3), a4, a, 1), tc[k].name, "[2, 3]", "[4]");
-        ERR(tc[k].fn(F32(2, 3), a, F32(5, 1, 2), 1), tc[k].name, "[5, 1, 2]");
-        if (tc[k].inplace) ERR(tc[k].fn(F32(3), a, a, 1), tc[k].name, "[3]", "[2, 3]");
-        if (tc[k].fn == tn_addcdiv || tc[k].fn == tn_addcdiv_) ERR(tc[k].fn(I64(2, 3), i, i, 1), tc[k].name, "integer");
-        if (tc[k].fn == tn_addcmul_) ERR(tc[k].fn(I64(2, 3), a, a, 1), tc[k].name, "float32", "int64");
-        QUIET(tc[k].fn(NULL, a, a, 1));
-        QUIET(tc[k].fn(a, NULL, a, 1));
-        QUIET(tc[k].fn(a, a, NULL, 1));
+        ERR(tc[k].fn(F32(2, 3), a4, a, one), tc[k].name, "[2, 3]", "[4]");
+        ERR(tc[k].fn(F32(2, 3), a, F32(5, 1, 2), one), tc[k].name, "[5, 1, 2]");
+        if (tc[k].inplace) ERR(tc[k].fn(F32(3), a, a, one), tc[k].name, "[3]", "[2, 3]");
+        if (tc[k].fn == tn_addcdiv_opts || tc[k].fn == tn_addcdiv__opts) ERR(tc[k].fn(I64(2, 3), i, i, one), tc[k].name, "integer");
+        if (tc[k].fn == tn_addcmul__opts) ERR(tc[k].fn(I64(2, 3), a, a, one), tc[k].name, "float32", "int64");
+        QUIET(tc[k].fn(NULL, a, a, one));
+        QUIET(tc[k].fn(a, NULL, a, one));
+        QUIET(tc[k].fn(a, a, NULL, one));
     }
     tn_test_current = "ternary_and_misc_elementwise";
     /* broadcast_shapes: -1 with an error */
@@ -1278,13 +1279,16 @@ TEST(ternary_and_misc_elementwise) {
 /* 8. reductions                                                                       */
 /* ================================================================================== */
 typedef tn_tensor *(*dims_fn)(tn_tensor *, const int64_t *, int, bool);
+static tn_tensor *r_sum_dims(tn_tensor *x, const int64_t *d, int n, bool k) { return tn_sum_dims(x, d, n, .keepdim = k); }
+static tn_tensor *r_mean_dims(tn_tensor *x, const int64_t *d, int n, bool k) { return tn_mean_dims(x, d, n, .keepdim = k); }
+static tn_tensor *r_prod_dims(tn_tensor *x, const int64_t *d, int n, bool k) { return tn_prod_dims(x, d, n, .keepdim = k); }
 static tn_tensor *r_var_dims(tn_tensor *x, const int64_t *d, int n, bool k) { return tn_var_dims(x, d, n, 1, k); }
 static tn_tensor *r_std_dims(tn_tensor *x, const int64_t *d, int n, bool k) { return tn_std_dims(x, d, n, 1, k); }
 static tn_tensor *r_norm_dims(tn_tensor *x, const int64_t *d, int n, bool k) { return tn_norm_dims(x, 2, d, n, k); }
 static tn_tensor *r_norm1_dims(tn_tensor *x, const int64_t *d, int n, bool k) { return tn_norm_dims(x, 1, d, n, k); }
 static tn_tensor *r_norminf_dims(tn_tensor *x, const int64_t *d, int n, bool k) { return tn_norm_dims(x, INFINITY, d, n, k); }
 static const struct { const char *name; dims_fn fn; bool need_float; } dims_cases[] = {
-    {"tn_sum_dims:", tn_sum_dims, false}, {"tn_mean_dims:", tn_mean_dims, true}, {"tn_prod_dims:", tn_prod_dims, false},
+    {"tn_sum_dims:", r_sum_dims, false}, {"tn_mean_dims:", r_mean_dims, true}, {"tn_prod_dims:", r_prod_dims, false},
     {"tn_amax:", tn_amax, false}, {"tn_amin:", tn_amin, false}, {"tn_logsumexp:", tn_logsumexp, false},
     {"tn_var_dims:", r_var_dims, true}, {"tn_std_dims:", r_std_dims, true}, {"tn_norm_dims:", r_norm_dims, true},
     {"tn_norm_dims:", r_norm1_dims, true}, {"tn_norm_dims:", r_norminf_dims, true},
@@ -1326,9 +1330,9 @@ static tn_tensor *d_argmax_dim(tn_tensor *x, int64_t d) { return tn_argmax_dim(x
 static tn_tensor *d_argmin_dim(tn_tensor *x, int64_t d) { return tn_argmin_dim(x, d, true); }
 static tn_tensor *d_max_dim(tn_tensor *x, int64_t d) { tn_tensor *i = NULL; return tn_max_dim(x, d, false, &i); }
 static tn_tensor *d_min_dim(tn_tensor *x, int64_t d) { return tn_min_dim(x, d, true, NULL); }
-static tn_tensor *d_sort(tn_tensor *x, int64_t d) { tn_tensor *i = NULL; return tn_sort(x, d, true, &i); }
-static tn_tensor *d_argsort(tn_tensor *x, int64_t d) { return tn_argsort(x, d, false); }
-static tn_tensor *d_topk(tn_tensor *x, int64_t d) { return tn_topk(x, 1, d, true, NULL); }
+static tn_tensor *d_sort(tn_tensor *x, int64_t d) { tn_tensor *i = NULL; return tn_sort(x, &i, .dim = d, .descending = true); }
+static tn_tensor *d_argsort(tn_tensor *x, int64_t d) { return tn_argsort(x, .dim = d); }
+static tn_tensor *d_topk(tn_tensor *x, int64_t d) { return tn_topk(x, 1, NULL, .dim = d); }
 static tn_tensor *d_flatten_s(tn_tensor *x, int64_t d) { return tn_flatten(x, d, -1); }
 static tn_tensor *d_flatten_e(tn_tensor *x, int64_t d) { return tn_flatten(x, 0, d); }
 static tn_tensor *d_transpose0(tn_tensor *x, int64_t d) { return tn_transpose(x, d, 0); }
@@ -1344,7 +1348,7 @@ static tn_tensor *d_scatter_add(tn_tensor *x, int64_t d) { return tn_scatter_add
 static tn_tensor *d_cat(tn_tensor *x, int64_t d) { tn_tensor *ts[2] = {x, x}; return tn_cat(ts, 2, d); }
 static tn_tensor *d_flip(tn_tensor *x, int64_t d) { return tn_flip(x, &d, 1); }
 static tn_tensor *d_roll(tn_tensor *x, int64_t d) { return tn_roll(x, (const int64_t[]){1}, &d, 1); }
-static tn_tensor *d_sum_dims(tn_tensor *x, int64_t d) { return tn_sum_dims(x, &d, 1, false); }
+static tn_tensor *d_sum_dims(tn_tensor *x, int64_t d) { return tn_sum_dims(x, &d, 1); }
 static const struct { const char *name; dim_fn fn; } dim_cases[] = {
     {"tn_cumsum:", tn_cumsum}, {"tn_cumprod:", tn_cumprod}, {"tn_softmax:", tn_softmax}, {"tn_log_softmax:", tn_log_softmax},
     {"tn_squeeze_dim:", tn_squeeze_dim}, {"tn_all_dim:", d_all_dim}, {"tn_any_dim:", d_any_dim},
@@ -1403,11 +1407,11 @@ TEST(reduction_other) {
     QUIET(tn_norm(NULL, 2));
     /* topk: k out of range */
     tn_tensor *a = F32(2, 3);
-    ERR(tn_topk(a, 4, 1, true, NULL), "tn_topk:", "4", "3");
-    ERR(tn_topk(a, -1, 1, true, NULL), "tn_topk:", "-1");
-    ERR(tn_topk(a, 3, 0, false, NULL), "tn_topk:", "3", "2");
-    OK(tn_topk(a, 0, 1, true, NULL));
-    OK(tn_topk(H16(3), 1, 0, true, NULL));
+    ERR(tn_topk(a, 4, NULL, .dim = 1), "tn_topk:", "4", "3");
+    ERR(tn_topk(a, -1, NULL, .dim = 1), "tn_topk:", "-1");
+    ERR(tn_topk(a, 3, NULL, .dim = 0, .largest = false), "tn_topk:", "3", "2");
+    OK(tn_topk(a, 0, NULL, .dim = 1));
+    OK(tn_topk(H16(3), 1, NULL, .dim = 0));
     tn_scope_end();
 }
 
@@ -1489,7 +1493,7 @@ TEST(nested_expression_keeps_first_message) {
     tn_scope_begin();
     tn_tensor *a = F32(2, 3), *b = F32(4);
     tn_clear_error();
-    tn_tensor *r = tn_softmax(tn_relu(tn_sum_dims(tn_mul_scalar(tn_add(a, b), 2), TN_DIMS(0), false)), 0);
+    tn_tensor *r = tn_softmax(tn_relu(tn_sum_dims(tn_mul_scalar(tn_add(a, b), 2), TN_DIMS(0))), 0);
     CHECK(r == NULL);
     CHECK_MSG(strstr(tn_last_error(), "tn_add:") && strstr(tn_last_error(), "[4]"), "got \"%s\"", tn_last_error());
     /* NULL plus another bad argument: the NULL wins, the first message stays */
@@ -1670,8 +1674,8 @@ static void failing_batch(const inputs *in) {
     drop(tn_roll(in->a23, (const int64_t[]){1}, (const int64_t[]){5}, 1));
     drop(tn_repeat(in->a23, TN_DIMS(2, -2)));
     drop(tn_tril(in->a4));
-    drop(tn_pad(in->a23, TN_DIMS(1), 0));
-    drop(tn_pad(in->a23, TN_DIMS(0, 1LL << 45), 0));
+    drop(tn_pad(in->a23, TN_DIMS(1)));
+    drop(tn_pad(in->a23, TN_DIMS(0, 1LL << 45)));
     /* elementwise */
     drop(tn_add(in->a23, in->a4));
     drop(tn_sub(in->b3, in->b3));
@@ -1684,18 +1688,18 @@ static void failing_batch(const inputs *in) {
     drop(tn_mul_scalar_(in->b3, 3));
     drop(tn_exp_(in->i23));
     drop(tn_neg_(in->b3));
-    drop(tn_clamp_(in->i23, 0.5, 1.5));
+    drop(tn_clamp_(in->i23, .min = 0.5, .max = 1.5));
     drop(tn_softplus(in->a23, .beta = 0));
     drop(tn_clamp_tensor(in->a23, in->a4, NULL));
     drop(tn_lerp(in->i23, in->i23, in->i23));
-    drop(tn_addcdiv(in->i23, in->i23, in->i23, 1));
-    drop(tn_addcmul_(in->a4, in->a23, in->a23, 1));
+    drop(tn_addcdiv(in->i23, in->i23, in->i23));
+    drop(tn_addcmul_(in->a4, in->a23, in->a23));
     drop(tn_lerp_(in->a4, in->a23, 0.5));
     if (tn_allclose(in->a23, in->a4, 1e-5, 1e-8, false)) g_unexpected_success++;
     /* reductions */
-    drop(tn_sum_dims(in->a23, TN_DIMS(0, 0), false));
+    drop(tn_sum_dims(in->a23, TN_DIMS(0, 0)));
     drop(tn_mean(in->i23));
-    drop(tn_mean_dims(in->a23, TN_DIMS(5), false));
+    drop(tn_mean_dims(in->a23, TN_DIMS(5)));
     drop(tn_var_dims(in->a23, TN_DIMS(5), 1, false));
     drop(tn_std_dims(in->a23, TN_DIMS(0, 0), 1, false));
     drop(tn_norm_dims(in->a23, 3, TN_DIMS(7), false));
@@ -1703,9 +1707,9 @@ static void failing_batch(const inputs *in) {
     drop(tn_max(in->e0));
     drop(tn_argmax(in->e0));
     drop(tn_max_dim(in->e0, 0, false, &idx));
-    drop(tn_sort(in->a23, 4, false, &idx));
-    drop(tn_argsort(in->a23, 4, false));
-    drop(tn_topk(in->a23, 7, 1, true, &idx));
+    drop(tn_sort(in->a23, &idx, .dim = 4));
+    drop(tn_argsort(in->a23, .dim = 4));
+    drop(tn_topk(in->a23, 7, &idx, .dim = 1));
     drop(tn_cumsum(in->a23, 3));
     /* linear algebra, softmax */
     drop(tn_matmul(in->a23, in->a45));
@@ -1766,8 +1770,8 @@ TEST(leaks_no_scope_strict) {
     STRICT_FAIL(tn_norm_dims(in.a23, 3, TN_DIMS(7), false));
     STRICT_FAIL(tn_logsumexp(in.a23, TN_DIMS(7), false));
     STRICT_FAIL(tn_argmax(in.e0));
-    STRICT_FAIL(tn_argsort(in.a23, 4, false));
-    STRICT_FAIL(tn_topk(in.a23, 1, 9, true, NULL));
+    STRICT_FAIL(tn_argsort(in.a23, .dim = 4));
+    STRICT_FAIL(tn_topk(in.a23, 1, NULL, .dim = 9));
     STRICT_FAIL(tn_outer(in.a4, in.a23));
     STRICT_FAIL(tn_bernoulli_p(TN_SHAPE(-2), 0.5, TN_F32, NULL));
     STRICT_FAIL(tn_clamp_tensor(in.a23, in.a4, NULL));
@@ -1852,8 +1856,8 @@ static void hz_slice_huge_step(void) {
 }
 static void hz_pad_overflow(void) {
     tn_scope_begin();
-    ERR(tn_pad(F32(4), TN_DIMS(INT64_MAX, INT64_MAX), 0), "tn_pad:");
-    ERR(tn_pad(F32(4), TN_DIMS(1LL << 45, 0), 0), "tn_pad:");
+    ERR(tn_pad(F32(4), TN_DIMS(INT64_MAX, INT64_MAX)), "tn_pad:");
+    ERR(tn_pad(F32(4), TN_DIMS(1LL << 45, 0)), "tn_pad:");
     tn_scope_end();
 }
 static void hz_repeat_overflow(void) {

@@ -116,7 +116,7 @@ TEST(activation_gradients_at_nan) {
     const double v[7] = {NAN, 1, -1, 0, -0.5, 1.5, 0.5};
     tn_tensor *x;
     x = strided(v, 7, true); weighted_backward(tn_relu(x)); CHECK_VALS(tn_grad(x), E_RELU, 0);
-    x = strided(v, 7, true); weighted_backward(tn_hardtanh(x, -0.5, 1.5)); CHECK_VALS(tn_grad(x), E_HARDTANH, 0);
+    x = strided(v, 7, true); weighted_backward(tn_hardtanh(x, .min_val = -0.5, .max_val = 1.5)); CHECK_VALS(tn_grad(x), E_HARDTANH, 0);
     x = strided(v, 7, true); weighted_backward(tn_elu(x, .alpha = 0.7)); CHECK_VALS(tn_grad(x), E_ELU, 1e-15);
     x = strided(v, 7, true); weighted_backward(tn_selu(x)); CHECK_VALS(tn_grad(x), E_SELU, 1e-15);
     x = strided(v, 7, true); tn_backward(tn_max(x)); CHECK_VALS(tn_grad(x), E_MAX, 0);   /* all to the NaN */
@@ -129,7 +129,7 @@ TEST(activation_gradients_at_nan) {
     CHECK(tn_autograd_grad(&r, 1, &x, 1, NULL, &g, .create_graph = true) == 0);
     const double relu_d[7] = {1, 1, 0, 0, 0, 1, 1}, ht_d[7] = {1, 1, 0, 1, 0, 0, 1};
     CHECK_VALS(g, relu_d, 0);
-    r = tn_sum(tn_hardtanh(x, -0.5, 1.5));
+    r = tn_sum(tn_hardtanh(x, .min_val = -0.5, .max_val = 1.5));
     CHECK(tn_autograd_grad(&r, 1, &x, 1, NULL, &g, .create_graph = true) == 0);
     CHECK_VALS(g, ht_d, 0);
     tn_scope_end();

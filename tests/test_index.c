@@ -24,7 +24,7 @@ static int64_t live_tensors(void) { return tn_memory_stats_get().live_tensors; }
 #define ERRS_END tn_scope_end(); int64_t l_ = live_tensors(); \
     CHECK_MSG(l_ == errs_live_, "leak after errors: %lld live tensors, expected %lld", (long long)l_, (long long)errs_live_); }
 
-#define SH(...) (const int64_t[]){__VA_ARGS__}, (int)(sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t))
+#define SH(...) ((const int64_t[]){__VA_ARGS__}), (int)(sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t))
 #define SH0 NULL, 0
 #define L(...) (const int64_t[]){__VA_ARGS__}
 #define VALS(...) (const double[]){__VA_ARGS__}, (int64_t)(sizeof((const double[]){__VA_ARGS__}) / sizeof(double))
@@ -1577,20 +1577,20 @@ TEST(pad_values) {
                     for (int d = 0; d < nd; d++) { o[d] -= left[d]; in = in && o[d] >= 0 && o[d] < xs[d]; }
                     exp[l] = in ? fv(ravel(o, xs, nd), dt) : cast_to(val, dt);
                 }
-                EXPECT_ARR(tn_pad(x, cases[c].pad, cases[c].n, val), dt, os, nd, exp, m);
+                EXPECT_ARR(tn_pad(x, cases[c].pad, cases[c].n, .value = val), dt, os, nd, exp, m);
             }
     /* torch: F.pad(arange(4.), (-3, 2), value=9) = [3, 9, 9]; int value cast */
-    EXPECT(tn_pad(tn_arange(0, 4, 1, TN_F32), SH(-3, 2), 9), TN_F32, SH(3), VALS(3, 9, 9));
-    EXPECT(tn_pad(tn_arange(0, 2, 1, TN_I64), SH(1, 1), 7.9), TN_I64, SH(4), VALS(7, 0, 1, 7));
-    EXPECT(tn_pad(tn_scalar_tensor(2, TN_F32), NULL, 0, 1), TN_F32, SH0, VALS(2));
-    EXPECT(tn_pad(tn_expand(FVALS(TN_F32, 1), SH(2, 2)), SH(0, 1), 0), TN_F32, SH(2, 3), VALS(1, 1, 0, 1, 1, 0));
+    EXPECT(tn_pad(tn_arange(0, 4, 1, TN_F32), SH(-3, 2), .value = 9), TN_F32, SH(3), VALS(3, 9, 9));
+    EXPECT(tn_pad(tn_arange(0, 2, 1, TN_I64), SH(1, 1), .value = 7.9), TN_I64, SH(4), VALS(7, 0, 1, 7));
+    EXPECT(tn_pad(tn_scalar_tensor(2, TN_F32), NULL, 0, .value = 1), TN_F32, SH0, VALS(2));
+    EXPECT(tn_pad(tn_expand(FVALS(TN_F32, 1), SH(2, 2)), SH(0, 1)), TN_F32, SH(2, 3), VALS(1, 1, 0, 1, 1, 0));
     tn_tensor *x = tn_zeros(SH(2, 3), TN_F32);
     ERRS_BEGIN;
-    CHECK_ERR(tn_pad(x, SH(1), 0), "even");
-    CHECK_ERR(tn_pad(x, SH(1, 1, 1), 0), "even");
-    CHECK_ERR(tn_pad(x, SH(1, 1, 1, 1, 1, 1), 0), "twice the number of dims");
-    CHECK_ERR(tn_pad(x, SH(-2, -2), 0), "negative output size");
-    CHECK_ERR(tn_pad(x, SH(0, 0, -3, 0), 0), "");
+    CHECK_ERR(tn_pad(x, SH(1)), "even");
+    CHECK_ERR(tn_pad(x, SH(1, 1, 1)), "even");
+    CHECK_ERR(tn_pad(x, SH(1, 1, 1, 1, 1, 1)), "twice the number of dims");
+    CHECK_ERR(tn_pad(x, SH(-2, -2)), "negative output size");
+    CHECK_ERR(tn_pad(x, SH(0, 0, -3, 0)), "");
     ERRS_END;
     END;
 }
@@ -1607,7 +1607,7 @@ TEST(null_inputs) {
     CHECK(tn_masked_fill(NULL, NULL, 1) == NULL);
     CHECK(tn_where(NULL, x, x) == NULL);
     CHECK(tn_flip(NULL, SH(0)) == NULL);
-    CHECK(tn_pad(NULL, SH(1, 1), 0) == NULL);
+    CHECK(tn_pad(NULL, SH(1, 1)) == NULL);
     CHECK(tn_split(NULL, 1, 0, NULL, 0) == -1);
     { tn_tensor *ts[2] = {x, NULL}; CHECK(tn_cat(ts, 2, 0) == NULL); CHECK(tn_stack(ts, 2, 0) == NULL); }
     CHECK(tn_last_error()[0] == 0); /* no new message for a NULL input */

@@ -127,8 +127,8 @@ TEST(arithmetic_wraps) {
     CHECK(vals_are(tn_remainder(s, t), (const int64_t[]){1, 0, 4, 0, -3, 0, 0}, N7));
     const int8_t z[2] = {1, 0};
     CHECK_ERR(tn_floor_divide(i8(z, 2), i8(z + 1, 1)), "division by zero");
-    CHECK_ERR(tn_clamp(x, -3, 1000), "cannot be converted to type int8 without overflow");
-    CHECK(vals_are(tn_clamp(x, -3, 3), (const int64_t[]){-3, -3, -1, 0, 1, 3, 3}, N7));
+    CHECK_ERR(tn_clamp(x, .min = -3, .max = 1000), "cannot be converted to type int8 without overflow");
+    CHECK(vals_are(tn_clamp(x, .min = -3, .max = 3), (const int64_t[]){-3, -3, -1, 0, 1, 3, 3}, N7));
     CHECK_ERR(tn_full(TN_SHAPE(2), 200, TN_I8), "cannot be converted to type int8 without overflow");
     CHECK(vals_are(tn_full(TN_SHAPE(2), -32768, TN_I16), (const int64_t[]){-32768, -32768}, 2));
     tn_scope_end();
@@ -144,7 +144,7 @@ TEST(reductions_and_lanes) {
     CHECK(tn_item(tn_prod(i8(p, 4))) == 1155);   /* beyond int8: int64 */
     CHECK(tn_item(tn_max(x)) == 127 && tn_item(tn_min(s)) == -32768);
     CHECK(tn_item(tn_argmax(s)) == 6);
-    tn_tensor *idx = NULL, *v = tn_sort(i8(Y8, N7), 0, true, &idx);
+    tn_tensor *idx = NULL, *v = tn_sort(i8(Y8, N7), &idx, .dim = 0, .descending = true);
     CHECK(v->dtype == TN_I8 && vals_are(v, (const int64_t[]){9, 5, 3, 2, -1, -2, -4}, N7) && vals_are(idx, (const int64_t[]){3, 2, 0, 5, 6, 1, 4}, N7));
     CHECK(vals_are(tn_cumsum(x, 0), (const int64_t[]){-128, -135, -136, -136, -135, -128, -1}, N7) && tn_cumsum(x, 0)->dtype == TN_I64);
     CHECK(vals_are(tn_cat((tn_tensor *[]){x, tn_to_dtype(s, TN_I8)}, 2, 0), (const int64_t[]){-128, -7, -1, 0, 1, 7, 127, 0, -44, -1, 0, 1, 44, -1}, 14));

@@ -47,7 +47,7 @@ static bool has_op(const tn_graph *g, const char *op) {
 static tn_module *make_cnn(void) {
     return tn_nn_sequential(tn_nn_conv2d(1, 8, 3, .padding = 1), tn_nn_batch_norm2d(8), tn_nn_relu(), tn_nn_max_pool2d(2),
                             tn_nn_conv2d(8, 16, 3, .padding = 1), tn_nn_batch_norm2d(16), tn_nn_relu(), tn_nn_max_pool2d(2),
-                            tn_nn_flatten(1, -1), tn_nn_dropout(0.25), tn_nn_linear(16 * 7 * 7, 32, true), tn_nn_relu(), tn_nn_linear(32, 10, true));
+                            tn_nn_flatten(1, -1), tn_nn_dropout(.p = 0.25), tn_nn_linear(16 * 7 * 7, 32, true), tn_nn_relu(), tn_nn_linear(32, 10, true));
 }
 /* batch norm's running statistics away from 0 and 1, so eval mode is really exercised */
 static void randomize_bn(tn_module *m, void *user) {
@@ -133,7 +133,7 @@ TEST(test_module_types) {
         {tn_nn_activation("Hardtanh", .min_val = -0.5, .max_val = 0.5), {2, 5}, 2},
         {tn_nn_activation("SiLU"), {2, 5}, 2},
         {tn_nn_activation("Softplus", .beta = 2), {2, 5}, 2},
-        {tn_nn_dropout(0.5), {2, 5}, 2},
+        {tn_nn_dropout(), {2, 5}, 2},
         {tn_nn_transformer_encoder_layer(8, 2, .dim_feedforward = 16, .batch_first = true), {2, 5, 8}, 3},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -156,7 +156,7 @@ static tn_tensor *fn2(tn_tensor *const *in, int n, void *user) {
     h = tn_cat((tn_tensor *[]){h, tn_exp(a)}, 2, 0);                        /* [6, 4] */
     h = tn_narrow(tn_select(tn_reshape(h, TN_SHAPE(2, 3, 4)), 0, 1), 1, 1, 2);  /* [3, 2] */
     h = tn_matmul(tn_permute(h, TN_SHAPE(1, 0)), a);                       /* [2, 4] */
-    return tn_add(tn_softmax(h, -1), tn_sum_dims(h, TN_SHAPE(1), true));
+    return tn_add(tn_softmax(h, -1), tn_sum_dims(h, TN_SHAPE(1), .keepdim = true));
 }
 TEST(test_function) {
     begin();

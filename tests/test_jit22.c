@@ -157,7 +157,7 @@ static tn_module *make_model(int which) {
     if (which == 1)
         return tn_nn_sequential(tn_nn_conv2d(1, 8, 3, .padding = 1), tn_nn_batch_norm2d(8), tn_nn_relu(), tn_nn_max_pool2d(2),
                                 tn_nn_conv2d(8, 16, 3, .padding = 1), tn_nn_batch_norm2d(16), tn_nn_relu(), tn_nn_avg_pool2d(2),
-                                tn_nn_flatten(1, -1), tn_nn_dropout(0.25), tn_nn_linear(16 * 7 * 7, 32, true), tn_nn_relu(), tn_nn_linear(32, 10, true));
+                                tn_nn_flatten(1, -1), tn_nn_dropout(.p = 0.25), tn_nn_linear(16 * 7 * 7, 32, true), tn_nn_relu(), tn_nn_linear(32, 10, true));
     if (which == 2) return tn_nn_transformer_encoder_layer(32, 4, .dim_feedforward = 64, .batch_first = true);
     return tn_nn_sequential(tn_nn_lstm(16, 32, .num_layers = 2), tn_nn_linear(32, 8, true));   /* its output: a view (reshape) of addmm's */
 }
@@ -266,7 +266,7 @@ static tn_tensor *chain_long(tn_tensor *const *in, int n, void *user) {   /* 10 
     (void)n; (void)user;
     tn_tensor *x = in[0], *t = tn_elu(tn_mul(x, in[1]), .alpha = 0.7);
     t = tn_leaky_relu(tn_add_alpha(t, x, 0.3), .negative_slope = 0.05);
-    t = tn_clamp(tn_pow_scalar(t, 2.0), -1.0, 3.0);
+    t = tn_clamp(tn_pow_scalar(t, 2.0), .min = -1.0, .max = 3.0);
     t = tn_div(t, in[2]);
     return tn_maximum(tn_exp(tn_neg(t)), x);
 }
@@ -274,7 +274,7 @@ static tn_tensor *chain_long(tn_tensor *const *in, int n, void *user) {   /* 10 
 static tn_tensor *chain_branch(tn_tensor *const *in, int n, void *user) {
     (void)n; (void)user;
     tn_tensor *a = tn_sigmoid(in[0]);
-    return tn_add(tn_tanh(a), tn_sum_dims(a, TN_SHAPE(-1), true));
+    return tn_add(tn_tanh(a), tn_sum_dims(a, TN_SHAPE(-1), .keepdim = true));
 }
 typedef struct { const char *name; tn_jit_trace_fn fn; int nin; int64_t shapes[3][4]; int nd[3]; int fused, storages; } fcase;
 

@@ -9,7 +9,9 @@
  * reduction: mse, l1, smooth_l1, huber, binary_cross_entropy (with logits), kl_div,
  * cosine_embedding, margin_ranking; the functional activations: gelu, softplus, leaky_relu,
  * elu, celu, hardshrink, softshrink, rrelu; tril_indices, triu_indices, nan_to_num, logit,
- * cross, tensordot), plus the text's errors: an unknown name (listed
+ * cross, tensordot; sort, argsort, topk, hardtanh, glu, softmin, clamp, addcmul, addcdiv,
+ * index_add, the dropouts and nn.Dropout*, layer_norm, group_norm, pad; the dims forms of sum,
+ * mean, nansum, nanmean, prod), plus the text's errors: an unknown name (listed
  * against the valid ones), a bad value, a word not in the enum's list, a tensor given as
  * text. */
 #define TENSOR_IMPLEMENTATION
@@ -641,6 +643,339 @@ TEST(tensor_ops_kw_more) {
     tn_scope_end();
 }
 
+/* sort, argsort, topk (torch.sort / argsort / topk: dim=-1, descending=False, stable=False;
+   largest=True, sorted=True), the indices an out-parameter before the options. */
+TEST(sorting_kw) {
+    tn_scope_begin();
+    tn_tensor *x = f64(V(3, 1, 2, 1, 0, 5, -1, 4, 2, 2, 7, 1), S(3, 4)), *idx = NULL;
+    const double *sv = V(1, 1, 2, 3, -1, 0, 4, 5, 1, 2, 2, 7), *si = V(1, 3, 2, 0, 2, 0, 3, 1, 3, 0, 1, 2);
+    CHECK_T(tn_sort(x, &idx), S(3, 4), sv);   /* dim -1, ascending */
+    CHECK_T(idx, S(3, 4), si);
+    const double *dv = V(3, 5, 7, 4, 2, 2, 2, 1, 0, 1, -1, 1), *di = V(0, 1, 2, 1, 2, 2, 0, 0, 1, 0, 1, 2);
+    CHECK_T(tn_sort(x, &idx, .dim = 0, .descending = true), S(3, 4), dv);
+    CHECK_T(idx, S(3, 4), di);
+    CHECK_T(tn_sort_str(x, &idx, "dim=0, descending=True, stable=True"), S(3, 4), dv);
+    CHECK_T(idx, S(3, 4), di);
+    CHECK_T(tn_sort(x, NULL, .stable = true), S(3, 4), sv);
+    tn_sort_fn_opts so = TN_DEFAULTS(tn_sort_fn_opts);
+    CHECK(so.dim == -1 && !so.descending && !so.stable);
+    so.dim = 0;
+    so.descending = true;
+    CHECK_T(tn_sort_opts(x, &idx, so), S(3, 4), dv);
+    CHECK_T(idx, S(3, 4), di);
+    CHECK_T(tn_argsort(x), S(3, 4), si);
+    const double *ai = V(0, 2, 1, 3, 1, 3, 0, 2, 2, 0, 1, 3);   /* descending, ties in their order (stable=True) */
+    CHECK_T(tn_argsort(x, .descending = true), S(3, 4), ai);
+    CHECK_T(tn_argsort_str(x, "descending=True"), S(3, 4), ai);
+    CHECK_T(tn_argsort_opts(x, so), S(3, 4), di);
+    idx = x;
+    CHECK_ERR(tn_sort_str(x, &idx, "axis=0"), "tn_sort: unknown option 'axis' (valid: dim, descending, stable)");
+    CHECK(idx == NULL);
+    CHECK_ERR(tn_argsort_str(x, "descending=1.5"), "tn_argsort: option descending=1.5: expected True or False");
+
+    tn_tensor *t = f64(V(3, 1, 2, 0, 0, 5, -1, 4, 6, 2, 7, 1), S(3, 4));
+    CHECK_T(tn_topk(t, 2, &idx), S(3, 2), V(3, 2, 5, 4, 7, 6));   /* dim -1, largest */
+    CHECK_T(idx, S(3, 2), V(0, 2, 1, 3, 2, 0));
+    const double *kv = V(0, 1, -1, 0, 3, 2, 2, 1), *ki = V(1, 0, 1, 0, 0, 2, 0, 2);
+    CHECK_T(tn_topk(t, 2, &idx, .dim = 0, .largest = false), S(2, 4), kv);
+    CHECK_T(idx, S(2, 4), ki);
+    CHECK_T(tn_topk_str(t, 2, &idx, "dim=0, largest=False, sorted=False"), S(2, 4), kv);
+    CHECK_T(idx, S(2, 4), ki);
+    tn_topk_fn_opts ko = TN_DEFAULTS(tn_topk_fn_opts);
+    CHECK(ko.dim == -1 && ko.largest && ko.sorted);
+    ko.dim = 0;
+    ko.largest = false;
+    CHECK_T(tn_topk_opts(t, 2, NULL, ko), S(2, 4), kv);
+    idx = t;
+    CHECK_ERR(tn_topk_str(t, 2, &idx, "k=2"), "tn_topk: unknown option 'k' (valid: dim, largest, sorted)");
+    CHECK(idx == NULL);
+    CHECK_ERR(tn_topk(t, 5, NULL), "tn_topk: selected index k (5) out of range for dimension 1 of size 4");
+    tn_scope_end();
+}
+
+/* F.hardtanh (min_val=-1.0, max_val=1.0), F.glu (dim=-1), F.softmin (dim=None: PyTorch's
+   implicit dim). */
+TEST(hardtanh_glu_softmin_kw) {
+    tn_scope_begin();
+    tn_tensor *x = f64(V(-3.0, -0.75, -0.25, 0.0, 0.4, 1.5, 12.0), S(7));
+    CHECK_T(tn_hardtanh(x), S(7), V(-1, -0.75, -0.25, 0, 0.4, 1, 1));
+    const double *r6 = V(0, 0, 0, 0, 0.4, 1.5, 6);
+    CHECK_T(tn_hardtanh(x, .min_val = 0, .max_val = 6), S(7), r6);
+    CHECK_T(tn_hardtanh_str(x, "min_val=0.0, max_val=6"), S(7), r6);
+    CHECK_T(tn_hardtanh(x, .max_val = 0.5, .min_val = -0.5), S(7), V(-0.5, -0.5, -0.25, 0, 0.4, 0.5, 0.5));
+    tn_hardtanh_fn_opts ho = TN_DEFAULTS(tn_hardtanh_fn_opts);
+    CHECK(ho.min_val == -1 && ho.max_val == 1);
+    ho.min_val = 0;
+    ho.max_val = 6;
+    CHECK_T(tn_hardtanh_opts(x, ho), S(7), r6);
+    CHECK_ERR(tn_hardtanh_str(x, "min=0"), "tn_hardtanh: unknown option 'min' (valid: min_val, max_val)");
+    CHECK_ERR(tn_hardtanh(x, .min_val = 2), "tn_hardtanh: min_val (2) cannot be greater than max_val (1)");
+
+    tn_tensor *y = f64(V(1, -2, 0.5, 3, 0, 1, -1, 2), S(2, 4));
+    const double *g = V(0.6224593312018546, -1.9051482536448667, 0.0, 0.8807970779778823);
+    const double *g0 = V(0.5, -1.4621171572600098, 0.13447071068499755, 2.642391233933647);
+    CHECK_T(tn_glu(y), S(2, 2), g);
+    CHECK_T(tn_glu(y, .dim = 0), S(1, 4), g0);
+    CHECK_T(tn_glu_str(y, "dim=0"), S(1, 4), g0);
+    tn_glu_fn_opts go = TN_DEFAULTS(tn_glu_fn_opts);
+    CHECK(go.dim == -1);
+    go.dim = 0;
+    CHECK_T(tn_glu_opts(y, go), S(1, 4), g0);
+    CHECK_ERR(tn_glu_str(y, "axis=0"), "tn_glu: unknown option 'axis' (valid: dim)");
+
+    const double *sm1 = V(0.04372618170936281, 0.8782638372334198, 0.07209228587072534, 0.0059176951864922086,
+                          0.23688281808991016, 0.08714431874203257, 0.6439142598879724, 0.03205860328008499);
+    const double *sm0 = V(0.2689414213699951, 0.9525741268224334, 0.18242552380635632, 0.2689414213699951,
+                          0.7310585786300049, 0.04742587317756679, 0.8175744761936437, 0.7310585786300049);
+    CHECK_T(tn_softmin(y), S(2, 4), sm1);   /* dim None: 1 for a 2-d input */
+    CHECK_T(tn_softmin(y, .dim = 0), S(2, 4), sm0);
+    CHECK_T(tn_softmin_str(y, "dim=0"), S(2, 4), sm0);
+    CHECK_T(tn_softmin_str(y, "dim=None"), S(2, 4), sm1);
+    CHECK_T(tn_softmin(f64(V(1, 2, 3), S(3))), S(3), V(0.6652409557748218, 0.2447284710547976, 0.09003057317038045));   /* None: 0 for 1-d */
+    tn_softmin_fn_opts mo = TN_DEFAULTS(tn_softmin_fn_opts);
+    CHECK(mo.dim == TN_NONE);
+    mo.dim = 0;
+    CHECK_T(tn_softmin_opts(y, mo), S(2, 4), sm0);
+    CHECK_ERR(tn_softmin_str(y, "dtype=torch.float64"), "tn_softmin: unknown option 'dtype' (valid: dim)");
+    tn_scope_end();
+}
+
+/* torch.clamp (min=None, max=None: one must be given), addcmul / addcdiv (value=1),
+   index_add (alpha=1), and their in-place forms. */
+TEST(clamp_addc_index_add_kw) {
+    tn_scope_begin();
+    tn_tensor *x = f64(V(-3.0, -0.75, -0.25, 0.0, 0.4, 1.5, 12.0), S(7));
+    const double *lo0 = V(0, 0, 0, 0, 0.4, 1.5, 12), *hi = V(-3, -0.75, -0.25, 0, 0.4, 0.5, 0.5), *both = V(-0.5, -0.5, -0.25, 0, 0.4, 1, 1);
+    CHECK_T(tn_clamp(x, .min = 0), S(7), lo0);
+    CHECK_T(tn_clamp(x, .max = 0.5), S(7), hi);
+    CHECK_T(tn_clamp(x, .min = -0.5, .max = 1), S(7), both);
+    CHECK_T(tn_clamp_str(x, "min=-0.5, max=1"), S(7), both);
+    CHECK_T(tn_clamp_str(x, "min=None, max=0.5"), S(7), hi);
+    CHECK_T(tn_clamp(x, .min = NAN, .max = 0.5), S(7), hi);   /* NAN is None */
+    tn_clamp_fn_opts co = TN_DEFAULTS(tn_clamp_fn_opts);
+    CHECK(isnan(co.min) && isnan(co.max));
+    co.min = 0;
+    CHECK_T(tn_clamp_opts(x, co), S(7), lo0);
+    CHECK_ERR(tn_clamp(x), "tn_clamp: At least one of 'min' or 'max' must not be None");
+    CHECK_ERR(tn_clamp_str(x, "min=None"), "tn_clamp: At least one of 'min' or 'max' must not be None");
+    CHECK_ERR(tn_clamp_str(x, "lo=0"), "tn_clamp: unknown option 'lo' (valid: min, max)");
+    tn_tensor *xc = tn_clone(x);
+    CHECK(tn_clamp_(xc, .max = 0.5) == xc);   /* in place: the first argument, borrowed */
+    CHECK_T(xc, S(7), hi);
+    CHECK(tn_clamp__str(xc, "min=-0.5, max=1") == xc);
+    CHECK_T(xc, S(7), V(-0.5, -0.5, -0.25, 0, 0.4, 0.5, 0.5));
+    CHECK_ERR(tn_clamp_(xc), "tn_clamp_: At least one of 'min' or 'max' must not be None");
+
+    tn_tensor *a = f64(V(1, 2, 3, 4), S(2, 2)), *b = f64(V(0.5, -1), S(2)), *c = f64(V(2, 4), S(2, 1));
+    CHECK_T(tn_addcmul(a, b, c), S(2, 2), V(2, 0, 5, 0));   /* value 1; b and c broadcast */
+    CHECK_T(tn_addcmul(a, b, c, .value = 0.5), S(2, 2), V(1.5, 1, 4, 2));
+    CHECK_T(tn_addcmul_str(a, b, c, "value=0.5"), S(2, 2), V(1.5, 1, 4, 2));
+    CHECK_T(tn_addcdiv(a, b, c), S(2, 2), V(1.25, 1.5, 3.125, 3.75));
+    CHECK_T(tn_addcdiv(a, b, c, .value = -2), S(2, 2), V(0.5, 3, 2.75, 4.5));
+    CHECK_T(tn_addcdiv_str(a, b, c, "value=-2"), S(2, 2), V(0.5, 3, 2.75, 4.5));
+    tn_addcmul_fn_opts ao = TN_DEFAULTS(tn_addcmul_fn_opts);
+    CHECK(ao.value == 1);
+    ao.value = -2;
+    CHECK_T(tn_addcdiv_opts(a, b, c, ao), S(2, 2), V(0.5, 3, 2.75, 4.5));
+    ao.value = 0.5;
+    CHECK_T(tn_addcmul_opts(a, b, c, ao), S(2, 2), V(1.5, 1, 4, 2));
+    tn_tensor *ac = tn_clone(a);
+    CHECK(tn_addcmul_(ac, b, c, .value = 0.5) == ac);
+    CHECK_T(ac, S(2, 2), V(1.5, 1, 4, 2));
+    CHECK(tn_addcdiv__str(ac, b, c, "value=2") == ac);
+    CHECK_T(ac, S(2, 2), V(2, 0, 4.25, 1.5));
+    CHECK(tn_addcdiv_(ac, b, c) == ac && tn_addcmul__str(ac, b, c, NULL) == ac);
+    CHECK_T(ac, S(2, 2), V(3.25, -2.5, 6.375, -2.75));
+    CHECK_ERR(tn_addcmul_str(a, b, c, "alpha=2"), "tn_addcmul: unknown option 'alpha' (valid: value)");
+    CHECK_ERR(tn_addcdiv__str(ac, b, c, "scale=2"), "tn_addcdiv_: unknown option 'scale' (valid: value)");
+
+    tn_tensor *t = tn_zeros(S(3, 2), TN_F64), *src = f64(V(1, 2, 3, 4, 5, 6), S(3, 2));
+    tn_tensor *idx = tn_from_data((const int64_t[]){0, 2, 0}, S(3), TN_I64);
+    CHECK_T(tn_index_add(t, 0, idx, src), S(3, 2), V(6, 8, 0, 0, 3, 4));   /* alpha 1; index 0 twice */
+    const double *half = V(-3, -4, 0, 0, -1.5, -2);
+    CHECK_T(tn_index_add(t, 0, idx, src, .alpha = -0.5), S(3, 2), half);
+    CHECK_T(tn_index_add_str(t, 0, idx, src, "alpha=-0.5"), S(3, 2), half);
+    tn_index_add_fn_opts io = TN_DEFAULTS(tn_index_add_fn_opts);
+    CHECK(io.alpha == 1);
+    io.alpha = -0.5;
+    CHECK_T(tn_index_add_opts(t, 0, idx, src, io), S(3, 2), half);
+    CHECK(tn_index_add_(t, 0, idx, src, .alpha = -0.5) == t);
+    CHECK_T(t, S(3, 2), half);
+    CHECK(tn_index_add__str(t, -2, idx, src, "alpha=2") == t);
+    CHECK_T(t, S(3, 2), V(9, 12, 0, 0, 4.5, 6));
+    CHECK_ERR(tn_index_add_str(t, 0, idx, src, "value=2"), "tn_index_add: unknown option 'value' (valid: alpha)");
+    tn_scope_end();
+}
+
+/* F.dropout / dropout2d / dropout3d (p=0.5, training=True), nn.Dropout / Dropout2d /
+   Dropout3d (p=0.5, inplace=False), F.layer_norm / F.group_norm (weight=None, bias=None,
+   eps=1e-5). */
+static bool zero_or(tn_tensor *y, double v) {   /* every element 0 or v */
+    tn_tensor *c = tn_contiguous(tn_to_dtype(y, TN_F64));
+    const double *d = (const double *)tn_data_ptr(c);
+    for (int64_t i = 0; i < tn_numel(c); i++) if (d[i] != 0 && d[i] != v) return false;
+    return true;
+}
+TEST(dropout_norm_kw) {
+    tn_scope_begin();
+    tn_manual_seed(7);
+    tn_tensor *ones = tn_ones(S(4, 8, 3, 3), TN_F64);
+    tn_tensor *y = tn_dropout(ones);   /* p 0.5, training: 0 or 1 / (1 - 0.5) */
+    CHECK(y && zero_or(y, 2) && tn_item(tn_sum(y)) > 0 && tn_item(tn_sum(y)) < 2 * 288);
+    CHECK(zero_or(tn_dropout(ones, .p = 0.75), 4));
+    CHECK(zero_or(tn_dropout_str(ones, "p=0.75"), 4));
+    CHECK(tn_item(tn_sum(tn_dropout(ones, .p = 1))) == 0);
+    CHECK(tn_equal(tn_dropout(ones, .training = false), ones));
+    CHECK(tn_equal(tn_dropout_str(ones, "p=0.9, training=False"), ones));
+    tn_tensor *d2 = tn_dropout2d(ones, .p = 0.5);   /* whole 3x3 channels */
+    CHECK(d2 && zero_or(d2, 2) && tn_equal(tn_amax(d2, TN_SHAPE(2, 3), false), tn_amin(d2, TN_SHAPE(2, 3), false)));
+    CHECK(tn_equal(tn_dropout2d_str(ones, "training=False"), ones));
+    tn_tensor *d3 = tn_dropout3d(tn_unsqueeze(ones, 0), .p = 0.25);
+    CHECK(d3 && zero_or(d3, 4.0 / 3));
+    CHECK(tn_equal(tn_dropout3d_str(ones, "p=0.0"), ones));
+    tn_dropout_fn_opts fo = TN_DEFAULTS(tn_dropout_fn_opts);
+    CHECK(fo.p == 0.5 && fo.training);
+    fo.training = false;
+    CHECK(tn_equal(tn_dropout_opts(ones, fo), ones) && tn_equal(tn_dropout2d_opts(ones, fo), ones) && tn_equal(tn_dropout3d_opts(ones, fo), ones));
+    CHECK_ERR(tn_dropout(ones, .p = 1.5), "dropout probability has to be between 0 and 1, but got 1.5");
+    CHECK_ERR(tn_dropout_str(ones, "inplace=True"), "tn_dropout: unknown option 'inplace' (valid: p, training)");
+
+    tn_module *m = tn_nn_dropout();
+    char *r = m ? tn_module_repr(m) : NULL;
+    CHECK(r && strcmp(r, "Dropout(p=0.5, inplace=False)") == 0);
+    tn_string_free(r);
+    tn_module_free(m);
+    m = tn_nn_dropout(.p = 0.2, .inplace = true);
+    r = m ? tn_module_repr(m) : NULL;
+    CHECK(r && strcmp(r, "Dropout(p=0.2, inplace=True)") == 0);
+    tn_string_free(r);
+    CHECK(m && zero_or(tn_module_forward(m, ones), 1.25));
+    tn_module_free(m);
+    m = tn_nn_dropout2d_str("p=0.3");
+    r = m ? tn_module_repr(m) : NULL;
+    CHECK(r && strcmp(r, "Dropout2d(p=0.3, inplace=False)") == 0);
+    tn_string_free(r);
+    tn_module_free(m);
+    tn_dropout_module_opts mo = TN_DEFAULTS(tn_dropout_module_opts);
+    CHECK(mo.p == 0.5 && !mo.inplace);
+    mo.p = 1;
+    m = tn_nn_dropout3d_opts(mo);
+    CHECK(m && tn_item(tn_sum(tn_module_forward(m, tn_unsqueeze(ones, 0)))) == 0);
+    tn_module_free(m);
+    m = tn_nn_dropout3d(.p = 0.5);
+    r = m ? tn_module_repr(m) : NULL;
+    CHECK(r && strcmp(r, "Dropout3d(p=0.5, inplace=False)") == 0);
+    tn_string_free(r);
+    tn_module_free(m);
+    CHECK_ERR(tn_nn_dropout(.p = -0.1), "tn_nn_dropout: dropout probability has to be between 0 and 1, but got -0.1");
+    CHECK_ERR(tn_nn_dropout2d_str("training=True"), "tn_nn_dropout2d: unknown option 'training' (valid: p, inplace)");
+
+    tn_tensor *x = f64(V(1, 2, 4, -1, 0.5, 3, -2, 6), S(2, 4)), *w = f64(V(1.5, -1, 0.5, 2), S(4)), *b = f64(V(0.1, 0.2, -0.3, 0), S(4));
+    const double *ln = V(-0.2773496714211404, 0.27734967142114075, 1.386748357105703, -1.3867483571057027,
+                         -0.4635944636577559, 0.37930456117452765, -1.3064934884900397, 1.3907833909732679);
+    const double *lnwb = V(-0.3160245071317106, -0.07734967142114074, 0.39337417855285156, -2.7734967142114053,
+                           -0.5953916954866338, -0.17930456117452764, -0.9532467442450199, 2.7815667819465357);
+    const double *ln2 = V(-0.268452428509859, 0.12202383114084503, 0.9029763504422531, -1.049404947811267,
+                          -0.463690558335211, 0.5125000907915491, -1.4398812074619711, 1.6839288697436612);
+    CHECK_T(tn_layer_norm(x, S(4)), S(2, 4), ln);
+    CHECK_T(tn_layer_norm(x, S(4), .weight = w, .bias = b), S(2, 4), lnwb);
+    CHECK_T(tn_layer_norm(x, S(2, 4), .eps = 0.5), S(2, 4), ln2);
+    CHECK_T(tn_layer_norm_str(x, S(2, 4), "eps=0.5"), S(2, 4), ln2);
+    tn_affine_norm_fn_opts no = TN_DEFAULTS(tn_affine_norm_fn_opts);
+    CHECK(!no.weight && !no.bias && no.eps == 1e-5);
+    no.weight = w;
+    no.bias = b;
+    CHECK_T(tn_layer_norm_opts(x, S(4), no), S(2, 4), lnwb);
+    CHECK_ERR(tn_layer_norm_str(x, S(4), "elementwise_affine=False"), "tn_layer_norm: unknown option 'elementwise_affine' (valid: weight, bias, eps)");
+    CHECK_ERR(tn_layer_norm_str(x, S(4), "weight=None"), "tn_layer_norm: option weight is a tensor, which the option text cannot give");
+
+    tn_tensor *g = tn_reshape(x, S(1, 4, 2)), *gw = f64(V(2, 1, -1, 0.5), S(4)), *gb = f64(V(0, 1, 0, -1), S(4));
+    const double *gn = V(-0.2773496714211405, 0.2773496714211407, 1.3867483571057029, -1.3867483571057029,
+                         -0.463594463657756, 0.3793045611745276, -1.3064934884900397, 1.3907833909732679);
+    const double *gnwb = V(-0.5463583647081529, 0.5463583647081534, 2.365895911770383, -0.3658959117703827,
+                           0.46098198509983274, -0.3771670787180449, -1.6495655244588554, -0.3085270223502511);
+    CHECK_T(tn_group_norm(g, 2), S(1, 4, 2), gn);
+    CHECK_T(tn_group_norm(g, 2, .weight = gw, .bias = gb, .eps = 0.1), S(1, 4, 2), gnwb);
+    no.weight = gw;
+    no.bias = gb;
+    no.eps = 0.1;
+    CHECK_T(tn_group_norm_opts(g, 2, no), S(1, 4, 2), gnwb);
+    CHECK_T(tn_group_norm_str(g, 2, "eps=1e-05"), S(1, 4, 2), gn);
+    CHECK_ERR(tn_group_norm_str(g, 2, "affine=True"), "tn_group_norm: unknown option 'affine' (valid: weight, bias, eps)");
+    tn_scope_end();
+}
+
+/* F.pad (mode='constant', value=None: 0); the other modes refuse a nonzero value. */
+TEST(pad_kw) {
+    tn_scope_begin();
+    tn_tensor *x = tn_reshape(range64(6), S(1, 2, 3));
+    const double *c0 = V(0, 0, 1, 2, 0, 0, 0, 3, 4, 5, 0, 0), *cv = V(-1.5, 0, 1, 2, -1.5, -1.5, -1.5, 3, 4, 5, -1.5, -1.5);
+    const double *refl = V(2, 1, 0, 1, 2, 1, 5, 4, 3, 4, 5, 4);
+    CHECK_T(tn_pad(x, S(1, 2)), S(1, 2, 6), c0);   /* constant, 0 */
+    CHECK_T(tn_pad(x, S(1, 2), .value = -1.5), S(1, 2, 6), cv);
+    CHECK_T(tn_pad(x, ((const int64_t[]){1, 2}), 2, .value = -1.5), S(1, 2, 6), cv);
+    CHECK_T(tn_pad_str(x, S(1, 2), "mode='constant', value=-1.5"), S(1, 2, 6), cv);
+    CHECK_T(tn_pad(x, S(2, 1), .mode = TN_PADDING_REFLECT), S(1, 2, 6), refl);
+    CHECK_T(tn_pad_str(x, S(2, 1), "mode='reflect'"), S(1, 2, 6), refl);
+    CHECK_T(tn_pad(x, S(1, 1), .mode = TN_PADDING_REPLICATE), S(1, 2, 5), V(0, 0, 1, 2, 2, 3, 3, 4, 5, 5));
+    CHECK_T(tn_pad_str(x, S(1, 0), "mode='circular', value=0"), S(1, 2, 4), V(2, 0, 1, 2, 5, 3, 4, 5));
+    tn_pad_fn_opts o = TN_DEFAULTS(tn_pad_fn_opts);
+    CHECK(o.mode == TN_PADDING_ZEROS && o.value == 0);
+    o.value = -1.5;
+    CHECK_T(tn_pad_opts(x, S(1, 2), o), S(1, 2, 6), cv);
+    o.mode = TN_PADDING_REFLECT;
+    CHECK_ERR(tn_pad_opts(x, S(2, 1), o), "tn_pad: Padding mode \"reflect\" doesn't take in value argument");
+    CHECK_ERR(tn_pad(x, S(1, 1), .mode = TN_PADDING_CIRCULAR, .value = NAN), "tn_pad: Padding mode \"circular\" doesn't take in value argument");
+    CHECK_ERR(tn_pad_str(x, S(1, 1), "mode='zeros'"), "tn_pad: option mode='zeros': expected one of constant|reflect|replicate|circular");
+    CHECK_ERR(tn_pad_str(x, S(1, 1), "fill=1"), "tn_pad: unknown option 'fill' (valid: mode, value)");
+    CHECK_ERR(tn_pad(x, S(1, 1), .mode = 7), "tn_pad: mode 7 is not");
+    tn_scope_end();
+}
+
+/* The dims forms of sum, mean, nansum, nanmean, prod: torch.sum's keepdim=False,
+   dtype=None (x cast first; an integer sum or product wraps to that dtype, as PyTorch's). */
+TEST(sum_mean_prod_dims_kw) {
+    tn_scope_begin();
+    tn_tensor *y = f64(V(1, 2, 3, 4, 5, 6), S(2, 3)), *x = f64(V(1, 2, NAN, 4, 5, 6), S(2, 3));
+    CHECK_T(tn_sum_dims(y, TN_DIMS(1)), S(2), V(6, 15));   /* keepdim false */
+    CHECK_T(tn_sum_dims(y, TN_DIMS(1), .keepdim = true), S(2, 1), V(6, 15));
+    CHECK_T(tn_sum_dims_str(y, TN_DIMS(-1), "keepdim=True"), S(2, 1), V(6, 15));
+    CHECK_T(tn_mean_dims(y, TN_DIMS(0)), S(3), V(2.5, 3.5, 4.5));
+    CHECK_T(tn_mean_dims_str(y, TN_DIMS(0), "keepdim=True"), S(1, 3), V(2.5, 3.5, 4.5));
+    CHECK_T(tn_prod_dims(y, TN_DIMS(1), .keepdim = true), S(2, 1), V(6, 120));
+    CHECK_T(tn_nansum_dims(x, TN_DIMS(1)), S(2), V(3, 15));
+    CHECK_T(tn_nanmean_dims(x, TN_DIMS(1), .keepdim = true), S(2, 1), V(1.5, 5));
+    CHECK_T(tn_nanmean_dims_str(x, TN_DIMS(1), NULL), S(2), V(1.5, 5));
+    tn_sum_fn_opts o = TN_DEFAULTS(tn_sum_fn_opts);
+    CHECK(!o.keepdim && o.dtype == -1);
+    o.keepdim = true;
+    CHECK_T(tn_sum_dims_opts(y, TN_DIMS(1), o), S(2, 1), V(6, 15));
+    CHECK_T(tn_nansum_dims_opts(x, TN_DIMS(1), o), S(2, 1), V(3, 15));
+    CHECK_T(tn_prod_dims_opts(y, TN_DIMS(0), o), S(1, 3), V(4, 10, 18));
+
+    const int32_t iv[6] = {100, 100, 100, 1, 2, 3};
+    tn_tensor *i = tn_from_data(iv, S(2, 3), TN_I32);
+    tn_tensor *su8 = tn_sum_dims(i, TN_DIMS(1), .dtype = TN_U8);   /* 300 wraps to 44 in uint8, as torch.sum(dtype=torch.uint8) */
+    CHECK(su8 && tn_get_dtype(su8) == TN_U8);
+    CHECK_T(su8, S(2), V(44, 6));
+    tn_tensor *p8 = tn_prod_dims_str(i, TN_DIMS(1), "dtype=int8");   /* 10^6 wraps to 64 */
+    CHECK(p8 && tn_get_dtype(p8) == TN_I8);
+    CHECK_T(p8, S(2), V(64, 6));
+    tn_tensor *m64 = tn_mean_dims(i, TN_DIMS(1), .dtype = TN_F64);
+    CHECK(m64 && tn_get_dtype(m64) == TN_F64);
+    CHECK_T(m64, S(2), V(100, 2));
+    tn_tensor *s32 = tn_sum_dims_str(y, TN_DIMS(1), "dtype=float32, keepdim=True");
+    CHECK(s32 && tn_get_dtype(s32) == TN_F32);
+    CHECK_T(s32, S(2, 1), V(6, 15));
+    CHECK_T(tn_sum_dims(y, NULL, 0, .keepdim = true), S(1, 1), V(21));   /* no dims: all */
+    CHECK_ERR(tn_mean_dims(i, TN_DIMS(1)), "tn_mean_dims: could not infer output dtype; input dtype must be floating point, got int32");
+    CHECK_ERR(tn_mean_dims(i, TN_DIMS(1), .dtype = TN_I64), "could not infer output dtype");
+    CHECK_ERR(tn_sum_dims(y, TN_DIMS(1), .dtype = 42), "tn_sum_dims: dtype 42 is not a tn_dtype");
+    CHECK_ERR(tn_sum_dims_str(y, TN_DIMS(1), "dim=1"), "tn_sum_dims: unknown option 'dim' (valid: keepdim, dtype)");
+    CHECK_ERR(tn_prod_dims_str(y, TN_DIMS(1), "dtype=torch.float32"), "tn_prod_dims: option dtype='torch.float32': expected one of float32|float64");
+    tn_scope_end();
+}
+
 /* The migrated ops stay differentiable through the macro form. */
 static tn_tensor *g_addmm(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_addmm(in[0], in[1], in[2], .beta = -0.5, .alpha = 1.5); }
 static tn_tensor *g_cdist(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_cdist(in[0], in[1], .p = 3); }
@@ -648,6 +983,20 @@ static tn_tensor *g_cov(tn_tensor *const *in, int n, void *u) { (void)n; (void)u
 static tn_tensor *g_diag(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_diagonal(in[0], .offset = 1, .dim1 = 1, .dim2 = 0); }
 static tn_tensor *g_diff(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_diff(in[0], .n = 2, .dim = 0, .append = in[1]); }
 static tn_tensor *g_tri(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_mul(tn_triu(in[0], .diagonal = 1), tn_tril(in[0], .diagonal = 2)); }
+static tn_tensor *g_addcdiv(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_addcdiv(in[0], in[1], tn_add_scalar(tn_exp(in[2]), 1), .value = -1.5); }
+static tn_tensor *g_index_add(tn_tensor *const *in, int n, void *u) {
+    (void)n; (void)u;
+    return tn_index_add(in[0], 0, tn_from_data((const int64_t[]){2, 0, 2}, S(3), TN_I64), in[1], .alpha = 0.5);
+}
+static tn_tensor *g_clamp(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_clamp(in[0], .min = -0.5, .max = 0.7); }
+static tn_tensor *g_layer_norm(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_layer_norm(in[0], S(4), .weight = in[1], .bias = in[2], .eps = 0.1); }
+static tn_tensor *g_group_norm(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_group_norm(in[0], 2, .weight = in[1], .bias = in[2], .eps = 0.1); }
+static tn_tensor *g_pad(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_mul(tn_pad(in[0], S(2, 1), .mode = TN_PADDING_REFLECT), tn_pad(in[0], S(1, 2), .value = 0.5)); }
+static tn_tensor *g_reduce(tn_tensor *const *in, int n, void *u) {
+    (void)n; (void)u;
+    return tn_add(tn_mul(tn_sum_dims(in[0], TN_DIMS(1), .keepdim = true), tn_mean_dims(in[0], TN_DIMS(0), .dtype = TN_F64)),
+                  tn_prod_dims(in[0], TN_DIMS(1), .keepdim = true));
+}
 TEST(gradients_through_the_macros) {
     tn_scope_begin();
     tn_manual_seed(3);
@@ -668,6 +1017,25 @@ TEST(gradients_through_the_macros) {
     tn_tensor *df[2] = {tn_randn(S(4, 3), TN_F64), tn_randn(S(1, 3), TN_F64)};
     for (int i = 0; i < 2; i++) tn_requires_grad_(df[i], true);
     CHECK(tn_gradcheck(g_diff, df, 2, NULL, 1e-6, 1e-5, 1e-4));
+    tn_tensor *ac[3] = {tn_randn(S(3, 2), TN_F64), tn_randn(S(2), TN_F64), tn_randn(S(3, 1), TN_F64)};
+    for (int i = 0; i < 3; i++) tn_requires_grad_(ac[i], true);
+    CHECK(tn_gradcheck(g_addcdiv, ac, 3, NULL, 1e-6, 1e-5, 1e-4));
+    CHECK(tn_gradgradcheck(g_addcdiv, ac, 3, NULL, 1e-6, 1e-5, 1e-4));
+    tn_tensor *ia[2] = {tn_randn(S(3, 2), TN_F64), tn_randn(S(3, 2), TN_F64)};
+    for (int i = 0; i < 2; i++) tn_requires_grad_(ia[i], true);
+    CHECK(tn_gradcheck(g_index_add, ia, 2, NULL, 1e-6, 1e-5, 1e-4));
+    tn_tensor *cl[1] = {f64(V(-1.2, -0.3, 0.1, 0.45, 0.9, 2.0), S(2, 3))};
+    tn_requires_grad_(cl[0], true);
+    CHECK(tn_gradcheck(g_clamp, cl, 1, NULL, 1e-6, 1e-5, 1e-4));
+    tn_tensor *nm[3] = {tn_randn(S(2, 4, 4), TN_F64), tn_randn(S(4), TN_F64), tn_randn(S(4), TN_F64)};
+    for (int i = 0; i < 3; i++) tn_requires_grad_(nm[i], true);
+    CHECK(tn_gradcheck(g_layer_norm, nm, 3, NULL, 1e-6, 1e-5, 1e-4));
+    CHECK(tn_gradcheck(g_group_norm, nm, 3, NULL, 1e-6, 1e-5, 1e-4));
+    CHECK(tn_gradcheck(g_pad, nm, 1, NULL, 1e-6, 1e-5, 1e-4));
+    tn_tensor *rd[1] = {tn_randn(S(3, 4), TN_F64)};
+    tn_requires_grad_(rd[0], true);
+    CHECK(tn_gradcheck(g_reduce, rd, 1, NULL, 1e-6, 1e-5, 1e-4));
+    CHECK(tn_gradgradcheck(g_reduce, rd, 1, NULL, 1e-6, 1e-5, 1e-4));
     tn_scope_end();
 }
 
@@ -689,6 +1057,12 @@ int main(void) {
     RUN(reduction_losses_kw);
     RUN(activations_kw);
     RUN(tensor_ops_kw_more);
+    RUN(sorting_kw);
+    RUN(hardtanh_glu_softmin_kw);
+    RUN(clamp_addc_index_add_kw);
+    RUN(dropout_norm_kw);
+    RUN(pad_kw);
+    RUN(sum_mean_prod_dims_kw);
     RUN(gradients_through_the_macros);
     return tn_test_report();
 }

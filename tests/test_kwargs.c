@@ -132,7 +132,7 @@ TEST(pool_norm_embedding_agree) {
          tn_nn_layer_norm_str(TN_SHAPE(4, 5), "eps=1e-6, elementwise_affine=False"));
     const int64_t shape[2] = {4, 5};
     SAME(tn_nn_layer_norm(shape, 2, .bias = false), tn_nn_layer_norm_str(shape, 2, "bias=False"));
-    const tn_layer_norm_opts lo = TN_DEFAULTS(tn_layer_norm_opts);
+    const tn_layer_norm_module_opts lo = TN_DEFAULTS(tn_layer_norm_module_opts);
     SAME(tn_nn_layer_norm(TN_SHAPE(5)), tn_nn_layer_norm_opts(shape + 1, 1, lo));
     SAME(tn_nn_group_norm(2, 4, .eps = 1e-3, .affine = false), tn_nn_group_norm_str(2, 4, "eps=1e-3, affine=False"));
     REPR_HAS(tn_nn_group_norm(3, 6), "GroupNorm(3, 6, eps=1e-05, affine=True)");

@@ -33,9 +33,9 @@ TEST(max_dims_ops) {
     CHECK(((const double *)tn_data_ptr(pc))[at] == (double)(n / 2));
     /* sums: all, one dim, keepdim, negative dims */
     CHECK(tn_item(tn_sum(p)) == (double)n * (n - 1) / 2);
-    tn_tensor *s0 = tn_sum_dims(x, TN_DIMS(0, -1), true);
+    tn_tensor *s0 = tn_sum_dims(x, TN_DIMS(0, -1), .keepdim = true);
     CHECK(s0 && tn_ndim(s0) == D && tn_shape(s0)[0] == 1 && tn_item(tn_sum(s0)) == (double)n * (n - 1) / 2);
-    tn_tensor *s1 = tn_sum_dims(x, TN_DIMS(BIG - 1), false);
+    tn_tensor *s1 = tn_sum_dims(x, TN_DIMS(BIG - 1));
     CHECK(s1 && tn_ndim(s1) == D - 1);
     /* broadcast add: a [2] row against every dim-0 slice, and a D-dim against a 1-d */
     tn_tensor *row = tn_arange(0, 2, 1, TN_F64);

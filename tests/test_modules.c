@@ -218,7 +218,7 @@ static tn_module *nested_new(void) {
 /* The models whose torch state dicts we load (Python: MK[name]()); built in registration
    order so that a seed gives the same weights every time. */
 static tn_module *mlp_new(void) {
-    tn_module *a = tn_nn_linear(10, 16, true), *b = tn_nn_tanh(), *c = tn_nn_dropout(0.3), *d = tn_nn_linear(16, 8, true);
+    tn_module *a = tn_nn_linear(10, 16, true), *b = tn_nn_tanh(), *c = tn_nn_dropout(.p = 0.3), *d = tn_nn_linear(16, 8, true);
     tn_module *e = tn_nn_activation("LeakyReLU", .negative_slope = 0.1), *f = tn_nn_layer_norm(SH(8)), *g = tn_nn_linear(8, 3, true);
     return tn_nn_sequential(a, b, c, d, e, f, g);
 }
@@ -271,9 +271,9 @@ static const char *repr_case(int i, tn_module **out) {
     RCASE(23, "nn.LayerNorm(4, eps=1e-6, elementwise_affine=False)", tn_nn_layer_norm(SH(4), .eps = 1e-6, .elementwise_affine = false))
     RCASE(24, "nn.GroupNorm(2, 4, eps=1e-3, affine=False)", tn_nn_group_norm(2, 4, .eps = 1e-3, .affine = false))
     RCASE(25, "nn.GroupNorm(3, 6)", tn_nn_group_norm(3, 6))
-    RCASE(26, "nn.Dropout(0.25)", tn_nn_dropout(0.25))
-    RCASE(27, "nn.Dropout2d()", tn_nn_dropout2d(0.5))
-    RCASE(28, "nn.Dropout(0.0)", tn_nn_dropout(0))
+    RCASE(26, "nn.Dropout(0.25)", tn_nn_dropout(.p = 0.25))
+    RCASE(27, "nn.Dropout2d()", tn_nn_dropout2d())
+    RCASE(28, "nn.Dropout(0.0)", tn_nn_dropout(.p = 0))
     RCASE(29, "nn.Embedding(10, 3, padding_idx=-1)", tn_nn_embedding(10, 3, .padding_idx = -1))
     RCASE(30, "nn.Embedding(10, 3)", tn_nn_embedding(10, 3))
     RCASE(31, "nn.Flatten()", tn_nn_flatten(1, -1))
@@ -357,8 +357,8 @@ static tn_module *representative_new(void) {
     return tn_nn_sequential(
         tn_nn_sequential(tn_nn_conv2d(1, 8, 3, .padding = 1), tn_nn_batch_norm2d(8, .momentum = NAN), tn_nn_relu(), tn_nn_max_pool2d(2)),
         tn_nn_sequential(tn_nn_conv2d(8, 16, 3, .stride = 2, .groups = 2, .bias = false), tn_nn_group_norm(4, 16), tn_nn_activation("LeakyReLU", .negative_slope = 0.2),
-                         tn_nn_dropout2d(0.1), tn_nn_adaptive_avg_pool2d(1, 1)),
-        tn_nn_flatten(1, -1), tn_nn_linear(16, 32, true), tn_nn_layer_norm(SH(32)), tn_nn_gelu(), tn_nn_dropout(0.5),
+                         tn_nn_dropout2d(.p = 0.1), tn_nn_adaptive_avg_pool2d(1, 1)),
+        tn_nn_flatten(1, -1), tn_nn_linear(16, 32, true), tn_nn_layer_norm(SH(32)), tn_nn_gelu(), tn_nn_dropout(),
         tn_nn_unflatten(1, SH(4, 8)), tn_nn_conv1d(4, 4, 3, .padding = TN_PADDING_SAME), tn_nn_flatten(1, -1), custom_new(32),
         tn_nn_linear(32, 10, false), tn_nn_activation("LogSoftmax", .dim = 1));
 }
@@ -744,7 +744,7 @@ TEST(train_eval) {
 
     /* Dropout */
     tn_manual_seed(3);
-    tn_module *d = tn_nn_dropout(0.5);
+    tn_module *d = tn_nn_dropout();
     tn_tensor *x = tn_add_scalar(tn_rand(SH(4000), TN_F32), 1);
     tn_tensor *y = tn_module_forward(d, x);
     int64_t nz = 0, cnt;
@@ -1255,8 +1255,8 @@ static tn_tensor *act_ref(int k, tn_tensor *x) {
     case 11: return tn_mish(x);
     case 12: return tn_softplus(x, .beta = 2, .threshold = 5);
     case 13: return tn_softplus(x);
-    case 14: return tn_hardtanh(x, -2, 0.5);
-    case 15: return tn_hardtanh(x, -1, 1);
+    case 14: return tn_hardtanh(x, .min_val = -2, .max_val = 0.5);
+    case 15: return tn_hardtanh(x);
     case 16: return tn_hardswish(x);
     case 17: return tn_hardsigmoid(x);
     case 18: return tn_tanh(x);
@@ -1320,12 +1320,12 @@ TEST(layers_forward) {
     LAYER("AvgPool1d(count_include_pad=False)", tn_nn_avg_pool1d(3, .padding = 1, .count_include_pad = false), x, tn_avg_pool1d(x, 3, .padding = 1, .count_include_pad = false));
     /* normalisation */
     x = input(SH(2, 6, 3, 3));
-    LAYER("GroupNorm", tn_nn_group_norm(2, 6, .eps = 1e-4), x, tn_group_norm(x, 2, P("weight"), P("bias"), 1e-4));
-    LAYER("GroupNorm(affine=False)", tn_nn_group_norm(3, 6, .affine = false), x, tn_group_norm(x, 3, NULL, NULL, 1e-5));
+    LAYER("GroupNorm", tn_nn_group_norm(2, 6, .eps = 1e-4), x, tn_group_norm(x, 2, .weight = P("weight"), .bias = P("bias"), .eps = 1e-4));
+    LAYER("GroupNorm(affine=False)", tn_nn_group_norm(3, 6, .affine = false), x, tn_group_norm(x, 3));
     x = input(SH(2, 3, 4, 5));
-    LAYER("LayerNorm", tn_nn_layer_norm(SH(4, 5), .eps = 1e-6), x, tn_layer_norm(x, SH(4, 5), P("weight"), P("bias"), 1e-6));
-    LAYER("LayerNorm(elementwise_affine=False)", tn_nn_layer_norm(SH(5), .elementwise_affine = false), x, tn_layer_norm(x, SH(5), NULL, NULL, 1e-5));
-    LAYER("LayerNorm(bias=False)", tn_nn_layer_norm(SH(5), .bias = false), x, tn_layer_norm(x, SH(5), P("weight"), NULL, 1e-5));
+    LAYER("LayerNorm", tn_nn_layer_norm(SH(4, 5), .eps = 1e-6), x, tn_layer_norm(x, SH(4, 5), .weight = P("weight"), .bias = P("bias"), .eps = 1e-6));
+    LAYER("LayerNorm(elementwise_affine=False)", tn_nn_layer_norm(SH(5), .elementwise_affine = false), x, tn_layer_norm(x, SH(5)));
+    LAYER("LayerNorm(bias=False)", tn_nn_layer_norm(SH(5), .bias = false), x, tn_layer_norm(x, SH(5), .weight = P("weight")));
     {
         tn_module *ln = tn_nn_layer_norm(SH(5), .bias = false);
         CHECK(ln && tn_module_get(ln, "weight") && !tn_module_get(ln, "bias"));
@@ -1363,11 +1363,11 @@ TEST(layers_forward) {
     /* dropout: the same mask as the functional op from the same seed */
     x = input(SH(4, 6, 3, 3));
     tn_manual_seed(7);
-    LAYER("Dropout", tn_nn_dropout(0.4), x, (tn_manual_seed(7), tn_dropout(x, 0.4, true)));
+    LAYER("Dropout", tn_nn_dropout(.p = 0.4), x, (tn_manual_seed(7), tn_dropout(x, .p = 0.4)));
     tn_manual_seed(8);
-    LAYER("Dropout2d", tn_nn_dropout2d(0.5), x, (tn_manual_seed(8), tn_dropout2d(x, 0.5, true)));
-    LAYER("Dropout(0)", tn_nn_dropout(0), x, tn_dropout(x, 0, true));
-    LAYER("Dropout(1)", tn_nn_dropout(1), x, tn_dropout(x, 1, true));
+    LAYER("Dropout2d", tn_nn_dropout2d(), x, (tn_manual_seed(8), tn_dropout2d(x)));
+    LAYER("Dropout(0)", tn_nn_dropout(.p = 0), x, tn_dropout(x, .p = 0));
+    LAYER("Dropout(1)", tn_nn_dropout(.p = 1), x, tn_dropout(x, .p = 1));
     /* embeddings */
     int64_t iv[12] = {1, 2, 3, 9, 2, 0, 2, 5, 5, 7, 8, 2};
     tn_tensor *idx = tn_from_data(iv, SH(3, 4), TN_I64);
@@ -1490,10 +1490,10 @@ TEST(layer_errors) {
     CHECK_ERR(tn_nn_layer_norm(NULL, 0), "tn_nn_layer_norm: normalized_shape must have 1 to 8 dims");
     CHECK_ERR(tn_nn_layer_norm_str(SH(4), "affine=True"), "tn_nn_layer_norm: unknown option 'affine' (valid: eps, elementwise_affine, bias)");
     /* dropout */
-    CHECK_ERR(tn_nn_dropout(1.5), "tn_nn_dropout: dropout probability has to be between 0 and 1, but got 1.5");
-    CHECK_ERR(tn_nn_dropout(-0.1), "tn_nn_dropout: dropout probability has to be between 0 and 1, but got -0.1");
-    CHECK_ERR(tn_nn_dropout(NAN), "tn_nn_dropout: dropout probability");
-    CHECK_ERR(tn_nn_dropout2d(2), "tn_nn_dropout2d: dropout probability has to be between 0 and 1");
+    CHECK_ERR(tn_nn_dropout(.p = 1.5), "tn_nn_dropout: dropout probability has to be between 0 and 1, but got 1.5");
+    CHECK_ERR(tn_nn_dropout(.p = -0.1), "tn_nn_dropout: dropout probability has to be between 0 and 1, but got -0.1");
+    CHECK_ERR(tn_nn_dropout(.p = NAN), "tn_nn_dropout: dropout probability");
+    CHECK_ERR(tn_nn_dropout2d(.p = 2), "tn_nn_dropout2d: dropout probability has to be between 0 and 1");
     CHECK_ERR(tn_nn_transformer_encoder_layer(8, 2, .dropout = 1.5), "tn_nn_transformer_encoder_layer: dropout probability");
     CHECK_ERR(tn_nn_multihead_attention(8, 2, .dropout = -1), "tn_nn_multihead_attention: dropout probability");
     CHECK_ERR(tn_nn_lstm(3, 4, .dropout = 2), "tn_nn_lstm: dropout should be a number in range [0, 1]");
@@ -1541,7 +1541,7 @@ TEST(forward_errors) {
         {tn_nn_embedding(10, 3), tn_from_data((int64_t[]){1, 12}, SH(2), TN_I64), "Embedding:"},
         {tn_nn_flatten(5, -1), x, "Flatten:"},
         {tn_nn_unflatten(1, SH(2, 2)), x, "Unflatten:"},
-        {tn_nn_dropout(0.5), tn_zeros(SH(3), TN_I64), "Dropout:"},
+        {tn_nn_dropout(), tn_zeros(SH(3), TN_I64), "Dropout:"},
         {tn_nn_activation("Softmax", .dim = 5), x, "Softmax:"},
         {tn_nn_activation("LogSoftmax", .dim = -7), x, "LogSoftmax:"},
         {tn_nn_activation("GELU"), tn_zeros(SH(3), TN_BOOL), "GELU:"},

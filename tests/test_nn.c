@@ -806,11 +806,11 @@ TEST(hand_norm) {
     BEGIN;
     const double r = 1.2247448713915890491;   /* 1 / sqrt(2/3) */
     tn_tensor *x = T64(D(1, 2, 3), 1, 3);
-    CHECK_VALS(tn_layer_norm(x, I(3), 1, NULL, NULL, 0), 1e-12, -r, 0, r);
-    CHECK_VALS(tn_layer_norm(x, I(3), 1, T64(D(2, 2, 2), 3), T64(D(1, 1, 1), 3), 0), 1e-12, 1 - 2 * r, 1, 1 + 2 * r);
+    CHECK_VALS(tn_layer_norm(x, I(3), 1, .eps = 0), 1e-12, -r, 0, r);
+    CHECK_VALS(tn_layer_norm(x, I(3), 1, .weight = T64(D(2, 2, 2), 3), .bias = T64(D(1, 1, 1), 3), .eps = 0), 1e-12, 1 - 2 * r, 1, 1 + 2 * r);
     /* layer_norm over the last two dims */
-    CHECK_VALS(tn_layer_norm(T64(D(1, 2, 3, 1, 2, 3), 2, 3), I(2, 3), 2, NULL, NULL, 0), 1e-12, -r, 0, r, -r, 0, r);
-    CHECK_VALS(tn_group_norm(T64(D(1, 2, 3, 4, 5, 6), 1, 2, 3), 2, NULL, NULL, 0), 1e-12, -r, 0, r, -r, 0, r);
+    CHECK_VALS(tn_layer_norm(T64(D(1, 2, 3, 1, 2, 3), 2, 3), I(2, 3), 2, .eps = 0), 1e-12, -r, 0, r, -r, 0, r);
+    CHECK_VALS(tn_group_norm(T64(D(1, 2, 3, 4, 5, 6), 1, 2, 3), 2, .eps = 0), 1e-12, -r, 0, r, -r, 0, r);
     /* batch_norm training: batch statistics; running stats with the unbiased variance */
     tn_tensor *b = T64(D(1, 2, 3, 4), 4, 1), *rm = tn_zeros(SH(1), TN_F64), *rv = tn_ones(SH(1), TN_F64);
     const double sd = sqrt(1.25 + 1e-5);
@@ -899,8 +899,8 @@ TEST(hand_activations) {
     CHECK_VALS(tn_relu(x), 0, 0, 0, 0, 0, 0, 0.5, 1, 3, 7);
     CHECK_VALS(tn_relu6(x), 0, 0, 0, 0, 0, 0, 0.5, 1, 3, 6);
     CHECK_VALS(tn_leaky_relu(x, .negative_slope = 0.1), 1e-12, -0.7, -0.3, -0.1, -0.05, 0, 0.5, 1, 3, 7);
-    CHECK_VALS(tn_hardtanh(x, -1, 1), 0, -1, -1, -1, -0.5, 0, 0.5, 1, 1, 1);
-    CHECK_VALS(tn_hardtanh(x, -2, 0.25), 0, -2, -2, -1, -0.5, 0, 0.25, 0.25, 0.25, 0.25);
+    CHECK_VALS(tn_hardtanh(x), 0, -1, -1, -1, -0.5, 0, 0.5, 1, 1, 1);
+    CHECK_VALS(tn_hardtanh(x, .min_val = -2, .max_val = 0.25), 0, -2, -2, -1, -0.5, 0, 0.25, 0.25, 0.25, 0.25);
     CHECK_VALS(tn_hardsigmoid(x), 1e-12, 0, 0, 1. / 3, 2.5 / 6, 0.5, 3.5 / 6, 2. / 3, 1, 1);
     CHECK_VALS(tn_hardswish(x), 1e-12, 0, 0, -1. / 3, -0.5 * 2.5 / 6, 0, 0.5 * 3.5 / 6, 2. / 3, 3, 7);
     CHECK_VALS(tn_elu(T64(D(-1, 0, 2), 3)), 1e-12, expm1(-1.0), 0, 2);
@@ -920,14 +920,14 @@ TEST(hand_activations) {
     tn_tensor *k = leaf(T64(D(-3, -1, 0, 1, 3, 6), 6));
     CHECK_VALS(grad_of(tn_relu(k), k, NULL), 0, 0, 0, 0, 1, 1, 1);
     CHECK_VALS(grad_of(tn_relu6(k), k, NULL), 0, 0, 0, 0, 1, 1, 0);
-    CHECK_VALS(grad_of(tn_hardtanh(k, -1, 1), k, NULL), 0, 0, 0, 1, 0, 0, 0);
+    CHECK_VALS(grad_of(tn_hardtanh(k), k, NULL), 0, 0, 0, 1, 0, 0, 0);
     CHECK_VALS(grad_of(tn_leaky_relu(k, .negative_slope = 0.25), k, NULL), 0, 0.25, 0.25, 0.25, 1, 1, 1);
     CHECK_VALS(grad_of(tn_hardswish(k), k, NULL), 1e-12, -0.5, 1. / 6, 0.5, 5. / 6, 1.5, 1);
     CHECK_VALS(grad_of(tn_hardsigmoid(k), k, NULL), 1e-12, 0, 1. / 6, 1. / 6, 1. / 6, 0, 0);
     CHECK_VALS(grad_of(tn_elu(k, .alpha = 2), k, NULL), 1e-12, 2 * exp(-3.0), 2 * exp(-1.0), 2, 1, 1, 1);
     /* float32 in, float32 out */
     tn_tensor *x32 = tn_to_dtype(x, TN_F32);
-    tn_tensor *outs[] = {tn_relu6(x32), tn_leaky_relu(x32), tn_elu(x32), tn_selu(x32), tn_celu(x32), tn_hardtanh(x32, -1, 1),
+    tn_tensor *outs[] = {tn_relu6(x32), tn_leaky_relu(x32), tn_elu(x32), tn_selu(x32), tn_celu(x32), tn_hardtanh(x32),
                          tn_mish(x32), tn_hardswish(x32), tn_hardsigmoid(x32), tn_gelu(x32, .approximate = TN_APPROXIMATE_TANH), tn_silu(x32), tn_softmax(x32, 0)};
     for (int i = 0; i < (int)(sizeof outs / sizeof outs[0]); i++) CHECK_MSG(outs[i] && tn_get_dtype(outs[i]) == TN_F32, "activation %d: float32 in, float32 out", i);
     END;
@@ -1199,24 +1199,24 @@ TEST(oc_norm) {
 
     /* layer_norm */
     tn_tensor *x = RN(2, 3, 4, 5), *lw = RN(4, 5), *lb = RN(4, 5), *lw1 = RN(5), *xv = nc(x, 0, 1);
-    ORACLE(TOL64, tn_layer_norm(x, I(4, 5), 2, lw, lb, 1e-5), "F.layer_norm(x0, (4, 5), x1, x2)", x, lw, lb);
-    ORACLE(TOL64, tn_layer_norm(x, I(5), 1, NULL, NULL, 1e-5), "F.layer_norm(x0, (5,))", x);
-    ORACLE(TOL64, tn_layer_norm(x, I(5), 1, lw1, NULL, 1e-3), "F.layer_norm(x0, (5,), x1, None, 1e-3)", x, lw1);
-    ORACLE(TOL64, tn_layer_norm(xv, I(4, 5), 2, NULL, lb, 1e-5), "F.layer_norm(x0, (4, 5), None, x1)", xv, lb);
-    ORACLE(TOL64, tn_layer_norm(x, I(3, 4, 5), 3, NULL, NULL, 1e-5), "F.layer_norm(x0, (3, 4, 5))", x);
+    ORACLE(TOL64, tn_layer_norm(x, I(4, 5), 2, .weight = lw, .bias = lb), "F.layer_norm(x0, (4, 5), x1, x2)", x, lw, lb);
+    ORACLE(TOL64, tn_layer_norm(x, I(5), 1), "F.layer_norm(x0, (5,))", x);
+    ORACLE(TOL64, tn_layer_norm(x, I(5), 1, .weight = lw1, .eps = 1e-3), "F.layer_norm(x0, (5,), x1, None, 1e-3)", x, lw1);
+    ORACLE(TOL64, tn_layer_norm(xv, I(4, 5), 2, .bias = lb), "F.layer_norm(x0, (4, 5), None, x1)", xv, lb);
+    ORACLE(TOL64, tn_layer_norm(x, I(3, 4, 5), 3), "F.layer_norm(x0, (3, 4, 5))", x);
     tn_tensor *xl = RN(7), *x32 = f32(x), *lw32 = f32(lw), *lb32 = f32(lb);
-    ORACLE(TOL64, tn_layer_norm(xl, I(7), 1, NULL, NULL, 1e-5), "F.layer_norm(x0, (7,))", xl);
-    ORACLE(TOL32, tn_layer_norm(x32, I(4, 5), 2, lw32, lb32, 1e-5), "F.layer_norm(x0, (4, 5), x1, x2)", x32, lw32, lb32);
+    ORACLE(TOL64, tn_layer_norm(xl, I(7), 1), "F.layer_norm(x0, (7,))", xl);
+    ORACLE(TOL32, tn_layer_norm(x32, I(4, 5), 2, .weight = lw32, .bias = lb32), "F.layer_norm(x0, (4, 5), x1, x2)", x32, lw32, lb32);
 
     /* group_norm */
     tn_tensor *g = RN(2, 6, 4, 3), *gw = RN(6), *gb = RN(6), *g3 = RN(3, 4, 5), *gv = nc(g, 2, 3);
-    ORACLE(TOL64, tn_group_norm(g, 3, gw, gb, 1e-5), "F.group_norm(x0, 3, x1, x2)", g, gw, gb);
-    ORACLE(TOL64, tn_group_norm(g, 1, NULL, NULL, 1e-5), "F.group_norm(x0, 1)", g);
-    ORACLE(TOL64, tn_group_norm(g, 6, gw, NULL, 1e-3), "F.group_norm(x0, 6, x1, None, 1e-3)", g, gw);
-    ORACLE(TOL64, tn_group_norm(gv, 2, NULL, gb, 1e-5), "F.group_norm(x0, 2, torch.ones(6, dtype=torch.float64), x1)", gv, gb);
-    ORACLE(TOL64, tn_group_norm(g3, 2, NULL, NULL, 1e-5), "F.group_norm(x0, 2)", g3);
+    ORACLE(TOL64, tn_group_norm(g, 3, .weight = gw, .bias = gb), "F.group_norm(x0, 3, x1, x2)", g, gw, gb);
+    ORACLE(TOL64, tn_group_norm(g, 1), "F.group_norm(x0, 1)", g);
+    ORACLE(TOL64, tn_group_norm(g, 6, .weight = gw, .eps = 1e-3), "F.group_norm(x0, 6, x1, None, 1e-3)", g, gw);
+    ORACLE(TOL64, tn_group_norm(gv, 2, .bias = gb), "F.group_norm(x0, 2, torch.ones(6, dtype=torch.float64), x1)", gv, gb);
+    ORACLE(TOL64, tn_group_norm(g3, 2), "F.group_norm(x0, 2)", g3);
     tn_tensor *g32 = f32(g), *gw32 = f32(gw), *gb32 = f32(gb);
-    ORACLE(TOL32, tn_group_norm(g32, 3, gw32, gb32, 1e-5), "F.group_norm(x0, 3, x1, x2)", g32, gw32, gb32);
+    ORACLE(TOL32, tn_group_norm(g32, 3, .weight = gw32, .bias = gb32), "F.group_norm(x0, 3, x1, x2)", g32, gw32, gb32);
 
     /* instance_norm */
     tn_tensor *in = RN(2, 3, 5, 4), *iw = RN(3), *ib = RN(3), *i3 = RN(2, 3, 7);
@@ -1240,7 +1240,7 @@ TEST(oc_norm) {
     ORACLE_X(TOL64, yb1, TS(rm1, rv1), "exec:m = torch.zeros(4, dtype=torch.float64); v = torch.ones(4, dtype=torch.float64); "
              "out = F.batch_norm(x0, m, v, x1, x2, True); extras = [m, v]", b1, w, b);
     tn_tensor *g1 = RN(1, 6, 5, 3);
-    ORACLE(TOL64, tn_group_norm(g1, 2, gw, gb, 1e-5), "F.group_norm(x0, 2, x1, x2)", g1, gw, gb);
+    ORACLE(TOL64, tn_group_norm(g1, 2, .weight = gw, .bias = gb), "F.group_norm(x0, 2, x1, x2)", g1, gw, gb);
     tn_tensor *in32 = f32(in);
     ORACLE(TOL32, tn_instance_norm(in32, NULL, NULL, NULL, NULL, true, 0.1, 1e-5), "F.instance_norm(x0)", in32);
     END;
@@ -1305,7 +1305,7 @@ static tn_tensor *a_silu(tn_tensor *x) { return tn_silu(x); }
 static tn_tensor *a_mish(tn_tensor *x) { return tn_mish(x); }
 static tn_tensor *a_softplus(tn_tensor *x) { return tn_softplus(x, .beta = 2, .threshold = 10); }
 static tn_tensor *a_softplus_default(tn_tensor *x) { return tn_softplus(x); }
-static tn_tensor *a_hardtanh(tn_tensor *x) { return tn_hardtanh(x, -0.5, 2); }
+static tn_tensor *a_hardtanh(tn_tensor *x) { return tn_hardtanh(x, .min_val = -0.5, .max_val = 2); }
 static tn_tensor *a_hardswish(tn_tensor *x) { return tn_hardswish(x); }
 static tn_tensor *a_hardsigmoid(tn_tensor *x) { return tn_hardsigmoid(x); }
 static tn_tensor *a_tanh(tn_tensor *x) { return tn_tanh(x); }
@@ -1565,8 +1565,8 @@ TEST(oc_edges) {
     ORACLE_SWEEP_X(TOL64, y, TS(y ? idx : NULL), "F.max_pool2d(x0, 2, return_indices=True)", e4);
     ORACLE_SWEEP(TOL64, tn_avg_pool2d(e4, 2), "F.avg_pool2d(x0, 2)", e4);
     ORACLE_SWEEP(TOL64, tn_adaptive_avg_pool2d(e4, 2, 2), "F.adaptive_avg_pool2d(x0, 2)", e4);
-    ORACLE_SWEEP(TOL64, tn_layer_norm(e4, I(5, 4), 2, NULL, NULL, 1e-5), "F.layer_norm(x0, (5, 4))", e4);
-    ORACLE_SWEEP(TOL64, tn_group_norm(e4, 3, NULL, NULL, 1e-5), "F.group_norm(x0, 3)", e4);
+    ORACLE_SWEEP(TOL64, tn_layer_norm(e4, I(5, 4), 2), "F.layer_norm(x0, (5, 4))", e4);
+    ORACLE_SWEEP(TOL64, tn_group_norm(e4, 3), "F.group_norm(x0, 3)", e4);
     ORACLE_SWEEP(TOL64, tn_batch_norm(e4, NULL, NULL, NULL, NULL, true, 0.1, 1e-5), "F.batch_norm(x0, None, None, training=True)", e4);
     tn_tensor *lw = RN(4, 6), *el = RN(0, 6);
     ORACLE_SWEEP(TOL64, tn_linear(el, lw, NULL), "F.linear(x0, x1)", el, lw);
@@ -1596,7 +1596,7 @@ TEST(oc_edges) {
     tn_tensor *xr = RN(2, 3, 5, 4), *wc = CONST(2, 3, 3, 3);
     ORACLE(TOL64, tn_conv2d(xr, wc, NULL, .stride = 2, .padding = 1), "F.conv2d(x0, x1, None, 2, 1)", xr, wc);
     tn_tensor *lnw = RN(4), *xl = CONST(2, 3, 4);
-    ORACLE(TOL64, tn_layer_norm(xl, I(4), 1, lnw, NULL, 1e-5), "F.layer_norm(x0, (4,), x1)", xl, lnw);
+    ORACLE(TOL64, tn_layer_norm(xl, I(4), 1, .weight = lnw), "F.layer_norm(x0, (4,), x1)", xl, lnw);
     tn_tensor *bb = RN(3);
     ORACLE(TOL64, tn_batch_norm(xc, NULL, NULL, NULL, bb, true, 0.1, 1e-5), "F.batch_norm(x0, None, None, None, x1, True)", xc, bb);
     /* momentum 1: the running statistics become the batch's */
@@ -1620,8 +1620,8 @@ TEST(oc_edges) {
     /* float32 statistics of data far from 0 (catastrophic cancellation in a one-pass variance) */
     tn_tensor *big = f32(tn_add_scalar(tn_randn(SH(16, 3, 16, 16), TN_F64), 1000));
     ORACLE(1e-3, tn_batch_norm(big, NULL, NULL, NULL, NULL, true, 0.1, 1e-5), "F.batch_norm(x0, None, None, training=True)", big);
-    ORACLE(1e-3, tn_layer_norm(big, I(3, 16, 16), 3, NULL, NULL, 1e-5), "F.layer_norm(x0, (3, 16, 16))", big);
-    ORACLE(1e-3, tn_group_norm(big, 3, NULL, NULL, 1e-5), "F.group_norm(x0, 3)", big);
+    ORACLE(1e-3, tn_layer_norm(big, I(3, 16, 16), 3), "F.layer_norm(x0, (3, 16, 16))", big);
+    ORACLE(1e-3, tn_group_norm(big, 3), "F.group_norm(x0, 3)", big);
     ORACLE(1e-3, tn_instance_norm(big, NULL, NULL, NULL, NULL, true, 0.1, 1e-5), "F.instance_norm(x0)", big);
     tn_tensor *rmb = tn_zeros(SH(3), TN_F32), *rvb = tn_ones(SH(3), TN_F32);
     tn_tensor *ybig = tn_batch_norm(big, rmb, rvb, NULL, NULL, true, 0.1, 1e-5);
@@ -1661,10 +1661,10 @@ GF(g_aavg, tn_adaptive_avg_pool2d(IN0, 2, 3))
 GF(g_amax, tn_adaptive_max_pool2d(IN0, 2, 3, NULL))
 GF(g_bn_train, tn_batch_norm(IN0, NULL, NULL, IN1, IN2, true, 0.1, 1e-5))
 GF(g_bn_eval, tn_batch_norm(IN0, IN3, tn_add_scalar(tn_abs(IN3), 0.5), IN1, IN2, false, 0.1, 1e-5))
-GF(g_ln, tn_layer_norm(IN0, I(3, 4), 2, IN1, IN2, 1e-5))
-GF(g_ln_plain, tn_layer_norm(IN0, I(5), 1, NULL, NULL, 1e-5))
-GF(g_ln_whole, tn_layer_norm(IN0, I(2, 3), 2, IN1, IN2, 0.1))
-GF(g_gn, tn_group_norm(IN0, 2, IN1, IN2, 1e-5))
+GF(g_ln, tn_layer_norm(IN0, I(3, 4), 2, .weight = IN1, .bias = IN2))
+GF(g_ln_plain, tn_layer_norm(IN0, I(5), 1))
+GF(g_ln_whole, tn_layer_norm(IN0, I(2, 3), 2, .weight = IN1, .bias = IN2, .eps = 0.1))
+GF(g_gn, tn_group_norm(IN0, 2, .weight = IN1, .bias = IN2))
 GF(g_in, tn_instance_norm(IN0, NULL, NULL, IN1, IN2, true, 0.1, 1e-5))
 GF(g_emb, tn_embedding(IDX(I(1, 3, 3, 0), 2, 2), IN0))
 GF(g_emb_pad, tn_embedding_padded(IDX(I(1, 3, 3, 0), 2, 2), IN0, 2))   /* the padding row 2 is not used: its zero gradient is not a finite difference */
@@ -1680,8 +1680,8 @@ GF(g_interp_bil2, tn_interpolate(IN0, I(2, 5), NULL, "bilinear", false))
 GF(g_pixel_shuffle, tn_pixel_shuffle(IN0, 2))
 GF(g_pixel_unshuffle, tn_pixel_unshuffle(IN0, 2))
 /* dropout with the same mask on every evaluation (the seed is reset inside) */
-GF(g_dropout, (tn_manual_seed(7), tn_dropout(IN0, 0.4, true)))
-GF(g_dropout2d, (tn_manual_seed(7), tn_dropout2d(IN0, 0.5, true)))
+GF(g_dropout, (tn_manual_seed(7), tn_dropout(IN0, .p = 0.4)))
+GF(g_dropout2d, (tn_manual_seed(7), tn_dropout2d(IN0)))
 
 TEST(gc_layers) {
     BEGIN;
@@ -1781,7 +1781,7 @@ TEST(dropout_mask_draws) {
                 const double p = ps[k];
                 tn_tensor *x = tn_transpose(tn_randn(SH(sizes[s], 3), dt), 0, 1);   /* [3, n], a view */
                 tn_manual_seed(11 + (uint64_t)k);
-                tn_tensor *y = tn_dropout(x, p, true), *after = tn_rand(SH(5), TN_F64);
+                tn_tensor *y = tn_dropout(x, .p = p), *after = tn_rand(SH(5), TN_F64);
                 tn_manual_seed(11 + (uint64_t)k);
                 tn_tensor *u = tn_rand(SH(3, sizes[s]), TN_F64);
                 tn_tensor *mask = tn_mul_scalar(tn_to_dtype(tn_lt_scalar(u, 1 - p), dt), 1 / (1 - p));
@@ -1798,7 +1798,7 @@ TEST(dropout_stats) {
     const double ps[3] = {0.1, 0.3, 0.75};
     for (int k = 0; k < 3; k++) {
         double p = ps[k];
-        tn_tensor *y = tn_dropout(x, p, true);
+        tn_tensor *y = tn_dropout(x, .p = p);
         CHECK_DTYPE(y, TN_F32);
         CHECK_SHAPE(y, n);
         int64_t m;
@@ -1818,26 +1818,26 @@ TEST(dropout_stats) {
         CHECK_CLOSE(tn_item(tn_mean(y)), 1, 0.02);   /* unbiased */
     }
     /* two calls draw different masks */
-    CHECK(!tn_equal(tn_dropout(x, 0.5, true), tn_dropout(x, 0.5, true)));
+    CHECK(!tn_equal(tn_dropout(x), tn_dropout(x)));
     /* the same seed gives the same mask */
     tn_manual_seed(5);
-    tn_tensor *a = tn_dropout(x, 0.5, true);
+    tn_tensor *a = tn_dropout(x);
     tn_manual_seed(5);
-    CHECK(tn_equal(a, tn_dropout(x, 0.5, true)));
+    CHECK(tn_equal(a, tn_dropout(x)));
     /* not training, or p = 0: the input itself (as PyTorch returns it) */
-    tn_tensor *e = tn_dropout(x, 0.5, false);
+    tn_tensor *e = tn_dropout(x, .training = false);
     CHECK(e && tn_equal(e, x) && tn_same_storage(e, x));
-    tn_tensor *z = tn_dropout(x, 0, true);
+    tn_tensor *z = tn_dropout(x, .p = 0);
     CHECK(z && tn_equal(z, x));
-    CHECK(tn_equal(tn_dropout2d(x, 0.5, false), x));
+    CHECK(tn_equal(tn_dropout2d(x, .training = false), x));
     /* p = 1: all zeros, gradient zero */
     tn_tensor *x64 = RN(50);
-    tn_tensor *o = tn_dropout(x64, 1, true);
+    tn_tensor *o = tn_dropout(x64, .p = 1);
     CHECK(o && tn_item(tn_sum(tn_abs(o))) == 0);
     CHECK(o && tn_item(tn_sum(tn_abs(grad_of(o, x64, NULL)))) == 0);
-    CHECK_VALS(tn_dropout2d(tn_ones(SH(1, 2, 2, 1), TN_F64), 1, true), 0, 0, 0, 0, 0);
+    CHECK_VALS(tn_dropout2d(tn_ones(SH(1, 2, 2, 1), TN_F64), .p = 1), 0, 0, 0, 0, 0);
     /* float64 and non-contiguous inputs keep their values where kept */
-    tn_tensor *r = tn_transpose(tn_randn(SH(30, 40), TN_F64), 0, 1), *dr = tn_dropout(r, 0.5, true);
+    tn_tensor *r = tn_transpose(tn_randn(SH(30, 40), TN_F64), 0, 1), *dr = tn_dropout(r);
     CHECK(dr && tn_item(tn_sum(tn_abs(tn_sub(tn_mul(dr, tn_ne_scalar(dr, 0)), tn_mul_scalar(tn_mul(r, tn_ne_scalar(dr, 0)), 2))))) < 1e-12);
     CHECK_DTYPE(dr, TN_F64);
     END;
@@ -1847,7 +1847,7 @@ TEST(dropout2d_channels) {
     BEGIN;
     /* [N, C, H, W]: each (n, c) plane is all zero or all 1/(1-p) */
     tn_tensor *x = tn_ones(SH(20, 500, 2, 3), TN_F32);
-    tn_tensor *y = tn_dropout2d(x, 0.4, true);
+    tn_tensor *y = tn_dropout2d(x, .p = 0.4);
     CHECK_SHAPE(y, 20, 500, 2, 3);
     int64_t m, zeroed = 0, mixed = 0;
     double *v = tdata(y, &m);
@@ -1862,11 +1862,11 @@ TEST(dropout2d_channels) {
     CHECK_MSG(mixed == 0, "dropout2d: %lld channels are partly zeroed or wrongly scaled", (long long)mixed);
     CHECK_MSG(fabs((double)zeroed / 10000 - 0.4) < 0.03, "dropout2d zeroed %lld of 10000 channels (p = 0.4)", (long long)zeroed);
     /* the gradient is the channel mask */
-    tn_tensor *xl = leaf(tn_ones(SH(2, 3, 2, 2), TN_F64)), *yl = tn_dropout2d(xl, 0.5, true);
+    tn_tensor *xl = leaf(tn_ones(SH(2, 3, 2, 2), TN_F64)), *yl = tn_dropout2d(xl);
     CHECK_SAME(grad_of(yl, xl, NULL), yl, 0);
     /* 3-d input: PyTorch 1.13's feature_dropout treats it as [N, C, L] (a warning says so):
        each row of the last dim is zeroed as a whole */
-    tn_tensor *u = tn_dropout2d(tn_ones(SH(100, 40, 5), TN_F32), 0.5, true);
+    tn_tensor *u = tn_dropout2d(tn_ones(SH(100, 40, 5), TN_F32));
     v = tdata(u, &m);
     int64_t rows_zero = 0, partial = 0;
     for (int64_t r = 0; v && r < 100 * 40; r++) {
@@ -1900,15 +1900,15 @@ TEST(grad_fn_names) {
     CHECK_NAME(tn_adaptive_max_pool2d(x, 2, 3, NULL), "AdaptiveMaxPool2DBackward0");
     CHECK_NAME(tn_batch_norm(x, NULL, NULL, NULL, NULL, true, 0.1, 1e-5), "NativeBatchNormBackward0");
     CHECK_NAME(tn_batch_norm(x, tn_zeros(SH(4), TN_F64), tn_ones(SH(4), TN_F64), NULL, NULL, false, 0.1, 1e-5), "NativeBatchNormBackward0");
-    CHECK_NAME(tn_layer_norm(x, I(6), 1, NULL, NULL, 1e-5), "NativeLayerNormBackward0");
-    CHECK_NAME(tn_layer_norm(x, I(6), 1, RN(6), RN(6), 1e-5), "NativeLayerNormBackward0");
-    CHECK_NAME(tn_group_norm(x, 2, NULL, NULL, 1e-5), "NativeGroupNormBackward0");
+    CHECK_NAME(tn_layer_norm(x, I(6), 1), "NativeLayerNormBackward0");
+    CHECK_NAME(tn_layer_norm(x, I(6), 1, .weight = RN(6), .bias = RN(6)), "NativeLayerNormBackward0");
+    CHECK_NAME(tn_group_norm(x, 2), "NativeGroupNormBackward0");
     CHECK_NAME(tn_embedding(IDX(I(1, 2), 2), RN(5, 3)), "EmbeddingBackward0");
     CHECK_NAME(tn_embedding_padded(IDX(I(1, 2), 2), RN(5, 3), 1), "EmbeddingBackward0");
     CHECK_NAME(tn_softmax(x, 1), "SoftmaxBackward0");
     CHECK_NAME(tn_log_softmax(x, 1), "LogSoftmaxBackward0");
-    CHECK_NAME(tn_dropout(x, 0.5, true), "MulBackward0");            /* PyTorch 1.13 on CPU: input * mask */
-    CHECK_NAME(tn_dropout2d(x, 0.5, true), "MulBackward0");
+    CHECK_NAME(tn_dropout(x), "MulBackward0");            /* PyTorch 1.13 on CPU: input * mask */
+    CHECK_NAME(tn_dropout2d(x), "MulBackward0");
     CHECK_NAME(tn_linear(RN(3, 5), RN(4, 5), RN(4)), "AddmmBackward0");
     CHECK_NAME(tn_linear(RN(3, 5), RN(4, 5), NULL), "MmBackward0");
     CHECK_NAME(tn_interpolate(x3, I(9), NULL, "nearest", false), "UpsampleNearest1DBackward1");
@@ -1938,7 +1938,7 @@ TEST(grad_fn_names) {
     CHECK(tn_grad_fn_name(tn_conv2d(c, CONST(1, 1, 2, 2), NULL)) == NULL);
     tn_no_grad_begin();
     CHECK(tn_grad_fn_name(tn_max_pool2d(x, 2)) == NULL);
-    CHECK(!tn_requires_grad(tn_layer_norm(x, I(6), 1, NULL, NULL, 1e-5)));
+    CHECK(!tn_requires_grad(tn_layer_norm(x, I(6), 1)));
     tn_no_grad_end();
     END;
 }
@@ -2011,23 +2011,23 @@ TEST(errors) {
         CHECK(e && e->ndim == 1 && e->shape[0] == 0 && e->dtype == TN_F32);
     }
     CHECK_ERR(tn_batch_norm(x, NULL, NULL, tn_ones(SH(3), TN_F64), NULL, true, 0.1, 1e-5), "tn_batch_norm: input (float32) and weight (float64) must have the same dtype");
-    CHECK_ERR(tn_layer_norm(x, I(4), 1, NULL, NULL, 1e-5), "tn_layer_norm: given normalized_shape=[4], expected input with shape [*, 4], but got input of size [1, 3, 5, 5]");
-    CHECK_ERR(tn_layer_norm(x, I(5, 5), 2, tn_ones(SH(5), TN_F32), NULL, 1e-5), "tn_layer_norm: weight of shape [5] must have normalized_shape [5, 5]");
-    CHECK_ERR(tn_layer_norm(x, I(5), 0, NULL, NULL, 1e-5), "tn_layer_norm");
-    CHECK_ERR(tn_layer_norm(x, I(1, 1, 3, 5, 5), 5, NULL, NULL, 1e-5), "tn_layer_norm");
-    CHECK_ERR(tn_group_norm(x, 2, NULL, NULL, 1e-5), "tn_group_norm: expected number of channels in input to be divisible by num_groups, but got input of shape [1, 3, 5, 5] and num_groups=2");
-    CHECK_ERR(tn_group_norm(x, 0, NULL, NULL, 1e-5), "tn_group_norm");
-    CHECK_ERR(tn_group_norm(x, 3, tn_ones(SH(4), TN_F32), NULL, 1e-5), "tn_group_norm: weight and bias must have 3 elements");
+    CHECK_ERR(tn_layer_norm(x, I(4), 1), "tn_layer_norm: given normalized_shape=[4], expected input with shape [*, 4], but got input of size [1, 3, 5, 5]");
+    CHECK_ERR(tn_layer_norm(x, I(5, 5), 2, .weight = tn_ones(SH(5), TN_F32)), "tn_layer_norm: weight of shape [5] must have normalized_shape [5, 5]");
+    CHECK_ERR(tn_layer_norm(x, I(5), 0), "tn_layer_norm");
+    CHECK_ERR(tn_layer_norm(x, I(1, 1, 3, 5, 5), 5), "tn_layer_norm");
+    CHECK_ERR(tn_group_norm(x, 2), "tn_group_norm: expected number of channels in input to be divisible by num_groups, but got input of shape [1, 3, 5, 5] and num_groups=2");
+    CHECK_ERR(tn_group_norm(x, 0), "tn_group_norm");
+    CHECK_ERR(tn_group_norm(x, 3, .weight = tn_ones(SH(4), TN_F32)), "tn_group_norm: weight and bias must have 3 elements");
     CHECK_ERR(tn_instance_norm(tn_randn(SH(3, 4), TN_F32), NULL, NULL, NULL, NULL, true, 0.1, 1e-5), "tn_instance_norm: expected input with at least 3 dims");
     CHECK_ERR(tn_instance_norm(x, NULL, NULL, NULL, NULL, false, 0.1, 1e-5), "tn_instance_norm");
     CHECK_ERR(tn_instance_norm(x, NULL, NULL, tn_ones(SH(4), TN_F32), NULL, true, 0.1, 1e-5), "tn_instance_norm: running stats, weight and bias must have 3 elements");
-    CHECK_ERR(tn_layer_norm(tn_ones(SH(2, 3), TN_I64), I(3), 1, NULL, NULL, 1e-5), "tn_layer_norm: input must be a floating dtype, got int64");
+    CHECK_ERR(tn_layer_norm(tn_ones(SH(2, 3), TN_I64), I(3), 1), "tn_layer_norm: input must be a floating dtype, got int64");
     /* dropout */
-    CHECK_ERR(tn_dropout(x, 1.5, true), "tn_dropout: dropout probability has to be between 0 and 1, but got 1.5");
-    CHECK_ERR(tn_dropout(x, -0.1, false), "tn_dropout: dropout probability has to be between 0 and 1");
-    CHECK_ERR(tn_dropout(x, NAN, true), "tn_dropout: dropout probability");
-    CHECK_ERR(tn_dropout2d(tn_randn(SH(4, 4), TN_F32), 0.5, true), "tn_dropout2d");
-    CHECK_ERR(tn_dropout(tn_ones(SH(4), TN_I64), 0.5, true), "tn_dropout: input must be a floating dtype");
+    CHECK_ERR(tn_dropout(x, .p = 1.5), "tn_dropout: dropout probability has to be between 0 and 1, but got 1.5");
+    CHECK_ERR(tn_dropout(x, .p = -0.1, .training = false), "tn_dropout: dropout probability has to be between 0 and 1");
+    CHECK_ERR(tn_dropout(x, .p = NAN), "tn_dropout: dropout probability");
+    CHECK_ERR(tn_dropout2d(tn_randn(SH(4, 4), TN_F32)), "tn_dropout2d");
+    CHECK_ERR(tn_dropout(tn_ones(SH(4), TN_I64)), "tn_dropout: input must be a floating dtype");
     /* embedding, one_hot */
     tn_tensor *ew = tn_randn(SH(10, 3), TN_F32);
     CHECK_ERR(tn_embedding(IDX(I(1, 10), 2), ew), "tn_embedding");
@@ -2076,7 +2076,7 @@ TEST(errors) {
     CHECK_ERR(tn_bilinear(tn_randn(SH(2, 3), TN_F32), tn_randn(SH(2, 4), TN_F32), tn_randn(SH(5, 3, 4), TN_F32), tn_randn(SH(4), TN_F32)), "tn_bilinear: bias [4] must be [5]");
     CHECK_ERR(tn_bilinear(tn_randn(SH(2, 3), TN_F32), tn_randn(SH(2, 4), TN_F64), tn_randn(SH(5, 3, 4), TN_F32), NULL), "tn_bilinear");
     /* activations */
-    CHECK_ERR(tn_hardtanh(x, 1, -1), "tn_hardtanh: min_val (1) cannot be greater than max_val (-1)");
+    CHECK_ERR(tn_hardtanh(x, .min_val = 1, .max_val = -1), "tn_hardtanh: min_val (1) cannot be greater than max_val (-1)");
     CHECK_ERR(tn_celu(x, .alpha = 0), "tn_celu: alpha must be nonzero");
     CHECK_ERR(tn_softmax(x, 4), "tn_softmax");
     CHECK_ERR(tn_log_softmax(x, -5), "tn_log_softmax");
@@ -2088,7 +2088,7 @@ TEST(errors) {
 TEST(int_inputs) {
     BEGIN;
     tn_tensor *i = IDX(I(-3, 0, 3, 8), 4);
-    tn_tensor *r = tn_relu(i), *r6 = tn_relu6(i), *ht = tn_hardtanh(i, -1, 1), *htf = tn_hardtanh(i, -0.5, 2.5);
+    tn_tensor *r = tn_relu(i), *r6 = tn_relu6(i), *ht = tn_hardtanh(i), *htf = tn_hardtanh(i, .min_val = -0.5, .max_val = 2.5);
     CHECK_DTYPE(r, TN_I64);
     CHECK_VALS(r, 0, 0, 0, 3, 8);
     CHECK_DTYPE(r6, TN_I64);
@@ -2148,12 +2148,12 @@ TEST(null_inputs) {
     CHECK_NULL_PASS(tn_adaptive_avg_pool2d(NULL, 2, 2));
     CHECK_NULL_PASS(tn_adaptive_max_pool2d(NULL, 2, 2, &idx));
     CHECK_NULL_PASS(tn_batch_norm(NULL, NULL, NULL, NULL, NULL, true, 0.1, 1e-5));
-    CHECK_NULL_PASS(tn_layer_norm(NULL, I(4), 1, NULL, NULL, 1e-5));
-    CHECK_NULL_PASS(tn_group_norm(NULL, 1, NULL, NULL, 1e-5));
+    CHECK_NULL_PASS(tn_layer_norm(NULL, I(4), 1));
+    CHECK_NULL_PASS(tn_group_norm(NULL, 1));
     CHECK_NULL_PASS(tn_instance_norm(NULL, NULL, NULL, NULL, NULL, true, 0.1, 1e-5));
-    CHECK_NULL_PASS(tn_dropout(NULL, 0.5, true));
-    CHECK_NULL_PASS(tn_dropout(NULL, 0.5, false));
-    CHECK_NULL_PASS(tn_dropout2d(NULL, 0.5, true));
+    CHECK_NULL_PASS(tn_dropout(NULL));
+    CHECK_NULL_PASS(tn_dropout(NULL, .training = false));
+    CHECK_NULL_PASS(tn_dropout2d(NULL));
     CHECK_NULL_PASS(tn_embedding(NULL, w));
     CHECK_NULL_PASS(tn_embedding(IDX(I(0), 1), NULL));
     CHECK_NULL_PASS(tn_embedding_padded(NULL, w, 0));
@@ -2196,8 +2196,8 @@ TEST(dtypes_agree) {
     CHECK_SHAPE(mp, 2, 4, 5, 4);
     CHECK_SAME(mp, tn_max_pool2d(x, 3, .stride = 2, .padding = 1, .ceil_mode = true), 1e-6);
     CHECK_SAME(tn_avg_pool2d(x32, 3, .stride = 2, .padding = 1, .ceil_mode = true, .count_include_pad = false), tn_avg_pool2d(x, 3, .stride = 2, .padding = 1, .ceil_mode = true, .count_include_pad = false), 1e-5);
-    CHECK_SAME(tn_layer_norm(x32, I(9, 7), 2, NULL, NULL, 1e-5), tn_layer_norm(x, I(9, 7), 2, NULL, NULL, 1e-5), 1e-4);
-    CHECK_SAME(tn_group_norm(x32, 2, NULL, NULL, 1e-5), tn_group_norm(x, 2, NULL, NULL, 1e-5), 1e-4);
+    CHECK_SAME(tn_layer_norm(x32, I(9, 7), 2), tn_layer_norm(x, I(9, 7), 2), 1e-4);
+    CHECK_SAME(tn_group_norm(x32, 2), tn_group_norm(x, 2), 1e-4);
     CHECK_SAME(tn_interpolate(x32, I(5, 11), NULL, "bilinear", false), tn_interpolate(x, I(5, 11), NULL, "bilinear", false), 1e-5);
     CHECK_DTYPE(tn_interpolate(x32, I(5, 11), NULL, "bilinear", false), TN_F32);
     CHECK_DTYPE(tn_adaptive_avg_pool2d(x32, 3, 3), TN_F32);

@@ -49,16 +49,16 @@ static bool same_shape(tn_tensor *t, const int64_t *s, int nd) {
 
 /* ---- F.pad's modes ---- */
 static const int64_t PAD1[2] = {2, 1}, PAD2[4] = {1, 2, 2, 0}, PAD3[6] = {1, 0, 0, 1, 1, 1}, PADNEG[4] = {-1, 1, 1, -1};
-FN(f_reflect1, tn_pad_mode(in[0], PAD1, 2, TN_PADDING_REFLECT))
-FN(f_reflect2, tn_pad_mode(in[0], PAD2, 4, TN_PADDING_REFLECT))
-FN(f_reflect3, tn_pad_mode(in[0], PAD3, 6, TN_PADDING_REFLECT))
-FN(f_replicate1, tn_pad_mode(in[0], PAD1, 2, TN_PADDING_REPLICATE))
-FN(f_replicate2, tn_pad_mode(in[0], PAD2, 4, TN_PADDING_REPLICATE))
-FN(f_replicate3, tn_pad_mode(in[0], PAD3, 6, TN_PADDING_REPLICATE))
-FN(f_circular1, tn_pad_mode(in[0], PAD1, 2, TN_PADDING_CIRCULAR))
-FN(f_circular2, tn_pad_mode(in[0], PAD2, 4, TN_PADDING_CIRCULAR))
-FN(f_circular3, tn_pad_mode(in[0], PAD3, 6, TN_PADDING_CIRCULAR))
-FN(f_circular_neg, tn_pad_mode(in[0], PADNEG, 4, TN_PADDING_CIRCULAR))
+FN(f_reflect1, tn_pad(in[0], PAD1, 2, .mode = TN_PADDING_REFLECT))
+FN(f_reflect2, tn_pad(in[0], PAD2, 4, .mode = TN_PADDING_REFLECT))
+FN(f_reflect3, tn_pad(in[0], PAD3, 6, .mode = TN_PADDING_REFLECT))
+FN(f_replicate1, tn_pad(in[0], PAD1, 2, .mode = TN_PADDING_REPLICATE))
+FN(f_replicate2, tn_pad(in[0], PAD2, 4, .mode = TN_PADDING_REPLICATE))
+FN(f_replicate3, tn_pad(in[0], PAD3, 6, .mode = TN_PADDING_REPLICATE))
+FN(f_circular1, tn_pad(in[0], PAD1, 2, .mode = TN_PADDING_CIRCULAR))
+FN(f_circular2, tn_pad(in[0], PAD2, 4, .mode = TN_PADDING_CIRCULAR))
+FN(f_circular3, tn_pad(in[0], PAD3, 6, .mode = TN_PADDING_CIRCULAR))
+FN(f_circular_neg, tn_pad(in[0], PADNEG, 4, .mode = TN_PADDING_CIRCULAR))
 
 TEST(test_pad_modes_values) {
     tn_scope_begin();
@@ -67,22 +67,22 @@ TEST(test_pad_modes_values) {
     const int64_t p[2] = {2, 3};
     const double refl[9] = {3, 2, 1, 2, 3, 4, 3, 2, 1}, repl[9] = {1, 1, 1, 2, 3, 4, 4, 4, 4}, circ[9] = {3, 4, 1, 2, 3, 4, 1, 2, 3};
     const double *r;
-    tn_tensor *y = tn_pad_mode(x, p, 2, TN_PADDING_REFLECT);
+    tn_tensor *y = tn_pad(x, p, 2, .mode = TN_PADDING_REFLECT);
     CHECK(same_shape(y, TN_SHAPE(1, 9)));
     CHECK((r = D(y)) && !memcmp(r, refl, sizeof refl));
-    CHECK((r = D(tn_pad_mode(x, p, 2, TN_PADDING_REPLICATE))) && !memcmp(r, repl, sizeof repl));
-    CHECK((r = D(tn_pad_mode(x, p, 2, TN_PADDING_CIRCULAR))) && !memcmp(r, circ, sizeof circ));
+    CHECK((r = D(tn_pad(x, p, 2, .mode = TN_PADDING_REPLICATE))) && !memcmp(r, repl, sizeof repl));
+    CHECK((r = D(tn_pad(x, p, 2, .mode = TN_PADDING_CIRCULAR))) && !memcmp(r, circ, sizeof circ));
     /* a negative pad crops, and the other side wraps within what is kept (torch) */
     const int64_t pn[2] = {-1, 2};
     const double cneg[5] = {2, 3, 4, 2, 3};
-    CHECK((r = D(tn_pad_mode(x, pn, 2, TN_PADDING_CIRCULAR))) && !memcmp(r, cneg, sizeof cneg));
+    CHECK((r = D(tn_pad(x, pn, 2, .mode = TN_PADDING_CIRCULAR))) && !memcmp(r, cneg, sizeof cneg));
     /* 0-size batch */
-    CHECK(same_shape(tn_pad_mode(tn_zeros(TN_SHAPE(0, 2, 3), TN_F32), p, 2, TN_PADDING_REPLICATE), TN_SHAPE(0, 2, 8)));
-    CHECK_ERR(tn_pad_mode(x, (const int64_t[]){4, 0}, 2, TN_PADDING_REFLECT), "Padding size should be less than");
-    CHECK_ERR(tn_pad_mode(x, (const int64_t[]){5, 0}, 2, TN_PADDING_CIRCULAR), "wrapping around more than once");
-    CHECK_ERR(tn_pad_mode(x, p, 1, TN_PADDING_REFLECT), "divisible by 2");
-    CHECK_ERR(tn_pad_mode(tn_zeros(TN_SHAPE(4), TN_F64), PAD2, 4, TN_PADDING_REFLECT), "less than or equal to two times");
-    CHECK_ERR(tn_pad_mode(tn_zeros(TN_SHAPE(2, 0, 3), TN_F64), p, 2, TN_PADDING_REFLECT), "non-zero dimensions");
+    CHECK(same_shape(tn_pad(tn_zeros(TN_SHAPE(0, 2, 3), TN_F32), p, 2, .mode = TN_PADDING_REPLICATE), TN_SHAPE(0, 2, 8)));
+    CHECK_ERR(tn_pad(x, ((const int64_t[]){4, 0}), 2, .mode = TN_PADDING_REFLECT), "Padding size should be less than");
+    CHECK_ERR(tn_pad(x, ((const int64_t[]){5, 0}), 2, .mode = TN_PADDING_CIRCULAR), "wrapping around more than once");
+    CHECK_ERR(tn_pad(x, p, 1, .mode = TN_PADDING_REFLECT), "divisible by 2");
+    CHECK_ERR(tn_pad(tn_zeros(TN_SHAPE(4), TN_F64), PAD2, 4, .mode = TN_PADDING_REFLECT), "less than or equal to two times");
+    CHECK_ERR(tn_pad(tn_zeros(TN_SHAPE(2, 0, 3), TN_F64), p, 2, .mode = TN_PADDING_REFLECT), "non-zero dimensions");
     tn_scope_end();
 }
 
@@ -111,9 +111,9 @@ FN(f_tanhshrink, tn_tanhshrink(in[0]))
 FN(f_softsign, tn_softsign(in[0]))
 FN(f_logsigmoid, tn_logsigmoid(in[0]))
 FN(f_threshold, tn_threshold(in[0], 0.1, -2))
-FN(f_glu, tn_glu(in[0], 1))
-FN(f_glu_last, tn_glu(in[0], -1))
-FN(f_softmin, tn_softmin(in[0], 1))
+FN(f_glu, tn_glu(in[0], .dim = 1))
+FN(f_glu_last, tn_glu(in[0]))
+FN(f_softmin, tn_softmin(in[0], .dim = 1))
 FN(f_prelu, tn_prelu(in[0], in[1]))
 FN(f_rrelu_eval, tn_rrelu(in[0], .lower = 0.1, .upper = 0.3))
 
@@ -138,8 +138,8 @@ TEST(test_activations) {
         varied |= r[i] != r[0];
     }
     CHECK(in_range && varied);
-    CHECK(same_shape(tn_glu(tn_zeros(TN_SHAPE(0, 4), TN_F64), 1), TN_SHAPE(0, 2)));
-    CHECK_ERR(tn_glu(tn_zeros(TN_SHAPE(3, 5), TN_F64), 1), "even");
+    CHECK(same_shape(tn_glu(tn_zeros(TN_SHAPE(0, 4), TN_F64), .dim = 1), TN_SHAPE(0, 2)));
+    CHECK_ERR(tn_glu(tn_zeros(TN_SHAPE(3, 5), TN_F64), .dim = 1), "even");
     CHECK_ERR(tn_prelu(tn_zeros(TN_SHAPE(2, 3), TN_F64), tn_zeros(TN_SHAPE(2), TN_F64)), "prelu");
     tn_tensor *a = rnd_strided(TN_SHAPE(3, 4, 2)), *g = rnd(TN_SHAPE(3, 6, 2)), *w1 = leaf(tn_full(TN_SHAPE(1), 0.25, TN_F64));
     tn_tensor *w4 = rnd(TN_SHAPE(4));
@@ -176,7 +176,7 @@ FN(f_shuffle, tn_channel_shuffle(in[0], 2))
 static tn_tensor *f_dropout3d(tn_tensor *const *in, int n, void *user) {
     (void)n; (void)user;
     tn_manual_seed(7);   /* the same channels every call */
-    return tn_dropout3d(in[0], 0.4, true);
+    return tn_dropout3d(in[0], .p = 0.4);
 }
 
 TEST(test_conv_pool_3d) {
@@ -266,7 +266,7 @@ TEST(test_conv_pool_3d) {
     GC(f_dropout3d, &q, 1, NULL, 2);
     {   /* whole channels: each [D, H, W] volume all zero or all x / (1 - p) */
         tn_manual_seed(3);
-        const double *qv = D(q), *dv = D(tn_dropout3d(q, 0.5, true));
+        const double *qv = D(q), *dv = D(tn_dropout3d(q));
         bool whole = dv != NULL;
         for (int ch = 0; dv && ch < 4; ch++) {
             bool zero = dv[ch * 60] == 0;
@@ -615,13 +615,13 @@ TEST(test_modules_more) {
     m = tn_nn_conv3d(2, 3, 2, .padding_dhw = TN_INTS(1, 0, 1), .padding_mode = TN_PADDING_CIRCULAR);
     REPR(m, "Conv3d(2, 3, kernel_size=(2, 2, 2), stride=(1, 1, 1), padding=(1, 0, 1), padding_mode=circular)");
     const int64_t pads[6] = {1, 1, 0, 0, 1, 1};
-    SAME(tn_module_forward(m, x), tn_conv3d(tn_pad_mode(x, pads, 6, TN_PADDING_CIRCULAR), tn_module_get(m, "weight"), tn_module_get(m, "bias")));
+    SAME(tn_module_forward(m, x), tn_conv3d(tn_pad(x, pads, 6, .mode = TN_PADDING_CIRCULAR), tn_module_get(m, "weight"), tn_module_get(m, "bias")));
     tn_module_free(m);
     m = tn_nn_conv2d(2, 3, 3, .padding = TN_PADDING_SAME, .padding_mode = TN_PADDING_REFLECT);
     REPR(m, "Conv2d(2, 3, kernel_size=(3, 3), stride=(1, 1), padding=same, padding_mode=reflect)");
     tn_tensor *x2 = tn_randn(TN_SHAPE(2, 2, 5, 6), TN_F32);
     const int64_t p2[4] = {1, 1, 1, 1};
-    SAME(tn_module_forward(m, x2), tn_conv2d(tn_pad_mode(x2, p2, 4, TN_PADDING_REFLECT), tn_module_get(m, "weight"), tn_module_get(m, "bias")));
+    SAME(tn_module_forward(m, x2), tn_conv2d(tn_pad(x2, p2, 4, .mode = TN_PADDING_REFLECT), tn_module_get(m, "weight"), tn_module_get(m, "bias")));
     tn_module_free(m);
     m = tn_nn_conv_transpose3d(4, 2, 3, .stride = 2, .output_padding = 1, .groups = 2);
     REPR(m, "ConvTranspose3d(4, 2, kernel_size=(3, 3, 3), stride=(2, 2, 2), output_padding=(1, 1, 1), groups=2)");
@@ -667,17 +667,17 @@ TEST(test_modules_more) {
     SAME(y, tn_batch_norm(x, NULL, NULL, NULL, NULL, true, 0.1, 1e-5));
     {   /* running_mean moved 0.2 of the way to the batch mean */
         const double *rm = D(tn_module_get(m, "running_mean"));
-        const double *bm = D(tn_mean_dims(tn_narrow(x, 1, 0, 1), TN_SHAPE(0, 1, 2, 3, 4), false));
+        const double *bm = D(tn_mean_dims(tn_narrow(x, 1, 0, 1), TN_SHAPE(0, 1, 2, 3, 4)));
         CHECK(rm && bm && fabs(rm[0] - 0.2 * bm[0]) < 1e-6);
     }
     CHECK_ERR(tn_module_forward(m, x2), "expected 5D input");
     tn_module_free(m);
-    m = tn_nn_dropout3d(0.5);
+    m = tn_nn_dropout3d();
     REPR(m, "Dropout3d(p=0.5, inplace=False)");
     tn_module_eval(m);
     SAME(tn_module_forward(m, x), x);
     tn_module_free(m);
-    CHECK_ERR(tn_nn_dropout3d(1.5), "tn_nn_dropout3d: dropout probability");
+    CHECK_ERR(tn_nn_dropout3d(.p = 1.5), "tn_nn_dropout3d: dropout probability");
 
     tn_tensor *a = tn_randn(TN_SHAPE(3, 4, 6), TN_F64);
     m = tn_nn_activation("Hardshrink", .lambd = 0.25);
@@ -689,11 +689,11 @@ TEST(test_modules_more) {
     tn_module_free(m);
     m = tn_nn_activation("GLU");
     REPR(m, "GLU(dim=-1)");
-    SAME(tn_module_forward(m, a), tn_glu(a, -1));
+    SAME(tn_module_forward(m, a), tn_glu(a));
     tn_module_free(m);
     m = tn_nn_activation("Softmin", .dim = 1);
     REPR(m, "Softmin(dim=1)");
-    SAME(tn_module_forward(m, a), tn_softmin(a, 1));
+    SAME(tn_module_forward(m, a), tn_softmin(a, .dim = 1));
     tn_module_free(m);
     m = tn_nn_activation("Softmax2d");
     REPR(m, "Softmax2d()");
@@ -729,18 +729,18 @@ TEST(test_modules_more) {
     const int64_t pp[4] = {1, 0, 2, 1};
     m = tn_nn_pad("ReflectionPad2d", pp, 4, 0);
     REPR(m, "ReflectionPad2d((1, 0, 2, 1))");
-    SAME(tn_module_forward(m, a), tn_pad_mode(a, pp, 4, TN_PADDING_REFLECT));
+    SAME(tn_module_forward(m, a), tn_pad(a, pp, 4, .mode = TN_PADDING_REFLECT));
     tn_module_free(m);
     m = tn_nn_pad("ConstantPad1d", (const int64_t[]){2}, 1, 3.5);
     REPR(m, "ConstantPad1d(padding=(2, 2), value=3.5)");
-    SAME(tn_module_forward(m, a), tn_pad(a, (const int64_t[]){2, 2}, 2, 3.5));
+    SAME(tn_module_forward(m, a), tn_pad(a, ((const int64_t[]){2, 2}), 2, .value = 3.5));
     tn_module_free(m);
     m = tn_nn_pad("ZeroPad2d", pp, 4, 7);
     REPR(m, "ZeroPad2d((1, 0, 2, 1))");
-    SAME(tn_module_forward(m, a), tn_pad(a, pp, 4, 0));
+    SAME(tn_module_forward(m, a), tn_pad(a, pp, 4));
     tn_module_free(m);
     m = tn_nn_pad("CircularPad3d", (const int64_t[]){1}, 1, 0);
-    SAME(tn_module_forward(m, x), tn_pad_mode(x, (const int64_t[]){1, 1, 1, 1, 1, 1}, 6, TN_PADDING_CIRCULAR));
+    SAME(tn_module_forward(m, x), tn_pad(x, ((const int64_t[]){1, 1, 1, 1, 1, 1}), 6, .mode = TN_PADDING_CIRCULAR));
     tn_module_free(m);
     CHECK_ERR(tn_nn_pad("ReflectionPad2d", pp, 3, 0), "takes 1 or 4 padding sizes");
     CHECK_ERR(tn_nn_pad("MirrorPad2d", pp, 4, 0), "unknown padding layer");

@@ -62,7 +62,7 @@ TEST(test_roundtrip_models) {
     roundtrip(__LINE__, mlp, rnd(TN_SHAPE(4, 8)), rnd(TN_SHAPE(4, 8)), 1e-5, "mlp.onnx");
     tn_module *cnn = tn_nn_sequential(tn_nn_conv2d(1, 8, 3, .padding = 1), tn_nn_batch_norm2d(8), tn_nn_relu(), tn_nn_max_pool2d(2),
                                       tn_nn_conv2d(8, 16, 3, .padding = 1), tn_nn_batch_norm2d(16), tn_nn_relu(), tn_nn_max_pool2d(2),
-                                      tn_nn_flatten(1, -1), tn_nn_dropout(0.25), tn_nn_linear(16 * 7 * 7, 32, true), tn_nn_relu(), tn_nn_linear(32, 10, true));
+                                      tn_nn_flatten(1, -1), tn_nn_dropout(.p = 0.25), tn_nn_linear(16 * 7 * 7, 32, true), tn_nn_relu(), tn_nn_linear(32, 10, true));
     roundtrip(__LINE__, cnn, rnd(TN_SHAPE(2, 1, 28, 28)), rnd(TN_SHAPE(2, 1, 28, 28)), 1e-4, "cnn.onnx");
     tn_module *enc = tn_nn_transformer_encoder_layer(8, 2, .dim_feedforward = 16, .batch_first = true);
     roundtrip(__LINE__, enc, rnd(TN_SHAPE(2, 5, 8)), rnd(TN_SHAPE(2, 5, 8)), 1e-4, "encoder.onnx");
@@ -100,7 +100,7 @@ TEST(test_roundtrip_module_types) {
         {tn_nn_activation("Hardswish"), {2, 5}, 2},
         {tn_nn_activation("Hardsigmoid"), {2, 5}, 2},
         {tn_nn_activation("Softplus"), {2, 5}, 2},
-        {tn_nn_dropout(0.5), {2, 5}, 2},
+        {tn_nn_dropout(), {2, 5}, 2},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char file[64];

@@ -261,10 +261,10 @@ static tn_tensor *f_gelu_tanh(tn_tensor *x) { return tn_gelu(x, .approximate = T
 static tn_tensor *f_softplus(tn_tensor *x) { return tn_softplus(x); }
 static tn_tensor *f_softplus_b2t3(tn_tensor *x) { return tn_softplus(x, .beta = 2, .threshold = 3); }
 static tn_tensor *f_nan_to_num(tn_tensor *x) { return tn_nan_to_num(x); }
-static tn_tensor *f_clamp_a(tn_tensor *x) { return tn_clamp(x, -0.5, 0.7); }
-static tn_tensor *f_clamp_i(tn_tensor *x) { return tn_clamp(x, -3, 4); }
-static tn_tensor *f_clamp_rev(tn_tensor *x) { return tn_clamp(x, 1, -1); }
-static tn_tensor *f_clamp_lo(tn_tensor *x) { return tn_clamp(x, 0.25, INFINITY); }
+static tn_tensor *f_clamp_a(tn_tensor *x) { return tn_clamp(x, .min = -0.5, .max = 0.7); }
+static tn_tensor *f_clamp_i(tn_tensor *x) { return tn_clamp(x, .min = -3, .max = 4); }
+static tn_tensor *f_clamp_rev(tn_tensor *x) { return tn_clamp(x, .min = 1, .max = -1); }
+static tn_tensor *f_clamp_lo(tn_tensor *x) { return tn_clamp(x, .min = 0.25); }
 static double r_id(double x) { return x; }
 
 /* kinds of unary ops */
@@ -448,31 +448,31 @@ TEST(unary_special_values) {
     /* clamp: NaN input stays NaN, NaN bound gives NaN everywhere, min > max gives max */
     tn_tensor *x = VEC(TN_F32, nan, 1, 5, -7);
     LABEL("clamp NaN input");
-    CHECK_LIST(tn_clamp(x, 2, 3), 0, nan, 2, 3, 2);
-    LABEL("clamp NaN bound");
-    CHECK_LIST(tn_clamp(x, nan, 3), 0, nan, nan, nan, nan);
-    CHECK_LIST(tn_clamp(x, 0, nan), 0, nan, nan, nan, nan);
+    CHECK_LIST(tn_clamp(x, .min = 2, .max = 3), 0, nan, 2, 3, 2);
+    LABEL("clamp NaN bound");   /* tn_clamp's NAN is None: a NaN bound is clamp_min's or clamp_max's */
+    CHECK_LIST(tn_clamp_min(x, nan), 0, nan, nan, nan, nan);
+    CHECK_LIST(tn_clamp_max(x, nan), 0, nan, nan, nan, nan);
     LABEL("clamp min > max");
-    CHECK_LIST(tn_clamp(x, 3, 1), 0, nan, 1, 1, 1);
+    CHECK_LIST(tn_clamp(x, .min = 3, .max = 1), 0, nan, 1, 1, 1);
     LABEL("clamp one-sided");
-    CHECK_LIST(tn_clamp(x, -INFINITY, 2), 0, nan, 1, 2, -7);
-    CHECK_LIST(tn_clamp(x, 2, INFINITY), 0, nan, 2, 5, 2);
+    CHECK_LIST(tn_clamp(x, .max = 2), 0, nan, 1, 2, -7);
+    CHECK_LIST(tn_clamp(x, .min = 2), 0, nan, 2, 5, 2);
     /* integer clamp: torch.clamp(tensor([0,1,2,3,5]), 3, 1) = [1,1,1,1,1] */
     tn_tensor *xi = VEC(TN_I64, 0, 1, 2, 3, 5);
     LABEL("int clamp min > max");
-    CHECK_DTYPE(tn_clamp(xi, 3, 1), TN_I64);
-    CHECK_LIST(tn_clamp(xi, 3, 1), 0, 1, 1, 1, 1, 1);
+    CHECK_DTYPE(tn_clamp(xi, .min = 3, .max = 1), TN_I64);
+    CHECK_LIST(tn_clamp(xi, .min = 3, .max = 1), 0, 1, 1, 1, 1, 1);
     LABEL("int clamp with fractional bound promotes to float32");
-    CHECK_DTYPE(tn_clamp(xi, 1.5, 3), TN_F32);
-    CHECK_LIST(tn_clamp(xi, 1.5, 3), 0, 1.5, 1.5, 2, 3, 3);
+    CHECK_DTYPE(tn_clamp(xi, .min = 1.5, .max = 3), TN_F32);
+    CHECK_LIST(tn_clamp(xi, .min = 1.5, .max = 3), 0, 1.5, 1.5, 2, 3, 3);
     /* torch.clamp(tensor([True, False]), 0, 1) = tensor([1, 0]): int64 (bool with an int scalar promotes) */
     LABEL("bool clamp with int bounds gives int64");
-    CHECK_DTYPE(tn_clamp(VEC(TN_BOOL, 1, 0), 0, 1), TN_I64);
-    CHECK_LIST(tn_clamp(VEC(TN_BOOL, 1, 0), 0, 1), 0, 1, 0);
-    CHECK_LIST(tn_clamp(VEC(TN_BOOL, 1, 0), 0, 0.5), 0, 0.5, 0);
+    CHECK_DTYPE(tn_clamp(VEC(TN_BOOL, 1, 0), .min = 0, .max = 1), TN_I64);
+    CHECK_LIST(tn_clamp(VEC(TN_BOOL, 1, 0), .min = 0, .max = 1), 0, 1, 0);
+    CHECK_LIST(tn_clamp(VEC(TN_BOOL, 1, 0), .min = 0, .max = 0.5), 0, 0.5, 0);
     LABEL("int clamp infinite bounds");
-    CHECK_DTYPE(tn_clamp(xi, -INFINITY, 2), TN_I64);
-    CHECK_LIST(tn_clamp(xi, -INFINITY, 2), 0, 0, 1, 2, 2, 2);
+    CHECK_DTYPE(tn_clamp(xi, .max = 2), TN_I64);
+    CHECK_LIST(tn_clamp(xi, .max = 2), 0, 0, 1, 2, 2, 2);
     /* integer inputs of float functions give float32 */
     LABEL("exp of int64");
     CHECK_DTYPE(tn_exp(xi), TN_F32);
@@ -935,12 +935,12 @@ static void run_ternary(int op, tn_dtype dt, int l0, int l1, int l2, const int64
     switch (op) {
     case 0: r = tn_where(x, y, z); break;
     case 1: r = tn_lerp(x, y, z); break;
-    case 2: r = tn_addcmul(x, y, z, 0.5); break;
-    case 3: r = tn_addcdiv(x, y, z, -2); break;
+    case 2: r = tn_addcmul(x, y, z, .value = 0.5); break;
+    case 3: r = tn_addcdiv(x, y, z, .value = -2); break;
     case 4: r = tn_clamp_tensor(x, y, z); break;
     case 5: r = tn_lerp_scalar(x, y, 0.3); break;
     case 6: r = tn_clamp_tensor(x, y, NULL); break;
-    case 7: r = tn_addcmul(x, y, z, 3); break;
+    case 7: r = tn_addcmul(x, y, z, .value = 3); break;
     }
     int64_t os[TN_MAX_DIMS];
     int on = tn_broadcast_shapes(s0, n0, s1, n1, os);
@@ -1008,12 +1008,12 @@ TEST(ternary_ops) {
     CHECK_ERR(tn_lerp_scalar(VEC(TN_I64, 1), VEC(TN_I64, 3), 0.5), "lerp");
     CHECK_ERR(tn_lerp(VEC(TN_I64, 1), VEC(TN_I64, 3), VEC(TN_I64, 0)), "lerp");
     LABEL("addcmul / addcdiv values and dtypes (torch)");
-    CHECK_LIST(tn_addcmul(VEC(TN_F32, 1), VEC(TN_F32, 2), VEC(TN_F32, 3), 0.5), 0, 4);
-    CHECK_DTYPE(tn_addcmul(VEC(TN_I64, 1), VEC(TN_I64, 2), VEC(TN_I64, 3), 2), TN_I64);
-    CHECK_LIST(tn_addcmul(VEC(TN_I64, 1), VEC(TN_I64, 2), VEC(TN_I64, 3), 2), 0, 13);
-    CHECK_DTYPE(tn_addcmul(VEC(TN_I64, 1), VEC(TN_F32, 2), VEC(TN_I64, 3), 2), TN_F32);
-    CHECK_LIST(tn_addcdiv(VEC(TN_F64, 1), VEC(TN_F64, 2), VEC(TN_F64, 0), 1), 0, INFINITY);
-    CHECK_ERR(tn_addcdiv(VEC(TN_I64, 1), VEC(TN_I64, 2), VEC(TN_I64, 3), 1), "addcdiv");
+    CHECK_LIST(tn_addcmul(VEC(TN_F32, 1), VEC(TN_F32, 2), VEC(TN_F32, 3), .value = 0.5), 0, 4);
+    CHECK_DTYPE(tn_addcmul(VEC(TN_I64, 1), VEC(TN_I64, 2), VEC(TN_I64, 3), .value = 2), TN_I64);
+    CHECK_LIST(tn_addcmul(VEC(TN_I64, 1), VEC(TN_I64, 2), VEC(TN_I64, 3), .value = 2), 0, 13);
+    CHECK_DTYPE(tn_addcmul(VEC(TN_I64, 1), VEC(TN_F32, 2), VEC(TN_I64, 3), .value = 2), TN_F32);
+    CHECK_LIST(tn_addcdiv(VEC(TN_F64, 1), VEC(TN_F64, 2), VEC(TN_F64, 0)), 0, INFINITY);
+    CHECK_ERR(tn_addcdiv(VEC(TN_I64, 1), VEC(TN_I64, 2), VEC(TN_I64, 3)), "addcdiv");
     LABEL("clamp_tensor (torch: clamp([1,5,nan,3], [2,2,2,nan], [4]) = [2,4,nan,nan])");
     CHECK_LIST(tn_clamp_tensor(VEC(TN_F32, 1, 5, NAN, 3), VEC(TN_F32, 2, 2, 2, NAN), VEC(TN_F32, 4)), 0, 2, 4, NAN, NAN);
     CHECK_LIST(tn_clamp_tensor(VEC(TN_F32, 1, 5), VEC(TN_F32, 4), VEC(TN_F32, 2)), 0, 2, 2);  /* min > max: max */
@@ -1116,7 +1116,7 @@ TEST(inplace_broadcast_dtype_errors) {
     LABEL("result shape mismatch");
     CHECK_ERR(tn_mul_(VEC(TN_F32, 1, 2), tn_ones(TN_SHAPE(2, 2), TN_F32)), "doesn't match the broadcast shape");
     CHECK_ERR(tn_add_(VEC(TN_F32, 1, 2, 3), tn_ones(TN_SHAPE(1, 3), TN_F32)), "doesn't match");
-    CHECK_ERR(tn_addcmul_(tn_zeros(TN_SHAPE(3), TN_F32), VEC(TN_F32, 1, 2, 3), tn_ones(TN_SHAPE(2, 1), TN_F32), 2), "doesn't match");
+    CHECK_ERR(tn_addcmul_(tn_zeros(TN_SHAPE(3), TN_F32), VEC(TN_F32, 1, 2, 3), tn_ones(TN_SHAPE(2, 1), TN_F32), .value = 2), "doesn't match");
     CHECK_ERR(tn_add_(VEC(TN_F32, 1, 2, 3), VEC(TN_F32, 1, 2)), "size");
     LABEL("in-place result type can't be cast");
     tn_tensor *xi = VEC(TN_I64, 1, 2);
@@ -1129,7 +1129,7 @@ TEST(inplace_broadcast_dtype_errors) {
     CHECK_ERR(tn_sqrt_(xi), "can't be cast");
     CHECK_ERR(tn_exp_(xi), "can't be cast");
     CHECK_ERR(tn_sigmoid_(xi), "can't be cast");
-    CHECK_ERR(tn_clamp_(xi, 1.5, 3), "can't be cast");
+    CHECK_ERR(tn_clamp_(xi, .min = 1.5, .max = 3), "can't be cast");
     CHECK_ERR(tn_add_(VEC(TN_BOOL, 1), VEC(TN_I64, 1)), "can't be cast");
     CHECK_ERR(tn_lerp_(xi, VEC(TN_F32, 1, 2), 0.5), "");
     CHECK_LIST(xi, 0, 1, 2);   /* untouched by the failed calls */
@@ -1137,7 +1137,7 @@ TEST(inplace_broadcast_dtype_errors) {
     LABEL("in-place with a castable result");
     CHECK_LIST(tn_mul_scalar_(xi, 3), 0, 3, 6);
     CHECK_LIST(tn_add_(xi, VEC(TN_BOOL, 1, 0)), 0, 4, 6);
-    CHECK_LIST(tn_clamp_(xi, 5, 5.0), 0, 5, 5);
+    CHECK_LIST(tn_clamp_(xi, .min = 5, .max = 5.0), 0, 5, 5);
     CHECK_DTYPE(xi, TN_I64);
     tn_tensor *xf = VEC(TN_F32, 1, 2);
     CHECK_LIST(tn_add_(xf, VEC(TN_F64, 1.25)), 0, 2.25, 3.25);
@@ -1152,7 +1152,7 @@ TEST(inplace_broadcast_dtype_errors) {
     CHECK_ERR(tn_add_(e, tn_ones(TN_SHAPE(3, 4), TN_F32)), "single memory location");
     CHECK_ERR(tn_relu_(e), "single memory location");
     CHECK_ERR(tn_mul_scalar_(e, 2), "single memory location");
-    CHECK_ERR(tn_addcmul_(e, e, e, 1), "single memory location");
+    CHECK_ERR(tn_addcmul_(e, e, e), "single memory location");
     /* fill_ of an expanded tensor is allowed by torch (every element gets the value) */
     tn_tensor *fe = tn_fill_(e, 2);
     CHECK(fe != NULL);
@@ -1175,12 +1175,12 @@ TEST(inplace_version_counter) {
     CHECK(tn_version(x) == v0 + 2);
     tn_fill_(x, 1);
     tn_zero_(v);
-    tn_clamp_(x, 0, 1);
+    tn_clamp_(x, .min = 0, .max = 1);
     tn_mul_scalar_(x, 2);
     tn_add_scalar_(x, 2);
     tn_lerp_(x, x, 0.5);
-    tn_addcmul_(x, x, x, 1);
-    tn_addcdiv_(x, x, tn_ones_like(x), 1);
+    tn_addcmul_(x, x, x);
+    tn_addcdiv_(x, x, tn_ones_like(x));
     tn_neg_(x);
     tn_exp_(x);
     tn_sigmoid_(x);
@@ -1242,9 +1242,9 @@ static tn_tensor *apply_inplace(int op, tn_tensor *v, tn_tensor *a, tn_tensor *b
     switch (op) {
     case 0: return tn_fill_(v, 2.5);
     case 1: return tn_zero_(v);
-    case 2: return tn_clamp_(v, -0.5, 0.5);
-    case 3: return tn_addcmul_(v, a, b, 0.5);
-    case 4: return tn_addcdiv_(v, a, b, 0.5);
+    case 2: return tn_clamp_(v, .min = -0.5, .max = 0.5);
+    case 3: return tn_addcmul_(v, a, b, .value = 0.5);
+    case 4: return tn_addcdiv_(v, a, b, .value = 0.5);
     case 5: return tn_lerp_(v, a, 0.25);
     case 6: return tn_relu_(v);
     case 7: return tn_neg_(v);
@@ -1319,9 +1319,9 @@ static const char *const rname[R_NUM] = {"sum", "mean", "prod", "amax", "amin", 
 static tn_tensor *do_reduce(int op, tn_tensor *x, const int64_t *dims, int n, bool keep) {
     bool all = n == 0 && !keep;
     switch (op) {
-    case R_SUM: return all ? tn_sum(x) : tn_sum_dims(x, dims, n, keep);
-    case R_MEAN: return all ? tn_mean(x) : tn_mean_dims(x, dims, n, keep);
-    case R_PROD: return all ? tn_prod(x) : tn_prod_dims(x, dims, n, keep);
+    case R_SUM: return all ? tn_sum(x) : tn_sum_dims(x, dims, n, .keepdim = keep);
+    case R_MEAN: return all ? tn_mean(x) : tn_mean_dims(x, dims, n, .keepdim = keep);
+    case R_PROD: return all ? tn_prod(x) : tn_prod_dims(x, dims, n, .keepdim = keep);
     case R_AMAX: return tn_amax(x, dims, n, keep);
     case R_AMIN: return tn_amin(x, dims, n, keep);
     case R_VAR0: case R_VAR1: case R_VAR2: return all ? tn_var(x, op - R_VAR0) : tn_var_dims(x, dims, n, op - R_VAR0, keep);
@@ -1474,7 +1474,7 @@ TEST(reductions_special) {
     LABEL("sum of bool counts");
     CHECK_DTYPE(tn_sum(VEC(TN_BOOL, 1, 1, 0)), TN_I64);
     CHECK_LIST(tn_sum(VEC(TN_BOOL, 1, 1, 0)), 0, 2);
-    CHECK_LIST(tn_sum_dims(tn_reshape(VEC(TN_BOOL, 1, 1, 0, 1), TN_SHAPE(2, 2)), TN_DIMS(0), false), 0, 1, 2);
+    CHECK_LIST(tn_sum_dims(tn_reshape(VEC(TN_BOOL, 1, 1, 0, 1), TN_SHAPE(2, 2)), TN_DIMS(0)), 0, 1, 2);
     LABEL("int64 sum is exact beyond 2^53");
     s = tn_sum(tn_from_data((const int64_t[]){(INT64_C(1) << 60), 1, 1}, TN_SHAPE(3), TN_I64));
     CHECK(s && *(const int64_t *)tn_data_ptr(s) == (INT64_C(1) << 60) + 2);
@@ -1485,11 +1485,11 @@ TEST(reductions_special) {
     CHECK_LIST(tn_amax(VEC(TN_BOOL, 0, 1), NULL, 0, false), 0, 1);
     LABEL("prod with zeros");
     CHECK_LIST(tn_prod(VEC(TN_F32, 3, 0, -2)), 0, 0);
-    CHECK_LIST(tn_prod_dims(tn_reshape(VEC(TN_F64, 3, 0, -2, 4), TN_SHAPE(2, 2)), TN_DIMS(1), false), 0, 0, -8);
+    CHECK_LIST(tn_prod_dims(tn_reshape(VEC(TN_F64, 3, 0, -2, 4), TN_SHAPE(2, 2)), TN_DIMS(1)), 0, 0, -8);
     CHECK_LIST(tn_prod(VEC(TN_F32, 3, inf, 0)), 0, nan);
     LABEL("mean / var / std / norm need floating input");
     CHECK_ERR(tn_mean(VEC(TN_I64, 1, 2)), "dtype");
-    CHECK_ERR(tn_mean_dims(VEC(TN_I32, 1, 2), TN_DIMS(0), false), "dtype");
+    CHECK_ERR(tn_mean_dims(VEC(TN_I32, 1, 2), TN_DIMS(0)), "dtype");
     CHECK_ERR(tn_var(VEC(TN_I64, 1, 2), 1), "");
     CHECK_ERR(tn_std(VEC(TN_BOOL, 1, 0), 1), "");
     CHECK_ERR(tn_norm(VEC(TN_I64, 1, 2), 2), "");
@@ -1503,15 +1503,15 @@ TEST(reductions_special) {
     CHECK_LIST(tn_prod(e), 0, 1);
     CHECK_LIST(tn_mean(e), 0, nan);
     CHECK_LIST(tn_sum(tn_zeros(TN_SHAPE(0), TN_I64)), 0, 0);
-    CHECK_LIST(tn_sum_dims(e03, TN_DIMS(0), false), 0, 0, 0, 0);
-    CHECK_LIST(tn_prod_dims(e03, TN_DIMS(0), false), 0, 1, 1, 1);
-    CHECK_LIST(tn_mean_dims(e03, TN_DIMS(0), false), 0, nan, nan, nan);
+    CHECK_LIST(tn_sum_dims(e03, TN_DIMS(0)), 0, 0, 0, 0);
+    CHECK_LIST(tn_prod_dims(e03, TN_DIMS(0)), 0, 1, 1, 1);
+    CHECK_LIST(tn_mean_dims(e03, TN_DIMS(0)), 0, nan, nan, nan);
     CHECK_LIST(tn_logsumexp(e03, TN_DIMS(0), false), 0, -inf, -inf, -inf);
     CHECK_LIST(tn_norm_dims(tn_zeros(TN_SHAPE(2, 0), TN_F32), 2, TN_DIMS(1), false), 0, 0, 0);
     CHECK_LIST(tn_var(e, 1), 0, nan);
     LABEL("sum over the non-empty dim of [0,3] is empty");
-    CHECK_SHAPE(tn_sum_dims(e03, TN_DIMS(1), false), 0);
-    CHECK_SHAPE(tn_sum_dims(e03, TN_DIMS(1), true), 0, 1);
+    CHECK_SHAPE(tn_sum_dims(e03, TN_DIMS(1)), 0);
+    CHECK_SHAPE(tn_sum_dims(e03, TN_DIMS(1), .keepdim = true), 0, 1);
     CHECK_SHAPE(tn_amax(e03, TN_DIMS(1), false), 0);
     LABEL("max of an empty tensor is an error");
     CHECK_ERR(tn_max(e), "");
@@ -1562,24 +1562,24 @@ TEST(reductions_special) {
     CHECK_LIST(tn_logsumexp(tn_scalar_tensor(2, TN_F32), TN_DIMS(0), false), 0, 2);
     LABEL("0-d reductions");
     tn_tensor *z = tn_scalar_tensor(3, TN_F64);
-    CHECK_SHAPE_N(tn_sum_dims(z, TN_DIMS(0), false), NULL, 0);
-    CHECK_SHAPE_N(tn_sum_dims(z, TN_DIMS(-1), true), NULL, 0);
-    CHECK_LIST(tn_sum_dims(z, TN_DIMS(-1), true), 0, 3);
-    CHECK_LIST(tn_prod_dims(z, TN_DIMS(0), false), 0, 3);
+    CHECK_SHAPE_N(tn_sum_dims(z, TN_DIMS(0)), NULL, 0);
+    CHECK_SHAPE_N(tn_sum_dims(z, TN_DIMS(-1), .keepdim = true), NULL, 0);
+    CHECK_LIST(tn_sum_dims(z, TN_DIMS(-1), .keepdim = true), 0, 3);
+    CHECK_LIST(tn_prod_dims(z, TN_DIMS(0)), 0, 3);
     CHECK_LIST(tn_mean(z), 0, 3);
     CHECK_LIST(tn_amax(z, TN_DIMS(0), true), 0, 3);
     CHECK_LIST(tn_max(z), 0, 3);
-    CHECK_ERR(tn_sum_dims(z, TN_DIMS(1), false), "out of range");
+    CHECK_ERR(tn_sum_dims(z, TN_DIMS(1)), "out of range");
     LABEL("dim errors");
     tn_tensor *m = tn_zeros(TN_SHAPE(2, 3), TN_F32);
-    CHECK_ERR(tn_sum_dims(m, TN_DIMS(1, -1), false), "multiple times");
-    CHECK_ERR(tn_sum_dims(m, TN_DIMS(2), false), "out of range");
-    CHECK_ERR(tn_mean_dims(m, TN_DIMS(-3), false), "out of range");
+    CHECK_ERR(tn_sum_dims(m, TN_DIMS(1, -1)), "multiple times");
+    CHECK_ERR(tn_sum_dims(m, TN_DIMS(2)), "out of range");
+    CHECK_ERR(tn_mean_dims(m, TN_DIMS(-3)), "out of range");
     CHECK_ERR(tn_amax(m, TN_DIMS(0, 0), false), "multiple times");
     CHECK_ERR(tn_var_dims(m, TN_DIMS(5), 1, false), "out of range");
     CHECK_ERR(tn_max_dim(m, 2, false, NULL), "out of range");
     CHECK_ERR(tn_cumsum(m, -3), "out of range");
-    CHECK_ERR(tn_sort(m, 2, false, NULL), "out of range");
+    CHECK_ERR(tn_sort(m, NULL, .dim = 2), "out of range");
     CHECK_ERR(tn_softmax(m, 2), "out of range");
     end_scope_check_leaks();
 }
@@ -1711,7 +1711,7 @@ static void run_scan(int op, tn_dtype dt, int layout, int gen, const int64_t *sh
     CHECK_SHAPE_N(r, shape, nd);
     CHECK_VALS(r, ref, n, want == TN_F32 ? 1e-5 : 1e-12, want == TN_F32 ? 1e-5 : 1e-12);
     if (op == S_SOFTMAX && r && n) { /* every lane sums to 1 */
-        tn_tensor *sums = tn_sum_dims(r, &dim, 1, false);
+        tn_tensor *sums = tn_sum_dims(r, &dim, 1);
         const double *sv = dv(sums);
         bool ok = sv != NULL;
         for (int64_t k = 0; ok && k < outer * inner; k++) ok = fabs(sv[k] - 1) < (want == TN_F32 ? 1e-5 : 1e-12);
@@ -1792,9 +1792,9 @@ static void sort_ref(const double *v, int64_t n, bool desc, int64_t *ix) {
 static void run_sort(int mode, tn_dtype dt, int layout, int gen, const int64_t *shape, int nd, int64_t dim, bool desc, int64_t k) {
     tn_scope_begin();
     tn_tensor *x = make_input(shape, nd, dt, layout, gen), *idx = NULL, *val = NULL;
-    if (mode == 0) val = tn_sort(x, dim, desc, &idx);
-    else if (mode == 1) idx = tn_argsort(x, dim, desc);
-    else val = tn_topk(x, k, dim, desc, &idx);
+    if (mode == 0) val = tn_sort(x, &idx, .dim = dim, .descending = desc);
+    else if (mode == 1) idx = tn_argsort(x, .dim = dim, .descending = desc);
+    else val = tn_topk(x, k, &idx, .dim = dim, .largest = desc);
     int d = (int)(dim < 0 ? dim + (nd ? nd : 1) : dim);
     int64_t outer, len, inner, n = numel_of(shape, nd);
     lane_geom(shape, nd, d, &outer, &len, &inner);
@@ -1860,39 +1860,39 @@ TEST(sort_argsort_topk) {
     const double nan = NAN;
     tn_tensor *i = NULL, *v;
     LABEL("sort: NaN last ascending (torch: [1,1,2,3,nan,nan], indices [2,5,4,0,1,3])");
-    v = tn_sort(VEC(TN_F32, 3, nan, 1, nan, 2, 1), 0, false, &i);
+    v = tn_sort(VEC(TN_F32, 3, nan, 1, nan, 2, 1), &i, .dim = 0);
     CHECK_LIST(v, 0, 1, 1, 2, 3, nan, nan);
     CHECK_LIST(i, 0, 2, 5, 4, 0, 1, 3);
     LABEL("sort: NaN first descending (torch: [nan,nan,3,2,1,1], indices [1,3,0,4,2,5])");
-    v = tn_sort(VEC(TN_F32, 3, nan, 1, nan, 2, 1), 0, true, &i);
+    v = tn_sort(VEC(TN_F32, 3, nan, 1, nan, 2, 1), &i, .dim = 0, .descending = true);
     CHECK_LIST(v, 0, nan, nan, 3, 2, 1, 1);
     CHECK_LIST(i, 0, 1, 3, 0, 4, 2, 5);
     LABEL("sort: stable descending ties (torch stable=True: indices [1,3,5,0,2,4])");
-    v = tn_sort(VEC(TN_I64, 1, 2, 1, 2, 0, 2), 0, true, &i);
+    v = tn_sort(VEC(TN_I64, 1, 2, 1, 2, 0, 2), &i, .dim = 0, .descending = true);
     CHECK_LIST(v, 0, 2, 2, 2, 1, 1, 0);
     CHECK_LIST(i, 0, 1, 3, 5, 0, 2, 4);
     LABEL("sort: -0.0 and 0.0 are ties");
-    v = tn_sort(VEC(TN_F64, 0.0, -0.0, 0.0), 0, false, &i);
+    v = tn_sort(VEC(TN_F64, 0.0, -0.0, 0.0), &i, .dim = 0);
     CHECK_LIST(i, 0, 0, 1, 2);
     LABEL("topk with NaN (torch: largest [nan, 3] idx [1, 0]; smallest [1, 2] idx [2, 3])");
-    v = tn_topk(VEC(TN_F32, 3, nan, 1, 2), 2, 0, true, &i);
+    v = tn_topk(VEC(TN_F32, 3, nan, 1, 2), 2, &i, .dim = 0);
     CHECK_LIST(v, 0, nan, 3);
     CHECK_LIST(i, 0, 1, 0);
-    v = tn_topk(VEC(TN_F32, 3, nan, 1, 2), 2, 0, false, &i);
+    v = tn_topk(VEC(TN_F32, 3, nan, 1, 2), 2, &i, .dim = 0, .largest = false);
     CHECK_LIST(v, 0, 1, 2);
     CHECK_LIST(i, 0, 2, 3);
     LABEL("topk k = 0 and k > size");
-    v = tn_topk(VEC(TN_F32, 3, 1), 0, 0, true, &i);
+    v = tn_topk(VEC(TN_F32, 3, 1), 0, &i, .dim = 0);
     CHECK_SHAPE(v, 0);
     CHECK_SHAPE(i, 0);
-    CHECK_ERR(tn_topk(VEC(TN_F32, 3, 1), 3, 0, true, NULL), "out of range");
-    CHECK_ERR(tn_topk(VEC(TN_F32, 3, 1), -1, 0, true, NULL), "out of range");
+    CHECK_ERR(tn_topk(VEC(TN_F32, 3, 1), 3, NULL, .dim = 0), "out of range");
+    CHECK_ERR(tn_topk(VEC(TN_F32, 3, 1), -1, NULL, .dim = 0), "out of range");
     LABEL("topk without indices");
-    CHECK_LIST(tn_topk(VEC(TN_F32, 3, 1, 7), 1, 0, true, NULL), 0, 7);
+    CHECK_LIST(tn_topk(VEC(TN_F32, 3, 1, 7), 1, NULL, .dim = 0), 0, 7);
     LABEL("argsort of a transposed matrix along dim 0 and 1");
     tn_tensor *m = tn_t(tn_reshape(VEC(TN_F32, 3, 1, 2, 0, 5, 4), TN_SHAPE(2, 3)));  /* [[3,0],[1,5],[2,4]] */
-    CHECK_LIST(tn_argsort(m, 0, false), 0, 1, 0, 2, 2, 0, 1);
-    CHECK_LIST(tn_argsort(m, 1, true), 0, 0, 1, 1, 0, 1, 0);
+    CHECK_LIST(tn_argsort(m, .dim = 0), 0, 1, 0, 2, 2, 0, 1);
+    CHECK_LIST(tn_argsort(m, .dim = 1, .descending = true), 0, 0, 1, 1, 0, 1, 0);
     end_scope_check_leaks();
 }
 
@@ -2246,15 +2246,15 @@ TEST(float32_accumulation) {
     CHECK_CLOSE(item(tn_mean(x)), 0.1, 1e-6);
     /* reducing an outer dim: torch gives 104857.5390625 per column (error 6e-7 relative) */
     tn_tensor *y = tn_full(TN_SHAPE(n, 2), 0.1, TN_F32);
-    tn_tensor *s = tn_sum_dims(y, TN_DIMS(0), false);
+    tn_tensor *s = tn_sum_dims(y, TN_DIMS(0));
     LABEL("sum over dim 0 of a [2^20, 2] float32 tensor of 0.1 (torch: 104857.539)");
     CHECK_LIST(s, want * 1e-5, want, want);
     LABEL("mean over dim 0 of a [2^20, 2] float32 tensor of 0.1 (torch: 0.09999994)");
-    CHECK_LIST(tn_mean_dims(y, TN_DIMS(0), false), 1e-6, 0.1, 0.1);
+    CHECK_LIST(tn_mean_dims(y, TN_DIMS(0)), 1e-6, 0.1, 0.1);
     LABEL("var over dim 0 of a constant [2^20, 2] float32 tensor (torch: [0, 0])");
     CHECK_LIST(tn_var_dims(y, TN_DIMS(0), 1, false), 1e-8, 0, 0);
     LABEL("sum over dim 0 of a transposed [2, 2^20] float32 tensor");
-    CHECK_LIST(tn_sum_dims(tn_t(tn_full(TN_SHAPE(2, n), 0.1, TN_F32)), TN_DIMS(0), false), want * 1e-5, want, want);
+    CHECK_LIST(tn_sum_dims(tn_t(tn_full(TN_SHAPE(2, n), 0.1, TN_F32)), TN_DIMS(0)), want * 1e-5, want, want);
     /* cumsum: torch accumulates float32 scans in double (acc_type): last = 104857.6015625 */
     LABEL("cumsum of 2^20 float32 0.1 (torch: last element 104857.6015625)");
     tn_tensor *c = tn_cumsum(x, 0);
@@ -2265,7 +2265,7 @@ TEST(float32_accumulation) {
     CHECK_CLOSE(item(tn_sum(ones)), 33554432.0, 0);
     CHECK_CLOSE(item(tn_mean(ones)), 1.0, 0);
     LABEL("sum over dim 0 of an expanded [2^25, 2] float32 tensor of ones (torch: 33554432)");
-    CHECK_LIST(tn_sum_dims(tn_expand(tn_ones(TN_SHAPE(1, 2), TN_F32), TN_SHAPE(INT64_C(1) << 25, 2)), TN_DIMS(0), false), 0, 33554432.0, 33554432.0);
+    CHECK_LIST(tn_sum_dims(tn_expand(tn_ones(TN_SHAPE(1, 2), TN_F32), TN_SHAPE(INT64_C(1) << 25, 2)), TN_DIMS(0)), 0, 33554432.0, 33554432.0);
     end_scope_check_leaks();
 }
 
@@ -2316,18 +2316,18 @@ TEST(edge_shapes) {
     CHECK_DTYPE(tn_add(e, tn_zeros(TN_SHAPE(1, 3), TN_F64)), TN_F64);
     CHECK_SHAPE(tn_lt(e, z), 2, 0, 3);
     CHECK_SHAPE(tn_where(tn_lt(e, z), e, z), 2, 0, 3);
-    CHECK_SHAPE(tn_clamp(e, 0, 1), 2, 0, 3);
+    CHECK_SHAPE(tn_clamp(e, .min = 0, .max = 1), 2, 0, 3);
     CHECK(tn_add_(e, z) != NULL);
     CHECK(tn_fill_(e, 3) != NULL);
     CHECK_SHAPE(tn_add(tn_zeros(TN_SHAPE(0), TN_I64), tn_zeros(TN_SHAPE(1), TN_I64)), 0);
     LABEL("reductions on [2,0,3]");
-    CHECK_SHAPE(tn_sum_dims(e, TN_DIMS(1), false), 2, 3);
-    CHECK_LIST(tn_sum_dims(e, TN_DIMS(1), false), 0, 0, 0, 0, 0, 0, 0);
-    CHECK_SHAPE(tn_sum_dims(e, TN_DIMS(-1), true), 2, 0, 1);
+    CHECK_SHAPE(tn_sum_dims(e, TN_DIMS(1)), 2, 3);
+    CHECK_LIST(tn_sum_dims(e, TN_DIMS(1)), 0, 0, 0, 0, 0, 0, 0);
+    CHECK_SHAPE(tn_sum_dims(e, TN_DIMS(-1), .keepdim = true), 2, 0, 1);
     CHECK_SHAPE(tn_amax(e, TN_DIMS(0, 2), false), 0);
     CHECK_SHAPE(tn_cumsum(e, 1), 2, 0, 3);
     CHECK_SHAPE(tn_softmax(e, -1), 2, 0, 3);
-    CHECK_SHAPE(tn_sort(e, 1, false, NULL), 2, 0, 3);
+    CHECK_SHAPE(tn_sort(e, NULL, .dim = 1), 2, 0, 3);
     CHECK_SHAPE(tn_all_dim(e, 1, false), 2, 3);
     CHECK_LIST(tn_all_dim(e, 1, false), 0, 1, 1, 1, 1, 1, 1);
     CHECK_LIST(tn_any_dim(e, 1, false), 0, 0, 0, 0, 0, 0, 0);
@@ -2341,8 +2341,8 @@ TEST(edge_shapes) {
     CHECK_SHAPE_N(tn_sum(z), NULL, 0);
     CHECK_SHAPE_N(tn_cumsum(z, -1), NULL, 0);
     CHECK_SHAPE_N(tn_softmax(z, 0), NULL, 0);
-    CHECK_SHAPE_N(tn_sort(z, 0, true, NULL), NULL, 0);
-    CHECK_SHAPE_N(tn_topk(z, 1, 0, true, NULL), NULL, 0);
+    CHECK_SHAPE_N(tn_sort(z, NULL, .dim = 0, .descending = true), NULL, 0);
+    CHECK_SHAPE_N(tn_topk(z, 1, NULL, .dim = 0), NULL, 0);
     CHECK_SHAPE_N(tn_argmax(z), NULL, 0);
     CHECK_SHAPE_N(tn_where(tn_scalar_tensor(1, TN_BOOL), z, z), NULL, 0);
     CHECK_SHAPE(tn_add(z, tn_zeros(TN_SHAPE(1), TN_F32)), 1);
@@ -2361,16 +2361,16 @@ TEST(edge_shapes) {
     CHECK_LIST(tn_matmul(one, one), 0, 25);
     LABEL("negative dims everywhere");
     tn_tensor *m = tn_reshape(tn_arange(0, 6, 1, TN_F64), TN_SHAPE(2, 3));
-    CHECK_LIST(tn_sum_dims(m, TN_DIMS(-1), false), 0, 3, 12);
-    CHECK_LIST(tn_sum_dims(m, TN_DIMS(-2), false), 0, 3, 5, 7);
+    CHECK_LIST(tn_sum_dims(m, TN_DIMS(-1)), 0, 3, 12);
+    CHECK_LIST(tn_sum_dims(m, TN_DIMS(-2)), 0, 3, 5, 7);
     CHECK_LIST(tn_cumsum(m, -1), 0, 0, 1, 3, 3, 7, 12);
     CHECK_LIST(tn_cumprod(m, -2), 0, 0, 1, 2, 0, 4, 10);
     CHECK_LIST(tn_argmax_dim(m, -2, false), 0, 1, 1, 1);
     CHECK_LIST(tn_amin(m, TN_DIMS(-1, -2), false), 0, 0);
     CHECK_LIST(tn_all_dim(m, -1, false), 0, 0, 1);
     CHECK_LIST(tn_any_dim(m, -2, false), 0, 1, 1, 1);
-    CHECK_LIST(tn_sort(m, -2, true, NULL), 0, 3, 4, 5, 0, 1, 2);
-    CHECK_LIST(tn_topk(m, 2, -1, true, NULL), 0, 2, 1, 5, 4);
+    CHECK_LIST(tn_sort(m, NULL, .dim = -2, .descending = true), 0, 3, 4, 5, 0, 1, 2);
+    CHECK_LIST(tn_topk(m, 2, NULL), 0, 2, 1, 5, 4);
     end_scope_check_leaks();
 }
 
@@ -2443,19 +2443,19 @@ TEST(ownership_top_level) {
     tn_release(idx);
     v = tn_min_dim(x, 0, true, NULL);
     tn_release(v);
-    v = tn_sort(x, -1, true, &idx);
+    v = tn_sort(x, &idx, .descending = true);
     CHECK(v && idx);
     tn_release(v);
     tn_release(idx);
-    v = tn_sort(x, 0, false, NULL);
+    v = tn_sort(x, NULL, .dim = 0);
     tn_release(v);
-    v = tn_argsort(x, 1, false);
+    v = tn_argsort(x, .dim = 1);
     tn_release(v);
-    v = tn_topk(x, 2, 1, true, &idx);
+    v = tn_topk(x, 2, &idx, .dim = 1);
     CHECK(v && idx && tn_shape(idx)[1] == 2);
     tn_release(v);
     tn_release(idx);
-    v = tn_topk(x, 2, 1, false, NULL);
+    v = tn_topk(x, 2, NULL, .dim = 1, .largest = false);
     tn_release(v);
     v = tn_argmax(x);
     tn_release(v);
@@ -2482,12 +2482,12 @@ TEST(ownership_top_level) {
     CHECK(tn_add_(x, x) == x);
     CHECK(tn_relu_(x) == x);
     CHECK(tn_fill_(x, 1) == x);
-    CHECK(tn_clamp_(x, 0, 0.5) == x);
+    CHECK(tn_clamp_(x, .min = 0, .max = 0.5) == x);
     CHECK(tn_lerp_(x, x, 0.5) == x);
-    CHECK(tn_add_scalar_(x, 1) == x && tn_mul_(x, x) == x && tn_addcmul_(x, x, x, 1) == x && tn_zero_(x) == x);
+    CHECK(tn_add_scalar_(x, 1) == x && tn_mul_(x, x) == x && tn_addcmul_(x, x, x) == x && tn_zero_(x) == x);
     CHECK(tn_memory_stats_get().live_tensors == live);
     /* failed calls leave nothing behind */
-    CHECK(tn_topk(x, 9, 1, true, &idx) == NULL);
+    CHECK(tn_topk(x, 9, &idx, .dim = 1) == NULL);
     CHECK(tn_max_dim(x, 5, false, &idx) == NULL);
     tn_tensor *z22 = tn_zeros(TN_SHAPE(2, 2), TN_F32);
     CHECK(tn_add_(x, z22) == NULL);
@@ -2516,7 +2516,7 @@ TEST(misc_semantics) {
     CHECK_ERR(tn_add_(tn_scalar_tensor(1, TN_F32), VEC(TN_F32, 1)), "doesn't match");
     LABEL("sort of int64 extremes");
     tn_tensor *ex = tn_from_data((const int64_t[]){INT64_MAX, 0, INT64_MIN, -1}, TN_SHAPE(4), TN_I64);
-    tn_tensor *sv = tn_sort(ex, 0, false, NULL);
+    tn_tensor *sv = tn_sort(ex, NULL, .dim = 0);
     CHECK(sv && ((const int64_t *)tn_data_ptr(sv))[0] == INT64_MIN && ((const int64_t *)tn_data_ptr(sv))[3] == INT64_MAX);
     tn_tensor *am = tn_amax(ex, NULL, 0, false);
     CHECK(am && *(const int64_t *)tn_data_ptr(am) == INT64_MAX);
@@ -2683,7 +2683,7 @@ TEST(sum_into_rows) {
     tn_manual_seed(22);
     tn_scope_begin();
     tn_tensor *m = tn_randn(TN_SHAPE(37, 29), TN_F32), *mt = tn_t(m);
-    tn_tensor *s0 = tn_sum_dims(m, TN_DIMS(0), false), *s1 = tn_sum_dims(mt, TN_DIMS(1), false);
+    tn_tensor *s0 = tn_sum_dims(m, TN_DIMS(0)), *s1 = tn_sum_dims(mt, TN_DIMS(1));
     const float *pm = (const float *)tn_data_ptr(m);
     for (int j = 0; j < 29; j++) {
         double ref = 0;

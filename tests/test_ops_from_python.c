@@ -42,7 +42,7 @@ TEST(var_mean_std_mean) {
         const int64_t dims[2] = {0, 2};
         tn_tensor *v = sd ? tn_std_mean_dims(x, dims, 2, 1, false, &m) : tn_var_mean_dims(x, dims, 2, 1, false, &m);
         CHECK(near(v, sd ? tn_std_dims(x, dims, 2, 1, false) : tn_var_dims(x, dims, 2, 1, false)));
-        CHECK(near(m, tn_mean_dims(x, dims, 2, false)) && same_shape(m, TN_SHAPE(4)));
+        CHECK(near(m, tn_mean_dims(x, dims, 2)) && same_shape(m, TN_SHAPE(4)));
         /* all dims, correction 0; the mean pointer may be NULL */
         v = sd ? tn_std_mean(x, 0, &m) : tn_var_mean(x, 0, &m);
         CHECK(near(v, sd ? tn_std(x, 0) : tn_var(x, 0)) && near(m, tn_mean(x)) && tn_ndim(v) == 0);
@@ -104,16 +104,16 @@ TEST(sum_to_size) {
     tn_scope_begin();
     tn_tensor *x = noncontig();   /* [2, 4, 3] */
     tn_tensor *r = tn_sum_to_size(x, TN_SHAPE(4, 1));
-    CHECK(same_shape(r, TN_SHAPE(4, 1)) && near(r, tn_reshape(tn_sum_dims(x, (int64_t[]){0, 2}, 2, true), TN_SHAPE(4, 1))));
+    CHECK(same_shape(r, TN_SHAPE(4, 1)) && near(r, tn_reshape(tn_sum_dims(x, ((int64_t[]){0, 2}), 2, .keepdim = true), TN_SHAPE(4, 1))));
     r = tn_sum_to_size(x, TN_SHAPE(1, 4, 3));
-    CHECK(same_shape(r, TN_SHAPE(1, 4, 3)) && near(r, tn_sum_dims(x, (int64_t[]){0}, 1, true)));
+    CHECK(same_shape(r, TN_SHAPE(1, 4, 3)) && near(r, tn_sum_dims(x, (int64_t[]){0}, 1, .keepdim = true)));
     r = tn_sum_to_size(x, NULL, 0);   /* to a 0-d tensor: everything */
     CHECK(r && tn_ndim(r) == 0 && near(r, tn_sum(x)));
     r = tn_sum_to_size(x, TN_SHAPE(2, 4, 3));   /* the same size: x itself */
     CHECK(r == x);
     /* the gradient of a broadcast comes back to the operand's size */
     tn_tensor *b = tn_randn(TN_SHAPE(3), TN_F64), *y = tn_add(x, b);
-    CHECK(near(tn_sum_to_size(y, TN_SHAPE(3)), tn_add(tn_sum_dims(x, (int64_t[]){0, 1}, 2, false), tn_mul_scalar(b, 8))));
+    CHECK(near(tn_sum_to_size(y, TN_SHAPE(3)), tn_add(tn_sum_dims(x, ((int64_t[]){0, 1}), 2), tn_mul_scalar(b, 8))));
     /* 0-size */
     r = tn_sum_to_size(tn_ones(TN_SHAPE(0, 3), TN_F32), TN_SHAPE(1, 3));
     CHECK(same_shape(r, TN_SHAPE(1, 3)) && tn_item(tn_sum(r)) == 0);

@@ -246,8 +246,8 @@ TEST(test_nan_reductions_aminmax_count) {
     BEGIN;
     tn_tensor *bn = nc(BN_, 3, 4), *b = nc(B_, 3, 4), *mx = NULL;
     CHK(tn_nansum(bn), E_nansum_all, SH0);
-    CHK(tn_nansum_dims(bn, (const int64_t[]){-1}, 1, true), E_nansum_d1k, SH(3, 1));
-    CHK(tn_nanmean_dims(bn, (const int64_t[]){0}, 1, false), E_nanmean_d0, SH(4));
+    CHK(tn_nansum_dims(bn, (const int64_t[]){-1}, 1, .keepdim = true), E_nansum_d1k, SH(3, 1));
+    CHK(tn_nanmean_dims(bn, (const int64_t[]){0}, 1), E_nanmean_d0, SH(4));
     CHECK(isnan(tn_item(tn_nanmean(tn_full(SH(2), NAN, TN_F64)))));
     CHECK(tn_item(tn_nansum(tn_zeros(SH(0), TN_F64))) == 0);
     CHECK(isnan(tn_item(tn_nanmean(tn_zeros(SH(0), TN_F64)))));
@@ -300,7 +300,7 @@ TEST(test_searchsorted_bucketize) {
     CHKI(tn_searchsorted(seq, val), E_ss_left, SH(2, 3));
     CHKI(tn_searchsorted(seq, val, .right = true), E_ss_right, SH(2, 3));
     CHKI(tn_searchsorted_str(seq, val, "side='right'"), E_ss_right, SH(2, 3));
-    CHKI(tn_searchsorted(s1, F64(v1_, SH(5)), .side = "right", .sorter = tn_argsort(s1, 0, false)), E_ss_sorter, SH(5));
+    CHKI(tn_searchsorted(s1, F64(v1_, SH(5)), .side = "right", .sorter = tn_argsort(s1, .dim = 0)), E_ss_sorter, SH(5));
     check_ints(tn_searchsorted(seq, val, .out_int32 = true), TN_I32, E_ss_left, NE(E_ss_left), SH(2, 3), "out_int32");
     CHKI(tn_bucketize(val, F64(bnd_, SH(5)), .right = true), E_bucket, SH(2, 3));
     CHKI(tn_bucketize(val, F64(bnd_, SH(5))), E_bucket_l, SH(2, 3));
@@ -364,14 +364,14 @@ TEST(test_index_add_copy_fill) {
     static const int64_t i3_[] = {3, 0, 3}, i2_[] = {2, 0}, i13_[] = {1, 3};
     tn_tensor *b = nc(B_, 3, 4), *s3 = nc(S3_, 3, 3);
     tn_tensor *src8 = tn_reshape(tn_arange(0, 8, 1, TN_F64), SH(2, 4));
-    CHK(tn_index_add(b, 1, I64(i3_, SH(3)), s3, 2), E_index_add, SH(3, 4));
-    CHK(tn_index_add(b, -1, tn_to_dtype(I64(i3_, SH(3)), TN_I32), s3, 2), E_index_add, SH(3, 4));
+    CHK(tn_index_add(b, 1, I64(i3_, SH(3)), s3, .alpha = 2), E_index_add, SH(3, 4));
+    CHK(tn_index_add(b, -1, tn_to_dtype(I64(i3_, SH(3)), TN_I32), s3, .alpha = 2), E_index_add, SH(3, 4));
     CHK(tn_index_copy(b, 0, I64(i2_, SH(2)), src8), E_index_copy, SH(3, 4));
     CHK(tn_index_fill(b, -1, I64(i13_, SH(2)), -7.5), E_index_fill, SH(3, 4));
     CHK(b, B_, SH(3, 4));   /* the out-of-place forms left b alone */
     /* in place: the argument back, changed */
     tn_tensor *c = tn_clone(b);
-    CHECK(tn_index_add_(c, 1, I64(i3_, SH(3)), s3, 2) == c);
+    CHECK(tn_index_add_(c, 1, I64(i3_, SH(3)), s3, .alpha = 2) == c);
     CHK(c, E_index_add, SH(3, 4));
     c = tn_clone(b);
     CHECK(tn_index_copy_(c, 0, I64(i2_, SH(2)), src8) == c);
@@ -381,15 +381,15 @@ TEST(test_index_add_copy_fill) {
     CHK(c, E_index_fill, SH(3, 4));
     /* 0-d self and index */
     tn_tensor *z = tn_scalar_tensor(1, TN_F64), *iz = tn_scalar_tensor(0, TN_I64);
-    CHECK(tn_item(tn_index_add(z, 0, iz, tn_scalar_tensor(2, TN_F64), 3)) == 7);
+    CHECK(tn_item(tn_index_add(z, 0, iz, tn_scalar_tensor(2, TN_F64), .alpha = 3)) == 7);
     CHECK(tn_item(tn_index_fill(z, 0, iz, -1)) == -1);
     /* an empty index changes nothing */
-    CHK(tn_index_add(b, 1, tn_zeros(SH(0), TN_I64), tn_zeros(SH(3, 0), TN_F64), 1), B_, SH(3, 4));
+    CHK(tn_index_add(b, 1, tn_zeros(SH(0), TN_I64), tn_zeros(SH(3, 0), TN_F64)), B_, SH(3, 4));
     static const int64_t bad_[] = {4};
-    CHECK_ERR(tn_index_add(b, 1, I64(bad_, SH(1)), tn_ones(SH(3, 1), TN_F64), 1), "index 4 is out of bounds");
+    CHECK_ERR(tn_index_add(b, 1, I64(bad_, SH(1)), tn_ones(SH(3, 1), TN_F64)), "index 4 is out of bounds");
     CHECK_ERR(tn_index_fill(b, 1, tn_zeros(SH(1), TN_F64), 1), "int64");
     CHECK_ERR(tn_index_copy(b, 0, I64(i2_, SH(2)), tn_ones(SH(2, 3), TN_F64)), "tn_index_copy");
-    CHECK_ERR(tn_index_add(b, 2, I64(i2_, SH(2)), s3, 1), "dim");
+    CHECK_ERR(tn_index_add(b, 2, I64(i2_, SH(2)), s3), "dim");
     END;
 }
 
@@ -441,7 +441,7 @@ TEST(test_take_put_along_masked) {
     CHECK_ERR(tn_put(b, I64(pn_, SH(2)), F64(pv_, SH(4)), false), "same number of elements");
     CHECK_ERR(tn_take(tn_zeros(SH(0), TN_F64), I64((const int64_t[]){0}, SH(1))), "index 0");
 
-    CHK(tn_take_along_dim(b, tn_argsort(b, 1, false), 1), E_tad, SH(3, 4));
+    CHK(tn_take_along_dim(b, tn_argsort(b, .dim = 1), 1), E_tad, SH(3, 4));
     CHK(tn_take_along_dim(b, I64(ni_, SH(3)), TN_NONE), E_tad_none, SH(3));
     CHK(tn_take_along_dim(b, I64(bc_, SH(3, 1)), -1), E_tad_bc, SH(3, 1));
     CHECK(shape_is(tn_take_along_dim(b, tn_zeros(SH(1, 2), TN_I64), 1), SH(3, 2)));   /* indices broadcast over dim 0 */
@@ -538,7 +538,7 @@ TEST(test_multinomial) {
         CHECK(v && ((v[0] == 1 && v[1] == 2) || (v[0] == 2 && v[1] == 1)) && v[2] != v[3]);
     }
     tn_tensor *all = tn_multinomial(p, 4, false, NULL);
-    CHECK(all && tn_equal(tn_sort(all, -1, false, NULL), tn_expand(tn_arange(0, 4, 1, TN_I64), SH(2, 4))));
+    CHECK(all && tn_equal(tn_sort(all, NULL), tn_expand(tn_arange(0, 4, 1, TN_I64), SH(2, 4))));
     CHECK(shape_is(tn_multinomial(F64(p_ + 4, SH(4)), 3, false, NULL), SH(3)));   /* 1-d */
     CHECK_ERR(tn_multinomial(p, 0, true, NULL), "n_sample <= 0");
     tn_generator_free(g1);
@@ -578,11 +578,11 @@ static tn_tensor *gfn(tn_tensor *const *in, int n, void *user) {
     case G_CUMMAX: return tn_cummax(x, 1, &i);
     case G_CUMMIN: return tn_cummin(x, 0, &i);
     case G_LCSE: return tn_logcumsumexp(x, -1);
-    case G_NANSUM: return tn_nansum_dims(x, (const int64_t[]){1}, 1, false);
-    case G_NANMEAN: return tn_nanmean_dims(x, (const int64_t[]){0}, 1, true);
+    case G_NANSUM: return tn_nansum_dims(x, (const int64_t[]){1}, 1);
+    case G_NANMEAN: return tn_nanmean_dims(x, (const int64_t[]){0}, 1, .keepdim = true);
     case G_QUANT: return tn_quantile(x, F64(q_, SH(3)), .dim = 1);
     case G_NANQUANT: return tn_nanquantile(x, F64(q_, SH(3)), .dim = 0, .interpolation = TN_INTERPOLATION_MIDPOINT);
-    case G_INDEX_ADD: return tn_index_add(x, 1, I64(i3_, SH(3)), in[1], -1.5);
+    case G_INDEX_ADD: return tn_index_add(x, 1, I64(i3_, SH(3)), in[1], .alpha = -1.5);
     case G_INDEX_COPY: return tn_index_copy(x, 0, I64(i2_, SH(2)), in[1]);
     case G_INDEX_FILL: return tn_index_fill(x, 1, I64(i2_, SH(2)), 4);
     case G_SR_SUM: case G_SR_PROD: case G_SR_MEAN: case G_SR_AMAX: case G_SR_AMIN: {

@@ -514,14 +514,14 @@ TEST(test_mha_vs_reference) {
     /* weights: rows sum to 1 */
     tn_tensor *wt;
     CHECK(tn_nn_mha_forward(m, x, x, x, kb, cm, true, true, false, &wt) != NULL);
-    CHECK(wt && tn_allclose(tn_sum_dims(wt, SH(-1), false), tn_ones(SH(2, 4), TN_F64), 1e-12, 1e-12, false));
+    CHECK(wt && tn_allclose(tn_sum_dims(wt, SH(-1)), tn_ones(SH(2, 4), TN_F64), 1e-12, 1e-12, false));
     /* a row masked everywhere gives NaN, as PyTorch */
     tn_tensor *all = tn_ones(SH(2, 4), TN_BOOL), *yn = tn_nn_mha_forward(m, x, x, x, all, NULL, false, true, false, NULL);
     CHECK(yn && tn_item(tn_any(tn_logical_not(tn_isnan(yn)))) == 0);
     /* dropout on the weights only in training */
     tn_module *d = f64(tn_nn_multihead_attention(8, 2, .dropout = 0.5));
     tn_tensor *a = tn_nn_mha_forward(d, x, x, x, NULL, NULL, true, true, false, &wt);
-    CHECK(a && wt && !tn_allclose(tn_sum_dims(wt, SH(-1), false), tn_ones(SH(2, 4), TN_F64), 1e-9, 1e-9, false));
+    CHECK(a && wt && !tn_allclose(tn_sum_dims(wt, SH(-1)), tn_ones(SH(2, 4), TN_F64), 1e-9, 1e-9, false));
     tn_module_eval(d);
     a = tn_nn_mha_forward(d, x, x, x, NULL, NULL, true, true, false, &wt);
     /* need_weights=False takes the fused attention (another summation order): equal within rounding */
@@ -724,7 +724,7 @@ TEST(test_gradcheck) {
 TEST(test_training) {
     BEGIN;
     tn_module *net = tn_nn_sequential(tn_nn_gru(2, 8, .batch_first = true), tn_nn_linear(8, 1, true));
-    tn_tensor *x = tn_randn(SH(4, 6, 2), TN_F32), *y = tn_cumsum(tn_sum_dims(x, SH(2), true), 1);   /* running sums */
+    tn_tensor *x = tn_randn(SH(4, 6, 2), TN_F32), *y = tn_cumsum(tn_sum_dims(x, SH(2), .keepdim = true), 1);   /* running sums */
     double first = 0, last = 0;
     tn_dict *ps = tn_module_named_parameters(net);
     for (int step = 0; step < 60; step++) {

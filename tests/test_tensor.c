@@ -1168,7 +1168,7 @@ TEST(rng_statistics) {
     }
     tn_tensor *perm32 = tn_randperm(5, TN_I32, NULL);
     CHECK_DTYPE(perm32, TN_I32);
-    CHECK_VALS(tn_sort(perm32, 0, false, NULL), 0, 1, 2, 3, 4);
+    CHECK_VALS(tn_sort(perm32, NULL, .dim = 0), 0, 1, 2, 3, 4);
     CHECK_SHAPE(tn_randperm(0, TN_I64, NULL), 0);
     CHECK_VALS(tn_randperm(1, TN_I64, NULL), 0);
 

@@ -52,12 +52,12 @@ static tn_tensor *f_rand(tn_tensor *const *in) {
     return tn_add(tn_rand_gen(in[0]->shape, in[0]->ndim, TN_F32, &g), tn_randn_gen(in[0]->shape, in[0]->ndim, TN_F64, &g));
 }
 /* dropout's one-pass mask from a fixed seed (mt19937: drawn serially) */
-static tn_tensor *f_drop(tn_tensor *const *in) { tn_manual_seed(3); return tn_dropout(in[0], 0.3, true); }
+static tn_tensor *f_drop(tn_tensor *const *in) { tn_manual_seed(3); return tn_dropout(in[0], .p = 0.3); }
 /* the same from a Philox default generator (the vectorised kernel, threads taking ranges of counters) */
 static tn_tensor *f_drop_philox(tn_tensor *const *in) {
     tn_manual_seed(3);
     tn_default_generator()->kind = TN_GEN_PHILOX;
-    tn_tensor *r = tn_dropout(in[0], 0.3, true);
+    tn_tensor *r = tn_dropout(in[0], .p = 0.3);
     tn_default_generator()->kind = TN_GEN_MT19937;
     return r;
 }
@@ -67,9 +67,9 @@ static tn_tensor *f_where(tn_tensor *const *in) { return tn_where(tn_gt_scalar(i
 static tn_tensor *f_cast(tn_tensor *const *in) { return tn_to_dtype(in[0], TN_F64); }
 static tn_tensor *f_copy(tn_tensor *const *in) { return tn_contiguous(tn_transpose(in[0], 0, 1)); }
 static tn_tensor *f_sum_all(tn_tensor *const *in) { return tn_sum(in[0]); }
-static tn_tensor *f_sum_rows(tn_tensor *const *in) { return tn_sum_dims(in[0], TN_SHAPE(1), false); }
-static tn_tensor *f_sum_cols(tn_tensor *const *in) { return tn_sum_dims(in[0], TN_SHAPE(0), false); }
-static tn_tensor *f_sum_bias(tn_tensor *const *in) { return tn_sum_dims(in[0], TN_SHAPE(0, 2, 3), false); }
+static tn_tensor *f_sum_rows(tn_tensor *const *in) { return tn_sum_dims(in[0], TN_SHAPE(1)); }
+static tn_tensor *f_sum_cols(tn_tensor *const *in) { return tn_sum_dims(in[0], TN_SHAPE(0)); }
+static tn_tensor *f_sum_bias(tn_tensor *const *in) { return tn_sum_dims(in[0], TN_SHAPE(0, 2, 3)); }
 static tn_tensor *f_amax(tn_tensor *const *in) { return tn_amax(in[0], TN_SHAPE(1), false); }
 static tn_tensor *f_softmax(tn_tensor *const *in) { return tn_softmax(in[0], 1); }
 static tn_tensor *f_pool(tn_tensor *const *in) { return tn_max_pool2d(in[0], 2, .stride = 2); }
@@ -140,7 +140,7 @@ TEST(elementwise_and_reductions) {
     INVARIANT(f_optim, a, b);
     INVARIANT(f_sum_bias, tn_randn(TN_SHAPE(8, 16, 30, 30), TN_F32));
     /* a row sum against a float64 reference */
-    tn_tensor *rows = tn_sum_dims(a, TN_SHAPE(1), false), *ref = tn_sum_dims(tn_to_dtype(a, TN_F64), TN_SHAPE(1), false);
+    tn_tensor *rows = tn_sum_dims(a, TN_SHAPE(1)), *ref = tn_sum_dims(tn_to_dtype(a, TN_F64), TN_SHAPE(1));
     CHECK(max_abs_diff(tn_to_dtype(rows, TN_F64), ref) < 1e-4);
     tn_scope_end();
 }

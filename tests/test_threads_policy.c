@@ -256,7 +256,7 @@ static tn_tensor *step_results(tn_tensor *x, tn_tensor *w, tn_tensor *tgt) {
     tn_tensor *xl = tn_detach(x), *wl = tn_detach(tn_clone(w));
     tn_requires_grad_(xl, true);
     tn_requires_grad_(wl, true);
-    tn_tensor *h = tn_layer_norm(tn_matmul(xl, wl), TN_SHAPE(512), NULL, NULL, 1e-5);
+    tn_tensor *h = tn_layer_norm(tn_matmul(xl, wl), TN_SHAPE(512));
     tn_tensor *loss = tn_cross_entropy(h, tgt);
     tn_backward(loss);
     tn_tensor *params[1] = {wl};

@@ -57,7 +57,7 @@ int lltm_backward(tn_tensor *grad_h, tn_tensor *grad_cell, tn_tensor *new_cell, 
                                    tn_mul(d_candidate_cell, d_elu(gates[2]))};
     tn_tensor *d_gates = tn_cat(d_gates_parts, 3, 1);
     tn_tensor *d_weights = tn_mm(tn_t(d_gates), X);
-    tn_tensor *d_bias = tn_sum_dims(d_gates, TN_DIMS(0), false);
+    tn_tensor *d_bias = tn_sum_dims(d_gates, TN_DIMS(0));
     tn_tensor *d_X = tn_mm(d_gates, weights);
     if (!d_X) return -1;
     const int64_t state_size = tn_shape(grad_h)[1];
@@ -145,7 +145,7 @@ static int lltm_cell_backward(tn_ctx *ctx, tn_tensor *grad, tn_tensor **grad_in,
     if (!d_X) return -1;
     if (tn_ctx_needs_grad(ctx, 0)) grad_in[0] = tn_narrow(d_X, 1, S, tn_shape(d_X)[1] - S);   /* input */
     if (tn_ctx_needs_grad(ctx, 1)) grad_in[1] = tn_mm(tn_t(d_gates), X);                     /* weights */
-    if (tn_ctx_needs_grad(ctx, 2)) grad_in[2] = tn_sum_dims(d_gates, TN_DIMS(0), false);     /* bias */
+    if (tn_ctx_needs_grad(ctx, 2)) grad_in[2] = tn_sum_dims(d_gates, TN_DIMS(0));     /* bias */
     if (tn_ctx_needs_grad(ctx, 3)) grad_in[3] = tn_narrow(d_X, 1, 0, S);                     /* old_h */
     if (tn_ctx_needs_grad(ctx, 4)) grad_in[4] = d_old_cell;                                  /* old_cell */
     return 0;

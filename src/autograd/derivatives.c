@@ -40,7 +40,7 @@ static tn_tensor *tn__sum_to(tn_tensor *g, const tn__meta *m) {
     for (int i = 0; i < g->ndim; i++)
         if (i < lead || (m->shape[i - lead] == 1 && g->shape[i] != 1)) dims[nd++] = i;
     if (nd == 0) return g;
-    return tn_reshape(tn_sum_dims(g, dims, nd, true), m->shape, m->ndim);
+    return tn_reshape(tn_sum_dims(g, dims, nd, .keepdim = true), m->shape, m->ndim);
 }
 
 /* g of a reduction, broadcast back over the reduced dims (mask in n->i). */
@@ -395,7 +395,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         int64_t dims[TN_MAX_DIMS];
         int nd = 0;
         for (int d = 0; d < m->ndim; d++) if (n->i[d]) dims[nd++] = d;
-        tn_tensor *count = nd ? tn_sum_dims(mask, dims, nd, true) : mask;
+        tn_tensor *count = nd ? tn_sum_dims(mask, dims, nd, .keepdim = true) : mask;
         gin[0] = tn_div(tn_mul(tn__unreduce(n, g), mask), count);
         return 0;
     }
@@ -456,7 +456,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         int64_t LL[2] = {L, L}, last = -1;
         tn_tensor *upper = tn__triu(tn__own(tn__full_on(LL, 2, 1, TN_BOOL, x->device)), 0); /* [i][j]: j >= i */
         tn_tensor *P = tn_mul(tn_cumprod(rep, -1), tn__mask_as(upper, g));
-        gin[0] = tn_transpose(tn_sum_dims(tn_mul(P, tn_unsqueeze(gl, -2)), &last, 1, false), dim, -1);
+        gin[0] = tn_transpose(tn_sum_dims(tn_mul(P, tn_unsqueeze(gl, -2)), &last, 1), dim, -1);
 
         return 0;
     }
@@ -475,13 +475,13 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
     case G_SOFTMAX: { /* y (g - sum(g y)), y the saved result */
         int64_t dim = n->i[0];
         tn_tensor *y = tn__saved_output(n, S[0]);
-        gin[0] = tn_mul(y, tn_sub(g, tn_sum_dims(tn_mul(g, y), &dim, 1, true)));
+        gin[0] = tn_mul(y, tn_sub(g, tn_sum_dims(tn_mul(g, y), &dim, 1, .keepdim = true)));
         return 0;
     }
     case G_LOG_SOFTMAX: { /* g - softmax * sum(g) */
         int64_t dim = n->i[0];
         tn_tensor *y = tn__saved_output(n, S[0]);
-        gin[0] = tn_sub(g, tn_mul(tn_exp(y), tn_sum_dims(g, &dim, 1, true)));
+        gin[0] = tn_sub(g, tn_mul(tn_exp(y), tn_sum_dims(g, &dim, 1, .keepdim = true)));
         return 0;
     }
     case G_RESHAPE: gin[0] = tn_reshape(g, n->in[0].shape, n->in[0].ndim); return 0;
@@ -542,7 +542,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
     case G_PAD: {
         int64_t neg[2 * TN_MAX_DIMS];
         for (int k = 0; k < n->ni; k++) neg[k] = -n->i[k];
-        gin[0] = tn_pad(g, neg, n->ni, 0);
+        gin[0] = tn_pad(g, neg, n->ni);
         return 0;
     }
     case G_COPY: case G_TO: gin[0] = g; return 0;

@@ -433,7 +433,7 @@ static tn_tensor *tn__randperm_impl(int64_t n, tn_dtype dtype, tn_generator *gen
     }
     tn_scope_begin();
     tn_tensor *keys = tn_rand_gen(&n, 1, TN_F64, gen);
-    tn_tensor *r = tn_keep(tn_to_dtype(tn_argsort(keys, 0, false), dtype));
+    tn_tensor *r = tn_keep(tn_to_dtype(tn_argsort(keys, .dim = 0), dtype));
     tn_scope_end();
     return r;
 }
@@ -466,7 +466,7 @@ static tn_tensor *tn__multinomial_mt(tn_tensor *p, tn_tensor *pd, int64_t R, int
         tn_tensor *q = tn_div(pd, tn_to_dtype(colmajor ? tn_transpose(e, 0, 1) : e, p->dtype));
         tn_tensor *r = NULL;
         if (ns == 1) r = tn_argmax_dim(q, -1, true);
-        else if (q) tn_topk(q, ns, -1, true, &r);
+        else if (q) tn_topk(q, ns, &r);
         return r;
     }
     if (C == 0) return (tn_tensor *)tn__error("%s: invalid multinomial distribution (sum of probabilities <= 0)", fn);
@@ -537,7 +537,7 @@ static tn_tensor *tn__multinomial_impl(tn_tensor *p, int64_t ns, bool replacemen
     tn_tensor *sums = NULL;
     if (ok && (race || !mt)) {   /* the mt19937 kernel with replacement checks as it sums */
         tn_tensor *lo = C ? tn_amin(pd, NULL, 0, false) : NULL, *hi = lo ? tn_amax(pd, NULL, 0, false) : NULL;   /* NaN propagates into hi */
-        sums = tn_sum_dims(pd, &last, 1, true);
+        sums = tn_sum_dims(pd, &last, 1, .keepdim = true);
         ok = sums != NULL && (C == 0 || hi != NULL);
         if (ok && C && !(tn_item(lo) >= 0 && tn_item(hi) < INFINITY))
             ok = (tn__error(race ? "%s: probability tensor contains either `inf`, `nan` or element < 0"
@@ -550,7 +550,7 @@ static tn_tensor *tn__multinomial_impl(tn_tensor *p, int64_t ns, bool replacemen
         tn_tensor *u = tn__random(fn, UNIFORM, rc2, 2, p->dtype, gen, 0, 1, 0, 0, p->device);
         tn_tensor *q = tn_div(pd, tn_neg(tn_log(u)));   /* u = 0: E = inf, q = 0 (probability 2^-53, or 2^-24 for float32) */
         if (ns == 1) r = tn_argmax_dim(q, -1, true);
-        else tn_topk(q, ns, -1, true, &r);
+        else tn_topk(q, ns, &r);
     } else if (ok) {
         tn_tensor *cdf = tn_div(tn_cumsum(tn_to_dtype(pd, TN_F64), -1), tn_to_dtype(sums, TN_F64));
         tn_tensor *parts[2] = {cdf ? tn_narrow(cdf, -1, 0, C - 1) : NULL, cdf ? tn_ones_like(tn_narrow(cdf, -1, 0, 1)) : NULL};
@@ -558,7 +558,7 @@ static tn_tensor *tn__multinomial_impl(tn_tensor *p, int64_t ns, bool replacemen
         tn_tensor *u = cdf ? tn__random(fn, UNIFORM, oshape, 2, TN_F64, gen, 0, 1, 0, 0, p->device) : NULL;
         tn_searchsorted_fn_opts so = TN_DEFAULTS(tn_searchsorted_fn_opts);
         so.right = true;   /* the first cumulative probability above u: a category of weight 0 is never drawn */
-        r = u ? tn_clamp(tn_searchsorted_opts(cdf, u, so), 0, (double)(C - 1)) : NULL;
+        r = u ? tn_clamp(tn_searchsorted_opts(cdf, u, so), .min = 0, .max = (double)(C - 1)) : NULL;
     }
     if (r && p->ndim == 1) r = tn_reshape(r, &ns, 1);
     r = tn_keep(r);

@@ -83,7 +83,7 @@ static tn_tensor *tn__zero_grad_node(tn_tensor *r, tn_tensor *x, const char *nam
    then the op returns tn__inplace_end(fn, x, its out-of-place form computed from *x0), which
    copies the result into x, moves its history to x, closes the scope and returns x:
        int m = tn__inplace_begin(fn, x, others, n, &x0);
-       if (m) return m < 0 ? NULL : tn__inplace_end(fn, x, tn_clamp(x0, lo, hi)); */
+       if (m) return m < 0 ? NULL : tn__inplace_end(fn, x, tn_clamp(x0, .min = lo, .max = hi)); */
 static int tn__inplace_begin(const char *fn, tn_tensor *x, tn_tensor *const *others, int n, tn_tensor **x0);
 static int tn__inplace_mode(const char *fn, tn_tensor *x, tn_tensor *const *others, int n);   /* the begin's check */
 static int tn__inplace_finish(const char *fn, tn_tensor *x, tn_tensor *r);                     /* the end's copy and rebase */

@@ -636,8 +636,8 @@ static tn_tensor *tn__graph_node_run(const tn_graph *g, const tn__gnode *n, tn_t
     case J_PERMUTE: return tn_permute(a[0], n->i, n->ni);
     case J_SLICE: return tn_slice(a[0], n->i[0], n->i[1], n->i[2], n->i[3]);
     case J_SELECT: return tn_select(a[0], n->i[0], n->i[1]);
-    case J_SUM: return n->ni == 1 ? tn_sum(a[0]) : tn_sum_dims(a[0], n->i, n->ni - 1, n->i[n->ni - 1] != 0);
-    case J_MEAN: return n->ni == 1 ? tn_mean(a[0]) : tn_mean_dims(a[0], n->i, n->ni - 1, n->i[n->ni - 1] != 0);
+    case J_SUM: return n->ni == 1 ? tn_sum(a[0]) : tn_sum_dims(a[0], n->i, n->ni - 1, .keepdim = n->i[n->ni - 1] != 0);
+    case J_MEAN: return n->ni == 1 ? tn_mean(a[0]) : tn_mean_dims(a[0], n->i, n->ni - 1, .keepdim = n->i[n->ni - 1] != 0);
     case J_IM2COL: {   /* the geometry must be the input's (a loaded graph's is checked here) */
         const int64_t *g4 = n->i;
         bool ok = a[0] && a[0]->ndim == 4;
@@ -718,7 +718,7 @@ static tn_tensor *tn__graph_node_run(const tn_graph *g, const tn__gnode *n, tn_t
     case J_BATCH_NORM: return tn_batch_norm(a[0], a[1], a[2], a[3], a[4], false, n->d[0], n->d[1]);
     case J_LAYER_NORM: {
         if (!a[0] || n->i[0] < 0 || n->i[0] > a[0]->ndim) return (tn_tensor *)tn__error("tn_graph_run: layer_norm over %lld dims of a %d-d input", (long long)n->i[0], a[0] ? a[0]->ndim : 0);
-        return tn_layer_norm(a[0], a[0]->shape + a[0]->ndim - n->i[0], (int)n->i[0], a[1], a[2], n->d[0]);
+        return tn_layer_norm(a[0], a[0]->shape + a[0]->ndim - n->i[0], (int)n->i[0], .weight = a[1], .bias = a[2], .eps = n->d[0]);
     }
     case J_SDPA: return tn_scaled_dot_product_attention(a[0], a[1], a[2], a[3], 0.0, n->d[1] != 0, n->d[0]);
     default: return (tn_tensor *)tn__error("tn_graph_run: unknown op %d", (int)n->op);

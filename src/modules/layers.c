@@ -97,7 +97,7 @@ static tn_tensor *tn__conv_fwd(tn_module *m, tn_tensor *x) {
         int64_t pads[4];
         tn__conv_mode_pads(c->nsp, c->same, c->k, c->p, c->d, pads);
         tn_scope_begin();
-        tn_tensor *xp = x ? tn_pad_mode(x, pads, 2 * c->nsp, c->mode) : NULL;
+        tn_tensor *xp = x ? tn_pad(x, pads, 2 * c->nsp, .mode = c->mode) : NULL;
         p[0] = p[1] = 0;
         return tn__scope_return(TN__AS(m->type->name, xp ? tn__conv("tn_conv", xp, w, b, c->nsp, false, c->s, p, c->d, c->op, c->groups) : NULL));
     }
@@ -252,8 +252,8 @@ static tn_tensor *tn__norm_fwd(tn_module *m, tn_tensor *x) {
     const char *fn = m->type->name;
     if (!x) return NULL;
     tn_tensor *w = tn_module_get(m, "weight"), *b = tn_module_get(m, "bias");
-    if (q->kind == 2) return TN__AS(fn, tn_layer_norm(x, q->shape, q->nshape, w, b, q->eps));
-    if (q->kind == 3) return TN__AS(fn, tn_group_norm(x, q->groups, w, b, q->eps));
+    if (q->kind == 2) return TN__AS(fn, tn_layer_norm(x, q->shape, q->nshape, .weight = w, .bias = b, .eps = q->eps));
+    if (q->kind == 3) return TN__AS(fn, tn_group_norm(x, q->groups, .weight = w, .bias = b, .eps = q->eps));
     if (q->kind == 0 && x->ndim != 2 && x->ndim != 3) return (tn_tensor *)tn__error("%s: expected 2D or 3D input (got %dD input %s)", fn, x->ndim, TN__SHAPE(x));
     if (q->kind == 1 && x->ndim != 4) return (tn_tensor *)tn__error("%s: expected 4D input (got %dD input %s)", fn, x->ndim, TN__SHAPE(x));
     if (q->kind == 4 && x->ndim != 5) return (tn_tensor *)tn__error("%s: expected 5D input (got %dD input %s)", fn, x->ndim, TN__SHAPE(x));
@@ -318,10 +318,10 @@ TNDEF tn_module *tn_nn_batch_norm2d_opts(int64_t nf, tn_batch_norm_opts o) {
 TNDEF tn_module *tn_nn_batch_norm3d_opts(int64_t nf, tn_batch_norm_opts o) {
     return tn__norm_new("tn_nn_batch_norm3d", &tn__bn3d_type, 4, nf, 0, NULL, 0, o.eps, o.momentum, o.affine, true, o.track_running_stats);
 }
-TNDEF tn_module *tn_nn_layer_norm_opts(const int64_t *shape, int n, tn_layer_norm_opts o) {
+TNDEF tn_module *tn_nn_layer_norm_opts(const int64_t *shape, int n, tn_layer_norm_module_opts o) {
     return tn__norm_new("tn_nn_layer_norm", &tn__ln_type, 2, 0, 0, shape, n, o.eps, 0, o.elementwise_affine, o.bias, false);
 }
-TNDEF tn_module *tn_nn_group_norm_opts(int64_t groups, int64_t channels, tn_group_norm_opts o) {
+TNDEF tn_module *tn_nn_group_norm_opts(int64_t groups, int64_t channels, tn_group_norm_module_opts o) {
     return tn__norm_new("tn_nn_group_norm", &tn__gn_type, 3, channels, groups, NULL, 0, o.eps, 0, o.affine, true, false);
 }
 TNDEF tn_module *tn_nn_batch_norm1d_str(int64_t nf, const char *options) {
@@ -334,32 +334,39 @@ TNDEF tn_module *tn_nn_batch_norm3d_str(int64_t nf, const char *options) {
     TN__KW_STR(tn_batch_norm_opts, batch_norm, "tn_nn_batch_norm3d", options, tn_nn_batch_norm3d_opts(nf, o));
 }
 TNDEF tn_module *tn_nn_layer_norm_str(const int64_t *shape, int n, const char *options) {
-    TN__KW_STR(tn_layer_norm_opts, layer_norm, "tn_nn_layer_norm", options, tn_nn_layer_norm_opts(shape, n, o));
+    TN__KW_STR(tn_layer_norm_module_opts, layer_norm, "tn_nn_layer_norm", options, tn_nn_layer_norm_opts(shape, n, o));
 }
 TNDEF tn_module *tn_nn_group_norm_str(int64_t groups, int64_t channels, const char *options) {
-    TN__KW_STR(tn_group_norm_opts, group_norm, "tn_nn_group_norm", options, tn_nn_group_norm_opts(groups, channels, o));
+    TN__KW_STR(tn_group_norm_module_opts, group_norm, "tn_nn_group_norm", options, tn_nn_group_norm_opts(groups, channels, o));
 }
 
 /* Dropout, Embedding, Flatten, Unflatten, Identity */
-typedef struct tn__miscm { tn_module base; double p; int64_t a, b, sizes[TN_MAX_DIMS]; int n; bool padded; } tn__miscm;
+typedef struct tn__miscm { tn_module base; double p; int64_t a, b, sizes[TN_MAX_DIMS]; int n; bool padded, inplace; } tn__miscm;
 static tn_tensor *tn__dropout_fwd(tn_module *m, tn_tensor *x) {
     tn__miscm *q = (tn__miscm *)m;
     return TN__AS(m->type->name, tn__dropout("tn_dropout", x, q->p, m->training, q->n == 1 ? 0 : q->n));   /* kind 1, 2, 3: Dropout, Dropout2d, Dropout3d */
 
 }
-static void tn__dropout_repr(tn_module *m, char *b, size_t n) { char t[32]; snprintf(b, n, "p=%s, inplace=False", tn__pyfloat(((tn__miscm *)m)->p, t)); }
+static void tn__dropout_repr(tn_module *m, char *b, size_t n) {
+    char t[32];
+    snprintf(b, n, "p=%s, inplace=%s", tn__pyfloat(((tn__miscm *)m)->p, t), ((tn__miscm *)m)->inplace ? "True" : "False");
+}
 static const tn_module_type tn__dropout_type = {"Dropout", tn__dropout_fwd, NULL, tn__dropout_repr};
 static const tn_module_type tn__dropout2d_type = {"Dropout2d", tn__dropout_fwd, NULL, tn__dropout_repr};
 static const tn_module_type tn__dropout3d_type = {"Dropout3d", tn__dropout_fwd, NULL, tn__dropout_repr};
-static tn_module *tn__dropout_new(const tn_module_type *type, double p, int kind) {
+static tn_module *tn__dropout_new(const tn_module_type *type, tn_dropout_module_opts o, int kind) {
+    const double p = o.p;
     if (!(p >= 0 && p <= 1)) return (tn_module *)tn__error("tn_nn_%s: dropout probability has to be between 0 and 1, but got %g", kind == 3 ? "dropout3d" : kind == 2 ? "dropout2d" : "dropout", p);
     tn__miscm *q = (tn__miscm *)tn_module_new(type, sizeof(tn__miscm));
-    if (q) { q->p = p; q->n = kind; }
+    if (q) { q->p = p; q->n = kind; q->inplace = o.inplace; }
     return q ? &q->base : NULL;
 }
-TNDEF tn_module *tn_nn_dropout(double p) { return tn__dropout_new(&tn__dropout_type, p, 1); }
-TNDEF tn_module *tn_nn_dropout2d(double p) { return tn__dropout_new(&tn__dropout2d_type, p, 2); }
-TNDEF tn_module *tn_nn_dropout3d(double p) { return tn__dropout_new(&tn__dropout3d_type, p, 3); }
+TNDEF tn_module *tn_nn_dropout_opts(tn_dropout_module_opts o) { return tn__dropout_new(&tn__dropout_type, o, 1); }
+TNDEF tn_module *tn_nn_dropout2d_opts(tn_dropout_module_opts o) { return tn__dropout_new(&tn__dropout2d_type, o, 2); }
+TNDEF tn_module *tn_nn_dropout3d_opts(tn_dropout_module_opts o) { return tn__dropout_new(&tn__dropout3d_type, o, 3); }
+TNDEF tn_module *tn_nn_dropout_str(const char *options) { TN__KW_STR(tn_dropout_module_opts, dropout, "tn_nn_dropout", options, tn_nn_dropout_opts(o)); }
+TNDEF tn_module *tn_nn_dropout2d_str(const char *options) { TN__KW_STR(tn_dropout_module_opts, dropout, "tn_nn_dropout2d", options, tn_nn_dropout2d_opts(o)); }
+TNDEF tn_module *tn_nn_dropout3d_str(const char *options) { TN__KW_STR(tn_dropout_module_opts, dropout, "tn_nn_dropout3d", options, tn_nn_dropout3d_opts(o)); }
 static tn_tensor *tn__embedding_fwd(tn_module *m, tn_tensor *x) {
     tn__miscm *q = (tn__miscm *)m;
     tn_tensor *w = tn_module_get(m, "weight");
@@ -439,7 +446,7 @@ static tn_tensor *tn__act_apply(tn__actm *a, tn_tensor *x, bool training) {
     case 7: y = tn_silu(x); break;
     case 8: y = tn_mish(x); break;
     case 9: y = tn_softplus(x, .beta = a->p[0], .threshold = a->p[1]); break;
-    case 10: y = tn_hardtanh(x, a->p[0], a->p[1]); break;
+    case 10: y = tn_hardtanh(x, .min_val = a->p[0], .max_val = a->p[1]); break;
     case 11: y = tn_hardswish(x); break;
     case 12: y = tn_hardsigmoid(x); break;
     case 13: y = tn_tanh(x); break;
@@ -450,7 +457,7 @@ static tn_tensor *tn__act_apply(tn__actm *a, tn_tensor *x, bool training) {
         y = a->kind == 15 ? tn_softmax(x, dim) : tn_log_softmax(x, dim);
         break;
     }
-    case 17: y = tn_softmin(x, a->dim != TN_NONE ? a->dim : x && x->ndim != 0 && x->ndim != 1 && x->ndim != 3 ? 1 : 0); break;
+    case 17: y = tn_softmin(x, .dim = a->dim); break;
     case 18:
         if (x && x->ndim != 3 && x->ndim != 4) return (tn_tensor *)tn__error("Softmax2d: expected input to be 3D or 4D, got %dD instead", x->ndim);
         y = tn_softmax(x, -3);
@@ -460,7 +467,7 @@ static tn_tensor *tn__act_apply(tn__actm *a, tn_tensor *x, bool training) {
     case 21: y = tn_tanhshrink(x); break;
     case 22: y = tn_hardshrink(x, .lambd = a->p[0]); break;
     case 23: y = tn_softshrink(x, .lambd = a->p[0]); break;
-    case 24: y = tn_glu(x, a->dim != TN_NONE ? a->dim : -1); break;
+    case 24: y = tn_glu(x, .dim = a->dim != TN_NONE ? a->dim : -1); break;
     case 25: y = tn_rrelu(x, .lower = a->p[0], .upper = a->p[1], .training = training); break;
     }
     return y;

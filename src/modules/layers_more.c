@@ -17,7 +17,7 @@ static tn_tensor *tn__conv3d_mod_fwd(tn_module *m, tn_tensor *x) {
     int64_t pads[6];
     tn__conv_mode_pads(3, c->same, c->k, c->p, c->d, pads);
     tn_scope_begin();
-    tn_tensor *xp = x ? tn_pad_mode(x, pads, 6, c->mode) : NULL;
+    tn_tensor *xp = x ? tn_pad(x, pads, 6, .mode = c->mode) : NULL;
     const int64_t zero[3] = {0, 0, 0};
     return tn__scope_return(TN__AS(m->type->name, xp ? tn__conv3d("tn_conv3d", xp, w, b, false, c->s, zero, c->d, NULL, c->groups) : NULL));
 }
@@ -236,8 +236,8 @@ TNDEF tn_module *tn_nn_threshold(double threshold, double value) { return tn__sh
 typedef struct tn__padm { tn_module base; int mode, n; bool zero; int64_t pad[6]; double value; } tn__padm;
 static tn_tensor *tn__pad_mod_fwd(tn_module *m, tn_tensor *x) {
     tn__padm *q = (tn__padm *)m;
-    if (q->mode == 0) return TN__AS(m->type->name, tn_pad(x, q->pad, 2 * q->n, q->value));
-    return TN__AS(m->type->name, tn_pad_mode(x, q->pad, 2 * q->n, q->mode));
+    if (q->mode == 0) return TN__AS(m->type->name, tn_pad(x, q->pad, 2 * q->n, .value = q->value));
+    return TN__AS(m->type->name, tn_pad(x, q->pad, 2 * q->n, .mode = q->mode));
 }
 static void tn__pad_mod_repr(tn_module *m, char *b, size_t n) {
     tn__padm *q = (tn__padm *)m;

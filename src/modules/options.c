@@ -345,11 +345,20 @@ static const tn__kwkey tn__kw_pool[] = {TN_FIELDS_tn_pool_opts(TN__KW_ROW)};
 #define TN__KW_T tn_batch_norm_opts
 static const tn__kwkey tn__kw_batch_norm[] = {TN_FIELDS_tn_batch_norm_opts(TN__KW_ROW)};
 #undef TN__KW_T
-#define TN__KW_T tn_layer_norm_opts
-static const tn__kwkey tn__kw_layer_norm[] = {TN_FIELDS_tn_layer_norm_opts(TN__KW_ROW)};
+#define TN__KW_T tn_layer_norm_module_opts
+static const tn__kwkey tn__kw_layer_norm[] = {TN_FIELDS_tn_layer_norm_module_opts(TN__KW_ROW)};
 #undef TN__KW_T
-#define TN__KW_T tn_group_norm_opts
-static const tn__kwkey tn__kw_group_norm[] = {TN_FIELDS_tn_group_norm_opts(TN__KW_ROW)};
+#define TN__KW_T tn_group_norm_module_opts
+static const tn__kwkey tn__kw_group_norm[] = {TN_FIELDS_tn_group_norm_module_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_affine_norm_fn_opts
+static const tn__kwkey tn__kw_affine_norm[] = {TN_FIELDS_tn_affine_norm_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_dropout_module_opts
+static const tn__kwkey tn__kw_dropout[] = {TN_FIELDS_tn_dropout_module_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_dropout_fn_opts
+static const tn__kwkey tn__kw_dropout_fn[] = {TN_FIELDS_tn_dropout_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
 #define TN__KW_T tn_embedding_opts
 static const tn__kwkey tn__kw_embedding[] = {TN_FIELDS_tn_embedding_opts(TN__KW_ROW)};
@@ -444,6 +453,9 @@ static const tn__kwkey tn__kw_print[] = {TN_FIELDS_tn_print_options(TN__KW_ROW)}
 #define TN__KW_T tn_isin_fn_opts
 static const tn__kwkey tn__kw_isin[] = {TN_FIELDS_tn_isin_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
+#define TN__KW_T tn_sum_fn_opts
+static const tn__kwkey tn__kw_sum[] = {TN_FIELDS_tn_sum_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
 #define TN__KW_T tn_quantile_fn_opts
 static const tn__kwkey tn__kw_quantile[] = {TN_FIELDS_tn_quantile_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
@@ -452,6 +464,12 @@ static const tn__kwkey tn__kw_searchsorted[] = {TN_FIELDS_tn_searchsorted_fn_opt
 #undef TN__KW_T
 #define TN__KW_T tn_unique_fn_opts
 static const tn__kwkey tn__kw_unique[] = {TN_FIELDS_tn_unique_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_sort_fn_opts
+static const tn__kwkey tn__kw_sort[] = {TN_FIELDS_tn_sort_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_topk_fn_opts
+static const tn__kwkey tn__kw_topk[] = {TN_FIELDS_tn_topk_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
 #define TN__KW_T tn_diagonal_fn_opts
 static const tn__kwkey tn__kw_diagonal[] = {TN_FIELDS_tn_diagonal_fn_opts(TN__KW_ROW)};
@@ -543,6 +561,9 @@ static const tn__kwkey tn__kw_diag_embed[] = {TN_FIELDS_tn_diag_embed_fn_opts(TN
 #define TN__KW_T tn_diagflat_fn_opts
 static const tn__kwkey tn__kw_diagflat[] = {TN_FIELDS_tn_diagflat_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
+#define TN__KW_T tn_pad_fn_opts
+static const tn__kwkey tn__kw_pad[] = {TN_FIELDS_tn_pad_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
 #define TN__KW_T tn_histc_fn_opts
 static const tn__kwkey tn__kw_histc[] = {TN_FIELDS_tn_histc_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
@@ -570,6 +591,15 @@ static const tn__kwkey tn__kw_shrink[] = {TN_FIELDS_tn_shrink_fn_opts(TN__KW_ROW
 #define TN__KW_T tn_rrelu_fn_opts
 static const tn__kwkey tn__kw_rrelu[] = {TN_FIELDS_tn_rrelu_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
+#define TN__KW_T tn_hardtanh_fn_opts
+static const tn__kwkey tn__kw_hardtanh[] = {TN_FIELDS_tn_hardtanh_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_glu_fn_opts
+static const tn__kwkey tn__kw_glu[] = {TN_FIELDS_tn_glu_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_softmin_fn_opts
+static const tn__kwkey tn__kw_softmin[] = {TN_FIELDS_tn_softmin_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
 #define TN__KW_T tn_tri_indices_fn_opts
 static const tn__kwkey tn__kw_tri_indices[] = {TN_FIELDS_tn_tri_indices_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
@@ -578,6 +608,15 @@ static const tn__kwkey tn__kw_logit[] = {TN_FIELDS_tn_logit_fn_opts(TN__KW_ROW)}
 #undef TN__KW_T
 #define TN__KW_T tn_nan_to_num_fn_opts
 static const tn__kwkey tn__kw_nan_to_num[] = {TN_FIELDS_tn_nan_to_num_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_clamp_fn_opts
+static const tn__kwkey tn__kw_clamp[] = {TN_FIELDS_tn_clamp_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_addcmul_fn_opts
+static const tn__kwkey tn__kw_addcmul[] = {TN_FIELDS_tn_addcmul_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_index_add_fn_opts
+static const tn__kwkey tn__kw_index_add[] = {TN_FIELDS_tn_index_add_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
 #define TN__KW_T tn_tensordot_fn_opts
 static const tn__kwkey tn__kw_tensordot[] = {TN_FIELDS_tn_tensordot_fn_opts(TN__KW_ROW)};

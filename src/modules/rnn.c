@@ -354,7 +354,7 @@ static int tn__rnnseq_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int n, 
         tn__rnnseq_bwd_f64(mode, L, N, H, rev, TN__P(h0c, const double), TN__P(Wc, const double), TN__P(out, const double), TN__P(acts, const double),
                            TN__P(g, const double), TN__P(dgi, double), TN__P(dgh, double), TN__P(dh, double), TN__P(dW, double), TN__P(tmp, double));
 #undef TN__P
-    tn_tensor *r[4] = {dgi, dh, dW, gru ? tn_sum_dims(dgh, TN_DIMS(0, 1), false) : NULL};
+    tn_tensor *r[4] = {dgi, dh, dW, gru ? tn_sum_dims(dgh, TN_DIMS(0, 1)) : NULL};
     for (int i = 0; i < 4; i++) if (tn_ctx_needs_grad(ctx, i)) { if (!r[i]) return -1; gin[i] = r[i]; }
     return 0;
 }
@@ -653,7 +653,7 @@ static tn_tensor *tn__rnn_core(tn__rnnm *r, tn_tensor *x, tn_tensor *h0, tn_tens
             ok = h && (!lstm || c) && (dir[d] = tn_stack(steps, (int)L, 0)) != NULL;
         }
         y = !ok ? NULL : D == 2 ? tn_cat(dir, 2, 2) : dir[0];
-        if (y && l < nl - 1 && r->dropout > 0 && m->training) y = tn_dropout(y, r->dropout, true);
+        if (y && l < nl - 1 && r->dropout > 0 && m->training) y = tn_dropout(y, .p = r->dropout);
         ok = (in = y) != NULL;
     }
     tn_tensor *hN = ok ? tn_stack(hn, (int)(D * nl), 0) : NULL, *cN = ok && lstm ? tn_stack(cn, (int)(D * nl), 0) : NULL;
@@ -884,8 +884,8 @@ static tn_tensor *tn__mha_core(tn__mham *a, tn_tensor *query, tn_tensor *key, tn
         tn_tensor *kk[2] = {k, tn_repeat(bk, TN_SHAPE(1, N, 1))}, *vv[2] = {v, tn_repeat(bv, TN_SHAPE(1, N, 1))};
         k = tn_cat(kk, 2, 0);
         v = tn_cat(vv, 2, 0);
-        am = am ? tn_pad(am, pad, 2, 0) : NULL;
-        kp = kp ? tn_pad(kp, pad, 2, 0) : NULL;
+        am = am ? tn_pad(am, pad, 2) : NULL;
+        kp = kp ? tn_pad(kp, pad, 2) : NULL;
     }
     /* heads: [L, N, E] -> [N*H, L, hd] */
     const int64_t Sk = k ? k->shape[0] : 0;
@@ -896,8 +896,8 @@ static tn_tensor *tn__mha_core(tn__mham *a, tn_tensor *query, tn_tensor *key, tn
         tn_tensor *z = tn__own(tn__full_on(TN_SHAPE(N * H, 1, hd), 0, dt, k->device)), *kk[2] = {k, z}, *vv[2] = {v, z};
         k = tn_cat(kk, 2, 1);
         v = tn_cat(vv, 2, 1);
-        am = am ? tn_pad(am, pad, 2, 0) : NULL;
-        kp = kp ? tn_pad(kp, pad, 2, 0) : NULL;
+        am = am ? tn_pad(am, pad, 2) : NULL;
+        kp = kp ? tn_pad(kp, pad, 2) : NULL;
     }
     const int64_t S2 = k ? k->shape[1] : 0;
     if (kp) kp = tn_reshape(tn_expand(tn_reshape(kp, TN_SHAPE(N, 1, 1, S2)), TN_SHAPE(N, H, 1, S2)), TN_SHAPE(N * H, 1, S2));
@@ -905,13 +905,13 @@ static tn_tensor *tn__mha_core(tn__mham *a, tn_tensor *query, tn_tensor *key, tn
     tn_tensor *att = tn_matmul(tn_div_scalar(q, sqrt((double)hd)), tn_transpose(k, 1, 2));   /* [N*H, L, S2] */
     if (bias) att = tn_add(att, bias);
     att = tn_softmax(att, -1);
-    if (a->dropout > 0 && m->training) att = tn_dropout(att, a->dropout, true);
+    if (a->dropout > 0 && m->training) att = tn_dropout(att, .p = a->dropout);
     tn_tensor *o = tn_reshape(tn_transpose(tn_matmul(att, v), 0, 1), TN_SHAPE(L * N, E));
     o = tn_reshape(tn_module_forward(tn_module_child(m, "out_proj"), o), TN_SHAPE(L, N, E));
     tn_tensor *w = NULL;
     if (need_weights) {
         w = tn_reshape(att, TN_SHAPE(N, H, L, S2));
-        if (average) w = tn_div_scalar(tn_sum_dims(w, TN_DIMS(1), false), (double)H);
+        if (average) w = tn_div_scalar(tn_sum_dims(w, TN_DIMS(1)), (double)H);
         if (!batched) w = tn_squeeze_dim(w, 0);
         if (!w) o = NULL;
     }
@@ -1001,18 +1001,18 @@ static tn_module *tn__tlayer_new(const char *fn, bool decoder, int64_t d, int64_
     if (!t) return NULL;
     t->decoder = decoder; t->norm_first = nf; t->gelu = act == 1;
     tn_module *m = &t->base;
-    tn_layer_norm_opts ln = TN_DEFAULTS(tn_layer_norm_opts);
+    tn_layer_norm_module_opts ln = TN_DEFAULTS(tn_layer_norm_module_opts);
     ln.eps = o.layer_norm_eps;
     ln.bias = bias;
     const int64_t ds[1] = {d};
     /* PyTorch's registration order (the state dict follows it) */
     bool ok = tn_module_add(m, "self_attn", tn__mha_new(fn, d, nhead, p, bias, false, false, d, d, bf)) &&
               (!decoder || tn_module_add(m, "multihead_attn", tn__mha_new(fn, d, nhead, p, bias, false, false, d, d, bf))) &&
-              tn_module_add(m, "linear1", tn_nn_linear(d, dff, bias)) && tn_module_add(m, "dropout", tn_nn_dropout(p)) &&
+              tn_module_add(m, "linear1", tn_nn_linear(d, dff, bias)) && tn_module_add(m, "dropout", tn_nn_dropout(.p = p)) &&
               tn_module_add(m, "linear2", tn_nn_linear(dff, d, bias)) && tn_module_add(m, "norm1", tn_nn_layer_norm_opts(ds, 1, ln)) &&
               tn_module_add(m, "norm2", tn_nn_layer_norm_opts(ds, 1, ln)) && (!decoder || tn_module_add(m, "norm3", tn_nn_layer_norm_opts(ds, 1, ln))) &&
-              tn_module_add(m, "dropout1", tn_nn_dropout(p)) && tn_module_add(m, "dropout2", tn_nn_dropout(p)) &&
-              (!decoder || tn_module_add(m, "dropout3", tn_nn_dropout(p)));
+              tn_module_add(m, "dropout1", tn_nn_dropout(.p = p)) && tn_module_add(m, "dropout2", tn_nn_dropout(.p = p)) &&
+              (!decoder || tn_module_add(m, "dropout3", tn_nn_dropout(.p = p)));
     return tn__module_or_free(m, !ok);
 }
 TNDEF tn_module *tn_nn_transformer_encoder_layer_opts(int64_t d_model, int64_t nhead, tn_transformer_layer_opts o) {

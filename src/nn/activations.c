@@ -13,7 +13,7 @@ static tn_tensor *tn__shrink_impl(const char *fn, tn_tensor *x, double lambd, bo
     if (soft && !(lambd >= 0)) return (tn_tensor *)tn__error("%s: lambda must be greater or equal to 0, but found to be %g.", fn, lambd);
     tn_scope_begin();
     tn_tensor *y;
-    if (soft) y = tn_sub(x, tn_clamp(x, -lambd, lambd));   /* x - lambd, x + lambd or 0; NaN - NaN keeps NaN */
+    if (soft) y = tn_sub(x, tn_clamp(x, .min = -lambd, .max = lambd));   /* x - lambd, x + lambd or 0; NaN - NaN keeps NaN */
     else y = tn_where(tn_le_scalar(tn_abs(x), lambd), tn_zeros(NULL, 0, x->dtype), x);   /* NaN: not <=, kept */
     return tn__scope_return(tn__grad_name(y, soft ? "SoftshrinkBackward0" : "HardshrinkBackward0"));
 }
@@ -42,7 +42,7 @@ static tn_tensor *tn__logsigmoid_impl(tn_tensor *x) {
     if (tn__act_input("tn_logsigmoid", x)) return NULL;
     tn_scope_begin();
     /* -softplus(-x) = min(x, 0) - log1p(exp(-|x|)): no overflow on either side */
-    tn_tensor *y = tn_sub(tn_clamp(x, -INFINITY, 0), tn_log1p(tn_exp(tn_neg(tn_abs(x)))));
+    tn_tensor *y = tn_sub(tn_clamp(x, .max = 0), tn_log1p(tn_exp(tn_neg(tn_abs(x)))));
     return tn__scope_return(tn__grad_name(y, "LogSigmoidBackward0"));
 }
 TNDEF tn_tensor *tn_logsigmoid(tn_tensor *x) { return TN__AS("tn_logsigmoid", tn__logsigmoid_impl(x)); }
@@ -69,14 +69,17 @@ static tn_tensor *tn__glu_impl(tn_tensor *x, int64_t dim) {
     tn_tensor *y = tn_mul(tn_narrow(x, d, 0, h), tn_sigmoid(tn_narrow(x, d, h, h)));
     return tn__scope_return(tn__grad_name(y, "GluBackward0"));
 }
-TNDEF tn_tensor *tn_glu(tn_tensor *x, int64_t dim) { return TN__AS("tn_glu", tn__glu_impl(x, dim)); }
+TNDEF tn_tensor *tn_glu_opts(tn_tensor *x, tn_glu_fn_opts o) { return TN__AS("tn_glu", tn__glu_impl(x, o.dim)); }
+TNDEF tn_tensor *tn_glu_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_glu_fn_opts, glu, "tn_glu", options, tn_glu_opts(x, o)); }
 static tn_tensor *tn__softmin_impl(tn_tensor *x, int64_t dim) {
     TN__CHECK_NULL(x);
+    if (dim == TN_NONE) dim = x->ndim == 0 || x->ndim == 1 || x->ndim == 3 ? 0 : 1;   /* F._get_softmax_dim */
     if (tn__wrap_dim("tn_softmin", dim, x->ndim) < 0) return NULL;
     tn_scope_begin();
     return tn__scope_return(tn_softmax(tn_neg(x), dim));
 }
-TNDEF tn_tensor *tn_softmin(tn_tensor *x, int64_t dim) { return TN__AS("tn_softmin", tn__softmin_impl(x, dim)); }
+TNDEF tn_tensor *tn_softmin_opts(tn_tensor *x, tn_softmin_fn_opts o) { return TN__AS("tn_softmin", tn__softmin_impl(x, o.dim)); }
+TNDEF tn_tensor *tn_softmin_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_softmin_fn_opts, softmin, "tn_softmin", options, tn_softmin_opts(x, o)); }
 static tn_tensor *tn__prelu_impl(tn_tensor *x, tn_tensor *w) {
     const char *fn = "tn_prelu";
     TN__CHECK_NULL(x); TN__CHECK_NULL(w);

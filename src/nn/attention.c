@@ -309,7 +309,7 @@ static void tn__sdpa_grad_composite(tn_tensor *g, tn_tensor *q, tn_tensor *k, tn
     else if (mask) att = tn_add(att, mask);
     tn_tensor *p = tn_softmax(att, -1);
     tn_tensor *dp = tn_matmul(g, tn_transpose(v, -2, -1));
-    tn_tensor *ds = tn_mul(p, tn_sub(dp, tn_sum_dims(tn_mul(dp, p), TN_DIMS(-1), true)));
+    tn_tensor *ds = tn_mul(p, tn_sub(dp, tn_sum_dims(tn_mul(dp, p), TN_DIMS(-1), .keepdim = true)));
     *gv = tn_matmul(tn_transpose(p, -2, -1), g);
     *gq = tn_mul_scalar(tn_matmul(ds, k), scale);
     *gk = tn_mul_scalar(tn_matmul(tn_transpose(ds, -2, -1), q), scale);
@@ -397,7 +397,7 @@ static tn_tensor *tn__sdpa_composite(tn_tensor *q, tn_tensor *k, tn_tensor *v, t
     if (mask && mask->dtype == TN_BOOL) att = tn_masked_fill(att, tn_logical_not(mask), -INFINITY);
     else if (mask) att = tn_add(att, mask);
     att = tn_softmax(att, -1);
-    if (dropout_p > 0) att = tn_dropout(att, dropout_p, true);
+    if (dropout_p > 0) att = tn_dropout(att, .p = dropout_p);
     return tn__scope_return(tn_matmul(att, v));
 }
 /* The fused attention on checked, fusable q [*, L, E], k [*, S, E], v [*, S, Ev]; mask NULL,

@@ -76,7 +76,7 @@ static tn_tensor *tn__conv3d(const char *fn, tn_tensor *x, tn_tensor *w, tn_tens
     const int64_t N = x5 ? x5->shape[0] : 0, HW = tn__mul_sat(H, W);
     if (!transposed) {
         /* [N, C, Dp, H*W] -> depth windows [N, C*kD, OD, H, W] -> [N*OD, C*kD, H, W] */
-        tn_tensor *xp = padL || padR ? tn_pad(x5, TN_SHAPE(0, 0, 0, 0, padL, padR), 0) : x5;
+        tn_tensor *xp = padL || padR ? tn_pad(x5, TN_SHAPE(0, 0, 0, 0, padL, padR)) : x5;
         tn_tensor *x4 = tn_reshape(xp, TN_SHAPE(N, C, D + padL + padR, HW));
         const int64_t g[10] = {kD, 1, dD, 1, 0, 0, sD, 1, OD, HW};
         tn_tensor *cols = x4 ? tn__im2col(x4, g) : NULL;
@@ -96,7 +96,7 @@ static tn_tensor *tn__conv3d(const char *fn, tn_tensor *x, tn_tensor *w, tn_tens
             const int64_t g[10] = {kD, 1, dD, 1, 0, 0, sD, 1, D, 1};
             tn_tensor *img = cols ? tn__col2im(tn_contiguous(cols), Dfull, 1, g) : NULL;   /* [N, O*OH*OW, Dfull, 1] */
             y = tn_permute(tn_reshape(img, TN_SHAPE(N, O, OH, OW, Dfull)), TN_SHAPE(0, 1, 4, 2, 3));
-            if (p[0] || op[0]) y = tn_pad(y, TN_SHAPE(0, 0, 0, 0, -p[0], op[0] - p[0]), 0);
+            if (p[0] || op[0]) y = tn_pad(y, TN_SHAPE(0, 0, 0, 0, -p[0], op[0] - p[0]));
             if (b) y = tn_add(y, tn_reshape(b, TN_SHAPE(1, O, 1, 1, 1)));
         }
     }

@@ -120,7 +120,7 @@ static int tn__conv_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void 
     tn_tensor *x = tn_ctx_saved(n, 0), *w = tn_ctx_saved(n, 1);
     const bool nx = tn_ctx_needs_grad(n, 0), nw = tn_ctx_needs_grad(n, 1);
     if (tn__grad_disabled && !(gy = tn_contiguous(gy))) return -1;   /* read by the bias sum and the GEMMs */
-    if (nin > 2 && tn_ctx_needs_grad(n, 2) && !(gin[2] = tn_sum_dims(gy, TN_SHAPE(0, 2, 3), false))) return -1;
+    if (nin > 2 && tn_ctx_needs_grad(n, 2) && !(gin[2] = tn_sum_dims(gy, TN_SHAPE(0, 2, 3)))) return -1;
     if (!x || !w || (!nx && !nw)) return x && w ? 0 : -1;
     const int64_t N = x->shape[0], C = x->shape[1], O = w->shape[0], K = C * g[0] * g[1], L = g[8] * g[9];
     if (tn__grad_disabled && x->device != TN_CPU) {   /* plain gradients from the backend's library (cuDNN) */
@@ -183,7 +183,7 @@ static int tn__convt_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void
     const int64_t *g = n->i, G = n->i[10];
     tn_tensor *x = tn_ctx_saved(n, 0), *w = tn_ctx_saved(n, 1);
     const bool nx = tn_ctx_needs_grad(n, 0), nw = tn_ctx_needs_grad(n, 1);
-    if (nin > 2 && tn_ctx_needs_grad(n, 2) && !(gin[2] = tn_sum_dims(gy, TN_SHAPE(0, 2, 3), false))) return -1;
+    if (nin > 2 && tn_ctx_needs_grad(n, 2) && !(gin[2] = tn_sum_dims(gy, TN_SHAPE(0, 2, 3)))) return -1;
     if (!x || !w || (!nx && !nw)) return x && w ? 0 : -1;
     if (tn__grad_disabled) {
         const tn_backend *be = tn__backend(x->device);

@@ -132,7 +132,7 @@ static tn_tensor *tn__ctc_impl(tn_tensor *lp, tn_tensor *tg, tn_tensor *il, tn_t
         r = tn__node_attach(nd, r);
     }
     if (!batched) r = tn_reshape(r, NULL, 0);
-    if (o.reduction == TN_REDUCTION_MEAN) r = tn_mean(tn_div(r, tn_to(tn_to_dtype(tn_clamp(tlc, 1, INFINITY), lp->dtype), lp->device)));
+    if (o.reduction == TN_REDUCTION_MEAN) r = tn_mean(tn_div(r, tn_to(tn_to_dtype(tn_clamp(tlc, .min = 1), lp->dtype), lp->device)));
     else if (o.reduction == TN_REDUCTION_SUM) r = tn_sum(r);
     return tn__scope_return(r);
 }

@@ -102,6 +102,9 @@ static tn_tensor *tn__dropout(const char *fn, tn_tensor *x, double p, bool train
                                                 x->dtype), 1 / (1 - p));
     return tn__scope_return(tn_mul(x, mask));   /* MulBackward0, as PyTorch 1.13 on CPU */
 }
-TNDEF tn_tensor *tn_dropout(tn_tensor *x, double p, bool training) { return TN__AS("tn_dropout", tn__dropout("tn_dropout", x, p, training, 0)); }
-TNDEF tn_tensor *tn_dropout2d(tn_tensor *x, double p, bool training) { return TN__AS("tn_dropout2d", tn__dropout("tn_dropout2d", x, p, training, 2)); }
-TNDEF tn_tensor *tn_dropout3d(tn_tensor *x, double p, bool training) { return TN__AS("tn_dropout3d", tn__dropout("tn_dropout3d", x, p, training, 3)); }
+TNDEF tn_tensor *tn_dropout_opts(tn_tensor *x, tn_dropout_fn_opts o) { return TN__AS("tn_dropout", tn__dropout("tn_dropout", x, o.p, o.training, 0)); }
+TNDEF tn_tensor *tn_dropout2d_opts(tn_tensor *x, tn_dropout_fn_opts o) { return TN__AS("tn_dropout2d", tn__dropout("tn_dropout2d", x, o.p, o.training, 2)); }
+TNDEF tn_tensor *tn_dropout3d_opts(tn_tensor *x, tn_dropout_fn_opts o) { return TN__AS("tn_dropout3d", tn__dropout("tn_dropout3d", x, o.p, o.training, 3)); }
+TNDEF tn_tensor *tn_dropout_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_dropout_fn_opts, dropout_fn, "tn_dropout", options, tn_dropout_opts(x, o)); }
+TNDEF tn_tensor *tn_dropout2d_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_dropout_fn_opts, dropout_fn, "tn_dropout2d", options, tn_dropout2d_opts(x, o)); }
+TNDEF tn_tensor *tn_dropout3d_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_dropout_fn_opts, dropout_fn, "tn_dropout3d", options, tn_dropout3d_opts(x, o)); }

@@ -84,8 +84,8 @@ static tn_tensor *tn__embedding_bag_impl(tn_tensor *in, tn_tensor *w, tn_embeddi
     } else {
         tn_tensor *scale = tn_to_dtype(keepd, w->dtype);
         if (psw) scale = tn_mul(scale, tn_reshape(tn_index_select(tn_reshape(psw, TN_SHAPE(-1)), 0, tn_reshape(posd, TN_SHAPE(-1))), TN_SHAPE(B, Lmax, 1)));
-        y = tn_sum_dims(tn_mul(rows, scale), TN_SHAPE(1), false);
-        if (o.mode == TN_BAG_MEAN) y = tn_div(y, tn_to(tn_to_dtype(tn_clamp(cnt, 1, INFINITY), w->dtype), w->device));
+        y = tn_sum_dims(tn_mul(rows, scale), TN_SHAPE(1));
+        if (o.mode == TN_BAG_MEAN) y = tn_div(y, tn_to(tn_to_dtype(tn_clamp(cnt, .min = 1), w->dtype), w->device));
     }
     return tn__scope_return(tn__grad_name(y, "EmbeddingBagBackward0"));
 }

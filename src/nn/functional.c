@@ -48,7 +48,7 @@ static tn_tensor *tn__act(const char *fn, tn_unary_op op, tn_tensor *x, double p
 /* hardtanh of an integer tensor stays integral (torch truncates the bounds): a clamp */
 static tn_tensor *tn__hardtanh(const char *fn, tn_tensor *x, double lo, double hi) {
     if (x && x->dtype == TN_BOOL) return (tn_tensor *)tn__error("%s: Bool inputs not supported for hardtanh (input %s)", fn, TN__SHAPE(x));
-    if (x && !tn_dtype_is_floating(x->dtype)) return TN__AS(fn, tn_clamp(x, trunc(lo), trunc(hi)));
+    if (x && !tn_dtype_is_floating(x->dtype)) return TN__AS(fn, tn_clamp(x, .min = trunc(lo), .max = trunc(hi)));
     return tn__act(fn, HARDTANH, x, lo, hi, 0);
 }
 TNDEF tn_tensor *tn_relu6(tn_tensor *x) { return tn__hardtanh("tn_relu6", x, 0, 6); }
@@ -66,10 +66,11 @@ TNDEF tn_tensor *tn_celu_opts(tn_tensor *x, tn_elu_fn_opts o) {
     return tn__grad_name(tn__act("tn_celu", ELU, x, o.alpha, 1, 1 / o.alpha), "CeluBackward0");
 }
 TNDEF tn_tensor *tn_celu_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_elu_fn_opts, elu, "tn_celu", options, tn_celu_opts(x, o)); }
-TNDEF tn_tensor *tn_hardtanh(tn_tensor *x, double min_val, double max_val) {
-    if (min_val > max_val) return (tn_tensor *)tn__error("tn_hardtanh: min_val (%g) cannot be greater than max_val (%g)", min_val, max_val);
-    return tn__hardtanh("tn_hardtanh", x, min_val, max_val);
+TNDEF tn_tensor *tn_hardtanh_opts(tn_tensor *x, tn_hardtanh_fn_opts o) {
+    if (o.min_val > o.max_val) return (tn_tensor *)tn__error("tn_hardtanh: min_val (%g) cannot be greater than max_val (%g)", o.min_val, o.max_val);
+    return tn__hardtanh("tn_hardtanh", x, o.min_val, o.max_val);
 }
+TNDEF tn_tensor *tn_hardtanh_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_hardtanh_fn_opts, hardtanh, "tn_hardtanh", options, tn_hardtanh_opts(x, o)); }
 TNDEF tn_tensor *tn_mish(tn_tensor *x) { return tn__act("tn_mish", MISH, x, 0, 0, 0); }
 TNDEF tn_tensor *tn_hardswish(tn_tensor *x) { return tn__act("tn_hardswish", HARDSWISH, x, 0, 0, 0); }
 TNDEF tn_tensor *tn_hardsigmoid(tn_tensor *x) { return tn__act("tn_hardsigmoid", HARDSIGMOID, x, 0, 0, 0); }
@@ -153,7 +154,7 @@ static tn_tensor *tn__bilinear_impl(tn_tensor *x1, tn_tensor *x2, tn_tensor *w, 
        leading dims flattened to one (B rows: an 8-d input needs no 9th dim) */
     tn_tensor *wp = tn_reshape(tn_permute(w, TN_SHAPE(1, 0, 2)), TN_SHAPE(I1, tn__mul_sat(O, I2)));
     tn_tensor *t = tn_reshape(tn_matmul(tn_reshape(x1, TN_SHAPE(B, I1)), wp), TN_SHAPE(B, O, I2));
-    tn_tensor *y = tn_sum_dims(tn_mul(t, tn_reshape(x2, TN_SHAPE(B, 1, I2))), TN_SHAPE(-1), false);
+    tn_tensor *y = tn_sum_dims(tn_mul(t, tn_reshape(x2, TN_SHAPE(B, 1, I2))), TN_SHAPE(-1));
     int64_t shape[TN_MAX_DIMS];
     for (int d = 0; d < x1->ndim - 1; d++) shape[d] = x1->shape[d];
     shape[x1->ndim - 1] = O;

@@ -13,7 +13,7 @@ static tn_tensor *tn__grid_reflect(tn_tensor *c, double twice_low, double twice_
     tn_tensor *extra = tn_sub(a, tn_mul_scalar(flips, span));   /* fmod(a, span) with a's gradient */
     tn_tensor *even = tn_eq_scalar(tn_remainder_scalar(flips, 2), 0);
     tn_tensor *r = tn_where(even, tn_add_scalar(extra, lo), tn_add_scalar(tn_rsub_scalar(extra, span), lo));
-    return tn_clamp(r, 0, (double)(size - 1));
+    return tn_clamp(r, .min = 0, .max = (double)(size - 1));
 }
 /* The unpadded source coordinate along a dim of size from the normalised grid coordinate g. */
 static tn_tensor *tn__grid_unnormalize(tn_tensor *g, int64_t size, bool align) {
@@ -21,7 +21,7 @@ static tn_tensor *tn__grid_unnormalize(tn_tensor *g, int64_t size, bool align) {
 }
 /* A source coordinate c brought inside by the padding mode (PyTorch's compute_coordinates). */
 static tn_tensor *tn__grid_pad(tn_tensor *c, int64_t size, int padding, bool align) {
-    if (padding == TN_GRID_BORDER) return tn_clamp(c, 0, (double)(size - 1));
+    if (padding == TN_GRID_BORDER) return tn_clamp(c, .min = 0, .max = (double)(size - 1));
     if (padding == TN_GRID_REFLECTION) return align ? tn__grid_reflect(c, 0, 2.0 * (double)(size - 1), size) : tn__grid_reflect(c, -1, 2.0 * (double)size - 1, size);
     return c;
 }
@@ -74,7 +74,7 @@ static tn_tensor *tn__grid_sample_impl(tn_tensor *x, tn_tensor *grid, tn_grid_op
         /* bilinear/nearest coordinates far outside read only zeros: clamp them near; bicubic's
            taps are padded one by one, so its coordinates keep their distance to the taps */
         const double lo = o.mode == TN_GRID_BICUBIC ? -1073741824.0 : -2, hi = o.mode == TN_GRID_BICUBIC ? 1073741824.0 : (double)in[i] + 1;
-        tn_tensor *c = tn_nan_to_num(tn_clamp(tn_detach(coord[i]), lo, hi), .nan = lo, .posinf = hi, .neginf = lo);
+        tn_tensor *c = tn_nan_to_num(tn_clamp(tn_detach(coord[i]), .min = lo, .max = hi), .nan = lo, .posinf = hi, .neginf = lo);
         base[i] = o.mode == TN_GRID_NEAREST ? tn_round(c) : tn_floor(c);
         frac[i] = tn_sub(coord[i], base[i]);   /* the distance past the first tap (its gradient: the coordinate's) */
     }
@@ -85,7 +85,7 @@ static tn_tensor *tn__grid_sample_impl(tn_tensor *x, tn_tensor *grid, tn_grid_op
                 const int tap = (k >> (2 * (nsp - 1 - i)) & 3) - 1;
                 tn_tensor *t = tn__grid_pad(tn_add_scalar(base[i], tap), in[i], o.padding_mode, o.align_corners);
                 tn_tensor *ok = tn_logical_and(tn_ge_scalar(t, 0), tn_le_scalar(t, (double)(in[i] - 1)));
-                tn_tensor *ti = tn_to_dtype(tn_clamp(t, 0, (double)(in[i] - 1)), TN_I64);
+                tn_tensor *ti = tn_to_dtype(tn_clamp(t, .min = 0, .max = (double)(in[i] - 1)), TN_I64);
                 valid = valid ? tn_logical_and(valid, ok) : ok;
                 lin = lin ? tn_add(tn_mul_scalar(lin, (double)in[i]), ti) : ti;
                 tn_tensor *wi = tn__grid_cubic_weight(frac[i], tap);
@@ -95,7 +95,7 @@ static tn_tensor *tn__grid_sample_impl(tn_tensor *x, tn_tensor *grid, tn_grid_op
             const int up = k >> (nsp - 1 - i) & 1;
             tn_tensor *t = up ? tn_add_scalar(base[i], 1) : base[i];
             tn_tensor *ok = tn_logical_and(tn_ge_scalar(t, 0), tn_le_scalar(t, (double)(in[i] - 1)));
-            tn_tensor *ti = tn_to_dtype(tn_clamp(t, 0, (double)(in[i] - 1)), TN_I64);
+            tn_tensor *ti = tn_to_dtype(tn_clamp(t, .min = 0, .max = (double)(in[i] - 1)), TN_I64);
             valid = valid ? tn_logical_and(valid, ok) : ok;
             lin = lin ? tn_add(tn_mul_scalar(lin, (double)in[i]), ti) : ti;
             if (o.mode != TN_GRID_NEAREST) {
@@ -113,7 +113,7 @@ static tn_tensor *tn__grid_sample_impl(tn_tensor *x, tn_tensor *grid, tn_grid_op
     if (o.mode == TN_GRID_NEAREST && tn_requires_grad(grid) && tn_is_grad_enabled()) {
         /* PyTorch's grid gradient is zeros, not None: a zero term that depends on the grid */
         tn_tensor *z = tn_where(tn_isfinite(grid), tn_mul_scalar(grid, 0), tn_zeros(NULL, 0, x->dtype));
-        y = tn_add(y, tn_reshape(tn_sum_dims(tn_reshape(z, TN_SHAPE(N, L, nsp)), TN_SHAPE(-1), false), TN_SHAPE(N, 1, L)));
+        y = tn_add(y, tn_reshape(tn_sum_dims(tn_reshape(z, TN_SHAPE(N, L, nsp)), TN_SHAPE(-1)), TN_SHAPE(N, 1, L)));
     }
     y = tn_reshape(y, oshape, x->ndim);
     return tn__scope_return(tn__grad_name(y, nsp == 2 ? "GridSampler2DBackward0" : "GridSampler3DBackward0"));

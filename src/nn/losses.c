@@ -259,7 +259,7 @@ static tn_tensor *tn__ce_prob(const char *fn, tn_tensor *input, tn_tensor *targe
     tn_tensor *t = ls > 0 ? tn_add_scalar(tn_mul_scalar(target, 1 - ls), ls / (double)c) : target;
     tn_tensor *p = tn_mul(logp, t);
     if (weight) p = tn_mul(p, tn__class_view(weight, input->ndim));
-    if (red == TN_REDUCTION_NONE) return tn_neg(tn_sum_dims(p, &cd, 1, false));
+    if (red == TN_REDUCTION_NONE) return tn_neg(tn_sum_dims(p, &cd, 1));
     tn_tensor *s = tn_neg(tn_sum(p));
     if (red == TN_REDUCTION_SUM) return s;
     *name = "DivBackward1";
@@ -339,7 +339,7 @@ static tn_tensor *tn__ce_impl(tn_tensor *input, tn_tensor *target, tn_tensor *we
     if (!(ls > 0)) return tn__loss_finish(nll, tn__nll_name(input->ndim, red));
     /* label smoothing (PyTorch's cross_entropy_loss_label_smoothing): the uniform part
        -sum_c w_c logp_c per entry, 0 where ignored, normalised as the nll part */
-    tn_tensor *sm = tn_neg(tn_sum_dims(weight ? tn_mul(logp, tn__class_view(weight, input->ndim)) : logp, &cd, 1, false));
+    tn_tensor *sm = tn_neg(tn_sum_dims(weight ? tn_mul(logp, tn__class_view(weight, input->ndim)) : logp, &cd, 1));
     sm = tn_where(keep, sm, tn_scalar(0));
     tn_tensor *ret = sm;
     if (red == TN_REDUCTION_SUM) ret = tn_sum(sm);
@@ -372,7 +372,7 @@ static int tn__loss_check_weight(const char *fn, const char *wname, tn_tensor *w
 /* max(log(x), -100) with a finite gradient at x = 0 (the log's input is 1 there) */
 static tn_tensor *tn__clamped_log(tn_tensor *x) {
     tn_tensor *pos = tn_gt_scalar(x, 0);
-    return tn_where(pos, tn_clamp(tn_log(tn_where(pos, x, tn_scalar(1))), -100, INFINITY), tn_scalar(-100));
+    return tn_where(pos, tn_clamp(tn_log(tn_where(pos, x, tn_scalar(1))), .min = -100), tn_scalar(-100));
 }
 
 static tn_tensor *tn__bce_impl(tn_tensor *input, tn_tensor *target, tn_tensor *weight, tn_reduction red) {
@@ -425,7 +425,7 @@ static tn_tensor *tn__bce_logits_impl(tn_tensor *input, tn_tensor *target, tn_te
     tn_scope_begin();
     /* PyTorch's stable form: (1 - t) x + lw (log(exp(-m) + exp(-x - m)) + m), m = max(-x, 0),
        lw = 1 + (pos_weight - 1) t */
-    tn_tensor *m = tn_clamp(tn_neg(input), 0, INFINITY);
+    tn_tensor *m = tn_clamp(tn_neg(input), .min = 0);
     tn_tensor *lse = tn_log(tn_add(tn_exp(tn_neg(m)), tn_exp(tn_sub(tn_neg(input), m))));
     tn_tensor *lin = tn_mul(tn_rsub_scalar(target, 1), input), *l;
     if (pos_weight) l = tn_add(lin, tn_mul(tn_add_scalar(tn_mul(tn_sub_scalar(pos_weight, 1), target), 1), tn_add(lse, m)));
@@ -485,7 +485,7 @@ static tn_tensor *tn__clamped_norm(tn_tensor *x, int64_t dim, double eps) {
     tn_tensor *n = tn_norm_dims(x, 2, &dim, 1, true);
     tn_tensor *small = n ? tn_lt_scalar(n, eps) : NULL, *any = small ? tn_any(small) : NULL;
     if (!any || tn_item(any) == 0) return any ? n : NULL;
-    tn_tensor *s = tn_sum_dims(tn_square(x), &dim, 1, true);
+    tn_tensor *s = tn_sum_dims(tn_square(x), &dim, 1, .keepdim = true);
     tn_tensor *alt = tn_add_scalar(tn_div_scalar(tn_sub(s, tn_detach(s)), 2 * eps), eps); /* value eps, gradient x / eps */
     return tn_where(small, alt, n);
 }
@@ -506,7 +506,7 @@ static tn_tensor *tn__cosine_similarity_impl(tn_tensor *x1, tn_tensor *x2, int64
     int64_t d64 = d;
     tn_scope_begin();
     tn_tensor *a = tn_broadcast_to(tn_to_dtype(x1, dt), shape, nd), *b = tn_broadcast_to(tn_to_dtype(x2, dt), shape, nd);
-    tn_tensor *r = tn_sum_dims(tn_mul(tn_div(a, tn__clamped_norm(a, d64, eps)), tn_div(b, tn__clamped_norm(b, d64, eps))), &d64, 1, false);
+    tn_tensor *r = tn_sum_dims(tn_mul(tn_div(a, tn__clamped_norm(a, d64, eps)), tn_div(b, tn__clamped_norm(b, d64, eps))), &d64, 1);
     return tn__loss_finish(r, "SumBackward1");
 }
 TNDEF tn_tensor *tn_cosine_similarity_opts(tn_tensor *x1, tn_tensor *x2, tn_cosine_similarity_fn_opts o) {
@@ -528,13 +528,13 @@ static tn_tensor *tn__cosine_embedding_impl(tn_tensor *x1, tn_tensor *x2, tn_ten
     int64_t td = target->ndim;
     tn_scope_begin();
     /* PyTorch's: cos = sum(x1 x2) / sqrt((sum(x1^2) + 1e-12) (sum(x2^2) + 1e-12)) */
-    tn_tensor *prod = tn_sum_dims(tn_mul(x1, x2), &td, 1, false);
-    tn_tensor *m1 = tn_add_scalar(tn_sum_dims(tn_mul(x1, x1), &td, 1, false), 1e-12);
-    tn_tensor *m2 = tn_add_scalar(tn_sum_dims(tn_mul(x2, x2), &td, 1, false), 1e-12);
+    tn_tensor *prod = tn_sum_dims(tn_mul(x1, x2), &td, 1);
+    tn_tensor *m1 = tn_add_scalar(tn_sum_dims(tn_mul(x1, x1), &td, 1), 1e-12);
+    tn_tensor *m2 = tn_add_scalar(tn_sum_dims(tn_mul(x2, x2), &td, 1), 1e-12);
     tn_tensor *cos = tn_div(prod, tn_sqrt(tn_mul(m1, m2)));
     tn_tensor *zeros = cos ? tn_zeros_like(cos) : NULL;
     tn_tensor *pos = tn_where(tn_eq_scalar(target, 1), tn_rsub_scalar(cos, 1), zeros);
-    tn_tensor *neg = tn_where(tn_eq_scalar(target, -1), tn_clamp(tn_sub_scalar(cos, margin), 0, INFINITY), zeros);
+    tn_tensor *neg = tn_where(tn_eq_scalar(target, -1), tn_clamp(tn_sub_scalar(cos, margin), .min = 0), zeros);
     return tn__loss_finish(tn__loss_reduce(tn_add(pos, neg), red), NULL);
 }
 TNDEF tn_tensor *tn_cosine_embedding_loss_opts(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, tn_margin_loss_fn_opts o) {
@@ -552,7 +552,7 @@ static tn_tensor *tn__margin_ranking_impl(tn_tensor *x1, tn_tensor *x2, tn_tenso
         return (tn_tensor *)tn__error("%s: x1, x2 and target should have the same number of dimensions, got x1 %s, x2 %s, target %s", fn,
                                       TN__SHAPE(x1), TN__SHAPE(x2), TN__SHAPE(target));
     tn_scope_begin();
-    tn_tensor *l = tn_clamp(tn_add_scalar(tn_mul(tn_neg(target), tn_sub(x1, x2)), margin), 0, INFINITY);
+    tn_tensor *l = tn_clamp(tn_add_scalar(tn_mul(tn_neg(target), tn_sub(x1, x2)), margin), .min = 0);
     return tn__loss_finish(red == TN_REDUCTION_NONE ? tn__grad_name(l, "ClampMinBackward0") : tn__loss_reduce(l, red), NULL);
 }
 TNDEF tn_tensor *tn_margin_ranking_loss_opts(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, tn_margin_loss_fn_opts o) {

@@ -55,7 +55,7 @@ static tn_tensor *tn__multilabel_soft_margin_impl(tn_tensor *x, tn_tensor *t, tn
     tn_scope_begin();
     tn_tensor *l = tn_neg(tn_add(tn_mul(t, tn_logsigmoid(x)), tn_mul(tn_rsub_scalar(t, 1), tn_logsigmoid(tn_neg(x)))));
     if (o.weight) l = tn_mul(l, o.weight);
-    l = tn_div_scalar(tn_sum_dims(l, &cd, 1, false), (double)C);
+    l = tn_div_scalar(tn_sum_dims(l, &cd, 1), (double)C);
     return tn__loss_fn_finish(l, o.reduction, "DivBackward0");
 }
 TNDEF tn_tensor *tn_multilabel_soft_margin_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_fn_opts o) {
@@ -89,11 +89,11 @@ static tn_tensor *tn__multi_margin_impl(tn_tensor *x, tn_tensor *t, tn_loss_fn_o
     tn_scope_begin();
     if (tn_numel(t) && (tn_item(tn_min(t)) < 0 || tn_item(tn_max(t)) >= (double)C)) { tn_scope_end(); return (tn_tensor *)tn__error("%s: target out of range (%lld classes)", fn, (long long)C); }
     tn_tensor *x2 = tn_reshape(x, TN_SHAPE(N, C)), *t2 = tn_to(tn_reshape(t, TN_SHAPE(N, 1)), x->device);
-    tn_tensor *z = tn_clamp(tn_add(tn_rsub_scalar(tn_gather(x2, 1, t2), margin), x2), 0, INFINITY);   /* margin - x[y] + x[i] */
+    tn_tensor *z = tn_clamp(tn_add(tn_rsub_scalar(tn_gather(x2, 1, t2), margin), x2), .min = 0);   /* margin - x[y] + x[i] */
     if (p == 2) z = tn_mul(z, z);
     if (o.weight) z = tn_mul(z, tn_reshape(tn_index_select(o.weight, 0, tn_reshape(t2, TN_SHAPE(-1))), TN_SHAPE(N, 1)));
     tn_tensor *own = tn_eq(tn__arange_on(C, x->device), t2);   /* i == y counts nowhere */
-    tn_tensor *l = tn_div_scalar(tn_sum_dims(tn_where(own, tn_zeros_like(z), z), TN_SHAPE(1), false), (double)C);
+    tn_tensor *l = tn_div_scalar(tn_sum_dims(tn_where(own, tn_zeros_like(z), z), TN_SHAPE(1)), (double)C);
     if (x->ndim < 2) l = tn_reshape(l, NULL, 0);
     return tn__loss_finish(tn__loss_reduce(l, (tn_reduction)o.reduction), "MultiMarginLossBackward0");
 }
@@ -130,9 +130,9 @@ static tn_tensor *tn__multilabel_margin_impl(tn_tensor *x, tn_tensor *t, tn_loss
     }
     tn_tensor *x2 = tn_reshape(x, TN_SHAPE(N, C));
     tn_tensor *xt = tn_unsqueeze(tn_gather(x2, 1, tn_to(slot, x->device)), 2);                  /* [N, C(j), 1]: x at target j */
-    tn_tensor *z = tn_clamp(tn_add(tn_rsub_scalar(xt, 1), tn_unsqueeze(x2, 1)), 0, INFINITY);  /* 1 - x[t_j] + x[i] */
+    tn_tensor *z = tn_clamp(tn_add(tn_rsub_scalar(xt, 1), tn_unsqueeze(x2, 1)), .min = 0);  /* 1 - x[t_j] + x[i] */
     tn_tensor *use = tn_to(tn_logical_and(valid, tn_logical_not(istgt)), x->device);
-    tn_tensor *l = tn_div_scalar(tn_sum_dims(tn_where(use, z, tn_zeros_like(z)), TN_SHAPE(1, 2), false), (double)C);
+    tn_tensor *l = tn_div_scalar(tn_sum_dims(tn_where(use, z, tn_zeros_like(z)), TN_SHAPE(1, 2)), (double)C);
     if (x->ndim < 2) l = tn_reshape(l, NULL, 0);
     return tn__loss_finish(tn__loss_reduce(l, (tn_reduction)o.reduction), "MultilabelMarginLossBackward0");
 }
@@ -148,7 +148,7 @@ static tn_tensor *tn__hinge_embedding_impl(tn_tensor *x, tn_tensor *t, tn_loss_f
     tn_scope_begin();
     /* PyTorch's: where(t != 1, max(0, margin - x), 0) + where(t != -1, x, 0) */
     tn_tensor *zero = tn_zeros(NULL, 0, x->dtype);
-    tn_tensor *lm = tn_where(tn_ne_scalar(t, 1), tn_clamp(tn_rsub_scalar(x, margin), 0, INFINITY), tn_to(zero, x->device));
+    tn_tensor *lm = tn_where(tn_ne_scalar(t, 1), tn_clamp(tn_rsub_scalar(x, margin), .min = 0), tn_to(zero, x->device));
     tn_tensor *ls = tn_where(tn_ne_scalar(t, -1), x, tn_to(zero, x->device));
     return tn__loss_fn_finish(tn_add(lm, ls), o.reduction, NULL);
 }
@@ -181,7 +181,7 @@ static tn_tensor *tn__triplet_impl(const char *fn, tn_tensor *a, tn_tensor *p, t
         if (swap) ds = tn__pairwise_distance(p, n, pn, eps, false);
     }
     if (swap) dn = tn_minimum(dn, ds);
-    tn_tensor *l = tn_clamp(tn_add_scalar(tn_sub(dp, dn), margin), 0, INFINITY);
+    tn_tensor *l = tn_clamp(tn_add_scalar(tn_sub(dp, dn), margin), .min = 0);
     return tn__loss_fn_finish(l, o.reduction, "ClampMinBackward0");
 }
 TNDEF tn_tensor *tn_triplet_margin_loss_opts(tn_tensor *anchor, tn_tensor *positive, tn_tensor *negative, tn_loss_fn_opts o) {
@@ -208,7 +208,7 @@ static tn_tensor *tn__gaussian_nll_impl(tn_tensor *x, tn_tensor *t, tn_tensor *v
     if (tn_numel(var) && tn_item(tn_any(tn_lt_scalar(var, 0)))) { tn_scope_end(); return (tn_tensor *)tn__error("%s: var has negative entry/entries", fn); }
     tn_tensor *v = short1 ? tn_unsqueeze(var, -1) : var;
     /* clamped under no_grad in PyTorch: the values are max(var, eps), the gradient var's */
-    v = tn_add(v, tn_detach(tn_sub(tn_clamp(v, eps, INFINITY), v)));
+    v = tn_add(v, tn_detach(tn_sub(tn_clamp(v, .min = eps), v)));
     tn_tensor *d = tn_sub(x, t);
     tn_tensor *l = tn_mul_scalar(tn_add(tn_log(v), tn_div(tn_mul(d, d), v)), 0.5);
     if (full) l = tn_add_scalar(l, 0.5 * log(2 * 3.14159265358979323846));

@@ -343,7 +343,7 @@ static int tn__bn_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void *u
     for (int d = 2; d < x->ndim; d++) dims[nd++] = d;
     tn_tensor *mean, *invstd;
     if (training) {
-        mean = tn_mean_dims(x, dims, (int)nd, true);
+        mean = tn_mean_dims(x, dims, (int)nd, .keepdim = true);
         invstd = tn_rsqrt(tn_add_scalar(tn_var_dims(x, dims, (int)nd, 0, true), n->d[0]));
     } else {
         tn_tensor *sv = tn_to_dtype(st, x->dtype);
@@ -351,10 +351,10 @@ static int tn__bn_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void *u
         invstd = tn__per_channel(tn_narrow(sv, 0, C, C), x->ndim);
     }
     tn_tensor *xhat = tn_mul(tn_sub(x, mean), invstd), *k = w ? tn_mul(invstd, tn__per_channel(w, x->ndim)) : invstd;
-    if (nx) gin[0] = training ? tn_mul(k, tn_sub(tn_sub(gy, tn_mean_dims(gy, dims, (int)nd, true)), tn_mul(xhat, tn_mean_dims(tn_mul(gy, xhat), dims, (int)nd, true))))
+    if (nx) gin[0] = training ? tn_mul(k, tn_sub(tn_sub(gy, tn_mean_dims(gy, dims, (int)nd, .keepdim = true)), tn_mul(xhat, tn_mean_dims(tn_mul(gy, xhat), dims, (int)nd, .keepdim = true))))
                               : tn_mul(gy, k);
-    if (nw) gin[1] = tn_reshape(tn_sum_dims(tn_mul(gy, xhat), dims, (int)nd, false), w->shape, w->ndim);
-    if (nb) gin[2] = tn_sum_dims(gy, dims, (int)nd, false);
+    if (nw) gin[1] = tn_reshape(tn_sum_dims(tn_mul(gy, xhat), dims, (int)nd), w->shape, w->ndim);
+    if (nb) gin[2] = tn_sum_dims(gy, dims, (int)nd);
     return (nx && !gin[0]) || (nw && !gin[1]) || (nb && !gin[2]) ? -1 : 0;
 }
 /* The one-node batch norm through the backend's entry (the composite's checks already
@@ -432,7 +432,7 @@ static tn_tensor *tn__batch_norm_impl(tn_tensor *x, tn_tensor *rm, tn_tensor *rv
     }
     tn_tensor *mean, *var;
     if (training) {
-        mean = tn_mean_dims(x, dims, (int)nd, true);
+        mean = tn_mean_dims(x, dims, (int)nd, .keepdim = true);
         var = tn_var_dims(x, dims, (int)nd, 0, true);
         if (rm || rv) { /* running statistics: no history, in place; either may be given alone (as PyTorch) */
             tn_no_grad_begin();
@@ -454,7 +454,7 @@ static tn_tensor *tn__batch_norm_impl(tn_tensor *x, tn_tensor *rm, tn_tensor *rv
     if (w) scale = tn_mul(scale, tn__per_channel(w, x->ndim));
     tn_tensor *shift = tn_neg(tn_mul(mean, scale));
     if (b) shift = tn_add(shift, tn__per_channel(b, x->ndim));
-    tn_tensor *y = tn_addcmul(shift, x, scale, 1);
+    tn_tensor *y = tn_addcmul(shift, x, scale);
     return tn__scope_return(tn__grad_name(y, "NativeBatchNormBackward0"));
 }
 TNDEF tn_tensor *tn_batch_norm(tn_tensor *x, tn_tensor *running_mean, tn_tensor *running_var, tn_tensor *weight, tn_tensor *bias,
@@ -489,13 +489,13 @@ static int tn__ln_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void *u
     for (int k = 0; k < nn; k++) nd[k] = lead + k;
     for (int k = 0; k < lead; k++) ld[k] = k;
     tn_tensor *invstd = tn_rsqrt(tn_add_scalar(tn_var_dims(x, nd, nn, 0, true), n->d[0]));
-    tn_tensor *xhat = tn_mul(tn_sub(x, tn_mean_dims(x, nd, nn, true)), invstd);
+    tn_tensor *xhat = tn_mul(tn_sub(x, tn_mean_dims(x, nd, nn, .keepdim = true)), invstd);
     if (nx) {
         tn_tensor *g = w ? tn_mul(gy, w) : gy;
-        gin[0] = tn_mul(invstd, tn_sub(tn_sub(g, tn_mean_dims(g, nd, nn, true)), tn_mul(xhat, tn_mean_dims(tn_mul(g, xhat), nd, nn, true))));
+        gin[0] = tn_mul(invstd, tn_sub(tn_sub(g, tn_mean_dims(g, nd, nn, .keepdim = true)), tn_mul(xhat, tn_mean_dims(tn_mul(g, xhat), nd, nn, .keepdim = true))));
     }
-    if (nw) gin[1] = lead ? tn_sum_dims(tn_mul(gy, xhat), ld, lead, false) : tn_mul(gy, xhat);
-    if (nb) gin[2] = lead ? tn_sum_dims(gy, ld, lead, false) : gy;
+    if (nw) gin[1] = lead ? tn_sum_dims(tn_mul(gy, xhat), ld, lead) : tn_mul(gy, xhat);
+    if (nb) gin[2] = lead ? tn_sum_dims(gy, ld, lead) : gy;
     return (nx && !gin[0]) || (nw && !gin[1]) || (nb && !gin[2]) ? -1 : 0;
 }
 /* The one-node layer norm over the last n dims through the backend's entry (checks done;
@@ -548,16 +548,19 @@ static tn_tensor *tn__layer_norm_impl(tn_tensor *x, const int64_t *ns, int n, tn
         tn_tensor *y = tn__layer_norm_node(be, x, n, w, b, eps, &declined);
         if (y || !declined) return tn__scope_return(y);
     }
-    tn_tensor *mean = tn_mean_dims(x, dims, n, true), *var = tn_var_dims(x, dims, n, 0, true);
+    tn_tensor *mean = tn_mean_dims(x, dims, n, .keepdim = true), *var = tn_var_dims(x, dims, n, 0, true);
     tn_tensor *xhat = tn_mul(tn_sub(x, mean), tn_rsqrt(tn_add_scalar(var, eps))), *y = xhat;
-    if (w && b) y = tn_addcmul(b, xhat, w, 1);
+    if (w && b) y = tn_addcmul(b, xhat, w);
     else if (w) y = tn_mul(xhat, w);
     else if (b) y = tn_add(xhat, b);
     return tn__scope_return(tn__grad_name(y, "NativeLayerNormBackward0"));
 }
-TNDEF tn_tensor *tn_layer_norm(tn_tensor *x, const int64_t *normalized_shape, int n, tn_tensor *weight, tn_tensor *bias, double eps) {
-    TN__AUTOCAST(TN__AC_F32_CUDA, tn_layer_norm(ac_[0], normalized_shape, n, ac_[1], ac_[2], eps), x, weight, bias);
-    return TN__AS("tn_layer_norm", tn__layer_norm_impl(x, normalized_shape, n, weight, bias, eps));
+TNDEF tn_tensor *tn_layer_norm_opts(tn_tensor *x, const int64_t *normalized_shape, int n, tn_affine_norm_fn_opts o) {
+    TN__AUTOCAST(TN__AC_F32_CUDA, tn_layer_norm(ac_[0], normalized_shape, n, .weight = ac_[1], .bias = ac_[2], .eps = o.eps), x, o.weight, o.bias);
+    return TN__AS("tn_layer_norm", tn__layer_norm_impl(x, normalized_shape, n, o.weight, o.bias, o.eps));
+}
+TNDEF tn_tensor *tn_layer_norm_str(tn_tensor *x, const int64_t *normalized_shape, int n, const char *options) {
+    TN__KW_STR(tn_affine_norm_fn_opts, affine_norm, "tn_layer_norm", options, tn_layer_norm_opts(x, normalized_shape, n, o));
 }
 static tn_tensor *tn__group_norm_impl(tn_tensor *x, int64_t G, tn_tensor *w, tn_tensor *b, double eps) {
     const char *fn = "tn_group_norm";
@@ -575,16 +578,19 @@ static tn_tensor *tn__group_norm_impl(tn_tensor *x, int64_t G, tn_tensor *w, tn_
     int64_t M = C / G;   /* elements per group (explicit: -1 cannot be inferred for an empty batch) */
     for (int d = 2; d < x->ndim; d++) M = tn__mul_sat(M, x->shape[d]);   /* an empty x's may not fit: then reshape refuses */
     tn_tensor *xg = tn_reshape(x, TN_SHAPE(N, G, M));
-    tn_tensor *mean = tn_mean_dims(xg, TN_SHAPE(2), true), *var = tn_var_dims(xg, TN_SHAPE(2), 0, true);
+    tn_tensor *mean = tn_mean_dims(xg, TN_SHAPE(2), .keepdim = true), *var = tn_var_dims(xg, TN_SHAPE(2), 0, true);
     tn_tensor *y = tn_reshape(tn_mul(tn_sub(xg, mean), tn_rsqrt(tn_add_scalar(var, eps))), x->shape, x->ndim);
-    if (w && b) y = tn_addcmul(tn__per_channel(b, x->ndim), y, tn__per_channel(w, x->ndim), 1);
+    if (w && b) y = tn_addcmul(tn__per_channel(b, x->ndim), y, tn__per_channel(w, x->ndim));
     else if (w) y = tn_mul(y, tn__per_channel(w, x->ndim));
     else if (b) y = tn_add(y, tn__per_channel(b, x->ndim));
     return tn__scope_return(tn__grad_name(y, "NativeGroupNormBackward0"));
 }
-TNDEF tn_tensor *tn_group_norm(tn_tensor *x, int64_t num_groups, tn_tensor *weight, tn_tensor *bias, double eps) {
-    TN__AUTOCAST(TN__AC_F32_CUDA, tn_group_norm(ac_[0], num_groups, ac_[1], ac_[2], eps), x, weight, bias);
-    return TN__AS("tn_group_norm", tn__group_norm_impl(x, num_groups, weight, bias, eps));
+TNDEF tn_tensor *tn_group_norm_opts(tn_tensor *x, int64_t num_groups, tn_affine_norm_fn_opts o) {
+    TN__AUTOCAST(TN__AC_F32_CUDA, tn_group_norm(ac_[0], num_groups, .weight = ac_[1], .bias = ac_[2], .eps = o.eps), x, o.weight, o.bias);
+    return TN__AS("tn_group_norm", tn__group_norm_impl(x, num_groups, o.weight, o.bias, o.eps));
+}
+TNDEF tn_tensor *tn_group_norm_str(tn_tensor *x, int64_t num_groups, const char *options) {
+    TN__KW_STR(tn_affine_norm_fn_opts, affine_norm, "tn_group_norm", options, tn_group_norm_opts(x, num_groups, o));
 }
 /* Instance norm is batch norm of [1, N*C, *] with statistics repeated per sample, as ATen. */
 static tn_tensor *tn__instance_norm_impl(tn_tensor *x, tn_tensor *rm, tn_tensor *rv, tn_tensor *w, tn_tensor *b, bool use_input_stats, double momentum, double eps) {
@@ -607,8 +613,8 @@ static tn_tensor *tn__instance_norm_impl(tn_tensor *x, tn_tensor *rm, tn_tensor 
     tn_tensor *y = tn_batch_norm(xr, rm_r, rv_r, w_r, b_r, use_input_stats, momentum, eps);
     if (y && use_input_stats && (rm || rv)) { /* fold the per-sample running stats back: their mean over the batch */
         tn_no_grad_begin();
-        if (rm) tn_copy_(rm, tn_mean_dims(tn_reshape(rm_r, TN_SHAPE(N, C)), TN_SHAPE(0), false));
-        if (rv) tn_copy_(rv, tn_mean_dims(tn_reshape(rv_r, TN_SHAPE(N, C)), TN_SHAPE(0), false));
+        if (rm) tn_copy_(rm, tn_mean_dims(tn_reshape(rm_r, TN_SHAPE(N, C)), TN_SHAPE(0)));
+        if (rv) tn_copy_(rv, tn_mean_dims(tn_reshape(rv_r, TN_SHAPE(N, C)), TN_SHAPE(0)));
         tn_no_grad_end();
     }
     y = tn_reshape(y, x->shape, x->ndim);

@@ -24,10 +24,10 @@ static tn_tensor *tn__pad_table(const char *fn, int mode, int64_t in, int64_t l,
     return t;
 }
 static tn_tensor *tn__pad_mode_impl(tn_tensor *x, const int64_t *pad, int n, int mode) {
-    const char *fn = "tn_pad_mode";
+    const char *fn = "tn_pad";
     TN__CHECK_NULL(x);
     if (mode < TN_PADDING_REFLECT || mode > TN_PADDING_CIRCULAR)
-        return (tn_tensor *)tn__error("%s: mode %d is not TN_PADDING_REFLECT, TN_PADDING_REPLICATE or TN_PADDING_CIRCULAR (constant padding is tn_pad)", fn, mode);
+        return (tn_tensor *)tn__error("%s: mode %d is not TN_PADDING_ZEROS, TN_PADDING_REFLECT, TN_PADDING_REPLICATE or TN_PADDING_CIRCULAR", fn, mode);
     if (n % 2 || n < 0 || (n && !pad)) return (tn_tensor *)tn__error("%s: Padding length must be divisible by 2 (got %d)", fn, n);
     if (n > 2 * x->ndim)
         return (tn_tensor *)tn__error("%s: Padding length should be less than or equal to two times the input dimension but got padding length %d and input of dimension %d", fn, n, x->ndim);
@@ -69,4 +69,11 @@ static tn_tensor *tn__pad_mode_impl(tn_tensor *x, const int64_t *pad, int n, int
                                             {"ReplicationPad1DBackward0", "ReplicationPad2DBackward0", "ReplicationPad3DBackward0"}};
     return tn__scope_return(mode == TN_PADDING_CIRCULAR ? y : tn__grad_name(y, names[mode - 1][k - 1]));
 }
-TNDEF tn_tensor *tn_pad_mode(tn_tensor *t, const int64_t *pad, int n, int mode) { return TN__AS("tn_pad_mode", tn__pad_mode_impl(t, pad, n, mode)); }
+TNDEF tn_tensor *tn_pad_opts(tn_tensor *t, const int64_t *pad, int n, tn_pad_fn_opts o) {
+    static const char *const modes[] = {"constant", "reflect", "replicate", "circular"};
+    if (o.mode == TN_PADDING_ZEROS) return tn__pad_constant(t, pad, n, o.value);
+    if (o.mode > TN_PADDING_ZEROS && o.mode <= TN_PADDING_CIRCULAR && o.value != 0)   /* ATen: a value other than 0 */
+        return (tn_tensor *)tn__error("tn_pad: Padding mode \"%s\" doesn't take in value argument", modes[o.mode]);
+    return TN__AS("tn_pad", tn__pad_mode_impl(t, pad, n, o.mode));
+}
+TNDEF tn_tensor *tn_pad_str(tn_tensor *t, const int64_t *pad, int n, const char *options) { TN__KW_STR(tn_pad_fn_opts, pad, "tn_pad", options, tn_pad_opts(t, pad, n, o)); }

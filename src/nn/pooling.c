@@ -526,7 +526,7 @@ static tn_tensor *tn__avg_pool(const char *fn, tn_tensor *x, int nsp, const int6
         if (one_node) tn_no_grad_begin();
         tn_tensor *dv = tn__avg_divisors(fn, g, H, W, count_include_pad, divisor_override, x4);
         tn_tensor *planes = tn_reshape(x4, TN_SHAPE(N * C, 1, H, W));
-        tn_tensor *sums = planes && dv ? tn_sum_dims(tn__im2col(planes, g), TN_SHAPE(1), false) : NULL;
+        tn_tensor *sums = planes && dv ? tn_sum_dims(tn__im2col(planes, g), TN_SHAPE(1)) : NULL;
         y = tn_reshape(tn_div(sums, dv), TN_SHAPE(N, C, OH, OW));
         if (one_node) {
             tn_no_grad_end();
@@ -591,7 +591,7 @@ static tn_tensor *tn__adaptive_avg_pool(const char *fn, tn_tensor *x, int64_t OH
     tn_tensor *x4 = tn__pool_input(fn, x, 2), *y = NULL;
     if (x4 && (tn__check_shape(fn, TN_SHAPE(x4->shape[0], x4->shape[1], OH, OW)) || tn__adaptive_fits(fn, x4->shape[2], OH) ||
                tn__adaptive_fits(fn, x4->shape[3], OW))) x4 = NULL;   /* the output's size first */
-    if (x4 && OH == 1 && OW == 1) y = tn_mean_dims(x4, TN_SHAPE(2, 3), true);   /* global pooling */
+    if (x4 && OH == 1 && OW == 1) y = tn_mean_dims(x4, TN_SHAPE(2, 3), .keepdim = true);   /* global pooling */
     else if (x4) {
         tn_tensor *mh = x4->shape[2] == OH ? NULL : tn__resize_matrix(fn, 0, x4->shape[2], OH, 0, false, x4);
         tn_tensor *mw = x4->shape[3] == OW ? NULL : tn__resize_matrix(fn, 0, x4->shape[3], OW, 0, false, x4);

@@ -246,7 +246,7 @@ static tn_tensor *tn__adaptive_avg_pool3d(const char *fn, tn_tensor *x, const in
     tn_scope_begin();
     tn_tensor *x5 = tn__adaptive3d_input(fn, x, out), *y = NULL;
     const bool global = out[0] == 1 && out[1] == 1 && out[2] == 1;
-    if (x5 && global) y = tn_mean_dims(x5, TN_SHAPE(2, 3, 4), true);   /* MeanBackward1, as PyTorch */
+    if (x5 && global) y = tn_mean_dims(x5, TN_SHAPE(2, 3, 4), .keepdim = true);   /* MeanBackward1, as PyTorch */
     else if (x5) {
         y = x5;
         for (int i = 0; i < 3 && y; i++)

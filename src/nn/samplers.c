@@ -233,7 +233,7 @@ TNDEF tn_tensor *tn_sample_dirichlet(tn_tensor *alpha, tn_generator *gen) {
     tn_scope_begin();
     tn_tensor *g = tn_standard_gamma(tn_to_dtype(alpha, TN_F64), gen);
     const int64_t last = -1;
-    tn_tensor *r = g ? tn_to_dtype(tn_div(g, tn_sum_dims(g, &last, 1, true)), alpha->dtype) : NULL;
+    tn_tensor *r = g ? tn_to_dtype(tn_div(g, tn_sum_dims(g, &last, 1, .keepdim = true)), alpha->dtype) : NULL;
     const bool f64 = alpha->dtype == TN_F64;
-    return tn__scope_return(r ? tn_clamp(r, f64 ? DBL_MIN : FLT_MIN, f64 ? nextafter(1.0, 0.0) : (double)nextafterf(1.0f, 0.0f)) : NULL);
+    return tn__scope_return(r ? tn_clamp(r, .min = f64 ? DBL_MIN : FLT_MIN, .max = f64 ? nextafter(1.0, 0.0) : (double)nextafterf(1.0f, 0.0f)) : NULL);
 }

@@ -567,7 +567,7 @@ static tn_tensor *tn__mvlgamma_impl(tn_tensor *x, int64_t p) {
     tn_tensor *offs = tn_to(tn_arange(-0.5 * (double)p + 0.5, 0.5, 0.5, TN_F32), x->device);
     tn_tensor *args = tn_add(tn_unsqueeze(x, -1), offs);
     int64_t last = -1;
-    return tn__scope_return(tn__grad_name(tn_add_scalar(tn_sum_dims(tn_lgamma(args), &last, 1, false), (double)p * (double)(p - 1) * 0.28618247146235004354),
+    return tn__scope_return(tn__grad_name(tn_add_scalar(tn_sum_dims(tn_lgamma(args), &last, 1), (double)p * (double)(p - 1) * 0.28618247146235004354),
                                         "MvlgammaBackward0"));
 }
 TNDEF tn_tensor *tn_mvlgamma(tn_tensor *x, int64_t p) { return TN__AS("tn_mvlgamma", tn__mvlgamma_impl(x, p)); }
@@ -658,19 +658,34 @@ static tn_tensor *tn__clamp_raw(tn_tensor *x, double lo, double hi) {
     }
     return tn__unary_raw(CLAMP, x, p);
 }
-TNDEF tn_tensor *tn_clamp(tn_tensor *x, double min, double max) {
+static tn_tensor *tn__clamp(tn_tensor *x, double min, double max) {
     TN__CHECK_NULL(x);
     double p[3] = {min, max, 0};
     return tn__own(tn__unary_record(CLAMP, x, p, tn__clamp_raw(x, min, max)));
 }
-TNDEF tn_tensor *tn_clamp_(tn_tensor *x, double min, double max) {
+/* The options' bounds as the kernel's: None (NAN) is no bound; one of them must be given. */
+static int tn__clamp_bounds(const char *fn, tn_clamp_fn_opts o, double *min, double *max) {
+    if (isnan(o.min) && isnan(o.max)) return TN__FAIL_INT("%s: At least one of 'min' or 'max' must not be None", fn);
+    *min = isnan(o.min) ? -INFINITY : o.min;
+    *max = isnan(o.max) ? INFINITY : o.max;
+    return 0;
+}
+TNDEF tn_tensor *tn_clamp_opts(tn_tensor *x, tn_clamp_fn_opts o) {
+    double min, max;
     TN__CHECK_NULL(x);
-    if (tn__check_cpu_dtype("tn_clamp_", x)) return NULL;
+    return tn__clamp_bounds("tn_clamp", o, &min, &max) ? NULL : tn__clamp(x, min, max);
+}
+TNDEF tn_tensor *tn_clamp_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_clamp_fn_opts, clamp, "tn_clamp", options, tn_clamp_opts(x, o)); }
+TNDEF tn_tensor *tn_clamp__opts(tn_tensor *x, tn_clamp_fn_opts o) {
+    double min, max;
+    TN__CHECK_NULL(x);
+    if (tn__clamp_bounds("tn_clamp_", o, &min, &max) || tn__check_cpu_dtype("tn_clamp_", x)) return NULL;
     tn_tensor *x0;
     int m = tn__inplace_begin("tn_clamp_", x, NULL, 0, &x0);
-    if (m) return m < 0 ? NULL : tn__inplace_end("tn_clamp_", x, tn_clamp(x0, min, max));
+    if (m) return m < 0 ? NULL : tn__inplace_end("tn_clamp_", x, tn__clamp(x0, min, max));
     return tn__borrowed(tn__store_inplace("tn_clamp_", x, tn__clamp_raw(x, min, max)));
 }
+TNDEF tn_tensor *tn_clamp__str(tn_tensor *x, const char *options) { TN__KW_STR(tn_clamp_fn_opts, clamp, "tn_clamp_", options, tn_clamp__opts(x, o)); }
 static tn_tensor *tn__clamp_tensor_impl(tn_tensor *x, tn_tensor *min, tn_tensor *max) {
     TN__CHECK_NULL(x);
     if (!min && !max) return (tn_tensor *)tn__error("tn_clamp_tensor: at least one of min and max must be given");
@@ -689,8 +704,8 @@ static tn_tensor *tn__clamp_tensor_impl(tn_tensor *x, tn_tensor *min, tn_tensor 
     return tn__node_attach(nd, r);
 }
 TNDEF tn_tensor *tn_clamp_tensor(tn_tensor *x, tn_tensor *min, tn_tensor *max) { return TN__AS("tn_clamp_tensor", tn__clamp_tensor_impl(x, min, max)); }
-TNDEF tn_tensor *tn_clamp_min(tn_tensor *x, double min) { return tn__grad_name(TN__AS("tn_clamp_min", tn_clamp(x, min, INFINITY)), "ClampMinBackward0"); }
-TNDEF tn_tensor *tn_clamp_max(tn_tensor *x, double max) { return tn__grad_name(TN__AS("tn_clamp_max", tn_clamp(x, -INFINITY, max)), "ClampMaxBackward0"); }
+TNDEF tn_tensor *tn_clamp_min(tn_tensor *x, double min) { return tn__grad_name(TN__AS("tn_clamp_min", tn__clamp(x, min, INFINITY)), "ClampMinBackward0"); }
+TNDEF tn_tensor *tn_clamp_max(tn_tensor *x, double max) { return tn__grad_name(TN__AS("tn_clamp_max", tn__clamp(x, -INFINITY, max)), "ClampMaxBackward0"); }
 
 TNDEF tn_tensor *tn_neg_(tn_tensor *x) { return tn__unary_inplace(NEG, x, NULL); }
 TNDEF tn_tensor *tn_exp_(tn_tensor *x) { return tn__unary_inplace(EXP, x, NULL); }
@@ -771,10 +786,14 @@ static tn_tensor *tn__lerp_scalar(tn_tensor *start, tn_tensor *end, double weigh
 }
 TNDEF tn_tensor *tn_lerp_scalar(tn_tensor *start, tn_tensor *end, double weight) { return tn__grad_name(tn__lerp_scalar(start, end, weight, NULL), "LerpBackward0"); }
 TNDEF tn_tensor *tn_lerp_(tn_tensor *start, tn_tensor *end, double weight) { return tn__lerp_scalar(start, end, weight, start); }
-TNDEF tn_tensor *tn_addcmul(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value) { return tn__ternary("tn_addcmul", ADDCMUL, x, t1, t2, value); }
-TNDEF tn_tensor *tn_addcdiv(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value) { return tn__ternary("tn_addcdiv", ADDCDIV, x, t1, t2, value); }
-TNDEF tn_tensor *tn_addcmul_(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value) { return tn__ternary_inplace("tn_addcmul_", ADDCMUL, x, t1, t2, value); }
-TNDEF tn_tensor *tn_addcdiv_(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, double value) { return tn__ternary_inplace("tn_addcdiv_", ADDCDIV, x, t1, t2, value); }
+TNDEF tn_tensor *tn_addcmul_opts(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, tn_addcmul_fn_opts o) { return tn__ternary("tn_addcmul", ADDCMUL, x, t1, t2, o.value); }
+TNDEF tn_tensor *tn_addcdiv_opts(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, tn_addcmul_fn_opts o) { return tn__ternary("tn_addcdiv", ADDCDIV, x, t1, t2, o.value); }
+TNDEF tn_tensor *tn_addcmul__opts(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, tn_addcmul_fn_opts o) { return tn__ternary_inplace("tn_addcmul_", ADDCMUL, x, t1, t2, o.value); }
+TNDEF tn_tensor *tn_addcdiv__opts(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, tn_addcmul_fn_opts o) { return tn__ternary_inplace("tn_addcdiv_", ADDCDIV, x, t1, t2, o.value); }
+TNDEF tn_tensor *tn_addcmul_str(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, const char *options) { TN__KW_STR(tn_addcmul_fn_opts, addcmul, "tn_addcmul", options, tn_addcmul_opts(x, t1, t2, o)); }
+TNDEF tn_tensor *tn_addcdiv_str(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, const char *options) { TN__KW_STR(tn_addcmul_fn_opts, addcmul, "tn_addcdiv", options, tn_addcdiv_opts(x, t1, t2, o)); }
+TNDEF tn_tensor *tn_addcmul__str(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, const char *options) { TN__KW_STR(tn_addcmul_fn_opts, addcmul, "tn_addcmul_", options, tn_addcmul__opts(x, t1, t2, o)); }
+TNDEF tn_tensor *tn_addcdiv__str(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, const char *options) { TN__KW_STR(tn_addcmul_fn_opts, addcmul, "tn_addcdiv_", options, tn_addcdiv__opts(x, t1, t2, o)); }
 
 
 TNDEF bool tn_allclose(tn_tensor *a, tn_tensor *b, double rtol, double atol, bool equal_nan) {

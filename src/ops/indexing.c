@@ -732,8 +732,14 @@ static tn_tensor *tn__index_dim_op(const char *fn, int kind, tn_tensor *t, int64
     tn_scope_end();
     return tn__as_end(fn, r);
 }
-TNDEF tn_tensor *tn_index_add(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, double alpha) { return tn__index_dim_op("tn_index_add", 0, t, dim, index, src, alpha, false); }
-TNDEF tn_tensor *tn_index_add_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, double alpha) { return tn__index_dim_op("tn_index_add_", 0, t, dim, index, src, alpha, true); }
+TNDEF tn_tensor *tn_index_add_opts(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, tn_index_add_fn_opts o) { return tn__index_dim_op("tn_index_add", 0, t, dim, index, src, o.alpha, false); }
+TNDEF tn_tensor *tn_index_add__opts(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, tn_index_add_fn_opts o) { return tn__index_dim_op("tn_index_add_", 0, t, dim, index, src, o.alpha, true); }
+TNDEF tn_tensor *tn_index_add_str(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *options) {
+    TN__KW_STR(tn_index_add_fn_opts, index_add, "tn_index_add", options, tn_index_add_opts(t, dim, index, src, o));
+}
+TNDEF tn_tensor *tn_index_add__str(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *options) {
+    TN__KW_STR(tn_index_add_fn_opts, index_add, "tn_index_add_", options, tn_index_add__opts(t, dim, index, src, o));
+}
 TNDEF tn_tensor *tn_index_copy(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src) { return tn__index_dim_op("tn_index_copy", 1, t, dim, index, src, 0, false); }
 TNDEF tn_tensor *tn_index_copy_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src) { return tn__index_dim_op("tn_index_copy_", 1, t, dim, index, src, 0, true); }
 TNDEF tn_tensor *tn_index_fill(tn_tensor *t, int64_t dim, tn_tensor *index, double value) { return tn__index_dim_op("tn_index_fill", 2, t, dim, index, NULL, value, false); }
@@ -889,9 +895,9 @@ static tn_tensor *tn__isin_impl(tn_tensor *elements, tn_tensor *test, tn_isin_fn
     tn_scope_begin();
     tn_tensor *e = tn_to_dtype(elements, ct), *tf = tn_to(tn_reshape(tn_to_dtype(test, ct), &m1, 1), elements->device), *r;
     if (!tn__mul_ok(ne, nt, &work) || work > ((int64_t)1 << 24)) {   /* many pairs: binary searches in the sorted test elements */
-        tn_tensor *s = tn_sort(tf, 0, false, NULL);
+        tn_tensor *s = tn_sort(tf, NULL, .dim = 0);
         tn_searchsorted_fn_opts so = TN_DEFAULTS(tn_searchsorted_fn_opts);
-        tn_tensor *pos = tn_clamp(tn_searchsorted_opts(s, e, so), 0, (double)(nt ? nt - 1 : 0));
+        tn_tensor *pos = tn_clamp(tn_searchsorted_opts(s, e, so), .min = 0, .max = (double)(nt ? nt - 1 : 0));
         r = nt ? tn_eq(tn_index(s, &pos, 1), e) : tn_zeros_like(tn_to_dtype(e, TN_BOOL));
     } else {   /* elements against every test element */
         int64_t last = -1;

@@ -238,7 +238,8 @@ TNDEF tn_tensor *tn_triu_opts(tn_tensor *t, tn_diag_fn_opts o) { return tn__triu
 TNDEF tn_tensor *tn_tril_str(tn_tensor *t, const char *options) { TN__KW_STR(tn_diag_fn_opts, diag, "tn_tril", options, tn_tril_opts(t, o)); }
 TNDEF tn_tensor *tn_triu_str(tn_tensor *t, const char *options) { TN__KW_STR(tn_diag_fn_opts, diag, "tn_triu", options, tn_triu_opts(t, o)); }
 
-TNDEF tn_tensor *tn_pad(tn_tensor *t, const int64_t *pad, int n, double value) {
+/* F.pad's constant mode (tn_pad_opts, in nn/padding.c, has the others). */
+static tn_tensor *tn__pad_constant(tn_tensor *t, const int64_t *pad, int n, double value) {
     TN__CHECK_NULL(t);
     if (n % 2 || n / 2 > t->ndim || (n && !pad))
         return (tn_tensor *)tn__error("tn_pad: padding length %d must be even and at most twice the number of dims (%d)", n, t->ndim);
@@ -476,7 +477,7 @@ static tn_tensor *tn__block_diag_impl(tn_tensor *const *ts, int n) {
         tn_tensor *b = ts[i];
         int64_t c = b->ndim == 2 ? b->shape[1] : b->ndim == 1 ? b->shape[0] : 1;
         int64_t s[2] = {b->ndim == 2 ? b->shape[0] : 1, c}, pad[2] = {at, cols - at - c};
-        rowsv[i] = tn_pad(tn_to_dtype(tn_reshape(b, s, 2), dt), pad, 2, 0);
+        rowsv[i] = tn_pad(tn_to_dtype(tn_reshape(b, s, 2), dt), pad, 2);
         at += c;
     }
     tn_tensor *r = tn_cat(rowsv, n, 0);

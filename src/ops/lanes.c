@@ -259,14 +259,14 @@ static tn_tensor *tn__cum_extreme(const char *fn, tn_lane_op op, tn_tensor *x, i
 TNDEF tn_tensor *tn_cummax(tn_tensor *x, int64_t dim, tn_tensor **indices) { return tn__cum_extreme("tn_cummax", CUMMAX, x, dim, indices); }
 TNDEF tn_tensor *tn_cummin(tn_tensor *x, int64_t dim, tn_tensor **indices) { return tn__cum_extreme("tn_cummin", CUMMIN, x, dim, indices); }
 
-TNDEF tn_tensor *tn_sort(tn_tensor *x, int64_t dim, bool descending, tn_tensor **indices) {
+TNDEF tn_tensor *tn_sort_opts(tn_tensor *x, tn_tensor **indices, tn_sort_fn_opts o) {
     if (indices) *indices = NULL;
     TN__CHECK_NULL(x);
     if (tn__check_cpu_dtype("tn_sort", x)) return NULL;
-    int d = tn__wrap_dim("tn_sort", dim, x->ndim);
+    int d = tn__wrap_dim("tn_sort", o.dim, x->ndim);
     if (d < 0) return NULL;
     tn_tensor *vals = tn__new(x->dtype, x->device, x->shape, x->ndim), *idx = tn__new(TN_I64, x->device, x->shape, x->ndim);
-    if (!vals || !idx || tn__backend(x->device)->lane(SORT, vals, idx, x, d, descending)) {
+    if (!vals || !idx || tn__backend(x->device)->lane(SORT, vals, idx, x, d, o.descending)) {
         tn_release(vals); tn_release(idx);
         return NULL;
     }
@@ -276,28 +276,33 @@ TNDEF tn_tensor *tn_sort(tn_tensor *x, int64_t dim, bool descending, tn_tensor *
     if (indices) *indices = tn__own(idx); else tn_release(idx);
     return tn__own(vals);
 }
+TNDEF tn_tensor *tn_sort_str(tn_tensor *x, tn_tensor **indices, const char *options) {
+    if (indices) *indices = NULL;
+    TN__KW_STR(tn_sort_fn_opts, sort, "tn_sort", options, tn_sort_opts(x, indices, o));
+}
 
-TNDEF tn_tensor *tn_argsort(tn_tensor *x, int64_t dim, bool descending) {
+TNDEF tn_tensor *tn_argsort_opts(tn_tensor *x, tn_sort_fn_opts o) {
     tn_tensor *idx = NULL;
     TN__CHECK_NULL(x);
-    if (tn__check_cpu_dtype("tn_argsort", x) || tn__wrap_dim("tn_argsort", dim, x->ndim) < 0) return NULL;
+    if (tn__check_cpu_dtype("tn_argsort", x) || tn__wrap_dim("tn_argsort", o.dim, x->ndim) < 0) return NULL;
     tn_scope_begin();
-    tn_tensor *v = tn_sort(x, dim, descending, &idx);
+    tn_tensor *v = tn_sort_opts(x, &idx, o);
     idx = v ? tn_keep(idx) : NULL;
     tn_scope_end();
     return idx;
 }
+TNDEF tn_tensor *tn_argsort_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_sort_fn_opts, sort, "tn_argsort", options, tn_argsort_opts(x, o)); }
 
-TNDEF tn_tensor *tn_topk(tn_tensor *x, int64_t k, int64_t dim, bool largest, tn_tensor **indices) {
+TNDEF tn_tensor *tn_topk_opts(tn_tensor *x, int64_t k, tn_tensor **indices, tn_topk_fn_opts o) {
     if (indices) *indices = NULL;
     TN__CHECK_NULL(x);
     if (tn__check_cpu_dtype("tn_topk", x)) return NULL;
-    int d = tn__wrap_dim("tn_topk", dim, x->ndim);
+    int d = tn__wrap_dim("tn_topk", o.dim, x->ndim);
     if (d < 0) return NULL;
     int64_t size = x->ndim ? x->shape[d] : 1;
     if (k < 0 || k > size) return (tn_tensor *)tn__error("tn_topk: selected index k (%lld) out of range for dimension %d of size %lld", (long long)k, d, (long long)size);
     tn_scope_begin();
-    tn_tensor *idx = NULL, *v = tn_sort(x, d, largest, &idx), *vk = NULL, *ik = NULL;
+    tn_tensor *idx = NULL, *v = tn_sort(x, &idx, .dim = d, .descending = o.largest), *vk = NULL, *ik = NULL;
     if (v) {
         vk = x->ndim ? tn_contiguous(tn_narrow(v, d, 0, k)) : v;
         ik = x->ndim ? tn_contiguous(tn_narrow(idx, d, 0, k)) : idx;
@@ -308,6 +313,10 @@ TNDEF tn_tensor *tn_topk(tn_tensor *x, int64_t k, int64_t dim, bool largest, tn_
     if (indices) *indices = ik;
     else if (tn__nscopes == 0) tn_release(ik); /* kept for us, not wanted */
     return vk;
+}
+TNDEF tn_tensor *tn_topk_str(tn_tensor *x, int64_t k, tn_tensor **indices, const char *options) {
+    if (indices) *indices = NULL;
+    TN__KW_STR(tn_topk_fn_opts, topk, "tn_topk", options, tn_topk_opts(x, k, indices, o));
 }
 
 /* ---- selections from the sorted lane: medians, kthvalue, mode, quantiles ---- */
@@ -344,18 +353,18 @@ static tn_tensor *tn__select_dim(const char *fn, const char *name, int kind, tn_
     if (n == 0) return (tn_tensor *)tn__error("%s: expected reduction dim %d to have non-zero size (input shape %s)", fn, d, TN__SHAPE(x));
     tn_scope_begin();
     tn_tensor *xv = x->ndim ? tn_detach(x) : tn_reshape(tn_detach(x), tn__one, 1), *si = NULL, *pos;
-    tn_tensor *sv = tn_sort(xv, d, false, &si);   /* NaN sorts last */
+    tn_tensor *sv = tn_sort(xv, &si, .dim = d);   /* NaN sorts last */
     int64_t kshape[TN_MAX_DIMS], dd = d;
     int knd = xv ? xv->ndim : 0;
     for (int i = 0; i < knd; i++) kshape[i] = i == d ? 1 : xv->shape[i];
     if (kind == TN__SEL_KTH) {
         pos = tn__own(tn__full_on(kshape, knd, (double)(k - 1), TN_I64, x->device));
     } else {
-        tn_tensor *nans = tn_sum_dims(tn_isnan(xv), &dd, 1, true);   /* int64 counts */
+        tn_tensor *nans = tn_sum_dims(tn_isnan(xv), &dd, 1, .keepdim = true);   /* int64 counts */
         if (kind == TN__SEL_MEDIAN)   /* the first NaN where there is one, else the lower middle */
             pos = tn_where(tn_gt_scalar(nans, 0), tn_rsub_scalar(nans, (double)n), tn__own(tn__full_on(kshape, knd, (double)((n - 1) / 2), TN_I64, x->device)));
         else   /* the lower middle of the values before the NaNs; 0 (a NaN) when all are */
-            pos = tn_clamp(tn_floor_divide_scalar(tn_rsub_scalar(nans, (double)(n - 1)), 2), 0, INFINITY);
+            pos = tn_clamp(tn_floor_divide_scalar(tn_rsub_scalar(nans, (double)(n - 1)), 2), .min = 0);
     }
     tn_tensor *vals = tn_keep(tn_gather(sv, d, pos)), *idx = tn_keep(vals ? tn_gather(si, d, pos) : NULL);
     tn_scope_end();
@@ -462,7 +471,7 @@ TNDEF tn_tensor *tn_mode(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **in
     tn__as_begin();
     tn_scope_begin();
     /* a stable sort puts equal values together, NaNs last; the counting runs on the host */
-    tn_tensor *xv = x->ndim ? tn_detach(x) : tn_reshape(tn_detach(x), tn__one, 1), *si = NULL, *sv = tn_sort(xv, d, false, &si);
+    tn_tensor *xv = x->ndim ? tn_detach(x) : tn_reshape(tn_detach(x), tn__one, 1), *si = NULL, *sv = tn_sort(xv, &si, .dim = d);
     tn_tensor *hv = sv ? tn__dim_last_host(sv, d) : NULL, *hi = sv ? tn__dim_last_host(si, d) : NULL;
     int64_t kshape[TN_MAX_DIMS];
     int knd = xv ? xv->ndim : 0;
@@ -498,7 +507,7 @@ TNDEF tn_tensor *tn_mode(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **in
     return tn__as_end(fn, tn__select_record(x, d, keepdim, vals, idx, "ModeBackward0", indices));
 }
 
-TNDEF tn_tensor *tn_msort(tn_tensor *x) { return TN__AS("tn_msort", tn_sort(x, 0, false, NULL)); }
+TNDEF tn_tensor *tn_msort(tn_tensor *x) { return TN__AS("tn_msort", tn_sort(x, NULL, .dim = 0)); }
 
 /* quantile / nanquantile as PyTorch's quantile_compute: sort the lane, turn q into ranks
    (the last one where the lane has a NaN; for nanquantile over the values before the NaNs),
@@ -538,14 +547,14 @@ static tn_tensor *tn__quantile(const char *fn, tn_tensor *x, tn_tensor *q, tn_qu
     } else if (o.keepdim) {
         for (int i = 0; i < x->ndim; i++) out_shape[nout++] = 1;
     }
-    tn_tensor *sorted = d < 0 ? tn_sort(tn_reshape(x, &m1, 1), 0, false, NULL) : tn_sort(tn_transpose(tn_unsqueeze(x, -1), d, -1), -1, false, NULL);
+    tn_tensor *sorted = d < 0 ? tn_sort(tn_reshape(x, &m1, 1), NULL, .dim = 0) : tn_sort(tn_transpose(tn_unsqueeze(x, -1), d, -1), NULL);
     const int64_t n = sorted ? sorted->shape[sorted->ndim - 1] : 0;
     memcpy(in_shape, out_shape, sizeof(int64_t) * (size_t)nout);
     in_shape[nout] = n;
     sorted = tn_reshape(sorted, in_shape, nout + 1);
     tn_tensor *q1 = tn_reshape(tn_to(tn_to_dtype(q, x->dtype), x->device), &m1, 1), *ranks;
     if (ignore_nan) {   /* over the values before the NaNs; all NaN: rank 0, a NaN */
-        tn_tensor *cnt = tn_sum_dims(tn_logical_not(tn_isnan(sorted)), &m1, 1, true);
+        tn_tensor *cnt = tn_sum_dims(tn_logical_not(tn_isnan(sorted)), &m1, 1, .keepdim = true);
         ranks = tn_mul(q1, tn_sub_scalar(cnt, 1));
         ranks = ranks ? tn_where(tn_lt_scalar(ranks, 0), tn_zeros_like(ranks), ranks) : NULL;
     } else {   /* a NaN in the lane: the last rank, a NaN */

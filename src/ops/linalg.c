@@ -349,8 +349,8 @@ static tn_tensor *tn__tensordot_impl(tn_tensor *a, tn_tensor *b, const int64_t *
     for (int i = 0; i < n; i++) {
         int64_t s1 = a->shape[da[i]], s2 = b->shape[db[i]], d;
         if (s1 == s2) continue;
-        if (s1 == 1) { d = db[i]; b = tn_sum_dims(b, &d, 1, true); }
-        else { d = da[i]; a = tn_sum_dims(a, &d, 1, true); }
+        if (s1 == 1) { d = db[i]; b = tn_sum_dims(b, &d, 1, .keepdim = true); }
+        else { d = da[i]; a = tn_sum_dims(a, &d, 1, .keepdim = true); }
         if (!a || !b) return tn__scope_return(NULL);
     }
     int64_t pa[TN_MAX_DIMS], pb[TN_MAX_DIMS], rs[2 * TN_MAX_DIMS], fa = 1, fb = 1, k = 1;
@@ -447,7 +447,7 @@ static int tn__ein_reduce(tn__ein *e, const bool *keep) {
         else dims[nd++] = i;
     }
     if (!nd) return 0;
-    e->t = tn_sum_dims(e->t, dims, nd, false);
+    e->t = tn_sum_dims(e->t, dims, nd);
     e->n = n;
     return e->t ? 0 : -1;
 }
@@ -626,8 +626,8 @@ static tn_tensor *tn__ein_contract(tn__ein *ops, int n, const int *out, int nout
             for (int d = 0; d < A.n; d++) if (A.lab[d] == l) dA = d;
             for (int d = 0; d < B.n; d++) if (B.lab[d] == l) dB = d;
             if (A.t->shape[dA] == B.t->shape[dB]) continue;
-            if (A.t->shape[dA] == 1) B.t = tn_sum_dims(B.t, &dB, 1, true);
-            else A.t = tn_sum_dims(A.t, &dA, 1, true);
+            if (A.t->shape[dA] == 1) B.t = tn_sum_dims(B.t, &dB, 1, .keepdim = true);
+            else A.t = tn_sum_dims(A.t, &dA, 1, .keepdim = true);
             if (!A.t || !B.t) goto fail;
         }
         int oa[TN_MAX_DIMS], obb[TN_MAX_DIMS], na = 0, nbb = 0;
@@ -670,7 +670,7 @@ static tn_tensor *tn__dist_lastdim(tn_tensor *d, double p) {
     if (p == 0 && d) {   /* a count, with PyTorch's zero gradient: plus 0 * d (d's finite entries) */
         tn_tensor *dd = tn_detach(d);
         tn_tensor *zero = tn_mul_scalar(tn_where(tn_isfinite(dd), d, tn_zeros_like(dd)), 0);
-        return tn_add(tn_to_dtype(tn_sum_dims(tn_ne_scalar(dd, 0), &last, 1, false), d->dtype), tn_sum_dims(zero, &last, 1, false));
+        return tn_add(tn_to_dtype(tn_sum_dims(tn_ne_scalar(dd, 0), &last, 1), d->dtype), tn_sum_dims(zero, &last, 1));
     }
     return tn_norm_dims(d, p, &last, 1, false);
 }
@@ -698,7 +698,7 @@ static tn_tensor *tn__cdist_impl(tn_tensor *x1, tn_tensor *x2, double p, int com
     if (p == 2 && (compute_mode == 1 || (compute_mode == 0 && (r1 > 25 || r2 > 25)))) {
         /* PyTorch's _euclidean_dist: |a|^2 + |b|^2 - 2 a.b by one matmul, clamped at 0 */
         const int64_t last = -1;
-        tn_tensor *na = tn_sum_dims(tn_square(a), &last, 1, true), *nbb = tn_sum_dims(tn_square(b), &last, 1, true);
+        tn_tensor *na = tn_sum_dims(tn_square(a), &last, 1, .keepdim = true), *nbb = tn_sum_dims(tn_square(b), &last, 1, .keepdim = true);
         tn_tensor *pa[3] = {tn_mul_scalar(a, -2), na, tn_ones_like(na)}, *pb[3] = {b, tn_ones_like(nbb), nbb};
         tn_tensor *res = tn_matmul(tn_cat(pa, 3, -1), tn_transpose(tn_cat(pb, 3, -1), -1, -2));
         return tn__scope_return(tn_sqrt(tn_clamp_min(res, 0)));
@@ -777,7 +777,7 @@ static tn_tensor *tn__cov_impl(tn_tensor *t, int64_t correction, tn_tensor *fwei
     if (fweights) w = tn_reshape(fweights, &nobs, 1);
     if (aweights) { tn_tensor *aw = tn_reshape(aweights, &nobs, 1); w = w ? tn_mul(w, aw) : aw; }
     tn_tensor *wsum = w ? tn_sum(w) : tn_scalar_int(nobs);
-    tn_tensor *avg = w ? tn_div(tn_sum_dims(tn_mul(x, w), &obs, 1, false), wsum) : tn_mean_dims(x, &obs, 1, false);
+    tn_tensor *avg = w ? tn_div(tn_sum_dims(tn_mul(x, w), &obs, 1), wsum) : tn_mean_dims(x, &obs, 1);
     tn_tensor *norm;
     if (w && aweights && correction != 0)
         norm = tn_sub(wsum, tn_div(tn_mul_scalar(tn_sum(tn_mul(w, aweights)), (double)correction), wsum));
@@ -800,6 +800,6 @@ static tn_tensor *tn__corrcoef_impl(tn_tensor *t) {
     if (!c || c->ndim == 0) return tn__scope_return(c ? tn_div(c, c) : NULL);   /* one variable: NaN, or 1 */
     tn_tensor *sd = tn_sqrt(tn__diagonal(c, 0, 0, 1));
     c = tn_div(tn_div(c, tn_unsqueeze(sd, 1)), tn_unsqueeze(sd, 0));
-    return tn__scope_return(tn_clamp(c, -1, 1));   /* rounding can leave |c| just past 1 */
+    return tn__scope_return(tn_clamp(c, .min = -1, .max = 1));   /* rounding can leave |c| just past 1 */
 }
 TNDEF tn_tensor *tn_corrcoef(tn_tensor *t) { return TN__AS("tn_corrcoef", tn__corrcoef_impl(t)); }

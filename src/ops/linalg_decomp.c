@@ -796,7 +796,7 @@ static tn_tensor *tn__rank_impl(tn_tensor *A, double atol, double rtol, bool her
     tn_scope_begin();
     tn_tensor *keep = NULL, *s = NULL, *r = NULL;
     int64_t dl = -1;
-    if (!tn__la_kept(A, atol, rtol, herm, &keep, &s, NULL, NULL, fn)) r = tn_to_dtype(tn_sum_dims(keep, &dl, 1, false), TN_I64);
+    if (!tn__la_kept(A, atol, rtol, herm, &keep, &s, NULL, NULL, fn)) r = tn_to_dtype(tn_sum_dims(keep, &dl, 1), TN_I64);
     return tn__scope_return(r);
 }
 TNDEF tn_tensor *tn_linalg_matrix_rank_opts(tn_tensor *A, tn_linalg_matrix_rank_fn_opts o) {
@@ -845,7 +845,7 @@ static tn_tensor *tn__lstsq_impl(tn_tensor *A, tn_tensor *Bm, double rcond, cons
     tn_tensor *keep = NULL, *s = NULL, *rk = NULL, *empty = X ? tn_empty(TN_SHAPE(0), A->dtype) : NULL;
     int64_t dl = -1;
     if (X && !tn__la_kept(a, atol, rtol, false, &keep, &s, NULL, NULL, fn)) {
-        rk = tn_to_dtype(tn_sum_dims(keep, &dl, 1, false), TN_I64);
+        rk = tn_to_dtype(tn_sum_dims(keep, &dl, 1), TN_I64);
         *rank = tn_keep(drv == 0 ? tn_empty(TN_SHAPE(0), TN_I64) : rk);
         *sv = tn_keep(drv >= 2 ? s : empty);
         bool full = drv == 0 || (rk && tn_numel(rk) > 0 ? tn_item(tn_amin(rk, NULL, 0, false)) == (double)n : true);
@@ -853,7 +853,7 @@ static tn_tensor *tn__lstsq_impl(tn_tensor *A, tn_tensor *Bm, double rcond, cons
             tn_no_grad_begin();
             tn_tensor *Xd = vec ? tn_unsqueeze(X, -1) : X;
             int64_t dr = -2;
-            tn_tensor *r = tn_sum_dims(tn_square(tn_sub(tn_matmul(a, Xd), b)), &dr, 1, false);
+            tn_tensor *r = tn_sum_dims(tn_square(tn_sub(tn_matmul(a, Xd), b)), &dr, 1);
             tn_no_grad_end();
             *res = tn_keep(r);   /* [..., 1] for vectors too, as torch */
         } else *res = tn_keep(empty);
@@ -878,17 +878,17 @@ static tn_tensor *tn__la_svd_norm(tn_tensor *A, int ord) {   /* ord: 0 nuc, 2, -
     tn_tensor *s = tn_linalg_svdvals(A);
     if (!s) return NULL;
     int64_t dl = -1;
-    if (ord == 0) return tn_sum_dims(s, &dl, 1, false);
+    if (ord == 0) return tn_sum_dims(s, &dl, 1);
     if (tn_size(s, -1) == 0) return tn_zeros(s->shape, s->ndim - 1, s->dtype);
     return tn_select(s, -1, ord == 2 ? 0 : -1);
 }
 /* The other ords, as composites: fro, inf / -inf (row sums), 1 / -1 (column sums). */
 static tn_tensor *tn__la_plain_norm(tn_tensor *A, const char *p) {
     int64_t d2[2] = {-2, -1}, dl = -1;
-    if (!strcmp(p, "fro")) return tn_sqrt(tn_sum_dims(tn_square(A), d2, 2, false));
+    if (!strcmp(p, "fro")) return tn_sqrt(tn_sum_dims(tn_square(A), d2, 2));
     if (!strcmp(p, "nuc")) return tn__la_svd_norm(A, 0);
     const bool rows = !strcmp(p, "inf") || !strcmp(p, "-inf"), neg = p[0] == '-';
-    tn_tensor *sums = tn_sum_dims(tn_abs(A), rows ? &d2[1] : &d2[0], 1, false);
+    tn_tensor *sums = tn_sum_dims(tn_abs(A), rows ? &d2[1] : &d2[0], 1);
     return neg ? tn_amin(sums, &dl, 1, false) : tn_amax(sums, &dl, 1, false);
 }
 static tn_tensor *tn__cond_impl(tn_tensor *A, const char *p) {

@@ -224,13 +224,13 @@ static tn_tensor *tn__reduce(const char *fn, tn_reduce_op op, tn_tensor *x, cons
 }
 
 TNDEF tn_tensor *tn_sum(tn_tensor *x) { return tn__reduce("tn_sum", SUM, x, NULL, 0, false); }
-TNDEF tn_tensor *tn_sum_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return tn__grad_name(tn__reduce("tn_sum_dims", SUM, x, dims, n, keepdim), n ? "SumBackward1" : "SumBackward0"); }
+static tn_tensor *tn__sum_dims_kd(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return tn__grad_name(tn__reduce("tn_sum_dims", SUM, x, dims, n, keepdim), n ? "SumBackward1" : "SumBackward0"); }
 TNDEF tn_tensor *tn_prod(tn_tensor *x) {
     TN__AUTOCAST(TN__AC_F32, tn_prod(ac_[0]), x);
     return tn__reduce("tn_prod", PROD, x, NULL, 0, false);
 }
-TNDEF tn_tensor *tn_prod_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
-    TN__AUTOCAST(TN__AC_F32, tn_prod_dims(ac_[0], dims, n, keepdim), x);
+static tn_tensor *tn__prod_dims_kd(tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
+    TN__AUTOCAST(TN__AC_F32, tn__prod_dims_kd(ac_[0], dims, n, keepdim), x);
     return tn__reduce("tn_prod_dims", PROD, x, dims, n, keepdim);
 }
 TNDEF tn_tensor *tn_amax(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return tn__reduce("tn_amax", MAX, x, dims, n, keepdim); }
@@ -262,7 +262,7 @@ static int tn__need_float(const char *fn, tn_tensor *x) {
     return 0;
 }
 
-TNDEF tn_tensor *tn_mean_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
+static tn_tensor *tn__mean_dims_kd(tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
     TN__CHECK_NULL(x);
     if (tn__check_cpu_dtype("tn_mean_dims", x) || tn__need_float("tn_mean_dims", x)) return NULL;
     int64_t count = tn__reduced_count("tn_mean_dims", x, dims, n);
@@ -280,7 +280,7 @@ TNDEF tn_tensor *tn_mean_dims(tn_tensor *x, const int64_t *dims, int n, bool kee
     if (r && r->grad_fn) { r->grad_fn->d[0] = (double)count; r->grad_fn->name = n ? "MeanBackward1" : "MeanBackward0"; }
     return tn__own(r);
 }
-TNDEF tn_tensor *tn_mean(tn_tensor *x) { return TN__AS("tn_mean", tn_mean_dims(x, NULL, 0, false)); }
+TNDEF tn_tensor *tn_mean(tn_tensor *x) { return TN__AS("tn_mean", tn__mean_dims_kd(x, NULL, 0, false)); }
 
 TNDEF tn_tensor *tn_var_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim) {
     TN__CHECK_NULL(x);
@@ -288,8 +288,8 @@ TNDEF tn_tensor *tn_var_dims(tn_tensor *x, const int64_t *dims, int n, int64_t c
     int64_t count = tn__reduced_count("tn_var_dims", x, dims, n);
     if (count < 0) return NULL;
     tn_scope_begin();
-    tn_tensor *m = tn_mean_dims(x, dims, n, true);
-    tn_tensor *ss = tn_sum_dims(tn_square(tn_sub(x, m)), dims, n, keepdim);
+    tn_tensor *m = tn_mean_dims(x, dims, n, .keepdim = true);
+    tn_tensor *ss = tn_sum_dims(tn_square(tn_sub(x, m)), dims, n, .keepdim = keepdim);
     /* the degrees of freedom in double, as PyTorch: count - correction may not fit in int64 */
     tn_tensor *r = tn_keep(tn_div_scalar(ss, TN__MAX(0.0, (double)count - (double)correction)));
     tn_scope_end();
@@ -313,7 +313,7 @@ static tn_tensor *tn__var_mean_impl(bool sd, tn_tensor *x, const int64_t *dims, 
     if (!tn_dtype_is_floating(x->dtype)) return (tn_tensor *)tn__error("%s only support floating point and complex dtypes (got %s)", sd ? "std_mean" : "var_mean", tn__torch_type_name(x->dtype));
     tn_scope_begin();
     tn_tensor *v = sd ? tn_std_dims(x, dims, n, correction, keepdim) : tn_var_dims(x, dims, n, correction, keepdim);
-    tn_tensor *m = v ? tn_mean_dims(x, dims, n, keepdim) : NULL;
+    tn_tensor *m = v ? tn_mean_dims(x, dims, n, .keepdim = keepdim) : NULL;
     v = m ? tn_keep(v) : NULL;
     m = v && mean ? tn_keep(m) : NULL;
     tn_scope_end();
@@ -337,13 +337,13 @@ TNDEF tn_tensor *tn_norm_dims(tn_tensor *x, double p, const int64_t *dims, int n
     if (tn__check_cpu_dtype("tn_norm_dims", x) || tn__need_float("tn_norm_dims", x) || tn__dims_mask("tn_norm_dims", x, dims, n, mask)) return NULL;
     tn_scope_begin();
     tn_tensor *a = tn_abs(x), *r;
-    if (p == INFINITY) r = tn_numel(x) ? tn_amax(a, dims, n, keepdim) : tn_sum_dims(a, dims, n, keepdim);
+    if (p == INFINITY) r = tn_numel(x) ? tn_amax(a, dims, n, keepdim) : tn_sum_dims(a, dims, n, .keepdim = keepdim);
     else if (p == -INFINITY) r = tn_amin(a, dims, n, keepdim);
     else if (p == 0) /* the count of nonzeros: recorded, with no gradient (x.grad stays None), as PyTorch */
-        r = tn__zero_grad_node(tn_to_dtype(tn_sum_dims(tn_ne_scalar(x, 0), dims, n, keepdim), x->dtype), x, "NormBackward1", false);
-    else if (p == 1) r = tn_sum_dims(a, dims, n, keepdim);
+        r = tn__zero_grad_node(tn_to_dtype(tn_sum_dims(tn_ne_scalar(x, 0), dims, n, .keepdim = keepdim), x->dtype), x, "NormBackward1", false);
+    else if (p == 1) r = tn_sum_dims(a, dims, n, .keepdim = keepdim);
     else { /* (sum |x|^p)^(1/p), with a zero gradient where the norm is 0 (as PyTorch), not inf * 0 */
-        tn_tensor *sp = tn_sum_dims(p == 2 ? tn_square(a) : tn_pow_scalar(a, p), dims, n, keepdim);
+        tn_tensor *sp = tn_sum_dims(p == 2 ? tn_square(a) : tn_pow_scalar(a, p), dims, n, .keepdim = keepdim);
         tn_tensor *zero = sp ? tn_eq_scalar(sp, 0) : NULL;
         tn_tensor *safe = zero ? tn_where(zero, tn_ones_like(sp), sp) : NULL;
         r = safe ? tn_where(zero, tn_zeros_like(sp), p == 2 ? tn_sqrt(safe) : tn_pow_scalar(safe, 1.0 / p)) : NULL;
@@ -392,7 +392,7 @@ static tn_tensor *tn__sum_to_size_impl(tn_tensor *x, const int64_t *shape, int n
         if (i < lead || (shape[i - lead] == 1 && x->shape[i] != 1)) dims[n++] = i;
     if (n == 0) return tn__own(tn_retain(x));   /* PyTorch returns self */
     tn_scope_begin();
-    tn_tensor *r = tn_sum_dims(x, dims, n, true);
+    tn_tensor *r = tn_sum_dims(x, dims, n, .keepdim = true);
     return tn__scope_return(r && lead ? tn_reshape(r, shape, ndim) : r);
 }
 TNDEF tn_tensor *tn_sum_to_size(tn_tensor *x, const int64_t *shape, int ndim) { return TN__AS("tn_sum_to_size", tn__sum_to_size_impl(x, shape, ndim)); }
@@ -432,13 +432,13 @@ static tn_tensor *tn__trapezoid(const char *fn, bool cum, tn_tensor *y, tn_trape
         }
         tn_tensor *dx = xv ? tn_sub(tn_slice(xv, d, 1, TN_END, 1), tn_slice(xv, d, 0, -1, 1)) : NULL;
         if (cum) r = dx ? tn_cumsum(tn_div_scalar(tn_mul(dx, tn_add(left, right)), 2.0), d) : NULL;   /* ATen's order: integers wrap where its do */
-        else r = dx ? tn_div_scalar(tn_sum_dims(tn_mul(tn_add(left, right), dx), &dim64, 1, false), 2.0) : NULL;
+        else r = dx ? tn_div_scalar(tn_sum_dims(tn_mul(tn_add(left, right), dx), &dim64, 1), 2.0) : NULL;
     } else {
         const double dx = isnan(o.dx) ? 1.0 : o.dx;
         /* dx / 2 a Python float: integer samples give the default float dtype, whatever its value */
         tn_tensor *half = tn__own(tn__scalar_new(dx / 2.0, TN_F64, true));
         if (cum) r = half ? tn_cumsum(tn_mul(half, tn_add(left, right)), d) : NULL;
-        else r = tn_mul_scalar(tn_sub(tn_sum_dims(y, &dim64, 1, false), tn_mul_scalar(tn_add(tn_select(y, d, 0), tn_select(y, d, -1)), 0.5)), dx);
+        else r = tn_mul_scalar(tn_sub(tn_sum_dims(y, &dim64, 1), tn_mul_scalar(tn_add(tn_select(y, d, 0), tn_select(y, d, -1)), 0.5)), dx);
     }
     return tn__scope_return(r);
 }
@@ -461,11 +461,11 @@ TNDEF tn_tensor *tn_logsumexp(tn_tensor *x, const int64_t *dims, int n, bool kee
     tn_scope_begin();
     tn_tensor *xf = tn_dtype_is_floating(x->dtype) ? x : tn_to_dtype(x, TN_F32), *r;
     if (tn_numel(xf) == 0) {
-        r = tn_log(tn_sum_dims(tn_exp(xf), dims, n, keepdim));
+        r = tn_log(tn_sum_dims(tn_exp(xf), dims, n, .keepdim = keepdim));
     } else { /* shift by the max (0 where the max is infinite, so inf - inf never happens) */
         tn_tensor *m = tn_amax(xf, dims, n, true);
         if (m) m = tn_where(tn_isinf(m), tn_zeros_like(m), m);
-        tn_tensor *s = tn_log(tn_sum_dims(tn_exp(tn_sub(xf, m)), dims, n, true));
+        tn_tensor *s = tn_log(tn_sum_dims(tn_exp(tn_sub(xf, m)), dims, n, .keepdim = true));
         r = tn_add(s, m);
         if (r && !keepdim) {
             int64_t shape[TN_MAX_DIMS];
@@ -483,33 +483,56 @@ TNDEF tn_tensor *tn_logsumexp(tn_tensor *x, const int64_t *dims, int n, bool kee
 /* ---- NaN-skipping sums and means, counts, aminmax ---- */
 static tn_tensor *tn__nansum_impl(tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
     TN__CHECK_NULL(x);
-    if (!tn_dtype_is_floating(x->dtype)) return tn_sum_dims(x, dims, n, keepdim);   /* nothing is NaN */
+    if (!tn_dtype_is_floating(x->dtype)) return tn_sum_dims(x, dims, n, .keepdim = keepdim);   /* nothing is NaN */
     tn_scope_begin();
     /* the NaNs read as 0: where's gradient is g where x is not NaN, 0 at the NaNs, as PyTorch's */
-    tn_tensor *r = tn_sum_dims(tn_where(tn_isnan(x), tn_zeros_like(x), x), dims, n, keepdim);
+    tn_tensor *r = tn_sum_dims(tn_where(tn_isnan(x), tn_zeros_like(x), x), dims, n, .keepdim = keepdim);
     r = tn_keep(tn__grad_name(r, "NansumBackward0"));
     tn_scope_end();
     return r;
 }
 TNDEF tn_tensor *tn_nansum(tn_tensor *x) { return TN__AS("tn_nansum", tn__nansum_impl(x, NULL, 0, false)); }
-TNDEF tn_tensor *tn_nansum_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return TN__AS("tn_nansum_dims", tn__nansum_impl(x, dims, n, keepdim)); }
+static tn_tensor *tn__nansum_dims_kd(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return TN__AS("tn_nansum_dims", tn__nansum_impl(x, dims, n, keepdim)); }
 static tn_tensor *tn__nanmean_impl(tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
     TN__CHECK_NULL(x);
     if (!tn_dtype_is_floating(x->dtype))
         return (tn_tensor *)tn__error("tn_nanmean: expected input to have floating point dtype but got %s", tn_dtype_name(x->dtype));
     tn_scope_begin();
-    tn_tensor *r = tn_div(tn__nansum_impl(x, dims, n, keepdim), tn_sum_dims(tn_logical_not(tn_isnan(x)), dims, n, keepdim));
+    tn_tensor *r = tn_div(tn__nansum_impl(x, dims, n, keepdim), tn_sum_dims(tn_logical_not(tn_isnan(x)), dims, n, .keepdim = keepdim));
     r = tn_keep(r);
     tn_scope_end();
     return r;
 }
 TNDEF tn_tensor *tn_nanmean(tn_tensor *x) { return TN__AS("tn_nanmean", tn__nanmean_impl(x, NULL, 0, false)); }
-TNDEF tn_tensor *tn_nanmean_dims(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return TN__AS("tn_nanmean_dims", tn__nanmean_impl(x, dims, n, keepdim)); }
+static tn_tensor *tn__nanmean_dims_kd(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return TN__AS("tn_nanmean_dims", tn__nanmean_impl(x, dims, n, keepdim)); }
+
+/* The keyword forms of the dims reductions: dtype casts x first (and a sum's or product's
+   result: PyTorch computes in that dtype, so an integer result wraps to it). */
+static tn_tensor *tn__dims_reduce(const char *fn, tn_tensor *(*f)(tn_tensor *, const int64_t *, int, bool), bool cast_result,
+                                  tn_tensor *x, const int64_t *dims, int n, tn_sum_fn_opts o) {
+    if (o.dtype == -1) return f(x, dims, n, o.keepdim);
+    TN__CHECK_NULL(x);
+    if (o.dtype < 0 || o.dtype >= TN_NUM_DTYPES) return (tn_tensor *)tn__error("%s: dtype %d is not a tn_dtype", fn, o.dtype);
+    tn_scope_begin();
+    tn_tensor *r = f(tn_to_dtype(x, (tn_dtype)o.dtype), dims, n, o.keepdim);
+    if (r && cast_result && r->dtype != (tn_dtype)o.dtype) r = tn_to_dtype(r, (tn_dtype)o.dtype);
+    return tn__scope_return(r);
+}
+TNDEF tn_tensor *tn_sum_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_sum_fn_opts o) { return tn__dims_reduce("tn_sum_dims", tn__sum_dims_kd, true, x, dims, n, o); }
+TNDEF tn_tensor *tn_mean_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_sum_fn_opts o) { return tn__dims_reduce("tn_mean_dims", tn__mean_dims_kd, false, x, dims, n, o); }
+TNDEF tn_tensor *tn_nansum_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_sum_fn_opts o) { return tn__dims_reduce("tn_nansum_dims", tn__nansum_dims_kd, true, x, dims, n, o); }
+TNDEF tn_tensor *tn_nanmean_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_sum_fn_opts o) { return tn__dims_reduce("tn_nanmean_dims", tn__nanmean_dims_kd, false, x, dims, n, o); }
+TNDEF tn_tensor *tn_prod_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_sum_fn_opts o) { return tn__dims_reduce("tn_prod_dims", tn__prod_dims_kd, true, x, dims, n, o); }
+TNDEF tn_tensor *tn_sum_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options) { TN__KW_STR(tn_sum_fn_opts, sum, "tn_sum_dims", options, tn_sum_dims_opts(x, dims, n, o)); }
+TNDEF tn_tensor *tn_mean_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options) { TN__KW_STR(tn_sum_fn_opts, sum, "tn_mean_dims", options, tn_mean_dims_opts(x, dims, n, o)); }
+TNDEF tn_tensor *tn_nansum_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options) { TN__KW_STR(tn_sum_fn_opts, sum, "tn_nansum_dims", options, tn_nansum_dims_opts(x, dims, n, o)); }
+TNDEF tn_tensor *tn_nanmean_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options) { TN__KW_STR(tn_sum_fn_opts, sum, "tn_nanmean_dims", options, tn_nanmean_dims_opts(x, dims, n, o)); }
+TNDEF tn_tensor *tn_prod_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options) { TN__KW_STR(tn_sum_fn_opts, sum, "tn_prod_dims", options, tn_prod_dims_opts(x, dims, n, o)); }
 
 static tn_tensor *tn__count_nonzero_impl(tn_tensor *x, const int64_t *dims, int n) {
     TN__CHECK_NULL(x);
     tn_scope_begin();
-    tn_tensor *r = tn_keep(tn_sum_dims(tn_ne_scalar(x, 0), dims, n, false));
+    tn_tensor *r = tn_keep(tn_sum_dims(tn_ne_scalar(x, 0), dims, n));
     tn_scope_end();
     return r;
 }
@@ -594,7 +617,7 @@ static tn_tensor *tn__histc_impl(tn_tensor *x, int64_t bins, double lo, double h
     const double l = f32 ? (double)(float)lo : lo, h = f32 ? (double)(float)hi : hi, span = f32 ? (double)((float)h - (float)l) : h - l;
     tn_tensor *xd = tn_detach(x), *in = tn_logical_and(tn_ge_scalar(xd, l), tn_le_scalar(xd, h));
     tn_tensor *xs = tn_where(in, xd, tn_full_like(xd, l));   /* out of range: a safe value, weighed 0 */
-    tn_tensor *pos = tn_clamp(tn_to_dtype(tn_div_scalar(tn_mul_scalar(tn_sub_scalar(xs, l), (double)bins), span), TN_I64), 0, (double)(bins - 1));
+    tn_tensor *pos = tn_clamp(tn_to_dtype(tn_div_scalar(tn_mul_scalar(tn_sub_scalar(xs, l), (double)bins), span), TN_I64), .min = 0, .max = (double)(bins - 1));
     int64_t m1 = -1;
     pos = tn_reshape(pos, &m1, 1);
     tn_tensor *out = tn__own(tn__full_on(&bins, 1, 0, x->dtype, x->device));

@@ -255,7 +255,7 @@ static tn_tensor *tn__diag_place(tn_tensor *g, int64_t n, int64_t m, int64_t off
     memcpy(flat, g->shape, (size_t)nb * sizeof *flat);
     flat[nb] = len;
     const int64_t start = offset >= 0 ? offset : -offset * m, p1[2] = {0, m}, p2[2] = {start, total - start - len};
-    return tn_reshape(tn_pad(tn_reshape(tn_pad(tn_unsqueeze(g, -1), p1, 2, 0), flat, nb + 1), p2, 2, 0), shape, nb + 2);
+    return tn_reshape(tn_pad(tn_reshape(tn_pad(tn_unsqueeze(g, -1), p1, 2), flat, nb + 1), p2, 2), shape, nb + 2);
 }
 /* Where each of ndim dims comes from in [others..., d1, d2]: a permutation for tn_permute. */
 static void tn__diag_perm(int ndim, int d1, int d2, int64_t *perm) {

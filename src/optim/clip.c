@@ -109,7 +109,7 @@ TNDEF double tn_clip_grad_norm_(tn_tensor *const *params, int n, double max_norm
     if (total) {
         /* clip_coef = max_norm / (total_norm + 1e-6), clamped to 1, in the norm's dtype */
         tn_tensor *denom = tn_add_scalar(total, 1e-6);
-        tn_tensor *coef = TN__AS(fn, tn_clamp(tn_div(tn_full_like(denom, max_norm), denom), -INFINITY, 1.0));
+        tn_tensor *coef = TN__AS(fn, tn_clamp(tn_div(tn_full_like(denom, max_norm), denom), .max = 1.0));
         bool ok = coef != NULL;
         for (int i = 0; ok && i < ng; i++) ok = TN__AS(fn, tn_mul_(grads[i], coef)) != NULL;
         if (ok) result = tn_item(total);
@@ -127,7 +127,7 @@ TNDEF int tn_clip_grad_value_(tn_tensor *const *params, int n, double clip_value
     tn_no_grad_begin();
     tn_scope_begin();
     for (int i = 0; i < n && rc == 0; i++)
-        if (params[i]->grad && !TN__AS(fn, tn_clamp_(params[i]->grad, -clip_value, clip_value))) rc = -1;
+        if (params[i]->grad && !TN__AS(fn, tn_clamp_(params[i]->grad, .min = -clip_value, .max = clip_value))) rc = -1;
     tn_scope_end();
     tn_no_grad_end();
     return rc;

@@ -6,7 +6,7 @@ argtypes. Nothing mirrors the layout of ``struct tn_tensor``: tensors are opaque
 structs declared are the small public value types the header documents field by
 field: ``tn_memory_stats``, ``tn_generator`` (seed, offset, mt19937 state), and the options structs passed
 by value where a keyword argument is a tensor: ``tn_autograd_opts``, ``tn_loss_opts``,
-``tn_searchsorted_fn_opts``, ``tn_cov_fn_opts``, ``tn_diff_fn_opts`` and ``tn_trapezoid_fn_opts``
+``tn_searchsorted_fn_opts``, ``tn_cov_fn_opts``, ``tn_diff_fn_opts``, ``tn_trapezoid_fn_opts`` and ``tn_affine_norm_fn_opts``
 (the other keyword arguments go to the C ``_str`` functions as PyTorch's keyword text),
 and ``tn_print_options``, which tn_get_printoptions fills.
 
@@ -21,7 +21,7 @@ from ctypes import (POINTER, c_bool, c_char_p, c_double, c_int, c_int64, c_size_
 
 __all__ = ["lib", "path", "signatures", "tn_memory_stats", "tn_generator", "tn_autograd_opts", "tn_loss_opts",
            "tn_print_options", "tn_searchsorted_fn_opts", "tn_cov_fn_opts", "tn_diff_fn_opts",
-           "tn_trapezoid_fn_opts", "DELETER", "HOOK", "NODE_HOOK",
+           "tn_trapezoid_fn_opts", "tn_affine_norm_fn_opts", "DELETER", "HOOK", "NODE_HOOK",
            "ERROR_HANDLER", "CUSTOM_FORWARD", "CUSTOM_BACKWARD", "GRADCHECK_FN"]
 
 
@@ -84,6 +84,11 @@ class tn_diff_fn_opts(ctypes.Structure):
     _fields_ = [("n", c_int64), ("dim", c_int64), ("prepend", c_void_p), ("append", c_void_p)]
 
 
+class tn_affine_norm_fn_opts(ctypes.Structure):
+    """TN_FIELDS_tn_affine_norm_fn_opts (F.layer_norm, F.group_norm): weight and bias a tensor or NULL."""
+    _fields_ = [("weight", c_void_p), ("bias", c_void_p), ("eps", c_double)]
+
+
 class tn_trapezoid_fn_opts(ctypes.Structure):
     """TN_FIELDS_tn_trapezoid_fn_opts: x a tensor or NULL, dx NaN for None."""
     _fields_ = [("x", c_void_p), ("dx", c_double), ("dim", c_int64)]
@@ -120,6 +125,7 @@ _TYPES = {
     "V": tn_cov_fn_opts,              # passed by value
     "U": tn_diff_fn_opts,             # passed by value
     "B": tn_trapezoid_fn_opts,        # passed by value
+    "I": tn_affine_norm_fn_opts,      # passed by value
 }
 
 # "name  restype  argtypes..."  Every row is mandatory: the package and the library ship
@@ -300,8 +306,8 @@ tn_index_reduce T T l T T s b
 tn_scatter_reduce_ T T l T T s b
 tn_scatter_with_reduce T T l T T s
 tn_scatter_with_reduce_ T T l T T s
-tn_index_add T T l T T d
-tn_index_add_ T T l T T d
+tn_index_add_str T T l T T s
+tn_index_add__str T T l T T s
 tn_index_copy T T l T T
 tn_index_copy_ T T l T T
 tn_index_fill T T l T d
@@ -354,8 +360,7 @@ tn_triu_str T T s
 tn_diag_embed_str T T s
 tn_diag_str T T s
 tn_diagflat_str T T s
-tn_pad T T L i d
-tn_pad_mode T T L i i
+tn_pad_str T T L i s
 tn_add_alpha T T T d
 tn_sub_alpha T T T d
 tn_add_alpha_ T T T d
@@ -364,8 +369,8 @@ tn_zero_ T T
 tn_gelu_str T T s
 tn_softplus_str T T s
 tn_nan_to_num_str T T s
-tn_clamp T T d d
-tn_clamp_ T T d d
+tn_clamp_str T T s
+tn_clamp__str T T s
 tn_clamp_tensor T T T T
 tn_clamp_min T T d
 tn_clamp_max T T d
@@ -376,25 +381,25 @@ tn_frexp T T A
 tn_lerp T T T T
 tn_lerp_scalar T T T d
 tn_lerp_ T T T d
-tn_addcmul T T T T d
-tn_addcdiv T T T T d
-tn_addcmul_ T T T T d
-tn_addcdiv_ T T T T d
+tn_addcmul_str T T T T s
+tn_addcdiv_str T T T T s
+tn_addcmul__str T T T T s
+tn_addcdiv__str T T T T s
 tn_result_type D A i
 tn_broadcast_shapes i L i L i L
 tn_allclose b T T d d b
 tn_isclose T T T d d b
 tn_equal b T T
 tn_sum T T
-tn_sum_dims T T L i b
+tn_sum_dims_str T T L i s
 tn_mean T T
-tn_mean_dims T T L i b
+tn_mean_dims_str T T L i s
 tn_nansum T T
-tn_nansum_dims T T L i b
+tn_nansum_dims_str T T L i s
 tn_nanmean T T
-tn_nanmean_dims T T L i b
+tn_nanmean_dims_str T T L i s
 tn_prod T T
-tn_prod_dims T T L i b
+tn_prod_dims_str T T L i s
 tn_amax T T L i b
 tn_amin T T L i b
 tn_max T T
@@ -434,9 +439,9 @@ tn_all T T
 tn_any T T
 tn_all_dim T T l b
 tn_any_dim T T l b
-tn_sort T T l b A
-tn_argsort T T l b
-tn_topk T T l l b A
+tn_sort_str T T A s
+tn_argsort_str T T s
+tn_topk_str T T l A s
 tn_median T T
 tn_median_dim T T l b A
 tn_nanmedian T T
@@ -682,7 +687,7 @@ tn_leaky_relu_str T T s
 tn_elu_str T T s
 tn_selu T T
 tn_celu_str T T s
-tn_hardtanh T T d d
+tn_hardtanh_str T T s
 tn_mish T T
 tn_hardswish T T
 tn_hardsigmoid T T
@@ -692,8 +697,8 @@ tn_tanhshrink T T
 tn_softsign T T
 tn_logsigmoid T T
 tn_threshold T T d d
-tn_glu T T l
-tn_softmin T T l
+tn_glu_str T T s
+tn_softmin_str T T s
 tn_gumbel_softmax_str T T s
 tn_prelu T T T
 tn_rrelu_str T T s
@@ -724,15 +729,15 @@ tn_max_unpool T T T L i
 tn_fractional_max_pool2d T T L L T A
 tn_fractional_max_pool3d T T L L T A
 tn_batch_norm T T T T T T b d d
-tn_layer_norm T T L i T T d
-tn_group_norm T T l T T d
+tn_layer_norm_opts T T L i I
+tn_group_norm_opts T T l I
 tn_instance_norm T T T T T T b d d
 tn_local_response_norm_str T T l s
 tn_cross_map_lrn2d_str T T l s
 tn_channel_shuffle T T l
-tn_dropout T T d b
-tn_dropout2d T T d b
-tn_dropout3d T T d b
+tn_dropout_str T T s
+tn_dropout2d_str T T s
+tn_dropout3d_str T T s
 tn_embedding T T T
 tn_embedding_padded T T T l
 tn_embedding_bag_str T T T T T s

@@ -334,15 +334,25 @@ def clamp(self, min=None, max=None):
         lo = None if min is None else _operand(min)
         hi = None if max is None else _operand(max)
         return _wrap(lib.tn_clamp_tensor(self._ptr, None if lo is None else lo._ptr, None if hi is None else hi._ptr))
-    return _wrap(lib.tn_clamp(self._ptr, -math.inf if min is None else _scalar(min, "clamp", "min"),
-                              math.inf if max is None else _scalar(max, "clamp", "max")))
+    text = _clamp_text("clamp", min, max)
+    if text is None:   # a NaN bound: every element NaN, as PyTorch (tn_clamp_min keeps it)
+        return _wrap(lib.tn_clamp_min(self._ptr, math.nan))
+    return _wrap(lib.tn_clamp_str(self._ptr, text))
+
+
+def _clamp_text(fn, min, max):
+    """The option text of tn_clamp_str: None, or the bound as a float (str round-trips);
+    None for a NaN bound, which the text cannot give (its NaN is None)."""
+    lo = None if min is None else float(_scalar(min, fn, "min"))
+    hi = None if max is None else float(_scalar(max, fn, "max"))
+    return None if lo != lo or hi != hi else _kw_text(min=lo, max=hi)
 
 
 def _clamp_(self, min=None, max=None):
     if isinstance(min, Tensor) or isinstance(max, Tensor) or min is None and max is None:
         return self._store(clamp(self, min, max))
-    return self._inplace(lib.tn_clamp_(self._ptr, -math.inf if min is None else _scalar(min, "clamp_", "min"),
-                                       math.inf if max is None else _scalar(max, "clamp_", "max")))
+    text = _clamp_text("clamp_", min, max)
+    return self._store(clamp(self, min, max)) if text is None else self._inplace(lib.tn_clamp__str(self._ptr, text))
 
 
 Tensor.clamp_ = Tensor.clip_ = _clamp_
@@ -447,23 +457,23 @@ Tensor.lerp_ = _lerp_
 
 
 def _addc(f, fn, self, tensor1, tensor2, value):
-    return f(self._ptr, _tp(tensor1, fn, "tensor1"), _tp(tensor2, fn, "tensor2"), _scalar(value, fn, "value"))
+    return f(self._ptr, _tp(tensor1, fn, "tensor1"), _tp(tensor2, fn, "tensor2"), _kw_text(value=float(_scalar(value, fn, "value"))))
 
 
 @_method("addcmul")
 def addcmul(self, tensor1, tensor2, *, value=1):
-    return _wrap(_addc(lib.tn_addcmul, "addcmul", self, tensor1, tensor2, value))
+    return _wrap(_addc(lib.tn_addcmul_str, "addcmul", self, tensor1, tensor2, value))
 
 
 @_method("addcdiv")
 def addcdiv(self, tensor1, tensor2, *, value=1):
-    return _wrap(_addc(lib.tn_addcdiv, "addcdiv", self, tensor1, tensor2, value))
+    return _wrap(_addc(lib.tn_addcdiv_str, "addcdiv", self, tensor1, tensor2, value))
 
 
 Tensor.addcmul_ = lambda self, tensor1, tensor2, *, value=1: self._inplace(
-    _addc(lib.tn_addcmul_, "addcmul_", self, tensor1, tensor2, value))
+    _addc(lib.tn_addcmul__str, "addcmul_", self, tensor1, tensor2, value))
 Tensor.addcdiv_ = lambda self, tensor1, tensor2, *, value=1: self._inplace(
-    _addc(lib.tn_addcdiv_, "addcdiv_", self, tensor1, tensor2, value))
+    _addc(lib.tn_addcdiv__str, "addcdiv_", self, tensor1, tensor2, value))
 
 
 @_method("softmax")
@@ -516,7 +526,7 @@ def _reduce(x, dim, keepdim, f_all, f_dims):
     if not dims:            # a 0-d tensor
         return _wrap(f_all(x._ptr))
     arr, n = _i64(dims)
-    return _wrap(f_dims(x._ptr, arr, n, bool(keepdim)))
+    return _wrap(f_dims(x._ptr, arr, n, b"keepdim=True" if keepdim else None))
 
 
 def _cast(x, dtype):
@@ -535,17 +545,17 @@ def _in_dtype(r, dtype):
 
 @_method("sum")
 def sum(self, dim=None, keepdim=False, *, dtype=None):
-    return _in_dtype(_reduce(_cast(self, dtype), dim, keepdim, lib.tn_sum, lib.tn_sum_dims), dtype)
+    return _in_dtype(_reduce(_cast(self, dtype), dim, keepdim, lib.tn_sum, lib.tn_sum_dims_str), dtype)
 
 
 @_method("mean")
 def mean(self, dim=None, keepdim=False, *, dtype=None):
-    return _reduce(_cast(self, dtype), dim, keepdim, lib.tn_mean, lib.tn_mean_dims)
+    return _reduce(_cast(self, dtype), dim, keepdim, lib.tn_mean, lib.tn_mean_dims_str)
 
 
 @_method("prod")
 def prod(self, dim=None, keepdim=False, *, dtype=None):
-    return _in_dtype(_reduce(_cast(self, dtype), dim, keepdim, lib.tn_prod, lib.tn_prod_dims), dtype)
+    return _in_dtype(_reduce(_cast(self, dtype), dim, keepdim, lib.tn_prod, lib.tn_prod_dims_str), dtype)
 
 
 @_method("amax")
@@ -732,12 +742,12 @@ def count_nonzero(self, dim=None):
 
 @_method("nansum")
 def nansum(self, dim=None, keepdim=False, *, dtype=None):
-    return _in_dtype(_reduce(_cast(self, dtype), dim, keepdim, lib.tn_nansum, lib.tn_nansum_dims), dtype)
+    return _in_dtype(_reduce(_cast(self, dtype), dim, keepdim, lib.tn_nansum, lib.tn_nansum_dims_str), dtype)
 
 
 @_method("nanmean")
 def nanmean(self, dim=None, keepdim=False, *, dtype=None):
-    return _reduce(_cast(self, dtype), dim, keepdim, lib.tn_nanmean, lib.tn_nanmean_dims)
+    return _reduce(_cast(self, dtype), dim, keepdim, lib.tn_nanmean, lib.tn_nanmean_dims_str)
 
 
 @_method("sort")
@@ -745,13 +755,13 @@ def sort(self, dim=-1, descending=False, stable=False):
     if isinstance(dim, bool):
         raise TypeError("sort(): dim must be an int; use descending=")
     idx = c_void_p()
-    v = _wrap(lib.tn_sort(self._ptr, _int(dim, "sort"), bool(descending), byref(idx)))
+    v = _wrap(lib.tn_sort_str(self._ptr, byref(idx), _kw_text(dim=_int(dim, "sort"), descending=bool(descending), stable=bool(stable))))
     return return_types.sort(v, _wrap(idx.value))
 
 
 @_method("argsort")
 def argsort(self, dim=-1, descending=False, stable=False):
-    return _wrap(lib.tn_argsort(self._ptr, _int(dim, "argsort"), bool(descending)))
+    return _wrap(lib.tn_argsort_str(self._ptr, _kw_text(dim=_int(dim, "argsort"), descending=bool(descending), stable=bool(stable))))
 
 
 @_method("msort")
@@ -762,7 +772,7 @@ def msort(self):
 @_method("topk")
 def topk(self, k, dim=-1, largest=True, sorted=True):
     idx = c_void_p()
-    v = _wrap(lib.tn_topk(self._ptr, _int(k, "topk", "k"), _int(dim, "topk"), bool(largest), byref(idx)))
+    v = _wrap(lib.tn_topk_str(self._ptr, _int(k, "topk", "k"), byref(idx), _kw_text(dim=_int(dim, "topk"), largest=bool(largest), sorted=bool(sorted))))
     return return_types.topk(v, _wrap(idx.value))
 
 
@@ -897,14 +907,14 @@ def histc(self, bins=100, min=0, max=0):
 # --------------------------------------------------------------------------- indexed updates
 @_method("index_add")
 def index_add(self, dim, index, source, *, alpha=1):
-    return _wrap(lib.tn_index_add(self._ptr, _int(dim, "index_add"), _tp(index, "index_add", "index"), _tp(source, "index_add", "source"),
-                                  _scalar(alpha, "index_add", "alpha")))
+    return _wrap(lib.tn_index_add_str(self._ptr, _int(dim, "index_add"), _tp(index, "index_add", "index"), _tp(source, "index_add", "source"),
+                                      _kw_text(alpha=float(_scalar(alpha, "index_add", "alpha")))))
 
 
 def _index_add_(self, dim, index, source, *, alpha=1):
     source = _unalias(self, source)
-    return self._inplace(lib.tn_index_add_(self._ptr, _int(dim, "index_add_"), _tp(index, "index_add_", "index"),
-                                           _tp(source, "index_add_", "source"), _scalar(alpha, "index_add_", "alpha")))
+    return self._inplace(lib.tn_index_add__str(self._ptr, _int(dim, "index_add_"), _tp(index, "index_add_", "index"),
+                                               _tp(source, "index_add_", "source"), _kw_text(alpha=float(_scalar(alpha, "index_add_", "alpha")))))
 
 
 @_method("index_copy")

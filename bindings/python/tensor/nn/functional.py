@@ -13,7 +13,7 @@ import operator
 import warnings
 from ctypes import c_double, c_int64, c_void_p, byref
 
-from .._C import lib, tn_loss_opts
+from .._C import lib, tn_affine_norm_fn_opts, tn_loss_opts
 from .._core import Tensor, _float, _i64, _int, _scalar, _to_dtype, _wrap, full, int64, tensor
 
 __all__ = [
@@ -180,7 +180,8 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
     if not isinstance(input, Tensor):
         _check("softmin", input=input)
     x = input if dtype is None else input.to(_to_dtype(dtype, False))
-    return _wrap(lib.tn_softmin(x._ptr, _softmax_dim(x.ndim) if dim is None else _int(dim, "softmin")))
+    from .._ops import _kw_text
+    return _wrap(lib.tn_softmin_str(x._ptr, _kw_text(dim=None if dim is None else _int(dim, "softmin"))))
 
 
 def relu(input, inplace=False):
@@ -201,7 +202,7 @@ def relu6(input, inplace=False):
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     lo, hi = _scalar(min_val, "hardtanh", "min_val"), _scalar(max_val, "hardtanh", "max_val")
-    return _act(lib.tn_hardtanh, input, inplace, lo, hi)
+    return _act(lib.tn_hardtanh_str, input, inplace, _num_text(min_val=lo, max_val=hi))
 
 
 def hardtanh_(input, min_val=-1.0, max_val=1.0):
@@ -327,7 +328,8 @@ def threshold_(input, threshold, value):
 def glu(input, dim=-1):
     if not isinstance(input, Tensor):
         _check("glu", input=input)
-    return _wrap(lib.tn_glu(input._ptr, _int(dim, "glu")))
+    from .._ops import _kw_text
+    return _wrap(lib.tn_glu_str(input._ptr, _kw_text(dim=_int(dim, "glu"))))
 
 
 def prelu(input, weight):
@@ -793,14 +795,14 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     if isinstance(normalized_shape, numbers.Integral):
         normalized_shape = (normalized_shape,)
     arr, n = _i64(normalized_shape)
-    return _wrap(lib.tn_layer_norm(input._ptr, arr, n, _opt(weight), _opt(bias), _float(eps, "layer_norm", "eps")))
+    return _wrap(lib.tn_layer_norm_opts(input._ptr, arr, n, tn_affine_norm_fn_opts(_opt(weight), _opt(bias), _float(eps, "layer_norm", "eps"))))
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     if not isinstance(input, Tensor):
         _check("group_norm", input=input)
-    return _wrap(lib.tn_group_norm(input._ptr, _int(num_groups, "group_norm", "num_groups"), _opt(weight), _opt(bias),
-                                   _float(eps, "group_norm", "eps")))
+    return _wrap(lib.tn_group_norm_opts(input._ptr, _int(num_groups, "group_norm", "num_groups"),
+                                        tn_affine_norm_fn_opts(_opt(weight), _opt(bias), _float(eps, "group_norm", "eps"))))
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
@@ -866,8 +868,8 @@ def dropout(input, p=0.5, training=True, inplace=False):
         if not training or p == 0:
             return input
         src = _src(input)
-        return _inplace(input, _wrap(lib.tn_dropout(src._ptr, _float(p, "dropout", "p"), True)))
-    return _wrap(lib.tn_dropout(input._ptr, _float(p, "dropout", "p"), bool(training)))
+        return _inplace(input, _wrap(lib.tn_dropout_str(src._ptr, _num_text(p=_float(p, "dropout", "p"), training=True))))
+    return _wrap(lib.tn_dropout_str(input._ptr, _num_text(p=_float(p, "dropout", "p"), training=bool(training))))
 
 
 def _channel_dropout(input, p, training, inplace, batched):
@@ -875,7 +877,7 @@ def _channel_dropout(input, p, training, inplace, batched):
     [N, C, L, 1]: torch 1.13's dropout1d (and its dropout2d of 3-D input)."""
     x = input if batched else input.unsqueeze(0)
     src = (_src(x) if inplace else x).unsqueeze(-1)
-    r = _wrap(lib.tn_dropout2d(src._ptr, _float(p, "dropout1d", "p"), bool(training))).squeeze(-1)
+    r = _wrap(lib.tn_dropout2d_str(src._ptr, _num_text(p=_float(p, "dropout1d", "p"), training=bool(training)))).squeeze(-1)
     if not batched:
         r = r.squeeze(0)
     if inplace:
@@ -909,7 +911,7 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
         # torch's feature dropout: whole [N, C] feature maps (single elements for 2-D input)
         shape = list(input.shape)
         src = (_src(input) if inplace else input).reshape(shape[0], shape[1], -1, 1)
-        r = _wrap(lib.tn_dropout2d(src._ptr, _float(p, "dropout2d", "p"), bool(training))).reshape(shape)
+        r = _wrap(lib.tn_dropout2d_str(src._ptr, _num_text(p=_float(p, "dropout2d", "p"), training=bool(training)))).reshape(shape)
         if inplace:
             return input if not training or p == 0 else _inplace(input, r)
         return r
@@ -921,7 +923,7 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
                       "please switch to using dropout1d instead.")
         return _channel_dropout(input, p, training, inplace, True)
     src = _src(input) if inplace else input
-    r = _wrap(lib.tn_dropout2d(src._ptr, _float(p, "dropout2d", "p"), bool(training)))
+    r = _wrap(lib.tn_dropout2d_str(src._ptr, _num_text(p=_float(p, "dropout2d", "p"), training=bool(training))))
     if inplace:
         return input if not training or p == 0 else _inplace(input, r)
     return r
@@ -941,10 +943,10 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
             raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
         shape = list(input.shape)   # torch's feature dropout over [N, C] feature maps
         src = (_src(input) if inplace else input).reshape(shape[0], shape[1], -1, 1, 1)
-        r = _wrap(lib.tn_dropout3d(src._ptr, _float(p, "dropout3d", "p"), bool(training))).reshape(shape)
+        r = _wrap(lib.tn_dropout3d_str(src._ptr, _num_text(p=_float(p, "dropout3d", "p"), training=bool(training)))).reshape(shape)
     else:
         src = _src(input) if inplace else input
-        r = _wrap(lib.tn_dropout3d(src._ptr, _float(p, "dropout3d", "p"), bool(training)))
+        r = _wrap(lib.tn_dropout3d_str(src._ptr, _num_text(p=_float(p, "dropout3d", "p"), training=bool(training))))
     if inplace:
         return input if not training or p == 0 else _inplace(input, r)
     return r
@@ -1237,13 +1239,13 @@ def pad(input, pad, mode="constant", value=None):
         _check("pad", input=input)
     arr, n = _i64(pad, "pad")
     if mode == "constant":
-        return _wrap(lib.tn_pad(input._ptr, arr, n, 0.0 if value is None else _float(value, "pad", "value")))
+        return _wrap(lib.tn_pad_str(input._ptr, arr, n, _num_text(value=0.0 if value is None else _float(value, "pad", "value"))))
     code = _PAD_MODES.get(mode)
     if code is None:
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if value is not None and value != 0:
         raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
-    r = lib.tn_pad_mode(input._ptr, arr, n, code)
+    r = lib.tn_pad_str(input._ptr, arr, n, f"mode='{mode}'".encode())
     if not r and "supported for now" in lib.tn_last_error().decode():
         msg = lib.tn_last_error().decode()
         lib.tn_clear_error()
