@@ -4285,6 +4285,9 @@ void tn__sum_into_f64(double *o, const float *x, int64_t n);
 bool tn__mul_ok_portable(int64_t a, int64_t b, int64_t *r);   /* size products without the compiler's builtin */
 float tn__expf_fast(float x);                                  /* the attention's and the LSTM's vectorisable expf, tanhf */
 float tn__tanhf_fast(float x);
+/* the FFT engine (src/ops/fft.c): kind 0 forward, 1 backward (c2c), 2 r2c, 3 c2r; strides in elements */
+int tn__fft_exec(int64_t n, int dbl, int kind, const void *in, int64_t is, int64_t idist, void *out,
+                 int64_t os, int64_t odist, int64_t howmany, double scale);
 #else
 #define TN__TESTABLE static
 #endif
