@@ -186,19 +186,20 @@ ATTR static void tn__fft_passg_##SFX(int r, int64_t s, int64_t m, const T *TN__R
         }                                                                                              \
     }                                                                                                  \
 }                                                                                                      \
-/* the passes of a Stockham plan: in (n complex) to out, through the scratch w (2 n complex);        \
-   in may be out, or w + 2n (the second half of the scratch) */                                       \
-ATTR static void tn__fft_stockham_##SFX(const tn__fft_plan *pl, const T *in, T *out, T *w) {          \
-    const int64_t n = pl->n;                                                                           \
+/* the passes of a Stockham plan over V lines interleaved (element i of line v at i V + v:     \
+   the passes start at stride V, so the innermost loops run over the lines): in (n V complex)     \
+   to out, through the scratch w (2 n V complex); in may be out, or w + 2 n V */                      \
+ATTR static void tn__fft_stockham_##SFX(const tn__fft_plan *pl, const T *in, T *out, T *w, int64_t V) { \
+    const int64_t n = pl->n, N = n * V;                                                                \
     const T d = pl->kind == TN__FFT_BWD ? (T)-1 : (T)1;                                                \
-    if (pl->nf == 0) { if (out != in) { out[0] = in[0]; out[1] = in[1]; } return; }                    \
-    T *buf[2] = {w, w + 2 * n};                                                                        \
-    if (in == buf[0]) { buf[0] = w + 2 * n; buf[1] = w; }                                              \
-    int64_t s = 1;                                                                                     \
+    if (pl->nf == 0) { if (out != in) memcpy(out, in, (size_t)N * 2 * sizeof(T)); return; }            \
+    T *buf[2] = {w, w + 2 * N};                                                                        \
+    if (in == buf[0]) { buf[0] = w + 2 * N; buf[1] = w; }                                              \
+    int64_t s = V;                                                                                     \
     const T *src = in;                                                                                 \
     for (int k = 0; k < pl->nf; k++) {                                                                 \
         const int r = pl->fac[k];                                                                      \
-        const int64_t m = n / (s * r);                                                                 \
+        const int64_t m = N / (s * r);                                                                 \
         T *dst = k == pl->nf - 1 && out != in ? out : buf[k & 1];                                      \
         if (dst == src) dst = buf[(k + 1) & 1];                                                        \
         const T *tw = (const T *)pl->tw + pl->twoff[k];                                                \
@@ -212,7 +213,7 @@ ATTR static void tn__fft_stockham_##SFX(const tn__fft_plan *pl, const T *in, T *
         src = dst;                                                                                     \
         s *= r;                                                                                        \
     }                                                                                                  \
-    if (src != out) memcpy(out, src, (size_t)n * 2 * sizeof(T));                                       \
+    if (src != out) memcpy(out, src, (size_t)N * 2 * sizeof(T));                                       \
 }
 
 TN__FFT_PASSES(float, f32, TN__PLAIN_FN)
@@ -379,14 +380,13 @@ static tn__fft_plan *tn__fft_plan_get(int64_t n, int dbl, int kind) {
 }
 
 /* ---- one line ---- */
-typedef void (*tn__fft_stockham_fn)(const tn__fft_plan *, const void *, void *, void *);
-static void tn__fft_stockham(const tn__fft_plan *pl, const void *in, void *out, void *w) {
+static void tn__fft_stockham(const tn__fft_plan *pl, const void *in, void *out, void *w, int64_t V) {
 #ifdef TN__AVX512_FN
-    if (pl->dbl) TN__WIDE(tn__fft_stockham_f64)(pl, (const double *)in, (double *)out, (double *)w);
-    else TN__WIDE(tn__fft_stockham_f32)(pl, (const float *)in, (float *)out, (float *)w);
+    if (pl->dbl) TN__WIDE(tn__fft_stockham_f64)(pl, (const double *)in, (double *)out, (double *)w, V);
+    else TN__WIDE(tn__fft_stockham_f32)(pl, (const float *)in, (float *)out, (float *)w, V);
 #else
-    if (pl->dbl) tn__fft_stockham_f64(pl, (const double *)in, (double *)out, (double *)w);
-    else tn__fft_stockham_f32(pl, (const float *)in, (float *)out, (float *)w);
+    if (pl->dbl) tn__fft_stockham_f64(pl, (const double *)in, (double *)out, (double *)w, V);
+    else tn__fft_stockham_f32(pl, (const float *)in, (float *)out, (float *)w, V);
 #endif
 }
 
@@ -468,7 +468,7 @@ static void tn__fft_exec_c2c(const tn__fft_plan *pl, const void *in, void *out, 
         if (pl->dbl) tn__fft_bluestein_f64(pl, (const double *)in, (double *)out, (double *)w);
         else tn__fft_bluestein_f32(pl, (const float *)in, (float *)out, (float *)w);
     } else {
-        tn__fft_stockham(pl, in, out, w);
+        tn__fft_stockham(pl, in, out, w, 1);
     }
 }
 
@@ -479,6 +479,8 @@ static void tn__fft_exec_c2c(const tn__fft_plan *pl, const void *in, void *out, 
    imaginary parts of the first and, for even n, the last ignored), n reals out. Every output
    is multiplied by scale. In and out may be the same memory when each line's output covers
    exactly its input (in place). */
+#define TN__FFT_GROUP 16            /* lines transformed together, interleaved */
+#define TN__FFT_GROUP_ELEMS 16384   /* complex numbers in such a group at most (4 buffers of them in L2) */
 typedef struct {
     const tn__fft_plan *pl;
     const char *in; char *out;
@@ -488,6 +490,45 @@ typedef struct {
 } tn__fft_job;
 
 #define TN__FFT_BATCH(T, SFX)                                                                         \
+/* V lines (element i of line v at src + 2 (v dist + i stride)) into g interleaved (i V + v) and      \
+   back: element by element across the lines when the lines are closer than their elements            \
+   (columns), else 16 elements of a line at a time (lines a power of 2 apart share cache sets) */     \
+static void tn__fft_gather_##SFX(T *TN__RESTRICT g, const T *TN__RESTRICT src, int64_t n, int64_t V, int64_t stride, int64_t dist) { \
+    if (dist < stride && dist > -stride) {                                                             \
+        for (int64_t i = 0; i < n; i++)                                                                \
+            for (int64_t v = 0; v < V; v++) {                                                          \
+                const T *e = src + 2 * (v * dist + i * stride);                                        \
+                g[2 * (i * V + v)] = e[0]; g[2 * (i * V + v) + 1] = e[1];                              \
+            }                                                                                          \
+        return;                                                                                        \
+    }                                                                                                  \
+    for (int64_t i0 = 0; i0 < n; i0 += 16) {                                                           \
+        const int64_t i1 = TN__MIN(i0 + 16, n);                                                        \
+        for (int64_t v = 0; v < V; v++)                                                                \
+            for (int64_t i = i0; i < i1; i++) {                                                        \
+                const T *e = src + 2 * (v * dist + i * stride);                                        \
+                g[2 * (i * V + v)] = e[0]; g[2 * (i * V + v) + 1] = e[1];                              \
+            }                                                                                          \
+    }                                                                                                  \
+}                                                                                                      \
+static void tn__fft_scatter_##SFX(T *TN__RESTRICT dst, const T *TN__RESTRICT g, int64_t n, int64_t V, int64_t stride, int64_t dist, T sc) { \
+    if (dist < stride && dist > -stride) {                                                             \
+        for (int64_t i = 0; i < n; i++)                                                                \
+            for (int64_t v = 0; v < V; v++) {                                                          \
+                T *e = dst + 2 * (v * dist + i * stride);                                              \
+                e[0] = g[2 * (i * V + v)] * sc; e[1] = g[2 * (i * V + v) + 1] * sc;                    \
+            }                                                                                          \
+        return;                                                                                        \
+    }                                                                                                  \
+    for (int64_t i0 = 0; i0 < n; i0 += 16) {                                                           \
+        const int64_t i1 = TN__MIN(i0 + 16, n);                                                        \
+        for (int64_t v = 0; v < V; v++)                                                                \
+            for (int64_t i = i0; i < i1; i++) {                                                        \
+                T *e = dst + 2 * (v * dist + i * stride);                                              \
+                e[0] = g[2 * (i * V + v)] * sc; e[1] = g[2 * (i * V + v) + 1] * sc;                    \
+            }                                                                                          \
+    }                                                                                                  \
+}                                                                                                      \
 static void tn__fft_lines_##SFX(void *args, int64_t b0, int64_t b1) {                                 \
     tn__fft_job *j = (tn__fft_job *)args;                                                              \
     const tn__fft_plan *pl = j->pl;                                                                    \
@@ -495,7 +536,27 @@ static void tn__fft_lines_##SFX(void *args, int64_t b0, int64_t b1) {           
     const int cin = pl->kind != TN__FFT_R2C, cout = pl->kind != TN__FFT_C2R;   /* complex sides */     \
     const int64_t nin = pl->kind == TN__FFT_C2R ? h : n, nout = pl->kind == TN__FFT_R2C ? h : n;      \
     /* scratch: the plan's, a gathered input, an output line, and an odd-length real's complex line */ \
-    T *w = (T *)tn__fft_cbuf(1, pl->work + 3 * n + 4);   /* 16-byte units: room for any T */           \
+    if (pl->kind <= TN__FFT_BWD && !pl->bm && b1 - b0 >= 2 && n <= TN__FFT_GROUP_ELEMS / 2) {          \
+        /* complex lines in groups of V, interleaved: the passes vectorise over the lines */          \
+        const int64_t V = TN__MIN(TN__FFT_GROUP, TN__FFT_GROUP_ELEMS / n);                              \
+        const size_t gbytes = (size_t)(4 * V * n) * 2 * sizeof(T);                                     \
+        T *g = (T *)tn__cpu_alloc(gbytes);   /* the caching allocator's: no page faults per call */   \
+        if (!g) { TN__STORE_RELAXED(&j->failed, 1); return; }                                          \
+        T *gin = g, *gout = g + 2 * V * n, *gw = g + 4 * V * n;                                        \
+        const T sc = (T)j->scale;                                                                      \
+        for (int64_t b = b0; b < b1; b += V) {                                                         \
+            const int64_t vb = TN__MIN(V, b1 - b);                                                     \
+            const T *src = (const T *)j->in + 2 * b * j->idist;                                        \
+            T *dst = (T *)j->out + 2 * b * j->odist;                                                   \
+            tn__fft_gather_##SFX(gin, src, n, vb, j->is, j->idist);                                    \
+            tn__fft_stockham(pl, gin, gout, gw, vb);                                                   \
+            tn__fft_scatter_##SFX(dst, gout, n, vb, j->os, j->odist, sc);                              \
+        }                                                                                              \
+        tn__cpu_free(g, gbytes);                                                                       \
+        return;                                                                                        \
+    }                                                                                                  \
+    const size_t wbytes = (size_t)(pl->work + 3 * n + 4) * 2 * sizeof(T);   /* work checked at planning */ \
+    T *w = (T *)tn__cpu_alloc(wbytes);                                                                 \
     if (!w) { TN__STORE_RELAXED(&j->failed, 1); return; }                                              \
     T *gin = w + 2 * pl->work, *gout = gin + 2 * (n + 1), *full = gout + 2 * (n + 1);                  \
     for (int64_t b = b0; b < b1; b++) {                                                                \
@@ -541,7 +602,7 @@ static void tn__fft_lines_##SFX(void *args, int64_t b0, int64_t b1) {           
                 else dst[i * j->os] = y[i];                                                            \
         }                                                                                              \
     }                                                                                                  \
-    TN_FREE(w);                                                                                        \
+    tn__cpu_free(w, wbytes);                                                                           \
 }
 TN__FFT_BATCH(float, f32)
 TN__FFT_BATCH(double, f64)
