@@ -623,7 +623,12 @@ static int tn__fft_run(const tn__fft_plan *pl, const void *in, int64_t is, int64
 
 /* The engine's one call (the tests' and the benchmark's): a plan of (n, precision, kind)
    from the cache, run over the lines; 0, or -1 with the error recorded. */
-TN__TESTABLE int tn__fft_exec(int64_t n, int dbl, int kind, const void *in, int64_t is, int64_t idist, void *out,
+#if defined(TN_TESTING) || !(defined(__GNUC__) || defined(__clang__))
+#define TN__FFT_MAYBE_UNUSED
+#else
+#define TN__FFT_MAYBE_UNUSED __attribute__((unused))   /* the complex layer's until it lands */
+#endif
+TN__FFT_MAYBE_UNUSED TN__TESTABLE int tn__fft_exec(int64_t n, int dbl, int kind, const void *in, int64_t is, int64_t idist, void *out,
                               int64_t os, int64_t odist, int64_t howmany, double scale) {
     if (n < 1 || kind < TN__FFT_FWD || kind > TN__FFT_C2R) {
         tn__error("fft: invalid number of data points (%lld) specified", (long long)n);
@@ -635,4 +640,74 @@ TN__TESTABLE int tn__fft_exec(int64_t n, int dbl, int kind, const void *in, int6
     tn__fft_plan_release(pl);
     if (rc) tn__error("fft: out of memory running a transform of %lld points", (long long)n);
     return rc;
+}
+
+/* ---- torch.fft's real-valued functions ---- */
+
+/* fftfreq (rfft = false) and rfftfreq: ATen's arange(count) (the upper half of fftfreq's
+   counting down from -(n/2)) times 1.0 / (n d), computed as ATen's mul_ does: in float for
+   float32 and the half types (with the scalar rounded to the half type first, and the
+   product after), in double for float64. */
+static tn_tensor *tn__fftfreq(const char *fn, int64_t n, tn_fftfreq_fn_opts o, bool rfft) {
+    const tn_dtype dt = o.dtype < 0 ? tn_get_default_dtype() : (tn_dtype)o.dtype;
+    if ((int)dt >= TN_NUM_DTYPES || !tn_dtype_is_floating(dt)) return (tn_tensor *)tn__error("%s: fftfreq requires a floating point or complex dtype", fn);
+    if (o.device != TN_CPU && o.device != TN_CUDA) return (tn_tensor *)tn__error("%s: unknown device %d", fn, o.device);
+    const int64_t count = rfft ? n / 2 + 1 : n;   /* C's division, as ATen's (rfftfreq(-1) has one element) */
+    if (count < 0) return (tn_tensor *)tn__error("%s: Trying to create tensor with negative dimension %lld: [%lld]", fn, (long long)count, (long long)count);
+    const double scale = 1.0 / ((double)n * o.d);
+    tn_scope_begin();
+    tn_tensor *r = tn_empty(&count, 1, dt == TN_F64 ? TN_F64 : TN_F32);
+    if (r && count > 0) {
+        const int64_t half = (n + 1) / 2;
+        if (dt == TN_F64) {
+            double *v = (double *)tn_data_ptr(r);
+            for (int64_t i = 0; i < count; i++) v[i] = (double)(rfft || i < half ? i : i - n) * scale;
+        } else {
+            float *v = (float *)tn_data_ptr(r);
+            float s = (float)scale;
+            if (dt != TN_F32) {   /* the half types: ATen's kernel takes the scalar in the tensor's dtype (float -> half) */
+                tn_tensor *h = tn_to_dtype(tn_scalar_tensor(s, TN_F32), dt);
+                s = h ? (float)tn_item(h) : s;
+            }
+            for (int64_t i = 0; i < count; i++) v[i] = (float)(rfft || i < half ? i : i - n) * s;
+        }
+    }
+    if (r) r = tn_to(tn_to_dtype(r, dt), (tn_device)o.device);
+    r = tn_keep(r);
+    tn_scope_end();
+    return r;
+}
+TNDEF tn_tensor *tn_fft_fftfreq_opts(int64_t n, tn_fftfreq_fn_opts o) { return TN__AS("tn_fft_fftfreq", tn__fftfreq("tn_fft_fftfreq", n, o, false)); }
+TNDEF tn_tensor *tn_fft_fftfreq_str(int64_t n, const char *options) {
+    TN__KW_STR(tn_fftfreq_fn_opts, fftfreq, "tn_fft_fftfreq", options, tn_fft_fftfreq_opts(n, o));
+}
+TNDEF tn_tensor *tn_fft_rfftfreq_opts(int64_t n, tn_fftfreq_fn_opts o) { return TN__AS("tn_fft_rfftfreq", tn__fftfreq("tn_fft_rfftfreq", n, o, true)); }
+TNDEF tn_tensor *tn_fft_rfftfreq_str(int64_t n, const char *options) {
+    TN__KW_STR(tn_fftfreq_fn_opts, fftfreq, "tn_fft_rfftfreq", options, tn_fft_rfftfreq_opts(n, o));
+}
+
+/* fftshift / ifftshift: roll by size / 2 (size + 1) / 2 along the dims (every dim when none
+   are given; a dim given twice rolls twice, as ATen's roll). */
+static tn_tensor *tn__fftshift(const char *fn, tn_tensor *x, tn_fftshift_fn_opts o, bool inverse) {
+    TN__CHECK_NULL(x);
+    int64_t dims[TN_LIST_MAX], shifts[TN_LIST_MAX];
+    const int nd = o.dim.n > 0 ? o.dim.n : x->ndim;
+    if (nd == 0) return (tn_tensor *)tn__error("%s: `shifts` required", fn);   /* a 0-d tensor: ATen's roll */
+    if (nd > TN_LIST_MAX) return (tn_tensor *)tn__error("%s: at most %d dims", fn, TN_LIST_MAX);
+    if (x->ndim == 0) return (tn_tensor *)tn__error("%s: Dimension specified as %lld but tensor has no dimensions", fn, (long long)o.dim.v[0]);
+    for (int i = 0; i < nd; i++) {
+        int d = o.dim.n > 0 ? tn__wrap_dim(fn, o.dim.v[i], x->ndim) : i;
+        if (d < 0) return NULL;
+        dims[i] = d;
+        shifts[i] = (x->shape[d] + (inverse ? 1 : 0)) / 2;
+    }
+    return tn_roll(x, shifts, dims, nd);
+}
+TNDEF tn_tensor *tn_fft_fftshift_opts(tn_tensor *x, tn_fftshift_fn_opts o) { return TN__AS("tn_fft_fftshift", tn__fftshift("tn_fft_fftshift", x, o, false)); }
+TNDEF tn_tensor *tn_fft_fftshift_str(tn_tensor *x, const char *options) {
+    TN__KW_STR(tn_fftshift_fn_opts, fftshift, "tn_fft_fftshift", options, tn_fft_fftshift_opts(x, o));
+}
+TNDEF tn_tensor *tn_fft_ifftshift_opts(tn_tensor *x, tn_fftshift_fn_opts o) { return TN__AS("tn_fft_ifftshift", tn__fftshift("tn_fft_ifftshift", x, o, true)); }
+TNDEF tn_tensor *tn_fft_ifftshift_str(tn_tensor *x, const char *options) {
+    TN__KW_STR(tn_fftshift_fn_opts, fftshift, "tn_fft_ifftshift", options, tn_fft_ifftshift_opts(x, o));
 }
