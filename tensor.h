@@ -4511,6 +4511,8 @@ float tn__tanhf_fast(float x);
 /* the FFT engine (src/ops/fft.c): kind 0 forward, 1 backward (c2c), 2 r2c, 3 c2r; strides in elements */
 int tn__fft_exec(int64_t n, int dbl, int kind, const void *in, int64_t is, int64_t idist, void *out,
                  int64_t os, int64_t odist, int64_t howmany, double scale);
+/* torch.fft.fftn (forward) / ifftn over a complex tensor's real view [..., 2]: dims (0: all, or the last nn), sizes n (NULL: the input's), norm */
+tn_tensor *tn__fft_c2c(tn_tensor *xr, int ndims, const int64_t *dims, int nn, const int64_t *n, const char *norm, bool forward);
 #else
 #define TN__TESTABLE static
 #endif
@@ -19095,6 +19097,119 @@ TNDEF tn_tensor *tn_fft_fftshift_str(tn_tensor *x, const char *options) {
 TNDEF tn_tensor *tn_fft_ifftshift_opts(tn_tensor *x, tn_fftshift_fn_opts o) { return TN__AS("tn_fft_ifftshift", tn__fftshift("tn_fft_ifftshift", x, o, true)); }
 TNDEF tn_tensor *tn_fft_ifftshift_str(tn_tensor *x, const char *options) {
     TN__KW_STR(tn_fftshift_fn_opts, fftshift, "tn_fft_ifftshift", options, tn_fft_ifftshift_opts(x, o));
+}
+
+/* ---- the layer torch.fft's transforms attach to ----
+   Until complex dtypes land, a complex tensor is handled here as its view_as_real: a
+   float32/float64 tensor whose last dim (2) holds (re, im). torch.fft.fftn(x, s, dim, norm)
+   is then view_as_complex(tn__fft_c2c(view_as_real(x), ndims, dim, s, norm, true)), ifftn
+   the same with forward = false, fft / fft2 its 1- and 2-dim cases; rfft/irfft/hfft will
+   run the engine's TN__FFT_R2C / TN__FFT_C2R plans on the last dim the same way. */
+
+/* The scale a transform of `count` signal points (the product of the transformed sizes)
+   applies, by torch's norm: NULL or "backward": none forward, 1/count inverse; "forward":
+   the reverse; "ortho": 1/sqrt(count) both ways. -1 on another mode (torch's message). */
+static int tn__fft_norm_scale(const char *fn, const char *norm, double count, bool forward, double *scale) {
+    if (!norm || !strcmp(norm, "backward")) *scale = forward ? 1.0 : 1.0 / count;
+    else if (!strcmp(norm, "forward")) *scale = forward ? 1.0 / count : 1.0;
+    else if (!strcmp(norm, "ortho")) *scale = 1.0 / sqrt(count);
+    else { tn__error("%s: Invalid normalization mode: \"%s\"", fn, norm); return -1; }
+    return 0;
+}
+/* x with dim `dim` zero-padded at its end or cropped to n points (torch's n= / s=);
+   differentiable (tn_pad: a negative pad crops). x itself (borrowed) when it has n points
+   already; call it inside a scope. */
+static tn_tensor *tn__fft_resize(const char *fn, tn_tensor *x, int dim, int64_t n) {
+    TN__CHECK_NULL(x);
+    if (n < 1) return (tn_tensor *)tn__error("%s: Invalid number of data points (%lld) specified", fn, (long long)n);
+    if (dim < 0 || dim >= x->ndim) return (tn_tensor *)tn__error("%s: dim %d out of range for a %d-d tensor", fn, dim, x->ndim);
+    if (x->shape[dim] == n) return x;
+    int64_t pad[2 * TN_MAX_DIMS] = {0};
+    const int np = 2 * (x->ndim - dim);
+    pad[np - 1] = n - x->shape[dim];
+    return tn_pad(x, pad, np, 0.0);
+}
+
+/* The transform itself over the real view xr (its dims all < ndim - 1, distinct), scaled:
+   a contiguous copy transformed in place one dim at a time; records its gradient, the
+   adjoint transform (the other direction, the same scale). */
+static tn_tensor *tn__fft_c2c_raw(tn_tensor *xr, int ndims, const int64_t *dims, bool forward, double scale);
+static int tn__fft_c2c_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
+    (void)nin; (void)user;
+    int64_t dims[TN_MAX_DIMS];
+    const int nd = (int)n->i[1];
+    for (int k = 0; k < nd; k++) dims[k] = n->i[2 + k];
+    gin[0] = tn__fft_c2c_raw(g, nd, dims, !n->i[0], n->d[0]);
+    return gin[0] ? 0 : -1;
+}
+static tn_tensor *tn__fft_c2c_raw(tn_tensor *xr, int ndims, const int64_t *dims, bool forward, double scale) {
+    tn_scope_begin();
+    tn_tensor *r = tn_clone(xr);   /* contiguous */
+    const int dbl = xr->dtype == TN_F64;
+    char *base = r ? (char *)tn_data_ptr(r) : NULL;
+    const int64_t numel = r ? tn__numel(r->shape, r->ndim) : 0;
+    for (int k = 0; k < ndims && numel > 0 && r; k++) {
+        const int d = (int)dims[k];
+        const int64_t len = r->shape[d], inner = tn__numel(r->shape + d + 1, r->ndim - 2 - d), outer = numel / 2 / (len * inner);
+        const double sc = k == ndims - 1 ? scale : 1.0;   /* scaled once, by the last pass */
+        const int kind = forward ? TN__FFT_FWD : TN__FFT_BWD;
+        int rc = 0;
+        if (inner == 1) rc = tn__fft_exec(len, dbl, kind, base, 1, len, base, 1, len, outer, sc);
+        else
+            for (int64_t o = 0; o < outer && !rc; o++) {
+                char *p = base + (size_t)(o * len * inner) * 2 * (dbl ? 8 : 4);
+                rc = tn__fft_exec(len, dbl, kind, p, inner, 1, p, inner, 1, inner, sc);
+            }
+        if (rc) r = NULL;
+    }
+    if (r && ndims == 0 && scale != 1.0) r = tn_mul_scalar(r, scale);
+    tn_node *nd = r ? tn__fn_node("FftC2CBackward0", tn__fft_c2c_bw, &xr, 1) : NULL;
+    if (nd) {
+        nd->i[0] = forward; nd->i[1] = ndims;
+        for (int k = 0; k < ndims; k++) nd->i[2 + k] = dims[k];
+        nd->ni = 2 + ndims;
+        nd->d[0] = scale;
+    }
+    r = tn_keep(tn__node_attach(nd, r));
+    tn_scope_end();
+    return r;
+}
+/* torch.fft.fftn / ifftn over the real view xr [..., 2] (float32 or float64): dims (ndims of
+   them; ndims = 0: every dim of the complex tensor, or the last len(n) when n is given), n
+   the signal sizes (NULL: the input's; a size pads with zeros or crops), norm NULL,
+   "backward", "forward" or "ortho". A new tensor in the same layout; differentiable. */
+TN__FFT_MAYBE_UNUSED TN__TESTABLE tn_tensor *tn__fft_c2c(tn_tensor *xr, int ndims, const int64_t *dims, int nn, const int64_t *n,
+                                                          const char *norm, bool forward) {
+    const char *fn = forward ? "tn_fft_fftn" : "tn_fft_ifftn";
+    TN__CHECK_NULL(xr);
+    if ((xr->dtype != TN_F32 && xr->dtype != TN_F64) || xr->ndim < 1 || xr->shape[xr->ndim - 1] != 2)
+        return (tn_tensor *)tn__error("%s: expected the real view of a complex tensor (float32 or float64, last dim 2), got %s %s", fn,
+                                      tn_dtype_name(xr->dtype), TN__SHAPE(xr));
+    const int cd = xr->ndim - 1;   /* the complex tensor's dims */
+    if (ndims > cd || nn > cd || (ndims && nn && ndims != nn))
+        return (tn_tensor *)tn__error("%s: got %d dims and %d sizes for a %d-d tensor", fn, ndims, nn, cd);
+    int64_t d[TN_MAX_DIMS], s[TN_MAX_DIMS];
+    const int k = ndims ? ndims : nn ? nn : cd;
+    for (int i = 0; i < k; i++) {
+        if (ndims) {
+            int w = tn__wrap_dim(fn, dims[i], cd);
+            if (w < 0) return NULL;
+            d[i] = w;
+        } else d[i] = cd - k + i;
+        for (int j = 0; j < i; j++)
+            if (d[j] == d[i]) return (tn_tensor *)tn__error("%s: FFT dims must be unique", fn);
+        s[i] = nn ? n[i] : xr->shape[d[i]];
+        if (s[i] < 1) return (tn_tensor *)tn__error("%s: Invalid number of data points (%lld) specified", fn, (long long)s[i]);
+    }
+    double count = 1, scale;
+    for (int i = 0; i < k; i++) count *= (double)s[i];
+    if (tn__fft_norm_scale(fn, norm, count, forward, &scale)) return NULL;
+    tn_scope_begin();
+    tn_tensor *x = xr;
+    for (int i = 0; i < k && x; i++) x = tn__fft_resize(fn, x, (int)d[i], s[i]);
+    tn_tensor *r = x ? tn_keep(tn__fft_c2c_raw(x, k, d, forward, scale)) : NULL;
+    tn_scope_end();
+    return r;
 }
 
 /* ======================================================================= */

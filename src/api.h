@@ -4315,6 +4315,8 @@ float tn__tanhf_fast(float x);
 /* the FFT engine (src/ops/fft.c): kind 0 forward, 1 backward (c2c), 2 r2c, 3 c2r; strides in elements */
 int tn__fft_exec(int64_t n, int dbl, int kind, const void *in, int64_t is, int64_t idist, void *out,
                  int64_t os, int64_t odist, int64_t howmany, double scale);
+/* torch.fft.fftn (forward) / ifftn over a complex tensor's real view [..., 2]: dims (0: all, or the last nn), sizes n (NULL: the input's), norm */
+tn_tensor *tn__fft_c2c(tn_tensor *xr, int ndims, const int64_t *dims, int nn, const int64_t *n, const char *norm, bool forward);
 #else
 #define TN__TESTABLE static
 #endif

@@ -268,6 +268,99 @@ TEST(errors) {
     CHECK(tn__fft_exec(2, 0, FWD, x, 1, 0, x, 1, 0, 0, 1.0) == 0);   /* no lines: nothing to do */
 }
 
+/* ---- the tensor layer (tn__fft_c2c over a complex tensor's real view) ---- */
+
+/* the reference: x [A, B, C] complex (real view [A, B, C, 2], float64) transformed along dims
+   0 and 2 after padding / cropping them to n0, n2, in long double, times scale */
+static double layer_err(tn_tensor *xr, tn_tensor *got, int64_t n0, int64_t n2, int sg, double scale) {
+    tn_tensor *c = tn_contiguous(xr);
+    const double *x = (const double *)tn_data_ptr(c), *g = (const double *)tn_data_ptr(got);
+    const int64_t A = tn_shape(xr)[0], B = tn_shape(xr)[1], C = tn_shape(xr)[2];
+    long double num = 0, den = 0;
+    for (int64_t a = 0; a < n0; a++)
+        for (int64_t b = 0; b < B; b++)
+            for (int64_t cc = 0; cc < n2; cc++) {
+                long double re = 0, im = 0;
+                for (int64_t j = 0; j < (A < n0 ? A : n0); j++)
+                    for (int64_t l = 0; l < (C < n2 ? C : n2); l++) {
+                        long double ang = -sg * 2 * PI_L * ((long double)(a * j % n0) / n0 + (long double)(cc * l % n2) / n2);
+                        long double xr_ = x[2 * ((j * B + b) * C + l)], xi = x[2 * ((j * B + b) * C + l) + 1];
+                        re += xr_ * cosl(ang) - xi * sinl(ang);
+                        im += xr_ * sinl(ang) + xi * cosl(ang);
+                    }
+                re *= scale; im *= scale;
+                const double *o = g + 2 * ((a * B + b) * n2 + cc);
+                num += (o[0] - re) * (o[0] - re) + (o[1] - im) * (o[1] - im);
+                den += re * re + im * im;
+            }
+    tn_release(c);
+    return (double)sqrtl(num / den);
+}
+
+TEST(layer_fftn_against_the_dft) {
+    tn_scope_begin();
+    /* non-contiguous input: a transposed [6, 5, 3, 2] made [3, 5, 6, 2] */
+    tn_tensor *xr = tn_permute(tn_randn(TN_SHAPE(6, 5, 3, 2), TN_F64), TN_SHAPE(2, 1, 0, 3));
+    const char *norms[] = {NULL, "backward", "forward", "ortho"};
+    const int64_t sizes[][2] = {{3, 6}, {4, 8}, {2, 5}, {7, 4}};
+    for (int fwd = 0; fwd < 2; fwd++)
+        for (int ni = 0; ni < 4; ni++)
+            for (int si = 0; si < 4; si++) {
+                const int64_t n0 = sizes[si][0], n2 = sizes[si][1], cnt = n0 * n2;
+                tn_tensor *r = tn__fft_c2c(xr, 2, (const int64_t[]){0, -1}, 2, sizes[si], norms[ni], fwd);
+                if (!r) { fail_at(__LINE__, "%s", tn_last_error()); continue; }
+                CHECK(tn_ndim(r) == 4 && tn_shape(r)[0] == n0 && tn_shape(r)[1] == 5 && tn_shape(r)[2] == n2 && tn_shape(r)[3] == 2);
+                const char *nm = norms[ni] ? norms[ni] : "backward";
+                double scale = !strcmp(nm, "ortho") ? 1 / sqrt((double)cnt) : (!strcmp(nm, "forward")) == fwd ? 1.0 / (double)cnt : 1.0;
+                double e = layer_err(xr, r, n0, n2, fwd ? 1 : -1, scale);
+                if (!(e < 8 * DBL_EPSILON)) fail_at(__LINE__, "fwd %d norm %s n (%lld, %lld): error %.3g", fwd, nm, (long long)n0, (long long)n2, e);
+                else tn_test_passed++;
+            }
+    /* float32 too, and every dim by default; ortho round trip */
+    tn_tensor *xf = tn_randn(TN_SHAPE(4, 9, 2), TN_F32);
+    tn_tensor *rt = tn__fft_c2c(tn__fft_c2c(xf, 0, NULL, 0, NULL, "ortho", true), 0, NULL, 0, NULL, "ortho", false);
+    CHECK(rt && tn_get_dtype(rt) == TN_F32 && tn_item(tn_max(tn_abs(tn_sub(rt, xf)))) < 1e-5);
+    /* the last nn dims when only sizes are given: n = (12,) pads dim 1 (9 -> 12) */
+    tn_tensor *p = tn__fft_c2c(xf, 0, NULL, 1, (const int64_t[]){12}, NULL, true);
+    CHECK(p && tn_shape(p)[0] == 4 && tn_shape(p)[1] == 12);
+    tn_tensor *q = tn__fft_c2c(xf, 1, (const int64_t[]){-1}, 1, (const int64_t[]){12}, NULL, true);
+    CHECK(q && tn_item(tn_max(tn_abs(tn_sub(p, q)))) == 0);
+    tn_scope_end();
+}
+
+static tn_tensor *layer_fn(tn_tensor *const *in, int n, void *ctx) {
+    (void)n;
+    const int which = *(const int *)ctx;
+    const int64_t sizes[2] = {4, 3};
+    tn_tensor *r = tn__fft_c2c(in[0], 2, (const int64_t[]){0, 1}, 2, sizes, which ? "ortho" : NULL, which == 0);
+    return tn_mul(r, tn_cos(r));   /* nonlinear, so gradgradcheck sees second derivatives */
+}
+TEST(layer_gradients) {
+    tn_scope_begin();
+    tn_tensor *x = tn_randn(TN_SHAPE(3, 5, 2), TN_F64);
+    tn_requires_grad_(x, true);
+    for (int which = 0; which < 2; which++) {
+        CHECK(tn_gradcheck(layer_fn, &x, 1, &which, 1e-6, 1e-5, 1e-4));
+        CHECK(tn_gradgradcheck(layer_fn, &x, 1, &which, 1e-6, 1e-5, 1e-4));
+    }
+    tn_tensor *r = tn__fft_c2c(x, 0, NULL, 0, NULL, NULL, true);
+    CHECK(r && tn_grad_fn_name(r) && !strcmp(tn_grad_fn_name(r), "FftC2CBackward0"));
+    tn_scope_end();
+}
+
+TEST(layer_errors) {
+    tn_scope_begin();
+    tn_tensor *x = tn_randn(TN_SHAPE(3, 4, 2), TN_F32);
+    CHECK_ERR(tn__fft_c2c(x, 0, NULL, 0, NULL, "bogus", true), "Invalid normalization mode: \"bogus\"");
+    CHECK_ERR(tn__fft_c2c(x, 2, (const int64_t[]){0, -2}, 0, NULL, NULL, true), "FFT dims must be unique");
+    CHECK_ERR(tn__fft_c2c(x, 1, (const int64_t[]){2}, 0, NULL, NULL, false), "out of range");
+    CHECK_ERR(tn__fft_c2c(x, 1, (const int64_t[]){0}, 1, (const int64_t[]){0}, NULL, true), "Invalid number of data points (0) specified");
+    CHECK_ERR(tn__fft_c2c(tn_randn(TN_SHAPE(3, 4), TN_F32), 0, NULL, 0, NULL, NULL, true), "real view of a complex tensor");
+    CHECK_ERR(tn__fft_c2c(tn_ones(TN_SHAPE(3, 2), TN_I64), 0, NULL, 0, NULL, NULL, true), "real view of a complex tensor");
+    CHECK_ERR(tn__fft_c2c(x, 3, (const int64_t[]){0, 1, 0}, 0, NULL, NULL, true), "3 dims");
+    tn_scope_end();
+}
+
 int main(void) {
     RUN(every_length_to_256_against_the_dft);
     RUN(selected_lengths_against_the_dft);
@@ -275,5 +368,8 @@ int main(void) {
     RUN(primes_through_bluestein);
     RUN(strided_batches);
     RUN(errors);
+    RUN(layer_fftn_against_the_dft);
+    RUN(layer_gradients);
+    RUN(layer_errors);
     return tn_test_report();
 }
