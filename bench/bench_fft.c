@@ -7,7 +7,7 @@
  *   fft2 512x512    a 2-d complex transform: the rows, then the columns (strided lines)
  *
  * Out of place, the output buffer allocated once (PyTorch allocates its result each call).
- * Median milliseconds of REPS runs at 1 and 2 threads; PyTorch in a child process
+ * Median (and fastest) milliseconds of REPS runs at 1 and 2 threads; PyTorch in a child process
  * (bench/bench_fft.py, /usr/bin/python3, OPENBLAS_CORETYPE unset) with the same count.
  *
  *   make build/bench_fft && ./build/bench_fft [REPS]
@@ -52,11 +52,11 @@ int main(int argc, char **argv) {
     if (!in || !out || !ts) return 1;
     srand(1);
     for (size_t i = 0; i < cap; i++) in[i] = (float)rand() / (float)RAND_MAX - 0.5f;
-    printf("# FFT beside PyTorch (torch.fft, pocketfft), complex64/float32, median ms of %d runs\n\n", reps);
-    printf("| transform | threads | tensor.h ms | PyTorch ms | ratio |\n|---|---:|---:|---:|---:|\n");
+    printf("# FFT beside PyTorch (torch.fft, pocketfft), complex64/float32, median (fastest) ms of %d runs\n\n", reps);
+    printf("| transform | threads | tensor.h ms | PyTorch ms | ratio | fastest: tensor.h | PyTorch | ratio |\n|---|---:|---:|---:|---:|---:|---:|---:|\n");
     for (int threads = 1; threads <= 2; threads++) {
         tn_set_num_threads(threads);
-        double ours[NCASE], theirs[NCASE];
+        double ours[NCASE], theirs[NCASE], ob[NCASE], tb[NCASE];
         for (int c = 0; c < NCASE; c++) {
             if (run_case(c, in, out) || run_case(c, in, out)) { fprintf(stderr, "%s\n", tn_last_error()); return 1; }   /* plans */
             for (int r = 0; r < reps; r++) {
@@ -66,16 +66,18 @@ int main(int argc, char **argv) {
             }
             qsort(ts, (size_t)reps, sizeof ts[0], cmp_double);
             ours[c] = ts[reps / 2];
+            ob[c] = ts[0];
         }
         char cmd[256];
         snprintf(cmd, sizeof cmd, "env -u OPENBLAS_CORETYPE /usr/bin/python3 bench/bench_fft.py %d %d 2>/dev/null", threads, reps);
         FILE *p = popen(cmd, "r");
         int have = p != NULL;
         for (int c = 0; c < NCASE && have; c++) have = fscanf(p, "%lf", &theirs[c]) == 1;
+        for (int c = 0; c < NCASE && have; c++) have = fscanf(p, "%lf", &tb[c]) == 1;
         if (p) pclose(p);
         for (int c = 0; c < NCASE; c++) {
-            if (have) printf("| %s | %d | %.3f | %.3f | %.2f |\n", names[c], threads, ours[c], theirs[c], ours[c] / theirs[c]);
-            else printf("| %s | %d | %.3f | (no PyTorch) | |\n", names[c], threads, ours[c]);
+            if (have) printf("| %s | %d | %.3f | %.3f | %.2f | %.3f | %.3f | %.2f |\n", names[c], threads, ours[c], theirs[c], ours[c] / theirs[c], ob[c], tb[c], ob[c] / tb[c]);
+            else printf("| %s | %d | %.3f | (no PyTorch) | | %.3f | | |\n", names[c], threads, ours[c], ob[c]);
         }
         fflush(stdout);
     }

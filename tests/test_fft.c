@@ -293,7 +293,6 @@ static double layer_err(tn_tensor *xr, tn_tensor *got, int64_t n0, int64_t n2, i
                 num += (o[0] - re) * (o[0] - re) + (o[1] - im) * (o[1] - im);
                 den += re * re + im * im;
             }
-    tn_release(c);
     return (double)sqrtl(num / den);
 }
 
@@ -358,6 +357,7 @@ TEST(layer_errors) {
     CHECK_ERR(tn__fft_c2c(tn_randn(TN_SHAPE(3, 4), TN_F32), 0, NULL, 0, NULL, NULL, true), "real view of a complex tensor");
     CHECK_ERR(tn__fft_c2c(tn_ones(TN_SHAPE(3, 2), TN_I64), 0, NULL, 0, NULL, NULL, true), "real view of a complex tensor");
     CHECK_ERR(tn__fft_c2c(x, 3, (const int64_t[]){0, 1, 0}, 0, NULL, NULL, true), "3 dims");
+    if (tn_cuda_is_available()) CHECK_ERR(tn__fft_c2c(tn_to(x, TN_CUDA), 0, NULL, 0, NULL, NULL, true), "not on CUDA yet");
     tn_scope_end();
 }
 

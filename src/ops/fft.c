@@ -230,6 +230,7 @@ static void tn__fft_plan_free(tn__fft_plan *p) {
     if (p->sub && TN__ATOMIC_ADD(&p->sub->refs, -1) == 0) tn__fft_plan_free(p->sub);
     TN_FREE(p);
 }
+static tn__fft_plan *tn__fft_plan_fail(tn__fft_plan *p) { tn__fft_plan_free(p); return NULL; }
 /* a buffer of cnt complex numbers of the plan's precision, from double values */
 static void *tn__fft_cbuf(int dbl, int64_t cnt) {
     int64_t bytes;
@@ -257,17 +258,18 @@ static void tn__fft_exec_c2c(const tn__fft_plan *pl, const void *in, void *out, 
 
 /* A new plan, not cached; NULL when out of memory. */
 static tn__fft_plan *tn__fft_plan_new(int64_t n, int dbl, int kind) {
-    tn__fft_plan *p = (tn__fft_plan *)calloc(1, sizeof *p);
+    tn__fft_plan *p = (tn__fft_plan *)TN_MALLOC(sizeof *p);
     if (!p) return NULL;
+    memset(p, 0, sizeof *p);
     p->n = n; p->dbl = dbl; p->kind = kind; p->refs = 1;
     const double d = kind == TN__FFT_BWD ? -1.0 : 1.0;   /* w = exp(-2 pi i d / N) */
     if (kind == TN__FFT_R2C || kind == TN__FFT_C2R) {
         const int even = n % 2 == 0 && n >= 2;
         /* c2r of odd n runs the complex backward transform of the Hermitian-extended input */
         p->sub = tn__fft_plan_get(even ? n / 2 : n, dbl, kind == TN__FFT_C2R ? TN__FFT_BWD : TN__FFT_FWD);
-        if (!p->sub) goto fail;
+        if (!p->sub) return tn__fft_plan_fail(p);
         if (even) {
-            if (!(p->rtw = tn__fft_cbuf(dbl, n / 2))) goto fail;
+            if (!(p->rtw = tn__fft_cbuf(dbl, n / 2))) return tn__fft_plan_fail(p);
             for (int64_t k = 0; k < n / 2; k++) { double c, s; tn__fft_root(k, n, &c, &s); tn__fft_cset(p->rtw, dbl, k, c, -s); }
             p->work = 2 * (n / 2 + 1) + p->sub->work;
         } else {
@@ -291,10 +293,10 @@ static tn__fft_plan *tn__fft_plan_new(int64_t n, int dbl, int kind) {
         p->nf = 0;
         p->bm = tn__fft_good_size(2 * n - 1);
         p->sub = tn__fft_plan_get(p->bm, dbl, TN__FFT_FWD);
-        if (!p->sub || !(p->chirp = tn__fft_cbuf(dbl, n)) || !(p->filt = tn__fft_cbuf(dbl, p->bm))) goto fail;
+        if (!p->sub || !(p->chirp = tn__fft_cbuf(dbl, n)) || !(p->filt = tn__fft_cbuf(dbl, p->bm))) return tn__fft_plan_fail(p);
         /* chirp_k = exp(-i pi d k^2 / n): k^2 mod 2n kept exact */
         void *b = tn__fft_cbuf(dbl, p->bm), *w = tn__fft_cbuf(dbl, 2 * p->bm + p->sub->work);
-        if (!b || !w) { TN_FREE(b); TN_FREE(w); goto fail; }
+        if (!b || !w) { TN_FREE(b); TN_FREE(w); return tn__fft_plan_fail(p); }
         memset(b, 0, (size_t)p->bm * (dbl ? 16 : 8));
         int64_t k2 = 0;   /* k^2 mod 2n */
         for (int64_t k = 0; k < n; k++) {
@@ -322,7 +324,7 @@ static tn__fft_plan *tn__fft_plan_new(int64_t n, int dbl, int kind) {
         if (r > 5) rtot += r;
         s *= r;
     }
-    if (!(p->tw = tn__fft_cbuf(dbl, tot)) || !(p->rt = tn__fft_cbuf(dbl, rtot))) goto fail;
+    if (!(p->tw = tn__fft_cbuf(dbl, tot)) || !(p->rt = tn__fft_cbuf(dbl, rtot))) return tn__fft_plan_fail(p);
     s = 1;
     for (int k = 0; k < nf; k++) {
         const int r = p->fac[k];
@@ -340,9 +342,6 @@ static tn__fft_plan *tn__fft_plan_new(int64_t n, int dbl, int kind) {
     }
     p->work = 2 * n;
     return p;
-fail:
-    tn__fft_plan_free(p);
-    return NULL;
 }
 
 /* The plan cache: the last TN__FFT_CACHE plans used, by (n, precision, kind). A plan
@@ -798,6 +797,7 @@ TN__FFT_MAYBE_UNUSED TN__TESTABLE tn_tensor *tn__fft_c2c(tn_tensor *xr, int ndim
     if ((xr->dtype != TN_F32 && xr->dtype != TN_F64) || xr->ndim < 1 || xr->shape[xr->ndim - 1] != 2)
         return (tn_tensor *)tn__error("%s: expected the real view of a complex tensor (float32 or float64, last dim 2), got %s %s", fn,
                                       tn_dtype_name(xr->dtype), TN__SHAPE(xr));
+    if (xr->device != TN_CPU) return (tn_tensor *)tn__error("%s: the FFT runs on the CPU only (not on CUDA yet: cuFFT is to come)", fn);
     const int cd = xr->ndim - 1;   /* the complex tensor's dims */
     if (ndims > cd || nn > cd || (ndims && nn && ndims != nn))
         return (tn_tensor *)tn__error("%s: got %d dims and %d sizes for a %d-d tensor", fn, ndims, nn, cd);
