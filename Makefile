@@ -189,6 +189,11 @@ $(BUILD)/bench_matmul: bench/bench_matmul.c $(HEADER)
 	@mkdir -p $(BUILD)
 	$(CC) $(FAST) -g $(CPPFLAGS) -I/usr/include/x86_64-linux-gnu/openblas-pthread $< -o $@ -lopenblas $(LDLIBS)
 
+# the FFT engine beside torch.fft calls the engine's internal entry: its own implementation unit
+$(BUILD)/bench_fft: bench/bench_fft.c $(HEADER)
+	@mkdir -p $(BUILD)
+	$(CC) $(WARN) $(FAST) -g $(CPPFLAGS) $< -o $@ $(LDFLAGS) $(LDLIBS)
+
 # ---- install: the header, the shared and static library, pkg-config and CMake files ----
 #   make install PREFIX=/usr/local        (DESTDIR is honoured)
 # A program that links the library includes tensor.h without TENSOR_IMPLEMENTATION:

@@ -2165,6 +2165,33 @@ TNDEF tn_tensor *tn_linalg_lstsq_str(tn_tensor *A, tn_tensor *B, tn_tensor **res
 /* linalg.cond: p NULL (None) or "2", "-2" (singular values), "fro", "nuc", "inf", "-inf", "1",
    "-1" (norm(A) norm(A^{-1}), square A; inf for a singular one). */
 TNDEF tn_tensor *tn_linalg_cond(tn_tensor *A, const char *p);
+/* torch.fft's real-valued functions (src/ops/fft.c; the transforms wait for complex dtypes).
+   fft.fftfreq(n, .d = 1.0, .dtype = -1 (None: the default dtype), .device): the sample
+   frequencies [0, 1, ..., (n-1)/2, -(n/2), ..., -1] / (d n); a floating dtype. */
+#define TN_FIELDS_tn_fftfreq_fn_opts(X) \
+    X(D, d,      1.0,    "") \
+    X(E, dtype,  -1,     "float32|float64|int32|int64|uint8|bool|float16|bfloat16|int8|int16") \
+    X(E, device, TN_CPU, "cpu|cuda")
+TN__KW_STRUCT(tn_fftfreq_fn_opts);
+TNDEF tn_tensor *tn_fft_fftfreq_opts(int64_t n, tn_fftfreq_fn_opts opts);
+#define tn_fft_fftfreq(...) tn_fft_fftfreq_opts(TN__POS_KW(tn_fftfreq_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_fft_fftfreq_str(int64_t n, const char *options);
+/* fft.rfftfreq(n, .d, .dtype, .device): [0, 1, ..., n/2] / (d n) (rfft's n/2 + 1 outputs). */
+TNDEF tn_tensor *tn_fft_rfftfreq_opts(int64_t n, tn_fftfreq_fn_opts opts);
+#define tn_fft_rfftfreq(...) tn_fft_rfftfreq_opts(TN__POS_KW(tn_fftfreq_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_fft_rfftfreq_str(int64_t n, const char *options);
+/* fft.fftshift(x, .dim = TN_INTS(...) (empty: every dim)): x rolled by size / 2 along each
+   dim, so the zero frequency sits in the middle; ifftshift rolls by (size + 1) / 2, undoing it.
+   Differentiable (roll's gradient). */
+#define TN_FIELDS_tn_fftshift_fn_opts(X) \
+    X(IL, dim, TN__LIST0, "")
+TN__KW_STRUCT(tn_fftshift_fn_opts);
+TNDEF tn_tensor *tn_fft_fftshift_opts(tn_tensor *x, tn_fftshift_fn_opts opts);
+#define tn_fft_fftshift(...) tn_fft_fftshift_opts(TN__POS_KW(tn_fftshift_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_fft_fftshift_str(tn_tensor *x, const char *options);
+TNDEF tn_tensor *tn_fft_ifftshift_opts(tn_tensor *x, tn_fftshift_fn_opts opts);
+#define tn_fft_ifftshift(...) tn_fft_ifftshift_opts(TN__POS_KW(tn_fftshift_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_fft_ifftshift_str(tn_tensor *x, const char *options);
 
 /* ======================================================================= */
 /* 10. nn functional                                                        */
@@ -4436,6 +4463,11 @@ void tn__sum_into_f64(double *o, const float *x, int64_t n);
 bool tn__mul_ok_portable(int64_t a, int64_t b, int64_t *r);   /* size products without the compiler's builtin */
 float tn__expf_fast(float x);                                  /* the attention's and the LSTM's vectorisable expf, tanhf */
 float tn__tanhf_fast(float x);
+/* the FFT engine (src/ops/fft.c): kind 0 forward, 1 backward (c2c), 2 r2c, 3 c2r; strides in elements */
+int tn__fft_exec(int64_t n, int dbl, int kind, const void *in, int64_t is, int64_t idist, void *out,
+                 int64_t os, int64_t odist, int64_t howmany, double scale);
+/* torch.fft.fftn (forward) / ifftn over a complex tensor's real view [..., 2]: dims (0: all, or the last nn), sizes n (NULL: the input's), norm */
+tn_tensor *tn__fft_c2c(tn_tensor *xr, int ndims, const int64_t *dims, int nn, const int64_t *n, const char *norm, bool forward);
 #else
 #define TN__TESTABLE static
 #endif

@@ -603,6 +603,12 @@ static const tn__kwkey tn__kw_softmin[] = {TN_FIELDS_tn_softmin_fn_opts(TN__KW_R
 #define TN__KW_T tn_tri_indices_fn_opts
 static const tn__kwkey tn__kw_tri_indices[] = {TN_FIELDS_tn_tri_indices_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
+#define TN__KW_T tn_fftfreq_fn_opts
+static const tn__kwkey tn__kw_fftfreq[] = {TN_FIELDS_tn_fftfreq_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_fftshift_fn_opts
+static const tn__kwkey tn__kw_fftshift[] = {TN_FIELDS_tn_fftshift_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
 #define TN__KW_T tn_logit_fn_opts
 static const tn__kwkey tn__kw_logit[] = {TN_FIELDS_tn_logit_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T

@@ -512,6 +512,10 @@ tn_pinverse T T d
 tn_linalg_matrix_rank_str T T s
 tn_linalg_lstsq_str T T T A A A s
 tn_linalg_cond T T s
+tn_fft_fftfreq_str T l s
+tn_fft_rfftfreq_str T l s
+tn_fft_fftshift_str T T s
+tn_fft_ifftshift_str T T s
 tn_einsum T s A i
 tn_cdist_str T T T s
 tn_pdist_str T T s

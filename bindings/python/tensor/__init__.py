@@ -30,7 +30,7 @@ from ._factories import (arange, linspace, logspace, eye, tril_indices, triu_ind
                          reset_peak_memory_stats, set_num_threads, get_num_threads)
 from .autograd import (no_grad, enable_grad, set_grad_enabled, is_grad_enabled, inference_mode,
                        is_inference_mode_enabled)
-from . import nn, autograd, optim, utils, backends, testing, accelerator, special, linalg, distributions
+from . import nn, autograd, optim, utils, backends, testing, accelerator, special, linalg, distributions, fft
 from . import jit, onnx, sparse
 from .sparse import sparse_coo_tensor, layout, strided, sparse_coo
 from . import multiprocessing  # registers how tensors cross processes (shared memory)
