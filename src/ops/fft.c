@@ -739,7 +739,7 @@ static tn_tensor *tn__fft_resize(const char *fn, tn_tensor *x, int dim, int64_t 
     int64_t pad[2 * TN_MAX_DIMS] = {0};
     const int np = 2 * (x->ndim - dim);
     pad[np - 1] = n - x->shape[dim];
-    return tn_pad(x, pad, np, 0.0);
+    return tn_pad(x, pad, np);
 }
 
 /* The transform itself over the real view xr (its dims all < ndim - 1, distinct), scaled:
