@@ -52,6 +52,9 @@
  * (MC is a multiple of both 12 and 6.)  Each k step of the kernel does 2*MR
  * FMAs per 2 + MR loads, so streaming the packed panels from L2 keeps up.
  * Tiny products (M*N*K <= 4096) skip packing and use a direct triple loop.
+ * The epilogue (tn__gemm_ep_*, tn__gemm_epi): a bias per row or per column and an
+ * activation applied to each tile right after the micro-kernel stores it (still in L1),
+ * instead of a broadcast copy of the bias into C before and an activation pass after.
  * The packing buffer is cached between calls (see tn__gemm_buf_get).
  * With threads (core/threads.c's pool) the ic loop is split across them, each
  * packing its own A block; the packed B panel is shared.
@@ -434,7 +437,7 @@ TN__GEMM_MAYBE_UNUSED TN__TESTABLE void tn__gemm_free_cache(void)
         int64_t mcb = M - ic < mstep ? M - ic : mstep;                                    \
         tn__gemm_packA_##SFX(mcb, kcb, A + ic * rsa + pc * csa, rsa, csa, kn.mr, Apt);    \
         tn__gemm_macro_##SFX(&kn, mcb, ncb, kcb, alpha, Apt, Bp, Bd, rsb, beta_p,         \
-                             C + ic * rsc + jc * csc, rsc, csc);                          \
+                             C + ic * rsc + jc * csc, rsc, csc, ep, ic, jc, first, last); \
     }
 /* Threads for an M x N x K product: the work model (a multiply-add in the packed kernels
    counts 1/TN__GEMM_UNIT of a work unit; 2 threads from about 4e6) and whole MR panels
@@ -536,6 +539,7 @@ static void tn__gemm_packT_f64(int64_t rows, int64_t kc, const double *a, int64_
 typedef struct {
     const tn__gemm_kern_##SFX *kn; const T *A, *Bp, *Bd; T *C, *Ap; T alpha, beta_p;
     int64_t M, mstep, kcb, ncb, rsa, csa, rsb, rsc, csc, pc, jc; size_t szA;
+    const tn__gemm_epi *ep; int first, last;
 } tn__gemm_step_##SFX;
 static void tn__gemm_step_part_##SFX(void *args, int t, int nthr);
 
@@ -588,6 +592,41 @@ static void tn__gemm_packB_##SFX(int64_t kc, int64_t nc, const T *B, int64_t rsb
     }
 }
 
+/* The epilogue on the mb x nb block of C at c (its first element C[i0, j0]): the bias after
+   the first K slice (where the copy of the bias into C was added: the same order of
+   additions), the activation after the last. */
+static void tn__gemm_epi_##SFX(const tn__gemm_epi *ep, int first, int last, T *c, int64_t mb, int64_t nb,
+                               int64_t rsc, int64_t csc, int64_t i0, int64_t j0)
+{
+    int64_t i, j;
+    if (first && ep->bias) {
+        const T *b = (const T *)ep->bias, bb = (T)ep->bias_beta;
+        const int64_t bs = ep->bias_stride;
+        for (i = 0; i < mb; i++) {
+            T *r = c + i * rsc;
+            if (ep->per_row) {
+                const T v = bb * b[(i0 + i) * bs];
+                for (j = 0; j < nb; j++) r[j * csc] += v;
+            } else if (csc == 1 && bs == 1) {
+                const T *bj = b + j0;
+                for (j = 0; j < nb; j++) r[j] += bb * bj[j];
+            } else {
+                for (j = 0; j < nb; j++) r[j * csc] += bb * b[(j0 + j) * bs];
+            }
+        }
+    }
+    if (!last || ep->act == TN__EPI_NONE) return;
+    for (i = 0; i < mb; i++) {
+        T *r = c + i * rsc;
+        switch (ep->act) {
+        case TN__EPI_RELU: for (j = 0; j < nb; j++) { const T x = r[j * csc]; r[j * csc] = x < 0 ? (T)0 : x; } break;
+        case TN__EPI_GELU: for (j = 0; j < nb; j++) r[j * csc] = tn_gelu_##SFX(r[j * csc]); break;
+        case TN__EPI_GELU_TANH: for (j = 0; j < nb; j++) r[j * csc] = tn_gelu_tanh_##SFX(r[j * csc]); break;
+        default: for (j = 0; j < nb; j++) r[j * csc] = tn_silu_##SFX(r[j * csc]); break;
+        }
+    }
+}
+
 /* C = beta*C (the whole result when K == 0 or alpha == 0). */
 static void tn__gemm_scale_##SFX(int64_t M, int64_t N, T beta, T *C, int64_t rsc,
                                  int64_t csc)
@@ -621,7 +660,8 @@ static void tn__gemm_naive_##SFX(int64_t M, int64_t N, int64_t K, T alpha, const
 static void tn__gemm_macro_##SFX(const tn__gemm_kern_##SFX *kn, int64_t mc, int64_t nc,
                                  int64_t kc, T alpha, const T *Ap, const T *Bp,
                                  const T *Bd, int64_t ldbd, T beta,
-                                 T *C, int64_t rsc, int64_t csc)
+                                 T *C, int64_t rsc, int64_t csc,
+                                 const tn__gemm_epi *ep, int64_t i0, int64_t j0, int first, int last)
 {
     T tile[TN__GEMM_MAX_TILE];
     int64_t ir, jr, i, j, mr = kn->mr, nr = kn->nr;
@@ -643,15 +683,18 @@ static void tn__gemm_macro_##SFX(const tn__gemm_kern_##SFX *kn, int64_t mc, int6
                                             : alpha * tile[i * nr + j] + beta * *cij;
                     }
             }
+            if (ep) tn__gemm_epi_##SFX(ep, first, last, c, mb, nb, rsc, csc, i0 + ir, j0 + jr);
         }
     }
 }
 
-TN__TESTABLE int tn__gemm_##SFX(int64_t M, int64_t N, int64_t K, T alpha,
+/* The GEMM with an epilogue (ep NULL: none): C = act(alpha * A @ B + beta * C + bias_beta * bias). */
+TN__TESTABLE int tn__gemm_ep_##SFX(int64_t M, int64_t N, int64_t K, T alpha,
                           const T *A, int64_t rsa, int64_t csa,
                           const T *B, int64_t rsb, int64_t csb,
-                          T beta, T *C, int64_t rsc, int64_t csc)
+                          T beta, T *C, int64_t rsc, int64_t csc, const tn__gemm_epi *ep)
 {
+    tn__gemm_epi ept;
     tn__gemm_kern_##SFX kn;
     int64_t kc, mc, nc, mstep, naive_max, jc, pc, nthr = 1;
     int direct;
@@ -660,8 +703,10 @@ TN__TESTABLE int tn__gemm_##SFX(int64_t M, int64_t N, int64_t K, T alpha,
     T *Ap, *Bp;
     size_t szA, szB;
     if (M <= 0 || N <= 0) return 0;
+    if (ep && !ep->bias && ep->act == TN__EPI_NONE) ep = NULL;
     if (K <= 0 || alpha == (T)0) {
         tn__gemm_scale_##SFX(M, N, beta, C, rsc, csc);
+        if (ep) tn__gemm_epi_##SFX(ep, 1, 1, C, M, N, rsc, csc, 0, 0);
         return 0;
     }
     kn = tn__gemm_kern_select_##SFX();
@@ -676,11 +721,13 @@ TN__TESTABLE int tn__gemm_##SFX(int64_t M, int64_t N, int64_t K, T alpha,
         rsa = csb; csa = rsb; /* A' = B^T: A'[n,k] = B[k,n] */
         rsb = ca; csb = ra;   /* B' = A^T: B'[k,m] = A[m,k] */
         t = rsc; rsc = csc; csc = t;
+        if (ep) { ept = *ep; ept.per_row = !ept.per_row; ep = &ept; }   /* C's rows are C^T's columns */
     }
     kn = tn__gemm_kern_for_##SFX(M); /* by the final M (after the swap) */
     naive_max = tn__gemm_tune.naive_max >= 0 ? tn__gemm_tune.naive_max : 4096;
     if ((double)M * (double)N * (double)K <= (double)naive_max) {
         tn__gemm_naive_##SFX(M, N, K, alpha, A, rsa, csa, B, rsb, csb, beta, C, rsc, csc);
+        if (ep) tn__gemm_epi_##SFX(ep, 1, 1, C, M, N, rsc, csc, 0, 0);
         return 0;
     }
     if (tn__gemm_tune.kc > 0) kn.kc = tn__gemm_tune.kc;
@@ -710,13 +757,14 @@ TN__TESTABLE int tn__gemm_##SFX(int64_t M, int64_t N, int64_t K, T alpha,
         int64_t ncb = N - jc < kn.nc ? N - jc : kn.nc;
         for (pc = 0; pc < K; pc += kn.kc) {
             int64_t kcb = K - pc < kn.kc ? K - pc : kn.kc, ic, full = ncb / kn.nr * kn.nr;
+            const int first = pc == 0, last = pc + kcb >= K;
             T beta_p = pc == 0 ? beta : (T)1; /* later K slices accumulate */
             const T *Bd = direct ? B + pc * rsb + jc : NULL;
             if (!direct) tn__gemm_packB_##SFX(kcb, ncb, B + pc * rsb + jc * csb, rsb, csb, kn.nr, Bp);
             else if (full < ncb) /* only the ragged last panel, where the macro looks */
                 tn__gemm_packB_##SFX(kcb, ncb - full, B + pc * rsb + jc + full, rsb, 1, kn.nr, Bp + full * kcb);
             if (nthr > 1) {
-                tn__gemm_step_##SFX st = {&kn, A, Bp, Bd, C, Ap, alpha, beta_p, M, mstep, kcb, ncb, rsa, csa, rsb, rsc, csc, pc, jc, szA};
+                tn__gemm_step_##SFX st = {&kn, A, Bp, Bd, C, Ap, alpha, beta_p, M, mstep, kcb, ncb, rsa, csa, rsb, rsc, csc, pc, jc, szA, ep, first, last};
                 tn__parallel((int)nthr, tn__gemm_step_part_##SFX, &st);
             } else {
                 TN__GEMM_IC_LOOP(T, SFX, 0, (M + mstep - 1) / mstep, Ap)
@@ -726,6 +774,13 @@ TN__TESTABLE int tn__gemm_##SFX(int64_t M, int64_t N, int64_t K, T alpha,
     tn__gemm_buf_put(buf, cached);
     return 0;
 }
+TN__TESTABLE int tn__gemm_##SFX(int64_t M, int64_t N, int64_t K, T alpha,
+                          const T *A, int64_t rsa, int64_t csa,
+                          const T *B, int64_t rsb, int64_t csb,
+                          T beta, T *C, int64_t rsc, int64_t csc)
+{
+    return tn__gemm_ep_##SFX(M, N, K, alpha, A, rsa, csa, B, rsb, csb, beta, C, rsc, csc, NULL);
+}
 static void tn__gemm_step_part_##SFX(void *args, int t, int nthr) {
     const tn__gemm_step_##SFX *s_ = (const tn__gemm_step_##SFX *)args;
     const tn__gemm_kern_##SFX kn = *s_->kn;
@@ -733,6 +788,8 @@ static void tn__gemm_step_part_##SFX(void *args, int t, int nthr) {
     T *C = s_->C, *Apt = (T *)((char *)s_->Ap + (size_t)t * s_->szA);
     const int64_t M = s_->M, mstep = s_->mstep, kcb = s_->kcb, ncb = s_->ncb, rsa = s_->rsa, csa = s_->csa, rsb = s_->rsb, rsc = s_->rsc,
                   csc = s_->csc, pc = s_->pc, jc = s_->jc, nb = (M + mstep - 1) / mstep;
+    const tn__gemm_epi *ep = s_->ep;
+    const int first = s_->first, last = s_->last;
     int64_t ic;
     TN__GEMM_IC_LOOP(T, SFX, tn__split_at(nb, t, nthr), tn__split_at(nb, t + 1, nthr), Apt)
 }
