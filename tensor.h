@@ -13939,13 +13939,15 @@ TNDEF tn_tensor *tn_unique_consecutive_str(tn_tensor *x, tn_tensor **inverse, tn
 #endif
 
 /* micro-kernel: C[0:MR, 0:NR] (row stride rsc, column stride 1)
- *   = alpha * (Ap panel @ Bp panel) + beta * C,  C not read when beta == 0.
+ *   = alpha * (Ap panel @ Bp panel) + beta * S,  S not read when beta == 0.
+ * S is C itself (S = C, rss = rsc), or the epilogue's bias row (rss = 0: the same row for
+ * every row of the tile).
  * Row k of the B panel starts at Bp + k*ldb: ldb = NR for a packed panel, B's own row
  * stride when B is read in place (see "direct B" below). */
 typedef void (*tn__gemm_ukr_f32)(int64_t kc, const float *Ap, const float *Bp, int64_t ldb,
-                                 float *C, int64_t rsc, float alpha, float beta);
+                                 float *C, int64_t rsc, float alpha, float beta, const float *S, int64_t rss);
 typedef void (*tn__gemm_ukr_f64)(int64_t kc, const double *Ap, const double *Bp, int64_t ldb,
-                                 double *C, int64_t rsc, double alpha, double beta);
+                                 double *C, int64_t rsc, double alpha, double beta, const double *S, int64_t rss);
 
 enum { TN__GEMM_SCALAR = 0, TN__GEMM_AVX2 = 1, TN__GEMM_AVX512 = 2 };
 
@@ -13987,7 +13989,7 @@ TN__TESTABLE int tn__gemm_isa(void)
    accumulated over kc packed columns, then C = alpha * acc + beta * C. */
 /* TN__GEMM_DEFINE_UKR_SCALAR(float, f32, TN__GEMM_SC_NR32): the template in src/ops/gemm.c */
 static void tn__gemm_ukr_scalar_f32(int64_t kc, const float *Ap, const float *Bp, int64_t ldb,
-                                      float *C, int64_t rsc, float alpha, float beta)
+                                      float *C, int64_t rsc, float alpha, float beta, const float *S, int64_t rss)
 {
     float acc[TN__GEMM_SC_MR * TN__GEMM_SC_NR32];
     int64_t k;
@@ -13999,12 +14001,12 @@ static void tn__gemm_ukr_scalar_f32(int64_t kc, const float *Ap, const float *Bp
     for (i = 0; i < TN__GEMM_SC_MR; i++)
         for (j = 0; j < TN__GEMM_SC_NR32; j++) {
             float *c = C + i * rsc + j;
-            *c = beta == 0 ? alpha * acc[i * TN__GEMM_SC_NR32 + j] : alpha * acc[i * TN__GEMM_SC_NR32 + j] + beta * *c;
+            *c = beta == 0 ? alpha * acc[i * TN__GEMM_SC_NR32 + j] : alpha * acc[i * TN__GEMM_SC_NR32 + j] + beta * S[i * rss + j];
         }
 }
 /* TN__GEMM_DEFINE_UKR_SCALAR(double, f64, TN__GEMM_SC_NR64): the template in src/ops/gemm.c */
 static void tn__gemm_ukr_scalar_f64(int64_t kc, const double *Ap, const double *Bp, int64_t ldb,
-                                      double *C, int64_t rsc, double alpha, double beta)
+                                      double *C, int64_t rsc, double alpha, double beta, const double *S, int64_t rss)
 {
     double acc[TN__GEMM_SC_MR * TN__GEMM_SC_NR64];
     int64_t k;
@@ -14016,7 +14018,7 @@ static void tn__gemm_ukr_scalar_f64(int64_t kc, const double *Ap, const double *
     for (i = 0; i < TN__GEMM_SC_MR; i++)
         for (j = 0; j < TN__GEMM_SC_NR64; j++) {
             double *c = C + i * rsc + j;
-            *c = beta == 0 ? alpha * acc[i * TN__GEMM_SC_NR64 + j] : alpha * acc[i * TN__GEMM_SC_NR64 + j] + beta * *c;
+            *c = beta == 0 ? alpha * acc[i * TN__GEMM_SC_NR64 + j] : alpha * acc[i * TN__GEMM_SC_NR64 + j] + beta * S[i * rss + j];
         }
 }
 
@@ -14055,7 +14057,8 @@ static void tn__gemm_ukr_scalar_f64(int64_t kc, const double *Ap, const double *
             TN__GEMM_ST(c_, TN__GEMM_MUL(va, c##r##a));                            \
             TN__GEMM_ST(c_ + TN__GEMM_V, TN__GEMM_MUL(va, c##r##b));               \
         } else {                                                                   \
-            TN__GEMM_VT o0_ = TN__GEMM_LD(c_), o1_ = TN__GEMM_LD(c_ + TN__GEMM_V); \
+            const TN__GEMM_ET *s_ = S + (r) * rss;                                 \
+            TN__GEMM_VT o0_ = TN__GEMM_LD(s_), o1_ = TN__GEMM_LD(s_ + TN__GEMM_V); \
             TN__GEMM_ST(c_, TN__GEMM_FMA(va, c##r##a, TN__GEMM_MUL(vb, o0_)));     \
             TN__GEMM_ST(c_ + TN__GEMM_V, TN__GEMM_FMA(va, c##r##b, TN__GEMM_MUL(vb, o1_))); \
         }                                                                          \
@@ -14076,7 +14079,7 @@ static void tn__gemm_ukr_scalar_f64(int64_t kc, const double *Ap, const double *
 __attribute__((target("avx512f")))
 static void tn__gemm_ukr_avx512_f32(int64_t kc, const TN__GEMM_ET *Ap, const TN__GEMM_ET *Bp,
                  int64_t ldb, TN__GEMM_ET *C, int64_t rsc, TN__GEMM_ET alpha,
-                 TN__GEMM_ET beta)
+                 TN__GEMM_ET beta, const TN__GEMM_ET *S, int64_t rss)
 {
     TN__GEMM_ROWS12(TN__GEMM_ROW_ZERO)
     TN__GEMM_VT va, vb;
@@ -14099,7 +14102,7 @@ static void tn__gemm_ukr_avx512_f32(int64_t kc, const TN__GEMM_ET *Ap, const TN_
 __attribute__((target("avx512f")))
 static void tn__gemm_ukr_avx512x8_f32(int64_t kc, const TN__GEMM_ET *Ap, const TN__GEMM_ET *Bp,
                  int64_t ldb, TN__GEMM_ET *C, int64_t rsc, TN__GEMM_ET alpha,
-                 TN__GEMM_ET beta)
+                 TN__GEMM_ET beta, const TN__GEMM_ET *S, int64_t rss)
 {
     TN__GEMM_ROWS8(TN__GEMM_ROW_ZERO)
     TN__GEMM_VT va, vb;
@@ -14140,7 +14143,7 @@ static void tn__gemm_ukr_avx512x8_f32(int64_t kc, const TN__GEMM_ET *Ap, const T
 __attribute__((target("avx512f")))
 static void tn__gemm_ukr_avx512_f64(int64_t kc, const TN__GEMM_ET *Ap, const TN__GEMM_ET *Bp,
                  int64_t ldb, TN__GEMM_ET *C, int64_t rsc, TN__GEMM_ET alpha,
-                 TN__GEMM_ET beta)
+                 TN__GEMM_ET beta, const TN__GEMM_ET *S, int64_t rss)
 {
     TN__GEMM_ROWS12(TN__GEMM_ROW_ZERO)
     TN__GEMM_VT va, vb;
@@ -14181,7 +14184,7 @@ static void tn__gemm_ukr_avx512_f64(int64_t kc, const TN__GEMM_ET *Ap, const TN_
 __attribute__((target("avx2,fma")))
 static void tn__gemm_ukr_avx2_f32(int64_t kc, const TN__GEMM_ET *Ap, const TN__GEMM_ET *Bp,
                  int64_t ldb, TN__GEMM_ET *C, int64_t rsc, TN__GEMM_ET alpha,
-                 TN__GEMM_ET beta)
+                 TN__GEMM_ET beta, const TN__GEMM_ET *S, int64_t rss)
 {
     TN__GEMM_ROWS6(TN__GEMM_ROW_ZERO)
     TN__GEMM_VT va, vb;
@@ -14222,7 +14225,7 @@ static void tn__gemm_ukr_avx2_f32(int64_t kc, const TN__GEMM_ET *Ap, const TN__G
 __attribute__((target("avx2,fma")))
 static void tn__gemm_ukr_avx2_f64(int64_t kc, const TN__GEMM_ET *Ap, const TN__GEMM_ET *Bp,
                  int64_t ldb, TN__GEMM_ET *C, int64_t rsc, TN__GEMM_ET alpha,
-                 TN__GEMM_ET beta)
+                 TN__GEMM_ET beta, const TN__GEMM_ET *S, int64_t rss)
 {
     TN__GEMM_ROWS6(TN__GEMM_ROW_ZERO)
     TN__GEMM_VT va, vb;
@@ -14638,10 +14641,14 @@ static void tn__gemm_macro_f32(const tn__gemm_kern_f32 *kn, int64_t mc, int64_t 
         for (ir = 0; ir < mc; ir += mr) {
             int64_t mb = mc - ir < mr ? mc - ir : mr;
             float *c = C + ir * rsc + jr * csc;
+            int bias_done = 0;
             if (mb == mr && nb == nr && csc == 1) {
-                kn->ukr(kc, Ap + ir * kc, b, ldb, c, rsc, alpha, beta);
+                /* a column bias in the first K slice: read by the kernel's store in place of C */
+                bias_done = ep && first && beta == (float)0 && ep->bias && !ep->per_row && ep->bias_stride == 1;
+                if (bias_done) kn->ukr(kc, Ap + ir * kc, b, ldb, c, rsc, alpha, (float)ep->bias_beta, (const float *)ep->bias + j0 + jr, 0);
+                else kn->ukr(kc, Ap + ir * kc, b, ldb, c, rsc, alpha, beta, c, rsc);
             } else { /* edge tile or strided C: via a temporary tile */
-                kn->ukr(kc, Ap + ir * kc, b, ldb, tile, nr, (float)1, (float)0);
+                kn->ukr(kc, Ap + ir * kc, b, ldb, tile, nr, (float)1, (float)0, tile, nr);
                 for (i = 0; i < mb; i++)
                     for (j = 0; j < nb; j++) {
                         float *cij = c + i * rsc + j * csc;
@@ -14649,7 +14656,7 @@ static void tn__gemm_macro_f32(const tn__gemm_kern_f32 *kn, int64_t mc, int64_t 
                                             : alpha * tile[i * nr + j] + beta * *cij;
                     }
             }
-            if (ep) tn__gemm_epi_f32(ep, first, last, c, mb, nb, rsc, csc, i0 + ir, j0 + jr);
+            if (ep) tn__gemm_epi_f32(ep, first && !bias_done, last, c, mb, nb, rsc, csc, i0 + ir, j0 + jr);
         }
     }
 }
@@ -14898,10 +14905,14 @@ static void tn__gemm_macro_f64(const tn__gemm_kern_f64 *kn, int64_t mc, int64_t 
         for (ir = 0; ir < mc; ir += mr) {
             int64_t mb = mc - ir < mr ? mc - ir : mr;
             double *c = C + ir * rsc + jr * csc;
+            int bias_done = 0;
             if (mb == mr && nb == nr && csc == 1) {
-                kn->ukr(kc, Ap + ir * kc, b, ldb, c, rsc, alpha, beta);
+                /* a column bias in the first K slice: read by the kernel's store in place of C */
+                bias_done = ep && first && beta == (double)0 && ep->bias && !ep->per_row && ep->bias_stride == 1;
+                if (bias_done) kn->ukr(kc, Ap + ir * kc, b, ldb, c, rsc, alpha, (double)ep->bias_beta, (const double *)ep->bias + j0 + jr, 0);
+                else kn->ukr(kc, Ap + ir * kc, b, ldb, c, rsc, alpha, beta, c, rsc);
             } else { /* edge tile or strided C: via a temporary tile */
-                kn->ukr(kc, Ap + ir * kc, b, ldb, tile, nr, (double)1, (double)0);
+                kn->ukr(kc, Ap + ir * kc, b, ldb, tile, nr, (double)1, (double)0, tile, nr);
                 for (i = 0; i < mb; i++)
                     for (j = 0; j < nb; j++) {
                         double *cij = c + i * rsc + j * csc;
@@ -14909,7 +14920,7 @@ static void tn__gemm_macro_f64(const tn__gemm_kern_f64 *kn, int64_t mc, int64_t 
                                             : alpha * tile[i * nr + j] + beta * *cij;
                     }
             }
-            if (ep) tn__gemm_epi_f64(ep, first, last, c, mb, nb, rsc, csc, i0 + ir, j0 + jr);
+            if (ep) tn__gemm_epi_f64(ep, first && !bias_done, last, c, mb, nb, rsc, csc, i0 + ir, j0 + jr);
         }
     }
 }

@@ -74,13 +74,15 @@
 #endif
 
 /* micro-kernel: C[0:MR, 0:NR] (row stride rsc, column stride 1)
- *   = alpha * (Ap panel @ Bp panel) + beta * C,  C not read when beta == 0.
+ *   = alpha * (Ap panel @ Bp panel) + beta * S,  S not read when beta == 0.
+ * S is C itself (S = C, rss = rsc), or the epilogue's bias row (rss = 0: the same row for
+ * every row of the tile).
  * Row k of the B panel starts at Bp + k*ldb: ldb = NR for a packed panel, B's own row
  * stride when B is read in place (see "direct B" below). */
 typedef void (*tn__gemm_ukr_f32)(int64_t kc, const float *Ap, const float *Bp, int64_t ldb,
-                                 float *C, int64_t rsc, float alpha, float beta);
+                                 float *C, int64_t rsc, float alpha, float beta, const float *S, int64_t rss);
 typedef void (*tn__gemm_ukr_f64)(int64_t kc, const double *Ap, const double *Bp, int64_t ldb,
-                                 double *C, int64_t rsc, double alpha, double beta);
+                                 double *C, int64_t rsc, double alpha, double beta, const double *S, int64_t rss);
 
 enum { TN__GEMM_SCALAR = 0, TN__GEMM_AVX2 = 1, TN__GEMM_AVX512 = 2 };
 
@@ -122,7 +124,7 @@ TN__TESTABLE int tn__gemm_isa(void)
    accumulated over kc packed columns, then C = alpha * acc + beta * C. */
 /* @template TN__GEMM_DEFINE_UKR_SCALAR(T, SFX, NR) */
 static void tn__gemm_ukr_scalar_##SFX(int64_t kc, const T *Ap, const T *Bp, int64_t ldb,
-                                      T *C, int64_t rsc, T alpha, T beta)
+                                      T *C, int64_t rsc, T alpha, T beta, const T *S, int64_t rss)
 {
     T acc[TN__GEMM_SC_MR * NR];
     int64_t k;
@@ -134,7 +136,7 @@ static void tn__gemm_ukr_scalar_##SFX(int64_t kc, const T *Ap, const T *Bp, int6
     for (i = 0; i < TN__GEMM_SC_MR; i++)
         for (j = 0; j < NR; j++) {
             T *c = C + i * rsc + j;
-            *c = beta == 0 ? alpha * acc[i * NR + j] : alpha * acc[i * NR + j] + beta * *c;
+            *c = beta == 0 ? alpha * acc[i * NR + j] : alpha * acc[i * NR + j] + beta * S[i * rss + j];
         }
 }
 /* @end TN__GEMM_DEFINE_UKR_SCALAR */
@@ -176,7 +178,8 @@ TN__GEMM_DEFINE_UKR_SCALAR(double, f64, TN__GEMM_SC_NR64)
             TN__GEMM_ST(c_, TN__GEMM_MUL(va, c##r##a));                            \
             TN__GEMM_ST(c_ + TN__GEMM_V, TN__GEMM_MUL(va, c##r##b));               \
         } else {                                                                   \
-            TN__GEMM_VT o0_ = TN__GEMM_LD(c_), o1_ = TN__GEMM_LD(c_ + TN__GEMM_V); \
+            const TN__GEMM_ET *s_ = S + (r) * rss;                                 \
+            TN__GEMM_VT o0_ = TN__GEMM_LD(s_), o1_ = TN__GEMM_LD(s_ + TN__GEMM_V); \
             TN__GEMM_ST(c_, TN__GEMM_FMA(va, c##r##a, TN__GEMM_MUL(vb, o0_)));     \
             TN__GEMM_ST(c_ + TN__GEMM_V, TN__GEMM_FMA(va, c##r##b, TN__GEMM_MUL(vb, o1_))); \
         }                                                                          \
@@ -186,7 +189,7 @@ TN__GEMM_DEFINE_UKR_SCALAR(double, f64, TN__GEMM_SC_NR64)
 __attribute__((target(isa_str)))
 static void name(int64_t kc, const TN__GEMM_ET *Ap, const TN__GEMM_ET *Bp,
                  int64_t ldb, TN__GEMM_ET *C, int64_t rsc, TN__GEMM_ET alpha,
-                 TN__GEMM_ET beta)
+                 TN__GEMM_ET beta, const TN__GEMM_ET *S, int64_t rss)
 {
     ROWS(TN__GEMM_ROW_ZERO)
     TN__GEMM_VT va, vb;
@@ -672,10 +675,14 @@ static void tn__gemm_macro_##SFX(const tn__gemm_kern_##SFX *kn, int64_t mc, int6
         for (ir = 0; ir < mc; ir += mr) {
             int64_t mb = mc - ir < mr ? mc - ir : mr;
             T *c = C + ir * rsc + jr * csc;
+            int bias_done = 0;
             if (mb == mr && nb == nr && csc == 1) {
-                kn->ukr(kc, Ap + ir * kc, b, ldb, c, rsc, alpha, beta);
+                /* a column bias in the first K slice: read by the kernel's store in place of C */
+                bias_done = ep && first && beta == (T)0 && ep->bias && !ep->per_row && ep->bias_stride == 1;
+                if (bias_done) kn->ukr(kc, Ap + ir * kc, b, ldb, c, rsc, alpha, (T)ep->bias_beta, (const T *)ep->bias + j0 + jr, 0);
+                else kn->ukr(kc, Ap + ir * kc, b, ldb, c, rsc, alpha, beta, c, rsc);
             } else { /* edge tile or strided C: via a temporary tile */
-                kn->ukr(kc, Ap + ir * kc, b, ldb, tile, nr, (T)1, (T)0);
+                kn->ukr(kc, Ap + ir * kc, b, ldb, tile, nr, (T)1, (T)0, tile, nr);
                 for (i = 0; i < mb; i++)
                     for (j = 0; j < nb; j++) {
                         T *cij = c + i * rsc + j * csc;
@@ -683,7 +690,7 @@ static void tn__gemm_macro_##SFX(const tn__gemm_kern_##SFX *kn, int64_t mc, int6
                                             : alpha * tile[i * nr + j] + beta * *cij;
                     }
             }
-            if (ep) tn__gemm_epi_##SFX(ep, first, last, c, mb, nb, rsc, csc, i0 + ir, j0 + jr);
+            if (ep) tn__gemm_epi_##SFX(ep, first && !bias_done, last, c, mb, nb, rsc, csc, i0 + ir, j0 + jr);
         }
     }
 }
