@@ -3910,7 +3910,9 @@ TNDEF int tn_graph_num_nodes(const tn_graph *g);
 TNDEF int64_t tn_graph_arena_bytes(const tn_graph *g);
 /* How many nodes the replay runs fused: chains of elementwise nodes (each result read only by
    the next, one float dtype and shape) run under no_grad as one pass through the members'
-   kernels, with no intermediate tensors. -1 with an error. */
+   kernels, with no intermediate tensors; and a linear (addmm) or conv2d with the relu, gelu
+   or silu that alone reads its result, applied in the GEMM's epilogue (2 nodes each). -1
+   with an error. */
 TNDEF int tn_graph_fused_nodes(tn_graph *g);
 TNDEF const char *tn_graph_node_op(const tn_graph *g, int i);   /* "aten::addmm"; thread-local buffer, NULL out of range */
 TNDEF char *tn_graph_str(const tn_graph *g);   /* print(traced.graph): torch.jit's form; free with tn_string_free */
