@@ -4273,7 +4273,9 @@ TNDEF int tn_graph_num_nodes(const tn_graph *g);
 TNDEF int64_t tn_graph_arena_bytes(const tn_graph *g);
 /* How many nodes the replay runs fused: chains of elementwise nodes (each result read only by
    the next, one float dtype and shape) run under no_grad as one pass through the members'
-   kernels, with no intermediate tensors. -1 with an error. */
+   kernels, with no intermediate tensors; and a linear (addmm) or conv2d with the relu, gelu
+   or silu that alone reads its result, applied in the GEMM's epilogue (2 nodes each). -1
+   with an error. */
 TNDEF int tn_graph_fused_nodes(tn_graph *g);
 TNDEF const char *tn_graph_node_op(const tn_graph *g, int i);   /* "aten::addmm"; thread-local buffer, NULL out of range */
 TNDEF char *tn_graph_str(const tn_graph *g);   /* print(traced.graph): torch.jit's form; free with tn_string_free */
@@ -4641,6 +4643,18 @@ typedef struct tn__gemm_tune_t {   /* GEMM knobs: ISA (-1 best), blocking (0 def
     int64_t kc, mc, nc, naive_max;
     int threads;
 } tn__gemm_tune_t;
+/* The GEMM's epilogue (tn__gemm_ep_f32/f64, src/ops/gemm.c): applied to each tile of C while
+   it is in cache, C += bias_beta * bias (bias[i * bias_stride] per row i, or per column j),
+   then C = act(C) (the activations' scalar formulas of section 10: the same bits as the
+   separate passes). bias: float or double as C; NULL: none. */
+enum { TN__EPI_NONE = 0, TN__EPI_RELU, TN__EPI_GELU, TN__EPI_GELU_TANH, TN__EPI_SILU };
+typedef struct tn__gemm_epi {
+    const void *bias;
+    int64_t bias_stride;
+    double bias_beta;
+    int per_row;      /* bias along C's rows (a convolution's channels) instead of its columns */
+    int act;          /* TN__EPI_* */
+} tn__gemm_epi;
 #ifdef TN_TESTING
 #define TN__TESTABLE
 extern tn__gemm_tune_t tn__gemm_tune;
@@ -4653,6 +4667,10 @@ int tn__gemm_f32(int64_t M, int64_t N, int64_t K, float alpha, const float *A, i
                  const float *B, int64_t rsb, int64_t csb, float beta, float *C, int64_t rsc, int64_t csc);
 int tn__gemm_f64(int64_t M, int64_t N, int64_t K, double alpha, const double *A, int64_t rsa, int64_t csa,
                  const double *B, int64_t rsb, int64_t csb, double beta, double *C, int64_t rsc, int64_t csc);
+int tn__gemm_ep_f32(int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t rsa, int64_t csa,
+                    const float *B, int64_t rsb, int64_t csb, float beta, float *C, int64_t rsc, int64_t csc, const tn__gemm_epi *ep);
+int tn__gemm_ep_f64(int64_t M, int64_t N, int64_t K, double alpha, const double *A, int64_t rsa, int64_t csa,
+                    const double *B, int64_t rsb, int64_t csb, double beta, double *C, int64_t rsc, int64_t csc, const tn__gemm_epi *ep);
 double tn__sum_row_f32(const float *x, int64_t n);
 double tn__sum_row(const float *x, int64_t n);
 void tn__sum_into_f64(double *o, const float *x, int64_t n);
@@ -7304,6 +7322,10 @@ static int tn__cpu_copy(tn_tensor *dst, tn_tensor *src) {
 }
 
 static int tn__cpu_fill(tn_tensor *dst, double value) {
+    if (value == 0 && !signbit(value) && tn_is_contiguous(dst)) {   /* zeros (gradient buffers, the view backwards' scatters): all bits 0 in every dtype */
+        if (tn_numel(dst) > 0) memset(tn_data_ptr(dst), 0, (size_t)tn_numel(dst) * tn_dtype_size(dst->dtype));
+        return 0;
+    }
     tn_tensor v; /* a one-element f64 operand broadcast over dst */
     memset(&v, 0, sizeof v);
     tn_storage st;
@@ -14183,6 +14205,9 @@ TNDEF tn_tensor *tn_unique_consecutive_str(tn_tensor *x, tn_tensor **inverse, tn
  * (MC is a multiple of both 12 and 6.)  Each k step of the kernel does 2*MR
  * FMAs per 2 + MR loads, so streaming the packed panels from L2 keeps up.
  * Tiny products (M*N*K <= 4096) skip packing and use a direct triple loop.
+ * The epilogue (tn__gemm_ep_*, tn__gemm_epi): a bias per row or per column and an
+ * activation applied to each tile right after the micro-kernel stores it (still in L1),
+ * instead of a broadcast copy of the bias into C before and an activation pass after.
  * The packing buffer is cached between calls (see tn__gemm_buf_get).
  * With threads (core/threads.c's pool) the ic loop is split across them, each
  * packing its own A block; the packed B panel is shared.
@@ -14202,13 +14227,15 @@ TNDEF tn_tensor *tn_unique_consecutive_str(tn_tensor *x, tn_tensor **inverse, tn
 #endif
 
 /* micro-kernel: C[0:MR, 0:NR] (row stride rsc, column stride 1)
- *   = alpha * (Ap panel @ Bp panel) + beta * C,  C not read when beta == 0.
+ *   = alpha * (Ap panel @ Bp panel) + beta * S,  S not read when beta == 0.
+ * S is C itself (S = C, rss = rsc), or the epilogue's bias row (rss = 0: the same row for
+ * every row of the tile).
  * Row k of the B panel starts at Bp + k*ldb: ldb = NR for a packed panel, B's own row
  * stride when B is read in place (see "direct B" below). */
 typedef void (*tn__gemm_ukr_f32)(int64_t kc, const float *Ap, const float *Bp, int64_t ldb,
-                                 float *C, int64_t rsc, float alpha, float beta);
+                                 float *C, int64_t rsc, float alpha, float beta, const float *S, int64_t rss);
 typedef void (*tn__gemm_ukr_f64)(int64_t kc, const double *Ap, const double *Bp, int64_t ldb,
-                                 double *C, int64_t rsc, double alpha, double beta);
+                                 double *C, int64_t rsc, double alpha, double beta, const double *S, int64_t rss);
 
 enum { TN__GEMM_SCALAR = 0, TN__GEMM_AVX2 = 1, TN__GEMM_AVX512 = 2 };
 
@@ -14250,7 +14277,7 @@ TN__TESTABLE int tn__gemm_isa(void)
    accumulated over kc packed columns, then C = alpha * acc + beta * C. */
 /* TN__GEMM_DEFINE_UKR_SCALAR(float, f32, TN__GEMM_SC_NR32): the template in src/ops/gemm.c */
 static void tn__gemm_ukr_scalar_f32(int64_t kc, const float *Ap, const float *Bp, int64_t ldb,
-                                      float *C, int64_t rsc, float alpha, float beta)
+                                      float *C, int64_t rsc, float alpha, float beta, const float *S, int64_t rss)
 {
     float acc[TN__GEMM_SC_MR * TN__GEMM_SC_NR32];
     int64_t k;
@@ -14262,12 +14289,12 @@ static void tn__gemm_ukr_scalar_f32(int64_t kc, const float *Ap, const float *Bp
     for (i = 0; i < TN__GEMM_SC_MR; i++)
         for (j = 0; j < TN__GEMM_SC_NR32; j++) {
             float *c = C + i * rsc + j;
-            *c = beta == 0 ? alpha * acc[i * TN__GEMM_SC_NR32 + j] : alpha * acc[i * TN__GEMM_SC_NR32 + j] + beta * *c;
+            *c = beta == 0 ? alpha * acc[i * TN__GEMM_SC_NR32 + j] : alpha * acc[i * TN__GEMM_SC_NR32 + j] + beta * S[i * rss + j];
         }
 }
 /* TN__GEMM_DEFINE_UKR_SCALAR(double, f64, TN__GEMM_SC_NR64): the template in src/ops/gemm.c */
 static void tn__gemm_ukr_scalar_f64(int64_t kc, const double *Ap, const double *Bp, int64_t ldb,
-                                      double *C, int64_t rsc, double alpha, double beta)
+                                      double *C, int64_t rsc, double alpha, double beta, const double *S, int64_t rss)
 {
     double acc[TN__GEMM_SC_MR * TN__GEMM_SC_NR64];
     int64_t k;
@@ -14279,7 +14306,7 @@ static void tn__gemm_ukr_scalar_f64(int64_t kc, const double *Ap, const double *
     for (i = 0; i < TN__GEMM_SC_MR; i++)
         for (j = 0; j < TN__GEMM_SC_NR64; j++) {
             double *c = C + i * rsc + j;
-            *c = beta == 0 ? alpha * acc[i * TN__GEMM_SC_NR64 + j] : alpha * acc[i * TN__GEMM_SC_NR64 + j] + beta * *c;
+            *c = beta == 0 ? alpha * acc[i * TN__GEMM_SC_NR64 + j] : alpha * acc[i * TN__GEMM_SC_NR64 + j] + beta * S[i * rss + j];
         }
 }
 
@@ -14318,7 +14345,8 @@ static void tn__gemm_ukr_scalar_f64(int64_t kc, const double *Ap, const double *
             TN__GEMM_ST(c_, TN__GEMM_MUL(va, c##r##a));                            \
             TN__GEMM_ST(c_ + TN__GEMM_V, TN__GEMM_MUL(va, c##r##b));               \
         } else {                                                                   \
-            TN__GEMM_VT o0_ = TN__GEMM_LD(c_), o1_ = TN__GEMM_LD(c_ + TN__GEMM_V); \
+            const TN__GEMM_ET *s_ = S + (r) * rss;                                 \
+            TN__GEMM_VT o0_ = TN__GEMM_LD(s_), o1_ = TN__GEMM_LD(s_ + TN__GEMM_V); \
             TN__GEMM_ST(c_, TN__GEMM_FMA(va, c##r##a, TN__GEMM_MUL(vb, o0_)));     \
             TN__GEMM_ST(c_ + TN__GEMM_V, TN__GEMM_FMA(va, c##r##b, TN__GEMM_MUL(vb, o1_))); \
         }                                                                          \
@@ -14339,7 +14367,7 @@ static void tn__gemm_ukr_scalar_f64(int64_t kc, const double *Ap, const double *
 __attribute__((target("avx512f")))
 static void tn__gemm_ukr_avx512_f32(int64_t kc, const TN__GEMM_ET *Ap, const TN__GEMM_ET *Bp,
                  int64_t ldb, TN__GEMM_ET *C, int64_t rsc, TN__GEMM_ET alpha,
-                 TN__GEMM_ET beta)
+                 TN__GEMM_ET beta, const TN__GEMM_ET *S, int64_t rss)
 {
     TN__GEMM_ROWS12(TN__GEMM_ROW_ZERO)
     TN__GEMM_VT va, vb;
@@ -14362,7 +14390,7 @@ static void tn__gemm_ukr_avx512_f32(int64_t kc, const TN__GEMM_ET *Ap, const TN_
 __attribute__((target("avx512f")))
 static void tn__gemm_ukr_avx512x8_f32(int64_t kc, const TN__GEMM_ET *Ap, const TN__GEMM_ET *Bp,
                  int64_t ldb, TN__GEMM_ET *C, int64_t rsc, TN__GEMM_ET alpha,
-                 TN__GEMM_ET beta)
+                 TN__GEMM_ET beta, const TN__GEMM_ET *S, int64_t rss)
 {
     TN__GEMM_ROWS8(TN__GEMM_ROW_ZERO)
     TN__GEMM_VT va, vb;
@@ -14403,7 +14431,7 @@ static void tn__gemm_ukr_avx512x8_f32(int64_t kc, const TN__GEMM_ET *Ap, const T
 __attribute__((target("avx512f")))
 static void tn__gemm_ukr_avx512_f64(int64_t kc, const TN__GEMM_ET *Ap, const TN__GEMM_ET *Bp,
                  int64_t ldb, TN__GEMM_ET *C, int64_t rsc, TN__GEMM_ET alpha,
-                 TN__GEMM_ET beta)
+                 TN__GEMM_ET beta, const TN__GEMM_ET *S, int64_t rss)
 {
     TN__GEMM_ROWS12(TN__GEMM_ROW_ZERO)
     TN__GEMM_VT va, vb;
@@ -14444,7 +14472,7 @@ static void tn__gemm_ukr_avx512_f64(int64_t kc, const TN__GEMM_ET *Ap, const TN_
 __attribute__((target("avx2,fma")))
 static void tn__gemm_ukr_avx2_f32(int64_t kc, const TN__GEMM_ET *Ap, const TN__GEMM_ET *Bp,
                  int64_t ldb, TN__GEMM_ET *C, int64_t rsc, TN__GEMM_ET alpha,
-                 TN__GEMM_ET beta)
+                 TN__GEMM_ET beta, const TN__GEMM_ET *S, int64_t rss)
 {
     TN__GEMM_ROWS6(TN__GEMM_ROW_ZERO)
     TN__GEMM_VT va, vb;
@@ -14485,7 +14513,7 @@ static void tn__gemm_ukr_avx2_f32(int64_t kc, const TN__GEMM_ET *Ap, const TN__G
 __attribute__((target("avx2,fma")))
 static void tn__gemm_ukr_avx2_f64(int64_t kc, const TN__GEMM_ET *Ap, const TN__GEMM_ET *Bp,
                  int64_t ldb, TN__GEMM_ET *C, int64_t rsc, TN__GEMM_ET alpha,
-                 TN__GEMM_ET beta)
+                 TN__GEMM_ET beta, const TN__GEMM_ET *S, int64_t rss)
 {
     TN__GEMM_ROWS6(TN__GEMM_ROW_ZERO)
     TN__GEMM_VT va, vb;
@@ -14661,7 +14689,7 @@ TN__GEMM_MAYBE_UNUSED TN__TESTABLE void tn__gemm_free_cache(void)
         int64_t mcb = M - ic < mstep ? M - ic : mstep;                                    \
         tn__gemm_packA_##SFX(mcb, kcb, A + ic * rsa + pc * csa, rsa, csa, kn.mr, Apt);    \
         tn__gemm_macro_##SFX(&kn, mcb, ncb, kcb, alpha, Apt, Bp, Bd, rsb, beta_p,         \
-                             C + ic * rsc + jc * csc, rsc, csc);                          \
+                             C + ic * rsc + jc * csc, rsc, csc, ep, ic, jc, first, last); \
     }
 /* Threads for an M x N x K product: the work model (a multiply-add in the packed kernels
    counts 1/TN__GEMM_UNIT of a work unit; 2 threads from about 4e6) and whole MR panels
@@ -14768,6 +14796,7 @@ static void tn__gemm_packT_f64(int64_t rows, int64_t kc, const double *a, int64_
 typedef struct {
     const tn__gemm_kern_f32 *kn; const float *A, *Bp, *Bd; float *C, *Ap; float alpha, beta_p;
     int64_t M, mstep, kcb, ncb, rsa, csa, rsb, rsc, csc, pc, jc; size_t szA;
+    const tn__gemm_epi *ep; int first, last;
 } tn__gemm_step_f32;
 static void tn__gemm_step_part_f32(void *args, int t, int nthr);
 
@@ -14820,6 +14849,41 @@ static void tn__gemm_packB_f32(int64_t kc, int64_t nc, const float *B, int64_t r
     }
 }
 
+/* The epilogue on the mb x nb block of C at c (its first element C[i0, j0]): the bias after
+   the first K slice (where the copy of the bias into C was added: the same order of
+   additions), the activation after the last. */
+static void tn__gemm_epi_f32(const tn__gemm_epi *ep, int first, int last, float *c, int64_t mb, int64_t nb,
+                               int64_t rsc, int64_t csc, int64_t i0, int64_t j0)
+{
+    int64_t i, j;
+    if (first && ep->bias) {
+        const float *b = (const float *)ep->bias, bb = (float)ep->bias_beta;
+        const int64_t bs = ep->bias_stride;
+        for (i = 0; i < mb; i++) {
+            float *r = c + i * rsc;
+            if (ep->per_row) {
+                const float v = bb * b[(i0 + i) * bs];
+                for (j = 0; j < nb; j++) r[j * csc] += v;
+            } else if (csc == 1 && bs == 1) {
+                const float *bj = b + j0;
+                for (j = 0; j < nb; j++) r[j] += bb * bj[j];
+            } else {
+                for (j = 0; j < nb; j++) r[j * csc] += bb * b[(j0 + j) * bs];
+            }
+        }
+    }
+    if (!last || ep->act == TN__EPI_NONE) return;
+    for (i = 0; i < mb; i++) {
+        float *r = c + i * rsc;
+        switch (ep->act) {
+        case TN__EPI_RELU: for (j = 0; j < nb; j++) { const float x = r[j * csc]; r[j * csc] = x < 0 ? (float)0 : x; } break;
+        case TN__EPI_GELU: for (j = 0; j < nb; j++) r[j * csc] = tn_gelu_f32(r[j * csc]); break;
+        case TN__EPI_GELU_TANH: for (j = 0; j < nb; j++) r[j * csc] = tn_gelu_tanh_f32(r[j * csc]); break;
+        default: for (j = 0; j < nb; j++) r[j * csc] = tn_silu_f32(r[j * csc]); break;
+        }
+    }
+}
+
 /* C = beta*C (the whole result when K == 0 or alpha == 0). */
 static void tn__gemm_scale_f32(int64_t M, int64_t N, float beta, float *C, int64_t rsc,
                                  int64_t csc)
@@ -14853,7 +14917,8 @@ static void tn__gemm_naive_f32(int64_t M, int64_t N, int64_t K, float alpha, con
 static void tn__gemm_macro_f32(const tn__gemm_kern_f32 *kn, int64_t mc, int64_t nc,
                                  int64_t kc, float alpha, const float *Ap, const float *Bp,
                                  const float *Bd, int64_t ldbd, float beta,
-                                 float *C, int64_t rsc, int64_t csc)
+                                 float *C, int64_t rsc, int64_t csc,
+                                 const tn__gemm_epi *ep, int64_t i0, int64_t j0, int first, int last)
 {
     float tile[TN__GEMM_MAX_TILE];
     int64_t ir, jr, i, j, mr = kn->mr, nr = kn->nr;
@@ -14864,10 +14929,14 @@ static void tn__gemm_macro_f32(const tn__gemm_kern_f32 *kn, int64_t mc, int64_t 
         for (ir = 0; ir < mc; ir += mr) {
             int64_t mb = mc - ir < mr ? mc - ir : mr;
             float *c = C + ir * rsc + jr * csc;
+            int bias_done = 0;
             if (mb == mr && nb == nr && csc == 1) {
-                kn->ukr(kc, Ap + ir * kc, b, ldb, c, rsc, alpha, beta);
+                /* a column bias in the first K slice: read by the kernel's store in place of C */
+                bias_done = ep && first && beta == (float)0 && ep->bias && !ep->per_row && ep->bias_stride == 1;
+                if (bias_done) kn->ukr(kc, Ap + ir * kc, b, ldb, c, rsc, alpha, (float)ep->bias_beta, (const float *)ep->bias + j0 + jr, 0);
+                else kn->ukr(kc, Ap + ir * kc, b, ldb, c, rsc, alpha, beta, c, rsc);
             } else { /* edge tile or strided C: via a temporary tile */
-                kn->ukr(kc, Ap + ir * kc, b, ldb, tile, nr, (float)1, (float)0);
+                kn->ukr(kc, Ap + ir * kc, b, ldb, tile, nr, (float)1, (float)0, tile, nr);
                 for (i = 0; i < mb; i++)
                     for (j = 0; j < nb; j++) {
                         float *cij = c + i * rsc + j * csc;
@@ -14875,15 +14944,18 @@ static void tn__gemm_macro_f32(const tn__gemm_kern_f32 *kn, int64_t mc, int64_t 
                                             : alpha * tile[i * nr + j] + beta * *cij;
                     }
             }
+            if (ep) tn__gemm_epi_f32(ep, first && !bias_done, last, c, mb, nb, rsc, csc, i0 + ir, j0 + jr);
         }
     }
 }
 
-TN__TESTABLE int tn__gemm_f32(int64_t M, int64_t N, int64_t K, float alpha,
+/* The GEMM with an epilogue (ep NULL: none): C = act(alpha * A @ B + beta * C + bias_beta * bias). */
+TN__TESTABLE int tn__gemm_ep_f32(int64_t M, int64_t N, int64_t K, float alpha,
                           const float *A, int64_t rsa, int64_t csa,
                           const float *B, int64_t rsb, int64_t csb,
-                          float beta, float *C, int64_t rsc, int64_t csc)
+                          float beta, float *C, int64_t rsc, int64_t csc, const tn__gemm_epi *ep)
 {
+    tn__gemm_epi ept;
     tn__gemm_kern_f32 kn;
     int64_t kc, mc, nc, mstep, naive_max, jc, pc, nthr = 1;
     int direct;
@@ -14892,8 +14964,10 @@ TN__TESTABLE int tn__gemm_f32(int64_t M, int64_t N, int64_t K, float alpha,
     float *Ap, *Bp;
     size_t szA, szB;
     if (M <= 0 || N <= 0) return 0;
+    if (ep && !ep->bias && ep->act == TN__EPI_NONE) ep = NULL;
     if (K <= 0 || alpha == (float)0) {
         tn__gemm_scale_f32(M, N, beta, C, rsc, csc);
+        if (ep) tn__gemm_epi_f32(ep, 1, 1, C, M, N, rsc, csc, 0, 0);
         return 0;
     }
     kn = tn__gemm_kern_select_f32();
@@ -14908,11 +14982,13 @@ TN__TESTABLE int tn__gemm_f32(int64_t M, int64_t N, int64_t K, float alpha,
         rsa = csb; csa = rsb; /* A' = B^T: A'[n,k] = B[k,n] */
         rsb = ca; csb = ra;   /* B' = A^T: B'[k,m] = A[m,k] */
         t = rsc; rsc = csc; csc = t;
+        if (ep) { ept = *ep; ept.per_row = !ept.per_row; ep = &ept; }   /* C's rows are C^T's columns */
     }
     kn = tn__gemm_kern_for_f32(M); /* by the final M (after the swap) */
     naive_max = tn__gemm_tune.naive_max >= 0 ? tn__gemm_tune.naive_max : 4096;
     if ((double)M * (double)N * (double)K <= (double)naive_max) {
         tn__gemm_naive_f32(M, N, K, alpha, A, rsa, csa, B, rsb, csb, beta, C, rsc, csc);
+        if (ep) tn__gemm_epi_f32(ep, 1, 1, C, M, N, rsc, csc, 0, 0);
         return 0;
     }
     if (tn__gemm_tune.kc > 0) kn.kc = tn__gemm_tune.kc;
@@ -14942,13 +15018,14 @@ TN__TESTABLE int tn__gemm_f32(int64_t M, int64_t N, int64_t K, float alpha,
         int64_t ncb = N - jc < kn.nc ? N - jc : kn.nc;
         for (pc = 0; pc < K; pc += kn.kc) {
             int64_t kcb = K - pc < kn.kc ? K - pc : kn.kc, ic, full = ncb / kn.nr * kn.nr;
+            const int first = pc == 0, last = pc + kcb >= K;
             float beta_p = pc == 0 ? beta : (float)1; /* later K slices accumulate */
             const float *Bd = direct ? B + pc * rsb + jc : NULL;
             if (!direct) tn__gemm_packB_f32(kcb, ncb, B + pc * rsb + jc * csb, rsb, csb, kn.nr, Bp);
             else if (full < ncb) /* only the ragged last panel, where the macro looks */
                 tn__gemm_packB_f32(kcb, ncb - full, B + pc * rsb + jc + full, rsb, 1, kn.nr, Bp + full * kcb);
             if (nthr > 1) {
-                tn__gemm_step_f32 st = {&kn, A, Bp, Bd, C, Ap, alpha, beta_p, M, mstep, kcb, ncb, rsa, csa, rsb, rsc, csc, pc, jc, szA};
+                tn__gemm_step_f32 st = {&kn, A, Bp, Bd, C, Ap, alpha, beta_p, M, mstep, kcb, ncb, rsa, csa, rsb, rsc, csc, pc, jc, szA, ep, first, last};
                 tn__parallel((int)nthr, tn__gemm_step_part_f32, &st);
             } else {
                 TN__GEMM_IC_LOOP(float, f32, 0, (M + mstep - 1) / mstep, Ap)
@@ -14958,6 +15035,13 @@ TN__TESTABLE int tn__gemm_f32(int64_t M, int64_t N, int64_t K, float alpha,
     tn__gemm_buf_put(buf, cached);
     return 0;
 }
+TN__TESTABLE int tn__gemm_f32(int64_t M, int64_t N, int64_t K, float alpha,
+                          const float *A, int64_t rsa, int64_t csa,
+                          const float *B, int64_t rsb, int64_t csb,
+                          float beta, float *C, int64_t rsc, int64_t csc)
+{
+    return tn__gemm_ep_f32(M, N, K, alpha, A, rsa, csa, B, rsb, csb, beta, C, rsc, csc, NULL);
+}
 static void tn__gemm_step_part_f32(void *args, int t, int nthr) {
     const tn__gemm_step_f32 *s_ = (const tn__gemm_step_f32 *)args;
     const tn__gemm_kern_f32 kn = *s_->kn;
@@ -14965,6 +15049,8 @@ static void tn__gemm_step_part_f32(void *args, int t, int nthr) {
     float *C = s_->C, *Apt = (float *)((char *)s_->Ap + (size_t)t * s_->szA);
     const int64_t M = s_->M, mstep = s_->mstep, kcb = s_->kcb, ncb = s_->ncb, rsa = s_->rsa, csa = s_->csa, rsb = s_->rsb, rsc = s_->rsc,
                   csc = s_->csc, pc = s_->pc, jc = s_->jc, nb = (M + mstep - 1) / mstep;
+    const tn__gemm_epi *ep = s_->ep;
+    const int first = s_->first, last = s_->last;
     int64_t ic;
     TN__GEMM_IC_LOOP(float, f32, tn__split_at(nb, t, nthr), tn__split_at(nb, t + 1, nthr), Apt)
 }
@@ -14974,6 +15060,7 @@ static void tn__gemm_step_part_f32(void *args, int t, int nthr) {
 typedef struct {
     const tn__gemm_kern_f64 *kn; const double *A, *Bp, *Bd; double *C, *Ap; double alpha, beta_p;
     int64_t M, mstep, kcb, ncb, rsa, csa, rsb, rsc, csc, pc, jc; size_t szA;
+    const tn__gemm_epi *ep; int first, last;
 } tn__gemm_step_f64;
 static void tn__gemm_step_part_f64(void *args, int t, int nthr);
 
@@ -15026,6 +15113,41 @@ static void tn__gemm_packB_f64(int64_t kc, int64_t nc, const double *B, int64_t 
     }
 }
 
+/* The epilogue on the mb x nb block of C at c (its first element C[i0, j0]): the bias after
+   the first K slice (where the copy of the bias into C was added: the same order of
+   additions), the activation after the last. */
+static void tn__gemm_epi_f64(const tn__gemm_epi *ep, int first, int last, double *c, int64_t mb, int64_t nb,
+                               int64_t rsc, int64_t csc, int64_t i0, int64_t j0)
+{
+    int64_t i, j;
+    if (first && ep->bias) {
+        const double *b = (const double *)ep->bias, bb = (double)ep->bias_beta;
+        const int64_t bs = ep->bias_stride;
+        for (i = 0; i < mb; i++) {
+            double *r = c + i * rsc;
+            if (ep->per_row) {
+                const double v = bb * b[(i0 + i) * bs];
+                for (j = 0; j < nb; j++) r[j * csc] += v;
+            } else if (csc == 1 && bs == 1) {
+                const double *bj = b + j0;
+                for (j = 0; j < nb; j++) r[j] += bb * bj[j];
+            } else {
+                for (j = 0; j < nb; j++) r[j * csc] += bb * b[(j0 + j) * bs];
+            }
+        }
+    }
+    if (!last || ep->act == TN__EPI_NONE) return;
+    for (i = 0; i < mb; i++) {
+        double *r = c + i * rsc;
+        switch (ep->act) {
+        case TN__EPI_RELU: for (j = 0; j < nb; j++) { const double x = r[j * csc]; r[j * csc] = x < 0 ? (double)0 : x; } break;
+        case TN__EPI_GELU: for (j = 0; j < nb; j++) r[j * csc] = tn_gelu_f64(r[j * csc]); break;
+        case TN__EPI_GELU_TANH: for (j = 0; j < nb; j++) r[j * csc] = tn_gelu_tanh_f64(r[j * csc]); break;
+        default: for (j = 0; j < nb; j++) r[j * csc] = tn_silu_f64(r[j * csc]); break;
+        }
+    }
+}
+
 /* C = beta*C (the whole result when K == 0 or alpha == 0). */
 static void tn__gemm_scale_f64(int64_t M, int64_t N, double beta, double *C, int64_t rsc,
                                  int64_t csc)
@@ -15059,7 +15181,8 @@ static void tn__gemm_naive_f64(int64_t M, int64_t N, int64_t K, double alpha, co
 static void tn__gemm_macro_f64(const tn__gemm_kern_f64 *kn, int64_t mc, int64_t nc,
                                  int64_t kc, double alpha, const double *Ap, const double *Bp,
                                  const double *Bd, int64_t ldbd, double beta,
-                                 double *C, int64_t rsc, int64_t csc)
+                                 double *C, int64_t rsc, int64_t csc,
+                                 const tn__gemm_epi *ep, int64_t i0, int64_t j0, int first, int last)
 {
     double tile[TN__GEMM_MAX_TILE];
     int64_t ir, jr, i, j, mr = kn->mr, nr = kn->nr;
@@ -15070,10 +15193,14 @@ static void tn__gemm_macro_f64(const tn__gemm_kern_f64 *kn, int64_t mc, int64_t 
         for (ir = 0; ir < mc; ir += mr) {
             int64_t mb = mc - ir < mr ? mc - ir : mr;
             double *c = C + ir * rsc + jr * csc;
+            int bias_done = 0;
             if (mb == mr && nb == nr && csc == 1) {
-                kn->ukr(kc, Ap + ir * kc, b, ldb, c, rsc, alpha, beta);
+                /* a column bias in the first K slice: read by the kernel's store in place of C */
+                bias_done = ep && first && beta == (double)0 && ep->bias && !ep->per_row && ep->bias_stride == 1;
+                if (bias_done) kn->ukr(kc, Ap + ir * kc, b, ldb, c, rsc, alpha, (double)ep->bias_beta, (const double *)ep->bias + j0 + jr, 0);
+                else kn->ukr(kc, Ap + ir * kc, b, ldb, c, rsc, alpha, beta, c, rsc);
             } else { /* edge tile or strided C: via a temporary tile */
-                kn->ukr(kc, Ap + ir * kc, b, ldb, tile, nr, (double)1, (double)0);
+                kn->ukr(kc, Ap + ir * kc, b, ldb, tile, nr, (double)1, (double)0, tile, nr);
                 for (i = 0; i < mb; i++)
                     for (j = 0; j < nb; j++) {
                         double *cij = c + i * rsc + j * csc;
@@ -15081,15 +15208,18 @@ static void tn__gemm_macro_f64(const tn__gemm_kern_f64 *kn, int64_t mc, int64_t 
                                             : alpha * tile[i * nr + j] + beta * *cij;
                     }
             }
+            if (ep) tn__gemm_epi_f64(ep, first && !bias_done, last, c, mb, nb, rsc, csc, i0 + ir, j0 + jr);
         }
     }
 }
 
-TN__TESTABLE int tn__gemm_f64(int64_t M, int64_t N, int64_t K, double alpha,
+/* The GEMM with an epilogue (ep NULL: none): C = act(alpha * A @ B + beta * C + bias_beta * bias). */
+TN__TESTABLE int tn__gemm_ep_f64(int64_t M, int64_t N, int64_t K, double alpha,
                           const double *A, int64_t rsa, int64_t csa,
                           const double *B, int64_t rsb, int64_t csb,
-                          double beta, double *C, int64_t rsc, int64_t csc)
+                          double beta, double *C, int64_t rsc, int64_t csc, const tn__gemm_epi *ep)
 {
+    tn__gemm_epi ept;
     tn__gemm_kern_f64 kn;
     int64_t kc, mc, nc, mstep, naive_max, jc, pc, nthr = 1;
     int direct;
@@ -15098,8 +15228,10 @@ TN__TESTABLE int tn__gemm_f64(int64_t M, int64_t N, int64_t K, double alpha,
     double *Ap, *Bp;
     size_t szA, szB;
     if (M <= 0 || N <= 0) return 0;
+    if (ep && !ep->bias && ep->act == TN__EPI_NONE) ep = NULL;
     if (K <= 0 || alpha == (double)0) {
         tn__gemm_scale_f64(M, N, beta, C, rsc, csc);
+        if (ep) tn__gemm_epi_f64(ep, 1, 1, C, M, N, rsc, csc, 0, 0);
         return 0;
     }
     kn = tn__gemm_kern_select_f64();
@@ -15114,11 +15246,13 @@ TN__TESTABLE int tn__gemm_f64(int64_t M, int64_t N, int64_t K, double alpha,
         rsa = csb; csa = rsb; /* A' = B^T: A'[n,k] = B[k,n] */
         rsb = ca; csb = ra;   /* B' = A^T: B'[k,m] = A[m,k] */
         t = rsc; rsc = csc; csc = t;
+        if (ep) { ept = *ep; ept.per_row = !ept.per_row; ep = &ept; }   /* C's rows are C^T's columns */
     }
     kn = tn__gemm_kern_for_f64(M); /* by the final M (after the swap) */
     naive_max = tn__gemm_tune.naive_max >= 0 ? tn__gemm_tune.naive_max : 4096;
     if ((double)M * (double)N * (double)K <= (double)naive_max) {
         tn__gemm_naive_f64(M, N, K, alpha, A, rsa, csa, B, rsb, csb, beta, C, rsc, csc);
+        if (ep) tn__gemm_epi_f64(ep, 1, 1, C, M, N, rsc, csc, 0, 0);
         return 0;
     }
     if (tn__gemm_tune.kc > 0) kn.kc = tn__gemm_tune.kc;
@@ -15148,13 +15282,14 @@ TN__TESTABLE int tn__gemm_f64(int64_t M, int64_t N, int64_t K, double alpha,
         int64_t ncb = N - jc < kn.nc ? N - jc : kn.nc;
         for (pc = 0; pc < K; pc += kn.kc) {
             int64_t kcb = K - pc < kn.kc ? K - pc : kn.kc, ic, full = ncb / kn.nr * kn.nr;
+            const int first = pc == 0, last = pc + kcb >= K;
             double beta_p = pc == 0 ? beta : (double)1; /* later K slices accumulate */
             const double *Bd = direct ? B + pc * rsb + jc : NULL;
             if (!direct) tn__gemm_packB_f64(kcb, ncb, B + pc * rsb + jc * csb, rsb, csb, kn.nr, Bp);
             else if (full < ncb) /* only the ragged last panel, where the macro looks */
                 tn__gemm_packB_f64(kcb, ncb - full, B + pc * rsb + jc + full, rsb, 1, kn.nr, Bp + full * kcb);
             if (nthr > 1) {
-                tn__gemm_step_f64 st = {&kn, A, Bp, Bd, C, Ap, alpha, beta_p, M, mstep, kcb, ncb, rsa, csa, rsb, rsc, csc, pc, jc, szA};
+                tn__gemm_step_f64 st = {&kn, A, Bp, Bd, C, Ap, alpha, beta_p, M, mstep, kcb, ncb, rsa, csa, rsb, rsc, csc, pc, jc, szA, ep, first, last};
                 tn__parallel((int)nthr, tn__gemm_step_part_f64, &st);
             } else {
                 TN__GEMM_IC_LOOP(double, f64, 0, (M + mstep - 1) / mstep, Ap)
@@ -15164,6 +15299,13 @@ TN__TESTABLE int tn__gemm_f64(int64_t M, int64_t N, int64_t K, double alpha,
     tn__gemm_buf_put(buf, cached);
     return 0;
 }
+TN__TESTABLE int tn__gemm_f64(int64_t M, int64_t N, int64_t K, double alpha,
+                          const double *A, int64_t rsa, int64_t csa,
+                          const double *B, int64_t rsb, int64_t csb,
+                          double beta, double *C, int64_t rsc, int64_t csc)
+{
+    return tn__gemm_ep_f64(M, N, K, alpha, A, rsa, csa, B, rsb, csb, beta, C, rsc, csc, NULL);
+}
 static void tn__gemm_step_part_f64(void *args, int t, int nthr) {
     const tn__gemm_step_f64 *s_ = (const tn__gemm_step_f64 *)args;
     const tn__gemm_kern_f64 kn = *s_->kn;
@@ -15171,6 +15313,8 @@ static void tn__gemm_step_part_f64(void *args, int t, int nthr) {
     double *C = s_->C, *Apt = (double *)((char *)s_->Ap + (size_t)t * s_->szA);
     const int64_t M = s_->M, mstep = s_->mstep, kcb = s_->kcb, ncb = s_->ncb, rsa = s_->rsa, csa = s_->csa, rsb = s_->rsb, rsc = s_->rsc,
                   csc = s_->csc, pc = s_->pc, jc = s_->jc, nb = (M + mstep - 1) / mstep;
+    const tn__gemm_epi *ep = s_->ep;
+    const int first = s_->first, last = s_->last;
     int64_t ic;
     TN__GEMM_IC_LOOP(double, f64, tn__split_at(nb, t, nthr), tn__split_at(nb, t + 1, nthr), Apt)
 }
@@ -15274,8 +15418,42 @@ static tn_tensor tn__as3d(tn_tensor *t) {
     return v;
 }
 
-/* c = alpha * a @ b + beta * (input broadcast), a/b 2-d or 3-d of one dtype. Untracked. */
+/* c (new, [M, N]) = act(alpha * a @ b + beta * bias) in one GEMM, the bias (NULL: none) and
+   the activation (TN__EPI_*) applied in its epilogue: 0, -1 on error, 1 when declined (not
+   float32/float64 on the CPU, or a bias that is not one row or one column broadcast over c:
+   the caller copies it into c first). The bits of the copy-then-GEMM path when alpha is 1. */
+static int tn__gemm_epilogue(tn_tensor *c, const tn_tensor *a, const tn_tensor *b, const tn_tensor *bias, double beta, double alpha, int act) {
+#ifdef TENSOR_CBLAS
+    if (bias || act) return 1;   /* BLAS has no epilogue: the copy path */
+#endif
+    if (c->device != TN_CPU || (c->dtype != TN_F32 && c->dtype != TN_F64) || a->ndim != 2 || b->ndim != 2 || a->device != TN_CPU || b->device != TN_CPU) return 1;
+    const int64_t M = c->shape[0], N = c->shape[1], K = a->shape[1];
+    tn__gemm_epi ep = {NULL, 0, beta, 0, act};
+    if (bias) {   /* [N], [1, N], [M, 1], [1, 1], [1], 0-d */
+        if (bias->device != TN_CPU || bias->dtype != c->dtype || bias->ndim > 2) return 1;
+        const int64_t r = bias->ndim == 2 ? bias->shape[0] : 1, k = bias->ndim >= 1 ? bias->shape[bias->ndim - 1] : 1;
+        if (r == 1 && (k == N || k == 1)) { ep.per_row = 0; ep.bias_stride = k == 1 ? 0 : bias->strides[bias->ndim - 1]; }
+        else if (r == M && k == 1) { ep.per_row = 1; ep.bias_stride = r == 1 ? 0 : bias->strides[0]; }
+        else return 1;
+        ep.bias = tn_data_ptr(bias);
+    }
+    const int rc = c->dtype == TN_F32
+        ? tn__gemm_ep_f32(M, N, K, (float)alpha, (const float *)tn_data_ptr(a), a->strides[0], a->strides[1], (const float *)tn_data_ptr(b), b->strides[0], b->strides[1],
+                          0.0f, (float *)tn_data_ptr(c), c->strides[0], c->strides[1], &ep)
+        : tn__gemm_ep_f64(M, N, K, alpha, (const double *)tn_data_ptr(a), a->strides[0], a->strides[1], (const double *)tn_data_ptr(b), b->strides[0], b->strides[1],
+                          0.0, (double *)tn_data_ptr(c), c->strides[0], c->strides[1], &ep);
+    return rc ? TN__FAIL_INT("matmul: out of memory for the packing buffers") : 0;
+}
+
+/* c = act(alpha * a @ b + beta * (input broadcast)), a/b 2-d or 3-d of one dtype. Untracked.
+   act (TN__EPI_*, 0: none) only where *applied comes back true (a 2-d float product on the
+   CPU: the GEMM's epilogue); else the caller applies it. */
+static tn_tensor *tn__gemm_op_act(const char *fn, tn_tensor *a, tn_tensor *b, tn_tensor *input, double beta, double alpha, int act, bool *applied);
 static tn_tensor *tn__gemm_op(const char *fn, tn_tensor *a, tn_tensor *b, tn_tensor *input, double beta, double alpha) {
+    return tn__gemm_op_act(fn, a, b, input, beta, alpha, TN__EPI_NONE, NULL);
+}
+static tn_tensor *tn__gemm_op_act(const char *fn, tn_tensor *a, tn_tensor *b, tn_tensor *input, double beta, double alpha, int act, bool *applied) {
+    if (applied) *applied = false;
     if (tn__check_cpu_dtype(fn, a) || tn__check_same_device(fn, a, b)) return NULL;
     if (a->dtype != b->dtype)
         return (tn_tensor *)tn__error("%s: expected both operands to have the same dtype, but got %s and %s", fn, tn_dtype_name(a->dtype), tn_dtype_name(b->dtype));
@@ -15292,6 +15470,11 @@ static tn_tensor *tn__gemm_op(const char *fn, tn_tensor *a, tn_tensor *b, tn_ten
     shape[nd++] = b->shape[b->ndim - 1];
     tn_tensor *out = tn__new(a->dtype, a->device, shape, nd);
     if (!out) return NULL;
+    if (!batched && ((input && beta != 0) || act)) {   /* the bias and activation in the GEMM's epilogue */
+        const int rc = tn__gemm_epilogue(out, a, b, input && beta != 0 ? input : NULL, beta, alpha, act);
+        if (rc < 0) { tn_release(out); return NULL; }
+        if (rc == 0) { if (applied) *applied = act != TN__EPI_NONE; return out; }
+    }
     if (input && beta != 0) {
         if (tn__copy_into(fn, out, input)) { tn_release(out); return NULL; }
     } else beta = 0;
@@ -15340,6 +15523,15 @@ static tn_tensor *tn__addmm(tn_tensor *input, tn_tensor *m1, tn_tensor *m2, doub
     if (tn__need_ndim("tn_addmm", "mat1", m1, 2) || tn__need_ndim("tn_addmm", "mat2", m2, 2)) return NULL;
     if (input->dtype != m1->dtype) return (tn_tensor *)tn__error("tn_addmm: self and mat1 must have the same dtype, got %s and %s", tn_dtype_name(input->dtype), tn_dtype_name(m1->dtype));
     return tn__own(tn__gemm_record(G_ADDMM, input, m1, m2, beta, alpha, tn__gemm_op("tn_addmm", m1, m2, input, beta, alpha)));
+}
+/* addmm, then activation act (TN__EPI_*) in the GEMM's epilogue where it can (under no_grad,
+   no autocast, a 2-d float product on the CPU: *applied true), else plain addmm (the graph
+   replay's linear + activation, src/jit/trace.c). */
+static tn_tensor *tn__addmm_act(tn_tensor *input, tn_tensor *m1, tn_tensor *m2, double beta, double alpha, int act, bool *applied) {
+    *applied = false;
+    if (!tn__grad_disabled || !input || !m1 || !m2 || (!tn__ac_suspended && tn__ac_now[TN_CPU].enabled) || m1->ndim != 2 || m2->ndim != 2 || input->dtype != m1->dtype)
+        return tn__addmm(input, m1, m2, beta, alpha);
+    return tn__own(tn__gemm_op_act("tn_addmm", m1, m2, input, beta, alpha, act, applied));
 }
 TNDEF tn_tensor *tn_addmm_opts(tn_tensor *input, tn_tensor *m1, tn_tensor *m2, tn_addmm_fn_opts o) { return tn__addmm(input, m1, m2, o.beta, o.alpha); }
 TNDEF tn_tensor *tn_addmm_str(tn_tensor *input, tn_tensor *m1, tn_tensor *m2, const char *options) {
@@ -20216,7 +20408,7 @@ static void tn__wino_conv_part_f32(void *args, int t, int nthr) {
             const int64_t nrow = TN__MIN(br, r1 - r0), nt = nrow * (t1 - 1);
             tn__wino_input_f32(x, Q, H, W, ph, pw, th, t1 - 1, r0, nrow, zero, E, V, vx, nr, nr, Q * nr);
             for (xi = 0; xi < 16; xi++)
-                tn__gemm_macro_f32(kn, P, nt, Q, (float)1, Up + xi * ups, V + xi * vx, NULL, 0, (float)0, M + xi * S, tb, 1);
+                tn__gemm_macro_f32(kn, P, nt, Q, (float)1, Up + xi * ups, V + xi * vx, NULL, 0, (float)0, M + xi * S, tb, 1, NULL, 0, 0, 1, 1);
             for (p = 0; p < P; p++) { /* A^T m A: four outputs per tile, then into y */
                 float *y00 = O4, *y01 = O4 + tb, *y10 = O4 + 2 * tb, *y11 = O4 + 3 * tb;
                 at(nt, S, M + p * tb, b ? b[p] : (float)0, y00, y01, y10, y11);
@@ -20498,7 +20690,7 @@ static void tn__wino_conv_part_f64(void *args, int t, int nthr) {
             const int64_t nrow = TN__MIN(br, r1 - r0), nt = nrow * (t1 - 1);
             tn__wino_input_f64(x, Q, H, W, ph, pw, th, t1 - 1, r0, nrow, zero, E, V, vx, nr, nr, Q * nr);
             for (xi = 0; xi < 16; xi++)
-                tn__gemm_macro_f64(kn, P, nt, Q, (double)1, Up + xi * ups, V + xi * vx, NULL, 0, (double)0, M + xi * S, tb, 1);
+                tn__gemm_macro_f64(kn, P, nt, Q, (double)1, Up + xi * ups, V + xi * vx, NULL, 0, (double)0, M + xi * S, tb, 1, NULL, 0, 0, 1, 1);
             for (p = 0; p < P; p++) { /* A^T m A: four outputs per tile, then into y */
                 double *y00 = O4, *y01 = O4 + tb, *y10 = O4 + 2 * tb, *y11 = O4 + 3 * tb;
                 at(nt, S, M + p * tb, b ? b[p] : (double)0, y00, y01, y10, y11);
@@ -20672,13 +20864,37 @@ static int tn__conv_wino_wgrad_cpu(tn_tensor *gw, tn_tensor *x, tn_tensor *gy, c
     return failed ? TN__FAIL_INT("conv2d backward: out of memory") : 0;
 }
 /* the arguments of a threaded im2col convolution: the operands, the block geometry, the per-thread buffers */
-typedef struct { tn_tensor *y, *x, *w, *b; const int64_t *g; int64_t G; tn_tensor *buf, *ybuf; bool direct; int64_t R, IB, LB; int failed; } tn__conv_fwd_args;
+typedef struct { tn_tensor *y, *x, *w, *b; const int64_t *g; int64_t G; tn_tensor *buf, *ybuf; bool direct; int64_t R, IB, LB; int act, failed; } tn__conv_fwd_args;
+/* The activation act (TN__EPI_*) over n values at p (float or double by es), in place: the GEMM epilogue's loop. */
+static void tn__conv_act(int act, void *p, int64_t n, size_t es) {
+    tn__gemm_epi ep = {NULL, 0, 1, 0, act};
+    if (!act || n <= 0) return;
+    if (es == 4) tn__gemm_epi_f32(&ep, 0, 1, (float *)p, 1, n, n, 1, 0, 0);
+    else tn__gemm_epi_f64(&ep, 0, 1, (double *)p, 1, n, n, 1, 0, 0);
+}
+/* Cm = A @ B (3-d matrix views on the CPU) + the per-row bias (NULL: none), then act: the bias
+   and the activation in the GEMM's epilogue (the bits of filling Cm with the bias first). */
+static int tn__conv_gemm(tn_tensor *Cm, tn_tensor *A, tn_tensor *B, const void *bias, int act) {
+    tn__gemm_epi ep = {bias, 1, 1, 1, act};
+    const int64_t M = Cm->shape[1], N = Cm->shape[2], K = A->shape[2];
+    return Cm->dtype == TN_F32
+        ? tn__gemm_ep_f32(M, N, K, 1.0f, (const float *)tn_data_ptr(A), A->strides[1], A->strides[2], (const float *)tn_data_ptr(B), B->strides[1], B->strides[2],
+                          0.0f, (float *)tn_data_ptr(Cm), Cm->strides[1], Cm->strides[2], &ep)
+        : tn__gemm_ep_f64(M, N, K, 1.0, (const double *)tn_data_ptr(A), A->strides[1], A->strides[2], (const double *)tn_data_ptr(B), B->strides[1], B->strides[2],
+                          0.0, (double *)tn_data_ptr(Cm), Cm->strides[1], Cm->strides[2], &ep);
+}
+#ifdef TENSOR_CBLAS
+#define TN__CONV_EPI 0   /* the backend's matmul (BLAS) has no epilogue: the bias filled first */
+#else
+#define TN__CONV_EPI 1
+#endif
 /* chunk t of nthr: its share of the images, with buffer t */
 static void tn__conv_forward_part(void *args, int t, int nthr) {
     tn__conv_fwd_args *a_ = (tn__conv_fwd_args *)args;
     tn_tensor *y = a_->y, *x = a_->x, *w = a_->w, *buf = a_->buf, *ybuf = a_->ybuf;
     const int64_t *g = a_->g, G = a_->G, R = a_->R, IB = a_->IB, LB = a_->LB;
     const bool direct = a_->direct;
+    const int act = a_->act;
     const int64_t N = x->shape[0], C = x->shape[1], O = w->shape[0], K = C * g[0] * g[1], Kg = K / G, Og = O / G, Cg = C / G, L = g[8] * g[9];
     const size_t es = tn_dtype_size(x->dtype);
     const tn_backend *be = tn__backend(TN_CPU);
@@ -20704,17 +20920,19 @@ static void tn__conv_forward_part(void *args, int t, int nthr) {
                     const float *src = (const float *)tn_data_ptr(ybuf) + t * O * LB + o * Lc + i * L, v = bp ? ((const float *)bp)[o] : 0.0f;
                     float *dst = (float *)yp + ((n + i) * O + o) * L;
                     for (int64_t l = 0; l < L; l++) dst[l] = src[l] + v;
+                    tn__conv_act(act, dst, L, es);
                 } else {
                     const double *src = (const double *)tn_data_ptr(ybuf) + t * O * LB + o * Lc + i * L, v = bp ? ((const double *)bp)[o] : 0.0;
                     double *dst = (double *)yp + ((n + i) * O + o) * L;
                     for (int64_t l = 0; l < L; l++) dst[l] = src[l] + v;
+                    tn__conv_act(act, dst, L, es);
                 }
             }
         }
         for (int64_t n = tn__split_at(N, t, nthr); n < n1 && IB == 1; n++) {   /* one image, in blocks of rows */
             tn_tensor img = tn__image_view(x, n);
             char *yn = yp + (size_t)(n * O * L) * es;
-            for (int64_t o = 0; bp && o < O; o++) {   /* the bias first, then the GEMMs add to it */
+            for (int64_t o = 0; bp && !TN__CONV_EPI && o < O; o++) {   /* the bias first, then the GEMMs add to it */
                 if (es == 4) { float v = ((const float *)bp)[o], *r = (float *)yn + o * L; for (int64_t l = 0; l < L; l++) r[l] = v; }
                 else { double v = ((const double *)bp)[o], *r = (double *)yn + o * L; for (int64_t l = 0; l < L; l++) r[l] = v; }
             }
@@ -20729,29 +20947,39 @@ static void tn__conv_forward_part(void *args, int t, int nthr) {
                     tn_tensor B = direct ? tn__mat_view(x, img.offset + gi * Cg * x->strides[1], Cg, L, x->strides[1], x->strides[3])
                                          : tn__mat_view(buf, cols.offset + gi * Kg * Lc, Kg, Lc, Lc, 1);
                     tn_tensor Cm = tn__mat_view(y, y->offset + n * O * L + gi * Og * L + y0 * g[9], Og, Lc, L, 1);
-                    if (be->matmul(&Cm, &A, &B, 1, bp ? 1 : 0)) TN__STORE_RELAXED(&a_->failed, 1);
+                    if (TN__CONV_EPI ? tn__conv_gemm(&Cm, &A, &B, bp ? bp + (size_t)(gi * Og) * es : NULL, act) : be->matmul(&Cm, &A, &B, 1, bp ? 1 : 0))
+                        TN__STORE_RELAXED(&a_->failed, 1);
                 }
             }
+            if (!TN__CONV_EPI) tn__conv_act(act, yn, O * L, es);
         }
     }
     }
 }
-/* y [N, O, oh, ow] (new, contiguous) = conv(x [N, C, H, W], w [O, C/G, kh, kw] contiguous) + b (contiguous or NULL). */
+/* y [N, O, oh, ow] (new, contiguous) = act(conv(x [N, C, H, W], w [O, C/G, kh, kw] contiguous) + b) (b contiguous or NULL,
+   act TN__EPI_*: in the im2col GEMM's epilogue, after the special paths a pass over y). */
+static int tn__conv_forward_cpu_act(tn_tensor *y, tn_tensor *x, tn_tensor *w, tn_tensor *b, const int64_t *g, int64_t G, int act);
 static int tn__conv_forward_cpu(tn_tensor *y, tn_tensor *x, tn_tensor *w, tn_tensor *b, const int64_t *g, int64_t G) {
+    return tn__conv_forward_cpu_act(y, x, w, b, g, G, TN__EPI_NONE);
+}
+static int tn__conv_forward_cpu_act(tn_tensor *y, tn_tensor *x, tn_tensor *w, tn_tensor *b, const int64_t *g, int64_t G, int act) {
     const int64_t N = x->shape[0], C = x->shape[1], O = w->shape[0], K = C * g[0] * g[1], L = g[8] * g[9];
     const bool direct = tn__conv_direct(x, g);
     const size_t es = tn_dtype_size(x->dtype);
     const int64_t R = direct ? g[8] : tn__conv_block_rows(K, g, es, 1), IB = tn__conv_block_images(K, g, es, 1, R, direct);
     const int64_t LB = IB > 1 ? IB * L : R * g[9];   /* columns of a block */
-    if (tn__conv_smallk_ok(x, g, G)) return tn__conv_smallk_cpu(0, x, w, b, y, g);
-    if (tn__conv_wino_ok(x, w, g, G, false)) return tn__conv_wino_cpu(y, x, w, b, g, 0);
-    if (tn__conv_dw_ok(x, G)) return tn__conv_dw_cpu(0, x, w, b, y, g);
+    int special = tn__conv_smallk_ok(x, g, G) ? 1 : tn__conv_wino_ok(x, w, g, G, false) ? 2 : tn__conv_dw_ok(x, G) ? 3 : 0;
+    if (special) {
+        const int rc = special == 1 ? tn__conv_smallk_cpu(0, x, w, b, y, g) : special == 2 ? tn__conv_wino_cpu(y, x, w, b, g, 0) : tn__conv_dw_cpu(0, x, w, b, y, g);
+        if (rc == 0) tn__conv_act(act, tn_data_ptr(y), tn_numel(y), es);
+        return rc;
+    }
     const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(N, K), L), N);
     tn_tensor *buf = direct ? NULL : tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, K, LB));
     tn_tensor *ybuf = IB > 1 ? tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, O, LB)) : NULL;   /* [O, images*L]: then into y */
     int failed = (!direct && !buf) || (IB > 1 && !ybuf);
     if (!failed) {
-        tn__conv_fwd_args a = {y, x, w, b, g, G, buf, ybuf, direct, R, IB, LB, 0};
+        tn__conv_fwd_args a = {y, x, w, b, g, G, buf, ybuf, direct, R, IB, LB, act, 0};
         tn__parallel(nthr, tn__conv_forward_part, &a);
         failed = a.failed;
     }
@@ -20930,11 +21158,18 @@ static tn_tensor *tn__conv_record(tn_tensor *x4, tn_tensor *w4, tn_tensor *b, co
     }
     return tn__own(tn__node_attach(nd, y));
 }
+/* The graph replay's request (src/jit/trace.c) that the next CPU conv2d of this thread, under
+   no_grad, apply activation act (TN__EPI_*) to its result in its GEMM's epilogue; the conv
+   sets tn__conv_act_done when it did. */
+static TN__TLS int tn__conv_act_req, tn__conv_act_done;
 /* conv2d of x4 [N, C, H, W] by w4 on the CPU, + b, as one node. */
 static tn_tensor *tn__conv2d_cpu(tn_tensor *x4, tn_tensor *w4, tn_tensor *b, const int64_t *g, int64_t G) {
+    const int act = tn__grad_disabled ? tn__conv_act_req : TN__EPI_NONE;
+    tn__conv_act_req = TN__EPI_NONE;
     tn_tensor *wc = tn_contiguous(w4), *bc = b ? tn_contiguous(b) : NULL;
     tn_tensor *y = wc && (!b || bc) ? tn__new(x4->dtype, TN_CPU, TN_SHAPE(x4->shape[0], w4->shape[0], g[8], g[9])) : NULL;
-    if (!y || tn__conv_forward_cpu(y, x4, wc, bc, g, G)) { tn_release(y); return NULL; }
+    if (!y || tn__conv_forward_cpu_act(y, x4, wc, bc, g, G, act)) { tn_release(y); return NULL; }
+    tn__conv_act_done = act != TN__EPI_NONE;
     return tn__conv_record(x4, w4, b, g, G, y, tn__conv_bw);
 }
 
@@ -24124,13 +24359,12 @@ static void tn__sdpa_grad_composite(tn_tensor *g, tn_tensor *q, tn_tensor *k, tn
     *gq = tn_mul_scalar(tn_matmul(ds, k), scale);
     *gk = tn_mul_scalar(tn_matmul(tn_transpose(ds, -2, -1), q), scale);
 }
-static int tn__sdpa_fused_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int n, void *user) {
-    (void)user;
-    tn_tensor *q0 = tn_ctx_saved(ctx, 0), *k0 = tn_ctx_saved(ctx, 1), *v0 = tn_ctx_saved(ctx, 2), *par = tn_ctx_saved(ctx, 3);
-    tn_tensor *mask0 = n > 4 ? tn_ctx_saved(ctx, 4) : NULL, *out = tn_ctx_saved(ctx, n), *lse = tn_ctx_saved(ctx, n + 1);
+/* The gradients g[0..2] of q0, k0, v0 (q, k, v's shapes with the batch dims broadcast) from
+   the forward's saved operands and results (out, lse); 0 or -1. */
+static int tn__sdpa_grads(tn_tensor *q0, tn_tensor *k0, tn_tensor *v0, tn_tensor *par, tn_tensor *mask0, tn_tensor *out, tn_tensor *lse,
+                          tn_tensor *grad, tn_tensor **g) {
     if (!q0 || !k0 || !v0 || !par || !out || !lse) return -1;
     const double *pv = (const double *)tn_data_ptr(par);
-    tn_tensor *g[3] = {NULL, NULL, NULL};
     if (tn_is_grad_enabled()) { /* create_graph */
         tn__sdpa_grad_composite(grad, q0, k0, v0, mask0, pv[0], pv[1] != 0, &g[0], &g[1], &g[2]);
     } else if (q0->device != TN_CPU) { /* the backend's entry; where it declines, the formulas in library ops */
@@ -24172,11 +24406,58 @@ static int tn__sdpa_fused_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int
         }
         TN_FREE(offs);
     }
-    for (int i = 0; i < 3; i++) {
-        if (!g[i]) return -1;
+    return g[0] && g[1] && g[2] ? 0 : -1;
+}
+static int tn__sdpa_fused_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int n, void *user) {
+    (void)user;
+    tn_tensor *g[3] = {NULL, NULL, NULL};
+    if (tn__sdpa_grads(tn_ctx_saved(ctx, 0), tn_ctx_saved(ctx, 1), tn_ctx_saved(ctx, 2), tn_ctx_saved(ctx, 3), n > 4 ? tn_ctx_saved(ctx, 4) : NULL,
+                       tn_ctx_saved(ctx, n), tn_ctx_saved(ctx, n + 1), grad, g)) return -1;
+    for (int i = 0; i < 3; i++)
         if (tn_ctx_needs_grad(ctx, i)) gin[i] = tn__sum_to(g[i], &ctx->in[i]);
-    }
     return 0;
+}
+/* Self-attention on its packed projections qkv [A, B, 3, H, hd] (q, k, v: qkv[:, :, i]
+   permuted by perm to [N, H, seq, hd]) as one node on the CPU, whose gradient is one buffer of
+   qkv's shape (the three stacked) instead of a select's backward per view (a zero-filled
+   buffer of qkv's size each, then summed). Inputs: qkv, a float64 [scale, causal, perm[4]],
+   the mask or none; saved: q, k, v, the parameters, the mask, out, lse (the fused node's
+   order), then qkv. */
+static void tn__sdpa_qkv_views(tn_tensor *qkv, const double *pv, tn_tensor **qkvv) {
+    const int64_t perm[4] = {(int64_t)pv[2], (int64_t)pv[3], (int64_t)pv[4], (int64_t)pv[5]};
+    for (int i = 0; i < 3; i++) qkvv[i] = tn_permute(tn_select(qkv, 2, i), perm, 4);
+}
+static tn_tensor *tn__sdpa_qkv_fwd(tn_ctx *ctx, tn_tensor *const *in, int n, void *user) {
+    (void)user;
+    tn_tensor *sub[5] = {NULL, NULL, NULL, in[1], n > 2 ? in[2] : NULL};
+    tn__sdpa_qkv_views(in[0], (const double *)tn_data_ptr(in[1]), sub);
+    if (!sub[0] || !sub[1] || !sub[2]) return NULL;
+    tn_tensor *out = tn__sdpa_fused_fwd(ctx, sub, n > 2 ? 5 : 4, NULL);
+    if (out) tn_ctx_save(ctx, in[0]);
+    return out;
+}
+static int tn__sdpa_qkv_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int n, void *user) {
+    (void)user;
+    const int m = n > 2 ? 5 : 4;   /* the fused node's input count: where out, lse and qkv were saved */
+    tn_tensor *par = tn_ctx_saved(ctx, 3), *qkv = tn_ctx_saved(ctx, m + 2), *v3[3] = {tn_ctx_saved(ctx, 0), tn_ctx_saved(ctx, 1), tn_ctx_saved(ctx, 2)};
+    if (!par || !qkv) return -1;
+    if (!tn_ctx_needs_grad(ctx, 0)) return 0;
+    const double *pv = (const double *)tn_data_ptr(par);
+    if (tn_is_grad_enabled()) tn__sdpa_qkv_views(qkv, pv, v3);   /* create_graph: the views of qkv on the tape, so that the gradients reach it */
+    tn_tensor *g[3] = {NULL, NULL, NULL};
+    if (tn__sdpa_grads(v3[0], v3[1], v3[2], par, m > 4 ? tn_ctx_saved(ctx, 4) : NULL, tn_ctx_saved(ctx, m), tn_ctx_saved(ctx, m + 1), grad, g)) return -1;
+    int64_t inv[4];
+    for (int d = 0; d < 4; d++) inv[(int64_t)pv[2 + d]] = d;
+    for (int i = 0; i < 3; i++) g[i] = tn_permute(g[i], inv, 4);   /* [A, B, H, hd] */
+    return (gin[0] = tn_stack(g, 3, 2)) ? 0 : -1;
+}
+/* The attention of q, k, v = the views above of qkv (checked, fusable as they are), CPU only. */
+static tn_tensor *tn__sdpa_fused_qkv(tn_tensor *qkv, const int64_t *perm, tn_tensor *mask, bool causal, double scale) {
+    tn_scope_begin();
+    const double pv[6] = {scale, causal ? 1.0 : 0.0, (double)perm[0], (double)perm[1], (double)perm[2], (double)perm[3]};
+    tn_tensor *par = tn_from_data(pv, TN_SHAPE(6), TN_F64);
+    tn_tensor *in[3] = {qkv, par, mask};
+    return tn__scope_return(par ? tn_custom_op("ScaledDotProductFlashAttentionForCpuBackward0", tn__sdpa_qkv_fwd, tn__sdpa_qkv_bwd, in, mask ? 3 : 2, NULL) : NULL);
 }
 /* Whether the fused kernels take these arguments (the composite does everything else:
    dropout, other devices and dtypes, empty sizes, a mask that wants a gradient, shapes that
@@ -30968,10 +31249,13 @@ static tn_tensor *tn__mha_fused(tn__mham *a, tn_tensor *query, tn_tensor *key, t
     if (!batched) { query = tn_unsqueeze(query, 1); key = self ? query : tn_unsqueeze(key, 1); value = self ? query : tn_unsqueeze(value, 1); }
     const int64_t A = query->shape[0], Bd = query->shape[1], N = bf ? A : Bd, L = bf ? Bd : A, S = key->shape[bf ? 1 : 0];
     const int64_t perm[4] = {bf ? 0 : 1, 2, bf ? 1 : 0, 3};   /* [A, B, H, hd] -> [N, H, seq, hd] */
-    tn_tensor *W = tn_module_get(m, "in_proj_weight"), *b = tn_module_get(m, "in_proj_bias"), *q, *k, *v;
+    tn_tensor *W = tn_module_get(m, "in_proj_weight"), *b = tn_module_get(m, "in_proj_bias"), *q = NULL, *k = NULL, *v = NULL, *qkv = NULL;
+    bool packed = false;   /* the attention node takes qkv itself (tn__sdpa_fused_qkv): its gradient one buffer */
     if (W && self) { /* one GEMM for the three projections */
-        tn_tensor *qkv = tn_reshape(tn_linear(query, W, b), TN_SHAPE(A, Bd, 3, H, hd));
-        q = tn_select(qkv, 2, 0); k = tn_select(qkv, 2, 1); v = tn_select(qkv, 2, 2);
+        qkv = tn_reshape(tn_linear(query, W, b), TN_SHAPE(A, Bd, 3, H, hd));
+        /* recording for backward on the CPU, and no trace running (the tracer records the views) */
+        packed = qkv && qkv->device == TN_CPU && tn_is_grad_enabled() && qkv->requires_grad && !tn__tracing;
+        if (!packed) { q = tn_select(qkv, 2, 0); k = tn_select(qkv, 2, 1); v = tn_select(qkv, 2, 2); }
     } else {
         tn_tensor *wq = W ? tn_narrow(W, 0, 0, E) : tn_module_get(m, "q_proj_weight"), *wk = W ? tn_narrow(W, 0, E, E) : tn_module_get(m, "k_proj_weight");
         tn_tensor *wv = W ? tn_narrow(W, 0, 2 * E, E) : tn_module_get(m, "v_proj_weight");
@@ -30979,7 +31263,7 @@ static tn_tensor *tn__mha_fused(tn__mham *a, tn_tensor *query, tn_tensor *key, t
         k = tn_reshape(tn_linear(key, wk, b ? tn_narrow(b, 0, E, E) : NULL), TN_SHAPE(key->shape[0], key->shape[1], H, hd));
         v = tn_reshape(tn_linear(value, wv, b ? tn_narrow(b, 0, 2 * E, E) : NULL), TN_SHAPE(value->shape[0], value->shape[1], H, hd));
     }
-    q = tn_permute(q, perm, 4); k = tn_permute(k, perm, 4); v = tn_permute(v, perm, 4);
+    if (!packed) { q = tn_permute(q, perm, 4); k = tn_permute(k, perm, 4); v = tn_permute(v, perm, 4); }
     /* masks: attn_mask [L, S] or [N*H, L, S] (bool: True = masked out), key padding [N, S] */
     tn_tensor *am = NULL;
     /* is_causal with a mask and no padding mask: PyTorch's F.multi_head_attention_forward
@@ -30991,10 +31275,11 @@ static tn_tensor *tn__mha_fused(tn__mham *a, tn_tensor *query, tn_tensor *key, t
         am = mask->ndim == 3 ? tn_reshape(mask, TN_SHAPE(N, H, L, S)) : mask;
     }
     tn_tensor *kp = kpm ? tn_reshape(kpm, TN_SHAPE(N, 1, 1, S)) : NULL;
-    if (am && kp) { am = tn_add(tn__mask_to_float(am, q->dtype), tn__mask_to_float(kp, q->dtype)); kp = NULL; }
+    if (am && kp) { am = tn_add(tn__mask_to_float(am, query->dtype), tn__mask_to_float(kp, query->dtype)); kp = NULL; }
     if (!am) am = kp;
     if (am && am->dtype == TN_BOOL) am = tn_logical_not(am);   /* the kernel's bool masks say where to attend */
-    tn_tensor *o = q && k && v ? tn__sdpa_fused(q, k, v, am, causal, 1 / sqrt((double)hd)) : NULL;   /* [N, H, L, hd] */
+    tn_tensor *o = packed ? tn__sdpa_fused_qkv(qkv, perm, am, causal, 1 / sqrt((double)hd))
+                 : q && k && v ? tn__sdpa_fused(q, k, v, am, causal, 1 / sqrt((double)hd)) : NULL;   /* [N, H, L, hd] */
     const int64_t back[4] = {bf ? 0 : 2, bf ? 2 : 0, 1, 3};
     o = tn_reshape(tn_permute(o, back, 4), TN_SHAPE(A * Bd, E));
     o = tn_reshape(tn_module_forward(tn_module_child(m, "out_proj"), o), TN_SHAPE(A, Bd, E));
@@ -37126,6 +37411,7 @@ struct tn_graph {
     struct tn__fgroup *fg;        /* elementwise chains the replay fuses (tn__graph_plan) */
     int nfg;
     int *fgrp;                    /* per node: its fused group, or -1 */
+    int *epi;                     /* per node: the activation (TN__EPI_*) a linear/conv applies in its GEMM's epilogue, or 0 */
     tn__mhook *mplan;             /* the static memory plan (src/jit/memplan.c), or NULL */
     int mruns, mfails;            /* no_grad runs without a plan; plans dropped (3: no more planning) */
     int64_t mbusy;                /* atomic: runs using the plan now (one at a time) */
@@ -37136,7 +37422,7 @@ static void tn__graph_free_parts(tn_graph *g) {
     for (int i = 0; i < g->nnodes; i++) TN_FREE(g->nodes[i].in);
     TN_FREE(g->vals); TN_FREE(g->nodes); TN_FREE(g->inputs); TN_FREE(g->outputs);
     TN_FREE(g->uses); TN_FREE(g->last_use);
-    TN_FREE(g->fg); TN_FREE(g->fgrp);
+    TN_FREE(g->fg); TN_FREE(g->fgrp); TN_FREE(g->epi);
     tn__mhook_free(g->mplan);
 }
 TNDEF void tn_graph_free(tn_graph *g) {
@@ -37788,8 +38074,8 @@ static tn_tensor *tn__graph_node_run(const tn_graph *g, const tn__gnode *n, tn_t
    node) and may apply an activation in place on a result nothing else reads. Dropped by
    anything that changes the graph (tn__graph_unplan). */
 static void tn__graph_unplan(tn_graph *g) {
-    TN_FREE(g->uses); TN_FREE(g->last_use); TN_FREE(g->fg); TN_FREE(g->fgrp);
-    g->uses = g->last_use = g->fgrp = NULL;
+    TN_FREE(g->uses); TN_FREE(g->last_use); TN_FREE(g->fg); TN_FREE(g->fgrp); TN_FREE(g->epi);
+    g->uses = g->last_use = g->fgrp = g->epi = NULL;
     g->fg = NULL;
     g->nfg = 0;
     tn__mhook_free(g->mplan);
@@ -38010,6 +38296,45 @@ static tn_tensor *tn__graph_fused_each(const tn_graph *g, const tn__fgroup *G, t
     }
     return r;
 }
+/* ---- activations in the GEMM's epilogue ----
+   A linear layer's addmm or a conv2d whose result goes (through reshapes, each read once) to
+   a relu, gelu or silu that is its only reader, and no fused chain's member: under no_grad
+   on the CPU the product applies the activation to each tile of its result while the tile
+   is in cache (src/ops/gemm.c's epilogue, the activations' own scalar formulas: the same
+   bits), and the activation node only passes the result on. */
+static int tn__graph_epi_act(int sub) {
+    return sub == RELU ? TN__EPI_RELU : sub == GELU ? TN__EPI_GELU : sub == GELU_TANH ? TN__EPI_GELU_TANH : sub == SILU ? TN__EPI_SILU : TN__EPI_NONE;
+}
+static void tn__graph_epi_plan(tn_graph *g) {
+    for (int k = 0; k < g->nnodes; k++) {
+        const tn__gnode *n = &g->nodes[k];
+        g->epi[k] = TN__EPI_NONE;
+        if ((n->op != J_ADDMM && n->op != J_CONV2D) || (g->vals[n->out].dtype != TN_F32 && g->vals[n->out].dtype != TN_F64)) continue;
+        for (int v = n->out; g->uses[v] == 1 && !tn__graph_is_output(g, v) && g->last_use[v] > k && g->last_use[v] < g->nnodes;) {
+            const tn__gnode *m = &g->nodes[g->last_use[v]];
+            if (m->nin < 1 || m->in[0] != v) break;
+            if (m->op == J_RESHAPE) { v = m->out; continue; }
+            if (m->op == J_UNARY && g->fgrp[g->last_use[v]] < 0) g->epi[k] = tn__graph_epi_act(m->sub);
+            break;
+        }
+    }
+}
+/* Node n (an addmm or a conv2d of tn__graph_epi_plan) with activation act in its GEMM's
+   epilogue; *applied false when it ran without (then the activation node runs it). */
+static tn_tensor *tn__graph_node_run_act(const tn_graph *g, const tn__gnode *n, tn_tensor **v, int64_t batch, int act, bool *applied) {
+    *applied = false;
+    if (n->op == J_ADDMM) {
+        tn_tensor *a[3];
+        for (int k = 0; k < 3; k++) a[k] = k < n->nin && n->in[k] >= 0 ? v[n->in[k]] : NULL;
+        return tn__addmm_act(a[0], a[1], a[2], n->d[0], n->d[1], act, applied);
+    }
+    tn__conv_act_req = act;
+    tn__conv_act_done = 0;
+    tn_tensor *r = tn__graph_node_run(g, n, v, batch);
+    *applied = r && tn__conv_act_done;
+    tn__conv_act_req = tn__conv_act_done = 0;
+    return r;
+}
 static int tn__graph_plan(tn_graph *g) {
     if (g->uses) return 0;
     g->uses = (int *)TN_MALLOC((size_t)(g->nvals + 1) * sizeof(int));
@@ -38020,6 +38345,8 @@ static int tn__graph_plan(tn_graph *g) {
         for (int i = 0; i < g->nodes[k].nin; i++) if (g->nodes[k].in[i] >= 0) { g->uses[g->nodes[k].in[i]]++; g->last_use[g->nodes[k].in[i]] = k; }
     for (int i = 0; i < g->noutputs; i++) g->last_use[g->outputs[i]] = g->nnodes;   /* kept to the end */
     if (tn__graph_fuse_plan(g)) { tn__graph_unplan(g); return -1; }
+    if (!(g->epi = (int *)TN_MALLOC((size_t)(g->nnodes + 1) * sizeof(int)))) { tn__graph_unplan(g); return TN__FAIL_INT("tn_graph_run: out of memory"); }
+    tn__graph_epi_plan(g);
     return 0;
 }
 TNDEF int tn_graph_fused_nodes(tn_graph *g) {
@@ -38027,6 +38354,7 @@ TNDEF int tn_graph_fused_nodes(tn_graph *g) {
     if (tn__graph_plan(g)) return -1;
     int c = 0;
     for (int q = 0; q < g->nfg; q++) c += g->fg[q].n;
+    for (int k = 0; k < g->nnodes; k++) c += g->epi[k] ? 2 : 0;   /* a product and its activation */
     return c;
 }
 
@@ -38058,8 +38386,10 @@ TNDEF int tn_graph_run(tn_graph *g, tn_tensor *const *inputs, int n, tn_tensor *
         if (i == g->dyn_input) batch = x->shape[0];
     }
     if (tn__graph_plan(g)) return -1;
-    tn_tensor **v = (tn_tensor **)TN_MALLOC((size_t)(g->nvals > 0 ? g->nvals : 1) * sizeof *v);
+    tn_tensor **v = (tn_tensor **)TN_MALLOC((size_t)(g->nvals > 0 ? g->nvals : 1) * (sizeof *v + 1));
     if (!v) return TN__FAIL_INT("tn_graph_run: out of memory");
+    char *actdone = (char *)(v + (g->nvals > 0 ? g->nvals : 1));   /* per value: its activation already applied (tn__graph_epi_plan) */
+    memset(actdone, 0, (size_t)(g->nvals > 0 ? g->nvals : 1));
     /* the static memory plan: no_grad on the CPU (with grad, autograd keeps intermediates
        past the run); the first run warms the ops' caches, the second records, the others
        serve. One run at a time uses it; a batch of another size plans anew. */
@@ -38105,6 +38435,14 @@ TNDEF int tn_graph_run(tn_graph *g, tn_tensor *const *inputs, int n, tn_tensor *
             continue;
         }
         const int u = nd->nin > 0 ? nd->in[0] : -1;
+        if (no_grad && nd->op == J_UNARY && u >= 0 && actdone[u] && v[u]) {   /* applied by the product's epilogue: the reference moves */
+            if (h) tn__mhook_node(h, k);
+            v[nd->out] = v[u];
+            if (h) tn__graph_mplan_result(g, h, k, v);
+            v[u] = NULL;
+            if (h) tn__graph_mplan_after(g, h, k, v);
+            continue;
+        }
         if (no_grad && nd->op == J_UNARY && tn__graph_inplace_op(nd->sub) && u >= 0 && g->vals[u].kind == TN__GV_NODE && g->uses[u] == 1 &&
             g->last_use[u] == k && v[u] && tn_dtype_is_floating(v[u]->dtype)) {
             int p = k - 1;   /* the producer of u */
@@ -38128,9 +38466,11 @@ TNDEF int tn_graph_run(tn_graph *g, tn_tensor *const *inputs, int n, tn_tensor *
         if (h) tn__mhook_node(h, k);
         tn__mhook_on = h;
         tn_scope_begin();
-        r = tn_retain(tn__graph_node_run(g, nd, v, batch));
+        bool applied = false;
+        r = tn_retain(no_grad && cpu && g->epi[k] ? tn__graph_node_run_act(g, nd, v, batch, g->epi[k], &applied) : tn__graph_node_run(g, nd, v, batch));
         tn_scope_end();
         tn__mhook_on = NULL;
+        actdone[nd->out] = (char)(applied || (nd->op == J_RESHAPE && u >= 0 && actdone[u]));
         if (!r) {
             char name[64];
             tn__graph_op_name(nd, name, sizeof name);

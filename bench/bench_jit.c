@@ -22,9 +22,13 @@
 #include <string.h>
 #include <time.h>
 
+/* TN_BENCH_CPU=1: the process's CPU time instead of the wall clock (1-thread rows on a machine
+   others load; the PyTorch column stays wall clock) */
 static double now_ms(void) {
+    static int cpu = -1;
+    if (cpu < 0) cpu = getenv("TN_BENCH_CPU") && atoi(getenv("TN_BENCH_CPU")) > 0;
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(cpu ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_MONOTONIC, &ts);
     return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
 }
 static int cmp_double(const void *a, const void *b) {

@@ -4077,7 +4077,9 @@ TNDEF int tn_graph_num_nodes(const tn_graph *g);
 TNDEF int64_t tn_graph_arena_bytes(const tn_graph *g);
 /* How many nodes the replay runs fused: chains of elementwise nodes (each result read only by
    the next, one float dtype and shape) run under no_grad as one pass through the members'
-   kernels, with no intermediate tensors. -1 with an error. */
+   kernels, with no intermediate tensors; and a linear (addmm) or conv2d with the relu, gelu
+   or silu that alone reads its result, applied in the GEMM's epilogue (2 nodes each). -1
+   with an error. */
 TNDEF int tn_graph_fused_nodes(tn_graph *g);
 TNDEF const char *tn_graph_node_op(const tn_graph *g, int i);   /* "aten::addmm"; thread-local buffer, NULL out of range */
 TNDEF char *tn_graph_str(const tn_graph *g);   /* print(traced.graph): torch.jit's form; free with tn_string_free */
@@ -4445,6 +4447,18 @@ typedef struct tn__gemm_tune_t {   /* GEMM knobs: ISA (-1 best), blocking (0 def
     int64_t kc, mc, nc, naive_max;
     int threads;
 } tn__gemm_tune_t;
+/* The GEMM's epilogue (tn__gemm_ep_f32/f64, src/ops/gemm.c): applied to each tile of C while
+   it is in cache, C += bias_beta * bias (bias[i * bias_stride] per row i, or per column j),
+   then C = act(C) (the activations' scalar formulas of section 10: the same bits as the
+   separate passes). bias: float or double as C; NULL: none. */
+enum { TN__EPI_NONE = 0, TN__EPI_RELU, TN__EPI_GELU, TN__EPI_GELU_TANH, TN__EPI_SILU };
+typedef struct tn__gemm_epi {
+    const void *bias;
+    int64_t bias_stride;
+    double bias_beta;
+    int per_row;      /* bias along C's rows (a convolution's channels) instead of its columns */
+    int act;          /* TN__EPI_* */
+} tn__gemm_epi;
 #ifdef TN_TESTING
 #define TN__TESTABLE
 extern tn__gemm_tune_t tn__gemm_tune;
@@ -4457,6 +4471,10 @@ int tn__gemm_f32(int64_t M, int64_t N, int64_t K, float alpha, const float *A, i
                  const float *B, int64_t rsb, int64_t csb, float beta, float *C, int64_t rsc, int64_t csc);
 int tn__gemm_f64(int64_t M, int64_t N, int64_t K, double alpha, const double *A, int64_t rsa, int64_t csa,
                  const double *B, int64_t rsb, int64_t csb, double beta, double *C, int64_t rsc, int64_t csc);
+int tn__gemm_ep_f32(int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t rsa, int64_t csa,
+                    const float *B, int64_t rsb, int64_t csb, float beta, float *C, int64_t rsc, int64_t csc, const tn__gemm_epi *ep);
+int tn__gemm_ep_f64(int64_t M, int64_t N, int64_t K, double alpha, const double *A, int64_t rsa, int64_t csa,
+                    const double *B, int64_t rsb, int64_t csb, double beta, double *C, int64_t rsc, int64_t csc, const tn__gemm_epi *ep);
 double tn__sum_row_f32(const float *x, int64_t n);
 double tn__sum_row(const float *x, int64_t n);
 void tn__sum_into_f64(double *o, const float *x, int64_t n);

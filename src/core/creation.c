@@ -64,6 +64,10 @@ static int tn__cpu_copy(tn_tensor *dst, tn_tensor *src) {
 }
 
 static int tn__cpu_fill(tn_tensor *dst, double value) {
+    if (value == 0 && !signbit(value) && tn_is_contiguous(dst)) {   /* zeros (gradient buffers, the view backwards' scatters): all bits 0 in every dtype */
+        if (tn_numel(dst) > 0) memset(tn_data_ptr(dst), 0, (size_t)tn_numel(dst) * tn_dtype_size(dst->dtype));
+        return 0;
+    }
     tn_tensor v; /* a one-element f64 operand broadcast over dst */
     memset(&v, 0, sizeof v);
     tn_storage st;

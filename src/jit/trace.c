@@ -67,6 +67,7 @@ struct tn_graph {
     struct tn__fgroup *fg;        /* elementwise chains the replay fuses (tn__graph_plan) */
     int nfg;
     int *fgrp;                    /* per node: its fused group, or -1 */
+    int *epi;                     /* per node: the activation (TN__EPI_*) a linear/conv applies in its GEMM's epilogue, or 0 */
     tn__mhook *mplan;             /* the static memory plan (src/jit/memplan.c), or NULL */
     int mruns, mfails;            /* no_grad runs without a plan; plans dropped (3: no more planning) */
     int64_t mbusy;                /* atomic: runs using the plan now (one at a time) */
@@ -77,7 +78,7 @@ static void tn__graph_free_parts(tn_graph *g) {
     for (int i = 0; i < g->nnodes; i++) TN_FREE(g->nodes[i].in);
     TN_FREE(g->vals); TN_FREE(g->nodes); TN_FREE(g->inputs); TN_FREE(g->outputs);
     TN_FREE(g->uses); TN_FREE(g->last_use);
-    TN_FREE(g->fg); TN_FREE(g->fgrp);
+    TN_FREE(g->fg); TN_FREE(g->fgrp); TN_FREE(g->epi);
     tn__mhook_free(g->mplan);
 }
 TNDEF void tn_graph_free(tn_graph *g) {
@@ -729,8 +730,8 @@ static tn_tensor *tn__graph_node_run(const tn_graph *g, const tn__gnode *n, tn_t
    node) and may apply an activation in place on a result nothing else reads. Dropped by
    anything that changes the graph (tn__graph_unplan). */
 static void tn__graph_unplan(tn_graph *g) {
-    TN_FREE(g->uses); TN_FREE(g->last_use); TN_FREE(g->fg); TN_FREE(g->fgrp);
-    g->uses = g->last_use = g->fgrp = NULL;
+    TN_FREE(g->uses); TN_FREE(g->last_use); TN_FREE(g->fg); TN_FREE(g->fgrp); TN_FREE(g->epi);
+    g->uses = g->last_use = g->fgrp = g->epi = NULL;
     g->fg = NULL;
     g->nfg = 0;
     tn__mhook_free(g->mplan);
@@ -951,6 +952,45 @@ static tn_tensor *tn__graph_fused_each(const tn_graph *g, const tn__fgroup *G, t
     }
     return r;
 }
+/* ---- activations in the GEMM's epilogue ----
+   A linear layer's addmm or a conv2d whose result goes (through reshapes, each read once) to
+   a relu, gelu or silu that is its only reader, and no fused chain's member: under no_grad
+   on the CPU the product applies the activation to each tile of its result while the tile
+   is in cache (src/ops/gemm.c's epilogue, the activations' own scalar formulas: the same
+   bits), and the activation node only passes the result on. */
+static int tn__graph_epi_act(int sub) {
+    return sub == RELU ? TN__EPI_RELU : sub == GELU ? TN__EPI_GELU : sub == GELU_TANH ? TN__EPI_GELU_TANH : sub == SILU ? TN__EPI_SILU : TN__EPI_NONE;
+}
+static void tn__graph_epi_plan(tn_graph *g) {
+    for (int k = 0; k < g->nnodes; k++) {
+        const tn__gnode *n = &g->nodes[k];
+        g->epi[k] = TN__EPI_NONE;
+        if ((n->op != J_ADDMM && n->op != J_CONV2D) || (g->vals[n->out].dtype != TN_F32 && g->vals[n->out].dtype != TN_F64)) continue;
+        for (int v = n->out; g->uses[v] == 1 && !tn__graph_is_output(g, v) && g->last_use[v] > k && g->last_use[v] < g->nnodes;) {
+            const tn__gnode *m = &g->nodes[g->last_use[v]];
+            if (m->nin < 1 || m->in[0] != v) break;
+            if (m->op == J_RESHAPE) { v = m->out; continue; }
+            if (m->op == J_UNARY && g->fgrp[g->last_use[v]] < 0) g->epi[k] = tn__graph_epi_act(m->sub);
+            break;
+        }
+    }
+}
+/* Node n (an addmm or a conv2d of tn__graph_epi_plan) with activation act in its GEMM's
+   epilogue; *applied false when it ran without (then the activation node runs it). */
+static tn_tensor *tn__graph_node_run_act(const tn_graph *g, const tn__gnode *n, tn_tensor **v, int64_t batch, int act, bool *applied) {
+    *applied = false;
+    if (n->op == J_ADDMM) {
+        tn_tensor *a[3];
+        for (int k = 0; k < 3; k++) a[k] = k < n->nin && n->in[k] >= 0 ? v[n->in[k]] : NULL;
+        return tn__addmm_act(a[0], a[1], a[2], n->d[0], n->d[1], act, applied);
+    }
+    tn__conv_act_req = act;
+    tn__conv_act_done = 0;
+    tn_tensor *r = tn__graph_node_run(g, n, v, batch);
+    *applied = r && tn__conv_act_done;
+    tn__conv_act_req = tn__conv_act_done = 0;
+    return r;
+}
 static int tn__graph_plan(tn_graph *g) {
     if (g->uses) return 0;
     g->uses = (int *)TN_MALLOC((size_t)(g->nvals + 1) * sizeof(int));
@@ -961,6 +1001,8 @@ static int tn__graph_plan(tn_graph *g) {
         for (int i = 0; i < g->nodes[k].nin; i++) if (g->nodes[k].in[i] >= 0) { g->uses[g->nodes[k].in[i]]++; g->last_use[g->nodes[k].in[i]] = k; }
     for (int i = 0; i < g->noutputs; i++) g->last_use[g->outputs[i]] = g->nnodes;   /* kept to the end */
     if (tn__graph_fuse_plan(g)) { tn__graph_unplan(g); return -1; }
+    if (!(g->epi = (int *)TN_MALLOC((size_t)(g->nnodes + 1) * sizeof(int)))) { tn__graph_unplan(g); return TN__FAIL_INT("tn_graph_run: out of memory"); }
+    tn__graph_epi_plan(g);
     return 0;
 }
 TNDEF int tn_graph_fused_nodes(tn_graph *g) {
@@ -968,6 +1010,7 @@ TNDEF int tn_graph_fused_nodes(tn_graph *g) {
     if (tn__graph_plan(g)) return -1;
     int c = 0;
     for (int q = 0; q < g->nfg; q++) c += g->fg[q].n;
+    for (int k = 0; k < g->nnodes; k++) c += g->epi[k] ? 2 : 0;   /* a product and its activation */
     return c;
 }
 
@@ -999,8 +1042,10 @@ TNDEF int tn_graph_run(tn_graph *g, tn_tensor *const *inputs, int n, tn_tensor *
         if (i == g->dyn_input) batch = x->shape[0];
     }
     if (tn__graph_plan(g)) return -1;
-    tn_tensor **v = (tn_tensor **)TN_MALLOC((size_t)(g->nvals > 0 ? g->nvals : 1) * sizeof *v);
+    tn_tensor **v = (tn_tensor **)TN_MALLOC((size_t)(g->nvals > 0 ? g->nvals : 1) * (sizeof *v + 1));
     if (!v) return TN__FAIL_INT("tn_graph_run: out of memory");
+    char *actdone = (char *)(v + (g->nvals > 0 ? g->nvals : 1));   /* per value: its activation already applied (tn__graph_epi_plan) */
+    memset(actdone, 0, (size_t)(g->nvals > 0 ? g->nvals : 1));
     /* the static memory plan: no_grad on the CPU (with grad, autograd keeps intermediates
        past the run); the first run warms the ops' caches, the second records, the others
        serve. One run at a time uses it; a batch of another size plans anew. */
@@ -1046,6 +1091,14 @@ TNDEF int tn_graph_run(tn_graph *g, tn_tensor *const *inputs, int n, tn_tensor *
             continue;
         }
         const int u = nd->nin > 0 ? nd->in[0] : -1;
+        if (no_grad && nd->op == J_UNARY && u >= 0 && actdone[u] && v[u]) {   /* applied by the product's epilogue: the reference moves */
+            if (h) tn__mhook_node(h, k);
+            v[nd->out] = v[u];
+            if (h) tn__graph_mplan_result(g, h, k, v);
+            v[u] = NULL;
+            if (h) tn__graph_mplan_after(g, h, k, v);
+            continue;
+        }
         if (no_grad && nd->op == J_UNARY && tn__graph_inplace_op(nd->sub) && u >= 0 && g->vals[u].kind == TN__GV_NODE && g->uses[u] == 1 &&
             g->last_use[u] == k && v[u] && tn_dtype_is_floating(v[u]->dtype)) {
             int p = k - 1;   /* the producer of u */
@@ -1069,9 +1122,11 @@ TNDEF int tn_graph_run(tn_graph *g, tn_tensor *const *inputs, int n, tn_tensor *
         if (h) tn__mhook_node(h, k);
         tn__mhook_on = h;
         tn_scope_begin();
-        r = tn_retain(tn__graph_node_run(g, nd, v, batch));
+        bool applied = false;
+        r = tn_retain(no_grad && cpu && g->epi[k] ? tn__graph_node_run_act(g, nd, v, batch, g->epi[k], &applied) : tn__graph_node_run(g, nd, v, batch));
         tn_scope_end();
         tn__mhook_on = NULL;
+        actdone[nd->out] = (char)(applied || (nd->op == J_RESHAPE && u >= 0 && actdone[u]));
         if (!r) {
             char name[64];
             tn__graph_op_name(nd, name, sizeof name);

@@ -819,10 +819,13 @@ static tn_tensor *tn__mha_fused(tn__mham *a, tn_tensor *query, tn_tensor *key, t
     if (!batched) { query = tn_unsqueeze(query, 1); key = self ? query : tn_unsqueeze(key, 1); value = self ? query : tn_unsqueeze(value, 1); }
     const int64_t A = query->shape[0], Bd = query->shape[1], N = bf ? A : Bd, L = bf ? Bd : A, S = key->shape[bf ? 1 : 0];
     const int64_t perm[4] = {bf ? 0 : 1, 2, bf ? 1 : 0, 3};   /* [A, B, H, hd] -> [N, H, seq, hd] */
-    tn_tensor *W = tn_module_get(m, "in_proj_weight"), *b = tn_module_get(m, "in_proj_bias"), *q, *k, *v;
+    tn_tensor *W = tn_module_get(m, "in_proj_weight"), *b = tn_module_get(m, "in_proj_bias"), *q = NULL, *k = NULL, *v = NULL, *qkv = NULL;
+    bool packed = false;   /* the attention node takes qkv itself (tn__sdpa_fused_qkv): its gradient one buffer */
     if (W && self) { /* one GEMM for the three projections */
-        tn_tensor *qkv = tn_reshape(tn_linear(query, W, b), TN_SHAPE(A, Bd, 3, H, hd));
-        q = tn_select(qkv, 2, 0); k = tn_select(qkv, 2, 1); v = tn_select(qkv, 2, 2);
+        qkv = tn_reshape(tn_linear(query, W, b), TN_SHAPE(A, Bd, 3, H, hd));
+        /* recording for backward on the CPU, and no trace running (the tracer records the views) */
+        packed = qkv && qkv->device == TN_CPU && tn_is_grad_enabled() && qkv->requires_grad && !tn__tracing;
+        if (!packed) { q = tn_select(qkv, 2, 0); k = tn_select(qkv, 2, 1); v = tn_select(qkv, 2, 2); }
     } else {
         tn_tensor *wq = W ? tn_narrow(W, 0, 0, E) : tn_module_get(m, "q_proj_weight"), *wk = W ? tn_narrow(W, 0, E, E) : tn_module_get(m, "k_proj_weight");
         tn_tensor *wv = W ? tn_narrow(W, 0, 2 * E, E) : tn_module_get(m, "v_proj_weight");
@@ -830,7 +833,7 @@ static tn_tensor *tn__mha_fused(tn__mham *a, tn_tensor *query, tn_tensor *key, t
         k = tn_reshape(tn_linear(key, wk, b ? tn_narrow(b, 0, E, E) : NULL), TN_SHAPE(key->shape[0], key->shape[1], H, hd));
         v = tn_reshape(tn_linear(value, wv, b ? tn_narrow(b, 0, 2 * E, E) : NULL), TN_SHAPE(value->shape[0], value->shape[1], H, hd));
     }
-    q = tn_permute(q, perm, 4); k = tn_permute(k, perm, 4); v = tn_permute(v, perm, 4);
+    if (!packed) { q = tn_permute(q, perm, 4); k = tn_permute(k, perm, 4); v = tn_permute(v, perm, 4); }
     /* masks: attn_mask [L, S] or [N*H, L, S] (bool: True = masked out), key padding [N, S] */
     tn_tensor *am = NULL;
     /* is_causal with a mask and no padding mask: PyTorch's F.multi_head_attention_forward
@@ -842,10 +845,11 @@ static tn_tensor *tn__mha_fused(tn__mham *a, tn_tensor *query, tn_tensor *key, t
         am = mask->ndim == 3 ? tn_reshape(mask, TN_SHAPE(N, H, L, S)) : mask;
     }
     tn_tensor *kp = kpm ? tn_reshape(kpm, TN_SHAPE(N, 1, 1, S)) : NULL;
-    if (am && kp) { am = tn_add(tn__mask_to_float(am, q->dtype), tn__mask_to_float(kp, q->dtype)); kp = NULL; }
+    if (am && kp) { am = tn_add(tn__mask_to_float(am, query->dtype), tn__mask_to_float(kp, query->dtype)); kp = NULL; }
     if (!am) am = kp;
     if (am && am->dtype == TN_BOOL) am = tn_logical_not(am);   /* the kernel's bool masks say where to attend */
-    tn_tensor *o = q && k && v ? tn__sdpa_fused(q, k, v, am, causal, 1 / sqrt((double)hd)) : NULL;   /* [N, H, L, hd] */
+    tn_tensor *o = packed ? tn__sdpa_fused_qkv(qkv, perm, am, causal, 1 / sqrt((double)hd))
+                 : q && k && v ? tn__sdpa_fused(q, k, v, am, causal, 1 / sqrt((double)hd)) : NULL;   /* [N, H, L, hd] */
     const int64_t back[4] = {bf ? 0 : 2, bf ? 2 : 0, 1, 3};
     o = tn_reshape(tn_permute(o, back, 4), TN_SHAPE(A * Bd, E));
     o = tn_reshape(tn_module_forward(tn_module_child(m, "out_proj"), o), TN_SHAPE(A, Bd, E));

@@ -314,13 +314,12 @@ static void tn__sdpa_grad_composite(tn_tensor *g, tn_tensor *q, tn_tensor *k, tn
     *gq = tn_mul_scalar(tn_matmul(ds, k), scale);
     *gk = tn_mul_scalar(tn_matmul(tn_transpose(ds, -2, -1), q), scale);
 }
-static int tn__sdpa_fused_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int n, void *user) {
-    (void)user;
-    tn_tensor *q0 = tn_ctx_saved(ctx, 0), *k0 = tn_ctx_saved(ctx, 1), *v0 = tn_ctx_saved(ctx, 2), *par = tn_ctx_saved(ctx, 3);
-    tn_tensor *mask0 = n > 4 ? tn_ctx_saved(ctx, 4) : NULL, *out = tn_ctx_saved(ctx, n), *lse = tn_ctx_saved(ctx, n + 1);
+/* The gradients g[0..2] of q0, k0, v0 (q, k, v's shapes with the batch dims broadcast) from
+   the forward's saved operands and results (out, lse); 0 or -1. */
+static int tn__sdpa_grads(tn_tensor *q0, tn_tensor *k0, tn_tensor *v0, tn_tensor *par, tn_tensor *mask0, tn_tensor *out, tn_tensor *lse,
+                          tn_tensor *grad, tn_tensor **g) {
     if (!q0 || !k0 || !v0 || !par || !out || !lse) return -1;
     const double *pv = (const double *)tn_data_ptr(par);
-    tn_tensor *g[3] = {NULL, NULL, NULL};
     if (tn_is_grad_enabled()) { /* create_graph */
         tn__sdpa_grad_composite(grad, q0, k0, v0, mask0, pv[0], pv[1] != 0, &g[0], &g[1], &g[2]);
     } else if (q0->device != TN_CPU) { /* the backend's entry; where it declines, the formulas in library ops */
@@ -362,11 +361,58 @@ static int tn__sdpa_fused_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int
         }
         TN_FREE(offs);
     }
-    for (int i = 0; i < 3; i++) {
-        if (!g[i]) return -1;
+    return g[0] && g[1] && g[2] ? 0 : -1;
+}
+static int tn__sdpa_fused_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int n, void *user) {
+    (void)user;
+    tn_tensor *g[3] = {NULL, NULL, NULL};
+    if (tn__sdpa_grads(tn_ctx_saved(ctx, 0), tn_ctx_saved(ctx, 1), tn_ctx_saved(ctx, 2), tn_ctx_saved(ctx, 3), n > 4 ? tn_ctx_saved(ctx, 4) : NULL,
+                       tn_ctx_saved(ctx, n), tn_ctx_saved(ctx, n + 1), grad, g)) return -1;
+    for (int i = 0; i < 3; i++)
         if (tn_ctx_needs_grad(ctx, i)) gin[i] = tn__sum_to(g[i], &ctx->in[i]);
-    }
     return 0;
+}
+/* Self-attention on its packed projections qkv [A, B, 3, H, hd] (q, k, v: qkv[:, :, i]
+   permuted by perm to [N, H, seq, hd]) as one node on the CPU, whose gradient is one buffer of
+   qkv's shape (the three stacked) instead of a select's backward per view (a zero-filled
+   buffer of qkv's size each, then summed). Inputs: qkv, a float64 [scale, causal, perm[4]],
+   the mask or none; saved: q, k, v, the parameters, the mask, out, lse (the fused node's
+   order), then qkv. */
+static void tn__sdpa_qkv_views(tn_tensor *qkv, const double *pv, tn_tensor **qkvv) {
+    const int64_t perm[4] = {(int64_t)pv[2], (int64_t)pv[3], (int64_t)pv[4], (int64_t)pv[5]};
+    for (int i = 0; i < 3; i++) qkvv[i] = tn_permute(tn_select(qkv, 2, i), perm, 4);
+}
+static tn_tensor *tn__sdpa_qkv_fwd(tn_ctx *ctx, tn_tensor *const *in, int n, void *user) {
+    (void)user;
+    tn_tensor *sub[5] = {NULL, NULL, NULL, in[1], n > 2 ? in[2] : NULL};
+    tn__sdpa_qkv_views(in[0], (const double *)tn_data_ptr(in[1]), sub);
+    if (!sub[0] || !sub[1] || !sub[2]) return NULL;
+    tn_tensor *out = tn__sdpa_fused_fwd(ctx, sub, n > 2 ? 5 : 4, NULL);
+    if (out) tn_ctx_save(ctx, in[0]);
+    return out;
+}
+static int tn__sdpa_qkv_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int n, void *user) {
+    (void)user;
+    const int m = n > 2 ? 5 : 4;   /* the fused node's input count: where out, lse and qkv were saved */
+    tn_tensor *par = tn_ctx_saved(ctx, 3), *qkv = tn_ctx_saved(ctx, m + 2), *v3[3] = {tn_ctx_saved(ctx, 0), tn_ctx_saved(ctx, 1), tn_ctx_saved(ctx, 2)};
+    if (!par || !qkv) return -1;
+    if (!tn_ctx_needs_grad(ctx, 0)) return 0;
+    const double *pv = (const double *)tn_data_ptr(par);
+    if (tn_is_grad_enabled()) tn__sdpa_qkv_views(qkv, pv, v3);   /* create_graph: the views of qkv on the tape, so that the gradients reach it */
+    tn_tensor *g[3] = {NULL, NULL, NULL};
+    if (tn__sdpa_grads(v3[0], v3[1], v3[2], par, m > 4 ? tn_ctx_saved(ctx, 4) : NULL, tn_ctx_saved(ctx, m), tn_ctx_saved(ctx, m + 1), grad, g)) return -1;
+    int64_t inv[4];
+    for (int d = 0; d < 4; d++) inv[(int64_t)pv[2 + d]] = d;
+    for (int i = 0; i < 3; i++) g[i] = tn_permute(g[i], inv, 4);   /* [A, B, H, hd] */
+    return (gin[0] = tn_stack(g, 3, 2)) ? 0 : -1;
+}
+/* The attention of q, k, v = the views above of qkv (checked, fusable as they are), CPU only. */
+static tn_tensor *tn__sdpa_fused_qkv(tn_tensor *qkv, const int64_t *perm, tn_tensor *mask, bool causal, double scale) {
+    tn_scope_begin();
+    const double pv[6] = {scale, causal ? 1.0 : 0.0, (double)perm[0], (double)perm[1], (double)perm[2], (double)perm[3]};
+    tn_tensor *par = tn_from_data(pv, TN_SHAPE(6), TN_F64);
+    tn_tensor *in[3] = {qkv, par, mask};
+    return tn__scope_return(par ? tn_custom_op("ScaledDotProductFlashAttentionForCpuBackward0", tn__sdpa_qkv_fwd, tn__sdpa_qkv_bwd, in, mask ? 3 : 2, NULL) : NULL);
 }
 /* Whether the fused kernels take these arguments (the composite does everything else:
    dropout, other devices and dtypes, empty sizes, a mask that wants a gradient, shapes that

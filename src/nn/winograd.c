@@ -303,7 +303,7 @@ static void tn__wino_conv_part_##SFX(void *args, int t, int nthr) {
             const int64_t nrow = TN__MIN(br, r1 - r0), nt = nrow * (t1 - 1);
             tn__wino_input_##SFX(x, Q, H, W, ph, pw, th, t1 - 1, r0, nrow, zero, E, V, vx, nr, nr, Q * nr);
             for (xi = 0; xi < 16; xi++)
-                tn__gemm_macro_##SFX(kn, P, nt, Q, (T)1, Up + xi * ups, V + xi * vx, NULL, 0, (T)0, M + xi * S, tb, 1);
+                tn__gemm_macro_##SFX(kn, P, nt, Q, (T)1, Up + xi * ups, V + xi * vx, NULL, 0, (T)0, M + xi * S, tb, 1, NULL, 0, 0, 1, 1);
             for (p = 0; p < P; p++) { /* A^T m A: four outputs per tile, then into y */
                 T *y00 = O4, *y01 = O4 + tb, *y10 = O4 + 2 * tb, *y11 = O4 + 3 * tb;
                 at(nt, S, M + p * tb, b ? b[p] : (T)0, y00, y01, y10, y11);
@@ -481,13 +481,37 @@ static int tn__conv_wino_wgrad_cpu(tn_tensor *gw, tn_tensor *x, tn_tensor *gy, c
     return failed ? TN__FAIL_INT("conv2d backward: out of memory") : 0;
 }
 /* the arguments of a threaded im2col convolution: the operands, the block geometry, the per-thread buffers */
-typedef struct { tn_tensor *y, *x, *w, *b; const int64_t *g; int64_t G; tn_tensor *buf, *ybuf; bool direct; int64_t R, IB, LB; int failed; } tn__conv_fwd_args;
+typedef struct { tn_tensor *y, *x, *w, *b; const int64_t *g; int64_t G; tn_tensor *buf, *ybuf; bool direct; int64_t R, IB, LB; int act, failed; } tn__conv_fwd_args;
+/* The activation act (TN__EPI_*) over n values at p (float or double by es), in place: the GEMM epilogue's loop. */
+static void tn__conv_act(int act, void *p, int64_t n, size_t es) {
+    tn__gemm_epi ep = {NULL, 0, 1, 0, act};
+    if (!act || n <= 0) return;
+    if (es == 4) tn__gemm_epi_f32(&ep, 0, 1, (float *)p, 1, n, n, 1, 0, 0);
+    else tn__gemm_epi_f64(&ep, 0, 1, (double *)p, 1, n, n, 1, 0, 0);
+}
+/* Cm = A @ B (3-d matrix views on the CPU) + the per-row bias (NULL: none), then act: the bias
+   and the activation in the GEMM's epilogue (the bits of filling Cm with the bias first). */
+static int tn__conv_gemm(tn_tensor *Cm, tn_tensor *A, tn_tensor *B, const void *bias, int act) {
+    tn__gemm_epi ep = {bias, 1, 1, 1, act};
+    const int64_t M = Cm->shape[1], N = Cm->shape[2], K = A->shape[2];
+    return Cm->dtype == TN_F32
+        ? tn__gemm_ep_f32(M, N, K, 1.0f, (const float *)tn_data_ptr(A), A->strides[1], A->strides[2], (const float *)tn_data_ptr(B), B->strides[1], B->strides[2],
+                          0.0f, (float *)tn_data_ptr(Cm), Cm->strides[1], Cm->strides[2], &ep)
+        : tn__gemm_ep_f64(M, N, K, 1.0, (const double *)tn_data_ptr(A), A->strides[1], A->strides[2], (const double *)tn_data_ptr(B), B->strides[1], B->strides[2],
+                          0.0, (double *)tn_data_ptr(Cm), Cm->strides[1], Cm->strides[2], &ep);
+}
+#ifdef TENSOR_CBLAS
+#define TN__CONV_EPI 0   /* the backend's matmul (BLAS) has no epilogue: the bias filled first */
+#else
+#define TN__CONV_EPI 1
+#endif
 /* chunk t of nthr: its share of the images, with buffer t */
 static void tn__conv_forward_part(void *args, int t, int nthr) {
     tn__conv_fwd_args *a_ = (tn__conv_fwd_args *)args;
     tn_tensor *y = a_->y, *x = a_->x, *w = a_->w, *buf = a_->buf, *ybuf = a_->ybuf;
     const int64_t *g = a_->g, G = a_->G, R = a_->R, IB = a_->IB, LB = a_->LB;
     const bool direct = a_->direct;
+    const int act = a_->act;
     const int64_t N = x->shape[0], C = x->shape[1], O = w->shape[0], K = C * g[0] * g[1], Kg = K / G, Og = O / G, Cg = C / G, L = g[8] * g[9];
     const size_t es = tn_dtype_size(x->dtype);
     const tn_backend *be = tn__backend(TN_CPU);
@@ -513,17 +537,19 @@ static void tn__conv_forward_part(void *args, int t, int nthr) {
                     const float *src = (const float *)tn_data_ptr(ybuf) + t * O * LB + o * Lc + i * L, v = bp ? ((const float *)bp)[o] : 0.0f;
                     float *dst = (float *)yp + ((n + i) * O + o) * L;
                     for (int64_t l = 0; l < L; l++) dst[l] = src[l] + v;
+                    tn__conv_act(act, dst, L, es);
                 } else {
                     const double *src = (const double *)tn_data_ptr(ybuf) + t * O * LB + o * Lc + i * L, v = bp ? ((const double *)bp)[o] : 0.0;
                     double *dst = (double *)yp + ((n + i) * O + o) * L;
                     for (int64_t l = 0; l < L; l++) dst[l] = src[l] + v;
+                    tn__conv_act(act, dst, L, es);
                 }
             }
         }
         for (int64_t n = tn__split_at(N, t, nthr); n < n1 && IB == 1; n++) {   /* one image, in blocks of rows */
             tn_tensor img = tn__image_view(x, n);
             char *yn = yp + (size_t)(n * O * L) * es;
-            for (int64_t o = 0; bp && o < O; o++) {   /* the bias first, then the GEMMs add to it */
+            for (int64_t o = 0; bp && !TN__CONV_EPI && o < O; o++) {   /* the bias first, then the GEMMs add to it */
                 if (es == 4) { float v = ((const float *)bp)[o], *r = (float *)yn + o * L; for (int64_t l = 0; l < L; l++) r[l] = v; }
                 else { double v = ((const double *)bp)[o], *r = (double *)yn + o * L; for (int64_t l = 0; l < L; l++) r[l] = v; }
             }
@@ -538,29 +564,39 @@ static void tn__conv_forward_part(void *args, int t, int nthr) {
                     tn_tensor B = direct ? tn__mat_view(x, img.offset + gi * Cg * x->strides[1], Cg, L, x->strides[1], x->strides[3])
                                          : tn__mat_view(buf, cols.offset + gi * Kg * Lc, Kg, Lc, Lc, 1);
                     tn_tensor Cm = tn__mat_view(y, y->offset + n * O * L + gi * Og * L + y0 * g[9], Og, Lc, L, 1);
-                    if (be->matmul(&Cm, &A, &B, 1, bp ? 1 : 0)) TN__STORE_RELAXED(&a_->failed, 1);
+                    if (TN__CONV_EPI ? tn__conv_gemm(&Cm, &A, &B, bp ? bp + (size_t)(gi * Og) * es : NULL, act) : be->matmul(&Cm, &A, &B, 1, bp ? 1 : 0))
+                        TN__STORE_RELAXED(&a_->failed, 1);
                 }
             }
+            if (!TN__CONV_EPI) tn__conv_act(act, yn, O * L, es);
         }
     }
     }
 }
-/* y [N, O, oh, ow] (new, contiguous) = conv(x [N, C, H, W], w [O, C/G, kh, kw] contiguous) + b (contiguous or NULL). */
+/* y [N, O, oh, ow] (new, contiguous) = act(conv(x [N, C, H, W], w [O, C/G, kh, kw] contiguous) + b) (b contiguous or NULL,
+   act TN__EPI_*: in the im2col GEMM's epilogue, after the special paths a pass over y). */
+static int tn__conv_forward_cpu_act(tn_tensor *y, tn_tensor *x, tn_tensor *w, tn_tensor *b, const int64_t *g, int64_t G, int act);
 static int tn__conv_forward_cpu(tn_tensor *y, tn_tensor *x, tn_tensor *w, tn_tensor *b, const int64_t *g, int64_t G) {
+    return tn__conv_forward_cpu_act(y, x, w, b, g, G, TN__EPI_NONE);
+}
+static int tn__conv_forward_cpu_act(tn_tensor *y, tn_tensor *x, tn_tensor *w, tn_tensor *b, const int64_t *g, int64_t G, int act) {
     const int64_t N = x->shape[0], C = x->shape[1], O = w->shape[0], K = C * g[0] * g[1], L = g[8] * g[9];
     const bool direct = tn__conv_direct(x, g);
     const size_t es = tn_dtype_size(x->dtype);
     const int64_t R = direct ? g[8] : tn__conv_block_rows(K, g, es, 1), IB = tn__conv_block_images(K, g, es, 1, R, direct);
     const int64_t LB = IB > 1 ? IB * L : R * g[9];   /* columns of a block */
-    if (tn__conv_smallk_ok(x, g, G)) return tn__conv_smallk_cpu(0, x, w, b, y, g);
-    if (tn__conv_wino_ok(x, w, g, G, false)) return tn__conv_wino_cpu(y, x, w, b, g, 0);
-    if (tn__conv_dw_ok(x, G)) return tn__conv_dw_cpu(0, x, w, b, y, g);
+    int special = tn__conv_smallk_ok(x, g, G) ? 1 : tn__conv_wino_ok(x, w, g, G, false) ? 2 : tn__conv_dw_ok(x, G) ? 3 : 0;
+    if (special) {
+        const int rc = special == 1 ? tn__conv_smallk_cpu(0, x, w, b, y, g) : special == 2 ? tn__conv_wino_cpu(y, x, w, b, g, 0) : tn__conv_dw_cpu(0, x, w, b, y, g);
+        if (rc == 0) tn__conv_act(act, tn_data_ptr(y), tn_numel(y), es);
+        return rc;
+    }
     const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(N, K), L), N);
     tn_tensor *buf = direct ? NULL : tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, K, LB));
     tn_tensor *ybuf = IB > 1 ? tn__new(x->dtype, TN_CPU, TN_SHAPE(nthr, O, LB)) : NULL;   /* [O, images*L]: then into y */
     int failed = (!direct && !buf) || (IB > 1 && !ybuf);
     if (!failed) {
-        tn__conv_fwd_args a = {y, x, w, b, g, G, buf, ybuf, direct, R, IB, LB, 0};
+        tn__conv_fwd_args a = {y, x, w, b, g, G, buf, ybuf, direct, R, IB, LB, act, 0};
         tn__parallel(nthr, tn__conv_forward_part, &a);
         failed = a.failed;
     }

@@ -52,6 +52,9 @@
  * (MC is a multiple of both 12 and 6.)  Each k step of the kernel does 2*MR
  * FMAs per 2 + MR loads, so streaming the packed panels from L2 keeps up.
  * Tiny products (M*N*K <= 4096) skip packing and use a direct triple loop.
+ * The epilogue (tn__gemm_ep_*, tn__gemm_epi): a bias per row or per column and an
+ * activation applied to each tile right after the micro-kernel stores it (still in L1),
+ * instead of a broadcast copy of the bias into C before and an activation pass after.
  * The packing buffer is cached between calls (see tn__gemm_buf_get).
  * With threads (core/threads.c's pool) the ic loop is split across them, each
  * packing its own A block; the packed B panel is shared.
@@ -71,13 +74,15 @@
 #endif
 
 /* micro-kernel: C[0:MR, 0:NR] (row stride rsc, column stride 1)
- *   = alpha * (Ap panel @ Bp panel) + beta * C,  C not read when beta == 0.
+ *   = alpha * (Ap panel @ Bp panel) + beta * S,  S not read when beta == 0.
+ * S is C itself (S = C, rss = rsc), or the epilogue's bias row (rss = 0: the same row for
+ * every row of the tile).
  * Row k of the B panel starts at Bp + k*ldb: ldb = NR for a packed panel, B's own row
  * stride when B is read in place (see "direct B" below). */
 typedef void (*tn__gemm_ukr_f32)(int64_t kc, const float *Ap, const float *Bp, int64_t ldb,
-                                 float *C, int64_t rsc, float alpha, float beta);
+                                 float *C, int64_t rsc, float alpha, float beta, const float *S, int64_t rss);
 typedef void (*tn__gemm_ukr_f64)(int64_t kc, const double *Ap, const double *Bp, int64_t ldb,
-                                 double *C, int64_t rsc, double alpha, double beta);
+                                 double *C, int64_t rsc, double alpha, double beta, const double *S, int64_t rss);
 
 enum { TN__GEMM_SCALAR = 0, TN__GEMM_AVX2 = 1, TN__GEMM_AVX512 = 2 };
 
@@ -119,7 +124,7 @@ TN__TESTABLE int tn__gemm_isa(void)
    accumulated over kc packed columns, then C = alpha * acc + beta * C. */
 /* @template TN__GEMM_DEFINE_UKR_SCALAR(T, SFX, NR) */
 static void tn__gemm_ukr_scalar_##SFX(int64_t kc, const T *Ap, const T *Bp, int64_t ldb,
-                                      T *C, int64_t rsc, T alpha, T beta)
+                                      T *C, int64_t rsc, T alpha, T beta, const T *S, int64_t rss)
 {
     T acc[TN__GEMM_SC_MR * NR];
     int64_t k;
@@ -131,7 +136,7 @@ static void tn__gemm_ukr_scalar_##SFX(int64_t kc, const T *Ap, const T *Bp, int6
     for (i = 0; i < TN__GEMM_SC_MR; i++)
         for (j = 0; j < NR; j++) {
             T *c = C + i * rsc + j;
-            *c = beta == 0 ? alpha * acc[i * NR + j] : alpha * acc[i * NR + j] + beta * *c;
+            *c = beta == 0 ? alpha * acc[i * NR + j] : alpha * acc[i * NR + j] + beta * S[i * rss + j];
         }
 }
 /* @end TN__GEMM_DEFINE_UKR_SCALAR */
@@ -173,7 +178,8 @@ TN__GEMM_DEFINE_UKR_SCALAR(double, f64, TN__GEMM_SC_NR64)
             TN__GEMM_ST(c_, TN__GEMM_MUL(va, c##r##a));                            \
             TN__GEMM_ST(c_ + TN__GEMM_V, TN__GEMM_MUL(va, c##r##b));               \
         } else {                                                                   \
-            TN__GEMM_VT o0_ = TN__GEMM_LD(c_), o1_ = TN__GEMM_LD(c_ + TN__GEMM_V); \
+            const TN__GEMM_ET *s_ = S + (r) * rss;                                 \
+            TN__GEMM_VT o0_ = TN__GEMM_LD(s_), o1_ = TN__GEMM_LD(s_ + TN__GEMM_V); \
             TN__GEMM_ST(c_, TN__GEMM_FMA(va, c##r##a, TN__GEMM_MUL(vb, o0_)));     \
             TN__GEMM_ST(c_ + TN__GEMM_V, TN__GEMM_FMA(va, c##r##b, TN__GEMM_MUL(vb, o1_))); \
         }                                                                          \
@@ -183,7 +189,7 @@ TN__GEMM_DEFINE_UKR_SCALAR(double, f64, TN__GEMM_SC_NR64)
 __attribute__((target(isa_str)))
 static void name(int64_t kc, const TN__GEMM_ET *Ap, const TN__GEMM_ET *Bp,
                  int64_t ldb, TN__GEMM_ET *C, int64_t rsc, TN__GEMM_ET alpha,
-                 TN__GEMM_ET beta)
+                 TN__GEMM_ET beta, const TN__GEMM_ET *S, int64_t rss)
 {
     ROWS(TN__GEMM_ROW_ZERO)
     TN__GEMM_VT va, vb;
@@ -434,7 +440,7 @@ TN__GEMM_MAYBE_UNUSED TN__TESTABLE void tn__gemm_free_cache(void)
         int64_t mcb = M - ic < mstep ? M - ic : mstep;                                    \
         tn__gemm_packA_##SFX(mcb, kcb, A + ic * rsa + pc * csa, rsa, csa, kn.mr, Apt);    \
         tn__gemm_macro_##SFX(&kn, mcb, ncb, kcb, alpha, Apt, Bp, Bd, rsb, beta_p,         \
-                             C + ic * rsc + jc * csc, rsc, csc);                          \
+                             C + ic * rsc + jc * csc, rsc, csc, ep, ic, jc, first, last); \
     }
 /* Threads for an M x N x K product: the work model (a multiply-add in the packed kernels
    counts 1/TN__GEMM_UNIT of a work unit; 2 threads from about 4e6) and whole MR panels
@@ -536,6 +542,7 @@ static void tn__gemm_packT_f64(int64_t rows, int64_t kc, const double *a, int64_
 typedef struct {
     const tn__gemm_kern_##SFX *kn; const T *A, *Bp, *Bd; T *C, *Ap; T alpha, beta_p;
     int64_t M, mstep, kcb, ncb, rsa, csa, rsb, rsc, csc, pc, jc; size_t szA;
+    const tn__gemm_epi *ep; int first, last;
 } tn__gemm_step_##SFX;
 static void tn__gemm_step_part_##SFX(void *args, int t, int nthr);
 
@@ -588,6 +595,41 @@ static void tn__gemm_packB_##SFX(int64_t kc, int64_t nc, const T *B, int64_t rsb
     }
 }
 
+/* The epilogue on the mb x nb block of C at c (its first element C[i0, j0]): the bias after
+   the first K slice (where the copy of the bias into C was added: the same order of
+   additions), the activation after the last. */
+static void tn__gemm_epi_##SFX(const tn__gemm_epi *ep, int first, int last, T *c, int64_t mb, int64_t nb,
+                               int64_t rsc, int64_t csc, int64_t i0, int64_t j0)
+{
+    int64_t i, j;
+    if (first && ep->bias) {
+        const T *b = (const T *)ep->bias, bb = (T)ep->bias_beta;
+        const int64_t bs = ep->bias_stride;
+        for (i = 0; i < mb; i++) {
+            T *r = c + i * rsc;
+            if (ep->per_row) {
+                const T v = bb * b[(i0 + i) * bs];
+                for (j = 0; j < nb; j++) r[j * csc] += v;
+            } else if (csc == 1 && bs == 1) {
+                const T *bj = b + j0;
+                for (j = 0; j < nb; j++) r[j] += bb * bj[j];
+            } else {
+                for (j = 0; j < nb; j++) r[j * csc] += bb * b[(j0 + j) * bs];
+            }
+        }
+    }
+    if (!last || ep->act == TN__EPI_NONE) return;
+    for (i = 0; i < mb; i++) {
+        T *r = c + i * rsc;
+        switch (ep->act) {
+        case TN__EPI_RELU: for (j = 0; j < nb; j++) { const T x = r[j * csc]; r[j * csc] = x < 0 ? (T)0 : x; } break;
+        case TN__EPI_GELU: for (j = 0; j < nb; j++) r[j * csc] = tn_gelu_##SFX(r[j * csc]); break;
+        case TN__EPI_GELU_TANH: for (j = 0; j < nb; j++) r[j * csc] = tn_gelu_tanh_##SFX(r[j * csc]); break;
+        default: for (j = 0; j < nb; j++) r[j * csc] = tn_silu_##SFX(r[j * csc]); break;
+        }
+    }
+}
+
 /* C = beta*C (the whole result when K == 0 or alpha == 0). */
 static void tn__gemm_scale_##SFX(int64_t M, int64_t N, T beta, T *C, int64_t rsc,
                                  int64_t csc)
@@ -621,7 +663,8 @@ static void tn__gemm_naive_##SFX(int64_t M, int64_t N, int64_t K, T alpha, const
 static void tn__gemm_macro_##SFX(const tn__gemm_kern_##SFX *kn, int64_t mc, int64_t nc,
                                  int64_t kc, T alpha, const T *Ap, const T *Bp,
                                  const T *Bd, int64_t ldbd, T beta,
-                                 T *C, int64_t rsc, int64_t csc)
+                                 T *C, int64_t rsc, int64_t csc,
+                                 const tn__gemm_epi *ep, int64_t i0, int64_t j0, int first, int last)
 {
     T tile[TN__GEMM_MAX_TILE];
     int64_t ir, jr, i, j, mr = kn->mr, nr = kn->nr;
@@ -632,10 +675,14 @@ static void tn__gemm_macro_##SFX(const tn__gemm_kern_##SFX *kn, int64_t mc, int6
         for (ir = 0; ir < mc; ir += mr) {
             int64_t mb = mc - ir < mr ? mc - ir : mr;
             T *c = C + ir * rsc + jr * csc;
+            int bias_done = 0;
             if (mb == mr && nb == nr && csc == 1) {
-                kn->ukr(kc, Ap + ir * kc, b, ldb, c, rsc, alpha, beta);
+                /* a column bias in the first K slice: read by the kernel's store in place of C */
+                bias_done = ep && first && beta == (T)0 && ep->bias && !ep->per_row && ep->bias_stride == 1;
+                if (bias_done) kn->ukr(kc, Ap + ir * kc, b, ldb, c, rsc, alpha, (T)ep->bias_beta, (const T *)ep->bias + j0 + jr, 0);
+                else kn->ukr(kc, Ap + ir * kc, b, ldb, c, rsc, alpha, beta, c, rsc);
             } else { /* edge tile or strided C: via a temporary tile */
-                kn->ukr(kc, Ap + ir * kc, b, ldb, tile, nr, (T)1, (T)0);
+                kn->ukr(kc, Ap + ir * kc, b, ldb, tile, nr, (T)1, (T)0, tile, nr);
                 for (i = 0; i < mb; i++)
                     for (j = 0; j < nb; j++) {
                         T *cij = c + i * rsc + j * csc;
@@ -643,15 +690,18 @@ static void tn__gemm_macro_##SFX(const tn__gemm_kern_##SFX *kn, int64_t mc, int6
                                             : alpha * tile[i * nr + j] + beta * *cij;
                     }
             }
+            if (ep) tn__gemm_epi_##SFX(ep, first && !bias_done, last, c, mb, nb, rsc, csc, i0 + ir, j0 + jr);
         }
     }
 }
 
-TN__TESTABLE int tn__gemm_##SFX(int64_t M, int64_t N, int64_t K, T alpha,
+/* The GEMM with an epilogue (ep NULL: none): C = act(alpha * A @ B + beta * C + bias_beta * bias). */
+TN__TESTABLE int tn__gemm_ep_##SFX(int64_t M, int64_t N, int64_t K, T alpha,
                           const T *A, int64_t rsa, int64_t csa,
                           const T *B, int64_t rsb, int64_t csb,
-                          T beta, T *C, int64_t rsc, int64_t csc)
+                          T beta, T *C, int64_t rsc, int64_t csc, const tn__gemm_epi *ep)
 {
+    tn__gemm_epi ept;
     tn__gemm_kern_##SFX kn;
     int64_t kc, mc, nc, mstep, naive_max, jc, pc, nthr = 1;
     int direct;
@@ -660,8 +710,10 @@ TN__TESTABLE int tn__gemm_##SFX(int64_t M, int64_t N, int64_t K, T alpha,
     T *Ap, *Bp;
     size_t szA, szB;
     if (M <= 0 || N <= 0) return 0;
+    if (ep && !ep->bias && ep->act == TN__EPI_NONE) ep = NULL;
     if (K <= 0 || alpha == (T)0) {
         tn__gemm_scale_##SFX(M, N, beta, C, rsc, csc);
+        if (ep) tn__gemm_epi_##SFX(ep, 1, 1, C, M, N, rsc, csc, 0, 0);
         return 0;
     }
     kn = tn__gemm_kern_select_##SFX();
@@ -676,11 +728,13 @@ TN__TESTABLE int tn__gemm_##SFX(int64_t M, int64_t N, int64_t K, T alpha,
         rsa = csb; csa = rsb; /* A' = B^T: A'[n,k] = B[k,n] */
         rsb = ca; csb = ra;   /* B' = A^T: B'[k,m] = A[m,k] */
         t = rsc; rsc = csc; csc = t;
+        if (ep) { ept = *ep; ept.per_row = !ept.per_row; ep = &ept; }   /* C's rows are C^T's columns */
     }
     kn = tn__gemm_kern_for_##SFX(M); /* by the final M (after the swap) */
     naive_max = tn__gemm_tune.naive_max >= 0 ? tn__gemm_tune.naive_max : 4096;
     if ((double)M * (double)N * (double)K <= (double)naive_max) {
         tn__gemm_naive_##SFX(M, N, K, alpha, A, rsa, csa, B, rsb, csb, beta, C, rsc, csc);
+        if (ep) tn__gemm_epi_##SFX(ep, 1, 1, C, M, N, rsc, csc, 0, 0);
         return 0;
     }
     if (tn__gemm_tune.kc > 0) kn.kc = tn__gemm_tune.kc;
@@ -710,13 +764,14 @@ TN__TESTABLE int tn__gemm_##SFX(int64_t M, int64_t N, int64_t K, T alpha,
         int64_t ncb = N - jc < kn.nc ? N - jc : kn.nc;
         for (pc = 0; pc < K; pc += kn.kc) {
             int64_t kcb = K - pc < kn.kc ? K - pc : kn.kc, ic, full = ncb / kn.nr * kn.nr;
+            const int first = pc == 0, last = pc + kcb >= K;
             T beta_p = pc == 0 ? beta : (T)1; /* later K slices accumulate */
             const T *Bd = direct ? B + pc * rsb + jc : NULL;
             if (!direct) tn__gemm_packB_##SFX(kcb, ncb, B + pc * rsb + jc * csb, rsb, csb, kn.nr, Bp);
             else if (full < ncb) /* only the ragged last panel, where the macro looks */
                 tn__gemm_packB_##SFX(kcb, ncb - full, B + pc * rsb + jc + full, rsb, 1, kn.nr, Bp + full * kcb);
             if (nthr > 1) {
-                tn__gemm_step_##SFX st = {&kn, A, Bp, Bd, C, Ap, alpha, beta_p, M, mstep, kcb, ncb, rsa, csa, rsb, rsc, csc, pc, jc, szA};
+                tn__gemm_step_##SFX st = {&kn, A, Bp, Bd, C, Ap, alpha, beta_p, M, mstep, kcb, ncb, rsa, csa, rsb, rsc, csc, pc, jc, szA, ep, first, last};
                 tn__parallel((int)nthr, tn__gemm_step_part_##SFX, &st);
             } else {
                 TN__GEMM_IC_LOOP(T, SFX, 0, (M + mstep - 1) / mstep, Ap)
@@ -726,6 +781,13 @@ TN__TESTABLE int tn__gemm_##SFX(int64_t M, int64_t N, int64_t K, T alpha,
     tn__gemm_buf_put(buf, cached);
     return 0;
 }
+TN__TESTABLE int tn__gemm_##SFX(int64_t M, int64_t N, int64_t K, T alpha,
+                          const T *A, int64_t rsa, int64_t csa,
+                          const T *B, int64_t rsb, int64_t csb,
+                          T beta, T *C, int64_t rsc, int64_t csc)
+{
+    return tn__gemm_ep_##SFX(M, N, K, alpha, A, rsa, csa, B, rsb, csb, beta, C, rsc, csc, NULL);
+}
 static void tn__gemm_step_part_##SFX(void *args, int t, int nthr) {
     const tn__gemm_step_##SFX *s_ = (const tn__gemm_step_##SFX *)args;
     const tn__gemm_kern_##SFX kn = *s_->kn;
@@ -733,6 +795,8 @@ static void tn__gemm_step_part_##SFX(void *args, int t, int nthr) {
     T *C = s_->C, *Apt = (T *)((char *)s_->Ap + (size_t)t * s_->szA);
     const int64_t M = s_->M, mstep = s_->mstep, kcb = s_->kcb, ncb = s_->ncb, rsa = s_->rsa, csa = s_->csa, rsb = s_->rsb, rsc = s_->rsc,
                   csc = s_->csc, pc = s_->pc, jc = s_->jc, nb = (M + mstep - 1) / mstep;
+    const tn__gemm_epi *ep = s_->ep;
+    const int first = s_->first, last = s_->last;
     int64_t ic;
     TN__GEMM_IC_LOOP(T, SFX, tn__split_at(nb, t, nthr), tn__split_at(nb, t + 1, nthr), Apt)
 }

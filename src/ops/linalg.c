@@ -84,8 +84,42 @@ static tn_tensor tn__as3d(tn_tensor *t) {
     return v;
 }
 
-/* c = alpha * a @ b + beta * (input broadcast), a/b 2-d or 3-d of one dtype. Untracked. */
+/* c (new, [M, N]) = act(alpha * a @ b + beta * bias) in one GEMM, the bias (NULL: none) and
+   the activation (TN__EPI_*) applied in its epilogue: 0, -1 on error, 1 when declined (not
+   float32/float64 on the CPU, or a bias that is not one row or one column broadcast over c:
+   the caller copies it into c first). The bits of the copy-then-GEMM path when alpha is 1. */
+static int tn__gemm_epilogue(tn_tensor *c, const tn_tensor *a, const tn_tensor *b, const tn_tensor *bias, double beta, double alpha, int act) {
+#ifdef TENSOR_CBLAS
+    if (bias || act) return 1;   /* BLAS has no epilogue: the copy path */
+#endif
+    if (c->device != TN_CPU || (c->dtype != TN_F32 && c->dtype != TN_F64) || a->ndim != 2 || b->ndim != 2 || a->device != TN_CPU || b->device != TN_CPU) return 1;
+    const int64_t M = c->shape[0], N = c->shape[1], K = a->shape[1];
+    tn__gemm_epi ep = {NULL, 0, beta, 0, act};
+    if (bias) {   /* [N], [1, N], [M, 1], [1, 1], [1], 0-d */
+        if (bias->device != TN_CPU || bias->dtype != c->dtype || bias->ndim > 2) return 1;
+        const int64_t r = bias->ndim == 2 ? bias->shape[0] : 1, k = bias->ndim >= 1 ? bias->shape[bias->ndim - 1] : 1;
+        if (r == 1 && (k == N || k == 1)) { ep.per_row = 0; ep.bias_stride = k == 1 ? 0 : bias->strides[bias->ndim - 1]; }
+        else if (r == M && k == 1) { ep.per_row = 1; ep.bias_stride = r == 1 ? 0 : bias->strides[0]; }
+        else return 1;
+        ep.bias = tn_data_ptr(bias);
+    }
+    const int rc = c->dtype == TN_F32
+        ? tn__gemm_ep_f32(M, N, K, (float)alpha, (const float *)tn_data_ptr(a), a->strides[0], a->strides[1], (const float *)tn_data_ptr(b), b->strides[0], b->strides[1],
+                          0.0f, (float *)tn_data_ptr(c), c->strides[0], c->strides[1], &ep)
+        : tn__gemm_ep_f64(M, N, K, alpha, (const double *)tn_data_ptr(a), a->strides[0], a->strides[1], (const double *)tn_data_ptr(b), b->strides[0], b->strides[1],
+                          0.0, (double *)tn_data_ptr(c), c->strides[0], c->strides[1], &ep);
+    return rc ? TN__FAIL_INT("matmul: out of memory for the packing buffers") : 0;
+}
+
+/* c = act(alpha * a @ b + beta * (input broadcast)), a/b 2-d or 3-d of one dtype. Untracked.
+   act (TN__EPI_*, 0: none) only where *applied comes back true (a 2-d float product on the
+   CPU: the GEMM's epilogue); else the caller applies it. */
+static tn_tensor *tn__gemm_op_act(const char *fn, tn_tensor *a, tn_tensor *b, tn_tensor *input, double beta, double alpha, int act, bool *applied);
 static tn_tensor *tn__gemm_op(const char *fn, tn_tensor *a, tn_tensor *b, tn_tensor *input, double beta, double alpha) {
+    return tn__gemm_op_act(fn, a, b, input, beta, alpha, TN__EPI_NONE, NULL);
+}
+static tn_tensor *tn__gemm_op_act(const char *fn, tn_tensor *a, tn_tensor *b, tn_tensor *input, double beta, double alpha, int act, bool *applied) {
+    if (applied) *applied = false;
     if (tn__check_cpu_dtype(fn, a) || tn__check_same_device(fn, a, b)) return NULL;
     if (a->dtype != b->dtype)
         return (tn_tensor *)tn__error("%s: expected both operands to have the same dtype, but got %s and %s", fn, tn_dtype_name(a->dtype), tn_dtype_name(b->dtype));
@@ -102,6 +136,11 @@ static tn_tensor *tn__gemm_op(const char *fn, tn_tensor *a, tn_tensor *b, tn_ten
     shape[nd++] = b->shape[b->ndim - 1];
     tn_tensor *out = tn__new(a->dtype, a->device, shape, nd);
     if (!out) return NULL;
+    if (!batched && ((input && beta != 0) || act)) {   /* the bias and activation in the GEMM's epilogue */
+        const int rc = tn__gemm_epilogue(out, a, b, input && beta != 0 ? input : NULL, beta, alpha, act);
+        if (rc < 0) { tn_release(out); return NULL; }
+        if (rc == 0) { if (applied) *applied = act != TN__EPI_NONE; return out; }
+    }
     if (input && beta != 0) {
         if (tn__copy_into(fn, out, input)) { tn_release(out); return NULL; }
     } else beta = 0;
@@ -150,6 +189,15 @@ static tn_tensor *tn__addmm(tn_tensor *input, tn_tensor *m1, tn_tensor *m2, doub
     if (tn__need_ndim("tn_addmm", "mat1", m1, 2) || tn__need_ndim("tn_addmm", "mat2", m2, 2)) return NULL;
     if (input->dtype != m1->dtype) return (tn_tensor *)tn__error("tn_addmm: self and mat1 must have the same dtype, got %s and %s", tn_dtype_name(input->dtype), tn_dtype_name(m1->dtype));
     return tn__own(tn__gemm_record(G_ADDMM, input, m1, m2, beta, alpha, tn__gemm_op("tn_addmm", m1, m2, input, beta, alpha)));
+}
+/* addmm, then activation act (TN__EPI_*) in the GEMM's epilogue where it can (under no_grad,
+   no autocast, a 2-d float product on the CPU: *applied true), else plain addmm (the graph
+   replay's linear + activation, src/jit/trace.c). */
+static tn_tensor *tn__addmm_act(tn_tensor *input, tn_tensor *m1, tn_tensor *m2, double beta, double alpha, int act, bool *applied) {
+    *applied = false;
+    if (!tn__grad_disabled || !input || !m1 || !m2 || (!tn__ac_suspended && tn__ac_now[TN_CPU].enabled) || m1->ndim != 2 || m2->ndim != 2 || input->dtype != m1->dtype)
+        return tn__addmm(input, m1, m2, beta, alpha);
+    return tn__own(tn__gemm_op_act("tn_addmm", m1, m2, input, beta, alpha, act, applied));
 }
 TNDEF tn_tensor *tn_addmm_opts(tn_tensor *input, tn_tensor *m1, tn_tensor *m2, tn_addmm_fn_opts o) { return tn__addmm(input, m1, m2, o.beta, o.alpha); }
 TNDEF tn_tensor *tn_addmm_str(tn_tensor *input, tn_tensor *m1, tn_tensor *m2, const char *options) {
