@@ -108,7 +108,7 @@
    every unit that includes tensor.h (-DTN_MAX_DIMS=64; the GPU unit takes up to 16). Each
    tensor carries this many shape and stride slots (bench/bench_max_dims.sh, README). */
 #ifndef TN_MAX_DIMS
-#define TN_MAX_DIMS 8
+#define TN_MAX_DIMS 16   /* 16, not 64: the GPU unit's kernel parameters hold the shapes */
 #endif
 #if TN_MAX_DIMS < 8 || TN_MAX_DIMS > 64
 #error "TN_MAX_DIMS must be in [8, 64] (PyTorch's limit is 64)"
