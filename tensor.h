@@ -15818,6 +15818,32 @@ static int tn__nn_same(const char *fn, tn_tensor *x, tn_tensor *t, const char *w
    the input's dtype once, as PyTorch's CPU kernels store it. */
 static tn_tensor *tn__nn_f32(tn_tensor *t) { return t && tn__is_half(t->dtype) ? tn_to_dtype(t, TN_F32) : t; }
 static tn_tensor *tn__nn_half_return(tn_tensor *r, tn_dtype dtype) { return tn__scope_return(r ? tn_to_dtype(r, dtype) : NULL); }
+/* Integer inputs of the layers that PyTorch's CPU computes in their integer dtype (conv,
+   bilinear): computed here in float64, exact while no sum can reach 2^53 (bounded by the
+   factors' largest magnitudes times `terms`, the products per output, plus the bias's),
+   then wrapped to the dtype as PyTorch's integer arithmetic wraps. Begin: 1 with the
+   factors t[0..nfac-1] and *bias replaced by float64 copies (owned by the open scope), 0
+   when t[0] is not an integer tensor (the float path decides), -1 on an error. */
+static bool tn__nn_is_int(const tn_tensor *x) { return x && x->dtype != TN_BOOL && !tn_dtype_is_floating(x->dtype); }
+static double tn__nn_absmax(tn_tensor *t) { return t && tn_numel(t) ? tn_item(tn_max(tn_abs(tn_to_dtype(t, TN_F64)))) : 0; }
+static int tn__nn_int_begin(const char *fn, tn_tensor **t, int nfac, tn_tensor **bias, int64_t terms) {
+    if (!tn__nn_is_int(t[0])) return 0;
+    static const char *const names[] = {"input", "input2", "weight"};
+    for (int i = 1; i < nfac; i++)
+        if (tn__nn_same(fn, t[0], t[i], names[i == nfac - 1 ? 2 : 1])) return -1;
+    if (*bias && tn__nn_same(fn, t[0], *bias, "bias")) return -1;
+    double bound = (double)terms;
+    for (int i = 0; i < nfac; i++) bound *= tn__nn_absmax(t[i]);
+    bound += tn__nn_absmax(*bias);
+    if (!(bound < 9007199254740992.0))
+        return TN__FAIL_INT("%s: %s inputs this large are not supported: a sum could reach %g, past float64's exact integers (2^53), "
+                            "where PyTorch's integer kernel wraps", fn, tn_dtype_name(t[0]->dtype), bound);
+    for (int i = 0; i < nfac; i++) t[i] = tn_to_dtype(t[i], TN_F64);
+    if (*bias) *bias = tn_to_dtype(*bias, TN_F64);
+    return 1;
+}
+/* the float64 result of an integer layer in the input's dtype (exact, then wrapped) */
+static tn_tensor *tn__nn_int_end(tn_tensor *y, tn_dtype dtype) { return tn__scope_return(y ? tn_to_dtype(tn_to_dtype(y, TN_I64), dtype) : NULL); }
 /* A [1, C, 1, ...] view of a per-channel vector for an input of ndim dims. */
 static tn_tensor *tn__per_channel(tn_tensor *v, int ndim) {
     int64_t shape[TN_MAX_DIMS];
@@ -15874,7 +15900,16 @@ static tn_tensor *tn__bilinear_impl(tn_tensor *x1, tn_tensor *x2, tn_tensor *w, 
     if (b) y = tn_add(y, b);
     return tn__scope_return(y);
 }
-TNDEF tn_tensor *tn_bilinear(tn_tensor *x1, tn_tensor *x2, tn_tensor *w, tn_tensor *b) { return TN__AS("tn_bilinear", tn__bilinear_impl(x1, x2, w, b)); }
+static tn_tensor *tn__bilinear_any(tn_tensor *x1, tn_tensor *x2, tn_tensor *w, tn_tensor *b) {
+    TN__CHECK_NULL(x1); TN__CHECK_NULL(x2); TN__CHECK_NULL(w);
+    if (!tn__nn_is_int(x1)) return tn__bilinear_impl(x1, x2, w, b);
+    tn_scope_begin();   /* integers, as PyTorch's CPU: each output sums in1 * in2 products */
+    tn_tensor *f[3] = {x1, x2, w};
+    int r = w->ndim == 3 ? tn__nn_int_begin("tn_bilinear", f, 3, &b, tn__mul_sat(w->shape[1], w->shape[2])) : 0;
+    if (r < 0) { tn_scope_end(); return NULL; }
+    return tn__nn_int_end(tn__bilinear_impl(f[0], f[1], f[2], b), x1->dtype);
+}
+TNDEF tn_tensor *tn_bilinear(tn_tensor *x1, tn_tensor *x2, tn_tensor *w, tn_tensor *b) { return TN__AS("tn_bilinear", tn__bilinear_any(x1, x2, w, b)); }
 
 /* ---- sliding windows: im2col / col2im, each the other's backward ---- */
 /* g: kh, kw, dh, dw, ph, pw, sh, sw, oh, ow (the backend's geometry), then H, W of the image. */
@@ -20003,10 +20038,26 @@ static int tn__conv_args(const char *fn, int nsp, bool transposed, const tn_conv
     if (!transposed && (op[0] || op[1])) return TN__FAIL_INT("%s: output_padding is an option of the transposed convolutions only", fn);
     return 0;
 }
+/* Integer convolutions, as PyTorch's CPU: every integer dtype, but the transposed and the
+   dilated ones int64 only (its slow_conv_transpose and slow_conv_dilated kernels have no
+   other); through float64 (tn__nn_int_begin). 0: not an integer input, the float path decides. */
+static int tn__conv_int_begin(const char *fn, tn_tensor **xw, tn_tensor **b, bool transposed, const int64_t *dil, int nsp) {
+    if (!xw[0] || !xw[1] || !tn__nn_is_int(xw[0])) return 0;
+    bool dilated = false;
+    for (int i = 0; i < nsp; i++) dilated = dilated || dil[i] != 1;
+    if ((transposed || dilated) && xw[0]->dtype != TN_I64)
+        return TN__FAIL_INT("%s: input must be a floating dtype or int64, got %s (PyTorch's CPU %s convolution has no %s kernel)", fn,
+                            tn_dtype_name(xw[0]->dtype), transposed ? "transposed" : "dilated", tn_dtype_name(xw[0]->dtype));
+    return tn__nn_int_begin(fn, xw, 2, b, tn_numel(xw[1]));   /* numel(w): at least the products per output */
+}
 static tn_tensor *tn__conv_kw(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor *b, int nsp, bool transposed, tn_conv_fn_opts o) {
     int64_t s[2], p[2], d[2], op[2];
     if (tn__conv_args(fn, nsp, transposed, &o, s, p, d, op)) return NULL;
-    return TN__AS(fn, tn__conv(fn, x, w, b, nsp, transposed, s, p, d, transposed ? op : NULL, o.groups));
+    tn_scope_begin();
+    tn_tensor *xw[2] = {x, w};
+    const int r = tn__conv_int_begin(fn, xw, &b, transposed, d, nsp);
+    tn_tensor *y = r < 0 ? NULL : tn__conv(fn, xw[0], xw[1], b, nsp, transposed, s, p, d, transposed ? op : NULL, o.groups);
+    return TN__AS(fn, r > 0 ? tn__nn_int_end(y, x->dtype) : tn__scope_return(y));
 }
 TNDEF tn_tensor *tn_conv1d_opts(tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_conv_fn_opts o) { return tn__conv_kw("tn_conv1d", x, w, b, 1, false, o); }
 TNDEF tn_tensor *tn_conv2d_opts(tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_conv_fn_opts o) { return tn__conv_kw("tn_conv2d", x, w, b, 2, false, o); }
@@ -20141,7 +20192,11 @@ static tn_tensor *tn__conv3d_kw(const char *fn, tn_tensor *x, tn_tensor *w, tn_t
         return NULL;
     if (o->padding == TN_PADDING_SAME && o->padding_dhw.n) return (tn_tensor *)tn__error("%s: give padding='same' or a padding tuple, not both", fn);
     if (!transposed && (op[0] || op[1] || op[2])) return (tn_tensor *)tn__error("%s: output_padding is an option of the transposed convolutions only", fn);
-    return TN__AS(fn, tn__conv3d(fn, x, w, b, transposed, s, p, d, transposed ? op : NULL, o->groups));
+    tn_scope_begin();
+    tn_tensor *xw[2] = {x, w};
+    const int r = tn__conv_int_begin(fn, xw, &b, transposed, d, 3);
+    tn_tensor *y = r < 0 ? NULL : tn__conv3d(fn, xw[0], xw[1], b, transposed, s, p, d, transposed ? op : NULL, o->groups);
+    return TN__AS(fn, r > 0 ? tn__nn_int_end(y, x->dtype) : tn__scope_return(y));
 }
 TNDEF tn_tensor *tn_conv3d_opts(tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_conv3d_fn_opts o) { return tn__conv3d_kw("tn_conv3d", x, w, b, false, &o); }
 TNDEF tn_tensor *tn_conv_transpose3d_opts(tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_conv3d_fn_opts o) { return tn__conv3d_kw("tn_conv_transpose3d", x, w, b, true, &o); }
@@ -22219,13 +22274,24 @@ static tn_tensor *tn__lrn_impl(tn_tensor *x, int64_t size, tn_lrn_opts o) {
     TN__CHECK_NULL(x);
     if (x->ndim < 3) return (tn_tensor *)tn__error("%s: Expected 3D or higher dimensionality input (got %d dimensions)", fn, x->ndim);
     if (size <= 0) return (tn_tensor *)tn__error("%s: size must be positive, got %lld", fn, (long long)size);
-    if (tn__nn_check(fn, x, "input")) return NULL;
+    /* int64: PyTorch's avg_pool of x^2 runs in int64 (a truncating division), then alpha
+       makes it the default dtype; its avg_pool has no other integer kernel */
+    const bool i64 = x->dtype == TN_I64;
+    if (!i64 && tn__nn_check(fn, x, "input")) return NULL;
     if (tn_numel(x) == 0) return tn__own(tn_retain(x));   /* the input itself, as PyTorch */
     const int64_t C = x->shape[1];
     tn_scope_begin();
     /* avg_pool of x^2 over [c - size/2, c + (size-1)/2], zero padded: divisor size */
-    tn_tensor *band = tn__band_matrix(fn, C, -(size / 2), (size - 1) / 2, 1.0 / (double)size, -1, x);
-    tn_tensor *div = tn_pow_scalar(tn_add_scalar(tn_mul_scalar(tn__along(tn_mul(x, x), 1, x->ndim, band), o.alpha), o.k), o.beta);
+    tn_tensor *sq = tn_mul(x, x), *avg;
+    if (i64) {   /* the window sums in float64 (exact below 2^53), divided and truncated */
+        tn_tensor *sqf = tn_to_dtype(sq, TN_F64);
+        tn_tensor *band = sqf ? tn__band_matrix(fn, C, -(size / 2), (size - 1) / 2, 1.0, -1, sqf) : NULL;
+        avg = tn_to_dtype(tn_trunc(tn_div_scalar(tn__along(sqf, 1, x->ndim, band), (double)size)), tn_get_default_dtype());
+    } else {
+        tn_tensor *band = tn__band_matrix(fn, C, -(size / 2), (size - 1) / 2, 1.0 / (double)size, -1, x);
+        avg = tn__along(sq, 1, x->ndim, band);
+    }
+    tn_tensor *div = tn_pow_scalar(tn_add_scalar(tn_mul_scalar(avg, o.alpha), o.k), o.beta);
     return tn__scope_return(tn_div(x, div));   /* DivBackward0, as PyTorch */
 }
 TNDEF tn_tensor *tn_local_response_norm_opts(tn_tensor *x, int64_t size, tn_lrn_opts o) { return TN__AS("tn_local_response_norm", tn__lrn_impl(x, size, o)); }
@@ -23691,6 +23757,13 @@ static int tn__loss_check_pair(const char *fn, const char *na, tn_tensor *a, con
     return 0;
 }
 
+/* x + v where PyTorch's v is a Python float: an integer x goes to the default dtype, as
+   PyTorch promotes it (in C an integral v would be an integer scalar and keep x's dtype). */
+static tn_tensor *tn__add_float_scalar(tn_tensor *x, double v) {
+    if (x && (x->dtype == TN_BOOL || !tn_dtype_is_floating(x->dtype))) x = tn_to_dtype(x, tn_get_default_dtype());
+    return tn_add_scalar(x, v);
+}
+
 static tn_tensor *tn__mse_l1_impl(const char *fn, tn_tensor *input, tn_tensor *target, tn_reduction red, bool l1) {
     TN__CHECK_NULL(input, target);
     /* l1 stays a plain composite as in PyTorch (abs of integers works; their mean fails in tn_mean) */
@@ -24181,7 +24254,7 @@ static tn_tensor *tn__cosine_embedding_impl(tn_tensor *x1, tn_tensor *x2, tn_ten
     if (x1->ndim != target->ndim + 1 || x2->ndim != target->ndim + 1)
         return (tn_tensor *)tn__error("%s: a %d-d target %s expects %d-d inputs, got x1 %s and x2 %s", fn, target->ndim, TN__SHAPE(target),
                                       target->ndim + 1, TN__SHAPE(x1), TN__SHAPE(x2));
-    if (tn__loss_check_pair(fn, "x1", x1, "x2", x2, true)) return NULL;
+    if (tn__loss_check_pair(fn, "x1", x1, "x2", x2, false)) return NULL;   /* integers: the sums are integer, cos the default dtype */
     int64_t td = target->ndim;
     tn_scope_begin();
     /* PyTorch's: cos = sum(x1 x2) / sqrt((sum(x1^2) + 1e-12) (sum(x2^2) + 1e-12)) */
@@ -24209,7 +24282,7 @@ static tn_tensor *tn__margin_ranking_impl(tn_tensor *x1, tn_tensor *x2, tn_tenso
         return (tn_tensor *)tn__error("%s: x1, x2 and target should have the same number of dimensions, got x1 %s, x2 %s, target %s", fn,
                                       TN__SHAPE(x1), TN__SHAPE(x2), TN__SHAPE(target));
     tn_scope_begin();
-    tn_tensor *l = tn_clamp(tn_add_scalar(tn_mul(tn_neg(target), tn_sub(x1, x2)), margin), 0, INFINITY);
+    tn_tensor *l = tn_clamp(tn__add_float_scalar(tn_mul(tn_neg(target), tn_sub(x1, x2)), margin), 0, INFINITY);
     return tn__loss_finish(red == TN_REDUCTION_NONE ? tn__grad_name(l, "ClampMinBackward0") : tn__loss_reduce(l, red), NULL);
 }
 TNDEF tn_tensor *tn_margin_ranking_loss_opts(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, tn_margin_loss_fn_opts o) {
@@ -24447,10 +24520,10 @@ static tn_tensor *tn__loss_fn_finish(tn_tensor *l, int reduction, const char *no
 static tn_tensor *tn__pairwise_distance_impl(tn_tensor *x1, tn_tensor *x2, double p, double eps, bool keepdim) {
     const char *fn = "tn_pairwise_distance";
     TN__CHECK_NULL(x1, x2);
-    if (tn__loss_check_pair(fn, "x1", x1, "x2", x2, true)) return NULL;
+    if (tn__loss_check_pair(fn, "x1", x1, "x2", x2, false)) return NULL;   /* integers: x1 - x2 integer, + eps the default dtype */
     const int64_t d = TN__MAX(x1->ndim, x2->ndim) - 1;   /* the innermost dim (-1 of a 0-d pair) */
     tn_scope_begin();
-    return tn__scope_return(tn__grad_name(tn_norm_dims(tn_add_scalar(tn_sub(x1, x2), eps), p, &d, 1, keepdim), "NormBackward1"));
+    return tn__scope_return(tn__grad_name(tn_norm_dims(tn__add_float_scalar(tn_sub(x1, x2), eps), p, &d, 1, keepdim), "NormBackward1"));
 }
 /* tn_pairwise_distance, positional for the library's own callers */
 static tn_tensor *tn__pairwise_distance(tn_tensor *x1, tn_tensor *x2, double p, double eps, bool keepdim) {
@@ -24649,7 +24722,7 @@ TNDEF tn_tensor *tn_gaussian_nll_loss_opts(tn_tensor *input, tn_tensor *target, 
 static tn_tensor *tn__poisson_nll_impl(tn_tensor *x, tn_tensor *t, tn_loss_fn_opts o) {
     const char *fn = "tn_poisson_nll_loss";
     TN__CHECK_NULL(x, t);
-    if (tn__loss_fn_args(fn, "poisson_nll_loss", &o, "log_input, full, eps, reduction") || tn__loss_check_pair(fn, "input", x, "target", t, true)) return NULL;
+    if (tn__loss_fn_args(fn, "poisson_nll_loss", &o, "log_input, full, eps, reduction") || tn__loss_check_pair(fn, "input", x, "target", t, false)) return NULL;
     const double eps = tn__or(o.eps, 1e-8);
     const bool log_input = tn__or_b(o.log_input, true), full = tn__or_b(o.full, false);
     tn_scope_begin();

@@ -1,0 +1,131 @@
+/* Issue 20's fidelity fixes, with the values PyTorch 1.13 gives (the Python twins in
+   bindings/python/tests/test_nn_int_i20.py compare against torch itself):
+   nn ops on integer inputs (conv/bilinear in the dtype, wrapping; transposed/dilated conv
+   and local_response_norm int64 only; the float-scalar losses give the default dtype). */
+#define TENSOR_IMPLEMENTATION
+#include "tensor.h"
+#include "tn_test.h"
+#include <math.h>
+#include <string.h>
+
+/* t's values as int64 equal want[0..n), and t has dtype dt */
+static bool ivals(tn_tensor *t, tn_dtype dt, const int64_t *want, int64_t n) {
+    if (!t || t->dtype != dt || tn_numel(t) != n) return false;
+    tn_tensor *c = tn_contiguous(tn_to_dtype(t, TN_I64));
+    if (!c) return false;
+    const int64_t *p = (const int64_t *)tn_data_ptr(c);
+    for (int64_t i = 0; i < n; i++) if (p[i] != want[i]) return false;
+    return true;
+}
+/* t's values as double are within 1e-6 (relative) of want[0..n), and t has dtype dt */
+static bool fvals(tn_tensor *t, tn_dtype dt, const double *want, int64_t n) {
+    if (!t || t->dtype != dt || tn_numel(t) != n) return false;
+    tn_tensor *c = tn_contiguous(tn_to_dtype(t, TN_F64));
+    if (!c) return false;
+    const double *p = (const double *)tn_data_ptr(c);
+    for (int64_t i = 0; i < n; i++) if (!(fabs(p[i] - want[i]) <= 1e-6 * (1 + fabs(want[i])))) return false;
+    return true;
+}
+static tn_tensor *ints(tn_dtype dt, const int64_t *v, const int64_t *shape, int nd) {
+    int64_t n = 1;
+    for (int i = 0; i < nd; i++) n *= shape[i];
+    return tn_reshape(tn_to_dtype(tn_from_data(v, &n, 1, TN_I64), dt), shape, nd);
+}
+
+TEST(conv_integer_values) {
+    tn_scope_begin();
+    /* int64: [1 2 3 4] * [1 -1 2] + 5 -> [10, 12] */
+    tn_tensor *x = ints(TN_I64, (const int64_t[]){1, 2, 3, 4}, TN_SHAPE(1, 1, 4)), *w = ints(TN_I64, (const int64_t[]){1, -1, 2}, TN_SHAPE(1, 1, 3));
+    tn_tensor *b = ints(TN_I64, (const int64_t[]){5}, TN_SHAPE(1));
+    CHECK(ivals(tn_conv1d(x, w, b), TN_I64, (const int64_t[]){10, 12}, 2));
+    /* every integer dtype keeps its dtype; int8 wraps as PyTorch's kernel: 100 * 3 = 300 -> 44 */
+    CHECK(ivals(tn_conv1d(ints(TN_I8, (const int64_t[]){100}, TN_SHAPE(1, 1, 1)), ints(TN_I8, (const int64_t[]){3}, TN_SHAPE(1, 1, 1)), NULL), TN_I8,
+                (const int64_t[]){44}, 1));
+    CHECK(ivals(tn_conv1d(tn_to_dtype(x, TN_I32), tn_to_dtype(w, TN_I32), NULL), TN_I32, (const int64_t[]){5, 7}, 2));
+    CHECK(ivals(tn_conv1d(tn_to_dtype(x, TN_U8), tn_to_dtype(tn_abs(w), TN_U8), NULL), TN_U8, (const int64_t[]){9, 13}, 2));
+    /* 2-d and 3-d: a 2x2 kernel of ones sums each window */
+    tn_tensor *x2 = tn_reshape(tn_arange(0, 9, 1, TN_I16), TN_SHAPE(1, 1, 3, 3));
+    CHECK(ivals(tn_conv2d(x2, tn_ones(TN_SHAPE(1, 1, 2, 2), TN_I16), NULL), TN_I16, (const int64_t[]){8, 12, 20, 24}, 4));
+    tn_tensor *x3 = tn_reshape(tn_arange(0, 8, 1, TN_I64), TN_SHAPE(1, 1, 2, 2, 2));
+    CHECK(ivals(tn_conv3d(x3, tn_ones(TN_SHAPE(1, 1, 2, 2, 2), TN_I64), NULL), TN_I64, (const int64_t[]){28}, 1));
+    /* transposed, int64: [1 2] with [1 1] -> [1 3 2] */
+    CHECK(ivals(tn_conv_transpose1d(ints(TN_I64, (const int64_t[]){1, 2}, TN_SHAPE(1, 1, 2)), tn_ones(TN_SHAPE(1, 1, 2), TN_I64), NULL), TN_I64,
+                (const int64_t[]){1, 3, 2}, 3));
+    CHECK(ivals(tn_conv_transpose3d(tn_ones(TN_SHAPE(1, 1, 1, 1, 2), TN_I64), tn_ones(TN_SHAPE(1, 1, 1, 1, 2), TN_I64), NULL), TN_I64,
+                (const int64_t[]){1, 2, 1}, 3));
+    /* dilated, int64: taps 0 and 2 */
+    CHECK(ivals(tn_conv1d(x, tn_ones(TN_SHAPE(1, 1, 2), TN_I64), NULL, .dilation = 2), TN_I64, (const int64_t[]){4, 6}, 2));
+    tn_scope_end();
+}
+
+TEST(conv_integer_errors) {
+    tn_scope_begin();
+    tn_tensor *x8 = tn_ones(TN_SHAPE(1, 1, 4), TN_I8), *w8 = tn_ones(TN_SHAPE(1, 1, 2), TN_I8);
+    /* PyTorch's CPU has no int8 transposed or dilated convolution */
+    CHECK_ERR(tn_conv_transpose1d(x8, w8, NULL), "tn_conv_transpose1d: input must be a floating dtype or int64, got int8");
+    CHECK_ERR(tn_conv_transpose2d(tn_ones(TN_SHAPE(1, 1, 2, 2), TN_I32), tn_ones(TN_SHAPE(1, 1, 2, 2), TN_I32), NULL), "transposed convolution has no int32 kernel");
+    CHECK_ERR(tn_conv_transpose3d(tn_ones(TN_SHAPE(1, 1, 1, 1, 2), TN_I16), tn_ones(TN_SHAPE(1, 1, 1, 1, 2), TN_I16), NULL), "tn_conv_transpose3d");
+    CHECK_ERR(tn_conv1d(x8, w8, NULL, .dilation = 2), "dilated convolution has no int8 kernel");
+    CHECK_ERR(tn_conv3d(tn_ones(TN_SHAPE(1, 1, 3, 3, 3), TN_U8), tn_ones(TN_SHAPE(1, 1, 2, 2, 2), TN_U8), NULL, .dilation = 2), "dilated convolution");
+    /* dtypes must agree, bool is refused */
+    CHECK_ERR(tn_conv1d(x8, tn_ones(TN_SHAPE(1, 1, 2), TN_I64), NULL), "tn_conv1d: input (int8) and weight (int64) must have the same dtype");
+    CHECK_ERR(tn_conv1d(x8, w8, tn_ones(TN_SHAPE(1), TN_F32)), "tn_conv1d: input (int8) and bias (float32) must have the same dtype");
+    CHECK_ERR(tn_conv1d(tn_ones(TN_SHAPE(1, 1, 4), TN_BOOL), tn_ones(TN_SHAPE(1, 1, 2), TN_BOOL), NULL), "got bool");
+    /* sums float64 cannot hold exactly are refused, not rounded */
+    CHECK_ERR(tn_conv1d(tn_full(TN_SHAPE(1, 1, 4), 1099511627776.0, TN_I64), tn_full(TN_SHAPE(1, 1, 2), 1048576.0, TN_I64), NULL), "2^53");
+    tn_scope_end();
+}
+
+TEST(bilinear_integer) {
+    tn_scope_begin();
+    /* y = x1 W x2 + b: [1 2] [[1 0 1], [0 1 1]] = [1 2 3], dot [1 1 1] = 6, + 3 = 9 */
+    tn_tensor *x1 = ints(TN_I64, (const int64_t[]){1, 2}, TN_SHAPE(1, 2)), *x2 = tn_ones(TN_SHAPE(1, 3), TN_I64);
+    tn_tensor *w = ints(TN_I64, (const int64_t[]){1, 0, 1, 0, 1, 1}, TN_SHAPE(1, 2, 3)), *b = ints(TN_I64, (const int64_t[]){3}, TN_SHAPE(1));
+    CHECK(ivals(tn_bilinear(x1, x2, w, b), TN_I64, (const int64_t[]){9}, 1));
+    /* int8 wraps: 10 * 2 * 10 = 200 -> -56 */
+    CHECK(ivals(tn_bilinear(tn_full(TN_SHAPE(1), 10, TN_I8), tn_full(TN_SHAPE(1), 10, TN_I8), tn_full(TN_SHAPE(1, 1, 1), 2, TN_I8), NULL), TN_I8,
+                (const int64_t[]){-56}, 1));
+    CHECK_ERR(tn_bilinear(x1, tn_to_dtype(x2, TN_I32), w, b), "tn_bilinear: input (int64) and input2 (int32) must have the same dtype");
+    CHECK_ERR(tn_bilinear(x1, x2, tn_to_dtype(w, TN_F32), b), "tn_bilinear: input (int64) and weight (float32) must have the same dtype");
+    tn_scope_end();
+}
+
+TEST(lrn_integer) {
+    tn_scope_begin();
+    /* PyTorch's int64 avg_pool truncates: (0 + 9 + 4) / 3 -> 4, so 3 / 4 = 0.75 */
+    tn_tensor *x = ints(TN_I64, (const int64_t[]){3, 2, 5, 1}, TN_SHAPE(1, 4, 1));
+    CHECK(fvals(tn_local_response_norm(x, 3, .alpha = 1, .beta = 1, .k = 0), TN_F32, (const double[]){0.75, 2.0 / 12, 0.5, 0.125}, 4));
+    CHECK(fvals(tn_local_response_norm(tn_reshape(x, TN_SHAPE(1, 4, 1, 1)), 3, .alpha = 1, .beta = 1, .k = 0), TN_F32, (const double[]){0.75, 2.0 / 12, 0.5, 0.125}, 4));
+    CHECK_ERR(tn_local_response_norm(tn_to_dtype(x, TN_I32), 3), "tn_local_response_norm: input must be a floating dtype, got int32");
+    CHECK_ERR(tn_local_response_norm(tn_to_dtype(x, TN_I8), 3), "got int8");
+    tn_scope_end();
+}
+
+TEST(losses_integer_default_dtype) {
+    tn_scope_begin();
+    tn_tensor *a = ints(TN_I64, (const int64_t[]){3, 1}, TN_SHAPE(2)), *c = ints(TN_I64, (const int64_t[]){1, 1}, TN_SHAPE(2));
+    tn_tensor *y = ints(TN_I64, (const int64_t[]){-1, 1}, TN_SHAPE(2));
+    /* max(0, -y (a - c) + margin): an integral margin still makes it the default dtype */
+    CHECK(fvals(tn_margin_ranking_loss(a, c, y, .reduction = TN_REDUCTION_NONE), TN_F32, (const double[]){2, 0}, 2));
+    CHECK(fvals(tn_margin_ranking_loss(a, c, y, .margin = 1), TN_F32, (const double[]){2}, 1));
+    tn_set_default_dtype(TN_F64);
+    CHECK(fvals(tn_margin_ranking_loss(a, c, y, .margin = 1, .reduction = TN_REDUCTION_SUM), TN_F64, (const double[]){4}, 1));
+    tn_set_default_dtype(TN_F32);
+    /* ||a - c + eps||: eps = 0 too */
+    tn_tensor *p = ints(TN_I8, (const int64_t[]){3, 4}, TN_SHAPE(1, 2)), *z = tn_zeros(TN_SHAPE(1, 2), TN_I8);
+    CHECK(fvals(tn_pairwise_distance(p, z, .eps = 0), TN_F32, (const double[]){5}, 1));
+    CHECK(fvals(tn_triplet_margin_loss(p, z, p, .eps = 0, .margin = 0.5), TN_F32, (const double[]){5.5}, 1));
+    CHECK(fvals(tn_poisson_nll_loss(a, c), TN_F32, (const double[]){(exp(3.0) - 3 + exp(1.0) - 1) / 2}, 1));
+    CHECK(fvals(tn_cosine_embedding_loss(tn_reshape(p, TN_SHAPE(1, 2)), tn_reshape(p, TN_SHAPE(1, 2)), tn_ones(TN_SHAPE(1), TN_I64)), TN_F32, (const double[]){0}, 1));
+    CHECK_ERR(tn_pairwise_distance(tn_ones(TN_SHAPE(2), TN_BOOL), tn_ones(TN_SHAPE(2), TN_BOOL)), "tn_pairwise_distance");
+    tn_scope_end();
+}
+
+int main(void) {
+    RUN(conv_integer_values);
+    RUN(conv_integer_errors);
+    RUN(bilinear_integer);
+    RUN(lrn_integer);
+    RUN(losses_integer_default_dtype);
+    return tn_test_report();
+}
