@@ -1801,9 +1801,13 @@ TNDEF tn_tensor *tn_all(tn_tensor *x);          /* bool 0-d (uint8 for a uint8 x
 TNDEF tn_tensor *tn_any(tn_tensor *x);
 TNDEF tn_tensor *tn_all_dim(tn_tensor *x, int64_t dim, bool keepdim);
 TNDEF tn_tensor *tn_any_dim(tn_tensor *x, int64_t dim, bool keepdim);
-/* Sorted values along dim (stable; NaN counts as largest); indices as in tn_max_dim. */
+/* Sorted values along dim (NaN counts as largest); indices as in tn_max_dim. Equal values
+   come in PyTorch's CPU order for stable=False (its std::sort's), in input order from the
+   _stable forms (stable=True). */
 TNDEF tn_tensor *tn_sort(tn_tensor *x, int64_t dim, bool descending, tn_tensor **indices);
 TNDEF tn_tensor *tn_argsort(tn_tensor *x, int64_t dim, bool descending);
+TNDEF tn_tensor *tn_sort_stable(tn_tensor *x, int64_t dim, bool descending, tn_tensor **indices);   /* sort(stable=True) */
+TNDEF tn_tensor *tn_argsort_stable(tn_tensor *x, int64_t dim, bool descending);                      /* argsort(stable=True) */
 /* The k largest (or smallest) along dim, sorted. */
 TNDEF tn_tensor *tn_topk(tn_tensor *x, int64_t k, int64_t dim, bool largest, tn_tensor **indices);
 /* Medians: the lower of the two middle values (PyTorch's convention). median is NaN where
@@ -12768,6 +12772,85 @@ static void tn__msort(int64_t *ix, int64_t *tmp, int64_t n, const void *vals, tn
     memcpy(ix, tmp, (size_t)n * sizeof *ix);
 }
 
+/* PyTorch's CPU sort(stable=False) is libstdc++'s std::sort of (value, index) pairs, so its
+   order of equal values is that algorithm's: introsort (median-of-3 pivot, unguarded
+   partition, heapsort past depth 2 log2 n) down to runs of 16, then insertion sort. The
+   same steps on the indices ix (an index names its pair), so ties come out as PyTorch's. */
+static void tn__heap_adjust(int64_t *ix, int64_t hole, int64_t len, int64_t value, const void *vals, tn__less_fn less) {
+    const int64_t top = hole;
+    int64_t child = hole;
+    while (child < (len - 1) / 2) {
+        child = 2 * (child + 1);
+        if (less(vals, ix[child], ix[child - 1])) child--;
+        ix[hole] = ix[child];
+        hole = child;
+    }
+    if ((len & 1) == 0 && child == (len - 2) / 2) {
+        child = 2 * (child + 1);
+        ix[hole] = ix[child - 1];
+        hole = child - 1;
+    }
+    for (int64_t parent = (hole - 1) / 2; hole > top && less(vals, ix[parent], value); parent = (hole - 1) / 2) {   /* __push_heap */
+        ix[hole] = ix[parent];
+        hole = parent;
+    }
+    ix[hole] = value;
+}
+static void tn__heap_sort(int64_t *ix, int64_t n, const void *vals, tn__less_fn less) {   /* __partial_sort(first, last, last) */
+    if (n >= 2)
+        for (int64_t parent = (n - 2) / 2;; parent--) {
+            tn__heap_adjust(ix, parent, n, ix[parent], vals, less);
+            if (parent == 0) break;
+        }
+    for (int64_t last = n - 1; last > 0; last--) {   /* __sort_heap: __pop_heap to the end */
+        int64_t v = ix[last];
+        ix[last] = ix[0];
+        tn__heap_adjust(ix, 0, last, v, vals, less);
+    }
+}
+static void tn__introsort_loop(int64_t *ix, int64_t first, int64_t last, int depth, const void *vals, tn__less_fn less) {
+    while (last - first > 16) {
+        if (depth == 0) { tn__heap_sort(ix + first, last - first, vals, less); return; }
+        depth--;
+        /* __move_median_to_first(first, first + 1, mid, last - 1) */
+        int64_t a = first + 1, b = first + (last - first) / 2, c = last - 1, m, t;
+        if (less(vals, ix[a], ix[b])) m = less(vals, ix[b], ix[c]) ? b : less(vals, ix[a], ix[c]) ? c : a;
+        else m = less(vals, ix[a], ix[c]) ? a : less(vals, ix[b], ix[c]) ? c : b;
+        t = ix[first]; ix[first] = ix[m]; ix[m] = t;
+        /* __unguarded_partition(first + 1, last, pivot = first) */
+        int64_t lo = first + 1, hi = last;
+        for (;;) {
+            while (less(vals, ix[lo], ix[first])) lo++;
+            hi--;
+            while (less(vals, ix[first], ix[hi])) hi--;
+            if (!(lo < hi)) break;
+            t = ix[lo]; ix[lo] = ix[hi]; ix[hi] = t;
+            lo++;
+        }
+        tn__introsort_loop(ix, lo, last, depth, vals, less);
+        last = lo;
+    }
+}
+static void tn__std_sort(int64_t *ix, int64_t n, const void *vals, tn__less_fn less) {
+    if (n < 2) return;
+    int lg = 0;
+    while (((uint64_t)n >> (lg + 1)) != 0) lg++;
+    tn__introsort_loop(ix, 0, n, 2 * lg, vals, less);
+    /* __final_insertion_sort: a guarded insertion sort of the first 16, unguarded after */
+    const int64_t guarded = n > 16 ? 16 : n;
+    for (int64_t i = 1; i < n; i++) {
+        const int64_t v = ix[i];
+        if (i < guarded && less(vals, v, ix[0])) {
+            memmove(ix + 1, ix, (size_t)i * sizeof *ix);
+            ix[0] = v;
+        } else {   /* __unguarded_linear_insert */
+            int64_t j = i;
+            while (j > 0 && less(vals, v, ix[j - 1])) { ix[j] = ix[j - 1]; j--; }   /* (j > 0: never false after the introsort) */
+            ix[j] = v;
+        }
+    }
+}
+
 /* log(exp(x) + exp(y)) as PyTorch's _log_add_exp_helper: NaN propagates; two equal
    infinities give x (inf + inf = inf, -inf + -inf = -inf) rather than inf - inf. */
 static double tn__log_add_exp(double x, double y) {
@@ -12833,7 +12916,8 @@ static void tn__lane_f32(char **p, const int64_t *s, int64_t n, void *vc) {
         case SORT: {
             float *vals = (float *)(c->tmp + len);
             for (int64_t i = 0; i < len; i++) { vals[i] = *(const float *)(xp + i * sx); c->ix[i] = i; }
-            tn__msort(c->ix, c->tmp, len, vals, c->flag ? tn__gt_f32 : tn__lt_f32);
+            tn__less_fn less = (c->flag & 1) ? tn__gt_f32 : tn__lt_f32;   /* flag: 1 descending, 2 PyTorch's unstable order */
+            if (c->flag & 2) tn__std_sort(c->ix, len, vals, less); else tn__msort(c->ix, c->tmp, len, vals, less);
             for (int64_t i = 0; i < len; i++) {
                 *(float *)(o + i * so) = vals[c->ix[i]]; *(int64_t *)(o1 + i * so1) = c->ix[i]; } break; }
         default: tn__lane_float_f32(c, o, xp); break;
@@ -12873,7 +12957,8 @@ static void tn__lane_f64(char **p, const int64_t *s, int64_t n, void *vc) {
         case SORT: {
             double *vals = (double *)(c->tmp + len);
             for (int64_t i = 0; i < len; i++) { vals[i] = *(const double *)(xp + i * sx); c->ix[i] = i; }
-            tn__msort(c->ix, c->tmp, len, vals, c->flag ? tn__gt_f64 : tn__lt_f64);
+            tn__less_fn less = (c->flag & 1) ? tn__gt_f64 : tn__lt_f64;   /* flag: 1 descending, 2 PyTorch's unstable order */
+            if (c->flag & 2) tn__std_sort(c->ix, len, vals, less); else tn__msort(c->ix, c->tmp, len, vals, less);
             for (int64_t i = 0; i < len; i++) {
                 *(double *)(o + i * so) = vals[c->ix[i]]; *(int64_t *)(o1 + i * so1) = c->ix[i]; } break; }
         default: tn__lane_float_f64(c, o, xp); break;
@@ -12913,7 +12998,8 @@ static void tn__lane_i32(char **p, const int64_t *s, int64_t n, void *vc) {
         case SORT: {
             int32_t *vals = (int32_t *)(c->tmp + len);
             for (int64_t i = 0; i < len; i++) { vals[i] = *(const int32_t *)(xp + i * sx); c->ix[i] = i; }
-            tn__msort(c->ix, c->tmp, len, vals, c->flag ? tn__gt_i32 : tn__lt_i32);
+            tn__less_fn less = (c->flag & 1) ? tn__gt_i32 : tn__lt_i32;   /* flag: 1 descending, 2 PyTorch's unstable order */
+            if (c->flag & 2) tn__std_sort(c->ix, len, vals, less); else tn__msort(c->ix, c->tmp, len, vals, less);
             for (int64_t i = 0; i < len; i++) {
                 *(int32_t *)(o + i * so) = vals[c->ix[i]]; *(int64_t *)(o1 + i * so1) = c->ix[i]; } break; }
         default: tn__lane_float_i32(c, o, xp); break;
@@ -12953,7 +13039,8 @@ static void tn__lane_i64(char **p, const int64_t *s, int64_t n, void *vc) {
         case SORT: {
             int64_t *vals = (int64_t *)(c->tmp + len);
             for (int64_t i = 0; i < len; i++) { vals[i] = *(const int64_t *)(xp + i * sx); c->ix[i] = i; }
-            tn__msort(c->ix, c->tmp, len, vals, c->flag ? tn__gt_i64 : tn__lt_i64);
+            tn__less_fn less = (c->flag & 1) ? tn__gt_i64 : tn__lt_i64;   /* flag: 1 descending, 2 PyTorch's unstable order */
+            if (c->flag & 2) tn__std_sort(c->ix, len, vals, less); else tn__msort(c->ix, c->tmp, len, vals, less);
             for (int64_t i = 0; i < len; i++) {
                 *(int64_t *)(o + i * so) = vals[c->ix[i]]; *(int64_t *)(o1 + i * so1) = c->ix[i]; } break; }
         default: tn__lane_float_i64(c, o, xp); break;
@@ -12993,7 +13080,8 @@ static void tn__lane_u8(char **p, const int64_t *s, int64_t n, void *vc) {
         case SORT: {
             uint8_t *vals = (uint8_t *)(c->tmp + len);
             for (int64_t i = 0; i < len; i++) { vals[i] = *(const uint8_t *)(xp + i * sx); c->ix[i] = i; }
-            tn__msort(c->ix, c->tmp, len, vals, c->flag ? tn__gt_u8 : tn__lt_u8);
+            tn__less_fn less = (c->flag & 1) ? tn__gt_u8 : tn__lt_u8;   /* flag: 1 descending, 2 PyTorch's unstable order */
+            if (c->flag & 2) tn__std_sort(c->ix, len, vals, less); else tn__msort(c->ix, c->tmp, len, vals, less);
             for (int64_t i = 0; i < len; i++) {
                 *(uint8_t *)(o + i * so) = vals[c->ix[i]]; *(int64_t *)(o1 + i * so1) = c->ix[i]; } break; }
         default: tn__lane_float_u8(c, o, xp); break;
@@ -13033,7 +13121,8 @@ static void tn__lane_i8(char **p, const int64_t *s, int64_t n, void *vc) {
         case SORT: {
             int8_t *vals = (int8_t *)(c->tmp + len);
             for (int64_t i = 0; i < len; i++) { vals[i] = *(const int8_t *)(xp + i * sx); c->ix[i] = i; }
-            tn__msort(c->ix, c->tmp, len, vals, c->flag ? tn__gt_i8 : tn__lt_i8);
+            tn__less_fn less = (c->flag & 1) ? tn__gt_i8 : tn__lt_i8;   /* flag: 1 descending, 2 PyTorch's unstable order */
+            if (c->flag & 2) tn__std_sort(c->ix, len, vals, less); else tn__msort(c->ix, c->tmp, len, vals, less);
             for (int64_t i = 0; i < len; i++) {
                 *(int8_t *)(o + i * so) = vals[c->ix[i]]; *(int64_t *)(o1 + i * so1) = c->ix[i]; } break; }
         default: tn__lane_float_i8(c, o, xp); break;
@@ -13073,7 +13162,8 @@ static void tn__lane_i16(char **p, const int64_t *s, int64_t n, void *vc) {
         case SORT: {
             int16_t *vals = (int16_t *)(c->tmp + len);
             for (int64_t i = 0; i < len; i++) { vals[i] = *(const int16_t *)(xp + i * sx); c->ix[i] = i; }
-            tn__msort(c->ix, c->tmp, len, vals, c->flag ? tn__gt_i16 : tn__lt_i16);
+            tn__less_fn less = (c->flag & 1) ? tn__gt_i16 : tn__lt_i16;   /* flag: 1 descending, 2 PyTorch's unstable order */
+            if (c->flag & 2) tn__std_sort(c->ix, len, vals, less); else tn__msort(c->ix, c->tmp, len, vals, less);
             for (int64_t i = 0; i < len; i++) {
                 *(int16_t *)(o + i * so) = vals[c->ix[i]]; *(int64_t *)(o1 + i * so1) = c->ix[i]; } break; }
         default: tn__lane_float_i16(c, o, xp); break;
@@ -13228,14 +13318,17 @@ static tn_tensor *tn__cum_extreme(const char *fn, tn_lane_op op, tn_tensor *x, i
 TNDEF tn_tensor *tn_cummax(tn_tensor *x, int64_t dim, tn_tensor **indices) { return tn__cum_extreme("tn_cummax", CUMMAX, x, dim, indices); }
 TNDEF tn_tensor *tn_cummin(tn_tensor *x, int64_t dim, tn_tensor **indices) { return tn__cum_extreme("tn_cummin", CUMMIN, x, dim, indices); }
 
-TNDEF tn_tensor *tn_sort(tn_tensor *x, int64_t dim, bool descending, tn_tensor **indices) {
+/* sort(stable=): a stable sort, or PyTorch's CPU order of ties (std::sort's; on CUDA the
+   device's own) */
+static tn_tensor *tn__sort(const char *fn, tn_tensor *x, int64_t dim, bool descending, bool stable, tn_tensor **indices) {
     if (indices) *indices = NULL;
     TN__CHECK_NULL(x);
-    if (tn__check_cpu_dtype("tn_sort", x)) return NULL;
-    int d = tn__wrap_dim("tn_sort", dim, x->ndim);
+    if (tn__check_cpu_dtype(fn, x)) return NULL;
+    int d = tn__wrap_dim(fn, dim, x->ndim);
     if (d < 0) return NULL;
     tn_tensor *vals = tn__new(x->dtype, x->device, x->shape, x->ndim), *idx = tn__new(TN_I64, x->device, x->shape, x->ndim);
-    if (!vals || !idx || tn__backend(x->device)->lane(SORT, vals, idx, x, d, descending)) {
+    const int flag = (int)descending | (!stable && x->device == TN_CPU ? 2 : 0);
+    if (!vals || !idx || tn__backend(x->device)->lane(SORT, vals, idx, x, d, flag)) {
         tn_release(vals); tn_release(idx);
         return NULL;
     }
@@ -13245,17 +13338,23 @@ TNDEF tn_tensor *tn_sort(tn_tensor *x, int64_t dim, bool descending, tn_tensor *
     if (indices) *indices = tn__own(idx); else tn_release(idx);
     return tn__own(vals);
 }
+TNDEF tn_tensor *tn_sort(tn_tensor *x, int64_t dim, bool descending, tn_tensor **indices) { return tn__sort("tn_sort", x, dim, descending, false, indices); }
+TNDEF tn_tensor *tn_sort_stable(tn_tensor *x, int64_t dim, bool descending, tn_tensor **indices) {
+    return tn__sort("tn_sort_stable", x, dim, descending, true, indices);
+}
 
-TNDEF tn_tensor *tn_argsort(tn_tensor *x, int64_t dim, bool descending) {
+static tn_tensor *tn__argsort(const char *fn, tn_tensor *x, int64_t dim, bool descending, bool stable) {
     tn_tensor *idx = NULL;
     TN__CHECK_NULL(x);
-    if (tn__check_cpu_dtype("tn_argsort", x) || tn__wrap_dim("tn_argsort", dim, x->ndim) < 0) return NULL;
+    if (tn__check_cpu_dtype(fn, x) || tn__wrap_dim(fn, dim, x->ndim) < 0) return NULL;
     tn_scope_begin();
-    tn_tensor *v = tn_sort(x, dim, descending, &idx);
+    tn_tensor *v = tn__sort(fn, x, dim, descending, stable, &idx);
     idx = v ? tn_keep(idx) : NULL;
     tn_scope_end();
     return idx;
 }
+TNDEF tn_tensor *tn_argsort(tn_tensor *x, int64_t dim, bool descending) { return tn__argsort("tn_argsort", x, dim, descending, false); }
+TNDEF tn_tensor *tn_argsort_stable(tn_tensor *x, int64_t dim, bool descending) { return tn__argsort("tn_argsort_stable", x, dim, descending, true); }
 
 TNDEF tn_tensor *tn_topk(tn_tensor *x, int64_t k, int64_t dim, bool largest, tn_tensor **indices) {
     if (indices) *indices = NULL;
@@ -13266,7 +13365,7 @@ TNDEF tn_tensor *tn_topk(tn_tensor *x, int64_t k, int64_t dim, bool largest, tn_
     int64_t size = x->ndim ? x->shape[d] : 1;
     if (k < 0 || k > size) return (tn_tensor *)tn__error("tn_topk: selected index k (%lld) out of range for dimension %d of size %lld", (long long)k, d, (long long)size);
     tn_scope_begin();
-    tn_tensor *idx = NULL, *v = tn_sort(x, d, largest, &idx), *vk = NULL, *ik = NULL;
+    tn_tensor *idx = NULL, *v = tn__sort("tn_topk", x, d, largest, true, &idx), *vk = NULL, *ik = NULL;
     if (v) {
         vk = x->ndim ? tn_contiguous(tn_narrow(v, d, 0, k)) : v;
         ik = x->ndim ? tn_contiguous(tn_narrow(idx, d, 0, k)) : idx;
@@ -13313,7 +13412,7 @@ static tn_tensor *tn__select_dim(const char *fn, const char *name, int kind, tn_
     if (n == 0) return (tn_tensor *)tn__error("%s: expected reduction dim %d to have non-zero size (input shape %s)", fn, d, TN__SHAPE(x));
     tn_scope_begin();
     tn_tensor *xv = x->ndim ? tn_detach(x) : tn_reshape(tn_detach(x), tn__one, 1), *si = NULL, *pos;
-    tn_tensor *sv = tn_sort(xv, d, false, &si);   /* NaN sorts last */
+    tn_tensor *sv = tn__sort("tn_sort", xv, d, false, true, &si);   /* NaN sorts last; ties in order */
     int64_t kshape[TN_MAX_DIMS], dd = d;
     int knd = xv ? xv->ndim : 0;
     for (int i = 0; i < knd; i++) kshape[i] = i == d ? 1 : xv->shape[i];
@@ -13431,7 +13530,7 @@ TNDEF tn_tensor *tn_mode(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **in
     tn__as_begin();
     tn_scope_begin();
     /* a stable sort puts equal values together, NaNs last; the counting runs on the host */
-    tn_tensor *xv = x->ndim ? tn_detach(x) : tn_reshape(tn_detach(x), tn__one, 1), *si = NULL, *sv = tn_sort(xv, d, false, &si);
+    tn_tensor *xv = x->ndim ? tn_detach(x) : tn_reshape(tn_detach(x), tn__one, 1), *si = NULL, *sv = tn__sort("tn_sort", xv, d, false, true, &si);
     tn_tensor *hv = sv ? tn__dim_last_host(sv, d) : NULL, *hi = sv ? tn__dim_last_host(si, d) : NULL;
     int64_t kshape[TN_MAX_DIMS];
     int knd = xv ? xv->ndim : 0;

@@ -1714,9 +1714,13 @@ TNDEF tn_tensor *tn_all(tn_tensor *x);          /* bool 0-d (uint8 for a uint8 x
 TNDEF tn_tensor *tn_any(tn_tensor *x);
 TNDEF tn_tensor *tn_all_dim(tn_tensor *x, int64_t dim, bool keepdim);
 TNDEF tn_tensor *tn_any_dim(tn_tensor *x, int64_t dim, bool keepdim);
-/* Sorted values along dim (stable; NaN counts as largest); indices as in tn_max_dim. */
+/* Sorted values along dim (NaN counts as largest); indices as in tn_max_dim. Equal values
+   come in PyTorch's CPU order for stable=False (its std::sort's), in input order from the
+   _stable forms (stable=True). */
 TNDEF tn_tensor *tn_sort(tn_tensor *x, int64_t dim, bool descending, tn_tensor **indices);
 TNDEF tn_tensor *tn_argsort(tn_tensor *x, int64_t dim, bool descending);
+TNDEF tn_tensor *tn_sort_stable(tn_tensor *x, int64_t dim, bool descending, tn_tensor **indices);   /* sort(stable=True) */
+TNDEF tn_tensor *tn_argsort_stable(tn_tensor *x, int64_t dim, bool descending);                      /* argsort(stable=True) */
 /* The k largest (or smallest) along dim, sorted. */
 TNDEF tn_tensor *tn_topk(tn_tensor *x, int64_t k, int64_t dim, bool largest, tn_tensor **indices);
 /* Medians: the lower of the two middle values (PyTorch's convention). median is NaN where

@@ -1,7 +1,8 @@
 /* Issue 20's fidelity fixes, with the values PyTorch 1.13 gives (the Python twins in
    bindings/python/tests/test_nn_int_i20.py compare against torch itself):
    nn ops on integer inputs (conv/bilinear in the dtype, wrapping; transposed/dilated conv
-   and local_response_norm int64 only; the float-scalar losses give the default dtype). */
+   and local_response_norm int64 only; the float-scalar losses give the default dtype);
+   sort/argsort's order of equal values (PyTorch's std::sort order, and the _stable forms). */
 #define TENSOR_IMPLEMENTATION
 #include "tensor.h"
 #include "tn_test.h"
@@ -121,11 +122,35 @@ TEST(losses_integer_default_dtype) {
     tn_scope_end();
 }
 
+/* equal values: PyTorch's CPU sort(stable=False) is std::sort's order (here 20 values of
+   0, 1, 2: past the 16-element insertion runs), stable=True the input order */
+TEST(sort_ties_as_pytorch) {
+    tn_scope_begin();
+    int64_t v[20];
+    for (int i = 0; i < 20; i++) v[i] = i * 7 % 3;
+    tn_tensor *x = ints(TN_I64, v, TN_SHAPE(20)), *idx = NULL;
+    static const int64_t asc[20] = {18, 3, 15, 6, 12, 9, 0, 10, 19, 16, 13, 7, 4, 1, 11, 8, 14, 5, 17, 2};
+    static const int64_t desc[20] = {2, 17, 5, 14, 8, 11, 10, 19, 16, 13, 7, 4, 1, 0, 9, 12, 6, 15, 3, 18};
+    static const int64_t stable[20] = {0, 3, 6, 9, 12, 15, 18, 1, 4, 7, 10, 13, 16, 19, 2, 5, 8, 11, 14, 17};
+    CHECK(tn_sort(x, 0, false, &idx) && ivals(idx, TN_I64, asc, 20));
+    CHECK(ivals(tn_argsort(x, -1, true), TN_I64, desc, 20));
+    CHECK(tn_sort_stable(x, 0, false, &idx) && ivals(idx, TN_I64, stable, 20));
+    CHECK(ivals(tn_argsort_stable(x, 0, false), TN_I64, stable, 20));
+    /* the values agree either way; int8 and float too */
+    static const int64_t sorted[20] = {0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2};
+    CHECK(ivals(tn_sort(tn_to_dtype(x, TN_I8), 0, false, &idx), TN_I8, sorted, 20) && ivals(idx, TN_I64, asc, 20));
+    CHECK(ivals(tn_argsort(tn_to_dtype(x, TN_F32), 0, false), TN_I64, asc, 20));
+    CHECK_ERR(tn_sort_stable(x, 1, false, NULL), "tn_sort_stable");
+    CHECK_ERR(tn_argsort_stable(x, -2, false), "tn_argsort_stable");
+    tn_scope_end();
+}
+
 int main(void) {
     RUN(conv_integer_values);
     RUN(conv_integer_errors);
     RUN(bilinear_integer);
     RUN(lrn_integer);
     RUN(losses_integer_default_dtype);
+    RUN(sort_ties_as_pytorch);
     return tn_test_report();
 }

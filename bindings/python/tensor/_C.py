@@ -434,6 +434,8 @@ tn_all_dim T T l b
 tn_any_dim T T l b
 tn_sort T T l b A
 tn_argsort T T l b
+tn_sort_stable T T l b A
+tn_argsort_stable T T l b
 tn_topk T T l l b A
 tn_median T T
 tn_median_dim T T l b A

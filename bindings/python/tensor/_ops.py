@@ -745,13 +745,15 @@ def sort(self, dim=-1, descending=False, stable=False):
     if isinstance(dim, bool):
         raise TypeError("sort(): dim must be an int; use descending=")
     idx = c_void_p()
-    v = _wrap(lib.tn_sort(self._ptr, _int(dim, "sort"), bool(descending), byref(idx)))
+    f = lib.tn_sort_stable if stable else lib.tn_sort
+    v = _wrap(f(self._ptr, _int(dim, "sort"), bool(descending), byref(idx)))
     return return_types.sort(v, _wrap(idx.value))
 
 
 @_method("argsort")
 def argsort(self, dim=-1, descending=False, stable=False):
-    return _wrap(lib.tn_argsort(self._ptr, _int(dim, "argsort"), bool(descending)))
+    f = lib.tn_argsort_stable if stable else lib.tn_argsort
+    return _wrap(f(self._ptr, _int(dim, "argsort"), bool(descending)))
 
 
 @_method("msort")

@@ -110,10 +110,6 @@ KNOWN = {
     # (relative errors near 1e-5 for these samples' norms); the package runs in float64 and
     # rounds once, closer to the exact value (test_linalg_more.py's test_matrix_exp_float32_accuracy)
     ("matrix_exp", "values"): "float32 values differ by PyTorch's own float32 rounding (ours: float64, rounded once)",
-    # int8/int16 samples (8000 values in [-9, 9]) hold many equal values: torch.sort's default is
-    # unstable, ours stable (as sort(stable=True)), so the indices of ties differ; the values agree
-    ("sort", "int"): "indices of equal values: PyTorch's default sort is unstable, ours is stable (values agree)",
-    ("argsort", "int"): "indices of equal values: PyTorch's default sort is unstable, ours is stable (values agree)",
     # -- features not implemented
     ("nn.functional.embedding", "values"): "sparse=True: sparse gradients (tensor.h has strided layouts only)",
     ("to_sparse", "grad"): "a sparse result (tensor.sparse's SparseTensor) has no autograd here; PyTorch's own "
