@@ -943,6 +943,8 @@ TNDEF tn_tensor *tn_add_scalar_(tn_tensor *a, double b);
 TNDEF tn_tensor *tn_mul_scalar_(tn_tensor *a, double b);
 TNDEF tn_tensor *tn_fill_(tn_tensor *t, double value);
 TNDEF tn_tensor *tn_zero_(tn_tensor *t);
+TNDEF tn_tensor *tn_fill(tn_tensor *x, double value);                  /* torch.fill: a new tensor of x's shape and dtype holding value */
+TNDEF tn_tensor *tn_fill_tensor(tn_tensor *x, tn_tensor *value);       /* torch.fill with a 0-d value tensor (its gradient: the sum) */
 
 /* Unary math. Integer inputs of float functions (exp, sin, ...) give float32, as PyTorch. */
 TNDEF tn_tensor *tn_neg(tn_tensor *x);
@@ -1001,6 +1003,7 @@ TNDEF tn_tensor *tn_isnan(tn_tensor *x);
 TNDEF tn_tensor *tn_isinf(tn_tensor *x);
 TNDEF tn_tensor *tn_isfinite(tn_tensor *x);
 TNDEF tn_tensor *tn_signbit(tn_tensor *x);                     /* bool: the sign bit is set (-0.0 too) */
+TNDEF tn_tensor *tn_isreal(tn_tensor *x);                      /* bool: the imaginary part is 0 (real dtypes: all true) */
 TNDEF tn_tensor *tn_isposinf(tn_tensor *x);                    /* bool: +inf (integers: all false) */
 TNDEF tn_tensor *tn_isneginf(tn_tensor *x);                    /* bool: -inf (integers: all false) */
 TNDEF tn_tensor *tn_angle(tn_tensor *x);                       /* real x: pi where x < 0, else 0, NaN kept; integers give the default dtype; zero gradient */
@@ -11760,6 +11763,23 @@ TNDEF tn_tensor *tn_fill_(tn_tensor *t, double value) {
     return t;
 }
 TNDEF tn_tensor *tn_zero_(tn_tensor *t) { return TN__AS("tn_zero_", tn_fill_(t, 0)); }
+/* torch.fill: where(true, value, x) has x's shape and dtype, no gradient to x (FillBackward0)
+   and a 0-d value tensor's the summed one (FillBackward1) */
+static tn_tensor *tn__fill_impl(const char *fn, tn_tensor *x, tn_tensor *value, double v) {
+    TN__CHECK_NULL(x);
+    if (value && value->ndim != 0)
+        return (tn_tensor *)tn__error("%s: fill only supports 0-dimension value tensor but got tensor with %d dimensions.", fn, value->ndim);
+    if (tn__check_cpu_dtype(fn, x) || (!value && tn__check_fill_value(fn, v, x->dtype))) return NULL;
+    tn_scope_begin();
+    tn_tensor *val = value ? tn_to(tn_to_dtype(value, x->dtype), x->device) : tn_full(NULL, 0, v, x->dtype);
+    tn_tensor *r = tn_where(tn_ones(NULL, 0, TN_BOOL), val, x);
+    return tn__scope_return(tn__grad_name(r, value ? "FillBackward1" : "FillBackward0"));
+}
+TNDEF tn_tensor *tn_fill(tn_tensor *x, double value) { return TN__AS("tn_fill", tn__fill_impl("tn_fill", x, NULL, value)); }
+TNDEF tn_tensor *tn_fill_tensor(tn_tensor *x, tn_tensor *value) {
+    TN__CHECK_NULL(value);
+    return TN__AS("tn_fill_tensor", tn__fill_impl("tn_fill_tensor", x, value, 0));
+}
 
 TNDEF tn_tensor *tn_neg(tn_tensor *x) { return tn__unary(NEG, x, NULL); }
 TNDEF tn_tensor *tn_abs(tn_tensor *x) { return tn__unary(ABS, x, NULL); }
@@ -11819,6 +11839,13 @@ static tn_tensor *tn__isinf_signed(tn_tensor *x, bool pos) {
     tn_scope_begin();
     return tn__scope_return(tn_logical_and(tn_isinf(x), pos ? tn_gt_scalar(x, 0) : tn_lt_scalar(x, 0)));
 }
+static tn_tensor *tn__isreal_impl(tn_tensor *x) {   /* real dtypes: all true */
+    TN__CHECK_NULL(x);
+    tn_tensor *r = tn__new(TN_BOOL, x->device, x->shape, x->ndim);
+    if (!r || !tn_fill_(r, 1)) { tn_release(r); return NULL; }
+    return tn__own(r);
+}
+TNDEF tn_tensor *tn_isreal(tn_tensor *x) { return TN__AS("tn_isreal", tn__isreal_impl(x)); }
 TNDEF tn_tensor *tn_isposinf(tn_tensor *x) { return TN__AS("tn_isposinf", tn__isinf_signed(x, true)); }
 TNDEF tn_tensor *tn_isneginf(tn_tensor *x) { return TN__AS("tn_isneginf", tn__isinf_signed(x, false)); }
 /* angle of a real tensor: where(isnan, x * 0, where(x < 0, pi, 0)) (x * 0 keeps the NaN and
@@ -27763,9 +27790,13 @@ TNDEF int tn_init_trunc_normal_(tn_tensor *t, double mean, double std, double a,
     if (!(a < b)) return TN__FAIL_INT("%s: need a < b (got a=%g, b=%g)", fn, a, b);
     TN__INIT_BEGIN(fn);
     double l = 0.5 * (1 + erf((a - mean) / std / sqrt(2.0))), u = 0.5 * (1 + erf((b - mean) / std / sqrt(2.0)));
-    /* PyTorch's steps in t's dtype: uniform_, erfinv_, mul_(std sqrt(2)), add_(mean), clamp_ */
+    /* PyTorch's steps in t's dtype: uniform_ (in t's memory order, as Tensor.uniform_),
+       erfinv_, mul_(std sqrt(2)), add_(mean), clamp_ */
     const bool f32 = t->dtype == TN_F32;
-    tn_tensor *r = tn_contiguous(tn_to_dtype(tn_uniform(2 * l - 1, 2 * u - 1, t->shape, t->ndim, t->dtype, NULL), TN_F64));
+    tn_no_grad_begin();
+    tn_tensor *drawn = tn_uniform_(t, 2 * l - 1, 2 * u - 1, NULL);
+    tn_no_grad_end();
+    tn_tensor *r = drawn ? tn_contiguous(tn_to_dtype(t, TN_F64)) : NULL;
     double *p = r ? (double *)tn_data_ptr(r) : NULL;
     const double sc = std * sqrt(2.0);
     for (int64_t i = 0; p && i < tn_numel(r); i++) {

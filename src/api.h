@@ -926,6 +926,8 @@ TNDEF tn_tensor *tn_add_scalar_(tn_tensor *a, double b);
 TNDEF tn_tensor *tn_mul_scalar_(tn_tensor *a, double b);
 TNDEF tn_tensor *tn_fill_(tn_tensor *t, double value);
 TNDEF tn_tensor *tn_zero_(tn_tensor *t);
+TNDEF tn_tensor *tn_fill(tn_tensor *x, double value);                  /* torch.fill: a new tensor of x's shape and dtype holding value */
+TNDEF tn_tensor *tn_fill_tensor(tn_tensor *x, tn_tensor *value);       /* torch.fill with a 0-d value tensor (its gradient: the sum) */
 
 /* Unary math. Integer inputs of float functions (exp, sin, ...) give float32, as PyTorch. */
 TNDEF tn_tensor *tn_neg(tn_tensor *x);
@@ -984,6 +986,7 @@ TNDEF tn_tensor *tn_isnan(tn_tensor *x);
 TNDEF tn_tensor *tn_isinf(tn_tensor *x);
 TNDEF tn_tensor *tn_isfinite(tn_tensor *x);
 TNDEF tn_tensor *tn_signbit(tn_tensor *x);                     /* bool: the sign bit is set (-0.0 too) */
+TNDEF tn_tensor *tn_isreal(tn_tensor *x);                      /* bool: the imaginary part is 0 (real dtypes: all true) */
 TNDEF tn_tensor *tn_isposinf(tn_tensor *x);                    /* bool: +inf (integers: all false) */
 TNDEF tn_tensor *tn_isneginf(tn_tensor *x);                    /* bool: -inf (integers: all false) */
 TNDEF tn_tensor *tn_angle(tn_tensor *x);                       /* real x: pi where x < 0, else 0, NaN kept; integers give the default dtype; zero gradient */

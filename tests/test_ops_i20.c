@@ -2,7 +2,8 @@
    bindings/python/tests/test_nn_int_i20.py compare against torch itself):
    nn ops on integer inputs (conv/bilinear in the dtype, wrapping; transposed/dilated conv
    and local_response_norm int64 only; the float-scalar losses give the default dtype);
-   sort/argsort's order of equal values (PyTorch's std::sort order, and the _stable forms). */
+   sort/argsort's order of equal values (PyTorch's std::sort order, and the _stable forms);
+   torch.fill and isreal. */
 #define TENSOR_IMPLEMENTATION
 #include "tensor.h"
 #include "tn_test.h"
@@ -145,6 +146,43 @@ TEST(sort_ties_as_pytorch) {
     tn_scope_end();
 }
 
+/* torch.fill: x's shape and dtype, no gradient to x, the summed gradient to a 0-d value */
+static tn_tensor *f_fill(tn_tensor *const *in, int n, void *user) {
+    (void)n; (void)user;
+    return tn_mul(tn_fill_tensor(in[0], in[1]), in[0]);   /* x * fill(x, v): d/dx = v, d/dv = sum(x) */
+}
+TEST(fill_isreal) {
+    tn_scope_begin();
+    tn_tensor *x = tn_transpose(tn_randn(TN_SHAPE(3, 2), TN_F64), 0, 1);
+    tn_tensor *r = tn_fill(x, 2.5);
+    CHECK(fvals(r, TN_F64, (const double[]){2.5, 2.5, 2.5, 2.5, 2.5, 2.5}, 6) && r->ndim == 2 && r->shape[0] == 2 && r->shape[1] == 3);
+    CHECK(ivals(tn_fill(tn_zeros(TN_SHAPE(2), TN_I64), 2.7), TN_I64, (const int64_t[]){2, 2}, 2));   /* truncated, as PyTorch */
+    CHECK(ivals(tn_fill(tn_zeros(TN_SHAPE(2), TN_BOOL), 2), TN_BOOL, (const int64_t[]){1, 1}, 2));
+    CHECK(ivals(tn_fill_tensor(tn_zeros(NULL, 0, TN_I8), tn_scalar_tensor(-3.9, TN_F32)), TN_I8, (const int64_t[]){-3}, 1));
+    CHECK(tn_numel(tn_fill(tn_zeros(TN_SHAPE(0, 4), TN_F32), 1)) == 0);
+    /* gradients: x gets none (FillBackward0), v the sum (FillBackward1) */
+    tn_tensor *xl = tn_randn(TN_SHAPE(4), TN_F64), *v = tn_scalar_tensor(1.5, TN_F64);
+    tn_requires_grad_(xl, true);
+    tn_requires_grad_(v, true);
+    tn_tensor *y = tn_fill(xl, 3);
+    CHECK(y && tn_grad_fn_name(y) && !strcmp(tn_grad_fn_name(y), "FillBackward0"));
+    CHECK(tn_backward(tn_sum(y)) == 0 && tn_grad(xl) && tn_item(tn_sum(tn_abs(tn_grad(xl)))) == 0);
+    y = tn_fill_tensor(xl, v);
+    CHECK(y && !strcmp(tn_grad_fn_name(y), "FillBackward1"));
+    CHECK(tn_backward(tn_sum(y)) == 0 && tn_grad(v) && tn_item(tn_grad(v)) == 4);
+    tn_tensor *in[2] = {xl, v};
+    CHECK(tn_gradcheck(f_fill, in, 2, NULL, 1e-6, 1e-5, 1e-3));
+    CHECK(tn_gradgradcheck(f_fill, in, 2, NULL, 1e-6, 1e-5, 1e-3));
+    CHECK_ERR(tn_fill_tensor(x, tn_ones(TN_SHAPE(2), TN_F64)), "tn_fill_tensor: fill only supports 0-dimension value tensor but got tensor with 1 dimensions");
+    CHECK_ERR(tn_fill(tn_zeros(TN_SHAPE(2), TN_U8), 300), "tn_fill");
+    CHECK(tn_fill(NULL, 1) == NULL && tn_fill_tensor(x, NULL) == NULL);
+    /* isreal: real dtypes are all true, NaN too */
+    CHECK(ivals(tn_isreal(tn_full(TN_SHAPE(2, 2), NAN, TN_F32)), TN_BOOL, (const int64_t[]){1, 1, 1, 1}, 4));
+    CHECK(ivals(tn_isreal(tn_zeros(TN_SHAPE(3), TN_I16)), TN_BOOL, (const int64_t[]){1, 1, 1}, 3));
+    CHECK(tn_isreal(tn_zeros(NULL, 0, TN_U8))->ndim == 0 && tn_numel(tn_isreal(tn_zeros(TN_SHAPE(0, 3), TN_F64))) == 0);
+    tn_scope_end();
+}
+
 int main(void) {
     RUN(conv_integer_values);
     RUN(conv_integer_errors);
@@ -152,5 +190,6 @@ int main(void) {
     RUN(lrn_integer);
     RUN(losses_integer_default_dtype);
     RUN(sort_ties_as_pytorch);
+    RUN(fill_isreal);
     return tn_test_report();
 }

@@ -358,6 +358,8 @@ tn_add_alpha T T T d
 tn_sub_alpha T T T d
 tn_add_alpha_ T T T d
 tn_fill_ T T d
+tn_fill T T d
+tn_fill_tensor T T T
 tn_zero_ T T
 tn_gelu_str T T s
 tn_softplus_str T T s
@@ -419,6 +421,7 @@ tn_renorm T T d l d
 tn_sum_to_size T T L i
 tn_trapezoid_opts T T B
 tn_cumulative_trapezoid_opts T T B
+tn_isreal T T
 tn_isposinf T T
 tn_isneginf T T
 tn_angle T T

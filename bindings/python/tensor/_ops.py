@@ -1775,7 +1775,7 @@ def real(self):
 
 @_method("isreal")
 def isreal(self):
-    return _like("ones", self, dtype=bool_)
+    return _wrap(lib.tn_isreal(self._ptr))
 
 
 @_method("isposinf")
@@ -1846,10 +1846,10 @@ def fill(input, value):
     tensor value keeps its gradient)"""
     input = _tensor_arg(input, "fill", "input")
     if isinstance(value, Tensor):
-        if value.ndim != 0:
-            raise RuntimeError(f"fill only supports 0-dimension value tensor but got tensor with {value.ndim} dimensions.")
-        return value.to(input.dtype).expand(input.shape).clone()
-    return _like("full", input, value)
+        return _wrap(lib.tn_fill_tensor(input._ptr, value._ptr))
+    if _scalar_kind(value) == 1 and abs(int(value)) > 2 ** 53:
+        return fill(input, _scalar_tensor(value))      # exact for large int64 (and the overflow check), as fill_
+    return _wrap(lib.tn_fill(input._ptr, _scalar(value, "fill", "value")))
 
 
 @_method("combinations", function=True)
