@@ -803,6 +803,21 @@ TN__KW_STRUCT(tn_diff_fn_opts);
 TNDEF tn_tensor *tn_diff_opts(tn_tensor *t, tn_diff_fn_opts opts);
 #define tn_diff(...) tn_diff_opts(TN__POS_KW(tn_diff_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_diff_str(tn_tensor *t, const char *options);
+/* torch.gradient(x, out, .spacing = TN_DOUBLES(h) (one for every dim, or one per dim;
+   empty: 1), .dim = TN_INTS(...) (empty: every dim), .edge_order = 1 or 2): the derivative
+   along each dim, central differences inside and one-sided ones of edge_order at the ends,
+   into out[] (room for TN_MAX_DIMS; integers give the default dtype); returns the count or -1. */
+#define TN_FIELDS_tn_gradient_fn_opts(X) \
+    X(DL, spacing,    TN__LIST0, "") \
+    X(IL, dim,        TN__LIST0, "") \
+    X(I,  edge_order, 1,         "")
+TN__KW_STRUCT(tn_gradient_fn_opts);
+TNDEF int tn_gradient_opts(tn_tensor *x, tn_tensor **out, tn_gradient_fn_opts opts);
+#define tn_gradient(x, ...) tn_gradient_opts(x, TN__POS_KW(tn_gradient_fn_opts, __VA_ARGS__))
+TNDEF int tn_gradient_str(tn_tensor *x, tn_tensor **out, const char *options);
+/* torch.gradient(x, spacing=coordinates): coords[i] the 1-d sample positions along the i-th dim of .dim (opts.spacing unused) */
+TNDEF int tn_gradient_coords(tn_tensor *x, tn_tensor *const *coords, int ncoords, tn_tensor **out, tn_gradient_fn_opts opts);
+TNDEF int tn_gradient_coords_str(tn_tensor *x, tn_tensor *const *coords, int ncoords, tn_tensor **out, const char *options);
 /* torch.diag, tril and triu's keyword: .diagonal (default 0; > 0 above the main one). */
 #define TN_FIELDS_tn_diag_fn_opts(X) \
     X(I, diagonal, 0, "")

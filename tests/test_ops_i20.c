@@ -3,7 +3,7 @@
    nn ops on integer inputs (conv/bilinear in the dtype, wrapping; transposed/dilated conv
    and local_response_norm int64 only; the float-scalar losses give the default dtype);
    sort/argsort's order of equal values (PyTorch's std::sort order, and the _stable forms);
-   torch.fill and isreal. */
+   torch.fill and isreal; torch.gradient. */
 #define TENSOR_IMPLEMENTATION
 #include "tensor.h"
 #include "tn_test.h"
@@ -183,6 +183,50 @@ TEST(fill_isreal) {
     tn_scope_end();
 }
 
+/* torch.gradient: numpy's formulas, values of PyTorch 1.13 */
+static tn_tensor *f_gradient(tn_tensor *const *in, int n, void *user) {
+    (void)n; (void)user;
+    tn_tensor *out[TN_MAX_DIMS];
+    return tn_gradient(in[0], out, .spacing = TN_DOUBLES(0.5, 2), .edge_order = 2) == 2 ? tn_add(out[0], tn_mul(out[1], out[1])) : NULL;
+}
+TEST(gradient_values) {
+    tn_scope_begin();
+    tn_tensor *out[TN_MAX_DIMS];
+    /* x = [1, 4, 9, 16, 25]: central (x[i+1] - x[i-1]) / 2, one-sided ends */
+    tn_tensor *x = ints(TN_I64, (const int64_t[]){1, 4, 9, 16, 25}, TN_SHAPE(5));
+    CHECK(tn_gradient(x, out) == 1 && fvals(out[0], TN_F32, (const double[]){3, 4, 6, 8, 9}, 5));
+    CHECK(tn_gradient(x, out, .edge_order = 2, .spacing = TN_DOUBLES(2)) == 1 && fvals(out[0], TN_F32, (const double[]){1, 2, 3, 4, 5}, 5));
+    /* coordinates [0, 1, 3, 4, 6] (uneven), float64: torch.gradient(x, spacing=(c,)) */
+    tn_tensor *c = tn_from_data((const double[]){0, 1, 3, 4, 6}, TN_SHAPE(5), TN_F64);
+    tn_tensor *cs[1] = {c};
+    tn_gradient_fn_opts go = TN_DEFAULTS(tn_gradient_fn_opts);
+    CHECK(tn_gradient_coords(tn_to_dtype(x, TN_F64), cs, 1, out, go) == 1 &&
+          fvals(out[0], TN_F64, (const double[]){3, 2.8333333333333335, 5.499999999999999, 6.166666666666666, 4.5}, 5));
+    /* two dims, one spacing each; .dim picks and orders them */
+    tn_tensor *m = tn_reshape(tn_arange(0, 6, 1, TN_F64), TN_SHAPE(2, 3));
+    CHECK(tn_gradient(m, out, .spacing = TN_DOUBLES(1, 0.5)) == 2 && fvals(out[0], TN_F64, (const double[]){3, 3, 3, 3, 3, 3}, 6) &&
+          fvals(out[1], TN_F64, (const double[]){2, 2, 2, 2, 2, 2}, 6));
+    CHECK(tn_gradient(m, out, .dim = TN_INTS(-1)) == 1 && fvals(out[0], TN_F64, (const double[]){1, 1, 1, 1, 1, 1}, 6));
+    CHECK(tn_gradient_str(m, out, "spacing=(2.0,), dim=(1, 0)") == 2 && fvals(out[0], TN_F64, (const double[]){0.5, 0.5, 0.5, 0.5, 0.5, 0.5}, 6));
+    CHECK(tn_gradient(tn_scalar_tensor(1, TN_F32), out) == 0);
+    /* differentiable (composites): gradcheck and gradgradcheck in float64 */
+    tn_tensor *xl = tn_randn(TN_SHAPE(4, 3), TN_F64);
+    tn_requires_grad_(xl, true);
+    CHECK(tn_gradcheck(f_gradient, &xl, 1, NULL, 1e-6, 1e-5, 1e-3));
+    CHECK(tn_gradgradcheck(f_gradient, &xl, 1, NULL, 1e-6, 1e-5, 1e-3));
+    /* PyTorch's errors */
+    CHECK_ERR(tn_gradient(m, out, .edge_order = 3) >= 0, "torch.gradient only supports edge_order=1 and edge_order=2.");
+    CHECK_ERR(tn_gradient(m, out, .edge_order = 2) >= 0, "torch.gradient expected each dimension size to be at least edge_order+1");
+    CHECK_ERR(tn_gradient(m, out, .dim = TN_INTS(0, -2)) >= 0, "dim 0 appears multiple times in the list of dims");
+    CHECK_ERR(tn_gradient(m, out, .dim = TN_INTS(2)) >= 0, "tn_gradient");
+    CHECK_ERR(tn_gradient(m, out, .spacing = TN_DOUBLES(1, 2, 3)) >= 0, "spacing argument of length 3 and a dim argument of length 2");
+    CHECK_ERR(tn_gradient_coords(m, cs, 1, out, go) >= 0, "spacing argument of length 1 and a dim argument of length 2");
+    CHECK_ERR(tn_gradient_str(m, out, "order=1") >= 0, "tn_gradient: unknown option 'order'");
+    tn_clear_error();
+    CHECK(tn_gradient(NULL, out) == -1);
+    tn_scope_end();
+}
+
 int main(void) {
     RUN(conv_integer_values);
     RUN(conv_integer_errors);
@@ -191,5 +235,6 @@ int main(void) {
     RUN(losses_integer_default_dtype);
     RUN(sort_ties_as_pytorch);
     RUN(fill_isreal);
+    RUN(gradient_values);
     return tn_test_report();
 }

@@ -422,6 +422,8 @@ tn_sum_to_size T T L i
 tn_trapezoid_opts T T B
 tn_cumulative_trapezoid_opts T T B
 tn_isreal T T
+tn_gradient_str i T A s
+tn_gradient_coords_str i T A i A s
 tn_isposinf T T
 tn_isneginf T T
 tn_angle T T
