@@ -1824,6 +1824,20 @@ TN__KW_STRUCT(tn_histc_fn_opts);
 TNDEF tn_tensor *tn_histc_opts(tn_tensor *x, tn_histc_fn_opts opts);
 #define tn_histc(...) tn_histc_opts(TN__POS_KW(tn_histc_fn_opts, __VA_ARGS__))   /* tn_histc(x, .bins = 10) */
 TNDEF tn_tensor *tn_histc_str(tn_tensor *x, const char *options);
+/* torch.histogram(x, bins, &bin_edges, .range = {lo, hi} (NAN: x's min and max), .weight
+   (NULL or x's numel), .density): counts (or weight sums) of x's values in bins of
+   [edge_i, edge_i+1), the last closed; values outside and NaN not counted; in x's dtype
+   (floating only), *bin_edges the [bins + 1] edges (owned as the result). The _edges form
+   takes the edges as a 1-d tensor. Not differentiable, as PyTorch. */
+#define TN_FIELDS_tn_histogram_fn_opts(X) \
+    X(D2, range,   TN__NAN2, "") \
+    X(T,  weight,  NULL,     "") \
+    X(B,  density, false,    "")
+TN__KW_STRUCT(tn_histogram_fn_opts);
+TNDEF tn_tensor *tn_histogram_opts(tn_tensor *x, int64_t bins, tn_tensor **bin_edges, tn_histogram_fn_opts opts);
+#define tn_histogram(x, bins, ...) tn_histogram_opts(x, bins, TN__POS_KW(tn_histogram_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_histogram_str(tn_tensor *x, int64_t bins, tn_tensor **bin_edges, const char *options);
+TNDEF tn_tensor *tn_histogram_edges_opts(tn_tensor *x, tn_tensor *bins, tn_tensor **bin_edges, tn_histogram_fn_opts opts);
 
 /* ======================================================================= */
 /* 9. linear algebra                                                        */

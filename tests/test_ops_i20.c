@@ -3,7 +3,7 @@
    nn ops on integer inputs (conv/bilinear in the dtype, wrapping; transposed/dilated conv
    and local_response_norm int64 only; the float-scalar losses give the default dtype);
    sort/argsort's order of equal values (PyTorch's std::sort order, and the _stable forms);
-   torch.fill and isreal; torch.gradient. */
+   torch.fill and isreal; torch.gradient; torch.histogram. */
 #define TENSOR_IMPLEMENTATION
 #include "tensor.h"
 #include "tn_test.h"
@@ -227,6 +227,32 @@ TEST(gradient_values) {
     tn_scope_end();
 }
 
+/* torch.histogram: numpy's bins, values of PyTorch 1.13 */
+TEST(histogram_values) {
+    tn_scope_begin();
+    tn_tensor *x = tn_from_data((const double[]){0.5, 1.5, 1.5, 2.5, 3.0, -1.0}, TN_SHAPE(6), TN_F64), *edges = NULL;
+    const double r03[2] = {0, 3};
+    tn_histogram_fn_opts o = TN_DEFAULTS(tn_histogram_fn_opts);
+    memcpy(o.range, r03, sizeof r03);
+    CHECK(fvals(tn_histogram_opts(x, 3, &edges, o), TN_F64, (const double[]){1, 2, 2}, 3) && fvals(edges, TN_F64, (const double[]){0, 1, 2, 3}, 4));
+    o.weight = tn_from_data((const double[]){1, 2, 3, 4, 5, 6}, TN_SHAPE(6), TN_F64);
+    o.density = true;
+    CHECK(fvals(tn_histogram_opts(x, 3, NULL, o), TN_F64, (const double[]){1.0 / 15, 5.0 / 15, 9.0 / 15}, 3));
+    const tn_histogram_fn_opts o0 = TN_DEFAULTS(tn_histogram_fn_opts);
+    CHECK(fvals(tn_histogram_edges_opts(x, tn_from_data((const double[]){-1, 1, 3}, TN_SHAPE(3), TN_F64), &edges, o0), TN_F64,
+                (const double[]){2, 4}, 2));
+    CHECK(fvals(tn_histogram(x, 2, &edges), TN_F64, (const double[]){2, 4}, 2) && fvals(edges, TN_F64, (const double[]){-1, 1, 3}, 3));
+    CHECK(fvals(tn_histogram_str(tn_to_dtype(x, TN_F32), 1, &edges, "range=(0.0, 1.0)"), TN_F32, (const double[]){1}, 1));
+    CHECK(fvals(tn_histogram(tn_full(TN_SHAPE(2), NAN, TN_F64), 1, NULL, .range = {0, 1}), TN_F64, (const double[]){0}, 1));   /* NaN not counted (2025) */
+    CHECK_ERR(tn_histogram(x, 0, NULL), "bins must be > 0, but got 0");
+    CHECK_ERR(tn_histogram(x, 2, NULL, .range = {2, 1}), "min should not exceed max");
+    CHECK_ERR(tn_histogram(tn_full(TN_SHAPE(2), NAN, TN_F64), 2, NULL), "is not finite");
+    CHECK_ERR(tn_histogram(tn_ones(TN_SHAPE(2), TN_I64), 2, NULL), "should have the same dtype");
+    CHECK_ERR(tn_histogram_edges_opts(x, tn_ones(TN_SHAPE(2, 2), TN_F64), NULL, o0), "bins tensor should have one dimension");
+    CHECK_ERR(tn_histogram(x, 2, NULL, .weight = tn_ones(TN_SHAPE(2), TN_F64)), "same shape as the input");
+    tn_scope_end();
+}
+
 int main(void) {
     RUN(conv_integer_values);
     RUN(conv_integer_errors);
@@ -236,5 +262,6 @@ int main(void) {
     RUN(sort_ties_as_pytorch);
     RUN(fill_isreal);
     RUN(gradient_values);
+    RUN(histogram_values);
     return tn_test_report();
 }

@@ -82,6 +82,11 @@ class tn_diff_fn_opts(ctypes.Structure):
     _fields_ = [("n", c_int64), ("dim", c_int64), ("prepend", c_void_p), ("append", c_void_p)]
 
 
+class tn_histogram_fn_opts(ctypes.Structure):
+    """TN_FIELDS_tn_histogram_fn_opts: range NaN for None, weight a tensor or NULL."""
+    _fields_ = [("range", c_double * 2), ("weight", c_void_p), ("density", c_bool)]
+
+
 class tn_trapezoid_fn_opts(ctypes.Structure):
     """TN_FIELDS_tn_trapezoid_fn_opts: x a tensor or NULL, dx NaN for None."""
     _fields_ = [("x", c_void_p), ("dx", c_double), ("dim", c_int64)]
@@ -118,6 +123,7 @@ _TYPES = {
     "V": tn_cov_fn_opts,              # passed by value
     "U": tn_diff_fn_opts,             # passed by value
     "B": tn_trapezoid_fn_opts,        # passed by value
+    "I": tn_histogram_fn_opts,        # passed by value
 }
 
 # "name  restype  argtypes..."  Every row is mandatory: the package and the library ship
@@ -422,6 +428,8 @@ tn_sum_to_size T T L i
 tn_trapezoid_opts T T B
 tn_cumulative_trapezoid_opts T T B
 tn_isreal T T
+tn_histogram_opts T T l A I
+tn_histogram_edges_opts T T T A I
 tn_gradient_str i T A s
 tn_gradient_coords_str i T A i A s
 tn_isposinf T T

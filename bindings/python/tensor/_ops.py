@@ -1921,44 +1921,17 @@ Tensor.new_empty_strided = _new_empty_strided
 
 @_method("histogram")
 def histogram(self, bins, *, range=None, weight=None, density=False):
-    """(hist, bin_edges) as numpy.histogram: bins of [edge_i, edge_i+1), the last one closed;
-    values outside the edges (and NaN) are not counted. Not differentiable (as PyTorch)."""
-    from . import _factories
-    from ._core import zeros as _zeros
-    if not self.is_floating_point():
-        raise RuntimeError(f"torch.histogram: input tensor and bins tensors should have the same dtype, "
-                           f"but got input {self.dtype} and bins float")
-    x = self.detach().reshape(-1)
+    """(hist, bin_edges) as numpy.histogram (tn_histogram): bins of [edge_i, edge_i+1), the
+    last one closed; values outside the edges (and NaN) are not counted. Not differentiable."""
+    nan = float("nan")
+    lo, hi = (nan, nan) if range is None else (_float(range[0], "histogram", "range"), _float(range[1], "histogram", "range"))
+    o = _C.tn_histogram_fn_opts((lo, hi), _otp(weight, "histogram", "weight"), bool(density))
+    edges = c_void_p()
     if isinstance(bins, Tensor):
-        if bins.ndim != 1 or bins.numel() < 1:
-            raise RuntimeError("torch.histogram(): bins tensor should have one dimension and at least 1 element")
-        edges = bins.detach().to(self.dtype)
+        hist = _wrap(lib.tn_histogram_edges_opts(self._ptr, bins._ptr, byref(edges), o))
     else:
-        nb = _int(bins, "histogram", "bins")
-        if nb <= 0:
-            raise RuntimeError("torch.histogram(): bins must be > 0, but got " + str(nb))
-        if range is not None:
-            lo, hi = float(range[0]), float(range[1])
-        elif x.numel():
-            lo, hi = x.min().item(), x.max().item()
-        else:
-            lo, hi = 0.0, 1.0       # (numpy's range of no values)
-        if lo > hi:
-            raise RuntimeError(f"torch.histogram(): min should not exceed max, but got min {lo} max {hi}")
-        if lo == hi:   # (numpy's widening of an empty range)
-            lo, hi = lo - 0.5, hi + 0.5
-        edges = _factories.linspace(lo, hi, nb + 1, dtype=self.dtype)
-    n = edges.numel() - 1
-    w = None if weight is None else weight.detach().reshape(-1).to(self.dtype)
-    hist = _zeros(_bi.max(n, 0), dtype=self.dtype)
-    if n > 0 and x.numel():
-        inside = (x >= edges[0]) & (x <= edges[-1])
-        idx = (bucketize(x[inside], edges, right=True) - 1).clamp(0, n - 1)
-        vals = w[inside] if w is not None else _factories.ones_like(idx, dtype=self.dtype)
-        hist = hist.index_add(0, idx, vals)
-    if density and n > 0:
-        hist = hist / (hist.sum() * edges.diff())
-    return return_types.histogram(hist, edges)
+        hist = _wrap(lib.tn_histogram_opts(self._ptr, _int(bins, "histogram", "bins"), byref(edges), o))
+    return return_types.histogram(hist, _wrap(edges.value))
 
 
 def gradient(input, *, spacing=1, dim=None, edge_order=1):
