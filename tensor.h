@@ -12923,9 +12923,8 @@ static tn_tensor *tn__histogram_impl(tn_tensor *x, int64_t bins, tn_tensor *bt, 
     if (hist && o->density && n > 0) hist = tn_div(hist, tn_mul(tn_sum(hist), tn_diff(edges)));
     if (!hist || !edges) { tn_scope_end(); return NULL; }
     hist = tn_keep(hist);
-    edges = tn_keep(edges);
+    if (bin_edges) *bin_edges = tn_keep(edges);   /* else the scope frees them */
     tn_scope_end();
-    if (bin_edges) *bin_edges = edges; else tn_release(edges);
     return hist;
 }
 TNDEF tn_tensor *tn_histogram_opts(tn_tensor *x, int64_t bins, tn_tensor **bin_edges, tn_histogram_fn_opts o) {
