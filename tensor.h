@@ -108,7 +108,7 @@
    every unit that includes tensor.h (-DTN_MAX_DIMS=64; the GPU unit takes up to 16). Each
    tensor carries this many shape and stride slots (bench/bench_max_dims.sh, README). */
 #ifndef TN_MAX_DIMS
-#define TN_MAX_DIMS 8
+#define TN_MAX_DIMS 16   /* 16, not 64: the GPU unit's kernel parameters hold the shapes */
 #endif
 #if TN_MAX_DIMS < 8 || TN_MAX_DIMS > 64
 #error "TN_MAX_DIMS must be in [8, 64] (PyTorch's limit is 64)"
@@ -828,6 +828,21 @@ TN__KW_STRUCT(tn_diff_fn_opts);
 TNDEF tn_tensor *tn_diff_opts(tn_tensor *t, tn_diff_fn_opts opts);
 #define tn_diff(...) tn_diff_opts(TN__POS_KW(tn_diff_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_diff_str(tn_tensor *t, const char *options);
+/* torch.gradient(x, out, .spacing = TN_DOUBLES(h) (one for every dim, or one per dim;
+   empty: 1), .dim = TN_INTS(...) (empty: every dim), .edge_order = 1 or 2): the derivative
+   along each dim, central differences inside and one-sided ones of edge_order at the ends,
+   into out[] (room for TN_MAX_DIMS; integers give the default dtype); returns the count or -1. */
+#define TN_FIELDS_tn_gradient_fn_opts(X) \
+    X(DL, spacing,    TN__LIST0, "") \
+    X(IL, dim,        TN__LIST0, "") \
+    X(I,  edge_order, 1,         "")
+TN__KW_STRUCT(tn_gradient_fn_opts);
+TNDEF int tn_gradient_opts(tn_tensor *x, tn_tensor **out, tn_gradient_fn_opts opts);
+#define tn_gradient(x, ...) tn_gradient_opts(x, TN__POS_KW(tn_gradient_fn_opts, __VA_ARGS__))
+TNDEF int tn_gradient_str(tn_tensor *x, tn_tensor **out, const char *options);
+/* torch.gradient(x, spacing=coordinates): coords[i] the 1-d sample positions along the i-th dim of .dim (opts.spacing unused) */
+TNDEF int tn_gradient_coords(tn_tensor *x, tn_tensor *const *coords, int ncoords, tn_tensor **out, tn_gradient_fn_opts opts);
+TNDEF int tn_gradient_coords_str(tn_tensor *x, tn_tensor *const *coords, int ncoords, tn_tensor **out, const char *options);
 /* torch.diag, tril and triu's keyword: .diagonal (default 0; > 0 above the main one). */
 #define TN_FIELDS_tn_diag_fn_opts(X) \
     X(I, diagonal, 0, "")
@@ -958,6 +973,8 @@ TNDEF tn_tensor *tn_add_scalar_(tn_tensor *a, double b);
 TNDEF tn_tensor *tn_mul_scalar_(tn_tensor *a, double b);
 TNDEF tn_tensor *tn_fill_(tn_tensor *t, double value);
 TNDEF tn_tensor *tn_zero_(tn_tensor *t);
+TNDEF tn_tensor *tn_fill(tn_tensor *x, double value);                  /* torch.fill: a new tensor of x's shape and dtype holding value */
+TNDEF tn_tensor *tn_fill_tensor(tn_tensor *x, tn_tensor *value);       /* torch.fill with a 0-d value tensor (its gradient: the sum) */
 
 /* Unary math. Integer inputs of float functions (exp, sin, ...) give float32, as PyTorch. */
 TNDEF tn_tensor *tn_neg(tn_tensor *x);
@@ -1016,6 +1033,7 @@ TNDEF tn_tensor *tn_isnan(tn_tensor *x);
 TNDEF tn_tensor *tn_isinf(tn_tensor *x);
 TNDEF tn_tensor *tn_isfinite(tn_tensor *x);
 TNDEF tn_tensor *tn_signbit(tn_tensor *x);                     /* bool: the sign bit is set (-0.0 too) */
+TNDEF tn_tensor *tn_isreal(tn_tensor *x);                      /* bool: the imaginary part is 0 (real dtypes: all true) */
 TNDEF tn_tensor *tn_isposinf(tn_tensor *x);                    /* bool: +inf (integers: all false) */
 TNDEF tn_tensor *tn_isneginf(tn_tensor *x);                    /* bool: -inf (integers: all false) */
 TNDEF tn_tensor *tn_angle(tn_tensor *x);                       /* real x: pi where x < 0, else 0, NaN kept; integers give the default dtype; zero gradient */
@@ -1864,8 +1882,9 @@ TNDEF tn_tensor *tn_all_dim(tn_tensor *x, int64_t dim, bool keepdim);
 TNDEF tn_tensor *tn_any_dim(tn_tensor *x, int64_t dim, bool keepdim);
 /* Sorted values along .dim (NaN counts as largest); indices (NULL: not wanted) as in
    tn_max_dim: tn_sort(x, &idx, .descending = true). torch.sort's keywords: dim=-1,
-   descending=False, stable=False (the sort is always stable, one of the orders stable=False
-   allows). argsort: the indices alone (tn_argsort(x, .dim = 0)). */
+   descending=False, stable=False: equal values come in PyTorch's CPU order (its std::sort's;
+   on CUDA the device's), in input order with .stable = true. argsort: the indices alone
+   (tn_argsort(x, .dim = 0)). */
 #define TN_FIELDS_tn_sort_fn_opts(X) \
     X(I, dim,        -1,    "") \
     X(B, descending, false, "") \
@@ -1971,6 +1990,20 @@ TN__KW_STRUCT(tn_histc_fn_opts);
 TNDEF tn_tensor *tn_histc_opts(tn_tensor *x, tn_histc_fn_opts opts);
 #define tn_histc(...) tn_histc_opts(TN__POS_KW(tn_histc_fn_opts, __VA_ARGS__))   /* tn_histc(x, .bins = 10) */
 TNDEF tn_tensor *tn_histc_str(tn_tensor *x, const char *options);
+/* torch.histogram(x, bins, &bin_edges, .range = {lo, hi} (NAN: x's min and max), .weight
+   (NULL or x's numel), .density): counts (or weight sums) of x's values in bins of
+   [edge_i, edge_i+1), the last closed; values outside and NaN not counted; in x's dtype
+   (floating only), *bin_edges the [bins + 1] edges (owned as the result). The _edges form
+   takes the edges as a 1-d tensor. Not differentiable, as PyTorch. */
+#define TN_FIELDS_tn_histogram_fn_opts(X) \
+    X(D2, range,   TN__NAN2, "") \
+    X(T,  weight,  NULL,     "") \
+    X(B,  density, false,    "")
+TN__KW_STRUCT(tn_histogram_fn_opts);
+TNDEF tn_tensor *tn_histogram_opts(tn_tensor *x, int64_t bins, tn_tensor **bin_edges, tn_histogram_fn_opts opts);
+#define tn_histogram(x, bins, ...) tn_histogram_opts(x, bins, TN__POS_KW(tn_histogram_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_histogram_str(tn_tensor *x, int64_t bins, tn_tensor **bin_edges, const char *options);
+TNDEF tn_tensor *tn_histogram_edges_opts(tn_tensor *x, tn_tensor *bins, tn_tensor **bin_edges, tn_histogram_fn_opts opts);
 
 /* ======================================================================= */
 /* 9. linear algebra                                                        */
@@ -5590,6 +5623,12 @@ static const tn__kwkey tn__kw_repeat_interleave[] = {TN_FIELDS_tn_repeat_interle
 #undef TN__KW_T
 #define TN__KW_T tn_diff_fn_opts
 static const tn__kwkey tn__kw_diff[] = {TN_FIELDS_tn_diff_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_gradient_fn_opts
+static const tn__kwkey tn__kw_gradient[] = {TN_FIELDS_tn_gradient_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_histogram_fn_opts
+static const tn__kwkey tn__kw_histogram[] = {TN_FIELDS_tn_histogram_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
 #define TN__KW_T tn_slice_scatter_fn_opts
 static const tn__kwkey tn__kw_slice_scatter[] = {TN_FIELDS_tn_slice_scatter_fn_opts(TN__KW_ROW)};
@@ -10555,6 +10594,88 @@ static tn_tensor *tn__diff_impl(tn_tensor *t, int64_t n, int64_t dim, tn_tensor 
 TNDEF tn_tensor *tn_diff_opts(tn_tensor *t, tn_diff_fn_opts o) { return TN__AS("tn_diff", tn__diff_impl(t, o.n, o.dim, o.prepend, o.append)); }
 TNDEF tn_tensor *tn_diff_str(tn_tensor *t, const char *options) { TN__KW_STR(tn_diff_fn_opts, diff, "tn_diff", options, tn_diff_opts(t, o)); }
 
+/* torch.gradient (numpy.gradient's formulas): per dim, the interior (x[i+1] - x[i-1]) / 2h,
+   or with coordinates the second-order weights of the uneven steps dx[i-1], dx[i]; the ends
+   one-sided of edge_order. Composites of differentiable ops. */
+static int tn__gradient_impl(const char *fn, tn_tensor *x, tn_tensor *const *coords, int ncoords, tn_tensor **out, const tn_gradient_fn_opts *o) {
+    if (!x || !out) return -1;
+    const int nd = x->ndim;
+    int dims[TN_MAX_DIMS], n = o->dim.n ? o->dim.n : nd;
+    if (n > TN_MAX_DIMS) return TN__FAIL_INT("%s: %d dims given, more than the %d of the input", fn, n, nd);
+    for (int i = 0; i < n; i++) {
+        dims[i] = o->dim.n ? tn__wrap_dim(fn, o->dim.v[i], nd) : i;
+        if (dims[i] < 0) return -1;
+        for (int j = 0; j < i; j++)
+            if (dims[j] == dims[i]) return TN__FAIL_INT("%s: dim %d appears multiple times in the list of dims", fn, dims[i]);
+    }
+    if (o->edge_order != 1 && o->edge_order != 2) return TN__FAIL_INT("%s: torch.gradient only supports edge_order=1 and edge_order=2.", fn);
+    const int ns = coords ? ncoords : o->spacing.n;
+    if (coords ? ns != n : ns > 1 && ns != n)
+        return TN__FAIL_INT("%s: torch.gradient expected spacing to be unspecified, a scalar or it's spacing and dim arguments to have the same length, "
+                            "but got a spacing argument of length %d and a dim argument of length %d.", fn, ns, n);
+    for (int i = 0; i < n; i++) {
+        if (x->shape[dims[i]] < o->edge_order + 1) return TN__FAIL_INT("%s: torch.gradient expected each dimension size to be at least edge_order+1", fn);
+        if (coords && !coords[i]) return TN__FAIL_INT("%s: coordinates %d is NULL", fn, i);
+    }
+    tn_scope_begin();
+    tn_tensor *xf = x;   /* integers as PyTorch's: promoted op by op (a float step or weight, a true division) */
+    bool ok = true;
+    for (int i = 0; i < n && ok; i++) {
+        const int64_t d = dims[i], len = x->shape[d];
+#define TN__AT(a, l) tn_narrow(xf, d, (a) < 0 ? (a) + len : (a), l)
+        tn_tensor *inner, *first, *last;
+        if (coords) {
+            int64_t along[TN_MAX_DIMS];
+            for (int k = 0; k < nd; k++) along[k] = k == d ? -1 : 1;
+            tn_tensor *dx = tn_diff(coords[i]), *p = dx ? tn_narrow(dx, 0, 0, dx->shape[0] - 1) : NULL, *q = dx ? tn_narrow(dx, 0, 1, dx->shape[0] - 1) : NULL;
+            tn_tensor *dx1 = tn_reshape(p, along, nd), *dx2 = tn_reshape(q, along, nd), *s12 = tn_add(dx1, dx2);
+            tn_tensor *a = tn_neg(tn_div(dx2, tn_mul(dx1, s12))), *b = tn_div(tn_sub(dx2, dx1), tn_mul(dx1, dx2)), *cc = tn_div(dx1, tn_mul(dx2, s12));
+            inner = tn_add(tn_add(tn_mul(a, TN__AT(0, len - 2)), tn_mul(b, TN__AT(1, len - 2))), tn_mul(cc, TN__AT(2, len - 2)));
+            const int64_t m = dx ? dx->shape[0] : 0;
+            if (o->edge_order == 1) {
+                first = tn_div(tn_sub(TN__AT(1, 1), TN__AT(0, 1)), tn_select(dx, 0, 0));
+                last = tn_div(tn_sub(TN__AT(-1, 1), TN__AT(-2, 1)), tn_select(dx, 0, m - 1));
+            } else {
+                tn_tensor *h0 = tn_select(dx, 0, 0), *h1 = tn_select(dx, 0, 1), *h01 = tn_add(h0, h1);
+                first = tn_add(tn_add(tn_mul(tn_neg(tn_div(tn_add(tn_mul_scalar(h0, 2), h1), tn_mul(h0, h01))), TN__AT(0, 1)),
+                                      tn_mul(tn_div(h01, tn_mul(h0, h1)), TN__AT(1, 1))),
+                               tn_mul(tn_neg(tn_div(h0, tn_mul(h1, h01))), TN__AT(2, 1)));
+                h0 = tn_select(dx, 0, m - 2); h1 = tn_select(dx, 0, m - 1); h01 = tn_add(h0, h1);
+                last = tn_add(tn_add(tn_mul(tn_div(h1, tn_mul(h0, h01)), TN__AT(-3, 1)), tn_mul(tn_neg(tn_div(h01, tn_mul(h0, h1))), TN__AT(-2, 1))),
+                              tn_mul(tn_div(tn_add(tn_mul_scalar(h1, 2), h0), tn_mul(h1, h01)), TN__AT(-1, 1)));
+            }
+        } else {
+            const double h = o->spacing.n == 0 ? 1 : o->spacing.v[o->spacing.n == 1 ? 0 : i];
+            inner = tn_div_scalar(tn_sub(TN__AT(2, len - 2), TN__AT(0, len - 2)), 2 * h);
+            if (o->edge_order == 1) {
+                first = tn_div_scalar(tn_sub(TN__AT(1, 1), TN__AT(0, 1)), h);
+                last = tn_div_scalar(tn_sub(TN__AT(-1, 1), TN__AT(-2, 1)), h);
+            } else {
+                first = tn_div_scalar(tn_add(tn_add(tn_mul_scalar(TN__AT(0, 1), -1.5), tn_mul_scalar(TN__AT(1, 1), 2)), tn_mul_scalar(TN__AT(2, 1), -0.5)), h);
+                last = tn_div_scalar(tn_add(tn_add(tn_mul_scalar(TN__AT(-3, 1), 0.5), tn_mul_scalar(TN__AT(-2, 1), -2)), tn_mul_scalar(TN__AT(-1, 1), 1.5)), h);
+            }
+        }
+#undef TN__AT
+        tn_tensor *parts[3] = {first, inner, last};
+        out[i] = first && inner && last ? tn_cat(parts, 3, d) : NULL;
+        ok = out[i] != NULL;
+    }
+    for (int i = 0; i < n; i++) out[i] = ok ? tn_keep(out[i]) : NULL;
+    tn_scope_end();
+    return ok ? n : -1;
+}
+TNDEF int tn_gradient_opts(tn_tensor *x, tn_tensor **out, tn_gradient_fn_opts o) { return tn__gradient_impl("tn_gradient", x, NULL, 0, out, &o); }
+TNDEF int tn_gradient_str(tn_tensor *x, tn_tensor **out, const char *options) {
+    TN__KW_STR_INT(tn_gradient_fn_opts, gradient, "tn_gradient", options, tn_gradient_opts(x, out, o));
+}
+TNDEF int tn_gradient_coords(tn_tensor *x, tn_tensor *const *coords, int ncoords, tn_tensor **out, tn_gradient_fn_opts o) {
+    if (!coords) return TN__FAIL_INT("tn_gradient_coords: coords is NULL");
+    return tn__gradient_impl("tn_gradient", x, coords, ncoords, out, &o);
+}
+TNDEF int tn_gradient_coords_str(tn_tensor *x, tn_tensor *const *coords, int ncoords, tn_tensor **out, const char *options) {
+    TN__KW_STR_INT(tn_gradient_fn_opts, gradient, "tn_gradient", options, tn_gradient_coords(x, coords, ncoords, out, o));
+}
+
 /* ---- composites of the above ---- */
 static tn_tensor *tn__rot90_impl(tn_tensor *t, int64_t k, const int64_t *dims, int n) {
     TN__CHECK_NULL(t);
@@ -12013,6 +12134,23 @@ TNDEF tn_tensor *tn_fill_(tn_tensor *t, double value) {
     return t;
 }
 TNDEF tn_tensor *tn_zero_(tn_tensor *t) { return TN__AS("tn_zero_", tn_fill_(t, 0)); }
+/* torch.fill: where(true, value, x) has x's shape and dtype, no gradient to x (FillBackward0)
+   and a 0-d value tensor's the summed one (FillBackward1) */
+static tn_tensor *tn__fill_impl(const char *fn, tn_tensor *x, tn_tensor *value, double v) {
+    TN__CHECK_NULL(x);
+    if (value && value->ndim != 0)
+        return (tn_tensor *)tn__error("%s: fill only supports 0-dimension value tensor but got tensor with %d dimensions.", fn, value->ndim);
+    if (tn__check_cpu_dtype(fn, x) || (!value && tn__check_fill_value(fn, v, x->dtype))) return NULL;
+    tn_scope_begin();
+    tn_tensor *val = value ? tn_to(tn_to_dtype(value, x->dtype), x->device) : tn_full(NULL, 0, v, x->dtype);
+    tn_tensor *r = tn_where(tn_ones(NULL, 0, TN_BOOL), val, x);
+    return tn__scope_return(tn__grad_name(r, value ? "FillBackward1" : "FillBackward0"));
+}
+TNDEF tn_tensor *tn_fill(tn_tensor *x, double value) { return TN__AS("tn_fill", tn__fill_impl("tn_fill", x, NULL, value)); }
+TNDEF tn_tensor *tn_fill_tensor(tn_tensor *x, tn_tensor *value) {
+    TN__CHECK_NULL(value);
+    return TN__AS("tn_fill_tensor", tn__fill_impl("tn_fill_tensor", x, value, 0));
+}
 
 TNDEF tn_tensor *tn_neg(tn_tensor *x) { return tn__unary(NEG, x, NULL); }
 TNDEF tn_tensor *tn_abs(tn_tensor *x) { return tn__unary(ABS, x, NULL); }
@@ -12072,6 +12210,13 @@ static tn_tensor *tn__isinf_signed(tn_tensor *x, bool pos) {
     tn_scope_begin();
     return tn__scope_return(tn_logical_and(tn_isinf(x), pos ? tn_gt_scalar(x, 0) : tn_lt_scalar(x, 0)));
 }
+static tn_tensor *tn__isreal_impl(tn_tensor *x) {   /* real dtypes: all true */
+    TN__CHECK_NULL(x);
+    tn_tensor *r = tn__new(TN_BOOL, x->device, x->shape, x->ndim);
+    if (!r || !tn_fill_(r, 1)) { tn_release(r); return NULL; }
+    return tn__own(r);
+}
+TNDEF tn_tensor *tn_isreal(tn_tensor *x) { return TN__AS("tn_isreal", tn__isreal_impl(x)); }
 TNDEF tn_tensor *tn_isposinf(tn_tensor *x) { return TN__AS("tn_isposinf", tn__isinf_signed(x, true)); }
 TNDEF tn_tensor *tn_isneginf(tn_tensor *x) { return TN__AS("tn_isneginf", tn__isinf_signed(x, false)); }
 /* angle of a real tensor: where(isnan, x * 0, where(x < 0, pi, 0)) (x * 0 keeps the NaN and
@@ -13029,6 +13174,65 @@ static tn_tensor *tn__histc_impl(tn_tensor *x, int64_t bins, double lo, double h
     return r;
 }
 TNDEF tn_tensor *tn_histc_opts(tn_tensor *x, tn_histc_fn_opts o) { return TN__AS("tn_histc", tn__histc_impl(x, o.bins, o.min, o.max)); }
+/* torch.histogram: numpy.histogram's bins (linspace of the range in x's dtype, or the edges
+   given), each value's bin by bucketize against the edges (right=True, minus one; the last
+   edge in the last bin); the weights summed by index_add; density divides by the total
+   and the bin widths. NaN is not counted, as 2025 PyTorch (1.13's kernel counted it). */
+static tn_tensor *tn__histogram_impl(tn_tensor *x, int64_t bins, tn_tensor *bt, tn_tensor **bin_edges, const tn_histogram_fn_opts *o) {
+    const char *fn = "tn_histogram";
+    if (bin_edges) *bin_edges = NULL;
+    TN__CHECK_NULL(x);
+    if (!tn_dtype_is_floating(x->dtype))
+        return (tn_tensor *)tn__error("%s: torch.histogram: input tensor and bins tensors should have the same dtype, but got input %s and bins float", fn,
+                                      tn_dtype_name(x->dtype));
+    if (bt && (bt->ndim != 1 || tn_numel(bt) < 1)) return (tn_tensor *)tn__error("%s: torch.histogram(): bins tensor should have one dimension and at least 1 element", fn);
+    if (!bt && bins <= 0) return (tn_tensor *)tn__error("%s: torch.histogram(): bins must be > 0, but got %lld", fn, (long long)bins);
+    const int64_t N = tn_numel(x), m1 = -1;
+    if (o->weight && tn_numel(o->weight) != N)
+        return (tn_tensor *)tn__error("%s: torch.histogram(): if weight tensor is provided it should have the same shape as the input tensor (input %s, weight %s)", fn,
+                                      TN__SHAPE(x), TN__SHAPE(o->weight));
+    tn_scope_begin();
+    tn_tensor *xf = tn_reshape(tn_detach(x), &m1, 1), *edges;
+    if (bt) edges = tn_to(tn_to_dtype(tn_detach(bt), x->dtype), x->device);
+    else {
+        double lo = o->range[0], hi = o->range[1];
+        if (lo != lo || hi != hi) {   /* None: the data's range (numpy's [0, 1] of no values) */
+            lo = 0; hi = 1;
+            if (N) { lo = tn_item(tn_amin(xf, NULL, 0, false)); hi = tn_item(tn_amax(xf, NULL, 0, false)); }
+        }
+        if (!(isfinite(lo) && isfinite(hi))) { tn_scope_end(); return (tn_tensor *)tn__error("%s: torch.histogram(): range [%g, %g] is not finite", fn, lo, hi); }
+        if (lo > hi) { tn_scope_end(); return (tn_tensor *)tn__error("%s: torch.histogram(): min should not exceed max, but got min %g max %g", fn, lo, hi); }
+        if (lo == hi) { lo -= 0.5; hi += 0.5; }   /* numpy's widening of an empty range */
+        edges = tn_to(tn_linspace(lo, hi, bins + 1, x->dtype), x->device);
+    }
+    const int64_t n = edges ? tn_numel(edges) - 1 : 0, nbins = n > 0 ? n : 0;
+    tn_tensor *hist = tn__own(tn__full_on(&nbins, 1, 0, x->dtype, x->device));
+    if (edges && hist && n > 0 && N) {
+        tn_tensor *inside = tn_logical_and(tn_ge(xf, tn_select(edges, 0, 0)), tn_le(xf, tn_select(edges, 0, n)));
+        tn_searchsorted_fn_opts so = TN_DEFAULTS(tn_searchsorted_fn_opts);
+        so.right = true;
+        tn_tensor *sel = tn_masked_select(xf, inside);
+        tn_tensor *idx = tn_clamp(tn_sub_scalar(tn_bucketize_opts(sel, edges, so), 1), .min = 0, .max = (double)(n - 1));
+        tn_tensor *w = o->weight ? tn_masked_select(tn_reshape(tn_to_dtype(tn_detach(o->weight), x->dtype), &m1, 1), inside) : tn_ones_like(sel);
+        hist = idx && w ? tn_index_add(hist, 0, idx, w) : NULL;
+    }
+    if (hist && o->density && n > 0) hist = tn_div(hist, tn_mul(tn_sum(hist), tn_diff(edges)));
+    if (!hist || !edges) { tn_scope_end(); return NULL; }
+    hist = tn_keep(hist);
+    if (bin_edges) *bin_edges = tn_keep(edges);   /* else the scope frees them */
+    tn_scope_end();
+    return hist;
+}
+TNDEF tn_tensor *tn_histogram_opts(tn_tensor *x, int64_t bins, tn_tensor **bin_edges, tn_histogram_fn_opts o) {
+    return TN__AS("tn_histogram", tn__histogram_impl(x, bins, NULL, bin_edges, &o));
+}
+TNDEF tn_tensor *tn_histogram_str(tn_tensor *x, int64_t bins, tn_tensor **bin_edges, const char *options) {
+    TN__KW_STR(tn_histogram_fn_opts, histogram, "tn_histogram", options, tn_histogram_opts(x, bins, bin_edges, o));
+}
+TNDEF tn_tensor *tn_histogram_edges_opts(tn_tensor *x, tn_tensor *bins, tn_tensor **bin_edges, tn_histogram_fn_opts o) {
+    TN__CHECK_NULL(bins);
+    return TN__AS("tn_histogram", tn__histogram_impl(x, 0, bins, bin_edges, &o));
+}
 TNDEF tn_tensor *tn_histc_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_histc_fn_opts, histc, "tn_histc", options, tn_histc_opts(x, o)); }
 
 /* ============================================================================== */
@@ -13065,6 +13269,85 @@ static void tn__msort(int64_t *ix, int64_t *tmp, int64_t n, const void *vals, tn
     while (i < h) tmp[k++] = ix[i++];
     while (j < n) tmp[k++] = ix[j++];
     memcpy(ix, tmp, (size_t)n * sizeof *ix);
+}
+
+/* PyTorch's CPU sort(stable=False) is libstdc++'s std::sort of (value, index) pairs, so its
+   order of equal values is that algorithm's: introsort (median-of-3 pivot, unguarded
+   partition, heapsort past depth 2 log2 n) down to runs of 16, then insertion sort. The
+   same steps on the indices ix (an index names its pair), so ties come out as PyTorch's. */
+static void tn__heap_adjust(int64_t *ix, int64_t hole, int64_t len, int64_t value, const void *vals, tn__less_fn less) {
+    const int64_t top = hole;
+    int64_t child = hole;
+    while (child < (len - 1) / 2) {
+        child = 2 * (child + 1);
+        if (less(vals, ix[child], ix[child - 1])) child--;
+        ix[hole] = ix[child];
+        hole = child;
+    }
+    if ((len & 1) == 0 && child == (len - 2) / 2) {
+        child = 2 * (child + 1);
+        ix[hole] = ix[child - 1];
+        hole = child - 1;
+    }
+    for (int64_t parent = (hole - 1) / 2; hole > top && less(vals, ix[parent], value); parent = (hole - 1) / 2) {   /* __push_heap */
+        ix[hole] = ix[parent];
+        hole = parent;
+    }
+    ix[hole] = value;
+}
+static void tn__heap_sort(int64_t *ix, int64_t n, const void *vals, tn__less_fn less) {   /* __partial_sort(first, last, last) */
+    if (n >= 2)
+        for (int64_t parent = (n - 2) / 2;; parent--) {
+            tn__heap_adjust(ix, parent, n, ix[parent], vals, less);
+            if (parent == 0) break;
+        }
+    for (int64_t last = n - 1; last > 0; last--) {   /* __sort_heap: __pop_heap to the end */
+        int64_t v = ix[last];
+        ix[last] = ix[0];
+        tn__heap_adjust(ix, 0, last, v, vals, less);
+    }
+}
+static void tn__introsort_loop(int64_t *ix, int64_t first, int64_t last, int depth, const void *vals, tn__less_fn less) {
+    while (last - first > 16) {
+        if (depth == 0) { tn__heap_sort(ix + first, last - first, vals, less); return; }
+        depth--;
+        /* __move_median_to_first(first, first + 1, mid, last - 1) */
+        int64_t a = first + 1, b = first + (last - first) / 2, c = last - 1, m, t;
+        if (less(vals, ix[a], ix[b])) m = less(vals, ix[b], ix[c]) ? b : less(vals, ix[a], ix[c]) ? c : a;
+        else m = less(vals, ix[a], ix[c]) ? a : less(vals, ix[b], ix[c]) ? c : b;
+        t = ix[first]; ix[first] = ix[m]; ix[m] = t;
+        /* __unguarded_partition(first + 1, last, pivot = first) */
+        int64_t lo = first + 1, hi = last;
+        for (;;) {
+            while (less(vals, ix[lo], ix[first])) lo++;
+            hi--;
+            while (less(vals, ix[first], ix[hi])) hi--;
+            if (!(lo < hi)) break;
+            t = ix[lo]; ix[lo] = ix[hi]; ix[hi] = t;
+            lo++;
+        }
+        tn__introsort_loop(ix, lo, last, depth, vals, less);
+        last = lo;
+    }
+}
+static void tn__std_sort(int64_t *ix, int64_t n, const void *vals, tn__less_fn less) {
+    if (n < 2) return;
+    int lg = 0;
+    while (((uint64_t)n >> (lg + 1)) != 0) lg++;
+    tn__introsort_loop(ix, 0, n, 2 * lg, vals, less);
+    /* __final_insertion_sort: a guarded insertion sort of the first 16, unguarded after */
+    const int64_t guarded = n > 16 ? 16 : n;
+    for (int64_t i = 1; i < n; i++) {
+        const int64_t v = ix[i];
+        if (i < guarded && less(vals, v, ix[0])) {
+            memmove(ix + 1, ix, (size_t)i * sizeof *ix);
+            ix[0] = v;
+        } else {   /* __unguarded_linear_insert */
+            int64_t j = i;
+            while (j > 0 && less(vals, v, ix[j - 1])) { ix[j] = ix[j - 1]; j--; }   /* (j > 0: never false after the introsort) */
+            ix[j] = v;
+        }
+    }
 }
 
 /* log(exp(x) + exp(y)) as PyTorch's _log_add_exp_helper: NaN propagates; two equal
@@ -13132,7 +13415,8 @@ static void tn__lane_f32(char **p, const int64_t *s, int64_t n, void *vc) {
         case SORT: {
             float *vals = (float *)(c->tmp + len);
             for (int64_t i = 0; i < len; i++) { vals[i] = *(const float *)(xp + i * sx); c->ix[i] = i; }
-            tn__msort(c->ix, c->tmp, len, vals, c->flag ? tn__gt_f32 : tn__lt_f32);
+            tn__less_fn less = (c->flag & 1) ? tn__gt_f32 : tn__lt_f32;   /* flag: 1 descending, 2 PyTorch's unstable order */
+            if (c->flag & 2) tn__std_sort(c->ix, len, vals, less); else tn__msort(c->ix, c->tmp, len, vals, less);
             for (int64_t i = 0; i < len; i++) {
                 *(float *)(o + i * so) = vals[c->ix[i]]; *(int64_t *)(o1 + i * so1) = c->ix[i]; } break; }
         default: tn__lane_float_f32(c, o, xp); break;
@@ -13172,7 +13456,8 @@ static void tn__lane_f64(char **p, const int64_t *s, int64_t n, void *vc) {
         case SORT: {
             double *vals = (double *)(c->tmp + len);
             for (int64_t i = 0; i < len; i++) { vals[i] = *(const double *)(xp + i * sx); c->ix[i] = i; }
-            tn__msort(c->ix, c->tmp, len, vals, c->flag ? tn__gt_f64 : tn__lt_f64);
+            tn__less_fn less = (c->flag & 1) ? tn__gt_f64 : tn__lt_f64;   /* flag: 1 descending, 2 PyTorch's unstable order */
+            if (c->flag & 2) tn__std_sort(c->ix, len, vals, less); else tn__msort(c->ix, c->tmp, len, vals, less);
             for (int64_t i = 0; i < len; i++) {
                 *(double *)(o + i * so) = vals[c->ix[i]]; *(int64_t *)(o1 + i * so1) = c->ix[i]; } break; }
         default: tn__lane_float_f64(c, o, xp); break;
@@ -13212,7 +13497,8 @@ static void tn__lane_i32(char **p, const int64_t *s, int64_t n, void *vc) {
         case SORT: {
             int32_t *vals = (int32_t *)(c->tmp + len);
             for (int64_t i = 0; i < len; i++) { vals[i] = *(const int32_t *)(xp + i * sx); c->ix[i] = i; }
-            tn__msort(c->ix, c->tmp, len, vals, c->flag ? tn__gt_i32 : tn__lt_i32);
+            tn__less_fn less = (c->flag & 1) ? tn__gt_i32 : tn__lt_i32;   /* flag: 1 descending, 2 PyTorch's unstable order */
+            if (c->flag & 2) tn__std_sort(c->ix, len, vals, less); else tn__msort(c->ix, c->tmp, len, vals, less);
             for (int64_t i = 0; i < len; i++) {
                 *(int32_t *)(o + i * so) = vals[c->ix[i]]; *(int64_t *)(o1 + i * so1) = c->ix[i]; } break; }
         default: tn__lane_float_i32(c, o, xp); break;
@@ -13252,7 +13538,8 @@ static void tn__lane_i64(char **p, const int64_t *s, int64_t n, void *vc) {
         case SORT: {
             int64_t *vals = (int64_t *)(c->tmp + len);
             for (int64_t i = 0; i < len; i++) { vals[i] = *(const int64_t *)(xp + i * sx); c->ix[i] = i; }
-            tn__msort(c->ix, c->tmp, len, vals, c->flag ? tn__gt_i64 : tn__lt_i64);
+            tn__less_fn less = (c->flag & 1) ? tn__gt_i64 : tn__lt_i64;   /* flag: 1 descending, 2 PyTorch's unstable order */
+            if (c->flag & 2) tn__std_sort(c->ix, len, vals, less); else tn__msort(c->ix, c->tmp, len, vals, less);
             for (int64_t i = 0; i < len; i++) {
                 *(int64_t *)(o + i * so) = vals[c->ix[i]]; *(int64_t *)(o1 + i * so1) = c->ix[i]; } break; }
         default: tn__lane_float_i64(c, o, xp); break;
@@ -13292,7 +13579,8 @@ static void tn__lane_u8(char **p, const int64_t *s, int64_t n, void *vc) {
         case SORT: {
             uint8_t *vals = (uint8_t *)(c->tmp + len);
             for (int64_t i = 0; i < len; i++) { vals[i] = *(const uint8_t *)(xp + i * sx); c->ix[i] = i; }
-            tn__msort(c->ix, c->tmp, len, vals, c->flag ? tn__gt_u8 : tn__lt_u8);
+            tn__less_fn less = (c->flag & 1) ? tn__gt_u8 : tn__lt_u8;   /* flag: 1 descending, 2 PyTorch's unstable order */
+            if (c->flag & 2) tn__std_sort(c->ix, len, vals, less); else tn__msort(c->ix, c->tmp, len, vals, less);
             for (int64_t i = 0; i < len; i++) {
                 *(uint8_t *)(o + i * so) = vals[c->ix[i]]; *(int64_t *)(o1 + i * so1) = c->ix[i]; } break; }
         default: tn__lane_float_u8(c, o, xp); break;
@@ -13332,7 +13620,8 @@ static void tn__lane_i8(char **p, const int64_t *s, int64_t n, void *vc) {
         case SORT: {
             int8_t *vals = (int8_t *)(c->tmp + len);
             for (int64_t i = 0; i < len; i++) { vals[i] = *(const int8_t *)(xp + i * sx); c->ix[i] = i; }
-            tn__msort(c->ix, c->tmp, len, vals, c->flag ? tn__gt_i8 : tn__lt_i8);
+            tn__less_fn less = (c->flag & 1) ? tn__gt_i8 : tn__lt_i8;   /* flag: 1 descending, 2 PyTorch's unstable order */
+            if (c->flag & 2) tn__std_sort(c->ix, len, vals, less); else tn__msort(c->ix, c->tmp, len, vals, less);
             for (int64_t i = 0; i < len; i++) {
                 *(int8_t *)(o + i * so) = vals[c->ix[i]]; *(int64_t *)(o1 + i * so1) = c->ix[i]; } break; }
         default: tn__lane_float_i8(c, o, xp); break;
@@ -13372,7 +13661,8 @@ static void tn__lane_i16(char **p, const int64_t *s, int64_t n, void *vc) {
         case SORT: {
             int16_t *vals = (int16_t *)(c->tmp + len);
             for (int64_t i = 0; i < len; i++) { vals[i] = *(const int16_t *)(xp + i * sx); c->ix[i] = i; }
-            tn__msort(c->ix, c->tmp, len, vals, c->flag ? tn__gt_i16 : tn__lt_i16);
+            tn__less_fn less = (c->flag & 1) ? tn__gt_i16 : tn__lt_i16;   /* flag: 1 descending, 2 PyTorch's unstable order */
+            if (c->flag & 2) tn__std_sort(c->ix, len, vals, less); else tn__msort(c->ix, c->tmp, len, vals, less);
             for (int64_t i = 0; i < len; i++) {
                 *(int16_t *)(o + i * so) = vals[c->ix[i]]; *(int64_t *)(o1 + i * so1) = c->ix[i]; } break; }
         default: tn__lane_float_i16(c, o, xp); break;
@@ -13527,14 +13817,17 @@ static tn_tensor *tn__cum_extreme(const char *fn, tn_lane_op op, tn_tensor *x, i
 TNDEF tn_tensor *tn_cummax(tn_tensor *x, int64_t dim, tn_tensor **indices) { return tn__cum_extreme("tn_cummax", CUMMAX, x, dim, indices); }
 TNDEF tn_tensor *tn_cummin(tn_tensor *x, int64_t dim, tn_tensor **indices) { return tn__cum_extreme("tn_cummin", CUMMIN, x, dim, indices); }
 
-TNDEF tn_tensor *tn_sort_opts(tn_tensor *x, tn_tensor **indices, tn_sort_fn_opts o) {
+/* sort(stable=): a stable sort, or PyTorch's CPU order of ties (std::sort's; on CUDA the
+   device's own) */
+static tn_tensor *tn__sort(const char *fn, tn_tensor *x, int64_t dim, bool descending, bool stable, tn_tensor **indices) {
     if (indices) *indices = NULL;
     TN__CHECK_NULL(x);
-    if (tn__check_cpu_dtype("tn_sort", x)) return NULL;
-    int d = tn__wrap_dim("tn_sort", o.dim, x->ndim);
+    if (tn__check_cpu_dtype(fn, x)) return NULL;
+    int d = tn__wrap_dim(fn, dim, x->ndim);
     if (d < 0) return NULL;
     tn_tensor *vals = tn__new(x->dtype, x->device, x->shape, x->ndim), *idx = tn__new(TN_I64, x->device, x->shape, x->ndim);
-    if (!vals || !idx || tn__backend(x->device)->lane(SORT, vals, idx, x, d, o.descending)) {
+    const int flag = (int)descending | (!stable && x->device == TN_CPU ? 2 : 0);
+    if (!vals || !idx || tn__backend(x->device)->lane(SORT, vals, idx, x, d, flag)) {
         tn_release(vals); tn_release(idx);
         return NULL;
     }
@@ -13544,21 +13837,23 @@ TNDEF tn_tensor *tn_sort_opts(tn_tensor *x, tn_tensor **indices, tn_sort_fn_opts
     if (indices) *indices = tn__own(idx); else tn_release(idx);
     return tn__own(vals);
 }
+TNDEF tn_tensor *tn_sort_opts(tn_tensor *x, tn_tensor **indices, tn_sort_fn_opts o) { return tn__sort("tn_sort", x, o.dim, o.descending, o.stable, indices); }
 TNDEF tn_tensor *tn_sort_str(tn_tensor *x, tn_tensor **indices, const char *options) {
     if (indices) *indices = NULL;
     TN__KW_STR(tn_sort_fn_opts, sort, "tn_sort", options, tn_sort_opts(x, indices, o));
 }
 
-TNDEF tn_tensor *tn_argsort_opts(tn_tensor *x, tn_sort_fn_opts o) {
+static tn_tensor *tn__argsort(const char *fn, tn_tensor *x, int64_t dim, bool descending, bool stable) {
     tn_tensor *idx = NULL;
     TN__CHECK_NULL(x);
-    if (tn__check_cpu_dtype("tn_argsort", x) || tn__wrap_dim("tn_argsort", o.dim, x->ndim) < 0) return NULL;
+    if (tn__check_cpu_dtype(fn, x) || tn__wrap_dim(fn, dim, x->ndim) < 0) return NULL;
     tn_scope_begin();
-    tn_tensor *v = tn_sort_opts(x, &idx, o);
+    tn_tensor *v = tn__sort(fn, x, dim, descending, stable, &idx);
     idx = v ? tn_keep(idx) : NULL;
     tn_scope_end();
     return idx;
 }
+TNDEF tn_tensor *tn_argsort_opts(tn_tensor *x, tn_sort_fn_opts o) { return tn__argsort("tn_argsort", x, o.dim, o.descending, o.stable); }
 TNDEF tn_tensor *tn_argsort_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_sort_fn_opts, sort, "tn_argsort", options, tn_argsort_opts(x, o)); }
 
 TNDEF tn_tensor *tn_topk_opts(tn_tensor *x, int64_t k, tn_tensor **indices, tn_topk_fn_opts o) {
@@ -13570,7 +13865,7 @@ TNDEF tn_tensor *tn_topk_opts(tn_tensor *x, int64_t k, tn_tensor **indices, tn_t
     int64_t size = x->ndim ? x->shape[d] : 1;
     if (k < 0 || k > size) return (tn_tensor *)tn__error("tn_topk: selected index k (%lld) out of range for dimension %d of size %lld", (long long)k, d, (long long)size);
     tn_scope_begin();
-    tn_tensor *idx = NULL, *v = tn_sort(x, &idx, .dim = d, .descending = o.largest), *vk = NULL, *ik = NULL;
+    tn_tensor *idx = NULL, *v = tn__sort("tn_topk", x, d, o.largest, true, &idx), *vk = NULL, *ik = NULL;
     if (v) {
         vk = x->ndim ? tn_contiguous(tn_narrow(v, d, 0, k)) : v;
         ik = x->ndim ? tn_contiguous(tn_narrow(idx, d, 0, k)) : idx;
@@ -13621,7 +13916,7 @@ static tn_tensor *tn__select_dim(const char *fn, const char *name, int kind, tn_
     if (n == 0) return (tn_tensor *)tn__error("%s: expected reduction dim %d to have non-zero size (input shape %s)", fn, d, TN__SHAPE(x));
     tn_scope_begin();
     tn_tensor *xv = x->ndim ? tn_detach(x) : tn_reshape(tn_detach(x), tn__one, 1), *si = NULL, *pos;
-    tn_tensor *sv = tn_sort(xv, &si, .dim = d);   /* NaN sorts last */
+    tn_tensor *sv = tn__sort("tn_sort", xv, d, false, true, &si);   /* NaN sorts last; ties in order */
     int64_t kshape[TN_MAX_DIMS], dd = d;
     int knd = xv ? xv->ndim : 0;
     for (int i = 0; i < knd; i++) kshape[i] = i == d ? 1 : xv->shape[i];
@@ -13739,7 +14034,7 @@ TNDEF tn_tensor *tn_mode(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **in
     tn__as_begin();
     tn_scope_begin();
     /* a stable sort puts equal values together, NaNs last; the counting runs on the host */
-    tn_tensor *xv = x->ndim ? tn_detach(x) : tn_reshape(tn_detach(x), tn__one, 1), *si = NULL, *sv = tn_sort(xv, &si, .dim = d);
+    tn_tensor *xv = x->ndim ? tn_detach(x) : tn_reshape(tn_detach(x), tn__one, 1), *si = NULL, *sv = tn__sort("tn_sort", xv, d, false, true, &si);
     tn_tensor *hv = sv ? tn__dim_last_host(sv, d) : NULL, *hi = sv ? tn__dim_last_host(si, d) : NULL;
     int64_t kshape[TN_MAX_DIMS];
     int knd = xv ? xv->ndim : 0;
@@ -16297,6 +16592,32 @@ static int tn__nn_same(const char *fn, tn_tensor *x, tn_tensor *t, const char *w
    the input's dtype once, as PyTorch's CPU kernels store it. */
 static tn_tensor *tn__nn_f32(tn_tensor *t) { return t && tn__is_half(t->dtype) ? tn_to_dtype(t, TN_F32) : t; }
 static tn_tensor *tn__nn_half_return(tn_tensor *r, tn_dtype dtype) { return tn__scope_return(r ? tn_to_dtype(r, dtype) : NULL); }
+/* Integer inputs of the layers that PyTorch's CPU computes in their integer dtype (conv,
+   bilinear): computed here in float64, exact while no sum can reach 2^53 (bounded by the
+   factors' largest magnitudes times `terms`, the products per output, plus the bias's),
+   then wrapped to the dtype as PyTorch's integer arithmetic wraps. Begin: 1 with the
+   factors t[0..nfac-1] and *bias replaced by float64 copies (owned by the open scope), 0
+   when t[0] is not an integer tensor (the float path decides), -1 on an error. */
+static bool tn__nn_is_int(const tn_tensor *x) { return x && x->dtype != TN_BOOL && !tn_dtype_is_floating(x->dtype); }
+static double tn__nn_absmax(tn_tensor *t) { return t && tn_numel(t) ? tn_item(tn_max(tn_abs(tn_to_dtype(t, TN_F64)))) : 0; }
+static int tn__nn_int_begin(const char *fn, tn_tensor **t, int nfac, tn_tensor **bias, int64_t terms) {
+    if (!tn__nn_is_int(t[0])) return 0;
+    static const char *const names[] = {"input", "input2", "weight"};
+    for (int i = 1; i < nfac; i++)
+        if (tn__nn_same(fn, t[0], t[i], names[i == nfac - 1 ? 2 : 1])) return -1;
+    if (*bias && tn__nn_same(fn, t[0], *bias, "bias")) return -1;
+    double bound = (double)terms;
+    for (int i = 0; i < nfac; i++) bound *= tn__nn_absmax(t[i]);
+    bound += tn__nn_absmax(*bias);
+    if (!(bound < 9007199254740992.0))
+        return TN__FAIL_INT("%s: %s inputs this large are not supported: a sum could reach %g, past float64's exact integers (2^53), "
+                            "where PyTorch's integer kernel wraps", fn, tn_dtype_name(t[0]->dtype), bound);
+    for (int i = 0; i < nfac; i++) t[i] = tn_to_dtype(t[i], TN_F64);
+    if (*bias) *bias = tn_to_dtype(*bias, TN_F64);
+    return 1;
+}
+/* the float64 result of an integer layer in the input's dtype (exact, then wrapped) */
+static tn_tensor *tn__nn_int_end(tn_tensor *y, tn_dtype dtype) { return tn__scope_return(y ? tn_to_dtype(tn_to_dtype(y, TN_I64), dtype) : NULL); }
 /* A [1, C, 1, ...] view of a per-channel vector for an input of ndim dims. */
 static tn_tensor *tn__per_channel(tn_tensor *v, int ndim) {
     int64_t shape[TN_MAX_DIMS];
@@ -16353,7 +16674,16 @@ static tn_tensor *tn__bilinear_impl(tn_tensor *x1, tn_tensor *x2, tn_tensor *w, 
     if (b) y = tn_add(y, b);
     return tn__scope_return(y);
 }
-TNDEF tn_tensor *tn_bilinear(tn_tensor *x1, tn_tensor *x2, tn_tensor *w, tn_tensor *b) { return TN__AS("tn_bilinear", tn__bilinear_impl(x1, x2, w, b)); }
+static tn_tensor *tn__bilinear_any(tn_tensor *x1, tn_tensor *x2, tn_tensor *w, tn_tensor *b) {
+    TN__CHECK_NULL(x1); TN__CHECK_NULL(x2); TN__CHECK_NULL(w);
+    if (!tn__nn_is_int(x1)) return tn__bilinear_impl(x1, x2, w, b);
+    tn_scope_begin();   /* integers, as PyTorch's CPU: each output sums in1 * in2 products */
+    tn_tensor *f[3] = {x1, x2, w};
+    int r = w->ndim == 3 ? tn__nn_int_begin("tn_bilinear", f, 3, &b, tn__mul_sat(w->shape[1], w->shape[2])) : 0;
+    if (r < 0) { tn_scope_end(); return NULL; }
+    return tn__nn_int_end(tn__bilinear_impl(f[0], f[1], f[2], b), x1->dtype);
+}
+TNDEF tn_tensor *tn_bilinear(tn_tensor *x1, tn_tensor *x2, tn_tensor *w, tn_tensor *b) { return TN__AS("tn_bilinear", tn__bilinear_any(x1, x2, w, b)); }
 
 /* ---- sliding windows: im2col / col2im, each the other's backward ---- */
 /* g: kh, kw, dh, dw, ph, pw, sh, sw, oh, ow (the backend's geometry), then H, W of the image. */
@@ -21355,10 +21685,26 @@ static int tn__conv_args(const char *fn, int nsp, bool transposed, const tn_conv
     if (!transposed && (op[0] || op[1])) return TN__FAIL_INT("%s: output_padding is an option of the transposed convolutions only", fn);
     return 0;
 }
+/* Integer convolutions, as PyTorch's CPU: every integer dtype, but the transposed and the
+   dilated ones int64 only (its slow_conv_transpose and slow_conv_dilated kernels have no
+   other); through float64 (tn__nn_int_begin). 0: not an integer input, the float path decides. */
+static int tn__conv_int_begin(const char *fn, tn_tensor **xw, tn_tensor **b, bool transposed, const int64_t *dil, int nsp) {
+    if (!xw[0] || !xw[1] || !tn__nn_is_int(xw[0])) return 0;
+    bool dilated = false;
+    for (int i = 0; i < nsp; i++) dilated = dilated || dil[i] != 1;
+    if ((transposed || dilated) && xw[0]->dtype != TN_I64)
+        return TN__FAIL_INT("%s: input must be a floating dtype or int64, got %s (PyTorch's CPU %s convolution has no %s kernel)", fn,
+                            tn_dtype_name(xw[0]->dtype), transposed ? "transposed" : "dilated", tn_dtype_name(xw[0]->dtype));
+    return tn__nn_int_begin(fn, xw, 2, b, tn_numel(xw[1]));   /* numel(w): at least the products per output */
+}
 static tn_tensor *tn__conv_kw(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor *b, int nsp, bool transposed, tn_conv_fn_opts o) {
     int64_t s[2], p[2], d[2], op[2];
     if (tn__conv_args(fn, nsp, transposed, &o, s, p, d, op)) return NULL;
-    return TN__AS(fn, tn__conv(fn, x, w, b, nsp, transposed, s, p, d, transposed ? op : NULL, o.groups));
+    tn_scope_begin();
+    tn_tensor *xw[2] = {x, w};
+    const int r = tn__conv_int_begin(fn, xw, &b, transposed, d, nsp);
+    tn_tensor *y = r < 0 ? NULL : tn__conv(fn, xw[0], xw[1], b, nsp, transposed, s, p, d, transposed ? op : NULL, o.groups);
+    return TN__AS(fn, r > 0 ? tn__nn_int_end(y, x->dtype) : tn__scope_return(y));
 }
 TNDEF tn_tensor *tn_conv1d_opts(tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_conv_fn_opts o) { return tn__conv_kw("tn_conv1d", x, w, b, 1, false, o); }
 TNDEF tn_tensor *tn_conv2d_opts(tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_conv_fn_opts o) { return tn__conv_kw("tn_conv2d", x, w, b, 2, false, o); }
@@ -21493,7 +21839,11 @@ static tn_tensor *tn__conv3d_kw(const char *fn, tn_tensor *x, tn_tensor *w, tn_t
         return NULL;
     if (o->padding == TN_PADDING_SAME && o->padding_dhw.n) return (tn_tensor *)tn__error("%s: give padding='same' or a padding tuple, not both", fn);
     if (!transposed && (op[0] || op[1] || op[2])) return (tn_tensor *)tn__error("%s: output_padding is an option of the transposed convolutions only", fn);
-    return TN__AS(fn, tn__conv3d(fn, x, w, b, transposed, s, p, d, transposed ? op : NULL, o->groups));
+    tn_scope_begin();
+    tn_tensor *xw[2] = {x, w};
+    const int r = tn__conv_int_begin(fn, xw, &b, transposed, d, 3);
+    tn_tensor *y = r < 0 ? NULL : tn__conv3d(fn, xw[0], xw[1], b, transposed, s, p, d, transposed ? op : NULL, o->groups);
+    return TN__AS(fn, r > 0 ? tn__nn_int_end(y, x->dtype) : tn__scope_return(y));
 }
 TNDEF tn_tensor *tn_conv3d_opts(tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_conv3d_fn_opts o) { return tn__conv3d_kw("tn_conv3d", x, w, b, false, &o); }
 TNDEF tn_tensor *tn_conv_transpose3d_opts(tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_conv3d_fn_opts o) { return tn__conv3d_kw("tn_conv_transpose3d", x, w, b, true, &o); }
@@ -23577,13 +23927,24 @@ static tn_tensor *tn__lrn_impl(tn_tensor *x, int64_t size, tn_lrn_opts o) {
     TN__CHECK_NULL(x);
     if (x->ndim < 3) return (tn_tensor *)tn__error("%s: Expected 3D or higher dimensionality input (got %d dimensions)", fn, x->ndim);
     if (size <= 0) return (tn_tensor *)tn__error("%s: size must be positive, got %lld", fn, (long long)size);
-    if (tn__nn_check(fn, x, "input")) return NULL;
+    /* int64: PyTorch's avg_pool of x^2 runs in int64 (a truncating division), then alpha
+       makes it the default dtype; its avg_pool has no other integer kernel */
+    const bool i64 = x->dtype == TN_I64;
+    if (!i64 && tn__nn_check(fn, x, "input")) return NULL;
     if (tn_numel(x) == 0) return tn__own(tn_retain(x));   /* the input itself, as PyTorch */
     const int64_t C = x->shape[1];
     tn_scope_begin();
     /* avg_pool of x^2 over [c - size/2, c + (size-1)/2], zero padded: divisor size */
-    tn_tensor *band = tn__band_matrix(fn, C, -(size / 2), (size - 1) / 2, 1.0 / (double)size, -1, x);
-    tn_tensor *div = tn_pow_scalar(tn_add_scalar(tn_mul_scalar(tn__along(tn_mul(x, x), 1, x->ndim, band), o.alpha), o.k), o.beta);
+    tn_tensor *sq = tn_mul(x, x), *avg;
+    if (i64) {   /* the window sums in float64 (exact below 2^53), divided and truncated */
+        tn_tensor *sqf = tn_to_dtype(sq, TN_F64);
+        tn_tensor *band = sqf ? tn__band_matrix(fn, C, -(size / 2), (size - 1) / 2, 1.0, -1, sqf) : NULL;
+        avg = tn_to_dtype(tn_trunc(tn_div_scalar(tn__along(sqf, 1, x->ndim, band), (double)size)), tn_get_default_dtype());
+    } else {
+        tn_tensor *band = tn__band_matrix(fn, C, -(size / 2), (size - 1) / 2, 1.0 / (double)size, -1, x);
+        avg = tn__along(sq, 1, x->ndim, band);
+    }
+    tn_tensor *div = tn_pow_scalar(tn_add_scalar(tn_mul_scalar(avg, o.alpha), o.k), o.beta);
     return tn__scope_return(tn_div(x, div));   /* DivBackward0, as PyTorch */
 }
 TNDEF tn_tensor *tn_local_response_norm_opts(tn_tensor *x, int64_t size, tn_lrn_opts o) { return TN__AS("tn_local_response_norm", tn__lrn_impl(x, size, o)); }
@@ -25109,6 +25470,13 @@ static int tn__loss_check_pair(const char *fn, const char *na, tn_tensor *a, con
     return 0;
 }
 
+/* x + v where PyTorch's v is a Python float: an integer x goes to the default dtype, as
+   PyTorch promotes it (in C an integral v would be an integer scalar and keep x's dtype). */
+static tn_tensor *tn__add_float_scalar(tn_tensor *x, double v) {
+    if (x && (x->dtype == TN_BOOL || !tn_dtype_is_floating(x->dtype))) x = tn_to_dtype(x, tn_get_default_dtype());
+    return tn_add_scalar(x, v);
+}
+
 static tn_tensor *tn__mse_l1_impl(const char *fn, tn_tensor *input, tn_tensor *target, tn_reduction red, bool l1) {
     TN__CHECK_NULL(input, target);
     /* l1 stays a plain composite as in PyTorch (abs of integers works; their mean fails in tn_mean) */
@@ -25599,7 +25967,7 @@ static tn_tensor *tn__cosine_embedding_impl(tn_tensor *x1, tn_tensor *x2, tn_ten
     if (x1->ndim != target->ndim + 1 || x2->ndim != target->ndim + 1)
         return (tn_tensor *)tn__error("%s: a %d-d target %s expects %d-d inputs, got x1 %s and x2 %s", fn, target->ndim, TN__SHAPE(target),
                                       target->ndim + 1, TN__SHAPE(x1), TN__SHAPE(x2));
-    if (tn__loss_check_pair(fn, "x1", x1, "x2", x2, true)) return NULL;
+    if (tn__loss_check_pair(fn, "x1", x1, "x2", x2, false)) return NULL;   /* integers: the sums are integer, cos the default dtype */
     int64_t td = target->ndim;
     tn_scope_begin();
     /* PyTorch's: cos = sum(x1 x2) / sqrt((sum(x1^2) + 1e-12) (sum(x2^2) + 1e-12)) */
@@ -25627,7 +25995,7 @@ static tn_tensor *tn__margin_ranking_impl(tn_tensor *x1, tn_tensor *x2, tn_tenso
         return (tn_tensor *)tn__error("%s: x1, x2 and target should have the same number of dimensions, got x1 %s, x2 %s, target %s", fn,
                                       TN__SHAPE(x1), TN__SHAPE(x2), TN__SHAPE(target));
     tn_scope_begin();
-    tn_tensor *l = tn_clamp(tn_add_scalar(tn_mul(tn_neg(target), tn_sub(x1, x2)), margin), .min = 0);
+    tn_tensor *l = tn_clamp(tn__add_float_scalar(tn_mul(tn_neg(target), tn_sub(x1, x2)), margin), .min = 0);
     return tn__loss_finish(red == TN_REDUCTION_NONE ? tn__grad_name(l, "ClampMinBackward0") : tn__loss_reduce(l, red), NULL);
 }
 TNDEF tn_tensor *tn_margin_ranking_loss_opts(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, tn_margin_loss_fn_opts o) {
@@ -25875,10 +26243,10 @@ static tn_tensor *tn__loss_fn_finish(tn_tensor *l, int reduction, const char *no
 static tn_tensor *tn__pairwise_distance_impl(tn_tensor *x1, tn_tensor *x2, double p, double eps, bool keepdim) {
     const char *fn = "tn_pairwise_distance";
     TN__CHECK_NULL(x1, x2);
-    if (tn__loss_check_pair(fn, "x1", x1, "x2", x2, true)) return NULL;
+    if (tn__loss_check_pair(fn, "x1", x1, "x2", x2, false)) return NULL;   /* integers: x1 - x2 integer, + eps the default dtype */
     const int64_t d = TN__MAX(x1->ndim, x2->ndim) - 1;   /* the innermost dim (-1 of a 0-d pair) */
     tn_scope_begin();
-    return tn__scope_return(tn__grad_name(tn_norm_dims(tn_add_scalar(tn_sub(x1, x2), eps), p, &d, 1, keepdim), "NormBackward1"));
+    return tn__scope_return(tn__grad_name(tn_norm_dims(tn__add_float_scalar(tn_sub(x1, x2), eps), p, &d, 1, keepdim), "NormBackward1"));
 }
 /* tn_pairwise_distance, positional for the library's own callers */
 static tn_tensor *tn__pairwise_distance(tn_tensor *x1, tn_tensor *x2, double p, double eps, bool keepdim) {
@@ -26077,7 +26445,7 @@ TNDEF tn_tensor *tn_gaussian_nll_loss_opts(tn_tensor *input, tn_tensor *target, 
 static tn_tensor *tn__poisson_nll_impl(tn_tensor *x, tn_tensor *t, tn_loss_fn_opts o) {
     const char *fn = "tn_poisson_nll_loss";
     TN__CHECK_NULL(x, t);
-    if (tn__loss_fn_args(fn, "poisson_nll_loss", &o, "log_input, full, eps, reduction") || tn__loss_check_pair(fn, "input", x, "target", t, true)) return NULL;
+    if (tn__loss_fn_args(fn, "poisson_nll_loss", &o, "log_input, full, eps, reduction") || tn__loss_check_pair(fn, "input", x, "target", t, false)) return NULL;
     const double eps = tn__or(o.eps, 1e-8);
     const bool log_input = tn__or_b(o.log_input, true), full = tn__or_b(o.full, false);
     tn_scope_begin();
@@ -29025,9 +29393,13 @@ TNDEF int tn_init_trunc_normal_(tn_tensor *t, double mean, double std, double a,
     if (!(a < b)) return TN__FAIL_INT("%s: need a < b (got a=%g, b=%g)", fn, a, b);
     TN__INIT_BEGIN(fn);
     double l = 0.5 * (1 + erf((a - mean) / std / sqrt(2.0))), u = 0.5 * (1 + erf((b - mean) / std / sqrt(2.0)));
-    /* PyTorch's steps in t's dtype: uniform_, erfinv_, mul_(std sqrt(2)), add_(mean), clamp_ */
+    /* PyTorch's steps in t's dtype: uniform_ (in t's memory order, as Tensor.uniform_),
+       erfinv_, mul_(std sqrt(2)), add_(mean), clamp_ */
     const bool f32 = t->dtype == TN_F32;
-    tn_tensor *r = tn_contiguous(tn_to_dtype(tn_uniform(2 * l - 1, 2 * u - 1, t->shape, t->ndim, t->dtype, NULL), TN_F64));
+    tn_no_grad_begin();
+    tn_tensor *drawn = tn_uniform_(t, 2 * l - 1, 2 * u - 1, NULL);
+    tn_no_grad_end();
+    tn_tensor *r = drawn ? tn_contiguous(tn_to_dtype(t, TN_F64)) : NULL;
     double *p = r ? (double *)tn_data_ptr(r) : NULL;
     const double sc = std * sqrt(2.0);
     for (int64_t i = 0; p && i < tn_numel(r); i++) {

@@ -91,7 +91,7 @@
    every unit that includes tensor.h (-DTN_MAX_DIMS=64; the GPU unit takes up to 16). Each
    tensor carries this many shape and stride slots (bench/bench_max_dims.sh, README). */
 #ifndef TN_MAX_DIMS
-#define TN_MAX_DIMS 8
+#define TN_MAX_DIMS 16   /* 16, not 64: the GPU unit's kernel parameters hold the shapes */
 #endif
 #if TN_MAX_DIMS < 8 || TN_MAX_DIMS > 64
 #error "TN_MAX_DIMS must be in [8, 64] (PyTorch's limit is 64)"
@@ -811,6 +811,21 @@ TN__KW_STRUCT(tn_diff_fn_opts);
 TNDEF tn_tensor *tn_diff_opts(tn_tensor *t, tn_diff_fn_opts opts);
 #define tn_diff(...) tn_diff_opts(TN__POS_KW(tn_diff_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_diff_str(tn_tensor *t, const char *options);
+/* torch.gradient(x, out, .spacing = TN_DOUBLES(h) (one for every dim, or one per dim;
+   empty: 1), .dim = TN_INTS(...) (empty: every dim), .edge_order = 1 or 2): the derivative
+   along each dim, central differences inside and one-sided ones of edge_order at the ends,
+   into out[] (room for TN_MAX_DIMS; integers give the default dtype); returns the count or -1. */
+#define TN_FIELDS_tn_gradient_fn_opts(X) \
+    X(DL, spacing,    TN__LIST0, "") \
+    X(IL, dim,        TN__LIST0, "") \
+    X(I,  edge_order, 1,         "")
+TN__KW_STRUCT(tn_gradient_fn_opts);
+TNDEF int tn_gradient_opts(tn_tensor *x, tn_tensor **out, tn_gradient_fn_opts opts);
+#define tn_gradient(x, ...) tn_gradient_opts(x, TN__POS_KW(tn_gradient_fn_opts, __VA_ARGS__))
+TNDEF int tn_gradient_str(tn_tensor *x, tn_tensor **out, const char *options);
+/* torch.gradient(x, spacing=coordinates): coords[i] the 1-d sample positions along the i-th dim of .dim (opts.spacing unused) */
+TNDEF int tn_gradient_coords(tn_tensor *x, tn_tensor *const *coords, int ncoords, tn_tensor **out, tn_gradient_fn_opts opts);
+TNDEF int tn_gradient_coords_str(tn_tensor *x, tn_tensor *const *coords, int ncoords, tn_tensor **out, const char *options);
 /* torch.diag, tril and triu's keyword: .diagonal (default 0; > 0 above the main one). */
 #define TN_FIELDS_tn_diag_fn_opts(X) \
     X(I, diagonal, 0, "")
@@ -941,6 +956,8 @@ TNDEF tn_tensor *tn_add_scalar_(tn_tensor *a, double b);
 TNDEF tn_tensor *tn_mul_scalar_(tn_tensor *a, double b);
 TNDEF tn_tensor *tn_fill_(tn_tensor *t, double value);
 TNDEF tn_tensor *tn_zero_(tn_tensor *t);
+TNDEF tn_tensor *tn_fill(tn_tensor *x, double value);                  /* torch.fill: a new tensor of x's shape and dtype holding value */
+TNDEF tn_tensor *tn_fill_tensor(tn_tensor *x, tn_tensor *value);       /* torch.fill with a 0-d value tensor (its gradient: the sum) */
 
 /* Unary math. Integer inputs of float functions (exp, sin, ...) give float32, as PyTorch. */
 TNDEF tn_tensor *tn_neg(tn_tensor *x);
@@ -999,6 +1016,7 @@ TNDEF tn_tensor *tn_isnan(tn_tensor *x);
 TNDEF tn_tensor *tn_isinf(tn_tensor *x);
 TNDEF tn_tensor *tn_isfinite(tn_tensor *x);
 TNDEF tn_tensor *tn_signbit(tn_tensor *x);                     /* bool: the sign bit is set (-0.0 too) */
+TNDEF tn_tensor *tn_isreal(tn_tensor *x);                      /* bool: the imaginary part is 0 (real dtypes: all true) */
 TNDEF tn_tensor *tn_isposinf(tn_tensor *x);                    /* bool: +inf (integers: all false) */
 TNDEF tn_tensor *tn_isneginf(tn_tensor *x);                    /* bool: -inf (integers: all false) */
 TNDEF tn_tensor *tn_angle(tn_tensor *x);                       /* real x: pi where x < 0, else 0, NaN kept; integers give the default dtype; zero gradient */
@@ -1777,8 +1795,9 @@ TNDEF tn_tensor *tn_all_dim(tn_tensor *x, int64_t dim, bool keepdim);
 TNDEF tn_tensor *tn_any_dim(tn_tensor *x, int64_t dim, bool keepdim);
 /* Sorted values along .dim (NaN counts as largest); indices (NULL: not wanted) as in
    tn_max_dim: tn_sort(x, &idx, .descending = true). torch.sort's keywords: dim=-1,
-   descending=False, stable=False (the sort is always stable, one of the orders stable=False
-   allows). argsort: the indices alone (tn_argsort(x, .dim = 0)). */
+   descending=False, stable=False: equal values come in PyTorch's CPU order (its std::sort's;
+   on CUDA the device's), in input order with .stable = true. argsort: the indices alone
+   (tn_argsort(x, .dim = 0)). */
 #define TN_FIELDS_tn_sort_fn_opts(X) \
     X(I, dim,        -1,    "") \
     X(B, descending, false, "") \
@@ -1884,6 +1903,20 @@ TN__KW_STRUCT(tn_histc_fn_opts);
 TNDEF tn_tensor *tn_histc_opts(tn_tensor *x, tn_histc_fn_opts opts);
 #define tn_histc(...) tn_histc_opts(TN__POS_KW(tn_histc_fn_opts, __VA_ARGS__))   /* tn_histc(x, .bins = 10) */
 TNDEF tn_tensor *tn_histc_str(tn_tensor *x, const char *options);
+/* torch.histogram(x, bins, &bin_edges, .range = {lo, hi} (NAN: x's min and max), .weight
+   (NULL or x's numel), .density): counts (or weight sums) of x's values in bins of
+   [edge_i, edge_i+1), the last closed; values outside and NaN not counted; in x's dtype
+   (floating only), *bin_edges the [bins + 1] edges (owned as the result). The _edges form
+   takes the edges as a 1-d tensor. Not differentiable, as PyTorch. */
+#define TN_FIELDS_tn_histogram_fn_opts(X) \
+    X(D2, range,   TN__NAN2, "") \
+    X(T,  weight,  NULL,     "") \
+    X(B,  density, false,    "")
+TN__KW_STRUCT(tn_histogram_fn_opts);
+TNDEF tn_tensor *tn_histogram_opts(tn_tensor *x, int64_t bins, tn_tensor **bin_edges, tn_histogram_fn_opts opts);
+#define tn_histogram(x, bins, ...) tn_histogram_opts(x, bins, TN__POS_KW(tn_histogram_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_histogram_str(tn_tensor *x, int64_t bins, tn_tensor **bin_edges, const char *options);
+TNDEF tn_tensor *tn_histogram_edges_opts(tn_tensor *x, tn_tensor *bins, tn_tensor **bin_edges, tn_histogram_fn_opts opts);
 
 /* ======================================================================= */
 /* 9. linear algebra                                                        */

@@ -77,6 +77,22 @@ static const char *join_(const char *const *subs, int n) {
     for (int i = 0; i < n && k < 480; i++) k += snprintf(buf + k, sizeof buf - (size_t)k, "%s\"%s\"", i ? " + " : "", subs[i]);
     return buf;
 }
+/* One dim past the limit: TN_MAX_DIMS + 1 sizes, all 1 but the last (`last`), and the
+   counts as the messages print them. */
+#define OVER_NDIM (TN_MAX_DIMS + 1)
+static const int64_t *over_dims_(int64_t last) {
+    static int64_t s[OVER_NDIM];
+    for (int i = 0; i < OVER_NDIM; i++) s[i] = 1;
+    s[OVER_NDIM - 1] = last;
+    return s;
+}
+static const char *num_(int v) {
+    static char buf[4][16];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof buf[k], "%d", v);
+    return buf[k];
+}
 #define NSUBS_(arr) ((int)(sizeof(arr) / sizeof(arr[0])))
 #define ERR_CHECK_(failed, exprstr, ...) do { const char *const subs_[] = {__VA_ARGS__}; const char *m_ = tn_last_error(); \
     int f_ = (failed); \
@@ -398,7 +414,7 @@ static const shape_case shape_cases[] = {
 
 TEST(creation_shapes_and_dtypes) {
     tn_scope_begin();
-    const int64_t nine[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+    const int64_t *nine = over_dims_(1);
     for (size_t i = 0; i < sizeof shape_cases / sizeof shape_cases[0]; i++) {
         const shape_case *c = &shape_cases[i];
         tn_test_current = c->name;
@@ -407,7 +423,7 @@ TEST(creation_shapes_and_dtypes) {
         ERR(c->fn(TN_SHAPE(2, -1), TN_F32), c->name, "negative", "[2, -1]");
         ERR(c->fn(TN_SHAPE(-5), TN_F32), c->name, "[-5]");
         /* more than TN_MAX_DIMS dims, negative ndim, NULL shape */
-        ERR(c->fn(nine, 9, TN_F32), c->name, "9");
+        ERR(c->fn(nine, OVER_NDIM, TN_F32), c->name, num_(OVER_NDIM));
         ERR(c->fn(nine, -1, TN_F32), c->name, "-1");
         ERR(c->fn(NULL, 2, TN_F32), c->name, "NULL");
         /* too many elements */
@@ -752,7 +768,7 @@ TEST(conversion_errors) {
 TEST(views_shapes) {
     tn_scope_begin();
     tn_tensor *a = F32(2, 3);
-    const int64_t nine[9] = {1, 1, 1, 1, 1, 1, 1, 1, 6};
+    const int64_t *nine = over_dims_(6);
     /* view / reshape */
     ERR(tn_view(tn_t(a), TN_SHAPE(6)), "tn_view:", "[6]", "[3, 2]");
     OK(tn_reshape(tn_t(a), TN_SHAPE(6)));
@@ -761,13 +777,13 @@ TEST(views_shapes) {
     ERR(tn_view(a, TN_SHAPE(-2, -3)), "tn_view:", "-2");
     ERR(tn_view(a, TN_SHAPE(4, -1)), "tn_view:", "[4, -1]");
     ERR(tn_view(a, TN_SHAPE(0, -1)), "tn_view:", "[0, -1]");
-    ERR(tn_view(a, nine, 9), "tn_view:", "9");
+    ERR(tn_view(a, nine, OVER_NDIM), "tn_view:", num_(OVER_NDIM));
     ERR(tn_view(a, nine, -1), "tn_view:", "-1");
     ERR(tn_view(a, NULL, 2), "tn_view:", "NULL");
     ERR(tn_reshape(a, TN_SHAPE(5)), "tn_reshape:", "[5]", "6");
     ERR(tn_reshape(a, TN_SHAPE(-1, -1)), "tn_reshape:", "[-1, -1]");
     ERR(tn_reshape(a, TN_SHAPE(-3, 2)), "tn_reshape:", "-3");
-    ERR(tn_reshape(a, nine, 9), "tn_reshape:", "9");
+    ERR(tn_reshape(a, nine, OVER_NDIM), "tn_reshape:", num_(OVER_NDIM));
     ERR(tn_reshape(a, NULL, 1), "tn_reshape:", "NULL");
     /* flatten / unflatten */
     ERR(tn_flatten(a, 1, 0), "tn_flatten:", "start_dim");
@@ -779,7 +795,7 @@ TEST(views_shapes) {
     ERR(tn_unflatten(a, 2, TN_SHAPE(3)), "tn_unflatten:", "out of range");
     ERR(tn_unflatten(a, 1, TN_SHAPE(-1, -1)), "tn_unflatten:", "-1");
     ERR(tn_unflatten(a, 1, TN_SHAPE(-3, -1)), "tn_unflatten:", "-3");
-    ERR(tn_unflatten(a, 1, nine, 9), "tn_unflatten:");
+    ERR(tn_unflatten(a, 1, nine, OVER_NDIM), "tn_unflatten:");
     /* permute: count, repeats, range */
     ERR(tn_permute(a, TN_DIMS(0)), "tn_permute:", "[2, 3]");
     ERR(tn_permute(a, TN_DIMS(0, 1, 2)), "tn_permute:", "[2, 3]");
@@ -817,7 +833,7 @@ TEST(views_shapes) {
     ERR(tn_expand(a, TN_SHAPE(-1, 2, 3)), "tn_expand:", "-1");
     ERR(tn_expand(a, TN_SHAPE(2, -2)), "tn_expand:", "-2");
     ERR(tn_expand(F32(1, 3), TN_SHAPE(-2, 3)), "tn_expand:", "-2");
-    ERR(tn_expand(a, nine, 9), "tn_expand:", "9");
+    ERR(tn_expand(a, nine, OVER_NDIM), "tn_expand:", num_(OVER_NDIM));
     ERR(tn_expand(a, NULL, 2), "tn_expand:");
     ERR(tn_expand_as(a, F32(4, 2)), "tn_expand_as:", "[2, 3]", "[4, 2]");
     ERR(tn_broadcast_to(a, TN_SHAPE(3, 3)), "tn_broadcast_to:", "[2, 3]", "[3, 3]");
@@ -841,7 +857,7 @@ TEST(views_shapes) {
     ERR(tn_as_strided(a, TN_SHAPE(2), (const int64_t[]){1}, -1), "tn_as_strided:", "offset");
     ERR(tn_as_strided(a, TN_SHAPE(-2), (const int64_t[]){1}, 0), "tn_as_strided:", "[-2]");
     ERR(tn_as_strided(a, TN_SHAPE(2), NULL, 0), "tn_as_strided:", "NULL");
-    ERR(tn_as_strided(a, nine, 9, nine, 0), "tn_as_strided:", "9");
+    ERR(tn_as_strided(a, nine, OVER_NDIM, nine, 0), "tn_as_strided:", num_(OVER_NDIM));
     OK(tn_as_strided(a, TN_SHAPE(0), (const int64_t[]){1}, 100)); /* empty: reaches nothing */
     OK(tn_as_strided(a, TN_SHAPE(3, 2), (const int64_t[]){1, 3}, 0));
     tn_scope_end();
@@ -850,14 +866,17 @@ TEST(views_shapes) {
 /* More than TN_MAX_DIMS dims, reached by growing a tensor. */
 TEST(views_max_dims) {
     tn_scope_begin();
-    tn_tensor *a8 = tn_ones(TN_SHAPE(1, 1, 1, 1, 1, 1, 1, 2), TN_F32);
-    ERR(tn_unsqueeze(a8, 0), "tn_unsqueeze:", "8");
-    ERR(tn_unfold(a8, 7, 1, 1), "tn_unfold:", "8");
-    ERR(tn_unflatten(a8, 7, TN_SHAPE(1, 2)), "tn_unflatten:");
+    int64_t full[TN_MAX_DIMS];
+    for (int i = 0; i < TN_MAX_DIMS; i++) full[i] = i == TN_MAX_DIMS - 1 ? 2 : 1;
+    tn_tensor *a8 = tn_ones(full, TN_MAX_DIMS, TN_F32);   /* at the limit */
+    const char *max = num_(TN_MAX_DIMS);
+    ERR(tn_unsqueeze(a8, 0), "tn_unsqueeze:", max);
+    ERR(tn_unfold(a8, TN_MAX_DIMS - 1, 1, 1), "tn_unfold:", max);
+    ERR(tn_unflatten(a8, TN_MAX_DIMS - 1, TN_SHAPE(1, 2)), "tn_unflatten:");
     tn_tensor *ts[2] = {a8, a8};
-    ERR(tn_stack(ts, 2, 0), "tn_stack:", "8");
-    ERR(tn_repeat(a8, (const int64_t[]){1, 1, 1, 1, 1, 1, 1, 1, 2}, 9), "tn_repeat:", "9");
-    ERR(tn_zeros((const int64_t[]){1, 1, 1, 1, 1, 1, 1, 1, 1}, 9, TN_F32), "tn_zeros:", "9");
+    ERR(tn_stack(ts, 2, 0), "tn_stack:", max);
+    ERR(tn_repeat(a8, over_dims_(2), OVER_NDIM), "tn_repeat:", num_(OVER_NDIM));
+    ERR(tn_zeros(over_dims_(1), OVER_NDIM, TN_F32), "tn_zeros:", num_(OVER_NDIM));
     tn_scope_end();
 }
 
@@ -1296,7 +1315,8 @@ static const struct { const char *name; dims_fn fn; bool need_float; } dims_case
 TEST(reduction_dims_table) {
     tn_scope_begin();
     tn_tensor *a = F32(2, 3);
-    const int64_t nine[9] = {0, 1, 0, 1, 0, 1, 0, 1, 0};
+    int64_t nine[OVER_NDIM];   /* more dims than the limit */
+    for (int k = 0; k < OVER_NDIM; k++) nine[k] = k % 2;
     for (size_t i = 0; i < sizeof dims_cases / sizeof dims_cases[0]; i++) {
         const char *nm = dims_cases[i].name;
         dims_fn fn = dims_cases[i].fn;
@@ -1307,7 +1327,7 @@ TEST(reduction_dims_table) {
         ERR(fn(a, TN_DIMS(INT64_MAX), false), nm, "out of range");
         ERR(fn(a, TN_DIMS(0, 0), false), nm, "multiple");
         ERR(fn(a, TN_DIMS(1, -1), false), nm, "multiple");
-        ERR(fn(a, nine, 9, false), nm);
+        ERR(fn(a, nine, OVER_NDIM, false), nm);
         ERR(fn(a, nine, -1, false), nm);
         ERR(fn(a, NULL, 1, false), nm);
         OK(fn(tn_ones(TN_SHAPE(2, 3), TN_F16), TN_DIMS(0), false));
@@ -1900,9 +1920,9 @@ static void hz_broadcast_shapes_bad_ndim(void) {
     /* through a volatile pointer: the compiler must not see (and warn about) the overflow */
     int (*volatile bs)(const int64_t *, int, const int64_t *, int, int64_t *) = tn_broadcast_shapes;
     int64_t out[TN_MAX_DIMS];
-    const int64_t nine[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
-    ERR_INT(bs(nine, 9, TN_SHAPE(1), out), "9");
-    ERR_INT(bs(TN_SHAPE(1), nine, 9, out), "9");
+    const int64_t *nine = over_dims_(1);
+    ERR_INT(bs(nine, OVER_NDIM, TN_SHAPE(1), out), num_(OVER_NDIM));
+    ERR_INT(bs(TN_SHAPE(1), nine, OVER_NDIM, out), num_(OVER_NDIM));
     ERR_INT(bs(nine, -1, nine, -1, out), "-1");
 }
 static void hz_randint_full_range(void) {

@@ -345,7 +345,13 @@ TEST(test_load_hostile) {
     check_bad_text(__LINE__, "tn_graph 1\ninput float32 2 2 4\nconst 0 w\nnode J_MM - float32 2 2 3 3 0 1 1 0 0\noutput 1 2\n", "wrong number of inputs", w);
     check_bad_text(__LINE__, "tn_graph 1\ninput float32 2 2 4\nconst 0 v\nnode J_MM - float32 2 2 3 2 0 1 0 0\noutput 1 2\n", "constant \"v\" is not a tensor of the file", w);
     check_bad_text(__LINE__, "tn_graph 1\ninput float99 2 2 4\n", "unknown dtype", w);
-    check_bad_text(__LINE__, "tn_graph 1\ninput float32 9 1 1 1 1 1 1 1 1 1\n", "ndim", w);
+    {   /* an input of one dim more than TN_MAX_DIMS */
+        char over[64 + 4 * TN_MAX_DIMS];
+        int k = snprintf(over, sizeof over, "tn_graph 1\ninput float32 %d", TN_MAX_DIMS + 1);
+        for (int i = 0; i <= TN_MAX_DIMS; i++) k += snprintf(over + k, sizeof over - (size_t)k, " 1");
+        snprintf(over + k, sizeof over - (size_t)k, "\n");
+        check_bad_text(__LINE__, over, "ndim", w);
+    }
     check_bad_text(__LINE__, "tn_graph 1\ninput float32 2 -2 4\n", "a size \"-2\"", w);
     check_bad_text(__LINE__, "tn_graph 1\ninput float32 3 4294967296 4294967296 4294967296\n", "multiply past int64", w);
     check_bad_text(__LINE__, "tn_graph 1\ninput float32 2 2 4\nconst 0 w\nnode J_UNARY nosuch float32 2 2 3 1 0 0 3 0 0 0\noutput 1 2\n", "unknown kernel op name", w);

@@ -1,4 +1,4 @@
-/* Tensors of TN_MAX_DIMS dims (8 by default, a compile-time option up to PyTorch's 64):
+/* Tensors of TN_MAX_DIMS dims (16 by default, a compile-time option up to PyTorch's 64):
    view, reshape, permute, sum over some and all dims, broadcast add, backward, printing;
    one dim more is refused with a clear error (creation, unsqueeze, view, broadcast).
    Holds for any TN_MAX_DIMS: build with -DTN_MAX_DIMS=64 to check the largest. */

@@ -1487,7 +1487,9 @@ TEST(layer_errors) {
     CHECK_ERR(tn_nn_batch_norm1d_str(3, "elementwise_affine=True"), "tn_nn_batch_norm1d: unknown option 'elementwise_affine' (valid: eps, momentum, affine, track_running_stats)");
     CHECK_ERR(tn_nn_group_norm(3, 4), "tn_nn_group_norm: num_channels (4) must be divisible by num_groups (3)");
     CHECK_ERR(tn_nn_group_norm(0, 4), "tn_nn_group_norm:");
-    CHECK_ERR(tn_nn_layer_norm(NULL, 0), "tn_nn_layer_norm: normalized_shape must have 1 to 8 dims");
+    char lim[64];
+    snprintf(lim, sizeof lim, "normalized_shape must have 1 to %d dims", TN_MAX_DIMS);
+    CHECK_ERR(tn_nn_layer_norm(NULL, 0), lim);
     CHECK_ERR(tn_nn_layer_norm_str(SH(4), "affine=True"), "tn_nn_layer_norm: unknown option 'affine' (valid: eps, elementwise_affine, bias)");
     /* dropout */
     CHECK_ERR(tn_nn_dropout(.p = 1.5), "tn_nn_dropout: dropout probability has to be between 0 and 1, but got 1.5");
@@ -1504,7 +1506,8 @@ TEST(layer_errors) {
     CHECK_ERR(tn_nn_embedding_str(10, 3, "max_norm=1"), "tn_nn_embedding: unknown option 'max_norm' (valid: padding_idx)");
     CHECK_ERR(tn_nn_linear(-1, 3, true), "tn_nn_linear: in_features (-1) and out_features (3) must be non-negative");
     CHECK_ERR(tn_nn_bilinear(2, -3, 4, true), "tn_nn_bilinear: sizes must be non-negative");
-    CHECK_ERR(tn_nn_unflatten(1, NULL, 0), "tn_nn_unflatten: need 1 to 8 sizes");
+    snprintf(lim, sizeof lim, "tn_nn_unflatten: need 1 to %d sizes", TN_MAX_DIMS);
+    CHECK_ERR(tn_nn_unflatten(1, NULL, 0), lim);
     /* activations */
     CHECK_ERR(tn_nn_activation("Swish"), "tn_nn_activation: unknown activation \"Swish\"");
     CHECK_ERR(tn_nn_activation(NULL), "tn_nn_activation: unknown activation \"(null)\"");

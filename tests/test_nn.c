@@ -1964,7 +1964,8 @@ TEST(errors) {
     CHECK_ERR(tn_conv2d(x, tn_to_dtype(w, TN_F64), NULL), "tn_conv2d: input (float32) and weight (float64) must have the same dtype");
     CHECK_ERR(tn_conv2d(x, w, tn_to_dtype(b, TN_F64)), "tn_conv2d: input (float32) and bias (float64) must have the same dtype");
     CHECK_ERR(tn_conv2d(x, w, tn_randn(SH(3), TN_F32)), "tn_conv2d: bias of size [3], expected [4]");
-    CHECK_ERR(tn_conv2d(tn_ones(SH(1, 3, 5, 5), TN_I64), tn_ones(SH(4, 3, 3, 3), TN_I64), NULL), "tn_conv2d: input must be a floating dtype, got int64");
+    CHECK_ERR(tn_conv2d(tn_ones(SH(1, 3, 5, 5), TN_BOOL), tn_ones(SH(4, 3, 3, 3), TN_BOOL), NULL), "tn_conv2d: input must be a floating dtype, got bool");
+    CHECK_ERR(tn_conv2d(tn_ones(SH(1, 3, 5, 5), TN_I64), tn_ones(SH(4, 3, 3, 3), TN_I32), NULL), "tn_conv2d: input (int64) and weight (int32) must have the same dtype");
     CHECK_ERR(tn_conv2d(x, w, NULL, .padding_hw = {0, -1}), "tn_conv2d: negative padding");
     CHECK_ERR(tn_conv1d(x, w, NULL), "tn_conv1d: expected 2D (unbatched) or 3D (batched) input");
     CHECK_ERR(tn_conv1d(tn_randn(SH(1, 3, 5), TN_F32), tn_randn(SH(2, 3, 7), TN_F32), NULL), "tn_conv1d: calculated padded input size");

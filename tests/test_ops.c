@@ -1792,9 +1792,12 @@ static void sort_ref(const double *v, int64_t n, bool desc, int64_t *ix) {
 static void run_sort(int mode, tn_dtype dt, int layout, int gen, const int64_t *shape, int nd, int64_t dim, bool desc, int64_t k) {
     tn_scope_begin();
     tn_tensor *x = make_input(shape, nd, dt, layout, gen), *idx = NULL, *val = NULL;
-    if (mode == 0) val = tn_sort(x, &idx, .dim = dim, .descending = desc);
-    else if (mode == 1) idx = tn_argsort(x, .dim = dim, .descending = desc);
+    /* the reference is stable: .stable = true (tn_sort's ties follow PyTorch's std::sort,
+       tests/test_ops_i20.c; its values are checked below) */
+    if (mode == 0) val = tn_sort(x, &idx, .dim = dim, .descending = desc, .stable = true);
+    else if (mode == 1) idx = tn_argsort(x, .dim = dim, .descending = desc, .stable = true);
     else val = tn_topk(x, k, &idx, .dim = dim, .largest = desc);
+    tn_tensor *val_unstable = mode == 0 ? tn_sort(x, NULL, .dim = dim, .descending = desc) : NULL;
     int d = (int)(dim < 0 ? dim + (nd ? nd : 1) : dim);
     int64_t outer, len, inner, n = numel_of(shape, nd);
     lane_geom(shape, nd, d, &outer, &len, &inner);
@@ -1822,6 +1825,7 @@ static void run_sort(int mode, tn_dtype dt, int layout, int gen, const int64_t *
         CHECK_SHAPE_N(val, os, nd);
         CHECK_VALS(val, rv, on, 0, 0);
     }
+    if (mode == 0) CHECK_VALS(val_unstable, rv, on, 0, 0);
     CHECK_DTYPE(idx, TN_I64);
     CHECK_SHAPE_N(idx, os, nd);
     CHECK_VALS(idx, ri, on, 0, 0);

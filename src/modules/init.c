@@ -136,9 +136,13 @@ TNDEF int tn_init_trunc_normal_(tn_tensor *t, double mean, double std, double a,
     if (!(a < b)) return TN__FAIL_INT("%s: need a < b (got a=%g, b=%g)", fn, a, b);
     TN__INIT_BEGIN(fn);
     double l = 0.5 * (1 + erf((a - mean) / std / sqrt(2.0))), u = 0.5 * (1 + erf((b - mean) / std / sqrt(2.0)));
-    /* PyTorch's steps in t's dtype: uniform_, erfinv_, mul_(std sqrt(2)), add_(mean), clamp_ */
+    /* PyTorch's steps in t's dtype: uniform_ (in t's memory order, as Tensor.uniform_),
+       erfinv_, mul_(std sqrt(2)), add_(mean), clamp_ */
     const bool f32 = t->dtype == TN_F32;
-    tn_tensor *r = tn_contiguous(tn_to_dtype(tn_uniform(2 * l - 1, 2 * u - 1, t->shape, t->ndim, t->dtype, NULL), TN_F64));
+    tn_no_grad_begin();
+    tn_tensor *drawn = tn_uniform_(t, 2 * l - 1, 2 * u - 1, NULL);
+    tn_no_grad_end();
+    tn_tensor *r = drawn ? tn_contiguous(tn_to_dtype(t, TN_F64)) : NULL;
     double *p = r ? (double *)tn_data_ptr(r) : NULL;
     const double sc = std * sqrt(2.0);
     for (int64_t i = 0; p && i < tn_numel(r); i++) {

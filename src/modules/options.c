@@ -543,6 +543,12 @@ static const tn__kwkey tn__kw_repeat_interleave[] = {TN_FIELDS_tn_repeat_interle
 #define TN__KW_T tn_diff_fn_opts
 static const tn__kwkey tn__kw_diff[] = {TN_FIELDS_tn_diff_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
+#define TN__KW_T tn_gradient_fn_opts
+static const tn__kwkey tn__kw_gradient[] = {TN_FIELDS_tn_gradient_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_histogram_fn_opts
+static const tn__kwkey tn__kw_histogram[] = {TN_FIELDS_tn_histogram_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
 #define TN__KW_T tn_slice_scatter_fn_opts
 static const tn__kwkey tn__kw_slice_scatter[] = {TN_FIELDS_tn_slice_scatter_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T

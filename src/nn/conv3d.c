@@ -111,7 +111,11 @@ static tn_tensor *tn__conv3d_kw(const char *fn, tn_tensor *x, tn_tensor *w, tn_t
         return NULL;
     if (o->padding == TN_PADDING_SAME && o->padding_dhw.n) return (tn_tensor *)tn__error("%s: give padding='same' or a padding tuple, not both", fn);
     if (!transposed && (op[0] || op[1] || op[2])) return (tn_tensor *)tn__error("%s: output_padding is an option of the transposed convolutions only", fn);
-    return TN__AS(fn, tn__conv3d(fn, x, w, b, transposed, s, p, d, transposed ? op : NULL, o->groups));
+    tn_scope_begin();
+    tn_tensor *xw[2] = {x, w};
+    const int r = tn__conv_int_begin(fn, xw, &b, transposed, d, 3);
+    tn_tensor *y = r < 0 ? NULL : tn__conv3d(fn, xw[0], xw[1], b, transposed, s, p, d, transposed ? op : NULL, o->groups);
+    return TN__AS(fn, r > 0 ? tn__nn_int_end(y, x->dtype) : tn__scope_return(y));
 }
 TNDEF tn_tensor *tn_conv3d_opts(tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_conv3d_fn_opts o) { return tn__conv3d_kw("tn_conv3d", x, w, b, false, &o); }
 TNDEF tn_tensor *tn_conv_transpose3d_opts(tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_conv3d_fn_opts o) { return tn__conv3d_kw("tn_conv_transpose3d", x, w, b, true, &o); }

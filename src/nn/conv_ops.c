@@ -363,10 +363,26 @@ static int tn__conv_args(const char *fn, int nsp, bool transposed, const tn_conv
     if (!transposed && (op[0] || op[1])) return TN__FAIL_INT("%s: output_padding is an option of the transposed convolutions only", fn);
     return 0;
 }
+/* Integer convolutions, as PyTorch's CPU: every integer dtype, but the transposed and the
+   dilated ones int64 only (its slow_conv_transpose and slow_conv_dilated kernels have no
+   other); through float64 (tn__nn_int_begin). 0: not an integer input, the float path decides. */
+static int tn__conv_int_begin(const char *fn, tn_tensor **xw, tn_tensor **b, bool transposed, const int64_t *dil, int nsp) {
+    if (!xw[0] || !xw[1] || !tn__nn_is_int(xw[0])) return 0;
+    bool dilated = false;
+    for (int i = 0; i < nsp; i++) dilated = dilated || dil[i] != 1;
+    if ((transposed || dilated) && xw[0]->dtype != TN_I64)
+        return TN__FAIL_INT("%s: input must be a floating dtype or int64, got %s (PyTorch's CPU %s convolution has no %s kernel)", fn,
+                            tn_dtype_name(xw[0]->dtype), transposed ? "transposed" : "dilated", tn_dtype_name(xw[0]->dtype));
+    return tn__nn_int_begin(fn, xw, 2, b, tn_numel(xw[1]));   /* numel(w): at least the products per output */
+}
 static tn_tensor *tn__conv_kw(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor *b, int nsp, bool transposed, tn_conv_fn_opts o) {
     int64_t s[2], p[2], d[2], op[2];
     if (tn__conv_args(fn, nsp, transposed, &o, s, p, d, op)) return NULL;
-    return TN__AS(fn, tn__conv(fn, x, w, b, nsp, transposed, s, p, d, transposed ? op : NULL, o.groups));
+    tn_scope_begin();
+    tn_tensor *xw[2] = {x, w};
+    const int r = tn__conv_int_begin(fn, xw, &b, transposed, d, nsp);
+    tn_tensor *y = r < 0 ? NULL : tn__conv(fn, xw[0], xw[1], b, nsp, transposed, s, p, d, transposed ? op : NULL, o.groups);
+    return TN__AS(fn, r > 0 ? tn__nn_int_end(y, x->dtype) : tn__scope_return(y));
 }
 TNDEF tn_tensor *tn_conv1d_opts(tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_conv_fn_opts o) { return tn__conv_kw("tn_conv1d", x, w, b, 1, false, o); }
 TNDEF tn_tensor *tn_conv2d_opts(tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_conv_fn_opts o) { return tn__conv_kw("tn_conv2d", x, w, b, 2, false, o); }

@@ -106,6 +106,32 @@ static int tn__nn_same(const char *fn, tn_tensor *x, tn_tensor *t, const char *w
    the input's dtype once, as PyTorch's CPU kernels store it. */
 static tn_tensor *tn__nn_f32(tn_tensor *t) { return t && tn__is_half(t->dtype) ? tn_to_dtype(t, TN_F32) : t; }
 static tn_tensor *tn__nn_half_return(tn_tensor *r, tn_dtype dtype) { return tn__scope_return(r ? tn_to_dtype(r, dtype) : NULL); }
+/* Integer inputs of the layers that PyTorch's CPU computes in their integer dtype (conv,
+   bilinear): computed here in float64, exact while no sum can reach 2^53 (bounded by the
+   factors' largest magnitudes times `terms`, the products per output, plus the bias's),
+   then wrapped to the dtype as PyTorch's integer arithmetic wraps. Begin: 1 with the
+   factors t[0..nfac-1] and *bias replaced by float64 copies (owned by the open scope), 0
+   when t[0] is not an integer tensor (the float path decides), -1 on an error. */
+static bool tn__nn_is_int(const tn_tensor *x) { return x && x->dtype != TN_BOOL && !tn_dtype_is_floating(x->dtype); }
+static double tn__nn_absmax(tn_tensor *t) { return t && tn_numel(t) ? tn_item(tn_max(tn_abs(tn_to_dtype(t, TN_F64)))) : 0; }
+static int tn__nn_int_begin(const char *fn, tn_tensor **t, int nfac, tn_tensor **bias, int64_t terms) {
+    if (!tn__nn_is_int(t[0])) return 0;
+    static const char *const names[] = {"input", "input2", "weight"};
+    for (int i = 1; i < nfac; i++)
+        if (tn__nn_same(fn, t[0], t[i], names[i == nfac - 1 ? 2 : 1])) return -1;
+    if (*bias && tn__nn_same(fn, t[0], *bias, "bias")) return -1;
+    double bound = (double)terms;
+    for (int i = 0; i < nfac; i++) bound *= tn__nn_absmax(t[i]);
+    bound += tn__nn_absmax(*bias);
+    if (!(bound < 9007199254740992.0))
+        return TN__FAIL_INT("%s: %s inputs this large are not supported: a sum could reach %g, past float64's exact integers (2^53), "
+                            "where PyTorch's integer kernel wraps", fn, tn_dtype_name(t[0]->dtype), bound);
+    for (int i = 0; i < nfac; i++) t[i] = tn_to_dtype(t[i], TN_F64);
+    if (*bias) *bias = tn_to_dtype(*bias, TN_F64);
+    return 1;
+}
+/* the float64 result of an integer layer in the input's dtype (exact, then wrapped) */
+static tn_tensor *tn__nn_int_end(tn_tensor *y, tn_dtype dtype) { return tn__scope_return(y ? tn_to_dtype(tn_to_dtype(y, TN_I64), dtype) : NULL); }
 /* A [1, C, 1, ...] view of a per-channel vector for an input of ndim dims. */
 static tn_tensor *tn__per_channel(tn_tensor *v, int ndim) {
     int64_t shape[TN_MAX_DIMS];
@@ -162,7 +188,16 @@ static tn_tensor *tn__bilinear_impl(tn_tensor *x1, tn_tensor *x2, tn_tensor *w, 
     if (b) y = tn_add(y, b);
     return tn__scope_return(y);
 }
-TNDEF tn_tensor *tn_bilinear(tn_tensor *x1, tn_tensor *x2, tn_tensor *w, tn_tensor *b) { return TN__AS("tn_bilinear", tn__bilinear_impl(x1, x2, w, b)); }
+static tn_tensor *tn__bilinear_any(tn_tensor *x1, tn_tensor *x2, tn_tensor *w, tn_tensor *b) {
+    TN__CHECK_NULL(x1); TN__CHECK_NULL(x2); TN__CHECK_NULL(w);
+    if (!tn__nn_is_int(x1)) return tn__bilinear_impl(x1, x2, w, b);
+    tn_scope_begin();   /* integers, as PyTorch's CPU: each output sums in1 * in2 products */
+    tn_tensor *f[3] = {x1, x2, w};
+    int r = w->ndim == 3 ? tn__nn_int_begin("tn_bilinear", f, 3, &b, tn__mul_sat(w->shape[1], w->shape[2])) : 0;
+    if (r < 0) { tn_scope_end(); return NULL; }
+    return tn__nn_int_end(tn__bilinear_impl(f[0], f[1], f[2], b), x1->dtype);
+}
+TNDEF tn_tensor *tn_bilinear(tn_tensor *x1, tn_tensor *x2, tn_tensor *w, tn_tensor *b) { return TN__AS("tn_bilinear", tn__bilinear_any(x1, x2, w, b)); }
 
 /* ---- sliding windows: im2col / col2im, each the other's backward ---- */
 /* g: kh, kw, dh, dw, ph, pw, sh, sw, oh, ow (the backend's geometry), then H, W of the image. */

@@ -34,6 +34,13 @@ static int tn__loss_check_pair(const char *fn, const char *na, tn_tensor *a, con
     return 0;
 }
 
+/* x + v where PyTorch's v is a Python float: an integer x goes to the default dtype, as
+   PyTorch promotes it (in C an integral v would be an integer scalar and keep x's dtype). */
+static tn_tensor *tn__add_float_scalar(tn_tensor *x, double v) {
+    if (x && (x->dtype == TN_BOOL || !tn_dtype_is_floating(x->dtype))) x = tn_to_dtype(x, tn_get_default_dtype());
+    return tn_add_scalar(x, v);
+}
+
 static tn_tensor *tn__mse_l1_impl(const char *fn, tn_tensor *input, tn_tensor *target, tn_reduction red, bool l1) {
     TN__CHECK_NULL(input, target);
     /* l1 stays a plain composite as in PyTorch (abs of integers works; their mean fails in tn_mean) */
@@ -524,7 +531,7 @@ static tn_tensor *tn__cosine_embedding_impl(tn_tensor *x1, tn_tensor *x2, tn_ten
     if (x1->ndim != target->ndim + 1 || x2->ndim != target->ndim + 1)
         return (tn_tensor *)tn__error("%s: a %d-d target %s expects %d-d inputs, got x1 %s and x2 %s", fn, target->ndim, TN__SHAPE(target),
                                       target->ndim + 1, TN__SHAPE(x1), TN__SHAPE(x2));
-    if (tn__loss_check_pair(fn, "x1", x1, "x2", x2, true)) return NULL;
+    if (tn__loss_check_pair(fn, "x1", x1, "x2", x2, false)) return NULL;   /* integers: the sums are integer, cos the default dtype */
     int64_t td = target->ndim;
     tn_scope_begin();
     /* PyTorch's: cos = sum(x1 x2) / sqrt((sum(x1^2) + 1e-12) (sum(x2^2) + 1e-12)) */
@@ -552,7 +559,7 @@ static tn_tensor *tn__margin_ranking_impl(tn_tensor *x1, tn_tensor *x2, tn_tenso
         return (tn_tensor *)tn__error("%s: x1, x2 and target should have the same number of dimensions, got x1 %s, x2 %s, target %s", fn,
                                       TN__SHAPE(x1), TN__SHAPE(x2), TN__SHAPE(target));
     tn_scope_begin();
-    tn_tensor *l = tn_clamp(tn_add_scalar(tn_mul(tn_neg(target), tn_sub(x1, x2)), margin), .min = 0);
+    tn_tensor *l = tn_clamp(tn__add_float_scalar(tn_mul(tn_neg(target), tn_sub(x1, x2)), margin), .min = 0);
     return tn__loss_finish(red == TN_REDUCTION_NONE ? tn__grad_name(l, "ClampMinBackward0") : tn__loss_reduce(l, red), NULL);
 }
 TNDEF tn_tensor *tn_margin_ranking_loss_opts(tn_tensor *x1, tn_tensor *x2, tn_tensor *target, tn_margin_loss_fn_opts o) {

@@ -19,10 +19,10 @@ static tn_tensor *tn__loss_fn_finish(tn_tensor *l, int reduction, const char *no
 static tn_tensor *tn__pairwise_distance_impl(tn_tensor *x1, tn_tensor *x2, double p, double eps, bool keepdim) {
     const char *fn = "tn_pairwise_distance";
     TN__CHECK_NULL(x1, x2);
-    if (tn__loss_check_pair(fn, "x1", x1, "x2", x2, true)) return NULL;
+    if (tn__loss_check_pair(fn, "x1", x1, "x2", x2, false)) return NULL;   /* integers: x1 - x2 integer, + eps the default dtype */
     const int64_t d = TN__MAX(x1->ndim, x2->ndim) - 1;   /* the innermost dim (-1 of a 0-d pair) */
     tn_scope_begin();
-    return tn__scope_return(tn__grad_name(tn_norm_dims(tn_add_scalar(tn_sub(x1, x2), eps), p, &d, 1, keepdim), "NormBackward1"));
+    return tn__scope_return(tn__grad_name(tn_norm_dims(tn__add_float_scalar(tn_sub(x1, x2), eps), p, &d, 1, keepdim), "NormBackward1"));
 }
 /* tn_pairwise_distance, positional for the library's own callers */
 static tn_tensor *tn__pairwise_distance(tn_tensor *x1, tn_tensor *x2, double p, double eps, bool keepdim) {
@@ -221,7 +221,7 @@ TNDEF tn_tensor *tn_gaussian_nll_loss_opts(tn_tensor *input, tn_tensor *target, 
 static tn_tensor *tn__poisson_nll_impl(tn_tensor *x, tn_tensor *t, tn_loss_fn_opts o) {
     const char *fn = "tn_poisson_nll_loss";
     TN__CHECK_NULL(x, t);
-    if (tn__loss_fn_args(fn, "poisson_nll_loss", &o, "log_input, full, eps, reduction") || tn__loss_check_pair(fn, "input", x, "target", t, true)) return NULL;
+    if (tn__loss_fn_args(fn, "poisson_nll_loss", &o, "log_input, full, eps, reduction") || tn__loss_check_pair(fn, "input", x, "target", t, false)) return NULL;
     const double eps = tn__or(o.eps, 1e-8);
     const bool log_input = tn__or_b(o.log_input, true), full = tn__or_b(o.full, false);
     tn_scope_begin();

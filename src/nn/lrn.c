@@ -20,13 +20,24 @@ static tn_tensor *tn__lrn_impl(tn_tensor *x, int64_t size, tn_lrn_opts o) {
     TN__CHECK_NULL(x);
     if (x->ndim < 3) return (tn_tensor *)tn__error("%s: Expected 3D or higher dimensionality input (got %d dimensions)", fn, x->ndim);
     if (size <= 0) return (tn_tensor *)tn__error("%s: size must be positive, got %lld", fn, (long long)size);
-    if (tn__nn_check(fn, x, "input")) return NULL;
+    /* int64: PyTorch's avg_pool of x^2 runs in int64 (a truncating division), then alpha
+       makes it the default dtype; its avg_pool has no other integer kernel */
+    const bool i64 = x->dtype == TN_I64;
+    if (!i64 && tn__nn_check(fn, x, "input")) return NULL;
     if (tn_numel(x) == 0) return tn__own(tn_retain(x));   /* the input itself, as PyTorch */
     const int64_t C = x->shape[1];
     tn_scope_begin();
     /* avg_pool of x^2 over [c - size/2, c + (size-1)/2], zero padded: divisor size */
-    tn_tensor *band = tn__band_matrix(fn, C, -(size / 2), (size - 1) / 2, 1.0 / (double)size, -1, x);
-    tn_tensor *div = tn_pow_scalar(tn_add_scalar(tn_mul_scalar(tn__along(tn_mul(x, x), 1, x->ndim, band), o.alpha), o.k), o.beta);
+    tn_tensor *sq = tn_mul(x, x), *avg;
+    if (i64) {   /* the window sums in float64 (exact below 2^53), divided and truncated */
+        tn_tensor *sqf = tn_to_dtype(sq, TN_F64);
+        tn_tensor *band = sqf ? tn__band_matrix(fn, C, -(size / 2), (size - 1) / 2, 1.0, -1, sqf) : NULL;
+        avg = tn_to_dtype(tn_trunc(tn_div_scalar(tn__along(sqf, 1, x->ndim, band), (double)size)), tn_get_default_dtype());
+    } else {
+        tn_tensor *band = tn__band_matrix(fn, C, -(size / 2), (size - 1) / 2, 1.0 / (double)size, -1, x);
+        avg = tn__along(sq, 1, x->ndim, band);
+    }
+    tn_tensor *div = tn_pow_scalar(tn_add_scalar(tn_mul_scalar(avg, o.alpha), o.k), o.beta);
     return tn__scope_return(tn_div(x, div));   /* DivBackward0, as PyTorch */
 }
 TNDEF tn_tensor *tn_local_response_norm_opts(tn_tensor *x, int64_t size, tn_lrn_opts o) { return TN__AS("tn_local_response_norm", tn__lrn_impl(x, size, o)); }

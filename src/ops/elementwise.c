@@ -464,6 +464,23 @@ TNDEF tn_tensor *tn_fill_(tn_tensor *t, double value) {
     return t;
 }
 TNDEF tn_tensor *tn_zero_(tn_tensor *t) { return TN__AS("tn_zero_", tn_fill_(t, 0)); }
+/* torch.fill: where(true, value, x) has x's shape and dtype, no gradient to x (FillBackward0)
+   and a 0-d value tensor's the summed one (FillBackward1) */
+static tn_tensor *tn__fill_impl(const char *fn, tn_tensor *x, tn_tensor *value, double v) {
+    TN__CHECK_NULL(x);
+    if (value && value->ndim != 0)
+        return (tn_tensor *)tn__error("%s: fill only supports 0-dimension value tensor but got tensor with %d dimensions.", fn, value->ndim);
+    if (tn__check_cpu_dtype(fn, x) || (!value && tn__check_fill_value(fn, v, x->dtype))) return NULL;
+    tn_scope_begin();
+    tn_tensor *val = value ? tn_to(tn_to_dtype(value, x->dtype), x->device) : tn_full(NULL, 0, v, x->dtype);
+    tn_tensor *r = tn_where(tn_ones(NULL, 0, TN_BOOL), val, x);
+    return tn__scope_return(tn__grad_name(r, value ? "FillBackward1" : "FillBackward0"));
+}
+TNDEF tn_tensor *tn_fill(tn_tensor *x, double value) { return TN__AS("tn_fill", tn__fill_impl("tn_fill", x, NULL, value)); }
+TNDEF tn_tensor *tn_fill_tensor(tn_tensor *x, tn_tensor *value) {
+    TN__CHECK_NULL(value);
+    return TN__AS("tn_fill_tensor", tn__fill_impl("tn_fill_tensor", x, value, 0));
+}
 
 TNDEF tn_tensor *tn_neg(tn_tensor *x) { return tn__unary(NEG, x, NULL); }
 TNDEF tn_tensor *tn_abs(tn_tensor *x) { return tn__unary(ABS, x, NULL); }
@@ -523,6 +540,13 @@ static tn_tensor *tn__isinf_signed(tn_tensor *x, bool pos) {
     tn_scope_begin();
     return tn__scope_return(tn_logical_and(tn_isinf(x), pos ? tn_gt_scalar(x, 0) : tn_lt_scalar(x, 0)));
 }
+static tn_tensor *tn__isreal_impl(tn_tensor *x) {   /* real dtypes: all true */
+    TN__CHECK_NULL(x);
+    tn_tensor *r = tn__new(TN_BOOL, x->device, x->shape, x->ndim);
+    if (!r || !tn_fill_(r, 1)) { tn_release(r); return NULL; }
+    return tn__own(r);
+}
+TNDEF tn_tensor *tn_isreal(tn_tensor *x) { return TN__AS("tn_isreal", tn__isreal_impl(x)); }
 TNDEF tn_tensor *tn_isposinf(tn_tensor *x) { return TN__AS("tn_isposinf", tn__isinf_signed(x, true)); }
 TNDEF tn_tensor *tn_isneginf(tn_tensor *x) { return TN__AS("tn_isneginf", tn__isinf_signed(x, false)); }
 /* angle of a real tensor: where(isnan, x * 0, where(x < 0, pi, 0)) (x * 0 keeps the NaN and

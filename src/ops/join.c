@@ -434,6 +434,88 @@ static tn_tensor *tn__diff_impl(tn_tensor *t, int64_t n, int64_t dim, tn_tensor 
 TNDEF tn_tensor *tn_diff_opts(tn_tensor *t, tn_diff_fn_opts o) { return TN__AS("tn_diff", tn__diff_impl(t, o.n, o.dim, o.prepend, o.append)); }
 TNDEF tn_tensor *tn_diff_str(tn_tensor *t, const char *options) { TN__KW_STR(tn_diff_fn_opts, diff, "tn_diff", options, tn_diff_opts(t, o)); }
 
+/* torch.gradient (numpy.gradient's formulas): per dim, the interior (x[i+1] - x[i-1]) / 2h,
+   or with coordinates the second-order weights of the uneven steps dx[i-1], dx[i]; the ends
+   one-sided of edge_order. Composites of differentiable ops. */
+static int tn__gradient_impl(const char *fn, tn_tensor *x, tn_tensor *const *coords, int ncoords, tn_tensor **out, const tn_gradient_fn_opts *o) {
+    if (!x || !out) return -1;
+    const int nd = x->ndim;
+    int dims[TN_MAX_DIMS], n = o->dim.n ? o->dim.n : nd;
+    if (n > TN_MAX_DIMS) return TN__FAIL_INT("%s: %d dims given, more than the %d of the input", fn, n, nd);
+    for (int i = 0; i < n; i++) {
+        dims[i] = o->dim.n ? tn__wrap_dim(fn, o->dim.v[i], nd) : i;
+        if (dims[i] < 0) return -1;
+        for (int j = 0; j < i; j++)
+            if (dims[j] == dims[i]) return TN__FAIL_INT("%s: dim %d appears multiple times in the list of dims", fn, dims[i]);
+    }
+    if (o->edge_order != 1 && o->edge_order != 2) return TN__FAIL_INT("%s: torch.gradient only supports edge_order=1 and edge_order=2.", fn);
+    const int ns = coords ? ncoords : o->spacing.n;
+    if (coords ? ns != n : ns > 1 && ns != n)
+        return TN__FAIL_INT("%s: torch.gradient expected spacing to be unspecified, a scalar or it's spacing and dim arguments to have the same length, "
+                            "but got a spacing argument of length %d and a dim argument of length %d.", fn, ns, n);
+    for (int i = 0; i < n; i++) {
+        if (x->shape[dims[i]] < o->edge_order + 1) return TN__FAIL_INT("%s: torch.gradient expected each dimension size to be at least edge_order+1", fn);
+        if (coords && !coords[i]) return TN__FAIL_INT("%s: coordinates %d is NULL", fn, i);
+    }
+    tn_scope_begin();
+    tn_tensor *xf = x;   /* integers as PyTorch's: promoted op by op (a float step or weight, a true division) */
+    bool ok = true;
+    for (int i = 0; i < n && ok; i++) {
+        const int64_t d = dims[i], len = x->shape[d];
+#define TN__AT(a, l) tn_narrow(xf, d, (a) < 0 ? (a) + len : (a), l)
+        tn_tensor *inner, *first, *last;
+        if (coords) {
+            int64_t along[TN_MAX_DIMS];
+            for (int k = 0; k < nd; k++) along[k] = k == d ? -1 : 1;
+            tn_tensor *dx = tn_diff(coords[i]), *p = dx ? tn_narrow(dx, 0, 0, dx->shape[0] - 1) : NULL, *q = dx ? tn_narrow(dx, 0, 1, dx->shape[0] - 1) : NULL;
+            tn_tensor *dx1 = tn_reshape(p, along, nd), *dx2 = tn_reshape(q, along, nd), *s12 = tn_add(dx1, dx2);
+            tn_tensor *a = tn_neg(tn_div(dx2, tn_mul(dx1, s12))), *b = tn_div(tn_sub(dx2, dx1), tn_mul(dx1, dx2)), *cc = tn_div(dx1, tn_mul(dx2, s12));
+            inner = tn_add(tn_add(tn_mul(a, TN__AT(0, len - 2)), tn_mul(b, TN__AT(1, len - 2))), tn_mul(cc, TN__AT(2, len - 2)));
+            const int64_t m = dx ? dx->shape[0] : 0;
+            if (o->edge_order == 1) {
+                first = tn_div(tn_sub(TN__AT(1, 1), TN__AT(0, 1)), tn_select(dx, 0, 0));
+                last = tn_div(tn_sub(TN__AT(-1, 1), TN__AT(-2, 1)), tn_select(dx, 0, m - 1));
+            } else {
+                tn_tensor *h0 = tn_select(dx, 0, 0), *h1 = tn_select(dx, 0, 1), *h01 = tn_add(h0, h1);
+                first = tn_add(tn_add(tn_mul(tn_neg(tn_div(tn_add(tn_mul_scalar(h0, 2), h1), tn_mul(h0, h01))), TN__AT(0, 1)),
+                                      tn_mul(tn_div(h01, tn_mul(h0, h1)), TN__AT(1, 1))),
+                               tn_mul(tn_neg(tn_div(h0, tn_mul(h1, h01))), TN__AT(2, 1)));
+                h0 = tn_select(dx, 0, m - 2); h1 = tn_select(dx, 0, m - 1); h01 = tn_add(h0, h1);
+                last = tn_add(tn_add(tn_mul(tn_div(h1, tn_mul(h0, h01)), TN__AT(-3, 1)), tn_mul(tn_neg(tn_div(h01, tn_mul(h0, h1))), TN__AT(-2, 1))),
+                              tn_mul(tn_div(tn_add(tn_mul_scalar(h1, 2), h0), tn_mul(h1, h01)), TN__AT(-1, 1)));
+            }
+        } else {
+            const double h = o->spacing.n == 0 ? 1 : o->spacing.v[o->spacing.n == 1 ? 0 : i];
+            inner = tn_div_scalar(tn_sub(TN__AT(2, len - 2), TN__AT(0, len - 2)), 2 * h);
+            if (o->edge_order == 1) {
+                first = tn_div_scalar(tn_sub(TN__AT(1, 1), TN__AT(0, 1)), h);
+                last = tn_div_scalar(tn_sub(TN__AT(-1, 1), TN__AT(-2, 1)), h);
+            } else {
+                first = tn_div_scalar(tn_add(tn_add(tn_mul_scalar(TN__AT(0, 1), -1.5), tn_mul_scalar(TN__AT(1, 1), 2)), tn_mul_scalar(TN__AT(2, 1), -0.5)), h);
+                last = tn_div_scalar(tn_add(tn_add(tn_mul_scalar(TN__AT(-3, 1), 0.5), tn_mul_scalar(TN__AT(-2, 1), -2)), tn_mul_scalar(TN__AT(-1, 1), 1.5)), h);
+            }
+        }
+#undef TN__AT
+        tn_tensor *parts[3] = {first, inner, last};
+        out[i] = first && inner && last ? tn_cat(parts, 3, d) : NULL;
+        ok = out[i] != NULL;
+    }
+    for (int i = 0; i < n; i++) out[i] = ok ? tn_keep(out[i]) : NULL;
+    tn_scope_end();
+    return ok ? n : -1;
+}
+TNDEF int tn_gradient_opts(tn_tensor *x, tn_tensor **out, tn_gradient_fn_opts o) { return tn__gradient_impl("tn_gradient", x, NULL, 0, out, &o); }
+TNDEF int tn_gradient_str(tn_tensor *x, tn_tensor **out, const char *options) {
+    TN__KW_STR_INT(tn_gradient_fn_opts, gradient, "tn_gradient", options, tn_gradient_opts(x, out, o));
+}
+TNDEF int tn_gradient_coords(tn_tensor *x, tn_tensor *const *coords, int ncoords, tn_tensor **out, tn_gradient_fn_opts o) {
+    if (!coords) return TN__FAIL_INT("tn_gradient_coords: coords is NULL");
+    return tn__gradient_impl("tn_gradient", x, coords, ncoords, out, &o);
+}
+TNDEF int tn_gradient_coords_str(tn_tensor *x, tn_tensor *const *coords, int ncoords, tn_tensor **out, const char *options) {
+    TN__KW_STR_INT(tn_gradient_fn_opts, gradient, "tn_gradient", options, tn_gradient_coords(x, coords, ncoords, out, o));
+}
+
 /* ---- composites of the above ---- */
 static tn_tensor *tn__rot90_impl(tn_tensor *t, int64_t k, const int64_t *dims, int n) {
     TN__CHECK_NULL(t);

@@ -31,6 +31,85 @@ static void tn__msort(int64_t *ix, int64_t *tmp, int64_t n, const void *vals, tn
     memcpy(ix, tmp, (size_t)n * sizeof *ix);
 }
 
+/* PyTorch's CPU sort(stable=False) is libstdc++'s std::sort of (value, index) pairs, so its
+   order of equal values is that algorithm's: introsort (median-of-3 pivot, unguarded
+   partition, heapsort past depth 2 log2 n) down to runs of 16, then insertion sort. The
+   same steps on the indices ix (an index names its pair), so ties come out as PyTorch's. */
+static void tn__heap_adjust(int64_t *ix, int64_t hole, int64_t len, int64_t value, const void *vals, tn__less_fn less) {
+    const int64_t top = hole;
+    int64_t child = hole;
+    while (child < (len - 1) / 2) {
+        child = 2 * (child + 1);
+        if (less(vals, ix[child], ix[child - 1])) child--;
+        ix[hole] = ix[child];
+        hole = child;
+    }
+    if ((len & 1) == 0 && child == (len - 2) / 2) {
+        child = 2 * (child + 1);
+        ix[hole] = ix[child - 1];
+        hole = child - 1;
+    }
+    for (int64_t parent = (hole - 1) / 2; hole > top && less(vals, ix[parent], value); parent = (hole - 1) / 2) {   /* __push_heap */
+        ix[hole] = ix[parent];
+        hole = parent;
+    }
+    ix[hole] = value;
+}
+static void tn__heap_sort(int64_t *ix, int64_t n, const void *vals, tn__less_fn less) {   /* __partial_sort(first, last, last) */
+    if (n >= 2)
+        for (int64_t parent = (n - 2) / 2;; parent--) {
+            tn__heap_adjust(ix, parent, n, ix[parent], vals, less);
+            if (parent == 0) break;
+        }
+    for (int64_t last = n - 1; last > 0; last--) {   /* __sort_heap: __pop_heap to the end */
+        int64_t v = ix[last];
+        ix[last] = ix[0];
+        tn__heap_adjust(ix, 0, last, v, vals, less);
+    }
+}
+static void tn__introsort_loop(int64_t *ix, int64_t first, int64_t last, int depth, const void *vals, tn__less_fn less) {
+    while (last - first > 16) {
+        if (depth == 0) { tn__heap_sort(ix + first, last - first, vals, less); return; }
+        depth--;
+        /* __move_median_to_first(first, first + 1, mid, last - 1) */
+        int64_t a = first + 1, b = first + (last - first) / 2, c = last - 1, m, t;
+        if (less(vals, ix[a], ix[b])) m = less(vals, ix[b], ix[c]) ? b : less(vals, ix[a], ix[c]) ? c : a;
+        else m = less(vals, ix[a], ix[c]) ? a : less(vals, ix[b], ix[c]) ? c : b;
+        t = ix[first]; ix[first] = ix[m]; ix[m] = t;
+        /* __unguarded_partition(first + 1, last, pivot = first) */
+        int64_t lo = first + 1, hi = last;
+        for (;;) {
+            while (less(vals, ix[lo], ix[first])) lo++;
+            hi--;
+            while (less(vals, ix[first], ix[hi])) hi--;
+            if (!(lo < hi)) break;
+            t = ix[lo]; ix[lo] = ix[hi]; ix[hi] = t;
+            lo++;
+        }
+        tn__introsort_loop(ix, lo, last, depth, vals, less);
+        last = lo;
+    }
+}
+static void tn__std_sort(int64_t *ix, int64_t n, const void *vals, tn__less_fn less) {
+    if (n < 2) return;
+    int lg = 0;
+    while (((uint64_t)n >> (lg + 1)) != 0) lg++;
+    tn__introsort_loop(ix, 0, n, 2 * lg, vals, less);
+    /* __final_insertion_sort: a guarded insertion sort of the first 16, unguarded after */
+    const int64_t guarded = n > 16 ? 16 : n;
+    for (int64_t i = 1; i < n; i++) {
+        const int64_t v = ix[i];
+        if (i < guarded && less(vals, v, ix[0])) {
+            memmove(ix + 1, ix, (size_t)i * sizeof *ix);
+            ix[0] = v;
+        } else {   /* __unguarded_linear_insert */
+            int64_t j = i;
+            while (j > 0 && less(vals, v, ix[j - 1])) { ix[j] = ix[j - 1]; j--; }   /* (j > 0: never false after the introsort) */
+            ix[j] = v;
+        }
+    }
+}
+
 /* log(exp(x) + exp(y)) as PyTorch's _log_add_exp_helper: NaN propagates; two equal
    infinities give x (inf + inf = inf, -inf + -inf = -inf) rather than inf - inf. */
 static double tn__log_add_exp(double x, double y) {
@@ -76,7 +155,8 @@ static void tn__lane_##S(char **p, const int64_t *s, int64_t n, void *vc) {
         case SORT: {
             T *vals = (T *)(c->tmp + len);
             for (int64_t i = 0; i < len; i++) { vals[i] = *(const T *)(xp + i * sx); c->ix[i] = i; }
-            tn__msort(c->ix, c->tmp, len, vals, c->flag ? tn__gt_##S : tn__lt_##S);
+            tn__less_fn less = (c->flag & 1) ? tn__gt_##S : tn__lt_##S;   /* flag: 1 descending, 2 PyTorch's unstable order */
+            if (c->flag & 2) tn__std_sort(c->ix, len, vals, less); else tn__msort(c->ix, c->tmp, len, vals, less);
             for (int64_t i = 0; i < len; i++) {
                 *(T *)(o + i * so) = vals[c->ix[i]]; *(int64_t *)(o1 + i * so1) = c->ix[i]; } break; }
         default: tn__lane_float_##S(c, o, xp); break;
@@ -259,14 +339,17 @@ static tn_tensor *tn__cum_extreme(const char *fn, tn_lane_op op, tn_tensor *x, i
 TNDEF tn_tensor *tn_cummax(tn_tensor *x, int64_t dim, tn_tensor **indices) { return tn__cum_extreme("tn_cummax", CUMMAX, x, dim, indices); }
 TNDEF tn_tensor *tn_cummin(tn_tensor *x, int64_t dim, tn_tensor **indices) { return tn__cum_extreme("tn_cummin", CUMMIN, x, dim, indices); }
 
-TNDEF tn_tensor *tn_sort_opts(tn_tensor *x, tn_tensor **indices, tn_sort_fn_opts o) {
+/* sort(stable=): a stable sort, or PyTorch's CPU order of ties (std::sort's; on CUDA the
+   device's own) */
+static tn_tensor *tn__sort(const char *fn, tn_tensor *x, int64_t dim, bool descending, bool stable, tn_tensor **indices) {
     if (indices) *indices = NULL;
     TN__CHECK_NULL(x);
-    if (tn__check_cpu_dtype("tn_sort", x)) return NULL;
-    int d = tn__wrap_dim("tn_sort", o.dim, x->ndim);
+    if (tn__check_cpu_dtype(fn, x)) return NULL;
+    int d = tn__wrap_dim(fn, dim, x->ndim);
     if (d < 0) return NULL;
     tn_tensor *vals = tn__new(x->dtype, x->device, x->shape, x->ndim), *idx = tn__new(TN_I64, x->device, x->shape, x->ndim);
-    if (!vals || !idx || tn__backend(x->device)->lane(SORT, vals, idx, x, d, o.descending)) {
+    const int flag = (int)descending | (!stable && x->device == TN_CPU ? 2 : 0);
+    if (!vals || !idx || tn__backend(x->device)->lane(SORT, vals, idx, x, d, flag)) {
         tn_release(vals); tn_release(idx);
         return NULL;
     }
@@ -276,21 +359,23 @@ TNDEF tn_tensor *tn_sort_opts(tn_tensor *x, tn_tensor **indices, tn_sort_fn_opts
     if (indices) *indices = tn__own(idx); else tn_release(idx);
     return tn__own(vals);
 }
+TNDEF tn_tensor *tn_sort_opts(tn_tensor *x, tn_tensor **indices, tn_sort_fn_opts o) { return tn__sort("tn_sort", x, o.dim, o.descending, o.stable, indices); }
 TNDEF tn_tensor *tn_sort_str(tn_tensor *x, tn_tensor **indices, const char *options) {
     if (indices) *indices = NULL;
     TN__KW_STR(tn_sort_fn_opts, sort, "tn_sort", options, tn_sort_opts(x, indices, o));
 }
 
-TNDEF tn_tensor *tn_argsort_opts(tn_tensor *x, tn_sort_fn_opts o) {
+static tn_tensor *tn__argsort(const char *fn, tn_tensor *x, int64_t dim, bool descending, bool stable) {
     tn_tensor *idx = NULL;
     TN__CHECK_NULL(x);
-    if (tn__check_cpu_dtype("tn_argsort", x) || tn__wrap_dim("tn_argsort", o.dim, x->ndim) < 0) return NULL;
+    if (tn__check_cpu_dtype(fn, x) || tn__wrap_dim(fn, dim, x->ndim) < 0) return NULL;
     tn_scope_begin();
-    tn_tensor *v = tn_sort_opts(x, &idx, o);
+    tn_tensor *v = tn__sort(fn, x, dim, descending, stable, &idx);
     idx = v ? tn_keep(idx) : NULL;
     tn_scope_end();
     return idx;
 }
+TNDEF tn_tensor *tn_argsort_opts(tn_tensor *x, tn_sort_fn_opts o) { return tn__argsort("tn_argsort", x, o.dim, o.descending, o.stable); }
 TNDEF tn_tensor *tn_argsort_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_sort_fn_opts, sort, "tn_argsort", options, tn_argsort_opts(x, o)); }
 
 TNDEF tn_tensor *tn_topk_opts(tn_tensor *x, int64_t k, tn_tensor **indices, tn_topk_fn_opts o) {
@@ -302,7 +387,7 @@ TNDEF tn_tensor *tn_topk_opts(tn_tensor *x, int64_t k, tn_tensor **indices, tn_t
     int64_t size = x->ndim ? x->shape[d] : 1;
     if (k < 0 || k > size) return (tn_tensor *)tn__error("tn_topk: selected index k (%lld) out of range for dimension %d of size %lld", (long long)k, d, (long long)size);
     tn_scope_begin();
-    tn_tensor *idx = NULL, *v = tn_sort(x, &idx, .dim = d, .descending = o.largest), *vk = NULL, *ik = NULL;
+    tn_tensor *idx = NULL, *v = tn__sort("tn_topk", x, d, o.largest, true, &idx), *vk = NULL, *ik = NULL;
     if (v) {
         vk = x->ndim ? tn_contiguous(tn_narrow(v, d, 0, k)) : v;
         ik = x->ndim ? tn_contiguous(tn_narrow(idx, d, 0, k)) : idx;
@@ -353,7 +438,7 @@ static tn_tensor *tn__select_dim(const char *fn, const char *name, int kind, tn_
     if (n == 0) return (tn_tensor *)tn__error("%s: expected reduction dim %d to have non-zero size (input shape %s)", fn, d, TN__SHAPE(x));
     tn_scope_begin();
     tn_tensor *xv = x->ndim ? tn_detach(x) : tn_reshape(tn_detach(x), tn__one, 1), *si = NULL, *pos;
-    tn_tensor *sv = tn_sort(xv, &si, .dim = d);   /* NaN sorts last */
+    tn_tensor *sv = tn__sort("tn_sort", xv, d, false, true, &si);   /* NaN sorts last; ties in order */
     int64_t kshape[TN_MAX_DIMS], dd = d;
     int knd = xv ? xv->ndim : 0;
     for (int i = 0; i < knd; i++) kshape[i] = i == d ? 1 : xv->shape[i];
@@ -471,7 +556,7 @@ TNDEF tn_tensor *tn_mode(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **in
     tn__as_begin();
     tn_scope_begin();
     /* a stable sort puts equal values together, NaNs last; the counting runs on the host */
-    tn_tensor *xv = x->ndim ? tn_detach(x) : tn_reshape(tn_detach(x), tn__one, 1), *si = NULL, *sv = tn_sort(xv, &si, .dim = d);
+    tn_tensor *xv = x->ndim ? tn_detach(x) : tn_reshape(tn_detach(x), tn__one, 1), *si = NULL, *sv = tn__sort("tn_sort", xv, d, false, true, &si);
     tn_tensor *hv = sv ? tn__dim_last_host(sv, d) : NULL, *hi = sv ? tn__dim_last_host(si, d) : NULL;
     int64_t kshape[TN_MAX_DIMS];
     int knd = xv ? xv->ndim : 0;

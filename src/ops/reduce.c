@@ -627,4 +627,63 @@ static tn_tensor *tn__histc_impl(tn_tensor *x, int64_t bins, double lo, double h
     return r;
 }
 TNDEF tn_tensor *tn_histc_opts(tn_tensor *x, tn_histc_fn_opts o) { return TN__AS("tn_histc", tn__histc_impl(x, o.bins, o.min, o.max)); }
+/* torch.histogram: numpy.histogram's bins (linspace of the range in x's dtype, or the edges
+   given), each value's bin by bucketize against the edges (right=True, minus one; the last
+   edge in the last bin); the weights summed by index_add; density divides by the total
+   and the bin widths. NaN is not counted, as 2025 PyTorch (1.13's kernel counted it). */
+static tn_tensor *tn__histogram_impl(tn_tensor *x, int64_t bins, tn_tensor *bt, tn_tensor **bin_edges, const tn_histogram_fn_opts *o) {
+    const char *fn = "tn_histogram";
+    if (bin_edges) *bin_edges = NULL;
+    TN__CHECK_NULL(x);
+    if (!tn_dtype_is_floating(x->dtype))
+        return (tn_tensor *)tn__error("%s: torch.histogram: input tensor and bins tensors should have the same dtype, but got input %s and bins float", fn,
+                                      tn_dtype_name(x->dtype));
+    if (bt && (bt->ndim != 1 || tn_numel(bt) < 1)) return (tn_tensor *)tn__error("%s: torch.histogram(): bins tensor should have one dimension and at least 1 element", fn);
+    if (!bt && bins <= 0) return (tn_tensor *)tn__error("%s: torch.histogram(): bins must be > 0, but got %lld", fn, (long long)bins);
+    const int64_t N = tn_numel(x), m1 = -1;
+    if (o->weight && tn_numel(o->weight) != N)
+        return (tn_tensor *)tn__error("%s: torch.histogram(): if weight tensor is provided it should have the same shape as the input tensor (input %s, weight %s)", fn,
+                                      TN__SHAPE(x), TN__SHAPE(o->weight));
+    tn_scope_begin();
+    tn_tensor *xf = tn_reshape(tn_detach(x), &m1, 1), *edges;
+    if (bt) edges = tn_to(tn_to_dtype(tn_detach(bt), x->dtype), x->device);
+    else {
+        double lo = o->range[0], hi = o->range[1];
+        if (lo != lo || hi != hi) {   /* None: the data's range (numpy's [0, 1] of no values) */
+            lo = 0; hi = 1;
+            if (N) { lo = tn_item(tn_amin(xf, NULL, 0, false)); hi = tn_item(tn_amax(xf, NULL, 0, false)); }
+        }
+        if (!(isfinite(lo) && isfinite(hi))) { tn_scope_end(); return (tn_tensor *)tn__error("%s: torch.histogram(): range [%g, %g] is not finite", fn, lo, hi); }
+        if (lo > hi) { tn_scope_end(); return (tn_tensor *)tn__error("%s: torch.histogram(): min should not exceed max, but got min %g max %g", fn, lo, hi); }
+        if (lo == hi) { lo -= 0.5; hi += 0.5; }   /* numpy's widening of an empty range */
+        edges = tn_to(tn_linspace(lo, hi, bins + 1, x->dtype), x->device);
+    }
+    const int64_t n = edges ? tn_numel(edges) - 1 : 0, nbins = n > 0 ? n : 0;
+    tn_tensor *hist = tn__own(tn__full_on(&nbins, 1, 0, x->dtype, x->device));
+    if (edges && hist && n > 0 && N) {
+        tn_tensor *inside = tn_logical_and(tn_ge(xf, tn_select(edges, 0, 0)), tn_le(xf, tn_select(edges, 0, n)));
+        tn_searchsorted_fn_opts so = TN_DEFAULTS(tn_searchsorted_fn_opts);
+        so.right = true;
+        tn_tensor *sel = tn_masked_select(xf, inside);
+        tn_tensor *idx = tn_clamp(tn_sub_scalar(tn_bucketize_opts(sel, edges, so), 1), .min = 0, .max = (double)(n - 1));
+        tn_tensor *w = o->weight ? tn_masked_select(tn_reshape(tn_to_dtype(tn_detach(o->weight), x->dtype), &m1, 1), inside) : tn_ones_like(sel);
+        hist = idx && w ? tn_index_add(hist, 0, idx, w) : NULL;
+    }
+    if (hist && o->density && n > 0) hist = tn_div(hist, tn_mul(tn_sum(hist), tn_diff(edges)));
+    if (!hist || !edges) { tn_scope_end(); return NULL; }
+    hist = tn_keep(hist);
+    if (bin_edges) *bin_edges = tn_keep(edges);   /* else the scope frees them */
+    tn_scope_end();
+    return hist;
+}
+TNDEF tn_tensor *tn_histogram_opts(tn_tensor *x, int64_t bins, tn_tensor **bin_edges, tn_histogram_fn_opts o) {
+    return TN__AS("tn_histogram", tn__histogram_impl(x, bins, NULL, bin_edges, &o));
+}
+TNDEF tn_tensor *tn_histogram_str(tn_tensor *x, int64_t bins, tn_tensor **bin_edges, const char *options) {
+    TN__KW_STR(tn_histogram_fn_opts, histogram, "tn_histogram", options, tn_histogram_opts(x, bins, bin_edges, o));
+}
+TNDEF tn_tensor *tn_histogram_edges_opts(tn_tensor *x, tn_tensor *bins, tn_tensor **bin_edges, tn_histogram_fn_opts o) {
+    TN__CHECK_NULL(bins);
+    return TN__AS("tn_histogram", tn__histogram_impl(x, 0, bins, bin_edges, &o));
+}
 TNDEF tn_tensor *tn_histc_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_histc_fn_opts, histc, "tn_histc", options, tn_histc_opts(x, o)); }

@@ -87,6 +87,9 @@ class tn_diff_fn_opts(ctypes.Structure):
 class tn_affine_norm_fn_opts(ctypes.Structure):
     """TN_FIELDS_tn_affine_norm_fn_opts (F.layer_norm, F.group_norm): weight and bias a tensor or NULL."""
     _fields_ = [("weight", c_void_p), ("bias", c_void_p), ("eps", c_double)]
+class tn_histogram_fn_opts(ctypes.Structure):
+    """TN_FIELDS_tn_histogram_fn_opts: range NaN for None, weight a tensor or NULL."""
+    _fields_ = [("range", c_double * 2), ("weight", c_void_p), ("density", c_bool)]
 
 
 class tn_trapezoid_fn_opts(ctypes.Structure):
@@ -126,6 +129,7 @@ _TYPES = {
     "U": tn_diff_fn_opts,             # passed by value
     "B": tn_trapezoid_fn_opts,        # passed by value
     "I": tn_affine_norm_fn_opts,      # passed by value
+    "w": tn_histogram_fn_opts,        # passed by value (every capital is taken)
 }
 
 # "name  restype  argtypes..."  Every row is mandatory: the package and the library ship
@@ -365,6 +369,8 @@ tn_add_alpha T T T d
 tn_sub_alpha T T T d
 tn_add_alpha_ T T T d
 tn_fill_ T T d
+tn_fill T T d
+tn_fill_tensor T T T
 tn_zero_ T T
 tn_gelu_str T T s
 tn_softplus_str T T s
@@ -426,6 +432,11 @@ tn_renorm T T d l d
 tn_sum_to_size T T L i
 tn_trapezoid_opts T T B
 tn_cumulative_trapezoid_opts T T B
+tn_isreal T T
+tn_histogram_opts T T l A w
+tn_histogram_edges_opts T T T A w
+tn_gradient_str i T A s
+tn_gradient_coords_str i T A i A s
 tn_isposinf T T
 tn_isneginf T T
 tn_angle T T

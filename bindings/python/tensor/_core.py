@@ -525,7 +525,7 @@ def _i64(seq, what="dims"):
     a value outside int64, which ctypes would wrap silently)."""
     n = len(seq)
     try:
-        arr = (_I64_ARRAYS[n] if n < 9 else c_int64 * n)(*seq)   # ints and __index__ objects
+        arr = (_I64_ARRAYS[n] if n < len(_I64_ARRAYS) else c_int64 * n)(*seq)   # ints and __index__ objects
     except TypeError:
         raise TypeError(f"{what} must be a tuple of ints, got {seq!r}") from None
     if n and (min(seq) < _INT64_MIN or max(seq) > _INT64_MAX):  # ctypes would have wrapped it
@@ -533,7 +533,7 @@ def _i64(seq, what="dims"):
     return arr, n
 
 
-_I64_ARRAYS = [c_int64 * i for i in range(9)]
+_I64_ARRAYS = [c_int64 * i for i in range(_C.MAX_DIMS + 2)]   # every shape the library takes, and one past it
 
 
 def _ptrs(tensors, fn="", arg="tensors"):

@@ -1783,7 +1783,7 @@ def real(self):
 
 @_method("isreal")
 def isreal(self):
-    return _like("ones", self, dtype=bool_)
+    return _wrap(lib.tn_isreal(self._ptr))
 
 
 @_method("isposinf")
@@ -1854,10 +1854,10 @@ def fill(input, value):
     tensor value keeps its gradient)"""
     input = _tensor_arg(input, "fill", "input")
     if isinstance(value, Tensor):
-        if value.ndim != 0:
-            raise RuntimeError(f"fill only supports 0-dimension value tensor but got tensor with {value.ndim} dimensions.")
-        return value.to(input.dtype).expand(input.shape).clone()
-    return _like("full", input, value)
+        return _wrap(lib.tn_fill_tensor(input._ptr, value._ptr))
+    if _scalar_kind(value) == 1 and abs(int(value)) > 2 ** 53:
+        return fill(input, _scalar_tensor(value))      # exact for large int64 (and the overflow check), as fill_
+    return _wrap(lib.tn_fill(input._ptr, _scalar(value, "fill", "value")))
 
 
 @_method("combinations", function=True)
@@ -1929,108 +1929,46 @@ Tensor.new_empty_strided = _new_empty_strided
 
 @_method("histogram")
 def histogram(self, bins, *, range=None, weight=None, density=False):
-    """(hist, bin_edges) as numpy.histogram: bins of [edge_i, edge_i+1), the last one closed;
-    values outside the edges (and NaN) are not counted. Not differentiable (as PyTorch)."""
-    from . import _factories
-    from ._core import zeros as _zeros
-    if not self.is_floating_point():
-        raise RuntimeError(f"torch.histogram: input tensor and bins tensors should have the same dtype, "
-                           f"but got input {self.dtype} and bins float")
-    x = self.detach().reshape(-1)
+    """(hist, bin_edges) as numpy.histogram (tn_histogram): bins of [edge_i, edge_i+1), the
+    last one closed; values outside the edges (and NaN) are not counted. Not differentiable."""
+    nan = float("nan")
+    lo, hi = (nan, nan) if range is None else (_float(range[0], "histogram", "range"), _float(range[1], "histogram", "range"))
+    o = _C.tn_histogram_fn_opts((lo, hi), _otp(weight, "histogram", "weight"), bool(density))
+    edges = c_void_p()
     if isinstance(bins, Tensor):
-        if bins.ndim != 1 or bins.numel() < 1:
-            raise RuntimeError("torch.histogram(): bins tensor should have one dimension and at least 1 element")
-        edges = bins.detach().to(self.dtype)
+        hist = _wrap(lib.tn_histogram_edges_opts(self._ptr, bins._ptr, byref(edges), o))
     else:
-        nb = _int(bins, "histogram", "bins")
-        if nb <= 0:
-            raise RuntimeError("torch.histogram(): bins must be > 0, but got " + str(nb))
-        if range is not None:
-            lo, hi = float(range[0]), float(range[1])
-        elif x.numel():
-            lo, hi = x.min().item(), x.max().item()
-        else:
-            lo, hi = 0.0, 1.0       # (numpy's range of no values)
-        if lo > hi:
-            raise RuntimeError(f"torch.histogram(): min should not exceed max, but got min {lo} max {hi}")
-        if lo == hi:   # (numpy's widening of an empty range)
-            lo, hi = lo - 0.5, hi + 0.5
-        edges = _factories.linspace(lo, hi, nb + 1, dtype=self.dtype)
-    n = edges.numel() - 1
-    w = None if weight is None else weight.detach().reshape(-1).to(self.dtype)
-    hist = _zeros(_bi.max(n, 0), dtype=self.dtype)
-    if n > 0 and x.numel():
-        inside = (x >= edges[0]) & (x <= edges[-1])
-        idx = (bucketize(x[inside], edges, right=True) - 1).clamp(0, n - 1)
-        vals = w[inside] if w is not None else _factories.ones_like(idx, dtype=self.dtype)
-        hist = hist.index_add(0, idx, vals)
-    if density and n > 0:
-        hist = hist / (hist.sum() * edges.diff())
-    return return_types.histogram(hist, edges)
+        hist = _wrap(lib.tn_histogram_opts(self._ptr, _int(bins, "histogram", "bins"), byref(edges), o))
+    return return_types.histogram(hist, _wrap(edges.value))
 
 
 def gradient(input, *, spacing=1, dim=None, edge_order=1):
-    """numpy.gradient as torch.gradient: central differences inside, one-sided ones of
-    edge_order at the ends; spacing a number, one number per dim, or coordinates per dim."""
+    """numpy.gradient as torch.gradient (tn_gradient): central differences inside, one-sided
+    ones of edge_order at the ends; spacing a number, one number per dim, or coordinates per dim."""
     input = _tensor_arg(input, "gradient", "input")
-    ndim = input.ndim
-    dims = list(range(ndim)) if dim is None else [dim] if isinstance(dim, int) else list(dim)
-    for d in dims:
-        if not -_bi.max(ndim, 1) <= d < _bi.max(ndim, 1):
-            raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got {d})")
-    dims = [d % _bi.max(ndim, 1) for d in dims]
-    for d in dims:
-        if dims.count(d) > 1:
-            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
-    if spacing is None:
-        spacing = 1
-    if edge_order not in (1, 2):
-        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
-    if isinstance(spacing, (list, tuple)):
-        if len(spacing) != len(dims):
-            raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar or it's spacing and dim "
-                               f"arguments to have the same length, but got a spacing argument of length "
-                               f"{len(spacing)} and a dim argument of length {len(dims)}.")
-        spacing = list(spacing)
+    kw = {"edge_order": _int(edge_order, "gradient", "edge_order")}
+    if dim is not None:
+        dims = (dim,) if isinstance(dim, numbers.Integral) else tuple(dim)
+        if not dims:
+            return ()
+        kw["dim"] = tuple(_int(d, "gradient", "dim") for d in dims)
+    out = (c_void_p * _C.MAX_DIMS)()
+    if isinstance(spacing, (list, tuple)) and spacing and _bi.all(isinstance(s, Tensor) for s in spacing):
+        n = lib.tn_gradient_coords_str(input._ptr, _ptrs(spacing, "gradient", "spacing"), len(spacing), out, _kw_text(**kw))
     else:
-        spacing = [spacing] * len(dims)
-    for d in dims:
-        if input.shape[d] < edge_order + 1:
-            raise RuntimeError("torch.gradient expected each dimension size to be at least edge_order+1")
-    x = input if input.is_floating_point() else input.to(_default_dtype[0])
-    out = []
-    for d, h in zip(dims, spacing):
-        n = x.shape[d]
-
-        def at(a, length=1):
-            return x.narrow(d, a % n if a < 0 else a, length)
-
-        def shape_along(t):
-            return t.reshape([-1 if i == d else 1 for i in range(ndim)])
-        if isinstance(h, Tensor):
-            c = h.to(x.dtype) if not h.is_floating_point() else h
-            dx = c.diff()
-            dx1, dx2 = shape_along(dx[:-1]), shape_along(dx[1:])
-            a, b, cc = -dx2 / (dx1 * (dx1 + dx2)), (dx2 - dx1) / (dx1 * dx2), dx1 / (dx2 * (dx1 + dx2))
-            inner = a * at(0, n - 2) + b * at(1, n - 2) + cc * at(2, n - 2)
-            if edge_order == 1:
-                first = (at(1) - at(0)) / dx[0]
-                last = (at(-1) - at(-2)) / dx[-1]
-            else:
-                p, q = dx[0], dx[1]
-                first = (-(2 * p + q) / (p * (p + q))) * at(0) + ((p + q) / (p * q)) * at(1) + (-p / (q * (p + q))) * at(2)
-                p, q = dx[-2], dx[-1]
-                last = (q / (p * (p + q))) * at(-3) + (-(q + p) / (p * q)) * at(-2) + ((2 * q + p) / (q * (p + q))) * at(-1)
+        if isinstance(spacing, (list, tuple)):   # one number per dim (a list of one is a list, not a scalar)
+            nd = len(kw["dim"]) if "dim" in kw else input.ndim
+            if len(spacing) != nd:
+                raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar or it's spacing and dim "
+                                   f"arguments to have the same length, but got a spacing argument of length "
+                                   f"{len(spacing)} and a dim argument of length {nd}.")
+            sp = tuple(_float(s, "gradient", "spacing") for s in spacing)
         else:
-            h = float(h)
-            inner = (at(2, n - 2) - at(0, n - 2)) / (2 * h)
-            if edge_order == 1:
-                first, last = (at(1) - at(0)) / h, (at(-1) - at(-2)) / h
-            else:
-                first = (-1.5 * at(0) + 2 * at(1) - 0.5 * at(2)) / h
-                last = (0.5 * at(-3) - 2 * at(-2) + 1.5 * at(-1)) / h
-        out.append(cat([first, inner, last], d))
-    return tuple(out)
+            sp = (_float(1 if spacing is None else spacing, "gradient", "spacing"),)
+        n = lib.tn_gradient_str(input._ptr, out, _kw_text(spacing=sp, **kw))
+    if n < 0:
+        _raise()
+    return tuple(_wrap(out[i]) for i in range(n))
 
 
 FUNCTIONS.update(gradient=gradient)

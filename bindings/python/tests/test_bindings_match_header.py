@@ -188,7 +188,7 @@ SCALAR = {"int": ("i", c_int), "int64_t": ("l", c_int64), "uint64_t": ("u", c_ui
           "bool": ("b", c_bool), "size_t": ("z", c_size_t), "float": ("f", c_float), "uint16_t": ("h", ctypes.c_uint16)}
 BY_VALUE = {"tn_memory_stats": "M", "tn_cuda_stats": "N", "tn_autograd_opts": "O", "tn_loss_opts": "Q",
             "tn_print_options": "R", "tn_searchsorted_fn_opts": "J", "tn_cov_fn_opts": "V", "tn_diff_fn_opts": "U",
-            "tn_trapezoid_fn_opts": "B", "tn_affine_norm_fn_opts": "I"}
+            "tn_trapezoid_fn_opts": "B", "tn_affine_norm_fn_opts": "I", "tn_histogram_fn_opts": "w"}
 POINTEE = {"int64_t": ("L", c_int64), "double": ("P", c_double), "size_t": ("S", c_size_t)}
 FIELD_SCALAR = {"int": c_int, "int64_t": c_int64, "uint64_t": c_uint64, "double": c_double, "bool": c_bool,
                 "size_t": c_size_t, "float": c_float, "int32_t": c_int32, "uint32_t": c_uint32, "uint8_t": c_uint8}

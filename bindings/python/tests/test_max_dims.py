@@ -1,4 +1,4 @@
-"""Tensors of the library's maximum number of dims (TN_MAX_DIMS, 8 by default; PyTorch
+"""Tensors of the library's maximum number of dims (TN_MAX_DIMS, 16 by default; PyTorch
 allows 64) against PyTorch: view, permute, sum, broadcast add, backward, printing; one dim
 more raises a clear error. Skipped without torch."""
 import pytest
@@ -24,7 +24,7 @@ def _same(a, b):
 
 
 def test_limit_is_the_library_s():
-    assert D == _C.lib.tn_max_dims() >= 8
+    assert D == _C.lib.tn_max_dims() >= 16    # the default (PyTorch allows 64; 16 is the GPU unit's most)
 
 
 def test_ops_at_the_limit():
@@ -61,7 +61,7 @@ def test_printing_at_the_limit():
 
 
 def test_one_more_dim_raises():
-    with pytest.raises((RuntimeError, IndexError), match=str(D)):   # the C message: "ndim 9 out of range [0, 8]"
+    with pytest.raises((RuntimeError, IndexError), match=str(D)):   # the C message: "ndim 17 out of range [0, 16]"
         tn.zeros((1,) * (D + 1))
     x = tn.zeros((1,) * D)
     with pytest.raises(RuntimeError, match="cannot grow"):

@@ -105,25 +105,11 @@ RANDOM = {"bernoulli", "multinomial", "normal", "normal.number_mean", "uniform",
 CONTIGUOUS_ONLY = {"as_strided", "as_strided_scatter", "new_empty_strided"}
 
 # (entry, phase) -> reason: the reviewed known differences
-_NN_INT = ("nn ops on integer inputs: PyTorch 1.13 computes conv/bilinear/these losses in int64 on the CPU; "
-           "ours refuses with an error naming the dtype (integer conv kernels are not written)")
-_DIMS = "a 9-dim tensor: tensor.h's TN_MAX_DIMS is 8 (PyTorch allows 64; issue 20 item 2)"
 KNOWN = {
     # float32 matrix_exp: PyTorch evaluates its Taylor polynomials and squarings in float32
     # (relative errors near 1e-5 for these samples' norms); the package runs in float64 and
     # rounds once, closer to the exact value (test_linalg_more.py's test_matrix_exp_float32_accuracy)
     ("matrix_exp", "values"): "float32 values differ by PyTorch's own float32 rounding (ours: float64, rounded once)",
-    # -- open classes of issue 20 item 4
-    **{("nn.functional." + k, "int"): _NN_INT for k in (
-        "conv1d conv2d conv_transpose1d conv_transpose2d conv_transpose3d local_response_norm margin_ranking_loss "
-        "bilinear triplet_margin_loss triplet_margin_with_distance_loss cosine_embedding_loss poisson_nll_loss "
-        "pairwise_distance").split()},
-    # -- dtypes and limits of tensor.h
-    **{(k, ph): _DIMS for k in ("clone", "contiguous", "reshape_as", "view_as", "flatten") for ph in ("values", "int")},
-    # int8/int16 samples (8000 values in [-9, 9]) hold many equal values: torch.sort's default is
-    # unstable, ours stable (as sort(stable=True)), so the indices of ties differ; the values agree
-    ("sort", "int"): "indices of equal values: PyTorch's default sort is unstable, ours is stable (values agree)",
-    ("argsort", "int"): "indices of equal values: PyTorch's default sort is unstable, ours is stable (values agree)",
     # -- features not implemented
     ("nn.functional.embedding", "values"): "sparse=True: sparse gradients (tensor.h has strided layouts only)",
     ("to_sparse", "grad"): "a sparse result (tensor.sparse's SparseTensor) has no autograd here; PyTorch's own "
