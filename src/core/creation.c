@@ -47,6 +47,11 @@ static int tn__cpu_copy(tn_tensor *dst, tn_tensor *src) {
         tn__iter_run_par(&it, tn__copy_bytes, &es, -1);
         return 0;
     }
+    if (tn_dtype_is_complex(dst->dtype) || tn_dtype_is_complex(from)) {
+        tn_dtype c[2] = {dst->dtype, from};
+        tn__iter_run_par(&it, tn__cast_complex, c, -1);
+        return 0;
+    }
     if (tn__is_half(dst->dtype) && from == TN_F32) { tn__iter_run_par(&it, tn__half_from_f32, &dst->dtype, -1); return 0; }
     if (tn__is_half(from) && dst->dtype == TN_F32) { tn__iter_run_par(&it, tn__f32_from_half, &from, -1); return 0; }
     if (tn__is_half(from) || tn__is_half(dst->dtype)) {
@@ -228,6 +233,11 @@ TNDEF tn_tensor *tn_scalar_bool(bool value) { return tn__own(tn__scalar_new(valu
 TNDEF tn_tensor *tn_scalar_int(int64_t value) {
     tn_tensor *t = tn__scalar_new(0, TN_I64, true);
     if (t) *(int64_t *)tn_data_ptr(t) = value;
+    return tn__own(t);
+}
+TNDEF tn_tensor *tn_scalar_complex(double re, double im) {
+    tn_tensor *t = tn__scalar_new(0, TN_C128, true);
+    if (t) { ((double *)tn_data_ptr(t))[0] = re; ((double *)tn_data_ptr(t))[1] = im; }
     return tn__own(t);
 }
 TNDEF tn_tensor *tn_scalar_tensor(double value, tn_dtype dtype) { return TN__AS("tn_scalar_tensor", tn__scalar_tensor_impl(value, dtype)); }
@@ -468,6 +478,12 @@ TNDEF double tn_item(tn_tensor *t) {
     if (tn_numel(t) != 1) {
         tn__error("tn_item: a tensor with %lld elements (shape %s) cannot be converted to a scalar", (long long)tn_numel(t), TN__SHAPE(t));
         return NAN;
+    }
+    if (tn_dtype_is_complex(t->dtype)) {   /* a double holds it only when the imaginary part is 0 */
+        double re = NAN, im = 0;
+        if (tn_item_complex(t, &re, &im)) return NAN;
+        if (im != 0 || im != im) { tn__error("tn_item: a complex value (%g%+gj) cannot be converted to a double; use tn_item_complex", re, im); return NAN; }
+        return re;
     }
     if (t->dtype == TN_I64) { /* exact for |v| > 2^53 too, as far as a double allows */
         tn_tensor *h = tn__copy_as(t, TN_I64, TN_CPU);

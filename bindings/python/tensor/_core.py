@@ -194,7 +194,7 @@ class dtype:
 
     @property
     def is_complex(self):
-        return False
+        return self.name.startswith("complex")
 
     def __repr__(self):
         return "torch." + self.name
@@ -205,7 +205,12 @@ class dtype:
         return (_dtype_by_name, (self.name,))
 
     def to_real(self):
-        return self
+        return _DTYPES[lib.tn_dtype_to_real(self._code)]
+
+    def to_complex(self):
+        if not (self.is_floating_point or self.is_complex):
+            raise RuntimeError(f"to_complex is only supported for floating point types, got {self!r}")
+        return _DTYPES[lib.tn_dtype_to_complex(self._code)]
 
 
 float32 = dtype("float32", _C.F32, ctypes.c_float, "<f4", "Float")
@@ -218,7 +223,9 @@ float16 = dtype("float16", _C.F16, ctypes.c_uint16, "<f2", "Half")
 bfloat16 = dtype("bfloat16", _C.BF16, ctypes.c_uint16, "<V2", "BFloat16")
 int8 = dtype("int8", _C.I8, ctypes.c_int8, "|i1", "Char")
 int16 = dtype("int16", _C.I16, ctypes.c_int16, "<i2", "Short")
-_DTYPES = [float32, float64, int32, int64, uint8, bool_, float16, bfloat16, int8, int16]   # by C code
+complex64 = dtype("complex64", _C.C64, ctypes.c_float * 2, "<c8", "ComplexFloat")      # ctype: (real, imag)
+complex128 = dtype("complex128", _C.C128, ctypes.c_double * 2, "<c16", "ComplexDouble")
+_DTYPES = [float32, float64, int32, int64, uint8, bool_, float16, bfloat16, int8, int16, complex64, complex128]   # by C code
 _BY_NAME = {d.name: d for d in _DTYPES}
 _default_dtype = [_DTYPES[lib.tn_get_default_dtype()]]   # a cache of the C setting (tn_set_default_dtype)
 
@@ -228,7 +235,7 @@ def _dtype_by_name(name):
 
 
 def _category(dt):
-    return 2 if dt.is_floating_point else (0 if dt is bool_ else 1)
+    return 3 if dt.is_complex else 2 if dt.is_floating_point else (0 if dt is bool_ else 1)
 
 
 def _to_dtype(d, allow_none=True):
@@ -578,6 +585,8 @@ def _scalar_kind(v):
         return 1
     if isinstance(v, numbers.Real):
         return 2
+    if isinstance(v, numbers.Complex):
+        return 3
     return None
 
 
@@ -594,6 +603,9 @@ def _scalar_ptr(v):
         p = lib.tn_scalar_int(v)
     elif k == 0:
         p = lib.tn_scalar_bool(bool(v))
+    elif k == 3:
+        v = complex(v)
+        p = lib.tn_scalar_complex(v.real, v.imag)
     else:
         raise TypeError(f"expected a Tensor or a Python number, got {type(v).__name__}")
     return _own(p)
@@ -674,7 +686,7 @@ def _parse_nested(data):
     return flat, shape
 
 
-_PLAIN_KIND = {float: 2, int: 1, bool: 0}
+_PLAIN_KIND = {float: 2, int: 1, bool: 0, complex: 3}
 
 
 def _bad_leaf(v, flat):
@@ -708,11 +720,13 @@ def _from_flat(flat, shape, dt):
                 _bad_leaf(v, flat)
             kinds.add(k)
         kind = max(kinds) if kinds else 2
-        flat = [float(v) if kind == 2 else (int(v) if kind == 1 else bool(v)) for v in flat]
-    if dt is None:
-        dt = _default_dtype[0] if kind == 2 else (int64 if kind == 1 else bool_)
+        flat = [complex(v) if kind == 3 else float(v) if kind == 2 else (int(v) if kind == 1 else bool(v)) for v in flat]
+    if dt is None:   # a Python complex: the complex dtype of the default float dtype
+        dt = _default_dtype[0].to_complex() if kind == 3 else _default_dtype[0] if kind == 2 else (int64 if kind == 1 else bool_)
     try:
-        if kind == 2:
+        if kind == 3:   # (real, imag) pairs as complex128
+            buf, src = array.array("d", [x for v in flat for x in (complex(v).real, complex(v).imag)]), complex128
+        elif kind == 2:
             buf, src = array.array("d", flat), float64
         elif kind == 1:
             buf, src = array.array("q", flat), int64
@@ -986,7 +1000,7 @@ class Tensor:
         return self.dtype.is_floating_point
 
     def is_complex(self):
-        return False
+        return self.dtype.is_complex
 
     def is_signed(self):
         return self.dtype.is_signed
@@ -1060,6 +1074,8 @@ class Tensor:
                 return [] if shp[0] == 0 else [build(shp[1:]) for _ in range(shp[0])]
             return build(shape)
         flat = (t.dtype._ctype * n).from_address(lib.tn_data_ptr(t._ptr))[:]
+        if t.dtype.is_complex:
+            flat = [complex(v[0], v[1]) for v in flat]
         if not shape:
             return flat[0]
         for d in reversed(shape[1:]):
@@ -1075,6 +1091,9 @@ class Tensor:
         t = self._host()
         if t.dtype in (float16, bfloat16):
             t = t.float()
+        if t.dtype.is_complex:
+            v = t.dtype._ctype.from_address(lib.tn_data_ptr(t._ptr))
+            return complex(v[0], v[1])
         return t.dtype._ctype.from_address(lib.tn_data_ptr(t._ptr)).value
 
     def __float__(self):
