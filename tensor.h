@@ -6571,6 +6571,8 @@ static tn_tensor *tn__new(tn_dtype dtype, tn_device device, const int64_t *shape
     if (tn__check_shape("tensor.h", shape, ndim)) return NULL;
     if (device == TN_CUDA && (dtype == TN_I8 || dtype == TN_I16))   /* the GPU unit has no int8/int16 kernels (nor the stand-in, to match) */
         return (tn_tensor *)tn__error("tensor.h: dtype %s is not supported on CUDA yet (int8 and int16 are CPU only)", tn_dtype_name(dtype));
+    if (device == TN_CUDA && (dtype == TN_C64 || dtype == TN_C128))   /* no complex kernels in the GPU unit yet (nor the stand-in) */
+        return (tn_tensor *)tn__error("tensor.h: dtype %s is not supported on CUDA yet (complex64 and complex128 are CPU only)", tn_dtype_name(dtype));
     int64_t strides[TN_MAX_DIMS] = {0};   /* a 0-d tensor's are never read (gcc cannot tell when inlining) */
 
     tn__contiguous_strides(shape, ndim, strides);
@@ -7058,10 +7060,13 @@ typedef struct tn__cplx { double re, im; } tn__cplx;
 static tn__cplx tn__cx(double re, double im) { tn__cplx z; z.re = re; z.im = im; return z; }
 static tn__cplx tn__cadd(tn__cplx a, tn__cplx b) { return tn__cx(a.re + b.re, a.im + b.im); }
 static tn__cplx tn__cmul(tn__cplx a, tn__cplx b) { return tn__cx(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re); }
-static tn__cplx tn__cdiv(tn__cplx a, tn__cplx b) {   /* c10::complex operator/= (numpy's scaling) */
+static tn__cplx tn__cscale(tn__cplx a, double s) { return tn__cx(a.re * s, a.im * s); }
+/* c10::complex's scaled division; by zero NaN in both parts, as PyTorch's vectorised
+   CPU kernels give for every numerator (c10's scalar form gives inf/nan parts) */
+static tn__cplx tn__cdiv(tn__cplx a, tn__cplx b) {
     const double c = b.re, d = b.im, ac = fabs(c), ad = fabs(d);
     if (ac >= ad) {
-        if (ac == 0 && ad == 0) return tn__cx(a.re / ac, a.im / ad);   /* a complex inf or nan */
+        if (ac == 0 && ad == 0) return tn__cx(NAN, NAN);
         const double rat = d / c, scl = 1.0 / (c + d * rat);
         return tn__cx((a.re + a.im * rat) * scl, (a.im - a.re * rat) * scl);
     }
@@ -7186,8 +7191,8 @@ static void tn__unary_c64(char **p, const int64_t *s, int64_t n, void *vc) {
     case SQUARE: TN__CMAP1(float, tn__cmul(x, x)); break;
     case EXP: TN__CMAP1(float, tn__cexp(x)); break;
     case LOG: TN__CMAP1(float, tn__clog(x)); break;
-    case LOG2: TN__CMAP1(float, tn__cdiv(tn__clog(x), tn__cx(0.69314718055994530942, 0))); break;
-    case LOG10: TN__CMAP1(float, tn__cdiv(tn__clog(x), tn__cx(2.30258509299404568402, 0))); break;
+    case LOG2: { TN__CMAP1(float, tn__cscale(tn__clog(x), 1 / 0.69314718055994530942)); break; }   /* log(z) / log(2): part by part */
+    case LOG10: { TN__CMAP1(float, tn__cscale(tn__clog(x), 1 / 2.30258509299404568402)); break; }
     case SQRT: TN__CMAP1(float, tn__csqrt(x)); break;
     case RSQRT: TN__CMAP1(float, tn__cdiv(tn__cx(1, 0), tn__csqrt(x))); break;
     case RECIPROCAL: TN__CMAP1(float, tn__cdiv(tn__cx(1, 0), x)); break;
@@ -7215,8 +7220,8 @@ static void tn__unary_c128(char **p, const int64_t *s, int64_t n, void *vc) {
     case SQUARE: TN__CMAP1(double, tn__cmul(x, x)); break;
     case EXP: TN__CMAP1(double, tn__cexp(x)); break;
     case LOG: TN__CMAP1(double, tn__clog(x)); break;
-    case LOG2: TN__CMAP1(double, tn__cdiv(tn__clog(x), tn__cx(0.69314718055994530942, 0))); break;
-    case LOG10: TN__CMAP1(double, tn__cdiv(tn__clog(x), tn__cx(2.30258509299404568402, 0))); break;
+    case LOG2: { TN__CMAP1(double, tn__cscale(tn__clog(x), 1 / 0.69314718055994530942)); break; }   /* log(z) / log(2): part by part */
+    case LOG10: { TN__CMAP1(double, tn__cscale(tn__clog(x), 1 / 2.30258509299404568402)); break; }
     case SQRT: TN__CMAP1(double, tn__csqrt(x)); break;
     case RSQRT: TN__CMAP1(double, tn__cdiv(tn__cx(1, 0), tn__csqrt(x))); break;
     case RECIPROCAL: TN__CMAP1(double, tn__cdiv(tn__cx(1, 0), x)); break;
@@ -16480,8 +16485,8 @@ TNDEF tn_tensor *tn_view_as_real(tn_tensor *x) {
 TNDEF tn_tensor *tn_view_as_complex(tn_tensor *x) {
     TN__CHECK_NULL(x);
     const char *fn = "tn_view_as_complex";
-    if (x->dtype != TN_F32 && x->dtype != TN_F64)   /* no complex32 here: half is refused too */
-        return (tn_tensor *)tn__error("%s: view_as_complex is only supported for float and double tensors, but got a tensor of scalar type: %s", fn, tn__torch_type_name(x->dtype));
+    if (x->dtype != TN_F32 && x->dtype != TN_F64)   /* PyTorch's message; half is refused too here (no complex32) */
+        return (tn_tensor *)tn__error("%s: view_as_complex is only supported for half, float and double tensors, but got a tensor of scalar type: %s", fn, tn__torch_type_name(x->dtype));
     if (x->ndim == 0) return (tn_tensor *)tn__error("%s: Input tensor must have one or more dimensions", fn);
     if (x->shape[x->ndim - 1] != 2) return (tn_tensor *)tn__error("%s: Tensor must have a last dimension of size 2 (got shape %s)", fn, TN__SHAPE(x));
     if (x->strides[x->ndim - 1] != 1) return (tn_tensor *)tn__error("%s: Tensor must have a last dimension with stride 1", fn);

@@ -7,10 +7,13 @@ typedef struct tn__cplx { double re, im; } tn__cplx;
 static tn__cplx tn__cx(double re, double im) { tn__cplx z; z.re = re; z.im = im; return z; }
 static tn__cplx tn__cadd(tn__cplx a, tn__cplx b) { return tn__cx(a.re + b.re, a.im + b.im); }
 static tn__cplx tn__cmul(tn__cplx a, tn__cplx b) { return tn__cx(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re); }
-static tn__cplx tn__cdiv(tn__cplx a, tn__cplx b) {   /* c10::complex operator/= (numpy's scaling) */
+static tn__cplx tn__cscale(tn__cplx a, double s) { return tn__cx(a.re * s, a.im * s); }
+/* c10::complex's scaled division; by zero NaN in both parts, as PyTorch's vectorised
+   CPU kernels give for every numerator (c10's scalar form gives inf/nan parts) */
+static tn__cplx tn__cdiv(tn__cplx a, tn__cplx b) {
     const double c = b.re, d = b.im, ac = fabs(c), ad = fabs(d);
     if (ac >= ad) {
-        if (ac == 0 && ad == 0) return tn__cx(a.re / ac, a.im / ad);   /* a complex inf or nan */
+        if (ac == 0 && ad == 0) return tn__cx(NAN, NAN);
         const double rat = d / c, scl = 1.0 / (c + d * rat);
         return tn__cx((a.re + a.im * rat) * scl, (a.im - a.re * rat) * scl);
     }
@@ -135,8 +138,8 @@ static void tn__unary_##S(char **p, const int64_t *s, int64_t n, void *vc) {
     case SQUARE: TN__CMAP1(T, tn__cmul(x, x)); break;
     case EXP: TN__CMAP1(T, tn__cexp(x)); break;
     case LOG: TN__CMAP1(T, tn__clog(x)); break;
-    case LOG2: TN__CMAP1(T, tn__cdiv(tn__clog(x), tn__cx(0.69314718055994530942, 0))); break;
-    case LOG10: TN__CMAP1(T, tn__cdiv(tn__clog(x), tn__cx(2.30258509299404568402, 0))); break;
+    case LOG2: { TN__CMAP1(T, tn__cscale(tn__clog(x), 1 / 0.69314718055994530942)); break; }   /* log(z) / log(2): part by part */
+    case LOG10: { TN__CMAP1(T, tn__cscale(tn__clog(x), 1 / 2.30258509299404568402)); break; }
     case SQRT: TN__CMAP1(T, tn__csqrt(x)); break;
     case RSQRT: TN__CMAP1(T, tn__cdiv(tn__cx(1, 0), tn__csqrt(x))); break;
     case RECIPROCAL: TN__CMAP1(T, tn__cdiv(tn__cx(1, 0), x)); break;

@@ -69,8 +69,8 @@ TNDEF tn_tensor *tn_view_as_real(tn_tensor *x) {
 TNDEF tn_tensor *tn_view_as_complex(tn_tensor *x) {
     TN__CHECK_NULL(x);
     const char *fn = "tn_view_as_complex";
-    if (x->dtype != TN_F32 && x->dtype != TN_F64)   /* no complex32 here: half is refused too */
-        return (tn_tensor *)tn__error("%s: view_as_complex is only supported for float and double tensors, but got a tensor of scalar type: %s", fn, tn__torch_type_name(x->dtype));
+    if (x->dtype != TN_F32 && x->dtype != TN_F64)   /* PyTorch's message; half is refused too here (no complex32) */
+        return (tn_tensor *)tn__error("%s: view_as_complex is only supported for half, float and double tensors, but got a tensor of scalar type: %s", fn, tn__torch_type_name(x->dtype));
     if (x->ndim == 0) return (tn_tensor *)tn__error("%s: Input tensor must have one or more dimensions", fn);
     if (x->shape[x->ndim - 1] != 2) return (tn_tensor *)tn__error("%s: Tensor must have a last dimension of size 2 (got shape %s)", fn, TN__SHAPE(x));
     if (x->strides[x->ndim - 1] != 1) return (tn_tensor *)tn__error("%s: Tensor must have a last dimension with stride 1", fn);

@@ -297,6 +297,8 @@ def _make_unary_inplace(cname, out):
     def method(self):
         if f is not None:
             return self._inplace(f(self._ptr))
+        if cname == "abs" and self.dtype.is_complex:   # its real result would land in the complex tensor
+            raise RuntimeError("In-place abs is not supported for complex tensors.")
         return self._store(out(self))
     method.__name__ = cname + "_"
     return method
