@@ -335,3 +335,50 @@ def test_matmul(dt):
     _close(e @ g, f @ h, **tol)
     _close(a[0] @ c, b[0] @ d, **tol)                     # vector @ matrix
     _close(tn.matmul(a[:, :0], c[:0]), torch.matmul(b[:, :0], d[:0]))
+
+
+def _leaf(shape, seed, noncontig=False):
+    a, b = _rand(shape, "complex128", seed=seed, noncontig=noncontig)
+    return a.detach().requires_grad_(), b.detach().requires_grad_()
+
+
+def _real_loss(lib, z):
+    """A real loss of a complex tensor that weighs every part differently."""
+    w = lib.arange(z.numel(), dtype=lib.float64).reshape(z.shape) * 0.37 + 1
+    return (lib.view_as_real(z)[..., 0] * w).sum() + (lib.view_as_real(z)[..., 1] * w * w).sum()
+
+
+GRAD_CASES = {
+    "add": lambda m, x, y: x + y * 2, "sub": lambda m, x, y: x - y, "mul": lambda m, x, y: x * y,
+    "div": lambda m, x, y: x / (y + 3), "mm": lambda m, x, y: m.mm(x, y.t()), "matmul": lambda m, x, y: x @ y.t(),
+    "abs": lambda m, x, y: m.complex(x.abs(), y.abs()), "real": lambda m, x, y: m.complex(x.real, y.imag),
+    "imag": lambda m, x, y: m.complex(x.imag * y.real, x.real), "conj": lambda m, x, y: x.conj() * y,
+    "view_as_real": lambda m, x, y: m.view_as_complex(m.view_as_real(x) * 2) + y,
+    "sum": lambda m, x, y: (x * y).sum(0, keepdim=True), "mean": lambda m, x, y: (x - y).mean(1, keepdim=True),
+    "exp": lambda m, x, y: x.exp() * y, "log": lambda m, x, y: (x + 3).log() + y, "sqrt": lambda m, x, y: (x + 3).sqrt() * y,
+    "sin": lambda m, x, y: x.sin() + y.cos(), "tanh": lambda m, x, y: x.tanh() * y.sigmoid(),
+    "reciprocal": lambda m, x, y: (x + 3).reciprocal() - y.square(),
+    "angle": lambda m, x, y: m.complex(x.angle(), y.real), "sgn": lambda m, x, y: x.sgn() * y,
+    "polar": lambda m, x, y: m.polar(x.abs(), y.real),
+    "real_mul": lambda m, x, y: x.real * y,          # a real operand: its gradient is real
+}
+
+
+@pytest.mark.parametrize("case", sorted(GRAD_CASES))
+def test_gradients_against_torch(case):
+    f = GRAD_CASES[case]
+    a, b = _leaf((3, 4), 20, noncontig=True)
+    c, d = _leaf((3, 4), 21)
+    _real_loss(tn, f(tn, a, c)).backward()
+    _real_loss(torch, f(torch, b, d)).backward()
+    _close(a.grad, b.grad, rtol=1e-10, atol=1e-10)
+    _close(c.grad, d.grad, rtol=1e-10, atol=1e-10)
+
+
+def test_backward_of_complex_output_needs_a_gradient():
+    a, _ = _leaf((2,), 22)
+    with pytest.raises(RuntimeError, match="real scalar outputs"):
+        a.sum().backward()
+    s = (a * a).sum()
+    s.backward(tn.tensor(1 + 0j, dtype=tn.complex128))
+    assert a.grad.dtype is tn.complex128
