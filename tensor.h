@@ -34295,10 +34295,11 @@ TNDEF tn_dataset *tn_mnist_dataset(const char *dir, bool train) {
 #endif
 
 #define TN__ST_MAX_HEADER 100000000ULL
-static const char *const tn__st_dtype_names[TN_NUM_DTYPES] = {"F32", "F64", "I32", "I64", "U8", "BOOL", "F16", "BF16", "I8", "I16"};
+/* C128 is this library's own name: the format's Dtype list stops at C64 (other readers refuse C128) */
+static const char *const tn__st_dtype_names[TN_NUM_DTYPES] = {"F32", "F64", "I32", "I64", "U8", "BOOL", "F16", "BF16", "I8", "I16", "C64", "C128"};
 /* The reference's Dtype order (BOOL U8 I8 I16 F16 BF16 I32 F32 F64 I64 among ours; increasing
    alignment): writers sort by it, descending. */
-static const int tn__st_rank[TN_NUM_DTYPES] = {7, 8, 6, 9, 1, 0, 4, 5, 2, 3};
+static const int tn__st_rank[TN_NUM_DTYPES] = {7, 9, 6, 10, 1, 0, 4, 5, 2, 3, 8, 11};   /* C64 between F32 and F64; C128 last */
 
 typedef struct tn__st_entry {
     char *name;
@@ -34554,11 +34555,11 @@ static int tn__st_tensor(tn__st_parse *p, char *name) {
             if (tn__st_string(p, &d)) return -1;
             int k = 0;
             while (k < TN_NUM_DTYPES && strcmp(d, tn__st_dtype_names[k])) k++;
-            static const char *const known[] = {"U16", "U32", "U64", "F8_E5M2", "F8_E4M3", "F8_E8M0", "F4", "F6_E2M3", "F6_E3M2", "C64"};
+            static const char *const known[] = {"U16", "U32", "U64", "F8_E5M2", "F8_E4M3", "F8_E8M0", "F4", "F6_E2M3", "F6_E3M2"};
             bool other = false;
             for (size_t j = 0; j < sizeof known / sizeof *known; j++) other = other || !strcmp(d, known[j]);
             if (k == TN_NUM_DTYPES) {
-                int rc = other ? tn__st_fail(p, "tensor '%s' has dtype %s, which tensor.h does not support (supported: F32, F64, I32, I64, I16, I8, U8, BOOL, F16, BF16)", name, d)
+                int rc = other ? tn__st_fail(p, "tensor '%s' has dtype %s, which tensor.h does not support (supported: F32, F64, I32, I64, I16, I8, U8, BOOL, F16, BF16, C64, C128)", name, d)
                                : tn__st_fail(p, "tensor '%s' has unknown dtype \"%.40s\"", name, d);
                 TN_FREE(d);
                 return rc;
@@ -35384,11 +35385,11 @@ static const struct { const char *module, *name; int g; int dtype; } tn__pt_glob
     {"torch", "LongStorage", TN__G_STORAGE, TN_I64}, {"torch", "IntStorage", TN__G_STORAGE, TN_I32},
     {"torch", "ByteStorage", TN__G_STORAGE, TN_U8}, {"torch", "BoolStorage", TN__G_STORAGE, TN_BOOL},
     {"torch", "CharStorage", TN__G_STORAGE, TN_I8}, {"torch", "ShortStorage", TN__G_STORAGE, TN_I16},
+    {"torch", "ComplexFloatStorage", TN__G_STORAGE, TN_C64}, {"torch", "ComplexDoubleStorage", TN__G_STORAGE, TN_C128},
     {"torch", "UntypedStorage", TN__G_STORAGE, TN_U8},
 };
 /* torch's storage types of the dtypes tensor.h lacks: named in the message */
-static const char *const tn__pt_unsupported_storages[] = {"ComplexFloatStorage", "ComplexDoubleStorage",
-                                                         "QInt8Storage", "QUInt8Storage", "QInt32Storage", "QUInt4x2Storage", "QUInt2x4Storage"};
+static const char *const tn__pt_unsupported_storages[] = {"QInt8Storage", "QUInt8Storage", "QInt32Storage", "QUInt4x2Storage", "QUInt2x4Storage"};
 
 typedef struct tn__pv {
     int kind;
@@ -36010,7 +36011,7 @@ TNDEF int tn_save_pt(const char *path, const tn_dict *d) {
     const char *fn = "tn_save_pt";
     if (!path || !d) return TN__FAIL_INT("%s: need a path and a dict", fn);
     static const char *const storage_names[TN_NUM_DTYPES] = {"FloatStorage", "DoubleStorage", "IntStorage", "LongStorage", "ByteStorage", "BoolStorage", "HalfStorage", "BFloat16Storage",
-                                                                             "CharStorage", "ShortStorage"};
+                                                                             "CharStorage", "ShortStorage", "ComplexFloatStorage", "ComplexDoubleStorage"};
     tn__pt_out o;
     memset(&o, 0, sizeof o);
     o.fn = fn;
@@ -40570,6 +40571,7 @@ TNDEF DLManagedTensor *tn_to_dlpack(tn_tensor *t) {
     case TN_I32: case TN_I64: case TN_I8: case TN_I16: dt.code = kDLInt; break;
     case TN_U8: dt.code = kDLUInt; break;
     case TN_BOOL: dt.code = kDLBool; break;
+    case TN_C64: case TN_C128: dt.code = kDLComplex; break;   /* 64 and 128 bits */
     default: return (DLManagedTensor *)tn__error("tn_to_dlpack: dtype %s has no DLPack code", tn_dtype_name(t->dtype));
     }
     tn__dlpack *d = (tn__dlpack *)TN_MALLOC(sizeof *d);
@@ -40606,12 +40608,14 @@ TNDEF tn_tensor *tn_from_dlpack(DLManagedTensor *m) {
         else if (dt.code == kDLInt) dtype = dt.bits == 32 ? TN_I32 : dt.bits == 64 ? TN_I64 : dt.bits == 8 ? TN_I8 : dt.bits == 16 ? TN_I16 : TN_NUM_DTYPES;
         else if (dt.code == kDLUInt && dt.bits == 8) dtype = TN_U8;
         else if (dt.code == kDLBool && dt.bits == 8) dtype = TN_BOOL;
+        else if (dt.code == kDLComplex) dtype = dt.bits == 64 ? TN_C64 : dt.bits == 128 ? TN_C128 : TN_NUM_DTYPES;
     }
     tn_device device = TN_NUM_DEVICES;
     if (x->device.device_type == kDLCPU || x->device.device_type == kDLCUDAHost) device = TN_CPU;
     else if (x->device.device_type == kDLCUDA && tn_cuda_is_available() && x->device.device_id == tn_cuda_current_device()) device = TN_CUDA;
     const char *why = dtype == TN_NUM_DTYPES ? "a dtype this library does not have" : device == TN_NUM_DEVICES ? "memory on a device this library cannot reach"
                     : device == TN_CUDA && (dtype == TN_I8 || dtype == TN_I16) ? "int8/int16 on CUDA (CPU only)"
+                    : device == TN_CUDA && tn_dtype_is_complex(dtype) ? "complex64/complex128 on CUDA (CPU only)"
                     : x->ndim < 0 || x->ndim > TN_MAX_DIMS ? "more dims than TN_MAX_DIMS" : NULL;
     tn_tensor *t = NULL;
     if (!why) t = tn__from_memory(fn, (char *)x->data + x->byte_offset, x->shape, x->ndim, x->strides, dtype, device, tn__dlpack_release, m);

@@ -742,14 +742,14 @@ def _from_flat(flat, shape, dt):
 
 
 _NP_TO_DTYPE = {"float32": float32, "float64": float64, "float16": float16, "int32": int32, "int64": int64,
-                "int16": int16, "int8": int8, "uint8": uint8, "bool": bool_}
+                "int16": int16, "int8": int8, "uint8": uint8, "bool": bool_, "complex64": complex64, "complex128": complex128}
 
 
 def _np_dtype(arr):
     dt = _NP_TO_DTYPE.get(arr.dtype.name)
     if dt is None or not arr.dtype.isnative:
         raise TypeError(f"can't convert np.ndarray of type numpy.{arr.dtype.name}. The only supported "
-                        "types are: float64, float32, float16, int64, int32, int16, int8, uint8, and bool.")
+                        "types are: float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint8, and bool.")
     return dt
 
 

@@ -382,3 +382,40 @@ def test_backward_of_complex_output_needs_a_gradient():
     s = (a * a).sum()
     s.backward(tn.tensor(1 + 0j, dtype=tn.complex128))
     assert a.grad.dtype is tn.complex128
+
+
+@pytest.mark.parametrize("dt", CPLX)
+def test_numpy_and_dlpack_round_trip(dt):
+    np = pytest.importorskip("numpy")
+    arr = np.array([[1 + 2j, -3j], [0.5, 7 - 1j]], dtype=dt)
+    t = tn.from_numpy(arr)
+    assert t.dtype is _n(dt) and t.tolist() == arr.tolist()
+    arr[0, 0] = 9 + 1j                          # zero-copy
+    assert t[0, 0].item() == 9 + 1j
+    back = t.t().numpy()
+    assert back.dtype == np.dtype(dt) and back.tolist() == arr.T.tolist()
+    assert tn.tensor(arr).dtype is _n(dt)
+    u = tn.from_dlpack(torch.tensor(arr))
+    assert u.dtype is _n(dt) and u.tolist() == arr.tolist()
+    w = torch.from_dlpack(t)
+    assert w.dtype == _t(dt) and w.tolist() == arr.tolist()
+    assert np.from_dlpack(t).dtype == np.dtype(dt)
+    assert np.asarray(t.real).tolist() == arr.real.tolist()
+
+
+def test_files_both_ways(tmp_path):
+    b = {"c": torch.tensor([1 + 2j, -3j, 0.5], dtype=torch.complex64),
+         "z": (torch.arange(12, dtype=torch.float64).reshape(3, 4) * (1 - 2j)).t(), "f": torch.ones(2)}
+    torch.save(b, str(tmp_path / "t.pt"))
+    a = tn.load(str(tmp_path / "t.pt"))
+    for k in b:
+        _close(a[k], b[k], rtol=0, atol=0)
+        assert a[k].stride() == b[k].stride()
+    tn.save(a, str(tmp_path / "back.pt"))
+    again = torch.load(str(tmp_path / "back.pt"))
+    for k in b:
+        assert again[k].dtype == b[k].dtype and torch.equal(again[k], b[k])
+    tn.save(a, str(tmp_path / "t.safetensors"))
+    st = tn.load(str(tmp_path / "t.safetensors"))
+    for k in b:
+        _close(st[k], b[k], rtol=0, atol=0)
