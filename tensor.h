@@ -7610,7 +7610,7 @@ static bool tn__range_vector(int64_t i, int64_t n, int64_t lanes) { return i < n
 
 TNDEF tn_tensor *tn_arange(double start, double end, double step, tn_dtype dtype) {
     if (tn__check_cpu_dtype_arg("tn_arange", dtype)) return NULL;
-    if (dtype == TN_BOOL) return (tn_tensor *)tn__error("tn_arange: \"arange_cpu\" not implemented for 'Bool'");
+    if (dtype == TN_BOOL || tn_dtype_is_complex(dtype)) return (tn_tensor *)tn__error("tn_arange: \"arange_cpu\" not implemented for '%s'", tn__torch_type_name(dtype));
     const bool integral = !tn_dtype_is_floating(dtype);
     /* an integral result takes start, end and step truncated to int64 first (PyTorch's
        accumulate type): arange(0, 5, 1.5, dtype=int64) steps by 1 */
@@ -13598,8 +13598,18 @@ static tn_tensor *tn__lane_like(const char *fn, tn_lane_op op, tn_tensor *x, int
     return tn__own(tn__node_attach(node, out));
 }
 static tn_dtype tn__scan_dtype(tn_dtype d) { return tn_dtype_is_floating(d) ? d : TN_I64; }
-TNDEF tn_tensor *tn_cumsum(tn_tensor *x, int64_t dim) { return tn__lane_like("tn_cumsum", CUMSUM, x, dim, x ? tn__scan_dtype(x->dtype) : TN_F32); }
-TNDEF tn_tensor *tn_cumprod(tn_tensor *x, int64_t dim) { return tn__lane_like("tn_cumprod", CUMPROD, x, dim, x ? tn__scan_dtype(x->dtype) : TN_F32); }
+TNDEF tn_tensor *tn_cumsum(tn_tensor *x, int64_t dim) {
+    if (x && tn_dtype_is_complex(x->dtype)) {   /* the parts' sums: exact, and differentiable through the views */
+        tn_scope_begin();
+        tn_tensor *r = tn_complex(tn_cumsum(tn_real(x), dim), tn_cumsum(tn_imag(x), dim));
+        return tn__grad_name(TN__AS("tn_cumsum", tn__scope_return(r)), "CumsumBackward0");
+    }
+    return tn__lane_like("tn_cumsum", CUMSUM, x, dim, x ? tn__scan_dtype(x->dtype) : TN_F32);
+}
+TNDEF tn_tensor *tn_cumprod(tn_tensor *x, int64_t dim) {
+    if (x && tn_dtype_is_complex(x->dtype)) return (tn_tensor *)tn__error("tn_cumprod: not implemented for dtype %s yet", tn_dtype_name(x->dtype));
+    return tn__lane_like("tn_cumprod", CUMPROD, x, dim, x ? tn__scan_dtype(x->dtype) : TN_F32);
+}
 TNDEF tn_tensor *tn_logcumsumexp(tn_tensor *x, int64_t dim) {
     TN__CHECK_NULL(x);
     if (!tn_dtype_is_floating(x->dtype))   /* PyTorch has no integer kernel */
@@ -15635,7 +15645,13 @@ TNDEF tn_tensor *tn_addbmm_opts(tn_tensor *input, tn_tensor *batch1, tn_tensor *
 TNDEF tn_tensor *tn_addbmm_str(tn_tensor *input, tn_tensor *batch1, tn_tensor *batch2, const char *options) {
     TN__KW_STR(tn_addmm_fn_opts, addmm, "tn_addbmm", options, tn_addbmm_opts(input, batch1, batch2, o));
 }
-TNDEF tn_tensor *tn_vdot(tn_tensor *a, tn_tensor *b) { return tn__grad_name(tn__dot("tn_vdot", a, b), "VdotBackward0"); }
+TNDEF tn_tensor *tn_vdot(tn_tensor *a, tn_tensor *b) {
+    if (a && tn_dtype_is_complex(a->dtype)) {   /* conj(a) . b; the conjugate's gradient is conj's */
+        tn_scope_begin();
+        return tn__grad_name(tn__scope_return(tn__dot("tn_vdot", tn_conj(a), b)), "VdotBackward0");
+    }
+    return tn__grad_name(tn__dot("tn_vdot", a, b), "VdotBackward0");
+}
 
 static tn_tensor *tn__kron_impl(tn_tensor *a, tn_tensor *b) {
     TN__CHECK_NULL(a, b);

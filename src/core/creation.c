@@ -263,7 +263,7 @@ static bool tn__range_vector(int64_t i, int64_t n, int64_t lanes) { return i < n
 
 TNDEF tn_tensor *tn_arange(double start, double end, double step, tn_dtype dtype) {
     if (tn__check_cpu_dtype_arg("tn_arange", dtype)) return NULL;
-    if (dtype == TN_BOOL) return (tn_tensor *)tn__error("tn_arange: \"arange_cpu\" not implemented for 'Bool'");
+    if (dtype == TN_BOOL || tn_dtype_is_complex(dtype)) return (tn_tensor *)tn__error("tn_arange: \"arange_cpu\" not implemented for '%s'", tn__torch_type_name(dtype));
     const bool integral = !tn_dtype_is_floating(dtype);
     /* an integral result takes start, end and step truncated to int64 first (PyTorch's
        accumulate type): arange(0, 5, 1.5, dtype=int64) steps by 1 */

@@ -329,7 +329,13 @@ TNDEF tn_tensor *tn_addbmm_opts(tn_tensor *input, tn_tensor *batch1, tn_tensor *
 TNDEF tn_tensor *tn_addbmm_str(tn_tensor *input, tn_tensor *batch1, tn_tensor *batch2, const char *options) {
     TN__KW_STR(tn_addmm_fn_opts, addmm, "tn_addbmm", options, tn_addbmm_opts(input, batch1, batch2, o));
 }
-TNDEF tn_tensor *tn_vdot(tn_tensor *a, tn_tensor *b) { return tn__grad_name(tn__dot("tn_vdot", a, b), "VdotBackward0"); }
+TNDEF tn_tensor *tn_vdot(tn_tensor *a, tn_tensor *b) {
+    if (a && tn_dtype_is_complex(a->dtype)) {   /* conj(a) . b; the conjugate's gradient is conj's */
+        tn_scope_begin();
+        return tn__grad_name(tn__scope_return(tn__dot("tn_vdot", tn_conj(a), b)), "VdotBackward0");
+    }
+    return tn__grad_name(tn__dot("tn_vdot", a, b), "VdotBackward0");
+}
 
 static tn_tensor *tn__kron_impl(tn_tensor *a, tn_tensor *b) {
     TN__CHECK_NULL(a, b);

@@ -721,6 +721,8 @@ def _from_flat(flat, shape, dt):
             kinds.add(k)
         kind = max(kinds) if kinds else 2
         flat = [complex(v) if kind == 3 else float(v) if kind == 2 else (int(v) if kind == 1 else bool(v)) for v in flat]
+    if kind == 3 and dt is not None and not dt.is_complex:
+        raise TypeError("must be real number, not complex")
     if dt is None:   # a Python complex: the complex dtype of the default float dtype
         dt = _default_dtype[0].to_complex() if kind == 3 else _default_dtype[0] if kind == 2 else (int64 if kind == 1 else bool_)
     try:
@@ -1298,6 +1300,10 @@ class Tensor:
             return self.copy_(value)
         if _scalar_kind(value) == 1 and abs(int(value)) > 2 ** 53:
             return self.copy_(_scalar_tensor(value))      # exact for large int64 (and the overflow check)
+        if _scalar_kind(value) == 3:                      # a Python complex: into complex tensors only, as torch
+            if not self.dtype.is_complex:
+                raise RuntimeError(f"value cannot be converted to type {self.dtype.name} without overflow")
+            return self.copy_(_scalar_tensor(value))
         return self._inplace(lib.tn_fill_(self._ptr, _scalar(value, "fill_", "value")))
 
     def zero_(self):
@@ -1825,13 +1831,13 @@ def _fill_dtype(value):
     k = _scalar_kind(value)
     if k is None:
         raise TypeError(f"fill_value must be a number, got {type(value).__name__}")
-    return (bool_, int64, _default_dtype[0])[k]
+    return (bool_, int64, _default_dtype[0], _default_dtype[0].to_complex())[k]
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     dt = _to_dtype(dtype) or _fill_dtype(fill_value)
     arr, n = _i64(_shape_args((size,)))
-    if isinstance(fill_value, Tensor) or (_scalar_kind(fill_value) == 1 and abs(int(fill_value)) > 2 ** 53):
+    if isinstance(fill_value, Tensor) or _scalar_kind(fill_value) == 3 or (_scalar_kind(fill_value) == 1 and abs(int(fill_value)) > 2 ** 53):
         t = _wrap(lib.tn_empty(arr, n, dt._code)).fill_(fill_value)
     else:
         t = _wrap(lib.tn_full(arr, n, _scalar(fill_value, "full", "fill_value"), dt._code))

@@ -419,3 +419,38 @@ def test_files_both_ways(tmp_path):
     st = tn.load(str(tmp_path / "t.safetensors"))
     for k in b:
         _close(st[k], b[k], rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("dt", CPLX)
+def test_dot_vdot_cumsum_fill(dt):
+    a, b = _rand((5,), dt, seed=30)
+    c, d = _rand((5,), dt, seed=31)
+    x, y = a.tolist(), c.tolist()
+    tol = 1e-5 if dt == "complex64" else 1e-12
+    # Debian's torch 1.13 returns 0 for complex dot/vdot (its BLAS cdotu/zdotc call): the sums by hand
+    want_dot, want_vdot = sum(u * v for u, v in zip(x, y)), sum(u.conjugate() * v for u, v in zip(x, y))
+    assert cmath.isclose(tn.dot(a, c).item(), want_dot, rel_tol=tol) and cmath.isclose(tn.vdot(a, c).item(), want_vdot, rel_tol=tol)
+    e, f = _rand((3, 4), dt, seed=32, noncontig=True)
+    _close(e.cumsum(1), f.cumsum(1), rtol=tol, atol=tol)
+    _close(e.cumsum(0), f.cumsum(0), rtol=tol, atol=tol)
+    _close(tn.full((2, 3), 1 - 2j, dtype=_n(dt)), torch.full((2, 3), 1 - 2j, dtype=_t(dt)), rtol=0, atol=0)
+    _close(tn.full((2,), 1 - 2j), torch.full((2,), 1 - 2j), rtol=0, atol=0)
+    _close(e.clone().fill_(3j), f.clone().fill_(3j), rtol=0, atol=0)
+    with pytest.raises(RuntimeError):
+        tn.ones(2).fill_(2j)
+    with pytest.raises(RuntimeError, match="arange_cpu"):
+        tn.arange(3, dtype=_n(dt))
+    with pytest.raises(TypeError):
+        tn.tensor([1 + 2j], dtype=tn.float32)
+    with pytest.raises(RuntimeError):
+        e.cumprod(0)
+
+
+def test_cumsum_and_vdot_gradients():
+    a, b = _leaf((4,), 40)
+    c, d = _leaf((4,), 41)
+    _real_loss(tn, tn.vdot(a, c).reshape(1) + a.cumsum(0)).backward()
+    _real_loss(torch, torch.view_as_complex(torch.view_as_real(torch.vdot(b, d)).reshape(1, 2)) * 0
+               + (b.conj() * d).sum().reshape(1) + b.cumsum(0)).backward()   # torch's own vdot: see above
+    _close(a.grad, b.grad, rtol=1e-10, atol=1e-10)
+    _close(c.grad, d.grad, rtol=1e-10, atol=1e-10)
