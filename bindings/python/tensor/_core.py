@@ -1207,6 +1207,9 @@ class Tensor:
         if dev is not None and dev.type != self.device.type:
             r = _wrap((lib.tn_to_non_blocking if non_blocking else lib.tn_to)(r._ptr, dev._code))
         if dt is not None and dt is not r.dtype:
+            if r.dtype.is_complex and not dt.is_complex:   # torch's warning (1.13 and 2025)
+                import warnings
+                warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=2)
             r = _wrap(lib.tn_to_dtype(r._ptr, dt._code))
         if copy and r is self:
             r = self.clone()
@@ -1249,6 +1252,12 @@ class Tensor:
 
     def byte(self, memory_format=None):
         return self.to(uint8, memory_format=memory_format)
+
+    def cfloat(self, memory_format=None):
+        return self.to(complex64, memory_format=memory_format)
+
+    def cdouble(self, memory_format=None):
+        return self.to(complex128, memory_format=memory_format)
 
     def char(self, memory_format=None):
         return self.to(int8, memory_format=memory_format)
@@ -1364,16 +1373,16 @@ class Tensor:
         return self.transpose(-2, -1)
 
     mT = property(lambda self: self._matrix_t("mT"))
-    mH = property(lambda self: self._matrix_t("mH"))
+    mH = property(lambda self: self._matrix_t("mH").conj())     # conj: a real tensor's is itself
 
     @property
     def H(self):
         if self.ndim not in (0, 2):
             raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor.")
-        return self.T
+        return self.T.conj()
 
     def adjoint(self):
-        return self._matrix_t("adjoint()")
+        return self._matrix_t("adjoint()").conj()
 
     def movedim(self, source, destination):
         src, dst = _dims_list(source, "movedim", "source"), _dims_list(destination, "movedim", "destination")

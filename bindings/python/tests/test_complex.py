@@ -454,3 +454,16 @@ def test_cumsum_and_vdot_gradients():
                + (b.conj() * d).sum().reshape(1) + b.cumsum(0)).backward()   # torch's own vdot: see above
     _close(a.grad, b.grad, rtol=1e-10, atol=1e-10)
     _close(c.grad, d.grad, rtol=1e-10, atol=1e-10)
+
+
+def test_conjugate_transposes_finfo_and_methods():
+    a, b = _rand((2, 3), "complex64", seed=50, noncontig=True)
+    for f in (lambda t: t.mH, lambda t: t.H, lambda t: t.adjoint(), lambda t: t.T, lambda t: t.mT):
+        _close(f(a), f(b), rtol=0, atol=0)
+    assert tn.finfo(tn.complex64).eps == torch.finfo(torch.complex64).eps and tn.finfo(tn.cdouble).bits == 64
+    _close(tn.ones(2).cfloat(), torch.ones(2).cfloat(), rtol=0, atol=0)
+    _close(tn.ones(2).cdouble(), torch.ones(2).cdouble(), rtol=0, atol=0)
+    with pytest.warns(UserWarning, match="discards the imaginary part"):
+        a.float()
+    r = tn.ones(2, 2)
+    _close(r.mH, torch.ones(2, 2).mH, rtol=0, atol=0)
