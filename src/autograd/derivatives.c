@@ -261,10 +261,11 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         case FLOOR_DIVIDE: ga = tn_zeros_like(g); gb = ga; break;
         case REMAINDER: ga = g; gb = TN__NEED(1) ? tn_neg(tn_mul(g, tn_floor_divide(a, b))) : NULL; break;
         case FMOD: ga = g; gb = TN__NEED(1) ? tn_neg(tn_mul(g, tn_trunc(tn_div(a, b)))) : NULL; break;
-        case POW: /* PyTorch masks: d/da is 0 where b == 0; d/db is 0 where a == 0 and b >= 0 */
-            if (TN__NEED(0)) ga = tn_where(tn_eq_scalar(b, 0), tn_zeros_like(g), tn_mul(g, tn_mul(b, tn_pow(a, tn_sub_scalar(b, 1)))));
-            if (TN__NEED(1)) gb = tn_where(tn_logical_and(tn_eq_scalar(a, 0), tn_ge_scalar(b, 0)), tn_zeros_like(g),
-                                           tn_mul(g, tn_mul(tn_pow(a, b), tn_log(a))));
+        case POW: /* PyTorch masks: d/da is 0 where b == 0; d/db is 0 where a == 0 and b >= 0 (complex: Re b >= 0,
+                     and the derivatives conjugated; tn_real and tn_conj of a real tensor are the tensor) */
+            if (TN__NEED(0)) ga = tn_where(tn_eq_scalar(b, 0), tn_zeros_like(g), tn_mul(g, tn_conj(tn_mul(b, tn_pow(a, tn_sub_scalar(b, 1))))));
+            if (TN__NEED(1)) gb = tn_where(tn_logical_and(tn_eq_scalar(a, 0), tn_ge_scalar(tn_real(b), 0)), tn_zeros_like(g),
+                                           tn_mul(g, tn_conj(tn_mul(tn_pow(a, b), tn_log(a)))));
             break;
         case ATAN2: {
             tn_tensor *den = tn_add(tn_square(a), tn_square(b));

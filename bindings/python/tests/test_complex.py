@@ -361,6 +361,8 @@ GRAD_CASES = {
     "angle": lambda m, x, y: m.complex(x.angle(), y.real), "sgn": lambda m, x, y: x.sgn() * y,
     "polar": lambda m, x, y: m.polar(x.abs(), y.real),
     "real_mul": lambda m, x, y: x.real * y,          # a real operand: its gradient is real
+    "pow": lambda m, x, y: (x + 3).pow(y * 0.5), "pow_scalar": lambda m, x, y: x.pow(2) + y.pow(3),
+    "vdot_cumsum": lambda m, x, y: x.cumsum(1) * y.sum(),
 }
 
 
