@@ -1763,18 +1763,14 @@ def positive(self):
     return self
 
 
-# the complex-conjugation family: identities on real tensors (tensor.h has no complex dtypes)
-for _n in ("conj", "conj_physical", "resolve_conj", "resolve_neg"):
-    _method(_n)(lambda self: self)
-
-
-@_method("real")
-def real(self):
-    return self
+# no negative bit here: resolve_neg is the tensor (conj and the complex views: below)
+_method("resolve_neg")(lambda self: self)
 
 
 @_method("isreal")
 def isreal(self):
+    if self.dtype.is_complex:
+        return self.imag == 0
     return _like("ones", self, dtype=bool_)
 
 
@@ -1845,7 +1841,7 @@ def imag(input):
     return _wrap(lib.tn_imag(_tensor_arg(input, "imag", "input")._ptr))
 
 
-def complex(real, imag, *, out=None):
+def _complex(real, imag, *, out=None):   # torch.complex (not named complex: the builtin stays usable here)
     r = _wrap(lib.tn_complex(_tensor_arg(real, "complex", "real")._ptr, _tensor_arg(imag, "complex", "imag")._ptr))
     return r if out is None else out.copy_(r)
 
@@ -1856,7 +1852,7 @@ def polar(abs, angle, *, out=None):
 
 
 FUNCTIONS.update(view_as_real=view_as_real, view_as_complex=view_as_complex, real=real, imag=imag,
-                 complex=complex, polar=polar)
+                 complex=_complex, polar=polar)
 
 
 Tensor.__rdiv__ = Tensor.__rtruediv__

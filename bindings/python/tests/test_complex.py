@@ -469,3 +469,13 @@ def test_conjugate_transposes_finfo_and_methods():
         a.float()
     r = tn.ones(2, 2)
     _close(r.mH, torch.ones(2, 2).mH, rtol=0, atol=0)
+
+
+def test_isreal_and_builtin_names():
+    a, b = tn.tensor([1 + 0j, 2j, -0.0 + 0j]), torch.tensor([1 + 0j, 2j, -0.0 + 0j])
+    _close(tn.isreal(a), torch.isreal(b), rtol=0, atol=0)
+    _close(tn.isreal(tn.ones(2)), torch.isreal(torch.ones(2)), rtol=0, atol=0)
+    # the package's own code still sees Python's complex (cumulative_trapezoid checks dx against it)
+    with pytest.raises(RuntimeError):
+        tn.cumulative_trapezoid(tn.ones(3), dx=1j)
+    _close(tn.cumulative_trapezoid(tn.ones(3), dx=2.0), torch.cumulative_trapezoid(torch.ones(3), dx=2.0))
