@@ -479,3 +479,16 @@ def test_isreal_and_builtin_names():
     with pytest.raises(RuntimeError):
         tn.cumulative_trapezoid(tn.ones(3), dx=1j)
     _close(tn.cumulative_trapezoid(tn.ones(3), dx=2.0), torch.cumulative_trapezoid(torch.ones(3), dx=2.0))
+
+
+@pytest.mark.parametrize("dt", CPLX)
+def test_accumulating_index_ops(dt):
+    a, b = tn.tensor([1 + 2j, 3 - 1j, 5j], dtype=_n(dt)), torch.tensor([1 + 2j, 3 - 1j, 5j], dtype=_t(dt))
+    v, w = tn.tensor([1j, 2 - 1j], dtype=_n(dt)), torch.tensor([1j, 2 - 1j], dtype=_t(dt))
+    i, j = tn.tensor([0, 0]), torch.tensor([0, 0])
+    _close(a.clone().index_put_((i,), v, accumulate=True), b.clone().index_put_((j,), w, accumulate=True), rtol=0, atol=0)
+    _close(a.clone().index_add_(0, i, v), b.clone().index_add_(0, j, w), rtol=0, atol=0)
+    _close(a.clone().scatter_add_(0, i, v), b.clone().scatter_add_(0, j, w), rtol=0, atol=0)
+    _close(a.gather(0, tn.tensor([2, 0])), b.gather(0, torch.tensor([2, 0])), rtol=0, atol=0)
+    with pytest.raises(RuntimeError):
+        a.clone().scatter_reduce_(0, i, v, "amax")
