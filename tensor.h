@@ -51,10 +51,10 @@
  *   under a banner with its path:
  *   core/      config errors
  *   modules/   options
- *   core/      dtypes half threads alloc tensor autocast iterator creation rng
+ *   core/      dtypes half threads alloc tensor autocast iterator complex creation rng
  *   ops/       views indexing join kernels elementwise reduce lanes gemm linalg
  *   nn/        functional
- *   ops/       linalg_factor linalg_more linalg_decomp fft
+ *   ops/       complex linalg_factor linalg_more linalg_decomp fft
  *   nn/        conv conv_depthwise conv_smallk winograd conv_ops conv3d pooling pooling3d
  *              pooling_more norm lrn dropout attention embedding embedding_bag resize
  *              grid_sample losses activations padding losses_more ctc samplers
@@ -257,6 +257,7 @@ typedef enum tn_dtype {
     TN_F64, TN_I32, TN_I64, TN_U8, TN_BOOL,
     TN_F16, TN_BF16,   /* half precision: stored in 16 bits, computed in float32 registers (CPU and CUDA) */
     TN_I8, TN_I16,     /* torch.int8 (char), torch.int16 (short): CPU only, the GPU unit refuses them */
+    TN_C64, TN_C128,   /* torch.complex64 (cfloat), torch.complex128 (cdouble): (real, imag) pairs of float32/float64; CPU only */
     TN_NUM_DTYPES
 } tn_dtype;
 
@@ -265,6 +266,12 @@ typedef enum tn_device { TN_CPU = 0, TN_CUDA = 1, TN_NUM_DEVICES } tn_device;
 TNDEF const char *tn_dtype_name(tn_dtype dtype);  /* "float32", "int64", ... (PyTorch's names) */
 TNDEF size_t tn_dtype_size(tn_dtype dtype);       /* bytes per element */
 TNDEF bool tn_dtype_is_floating(tn_dtype dtype);
+TNDEF bool tn_dtype_is_complex(tn_dtype dtype);   /* complex64, complex128 (torch.is_complex of a dtype) */
+/* The real dtype of a complex one (complex64 -> float32, complex128 -> float64) and the
+   complex dtype of a floating one (float32, float16, bfloat16 -> complex64; float64 ->
+   complex128; this library has no complex32); others are returned unchanged. */
+TNDEF tn_dtype tn_dtype_to_real(tn_dtype dtype);
+TNDEF tn_dtype tn_dtype_to_complex(tn_dtype dtype);
 /* PyTorch's promotion of two tensor dtypes (torch.promote_types). */
 TNDEF tn_dtype tn_promote_types(tn_dtype a, tn_dtype b);
 TNDEF const char *tn_device_name(tn_device device); /* "cpu", "cuda" */
@@ -431,6 +438,7 @@ TNDEF tn_tensor *tn_scalar_tensor(double value, tn_dtype dtype);
 TNDEF tn_tensor *tn_scalar(double value);       /* a Python float */
 TNDEF tn_tensor *tn_scalar_int(int64_t value);  /* a Python int */
 TNDEF tn_tensor *tn_scalar_bool(bool value);    /* a Python bool */
+TNDEF tn_tensor *tn_scalar_complex(double re, double im);   /* a Python complex: promotes to the default float dtype's complex */
 /* [start, end) by step. dtype as PyTorch infers it is the caller's choice here. */
 TNDEF tn_tensor *tn_arange(double start, double end, double step, tn_dtype dtype);
 TNDEF tn_tensor *tn_linspace(double start, double end, int64_t steps, tn_dtype dtype);
@@ -462,7 +470,14 @@ TNDEF tn_tensor *tn_clone(tn_tensor *t);        /* a contiguous copy */
 TNDEF tn_tensor *tn_contiguous(tn_tensor *t);   /* t itself (new reference) if already contiguous */
 TNDEF tn_tensor *tn_to_dtype(tn_tensor *t, tn_dtype dtype); /* t itself if same dtype */
 TNDEF tn_tensor *tn_to(tn_tensor *t, tn_device device);     /* t itself if same device */
-TNDEF double tn_item(tn_tensor *t);             /* the value of a one-element tensor (NaN + error otherwise) */
+TNDEF double tn_item(tn_tensor *t);             /* the value of a one-element tensor (NaN + error otherwise; complex: an error, see below) */
+/* The value of a one-element tensor of any dtype as real and imaginary parts (either
+   pointer may be NULL; a real tensor's imaginary part is 0): 0, or -1 with an error. */
+TNDEF int tn_item_complex(tn_tensor *t, double *re, double *im);
+/* torch.complex: real + i imag (both float32 -> complex64, or both float64 -> complex128;
+   broadcast); torch.polar: abs * (cos(angle) + i sin(angle)). Differentiable. */
+TNDEF tn_tensor *tn_complex(tn_tensor *real, tn_tensor *imag);
+TNDEF tn_tensor *tn_polar(tn_tensor *abs, tn_tensor *angle);
 /* Copy src into dst (broadcasting src, converting dtype); returns 0 or -1. */
 TNDEF int tn_copy_(tn_tensor *dst, tn_tensor *src);
 /* Tensor.resize_: t takes shape with contiguous strides in place (the same tensor object,
@@ -601,6 +616,15 @@ TN_HD static inline double tn_philox_draw(int op, bool f32, uint64_t seed, uint6
 /* ======================================================================= */
 /* Views share storage with their input (no copy). Dims may be negative. */
 TNDEF tn_tensor *tn_view(tn_tensor *t, const int64_t *shape, int ndim);    /* one dim may be -1 */
+/* Complex views (differentiable): real/imag share t's storage as float32/float64 with
+   doubled strides (tn_real of a real tensor is t; tn_imag of one is an error, as PyTorch);
+   view_as_real appends a dim of 2 (real, imag); view_as_complex needs a float32/float64
+   tensor whose last dim has size 2 and stride 1, other strides and the offset even. */
+TNDEF bool tn_is_complex(const tn_tensor *t);
+TNDEF tn_tensor *tn_real(tn_tensor *t);
+TNDEF tn_tensor *tn_imag(tn_tensor *t);
+TNDEF tn_tensor *tn_view_as_real(tn_tensor *t);
+TNDEF tn_tensor *tn_view_as_complex(tn_tensor *t);
 TNDEF tn_tensor *tn_reshape(tn_tensor *t, const int64_t *shape, int ndim); /* copies only when strides forbid a view */
 TNDEF tn_tensor *tn_flatten(tn_tensor *t, int64_t start_dim, int64_t end_dim);
 TNDEF tn_tensor *tn_unflatten(tn_tensor *t, int64_t dim, const int64_t *sizes, int n);
@@ -1036,8 +1060,12 @@ TNDEF tn_tensor *tn_signbit(tn_tensor *x);                     /* bool: the sign
 TNDEF tn_tensor *tn_isreal(tn_tensor *x);                      /* bool: the imaginary part is 0 (real dtypes: all true) */
 TNDEF tn_tensor *tn_isposinf(tn_tensor *x);                    /* bool: +inf (integers: all false) */
 TNDEF tn_tensor *tn_isneginf(tn_tensor *x);                    /* bool: -inf (integers: all false) */
-TNDEF tn_tensor *tn_angle(tn_tensor *x);                       /* real x: pi where x < 0, else 0, NaN kept; integers give the default dtype; zero gradient */
-TNDEF tn_tensor *tn_sgn(tn_tensor *x);                         /* sign, for real tensors */
+TNDEF tn_tensor *tn_angle(tn_tensor *x);                       /* real x: pi where x < 0, else 0, NaN kept; integers give the default dtype; zero gradient; complex: atan2(imag, real), real result */
+TNDEF tn_tensor *tn_sgn(tn_tensor *x);                         /* sign; complex x: x / |x| (0 at 0) */
+/* The complex conjugate (a copy here: PyTorch's conj is a lazy view); a real tensor is
+   returned as itself. conj_physical is the same copy. */
+TNDEF tn_tensor *tn_conj(tn_tensor *x);
+TNDEF tn_tensor *tn_conj_physical(tn_tensor *x);
 TNDEF tn_tensor *tn_asinh(tn_tensor *x);
 TNDEF tn_tensor *tn_acosh(tn_tensor *x);
 TNDEF tn_tensor *tn_atanh(tn_tensor *x);
@@ -5734,16 +5762,21 @@ static const tn__kwkey tn__kw_cross[] = {TN_FIELDS_tn_cross_fn_opts(TN__KW_ROW)}
 /* ======================================================================= */
 /* src/core/dtypes.c: dtype names and sizes, promotion, devices            */
 /* ======================================================================= */
-static const char *const tn__dtype_names[TN_NUM_DTYPES] = {"float32", "float64", "int32", "int64", "uint8", "bool", "float16", "bfloat16", "int8", "int16"};
-static const size_t tn__dtype_sizes[TN_NUM_DTYPES] = {4, 8, 4, 8, 1, 1, 2, 2, 1, 2};
+static const char *const tn__dtype_names[TN_NUM_DTYPES] = {"float32", "float64", "int32", "int64", "uint8", "bool", "float16", "bfloat16", "int8", "int16",
+                                                            "complex64", "complex128"};
+static const size_t tn__dtype_sizes[TN_NUM_DTYPES] = {4, 8, 4, 8, 1, 1, 2, 2, 1, 2, 8, 16};
 
 TNDEF const char *tn_dtype_name(tn_dtype d) { return (unsigned)d < TN_NUM_DTYPES ? tn__dtype_names[d] : "invalid"; }
 TNDEF size_t tn_dtype_size(tn_dtype d) { return (unsigned)d < TN_NUM_DTYPES ? tn__dtype_sizes[d] : 0; }
 TNDEF bool tn_dtype_is_floating(tn_dtype d) { return d == TN_F32 || d == TN_F64 || d == TN_F16 || d == TN_BF16; }
+TNDEF bool tn_dtype_is_complex(tn_dtype d) { return d == TN_C64 || d == TN_C128; }
+TNDEF tn_dtype tn_dtype_to_real(tn_dtype d) { return d == TN_C64 ? TN_F32 : d == TN_C128 ? TN_F64 : d; }
+TNDEF tn_dtype tn_dtype_to_complex(tn_dtype d) { return d == TN_F64 ? TN_C128 : tn_dtype_is_floating(d) ? TN_C64 : d; }
 TNDEF const char *tn_device_name(tn_device d) { return d == TN_CPU ? "cpu" : d == TN_CUDA ? "cuda" : "invalid"; }
 /* PyTorch's ScalarType names, for its "not implemented for 'Long'" messages */
 static const char *tn__torch_type_name(tn_dtype d) {
-    static const char *const names[TN_NUM_DTYPES] = {"Float", "Double", "Int", "Long", "Byte", "Bool", "Half", "BFloat16", "Char", "Short"};
+    static const char *const names[TN_NUM_DTYPES] = {"Float", "Double", "Int", "Long", "Byte", "Bool", "Half", "BFloat16", "Char", "Short",
+                                                          "ComplexFloat", "ComplexDouble"};
     return (unsigned)d < TN_NUM_DTYPES ? names[d] : "invalid";
 }
 static bool tn__is_int(tn_dtype d) { return d == TN_I32 || d == TN_I64 || d == TN_U8 || d == TN_I8 || d == TN_I16; }
@@ -5754,11 +5787,13 @@ static double tn__int_lowest(tn_dtype d) {
 static double tn__int_highest(tn_dtype d) {
     return d == TN_I8 ? 127.0 : d == TN_I16 ? 32767.0 : d == TN_I32 ? 2147483647.0 : d == TN_I64 ? 9223372036854775807.0 : d == TN_U8 ? 255.0 : 1.0;
 }
-static int tn__category(tn_dtype d) { return d == TN_BOOL ? 0 : tn__is_int(d) ? 1 : 2; }
+static int tn__category(tn_dtype d) { return d == TN_BOOL ? 0 : tn__is_int(d) ? 1 : tn_dtype_is_complex(d) ? 3 : 2; }
 
 TNDEF tn_dtype tn_promote_types(tn_dtype a, tn_dtype b) {
     if (a == b) return a;
     int ca = tn__category(a), cb = tn__category(b);
+    /* complex with float64 (or complex128 with anything) is complex128, as PyTorch's table */
+    if (ca == 3 || cb == 3) return a == TN_C128 || b == TN_C128 || a == TN_F64 || b == TN_F64 ? TN_C128 : TN_C64;
     if (ca != cb) return ca > cb ? a : b;
     if (ca == 1) {   /* the wider signed type; uint8 with int8 needs int16 (PyTorch's table) */
         if (a == TN_U8 || b == TN_U8) { tn_dtype o = a == TN_U8 ? b : a; return o == TN_I8 ? TN_I16 : o; }
@@ -5780,6 +5815,9 @@ TNDEF tn_dtype tn_get_default_dtype(void) { return tn__default_dtype; }
 /* c10's combine_categories: a lower-priority class (0-d tensors, then wrapped numbers)
    only matters when its category is higher. TN_NUM_DTYPES stands for "undefined". */
 static tn_dtype tn__combine_categories(tn_dtype higher, tn_dtype lower) {
+    if (higher != TN_NUM_DTYPES && tn_dtype_is_complex(higher)) return higher;
+    if (lower != TN_NUM_DTYPES && tn_dtype_is_complex(lower))   /* a floating higher keeps its precision */
+        return higher != TN_NUM_DTYPES && tn_dtype_is_floating(higher) ? tn_dtype_to_complex(higher) : lower;
     if (higher != TN_NUM_DTYPES && tn_dtype_is_floating(higher)) return higher;
     if (higher == TN_BOOL || (lower != TN_NUM_DTYPES && tn_dtype_is_floating(lower))) {
         if (higher == TN_NUM_DTYPES) return lower;
@@ -5797,6 +5835,7 @@ TNDEF tn_dtype tn_result_type(tn_tensor *const *ts, int n) {
         tn_dtype *slot = t->is_wrapped_number ? &wrapped : t->ndim == 0 ? &zero : &dim;
         tn_dtype d = t->dtype;
         if (t->is_wrapped_number && tn_dtype_is_floating(d)) d = tn__default_dtype; /* a Python float */
+        if (t->is_wrapped_number && tn_dtype_is_complex(d)) d = tn_dtype_to_complex(tn__default_dtype); /* a Python complex */
         *slot = *slot == TN_NUM_DTYPES ? d : tn_promote_types(*slot, d);
     }
     tn_dtype r = tn__combine_categories(dim, tn__combine_categories(zero, wrapped));
@@ -6817,6 +6856,8 @@ static tn_tensor *tn__new(tn_dtype dtype, tn_device device, const int64_t *shape
     if (tn__check_shape("tensor.h", shape, ndim)) return NULL;
     if (device == TN_CUDA && (dtype == TN_I8 || dtype == TN_I16))   /* the GPU unit has no int8/int16 kernels (nor the stand-in, to match) */
         return (tn_tensor *)tn__error("tensor.h: dtype %s is not supported on CUDA yet (int8 and int16 are CPU only)", tn_dtype_name(dtype));
+    if (device == TN_CUDA && (dtype == TN_C64 || dtype == TN_C128))   /* no complex kernels in the GPU unit yet (nor the stand-in) */
+        return (tn_tensor *)tn__error("tensor.h: dtype %s is not supported on CUDA yet (complex64 and complex128 are CPU only)", tn_dtype_name(dtype));
     int64_t strides[TN_MAX_DIMS] = {0};   /* a 0-d tensor's are never read (gcc cannot tell when inlining) */
 
     tn__contiguous_strides(shape, ndim, strides);
@@ -7292,6 +7333,300 @@ static tn_tensor tn__restride(tn_tensor *t, const int64_t *shape, int ndim) {
     return v;
 }
 
+/* ============================================================================================= */
+/* src/core/complex.c: complex64/complex128: scalar formulas, conversions, the elementwise loops */
+/* ============================================================================================= */
+/* ---- complex numbers: scalar formulas and the CPU loops of complex64/complex128 ----
+   A complex element is (real, imag) of float (complex64) or double (complex128). The
+   formulas run in double on a plain struct (no C99 _Complex: the header also compiles as
+   C++), written as c10::complex and PyTorch's CPU kernels compute them: division is
+   c10's scaled (Smith) division, the transcendental functions the textbook formulas. */
+typedef struct tn__cplx { double re, im; } tn__cplx;
+static tn__cplx tn__cx(double re, double im) { tn__cplx z; z.re = re; z.im = im; return z; }
+static tn__cplx tn__cadd(tn__cplx a, tn__cplx b) { return tn__cx(a.re + b.re, a.im + b.im); }
+static tn__cplx tn__cmul(tn__cplx a, tn__cplx b) { return tn__cx(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re); }
+static tn__cplx tn__cscale(tn__cplx a, double s) { return tn__cx(a.re * s, a.im * s); }
+/* c10::complex's scaled division; by zero NaN in both parts, as PyTorch's vectorised
+   CPU kernels give for every numerator (c10's scalar form gives inf/nan parts) */
+static tn__cplx tn__cdiv(tn__cplx a, tn__cplx b) {
+    const double c = b.re, d = b.im, ac = fabs(c), ad = fabs(d);
+    if (ac >= ad) {
+        if (ac == 0 && ad == 0) return tn__cx(NAN, NAN);
+        const double rat = d / c, scl = 1.0 / (c + d * rat);
+        return tn__cx((a.re + a.im * rat) * scl, (a.im - a.re * rat) * scl);
+    }
+    const double rat = c / d, scl = 1.0 / (d + c * rat);
+    return tn__cx((a.re * rat + a.im) * scl, (a.im * rat - a.re) * scl);
+}
+static double tn__cabs(tn__cplx z) { return hypot(z.re, z.im); }
+static tn__cplx tn__cexp(tn__cplx z) {
+    if (z.im == 0) return tn__cx(exp(z.re), z.im);   /* a real argument keeps its signed zero */
+    const double e = exp(z.re);
+    return tn__cx(e * cos(z.im), e * sin(z.im));
+}
+static tn__cplx tn__clog(tn__cplx z) { return tn__cx(log(tn__cabs(z)), atan2(z.im, z.re)); }
+static tn__cplx tn__csqrt(tn__cplx z) {
+    const double x = z.re, y = z.im;
+    if (x == 0 && y == 0) return tn__cx(0, y);
+    if (isinf(y)) return tn__cx(INFINITY, y);
+    if (x != x) return tn__cx(x, y != y ? y : NAN);
+    if (isinf(x)) return x > 0 ? tn__cx(x, y != y ? y : copysign(0.0, y)) : tn__cx(y != y ? y : 0.0, copysign(INFINITY, y));
+    const double t = sqrt((fabs(x) + hypot(x, y)) * 0.5);
+    return x >= 0 ? tn__cx(t, y / (2 * t)) : tn__cx(fabs(y) / (2 * t), copysign(t, y));
+}
+static tn__cplx tn__csin(tn__cplx z) { return tn__cx(sin(z.re) * cosh(z.im), cos(z.re) * sinh(z.im)); }
+static tn__cplx tn__ccos(tn__cplx z) { return tn__cx(cos(z.re) * cosh(z.im), -sin(z.re) * sinh(z.im)); }
+static tn__cplx tn__csinh(tn__cplx z) { return tn__cx(sinh(z.re) * cos(z.im), cosh(z.re) * sin(z.im)); }
+static tn__cplx tn__ccosh(tn__cplx z) { return tn__cx(cosh(z.re) * cos(z.im), sinh(z.re) * sin(z.im)); }
+static tn__cplx tn__ctanh(tn__cplx z) {   /* Kahan's formula (as C libraries' ctanh): no overflow for large |re| */
+    const double x = z.re, y = z.im;
+    if (y == 0) return tn__cx(tanh(x), y);
+    if (fabs(x) > 22) { const double e = exp(-2 * fabs(x)); return tn__cx(copysign(1.0, x), 4 * sin(y) * cos(y) * e); }
+    const double t = tan(y), b = 1 + t * t, sh = sinh(x), c = sqrt(1 + sh * sh), den = 1 + b * sh * sh;
+    return tn__cx(b * c * sh / den, t / den);
+}
+static tn__cplx tn__ctan(tn__cplx z) { tn__cplx t = tn__ctanh(tn__cx(-z.im, z.re)); return tn__cx(t.im, -t.re); }   /* -i tanh(iz) */
+static tn__cplx tn__cpow(tn__cplx a, tn__cplx b) {
+    if (b.re == 0 && b.im == 0) return tn__cx(1, 0);
+    if (a.re == 0 && a.im == 0 && b.im == 0 && b.re > 0) return tn__cx(0, 0);
+    if (b.im == 0 && b.re == 1) return a;
+    if (b.im == 0 && b.re == 2) return tn__cmul(a, a);
+    return tn__cexp(tn__cmul(b, tn__clog(a)));
+}
+static tn__cplx tn__csgn(tn__cplx z) {
+    if (z.re == 0 && z.im == 0) return tn__cx(0, 0);
+    const double a = tn__cabs(z);
+    return tn__cx(z.re / a, z.im / a);
+}
+
+/* One element of any dtype as a complex number, and a complex number stored into any
+   dtype: to a real dtype goes the real part (PyTorch's casts; torch warns), to bool
+   whether it is nonzero. */
+static tn__cplx tn__cload_any(const char *p, tn_dtype d) {
+    switch (d) {
+    case TN_C64: return tn__cx(((const float *)p)[0], ((const float *)p)[1]);
+    case TN_C128: return tn__cx(((const double *)p)[0], ((const double *)p)[1]);
+    case TN_F32: return tn__cx(*(const float *)p, 0);
+    case TN_F64: return tn__cx(*(const double *)p, 0);
+    case TN_I32: return tn__cx(*(const int32_t *)p, 0);
+    case TN_I64: return tn__cx((double)*(const int64_t *)p, 0);
+    case TN_U8: return tn__cx(*(const uint8_t *)p, 0);
+    case TN_I8: return tn__cx(*(const int8_t *)p, 0);
+    case TN_I16: return tn__cx(*(const int16_t *)p, 0);
+    case TN_BOOL: return tn__cx(*(const bool *)p ? 1 : 0, 0);
+    case TN_F16: return tn__cx(tn_half_to_float(*(const uint16_t *)p), 0);
+    default: return tn__cx(tn_bfloat16_to_float(*(const uint16_t *)p), 0);
+    }
+}
+static void tn__cstore_any(char *p, tn_dtype d, tn__cplx z) {
+    switch (d) {
+    case TN_C64: ((float *)p)[0] = (float)z.re; ((float *)p)[1] = (float)z.im; break;
+    case TN_C128: ((double *)p)[0] = z.re; ((double *)p)[1] = z.im; break;
+    case TN_F32: *(float *)p = (float)z.re; break;
+    case TN_F64: *(double *)p = z.re; break;
+    case TN_I32: *(int32_t *)p = tn__cvt_i32_flt(z.re); break;
+    case TN_I64: *(int64_t *)p = tn__cvt_i64_flt(z.re); break;
+    case TN_U8: *(uint8_t *)p = tn__cvt_u8_flt(z.re); break;
+    case TN_I8: *(int8_t *)p = tn__cvt_i8_flt(z.re); break;
+    case TN_I16: *(int16_t *)p = tn__cvt_i16_flt(z.re); break;
+    case TN_BOOL: *(bool *)p = z.re != 0 || z.im != 0; break;
+    case TN_F16: *(uint16_t *)p = tn_float_to_half((float)z.re); break;
+    default: *(uint16_t *)p = tn_float_to_bfloat16((float)z.re); break;
+    }
+}
+/* A copy where either side is complex (ctx: {to, from}). */
+static void tn__cast_complex(char **p, const int64_t *s, int64_t n, void *ctx) {
+    const tn_dtype to = ((const tn_dtype *)ctx)[0], from = ((const tn_dtype *)ctx)[1];
+    for (int64_t i = 0; i < n; i++) tn__cstore_any(p[0] + i * s[0], to, tn__cload_any(p[1] + i * s[1], from));
+}
+
+/* ---- the elementwise loops: unary, binary and ternary ops of complex operands ---- */
+typedef struct tn__cctx { int op; double alpha; int failed; } tn__cctx;
+#define TN__CLOAD(T, ptr) tn__cx(((const T *)(ptr))[0], ((const T *)(ptr))[1])
+#define TN__CSTORE(T, ptr, z) do { const tn__cplx z_ = (z); ((T *)(ptr))[0] = (T)z_.re; ((T *)(ptr))[1] = (T)z_.im; } while (0)
+#define TN__CMAP1(T, EXPR) for (int64_t i = 0; i < n; i++) { const tn__cplx x = TN__CLOAD(T, p[1] + i * s[1]); TN__CSTORE(T, p[0] + i * s[0], EXPR); }
+#define TN__CMAP1_TO(TO, T, EXPR) for (int64_t i = 0; i < n; i++) { const tn__cplx x = TN__CLOAD(T, p[1] + i * s[1]); *(TO *)(p[0] + i * s[0]) = (TO)(EXPR); }
+#define TN__CMAP2(T, EXPR) for (int64_t i = 0; i < n; i++) { \
+    const tn__cplx a = TN__CLOAD(T, p[1] + i * s[1]), b = TN__CLOAD(T, p[2] + i * s[2]); TN__CSTORE(T, p[0] + i * s[0], EXPR); }
+#define TN__CMAP2_TO(TO, T, EXPR) for (int64_t i = 0; i < n; i++) { \
+    const tn__cplx a = TN__CLOAD(T, p[1] + i * s[1]), b = TN__CLOAD(T, p[2] + i * s[2]); *(TO *)(p[0] + i * s[0]) = (TO)(EXPR); }
+#define TN__CMAP3(T, EXPR) for (int64_t i = 0; i < n; i++) { \
+    const tn__cplx c = TN__CLOAD(T, p[1] + i * s[1]), a = TN__CLOAD(T, p[2] + i * s[2]), b = TN__CLOAD(T, p[3] + i * s[3]); \
+    TN__CSTORE(T, p[0] + i * s[0], EXPR); }
+
+/* The unary ops defined for complex operands (the others fail; ABS and ANGLE's callers
+   give a real output: ABS here writes the real dtype). SIGN computes sgn (z / |z|):
+   tn_sign refuses complex before it gets here, as PyTorch. */
+static bool tn__complex_unary_ok(int op) {
+    switch (op) {
+    case NEG: case ABS: case SIGN: case SQUARE: case EXP: case LOG: case LOG2: case LOG10: case SQRT: case RSQRT:
+    case RECIPROCAL: case SIN: case COS: case TAN: case SINH: case COSH: case TANH: case SIGMOID:
+    case ISNAN: case ISINF: case ISFINITE: case LOGICAL_NOT: return true;
+    default: return false;
+    }
+}
+/* TN__DEFINE_UNARY_COMPLEX(float, c64): the template in src/core/complex.c */
+static void tn__unary_c64(char **p, const int64_t *s, int64_t n, void *vc) {
+    tn__cctx *c = (tn__cctx *)vc;
+    const int op = c->op;
+    switch (op) {
+    case NEG: TN__CMAP1(float, tn__cx(-x.re, -x.im)); break;
+    case ABS: TN__CMAP1_TO(float, float, tn__cabs(x)); break;
+    case SIGN: TN__CMAP1(float, tn__csgn(x)); break;
+    case SQUARE: TN__CMAP1(float, tn__cmul(x, x)); break;
+    case EXP: TN__CMAP1(float, tn__cexp(x)); break;
+    case LOG: TN__CMAP1(float, tn__clog(x)); break;
+    case LOG2: { TN__CMAP1(float, tn__cscale(tn__clog(x), 1 / 0.69314718055994530942)); break; }   /* log(z) / log(2): part by part */
+    case LOG10: { TN__CMAP1(float, tn__cscale(tn__clog(x), 1 / 2.30258509299404568402)); break; }
+    case SQRT: TN__CMAP1(float, tn__csqrt(x)); break;
+    case RSQRT: TN__CMAP1(float, tn__cdiv(tn__cx(1, 0), tn__csqrt(x))); break;
+    case RECIPROCAL: TN__CMAP1(float, tn__cdiv(tn__cx(1, 0), x)); break;
+    case SIN: TN__CMAP1(float, tn__csin(x)); break;
+    case COS: TN__CMAP1(float, tn__ccos(x)); break;
+    case TAN: TN__CMAP1(float, tn__ctan(x)); break;
+    case SINH: TN__CMAP1(float, tn__csinh(x)); break;
+    case COSH: TN__CMAP1(float, tn__ccosh(x)); break;
+    case TANH: TN__CMAP1(float, tn__ctanh(x)); break;
+    case SIGMOID: TN__CMAP1(float, tn__cdiv(tn__cx(1, 0), tn__cadd(tn__cx(1, 0), tn__cexp(tn__cx(-x.re, -x.im))))); break;
+    case ISNAN: TN__CMAP1_TO(bool, float, x.re != x.re || x.im != x.im); break;
+    case ISINF: TN__CMAP1_TO(bool, float, isinf(x.re) || isinf(x.im)); break;
+    case ISFINITE: TN__CMAP1_TO(bool, float, isfinite(x.re) && isfinite(x.im)); break;
+    case LOGICAL_NOT: TN__CMAP1_TO(bool, float, x.re == 0 && x.im == 0); break;
+    default: TN__STORE_RELAXED(&c->failed, 1); break;
+    } }
+/* TN__DEFINE_UNARY_COMPLEX(double, c128): the template in src/core/complex.c */
+static void tn__unary_c128(char **p, const int64_t *s, int64_t n, void *vc) {
+    tn__cctx *c = (tn__cctx *)vc;
+    const int op = c->op;
+    switch (op) {
+    case NEG: TN__CMAP1(double, tn__cx(-x.re, -x.im)); break;
+    case ABS: TN__CMAP1_TO(double, double, tn__cabs(x)); break;
+    case SIGN: TN__CMAP1(double, tn__csgn(x)); break;
+    case SQUARE: TN__CMAP1(double, tn__cmul(x, x)); break;
+    case EXP: TN__CMAP1(double, tn__cexp(x)); break;
+    case LOG: TN__CMAP1(double, tn__clog(x)); break;
+    case LOG2: { TN__CMAP1(double, tn__cscale(tn__clog(x), 1 / 0.69314718055994530942)); break; }   /* log(z) / log(2): part by part */
+    case LOG10: { TN__CMAP1(double, tn__cscale(tn__clog(x), 1 / 2.30258509299404568402)); break; }
+    case SQRT: TN__CMAP1(double, tn__csqrt(x)); break;
+    case RSQRT: TN__CMAP1(double, tn__cdiv(tn__cx(1, 0), tn__csqrt(x))); break;
+    case RECIPROCAL: TN__CMAP1(double, tn__cdiv(tn__cx(1, 0), x)); break;
+    case SIN: TN__CMAP1(double, tn__csin(x)); break;
+    case COS: TN__CMAP1(double, tn__ccos(x)); break;
+    case TAN: TN__CMAP1(double, tn__ctan(x)); break;
+    case SINH: TN__CMAP1(double, tn__csinh(x)); break;
+    case COSH: TN__CMAP1(double, tn__ccosh(x)); break;
+    case TANH: TN__CMAP1(double, tn__ctanh(x)); break;
+    case SIGMOID: TN__CMAP1(double, tn__cdiv(tn__cx(1, 0), tn__cadd(tn__cx(1, 0), tn__cexp(tn__cx(-x.re, -x.im))))); break;
+    case ISNAN: TN__CMAP1_TO(bool, double, x.re != x.re || x.im != x.im); break;
+    case ISINF: TN__CMAP1_TO(bool, double, isinf(x.re) || isinf(x.im)); break;
+    case ISFINITE: TN__CMAP1_TO(bool, double, isfinite(x.re) && isfinite(x.im)); break;
+    case LOGICAL_NOT: TN__CMAP1_TO(bool, double, x.re == 0 && x.im == 0); break;
+    default: TN__STORE_RELAXED(&c->failed, 1); break;
+    } }
+
+static bool tn__complex_binary_ok(int op) {
+    return op == ADD || op == SUB || op == MUL || op == DIV || op == POW || op == EQ || op == NE ||
+           op == LOGICAL_AND || op == LOGICAL_OR || op == LOGICAL_XOR;
+}
+/* TN__DEFINE_BINARY_COMPLEX(float, c64): the template in src/core/complex.c */
+static void tn__binary_c64(char **p, const int64_t *s, int64_t n, void *vc) {
+    tn__cctx *c = (tn__cctx *)vc;
+    const int op = c->op;
+    const double alpha = c->alpha;
+    switch (op) {
+    case ADD: TN__CMAP2(float, tn__cx(a.re + alpha * b.re, a.im + alpha * b.im)); break;
+    case SUB: TN__CMAP2(float, tn__cx(a.re - alpha * b.re, a.im - alpha * b.im)); break;
+    case MUL: TN__CMAP2(float, tn__cmul(a, b)); break;
+    case DIV: TN__CMAP2(float, tn__cdiv(a, b)); break;
+    case POW: TN__CMAP2(float, tn__cpow(a, b)); break;
+    case EQ: TN__CMAP2_TO(bool, float, a.re == b.re && a.im == b.im); break;
+    case NE: TN__CMAP2_TO(bool, float, a.re != b.re || a.im != b.im); break;
+    case LOGICAL_AND: TN__CMAP2_TO(bool, float, (a.re != 0 || a.im != 0) && (b.re != 0 || b.im != 0)); break;
+    case LOGICAL_OR: TN__CMAP2_TO(bool, float, (a.re != 0 || a.im != 0) || (b.re != 0 || b.im != 0)); break;
+    case LOGICAL_XOR: TN__CMAP2_TO(bool, float, (a.re != 0 || a.im != 0) != (b.re != 0 || b.im != 0)); break;
+    default: TN__STORE_RELAXED(&c->failed, 1); break;
+    } }
+/* TN__DEFINE_BINARY_COMPLEX(double, c128): the template in src/core/complex.c */
+static void tn__binary_c128(char **p, const int64_t *s, int64_t n, void *vc) {
+    tn__cctx *c = (tn__cctx *)vc;
+    const int op = c->op;
+    const double alpha = c->alpha;
+    switch (op) {
+    case ADD: TN__CMAP2(double, tn__cx(a.re + alpha * b.re, a.im + alpha * b.im)); break;
+    case SUB: TN__CMAP2(double, tn__cx(a.re - alpha * b.re, a.im - alpha * b.im)); break;
+    case MUL: TN__CMAP2(double, tn__cmul(a, b)); break;
+    case DIV: TN__CMAP2(double, tn__cdiv(a, b)); break;
+    case POW: TN__CMAP2(double, tn__cpow(a, b)); break;
+    case EQ: TN__CMAP2_TO(bool, double, a.re == b.re && a.im == b.im); break;
+    case NE: TN__CMAP2_TO(bool, double, a.re != b.re || a.im != b.im); break;
+    case LOGICAL_AND: TN__CMAP2_TO(bool, double, (a.re != 0 || a.im != 0) && (b.re != 0 || b.im != 0)); break;
+    case LOGICAL_OR: TN__CMAP2_TO(bool, double, (a.re != 0 || a.im != 0) || (b.re != 0 || b.im != 0)); break;
+    case LOGICAL_XOR: TN__CMAP2_TO(bool, double, (a.re != 0 || a.im != 0) != (b.re != 0 || b.im != 0)); break;
+    default: TN__STORE_RELAXED(&c->failed, 1); break;
+    } }
+
+/* TN__DEFINE_TERNARY_COMPLEX(float, c64): the template in src/core/complex.c */
+static void tn__ternary_c64(char **p, const int64_t *s, int64_t n, void *vc) {
+    tn__cctx *kc = (tn__cctx *)vc;
+    const tn__cplx v = tn__cx(kc->alpha, 0);
+    switch (kc->op) {
+    case WHERE: for (int64_t i = 0; i < n; i++) {
+            const char *src = *(const bool *)(p[1] + i * s[1]) ? p[2] + i * s[2] : p[3] + i * s[3];
+            TN__CSTORE(float, p[0] + i * s[0], TN__CLOAD(float, src)); }
+        break;
+    case ADDCMUL: TN__CMAP3(float, tn__cadd(c, tn__cmul(v, tn__cmul(a, b)))); break;
+    case ADDCDIV: TN__CMAP3(float, tn__cadd(c, tn__cmul(v, tn__cdiv(a, b)))); break;
+    default: TN__STORE_RELAXED(&kc->failed, 1); break;
+    } }
+/* TN__DEFINE_TERNARY_COMPLEX(double, c128): the template in src/core/complex.c */
+static void tn__ternary_c128(char **p, const int64_t *s, int64_t n, void *vc) {
+    tn__cctx *kc = (tn__cctx *)vc;
+    const tn__cplx v = tn__cx(kc->alpha, 0);
+    switch (kc->op) {
+    case WHERE: for (int64_t i = 0; i < n; i++) {
+            const char *src = *(const bool *)(p[1] + i * s[1]) ? p[2] + i * s[2] : p[3] + i * s[3];
+            TN__CSTORE(double, p[0] + i * s[0], TN__CLOAD(double, src)); }
+        break;
+    case ADDCMUL: TN__CMAP3(double, tn__cadd(c, tn__cmul(v, tn__cmul(a, b)))); break;
+    case ADDCDIV: TN__CMAP3(double, tn__cadd(c, tn__cmul(v, tn__cdiv(a, b)))); break;
+    default: TN__STORE_RELAXED(&kc->failed, 1); break;
+    } }
+
+/* Run a complex kernel family's loop over the iterator: 0, or -1 when op has no complex form. */
+static int tn__complex_run(tn__iter *it, tn__loop_fn fn, int op, double alpha) {
+    tn__cctx c;
+    c.op = op;
+    c.alpha = alpha;
+    c.failed = 0;
+    tn__iter_run_par(it, fn, &c, -1);
+    return c.failed ? -1 : 0;
+}
+
+/* Reductions (SUM, PROD) into out, restrided with stride 0 on the reduced dims: a single
+   accumulator (in double) when out does not move, else element by element. */
+/* TN__DEFINE_REDUCE_COMPLEX(float, c64): the template in src/core/complex.c */
+static void tn__reduce_c64(char **p, const int64_t *s, int64_t n, void *ctx) {
+    const bool sum = *(const tn_reduce_op *)ctx == SUM;
+    if (s[0] == 0) {
+        tn__cplx acc = TN__CLOAD(float, p[0]);
+        for (int64_t i = 0; i < n; i++) { const tn__cplx x = TN__CLOAD(float, p[1] + i * s[1]); acc = sum ? tn__cadd(acc, x) : tn__cmul(acc, x); }
+        TN__CSTORE(float, p[0], acc);
+    } else for (int64_t i = 0; i < n; i++) {
+        const tn__cplx a = TN__CLOAD(float, p[0] + i * s[0]), x = TN__CLOAD(float, p[1] + i * s[1]);
+        TN__CSTORE(float, p[0] + i * s[0], sum ? tn__cadd(a, x) : tn__cmul(a, x));
+    } }
+/* TN__DEFINE_REDUCE_COMPLEX(double, c128): the template in src/core/complex.c */
+static void tn__reduce_c128(char **p, const int64_t *s, int64_t n, void *ctx) {
+    const bool sum = *(const tn_reduce_op *)ctx == SUM;
+    if (s[0] == 0) {
+        tn__cplx acc = TN__CLOAD(double, p[0]);
+        for (int64_t i = 0; i < n; i++) { const tn__cplx x = TN__CLOAD(double, p[1] + i * s[1]); acc = sum ? tn__cadd(acc, x) : tn__cmul(acc, x); }
+        TN__CSTORE(double, p[0], acc);
+    } else for (int64_t i = 0; i < n; i++) {
+        const tn__cplx a = TN__CLOAD(double, p[0] + i * s[0]), x = TN__CLOAD(double, p[1] + i * s[1]);
+        TN__CSTORE(double, p[0] + i * s[0], sum ? tn__cadd(a, x) : tn__cmul(a, x));
+    } }
+
 /* ================================================================================== */
 /* src/core/creation.c: empty, zeros, full, arange, from_data, copies and conversions */
 /* ================================================================================== */
@@ -7342,6 +7677,11 @@ static int tn__cpu_copy(tn_tensor *dst, tn_tensor *src) {
     if (from == dst->dtype && from != TN_BOOL) {
         int64_t es = (int64_t)tn_dtype_size(from);
         tn__iter_run_par(&it, tn__copy_bytes, &es, -1);
+        return 0;
+    }
+    if (tn_dtype_is_complex(dst->dtype) || tn_dtype_is_complex(from)) {
+        tn_dtype c[2] = {dst->dtype, from};
+        tn__iter_run_par(&it, tn__cast_complex, c, -1);
         return 0;
     }
     if (tn__is_half(dst->dtype) && from == TN_F32) { tn__iter_run_par(&it, tn__half_from_f32, &dst->dtype, -1); return 0; }
@@ -7531,6 +7871,11 @@ TNDEF tn_tensor *tn_scalar_int(int64_t value) {
     if (t) *(int64_t *)tn_data_ptr(t) = value;
     return tn__own(t);
 }
+TNDEF tn_tensor *tn_scalar_complex(double re, double im) {
+    tn_tensor *t = tn__scalar_new(0, TN_C128, true);
+    if (t) { ((double *)tn_data_ptr(t))[0] = re; ((double *)tn_data_ptr(t))[1] = im; }
+    return tn__own(t);
+}
 TNDEF tn_tensor *tn_scalar_tensor(double value, tn_dtype dtype) { return TN__AS("tn_scalar_tensor", tn__scalar_tensor_impl(value, dtype)); }
 
 /* PyTorch's CPU kernels of arange and linspace fill a contiguous result two 32-byte vectors
@@ -7554,7 +7899,7 @@ static bool tn__range_vector(int64_t i, int64_t n, int64_t lanes) { return i < n
 
 TNDEF tn_tensor *tn_arange(double start, double end, double step, tn_dtype dtype) {
     if (tn__check_cpu_dtype_arg("tn_arange", dtype)) return NULL;
-    if (dtype == TN_BOOL) return (tn_tensor *)tn__error("tn_arange: \"arange_cpu\" not implemented for 'Bool'");
+    if (dtype == TN_BOOL || tn_dtype_is_complex(dtype)) return (tn_tensor *)tn__error("tn_arange: \"arange_cpu\" not implemented for '%s'", tn__torch_type_name(dtype));
     const bool integral = !tn_dtype_is_floating(dtype);
     /* an integral result takes start, end and step truncated to int64 first (PyTorch's
        accumulate type): arange(0, 5, 1.5, dtype=int64) steps by 1 */
@@ -7769,6 +8114,12 @@ TNDEF double tn_item(tn_tensor *t) {
     if (tn_numel(t) != 1) {
         tn__error("tn_item: a tensor with %lld elements (shape %s) cannot be converted to a scalar", (long long)tn_numel(t), TN__SHAPE(t));
         return NAN;
+    }
+    if (tn_dtype_is_complex(t->dtype)) {   /* a double holds it only when the imaginary part is 0 */
+        double re = NAN, im = 0;
+        if (tn_item_complex(t, &re, &im)) return NAN;
+        if (im != 0 || im != im) { tn__error("tn_item: a complex value (%g%+gj) cannot be converted to a double; use tn_item_complex", re, im); return NAN; }
+        return re;
     }
     if (t->dtype == TN_I64) { /* exact for |v| > 2^53 too, as far as a double allows */
         tn_tensor *h = tn__copy_as(t, TN_I64, TN_CPU);
@@ -11192,6 +11543,15 @@ static int tn__cpu_unary(tn_unary_op op, tn_tensor *out, tn_tensor *x, const dou
     memset(&c, 0, sizeof c);
     c.op = op;
     if (params) memcpy(c.params, params, sizeof c.params);
+    if (tn_dtype_is_complex(x->dtype)) {
+        tn__iter it;
+        tn__iter_init(&it, out->shape, out->ndim);
+        tn__iter_add(&it, out);
+        tn__iter_add(&it, x);
+        if (!tn__complex_unary_ok(op) || tn__complex_run(&it, x->dtype == TN_C64 ? tn__unary_c64 : tn__unary_c128, op, 0))
+            return TN__FAIL_INT("%s: not implemented for dtype %s", tn_unary_op_name(op), tn_dtype_name(x->dtype));
+        return 0;
+    }
     tn__loop_fn fn = tn__pick_loop(x->dtype, tn__unary_f32, tn__unary_f64, tn__unary_i32, tn__unary_i64, tn__unary_u8, tn__unary_b, tn__unary_i8, tn__unary_i16);
     if (!fn) return TN__FAIL_INT("%s: dtype %s is not supported on the CPU", tn_unary_op_name(op), tn_dtype_name(x->dtype));
     tn__iter it;
@@ -11617,6 +11977,16 @@ static int tn__cpu_binary(tn_binary_op op, tn_tensor *out, tn_tensor *a, tn_tens
     memset(&c, 0, sizeof c);
     c.op = op;
     c.alpha = alpha;
+    if (tn_dtype_is_complex(a->dtype)) {
+        tn__iter it;
+        tn__iter_init(&it, out->shape, out->ndim);
+        tn__iter_add(&it, out);
+        tn__iter_add(&it, a);
+        tn__iter_add(&it, b);
+        if (!tn__complex_binary_ok(op) || tn__complex_run(&it, a->dtype == TN_C64 ? tn__binary_c64 : tn__binary_c128, op, alpha))
+            return TN__FAIL_INT("%s: not implemented for dtype %s", tn_binary_op_name(op), tn_dtype_name(a->dtype));
+        return 0;
+    }
     tn__loop_fn fn = tn__pick_loop(a->dtype, tn__binary_f32, tn__binary_f64, tn__binary_i32, tn__binary_i64, tn__binary_u8, tn__binary_b, tn__binary_i8, tn__binary_i16);
     if (!fn) return TN__FAIL_INT("%s: dtype %s is not supported on the CPU", tn_binary_op_name(op), tn_dtype_name(a->dtype));
     tn__iter it;
@@ -11652,6 +12022,17 @@ static int tn__cpu_ternary(tn_ternary_op op, tn_tensor *out, tn_tensor *x, tn_te
     c.alpha = value;
     /* operand order for the loop: out, first, second, third; WHERE: cond, a, b;
        LERP: start, end, weight -> (c, a, b) = (start, end, weight) */
+    if (tn_dtype_is_complex(out->dtype)) {
+        tn__iter it;
+        tn__iter_init(&it, out->shape, out->ndim);
+        tn__iter_add(&it, out);
+        tn__iter_add(&it, x);
+        tn__iter_add(&it, y);
+        tn__iter_add(&it, z);
+        if (tn__complex_run(&it, out->dtype == TN_C64 ? tn__ternary_c64 : tn__ternary_c128, op, value))
+            return TN__FAIL_INT("ternary op %d: not implemented for dtype %s", (int)op, tn_dtype_name(out->dtype));
+        return 0;
+    }
     tn__loop_fn fn = tn__pick_loop(out->dtype, tn__ternary_f32, tn__ternary_f64, tn__ternary_i32, tn__ternary_i64, tn__ternary_u8, tn__ternary_b, tn__ternary_i8, tn__ternary_i16);
     if (!fn) return TN__FAIL_INT("ternary op: dtype %s is not supported on the CPU", tn_dtype_name(out->dtype));
     tn__iter it;
@@ -11696,7 +12077,8 @@ static tn_tensor *tn__unalias(tn_tensor *out, tn_tensor *in) {
 
 /* torch.can_cast: no float -> integral, no non-bool -> bool. */
 static bool tn__can_cast(tn_dtype from, tn_dtype to) {
-    if (tn_dtype_is_floating(from) && !tn_dtype_is_floating(to)) return false;
+    if (tn_dtype_is_complex(from) && !tn_dtype_is_complex(to)) return false;   /* no complex -> real */
+    if (tn_dtype_is_floating(from) && !tn_dtype_is_floating(to) && !tn_dtype_is_complex(to)) return false;
     if (from != TN_BOOL && to == TN_BOOL) return false;
     return true;
 }
@@ -11726,6 +12108,11 @@ static bool tn__is_pred_op(tn_unary_op op) { return op >= LOGICAL_NOT; }
 static tn_dtype tn__unary_dtype(const char *fn, tn_unary_op op, tn_tensor *x) {
     if (tn__check_cpu_dtype(fn, x)) return TN_NUM_DTYPES;
     tn_dtype cd = x->dtype;
+    if (tn_dtype_is_complex(cd)) {   /* the ops with complex formulas keep the dtype (abs's real result: tn__unary_raw) */
+        if (op == SIGN) return (tn__error("%s: Unlike NumPy, torch.sign is not intended to support complex numbers. Please use torch.sgn instead.", fn), TN_NUM_DTYPES);
+        if (!tn__complex_unary_ok(op)) return (tn__error("%s: \"%s_cpu\" not implemented for '%s'", fn, tn_unary_op_name(op), tn__torch_type_name(cd)), TN_NUM_DTYPES);
+        return cd;
+    }
     /* before the float32 promotion of float functions: torch refuses integer input here */
     if (!tn_dtype_is_floating(cd) && (op == SILU || op == GELU || op == GELU_TANH || (op >= SOFTPLUS && op <= HARDSIGMOID && op != HARDTANH)))
         return (tn__error("%s: not implemented for dtype %s (floating tensors only, as PyTorch)", fn, tn_dtype_name(cd)), TN_NUM_DTYPES);
@@ -11745,13 +12132,13 @@ static tn_tensor *tn__unary_raw(tn_unary_op op, tn_tensor *x, const double *para
     snprintf(fn, sizeof fn, "tn_%s", tn_unary_op_name(op));
     tn_dtype cd = tn__unary_dtype(fn, op, x);
     if (cd == TN_NUM_DTYPES) return NULL;
-    if (!tn_dtype_is_floating(cd) && (op == ISNAN || op == ISINF || op == ISFINITE)) { /* integers are always finite */
+    if (!tn_dtype_is_floating(cd) && !tn_dtype_is_complex(cd) && (op == ISNAN || op == ISINF || op == ISFINITE)) { /* integers are always finite */
         tn_tensor *r = tn__new(TN_BOOL, x->device, x->shape, x->ndim);
         if (r && tn__backend(r->device)->fill(r, op == ISFINITE)) { tn_release(r); r = NULL; }
         return r;
     }
     tn_tensor *xc = tn__as_dtype(x, cd);
-    tn_tensor *out = xc ? tn__new(tn__is_pred_op(op) ? TN_BOOL : cd, x->device, x->shape, x->ndim) : NULL;
+    tn_tensor *out = xc ? tn__new(tn__is_pred_op(op) ? TN_BOOL : op == ABS ? tn_dtype_to_real(cd) : cd, x->device, x->shape, x->ndim) : NULL;
     if (out && TN__KERNEL(fn, tn__backend(x->device)->unary(op, out, xc, params))) { tn_release(out); out = NULL; }
     tn_release(xc);
     return out;
@@ -11871,6 +12258,7 @@ static tn_tensor *tn__unary_inplace(tn_unary_op op, tn_tensor *x, const double *
     if (tn__check_no_internal_overlap(fn, x)) return NULL;
     tn_dtype cd = tn__unary_dtype(fn, op, x);
     if (cd == TN_NUM_DTYPES) return NULL;
+    if (op == ABS && tn_dtype_is_complex(cd)) return (tn_tensor *)tn__error("%s: In-place abs is not supported for complex tensors.", fn);
     tn_tensor *x0;
     int m = tn__inplace_begin(fn, x, NULL, 0, &x0);
     if (m) return m < 0 ? NULL : tn__inplace_end(fn, x, tn__unary(op, x0, params));
@@ -11932,7 +12320,7 @@ static tn_tensor *tn__binary_raw(const char *fn, tn_binary_op op, tn_tensor *a, 
     tn_dtype rt = tn_result_type(ab, 2), cd = rt, od = rt;
     if (op == GAMMAINC || op == GAMMAINCC) {   /* igamma: floating only, as PyTorch */
         if (!tn_dtype_is_floating(rt)) return (tn_tensor *)tn__error("%s: \"igamma%s_cpu\" not implemented for '%s'", fn, op == GAMMAINCC ? "c" : "", tn__torch_type_name(rt));
-    } else if (op == DIV || op == ATAN2 || op == XLOGY || op == XLOG1PY || op == COPYSIGN || tn__is_special_float(op)) { if (!tn_dtype_is_floating(rt)) cd = od = tn__default_dtype; }
+    } else if (op == DIV || op == ATAN2 || op == XLOGY || op == XLOG1PY || op == COPYSIGN || tn__is_special_float(op)) { if (!tn_dtype_is_floating(rt) && !tn_dtype_is_complex(rt)) cd = od = tn__default_dtype; }
     else if ((op == LOGADDEXP || op == LOGADDEXP2 || op == HYPOT || op == NEXTAFTER) && !tn_dtype_is_floating(rt))
         return (tn_tensor *)tn__error("%s: \"%s_cpu\" not implemented for '%s' (floating tensors only)", fn, tn_binary_op_name(op), tn__torch_type_name(rt));
     else if ((op == GCD || op == LCM) && (tn_dtype_is_floating(rt) || rt == TN_BOOL))
@@ -11949,7 +12337,7 @@ static tn_tensor *tn__binary_raw(const char *fn, tn_binary_op op, tn_tensor *a, 
         return (tn_tensor *)tn__error("%s: integers to negative integer powers are not allowed", fn);
     if (cd == TN_BOOL && (op == FLOOR_DIVIDE || op == REMAINDER || op == FMOD || op == POW))
         return (tn_tensor *)tn__error("%s: not implemented for bool tensors", fn);
-    if ((op == ADD || op == SUB) && !tn_dtype_is_floating(cd) && alpha != floor(alpha))
+    if ((op == ADD || op == SUB) && !tn_dtype_is_floating(cd) && !tn_dtype_is_complex(cd) && alpha != floor(alpha))
         return (tn_tensor *)tn__error("%s: for integral input tensors, argument alpha must not be a floating point number (got %g)", fn, alpha);
     if (target && (nd != target->ndim || memcmp(shape, target->shape, (size_t)nd * sizeof(int64_t))))
         return (tn_tensor *)tn__error("%s: output with shape %s doesn't match the broadcast shape %s", fn, TN__SHAPE(target), tn__shape_str(shape, nd));
@@ -12210,8 +12598,12 @@ static tn_tensor *tn__isinf_signed(tn_tensor *x, bool pos) {
     tn_scope_begin();
     return tn__scope_return(tn_logical_and(tn_isinf(x), pos ? tn_gt_scalar(x, 0) : tn_lt_scalar(x, 0)));
 }
-static tn_tensor *tn__isreal_impl(tn_tensor *x) {   /* real dtypes: all true */
+static tn_tensor *tn__isreal_impl(tn_tensor *x) {   /* real dtypes: all true; complex: imag == 0 */
     TN__CHECK_NULL(x);
+    if (tn_is_complex(x)) {
+        tn_scope_begin();
+        return tn__scope_return(tn_eq_scalar(tn_imag(tn_detach(x)), 0));
+    }
     tn_tensor *r = tn__new(TN_BOOL, x->device, x->shape, x->ndim);
     if (!r || !tn_fill_(r, 1)) { tn_release(r); return NULL; }
     return tn__own(r);
@@ -12228,8 +12620,19 @@ static tn_tensor *tn__angle_impl(tn_tensor *x) {
     tn_tensor *c = f ? tn_where(tn_lt_scalar(f, 0), tn_full_like(f, 3.14159265358979323846), tn_zeros_like(tn_detach(f))) : NULL;
     return tn__scope_return(c ? tn_where(tn_isnan(f), tn_mul_scalar(f, 0), c) : NULL);
 }
-TNDEF tn_tensor *tn_angle(tn_tensor *x) { return TN__AS("tn_angle", tn__angle_impl(x)); }
-TNDEF tn_tensor *tn_sgn(tn_tensor *x) { return tn__grad_name(TN__AS("tn_sgn", tn__unary(SIGN, x, NULL)), "SgnBackward0"); }
+TNDEF tn_tensor *tn_angle(tn_tensor *x) {
+    if (x && tn_dtype_is_complex(x->dtype)) return tn__grad_name(TN__AS("tn_angle", tn_atan2(tn_imag(x), tn_real(x))), "AngleBackward0");
+    return TN__AS("tn_angle", tn__angle_impl(x));
+}
+TNDEF tn_tensor *tn_sgn(tn_tensor *x) {
+    if (x && tn_dtype_is_complex(x->dtype)) {   /* x / |x|, 0 at 0: the composite's gradient is sgn's */
+        tn_scope_begin();
+        tn_tensor *a = tn_abs(x), *z = tn_eq_scalar(a, 0);
+        tn_tensor *r = tn_where(z, tn_zeros_like(x), tn_div(x, tn_masked_fill(a, z, 1)));
+        return tn__grad_name(TN__AS("tn_sgn", tn__scope_return(r)), "SgnBackward0");
+    }
+    return tn__grad_name(TN__AS("tn_sgn", tn__unary(SIGN, x, NULL)), "SgnBackward0");
+}
 TNDEF tn_tensor *tn_asinh(tn_tensor *x) { return tn__unary(ASINH, x, NULL); }
 TNDEF tn_tensor *tn_acosh(tn_tensor *x) { return tn__unary(ACOSH, x, NULL); }
 TNDEF tn_tensor *tn_atanh(tn_tensor *x) { return tn__unary(ATANH, x, NULL); }
@@ -12669,6 +13072,7 @@ static void tn__reduce_f32acc(char **p, const int64_t *s, int64_t n, void *ctx) 
 static int tn__cpu_reduce(tn_reduce_op op, tn_tensor *out, tn_tensor *x) {
     /* bool reduces as uint8: same bytes, and all/any/max/min agree */
     tn__loop_fn fn = tn__pick_loop(x->dtype, tn__reduce_f32, tn__reduce_f64, tn__reduce_i32, tn__reduce_i64, tn__reduce_u8, tn__reduce_u8, tn__reduce_i8, tn__reduce_i16);
+    if (tn_dtype_is_complex(x->dtype)) fn = op != SUM && op != PROD ? NULL : x->dtype == TN_C64 ? tn__reduce_c64 : tn__reduce_c128;
     if (!fn || out->dtype != x->dtype) return TN__FAIL_INT("reduce: dtype %s is not supported on the CPU", tn_dtype_name(x->dtype));
     tn_tensor *acc = NULL;
     if (x->dtype == TN_F32 && (op == SUM || op == PROD)) {
@@ -12719,13 +13123,15 @@ static tn_tensor *tn__reduce_raw(const char *fn, tn_reduce_op op, tn_tensor *x, 
     if (tn__check_cpu_dtype(fn, x) || tn__dims_mask(fn, x, dims, n, mask)) return NULL;
     if ((op == MAX || op == MIN) && n == 0 && tn_numel(x) == 0)   /* PyTorch's RuntimeError, not the IndexError of an empty dim named */
         return (tn_tensor *)tn__error("%s: Expected reduction dim to be specified for input.numel() == 0 (input shape %s); specify the reduction dim", fn, TN__SHAPE(x));
+    if ((op == MAX || op == MIN) && tn_dtype_is_complex(x->dtype))
+        return (tn_tensor *)tn__error("%s: \"%s_all\" not implemented for '%s'", fn, op == MAX ? "max" : "min", tn__torch_type_name(x->dtype));
     if (op == MAX || op == MIN) {
         for (int i = 0; i < x->ndim; i++)
             if (mask[i] && x->shape[i] == 0)
                 return (tn_tensor *)tn__error("%s: expected reduction dim %d to have non-zero size (input shape %s)", fn, i, TN__SHAPE(x));
     }
     tn_dtype od = x->dtype;
-    if ((op == SUM || op == PROD) && !tn_dtype_is_floating(od)) od = TN_I64;
+    if ((op == SUM || op == PROD) && !tn_dtype_is_floating(od) && !tn_dtype_is_complex(od)) od = TN_I64;
     if (op == ALL || op == ANY) od = TN_BOOL;
     int64_t kshape[TN_MAX_DIMS], shape[TN_MAX_DIMS];
     int knd = tn__reduced_shape(x, mask, true, kshape), nd = tn__reduced_shape(x, mask, keepdim, shape);
@@ -12811,7 +13217,7 @@ static int tn__need_float(const char *fn, tn_tensor *x) {
 
 static tn_tensor *tn__mean_dims_kd(tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
     TN__CHECK_NULL(x);
-    if (tn__check_cpu_dtype("tn_mean_dims", x) || tn__need_float("tn_mean_dims", x)) return NULL;
+    if (tn__check_cpu_dtype("tn_mean_dims", x) || (!tn_dtype_is_complex(x->dtype) && tn__need_float("tn_mean_dims", x))) return NULL;
     int64_t count = tn__reduced_count("tn_mean_dims", x, dims, n);
     /* half precision: sum and divide in float32, rounded once (PyTorch 2's CPU mean; 1.13 rounds the sum first) */
     tn_tensor *xs = count < 0 ? NULL : tn__is_half(x->dtype) ? tn__copy_as(x, TN_F32, x->device) : tn_retain(x);
@@ -13785,8 +14191,18 @@ static tn_tensor *tn__lane_like(const char *fn, tn_lane_op op, tn_tensor *x, int
     return tn__own(tn__node_attach(node, out));
 }
 static tn_dtype tn__scan_dtype(tn_dtype d) { return tn_dtype_is_floating(d) ? d : TN_I64; }
-TNDEF tn_tensor *tn_cumsum(tn_tensor *x, int64_t dim) { return tn__lane_like("tn_cumsum", CUMSUM, x, dim, x ? tn__scan_dtype(x->dtype) : TN_F32); }
-TNDEF tn_tensor *tn_cumprod(tn_tensor *x, int64_t dim) { return tn__lane_like("tn_cumprod", CUMPROD, x, dim, x ? tn__scan_dtype(x->dtype) : TN_F32); }
+TNDEF tn_tensor *tn_cumsum(tn_tensor *x, int64_t dim) {
+    if (x && tn_dtype_is_complex(x->dtype)) {   /* the parts' sums: exact, and differentiable through the views */
+        tn_scope_begin();
+        tn_tensor *r = tn_complex(tn_cumsum(tn_real(x), dim), tn_cumsum(tn_imag(x), dim));
+        return tn__grad_name(TN__AS("tn_cumsum", tn__scope_return(r)), "CumsumBackward0");
+    }
+    return tn__lane_like("tn_cumsum", CUMSUM, x, dim, x ? tn__scan_dtype(x->dtype) : TN_F32);
+}
+TNDEF tn_tensor *tn_cumprod(tn_tensor *x, int64_t dim) {
+    if (x && tn_dtype_is_complex(x->dtype)) return (tn_tensor *)tn__error("tn_cumprod: not implemented for dtype %s yet", tn_dtype_name(x->dtype));
+    return tn__lane_like("tn_cumprod", CUMPROD, x, dim, x ? tn__scan_dtype(x->dtype) : TN_F32);
+}
 TNDEF tn_tensor *tn_logcumsumexp(tn_tensor *x, int64_t dim) {
     TN__CHECK_NULL(x);
     if (!tn_dtype_is_floating(x->dtype))   /* PyTorch has no integer kernel */
@@ -15695,6 +16111,27 @@ static int tn__cpu_matmul(tn_tensor *c, tn_tensor *a, tn_tensor *b, double alpha
         case TN_U8: tn__mm_naive_u8(M, N, K, (const uint8_t *)A, a->strides[1], a->strides[2], (const uint8_t *)Bm, b->strides[1], b->strides[2], (uint8_t *)C, c->strides[1], c->strides[2], alpha, beta); break;
         case TN_I8: tn__mm_naive_i8(M, N, K, (const int8_t *)A, a->strides[1], a->strides[2], (const int8_t *)Bm, b->strides[1], b->strides[2], (int8_t *)C, c->strides[1], c->strides[2], alpha, beta); break;
         case TN_I16: tn__mm_naive_i16(M, N, K, (const int16_t *)A, a->strides[1], a->strides[2], (const int16_t *)Bm, b->strides[1], b->strides[2], (int16_t *)C, c->strides[1], c->strides[2], alpha, beta); break;
+        case TN_C64: case TN_C128: {
+            /* four real GEMMs over the parts (floats 2k and 2k + 1 of element k: strides double):
+               Cr = alpha (Ar Br - Ai Bi) + beta Cr, Ci = alpha (Ar Bi + Ai Br) + beta Ci */
+            const int64_t ra = 2 * a->strides[1], ca = 2 * a->strides[2], rb = 2 * b->strides[1], cb = 2 * b->strides[2], rc_ = 2 * c->strides[1], cc = 2 * c->strides[2];
+            if (c->dtype == TN_C64) {
+                const float *ar = (const float *)A, *ai = ar + 1, *br = (const float *)Bm, *bi = br + 1;
+                float *cr = (float *)C, *ci = cr + 1;
+                rc = tn__gemm_f32(M, N, K, (float)alpha, ar, ra, ca, br, rb, cb, (float)beta, cr, rc_, cc)
+                  || tn__gemm_f32(M, N, K, (float)-alpha, ai, ra, ca, bi, rb, cb, 1.0f, cr, rc_, cc)
+                  || tn__gemm_f32(M, N, K, (float)alpha, ar, ra, ca, bi, rb, cb, (float)beta, ci, rc_, cc)
+                  || tn__gemm_f32(M, N, K, (float)alpha, ai, ra, ca, br, rb, cb, 1.0f, ci, rc_, cc);
+            } else {
+                const double *ar = (const double *)A, *ai = ar + 1, *br = (const double *)Bm, *bi = br + 1;
+                double *cr = (double *)C, *ci = cr + 1;
+                rc = tn__gemm_f64(M, N, K, alpha, ar, ra, ca, br, rb, cb, beta, cr, rc_, cc)
+                  || tn__gemm_f64(M, N, K, -alpha, ai, ra, ca, bi, rb, cb, 1.0, cr, rc_, cc)
+                  || tn__gemm_f64(M, N, K, alpha, ar, ra, ca, bi, rb, cb, beta, ci, rc_, cc)
+                  || tn__gemm_f64(M, N, K, alpha, ai, ra, ca, br, rb, cb, 1.0, ci, rc_, cc);
+            }
+            break;
+        }
         default: return TN__FAIL_INT("matmul: not implemented for dtype %s", tn_dtype_name(c->dtype));
         }
         if (rc) return TN__FAIL_INT("matmul: out of memory for the packing buffers");
@@ -15985,7 +16422,13 @@ TNDEF tn_tensor *tn_addbmm_opts(tn_tensor *input, tn_tensor *batch1, tn_tensor *
 TNDEF tn_tensor *tn_addbmm_str(tn_tensor *input, tn_tensor *batch1, tn_tensor *batch2, const char *options) {
     TN__KW_STR(tn_addmm_fn_opts, addmm, "tn_addbmm", options, tn_addbmm_opts(input, batch1, batch2, o));
 }
-TNDEF tn_tensor *tn_vdot(tn_tensor *a, tn_tensor *b) { return tn__grad_name(tn__dot("tn_vdot", a, b), "VdotBackward0"); }
+TNDEF tn_tensor *tn_vdot(tn_tensor *a, tn_tensor *b) {
+    if (a && tn_dtype_is_complex(a->dtype)) {   /* conj(a) . b; the conjugate's gradient is conj's */
+        tn_scope_begin();
+        return tn__grad_name(tn__scope_return(tn__dot("tn_vdot", tn_conj(a), b)), "VdotBackward0");
+    }
+    return tn__grad_name(tn__dot("tn_vdot", a, b), "VdotBackward0");
+}
 
 static tn_tensor *tn__kron_impl(tn_tensor *a, tn_tensor *b) {
     TN__CHECK_NULL(a, b);
@@ -16795,6 +17238,168 @@ static tn_tensor *tn__col2im_public(const char *fn, tn_tensor *c, const int64_t 
 TNDEF tn_tensor *tn_col2im(tn_tensor *cols, const int64_t output_size[2], const int64_t kernel[2], const int64_t dilation[2],
                            const int64_t padding[2], const int64_t stride[2]) {
     return TN__AS("tn_col2im", tn__col2im_public("tn_col2im", cols, output_size, kernel, dilation, padding, stride));
+}
+
+/* ==================================================================================================================================== */
+/* src/ops/complex.c: complex tensors: real/imag and view_as_real/complex views, conj, complex, polar (after functional.c: tn__fn_node) */
+/* ==================================================================================================================================== */
+/* ---- complex tensors: real/imag views, view_as_real/complex, conj, complex, polar ----
+   A complex tensor's float view counts its storage in floats: element k of the complex
+   tensor is floats 2k (real) and 2k + 1 (imag), so real/imag double the strides and the
+   offset. Gradients follow PyTorch's convention: the gradient of a real loss L with
+   respect to z is dL/dRe z + i dL/dIm z (the conjugate Wirtinger derivative, times 2). */
+TNDEF bool tn_is_complex(const tn_tensor *t) { return t && tn_dtype_is_complex(t->dtype); }
+
+/* A view of x's storage as dtype (element size half or double x's): shape, strides and
+   offset in the new dtype's elements. */
+static tn_tensor *tn__retyped_view(tn_tensor *x, tn_dtype dtype, const int64_t *shape, const int64_t *strides, int ndim, int64_t offset) {
+    tn_tensor *v = tn__view_own(x, shape, strides, ndim, offset);
+    if (v) v->dtype = dtype;
+    return v;
+}
+/* The real (part 0) or imaginary (part 1) float view of a complex tensor. */
+static tn_tensor *tn__part_view(tn_tensor *x, int part) {
+    int64_t st[TN_MAX_DIMS], off;
+    for (int d = 0; d < x->ndim; d++) st[d] = x->strides[d] * 2;   /* fits: the bytes of the storage do */
+    off = x->offset * 2 + part;
+    return tn__retyped_view(x, tn_dtype_to_real(x->dtype), x->shape, st, x->ndim, off);
+}
+
+static int tn__real_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
+    (void)n; (void)nin; (void)user;
+    return (gin[0] = tn_complex(g, tn_zeros_like(g))) ? 0 : -1;
+}
+static int tn__imag_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
+    (void)n; (void)nin; (void)user;
+    return (gin[0] = tn_complex(tn_zeros_like(g), g)) ? 0 : -1;
+}
+static int tn__view_as_real_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
+    (void)n; (void)nin; (void)user;
+    return (gin[0] = tn_view_as_complex(tn_contiguous(g))) ? 0 : -1;
+}
+static int tn__view_as_complex_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
+    (void)n; (void)nin; (void)user;
+    return (gin[0] = tn_view_as_real(tn_contiguous(g))) ? 0 : -1;
+}
+static int tn__conj_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
+    (void)n; (void)nin; (void)user;
+    return (gin[0] = tn_conj_physical(g)) ? 0 : -1;
+}
+static tn_tensor *tn__complex_record(const char *name, tn_custom_backward bw, tn_tensor *x, tn_tensor *out) {
+    tn_node *nd = out ? tn__fn_node(name, bw, &x, 1) : NULL;
+    return tn__node_attach(nd, out);
+}
+
+TNDEF tn_tensor *tn_real(tn_tensor *x) {
+    TN__CHECK_NULL(x);
+    if (!tn_dtype_is_complex(x->dtype)) return tn__own(tn_retain(x));   /* torch.real of a real tensor is the tensor */
+    return tn__complex_record("RealBackward0", tn__real_bw, x, tn__part_view(x, 0));
+}
+TNDEF tn_tensor *tn_imag(tn_tensor *x) {
+    TN__CHECK_NULL(x);
+    if (!tn_dtype_is_complex(x->dtype)) return (tn_tensor *)tn__error("tn_imag: imag is not implemented for tensors with non-complex dtypes.");
+    return tn__complex_record("ImagBackward0", tn__imag_bw, x, tn__part_view(x, 1));
+}
+TNDEF tn_tensor *tn_view_as_real(tn_tensor *x) {
+    TN__CHECK_NULL(x);
+    if (!tn_dtype_is_complex(x->dtype)) return (tn_tensor *)tn__error("tn_view_as_real: view_as_real is only supported for complex tensors (got %s)", tn_dtype_name(x->dtype));
+    if (x->ndim >= TN_MAX_DIMS) return (tn_tensor *)tn__error("tn_view_as_real: a %d-d tensor would need %d dims (TN_MAX_DIMS is %d)", x->ndim, x->ndim + 1, TN_MAX_DIMS);
+    int64_t sh[TN_MAX_DIMS], st[TN_MAX_DIMS];
+    for (int d = 0; d < x->ndim; d++) { sh[d] = x->shape[d]; st[d] = x->strides[d] * 2; }
+    sh[x->ndim] = 2;
+    st[x->ndim] = 1;
+    tn_tensor *v = tn__retyped_view(x, tn_dtype_to_real(x->dtype), sh, st, x->ndim + 1, x->offset * 2);
+    return tn__complex_record("ViewAsRealBackward0", tn__view_as_real_bw, x, v);
+}
+TNDEF tn_tensor *tn_view_as_complex(tn_tensor *x) {
+    TN__CHECK_NULL(x);
+    const char *fn = "tn_view_as_complex";
+    if (x->dtype != TN_F32 && x->dtype != TN_F64)   /* PyTorch's message; half is refused too here (no complex32) */
+        return (tn_tensor *)tn__error("%s: view_as_complex is only supported for half, float and double tensors, but got a tensor of scalar type: %s", fn, tn__torch_type_name(x->dtype));
+    if (x->ndim == 0) return (tn_tensor *)tn__error("%s: Input tensor must have one or more dimensions", fn);
+    if (x->shape[x->ndim - 1] != 2) return (tn_tensor *)tn__error("%s: Tensor must have a last dimension of size 2 (got shape %s)", fn, TN__SHAPE(x));
+    if (x->strides[x->ndim - 1] != 1) return (tn_tensor *)tn__error("%s: Tensor must have a last dimension with stride 1", fn);
+    for (int d = 0; d < x->ndim - 1; d++)
+        if (x->strides[d] % 2) return (tn_tensor *)tn__error("%s: Tensor must have a stride divisible by 2 for all but last dimension", fn);
+    if (x->offset % 2) return (tn_tensor *)tn__error("%s: Tensor must have a storage_offset divisible by 2", fn);
+    int64_t st[TN_MAX_DIMS];
+    for (int d = 0; d < x->ndim - 1; d++) st[d] = x->strides[d] / 2;
+    tn_tensor *v = tn__retyped_view(x, tn_dtype_to_complex(x->dtype), x->shape, st, x->ndim - 1, x->offset / 2);
+    return tn__complex_record("ViewAsComplexBackward0", tn__view_as_complex_bw, x, v);
+}
+
+/* conj is a copy here (PyTorch's is a lazy view with a conjugate bit: writes through it
+   reach the input there, not here); of a real tensor it is the tensor itself. */
+static tn_tensor *tn__conj_copy(const char *fn, const char *node, tn_tensor *x) {
+    TN__CHECK_NULL(x);
+    if (!tn_dtype_is_complex(x->dtype)) return tn__own(tn_retain(x));
+    tn_tensor *r = tn__copy_as(x, x->dtype, x->device);
+    if (r && tn__check_cpu_dtype(fn, r)) { tn_release(r); return NULL; }
+    if (r) {   /* negate the imaginary parts in place (a fresh contiguous tensor) */
+        const int64_t n = tn_numel(r);
+        if (r->dtype == TN_C64) { float *p = (float *)tn_data_ptr(r); for (int64_t i = 0; i < n; i++) p[2 * i + 1] = -p[2 * i + 1]; }
+        else { double *p = (double *)tn_data_ptr(r); for (int64_t i = 0; i < n; i++) p[2 * i + 1] = -p[2 * i + 1]; }
+    }
+    return tn__own(tn__complex_record(node, tn__conj_bw, x, r));
+}
+TNDEF tn_tensor *tn_conj(tn_tensor *x) { return tn__conj_copy("tn_conj", "ConjBackward0", x); }
+TNDEF tn_tensor *tn_conj_physical(tn_tensor *x) { return tn__conj_copy("tn_conj_physical", "ConjPhysicalBackward0", x); }
+
+/* torch.complex / torch.polar's checks: both float32 or both float64 (no complex32). */
+static int tn__check_complex_parts(const char *fn, tn_tensor *a, tn_tensor *b) {
+    if ((a->dtype != TN_F32 && a->dtype != TN_F64) || (b->dtype != TN_F32 && b->dtype != TN_F64))
+        return TN__FAIL_INT("%s: Expected both inputs to be Half, Float or Double tensors but got %s and %s", fn, tn__torch_type_name(a->dtype), tn__torch_type_name(b->dtype));
+    if (a->dtype != b->dtype)
+        return TN__FAIL_INT("%s: Expected object of scalar type %s but got scalar type %s for second argument", fn, tn__torch_type_name(a->dtype), tn__torch_type_name(b->dtype));
+    return tn__check_same_device(fn, a, b);
+}
+/* real + i imag, broadcast, as a new complex tensor (untracked). */
+static tn_tensor *tn__complex_from_parts(const char *fn, tn_tensor *re, tn_tensor *im) {
+    int64_t shape[TN_MAX_DIMS];
+    int nd = tn__broadcast(re->shape, re->ndim, im->shape, im->ndim, shape);
+    if (nd < 0) return (tn_tensor *)tn__error("%s: The size of tensor a %s must match the size of tensor b %s at a non-singleton dimension", fn, TN__SHAPE(re), TN__SHAPE(im));
+    tn_tensor *out = tn__new(tn_dtype_to_complex(re->dtype), re->device, shape, nd);
+    if (!out) return NULL;
+    tn_scope_begin();
+    tn_tensor *r = tn__part_view(out, 0), *i = r ? tn__part_view(out, 1) : NULL;   /* views the scope owns */
+    int rc = !i || tn__copy(r, re) || tn__copy(i, im);
+    tn_scope_end();
+    if (rc) { tn_release(out); return NULL; }
+    return out;
+}
+static int tn__complex_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
+    (void)n; (void)nin; (void)user;
+    gin[0] = tn_real(g);
+    gin[1] = tn_imag(g);
+    return gin[0] && gin[1] ? 0 : -1;
+}
+TNDEF tn_tensor *tn_complex(tn_tensor *real, tn_tensor *imag) {
+    TN__CHECK_NULL(real, imag);
+    if (tn__check_complex_parts("tn_complex", real, imag)) return NULL;
+    tn_tensor *ins[2] = {real, imag}, *out = tn__complex_from_parts("tn_complex", real, imag);
+    tn_node *nd = out ? tn__fn_node("ComplexBackward0", tn__complex_bw, ins, 2) : NULL;
+    return tn__own(tn__node_attach(nd, out));
+}
+/* abs * (cos(angle) + i sin(angle)); its gradient is that of the composite:
+   abs grad = Re(g conj(e^{i angle})), angle grad = Re(g conj(i z)) */
+TNDEF tn_tensor *tn_polar(tn_tensor *abs, tn_tensor *angle) {
+    TN__CHECK_NULL(abs, angle);
+    if (tn__check_complex_parts("tn_polar", abs, angle)) return NULL;
+    tn_scope_begin();
+    tn_tensor *r = tn_complex(tn_mul(abs, tn_cos(angle)), tn_mul(abs, tn_sin(angle)));
+    return tn__grad_name(tn__scope_return(r), "PolarBackward0");
+}
+
+TNDEF int tn_item_complex(tn_tensor *t, double *re, double *im) {
+    if (!t) return TN__FAIL_INT("tn_item_complex: tensor is NULL");
+    if (tn_numel(t) != 1) return TN__FAIL_INT("tn_item_complex: a Tensor with %lld elements cannot be converted to Scalar", (long long)tn_numel(t));
+    tn_tensor *c = tn__copy_as(t, TN_C128, TN_CPU);
+    if (!c) return -1;
+    const double *p = (const double *)tn_data_ptr(c);
+    if (re) *re = p[0];
+    if (im) *im = p[1];
+    tn_release(c);
+    return 0;
 }
 
 /* =============================================================================================================== */
@@ -27107,7 +27712,7 @@ static void tn__node_save_result(tn_node *nd, tn_tensor *out) {
 /* Make nd the grad_fn of out (out takes the node's reference). Returns out. */
 static tn_tensor *tn__node_attach(tn_node *nd, tn_tensor *out) {
     if (!nd) return out;
-    if (!out || !tn_dtype_is_floating(out->dtype)) { tn__node_release(nd); return out; }
+    if (!out || (!tn_dtype_is_floating(out->dtype) && !tn_dtype_is_complex(out->dtype))) { tn__node_release(nd); return out; }
     /* a formula without its saved tensors would read past them: the op fails (out of memory, recorded) */
     if (nd->save_failed) { tn__node_release(nd); tn_release(out); return NULL; }
     tn__meta_of(&nd->out, out);
@@ -27122,8 +27727,8 @@ static tn_tensor *tn__node_attach(tn_node *nd, tn_tensor *out) {
 TNDEF int tn_requires_grad_(tn_tensor *t, bool requires_grad) {
     if (!t) return -1;
     if (t->grad_fn) return TN__FAIL_INT("tn_requires_grad_: you can only change requires_grad flags of leaf tensors (this one has grad_fn %s)", tn_grad_fn_name(t));
-    if (requires_grad && !tn_dtype_is_floating(t->dtype))
-        return TN__FAIL_INT("tn_requires_grad_: only tensors of floating point dtype can require gradients (got %s)", tn_dtype_name(t->dtype));
+    if (requires_grad && !tn_dtype_is_floating(t->dtype) && !tn_dtype_is_complex(t->dtype))
+        return TN__FAIL_INT("tn_requires_grad_: only Tensors of floating point and complex dtype can require gradients (got %s)", tn_dtype_name(t->dtype));
     t->requires_grad = requires_grad;
     return 0;
 }
@@ -27407,7 +28012,8 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         const double ln2 = 0.69314718055994530942, ln10 = 2.30258509299404568402;
         switch ((tn_unary_op)n->sub) {
         case NEG: gin[0] = tn_neg(g); return 0;
-        case ABS: d = tn_sign(x); break;
+        case ABS: if (tn_dtype_is_complex(x->dtype)) { gin[0] = tn_mul(g, tn_sgn(x)); return 0; }   /* real g, complex z: g z / |z| */
+            d = tn_sign(x); break;
         case SIGN: case FLOOR: case CEIL: case ROUND: case TRUNC: gin[0] = tn_zeros_like(g); return 0;
         case SQUARE: d = tn_mul_scalar(x, 2); break;
         case RELU: /* x is the saved result here */
@@ -27421,11 +28027,11 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         case EXP: d = tn__saved_output(n, x); break;                 /* x is the result y here */
         case EXPM1: d = tn_add_scalar(tn__saved_output(n, x), 1); break;
         case EXP2: d = tn_mul_scalar(tn__saved_output(n, x), ln2); break;
-        case LOG: gin[0] = tn_div(g, x); return 0;
-        case LOG2: gin[0] = tn_div(g, tn_mul_scalar(x, ln2)); return 0;
-        case LOG10: gin[0] = tn_div(g, tn_mul_scalar(x, ln10)); return 0;
+        case LOG: gin[0] = tn_div(g, tn_conj(x)); return 0;
+        case LOG2: gin[0] = tn_div(g, tn_mul_scalar(tn_conj(x), ln2)); return 0;
+        case LOG10: gin[0] = tn_div(g, tn_mul_scalar(tn_conj(x), ln10)); return 0;
         case LOG1P: gin[0] = tn_div(g, tn_add_scalar(x, 1)); return 0;
-        case SQRT: gin[0] = tn_div(g, tn_mul_scalar(tn__saved_output(n, x), 2)); return 0;
+        case SQRT: gin[0] = tn_div(g, tn_mul_scalar(tn_conj(tn__saved_output(n, x)), 2)); return 0;
         case RSQRT: d = tn_mul_scalar(tn_pow_scalar(tn__saved_output(n, x), 3), -0.5); break;
         case RECIPROCAL: d = tn_neg(tn_reciprocal(tn_square(x))); break;
         case SIN: d = tn_cos(x); break;
@@ -27527,6 +28133,8 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         case NAN_TO_NUM: d = tn__mask_as(tn_isfinite(x), g); break;
         default: return TN__FAIL_INT("autograd: no derivative for %s", tn_unary_op_name((tn_unary_op)n->sub));
         }
+        /* complex z: PyTorch's convention, g times the conjugate of f'(z) (a real d is its own) */
+        if (d && tn_dtype_is_complex(d->dtype)) d = tn_conj(d);
         gin[0] = d ? tn__grad_binary("tn_mul", MUL, g, d, 1) : NULL;
         return 0;
     }
@@ -27537,15 +28145,17 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         switch ((tn_binary_op)n->sub) {
         case ADD: ga = g; gb = alpha == 1 ? g : tn_mul_scalar(g, alpha); break;
         case SUB: ga = g; gb = tn_mul_scalar(g, -alpha); break;
-        case MUL: ga = TN__NEED(0) ? tn_mul(g, b) : NULL; gb = TN__NEED(1) ? tn_mul(g, a) : NULL; break;
-        case DIV: ga = TN__NEED(0) ? tn_div(g, b) : NULL; gb = TN__NEED(1) ? tn_neg(tn_div(tn_mul(g, a), tn_square(b))) : NULL; break;
+        /* tn_conj: the conjugates complex operands take (PyTorch's convention); a real operand is itself */
+        case MUL: ga = TN__NEED(0) ? tn_mul(g, tn_conj(b)) : NULL; gb = TN__NEED(1) ? tn_mul(g, tn_conj(a)) : NULL; break;
+        case DIV: ga = TN__NEED(0) ? tn_div(g, tn_conj(b)) : NULL; gb = TN__NEED(1) ? tn_neg(tn_div(tn_mul(g, tn_conj(a)), tn_conj(tn_square(b)))) : NULL; break;
         case FLOOR_DIVIDE: ga = tn_zeros_like(g); gb = ga; break;
         case REMAINDER: ga = g; gb = TN__NEED(1) ? tn_neg(tn_mul(g, tn_floor_divide(a, b))) : NULL; break;
         case FMOD: ga = g; gb = TN__NEED(1) ? tn_neg(tn_mul(g, tn_trunc(tn_div(a, b)))) : NULL; break;
-        case POW: /* PyTorch masks: d/da is 0 where b == 0; d/db is 0 where a == 0 and b >= 0 */
-            if (TN__NEED(0)) ga = tn_where(tn_eq_scalar(b, 0), tn_zeros_like(g), tn_mul(g, tn_mul(b, tn_pow(a, tn_sub_scalar(b, 1)))));
-            if (TN__NEED(1)) gb = tn_where(tn_logical_and(tn_eq_scalar(a, 0), tn_ge_scalar(b, 0)), tn_zeros_like(g),
-                                           tn_mul(g, tn_mul(tn_pow(a, b), tn_log(a))));
+        case POW: /* PyTorch masks: d/da is 0 where b == 0; d/db is 0 where a == 0 and b >= 0 (complex: Re b >= 0,
+                     and the derivatives conjugated; tn_real and tn_conj of a real tensor are the tensor) */
+            if (TN__NEED(0)) ga = tn_where(tn_eq_scalar(b, 0), tn_zeros_like(g), tn_mul(g, tn_conj(tn_mul(b, tn_pow(a, tn_sub_scalar(b, 1))))));
+            if (TN__NEED(1)) gb = tn_where(tn_logical_and(tn_eq_scalar(a, 0), tn_ge_scalar(tn_real(b), 0)), tn_zeros_like(g),
+                                           tn_mul(g, tn_conj(tn_mul(tn_pow(a, b), tn_log(a)))));
             break;
         case ATAN2: {
             tn_tensor *den = tn_add(tn_square(a), tn_square(b));
@@ -27622,8 +28232,8 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
             break;
         case ADDCMUL:
             r[0] = g;
-            r[1] = tn_mul_scalar(tn_mul(g, z), v);
-            r[2] = tn_mul_scalar(tn_mul(g, y), v);
+            r[1] = tn_mul_scalar(tn_mul(g, tn_conj(z)), v);
+            r[2] = tn_mul_scalar(tn_mul(g, tn_conj(y)), v);
             break;
         case ADDCDIV:
             r[0] = g;
@@ -27905,13 +28515,13 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         }
         return 0;
     }
-    case G_MM:
-        if (TN__NEED(0)) gin[0] = tn_mm(g, tn_t(S[1]));
-        if (TN__NEED(1)) gin[1] = tn__mm_mat2_grad(S[0], S[1], g);
+    case G_MM:   /* complex: the conjugate transposes (g b^H, a^H g) */
+        if (TN__NEED(0)) gin[0] = tn_mm(g, tn_conj(tn_t(S[1])));
+        if (TN__NEED(1)) gin[1] = tn__mm_mat2_grad(tn_conj(S[0]), S[1], g);
         return 0;
     case G_BMM:
-        if (TN__NEED(0)) gin[0] = tn_bmm(g, tn_transpose(S[1], 1, 2));
-        if (TN__NEED(1)) gin[1] = tn_bmm(tn_transpose(S[0], 1, 2), g);
+        if (TN__NEED(0)) gin[0] = tn_bmm(g, tn_conj(tn_transpose(S[1], 1, 2)));
+        if (TN__NEED(1)) gin[1] = tn_bmm(tn_conj(tn_transpose(S[0], 1, 2)), g);
         return 0;
     case G_ADDMM: case G_BADDBMM: {
         double beta = n->d[0], alpha = n->d[1];
@@ -27922,12 +28532,12 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         return 0;
     }
     case G_MV:
-        if (TN__NEED(0)) gin[0] = tn_outer(g, S[1]);
-        if (TN__NEED(1)) gin[1] = tn_mv(tn_t(S[0]), g);
+        if (TN__NEED(0)) gin[0] = tn_outer(g, tn_conj(S[1]));
+        if (TN__NEED(1)) gin[1] = tn_mv(tn_conj(tn_t(S[0])), g);
         return 0;
     case G_DOT:
-        if (TN__NEED(0)) gin[0] = tn_mul(g, S[1]);
-        if (TN__NEED(1)) gin[1] = tn_mul(g, S[0]);
+        if (TN__NEED(0)) gin[0] = tn_mul(g, tn_conj(S[1]));
+        if (TN__NEED(1)) gin[1] = tn_mul(g, tn_conj(S[0]));
         return 0;
     case G_COPY_SLICES: case G_BASE_VIEW: { /* first order only: the region is cut out with raw views */
         int nd = (int)n->i[0];
@@ -28356,6 +28966,8 @@ static int tn__backward(const char *fn, tn_tensor *t, tn_tensor *gradient, tn_au
         return TN__FAIL_INT("%s: gradient of shape %s does not match the tensor's shape %s", fn, TN__SHAPE(g), TN__SHAPE(t));
     if (!g && tn_numel(t) != 1)
         return TN__FAIL_INT("%s: grad can be implicitly created only for scalar outputs (shape %s); pass a gradient", fn, TN__SHAPE(t));
+    if (!g && tn_dtype_is_complex(t->dtype))
+        return TN__FAIL_INT("%s: grad can be implicitly created only for real scalar outputs (got %s); pass a gradient", fn, tn_dtype_name(t->dtype));
     tn_tensor *own = g ? tn_retain(g) : tn__full_like(t, 1);
     if (!own) return -1;
     int rc = tn__engine(fn, &t, &own, 1, NULL, 0, NULL, opts);
@@ -28383,6 +28995,7 @@ TNDEF int tn_autograd_grad_opts(tn_tensor *const *outputs, int n_outputs, tn_ten
     for (int k = 0; k < n_outputs && rc == 0; k++) {
         tn_tensor *g = grad_outputs ? grad_outputs[k] : NULL;
         if (!g && tn_numel(outputs[k]) != 1) { rc = TN__FAIL_INT("%s: grad can be implicitly created only for scalar outputs (output %d has shape %s)", fn, k, TN__SHAPE(outputs[k])); break; }
+        if (!g && tn_dtype_is_complex(outputs[k]->dtype)) { rc = TN__FAIL_INT("%s: grad can be implicitly created only for real scalar outputs (output %d is %s)", fn, k, tn_dtype_name(outputs[k]->dtype)); break; }
         gs[k] = g ? tn_retain(g) : tn__full_like(outputs[k], 1);
         if (!gs[k]) rc = -1;
     }
@@ -35568,10 +36181,11 @@ TNDEF tn_dataset *tn_mnist_dataset(const char *dir, bool train) {
 #endif
 
 #define TN__ST_MAX_HEADER 100000000ULL
-static const char *const tn__st_dtype_names[TN_NUM_DTYPES] = {"F32", "F64", "I32", "I64", "U8", "BOOL", "F16", "BF16", "I8", "I16"};
+/* C128 is this library's own name: the format's Dtype list stops at C64 (other readers refuse C128) */
+static const char *const tn__st_dtype_names[TN_NUM_DTYPES] = {"F32", "F64", "I32", "I64", "U8", "BOOL", "F16", "BF16", "I8", "I16", "C64", "C128"};
 /* The reference's Dtype order (BOOL U8 I8 I16 F16 BF16 I32 F32 F64 I64 among ours; increasing
    alignment): writers sort by it, descending. */
-static const int tn__st_rank[TN_NUM_DTYPES] = {7, 8, 6, 9, 1, 0, 4, 5, 2, 3};
+static const int tn__st_rank[TN_NUM_DTYPES] = {7, 9, 6, 10, 1, 0, 4, 5, 2, 3, 8, 11};   /* C64 between F32 and F64; C128 last */
 
 typedef struct tn__st_entry {
     char *name;
@@ -35827,11 +36441,11 @@ static int tn__st_tensor(tn__st_parse *p, char *name) {
             if (tn__st_string(p, &d)) return -1;
             int k = 0;
             while (k < TN_NUM_DTYPES && strcmp(d, tn__st_dtype_names[k])) k++;
-            static const char *const known[] = {"U16", "U32", "U64", "F8_E5M2", "F8_E4M3", "F8_E8M0", "F4", "F6_E2M3", "F6_E3M2", "C64"};
+            static const char *const known[] = {"U16", "U32", "U64", "F8_E5M2", "F8_E4M3", "F8_E8M0", "F4", "F6_E2M3", "F6_E3M2"};
             bool other = false;
             for (size_t j = 0; j < sizeof known / sizeof *known; j++) other = other || !strcmp(d, known[j]);
             if (k == TN_NUM_DTYPES) {
-                int rc = other ? tn__st_fail(p, "tensor '%s' has dtype %s, which tensor.h does not support (supported: F32, F64, I32, I64, I16, I8, U8, BOOL, F16, BF16)", name, d)
+                int rc = other ? tn__st_fail(p, "tensor '%s' has dtype %s, which tensor.h does not support (supported: F32, F64, I32, I64, I16, I8, U8, BOOL, F16, BF16, C64, C128)", name, d)
                                : tn__st_fail(p, "tensor '%s' has unknown dtype \"%.40s\"", name, d);
                 TN_FREE(d);
                 return rc;
@@ -36657,11 +37271,11 @@ static const struct { const char *module, *name; int g; int dtype; } tn__pt_glob
     {"torch", "LongStorage", TN__G_STORAGE, TN_I64}, {"torch", "IntStorage", TN__G_STORAGE, TN_I32},
     {"torch", "ByteStorage", TN__G_STORAGE, TN_U8}, {"torch", "BoolStorage", TN__G_STORAGE, TN_BOOL},
     {"torch", "CharStorage", TN__G_STORAGE, TN_I8}, {"torch", "ShortStorage", TN__G_STORAGE, TN_I16},
+    {"torch", "ComplexFloatStorage", TN__G_STORAGE, TN_C64}, {"torch", "ComplexDoubleStorage", TN__G_STORAGE, TN_C128},
     {"torch", "UntypedStorage", TN__G_STORAGE, TN_U8},
 };
 /* torch's storage types of the dtypes tensor.h lacks: named in the message */
-static const char *const tn__pt_unsupported_storages[] = {"ComplexFloatStorage", "ComplexDoubleStorage",
-                                                         "QInt8Storage", "QUInt8Storage", "QInt32Storage", "QUInt4x2Storage", "QUInt2x4Storage"};
+static const char *const tn__pt_unsupported_storages[] = {"QInt8Storage", "QUInt8Storage", "QInt32Storage", "QUInt4x2Storage", "QUInt2x4Storage"};
 
 typedef struct tn__pv {
     int kind;
@@ -37283,7 +37897,7 @@ TNDEF int tn_save_pt(const char *path, const tn_dict *d) {
     const char *fn = "tn_save_pt";
     if (!path || !d) return TN__FAIL_INT("%s: need a path and a dict", fn);
     static const char *const storage_names[TN_NUM_DTYPES] = {"FloatStorage", "DoubleStorage", "IntStorage", "LongStorage", "ByteStorage", "BoolStorage", "HalfStorage", "BFloat16Storage",
-                                                                             "CharStorage", "ShortStorage"};
+                                                                             "CharStorage", "ShortStorage", "ComplexFloatStorage", "ComplexDoubleStorage"};
     tn__pt_out o;
     memset(&o, 0, sizeof o);
     o.fn = fn;
@@ -41713,14 +42327,30 @@ static void tn__width_value(tn__fmt *f, int64_t i) {
     if (w > f->width) f->width = w;
 }
 
-static void tn__print_rec(tn__fmt *f, tn__sbuf *b, int dim, int64_t base, int indent) {
-    tn_tensor *t = f->t;
+/* A complex element (f2: the imaginary parts' formatter): the real part padded to its
+   width, then the imaginary part unpadded with its sign and "j", as PyTorch's
+   _val_formatter. */
+static void tn__print_value(const tn__fmt *f, const tn__fmt *f2, tn__sbuf *b, int64_t i) {
     char buf[TN__FMT_CAP];
-    if (t->ndim == 0) { tn__fmt_value(f, 0, buf, sizeof buf); tn__sb_puts(b, buf); return; }
+    int w = tn__fmt_value(f, i, buf, sizeof buf);
+    tn__sb_pad(b, f->width - w);
+    tn__sb_puts(b, buf);
+    if (!f2) return;
+    tn__fmt_value(f2, i, buf, sizeof buf);
+    if (buf[0] != '-' && buf[0] != '+') tn__sb_puts(b, "+");
+    tn__sb_puts(b, buf);
+    tn__sb_puts(b, "j");
+}
+static void tn__print_rec(tn__fmt *f, const tn__fmt *f2, tn__sbuf *b, int dim, int64_t base, int indent) {
+    tn_tensor *t = f->t;
+    if (t->ndim == 0) { char buf[TN__FMT_CAP]; int w = tn__fmt_value(f, 0, buf, sizeof buf); tn__sb_pad(b, f2 ? f->width - w : 0); tn__sb_puts(b, buf);
+                        if (f2) { tn__fmt_value(f2, 0, buf, sizeof buf); if (buf[0] != '-') tn__sb_puts(b, "+"); tn__sb_puts(b, buf); tn__sb_puts(b, "j"); }
+                        return; }
     int64_t n = t->shape[dim], st = t->strides[dim];
     tn__sb_puts(b, "[");
     if (dim == t->ndim - 1) {
-        int64_t per_line = TN__MAX(1, (tn__print_opts.linewidth - indent) / (f->width + 2)), col = 0;
+        const int elem = f->width + 2 + (f2 ? f2->width + 1 : 0);   /* PyTorch's element_length */
+        int64_t per_line = TN__MAX(1, (tn__print_opts.linewidth - indent) / elem), col = 0;
         for (int64_t i = 0; i < n; i++) {
             if (i > 0) {
                 tn__sb_puts(b, ",");
@@ -41730,11 +42360,7 @@ static void tn__print_rec(tn__fmt *f, tn__sbuf *b, int dim, int64_t base, int in
             if (f->summarize && n > tn__mul_sat(2, f->edge) && i == f->edge) {
                 tn__sb_puts(b, " ...");
                 i = n - f->edge - 1;
-            } else {
-                int w = tn__fmt_value(f, base + i * st, buf, sizeof buf);
-                tn__sb_pad(b, f->width - w);
-                tn__sb_puts(b, buf);
-            }
+            } else tn__print_value(f, f2, b, base + i * st);
             col++;
         }
     } else {
@@ -41747,41 +42373,54 @@ static void tn__print_rec(tn__fmt *f, tn__sbuf *b, int dim, int64_t base, int in
             if (f->summarize && n > tn__mul_sat(2, f->edge) && i == f->edge) {
                 tn__sb_puts(b, "...");
                 i = n - f->edge - 1;
-            } else tn__print_rec(f, b, dim + 1, base + i * st, indent + 1);
+            } else tn__print_rec(f, f2, b, dim + 1, base + i * st, indent + 1);
         }
     }
     tn__sb_puts(b, "]");
 }
 
+/* A formatter over t's values (for a complex t: its real part, or imag true: its
+   imaginary part): PyTorch's _Formatter, its mode and width from the printed values. */
+static int tn__fmt_init(tn__fmt *f, tn_tensor *t, bool imag) {
+    memset(f, 0, sizeof *f);
+    const bool cplx = tn_dtype_is_complex(t->dtype);
+    f->floating = cplx || tn_dtype_is_floating(t->dtype);
+    f->is_bool = t->dtype == TN_BOOL;
+    if (cplx) {   /* the part as a float64 copy: the same contiguous layout for both parts */
+        tn_scope_begin();
+        tn_tensor *part = imag ? tn_imag(t) : tn_real(t);
+        f->t = part ? tn__copy_as(part, TN_F64, TN_CPU) : NULL;
+        tn_scope_end();
+    } else f->t = tn__copy_as(t, f->floating ? TN_F64 : f->is_bool ? TN_BOOL : TN_I64, TN_CPU);
+    if (!f->t) return -1;
+    f->int_mode = true;
+    f->width = 1;
+    f->summarize = (double)tn_numel(t) > tn__print_opts.threshold;
+    f->precision = (int)tn__print_opts.precision;
+    f->edge = tn__print_opts.edgeitems;
+    if (tn_numel(t) == 0) return 0;
+    tn__visit(f, 0, 0, tn__scan_value);
+    if (f->floating && f->any) {
+        double ratio = f->maxabs / f->minabs;
+        f->sci_mode = f->int_mode ? (ratio > 1000 || f->maxabs > 1e8) : (ratio > 1000 || f->maxabs > 1e8 || f->minabs < 1e-4);
+        tn__visit(f, 0, 0, tn__width_value);
+    }
+    if (f->floating && tn__print_opts.sci_mode >= 0) f->sci_mode = tn__print_opts.sci_mode;   /* after the width, as PyTorch */
+    return 0;
+}
+
 TNDEF char *tn_to_string(tn_tensor *t) {
     if (!t) return NULL;
     if (tn__check_cpu_dtype("tn_to_string", t)) return NULL;
-    tn__fmt f;
-    memset(&f, 0, sizeof f);
-    f.floating = tn_dtype_is_floating(t->dtype);
-    f.is_bool = t->dtype == TN_BOOL;
-    f.t = tn__copy_as(t, f.floating ? TN_F64 : f.is_bool ? TN_BOOL : TN_I64, TN_CPU);
-    if (!f.t) return NULL;
-    f.int_mode = true;
-    f.width = 1;
-    f.summarize = (double)tn_numel(t) > tn__print_opts.threshold;
-    f.precision = (int)tn__print_opts.precision;
-    f.edge = tn__print_opts.edgeitems;
+    const bool cplx = tn_dtype_is_complex(t->dtype);
+    tn__fmt f, f2;
+    if (tn__fmt_init(&f, t, false)) return NULL;
+    if (cplx && tn__fmt_init(&f2, t, true)) { tn_release(f.t); return NULL; }
     tn__sbuf b;
     memset(&b, 0, sizeof b);
     tn__sb_puts(&b, "tensor(");
-    if (tn_numel(t) == 0) {
-        tn__sb_puts(&b, "[]");
-    } else {
-        tn__visit(&f, 0, 0, tn__scan_value);
-        if (f.floating && f.any) {
-            double ratio = f.maxabs / f.minabs;
-            f.sci_mode = f.int_mode ? (ratio > 1000 || f.maxabs > 1e8) : (ratio > 1000 || f.maxabs > 1e8 || f.minabs < 1e-4);
-            tn__visit(&f, 0, 0, tn__width_value);
-        }
-        if (f.floating && tn__print_opts.sci_mode >= 0) f.sci_mode = tn__print_opts.sci_mode;   /* after the width, as PyTorch */
-        tn__print_rec(&f, &b, 0, 0, 7);
-    }
+    if (tn_numel(t) == 0) tn__sb_puts(&b, "[]");
+    else tn__print_rec(&f, cplx ? &f2 : NULL, &b, 0, 0, 7);
     /* suffixes, wrapped onto a new line past 80 columns as PyTorch does; built at their
        length (a custom function's name, eight 19-digit sizes are never cut) */
     tn__sbuf suffixes[4];
@@ -41801,8 +42440,9 @@ TNDEF char *tn_to_string(tn_tensor *t) {
         }
         tn__sb_puts(&suffixes[ns++], t->ndim == 1 ? ",)" : ")");
     }
-    /* an empty tensor names every dtype but the default (nothing to infer it from) */
-    if (t->dtype != tn__default_dtype && (tn_numel(t) == 0 || (t->dtype != TN_I64 && t->dtype != TN_BOOL))) {
+    /* an empty tensor names every dtype but the default (nothing to infer it from); the
+       complex dtype of the default float dtype goes unnamed, as PyTorch */
+    if (t->dtype != tn__default_dtype && (tn_numel(t) == 0 || (t->dtype != TN_I64 && t->dtype != TN_BOOL && t->dtype != tn_dtype_to_complex(tn__default_dtype)))) {
         tn__sb_puts(&suffixes[ns], "dtype=torch.");
         tn__sb_puts(&suffixes[ns++], tn_dtype_name(t->dtype));
     }
@@ -41831,6 +42471,7 @@ TNDEF char *tn_to_string(tn_tensor *t) {
     for (int i = 0; i < ns; i++) TN_FREE(suffixes[i].s);
     tn__sb_puts(&b, ")");
     tn_release(f.t);
+    if (cplx) tn_release(f2.t);
     if (b.failed) { TN_FREE(b.s); return (char *)tn__error("tn_to_string: out of memory"); }
     return b.s;
 }
@@ -41871,6 +42512,7 @@ TNDEF DLManagedTensor *tn_to_dlpack(tn_tensor *t) {
     case TN_I32: case TN_I64: case TN_I8: case TN_I16: dt.code = kDLInt; break;
     case TN_U8: dt.code = kDLUInt; break;
     case TN_BOOL: dt.code = kDLBool; break;
+    case TN_C64: case TN_C128: dt.code = kDLComplex; break;   /* 64 and 128 bits */
     default: return (DLManagedTensor *)tn__error("tn_to_dlpack: dtype %s has no DLPack code", tn_dtype_name(t->dtype));
     }
     tn__dlpack *d = (tn__dlpack *)TN_MALLOC(sizeof *d);
@@ -41907,12 +42549,14 @@ TNDEF tn_tensor *tn_from_dlpack(DLManagedTensor *m) {
         else if (dt.code == kDLInt) dtype = dt.bits == 32 ? TN_I32 : dt.bits == 64 ? TN_I64 : dt.bits == 8 ? TN_I8 : dt.bits == 16 ? TN_I16 : TN_NUM_DTYPES;
         else if (dt.code == kDLUInt && dt.bits == 8) dtype = TN_U8;
         else if (dt.code == kDLBool && dt.bits == 8) dtype = TN_BOOL;
+        else if (dt.code == kDLComplex) dtype = dt.bits == 64 ? TN_C64 : dt.bits == 128 ? TN_C128 : TN_NUM_DTYPES;
     }
     tn_device device = TN_NUM_DEVICES;
     if (x->device.device_type == kDLCPU || x->device.device_type == kDLCUDAHost) device = TN_CPU;
     else if (x->device.device_type == kDLCUDA && tn_cuda_is_available() && x->device.device_id == tn_cuda_current_device()) device = TN_CUDA;
     const char *why = dtype == TN_NUM_DTYPES ? "a dtype this library does not have" : device == TN_NUM_DEVICES ? "memory on a device this library cannot reach"
                     : device == TN_CUDA && (dtype == TN_I8 || dtype == TN_I16) ? "int8/int16 on CUDA (CPU only)"
+                    : device == TN_CUDA && tn_dtype_is_complex(dtype) ? "complex64/complex128 on CUDA (CPU only)"
                     : x->ndim < 0 || x->ndim > TN_MAX_DIMS ? "more dims than TN_MAX_DIMS" : NULL;
     tn_tensor *t = NULL;
     if (!why) t = tn__from_memory(fn, (char *)x->data + x->byte_offset, x->shape, x->ndim, x->strides, dtype, device, tn__dlpack_release, m);
@@ -43148,12 +43792,16 @@ static void tn__index_loop(char **p, const int64_t *s, int64_t n, void *vc) {
         case TN_U8: *(uint8_t *)d = (uint8_t)(*(uint8_t *)d + *(const uint8_t *)sp); break;
         case TN_I8: *(int8_t *)d = (int8_t)(*(int8_t *)d + *(const int8_t *)sp); break;     /* in int, wrapped on the store */
         case TN_I16: *(int16_t *)d = (int16_t)(*(int16_t *)d + *(const int16_t *)sp); break;
+        case TN_C64: ((float *)d)[0] += ((const float *)sp)[0]; ((float *)d)[1] += ((const float *)sp)[1]; break;   /* part by part */
+        case TN_C128: ((double *)d)[0] += ((const double *)sp)[0]; ((double *)d)[1] += ((const double *)sp)[1]; break;
         default: *(bool *)d = *(bool *)d || *(const bool *)sp; break;
         }
     }
 }
 
 static int tn__cpu_index(tn_index_mode mode, tn_tensor *dst, tn_tensor *src, tn_tensor *const *idx, const int64_t *idx_strides, int k) {
+    if (tn_dtype_is_complex(dst->dtype) && mode != GATHER && mode != SCATTER && mode != SCATTER_ADD)
+        return TN__FAIL_INT("scatter_reduce: not implemented for dtype %s (complex: gather, scatter and add only)", tn_dtype_name(dst->dtype));
     tn__ictx c;
     c.mode = mode;
     c.k = k;

@@ -240,6 +240,7 @@ typedef enum tn_dtype {
     TN_F64, TN_I32, TN_I64, TN_U8, TN_BOOL,
     TN_F16, TN_BF16,   /* half precision: stored in 16 bits, computed in float32 registers (CPU and CUDA) */
     TN_I8, TN_I16,     /* torch.int8 (char), torch.int16 (short): CPU only, the GPU unit refuses them */
+    TN_C64, TN_C128,   /* torch.complex64 (cfloat), torch.complex128 (cdouble): (real, imag) pairs of float32/float64; CPU only */
     TN_NUM_DTYPES
 } tn_dtype;
 
@@ -248,6 +249,12 @@ typedef enum tn_device { TN_CPU = 0, TN_CUDA = 1, TN_NUM_DEVICES } tn_device;
 TNDEF const char *tn_dtype_name(tn_dtype dtype);  /* "float32", "int64", ... (PyTorch's names) */
 TNDEF size_t tn_dtype_size(tn_dtype dtype);       /* bytes per element */
 TNDEF bool tn_dtype_is_floating(tn_dtype dtype);
+TNDEF bool tn_dtype_is_complex(tn_dtype dtype);   /* complex64, complex128 (torch.is_complex of a dtype) */
+/* The real dtype of a complex one (complex64 -> float32, complex128 -> float64) and the
+   complex dtype of a floating one (float32, float16, bfloat16 -> complex64; float64 ->
+   complex128; this library has no complex32); others are returned unchanged. */
+TNDEF tn_dtype tn_dtype_to_real(tn_dtype dtype);
+TNDEF tn_dtype tn_dtype_to_complex(tn_dtype dtype);
 /* PyTorch's promotion of two tensor dtypes (torch.promote_types). */
 TNDEF tn_dtype tn_promote_types(tn_dtype a, tn_dtype b);
 TNDEF const char *tn_device_name(tn_device device); /* "cpu", "cuda" */
@@ -414,6 +421,7 @@ TNDEF tn_tensor *tn_scalar_tensor(double value, tn_dtype dtype);
 TNDEF tn_tensor *tn_scalar(double value);       /* a Python float */
 TNDEF tn_tensor *tn_scalar_int(int64_t value);  /* a Python int */
 TNDEF tn_tensor *tn_scalar_bool(bool value);    /* a Python bool */
+TNDEF tn_tensor *tn_scalar_complex(double re, double im);   /* a Python complex: promotes to the default float dtype's complex */
 /* [start, end) by step. dtype as PyTorch infers it is the caller's choice here. */
 TNDEF tn_tensor *tn_arange(double start, double end, double step, tn_dtype dtype);
 TNDEF tn_tensor *tn_linspace(double start, double end, int64_t steps, tn_dtype dtype);
@@ -445,7 +453,14 @@ TNDEF tn_tensor *tn_clone(tn_tensor *t);        /* a contiguous copy */
 TNDEF tn_tensor *tn_contiguous(tn_tensor *t);   /* t itself (new reference) if already contiguous */
 TNDEF tn_tensor *tn_to_dtype(tn_tensor *t, tn_dtype dtype); /* t itself if same dtype */
 TNDEF tn_tensor *tn_to(tn_tensor *t, tn_device device);     /* t itself if same device */
-TNDEF double tn_item(tn_tensor *t);             /* the value of a one-element tensor (NaN + error otherwise) */
+TNDEF double tn_item(tn_tensor *t);             /* the value of a one-element tensor (NaN + error otherwise; complex: an error, see below) */
+/* The value of a one-element tensor of any dtype as real and imaginary parts (either
+   pointer may be NULL; a real tensor's imaginary part is 0): 0, or -1 with an error. */
+TNDEF int tn_item_complex(tn_tensor *t, double *re, double *im);
+/* torch.complex: real + i imag (both float32 -> complex64, or both float64 -> complex128;
+   broadcast); torch.polar: abs * (cos(angle) + i sin(angle)). Differentiable. */
+TNDEF tn_tensor *tn_complex(tn_tensor *real, tn_tensor *imag);
+TNDEF tn_tensor *tn_polar(tn_tensor *abs, tn_tensor *angle);
 /* Copy src into dst (broadcasting src, converting dtype); returns 0 or -1. */
 TNDEF int tn_copy_(tn_tensor *dst, tn_tensor *src);
 /* Tensor.resize_: t takes shape with contiguous strides in place (the same tensor object,
@@ -584,6 +599,15 @@ TN_HD static inline double tn_philox_draw(int op, bool f32, uint64_t seed, uint6
 /* ======================================================================= */
 /* Views share storage with their input (no copy). Dims may be negative. */
 TNDEF tn_tensor *tn_view(tn_tensor *t, const int64_t *shape, int ndim);    /* one dim may be -1 */
+/* Complex views (differentiable): real/imag share t's storage as float32/float64 with
+   doubled strides (tn_real of a real tensor is t; tn_imag of one is an error, as PyTorch);
+   view_as_real appends a dim of 2 (real, imag); view_as_complex needs a float32/float64
+   tensor whose last dim has size 2 and stride 1, other strides and the offset even. */
+TNDEF bool tn_is_complex(const tn_tensor *t);
+TNDEF tn_tensor *tn_real(tn_tensor *t);
+TNDEF tn_tensor *tn_imag(tn_tensor *t);
+TNDEF tn_tensor *tn_view_as_real(tn_tensor *t);
+TNDEF tn_tensor *tn_view_as_complex(tn_tensor *t);
 TNDEF tn_tensor *tn_reshape(tn_tensor *t, const int64_t *shape, int ndim); /* copies only when strides forbid a view */
 TNDEF tn_tensor *tn_flatten(tn_tensor *t, int64_t start_dim, int64_t end_dim);
 TNDEF tn_tensor *tn_unflatten(tn_tensor *t, int64_t dim, const int64_t *sizes, int n);
@@ -1019,8 +1043,12 @@ TNDEF tn_tensor *tn_signbit(tn_tensor *x);                     /* bool: the sign
 TNDEF tn_tensor *tn_isreal(tn_tensor *x);                      /* bool: the imaginary part is 0 (real dtypes: all true) */
 TNDEF tn_tensor *tn_isposinf(tn_tensor *x);                    /* bool: +inf (integers: all false) */
 TNDEF tn_tensor *tn_isneginf(tn_tensor *x);                    /* bool: -inf (integers: all false) */
-TNDEF tn_tensor *tn_angle(tn_tensor *x);                       /* real x: pi where x < 0, else 0, NaN kept; integers give the default dtype; zero gradient */
-TNDEF tn_tensor *tn_sgn(tn_tensor *x);                         /* sign, for real tensors */
+TNDEF tn_tensor *tn_angle(tn_tensor *x);                       /* real x: pi where x < 0, else 0, NaN kept; integers give the default dtype; zero gradient; complex: atan2(imag, real), real result */
+TNDEF tn_tensor *tn_sgn(tn_tensor *x);                         /* sign; complex x: x / |x| (0 at 0) */
+/* The complex conjugate (a copy here: PyTorch's conj is a lazy view); a real tensor is
+   returned as itself. conj_physical is the same copy. */
+TNDEF tn_tensor *tn_conj(tn_tensor *x);
+TNDEF tn_tensor *tn_conj_physical(tn_tensor *x);
 TNDEF tn_tensor *tn_asinh(tn_tensor *x);
 TNDEF tn_tensor *tn_acosh(tn_tensor *x);
 TNDEF tn_tensor *tn_atanh(tn_tensor *x);

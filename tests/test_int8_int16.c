@@ -78,7 +78,7 @@ TEST(casts) {
 
 TEST(promotion_table) {
     /* torch.promote_types over our dtypes, in enum order (F32 F64 I32 I64 U8 BOOL F16 BF16 I8 I16) */
-    static const tn_dtype want[TN_NUM_DTYPES][TN_NUM_DTYPES] = {
+    static const tn_dtype want[TN_I16 + 1][TN_I16 + 1] = {   /* the complex dtypes: tests/test_complex.c */
         {TN_F32, TN_F64, TN_F32, TN_F32, TN_F32, TN_F32, TN_F32, TN_F32, TN_F32, TN_F32},
         {TN_F64, TN_F64, TN_F64, TN_F64, TN_F64, TN_F64, TN_F64, TN_F64, TN_F64, TN_F64},
         {TN_F32, TN_F64, TN_I32, TN_I64, TN_I32, TN_I32, TN_F16, TN_BF16, TN_I32, TN_I32},
@@ -90,8 +90,8 @@ TEST(promotion_table) {
         {TN_F32, TN_F64, TN_I32, TN_I64, TN_I16, TN_I8, TN_F16, TN_BF16, TN_I8, TN_I16},
         {TN_F32, TN_F64, TN_I32, TN_I64, TN_I16, TN_I16, TN_F16, TN_BF16, TN_I16, TN_I16},
     };
-    for (int a = 0; a < TN_NUM_DTYPES; a++)
-        for (int b = 0; b < TN_NUM_DTYPES; b++)
+    for (int a = 0; a <= TN_I16; a++)
+        for (int b = 0; b <= TN_I16; b++)
             CHECK_MSG(tn_promote_types((tn_dtype)a, (tn_dtype)b) == want[a][b], "promote(%s, %s) = %s", tn_dtype_name((tn_dtype)a),
                       tn_dtype_name((tn_dtype)b), tn_dtype_name(tn_promote_types((tn_dtype)a, (tn_dtype)b)));
     tn_scope_begin();

@@ -153,9 +153,9 @@ static const tn_dtype all6[6] = {TN_F32, TN_F64, TN_I32, TN_I64, TN_U8, TN_BOOL}
 /* 1. data model                                                             */
 /* ======================================================================== */
 TEST(dtype_names_sizes) {
-    const char *names[TN_NUM_DTYPES] = {"float32", "float64", "int32", "int64", "uint8", "bool", "float16", "bfloat16", "int8", "int16"};
-    const size_t sizes[TN_NUM_DTYPES] = {4, 8, 4, 8, 1, 1, 2, 2, 1, 2};
-    const bool fl[TN_NUM_DTYPES] = {true, true, false, false, false, false, true, true, false, false};
+    const char *names[TN_NUM_DTYPES] = {"float32", "float64", "int32", "int64", "uint8", "bool", "float16", "bfloat16", "int8", "int16", "complex64", "complex128"};
+    const size_t sizes[TN_NUM_DTYPES] = {4, 8, 4, 8, 1, 1, 2, 2, 1, 2, 8, 16};
+    const bool fl[TN_NUM_DTYPES] = {true, true, false, false, false, false, true, true, false, false, false, false};   /* complex is not floating, as torch's is_floating_point */
     for (int d = 0; d < TN_NUM_DTYPES; d++) {
         CHECK_MSG(strcmp(tn_dtype_name((tn_dtype)d), names[d]) == 0, "dtype %d name %s", d, tn_dtype_name((tn_dtype)d));
         CHECK_MSG(tn_dtype_size((tn_dtype)d) == sizes[d], "dtype %d size %zu", d, tn_dtype_size((tn_dtype)d));

@@ -128,7 +128,8 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         const double ln2 = 0.69314718055994530942, ln10 = 2.30258509299404568402;
         switch ((tn_unary_op)n->sub) {
         case NEG: gin[0] = tn_neg(g); return 0;
-        case ABS: d = tn_sign(x); break;
+        case ABS: if (tn_dtype_is_complex(x->dtype)) { gin[0] = tn_mul(g, tn_sgn(x)); return 0; }   /* real g, complex z: g z / |z| */
+            d = tn_sign(x); break;
         case SIGN: case FLOOR: case CEIL: case ROUND: case TRUNC: gin[0] = tn_zeros_like(g); return 0;
         case SQUARE: d = tn_mul_scalar(x, 2); break;
         case RELU: /* x is the saved result here */
@@ -142,11 +143,11 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         case EXP: d = tn__saved_output(n, x); break;                 /* x is the result y here */
         case EXPM1: d = tn_add_scalar(tn__saved_output(n, x), 1); break;
         case EXP2: d = tn_mul_scalar(tn__saved_output(n, x), ln2); break;
-        case LOG: gin[0] = tn_div(g, x); return 0;
-        case LOG2: gin[0] = tn_div(g, tn_mul_scalar(x, ln2)); return 0;
-        case LOG10: gin[0] = tn_div(g, tn_mul_scalar(x, ln10)); return 0;
+        case LOG: gin[0] = tn_div(g, tn_conj(x)); return 0;
+        case LOG2: gin[0] = tn_div(g, tn_mul_scalar(tn_conj(x), ln2)); return 0;
+        case LOG10: gin[0] = tn_div(g, tn_mul_scalar(tn_conj(x), ln10)); return 0;
         case LOG1P: gin[0] = tn_div(g, tn_add_scalar(x, 1)); return 0;
-        case SQRT: gin[0] = tn_div(g, tn_mul_scalar(tn__saved_output(n, x), 2)); return 0;
+        case SQRT: gin[0] = tn_div(g, tn_mul_scalar(tn_conj(tn__saved_output(n, x)), 2)); return 0;
         case RSQRT: d = tn_mul_scalar(tn_pow_scalar(tn__saved_output(n, x), 3), -0.5); break;
         case RECIPROCAL: d = tn_neg(tn_reciprocal(tn_square(x))); break;
         case SIN: d = tn_cos(x); break;
@@ -248,6 +249,8 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         case NAN_TO_NUM: d = tn__mask_as(tn_isfinite(x), g); break;
         default: return TN__FAIL_INT("autograd: no derivative for %s", tn_unary_op_name((tn_unary_op)n->sub));
         }
+        /* complex z: PyTorch's convention, g times the conjugate of f'(z) (a real d is its own) */
+        if (d && tn_dtype_is_complex(d->dtype)) d = tn_conj(d);
         gin[0] = d ? tn__grad_binary("tn_mul", MUL, g, d, 1) : NULL;
         return 0;
     }
@@ -258,15 +261,17 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         switch ((tn_binary_op)n->sub) {
         case ADD: ga = g; gb = alpha == 1 ? g : tn_mul_scalar(g, alpha); break;
         case SUB: ga = g; gb = tn_mul_scalar(g, -alpha); break;
-        case MUL: ga = TN__NEED(0) ? tn_mul(g, b) : NULL; gb = TN__NEED(1) ? tn_mul(g, a) : NULL; break;
-        case DIV: ga = TN__NEED(0) ? tn_div(g, b) : NULL; gb = TN__NEED(1) ? tn_neg(tn_div(tn_mul(g, a), tn_square(b))) : NULL; break;
+        /* tn_conj: the conjugates complex operands take (PyTorch's convention); a real operand is itself */
+        case MUL: ga = TN__NEED(0) ? tn_mul(g, tn_conj(b)) : NULL; gb = TN__NEED(1) ? tn_mul(g, tn_conj(a)) : NULL; break;
+        case DIV: ga = TN__NEED(0) ? tn_div(g, tn_conj(b)) : NULL; gb = TN__NEED(1) ? tn_neg(tn_div(tn_mul(g, tn_conj(a)), tn_conj(tn_square(b)))) : NULL; break;
         case FLOOR_DIVIDE: ga = tn_zeros_like(g); gb = ga; break;
         case REMAINDER: ga = g; gb = TN__NEED(1) ? tn_neg(tn_mul(g, tn_floor_divide(a, b))) : NULL; break;
         case FMOD: ga = g; gb = TN__NEED(1) ? tn_neg(tn_mul(g, tn_trunc(tn_div(a, b)))) : NULL; break;
-        case POW: /* PyTorch masks: d/da is 0 where b == 0; d/db is 0 where a == 0 and b >= 0 */
-            if (TN__NEED(0)) ga = tn_where(tn_eq_scalar(b, 0), tn_zeros_like(g), tn_mul(g, tn_mul(b, tn_pow(a, tn_sub_scalar(b, 1)))));
-            if (TN__NEED(1)) gb = tn_where(tn_logical_and(tn_eq_scalar(a, 0), tn_ge_scalar(b, 0)), tn_zeros_like(g),
-                                           tn_mul(g, tn_mul(tn_pow(a, b), tn_log(a))));
+        case POW: /* PyTorch masks: d/da is 0 where b == 0; d/db is 0 where a == 0 and b >= 0 (complex: Re b >= 0,
+                     and the derivatives conjugated; tn_real and tn_conj of a real tensor are the tensor) */
+            if (TN__NEED(0)) ga = tn_where(tn_eq_scalar(b, 0), tn_zeros_like(g), tn_mul(g, tn_conj(tn_mul(b, tn_pow(a, tn_sub_scalar(b, 1))))));
+            if (TN__NEED(1)) gb = tn_where(tn_logical_and(tn_eq_scalar(a, 0), tn_ge_scalar(tn_real(b), 0)), tn_zeros_like(g),
+                                           tn_mul(g, tn_conj(tn_mul(tn_pow(a, b), tn_log(a)))));
             break;
         case ATAN2: {
             tn_tensor *den = tn_add(tn_square(a), tn_square(b));
@@ -343,8 +348,8 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
             break;
         case ADDCMUL:
             r[0] = g;
-            r[1] = tn_mul_scalar(tn_mul(g, z), v);
-            r[2] = tn_mul_scalar(tn_mul(g, y), v);
+            r[1] = tn_mul_scalar(tn_mul(g, tn_conj(z)), v);
+            r[2] = tn_mul_scalar(tn_mul(g, tn_conj(y)), v);
             break;
         case ADDCDIV:
             r[0] = g;
@@ -626,13 +631,13 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         }
         return 0;
     }
-    case G_MM:
-        if (TN__NEED(0)) gin[0] = tn_mm(g, tn_t(S[1]));
-        if (TN__NEED(1)) gin[1] = tn__mm_mat2_grad(S[0], S[1], g);
+    case G_MM:   /* complex: the conjugate transposes (g b^H, a^H g) */
+        if (TN__NEED(0)) gin[0] = tn_mm(g, tn_conj(tn_t(S[1])));
+        if (TN__NEED(1)) gin[1] = tn__mm_mat2_grad(tn_conj(S[0]), S[1], g);
         return 0;
     case G_BMM:
-        if (TN__NEED(0)) gin[0] = tn_bmm(g, tn_transpose(S[1], 1, 2));
-        if (TN__NEED(1)) gin[1] = tn_bmm(tn_transpose(S[0], 1, 2), g);
+        if (TN__NEED(0)) gin[0] = tn_bmm(g, tn_conj(tn_transpose(S[1], 1, 2)));
+        if (TN__NEED(1)) gin[1] = tn_bmm(tn_conj(tn_transpose(S[0], 1, 2)), g);
         return 0;
     case G_ADDMM: case G_BADDBMM: {
         double beta = n->d[0], alpha = n->d[1];
@@ -643,12 +648,12 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         return 0;
     }
     case G_MV:
-        if (TN__NEED(0)) gin[0] = tn_outer(g, S[1]);
-        if (TN__NEED(1)) gin[1] = tn_mv(tn_t(S[0]), g);
+        if (TN__NEED(0)) gin[0] = tn_outer(g, tn_conj(S[1]));
+        if (TN__NEED(1)) gin[1] = tn_mv(tn_conj(tn_t(S[0])), g);
         return 0;
     case G_DOT:
-        if (TN__NEED(0)) gin[0] = tn_mul(g, S[1]);
-        if (TN__NEED(1)) gin[1] = tn_mul(g, S[0]);
+        if (TN__NEED(0)) gin[0] = tn_mul(g, tn_conj(S[1]));
+        if (TN__NEED(1)) gin[1] = tn_mul(g, tn_conj(S[0]));
         return 0;
     case G_COPY_SLICES: case G_BASE_VIEW: { /* first order only: the region is cut out with raw views */
         int nd = (int)n->i[0];

@@ -380,6 +380,8 @@ static int tn__backward(const char *fn, tn_tensor *t, tn_tensor *gradient, tn_au
         return TN__FAIL_INT("%s: gradient of shape %s does not match the tensor's shape %s", fn, TN__SHAPE(g), TN__SHAPE(t));
     if (!g && tn_numel(t) != 1)
         return TN__FAIL_INT("%s: grad can be implicitly created only for scalar outputs (shape %s); pass a gradient", fn, TN__SHAPE(t));
+    if (!g && tn_dtype_is_complex(t->dtype))
+        return TN__FAIL_INT("%s: grad can be implicitly created only for real scalar outputs (got %s); pass a gradient", fn, tn_dtype_name(t->dtype));
     tn_tensor *own = g ? tn_retain(g) : tn__full_like(t, 1);
     if (!own) return -1;
     int rc = tn__engine(fn, &t, &own, 1, NULL, 0, NULL, opts);
@@ -407,6 +409,7 @@ TNDEF int tn_autograd_grad_opts(tn_tensor *const *outputs, int n_outputs, tn_ten
     for (int k = 0; k < n_outputs && rc == 0; k++) {
         tn_tensor *g = grad_outputs ? grad_outputs[k] : NULL;
         if (!g && tn_numel(outputs[k]) != 1) { rc = TN__FAIL_INT("%s: grad can be implicitly created only for scalar outputs (output %d has shape %s)", fn, k, TN__SHAPE(outputs[k])); break; }
+        if (!g && tn_dtype_is_complex(outputs[k]->dtype)) { rc = TN__FAIL_INT("%s: grad can be implicitly created only for real scalar outputs (output %d is %s)", fn, k, tn_dtype_name(outputs[k]->dtype)); break; }
         gs[k] = g ? tn_retain(g) : tn__full_like(outputs[k], 1);
         if (!gs[k]) rc = -1;
     }

@@ -220,7 +220,7 @@ static void tn__node_save_result(tn_node *nd, tn_tensor *out) {
 /* Make nd the grad_fn of out (out takes the node's reference). Returns out. */
 static tn_tensor *tn__node_attach(tn_node *nd, tn_tensor *out) {
     if (!nd) return out;
-    if (!out || !tn_dtype_is_floating(out->dtype)) { tn__node_release(nd); return out; }
+    if (!out || (!tn_dtype_is_floating(out->dtype) && !tn_dtype_is_complex(out->dtype))) { tn__node_release(nd); return out; }
     /* a formula without its saved tensors would read past them: the op fails (out of memory, recorded) */
     if (nd->save_failed) { tn__node_release(nd); tn_release(out); return NULL; }
     tn__meta_of(&nd->out, out);
@@ -235,8 +235,8 @@ static tn_tensor *tn__node_attach(tn_node *nd, tn_tensor *out) {
 TNDEF int tn_requires_grad_(tn_tensor *t, bool requires_grad) {
     if (!t) return -1;
     if (t->grad_fn) return TN__FAIL_INT("tn_requires_grad_: you can only change requires_grad flags of leaf tensors (this one has grad_fn %s)", tn_grad_fn_name(t));
-    if (requires_grad && !tn_dtype_is_floating(t->dtype))
-        return TN__FAIL_INT("tn_requires_grad_: only tensors of floating point dtype can require gradients (got %s)", tn_dtype_name(t->dtype));
+    if (requires_grad && !tn_dtype_is_floating(t->dtype) && !tn_dtype_is_complex(t->dtype))
+        return TN__FAIL_INT("tn_requires_grad_: only Tensors of floating point and complex dtype can require gradients (got %s)", tn_dtype_name(t->dtype));
     t->requires_grad = requires_grad;
     return 0;
 }

@@ -39,12 +39,16 @@ static void tn__index_loop(char **p, const int64_t *s, int64_t n, void *vc) {
         case TN_U8: *(uint8_t *)d = (uint8_t)(*(uint8_t *)d + *(const uint8_t *)sp); break;
         case TN_I8: *(int8_t *)d = (int8_t)(*(int8_t *)d + *(const int8_t *)sp); break;     /* in int, wrapped on the store */
         case TN_I16: *(int16_t *)d = (int16_t)(*(int16_t *)d + *(const int16_t *)sp); break;
+        case TN_C64: ((float *)d)[0] += ((const float *)sp)[0]; ((float *)d)[1] += ((const float *)sp)[1]; break;   /* part by part */
+        case TN_C128: ((double *)d)[0] += ((const double *)sp)[0]; ((double *)d)[1] += ((const double *)sp)[1]; break;
         default: *(bool *)d = *(bool *)d || *(const bool *)sp; break;
         }
     }
 }
 
 static int tn__cpu_index(tn_index_mode mode, tn_tensor *dst, tn_tensor *src, tn_tensor *const *idx, const int64_t *idx_strides, int k) {
+    if (tn_dtype_is_complex(dst->dtype) && mode != GATHER && mode != SCATTER && mode != SCATTER_ADD)
+        return TN__FAIL_INT("scatter_reduce: not implemented for dtype %s (complex: gather, scatter and add only)", tn_dtype_name(dst->dtype));
     tn__ictx c;
     c.mode = mode;
     c.k = k;

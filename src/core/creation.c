@@ -47,6 +47,11 @@ static int tn__cpu_copy(tn_tensor *dst, tn_tensor *src) {
         tn__iter_run_par(&it, tn__copy_bytes, &es, -1);
         return 0;
     }
+    if (tn_dtype_is_complex(dst->dtype) || tn_dtype_is_complex(from)) {
+        tn_dtype c[2] = {dst->dtype, from};
+        tn__iter_run_par(&it, tn__cast_complex, c, -1);
+        return 0;
+    }
     if (tn__is_half(dst->dtype) && from == TN_F32) { tn__iter_run_par(&it, tn__half_from_f32, &dst->dtype, -1); return 0; }
     if (tn__is_half(from) && dst->dtype == TN_F32) { tn__iter_run_par(&it, tn__f32_from_half, &from, -1); return 0; }
     if (tn__is_half(from) || tn__is_half(dst->dtype)) {
@@ -234,6 +239,11 @@ TNDEF tn_tensor *tn_scalar_int(int64_t value) {
     if (t) *(int64_t *)tn_data_ptr(t) = value;
     return tn__own(t);
 }
+TNDEF tn_tensor *tn_scalar_complex(double re, double im) {
+    tn_tensor *t = tn__scalar_new(0, TN_C128, true);
+    if (t) { ((double *)tn_data_ptr(t))[0] = re; ((double *)tn_data_ptr(t))[1] = im; }
+    return tn__own(t);
+}
 TNDEF tn_tensor *tn_scalar_tensor(double value, tn_dtype dtype) { return TN__AS("tn_scalar_tensor", tn__scalar_tensor_impl(value, dtype)); }
 
 /* PyTorch's CPU kernels of arange and linspace fill a contiguous result two 32-byte vectors
@@ -257,7 +267,7 @@ static bool tn__range_vector(int64_t i, int64_t n, int64_t lanes) { return i < n
 
 TNDEF tn_tensor *tn_arange(double start, double end, double step, tn_dtype dtype) {
     if (tn__check_cpu_dtype_arg("tn_arange", dtype)) return NULL;
-    if (dtype == TN_BOOL) return (tn_tensor *)tn__error("tn_arange: \"arange_cpu\" not implemented for 'Bool'");
+    if (dtype == TN_BOOL || tn_dtype_is_complex(dtype)) return (tn_tensor *)tn__error("tn_arange: \"arange_cpu\" not implemented for '%s'", tn__torch_type_name(dtype));
     const bool integral = !tn_dtype_is_floating(dtype);
     /* an integral result takes start, end and step truncated to int64 first (PyTorch's
        accumulate type): arange(0, 5, 1.5, dtype=int64) steps by 1 */
@@ -472,6 +482,12 @@ TNDEF double tn_item(tn_tensor *t) {
     if (tn_numel(t) != 1) {
         tn__error("tn_item: a tensor with %lld elements (shape %s) cannot be converted to a scalar", (long long)tn_numel(t), TN__SHAPE(t));
         return NAN;
+    }
+    if (tn_dtype_is_complex(t->dtype)) {   /* a double holds it only when the imaginary part is 0 */
+        double re = NAN, im = 0;
+        if (tn_item_complex(t, &re, &im)) return NAN;
+        if (im != 0 || im != im) { tn__error("tn_item: a complex value (%g%+gj) cannot be converted to a double; use tn_item_complex", re, im); return NAN; }
+        return re;
     }
     if (t->dtype == TN_I64) { /* exact for |v| > 2^53 too, as far as a double allows */
         tn_tensor *h = tn__copy_as(t, TN_I64, TN_CPU);

@@ -20,6 +20,7 @@ TNDEF DLManagedTensor *tn_to_dlpack(tn_tensor *t) {
     case TN_I32: case TN_I64: case TN_I8: case TN_I16: dt.code = kDLInt; break;
     case TN_U8: dt.code = kDLUInt; break;
     case TN_BOOL: dt.code = kDLBool; break;
+    case TN_C64: case TN_C128: dt.code = kDLComplex; break;   /* 64 and 128 bits */
     default: return (DLManagedTensor *)tn__error("tn_to_dlpack: dtype %s has no DLPack code", tn_dtype_name(t->dtype));
     }
     tn__dlpack *d = (tn__dlpack *)TN_MALLOC(sizeof *d);
@@ -56,12 +57,14 @@ TNDEF tn_tensor *tn_from_dlpack(DLManagedTensor *m) {
         else if (dt.code == kDLInt) dtype = dt.bits == 32 ? TN_I32 : dt.bits == 64 ? TN_I64 : dt.bits == 8 ? TN_I8 : dt.bits == 16 ? TN_I16 : TN_NUM_DTYPES;
         else if (dt.code == kDLUInt && dt.bits == 8) dtype = TN_U8;
         else if (dt.code == kDLBool && dt.bits == 8) dtype = TN_BOOL;
+        else if (dt.code == kDLComplex) dtype = dt.bits == 64 ? TN_C64 : dt.bits == 128 ? TN_C128 : TN_NUM_DTYPES;
     }
     tn_device device = TN_NUM_DEVICES;
     if (x->device.device_type == kDLCPU || x->device.device_type == kDLCUDAHost) device = TN_CPU;
     else if (x->device.device_type == kDLCUDA && tn_cuda_is_available() && x->device.device_id == tn_cuda_current_device()) device = TN_CUDA;
     const char *why = dtype == TN_NUM_DTYPES ? "a dtype this library does not have" : device == TN_NUM_DEVICES ? "memory on a device this library cannot reach"
                     : device == TN_CUDA && (dtype == TN_I8 || dtype == TN_I16) ? "int8/int16 on CUDA (CPU only)"
+                    : device == TN_CUDA && tn_dtype_is_complex(dtype) ? "complex64/complex128 on CUDA (CPU only)"
                     : x->ndim < 0 || x->ndim > TN_MAX_DIMS ? "more dims than TN_MAX_DIMS" : NULL;
     tn_tensor *t = NULL;
     if (!why) t = tn__from_memory(fn, (char *)x->data + x->byte_offset, x->shape, x->ndim, x->strides, dtype, device, tn__dlpack_release, m);

@@ -111,14 +111,30 @@ static void tn__width_value(tn__fmt *f, int64_t i) {
     if (w > f->width) f->width = w;
 }
 
-static void tn__print_rec(tn__fmt *f, tn__sbuf *b, int dim, int64_t base, int indent) {
-    tn_tensor *t = f->t;
+/* A complex element (f2: the imaginary parts' formatter): the real part padded to its
+   width, then the imaginary part unpadded with its sign and "j", as PyTorch's
+   _val_formatter. */
+static void tn__print_value(const tn__fmt *f, const tn__fmt *f2, tn__sbuf *b, int64_t i) {
     char buf[TN__FMT_CAP];
-    if (t->ndim == 0) { tn__fmt_value(f, 0, buf, sizeof buf); tn__sb_puts(b, buf); return; }
+    int w = tn__fmt_value(f, i, buf, sizeof buf);
+    tn__sb_pad(b, f->width - w);
+    tn__sb_puts(b, buf);
+    if (!f2) return;
+    tn__fmt_value(f2, i, buf, sizeof buf);
+    if (buf[0] != '-' && buf[0] != '+') tn__sb_puts(b, "+");
+    tn__sb_puts(b, buf);
+    tn__sb_puts(b, "j");
+}
+static void tn__print_rec(tn__fmt *f, const tn__fmt *f2, tn__sbuf *b, int dim, int64_t base, int indent) {
+    tn_tensor *t = f->t;
+    if (t->ndim == 0) { char buf[TN__FMT_CAP]; int w = tn__fmt_value(f, 0, buf, sizeof buf); tn__sb_pad(b, f2 ? f->width - w : 0); tn__sb_puts(b, buf);
+                        if (f2) { tn__fmt_value(f2, 0, buf, sizeof buf); if (buf[0] != '-') tn__sb_puts(b, "+"); tn__sb_puts(b, buf); tn__sb_puts(b, "j"); }
+                        return; }
     int64_t n = t->shape[dim], st = t->strides[dim];
     tn__sb_puts(b, "[");
     if (dim == t->ndim - 1) {
-        int64_t per_line = TN__MAX(1, (tn__print_opts.linewidth - indent) / (f->width + 2)), col = 0;
+        const int elem = f->width + 2 + (f2 ? f2->width + 1 : 0);   /* PyTorch's element_length */
+        int64_t per_line = TN__MAX(1, (tn__print_opts.linewidth - indent) / elem), col = 0;
         for (int64_t i = 0; i < n; i++) {
             if (i > 0) {
                 tn__sb_puts(b, ",");
@@ -128,11 +144,7 @@ static void tn__print_rec(tn__fmt *f, tn__sbuf *b, int dim, int64_t base, int in
             if (f->summarize && n > tn__mul_sat(2, f->edge) && i == f->edge) {
                 tn__sb_puts(b, " ...");
                 i = n - f->edge - 1;
-            } else {
-                int w = tn__fmt_value(f, base + i * st, buf, sizeof buf);
-                tn__sb_pad(b, f->width - w);
-                tn__sb_puts(b, buf);
-            }
+            } else tn__print_value(f, f2, b, base + i * st);
             col++;
         }
     } else {
@@ -145,41 +157,54 @@ static void tn__print_rec(tn__fmt *f, tn__sbuf *b, int dim, int64_t base, int in
             if (f->summarize && n > tn__mul_sat(2, f->edge) && i == f->edge) {
                 tn__sb_puts(b, "...");
                 i = n - f->edge - 1;
-            } else tn__print_rec(f, b, dim + 1, base + i * st, indent + 1);
+            } else tn__print_rec(f, f2, b, dim + 1, base + i * st, indent + 1);
         }
     }
     tn__sb_puts(b, "]");
 }
 
+/* A formatter over t's values (for a complex t: its real part, or imag true: its
+   imaginary part): PyTorch's _Formatter, its mode and width from the printed values. */
+static int tn__fmt_init(tn__fmt *f, tn_tensor *t, bool imag) {
+    memset(f, 0, sizeof *f);
+    const bool cplx = tn_dtype_is_complex(t->dtype);
+    f->floating = cplx || tn_dtype_is_floating(t->dtype);
+    f->is_bool = t->dtype == TN_BOOL;
+    if (cplx) {   /* the part as a float64 copy: the same contiguous layout for both parts */
+        tn_scope_begin();
+        tn_tensor *part = imag ? tn_imag(t) : tn_real(t);
+        f->t = part ? tn__copy_as(part, TN_F64, TN_CPU) : NULL;
+        tn_scope_end();
+    } else f->t = tn__copy_as(t, f->floating ? TN_F64 : f->is_bool ? TN_BOOL : TN_I64, TN_CPU);
+    if (!f->t) return -1;
+    f->int_mode = true;
+    f->width = 1;
+    f->summarize = (double)tn_numel(t) > tn__print_opts.threshold;
+    f->precision = (int)tn__print_opts.precision;
+    f->edge = tn__print_opts.edgeitems;
+    if (tn_numel(t) == 0) return 0;
+    tn__visit(f, 0, 0, tn__scan_value);
+    if (f->floating && f->any) {
+        double ratio = f->maxabs / f->minabs;
+        f->sci_mode = f->int_mode ? (ratio > 1000 || f->maxabs > 1e8) : (ratio > 1000 || f->maxabs > 1e8 || f->minabs < 1e-4);
+        tn__visit(f, 0, 0, tn__width_value);
+    }
+    if (f->floating && tn__print_opts.sci_mode >= 0) f->sci_mode = tn__print_opts.sci_mode;   /* after the width, as PyTorch */
+    return 0;
+}
+
 TNDEF char *tn_to_string(tn_tensor *t) {
     if (!t) return NULL;
     if (tn__check_cpu_dtype("tn_to_string", t)) return NULL;
-    tn__fmt f;
-    memset(&f, 0, sizeof f);
-    f.floating = tn_dtype_is_floating(t->dtype);
-    f.is_bool = t->dtype == TN_BOOL;
-    f.t = tn__copy_as(t, f.floating ? TN_F64 : f.is_bool ? TN_BOOL : TN_I64, TN_CPU);
-    if (!f.t) return NULL;
-    f.int_mode = true;
-    f.width = 1;
-    f.summarize = (double)tn_numel(t) > tn__print_opts.threshold;
-    f.precision = (int)tn__print_opts.precision;
-    f.edge = tn__print_opts.edgeitems;
+    const bool cplx = tn_dtype_is_complex(t->dtype);
+    tn__fmt f, f2;
+    if (tn__fmt_init(&f, t, false)) return NULL;
+    if (cplx && tn__fmt_init(&f2, t, true)) { tn_release(f.t); return NULL; }
     tn__sbuf b;
     memset(&b, 0, sizeof b);
     tn__sb_puts(&b, "tensor(");
-    if (tn_numel(t) == 0) {
-        tn__sb_puts(&b, "[]");
-    } else {
-        tn__visit(&f, 0, 0, tn__scan_value);
-        if (f.floating && f.any) {
-            double ratio = f.maxabs / f.minabs;
-            f.sci_mode = f.int_mode ? (ratio > 1000 || f.maxabs > 1e8) : (ratio > 1000 || f.maxabs > 1e8 || f.minabs < 1e-4);
-            tn__visit(&f, 0, 0, tn__width_value);
-        }
-        if (f.floating && tn__print_opts.sci_mode >= 0) f.sci_mode = tn__print_opts.sci_mode;   /* after the width, as PyTorch */
-        tn__print_rec(&f, &b, 0, 0, 7);
-    }
+    if (tn_numel(t) == 0) tn__sb_puts(&b, "[]");
+    else tn__print_rec(&f, cplx ? &f2 : NULL, &b, 0, 0, 7);
     /* suffixes, wrapped onto a new line past 80 columns as PyTorch does; built at their
        length (a custom function's name, eight 19-digit sizes are never cut) */
     tn__sbuf suffixes[4];
@@ -199,8 +224,9 @@ TNDEF char *tn_to_string(tn_tensor *t) {
         }
         tn__sb_puts(&suffixes[ns++], t->ndim == 1 ? ",)" : ")");
     }
-    /* an empty tensor names every dtype but the default (nothing to infer it from) */
-    if (t->dtype != tn__default_dtype && (tn_numel(t) == 0 || (t->dtype != TN_I64 && t->dtype != TN_BOOL))) {
+    /* an empty tensor names every dtype but the default (nothing to infer it from); the
+       complex dtype of the default float dtype goes unnamed, as PyTorch */
+    if (t->dtype != tn__default_dtype && (tn_numel(t) == 0 || (t->dtype != TN_I64 && t->dtype != TN_BOOL && t->dtype != tn_dtype_to_complex(tn__default_dtype)))) {
         tn__sb_puts(&suffixes[ns], "dtype=torch.");
         tn__sb_puts(&suffixes[ns++], tn_dtype_name(t->dtype));
     }
@@ -229,6 +255,7 @@ TNDEF char *tn_to_string(tn_tensor *t) {
     for (int i = 0; i < ns; i++) TN_FREE(suffixes[i].s);
     tn__sb_puts(&b, ")");
     tn_release(f.t);
+    if (cplx) tn_release(f2.t);
     if (b.failed) { TN_FREE(b.s); return (char *)tn__error("tn_to_string: out of memory"); }
     return b.s;
 }

@@ -267,11 +267,11 @@ static const struct { const char *module, *name; int g; int dtype; } tn__pt_glob
     {"torch", "LongStorage", TN__G_STORAGE, TN_I64}, {"torch", "IntStorage", TN__G_STORAGE, TN_I32},
     {"torch", "ByteStorage", TN__G_STORAGE, TN_U8}, {"torch", "BoolStorage", TN__G_STORAGE, TN_BOOL},
     {"torch", "CharStorage", TN__G_STORAGE, TN_I8}, {"torch", "ShortStorage", TN__G_STORAGE, TN_I16},
+    {"torch", "ComplexFloatStorage", TN__G_STORAGE, TN_C64}, {"torch", "ComplexDoubleStorage", TN__G_STORAGE, TN_C128},
     {"torch", "UntypedStorage", TN__G_STORAGE, TN_U8},
 };
 /* torch's storage types of the dtypes tensor.h lacks: named in the message */
-static const char *const tn__pt_unsupported_storages[] = {"ComplexFloatStorage", "ComplexDoubleStorage",
-                                                         "QInt8Storage", "QUInt8Storage", "QInt32Storage", "QUInt4x2Storage", "QUInt2x4Storage"};
+static const char *const tn__pt_unsupported_storages[] = {"QInt8Storage", "QUInt8Storage", "QInt32Storage", "QUInt4x2Storage", "QUInt2x4Storage"};
 
 typedef struct tn__pv {
     int kind;
@@ -893,7 +893,7 @@ TNDEF int tn_save_pt(const char *path, const tn_dict *d) {
     const char *fn = "tn_save_pt";
     if (!path || !d) return TN__FAIL_INT("%s: need a path and a dict", fn);
     static const char *const storage_names[TN_NUM_DTYPES] = {"FloatStorage", "DoubleStorage", "IntStorage", "LongStorage", "ByteStorage", "BoolStorage", "HalfStorage", "BFloat16Storage",
-                                                                             "CharStorage", "ShortStorage"};
+                                                                             "CharStorage", "ShortStorage", "ComplexFloatStorage", "ComplexDoubleStorage"};
     tn__pt_out o;
     memset(&o, 0, sizeof o);
     o.fn = fn;

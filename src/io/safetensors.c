@@ -17,10 +17,11 @@
 #endif
 
 #define TN__ST_MAX_HEADER 100000000ULL
-static const char *const tn__st_dtype_names[TN_NUM_DTYPES] = {"F32", "F64", "I32", "I64", "U8", "BOOL", "F16", "BF16", "I8", "I16"};
+/* C128 is this library's own name: the format's Dtype list stops at C64 (other readers refuse C128) */
+static const char *const tn__st_dtype_names[TN_NUM_DTYPES] = {"F32", "F64", "I32", "I64", "U8", "BOOL", "F16", "BF16", "I8", "I16", "C64", "C128"};
 /* The reference's Dtype order (BOOL U8 I8 I16 F16 BF16 I32 F32 F64 I64 among ours; increasing
    alignment): writers sort by it, descending. */
-static const int tn__st_rank[TN_NUM_DTYPES] = {7, 8, 6, 9, 1, 0, 4, 5, 2, 3};
+static const int tn__st_rank[TN_NUM_DTYPES] = {7, 9, 6, 10, 1, 0, 4, 5, 2, 3, 8, 11};   /* C64 between F32 and F64; C128 last */
 
 typedef struct tn__st_entry {
     char *name;
@@ -276,11 +277,11 @@ static int tn__st_tensor(tn__st_parse *p, char *name) {
             if (tn__st_string(p, &d)) return -1;
             int k = 0;
             while (k < TN_NUM_DTYPES && strcmp(d, tn__st_dtype_names[k])) k++;
-            static const char *const known[] = {"U16", "U32", "U64", "F8_E5M2", "F8_E4M3", "F8_E8M0", "F4", "F6_E2M3", "F6_E3M2", "C64"};
+            static const char *const known[] = {"U16", "U32", "U64", "F8_E5M2", "F8_E4M3", "F8_E8M0", "F4", "F6_E2M3", "F6_E3M2"};
             bool other = false;
             for (size_t j = 0; j < sizeof known / sizeof *known; j++) other = other || !strcmp(d, known[j]);
             if (k == TN_NUM_DTYPES) {
-                int rc = other ? tn__st_fail(p, "tensor '%s' has dtype %s, which tensor.h does not support (supported: F32, F64, I32, I64, I16, I8, U8, BOOL, F16, BF16)", name, d)
+                int rc = other ? tn__st_fail(p, "tensor '%s' has dtype %s, which tensor.h does not support (supported: F32, F64, I32, I64, I16, I8, U8, BOOL, F16, BF16, C64, C128)", name, d)
                                : tn__st_fail(p, "tensor '%s' has unknown dtype \"%.40s\"", name, d);
                 TN_FREE(d);
                 return rc;

@@ -26,7 +26,8 @@ static tn_tensor *tn__unalias(tn_tensor *out, tn_tensor *in) {
 
 /* torch.can_cast: no float -> integral, no non-bool -> bool. */
 static bool tn__can_cast(tn_dtype from, tn_dtype to) {
-    if (tn_dtype_is_floating(from) && !tn_dtype_is_floating(to)) return false;
+    if (tn_dtype_is_complex(from) && !tn_dtype_is_complex(to)) return false;   /* no complex -> real */
+    if (tn_dtype_is_floating(from) && !tn_dtype_is_floating(to) && !tn_dtype_is_complex(to)) return false;
     if (from != TN_BOOL && to == TN_BOOL) return false;
     return true;
 }
@@ -56,6 +57,11 @@ static bool tn__is_pred_op(tn_unary_op op) { return op >= LOGICAL_NOT; }
 static tn_dtype tn__unary_dtype(const char *fn, tn_unary_op op, tn_tensor *x) {
     if (tn__check_cpu_dtype(fn, x)) return TN_NUM_DTYPES;
     tn_dtype cd = x->dtype;
+    if (tn_dtype_is_complex(cd)) {   /* the ops with complex formulas keep the dtype (abs's real result: tn__unary_raw) */
+        if (op == SIGN) return (tn__error("%s: Unlike NumPy, torch.sign is not intended to support complex numbers. Please use torch.sgn instead.", fn), TN_NUM_DTYPES);
+        if (!tn__complex_unary_ok(op)) return (tn__error("%s: \"%s_cpu\" not implemented for '%s'", fn, tn_unary_op_name(op), tn__torch_type_name(cd)), TN_NUM_DTYPES);
+        return cd;
+    }
     /* before the float32 promotion of float functions: torch refuses integer input here */
     if (!tn_dtype_is_floating(cd) && (op == SILU || op == GELU || op == GELU_TANH || (op >= SOFTPLUS && op <= HARDSIGMOID && op != HARDTANH)))
         return (tn__error("%s: not implemented for dtype %s (floating tensors only, as PyTorch)", fn, tn_dtype_name(cd)), TN_NUM_DTYPES);
@@ -75,13 +81,13 @@ static tn_tensor *tn__unary_raw(tn_unary_op op, tn_tensor *x, const double *para
     snprintf(fn, sizeof fn, "tn_%s", tn_unary_op_name(op));
     tn_dtype cd = tn__unary_dtype(fn, op, x);
     if (cd == TN_NUM_DTYPES) return NULL;
-    if (!tn_dtype_is_floating(cd) && (op == ISNAN || op == ISINF || op == ISFINITE)) { /* integers are always finite */
+    if (!tn_dtype_is_floating(cd) && !tn_dtype_is_complex(cd) && (op == ISNAN || op == ISINF || op == ISFINITE)) { /* integers are always finite */
         tn_tensor *r = tn__new(TN_BOOL, x->device, x->shape, x->ndim);
         if (r && tn__backend(r->device)->fill(r, op == ISFINITE)) { tn_release(r); r = NULL; }
         return r;
     }
     tn_tensor *xc = tn__as_dtype(x, cd);
-    tn_tensor *out = xc ? tn__new(tn__is_pred_op(op) ? TN_BOOL : cd, x->device, x->shape, x->ndim) : NULL;
+    tn_tensor *out = xc ? tn__new(tn__is_pred_op(op) ? TN_BOOL : op == ABS ? tn_dtype_to_real(cd) : cd, x->device, x->shape, x->ndim) : NULL;
     if (out && TN__KERNEL(fn, tn__backend(x->device)->unary(op, out, xc, params))) { tn_release(out); out = NULL; }
     tn_release(xc);
     return out;
@@ -201,6 +207,7 @@ static tn_tensor *tn__unary_inplace(tn_unary_op op, tn_tensor *x, const double *
     if (tn__check_no_internal_overlap(fn, x)) return NULL;
     tn_dtype cd = tn__unary_dtype(fn, op, x);
     if (cd == TN_NUM_DTYPES) return NULL;
+    if (op == ABS && tn_dtype_is_complex(cd)) return (tn_tensor *)tn__error("%s: In-place abs is not supported for complex tensors.", fn);
     tn_tensor *x0;
     int m = tn__inplace_begin(fn, x, NULL, 0, &x0);
     if (m) return m < 0 ? NULL : tn__inplace_end(fn, x, tn__unary(op, x0, params));
@@ -262,7 +269,7 @@ static tn_tensor *tn__binary_raw(const char *fn, tn_binary_op op, tn_tensor *a, 
     tn_dtype rt = tn_result_type(ab, 2), cd = rt, od = rt;
     if (op == GAMMAINC || op == GAMMAINCC) {   /* igamma: floating only, as PyTorch */
         if (!tn_dtype_is_floating(rt)) return (tn_tensor *)tn__error("%s: \"igamma%s_cpu\" not implemented for '%s'", fn, op == GAMMAINCC ? "c" : "", tn__torch_type_name(rt));
-    } else if (op == DIV || op == ATAN2 || op == XLOGY || op == XLOG1PY || op == COPYSIGN || tn__is_special_float(op)) { if (!tn_dtype_is_floating(rt)) cd = od = tn__default_dtype; }
+    } else if (op == DIV || op == ATAN2 || op == XLOGY || op == XLOG1PY || op == COPYSIGN || tn__is_special_float(op)) { if (!tn_dtype_is_floating(rt) && !tn_dtype_is_complex(rt)) cd = od = tn__default_dtype; }
     else if ((op == LOGADDEXP || op == LOGADDEXP2 || op == HYPOT || op == NEXTAFTER) && !tn_dtype_is_floating(rt))
         return (tn_tensor *)tn__error("%s: \"%s_cpu\" not implemented for '%s' (floating tensors only)", fn, tn_binary_op_name(op), tn__torch_type_name(rt));
     else if ((op == GCD || op == LCM) && (tn_dtype_is_floating(rt) || rt == TN_BOOL))
@@ -279,7 +286,7 @@ static tn_tensor *tn__binary_raw(const char *fn, tn_binary_op op, tn_tensor *a, 
         return (tn_tensor *)tn__error("%s: integers to negative integer powers are not allowed", fn);
     if (cd == TN_BOOL && (op == FLOOR_DIVIDE || op == REMAINDER || op == FMOD || op == POW))
         return (tn_tensor *)tn__error("%s: not implemented for bool tensors", fn);
-    if ((op == ADD || op == SUB) && !tn_dtype_is_floating(cd) && alpha != floor(alpha))
+    if ((op == ADD || op == SUB) && !tn_dtype_is_floating(cd) && !tn_dtype_is_complex(cd) && alpha != floor(alpha))
         return (tn_tensor *)tn__error("%s: for integral input tensors, argument alpha must not be a floating point number (got %g)", fn, alpha);
     if (target && (nd != target->ndim || memcmp(shape, target->shape, (size_t)nd * sizeof(int64_t))))
         return (tn_tensor *)tn__error("%s: output with shape %s doesn't match the broadcast shape %s", fn, TN__SHAPE(target), tn__shape_str(shape, nd));
@@ -540,8 +547,12 @@ static tn_tensor *tn__isinf_signed(tn_tensor *x, bool pos) {
     tn_scope_begin();
     return tn__scope_return(tn_logical_and(tn_isinf(x), pos ? tn_gt_scalar(x, 0) : tn_lt_scalar(x, 0)));
 }
-static tn_tensor *tn__isreal_impl(tn_tensor *x) {   /* real dtypes: all true */
+static tn_tensor *tn__isreal_impl(tn_tensor *x) {   /* real dtypes: all true; complex: imag == 0 */
     TN__CHECK_NULL(x);
+    if (tn_is_complex(x)) {
+        tn_scope_begin();
+        return tn__scope_return(tn_eq_scalar(tn_imag(tn_detach(x)), 0));
+    }
     tn_tensor *r = tn__new(TN_BOOL, x->device, x->shape, x->ndim);
     if (!r || !tn_fill_(r, 1)) { tn_release(r); return NULL; }
     return tn__own(r);
@@ -558,8 +569,19 @@ static tn_tensor *tn__angle_impl(tn_tensor *x) {
     tn_tensor *c = f ? tn_where(tn_lt_scalar(f, 0), tn_full_like(f, 3.14159265358979323846), tn_zeros_like(tn_detach(f))) : NULL;
     return tn__scope_return(c ? tn_where(tn_isnan(f), tn_mul_scalar(f, 0), c) : NULL);
 }
-TNDEF tn_tensor *tn_angle(tn_tensor *x) { return TN__AS("tn_angle", tn__angle_impl(x)); }
-TNDEF tn_tensor *tn_sgn(tn_tensor *x) { return tn__grad_name(TN__AS("tn_sgn", tn__unary(SIGN, x, NULL)), "SgnBackward0"); }
+TNDEF tn_tensor *tn_angle(tn_tensor *x) {
+    if (x && tn_dtype_is_complex(x->dtype)) return tn__grad_name(TN__AS("tn_angle", tn_atan2(tn_imag(x), tn_real(x))), "AngleBackward0");
+    return TN__AS("tn_angle", tn__angle_impl(x));
+}
+TNDEF tn_tensor *tn_sgn(tn_tensor *x) {
+    if (x && tn_dtype_is_complex(x->dtype)) {   /* x / |x|, 0 at 0: the composite's gradient is sgn's */
+        tn_scope_begin();
+        tn_tensor *a = tn_abs(x), *z = tn_eq_scalar(a, 0);
+        tn_tensor *r = tn_where(z, tn_zeros_like(x), tn_div(x, tn_masked_fill(a, z, 1)));
+        return tn__grad_name(TN__AS("tn_sgn", tn__scope_return(r)), "SgnBackward0");
+    }
+    return tn__grad_name(TN__AS("tn_sgn", tn__unary(SIGN, x, NULL)), "SgnBackward0");
+}
 TNDEF tn_tensor *tn_asinh(tn_tensor *x) { return tn__unary(ASINH, x, NULL); }
 TNDEF tn_tensor *tn_acosh(tn_tensor *x) { return tn__unary(ACOSH, x, NULL); }
 TNDEF tn_tensor *tn_atanh(tn_tensor *x) { return tn__unary(ATANH, x, NULL); }

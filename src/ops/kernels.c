@@ -178,6 +178,15 @@ static int tn__cpu_unary(tn_unary_op op, tn_tensor *out, tn_tensor *x, const dou
     memset(&c, 0, sizeof c);
     c.op = op;
     if (params) memcpy(c.params, params, sizeof c.params);
+    if (tn_dtype_is_complex(x->dtype)) {
+        tn__iter it;
+        tn__iter_init(&it, out->shape, out->ndim);
+        tn__iter_add(&it, out);
+        tn__iter_add(&it, x);
+        if (!tn__complex_unary_ok(op) || tn__complex_run(&it, x->dtype == TN_C64 ? tn__unary_c64 : tn__unary_c128, op, 0))
+            return TN__FAIL_INT("%s: not implemented for dtype %s", tn_unary_op_name(op), tn_dtype_name(x->dtype));
+        return 0;
+    }
     tn__loop_fn fn = tn__pick_loop(x->dtype, tn__unary_f32, tn__unary_f64, tn__unary_i32, tn__unary_i64, tn__unary_u8, tn__unary_b, tn__unary_i8, tn__unary_i16);
     if (!fn) return TN__FAIL_INT("%s: dtype %s is not supported on the CPU", tn_unary_op_name(op), tn_dtype_name(x->dtype));
     tn__iter it;
@@ -357,6 +366,16 @@ static int tn__cpu_binary(tn_binary_op op, tn_tensor *out, tn_tensor *a, tn_tens
     memset(&c, 0, sizeof c);
     c.op = op;
     c.alpha = alpha;
+    if (tn_dtype_is_complex(a->dtype)) {
+        tn__iter it;
+        tn__iter_init(&it, out->shape, out->ndim);
+        tn__iter_add(&it, out);
+        tn__iter_add(&it, a);
+        tn__iter_add(&it, b);
+        if (!tn__complex_binary_ok(op) || tn__complex_run(&it, a->dtype == TN_C64 ? tn__binary_c64 : tn__binary_c128, op, alpha))
+            return TN__FAIL_INT("%s: not implemented for dtype %s", tn_binary_op_name(op), tn_dtype_name(a->dtype));
+        return 0;
+    }
     tn__loop_fn fn = tn__pick_loop(a->dtype, tn__binary_f32, tn__binary_f64, tn__binary_i32, tn__binary_i64, tn__binary_u8, tn__binary_b, tn__binary_i8, tn__binary_i16);
     if (!fn) return TN__FAIL_INT("%s: dtype %s is not supported on the CPU", tn_binary_op_name(op), tn_dtype_name(a->dtype));
     tn__iter it;
@@ -392,6 +411,17 @@ static int tn__cpu_ternary(tn_ternary_op op, tn_tensor *out, tn_tensor *x, tn_te
     c.alpha = value;
     /* operand order for the loop: out, first, second, third; WHERE: cond, a, b;
        LERP: start, end, weight -> (c, a, b) = (start, end, weight) */
+    if (tn_dtype_is_complex(out->dtype)) {
+        tn__iter it;
+        tn__iter_init(&it, out->shape, out->ndim);
+        tn__iter_add(&it, out);
+        tn__iter_add(&it, x);
+        tn__iter_add(&it, y);
+        tn__iter_add(&it, z);
+        if (tn__complex_run(&it, out->dtype == TN_C64 ? tn__ternary_c64 : tn__ternary_c128, op, value))
+            return TN__FAIL_INT("ternary op %d: not implemented for dtype %s", (int)op, tn_dtype_name(out->dtype));
+        return 0;
+    }
     tn__loop_fn fn = tn__pick_loop(out->dtype, tn__ternary_f32, tn__ternary_f64, tn__ternary_i32, tn__ternary_i64, tn__ternary_u8, tn__ternary_b, tn__ternary_i8, tn__ternary_i16);
     if (!fn) return TN__FAIL_INT("ternary op: dtype %s is not supported on the CPU", tn_dtype_name(out->dtype));
     tn__iter it;

@@ -307,8 +307,18 @@ static tn_tensor *tn__lane_like(const char *fn, tn_lane_op op, tn_tensor *x, int
     return tn__own(tn__node_attach(node, out));
 }
 static tn_dtype tn__scan_dtype(tn_dtype d) { return tn_dtype_is_floating(d) ? d : TN_I64; }
-TNDEF tn_tensor *tn_cumsum(tn_tensor *x, int64_t dim) { return tn__lane_like("tn_cumsum", CUMSUM, x, dim, x ? tn__scan_dtype(x->dtype) : TN_F32); }
-TNDEF tn_tensor *tn_cumprod(tn_tensor *x, int64_t dim) { return tn__lane_like("tn_cumprod", CUMPROD, x, dim, x ? tn__scan_dtype(x->dtype) : TN_F32); }
+TNDEF tn_tensor *tn_cumsum(tn_tensor *x, int64_t dim) {
+    if (x && tn_dtype_is_complex(x->dtype)) {   /* the parts' sums: exact, and differentiable through the views */
+        tn_scope_begin();
+        tn_tensor *r = tn_complex(tn_cumsum(tn_real(x), dim), tn_cumsum(tn_imag(x), dim));
+        return tn__grad_name(TN__AS("tn_cumsum", tn__scope_return(r)), "CumsumBackward0");
+    }
+    return tn__lane_like("tn_cumsum", CUMSUM, x, dim, x ? tn__scan_dtype(x->dtype) : TN_F32);
+}
+TNDEF tn_tensor *tn_cumprod(tn_tensor *x, int64_t dim) {
+    if (x && tn_dtype_is_complex(x->dtype)) return (tn_tensor *)tn__error("tn_cumprod: not implemented for dtype %s yet", tn_dtype_name(x->dtype));
+    return tn__lane_like("tn_cumprod", CUMPROD, x, dim, x ? tn__scan_dtype(x->dtype) : TN_F32);
+}
 TNDEF tn_tensor *tn_logcumsumexp(tn_tensor *x, int64_t dim) {
     TN__CHECK_NULL(x);
     if (!tn_dtype_is_floating(x->dtype))   /* PyTorch has no integer kernel */

@@ -66,6 +66,27 @@ static int tn__cpu_matmul(tn_tensor *c, tn_tensor *a, tn_tensor *b, double alpha
         case TN_U8: tn__mm_naive_u8(M, N, K, (const uint8_t *)A, a->strides[1], a->strides[2], (const uint8_t *)Bm, b->strides[1], b->strides[2], (uint8_t *)C, c->strides[1], c->strides[2], alpha, beta); break;
         case TN_I8: tn__mm_naive_i8(M, N, K, (const int8_t *)A, a->strides[1], a->strides[2], (const int8_t *)Bm, b->strides[1], b->strides[2], (int8_t *)C, c->strides[1], c->strides[2], alpha, beta); break;
         case TN_I16: tn__mm_naive_i16(M, N, K, (const int16_t *)A, a->strides[1], a->strides[2], (const int16_t *)Bm, b->strides[1], b->strides[2], (int16_t *)C, c->strides[1], c->strides[2], alpha, beta); break;
+        case TN_C64: case TN_C128: {
+            /* four real GEMMs over the parts (floats 2k and 2k + 1 of element k: strides double):
+               Cr = alpha (Ar Br - Ai Bi) + beta Cr, Ci = alpha (Ar Bi + Ai Br) + beta Ci */
+            const int64_t ra = 2 * a->strides[1], ca = 2 * a->strides[2], rb = 2 * b->strides[1], cb = 2 * b->strides[2], rc_ = 2 * c->strides[1], cc = 2 * c->strides[2];
+            if (c->dtype == TN_C64) {
+                const float *ar = (const float *)A, *ai = ar + 1, *br = (const float *)Bm, *bi = br + 1;
+                float *cr = (float *)C, *ci = cr + 1;
+                rc = tn__gemm_f32(M, N, K, (float)alpha, ar, ra, ca, br, rb, cb, (float)beta, cr, rc_, cc)
+                  || tn__gemm_f32(M, N, K, (float)-alpha, ai, ra, ca, bi, rb, cb, 1.0f, cr, rc_, cc)
+                  || tn__gemm_f32(M, N, K, (float)alpha, ar, ra, ca, bi, rb, cb, (float)beta, ci, rc_, cc)
+                  || tn__gemm_f32(M, N, K, (float)alpha, ai, ra, ca, br, rb, cb, 1.0f, ci, rc_, cc);
+            } else {
+                const double *ar = (const double *)A, *ai = ar + 1, *br = (const double *)Bm, *bi = br + 1;
+                double *cr = (double *)C, *ci = cr + 1;
+                rc = tn__gemm_f64(M, N, K, alpha, ar, ra, ca, br, rb, cb, beta, cr, rc_, cc)
+                  || tn__gemm_f64(M, N, K, -alpha, ai, ra, ca, bi, rb, cb, 1.0, cr, rc_, cc)
+                  || tn__gemm_f64(M, N, K, alpha, ar, ra, ca, bi, rb, cb, beta, ci, rc_, cc)
+                  || tn__gemm_f64(M, N, K, alpha, ai, ra, ca, br, rb, cb, 1.0, ci, rc_, cc);
+            }
+            break;
+        }
         default: return TN__FAIL_INT("matmul: not implemented for dtype %s", tn_dtype_name(c->dtype));
         }
         if (rc) return TN__FAIL_INT("matmul: out of memory for the packing buffers");
@@ -356,7 +377,13 @@ TNDEF tn_tensor *tn_addbmm_opts(tn_tensor *input, tn_tensor *batch1, tn_tensor *
 TNDEF tn_tensor *tn_addbmm_str(tn_tensor *input, tn_tensor *batch1, tn_tensor *batch2, const char *options) {
     TN__KW_STR(tn_addmm_fn_opts, addmm, "tn_addbmm", options, tn_addbmm_opts(input, batch1, batch2, o));
 }
-TNDEF tn_tensor *tn_vdot(tn_tensor *a, tn_tensor *b) { return tn__grad_name(tn__dot("tn_vdot", a, b), "VdotBackward0"); }
+TNDEF tn_tensor *tn_vdot(tn_tensor *a, tn_tensor *b) {
+    if (a && tn_dtype_is_complex(a->dtype)) {   /* conj(a) . b; the conjugate's gradient is conj's */
+        tn_scope_begin();
+        return tn__grad_name(tn__scope_return(tn__dot("tn_vdot", tn_conj(a), b)), "VdotBackward0");
+    }
+    return tn__grad_name(tn__dot("tn_vdot", a, b), "VdotBackward0");
+}
 
 static tn_tensor *tn__kron_impl(tn_tensor *a, tn_tensor *b) {
     TN__CHECK_NULL(a, b);

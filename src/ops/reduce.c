@@ -122,6 +122,7 @@ static void tn__reduce_f32acc(char **p, const int64_t *s, int64_t n, void *ctx) 
 static int tn__cpu_reduce(tn_reduce_op op, tn_tensor *out, tn_tensor *x) {
     /* bool reduces as uint8: same bytes, and all/any/max/min agree */
     tn__loop_fn fn = tn__pick_loop(x->dtype, tn__reduce_f32, tn__reduce_f64, tn__reduce_i32, tn__reduce_i64, tn__reduce_u8, tn__reduce_u8, tn__reduce_i8, tn__reduce_i16);
+    if (tn_dtype_is_complex(x->dtype)) fn = op != SUM && op != PROD ? NULL : x->dtype == TN_C64 ? tn__reduce_c64 : tn__reduce_c128;
     if (!fn || out->dtype != x->dtype) return TN__FAIL_INT("reduce: dtype %s is not supported on the CPU", tn_dtype_name(x->dtype));
     tn_tensor *acc = NULL;
     if (x->dtype == TN_F32 && (op == SUM || op == PROD)) {
@@ -172,13 +173,15 @@ static tn_tensor *tn__reduce_raw(const char *fn, tn_reduce_op op, tn_tensor *x, 
     if (tn__check_cpu_dtype(fn, x) || tn__dims_mask(fn, x, dims, n, mask)) return NULL;
     if ((op == MAX || op == MIN) && n == 0 && tn_numel(x) == 0)   /* PyTorch's RuntimeError, not the IndexError of an empty dim named */
         return (tn_tensor *)tn__error("%s: Expected reduction dim to be specified for input.numel() == 0 (input shape %s); specify the reduction dim", fn, TN__SHAPE(x));
+    if ((op == MAX || op == MIN) && tn_dtype_is_complex(x->dtype))
+        return (tn_tensor *)tn__error("%s: \"%s_all\" not implemented for '%s'", fn, op == MAX ? "max" : "min", tn__torch_type_name(x->dtype));
     if (op == MAX || op == MIN) {
         for (int i = 0; i < x->ndim; i++)
             if (mask[i] && x->shape[i] == 0)
                 return (tn_tensor *)tn__error("%s: expected reduction dim %d to have non-zero size (input shape %s)", fn, i, TN__SHAPE(x));
     }
     tn_dtype od = x->dtype;
-    if ((op == SUM || op == PROD) && !tn_dtype_is_floating(od)) od = TN_I64;
+    if ((op == SUM || op == PROD) && !tn_dtype_is_floating(od) && !tn_dtype_is_complex(od)) od = TN_I64;
     if (op == ALL || op == ANY) od = TN_BOOL;
     int64_t kshape[TN_MAX_DIMS], shape[TN_MAX_DIMS];
     int knd = tn__reduced_shape(x, mask, true, kshape), nd = tn__reduced_shape(x, mask, keepdim, shape);
@@ -264,7 +267,7 @@ static int tn__need_float(const char *fn, tn_tensor *x) {
 
 static tn_tensor *tn__mean_dims_kd(tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
     TN__CHECK_NULL(x);
-    if (tn__check_cpu_dtype("tn_mean_dims", x) || tn__need_float("tn_mean_dims", x)) return NULL;
+    if (tn__check_cpu_dtype("tn_mean_dims", x) || (!tn_dtype_is_complex(x->dtype) && tn__need_float("tn_mean_dims", x))) return NULL;
     int64_t count = tn__reduced_count("tn_mean_dims", x, dims, n);
     /* half precision: sum and divide in float32, rounded once (PyTorch 2's CPU mean; 1.13 rounds the sum first) */
     tn_tensor *xs = count < 0 ? NULL : tn__is_half(x->dtype) ? tn__copy_as(x, TN_F32, x->device) : tn_retain(x);

@@ -145,6 +145,9 @@ tn_set_error_handler v H p
 tn_dtype_name s D
 tn_dtype_size z D
 tn_dtype_is_floating b D
+tn_dtype_is_complex b D
+tn_dtype_to_real D D
+tn_dtype_to_complex D D
 tn_promote_types D D D
 tn_set_default_dtype i D
 tn_get_default_dtype D
@@ -221,6 +224,7 @@ tn_ddp_no_sync i p b
 tn_ddp_free v p
 tn_scalar_tensor T d D
 tn_scalar T d
+tn_scalar_complex T d d
 tn_scalar_int T l
 tn_scalar_bool T b
 tn_arange T d d d D
@@ -240,6 +244,9 @@ tn_contiguous T T
 tn_to_dtype T T D
 tn_to T T D
 tn_item d T
+tn_item_complex i T P P
+tn_complex T T T
+tn_polar T T T
 tn_copy_ i T T
 tn_resize_ T T L i
 tn_manual_seed v u
@@ -274,6 +281,11 @@ tn_poisson T T G
 tn_binomial T T T G
 tn_sample_dirichlet T T G
 tn_view T T L i
+tn_is_complex b T
+tn_real T T
+tn_imag T T
+tn_view_as_real T T
+tn_view_as_complex T T
 tn_reshape T T L i
 tn_flatten T T l l
 tn_unflatten T T l L i
@@ -440,6 +452,8 @@ tn_gradient_coords_str i T A i A s
 tn_isposinf T T
 tn_isneginf T T
 tn_angle T T
+tn_conj T T
+tn_conj_physical T T
 tn_logsumexp T T L i b
 tn_cumsum T T l
 tn_cumprod T T l
@@ -672,12 +686,13 @@ def _declare(line):
     signatures[name] = letters
 
 
+_TYPES["P"] = POINTER(c_double)   # const double * / double * (interpolate's scale_factor, tn_item_complex's outputs)
 for _line in _SIGNATURES.strip().splitlines() + _FAMILIES:
     _declare(_line)
 
 
 # Enum values and constants of the header (section 1 and 3).
-F32, F64, I32, I64, U8, BOOL, F16, BF16, I8, I16 = range(10)
+F32, F64, I32, I64, U8, BOOL, F16, BF16, I8, I16, C64, C128 = range(12)
 CPU, CUDA = 0, 1
 MAX_DIMS = lib.tn_max_dims()      # TN_MAX_DIMS of the library loaded (a compile-time option): the size of shape and stride buffers the C side fills
 
@@ -685,8 +700,7 @@ MAX_DIMS = lib.tn_max_dims()      # TN_MAX_DIMS of the library loaded (a compile
 # ---- nn (section 10 and 12) ----
 # Declarations for tensor.nn (functional ops, losses, nn.init, and the few module calls
 # Module.to() uses to convert parameters in place). Appended by the nn bindings; the
-# letters are the table's, plus "P" for const double * (interpolate's scale_factor).
-_TYPES["P"] = POINTER(c_double)
+# letters are the table's, plus "P" for const double * (interpolate's scale_factor; defined above).
 
 
 class tn_module_type(ctypes.Structure):

@@ -15,6 +15,7 @@ import operator
 
 from . import _C
 from ._core import (Size, Tensor, device, dtype, float32, float64, int32, int64, uint8, int8, int16, bool_ as bool,
+                    complex64, complex128,
                     float16, bfloat16, get_default_dtype, set_default_dtype, get_default_device, set_default_device,
                     promote_types, can_cast,
                     return_types, tensor, empty, zeros, ones, full, where, from_numpy, _operand,
@@ -48,6 +49,8 @@ half = float16
 long = int64
 int = int32
 short = int16
+cfloat = complex64
+cdouble = complex128
 char = int8
 __version__ = _C.lib.tn_library_version().decode()   # TENSOR_VERSION_STRING of the library loaded
 globals().update(_TENSOR_TYPES)      # FloatTensor, LongTensor, ...: see _tensor_types

@@ -194,7 +194,7 @@ class dtype:
 
     @property
     def is_complex(self):
-        return False
+        return self.name.startswith("complex")
 
     def __repr__(self):
         return "torch." + self.name
@@ -205,7 +205,12 @@ class dtype:
         return (_dtype_by_name, (self.name,))
 
     def to_real(self):
-        return self
+        return _DTYPES[lib.tn_dtype_to_real(self._code)]
+
+    def to_complex(self):
+        if not (self.is_floating_point or self.is_complex):
+            raise RuntimeError(f"to_complex is only supported for floating point types, got {self!r}")
+        return _DTYPES[lib.tn_dtype_to_complex(self._code)]
 
 
 float32 = dtype("float32", _C.F32, ctypes.c_float, "<f4", "Float")
@@ -218,7 +223,9 @@ float16 = dtype("float16", _C.F16, ctypes.c_uint16, "<f2", "Half")
 bfloat16 = dtype("bfloat16", _C.BF16, ctypes.c_uint16, "<V2", "BFloat16")
 int8 = dtype("int8", _C.I8, ctypes.c_int8, "|i1", "Char")
 int16 = dtype("int16", _C.I16, ctypes.c_int16, "<i2", "Short")
-_DTYPES = [float32, float64, int32, int64, uint8, bool_, float16, bfloat16, int8, int16]   # by C code
+complex64 = dtype("complex64", _C.C64, ctypes.c_float * 2, "<c8", "ComplexFloat")      # ctype: (real, imag)
+complex128 = dtype("complex128", _C.C128, ctypes.c_double * 2, "<c16", "ComplexDouble")
+_DTYPES = [float32, float64, int32, int64, uint8, bool_, float16, bfloat16, int8, int16, complex64, complex128]   # by C code
 _BY_NAME = {d.name: d for d in _DTYPES}
 _default_dtype = [_DTYPES[lib.tn_get_default_dtype()]]   # a cache of the C setting (tn_set_default_dtype)
 
@@ -228,7 +235,7 @@ def _dtype_by_name(name):
 
 
 def _category(dt):
-    return 2 if dt.is_floating_point else (0 if dt is bool_ else 1)
+    return 3 if dt.is_complex else 2 if dt.is_floating_point else (0 if dt is bool_ else 1)
 
 
 def _to_dtype(d, allow_none=True):
@@ -578,6 +585,8 @@ def _scalar_kind(v):
         return 1
     if isinstance(v, numbers.Real):
         return 2
+    if isinstance(v, numbers.Complex):
+        return 3
     return None
 
 
@@ -594,6 +603,9 @@ def _scalar_ptr(v):
         p = lib.tn_scalar_int(v)
     elif k == 0:
         p = lib.tn_scalar_bool(bool(v))
+    elif k == 3:
+        v = complex(v)
+        p = lib.tn_scalar_complex(v.real, v.imag)
     else:
         raise TypeError(f"expected a Tensor or a Python number, got {type(v).__name__}")
     return _own(p)
@@ -674,7 +686,7 @@ def _parse_nested(data):
     return flat, shape
 
 
-_PLAIN_KIND = {float: 2, int: 1, bool: 0}
+_PLAIN_KIND = {float: 2, int: 1, bool: 0, complex: 3}
 
 
 def _bad_leaf(v, flat):
@@ -708,11 +720,15 @@ def _from_flat(flat, shape, dt):
                 _bad_leaf(v, flat)
             kinds.add(k)
         kind = max(kinds) if kinds else 2
-        flat = [float(v) if kind == 2 else (int(v) if kind == 1 else bool(v)) for v in flat]
-    if dt is None:
-        dt = _default_dtype[0] if kind == 2 else (int64 if kind == 1 else bool_)
+        flat = [complex(v) if kind == 3 else float(v) if kind == 2 else (int(v) if kind == 1 else bool(v)) for v in flat]
+    if kind == 3 and dt is not None and not dt.is_complex:
+        raise TypeError("must be real number, not complex")
+    if dt is None:   # a Python complex: the complex dtype of the default float dtype
+        dt = _default_dtype[0].to_complex() if kind == 3 else _default_dtype[0] if kind == 2 else (int64 if kind == 1 else bool_)
     try:
-        if kind == 2:
+        if kind == 3:   # (real, imag) pairs as complex128
+            buf, src = array.array("d", [x for v in flat for x in (complex(v).real, complex(v).imag)]), complex128
+        elif kind == 2:
             buf, src = array.array("d", flat), float64
         elif kind == 1:
             buf, src = array.array("q", flat), int64
@@ -728,14 +744,14 @@ def _from_flat(flat, shape, dt):
 
 
 _NP_TO_DTYPE = {"float32": float32, "float64": float64, "float16": float16, "int32": int32, "int64": int64,
-                "int16": int16, "int8": int8, "uint8": uint8, "bool": bool_}
+                "int16": int16, "int8": int8, "uint8": uint8, "bool": bool_, "complex64": complex64, "complex128": complex128}
 
 
 def _np_dtype(arr):
     dt = _NP_TO_DTYPE.get(arr.dtype.name)
     if dt is None or not arr.dtype.isnative:
         raise TypeError(f"can't convert np.ndarray of type numpy.{arr.dtype.name}. The only supported "
-                        "types are: float64, float32, float16, int64, int32, int16, int8, uint8, and bool.")
+                        "types are: float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint8, and bool.")
     return dt
 
 
@@ -986,7 +1002,7 @@ class Tensor:
         return self.dtype.is_floating_point
 
     def is_complex(self):
-        return False
+        return self.dtype.is_complex
 
     def is_signed(self):
         return self.dtype.is_signed
@@ -1060,6 +1076,8 @@ class Tensor:
                 return [] if shp[0] == 0 else [build(shp[1:]) for _ in range(shp[0])]
             return build(shape)
         flat = (t.dtype._ctype * n).from_address(lib.tn_data_ptr(t._ptr))[:]
+        if t.dtype.is_complex:
+            flat = [complex(v[0], v[1]) for v in flat]
         if not shape:
             return flat[0]
         for d in reversed(shape[1:]):
@@ -1075,6 +1093,9 @@ class Tensor:
         t = self._host()
         if t.dtype in (float16, bfloat16):
             t = t.float()
+        if t.dtype.is_complex:
+            v = t.dtype._ctype.from_address(lib.tn_data_ptr(t._ptr))
+            return complex(v[0], v[1])
         return t.dtype._ctype.from_address(lib.tn_data_ptr(t._ptr)).value
 
     def __float__(self):
@@ -1186,6 +1207,9 @@ class Tensor:
         if dev is not None and dev.type != self.device.type:
             r = _wrap((lib.tn_to_non_blocking if non_blocking else lib.tn_to)(r._ptr, dev._code))
         if dt is not None and dt is not r.dtype:
+            if r.dtype.is_complex and not dt.is_complex:   # torch's warning (1.13 and 2025)
+                import warnings
+                warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=2)
             r = _wrap(lib.tn_to_dtype(r._ptr, dt._code))
         if copy and r is self:
             r = self.clone()
@@ -1228,6 +1252,12 @@ class Tensor:
 
     def byte(self, memory_format=None):
         return self.to(uint8, memory_format=memory_format)
+
+    def cfloat(self, memory_format=None):
+        return self.to(complex64, memory_format=memory_format)
+
+    def cdouble(self, memory_format=None):
+        return self.to(complex128, memory_format=memory_format)
 
     def char(self, memory_format=None):
         return self.to(int8, memory_format=memory_format)
@@ -1279,6 +1309,10 @@ class Tensor:
             return self.copy_(value)
         if _scalar_kind(value) == 1 and abs(int(value)) > 2 ** 53:
             return self.copy_(_scalar_tensor(value))      # exact for large int64 (and the overflow check)
+        if _scalar_kind(value) == 3:                      # a Python complex: into complex tensors only, as torch
+            if not self.dtype.is_complex:
+                raise RuntimeError(f"value cannot be converted to type {self.dtype.name} without overflow")
+            return self.copy_(_scalar_tensor(value))
         return self._inplace(lib.tn_fill_(self._ptr, _scalar(value, "fill_", "value")))
 
     def zero_(self):
@@ -1339,16 +1373,16 @@ class Tensor:
         return self.transpose(-2, -1)
 
     mT = property(lambda self: self._matrix_t("mT"))
-    mH = property(lambda self: self._matrix_t("mH"))
+    mH = property(lambda self: self._matrix_t("mH").conj())     # conj: a real tensor's is itself
 
     @property
     def H(self):
         if self.ndim not in (0, 2):
             raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor.")
-        return self.T
+        return self.T.conj()
 
     def adjoint(self):
-        return self._matrix_t("adjoint()")
+        return self._matrix_t("adjoint()").conj()
 
     def movedim(self, source, destination):
         src, dst = _dims_list(source, "movedim", "source"), _dims_list(destination, "movedim", "destination")
@@ -1806,13 +1840,13 @@ def _fill_dtype(value):
     k = _scalar_kind(value)
     if k is None:
         raise TypeError(f"fill_value must be a number, got {type(value).__name__}")
-    return (bool_, int64, _default_dtype[0])[k]
+    return (bool_, int64, _default_dtype[0], _default_dtype[0].to_complex())[k]
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     dt = _to_dtype(dtype) or _fill_dtype(fill_value)
     arr, n = _i64(_shape_args((size,)))
-    if isinstance(fill_value, Tensor) or (_scalar_kind(fill_value) == 1 and abs(int(fill_value)) > 2 ** 53):
+    if isinstance(fill_value, Tensor) or _scalar_kind(fill_value) == 3 or (_scalar_kind(fill_value) == 1 and abs(int(fill_value)) > 2 ** 53):
         t = _wrap(lib.tn_empty(arr, n, dt._code)).fill_(fill_value)
     else:
         t = _wrap(lib.tn_full(arr, n, _scalar(fill_value, "full", "fill_value"), dt._code))

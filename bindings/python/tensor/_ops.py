@@ -297,6 +297,8 @@ def _make_unary_inplace(cname, out):
     def method(self):
         if f is not None:
             return self._inplace(f(self._ptr))
+        if cname == "abs" and self.dtype.is_complex:   # its real result would land in the complex tensor
+            raise RuntimeError("In-place abs is not supported for complex tensors.")
         return self._store(out(self))
     method.__name__ = cname + "_"
     return method
@@ -1771,14 +1773,8 @@ def positive(self):
     return self
 
 
-# the complex-conjugation family: identities on real tensors (tensor.h has no complex dtypes)
-for _n in ("conj", "conj_physical", "resolve_conj", "resolve_neg"):
-    _method(_n)(lambda self: self)
-
-
-@_method("real")
-def real(self):
-    return self
+# no negative bit here: resolve_neg is the tensor (conj and the complex views: below)
+_method("resolve_neg")(lambda self: self)
 
 
 @_method("isreal")
@@ -1799,6 +1795,72 @@ def isneginf(self):
 @_method("angle")
 def angle(self):
     return _wrap(lib.tn_angle(self._ptr))
+
+
+# ---- complex tensors (issue 26 item 1): views of the parts, conj, complex, polar
+@_method("conj")
+def conj(self):
+    return _wrap(lib.tn_conj(self._ptr))
+
+
+@_method("conj_physical")
+def conj_physical(self):
+    return _wrap(lib.tn_conj_physical(self._ptr))
+
+
+@_method("resolve_conj")
+def resolve_conj(self):
+    return self          # conj is a copy here: there is no conjugate bit to resolve
+
+
+@_method("is_conj")
+def is_conj(self):
+    return False
+
+
+@_method("view_as_real", function=False)
+def _view_as_real_method(self):
+    return _wrap(lib.tn_view_as_real(self._ptr))
+
+
+def view_as_real(input):
+    return _wrap(lib.tn_view_as_real(_tensor_arg(input, "view_as_real", "input")._ptr))
+
+
+def view_as_complex(input):
+    return _wrap(lib.tn_view_as_complex(_tensor_arg(input, "view_as_complex", "input")._ptr))
+
+
+def _part_setter(which):
+    def setter(self, value):
+        getattr(self, which).copy_(value if isinstance(value, Tensor) else _operand(value))
+    return setter
+
+
+Tensor.real = property(lambda self: _wrap(lib.tn_real(self._ptr)), _part_setter("real"))
+Tensor.imag = property(lambda self: _wrap(lib.tn_imag(self._ptr)), _part_setter("imag"))
+
+
+def real(input):
+    return _wrap(lib.tn_real(_tensor_arg(input, "real", "input")._ptr))
+
+
+def imag(input):
+    return _wrap(lib.tn_imag(_tensor_arg(input, "imag", "input")._ptr))
+
+
+def _complex(real, imag, *, out=None):   # torch.complex (not named complex: the builtin stays usable here)
+    r = _wrap(lib.tn_complex(_tensor_arg(real, "complex", "real")._ptr, _tensor_arg(imag, "complex", "imag")._ptr))
+    return r if out is None else out.copy_(r)
+
+
+def polar(abs, angle, *, out=None):
+    r = _wrap(lib.tn_polar(_tensor_arg(abs, "polar", "abs")._ptr, _tensor_arg(angle, "polar", "angle")._ptr))
+    return r if out is None else out.copy_(r)
+
+
+FUNCTIONS.update(view_as_real=view_as_real, view_as_complex=view_as_complex, real=real, imag=imag,
+                 complex=_complex, polar=polar)
 
 
 Tensor.__rdiv__ = Tensor.__rtruediv__

@@ -10,7 +10,7 @@ CPU int64 tensor (``torch.cuda.LongTensor``: a CUDA one). ``x.type()`` names the
 import numbers
 
 from ._core import (Size, Tensor, _DTYPES, _to_device, _tensor_from_data, bfloat16, bool_, empty, float16,
-                    float32, float64, int32, int64, int8, int16, uint8)
+                    float32, float64, int32, int64, int8, int16, uint8, complex64, complex128)
 
 __all__ = ["tensor_type", "TENSOR_TYPES", "CUDA_TENSOR_TYPES", "set_default_tensor_type"]
 
@@ -72,7 +72,10 @@ _SPECS = [("FloatTensor", float32), ("DoubleTensor", float64), ("HalfTensor", fl
           ("IntTensor", int32), ("LongTensor", int64), ("BoolTensor", bool_)]
 TENSOR_TYPES = {name: _make(name, dt, False) for name, dt in _SPECS}
 CUDA_TENSOR_TYPES = {name: _make(name, dt, True) for name, dt in _SPECS}
-_BY_DTYPE = {(c.dtype, c.is_cuda): c for c in list(TENSOR_TYPES.values()) + list(CUDA_TENSOR_TYPES.values())}
+# complex tensors' types: named by x.type() but, as in PyTorch, no torch.ComplexFloatTensor
+_UNEXPORTED = [_make(name, dt, cuda) for name, dt in (("ComplexFloatTensor", complex64), ("ComplexDoubleTensor", complex128))
+               for cuda in (False, True)]
+_BY_DTYPE = {(c.dtype, c.is_cuda): c for c in list(TENSOR_TYPES.values()) + list(CUDA_TENSOR_TYPES.values()) + _UNEXPORTED}
 
 
 def _type_name(t):

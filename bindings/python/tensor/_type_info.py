@@ -21,6 +21,7 @@ class finfo:
 
     def __init__(self, type=None):
         dt = _default_dtype[0] if type is None else _to_dtype(type, False)
+        dt = dt.to_real()                      # a complex dtype: its parts' (torch.finfo(torch.cfloat) is float32's)
         if dt.name not in _FLOAT:
             raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to handle 'torch.finfo'")
         self.bits, self.eps, self.max, self.tiny, self.resolution = _FLOAT[dt.name]

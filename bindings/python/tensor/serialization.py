@@ -264,8 +264,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
 # torch's storage classes: the dtype of their elements
 _STORAGE_DTYPES = {d._legacy + "Storage": d for d in _core._DTYPES}
 _STORAGE_DTYPES["UntypedStorage"] = _core.uint8
-_UNSUPPORTED_STORAGES = ("ComplexFloatStorage", "ComplexDoubleStorage",
-                         "QInt8Storage", "QUInt8Storage", "QInt32Storage", "QUInt4x2Storage", "QUInt2x4Storage")
+_UNSUPPORTED_STORAGES = ("QInt8Storage", "QUInt8Storage", "QInt32Storage", "QUInt4x2Storage", "QUInt2x4Storage")
 
 
 class _StorageType:
