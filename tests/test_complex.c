@@ -275,7 +275,7 @@ TEST(reductions_matmul) {
             row[i / 4] += at(ac, i);
         }
         CHECK(cclose(at(tn_sum(a), 0), total, tol) && cclose(at(tn_mean(a), 0), total / 24, tol));
-        tn_tensor *p = tn_prod_dims(a, TN_DIMS(1), false), *s = tn_sum_dims(a, TN_DIMS(-1), false);
+        tn_tensor *p = tn_prod_dims(a, TN_DIMS(1)), *s = tn_sum_dims(a, TN_DIMS(-1));
         bool ok = p && s;
         for (int i = 0; ok && i < 8; i++) ok = cclose(at(p, i), prod1[i], tol);
         for (int i = 0; ok && i < 6; i++) ok = cclose(at(s, i), row[i], tol);
@@ -325,7 +325,7 @@ static tn_tensor *c_mul(tn_tensor *a, tn_tensor *b) { return tn_mul(a, b); }
 static tn_tensor *c_div(tn_tensor *a, tn_tensor *b) { return tn_div(a, tn_add_scalar(b, 3)); }
 static tn_tensor *c_mm(tn_tensor *a, tn_tensor *b) { return tn_mm(a, tn_t(b)); }
 static tn_tensor *c_absreal(tn_tensor *a, tn_tensor *b) { return tn_complex(tn_abs(a), tn_imag(b)); }
-static tn_tensor *c_expsum(tn_tensor *a, tn_tensor *b) { return tn_sum_dims(tn_mul(tn_exp(a), tn_conj(b)), TN_DIMS(0), true); }
+static tn_tensor *c_expsum(tn_tensor *a, tn_tensor *b) { return tn_sum_dims(tn_mul(tn_exp(a), tn_conj(b)), TN_DIMS(0), .keepdim = true); }
 static tn_tensor *c_view(tn_tensor *a, tn_tensor *b) { return tn_add(tn_view_as_complex(tn_mul_scalar(tn_view_as_real(a), 2)), tn_sqrt(tn_add_scalar(b, 3))); }
 TEST(gradients) {
     struct { const char *name; binary_case f; } cases[] = {
