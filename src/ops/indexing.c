@@ -447,6 +447,9 @@ static tn_tensor *tn__masked_fill_tensor_impl(tn_tensor *t, tn_tensor *mask, tn_
     if (tn__check_mask("tn_masked_fill", mask)) return NULL;
     if (value->ndim != 0)
         return (tn_tensor *)tn__error("tn_masked_fill: only supports a 0-dimensional value tensor, but got tensor with %d dimension(s)", value->ndim);
+    double re = 0, im = 0;   /* a complex value into a real tensor: its imaginary part would be lost (PyTorch's checked conversion) */
+    if (tn_dtype_is_complex(value->dtype) && !tn_dtype_is_complex(t->dtype) && (tn_item_complex(value, &re, &im) || im != 0))
+        return (tn_tensor *)tn__error("tn_masked_fill: value cannot be converted to type %s without overflow", tn_dtype_name(t->dtype));
     tn_scope_begin();
     tn_tensor *v = tn_to_dtype(value, t->dtype); /* differentiable: value's gradient is the masked sum */
     tn_tensor *w = v ? tn_where(mask, v, t) : NULL;
