@@ -190,7 +190,7 @@ $(BUILD)/bench_matmul: bench/bench_matmul.c $(HEADER)
 	$(CC) $(FAST) -g $(CPPFLAGS) -I/usr/include/x86_64-linux-gnu/openblas-pthread $< -o $@ -lopenblas $(LDLIBS)
 
 # the FFT engine beside torch.fft calls the engine's internal entry: its own implementation unit
-$(BUILD)/bench_fft: bench/bench_fft.c $(HEADER)
+$(BUILD)/bench_fft: bench/bench_fft.c bench/bench_util.h $(HEADER)
 	@mkdir -p $(BUILD)
 	$(CC) $(WARN) $(FAST) -g $(CPPFLAGS) $< -o $@ $(LDFLAGS) $(LDLIBS)
 
@@ -278,10 +278,10 @@ $(CUDA_BUILD)/%: tests/%.c $(wildcard tests/*.h) $(HEADER) $(CUDA_BUILD)/tensor.
 $(CUDA_BUILD)/%: examples/%.c examples/train_util.h $(HEADER) $(CUDA_BUILD)/tensor_fast.o $(CUDA_BUILD)/tensor_cuda.o $(CUDA_BUILD)/link_flags
 	$(CC) $(WARN) $(CFLAGS) $(FAST) $(CPPFLAGS) -DTENSOR_CUDA $(LINKED) $< $(CUDA_BUILD)/tensor_fast.o $(CUDA_BUILD)/tensor_cuda.o -o $@ $(LDFLAGS) $(LDLIBS) $(CUDA_LIBS)
 
-$(CUDA_BUILD)/bench_cuda: bench/bench_cuda.c $(HEADER) $(CUDA_BUILD)/tensor_fast.o $(CUDA_BUILD)/tensor_cuda.o $(CUDA_BUILD)/link_flags
+$(CUDA_BUILD)/bench_cuda: bench/bench_cuda.c bench/bench_util.h $(HEADER) $(CUDA_BUILD)/tensor_fast.o $(CUDA_BUILD)/tensor_cuda.o $(CUDA_BUILD)/link_flags
 	$(CC) $(WARN) $(FAST) -g $(CPPFLAGS) -I$(CUDA_HOME)/include -DTENSOR_CUDA $(LINKED) $< $(CUDA_BUILD)/tensor_fast.o $(CUDA_BUILD)/tensor_cuda.o -o $@ $(LDLIBS) $(CUDA_LIBS)
 # the same as a shared library (tn_bench_main), for a profiler that runs in the process: tools/gpu_profile.py
-$(CUDA_BUILD)/libbench_cuda.so: bench/bench_cuda.c $(HEADER) $(CUDA_BUILD)/tensor_fast.o $(CUDA_BUILD)/tensor_cuda.o $(CUDA_BUILD)/link_flags
+$(CUDA_BUILD)/libbench_cuda.so: bench/bench_cuda.c bench/bench_util.h $(HEADER) $(CUDA_BUILD)/tensor_fast.o $(CUDA_BUILD)/tensor_cuda.o $(CUDA_BUILD)/link_flags
 	$(CC) $(WARN) $(FAST) -g -fPIC -shared -DTN_BENCH_MAIN=tn_bench_main $(CPPFLAGS) -I$(CUDA_HOME)/include -DTENSOR_CUDA $(LINKED) $< $(CUDA_BUILD)/tensor_fast.o $(CUDA_BUILD)/tensor_cuda.o -o $@ $(LDLIBS) $(CUDA_LIBS)
 
 .PHONY: cuda test-cuda cuda-check bench-cuda emulate-attention

@@ -77,15 +77,7 @@ static bool selected(const char *name) {
     return false;
 }
 
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
-}
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
+#include "bench_util.h"
 
 enum { MATMUL, CONV_FWD, CONV_FWD_BWD, MLP, CNN, GPT };
 /* arg: the workload as bench_cuda.py reads it; tf32: matmul rows' switches (else PyTorch's

@@ -19,15 +19,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
-}
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
+#include "bench_util.h"
 enum { NCASE = 5 };
 static const char *names[NCASE] = {"c2c 2^20", "r2c 2^20", "batch 1000x1024", "prime 1000003", "fft2 512x512"};
 
