@@ -393,7 +393,7 @@ static void put_be32(unsigned char *p, uint32_t v) { p[0] = (unsigned char)(v >>
    appended (or cut, when negative) to damage it. */
 static void write_idx(const char *path, int type, const uint32_t *dims, int ndim, const void *data, size_t nbytes, long extra) {
     FILE *f = fopen(path, "wb");
-    unsigned char h[4 + 4 * 16] = {0, 0, (unsigned char)type, (unsigned char)ndim};
+    unsigned char h[4 + 4 * (TN_MAX_DIMS + 1)] = {0, 0, (unsigned char)type, (unsigned char)ndim};   /* up to one dim past the limit */
     for (int i = 0; i < ndim; i++) put_be32(h + 4 + 4 * i, dims[i]);
     fwrite(h, 1, 4 + 4 * (size_t)ndim, f);
     if (extra < 0) nbytes = (size_t)((long)nbytes + extra);
