@@ -15495,6 +15495,67 @@ static void tn__gemm_packT_f64(int64_t rows, int64_t kc, const double *a, int64_
         for (k = 0; k < kc; k++) P[k * ld + i] = a[i * rsa + k];
 }
 
+/* The dot kernels of the row path (tn__gemm_rows_*): s[j] = a . (column j of B) for nn
+   columns at stride csb, each K long and contiguous, four columns at a time (four
+   independent accumulators hide the FMA latency; a row of A is loaded once per four). */
+#if TN__GEMM_X86
+__attribute__((target("avx2,fma"))) static float tn__gemm_hsum8(__m256 v) {
+    __m128 h = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+    return _mm_cvtss_f32(_mm_add_ss(h, _mm_movehdup_ps(h)));
+}
+__attribute__((target("avx2,fma"))) static void tn__gemm_dots_avx2_f32(int64_t K, const float *a, const float *B, int64_t csb, int64_t nn, float *s) {
+    int64_t j = 0, k;
+    for (; j + 4 <= nn; j += 4) {
+        const float *b0 = B + j * csb, *b1 = b0 + csb, *b2 = b1 + csb, *b3 = b2 + csb;
+        __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
+        for (k = 0; k + 8 <= K; k += 8) {
+            const __m256 x = _mm256_loadu_ps(a + k);
+            c0 = _mm256_fmadd_ps(x, _mm256_loadu_ps(b0 + k), c0); c1 = _mm256_fmadd_ps(x, _mm256_loadu_ps(b1 + k), c1);
+            c2 = _mm256_fmadd_ps(x, _mm256_loadu_ps(b2 + k), c2); c3 = _mm256_fmadd_ps(x, _mm256_loadu_ps(b3 + k), c3);
+        }
+        float r0 = tn__gemm_hsum8(c0), r1 = tn__gemm_hsum8(c1), r2 = tn__gemm_hsum8(c2), r3 = tn__gemm_hsum8(c3);
+        for (; k < K; k++) { r0 += a[k] * b0[k]; r1 += a[k] * b1[k]; r2 += a[k] * b2[k]; r3 += a[k] * b3[k]; }
+        s[j] = r0; s[j + 1] = r1; s[j + 2] = r2; s[j + 3] = r3;
+    }
+    for (; j < nn; j++) {
+        const float *b = B + j * csb;
+        __m256 c = _mm256_setzero_ps();
+        for (k = 0; k + 8 <= K; k += 8) c = _mm256_fmadd_ps(_mm256_loadu_ps(a + k), _mm256_loadu_ps(b + k), c);
+        float r = tn__gemm_hsum8(c);
+        for (; k < K; k++) r += a[k] * b[k];
+        s[j] = r;
+    }
+}
+__attribute__((target("avx2,fma"))) static double tn__gemm_hsum4(__m256d v) {
+    __m128d h = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
+}
+__attribute__((target("avx2,fma"))) static void tn__gemm_dots_avx2_f64(int64_t K, const double *a, const double *B, int64_t csb, int64_t nn, double *s) {
+    int64_t j = 0, k;
+    for (; j + 4 <= nn; j += 4) {
+        const double *b0 = B + j * csb, *b1 = b0 + csb, *b2 = b1 + csb, *b3 = b2 + csb;
+        __m256d c0 = _mm256_setzero_pd(), c1 = c0, c2 = c0, c3 = c0;
+        for (k = 0; k + 4 <= K; k += 4) {
+            const __m256d x = _mm256_loadu_pd(a + k);
+            c0 = _mm256_fmadd_pd(x, _mm256_loadu_pd(b0 + k), c0); c1 = _mm256_fmadd_pd(x, _mm256_loadu_pd(b1 + k), c1);
+            c2 = _mm256_fmadd_pd(x, _mm256_loadu_pd(b2 + k), c2); c3 = _mm256_fmadd_pd(x, _mm256_loadu_pd(b3 + k), c3);
+        }
+        double r0 = tn__gemm_hsum4(c0), r1 = tn__gemm_hsum4(c1), r2 = tn__gemm_hsum4(c2), r3 = tn__gemm_hsum4(c3);
+        for (; k < K; k++) { r0 += a[k] * b0[k]; r1 += a[k] * b1[k]; r2 += a[k] * b2[k]; r3 += a[k] * b3[k]; }
+        s[j] = r0; s[j + 1] = r1; s[j + 2] = r2; s[j + 3] = r3;
+    }
+    for (; j < nn; j++) {
+        const double *b = B + j * csb;
+        __m256d c = _mm256_setzero_pd();
+        for (k = 0; k + 4 <= K; k += 4) c = _mm256_fmadd_pd(_mm256_loadu_pd(a + k), _mm256_loadu_pd(b + k), c);
+        double r = tn__gemm_hsum4(c);
+        for (; k < K; k++) r += a[k] * b[k];
+        s[j] = r;
+    }
+}
+#endif
+
 /* ---------------------------------------------------------------------------
  * Type-generic part (packing, direct loop, driver), instantiated for float
  * and double.
@@ -15625,6 +15686,44 @@ static void tn__gemm_naive_f32(int64_t M, int64_t N, int64_t K, float alpha, con
         }
 }
 
+/* The row path: C = alpha * A @ B + beta * C for M <= TN__GEMM_ROWS_MAX rows of A (unit
+   column stride) and a B stored by columns (unit row stride: a linear layer's weight as W^T),
+   as dot products that read B in place. With one input row, packing B (a 3136 x 128 weight)
+   cost more than the whole product; this reads B once per row of A, at memory speed.
+   Threads split the columns. */
+#define TN__GEMM_ROWS_MAX 2
+typedef struct { int64_t M, N, K; float alpha, beta; const float *A; int64_t rsa; const float *B; int64_t csb; float *C; int64_t rsc, csc; } tn__gemm_rows_args_f32;
+static void tn__gemm_rows_part_f32(void *args, int t, int nthr) {
+    const tn__gemm_rows_args_f32 *r = (const tn__gemm_rows_args_f32 *)args;
+    const int64_t j0 = tn__split_at(r->N / 4, t, nthr) * 4, j1 = t == nthr - 1 ? r->N : tn__split_at(r->N / 4, t + 1, nthr) * 4;
+    float s[64];
+    for (int64_t m = 0; m < r->M; m++)
+        for (int64_t jb = j0; jb < j1; jb += 64) {
+            const int64_t nn = j1 - jb < 64 ? j1 - jb : 64;
+            const float *a = r->A + m * r->rsa, *B = r->B + jb * r->csb;
+#if TN__GEMM_X86
+            if (tn__gemm_isa() != TN__GEMM_SCALAR) tn__gemm_dots_avx2_f32(r->K, a, B, r->csb, nn, s);
+            else
+#endif
+            for (int64_t j = 0; j < nn; j++) {
+                float acc = (float)0;
+                for (int64_t k = 0; k < r->K; k++) acc += a[k] * B[j * r->csb + k];
+                s[j] = acc;
+            }
+            float *c = r->C + m * r->rsc + jb * r->csc;
+            for (int64_t j = 0; j < nn; j++) c[j * r->csc] = r->beta == (float)0 ? r->alpha * s[j] : r->alpha * s[j] + r->beta * c[j * r->csc];
+        }
+}
+static void tn__gemm_rows_f32(int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t rsa, const float *B, int64_t csb,
+                                float beta, float *C, int64_t rsc, int64_t csc) {
+    tn__gemm_rows_args_f32 r = {M, N, K, alpha, beta, A, rsa, B, csb, C, rsc, csc};
+    int max = tn__max_threads();
+    if (tn__gemm_tune.threads > 0 && max > 1) max = tn__gemm_tune.threads;
+    const int nthr = tn__threads_for((double)M * (double)N * (double)K / TN__GEMM_UNIT, N / 4, max);
+    if (nthr > 1) tn__parallel(nthr, tn__gemm_rows_part_f32, &r);
+    else tn__gemm_rows_part_f32(&r, 0, 1);
+}
+
 /* Multiply the packed mc x kc A block by the packed kc x nc B panel into C; with Bd,
    full-width panels are read in place from Bd (row stride ldbd), only a ragged last
    panel comes packed. */
@@ -15702,6 +15801,11 @@ TN__TESTABLE int tn__gemm_ep_f32(int64_t M, int64_t N, int64_t K, float alpha,
     naive_max = tn__gemm_tune.naive_max >= 0 ? tn__gemm_tune.naive_max : 4096;
     if ((double)M * (double)N * (double)K <= (double)naive_max) {
         tn__gemm_naive_f32(M, N, K, alpha, A, rsa, csa, B, rsb, csb, beta, C, rsc, csc);
+        if (ep) tn__gemm_epi_f32(ep, 1, 1, C, M, N, rsc, csc, 0, 0);
+        return 0;
+    }
+    if (M <= TN__GEMM_ROWS_MAX && csa == 1 && rsb == 1 && tn__gemm_tune.kc <= 0) {   /* a few rows against B by columns */
+        tn__gemm_rows_f32(M, N, K, alpha, A, rsa, B, csb, beta, C, rsc, csc);
         if (ep) tn__gemm_epi_f32(ep, 1, 1, C, M, N, rsc, csc, 0, 0);
         return 0;
     }
@@ -15889,6 +15993,44 @@ static void tn__gemm_naive_f64(int64_t M, int64_t N, int64_t K, double alpha, co
         }
 }
 
+/* The row path: C = alpha * A @ B + beta * C for M <= TN__GEMM_ROWS_MAX rows of A (unit
+   column stride) and a B stored by columns (unit row stride: a linear layer's weight as W^T),
+   as dot products that read B in place. With one input row, packing B (a 3136 x 128 weight)
+   cost more than the whole product; this reads B once per row of A, at memory speed.
+   Threads split the columns. */
+#define TN__GEMM_ROWS_MAX 2
+typedef struct { int64_t M, N, K; double alpha, beta; const double *A; int64_t rsa; const double *B; int64_t csb; double *C; int64_t rsc, csc; } tn__gemm_rows_args_f64;
+static void tn__gemm_rows_part_f64(void *args, int t, int nthr) {
+    const tn__gemm_rows_args_f64 *r = (const tn__gemm_rows_args_f64 *)args;
+    const int64_t j0 = tn__split_at(r->N / 4, t, nthr) * 4, j1 = t == nthr - 1 ? r->N : tn__split_at(r->N / 4, t + 1, nthr) * 4;
+    double s[64];
+    for (int64_t m = 0; m < r->M; m++)
+        for (int64_t jb = j0; jb < j1; jb += 64) {
+            const int64_t nn = j1 - jb < 64 ? j1 - jb : 64;
+            const double *a = r->A + m * r->rsa, *B = r->B + jb * r->csb;
+#if TN__GEMM_X86
+            if (tn__gemm_isa() != TN__GEMM_SCALAR) tn__gemm_dots_avx2_f64(r->K, a, B, r->csb, nn, s);
+            else
+#endif
+            for (int64_t j = 0; j < nn; j++) {
+                double acc = (double)0;
+                for (int64_t k = 0; k < r->K; k++) acc += a[k] * B[j * r->csb + k];
+                s[j] = acc;
+            }
+            double *c = r->C + m * r->rsc + jb * r->csc;
+            for (int64_t j = 0; j < nn; j++) c[j * r->csc] = r->beta == (double)0 ? r->alpha * s[j] : r->alpha * s[j] + r->beta * c[j * r->csc];
+        }
+}
+static void tn__gemm_rows_f64(int64_t M, int64_t N, int64_t K, double alpha, const double *A, int64_t rsa, const double *B, int64_t csb,
+                                double beta, double *C, int64_t rsc, int64_t csc) {
+    tn__gemm_rows_args_f64 r = {M, N, K, alpha, beta, A, rsa, B, csb, C, rsc, csc};
+    int max = tn__max_threads();
+    if (tn__gemm_tune.threads > 0 && max > 1) max = tn__gemm_tune.threads;
+    const int nthr = tn__threads_for((double)M * (double)N * (double)K / TN__GEMM_UNIT, N / 4, max);
+    if (nthr > 1) tn__parallel(nthr, tn__gemm_rows_part_f64, &r);
+    else tn__gemm_rows_part_f64(&r, 0, 1);
+}
+
 /* Multiply the packed mc x kc A block by the packed kc x nc B panel into C; with Bd,
    full-width panels are read in place from Bd (row stride ldbd), only a ragged last
    panel comes packed. */
@@ -15966,6 +16108,11 @@ TN__TESTABLE int tn__gemm_ep_f64(int64_t M, int64_t N, int64_t K, double alpha,
     naive_max = tn__gemm_tune.naive_max >= 0 ? tn__gemm_tune.naive_max : 4096;
     if ((double)M * (double)N * (double)K <= (double)naive_max) {
         tn__gemm_naive_f64(M, N, K, alpha, A, rsa, csa, B, rsb, csb, beta, C, rsc, csc);
+        if (ep) tn__gemm_epi_f64(ep, 1, 1, C, M, N, rsc, csc, 0, 0);
+        return 0;
+    }
+    if (M <= TN__GEMM_ROWS_MAX && csa == 1 && rsb == 1 && tn__gemm_tune.kc <= 0) {   /* a few rows against B by columns */
+        tn__gemm_rows_f64(M, N, K, alpha, A, rsa, B, csb, beta, C, rsc, csc);
         if (ep) tn__gemm_epi_f64(ep, 1, 1, C, M, N, rsc, csc, 0, 0);
         return 0;
     }
@@ -21164,27 +21311,36 @@ static void tn__wino_weights_f32(const float *w, int64_t O, int64_t C, int flip,
                                    const tn__gemm_kern_f32 *kn, float *Up)
 {
     const int64_t P = flip ? C : O, Q = flip ? O : C;
-    int64_t p, q, r;
+    int64_t p, q0, q, r;
+    /* 64 kernels at a time: their taps gathered as g[9][64], then G g G^T along q in
+       vectorisable loops into u[16][64], copied out as rows of U's 16 planes (which lie P Q
+       apart, often a multiple of 4 KiB: 16 direct write streams would share one L1 set) */
+    float g[9 * 64], a[12 * 64], u[16 * 64];
     for (p = 0; p < P; p++)
-        for (q = 0; q < Q; q++) {
-            const float *k = flip ? w + (q * C + p) * 9 : w + (p * C + q) * 9;
-            float g[9], a[12];
-            int s;
-            for (r = 0; r < 9; r++) g[r] = flip ? k[8 - r] : k[r];
-            for (s = 0; s < 3; s++) { /* G g: rows g0, (g0+g1+g2)/2, (g0-g1+g2)/2, g2 */
-                a[s] = g[s];
-                a[3 + s] = (float)0.5 * (g[s] + g[3 + s] + g[6 + s]);
-                a[6 + s] = (float)0.5 * (g[s] - g[3 + s] + g[6 + s]);
-                a[9 + s] = g[6 + s];
+        for (q0 = 0; q0 < Q; q0 += 64) {
+            const int64_t nq = Q - q0 < 64 ? Q - q0 : 64;
+            for (q = 0; q < nq; q++) {
+                const float *k = flip ? w + ((q0 + q) * C + p) * 9 : w + (p * C + q0 + q) * 9;
+                for (r = 0; r < 9; r++) g[r * 64 + q] = flip ? k[8 - r] : k[r];
             }
-            for (r = 0; r < 4; r++) { /* (G g) G^T, row by row */
-                const float *b = a + 3 * r;
-                float *u = U + (4 * r * P + p) * Q + q;
-                u[0] = b[0];
-                u[P * Q] = (float)0.5 * (b[0] + b[1] + b[2]);
-                u[2 * P * Q] = (float)0.5 * (b[0] - b[1] + b[2]);
-                u[3 * P * Q] = b[2];
-            }
+            for (r = 0; r < 3; r++) /* G g: rows g0, (g0+g1+g2)/2, (g0-g1+g2)/2, g2 (of taps r, 3 + r, 6 + r) */
+                for (q = 0; q < nq; q++) {
+                    const float g0 = g[r * 64 + q], g1 = g[(3 + r) * 64 + q], g2 = g[(6 + r) * 64 + q];
+                    a[r * 64 + q] = g0;
+                    a[(3 + r) * 64 + q] = (float)0.5 * (g0 + g1 + g2);
+                    a[(6 + r) * 64 + q] = (float)0.5 * (g0 - g1 + g2);
+                    a[(9 + r) * 64 + q] = g2;
+                }
+            for (r = 0; r < 4; r++) /* (G g) G^T, row by row */
+                for (q = 0; q < nq; q++) {
+                    const float b0 = a[3 * r * 64 + q], b1 = a[(3 * r + 1) * 64 + q], b2 = a[(3 * r + 2) * 64 + q];
+                    u[4 * r * 64 + q] = b0;
+                    u[(4 * r + 1) * 64 + q] = (float)0.5 * (b0 + b1 + b2);
+                    u[(4 * r + 2) * 64 + q] = (float)0.5 * (b0 - b1 + b2);
+                    u[(4 * r + 3) * 64 + q] = b2;
+                }
+            for (r = 0; r < 16; r++)   /* a loop, not memcpy: rows this short pay memcpy's start-up */
+                for (q = 0; q < nq; q++) U[(r * P + p) * Q + q0 + q] = u[r * 64 + q];
         }
     for (r = 0; r < 16; r++) /* as the GEMM's packed A: 16 blocks of [P rounded to mr, Q] */
         tn__gemm_packA_f32(P, Q, U + r * P * Q, Q, 1, kn->mr, Up + r * tn__gemm_roundup(P, kn->mr) * Q);
@@ -21446,27 +21602,36 @@ static void tn__wino_weights_f64(const double *w, int64_t O, int64_t C, int flip
                                    const tn__gemm_kern_f64 *kn, double *Up)
 {
     const int64_t P = flip ? C : O, Q = flip ? O : C;
-    int64_t p, q, r;
+    int64_t p, q0, q, r;
+    /* 64 kernels at a time: their taps gathered as g[9][64], then G g G^T along q in
+       vectorisable loops into u[16][64], copied out as rows of U's 16 planes (which lie P Q
+       apart, often a multiple of 4 KiB: 16 direct write streams would share one L1 set) */
+    double g[9 * 64], a[12 * 64], u[16 * 64];
     for (p = 0; p < P; p++)
-        for (q = 0; q < Q; q++) {
-            const double *k = flip ? w + (q * C + p) * 9 : w + (p * C + q) * 9;
-            double g[9], a[12];
-            int s;
-            for (r = 0; r < 9; r++) g[r] = flip ? k[8 - r] : k[r];
-            for (s = 0; s < 3; s++) { /* G g: rows g0, (g0+g1+g2)/2, (g0-g1+g2)/2, g2 */
-                a[s] = g[s];
-                a[3 + s] = (double)0.5 * (g[s] + g[3 + s] + g[6 + s]);
-                a[6 + s] = (double)0.5 * (g[s] - g[3 + s] + g[6 + s]);
-                a[9 + s] = g[6 + s];
+        for (q0 = 0; q0 < Q; q0 += 64) {
+            const int64_t nq = Q - q0 < 64 ? Q - q0 : 64;
+            for (q = 0; q < nq; q++) {
+                const double *k = flip ? w + ((q0 + q) * C + p) * 9 : w + (p * C + q0 + q) * 9;
+                for (r = 0; r < 9; r++) g[r * 64 + q] = flip ? k[8 - r] : k[r];
             }
-            for (r = 0; r < 4; r++) { /* (G g) G^T, row by row */
-                const double *b = a + 3 * r;
-                double *u = U + (4 * r * P + p) * Q + q;
-                u[0] = b[0];
-                u[P * Q] = (double)0.5 * (b[0] + b[1] + b[2]);
-                u[2 * P * Q] = (double)0.5 * (b[0] - b[1] + b[2]);
-                u[3 * P * Q] = b[2];
-            }
+            for (r = 0; r < 3; r++) /* G g: rows g0, (g0+g1+g2)/2, (g0-g1+g2)/2, g2 (of taps r, 3 + r, 6 + r) */
+                for (q = 0; q < nq; q++) {
+                    const double g0 = g[r * 64 + q], g1 = g[(3 + r) * 64 + q], g2 = g[(6 + r) * 64 + q];
+                    a[r * 64 + q] = g0;
+                    a[(3 + r) * 64 + q] = (double)0.5 * (g0 + g1 + g2);
+                    a[(6 + r) * 64 + q] = (double)0.5 * (g0 - g1 + g2);
+                    a[(9 + r) * 64 + q] = g2;
+                }
+            for (r = 0; r < 4; r++) /* (G g) G^T, row by row */
+                for (q = 0; q < nq; q++) {
+                    const double b0 = a[3 * r * 64 + q], b1 = a[(3 * r + 1) * 64 + q], b2 = a[(3 * r + 2) * 64 + q];
+                    u[4 * r * 64 + q] = b0;
+                    u[(4 * r + 1) * 64 + q] = (double)0.5 * (b0 + b1 + b2);
+                    u[(4 * r + 2) * 64 + q] = (double)0.5 * (b0 - b1 + b2);
+                    u[(4 * r + 3) * 64 + q] = b2;
+                }
+            for (r = 0; r < 16; r++)   /* a loop, not memcpy: rows this short pay memcpy's start-up */
+                for (q = 0; q < nq; q++) U[(r * P + p) * Q + q0 + q] = u[r * 64 + q];
         }
     for (r = 0; r < 16; r++) /* as the GEMM's packed A: 16 blocks of [P rounded to mr, Q] */
         tn__gemm_packA_f64(P, Q, U + r * P * Q, Q, 1, kn->mr, Up + r * tn__gemm_roundup(P, kn->mr) * Q);

@@ -209,10 +209,10 @@ static void run_suite(int is64, const char *label)
         /* ... including the driver's special cases: few row panels (B read in place, with a
            ragged last panel), a narrow C computed transposed (N < NR/2, M >= NR) */
         static const int64_t shapes[][3] = { { 33, 17, 31 }, { 129, 100, 7 }, { 16, 64, 257 }, { 1, 33, 15 },
-                                             { 40, 9, 70 }, { 10, 70, 600 }, { 36, 96, 5 } };
+                                             { 40, 9, 70 }, { 10, 70, 600 }, { 36, 96, 5 }, { 2, 70, 601 } };
         int s, la, lb, lc;
         set_cfg(&cfgs[c]);
-        for (s = 0; s < 7; s++)
+        for (s = 0; s < 8; s++)
             for (la = 0; la < N_IN_LAYOUTS; la++)
                 for (lb = 0; lb < N_IN_LAYOUTS; lb++)
                     for (lc = 0; lc < N_OUT_LAYOUTS; lc++) {
@@ -229,6 +229,15 @@ static void run_suite(int is64, const char *label)
             else case_f32(M, N, K, alphas[rng() % 5], betas[rng() % 5], la, lb, lc, cfgs[c].name);
         }
     }
+    /* the row path (M <= 2, B by columns: a linear layer at batch 1) split over 2 threads */
+    set_cfg(&cfgs[0]);
+    tn__gemm_tune.threads = 2;
+    for (c = 0; c < 4; c++) {
+        const int64_t M = 1 + c % 2, N = c < 2 ? 1030 : 4097, K = c < 2 ? 4100 : 1031;
+        if (is64) case_f64(M, N, K, alphas[c], betas[c], 0, 1, c % 2 ? 2 : 0, "row path, 2 threads");
+        else case_f32(M, N, K, alphas[c], betas[c], 0, 1, c % 2 ? 2 : 0, "row path, 2 threads");
+    }
+    tn__gemm_tune.threads = 0;
     /* the per-call allocation path, taken when another thread holds the cache */
     tn__gemm_cache_busy = 1;
     for (c = 0; c < 200; c++) {

@@ -617,12 +617,13 @@ static void conv_paths_agree(tn_tensor *x, tn_tensor *w, tn_tensor *b, const int
 /* Winograd F(2x2, 3x3) (3x3, stride 1, undilated, 8+ channels both sides) against the
    im2col path: forward, input and weight gradients, float64 and float32; odd and even
    sizes, padding 0..3 (the input gradient by Winograd up to 2), bias, a non-contiguous
-   input, 1x1 images, and a case of several blocks of tile rows. */
+   input, 1x1 images, a case of several blocks of tile rows, and over 64 channels. */
 TEST(winograd_conv) {
     BEGIN;
     static const int64_t cs[][7] = {   /* n, c, o, h, w, ph, pw */
         {2, 8, 8, 5, 5, 1, 1}, {1, 9, 13, 6, 7, 0, 0}, {3, 16, 8, 7, 4, 2, 1}, {2, 64, 64, 20, 56, 1, 1},
-        {1, 8, 9, 3, 3, 0, 2}, {2, 8, 8, 1, 1, 1, 1}, {1, 10, 8, 9, 11, 3, 0}, {2, 12, 20, 14, 14, 1, 1}};
+        {1, 8, 9, 3, 3, 0, 2}, {2, 8, 8, 1, 1, 1, 1}, {1, 10, 8, 9, 11, 3, 0}, {2, 12, 20, 14, 14, 1, 1},
+        {1, 70, 67, 5, 6, 1, 1}};   /* the last: over 64 channels both ways (the weight transform's blocks of 64) */
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
         for (int d = 0; d < 2; d++) {
             const int64_t *c = cs[i], st[2] = {1, 1}, pd[2] = {c[5], c[6]}, dl[2] = {1, 1};

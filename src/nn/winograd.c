@@ -121,27 +121,36 @@ static void tn__wino_weights_##SFX(const T *w, int64_t O, int64_t C, int flip, T
                                    const tn__gemm_kern_##SFX *kn, T *Up)
 {
     const int64_t P = flip ? C : O, Q = flip ? O : C;
-    int64_t p, q, r;
+    int64_t p, q0, q, r;
+    /* 64 kernels at a time: their taps gathered as g[9][64], then G g G^T along q in
+       vectorisable loops into u[16][64], copied out as rows of U's 16 planes (which lie P Q
+       apart, often a multiple of 4 KiB: 16 direct write streams would share one L1 set) */
+    T g[9 * 64], a[12 * 64], u[16 * 64];
     for (p = 0; p < P; p++)
-        for (q = 0; q < Q; q++) {
-            const T *k = flip ? w + (q * C + p) * 9 : w + (p * C + q) * 9;
-            T g[9], a[12];
-            int s;
-            for (r = 0; r < 9; r++) g[r] = flip ? k[8 - r] : k[r];
-            for (s = 0; s < 3; s++) { /* G g: rows g0, (g0+g1+g2)/2, (g0-g1+g2)/2, g2 */
-                a[s] = g[s];
-                a[3 + s] = (T)0.5 * (g[s] + g[3 + s] + g[6 + s]);
-                a[6 + s] = (T)0.5 * (g[s] - g[3 + s] + g[6 + s]);
-                a[9 + s] = g[6 + s];
+        for (q0 = 0; q0 < Q; q0 += 64) {
+            const int64_t nq = Q - q0 < 64 ? Q - q0 : 64;
+            for (q = 0; q < nq; q++) {
+                const T *k = flip ? w + ((q0 + q) * C + p) * 9 : w + (p * C + q0 + q) * 9;
+                for (r = 0; r < 9; r++) g[r * 64 + q] = flip ? k[8 - r] : k[r];
             }
-            for (r = 0; r < 4; r++) { /* (G g) G^T, row by row */
-                const T *b = a + 3 * r;
-                T *u = U + (4 * r * P + p) * Q + q;
-                u[0] = b[0];
-                u[P * Q] = (T)0.5 * (b[0] + b[1] + b[2]);
-                u[2 * P * Q] = (T)0.5 * (b[0] - b[1] + b[2]);
-                u[3 * P * Q] = b[2];
-            }
+            for (r = 0; r < 3; r++) /* G g: rows g0, (g0+g1+g2)/2, (g0-g1+g2)/2, g2 (of taps r, 3 + r, 6 + r) */
+                for (q = 0; q < nq; q++) {
+                    const T g0 = g[r * 64 + q], g1 = g[(3 + r) * 64 + q], g2 = g[(6 + r) * 64 + q];
+                    a[r * 64 + q] = g0;
+                    a[(3 + r) * 64 + q] = (T)0.5 * (g0 + g1 + g2);
+                    a[(6 + r) * 64 + q] = (T)0.5 * (g0 - g1 + g2);
+                    a[(9 + r) * 64 + q] = g2;
+                }
+            for (r = 0; r < 4; r++) /* (G g) G^T, row by row */
+                for (q = 0; q < nq; q++) {
+                    const T b0 = a[3 * r * 64 + q], b1 = a[(3 * r + 1) * 64 + q], b2 = a[(3 * r + 2) * 64 + q];
+                    u[4 * r * 64 + q] = b0;
+                    u[(4 * r + 1) * 64 + q] = (T)0.5 * (b0 + b1 + b2);
+                    u[(4 * r + 2) * 64 + q] = (T)0.5 * (b0 - b1 + b2);
+                    u[(4 * r + 3) * 64 + q] = b2;
+                }
+            for (r = 0; r < 16; r++)   /* a loop, not memcpy: rows this short pay memcpy's start-up */
+                for (q = 0; q < nq; q++) U[(r * P + p) * Q + q0 + q] = u[r * 64 + q];
         }
     for (r = 0; r < 16; r++) /* as the GEMM's packed A: 16 blocks of [P rounded to mr, Q] */
         tn__gemm_packA_##SFX(P, Q, U + r * P * Q, Q, 1, kn->mr, Up + r * tn__gemm_roundup(P, kn->mr) * Q);

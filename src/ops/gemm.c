@@ -532,6 +532,67 @@ static void tn__gemm_packT_f64(int64_t rows, int64_t kc, const double *a, int64_
         for (k = 0; k < kc; k++) P[k * ld + i] = a[i * rsa + k];
 }
 
+/* The dot kernels of the row path (tn__gemm_rows_*): s[j] = a . (column j of B) for nn
+   columns at stride csb, each K long and contiguous, four columns at a time (four
+   independent accumulators hide the FMA latency; a row of A is loaded once per four). */
+#if TN__GEMM_X86
+__attribute__((target("avx2,fma"))) static float tn__gemm_hsum8(__m256 v) {
+    __m128 h = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+    return _mm_cvtss_f32(_mm_add_ss(h, _mm_movehdup_ps(h)));
+}
+__attribute__((target("avx2,fma"))) static void tn__gemm_dots_avx2_f32(int64_t K, const float *a, const float *B, int64_t csb, int64_t nn, float *s) {
+    int64_t j = 0, k;
+    for (; j + 4 <= nn; j += 4) {
+        const float *b0 = B + j * csb, *b1 = b0 + csb, *b2 = b1 + csb, *b3 = b2 + csb;
+        __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
+        for (k = 0; k + 8 <= K; k += 8) {
+            const __m256 x = _mm256_loadu_ps(a + k);
+            c0 = _mm256_fmadd_ps(x, _mm256_loadu_ps(b0 + k), c0); c1 = _mm256_fmadd_ps(x, _mm256_loadu_ps(b1 + k), c1);
+            c2 = _mm256_fmadd_ps(x, _mm256_loadu_ps(b2 + k), c2); c3 = _mm256_fmadd_ps(x, _mm256_loadu_ps(b3 + k), c3);
+        }
+        float r0 = tn__gemm_hsum8(c0), r1 = tn__gemm_hsum8(c1), r2 = tn__gemm_hsum8(c2), r3 = tn__gemm_hsum8(c3);
+        for (; k < K; k++) { r0 += a[k] * b0[k]; r1 += a[k] * b1[k]; r2 += a[k] * b2[k]; r3 += a[k] * b3[k]; }
+        s[j] = r0; s[j + 1] = r1; s[j + 2] = r2; s[j + 3] = r3;
+    }
+    for (; j < nn; j++) {
+        const float *b = B + j * csb;
+        __m256 c = _mm256_setzero_ps();
+        for (k = 0; k + 8 <= K; k += 8) c = _mm256_fmadd_ps(_mm256_loadu_ps(a + k), _mm256_loadu_ps(b + k), c);
+        float r = tn__gemm_hsum8(c);
+        for (; k < K; k++) r += a[k] * b[k];
+        s[j] = r;
+    }
+}
+__attribute__((target("avx2,fma"))) static double tn__gemm_hsum4(__m256d v) {
+    __m128d h = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
+}
+__attribute__((target("avx2,fma"))) static void tn__gemm_dots_avx2_f64(int64_t K, const double *a, const double *B, int64_t csb, int64_t nn, double *s) {
+    int64_t j = 0, k;
+    for (; j + 4 <= nn; j += 4) {
+        const double *b0 = B + j * csb, *b1 = b0 + csb, *b2 = b1 + csb, *b3 = b2 + csb;
+        __m256d c0 = _mm256_setzero_pd(), c1 = c0, c2 = c0, c3 = c0;
+        for (k = 0; k + 4 <= K; k += 4) {
+            const __m256d x = _mm256_loadu_pd(a + k);
+            c0 = _mm256_fmadd_pd(x, _mm256_loadu_pd(b0 + k), c0); c1 = _mm256_fmadd_pd(x, _mm256_loadu_pd(b1 + k), c1);
+            c2 = _mm256_fmadd_pd(x, _mm256_loadu_pd(b2 + k), c2); c3 = _mm256_fmadd_pd(x, _mm256_loadu_pd(b3 + k), c3);
+        }
+        double r0 = tn__gemm_hsum4(c0), r1 = tn__gemm_hsum4(c1), r2 = tn__gemm_hsum4(c2), r3 = tn__gemm_hsum4(c3);
+        for (; k < K; k++) { r0 += a[k] * b0[k]; r1 += a[k] * b1[k]; r2 += a[k] * b2[k]; r3 += a[k] * b3[k]; }
+        s[j] = r0; s[j + 1] = r1; s[j + 2] = r2; s[j + 3] = r3;
+    }
+    for (; j < nn; j++) {
+        const double *b = B + j * csb;
+        __m256d c = _mm256_setzero_pd();
+        for (k = 0; k + 4 <= K; k += 4) c = _mm256_fmadd_pd(_mm256_loadu_pd(a + k), _mm256_loadu_pd(b + k), c);
+        double r = tn__gemm_hsum4(c);
+        for (; k < K; k++) r += a[k] * b[k];
+        s[j] = r;
+    }
+}
+#endif
+
 /* ---------------------------------------------------------------------------
  * Type-generic part (packing, direct loop, driver), instantiated for float
  * and double.
@@ -657,6 +718,44 @@ static void tn__gemm_naive_##SFX(int64_t M, int64_t N, int64_t K, T alpha, const
         }
 }
 
+/* The row path: C = alpha * A @ B + beta * C for M <= TN__GEMM_ROWS_MAX rows of A (unit
+   column stride) and a B stored by columns (unit row stride: a linear layer's weight as W^T),
+   as dot products that read B in place. With one input row, packing B (a 3136 x 128 weight)
+   cost more than the whole product; this reads B once per row of A, at memory speed.
+   Threads split the columns. */
+#define TN__GEMM_ROWS_MAX 2
+typedef struct { int64_t M, N, K; T alpha, beta; const T *A; int64_t rsa; const T *B; int64_t csb; T *C; int64_t rsc, csc; } tn__gemm_rows_args_##SFX;
+static void tn__gemm_rows_part_##SFX(void *args, int t, int nthr) {
+    const tn__gemm_rows_args_##SFX *r = (const tn__gemm_rows_args_##SFX *)args;
+    const int64_t j0 = tn__split_at(r->N / 4, t, nthr) * 4, j1 = t == nthr - 1 ? r->N : tn__split_at(r->N / 4, t + 1, nthr) * 4;
+    T s[64];
+    for (int64_t m = 0; m < r->M; m++)
+        for (int64_t jb = j0; jb < j1; jb += 64) {
+            const int64_t nn = j1 - jb < 64 ? j1 - jb : 64;
+            const T *a = r->A + m * r->rsa, *B = r->B + jb * r->csb;
+#if TN__GEMM_X86
+            if (tn__gemm_isa() != TN__GEMM_SCALAR) tn__gemm_dots_avx2_##SFX(r->K, a, B, r->csb, nn, s);
+            else
+#endif
+            for (int64_t j = 0; j < nn; j++) {
+                T acc = (T)0;
+                for (int64_t k = 0; k < r->K; k++) acc += a[k] * B[j * r->csb + k];
+                s[j] = acc;
+            }
+            T *c = r->C + m * r->rsc + jb * r->csc;
+            for (int64_t j = 0; j < nn; j++) c[j * r->csc] = r->beta == (T)0 ? r->alpha * s[j] : r->alpha * s[j] + r->beta * c[j * r->csc];
+        }
+}
+static void tn__gemm_rows_##SFX(int64_t M, int64_t N, int64_t K, T alpha, const T *A, int64_t rsa, const T *B, int64_t csb,
+                                T beta, T *C, int64_t rsc, int64_t csc) {
+    tn__gemm_rows_args_##SFX r = {M, N, K, alpha, beta, A, rsa, B, csb, C, rsc, csc};
+    int max = tn__max_threads();
+    if (tn__gemm_tune.threads > 0 && max > 1) max = tn__gemm_tune.threads;
+    const int nthr = tn__threads_for((double)M * (double)N * (double)K / TN__GEMM_UNIT, N / 4, max);
+    if (nthr > 1) tn__parallel(nthr, tn__gemm_rows_part_##SFX, &r);
+    else tn__gemm_rows_part_##SFX(&r, 0, 1);
+}
+
 /* Multiply the packed mc x kc A block by the packed kc x nc B panel into C; with Bd,
    full-width panels are read in place from Bd (row stride ldbd), only a ragged last
    panel comes packed. */
@@ -734,6 +833,11 @@ TN__TESTABLE int tn__gemm_ep_##SFX(int64_t M, int64_t N, int64_t K, T alpha,
     naive_max = tn__gemm_tune.naive_max >= 0 ? tn__gemm_tune.naive_max : 4096;
     if ((double)M * (double)N * (double)K <= (double)naive_max) {
         tn__gemm_naive_##SFX(M, N, K, alpha, A, rsa, csa, B, rsb, csb, beta, C, rsc, csc);
+        if (ep) tn__gemm_epi_##SFX(ep, 1, 1, C, M, N, rsc, csc, 0, 0);
+        return 0;
+    }
+    if (M <= TN__GEMM_ROWS_MAX && csa == 1 && rsb == 1 && tn__gemm_tune.kc <= 0) {   /* a few rows against B by columns */
+        tn__gemm_rows_##SFX(M, N, K, alpha, A, rsa, B, csb, beta, C, rsc, csc);
         if (ep) tn__gemm_epi_##SFX(ep, 1, 1, C, M, N, rsc, csc, 0, 0);
         return 0;
     }
