@@ -14918,7 +14918,9 @@ TNDEF tn_tensor *tn_unique_consecutive_str(tn_tensor *x, tn_tensor **inverse, tn
  *   f64     256    60  4096     120 KiB (L2)    8 MiB (L3)      32 KiB (L1/L2)
  * (MC is a multiple of both 12 and 6.)  Each k step of the kernel does 2*MR
  * FMAs per 2 + MR loads, so streaming the packed panels from L2 keeps up.
- * Tiny products (M*N*K <= 4096) skip packing and use a direct triple loop.
+ * Tiny products (M*N*K <= 4096) skip packing and use a direct triple loop; one or two
+ * rows of A against a B stored by columns (a linear layer at batch 1) are dot products
+ * that read B in place (the row path: packing B would cost more than the product).
  * The epilogue (tn__gemm_ep_*, tn__gemm_epi): a bias per row or per column and an
  * activation applied to each tile right after the micro-kernel stores it (still in L1),
  * instead of a broadcast copy of the bias into C before and an activation pass after.
