@@ -11227,6 +11227,41 @@ TNDEF int tn_broadcast_shapes(const int64_t *a, int na, const int64_t *b, int nb
     return n;
 }
 
+/* expf and tanhf the compiler can vectorise (plain arithmetic, no libm call): Cephes' expf
+   polynomial after rounding x / ln 2 with the 1.5 * 2^23 trick, within 2 ulp; exp(x) is 0 below
+   -87.3 (so -inf gives 0) and exp(88) above 88, NaN stays NaN. The attention's, the LSTM's
+   (src/modules/rnn.c) and cross-entropy's inner loops run on them; libm's scalar calls were a
+   fifth of an LSTM step.
+   Always inlined: an LSTM gate loop with five calls to an out-of-line copy stayed scalar (14 %
+   of the step); tn__expf_fast and tn__tanhf_fast are the same, extern for the tests. */
+TN__ALWAYS_INLINE float tn__expf_v(float x) {
+    const float lo = -87.33654f, hi = 88.0f;
+    const float xc = x > lo ? (x < hi ? x : hi) : lo;
+    const float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+    const float r = (xc - n * 0.693359375f) - n * -2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
+    const int32_t bits = ((int32_t)n + 127) * (1 << 23);
+    float scale;
+    memcpy(&scale, &bits, sizeof scale);
+    return x != x ? x : x < lo ? 0.0f : p * scale;
+}
+/* tanh as 1 - 2 / (exp(2x) + 1), and its Taylor series near 0 where that cancels */
+TN__ALWAYS_INLINE float tn__tanhf_v(float x) {
+    const float x2 = x * x;
+    return x2 < 0.00390625f ? x * (1.0f + x2 * (-0.333333333f + x2 * 0.133333333f)) : 1.0f - 2.0f / (tn__expf_v(2.0f * x) + 1.0f);
+}
+
+#ifdef TN_TESTING
+float tn__expf_fast(float x) { return tn__expf_v(x); }
+float tn__tanhf_fast(float x) { return tn__tanhf_v(x); }
+#endif
+
 /* Kernel loops. Each operand p[k] advances by s[k] bytes; the first branch is the
    contiguous case, written so the compiler vectorises it. */
 #define TN__MAP1(TO, TI, EXPR) do { \
@@ -24279,33 +24314,41 @@ static int tn__cpu_layer_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b
     return 0;
 }
 /* Cross-entropy rows on the CPU: threads take rows; the max, then the sum of exponentials
-   in double, lse = max + log(sum); the backward's softmax from the saved lse. */
-/* TN__CE_KERNELS(float, f32, expf): the template in src/nn/norm.c */
+   in double, lse = max + log(sum); the backward's softmax from the saved lse. EXP is a
+   vectorisable exp for float (tn__expf_v: 2 ulp, as torch's vectorised exp; its selects need
+   masked lanes to vectorise, so the float rows are compiled twice, plain and for AVX-512, the
+   same bits, and TN__WIDE picks) and libm's for double; the exponentials go through a
+   64-value buffer so the loop computing them has no sum in it and the double sum runs in
+   four chains. */
+/* TN__CE_KERNELS(float, f32, tn__expf_v, TN__PLAIN_FN): the template in src/nn/norm.c */
 typedef struct { int mode; const float *x; const int64_t *t; const float *wr; double *lse; float *out, *gx; int64_t N, C; } tn__ce_args_f32;
 /* rows [ib, ie) */
-static void tn__ce_part_f32(void *args, int64_t ib, int64_t ie) {
+TN__PLAIN_FN static void tn__ce_part_f32(void *args, int64_t ib, int64_t ie) {
     const tn__ce_args_f32 *A = (const tn__ce_args_f32 *)args;
     const int mode = A->mode;
     const float *x = A->x, *wr = A->wr;
     const int64_t *t = A->t, C = A->C;
     double *lse = A->lse;
     float *out = A->out, *gx = A->gx;
-    {
-        for (int64_t i = ib; i < ie; i++) {
-            const float *xp = x + i * C;
-            if (mode == 0) {
-                float m = xp[0];
-                for (int64_t c = 1; c < C; c++) m = xp[c] != xp[c] || xp[c] > m ? xp[c] : m;
-                double s = 0;
-                for (int64_t c = 0; c < C; c++) s += (double)expf(xp[c] - m);
-                lse[i] = (double)m + log(s);
-                out[i] = wr[i] == 0 ? (float)0 : (float)((double)wr[i] * (lse[i] - (double)xp[t[i]]));
-            } else {
-                const double g = (double)out[i] * (double)wr[i], l = lse[i];
-                float *op = gx + i * C;
-                for (int64_t c = 0; c < C; c++) op[c] = (float)(g * exp((double)xp[c] - l));
-                op[t[i]] = (float)(g * (exp((double)xp[t[i]] - l) - 1));
+    float e[64];
+    for (int64_t i = ib; i < ie; i++) {
+        const float *xp = x + i * C;
+        if (mode == 0) {
+            float m = xp[0];
+            for (int64_t c = 1; c < C; c++) m = xp[c] != xp[c] || xp[c] > m ? xp[c] : m;
+            double s[4] = {0, 0, 0, 0};
+            for (int64_t c0 = 0; c0 < C; c0 += 64) {
+                const int64_t nc = C - c0 < 64 ? C - c0 : 64;
+                for (int64_t j = 0; j < nc; j++) e[j] = tn__expf_v(xp[c0 + j] - m);
+                for (int64_t j = 0; j < nc; j++) s[j & 3] += (double)e[j];
             }
+            lse[i] = (double)m + log((s[0] + s[1]) + (s[2] + s[3]));
+            out[i] = wr[i] == 0 ? (float)0 : (float)((double)wr[i] * (lse[i] - (double)xp[t[i]]));
+        } else {
+            const float g = (float)((double)out[i] * (double)wr[i]), l = (float)lse[i];
+            float *op = gx + i * C;
+            for (int64_t c = 0; c < C; c++) op[c] = g * tn__expf_v(xp[c] - l);
+            op[t[i]] -= g;
         }
     }
 }
@@ -24313,32 +24356,73 @@ static void tn__ce_rows_f32(int mode, const float *x, const int64_t *t, const fl
     tn__ce_args_f32 A = {mode, x, t, wr, lse, out, gx, N, C};
     tn__parallel_range(tn__par_threads(N * C, N), N, tn__ce_part_f32, &A);
 }
-/* TN__CE_KERNELS(double, f64, exp): the template in src/nn/norm.c */
+#ifdef TN__AVX512_FN
+/* TN__CE_KERNELS(float, f32x, tn__expf_v, TN__AVX512_FN): the template in src/nn/norm.c */
+typedef struct { int mode; const float *x; const int64_t *t; const float *wr; double *lse; float *out, *gx; int64_t N, C; } tn__ce_args_f32x;
+/* rows [ib, ie) */
+TN__AVX512_FN static void tn__ce_part_f32x(void *args, int64_t ib, int64_t ie) {
+    const tn__ce_args_f32x *A = (const tn__ce_args_f32x *)args;
+    const int mode = A->mode;
+    const float *x = A->x, *wr = A->wr;
+    const int64_t *t = A->t, C = A->C;
+    double *lse = A->lse;
+    float *out = A->out, *gx = A->gx;
+    float e[64];
+    for (int64_t i = ib; i < ie; i++) {
+        const float *xp = x + i * C;
+        if (mode == 0) {
+            float m = xp[0];
+            for (int64_t c = 1; c < C; c++) m = xp[c] != xp[c] || xp[c] > m ? xp[c] : m;
+            double s[4] = {0, 0, 0, 0};
+            for (int64_t c0 = 0; c0 < C; c0 += 64) {
+                const int64_t nc = C - c0 < 64 ? C - c0 : 64;
+                for (int64_t j = 0; j < nc; j++) e[j] = tn__expf_v(xp[c0 + j] - m);
+                for (int64_t j = 0; j < nc; j++) s[j & 3] += (double)e[j];
+            }
+            lse[i] = (double)m + log((s[0] + s[1]) + (s[2] + s[3]));
+            out[i] = wr[i] == 0 ? (float)0 : (float)((double)wr[i] * (lse[i] - (double)xp[t[i]]));
+        } else {
+            const float g = (float)((double)out[i] * (double)wr[i]), l = (float)lse[i];
+            float *op = gx + i * C;
+            for (int64_t c = 0; c < C; c++) op[c] = g * tn__expf_v(xp[c] - l);
+            op[t[i]] -= g;
+        }
+    }
+}
+static void tn__ce_rows_f32x(int mode, const float *x, const int64_t *t, const float *wr, double *lse, float *out, float *gx, int64_t N, int64_t C) {
+    tn__ce_args_f32x A = {mode, x, t, wr, lse, out, gx, N, C};
+    tn__parallel_range(tn__par_threads(N * C, N), N, tn__ce_part_f32x, &A);
+}
+#endif
+/* TN__CE_KERNELS(double, f64, exp, TN__PLAIN_FN): the template in src/nn/norm.c */
 typedef struct { int mode; const double *x; const int64_t *t; const double *wr; double *lse; double *out, *gx; int64_t N, C; } tn__ce_args_f64;
 /* rows [ib, ie) */
-static void tn__ce_part_f64(void *args, int64_t ib, int64_t ie) {
+TN__PLAIN_FN static void tn__ce_part_f64(void *args, int64_t ib, int64_t ie) {
     const tn__ce_args_f64 *A = (const tn__ce_args_f64 *)args;
     const int mode = A->mode;
     const double *x = A->x, *wr = A->wr;
     const int64_t *t = A->t, C = A->C;
     double *lse = A->lse;
     double *out = A->out, *gx = A->gx;
-    {
-        for (int64_t i = ib; i < ie; i++) {
-            const double *xp = x + i * C;
-            if (mode == 0) {
-                double m = xp[0];
-                for (int64_t c = 1; c < C; c++) m = xp[c] != xp[c] || xp[c] > m ? xp[c] : m;
-                double s = 0;
-                for (int64_t c = 0; c < C; c++) s += (double)exp(xp[c] - m);
-                lse[i] = (double)m + log(s);
-                out[i] = wr[i] == 0 ? (double)0 : (double)((double)wr[i] * (lse[i] - (double)xp[t[i]]));
-            } else {
-                const double g = (double)out[i] * (double)wr[i], l = lse[i];
-                double *op = gx + i * C;
-                for (int64_t c = 0; c < C; c++) op[c] = (double)(g * exp((double)xp[c] - l));
-                op[t[i]] = (double)(g * (exp((double)xp[t[i]] - l) - 1));
+    double e[64];
+    for (int64_t i = ib; i < ie; i++) {
+        const double *xp = x + i * C;
+        if (mode == 0) {
+            double m = xp[0];
+            for (int64_t c = 1; c < C; c++) m = xp[c] != xp[c] || xp[c] > m ? xp[c] : m;
+            double s[4] = {0, 0, 0, 0};
+            for (int64_t c0 = 0; c0 < C; c0 += 64) {
+                const int64_t nc = C - c0 < 64 ? C - c0 : 64;
+                for (int64_t j = 0; j < nc; j++) e[j] = exp(xp[c0 + j] - m);
+                for (int64_t j = 0; j < nc; j++) s[j & 3] += (double)e[j];
             }
+            lse[i] = (double)m + log((s[0] + s[1]) + (s[2] + s[3]));
+            out[i] = wr[i] == 0 ? (double)0 : (double)((double)wr[i] * (lse[i] - (double)xp[t[i]]));
+        } else {
+            const double g = (double)((double)out[i] * (double)wr[i]), l = (double)lse[i];
+            double *op = gx + i * C;
+            for (int64_t c = 0; c < C; c++) op[c] = g * exp(xp[c] - l);
+            op[t[i]] -= g;
         }
     }
 }
@@ -24353,7 +24437,7 @@ static int tn__cpu_cross_entropy(int mode, tn_tensor *x, tn_tensor *t, tn_tensor
     const int64_t *tp = (const int64_t *)tn_data_ptr(t);
     double *lp = (double *)tn_data_ptr(lse);
     if (x->dtype == TN_F32)
-        tn__ce_rows_f32(mode, (const float *)tn_data_ptr(x), tp, (const float *)tn_data_ptr(wr), lp, (float *)tn_data_ptr(out), gx ? (float *)tn_data_ptr(gx) : NULL, N, C);
+        TN__WIDE(tn__ce_rows_f32)(mode, (const float *)tn_data_ptr(x), tp, (const float *)tn_data_ptr(wr), lp, (float *)tn_data_ptr(out), gx ? (float *)tn_data_ptr(gx) : NULL, N, C);
     else
         tn__ce_rows_f64(mode, (const double *)tn_data_ptr(x), tp, (const double *)tn_data_ptr(wr), lp, (double *)tn_data_ptr(out), gx ? (double *)tn_data_ptr(gx) : NULL, N, C);
     return 0;
@@ -24951,40 +25035,6 @@ TNDEF tn_tensor *tn_dropout3d_str(tn_tensor *x, const char *options) { TN__KW_ST
    output plus one logsumexp per row. Causal key blocks wholly right of the diagonal are
    skipped. Backward (FlashAttention-2) recomputes each tile from q, k and the logsumexp.
    Double backward (create_graph) uses the same formulas written in library ops instead. */
-/* expf and tanhf the compiler can vectorise (plain arithmetic, no libm call): Cephes' expf
-   polynomial after rounding x / ln 2 with the 1.5 * 2^23 trick, within 2 ulp; exp(x) is 0 below
-   -87.3 (so -inf gives 0) and exp(88) above 88, NaN stays NaN. The attention's and the LSTM's
-   inner loops (src/modules/rnn.c) run on them; libm's scalar calls were a fifth of an LSTM step.
-   Always inlined: an LSTM gate loop with five calls to an out-of-line copy stayed scalar (14 %
-   of the step); tn__expf_fast and tn__tanhf_fast are the same, extern for the tests. */
-TN__ALWAYS_INLINE float tn__expf_v(float x) {
-    const float lo = -87.33654f, hi = 88.0f;
-    const float xc = x > lo ? (x < hi ? x : hi) : lo;
-    const float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-    const float r = (xc - n * 0.693359375f) - n * -2.12194440e-4f;
-    float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    p = p * r * r + r + 1.0f;
-    const int32_t bits = ((int32_t)n + 127) * (1 << 23);
-    float scale;
-    memcpy(&scale, &bits, sizeof scale);
-    return x != x ? x : x < lo ? 0.0f : p * scale;
-}
-/* tanh as 1 - 2 / (exp(2x) + 1), and its Taylor series near 0 where that cancels */
-TN__ALWAYS_INLINE float tn__tanhf_v(float x) {
-    const float x2 = x * x;
-    return x2 < 0.00390625f ? x * (1.0f + x2 * (-0.333333333f + x2 * 0.133333333f)) : 1.0f - 2.0f / (tn__expf_v(2.0f * x) + 1.0f);
-}
-
-#ifdef TN_TESTING
-float tn__expf_fast(float x) { return tn__expf_v(x); }
-float tn__tanhf_fast(float x) { return tn__tanhf_v(x); }
-#endif
-
 #define TN__SDPA_BR 64
 #define TN__SDPA_BC 64
 

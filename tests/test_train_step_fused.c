@@ -8,6 +8,10 @@
  *   - the fused attention's AVX-512 loops (src/nn/attention.c) against the plain ones: causal,
  *     bool-masked, additive-masked and unmasked, non-contiguous q, k, v, rows and keys across
  *     the 64-row tiles with tails: output and q, k, v gradients bit-identical.
+ *   - cross-entropy's AVX-512 rows (src/nn/norm.c) against the plain ones: the loss and the
+ *     input gradient bit-identical, with ignore_index, class weights and label smoothing, a
+ *     class count that leaves a tail of the 64-value blocks; both within float rounding of
+ *     the float64 computation.
  *   - the optimizers' multi-tensor step (src/optim/optim.c, tn__optim_multi) against one
  *     parameter at a time: SGD (plain; momentum, weight decay, nesterov), Adam, AdamW with
  *     amsgrad, maximize, RMSprop centered with momentum, over float32 and float64 parameters
@@ -152,6 +156,38 @@ static int run_opt(int cfg, tn_tensor **out) {
     tn_optim_free(o);
     return n;
 }
+/* cross-entropy's loss and input gradient into out[0..1] (variant v: plain, weighted with
+   ignore_index, label smoothing), in dtype dt from the same float64 values */
+static void run_ce(int v, tn_dtype dt, tn_tensor **out) {
+    tn_manual_seed(11);
+    const int64_t N = 37, C = 157;   /* 157: two 64-value blocks and a tail */
+    tn_tensor *x64 = tn_mul_scalar(tn_randn(SH(N, C), TN_F64), 4.0), *t = tn_randint(0, C, SH(N), TN_I64, NULL), *w = tn_rand(SH(C), TN_F64);
+    tn_tensor *x = tn_to_dtype(x64, dt);
+    tn_requires_grad_(x, true);
+    tn_tensor *l = v == 0 ? tn_cross_entropy(x, t) : v == 1 ? tn_cross_entropy(x, t, .weight = tn_to_dtype(w, dt), .ignore_index = 3)
+                                                             : tn_cross_entropy(x, t, .label_smoothing = 0.1);
+    tn_backward(l);
+    out[0] = l;
+    out[1] = tn_grad(x);
+}
+TEST(test_ce_wide_loops_bitwise) {
+    for (int v = 0; v < 3; v++) {
+        tn_scope_begin();
+        tn_tensor *a[2] = {NULL}, *b[2] = {NULL}, *r[2] = {NULL};
+        tn__avx512_loops = 0;
+        run_ce(v, TN_F32, a);
+        tn__avx512_loops = 1;
+        run_ce(v, TN_F32, b);
+        run_ce(v, TN_F64, r);
+        for (int i = 0; i < 2; i++) {
+            CHECK_MSG(a[i] && b[i] && tn_equal(a[i], b[i]), "variant %d: result %d differs between the plain and the AVX-512 loops", v, i);
+            CHECK_MSG(b[i] && r[i] && tn_allclose(tn_to_dtype(b[i], TN_F64), r[i], 1e-5, 1e-7, false),
+                      "variant %d: result %d is not float64's to float rounding", v, i);
+        }
+        tn_scope_end();
+    }
+}
+
 TEST(test_optim_multi_tensor_bitwise) {
     for (int threads = 1; threads <= 2; threads++) {
         tn_set_num_threads(threads);
@@ -229,6 +265,7 @@ int main(void) {
     tn_memory_stats start = tn_memory_stats_get();
     RUN(test_rnn_wide_loops_bitwise);
     RUN(test_sdpa_wide_loops_bitwise);
+    RUN(test_ce_wide_loops_bitwise);
     RUN(test_accumulate_in_place);
     RUN(test_optim_multi_tensor_bitwise);
     tn_memory_stats end = tn_memory_stats_get();

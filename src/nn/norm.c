@@ -257,33 +257,41 @@ static int tn__cpu_layer_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b
     return 0;
 }
 /* Cross-entropy rows on the CPU: threads take rows; the max, then the sum of exponentials
-   in double, lse = max + log(sum); the backward's softmax from the saved lse. */
-/* @template TN__CE_KERNELS(T, S, EXP) */
+   in double, lse = max + log(sum); the backward's softmax from the saved lse. EXP is a
+   vectorisable exp for float (tn__expf_v: 2 ulp, as torch's vectorised exp; its selects need
+   masked lanes to vectorise, so the float rows are compiled twice, plain and for AVX-512, the
+   same bits, and TN__WIDE picks) and libm's for double; the exponentials go through a
+   64-value buffer so the loop computing them has no sum in it and the double sum runs in
+   four chains. */
+/* @template TN__CE_KERNELS(T, S, EXP, ATTR) */
 typedef struct { int mode; const T *x; const int64_t *t; const T *wr; double *lse; T *out, *gx; int64_t N, C; } tn__ce_args_##S;
 /* rows [ib, ie) */
-static void tn__ce_part_##S(void *args, int64_t ib, int64_t ie) {
+ATTR static void tn__ce_part_##S(void *args, int64_t ib, int64_t ie) {
     const tn__ce_args_##S *A = (const tn__ce_args_##S *)args;
     const int mode = A->mode;
     const T *x = A->x, *wr = A->wr;
     const int64_t *t = A->t, C = A->C;
     double *lse = A->lse;
     T *out = A->out, *gx = A->gx;
-    {
-        for (int64_t i = ib; i < ie; i++) {
-            const T *xp = x + i * C;
-            if (mode == 0) {
-                T m = xp[0];
-                for (int64_t c = 1; c < C; c++) m = xp[c] != xp[c] || xp[c] > m ? xp[c] : m;
-                double s = 0;
-                for (int64_t c = 0; c < C; c++) s += (double)EXP(xp[c] - m);
-                lse[i] = (double)m + log(s);
-                out[i] = wr[i] == 0 ? (T)0 : (T)((double)wr[i] * (lse[i] - (double)xp[t[i]]));
-            } else {
-                const double g = (double)out[i] * (double)wr[i], l = lse[i];
-                T *op = gx + i * C;
-                for (int64_t c = 0; c < C; c++) op[c] = (T)(g * exp((double)xp[c] - l));
-                op[t[i]] = (T)(g * (exp((double)xp[t[i]] - l) - 1));
+    T e[64];
+    for (int64_t i = ib; i < ie; i++) {
+        const T *xp = x + i * C;
+        if (mode == 0) {
+            T m = xp[0];
+            for (int64_t c = 1; c < C; c++) m = xp[c] != xp[c] || xp[c] > m ? xp[c] : m;
+            double s[4] = {0, 0, 0, 0};
+            for (int64_t c0 = 0; c0 < C; c0 += 64) {
+                const int64_t nc = C - c0 < 64 ? C - c0 : 64;
+                for (int64_t j = 0; j < nc; j++) e[j] = EXP(xp[c0 + j] - m);
+                for (int64_t j = 0; j < nc; j++) s[j & 3] += (double)e[j];
             }
+            lse[i] = (double)m + log((s[0] + s[1]) + (s[2] + s[3]));
+            out[i] = wr[i] == 0 ? (T)0 : (T)((double)wr[i] * (lse[i] - (double)xp[t[i]]));
+        } else {
+            const T g = (T)((double)out[i] * (double)wr[i]), l = (T)lse[i];
+            T *op = gx + i * C;
+            for (int64_t c = 0; c < C; c++) op[c] = g * EXP(xp[c] - l);
+            op[t[i]] -= g;
         }
     }
 }
@@ -292,8 +300,11 @@ static void tn__ce_rows_##S(int mode, const T *x, const int64_t *t, const T *wr,
     tn__parallel_range(tn__par_threads(N * C, N), N, tn__ce_part_##S, &A);
 }
 /* @end TN__CE_KERNELS */
-TN__CE_KERNELS(float, f32, expf)
-TN__CE_KERNELS(double, f64, exp)
+TN__CE_KERNELS(float, f32, tn__expf_v, TN__PLAIN_FN)
+#ifdef TN__AVX512_FN
+TN__CE_KERNELS(float, f32x, tn__expf_v, TN__AVX512_FN)
+#endif
+TN__CE_KERNELS(double, f64, exp, TN__PLAIN_FN)
 /* The backend entry (tn_backend.cross_entropy) over CPU memory. */
 static int tn__cpu_cross_entropy(int mode, tn_tensor *x, tn_tensor *t, tn_tensor *wr, tn_tensor *lse, tn_tensor *out, tn_tensor *gx) {
     if ((x->dtype != TN_F32 && x->dtype != TN_F64) || x->shape[1] == 0) return 1;
@@ -301,7 +312,7 @@ static int tn__cpu_cross_entropy(int mode, tn_tensor *x, tn_tensor *t, tn_tensor
     const int64_t *tp = (const int64_t *)tn_data_ptr(t);
     double *lp = (double *)tn_data_ptr(lse);
     if (x->dtype == TN_F32)
-        tn__ce_rows_f32(mode, (const float *)tn_data_ptr(x), tp, (const float *)tn_data_ptr(wr), lp, (float *)tn_data_ptr(out), gx ? (float *)tn_data_ptr(gx) : NULL, N, C);
+        TN__WIDE(tn__ce_rows_f32)(mode, (const float *)tn_data_ptr(x), tp, (const float *)tn_data_ptr(wr), lp, (float *)tn_data_ptr(out), gx ? (float *)tn_data_ptr(gx) : NULL, N, C);
     else
         tn__ce_rows_f64(mode, (const double *)tn_data_ptr(x), tp, (const double *)tn_data_ptr(wr), lp, (double *)tn_data_ptr(out), gx ? (double *)tn_data_ptr(gx) : NULL, N, C);
     return 0;

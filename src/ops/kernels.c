@@ -6,6 +6,41 @@ TNDEF int tn_broadcast_shapes(const int64_t *a, int na, const int64_t *b, int nb
     return n;
 }
 
+/* expf and tanhf the compiler can vectorise (plain arithmetic, no libm call): Cephes' expf
+   polynomial after rounding x / ln 2 with the 1.5 * 2^23 trick, within 2 ulp; exp(x) is 0 below
+   -87.3 (so -inf gives 0) and exp(88) above 88, NaN stays NaN. The attention's, the LSTM's
+   (src/modules/rnn.c) and cross-entropy's inner loops run on them; libm's scalar calls were a
+   fifth of an LSTM step.
+   Always inlined: an LSTM gate loop with five calls to an out-of-line copy stayed scalar (14 %
+   of the step); tn__expf_fast and tn__tanhf_fast are the same, extern for the tests. */
+TN__ALWAYS_INLINE float tn__expf_v(float x) {
+    const float lo = -87.33654f, hi = 88.0f;
+    const float xc = x > lo ? (x < hi ? x : hi) : lo;
+    const float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+    const float r = (xc - n * 0.693359375f) - n * -2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
+    const int32_t bits = ((int32_t)n + 127) * (1 << 23);
+    float scale;
+    memcpy(&scale, &bits, sizeof scale);
+    return x != x ? x : x < lo ? 0.0f : p * scale;
+}
+/* tanh as 1 - 2 / (exp(2x) + 1), and its Taylor series near 0 where that cancels */
+TN__ALWAYS_INLINE float tn__tanhf_v(float x) {
+    const float x2 = x * x;
+    return x2 < 0.00390625f ? x * (1.0f + x2 * (-0.333333333f + x2 * 0.133333333f)) : 1.0f - 2.0f / (tn__expf_v(2.0f * x) + 1.0f);
+}
+
+#ifdef TN_TESTING
+float tn__expf_fast(float x) { return tn__expf_v(x); }
+float tn__tanhf_fast(float x) { return tn__tanhf_v(x); }
+#endif
+
 /* Kernel loops. Each operand p[k] advances by s[k] bytes; the first branch is the
    contiguous case, written so the compiler vectorises it. */
 #define TN__MAP1(TO, TI, EXPR) do { \
