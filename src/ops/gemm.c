@@ -536,63 +536,46 @@ static void tn__gemm_packT_f64(int64_t rows, int64_t kc, const double *a, int64_
 
 /* The dot kernels of the row path (tn__gemm_rows_*): s[j] = a . (column j of B) for nn
    columns at stride csb, each K long and contiguous, four columns at a time (four
-   independent accumulators hide the FMA latency; a row of A is loaded once per four). */
+   independent accumulators hide the FMA latency; a row of A is loaded once per four).
+   One template for both precisions: V the 256-bit vector type, W its lanes, X the
+   intrinsics' suffix (ps, pd). */
 #if TN__GEMM_X86
-__attribute__((target("avx2,fma"))) static float tn__gemm_hsum8(__m256 v) {
+__attribute__((target("avx2,fma"))) static float tn__gemm_hsum_ps(__m256 v) {
     __m128 h = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     h = _mm_add_ps(h, _mm_movehl_ps(h, h));
     return _mm_cvtss_f32(_mm_add_ss(h, _mm_movehdup_ps(h)));
 }
-__attribute__((target("avx2,fma"))) static void tn__gemm_dots_avx2_f32(int64_t K, const float *a, const float *B, int64_t csb, int64_t nn, float *s) {
-    int64_t j = 0, k;
-    for (; j + 4 <= nn; j += 4) {
-        const float *b0 = B + j * csb, *b1 = b0 + csb, *b2 = b1 + csb, *b3 = b2 + csb;
-        __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
-        for (k = 0; k + 8 <= K; k += 8) {
-            const __m256 x = _mm256_loadu_ps(a + k);
-            c0 = _mm256_fmadd_ps(x, _mm256_loadu_ps(b0 + k), c0); c1 = _mm256_fmadd_ps(x, _mm256_loadu_ps(b1 + k), c1);
-            c2 = _mm256_fmadd_ps(x, _mm256_loadu_ps(b2 + k), c2); c3 = _mm256_fmadd_ps(x, _mm256_loadu_ps(b3 + k), c3);
-        }
-        float r0 = tn__gemm_hsum8(c0), r1 = tn__gemm_hsum8(c1), r2 = tn__gemm_hsum8(c2), r3 = tn__gemm_hsum8(c3);
-        for (; k < K; k++) { r0 += a[k] * b0[k]; r1 += a[k] * b1[k]; r2 += a[k] * b2[k]; r3 += a[k] * b3[k]; }
-        s[j] = r0; s[j + 1] = r1; s[j + 2] = r2; s[j + 3] = r3;
-    }
-    for (; j < nn; j++) {
-        const float *b = B + j * csb;
-        __m256 c = _mm256_setzero_ps();
-        for (k = 0; k + 8 <= K; k += 8) c = _mm256_fmadd_ps(_mm256_loadu_ps(a + k), _mm256_loadu_ps(b + k), c);
-        float r = tn__gemm_hsum8(c);
-        for (; k < K; k++) r += a[k] * b[k];
-        s[j] = r;
-    }
-}
-__attribute__((target("avx2,fma"))) static double tn__gemm_hsum4(__m256d v) {
+__attribute__((target("avx2,fma"))) static double tn__gemm_hsum_pd(__m256d v) {
     __m128d h = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
     return _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
 }
-__attribute__((target("avx2,fma"))) static void tn__gemm_dots_avx2_f64(int64_t K, const double *a, const double *B, int64_t csb, int64_t nn, double *s) {
+/* @template TN__GEMM_DOTS(T, SFX, V, W, X) */
+__attribute__((target("avx2,fma"))) static void tn__gemm_dots_avx2_##SFX(int64_t K, const T *a, const T *B, int64_t csb, int64_t nn, T *s) {
     int64_t j = 0, k;
     for (; j + 4 <= nn; j += 4) {
-        const double *b0 = B + j * csb, *b1 = b0 + csb, *b2 = b1 + csb, *b3 = b2 + csb;
-        __m256d c0 = _mm256_setzero_pd(), c1 = c0, c2 = c0, c3 = c0;
-        for (k = 0; k + 4 <= K; k += 4) {
-            const __m256d x = _mm256_loadu_pd(a + k);
-            c0 = _mm256_fmadd_pd(x, _mm256_loadu_pd(b0 + k), c0); c1 = _mm256_fmadd_pd(x, _mm256_loadu_pd(b1 + k), c1);
-            c2 = _mm256_fmadd_pd(x, _mm256_loadu_pd(b2 + k), c2); c3 = _mm256_fmadd_pd(x, _mm256_loadu_pd(b3 + k), c3);
+        const T *b0 = B + j * csb, *b1 = b0 + csb, *b2 = b1 + csb, *b3 = b2 + csb;
+        V c0 = _mm256_setzero_##X(), c1 = c0, c2 = c0, c3 = c0;
+        for (k = 0; k + W <= K; k += W) {
+            const V x = _mm256_loadu_##X(a + k);
+            c0 = _mm256_fmadd_##X(x, _mm256_loadu_##X(b0 + k), c0); c1 = _mm256_fmadd_##X(x, _mm256_loadu_##X(b1 + k), c1);
+            c2 = _mm256_fmadd_##X(x, _mm256_loadu_##X(b2 + k), c2); c3 = _mm256_fmadd_##X(x, _mm256_loadu_##X(b3 + k), c3);
         }
-        double r0 = tn__gemm_hsum4(c0), r1 = tn__gemm_hsum4(c1), r2 = tn__gemm_hsum4(c2), r3 = tn__gemm_hsum4(c3);
+        T r0 = tn__gemm_hsum_##X(c0), r1 = tn__gemm_hsum_##X(c1), r2 = tn__gemm_hsum_##X(c2), r3 = tn__gemm_hsum_##X(c3);
         for (; k < K; k++) { r0 += a[k] * b0[k]; r1 += a[k] * b1[k]; r2 += a[k] * b2[k]; r3 += a[k] * b3[k]; }
         s[j] = r0; s[j + 1] = r1; s[j + 2] = r2; s[j + 3] = r3;
     }
     for (; j < nn; j++) {
-        const double *b = B + j * csb;
-        __m256d c = _mm256_setzero_pd();
-        for (k = 0; k + 4 <= K; k += 4) c = _mm256_fmadd_pd(_mm256_loadu_pd(a + k), _mm256_loadu_pd(b + k), c);
-        double r = tn__gemm_hsum4(c);
+        const T *b = B + j * csb;
+        V c = _mm256_setzero_##X();
+        for (k = 0; k + W <= K; k += W) c = _mm256_fmadd_##X(_mm256_loadu_##X(a + k), _mm256_loadu_##X(b + k), c);
+        T r = tn__gemm_hsum_##X(c);
         for (; k < K; k++) r += a[k] * b[k];
         s[j] = r;
     }
 }
+/* @end TN__GEMM_DOTS */
+TN__GEMM_DOTS(float, f32, __m256, 8, ps)
+TN__GEMM_DOTS(double, f64, __m256d, 4, pd)
 #endif
 
 /* ---------------------------------------------------------------------------
