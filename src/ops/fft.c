@@ -625,7 +625,7 @@ static int tn__fft_run(const tn__fft_plan *pl, const void *in, int64_t is, int64
 #if defined(TN_TESTING) || !(defined(__GNUC__) || defined(__clang__))
 #define TN__FFT_MAYBE_UNUSED
 #else
-#define TN__FFT_MAYBE_UNUSED __attribute__((unused))   /* the complex layer's until it lands */
+#define TN__FFT_MAYBE_UNUSED __attribute__((unused))   /* tn__fft_c2c: the tests' entry to the layer */
 #endif
 TN__FFT_MAYBE_UNUSED TN__TESTABLE int tn__fft_exec(int64_t n, int dbl, int kind, const void *in, int64_t is, int64_t idist, void *out,
                               int64_t os, int64_t odist, int64_t howmany, double scale) {
@@ -712,11 +712,13 @@ TNDEF tn_tensor *tn_fft_ifftshift_str(tn_tensor *x, const char *options) {
 }
 
 /* ---- the layer torch.fft's transforms attach to ----
-   Until complex dtypes land, a complex tensor is handled here as its view_as_real: a
-   float32/float64 tensor whose last dim (2) holds (re, im). torch.fft.fftn(x, s, dim, norm)
-   is then view_as_complex(tn__fft_c2c(view_as_real(x), ndims, dim, s, norm, true)), ifftn
-   the same with forward = false, fft / fft2 its 1- and 2-dim cases; rfft/irfft/hfft will
-   run the engine's TN__FFT_R2C / TN__FFT_C2R plans on the last dim the same way. */
+   The transforms run on a complex tensor's view_as_real: a float32/float64 tensor whose last
+   dim (2) holds (re, im). Three differentiable kernels on such views, each a contiguous copy
+   transformed one dim at a time by the engine, with torch's backward formulas (ATen's
+   _fft_c2c, _fft_r2c and _fft_c2r): tn__fft_c2c_raw (complex to complex), tn__fft_r2c_raw
+   (real to the onesided half along the last transformed dim, complex along the others) and
+   tn__fft_c2r_raw (its inverse direction). The public functions below promote, check and
+   resize their input as torch.fft does, then call one of them. */
 
 /* The scale a transform of `count` signal points (the product of the transformed sizes)
    applies, by torch's norm: NULL or "backward": none forward, 1/count inverse; "forward":
@@ -754,26 +756,35 @@ static int tn__fft_c2c_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, voi
     gin[0] = tn__fft_c2c_raw(g, nd, dims, !n->i[0], n->d[0]);
     return gin[0] ? 0 : -1;
 }
+/* The engine's kind along dim d of contiguous buffers, in -> out (may be the same memory for
+   c2c): the dims before d multiply to outer, those after to inner (complex dims: a real
+   view's last dim of 2 not counted); lines of nin input and nout output points. 0 or -1. */
+static int tn__fft_along(int kind, int64_t n, int dbl, const void *in, int64_t nin, void *out, int64_t nout,
+                         int64_t outer, int64_t inner, double scale) {
+    if (outer * inner == 0) return 0;
+    if (inner == 1) return tn__fft_exec(n, dbl, kind, in, 1, nin, out, 1, nout, outer, scale);
+    const size_t real = dbl ? 8 : 4, ib = (kind == TN__FFT_R2C ? 1 : 2) * real, ob = (kind == TN__FFT_C2R ? 1 : 2) * real;
+    for (int64_t o = 0; o < outer; o++)
+        if (tn__fft_exec(n, dbl, kind, (const char *)in + (size_t)(o * nin * inner) * ib, inner, 1,
+                         (char *)out + (size_t)(o * nout * inner) * ob, inner, 1, inner, scale)) return -1;
+    return 0;
+}
+/* The c2c passes over dims[0..ndims) of the contiguous real view r (in place), the last one
+   scaled. */
+static int tn__fft_c2c_dims(tn_tensor *r, int ndims, const int64_t *dims, bool forward, double scale) {
+    const int cd = r->ndim - 1;
+    for (int k = 0; k < ndims; k++) {
+        const int d = (int)dims[k];
+        const int64_t len = r->shape[d];
+        if (tn__fft_along(forward ? TN__FFT_FWD : TN__FFT_BWD, len, r->dtype == TN_F64, tn_data_ptr(r), len, tn_data_ptr(r), len,
+                          tn__numel(r->shape, d), tn__numel(r->shape + d + 1, cd - d - 1), k == ndims - 1 ? scale : 1.0)) return -1;
+    }
+    return 0;
+}
 static tn_tensor *tn__fft_c2c_raw(tn_tensor *xr, int ndims, const int64_t *dims, bool forward, double scale) {
     tn_scope_begin();
     tn_tensor *r = tn_clone(xr);   /* contiguous */
-    const int dbl = xr->dtype == TN_F64;
-    char *base = r ? (char *)tn_data_ptr(r) : NULL;
-    const int64_t numel = r ? tn__numel(r->shape, r->ndim) : 0;
-    for (int k = 0; k < ndims && numel > 0 && r; k++) {
-        const int d = (int)dims[k];
-        const int64_t len = r->shape[d], inner = tn__numel(r->shape + d + 1, r->ndim - 2 - d), outer = numel / 2 / (len * inner);
-        const double sc = k == ndims - 1 ? scale : 1.0;   /* scaled once, by the last pass */
-        const int kind = forward ? TN__FFT_FWD : TN__FFT_BWD;
-        int rc = 0;
-        if (inner == 1) rc = tn__fft_exec(len, dbl, kind, base, 1, len, base, 1, len, outer, sc);
-        else
-            for (int64_t o = 0; o < outer && !rc; o++) {
-                char *p = base + (size_t)(o * len * inner) * 2 * (dbl ? 8 : 4);
-                rc = tn__fft_exec(len, dbl, kind, p, inner, 1, p, inner, 1, inner, sc);
-            }
-        if (rc) r = NULL;
-    }
+    if (r && tn__fft_c2c_dims(r, ndims, dims, forward, scale)) r = NULL;
     if (r && ndims == 0 && scale != 1.0) r = tn_mul_scalar(r, scale);
     tn_node *nd = r ? tn__fn_node("FftC2CBackward0", tn__fft_c2c_bw, &xr, 1) : NULL;
     if (nd) {
@@ -786,6 +797,97 @@ static tn_tensor *tn__fft_c2c_raw(tn_tensor *xr, int ndims, const int64_t *dims,
     tn_scope_end();
     return r;
 }
+
+/* r2c: the real x (float32/float64) to the real view of its transform over dims (ndims of
+   them), onesided (n/2 + 1 points) along the last, scaled. Its gradient is ATen's
+   fft_r2c_backward: the gradient zero-padded to the full n points, the adjoint c2c
+   transform (the inverse direction, the same scale), its real part. */
+static tn_tensor *tn__fft_r2c_raw(tn_tensor *x, int ndims, const int64_t *dims, double scale);
+static int tn__fft_r2c_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
+    (void)nin; (void)user;
+    int64_t dims[TN_MAX_DIMS];
+    const int nd = (int)n->i[1];
+    for (int k = 0; k < nd; k++) dims[k] = n->i[2 + k];
+    tn_scope_begin();
+    tn_tensor *gp = tn__fft_resize("FftR2CBackward0", g, (int)dims[nd - 1], n->i[0]);
+    tn_tensor *c = gp ? tn__fft_c2c_raw(gp, nd, dims, false, n->d[0]) : NULL;
+    gin[0] = c ? tn_keep(tn_select(c, -1, 0)) : NULL;
+    tn_scope_end();
+    return gin[0] ? 0 : -1;
+}
+static tn_tensor *tn__fft_r2c_raw(tn_tensor *x, int ndims, const int64_t *dims, double scale) {
+    const int dl = (int)dims[ndims - 1], dbl = x->dtype == TN_F64;
+    const int64_t n = x->shape[dl], h = n / 2 + 1;
+    int64_t shp[TN_MAX_DIMS + 1];
+    memcpy(shp, x->shape, sizeof(int64_t) * (size_t)x->ndim);
+    shp[dl] = h; shp[x->ndim] = 2;
+    tn_scope_begin();
+    tn_tensor *c = tn_contiguous(x), *r = c ? tn_empty(shp, x->ndim + 1, x->dtype) : NULL;
+    if (r && tn__fft_along(TN__FFT_R2C, n, dbl, tn_data_ptr(c), n, tn_data_ptr(r), h, tn__numel(x->shape, dl),
+                           tn__numel(x->shape + dl + 1, x->ndim - dl - 1), ndims == 1 ? scale : 1.0)) r = NULL;
+    if (r && tn__fft_c2c_dims(r, ndims - 1, dims, true, scale)) r = NULL;
+    tn_node *nd = r ? tn__fn_node("FftR2CBackward0", tn__fft_r2c_bw, &x, 1) : NULL;
+    if (nd) {
+        nd->i[0] = n; nd->i[1] = ndims;
+        for (int k = 0; k < ndims; k++) nd->i[2 + k] = dims[k];
+        nd->ni = 2 + ndims;
+        nd->d[0] = scale;
+    }
+    r = tn_keep(tn__node_attach(nd, r));
+    tn_scope_end();
+    return r;
+}
+
+/* c2r: the real view xr (n/2 + 1 points along the last of dims) to the real signal of n
+   points there: the inverse c2c over the other dims, then the engine's c2r, scaled. Its
+   gradient is ATen's fft_c2r_backward: the r2c transform of the gradient (the same scale),
+   the points 1 .. n - (n/2 + 1) doubled (each stands for itself and its mirror image). */
+static tn_tensor *tn__fft_c2r_raw(tn_tensor *xr, int ndims, const int64_t *dims, int64_t n, double scale);
+static int tn__fft_c2r_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
+    (void)nin; (void)user;
+    int64_t dims[TN_MAX_DIMS];
+    const int nd = (int)n->i[1], dl = (int)n->i[2 + nd - 1];
+    for (int k = 0; k < nd; k++) dims[k] = n->i[2 + k];
+    const int64_t len = n->i[0], h = len / 2 + 1;
+    tn_scope_begin();
+    tn_tensor *r = tn__fft_r2c_raw(g, nd, dims, n->d[0]);
+    if (r && len - h > 0) {
+        int64_t shp[TN_MAX_DIMS + 1];
+        for (int k = 0; k < r->ndim; k++) shp[k] = k == dl ? h : 1;
+        tn_tensor *w = tn_empty(shp, r->ndim, r->dtype);
+        for (int64_t k = 0; w && k < h; k++) {
+            const double v = k >= 1 && k <= len - h ? 2.0 : 1.0;
+            if (r->dtype == TN_F64) ((double *)tn_data_ptr(w))[k] = v;
+            else ((float *)tn_data_ptr(w))[k] = (float)v;
+        }
+        r = w ? tn_mul(r, w) : NULL;
+    }
+    gin[0] = tn_keep(r);
+    tn_scope_end();
+    return gin[0] ? 0 : -1;
+}
+static tn_tensor *tn__fft_c2r_raw(tn_tensor *xr, int ndims, const int64_t *dims, int64_t n, double scale) {
+    const int dl = (int)dims[ndims - 1], cd = xr->ndim - 1, dbl = xr->dtype == TN_F64;
+    int64_t shp[TN_MAX_DIMS];
+    memcpy(shp, xr->shape, sizeof(int64_t) * (size_t)cd);
+    shp[dl] = n;
+    tn_scope_begin();
+    tn_tensor *c = tn_clone(xr), *r = c ? tn_empty(shp, cd, xr->dtype) : NULL;
+    if (r && tn__fft_c2c_dims(c, ndims - 1, dims, false, 1.0)) r = NULL;
+    if (r && tn__fft_along(TN__FFT_C2R, n, dbl, tn_data_ptr(c), xr->shape[dl], tn_data_ptr(r), n, tn__numel(shp, dl),
+                           tn__numel(shp + dl + 1, cd - dl - 1), scale)) r = NULL;
+    tn_node *nd = r ? tn__fn_node("FftC2RBackward0", tn__fft_c2r_bw, &xr, 1) : NULL;
+    if (nd) {
+        nd->i[0] = n; nd->i[1] = ndims;
+        for (int k = 0; k < ndims; k++) nd->i[2 + k] = dims[k];
+        nd->ni = 2 + ndims;
+        nd->d[0] = scale;
+    }
+    r = tn_keep(tn__node_attach(nd, r));
+    tn_scope_end();
+    return r;
+}
+
 /* torch.fft.fftn / ifftn over the real view xr [..., 2] (float32 or float64): dims (ndims of
    them; ndims = 0: every dim of the complex tensor, or the last len(n) when n is given), n
    the signal sizes (NULL: the input's; a size pads with zeros or crops), norm NULL,
@@ -824,3 +926,131 @@ TN__FFT_MAYBE_UNUSED TN__TESTABLE tn_tensor *tn__fft_c2c(tn_tensor *xr, int ndim
     tn_scope_end();
     return r;
 }
+
+/* ---- torch.fft's transforms ---- */
+enum { TN__FFT_T_C2C, TN__FFT_T_R2C, TN__FFT_T_C2R, TN__FFT_T_HFFT, TN__FFT_T_IHFFT };
+
+/* torch's canonicalize_fft_shape_and_dim_args: dims (wrapped, unique) and the signal size of
+   each (s given: its values, -1 meaning the input's size, the dims defaulting to the last
+   len(s); else the input's sizes, of every dim when no dims are given). one: a 1-d function,
+   whose n = -1 is no default. k dims; 0 or -1. */
+static int tn__fft_canon(const char *fn, const tn_tensor *x, int ns, const int64_t *s, int nd, const int64_t *dim, bool one,
+                         int *k, int64_t *d, int64_t *n) {
+    const int xd = x->ndim;
+    if (ns > TN_MAX_DIMS || nd > TN_MAX_DIMS) return TN__FAIL_INT("%s: at most %d dims", fn, TN_MAX_DIMS);
+    if (nd && xd == 0) return TN__FAIL_INT("%s: Dimension specified as %lld but tensor has no dimensions", fn, (long long)dim[0]);
+    for (int i = 0; i < nd; i++) {
+        const int w = tn__wrap_dim(fn, dim[i], xd);
+        if (w < 0) return -1;
+        d[i] = w;
+        for (int j = 0; j < i; j++)
+            if (d[j] == w) return TN__FAIL_INT("%s: FFT dims must be unique", fn);
+    }
+    if (ns) {
+        if (nd && nd != ns) return TN__FAIL_INT("%s: When given, dim and shape arguments must have the same length", fn);
+        if (ns > xd) return TN__FAIL_INT("%s: Got shape with %d values but input tensor only has %d dimensions.", fn, ns, xd);
+        for (int i = 0; i < ns; i++) {
+            if (!nd) d[i] = xd - ns + i;
+            n[i] = s[i] == -1 && !one ? x->shape[d[i]] : s[i];
+        }
+        *k = ns;
+    } else {
+        *k = nd ? nd : xd;
+        for (int i = 0; i < *k; i++) {
+            if (!nd) d[i] = i;
+            n[i] = x->shape[d[i]];
+        }
+    }
+    for (int i = 0; i < *k; i++)
+        if (n[i] < 1) return TN__FAIL_INT("%s: Invalid number of data points (%lld) specified", fn, (long long)n[i]);
+    return 0;
+}
+
+/* Every transform: x promoted (torch's promote_tensor_fft), its dims canonicalised and
+   resized, then the kernel of its type. c2r types (irfft, hfft): the output's size along
+   the last dim is s's last (not -1) or 2 (m - 1), the input resized to half of it plus one. */
+static tn_tensor *tn__fft_transform(const char *fn, int type, bool forward, tn_tensor *x, int ns, const int64_t *s, int nd,
+                                    const int64_t *dim, bool one, const char *norm) {
+    TN__CHECK_NULL(x);
+    if (x->device != TN_CPU) return (tn_tensor *)tn__error("%s: the FFT runs on the CPU only (not on CUDA yet)", fn);
+    const bool real_in = type == TN__FFT_T_R2C || type == TN__FFT_T_IHFFT;
+    if (real_in && tn_dtype_is_complex(x->dtype))
+        return (tn_tensor *)tn__error("%s expects a real input tensor, but got %s", fn + 7, tn_dtype_name(x->dtype));
+    tn_dtype rt = tn_dtype_is_complex(x->dtype) ? tn_dtype_to_real(x->dtype) : x->dtype;
+    if (rt == TN_F16 || rt == TN_BF16) return (tn_tensor *)tn__error("%s: Unsupported dtype %s", fn, tn_dtype_name(rt));
+    if (rt != TN_F32 && rt != TN_F64) rt = tn_get_default_dtype();
+    int k;
+    int64_t d[TN_MAX_DIMS], n[TN_MAX_DIMS], last = 0;
+    if (tn__fft_canon(fn, x, ns, s, nd, dim, one, &k, d, n)) return NULL;
+    if (k == 0) return (tn_tensor *)tn__error("%s must transform at least one axis", fn + 7);
+    const bool c2r = type == TN__FFT_T_C2R || type == TN__FFT_T_HFFT;
+    if (c2r) {
+        last = ns && (one || s[ns - 1] != -1) ? n[k - 1] : 2 * (x->shape[d[k - 1]] - 1);
+        if (last < 1) return (tn_tensor *)tn__error("%s: Invalid number of data points (%lld) specified", fn, (long long)last);
+        n[k - 1] = last / 2 + 1;
+    }
+    double count = 1, scale;
+    for (int i = 0; i < k; i++) count *= (double)(c2r && i == k - 1 ? last : n[i]);
+    const bool fnorm = type == TN__FFT_T_C2C ? forward : type == TN__FFT_T_R2C || type == TN__FFT_T_HFFT;
+    if (tn__fft_norm_scale(fn, norm, count, fnorm, &scale)) return NULL;
+    tn_scope_begin();
+    tn_tensor *r = tn_to_dtype(x, real_in ? rt : tn_dtype_to_complex(rt));
+    if (r && type == TN__FFT_T_HFFT) r = tn_conj(r);
+    if (r && !real_in) r = tn_view_as_real(r);
+    for (int i = 0; i < k && r; i++) r = tn__fft_resize(fn, r, (int)d[i], n[i]);
+    if (r) switch (type) {
+    case TN__FFT_T_C2C: r = tn__grad_name(tn_view_as_complex(tn__fft_c2c_raw(r, k, d, forward, scale)), "FftC2CBackward0"); break;
+    case TN__FFT_T_R2C: r = tn__grad_name(tn_view_as_complex(tn__fft_r2c_raw(r, k, d, scale)), "FftR2CBackward0"); break;
+    case TN__FFT_T_IHFFT: r = tn_conj(tn_view_as_complex(tn__fft_r2c_raw(r, k, d, scale))); break;
+    default: r = tn__fft_c2r_raw(r, k, d, last, scale);
+    }
+    r = tn_keep(r);
+    tn_scope_end();
+    return r;
+}
+/* The 1-d, 2-d and n-d forms over tn__fft_transform. */
+static tn_tensor *tn__fft1(const char *fn, int type, bool forward, tn_tensor *x, tn_fft_fn_opts o) {
+    return TN__AS(fn, tn__fft_transform(fn, type, forward, x, o.n != TN_NONE, &o.n, 1, &o.dim, true, o.norm));
+}
+static tn_tensor *tn__fft2(const char *fn, int type, bool forward, tn_tensor *x, tn_fft2_fn_opts o) {
+    return TN__AS(fn, tn__fft_transform(fn, type, forward, x, o.s.n, o.s.v, o.dim.n, o.dim.v, false, o.norm));
+}
+static tn_tensor *tn__fftn(const char *fn, int type, bool forward, tn_tensor *x, tn_fftn_fn_opts o) {
+    return TN__AS(fn, tn__fft_transform(fn, type, forward, x, o.s.n, o.s.v, o.dim.n, o.dim.v, false, o.norm));
+}
+TNDEF tn_tensor *tn_fft_fft_opts(tn_tensor *x, tn_fft_fn_opts o) { return tn__fft1("tn_fft_fft", TN__FFT_T_C2C, true, x, o); }
+TNDEF tn_tensor *tn_fft_fft_str(tn_tensor *x, const char *options) { TN__KW_STR_S(tn_fft_fn_opts, fft, "tn_fft_fft", options, tn_fft_fft_opts(x, o)); }
+TNDEF tn_tensor *tn_fft_ifft_opts(tn_tensor *x, tn_fft_fn_opts o) { return tn__fft1("tn_fft_ifft", TN__FFT_T_C2C, false, x, o); }
+TNDEF tn_tensor *tn_fft_ifft_str(tn_tensor *x, const char *options) { TN__KW_STR_S(tn_fft_fn_opts, fft, "tn_fft_ifft", options, tn_fft_ifft_opts(x, o)); }
+TNDEF tn_tensor *tn_fft_rfft_opts(tn_tensor *x, tn_fft_fn_opts o) { return tn__fft1("tn_fft_rfft", TN__FFT_T_R2C, true, x, o); }
+TNDEF tn_tensor *tn_fft_rfft_str(tn_tensor *x, const char *options) { TN__KW_STR_S(tn_fft_fn_opts, fft, "tn_fft_rfft", options, tn_fft_rfft_opts(x, o)); }
+TNDEF tn_tensor *tn_fft_irfft_opts(tn_tensor *x, tn_fft_fn_opts o) { return tn__fft1("tn_fft_irfft", TN__FFT_T_C2R, false, x, o); }
+TNDEF tn_tensor *tn_fft_irfft_str(tn_tensor *x, const char *options) { TN__KW_STR_S(tn_fft_fn_opts, fft, "tn_fft_irfft", options, tn_fft_irfft_opts(x, o)); }
+TNDEF tn_tensor *tn_fft_hfft_opts(tn_tensor *x, tn_fft_fn_opts o) { return tn__fft1("tn_fft_hfft", TN__FFT_T_HFFT, true, x, o); }
+TNDEF tn_tensor *tn_fft_hfft_str(tn_tensor *x, const char *options) { TN__KW_STR_S(tn_fft_fn_opts, fft, "tn_fft_hfft", options, tn_fft_hfft_opts(x, o)); }
+TNDEF tn_tensor *tn_fft_ihfft_opts(tn_tensor *x, tn_fft_fn_opts o) { return tn__fft1("tn_fft_ihfft", TN__FFT_T_IHFFT, false, x, o); }
+TNDEF tn_tensor *tn_fft_ihfft_str(tn_tensor *x, const char *options) { TN__KW_STR_S(tn_fft_fn_opts, fft, "tn_fft_ihfft", options, tn_fft_ihfft_opts(x, o)); }
+TNDEF tn_tensor *tn_fft_fft2_opts(tn_tensor *x, tn_fft2_fn_opts o) { return tn__fft2("tn_fft_fft2", TN__FFT_T_C2C, true, x, o); }
+TNDEF tn_tensor *tn_fft_fft2_str(tn_tensor *x, const char *options) { TN__KW_STR_S(tn_fft2_fn_opts, fft2, "tn_fft_fft2", options, tn_fft_fft2_opts(x, o)); }
+TNDEF tn_tensor *tn_fft_ifft2_opts(tn_tensor *x, tn_fft2_fn_opts o) { return tn__fft2("tn_fft_ifft2", TN__FFT_T_C2C, false, x, o); }
+TNDEF tn_tensor *tn_fft_ifft2_str(tn_tensor *x, const char *options) { TN__KW_STR_S(tn_fft2_fn_opts, fft2, "tn_fft_ifft2", options, tn_fft_ifft2_opts(x, o)); }
+TNDEF tn_tensor *tn_fft_rfft2_opts(tn_tensor *x, tn_fft2_fn_opts o) { return tn__fft2("tn_fft_rfft2", TN__FFT_T_R2C, true, x, o); }
+TNDEF tn_tensor *tn_fft_rfft2_str(tn_tensor *x, const char *options) { TN__KW_STR_S(tn_fft2_fn_opts, fft2, "tn_fft_rfft2", options, tn_fft_rfft2_opts(x, o)); }
+TNDEF tn_tensor *tn_fft_irfft2_opts(tn_tensor *x, tn_fft2_fn_opts o) { return tn__fft2("tn_fft_irfft2", TN__FFT_T_C2R, false, x, o); }
+TNDEF tn_tensor *tn_fft_irfft2_str(tn_tensor *x, const char *options) { TN__KW_STR_S(tn_fft2_fn_opts, fft2, "tn_fft_irfft2", options, tn_fft_irfft2_opts(x, o)); }
+TNDEF tn_tensor *tn_fft_hfft2_opts(tn_tensor *x, tn_fft2_fn_opts o) { return tn__fft2("tn_fft_hfft2", TN__FFT_T_HFFT, true, x, o); }
+TNDEF tn_tensor *tn_fft_hfft2_str(tn_tensor *x, const char *options) { TN__KW_STR_S(tn_fft2_fn_opts, fft2, "tn_fft_hfft2", options, tn_fft_hfft2_opts(x, o)); }
+TNDEF tn_tensor *tn_fft_ihfft2_opts(tn_tensor *x, tn_fft2_fn_opts o) { return tn__fft2("tn_fft_ihfft2", TN__FFT_T_IHFFT, false, x, o); }
+TNDEF tn_tensor *tn_fft_ihfft2_str(tn_tensor *x, const char *options) { TN__KW_STR_S(tn_fft2_fn_opts, fft2, "tn_fft_ihfft2", options, tn_fft_ihfft2_opts(x, o)); }
+TNDEF tn_tensor *tn_fft_fftn_opts(tn_tensor *x, tn_fftn_fn_opts o) { return tn__fftn("tn_fft_fftn", TN__FFT_T_C2C, true, x, o); }
+TNDEF tn_tensor *tn_fft_fftn_str(tn_tensor *x, const char *options) { TN__KW_STR_S(tn_fftn_fn_opts, fftn, "tn_fft_fftn", options, tn_fft_fftn_opts(x, o)); }
+TNDEF tn_tensor *tn_fft_ifftn_opts(tn_tensor *x, tn_fftn_fn_opts o) { return tn__fftn("tn_fft_ifftn", TN__FFT_T_C2C, false, x, o); }
+TNDEF tn_tensor *tn_fft_ifftn_str(tn_tensor *x, const char *options) { TN__KW_STR_S(tn_fftn_fn_opts, fftn, "tn_fft_ifftn", options, tn_fft_ifftn_opts(x, o)); }
+TNDEF tn_tensor *tn_fft_rfftn_opts(tn_tensor *x, tn_fftn_fn_opts o) { return tn__fftn("tn_fft_rfftn", TN__FFT_T_R2C, true, x, o); }
+TNDEF tn_tensor *tn_fft_rfftn_str(tn_tensor *x, const char *options) { TN__KW_STR_S(tn_fftn_fn_opts, fftn, "tn_fft_rfftn", options, tn_fft_rfftn_opts(x, o)); }
+TNDEF tn_tensor *tn_fft_irfftn_opts(tn_tensor *x, tn_fftn_fn_opts o) { return tn__fftn("tn_fft_irfftn", TN__FFT_T_C2R, false, x, o); }
+TNDEF tn_tensor *tn_fft_irfftn_str(tn_tensor *x, const char *options) { TN__KW_STR_S(tn_fftn_fn_opts, fftn, "tn_fft_irfftn", options, tn_fft_irfftn_opts(x, o)); }
+TNDEF tn_tensor *tn_fft_hfftn_opts(tn_tensor *x, tn_fftn_fn_opts o) { return tn__fftn("tn_fft_hfftn", TN__FFT_T_HFFT, true, x, o); }
+TNDEF tn_tensor *tn_fft_hfftn_str(tn_tensor *x, const char *options) { TN__KW_STR_S(tn_fftn_fn_opts, fftn, "tn_fft_hfftn", options, tn_fft_hfftn_opts(x, o)); }
+TNDEF tn_tensor *tn_fft_ihfftn_opts(tn_tensor *x, tn_fftn_fn_opts o) { return tn__fftn("tn_fft_ihfftn", TN__FFT_T_IHFFT, false, x, o); }
+TNDEF tn_tensor *tn_fft_ihfftn_str(tn_tensor *x, const char *options) { TN__KW_STR_S(tn_fftn_fn_opts, fftn, "tn_fft_ihfftn", options, tn_fft_ihfftn_opts(x, o)); }
