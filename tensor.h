@@ -20860,7 +20860,10 @@ static tn_tensor *tn__fft_transform(const char *fn, int type, bool forward, tn_t
     if (r && !real_in) r = tn_view_as_real(r);
     for (int i = 0; i < k && r; i++) r = tn__fft_resize(fn, r, (int)d[i], n[i]);
     if (r) switch (type) {
-    case TN__FFT_T_C2C: r = tn__grad_name(tn_view_as_complex(tn__fft_c2c_raw(r, k, d, forward, scale)), "FftC2CBackward0"); break;
+    case TN__FFT_T_C2C:   /* torch's 1-d transform of a real input is an r2c (ifft's conjugated): its node's name */
+        r = tn__grad_name(tn_view_as_complex(tn__fft_c2c_raw(r, k, d, forward, scale)),
+                          tn_dtype_is_complex(x->dtype) || k > 1 ? "FftC2CBackward0" : forward ? "FftR2CBackward0" : "ConjBackward0");
+        break;
     case TN__FFT_T_R2C: r = tn__grad_name(tn_view_as_complex(tn__fft_r2c_raw(r, k, d, scale)), "FftR2CBackward0"); break;
     case TN__FFT_T_IHFFT: r = tn_conj(tn_view_as_complex(tn__fft_r2c_raw(r, k, d, scale))); break;
     default: r = tn__fft_c2r_raw(r, k, d, last, scale);
