@@ -19929,159 +19929,596 @@ static void tn__fft_root(int64_t j, int64_t n, double *c, double *s) {
 /* ---- the passes: one Stockham pass of radix r, stride s, m = n / (s r) groups ----
    x[q + s (p + j m)] for j < r butterflied into y[q + s (r p + k)], times w^(k p).
    dir: +1 forward (exp(-i ...)), -1 backward. Complex numbers are (re, im) pairs. */
-#define TN__FFT_PASSES(T, SFX, ATTR)                                                                  \
-ATTR static void tn__fft_pass2_##SFX(int64_t s, int64_t m, const T *TN__RESTRICT x, T *TN__RESTRICT y, const T *TN__RESTRICT tw) { \
-    for (int64_t p = 0; p < m; p++) {                                                                  \
-        const T wr = tw[2 * p], wi = tw[2 * p + 1];                                                    \
-        const T *a0 = x + 2 * s * p, *a1 = a0 + 2 * s * m;                                             \
-        T *b0 = y + 2 * s * (2 * p), *b1 = b0 + 2 * s;                                                 \
-        for (int64_t q = 0; q < s; q++) {                                                              \
-            T ar = a0[2 * q], ai = a0[2 * q + 1], br = a1[2 * q], bi = a1[2 * q + 1];                  \
-            b0[2 * q] = ar + br; b0[2 * q + 1] = ai + bi;                                              \
-            T dr = ar - br, di = ai - bi;                                                              \
-            b1[2 * q] = dr * wr - di * wi; b1[2 * q + 1] = dr * wi + di * wr;                          \
-        }                                                                                              \
-    }                                                                                                  \
-}                                                                                                      \
-ATTR static inline void tn__fft_r4_##SFX(int64_t s, int64_t m, int64_t p, const T *TN__RESTRICT x, T *TN__RESTRICT y, const T *TN__RESTRICT tw, T d) { \
-    const T *w = tw + 6 * p;                                                                           \
-    const T w1r = w[0], w1i = w[1], w2r = w[2], w2i = w[3], w3r = w[4], w3i = w[5];                    \
-    const T *a0 = x + 2 * s * p, *a1 = a0 + 2 * s * m, *a2 = a1 + 2 * s * m, *a3 = a2 + 2 * s * m;     \
-    T *b0 = y + 2 * s * (4 * p), *b1 = b0 + 2 * s, *b2 = b1 + 2 * s, *b3 = b2 + 2 * s;                 \
-    for (int64_t q = 0; q < s; q++) {                                                                  \
-        T t0r = a0[2 * q] + a2[2 * q], t0i = a0[2 * q + 1] + a2[2 * q + 1];                            \
-        T t1r = a0[2 * q] - a2[2 * q], t1i = a0[2 * q + 1] - a2[2 * q + 1];                            \
-        T t2r = a1[2 * q] + a3[2 * q], t2i = a1[2 * q + 1] + a3[2 * q + 1];                            \
-        T ur = a1[2 * q] - a3[2 * q], ui = a1[2 * q + 1] - a3[2 * q + 1];                              \
-        T t3r = d * ui, t3i = -d * ur;   /* (a1 - a3) (-i d) */                                        \
-        b0[2 * q] = t0r + t2r; b0[2 * q + 1] = t0i + t2i;                                              \
-        T c2r = t0r - t2r, c2i = t0i - t2i, c1r = t1r + t3r, c1i = t1i + t3i, c3r = t1r - t3r, c3i = t1i - t3i; \
-        b1[2 * q] = c1r * w1r - c1i * w1i; b1[2 * q + 1] = c1r * w1i + c1i * w1r;                      \
-        b2[2 * q] = c2r * w2r - c2i * w2i; b2[2 * q + 1] = c2r * w2i + c2i * w2r;                      \
-        b3[2 * q] = c3r * w3r - c3i * w3i; b3[2 * q + 1] = c3r * w3i + c3i * w3r;                      \
-    }                                                                                                  \
-}                                                                                                      \
-ATTR static void tn__fft_pass4_##SFX(int64_t s, int64_t m, const T *TN__RESTRICT x, T *TN__RESTRICT y, const T *TN__RESTRICT tw, T d) { \
-    if (s == 1) for (int64_t p = 0; p < m; p++) tn__fft_r4_##SFX(1, m, p, x, y, tw, d);              \
-    else for (int64_t p = 0; p < m; p++) tn__fft_r4_##SFX(s, m, p, x, y, tw, d);                      \
-}                                                                                                      \
-ATTR static void tn__fft_pass3_##SFX(int64_t s, int64_t m, const T *TN__RESTRICT x, T *TN__RESTRICT y, const T *TN__RESTRICT tw, T d) { \
-    const T h = (T)0.86602540378443864676372317075293618 * d;   /* sin(2 pi / 3) d */               \
-    for (int64_t p = 0; p < m; p++) {                                                                  \
-        const T *w = tw + 4 * p;                                                                       \
-        const T w1r = w[0], w1i = w[1], w2r = w[2], w2i = w[3];                                        \
-        const T *a0 = x + 2 * s * p, *a1 = a0 + 2 * s * m, *a2 = a1 + 2 * s * m;                       \
-        T *b0 = y + 2 * s * (3 * p), *b1 = b0 + 2 * s, *b2 = b1 + 2 * s;                               \
-        for (int64_t q = 0; q < s; q++) {                                                              \
-            T t1r = a1[2 * q] + a2[2 * q], t1i = a1[2 * q + 1] + a2[2 * q + 1];                        \
-            T t2r = a0[2 * q] - (T)0.5 * t1r, t2i = a0[2 * q + 1] - (T)0.5 * t1i;                      \
-            T ur = a1[2 * q] - a2[2 * q], ui = a1[2 * q + 1] - a2[2 * q + 1];                          \
-            T t3r = h * ui, t3i = -h * ur;                                                             \
-            b0[2 * q] = a0[2 * q] + t1r; b0[2 * q + 1] = a0[2 * q + 1] + t1i;                          \
-            T c1r = t2r + t3r, c1i = t2i + t3i, c2r = t2r - t3r, c2i = t2i - t3i;                      \
-            b1[2 * q] = c1r * w1r - c1i * w1i; b1[2 * q + 1] = c1r * w1i + c1i * w1r;                  \
-            b2[2 * q] = c2r * w2r - c2i * w2i; b2[2 * q + 1] = c2r * w2i + c2i * w2r;                  \
-        }                                                                                              \
-    }                                                                                                  \
-}                                                                                                      \
-ATTR static void tn__fft_pass5_##SFX(int64_t s, int64_t m, const T *TN__RESTRICT x, T *TN__RESTRICT y, const T *TN__RESTRICT tw, T d) { \
-    const T c1 = (T)0.30901699437494742410229341718281906, c2 = (T)-0.80901699437494742410229341718281906; \
-    const T s1 = (T)0.95105651629515357211643933337938214 * d, s2 = (T)0.58778525229247312916870595463907277 * d; \
-    for (int64_t p = 0; p < m; p++) {                                                                  \
-        const T *w = tw + 8 * p;                                                                       \
-        const T *a0 = x + 2 * s * p, *a1 = a0 + 2 * s * m, *a2 = a1 + 2 * s * m, *a3 = a2 + 2 * s * m, *a4 = a3 + 2 * s * m; \
-        T *b0 = y + 2 * s * (5 * p), *b1 = b0 + 2 * s, *b2 = b1 + 2 * s, *b3 = b2 + 2 * s, *b4 = b3 + 2 * s; \
-        const T w1r = w[0], w1i = w[1], w2r = w[2], w2i = w[3], w3r = w[4], w3i = w[5], w4r = w[6], w4i = w[7]; \
-        for (int64_t q = 0; q < s; q++) {                                                              \
-            T x0r = a0[2 * q], x0i = a0[2 * q + 1];                                                    \
-            T t1r = a1[2 * q] + a4[2 * q], t1i = a1[2 * q + 1] + a4[2 * q + 1];                        \
-            T t2r = a2[2 * q] + a3[2 * q], t2i = a2[2 * q + 1] + a3[2 * q + 1];                        \
-            T t3r = a1[2 * q] - a4[2 * q], t3i = a1[2 * q + 1] - a4[2 * q + 1];                        \
-            T t4r = a2[2 * q] - a3[2 * q], t4i = a2[2 * q + 1] - a3[2 * q + 1];                        \
-            b0[2 * q] = x0r + t1r + t2r; b0[2 * q + 1] = x0i + t1i + t2i;                              \
-            T u1r = x0r + c1 * t1r + c2 * t2r, u1i = x0i + c1 * t1i + c2 * t2i;                        \
-            T u2r = x0r + c2 * t1r + c1 * t2r, u2i = x0i + c2 * t1i + c1 * t2i;                        \
-            T f1r = s1 * t3r + s2 * t4r, f1i = s1 * t3i + s2 * t4i;   /* v = -i f */                   \
-            T f2r = s2 * t3r - s1 * t4r, f2i = s2 * t3i - s1 * t4i;                                    \
-            T c1r_ = u1r + f1i, c1i_ = u1i - f1r, c4r_ = u1r - f1i, c4i_ = u1i + f1r;                  \
-            T c2r_ = u2r + f2i, c2i_ = u2i - f2r, c3r_ = u2r - f2i, c3i_ = u2i + f2r;                  \
-            b1[2 * q] = c1r_ * w1r - c1i_ * w1i; b1[2 * q + 1] = c1r_ * w1i + c1i_ * w1r;              \
-            b2[2 * q] = c2r_ * w2r - c2i_ * w2i; b2[2 * q + 1] = c2r_ * w2i + c2i_ * w2r;              \
-            b3[2 * q] = c3r_ * w3r - c3i_ * w3i; b3[2 * q + 1] = c3r_ * w3i + c3i_ * w3r;              \
-            b4[2 * q] = c4r_ * w4r - c4i_ * w4i; b4[2 * q + 1] = c4r_ * w4i + c4i_ * w4r;              \
-        }                                                                                              \
-    }                                                                                                  \
-}                                                                                                      \
-/* any odd radix r <= TN__FFT_GENERIC_MAX: the sums and differences of the pairs j, r - j */          \
-ATTR static void tn__fft_passg_##SFX(int r, int64_t s, int64_t m, const T *TN__RESTRICT x, T *TN__RESTRICT y, const T *TN__RESTRICT tw, const T *TN__RESTRICT rt, T d) { \
-    T sr[TN__FFT_GENERIC_MAX / 2 + 1], si[TN__FFT_GENERIC_MAX / 2 + 1], dr[TN__FFT_GENERIC_MAX / 2 + 1], di[TN__FFT_GENERIC_MAX / 2 + 1]; \
-    const int h = r / 2;                                                                               \
-    for (int64_t p = 0; p < m; p++) {                                                                  \
-        const T *w = tw + 2 * (r - 1) * p;                                                             \
-        for (int64_t q = 0; q < s; q++) {                                                              \
-            const T *a = x + 2 * (q + s * p);                                                          \
-            T *b = y + 2 * (q + s * r * p);                                                            \
-            const T x0r = a[0], x0i = a[1];                                                            \
-            T b0r = x0r, b0i = x0i;                                                                    \
-            for (int j = 1; j <= h; j++) {                                                             \
-                const T *u = a + 2 * s * m * j, *v = a + 2 * s * m * (r - j);                          \
-                sr[j] = u[0] + v[0]; si[j] = u[1] + v[1]; dr[j] = u[0] - v[0]; di[j] = u[1] - v[1];    \
-                b0r += sr[j]; b0i += si[j];                                                            \
-            }                                                                                          \
-            b[0] = b0r; b[1] = b0i;                                                                    \
-            for (int k = 1; k <= h; k++) {                                                             \
-                T er = x0r, ei = x0i, fr = 0, fi = 0;                                                  \
-                int idx = 0;                                                                           \
-                for (int j = 1; j <= h; j++) {                                                         \
-                    idx += k; if (idx >= r) idx -= r;                                                  \
-                    const T c = rt[2 * idx], sn = rt[2 * idx + 1];                                     \
-                    er += c * sr[j]; ei += c * si[j]; fr += sn * dr[j]; fi += sn * di[j];              \
-                }                                                                                      \
-                /* b_k = e - i d f, b_(r-k) = e + i d f */                                             \
-                T pr = er + d * fi, pi_ = ei - d * fr, nr = er - d * fi, ni = ei + d * fr;             \
-                const T *wk = w + 2 * (k - 1), *wn = w + 2 * (r - k - 1);                              \
-                T *bk = b + 2 * s * k, *bn = b + 2 * s * (r - k);                                      \
-                bk[0] = pr * wk[0] - pi_ * wk[1]; bk[1] = pr * wk[1] + pi_ * wk[0];                    \
-                bn[0] = nr * wn[0] - ni * wn[1]; bn[1] = nr * wn[1] + ni * wn[0];                      \
-            }                                                                                          \
-        }                                                                                              \
-    }                                                                                                  \
-}                                                                                                      \
-/* the passes of a Stockham plan over V lines interleaved (element i of line v at i V + v:     \
-   the passes start at stride V, so the innermost loops run over the lines): in (n V complex)     \
-   to out, through the scratch w (2 n V complex); in may be out, or w + 2 n V */                      \
-ATTR static void tn__fft_stockham_##SFX(const tn__fft_plan *pl, const T *in, T *out, T *w, int64_t V) { \
-    const int64_t n = pl->n, N = n * V;                                                                \
-    const T d = pl->kind == TN__FFT_BWD ? (T)-1 : (T)1;                                                \
-    if (pl->nf == 0) { if (out != in) memcpy(out, in, (size_t)N * 2 * sizeof(T)); return; }            \
-    T *buf[2] = {w, w + 2 * N};                                                                        \
-    if (in == buf[0]) { buf[0] = w + 2 * N; buf[1] = w; }                                              \
-    int64_t s = V;                                                                                     \
-    const T *src = in;                                                                                 \
-    for (int k = 0; k < pl->nf; k++) {                                                                 \
-        const int r = pl->fac[k];                                                                      \
-        const int64_t m = N / (s * r);                                                                 \
-        T *dst = k == pl->nf - 1 && out != in ? out : buf[k & 1];                                      \
-        if (dst == src) dst = buf[(k + 1) & 1];                                                        \
-        const T *tw = (const T *)pl->tw + pl->twoff[k];                                                \
-        switch (r) {                                                                                   \
-        case 2: tn__fft_pass2_##SFX(s, m, src, dst, tw); break;                                       \
-        case 3: tn__fft_pass3_##SFX(s, m, src, dst, tw, d); break;                                    \
-        case 4: tn__fft_pass4_##SFX(s, m, src, dst, tw, d); break;                                    \
-        case 5: tn__fft_pass5_##SFX(s, m, src, dst, tw, d); break;                                    \
-        default: tn__fft_passg_##SFX(r, s, m, src, dst, tw, (const T *)pl->rt + pl->rtoff[k], d); break; \
-        }                                                                                              \
-        src = dst;                                                                                     \
-        s *= r;                                                                                        \
-    }                                                                                                  \
-    if (src != out) memcpy(out, src, (size_t)N * 2 * sizeof(T));                                       \
-}
 
-TN__FFT_PASSES(float, f32, TN__PLAIN_FN)
-TN__FFT_PASSES(double, f64, TN__PLAIN_FN)
+/* TN__FFT_PASSES(float, f32, TN__PLAIN_FN): the template in src/ops/fft.c */
+TN__PLAIN_FN static void tn__fft_pass2_f32(int64_t s, int64_t m, const float *TN__RESTRICT x, float *TN__RESTRICT y, const float *TN__RESTRICT tw) {
+    for (int64_t p = 0; p < m; p++) {
+        const float wr = tw[2 * p], wi = tw[2 * p + 1];
+        const float *a0 = x + 2 * s * p, *a1 = a0 + 2 * s * m;
+        float *b0 = y + 2 * s * (2 * p), *b1 = b0 + 2 * s;
+        for (int64_t q = 0; q < s; q++) {
+            float ar = a0[2 * q], ai = a0[2 * q + 1], br = a1[2 * q], bi = a1[2 * q + 1];
+            b0[2 * q] = ar + br; b0[2 * q + 1] = ai + bi;
+            float dr = ar - br, di = ai - bi;
+            b1[2 * q] = dr * wr - di * wi; b1[2 * q + 1] = dr * wi + di * wr;
+        }
+    }
+}
+TN__PLAIN_FN static inline void tn__fft_r4_f32(int64_t s, int64_t m, int64_t p, const float *TN__RESTRICT x, float *TN__RESTRICT y, const float *TN__RESTRICT tw, float d) {
+    const float *w = tw + 6 * p;
+    const float w1r = w[0], w1i = w[1], w2r = w[2], w2i = w[3], w3r = w[4], w3i = w[5];
+    const float *a0 = x + 2 * s * p, *a1 = a0 + 2 * s * m, *a2 = a1 + 2 * s * m, *a3 = a2 + 2 * s * m;
+    float *b0 = y + 2 * s * (4 * p), *b1 = b0 + 2 * s, *b2 = b1 + 2 * s, *b3 = b2 + 2 * s;
+    for (int64_t q = 0; q < s; q++) {
+        float t0r = a0[2 * q] + a2[2 * q], t0i = a0[2 * q + 1] + a2[2 * q + 1];
+        float t1r = a0[2 * q] - a2[2 * q], t1i = a0[2 * q + 1] - a2[2 * q + 1];
+        float t2r = a1[2 * q] + a3[2 * q], t2i = a1[2 * q + 1] + a3[2 * q + 1];
+        float ur = a1[2 * q] - a3[2 * q], ui = a1[2 * q + 1] - a3[2 * q + 1];
+        float t3r = d * ui, t3i = -d * ur;   /* (a1 - a3) (-i d) */
+        b0[2 * q] = t0r + t2r; b0[2 * q + 1] = t0i + t2i;
+        float c2r = t0r - t2r, c2i = t0i - t2i, c1r = t1r + t3r, c1i = t1i + t3i, c3r = t1r - t3r, c3i = t1i - t3i;
+        b1[2 * q] = c1r * w1r - c1i * w1i; b1[2 * q + 1] = c1r * w1i + c1i * w1r;
+        b2[2 * q] = c2r * w2r - c2i * w2i; b2[2 * q + 1] = c2r * w2i + c2i * w2r;
+        b3[2 * q] = c3r * w3r - c3i * w3i; b3[2 * q + 1] = c3r * w3i + c3i * w3r;
+    }
+}
+TN__PLAIN_FN static void tn__fft_pass4_f32(int64_t s, int64_t m, const float *TN__RESTRICT x, float *TN__RESTRICT y, const float *TN__RESTRICT tw, float d) {
+    if (s == 1) for (int64_t p = 0; p < m; p++) tn__fft_r4_f32(1, m, p, x, y, tw, d);
+    else for (int64_t p = 0; p < m; p++) tn__fft_r4_f32(s, m, p, x, y, tw, d);
+}
+TN__PLAIN_FN static void tn__fft_pass3_f32(int64_t s, int64_t m, const float *TN__RESTRICT x, float *TN__RESTRICT y, const float *TN__RESTRICT tw, float d) {
+    const float h = (float)0.86602540378443864676372317075293618 * d;   /* sin(2 pi / 3) d */
+    for (int64_t p = 0; p < m; p++) {
+        const float *w = tw + 4 * p;
+        const float w1r = w[0], w1i = w[1], w2r = w[2], w2i = w[3];
+        const float *a0 = x + 2 * s * p, *a1 = a0 + 2 * s * m, *a2 = a1 + 2 * s * m;
+        float *b0 = y + 2 * s * (3 * p), *b1 = b0 + 2 * s, *b2 = b1 + 2 * s;
+        for (int64_t q = 0; q < s; q++) {
+            float t1r = a1[2 * q] + a2[2 * q], t1i = a1[2 * q + 1] + a2[2 * q + 1];
+            float t2r = a0[2 * q] - (float)0.5 * t1r, t2i = a0[2 * q + 1] - (float)0.5 * t1i;
+            float ur = a1[2 * q] - a2[2 * q], ui = a1[2 * q + 1] - a2[2 * q + 1];
+            float t3r = h * ui, t3i = -h * ur;
+            b0[2 * q] = a0[2 * q] + t1r; b0[2 * q + 1] = a0[2 * q + 1] + t1i;
+            float c1r = t2r + t3r, c1i = t2i + t3i, c2r = t2r - t3r, c2i = t2i - t3i;
+            b1[2 * q] = c1r * w1r - c1i * w1i; b1[2 * q + 1] = c1r * w1i + c1i * w1r;
+            b2[2 * q] = c2r * w2r - c2i * w2i; b2[2 * q + 1] = c2r * w2i + c2i * w2r;
+        }
+    }
+}
+TN__PLAIN_FN static void tn__fft_pass5_f32(int64_t s, int64_t m, const float *TN__RESTRICT x, float *TN__RESTRICT y, const float *TN__RESTRICT tw, float d) {
+    const float c1 = (float)0.30901699437494742410229341718281906, c2 = (float)-0.80901699437494742410229341718281906;
+    const float s1 = (float)0.95105651629515357211643933337938214 * d, s2 = (float)0.58778525229247312916870595463907277 * d;
+    for (int64_t p = 0; p < m; p++) {
+        const float *w = tw + 8 * p;
+        const float *a0 = x + 2 * s * p, *a1 = a0 + 2 * s * m, *a2 = a1 + 2 * s * m, *a3 = a2 + 2 * s * m, *a4 = a3 + 2 * s * m;
+        float *b0 = y + 2 * s * (5 * p), *b1 = b0 + 2 * s, *b2 = b1 + 2 * s, *b3 = b2 + 2 * s, *b4 = b3 + 2 * s;
+        const float w1r = w[0], w1i = w[1], w2r = w[2], w2i = w[3], w3r = w[4], w3i = w[5], w4r = w[6], w4i = w[7];
+        for (int64_t q = 0; q < s; q++) {
+            float x0r = a0[2 * q], x0i = a0[2 * q + 1];
+            float t1r = a1[2 * q] + a4[2 * q], t1i = a1[2 * q + 1] + a4[2 * q + 1];
+            float t2r = a2[2 * q] + a3[2 * q], t2i = a2[2 * q + 1] + a3[2 * q + 1];
+            float t3r = a1[2 * q] - a4[2 * q], t3i = a1[2 * q + 1] - a4[2 * q + 1];
+            float t4r = a2[2 * q] - a3[2 * q], t4i = a2[2 * q + 1] - a3[2 * q + 1];
+            b0[2 * q] = x0r + t1r + t2r; b0[2 * q + 1] = x0i + t1i + t2i;
+            float u1r = x0r + c1 * t1r + c2 * t2r, u1i = x0i + c1 * t1i + c2 * t2i;
+            float u2r = x0r + c2 * t1r + c1 * t2r, u2i = x0i + c2 * t1i + c1 * t2i;
+            float f1r = s1 * t3r + s2 * t4r, f1i = s1 * t3i + s2 * t4i;   /* v = -i f */
+            float f2r = s2 * t3r - s1 * t4r, f2i = s2 * t3i - s1 * t4i;
+            float c1r_ = u1r + f1i, c1i_ = u1i - f1r, c4r_ = u1r - f1i, c4i_ = u1i + f1r;
+            float c2r_ = u2r + f2i, c2i_ = u2i - f2r, c3r_ = u2r - f2i, c3i_ = u2i + f2r;
+            b1[2 * q] = c1r_ * w1r - c1i_ * w1i; b1[2 * q + 1] = c1r_ * w1i + c1i_ * w1r;
+            b2[2 * q] = c2r_ * w2r - c2i_ * w2i; b2[2 * q + 1] = c2r_ * w2i + c2i_ * w2r;
+            b3[2 * q] = c3r_ * w3r - c3i_ * w3i; b3[2 * q + 1] = c3r_ * w3i + c3i_ * w3r;
+            b4[2 * q] = c4r_ * w4r - c4i_ * w4i; b4[2 * q + 1] = c4r_ * w4i + c4i_ * w4r;
+        }
+    }
+}
+/* any odd radix r <= TN__FFT_GENERIC_MAX: the sums and differences of the pairs j, r - j */
+TN__PLAIN_FN static void tn__fft_passg_f32(int r, int64_t s, int64_t m, const float *TN__RESTRICT x, float *TN__RESTRICT y, const float *TN__RESTRICT tw, const float *TN__RESTRICT rt, float d) {
+    float sr[TN__FFT_GENERIC_MAX / 2 + 1], si[TN__FFT_GENERIC_MAX / 2 + 1], dr[TN__FFT_GENERIC_MAX / 2 + 1], di[TN__FFT_GENERIC_MAX / 2 + 1];
+    const int h = r / 2;
+    for (int64_t p = 0; p < m; p++) {
+        const float *w = tw + 2 * (r - 1) * p;
+        for (int64_t q = 0; q < s; q++) {
+            const float *a = x + 2 * (q + s * p);
+            float *b = y + 2 * (q + s * r * p);
+            const float x0r = a[0], x0i = a[1];
+            float b0r = x0r, b0i = x0i;
+            for (int j = 1; j <= h; j++) {
+                const float *u = a + 2 * s * m * j, *v = a + 2 * s * m * (r - j);
+                sr[j] = u[0] + v[0]; si[j] = u[1] + v[1]; dr[j] = u[0] - v[0]; di[j] = u[1] - v[1];
+                b0r += sr[j]; b0i += si[j];
+            }
+            b[0] = b0r; b[1] = b0i;
+            for (int k = 1; k <= h; k++) {
+                float er = x0r, ei = x0i, fr = 0, fi = 0;
+                int idx = 0;
+                for (int j = 1; j <= h; j++) {
+                    idx += k; if (idx >= r) idx -= r;
+                    const float c = rt[2 * idx], sn = rt[2 * idx + 1];
+                    er += c * sr[j]; ei += c * si[j]; fr += sn * dr[j]; fi += sn * di[j];
+                }
+                /* b_k = e - i d f, b_(r-k) = e + i d f */
+                float pr = er + d * fi, pi_ = ei - d * fr, nr = er - d * fi, ni = ei + d * fr;
+                const float *wk = w + 2 * (k - 1), *wn = w + 2 * (r - k - 1);
+                float *bk = b + 2 * s * k, *bn = b + 2 * s * (r - k);
+                bk[0] = pr * wk[0] - pi_ * wk[1]; bk[1] = pr * wk[1] + pi_ * wk[0];
+                bn[0] = nr * wn[0] - ni * wn[1]; bn[1] = nr * wn[1] + ni * wn[0];
+            }
+        }
+    }
+}
+/* the passes of a Stockham plan over V lines interleaved (element i of line v at i V + v:
+   the passes start at stride V, so the innermost loops run over the lines): in (n V complex)
+   to out, through the scratch w (2 n V complex); in may be out, or w + 2 n V */
+TN__PLAIN_FN static void tn__fft_stockham_f32(const tn__fft_plan *pl, const float *in, float *out, float *w, int64_t V) {
+    const int64_t n = pl->n, N = n * V;
+    const float d = pl->kind == TN__FFT_BWD ? (float)-1 : (float)1;
+    if (pl->nf == 0) { if (out != in) memcpy(out, in, (size_t)N * 2 * sizeof(float)); return; }
+    float *buf[2] = {w, w + 2 * N};
+    if (in == buf[0]) { buf[0] = w + 2 * N; buf[1] = w; }
+    int64_t s = V;
+    const float *src = in;
+    for (int k = 0; k < pl->nf; k++) {
+        const int r = pl->fac[k];
+        const int64_t m = N / (s * r);
+        float *dst = k == pl->nf - 1 && out != in ? out : buf[k & 1];
+        if (dst == src) dst = buf[(k + 1) & 1];
+        const float *tw = (const float *)pl->tw + pl->twoff[k];
+        switch (r) {
+        case 2: tn__fft_pass2_f32(s, m, src, dst, tw); break;
+        case 3: tn__fft_pass3_f32(s, m, src, dst, tw, d); break;
+        case 4: tn__fft_pass4_f32(s, m, src, dst, tw, d); break;
+        case 5: tn__fft_pass5_f32(s, m, src, dst, tw, d); break;
+        default: tn__fft_passg_f32(r, s, m, src, dst, tw, (const float *)pl->rt + pl->rtoff[k], d); break;
+        }
+        src = dst;
+        s *= r;
+    }
+    if (src != out) memcpy(out, src, (size_t)N * 2 * sizeof(float));
+}
+/* TN__FFT_PASSES(double, f64, TN__PLAIN_FN): the template in src/ops/fft.c */
+TN__PLAIN_FN static void tn__fft_pass2_f64(int64_t s, int64_t m, const double *TN__RESTRICT x, double *TN__RESTRICT y, const double *TN__RESTRICT tw) {
+    for (int64_t p = 0; p < m; p++) {
+        const double wr = tw[2 * p], wi = tw[2 * p + 1];
+        const double *a0 = x + 2 * s * p, *a1 = a0 + 2 * s * m;
+        double *b0 = y + 2 * s * (2 * p), *b1 = b0 + 2 * s;
+        for (int64_t q = 0; q < s; q++) {
+            double ar = a0[2 * q], ai = a0[2 * q + 1], br = a1[2 * q], bi = a1[2 * q + 1];
+            b0[2 * q] = ar + br; b0[2 * q + 1] = ai + bi;
+            double dr = ar - br, di = ai - bi;
+            b1[2 * q] = dr * wr - di * wi; b1[2 * q + 1] = dr * wi + di * wr;
+        }
+    }
+}
+TN__PLAIN_FN static inline void tn__fft_r4_f64(int64_t s, int64_t m, int64_t p, const double *TN__RESTRICT x, double *TN__RESTRICT y, const double *TN__RESTRICT tw, double d) {
+    const double *w = tw + 6 * p;
+    const double w1r = w[0], w1i = w[1], w2r = w[2], w2i = w[3], w3r = w[4], w3i = w[5];
+    const double *a0 = x + 2 * s * p, *a1 = a0 + 2 * s * m, *a2 = a1 + 2 * s * m, *a3 = a2 + 2 * s * m;
+    double *b0 = y + 2 * s * (4 * p), *b1 = b0 + 2 * s, *b2 = b1 + 2 * s, *b3 = b2 + 2 * s;
+    for (int64_t q = 0; q < s; q++) {
+        double t0r = a0[2 * q] + a2[2 * q], t0i = a0[2 * q + 1] + a2[2 * q + 1];
+        double t1r = a0[2 * q] - a2[2 * q], t1i = a0[2 * q + 1] - a2[2 * q + 1];
+        double t2r = a1[2 * q] + a3[2 * q], t2i = a1[2 * q + 1] + a3[2 * q + 1];
+        double ur = a1[2 * q] - a3[2 * q], ui = a1[2 * q + 1] - a3[2 * q + 1];
+        double t3r = d * ui, t3i = -d * ur;   /* (a1 - a3) (-i d) */
+        b0[2 * q] = t0r + t2r; b0[2 * q + 1] = t0i + t2i;
+        double c2r = t0r - t2r, c2i = t0i - t2i, c1r = t1r + t3r, c1i = t1i + t3i, c3r = t1r - t3r, c3i = t1i - t3i;
+        b1[2 * q] = c1r * w1r - c1i * w1i; b1[2 * q + 1] = c1r * w1i + c1i * w1r;
+        b2[2 * q] = c2r * w2r - c2i * w2i; b2[2 * q + 1] = c2r * w2i + c2i * w2r;
+        b3[2 * q] = c3r * w3r - c3i * w3i; b3[2 * q + 1] = c3r * w3i + c3i * w3r;
+    }
+}
+TN__PLAIN_FN static void tn__fft_pass4_f64(int64_t s, int64_t m, const double *TN__RESTRICT x, double *TN__RESTRICT y, const double *TN__RESTRICT tw, double d) {
+    if (s == 1) for (int64_t p = 0; p < m; p++) tn__fft_r4_f64(1, m, p, x, y, tw, d);
+    else for (int64_t p = 0; p < m; p++) tn__fft_r4_f64(s, m, p, x, y, tw, d);
+}
+TN__PLAIN_FN static void tn__fft_pass3_f64(int64_t s, int64_t m, const double *TN__RESTRICT x, double *TN__RESTRICT y, const double *TN__RESTRICT tw, double d) {
+    const double h = (double)0.86602540378443864676372317075293618 * d;   /* sin(2 pi / 3) d */
+    for (int64_t p = 0; p < m; p++) {
+        const double *w = tw + 4 * p;
+        const double w1r = w[0], w1i = w[1], w2r = w[2], w2i = w[3];
+        const double *a0 = x + 2 * s * p, *a1 = a0 + 2 * s * m, *a2 = a1 + 2 * s * m;
+        double *b0 = y + 2 * s * (3 * p), *b1 = b0 + 2 * s, *b2 = b1 + 2 * s;
+        for (int64_t q = 0; q < s; q++) {
+            double t1r = a1[2 * q] + a2[2 * q], t1i = a1[2 * q + 1] + a2[2 * q + 1];
+            double t2r = a0[2 * q] - (double)0.5 * t1r, t2i = a0[2 * q + 1] - (double)0.5 * t1i;
+            double ur = a1[2 * q] - a2[2 * q], ui = a1[2 * q + 1] - a2[2 * q + 1];
+            double t3r = h * ui, t3i = -h * ur;
+            b0[2 * q] = a0[2 * q] + t1r; b0[2 * q + 1] = a0[2 * q + 1] + t1i;
+            double c1r = t2r + t3r, c1i = t2i + t3i, c2r = t2r - t3r, c2i = t2i - t3i;
+            b1[2 * q] = c1r * w1r - c1i * w1i; b1[2 * q + 1] = c1r * w1i + c1i * w1r;
+            b2[2 * q] = c2r * w2r - c2i * w2i; b2[2 * q + 1] = c2r * w2i + c2i * w2r;
+        }
+    }
+}
+TN__PLAIN_FN static void tn__fft_pass5_f64(int64_t s, int64_t m, const double *TN__RESTRICT x, double *TN__RESTRICT y, const double *TN__RESTRICT tw, double d) {
+    const double c1 = (double)0.30901699437494742410229341718281906, c2 = (double)-0.80901699437494742410229341718281906;
+    const double s1 = (double)0.95105651629515357211643933337938214 * d, s2 = (double)0.58778525229247312916870595463907277 * d;
+    for (int64_t p = 0; p < m; p++) {
+        const double *w = tw + 8 * p;
+        const double *a0 = x + 2 * s * p, *a1 = a0 + 2 * s * m, *a2 = a1 + 2 * s * m, *a3 = a2 + 2 * s * m, *a4 = a3 + 2 * s * m;
+        double *b0 = y + 2 * s * (5 * p), *b1 = b0 + 2 * s, *b2 = b1 + 2 * s, *b3 = b2 + 2 * s, *b4 = b3 + 2 * s;
+        const double w1r = w[0], w1i = w[1], w2r = w[2], w2i = w[3], w3r = w[4], w3i = w[5], w4r = w[6], w4i = w[7];
+        for (int64_t q = 0; q < s; q++) {
+            double x0r = a0[2 * q], x0i = a0[2 * q + 1];
+            double t1r = a1[2 * q] + a4[2 * q], t1i = a1[2 * q + 1] + a4[2 * q + 1];
+            double t2r = a2[2 * q] + a3[2 * q], t2i = a2[2 * q + 1] + a3[2 * q + 1];
+            double t3r = a1[2 * q] - a4[2 * q], t3i = a1[2 * q + 1] - a4[2 * q + 1];
+            double t4r = a2[2 * q] - a3[2 * q], t4i = a2[2 * q + 1] - a3[2 * q + 1];
+            b0[2 * q] = x0r + t1r + t2r; b0[2 * q + 1] = x0i + t1i + t2i;
+            double u1r = x0r + c1 * t1r + c2 * t2r, u1i = x0i + c1 * t1i + c2 * t2i;
+            double u2r = x0r + c2 * t1r + c1 * t2r, u2i = x0i + c2 * t1i + c1 * t2i;
+            double f1r = s1 * t3r + s2 * t4r, f1i = s1 * t3i + s2 * t4i;   /* v = -i f */
+            double f2r = s2 * t3r - s1 * t4r, f2i = s2 * t3i - s1 * t4i;
+            double c1r_ = u1r + f1i, c1i_ = u1i - f1r, c4r_ = u1r - f1i, c4i_ = u1i + f1r;
+            double c2r_ = u2r + f2i, c2i_ = u2i - f2r, c3r_ = u2r - f2i, c3i_ = u2i + f2r;
+            b1[2 * q] = c1r_ * w1r - c1i_ * w1i; b1[2 * q + 1] = c1r_ * w1i + c1i_ * w1r;
+            b2[2 * q] = c2r_ * w2r - c2i_ * w2i; b2[2 * q + 1] = c2r_ * w2i + c2i_ * w2r;
+            b3[2 * q] = c3r_ * w3r - c3i_ * w3i; b3[2 * q + 1] = c3r_ * w3i + c3i_ * w3r;
+            b4[2 * q] = c4r_ * w4r - c4i_ * w4i; b4[2 * q + 1] = c4r_ * w4i + c4i_ * w4r;
+        }
+    }
+}
+/* any odd radix r <= TN__FFT_GENERIC_MAX: the sums and differences of the pairs j, r - j */
+TN__PLAIN_FN static void tn__fft_passg_f64(int r, int64_t s, int64_t m, const double *TN__RESTRICT x, double *TN__RESTRICT y, const double *TN__RESTRICT tw, const double *TN__RESTRICT rt, double d) {
+    double sr[TN__FFT_GENERIC_MAX / 2 + 1], si[TN__FFT_GENERIC_MAX / 2 + 1], dr[TN__FFT_GENERIC_MAX / 2 + 1], di[TN__FFT_GENERIC_MAX / 2 + 1];
+    const int h = r / 2;
+    for (int64_t p = 0; p < m; p++) {
+        const double *w = tw + 2 * (r - 1) * p;
+        for (int64_t q = 0; q < s; q++) {
+            const double *a = x + 2 * (q + s * p);
+            double *b = y + 2 * (q + s * r * p);
+            const double x0r = a[0], x0i = a[1];
+            double b0r = x0r, b0i = x0i;
+            for (int j = 1; j <= h; j++) {
+                const double *u = a + 2 * s * m * j, *v = a + 2 * s * m * (r - j);
+                sr[j] = u[0] + v[0]; si[j] = u[1] + v[1]; dr[j] = u[0] - v[0]; di[j] = u[1] - v[1];
+                b0r += sr[j]; b0i += si[j];
+            }
+            b[0] = b0r; b[1] = b0i;
+            for (int k = 1; k <= h; k++) {
+                double er = x0r, ei = x0i, fr = 0, fi = 0;
+                int idx = 0;
+                for (int j = 1; j <= h; j++) {
+                    idx += k; if (idx >= r) idx -= r;
+                    const double c = rt[2 * idx], sn = rt[2 * idx + 1];
+                    er += c * sr[j]; ei += c * si[j]; fr += sn * dr[j]; fi += sn * di[j];
+                }
+                /* b_k = e - i d f, b_(r-k) = e + i d f */
+                double pr = er + d * fi, pi_ = ei - d * fr, nr = er - d * fi, ni = ei + d * fr;
+                const double *wk = w + 2 * (k - 1), *wn = w + 2 * (r - k - 1);
+                double *bk = b + 2 * s * k, *bn = b + 2 * s * (r - k);
+                bk[0] = pr * wk[0] - pi_ * wk[1]; bk[1] = pr * wk[1] + pi_ * wk[0];
+                bn[0] = nr * wn[0] - ni * wn[1]; bn[1] = nr * wn[1] + ni * wn[0];
+            }
+        }
+    }
+}
+/* the passes of a Stockham plan over V lines interleaved (element i of line v at i V + v:
+   the passes start at stride V, so the innermost loops run over the lines): in (n V complex)
+   to out, through the scratch w (2 n V complex); in may be out, or w + 2 n V */
+TN__PLAIN_FN static void tn__fft_stockham_f64(const tn__fft_plan *pl, const double *in, double *out, double *w, int64_t V) {
+    const int64_t n = pl->n, N = n * V;
+    const double d = pl->kind == TN__FFT_BWD ? (double)-1 : (double)1;
+    if (pl->nf == 0) { if (out != in) memcpy(out, in, (size_t)N * 2 * sizeof(double)); return; }
+    double *buf[2] = {w, w + 2 * N};
+    if (in == buf[0]) { buf[0] = w + 2 * N; buf[1] = w; }
+    int64_t s = V;
+    const double *src = in;
+    for (int k = 0; k < pl->nf; k++) {
+        const int r = pl->fac[k];
+        const int64_t m = N / (s * r);
+        double *dst = k == pl->nf - 1 && out != in ? out : buf[k & 1];
+        if (dst == src) dst = buf[(k + 1) & 1];
+        const double *tw = (const double *)pl->tw + pl->twoff[k];
+        switch (r) {
+        case 2: tn__fft_pass2_f64(s, m, src, dst, tw); break;
+        case 3: tn__fft_pass3_f64(s, m, src, dst, tw, d); break;
+        case 4: tn__fft_pass4_f64(s, m, src, dst, tw, d); break;
+        case 5: tn__fft_pass5_f64(s, m, src, dst, tw, d); break;
+        default: tn__fft_passg_f64(r, s, m, src, dst, tw, (const double *)pl->rt + pl->rtoff[k], d); break;
+        }
+        src = dst;
+        s *= r;
+    }
+    if (src != out) memcpy(out, src, (size_t)N * 2 * sizeof(double));
+}
 #ifdef TN__AVX512_FN
-TN__FFT_PASSES(float, f32x, TN__AVX512_FN)
-TN__FFT_PASSES(double, f64x, TN__AVX512_FN)
+/* TN__FFT_PASSES(float, f32x, TN__AVX512_FN): the template in src/ops/fft.c */
+TN__AVX512_FN static void tn__fft_pass2_f32x(int64_t s, int64_t m, const float *TN__RESTRICT x, float *TN__RESTRICT y, const float *TN__RESTRICT tw) {
+    for (int64_t p = 0; p < m; p++) {
+        const float wr = tw[2 * p], wi = tw[2 * p + 1];
+        const float *a0 = x + 2 * s * p, *a1 = a0 + 2 * s * m;
+        float *b0 = y + 2 * s * (2 * p), *b1 = b0 + 2 * s;
+        for (int64_t q = 0; q < s; q++) {
+            float ar = a0[2 * q], ai = a0[2 * q + 1], br = a1[2 * q], bi = a1[2 * q + 1];
+            b0[2 * q] = ar + br; b0[2 * q + 1] = ai + bi;
+            float dr = ar - br, di = ai - bi;
+            b1[2 * q] = dr * wr - di * wi; b1[2 * q + 1] = dr * wi + di * wr;
+        }
+    }
+}
+TN__AVX512_FN static inline void tn__fft_r4_f32x(int64_t s, int64_t m, int64_t p, const float *TN__RESTRICT x, float *TN__RESTRICT y, const float *TN__RESTRICT tw, float d) {
+    const float *w = tw + 6 * p;
+    const float w1r = w[0], w1i = w[1], w2r = w[2], w2i = w[3], w3r = w[4], w3i = w[5];
+    const float *a0 = x + 2 * s * p, *a1 = a0 + 2 * s * m, *a2 = a1 + 2 * s * m, *a3 = a2 + 2 * s * m;
+    float *b0 = y + 2 * s * (4 * p), *b1 = b0 + 2 * s, *b2 = b1 + 2 * s, *b3 = b2 + 2 * s;
+    for (int64_t q = 0; q < s; q++) {
+        float t0r = a0[2 * q] + a2[2 * q], t0i = a0[2 * q + 1] + a2[2 * q + 1];
+        float t1r = a0[2 * q] - a2[2 * q], t1i = a0[2 * q + 1] - a2[2 * q + 1];
+        float t2r = a1[2 * q] + a3[2 * q], t2i = a1[2 * q + 1] + a3[2 * q + 1];
+        float ur = a1[2 * q] - a3[2 * q], ui = a1[2 * q + 1] - a3[2 * q + 1];
+        float t3r = d * ui, t3i = -d * ur;   /* (a1 - a3) (-i d) */
+        b0[2 * q] = t0r + t2r; b0[2 * q + 1] = t0i + t2i;
+        float c2r = t0r - t2r, c2i = t0i - t2i, c1r = t1r + t3r, c1i = t1i + t3i, c3r = t1r - t3r, c3i = t1i - t3i;
+        b1[2 * q] = c1r * w1r - c1i * w1i; b1[2 * q + 1] = c1r * w1i + c1i * w1r;
+        b2[2 * q] = c2r * w2r - c2i * w2i; b2[2 * q + 1] = c2r * w2i + c2i * w2r;
+        b3[2 * q] = c3r * w3r - c3i * w3i; b3[2 * q + 1] = c3r * w3i + c3i * w3r;
+    }
+}
+TN__AVX512_FN static void tn__fft_pass4_f32x(int64_t s, int64_t m, const float *TN__RESTRICT x, float *TN__RESTRICT y, const float *TN__RESTRICT tw, float d) {
+    if (s == 1) for (int64_t p = 0; p < m; p++) tn__fft_r4_f32x(1, m, p, x, y, tw, d);
+    else for (int64_t p = 0; p < m; p++) tn__fft_r4_f32x(s, m, p, x, y, tw, d);
+}
+TN__AVX512_FN static void tn__fft_pass3_f32x(int64_t s, int64_t m, const float *TN__RESTRICT x, float *TN__RESTRICT y, const float *TN__RESTRICT tw, float d) {
+    const float h = (float)0.86602540378443864676372317075293618 * d;   /* sin(2 pi / 3) d */
+    for (int64_t p = 0; p < m; p++) {
+        const float *w = tw + 4 * p;
+        const float w1r = w[0], w1i = w[1], w2r = w[2], w2i = w[3];
+        const float *a0 = x + 2 * s * p, *a1 = a0 + 2 * s * m, *a2 = a1 + 2 * s * m;
+        float *b0 = y + 2 * s * (3 * p), *b1 = b0 + 2 * s, *b2 = b1 + 2 * s;
+        for (int64_t q = 0; q < s; q++) {
+            float t1r = a1[2 * q] + a2[2 * q], t1i = a1[2 * q + 1] + a2[2 * q + 1];
+            float t2r = a0[2 * q] - (float)0.5 * t1r, t2i = a0[2 * q + 1] - (float)0.5 * t1i;
+            float ur = a1[2 * q] - a2[2 * q], ui = a1[2 * q + 1] - a2[2 * q + 1];
+            float t3r = h * ui, t3i = -h * ur;
+            b0[2 * q] = a0[2 * q] + t1r; b0[2 * q + 1] = a0[2 * q + 1] + t1i;
+            float c1r = t2r + t3r, c1i = t2i + t3i, c2r = t2r - t3r, c2i = t2i - t3i;
+            b1[2 * q] = c1r * w1r - c1i * w1i; b1[2 * q + 1] = c1r * w1i + c1i * w1r;
+            b2[2 * q] = c2r * w2r - c2i * w2i; b2[2 * q + 1] = c2r * w2i + c2i * w2r;
+        }
+    }
+}
+TN__AVX512_FN static void tn__fft_pass5_f32x(int64_t s, int64_t m, const float *TN__RESTRICT x, float *TN__RESTRICT y, const float *TN__RESTRICT tw, float d) {
+    const float c1 = (float)0.30901699437494742410229341718281906, c2 = (float)-0.80901699437494742410229341718281906;
+    const float s1 = (float)0.95105651629515357211643933337938214 * d, s2 = (float)0.58778525229247312916870595463907277 * d;
+    for (int64_t p = 0; p < m; p++) {
+        const float *w = tw + 8 * p;
+        const float *a0 = x + 2 * s * p, *a1 = a0 + 2 * s * m, *a2 = a1 + 2 * s * m, *a3 = a2 + 2 * s * m, *a4 = a3 + 2 * s * m;
+        float *b0 = y + 2 * s * (5 * p), *b1 = b0 + 2 * s, *b2 = b1 + 2 * s, *b3 = b2 + 2 * s, *b4 = b3 + 2 * s;
+        const float w1r = w[0], w1i = w[1], w2r = w[2], w2i = w[3], w3r = w[4], w3i = w[5], w4r = w[6], w4i = w[7];
+        for (int64_t q = 0; q < s; q++) {
+            float x0r = a0[2 * q], x0i = a0[2 * q + 1];
+            float t1r = a1[2 * q] + a4[2 * q], t1i = a1[2 * q + 1] + a4[2 * q + 1];
+            float t2r = a2[2 * q] + a3[2 * q], t2i = a2[2 * q + 1] + a3[2 * q + 1];
+            float t3r = a1[2 * q] - a4[2 * q], t3i = a1[2 * q + 1] - a4[2 * q + 1];
+            float t4r = a2[2 * q] - a3[2 * q], t4i = a2[2 * q + 1] - a3[2 * q + 1];
+            b0[2 * q] = x0r + t1r + t2r; b0[2 * q + 1] = x0i + t1i + t2i;
+            float u1r = x0r + c1 * t1r + c2 * t2r, u1i = x0i + c1 * t1i + c2 * t2i;
+            float u2r = x0r + c2 * t1r + c1 * t2r, u2i = x0i + c2 * t1i + c1 * t2i;
+            float f1r = s1 * t3r + s2 * t4r, f1i = s1 * t3i + s2 * t4i;   /* v = -i f */
+            float f2r = s2 * t3r - s1 * t4r, f2i = s2 * t3i - s1 * t4i;
+            float c1r_ = u1r + f1i, c1i_ = u1i - f1r, c4r_ = u1r - f1i, c4i_ = u1i + f1r;
+            float c2r_ = u2r + f2i, c2i_ = u2i - f2r, c3r_ = u2r - f2i, c3i_ = u2i + f2r;
+            b1[2 * q] = c1r_ * w1r - c1i_ * w1i; b1[2 * q + 1] = c1r_ * w1i + c1i_ * w1r;
+            b2[2 * q] = c2r_ * w2r - c2i_ * w2i; b2[2 * q + 1] = c2r_ * w2i + c2i_ * w2r;
+            b3[2 * q] = c3r_ * w3r - c3i_ * w3i; b3[2 * q + 1] = c3r_ * w3i + c3i_ * w3r;
+            b4[2 * q] = c4r_ * w4r - c4i_ * w4i; b4[2 * q + 1] = c4r_ * w4i + c4i_ * w4r;
+        }
+    }
+}
+/* any odd radix r <= TN__FFT_GENERIC_MAX: the sums and differences of the pairs j, r - j */
+TN__AVX512_FN static void tn__fft_passg_f32x(int r, int64_t s, int64_t m, const float *TN__RESTRICT x, float *TN__RESTRICT y, const float *TN__RESTRICT tw, const float *TN__RESTRICT rt, float d) {
+    float sr[TN__FFT_GENERIC_MAX / 2 + 1], si[TN__FFT_GENERIC_MAX / 2 + 1], dr[TN__FFT_GENERIC_MAX / 2 + 1], di[TN__FFT_GENERIC_MAX / 2 + 1];
+    const int h = r / 2;
+    for (int64_t p = 0; p < m; p++) {
+        const float *w = tw + 2 * (r - 1) * p;
+        for (int64_t q = 0; q < s; q++) {
+            const float *a = x + 2 * (q + s * p);
+            float *b = y + 2 * (q + s * r * p);
+            const float x0r = a[0], x0i = a[1];
+            float b0r = x0r, b0i = x0i;
+            for (int j = 1; j <= h; j++) {
+                const float *u = a + 2 * s * m * j, *v = a + 2 * s * m * (r - j);
+                sr[j] = u[0] + v[0]; si[j] = u[1] + v[1]; dr[j] = u[0] - v[0]; di[j] = u[1] - v[1];
+                b0r += sr[j]; b0i += si[j];
+            }
+            b[0] = b0r; b[1] = b0i;
+            for (int k = 1; k <= h; k++) {
+                float er = x0r, ei = x0i, fr = 0, fi = 0;
+                int idx = 0;
+                for (int j = 1; j <= h; j++) {
+                    idx += k; if (idx >= r) idx -= r;
+                    const float c = rt[2 * idx], sn = rt[2 * idx + 1];
+                    er += c * sr[j]; ei += c * si[j]; fr += sn * dr[j]; fi += sn * di[j];
+                }
+                /* b_k = e - i d f, b_(r-k) = e + i d f */
+                float pr = er + d * fi, pi_ = ei - d * fr, nr = er - d * fi, ni = ei + d * fr;
+                const float *wk = w + 2 * (k - 1), *wn = w + 2 * (r - k - 1);
+                float *bk = b + 2 * s * k, *bn = b + 2 * s * (r - k);
+                bk[0] = pr * wk[0] - pi_ * wk[1]; bk[1] = pr * wk[1] + pi_ * wk[0];
+                bn[0] = nr * wn[0] - ni * wn[1]; bn[1] = nr * wn[1] + ni * wn[0];
+            }
+        }
+    }
+}
+/* the passes of a Stockham plan over V lines interleaved (element i of line v at i V + v:
+   the passes start at stride V, so the innermost loops run over the lines): in (n V complex)
+   to out, through the scratch w (2 n V complex); in may be out, or w + 2 n V */
+TN__AVX512_FN static void tn__fft_stockham_f32x(const tn__fft_plan *pl, const float *in, float *out, float *w, int64_t V) {
+    const int64_t n = pl->n, N = n * V;
+    const float d = pl->kind == TN__FFT_BWD ? (float)-1 : (float)1;
+    if (pl->nf == 0) { if (out != in) memcpy(out, in, (size_t)N * 2 * sizeof(float)); return; }
+    float *buf[2] = {w, w + 2 * N};
+    if (in == buf[0]) { buf[0] = w + 2 * N; buf[1] = w; }
+    int64_t s = V;
+    const float *src = in;
+    for (int k = 0; k < pl->nf; k++) {
+        const int r = pl->fac[k];
+        const int64_t m = N / (s * r);
+        float *dst = k == pl->nf - 1 && out != in ? out : buf[k & 1];
+        if (dst == src) dst = buf[(k + 1) & 1];
+        const float *tw = (const float *)pl->tw + pl->twoff[k];
+        switch (r) {
+        case 2: tn__fft_pass2_f32x(s, m, src, dst, tw); break;
+        case 3: tn__fft_pass3_f32x(s, m, src, dst, tw, d); break;
+        case 4: tn__fft_pass4_f32x(s, m, src, dst, tw, d); break;
+        case 5: tn__fft_pass5_f32x(s, m, src, dst, tw, d); break;
+        default: tn__fft_passg_f32x(r, s, m, src, dst, tw, (const float *)pl->rt + pl->rtoff[k], d); break;
+        }
+        src = dst;
+        s *= r;
+    }
+    if (src != out) memcpy(out, src, (size_t)N * 2 * sizeof(float));
+}
+/* TN__FFT_PASSES(double, f64x, TN__AVX512_FN): the template in src/ops/fft.c */
+TN__AVX512_FN static void tn__fft_pass2_f64x(int64_t s, int64_t m, const double *TN__RESTRICT x, double *TN__RESTRICT y, const double *TN__RESTRICT tw) {
+    for (int64_t p = 0; p < m; p++) {
+        const double wr = tw[2 * p], wi = tw[2 * p + 1];
+        const double *a0 = x + 2 * s * p, *a1 = a0 + 2 * s * m;
+        double *b0 = y + 2 * s * (2 * p), *b1 = b0 + 2 * s;
+        for (int64_t q = 0; q < s; q++) {
+            double ar = a0[2 * q], ai = a0[2 * q + 1], br = a1[2 * q], bi = a1[2 * q + 1];
+            b0[2 * q] = ar + br; b0[2 * q + 1] = ai + bi;
+            double dr = ar - br, di = ai - bi;
+            b1[2 * q] = dr * wr - di * wi; b1[2 * q + 1] = dr * wi + di * wr;
+        }
+    }
+}
+TN__AVX512_FN static inline void tn__fft_r4_f64x(int64_t s, int64_t m, int64_t p, const double *TN__RESTRICT x, double *TN__RESTRICT y, const double *TN__RESTRICT tw, double d) {
+    const double *w = tw + 6 * p;
+    const double w1r = w[0], w1i = w[1], w2r = w[2], w2i = w[3], w3r = w[4], w3i = w[5];
+    const double *a0 = x + 2 * s * p, *a1 = a0 + 2 * s * m, *a2 = a1 + 2 * s * m, *a3 = a2 + 2 * s * m;
+    double *b0 = y + 2 * s * (4 * p), *b1 = b0 + 2 * s, *b2 = b1 + 2 * s, *b3 = b2 + 2 * s;
+    for (int64_t q = 0; q < s; q++) {
+        double t0r = a0[2 * q] + a2[2 * q], t0i = a0[2 * q + 1] + a2[2 * q + 1];
+        double t1r = a0[2 * q] - a2[2 * q], t1i = a0[2 * q + 1] - a2[2 * q + 1];
+        double t2r = a1[2 * q] + a3[2 * q], t2i = a1[2 * q + 1] + a3[2 * q + 1];
+        double ur = a1[2 * q] - a3[2 * q], ui = a1[2 * q + 1] - a3[2 * q + 1];
+        double t3r = d * ui, t3i = -d * ur;   /* (a1 - a3) (-i d) */
+        b0[2 * q] = t0r + t2r; b0[2 * q + 1] = t0i + t2i;
+        double c2r = t0r - t2r, c2i = t0i - t2i, c1r = t1r + t3r, c1i = t1i + t3i, c3r = t1r - t3r, c3i = t1i - t3i;
+        b1[2 * q] = c1r * w1r - c1i * w1i; b1[2 * q + 1] = c1r * w1i + c1i * w1r;
+        b2[2 * q] = c2r * w2r - c2i * w2i; b2[2 * q + 1] = c2r * w2i + c2i * w2r;
+        b3[2 * q] = c3r * w3r - c3i * w3i; b3[2 * q + 1] = c3r * w3i + c3i * w3r;
+    }
+}
+TN__AVX512_FN static void tn__fft_pass4_f64x(int64_t s, int64_t m, const double *TN__RESTRICT x, double *TN__RESTRICT y, const double *TN__RESTRICT tw, double d) {
+    if (s == 1) for (int64_t p = 0; p < m; p++) tn__fft_r4_f64x(1, m, p, x, y, tw, d);
+    else for (int64_t p = 0; p < m; p++) tn__fft_r4_f64x(s, m, p, x, y, tw, d);
+}
+TN__AVX512_FN static void tn__fft_pass3_f64x(int64_t s, int64_t m, const double *TN__RESTRICT x, double *TN__RESTRICT y, const double *TN__RESTRICT tw, double d) {
+    const double h = (double)0.86602540378443864676372317075293618 * d;   /* sin(2 pi / 3) d */
+    for (int64_t p = 0; p < m; p++) {
+        const double *w = tw + 4 * p;
+        const double w1r = w[0], w1i = w[1], w2r = w[2], w2i = w[3];
+        const double *a0 = x + 2 * s * p, *a1 = a0 + 2 * s * m, *a2 = a1 + 2 * s * m;
+        double *b0 = y + 2 * s * (3 * p), *b1 = b0 + 2 * s, *b2 = b1 + 2 * s;
+        for (int64_t q = 0; q < s; q++) {
+            double t1r = a1[2 * q] + a2[2 * q], t1i = a1[2 * q + 1] + a2[2 * q + 1];
+            double t2r = a0[2 * q] - (double)0.5 * t1r, t2i = a0[2 * q + 1] - (double)0.5 * t1i;
+            double ur = a1[2 * q] - a2[2 * q], ui = a1[2 * q + 1] - a2[2 * q + 1];
+            double t3r = h * ui, t3i = -h * ur;
+            b0[2 * q] = a0[2 * q] + t1r; b0[2 * q + 1] = a0[2 * q + 1] + t1i;
+            double c1r = t2r + t3r, c1i = t2i + t3i, c2r = t2r - t3r, c2i = t2i - t3i;
+            b1[2 * q] = c1r * w1r - c1i * w1i; b1[2 * q + 1] = c1r * w1i + c1i * w1r;
+            b2[2 * q] = c2r * w2r - c2i * w2i; b2[2 * q + 1] = c2r * w2i + c2i * w2r;
+        }
+    }
+}
+TN__AVX512_FN static void tn__fft_pass5_f64x(int64_t s, int64_t m, const double *TN__RESTRICT x, double *TN__RESTRICT y, const double *TN__RESTRICT tw, double d) {
+    const double c1 = (double)0.30901699437494742410229341718281906, c2 = (double)-0.80901699437494742410229341718281906;
+    const double s1 = (double)0.95105651629515357211643933337938214 * d, s2 = (double)0.58778525229247312916870595463907277 * d;
+    for (int64_t p = 0; p < m; p++) {
+        const double *w = tw + 8 * p;
+        const double *a0 = x + 2 * s * p, *a1 = a0 + 2 * s * m, *a2 = a1 + 2 * s * m, *a3 = a2 + 2 * s * m, *a4 = a3 + 2 * s * m;
+        double *b0 = y + 2 * s * (5 * p), *b1 = b0 + 2 * s, *b2 = b1 + 2 * s, *b3 = b2 + 2 * s, *b4 = b3 + 2 * s;
+        const double w1r = w[0], w1i = w[1], w2r = w[2], w2i = w[3], w3r = w[4], w3i = w[5], w4r = w[6], w4i = w[7];
+        for (int64_t q = 0; q < s; q++) {
+            double x0r = a0[2 * q], x0i = a0[2 * q + 1];
+            double t1r = a1[2 * q] + a4[2 * q], t1i = a1[2 * q + 1] + a4[2 * q + 1];
+            double t2r = a2[2 * q] + a3[2 * q], t2i = a2[2 * q + 1] + a3[2 * q + 1];
+            double t3r = a1[2 * q] - a4[2 * q], t3i = a1[2 * q + 1] - a4[2 * q + 1];
+            double t4r = a2[2 * q] - a3[2 * q], t4i = a2[2 * q + 1] - a3[2 * q + 1];
+            b0[2 * q] = x0r + t1r + t2r; b0[2 * q + 1] = x0i + t1i + t2i;
+            double u1r = x0r + c1 * t1r + c2 * t2r, u1i = x0i + c1 * t1i + c2 * t2i;
+            double u2r = x0r + c2 * t1r + c1 * t2r, u2i = x0i + c2 * t1i + c1 * t2i;
+            double f1r = s1 * t3r + s2 * t4r, f1i = s1 * t3i + s2 * t4i;   /* v = -i f */
+            double f2r = s2 * t3r - s1 * t4r, f2i = s2 * t3i - s1 * t4i;
+            double c1r_ = u1r + f1i, c1i_ = u1i - f1r, c4r_ = u1r - f1i, c4i_ = u1i + f1r;
+            double c2r_ = u2r + f2i, c2i_ = u2i - f2r, c3r_ = u2r - f2i, c3i_ = u2i + f2r;
+            b1[2 * q] = c1r_ * w1r - c1i_ * w1i; b1[2 * q + 1] = c1r_ * w1i + c1i_ * w1r;
+            b2[2 * q] = c2r_ * w2r - c2i_ * w2i; b2[2 * q + 1] = c2r_ * w2i + c2i_ * w2r;
+            b3[2 * q] = c3r_ * w3r - c3i_ * w3i; b3[2 * q + 1] = c3r_ * w3i + c3i_ * w3r;
+            b4[2 * q] = c4r_ * w4r - c4i_ * w4i; b4[2 * q + 1] = c4r_ * w4i + c4i_ * w4r;
+        }
+    }
+}
+/* any odd radix r <= TN__FFT_GENERIC_MAX: the sums and differences of the pairs j, r - j */
+TN__AVX512_FN static void tn__fft_passg_f64x(int r, int64_t s, int64_t m, const double *TN__RESTRICT x, double *TN__RESTRICT y, const double *TN__RESTRICT tw, const double *TN__RESTRICT rt, double d) {
+    double sr[TN__FFT_GENERIC_MAX / 2 + 1], si[TN__FFT_GENERIC_MAX / 2 + 1], dr[TN__FFT_GENERIC_MAX / 2 + 1], di[TN__FFT_GENERIC_MAX / 2 + 1];
+    const int h = r / 2;
+    for (int64_t p = 0; p < m; p++) {
+        const double *w = tw + 2 * (r - 1) * p;
+        for (int64_t q = 0; q < s; q++) {
+            const double *a = x + 2 * (q + s * p);
+            double *b = y + 2 * (q + s * r * p);
+            const double x0r = a[0], x0i = a[1];
+            double b0r = x0r, b0i = x0i;
+            for (int j = 1; j <= h; j++) {
+                const double *u = a + 2 * s * m * j, *v = a + 2 * s * m * (r - j);
+                sr[j] = u[0] + v[0]; si[j] = u[1] + v[1]; dr[j] = u[0] - v[0]; di[j] = u[1] - v[1];
+                b0r += sr[j]; b0i += si[j];
+            }
+            b[0] = b0r; b[1] = b0i;
+            for (int k = 1; k <= h; k++) {
+                double er = x0r, ei = x0i, fr = 0, fi = 0;
+                int idx = 0;
+                for (int j = 1; j <= h; j++) {
+                    idx += k; if (idx >= r) idx -= r;
+                    const double c = rt[2 * idx], sn = rt[2 * idx + 1];
+                    er += c * sr[j]; ei += c * si[j]; fr += sn * dr[j]; fi += sn * di[j];
+                }
+                /* b_k = e - i d f, b_(r-k) = e + i d f */
+                double pr = er + d * fi, pi_ = ei - d * fr, nr = er - d * fi, ni = ei + d * fr;
+                const double *wk = w + 2 * (k - 1), *wn = w + 2 * (r - k - 1);
+                double *bk = b + 2 * s * k, *bn = b + 2 * s * (r - k);
+                bk[0] = pr * wk[0] - pi_ * wk[1]; bk[1] = pr * wk[1] + pi_ * wk[0];
+                bn[0] = nr * wn[0] - ni * wn[1]; bn[1] = nr * wn[1] + ni * wn[0];
+            }
+        }
+    }
+}
+/* the passes of a Stockham plan over V lines interleaved (element i of line v at i V + v:
+   the passes start at stride V, so the innermost loops run over the lines): in (n V complex)
+   to out, through the scratch w (2 n V complex); in may be out, or w + 2 n V */
+TN__AVX512_FN static void tn__fft_stockham_f64x(const tn__fft_plan *pl, const double *in, double *out, double *w, int64_t V) {
+    const int64_t n = pl->n, N = n * V;
+    const double d = pl->kind == TN__FFT_BWD ? (double)-1 : (double)1;
+    if (pl->nf == 0) { if (out != in) memcpy(out, in, (size_t)N * 2 * sizeof(double)); return; }
+    double *buf[2] = {w, w + 2 * N};
+    if (in == buf[0]) { buf[0] = w + 2 * N; buf[1] = w; }
+    int64_t s = V;
+    const double *src = in;
+    for (int k = 0; k < pl->nf; k++) {
+        const int r = pl->fac[k];
+        const int64_t m = N / (s * r);
+        double *dst = k == pl->nf - 1 && out != in ? out : buf[k & 1];
+        if (dst == src) dst = buf[(k + 1) & 1];
+        const double *tw = (const double *)pl->tw + pl->twoff[k];
+        switch (r) {
+        case 2: tn__fft_pass2_f64x(s, m, src, dst, tw); break;
+        case 3: tn__fft_pass3_f64x(s, m, src, dst, tw, d); break;
+        case 4: tn__fft_pass4_f64x(s, m, src, dst, tw, d); break;
+        case 5: tn__fft_pass5_f64x(s, m, src, dst, tw, d); break;
+        default: tn__fft_passg_f64x(r, s, m, src, dst, tw, (const double *)pl->rt + pl->rtoff[k], d); break;
+        }
+        src = dst;
+        s *= r;
+    }
+    if (src != out) memcpy(out, src, (size_t)N * 2 * sizeof(double));
+}
 #endif
 
 /* ---- plans ---- */
@@ -20250,76 +20687,141 @@ static void tn__fft_stockham(const tn__fft_plan *pl, const void *in, void *out, 
 #endif
 }
 
-#define TN__FFT_LINES(T, SFX)                                                                         \
-/* Bluestein: out = chirp . conv(in . chirp, conj chirp), the convolution by FFTs of length m        \
-   (the inverse one as conj(FFT(conj(.)))); w: 2 m + the sub-plan's scratch */                        \
-static void tn__fft_bluestein_##SFX(const tn__fft_plan *pl, const T *in, T *out, T *w) {              \
-    const int64_t n = pl->n, m = pl->bm;                                                               \
-    const T *ch = (const T *)pl->chirp, *f = (const T *)pl->filt;                                      \
-    T *a = w, *b = w + 2 * m, *sw = w + 4 * m;                                                         \
-    for (int64_t k = 0; k < n; k++) {                                                                  \
-        T xr = in[2 * k], xi = in[2 * k + 1], cr = ch[2 * k], ci = ch[2 * k + 1];                      \
-        a[2 * k] = xr * cr - xi * ci; a[2 * k + 1] = xr * ci + xi * cr;                                \
-    }                                                                                                  \
-    memset(a + 2 * n, 0, (size_t)(m - n) * 2 * sizeof(T));                                             \
-    tn__fft_exec_c2c(pl->sub, a, b, sw);                                                               \
-    for (int64_t k = 0; k < m; k++) {   /* times the filter, conjugated for the inverse */             \
-        T xr = b[2 * k], xi = b[2 * k + 1], fr = f[2 * k], fi = f[2 * k + 1];                          \
-        b[2 * k] = xr * fr - xi * fi; b[2 * k + 1] = -(xr * fi + xi * fr);                             \
-    }                                                                                                  \
-    tn__fft_exec_c2c(pl->sub, b, a, sw);                                                               \
-    for (int64_t k = 0; k < n; k++) {   /* conj(a) . chirp */                                          \
-        T xr = a[2 * k], xi = -a[2 * k + 1], cr = ch[2 * k], ci = ch[2 * k + 1];                       \
-        out[2 * k] = xr * cr - xi * ci; out[2 * k + 1] = xr * ci + xi * cr;                            \
-    }                                                                                                  \
-}                                                                                                      \
-/* r2c of even n: in (n reals, contiguous) as n/2 complex numbers, their FFT Z, then              \
-   X_k = (Z_k + conj Z_(h-k)) / 2 - i w^k (Z_k - conj Z_(h-k)) / 2, h = n/2; out: h + 1 */          \
-static void tn__fft_r2c_even_##SFX(const tn__fft_plan *pl, const T *in, T *out, T *w) {              \
-    const int64_t h = pl->n / 2;                                                                       \
-    T *z = w, *sw = w + 2 * (h + 1);                                                                   \
-    tn__fft_exec_c2c(pl->sub, in, z, sw);                                                              \
-    const T *tw = (const T *)pl->rtw;                                                                  \
-    const T z0r = z[0], z0i = z[1];                                                                    \
-    for (int64_t k = 1; k <= h / 2; k++) {   /* k and h - k together (z may be out's storage: no) */  \
-        const int64_t j = h - k;                                                                       \
-        T ar = z[2 * k], ai = z[2 * k + 1], br = z[2 * j], bi = z[2 * j + 1];                          \
-        T er = (T)0.5 * (ar + br), ei = (T)0.5 * (ai - bi);    /* (Z_k + conj Z_j) / 2 */              \
-        T orr = (T)0.5 * (ai + bi), oi = (T)0.5 * (br - ar);   /* (Z_k - conj Z_j) / (2i) */           \
-        T wr = tw[2 * k], wi = tw[2 * k + 1];                                                          \
-        T tr = orr * wr - oi * wi, ti = orr * wi + oi * wr;                                            \
-        out[2 * k] = er + tr; out[2 * k + 1] = ei + ti;                                                \
-        /* X_j = conj(E_k) + w^j conj(O_k), w^j = -conj(w^k) */                                        \
-        out[2 * j] = er - tr; out[2 * j + 1] = -ei + ti;                                               \
-    }                                                                                                  \
-    out[0] = z0r + z0i; out[1] = 0;                                                                    \
-    out[2 * h] = z0r - z0i; out[2 * h + 1] = 0;                                                        \
-}                                                                                                      \
-/* c2r of even n: Z_k = (X_k + conj X_(h-k)) + i conj(w^k) (X_k - conj X_(h-k)), z = IFFT(Z):      \
-   z_j = x_2j + i x_2j+1 (unnormalised: n x). The imaginary parts of X_0, X_h are ignored. */       \
-static void tn__fft_c2r_even_##SFX(const tn__fft_plan *pl, const T *in, T *out, T *w) {              \
-    const int64_t h = pl->n / 2;                                                                       \
-    T *z = w, *sw = w + 2 * (h + 1);                                                                   \
-    const T *tw = (const T *)pl->rtw;                                                                  \
-    for (int64_t k = 0; k <= h / 2; k++) {                                                             \
-        const int64_t j = h - k;                                                                       \
-        T ar = in[2 * k], ai = in[2 * k + 1], br = in[2 * j], bi = in[2 * j + 1];                      \
-        if (k == 0) { ai = 0; bi = 0; }                                                                \
-        T er = ar + br, ei = ai - bi;        /* X_k + conj X_j */                                      \
-        T dr = ar - br, di = ai + bi;        /* X_k - conj X_j */                                      \
-        T wr = tw[2 * k], wi = -tw[2 * k + 1];   /* conj w^k */                                        \
-        T tr = dr * wr - di * wi, ti = dr * wi + di * wr;                                              \
-        z[2 * k] = er - ti; z[2 * k + 1] = ei + tr;   /* E + i t */                                    \
-        if (j != k && k != 0) {   /* Z_j = conj(e) + i w^k conj(d) (conj w^j = -w^k, X_j - conj X_k = -conj d) */ \
-            const T pr = wr * dr - wi * di, pim = -wi * dr - wr * di;                                  \
-            z[2 * j] = er - pim; z[2 * j + 1] = -ei + pr;                                              \
-        }                                                                                              \
-    }                                                                                                  \
-    tn__fft_exec_c2c(pl->sub, z, out, sw);                                                             \
-}
 
-TN__FFT_LINES(float, f32)
-TN__FFT_LINES(double, f64)
+/* TN__FFT_LINES(float, f32): the template in src/ops/fft.c */
+/* Bluestein: out = chirp . conv(in . chirp, conj chirp), the convolution by FFTs of length m
+   (the inverse one as conj(FFT(conj(.)))); w: 2 m + the sub-plan's scratch */
+static void tn__fft_bluestein_f32(const tn__fft_plan *pl, const float *in, float *out, float *w) {
+    const int64_t n = pl->n, m = pl->bm;
+    const float *ch = (const float *)pl->chirp, *f = (const float *)pl->filt;
+    float *a = w, *b = w + 2 * m, *sw = w + 4 * m;
+    for (int64_t k = 0; k < n; k++) {
+        float xr = in[2 * k], xi = in[2 * k + 1], cr = ch[2 * k], ci = ch[2 * k + 1];
+        a[2 * k] = xr * cr - xi * ci; a[2 * k + 1] = xr * ci + xi * cr;
+    }
+    memset(a + 2 * n, 0, (size_t)(m - n) * 2 * sizeof(float));
+    tn__fft_exec_c2c(pl->sub, a, b, sw);
+    for (int64_t k = 0; k < m; k++) {   /* times the filter, conjugated for the inverse */
+        float xr = b[2 * k], xi = b[2 * k + 1], fr = f[2 * k], fi = f[2 * k + 1];
+        b[2 * k] = xr * fr - xi * fi; b[2 * k + 1] = -(xr * fi + xi * fr);
+    }
+    tn__fft_exec_c2c(pl->sub, b, a, sw);
+    for (int64_t k = 0; k < n; k++) {   /* conj(a) . chirp */
+        float xr = a[2 * k], xi = -a[2 * k + 1], cr = ch[2 * k], ci = ch[2 * k + 1];
+        out[2 * k] = xr * cr - xi * ci; out[2 * k + 1] = xr * ci + xi * cr;
+    }
+}
+/* r2c of even n: in (n reals, contiguous) as n/2 complex numbers, their FFT Z, then
+   X_k = (Z_k + conj Z_(h-k)) / 2 - i w^k (Z_k - conj Z_(h-k)) / 2, h = n/2; out: h + 1 */
+static void tn__fft_r2c_even_f32(const tn__fft_plan *pl, const float *in, float *out, float *w) {
+    const int64_t h = pl->n / 2;
+    float *z = w, *sw = w + 2 * (h + 1);
+    tn__fft_exec_c2c(pl->sub, in, z, sw);
+    const float *tw = (const float *)pl->rtw;
+    const float z0r = z[0], z0i = z[1];
+    for (int64_t k = 1; k <= h / 2; k++) {   /* k and h - k together (z may be out's storage: no) */
+        const int64_t j = h - k;
+        float ar = z[2 * k], ai = z[2 * k + 1], br = z[2 * j], bi = z[2 * j + 1];
+        float er = (float)0.5 * (ar + br), ei = (float)0.5 * (ai - bi);    /* (Z_k + conj Z_j) / 2 */
+        float orr = (float)0.5 * (ai + bi), oi = (float)0.5 * (br - ar);   /* (Z_k - conj Z_j) / (2i) */
+        float wr = tw[2 * k], wi = tw[2 * k + 1];
+        float tr = orr * wr - oi * wi, ti = orr * wi + oi * wr;
+        out[2 * k] = er + tr; out[2 * k + 1] = ei + ti;
+        /* X_j = conj(E_k) + w^j conj(O_k), w^j = -conj(w^k) */
+        out[2 * j] = er - tr; out[2 * j + 1] = -ei + ti;
+    }
+    out[0] = z0r + z0i; out[1] = 0;
+    out[2 * h] = z0r - z0i; out[2 * h + 1] = 0;
+}
+/* c2r of even n: Z_k = (X_k + conj X_(h-k)) + i conj(w^k) (X_k - conj X_(h-k)), z = IFFT(Z):
+   z_j = x_2j + i x_2j+1 (unnormalised: n x). The imaginary parts of X_0, X_h are ignored. */
+static void tn__fft_c2r_even_f32(const tn__fft_plan *pl, const float *in, float *out, float *w) {
+    const int64_t h = pl->n / 2;
+    float *z = w, *sw = w + 2 * (h + 1);
+    const float *tw = (const float *)pl->rtw;
+    for (int64_t k = 0; k <= h / 2; k++) {
+        const int64_t j = h - k;
+        float ar = in[2 * k], ai = in[2 * k + 1], br = in[2 * j], bi = in[2 * j + 1];
+        if (k == 0) { ai = 0; bi = 0; }
+        float er = ar + br, ei = ai - bi;        /* X_k + conj X_j */
+        float dr = ar - br, di = ai + bi;        /* X_k - conj X_j */
+        float wr = tw[2 * k], wi = -tw[2 * k + 1];   /* conj w^k */
+        float tr = dr * wr - di * wi, ti = dr * wi + di * wr;
+        z[2 * k] = er - ti; z[2 * k + 1] = ei + tr;   /* E + i t */
+        if (j != k && k != 0) {   /* Z_j = conj(e) + i w^k conj(d) (conj w^j = -w^k, X_j - conj X_k = -conj d) */
+            const float pr = wr * dr - wi * di, pim = -wi * dr - wr * di;
+            z[2 * j] = er - pim; z[2 * j + 1] = -ei + pr;
+        }
+    }
+    tn__fft_exec_c2c(pl->sub, z, out, sw);
+}
+/* TN__FFT_LINES(double, f64): the template in src/ops/fft.c */
+/* Bluestein: out = chirp . conv(in . chirp, conj chirp), the convolution by FFTs of length m
+   (the inverse one as conj(FFT(conj(.)))); w: 2 m + the sub-plan's scratch */
+static void tn__fft_bluestein_f64(const tn__fft_plan *pl, const double *in, double *out, double *w) {
+    const int64_t n = pl->n, m = pl->bm;
+    const double *ch = (const double *)pl->chirp, *f = (const double *)pl->filt;
+    double *a = w, *b = w + 2 * m, *sw = w + 4 * m;
+    for (int64_t k = 0; k < n; k++) {
+        double xr = in[2 * k], xi = in[2 * k + 1], cr = ch[2 * k], ci = ch[2 * k + 1];
+        a[2 * k] = xr * cr - xi * ci; a[2 * k + 1] = xr * ci + xi * cr;
+    }
+    memset(a + 2 * n, 0, (size_t)(m - n) * 2 * sizeof(double));
+    tn__fft_exec_c2c(pl->sub, a, b, sw);
+    for (int64_t k = 0; k < m; k++) {   /* times the filter, conjugated for the inverse */
+        double xr = b[2 * k], xi = b[2 * k + 1], fr = f[2 * k], fi = f[2 * k + 1];
+        b[2 * k] = xr * fr - xi * fi; b[2 * k + 1] = -(xr * fi + xi * fr);
+    }
+    tn__fft_exec_c2c(pl->sub, b, a, sw);
+    for (int64_t k = 0; k < n; k++) {   /* conj(a) . chirp */
+        double xr = a[2 * k], xi = -a[2 * k + 1], cr = ch[2 * k], ci = ch[2 * k + 1];
+        out[2 * k] = xr * cr - xi * ci; out[2 * k + 1] = xr * ci + xi * cr;
+    }
+}
+/* r2c of even n: in (n reals, contiguous) as n/2 complex numbers, their FFT Z, then
+   X_k = (Z_k + conj Z_(h-k)) / 2 - i w^k (Z_k - conj Z_(h-k)) / 2, h = n/2; out: h + 1 */
+static void tn__fft_r2c_even_f64(const tn__fft_plan *pl, const double *in, double *out, double *w) {
+    const int64_t h = pl->n / 2;
+    double *z = w, *sw = w + 2 * (h + 1);
+    tn__fft_exec_c2c(pl->sub, in, z, sw);
+    const double *tw = (const double *)pl->rtw;
+    const double z0r = z[0], z0i = z[1];
+    for (int64_t k = 1; k <= h / 2; k++) {   /* k and h - k together (z may be out's storage: no) */
+        const int64_t j = h - k;
+        double ar = z[2 * k], ai = z[2 * k + 1], br = z[2 * j], bi = z[2 * j + 1];
+        double er = (double)0.5 * (ar + br), ei = (double)0.5 * (ai - bi);    /* (Z_k + conj Z_j) / 2 */
+        double orr = (double)0.5 * (ai + bi), oi = (double)0.5 * (br - ar);   /* (Z_k - conj Z_j) / (2i) */
+        double wr = tw[2 * k], wi = tw[2 * k + 1];
+        double tr = orr * wr - oi * wi, ti = orr * wi + oi * wr;
+        out[2 * k] = er + tr; out[2 * k + 1] = ei + ti;
+        /* X_j = conj(E_k) + w^j conj(O_k), w^j = -conj(w^k) */
+        out[2 * j] = er - tr; out[2 * j + 1] = -ei + ti;
+    }
+    out[0] = z0r + z0i; out[1] = 0;
+    out[2 * h] = z0r - z0i; out[2 * h + 1] = 0;
+}
+/* c2r of even n: Z_k = (X_k + conj X_(h-k)) + i conj(w^k) (X_k - conj X_(h-k)), z = IFFT(Z):
+   z_j = x_2j + i x_2j+1 (unnormalised: n x). The imaginary parts of X_0, X_h are ignored. */
+static void tn__fft_c2r_even_f64(const tn__fft_plan *pl, const double *in, double *out, double *w) {
+    const int64_t h = pl->n / 2;
+    double *z = w, *sw = w + 2 * (h + 1);
+    const double *tw = (const double *)pl->rtw;
+    for (int64_t k = 0; k <= h / 2; k++) {
+        const int64_t j = h - k;
+        double ar = in[2 * k], ai = in[2 * k + 1], br = in[2 * j], bi = in[2 * j + 1];
+        if (k == 0) { ai = 0; bi = 0; }
+        double er = ar + br, ei = ai - bi;        /* X_k + conj X_j */
+        double dr = ar - br, di = ai + bi;        /* X_k - conj X_j */
+        double wr = tw[2 * k], wi = -tw[2 * k + 1];   /* conj w^k */
+        double tr = dr * wr - di * wi, ti = dr * wi + di * wr;
+        z[2 * k] = er - ti; z[2 * k + 1] = ei + tr;   /* E + i t */
+        if (j != k && k != 0) {   /* Z_j = conj(e) + i w^k conj(d) (conj w^j = -w^k, X_j - conj X_k = -conj d) */
+            const double pr = wr * dr - wi * di, pim = -wi * dr - wr * di;
+            z[2 * j] = er - pim; z[2 * j + 1] = -ei + pr;
+        }
+    }
+    tn__fft_exec_c2c(pl->sub, z, out, sw);
+}
 
 /* One complex line of a c2c plan: in (contiguous) to out (contiguous; may be in); w: the
    plan's scratch. */
@@ -20349,123 +20851,236 @@ typedef struct {
     int failed;
 } tn__fft_job;
 
-#define TN__FFT_BATCH(T, SFX)                                                                         \
-/* V lines (element i of line v at src + 2 (v dist + i stride)) into g interleaved (i V + v) and      \
-   back: element by element across the lines when the lines are closer than their elements            \
-   (columns), else 16 elements of a line at a time (lines a power of 2 apart share cache sets) */     \
-static void tn__fft_gather_##SFX(T *TN__RESTRICT g, const T *TN__RESTRICT src, int64_t n, int64_t V, int64_t stride, int64_t dist) { \
-    if (dist < stride && dist > -stride) {                                                             \
-        for (int64_t i = 0; i < n; i++)                                                                \
-            for (int64_t v = 0; v < V; v++) {                                                          \
-                const T *e = src + 2 * (v * dist + i * stride);                                        \
-                g[2 * (i * V + v)] = e[0]; g[2 * (i * V + v) + 1] = e[1];                              \
-            }                                                                                          \
-        return;                                                                                        \
-    }                                                                                                  \
-    for (int64_t i0 = 0; i0 < n; i0 += 16) {                                                           \
-        const int64_t i1 = TN__MIN(i0 + 16, n);                                                        \
-        for (int64_t v = 0; v < V; v++)                                                                \
-            for (int64_t i = i0; i < i1; i++) {                                                        \
-                const T *e = src + 2 * (v * dist + i * stride);                                        \
-                g[2 * (i * V + v)] = e[0]; g[2 * (i * V + v) + 1] = e[1];                              \
-            }                                                                                          \
-    }                                                                                                  \
-}                                                                                                      \
-static void tn__fft_scatter_##SFX(T *TN__RESTRICT dst, const T *TN__RESTRICT g, int64_t n, int64_t V, int64_t stride, int64_t dist, T sc) { \
-    if (dist < stride && dist > -stride) {                                                             \
-        for (int64_t i = 0; i < n; i++)                                                                \
-            for (int64_t v = 0; v < V; v++) {                                                          \
-                T *e = dst + 2 * (v * dist + i * stride);                                              \
-                e[0] = g[2 * (i * V + v)] * sc; e[1] = g[2 * (i * V + v) + 1] * sc;                    \
-            }                                                                                          \
-        return;                                                                                        \
-    }                                                                                                  \
-    for (int64_t i0 = 0; i0 < n; i0 += 16) {                                                           \
-        const int64_t i1 = TN__MIN(i0 + 16, n);                                                        \
-        for (int64_t v = 0; v < V; v++)                                                                \
-            for (int64_t i = i0; i < i1; i++) {                                                        \
-                T *e = dst + 2 * (v * dist + i * stride);                                              \
-                e[0] = g[2 * (i * V + v)] * sc; e[1] = g[2 * (i * V + v) + 1] * sc;                    \
-            }                                                                                          \
-    }                                                                                                  \
-}                                                                                                      \
-static void tn__fft_lines_##SFX(void *args, int64_t b0, int64_t b1) {                                 \
-    tn__fft_job *j = (tn__fft_job *)args;                                                              \
-    const tn__fft_plan *pl = j->pl;                                                                    \
-    const int64_t n = pl->n, h = n / 2 + 1;                                                            \
-    const int cin = pl->kind != TN__FFT_R2C, cout = pl->kind != TN__FFT_C2R;   /* complex sides */     \
-    const int64_t nin = pl->kind == TN__FFT_C2R ? h : n, nout = pl->kind == TN__FFT_R2C ? h : n;      \
-    /* scratch: the plan's, a gathered input, an output line, and an odd-length real's complex line */ \
-    if (pl->kind <= TN__FFT_BWD && !pl->bm && b1 - b0 >= 2 && n <= TN__FFT_GROUP_ELEMS / 2) {          \
-        /* complex lines in groups of V, interleaved: the passes vectorise over the lines */          \
-        const int64_t V = TN__MIN(TN__FFT_GROUP, TN__FFT_GROUP_ELEMS / n);                              \
-        const size_t gbytes = (size_t)(4 * V * n) * 2 * sizeof(T);                                     \
-        T *g = (T *)tn__cpu_alloc(gbytes);   /* the caching allocator's: no page faults per call */   \
-        if (!g) { TN__STORE_RELAXED(&j->failed, 1); return; }                                          \
-        T *gin = g, *gout = g + 2 * V * n, *gw = g + 4 * V * n;                                        \
-        const T sc = (T)j->scale;                                                                      \
-        for (int64_t b = b0; b < b1; b += V) {                                                         \
-            const int64_t vb = TN__MIN(V, b1 - b);                                                     \
-            const T *src = (const T *)j->in + 2 * b * j->idist;                                        \
-            T *dst = (T *)j->out + 2 * b * j->odist;                                                   \
-            tn__fft_gather_##SFX(gin, src, n, vb, j->is, j->idist);                                    \
-            tn__fft_stockham(pl, gin, gout, gw, vb);                                                   \
-            tn__fft_scatter_##SFX(dst, gout, n, vb, j->os, j->odist, sc);                              \
-        }                                                                                              \
-        tn__cpu_free(g, gbytes);                                                                       \
-        return;                                                                                        \
-    }                                                                                                  \
-    const size_t wbytes = (size_t)(pl->work + 3 * n + 4) * 2 * sizeof(T);   /* work checked at planning */ \
-    T *w = (T *)tn__cpu_alloc(wbytes);                                                                 \
-    if (!w) { TN__STORE_RELAXED(&j->failed, 1); return; }                                              \
-    T *gin = w + 2 * pl->work, *gout = gin + 2 * (n + 1), *full = gout + 2 * (n + 1);                  \
-    for (int64_t b = b0; b < b1; b++) {                                                                \
-        const T *src = (const T *)j->in + (cin ? 2 : 1) * b * j->idist;                                \
-        T *dst = (T *)j->out + (cout ? 2 : 1) * b * j->odist;                                          \
-        const T *x = src;                                                                              \
-        if (j->is != 1) {                                                                              \
-            for (int64_t i = 0; i < nin; i++)                                                          \
-                if (cin) { gin[2 * i] = src[2 * i * j->is]; gin[2 * i + 1] = src[2 * i * j->is + 1]; } \
-                else gin[i] = src[i * j->is];                                                          \
-            x = gin;                                                                                   \
-        }                                                                                              \
-        T *y = j->os == 1 ? dst : gout;                                                                \
-        const int64_t even = n % 2 == 0;                                                               \
-        switch (pl->kind) {                                                                            \
-        case TN__FFT_R2C:                                                                              \
-            if (even) { tn__fft_r2c_even_##SFX(pl, x, y, w); break; }                                  \
-            for (int64_t i = 0; i < n; i++) { full[2 * i] = x[i]; full[2 * i + 1] = 0; }               \
-            tn__fft_exec_c2c(pl->sub, full, full, w);                                                  \
-            memcpy(y, full, (size_t)h * 2 * sizeof(T));                                                \
-            break;                                                                                     \
-        case TN__FFT_C2R:                                                                              \
-            if (even) { tn__fft_c2r_even_##SFX(pl, x, y, w); break; }                                  \
-            full[0] = x[0]; full[1] = 0;   /* the Hermitian extension, X_0 real */                     \
-            for (int64_t k = 1; k < h; k++) {                                                          \
-                full[2 * k] = x[2 * k]; full[2 * k + 1] = x[2 * k + 1];                                \
-                full[2 * (n - k)] = x[2 * k]; full[2 * (n - k) + 1] = -x[2 * k + 1];                   \
-            }                                                                                          \
-            tn__fft_exec_c2c(pl->sub, full, full, w);                                                  \
-            for (int64_t i = 0; i < n; i++) y[i] = full[2 * i];                                        \
-            break;                                                                                     \
-        default:                                                                                       \
-            tn__fft_exec_c2c(pl, x, y, w);                                                             \
-        }                                                                                              \
-        const int64_t len = (cout ? 2 : 1) * nout;                                                     \
-        if (j->scale != 1.0) {                                                                         \
-            const T sc = (T)j->scale;                                                                  \
-            for (int64_t i = 0; i < len; i++) y[i] *= sc;                                              \
-        }                                                                                              \
-        if (j->os != 1) {                                                                              \
-            for (int64_t i = 0; i < nout; i++)                                                         \
-                if (cout) { dst[2 * i * j->os] = y[2 * i]; dst[2 * i * j->os + 1] = y[2 * i + 1]; }    \
-                else dst[i * j->os] = y[i];                                                            \
-        }                                                                                              \
-    }                                                                                                  \
-    tn__cpu_free(w, wbytes);                                                                           \
+/* TN__FFT_BATCH(float, f32): the template in src/ops/fft.c */
+/* V lines (element i of line v at src + 2 (v dist + i stride)) into g interleaved (i V + v) and
+   back: element by element across the lines when the lines are closer than their elements
+   (columns), else 16 elements of a line at a time (lines a power of 2 apart share cache sets) */
+static void tn__fft_gather_f32(float *TN__RESTRICT g, const float *TN__RESTRICT src, int64_t n, int64_t V, int64_t stride, int64_t dist) {
+    if (dist < stride && dist > -stride) {
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t v = 0; v < V; v++) {
+                const float *e = src + 2 * (v * dist + i * stride);
+                g[2 * (i * V + v)] = e[0]; g[2 * (i * V + v) + 1] = e[1];
+            }
+        return;
+    }
+    for (int64_t i0 = 0; i0 < n; i0 += 16) {
+        const int64_t i1 = TN__MIN(i0 + 16, n);
+        for (int64_t v = 0; v < V; v++)
+            for (int64_t i = i0; i < i1; i++) {
+                const float *e = src + 2 * (v * dist + i * stride);
+                g[2 * (i * V + v)] = e[0]; g[2 * (i * V + v) + 1] = e[1];
+            }
+    }
 }
-TN__FFT_BATCH(float, f32)
-TN__FFT_BATCH(double, f64)
+static void tn__fft_scatter_f32(float *TN__RESTRICT dst, const float *TN__RESTRICT g, int64_t n, int64_t V, int64_t stride, int64_t dist, float sc) {
+    if (dist < stride && dist > -stride) {
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t v = 0; v < V; v++) {
+                float *e = dst + 2 * (v * dist + i * stride);
+                e[0] = g[2 * (i * V + v)] * sc; e[1] = g[2 * (i * V + v) + 1] * sc;
+            }
+        return;
+    }
+    for (int64_t i0 = 0; i0 < n; i0 += 16) {
+        const int64_t i1 = TN__MIN(i0 + 16, n);
+        for (int64_t v = 0; v < V; v++)
+            for (int64_t i = i0; i < i1; i++) {
+                float *e = dst + 2 * (v * dist + i * stride);
+                e[0] = g[2 * (i * V + v)] * sc; e[1] = g[2 * (i * V + v) + 1] * sc;
+            }
+    }
+}
+static void tn__fft_lines_f32(void *args, int64_t b0, int64_t b1) {
+    tn__fft_job *j = (tn__fft_job *)args;
+    const tn__fft_plan *pl = j->pl;
+    const int64_t n = pl->n, h = n / 2 + 1;
+    const int cin = pl->kind != TN__FFT_R2C, cout = pl->kind != TN__FFT_C2R;   /* complex sides */
+    const int64_t nin = pl->kind == TN__FFT_C2R ? h : n, nout = pl->kind == TN__FFT_R2C ? h : n;
+    /* scratch: the plan's, a gathered input, an output line, and an odd-length real's complex line */
+    if (pl->kind <= TN__FFT_BWD && !pl->bm && b1 - b0 >= 2 && n <= TN__FFT_GROUP_ELEMS / 2) {
+        /* complex lines in groups of V, interleaved: the passes vectorise over the lines */
+        const int64_t V = TN__MIN(TN__FFT_GROUP, TN__FFT_GROUP_ELEMS / n);
+        const size_t gbytes = (size_t)(4 * V * n) * 2 * sizeof(float);
+        float *g = (float *)tn__cpu_alloc(gbytes);   /* the caching allocator's: no page faults per call */
+        if (!g) { TN__STORE_RELAXED(&j->failed, 1); return; }
+        float *gin = g, *gout = g + 2 * V * n, *gw = g + 4 * V * n;
+        const float sc = (float)j->scale;
+        for (int64_t b = b0; b < b1; b += V) {
+            const int64_t vb = TN__MIN(V, b1 - b);
+            const float *src = (const float *)j->in + 2 * b * j->idist;
+            float *dst = (float *)j->out + 2 * b * j->odist;
+            tn__fft_gather_f32(gin, src, n, vb, j->is, j->idist);
+            tn__fft_stockham(pl, gin, gout, gw, vb);
+            tn__fft_scatter_f32(dst, gout, n, vb, j->os, j->odist, sc);
+        }
+        tn__cpu_free(g, gbytes);
+        return;
+    }
+    const size_t wbytes = (size_t)(pl->work + 3 * n + 4) * 2 * sizeof(float);   /* work checked at planning */
+    float *w = (float *)tn__cpu_alloc(wbytes);
+    if (!w) { TN__STORE_RELAXED(&j->failed, 1); return; }
+    float *gin = w + 2 * pl->work, *gout = gin + 2 * (n + 1), *full = gout + 2 * (n + 1);
+    for (int64_t b = b0; b < b1; b++) {
+        const float *src = (const float *)j->in + (cin ? 2 : 1) * b * j->idist;
+        float *dst = (float *)j->out + (cout ? 2 : 1) * b * j->odist;
+        const float *x = src;
+        if (j->is != 1) {
+            for (int64_t i = 0; i < nin; i++)
+                if (cin) { gin[2 * i] = src[2 * i * j->is]; gin[2 * i + 1] = src[2 * i * j->is + 1]; }
+                else gin[i] = src[i * j->is];
+            x = gin;
+        }
+        float *y = j->os == 1 ? dst : gout;
+        const int64_t even = n % 2 == 0;
+        switch (pl->kind) {
+        case TN__FFT_R2C:
+            if (even) { tn__fft_r2c_even_f32(pl, x, y, w); break; }
+            for (int64_t i = 0; i < n; i++) { full[2 * i] = x[i]; full[2 * i + 1] = 0; }
+            tn__fft_exec_c2c(pl->sub, full, full, w);
+            memcpy(y, full, (size_t)h * 2 * sizeof(float));
+            break;
+        case TN__FFT_C2R:
+            if (even) { tn__fft_c2r_even_f32(pl, x, y, w); break; }
+            full[0] = x[0]; full[1] = 0;   /* the Hermitian extension, X_0 real */
+            for (int64_t k = 1; k < h; k++) {
+                full[2 * k] = x[2 * k]; full[2 * k + 1] = x[2 * k + 1];
+                full[2 * (n - k)] = x[2 * k]; full[2 * (n - k) + 1] = -x[2 * k + 1];
+            }
+            tn__fft_exec_c2c(pl->sub, full, full, w);
+            for (int64_t i = 0; i < n; i++) y[i] = full[2 * i];
+            break;
+        default:
+            tn__fft_exec_c2c(pl, x, y, w);
+        }
+        const int64_t len = (cout ? 2 : 1) * nout;
+        if (j->scale != 1.0) {
+            const float sc = (float)j->scale;
+            for (int64_t i = 0; i < len; i++) y[i] *= sc;
+        }
+        if (j->os != 1) {
+            for (int64_t i = 0; i < nout; i++)
+                if (cout) { dst[2 * i * j->os] = y[2 * i]; dst[2 * i * j->os + 1] = y[2 * i + 1]; }
+                else dst[i * j->os] = y[i];
+        }
+    }
+    tn__cpu_free(w, wbytes);
+}
+/* TN__FFT_BATCH(double, f64): the template in src/ops/fft.c */
+/* V lines (element i of line v at src + 2 (v dist + i stride)) into g interleaved (i V + v) and
+   back: element by element across the lines when the lines are closer than their elements
+   (columns), else 16 elements of a line at a time (lines a power of 2 apart share cache sets) */
+static void tn__fft_gather_f64(double *TN__RESTRICT g, const double *TN__RESTRICT src, int64_t n, int64_t V, int64_t stride, int64_t dist) {
+    if (dist < stride && dist > -stride) {
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t v = 0; v < V; v++) {
+                const double *e = src + 2 * (v * dist + i * stride);
+                g[2 * (i * V + v)] = e[0]; g[2 * (i * V + v) + 1] = e[1];
+            }
+        return;
+    }
+    for (int64_t i0 = 0; i0 < n; i0 += 16) {
+        const int64_t i1 = TN__MIN(i0 + 16, n);
+        for (int64_t v = 0; v < V; v++)
+            for (int64_t i = i0; i < i1; i++) {
+                const double *e = src + 2 * (v * dist + i * stride);
+                g[2 * (i * V + v)] = e[0]; g[2 * (i * V + v) + 1] = e[1];
+            }
+    }
+}
+static void tn__fft_scatter_f64(double *TN__RESTRICT dst, const double *TN__RESTRICT g, int64_t n, int64_t V, int64_t stride, int64_t dist, double sc) {
+    if (dist < stride && dist > -stride) {
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t v = 0; v < V; v++) {
+                double *e = dst + 2 * (v * dist + i * stride);
+                e[0] = g[2 * (i * V + v)] * sc; e[1] = g[2 * (i * V + v) + 1] * sc;
+            }
+        return;
+    }
+    for (int64_t i0 = 0; i0 < n; i0 += 16) {
+        const int64_t i1 = TN__MIN(i0 + 16, n);
+        for (int64_t v = 0; v < V; v++)
+            for (int64_t i = i0; i < i1; i++) {
+                double *e = dst + 2 * (v * dist + i * stride);
+                e[0] = g[2 * (i * V + v)] * sc; e[1] = g[2 * (i * V + v) + 1] * sc;
+            }
+    }
+}
+static void tn__fft_lines_f64(void *args, int64_t b0, int64_t b1) {
+    tn__fft_job *j = (tn__fft_job *)args;
+    const tn__fft_plan *pl = j->pl;
+    const int64_t n = pl->n, h = n / 2 + 1;
+    const int cin = pl->kind != TN__FFT_R2C, cout = pl->kind != TN__FFT_C2R;   /* complex sides */
+    const int64_t nin = pl->kind == TN__FFT_C2R ? h : n, nout = pl->kind == TN__FFT_R2C ? h : n;
+    /* scratch: the plan's, a gathered input, an output line, and an odd-length real's complex line */
+    if (pl->kind <= TN__FFT_BWD && !pl->bm && b1 - b0 >= 2 && n <= TN__FFT_GROUP_ELEMS / 2) {
+        /* complex lines in groups of V, interleaved: the passes vectorise over the lines */
+        const int64_t V = TN__MIN(TN__FFT_GROUP, TN__FFT_GROUP_ELEMS / n);
+        const size_t gbytes = (size_t)(4 * V * n) * 2 * sizeof(double);
+        double *g = (double *)tn__cpu_alloc(gbytes);   /* the caching allocator's: no page faults per call */
+        if (!g) { TN__STORE_RELAXED(&j->failed, 1); return; }
+        double *gin = g, *gout = g + 2 * V * n, *gw = g + 4 * V * n;
+        const double sc = (double)j->scale;
+        for (int64_t b = b0; b < b1; b += V) {
+            const int64_t vb = TN__MIN(V, b1 - b);
+            const double *src = (const double *)j->in + 2 * b * j->idist;
+            double *dst = (double *)j->out + 2 * b * j->odist;
+            tn__fft_gather_f64(gin, src, n, vb, j->is, j->idist);
+            tn__fft_stockham(pl, gin, gout, gw, vb);
+            tn__fft_scatter_f64(dst, gout, n, vb, j->os, j->odist, sc);
+        }
+        tn__cpu_free(g, gbytes);
+        return;
+    }
+    const size_t wbytes = (size_t)(pl->work + 3 * n + 4) * 2 * sizeof(double);   /* work checked at planning */
+    double *w = (double *)tn__cpu_alloc(wbytes);
+    if (!w) { TN__STORE_RELAXED(&j->failed, 1); return; }
+    double *gin = w + 2 * pl->work, *gout = gin + 2 * (n + 1), *full = gout + 2 * (n + 1);
+    for (int64_t b = b0; b < b1; b++) {
+        const double *src = (const double *)j->in + (cin ? 2 : 1) * b * j->idist;
+        double *dst = (double *)j->out + (cout ? 2 : 1) * b * j->odist;
+        const double *x = src;
+        if (j->is != 1) {
+            for (int64_t i = 0; i < nin; i++)
+                if (cin) { gin[2 * i] = src[2 * i * j->is]; gin[2 * i + 1] = src[2 * i * j->is + 1]; }
+                else gin[i] = src[i * j->is];
+            x = gin;
+        }
+        double *y = j->os == 1 ? dst : gout;
+        const int64_t even = n % 2 == 0;
+        switch (pl->kind) {
+        case TN__FFT_R2C:
+            if (even) { tn__fft_r2c_even_f64(pl, x, y, w); break; }
+            for (int64_t i = 0; i < n; i++) { full[2 * i] = x[i]; full[2 * i + 1] = 0; }
+            tn__fft_exec_c2c(pl->sub, full, full, w);
+            memcpy(y, full, (size_t)h * 2 * sizeof(double));
+            break;
+        case TN__FFT_C2R:
+            if (even) { tn__fft_c2r_even_f64(pl, x, y, w); break; }
+            full[0] = x[0]; full[1] = 0;   /* the Hermitian extension, X_0 real */
+            for (int64_t k = 1; k < h; k++) {
+                full[2 * k] = x[2 * k]; full[2 * k + 1] = x[2 * k + 1];
+                full[2 * (n - k)] = x[2 * k]; full[2 * (n - k) + 1] = -x[2 * k + 1];
+            }
+            tn__fft_exec_c2c(pl->sub, full, full, w);
+            for (int64_t i = 0; i < n; i++) y[i] = full[2 * i];
+            break;
+        default:
+            tn__fft_exec_c2c(pl, x, y, w);
+        }
+        const int64_t len = (cout ? 2 : 1) * nout;
+        if (j->scale != 1.0) {
+            const double sc = (double)j->scale;
+            for (int64_t i = 0; i < len; i++) y[i] *= sc;
+        }
+        if (j->os != 1) {
+            for (int64_t i = 0; i < nout; i++)
+                if (cout) { dst[2 * i * j->os] = y[2 * i]; dst[2 * i * j->os + 1] = y[2 * i + 1]; }
+                else dst[i * j->os] = y[i];
+        }
+    }
+    tn__cpu_free(w, wbytes);
+}
 
 /* Run plan pl over howmany strided lines (the layout above); 0, or -1 out of memory. */
 static int tn__fft_run(const tn__fft_plan *pl, const void *in, int64_t is, int64_t idist, void *out, int64_t os,

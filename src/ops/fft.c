@@ -68,153 +68,154 @@ static void tn__fft_root(int64_t j, int64_t n, double *c, double *s) {
 /* ---- the passes: one Stockham pass of radix r, stride s, m = n / (s r) groups ----
    x[q + s (p + j m)] for j < r butterflied into y[q + s (r p + k)], times w^(k p).
    dir: +1 forward (exp(-i ...)), -1 backward. Complex numbers are (re, im) pairs. */
-#define TN__FFT_PASSES(T, SFX, ATTR)                                                                  \
-ATTR static void tn__fft_pass2_##SFX(int64_t s, int64_t m, const T *TN__RESTRICT x, T *TN__RESTRICT y, const T *TN__RESTRICT tw) { \
-    for (int64_t p = 0; p < m; p++) {                                                                  \
-        const T wr = tw[2 * p], wi = tw[2 * p + 1];                                                    \
-        const T *a0 = x + 2 * s * p, *a1 = a0 + 2 * s * m;                                             \
-        T *b0 = y + 2 * s * (2 * p), *b1 = b0 + 2 * s;                                                 \
-        for (int64_t q = 0; q < s; q++) {                                                              \
-            T ar = a0[2 * q], ai = a0[2 * q + 1], br = a1[2 * q], bi = a1[2 * q + 1];                  \
-            b0[2 * q] = ar + br; b0[2 * q + 1] = ai + bi;                                              \
-            T dr = ar - br, di = ai - bi;                                                              \
-            b1[2 * q] = dr * wr - di * wi; b1[2 * q + 1] = dr * wi + di * wr;                          \
-        }                                                                                              \
-    }                                                                                                  \
-}                                                                                                      \
-ATTR static inline void tn__fft_r4_##SFX(int64_t s, int64_t m, int64_t p, const T *TN__RESTRICT x, T *TN__RESTRICT y, const T *TN__RESTRICT tw, T d) { \
-    const T *w = tw + 6 * p;                                                                           \
-    const T w1r = w[0], w1i = w[1], w2r = w[2], w2i = w[3], w3r = w[4], w3i = w[5];                    \
-    const T *a0 = x + 2 * s * p, *a1 = a0 + 2 * s * m, *a2 = a1 + 2 * s * m, *a3 = a2 + 2 * s * m;     \
-    T *b0 = y + 2 * s * (4 * p), *b1 = b0 + 2 * s, *b2 = b1 + 2 * s, *b3 = b2 + 2 * s;                 \
-    for (int64_t q = 0; q < s; q++) {                                                                  \
-        T t0r = a0[2 * q] + a2[2 * q], t0i = a0[2 * q + 1] + a2[2 * q + 1];                            \
-        T t1r = a0[2 * q] - a2[2 * q], t1i = a0[2 * q + 1] - a2[2 * q + 1];                            \
-        T t2r = a1[2 * q] + a3[2 * q], t2i = a1[2 * q + 1] + a3[2 * q + 1];                            \
-        T ur = a1[2 * q] - a3[2 * q], ui = a1[2 * q + 1] - a3[2 * q + 1];                              \
-        T t3r = d * ui, t3i = -d * ur;   /* (a1 - a3) (-i d) */                                        \
-        b0[2 * q] = t0r + t2r; b0[2 * q + 1] = t0i + t2i;                                              \
-        T c2r = t0r - t2r, c2i = t0i - t2i, c1r = t1r + t3r, c1i = t1i + t3i, c3r = t1r - t3r, c3i = t1i - t3i; \
-        b1[2 * q] = c1r * w1r - c1i * w1i; b1[2 * q + 1] = c1r * w1i + c1i * w1r;                      \
-        b2[2 * q] = c2r * w2r - c2i * w2i; b2[2 * q + 1] = c2r * w2i + c2i * w2r;                      \
-        b3[2 * q] = c3r * w3r - c3i * w3i; b3[2 * q + 1] = c3r * w3i + c3i * w3r;                      \
-    }                                                                                                  \
-}                                                                                                      \
-ATTR static void tn__fft_pass4_##SFX(int64_t s, int64_t m, const T *TN__RESTRICT x, T *TN__RESTRICT y, const T *TN__RESTRICT tw, T d) { \
-    if (s == 1) for (int64_t p = 0; p < m; p++) tn__fft_r4_##SFX(1, m, p, x, y, tw, d);              \
-    else for (int64_t p = 0; p < m; p++) tn__fft_r4_##SFX(s, m, p, x, y, tw, d);                      \
-}                                                                                                      \
-ATTR static void tn__fft_pass3_##SFX(int64_t s, int64_t m, const T *TN__RESTRICT x, T *TN__RESTRICT y, const T *TN__RESTRICT tw, T d) { \
-    const T h = (T)0.86602540378443864676372317075293618 * d;   /* sin(2 pi / 3) d */               \
-    for (int64_t p = 0; p < m; p++) {                                                                  \
-        const T *w = tw + 4 * p;                                                                       \
-        const T w1r = w[0], w1i = w[1], w2r = w[2], w2i = w[3];                                        \
-        const T *a0 = x + 2 * s * p, *a1 = a0 + 2 * s * m, *a2 = a1 + 2 * s * m;                       \
-        T *b0 = y + 2 * s * (3 * p), *b1 = b0 + 2 * s, *b2 = b1 + 2 * s;                               \
-        for (int64_t q = 0; q < s; q++) {                                                              \
-            T t1r = a1[2 * q] + a2[2 * q], t1i = a1[2 * q + 1] + a2[2 * q + 1];                        \
-            T t2r = a0[2 * q] - (T)0.5 * t1r, t2i = a0[2 * q + 1] - (T)0.5 * t1i;                      \
-            T ur = a1[2 * q] - a2[2 * q], ui = a1[2 * q + 1] - a2[2 * q + 1];                          \
-            T t3r = h * ui, t3i = -h * ur;                                                             \
-            b0[2 * q] = a0[2 * q] + t1r; b0[2 * q + 1] = a0[2 * q + 1] + t1i;                          \
-            T c1r = t2r + t3r, c1i = t2i + t3i, c2r = t2r - t3r, c2i = t2i - t3i;                      \
-            b1[2 * q] = c1r * w1r - c1i * w1i; b1[2 * q + 1] = c1r * w1i + c1i * w1r;                  \
-            b2[2 * q] = c2r * w2r - c2i * w2i; b2[2 * q + 1] = c2r * w2i + c2i * w2r;                  \
-        }                                                                                              \
-    }                                                                                                  \
-}                                                                                                      \
-ATTR static void tn__fft_pass5_##SFX(int64_t s, int64_t m, const T *TN__RESTRICT x, T *TN__RESTRICT y, const T *TN__RESTRICT tw, T d) { \
-    const T c1 = (T)0.30901699437494742410229341718281906, c2 = (T)-0.80901699437494742410229341718281906; \
-    const T s1 = (T)0.95105651629515357211643933337938214 * d, s2 = (T)0.58778525229247312916870595463907277 * d; \
-    for (int64_t p = 0; p < m; p++) {                                                                  \
-        const T *w = tw + 8 * p;                                                                       \
-        const T *a0 = x + 2 * s * p, *a1 = a0 + 2 * s * m, *a2 = a1 + 2 * s * m, *a3 = a2 + 2 * s * m, *a4 = a3 + 2 * s * m; \
-        T *b0 = y + 2 * s * (5 * p), *b1 = b0 + 2 * s, *b2 = b1 + 2 * s, *b3 = b2 + 2 * s, *b4 = b3 + 2 * s; \
-        const T w1r = w[0], w1i = w[1], w2r = w[2], w2i = w[3], w3r = w[4], w3i = w[5], w4r = w[6], w4i = w[7]; \
-        for (int64_t q = 0; q < s; q++) {                                                              \
-            T x0r = a0[2 * q], x0i = a0[2 * q + 1];                                                    \
-            T t1r = a1[2 * q] + a4[2 * q], t1i = a1[2 * q + 1] + a4[2 * q + 1];                        \
-            T t2r = a2[2 * q] + a3[2 * q], t2i = a2[2 * q + 1] + a3[2 * q + 1];                        \
-            T t3r = a1[2 * q] - a4[2 * q], t3i = a1[2 * q + 1] - a4[2 * q + 1];                        \
-            T t4r = a2[2 * q] - a3[2 * q], t4i = a2[2 * q + 1] - a3[2 * q + 1];                        \
-            b0[2 * q] = x0r + t1r + t2r; b0[2 * q + 1] = x0i + t1i + t2i;                              \
-            T u1r = x0r + c1 * t1r + c2 * t2r, u1i = x0i + c1 * t1i + c2 * t2i;                        \
-            T u2r = x0r + c2 * t1r + c1 * t2r, u2i = x0i + c2 * t1i + c1 * t2i;                        \
-            T f1r = s1 * t3r + s2 * t4r, f1i = s1 * t3i + s2 * t4i;   /* v = -i f */                   \
-            T f2r = s2 * t3r - s1 * t4r, f2i = s2 * t3i - s1 * t4i;                                    \
-            T c1r_ = u1r + f1i, c1i_ = u1i - f1r, c4r_ = u1r - f1i, c4i_ = u1i + f1r;                  \
-            T c2r_ = u2r + f2i, c2i_ = u2i - f2r, c3r_ = u2r - f2i, c3i_ = u2i + f2r;                  \
-            b1[2 * q] = c1r_ * w1r - c1i_ * w1i; b1[2 * q + 1] = c1r_ * w1i + c1i_ * w1r;              \
-            b2[2 * q] = c2r_ * w2r - c2i_ * w2i; b2[2 * q + 1] = c2r_ * w2i + c2i_ * w2r;              \
-            b3[2 * q] = c3r_ * w3r - c3i_ * w3i; b3[2 * q + 1] = c3r_ * w3i + c3i_ * w3r;              \
-            b4[2 * q] = c4r_ * w4r - c4i_ * w4i; b4[2 * q + 1] = c4r_ * w4i + c4i_ * w4r;              \
-        }                                                                                              \
-    }                                                                                                  \
-}                                                                                                      \
-/* any odd radix r <= TN__FFT_GENERIC_MAX: the sums and differences of the pairs j, r - j */          \
-ATTR static void tn__fft_passg_##SFX(int r, int64_t s, int64_t m, const T *TN__RESTRICT x, T *TN__RESTRICT y, const T *TN__RESTRICT tw, const T *TN__RESTRICT rt, T d) { \
-    T sr[TN__FFT_GENERIC_MAX / 2 + 1], si[TN__FFT_GENERIC_MAX / 2 + 1], dr[TN__FFT_GENERIC_MAX / 2 + 1], di[TN__FFT_GENERIC_MAX / 2 + 1]; \
-    const int h = r / 2;                                                                               \
-    for (int64_t p = 0; p < m; p++) {                                                                  \
-        const T *w = tw + 2 * (r - 1) * p;                                                             \
-        for (int64_t q = 0; q < s; q++) {                                                              \
-            const T *a = x + 2 * (q + s * p);                                                          \
-            T *b = y + 2 * (q + s * r * p);                                                            \
-            const T x0r = a[0], x0i = a[1];                                                            \
-            T b0r = x0r, b0i = x0i;                                                                    \
-            for (int j = 1; j <= h; j++) {                                                             \
-                const T *u = a + 2 * s * m * j, *v = a + 2 * s * m * (r - j);                          \
-                sr[j] = u[0] + v[0]; si[j] = u[1] + v[1]; dr[j] = u[0] - v[0]; di[j] = u[1] - v[1];    \
-                b0r += sr[j]; b0i += si[j];                                                            \
-            }                                                                                          \
-            b[0] = b0r; b[1] = b0i;                                                                    \
-            for (int k = 1; k <= h; k++) {                                                             \
-                T er = x0r, ei = x0i, fr = 0, fi = 0;                                                  \
-                int idx = 0;                                                                           \
-                for (int j = 1; j <= h; j++) {                                                         \
-                    idx += k; if (idx >= r) idx -= r;                                                  \
-                    const T c = rt[2 * idx], sn = rt[2 * idx + 1];                                     \
-                    er += c * sr[j]; ei += c * si[j]; fr += sn * dr[j]; fi += sn * di[j];              \
-                }                                                                                      \
-                /* b_k = e - i d f, b_(r-k) = e + i d f */                                             \
-                T pr = er + d * fi, pi_ = ei - d * fr, nr = er - d * fi, ni = ei + d * fr;             \
-                const T *wk = w + 2 * (k - 1), *wn = w + 2 * (r - k - 1);                              \
-                T *bk = b + 2 * s * k, *bn = b + 2 * s * (r - k);                                      \
-                bk[0] = pr * wk[0] - pi_ * wk[1]; bk[1] = pr * wk[1] + pi_ * wk[0];                    \
-                bn[0] = nr * wn[0] - ni * wn[1]; bn[1] = nr * wn[1] + ni * wn[0];                      \
-            }                                                                                          \
-        }                                                                                              \
-    }                                                                                                  \
-}                                                                                                      \
-/* the passes of a Stockham plan over V lines interleaved (element i of line v at i V + v:     \
-   the passes start at stride V, so the innermost loops run over the lines): in (n V complex)     \
-   to out, through the scratch w (2 n V complex); in may be out, or w + 2 n V */                      \
-ATTR static void tn__fft_stockham_##SFX(const tn__fft_plan *pl, const T *in, T *out, T *w, int64_t V) { \
-    const int64_t n = pl->n, N = n * V;                                                                \
-    const T d = pl->kind == TN__FFT_BWD ? (T)-1 : (T)1;                                                \
-    if (pl->nf == 0) { if (out != in) memcpy(out, in, (size_t)N * 2 * sizeof(T)); return; }            \
-    T *buf[2] = {w, w + 2 * N};                                                                        \
-    if (in == buf[0]) { buf[0] = w + 2 * N; buf[1] = w; }                                              \
-    int64_t s = V;                                                                                     \
-    const T *src = in;                                                                                 \
-    for (int k = 0; k < pl->nf; k++) {                                                                 \
-        const int r = pl->fac[k];                                                                      \
-        const int64_t m = N / (s * r);                                                                 \
-        T *dst = k == pl->nf - 1 && out != in ? out : buf[k & 1];                                      \
-        if (dst == src) dst = buf[(k + 1) & 1];                                                        \
-        const T *tw = (const T *)pl->tw + pl->twoff[k];                                                \
-        switch (r) {                                                                                   \
-        case 2: tn__fft_pass2_##SFX(s, m, src, dst, tw); break;                                       \
-        case 3: tn__fft_pass3_##SFX(s, m, src, dst, tw, d); break;                                    \
-        case 4: tn__fft_pass4_##SFX(s, m, src, dst, tw, d); break;                                    \
-        case 5: tn__fft_pass5_##SFX(s, m, src, dst, tw, d); break;                                    \
-        default: tn__fft_passg_##SFX(r, s, m, src, dst, tw, (const T *)pl->rt + pl->rtoff[k], d); break; \
-        }                                                                                              \
-        src = dst;                                                                                     \
-        s *= r;                                                                                        \
-    }                                                                                                  \
-    if (src != out) memcpy(out, src, (size_t)N * 2 * sizeof(T));                                       \
+/* @template TN__FFT_PASSES(T, SFX, ATTR) */
+ATTR static void tn__fft_pass2_##SFX(int64_t s, int64_t m, const T *TN__RESTRICT x, T *TN__RESTRICT y, const T *TN__RESTRICT tw) {
+    for (int64_t p = 0; p < m; p++) {
+        const T wr = tw[2 * p], wi = tw[2 * p + 1];
+        const T *a0 = x + 2 * s * p, *a1 = a0 + 2 * s * m;
+        T *b0 = y + 2 * s * (2 * p), *b1 = b0 + 2 * s;
+        for (int64_t q = 0; q < s; q++) {
+            T ar = a0[2 * q], ai = a0[2 * q + 1], br = a1[2 * q], bi = a1[2 * q + 1];
+            b0[2 * q] = ar + br; b0[2 * q + 1] = ai + bi;
+            T dr = ar - br, di = ai - bi;
+            b1[2 * q] = dr * wr - di * wi; b1[2 * q + 1] = dr * wi + di * wr;
+        }
+    }
 }
+ATTR static inline void tn__fft_r4_##SFX(int64_t s, int64_t m, int64_t p, const T *TN__RESTRICT x, T *TN__RESTRICT y, const T *TN__RESTRICT tw, T d) {
+    const T *w = tw + 6 * p;
+    const T w1r = w[0], w1i = w[1], w2r = w[2], w2i = w[3], w3r = w[4], w3i = w[5];
+    const T *a0 = x + 2 * s * p, *a1 = a0 + 2 * s * m, *a2 = a1 + 2 * s * m, *a3 = a2 + 2 * s * m;
+    T *b0 = y + 2 * s * (4 * p), *b1 = b0 + 2 * s, *b2 = b1 + 2 * s, *b3 = b2 + 2 * s;
+    for (int64_t q = 0; q < s; q++) {
+        T t0r = a0[2 * q] + a2[2 * q], t0i = a0[2 * q + 1] + a2[2 * q + 1];
+        T t1r = a0[2 * q] - a2[2 * q], t1i = a0[2 * q + 1] - a2[2 * q + 1];
+        T t2r = a1[2 * q] + a3[2 * q], t2i = a1[2 * q + 1] + a3[2 * q + 1];
+        T ur = a1[2 * q] - a3[2 * q], ui = a1[2 * q + 1] - a3[2 * q + 1];
+        T t3r = d * ui, t3i = -d * ur;   /* (a1 - a3) (-i d) */
+        b0[2 * q] = t0r + t2r; b0[2 * q + 1] = t0i + t2i;
+        T c2r = t0r - t2r, c2i = t0i - t2i, c1r = t1r + t3r, c1i = t1i + t3i, c3r = t1r - t3r, c3i = t1i - t3i;
+        b1[2 * q] = c1r * w1r - c1i * w1i; b1[2 * q + 1] = c1r * w1i + c1i * w1r;
+        b2[2 * q] = c2r * w2r - c2i * w2i; b2[2 * q + 1] = c2r * w2i + c2i * w2r;
+        b3[2 * q] = c3r * w3r - c3i * w3i; b3[2 * q + 1] = c3r * w3i + c3i * w3r;
+    }
+}
+ATTR static void tn__fft_pass4_##SFX(int64_t s, int64_t m, const T *TN__RESTRICT x, T *TN__RESTRICT y, const T *TN__RESTRICT tw, T d) {
+    if (s == 1) for (int64_t p = 0; p < m; p++) tn__fft_r4_##SFX(1, m, p, x, y, tw, d);
+    else for (int64_t p = 0; p < m; p++) tn__fft_r4_##SFX(s, m, p, x, y, tw, d);
+}
+ATTR static void tn__fft_pass3_##SFX(int64_t s, int64_t m, const T *TN__RESTRICT x, T *TN__RESTRICT y, const T *TN__RESTRICT tw, T d) {
+    const T h = (T)0.86602540378443864676372317075293618 * d;   /* sin(2 pi / 3) d */
+    for (int64_t p = 0; p < m; p++) {
+        const T *w = tw + 4 * p;
+        const T w1r = w[0], w1i = w[1], w2r = w[2], w2i = w[3];
+        const T *a0 = x + 2 * s * p, *a1 = a0 + 2 * s * m, *a2 = a1 + 2 * s * m;
+        T *b0 = y + 2 * s * (3 * p), *b1 = b0 + 2 * s, *b2 = b1 + 2 * s;
+        for (int64_t q = 0; q < s; q++) {
+            T t1r = a1[2 * q] + a2[2 * q], t1i = a1[2 * q + 1] + a2[2 * q + 1];
+            T t2r = a0[2 * q] - (T)0.5 * t1r, t2i = a0[2 * q + 1] - (T)0.5 * t1i;
+            T ur = a1[2 * q] - a2[2 * q], ui = a1[2 * q + 1] - a2[2 * q + 1];
+            T t3r = h * ui, t3i = -h * ur;
+            b0[2 * q] = a0[2 * q] + t1r; b0[2 * q + 1] = a0[2 * q + 1] + t1i;
+            T c1r = t2r + t3r, c1i = t2i + t3i, c2r = t2r - t3r, c2i = t2i - t3i;
+            b1[2 * q] = c1r * w1r - c1i * w1i; b1[2 * q + 1] = c1r * w1i + c1i * w1r;
+            b2[2 * q] = c2r * w2r - c2i * w2i; b2[2 * q + 1] = c2r * w2i + c2i * w2r;
+        }
+    }
+}
+ATTR static void tn__fft_pass5_##SFX(int64_t s, int64_t m, const T *TN__RESTRICT x, T *TN__RESTRICT y, const T *TN__RESTRICT tw, T d) {
+    const T c1 = (T)0.30901699437494742410229341718281906, c2 = (T)-0.80901699437494742410229341718281906;
+    const T s1 = (T)0.95105651629515357211643933337938214 * d, s2 = (T)0.58778525229247312916870595463907277 * d;
+    for (int64_t p = 0; p < m; p++) {
+        const T *w = tw + 8 * p;
+        const T *a0 = x + 2 * s * p, *a1 = a0 + 2 * s * m, *a2 = a1 + 2 * s * m, *a3 = a2 + 2 * s * m, *a4 = a3 + 2 * s * m;
+        T *b0 = y + 2 * s * (5 * p), *b1 = b0 + 2 * s, *b2 = b1 + 2 * s, *b3 = b2 + 2 * s, *b4 = b3 + 2 * s;
+        const T w1r = w[0], w1i = w[1], w2r = w[2], w2i = w[3], w3r = w[4], w3i = w[5], w4r = w[6], w4i = w[7];
+        for (int64_t q = 0; q < s; q++) {
+            T x0r = a0[2 * q], x0i = a0[2 * q + 1];
+            T t1r = a1[2 * q] + a4[2 * q], t1i = a1[2 * q + 1] + a4[2 * q + 1];
+            T t2r = a2[2 * q] + a3[2 * q], t2i = a2[2 * q + 1] + a3[2 * q + 1];
+            T t3r = a1[2 * q] - a4[2 * q], t3i = a1[2 * q + 1] - a4[2 * q + 1];
+            T t4r = a2[2 * q] - a3[2 * q], t4i = a2[2 * q + 1] - a3[2 * q + 1];
+            b0[2 * q] = x0r + t1r + t2r; b0[2 * q + 1] = x0i + t1i + t2i;
+            T u1r = x0r + c1 * t1r + c2 * t2r, u1i = x0i + c1 * t1i + c2 * t2i;
+            T u2r = x0r + c2 * t1r + c1 * t2r, u2i = x0i + c2 * t1i + c1 * t2i;
+            T f1r = s1 * t3r + s2 * t4r, f1i = s1 * t3i + s2 * t4i;   /* v = -i f */
+            T f2r = s2 * t3r - s1 * t4r, f2i = s2 * t3i - s1 * t4i;
+            T c1r_ = u1r + f1i, c1i_ = u1i - f1r, c4r_ = u1r - f1i, c4i_ = u1i + f1r;
+            T c2r_ = u2r + f2i, c2i_ = u2i - f2r, c3r_ = u2r - f2i, c3i_ = u2i + f2r;
+            b1[2 * q] = c1r_ * w1r - c1i_ * w1i; b1[2 * q + 1] = c1r_ * w1i + c1i_ * w1r;
+            b2[2 * q] = c2r_ * w2r - c2i_ * w2i; b2[2 * q + 1] = c2r_ * w2i + c2i_ * w2r;
+            b3[2 * q] = c3r_ * w3r - c3i_ * w3i; b3[2 * q + 1] = c3r_ * w3i + c3i_ * w3r;
+            b4[2 * q] = c4r_ * w4r - c4i_ * w4i; b4[2 * q + 1] = c4r_ * w4i + c4i_ * w4r;
+        }
+    }
+}
+/* any odd radix r <= TN__FFT_GENERIC_MAX: the sums and differences of the pairs j, r - j */
+ATTR static void tn__fft_passg_##SFX(int r, int64_t s, int64_t m, const T *TN__RESTRICT x, T *TN__RESTRICT y, const T *TN__RESTRICT tw, const T *TN__RESTRICT rt, T d) {
+    T sr[TN__FFT_GENERIC_MAX / 2 + 1], si[TN__FFT_GENERIC_MAX / 2 + 1], dr[TN__FFT_GENERIC_MAX / 2 + 1], di[TN__FFT_GENERIC_MAX / 2 + 1];
+    const int h = r / 2;
+    for (int64_t p = 0; p < m; p++) {
+        const T *w = tw + 2 * (r - 1) * p;
+        for (int64_t q = 0; q < s; q++) {
+            const T *a = x + 2 * (q + s * p);
+            T *b = y + 2 * (q + s * r * p);
+            const T x0r = a[0], x0i = a[1];
+            T b0r = x0r, b0i = x0i;
+            for (int j = 1; j <= h; j++) {
+                const T *u = a + 2 * s * m * j, *v = a + 2 * s * m * (r - j);
+                sr[j] = u[0] + v[0]; si[j] = u[1] + v[1]; dr[j] = u[0] - v[0]; di[j] = u[1] - v[1];
+                b0r += sr[j]; b0i += si[j];
+            }
+            b[0] = b0r; b[1] = b0i;
+            for (int k = 1; k <= h; k++) {
+                T er = x0r, ei = x0i, fr = 0, fi = 0;
+                int idx = 0;
+                for (int j = 1; j <= h; j++) {
+                    idx += k; if (idx >= r) idx -= r;
+                    const T c = rt[2 * idx], sn = rt[2 * idx + 1];
+                    er += c * sr[j]; ei += c * si[j]; fr += sn * dr[j]; fi += sn * di[j];
+                }
+                /* b_k = e - i d f, b_(r-k) = e + i d f */
+                T pr = er + d * fi, pi_ = ei - d * fr, nr = er - d * fi, ni = ei + d * fr;
+                const T *wk = w + 2 * (k - 1), *wn = w + 2 * (r - k - 1);
+                T *bk = b + 2 * s * k, *bn = b + 2 * s * (r - k);
+                bk[0] = pr * wk[0] - pi_ * wk[1]; bk[1] = pr * wk[1] + pi_ * wk[0];
+                bn[0] = nr * wn[0] - ni * wn[1]; bn[1] = nr * wn[1] + ni * wn[0];
+            }
+        }
+    }
+}
+/* the passes of a Stockham plan over V lines interleaved (element i of line v at i V + v:
+   the passes start at stride V, so the innermost loops run over the lines): in (n V complex)
+   to out, through the scratch w (2 n V complex); in may be out, or w + 2 n V */
+ATTR static void tn__fft_stockham_##SFX(const tn__fft_plan *pl, const T *in, T *out, T *w, int64_t V) {
+    const int64_t n = pl->n, N = n * V;
+    const T d = pl->kind == TN__FFT_BWD ? (T)-1 : (T)1;
+    if (pl->nf == 0) { if (out != in) memcpy(out, in, (size_t)N * 2 * sizeof(T)); return; }
+    T *buf[2] = {w, w + 2 * N};
+    if (in == buf[0]) { buf[0] = w + 2 * N; buf[1] = w; }
+    int64_t s = V;
+    const T *src = in;
+    for (int k = 0; k < pl->nf; k++) {
+        const int r = pl->fac[k];
+        const int64_t m = N / (s * r);
+        T *dst = k == pl->nf - 1 && out != in ? out : buf[k & 1];
+        if (dst == src) dst = buf[(k + 1) & 1];
+        const T *tw = (const T *)pl->tw + pl->twoff[k];
+        switch (r) {
+        case 2: tn__fft_pass2_##SFX(s, m, src, dst, tw); break;
+        case 3: tn__fft_pass3_##SFX(s, m, src, dst, tw, d); break;
+        case 4: tn__fft_pass4_##SFX(s, m, src, dst, tw, d); break;
+        case 5: tn__fft_pass5_##SFX(s, m, src, dst, tw, d); break;
+        default: tn__fft_passg_##SFX(r, s, m, src, dst, tw, (const T *)pl->rt + pl->rtoff[k], d); break;
+        }
+        src = dst;
+        s *= r;
+    }
+    if (src != out) memcpy(out, src, (size_t)N * 2 * sizeof(T));
+}
+/* @end TN__FFT_PASSES */
 
 TN__FFT_PASSES(float, f32, TN__PLAIN_FN)
 TN__FFT_PASSES(double, f64, TN__PLAIN_FN)
@@ -389,73 +390,74 @@ static void tn__fft_stockham(const tn__fft_plan *pl, const void *in, void *out, 
 #endif
 }
 
-#define TN__FFT_LINES(T, SFX)                                                                         \
-/* Bluestein: out = chirp . conv(in . chirp, conj chirp), the convolution by FFTs of length m        \
-   (the inverse one as conj(FFT(conj(.)))); w: 2 m + the sub-plan's scratch */                        \
-static void tn__fft_bluestein_##SFX(const tn__fft_plan *pl, const T *in, T *out, T *w) {              \
-    const int64_t n = pl->n, m = pl->bm;                                                               \
-    const T *ch = (const T *)pl->chirp, *f = (const T *)pl->filt;                                      \
-    T *a = w, *b = w + 2 * m, *sw = w + 4 * m;                                                         \
-    for (int64_t k = 0; k < n; k++) {                                                                  \
-        T xr = in[2 * k], xi = in[2 * k + 1], cr = ch[2 * k], ci = ch[2 * k + 1];                      \
-        a[2 * k] = xr * cr - xi * ci; a[2 * k + 1] = xr * ci + xi * cr;                                \
-    }                                                                                                  \
-    memset(a + 2 * n, 0, (size_t)(m - n) * 2 * sizeof(T));                                             \
-    tn__fft_exec_c2c(pl->sub, a, b, sw);                                                               \
-    for (int64_t k = 0; k < m; k++) {   /* times the filter, conjugated for the inverse */             \
-        T xr = b[2 * k], xi = b[2 * k + 1], fr = f[2 * k], fi = f[2 * k + 1];                          \
-        b[2 * k] = xr * fr - xi * fi; b[2 * k + 1] = -(xr * fi + xi * fr);                             \
-    }                                                                                                  \
-    tn__fft_exec_c2c(pl->sub, b, a, sw);                                                               \
-    for (int64_t k = 0; k < n; k++) {   /* conj(a) . chirp */                                          \
-        T xr = a[2 * k], xi = -a[2 * k + 1], cr = ch[2 * k], ci = ch[2 * k + 1];                       \
-        out[2 * k] = xr * cr - xi * ci; out[2 * k + 1] = xr * ci + xi * cr;                            \
-    }                                                                                                  \
-}                                                                                                      \
-/* r2c of even n: in (n reals, contiguous) as n/2 complex numbers, their FFT Z, then              \
-   X_k = (Z_k + conj Z_(h-k)) / 2 - i w^k (Z_k - conj Z_(h-k)) / 2, h = n/2; out: h + 1 */          \
-static void tn__fft_r2c_even_##SFX(const tn__fft_plan *pl, const T *in, T *out, T *w) {              \
-    const int64_t h = pl->n / 2;                                                                       \
-    T *z = w, *sw = w + 2 * (h + 1);                                                                   \
-    tn__fft_exec_c2c(pl->sub, in, z, sw);                                                              \
-    const T *tw = (const T *)pl->rtw;                                                                  \
-    const T z0r = z[0], z0i = z[1];                                                                    \
-    for (int64_t k = 1; k <= h / 2; k++) {   /* k and h - k together (z may be out's storage: no) */  \
-        const int64_t j = h - k;                                                                       \
-        T ar = z[2 * k], ai = z[2 * k + 1], br = z[2 * j], bi = z[2 * j + 1];                          \
-        T er = (T)0.5 * (ar + br), ei = (T)0.5 * (ai - bi);    /* (Z_k + conj Z_j) / 2 */              \
-        T orr = (T)0.5 * (ai + bi), oi = (T)0.5 * (br - ar);   /* (Z_k - conj Z_j) / (2i) */           \
-        T wr = tw[2 * k], wi = tw[2 * k + 1];                                                          \
-        T tr = orr * wr - oi * wi, ti = orr * wi + oi * wr;                                            \
-        out[2 * k] = er + tr; out[2 * k + 1] = ei + ti;                                                \
-        /* X_j = conj(E_k) + w^j conj(O_k), w^j = -conj(w^k) */                                        \
-        out[2 * j] = er - tr; out[2 * j + 1] = -ei + ti;                                               \
-    }                                                                                                  \
-    out[0] = z0r + z0i; out[1] = 0;                                                                    \
-    out[2 * h] = z0r - z0i; out[2 * h + 1] = 0;                                                        \
-}                                                                                                      \
-/* c2r of even n: Z_k = (X_k + conj X_(h-k)) + i conj(w^k) (X_k - conj X_(h-k)), z = IFFT(Z):      \
-   z_j = x_2j + i x_2j+1 (unnormalised: n x). The imaginary parts of X_0, X_h are ignored. */       \
-static void tn__fft_c2r_even_##SFX(const tn__fft_plan *pl, const T *in, T *out, T *w) {              \
-    const int64_t h = pl->n / 2;                                                                       \
-    T *z = w, *sw = w + 2 * (h + 1);                                                                   \
-    const T *tw = (const T *)pl->rtw;                                                                  \
-    for (int64_t k = 0; k <= h / 2; k++) {                                                             \
-        const int64_t j = h - k;                                                                       \
-        T ar = in[2 * k], ai = in[2 * k + 1], br = in[2 * j], bi = in[2 * j + 1];                      \
-        if (k == 0) { ai = 0; bi = 0; }                                                                \
-        T er = ar + br, ei = ai - bi;        /* X_k + conj X_j */                                      \
-        T dr = ar - br, di = ai + bi;        /* X_k - conj X_j */                                      \
-        T wr = tw[2 * k], wi = -tw[2 * k + 1];   /* conj w^k */                                        \
-        T tr = dr * wr - di * wi, ti = dr * wi + di * wr;                                              \
-        z[2 * k] = er - ti; z[2 * k + 1] = ei + tr;   /* E + i t */                                    \
-        if (j != k && k != 0) {   /* Z_j = conj(e) + i w^k conj(d) (conj w^j = -w^k, X_j - conj X_k = -conj d) */ \
-            const T pr = wr * dr - wi * di, pim = -wi * dr - wr * di;                                  \
-            z[2 * j] = er - pim; z[2 * j + 1] = -ei + pr;                                              \
-        }                                                                                              \
-    }                                                                                                  \
-    tn__fft_exec_c2c(pl->sub, z, out, sw);                                                             \
+/* @template TN__FFT_LINES(T, SFX) */
+/* Bluestein: out = chirp . conv(in . chirp, conj chirp), the convolution by FFTs of length m
+   (the inverse one as conj(FFT(conj(.)))); w: 2 m + the sub-plan's scratch */
+static void tn__fft_bluestein_##SFX(const tn__fft_plan *pl, const T *in, T *out, T *w) {
+    const int64_t n = pl->n, m = pl->bm;
+    const T *ch = (const T *)pl->chirp, *f = (const T *)pl->filt;
+    T *a = w, *b = w + 2 * m, *sw = w + 4 * m;
+    for (int64_t k = 0; k < n; k++) {
+        T xr = in[2 * k], xi = in[2 * k + 1], cr = ch[2 * k], ci = ch[2 * k + 1];
+        a[2 * k] = xr * cr - xi * ci; a[2 * k + 1] = xr * ci + xi * cr;
+    }
+    memset(a + 2 * n, 0, (size_t)(m - n) * 2 * sizeof(T));
+    tn__fft_exec_c2c(pl->sub, a, b, sw);
+    for (int64_t k = 0; k < m; k++) {   /* times the filter, conjugated for the inverse */
+        T xr = b[2 * k], xi = b[2 * k + 1], fr = f[2 * k], fi = f[2 * k + 1];
+        b[2 * k] = xr * fr - xi * fi; b[2 * k + 1] = -(xr * fi + xi * fr);
+    }
+    tn__fft_exec_c2c(pl->sub, b, a, sw);
+    for (int64_t k = 0; k < n; k++) {   /* conj(a) . chirp */
+        T xr = a[2 * k], xi = -a[2 * k + 1], cr = ch[2 * k], ci = ch[2 * k + 1];
+        out[2 * k] = xr * cr - xi * ci; out[2 * k + 1] = xr * ci + xi * cr;
+    }
 }
+/* r2c of even n: in (n reals, contiguous) as n/2 complex numbers, their FFT Z, then
+   X_k = (Z_k + conj Z_(h-k)) / 2 - i w^k (Z_k - conj Z_(h-k)) / 2, h = n/2; out: h + 1 */
+static void tn__fft_r2c_even_##SFX(const tn__fft_plan *pl, const T *in, T *out, T *w) {
+    const int64_t h = pl->n / 2;
+    T *z = w, *sw = w + 2 * (h + 1);
+    tn__fft_exec_c2c(pl->sub, in, z, sw);
+    const T *tw = (const T *)pl->rtw;
+    const T z0r = z[0], z0i = z[1];
+    for (int64_t k = 1; k <= h / 2; k++) {   /* k and h - k together (z may be out's storage: no) */
+        const int64_t j = h - k;
+        T ar = z[2 * k], ai = z[2 * k + 1], br = z[2 * j], bi = z[2 * j + 1];
+        T er = (T)0.5 * (ar + br), ei = (T)0.5 * (ai - bi);    /* (Z_k + conj Z_j) / 2 */
+        T orr = (T)0.5 * (ai + bi), oi = (T)0.5 * (br - ar);   /* (Z_k - conj Z_j) / (2i) */
+        T wr = tw[2 * k], wi = tw[2 * k + 1];
+        T tr = orr * wr - oi * wi, ti = orr * wi + oi * wr;
+        out[2 * k] = er + tr; out[2 * k + 1] = ei + ti;
+        /* X_j = conj(E_k) + w^j conj(O_k), w^j = -conj(w^k) */
+        out[2 * j] = er - tr; out[2 * j + 1] = -ei + ti;
+    }
+    out[0] = z0r + z0i; out[1] = 0;
+    out[2 * h] = z0r - z0i; out[2 * h + 1] = 0;
+}
+/* c2r of even n: Z_k = (X_k + conj X_(h-k)) + i conj(w^k) (X_k - conj X_(h-k)), z = IFFT(Z):
+   z_j = x_2j + i x_2j+1 (unnormalised: n x). The imaginary parts of X_0, X_h are ignored. */
+static void tn__fft_c2r_even_##SFX(const tn__fft_plan *pl, const T *in, T *out, T *w) {
+    const int64_t h = pl->n / 2;
+    T *z = w, *sw = w + 2 * (h + 1);
+    const T *tw = (const T *)pl->rtw;
+    for (int64_t k = 0; k <= h / 2; k++) {
+        const int64_t j = h - k;
+        T ar = in[2 * k], ai = in[2 * k + 1], br = in[2 * j], bi = in[2 * j + 1];
+        if (k == 0) { ai = 0; bi = 0; }
+        T er = ar + br, ei = ai - bi;        /* X_k + conj X_j */
+        T dr = ar - br, di = ai + bi;        /* X_k - conj X_j */
+        T wr = tw[2 * k], wi = -tw[2 * k + 1];   /* conj w^k */
+        T tr = dr * wr - di * wi, ti = dr * wi + di * wr;
+        z[2 * k] = er - ti; z[2 * k + 1] = ei + tr;   /* E + i t */
+        if (j != k && k != 0) {   /* Z_j = conj(e) + i w^k conj(d) (conj w^j = -w^k, X_j - conj X_k = -conj d) */
+            const T pr = wr * dr - wi * di, pim = -wi * dr - wr * di;
+            z[2 * j] = er - pim; z[2 * j + 1] = -ei + pr;
+        }
+    }
+    tn__fft_exec_c2c(pl->sub, z, out, sw);
+}
+/* @end TN__FFT_LINES */
 
 TN__FFT_LINES(float, f32)
 TN__FFT_LINES(double, f64)
@@ -488,121 +490,122 @@ typedef struct {
     int failed;
 } tn__fft_job;
 
-#define TN__FFT_BATCH(T, SFX)                                                                         \
-/* V lines (element i of line v at src + 2 (v dist + i stride)) into g interleaved (i V + v) and      \
-   back: element by element across the lines when the lines are closer than their elements            \
-   (columns), else 16 elements of a line at a time (lines a power of 2 apart share cache sets) */     \
-static void tn__fft_gather_##SFX(T *TN__RESTRICT g, const T *TN__RESTRICT src, int64_t n, int64_t V, int64_t stride, int64_t dist) { \
-    if (dist < stride && dist > -stride) {                                                             \
-        for (int64_t i = 0; i < n; i++)                                                                \
-            for (int64_t v = 0; v < V; v++) {                                                          \
-                const T *e = src + 2 * (v * dist + i * stride);                                        \
-                g[2 * (i * V + v)] = e[0]; g[2 * (i * V + v) + 1] = e[1];                              \
-            }                                                                                          \
-        return;                                                                                        \
-    }                                                                                                  \
-    for (int64_t i0 = 0; i0 < n; i0 += 16) {                                                           \
-        const int64_t i1 = TN__MIN(i0 + 16, n);                                                        \
-        for (int64_t v = 0; v < V; v++)                                                                \
-            for (int64_t i = i0; i < i1; i++) {                                                        \
-                const T *e = src + 2 * (v * dist + i * stride);                                        \
-                g[2 * (i * V + v)] = e[0]; g[2 * (i * V + v) + 1] = e[1];                              \
-            }                                                                                          \
-    }                                                                                                  \
-}                                                                                                      \
-static void tn__fft_scatter_##SFX(T *TN__RESTRICT dst, const T *TN__RESTRICT g, int64_t n, int64_t V, int64_t stride, int64_t dist, T sc) { \
-    if (dist < stride && dist > -stride) {                                                             \
-        for (int64_t i = 0; i < n; i++)                                                                \
-            for (int64_t v = 0; v < V; v++) {                                                          \
-                T *e = dst + 2 * (v * dist + i * stride);                                              \
-                e[0] = g[2 * (i * V + v)] * sc; e[1] = g[2 * (i * V + v) + 1] * sc;                    \
-            }                                                                                          \
-        return;                                                                                        \
-    }                                                                                                  \
-    for (int64_t i0 = 0; i0 < n; i0 += 16) {                                                           \
-        const int64_t i1 = TN__MIN(i0 + 16, n);                                                        \
-        for (int64_t v = 0; v < V; v++)                                                                \
-            for (int64_t i = i0; i < i1; i++) {                                                        \
-                T *e = dst + 2 * (v * dist + i * stride);                                              \
-                e[0] = g[2 * (i * V + v)] * sc; e[1] = g[2 * (i * V + v) + 1] * sc;                    \
-            }                                                                                          \
-    }                                                                                                  \
-}                                                                                                      \
-static void tn__fft_lines_##SFX(void *args, int64_t b0, int64_t b1) {                                 \
-    tn__fft_job *j = (tn__fft_job *)args;                                                              \
-    const tn__fft_plan *pl = j->pl;                                                                    \
-    const int64_t n = pl->n, h = n / 2 + 1;                                                            \
-    const int cin = pl->kind != TN__FFT_R2C, cout = pl->kind != TN__FFT_C2R;   /* complex sides */     \
-    const int64_t nin = pl->kind == TN__FFT_C2R ? h : n, nout = pl->kind == TN__FFT_R2C ? h : n;      \
-    /* scratch: the plan's, a gathered input, an output line, and an odd-length real's complex line */ \
-    if (pl->kind <= TN__FFT_BWD && !pl->bm && b1 - b0 >= 2 && n <= TN__FFT_GROUP_ELEMS / 2) {          \
-        /* complex lines in groups of V, interleaved: the passes vectorise over the lines */          \
-        const int64_t V = TN__MIN(TN__FFT_GROUP, TN__FFT_GROUP_ELEMS / n);                              \
-        const size_t gbytes = (size_t)(4 * V * n) * 2 * sizeof(T);                                     \
-        T *g = (T *)tn__cpu_alloc(gbytes);   /* the caching allocator's: no page faults per call */   \
-        if (!g) { TN__STORE_RELAXED(&j->failed, 1); return; }                                          \
-        T *gin = g, *gout = g + 2 * V * n, *gw = g + 4 * V * n;                                        \
-        const T sc = (T)j->scale;                                                                      \
-        for (int64_t b = b0; b < b1; b += V) {                                                         \
-            const int64_t vb = TN__MIN(V, b1 - b);                                                     \
-            const T *src = (const T *)j->in + 2 * b * j->idist;                                        \
-            T *dst = (T *)j->out + 2 * b * j->odist;                                                   \
-            tn__fft_gather_##SFX(gin, src, n, vb, j->is, j->idist);                                    \
-            tn__fft_stockham(pl, gin, gout, gw, vb);                                                   \
-            tn__fft_scatter_##SFX(dst, gout, n, vb, j->os, j->odist, sc);                              \
-        }                                                                                              \
-        tn__cpu_free(g, gbytes);                                                                       \
-        return;                                                                                        \
-    }                                                                                                  \
-    const size_t wbytes = (size_t)(pl->work + 3 * n + 4) * 2 * sizeof(T);   /* work checked at planning */ \
-    T *w = (T *)tn__cpu_alloc(wbytes);                                                                 \
-    if (!w) { TN__STORE_RELAXED(&j->failed, 1); return; }                                              \
-    T *gin = w + 2 * pl->work, *gout = gin + 2 * (n + 1), *full = gout + 2 * (n + 1);                  \
-    for (int64_t b = b0; b < b1; b++) {                                                                \
-        const T *src = (const T *)j->in + (cin ? 2 : 1) * b * j->idist;                                \
-        T *dst = (T *)j->out + (cout ? 2 : 1) * b * j->odist;                                          \
-        const T *x = src;                                                                              \
-        if (j->is != 1) {                                                                              \
-            for (int64_t i = 0; i < nin; i++)                                                          \
-                if (cin) { gin[2 * i] = src[2 * i * j->is]; gin[2 * i + 1] = src[2 * i * j->is + 1]; } \
-                else gin[i] = src[i * j->is];                                                          \
-            x = gin;                                                                                   \
-        }                                                                                              \
-        T *y = j->os == 1 ? dst : gout;                                                                \
-        const int64_t even = n % 2 == 0;                                                               \
-        switch (pl->kind) {                                                                            \
-        case TN__FFT_R2C:                                                                              \
-            if (even) { tn__fft_r2c_even_##SFX(pl, x, y, w); break; }                                  \
-            for (int64_t i = 0; i < n; i++) { full[2 * i] = x[i]; full[2 * i + 1] = 0; }               \
-            tn__fft_exec_c2c(pl->sub, full, full, w);                                                  \
-            memcpy(y, full, (size_t)h * 2 * sizeof(T));                                                \
-            break;                                                                                     \
-        case TN__FFT_C2R:                                                                              \
-            if (even) { tn__fft_c2r_even_##SFX(pl, x, y, w); break; }                                  \
-            full[0] = x[0]; full[1] = 0;   /* the Hermitian extension, X_0 real */                     \
-            for (int64_t k = 1; k < h; k++) {                                                          \
-                full[2 * k] = x[2 * k]; full[2 * k + 1] = x[2 * k + 1];                                \
-                full[2 * (n - k)] = x[2 * k]; full[2 * (n - k) + 1] = -x[2 * k + 1];                   \
-            }                                                                                          \
-            tn__fft_exec_c2c(pl->sub, full, full, w);                                                  \
-            for (int64_t i = 0; i < n; i++) y[i] = full[2 * i];                                        \
-            break;                                                                                     \
-        default:                                                                                       \
-            tn__fft_exec_c2c(pl, x, y, w);                                                             \
-        }                                                                                              \
-        const int64_t len = (cout ? 2 : 1) * nout;                                                     \
-        if (j->scale != 1.0) {                                                                         \
-            const T sc = (T)j->scale;                                                                  \
-            for (int64_t i = 0; i < len; i++) y[i] *= sc;                                              \
-        }                                                                                              \
-        if (j->os != 1) {                                                                              \
-            for (int64_t i = 0; i < nout; i++)                                                         \
-                if (cout) { dst[2 * i * j->os] = y[2 * i]; dst[2 * i * j->os + 1] = y[2 * i + 1]; }    \
-                else dst[i * j->os] = y[i];                                                            \
-        }                                                                                              \
-    }                                                                                                  \
-    tn__cpu_free(w, wbytes);                                                                           \
+/* @template TN__FFT_BATCH(T, SFX) */
+/* V lines (element i of line v at src + 2 (v dist + i stride)) into g interleaved (i V + v) and
+   back: element by element across the lines when the lines are closer than their elements
+   (columns), else 16 elements of a line at a time (lines a power of 2 apart share cache sets) */
+static void tn__fft_gather_##SFX(T *TN__RESTRICT g, const T *TN__RESTRICT src, int64_t n, int64_t V, int64_t stride, int64_t dist) {
+    if (dist < stride && dist > -stride) {
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t v = 0; v < V; v++) {
+                const T *e = src + 2 * (v * dist + i * stride);
+                g[2 * (i * V + v)] = e[0]; g[2 * (i * V + v) + 1] = e[1];
+            }
+        return;
+    }
+    for (int64_t i0 = 0; i0 < n; i0 += 16) {
+        const int64_t i1 = TN__MIN(i0 + 16, n);
+        for (int64_t v = 0; v < V; v++)
+            for (int64_t i = i0; i < i1; i++) {
+                const T *e = src + 2 * (v * dist + i * stride);
+                g[2 * (i * V + v)] = e[0]; g[2 * (i * V + v) + 1] = e[1];
+            }
+    }
 }
+static void tn__fft_scatter_##SFX(T *TN__RESTRICT dst, const T *TN__RESTRICT g, int64_t n, int64_t V, int64_t stride, int64_t dist, T sc) {
+    if (dist < stride && dist > -stride) {
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t v = 0; v < V; v++) {
+                T *e = dst + 2 * (v * dist + i * stride);
+                e[0] = g[2 * (i * V + v)] * sc; e[1] = g[2 * (i * V + v) + 1] * sc;
+            }
+        return;
+    }
+    for (int64_t i0 = 0; i0 < n; i0 += 16) {
+        const int64_t i1 = TN__MIN(i0 + 16, n);
+        for (int64_t v = 0; v < V; v++)
+            for (int64_t i = i0; i < i1; i++) {
+                T *e = dst + 2 * (v * dist + i * stride);
+                e[0] = g[2 * (i * V + v)] * sc; e[1] = g[2 * (i * V + v) + 1] * sc;
+            }
+    }
+}
+static void tn__fft_lines_##SFX(void *args, int64_t b0, int64_t b1) {
+    tn__fft_job *j = (tn__fft_job *)args;
+    const tn__fft_plan *pl = j->pl;
+    const int64_t n = pl->n, h = n / 2 + 1;
+    const int cin = pl->kind != TN__FFT_R2C, cout = pl->kind != TN__FFT_C2R;   /* complex sides */
+    const int64_t nin = pl->kind == TN__FFT_C2R ? h : n, nout = pl->kind == TN__FFT_R2C ? h : n;
+    /* scratch: the plan's, a gathered input, an output line, and an odd-length real's complex line */
+    if (pl->kind <= TN__FFT_BWD && !pl->bm && b1 - b0 >= 2 && n <= TN__FFT_GROUP_ELEMS / 2) {
+        /* complex lines in groups of V, interleaved: the passes vectorise over the lines */
+        const int64_t V = TN__MIN(TN__FFT_GROUP, TN__FFT_GROUP_ELEMS / n);
+        const size_t gbytes = (size_t)(4 * V * n) * 2 * sizeof(T);
+        T *g = (T *)tn__cpu_alloc(gbytes);   /* the caching allocator's: no page faults per call */
+        if (!g) { TN__STORE_RELAXED(&j->failed, 1); return; }
+        T *gin = g, *gout = g + 2 * V * n, *gw = g + 4 * V * n;
+        const T sc = (T)j->scale;
+        for (int64_t b = b0; b < b1; b += V) {
+            const int64_t vb = TN__MIN(V, b1 - b);
+            const T *src = (const T *)j->in + 2 * b * j->idist;
+            T *dst = (T *)j->out + 2 * b * j->odist;
+            tn__fft_gather_##SFX(gin, src, n, vb, j->is, j->idist);
+            tn__fft_stockham(pl, gin, gout, gw, vb);
+            tn__fft_scatter_##SFX(dst, gout, n, vb, j->os, j->odist, sc);
+        }
+        tn__cpu_free(g, gbytes);
+        return;
+    }
+    const size_t wbytes = (size_t)(pl->work + 3 * n + 4) * 2 * sizeof(T);   /* work checked at planning */
+    T *w = (T *)tn__cpu_alloc(wbytes);
+    if (!w) { TN__STORE_RELAXED(&j->failed, 1); return; }
+    T *gin = w + 2 * pl->work, *gout = gin + 2 * (n + 1), *full = gout + 2 * (n + 1);
+    for (int64_t b = b0; b < b1; b++) {
+        const T *src = (const T *)j->in + (cin ? 2 : 1) * b * j->idist;
+        T *dst = (T *)j->out + (cout ? 2 : 1) * b * j->odist;
+        const T *x = src;
+        if (j->is != 1) {
+            for (int64_t i = 0; i < nin; i++)
+                if (cin) { gin[2 * i] = src[2 * i * j->is]; gin[2 * i + 1] = src[2 * i * j->is + 1]; }
+                else gin[i] = src[i * j->is];
+            x = gin;
+        }
+        T *y = j->os == 1 ? dst : gout;
+        const int64_t even = n % 2 == 0;
+        switch (pl->kind) {
+        case TN__FFT_R2C:
+            if (even) { tn__fft_r2c_even_##SFX(pl, x, y, w); break; }
+            for (int64_t i = 0; i < n; i++) { full[2 * i] = x[i]; full[2 * i + 1] = 0; }
+            tn__fft_exec_c2c(pl->sub, full, full, w);
+            memcpy(y, full, (size_t)h * 2 * sizeof(T));
+            break;
+        case TN__FFT_C2R:
+            if (even) { tn__fft_c2r_even_##SFX(pl, x, y, w); break; }
+            full[0] = x[0]; full[1] = 0;   /* the Hermitian extension, X_0 real */
+            for (int64_t k = 1; k < h; k++) {
+                full[2 * k] = x[2 * k]; full[2 * k + 1] = x[2 * k + 1];
+                full[2 * (n - k)] = x[2 * k]; full[2 * (n - k) + 1] = -x[2 * k + 1];
+            }
+            tn__fft_exec_c2c(pl->sub, full, full, w);
+            for (int64_t i = 0; i < n; i++) y[i] = full[2 * i];
+            break;
+        default:
+            tn__fft_exec_c2c(pl, x, y, w);
+        }
+        const int64_t len = (cout ? 2 : 1) * nout;
+        if (j->scale != 1.0) {
+            const T sc = (T)j->scale;
+            for (int64_t i = 0; i < len; i++) y[i] *= sc;
+        }
+        if (j->os != 1) {
+            for (int64_t i = 0; i < nout; i++)
+                if (cout) { dst[2 * i * j->os] = y[2 * i]; dst[2 * i * j->os + 1] = y[2 * i + 1]; }
+                else dst[i * j->os] = y[i];
+        }
+    }
+    tn__cpu_free(w, wbytes);
+}
+/* @end TN__FFT_BATCH */
 TN__FFT_BATCH(float, f32)
 TN__FFT_BATCH(double, f64)
 
