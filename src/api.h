@@ -2313,6 +2313,42 @@ TNDEF tn_tensor *tn_fft_hfftn_str(tn_tensor *x, const char *options);
 TNDEF tn_tensor *tn_fft_ihfftn_opts(tn_tensor *x, tn_fftn_fn_opts opts);
 #define tn_fft_ihfftn(...) tn_fft_ihfftn_opts(TN__POS_KW(tn_fftn_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_fft_ihfftn_str(tn_tensor *x, const char *options);
+/* torch.stft(x, n_fft, window (NULL: None, a rectangular window), ...): the short-time Fourier
+   transform of x [L] or [B, L]: frames of n_fft points every hop_length (None: n_fft / 4),
+   times the window (win_length points, None: n_fft, centred in n_fft with zeros), each
+   transformed; [B?, n_fft / 2 + 1 (onesided) or n_fft, frames]. center pads x by n_fft / 2
+   on both sides (pad_mode "reflect", "constant", "replicate" or "circular"); normalized
+   scales by 1/sqrt(n_fft); onesided -1: true for a real input and window; return_complex -1
+   (None): required for a real input, as PyTorch's error says (false: view_as_real of the
+   result). Differentiable. */
+#define TN_FIELDS_tn_stft_fn_opts(X) \
+    X(I,  hop_length,     TN_NONE,   "") \
+    X(I,  win_length,     TN_NONE,   "") \
+    X(B,  center,         true,      "") \
+    X(S,  pad_mode,       "reflect", "") \
+    X(B,  normalized,     false,     "") \
+    X(OB, onesided,       -1,        "") \
+    X(OB, return_complex, -1,        "")
+TN__KW_STRUCT(tn_stft_fn_opts);
+TNDEF tn_tensor *tn_stft_opts(tn_tensor *x, int64_t n_fft, tn_tensor *window, tn_stft_fn_opts opts);
+#define tn_stft(x, n_fft, ...) tn_stft_opts(x, n_fft, TN__POS_KW(tn_stft_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_stft_str(tn_tensor *x, int64_t n_fft, tn_tensor *window, const char *options);
+/* torch.istft(x, n_fft, window, ...): stft's inverse by overlap-add, divided by the summed
+   squared window (an error where it is below 1e-11); x complex [B?, freq, frames]; onesided
+   -1: freq != n_fft; length (None: what center leaves) trims or zero-pads the signal;
+   return_complex: a complex signal (a two-sided input). Differentiable. */
+#define TN_FIELDS_tn_istft_fn_opts(X) \
+    X(I,  hop_length,     TN_NONE, "") \
+    X(I,  win_length,     TN_NONE, "") \
+    X(B,  center,         true,    "") \
+    X(B,  normalized,     false,   "") \
+    X(OB, onesided,       -1,      "") \
+    X(I,  length,         TN_NONE, "") \
+    X(B,  return_complex, false,   "")
+TN__KW_STRUCT(tn_istft_fn_opts);
+TNDEF tn_tensor *tn_istft_opts(tn_tensor *x, int64_t n_fft, tn_tensor *window, tn_istft_fn_opts opts);
+#define tn_istft(x, n_fft, ...) tn_istft_opts(x, n_fft, TN__POS_KW(tn_istft_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_istft_str(tn_tensor *x, int64_t n_fft, tn_tensor *window, const char *options);
 /* fft.fftfreq(n, .d = 1.0, .dtype = -1 (None: the default dtype), .device): the sample
    frequencies [0, 1, ..., (n-1)/2, -(n/2), ..., -1] / (d n); a floating dtype. */
 #define TN_FIELDS_tn_fftfreq_fn_opts(X) \

@@ -250,6 +250,61 @@ TEST(gradients) {
     tn_scope_end();
 }
 
+/* ---- stft / istft ---- */
+static tn_tensor *hann(int64_t n) {   /* the periodic Hann window, as torch.hann_window */
+    tn_tensor *w = tn_empty(&n, 1, TN_F64);
+    for (int64_t k = 0; k < n; k++) ((double *)tn_data_ptr(w))[k] = 0.5 - 0.5 * cos(2 * 3.14159265358979323846 * (double)k / (double)n);
+    return w;
+}
+static tn_tensor *stft_fn(tn_tensor *const *in, int n, void *ctx) {
+    (void)n;
+    const int which = *(const int *)ctx;
+    tn_tensor *w = hann(8), *r;
+    if (which == 0) r = tn_view_as_real(tn_stft(in[0], 8, w, .hop_length = 2, .return_complex = 1));
+    else if (which == 1) r = tn_view_as_real(tn_stft(in[0], 8, NULL, .hop_length = 3, .win_length = 8, .center = false, .onesided = 0, .return_complex = 1, .normalized = true));
+    else r = tn_istft(tn_view_as_complex(tn_view(in[0], TN_SHAPE(5, 9, 2))), 8, w, .hop_length = 2, .length = 14);
+    return tn_mul(r, tn_sin(r));
+}
+TEST(stft_istft) {
+    tn_scope_begin();
+    tn_tensor *x = tn_randn(TN_SHAPE(2, 40), TN_F64), *w = hann(16);
+    tn_tensor *spec = tn_stft(x, 16, w, .hop_length = 4, .return_complex = 1);
+    CHECK(spec && tn_get_dtype(spec) == TN_C128 && tn_ndim(spec) == 3 && tn_shape(spec)[1] == 9 && tn_shape(spec)[2] == 11);
+    /* frame 5 of the centred signal is x[12:28], windowed */
+    CHECK(maxdiff(tn_select(spec, 2, 5), tn_fft_rfft(tn_mul(tn_narrow(x, 1, 12, 16), w))) < 1e-12);
+    /* reflect padding: frame 0 is x[8:1:-1] ++ x[0:8] */
+    tn_tensor *left = tn_flip(tn_narrow(x, 1, 1, 8), TN_SHAPE(1));
+    CHECK(maxdiff(tn_select(spec, 2, 0), tn_fft_rfft(tn_mul(tn_cat((tn_tensor *[]){left, tn_narrow(x, 1, 0, 8)}, 2, 1), w))) < 1e-12);
+    /* the round trip */
+    CHECK(maxdiff(tn_istft(spec, 16, w, .hop_length = 4, .length = 40), x) < 1e-12);
+    CHECK(maxdiff(tn_istft(spec, 16, w, .hop_length = 4), x) < 1e-12);   /* center: 11 frames give the 40 points back */
+    CHECK(maxdiff(tn_istft(spec, 16, w, .hop_length = 4, .length = 30), tn_narrow(x, 1, 0, 30)) < 1e-12);
+    /* 1-d input; return_complex = false gives the real view */
+    tn_tensor *s1 = tn_stft(tn_select(x, 0, 1), 16, w, .hop_length = 4, .return_complex = 0);
+    CHECK(s1 && tn_ndim(s1) == 3 && tn_get_dtype(s1) == TN_F64 && maxdiff(s1, tn_view_as_real(tn_select(spec, 0, 1))) == 0);
+    /* errors */
+    CHECK_ERR(tn_stft(x, 16, w), "return_complex parameter be given for real inputs");
+    CHECK_ERR(tn_stft(x, 0, NULL, .return_complex = 1), "expected 0 < n_fft");
+    CHECK_ERR(tn_stft(x, 8, w, .return_complex = 1), "window tensor of size equal to win_length=8");
+    CHECK_ERR(tn_stft(x, 16, w, .pad_mode = "mirror", .return_complex = 1), "Unrecognised padding mode mirror");
+    CHECK_ERR(tn_istft(x, 16, w), "complex-valued input");
+    CHECK_ERR(tn_istft(spec, 16, tn_zeros(TN_SHAPE(16), TN_F64), .hop_length = 4), "window overlap add min");
+    CHECK_ERR(tn_istft(spec, 14, NULL, .hop_length = 4), "n_fft / 2 + 1 when onesided=True");
+    CHECK(maxdiff(tn_stft_str(x, 16, w, "hop_length=4, return_complex=True"), spec) == 0);
+    /* gradients */
+    tn_tensor *xg = tn_randn(TN_SHAPE(2, 12), TN_F64), *sg = tn_randn(TN_SHAPE(5, 9, 2), TN_F64);
+    tn_requires_grad_(xg, true);
+    tn_requires_grad_(sg, true);
+    for (int which = 0; which < 3; which++) {
+        tn_tensor *in = which == 2 ? sg : xg;
+        if (!tn_gradcheck(stft_fn, &in, 1, &which, 1e-6, 1e-5, 1e-4)) fail_at(__LINE__, "stft gradcheck %d: %s", which, tn_last_error());
+        else tn_test_passed++;
+        if (!tn_gradgradcheck(stft_fn, &in, 1, &which, 1e-6, 1e-5, 1e-4)) fail_at(__LINE__, "stft gradgradcheck %d: %s", which, tn_last_error());
+        else tn_test_passed++;
+    }
+    tn_scope_end();
+}
+
 int main(void) {
     RUN(fft_ifft_against_the_dft);
     RUN(real_transforms);
@@ -257,5 +312,6 @@ int main(void) {
     RUN(empty_and_zero_size);
     RUN(errors);
     RUN(gradients);
+    RUN(stft_istft);
     return tn_test_report();
 }

@@ -1060,3 +1060,125 @@ TNDEF tn_tensor *tn_fft_hfftn_opts(tn_tensor *x, tn_fftn_fn_opts o) { return tn_
 TNDEF tn_tensor *tn_fft_hfftn_str(tn_tensor *x, const char *options) { TN__KW_STR_S(tn_fftn_fn_opts, fftn, "tn_fft_hfftn", options, tn_fft_hfftn_opts(x, o)); }
 TNDEF tn_tensor *tn_fft_ihfftn_opts(tn_tensor *x, tn_fftn_fn_opts o) { return tn__fftn("tn_fft_ihfftn", TN__FFT_T_IHFFT, false, x, o); }
 TNDEF tn_tensor *tn_fft_ihfftn_str(tn_tensor *x, const char *options) { TN__KW_STR_S(tn_fftn_fn_opts, fftn, "tn_fft_ihfftn", options, tn_fft_ihfftn_opts(x, o)); }
+
+/* ---- torch.stft / istft: composites of the transforms (ATen's stft and istft) ---- */
+/* The window as n_fft points: w (NULL: ones of win_length points, dtype dt) centred between
+   zeros; NULL window and win_length == n_fft: NULL (no multiplication). */
+static tn_tensor *tn__stft_window(tn_tensor *w, int64_t n_fft, int64_t win, tn_dtype dt, bool needed) {
+    if (!w && win == n_fft && !needed) return NULL;
+    if (!w) w = tn_ones(&win, 1, dt);
+    const int64_t left = (n_fft - win) / 2;
+    return w && win < n_fft ? tn_pad(w, ((const int64_t[]){left, n_fft - win - left}), 2) : w;
+}
+static tn_tensor *tn__stft(const char *fn, tn_tensor *x, int64_t n_fft, tn_tensor *window, tn_stft_fn_opts o) {
+    TN__CHECK_NULL(x);
+    const bool cplx = tn_dtype_is_complex(x->dtype) || (window && tn_dtype_is_complex(window->dtype));
+    const int64_t hop = o.hop_length == TN_NONE ? n_fft / 4 : o.hop_length, win = o.win_length == TN_NONE ? n_fft : o.win_length;
+    if (o.return_complex < 0 && !cplx)   /* 2025 PyTorch's error (1.13 warned and returned the real view) */
+        return (tn_tensor *)tn__error("%s: stft requires the return_complex parameter be given for real inputs, and will further require "
+                                      "that return_complex=True in a future PyTorch release.", fn);
+    if (x->ndim != 1 && x->ndim != 2) return (tn_tensor *)tn__error("%s: stft: expected a 1D or 2D tensor, but got %s", fn, TN__SHAPE(x));
+    int mode = -1;
+    const char *modes[] = {"constant", "reflect", "replicate", "circular"};
+    const int codes[] = {TN_PADDING_ZEROS, TN_PADDING_REFLECT, TN_PADDING_REPLICATE, TN_PADDING_CIRCULAR};
+    for (int i = 0; i < 4; i++)
+        if (o.pad_mode && !strcmp(o.pad_mode, modes[i])) mode = codes[i];
+    if (mode < 0) return (tn_tensor *)tn__error("%s: Unrecognised padding mode %s", fn, o.pad_mode ? o.pad_mode : "None");
+    const bool onesided = o.onesided < 0 ? !cplx : o.onesided;
+    tn_scope_begin();
+    tn_tensor *s = x->ndim == 1 ? tn_unsqueeze(x, 0) : x, *r = NULL;
+    if (s && o.center) s = tn_pad(s, ((const int64_t[]){n_fft / 2, n_fft / 2}), 2, .mode = mode);
+    const int64_t len = s ? s->shape[1] : 0;
+    if (!s) {
+    } else if (n_fft <= 0 || n_fft > len) tn__error("%s: stft: expected 0 < n_fft < %lld, but got n_fft=%lld", fn, (long long)len, (long long)n_fft);
+    else if (hop <= 0) tn__error("%s: stft: expected hop_length > 0, but got hop_length=%lld", fn, (long long)hop);
+    else if (win <= 0 || win > n_fft) tn__error("%s: stft: expected 0 < win_length <= n_fft, but got win_length=%lld", fn, (long long)win);
+    else if (window && (window->ndim != 1 || window->shape[0] != win))
+        tn__error("%s: stft: expected a 1D window tensor of size equal to win_length=%lld, but got window with size %s", fn, (long long)win, TN__SHAPE(window));
+    else if (cplx && onesided) tn__error("%s: Cannot have onesided output if window or input is complex", fn);
+    else {
+        const tn_dtype rt = tn_dtype_is_complex(x->dtype) ? tn_dtype_to_real(x->dtype) : x->dtype;
+        tn_tensor *w = tn__stft_window(window, n_fft, win, tn_dtype_is_floating(rt) ? rt : tn_get_default_dtype(), false);
+        r = tn_unfold(s, 1, n_fft, hop);   /* [B, frames, n_fft] */
+        if (r && w) r = tn_mul(r, w);
+        const char *norm = o.normalized ? "ortho" : "backward";
+        if (r) r = onesided ? tn_fft_rfft(r, .norm = norm) : tn_fft_fft(r, .norm = norm);
+        if (r) r = tn_transpose(r, 1, 2);
+        if (r && x->ndim == 1) r = tn_squeeze_dim(r, 0);
+        if (r && !o.return_complex) r = tn_view_as_real(r);
+    }
+    r = tn_keep(r);
+    tn_scope_end();
+    return r;
+}
+TNDEF tn_tensor *tn_stft_opts(tn_tensor *x, int64_t n_fft, tn_tensor *window, tn_stft_fn_opts o) {
+    return TN__AS("tn_stft", tn__stft("tn_stft", x, n_fft, window, o));
+}
+TNDEF tn_tensor *tn_stft_str(tn_tensor *x, int64_t n_fft, tn_tensor *window, const char *options) {
+    TN__KW_STR_S(tn_stft_fn_opts, stft, "tn_stft", options, tn_stft_opts(x, n_fft, window, o));
+}
+
+/* Overlap-add of frames y [C, frames, n] every hop into [C, L] (ATen's unfold_backward): F.fold
+   over one row; a complex y by its parts. */
+static tn_tensor *tn__ola(tn_tensor *y, int64_t hop, int64_t L) {
+    if (y && tn_dtype_is_complex(y->dtype)) return tn_complex(tn__ola(tn_real(y), hop, L), tn__ola(tn_imag(y), hop, L));
+    if (!y) return NULL;
+    const int64_t n = y->shape[2];
+    tn_tensor *r = tn_col2im(tn_transpose(y, 1, 2), (const int64_t[]){1, L}, (const int64_t[]){1, n}, (const int64_t[]){1, 1},
+                             (const int64_t[]){0, 0}, (const int64_t[]){1, hop});
+    return r ? tn_reshape(r, ((const int64_t[]){y->shape[0], L}), 2) : NULL;
+}
+static tn_tensor *tn__istft(const char *fn, tn_tensor *x, int64_t n_fft, tn_tensor *window, tn_istft_fn_opts o) {
+    TN__CHECK_NULL(x);
+    const int64_t hop = o.hop_length == TN_NONE ? n_fft / 4 : o.hop_length, win = o.win_length == TN_NONE ? n_fft : o.win_length;
+    if (!tn_dtype_is_complex(x->dtype))
+        return (tn_tensor *)tn__error("%s: istft requires a complex-valued input tensor matching the output from stft with return_complex=True.", fn);
+    if (x->ndim != 2 && x->ndim != 3)
+        return (tn_tensor *)tn__error("%s: istft: expected a complex tensor of 2 or 3 dims ([channel,] freq, frames), but got %s", fn, TN__SHAPE(x));
+    const int64_t frames = x->shape[x->ndim - 1], fsize = x->shape[x->ndim - 2];
+    const bool onesided = o.onesided < 0 ? fsize != n_fft : o.onesided;
+    if (onesided && n_fft / 2 + 1 != fsize)
+        return (tn_tensor *)tn__error("%s: istft expected the frequency dimension (3rd to the last) of the input tensor to match n_fft / 2 + 1 "
+                                      "when onesided=True, but got %lld", fn, (long long)fsize);
+    if (!onesided && n_fft != fsize)
+        return (tn_tensor *)tn__error("%s: istft expected the frequency dimension (3rd to the last) of the input tensor to match n_fft when "
+                                      "onesided=False, but got %lld", fn, (long long)fsize);
+    if (!(0 < hop && hop <= win)) return (tn_tensor *)tn__error("%s: istft expected 0 < hop_length <= win_length", fn);
+    if (!(0 < win && win <= n_fft)) return (tn_tensor *)tn__error("%s: istft expected 0 < win_length <= n_fft", fn);
+    if (window && window->ndim != 1) return (tn_tensor *)tn__error("%s: istft expected window to be a 1D tensor", fn);
+    if (window && window->shape[0] != win) return (tn_tensor *)tn__error("%s: istft expected window of size equal to win_length", fn);
+    if (o.return_complex && onesided) return (tn_tensor *)tn__error("%s: Cannot have onesided output if window or input is complex", fn);
+    if (!o.return_complex && window && tn_dtype_is_complex(window->dtype))
+        return (tn_tensor *)tn__error("%s: Complex windows are incompatible with return_complex=False", fn);
+    if (frames == 0 || n_fft < 1) return (tn_tensor *)tn__error("%s: istft: the input has no frames (%s)", fn, TN__SHAPE(x));
+    const int64_t L = n_fft + hop * (frames - 1), start = o.center ? n_fft / 2 : 0;
+    const int64_t end = o.length != TN_NONE ? start + o.length : o.center ? L - n_fft / 2 : L;
+    tn_scope_begin();
+    tn_tensor *w = tn__stft_window(window, n_fft, win, tn_dtype_to_real(x->dtype), true);
+    tn_tensor *s = tn_transpose(x->ndim == 2 ? tn_unsqueeze(x, 0) : x, 1, 2), *y;   /* [C, frames, freq] */
+    const char *norm = o.normalized ? "ortho" : "backward";
+    if (o.return_complex) y = tn_fft_ifft(s, .norm = norm);
+    else y = tn_fft_irfft(onesided ? s : tn_narrow(s, -1, 0, n_fft / 2 + 1), .n = n_fft, .norm = norm);
+    y = tn__ola(tn_mul(y, w), hop, L);
+    tn_tensor *env = w ? tn__ola(tn_expand(tn_view(tn_mul(w, w), ((const int64_t[]){1, 1, n_fft}), 3), ((const int64_t[]){1, frames, n_fft}), 3), hop, L) : NULL;
+    const int64_t stop = TN__MIN(end, L), keep = stop > start ? stop - start : 0;
+    if (y && env) {
+        y = tn_narrow(y, 1, start, keep);
+        env = tn_narrow(env, 1, start, keep);
+        if (keep > 0 && tn_item(tn_min(tn_abs(env))) < 1e-11) {
+            tn__error("%s: window overlap add min: the squared window sums to below 1e-11 at some sample (not invertible)", fn);
+            y = NULL;
+        } else y = tn_div(y, env);
+    } else y = NULL;
+    if (y && x->ndim == 2) y = tn_squeeze_dim(y, 0);
+    if (y && end > L) y = tn_pad(y, ((const int64_t[]){0, end - L}), 2);   /* PyTorch warns: the signal is shorter than length */
+    y = tn_keep(y);
+    tn_scope_end();
+    return y;
+}
+TNDEF tn_tensor *tn_istft_opts(tn_tensor *x, int64_t n_fft, tn_tensor *window, tn_istft_fn_opts o) {
+    return TN__AS("tn_istft", tn__istft("tn_istft", x, n_fft, window, o));
+}
+TNDEF tn_tensor *tn_istft_str(tn_tensor *x, int64_t n_fft, tn_tensor *window, const char *options) {
+    TN__KW_STR_S(tn_istft_fn_opts, istft, "tn_istft", options, tn_istft_opts(x, n_fft, window, o));
+}

@@ -555,6 +555,8 @@ tn_fft_rfftn_str T T s
 tn_fft_irfftn_str T T s
 tn_fft_hfftn_str T T s
 tn_fft_ihfftn_str T T s
+tn_stft_str T T l T s
+tn_istft_str T T l T s
 tn_fft_fftfreq_str T l s
 tn_fft_rfftfreq_str T l s
 tn_fft_fftshift_str T T s

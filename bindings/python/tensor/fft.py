@@ -1,8 +1,10 @@
 """torch.fft (src/ops/fft.c): the transforms fft/ifft, rfft/irfft, hfft/ihfft and their 2-d
 and n-d forms (n/s, dim, norm as PyTorch's; differentiable; CPU only: a CUDA tensor raises
-"not on CUDA yet"), and fftfreq, rfftfreq, fftshift, ifftshift."""
+"not on CUDA yet"), and fftfreq, rfftfreq, fftshift, ifftshift. torch.stft / istft (and the
+Tensor methods) are defined here too, on top of the transforms."""
 from ._C import lib
 from ._core import Tensor, _dt, _finish, _float, _int, _tp, _wrap
+from ._ops import _method
 
 __all__ = ["fftfreq", "rfftfreq", "fftshift", "ifftshift",
            "fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2", "rfftn", "irfftn",
@@ -114,3 +116,39 @@ for _n in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft"):
     globals()[_n + "n"] = _many(f"tn_fft_{_n}n_str", _n + "n", None, _DOCS[_n].replace("1-d", "n-d") +
                                 " Over dim (None: the last len(s) dims, or every dim).")
 del _n
+
+
+# --------------------------------------------------------------------------- torch.stft / istft
+def _opt(v, name, what, conv):
+    return "None" if v is None else conv(v, name, what)
+
+
+def _flag(v):
+    return "None" if v is None else ("True" if v else "False")
+
+
+@_method("stft")
+def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True, pad_mode="reflect",
+         normalized=False, onesided=None, return_complex=None):
+    """torch.stft: the short-time Fourier transform (frames of n_fft points every hop_length,
+    windowed, transformed): [B?, n_fft // 2 + 1 or n_fft, frames]."""
+    x = _tp(input, "stft", "input")
+    w = None if window is None else _tp(window, "stft", "window")
+    if not isinstance(pad_mode, str):
+        raise TypeError(f"stft(): argument 'pad_mode' must be str, not {type(pad_mode).__name__}")
+    text = (f"hop_length={_opt(hop_length, 'stft', 'hop_length', _int)}, win_length={_opt(win_length, 'stft', 'win_length', _int)}, "
+            f"center={_flag(center)}, pad_mode={pad_mode!r}, normalized={_flag(normalized)}, onesided={_flag(onesided)}, "
+            f"return_complex={_flag(return_complex)}")
+    return _wrap(lib.tn_stft_str(x, _int(n_fft, "stft", "n_fft"), w, text.encode()))
+
+
+@_method("istft")
+def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=True, normalized=False, onesided=None,
+          length=None, return_complex=False):
+    """torch.istft: stft's inverse by overlap-add (the summed squared window divided out)."""
+    x = _tp(input, "istft", "input")
+    w = None if window is None else _tp(window, "istft", "window")
+    text = (f"hop_length={_opt(hop_length, 'istft', 'hop_length', _int)}, win_length={_opt(win_length, 'istft', 'win_length', _int)}, "
+            f"center={_flag(center)}, normalized={_flag(normalized)}, onesided={_flag(onesided)}, "
+            f"length={_opt(length, 'istft', 'length', _int)}, return_complex={_flag(return_complex)}")
+    return _wrap(lib.tn_istft_str(x, _int(n_fft, "istft", "n_fft"), w, text.encode()))

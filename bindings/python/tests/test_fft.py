@@ -163,17 +163,33 @@ def _tol(dt):
 
 
 def _run_fft_sample(name, x, args, kwargs, k, grad):
-    """One sample: values (dtype, shape) against torch.fft; with grad, the input's gradient
-    for a random complex weighting of the output (loss = Re sum(out * w)), and the gradient's
-    own gradient (double backward)."""
-    fn_t, fn_o = getattr(torch.fft, name), getattr(tn.fft, name)
+    """One sample of torch.fft.<name>: _run_sample."""
+    _run_sample(getattr(torch.fft, name), getattr(tn.fft, name), name, x, args, kwargs, k, grad)
+
+
+def _tn_args(v):
+    """tn copies of the torch tensors among arguments (a window)."""
+    if isinstance(v, torch.Tensor):
+        return _tn(v)[1]
+    if isinstance(v, dict):
+        return {key: _tn_args(e) for key, e in v.items()}
+    if isinstance(v, (list, tuple)):
+        return type(v)(_tn_args(e) for e in v)
+    return v
+
+
+def _run_sample(fn_t, fn_o, name, x, args, kwargs, k, grad):
+    """One sample: values (dtype, shape) against torch's; odd k: a strided input. With grad,
+    the input's gradient for a random complex weighting of the output (loss = Re sum(out w),
+    squared), and the gradient's own gradient (double backward)."""
     try:
         xt = x.detach().clone().requires_grad_(grad)
         ref = fn_t(xt, *args, **kwargs)
     except Exception:   # noqa: BLE001  torch raises: so must we
         with pytest.raises(Exception):
-            fn_o(_tn(x, k % 2 == 1)[1], *args, **kwargs)
+            fn_o(_tn(x, k % 2 == 1)[1], *_tn_args(args), **_tn_args(kwargs))
         return
+    args, kwargs = _tn_args(args), _tn_args(kwargs)
     leaf, xo = _tn(x, k % 2 == 1, grad)
     got = fn_o(xo, *args, **kwargs)
     _close(got, ref, f"{name} sample {k}", *_tol(ref.dtype))
@@ -339,3 +355,118 @@ def test_out_and_names():
     xo = _tn(x, requires_grad=True)[1]
     assert tn.fft.fft(xo).grad_fn.name() == torch.fft.fft(x.requires_grad_()).grad_fn.name()
     assert tn.fft.irfft(tn.fft.rfft(xo)).grad_fn.name() == "FftC2RBackward0"
+
+
+# --------------------------------------------------------------------------- stft / istft
+def _opinfo_generic(name, fn_o):
+    op = next(o for o in H.op_db if o.name == name and not o.variant_test_name)
+    passed, failures = 0, []
+    for dt, grad in OPINFO_DTYPES:
+        dtype = getattr(torch, dt)
+        if dtype not in op.dtypes:
+            continue
+        for k, s in enumerate(op.sample_inputs("cpu", dtype, requires_grad=False)):
+            try:
+                kwargs = s.kwargs
+                if name == "stft" and not s.input.is_complex() and "return_complex" not in kwargs:
+                    # 2025 PyTorch requires return_complex for a real input (1.13 warns and
+                    # returns the real view): we raise, and run the sample with return_complex=False
+                    with pytest.raises(RuntimeError, match="requires the return_complex parameter"):
+                        fn_o(_tn(s.input)[1], *_tn_args(s.args), **_tn_args(kwargs))
+                    kwargs = dict(kwargs, return_complex=False)
+                x = s.input
+                if name == "istft" and not x.is_complex():
+                    # 2025 PyTorch takes only a complex spectrum (1.13 also a real view [..., 2]):
+                    # we raise, and run the sample on its complex form
+                    with pytest.raises(RuntimeError, match="requires a complex-valued input"):
+                        fn_o(_tn(x)[1], *_tn_args(s.args), **_tn_args(kwargs))
+                    x = torch.view_as_complex(x.contiguous())
+                _run_sample(op.op, fn_o, name, x, s.args, kwargs, k, grad)
+                passed += 1
+            except BaseException as e:   # noqa: BLE001
+                failures.append(f"{dt} sample {k} {tuple(s.input.shape)} args={s.args} kwargs={s.kwargs}: {e!s:.300}")
+    return passed, failures
+
+
+@needs_torch
+@pytest.mark.parametrize("name", ["stft", "istft"])
+def test_opinfo_stft(name):
+    """PyTorch's OpInfo entries stft / istft in float64/complex128 (with gradients and
+    double backward) and float32/complex64."""
+    passed, failures = _opinfo_generic(name, getattr(tn, name))
+    assert passed > 0
+    assert not failures, f"{name}: {passed} passed\n" + "\n".join(failures[:20])
+
+
+@needs_torch
+def test_stft_against_torch():
+    g = torch.Generator().manual_seed(3)
+    k = 0
+    for dt in (torch.float64, torch.float32, torch.complex128):
+        for shape in ((40,), (3, 37)):
+            x = torch.randn(*shape, dtype=dt, generator=g)
+            for n_fft, hop, win, window in ((16, None, None, None), (15, 3, 10, "hann"), (8, 2, None, "hann"), (12, 5, 7, None)):
+                w = None if window is None else torch.hann_window(win or n_fft, dtype=torch.float64 if dt != torch.float32 else dt)
+                for center, pad_mode in ((True, "reflect"), (False, "reflect"), (True, "constant"), (True, "replicate"),
+                                         (True, "circular")):
+                    for normalized, onesided, rc in ((False, None, True), (True, None, True), (False, False, True), (False, None, False)):
+                        kw = dict(hop_length=hop, win_length=win, window=w, center=center, pad_mode=pad_mode,
+                                  normalized=normalized, onesided=onesided, return_complex=rc)
+                        _run_sample(torch.stft, tn.stft, "stft", x, (n_fft,), kw, k, dt == torch.float64 and k % 7 == 0)
+                        k += 1
+    assert k > 100
+    # the method, and the errors PyTorch raises
+    x = torch.randn(30, dtype=torch.float64)
+    _close(_tn(x)[1].stft(8, return_complex=True), x.stft(8, return_complex=True), "Tensor.stft", 1e-12, 1e-12)
+    with pytest.raises(RuntimeError, match="requires the return_complex parameter"):   # 2025's error (1.13 warned)
+        tn.stft(_tn(x)[1], 8)
+    for kw in [dict(n_fft=0, return_complex=True), dict(n_fft=40, center=False, return_complex=True),
+               dict(n_fft=8, hop_length=0, return_complex=True), dict(n_fft=8, win_length=9, return_complex=True),
+               dict(n_fft=8, window=torch.ones(5, dtype=torch.float64), return_complex=True),
+               dict(n_fft=8, pad_mode="bogus", return_complex=True), dict(n_fft=8, onesided=True, return_complex=True,
+                                                                          window=torch.ones(8, dtype=torch.complex128))]:
+        with pytest.raises(Exception):
+            torch.stft(x, **kw)
+        with pytest.raises(Exception):
+            tn.stft(_tn(x)[1], **_tn_args(kw))
+    with pytest.raises(Exception):
+        tn.stft(_tn(torch.randn(2, 3, 20))[1], 8, return_complex=True)
+
+
+@needs_torch
+def test_istft_against_torch():
+    g = torch.Generator().manual_seed(5)
+    k = 0
+    for dt in (torch.float64, torch.float32):
+        for shape in ((64,), (2, 61)):
+            x = torch.randn(*shape, dtype=dt, generator=g)
+            for n_fft, hop, win in ((16, 4, None), (15, 3, 12), (8, 2, 8)):
+                w = torch.hann_window(win or n_fft, dtype=dt)
+                for center, normalized, onesided, length in ((True, False, True, None), (True, True, True, 50),
+                                                             (True, False, False, None), (False, False, True, None),
+                                                             (True, False, True, 80)):
+                    spec = torch.stft(x, n_fft, hop, win, w, center=center, normalized=normalized, onesided=onesided,
+                                      return_complex=True)
+                    kw = dict(hop_length=hop, win_length=win, window=w, center=center, normalized=normalized,
+                              onesided=onesided, length=length)
+                    _run_sample(torch.istft, tn.istft, "istft", spec, (n_fft,), kw, k, dt == torch.float64 and k % 3 == 0)
+                    k += 1
+    # the round trip gives the signal back; a complex result from a two-sided spectrum
+    x = torch.randn(2, 50, dtype=torch.float64)
+    w = torch.hann_window(16, dtype=torch.float64)
+    spec = tn.stft(_tn(x)[1], 16, 4, window=_tn(w)[1], return_complex=True)
+    _close(tn.istft(spec, 16, 4, window=_tn(w)[1], length=50), x, "round trip", 1e-10, 1e-10)
+    c = torch.randn(50, dtype=torch.complex128)
+    sc = torch.stft(c, 16, 4, window=w, return_complex=True)
+    _run_sample(torch.istft, tn.istft, "istft", sc, (16, 4), dict(window=w, return_complex=True), 1, True)
+    # errors: a real input, frequency size, hop, window, a window that cannot be inverted
+    spec_t = torch.stft(x, 16, 4, window=w, return_complex=True)
+    for args, kw in [((16,), dict(window=w, hop_length=0)), ((15,), dict(window=w[:15])), ((16,), dict(window=w[:8])),
+                     ((16,), dict(window=torch.zeros(16, dtype=torch.float64))), ((16,), dict(return_complex=True)),
+                     ((16,), dict(win_length=17))]:
+        with pytest.raises(Exception):
+            torch.istft(spec_t, *args, **kw)
+        with pytest.raises(Exception):
+            tn.istft(_tn(spec_t)[1], *args, **_tn_args(kw))
+    with pytest.raises(Exception):
+        tn.istft(_tn(x)[1], 16)
