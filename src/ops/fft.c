@@ -1067,8 +1067,8 @@ TNDEF tn_tensor *tn_fft_ihfftn_str(tn_tensor *x, const char *options) { TN__KW_S
 static tn_tensor *tn__stft_window(tn_tensor *w, int64_t n_fft, int64_t win, tn_dtype dt, bool needed) {
     if (!w && win == n_fft && !needed) return NULL;
     if (!w) w = tn_ones(&win, 1, dt);
-    const int64_t left = (n_fft - win) / 2;
-    return w && win < n_fft ? tn_pad(w, ((const int64_t[]){left, n_fft - win - left}), 2) : w;
+    const int64_t pads[2] = {(n_fft - win) / 2, n_fft - win - (n_fft - win) / 2};
+    return w && win < n_fft ? tn_pad(w, pads, 2) : w;
 }
 static tn_tensor *tn__stft(const char *fn, tn_tensor *x, int64_t n_fft, tn_tensor *window, tn_stft_fn_opts o) {
     TN__CHECK_NULL(x);
@@ -1087,7 +1087,12 @@ static tn_tensor *tn__stft(const char *fn, tn_tensor *x, int64_t n_fft, tn_tenso
     const bool onesided = o.onesided < 0 ? !cplx : o.onesided;
     tn_scope_begin();
     tn_tensor *s = x->ndim == 1 ? tn_unsqueeze(x, 0) : x, *r = NULL;
-    if (s && o.center) s = tn_pad(s, ((const int64_t[]){n_fft / 2, n_fft / 2}), 2, .mode = mode);
+    if (s && o.center) {
+        const int64_t pads[2] = {n_fft / 2, n_fft / 2};
+        tn_pad_fn_opts po = TN_DEFAULTS(tn_pad_fn_opts);
+        po.mode = mode;
+        s = tn_pad_opts(s, pads, 2, po);
+    }
     const int64_t len = s ? s->shape[1] : 0;
     if (!s) {
     } else if (n_fft <= 0 || n_fft > len) tn__error("%s: stft: expected 0 < n_fft < %lld, but got n_fft=%lld", fn, (long long)len, (long long)n_fft);
@@ -1101,8 +1106,9 @@ static tn_tensor *tn__stft(const char *fn, tn_tensor *x, int64_t n_fft, tn_tenso
         tn_tensor *w = tn__stft_window(window, n_fft, win, tn_dtype_is_floating(rt) ? rt : tn_get_default_dtype(), false);
         r = tn_unfold(s, 1, n_fft, hop);   /* [B, frames, n_fft] */
         if (r && w) r = tn_mul(r, w);
-        const char *norm = o.normalized ? "ortho" : "backward";
-        if (r) r = onesided ? tn_fft_rfft(r, .norm = norm) : tn_fft_fft(r, .norm = norm);
+        tn_fft_fn_opts fo = TN_DEFAULTS(tn_fft_fn_opts);
+        fo.norm = o.normalized ? "ortho" : "backward";
+        if (r) r = onesided ? tn_fft_rfft_opts(r, fo) : tn_fft_fft_opts(r, fo);
         if (r) r = tn_transpose(r, 1, 2);
         if (r && x->ndim == 1) r = tn_squeeze_dim(r, 0);
         if (r && !o.return_complex) r = tn_view_as_real(r);
@@ -1124,9 +1130,9 @@ static tn_tensor *tn__ola(tn_tensor *y, int64_t hop, int64_t L) {
     if (y && tn_dtype_is_complex(y->dtype)) return tn_complex(tn__ola(tn_real(y), hop, L), tn__ola(tn_imag(y), hop, L));
     if (!y) return NULL;
     const int64_t n = y->shape[2];
-    tn_tensor *r = tn_col2im(tn_transpose(y, 1, 2), (const int64_t[]){1, L}, (const int64_t[]){1, n}, (const int64_t[]){1, 1},
-                             (const int64_t[]){0, 0}, (const int64_t[]){1, hop});
-    return r ? tn_reshape(r, ((const int64_t[]){y->shape[0], L}), 2) : NULL;
+    const int64_t size[2] = {1, L}, kernel[2] = {1, n}, one[2] = {1, 1}, zero[2] = {0, 0}, stride[2] = {1, hop}, shape[2] = {y->shape[0], L};
+    tn_tensor *r = tn_col2im(tn_transpose(y, 1, 2), size, kernel, one, zero, stride);
+    return r ? tn_reshape(r, shape, 2) : NULL;
 }
 static tn_tensor *tn__istft(const char *fn, tn_tensor *x, int64_t n_fft, tn_tensor *window, tn_istft_fn_opts o) {
     TN__CHECK_NULL(x);
@@ -1156,11 +1162,16 @@ static tn_tensor *tn__istft(const char *fn, tn_tensor *x, int64_t n_fft, tn_tens
     tn_scope_begin();
     tn_tensor *w = tn__stft_window(window, n_fft, win, tn_dtype_to_real(x->dtype), true);
     tn_tensor *s = tn_transpose(x->ndim == 2 ? tn_unsqueeze(x, 0) : x, 1, 2), *y;   /* [C, frames, freq] */
-    const char *norm = o.normalized ? "ortho" : "backward";
-    if (o.return_complex) y = tn_fft_ifft(s, .norm = norm);
-    else y = tn_fft_irfft(onesided ? s : tn_narrow(s, -1, 0, n_fft / 2 + 1), .n = n_fft, .norm = norm);
+    tn_fft_fn_opts fo = TN_DEFAULTS(tn_fft_fn_opts);
+    fo.norm = o.normalized ? "ortho" : "backward";
+    if (o.return_complex) y = tn_fft_ifft_opts(s, fo);
+    else {
+        fo.n = n_fft;
+        y = tn_fft_irfft_opts(onesided ? s : tn_narrow(s, -1, 0, n_fft / 2 + 1), fo);
+    }
     y = tn__ola(tn_mul(y, w), hop, L);
-    tn_tensor *env = w ? tn__ola(tn_expand(tn_view(tn_mul(w, w), ((const int64_t[]){1, 1, n_fft}), 3), ((const int64_t[]){1, frames, n_fft}), 3), hop, L) : NULL;
+    const int64_t wshape[3] = {1, 1, n_fft}, eshape[3] = {1, frames, n_fft};
+    tn_tensor *env = w ? tn__ola(tn_expand(tn_view(tn_mul(w, w), wshape, 3), eshape, 3), hop, L) : NULL;
     const int64_t stop = TN__MIN(end, L), keep = stop > start ? stop - start : 0;
     if (y && env) {
         y = tn_narrow(y, 1, start, keep);
@@ -1171,7 +1182,8 @@ static tn_tensor *tn__istft(const char *fn, tn_tensor *x, int64_t n_fft, tn_tens
         } else y = tn_div(y, env);
     } else y = NULL;
     if (y && x->ndim == 2) y = tn_squeeze_dim(y, 0);
-    if (y && end > L) y = tn_pad(y, ((const int64_t[]){0, end - L}), 2);   /* PyTorch warns: the signal is shorter than length */
+    const int64_t tail[2] = {0, end - L};
+    if (y && end > L) y = tn_pad(y, tail, 2);   /* PyTorch warns: the signal is shorter than length */
     y = tn_keep(y);
     tn_scope_end();
     return y;
