@@ -2226,8 +2226,130 @@ TNDEF tn_tensor *tn_linalg_lstsq_str(tn_tensor *A, tn_tensor *B, tn_tensor **res
 /* linalg.cond: p NULL (None) or "2", "-2" (singular values), "fro", "nuc", "inf", "-inf", "1",
    "-1" (norm(A) norm(A^{-1}), square A; inf for a singular one). */
 TNDEF tn_tensor *tn_linalg_cond(tn_tensor *A, const char *p);
-/* torch.fft's real-valued functions (src/ops/fft.c; the transforms wait for complex dtypes).
-   fft.fftfreq(n, .d = 1.0, .dtype = -1 (None: the default dtype), .device): the sample
+/* torch.fft (src/ops/fft.c): the transforms, then the real-valued helpers. On the CPU only:
+   a CUDA tensor is an error ("not on CUDA yet"). Every transform takes PyTorch's keywords and
+   is differentiable (torch's gradients, double backward included). Inputs promote as
+   torch.fft's: integers and bool to the default dtype, float16/bfloat16 refused; float32 and
+   complex64 compute in single precision, float64 and complex128 in double. norm: NULL or
+   "backward" (the inverse scaled by 1/n), "forward" (the forward), "ortho" (1/sqrt(n) both).
+   The 1-d functions: .n = TN_NONE (None: the input's size along dim; another n pads with zeros
+   or crops), .dim = -1, .norm. */
+#define TN_FIELDS_tn_fft_fn_opts(X) \
+    X(I, n,    TN_NONE, "") \
+    X(I, dim,  -1,      "") \
+    X(S, norm, NULL,    "")
+TN__KW_STRUCT(tn_fft_fn_opts);
+/* fft.fft / ifft: complex result (a real input is promoted to complex) */
+TNDEF tn_tensor *tn_fft_fft_opts(tn_tensor *x, tn_fft_fn_opts opts);
+#define tn_fft_fft(...) tn_fft_fft_opts(TN__POS_KW(tn_fft_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_fft_fft_str(tn_tensor *x, const char *options);
+TNDEF tn_tensor *tn_fft_ifft_opts(tn_tensor *x, tn_fft_fn_opts opts);
+#define tn_fft_ifft(...) tn_fft_ifft_opts(TN__POS_KW(tn_fft_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_fft_ifft_str(tn_tensor *x, const char *options);
+/* fft.rfft: a real input's n/2 + 1 non-negative frequencies (complex); complex input is an error */
+TNDEF tn_tensor *tn_fft_rfft_opts(tn_tensor *x, tn_fft_fn_opts opts);
+#define tn_fft_rfft(...) tn_fft_rfft_opts(TN__POS_KW(tn_fft_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_fft_rfft_str(tn_tensor *x, const char *options);
+/* fft.irfft: rfft's inverse, a real result of n points (default 2 (m - 1), m the input's size) */
+TNDEF tn_tensor *tn_fft_irfft_opts(tn_tensor *x, tn_fft_fn_opts opts);
+#define tn_fft_irfft(...) tn_fft_irfft_opts(TN__POS_KW(tn_fft_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_fft_irfft_str(tn_tensor *x, const char *options);
+/* fft.hfft: the real transform of a Hermitian signal given by its first half (n as irfft's) */
+TNDEF tn_tensor *tn_fft_hfft_opts(tn_tensor *x, tn_fft_fn_opts opts);
+#define tn_fft_hfft(...) tn_fft_hfft_opts(TN__POS_KW(tn_fft_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_fft_hfft_str(tn_tensor *x, const char *options);
+/* fft.ihfft: hfft's inverse of a real input, n/2 + 1 complex points */
+TNDEF tn_tensor *tn_fft_ihfft_opts(tn_tensor *x, tn_fft_fn_opts opts);
+#define tn_fft_ihfft(...) tn_fft_ihfft_opts(TN__POS_KW(tn_fft_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_fft_ihfft_str(tn_tensor *x, const char *options);
+/* The 2-d functions: .s = TN_INTS(...) (empty: None, the input's sizes; -1 in it: that dim's
+   size), .dim = TN_INTS(-2, -1), .norm; the n-d ones: .dim empty (None: the last len(s) dims,
+   or every dim). The real ones (rfft2/rfftn, irfft2/irfftn, hfft2/hfftn, ihfft2/ihfftn) take
+   the half spectrum along the last of the dims. */
+#define TN__INTS_M2_M1 {2, {-2, -1}}   /* fft2's dim=(-2, -1) */
+#define TN_FIELDS_tn_fft2_fn_opts(X) \
+    X(IL, s,    TN__LIST0,      "") \
+    X(IL, dim,  TN__INTS_M2_M1, "") \
+    X(S,  norm, NULL,           "")
+TN__KW_STRUCT(tn_fft2_fn_opts);
+#define TN_FIELDS_tn_fftn_fn_opts(X) \
+    X(IL, s,    TN__LIST0, "") \
+    X(IL, dim,  TN__LIST0, "") \
+    X(S,  norm, NULL,      "")
+TN__KW_STRUCT(tn_fftn_fn_opts);
+TNDEF tn_tensor *tn_fft_fft2_opts(tn_tensor *x, tn_fft2_fn_opts opts);
+#define tn_fft_fft2(...) tn_fft_fft2_opts(TN__POS_KW(tn_fft2_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_fft_fft2_str(tn_tensor *x, const char *options);
+TNDEF tn_tensor *tn_fft_ifft2_opts(tn_tensor *x, tn_fft2_fn_opts opts);
+#define tn_fft_ifft2(...) tn_fft_ifft2_opts(TN__POS_KW(tn_fft2_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_fft_ifft2_str(tn_tensor *x, const char *options);
+TNDEF tn_tensor *tn_fft_rfft2_opts(tn_tensor *x, tn_fft2_fn_opts opts);
+#define tn_fft_rfft2(...) tn_fft_rfft2_opts(TN__POS_KW(tn_fft2_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_fft_rfft2_str(tn_tensor *x, const char *options);
+TNDEF tn_tensor *tn_fft_irfft2_opts(tn_tensor *x, tn_fft2_fn_opts opts);
+#define tn_fft_irfft2(...) tn_fft_irfft2_opts(TN__POS_KW(tn_fft2_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_fft_irfft2_str(tn_tensor *x, const char *options);
+TNDEF tn_tensor *tn_fft_hfft2_opts(tn_tensor *x, tn_fft2_fn_opts opts);
+#define tn_fft_hfft2(...) tn_fft_hfft2_opts(TN__POS_KW(tn_fft2_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_fft_hfft2_str(tn_tensor *x, const char *options);
+TNDEF tn_tensor *tn_fft_ihfft2_opts(tn_tensor *x, tn_fft2_fn_opts opts);
+#define tn_fft_ihfft2(...) tn_fft_ihfft2_opts(TN__POS_KW(tn_fft2_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_fft_ihfft2_str(tn_tensor *x, const char *options);
+TNDEF tn_tensor *tn_fft_fftn_opts(tn_tensor *x, tn_fftn_fn_opts opts);
+#define tn_fft_fftn(...) tn_fft_fftn_opts(TN__POS_KW(tn_fftn_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_fft_fftn_str(tn_tensor *x, const char *options);
+TNDEF tn_tensor *tn_fft_ifftn_opts(tn_tensor *x, tn_fftn_fn_opts opts);
+#define tn_fft_ifftn(...) tn_fft_ifftn_opts(TN__POS_KW(tn_fftn_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_fft_ifftn_str(tn_tensor *x, const char *options);
+TNDEF tn_tensor *tn_fft_rfftn_opts(tn_tensor *x, tn_fftn_fn_opts opts);
+#define tn_fft_rfftn(...) tn_fft_rfftn_opts(TN__POS_KW(tn_fftn_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_fft_rfftn_str(tn_tensor *x, const char *options);
+TNDEF tn_tensor *tn_fft_irfftn_opts(tn_tensor *x, tn_fftn_fn_opts opts);
+#define tn_fft_irfftn(...) tn_fft_irfftn_opts(TN__POS_KW(tn_fftn_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_fft_irfftn_str(tn_tensor *x, const char *options);
+TNDEF tn_tensor *tn_fft_hfftn_opts(tn_tensor *x, tn_fftn_fn_opts opts);
+#define tn_fft_hfftn(...) tn_fft_hfftn_opts(TN__POS_KW(tn_fftn_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_fft_hfftn_str(tn_tensor *x, const char *options);
+TNDEF tn_tensor *tn_fft_ihfftn_opts(tn_tensor *x, tn_fftn_fn_opts opts);
+#define tn_fft_ihfftn(...) tn_fft_ihfftn_opts(TN__POS_KW(tn_fftn_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_fft_ihfftn_str(tn_tensor *x, const char *options);
+/* torch.stft(x, n_fft, window (NULL: None, a rectangular window), ...): the short-time Fourier
+   transform of x [L] or [B, L]: frames of n_fft points every hop_length (None: n_fft / 4),
+   times the window (win_length points, None: n_fft, centred in n_fft with zeros), each
+   transformed; [B?, n_fft / 2 + 1 (onesided) or n_fft, frames]. center pads x by n_fft / 2
+   on both sides (pad_mode "reflect", "constant", "replicate" or "circular"); normalized
+   scales by 1/sqrt(n_fft); onesided -1: true for a real input and window; return_complex -1
+   (None): required for a real input, as PyTorch's error says (false: view_as_real of the
+   result). Differentiable. */
+#define TN_FIELDS_tn_stft_fn_opts(X) \
+    X(I,  hop_length,     TN_NONE,   "") \
+    X(I,  win_length,     TN_NONE,   "") \
+    X(B,  center,         true,      "") \
+    X(S,  pad_mode,       "reflect", "") \
+    X(B,  normalized,     false,     "") \
+    X(OB, onesided,       -1,        "") \
+    X(OB, return_complex, -1,        "")
+TN__KW_STRUCT(tn_stft_fn_opts);
+TNDEF tn_tensor *tn_stft_opts(tn_tensor *x, int64_t n_fft, tn_tensor *window, tn_stft_fn_opts opts);
+#define tn_stft(x, n_fft, ...) tn_stft_opts(x, n_fft, TN__POS_KW(tn_stft_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_stft_str(tn_tensor *x, int64_t n_fft, tn_tensor *window, const char *options);
+/* torch.istft(x, n_fft, window, ...): stft's inverse by overlap-add, divided by the summed
+   squared window (an error where it is below 1e-11); x complex [B?, freq, frames]; onesided
+   -1: freq != n_fft; length (None: what center leaves) trims or zero-pads the signal;
+   return_complex: a complex signal (a two-sided input). Differentiable. */
+#define TN_FIELDS_tn_istft_fn_opts(X) \
+    X(I,  hop_length,     TN_NONE, "") \
+    X(I,  win_length,     TN_NONE, "") \
+    X(B,  center,         true,    "") \
+    X(B,  normalized,     false,   "") \
+    X(OB, onesided,       -1,      "") \
+    X(I,  length,         TN_NONE, "") \
+    X(B,  return_complex, false,   "")
+TN__KW_STRUCT(tn_istft_fn_opts);
+TNDEF tn_tensor *tn_istft_opts(tn_tensor *x, int64_t n_fft, tn_tensor *window, tn_istft_fn_opts opts);
+#define tn_istft(x, n_fft, ...) tn_istft_opts(x, n_fft, TN__POS_KW(tn_istft_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_istft_str(tn_tensor *x, int64_t n_fft, tn_tensor *window, const char *options);
+/* fft.fftfreq(n, .d = 1.0, .dtype = -1 (None: the default dtype), .device): the sample
    frequencies [0, 1, ..., (n-1)/2, -(n/2), ..., -1] / (d n); a floating dtype. */
 #define TN_FIELDS_tn_fftfreq_fn_opts(X) \
     X(D, d,      1.0,    "") \

@@ -615,6 +615,21 @@ static const tn__kwkey tn__kw_fftfreq[] = {TN_FIELDS_tn_fftfreq_fn_opts(TN__KW_R
 #define TN__KW_T tn_fftshift_fn_opts
 static const tn__kwkey tn__kw_fftshift[] = {TN_FIELDS_tn_fftshift_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
+#define TN__KW_T tn_fft_fn_opts
+static const tn__kwkey tn__kw_fft[] = {TN_FIELDS_tn_fft_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_fft2_fn_opts
+static const tn__kwkey tn__kw_fft2[] = {TN_FIELDS_tn_fft2_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_fftn_fn_opts
+static const tn__kwkey tn__kw_fftn[] = {TN_FIELDS_tn_fftn_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_stft_fn_opts
+static const tn__kwkey tn__kw_stft[] = {TN_FIELDS_tn_stft_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_istft_fn_opts
+static const tn__kwkey tn__kw_istft[] = {TN_FIELDS_tn_istft_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
 #define TN__KW_T tn_logit_fn_opts
 static const tn__kwkey tn__kw_logit[] = {TN_FIELDS_tn_logit_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T

@@ -537,6 +537,26 @@ tn_pinverse T T d
 tn_linalg_matrix_rank_str T T s
 tn_linalg_lstsq_str T T T A A A s
 tn_linalg_cond T T s
+tn_fft_fft_str T T s
+tn_fft_ifft_str T T s
+tn_fft_rfft_str T T s
+tn_fft_irfft_str T T s
+tn_fft_hfft_str T T s
+tn_fft_ihfft_str T T s
+tn_fft_fft2_str T T s
+tn_fft_ifft2_str T T s
+tn_fft_rfft2_str T T s
+tn_fft_irfft2_str T T s
+tn_fft_hfft2_str T T s
+tn_fft_ihfft2_str T T s
+tn_fft_fftn_str T T s
+tn_fft_ifftn_str T T s
+tn_fft_rfftn_str T T s
+tn_fft_irfftn_str T T s
+tn_fft_hfftn_str T T s
+tn_fft_ihfftn_str T T s
+tn_stft_str T T l T s
+tn_istft_str T T l T s
 tn_fft_fftfreq_str T l s
 tn_fft_rfftfreq_str T l s
 tn_fft_fftshift_str T T s
