@@ -413,6 +413,7 @@ static tn_tensor *tn__sparse_csr_to_dense_impl(tn_tensor *crow, tn_tensor *col, 
     const char *fn = "tn_sparse_csr_to_dense";
     TN__CHECK_NULL(crow, col, values);
     int64_t total;
+    if (tn__sp_size_check(fn, nrows, ncols)) return NULL;
     if (!tn__mul_ok(nrows, ncols, &total)) return (tn_tensor *)tn__error("%s: the size (%lld, %lld) has too many elements", fn, (long long)nrows, (long long)ncols);
     tn_scope_begin();
     tn_tensor *rc = NULL, *cc = NULL, *r = NULL;
