@@ -17,6 +17,7 @@ or ``requires_grad=True``, which makes the sparse tensor's values a leaf: its gr
 ``s.values().grad``, and ``s.grad`` is that gradient as a sparse tensor of s's pattern); as
 2025 PyTorch, ``sparse @ dense`` and ``torch.mm`` differentiate the values too (1.13 only
 through torch.sparse.mm). CPU only."""
+import re
 from ctypes import byref, c_void_p
 
 from . import _core
@@ -296,7 +297,8 @@ def mm(mat1, mat2):
             mat1 = mat1.to(_core.float64)
             out = mm(mat1, d.to(_core.float64)).to(mat2.dtype)
             return out.squeeze(1) if vec else out
-        out = _wrap(lib.tn_sparse_csr_mm(mat1._crow64()._ptr, mat1._col64()._ptr, mat1._vals._ptr, n, m, d._ptr))
+        crow, col = mat1._crow64(), mat1._col64()   # locals: a temporary's handle would die before the call
+        out = _wrap(lib.tn_sparse_csr_mm(crow._ptr, col._ptr, mat1._vals._ptr, n, m, d._ptr))
     elif mat1.dtype in (_core.float32, _core.float64) and mat1.dense_dim() == 0:
         out = _wrap(lib.tn_sparse_coo_mm(mat1._idx._ptr, mat1._vals._ptr, n, m, d._ptr))
     else:
@@ -416,14 +418,16 @@ class SparseCsrTensor:
     # -- conversions
     def to_dense(self, dtype=None, *, masked_grad=None):
         """The dense matrix (differentiable in the values)."""
-        out = _wrap(lib.tn_sparse_csr_to_dense(self._crow64()._ptr, self._col64()._ptr, self._vals._ptr, *self._size))
+        crow, col = self._crow64(), self._col64()   # locals: a temporary's handle would die before the call
+        out = _wrap(lib.tn_sparse_csr_to_dense(crow._ptr, col._ptr, self._vals._ptr, *self._size))
         return out if dtype is None else out.to(dtype)
 
     def to_sparse(self, sparse_dim=None):
         """COO: the rows expanded (coalesced, as a CSR matrix's entries are sorted)."""
         if sparse_dim is not None and int(sparse_dim) != 2:
             raise RuntimeError(f"to_sparse: a sparse CSR matrix converts to sparse_dim 2, got {sparse_dim}")
-        idx = _wrap(lib.tn_sparse_csr_to_coo(self._crow64()._ptr, self._col64()._ptr, *self._size))
+        crow, col = self._crow64(), self._col64()
+        idx = _wrap(lib.tn_sparse_csr_to_coo(crow._ptr, col._ptr, *self._size))
         return SparseTensor(idx.to(self._crow.dtype) if self._crow.dtype != int64 else idx, self._vals, self._size, True)
 
     def to_sparse_csr(self, dense_dim=None):
@@ -478,13 +482,33 @@ class SparseCsrTensor:
         return SparseCsrTensor(self._crow, self._col, -self._vals, self._size)
 
     def __repr__(self):
+        """As torch's _tensor_str: the parts without their dtypes, then size, nnz, dtype
+        (when not the default) and layout, each wrapped onto a new line past 80 columns."""
         pad = " " * 7
-        parts = [f"crow_indices={self._crow!r}".replace("\n", "\n" + pad),
-                 f"col_indices={self._col!r}".replace("\n", "\n" + pad),
-                 f"values={self._vals!r}".replace("\n", "\n" + pad)]
-        extra = "" if self.dtype in (_core.float32,) else f", dtype={self.dtype}"
-        return (f"tensor({parts[0]},\n{pad}{parts[1]},\n{pad}{parts[2]}, size={tuple(self._size)}, nnz={self._nnz()}"
-                f"{extra},\n{pad}layout=torch.sparse_csr)")
+        body = (f"tensor(crow_indices={_body(self._crow)},\n{pad}col_indices={_body(self._col)},\n"
+                f"{pad}values={_body(self._vals)}")
+        suffixes = [f"size={tuple(self._size)}", f"nnz={self._nnz()}"]
+        if self.dtype not in (_core.get_default_dtype(), int64, _core.bool_):   # torch's has_default_dtype
+            suffixes.append(f"dtype={self.dtype}")
+        suffixes.append("layout=torch.sparse_csr")
+        out, last = [body], len(body) - body.rfind("\n") + 1
+        for suf in suffixes:
+            if last + len(suf) + 2 > 80:
+                out.append(",\n" + pad + suf)
+                last = len(pad) + len(suf)
+            else:
+                out.append(", " + suf)
+                last += len(suf) + 2
+        return "".join(out) + ")"
+
+
+def _body(t):
+    """repr(t) without its dtype suffix, as torch prints a sparse tensor's parts (an empty
+    one with its size)."""
+    r = re.sub(r",\s*dtype=torch\.\w+\)$", ")", repr(t.detach()))
+    if t.numel() == 0 and ", size=" not in r:
+        r = r[:-1] + f", size={tuple(t.shape)})"
+    return r.replace("\n", "\n" + " " * 7)
 
 
 def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=None, device=None, requires_grad=False,
