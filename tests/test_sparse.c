@@ -88,6 +88,10 @@ TEST(coo_mm_and_conversions) {
     CHECK(maxabs(tn_sparse_coo_mm(I0, V0, 2, 3, tn_ones(TN_SHAPE(3, 4), TN_F32)), tn_zeros(TN_SHAPE(2, 4), TN_F32)) == 0);
     cv = tn_sparse_coo_to_csr(I0, V0, 2, 3, &crow, &col);
     CHECK(cv && tn_size(cv, 0) == 0 && tn_size(crow, 0) == 3 && tn_size(col, 0) == 0);
+    /* a wide matrix: no table of its columns is built (INT64_MAX - 1 columns) */
+    tn_tensor *Iw = tn_from_data(idx, TN_SHAPE(2, 7), TN_I64);
+    cv = tn_sparse_coo_to_csr(Iw, V, 3, INT64_MAX - 1, &crow, &col);
+    CHECK(cv && maxabs(cv, tn_from_data(cv_e, TN_SHAPE(4), TN_F64)) == 0 && maxabs(col, tn_from_data(col_e, TN_SHAPE(4), TN_I64)) == 0);
     /* a larger random COO (duplicates likely) against its dense form, float32, threaded */
     tn_tensor *rows = tn_randint(0, 500, TN_SHAPE(20000), TN_I64, NULL), *cols = tn_randint(0, 300, TN_SHAPE(20000), TN_I64, NULL);
     tn_tensor *both[2] = {rows, cols}, *Ir = tn_stack(both, 2, 0), *Vr = tn_randn(TN_SHAPE(20000), TN_F32);

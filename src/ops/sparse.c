@@ -345,38 +345,43 @@ static tn_tensor *tn__sparse_coo_mm_impl(tn_tensor *indices, tn_tensor *values, 
 TNDEF tn_tensor *tn_sparse_coo_mm(tn_tensor *indices, tn_tensor *values, int64_t nrows, int64_t ncols, tn_tensor *dense) {
     return tn__sparse_coo_mm_impl(indices, values, nrows, ncols, dense);
 }
+typedef struct { int64_t col, k; } tn__sp_entry;   /* an entry's column and its place in the input */
+static int tn__sp_entry_cmp(const void *a, const void *b) {
+    const tn__sp_entry *x = (const tn__sp_entry *)a, *y = (const tn__sp_entry *)b;
+    return x->col != y->col ? (x->col > y->col) - (x->col < y->col) : (x->k > y->k) - (x->k < y->k);
+}
 /* COO -> CSR, coalesced as torch's coalesce(): entries sorted by (row, column), duplicates
    summed (index_add: differentiable in the values). */
 static tn_tensor *tn__sparse_coo_to_csr_impl(tn_tensor *indices, tn_tensor *values, int64_t nrows, int64_t ncols, tn_tensor **crow_out, tn_tensor **col_out) {
     const char *fn = "tn_sparse_coo_to_csr";
     TN__CHECK_NULL(indices, values);
     tn_scope_begin();
-    tn_tensor *rc = NULL, *cc = NULL, *cstart = NULL, *rstart = NULL, *r = NULL;
+    tn_tensor *rc = NULL, *cc = NULL, *rstart = NULL, *r = NULL;
     if (tn__coo_check(fn, indices, values, nrows, ncols, &rc, &cc)) return tn__scope_return(NULL);
     const int64_t nnz = indices->shape[1];
-    /* by column, then stably by row: sorted by (row, column) */
-    tn_tensor *pc = tn__sp_bucket((const int64_t *)tn_data_ptr(cc), nnz, ncols, &cstart), *rows_pc = pc ? tn__sp_i64(nnz) : NULL;
-    if (rows_pc) {
-        const int64_t *p1 = (const int64_t *)tn_data_ptr(pc), *rs = (const int64_t *)tn_data_ptr(rc);
-        int64_t *rp = (int64_t *)tn_data_ptr(rows_pc);
-        for (int64_t j = 0; j < nnz; j++) rp[j] = rs[p1[j]];
-    }
-    tn_tensor *pr = rows_pc ? tn__sp_bucket((const int64_t *)tn_data_ptr(rows_pc), nnz, nrows, &rstart) : NULL;
+    /* grouped by row (a counting sort), then each row's entries sorted by column: no
+       O(ncols) table, so a wide matrix (a vocabulary's columns) costs only its entries */
+    tn_tensor *pr = tn__sp_bucket((const int64_t *)tn_data_ptr(rc), nnz, nrows, &rstart);
     tn_tensor *inverse = pr ? tn__sp_i64(nnz) : NULL, *crow = inverse ? tn__sp_i64(nrows + 1) : NULL, *colu = NULL;
-    if (crow) {
-        const int64_t *p1 = (const int64_t *)tn_data_ptr(pc), *p2 = (const int64_t *)tn_data_ptr(pr), *cs = (const int64_t *)tn_data_ptr(cc),
-                      *rs = (const int64_t *)tn_data_ptr(rc);
-        int64_t *inv = (int64_t *)tn_data_ptr(inverse), *cr = (int64_t *)tn_data_ptr(crow), u = -1, prow = -1, pcol = -1;
-        int64_t *ucol = (int64_t *)TN_MALLOC((size_t)(nnz ? nnz : 1) * sizeof *ucol);
-        if (!ucol) { tn__error("%s: out of memory", fn); return tn__scope_return(NULL); }
-        memset(cr, 0, (size_t)(nrows + 1) * sizeof *cr);
-        for (int64_t j = 0; j < nnz; j++) {
-            const int64_t k = p1[p2[j]], row = rs[k], c = cs[k];
-            if (row != prow || c != pcol) { ucol[++u] = c; cr[row + 1]++; prow = row; pcol = c; }
-            inv[k] = u;
+    tn__sp_entry *e = crow ? (tn__sp_entry *)TN_MALLOC((size_t)(nnz ? nnz : 1) * sizeof *e) : NULL;
+    int64_t *ucol = e ? (int64_t *)TN_MALLOC((size_t)(nnz ? nnz : 1) * sizeof *ucol) : NULL;
+    if (crow && !ucol) { TN_FREE(e); e = NULL; tn__error("%s: out of memory sorting %lld entries", fn, (long long)nnz); }
+    if (ucol) {
+        const int64_t *pm = (const int64_t *)tn_data_ptr(pr), *st = (const int64_t *)tn_data_ptr(rstart), *cs = (const int64_t *)tn_data_ptr(cc);
+        int64_t *inv = (int64_t *)tn_data_ptr(inverse), *cr = (int64_t *)tn_data_ptr(crow), u = -1;
+        for (int64_t j = 0; j < nnz; j++) { e[j].col = cs[pm[j]]; e[j].k = pm[j]; }
+        cr[0] = 0;
+        for (int64_t i = 0; i < nrows; i++) {
+            const int64_t j0 = st[i], j1 = st[i + 1];
+            if (j1 - j0 > 1) qsort(e + j0, (size_t)(j1 - j0), sizeof *e, tn__sp_entry_cmp);
+            for (int64_t j = j0; j < j1; j++) {
+                if (j == j0 || e[j].col != e[j - 1].col) ucol[++u] = e[j].col;
+                inv[e[j].k] = u;
+            }
+            cr[i + 1] = u + 1;
         }
-        for (int64_t i = 0; i < nrows; i++) cr[i + 1] += cr[i];
         if ((colu = tn__sp_i64(u + 1))) memcpy(tn_data_ptr(colu), ucol, (size_t)(u + 1) * sizeof *ucol);
+        TN_FREE(e);
         TN_FREE(ucol);
         int64_t vshape[TN_MAX_DIMS];
         memcpy(vshape, values->shape, (size_t)values->ndim * sizeof *vshape);
