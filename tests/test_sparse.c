@@ -228,10 +228,25 @@ TEST(hostile_indices) {
     tn_scope_end();
 }
 
+/* CUDA tensors are refused with a message saying so (the checking stand-in plays the GPU). */
+TEST(cuda_refused) {
+    tn_debug_cuda_stand_in();
+    tn_scope_begin();
+    const int64_t crow_v[3] = {0, 1, 2}, col_v[2] = {0, 1};
+    tn_tensor *crow = tn_from_data(crow_v, TN_SHAPE(3), TN_I64), *col = tn_from_data(col_v, TN_SHAPE(2), TN_I64);
+    tn_tensor *v = tn_ones(TN_SHAPE(2), TN_F32), *B = tn_ones(TN_SHAPE(2, 3), TN_F32), *cr = NULL, *cl = NULL;
+    CHECK_ERR(tn_sparse_csr_mm(crow, col, v, 2, 2, tn_to(B, TN_CUDA)), "sparse tensors are CPU only (not on CUDA yet)");
+    CHECK_ERR(tn_sparse_csr_mm(crow, col, tn_to(v, TN_CUDA), 2, 2, B), "sparse tensors are CPU only (not on CUDA yet)");
+    CHECK_ERR(tn_sparse_csr_mm(tn_to(crow, TN_CUDA), col, v, 2, 2, B), "sparse tensors are CPU only (not on CUDA yet)");
+    CHECK_ERR(tn_sparse_dense_to_csr(tn_to(B, TN_CUDA), &cr, &cl), "sparse tensors are CPU only (not on CUDA yet)");
+    tn_scope_end();
+}
+
 int main(void) {
     RUN(csr_mm_values);
     RUN(coo_mm_and_conversions);
     RUN(gradients);
     RUN(hostile_indices);
+    RUN(cuda_refused);
     return tn_test_report();
 }

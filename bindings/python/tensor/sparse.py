@@ -315,10 +315,15 @@ def _coo_to_csr(idx, vals, n, m):
     return _wrap(crow.value), _wrap(col.value), v
 
 
-def _to_sparse(self, sparse_dim=None):
+def _to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
     """Tensor.to_sparse(sparse_dim=None): a coalesced sparse COO tensor of the non-zero
     elements, or (sparse_dim=k) of the index tuples over the first k dimensions whose
-    slice has a non-zero, each with its slice as a dense value."""
+    slice has a non-zero, each with its slice as a dense value. layout=torch.sparse_csr
+    (2025 PyTorch's keyword): to_sparse_csr()."""
+    if layout is not None and layout is not sparse_coo:
+        if layout is sparse_csr and sparse_dim is None and blocksize is None:
+            return _to_sparse_csr(self, dense_dim)
+        raise RuntimeError(f"to_sparse: layout {layout} is not supported here (torch.sparse_coo and torch.sparse_csr are)")
     k = self.dim() if sparse_dim is None else int(sparse_dim)
     if not 0 <= k <= self.dim():
         raise RuntimeError(f"sparse_dim argument must be in [0, {self.dim()}] range, but {k} is given")

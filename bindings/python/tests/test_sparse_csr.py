@@ -56,6 +56,8 @@ def test_to_sparse_csr_matches_torch(dtype):
     np.testing.assert_array_equal(sa.col_indices().numpy(), sb.col_indices().numpy())
     np.testing.assert_array_equal(sa.values().numpy(), sb.values().numpy())
     np.testing.assert_array_equal(sa.to_dense().numpy(), sb.to_dense().numpy())
+    # 2025's to_sparse(layout=torch.sparse_csr) is to_sparse_csr()
+    np.testing.assert_array_equal(a.to_sparse(layout=tn.sparse_csr).col_indices().numpy(), sb.col_indices().numpy())
     # CSR -> COO
     ca, cb = sa.to_sparse(), sb.to_sparse()
     np.testing.assert_array_equal(ca.indices().numpy(), cb.indices().numpy())
