@@ -370,3 +370,31 @@ def _raw_names(path):
         n = struct.unpack("<Q", f.read(8))[0]
         header = json.loads(f.read(n))
     return {k for k in header if k != "__metadata__"}
+
+
+def test_hostile_indices_raise():
+    """Indices far out of range, a crow that runs backwards or past nnz: errors, never a bad
+    read (the C checks run before any index is used)."""
+    v = tn.ones(2)
+    for crow, col in [([0, 1, 2], [0, 2 ** 62]), ([0, 1, 2], [-(2 ** 63), 0]), ([0, -(2 ** 62), 2], [0, 1]),
+                      ([0, 2 ** 62, 2], [0, 1]), ([0, 3, 2], [0, 1])]:
+        with pytest.raises(RuntimeError, match="is not satisfied"):
+            tn.sparse_csr_tensor(tn.tensor(crow), tn.tensor(col), v, (2, 2))
+    # COO built unchecked (SparseTensor directly): the C product checks the indices itself
+    for idx, msg in (([[0, 2 ** 62], [0, 0]], "for dim 0, size is 2 but found index"), ([[0, 0], [-(2 ** 63), 0]], "found negative index")):
+        with pytest.raises(RuntimeError, match=msg):
+            tn.sparse.mm(tn.sparse.SparseTensor(tn.tensor(idx), v, (2, 2)), tn.ones(2, 3))
+
+
+def test_grad_for_one_operand_only():
+    x = tn.tensor([[0., 2., 0.], [1., 0., 3.]])
+    s = x.to_sparse_csr()
+    d = tn.randn(3, 2, requires_grad=True)
+    (s @ d).sum().backward()
+    np.testing.assert_allclose(d.grad.numpy(), x.numpy().T @ np.ones((2, 2)), rtol=1e-6)
+    assert s.values().grad is None and not s.requires_grad
+    # only the values
+    s2 = tn.sparse_csr_tensor(s.crow_indices(), s.col_indices(), s.values(), (2, 3), requires_grad=True)
+    dd = tn.randn(3, 2)
+    (s2 @ dd).sum().backward()
+    np.testing.assert_allclose(s2.values().grad.numpy(), dd.sum(1).numpy()[s.col_indices().numpy()], rtol=1e-6)
