@@ -20751,6 +20751,9 @@ static tn_tensor *tn__csr_transpose(tn_tensor *crow, tn_tensor *col, int64_t nro
 #else
 #define TN__SP_PREFETCH(p) ((void)(p))
 #endif
+#ifndef TN__SP_AHEAD
+#define TN__SP_AHEAD 8   /* entries ahead whose dense rows are prefetched */
+#endif
 #define TN__SPMM_DEFINE(T, SUF, ATTR)                                                                                      \
     ATTR static void tn__spmm_rows_##SUF(const int64_t *crow, const int64_t *col, const T *val, const T *B, T *out, int64_t p, \
                                          int64_t r0, int64_t r1) {                                                        \
@@ -20760,7 +20763,10 @@ static tn_tensor *tn__csr_transpose(tn_tensor *crow, tn_tensor *col, int64_t nro
             for (int64_t c = 0; c < p; c++) o[c] = 0;                                                                     \
             for (int64_t k = crow[i]; k < k1; k++) {                                                                      \
                 const T v = val[k], *TN__RESTRICT b = B + col[k] * p;                                                     \
-                if (k + 8 < k1) TN__SP_PREFETCH(B + col[k + 8] * p);                                                      \
+                if (k + TN__SP_AHEAD < k1) {   /* the whole row TN__SP_AHEAD entries ahead: its lines are random reads */  \
+                    const char *ahead = (const char *)(B + col[k + TN__SP_AHEAD] * p);                                    \
+                    for (int64_t byte = 0; byte < p * (int64_t)sizeof(T); byte += 64) TN__SP_PREFETCH(ahead + byte);      \
+                }                                                                                                         \
                 for (int64_t c = 0; c < p; c++) o[c] += v * b[c];                                                         \
             }                                                                                                             \
         }                                                                                                                 \
