@@ -194,6 +194,11 @@ $(BUILD)/bench_fft: bench/bench_fft.c bench/bench_util.h $(HEADER)
 	@mkdir -p $(BUILD)
 	$(CC) $(WARN) $(FAST) -g $(CPPFLAGS) $< -o $@ $(LDFLAGS) $(LDLIBS)
 
+# CSR x dense beside torch.sparse.mm (bench/bench_sparse.py in a child process)
+$(BUILD)/bench_sparse: bench/bench_sparse.c bench/bench_util.h $(HEADER)
+	@mkdir -p $(BUILD)
+	$(CC) $(WARN) $(FAST) -g $(CPPFLAGS) $< -o $@ $(LDFLAGS) $(LDLIBS)
+
 # ---- install: the header, the shared and static library, pkg-config and CMake files ----
 #   make install PREFIX=/usr/local        (DESTDIR is honoured)
 # A program that links the library includes tensor.h without TENSOR_IMPLEMENTATION:

@@ -2375,6 +2375,21 @@ TNDEF tn_tensor *tn_fft_fftshift_str(tn_tensor *x, const char *options);
 TNDEF tn_tensor *tn_fft_ifftshift_opts(tn_tensor *x, tn_fftshift_fn_opts opts);
 #define tn_fft_ifftshift(...) tn_fft_ifftshift_opts(TN__POS_KW(tn_fftshift_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_fft_ifftshift_str(tn_tensor *x, const char *options);
+/* Sparse matrices (src/ops/sparse.c), torch.sparse's kernels: a CSR matrix [nrows, ncols] is
+   three tensors, as torch's crow_indices() [nrows + 1], col_indices() [nnz] (int64) and
+   values() [nnz]; a COO matrix two: indices [2, nnz] (int64: rows, columns) and values. The
+   products take float32/float64 values and a 2-D dense operand of the same dtype, and are
+   differentiable in both the values and the dense operand. Indices are validated (torch's
+   messages): bad ones are an error. CPU only. */
+TNDEF tn_tensor *tn_sparse_csr_mm(tn_tensor *crow_indices, tn_tensor *col_indices, tn_tensor *values, int64_t nrows, int64_t ncols, tn_tensor *dense);   /* [nrows, p] */
+TNDEF tn_tensor *tn_sparse_coo_mm(tn_tensor *indices, tn_tensor *values, int64_t nrows, int64_t ncols, tn_tensor *dense);   /* duplicates add */
+/* COO -> CSR, coalesced (sorted by row then column, duplicates summed): returns the values; *crow_indices, *col_indices new. */
+TNDEF tn_tensor *tn_sparse_coo_to_csr(tn_tensor *indices, tn_tensor *values, int64_t nrows, int64_t ncols, tn_tensor **crow_indices, tn_tensor **col_indices);
+TNDEF tn_tensor *tn_sparse_csr_to_coo(tn_tensor *crow_indices, tn_tensor *col_indices, int64_t nrows, int64_t ncols);   /* indices [2, nnz] */
+TNDEF tn_tensor *tn_sparse_csr_to_dense(tn_tensor *crow_indices, tn_tensor *col_indices, tn_tensor *values, int64_t nrows, int64_t ncols);
+/* to_sparse_csr of a 2-D x: returns the values of its nonzeros row by row (differentiable); *crow_indices, *col_indices new. */
+TNDEF tn_tensor *tn_sparse_dense_to_csr(tn_tensor *x, tn_tensor **crow_indices, tn_tensor **col_indices);
+TNDEF int tn_sparse_csr_check(tn_tensor *crow_indices, tn_tensor *col_indices, tn_tensor *values, int64_t nrows, int64_t ncols);   /* 0, or -1 with torch's message; values may be NULL */
 
 /* ======================================================================= */
 /* 10. nn functional                                                        */

@@ -561,6 +561,13 @@ tn_fft_fftfreq_str T l s
 tn_fft_rfftfreq_str T l s
 tn_fft_fftshift_str T T s
 tn_fft_ifftshift_str T T s
+tn_sparse_csr_mm T T T T l l T
+tn_sparse_coo_mm T T T l l T
+tn_sparse_coo_to_csr T T T l l A A
+tn_sparse_csr_to_coo T T T l l
+tn_sparse_csr_to_dense T T T T l l
+tn_sparse_dense_to_csr T T A A
+tn_sparse_csr_check i T T T l l
 tn_einsum T s A i
 tn_cdist_str T T T s
 tn_pdist_str T T s

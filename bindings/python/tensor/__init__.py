@@ -33,7 +33,7 @@ from .autograd import (no_grad, enable_grad, set_grad_enabled, is_grad_enabled, 
                        is_inference_mode_enabled)
 from . import nn, autograd, optim, utils, backends, testing, accelerator, special, linalg, distributions, fft
 from . import jit, onnx, sparse
-from .sparse import sparse_coo_tensor, layout, strided, sparse_coo
+from .sparse import sparse_coo_tensor, sparse_csr_tensor, layout, strided, sparse_coo, sparse_csr
 from . import multiprocessing  # registers how tensors cross processes (shared memory)
 from . import distributed
 from .serialization import save, load
@@ -81,6 +81,7 @@ for _name, _m in _METHOD_FUNCTIONS.items():
     globals()[_name] = _as_function(_name, _m, _name in _SCALAR_FIRST)
 globals().update(_FUNCTIONS)
 _out.install(globals())              # out= for the functions that take it in PyTorch
+sparse._install(globals())           # mm, matmul, spmm with a sparse first operand
 
 
 def is_tensor(obj):

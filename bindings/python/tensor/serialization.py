@@ -55,8 +55,24 @@ _STRUCT_KEY = b"tensor.h/structure"
 _FORMAT = 1
 
 
+# Sparse tensors are stored as their index and value tensors, named <path>.indices and
+# <path>.values (COO), <path>.crow_indices, <path>.col_indices and <path>.values (CSR), so
+# any safetensors reader sees ordinary tensors; the structure node {"S": [layout, size,
+# {part: node}]} puts them back together (through the constructors, which check the indices).
+_SPARSE_PARTS = {"sparse_coo": ("indices", "values"), "sparse_csr": ("crow_indices", "col_indices", "values")}
+
+
 def _encode(obj, path, tensors):
     """obj -> JSON-able tree; tensors are collected into ``tensors`` (name -> Tensor)."""
+    from . import sparse
+    if isinstance(obj, (sparse.SparseTensor, sparse.SparseCsrTensor)):
+        kind = obj.layout.name
+        if kind == "sparse_coo":
+            parts = {"indices": obj._indices(), "values": obj._values()}
+        else:
+            parts = {"crow_indices": obj.crow_indices(), "col_indices": obj.col_indices(), "values": obj.values()}
+        base = path or "tensor"
+        return {"S": [kind, list(obj.shape), {k: _encode(t, f"{base}.{k}", tensors) for k, t in parts.items()}]}
     if isinstance(obj, Tensor):
         name = path or "tensor"
         base, n = name, 1
@@ -108,6 +124,18 @@ def _decode(node, tensors, weights_only, path=""):
         if not isinstance(v, str) or v not in tensors:
             raise _bad(path, f"tensor {v!r} is not in the file")
         return tensors[v]
+    if kind == "S":
+        if not (isinstance(v, list) and len(v) == 3 and v[0] in _SPARSE_PARTS and isinstance(v[1], list)
+                and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in v[1])
+                and isinstance(v[2], dict) and set(v[2]) == set(_SPARSE_PARTS[v[0]])):
+            raise _bad(path, "a sparse tensor must be [layout, size, {part: tensor}] with its layout's parts")
+        parts = {k: _decode(x, tensors, weights_only, f"{path}.{k}") for k, x in v[2].items()}
+        if not all(isinstance(t, Tensor) for t in parts.values()):
+            raise _bad(path, "a sparse tensor's parts must be tensors")
+        from . import sparse
+        if v[0] == "sparse_coo":
+            return sparse.sparse_coo_tensor(parts["indices"], parts["values"], tuple(v[1])).coalesce()
+        return sparse.sparse_csr_tensor(parts["crow_indices"], parts["col_indices"], parts["values"], tuple(v[1]))
     if kind == "F":
         if v not in ("inf", "-inf", "nan"):
             raise _bad(path, f"{v!r} is not a non-finite float")

@@ -266,6 +266,11 @@ def ours_callable(op):
 
 def _float_outputs(r, ours):
     cls = tn.Tensor if ours else torch.Tensor
+    # a sparse result's gradient through its dense form (torch has no sparse sum.dim_IntList)
+    if ours and isinstance(r, (tn.sparse.SparseTensor, tn.sparse.SparseCsrTensor)):
+        r = r.to_dense()
+    elif not ours and isinstance(r, torch.Tensor) and r.layout != torch.strided:
+        r = r.to_dense()
     if isinstance(r, cls):
         return [r] if r.dtype.is_floating_point else []
     if isinstance(r, (list, tuple)):

@@ -112,8 +112,6 @@ KNOWN = {
     ("matrix_exp", "values"): "float32 values differ by PyTorch's own float32 rounding (ours: float64, rounded once)",
     # -- features not implemented
     ("nn.functional.embedding", "values"): "sparse=True: sparse gradients (tensor.h has strided layouts only)",
-    ("to_sparse", "grad"): "a sparse result (tensor.sparse's SparseTensor) has no autograd here; PyTorch's own "
-                           "gradient check of it fails too in this harness (sum.dim_IntList has no SparseCPU kernel)",
     ("nn.functional.embedding_bag", "values"): "sparse=True: sparse gradients (tensor.h has strided layouts only)",
     # -- where 2025 PyTorch differs from 1.13 (ours follows 2025)
     ("__rpow__", "grad"): "1.13's __rpow__ copies the base with torch.tensor(other) (no gradient to it); 2025's is "
