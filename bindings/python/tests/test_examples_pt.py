@@ -422,11 +422,11 @@ def test_gat(tmp_path):
         assert lines == re.findall(GAT_LINE, run("torch", "gat.py", args, str(tmp_path / "work")))
 
 
-def text_corpus(d):
-    """d/{train,valid,test}.txt (wikitext-2's layout) from this checkout's README.md: every
-    tenth line valid, the next test, the rest train (wikitext-2 itself is not here)."""
+def text_corpus(d, source=os.path.join(HERE, "..", "..", "..", "README.md")):
+    """d/{train,valid,test}.txt (wikitext-2's layout) from source (this checkout's README.md):
+    every tenth line valid, the next test, the rest train (wikitext-2 itself is not here)."""
     os.makedirs(d, exist_ok=True)
-    with open(os.path.join(HERE, "..", "..", "..", "README.md"), encoding="utf8") as f:
+    with open(source, encoding="utf8", errors="replace") as f:
         lines = [ln for ln in f if ln.strip()]
     parts = {"train": [], "valid": [], "test": []}
     for i, ln in enumerate(lines):
