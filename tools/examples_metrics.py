@@ -12,11 +12,11 @@ same seed, one thread each), so what is compared is what that test compares, at 
 - mnist (mnist_main.py, the CNN with Dropout, Adadelta at lr 1, StepLR): --epochs epochs
   on the data the repo fetches (data/fashion-mnist, tools/fetch_fashion_mnist.sh) in
   MNIST's layout: Fashion-MNIST is MNIST's format and size (real MNIST is not fetchable
-  here). Metric: the last epoch's test accuracy; ours within 1 percentage point. Why not
-  closer: the printed losses are PyTorch's to 1e-6 for the first ~20 batches, then float32
-  rounding (the convolutions' sums in another order) is amplified by Adadelta's lr 1 into
-  a different trajectory of the same quality; PyTorch run with --seed 2 is printed beside
-  as the scale of that spread.
+  here). Metric: the last epoch's test accuracy, with the program's --seed 1 (its default)
+  and --seed 2; ours within 1 percentage point. Why not closer: the printed losses are
+  PyTorch's to 1e-6 for the first ~20 batches, then float32 rounding (the convolutions'
+  sums in another order) is amplified by Adadelta's lr 1 into another trajectory; two
+  seeds show the spread of a run on both sides.
 - vae (vae.py): --epochs epochs on the same data. Metric: the last test-set loss; within
   0.5 % (relative).
 - word_language_model, LSTM and Transformer (main.py): a short run (the default model,
@@ -88,12 +88,14 @@ def last(pattern, out, cast=float):
 def mnist(work, epochs):
     os.makedirs(os.path.join(work, "work"))
     mnist_layout(os.path.join(work, "data"))
-    args = ["--epochs", str(epochs), "--log-interval", "200"]
-    (a, b), secs = both("mnist_main.py", args, os.path.join(work, "work"), 600 * epochs + 600)
-    c = ex.run("torch", "mnist_main.py", args + ["--seed", "2"], os.path.join(work, "work"), timeout=600 * epochs + 600)
-    acc = [100.0 * last(r"Accuracy: (\d+)/10000", o) / 10000 for o in (a, b, c)]
-    return [("mnist_main.py: test accuracy (%)", acc[0], acc[1], abs(acc[0] - acc[1]) <= 1.0, "1 point", secs),
-            ("  (PyTorch, --seed 2: the spread of a run)", acc[2], acc[1], True, "-", None)]
+    rows = []
+    for seed in ("1", "2"):
+        args = ["--epochs", str(epochs), "--log-interval", "200", "--seed", seed]
+        (a, b), secs = both("mnist_main.py", args, os.path.join(work, "work"), 600 * epochs + 600)
+        acc = [100.0 * last(r"Accuracy: (\d+)/10000", o) / 10000 for o in (a, b)]
+        rows.append((f"mnist_main.py --seed {seed}: test accuracy (%)", acc[0], acc[1], abs(acc[0] - acc[1]) <= 1.0,
+                     "1 point", secs))
+    return rows
 
 
 def vae(work, epochs):
