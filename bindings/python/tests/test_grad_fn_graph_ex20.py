@@ -4,13 +4,10 @@ AddmmBackward0). Each case builds the op on an input with history (x * 1, so the
 leads to MulBackward0) and compares the node's name and its next_functions' names with
 torch's.
 
-Known difference, one class (KNOWN_COMPOSITE, each a strict xfail, so a fix fails the suite
-until its entry goes): an op the C library composes of other ops and names as PyTorch's
-node (tn__grad_name: MseLossBackward0, NllLossBackward0, ...) exposes its last inner node's
-edges (MseLossBackward0 -> PowBackward0) instead of its own inputs (-> the input's and the
-target's nodes). What a fix needs (src/autograd): a composite's outer edges recorded when
-it is named (its inputs' nodes, or the frontier of the nodes made since the composite
-began), which tn_node_next then returns for that node."""
+An op the C library composes of other ops and names as PyTorch's node (MseLossBackward0,
+NllLossBackward0, ...) shows its own inputs' nodes as next_functions (tn__grad_name_over),
+not its last inner op's edges; backward still runs the inner graph.
+KNOWN_COMPOSITE lists any that still differ (each a strict xfail)."""
 import os
 import sys
 
@@ -49,12 +46,17 @@ CASES = {
     "relu": lambda m, F, x, y, t: F.relu(x),
     "sum": lambda m, F, x, y, t: x.sum(),
     "matmul": lambda m, F, x, y, t: x @ y,
+    "mse_loss_none": lambda m, F, x, y, t: F.mse_loss(x, y, reduction="none"),
+    "mse_loss_sum_target_no_grad": lambda m, F, x, y, t: F.mse_loss(x, y.detach(), reduction="sum"),
+    "cross_entropy_1d": lambda m, F, x, y, t: F.cross_entropy(x[0], t[1]),
+    "cross_entropy_weight": lambda m, F, x, y, t: F.cross_entropy(x, t, weight=m.tensor([1.0, 2.0, 3.0], dtype=x.dtype)),
+    "cross_entropy_none": lambda m, F, x, y, t: F.cross_entropy(x, t, reduction="none"),
+    "nll_loss_4d": lambda m, F, x, y, t: F.nll_loss(x.reshape(1, 3, 2, 1) * 1, t.reshape(1, 2, 1)),   # (x * 1: 1.13 names a reshape ReshapeAliasBackward0, 2.x ViewBackward0)
+    "layer_norm_affine": lambda m, F, x, y, t: F.layer_norm(x, (3,), y[0], y[1]),
+    "bce_with_logits_sum": lambda m, F, x, y, t: F.binary_cross_entropy_with_logits(x, m.sigmoid(y), reduction="sum"),
 }
 
-_COMPOSITE = "a composite named as PyTorch's node exposes its last inner node's edges, not its inputs'"
-KNOWN_COMPOSITE = {k: _COMPOSITE for k in (
-    "mse_loss", "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss", "binary_cross_entropy",
-    "binary_cross_entropy_with_logits", "soft_margin_loss", "layer_norm", "logsigmoid")}
+KNOWN_COMPOSITE = {}   # case -> why its graph still differs from PyTorch's
 
 
 def graph(mod, case):
@@ -84,3 +86,51 @@ def test_next_functions_reach_the_leaves():
     assert "torch::autograd::AccumulateGrad" in kinds
     acc = next(n for n, _ in node.next_functions if n is not None and n.name().endswith("AccumulateGrad"))
     assert acc.variable is lin.bias and acc.next_functions == ()
+
+
+def test_the_blitz_walk_and_backward():
+    """neural_networks_tutorial's walk: MseLossBackward0 -> AddmmBackward0 -> AccumulateGrad
+    (of the bias); a leaf input shows as its AccumulateGrad; backward is unchanged"""
+    tn.manual_seed(0)
+    lin = tn.nn.Linear(4, 3)
+    x, y = tn.randn(2, 4), tn.randn(2, 3)
+    loss = tn.nn.MSELoss()(lin(x), y)
+    assert loss.grad_fn.name() == "MseLossBackward0"
+    nxt = loss.grad_fn.next_functions
+    assert len(nxt) == 2 and nxt[1] == (None, 0)
+    addmm = nxt[0][0]
+    assert addmm.name() == "AddmmBackward0"
+    acc = addmm.next_functions[0][0]
+    assert acc.name() == "torch::autograd::AccumulateGrad" and acc.variable is lin.bias
+    w = tn.randn(2, 3, requires_grad=True)
+    l2 = tn.nn.functional.mse_loss(w, y)
+    assert l2.grad_fn.next_functions[0][0].variable is w
+    l2.backward()
+    np.testing.assert_allclose(w.grad.numpy(), (2 * (w - y) / 6).detach().numpy(), rtol=1e-6)
+    loss.backward()
+    assert lin.weight.grad is not None and lin.weight.grad.shape == (3, 4)
+
+
+def test_hooks_on_a_named_composite_still_run():
+    x = tn.randn(3, requires_grad=True)
+    loss = tn.nn.functional.mse_loss(x * 2, tn.zeros(3))
+    seen = []
+    loss.grad_fn.register_hook(lambda gi, go: seen.append(float(go[0])))
+    loss.backward()
+    assert seen == [1.0]
+    np.testing.assert_allclose(x.grad.numpy(), (8 * x / 3).detach().numpy(), rtol=1e-6)
+
+
+def test_shown_edges_keep_their_nodes_alive():
+    """the shown edges hold references: a node reached through them outlives its tensors"""
+    import gc
+    import weakref
+    x = tn.randn(2, 3, requires_grad=True)
+    h = x * 3
+    loss = tn.nn.functional.smooth_l1_loss(h, tn.zeros(2, 3))
+    ref = weakref.ref(h)
+    del h
+    gc.collect()
+    node = loss.grad_fn.next_functions[0][0]
+    assert ref() is None and node.name() == "MulBackward0"
+    assert node.next_functions[0][0].variable is x
