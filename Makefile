@@ -76,7 +76,7 @@ EXAMPLES := $(patsubst examples/%.c,$(BUILD)/%,$(wildcard examples/*.c))
 IMPL     := -DTENSOR_IMPLEMENTATION -x c
 LINKED   := -DTENSOR_NO_IMPLEMENTATION
 
-.PHONY: all test demo demo-check char-lm bench bench-epoch clean check-header
+.PHONY: all test demo demo-check char-lm examples-metrics bench bench-epoch clean check-header
 all: $(LIB) $(TESTS) $(EXAMPLES) docs/ops.md docs/api.md
 
 # ---- the header, generated from src/ (tools/amalgamate; never edit tensor.h by hand) ----
@@ -160,6 +160,13 @@ demo: $(BUILD)/fashion_mlp
 char-lm: $(BUILD)/char_lm
 	@sh tools/fetch_text.sh
 	./$(BUILD)/char_lm --text data/fortunes.txt --save $(BUILD)/char_lm.safetensors
+
+# pytorch/examples' mnist, vae, word_language_model (LSTM, Transformer) and dcgan trained
+# under the package and under PyTorch side by side: each metric and whether ours reaches
+# PyTorch's (tools/examples_metrics.py; minutes, so not part of make test)
+examples-metrics: $(LIB)
+	@sh tools/fetch_fashion_mnist.sh && sh tools/fetch_text.sh
+	TENSOR_LIB=$(abspath $(LIB)) $(PY) tools/examples_metrics.py $(METRICS_ARGS)
 
 # The whole pipeline (IDX reader, loader, model, Adam, checkpoint) must reach 80 % in one
 # epoch and again after resuming; skipped with a message when the data cannot be fetched.

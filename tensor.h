@@ -3188,7 +3188,8 @@ TNDEF int tn_autograd_queue_callback(int (*fn)(void *user), void *user);
 /* Graph introspection, as PyTorch's grad_fn / next_functions / Node.name(). Nodes are
    reference-counted like tensors: tn_grad_fn and tn_node_next return new references, which
    the caller gives back with tn_node_release (a node held this way keeps its inputs' nodes
-   and leaves alive, as a grad_fn does in PyTorch). */
+   and leaves alive, as a grad_fn does in PyTorch). An op that is one node in PyTorch but
+   composed of several here (tn_mse_loss: MseLossBackward0) shows PyTorch's edges: its inputs'. */
 TNDEF tn_node *tn_grad_fn(tn_tensor *t);            /* t's node (new reference); NULL for a leaf */
 TNDEF tn_node *tn_node_retain(tn_node *n);          /* +1 reference; returns n */
 TNDEF void tn_node_release(tn_node *n);             /* -1 reference; frees at 0; NULL is a no-op */
@@ -6657,6 +6658,8 @@ struct tn_node {
     uint32_t saved_output_mask;       /* G_CUSTOM: saved slots that are the op's own result */
     tn_tensor *retain_target;         /* weak: the non-leaf result that called tn_retain_grad (its .grad gets the gradient) */
     tn_tensor **unpacked;             /* during a custom op's backward: its saved tensors with history */
+    tn__edge *shown;                  /* a composite named as PyTorch's node: its inputs' edges, as tn_node_next */
+    int nshown;                       /* shows them (PyTorch's graph), where next holds its last inner op's */
     /* engine scratch, valid during one backward (a backward inside a backward saves and restores it) */
     int64_t deps, epoch, need;
     tn_tensor *gsum;
@@ -6674,6 +6677,9 @@ static void tn__node_save_result(tn_node *nd, tn_tensor *out);
 static tn_tensor *tn__node_attach(tn_node *nd, tn_tensor *out);
 /* Give t's node PyTorch's name for the op the user called (a composite's last node). */
 static tn_tensor *tn__grad_name(tn_tensor *t, const char *name);
+/* tn__grad_name, and the node shows the composite's n inputs as its next functions (the
+   edges PyTorch's node has; NULL or no-grad inputs show as none); backward is unchanged */
+static tn_tensor *tn__grad_name_over(tn_tensor *t, const char *name, tn_tensor *const *ins, int n);
 /* Record r (fresh, no history) as PyTorch's node `name` over x whose gradient is zeros, or
    none at all (undefined: x.grad stays None), as bernoulli and norm(x, 0) (section 11). */
 static tn_tensor *tn__zero_grad_node(tn_tensor *r, tn_tensor *x, const char *name, bool zeros);
@@ -26297,18 +26303,19 @@ static tn_tensor *tn__layer_norm_impl(tn_tensor *x, const int64_t *ns, int n, tn
     int64_t dims[TN_MAX_DIMS];
     for (int k = 0; k < n; k++) dims[k] = x->ndim - n + k;
     tn_scope_begin();
+    tn_tensor *ins[3] = {x, w, b};
     const tn_backend *be = tn__backend(x->device);
     if (be->layer_norm && tn_numel(x) > 0 && !w == !b && (!w || (w->dtype == x->dtype && b->dtype == x->dtype))) {
         bool declined = false;
         tn_tensor *y = tn__layer_norm_node(be, x, n, w, b, eps, &declined);
-        if (y || !declined) return tn__scope_return(y);
+        if (y || !declined) return tn__scope_return(tn__grad_name_over(y, "NativeLayerNormBackward0", ins, 3));
     }
     tn_tensor *mean = tn_mean_dims(x, dims, n, .keepdim = true), *var = tn_var_dims(x, dims, n, 0, true);
     tn_tensor *xhat = tn_mul(tn_sub(x, mean), tn_rsqrt(tn_add_scalar(var, eps))), *y = xhat;
     if (w && b) y = tn_addcmul(b, xhat, w);
     else if (w) y = tn_mul(xhat, w);
     else if (b) y = tn_add(xhat, b);
-    return tn__scope_return(tn__grad_name(y, "NativeLayerNormBackward0"));
+    return tn__scope_return(tn__grad_name_over(y, "NativeLayerNormBackward0", ins, 3));   /* PyTorch's (input, weight, bias) */
 }
 TNDEF tn_tensor *tn_layer_norm_opts(tn_tensor *x, const int64_t *normalized_shape, int n, tn_affine_norm_fn_opts o) {
     TN__AUTOCAST(TN__AC_F32_CUDA, tn_layer_norm(ac_[0], normalized_shape, n, .weight = ac_[1], .bias = ac_[2], .eps = o.eps), x, o.weight, o.bias);
@@ -27900,6 +27907,14 @@ static tn_tensor *tn__loss_finish(tn_tensor *r, const char *grad_name) {
     tn_scope_end();
     return r;
 }
+/* tn__loss_finish for a loss that is one node in PyTorch: its next functions are the
+   inputs' (a, and b unless NULL), as PyTorch's node's */
+static tn_tensor *tn__loss_finish_over(tn_tensor *r, const char *grad_name, tn_tensor *a, tn_tensor *b) {
+    tn_tensor *ins[2] = {a, b};
+    r = tn_keep(tn__grad_name_over(r, grad_name, ins, b ? 2 : 1));
+    tn_scope_end();
+    return r;
+}
 /* a and b broadcast together (names a and b in the message); with need_float, to a floating type */
 static int tn__loss_check_pair(const char *fn, const char *na, tn_tensor *a, const char *nb, tn_tensor *b, bool need_float) {
     int64_t shape[TN_MAX_DIMS];
@@ -27927,7 +27942,8 @@ static tn_tensor *tn__mse_l1_impl(const char *fn, tn_tensor *input, tn_tensor *t
     if (tn__loss_check_reduction(fn, red, false) || tn__loss_check_pair(fn, "input", input, "target", target, !l1)) return NULL;
     tn_scope_begin();
     tn_tensor *d = tn_sub(input, target);
-    return tn__loss_finish(tn__loss_reduce(l1 ? tn_abs(d) : tn_square(d), red), l1 ? NULL : "MseLossBackward0");
+    tn_tensor *r = tn__loss_reduce(l1 ? tn_abs(d) : tn_square(d), red);
+    return l1 ? tn__loss_finish(r, NULL) : tn__loss_finish_over(r, "MseLossBackward0", input, target);
 }
 TNDEF tn_tensor *tn_mse_loss_opts(tn_tensor *input, tn_tensor *target, tn_reduction_fn_opts o) {
     TN__AUTOCAST(TN__AC_F32, tn_mse_loss_opts(ac_[0], ac_[1], o), input, target);
@@ -27962,7 +27978,7 @@ static tn_tensor *tn__smooth_l1_impl(const char *fn, tn_tensor *input, tn_tensor
         if (huber) lin = tn_mul_scalar(lin, beta);
         l = tn_where(tn_lt_scalar(z, beta), quad, lin);
     }
-    return tn__loss_finish(tn__loss_reduce(l, red), huber ? "HuberLossBackward0" : "SmoothL1LossBackward0");
+    return tn__loss_finish_over(tn__loss_reduce(l, red), huber ? "HuberLossBackward0" : "SmoothL1LossBackward0", input, target);
 }
 TNDEF tn_tensor *tn_smooth_l1_loss_opts(tn_tensor *input, tn_tensor *target, tn_smooth_l1_loss_fn_opts o) {
     TN__AUTOCAST(TN__AC_F32, tn_smooth_l1_loss_opts(ac_[0], ac_[1], o), input, target);
@@ -28103,6 +28119,11 @@ static tn_tensor *tn__nll_core(tn_tensor *logp, tn_tensor *safe, tn_tensor *keep
 static const char *tn__nll_name(int ndim, tn_reduction red) {
     return ndim <= 2 ? "NllLossBackward0" : ndim != 4 && red == TN_REDUCTION_NONE ? "ViewBackward0" : "NllLoss2DBackward0";
 }
+/* the end of an nll_loss over log-probabilities logp: PyTorch's node shows logp's (not a view's) */
+static tn_tensor *tn__nll_finish(tn_tensor *r, tn_tensor *logp, int ndim, tn_reduction red) {
+    const char *name = tn__nll_name(ndim, red);
+    return name[0] == 'V' ? tn__loss_finish(r, name) : tn__loss_finish_over(r, name, logp, NULL);
+}
 
 static tn_tensor *tn__nll_impl(tn_tensor *input, tn_tensor *target, tn_tensor *weight, int64_t ignore_index, tn_reduction red) {
     const char *fn = "tn_nll_loss";
@@ -28111,7 +28132,7 @@ static tn_tensor *tn__nll_impl(tn_tensor *input, tn_tensor *target, tn_tensor *w
     tn_scope_begin();
     tn_tensor *safe = NULL, *keep = NULL;
     int64_t nkeep = tn__class_targets(fn, input, target, ignore_index, &safe, &keep);
-    return tn__loss_finish(nkeep == -1 ? NULL : tn__nll_core(input, safe, keep, weight, nkeep, red), tn__nll_name(input->ndim, red));
+    return tn__nll_finish(nkeep == -1 ? NULL : tn__nll_core(input, safe, keep, weight, nkeep, red), input, input->ndim, red);
 }
 TNDEF tn_tensor *tn_nll_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_opts o) {
     TN__AUTOCAST(TN__AC_F32, tn_nll_loss_opts(ac_[0], ac_[1], (o.weight = ac_[2], o)), input, target, o.weight);
@@ -28213,17 +28234,17 @@ static tn_tensor *tn__ce_impl(tn_tensor *input, tn_tensor *target, tn_tensor *we
     if (be->cross_entropy && input->ndim <= 2 && !(ls > 0) && !(weight && weight->requires_grad)) {   /* one node over the rows, the reduction on top */
         bool declined = false;
         tn_tensor *wr = tn__class_weights(input, weight, safe, keep);
-        tn_tensor *rows = wr ? tn__ce_rows(be, input->ndim == 1 ? tn_unsqueeze(input, 0) : input, safe, wr, &declined) : NULL;
-        if (rows || !declined) {
-            rows = tn_reshape(rows, target->shape, target->ndim);
+        tn_tensor *node = wr ? tn__ce_rows(be, input->ndim == 1 ? tn_unsqueeze(input, 0) : input, safe, wr, &declined) : NULL;
+        if (node || !declined) {
+            tn_tensor *rows = tn_reshape(node, target->shape, target->ndim);
             tn_tensor *r = red == TN_REDUCTION_NONE ? rows : red == TN_REDUCTION_SUM ? tn_sum(rows) : tn__class_mean(rows, wr, keep, weight, nkeep);
-            return tn__loss_finish(r, tn__nll_name(input->ndim, red));
+            return tn__nll_finish(r, node, input->ndim, red);   /* NllLossBackward0 over its LogSoftmaxBackward0 */
         }
     }
     int64_t cd = input->ndim == 1 ? 0 : 1;
     tn_tensor *logp = tn_log_softmax(input, cd);
     tn_tensor *nll = tn__nll_core(logp, safe, keep, weight, nkeep, red);
-    if (!(ls > 0)) return tn__loss_finish(nll, tn__nll_name(input->ndim, red));
+    if (!(ls > 0)) return tn__nll_finish(nll, logp, input->ndim, red);
     /* label smoothing (PyTorch's cross_entropy_loss_label_smoothing): the uniform part
        -sum_c w_c logp_c per entry, 0 where ignored, normalised as the nll part */
     tn_tensor *sm = tn_neg(tn_sum_dims(weight ? tn_mul(logp, tn__class_view(weight, input->ndim)) : logp, &cd, 1));
@@ -28284,7 +28305,7 @@ static tn_tensor *tn__bce_impl(tn_tensor *input, tn_tensor *target, tn_tensor *w
     /* PyTorch's (t - 1) max(log(1 - x), -100) - t max(log(x), -100), times weight */
     tn_tensor *l = tn_sub(tn_mul(tn_sub_scalar(target, 1), tn__clamped_log(tn_rsub_scalar(input, 1))), tn_mul(target, tn__clamped_log(input)));
     if (weight) l = tn_mul(l, tn_to_dtype(weight, input->dtype));
-    return tn__loss_finish(inside ? tn__loss_reduce(l, red) : NULL, "BinaryCrossEntropyBackward0");
+    return tn__loss_finish_over(inside ? tn__loss_reduce(l, red) : NULL, "BinaryCrossEntropyBackward0", input, target);
 }
 TNDEF tn_tensor *tn_binary_cross_entropy_opts(tn_tensor *input, tn_tensor *target, tn_binary_cross_entropy_fn_opts o) {
     if (input && input->device == TN_CUDA && tn_autocast_is_enabled(TN_CUDA) && !tn__ac_suspended)   /* PyTorch's CUDA autocast bans it */
@@ -28320,7 +28341,7 @@ static tn_tensor *tn__bce_logits_impl(tn_tensor *input, tn_tensor *target, tn_te
     if (weight) l = tn_mul(l, weight);
     /* PyTorch computes in place into (1 - target): the loss has target's dtype */
     if (l && l->dtype != target->dtype) l = tn_to_dtype(l, target->dtype);
-    return tn__loss_finish(tn__loss_reduce(l, red), "BinaryCrossEntropyWithLogitsBackward0");
+    return tn__loss_finish_over(tn__loss_reduce(l, red), "BinaryCrossEntropyWithLogitsBackward0", input, target);
 }
 TNDEF tn_tensor *tn_binary_cross_entropy_with_logits_opts(tn_tensor *input, tn_tensor *target, tn_binary_cross_entropy_with_logits_fn_opts o) {
     TN__AUTOCAST(TN__AC_F32, tn_binary_cross_entropy_with_logits_opts(ac_[0], ac_[1], (o.weight = ac_[2], o.pos_weight = ac_[3], o)), input, target,
@@ -28497,7 +28518,7 @@ static tn_tensor *tn__logsigmoid_impl(tn_tensor *x) {
     tn_scope_begin();
     /* -softplus(-x) = min(x, 0) - log1p(exp(-|x|)): no overflow on either side */
     tn_tensor *y = tn_sub(tn_clamp(x, .max = 0), tn_log1p(tn_exp(tn_neg(tn_abs(x)))));
-    return tn__scope_return(tn__grad_name(y, "LogSigmoidBackward0"));
+    return tn__scope_return(tn__grad_name_over(y, "LogSigmoidBackward0", &x, 1));
 }
 TNDEF tn_tensor *tn_logsigmoid(tn_tensor *x) { return TN__AS("tn_logsigmoid", tn__logsigmoid_impl(x)); }
 static tn_tensor *tn__threshold_impl(tn_tensor *x, double threshold, double value) {
@@ -28707,7 +28728,7 @@ static tn_tensor *tn__soft_margin_impl(tn_tensor *x, tn_tensor *t, tn_loss_fn_op
     if (tn__loss_fn_args(fn, "soft_margin_loss", &o, "reduction") || tn__loss_check_pair(fn, "input", x, "target", t, true)) return NULL;
     tn_scope_begin();
     tn_tensor *l = tn_log1p(tn_exp(tn_neg(tn_mul(x, t))));   /* PyTorch's formula (its overflow too) */
-    return tn__loss_finish(tn__loss_reduce(l, (tn_reduction)o.reduction), "SoftMarginLossBackward0");
+    return tn__loss_finish_over(tn__loss_reduce(l, (tn_reduction)o.reduction), "SoftMarginLossBackward0", x, NULL);   /* (target: not differentiable) */
 }
 TNDEF tn_tensor *tn_soft_margin_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_fn_opts o) {
     return TN__AS("tn_soft_margin_loss", tn__soft_margin_impl(input, target, o));
@@ -29411,6 +29432,11 @@ static void tn__node_release(tn_node *n) {
             }
             stack[sp++] = x->next[i].fn;
         }
+        for (int i = 0; i < x->nshown; i++) {   /* (made before x: no cycle) */
+            tn_release(x->shown[i].leaf);
+            if (x->shown[i].fn) tn__node_release(x->shown[i].fn);
+        }
+        TN_FREE(x->shown);
         for (int i = 0; i < x->nsaved; i++) tn_release(x->saved[i]);
         for (int i = 0; i < x->nsaved; i++) if (x->saved_fn[i]) tn__node_release(x->saved_fn[i]);
         tn__node_free_saved_arrays(x);
@@ -30984,13 +31010,18 @@ TNDEF tn_node *tn_node_retain(tn_node *n) {
 }
 TNDEF void tn_node_release(tn_node *n) { tn__node_release(n); }
 TNDEF const char *tn_node_name(const tn_node *n) { return n ? tn__node_name((tn_node *)n) : NULL; }
-TNDEF int tn_node_num_next(const tn_node *n) { return n ? n->nin : TN__FAIL_INT("tn_node_num_next: the node is NULL"); }
+/* a composite named as PyTorch's node shows its inputs (tn__grad_name_over), as PyTorch's graph */
+TNDEF int tn_node_num_next(const tn_node *n) {
+    return n ? (n->shown ? n->nshown : n->nin) : TN__FAIL_INT("tn_node_num_next: the node is NULL");
+}
 TNDEF tn_node *tn_node_next(tn_node *n, int i, tn_tensor **leaf) {
     if (leaf) *leaf = NULL;
     if (!n) return (tn_node *)tn__error("tn_node_next: the node is NULL");
-    if (i < 0 || i >= n->nin) return (tn_node *)tn__error("tn_node_next: edge %d out of range for %s, which has %d", i, tn__node_name(n), n->nin);
-    if (leaf) *leaf = n->next[i].leaf;
-    return tn_node_retain(n->next[i].fn);
+    const tn__edge *e = n->shown ? n->shown : n->next;
+    const int ne = n->shown ? n->nshown : n->nin;
+    if (i < 0 || i >= ne) return (tn_node *)tn__error("tn_node_next: edge %d out of range for %s, which has %d", i, tn__node_name(n), ne);
+    if (leaf) *leaf = e[i].leaf;
+    return tn_node_retain(e[i].fn);
 }
 
 /* ======================================================================= */
@@ -31132,6 +31163,24 @@ TNDEF bool tn_gradgradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n,
 static void tn__hooks_free(tn__hooks *h) { if (h) { TN_FREE(h->items); TN_FREE(h); } }
 static tn_tensor *tn__grad_name(tn_tensor *t, const char *name) {
     if (t && t->grad_fn) t->grad_fn->name = name;
+    return t;
+}
+static tn_tensor *tn__grad_name_over(tn_tensor *t, const char *name, tn_tensor *const *ins, int n) {
+    if (!t || !t->grad_fn) return t;
+    tn_node *nd = t->grad_fn;
+    nd->name = name;
+    if (nd->shown || n <= 0) return t;   /* (a node already shown as another op's keeps that) */
+    for (int i = 0; i < n; i++)
+        if (ins[i] && ins[i]->grad_fn == nd) return t;   /* the composite is one node over that input: no self-edge */
+    tn__edge *e = (tn__edge *)TN_MALLOC((size_t)n * sizeof *e);
+    if (!e) return t;                    /* only introspection loses: the inner edges show */
+    for (int i = 0; i < n; i++) {
+        tn_tensor *x = ins[i];
+        e[i].fn = x && x->requires_grad && x->grad_fn ? tn_node_retain(x->grad_fn) : NULL;
+        e[i].leaf = x && x->requires_grad && !x->grad_fn ? tn_retain(x) : NULL;
+    }
+    nd->shown = e;
+    nd->nshown = n;
     return t;
 }
 

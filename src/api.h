@@ -3079,7 +3079,8 @@ TNDEF int tn_autograd_queue_callback(int (*fn)(void *user), void *user);
 /* Graph introspection, as PyTorch's grad_fn / next_functions / Node.name(). Nodes are
    reference-counted like tensors: tn_grad_fn and tn_node_next return new references, which
    the caller gives back with tn_node_release (a node held this way keeps its inputs' nodes
-   and leaves alive, as a grad_fn does in PyTorch). */
+   and leaves alive, as a grad_fn does in PyTorch). An op that is one node in PyTorch but
+   composed of several here (tn_mse_loss: MseLossBackward0) shows PyTorch's edges: its inputs'. */
 TNDEF tn_node *tn_grad_fn(tn_tensor *t);            /* t's node (new reference); NULL for a leaf */
 TNDEF tn_node *tn_node_retain(tn_node *n);          /* +1 reference; returns n */
 TNDEF void tn_node_release(tn_node *n);             /* -1 reference; frees at 0; NULL is a no-op */

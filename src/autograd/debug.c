@@ -62,11 +62,16 @@ TNDEF tn_node *tn_node_retain(tn_node *n) {
 }
 TNDEF void tn_node_release(tn_node *n) { tn__node_release(n); }
 TNDEF const char *tn_node_name(const tn_node *n) { return n ? tn__node_name((tn_node *)n) : NULL; }
-TNDEF int tn_node_num_next(const tn_node *n) { return n ? n->nin : TN__FAIL_INT("tn_node_num_next: the node is NULL"); }
+/* a composite named as PyTorch's node shows its inputs (tn__grad_name_over), as PyTorch's graph */
+TNDEF int tn_node_num_next(const tn_node *n) {
+    return n ? (n->shown ? n->nshown : n->nin) : TN__FAIL_INT("tn_node_num_next: the node is NULL");
+}
 TNDEF tn_node *tn_node_next(tn_node *n, int i, tn_tensor **leaf) {
     if (leaf) *leaf = NULL;
     if (!n) return (tn_node *)tn__error("tn_node_next: the node is NULL");
-    if (i < 0 || i >= n->nin) return (tn_node *)tn__error("tn_node_next: edge %d out of range for %s, which has %d", i, tn__node_name(n), n->nin);
-    if (leaf) *leaf = n->next[i].leaf;
-    return tn_node_retain(n->next[i].fn);
+    const tn__edge *e = n->shown ? n->shown : n->next;
+    const int ne = n->shown ? n->nshown : n->nin;
+    if (i < 0 || i >= ne) return (tn_node *)tn__error("tn_node_next: edge %d out of range for %s, which has %d", i, tn__node_name(n), ne);
+    if (leaf) *leaf = e[i].leaf;
+    return tn_node_retain(e[i].fn);
 }

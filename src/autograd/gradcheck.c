@@ -136,3 +136,21 @@ static tn_tensor *tn__grad_name(tn_tensor *t, const char *name) {
     if (t && t->grad_fn) t->grad_fn->name = name;
     return t;
 }
+static tn_tensor *tn__grad_name_over(tn_tensor *t, const char *name, tn_tensor *const *ins, int n) {
+    if (!t || !t->grad_fn) return t;
+    tn_node *nd = t->grad_fn;
+    nd->name = name;
+    if (nd->shown || n <= 0) return t;   /* (a node already shown as another op's keeps that) */
+    for (int i = 0; i < n; i++)
+        if (ins[i] && ins[i]->grad_fn == nd) return t;   /* the composite is one node over that input: no self-edge */
+    tn__edge *e = (tn__edge *)TN_MALLOC((size_t)n * sizeof *e);
+    if (!e) return t;                    /* only introspection loses: the inner edges show */
+    for (int i = 0; i < n; i++) {
+        tn_tensor *x = ins[i];
+        e[i].fn = x && x->requires_grad && x->grad_fn ? tn_node_retain(x->grad_fn) : NULL;
+        e[i].leaf = x && x->requires_grad && !x->grad_fn ? tn_retain(x) : NULL;
+    }
+    nd->shown = e;
+    nd->nshown = n;
+    return t;
+}

@@ -80,6 +80,11 @@ static void tn__node_release(tn_node *n) {
             }
             stack[sp++] = x->next[i].fn;
         }
+        for (int i = 0; i < x->nshown; i++) {   /* (made before x: no cycle) */
+            tn_release(x->shown[i].leaf);
+            if (x->shown[i].fn) tn__node_release(x->shown[i].fn);
+        }
+        TN_FREE(x->shown);
         for (int i = 0; i < x->nsaved; i++) tn_release(x->saved[i]);
         for (int i = 0; i < x->nsaved; i++) if (x->saved_fn[i]) tn__node_release(x->saved_fn[i]);
         tn__node_free_saved_arrays(x);

@@ -58,6 +58,8 @@ struct tn_node {
     uint32_t saved_output_mask;       /* G_CUSTOM: saved slots that are the op's own result */
     tn_tensor *retain_target;         /* weak: the non-leaf result that called tn_retain_grad (its .grad gets the gradient) */
     tn_tensor **unpacked;             /* during a custom op's backward: its saved tensors with history */
+    tn__edge *shown;                  /* a composite named as PyTorch's node: its inputs' edges, as tn_node_next */
+    int nshown;                       /* shows them (PyTorch's graph), where next holds its last inner op's */
     /* engine scratch, valid during one backward (a backward inside a backward saves and restores it) */
     int64_t deps, epoch, need;
     tn_tensor *gsum;
@@ -75,6 +77,9 @@ static void tn__node_save_result(tn_node *nd, tn_tensor *out);
 static tn_tensor *tn__node_attach(tn_node *nd, tn_tensor *out);
 /* Give t's node PyTorch's name for the op the user called (a composite's last node). */
 static tn_tensor *tn__grad_name(tn_tensor *t, const char *name);
+/* tn__grad_name, and the node shows the composite's n inputs as its next functions (the
+   edges PyTorch's node has; NULL or no-grad inputs show as none); backward is unchanged */
+static tn_tensor *tn__grad_name_over(tn_tensor *t, const char *name, tn_tensor *const *ins, int n);
 /* Record r (fresh, no history) as PyTorch's node `name` over x whose gradient is zeros, or
    none at all (undefined: x.grad stays None), as bernoulli and norm(x, 0) (section 11). */
 static tn_tensor *tn__zero_grad_node(tn_tensor *r, tn_tensor *x, const char *name, bool zeros);

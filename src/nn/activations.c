@@ -43,7 +43,7 @@ static tn_tensor *tn__logsigmoid_impl(tn_tensor *x) {
     tn_scope_begin();
     /* -softplus(-x) = min(x, 0) - log1p(exp(-|x|)): no overflow on either side */
     tn_tensor *y = tn_sub(tn_clamp(x, .max = 0), tn_log1p(tn_exp(tn_neg(tn_abs(x)))));
-    return tn__scope_return(tn__grad_name(y, "LogSigmoidBackward0"));
+    return tn__scope_return(tn__grad_name_over(y, "LogSigmoidBackward0", &x, 1));
 }
 TNDEF tn_tensor *tn_logsigmoid(tn_tensor *x) { return TN__AS("tn_logsigmoid", tn__logsigmoid_impl(x)); }
 static tn_tensor *tn__threshold_impl(tn_tensor *x, double threshold, double value) {

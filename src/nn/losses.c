@@ -20,6 +20,14 @@ static tn_tensor *tn__loss_finish(tn_tensor *r, const char *grad_name) {
     tn_scope_end();
     return r;
 }
+/* tn__loss_finish for a loss that is one node in PyTorch: its next functions are the
+   inputs' (a, and b unless NULL), as PyTorch's node's */
+static tn_tensor *tn__loss_finish_over(tn_tensor *r, const char *grad_name, tn_tensor *a, tn_tensor *b) {
+    tn_tensor *ins[2] = {a, b};
+    r = tn_keep(tn__grad_name_over(r, grad_name, ins, b ? 2 : 1));
+    tn_scope_end();
+    return r;
+}
 /* a and b broadcast together (names a and b in the message); with need_float, to a floating type */
 static int tn__loss_check_pair(const char *fn, const char *na, tn_tensor *a, const char *nb, tn_tensor *b, bool need_float) {
     int64_t shape[TN_MAX_DIMS];
@@ -47,7 +55,8 @@ static tn_tensor *tn__mse_l1_impl(const char *fn, tn_tensor *input, tn_tensor *t
     if (tn__loss_check_reduction(fn, red, false) || tn__loss_check_pair(fn, "input", input, "target", target, !l1)) return NULL;
     tn_scope_begin();
     tn_tensor *d = tn_sub(input, target);
-    return tn__loss_finish(tn__loss_reduce(l1 ? tn_abs(d) : tn_square(d), red), l1 ? NULL : "MseLossBackward0");
+    tn_tensor *r = tn__loss_reduce(l1 ? tn_abs(d) : tn_square(d), red);
+    return l1 ? tn__loss_finish(r, NULL) : tn__loss_finish_over(r, "MseLossBackward0", input, target);
 }
 TNDEF tn_tensor *tn_mse_loss_opts(tn_tensor *input, tn_tensor *target, tn_reduction_fn_opts o) {
     TN__AUTOCAST(TN__AC_F32, tn_mse_loss_opts(ac_[0], ac_[1], o), input, target);
@@ -82,7 +91,7 @@ static tn_tensor *tn__smooth_l1_impl(const char *fn, tn_tensor *input, tn_tensor
         if (huber) lin = tn_mul_scalar(lin, beta);
         l = tn_where(tn_lt_scalar(z, beta), quad, lin);
     }
-    return tn__loss_finish(tn__loss_reduce(l, red), huber ? "HuberLossBackward0" : "SmoothL1LossBackward0");
+    return tn__loss_finish_over(tn__loss_reduce(l, red), huber ? "HuberLossBackward0" : "SmoothL1LossBackward0", input, target);
 }
 TNDEF tn_tensor *tn_smooth_l1_loss_opts(tn_tensor *input, tn_tensor *target, tn_smooth_l1_loss_fn_opts o) {
     TN__AUTOCAST(TN__AC_F32, tn_smooth_l1_loss_opts(ac_[0], ac_[1], o), input, target);
@@ -223,6 +232,11 @@ static tn_tensor *tn__nll_core(tn_tensor *logp, tn_tensor *safe, tn_tensor *keep
 static const char *tn__nll_name(int ndim, tn_reduction red) {
     return ndim <= 2 ? "NllLossBackward0" : ndim != 4 && red == TN_REDUCTION_NONE ? "ViewBackward0" : "NllLoss2DBackward0";
 }
+/* the end of an nll_loss over log-probabilities logp: PyTorch's node shows logp's (not a view's) */
+static tn_tensor *tn__nll_finish(tn_tensor *r, tn_tensor *logp, int ndim, tn_reduction red) {
+    const char *name = tn__nll_name(ndim, red);
+    return name[0] == 'V' ? tn__loss_finish(r, name) : tn__loss_finish_over(r, name, logp, NULL);
+}
 
 static tn_tensor *tn__nll_impl(tn_tensor *input, tn_tensor *target, tn_tensor *weight, int64_t ignore_index, tn_reduction red) {
     const char *fn = "tn_nll_loss";
@@ -231,7 +245,7 @@ static tn_tensor *tn__nll_impl(tn_tensor *input, tn_tensor *target, tn_tensor *w
     tn_scope_begin();
     tn_tensor *safe = NULL, *keep = NULL;
     int64_t nkeep = tn__class_targets(fn, input, target, ignore_index, &safe, &keep);
-    return tn__loss_finish(nkeep == -1 ? NULL : tn__nll_core(input, safe, keep, weight, nkeep, red), tn__nll_name(input->ndim, red));
+    return tn__nll_finish(nkeep == -1 ? NULL : tn__nll_core(input, safe, keep, weight, nkeep, red), input, input->ndim, red);
 }
 TNDEF tn_tensor *tn_nll_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_opts o) {
     TN__AUTOCAST(TN__AC_F32, tn_nll_loss_opts(ac_[0], ac_[1], (o.weight = ac_[2], o)), input, target, o.weight);
@@ -333,17 +347,17 @@ static tn_tensor *tn__ce_impl(tn_tensor *input, tn_tensor *target, tn_tensor *we
     if (be->cross_entropy && input->ndim <= 2 && !(ls > 0) && !(weight && weight->requires_grad)) {   /* one node over the rows, the reduction on top */
         bool declined = false;
         tn_tensor *wr = tn__class_weights(input, weight, safe, keep);
-        tn_tensor *rows = wr ? tn__ce_rows(be, input->ndim == 1 ? tn_unsqueeze(input, 0) : input, safe, wr, &declined) : NULL;
-        if (rows || !declined) {
-            rows = tn_reshape(rows, target->shape, target->ndim);
+        tn_tensor *node = wr ? tn__ce_rows(be, input->ndim == 1 ? tn_unsqueeze(input, 0) : input, safe, wr, &declined) : NULL;
+        if (node || !declined) {
+            tn_tensor *rows = tn_reshape(node, target->shape, target->ndim);
             tn_tensor *r = red == TN_REDUCTION_NONE ? rows : red == TN_REDUCTION_SUM ? tn_sum(rows) : tn__class_mean(rows, wr, keep, weight, nkeep);
-            return tn__loss_finish(r, tn__nll_name(input->ndim, red));
+            return tn__nll_finish(r, node, input->ndim, red);   /* NllLossBackward0 over its LogSoftmaxBackward0 */
         }
     }
     int64_t cd = input->ndim == 1 ? 0 : 1;
     tn_tensor *logp = tn_log_softmax(input, cd);
     tn_tensor *nll = tn__nll_core(logp, safe, keep, weight, nkeep, red);
-    if (!(ls > 0)) return tn__loss_finish(nll, tn__nll_name(input->ndim, red));
+    if (!(ls > 0)) return tn__nll_finish(nll, logp, input->ndim, red);
     /* label smoothing (PyTorch's cross_entropy_loss_label_smoothing): the uniform part
        -sum_c w_c logp_c per entry, 0 where ignored, normalised as the nll part */
     tn_tensor *sm = tn_neg(tn_sum_dims(weight ? tn_mul(logp, tn__class_view(weight, input->ndim)) : logp, &cd, 1));
@@ -404,7 +418,7 @@ static tn_tensor *tn__bce_impl(tn_tensor *input, tn_tensor *target, tn_tensor *w
     /* PyTorch's (t - 1) max(log(1 - x), -100) - t max(log(x), -100), times weight */
     tn_tensor *l = tn_sub(tn_mul(tn_sub_scalar(target, 1), tn__clamped_log(tn_rsub_scalar(input, 1))), tn_mul(target, tn__clamped_log(input)));
     if (weight) l = tn_mul(l, tn_to_dtype(weight, input->dtype));
-    return tn__loss_finish(inside ? tn__loss_reduce(l, red) : NULL, "BinaryCrossEntropyBackward0");
+    return tn__loss_finish_over(inside ? tn__loss_reduce(l, red) : NULL, "BinaryCrossEntropyBackward0", input, target);
 }
 TNDEF tn_tensor *tn_binary_cross_entropy_opts(tn_tensor *input, tn_tensor *target, tn_binary_cross_entropy_fn_opts o) {
     if (input && input->device == TN_CUDA && tn_autocast_is_enabled(TN_CUDA) && !tn__ac_suspended)   /* PyTorch's CUDA autocast bans it */
@@ -440,7 +454,7 @@ static tn_tensor *tn__bce_logits_impl(tn_tensor *input, tn_tensor *target, tn_te
     if (weight) l = tn_mul(l, weight);
     /* PyTorch computes in place into (1 - target): the loss has target's dtype */
     if (l && l->dtype != target->dtype) l = tn_to_dtype(l, target->dtype);
-    return tn__loss_finish(tn__loss_reduce(l, red), "BinaryCrossEntropyWithLogitsBackward0");
+    return tn__loss_finish_over(tn__loss_reduce(l, red), "BinaryCrossEntropyWithLogitsBackward0", input, target);
 }
 TNDEF tn_tensor *tn_binary_cross_entropy_with_logits_opts(tn_tensor *input, tn_tensor *target, tn_binary_cross_entropy_with_logits_fn_opts o) {
     TN__AUTOCAST(TN__AC_F32, tn_binary_cross_entropy_with_logits_opts(ac_[0], ac_[1], (o.weight = ac_[2], o.pos_weight = ac_[3], o)), input, target,

@@ -39,7 +39,7 @@ static tn_tensor *tn__soft_margin_impl(tn_tensor *x, tn_tensor *t, tn_loss_fn_op
     if (tn__loss_fn_args(fn, "soft_margin_loss", &o, "reduction") || tn__loss_check_pair(fn, "input", x, "target", t, true)) return NULL;
     tn_scope_begin();
     tn_tensor *l = tn_log1p(tn_exp(tn_neg(tn_mul(x, t))));   /* PyTorch's formula (its overflow too) */
-    return tn__loss_finish(tn__loss_reduce(l, (tn_reduction)o.reduction), "SoftMarginLossBackward0");
+    return tn__loss_finish_over(tn__loss_reduce(l, (tn_reduction)o.reduction), "SoftMarginLossBackward0", x, NULL);   /* (target: not differentiable) */
 }
 TNDEF tn_tensor *tn_soft_margin_loss_opts(tn_tensor *input, tn_tensor *target, tn_loss_fn_opts o) {
     return TN__AS("tn_soft_margin_loss", tn__soft_margin_impl(input, target, o));

@@ -553,18 +553,19 @@ static tn_tensor *tn__layer_norm_impl(tn_tensor *x, const int64_t *ns, int n, tn
     int64_t dims[TN_MAX_DIMS];
     for (int k = 0; k < n; k++) dims[k] = x->ndim - n + k;
     tn_scope_begin();
+    tn_tensor *ins[3] = {x, w, b};
     const tn_backend *be = tn__backend(x->device);
     if (be->layer_norm && tn_numel(x) > 0 && !w == !b && (!w || (w->dtype == x->dtype && b->dtype == x->dtype))) {
         bool declined = false;
         tn_tensor *y = tn__layer_norm_node(be, x, n, w, b, eps, &declined);
-        if (y || !declined) return tn__scope_return(y);
+        if (y || !declined) return tn__scope_return(tn__grad_name_over(y, "NativeLayerNormBackward0", ins, 3));
     }
     tn_tensor *mean = tn_mean_dims(x, dims, n, .keepdim = true), *var = tn_var_dims(x, dims, n, 0, true);
     tn_tensor *xhat = tn_mul(tn_sub(x, mean), tn_rsqrt(tn_add_scalar(var, eps))), *y = xhat;
     if (w && b) y = tn_addcmul(b, xhat, w);
     else if (w) y = tn_mul(xhat, w);
     else if (b) y = tn_add(xhat, b);
-    return tn__scope_return(tn__grad_name(y, "NativeLayerNormBackward0"));
+    return tn__scope_return(tn__grad_name_over(y, "NativeLayerNormBackward0", ins, 3));   /* PyTorch's (input, weight, bias) */
 }
 TNDEF tn_tensor *tn_layer_norm_opts(tn_tensor *x, const int64_t *normalized_shape, int n, tn_affine_norm_fn_opts o) {
     TN__AUTOCAST(TN__AC_F32_CUDA, tn_layer_norm(ac_[0], normalized_shape, n, .weight = ac_[1], .bias = ac_[2], .eps = o.eps), x, o.weight, o.bias);

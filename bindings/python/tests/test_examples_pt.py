@@ -99,6 +99,60 @@ def test_to_torch_source_undoes_the_port():
                                        "from torch.nn import functional as F\nx = tensor_like(torch.tensor(1))\n")
 
 
+# sha256 of pytorch/examples' files at commit 77f55b9 (github.com/pytorch/examples,
+# blob <upstream path>): each port, its imports turned back and its header (the comment
+# naming the source and the two sys.path lines) removed, must be that file byte for byte
+UPSTREAM = {
+    "dcgan.py": ("dcgan/main.py", "4f6aef3527822a32bcca366e336e941a67d04081f66f568cc24a0a642b5f9555"),
+    "gat.py": ("gat/main.py", "9496f0ab2aa58666129b2edda64c08c6d5439c9a0e96448ee1456d121447c167"),
+    "mnist_main.py": ("mnist/main.py", "30a3359d1911d2d859dd090ce20be7ed132a33f508dc389f40366010b3e9ecc8"),
+    "mnist_forward_forward.py": ("mnist_forward_forward/main.py",
+                                 "564b744cfaaf3b9cf5107526753cc098120aada8c187c852fa5fe0f57ef45341"),
+    "mnist_hogwild/main.py": ("mnist_hogwild/main.py", "ae3d2ccedb48f803176810ff5f4badef9a4a9040d6f1f10a5f5d30312185c865"),
+    "mnist_hogwild/train.py": ("mnist_hogwild/train.py",
+                               "f0bf273c747e4e9e2cdb96b459880d38b15d66ea2c57bde7037a1defeb00c8d7"),
+    "mnist_rnn.py": ("mnist_rnn/main.py", "ebd462cfda1fc8ace2160e8a99e6f97125802e645f924c049ed5e63a0666b019"),
+    "regression.py": ("regression/main.py", "87ba43405ca6df6ef1e24e6ee85bfb0cfff95df3bbaf5794d4662308184a90a0"),
+    "siamese_network.py": ("siamese_network/main.py", "3d02a5162bfade18f66fc43abcbfe7e23091d626a1e3a71bb782f65a156c0d4e"),
+    "time_sequence_prediction/generate_sine_wave.py": (
+        "time_sequence_prediction/generate_sine_wave.py", "629c758dd5edd5695f75809978596ce07176bc45cc28d95161c9348277cb1718"),
+    "time_sequence_prediction/train.py": ("time_sequence_prediction/train.py",
+                                          "3a5d6603cecf7bbf76f96a515dc6c9377849adeefe783edaf6f661bd02e80330"),
+    "vae.py": ("vae/main.py", "366116e8252ac68ef1f180cce0b3c017f5a957595d863c8d4904210a80cdab6d"),
+    "word_language_model/data.py": ("word_language_model/data.py",
+                                    "15784815a6bd18e9b25eadf6ae049915f88d4fb8faebeba9d83ae6ec8e19883d"),
+    "word_language_model/generate.py": ("word_language_model/generate.py",
+                                        "32ea1e204619ae0e15d2f67365bccbf39805099c5f16a7323c9baa964e951d49"),
+    "word_language_model/main.py": ("word_language_model/main.py",
+                                    "391de12bb7c6e07dbb105d47d017632bf80c01d2e5b25adbf83da9cdcdd5a862"),
+    "word_language_model/model.py": ("word_language_model/model.py",
+                                     "e4451a33e9b16953004bc639d736d14f42a2b21f2939ccabe4cff10d3c40b74c"),
+}
+
+
+def upstream_text(port):
+    """The port's text as pytorch/examples has it: imports turned back, header removed."""
+    with open(os.path.join(EXAMPLES, port)) as f:
+        lines = to_torch_source(f.read()).splitlines(True)
+    start = next(k for k, ln in enumerate(lines) if ln.startswith("# pytorch/examples "))
+    end = start
+    while lines[end].startswith("#"):
+        end += 1
+    assert lines[end].startswith("import os, sys  # noqa") and lines[end + 1].startswith("sys.path.insert(0, "), port
+    return "".join(lines[:start] + lines[end + 2:])
+
+
+@pytest.mark.parametrize("port", sorted(UPSTREAM))
+def test_port_is_the_upstream_file_ex20(port):
+    """"unchanged": only the imports (and the path header) differ from pytorch/examples"""
+    import hashlib
+    upstream, digest = UPSTREAM[port]
+    with open(os.path.join(EXAMPLES, port)) as f:
+        assert f"# pytorch/examples {upstream} (commit 77f55b9" in f.read()
+    assert hashlib.sha256(upstream_text(port).encode()).hexdigest() == digest, \
+        f"{port} differs from pytorch/examples' {upstream} beyond its imports"
+
+
 def run(backend, script, args, cwd, timeout=240, env=None):
     """Runs examples/<script> with args in cwd under backend ("tensor" or "torch")."""
     path = os.path.join(EXAMPLES, script)
@@ -112,6 +166,13 @@ def run(backend, script, args, cwd, timeout=240, env=None):
                 with open(os.path.join(src_dir, name), "w") as f:
                     f.write(to_torch_source(text))
         path = os.path.join(src_dir, os.path.basename(script))
+        # processes the program spawns (mnist_hogwild) import it afresh, without the prelude:
+        # a `torchvision` package on their path installs the stand-in there too
+        shim = os.path.join(os.path.dirname(cwd), "torch_shim", "torchvision")
+        os.makedirs(shim, exist_ok=True)
+        with open(os.path.join(shim, "__init__.py"), "w") as f:
+            f.write("import _torchvision_standin\n_torchvision_standin.install()\n")
+        env = dict(env or {}, PYTHONPATH=os.pathsep.join([os.path.dirname(shim), HERE]))
     env = dict(os.environ, PYTHONUNBUFFERED="1", OMP_NUM_THREADS="1", **(env or {}))
     r = subprocess.run([sys.executable, "-c", PRELUDE, backend, path] + list(args), cwd=cwd, env=env,
                        capture_output=True, text=True, timeout=timeout)
@@ -189,6 +250,38 @@ def test_mnist_rnn(mnist_dirs):
 def test_mnist_forward_forward(mnist_dirs):
     check(mnist_dirs, "mnist_forward_forward.py", ["--epochs", "15", "--train_size", "128", "--test_size", "64",
                                                    "--log-interval", "5"], r"Loss:\s+([-\d.]+)")
+
+
+HOGWILD_LOSS = r"(?m)^(\d+)\tTrain Epoch: \d+ \[\d+/\d+ \(\d+%\)\]\tLoss: ([\d.]+)$"
+HOGWILD_TEST = r"Test set: Average loss: ([\d.]+), Accuracy: (\d+)/(\d+)"
+
+
+def test_mnist_hogwild(mnist_dirs):
+    """mnist_hogwild (main.py and train.py): the model's parameters in shared memory,
+    trained by --num-processes processes started with the 'spawn' method (each imports the
+    program afresh), without locks. With one process the run is deterministic: every
+    printed loss and the test line must be PyTorch's to 1e-5 (losses print 6 decimals).
+    With two, the processes interleave their updates as the scheduler runs them: each
+    process's first loss is computed before any update lands only for the first batch of
+    rank 0 at best, so what is checked is that both trained (each printed its lines, from
+    its own pid), the test ran on the shared, trained model, and it beats chance."""
+    args = ["--epochs", "1", "--batch-size", "32", "--log-interval", "2"]
+    work = str(mnist_dirs / "work")
+    ours = run("tensor", "mnist_hogwild/main.py", args + ["--num-processes", "1"], work)
+    mine = [float(v) for _, v in re.findall(HOGWILD_LOSS, ours)]
+    assert len(mine) == 4 and mine[-1] < mine[0], ours
+    if HAVE_TORCH:
+        theirs_out = run("torch", "mnist_hogwild/main.py", args + ["--num-processes", "1"], work)
+        theirs = [float(v) for _, v in re.findall(HOGWILD_LOSS, theirs_out)]
+        assert np.allclose(mine, theirs, rtol=1e-5, atol=1e-6), (mine, theirs)
+        a, b = (re.search(HOGWILD_TEST, o).groups() for o in (ours, theirs_out))
+        assert abs(float(a[0]) - float(b[0])) <= 1e-4 and a[1:] == b[1:], (a, b)
+    two = run("tensor", "mnist_hogwild/main.py", args + ["--num-processes", "2", "--lr", "0.05"], work)
+    pids = [p for p, _ in re.findall(HOGWILD_LOSS, two)]
+    assert len(set(pids)) == 2 and all(pids.count(p) == 4 for p in set(pids)), two
+    assert os.getpid() not in {int(p) for p in pids}
+    loss, correct, total = re.search(HOGWILD_TEST, two).groups()
+    assert int(total) == 128 and int(correct) > 128 // 10 + 13, two   # chance is 1/10
 
 
 def test_regression(tmp_path):
@@ -329,11 +422,11 @@ def test_gat(tmp_path):
         assert lines == re.findall(GAT_LINE, run("torch", "gat.py", args, str(tmp_path / "work")))
 
 
-def text_corpus(d):
-    """d/{train,valid,test}.txt (wikitext-2's layout) from this checkout's README.md: every
-    tenth line valid, the next test, the rest train (wikitext-2 itself is not here)."""
+def text_corpus(d, source=os.path.join(HERE, "..", "..", "..", "README.md")):
+    """d/{train,valid,test}.txt (wikitext-2's layout) from source (this checkout's README.md):
+    every tenth line valid, the next test, the rest train (wikitext-2 itself is not here)."""
     os.makedirs(d, exist_ok=True)
-    with open(os.path.join(HERE, "..", "..", "..", "README.md"), encoding="utf8") as f:
+    with open(source, encoding="utf8", errors="replace") as f:
         lines = [ln for ln in f if ln.strip()]
     parts = {"train": [], "valid": [], "test": []}
     for i, ln in enumerate(lines):

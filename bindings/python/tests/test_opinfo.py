@@ -282,7 +282,8 @@ def run_op(op):
     ours = ours_callable(op)
     if key in GAUGE:
         ours = (lambda f, g: lambda *a, **k: g(f(*a, **k)))(ours, GAUGE[key])
-    res = {"total": 0, "passed": 0, "failures": {}}
+    # kinds: "sample" (PyTorch's default mode), "reference" (its reference inputs), "error"
+    res = {"total": 0, "passed": 0, "failures": {}, "kinds": {k: [0, 0] for k in ("sample", "reference", "error")}}
     RESULTS[key] = res
 
     def fail(phase, msg):
@@ -295,6 +296,7 @@ def run_op(op):
         if _has_complex(s):   # out of scope: tensor.h has no complex dtypes
             continue
         res["total"] += 1
+        res["kinds"][kind][0] += 1
         noncontig = k % 2 == 1 and op.name not in CONTIGUOUS_ONLY
         what = f"{key} {kind} {dt} #{k}{' nc' if noncontig else ''} {describe(s)}"
         try:
@@ -305,6 +307,7 @@ def run_op(op):
             run_sample(_ref_op(op, s), ours, s, what, noncontig=noncontig, check_grad=grad, values=key not in RANDOM,
                        compare=COMPARE.get(key), tol=tol)
             res["passed"] += 1
+            res["kinds"][kind][1] += 1
         except SampleFailure as e:
             fail("int" if dt in ("int64", "int8", "int16") and e.phase == "values" else e.phase, str(e))
     if op.error_inputs_func is not None and not _pytorch_skips(op, "test_errors"):
@@ -314,11 +317,13 @@ def run_op(op):
         for k, e in enumerate(errs):
             s = e.sample_input
             res["total"] += 1
+            res["kinds"]["error"][0] += 1
             try:
                 memo = {}   # an out= that aliases an input must alias it here too
                 ours(to_tn(s.input, memo=memo), *to_tn(s.args, memo=memo), **to_tn(s.kwargs, memo=memo))
             except Exception:   # noqa: BLE001 - any exception: our classes follow torch's where they can
                 res["passed"] += 1
+                res["kinds"]["error"][1] += 1
                 continue
             fail("errors", f"{key} error input {k} {describe(s)}: no error; torch raises "
                            f"{e.error_type.__name__} ({e.error_regex})")
@@ -384,6 +389,27 @@ def test_known_difference(op, phase):
 
 
 @needs_torch
+def test_reference_and_error_modes_run_ex20():
+    """the run covers PyTorch's three modes: sample inputs (default), reference inputs
+    (extremes, NaN/inf, strided) and error inputs; a present entry with reference or error
+    inputs in the database gets them run and counted"""
+    with_ref = [op for op in PRESENT if op.reference_inputs_func is not None]
+    with_err = [op for op in PRESENT if op.error_inputs_func is not None and not _pytorch_skips(op, "test_errors")]
+    assert len(with_ref) > 50 and len(with_err) > 50, (len(with_ref), len(with_err))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with_err = [op for op in with_err if any(True for _ in op.error_inputs("cpu"))]   # (some yield none)
+    for op in _evenly(with_ref, 3) + _evenly(with_err, 3):
+        kinds = run_op(op)["kinds"]
+        assert kinds["sample"][0] > 0, op_key(op)
+        if op in with_ref:
+            assert kinds["reference"][0] > 0, op_key(op)
+        if op in with_err:
+            assert kinds["error"][0] > 0, op_key(op)
+        assert sum(k[0] for k in kinds.values()) == run_op(op)["total"]
+
+
+@needs_torch
 def test_known_entries_have_reasons():
     present = {op_key(op) for op in PRESENT}
     for (k, ph), why in KNOWN.items():
@@ -413,8 +439,13 @@ def test_module(info):
 def report(names=None, show_failures=False):
     ops = [op for op in PRESENT if not names or op.name in names or op_key(op) in names]
     full_pass = samples = passed = 0
+    kinds = {k: [0, 0, 0] for k in ("sample", "reference", "error")}   # inputs, passed, entries with any
     for op in ops:
         res = run_op(op)
+        for k, (n, ok) in res["kinds"].items():
+            kinds[k][0] += n
+            kinds[k][1] += ok
+            kinds[k][2] += n > 0
         samples += res["total"]
         passed += res["total"] - sum(len(v) for v in res["failures"].values())
         full_pass += not res["failures"]
@@ -432,6 +463,10 @@ def report(names=None, show_failures=False):
           f"listed in MISSING {len(set(MISSING) & names_abs)})")
     print(f"present entries passing every sample: {full_pass} / {len(ops)}")
     print(f"samples passing: {passed} / {samples} ({100.0 * passed / max(samples, 1):.1f} %)")
+    for k, what in (("sample", "default mode (sample inputs)"), ("reference", "reference mode (reference inputs)"),
+                    ("error", "error inputs raising")):
+        n, ok, ents = kinds[k]
+        print(f"  {what}: {ok} / {n} pass ({100.0 * ok / max(n, 1):.1f} %), {ents} entries")
     print(f"known differences (KNOWN): {len(KNOWN)}")
     if not names:
         mp = [m for m in MODULE_DB if hasattr(tn.nn, m.module_cls.__name__)]

@@ -10,6 +10,6 @@ image, this gives the image's pixels as a uint8 tensor in PIL's layout (H x W fo
 grayscale, H x W x C for colour), which ``transforms.ToTensor`` turns into a float
 C x H x W tensor in [0, 1] as it does a PIL image.
 """
-from . import datasets, models, transforms, utils  # noqa: F401
+from . import datasets, io, models, transforms, utils  # noqa: F401
 
-__all__ = ["datasets", "models", "transforms", "utils"]
+__all__ = ["datasets", "io", "models", "transforms", "utils"]
