@@ -1844,21 +1844,52 @@ TNDEF tn_tensor *tn_prod_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_
 #define tn_prod_dims(x, ...) tn__prod_dims(x, __VA_ARGS__)
 #define tn__prod_dims(x, dims, ...) tn_prod_dims_opts(x, dims, TN__POS_KW(tn_sum_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_prod_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options);
-TNDEF tn_tensor *tn_amax(tn_tensor *x, const int64_t *dims, int n, bool keepdim); /* n = 0: all */
-TNDEF tn_tensor *tn_amin(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
+/* torch.amax / amin over dims (n = 0: all): tn_amax(x, TN_DIMS(1), .keepdim = true). Their
+   one keyword, keepdim=False, is also that of max_dim, min_dim, logsumexp, all_dim, any_dim. */
+#define TN_FIELDS_tn_keepdim_fn_opts(X) \
+    X(B, keepdim, false, "")
+TN__KW_STRUCT(tn_keepdim_fn_opts);
+TNDEF tn_tensor *tn_amax_opts(tn_tensor *x, const int64_t *dims, int n, tn_keepdim_fn_opts opts);
+#define tn_amax(x, ...) tn__amax(x, __VA_ARGS__)
+#define tn__amax(x, dims, ...) tn_amax_opts(x, dims, TN__POS_KW(tn_keepdim_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_amax_str(tn_tensor *x, const int64_t *dims, int n, const char *options);
+TNDEF tn_tensor *tn_amin_opts(tn_tensor *x, const int64_t *dims, int n, tn_keepdim_fn_opts opts);
+#define tn_amin(x, ...) tn__amin(x, __VA_ARGS__)
+#define tn__amin(x, dims, ...) tn_amin_opts(x, dims, TN__POS_KW(tn_keepdim_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_amin_str(tn_tensor *x, const int64_t *dims, int n, const char *options);
 TNDEF tn_tensor *tn_max(tn_tensor *x);          /* 0-d; NaN propagates; error on an empty tensor */
 TNDEF tn_tensor *tn_min(tn_tensor *x);
+/* torch.argmax / argmin's and torch.aminmax's keywords: dim=None (TN_NONE: every dim, the
+   index into the flattened tensor; with keepdim, of shape all ones), keepdim=False. */
+#define TN_FIELDS_tn_argmax_fn_opts(X) \
+    X(I, dim,     TN_NONE, "") \
+    X(B, keepdim, false,   "")
+TN__KW_STRUCT(tn_argmax_fn_opts);
 /* amin and amax in one call: returns the min, the max goes to *max (the result's ownership
-   rule); dim TN_NONE reduces every dim (an error on an empty tensor). */
-TNDEF tn_tensor *tn_aminmax(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **max);
-/* Values and (if indices != NULL) int64 indices of the first extreme along dim;
-   *indices follows the same ownership rule as the result. */
-TNDEF tn_tensor *tn_max_dim(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices);
-TNDEF tn_tensor *tn_min_dim(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices);
+   rule): tn_aminmax(x, &max, .dim = 0). Every dim (dim None) is an error on an empty tensor. */
+TNDEF tn_tensor *tn_aminmax_opts(tn_tensor *x, tn_tensor **max, tn_argmax_fn_opts opts);
+#define tn_aminmax(x, ...) tn_aminmax_opts(x, TN__POS_KW(tn_argmax_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_aminmax_str(tn_tensor *x, tn_tensor **max, const char *options);
+/* Values and (if indices != NULL) int64 indices of the first extreme along dim (torch.max(x,
+   dim, keepdim=False)): tn_max_dim(x, 1, &idx, .keepdim = true); *indices follows the same
+   ownership rule as the result. */
+TNDEF tn_tensor *tn_max_dim_opts(tn_tensor *x, int64_t dim, tn_tensor **indices, tn_keepdim_fn_opts opts);
+#define tn_max_dim(x, ...) tn__max_dim(x, __VA_ARGS__)
+#define tn__max_dim(x, dim, ...) tn_max_dim_opts(x, dim, TN__POS_KW(tn_keepdim_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_max_dim_str(tn_tensor *x, int64_t dim, tn_tensor **indices, const char *options);
+TNDEF tn_tensor *tn_min_dim_opts(tn_tensor *x, int64_t dim, tn_tensor **indices, tn_keepdim_fn_opts opts);
+#define tn_min_dim(x, ...) tn__min_dim(x, __VA_ARGS__)
+#define tn__min_dim(x, dim, ...) tn_min_dim_opts(x, dim, TN__POS_KW(tn_keepdim_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_min_dim_str(tn_tensor *x, int64_t dim, tn_tensor **indices, const char *options);
 TNDEF tn_tensor *tn_argmax(tn_tensor *x);       /* index into the flattened tensor */
 TNDEF tn_tensor *tn_argmin(tn_tensor *x);
-TNDEF tn_tensor *tn_argmax_dim(tn_tensor *x, int64_t dim, bool keepdim);
-TNDEF tn_tensor *tn_argmin_dim(tn_tensor *x, int64_t dim, bool keepdim);
+/* torch.argmax(x, dim=None, keepdim=False): tn_argmax_dim(x, .dim = 1). */
+TNDEF tn_tensor *tn_argmax_dim_opts(tn_tensor *x, tn_argmax_fn_opts opts);
+#define tn_argmax_dim(...) tn_argmax_dim_opts(TN__POS_KW(tn_argmax_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_argmax_dim_str(tn_tensor *x, const char *options);
+TNDEF tn_tensor *tn_argmin_dim_opts(tn_tensor *x, tn_argmax_fn_opts opts);
+#define tn_argmin_dim(...) tn_argmin_dim_opts(TN__POS_KW(tn_argmax_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_argmin_dim_str(tn_tensor *x, const char *options);
 TNDEF tn_tensor *tn_count_nonzero(tn_tensor *x, const int64_t *dims, int n); /* int64; n = 0: all dims */
 /* var/std with Bessel-style correction (PyTorch's default is 1). */
 TNDEF tn_tensor *tn_var(tn_tensor *x, int64_t correction);
@@ -5565,6 +5596,12 @@ static const tn__kwkey tn__kw_isin[] = {TN_FIELDS_tn_isin_fn_opts(TN__KW_ROW)};
 #define TN__KW_T tn_sum_fn_opts
 static const tn__kwkey tn__kw_sum[] = {TN_FIELDS_tn_sum_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
+#define TN__KW_T tn_keepdim_fn_opts
+static const tn__kwkey tn__kw_keepdim[] = {TN_FIELDS_tn_keepdim_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_argmax_fn_opts
+static const tn__kwkey tn__kw_argmax[] = {TN_FIELDS_tn_argmax_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
 #define TN__KW_T tn_quantile_fn_opts
 static const tn__kwkey tn__kw_quantile[] = {TN_FIELDS_tn_quantile_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
@@ -8619,7 +8656,7 @@ static tn_tensor *tn__bernoulli_impl(tn_tensor *p, tn_generator *gen) {
     if (tn__check_cpu_dtype("tn_bernoulli", p)) return NULL;
     if (!tn_dtype_is_floating(p->dtype)) return (tn_tensor *)tn__error("tn_bernoulli: expected a floating probability tensor, got %s", tn_dtype_name(p->dtype));
     tn_scope_begin();
-    double lo = tn_numel(p) ? tn_item(tn_amin(p, NULL, 0, false)) : 0, hi = tn_numel(p) ? tn_item(tn_amax(p, NULL, 0, false)) : 0;
+    double lo = tn_numel(p) ? tn_item(tn_amin(p, NULL, 0)) : 0, hi = tn_numel(p) ? tn_item(tn_amax(p, NULL, 0)) : 0;
     if (!(lo >= 0 && hi <= 1)) {
         tn_scope_end();
         return (tn_tensor *)tn__error("tn_bernoulli: expected 0 <= p <= 1 for every element of p (shape %s), got values from %g to %g", TN__SHAPE(p), lo, hi);
@@ -8717,7 +8754,7 @@ static tn_tensor *tn__multinomial_mt(tn_tensor *p, tn_tensor *pd, int64_t R, int
         tn__gen_unlock(g);
         tn_tensor *q = tn_div(pd, tn_to_dtype(colmajor ? tn_transpose(e, 0, 1) : e, p->dtype));
         tn_tensor *r = NULL;
-        if (ns == 1) r = tn_argmax_dim(q, -1, true);
+        if (ns == 1) r = tn_argmax_dim(q, .dim = -1, .keepdim = true);
         else if (q) tn_topk(q, ns, &r);
         return r;
     }
@@ -8788,7 +8825,7 @@ static tn_tensor *tn__multinomial_impl(tn_tensor *p, int64_t ns, bool replacemen
     bool ok = pd != NULL;
     tn_tensor *sums = NULL;
     if (ok && (race || !mt)) {   /* the mt19937 kernel with replacement checks as it sums */
-        tn_tensor *lo = C ? tn_amin(pd, NULL, 0, false) : NULL, *hi = lo ? tn_amax(pd, NULL, 0, false) : NULL;   /* NaN propagates into hi */
+        tn_tensor *lo = C ? tn_amin(pd, NULL, 0) : NULL, *hi = lo ? tn_amax(pd, NULL, 0) : NULL;   /* NaN propagates into hi */
         sums = tn_sum_dims(pd, &last, 1, .keepdim = true);
         ok = sums != NULL && (C == 0 || hi != NULL);
         if (ok && C && !(tn_item(lo) >= 0 && tn_item(hi) < INFINITY))
@@ -8801,7 +8838,7 @@ static tn_tensor *tn__multinomial_impl(tn_tensor *p, int64_t ns, bool replacemen
     } else if (ok && race) {
         tn_tensor *u = tn__random(fn, UNIFORM, rc2, 2, p->dtype, gen, 0, 1, 0, 0, p->device);
         tn_tensor *q = tn_div(pd, tn_neg(tn_log(u)));   /* u = 0: E = inf, q = 0 (probability 2^-53, or 2^-24 for float32) */
-        if (ns == 1) r = tn_argmax_dim(q, -1, true);
+        if (ns == 1) r = tn_argmax_dim(q, .dim = -1, .keepdim = true);
         else tn_topk(q, ns, &r);
     } else if (ok) {
         tn_tensor *cdf = tn_div(tn_cumsum(tn_to_dtype(pd, TN_F64), -1), tn_to_dtype(sums, TN_F64));
@@ -13189,8 +13226,10 @@ static tn_tensor *tn__prod_dims_kd(tn_tensor *x, const int64_t *dims, int n, boo
     TN__AUTOCAST(TN__AC_F32, tn__prod_dims_kd(ac_[0], dims, n, keepdim), x);
     return tn__reduce("tn_prod_dims", PROD, x, dims, n, keepdim);
 }
-TNDEF tn_tensor *tn_amax(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return tn__reduce("tn_amax", MAX, x, dims, n, keepdim); }
-TNDEF tn_tensor *tn_amin(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return tn__reduce("tn_amin", MIN, x, dims, n, keepdim); }
+TNDEF tn_tensor *tn_amax_opts(tn_tensor *x, const int64_t *dims, int n, tn_keepdim_fn_opts o) { return tn__reduce("tn_amax", MAX, x, dims, n, o.keepdim); }
+TNDEF tn_tensor *tn_amin_opts(tn_tensor *x, const int64_t *dims, int n, tn_keepdim_fn_opts o) { return tn__reduce("tn_amin", MIN, x, dims, n, o.keepdim); }
+TNDEF tn_tensor *tn_amax_str(tn_tensor *x, const int64_t *dims, int n, const char *options) { TN__KW_STR(tn_keepdim_fn_opts, keepdim, "tn_amax", options, tn_amax_opts(x, dims, n, o)); }
+TNDEF tn_tensor *tn_amin_str(tn_tensor *x, const int64_t *dims, int n, const char *options) { TN__KW_STR(tn_keepdim_fn_opts, keepdim, "tn_amin", options, tn_amin_opts(x, dims, n, o)); }
 /* max()/min() of the whole tensor: evenly_distribute_backward (d[0] = 1), which spreads over the
    NaNs when the result is NaN (amax's backward gives NaN everywhere then) */
 static tn_tensor *tn__evenly(tn_tensor *r, const char *name) {
@@ -13293,8 +13332,8 @@ TNDEF tn_tensor *tn_norm_dims(tn_tensor *x, double p, const int64_t *dims, int n
     if (tn__check_cpu_dtype("tn_norm_dims", x) || tn__need_float("tn_norm_dims", x) || tn__dims_mask("tn_norm_dims", x, dims, n, mask)) return NULL;
     tn_scope_begin();
     tn_tensor *a = tn_abs(x), *r;
-    if (p == INFINITY) r = tn_numel(x) ? tn_amax(a, dims, n, keepdim) : tn_sum_dims(a, dims, n, .keepdim = keepdim);
-    else if (p == -INFINITY) r = tn_amin(a, dims, n, keepdim);
+    if (p == INFINITY) r = tn_numel(x) ? tn_amax(a, dims, n, .keepdim = keepdim) : tn_sum_dims(a, dims, n, .keepdim = keepdim);
+    else if (p == -INFINITY) r = tn_amin(a, dims, n, .keepdim = keepdim);
     else if (p == 0) /* the count of nonzeros: recorded, with no gradient (x.grad stays None), as PyTorch */
         r = tn__zero_grad_node(tn_to_dtype(tn_sum_dims(tn_ne_scalar(x, 0), dims, n, .keepdim = keepdim), x->dtype), x, "NormBackward1", false);
     else if (p == 1) r = tn_sum_dims(a, dims, n, .keepdim = keepdim);
@@ -13419,7 +13458,7 @@ TNDEF tn_tensor *tn_logsumexp(tn_tensor *x, const int64_t *dims, int n, bool kee
     if (tn_numel(xf) == 0) {
         r = tn_log(tn_sum_dims(tn_exp(xf), dims, n, .keepdim = keepdim));
     } else { /* shift by the max (0 where the max is infinite, so inf - inf never happens) */
-        tn_tensor *m = tn_amax(xf, dims, n, true);
+        tn_tensor *m = tn_amax(xf, dims, n, .keepdim = true);
         if (m) m = tn_where(tn_isinf(m), tn_zeros_like(m), m);
         tn_tensor *s = tn_log(tn_sum_dims(tn_exp(tn_sub(xf, m)), dims, n, .keepdim = true));
         r = tn_add(s, m);
@@ -13502,8 +13541,8 @@ static tn_tensor *tn__aminmax_impl(tn_tensor *x, int64_t dim, bool keepdim, tn_t
         return (tn_tensor *)tn__error("%s: cannot compute aminmax over an empty dimension as the operation has no identity (input %s)", fn, TN__SHAPE(x));
     if (!all && tn__wrap_dim(fn, dim, x->ndim) < 0) return NULL;
     tn_scope_begin();
-    tn_tensor *lo = all ? tn_amin(x, NULL, 0, keepdim) : tn_amin(x, &dim, 1, keepdim);
-    tn_tensor *hi = lo ? (all ? tn_amax(x, NULL, 0, keepdim) : tn_amax(x, &dim, 1, keepdim)) : NULL;
+    tn_tensor *lo = all ? tn_amin(x, NULL, 0, .keepdim = keepdim) : tn_amin(x, &dim, 1, .keepdim = keepdim);
+    tn_tensor *hi = lo ? (all ? tn_amax(x, NULL, 0, .keepdim = keepdim) : tn_amax(x, &dim, 1, .keepdim = keepdim)) : NULL;
     if (hi && x->ndim == 0 && keepdim && !all) {   /* PyTorch keeps a dim of 1 for a 0-d input */
         lo = tn_reshape(lo, tn__one, 1);
         hi = tn_reshape(hi, tn__one, 1);
@@ -13514,9 +13553,13 @@ static tn_tensor *tn__aminmax_impl(tn_tensor *x, int64_t dim, bool keepdim, tn_t
     if (max) *max = hi;
     return lo;
 }
-TNDEF tn_tensor *tn_aminmax(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **max) {
+TNDEF tn_tensor *tn_aminmax_opts(tn_tensor *x, tn_tensor **max, tn_argmax_fn_opts o) {
     if (max) *max = NULL;
-    return TN__AS("tn_aminmax", tn__aminmax_impl(x, dim, keepdim, max));
+    return TN__AS("tn_aminmax", tn__aminmax_impl(x, o.dim, o.keepdim, max));
+}
+TNDEF tn_tensor *tn_aminmax_str(tn_tensor *x, tn_tensor **max, const char *options) {
+    if (max) *max = NULL;
+    TN__KW_STR(tn_argmax_fn_opts, argmax, "tn_aminmax", options, tn_aminmax_opts(x, max, o));
 }
 
 /* ---- histograms: bincount and histc, accumulated by index_put ---- */
@@ -13534,7 +13577,7 @@ static tn_tensor *tn__bincount_impl(tn_tensor *x, tn_tensor *weights, int64_t mi
     int64_t size = minlength;
     tn_scope_begin();
     if (tn_numel(x) > 0) {
-        tn_tensor *lo = tn_amin(x, NULL, 0, false), *hi = lo ? tn_amax(x, NULL, 0, false) : NULL;
+        tn_tensor *lo = tn_amin(x, NULL, 0), *hi = lo ? tn_amax(x, NULL, 0) : NULL;
         if (!hi) { tn_scope_end(); return NULL; }
         const double lov = tn_item(lo);
         if (lov < 0) { tn_scope_end(); return (tn_tensor *)tn__error("%s: bincount only supports 1-d non-negative integral inputs (got %g)", fn, lov); }
@@ -13559,7 +13602,7 @@ static tn_tensor *tn__histc_impl(tn_tensor *x, int64_t bins, double lo, double h
     if (bins <= 0) return (tn_tensor *)tn__error("%s: bins must be > 0, but got %lld", fn, (long long)bins);
     tn_scope_begin();
     if (lo == hi && tn_numel(x) > 0) {   /* the data's range */
-        tn_tensor *a = tn_amin(x, NULL, 0, false), *b = a ? tn_amax(x, NULL, 0, false) : NULL;
+        tn_tensor *a = tn_amin(x, NULL, 0), *b = a ? tn_amax(x, NULL, 0) : NULL;
         if (!b) { tn_scope_end(); return NULL; }
         lo = tn_item(a);
         hi = tn_item(b);
@@ -13607,7 +13650,7 @@ static tn_tensor *tn__histogram_impl(tn_tensor *x, int64_t bins, tn_tensor *bt, 
         double lo = o->range[0], hi = o->range[1];
         if (lo != lo || hi != hi) {   /* None: the data's range (numpy's [0, 1] of no values) */
             lo = 0; hi = 1;
-            if (N) { lo = tn_item(tn_amin(xf, NULL, 0, false)); hi = tn_item(tn_amax(xf, NULL, 0, false)); }
+            if (N) { lo = tn_item(tn_amin(xf, NULL, 0)); hi = tn_item(tn_amax(xf, NULL, 0)); }
         }
         if (!(isfinite(lo) && isfinite(hi))) { tn_scope_end(); return (tn_tensor *)tn__error("%s: torch.histogram(): range [%g, %g] is not finite", fn, lo, hi); }
         if (lo > hi) { tn_scope_end(); return (tn_tensor *)tn__error("%s: torch.histogram(): min should not exceed max, but got min %g max %g", fn, lo, hi); }
@@ -14148,18 +14191,35 @@ static tn_tensor *tn__arg_extreme(const char *fn, tn_lane_op op, tn_tensor *x, i
     return want_values ? tn__own(vals) : NULL;
 }
 
-TNDEF tn_tensor *tn_max_dim(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices) { return tn__arg_extreme("tn_max_dim", ARGMAX, x, dim, keepdim, true, indices); }
-TNDEF tn_tensor *tn_min_dim(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices) { return tn__arg_extreme("tn_min_dim", ARGMIN, x, dim, keepdim, true, indices); }
-TNDEF tn_tensor *tn_argmax_dim(tn_tensor *x, int64_t dim, bool keepdim) {
-    tn_tensor *idx = NULL;
-    tn__arg_extreme("tn_argmax_dim", ARGMAX, x, dim, keepdim, false, &idx);
-    return idx;
+TNDEF tn_tensor *tn_max_dim_opts(tn_tensor *x, int64_t dim, tn_tensor **indices, tn_keepdim_fn_opts o) { return tn__arg_extreme("tn_max_dim", ARGMAX, x, dim, o.keepdim, true, indices); }
+TNDEF tn_tensor *tn_min_dim_opts(tn_tensor *x, int64_t dim, tn_tensor **indices, tn_keepdim_fn_opts o) { return tn__arg_extreme("tn_min_dim", ARGMIN, x, dim, o.keepdim, true, indices); }
+TNDEF tn_tensor *tn_max_dim_str(tn_tensor *x, int64_t dim, tn_tensor **indices, const char *options) {
+    if (indices) *indices = NULL;
+    TN__KW_STR(tn_keepdim_fn_opts, keepdim, "tn_max_dim", options, tn_max_dim_opts(x, dim, indices, o));
 }
-TNDEF tn_tensor *tn_argmin_dim(tn_tensor *x, int64_t dim, bool keepdim) {
-    tn_tensor *idx = NULL;
-    tn__arg_extreme("tn_argmin_dim", ARGMIN, x, dim, keepdim, false, &idx);
-    return idx;
+TNDEF tn_tensor *tn_min_dim_str(tn_tensor *x, int64_t dim, tn_tensor **indices, const char *options) {
+    if (indices) *indices = NULL;
+    TN__KW_STR(tn_keepdim_fn_opts, keepdim, "tn_min_dim", options, tn_min_dim_opts(x, dim, indices, o));
 }
+static tn_tensor *tn__arg_flat(const char *fn, tn_lane_op op, tn_tensor *x);
+/* dim None: the flat index, reshaped to all ones with keepdim (as torch.argmax) */
+static tn_tensor *tn__argmax_dim(const char *fn, tn_lane_op op, tn_tensor *x, tn_argmax_fn_opts o) {
+    tn_tensor *idx = NULL;
+    if (o.dim != TN_NONE) {
+        tn__arg_extreme(fn, op, x, o.dim, o.keepdim, false, &idx);
+        return idx;
+    }
+    idx = tn__arg_flat(fn, op, x);
+    if (!idx || !o.keepdim) return idx;
+    int64_t ones[TN_MAX_DIMS];
+    for (int i = 0; i < x->ndim; i++) ones[i] = 1;
+    tn_scope_begin();
+    return tn__scope_return(tn_reshape(idx, ones, x->ndim));
+}
+TNDEF tn_tensor *tn_argmax_dim_opts(tn_tensor *x, tn_argmax_fn_opts o) { return tn__argmax_dim("tn_argmax_dim", ARGMAX, x, o); }
+TNDEF tn_tensor *tn_argmin_dim_opts(tn_tensor *x, tn_argmax_fn_opts o) { return tn__argmax_dim("tn_argmin_dim", ARGMIN, x, o); }
+TNDEF tn_tensor *tn_argmax_dim_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_argmax_fn_opts, argmax, "tn_argmax_dim", options, tn_argmax_dim_opts(x, o)); }
+TNDEF tn_tensor *tn_argmin_dim_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_argmax_fn_opts, argmax, "tn_argmin_dim", options, tn_argmin_dim_opts(x, o)); }
 static tn_tensor *tn__arg_flat(const char *fn, tn_lane_op op, tn_tensor *x) {
     TN__CHECK_NULL(x);
     if (tn_numel(x) == 0) return (tn_tensor *)tn__error("%s: expected a non-empty tensor (input shape %s)", fn, TN__SHAPE(x));
@@ -16960,7 +17020,7 @@ static tn_tensor *tn__gumbel_softmax(tn_tensor *logits, tn_gumbel_softmax_fn_opt
     tn_tensor *e = tn__own(tn__new(logits->dtype, logits->device, logits->shape, logits->ndim));
     tn_tensor *y = e && tn_exponential_(e, 1.0, NULL) ? tn_softmax(tn_div_scalar(tn_add(logits, tn_neg(tn_log(e))), o.tau), o.dim) : NULL;
     if (y && o.hard) {
-        tn_tensor *index = tn_argmax_dim(y, o.dim, true);   /* y_soft.max(dim)[1]: the first maximum */
+        tn_tensor *index = tn_argmax_dim(y, .dim = o.dim, .keepdim = true);   /* y_soft.max(dim)[1]: the first maximum */
         tn_tensor *ones = index ? tn_ones_like(tn_to_dtype(index, y->dtype)) : NULL;
         tn_tensor *y_hard = ones ? tn_scatter(tn_zeros_like(tn_detach(y)), o.dim, index, ones) : NULL;
         y = y_hard ? tn_add(tn_sub(y_hard, tn_detach(y)), y) : NULL;
@@ -18403,7 +18463,7 @@ static tn_tensor *tn__matrix_norm_impl(tn_tensor *A, const char *ord, const tn_i
         perm[k++] = d1;
         const int64_t last[1] = {-1};
         tn_tensor *sv = tn_linalg_svdvals(tn_permute(xc, perm, k));
-        r = !sv ? NULL : word == 2 ? tn_sum_dims(sv, last, 1) : num > 0 ? tn_amax(sv, last, 1, false) : tn_amin(sv, last, 1, false);
+        r = !sv ? NULL : word == 2 ? tn_sum_dims(sv, last, 1) : num > 0 ? tn_amax(sv, last, 1) : tn_amin(sv, last, 1);
         if (r && keepdim) r = tn_unsqueeze(tn_unsqueeze(r, d0 < d1 ? d0 : d1), d0 < d1 ? d1 : d0);
     } else {   /* 1, -1: the extreme column sum; inf, -inf: the extreme row sum */
         int s0 = d0, s1 = d1;
@@ -18411,7 +18471,7 @@ static tn_tensor *tn__matrix_norm_impl(tn_tensor *A, const char *ord, const tn_i
         if (!keepdim && s0 < s1) s1--;
         const int64_t ds[1] = {s0}, dm[1] = {s1};
         tn_tensor *cs = tn_sum_dims(tn_abs(xc), ds, 1, .keepdim = keepdim);
-        r = cs ? (num > 0 ? tn_amax(cs, dm, 1, keepdim) : tn_amin(cs, dm, 1, keepdim)) : NULL;
+        r = cs ? (num > 0 ? tn_amax(cs, dm, 1, .keepdim = keepdim) : tn_amin(cs, dm, 1, .keepdim = keepdim)) : NULL;
     }
     return tn__scope_return(r);
 }
@@ -19567,7 +19627,7 @@ static int tn__la_kept(tn_tensor *A, double atol, double rtol, bool herm, tn_ten
     if (!s || !mag) return -1;
     const int64_t k = tn_size(mag, -1);
     int64_t dl = -1;
-    tn_tensor *mx = k ? tn_amax(mag, &dl, 1, true) : tn_zeros_like(mag);
+    tn_tensor *mx = k ? tn_amax(mag, &dl, 1, .keepdim = true) : tn_zeros_like(mag);
     tn_tensor *tol = tn_clamp_min(tn_mul_scalar(mx, rtol), atol);
     *keep = tn_to_dtype(tn_gt(mag, tol), A->dtype);
     *vals = s;
@@ -19680,7 +19740,7 @@ static tn_tensor *tn__lstsq_impl(tn_tensor *A, tn_tensor *Bm, double rcond, cons
         rk = tn_to_dtype(tn_sum_dims(keep, &dl, 1), TN_I64);
         *rank = tn_keep(drv == 0 ? tn_empty(TN_SHAPE(0), TN_I64) : rk);
         *sv = tn_keep(drv >= 2 ? s : empty);
-        bool full = drv == 0 || (rk && tn_numel(rk) > 0 ? tn_item(tn_amin(rk, NULL, 0, false)) == (double)n : true);
+        bool full = drv == 0 || (rk && tn_numel(rk) > 0 ? tn_item(tn_amin(rk, NULL, 0)) == (double)n : true);
         if (drv != 1 && m > n && full && tn_numel(a) > 0) {
             tn_no_grad_begin();
             tn_tensor *Xd = vec ? tn_unsqueeze(X, -1) : X;
@@ -19721,7 +19781,7 @@ static tn_tensor *tn__la_plain_norm(tn_tensor *A, const char *p) {
     if (!strcmp(p, "nuc")) return tn__la_svd_norm(A, 0);
     const bool rows = !strcmp(p, "inf") || !strcmp(p, "-inf"), neg = p[0] == '-';
     tn_tensor *sums = tn_sum_dims(tn_abs(A), rows ? &d2[1] : &d2[0], 1);
-    return neg ? tn_amin(sums, &dl, 1, false) : tn_amax(sums, &dl, 1, false);
+    return neg ? tn_amin(sums, &dl, 1) : tn_amax(sums, &dl, 1);
 }
 static tn_tensor *tn__cond_impl(tn_tensor *A, const char *p) {
     TN__CHECK_NULL(A);
@@ -23230,7 +23290,7 @@ static tn_tensor *tn__window_max(const char *fn, tn_tensor *x, int nsp, const tn
     vshape[2 + nsp] = Kall;
     /* [N, C, o0, k0, o1, k1, ..] -> [N, C, o0, o1, .., k0 * k1 * ..] */
     y = tn_reshape(tn_permute(tn_reshape(y, wshape, 2 + 2 * nsp), perm, 2 + 2 * nsp), vshape, 3 + nsp);
-    tn_tensor *kidx = NULL, *v = tn_max_dim(y, -1, false, indices ? &kidx : NULL);
+    tn_tensor *kidx = NULL, *v = tn_max_dim(y, -1, indices ? &kidx : NULL);
     if (!v || !indices) return v;
     /* flat input positions of every (window, k): [1, 1, o0, o1, .., K] */
     int64_t nw = 1, fshape[TN_MAX_DIMS];
@@ -23626,7 +23686,7 @@ static tn_tensor *tn__fractional_impl(const char *fn, tn_tensor *x, int nsp, con
     const int64_t V = tn__numel(in, nsp);
     tn_tensor *fd = tn_to(flat, x->device);
     tn_tensor *vals = tn_reshape(tn_gather(tn_reshape(x, TN_SHAPE(NC, V)), 1, tn_reshape(fd, TN_SHAPE(NC, L * K))), TN_SHAPE(NC, L, K));
-    tn_tensor *kidx = NULL, *y = tn_max_dim(vals, -1, false, indices ? &kidx : NULL);
+    tn_tensor *kidx = NULL, *y = tn_max_dim(vals, -1, indices ? &kidx : NULL);
     const int64_t *shp = batched ? oshape : oshape + 1;
     const int nd = batched ? nsp + 2 : nsp + 1;
     if (y && indices) *indices = tn_keep(tn_reshape(tn_squeeze_dim(tn_gather(fd, 2, tn_unsqueeze(kidx, -1)), -1), shp, nd));
@@ -25723,7 +25783,7 @@ static tn_tensor *tn__embedding_bag_impl(tn_tensor *in, tn_tensor *w, tn_embeddi
     tn_tensor *idx = tn_index_select(tn_to(tn_reshape(ic, TN_SHAPE(-1)), w->device), 0, tn_reshape(posd, TN_SHAPE(-1)));
     tn_tensor *rows = tn_reshape(tn_index_select(w, 0, idx), TN_SHAPE(B, Lmax, D)), *y;
     if (o.mode == TN_BAG_MAX) {
-        y = Lmax ? tn_max_dim(tn_where(keepd, rows, tn__own(tn__full_on(NULL, 0, -INFINITY, w->dtype, w->device))), 1, false, NULL) : NULL;
+        y = Lmax ? tn_max_dim(tn_where(keepd, rows, tn__own(tn__full_on(NULL, 0, -INFINITY, w->dtype, w->device))), 1, NULL) : NULL;
         tn_tensor *empty = tn_to(tn_eq_scalar(cnt, 0), w->device);
         y = Lmax ? tn_where(empty, tn_zeros_like(y), y) : tn__own(tn__full_on(TN_SHAPE(B, D), 0, w->dtype, w->device));
     } else {

@@ -1757,21 +1757,52 @@ TNDEF tn_tensor *tn_prod_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_
 #define tn_prod_dims(x, ...) tn__prod_dims(x, __VA_ARGS__)
 #define tn__prod_dims(x, dims, ...) tn_prod_dims_opts(x, dims, TN__POS_KW(tn_sum_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_prod_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options);
-TNDEF tn_tensor *tn_amax(tn_tensor *x, const int64_t *dims, int n, bool keepdim); /* n = 0: all */
-TNDEF tn_tensor *tn_amin(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
+/* torch.amax / amin over dims (n = 0: all): tn_amax(x, TN_DIMS(1), .keepdim = true). Their
+   one keyword, keepdim=False, is also that of max_dim, min_dim, logsumexp, all_dim, any_dim. */
+#define TN_FIELDS_tn_keepdim_fn_opts(X) \
+    X(B, keepdim, false, "")
+TN__KW_STRUCT(tn_keepdim_fn_opts);
+TNDEF tn_tensor *tn_amax_opts(tn_tensor *x, const int64_t *dims, int n, tn_keepdim_fn_opts opts);
+#define tn_amax(x, ...) tn__amax(x, __VA_ARGS__)
+#define tn__amax(x, dims, ...) tn_amax_opts(x, dims, TN__POS_KW(tn_keepdim_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_amax_str(tn_tensor *x, const int64_t *dims, int n, const char *options);
+TNDEF tn_tensor *tn_amin_opts(tn_tensor *x, const int64_t *dims, int n, tn_keepdim_fn_opts opts);
+#define tn_amin(x, ...) tn__amin(x, __VA_ARGS__)
+#define tn__amin(x, dims, ...) tn_amin_opts(x, dims, TN__POS_KW(tn_keepdim_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_amin_str(tn_tensor *x, const int64_t *dims, int n, const char *options);
 TNDEF tn_tensor *tn_max(tn_tensor *x);          /* 0-d; NaN propagates; error on an empty tensor */
 TNDEF tn_tensor *tn_min(tn_tensor *x);
+/* torch.argmax / argmin's and torch.aminmax's keywords: dim=None (TN_NONE: every dim, the
+   index into the flattened tensor; with keepdim, of shape all ones), keepdim=False. */
+#define TN_FIELDS_tn_argmax_fn_opts(X) \
+    X(I, dim,     TN_NONE, "") \
+    X(B, keepdim, false,   "")
+TN__KW_STRUCT(tn_argmax_fn_opts);
 /* amin and amax in one call: returns the min, the max goes to *max (the result's ownership
-   rule); dim TN_NONE reduces every dim (an error on an empty tensor). */
-TNDEF tn_tensor *tn_aminmax(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **max);
-/* Values and (if indices != NULL) int64 indices of the first extreme along dim;
-   *indices follows the same ownership rule as the result. */
-TNDEF tn_tensor *tn_max_dim(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices);
-TNDEF tn_tensor *tn_min_dim(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices);
+   rule): tn_aminmax(x, &max, .dim = 0). Every dim (dim None) is an error on an empty tensor. */
+TNDEF tn_tensor *tn_aminmax_opts(tn_tensor *x, tn_tensor **max, tn_argmax_fn_opts opts);
+#define tn_aminmax(x, ...) tn_aminmax_opts(x, TN__POS_KW(tn_argmax_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_aminmax_str(tn_tensor *x, tn_tensor **max, const char *options);
+/* Values and (if indices != NULL) int64 indices of the first extreme along dim (torch.max(x,
+   dim, keepdim=False)): tn_max_dim(x, 1, &idx, .keepdim = true); *indices follows the same
+   ownership rule as the result. */
+TNDEF tn_tensor *tn_max_dim_opts(tn_tensor *x, int64_t dim, tn_tensor **indices, tn_keepdim_fn_opts opts);
+#define tn_max_dim(x, ...) tn__max_dim(x, __VA_ARGS__)
+#define tn__max_dim(x, dim, ...) tn_max_dim_opts(x, dim, TN__POS_KW(tn_keepdim_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_max_dim_str(tn_tensor *x, int64_t dim, tn_tensor **indices, const char *options);
+TNDEF tn_tensor *tn_min_dim_opts(tn_tensor *x, int64_t dim, tn_tensor **indices, tn_keepdim_fn_opts opts);
+#define tn_min_dim(x, ...) tn__min_dim(x, __VA_ARGS__)
+#define tn__min_dim(x, dim, ...) tn_min_dim_opts(x, dim, TN__POS_KW(tn_keepdim_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_min_dim_str(tn_tensor *x, int64_t dim, tn_tensor **indices, const char *options);
 TNDEF tn_tensor *tn_argmax(tn_tensor *x);       /* index into the flattened tensor */
 TNDEF tn_tensor *tn_argmin(tn_tensor *x);
-TNDEF tn_tensor *tn_argmax_dim(tn_tensor *x, int64_t dim, bool keepdim);
-TNDEF tn_tensor *tn_argmin_dim(tn_tensor *x, int64_t dim, bool keepdim);
+/* torch.argmax(x, dim=None, keepdim=False): tn_argmax_dim(x, .dim = 1). */
+TNDEF tn_tensor *tn_argmax_dim_opts(tn_tensor *x, tn_argmax_fn_opts opts);
+#define tn_argmax_dim(...) tn_argmax_dim_opts(TN__POS_KW(tn_argmax_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_argmax_dim_str(tn_tensor *x, const char *options);
+TNDEF tn_tensor *tn_argmin_dim_opts(tn_tensor *x, tn_argmax_fn_opts opts);
+#define tn_argmin_dim(...) tn_argmin_dim_opts(TN__POS_KW(tn_argmax_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_argmin_dim_str(tn_tensor *x, const char *options);
 TNDEF tn_tensor *tn_count_nonzero(tn_tensor *x, const int64_t *dims, int n); /* int64; n = 0: all dims */
 /* var/std with Bessel-style correction (PyTorch's default is 1). */
 TNDEF tn_tensor *tn_var(tn_tensor *x, int64_t correction);

@@ -20,7 +20,7 @@ UNARY_FN(fa_cummin, tn_cummin(x[0], 0, NULL))
 UNARY_FN(fa_logcumsumexp, tn_logcumsumexp(x[0], -1))
 UNARY_FN(fa_nansum, tn_nansum_dims(x[0], (const int64_t[]){1}, 1))
 UNARY_FN(fa_nanmean, tn_nanmean_dims(x[0], ((const int64_t[]){0, 2}), 2, .keepdim = true))
-static tn_tensor *fa_aminmax(tn_tensor *const *x) { tn_tensor *mx = NULL, *mn = tn_aminmax(x[0], 1, false, &mx); return mn ? tn_sub(mx, tn_mul_scalar(mn, 3)) : NULL; }
+static tn_tensor *fa_aminmax(tn_tensor *const *x) { tn_tensor *mx = NULL, *mn = tn_aminmax(x[0], &mx, .dim = 1); return mn ? tn_sub(mx, tn_mul_scalar(mn, 3)) : NULL; }
 UNARY_FN(fa_count_nonzero, tn_count_nonzero(tn_floor(x[0]), (const int64_t[]){-1}, 1))
 UNARY_FN(fa_quantile, tn_quantile(x[0], x[1], .dim = 1))
 UNARY_FN(fa_nanquantile, tn_nanquantile(x[0], x[1], .dim = 0, .interpolation = TN_INTERPOLATION_MIDPOINT))
@@ -122,7 +122,7 @@ TEST(gpu_more_a_ops_match_cpu) {
         else fail_at(__LINE__, "multinomial without replacement: not a permutation of the categories");
     }
     tn_tensor *mr = p ? tn_multinomial(p, 50, true, NULL) : NULL;
-    if (!mr || mr->device != TN_CUDA || tn_item(tn_amax(tn_to(mr, TN_CPU), NULL, 0, false)) > 5) fail_at(__LINE__, "multinomial with replacement: %s", tn_last_error());
+    if (!mr || mr->device != TN_CUDA || tn_item(tn_amax(tn_to(mr, TN_CPU), NULL, 0)) > 5) fail_at(__LINE__, "multinomial with replacement: %s", tn_last_error());
     else tn_test_passed++;
     tn_scope_end();
 }

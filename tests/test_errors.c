@@ -609,15 +609,15 @@ static tn_tensor *u_softmax(tn_tensor *x) { return tn_softmax(x, 0); }
 static tn_tensor *u_log_softmax(tn_tensor *x) { return tn_log_softmax(x, 0); }
 static tn_tensor *u_all_dim(tn_tensor *x) { return tn_all_dim(x, 0, false); }
 static tn_tensor *u_any_dim(tn_tensor *x) { return tn_any_dim(x, 0, false); }
-static tn_tensor *u_argmax_dim(tn_tensor *x) { return tn_argmax_dim(x, 0, false); }
-static tn_tensor *u_argmin_dim(tn_tensor *x) { return tn_argmin_dim(x, 0, false); }
-static tn_tensor *u_max_dim(tn_tensor *x) { return tn_max_dim(x, 0, false, NULL); }
-static tn_tensor *u_min_dim(tn_tensor *x) { return tn_min_dim(x, 0, false, NULL); }
+static tn_tensor *u_argmax_dim(tn_tensor *x) { return tn_argmax_dim(x, .dim = 0); }
+static tn_tensor *u_argmin_dim(tn_tensor *x) { return tn_argmin_dim(x, .dim = 0); }
+static tn_tensor *u_max_dim(tn_tensor *x) { return tn_max_dim(x, 0, NULL); }
+static tn_tensor *u_min_dim(tn_tensor *x) { return tn_min_dim(x, 0, NULL); }
 static tn_tensor *u_sum_dims(tn_tensor *x) { return tn_sum_dims(x, TN_DIMS(0)); }
 static tn_tensor *u_mean_dims(tn_tensor *x) { return tn_mean_dims(x, TN_DIMS(0)); }
 static tn_tensor *u_prod_dims(tn_tensor *x) { return tn_prod_dims(x, TN_DIMS(0)); }
-static tn_tensor *u_amax(tn_tensor *x) { return tn_amax(x, TN_DIMS(0), false); }
-static tn_tensor *u_amin(tn_tensor *x) { return tn_amin(x, TN_DIMS(0), false); }
+static tn_tensor *u_amax(tn_tensor *x) { return tn_amax(x, TN_DIMS(0)); }
+static tn_tensor *u_amin(tn_tensor *x) { return tn_amin(x, TN_DIMS(0)); }
 static tn_tensor *u_logsumexp(tn_tensor *x) { return tn_logsumexp(x, TN_DIMS(0), false); }
 static tn_tensor *u_var_dims(tn_tensor *x) { return tn_var_dims(x, TN_DIMS(0), 1, false); }
 static tn_tensor *u_std_dims(tn_tensor *x) { return tn_std_dims(x, TN_DIMS(0), 1, false); }
@@ -1071,10 +1071,10 @@ TEST(out_params_on_error) {
     tn_scope_begin();
     tn_tensor *a = F32(2, 3), *idx;
     idx = SENTINEL_;
-    CHECK(tn_max_dim(a, 2, false, &idx) == NULL);
+    CHECK(tn_max_dim(a, 2, &idx) == NULL);
     CHECK_MSG(idx == NULL, "tn_max_dim left *indices %s on error", idx == SENTINEL_ ? "unwritten" : "set");
     idx = SENTINEL_;
-    CHECK(tn_min_dim(F32(0, 3), 0, false, &idx) == NULL);
+    CHECK(tn_min_dim(F32(0, 3), 0, &idx) == NULL);
     CHECK_MSG(idx == NULL, "tn_min_dim left *indices %s on error", idx == SENTINEL_ ? "unwritten" : "set");
     idx = SENTINEL_;
     CHECK(tn_sort(a, &idx, .dim = 5) == NULL);
@@ -1083,7 +1083,7 @@ TEST(out_params_on_error) {
     CHECK(tn_topk(a, 9, &idx, .dim = 1) == NULL);
     CHECK_MSG(idx == NULL, "tn_topk left *indices %s on error", idx == SENTINEL_ ? "unwritten" : "set");
     idx = SENTINEL_;
-    CHECK(tn_max_dim(NULL, 0, false, &idx) == NULL);
+    CHECK(tn_max_dim(NULL, 0, &idx) == NULL);
     CHECK_MSG(idx == NULL, "tn_max_dim(NULL) left *indices %s", idx == SENTINEL_ ? "unwritten" : "set");
     tn_scope_end();
 }
@@ -1301,6 +1301,8 @@ typedef tn_tensor *(*dims_fn)(tn_tensor *, const int64_t *, int, bool);
 static tn_tensor *r_sum_dims(tn_tensor *x, const int64_t *d, int n, bool k) { return tn_sum_dims(x, d, n, .keepdim = k); }
 static tn_tensor *r_mean_dims(tn_tensor *x, const int64_t *d, int n, bool k) { return tn_mean_dims(x, d, n, .keepdim = k); }
 static tn_tensor *r_prod_dims(tn_tensor *x, const int64_t *d, int n, bool k) { return tn_prod_dims(x, d, n, .keepdim = k); }
+static tn_tensor *r_amax(tn_tensor *x, const int64_t *d, int n, bool k) { return tn_amax(x, d, n, .keepdim = k); }
+static tn_tensor *r_amin(tn_tensor *x, const int64_t *d, int n, bool k) { return tn_amin(x, d, n, .keepdim = k); }
 static tn_tensor *r_var_dims(tn_tensor *x, const int64_t *d, int n, bool k) { return tn_var_dims(x, d, n, 1, k); }
 static tn_tensor *r_std_dims(tn_tensor *x, const int64_t *d, int n, bool k) { return tn_std_dims(x, d, n, 1, k); }
 static tn_tensor *r_norm_dims(tn_tensor *x, const int64_t *d, int n, bool k) { return tn_norm_dims(x, 2, d, n, k); }
@@ -1308,7 +1310,7 @@ static tn_tensor *r_norm1_dims(tn_tensor *x, const int64_t *d, int n, bool k) { 
 static tn_tensor *r_norminf_dims(tn_tensor *x, const int64_t *d, int n, bool k) { return tn_norm_dims(x, INFINITY, d, n, k); }
 static const struct { const char *name; dims_fn fn; bool need_float; } dims_cases[] = {
     {"tn_sum_dims:", r_sum_dims, false}, {"tn_mean_dims:", r_mean_dims, true}, {"tn_prod_dims:", r_prod_dims, false},
-    {"tn_amax:", tn_amax, false}, {"tn_amin:", tn_amin, false}, {"tn_logsumexp:", tn_logsumexp, false},
+    {"tn_amax:", r_amax, false}, {"tn_amin:", r_amin, false}, {"tn_logsumexp:", tn_logsumexp, false},
     {"tn_var_dims:", r_var_dims, true}, {"tn_std_dims:", r_std_dims, true}, {"tn_norm_dims:", r_norm_dims, true},
     {"tn_norm_dims:", r_norm1_dims, true}, {"tn_norm_dims:", r_norminf_dims, true},
 };
@@ -1346,10 +1348,10 @@ TEST(reduction_dims_table) {
 typedef tn_tensor *(*dim_fn)(tn_tensor *, int64_t);
 static tn_tensor *d_all_dim(tn_tensor *x, int64_t d) { return tn_all_dim(x, d, false); }
 static tn_tensor *d_any_dim(tn_tensor *x, int64_t d) { return tn_any_dim(x, d, true); }
-static tn_tensor *d_argmax_dim(tn_tensor *x, int64_t d) { return tn_argmax_dim(x, d, false); }
-static tn_tensor *d_argmin_dim(tn_tensor *x, int64_t d) { return tn_argmin_dim(x, d, true); }
-static tn_tensor *d_max_dim(tn_tensor *x, int64_t d) { tn_tensor *i = NULL; return tn_max_dim(x, d, false, &i); }
-static tn_tensor *d_min_dim(tn_tensor *x, int64_t d) { return tn_min_dim(x, d, true, NULL); }
+static tn_tensor *d_argmax_dim(tn_tensor *x, int64_t d) { return tn_argmax_dim(x, .dim = d); }
+static tn_tensor *d_argmin_dim(tn_tensor *x, int64_t d) { return tn_argmin_dim(x, .dim = d, .keepdim = true); }
+static tn_tensor *d_max_dim(tn_tensor *x, int64_t d) { tn_tensor *i = NULL; return tn_max_dim(x, d, &i); }
+static tn_tensor *d_min_dim(tn_tensor *x, int64_t d) { return tn_min_dim(x, d, NULL, .keepdim = true); }
 static tn_tensor *d_sort(tn_tensor *x, int64_t d) { tn_tensor *i = NULL; return tn_sort(x, &i, .dim = d, .descending = true); }
 static tn_tensor *d_argsort(tn_tensor *x, int64_t d) { return tn_argsort(x, .dim = d); }
 static tn_tensor *d_topk(tn_tensor *x, int64_t d) { return tn_topk(x, 1, NULL, .dim = d); }
@@ -1386,7 +1388,12 @@ TEST(dim_argument_table) {
     for (size_t i = 0; i < sizeof dim_cases / sizeof dim_cases[0]; i++) {
         tn_test_current = dim_cases[i].name;
         QUIET(dim_cases[i].fn(NULL, 0));
-        for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) ERR(dim_cases[i].fn(a, bad[k]), dim_cases[i].name, "out of range");
+        /* argmax / argmin's dim is optional: INT64_MIN is TN_NONE there, torch's dim=None (the flat index) */
+        const bool none_ok = dim_cases[i].fn == d_argmax_dim || dim_cases[i].fn == d_argmin_dim;
+        for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+            if (none_ok && bad[k] == TN_NONE) OK(dim_cases[i].fn(a, bad[k]));
+            else ERR(dim_cases[i].fn(a, bad[k]), dim_cases[i].name, "out of range");
+        }
         OK(dim_cases[i].fn(a, -2));
         OK(dim_cases[i].fn(a, 1));
     }
@@ -1404,15 +1411,15 @@ TEST(reduction_other) {
     /* empty inputs: max/min/argmax/argmin have no identity */
     ERR(tn_max(e), "tn_max:", "[0, 3]");
     ERR(tn_min(e), "tn_min:", "[0, 3]");
-    ERR(tn_amax(e, TN_DIMS(0), false), "tn_amax:", "[0, 3]");
-    ERR(tn_amin(e, NULL, 0, false), "tn_amin:", "[0, 3]");
-    OK(tn_amax(e, TN_DIMS(1), false)); /* reducing the non-empty dim is fine */
-    ERR(tn_max_dim(e, 0, false, NULL), "tn_max_dim:", "[0, 3]");
-    ERR(tn_min_dim(e, 0, true, NULL), "tn_min_dim:", "[0, 3]");
+    ERR(tn_amax(e, TN_DIMS(0)), "tn_amax:", "[0, 3]");
+    ERR(tn_amin(e, NULL, 0), "tn_amin:", "[0, 3]");
+    OK(tn_amax(e, TN_DIMS(1))); /* reducing the non-empty dim is fine */
+    ERR(tn_max_dim(e, 0, NULL), "tn_max_dim:", "[0, 3]");
+    ERR(tn_min_dim(e, 0, NULL, .keepdim = true), "tn_min_dim:", "[0, 3]");
     ERR(tn_argmax(e), "tn_argmax:", "[0, 3]");
     ERR(tn_argmin(F32(0)), "tn_argmin:", "[0]");
-    ERR(tn_argmax_dim(e, 0, false), "tn_argmax_dim:", "[0, 3]");
-    ERR(tn_argmin_dim(e, -2, false), "tn_argmin_dim:", "[0, 3]");
+    ERR(tn_argmax_dim(e, .dim = 0), "tn_argmax_dim:", "[0, 3]");
+    ERR(tn_argmin_dim(e, .dim = -2), "tn_argmin_dim:", "[0, 3]");
     OK(tn_sum(e));
     OK(tn_prod(e));
     /* floating-only reductions */
@@ -1726,7 +1733,7 @@ static void failing_batch(const inputs *in) {
     drop(tn_logsumexp(in->a23, TN_DIMS(7), false));
     drop(tn_max(in->e0));
     drop(tn_argmax(in->e0));
-    drop(tn_max_dim(in->e0, 0, false, &idx));
+    drop(tn_max_dim(in->e0, 0, &idx));
     drop(tn_sort(in->a23, &idx, .dim = 4));
     drop(tn_argsort(in->a23, .dim = 4));
     drop(tn_topk(in->a23, 7, &idx, .dim = 1));

@@ -11,7 +11,8 @@
  * elu, celu, hardshrink, softshrink, rrelu; tril_indices, triu_indices, nan_to_num, logit,
  * cross, tensordot; sort, argsort, topk, hardtanh, glu, softmin, clamp, addcmul, addcdiv,
  * index_add, the dropouts and nn.Dropout*, layer_norm, group_norm, pad; the dims forms of sum,
- * mean, nansum, nanmean, prod), plus the text's errors: an unknown name (listed
+ * mean, nansum, nanmean, prod; amax, amin, aminmax, max_dim, min_dim, argmax_dim,
+ * argmin_dim), plus the text's errors: an unknown name (listed
  * against the valid ones), a bad value, a word not in the enum's list, a tensor given as
  * text. */
 #define TENSOR_IMPLEMENTATION
@@ -828,7 +829,7 @@ TEST(dropout_norm_kw) {
     CHECK(tn_equal(tn_dropout(ones, .training = false), ones));
     CHECK(tn_equal(tn_dropout_str(ones, "p=0.9, training=False"), ones));
     tn_tensor *d2 = tn_dropout2d(ones, .p = 0.5);   /* whole 3x3 channels */
-    CHECK(d2 && zero_or(d2, 2) && tn_equal(tn_amax(d2, TN_SHAPE(2, 3), false), tn_amin(d2, TN_SHAPE(2, 3), false)));
+    CHECK(d2 && zero_or(d2, 2) && tn_equal(tn_amax(d2, TN_SHAPE(2, 3)), tn_amin(d2, TN_SHAPE(2, 3))));
     CHECK(tn_equal(tn_dropout2d_str(ones, "training=False"), ones));
     tn_tensor *d3 = tn_dropout3d(tn_unsqueeze(ones, 0), .p = 0.25);
     CHECK(d3 && zero_or(d3, 4.0 / 3));
@@ -976,6 +977,56 @@ TEST(sum_mean_prod_dims_kw) {
     tn_scope_end();
 }
 
+/* amax, amin, aminmax, max_dim, min_dim, argmax_dim, argmin_dim: torch.amax's keepdim=False,
+   torch.argmax's dim=None (the flat index; with keepdim, all dims kept as ones), aminmax's
+   keyword-only dim=None, keepdim=False. Values as torch 1.13 gives them. */
+TEST(extremes_kw) {
+    tn_scope_begin();
+    tn_tensor *x = f64(V(3, 9, 1, 4, 2, 8), S(2, 3)), *idx = NULL, *mx = NULL;
+    CHECK_T(tn_amax(x, TN_DIMS(1)), S(2), V(9, 8));   /* keepdim false */
+    CHECK_T(tn_amax(x, TN_DIMS(1), .keepdim = true), S(2, 1), V(9, 8));
+    CHECK_T(tn_amin(x, TN_DIMS(0), .keepdim = true), S(1, 3), V(3, 2, 1));
+    CHECK_T(tn_amax_str(x, TN_DIMS(-1), "keepdim=True"), S(2, 1), V(9, 8));
+    CHECK_T(tn_amin_str(x, NULL, 0, NULL), S0, V(1));
+    tn_keepdim_fn_opts ko = TN_DEFAULTS(tn_keepdim_fn_opts);
+    CHECK(!ko.keepdim);
+    ko.keepdim = true;
+    CHECK_T(tn_amax_opts(x, NULL, 0, ko), S(1, 1), V(9));
+    CHECK_T(tn_max_dim(x, 1, &idx), S(2), V(9, 8));
+    CHECK_T(idx, S(2), V(1, 2));
+    CHECK_T(tn_min_dim(x, 0, &idx, .keepdim = true), S(1, 3), V(3, 2, 1));
+    CHECK_T(idx, S(1, 3), V(0, 1, 0));
+    CHECK_T(tn_max_dim_str(x, -1, &idx, "keepdim=True"), S(2, 1), V(9, 8));
+    CHECK_T(tn_min_dim_opts(x, 1, NULL, ko), S(2, 1), V(1, 2));
+    tn_argmax_fn_opts ao = TN_DEFAULTS(tn_argmax_fn_opts);
+    CHECK(ao.dim == TN_NONE && !ao.keepdim);
+    CHECK_T(tn_argmax_dim(x), S0, V(1));   /* dim None: the flat index */
+    CHECK_T(tn_argmax_dim(x, .keepdim = true), S(1, 1), V(1));   /* torch.argmax(x, keepdim=True): shape (1, 1) */
+    CHECK_T(tn_argmax_dim(x, .dim = 1), S(2), V(1, 2));
+    CHECK_T(tn_argmin_dim(x, .dim = 0, .keepdim = true), S(1, 3), V(0, 1, 0));
+    CHECK_T(tn_argmin_dim_str(x, "dim=-1"), S(2), V(2, 1));
+    CHECK_T(tn_argmin_dim_str(x, "dim=None, keepdim=True"), S(1, 1), V(2));
+    ao.dim = 1;
+    CHECK_T(tn_argmax_dim_opts(x, ao), S(2), V(1, 2));
+    CHECK_T(tn_aminmax(x, &mx), S0, V(1));   /* dim None */
+    CHECK_T(mx, S0, V(9));
+    CHECK_T(tn_aminmax(x, &mx, .dim = 0, .keepdim = true), S(1, 3), V(3, 2, 1));
+    CHECK_T(mx, S(1, 3), V(4, 9, 8));
+    CHECK_T(tn_aminmax_str(x, &mx, "dim=1"), S(2), V(1, 2));
+    CHECK_T(mx, S(2), V(9, 8));
+    CHECK_T(tn_aminmax_str(x, &mx, "keepdim=True"), S(1, 1), V(1));   /* torch.aminmax(x, keepdim=True) */
+    CHECK_T(mx, S(1, 1), V(9));
+    CHECK_ERR(tn_amax_str(x, TN_DIMS(1), "dim=1"), "tn_amax: unknown option 'dim' (valid: keepdim)");
+    CHECK_ERR(tn_max_dim_str(x, 1, &idx, "keepdims=True"), "tn_max_dim: unknown option 'keepdims' (valid: keepdim)");
+    CHECK(idx == NULL);
+    CHECK_ERR(tn_argmax_dim_str(x, "axis=1"), "tn_argmax_dim: unknown option 'axis' (valid: dim, keepdim)");
+    CHECK_ERR(tn_aminmax_str(x, &mx, "dim=0.5"), "tn_aminmax: option dim=0.5: expected an integer");
+    CHECK(mx == NULL);
+    CHECK_ERR(tn_argmax_dim(tn_empty(S(0, 2), TN_F64)), "tn_argmax_dim: expected a non-empty tensor");
+    CHECK_ERR(tn_argmax_dim(x, .dim = 2), "tn_argmax_dim");
+    tn_scope_end();
+}
+
 /* The migrated ops stay differentiable through the macro form. */
 static tn_tensor *g_addmm(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_addmm(in[0], in[1], in[2], .beta = -0.5, .alpha = 1.5); }
 static tn_tensor *g_cdist(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_cdist(in[0], in[1], .p = 3); }
@@ -1063,6 +1114,7 @@ int main(void) {
     RUN(dropout_norm_kw);
     RUN(pad_kw);
     RUN(sum_mean_prod_dims_kw);
+    RUN(extremes_kw);
     RUN(gradients_through_the_macros);
     return tn_test_report();
 }

@@ -1322,8 +1322,8 @@ static tn_tensor *do_reduce(int op, tn_tensor *x, const int64_t *dims, int n, bo
     case R_SUM: return all ? tn_sum(x) : tn_sum_dims(x, dims, n, .keepdim = keep);
     case R_MEAN: return all ? tn_mean(x) : tn_mean_dims(x, dims, n, .keepdim = keep);
     case R_PROD: return all ? tn_prod(x) : tn_prod_dims(x, dims, n, .keepdim = keep);
-    case R_AMAX: return tn_amax(x, dims, n, keep);
-    case R_AMIN: return tn_amin(x, dims, n, keep);
+    case R_AMAX: return tn_amax(x, dims, n, .keepdim = keep);
+    case R_AMIN: return tn_amin(x, dims, n, .keepdim = keep);
     case R_VAR0: case R_VAR1: case R_VAR2: return all ? tn_var(x, op - R_VAR0) : tn_var_dims(x, dims, n, op - R_VAR0, keep);
     case R_STD0: case R_STD1: case R_STD2: return all ? tn_std(x, op - R_STD0) : tn_std_dims(x, dims, n, op - R_STD0, keep);
     case R_NORM1: return all ? tn_norm(x, 1) : tn_norm_dims(x, 1, dims, n, keep);
@@ -1479,10 +1479,10 @@ TEST(reductions_special) {
     s = tn_sum(tn_from_data((const int64_t[]){(INT64_C(1) << 60), 1, 1}, TN_SHAPE(3), TN_I64));
     CHECK(s && *(const int64_t *)tn_data_ptr(s) == (INT64_C(1) << 60) + 2);
     LABEL("amax keeps dtype");
-    CHECK_DTYPE(tn_amax(VEC(TN_I32, 1, 2), NULL, 0, false), TN_I32);
+    CHECK_DTYPE(tn_amax(VEC(TN_I32, 1, 2), NULL, 0), TN_I32);
     CHECK_DTYPE(tn_max(VEC(TN_U8, 1, 200)), TN_U8);
     CHECK_LIST(tn_max(VEC(TN_U8, 1, 200)), 0, 200);
-    CHECK_LIST(tn_amax(VEC(TN_BOOL, 0, 1), NULL, 0, false), 0, 1);
+    CHECK_LIST(tn_amax(VEC(TN_BOOL, 0, 1), NULL, 0), 0, 1);
     LABEL("prod with zeros");
     CHECK_LIST(tn_prod(VEC(TN_F32, 3, 0, -2)), 0, 0);
     CHECK_LIST(tn_prod_dims(tn_reshape(VEC(TN_F64, 3, 0, -2, 4), TN_SHAPE(2, 2)), TN_DIMS(1)), 0, 0, -8);
@@ -1512,16 +1512,16 @@ TEST(reductions_special) {
     LABEL("sum over the non-empty dim of [0,3] is empty");
     CHECK_SHAPE(tn_sum_dims(e03, TN_DIMS(1)), 0);
     CHECK_SHAPE(tn_sum_dims(e03, TN_DIMS(1), .keepdim = true), 0, 1);
-    CHECK_SHAPE(tn_amax(e03, TN_DIMS(1), false), 0);
+    CHECK_SHAPE(tn_amax(e03, TN_DIMS(1)), 0);
     LABEL("max of an empty tensor is an error");
     CHECK_ERR(tn_max(e), "");
     CHECK_ERR(tn_min(e), "");
-    CHECK_ERR(tn_amax(e03, TN_DIMS(0), false), "non-zero size");
-    CHECK_ERR(tn_amin(e03, NULL, 0, false), "");
+    CHECK_ERR(tn_amax(e03, TN_DIMS(0)), "non-zero size");
+    CHECK_ERR(tn_amin(e03, NULL, 0), "");
     CHECK_ERR(tn_argmax(e), "");
-    CHECK_ERR(tn_max_dim(e03, 0, false, NULL), "non-zero size");
+    CHECK_ERR(tn_max_dim(e03, 0, NULL), "non-zero size");
     tn_tensor *mi = NULL;
-    tn_tensor *mv = tn_max_dim(e03, 1, false, &mi);
+    tn_tensor *mv = tn_max_dim(e03, 1, &mi);
     LABEL("max_dim over the non-empty dim of [0,3]");
     CHECK_SHAPE(mv, 0);
     CHECK_SHAPE(mi, 0);
@@ -1529,7 +1529,7 @@ TEST(reductions_special) {
     tn_tensor *xn = VEC(TN_F32, 1, nan, 3);
     CHECK_LIST(tn_max(xn), 0, nan);
     CHECK_LIST(tn_min(xn), 0, nan);
-    CHECK_LIST(tn_amax(xn, NULL, 0, false), 0, nan);
+    CHECK_LIST(tn_amax(xn, NULL, 0), 0, nan);
     CHECK_LIST(tn_max(VEC(TN_F64, -inf, -inf)), 0, -inf);
     CHECK_LIST(tn_min(VEC(TN_F64, 3, inf)), 0, 3);
     CHECK_LIST(tn_sum(VEC(TN_F32, 1, nan)), 0, nan);
@@ -1567,7 +1567,7 @@ TEST(reductions_special) {
     CHECK_LIST(tn_sum_dims(z, TN_DIMS(-1), .keepdim = true), 0, 3);
     CHECK_LIST(tn_prod_dims(z, TN_DIMS(0)), 0, 3);
     CHECK_LIST(tn_mean(z), 0, 3);
-    CHECK_LIST(tn_amax(z, TN_DIMS(0), true), 0, 3);
+    CHECK_LIST(tn_amax(z, TN_DIMS(0), .keepdim = true), 0, 3);
     CHECK_LIST(tn_max(z), 0, 3);
     CHECK_ERR(tn_sum_dims(z, TN_DIMS(1)), "out of range");
     LABEL("dim errors");
@@ -1575,9 +1575,9 @@ TEST(reductions_special) {
     CHECK_ERR(tn_sum_dims(m, TN_DIMS(1, -1)), "multiple times");
     CHECK_ERR(tn_sum_dims(m, TN_DIMS(2)), "out of range");
     CHECK_ERR(tn_mean_dims(m, TN_DIMS(-3)), "out of range");
-    CHECK_ERR(tn_amax(m, TN_DIMS(0, 0), false), "multiple times");
+    CHECK_ERR(tn_amax(m, TN_DIMS(0, 0)), "multiple times");
     CHECK_ERR(tn_var_dims(m, TN_DIMS(5), 1, false), "out of range");
-    CHECK_ERR(tn_max_dim(m, 2, false, NULL), "out of range");
+    CHECK_ERR(tn_max_dim(m, 2, NULL), "out of range");
     CHECK_ERR(tn_cumsum(m, -3), "out of range");
     CHECK_ERR(tn_sort(m, NULL, .dim = 2), "out of range");
     CHECK_ERR(tn_softmax(m, 2), "out of range");
@@ -1595,8 +1595,8 @@ static void lane_geom(const int64_t *shape, int nd, int dim, int64_t *outer, int
 static void run_argext(bool is_max, tn_dtype dt, int layout, int gen, const int64_t *shape, int nd, int64_t dim, bool keep) {
     tn_scope_begin();
     tn_tensor *x = make_input(shape, nd, dt, layout, gen);
-    tn_tensor *idx = NULL, *val = is_max ? tn_max_dim(x, dim, keep, &idx) : tn_min_dim(x, dim, keep, &idx);
-    tn_tensor *aidx = is_max ? tn_argmax_dim(x, dim, keep) : tn_argmin_dim(x, dim, keep);
+    tn_tensor *idx = NULL, *val = is_max ? tn_max_dim(x, dim, &idx, .keepdim = keep) : tn_min_dim(x, dim, &idx, .keepdim = keep);
+    tn_tensor *aidx = is_max ? tn_argmax_dim(x, .dim = dim, .keepdim = keep) : tn_argmin_dim(x, .dim = dim, .keepdim = keep);
     int d = (int)(dim < 0 ? dim + (nd ? nd : 1) : dim);
     int64_t outer, len, inner;
     lane_geom(shape, nd, d, &outer, &len, &inner);
@@ -1654,10 +1654,10 @@ TEST(max_dim_argmax) {
     tn_scope_begin();
     LABEL("ties give the first index, NaN wins with its first index (torch)");
     tn_tensor *i = NULL;
-    tn_tensor *v = tn_max_dim(tn_reshape(VEC(TN_F32, 1, NAN, 3, NAN), TN_SHAPE(1, 4)), 1, false, &i);
+    tn_tensor *v = tn_max_dim(tn_reshape(VEC(TN_F32, 1, NAN, 3, NAN), TN_SHAPE(1, 4)), 1, &i);
     CHECK_LIST(v, 0, NAN);
     CHECK_LIST(i, 0, 1);
-    v = tn_min_dim(tn_reshape(VEC(TN_F32, 1, NAN, 3, NAN), TN_SHAPE(1, 4)), 1, false, &i);
+    v = tn_min_dim(tn_reshape(VEC(TN_F32, 1, NAN, 3, NAN), TN_SHAPE(1, 4)), 1, &i);
     CHECK_LIST(v, 0, NAN);
     CHECK_LIST(i, 0, 1);
     CHECK_LIST(tn_argmax(VEC(TN_F32, 1, NAN, 3, NAN)), 0, 1);
@@ -1666,7 +1666,7 @@ TEST(max_dim_argmax) {
     CHECK_LIST(tn_argmax(VEC(TN_F64, -INFINITY, -INFINITY)), 0, 0);
     CHECK_LIST(tn_argmin(VEC(TN_F64, INFINITY, 5, INFINITY)), 0, 1);
     LABEL("max_dim without indices");
-    CHECK_LIST(tn_max_dim(VEC(TN_F32, 1, 5, 2), 0, false, NULL), 0, 5);
+    CHECK_LIST(tn_max_dim(VEC(TN_F32, 1, 5, 2), 0, NULL), 0, 5);
     LABEL("flat argmax / argmin over a transposed view");
     tn_tensor *m = tn_t(tn_reshape(VEC(TN_F32, 0, 9, 2, 3, -4, 5), TN_SHAPE(2, 3)));  /* [[0,3],[9,-4],[2,5]] */
     CHECK_DTYPE(tn_argmax(m), TN_I64);
@@ -1674,7 +1674,7 @@ TEST(max_dim_argmax) {
     CHECK_LIST(tn_argmax(m), 0, 2);
     CHECK_LIST(tn_argmin(m), 0, 3);
     LABEL("0-d max_dim / argmax (torch: values 3, index 0)");
-    CHECK_LIST(tn_max_dim(tn_scalar_tensor(3, TN_F32), 0, false, &i), 0, 3);
+    CHECK_LIST(tn_max_dim(tn_scalar_tensor(3, TN_F32), 0, &i), 0, 3);
     CHECK_LIST(i, 0, 0);
     CHECK_LIST(tn_argmax(tn_scalar_tensor(3, TN_F32)), 0, 0);
     end_scope_check_leaks();
@@ -2328,15 +2328,15 @@ TEST(edge_shapes) {
     CHECK_SHAPE(tn_sum_dims(e, TN_DIMS(1)), 2, 3);
     CHECK_LIST(tn_sum_dims(e, TN_DIMS(1)), 0, 0, 0, 0, 0, 0, 0);
     CHECK_SHAPE(tn_sum_dims(e, TN_DIMS(-1), .keepdim = true), 2, 0, 1);
-    CHECK_SHAPE(tn_amax(e, TN_DIMS(0, 2), false), 0);
+    CHECK_SHAPE(tn_amax(e, TN_DIMS(0, 2)), 0);
     CHECK_SHAPE(tn_cumsum(e, 1), 2, 0, 3);
     CHECK_SHAPE(tn_softmax(e, -1), 2, 0, 3);
     CHECK_SHAPE(tn_sort(e, NULL, .dim = 1), 2, 0, 3);
     CHECK_SHAPE(tn_all_dim(e, 1, false), 2, 3);
     CHECK_LIST(tn_all_dim(e, 1, false), 0, 1, 1, 1, 1, 1, 1);
     CHECK_LIST(tn_any_dim(e, 1, false), 0, 0, 0, 0, 0, 0, 0);
-    CHECK_SHAPE(tn_max_dim(e, 0, false, NULL), 0, 3);
-    CHECK_SHAPE(tn_argmax_dim(e, 2, true), 2, 0, 1);
+    CHECK_SHAPE(tn_max_dim(e, 0, NULL), 0, 3);
+    CHECK_SHAPE(tn_argmax_dim(e, .dim = 2, .keepdim = true), 2, 0, 1);
     CHECK_SHAPE(tn_matmul(e, tn_zeros(TN_SHAPE(3, 4), TN_F32)), 2, 0, 4);
     CHECK_SHAPE(tn_matmul(tn_zeros(TN_SHAPE(2, 3, 0), TN_F32), tn_zeros(TN_SHAPE(0, 4), TN_F32)), 2, 3, 4);
     LABEL("0-d tensors stay 0-d");
@@ -2369,8 +2369,8 @@ TEST(edge_shapes) {
     CHECK_LIST(tn_sum_dims(m, TN_DIMS(-2)), 0, 3, 5, 7);
     CHECK_LIST(tn_cumsum(m, -1), 0, 0, 1, 3, 3, 7, 12);
     CHECK_LIST(tn_cumprod(m, -2), 0, 0, 1, 2, 0, 4, 10);
-    CHECK_LIST(tn_argmax_dim(m, -2, false), 0, 1, 1, 1);
-    CHECK_LIST(tn_amin(m, TN_DIMS(-1, -2), false), 0, 0);
+    CHECK_LIST(tn_argmax_dim(m, .dim = -2), 0, 1, 1, 1);
+    CHECK_LIST(tn_amin(m, TN_DIMS(-1, -2)), 0, 0);
     CHECK_LIST(tn_all_dim(m, -1, false), 0, 0, 1);
     CHECK_LIST(tn_any_dim(m, -2, false), 0, 1, 1, 1);
     CHECK_LIST(tn_sort(m, NULL, .dim = -2, .descending = true), 0, 3, 4, 5, 0, 1, 2);
@@ -2441,11 +2441,11 @@ TEST(ownership_top_level) {
     int64_t live0 = tn_memory_stats_get().live_tensors;
     CHECK(tn_scope_depth() == 0);
     tn_tensor *x = tn_randn(TN_SHAPE(3, 4), TN_F32);
-    tn_tensor *idx = NULL, *v = tn_max_dim(x, 1, false, &idx);
+    tn_tensor *idx = NULL, *v = tn_max_dim(x, 1, &idx);
     CHECK(v && idx && tn_get_dtype(idx) == TN_I64);
     tn_release(v);
     tn_release(idx);
-    v = tn_min_dim(x, 0, true, NULL);
+    v = tn_min_dim(x, 0, NULL, .keepdim = true);
     tn_release(v);
     v = tn_sort(x, &idx, .descending = true);
     CHECK(v && idx);
@@ -2463,7 +2463,7 @@ TEST(ownership_top_level) {
     tn_release(v);
     v = tn_argmax(x);
     tn_release(v);
-    v = tn_argmin_dim(x, 0, false);
+    v = tn_argmin_dim(x, .dim = 0);
     tn_release(v);
     v = tn_var_dims(x, TN_DIMS(0), 1, false);
     tn_release(v);
@@ -2492,7 +2492,7 @@ TEST(ownership_top_level) {
     CHECK(tn_memory_stats_get().live_tensors == live);
     /* failed calls leave nothing behind */
     CHECK(tn_topk(x, 9, &idx, .dim = 1) == NULL);
-    CHECK(tn_max_dim(x, 5, false, &idx) == NULL);
+    CHECK(tn_max_dim(x, 5, &idx) == NULL);
     tn_tensor *z22 = tn_zeros(TN_SHAPE(2, 2), TN_F32);
     CHECK(tn_add_(x, z22) == NULL);
     tn_release(z22);
@@ -2522,7 +2522,7 @@ TEST(misc_semantics) {
     tn_tensor *ex = tn_from_data((const int64_t[]){INT64_MAX, 0, INT64_MIN, -1}, TN_SHAPE(4), TN_I64);
     tn_tensor *sv = tn_sort(ex, NULL, .dim = 0);
     CHECK(sv && ((const int64_t *)tn_data_ptr(sv))[0] == INT64_MIN && ((const int64_t *)tn_data_ptr(sv))[3] == INT64_MAX);
-    tn_tensor *am = tn_amax(ex, NULL, 0, false);
+    tn_tensor *am = tn_amax(ex, NULL, 0);
     CHECK(am && *(const int64_t *)tn_data_ptr(am) == INT64_MAX);
     tn_tensor *ai = tn_argmin(ex);
     CHECK(ai && *(const int64_t *)tn_data_ptr(ai) == 2);

@@ -254,12 +254,12 @@ TEST(test_nan_reductions_aminmax_count) {
     tn_tensor *si = tn_nansum(tn_to_dtype(nc(A_, 3, 4), TN_I32));   /* integers sum as int64, as sum */
     CHECK(si && tn_get_dtype(si) == TN_I64 && tn_item(si) == 52);
     CHECK_ERR(tn_nanmean(tn_to_dtype(b, TN_I64)), "tn_nanmean");
-    CHK(tn_aminmax(b, 1, false, &mx), E_aminmax_min, SH(3));
+    CHK(tn_aminmax(b, &mx, .dim = 1), E_aminmax_min, SH(3));
     CHK(mx, E_aminmax_max, SH(3));
-    CHECK(tn_item(tn_aminmax(b, TN_NONE, false, &mx)) == -4 && tn_item(mx) == 7);
-    CHECK(isnan(tn_item(tn_aminmax(bn, TN_NONE, false, &mx))) && isnan(tn_item(mx)));
-    CHECK(shape_is(tn_aminmax(b, 0, true, &mx), SH(1, 4)) && shape_is(mx, SH(1, 4)));
-    CHECK_ERR(tn_aminmax(tn_zeros(SH(0), TN_F64), TN_NONE, false, &mx), "empty");
+    CHECK(tn_item(tn_aminmax(b, &mx)) == -4 && tn_item(mx) == 7);
+    CHECK(isnan(tn_item(tn_aminmax(bn, &mx))) && isnan(tn_item(mx)));
+    CHECK(shape_is(tn_aminmax(b, &mx, .dim = 0, .keepdim = true), SH(1, 4)) && shape_is(mx, SH(1, 4)));
+    CHECK_ERR(tn_aminmax(tn_zeros(SH(0), TN_F64), &mx), "empty");
     static const double c_[] = {0, 1, 0, 2, 0, 0};
     tn_tensor *c = F64(c_, SH(2, 3));
     CHKI(tn_count_nonzero(c, (const int64_t[]){0}, 1), E_cnz_d0, SH(3));

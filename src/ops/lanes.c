@@ -261,18 +261,35 @@ static tn_tensor *tn__arg_extreme(const char *fn, tn_lane_op op, tn_tensor *x, i
     return want_values ? tn__own(vals) : NULL;
 }
 
-TNDEF tn_tensor *tn_max_dim(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices) { return tn__arg_extreme("tn_max_dim", ARGMAX, x, dim, keepdim, true, indices); }
-TNDEF tn_tensor *tn_min_dim(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices) { return tn__arg_extreme("tn_min_dim", ARGMIN, x, dim, keepdim, true, indices); }
-TNDEF tn_tensor *tn_argmax_dim(tn_tensor *x, int64_t dim, bool keepdim) {
-    tn_tensor *idx = NULL;
-    tn__arg_extreme("tn_argmax_dim", ARGMAX, x, dim, keepdim, false, &idx);
-    return idx;
+TNDEF tn_tensor *tn_max_dim_opts(tn_tensor *x, int64_t dim, tn_tensor **indices, tn_keepdim_fn_opts o) { return tn__arg_extreme("tn_max_dim", ARGMAX, x, dim, o.keepdim, true, indices); }
+TNDEF tn_tensor *tn_min_dim_opts(tn_tensor *x, int64_t dim, tn_tensor **indices, tn_keepdim_fn_opts o) { return tn__arg_extreme("tn_min_dim", ARGMIN, x, dim, o.keepdim, true, indices); }
+TNDEF tn_tensor *tn_max_dim_str(tn_tensor *x, int64_t dim, tn_tensor **indices, const char *options) {
+    if (indices) *indices = NULL;
+    TN__KW_STR(tn_keepdim_fn_opts, keepdim, "tn_max_dim", options, tn_max_dim_opts(x, dim, indices, o));
 }
-TNDEF tn_tensor *tn_argmin_dim(tn_tensor *x, int64_t dim, bool keepdim) {
-    tn_tensor *idx = NULL;
-    tn__arg_extreme("tn_argmin_dim", ARGMIN, x, dim, keepdim, false, &idx);
-    return idx;
+TNDEF tn_tensor *tn_min_dim_str(tn_tensor *x, int64_t dim, tn_tensor **indices, const char *options) {
+    if (indices) *indices = NULL;
+    TN__KW_STR(tn_keepdim_fn_opts, keepdim, "tn_min_dim", options, tn_min_dim_opts(x, dim, indices, o));
 }
+static tn_tensor *tn__arg_flat(const char *fn, tn_lane_op op, tn_tensor *x);
+/* dim None: the flat index, reshaped to all ones with keepdim (as torch.argmax) */
+static tn_tensor *tn__argmax_dim(const char *fn, tn_lane_op op, tn_tensor *x, tn_argmax_fn_opts o) {
+    tn_tensor *idx = NULL;
+    if (o.dim != TN_NONE) {
+        tn__arg_extreme(fn, op, x, o.dim, o.keepdim, false, &idx);
+        return idx;
+    }
+    idx = tn__arg_flat(fn, op, x);
+    if (!idx || !o.keepdim) return idx;
+    int64_t ones[TN_MAX_DIMS];
+    for (int i = 0; i < x->ndim; i++) ones[i] = 1;
+    tn_scope_begin();
+    return tn__scope_return(tn_reshape(idx, ones, x->ndim));
+}
+TNDEF tn_tensor *tn_argmax_dim_opts(tn_tensor *x, tn_argmax_fn_opts o) { return tn__argmax_dim("tn_argmax_dim", ARGMAX, x, o); }
+TNDEF tn_tensor *tn_argmin_dim_opts(tn_tensor *x, tn_argmax_fn_opts o) { return tn__argmax_dim("tn_argmin_dim", ARGMIN, x, o); }
+TNDEF tn_tensor *tn_argmax_dim_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_argmax_fn_opts, argmax, "tn_argmax_dim", options, tn_argmax_dim_opts(x, o)); }
+TNDEF tn_tensor *tn_argmin_dim_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_argmax_fn_opts, argmax, "tn_argmin_dim", options, tn_argmin_dim_opts(x, o)); }
 static tn_tensor *tn__arg_flat(const char *fn, tn_lane_op op, tn_tensor *x) {
     TN__CHECK_NULL(x);
     if (tn_numel(x) == 0) return (tn_tensor *)tn__error("%s: expected a non-empty tensor (input shape %s)", fn, TN__SHAPE(x));

@@ -529,7 +529,7 @@ static tn_tensor *tn__matrix_norm_impl(tn_tensor *A, const char *ord, const tn_i
         perm[k++] = d1;
         const int64_t last[1] = {-1};
         tn_tensor *sv = tn_linalg_svdvals(tn_permute(xc, perm, k));
-        r = !sv ? NULL : word == 2 ? tn_sum_dims(sv, last, 1) : num > 0 ? tn_amax(sv, last, 1, false) : tn_amin(sv, last, 1, false);
+        r = !sv ? NULL : word == 2 ? tn_sum_dims(sv, last, 1) : num > 0 ? tn_amax(sv, last, 1) : tn_amin(sv, last, 1);
         if (r && keepdim) r = tn_unsqueeze(tn_unsqueeze(r, d0 < d1 ? d0 : d1), d0 < d1 ? d1 : d0);
     } else {   /* 1, -1: the extreme column sum; inf, -inf: the extreme row sum */
         int s0 = d0, s1 = d1;
@@ -537,7 +537,7 @@ static tn_tensor *tn__matrix_norm_impl(tn_tensor *A, const char *ord, const tn_i
         if (!keepdim && s0 < s1) s1--;
         const int64_t ds[1] = {s0}, dm[1] = {s1};
         tn_tensor *cs = tn_sum_dims(tn_abs(xc), ds, 1, .keepdim = keepdim);
-        r = cs ? (num > 0 ? tn_amax(cs, dm, 1, keepdim) : tn_amin(cs, dm, 1, keepdim)) : NULL;
+        r = cs ? (num > 0 ? tn_amax(cs, dm, 1, .keepdim = keepdim) : tn_amin(cs, dm, 1, .keepdim = keepdim)) : NULL;
     }
     return tn__scope_return(r);
 }

@@ -236,8 +236,10 @@ static tn_tensor *tn__prod_dims_kd(tn_tensor *x, const int64_t *dims, int n, boo
     TN__AUTOCAST(TN__AC_F32, tn__prod_dims_kd(ac_[0], dims, n, keepdim), x);
     return tn__reduce("tn_prod_dims", PROD, x, dims, n, keepdim);
 }
-TNDEF tn_tensor *tn_amax(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return tn__reduce("tn_amax", MAX, x, dims, n, keepdim); }
-TNDEF tn_tensor *tn_amin(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return tn__reduce("tn_amin", MIN, x, dims, n, keepdim); }
+TNDEF tn_tensor *tn_amax_opts(tn_tensor *x, const int64_t *dims, int n, tn_keepdim_fn_opts o) { return tn__reduce("tn_amax", MAX, x, dims, n, o.keepdim); }
+TNDEF tn_tensor *tn_amin_opts(tn_tensor *x, const int64_t *dims, int n, tn_keepdim_fn_opts o) { return tn__reduce("tn_amin", MIN, x, dims, n, o.keepdim); }
+TNDEF tn_tensor *tn_amax_str(tn_tensor *x, const int64_t *dims, int n, const char *options) { TN__KW_STR(tn_keepdim_fn_opts, keepdim, "tn_amax", options, tn_amax_opts(x, dims, n, o)); }
+TNDEF tn_tensor *tn_amin_str(tn_tensor *x, const int64_t *dims, int n, const char *options) { TN__KW_STR(tn_keepdim_fn_opts, keepdim, "tn_amin", options, tn_amin_opts(x, dims, n, o)); }
 /* max()/min() of the whole tensor: evenly_distribute_backward (d[0] = 1), which spreads over the
    NaNs when the result is NaN (amax's backward gives NaN everywhere then) */
 static tn_tensor *tn__evenly(tn_tensor *r, const char *name) {
@@ -340,8 +342,8 @@ TNDEF tn_tensor *tn_norm_dims(tn_tensor *x, double p, const int64_t *dims, int n
     if (tn__check_cpu_dtype("tn_norm_dims", x) || tn__need_float("tn_norm_dims", x) || tn__dims_mask("tn_norm_dims", x, dims, n, mask)) return NULL;
     tn_scope_begin();
     tn_tensor *a = tn_abs(x), *r;
-    if (p == INFINITY) r = tn_numel(x) ? tn_amax(a, dims, n, keepdim) : tn_sum_dims(a, dims, n, .keepdim = keepdim);
-    else if (p == -INFINITY) r = tn_amin(a, dims, n, keepdim);
+    if (p == INFINITY) r = tn_numel(x) ? tn_amax(a, dims, n, .keepdim = keepdim) : tn_sum_dims(a, dims, n, .keepdim = keepdim);
+    else if (p == -INFINITY) r = tn_amin(a, dims, n, .keepdim = keepdim);
     else if (p == 0) /* the count of nonzeros: recorded, with no gradient (x.grad stays None), as PyTorch */
         r = tn__zero_grad_node(tn_to_dtype(tn_sum_dims(tn_ne_scalar(x, 0), dims, n, .keepdim = keepdim), x->dtype), x, "NormBackward1", false);
     else if (p == 1) r = tn_sum_dims(a, dims, n, .keepdim = keepdim);
@@ -466,7 +468,7 @@ TNDEF tn_tensor *tn_logsumexp(tn_tensor *x, const int64_t *dims, int n, bool kee
     if (tn_numel(xf) == 0) {
         r = tn_log(tn_sum_dims(tn_exp(xf), dims, n, .keepdim = keepdim));
     } else { /* shift by the max (0 where the max is infinite, so inf - inf never happens) */
-        tn_tensor *m = tn_amax(xf, dims, n, true);
+        tn_tensor *m = tn_amax(xf, dims, n, .keepdim = true);
         if (m) m = tn_where(tn_isinf(m), tn_zeros_like(m), m);
         tn_tensor *s = tn_log(tn_sum_dims(tn_exp(tn_sub(xf, m)), dims, n, .keepdim = true));
         r = tn_add(s, m);
@@ -549,8 +551,8 @@ static tn_tensor *tn__aminmax_impl(tn_tensor *x, int64_t dim, bool keepdim, tn_t
         return (tn_tensor *)tn__error("%s: cannot compute aminmax over an empty dimension as the operation has no identity (input %s)", fn, TN__SHAPE(x));
     if (!all && tn__wrap_dim(fn, dim, x->ndim) < 0) return NULL;
     tn_scope_begin();
-    tn_tensor *lo = all ? tn_amin(x, NULL, 0, keepdim) : tn_amin(x, &dim, 1, keepdim);
-    tn_tensor *hi = lo ? (all ? tn_amax(x, NULL, 0, keepdim) : tn_amax(x, &dim, 1, keepdim)) : NULL;
+    tn_tensor *lo = all ? tn_amin(x, NULL, 0, .keepdim = keepdim) : tn_amin(x, &dim, 1, .keepdim = keepdim);
+    tn_tensor *hi = lo ? (all ? tn_amax(x, NULL, 0, .keepdim = keepdim) : tn_amax(x, &dim, 1, .keepdim = keepdim)) : NULL;
     if (hi && x->ndim == 0 && keepdim && !all) {   /* PyTorch keeps a dim of 1 for a 0-d input */
         lo = tn_reshape(lo, tn__one, 1);
         hi = tn_reshape(hi, tn__one, 1);
@@ -561,9 +563,13 @@ static tn_tensor *tn__aminmax_impl(tn_tensor *x, int64_t dim, bool keepdim, tn_t
     if (max) *max = hi;
     return lo;
 }
-TNDEF tn_tensor *tn_aminmax(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **max) {
+TNDEF tn_tensor *tn_aminmax_opts(tn_tensor *x, tn_tensor **max, tn_argmax_fn_opts o) {
     if (max) *max = NULL;
-    return TN__AS("tn_aminmax", tn__aminmax_impl(x, dim, keepdim, max));
+    return TN__AS("tn_aminmax", tn__aminmax_impl(x, o.dim, o.keepdim, max));
+}
+TNDEF tn_tensor *tn_aminmax_str(tn_tensor *x, tn_tensor **max, const char *options) {
+    if (max) *max = NULL;
+    TN__KW_STR(tn_argmax_fn_opts, argmax, "tn_aminmax", options, tn_aminmax_opts(x, max, o));
 }
 
 /* ---- histograms: bincount and histc, accumulated by index_put ---- */
@@ -581,7 +587,7 @@ static tn_tensor *tn__bincount_impl(tn_tensor *x, tn_tensor *weights, int64_t mi
     int64_t size = minlength;
     tn_scope_begin();
     if (tn_numel(x) > 0) {
-        tn_tensor *lo = tn_amin(x, NULL, 0, false), *hi = lo ? tn_amax(x, NULL, 0, false) : NULL;
+        tn_tensor *lo = tn_amin(x, NULL, 0), *hi = lo ? tn_amax(x, NULL, 0) : NULL;
         if (!hi) { tn_scope_end(); return NULL; }
         const double lov = tn_item(lo);
         if (lov < 0) { tn_scope_end(); return (tn_tensor *)tn__error("%s: bincount only supports 1-d non-negative integral inputs (got %g)", fn, lov); }
@@ -606,7 +612,7 @@ static tn_tensor *tn__histc_impl(tn_tensor *x, int64_t bins, double lo, double h
     if (bins <= 0) return (tn_tensor *)tn__error("%s: bins must be > 0, but got %lld", fn, (long long)bins);
     tn_scope_begin();
     if (lo == hi && tn_numel(x) > 0) {   /* the data's range */
-        tn_tensor *a = tn_amin(x, NULL, 0, false), *b = a ? tn_amax(x, NULL, 0, false) : NULL;
+        tn_tensor *a = tn_amin(x, NULL, 0), *b = a ? tn_amax(x, NULL, 0) : NULL;
         if (!b) { tn_scope_end(); return NULL; }
         lo = tn_item(a);
         hi = tn_item(b);
@@ -654,7 +660,7 @@ static tn_tensor *tn__histogram_impl(tn_tensor *x, int64_t bins, tn_tensor *bt, 
         double lo = o->range[0], hi = o->range[1];
         if (lo != lo || hi != hi) {   /* None: the data's range (numpy's [0, 1] of no values) */
             lo = 0; hi = 1;
-            if (N) { lo = tn_item(tn_amin(xf, NULL, 0, false)); hi = tn_item(tn_amax(xf, NULL, 0, false)); }
+            if (N) { lo = tn_item(tn_amin(xf, NULL, 0)); hi = tn_item(tn_amax(xf, NULL, 0)); }
         }
         if (!(isfinite(lo) && isfinite(hi))) { tn_scope_end(); return (tn_tensor *)tn__error("%s: torch.histogram(): range [%g, %g] is not finite", fn, lo, hi); }
         if (lo > hi) { tn_scope_end(); return (tn_tensor *)tn__error("%s: torch.histogram(): min should not exceed max, but got min %g max %g", fn, lo, hi); }

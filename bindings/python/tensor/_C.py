@@ -418,17 +418,17 @@ tn_nanmean T T
 tn_nanmean_dims_str T T L i s
 tn_prod T T
 tn_prod_dims_str T T L i s
-tn_amax T T L i b
-tn_amin T T L i b
+tn_amax_str T T L i s
+tn_amin_str T T L i s
 tn_max T T
 tn_min T T
-tn_aminmax T T l b A
-tn_max_dim T T l b A
-tn_min_dim T T l b A
+tn_aminmax_str T T A s
+tn_max_dim_str T T l A s
+tn_min_dim_str T T l A s
 tn_argmax T T
 tn_argmin T T
-tn_argmax_dim T T l b
-tn_argmin_dim T T l b
+tn_argmax_dim_str T T s
+tn_argmin_dim_str T T s
 tn_count_nonzero T T L i
 tn_var T T l
 tn_var_dims T T L i l b

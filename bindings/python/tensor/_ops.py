@@ -563,19 +563,19 @@ def prod(self, dim=None, keepdim=False, *, dtype=None):
 @_method("amax")
 def amax(self, dim=(), keepdim=False):
     arr, n = _i64(_dims_list(dim) or [])
-    return _wrap(lib.tn_amax(self._ptr, arr, n, bool(keepdim)))
+    return _wrap(lib.tn_amax_str(self._ptr, arr, n, _kw_text(keepdim=bool(keepdim))))
 
 
 @_method("amin")
 def amin(self, dim=(), keepdim=False):
     arr, n = _i64(_dims_list(dim) or [])
-    return _wrap(lib.tn_amin(self._ptr, arr, n, bool(keepdim)))
+    return _wrap(lib.tn_amin_str(self._ptr, arr, n, _kw_text(keepdim=bool(keepdim))))
 
 
 @_method("aminmax")
 def aminmax(self, *, dim=None, keepdim=False):
     mx = c_void_p()
-    lo = _wrap(lib.tn_aminmax(self._ptr, _NONE if dim is None else _int(dim, "aminmax"), bool(keepdim), byref(mx)))
+    lo = _wrap(lib.tn_aminmax_str(self._ptr, byref(mx), _kw_text(dim=None if dim is None else _int(dim, "aminmax"), keepdim=bool(keepdim))))
     return return_types.aminmax(lo, _wrap(mx.value))
 
 
@@ -585,36 +585,36 @@ def _extreme(self, dim, keepdim, f_all, f_dim, f_binary, rtype):
     if dim is None:
         return _wrap(f_all(self._ptr))
     idx = c_void_p()
-    v = f_dim(self._ptr, _int(dim, rtype.__name__), bool(keepdim), byref(idx))
+    v = f_dim(self._ptr, _int(dim, rtype.__name__), byref(idx), _kw_text(keepdim=bool(keepdim)))
     values = _wrap(v)
     return rtype(values, _wrap(idx.value))
 
 
 @_method("max")
 def max(self, dim=None, keepdim=False):
-    return _extreme(self, dim, keepdim, lib.tn_max, lib.tn_max_dim, lib.tn_maximum, return_types.max)
+    return _extreme(self, dim, keepdim, lib.tn_max, lib.tn_max_dim_str, lib.tn_maximum, return_types.max)
 
 
 @_method("min")
 def min(self, dim=None, keepdim=False):
-    return _extreme(self, dim, keepdim, lib.tn_min, lib.tn_min_dim, lib.tn_minimum, return_types.min)
+    return _extreme(self, dim, keepdim, lib.tn_min, lib.tn_min_dim_str, lib.tn_minimum, return_types.min)
 
 
 def _arg(self, dim, keepdim, f_all, f_dim):
     if dim is None:
         r = _wrap(f_all(self._ptr))
         return r.reshape([1] * self.ndim) if keepdim else r
-    return _wrap(f_dim(self._ptr, _int(dim, "argmax"), bool(keepdim)))
+    return _wrap(f_dim(self._ptr, _kw_text(dim=_int(dim, "argmax"), keepdim=bool(keepdim))))
 
 
 @_method("argmax")
 def argmax(self, dim=None, keepdim=False):
-    return _arg(self, dim, keepdim, lib.tn_argmax, lib.tn_argmax_dim)
+    return _arg(self, dim, keepdim, lib.tn_argmax, lib.tn_argmax_dim_str)
 
 
 @_method("argmin")
 def argmin(self, dim=None, keepdim=False):
-    return _arg(self, dim, keepdim, lib.tn_argmin, lib.tn_argmin_dim)
+    return _arg(self, dim, keepdim, lib.tn_argmin, lib.tn_argmin_dim_str)
 
 
 def _correction(dim, unbiased, correction):
