@@ -1891,20 +1891,64 @@ TNDEF tn_tensor *tn_argmin_dim_opts(tn_tensor *x, tn_argmax_fn_opts opts);
 #define tn_argmin_dim(...) tn_argmin_dim_opts(TN__POS_KW(tn_argmax_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_argmin_dim_str(tn_tensor *x, const char *options);
 TNDEF tn_tensor *tn_count_nonzero(tn_tensor *x, const int64_t *dims, int n); /* int64; n = 0: all dims */
-/* var/std with Bessel-style correction (PyTorch's default is 1). */
-TNDEF tn_tensor *tn_var(tn_tensor *x, int64_t correction);
-TNDEF tn_tensor *tn_var_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim);
-TNDEF tn_tensor *tn_std(tn_tensor *x, int64_t correction);
-TNDEF tn_tensor *tn_std_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim);
+/* var / std over every element (tn_var) or over dims (n = 0: all), torch.var(x, dim=None, *,
+   correction=1, keepdim=False): tn_var(x, .correction = 0), tn_std_dims(x, TN_DIMS(1),
+   .keepdim = true). .unbiased (-1: not given) is torch's older keyword (false: correction 0),
+   an error beside a correction other than 1. Floating or complex x; complex x gives a real
+   result, the variance of |x - mean|, as PyTorch. */
+#define TN_FIELDS_tn_var_fn_opts(X) \
+    X(I,  correction, 1,     "") \
+    X(B,  keepdim,    false, "") \
+    X(OB, unbiased,   -1,    "")
+TN__KW_STRUCT(tn_var_fn_opts);
+TNDEF tn_tensor *tn_var_opts(tn_tensor *x, tn_var_fn_opts opts);
+#define tn_var(...) tn_var_opts(TN__POS_KW(tn_var_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_var_str(tn_tensor *x, const char *options);
+TNDEF tn_tensor *tn_var_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_var_fn_opts opts);
+#define tn_var_dims(x, ...) tn__var_dims(x, __VA_ARGS__)
+#define tn__var_dims(x, dims, ...) tn_var_dims_opts(x, dims, TN__POS_KW(tn_var_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_var_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options);
+TNDEF tn_tensor *tn_std_opts(tn_tensor *x, tn_var_fn_opts opts);
+#define tn_std(...) tn_std_opts(TN__POS_KW(tn_var_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_std_str(tn_tensor *x, const char *options);
+TNDEF tn_tensor *tn_std_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_var_fn_opts opts);
+#define tn_std_dims(x, ...) tn__std_dims(x, __VA_ARGS__)
+#define tn__std_dims(x, dims, ...) tn_std_dims_opts(x, dims, TN__POS_KW(tn_var_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_std_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options);
 /* var_mean / std_mean: var (std) and the mean over the same dims (n = 0: all), the mean in
-   *mean (the result's ownership rule; NULL: not wanted). Floating x. */
-TNDEF tn_tensor *tn_var_mean(tn_tensor *x, int64_t correction, tn_tensor **mean);
-TNDEF tn_tensor *tn_var_mean_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim, tn_tensor **mean);
-TNDEF tn_tensor *tn_std_mean(tn_tensor *x, int64_t correction, tn_tensor **mean);
-TNDEF tn_tensor *tn_std_mean_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim, tn_tensor **mean);
-/* Vector p-norm: p = 2 by default; INFINITY, -INFINITY, 0 (count of nonzeros), any p. */
-TNDEF tn_tensor *tn_norm(tn_tensor *x, double p);
-TNDEF tn_tensor *tn_norm_dims(tn_tensor *x, double p, const int64_t *dims, int n, bool keepdim);
+   *mean (the result's ownership rule; NULL: not wanted): tn_var_mean_dims(x, TN_DIMS(0), &m,
+   .correction = 0). Floating or complex x (the mean complex, the var real). */
+TNDEF tn_tensor *tn_var_mean_opts(tn_tensor *x, tn_tensor **mean, tn_var_fn_opts opts);
+#define tn_var_mean(x, ...) tn_var_mean_opts(x, TN__POS_KW(tn_var_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_var_mean_str(tn_tensor *x, tn_tensor **mean, const char *options);
+TNDEF tn_tensor *tn_var_mean_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_tensor **mean, tn_var_fn_opts opts);
+#define tn_var_mean_dims(x, ...) tn__var_mean_dims(x, __VA_ARGS__)
+#define tn__var_mean_dims(x, dims, n, ...) tn_var_mean_dims_opts(x, dims, n, TN__POS_KW(tn_var_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_var_mean_dims_str(tn_tensor *x, const int64_t *dims, int n, tn_tensor **mean, const char *options);
+TNDEF tn_tensor *tn_std_mean_opts(tn_tensor *x, tn_tensor **mean, tn_var_fn_opts opts);
+#define tn_std_mean(x, ...) tn_std_mean_opts(x, TN__POS_KW(tn_var_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_std_mean_str(tn_tensor *x, tn_tensor **mean, const char *options);
+TNDEF tn_tensor *tn_std_mean_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_tensor **mean, tn_var_fn_opts opts);
+#define tn_std_mean_dims(x, ...) tn__std_mean_dims(x, __VA_ARGS__)
+#define tn__std_mean_dims(x, dims, n, ...) tn_std_mean_dims_opts(x, dims, n, TN__POS_KW(tn_var_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_std_mean_dims_str(tn_tensor *x, const int64_t *dims, int n, tn_tensor **mean, const char *options);
+/* Vector p-norm of every element (tn_norm) or over dims, torch.norm(x, p='fro', dim=None,
+   keepdim=False, dtype=None): .p = 2 (also 'fro': the 2-norm of the elements), INFINITY,
+   -INFINITY, 0 (the count of nonzeros), any p; .dtype (-1: None) casts x first:
+   tn_norm(x, .p = 1), tn_norm_dims(x, TN_DIMS(1), .p = INFINITY, .keepdim = true). Complex x
+   gives the real norm of |x|. */
+#define TN_FIELDS_tn_norm_fn_opts(X) \
+    X(D, p,       2,     "") \
+    X(B, keepdim, false, "") \
+    X(E, dtype,   -1,    "float32|float64|int32|int64|uint8|bool|float16|bfloat16|int8|int16|complex64|complex128")
+TN__KW_STRUCT(tn_norm_fn_opts);
+TNDEF tn_tensor *tn_norm_opts(tn_tensor *x, tn_norm_fn_opts opts);
+#define tn_norm(...) tn_norm_opts(TN__POS_KW(tn_norm_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_norm_str(tn_tensor *x, const char *options);
+TNDEF tn_tensor *tn_norm_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_norm_fn_opts opts);
+#define tn_norm_dims(x, ...) tn__norm_dims(x, __VA_ARGS__)
+#define tn__norm_dims(x, dims, ...) tn_norm_dims_opts(x, dims, TN__POS_KW(tn_norm_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_norm_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options);
 /* Tensor.renorm: each slice along dim whose p-norm (over the other dims) exceeds maxnorm scaled
    by maxnorm / (norm + 1e-7); at least 2 dims, p > 0, maxnorm >= 0, floating x. */
 TNDEF tn_tensor *tn_renorm(tn_tensor *x, double p, int64_t dim, double maxnorm);
@@ -5210,6 +5254,22 @@ static int tn__kw_numbers(const char *fn, const char *key, tn__kwspan v, double 
     if (r < 0 || n == 0) return TN__FAIL_INT("%s: option %s=%.*s is not a number%s", fn, key, (int)v.n, v.p, max > 1 ? " or a tuple of numbers" : "");
     return n;
 }
+/* An integer literal read exactly, over int64's whole range (a double holds 53 bits): so
+   "correction=-9223372036854775808" is the value the struct form would take. */
+static bool tn__kw_int_literal(tn__kwspan v, int64_t *out) {
+    const bool neg = v.n && v.p[0] == '-';
+    if ((size_t)neg == v.n) return false;
+    uint64_t u = 0;
+    for (size_t j = neg; j < v.n; j++) {
+        if (v.p[j] < '0' || v.p[j] > '9') return false;
+        const unsigned d = (unsigned)(v.p[j] - '0');
+        if (u > (UINT64_MAX - d) / 10) return false;   /* out of range: the double path's message */
+        u = u * 10 + d;
+    }
+    if (u > (uint64_t)INT64_MAX + neg) return false;
+    *out = !neg ? (int64_t)u : u == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)u;
+    return true;
+}
 /* A double as an int64_t option: integral and in range (never an undefined conversion). */
 static int tn__kw_int(const char *fn, const char *key, double x, int64_t *out) {
     if (!(x == floor(x) && fabs(x) < 9.2e18)) return TN__FAIL_INT("%s: option %s=%g: expected an integer", fn, key, x);
@@ -5335,6 +5395,7 @@ static int tn__kw_set(const char *fn, const tn__kwkey *key, tn__kwspan k, tn__kw
     }
     /* I, and P given a number */
     if (tn__kw_is(v, "None")) { *(int64_t *)f = TN_NONE; return 0; }
+    if (key->type == 'I' && tn__kw_int_literal(v, (int64_t *)f)) return 0;
     if (tn__kw_numbers(fn, name, v, x, 1, &tuple) < 0 || tn__kw_int(fn, name, x[0], (int64_t *)f)) return -1;
     if (key->type == 'P' && x[0] < 0) return TN__FAIL_INT("%s: option %s=%.*s: padding must be non-negative", fn, name, (int)v.n, v.p);
     return 0;
@@ -5601,6 +5662,12 @@ static const tn__kwkey tn__kw_keepdim[] = {TN_FIELDS_tn_keepdim_fn_opts(TN__KW_R
 #undef TN__KW_T
 #define TN__KW_T tn_argmax_fn_opts
 static const tn__kwkey tn__kw_argmax[] = {TN_FIELDS_tn_argmax_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_var_fn_opts
+static const tn__kwkey tn__kw_var[] = {TN_FIELDS_tn_var_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_norm_fn_opts
+static const tn__kwkey tn__kw_norm[] = {TN_FIELDS_tn_norm_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
 #define TN__KW_T tn_quantile_fn_opts
 static const tn__kwkey tn__kw_quantile[] = {TN_FIELDS_tn_quantile_fn_opts(TN__KW_ROW)};
@@ -13277,8 +13344,13 @@ static tn_tensor *tn__mean_dims_kd(tn_tensor *x, const int64_t *dims, int n, boo
 }
 TNDEF tn_tensor *tn_mean(tn_tensor *x) { return TN__AS("tn_mean", tn__mean_dims_kd(x, NULL, 0, false)); }
 
-TNDEF tn_tensor *tn_var_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim) {
+static tn_tensor *tn__var_dims_kd(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim) {
     TN__CHECK_NULL(x);
+    if (tn_dtype_is_complex(x->dtype)) {   /* var(re) + var(im): the mean of |x - mean|^2, real, as PyTorch's */
+        tn_scope_begin();
+        tn_tensor *re = tn_real(x), *im = re ? tn_imag(x) : NULL;
+        return tn__scope_return(im ? tn_add(tn__var_dims_kd(re, dims, n, correction, keepdim), tn__var_dims_kd(im, dims, n, correction, keepdim)) : NULL);
+    }
     if (tn__check_cpu_dtype("tn_var_dims", x) || tn__need_float("tn_var_dims", x)) return NULL;
     int64_t count = tn__reduced_count("tn_var_dims", x, dims, n);
     if (count < 0) return NULL;
@@ -13290,24 +13362,52 @@ TNDEF tn_tensor *tn_var_dims(tn_tensor *x, const int64_t *dims, int n, int64_t c
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_var(tn_tensor *x, int64_t correction) { return tn__grad_name(TN__AS("tn_var", tn_var_dims(x, NULL, 0, correction, false)), "VarBackward0"); }
-TNDEF tn_tensor *tn_std_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim) {
+static tn_tensor *tn__std_dims_kd(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim) {
     TN__CHECK_NULL(x);
     bool mask[TN_MAX_DIMS];
-    if (tn__check_cpu_dtype("tn_std_dims", x) || tn__need_float("tn_std_dims", x) || tn__dims_mask("tn_std_dims", x, dims, n, mask)) return NULL;
+    if (tn__check_cpu_dtype("tn_std_dims", x) || (!tn_dtype_is_complex(x->dtype) && tn__need_float("tn_std_dims", x)) || tn__dims_mask("tn_std_dims", x, dims, n, mask)) return NULL;
     tn_scope_begin();
-    tn_tensor *v = tn_var_dims(x, dims, n, correction, keepdim), *zero = v ? tn_eq_scalar(v, 0) : NULL;
+    tn_tensor *v = tn__var_dims_kd(x, dims, n, correction, keepdim), *zero = v ? tn_eq_scalar(v, 0) : NULL;
     /* sqrt with a zero gradient at 0 (PyTorch masks it): the double where keeps inf * 0 out */
     tn_tensor *r = tn_keep(zero ? tn_where(zero, tn_zeros_like(v), tn_sqrt(tn_where(zero, tn_ones_like(v), v))) : NULL);
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_std(tn_tensor *x, int64_t correction) { return tn__grad_name(TN__AS("tn_std", tn_std_dims(x, NULL, 0, correction, false)), "StdBackward0"); }
+/* torch's unbiased, the older spelling of correction 1 (True) or 0 (False) */
+static int tn__var_correction(const char *fn, tn_var_fn_opts o, int64_t *correction) {
+    *correction = o.correction;
+    if (o.unbiased == -1) return 0;
+    if (o.correction != 1) return TN__FAIL_INT("%s: cannot specify both unbiased and correction (unbiased=%s, correction=%lld)", fn, o.unbiased ? "True" : "False", (long long)o.correction);
+    *correction = o.unbiased ? 1 : 0;
+    return 0;
+}
+TNDEF tn_tensor *tn_var_opts(tn_tensor *x, tn_var_fn_opts o) {
+    int64_t c;
+    if (tn__var_correction("tn_var", o, &c)) return NULL;
+    return tn__grad_name(TN__AS("tn_var", tn__var_dims_kd(x, NULL, 0, c, o.keepdim)), "VarBackward0");
+}
+TNDEF tn_tensor *tn_var_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_var_fn_opts o) {
+    int64_t c;
+    return tn__var_correction("tn_var_dims", o, &c) ? NULL : tn__var_dims_kd(x, dims, n, c, o.keepdim);
+}
+TNDEF tn_tensor *tn_std_opts(tn_tensor *x, tn_var_fn_opts o) {
+    int64_t c;
+    if (tn__var_correction("tn_std", o, &c)) return NULL;
+    return tn__grad_name(TN__AS("tn_std", tn__std_dims_kd(x, NULL, 0, c, o.keepdim)), "StdBackward0");
+}
+TNDEF tn_tensor *tn_std_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_var_fn_opts o) {
+    int64_t c;
+    return tn__var_correction("tn_std_dims", o, &c) ? NULL : tn__std_dims_kd(x, dims, n, c, o.keepdim);
+}
+TNDEF tn_tensor *tn_var_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_var_fn_opts, var, "tn_var", options, tn_var_opts(x, o)); }
+TNDEF tn_tensor *tn_var_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options) { TN__KW_STR(tn_var_fn_opts, var, "tn_var_dims", options, tn_var_dims_opts(x, dims, n, o)); }
+TNDEF tn_tensor *tn_std_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_var_fn_opts, var, "tn_std", options, tn_std_opts(x, o)); }
+TNDEF tn_tensor *tn_std_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options) { TN__KW_STR(tn_var_fn_opts, var, "tn_std_dims", options, tn_std_dims_opts(x, dims, n, o)); }
 static tn_tensor *tn__var_mean_impl(bool sd, tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim, tn_tensor **mean) {
     TN__CHECK_NULL(x);
-    if (!tn_dtype_is_floating(x->dtype)) return (tn_tensor *)tn__error("%s only support floating point and complex dtypes (got %s)", sd ? "std_mean" : "var_mean", tn__torch_type_name(x->dtype));
+    if (!tn_dtype_is_floating(x->dtype) && !tn_dtype_is_complex(x->dtype)) return (tn_tensor *)tn__error("%s only support floating point and complex dtypes (got %s)", sd ? "std_mean" : "var_mean", tn__torch_type_name(x->dtype));
     tn_scope_begin();
-    tn_tensor *v = sd ? tn_std_dims(x, dims, n, correction, keepdim) : tn_var_dims(x, dims, n, correction, keepdim);
+    tn_tensor *v = sd ? tn__std_dims_kd(x, dims, n, correction, keepdim) : tn__var_dims_kd(x, dims, n, correction, keepdim);
     tn_tensor *m = v ? tn_mean_dims(x, dims, n, .keepdim = keepdim) : NULL;
     v = m ? tn_keep(v) : NULL;
     m = v && mean ? tn_keep(m) : NULL;
@@ -13315,19 +13415,43 @@ static tn_tensor *tn__var_mean_impl(bool sd, tn_tensor *x, const int64_t *dims, 
     if (mean) *mean = m;
     return v;
 }
-TNDEF tn_tensor *tn_var_mean_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim, tn_tensor **mean) {
+TNDEF tn_tensor *tn_var_mean_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_tensor **mean, tn_var_fn_opts o) {
+    int64_t c;
     if (mean) *mean = NULL;
-    return TN__AS("tn_var_mean", tn__var_mean_impl(false, x, dims, n, correction, keepdim, mean));
+    if (tn__var_correction("tn_var_mean", o, &c)) return NULL;
+    return TN__AS("tn_var_mean", tn__var_mean_impl(false, x, dims, n, c, o.keepdim, mean));
 }
-TNDEF tn_tensor *tn_var_mean(tn_tensor *x, int64_t correction, tn_tensor **mean) { return tn_var_mean_dims(x, NULL, 0, correction, false, mean); }
-TNDEF tn_tensor *tn_std_mean_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim, tn_tensor **mean) {
+TNDEF tn_tensor *tn_var_mean_opts(tn_tensor *x, tn_tensor **mean, tn_var_fn_opts o) { return tn_var_mean_dims_opts(x, NULL, 0, mean, o); }
+TNDEF tn_tensor *tn_std_mean_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_tensor **mean, tn_var_fn_opts o) {
+    int64_t c;
     if (mean) *mean = NULL;
-    return TN__AS("tn_std_mean", tn__var_mean_impl(true, x, dims, n, correction, keepdim, mean));
+    if (tn__var_correction("tn_std_mean", o, &c)) return NULL;
+    return TN__AS("tn_std_mean", tn__var_mean_impl(true, x, dims, n, c, o.keepdim, mean));
 }
-TNDEF tn_tensor *tn_std_mean(tn_tensor *x, int64_t correction, tn_tensor **mean) { return tn_std_mean_dims(x, NULL, 0, correction, false, mean); }
+TNDEF tn_tensor *tn_std_mean_opts(tn_tensor *x, tn_tensor **mean, tn_var_fn_opts o) { return tn_std_mean_dims_opts(x, NULL, 0, mean, o); }
+TNDEF tn_tensor *tn_var_mean_str(tn_tensor *x, tn_tensor **mean, const char *options) {
+    if (mean) *mean = NULL;
+    TN__KW_STR(tn_var_fn_opts, var, "tn_var_mean", options, tn_var_mean_opts(x, mean, o));
+}
+TNDEF tn_tensor *tn_var_mean_dims_str(tn_tensor *x, const int64_t *dims, int n, tn_tensor **mean, const char *options) {
+    if (mean) *mean = NULL;
+    TN__KW_STR(tn_var_fn_opts, var, "tn_var_mean", options, tn_var_mean_dims_opts(x, dims, n, mean, o));
+}
+TNDEF tn_tensor *tn_std_mean_str(tn_tensor *x, tn_tensor **mean, const char *options) {
+    if (mean) *mean = NULL;
+    TN__KW_STR(tn_var_fn_opts, var, "tn_std_mean", options, tn_std_mean_opts(x, mean, o));
+}
+TNDEF tn_tensor *tn_std_mean_dims_str(tn_tensor *x, const int64_t *dims, int n, tn_tensor **mean, const char *options) {
+    if (mean) *mean = NULL;
+    TN__KW_STR(tn_var_fn_opts, var, "tn_std_mean", options, tn_std_mean_dims_opts(x, dims, n, mean, o));
+}
 
-TNDEF tn_tensor *tn_norm_dims(tn_tensor *x, double p, const int64_t *dims, int n, bool keepdim) {
+static tn_tensor *tn__norm_dims_kd(tn_tensor *x, double p, const int64_t *dims, int n, bool keepdim) {
     TN__CHECK_NULL(x);
+    if (tn_dtype_is_complex(x->dtype)) {   /* the norm of |x|, real, as PyTorch's */
+        tn_scope_begin();
+        return tn__scope_return(tn__norm_dims_kd(tn_abs(x), p, dims, n, keepdim));
+    }
     bool mask[TN_MAX_DIMS];
     if (tn__check_cpu_dtype("tn_norm_dims", x) || tn__need_float("tn_norm_dims", x) || tn__dims_mask("tn_norm_dims", x, dims, n, mask)) return NULL;
     tn_scope_begin();
@@ -13347,7 +13471,18 @@ TNDEF tn_tensor *tn_norm_dims(tn_tensor *x, double p, const int64_t *dims, int n
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_norm(tn_tensor *x, double p) { return tn__grad_name(TN__AS("tn_norm", tn_norm_dims(x, p, NULL, 0, false)), "NormBackward1"); }
+/* torch.norm's dtype: x cast to it first */
+static tn_tensor *tn__norm_fn(const char *fn, tn_tensor *x, const int64_t *dims, int n, tn_norm_fn_opts o) {
+    if (o.dtype == -1) return tn__norm_dims_kd(x, o.p, dims, n, o.keepdim);
+    TN__CHECK_NULL(x);
+    if (o.dtype < 0 || o.dtype >= TN_NUM_DTYPES) return (tn_tensor *)tn__error("%s: dtype %d is not a tn_dtype", fn, o.dtype);
+    tn_scope_begin();
+    return tn__scope_return(tn__norm_dims_kd(tn_to_dtype(x, (tn_dtype)o.dtype), o.p, dims, n, o.keepdim));
+}
+TNDEF tn_tensor *tn_norm_opts(tn_tensor *x, tn_norm_fn_opts o) { return tn__grad_name(TN__AS("tn_norm", tn__norm_fn("tn_norm", x, NULL, 0, o)), "NormBackward1"); }
+TNDEF tn_tensor *tn_norm_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_norm_fn_opts o) { return tn__norm_fn("tn_norm_dims", x, dims, n, o); }
+TNDEF tn_tensor *tn_norm_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_norm_fn_opts, norm, "tn_norm", options, tn_norm_opts(x, o)); }
+TNDEF tn_tensor *tn_norm_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options) { TN__KW_STR(tn_norm_fn_opts, norm, "tn_norm_dims", options, tn_norm_dims_opts(x, dims, n, o)); }
 /* renorm as PyTorch's kernel: the norm over the other dims (keepdim), the factor
    norm > maxnorm ? maxnorm / (norm + 1e-7) : 1, x times it (differentiable through the norm) */
 static tn_tensor *tn__renorm_impl(tn_tensor *x, double p, int64_t dim, double maxnorm) {
@@ -13365,7 +13500,7 @@ static tn_tensor *tn__renorm_impl(tn_tensor *x, double p, int64_t dim, double ma
     for (int i = 0; i < x->ndim; i++)
         if (i != d) others[n++] = i;
     tn_scope_begin();
-    tn_tensor *norm = tn_norm_dims(x, p, others, n, true);
+    tn_tensor *norm = tn_norm_dims(x, others, n, .p = p, .keepdim = true);
     tn_tensor *factor = norm ? tn_where(tn_gt_scalar(norm, maxnorm), tn_div(tn_full_like(norm, maxnorm), tn_add_scalar(norm, 1e-7)), tn_ones_like(norm)) : NULL;
     return tn__scope_return(factor ? tn_mul(x, tn_to_dtype(factor, x->dtype)) : NULL);
 }
@@ -16855,7 +16990,7 @@ static tn_tensor *tn__dist_lastdim(tn_tensor *d, double p) {
         tn_tensor *zero = tn_mul_scalar(tn_where(tn_isfinite(dd), d, tn_zeros_like(dd)), 0);
         return tn_add(tn_to_dtype(tn_sum_dims(tn_ne_scalar(dd, 0), &last, 1), d->dtype), tn_sum_dims(zero, &last, 1));
     }
-    return tn_norm_dims(d, p, &last, 1, false);
+    return tn_norm_dims(d, &last, 1, .p = p);
 }
 static int tn__dist_check(const char *fn, tn_tensor *t, const char *what, double p) {
     if (!tn_dtype_is_floating(t->dtype)) return TN__FAIL_INT("%s: only supports floating-point dtypes, %s got: %s", fn, what, tn_dtype_name(t->dtype));
@@ -16915,7 +17050,7 @@ TNDEF tn_tensor *tn_pdist_str(tn_tensor *x, const char *options) {
 static tn_tensor *tn__dist_impl(tn_tensor *a, tn_tensor *b, double p) {
     TN__CHECK_NULL(a, b);
     tn_scope_begin();
-    return tn__scope_return(tn_norm(tn_sub(a, b), p));
+    return tn__scope_return(tn_norm(tn_sub(a, b), .p = p));
 }
 TNDEF tn_tensor *tn_dist_opts(tn_tensor *a, tn_tensor *b, tn_pdist_fn_opts o) { return TN__AS("tn_dist", tn__dist_impl(a, b, o.p)); }
 TNDEF tn_tensor *tn_dist_str(tn_tensor *a, tn_tensor *b, const char *options) {
@@ -16924,7 +17059,7 @@ TNDEF tn_tensor *tn_dist_str(tn_tensor *a, tn_tensor *b, const char *options) {
 static tn_tensor *tn__normalize_impl(tn_tensor *x, tn_normalize_fn_opts o) {
     TN__CHECK_NULL(x);
     tn_scope_begin();
-    tn_tensor *n = tn_clamp_min(tn_norm_dims(x, o.p, &o.dim, 1, true), o.eps);
+    tn_tensor *n = tn_clamp_min(tn_norm_dims(x, &o.dim, 1, .p = o.p, .keepdim = true), o.eps);
     return tn__scope_return(n ? tn_div(x, tn_expand(n, x->shape, x->ndim)) : NULL);
 }
 TNDEF tn_tensor *tn_normalize_opts(tn_tensor *x, tn_normalize_fn_opts o) { return TN__AS("tn_normalize", tn__normalize_impl(x, o)); }
@@ -18375,9 +18510,9 @@ static int tn__vnorm_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void
 /* |x|_p over dims (n = 0: all), a float x: reduce.c's value, torch's gradient for the general p. */
 static tn_tensor *tn__vnorm_p(tn_tensor *x, double p, const int64_t *dims, int n, bool keepdim) {
     if (!x) return NULL;
-    if (p == 0 || p == 1 || p == 2 || isinf(p) || n > TN_MAX_DIMS) return tn_norm_dims(x, p, n ? dims : NULL, n, keepdim);
+    if (p == 0 || p == 1 || p == 2 || isinf(p) || n > TN_MAX_DIMS) return tn_norm_dims(x, n ? dims : NULL, n, .p = p, .keepdim = keepdim);
     tn_scope_begin();
-    tn_tensor *r = tn_keep(tn_norm_dims(tn_detach(x), p, n ? dims : NULL, n, keepdim));
+    tn_tensor *r = tn_keep(tn_norm_dims(tn_detach(x), n ? dims : NULL, n, .p = p, .keepdim = keepdim));
     tn_scope_end();
     tn_node *nd = r ? tn__fn_node("LinalgVectorNormBackward0", tn__vnorm_bw, &x, 1) : NULL;
     if (nd) {
@@ -18452,7 +18587,7 @@ static tn_tensor *tn__matrix_norm_impl(tn_tensor *A, const char *ord, const tn_i
     tn_tensor *r = NULL;
     if (word == 1) {
         const int64_t dd[2] = {d0, d1};
-        r = tn_norm_dims(xc, 2, dd, 2, keepdim);
+        r = tn_norm_dims(xc, dd, 2, .keepdim = keepdim);
     } else if (word == 2 || fabs(num) == 2) {
         /* the nuclear and spectral norms: the sum and the extremes of the singular values of
            the matrices over (d0, d1), moved last */
@@ -24289,7 +24424,7 @@ static int tn__bn_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void *u
     tn_tensor *mean, *invstd;
     if (training) {
         mean = tn_mean_dims(x, dims, (int)nd, .keepdim = true);
-        invstd = tn_rsqrt(tn_add_scalar(tn_var_dims(x, dims, (int)nd, 0, true), n->d[0]));
+        invstd = tn_rsqrt(tn_add_scalar(tn_var_dims(x, dims, (int)nd, .correction = 0, .keepdim = true), n->d[0]));
     } else {
         tn_tensor *sv = tn_to_dtype(st, x->dtype);
         mean = tn__per_channel(tn_narrow(sv, 0, 0, C), x->ndim);
@@ -24378,7 +24513,7 @@ static tn_tensor *tn__batch_norm_impl(tn_tensor *x, tn_tensor *rm, tn_tensor *rv
     tn_tensor *mean, *var;
     if (training) {
         mean = tn_mean_dims(x, dims, (int)nd, .keepdim = true);
-        var = tn_var_dims(x, dims, (int)nd, 0, true);
+        var = tn_var_dims(x, dims, (int)nd, .correction = 0, .keepdim = true);
         if (rm || rv) { /* running statistics: no history, in place; either may be given alone (as PyTorch) */
             tn_no_grad_begin();
             if (rm) {
@@ -24433,7 +24568,7 @@ static int tn__ln_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void *u
     int64_t nd[TN_MAX_DIMS], ld[TN_MAX_DIMS];
     for (int k = 0; k < nn; k++) nd[k] = lead + k;
     for (int k = 0; k < lead; k++) ld[k] = k;
-    tn_tensor *invstd = tn_rsqrt(tn_add_scalar(tn_var_dims(x, nd, nn, 0, true), n->d[0]));
+    tn_tensor *invstd = tn_rsqrt(tn_add_scalar(tn_var_dims(x, nd, nn, .correction = 0, .keepdim = true), n->d[0]));
     tn_tensor *xhat = tn_mul(tn_sub(x, tn_mean_dims(x, nd, nn, .keepdim = true)), invstd);
     if (nx) {
         tn_tensor *g = w ? tn_mul(gy, w) : gy;
@@ -24493,7 +24628,7 @@ static tn_tensor *tn__layer_norm_impl(tn_tensor *x, const int64_t *ns, int n, tn
         tn_tensor *y = tn__layer_norm_node(be, x, n, w, b, eps, &declined);
         if (y || !declined) return tn__scope_return(y);
     }
-    tn_tensor *mean = tn_mean_dims(x, dims, n, .keepdim = true), *var = tn_var_dims(x, dims, n, 0, true);
+    tn_tensor *mean = tn_mean_dims(x, dims, n, .keepdim = true), *var = tn_var_dims(x, dims, n, .correction = 0, .keepdim = true);
     tn_tensor *xhat = tn_mul(tn_sub(x, mean), tn_rsqrt(tn_add_scalar(var, eps))), *y = xhat;
     if (w && b) y = tn_addcmul(b, xhat, w);
     else if (w) y = tn_mul(xhat, w);
@@ -24523,7 +24658,7 @@ static tn_tensor *tn__group_norm_impl(tn_tensor *x, int64_t G, tn_tensor *w, tn_
     int64_t M = C / G;   /* elements per group (explicit: -1 cannot be inferred for an empty batch) */
     for (int d = 2; d < x->ndim; d++) M = tn__mul_sat(M, x->shape[d]);   /* an empty x's may not fit: then reshape refuses */
     tn_tensor *xg = tn_reshape(x, TN_SHAPE(N, G, M));
-    tn_tensor *mean = tn_mean_dims(xg, TN_SHAPE(2), .keepdim = true), *var = tn_var_dims(xg, TN_SHAPE(2), 0, true);
+    tn_tensor *mean = tn_mean_dims(xg, TN_SHAPE(2), .keepdim = true), *var = tn_var_dims(xg, TN_SHAPE(2), .correction = 0, .keepdim = true);
     tn_tensor *y = tn_reshape(tn_mul(tn_sub(xg, mean), tn_rsqrt(tn_add_scalar(var, eps))), x->shape, x->ndim);
     if (w && b) y = tn_addcmul(tn__per_channel(b, x->ndim), y, tn__per_channel(w, x->ndim));
     else if (w) y = tn_mul(y, tn__per_channel(w, x->ndim));
@@ -26593,7 +26728,7 @@ TNDEF tn_tensor *tn_kl_div_str(tn_tensor *input, tn_tensor *target, const char *
    in-place clamp under no_grad): the value is max(||x||, eps) and the gradient of a
    clamped norm is x / eps (its backward divides by the clamped result). */
 static tn_tensor *tn__clamped_norm(tn_tensor *x, int64_t dim, double eps) {
-    tn_tensor *n = tn_norm_dims(x, 2, &dim, 1, true);
+    tn_tensor *n = tn_norm_dims(x, &dim, 1, .keepdim = true);
     tn_tensor *small = n ? tn_lt_scalar(n, eps) : NULL, *any = small ? tn_any(small) : NULL;
     if (!any || tn_item(any) == 0) return any ? n : NULL;
     tn_tensor *s = tn_sum_dims(tn_square(x), &dim, 1, .keepdim = true);
@@ -26914,7 +27049,7 @@ static tn_tensor *tn__pairwise_distance_impl(tn_tensor *x1, tn_tensor *x2, doubl
     if (tn__loss_check_pair(fn, "x1", x1, "x2", x2, false)) return NULL;   /* integers: x1 - x2 integer, + eps the default dtype */
     const int64_t d = TN__MAX(x1->ndim, x2->ndim) - 1;   /* the innermost dim (-1 of a 0-d pair) */
     tn_scope_begin();
-    return tn__scope_return(tn__grad_name(tn_norm_dims(tn__add_float_scalar(tn_sub(x1, x2), eps), p, &d, 1, keepdim), "NormBackward1"));
+    return tn__scope_return(tn__grad_name(tn_norm_dims(tn__add_float_scalar(tn_sub(x1, x2), eps), &d, 1, .p = p, .keepdim = keepdim), "NormBackward1"));
 }
 /* tn_pairwise_distance, positional for the library's own callers */
 static tn_tensor *tn__pairwise_distance(tn_tensor *x1, tn_tensor *x2, double p, double eps, bool keepdim) {
@@ -34828,8 +34963,8 @@ TNDEF int64_t tn_lr_scheduler_last_epoch(const tn_lr_scheduler *s) { return s ? 
 static tn_tensor *tn__clip_total_norm(tn_tensor *const *grads, int n, double norm_type) {
     tn_tensor **norms = (tn_tensor **)TN_MALLOC((size_t)n * sizeof *norms);
     if (!norms) return (tn_tensor *)tn__error("out of memory");
-    for (int i = 0; i < n; i++) norms[i] = tn_norm(grads[i], norm_type);
-    tn_tensor *total = tn_norm(tn_stack(norms, n, 0), norm_type);
+    for (int i = 0; i < n; i++) norms[i] = tn_norm(grads[i], .p = norm_type);
+    tn_tensor *total = tn_norm(tn_stack(norms, n, 0), .p = norm_type);
     TN_FREE(norms);
     return total;
 }

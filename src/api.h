@@ -1804,20 +1804,64 @@ TNDEF tn_tensor *tn_argmin_dim_opts(tn_tensor *x, tn_argmax_fn_opts opts);
 #define tn_argmin_dim(...) tn_argmin_dim_opts(TN__POS_KW(tn_argmax_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_argmin_dim_str(tn_tensor *x, const char *options);
 TNDEF tn_tensor *tn_count_nonzero(tn_tensor *x, const int64_t *dims, int n); /* int64; n = 0: all dims */
-/* var/std with Bessel-style correction (PyTorch's default is 1). */
-TNDEF tn_tensor *tn_var(tn_tensor *x, int64_t correction);
-TNDEF tn_tensor *tn_var_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim);
-TNDEF tn_tensor *tn_std(tn_tensor *x, int64_t correction);
-TNDEF tn_tensor *tn_std_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim);
+/* var / std over every element (tn_var) or over dims (n = 0: all), torch.var(x, dim=None, *,
+   correction=1, keepdim=False): tn_var(x, .correction = 0), tn_std_dims(x, TN_DIMS(1),
+   .keepdim = true). .unbiased (-1: not given) is torch's older keyword (false: correction 0),
+   an error beside a correction other than 1. Floating or complex x; complex x gives a real
+   result, the variance of |x - mean|, as PyTorch. */
+#define TN_FIELDS_tn_var_fn_opts(X) \
+    X(I,  correction, 1,     "") \
+    X(B,  keepdim,    false, "") \
+    X(OB, unbiased,   -1,    "")
+TN__KW_STRUCT(tn_var_fn_opts);
+TNDEF tn_tensor *tn_var_opts(tn_tensor *x, tn_var_fn_opts opts);
+#define tn_var(...) tn_var_opts(TN__POS_KW(tn_var_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_var_str(tn_tensor *x, const char *options);
+TNDEF tn_tensor *tn_var_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_var_fn_opts opts);
+#define tn_var_dims(x, ...) tn__var_dims(x, __VA_ARGS__)
+#define tn__var_dims(x, dims, ...) tn_var_dims_opts(x, dims, TN__POS_KW(tn_var_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_var_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options);
+TNDEF tn_tensor *tn_std_opts(tn_tensor *x, tn_var_fn_opts opts);
+#define tn_std(...) tn_std_opts(TN__POS_KW(tn_var_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_std_str(tn_tensor *x, const char *options);
+TNDEF tn_tensor *tn_std_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_var_fn_opts opts);
+#define tn_std_dims(x, ...) tn__std_dims(x, __VA_ARGS__)
+#define tn__std_dims(x, dims, ...) tn_std_dims_opts(x, dims, TN__POS_KW(tn_var_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_std_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options);
 /* var_mean / std_mean: var (std) and the mean over the same dims (n = 0: all), the mean in
-   *mean (the result's ownership rule; NULL: not wanted). Floating x. */
-TNDEF tn_tensor *tn_var_mean(tn_tensor *x, int64_t correction, tn_tensor **mean);
-TNDEF tn_tensor *tn_var_mean_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim, tn_tensor **mean);
-TNDEF tn_tensor *tn_std_mean(tn_tensor *x, int64_t correction, tn_tensor **mean);
-TNDEF tn_tensor *tn_std_mean_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim, tn_tensor **mean);
-/* Vector p-norm: p = 2 by default; INFINITY, -INFINITY, 0 (count of nonzeros), any p. */
-TNDEF tn_tensor *tn_norm(tn_tensor *x, double p);
-TNDEF tn_tensor *tn_norm_dims(tn_tensor *x, double p, const int64_t *dims, int n, bool keepdim);
+   *mean (the result's ownership rule; NULL: not wanted): tn_var_mean_dims(x, TN_DIMS(0), &m,
+   .correction = 0). Floating or complex x (the mean complex, the var real). */
+TNDEF tn_tensor *tn_var_mean_opts(tn_tensor *x, tn_tensor **mean, tn_var_fn_opts opts);
+#define tn_var_mean(x, ...) tn_var_mean_opts(x, TN__POS_KW(tn_var_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_var_mean_str(tn_tensor *x, tn_tensor **mean, const char *options);
+TNDEF tn_tensor *tn_var_mean_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_tensor **mean, tn_var_fn_opts opts);
+#define tn_var_mean_dims(x, ...) tn__var_mean_dims(x, __VA_ARGS__)
+#define tn__var_mean_dims(x, dims, n, ...) tn_var_mean_dims_opts(x, dims, n, TN__POS_KW(tn_var_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_var_mean_dims_str(tn_tensor *x, const int64_t *dims, int n, tn_tensor **mean, const char *options);
+TNDEF tn_tensor *tn_std_mean_opts(tn_tensor *x, tn_tensor **mean, tn_var_fn_opts opts);
+#define tn_std_mean(x, ...) tn_std_mean_opts(x, TN__POS_KW(tn_var_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_std_mean_str(tn_tensor *x, tn_tensor **mean, const char *options);
+TNDEF tn_tensor *tn_std_mean_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_tensor **mean, tn_var_fn_opts opts);
+#define tn_std_mean_dims(x, ...) tn__std_mean_dims(x, __VA_ARGS__)
+#define tn__std_mean_dims(x, dims, n, ...) tn_std_mean_dims_opts(x, dims, n, TN__POS_KW(tn_var_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_std_mean_dims_str(tn_tensor *x, const int64_t *dims, int n, tn_tensor **mean, const char *options);
+/* Vector p-norm of every element (tn_norm) or over dims, torch.norm(x, p='fro', dim=None,
+   keepdim=False, dtype=None): .p = 2 (also 'fro': the 2-norm of the elements), INFINITY,
+   -INFINITY, 0 (the count of nonzeros), any p; .dtype (-1: None) casts x first:
+   tn_norm(x, .p = 1), tn_norm_dims(x, TN_DIMS(1), .p = INFINITY, .keepdim = true). Complex x
+   gives the real norm of |x|. */
+#define TN_FIELDS_tn_norm_fn_opts(X) \
+    X(D, p,       2,     "") \
+    X(B, keepdim, false, "") \
+    X(E, dtype,   -1,    "float32|float64|int32|int64|uint8|bool|float16|bfloat16|int8|int16|complex64|complex128")
+TN__KW_STRUCT(tn_norm_fn_opts);
+TNDEF tn_tensor *tn_norm_opts(tn_tensor *x, tn_norm_fn_opts opts);
+#define tn_norm(...) tn_norm_opts(TN__POS_KW(tn_norm_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_norm_str(tn_tensor *x, const char *options);
+TNDEF tn_tensor *tn_norm_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_norm_fn_opts opts);
+#define tn_norm_dims(x, ...) tn__norm_dims(x, __VA_ARGS__)
+#define tn__norm_dims(x, dims, ...) tn_norm_dims_opts(x, dims, TN__POS_KW(tn_norm_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_norm_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options);
 /* Tensor.renorm: each slice along dim whose p-norm (over the other dims) exceeds maxnorm scaled
    by maxnorm / (norm + 1e-7); at least 2 dims, p > 0, maxnorm >= 0, floating x. */
 TNDEF tn_tensor *tn_renorm(tn_tensor *x, double p, int64_t dim, double maxnorm);

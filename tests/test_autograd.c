@@ -373,21 +373,21 @@ GF(r_max_dim, tn_max_dim(tn_t(IN0), 1, NULL))
 GF(r_max_dim_k, tn_max_dim(tn_t(IN0), 0, NULL, .keepdim = true))
 GF(r_min_dim, tn_min_dim(tn_t(IN0), -1, NULL))
 GF(r_min_dim_k, tn_min_dim(tn_t(IN0), 0, NULL, .keepdim = true))
-GF(r_var, tn_var(tn_t(IN0), 1))
-GF(r_var0, tn_var(tn_t(IN0), 0))
-GF(r_var_d1, tn_var_dims(tn_t(IN0), TN_DIMS(1), 1, false))
-GF(r_var_d02k, tn_var_dims(IN0, TN_DIMS(0, 2), 2, true))
-GF(r_std, tn_std(tn_t(IN0), 1))
-GF(r_std0, tn_std(tn_t(IN0), 0))
-GF(r_std_d0, tn_std_dims(tn_t(IN0), TN_DIMS(0), 1, false))
-GF(r_std_d02k, tn_std_dims(IN0, TN_DIMS(0, 2), 2, true))
-GF(r_norm1, tn_norm(tn_t(IN0), 1))
-GF(r_norm2, tn_norm(tn_t(IN0), 2))
-GF(r_norm3, tn_norm(tn_t(IN0), 3))
-GF(r_norm_inf, tn_norm(tn_t(IN0), INFINITY))
-GF(r_norm_ninf, tn_norm(tn_t(IN0), -INFINITY))
-GF(r_norm2_d1k, tn_norm_dims(tn_t(IN0), 2, TN_DIMS(1), true))
-GF(r_norm3_d0, tn_norm_dims(tn_t(IN0), 3, TN_DIMS(0), false))
+GF(r_var, tn_var(tn_t(IN0)))
+GF(r_var0, tn_var(tn_t(IN0), .correction = 0))
+GF(r_var_d1, tn_var_dims(tn_t(IN0), TN_DIMS(1)))
+GF(r_var_d02k, tn_var_dims(IN0, TN_DIMS(0, 2), .correction = 2, .keepdim = true))
+GF(r_std, tn_std(tn_t(IN0)))
+GF(r_std0, tn_std(tn_t(IN0), .correction = 0))
+GF(r_std_d0, tn_std_dims(tn_t(IN0), TN_DIMS(0)))
+GF(r_std_d02k, tn_std_dims(IN0, TN_DIMS(0, 2), .correction = 2, .keepdim = true))
+GF(r_norm1, tn_norm(tn_t(IN0), .p = 1))
+GF(r_norm2, tn_norm(tn_t(IN0)))
+GF(r_norm3, tn_norm(tn_t(IN0), .p = 3))
+GF(r_norm_inf, tn_norm(tn_t(IN0), .p = INFINITY))
+GF(r_norm_ninf, tn_norm(tn_t(IN0), .p = -INFINITY))
+GF(r_norm2_d1k, tn_norm_dims(tn_t(IN0), TN_DIMS(1), .keepdim = true))
+GF(r_norm3_d0, tn_norm_dims(tn_t(IN0), TN_DIMS(0), .p = 3))
 GF(r_lse, tn_logsumexp(tn_t(IN0), TN_DIMS(1), false))
 GF(r_lse_k, tn_logsumexp(tn_t(IN0), TN_DIMS(0), true))
 GF(r_lse_all, tn_logsumexp(tn_t(IN0), TN_DIMS(0, 1), false))
@@ -916,8 +916,8 @@ static tn_tensor *hf_softmax(tn_tensor *x) { return tn_mul(tn_softmax(x, 1), tn_
 static tn_tensor *hf_log_softmax(tn_tensor *x) { return tn_mul(tn_log_softmax(x, 0), tn_sin(x)); }
 static tn_tensor *hf_prod(tn_tensor *x) { return tn_prod_dims(x, TN_DIMS(1)); }
 static tn_tensor *hf_cumprod(tn_tensor *x) { return tn_cumprod(x, 1); }
-static tn_tensor *hf_var(tn_tensor *x) { return tn_mul(tn_var_dims(x, TN_DIMS(1), 1, true), x); }
-static tn_tensor *hf_norm(tn_tensor *x) { return tn_norm_dims(x, 3, TN_DIMS(0), false); }
+static tn_tensor *hf_var(tn_tensor *x) { return tn_mul(tn_var_dims(x, TN_DIMS(1), .keepdim = true), x); }
+static tn_tensor *hf_norm(tn_tensor *x) { return tn_norm_dims(x, TN_DIMS(0), .p = 3); }
 static tn_tensor *hf_lse(tn_tensor *x) { return tn_square(tn_logsumexp(x, TN_DIMS(1), false)); }
 static tn_tensor *hf_pow(tn_tensor *x) { return tn_pow_scalar(x, 3.5); }
 static tn_tensor *hf_mm(tn_tensor *x) { return tn_tanh(tn_mm(x, tn_t(x))); }
@@ -2337,17 +2337,17 @@ static tn_tensor *f_max_dim(tn_tensor *x) { return tn_max_dim(x, 0, NULL); }
 static tn_tensor *f_maximum(tn_tensor *x) { return tn_maximum(x, mk(D(3, 0, 5), SH(3))); }
 static tn_tensor *f_ntn(tn_tensor *x) { return tn_nan_to_num(x, .posinf = 5, .neginf = -5); }
 static tn_tensor *f_sqrt(tn_tensor *x) { return tn_sqrt(x); }
-static tn_tensor *f_norm_inf(tn_tensor *x) { return tn_norm(x, INFINITY); }
-static tn_tensor *f_norm1(tn_tensor *x) { return tn_norm(x, 1); }
-static tn_tensor *f_norm3(tn_tensor *x) { return tn_norm(x, 3); }
+static tn_tensor *f_norm_inf(tn_tensor *x) { return tn_norm(x, .p = INFINITY); }
+static tn_tensor *f_norm1(tn_tensor *x) { return tn_norm(x, .p = 1); }
+static tn_tensor *f_norm3(tn_tensor *x) { return tn_norm(x, .p = 3); }
 static tn_tensor *f_pow0(tn_tensor *x) { return tn_pow_scalar(x, 0.0); }
 static tn_tensor *f_pow2(tn_tensor *x) { return tn_pow_scalar(x, 2); }
 static tn_tensor *f_sort_w(tn_tensor *x) { return tn_mul(tn_sort(x, NULL, .dim = 0), mk(D(1, 2, 3), SH(3))); }
 static tn_tensor *f_softplus(tn_tensor *x) { return tn_softplus(x, .beta = 2, .threshold = 1); }
 static tn_tensor *f_prod(tn_tensor *x) { return tn_prod(x); }
 static tn_tensor *f_cumprod(tn_tensor *x) { return tn_cumprod(x, 0); }
-static tn_tensor *f_norm2(tn_tensor *x) { return tn_norm(x, 2); }
-static tn_tensor *f_std(tn_tensor *x) { return tn_std(x, 1); }
+static tn_tensor *f_norm2(tn_tensor *x) { return tn_norm(x); }
+static tn_tensor *f_std(tn_tensor *x) { return tn_std(x); }
 static tn_tensor *f_lse_inf(tn_tensor *x) { return tn_logsumexp(x, TN_DIMS(0), false); }
 static tn_tensor *f_pow_base0(tn_tensor *b) { return tn_pow(mk(D(0, 0), SH(2)), b); }
 

@@ -585,9 +585,9 @@ static tn_tensor *u_nan_to_num(tn_tensor *x) { return tn_nan_to_num(x); }
 static tn_tensor *u_clamp(tn_tensor *x) { return tn_clamp(x, .min = -1, .max = 1); }
 static tn_tensor *u_clamp_(tn_tensor *x) { return tn_clamp_(x, .min = -1, .max = 1); }
 static tn_tensor *u_fill_(tn_tensor *x) { return tn_fill_(x, 1); }
-static tn_tensor *u_var(tn_tensor *x) { return tn_var(x, 1); }
-static tn_tensor *u_std(tn_tensor *x) { return tn_std(x, 1); }
-static tn_tensor *u_norm(tn_tensor *x) { return tn_norm(x, 2); }
+static tn_tensor *u_var(tn_tensor *x) { return tn_var(x); }
+static tn_tensor *u_std(tn_tensor *x) { return tn_std(x); }
+static tn_tensor *u_norm(tn_tensor *x) { return tn_norm(x); }
 static tn_tensor *u_bernoulli(tn_tensor *x) { return tn_bernoulli(x, NULL); }
 static tn_tensor *u_tril(tn_tensor *x) { return tn_tril(x); }
 static tn_tensor *u_triu(tn_tensor *x) { return tn_triu(x); }
@@ -619,9 +619,9 @@ static tn_tensor *u_prod_dims(tn_tensor *x) { return tn_prod_dims(x, TN_DIMS(0))
 static tn_tensor *u_amax(tn_tensor *x) { return tn_amax(x, TN_DIMS(0)); }
 static tn_tensor *u_amin(tn_tensor *x) { return tn_amin(x, TN_DIMS(0)); }
 static tn_tensor *u_logsumexp(tn_tensor *x) { return tn_logsumexp(x, TN_DIMS(0), false); }
-static tn_tensor *u_var_dims(tn_tensor *x) { return tn_var_dims(x, TN_DIMS(0), 1, false); }
-static tn_tensor *u_std_dims(tn_tensor *x) { return tn_std_dims(x, TN_DIMS(0), 1, false); }
-static tn_tensor *u_norm_dims(tn_tensor *x) { return tn_norm_dims(x, 2, TN_DIMS(0), false); }
+static tn_tensor *u_var_dims(tn_tensor *x) { return tn_var_dims(x, TN_DIMS(0)); }
+static tn_tensor *u_std_dims(tn_tensor *x) { return tn_std_dims(x, TN_DIMS(0)); }
+static tn_tensor *u_norm_dims(tn_tensor *x) { return tn_norm_dims(x, TN_DIMS(0)); }
 static tn_tensor *u_add_scalar_(tn_tensor *x) { return tn_add_scalar_(x, 1); }
 static tn_tensor *u_mul_scalar_(tn_tensor *x) { return tn_mul_scalar_(x, 2); }
 static tn_tensor *u_self_add_(tn_tensor *x) { return tn_add_(x, x); }
@@ -1303,11 +1303,11 @@ static tn_tensor *r_mean_dims(tn_tensor *x, const int64_t *d, int n, bool k) { r
 static tn_tensor *r_prod_dims(tn_tensor *x, const int64_t *d, int n, bool k) { return tn_prod_dims(x, d, n, .keepdim = k); }
 static tn_tensor *r_amax(tn_tensor *x, const int64_t *d, int n, bool k) { return tn_amax(x, d, n, .keepdim = k); }
 static tn_tensor *r_amin(tn_tensor *x, const int64_t *d, int n, bool k) { return tn_amin(x, d, n, .keepdim = k); }
-static tn_tensor *r_var_dims(tn_tensor *x, const int64_t *d, int n, bool k) { return tn_var_dims(x, d, n, 1, k); }
-static tn_tensor *r_std_dims(tn_tensor *x, const int64_t *d, int n, bool k) { return tn_std_dims(x, d, n, 1, k); }
-static tn_tensor *r_norm_dims(tn_tensor *x, const int64_t *d, int n, bool k) { return tn_norm_dims(x, 2, d, n, k); }
-static tn_tensor *r_norm1_dims(tn_tensor *x, const int64_t *d, int n, bool k) { return tn_norm_dims(x, 1, d, n, k); }
-static tn_tensor *r_norminf_dims(tn_tensor *x, const int64_t *d, int n, bool k) { return tn_norm_dims(x, INFINITY, d, n, k); }
+static tn_tensor *r_var_dims(tn_tensor *x, const int64_t *d, int n, bool k) { return tn_var_dims(x, d, n, .keepdim = k); }
+static tn_tensor *r_std_dims(tn_tensor *x, const int64_t *d, int n, bool k) { return tn_std_dims(x, d, n, .keepdim = k); }
+static tn_tensor *r_norm_dims(tn_tensor *x, const int64_t *d, int n, bool k) { return tn_norm_dims(x, d, n, .keepdim = k); }
+static tn_tensor *r_norm1_dims(tn_tensor *x, const int64_t *d, int n, bool k) { return tn_norm_dims(x, d, n, .p = 1, .keepdim = k); }
+static tn_tensor *r_norminf_dims(tn_tensor *x, const int64_t *d, int n, bool k) { return tn_norm_dims(x, d, n, .p = INFINITY, .keepdim = k); }
 static const struct { const char *name; dims_fn fn; bool need_float; } dims_cases[] = {
     {"tn_sum_dims:", r_sum_dims, false}, {"tn_mean_dims:", r_mean_dims, true}, {"tn_prod_dims:", r_prod_dims, false},
     {"tn_amax:", r_amax, false}, {"tn_amin:", r_amin, false}, {"tn_logsumexp:", tn_logsumexp, false},
@@ -1425,13 +1425,13 @@ TEST(reduction_other) {
     /* floating-only reductions */
     ERR(tn_mean(i), "tn_mean:", "int64");
     ERR(tn_mean(BOOLT(2)), "tn_mean:", "bool");
-    ERR(tn_var(i, 1), "tn_var:", "int64");
-    ERR(tn_std(i, 1), "tn_std:", "int64");
-    ERR(tn_norm(i, 2), "tn_norm:", "int64");
-    ERR(tn_norm(I32(2), INFINITY), "tn_norm:", "int32");
-    QUIET(tn_var(NULL, 1));
-    QUIET(tn_std(NULL, 0));
-    QUIET(tn_norm(NULL, 2));
+    ERR(tn_var(i), "tn_var:", "int64");
+    ERR(tn_std(i), "tn_std:", "int64");
+    ERR(tn_norm(i), "tn_norm:", "int64");
+    ERR(tn_norm(I32(2), .p = INFINITY), "tn_norm:", "int32");
+    QUIET(tn_var(NULL));
+    QUIET(tn_std(NULL, .correction = 0));
+    QUIET(tn_norm(NULL));
     /* topk: k out of range */
     tn_tensor *a = F32(2, 3);
     ERR(tn_topk(a, 4, NULL, .dim = 1), "tn_topk:", "4", "3");
@@ -1727,9 +1727,9 @@ static void failing_batch(const inputs *in) {
     drop(tn_sum_dims(in->a23, TN_DIMS(0, 0)));
     drop(tn_mean(in->i23));
     drop(tn_mean_dims(in->a23, TN_DIMS(5)));
-    drop(tn_var_dims(in->a23, TN_DIMS(5), 1, false));
-    drop(tn_std_dims(in->a23, TN_DIMS(0, 0), 1, false));
-    drop(tn_norm_dims(in->a23, 3, TN_DIMS(7), false));
+    drop(tn_var_dims(in->a23, TN_DIMS(5)));
+    drop(tn_std_dims(in->a23, TN_DIMS(0, 0)));
+    drop(tn_norm_dims(in->a23, TN_DIMS(7), .p = 3));
     drop(tn_logsumexp(in->a23, TN_DIMS(7), false));
     drop(tn_max(in->e0));
     drop(tn_argmax(in->e0));
@@ -1793,8 +1793,8 @@ TEST(leaks_no_scope_strict) {
     STRICT_FAIL(tn_stack((tn_tensor *[]){in.a23, in.a45}, 2, 0));
     STRICT_FAIL(tn_roll(in.a23, (const int64_t[]){1}, (const int64_t[]){5}, 1));
     STRICT_FAIL(tn_floor_divide_scalar(in.i23, 0));
-    STRICT_FAIL(tn_std(in.i23, 1));
-    STRICT_FAIL(tn_norm_dims(in.a23, 3, TN_DIMS(7), false));
+    STRICT_FAIL(tn_std(in.i23));
+    STRICT_FAIL(tn_norm_dims(in.a23, TN_DIMS(7), .p = 3));
     STRICT_FAIL(tn_logsumexp(in.a23, TN_DIMS(7), false));
     STRICT_FAIL(tn_argmax(in.e0));
     STRICT_FAIL(tn_argsort(in.a23, .dim = 4));
@@ -1802,7 +1802,7 @@ TEST(leaks_no_scope_strict) {
     STRICT_FAIL(tn_outer(in.a4, in.a23));
     STRICT_FAIL(tn_bernoulli_p(TN_SHAPE(-2), 0.5, TN_F32, NULL));
     STRICT_FAIL(tn_clamp_tensor(in.a23, in.a4, NULL));
-    STRICT_FAIL(tn_std_dims(in.a23, TN_DIMS(0, 0), 1, false));
+    STRICT_FAIL(tn_std_dims(in.a23, TN_DIMS(0, 0)));
     STRICT_FAIL(tn_addmm(in.a45, in.a23, in.tt));
 #undef STRICT_FAIL
     tn_memory_stats after = tn_memory_stats_get();

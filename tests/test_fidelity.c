@@ -199,7 +199,7 @@ TEST(zero_gradient_nodes) {
     tn_scope_begin();
     const double xv[4] = {1, 0, INFINITY, -2};
     tn_tensor *x = strided(xv, 4, true);
-    tn_tensor *n0 = tn_norm(x, 0);
+    tn_tensor *n0 = tn_norm(x, .p = 0);
     CHECK(n0 && tn_item(n0) == 3 && tn_grad_fn_name(n0) && strcmp(tn_grad_fn_name(n0), "NormBackward1") == 0);
     tn_backward(n0);
     CHECK(tn_grad(x) == NULL);   /* PyTorch's gradient of norm(x, 0) is undefined */

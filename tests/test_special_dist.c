@@ -118,7 +118,7 @@ TEST(dtypes_and_errors) {
 }
 
 static double mean_of(tn_tensor *t) { return tn_item(tn_mean(tn_to_dtype(t, TN_F64))); }
-static double var_of(tn_tensor *t) { return tn_item(tn_var(tn_to_dtype(t, TN_F64), 0)); }
+static double var_of(tn_tensor *t) { return tn_item(tn_var(tn_to_dtype(t, TN_F64), .correction = 0)); }
 
 TEST(samplers) {
     tn_scope_begin();

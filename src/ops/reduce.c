@@ -287,8 +287,13 @@ static tn_tensor *tn__mean_dims_kd(tn_tensor *x, const int64_t *dims, int n, boo
 }
 TNDEF tn_tensor *tn_mean(tn_tensor *x) { return TN__AS("tn_mean", tn__mean_dims_kd(x, NULL, 0, false)); }
 
-TNDEF tn_tensor *tn_var_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim) {
+static tn_tensor *tn__var_dims_kd(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim) {
     TN__CHECK_NULL(x);
+    if (tn_dtype_is_complex(x->dtype)) {   /* var(re) + var(im): the mean of |x - mean|^2, real, as PyTorch's */
+        tn_scope_begin();
+        tn_tensor *re = tn_real(x), *im = re ? tn_imag(x) : NULL;
+        return tn__scope_return(im ? tn_add(tn__var_dims_kd(re, dims, n, correction, keepdim), tn__var_dims_kd(im, dims, n, correction, keepdim)) : NULL);
+    }
     if (tn__check_cpu_dtype("tn_var_dims", x) || tn__need_float("tn_var_dims", x)) return NULL;
     int64_t count = tn__reduced_count("tn_var_dims", x, dims, n);
     if (count < 0) return NULL;
@@ -300,24 +305,52 @@ TNDEF tn_tensor *tn_var_dims(tn_tensor *x, const int64_t *dims, int n, int64_t c
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_var(tn_tensor *x, int64_t correction) { return tn__grad_name(TN__AS("tn_var", tn_var_dims(x, NULL, 0, correction, false)), "VarBackward0"); }
-TNDEF tn_tensor *tn_std_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim) {
+static tn_tensor *tn__std_dims_kd(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim) {
     TN__CHECK_NULL(x);
     bool mask[TN_MAX_DIMS];
-    if (tn__check_cpu_dtype("tn_std_dims", x) || tn__need_float("tn_std_dims", x) || tn__dims_mask("tn_std_dims", x, dims, n, mask)) return NULL;
+    if (tn__check_cpu_dtype("tn_std_dims", x) || (!tn_dtype_is_complex(x->dtype) && tn__need_float("tn_std_dims", x)) || tn__dims_mask("tn_std_dims", x, dims, n, mask)) return NULL;
     tn_scope_begin();
-    tn_tensor *v = tn_var_dims(x, dims, n, correction, keepdim), *zero = v ? tn_eq_scalar(v, 0) : NULL;
+    tn_tensor *v = tn__var_dims_kd(x, dims, n, correction, keepdim), *zero = v ? tn_eq_scalar(v, 0) : NULL;
     /* sqrt with a zero gradient at 0 (PyTorch masks it): the double where keeps inf * 0 out */
     tn_tensor *r = tn_keep(zero ? tn_where(zero, tn_zeros_like(v), tn_sqrt(tn_where(zero, tn_ones_like(v), v))) : NULL);
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_std(tn_tensor *x, int64_t correction) { return tn__grad_name(TN__AS("tn_std", tn_std_dims(x, NULL, 0, correction, false)), "StdBackward0"); }
+/* torch's unbiased, the older spelling of correction 1 (True) or 0 (False) */
+static int tn__var_correction(const char *fn, tn_var_fn_opts o, int64_t *correction) {
+    *correction = o.correction;
+    if (o.unbiased == -1) return 0;
+    if (o.correction != 1) return TN__FAIL_INT("%s: cannot specify both unbiased and correction (unbiased=%s, correction=%lld)", fn, o.unbiased ? "True" : "False", (long long)o.correction);
+    *correction = o.unbiased ? 1 : 0;
+    return 0;
+}
+TNDEF tn_tensor *tn_var_opts(tn_tensor *x, tn_var_fn_opts o) {
+    int64_t c;
+    if (tn__var_correction("tn_var", o, &c)) return NULL;
+    return tn__grad_name(TN__AS("tn_var", tn__var_dims_kd(x, NULL, 0, c, o.keepdim)), "VarBackward0");
+}
+TNDEF tn_tensor *tn_var_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_var_fn_opts o) {
+    int64_t c;
+    return tn__var_correction("tn_var_dims", o, &c) ? NULL : tn__var_dims_kd(x, dims, n, c, o.keepdim);
+}
+TNDEF tn_tensor *tn_std_opts(tn_tensor *x, tn_var_fn_opts o) {
+    int64_t c;
+    if (tn__var_correction("tn_std", o, &c)) return NULL;
+    return tn__grad_name(TN__AS("tn_std", tn__std_dims_kd(x, NULL, 0, c, o.keepdim)), "StdBackward0");
+}
+TNDEF tn_tensor *tn_std_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_var_fn_opts o) {
+    int64_t c;
+    return tn__var_correction("tn_std_dims", o, &c) ? NULL : tn__std_dims_kd(x, dims, n, c, o.keepdim);
+}
+TNDEF tn_tensor *tn_var_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_var_fn_opts, var, "tn_var", options, tn_var_opts(x, o)); }
+TNDEF tn_tensor *tn_var_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options) { TN__KW_STR(tn_var_fn_opts, var, "tn_var_dims", options, tn_var_dims_opts(x, dims, n, o)); }
+TNDEF tn_tensor *tn_std_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_var_fn_opts, var, "tn_std", options, tn_std_opts(x, o)); }
+TNDEF tn_tensor *tn_std_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options) { TN__KW_STR(tn_var_fn_opts, var, "tn_std_dims", options, tn_std_dims_opts(x, dims, n, o)); }
 static tn_tensor *tn__var_mean_impl(bool sd, tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim, tn_tensor **mean) {
     TN__CHECK_NULL(x);
-    if (!tn_dtype_is_floating(x->dtype)) return (tn_tensor *)tn__error("%s only support floating point and complex dtypes (got %s)", sd ? "std_mean" : "var_mean", tn__torch_type_name(x->dtype));
+    if (!tn_dtype_is_floating(x->dtype) && !tn_dtype_is_complex(x->dtype)) return (tn_tensor *)tn__error("%s only support floating point and complex dtypes (got %s)", sd ? "std_mean" : "var_mean", tn__torch_type_name(x->dtype));
     tn_scope_begin();
-    tn_tensor *v = sd ? tn_std_dims(x, dims, n, correction, keepdim) : tn_var_dims(x, dims, n, correction, keepdim);
+    tn_tensor *v = sd ? tn__std_dims_kd(x, dims, n, correction, keepdim) : tn__var_dims_kd(x, dims, n, correction, keepdim);
     tn_tensor *m = v ? tn_mean_dims(x, dims, n, .keepdim = keepdim) : NULL;
     v = m ? tn_keep(v) : NULL;
     m = v && mean ? tn_keep(m) : NULL;
@@ -325,19 +358,43 @@ static tn_tensor *tn__var_mean_impl(bool sd, tn_tensor *x, const int64_t *dims, 
     if (mean) *mean = m;
     return v;
 }
-TNDEF tn_tensor *tn_var_mean_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim, tn_tensor **mean) {
+TNDEF tn_tensor *tn_var_mean_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_tensor **mean, tn_var_fn_opts o) {
+    int64_t c;
     if (mean) *mean = NULL;
-    return TN__AS("tn_var_mean", tn__var_mean_impl(false, x, dims, n, correction, keepdim, mean));
+    if (tn__var_correction("tn_var_mean", o, &c)) return NULL;
+    return TN__AS("tn_var_mean", tn__var_mean_impl(false, x, dims, n, c, o.keepdim, mean));
 }
-TNDEF tn_tensor *tn_var_mean(tn_tensor *x, int64_t correction, tn_tensor **mean) { return tn_var_mean_dims(x, NULL, 0, correction, false, mean); }
-TNDEF tn_tensor *tn_std_mean_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim, tn_tensor **mean) {
+TNDEF tn_tensor *tn_var_mean_opts(tn_tensor *x, tn_tensor **mean, tn_var_fn_opts o) { return tn_var_mean_dims_opts(x, NULL, 0, mean, o); }
+TNDEF tn_tensor *tn_std_mean_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_tensor **mean, tn_var_fn_opts o) {
+    int64_t c;
     if (mean) *mean = NULL;
-    return TN__AS("tn_std_mean", tn__var_mean_impl(true, x, dims, n, correction, keepdim, mean));
+    if (tn__var_correction("tn_std_mean", o, &c)) return NULL;
+    return TN__AS("tn_std_mean", tn__var_mean_impl(true, x, dims, n, c, o.keepdim, mean));
 }
-TNDEF tn_tensor *tn_std_mean(tn_tensor *x, int64_t correction, tn_tensor **mean) { return tn_std_mean_dims(x, NULL, 0, correction, false, mean); }
+TNDEF tn_tensor *tn_std_mean_opts(tn_tensor *x, tn_tensor **mean, tn_var_fn_opts o) { return tn_std_mean_dims_opts(x, NULL, 0, mean, o); }
+TNDEF tn_tensor *tn_var_mean_str(tn_tensor *x, tn_tensor **mean, const char *options) {
+    if (mean) *mean = NULL;
+    TN__KW_STR(tn_var_fn_opts, var, "tn_var_mean", options, tn_var_mean_opts(x, mean, o));
+}
+TNDEF tn_tensor *tn_var_mean_dims_str(tn_tensor *x, const int64_t *dims, int n, tn_tensor **mean, const char *options) {
+    if (mean) *mean = NULL;
+    TN__KW_STR(tn_var_fn_opts, var, "tn_var_mean", options, tn_var_mean_dims_opts(x, dims, n, mean, o));
+}
+TNDEF tn_tensor *tn_std_mean_str(tn_tensor *x, tn_tensor **mean, const char *options) {
+    if (mean) *mean = NULL;
+    TN__KW_STR(tn_var_fn_opts, var, "tn_std_mean", options, tn_std_mean_opts(x, mean, o));
+}
+TNDEF tn_tensor *tn_std_mean_dims_str(tn_tensor *x, const int64_t *dims, int n, tn_tensor **mean, const char *options) {
+    if (mean) *mean = NULL;
+    TN__KW_STR(tn_var_fn_opts, var, "tn_std_mean", options, tn_std_mean_dims_opts(x, dims, n, mean, o));
+}
 
-TNDEF tn_tensor *tn_norm_dims(tn_tensor *x, double p, const int64_t *dims, int n, bool keepdim) {
+static tn_tensor *tn__norm_dims_kd(tn_tensor *x, double p, const int64_t *dims, int n, bool keepdim) {
     TN__CHECK_NULL(x);
+    if (tn_dtype_is_complex(x->dtype)) {   /* the norm of |x|, real, as PyTorch's */
+        tn_scope_begin();
+        return tn__scope_return(tn__norm_dims_kd(tn_abs(x), p, dims, n, keepdim));
+    }
     bool mask[TN_MAX_DIMS];
     if (tn__check_cpu_dtype("tn_norm_dims", x) || tn__need_float("tn_norm_dims", x) || tn__dims_mask("tn_norm_dims", x, dims, n, mask)) return NULL;
     tn_scope_begin();
@@ -357,7 +414,18 @@ TNDEF tn_tensor *tn_norm_dims(tn_tensor *x, double p, const int64_t *dims, int n
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_norm(tn_tensor *x, double p) { return tn__grad_name(TN__AS("tn_norm", tn_norm_dims(x, p, NULL, 0, false)), "NormBackward1"); }
+/* torch.norm's dtype: x cast to it first */
+static tn_tensor *tn__norm_fn(const char *fn, tn_tensor *x, const int64_t *dims, int n, tn_norm_fn_opts o) {
+    if (o.dtype == -1) return tn__norm_dims_kd(x, o.p, dims, n, o.keepdim);
+    TN__CHECK_NULL(x);
+    if (o.dtype < 0 || o.dtype >= TN_NUM_DTYPES) return (tn_tensor *)tn__error("%s: dtype %d is not a tn_dtype", fn, o.dtype);
+    tn_scope_begin();
+    return tn__scope_return(tn__norm_dims_kd(tn_to_dtype(x, (tn_dtype)o.dtype), o.p, dims, n, o.keepdim));
+}
+TNDEF tn_tensor *tn_norm_opts(tn_tensor *x, tn_norm_fn_opts o) { return tn__grad_name(TN__AS("tn_norm", tn__norm_fn("tn_norm", x, NULL, 0, o)), "NormBackward1"); }
+TNDEF tn_tensor *tn_norm_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_norm_fn_opts o) { return tn__norm_fn("tn_norm_dims", x, dims, n, o); }
+TNDEF tn_tensor *tn_norm_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_norm_fn_opts, norm, "tn_norm", options, tn_norm_opts(x, o)); }
+TNDEF tn_tensor *tn_norm_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options) { TN__KW_STR(tn_norm_fn_opts, norm, "tn_norm_dims", options, tn_norm_dims_opts(x, dims, n, o)); }
 /* renorm as PyTorch's kernel: the norm over the other dims (keepdim), the factor
    norm > maxnorm ? maxnorm / (norm + 1e-7) : 1, x times it (differentiable through the norm) */
 static tn_tensor *tn__renorm_impl(tn_tensor *x, double p, int64_t dim, double maxnorm) {
@@ -375,7 +443,7 @@ static tn_tensor *tn__renorm_impl(tn_tensor *x, double p, int64_t dim, double ma
     for (int i = 0; i < x->ndim; i++)
         if (i != d) others[n++] = i;
     tn_scope_begin();
-    tn_tensor *norm = tn_norm_dims(x, p, others, n, true);
+    tn_tensor *norm = tn_norm_dims(x, others, n, .p = p, .keepdim = true);
     tn_tensor *factor = norm ? tn_where(tn_gt_scalar(norm, maxnorm), tn_div(tn_full_like(norm, maxnorm), tn_add_scalar(norm, 1e-7)), tn_ones_like(norm)) : NULL;
     return tn__scope_return(factor ? tn_mul(x, tn_to_dtype(factor, x->dtype)) : NULL);
 }

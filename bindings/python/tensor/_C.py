@@ -430,16 +430,16 @@ tn_argmin T T
 tn_argmax_dim_str T T s
 tn_argmin_dim_str T T s
 tn_count_nonzero T T L i
-tn_var T T l
-tn_var_dims T T L i l b
-tn_std T T l
-tn_std_dims T T L i l b
-tn_var_mean T T l A
-tn_var_mean_dims T T L i l b A
-tn_std_mean T T l A
-tn_std_mean_dims T T L i l b A
-tn_norm T T d
-tn_norm_dims T T d L i b
+tn_var_str T T s
+tn_var_dims_str T T L i s
+tn_std_str T T s
+tn_std_dims_str T T L i s
+tn_var_mean_str T T A s
+tn_var_mean_dims_str T T L i A s
+tn_std_mean_str T T A s
+tn_std_mean_dims_str T T L i A s
+tn_norm_str T T s
+tn_norm_dims_str T T L i s
 tn_renorm T T d l d
 tn_sum_to_size T T L i
 tn_trapezoid_opts T T B

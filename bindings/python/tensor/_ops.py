@@ -630,19 +630,19 @@ def _correction(dim, unbiased, correction):
 def _var_std(self, dim, unbiased, keepdim, correction, f_all, f_dims):
     dim, corr = _correction(dim, unbiased, correction)
     if (dim is None or dim == ()) and not keepdim or self.ndim == 0:
-        return _wrap(f_all(self._ptr, corr))
+        return _wrap(f_all(self._ptr, _kw_text(correction=corr)))
     arr, n = _i64(_all_dims(self, dim))
-    return _wrap(f_dims(self._ptr, arr, n, corr, bool(keepdim)))
+    return _wrap(f_dims(self._ptr, arr, n, _kw_text(correction=corr, keepdim=bool(keepdim))))
 
 
 @_method("var")
 def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return _var_std(self, dim, unbiased, keepdim, correction, lib.tn_var, lib.tn_var_dims)
+    return _var_std(self, dim, unbiased, keepdim, correction, lib.tn_var_str, lib.tn_var_dims_str)
 
 
 @_method("std")
 def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return _var_std(self, dim, unbiased, keepdim, correction, lib.tn_std, lib.tn_std_dims)
+    return _var_std(self, dim, unbiased, keepdim, correction, lib.tn_std_str, lib.tn_std_dims_str)
 
 
 def _var_std_mean(input, dim, unbiased, keepdim, correction, name, f_all, f_dims):
@@ -650,19 +650,19 @@ def _var_std_mean(input, dim, unbiased, keepdim, correction, name, f_all, f_dims
     dim, corr = _correction(dim, unbiased, correction)
     m = c_void_p()
     if (dim is None or dim == ()) and not keepdim or input.ndim == 0:
-        v = _wrap(f_all(input._ptr, corr, byref(m)))
+        v = _wrap(f_all(input._ptr, byref(m), _kw_text(correction=corr)))
     else:
         arr, n = _i64(_all_dims(input, dim))
-        v = _wrap(f_dims(input._ptr, arr, n, corr, bool(keepdim), byref(m)))
+        v = _wrap(f_dims(input._ptr, arr, n, byref(m), _kw_text(correction=corr, keepdim=bool(keepdim))))
     return v, _wrap(m.value)
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return _var_std_mean(input, dim, unbiased, keepdim, correction, "var_mean", lib.tn_var_mean, lib.tn_var_mean_dims)
+    return _var_std_mean(input, dim, unbiased, keepdim, correction, "var_mean", lib.tn_var_mean_str, lib.tn_var_mean_dims_str)
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return _var_std_mean(input, dim, unbiased, keepdim, correction, "std_mean", lib.tn_std_mean, lib.tn_std_mean_dims)
+    return _var_std_mean(input, dim, unbiased, keepdim, correction, "std_mean", lib.tn_std_mean_str, lib.tn_std_mean_dims_str)
 
 
 FUNCTIONS["var_mean"] = var_mean
@@ -687,9 +687,9 @@ def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
         raise RuntimeError(f"norm: only valid string values are 'fro' and 'nuc', found {p}")
     p = _scalar(p, "norm", "p")
     if dim is None and not keepdim:
-        return _wrap(lib.tn_norm(x._ptr, p))
+        return _wrap(lib.tn_norm_str(x._ptr, _kw_text(p=p)))
     arr, n = _i64(_all_dims(x, dim))
-    return _wrap(lib.tn_norm_dims(x._ptr, p, arr, n, bool(keepdim)))
+    return _wrap(lib.tn_norm_dims_str(x._ptr, arr, n, _kw_text(p=p, keepdim=bool(keepdim))))
 
 
 @_method("logsumexp")
