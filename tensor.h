@@ -1971,7 +1971,11 @@ TNDEF tn_tensor *tn_trapezoid_str(tn_tensor *y, const char *options);
 TNDEF tn_tensor *tn_cumulative_trapezoid_opts(tn_tensor *y, tn_trapezoid_fn_opts opts);
 #define tn_cumulative_trapezoid(...) tn_cumulative_trapezoid_opts(TN__POS_KW(tn_trapezoid_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_cumulative_trapezoid_str(tn_tensor *y, const char *options);
-TNDEF tn_tensor *tn_logsumexp(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
+/* torch.logsumexp(x, dim, keepdim=False): tn_logsumexp(x, TN_DIMS(1), .keepdim = true). */
+TNDEF tn_tensor *tn_logsumexp_opts(tn_tensor *x, const int64_t *dims, int n, tn_keepdim_fn_opts opts);
+#define tn_logsumexp(x, ...) tn__logsumexp(x, __VA_ARGS__)
+#define tn__logsumexp(x, dims, ...) tn_logsumexp_opts(x, dims, TN__POS_KW(tn_keepdim_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_logsumexp_str(tn_tensor *x, const int64_t *dims, int n, const char *options);
 TNDEF tn_tensor *tn_cumsum(tn_tensor *x, int64_t dim);
 TNDEF tn_tensor *tn_cumprod(tn_tensor *x, int64_t dim);
 /* Running max / min along dim and the index where it was reached (a NaN, and a value equal to
@@ -1981,8 +1985,13 @@ TNDEF tn_tensor *tn_cummin(tn_tensor *x, int64_t dim, tn_tensor **indices);
 TNDEF tn_tensor *tn_logcumsumexp(tn_tensor *x, int64_t dim);   /* log(cumsum(exp(x))) without overflow; floating */
 TNDEF tn_tensor *tn_all(tn_tensor *x);          /* bool 0-d (uint8 for a uint8 x, as PyTorch) */
 TNDEF tn_tensor *tn_any(tn_tensor *x);
-TNDEF tn_tensor *tn_all_dim(tn_tensor *x, int64_t dim, bool keepdim);
-TNDEF tn_tensor *tn_any_dim(tn_tensor *x, int64_t dim, bool keepdim);
+/* torch.all(x, dim, keepdim=False): tn_all_dim(x, 1, .keepdim = true). */
+TNDEF tn_tensor *tn_all_dim_opts(tn_tensor *x, int64_t dim, tn_keepdim_fn_opts opts);
+#define tn_all_dim(x, ...) tn_all_dim_opts(x, TN__POS_KW(tn_keepdim_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_all_dim_str(tn_tensor *x, int64_t dim, const char *options);
+TNDEF tn_tensor *tn_any_dim_opts(tn_tensor *x, int64_t dim, tn_keepdim_fn_opts opts);
+#define tn_any_dim(x, ...) tn_any_dim_opts(x, TN__POS_KW(tn_keepdim_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_any_dim_str(tn_tensor *x, int64_t dim, const char *options);
 /* Sorted values along .dim (NaN counts as largest); indices (NULL: not wanted) as in
    tn_max_dim: tn_sort(x, &idx, .descending = true). torch.sort's keywords: dim=-1,
    descending=False, stable=False: equal values come in PyTorch's CPU order (its std::sort's;
@@ -2014,17 +2023,30 @@ TNDEF tn_tensor *tn_topk_str(tn_tensor *x, int64_t k, tn_tensor **indices, const
    a NaN is in the lane (its index that of the first NaN), nanmedian skips NaNs (NaN where
    all are). The forms without dim give a 0-d value (NaN for an empty tensor) whose
    gradient is shared by the elements equal to it; the dim forms give values and int64
-   indices as tn_max_dim. Not for bool, as PyTorch. */
+   indices as tn_max_dim: tn_median_dim(x, &idx, .dim = 0). Not for bool, as PyTorch.
+   torch.median's, nanmedian's, mode's and kthvalue's keywords: dim=-1, keepdim=False. */
+#define TN_FIELDS_tn_median_fn_opts(X) \
+    X(I, dim,     -1,    "") \
+    X(B, keepdim, false, "")
+TN__KW_STRUCT(tn_median_fn_opts);
 TNDEF tn_tensor *tn_median(tn_tensor *x);
-TNDEF tn_tensor *tn_median_dim(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices);
+TNDEF tn_tensor *tn_median_dim_opts(tn_tensor *x, tn_tensor **indices, tn_median_fn_opts opts);
+#define tn_median_dim(x, ...) tn_median_dim_opts(x, TN__POS_KW(tn_median_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_median_dim_str(tn_tensor *x, tn_tensor **indices, const char *options);
 TNDEF tn_tensor *tn_nanmedian(tn_tensor *x);
-TNDEF tn_tensor *tn_nanmedian_dim(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices);
-/* The k-th smallest (1-based, NaN largest) along dim, with its index. */
-TNDEF tn_tensor *tn_kthvalue(tn_tensor *x, int64_t k, int64_t dim, bool keepdim, tn_tensor **indices);
-/* The most frequent value along dim (the smallest of equally frequent ones; NaNs are all
+TNDEF tn_tensor *tn_nanmedian_dim_opts(tn_tensor *x, tn_tensor **indices, tn_median_fn_opts opts);
+#define tn_nanmedian_dim(x, ...) tn_nanmedian_dim_opts(x, TN__POS_KW(tn_median_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_nanmedian_dim_str(tn_tensor *x, tn_tensor **indices, const char *options);
+/* The k-th smallest (1-based, NaN largest) along .dim, with its index: tn_kthvalue(x, 2, &idx). */
+TNDEF tn_tensor *tn_kthvalue_opts(tn_tensor *x, int64_t k, tn_tensor **indices, tn_median_fn_opts opts);
+#define tn_kthvalue(x, k, ...) tn_kthvalue_opts(x, k, TN__POS_KW(tn_median_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_kthvalue_str(tn_tensor *x, int64_t k, tn_tensor **indices, const char *options);
+/* The most frequent value along .dim (the smallest of equally frequent ones; NaNs are all
    different) and the index of its last occurrence. Ties between occurrences are
    unspecified in PyTorch (its sort is unstable): here always the last. */
-TNDEF tn_tensor *tn_mode(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices);
+TNDEF tn_tensor *tn_mode_opts(tn_tensor *x, tn_tensor **indices, tn_median_fn_opts opts);
+#define tn_mode(x, ...) tn_mode_opts(x, TN__POS_KW(tn_median_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_mode_str(tn_tensor *x, tn_tensor **indices, const char *options);
 TNDEF tn_tensor *tn_msort(tn_tensor *x);   /* sorted along dim 0 */
 /* quantile / nanquantile of x at q (a 0-d or 1-d tensor of x's dtype, or a wrapped scalar,
    values in [0, 1]; a 1-d q adds a leading dim) over dim (TN_NONE: all elements) with
@@ -5662,6 +5684,9 @@ static const tn__kwkey tn__kw_keepdim[] = {TN_FIELDS_tn_keepdim_fn_opts(TN__KW_R
 #undef TN__KW_T
 #define TN__KW_T tn_argmax_fn_opts
 static const tn__kwkey tn__kw_argmax[] = {TN_FIELDS_tn_argmax_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_median_fn_opts
+static const tn__kwkey tn__kw_median[] = {TN_FIELDS_tn_median_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
 #define TN__KW_T tn_var_fn_opts
 static const tn__kwkey tn__kw_var[] = {TN_FIELDS_tn_var_fn_opts(TN__KW_ROW)};
@@ -10601,7 +10626,7 @@ static tn_tensor *tn__isin_impl(tn_tensor *elements, tn_tensor *test, tn_isin_fn
         r = nt ? tn_eq(tn_index(s, &pos, 1), e) : tn_zeros_like(tn_to_dtype(e, TN_BOOL));
     } else {   /* elements against every test element */
         int64_t last = -1;
-        r = tn_any_dim(tn_eq(tn_unsqueeze(e, -1), tf), last, false);
+        r = tn_any_dim(tn_eq(tn_unsqueeze(e, -1), tf), last);
     }
     if (o.invert) r = tn_logical_not(r);
     r = tn_keep(r);
@@ -13307,8 +13332,10 @@ TNDEF tn_tensor *tn_max(tn_tensor *x) { return tn__evenly(tn__reduce("tn_max", M
 TNDEF tn_tensor *tn_min(tn_tensor *x) { return tn__evenly(tn__reduce("tn_min", MIN, x, NULL, 0, false), "MinBackward1"); }
 TNDEF tn_tensor *tn_all(tn_tensor *x) { return tn__reduce("tn_all", ALL, x, NULL, 0, false); }
 TNDEF tn_tensor *tn_any(tn_tensor *x) { return tn__reduce("tn_any", ANY, x, NULL, 0, false); }
-TNDEF tn_tensor *tn_all_dim(tn_tensor *x, int64_t dim, bool keepdim) { return tn__reduce("tn_all_dim", ALL, x, &dim, 1, keepdim); }
-TNDEF tn_tensor *tn_any_dim(tn_tensor *x, int64_t dim, bool keepdim) { return tn__reduce("tn_any_dim", ANY, x, &dim, 1, keepdim); }
+TNDEF tn_tensor *tn_all_dim_opts(tn_tensor *x, int64_t dim, tn_keepdim_fn_opts o) { return tn__reduce("tn_all_dim", ALL, x, &dim, 1, o.keepdim); }
+TNDEF tn_tensor *tn_any_dim_opts(tn_tensor *x, int64_t dim, tn_keepdim_fn_opts o) { return tn__reduce("tn_any_dim", ANY, x, &dim, 1, o.keepdim); }
+TNDEF tn_tensor *tn_all_dim_str(tn_tensor *x, int64_t dim, const char *options) { TN__KW_STR(tn_keepdim_fn_opts, keepdim, "tn_all_dim", options, tn_all_dim_opts(x, dim, o)); }
+TNDEF tn_tensor *tn_any_dim_str(tn_tensor *x, int64_t dim, const char *options) { TN__KW_STR(tn_keepdim_fn_opts, keepdim, "tn_any_dim", options, tn_any_dim_opts(x, dim, o)); }
 
 static int64_t tn__reduced_count(const char *fn, tn_tensor *x, const int64_t *dims, int n) {
     bool mask[TN_MAX_DIMS];
@@ -13583,9 +13610,10 @@ TNDEF tn_tensor *tn_cumulative_trapezoid_str(tn_tensor *y, const char *options) 
     TN__KW_STR(tn_trapezoid_fn_opts, trapezoid, "tn_cumulative_trapezoid", options, tn_cumulative_trapezoid_opts(y, o));
 }
 
-TNDEF tn_tensor *tn_logsumexp(tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
+TNDEF tn_tensor *tn_logsumexp_opts(tn_tensor *x, const int64_t *dims, int n, tn_keepdim_fn_opts o) {
+    const bool keepdim = o.keepdim;
     TN__CHECK_NULL(x);
-    TN__AUTOCAST(TN__AC_F32_CUDA, tn_logsumexp(ac_[0], dims, n, keepdim), x);
+    TN__AUTOCAST(TN__AC_F32_CUDA, tn_logsumexp_opts(ac_[0], dims, n, o), x);
     bool mask[TN_MAX_DIMS];
     if (tn__check_cpu_dtype("tn_logsumexp", x) || tn__dims_mask("tn_logsumexp", x, dims, n, mask)) return NULL;
     tn_scope_begin();
@@ -13609,6 +13637,7 @@ TNDEF tn_tensor *tn_logsumexp(tn_tensor *x, const int64_t *dims, int n, bool kee
     tn_scope_end();
     return r;
 }
+TNDEF tn_tensor *tn_logsumexp_str(tn_tensor *x, const int64_t *dims, int n, const char *options) { TN__KW_STR(tn_keepdim_fn_opts, keepdim, "tn_logsumexp", options, tn_logsumexp_opts(x, dims, n, o)); }
 
 /* ---- NaN-skipping sums and means, counts, aminmax ---- */
 static tn_tensor *tn__nansum_impl(tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
@@ -14548,14 +14577,26 @@ static tn_tensor *tn__select_dim(const char *fn, const char *name, int kind, tn_
     if (!vals || !idx) { if (tn__nscopes == 0) { tn_release(vals); tn_release(idx); } return NULL; }
     return tn__select_record(x, d, keepdim, vals, idx, name, indices);
 }
-TNDEF tn_tensor *tn_median_dim(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices) {
-    return TN__AS("tn_median_dim", tn__select_dim("tn_median_dim", "MedianBackward1", TN__SEL_MEDIAN, x, 0, dim, keepdim, indices));
+TNDEF tn_tensor *tn_median_dim_opts(tn_tensor *x, tn_tensor **indices, tn_median_fn_opts o) {
+    return TN__AS("tn_median_dim", tn__select_dim("tn_median_dim", "MedianBackward1", TN__SEL_MEDIAN, x, 0, o.dim, o.keepdim, indices));
 }
-TNDEF tn_tensor *tn_nanmedian_dim(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices) {
-    return TN__AS("tn_nanmedian_dim", tn__select_dim("tn_nanmedian_dim", "NanmedianBackward1", TN__SEL_NANMEDIAN, x, 0, dim, keepdim, indices));
+TNDEF tn_tensor *tn_nanmedian_dim_opts(tn_tensor *x, tn_tensor **indices, tn_median_fn_opts o) {
+    return TN__AS("tn_nanmedian_dim", tn__select_dim("tn_nanmedian_dim", "NanmedianBackward1", TN__SEL_NANMEDIAN, x, 0, o.dim, o.keepdim, indices));
 }
-TNDEF tn_tensor *tn_kthvalue(tn_tensor *x, int64_t k, int64_t dim, bool keepdim, tn_tensor **indices) {
-    return TN__AS("tn_kthvalue", tn__select_dim("tn_kthvalue", "KthvalueBackward0", TN__SEL_KTH, x, k, dim, keepdim, indices));
+TNDEF tn_tensor *tn_kthvalue_opts(tn_tensor *x, int64_t k, tn_tensor **indices, tn_median_fn_opts o) {
+    return TN__AS("tn_kthvalue", tn__select_dim("tn_kthvalue", "KthvalueBackward0", TN__SEL_KTH, x, k, o.dim, o.keepdim, indices));
+}
+TNDEF tn_tensor *tn_median_dim_str(tn_tensor *x, tn_tensor **indices, const char *options) {
+    if (indices) *indices = NULL;
+    TN__KW_STR(tn_median_fn_opts, median, "tn_median_dim", options, tn_median_dim_opts(x, indices, o));
+}
+TNDEF tn_tensor *tn_nanmedian_dim_str(tn_tensor *x, tn_tensor **indices, const char *options) {
+    if (indices) *indices = NULL;
+    TN__KW_STR(tn_median_fn_opts, median, "tn_nanmedian_dim", options, tn_nanmedian_dim_opts(x, indices, o));
+}
+TNDEF tn_tensor *tn_kthvalue_str(tn_tensor *x, int64_t k, tn_tensor **indices, const char *options) {
+    if (indices) *indices = NULL;
+    TN__KW_STR(tn_median_fn_opts, median, "tn_kthvalue", options, tn_kthvalue_opts(x, k, indices, o));
 }
 /* The median of all elements: 0-d, NaN for an empty floating tensor; its gradient is shared
    evenly by the elements equal to it (all NaNs when it is NaN), as PyTorch. */
@@ -14636,8 +14677,10 @@ static tn_tensor *tn__dim_last_host(tn_tensor *x, int d) {
     return p ? tn__own(tn__copy_as(p, p->dtype, TN_CPU)) : NULL;
 }
 
-TNDEF tn_tensor *tn_mode(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices) {
+TNDEF tn_tensor *tn_mode_opts(tn_tensor *x, tn_tensor **indices, tn_median_fn_opts o) {
     const char *fn = "tn_mode";
+    const int64_t dim = o.dim;
+    const bool keepdim = o.keepdim;
     if (indices) *indices = NULL;
     TN__CHECK_NULL(x);
     if (tn__check_cpu_dtype(fn, x)) return NULL;
@@ -14682,6 +14725,10 @@ TNDEF tn_tensor *tn_mode(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **in
         return tn__as_end(fn, NULL);
     }
     return tn__as_end(fn, tn__select_record(x, d, keepdim, vals, idx, "ModeBackward0", indices));
+}
+TNDEF tn_tensor *tn_mode_str(tn_tensor *x, tn_tensor **indices, const char *options) {
+    if (indices) *indices = NULL;
+    TN__KW_STR(tn_median_fn_opts, median, "tn_mode", options, tn_mode_opts(x, indices, o));
 }
 
 TNDEF tn_tensor *tn_msort(tn_tensor *x) { return TN__AS("tn_msort", tn_sort(x, NULL, .dim = 0)); }
@@ -14735,7 +14782,7 @@ static tn_tensor *tn__quantile(const char *fn, tn_tensor *x, tn_tensor *q, tn_qu
         ranks = tn_mul(q1, tn_sub_scalar(cnt, 1));
         ranks = ranks ? tn_where(tn_lt_scalar(ranks, 0), tn_zeros_like(ranks), ranks) : NULL;
     } else {   /* a NaN in the lane: the last rank, a NaN */
-        ranks = tn_where(tn_any_dim(tn_isnan(sorted), -1, true), tn_scalar_tensor((double)(n - 1), x->dtype), tn_mul_scalar(q1, (double)(n - 1)));
+        ranks = tn_where(tn_any_dim(tn_isnan(sorted), -1, .keepdim = true), tn_scalar_tensor((double)(n - 1), x->dtype), tn_mul_scalar(q1, (double)(n - 1)));
     }
     if (o.interpolation == TN_INTERPOLATION_LOWER) ranks = tn_floor(ranks);
     else if (o.interpolation == TN_INTERPOLATION_HIGHER) ranks = tn_ceil(ranks);

@@ -1884,7 +1884,11 @@ TNDEF tn_tensor *tn_trapezoid_str(tn_tensor *y, const char *options);
 TNDEF tn_tensor *tn_cumulative_trapezoid_opts(tn_tensor *y, tn_trapezoid_fn_opts opts);
 #define tn_cumulative_trapezoid(...) tn_cumulative_trapezoid_opts(TN__POS_KW(tn_trapezoid_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_cumulative_trapezoid_str(tn_tensor *y, const char *options);
-TNDEF tn_tensor *tn_logsumexp(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
+/* torch.logsumexp(x, dim, keepdim=False): tn_logsumexp(x, TN_DIMS(1), .keepdim = true). */
+TNDEF tn_tensor *tn_logsumexp_opts(tn_tensor *x, const int64_t *dims, int n, tn_keepdim_fn_opts opts);
+#define tn_logsumexp(x, ...) tn__logsumexp(x, __VA_ARGS__)
+#define tn__logsumexp(x, dims, ...) tn_logsumexp_opts(x, dims, TN__POS_KW(tn_keepdim_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_logsumexp_str(tn_tensor *x, const int64_t *dims, int n, const char *options);
 TNDEF tn_tensor *tn_cumsum(tn_tensor *x, int64_t dim);
 TNDEF tn_tensor *tn_cumprod(tn_tensor *x, int64_t dim);
 /* Running max / min along dim and the index where it was reached (a NaN, and a value equal to
@@ -1894,8 +1898,13 @@ TNDEF tn_tensor *tn_cummin(tn_tensor *x, int64_t dim, tn_tensor **indices);
 TNDEF tn_tensor *tn_logcumsumexp(tn_tensor *x, int64_t dim);   /* log(cumsum(exp(x))) without overflow; floating */
 TNDEF tn_tensor *tn_all(tn_tensor *x);          /* bool 0-d (uint8 for a uint8 x, as PyTorch) */
 TNDEF tn_tensor *tn_any(tn_tensor *x);
-TNDEF tn_tensor *tn_all_dim(tn_tensor *x, int64_t dim, bool keepdim);
-TNDEF tn_tensor *tn_any_dim(tn_tensor *x, int64_t dim, bool keepdim);
+/* torch.all(x, dim, keepdim=False): tn_all_dim(x, 1, .keepdim = true). */
+TNDEF tn_tensor *tn_all_dim_opts(tn_tensor *x, int64_t dim, tn_keepdim_fn_opts opts);
+#define tn_all_dim(x, ...) tn_all_dim_opts(x, TN__POS_KW(tn_keepdim_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_all_dim_str(tn_tensor *x, int64_t dim, const char *options);
+TNDEF tn_tensor *tn_any_dim_opts(tn_tensor *x, int64_t dim, tn_keepdim_fn_opts opts);
+#define tn_any_dim(x, ...) tn_any_dim_opts(x, TN__POS_KW(tn_keepdim_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_any_dim_str(tn_tensor *x, int64_t dim, const char *options);
 /* Sorted values along .dim (NaN counts as largest); indices (NULL: not wanted) as in
    tn_max_dim: tn_sort(x, &idx, .descending = true). torch.sort's keywords: dim=-1,
    descending=False, stable=False: equal values come in PyTorch's CPU order (its std::sort's;
@@ -1927,17 +1936,30 @@ TNDEF tn_tensor *tn_topk_str(tn_tensor *x, int64_t k, tn_tensor **indices, const
    a NaN is in the lane (its index that of the first NaN), nanmedian skips NaNs (NaN where
    all are). The forms without dim give a 0-d value (NaN for an empty tensor) whose
    gradient is shared by the elements equal to it; the dim forms give values and int64
-   indices as tn_max_dim. Not for bool, as PyTorch. */
+   indices as tn_max_dim: tn_median_dim(x, &idx, .dim = 0). Not for bool, as PyTorch.
+   torch.median's, nanmedian's, mode's and kthvalue's keywords: dim=-1, keepdim=False. */
+#define TN_FIELDS_tn_median_fn_opts(X) \
+    X(I, dim,     -1,    "") \
+    X(B, keepdim, false, "")
+TN__KW_STRUCT(tn_median_fn_opts);
 TNDEF tn_tensor *tn_median(tn_tensor *x);
-TNDEF tn_tensor *tn_median_dim(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices);
+TNDEF tn_tensor *tn_median_dim_opts(tn_tensor *x, tn_tensor **indices, tn_median_fn_opts opts);
+#define tn_median_dim(x, ...) tn_median_dim_opts(x, TN__POS_KW(tn_median_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_median_dim_str(tn_tensor *x, tn_tensor **indices, const char *options);
 TNDEF tn_tensor *tn_nanmedian(tn_tensor *x);
-TNDEF tn_tensor *tn_nanmedian_dim(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices);
-/* The k-th smallest (1-based, NaN largest) along dim, with its index. */
-TNDEF tn_tensor *tn_kthvalue(tn_tensor *x, int64_t k, int64_t dim, bool keepdim, tn_tensor **indices);
-/* The most frequent value along dim (the smallest of equally frequent ones; NaNs are all
+TNDEF tn_tensor *tn_nanmedian_dim_opts(tn_tensor *x, tn_tensor **indices, tn_median_fn_opts opts);
+#define tn_nanmedian_dim(x, ...) tn_nanmedian_dim_opts(x, TN__POS_KW(tn_median_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_nanmedian_dim_str(tn_tensor *x, tn_tensor **indices, const char *options);
+/* The k-th smallest (1-based, NaN largest) along .dim, with its index: tn_kthvalue(x, 2, &idx). */
+TNDEF tn_tensor *tn_kthvalue_opts(tn_tensor *x, int64_t k, tn_tensor **indices, tn_median_fn_opts opts);
+#define tn_kthvalue(x, k, ...) tn_kthvalue_opts(x, k, TN__POS_KW(tn_median_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_kthvalue_str(tn_tensor *x, int64_t k, tn_tensor **indices, const char *options);
+/* The most frequent value along .dim (the smallest of equally frequent ones; NaNs are all
    different) and the index of its last occurrence. Ties between occurrences are
    unspecified in PyTorch (its sort is unstable): here always the last. */
-TNDEF tn_tensor *tn_mode(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices);
+TNDEF tn_tensor *tn_mode_opts(tn_tensor *x, tn_tensor **indices, tn_median_fn_opts opts);
+#define tn_mode(x, ...) tn_mode_opts(x, TN__POS_KW(tn_median_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_mode_str(tn_tensor *x, tn_tensor **indices, const char *options);
 TNDEF tn_tensor *tn_msort(tn_tensor *x);   /* sorted along dim 0 */
 /* quantile / nanquantile of x at q (a 0-d or 1-d tensor of x's dtype, or a wrapped scalar,
    values in [0, 1]; a 1-d q adds a leading dim) over dim (TN_NONE: all elements) with

@@ -6,13 +6,13 @@
 #ifndef CUDA_CASES_MORE_A_H
 #define CUDA_CASES_MORE_A_H
 static tn_tensor *more_a_i(tn_tensor *t) { return t ? tn_to_dtype(t, TN_F64) : NULL; }   /* an index result, compared as numbers */
-UNARY_FN(fa_median, tn_median_dim(x[0], 1, false, NULL))
+UNARY_FN(fa_median, tn_median_dim(x[0], NULL, .dim = 1))
 UNARY_FN(fa_median_all, tn_median(x[0]))
-static tn_tensor *fa_median_idx(tn_tensor *const *x) { tn_tensor *i = NULL; return tn_median_dim(x[0], -1, true, &i) ? more_a_i(i) : NULL; }
-UNARY_FN(fa_nanmedian, tn_nanmedian_dim(x[0], 0, false, NULL))
-UNARY_FN(fa_kthvalue, tn_kthvalue(x[0], 3, 1, false, NULL))
-UNARY_FN(fa_mode, tn_mode(x[0], -1, false, NULL))
-static tn_tensor *fa_mode_idx(tn_tensor *const *x) { tn_tensor *i = NULL; return tn_mode(x[0], -1, false, &i) ? more_a_i(i) : NULL; }
+static tn_tensor *fa_median_idx(tn_tensor *const *x) { tn_tensor *i = NULL; return tn_median_dim(x[0], &i, .keepdim = true) ? more_a_i(i) : NULL; }
+UNARY_FN(fa_nanmedian, tn_nanmedian_dim(x[0], NULL, .dim = 0))
+UNARY_FN(fa_kthvalue, tn_kthvalue(x[0], 3, NULL, .dim = 1))
+UNARY_FN(fa_mode, tn_mode(x[0], NULL))
+static tn_tensor *fa_mode_idx(tn_tensor *const *x) { tn_tensor *i = NULL; return tn_mode(x[0], &i) ? more_a_i(i) : NULL; }
 UNARY_FN(fa_msort, tn_msort(x[0]))
 UNARY_FN(fa_cummax, tn_cummax(x[0], 1, NULL))
 static tn_tensor *fa_cummin_idx(tn_tensor *const *x) { tn_tensor *i = NULL; return tn_cummin(x[0], -1, &i) ? more_a_i(i) : NULL; }

@@ -388,9 +388,9 @@ GF(r_norm_inf, tn_norm(tn_t(IN0), .p = INFINITY))
 GF(r_norm_ninf, tn_norm(tn_t(IN0), .p = -INFINITY))
 GF(r_norm2_d1k, tn_norm_dims(tn_t(IN0), TN_DIMS(1), .keepdim = true))
 GF(r_norm3_d0, tn_norm_dims(tn_t(IN0), TN_DIMS(0), .p = 3))
-GF(r_lse, tn_logsumexp(tn_t(IN0), TN_DIMS(1), false))
-GF(r_lse_k, tn_logsumexp(tn_t(IN0), TN_DIMS(0), true))
-GF(r_lse_all, tn_logsumexp(tn_t(IN0), TN_DIMS(0, 1), false))
+GF(r_lse, tn_logsumexp(tn_t(IN0), TN_DIMS(1)))
+GF(r_lse_k, tn_logsumexp(tn_t(IN0), TN_DIMS(0), .keepdim = true))
+GF(r_lse_all, tn_logsumexp(tn_t(IN0), TN_DIMS(0, 1)))
 GF(r_softmax0, tn_softmax(tn_t(IN0), 0))
 GF(r_softmax1, tn_softmax(tn_t(IN0), 1))
 GF(r_softmax3, tn_softmax(IN0, -2))                    /* [2,3,2], middle dim */
@@ -918,7 +918,7 @@ static tn_tensor *hf_prod(tn_tensor *x) { return tn_prod_dims(x, TN_DIMS(1)); }
 static tn_tensor *hf_cumprod(tn_tensor *x) { return tn_cumprod(x, 1); }
 static tn_tensor *hf_var(tn_tensor *x) { return tn_mul(tn_var_dims(x, TN_DIMS(1), .keepdim = true), x); }
 static tn_tensor *hf_norm(tn_tensor *x) { return tn_norm_dims(x, TN_DIMS(0), .p = 3); }
-static tn_tensor *hf_lse(tn_tensor *x) { return tn_square(tn_logsumexp(x, TN_DIMS(1), false)); }
+static tn_tensor *hf_lse(tn_tensor *x) { return tn_square(tn_logsumexp(x, TN_DIMS(1))); }
 static tn_tensor *hf_pow(tn_tensor *x) { return tn_pow_scalar(x, 3.5); }
 static tn_tensor *hf_mm(tn_tensor *x) { return tn_tanh(tn_mm(x, tn_t(x))); }
 static tn_tensor *hf_atan2(tn_tensor *x) { return tn_atan2(x, tn_flip(x, TN_DIMS(1))); }
@@ -2348,7 +2348,7 @@ static tn_tensor *f_prod(tn_tensor *x) { return tn_prod(x); }
 static tn_tensor *f_cumprod(tn_tensor *x) { return tn_cumprod(x, 0); }
 static tn_tensor *f_norm2(tn_tensor *x) { return tn_norm(x); }
 static tn_tensor *f_std(tn_tensor *x) { return tn_std(x); }
-static tn_tensor *f_lse_inf(tn_tensor *x) { return tn_logsumexp(x, TN_DIMS(0), false); }
+static tn_tensor *f_lse_inf(tn_tensor *x) { return tn_logsumexp(x, TN_DIMS(0)); }
 static tn_tensor *f_pow_base0(tn_tensor *b) { return tn_pow(mk(D(0, 0), SH(2)), b); }
 
 TEST(edge_kinks_and_ties) {

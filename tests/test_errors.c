@@ -607,8 +607,8 @@ static tn_tensor *u_cumsum(tn_tensor *x) { return tn_cumsum(x, 0); }
 static tn_tensor *u_cumprod(tn_tensor *x) { return tn_cumprod(x, 0); }
 static tn_tensor *u_softmax(tn_tensor *x) { return tn_softmax(x, 0); }
 static tn_tensor *u_log_softmax(tn_tensor *x) { return tn_log_softmax(x, 0); }
-static tn_tensor *u_all_dim(tn_tensor *x) { return tn_all_dim(x, 0, false); }
-static tn_tensor *u_any_dim(tn_tensor *x) { return tn_any_dim(x, 0, false); }
+static tn_tensor *u_all_dim(tn_tensor *x) { return tn_all_dim(x, 0); }
+static tn_tensor *u_any_dim(tn_tensor *x) { return tn_any_dim(x, 0); }
 static tn_tensor *u_argmax_dim(tn_tensor *x) { return tn_argmax_dim(x, .dim = 0); }
 static tn_tensor *u_argmin_dim(tn_tensor *x) { return tn_argmin_dim(x, .dim = 0); }
 static tn_tensor *u_max_dim(tn_tensor *x) { return tn_max_dim(x, 0, NULL); }
@@ -618,7 +618,7 @@ static tn_tensor *u_mean_dims(tn_tensor *x) { return tn_mean_dims(x, TN_DIMS(0))
 static tn_tensor *u_prod_dims(tn_tensor *x) { return tn_prod_dims(x, TN_DIMS(0)); }
 static tn_tensor *u_amax(tn_tensor *x) { return tn_amax(x, TN_DIMS(0)); }
 static tn_tensor *u_amin(tn_tensor *x) { return tn_amin(x, TN_DIMS(0)); }
-static tn_tensor *u_logsumexp(tn_tensor *x) { return tn_logsumexp(x, TN_DIMS(0), false); }
+static tn_tensor *u_logsumexp(tn_tensor *x) { return tn_logsumexp(x, TN_DIMS(0)); }
 static tn_tensor *u_var_dims(tn_tensor *x) { return tn_var_dims(x, TN_DIMS(0)); }
 static tn_tensor *u_std_dims(tn_tensor *x) { return tn_std_dims(x, TN_DIMS(0)); }
 static tn_tensor *u_norm_dims(tn_tensor *x) { return tn_norm_dims(x, TN_DIMS(0)); }
@@ -1303,6 +1303,7 @@ static tn_tensor *r_mean_dims(tn_tensor *x, const int64_t *d, int n, bool k) { r
 static tn_tensor *r_prod_dims(tn_tensor *x, const int64_t *d, int n, bool k) { return tn_prod_dims(x, d, n, .keepdim = k); }
 static tn_tensor *r_amax(tn_tensor *x, const int64_t *d, int n, bool k) { return tn_amax(x, d, n, .keepdim = k); }
 static tn_tensor *r_amin(tn_tensor *x, const int64_t *d, int n, bool k) { return tn_amin(x, d, n, .keepdim = k); }
+static tn_tensor *r_logsumexp(tn_tensor *x, const int64_t *d, int n, bool k) { return tn_logsumexp(x, d, n, .keepdim = k); }
 static tn_tensor *r_var_dims(tn_tensor *x, const int64_t *d, int n, bool k) { return tn_var_dims(x, d, n, .keepdim = k); }
 static tn_tensor *r_std_dims(tn_tensor *x, const int64_t *d, int n, bool k) { return tn_std_dims(x, d, n, .keepdim = k); }
 static tn_tensor *r_norm_dims(tn_tensor *x, const int64_t *d, int n, bool k) { return tn_norm_dims(x, d, n, .keepdim = k); }
@@ -1310,7 +1311,7 @@ static tn_tensor *r_norm1_dims(tn_tensor *x, const int64_t *d, int n, bool k) { 
 static tn_tensor *r_norminf_dims(tn_tensor *x, const int64_t *d, int n, bool k) { return tn_norm_dims(x, d, n, .p = INFINITY, .keepdim = k); }
 static const struct { const char *name; dims_fn fn; bool need_float; } dims_cases[] = {
     {"tn_sum_dims:", r_sum_dims, false}, {"tn_mean_dims:", r_mean_dims, true}, {"tn_prod_dims:", r_prod_dims, false},
-    {"tn_amax:", r_amax, false}, {"tn_amin:", r_amin, false}, {"tn_logsumexp:", tn_logsumexp, false},
+    {"tn_amax:", r_amax, false}, {"tn_amin:", r_amin, false}, {"tn_logsumexp:", r_logsumexp, false},
     {"tn_var_dims:", r_var_dims, true}, {"tn_std_dims:", r_std_dims, true}, {"tn_norm_dims:", r_norm_dims, true},
     {"tn_norm_dims:", r_norm1_dims, true}, {"tn_norm_dims:", r_norminf_dims, true},
 };
@@ -1346,8 +1347,8 @@ TEST(reduction_dims_table) {
 
 /* Ops with one dim argument, checked on a [2, 3] tensor: valid dims are [-2, 1]. */
 typedef tn_tensor *(*dim_fn)(tn_tensor *, int64_t);
-static tn_tensor *d_all_dim(tn_tensor *x, int64_t d) { return tn_all_dim(x, d, false); }
-static tn_tensor *d_any_dim(tn_tensor *x, int64_t d) { return tn_any_dim(x, d, true); }
+static tn_tensor *d_all_dim(tn_tensor *x, int64_t d) { return tn_all_dim(x, d); }
+static tn_tensor *d_any_dim(tn_tensor *x, int64_t d) { return tn_any_dim(x, d, .keepdim = true); }
 static tn_tensor *d_argmax_dim(tn_tensor *x, int64_t d) { return tn_argmax_dim(x, .dim = d); }
 static tn_tensor *d_argmin_dim(tn_tensor *x, int64_t d) { return tn_argmin_dim(x, .dim = d, .keepdim = true); }
 static tn_tensor *d_max_dim(tn_tensor *x, int64_t d) { tn_tensor *i = NULL; return tn_max_dim(x, d, &i); }
@@ -1730,7 +1731,7 @@ static void failing_batch(const inputs *in) {
     drop(tn_var_dims(in->a23, TN_DIMS(5)));
     drop(tn_std_dims(in->a23, TN_DIMS(0, 0)));
     drop(tn_norm_dims(in->a23, TN_DIMS(7), .p = 3));
-    drop(tn_logsumexp(in->a23, TN_DIMS(7), false));
+    drop(tn_logsumexp(in->a23, TN_DIMS(7)));
     drop(tn_max(in->e0));
     drop(tn_argmax(in->e0));
     drop(tn_max_dim(in->e0, 0, &idx));
@@ -1795,7 +1796,7 @@ TEST(leaks_no_scope_strict) {
     STRICT_FAIL(tn_floor_divide_scalar(in.i23, 0));
     STRICT_FAIL(tn_std(in.i23));
     STRICT_FAIL(tn_norm_dims(in.a23, TN_DIMS(7), .p = 3));
-    STRICT_FAIL(tn_logsumexp(in.a23, TN_DIMS(7), false));
+    STRICT_FAIL(tn_logsumexp(in.a23, TN_DIMS(7)));
     STRICT_FAIL(tn_argmax(in.e0));
     STRICT_FAIL(tn_argsort(in.a23, .dim = 4));
     STRICT_FAIL(tn_topk(in.a23, 1, NULL, .dim = 9));

@@ -158,7 +158,7 @@ TEST(all_any_uint8) {
     tn_scope_begin();
     const uint8_t d[6] = {0, 1, 2, 3, 0, 1};
     tn_tensor *u = tn_from_data(d, TN_SHAPE(2, 3), TN_U8);
-    tn_tensor *a = tn_all(u), *b = tn_any_dim(u, 1, false), *c = tn_all(tn_ne_scalar(u, 0));
+    tn_tensor *a = tn_all(u), *b = tn_any_dim(u, 1), *c = tn_all(tn_ne_scalar(u, 0));
     CHECK(a && tn_get_dtype(a) == TN_U8 && tn_item(a) == 0);
     CHECK(b && tn_get_dtype(b) == TN_U8 && tn_item(tn_select(b, 0, 1)) == 1);
     CHECK(c && tn_get_dtype(c) == TN_BOOL);

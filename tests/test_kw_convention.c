@@ -12,7 +12,8 @@
  * cross, tensordot; sort, argsort, topk, hardtanh, glu, softmin, clamp, addcmul, addcdiv,
  * index_add, the dropouts and nn.Dropout*, layer_norm, group_norm, pad; the dims forms of sum,
  * mean, nansum, nanmean, prod; amax, amin, aminmax, max_dim, min_dim, argmax_dim,
- * argmin_dim; var, std, var_mean, std_mean and their dims forms, norm, norm_dims), plus the text's errors: an unknown name (listed
+ * argmin_dim; var, std, var_mean, std_mean and their dims forms, norm, norm_dims; logsumexp,
+ * all_dim, any_dim, median_dim, nanmedian_dim, mode, kthvalue), plus the text's errors: an unknown name (listed
  * against the valid ones), a bad value, a word not in the enum's list, a tensor given as
  * text. */
 #define TENSOR_IMPLEMENTATION
@@ -1106,6 +1107,62 @@ TEST(var_std_norm_kw) {
     tn_scope_end();
 }
 
+/* logsumexp, all_dim, any_dim (keepdim=False); median_dim, nanmedian_dim, mode, kthvalue
+   (torch.median's dim=-1, keepdim=False). Values as torch 1.13 gives them. */
+TEST(lse_all_median_kw) {
+    tn_scope_begin();
+    tn_tensor *x = f64(V(3, 9, 1, 7, 4, 2, 8, 6), S(2, 4)), *d = f64(V(3, 9, 1, 9, 4, 2, 8, 2), S(2, 4)), *idx = NULL;
+    CHECK_T(tn_logsumexp(d, TN_DIMS(1)), S(2), V(9.69455329891429862, 8.02300645352240593));
+    CHECK_T(tn_logsumexp(d, TN_DIMS(0, 1), .keepdim = true), S(1, 1), V(9.86678756768121268));
+    CHECK_T(tn_logsumexp_str(d, TN_DIMS(-1), "keepdim=True"), S(2, 1), V(9.69455329891429862, 8.02300645352240593));
+    tn_keepdim_fn_opts ko = TN_DEFAULTS(tn_keepdim_fn_opts);
+    CHECK_T(tn_logsumexp_opts(d, TN_DIMS(1), ko), S(2), V(9.69455329891429862, 8.02300645352240593));
+    const bool bv[6] = {true, false, true, true, true, true};
+    tn_tensor *b = tn_from_data(bv, S(2, 3), TN_BOOL);
+    CHECK_T(tn_all_dim(b, 1), S(2), V(0, 1));
+    CHECK_T(tn_all_dim(b, 0), S(3), V(1, 0, 1));
+    CHECK_T(tn_any_dim(b, 0, .keepdim = true), S(1, 3), V(1, 1, 1));
+    CHECK_T(tn_all_dim_str(b, -1, "keepdim=True"), S(2, 1), V(0, 1));
+    ko.keepdim = true;
+    CHECK_T(tn_any_dim_opts(b, 1, ko), S(2, 1), V(1, 1));
+    CHECK_T(tn_all_dim_opts(b, 1, ko), S(2, 1), V(0, 1));
+
+    tn_median_fn_opts mo = TN_DEFAULTS(tn_median_fn_opts);
+    CHECK(mo.dim == -1 && !mo.keepdim);
+    CHECK_T(tn_median_dim(x, &idx), S(2), V(3, 4));   /* dim -1 */
+    CHECK_T(idx, S(2), V(0, 0));
+    CHECK_T(tn_median_dim(x, &idx, .dim = 0, .keepdim = true), S(1, 4), V(3, 2, 1, 6));
+    CHECK_T(idx, S(1, 4), V(0, 1, 0, 1));
+    CHECK_T(tn_median_dim_str(x, NULL, "dim=0"), S(4), V(3, 2, 1, 6));
+    tn_tensor *n = f64(V(1, NAN, 3, 2, NAN, NAN, 5, 4), S(2, 4));
+    CHECK_T(tn_nanmedian_dim(n, &idx), S(2), V(2, 4));
+    CHECK_T(idx, S(2), V(3, 3));
+    CHECK_T(tn_nanmedian_dim_str(n, &idx, "keepdim=True"), S(2, 1), V(2, 4));
+    CHECK_T(tn_mode(d, &idx), S(2), V(9, 2));
+    CHECK_T(idx, S(2), V(3, 3));
+    CHECK_T(tn_mode(x, NULL, .dim = 0, .keepdim = true), S(1, 4), V(3, 2, 1, 6));
+    CHECK_T(tn_mode_str(d, &idx, "dim=1, keepdim=True"), S(2, 1), V(9, 2));
+    CHECK_T(tn_kthvalue(x, 2, &idx), S(2), V(3, 4));
+    CHECK_T(idx, S(2), V(0, 0));
+    CHECK_T(tn_kthvalue(x, 1, &idx, .dim = 0, .keepdim = true), S(1, 4), V(3, 2, 1, 6));
+    CHECK_T(idx, S(1, 4), V(0, 1, 0, 1));
+    CHECK_T(tn_kthvalue_str(x, 4, NULL, "dim=-1"), S(2), V(9, 8));
+    mo.dim = 0;
+    CHECK_T(tn_median_dim_opts(x, NULL, mo), S(4), V(3, 2, 1, 6));
+    CHECK_T(tn_kthvalue_opts(x, 2, NULL, mo), S(4), V(4, 9, 8, 7));
+    CHECK_T(tn_mode_opts(x, NULL, mo), S(4), V(3, 2, 1, 6));
+    CHECK_T(tn_nan_to_num(tn_nanmedian_dim_opts(n, NULL, mo), .nan = -1), S(4), V(1, -1, 3, 2));   /* an all-NaN lane: NaN */
+
+    CHECK_ERR(tn_logsumexp_str(d, TN_DIMS(1), "dim=1"), "tn_logsumexp: unknown option 'dim' (valid: keepdim)");
+    CHECK_ERR(tn_any_dim_str(b, 0, "keep=True"), "tn_any_dim: unknown option 'keep' (valid: keepdim)");
+    CHECK_ERR(tn_median_dim_str(x, &idx, "axis=0"), "tn_median_dim: unknown option 'axis' (valid: dim, keepdim)");
+    CHECK(idx == NULL);
+    CHECK_ERR(tn_kthvalue_str(x, 2, &idx, "k=1"), "tn_kthvalue: unknown option 'k' (valid: dim, keepdim)");
+    CHECK_ERR(tn_mode_str(x, &idx, "dim=None"), "tn_mode");   /* dim is not optional */
+    CHECK_ERR(tn_kthvalue(x, 5, &idx), "tn_kthvalue: selected number k out of range");
+    tn_scope_end();
+}
+
 /* The migrated ops stay differentiable through the macro form. */
 static tn_tensor *g_addmm(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_addmm(in[0], in[1], in[2], .beta = -0.5, .alpha = 1.5); }
 static tn_tensor *g_cdist(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_cdist(in[0], in[1], .p = 3); }
@@ -1127,6 +1184,12 @@ static tn_tensor *g_var_norm(tn_tensor *const *in, int n, void *u) {
     tn_tensor *m = NULL, *v = tn_var_mean_dims(in[0], TN_DIMS(0), &m, .correction = 0, .keepdim = true);
     return tn_add(tn_add(tn_mul(tn_std_dims(in[0], TN_DIMS(1), .keepdim = true), tn_norm_dims(in[0], TN_DIMS(0), .p = 3)),
                          tn_mul(v, m)), tn_add(tn_amax(in[0], TN_DIMS(1), .keepdim = true), tn_var(in[0], .unbiased = false)));
+}
+static tn_tensor *g_select(tn_tensor *const *in, int n, void *u) {
+    (void)n; (void)u;
+    tn_tensor *i = NULL;
+    return tn_add(tn_add(tn_mul(tn_logsumexp(in[0], TN_DIMS(1), .keepdim = true), tn_median_dim(in[0], &i, .dim = 1, .keepdim = true)),
+                         tn_kthvalue(in[0], 2, NULL, .keepdim = true)), tn_max_dim(in[0], 1, NULL, .keepdim = true));
 }
 static tn_tensor *g_reduce(tn_tensor *const *in, int n, void *u) {
     (void)n; (void)u;
@@ -1174,6 +1237,8 @@ TEST(gradients_through_the_macros) {
     CHECK(tn_gradgradcheck(g_reduce, rd, 1, NULL, 1e-6, 1e-5, 1e-4));
     CHECK(tn_gradcheck(g_var_norm, rd, 1, NULL, 1e-6, 1e-5, 1e-4));
     CHECK(tn_gradgradcheck(g_var_norm, rd, 1, NULL, 1e-6, 1e-5, 1e-4));
+    CHECK(tn_gradcheck(g_select, rd, 1, NULL, 1e-6, 1e-5, 1e-4));
+    CHECK(tn_gradgradcheck(g_select, rd, 1, NULL, 1e-6, 1e-5, 1e-4));
     tn_scope_end();
 }
 
@@ -1203,6 +1268,7 @@ int main(void) {
     RUN(sum_mean_prod_dims_kw);
     RUN(extremes_kw);
     RUN(var_std_norm_kw);
+    RUN(lse_all_median_kw);
     RUN(gradients_through_the_macros);
     return tn_test_report();
 }

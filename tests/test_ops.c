@@ -1333,7 +1333,7 @@ static tn_tensor *do_reduce(int op, tn_tensor *x, const int64_t *dims, int n, bo
     case R_NORMNINF: return tn_norm_dims(x, dims, n, .p = -INFINITY, .keepdim = keep);
     case R_NORM0: return tn_norm_dims(x, dims, n, .p = 0, .keepdim = keep);
     case R_NORMHALF: return tn_norm_dims(x, dims, n, .p = 0.5, .keepdim = keep);
-    case R_LSE: return tn_logsumexp(x, dims, n, keep);
+    case R_LSE: return tn_logsumexp(x, dims, n, .keepdim = keep);
     }
     return NULL;
 }
@@ -1494,7 +1494,7 @@ TEST(reductions_special) {
     CHECK_ERR(tn_std(VEC(TN_BOOL, 1, 0)), "");
     CHECK_ERR(tn_norm(VEC(TN_I64, 1, 2)), "");
     LABEL("logsumexp of int gives float (torch: logsumexp(tensor([1, 2]), 0) = 2.3133)");
-    tn_tensor *li = tn_logsumexp(VEC(TN_I64, 1, 2), TN_DIMS(0), false);
+    tn_tensor *li = tn_logsumexp(VEC(TN_I64, 1, 2), TN_DIMS(0));
     CHECK_MSG(li && tn_dtype_is_floating(tn_get_dtype(li)), "%s", label);
     CHECK_CLOSE(item(li), 2.3132616875182228, 1e-6);
     LABEL("empty reductions (torch: sum 0, prod 1, mean nan)");
@@ -1506,7 +1506,7 @@ TEST(reductions_special) {
     CHECK_LIST(tn_sum_dims(e03, TN_DIMS(0)), 0, 0, 0, 0);
     CHECK_LIST(tn_prod_dims(e03, TN_DIMS(0)), 0, 1, 1, 1);
     CHECK_LIST(tn_mean_dims(e03, TN_DIMS(0)), 0, nan, nan, nan);
-    CHECK_LIST(tn_logsumexp(e03, TN_DIMS(0), false), 0, -inf, -inf, -inf);
+    CHECK_LIST(tn_logsumexp(e03, TN_DIMS(0)), 0, -inf, -inf, -inf);
     CHECK_LIST(tn_norm_dims(tn_zeros(TN_SHAPE(2, 0), TN_F32), TN_DIMS(1)), 0, 0, 0);
     CHECK_LIST(tn_var(e), 0, nan);
     LABEL("sum over the non-empty dim of [0,3] is empty");
@@ -1555,11 +1555,11 @@ TEST(reductions_special) {
     CHECK_LIST(tn_norm(VEC(TN_F64, 1e200, 1e200)), 0, INFINITY); /* torch also overflows: inf */
     LABEL("logsumexp: -inf rows, inf, nan, large values (torch)");
     tn_tensor *lx = tn_reshape(VEC(TN_F32, -inf, -inf, 1000, 1000, inf, 1, nan, 1, -1000, -1000), TN_SHAPE(5, 2));
-    CHECK_LIST(tn_logsumexp(lx, TN_DIMS(1), false), 1e-3, -inf, 1000.6931471805599, inf, nan, -999.30685281944);
-    CHECK_SHAPE(tn_logsumexp(lx, TN_DIMS(1), true), 5, 1);
-    CHECK_SHAPE_N(tn_logsumexp(lx, TN_DIMS(-1, 0), false), NULL, 0);
-    CHECK_LIST(tn_logsumexp(VEC(TN_F64, 1000, 1000, 1000, 1000), TN_DIMS(0), false), 1e-9, 1000 + log(4));
-    CHECK_LIST(tn_logsumexp(tn_scalar_tensor(2, TN_F32), TN_DIMS(0), false), 0, 2);
+    CHECK_LIST(tn_logsumexp(lx, TN_DIMS(1)), 1e-3, -inf, 1000.6931471805599, inf, nan, -999.30685281944);
+    CHECK_SHAPE(tn_logsumexp(lx, TN_DIMS(1), .keepdim = true), 5, 1);
+    CHECK_SHAPE_N(tn_logsumexp(lx, TN_DIMS(-1, 0)), NULL, 0);
+    CHECK_LIST(tn_logsumexp(VEC(TN_F64, 1000, 1000, 1000, 1000), TN_DIMS(0)), 1e-9, 1000 + log(4));
+    CHECK_LIST(tn_logsumexp(tn_scalar_tensor(2, TN_F32), TN_DIMS(0)), 0, 2);
     LABEL("0-d reductions");
     tn_tensor *z = tn_scalar_tensor(3, TN_F64);
     CHECK_SHAPE_N(tn_sum_dims(z, TN_DIMS(0)), NULL, 0);
@@ -1936,7 +1936,7 @@ TEST(all_any) {
                     int on = 0;
                     for (int q = 0; q < 3; q++) { if (q != d) os[on++] = shape[q]; else if (keep) os[on++] = 1; }
                     LABEL("all_dim/any_dim on %s %s dim %lld keepdim %d", layout_name[l], dname(dt), (long long)dim, (int)keep);
-                    tn_tensor *ta = tn_all_dim(x, dim, keep), *to = tn_any_dim(x, dim, keep);
+                    tn_tensor *ta = tn_all_dim(x, dim, .keepdim = keep), *to = tn_any_dim(x, dim, .keepdim = keep);
                     CHECK_DTYPE(ta, TN_BOOL);
                     CHECK_SHAPE_N(ta, os, on);
                     CHECK_VALS(ta, ra, outer * inner, 0, 0);
@@ -1951,10 +1951,10 @@ TEST(all_any) {
     LABEL("all/any special (torch: all(empty) True, any(empty) False, NaN is true)");
     CHECK_LIST(tn_all(tn_zeros(TN_SHAPE(0), TN_F32)), 0, 1);
     CHECK_LIST(tn_any(tn_zeros(TN_SHAPE(0), TN_F32)), 0, 0);
-    CHECK_LIST(tn_all_dim(tn_reshape(VEC(TN_F32, 1, 0, 2, NAN), TN_SHAPE(2, 2)), 1, false), 0, 0, 1);
-    CHECK_LIST(tn_any_dim(tn_reshape(VEC(TN_F32, 1, 0, 0, 0), TN_SHAPE(2, 2)), 1, true), 0, 1, 0);
-    CHECK_SHAPE(tn_any_dim(tn_reshape(VEC(TN_F32, 1, 0, 0, 0), TN_SHAPE(2, 2)), 1, true), 2, 1);
-    CHECK_LIST(tn_all_dim(tn_zeros(TN_SHAPE(2, 0), TN_F32), 1, false), 0, 1, 1);
+    CHECK_LIST(tn_all_dim(tn_reshape(VEC(TN_F32, 1, 0, 2, NAN), TN_SHAPE(2, 2)), 1), 0, 0, 1);
+    CHECK_LIST(tn_any_dim(tn_reshape(VEC(TN_F32, 1, 0, 0, 0), TN_SHAPE(2, 2)), 1, .keepdim = true), 0, 1, 0);
+    CHECK_SHAPE(tn_any_dim(tn_reshape(VEC(TN_F32, 1, 0, 0, 0), TN_SHAPE(2, 2)), 1, .keepdim = true), 2, 1);
+    CHECK_LIST(tn_all_dim(tn_zeros(TN_SHAPE(2, 0), TN_F32), 1), 0, 1, 1);
     CHECK_LIST(tn_any(tn_scalar_tensor(-0.0, TN_F64)), 0, 0);
     end_scope_check_leaks();
 }
@@ -2332,9 +2332,9 @@ TEST(edge_shapes) {
     CHECK_SHAPE(tn_cumsum(e, 1), 2, 0, 3);
     CHECK_SHAPE(tn_softmax(e, -1), 2, 0, 3);
     CHECK_SHAPE(tn_sort(e, NULL, .dim = 1), 2, 0, 3);
-    CHECK_SHAPE(tn_all_dim(e, 1, false), 2, 3);
-    CHECK_LIST(tn_all_dim(e, 1, false), 0, 1, 1, 1, 1, 1, 1);
-    CHECK_LIST(tn_any_dim(e, 1, false), 0, 0, 0, 0, 0, 0, 0);
+    CHECK_SHAPE(tn_all_dim(e, 1), 2, 3);
+    CHECK_LIST(tn_all_dim(e, 1), 0, 1, 1, 1, 1, 1, 1);
+    CHECK_LIST(tn_any_dim(e, 1), 0, 0, 0, 0, 0, 0, 0);
     CHECK_SHAPE(tn_max_dim(e, 0, NULL), 0, 3);
     CHECK_SHAPE(tn_argmax_dim(e, .dim = 2, .keepdim = true), 2, 0, 1);
     CHECK_SHAPE(tn_matmul(e, tn_zeros(TN_SHAPE(3, 4), TN_F32)), 2, 0, 4);
@@ -2360,7 +2360,7 @@ TEST(edge_shapes) {
     CHECK_LIST(tn_var(one), 0, NAN);
     CHECK_LIST(tn_std_dims(one, TN_DIMS(-1), .correction = 0), 0, 0);
     CHECK_LIST(tn_norm(one, .p = 3), 1e-12, 5);
-    CHECK_LIST(tn_logsumexp(one, TN_DIMS(0, 1, 2), false), 0, 5);
+    CHECK_LIST(tn_logsumexp(one, TN_DIMS(0, 1, 2)), 0, 5);
     CHECK_SHAPE(tn_matmul(one, one), 1, 1, 1);
     CHECK_LIST(tn_matmul(one, one), 0, 25);
     LABEL("negative dims everywhere");
@@ -2371,8 +2371,8 @@ TEST(edge_shapes) {
     CHECK_LIST(tn_cumprod(m, -2), 0, 0, 1, 2, 0, 4, 10);
     CHECK_LIST(tn_argmax_dim(m, .dim = -2), 0, 1, 1, 1);
     CHECK_LIST(tn_amin(m, TN_DIMS(-1, -2)), 0, 0);
-    CHECK_LIST(tn_all_dim(m, -1, false), 0, 0, 1);
-    CHECK_LIST(tn_any_dim(m, -2, false), 0, 1, 1, 1);
+    CHECK_LIST(tn_all_dim(m, -1), 0, 0, 1);
+    CHECK_LIST(tn_any_dim(m, -2), 0, 1, 1, 1);
     CHECK_LIST(tn_sort(m, NULL, .dim = -2, .descending = true), 0, 3, 4, 5, 0, 1, 2);
     CHECK_LIST(tn_topk(m, 2, NULL), 0, 2, 1, 5, 4);
     end_scope_check_leaks();
@@ -2471,7 +2471,7 @@ TEST(ownership_top_level) {
     tn_release(v);
     v = tn_norm(x, .p = 3);
     tn_release(v);
-    v = tn_logsumexp(x, TN_DIMS(1), true);
+    v = tn_logsumexp(x, TN_DIMS(1), .keepdim = true);
     tn_release(v);
     tn_tensor *z1 = tn_zeros(TN_SHAPE(1), TN_F32), *xt = tn_t(x), *r0 = tn_select(x, 0, 0), *r1 = tn_select(x, 1, 1);
     v = tn_clamp_tensor(x, z1, NULL);

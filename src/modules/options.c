@@ -479,6 +479,9 @@ static const tn__kwkey tn__kw_keepdim[] = {TN_FIELDS_tn_keepdim_fn_opts(TN__KW_R
 #define TN__KW_T tn_argmax_fn_opts
 static const tn__kwkey tn__kw_argmax[] = {TN_FIELDS_tn_argmax_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
+#define TN__KW_T tn_median_fn_opts
+static const tn__kwkey tn__kw_median[] = {TN_FIELDS_tn_median_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
 #define TN__KW_T tn_var_fn_opts
 static const tn__kwkey tn__kw_var[] = {TN_FIELDS_tn_var_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T

@@ -250,8 +250,10 @@ TNDEF tn_tensor *tn_max(tn_tensor *x) { return tn__evenly(tn__reduce("tn_max", M
 TNDEF tn_tensor *tn_min(tn_tensor *x) { return tn__evenly(tn__reduce("tn_min", MIN, x, NULL, 0, false), "MinBackward1"); }
 TNDEF tn_tensor *tn_all(tn_tensor *x) { return tn__reduce("tn_all", ALL, x, NULL, 0, false); }
 TNDEF tn_tensor *tn_any(tn_tensor *x) { return tn__reduce("tn_any", ANY, x, NULL, 0, false); }
-TNDEF tn_tensor *tn_all_dim(tn_tensor *x, int64_t dim, bool keepdim) { return tn__reduce("tn_all_dim", ALL, x, &dim, 1, keepdim); }
-TNDEF tn_tensor *tn_any_dim(tn_tensor *x, int64_t dim, bool keepdim) { return tn__reduce("tn_any_dim", ANY, x, &dim, 1, keepdim); }
+TNDEF tn_tensor *tn_all_dim_opts(tn_tensor *x, int64_t dim, tn_keepdim_fn_opts o) { return tn__reduce("tn_all_dim", ALL, x, &dim, 1, o.keepdim); }
+TNDEF tn_tensor *tn_any_dim_opts(tn_tensor *x, int64_t dim, tn_keepdim_fn_opts o) { return tn__reduce("tn_any_dim", ANY, x, &dim, 1, o.keepdim); }
+TNDEF tn_tensor *tn_all_dim_str(tn_tensor *x, int64_t dim, const char *options) { TN__KW_STR(tn_keepdim_fn_opts, keepdim, "tn_all_dim", options, tn_all_dim_opts(x, dim, o)); }
+TNDEF tn_tensor *tn_any_dim_str(tn_tensor *x, int64_t dim, const char *options) { TN__KW_STR(tn_keepdim_fn_opts, keepdim, "tn_any_dim", options, tn_any_dim_opts(x, dim, o)); }
 
 static int64_t tn__reduced_count(const char *fn, tn_tensor *x, const int64_t *dims, int n) {
     bool mask[TN_MAX_DIMS];
@@ -526,9 +528,10 @@ TNDEF tn_tensor *tn_cumulative_trapezoid_str(tn_tensor *y, const char *options) 
     TN__KW_STR(tn_trapezoid_fn_opts, trapezoid, "tn_cumulative_trapezoid", options, tn_cumulative_trapezoid_opts(y, o));
 }
 
-TNDEF tn_tensor *tn_logsumexp(tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
+TNDEF tn_tensor *tn_logsumexp_opts(tn_tensor *x, const int64_t *dims, int n, tn_keepdim_fn_opts o) {
+    const bool keepdim = o.keepdim;
     TN__CHECK_NULL(x);
-    TN__AUTOCAST(TN__AC_F32_CUDA, tn_logsumexp(ac_[0], dims, n, keepdim), x);
+    TN__AUTOCAST(TN__AC_F32_CUDA, tn_logsumexp_opts(ac_[0], dims, n, o), x);
     bool mask[TN_MAX_DIMS];
     if (tn__check_cpu_dtype("tn_logsumexp", x) || tn__dims_mask("tn_logsumexp", x, dims, n, mask)) return NULL;
     tn_scope_begin();
@@ -552,6 +555,7 @@ TNDEF tn_tensor *tn_logsumexp(tn_tensor *x, const int64_t *dims, int n, bool kee
     tn_scope_end();
     return r;
 }
+TNDEF tn_tensor *tn_logsumexp_str(tn_tensor *x, const int64_t *dims, int n, const char *options) { TN__KW_STR(tn_keepdim_fn_opts, keepdim, "tn_logsumexp", options, tn_logsumexp_opts(x, dims, n, o)); }
 
 /* ---- NaN-skipping sums and means, counts, aminmax ---- */
 static tn_tensor *tn__nansum_impl(tn_tensor *x, const int64_t *dims, int n, bool keepdim) {

@@ -454,7 +454,7 @@ tn_isneginf T T
 tn_angle T T
 tn_conj T T
 tn_conj_physical T T
-tn_logsumexp T T L i b
+tn_logsumexp_str T T L i s
 tn_cumsum T T l
 tn_cumprod T T l
 tn_cummax T T l A
@@ -462,17 +462,17 @@ tn_cummin T T l A
 tn_logcumsumexp T T l
 tn_all T T
 tn_any T T
-tn_all_dim T T l b
-tn_any_dim T T l b
+tn_all_dim_str T T l s
+tn_any_dim_str T T l s
 tn_sort_str T T A s
 tn_argsort_str T T s
 tn_topk_str T T l A s
 tn_median T T
-tn_median_dim T T l b A
+tn_median_dim_str T T A s
 tn_nanmedian T T
-tn_nanmedian_dim T T l b A
-tn_kthvalue T T l l b A
-tn_mode T T l b A
+tn_nanmedian_dim_str T T A s
+tn_kthvalue_str T T l A s
+tn_mode_str T T A s
 tn_msort T T
 tn_quantile_str T T T s
 tn_nanquantile_str T T T s

@@ -695,7 +695,7 @@ def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
 @_method("logsumexp")
 def logsumexp(self, dim, keepdim=False):
     arr, n = _i64(_dims_list(dim, "logsumexp"))
-    return _wrap(lib.tn_logsumexp(self._ptr, arr, n, bool(keepdim)))
+    return _wrap(lib.tn_logsumexp_str(self._ptr, arr, n, _kw_text(keepdim=bool(keepdim))))
 
 
 @_method("cumsum")
@@ -722,18 +722,18 @@ def _all_any(self, dim, keepdim, f_all, f_dim):
     nd = self.ndim
     r = self
     for d in sorted({_wrap_dim(d, nd) for d in dims}, reverse=True) if len(dims) > 1 else dims:
-        r = _wrap(f_dim(r._ptr, d, bool(keepdim)))
+        r = _wrap(f_dim(r._ptr, d, _kw_text(keepdim=bool(keepdim))))
     return r
 
 
 @_method("all")
 def all(self, dim=None, keepdim=False):
-    return _all_any(self, dim, keepdim, lib.tn_all, lib.tn_all_dim)
+    return _all_any(self, dim, keepdim, lib.tn_all, lib.tn_all_dim_str)
 
 
 @_method("any")
 def any(self, dim=None, keepdim=False):
-    return _all_any(self, dim, keepdim, lib.tn_any, lib.tn_any_dim)
+    return _all_any(self, dim, keepdim, lib.tn_any, lib.tn_any_dim_str)
 
 
 @_method("count_nonzero")
@@ -778,34 +778,34 @@ def topk(self, k, dim=-1, largest=True, sorted=True):
     return return_types.topk(v, _wrap(idx.value))
 
 
-def _values_indices(rtype, f, *args):
+def _values_indices(rtype, f, *args, kw=None):
     idx = c_void_p()
-    v = _wrap(f(*args, byref(idx)))
+    v = _wrap(f(*args, byref(idx)) if kw is None else f(*args, byref(idx), kw))
     return rtype(v, _wrap(idx.value))
 
 
 @_method("kthvalue")
 def kthvalue(self, k, dim=-1, keepdim=False):
-    return _values_indices(return_types.kthvalue, lib.tn_kthvalue, self._ptr, _int(k, "kthvalue", "k"), _int(dim, "kthvalue"), bool(keepdim))
+    return _values_indices(return_types.kthvalue, lib.tn_kthvalue_str, self._ptr, _int(k, "kthvalue", "k"), kw=_kw_text(dim=_int(dim, "kthvalue"), keepdim=bool(keepdim)))
 
 
 @_method("median")
 def median(self, dim=None, keepdim=False):
     if dim is None:
         return _wrap(lib.tn_median(self._ptr))
-    return _values_indices(return_types.median, lib.tn_median_dim, self._ptr, _int(dim, "median"), bool(keepdim))
+    return _values_indices(return_types.median, lib.tn_median_dim_str, self._ptr, kw=_kw_text(dim=_int(dim, "median"), keepdim=bool(keepdim)))
 
 
 @_method("nanmedian")
 def nanmedian(self, dim=None, keepdim=False):
     if dim is None:
         return _wrap(lib.tn_nanmedian(self._ptr))
-    return _values_indices(return_types.nanmedian, lib.tn_nanmedian_dim, self._ptr, _int(dim, "nanmedian"), bool(keepdim))
+    return _values_indices(return_types.nanmedian, lib.tn_nanmedian_dim_str, self._ptr, kw=_kw_text(dim=_int(dim, "nanmedian"), keepdim=bool(keepdim)))
 
 
 @_method("mode")
 def mode(self, dim=-1, keepdim=False):
-    return _values_indices(return_types.mode, lib.tn_mode, self._ptr, _int(dim, "mode"), bool(keepdim))
+    return _values_indices(return_types.mode, lib.tn_mode_str, self._ptr, kw=_kw_text(dim=_int(dim, "mode"), keepdim=bool(keepdim)))
 
 
 @_method("cummax")
