@@ -1844,36 +1844,111 @@ TNDEF tn_tensor *tn_prod_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_
 #define tn_prod_dims(x, ...) tn__prod_dims(x, __VA_ARGS__)
 #define tn__prod_dims(x, dims, ...) tn_prod_dims_opts(x, dims, TN__POS_KW(tn_sum_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_prod_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options);
-TNDEF tn_tensor *tn_amax(tn_tensor *x, const int64_t *dims, int n, bool keepdim); /* n = 0: all */
-TNDEF tn_tensor *tn_amin(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
+/* torch.amax / amin over dims (n = 0: all): tn_amax(x, TN_DIMS(1), .keepdim = true). Their
+   one keyword, keepdim=False, is also that of max_dim, min_dim, logsumexp, all_dim, any_dim. */
+#define TN_FIELDS_tn_keepdim_fn_opts(X) \
+    X(B, keepdim, false, "")
+TN__KW_STRUCT(tn_keepdim_fn_opts);
+TNDEF tn_tensor *tn_amax_opts(tn_tensor *x, const int64_t *dims, int n, tn_keepdim_fn_opts opts);
+#define tn_amax(x, ...) tn__amax(x, __VA_ARGS__)
+#define tn__amax(x, dims, ...) tn_amax_opts(x, dims, TN__POS_KW(tn_keepdim_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_amax_str(tn_tensor *x, const int64_t *dims, int n, const char *options);
+TNDEF tn_tensor *tn_amin_opts(tn_tensor *x, const int64_t *dims, int n, tn_keepdim_fn_opts opts);
+#define tn_amin(x, ...) tn__amin(x, __VA_ARGS__)
+#define tn__amin(x, dims, ...) tn_amin_opts(x, dims, TN__POS_KW(tn_keepdim_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_amin_str(tn_tensor *x, const int64_t *dims, int n, const char *options);
 TNDEF tn_tensor *tn_max(tn_tensor *x);          /* 0-d; NaN propagates; error on an empty tensor */
 TNDEF tn_tensor *tn_min(tn_tensor *x);
+/* torch.argmax / argmin's and torch.aminmax's keywords: dim=None (TN_NONE: every dim, the
+   index into the flattened tensor; with keepdim, of shape all ones), keepdim=False. */
+#define TN_FIELDS_tn_argmax_fn_opts(X) \
+    X(I, dim,     TN_NONE, "") \
+    X(B, keepdim, false,   "")
+TN__KW_STRUCT(tn_argmax_fn_opts);
 /* amin and amax in one call: returns the min, the max goes to *max (the result's ownership
-   rule); dim TN_NONE reduces every dim (an error on an empty tensor). */
-TNDEF tn_tensor *tn_aminmax(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **max);
-/* Values and (if indices != NULL) int64 indices of the first extreme along dim;
-   *indices follows the same ownership rule as the result. */
-TNDEF tn_tensor *tn_max_dim(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices);
-TNDEF tn_tensor *tn_min_dim(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices);
+   rule): tn_aminmax(x, &max, .dim = 0). Every dim (dim None) is an error on an empty tensor. */
+TNDEF tn_tensor *tn_aminmax_opts(tn_tensor *x, tn_tensor **max, tn_argmax_fn_opts opts);
+#define tn_aminmax(x, ...) tn_aminmax_opts(x, TN__POS_KW(tn_argmax_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_aminmax_str(tn_tensor *x, tn_tensor **max, const char *options);
+/* Values and (if indices != NULL) int64 indices of the first extreme along dim (torch.max(x,
+   dim, keepdim=False)): tn_max_dim(x, 1, &idx, .keepdim = true); *indices follows the same
+   ownership rule as the result. */
+TNDEF tn_tensor *tn_max_dim_opts(tn_tensor *x, int64_t dim, tn_tensor **indices, tn_keepdim_fn_opts opts);
+#define tn_max_dim(x, ...) tn__max_dim(x, __VA_ARGS__)
+#define tn__max_dim(x, dim, ...) tn_max_dim_opts(x, dim, TN__POS_KW(tn_keepdim_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_max_dim_str(tn_tensor *x, int64_t dim, tn_tensor **indices, const char *options);
+TNDEF tn_tensor *tn_min_dim_opts(tn_tensor *x, int64_t dim, tn_tensor **indices, tn_keepdim_fn_opts opts);
+#define tn_min_dim(x, ...) tn__min_dim(x, __VA_ARGS__)
+#define tn__min_dim(x, dim, ...) tn_min_dim_opts(x, dim, TN__POS_KW(tn_keepdim_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_min_dim_str(tn_tensor *x, int64_t dim, tn_tensor **indices, const char *options);
 TNDEF tn_tensor *tn_argmax(tn_tensor *x);       /* index into the flattened tensor */
 TNDEF tn_tensor *tn_argmin(tn_tensor *x);
-TNDEF tn_tensor *tn_argmax_dim(tn_tensor *x, int64_t dim, bool keepdim);
-TNDEF tn_tensor *tn_argmin_dim(tn_tensor *x, int64_t dim, bool keepdim);
+/* torch.argmax(x, dim=None, keepdim=False): tn_argmax_dim(x, .dim = 1). */
+TNDEF tn_tensor *tn_argmax_dim_opts(tn_tensor *x, tn_argmax_fn_opts opts);
+#define tn_argmax_dim(...) tn_argmax_dim_opts(TN__POS_KW(tn_argmax_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_argmax_dim_str(tn_tensor *x, const char *options);
+TNDEF tn_tensor *tn_argmin_dim_opts(tn_tensor *x, tn_argmax_fn_opts opts);
+#define tn_argmin_dim(...) tn_argmin_dim_opts(TN__POS_KW(tn_argmax_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_argmin_dim_str(tn_tensor *x, const char *options);
 TNDEF tn_tensor *tn_count_nonzero(tn_tensor *x, const int64_t *dims, int n); /* int64; n = 0: all dims */
-/* var/std with Bessel-style correction (PyTorch's default is 1). */
-TNDEF tn_tensor *tn_var(tn_tensor *x, int64_t correction);
-TNDEF tn_tensor *tn_var_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim);
-TNDEF tn_tensor *tn_std(tn_tensor *x, int64_t correction);
-TNDEF tn_tensor *tn_std_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim);
+/* var / std over every element (tn_var) or over dims (n = 0: all), torch.var(x, dim=None, *,
+   correction=1, keepdim=False): tn_var(x, .correction = 0), tn_std_dims(x, TN_DIMS(1),
+   .keepdim = true). .unbiased (-1: not given) is torch's older keyword (false: correction 0),
+   an error beside a correction other than 1. Floating or complex x; complex x gives a real
+   result, the variance of |x - mean|, as PyTorch. */
+#define TN_FIELDS_tn_var_fn_opts(X) \
+    X(I,  correction, 1,     "") \
+    X(B,  keepdim,    false, "") \
+    X(OB, unbiased,   -1,    "")
+TN__KW_STRUCT(tn_var_fn_opts);
+TNDEF tn_tensor *tn_var_opts(tn_tensor *x, tn_var_fn_opts opts);
+#define tn_var(...) tn_var_opts(TN__POS_KW(tn_var_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_var_str(tn_tensor *x, const char *options);
+TNDEF tn_tensor *tn_var_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_var_fn_opts opts);
+#define tn_var_dims(x, ...) tn__var_dims(x, __VA_ARGS__)
+#define tn__var_dims(x, dims, ...) tn_var_dims_opts(x, dims, TN__POS_KW(tn_var_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_var_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options);
+TNDEF tn_tensor *tn_std_opts(tn_tensor *x, tn_var_fn_opts opts);
+#define tn_std(...) tn_std_opts(TN__POS_KW(tn_var_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_std_str(tn_tensor *x, const char *options);
+TNDEF tn_tensor *tn_std_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_var_fn_opts opts);
+#define tn_std_dims(x, ...) tn__std_dims(x, __VA_ARGS__)
+#define tn__std_dims(x, dims, ...) tn_std_dims_opts(x, dims, TN__POS_KW(tn_var_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_std_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options);
 /* var_mean / std_mean: var (std) and the mean over the same dims (n = 0: all), the mean in
-   *mean (the result's ownership rule; NULL: not wanted). Floating x. */
-TNDEF tn_tensor *tn_var_mean(tn_tensor *x, int64_t correction, tn_tensor **mean);
-TNDEF tn_tensor *tn_var_mean_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim, tn_tensor **mean);
-TNDEF tn_tensor *tn_std_mean(tn_tensor *x, int64_t correction, tn_tensor **mean);
-TNDEF tn_tensor *tn_std_mean_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim, tn_tensor **mean);
-/* Vector p-norm: p = 2 by default; INFINITY, -INFINITY, 0 (count of nonzeros), any p. */
-TNDEF tn_tensor *tn_norm(tn_tensor *x, double p);
-TNDEF tn_tensor *tn_norm_dims(tn_tensor *x, double p, const int64_t *dims, int n, bool keepdim);
+   *mean (the result's ownership rule; NULL: not wanted): tn_var_mean_dims(x, TN_DIMS(0), &m,
+   .correction = 0). Floating or complex x (the mean complex, the var real). */
+TNDEF tn_tensor *tn_var_mean_opts(tn_tensor *x, tn_tensor **mean, tn_var_fn_opts opts);
+#define tn_var_mean(x, ...) tn_var_mean_opts(x, TN__POS_KW(tn_var_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_var_mean_str(tn_tensor *x, tn_tensor **mean, const char *options);
+TNDEF tn_tensor *tn_var_mean_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_tensor **mean, tn_var_fn_opts opts);
+#define tn_var_mean_dims(x, ...) tn__var_mean_dims(x, __VA_ARGS__)
+#define tn__var_mean_dims(x, dims, n, ...) tn_var_mean_dims_opts(x, dims, n, TN__POS_KW(tn_var_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_var_mean_dims_str(tn_tensor *x, const int64_t *dims, int n, tn_tensor **mean, const char *options);
+TNDEF tn_tensor *tn_std_mean_opts(tn_tensor *x, tn_tensor **mean, tn_var_fn_opts opts);
+#define tn_std_mean(x, ...) tn_std_mean_opts(x, TN__POS_KW(tn_var_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_std_mean_str(tn_tensor *x, tn_tensor **mean, const char *options);
+TNDEF tn_tensor *tn_std_mean_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_tensor **mean, tn_var_fn_opts opts);
+#define tn_std_mean_dims(x, ...) tn__std_mean_dims(x, __VA_ARGS__)
+#define tn__std_mean_dims(x, dims, n, ...) tn_std_mean_dims_opts(x, dims, n, TN__POS_KW(tn_var_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_std_mean_dims_str(tn_tensor *x, const int64_t *dims, int n, tn_tensor **mean, const char *options);
+/* Vector p-norm of every element (tn_norm) or over dims, torch.norm(x, p='fro', dim=None,
+   keepdim=False, dtype=None): .p = 2 (also 'fro': the 2-norm of the elements), INFINITY,
+   -INFINITY, 0 (the count of nonzeros), any p; .dtype (-1: None) casts x first:
+   tn_norm(x, .p = 1), tn_norm_dims(x, TN_DIMS(1), .p = INFINITY, .keepdim = true). Complex x
+   gives the real norm of |x|. */
+#define TN_FIELDS_tn_norm_fn_opts(X) \
+    X(D, p,       2,     "") \
+    X(B, keepdim, false, "") \
+    X(E, dtype,   -1,    "float32|float64|int32|int64|uint8|bool|float16|bfloat16|int8|int16|complex64|complex128")
+TN__KW_STRUCT(tn_norm_fn_opts);
+TNDEF tn_tensor *tn_norm_opts(tn_tensor *x, tn_norm_fn_opts opts);
+#define tn_norm(...) tn_norm_opts(TN__POS_KW(tn_norm_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_norm_str(tn_tensor *x, const char *options);
+TNDEF tn_tensor *tn_norm_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_norm_fn_opts opts);
+#define tn_norm_dims(x, ...) tn__norm_dims(x, __VA_ARGS__)
+#define tn__norm_dims(x, dims, ...) tn_norm_dims_opts(x, dims, TN__POS_KW(tn_norm_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_norm_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options);
 /* Tensor.renorm: each slice along dim whose p-norm (over the other dims) exceeds maxnorm scaled
    by maxnorm / (norm + 1e-7); at least 2 dims, p > 0, maxnorm >= 0, floating x. */
 TNDEF tn_tensor *tn_renorm(tn_tensor *x, double p, int64_t dim, double maxnorm);
@@ -1896,7 +1971,11 @@ TNDEF tn_tensor *tn_trapezoid_str(tn_tensor *y, const char *options);
 TNDEF tn_tensor *tn_cumulative_trapezoid_opts(tn_tensor *y, tn_trapezoid_fn_opts opts);
 #define tn_cumulative_trapezoid(...) tn_cumulative_trapezoid_opts(TN__POS_KW(tn_trapezoid_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_cumulative_trapezoid_str(tn_tensor *y, const char *options);
-TNDEF tn_tensor *tn_logsumexp(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
+/* torch.logsumexp(x, dim, keepdim=False): tn_logsumexp(x, TN_DIMS(1), .keepdim = true). */
+TNDEF tn_tensor *tn_logsumexp_opts(tn_tensor *x, const int64_t *dims, int n, tn_keepdim_fn_opts opts);
+#define tn_logsumexp(x, ...) tn__logsumexp(x, __VA_ARGS__)
+#define tn__logsumexp(x, dims, ...) tn_logsumexp_opts(x, dims, TN__POS_KW(tn_keepdim_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_logsumexp_str(tn_tensor *x, const int64_t *dims, int n, const char *options);
 TNDEF tn_tensor *tn_cumsum(tn_tensor *x, int64_t dim);
 TNDEF tn_tensor *tn_cumprod(tn_tensor *x, int64_t dim);
 /* Running max / min along dim and the index where it was reached (a NaN, and a value equal to
@@ -1906,8 +1985,13 @@ TNDEF tn_tensor *tn_cummin(tn_tensor *x, int64_t dim, tn_tensor **indices);
 TNDEF tn_tensor *tn_logcumsumexp(tn_tensor *x, int64_t dim);   /* log(cumsum(exp(x))) without overflow; floating */
 TNDEF tn_tensor *tn_all(tn_tensor *x);          /* bool 0-d (uint8 for a uint8 x, as PyTorch) */
 TNDEF tn_tensor *tn_any(tn_tensor *x);
-TNDEF tn_tensor *tn_all_dim(tn_tensor *x, int64_t dim, bool keepdim);
-TNDEF tn_tensor *tn_any_dim(tn_tensor *x, int64_t dim, bool keepdim);
+/* torch.all(x, dim, keepdim=False): tn_all_dim(x, 1, .keepdim = true). */
+TNDEF tn_tensor *tn_all_dim_opts(tn_tensor *x, int64_t dim, tn_keepdim_fn_opts opts);
+#define tn_all_dim(x, ...) tn_all_dim_opts(x, TN__POS_KW(tn_keepdim_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_all_dim_str(tn_tensor *x, int64_t dim, const char *options);
+TNDEF tn_tensor *tn_any_dim_opts(tn_tensor *x, int64_t dim, tn_keepdim_fn_opts opts);
+#define tn_any_dim(x, ...) tn_any_dim_opts(x, TN__POS_KW(tn_keepdim_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_any_dim_str(tn_tensor *x, int64_t dim, const char *options);
 /* Sorted values along .dim (NaN counts as largest); indices (NULL: not wanted) as in
    tn_max_dim: tn_sort(x, &idx, .descending = true). torch.sort's keywords: dim=-1,
    descending=False, stable=False: equal values come in PyTorch's CPU order (its std::sort's;
@@ -1939,17 +2023,30 @@ TNDEF tn_tensor *tn_topk_str(tn_tensor *x, int64_t k, tn_tensor **indices, const
    a NaN is in the lane (its index that of the first NaN), nanmedian skips NaNs (NaN where
    all are). The forms without dim give a 0-d value (NaN for an empty tensor) whose
    gradient is shared by the elements equal to it; the dim forms give values and int64
-   indices as tn_max_dim. Not for bool, as PyTorch. */
+   indices as tn_max_dim: tn_median_dim(x, &idx, .dim = 0). Not for bool, as PyTorch.
+   torch.median's, nanmedian's, mode's and kthvalue's keywords: dim=-1, keepdim=False. */
+#define TN_FIELDS_tn_median_fn_opts(X) \
+    X(I, dim,     -1,    "") \
+    X(B, keepdim, false, "")
+TN__KW_STRUCT(tn_median_fn_opts);
 TNDEF tn_tensor *tn_median(tn_tensor *x);
-TNDEF tn_tensor *tn_median_dim(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices);
+TNDEF tn_tensor *tn_median_dim_opts(tn_tensor *x, tn_tensor **indices, tn_median_fn_opts opts);
+#define tn_median_dim(x, ...) tn_median_dim_opts(x, TN__POS_KW(tn_median_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_median_dim_str(tn_tensor *x, tn_tensor **indices, const char *options);
 TNDEF tn_tensor *tn_nanmedian(tn_tensor *x);
-TNDEF tn_tensor *tn_nanmedian_dim(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices);
-/* The k-th smallest (1-based, NaN largest) along dim, with its index. */
-TNDEF tn_tensor *tn_kthvalue(tn_tensor *x, int64_t k, int64_t dim, bool keepdim, tn_tensor **indices);
-/* The most frequent value along dim (the smallest of equally frequent ones; NaNs are all
+TNDEF tn_tensor *tn_nanmedian_dim_opts(tn_tensor *x, tn_tensor **indices, tn_median_fn_opts opts);
+#define tn_nanmedian_dim(x, ...) tn_nanmedian_dim_opts(x, TN__POS_KW(tn_median_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_nanmedian_dim_str(tn_tensor *x, tn_tensor **indices, const char *options);
+/* The k-th smallest (1-based, NaN largest) along .dim, with its index: tn_kthvalue(x, 2, &idx). */
+TNDEF tn_tensor *tn_kthvalue_opts(tn_tensor *x, int64_t k, tn_tensor **indices, tn_median_fn_opts opts);
+#define tn_kthvalue(x, k, ...) tn_kthvalue_opts(x, k, TN__POS_KW(tn_median_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_kthvalue_str(tn_tensor *x, int64_t k, tn_tensor **indices, const char *options);
+/* The most frequent value along .dim (the smallest of equally frequent ones; NaNs are all
    different) and the index of its last occurrence. Ties between occurrences are
    unspecified in PyTorch (its sort is unstable): here always the last. */
-TNDEF tn_tensor *tn_mode(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices);
+TNDEF tn_tensor *tn_mode_opts(tn_tensor *x, tn_tensor **indices, tn_median_fn_opts opts);
+#define tn_mode(x, ...) tn_mode_opts(x, TN__POS_KW(tn_median_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_mode_str(tn_tensor *x, tn_tensor **indices, const char *options);
 TNDEF tn_tensor *tn_msort(tn_tensor *x);   /* sorted along dim 0 */
 /* quantile / nanquantile of x at q (a 0-d or 1-d tensor of x's dtype, or a wrapped scalar,
    values in [0, 1]; a 1-d q adds a leading dim) over dim (TN_NONE: all elements) with
@@ -5317,6 +5414,22 @@ static int tn__kw_numbers(const char *fn, const char *key, tn__kwspan v, double 
     if (r < 0 || n == 0) return TN__FAIL_INT("%s: option %s=%.*s is not a number%s", fn, key, (int)v.n, v.p, max > 1 ? " or a tuple of numbers" : "");
     return n;
 }
+/* An integer literal read exactly, over int64's whole range (a double holds 53 bits): so
+   "correction=-9223372036854775808" is the value the struct form would take. */
+static bool tn__kw_int_literal(tn__kwspan v, int64_t *out) {
+    const bool neg = v.n && v.p[0] == '-';
+    if ((size_t)neg == v.n) return false;
+    uint64_t u = 0;
+    for (size_t j = neg; j < v.n; j++) {
+        if (v.p[j] < '0' || v.p[j] > '9') return false;
+        const unsigned d = (unsigned)(v.p[j] - '0');
+        if (u > (UINT64_MAX - d) / 10) return false;   /* out of range: the double path's message */
+        u = u * 10 + d;
+    }
+    if (u > (uint64_t)INT64_MAX + neg) return false;
+    *out = !neg ? (int64_t)u : u == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)u;
+    return true;
+}
 /* A double as an int64_t option: integral and in range (never an undefined conversion). */
 static int tn__kw_int(const char *fn, const char *key, double x, int64_t *out) {
     if (!(x == floor(x) && fabs(x) < 9.2e18)) return TN__FAIL_INT("%s: option %s=%g: expected an integer", fn, key, x);
@@ -5442,6 +5555,7 @@ static int tn__kw_set(const char *fn, const tn__kwkey *key, tn__kwspan k, tn__kw
     }
     /* I, and P given a number */
     if (tn__kw_is(v, "None")) { *(int64_t *)f = TN_NONE; return 0; }
+    if (key->type == 'I' && tn__kw_int_literal(v, (int64_t *)f)) return 0;
     if (tn__kw_numbers(fn, name, v, x, 1, &tuple) < 0 || tn__kw_int(fn, name, x[0], (int64_t *)f)) return -1;
     if (key->type == 'P' && x[0] < 0) return TN__FAIL_INT("%s: option %s=%.*s: padding must be non-negative", fn, name, (int)v.n, v.p);
     return 0;
@@ -5702,6 +5816,21 @@ static const tn__kwkey tn__kw_isin[] = {TN_FIELDS_tn_isin_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
 #define TN__KW_T tn_sum_fn_opts
 static const tn__kwkey tn__kw_sum[] = {TN_FIELDS_tn_sum_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_keepdim_fn_opts
+static const tn__kwkey tn__kw_keepdim[] = {TN_FIELDS_tn_keepdim_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_argmax_fn_opts
+static const tn__kwkey tn__kw_argmax[] = {TN_FIELDS_tn_argmax_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_median_fn_opts
+static const tn__kwkey tn__kw_median[] = {TN_FIELDS_tn_median_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_var_fn_opts
+static const tn__kwkey tn__kw_var[] = {TN_FIELDS_tn_var_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_norm_fn_opts
+static const tn__kwkey tn__kw_norm[] = {TN_FIELDS_tn_norm_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
 #define TN__KW_T tn_quantile_fn_opts
 static const tn__kwkey tn__kw_quantile[] = {TN_FIELDS_tn_quantile_fn_opts(TN__KW_ROW)};
@@ -8777,7 +8906,7 @@ static tn_tensor *tn__bernoulli_impl(tn_tensor *p, tn_generator *gen) {
     if (tn__check_cpu_dtype("tn_bernoulli", p)) return NULL;
     if (!tn_dtype_is_floating(p->dtype)) return (tn_tensor *)tn__error("tn_bernoulli: expected a floating probability tensor, got %s", tn_dtype_name(p->dtype));
     tn_scope_begin();
-    double lo = tn_numel(p) ? tn_item(tn_amin(p, NULL, 0, false)) : 0, hi = tn_numel(p) ? tn_item(tn_amax(p, NULL, 0, false)) : 0;
+    double lo = tn_numel(p) ? tn_item(tn_amin(p, NULL, 0)) : 0, hi = tn_numel(p) ? tn_item(tn_amax(p, NULL, 0)) : 0;
     if (!(lo >= 0 && hi <= 1)) {
         tn_scope_end();
         return (tn_tensor *)tn__error("tn_bernoulli: expected 0 <= p <= 1 for every element of p (shape %s), got values from %g to %g", TN__SHAPE(p), lo, hi);
@@ -8875,7 +9004,7 @@ static tn_tensor *tn__multinomial_mt(tn_tensor *p, tn_tensor *pd, int64_t R, int
         tn__gen_unlock(g);
         tn_tensor *q = tn_div(pd, tn_to_dtype(colmajor ? tn_transpose(e, 0, 1) : e, p->dtype));
         tn_tensor *r = NULL;
-        if (ns == 1) r = tn_argmax_dim(q, -1, true);
+        if (ns == 1) r = tn_argmax_dim(q, .dim = -1, .keepdim = true);
         else if (q) tn_topk(q, ns, &r);
         return r;
     }
@@ -8946,7 +9075,7 @@ static tn_tensor *tn__multinomial_impl(tn_tensor *p, int64_t ns, bool replacemen
     bool ok = pd != NULL;
     tn_tensor *sums = NULL;
     if (ok && (race || !mt)) {   /* the mt19937 kernel with replacement checks as it sums */
-        tn_tensor *lo = C ? tn_amin(pd, NULL, 0, false) : NULL, *hi = lo ? tn_amax(pd, NULL, 0, false) : NULL;   /* NaN propagates into hi */
+        tn_tensor *lo = C ? tn_amin(pd, NULL, 0) : NULL, *hi = lo ? tn_amax(pd, NULL, 0) : NULL;   /* NaN propagates into hi */
         sums = tn_sum_dims(pd, &last, 1, .keepdim = true);
         ok = sums != NULL && (C == 0 || hi != NULL);
         if (ok && C && !(tn_item(lo) >= 0 && tn_item(hi) < INFINITY))
@@ -8959,7 +9088,7 @@ static tn_tensor *tn__multinomial_impl(tn_tensor *p, int64_t ns, bool replacemen
     } else if (ok && race) {
         tn_tensor *u = tn__random(fn, UNIFORM, rc2, 2, p->dtype, gen, 0, 1, 0, 0, p->device);
         tn_tensor *q = tn_div(pd, tn_neg(tn_log(u)));   /* u = 0: E = inf, q = 0 (probability 2^-53, or 2^-24 for float32) */
-        if (ns == 1) r = tn_argmax_dim(q, -1, true);
+        if (ns == 1) r = tn_argmax_dim(q, .dim = -1, .keepdim = true);
         else tn_topk(q, ns, &r);
     } else if (ok) {
         tn_tensor *cdf = tn_div(tn_cumsum(tn_to_dtype(pd, TN_F64), -1), tn_to_dtype(sums, TN_F64));
@@ -10655,7 +10784,7 @@ static tn_tensor *tn__isin_impl(tn_tensor *elements, tn_tensor *test, tn_isin_fn
         r = nt ? tn_eq(tn_index(s, &pos, 1), e) : tn_zeros_like(tn_to_dtype(e, TN_BOOL));
     } else {   /* elements against every test element */
         int64_t last = -1;
-        r = tn_any_dim(tn_eq(tn_unsqueeze(e, -1), tf), last, false);
+        r = tn_any_dim(tn_eq(tn_unsqueeze(e, -1), tf), last);
     }
     if (o.invert) r = tn_logical_not(r);
     r = tn_keep(r);
@@ -13382,8 +13511,10 @@ static tn_tensor *tn__prod_dims_kd(tn_tensor *x, const int64_t *dims, int n, boo
     TN__AUTOCAST(TN__AC_F32, tn__prod_dims_kd(ac_[0], dims, n, keepdim), x);
     return tn__reduce("tn_prod_dims", PROD, x, dims, n, keepdim);
 }
-TNDEF tn_tensor *tn_amax(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return tn__reduce("tn_amax", MAX, x, dims, n, keepdim); }
-TNDEF tn_tensor *tn_amin(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return tn__reduce("tn_amin", MIN, x, dims, n, keepdim); }
+TNDEF tn_tensor *tn_amax_opts(tn_tensor *x, const int64_t *dims, int n, tn_keepdim_fn_opts o) { return tn__reduce("tn_amax", MAX, x, dims, n, o.keepdim); }
+TNDEF tn_tensor *tn_amin_opts(tn_tensor *x, const int64_t *dims, int n, tn_keepdim_fn_opts o) { return tn__reduce("tn_amin", MIN, x, dims, n, o.keepdim); }
+TNDEF tn_tensor *tn_amax_str(tn_tensor *x, const int64_t *dims, int n, const char *options) { TN__KW_STR(tn_keepdim_fn_opts, keepdim, "tn_amax", options, tn_amax_opts(x, dims, n, o)); }
+TNDEF tn_tensor *tn_amin_str(tn_tensor *x, const int64_t *dims, int n, const char *options) { TN__KW_STR(tn_keepdim_fn_opts, keepdim, "tn_amin", options, tn_amin_opts(x, dims, n, o)); }
 /* max()/min() of the whole tensor: evenly_distribute_backward (d[0] = 1), which spreads over the
    NaNs when the result is NaN (amax's backward gives NaN everywhere then) */
 static tn_tensor *tn__evenly(tn_tensor *r, const char *name) {
@@ -13394,8 +13525,10 @@ TNDEF tn_tensor *tn_max(tn_tensor *x) { return tn__evenly(tn__reduce("tn_max", M
 TNDEF tn_tensor *tn_min(tn_tensor *x) { return tn__evenly(tn__reduce("tn_min", MIN, x, NULL, 0, false), "MinBackward1"); }
 TNDEF tn_tensor *tn_all(tn_tensor *x) { return tn__reduce("tn_all", ALL, x, NULL, 0, false); }
 TNDEF tn_tensor *tn_any(tn_tensor *x) { return tn__reduce("tn_any", ANY, x, NULL, 0, false); }
-TNDEF tn_tensor *tn_all_dim(tn_tensor *x, int64_t dim, bool keepdim) { return tn__reduce("tn_all_dim", ALL, x, &dim, 1, keepdim); }
-TNDEF tn_tensor *tn_any_dim(tn_tensor *x, int64_t dim, bool keepdim) { return tn__reduce("tn_any_dim", ANY, x, &dim, 1, keepdim); }
+TNDEF tn_tensor *tn_all_dim_opts(tn_tensor *x, int64_t dim, tn_keepdim_fn_opts o) { return tn__reduce("tn_all_dim", ALL, x, &dim, 1, o.keepdim); }
+TNDEF tn_tensor *tn_any_dim_opts(tn_tensor *x, int64_t dim, tn_keepdim_fn_opts o) { return tn__reduce("tn_any_dim", ANY, x, &dim, 1, o.keepdim); }
+TNDEF tn_tensor *tn_all_dim_str(tn_tensor *x, int64_t dim, const char *options) { TN__KW_STR(tn_keepdim_fn_opts, keepdim, "tn_all_dim", options, tn_all_dim_opts(x, dim, o)); }
+TNDEF tn_tensor *tn_any_dim_str(tn_tensor *x, int64_t dim, const char *options) { TN__KW_STR(tn_keepdim_fn_opts, keepdim, "tn_any_dim", options, tn_any_dim_opts(x, dim, o)); }
 
 static int64_t tn__reduced_count(const char *fn, tn_tensor *x, const int64_t *dims, int n) {
     bool mask[TN_MAX_DIMS];
@@ -13431,8 +13564,13 @@ static tn_tensor *tn__mean_dims_kd(tn_tensor *x, const int64_t *dims, int n, boo
 }
 TNDEF tn_tensor *tn_mean(tn_tensor *x) { return TN__AS("tn_mean", tn__mean_dims_kd(x, NULL, 0, false)); }
 
-TNDEF tn_tensor *tn_var_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim) {
+static tn_tensor *tn__var_dims_kd(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim) {
     TN__CHECK_NULL(x);
+    if (tn_dtype_is_complex(x->dtype)) {   /* var(re) + var(im): the mean of |x - mean|^2, real, as PyTorch's */
+        tn_scope_begin();
+        tn_tensor *re = tn_real(x), *im = re ? tn_imag(x) : NULL;
+        return tn__scope_return(im ? tn_add(tn__var_dims_kd(re, dims, n, correction, keepdim), tn__var_dims_kd(im, dims, n, correction, keepdim)) : NULL);
+    }
     if (tn__check_cpu_dtype("tn_var_dims", x) || tn__need_float("tn_var_dims", x)) return NULL;
     int64_t count = tn__reduced_count("tn_var_dims", x, dims, n);
     if (count < 0) return NULL;
@@ -13444,24 +13582,52 @@ TNDEF tn_tensor *tn_var_dims(tn_tensor *x, const int64_t *dims, int n, int64_t c
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_var(tn_tensor *x, int64_t correction) { return tn__grad_name(TN__AS("tn_var", tn_var_dims(x, NULL, 0, correction, false)), "VarBackward0"); }
-TNDEF tn_tensor *tn_std_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim) {
+static tn_tensor *tn__std_dims_kd(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim) {
     TN__CHECK_NULL(x);
     bool mask[TN_MAX_DIMS];
-    if (tn__check_cpu_dtype("tn_std_dims", x) || tn__need_float("tn_std_dims", x) || tn__dims_mask("tn_std_dims", x, dims, n, mask)) return NULL;
+    if (tn__check_cpu_dtype("tn_std_dims", x) || (!tn_dtype_is_complex(x->dtype) && tn__need_float("tn_std_dims", x)) || tn__dims_mask("tn_std_dims", x, dims, n, mask)) return NULL;
     tn_scope_begin();
-    tn_tensor *v = tn_var_dims(x, dims, n, correction, keepdim), *zero = v ? tn_eq_scalar(v, 0) : NULL;
+    tn_tensor *v = tn__var_dims_kd(x, dims, n, correction, keepdim), *zero = v ? tn_eq_scalar(v, 0) : NULL;
     /* sqrt with a zero gradient at 0 (PyTorch masks it): the double where keeps inf * 0 out */
     tn_tensor *r = tn_keep(zero ? tn_where(zero, tn_zeros_like(v), tn_sqrt(tn_where(zero, tn_ones_like(v), v))) : NULL);
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_std(tn_tensor *x, int64_t correction) { return tn__grad_name(TN__AS("tn_std", tn_std_dims(x, NULL, 0, correction, false)), "StdBackward0"); }
+/* torch's unbiased, the older spelling of correction 1 (True) or 0 (False) */
+static int tn__var_correction(const char *fn, tn_var_fn_opts o, int64_t *correction) {
+    *correction = o.correction;
+    if (o.unbiased == -1) return 0;
+    if (o.correction != 1) return TN__FAIL_INT("%s: cannot specify both unbiased and correction (unbiased=%s, correction=%lld)", fn, o.unbiased ? "True" : "False", (long long)o.correction);
+    *correction = o.unbiased ? 1 : 0;
+    return 0;
+}
+TNDEF tn_tensor *tn_var_opts(tn_tensor *x, tn_var_fn_opts o) {
+    int64_t c;
+    if (tn__var_correction("tn_var", o, &c)) return NULL;
+    return tn__grad_name(TN__AS("tn_var", tn__var_dims_kd(x, NULL, 0, c, o.keepdim)), "VarBackward0");
+}
+TNDEF tn_tensor *tn_var_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_var_fn_opts o) {
+    int64_t c;
+    return tn__var_correction("tn_var_dims", o, &c) ? NULL : tn__var_dims_kd(x, dims, n, c, o.keepdim);
+}
+TNDEF tn_tensor *tn_std_opts(tn_tensor *x, tn_var_fn_opts o) {
+    int64_t c;
+    if (tn__var_correction("tn_std", o, &c)) return NULL;
+    return tn__grad_name(TN__AS("tn_std", tn__std_dims_kd(x, NULL, 0, c, o.keepdim)), "StdBackward0");
+}
+TNDEF tn_tensor *tn_std_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_var_fn_opts o) {
+    int64_t c;
+    return tn__var_correction("tn_std_dims", o, &c) ? NULL : tn__std_dims_kd(x, dims, n, c, o.keepdim);
+}
+TNDEF tn_tensor *tn_var_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_var_fn_opts, var, "tn_var", options, tn_var_opts(x, o)); }
+TNDEF tn_tensor *tn_var_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options) { TN__KW_STR(tn_var_fn_opts, var, "tn_var_dims", options, tn_var_dims_opts(x, dims, n, o)); }
+TNDEF tn_tensor *tn_std_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_var_fn_opts, var, "tn_std", options, tn_std_opts(x, o)); }
+TNDEF tn_tensor *tn_std_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options) { TN__KW_STR(tn_var_fn_opts, var, "tn_std_dims", options, tn_std_dims_opts(x, dims, n, o)); }
 static tn_tensor *tn__var_mean_impl(bool sd, tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim, tn_tensor **mean) {
     TN__CHECK_NULL(x);
-    if (!tn_dtype_is_floating(x->dtype)) return (tn_tensor *)tn__error("%s only support floating point and complex dtypes (got %s)", sd ? "std_mean" : "var_mean", tn__torch_type_name(x->dtype));
+    if (!tn_dtype_is_floating(x->dtype) && !tn_dtype_is_complex(x->dtype)) return (tn_tensor *)tn__error("%s only support floating point and complex dtypes (got %s)", sd ? "std_mean" : "var_mean", tn__torch_type_name(x->dtype));
     tn_scope_begin();
-    tn_tensor *v = sd ? tn_std_dims(x, dims, n, correction, keepdim) : tn_var_dims(x, dims, n, correction, keepdim);
+    tn_tensor *v = sd ? tn__std_dims_kd(x, dims, n, correction, keepdim) : tn__var_dims_kd(x, dims, n, correction, keepdim);
     tn_tensor *m = v ? tn_mean_dims(x, dims, n, .keepdim = keepdim) : NULL;
     v = m ? tn_keep(v) : NULL;
     m = v && mean ? tn_keep(m) : NULL;
@@ -13469,25 +13635,49 @@ static tn_tensor *tn__var_mean_impl(bool sd, tn_tensor *x, const int64_t *dims, 
     if (mean) *mean = m;
     return v;
 }
-TNDEF tn_tensor *tn_var_mean_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim, tn_tensor **mean) {
+TNDEF tn_tensor *tn_var_mean_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_tensor **mean, tn_var_fn_opts o) {
+    int64_t c;
     if (mean) *mean = NULL;
-    return TN__AS("tn_var_mean", tn__var_mean_impl(false, x, dims, n, correction, keepdim, mean));
+    if (tn__var_correction("tn_var_mean", o, &c)) return NULL;
+    return TN__AS("tn_var_mean", tn__var_mean_impl(false, x, dims, n, c, o.keepdim, mean));
 }
-TNDEF tn_tensor *tn_var_mean(tn_tensor *x, int64_t correction, tn_tensor **mean) { return tn_var_mean_dims(x, NULL, 0, correction, false, mean); }
-TNDEF tn_tensor *tn_std_mean_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim, tn_tensor **mean) {
+TNDEF tn_tensor *tn_var_mean_opts(tn_tensor *x, tn_tensor **mean, tn_var_fn_opts o) { return tn_var_mean_dims_opts(x, NULL, 0, mean, o); }
+TNDEF tn_tensor *tn_std_mean_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_tensor **mean, tn_var_fn_opts o) {
+    int64_t c;
     if (mean) *mean = NULL;
-    return TN__AS("tn_std_mean", tn__var_mean_impl(true, x, dims, n, correction, keepdim, mean));
+    if (tn__var_correction("tn_std_mean", o, &c)) return NULL;
+    return TN__AS("tn_std_mean", tn__var_mean_impl(true, x, dims, n, c, o.keepdim, mean));
 }
-TNDEF tn_tensor *tn_std_mean(tn_tensor *x, int64_t correction, tn_tensor **mean) { return tn_std_mean_dims(x, NULL, 0, correction, false, mean); }
+TNDEF tn_tensor *tn_std_mean_opts(tn_tensor *x, tn_tensor **mean, tn_var_fn_opts o) { return tn_std_mean_dims_opts(x, NULL, 0, mean, o); }
+TNDEF tn_tensor *tn_var_mean_str(tn_tensor *x, tn_tensor **mean, const char *options) {
+    if (mean) *mean = NULL;
+    TN__KW_STR(tn_var_fn_opts, var, "tn_var_mean", options, tn_var_mean_opts(x, mean, o));
+}
+TNDEF tn_tensor *tn_var_mean_dims_str(tn_tensor *x, const int64_t *dims, int n, tn_tensor **mean, const char *options) {
+    if (mean) *mean = NULL;
+    TN__KW_STR(tn_var_fn_opts, var, "tn_var_mean", options, tn_var_mean_dims_opts(x, dims, n, mean, o));
+}
+TNDEF tn_tensor *tn_std_mean_str(tn_tensor *x, tn_tensor **mean, const char *options) {
+    if (mean) *mean = NULL;
+    TN__KW_STR(tn_var_fn_opts, var, "tn_std_mean", options, tn_std_mean_opts(x, mean, o));
+}
+TNDEF tn_tensor *tn_std_mean_dims_str(tn_tensor *x, const int64_t *dims, int n, tn_tensor **mean, const char *options) {
+    if (mean) *mean = NULL;
+    TN__KW_STR(tn_var_fn_opts, var, "tn_std_mean", options, tn_std_mean_dims_opts(x, dims, n, mean, o));
+}
 
-TNDEF tn_tensor *tn_norm_dims(tn_tensor *x, double p, const int64_t *dims, int n, bool keepdim) {
+static tn_tensor *tn__norm_dims_kd(tn_tensor *x, double p, const int64_t *dims, int n, bool keepdim) {
     TN__CHECK_NULL(x);
+    if (tn_dtype_is_complex(x->dtype)) {   /* the norm of |x|, real, as PyTorch's */
+        tn_scope_begin();
+        return tn__scope_return(tn__norm_dims_kd(tn_abs(x), p, dims, n, keepdim));
+    }
     bool mask[TN_MAX_DIMS];
     if (tn__check_cpu_dtype("tn_norm_dims", x) || tn__need_float("tn_norm_dims", x) || tn__dims_mask("tn_norm_dims", x, dims, n, mask)) return NULL;
     tn_scope_begin();
     tn_tensor *a = tn_abs(x), *r;
-    if (p == INFINITY) r = tn_numel(x) ? tn_amax(a, dims, n, keepdim) : tn_sum_dims(a, dims, n, .keepdim = keepdim);
-    else if (p == -INFINITY) r = tn_amin(a, dims, n, keepdim);
+    if (p == INFINITY) r = tn_numel(x) ? tn_amax(a, dims, n, .keepdim = keepdim) : tn_sum_dims(a, dims, n, .keepdim = keepdim);
+    else if (p == -INFINITY) r = tn_amin(a, dims, n, .keepdim = keepdim);
     else if (p == 0) /* the count of nonzeros: recorded, with no gradient (x.grad stays None), as PyTorch */
         r = tn__zero_grad_node(tn_to_dtype(tn_sum_dims(tn_ne_scalar(x, 0), dims, n, .keepdim = keepdim), x->dtype), x, "NormBackward1", false);
     else if (p == 1) r = tn_sum_dims(a, dims, n, .keepdim = keepdim);
@@ -13501,7 +13691,18 @@ TNDEF tn_tensor *tn_norm_dims(tn_tensor *x, double p, const int64_t *dims, int n
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_norm(tn_tensor *x, double p) { return tn__grad_name(TN__AS("tn_norm", tn_norm_dims(x, p, NULL, 0, false)), "NormBackward1"); }
+/* torch.norm's dtype: x cast to it first */
+static tn_tensor *tn__norm_fn(const char *fn, tn_tensor *x, const int64_t *dims, int n, tn_norm_fn_opts o) {
+    if (o.dtype == -1) return tn__norm_dims_kd(x, o.p, dims, n, o.keepdim);
+    TN__CHECK_NULL(x);
+    if (o.dtype < 0 || o.dtype >= TN_NUM_DTYPES) return (tn_tensor *)tn__error("%s: dtype %d is not a tn_dtype", fn, o.dtype);
+    tn_scope_begin();
+    return tn__scope_return(tn__norm_dims_kd(tn_to_dtype(x, (tn_dtype)o.dtype), o.p, dims, n, o.keepdim));
+}
+TNDEF tn_tensor *tn_norm_opts(tn_tensor *x, tn_norm_fn_opts o) { return tn__grad_name(TN__AS("tn_norm", tn__norm_fn("tn_norm", x, NULL, 0, o)), "NormBackward1"); }
+TNDEF tn_tensor *tn_norm_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_norm_fn_opts o) { return tn__norm_fn("tn_norm_dims", x, dims, n, o); }
+TNDEF tn_tensor *tn_norm_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_norm_fn_opts, norm, "tn_norm", options, tn_norm_opts(x, o)); }
+TNDEF tn_tensor *tn_norm_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options) { TN__KW_STR(tn_norm_fn_opts, norm, "tn_norm_dims", options, tn_norm_dims_opts(x, dims, n, o)); }
 /* renorm as PyTorch's kernel: the norm over the other dims (keepdim), the factor
    norm > maxnorm ? maxnorm / (norm + 1e-7) : 1, x times it (differentiable through the norm) */
 static tn_tensor *tn__renorm_impl(tn_tensor *x, double p, int64_t dim, double maxnorm) {
@@ -13519,7 +13720,7 @@ static tn_tensor *tn__renorm_impl(tn_tensor *x, double p, int64_t dim, double ma
     for (int i = 0; i < x->ndim; i++)
         if (i != d) others[n++] = i;
     tn_scope_begin();
-    tn_tensor *norm = tn_norm_dims(x, p, others, n, true);
+    tn_tensor *norm = tn_norm_dims(x, others, n, .p = p, .keepdim = true);
     tn_tensor *factor = norm ? tn_where(tn_gt_scalar(norm, maxnorm), tn_div(tn_full_like(norm, maxnorm), tn_add_scalar(norm, 1e-7)), tn_ones_like(norm)) : NULL;
     return tn__scope_return(factor ? tn_mul(x, tn_to_dtype(factor, x->dtype)) : NULL);
 }
@@ -13602,9 +13803,10 @@ TNDEF tn_tensor *tn_cumulative_trapezoid_str(tn_tensor *y, const char *options) 
     TN__KW_STR(tn_trapezoid_fn_opts, trapezoid, "tn_cumulative_trapezoid", options, tn_cumulative_trapezoid_opts(y, o));
 }
 
-TNDEF tn_tensor *tn_logsumexp(tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
+TNDEF tn_tensor *tn_logsumexp_opts(tn_tensor *x, const int64_t *dims, int n, tn_keepdim_fn_opts o) {
+    const bool keepdim = o.keepdim;
     TN__CHECK_NULL(x);
-    TN__AUTOCAST(TN__AC_F32_CUDA, tn_logsumexp(ac_[0], dims, n, keepdim), x);
+    TN__AUTOCAST(TN__AC_F32_CUDA, tn_logsumexp_opts(ac_[0], dims, n, o), x);
     bool mask[TN_MAX_DIMS];
     if (tn__check_cpu_dtype("tn_logsumexp", x) || tn__dims_mask("tn_logsumexp", x, dims, n, mask)) return NULL;
     tn_scope_begin();
@@ -13612,7 +13814,7 @@ TNDEF tn_tensor *tn_logsumexp(tn_tensor *x, const int64_t *dims, int n, bool kee
     if (tn_numel(xf) == 0) {
         r = tn_log(tn_sum_dims(tn_exp(xf), dims, n, .keepdim = keepdim));
     } else { /* shift by the max (0 where the max is infinite, so inf - inf never happens) */
-        tn_tensor *m = tn_amax(xf, dims, n, true);
+        tn_tensor *m = tn_amax(xf, dims, n, .keepdim = true);
         if (m) m = tn_where(tn_isinf(m), tn_zeros_like(m), m);
         tn_tensor *s = tn_log(tn_sum_dims(tn_exp(tn_sub(xf, m)), dims, n, .keepdim = true));
         r = tn_add(s, m);
@@ -13628,6 +13830,7 @@ TNDEF tn_tensor *tn_logsumexp(tn_tensor *x, const int64_t *dims, int n, bool kee
     tn_scope_end();
     return r;
 }
+TNDEF tn_tensor *tn_logsumexp_str(tn_tensor *x, const int64_t *dims, int n, const char *options) { TN__KW_STR(tn_keepdim_fn_opts, keepdim, "tn_logsumexp", options, tn_logsumexp_opts(x, dims, n, o)); }
 
 /* ---- NaN-skipping sums and means, counts, aminmax ---- */
 static tn_tensor *tn__nansum_impl(tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
@@ -13695,8 +13898,8 @@ static tn_tensor *tn__aminmax_impl(tn_tensor *x, int64_t dim, bool keepdim, tn_t
         return (tn_tensor *)tn__error("%s: cannot compute aminmax over an empty dimension as the operation has no identity (input %s)", fn, TN__SHAPE(x));
     if (!all && tn__wrap_dim(fn, dim, x->ndim) < 0) return NULL;
     tn_scope_begin();
-    tn_tensor *lo = all ? tn_amin(x, NULL, 0, keepdim) : tn_amin(x, &dim, 1, keepdim);
-    tn_tensor *hi = lo ? (all ? tn_amax(x, NULL, 0, keepdim) : tn_amax(x, &dim, 1, keepdim)) : NULL;
+    tn_tensor *lo = all ? tn_amin(x, NULL, 0, .keepdim = keepdim) : tn_amin(x, &dim, 1, .keepdim = keepdim);
+    tn_tensor *hi = lo ? (all ? tn_amax(x, NULL, 0, .keepdim = keepdim) : tn_amax(x, &dim, 1, .keepdim = keepdim)) : NULL;
     if (hi && x->ndim == 0 && keepdim && !all) {   /* PyTorch keeps a dim of 1 for a 0-d input */
         lo = tn_reshape(lo, tn__one, 1);
         hi = tn_reshape(hi, tn__one, 1);
@@ -13707,9 +13910,13 @@ static tn_tensor *tn__aminmax_impl(tn_tensor *x, int64_t dim, bool keepdim, tn_t
     if (max) *max = hi;
     return lo;
 }
-TNDEF tn_tensor *tn_aminmax(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **max) {
+TNDEF tn_tensor *tn_aminmax_opts(tn_tensor *x, tn_tensor **max, tn_argmax_fn_opts o) {
     if (max) *max = NULL;
-    return TN__AS("tn_aminmax", tn__aminmax_impl(x, dim, keepdim, max));
+    return TN__AS("tn_aminmax", tn__aminmax_impl(x, o.dim, o.keepdim, max));
+}
+TNDEF tn_tensor *tn_aminmax_str(tn_tensor *x, tn_tensor **max, const char *options) {
+    if (max) *max = NULL;
+    TN__KW_STR(tn_argmax_fn_opts, argmax, "tn_aminmax", options, tn_aminmax_opts(x, max, o));
 }
 
 /* ---- histograms: bincount and histc, accumulated by index_put ---- */
@@ -13727,7 +13934,7 @@ static tn_tensor *tn__bincount_impl(tn_tensor *x, tn_tensor *weights, int64_t mi
     int64_t size = minlength;
     tn_scope_begin();
     if (tn_numel(x) > 0) {
-        tn_tensor *lo = tn_amin(x, NULL, 0, false), *hi = lo ? tn_amax(x, NULL, 0, false) : NULL;
+        tn_tensor *lo = tn_amin(x, NULL, 0), *hi = lo ? tn_amax(x, NULL, 0) : NULL;
         if (!hi) { tn_scope_end(); return NULL; }
         const double lov = tn_item(lo);
         if (lov < 0) { tn_scope_end(); return (tn_tensor *)tn__error("%s: bincount only supports 1-d non-negative integral inputs (got %g)", fn, lov); }
@@ -13752,7 +13959,7 @@ static tn_tensor *tn__histc_impl(tn_tensor *x, int64_t bins, double lo, double h
     if (bins <= 0) return (tn_tensor *)tn__error("%s: bins must be > 0, but got %lld", fn, (long long)bins);
     tn_scope_begin();
     if (lo == hi && tn_numel(x) > 0) {   /* the data's range */
-        tn_tensor *a = tn_amin(x, NULL, 0, false), *b = a ? tn_amax(x, NULL, 0, false) : NULL;
+        tn_tensor *a = tn_amin(x, NULL, 0), *b = a ? tn_amax(x, NULL, 0) : NULL;
         if (!b) { tn_scope_end(); return NULL; }
         lo = tn_item(a);
         hi = tn_item(b);
@@ -13800,7 +14007,7 @@ static tn_tensor *tn__histogram_impl(tn_tensor *x, int64_t bins, tn_tensor *bt, 
         double lo = o->range[0], hi = o->range[1];
         if (lo != lo || hi != hi) {   /* None: the data's range (numpy's [0, 1] of no values) */
             lo = 0; hi = 1;
-            if (N) { lo = tn_item(tn_amin(xf, NULL, 0, false)); hi = tn_item(tn_amax(xf, NULL, 0, false)); }
+            if (N) { lo = tn_item(tn_amin(xf, NULL, 0)); hi = tn_item(tn_amax(xf, NULL, 0)); }
         }
         if (!(isfinite(lo) && isfinite(hi))) { tn_scope_end(); return (tn_tensor *)tn__error("%s: torch.histogram(): range [%g, %g] is not finite", fn, lo, hi); }
         if (lo > hi) { tn_scope_end(); return (tn_tensor *)tn__error("%s: torch.histogram(): min should not exceed max, but got min %g max %g", fn, lo, hi); }
@@ -14341,18 +14548,35 @@ static tn_tensor *tn__arg_extreme(const char *fn, tn_lane_op op, tn_tensor *x, i
     return want_values ? tn__own(vals) : NULL;
 }
 
-TNDEF tn_tensor *tn_max_dim(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices) { return tn__arg_extreme("tn_max_dim", ARGMAX, x, dim, keepdim, true, indices); }
-TNDEF tn_tensor *tn_min_dim(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices) { return tn__arg_extreme("tn_min_dim", ARGMIN, x, dim, keepdim, true, indices); }
-TNDEF tn_tensor *tn_argmax_dim(tn_tensor *x, int64_t dim, bool keepdim) {
-    tn_tensor *idx = NULL;
-    tn__arg_extreme("tn_argmax_dim", ARGMAX, x, dim, keepdim, false, &idx);
-    return idx;
+TNDEF tn_tensor *tn_max_dim_opts(tn_tensor *x, int64_t dim, tn_tensor **indices, tn_keepdim_fn_opts o) { return tn__arg_extreme("tn_max_dim", ARGMAX, x, dim, o.keepdim, true, indices); }
+TNDEF tn_tensor *tn_min_dim_opts(tn_tensor *x, int64_t dim, tn_tensor **indices, tn_keepdim_fn_opts o) { return tn__arg_extreme("tn_min_dim", ARGMIN, x, dim, o.keepdim, true, indices); }
+TNDEF tn_tensor *tn_max_dim_str(tn_tensor *x, int64_t dim, tn_tensor **indices, const char *options) {
+    if (indices) *indices = NULL;
+    TN__KW_STR(tn_keepdim_fn_opts, keepdim, "tn_max_dim", options, tn_max_dim_opts(x, dim, indices, o));
 }
-TNDEF tn_tensor *tn_argmin_dim(tn_tensor *x, int64_t dim, bool keepdim) {
-    tn_tensor *idx = NULL;
-    tn__arg_extreme("tn_argmin_dim", ARGMIN, x, dim, keepdim, false, &idx);
-    return idx;
+TNDEF tn_tensor *tn_min_dim_str(tn_tensor *x, int64_t dim, tn_tensor **indices, const char *options) {
+    if (indices) *indices = NULL;
+    TN__KW_STR(tn_keepdim_fn_opts, keepdim, "tn_min_dim", options, tn_min_dim_opts(x, dim, indices, o));
 }
+static tn_tensor *tn__arg_flat(const char *fn, tn_lane_op op, tn_tensor *x);
+/* dim None: the flat index, reshaped to all ones with keepdim (as torch.argmax) */
+static tn_tensor *tn__argmax_dim(const char *fn, tn_lane_op op, tn_tensor *x, tn_argmax_fn_opts o) {
+    tn_tensor *idx = NULL;
+    if (o.dim != TN_NONE) {
+        tn__arg_extreme(fn, op, x, o.dim, o.keepdim, false, &idx);
+        return idx;
+    }
+    idx = tn__arg_flat(fn, op, x);
+    if (!idx || !o.keepdim) return idx;
+    int64_t ones[TN_MAX_DIMS];
+    for (int i = 0; i < x->ndim; i++) ones[i] = 1;
+    tn_scope_begin();
+    return tn__scope_return(tn_reshape(idx, ones, x->ndim));
+}
+TNDEF tn_tensor *tn_argmax_dim_opts(tn_tensor *x, tn_argmax_fn_opts o) { return tn__argmax_dim("tn_argmax_dim", ARGMAX, x, o); }
+TNDEF tn_tensor *tn_argmin_dim_opts(tn_tensor *x, tn_argmax_fn_opts o) { return tn__argmax_dim("tn_argmin_dim", ARGMIN, x, o); }
+TNDEF tn_tensor *tn_argmax_dim_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_argmax_fn_opts, argmax, "tn_argmax_dim", options, tn_argmax_dim_opts(x, o)); }
+TNDEF tn_tensor *tn_argmin_dim_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_argmax_fn_opts, argmax, "tn_argmin_dim", options, tn_argmin_dim_opts(x, o)); }
 static tn_tensor *tn__arg_flat(const char *fn, tn_lane_op op, tn_tensor *x) {
     TN__CHECK_NULL(x);
     if (tn_numel(x) == 0) return (tn_tensor *)tn__error("%s: expected a non-empty tensor (input shape %s)", fn, TN__SHAPE(x));
@@ -14546,14 +14770,26 @@ static tn_tensor *tn__select_dim(const char *fn, const char *name, int kind, tn_
     if (!vals || !idx) { if (tn__nscopes == 0) { tn_release(vals); tn_release(idx); } return NULL; }
     return tn__select_record(x, d, keepdim, vals, idx, name, indices);
 }
-TNDEF tn_tensor *tn_median_dim(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices) {
-    return TN__AS("tn_median_dim", tn__select_dim("tn_median_dim", "MedianBackward1", TN__SEL_MEDIAN, x, 0, dim, keepdim, indices));
+TNDEF tn_tensor *tn_median_dim_opts(tn_tensor *x, tn_tensor **indices, tn_median_fn_opts o) {
+    return TN__AS("tn_median_dim", tn__select_dim("tn_median_dim", "MedianBackward1", TN__SEL_MEDIAN, x, 0, o.dim, o.keepdim, indices));
 }
-TNDEF tn_tensor *tn_nanmedian_dim(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices) {
-    return TN__AS("tn_nanmedian_dim", tn__select_dim("tn_nanmedian_dim", "NanmedianBackward1", TN__SEL_NANMEDIAN, x, 0, dim, keepdim, indices));
+TNDEF tn_tensor *tn_nanmedian_dim_opts(tn_tensor *x, tn_tensor **indices, tn_median_fn_opts o) {
+    return TN__AS("tn_nanmedian_dim", tn__select_dim("tn_nanmedian_dim", "NanmedianBackward1", TN__SEL_NANMEDIAN, x, 0, o.dim, o.keepdim, indices));
 }
-TNDEF tn_tensor *tn_kthvalue(tn_tensor *x, int64_t k, int64_t dim, bool keepdim, tn_tensor **indices) {
-    return TN__AS("tn_kthvalue", tn__select_dim("tn_kthvalue", "KthvalueBackward0", TN__SEL_KTH, x, k, dim, keepdim, indices));
+TNDEF tn_tensor *tn_kthvalue_opts(tn_tensor *x, int64_t k, tn_tensor **indices, tn_median_fn_opts o) {
+    return TN__AS("tn_kthvalue", tn__select_dim("tn_kthvalue", "KthvalueBackward0", TN__SEL_KTH, x, k, o.dim, o.keepdim, indices));
+}
+TNDEF tn_tensor *tn_median_dim_str(tn_tensor *x, tn_tensor **indices, const char *options) {
+    if (indices) *indices = NULL;
+    TN__KW_STR(tn_median_fn_opts, median, "tn_median_dim", options, tn_median_dim_opts(x, indices, o));
+}
+TNDEF tn_tensor *tn_nanmedian_dim_str(tn_tensor *x, tn_tensor **indices, const char *options) {
+    if (indices) *indices = NULL;
+    TN__KW_STR(tn_median_fn_opts, median, "tn_nanmedian_dim", options, tn_nanmedian_dim_opts(x, indices, o));
+}
+TNDEF tn_tensor *tn_kthvalue_str(tn_tensor *x, int64_t k, tn_tensor **indices, const char *options) {
+    if (indices) *indices = NULL;
+    TN__KW_STR(tn_median_fn_opts, median, "tn_kthvalue", options, tn_kthvalue_opts(x, k, indices, o));
 }
 /* The median of all elements: 0-d, NaN for an empty floating tensor; its gradient is shared
    evenly by the elements equal to it (all NaNs when it is NaN), as PyTorch. */
@@ -14634,8 +14870,10 @@ static tn_tensor *tn__dim_last_host(tn_tensor *x, int d) {
     return p ? tn__own(tn__copy_as(p, p->dtype, TN_CPU)) : NULL;
 }
 
-TNDEF tn_tensor *tn_mode(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices) {
+TNDEF tn_tensor *tn_mode_opts(tn_tensor *x, tn_tensor **indices, tn_median_fn_opts o) {
     const char *fn = "tn_mode";
+    const int64_t dim = o.dim;
+    const bool keepdim = o.keepdim;
     if (indices) *indices = NULL;
     TN__CHECK_NULL(x);
     if (tn__check_cpu_dtype(fn, x)) return NULL;
@@ -14680,6 +14918,10 @@ TNDEF tn_tensor *tn_mode(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **in
         return tn__as_end(fn, NULL);
     }
     return tn__as_end(fn, tn__select_record(x, d, keepdim, vals, idx, "ModeBackward0", indices));
+}
+TNDEF tn_tensor *tn_mode_str(tn_tensor *x, tn_tensor **indices, const char *options) {
+    if (indices) *indices = NULL;
+    TN__KW_STR(tn_median_fn_opts, median, "tn_mode", options, tn_mode_opts(x, indices, o));
 }
 
 TNDEF tn_tensor *tn_msort(tn_tensor *x) { return TN__AS("tn_msort", tn_sort(x, NULL, .dim = 0)); }
@@ -14733,7 +14975,7 @@ static tn_tensor *tn__quantile(const char *fn, tn_tensor *x, tn_tensor *q, tn_qu
         ranks = tn_mul(q1, tn_sub_scalar(cnt, 1));
         ranks = ranks ? tn_where(tn_lt_scalar(ranks, 0), tn_zeros_like(ranks), ranks) : NULL;
     } else {   /* a NaN in the lane: the last rank, a NaN */
-        ranks = tn_where(tn_any_dim(tn_isnan(sorted), -1, true), tn_scalar_tensor((double)(n - 1), x->dtype), tn_mul_scalar(q1, (double)(n - 1)));
+        ranks = tn_where(tn_any_dim(tn_isnan(sorted), -1, .keepdim = true), tn_scalar_tensor((double)(n - 1), x->dtype), tn_mul_scalar(q1, (double)(n - 1)));
     }
     if (o.interpolation == TN_INTERPOLATION_LOWER) ranks = tn_floor(ranks);
     else if (o.interpolation == TN_INTERPOLATION_HIGHER) ranks = tn_ceil(ranks);
@@ -17141,7 +17383,7 @@ static tn_tensor *tn__dist_lastdim(tn_tensor *d, double p) {
         tn_tensor *zero = tn_mul_scalar(tn_where(tn_isfinite(dd), d, tn_zeros_like(dd)), 0);
         return tn_add(tn_to_dtype(tn_sum_dims(tn_ne_scalar(dd, 0), &last, 1), d->dtype), tn_sum_dims(zero, &last, 1));
     }
-    return tn_norm_dims(d, p, &last, 1, false);
+    return tn_norm_dims(d, &last, 1, .p = p);
 }
 static int tn__dist_check(const char *fn, tn_tensor *t, const char *what, double p) {
     if (!tn_dtype_is_floating(t->dtype)) return TN__FAIL_INT("%s: only supports floating-point dtypes, %s got: %s", fn, what, tn_dtype_name(t->dtype));
@@ -17201,7 +17443,7 @@ TNDEF tn_tensor *tn_pdist_str(tn_tensor *x, const char *options) {
 static tn_tensor *tn__dist_impl(tn_tensor *a, tn_tensor *b, double p) {
     TN__CHECK_NULL(a, b);
     tn_scope_begin();
-    return tn__scope_return(tn_norm(tn_sub(a, b), p));
+    return tn__scope_return(tn_norm(tn_sub(a, b), .p = p));
 }
 TNDEF tn_tensor *tn_dist_opts(tn_tensor *a, tn_tensor *b, tn_pdist_fn_opts o) { return TN__AS("tn_dist", tn__dist_impl(a, b, o.p)); }
 TNDEF tn_tensor *tn_dist_str(tn_tensor *a, tn_tensor *b, const char *options) {
@@ -17210,7 +17452,7 @@ TNDEF tn_tensor *tn_dist_str(tn_tensor *a, tn_tensor *b, const char *options) {
 static tn_tensor *tn__normalize_impl(tn_tensor *x, tn_normalize_fn_opts o) {
     TN__CHECK_NULL(x);
     tn_scope_begin();
-    tn_tensor *n = tn_clamp_min(tn_norm_dims(x, o.p, &o.dim, 1, true), o.eps);
+    tn_tensor *n = tn_clamp_min(tn_norm_dims(x, &o.dim, 1, .p = o.p, .keepdim = true), o.eps);
     return tn__scope_return(n ? tn_div(x, tn_expand(n, x->shape, x->ndim)) : NULL);
 }
 TNDEF tn_tensor *tn_normalize_opts(tn_tensor *x, tn_normalize_fn_opts o) { return TN__AS("tn_normalize", tn__normalize_impl(x, o)); }
@@ -17306,7 +17548,7 @@ static tn_tensor *tn__gumbel_softmax(tn_tensor *logits, tn_gumbel_softmax_fn_opt
     tn_tensor *e = tn__own(tn__new(logits->dtype, logits->device, logits->shape, logits->ndim));
     tn_tensor *y = e && tn_exponential_(e, 1.0, NULL) ? tn_softmax(tn_div_scalar(tn_add(logits, tn_neg(tn_log(e))), o.tau), o.dim) : NULL;
     if (y && o.hard) {
-        tn_tensor *index = tn_argmax_dim(y, o.dim, true);   /* y_soft.max(dim)[1]: the first maximum */
+        tn_tensor *index = tn_argmax_dim(y, .dim = o.dim, .keepdim = true);   /* y_soft.max(dim)[1]: the first maximum */
         tn_tensor *ones = index ? tn_ones_like(tn_to_dtype(index, y->dtype)) : NULL;
         tn_tensor *y_hard = ones ? tn_scatter(tn_zeros_like(tn_detach(y)), o.dim, index, ones) : NULL;
         y = y_hard ? tn_add(tn_sub(y_hard, tn_detach(y)), y) : NULL;
@@ -18661,9 +18903,9 @@ static int tn__vnorm_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void
 /* |x|_p over dims (n = 0: all), a float x: reduce.c's value, torch's gradient for the general p. */
 static tn_tensor *tn__vnorm_p(tn_tensor *x, double p, const int64_t *dims, int n, bool keepdim) {
     if (!x) return NULL;
-    if (p == 0 || p == 1 || p == 2 || isinf(p) || n > TN_MAX_DIMS) return tn_norm_dims(x, p, n ? dims : NULL, n, keepdim);
+    if (p == 0 || p == 1 || p == 2 || isinf(p) || n > TN_MAX_DIMS) return tn_norm_dims(x, n ? dims : NULL, n, .p = p, .keepdim = keepdim);
     tn_scope_begin();
-    tn_tensor *r = tn_keep(tn_norm_dims(tn_detach(x), p, n ? dims : NULL, n, keepdim));
+    tn_tensor *r = tn_keep(tn_norm_dims(tn_detach(x), n ? dims : NULL, n, .p = p, .keepdim = keepdim));
     tn_scope_end();
     tn_node *nd = r ? tn__fn_node("LinalgVectorNormBackward0", tn__vnorm_bw, &x, 1) : NULL;
     if (nd) {
@@ -18738,7 +18980,7 @@ static tn_tensor *tn__matrix_norm_impl(tn_tensor *A, const char *ord, const tn_i
     tn_tensor *r = NULL;
     if (word == 1) {
         const int64_t dd[2] = {d0, d1};
-        r = tn_norm_dims(xc, 2, dd, 2, keepdim);
+        r = tn_norm_dims(xc, dd, 2, .keepdim = keepdim);
     } else if (word == 2 || fabs(num) == 2) {
         /* the nuclear and spectral norms: the sum and the extremes of the singular values of
            the matrices over (d0, d1), moved last */
@@ -18749,7 +18991,7 @@ static tn_tensor *tn__matrix_norm_impl(tn_tensor *A, const char *ord, const tn_i
         perm[k++] = d1;
         const int64_t last[1] = {-1};
         tn_tensor *sv = tn_linalg_svdvals(tn_permute(xc, perm, k));
-        r = !sv ? NULL : word == 2 ? tn_sum_dims(sv, last, 1) : num > 0 ? tn_amax(sv, last, 1, false) : tn_amin(sv, last, 1, false);
+        r = !sv ? NULL : word == 2 ? tn_sum_dims(sv, last, 1) : num > 0 ? tn_amax(sv, last, 1) : tn_amin(sv, last, 1);
         if (r && keepdim) r = tn_unsqueeze(tn_unsqueeze(r, d0 < d1 ? d0 : d1), d0 < d1 ? d1 : d0);
     } else {   /* 1, -1: the extreme column sum; inf, -inf: the extreme row sum */
         int s0 = d0, s1 = d1;
@@ -18757,7 +18999,7 @@ static tn_tensor *tn__matrix_norm_impl(tn_tensor *A, const char *ord, const tn_i
         if (!keepdim && s0 < s1) s1--;
         const int64_t ds[1] = {s0}, dm[1] = {s1};
         tn_tensor *cs = tn_sum_dims(tn_abs(xc), ds, 1, .keepdim = keepdim);
-        r = cs ? (num > 0 ? tn_amax(cs, dm, 1, keepdim) : tn_amin(cs, dm, 1, keepdim)) : NULL;
+        r = cs ? (num > 0 ? tn_amax(cs, dm, 1, .keepdim = keepdim) : tn_amin(cs, dm, 1, .keepdim = keepdim)) : NULL;
     }
     return tn__scope_return(r);
 }
@@ -19913,7 +20155,7 @@ static int tn__la_kept(tn_tensor *A, double atol, double rtol, bool herm, tn_ten
     if (!s || !mag) return -1;
     const int64_t k = tn_size(mag, -1);
     int64_t dl = -1;
-    tn_tensor *mx = k ? tn_amax(mag, &dl, 1, true) : tn_zeros_like(mag);
+    tn_tensor *mx = k ? tn_amax(mag, &dl, 1, .keepdim = true) : tn_zeros_like(mag);
     tn_tensor *tol = tn_clamp_min(tn_mul_scalar(mx, rtol), atol);
     *keep = tn_to_dtype(tn_gt(mag, tol), A->dtype);
     *vals = s;
@@ -20026,7 +20268,7 @@ static tn_tensor *tn__lstsq_impl(tn_tensor *A, tn_tensor *Bm, double rcond, cons
         rk = tn_to_dtype(tn_sum_dims(keep, &dl, 1), TN_I64);
         *rank = tn_keep(drv == 0 ? tn_empty(TN_SHAPE(0), TN_I64) : rk);
         *sv = tn_keep(drv >= 2 ? s : empty);
-        bool full = drv == 0 || (rk && tn_numel(rk) > 0 ? tn_item(tn_amin(rk, NULL, 0, false)) == (double)n : true);
+        bool full = drv == 0 || (rk && tn_numel(rk) > 0 ? tn_item(tn_amin(rk, NULL, 0)) == (double)n : true);
         if (drv != 1 && m > n && full && tn_numel(a) > 0) {
             tn_no_grad_begin();
             tn_tensor *Xd = vec ? tn_unsqueeze(X, -1) : X;
@@ -20067,7 +20309,7 @@ static tn_tensor *tn__la_plain_norm(tn_tensor *A, const char *p) {
     if (!strcmp(p, "nuc")) return tn__la_svd_norm(A, 0);
     const bool rows = !strcmp(p, "inf") || !strcmp(p, "-inf"), neg = p[0] == '-';
     tn_tensor *sums = tn_sum_dims(tn_abs(A), rows ? &d2[1] : &d2[0], 1);
-    return neg ? tn_amin(sums, &dl, 1, false) : tn_amax(sums, &dl, 1, false);
+    return neg ? tn_amin(sums, &dl, 1) : tn_amax(sums, &dl, 1);
 }
 static tn_tensor *tn__cond_impl(tn_tensor *A, const char *p) {
     TN__CHECK_NULL(A);
@@ -25057,7 +25299,7 @@ static tn_tensor *tn__window_max(const char *fn, tn_tensor *x, int nsp, const tn
     vshape[2 + nsp] = Kall;
     /* [N, C, o0, k0, o1, k1, ..] -> [N, C, o0, o1, .., k0 * k1 * ..] */
     y = tn_reshape(tn_permute(tn_reshape(y, wshape, 2 + 2 * nsp), perm, 2 + 2 * nsp), vshape, 3 + nsp);
-    tn_tensor *kidx = NULL, *v = tn_max_dim(y, -1, false, indices ? &kidx : NULL);
+    tn_tensor *kidx = NULL, *v = tn_max_dim(y, -1, indices ? &kidx : NULL);
     if (!v || !indices) return v;
     /* flat input positions of every (window, k): [1, 1, o0, o1, .., K] */
     int64_t nw = 1, fshape[TN_MAX_DIMS];
@@ -25453,7 +25695,7 @@ static tn_tensor *tn__fractional_impl(const char *fn, tn_tensor *x, int nsp, con
     const int64_t V = tn__numel(in, nsp);
     tn_tensor *fd = tn_to(flat, x->device);
     tn_tensor *vals = tn_reshape(tn_gather(tn_reshape(x, TN_SHAPE(NC, V)), 1, tn_reshape(fd, TN_SHAPE(NC, L * K))), TN_SHAPE(NC, L, K));
-    tn_tensor *kidx = NULL, *y = tn_max_dim(vals, -1, false, indices ? &kidx : NULL);
+    tn_tensor *kidx = NULL, *y = tn_max_dim(vals, -1, indices ? &kidx : NULL);
     const int64_t *shp = batched ? oshape : oshape + 1;
     const int nd = batched ? nsp + 2 : nsp + 1;
     if (y && indices) *indices = tn_keep(tn_reshape(tn_squeeze_dim(tn_gather(fd, 2, tn_unsqueeze(kidx, -1)), -1), shp, nd));
@@ -26105,7 +26347,7 @@ static int tn__bn_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void *u
     tn_tensor *mean, *invstd;
     if (training) {
         mean = tn_mean_dims(x, dims, (int)nd, .keepdim = true);
-        invstd = tn_rsqrt(tn_add_scalar(tn_var_dims(x, dims, (int)nd, 0, true), n->d[0]));
+        invstd = tn_rsqrt(tn_add_scalar(tn_var_dims(x, dims, (int)nd, .correction = 0, .keepdim = true), n->d[0]));
     } else {
         tn_tensor *sv = tn_to_dtype(st, x->dtype);
         mean = tn__per_channel(tn_narrow(sv, 0, 0, C), x->ndim);
@@ -26194,7 +26436,7 @@ static tn_tensor *tn__batch_norm_impl(tn_tensor *x, tn_tensor *rm, tn_tensor *rv
     tn_tensor *mean, *var;
     if (training) {
         mean = tn_mean_dims(x, dims, (int)nd, .keepdim = true);
-        var = tn_var_dims(x, dims, (int)nd, 0, true);
+        var = tn_var_dims(x, dims, (int)nd, .correction = 0, .keepdim = true);
         if (rm || rv) { /* running statistics: no history, in place; either may be given alone (as PyTorch) */
             tn_no_grad_begin();
             if (rm) {
@@ -26249,7 +26491,7 @@ static int tn__ln_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void *u
     int64_t nd[TN_MAX_DIMS], ld[TN_MAX_DIMS];
     for (int k = 0; k < nn; k++) nd[k] = lead + k;
     for (int k = 0; k < lead; k++) ld[k] = k;
-    tn_tensor *invstd = tn_rsqrt(tn_add_scalar(tn_var_dims(x, nd, nn, 0, true), n->d[0]));
+    tn_tensor *invstd = tn_rsqrt(tn_add_scalar(tn_var_dims(x, nd, nn, .correction = 0, .keepdim = true), n->d[0]));
     tn_tensor *xhat = tn_mul(tn_sub(x, tn_mean_dims(x, nd, nn, .keepdim = true)), invstd);
     if (nx) {
         tn_tensor *g = w ? tn_mul(gy, w) : gy;
@@ -26310,7 +26552,7 @@ static tn_tensor *tn__layer_norm_impl(tn_tensor *x, const int64_t *ns, int n, tn
         tn_tensor *y = tn__layer_norm_node(be, x, n, w, b, eps, &declined);
         if (y || !declined) return tn__scope_return(tn__grad_name_over(y, "NativeLayerNormBackward0", ins, 3));
     }
-    tn_tensor *mean = tn_mean_dims(x, dims, n, .keepdim = true), *var = tn_var_dims(x, dims, n, 0, true);
+    tn_tensor *mean = tn_mean_dims(x, dims, n, .keepdim = true), *var = tn_var_dims(x, dims, n, .correction = 0, .keepdim = true);
     tn_tensor *xhat = tn_mul(tn_sub(x, mean), tn_rsqrt(tn_add_scalar(var, eps))), *y = xhat;
     if (w && b) y = tn_addcmul(b, xhat, w);
     else if (w) y = tn_mul(xhat, w);
@@ -26340,7 +26582,7 @@ static tn_tensor *tn__group_norm_impl(tn_tensor *x, int64_t G, tn_tensor *w, tn_
     int64_t M = C / G;   /* elements per group (explicit: -1 cannot be inferred for an empty batch) */
     for (int d = 2; d < x->ndim; d++) M = tn__mul_sat(M, x->shape[d]);   /* an empty x's may not fit: then reshape refuses */
     tn_tensor *xg = tn_reshape(x, TN_SHAPE(N, G, M));
-    tn_tensor *mean = tn_mean_dims(xg, TN_SHAPE(2), .keepdim = true), *var = tn_var_dims(xg, TN_SHAPE(2), 0, true);
+    tn_tensor *mean = tn_mean_dims(xg, TN_SHAPE(2), .keepdim = true), *var = tn_var_dims(xg, TN_SHAPE(2), .correction = 0, .keepdim = true);
     tn_tensor *y = tn_reshape(tn_mul(tn_sub(xg, mean), tn_rsqrt(tn_add_scalar(var, eps))), x->shape, x->ndim);
     if (w && b) y = tn_addcmul(tn__per_channel(b, x->ndim), y, tn__per_channel(w, x->ndim));
     else if (w) y = tn_mul(y, tn__per_channel(w, x->ndim));
@@ -27566,7 +27808,7 @@ static tn_tensor *tn__embedding_bag_impl(tn_tensor *in, tn_tensor *w, tn_embeddi
     tn_tensor *idx = tn_index_select(tn_to(tn_reshape(ic, TN_SHAPE(-1)), w->device), 0, tn_reshape(posd, TN_SHAPE(-1)));
     tn_tensor *rows = tn_reshape(tn_index_select(w, 0, idx), TN_SHAPE(B, Lmax, D)), *y;
     if (o.mode == TN_BAG_MAX) {
-        y = Lmax ? tn_max_dim(tn_where(keepd, rows, tn__own(tn__full_on(NULL, 0, -INFINITY, w->dtype, w->device))), 1, false, NULL) : NULL;
+        y = Lmax ? tn_max_dim(tn_where(keepd, rows, tn__own(tn__full_on(NULL, 0, -INFINITY, w->dtype, w->device))), 1, NULL) : NULL;
         tn_tensor *empty = tn_to(tn_eq_scalar(cnt, 0), w->device);
         y = Lmax ? tn_where(empty, tn_zeros_like(y), y) : tn__own(tn__full_on(TN_SHAPE(B, D), 0, w->dtype, w->device));
     } else {
@@ -28390,7 +28632,7 @@ TNDEF tn_tensor *tn_kl_div_str(tn_tensor *input, tn_tensor *target, const char *
    in-place clamp under no_grad): the value is max(||x||, eps) and the gradient of a
    clamped norm is x / eps (its backward divides by the clamped result). */
 static tn_tensor *tn__clamped_norm(tn_tensor *x, int64_t dim, double eps) {
-    tn_tensor *n = tn_norm_dims(x, 2, &dim, 1, true);
+    tn_tensor *n = tn_norm_dims(x, &dim, 1, .keepdim = true);
     tn_tensor *small = n ? tn_lt_scalar(n, eps) : NULL, *any = small ? tn_any(small) : NULL;
     if (!any || tn_item(any) == 0) return any ? n : NULL;
     tn_tensor *s = tn_sum_dims(tn_square(x), &dim, 1, .keepdim = true);
@@ -28711,7 +28953,7 @@ static tn_tensor *tn__pairwise_distance_impl(tn_tensor *x1, tn_tensor *x2, doubl
     if (tn__loss_check_pair(fn, "x1", x1, "x2", x2, false)) return NULL;   /* integers: x1 - x2 integer, + eps the default dtype */
     const int64_t d = TN__MAX(x1->ndim, x2->ndim) - 1;   /* the innermost dim (-1 of a 0-d pair) */
     tn_scope_begin();
-    return tn__scope_return(tn__grad_name(tn_norm_dims(tn__add_float_scalar(tn_sub(x1, x2), eps), p, &d, 1, keepdim), "NormBackward1"));
+    return tn__scope_return(tn__grad_name(tn_norm_dims(tn__add_float_scalar(tn_sub(x1, x2), eps), &d, 1, .p = p, .keepdim = keepdim), "NormBackward1"));
 }
 /* tn_pairwise_distance, positional for the library's own callers */
 static tn_tensor *tn__pairwise_distance(tn_tensor *x1, tn_tensor *x2, double p, double eps, bool keepdim) {
@@ -36653,8 +36895,8 @@ TNDEF int64_t tn_lr_scheduler_last_epoch(const tn_lr_scheduler *s) { return s ? 
 static tn_tensor *tn__clip_total_norm(tn_tensor *const *grads, int n, double norm_type) {
     tn_tensor **norms = (tn_tensor **)TN_MALLOC((size_t)n * sizeof *norms);
     if (!norms) return (tn_tensor *)tn__error("out of memory");
-    for (int i = 0; i < n; i++) norms[i] = tn_norm(grads[i], norm_type);
-    tn_tensor *total = tn_norm(tn_stack(norms, n, 0), norm_type);
+    for (int i = 0; i < n; i++) norms[i] = tn_norm(grads[i], .p = norm_type);
+    tn_tensor *total = tn_norm(tn_stack(norms, n, 0), .p = norm_type);
     TN_FREE(norms);
     return total;
 }

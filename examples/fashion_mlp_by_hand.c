@@ -99,7 +99,7 @@ int main(int argc, char **argv) {
         /* test accuracy */
         tn_scope_begin();
         tn_tensor *logits = tn_addmm(b2, tn_relu(tn_addmm(b1, xte, W1)), W2);
-        double acc = tn_item(tn_mean(tn_to_dtype(tn_eq(tn_argmax_dim(logits, 1, false), yte), TN_F32)));
+        double acc = tn_item(tn_mean(tn_to_dtype(tn_eq(tn_argmax_dim(logits, .dim = 1), yte), TN_F32)));
         double dt = now() - t0;
         printf("epoch %d  loss %.4f  test accuracy %.2f%%  (%.1f s, %.0f samples/s)\n", ep + 1, total / (double)steps, 100 * acc, dt, (double)(steps * B) / dt);
         tn_scope_end();

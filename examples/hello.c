@@ -18,7 +18,7 @@ int main(int argc, char **argv) {
     tn_tensor *p = tn_softmax(tn_narrow(y, 0, 0, 2), 1);
     tn_print(g);
     tn_print(p);
-    printf("mean %.4f  max |x| %.4f\n", tn_item(tn_mean(y)), tn_item(tn_amax(tn_abs(x), NULL, 0, false)));
+    printf("mean %.4f  max |x| %.4f\n", tn_item(tn_mean(y)), tn_item(tn_amax(tn_abs(x), NULL, 0)));
     tn_tensor *bad = tn_matmul(x, x);                   /* [4,3] @ [4,3]: an error, not a crash */
     if (!bad) printf("error: %s\n", tn_last_error());
     tn_scope_end();                                     /* frees them all */

@@ -138,7 +138,7 @@ static inline double tu_accuracy(tn_module *model, tn_loader *loader) {
     for (;;) {
         tn_scope_begin();
         if (tn_loader_next(loader, batch) != 1) { tn_scope_end(); break; }
-        tn_tensor *pred = tn_argmax_dim(tn_module_forward(model, tn_to(batch[0], tu_device)), 1, false);
+        tn_tensor *pred = tn_argmax_dim(tn_module_forward(model, tn_to(batch[0], tu_device)), .dim = 1);
         right += (int64_t)tn_item(tn_sum(tn_eq(pred, tn_to(batch[1], tu_device))));
         seen += tn_size(batch[0], 0);
         tn_scope_end();

@@ -1757,36 +1757,111 @@ TNDEF tn_tensor *tn_prod_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_
 #define tn_prod_dims(x, ...) tn__prod_dims(x, __VA_ARGS__)
 #define tn__prod_dims(x, dims, ...) tn_prod_dims_opts(x, dims, TN__POS_KW(tn_sum_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_prod_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options);
-TNDEF tn_tensor *tn_amax(tn_tensor *x, const int64_t *dims, int n, bool keepdim); /* n = 0: all */
-TNDEF tn_tensor *tn_amin(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
+/* torch.amax / amin over dims (n = 0: all): tn_amax(x, TN_DIMS(1), .keepdim = true). Their
+   one keyword, keepdim=False, is also that of max_dim, min_dim, logsumexp, all_dim, any_dim. */
+#define TN_FIELDS_tn_keepdim_fn_opts(X) \
+    X(B, keepdim, false, "")
+TN__KW_STRUCT(tn_keepdim_fn_opts);
+TNDEF tn_tensor *tn_amax_opts(tn_tensor *x, const int64_t *dims, int n, tn_keepdim_fn_opts opts);
+#define tn_amax(x, ...) tn__amax(x, __VA_ARGS__)
+#define tn__amax(x, dims, ...) tn_amax_opts(x, dims, TN__POS_KW(tn_keepdim_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_amax_str(tn_tensor *x, const int64_t *dims, int n, const char *options);
+TNDEF tn_tensor *tn_amin_opts(tn_tensor *x, const int64_t *dims, int n, tn_keepdim_fn_opts opts);
+#define tn_amin(x, ...) tn__amin(x, __VA_ARGS__)
+#define tn__amin(x, dims, ...) tn_amin_opts(x, dims, TN__POS_KW(tn_keepdim_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_amin_str(tn_tensor *x, const int64_t *dims, int n, const char *options);
 TNDEF tn_tensor *tn_max(tn_tensor *x);          /* 0-d; NaN propagates; error on an empty tensor */
 TNDEF tn_tensor *tn_min(tn_tensor *x);
+/* torch.argmax / argmin's and torch.aminmax's keywords: dim=None (TN_NONE: every dim, the
+   index into the flattened tensor; with keepdim, of shape all ones), keepdim=False. */
+#define TN_FIELDS_tn_argmax_fn_opts(X) \
+    X(I, dim,     TN_NONE, "") \
+    X(B, keepdim, false,   "")
+TN__KW_STRUCT(tn_argmax_fn_opts);
 /* amin and amax in one call: returns the min, the max goes to *max (the result's ownership
-   rule); dim TN_NONE reduces every dim (an error on an empty tensor). */
-TNDEF tn_tensor *tn_aminmax(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **max);
-/* Values and (if indices != NULL) int64 indices of the first extreme along dim;
-   *indices follows the same ownership rule as the result. */
-TNDEF tn_tensor *tn_max_dim(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices);
-TNDEF tn_tensor *tn_min_dim(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices);
+   rule): tn_aminmax(x, &max, .dim = 0). Every dim (dim None) is an error on an empty tensor. */
+TNDEF tn_tensor *tn_aminmax_opts(tn_tensor *x, tn_tensor **max, tn_argmax_fn_opts opts);
+#define tn_aminmax(x, ...) tn_aminmax_opts(x, TN__POS_KW(tn_argmax_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_aminmax_str(tn_tensor *x, tn_tensor **max, const char *options);
+/* Values and (if indices != NULL) int64 indices of the first extreme along dim (torch.max(x,
+   dim, keepdim=False)): tn_max_dim(x, 1, &idx, .keepdim = true); *indices follows the same
+   ownership rule as the result. */
+TNDEF tn_tensor *tn_max_dim_opts(tn_tensor *x, int64_t dim, tn_tensor **indices, tn_keepdim_fn_opts opts);
+#define tn_max_dim(x, ...) tn__max_dim(x, __VA_ARGS__)
+#define tn__max_dim(x, dim, ...) tn_max_dim_opts(x, dim, TN__POS_KW(tn_keepdim_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_max_dim_str(tn_tensor *x, int64_t dim, tn_tensor **indices, const char *options);
+TNDEF tn_tensor *tn_min_dim_opts(tn_tensor *x, int64_t dim, tn_tensor **indices, tn_keepdim_fn_opts opts);
+#define tn_min_dim(x, ...) tn__min_dim(x, __VA_ARGS__)
+#define tn__min_dim(x, dim, ...) tn_min_dim_opts(x, dim, TN__POS_KW(tn_keepdim_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_min_dim_str(tn_tensor *x, int64_t dim, tn_tensor **indices, const char *options);
 TNDEF tn_tensor *tn_argmax(tn_tensor *x);       /* index into the flattened tensor */
 TNDEF tn_tensor *tn_argmin(tn_tensor *x);
-TNDEF tn_tensor *tn_argmax_dim(tn_tensor *x, int64_t dim, bool keepdim);
-TNDEF tn_tensor *tn_argmin_dim(tn_tensor *x, int64_t dim, bool keepdim);
+/* torch.argmax(x, dim=None, keepdim=False): tn_argmax_dim(x, .dim = 1). */
+TNDEF tn_tensor *tn_argmax_dim_opts(tn_tensor *x, tn_argmax_fn_opts opts);
+#define tn_argmax_dim(...) tn_argmax_dim_opts(TN__POS_KW(tn_argmax_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_argmax_dim_str(tn_tensor *x, const char *options);
+TNDEF tn_tensor *tn_argmin_dim_opts(tn_tensor *x, tn_argmax_fn_opts opts);
+#define tn_argmin_dim(...) tn_argmin_dim_opts(TN__POS_KW(tn_argmax_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_argmin_dim_str(tn_tensor *x, const char *options);
 TNDEF tn_tensor *tn_count_nonzero(tn_tensor *x, const int64_t *dims, int n); /* int64; n = 0: all dims */
-/* var/std with Bessel-style correction (PyTorch's default is 1). */
-TNDEF tn_tensor *tn_var(tn_tensor *x, int64_t correction);
-TNDEF tn_tensor *tn_var_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim);
-TNDEF tn_tensor *tn_std(tn_tensor *x, int64_t correction);
-TNDEF tn_tensor *tn_std_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim);
+/* var / std over every element (tn_var) or over dims (n = 0: all), torch.var(x, dim=None, *,
+   correction=1, keepdim=False): tn_var(x, .correction = 0), tn_std_dims(x, TN_DIMS(1),
+   .keepdim = true). .unbiased (-1: not given) is torch's older keyword (false: correction 0),
+   an error beside a correction other than 1. Floating or complex x; complex x gives a real
+   result, the variance of |x - mean|, as PyTorch. */
+#define TN_FIELDS_tn_var_fn_opts(X) \
+    X(I,  correction, 1,     "") \
+    X(B,  keepdim,    false, "") \
+    X(OB, unbiased,   -1,    "")
+TN__KW_STRUCT(tn_var_fn_opts);
+TNDEF tn_tensor *tn_var_opts(tn_tensor *x, tn_var_fn_opts opts);
+#define tn_var(...) tn_var_opts(TN__POS_KW(tn_var_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_var_str(tn_tensor *x, const char *options);
+TNDEF tn_tensor *tn_var_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_var_fn_opts opts);
+#define tn_var_dims(x, ...) tn__var_dims(x, __VA_ARGS__)
+#define tn__var_dims(x, dims, ...) tn_var_dims_opts(x, dims, TN__POS_KW(tn_var_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_var_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options);
+TNDEF tn_tensor *tn_std_opts(tn_tensor *x, tn_var_fn_opts opts);
+#define tn_std(...) tn_std_opts(TN__POS_KW(tn_var_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_std_str(tn_tensor *x, const char *options);
+TNDEF tn_tensor *tn_std_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_var_fn_opts opts);
+#define tn_std_dims(x, ...) tn__std_dims(x, __VA_ARGS__)
+#define tn__std_dims(x, dims, ...) tn_std_dims_opts(x, dims, TN__POS_KW(tn_var_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_std_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options);
 /* var_mean / std_mean: var (std) and the mean over the same dims (n = 0: all), the mean in
-   *mean (the result's ownership rule; NULL: not wanted). Floating x. */
-TNDEF tn_tensor *tn_var_mean(tn_tensor *x, int64_t correction, tn_tensor **mean);
-TNDEF tn_tensor *tn_var_mean_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim, tn_tensor **mean);
-TNDEF tn_tensor *tn_std_mean(tn_tensor *x, int64_t correction, tn_tensor **mean);
-TNDEF tn_tensor *tn_std_mean_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim, tn_tensor **mean);
-/* Vector p-norm: p = 2 by default; INFINITY, -INFINITY, 0 (count of nonzeros), any p. */
-TNDEF tn_tensor *tn_norm(tn_tensor *x, double p);
-TNDEF tn_tensor *tn_norm_dims(tn_tensor *x, double p, const int64_t *dims, int n, bool keepdim);
+   *mean (the result's ownership rule; NULL: not wanted): tn_var_mean_dims(x, TN_DIMS(0), &m,
+   .correction = 0). Floating or complex x (the mean complex, the var real). */
+TNDEF tn_tensor *tn_var_mean_opts(tn_tensor *x, tn_tensor **mean, tn_var_fn_opts opts);
+#define tn_var_mean(x, ...) tn_var_mean_opts(x, TN__POS_KW(tn_var_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_var_mean_str(tn_tensor *x, tn_tensor **mean, const char *options);
+TNDEF tn_tensor *tn_var_mean_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_tensor **mean, tn_var_fn_opts opts);
+#define tn_var_mean_dims(x, ...) tn__var_mean_dims(x, __VA_ARGS__)
+#define tn__var_mean_dims(x, dims, n, ...) tn_var_mean_dims_opts(x, dims, n, TN__POS_KW(tn_var_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_var_mean_dims_str(tn_tensor *x, const int64_t *dims, int n, tn_tensor **mean, const char *options);
+TNDEF tn_tensor *tn_std_mean_opts(tn_tensor *x, tn_tensor **mean, tn_var_fn_opts opts);
+#define tn_std_mean(x, ...) tn_std_mean_opts(x, TN__POS_KW(tn_var_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_std_mean_str(tn_tensor *x, tn_tensor **mean, const char *options);
+TNDEF tn_tensor *tn_std_mean_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_tensor **mean, tn_var_fn_opts opts);
+#define tn_std_mean_dims(x, ...) tn__std_mean_dims(x, __VA_ARGS__)
+#define tn__std_mean_dims(x, dims, n, ...) tn_std_mean_dims_opts(x, dims, n, TN__POS_KW(tn_var_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_std_mean_dims_str(tn_tensor *x, const int64_t *dims, int n, tn_tensor **mean, const char *options);
+/* Vector p-norm of every element (tn_norm) or over dims, torch.norm(x, p='fro', dim=None,
+   keepdim=False, dtype=None): .p = 2 (also 'fro': the 2-norm of the elements), INFINITY,
+   -INFINITY, 0 (the count of nonzeros), any p; .dtype (-1: None) casts x first:
+   tn_norm(x, .p = 1), tn_norm_dims(x, TN_DIMS(1), .p = INFINITY, .keepdim = true). Complex x
+   gives the real norm of |x|. */
+#define TN_FIELDS_tn_norm_fn_opts(X) \
+    X(D, p,       2,     "") \
+    X(B, keepdim, false, "") \
+    X(E, dtype,   -1,    "float32|float64|int32|int64|uint8|bool|float16|bfloat16|int8|int16|complex64|complex128")
+TN__KW_STRUCT(tn_norm_fn_opts);
+TNDEF tn_tensor *tn_norm_opts(tn_tensor *x, tn_norm_fn_opts opts);
+#define tn_norm(...) tn_norm_opts(TN__POS_KW(tn_norm_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_norm_str(tn_tensor *x, const char *options);
+TNDEF tn_tensor *tn_norm_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_norm_fn_opts opts);
+#define tn_norm_dims(x, ...) tn__norm_dims(x, __VA_ARGS__)
+#define tn__norm_dims(x, dims, ...) tn_norm_dims_opts(x, dims, TN__POS_KW(tn_norm_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_norm_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options);
 /* Tensor.renorm: each slice along dim whose p-norm (over the other dims) exceeds maxnorm scaled
    by maxnorm / (norm + 1e-7); at least 2 dims, p > 0, maxnorm >= 0, floating x. */
 TNDEF tn_tensor *tn_renorm(tn_tensor *x, double p, int64_t dim, double maxnorm);
@@ -1809,7 +1884,11 @@ TNDEF tn_tensor *tn_trapezoid_str(tn_tensor *y, const char *options);
 TNDEF tn_tensor *tn_cumulative_trapezoid_opts(tn_tensor *y, tn_trapezoid_fn_opts opts);
 #define tn_cumulative_trapezoid(...) tn_cumulative_trapezoid_opts(TN__POS_KW(tn_trapezoid_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_cumulative_trapezoid_str(tn_tensor *y, const char *options);
-TNDEF tn_tensor *tn_logsumexp(tn_tensor *x, const int64_t *dims, int n, bool keepdim);
+/* torch.logsumexp(x, dim, keepdim=False): tn_logsumexp(x, TN_DIMS(1), .keepdim = true). */
+TNDEF tn_tensor *tn_logsumexp_opts(tn_tensor *x, const int64_t *dims, int n, tn_keepdim_fn_opts opts);
+#define tn_logsumexp(x, ...) tn__logsumexp(x, __VA_ARGS__)
+#define tn__logsumexp(x, dims, ...) tn_logsumexp_opts(x, dims, TN__POS_KW(tn_keepdim_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_logsumexp_str(tn_tensor *x, const int64_t *dims, int n, const char *options);
 TNDEF tn_tensor *tn_cumsum(tn_tensor *x, int64_t dim);
 TNDEF tn_tensor *tn_cumprod(tn_tensor *x, int64_t dim);
 /* Running max / min along dim and the index where it was reached (a NaN, and a value equal to
@@ -1819,8 +1898,13 @@ TNDEF tn_tensor *tn_cummin(tn_tensor *x, int64_t dim, tn_tensor **indices);
 TNDEF tn_tensor *tn_logcumsumexp(tn_tensor *x, int64_t dim);   /* log(cumsum(exp(x))) without overflow; floating */
 TNDEF tn_tensor *tn_all(tn_tensor *x);          /* bool 0-d (uint8 for a uint8 x, as PyTorch) */
 TNDEF tn_tensor *tn_any(tn_tensor *x);
-TNDEF tn_tensor *tn_all_dim(tn_tensor *x, int64_t dim, bool keepdim);
-TNDEF tn_tensor *tn_any_dim(tn_tensor *x, int64_t dim, bool keepdim);
+/* torch.all(x, dim, keepdim=False): tn_all_dim(x, 1, .keepdim = true). */
+TNDEF tn_tensor *tn_all_dim_opts(tn_tensor *x, int64_t dim, tn_keepdim_fn_opts opts);
+#define tn_all_dim(x, ...) tn_all_dim_opts(x, TN__POS_KW(tn_keepdim_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_all_dim_str(tn_tensor *x, int64_t dim, const char *options);
+TNDEF tn_tensor *tn_any_dim_opts(tn_tensor *x, int64_t dim, tn_keepdim_fn_opts opts);
+#define tn_any_dim(x, ...) tn_any_dim_opts(x, TN__POS_KW(tn_keepdim_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_any_dim_str(tn_tensor *x, int64_t dim, const char *options);
 /* Sorted values along .dim (NaN counts as largest); indices (NULL: not wanted) as in
    tn_max_dim: tn_sort(x, &idx, .descending = true). torch.sort's keywords: dim=-1,
    descending=False, stable=False: equal values come in PyTorch's CPU order (its std::sort's;
@@ -1852,17 +1936,30 @@ TNDEF tn_tensor *tn_topk_str(tn_tensor *x, int64_t k, tn_tensor **indices, const
    a NaN is in the lane (its index that of the first NaN), nanmedian skips NaNs (NaN where
    all are). The forms without dim give a 0-d value (NaN for an empty tensor) whose
    gradient is shared by the elements equal to it; the dim forms give values and int64
-   indices as tn_max_dim. Not for bool, as PyTorch. */
+   indices as tn_max_dim: tn_median_dim(x, &idx, .dim = 0). Not for bool, as PyTorch.
+   torch.median's, nanmedian's, mode's and kthvalue's keywords: dim=-1, keepdim=False. */
+#define TN_FIELDS_tn_median_fn_opts(X) \
+    X(I, dim,     -1,    "") \
+    X(B, keepdim, false, "")
+TN__KW_STRUCT(tn_median_fn_opts);
 TNDEF tn_tensor *tn_median(tn_tensor *x);
-TNDEF tn_tensor *tn_median_dim(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices);
+TNDEF tn_tensor *tn_median_dim_opts(tn_tensor *x, tn_tensor **indices, tn_median_fn_opts opts);
+#define tn_median_dim(x, ...) tn_median_dim_opts(x, TN__POS_KW(tn_median_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_median_dim_str(tn_tensor *x, tn_tensor **indices, const char *options);
 TNDEF tn_tensor *tn_nanmedian(tn_tensor *x);
-TNDEF tn_tensor *tn_nanmedian_dim(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices);
-/* The k-th smallest (1-based, NaN largest) along dim, with its index. */
-TNDEF tn_tensor *tn_kthvalue(tn_tensor *x, int64_t k, int64_t dim, bool keepdim, tn_tensor **indices);
-/* The most frequent value along dim (the smallest of equally frequent ones; NaNs are all
+TNDEF tn_tensor *tn_nanmedian_dim_opts(tn_tensor *x, tn_tensor **indices, tn_median_fn_opts opts);
+#define tn_nanmedian_dim(x, ...) tn_nanmedian_dim_opts(x, TN__POS_KW(tn_median_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_nanmedian_dim_str(tn_tensor *x, tn_tensor **indices, const char *options);
+/* The k-th smallest (1-based, NaN largest) along .dim, with its index: tn_kthvalue(x, 2, &idx). */
+TNDEF tn_tensor *tn_kthvalue_opts(tn_tensor *x, int64_t k, tn_tensor **indices, tn_median_fn_opts opts);
+#define tn_kthvalue(x, k, ...) tn_kthvalue_opts(x, k, TN__POS_KW(tn_median_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_kthvalue_str(tn_tensor *x, int64_t k, tn_tensor **indices, const char *options);
+/* The most frequent value along .dim (the smallest of equally frequent ones; NaNs are all
    different) and the index of its last occurrence. Ties between occurrences are
    unspecified in PyTorch (its sort is unstable): here always the last. */
-TNDEF tn_tensor *tn_mode(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices);
+TNDEF tn_tensor *tn_mode_opts(tn_tensor *x, tn_tensor **indices, tn_median_fn_opts opts);
+#define tn_mode(x, ...) tn_mode_opts(x, TN__POS_KW(tn_median_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_mode_str(tn_tensor *x, tn_tensor **indices, const char *options);
 TNDEF tn_tensor *tn_msort(tn_tensor *x);   /* sorted along dim 0 */
 /* quantile / nanquantile of x at q (a 0-d or 1-d tensor of x's dtype, or a wrapped scalar,
    values in [0, 1]; a 1-d q adds a leading dim) over dim (TN_NONE: all elements) with

@@ -91,17 +91,17 @@ UNARY_FN(f_sum, tn_sum(x[0]))
 UNARY_FN(f_sum_dim, tn_sum_dims(x[0], TN_DIMS(1), .keepdim = true))
 UNARY_FN(f_mean_dims, tn_mean_dims(x[0], TN_DIMS(0, 2)))
 UNARY_FN(f_sum_rows, tn_sum_dims(x[0], TN_DIMS(0)))
-UNARY_FN(f_amax_01, tn_amax(x[0], TN_DIMS(0, 1), false))
+UNARY_FN(f_amax_01, tn_amax(x[0], TN_DIMS(0, 1)))
 UNARY_FN(f_matmul_strided, tn_matmul(tn_slice(tn_slice(x[0], -2, 0, INT64_MAX, 2), -1, 0, INT64_MAX, 2), x[1]))
-UNARY_FN(f_amax, tn_amax(x[0], TN_DIMS(-1), false))
+UNARY_FN(f_amax, tn_amax(x[0], TN_DIMS(-1)))
 UNARY_FN(f_prod, tn_prod_dims(x[0], TN_DIMS(1)))
-UNARY_FN(f_var, tn_var_dims(x[0], TN_DIMS(1), 1, false))
-UNARY_FN(f_norm, tn_norm(x[0], 2.0))
-UNARY_FN(f_logsumexp, tn_logsumexp(x[0], TN_DIMS(-1), false))
-UNARY_FN(f_argmax, tn_argmax_dim(x[0], 1, false))
+UNARY_FN(f_var, tn_var_dims(x[0], TN_DIMS(1)))
+UNARY_FN(f_norm, tn_norm(x[0]))
+UNARY_FN(f_logsumexp, tn_logsumexp(x[0], TN_DIMS(-1)))
+UNARY_FN(f_argmax, tn_argmax_dim(x[0], .dim = 1))
 UNARY_FN(f_argmax_flat, tn_argmax(x[0]))
 UNARY_FN(f_argmin_flat, tn_argmin(x[0]))
-UNARY_FN(f_max_flat, tn_amax(x[0], NULL, 0, false))
+UNARY_FN(f_max_flat, tn_amax(x[0], NULL, 0))
 UNARY_FN(f_softmax, tn_softmax(x[0], -1))
 UNARY_FN(f_log_softmax, tn_log_softmax(x[0], 1))
 UNARY_FN(f_cumsum, tn_cumsum(x[0], 1))
@@ -352,7 +352,7 @@ TEST(gpu_library_entries) {
         CHECK_MSG(be->batch_norm(0, xg, wg, bg, st, yg, NULL, NULL, NULL, 1e-5) == 0, "batch_norm forward: %s", tn_last_error());
         SAME("batch_norm forward", yg, tn_detach(yc), 1e-5);
         SAME("batch_norm mean", tn_narrow(st, 0, 0, 3), tn_mean_dims(x, TN_SHAPE(0, 2)), 1e-6);
-        SAME("batch_norm biased var", tn_narrow(st, 0, 6, 3), tn_var_dims(x, TN_SHAPE(0, 2), 0, false), 1e-5);
+        SAME("batch_norm biased var", tn_narrow(st, 0, 6, 3), tn_var_dims(x, TN_SHAPE(0, 2), .correction = 0), 1e-5);
         CHECK_MSG(be->batch_norm(2, xg, wg, NULL, st, tn_to(gy, TN_CUDA), gx, gw, gb, 1e-5) == 0, "batch_norm backward: %s", tn_last_error());
         SAME("batch_norm gx", gx, tn_grad(xc), 1e-4);
         SAME("batch_norm gw", gw, tn_grad(wc), 1e-4);
@@ -368,7 +368,7 @@ TEST(gpu_library_entries) {
         tn_tensor *xg = tn_to(x, TN_CUDA), *tg = tn_to(t, TN_CUDA), *wg = tn_to(wr, TN_CUDA);
         CHECK_MSG(be->cross_entropy(0, xg, tg, wg, lse, out, NULL) == 0, "cross_entropy forward: %s", tn_last_error());
         SAME("cross_entropy rows", out, tn_detach(lossc), 1e-5);
-        SAME("cross_entropy logsumexp", lse, tn_logsumexp(tn_to_dtype(x, TN_F64), TN_SHAPE(1), false), 1e-6);
+        SAME("cross_entropy logsumexp", lse, tn_logsumexp(tn_to_dtype(x, TN_F64), TN_SHAPE(1)), 1e-6);
         CHECK_MSG(be->cross_entropy(1, xg, tg, wg, lse, tn_to(g, TN_CUDA), gx) == 0, "cross_entropy backward: %s", tn_last_error());
         SAME("cross_entropy gx", gx, tn_grad(xc), 1e-5);
     }
@@ -383,7 +383,7 @@ TEST(gpu_library_entries) {
         CHECK_MSG(be->layer_norm(0, xg, wg, bg, st, yg, NULL, NULL, NULL, 1e-5) == 0, "layer_norm forward: %s", tn_last_error());
         SAME("layer_norm forward", yg, tn_detach(yc), 1e-5);
         SAME("layer_norm mean", tn_narrow(st, 0, 0, 9), tn_mean_dims(x, TN_SHAPE(1)), 1e-6);
-        SAME("layer_norm invstd", tn_narrow(st, 0, 9, 9), tn_rsqrt(tn_add_scalar(tn_var_dims(x, TN_SHAPE(1), 0, false), 1e-5)), 1e-5);
+        SAME("layer_norm invstd", tn_narrow(st, 0, 9, 9), tn_rsqrt(tn_add_scalar(tn_var_dims(x, TN_SHAPE(1), .correction = 0), 1e-5)), 1e-5);
         CHECK_MSG(be->layer_norm(1, xg, wg, NULL, st, tn_to(gy, TN_CUDA), gx, gw, gb, 1e-5) == 0, "layer_norm backward: %s", tn_last_error());
         SAME("layer_norm gx", gx, tn_grad(xc), 1e-4);
         SAME("layer_norm gw", gw, tn_grad(wc), 1e-4);

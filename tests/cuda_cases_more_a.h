@@ -6,13 +6,13 @@
 #ifndef CUDA_CASES_MORE_A_H
 #define CUDA_CASES_MORE_A_H
 static tn_tensor *more_a_i(tn_tensor *t) { return t ? tn_to_dtype(t, TN_F64) : NULL; }   /* an index result, compared as numbers */
-UNARY_FN(fa_median, tn_median_dim(x[0], 1, false, NULL))
+UNARY_FN(fa_median, tn_median_dim(x[0], NULL, .dim = 1))
 UNARY_FN(fa_median_all, tn_median(x[0]))
-static tn_tensor *fa_median_idx(tn_tensor *const *x) { tn_tensor *i = NULL; return tn_median_dim(x[0], -1, true, &i) ? more_a_i(i) : NULL; }
-UNARY_FN(fa_nanmedian, tn_nanmedian_dim(x[0], 0, false, NULL))
-UNARY_FN(fa_kthvalue, tn_kthvalue(x[0], 3, 1, false, NULL))
-UNARY_FN(fa_mode, tn_mode(x[0], -1, false, NULL))
-static tn_tensor *fa_mode_idx(tn_tensor *const *x) { tn_tensor *i = NULL; return tn_mode(x[0], -1, false, &i) ? more_a_i(i) : NULL; }
+static tn_tensor *fa_median_idx(tn_tensor *const *x) { tn_tensor *i = NULL; return tn_median_dim(x[0], &i, .keepdim = true) ? more_a_i(i) : NULL; }
+UNARY_FN(fa_nanmedian, tn_nanmedian_dim(x[0], NULL, .dim = 0))
+UNARY_FN(fa_kthvalue, tn_kthvalue(x[0], 3, NULL, .dim = 1))
+UNARY_FN(fa_mode, tn_mode(x[0], NULL))
+static tn_tensor *fa_mode_idx(tn_tensor *const *x) { tn_tensor *i = NULL; return tn_mode(x[0], &i) ? more_a_i(i) : NULL; }
 UNARY_FN(fa_msort, tn_msort(x[0]))
 UNARY_FN(fa_cummax, tn_cummax(x[0], 1, NULL))
 static tn_tensor *fa_cummin_idx(tn_tensor *const *x) { tn_tensor *i = NULL; return tn_cummin(x[0], -1, &i) ? more_a_i(i) : NULL; }
@@ -20,7 +20,7 @@ UNARY_FN(fa_cummin, tn_cummin(x[0], 0, NULL))
 UNARY_FN(fa_logcumsumexp, tn_logcumsumexp(x[0], -1))
 UNARY_FN(fa_nansum, tn_nansum_dims(x[0], (const int64_t[]){1}, 1))
 UNARY_FN(fa_nanmean, tn_nanmean_dims(x[0], ((const int64_t[]){0, 2}), 2, .keepdim = true))
-static tn_tensor *fa_aminmax(tn_tensor *const *x) { tn_tensor *mx = NULL, *mn = tn_aminmax(x[0], 1, false, &mx); return mn ? tn_sub(mx, tn_mul_scalar(mn, 3)) : NULL; }
+static tn_tensor *fa_aminmax(tn_tensor *const *x) { tn_tensor *mx = NULL, *mn = tn_aminmax(x[0], &mx, .dim = 1); return mn ? tn_sub(mx, tn_mul_scalar(mn, 3)) : NULL; }
 UNARY_FN(fa_count_nonzero, tn_count_nonzero(tn_floor(x[0]), (const int64_t[]){-1}, 1))
 UNARY_FN(fa_quantile, tn_quantile(x[0], x[1], .dim = 1))
 UNARY_FN(fa_nanquantile, tn_nanquantile(x[0], x[1], .dim = 0, .interpolation = TN_INTERPOLATION_MIDPOINT))
@@ -122,7 +122,7 @@ TEST(gpu_more_a_ops_match_cpu) {
         else fail_at(__LINE__, "multinomial without replacement: not a permutation of the categories");
     }
     tn_tensor *mr = p ? tn_multinomial(p, 50, true, NULL) : NULL;
-    if (!mr || mr->device != TN_CUDA || tn_item(tn_amax(tn_to(mr, TN_CPU), NULL, 0, false)) > 5) fail_at(__LINE__, "multinomial with replacement: %s", tn_last_error());
+    if (!mr || mr->device != TN_CUDA || tn_item(tn_amax(tn_to(mr, TN_CPU), NULL, 0)) > 5) fail_at(__LINE__, "multinomial with replacement: %s", tn_last_error());
     else tn_test_passed++;
     tn_scope_end();
 }

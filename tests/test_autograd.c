@@ -361,36 +361,36 @@ GF(r_prod_d1k, tn_prod_dims(tn_t(IN0), TN_DIMS(1), .keepdim = true))
 GF(r_prod_d0, tn_prod_dims(IN0, TN_DIMS(0)))
 GF(r_prod_d02, tn_prod_dims(IN0, TN_DIMS(0, 2)))
 GF(r_prod_d02k, tn_prod_dims(IN0, TN_DIMS(0, 2), .keepdim = true))
-GF(r_amax, tn_amax(tn_t(IN0), NULL, 0, false))
-GF(r_amax_d1, tn_amax(tn_t(IN0), TN_DIMS(1), false))
-GF(r_amax_d1k, tn_amax(tn_t(IN0), TN_DIMS(1), true))
-GF(r_amax_d02, tn_amax(IN0, TN_DIMS(0, 2), false))
-GF(r_amin_d0, tn_amin(tn_t(IN0), TN_DIMS(0), false))
-GF(r_amin_d02k, tn_amin(IN0, TN_DIMS(0, 2), true))
+GF(r_amax, tn_amax(tn_t(IN0), NULL, 0))
+GF(r_amax_d1, tn_amax(tn_t(IN0), TN_DIMS(1)))
+GF(r_amax_d1k, tn_amax(tn_t(IN0), TN_DIMS(1), .keepdim = true))
+GF(r_amax_d02, tn_amax(IN0, TN_DIMS(0, 2)))
+GF(r_amin_d0, tn_amin(tn_t(IN0), TN_DIMS(0)))
+GF(r_amin_d02k, tn_amin(IN0, TN_DIMS(0, 2), .keepdim = true))
 GF(r_max, tn_max(tn_t(IN0)))
 GF(r_min, tn_min(tn_t(IN0)))
-GF(r_max_dim, tn_max_dim(tn_t(IN0), 1, false, NULL))
-GF(r_max_dim_k, tn_max_dim(tn_t(IN0), 0, true, NULL))
-GF(r_min_dim, tn_min_dim(tn_t(IN0), -1, false, NULL))
-GF(r_min_dim_k, tn_min_dim(tn_t(IN0), 0, true, NULL))
-GF(r_var, tn_var(tn_t(IN0), 1))
-GF(r_var0, tn_var(tn_t(IN0), 0))
-GF(r_var_d1, tn_var_dims(tn_t(IN0), TN_DIMS(1), 1, false))
-GF(r_var_d02k, tn_var_dims(IN0, TN_DIMS(0, 2), 2, true))
-GF(r_std, tn_std(tn_t(IN0), 1))
-GF(r_std0, tn_std(tn_t(IN0), 0))
-GF(r_std_d0, tn_std_dims(tn_t(IN0), TN_DIMS(0), 1, false))
-GF(r_std_d02k, tn_std_dims(IN0, TN_DIMS(0, 2), 2, true))
-GF(r_norm1, tn_norm(tn_t(IN0), 1))
-GF(r_norm2, tn_norm(tn_t(IN0), 2))
-GF(r_norm3, tn_norm(tn_t(IN0), 3))
-GF(r_norm_inf, tn_norm(tn_t(IN0), INFINITY))
-GF(r_norm_ninf, tn_norm(tn_t(IN0), -INFINITY))
-GF(r_norm2_d1k, tn_norm_dims(tn_t(IN0), 2, TN_DIMS(1), true))
-GF(r_norm3_d0, tn_norm_dims(tn_t(IN0), 3, TN_DIMS(0), false))
-GF(r_lse, tn_logsumexp(tn_t(IN0), TN_DIMS(1), false))
-GF(r_lse_k, tn_logsumexp(tn_t(IN0), TN_DIMS(0), true))
-GF(r_lse_all, tn_logsumexp(tn_t(IN0), TN_DIMS(0, 1), false))
+GF(r_max_dim, tn_max_dim(tn_t(IN0), 1, NULL))
+GF(r_max_dim_k, tn_max_dim(tn_t(IN0), 0, NULL, .keepdim = true))
+GF(r_min_dim, tn_min_dim(tn_t(IN0), -1, NULL))
+GF(r_min_dim_k, tn_min_dim(tn_t(IN0), 0, NULL, .keepdim = true))
+GF(r_var, tn_var(tn_t(IN0)))
+GF(r_var0, tn_var(tn_t(IN0), .correction = 0))
+GF(r_var_d1, tn_var_dims(tn_t(IN0), TN_DIMS(1)))
+GF(r_var_d02k, tn_var_dims(IN0, TN_DIMS(0, 2), .correction = 2, .keepdim = true))
+GF(r_std, tn_std(tn_t(IN0)))
+GF(r_std0, tn_std(tn_t(IN0), .correction = 0))
+GF(r_std_d0, tn_std_dims(tn_t(IN0), TN_DIMS(0)))
+GF(r_std_d02k, tn_std_dims(IN0, TN_DIMS(0, 2), .correction = 2, .keepdim = true))
+GF(r_norm1, tn_norm(tn_t(IN0), .p = 1))
+GF(r_norm2, tn_norm(tn_t(IN0)))
+GF(r_norm3, tn_norm(tn_t(IN0), .p = 3))
+GF(r_norm_inf, tn_norm(tn_t(IN0), .p = INFINITY))
+GF(r_norm_ninf, tn_norm(tn_t(IN0), .p = -INFINITY))
+GF(r_norm2_d1k, tn_norm_dims(tn_t(IN0), TN_DIMS(1), .keepdim = true))
+GF(r_norm3_d0, tn_norm_dims(tn_t(IN0), TN_DIMS(0), .p = 3))
+GF(r_lse, tn_logsumexp(tn_t(IN0), TN_DIMS(1)))
+GF(r_lse_k, tn_logsumexp(tn_t(IN0), TN_DIMS(0), .keepdim = true))
+GF(r_lse_all, tn_logsumexp(tn_t(IN0), TN_DIMS(0, 1)))
 GF(r_softmax0, tn_softmax(tn_t(IN0), 0))
 GF(r_softmax1, tn_softmax(tn_t(IN0), 1))
 GF(r_softmax3, tn_softmax(IN0, -2))                    /* [2,3,2], middle dim */
@@ -857,7 +857,7 @@ GF(z_mean_dim, tn_mean_dims(IN0, TN_DIMS(0)))
 GF(z_mul, tn_mul(IN0, IN1))                       /* 0-d * [2,3] */
 GF(z_add_0d, tn_add(IN0, IN1))                    /* 0-d + 0-d */
 GF(z_unsqueeze, tn_square(tn_reshape(IN0, SH(1, 1))))
-GF(z_max_dim, tn_max_dim(IN0, 0, false, NULL))
+GF(z_max_dim, tn_max_dim(IN0, 0, NULL))
 GF(z_softmax, tn_log_softmax(IN0, 0))
 GF(z_cumsum, tn_cumsum(IN0, 0))
 GF(z_cumprod, tn_cumprod(IN0, 0))
@@ -916,9 +916,9 @@ static tn_tensor *hf_softmax(tn_tensor *x) { return tn_mul(tn_softmax(x, 1), tn_
 static tn_tensor *hf_log_softmax(tn_tensor *x) { return tn_mul(tn_log_softmax(x, 0), tn_sin(x)); }
 static tn_tensor *hf_prod(tn_tensor *x) { return tn_prod_dims(x, TN_DIMS(1)); }
 static tn_tensor *hf_cumprod(tn_tensor *x) { return tn_cumprod(x, 1); }
-static tn_tensor *hf_var(tn_tensor *x) { return tn_mul(tn_var_dims(x, TN_DIMS(1), 1, true), x); }
-static tn_tensor *hf_norm(tn_tensor *x) { return tn_norm_dims(x, 3, TN_DIMS(0), false); }
-static tn_tensor *hf_lse(tn_tensor *x) { return tn_square(tn_logsumexp(x, TN_DIMS(1), false)); }
+static tn_tensor *hf_var(tn_tensor *x) { return tn_mul(tn_var_dims(x, TN_DIMS(1), .keepdim = true), x); }
+static tn_tensor *hf_norm(tn_tensor *x) { return tn_norm_dims(x, TN_DIMS(0), .p = 3); }
+static tn_tensor *hf_lse(tn_tensor *x) { return tn_square(tn_logsumexp(x, TN_DIMS(1))); }
 static tn_tensor *hf_pow(tn_tensor *x) { return tn_pow_scalar(x, 3.5); }
 static tn_tensor *hf_mm(tn_tensor *x) { return tn_tanh(tn_mm(x, tn_t(x))); }
 static tn_tensor *hf_atan2(tn_tensor *x) { return tn_atan2(x, tn_flip(x, TN_DIMS(1))); }
@@ -978,14 +978,14 @@ TEST(sem_leaf_and_requires_grad) {
     CHECK(!tn_is_leaf(v) && tn_requires_grad(v));
     /* int and bool results never require grad */
     CHECK(!tn_requires_grad(tn_argmax(y)));
-    CHECK(!tn_requires_grad(tn_argmin_dim(y, 0, false)));
+    CHECK(!tn_requires_grad(tn_argmin_dim(y, .dim = 0)));
     CHECK(!tn_requires_grad(tn_gt_scalar(y, 1)));
     CHECK(!tn_requires_grad(tn_eq(y, x)));
     CHECK(!tn_requires_grad(tn_isnan(y)));
     CHECK(!tn_requires_grad(tn_to_dtype(y, TN_I64)));
     CHECK(tn_is_leaf(tn_to_dtype(y, TN_I64)));
     CHECK(!tn_requires_grad(tn_nonzero(y)));
-    tn_tensor *idx = NULL, *mx = tn_max_dim(y, 0, false, &idx);
+    tn_tensor *idx = NULL, *mx = tn_max_dim(y, 0, &idx);
     CHECK(tn_requires_grad(mx) && idx && !tn_requires_grad(idx));
     tn_tensor *sidx = NULL, *sv = tn_sort(y, &sidx, .dim = 0, .descending = true);
     CHECK(tn_requires_grad(sv) && sidx && !tn_requires_grad(sidx));
@@ -1485,9 +1485,9 @@ TEST(sem_grad_fn_names) {
     CHECK_NAME(tn_sum(x), "SumBackward0");
     CHECK_NAME(tn_mean(x), "MeanBackward0");
     CHECK_NAME(tn_prod(x), "ProdBackward0");
-    CHECK_NAME(tn_amax(x, TN_DIMS(1), false), "AmaxBackward0");
-    CHECK_NAME(tn_max_dim(x, 1, false, NULL), "MaxBackward0");
-    CHECK_NAME(tn_min_dim(x, 1, false, NULL), "MinBackward0");
+    CHECK_NAME(tn_amax(x, TN_DIMS(1)), "AmaxBackward0");
+    CHECK_NAME(tn_max_dim(x, 1, NULL), "MaxBackward0");
+    CHECK_NAME(tn_min_dim(x, 1, NULL), "MinBackward0");
     CHECK_NAME(tn_cumsum(x, 1), "CumsumBackward0");
     CHECK_NAME(tn_cumprod(x, 1), "CumprodBackward0");
     CHECK_NAME(tn_softmax(x, 1), "SoftmaxBackward0");
@@ -2332,23 +2332,23 @@ static tn_tensor *f_abs(tn_tensor *x) { return tn_abs(x); }
 static tn_tensor *f_relu(tn_tensor *x) { return tn_relu(x); }
 static tn_tensor *f_clamp(tn_tensor *x) { return tn_clamp(x, .min = -1, .max = 1); }
 static tn_tensor *f_max(tn_tensor *x) { return tn_max(x); }
-static tn_tensor *f_amax(tn_tensor *x) { return tn_amax(x, TN_DIMS(0), false); }
-static tn_tensor *f_max_dim(tn_tensor *x) { return tn_max_dim(x, 0, false, NULL); }
+static tn_tensor *f_amax(tn_tensor *x) { return tn_amax(x, TN_DIMS(0)); }
+static tn_tensor *f_max_dim(tn_tensor *x) { return tn_max_dim(x, 0, NULL); }
 static tn_tensor *f_maximum(tn_tensor *x) { return tn_maximum(x, mk(D(3, 0, 5), SH(3))); }
 static tn_tensor *f_ntn(tn_tensor *x) { return tn_nan_to_num(x, .posinf = 5, .neginf = -5); }
 static tn_tensor *f_sqrt(tn_tensor *x) { return tn_sqrt(x); }
-static tn_tensor *f_norm_inf(tn_tensor *x) { return tn_norm(x, INFINITY); }
-static tn_tensor *f_norm1(tn_tensor *x) { return tn_norm(x, 1); }
-static tn_tensor *f_norm3(tn_tensor *x) { return tn_norm(x, 3); }
+static tn_tensor *f_norm_inf(tn_tensor *x) { return tn_norm(x, .p = INFINITY); }
+static tn_tensor *f_norm1(tn_tensor *x) { return tn_norm(x, .p = 1); }
+static tn_tensor *f_norm3(tn_tensor *x) { return tn_norm(x, .p = 3); }
 static tn_tensor *f_pow0(tn_tensor *x) { return tn_pow_scalar(x, 0.0); }
 static tn_tensor *f_pow2(tn_tensor *x) { return tn_pow_scalar(x, 2); }
 static tn_tensor *f_sort_w(tn_tensor *x) { return tn_mul(tn_sort(x, NULL, .dim = 0), mk(D(1, 2, 3), SH(3))); }
 static tn_tensor *f_softplus(tn_tensor *x) { return tn_softplus(x, .beta = 2, .threshold = 1); }
 static tn_tensor *f_prod(tn_tensor *x) { return tn_prod(x); }
 static tn_tensor *f_cumprod(tn_tensor *x) { return tn_cumprod(x, 0); }
-static tn_tensor *f_norm2(tn_tensor *x) { return tn_norm(x, 2); }
-static tn_tensor *f_std(tn_tensor *x) { return tn_std(x, 1); }
-static tn_tensor *f_lse_inf(tn_tensor *x) { return tn_logsumexp(x, TN_DIMS(0), false); }
+static tn_tensor *f_norm2(tn_tensor *x) { return tn_norm(x); }
+static tn_tensor *f_std(tn_tensor *x) { return tn_std(x); }
+static tn_tensor *f_lse_inf(tn_tensor *x) { return tn_logsumexp(x, TN_DIMS(0)); }
 static tn_tensor *f_pow_base0(tn_tensor *b) { return tn_pow(mk(D(0, 0), SH(2)), b); }
 
 TEST(edge_kinks_and_ties) {
@@ -2372,7 +2372,7 @@ TEST(edge_kinks_and_ties) {
     CHECK_VALS(grad_of_sum(f_softplus, D(0.2, 0.7, -1), 3), 1e-12, 0.598687660112452, 1, 0.11920292202211755);
     CHECK_VALS(grad_of_sum(f_lse_inf, D(-INFINITY, 0, 1), 3), 1e-12, 0, 0.2689414213699951, 0.7310585786300049);
     tn_tensor *a2 = LD(D(3, 1, 3, 2), 2, 2);
-    CHECK(tn_backward(tn_amax(a2, TN_DIMS(0, 1), false)) == 0);
+    CHECK(tn_backward(tn_amax(a2, TN_DIMS(0, 1))) == 0);
     CHECK_VALS(tn_grad(a2), 0, 0.5, 0, 0.5, 0);
     /* products with zeros */
     CHECK_VALS(grad_of_sum(f_prod, D(1, 2, 0, 4), 4), 0, 0, 0, 8, 0);

@@ -630,8 +630,8 @@ TEST(mnist) {
     for (int64_t i = 0; i < 60000; i += 997) {
         tn_scope_begin();
         CHECK(tn_dataset_get(ds, i, it) == 0);
-        lo = fmin(lo, tn_item(tn_amin(it[0], NULL, 0, false)));
-        hi = fmax(hi, tn_item(tn_amax(it[0], NULL, 0, false)));
+        lo = fmin(lo, tn_item(tn_amin(it[0], NULL, 0)));
+        hi = fmax(hi, tn_item(tn_amax(it[0], NULL, 0)));
         tn_scope_end();
     }
     CHECK(lo == 0 && hi == 1);

@@ -158,7 +158,7 @@ TEST(all_any_uint8) {
     tn_scope_begin();
     const uint8_t d[6] = {0, 1, 2, 3, 0, 1};
     tn_tensor *u = tn_from_data(d, TN_SHAPE(2, 3), TN_U8);
-    tn_tensor *a = tn_all(u), *b = tn_any_dim(u, 1, false), *c = tn_all(tn_ne_scalar(u, 0));
+    tn_tensor *a = tn_all(u), *b = tn_any_dim(u, 1), *c = tn_all(tn_ne_scalar(u, 0));
     CHECK(a && tn_get_dtype(a) == TN_U8 && tn_item(a) == 0);
     CHECK(b && tn_get_dtype(b) == TN_U8 && tn_item(tn_select(b, 0, 1)) == 1);
     CHECK(c && tn_get_dtype(c) == TN_BOOL);
@@ -199,7 +199,7 @@ TEST(zero_gradient_nodes) {
     tn_scope_begin();
     const double xv[4] = {1, 0, INFINITY, -2};
     tn_tensor *x = strided(xv, 4, true);
-    tn_tensor *n0 = tn_norm(x, 0);
+    tn_tensor *n0 = tn_norm(x, .p = 0);
     CHECK(n0 && tn_item(n0) == 3 && tn_grad_fn_name(n0) && strcmp(tn_grad_fn_name(n0), "NormBackward1") == 0);
     tn_backward(n0);
     CHECK(tn_grad(x) == NULL);   /* PyTorch's gradient of norm(x, 0) is undefined */

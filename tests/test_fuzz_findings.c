@@ -84,16 +84,16 @@ TEST(std_var_extreme_correction) {
     tn_scope_begin();
     tn_tensor *x = tn_reshape(tn_arange(0, 12, 1, TN_F64), TN_SHAPE(3, 4));
     const int64_t dim0[1] = {0};
-    tn_tensor *s = tn_std_dims(x, dim0, 1, INT64_MIN, false);
+    tn_tensor *s = tn_std_dims(x, dim0, 1, .correction = INT64_MIN);
     CHECK_MSG(s && tn_numel(s) == 4, "std: %s", tn_last_error());
     /* each column: deviations -4, 0, 4 from the mean, sum of squares 32 */
     const double expect = sqrt(32.0 / (3.0 + 9223372036854775808.0));
     for (int j = 0; s && j < 4; j++) CHECK_CLOSE(tn_item(tn_select(s, 0, j)), expect, 1e-20);
-    tn_tensor *v = tn_var_dims(x, dim0, 1, INT64_MAX, true);
+    tn_tensor *v = tn_var_dims(x, dim0, 1, .correction = INT64_MAX, .keepdim = true);
     CHECK(v && tn_ndim(v) == 2 && isinf(tn_item(tn_select(tn_select(v, 0, 0), 0, 0))));
-    tn_tensor *all = tn_var(x, INT64_MIN);   /* 12 + 2^63 degrees of freedom */
+    tn_tensor *all = tn_var(x, .correction = INT64_MIN);   /* 12 + 2^63 degrees of freedom */
     CHECK(all && tn_item(all) > 0 && tn_item(all) < 1e-15);
-    CHECK_CLOSE(tn_item(tn_std(x, -5)), sqrt(143.0 / 17.0), 1e-12);   /* var of 0..11 times 11, over 12 + 5 */
+    CHECK_CLOSE(tn_item(tn_std(x, .correction = -5)), sqrt(143.0 / 17.0), 1e-12);   /* var of 0..11 times 11, over 12 + 5 */
     tn_scope_end();
 }
 

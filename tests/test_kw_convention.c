@@ -11,7 +11,9 @@
  * elu, celu, hardshrink, softshrink, rrelu; tril_indices, triu_indices, nan_to_num, logit,
  * cross, tensordot; sort, argsort, topk, hardtanh, glu, softmin, clamp, addcmul, addcdiv,
  * index_add, the dropouts and nn.Dropout*, layer_norm, group_norm, pad; the dims forms of sum,
- * mean, nansum, nanmean, prod), plus the text's errors: an unknown name (listed
+ * mean, nansum, nanmean, prod; amax, amin, aminmax, max_dim, min_dim, argmax_dim,
+ * argmin_dim; var, std, var_mean, std_mean and their dims forms, norm, norm_dims; logsumexp,
+ * all_dim, any_dim, median_dim, nanmedian_dim, mode, kthvalue), plus the text's errors: an unknown name (listed
  * against the valid ones), a bad value, a word not in the enum's list, a tensor given as
  * text. */
 #define TENSOR_IMPLEMENTATION
@@ -828,7 +830,7 @@ TEST(dropout_norm_kw) {
     CHECK(tn_equal(tn_dropout(ones, .training = false), ones));
     CHECK(tn_equal(tn_dropout_str(ones, "p=0.9, training=False"), ones));
     tn_tensor *d2 = tn_dropout2d(ones, .p = 0.5);   /* whole 3x3 channels */
-    CHECK(d2 && zero_or(d2, 2) && tn_equal(tn_amax(d2, TN_SHAPE(2, 3), false), tn_amin(d2, TN_SHAPE(2, 3), false)));
+    CHECK(d2 && zero_or(d2, 2) && tn_equal(tn_amax(d2, TN_SHAPE(2, 3)), tn_amin(d2, TN_SHAPE(2, 3))));
     CHECK(tn_equal(tn_dropout2d_str(ones, "training=False"), ones));
     tn_tensor *d3 = tn_dropout3d(tn_unsqueeze(ones, 0), .p = 0.25);
     CHECK(d3 && zero_or(d3, 4.0 / 3));
@@ -976,6 +978,191 @@ TEST(sum_mean_prod_dims_kw) {
     tn_scope_end();
 }
 
+/* amax, amin, aminmax, max_dim, min_dim, argmax_dim, argmin_dim: torch.amax's keepdim=False,
+   torch.argmax's dim=None (the flat index; with keepdim, all dims kept as ones), aminmax's
+   keyword-only dim=None, keepdim=False. Values as torch 1.13 gives them. */
+TEST(extremes_kw) {
+    tn_scope_begin();
+    tn_tensor *x = f64(V(3, 9, 1, 4, 2, 8), S(2, 3)), *idx = NULL, *mx = NULL;
+    CHECK_T(tn_amax(x, TN_DIMS(1)), S(2), V(9, 8));   /* keepdim false */
+    CHECK_T(tn_amax(x, TN_DIMS(1), .keepdim = true), S(2, 1), V(9, 8));
+    CHECK_T(tn_amin(x, TN_DIMS(0), .keepdim = true), S(1, 3), V(3, 2, 1));
+    CHECK_T(tn_amax_str(x, TN_DIMS(-1), "keepdim=True"), S(2, 1), V(9, 8));
+    CHECK_T(tn_amin_str(x, NULL, 0, NULL), S0, V(1));
+    tn_keepdim_fn_opts ko = TN_DEFAULTS(tn_keepdim_fn_opts);
+    CHECK(!ko.keepdim);
+    ko.keepdim = true;
+    CHECK_T(tn_amax_opts(x, NULL, 0, ko), S(1, 1), V(9));
+    CHECK_T(tn_max_dim(x, 1, &idx), S(2), V(9, 8));
+    CHECK_T(idx, S(2), V(1, 2));
+    CHECK_T(tn_min_dim(x, 0, &idx, .keepdim = true), S(1, 3), V(3, 2, 1));
+    CHECK_T(idx, S(1, 3), V(0, 1, 0));
+    CHECK_T(tn_max_dim_str(x, -1, &idx, "keepdim=True"), S(2, 1), V(9, 8));
+    CHECK_T(tn_min_dim_opts(x, 1, NULL, ko), S(2, 1), V(1, 2));
+    tn_argmax_fn_opts ao = TN_DEFAULTS(tn_argmax_fn_opts);
+    CHECK(ao.dim == TN_NONE && !ao.keepdim);
+    CHECK_T(tn_argmax_dim(x), S0, V(1));   /* dim None: the flat index */
+    CHECK_T(tn_argmax_dim(x, .keepdim = true), S(1, 1), V(1));   /* torch.argmax(x, keepdim=True): shape (1, 1) */
+    CHECK_T(tn_argmax_dim(x, .dim = 1), S(2), V(1, 2));
+    CHECK_T(tn_argmin_dim(x, .dim = 0, .keepdim = true), S(1, 3), V(0, 1, 0));
+    CHECK_T(tn_argmin_dim_str(x, "dim=-1"), S(2), V(2, 1));
+    CHECK_T(tn_argmin_dim_str(x, "dim=None, keepdim=True"), S(1, 1), V(2));
+    ao.dim = 1;
+    CHECK_T(tn_argmax_dim_opts(x, ao), S(2), V(1, 2));
+    CHECK_T(tn_aminmax(x, &mx), S0, V(1));   /* dim None */
+    CHECK_T(mx, S0, V(9));
+    CHECK_T(tn_aminmax(x, &mx, .dim = 0, .keepdim = true), S(1, 3), V(3, 2, 1));
+    CHECK_T(mx, S(1, 3), V(4, 9, 8));
+    CHECK_T(tn_aminmax_str(x, &mx, "dim=1"), S(2), V(1, 2));
+    CHECK_T(mx, S(2), V(9, 8));
+    CHECK_T(tn_aminmax_str(x, &mx, "keepdim=True"), S(1, 1), V(1));   /* torch.aminmax(x, keepdim=True) */
+    CHECK_T(mx, S(1, 1), V(9));
+    CHECK_ERR(tn_amax_str(x, TN_DIMS(1), "dim=1"), "tn_amax: unknown option 'dim' (valid: keepdim)");
+    CHECK_ERR(tn_max_dim_str(x, 1, &idx, "keepdims=True"), "tn_max_dim: unknown option 'keepdims' (valid: keepdim)");
+    CHECK(idx == NULL);
+    CHECK_ERR(tn_argmax_dim_str(x, "axis=1"), "tn_argmax_dim: unknown option 'axis' (valid: dim, keepdim)");
+    CHECK_ERR(tn_aminmax_str(x, &mx, "dim=0.5"), "tn_aminmax: option dim=0.5: expected an integer");
+    CHECK(mx == NULL);
+    CHECK_ERR(tn_argmax_dim(tn_empty(S(0, 2), TN_F64)), "tn_argmax_dim: expected a non-empty tensor");
+    CHECK_ERR(tn_argmax_dim(x, .dim = 2), "tn_argmax_dim");
+    tn_scope_end();
+}
+
+/* var, std (and their _dims, var_mean, std_mean forms): torch.var's correction=1,
+   keepdim=False, and the older unbiased; norm: p=2 ('fro'), keepdim=False, dtype=None.
+   Complex x gives a real result (var of |x - mean|, the norm of |x|). Values as torch 1.13
+   gives them. */
+TEST(var_std_norm_kw) {
+    tn_scope_begin();
+    tn_tensor *y = f64(V(1, 2, 4, 3, 7, 8), S(2, 3)), *m = NULL;
+    tn_var_fn_opts vo = TN_DEFAULTS(tn_var_fn_opts);
+    CHECK(vo.correction == 1 && !vo.keepdim && vo.unbiased == -1);
+    CHECK_T(tn_var(y), S0, V(7.7666666666666675));   /* correction 1 */
+    CHECK_T(tn_var(y, .correction = 0), S0, V(6.472222222222222));
+    CHECK_T(tn_var(y, .unbiased = false), S0, V(6.472222222222222));
+    CHECK_T(tn_var(y, .keepdim = true), S(1, 1), V(7.7666666666666675));
+    CHECK_T(tn_var_dims(y, TN_DIMS(1)), S(2), V(7.0 / 3, 7));
+    CHECK_T(tn_var_dims(y, TN_DIMS(1), .keepdim = true, .unbiased = false), S(2, 1), V(14.0 / 9, 14.0 / 3));
+    CHECK_T(tn_var_dims_str(y, TN_DIMS(1), "correction=0, keepdim=True"), S(2, 1), V(14.0 / 9, 14.0 / 3));
+    CHECK_T(tn_std_dims(y, TN_DIMS(0)), S(3), V(sqrt(2), sqrt(12.5), sqrt(8)));
+    CHECK_T(tn_std_dims(y, TN_DIMS(0), .correction = 0), S(3), V(1, 2.5, 2));
+    CHECK_T(tn_std_str(y, "unbiased=True"), S0, V(sqrt(7.7666666666666675)));
+    vo.correction = 0;
+    CHECK_T(tn_var_opts(y, vo), S0, V(6.472222222222222));
+    CHECK_T(tn_std_dims_opts(y, TN_DIMS(0), vo), S(3), V(1, 2.5, 2));
+    CHECK_T(tn_var_mean_dims(y, TN_DIMS(1), &m, .correction = 0), S(2), V(14.0 / 9, 14.0 / 3));
+    CHECK_T(m, S(2), V(7.0 / 3, 6));
+    CHECK_T(tn_std_mean(y, &m), S0, V(sqrt(7.7666666666666675)));
+    CHECK_T(m, S0, V(25.0 / 6));
+    CHECK_T(tn_var_mean_str(y, &m, "keepdim=True"), S(1, 1), V(7.7666666666666675));
+    CHECK_T(m, S(1, 1), V(25.0 / 6));
+    CHECK_T(tn_std_mean_dims_opts(y, TN_DIMS(0), &m, vo), S(3), V(1, 2.5, 2));
+    CHECK_T(m, S(3), V(2, 4.5, 6));
+
+    tn_norm_fn_opts no = TN_DEFAULTS(tn_norm_fn_opts);
+    CHECK(no.p == 2 && !no.keepdim && no.dtype == -1);
+    CHECK_T(tn_norm(y), S0, V(sqrt(143)));   /* p 2 */
+    CHECK_T(tn_norm(y, .p = 1), S0, V(25));
+    CHECK_T(tn_norm(y, .p = 0), S0, V(6));
+    CHECK_T(tn_norm_dims(y, TN_DIMS(1), .p = INFINITY, .keepdim = true), S(2, 1), V(4, 8));
+    CHECK_T(tn_norm_dims(y, TN_DIMS(0), .p = 3), S(3), V(cbrt(28), cbrt(351), cbrt(576)));
+    CHECK_T(tn_norm_dims_str(y, TN_DIMS(1), "p=-inf, keepdim=True"), S(2, 1), V(1, 3));
+    CHECK_T(tn_norm_str(y, "p=1"), S0, V(25));
+    tn_tensor *n32 = tn_norm(y, .dtype = TN_F32);
+    CHECK(n32 && tn_get_dtype(n32) == TN_F32);
+    no.keepdim = true;
+    CHECK_T(tn_norm_opts(y, no), S(1, 1), V(sqrt(143)));
+    CHECK_T(tn_norm_dims_opts(y, TN_DIMS(0), no), S(1, 3), V(sqrt(10), sqrt(53), sqrt(80)));
+
+    /* complex: [[1+2j, 3-1j], [0.5j, -2+0.25j]] */
+    tn_tensor *z = tn_view_as_complex(tn_from_data(((const double[]){1, 2, 3, -1, 0, 0.5, -2, 0.25}), S(2, 2, 2), TN_F64));
+    tn_tensor *zv = tn_var(z);
+    CHECK(zv && tn_get_dtype(zv) == TN_F64);
+    CHECK_T(zv, S0, V(5.848958333333333));
+    CHECK_T(tn_var_dims(z, TN_DIMS(0)), S(2), V(1.625, 13.28125));
+    CHECK_T(tn_std_dims(z, TN_DIMS(1), .correction = 0), S(2), V(sqrt(3.25), sqrt(1.015625)));
+    CHECK_T(tn_var_mean_dims(z, TN_DIMS(1), &m), S(2), V(6.5, 2.03125));
+    CHECK(m && tn_get_dtype(m) == TN_C128);
+    CHECK_T(tn_real(m), S(2), V(2, -1));
+    CHECK_T(tn_imag(m), S(2), V(0.5, 0.375));
+    tn_tensor *zn = tn_norm(z);
+    CHECK(zn && tn_get_dtype(zn) == TN_F64);
+    CHECK_T(zn, S0, V(sqrt(19.3125)));
+    CHECK_T(tn_norm_dims(z, TN_DIMS(0), .p = 1), S(2), V(sqrt(5) + 0.5, sqrt(10) + sqrt(4.0625)));
+    CHECK(tn_get_dtype(tn_norm(tn_to_dtype(z, TN_C64))) == TN_F32);
+
+    /* an integer in the text is read exactly, over int64's range (as the struct takes it) */
+    tn_tensor *big = tn_var_dims_str(y, TN_DIMS(1), "correction=-9223372036854775808");
+    CHECK(big && tn_allclose(big, tn_var_dims(y, TN_DIMS(1), .correction = INT64_MIN), 0, 0, false));
+    CHECK_T(tn_var_dims_str(y, TN_DIMS(1), "correction=9223372036854775807"), S(2), V(INFINITY, INFINITY));   /* no degrees of freedom left: ss / 0, as torch */
+    CHECK_ERR(tn_var_str(y, "correction=9223372036854775808"), "tn_var: option correction=9.22337e+18: expected an integer");
+    CHECK_ERR(tn_var(y, .unbiased = true, .correction = 0), "tn_var: cannot specify both unbiased and correction");
+    CHECK_ERR(tn_std_dims_str(y, TN_DIMS(0), "ddof=1"), "tn_std_dims: unknown option 'ddof' (valid: correction, keepdim, unbiased)");
+    CHECK_ERR(tn_var_mean_str(y, &m, "dim=0"), "tn_var_mean: unknown option 'dim' (valid: correction, keepdim, unbiased)");
+    CHECK(m == NULL);
+    CHECK_ERR(tn_norm_str(y, "ord=2"), "tn_norm: unknown option 'ord' (valid: p, keepdim, dtype)");
+    CHECK_ERR(tn_norm_dims_str(y, TN_DIMS(0), "p='fro'"), "tn_norm_dims: option p='fro'");
+    CHECK_ERR(tn_norm(y, .dtype = 42), "tn_norm: dtype 42 is not a tn_dtype");
+    CHECK_ERR(tn_var(tn_arange(0, 4, 1, TN_I64)), "tn_var: could not infer output dtype; input dtype must be floating point, got int64");
+    tn_scope_end();
+}
+
+/* logsumexp, all_dim, any_dim (keepdim=False); median_dim, nanmedian_dim, mode, kthvalue
+   (torch.median's dim=-1, keepdim=False). Values as torch 1.13 gives them. */
+TEST(lse_all_median_kw) {
+    tn_scope_begin();
+    tn_tensor *x = f64(V(3, 9, 1, 7, 4, 2, 8, 6), S(2, 4)), *d = f64(V(3, 9, 1, 9, 4, 2, 8, 2), S(2, 4)), *idx = NULL;
+    CHECK_T(tn_logsumexp(d, TN_DIMS(1)), S(2), V(9.69455329891429862, 8.02300645352240593));
+    CHECK_T(tn_logsumexp(d, TN_DIMS(0, 1), .keepdim = true), S(1, 1), V(9.86678756768121268));
+    CHECK_T(tn_logsumexp_str(d, TN_DIMS(-1), "keepdim=True"), S(2, 1), V(9.69455329891429862, 8.02300645352240593));
+    tn_keepdim_fn_opts ko = TN_DEFAULTS(tn_keepdim_fn_opts);
+    CHECK_T(tn_logsumexp_opts(d, TN_DIMS(1), ko), S(2), V(9.69455329891429862, 8.02300645352240593));
+    const bool bv[6] = {true, false, true, true, true, true};
+    tn_tensor *b = tn_from_data(bv, S(2, 3), TN_BOOL);
+    CHECK_T(tn_all_dim(b, 1), S(2), V(0, 1));
+    CHECK_T(tn_all_dim(b, 0), S(3), V(1, 0, 1));
+    CHECK_T(tn_any_dim(b, 0, .keepdim = true), S(1, 3), V(1, 1, 1));
+    CHECK_T(tn_all_dim_str(b, -1, "keepdim=True"), S(2, 1), V(0, 1));
+    ko.keepdim = true;
+    CHECK_T(tn_any_dim_opts(b, 1, ko), S(2, 1), V(1, 1));
+    CHECK_T(tn_all_dim_opts(b, 1, ko), S(2, 1), V(0, 1));
+
+    tn_median_fn_opts mo = TN_DEFAULTS(tn_median_fn_opts);
+    CHECK(mo.dim == -1 && !mo.keepdim);
+    CHECK_T(tn_median_dim(x, &idx), S(2), V(3, 4));   /* dim -1 */
+    CHECK_T(idx, S(2), V(0, 0));
+    CHECK_T(tn_median_dim(x, &idx, .dim = 0, .keepdim = true), S(1, 4), V(3, 2, 1, 6));
+    CHECK_T(idx, S(1, 4), V(0, 1, 0, 1));
+    CHECK_T(tn_median_dim_str(x, NULL, "dim=0"), S(4), V(3, 2, 1, 6));
+    tn_tensor *n = f64(V(1, NAN, 3, 2, NAN, NAN, 5, 4), S(2, 4));
+    CHECK_T(tn_nanmedian_dim(n, &idx), S(2), V(2, 4));
+    CHECK_T(idx, S(2), V(3, 3));
+    CHECK_T(tn_nanmedian_dim_str(n, &idx, "keepdim=True"), S(2, 1), V(2, 4));
+    CHECK_T(tn_mode(d, &idx), S(2), V(9, 2));
+    CHECK_T(idx, S(2), V(3, 3));
+    CHECK_T(tn_mode(x, NULL, .dim = 0, .keepdim = true), S(1, 4), V(3, 2, 1, 6));
+    CHECK_T(tn_mode_str(d, &idx, "dim=1, keepdim=True"), S(2, 1), V(9, 2));
+    CHECK_T(tn_kthvalue(x, 2, &idx), S(2), V(3, 4));
+    CHECK_T(idx, S(2), V(0, 0));
+    CHECK_T(tn_kthvalue(x, 1, &idx, .dim = 0, .keepdim = true), S(1, 4), V(3, 2, 1, 6));
+    CHECK_T(idx, S(1, 4), V(0, 1, 0, 1));
+    CHECK_T(tn_kthvalue_str(x, 4, NULL, "dim=-1"), S(2), V(9, 8));
+    mo.dim = 0;
+    CHECK_T(tn_median_dim_opts(x, NULL, mo), S(4), V(3, 2, 1, 6));
+    CHECK_T(tn_kthvalue_opts(x, 2, NULL, mo), S(4), V(4, 9, 8, 7));
+    CHECK_T(tn_mode_opts(x, NULL, mo), S(4), V(3, 2, 1, 6));
+    CHECK_T(tn_nan_to_num(tn_nanmedian_dim_opts(n, NULL, mo), .nan = -1), S(4), V(1, -1, 3, 2));   /* an all-NaN lane: NaN */
+
+    CHECK_ERR(tn_logsumexp_str(d, TN_DIMS(1), "dim=1"), "tn_logsumexp: unknown option 'dim' (valid: keepdim)");
+    CHECK_ERR(tn_any_dim_str(b, 0, "keep=True"), "tn_any_dim: unknown option 'keep' (valid: keepdim)");
+    CHECK_ERR(tn_median_dim_str(x, &idx, "axis=0"), "tn_median_dim: unknown option 'axis' (valid: dim, keepdim)");
+    CHECK(idx == NULL);
+    CHECK_ERR(tn_kthvalue_str(x, 2, &idx, "k=1"), "tn_kthvalue: unknown option 'k' (valid: dim, keepdim)");
+    CHECK_ERR(tn_mode_str(x, &idx, "dim=None"), "tn_mode");   /* dim is not optional */
+    CHECK_ERR(tn_kthvalue(x, 5, &idx), "tn_kthvalue: selected number k out of range");
+    tn_scope_end();
+}
+
 /* The migrated ops stay differentiable through the macro form. */
 static tn_tensor *g_addmm(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_addmm(in[0], in[1], in[2], .beta = -0.5, .alpha = 1.5); }
 static tn_tensor *g_cdist(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_cdist(in[0], in[1], .p = 3); }
@@ -992,6 +1179,18 @@ static tn_tensor *g_clamp(tn_tensor *const *in, int n, void *u) { (void)n; (void
 static tn_tensor *g_layer_norm(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_layer_norm(in[0], S(4), .weight = in[1], .bias = in[2], .eps = 0.1); }
 static tn_tensor *g_group_norm(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_group_norm(in[0], 2, .weight = in[1], .bias = in[2], .eps = 0.1); }
 static tn_tensor *g_pad(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_mul(tn_pad(in[0], S(2, 1), .mode = TN_PADDING_REFLECT), tn_pad(in[0], S(1, 2), .value = 0.5)); }
+static tn_tensor *g_var_norm(tn_tensor *const *in, int n, void *u) {
+    (void)n; (void)u;
+    tn_tensor *m = NULL, *v = tn_var_mean_dims(in[0], TN_DIMS(0), &m, .correction = 0, .keepdim = true);
+    return tn_add(tn_add(tn_mul(tn_std_dims(in[0], TN_DIMS(1), .keepdim = true), tn_norm_dims(in[0], TN_DIMS(0), .p = 3)),
+                         tn_mul(v, m)), tn_add(tn_amax(in[0], TN_DIMS(1), .keepdim = true), tn_var(in[0], .unbiased = false)));
+}
+static tn_tensor *g_select(tn_tensor *const *in, int n, void *u) {
+    (void)n; (void)u;
+    tn_tensor *i = NULL;
+    return tn_add(tn_add(tn_mul(tn_logsumexp(in[0], TN_DIMS(1), .keepdim = true), tn_median_dim(in[0], &i, .dim = 1, .keepdim = true)),
+                         tn_kthvalue(in[0], 2, NULL, .keepdim = true)), tn_max_dim(in[0], 1, NULL, .keepdim = true));
+}
 static tn_tensor *g_reduce(tn_tensor *const *in, int n, void *u) {
     (void)n; (void)u;
     return tn_add(tn_mul(tn_sum_dims(in[0], TN_DIMS(1), .keepdim = true), tn_mean_dims(in[0], TN_DIMS(0), .dtype = TN_F64)),
@@ -1036,6 +1235,10 @@ TEST(gradients_through_the_macros) {
     tn_requires_grad_(rd[0], true);
     CHECK(tn_gradcheck(g_reduce, rd, 1, NULL, 1e-6, 1e-5, 1e-4));
     CHECK(tn_gradgradcheck(g_reduce, rd, 1, NULL, 1e-6, 1e-5, 1e-4));
+    CHECK(tn_gradcheck(g_var_norm, rd, 1, NULL, 1e-6, 1e-5, 1e-4));
+    CHECK(tn_gradgradcheck(g_var_norm, rd, 1, NULL, 1e-6, 1e-5, 1e-4));
+    CHECK(tn_gradcheck(g_select, rd, 1, NULL, 1e-6, 1e-5, 1e-4));
+    CHECK(tn_gradgradcheck(g_select, rd, 1, NULL, 1e-6, 1e-5, 1e-4));
     tn_scope_end();
 }
 
@@ -1063,6 +1266,9 @@ int main(void) {
     RUN(dropout_norm_kw);
     RUN(pad_kw);
     RUN(sum_mean_prod_dims_kw);
+    RUN(extremes_kw);
+    RUN(var_std_norm_kw);
+    RUN(lse_all_median_kw);
     RUN(gradients_through_the_macros);
     return tn_test_report();
 }

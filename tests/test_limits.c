@@ -240,7 +240,7 @@ TEST(repeat_8d) {
     tn_tensor *w = tn_ones(TN_SHAPE(1, 1, 1, 1, 1, 1, 1, 2), TN_F64);
     tn_requires_grad_(w, true);
     tn_tensor *rw = tn_repeat(w, TN_SHAPE(1, 1, 1, 1, 1, 1, 3, 2));
-    CHECK(rw && tn_backward(tn_sum(rw)) == 0 && tn_grad(w) && tn_item(tn_sum(tn_grad(w))) == 12 && tn_item(tn_amax(tn_grad(w), NULL, 0, false)) == 6);
+    CHECK(rw && tn_backward(tn_sum(rw)) == 0 && tn_grad(w) && tn_item(tn_sum(tn_grad(w))) == 12 && tn_item(tn_amax(tn_grad(w), NULL, 0)) == 6);
     /* empty results and the repeat of an empty tensor */
     CHECK(SAME_SHAPE(tn_repeat(x, TN_SHAPE(1, 1, 1, 1, 1, 1, 0, 1)), 2, 1, 1, 1, 1, 1, 0, 3));
     CHECK(SAME_SHAPE(tn_repeat(tn_zeros(TN_SHAPE(0, P62), TN_F32), TN_SHAPE(P62, 0, 1)), P62, 0, P62));
@@ -256,7 +256,7 @@ TEST(bilinear_pixel_shuffle_8d) {
     CHECK_MSG(SAME_SHAPE(y, 2, 1, 1, 1, 1, 1, 3, 6), "bilinear: %s", tn_last_error());
     /* the same as the 2-d form of the same rows */
     tn_tensor *y2 = tn_bilinear(tn_reshape(x1, TN_SHAPE(6, 4)), tn_reshape(x2, TN_SHAPE(6, 5)), w, b);
-    CHECK(y && y2 && tn_item(tn_amax(tn_abs(tn_sub(tn_reshape(y, TN_SHAPE(6, 6)), y2)), NULL, 0, false)) < 1e-12);
+    CHECK(y && y2 && tn_item(tn_amax(tn_abs(tn_sub(tn_reshape(y, TN_SHAPE(6, 6)), y2)), NULL, 0)) < 1e-12);
     /* pixel_shuffle of a 7-d and an 8-d input: the 4-d result per leading index */
     tn_tensor *p4 = tn_reshape(tn_arange(0, 2 * 8 * 9, 1, TN_F32), TN_SHAPE(2, 8, 3, 3));
     tn_tensor *p8 = tn_reshape(p4, (const int64_t[]){2, 1, 1, 1, 1, 8, 3, 3}, 8);

@@ -30,7 +30,7 @@ static tn_tensor *P(tn_tensor *x) { return tn_permute(x, TN_SHAPE(2, 1, 0)); }
 static tn_tensor *f_var_mean(tn_tensor *const *x, int n, void *u) {
     (void)n;
     tn_tensor *m = NULL;
-    tn_tensor *v = u ? tn_std_mean_dims(P(x[0]), (int64_t[]){1, -1}, 2, 1, true, &m) : tn_var_mean_dims(P(x[0]), (int64_t[]){1, -1}, 2, 1, true, &m);
+    tn_tensor *v = u ? tn_std_mean_dims(P(x[0]), ((int64_t[]){1, -1}), 2, &m, .keepdim = true) : tn_var_mean_dims(P(x[0]), ((int64_t[]){1, -1}), 2, &m, .keepdim = true);
     return v && m ? tn_add(v, tn_mul_scalar(m, 3)) : NULL;   /* both results' gradients */
 }
 TEST(var_mean_std_mean) {
@@ -40,25 +40,25 @@ TEST(var_mean_std_mean) {
     for (int sd = 0; sd < 2; sd++) {
         tn_tensor *m = NULL;
         const int64_t dims[2] = {0, 2};
-        tn_tensor *v = sd ? tn_std_mean_dims(x, dims, 2, 1, false, &m) : tn_var_mean_dims(x, dims, 2, 1, false, &m);
-        CHECK(near(v, sd ? tn_std_dims(x, dims, 2, 1, false) : tn_var_dims(x, dims, 2, 1, false)));
+        tn_tensor *v = sd ? tn_std_mean_dims(x, dims, 2, &m) : tn_var_mean_dims(x, dims, 2, &m);
+        CHECK(near(v, sd ? tn_std_dims(x, dims, 2) : tn_var_dims(x, dims, 2)));
         CHECK(near(m, tn_mean_dims(x, dims, 2)) && same_shape(m, TN_SHAPE(4)));
         /* all dims, correction 0; the mean pointer may be NULL */
-        v = sd ? tn_std_mean(x, 0, &m) : tn_var_mean(x, 0, &m);
-        CHECK(near(v, sd ? tn_std(x, 0) : tn_var(x, 0)) && near(m, tn_mean(x)) && tn_ndim(v) == 0);
-        CHECK((sd ? tn_std_mean(x, 1, NULL) : tn_var_mean(x, 1, NULL)) != NULL);
+        v = sd ? tn_std_mean(x, &m, .correction = 0) : tn_var_mean(x, &m, .correction = 0);
+        CHECK(near(v, sd ? tn_std(x, .correction = 0) : tn_var(x, .correction = 0)) && near(m, tn_mean(x)) && tn_ndim(v) == 0);
+        CHECK((sd ? tn_std_mean(x, NULL) : tn_var_mean(x, NULL)) != NULL);
         /* keepdim, a negative dim */
-        v = sd ? tn_std_mean_dims(x, (int64_t[]){-1}, 1, 1, true, &m) : tn_var_mean_dims(x, (int64_t[]){-1}, 1, 1, true, &m);
+        v = sd ? tn_std_mean_dims(x, (int64_t[]){-1}, 1, &m, .keepdim = true) : tn_var_mean_dims(x, (int64_t[]){-1}, 1, &m, .keepdim = true);
         CHECK(same_shape(v, TN_SHAPE(2, 4, 1)) && same_shape(m, TN_SHAPE(2, 4, 1)));
         /* 0-size: reducing an empty dim gives NaN, as PyTorch */
-        v = sd ? tn_std_mean_dims(tn_zeros(TN_SHAPE(0, 3), TN_F64), (int64_t[]){0}, 1, 1, false, &m)
-               : tn_var_mean_dims(tn_zeros(TN_SHAPE(0, 3), TN_F64), (int64_t[]){0}, 1, 1, false, &m);
+        v = sd ? tn_std_mean_dims(tn_zeros(TN_SHAPE(0, 3), TN_F64), (int64_t[]){0}, 1, &m)
+               : tn_var_mean_dims(tn_zeros(TN_SHAPE(0, 3), TN_F64), (int64_t[]){0}, 1, &m);
         CHECK(same_shape(v, TN_SHAPE(3)) && isnan(tn_item(tn_select(v, 0, 0))) && isnan(tn_item(tn_select(m, 0, 0))));
         /* errors */
         tn_tensor *mm = (tn_tensor *)1;
-        CHECK_ERR(sd ? tn_std_mean(tn_ones(TN_SHAPE(3), TN_I64), 1, &mm) : tn_var_mean(tn_ones(TN_SHAPE(3), TN_I64), 1, &mm), "only support floating point");
+        CHECK_ERR(sd ? tn_std_mean(tn_ones(TN_SHAPE(3), TN_I64), &mm) : tn_var_mean(tn_ones(TN_SHAPE(3), TN_I64), &mm), "only support floating point");
         CHECK(mm == NULL);
-        CHECK_ERR(sd ? tn_std_mean_dims(x, (int64_t[]){3}, 1, 1, false, &m) : tn_var_mean_dims(x, (int64_t[]){3}, 1, 1, false, &m), "out of range");
+        CHECK_ERR(sd ? tn_std_mean_dims(x, (int64_t[]){3}, 1, &m) : tn_var_mean_dims(x, (int64_t[]){3}, 1, &m), "out of range");
         tn_tensor *in = gleaf();
         CHECK(gc(f_var_mean, &in, 1, sd ? (void *)1 : NULL));
     }

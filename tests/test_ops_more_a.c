@@ -176,43 +176,43 @@ TEST(test_median_kthvalue_mode) {
     BEGIN;
     tn_tensor *a = nc(A_, 3, 4), *b = nc(B_, 3, 4), *bn = nc(BN_, 3, 4), *i = NULL;
     CHK(tn_median(b), E_median_all, SH0);
-    CHK(tn_median_dim(b, 1, false, &i), E_median_d1, SH(3));
+    CHK(tn_median_dim(b, &i, .dim = 1), E_median_d1, SH(3));
     CHKI(i, E_median_d1_i, SH(3));
-    CHK(tn_median_dim(b, -2, true, &i), E_median_d0k, SH(1, 4));
+    CHK(tn_median_dim(b, &i, .dim = -2, .keepdim = true), E_median_d0k, SH(1, 4));
     CHKI(i, E_median_d0k_i, SH(1, 4));
     CHK(tn_median(bn), E_median_nan_all, SH0);
     CHK(tn_nanmedian(bn), E_nanmedian_all, SH0);
-    CHK(tn_median_dim(bn, 1, false, &i), E_median_nan_d1, SH(3));
+    CHK(tn_median_dim(bn, &i, .dim = 1), E_median_nan_d1, SH(3));
     CHKI(i, E_median_nan_d1_i, SH(3));
-    CHK(tn_nanmedian_dim(bn, -1, false, &i), E_nanmedian_d1, SH(3));
+    CHK(tn_nanmedian_dim(bn, &i), E_nanmedian_d1, SH(3));
     CHKI(i, E_nanmedian_d1_i, SH(3));
-    CHK(tn_kthvalue(b, 2, 0, false, &i), E_kth2_d0, SH(4));
+    CHK(tn_kthvalue(b, 2, &i, .dim = 0), E_kth2_d0, SH(4));
     CHKI(i, E_kth2_d0_i, SH(4));
-    CHK(tn_kthvalue(b, 3, -1, false, &i), E_kth3, SH(3));
+    CHK(tn_kthvalue(b, 3, &i), E_kth3, SH(3));
     CHKI(i, E_kth3_i, SH(3));
-    CHK(tn_mode(a, 1, false, &i), E_mode_d1, SH(3));
+    CHK(tn_mode(a, &i, .dim = 1), E_mode_d1, SH(3));
     CHKI(i, E_mode_d1_i, SH(3));
-    CHK(tn_mode(a, -2, false, &i), E_mode_d0, SH(4));
+    CHK(tn_mode(a, &i, .dim = -2), E_mode_d0, SH(4));
     CHKI(i, E_mode_d0_i, SH(4));
     CHK(tn_msort(a), E_msort, SH(3, 4));
     /* integer input keeps its dtype; a median without indices */
     tn_tensor *ai = tn_to_dtype(a, TN_I64);
-    CHECK(tn_get_dtype(tn_median_dim(ai, 1, false, NULL)) == TN_I64);
+    CHECK(tn_get_dtype(tn_median_dim(ai, NULL, .dim = 1)) == TN_I64);
     CHECK(tn_item(tn_median(ai)) == 4);
     /* 0-d: itself, index 0; empty: NaN globally, an error along an empty dim */
     tn_tensor *z = tn_scalar_tensor(2.5, TN_F64);
-    CHECK(tn_item(tn_median_dim(z, 0, false, &i)) == 2.5 && tn_item(i) == 0 && tn_ndim(i) == 0);
-    CHECK(tn_item(tn_mode(z, -1, false, &i)) == 2.5 && tn_item(i) == 0);
-    CHECK(tn_item(tn_kthvalue(z, 1, 0, false, &i)) == 2.5);
+    CHECK(tn_item(tn_median_dim(z, &i, .dim = 0)) == 2.5 && tn_item(i) == 0 && tn_ndim(i) == 0);
+    CHECK(tn_item(tn_mode(z, &i)) == 2.5 && tn_item(i) == 0);
+    CHECK(tn_item(tn_kthvalue(z, 1, &i, .dim = 0)) == 2.5);
     tn_tensor *e = tn_zeros(SH(0), TN_F64), *e2 = tn_zeros(SH(2, 0), TN_F64);
     CHECK(isnan(tn_item(tn_median(e))));
     CHECK(isnan(tn_item(tn_nanmedian(e))));
-    CHECK(shape_is(tn_median_dim(e2, 0, false, &i), SH(0)) && shape_is(i, SH(0)));
+    CHECK(shape_is(tn_median_dim(e2, &i, .dim = 0), SH(0)) && shape_is(i, SH(0)));
     CHECK(shape_is(tn_msort(e2), SH(2, 0)));
-    CHECK_ERR(tn_median_dim(e2, 1, false, &i), "tn_median");
-    CHECK_ERR(tn_median_dim(b, 2, false, &i), "dim");
-    CHECK_ERR(tn_kthvalue(b, 5, 1, false, &i), "out of range");
-    CHECK_ERR(tn_kthvalue(b, 0, 1, false, &i), "out of range");
+    CHECK_ERR(tn_median_dim(e2, &i, .dim = 1), "tn_median");
+    CHECK_ERR(tn_median_dim(b, &i, .dim = 2), "dim");
+    CHECK_ERR(tn_kthvalue(b, 5, &i, .dim = 1), "out of range");
+    CHECK_ERR(tn_kthvalue(b, 0, &i, .dim = 1), "out of range");
     CHECK_ERR(tn_median(tn_to_dtype(a, TN_BOOL)), "Bool");
     END;
 }
@@ -254,12 +254,12 @@ TEST(test_nan_reductions_aminmax_count) {
     tn_tensor *si = tn_nansum(tn_to_dtype(nc(A_, 3, 4), TN_I32));   /* integers sum as int64, as sum */
     CHECK(si && tn_get_dtype(si) == TN_I64 && tn_item(si) == 52);
     CHECK_ERR(tn_nanmean(tn_to_dtype(b, TN_I64)), "tn_nanmean");
-    CHK(tn_aminmax(b, 1, false, &mx), E_aminmax_min, SH(3));
+    CHK(tn_aminmax(b, &mx, .dim = 1), E_aminmax_min, SH(3));
     CHK(mx, E_aminmax_max, SH(3));
-    CHECK(tn_item(tn_aminmax(b, TN_NONE, false, &mx)) == -4 && tn_item(mx) == 7);
-    CHECK(isnan(tn_item(tn_aminmax(bn, TN_NONE, false, &mx))) && isnan(tn_item(mx)));
-    CHECK(shape_is(tn_aminmax(b, 0, true, &mx), SH(1, 4)) && shape_is(mx, SH(1, 4)));
-    CHECK_ERR(tn_aminmax(tn_zeros(SH(0), TN_F64), TN_NONE, false, &mx), "empty");
+    CHECK(tn_item(tn_aminmax(b, &mx)) == -4 && tn_item(mx) == 7);
+    CHECK(isnan(tn_item(tn_aminmax(bn, &mx))) && isnan(tn_item(mx)));
+    CHECK(shape_is(tn_aminmax(b, &mx, .dim = 0, .keepdim = true), SH(1, 4)) && shape_is(mx, SH(1, 4)));
+    CHECK_ERR(tn_aminmax(tn_zeros(SH(0), TN_F64), &mx), "empty");
     static const double c_[] = {0, 1, 0, 2, 0, 0};
     tn_tensor *c = F64(c_, SH(2, 3));
     CHKI(tn_count_nonzero(c, (const int64_t[]){0}, 1), E_cnz_d0, SH(3));
@@ -569,11 +569,11 @@ static tn_tensor *gfn(tn_tensor *const *in, int n, void *user) {
     static const int64_t i3_[] = {3, 0, 3}, i2_[] = {2, 0}, ti_[] = {0, 11, 5, -1, 5};
     static const double q_[] = {0.2, 0.5, 0.9};
     switch (op) {
-    case G_MEDIAN: return tn_median_dim(x, 1, false, &i);
-    case G_NANMEDIAN: return tn_nanmedian_dim(x, 0, true, &i);
+    case G_MEDIAN: return tn_median_dim(x, &i, .dim = 1);
+    case G_NANMEDIAN: return tn_nanmedian_dim(x, &i, .dim = 0, .keepdim = true);
     case G_MEDIAN_ALL: return tn_median(x);
-    case G_KTH: return tn_kthvalue(x, 2, -1, false, &i);
-    case G_MODE: return tn_mode(x, 0, false, &i);
+    case G_KTH: return tn_kthvalue(x, 2, &i);
+    case G_MODE: return tn_mode(x, &i, .dim = 0);
     case G_MSORT: return tn_msort(x);
     case G_CUMMAX: return tn_cummax(x, 1, &i);
     case G_CUMMIN: return tn_cummin(x, 0, &i);
@@ -632,7 +632,7 @@ TEST(test_gradcheck) {
     CHECK(y && tn_backward(y) != 0);
     /* the indices outputs never require grad */
     tn_tensor *i = NULL;
-    tn_tensor *v = tn_median_dim(x, 1, false, &i);
+    tn_tensor *v = tn_median_dim(x, &i, .dim = 1);
     CHECK(v && tn_requires_grad(v) && i && !tn_requires_grad(i));
     END;
 }

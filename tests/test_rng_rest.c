@@ -134,7 +134,7 @@ TEST(gumbel_softmax) {
     tn_manual_seed(0);
     tn_tensor *h = tn_gumbel_softmax_str(x, "tau=0.5, hard=True, dim=0");
     CHECK(h && tn_allclose(tn_sum_dims(h, (int64_t[]){0}, 1), tn_ones(TN_SHAPE(6), TN_F64), 0, 1e-12, false));
-    CHECK(h && tn_equal(tn_argmax_dim(h, 0, false), tn_argmax_dim(want, 0, false)));
+    CHECK(h && tn_equal(tn_argmax_dim(h, .dim = 0), tn_argmax_dim(want, .dim = 0)));
     CHECK(h && tn_item(tn_count_nonzero(tn_gt_scalar(h, 0.5), NULL, 0)) == 6);
     /* a non-contiguous input */
     tn_manual_seed(0);

@@ -1179,7 +1179,7 @@ TEST(test_init) {
     check_uniform_(&w, 1, sqrt(6.0 / 306), "v_proj_weight", __LINE__);
     tn_tensor *bk = tn_module_get(m, "bias_k");   /* xavier_normal over [1, 1, E]: std 1/sqrt(E) */
     CHECK_SHAPE(bk, 1, 1, 256);
-    CHECK_CLOSE(tn_item(tn_std(bk, 1)), 1 / 16.0, 0.015);
+    CHECK_CLOSE(tn_item(tn_std(bk)), 1 / 16.0, 0.015);
     tn_module_free(m);
     /* the transformer layer: Linear's init, LayerNorm ones and zeros */
     m = tn_nn_transformer_encoder_layer(32, 4, .dim_feedforward = 64);

@@ -70,7 +70,7 @@ static tn_tensor *f_sum_all(tn_tensor *const *in) { return tn_sum(in[0]); }
 static tn_tensor *f_sum_rows(tn_tensor *const *in) { return tn_sum_dims(in[0], TN_SHAPE(1)); }
 static tn_tensor *f_sum_cols(tn_tensor *const *in) { return tn_sum_dims(in[0], TN_SHAPE(0)); }
 static tn_tensor *f_sum_bias(tn_tensor *const *in) { return tn_sum_dims(in[0], TN_SHAPE(0, 2, 3)); }
-static tn_tensor *f_amax(tn_tensor *const *in) { return tn_amax(in[0], TN_SHAPE(1), false); }
+static tn_tensor *f_amax(tn_tensor *const *in) { return tn_amax(in[0], TN_SHAPE(1)); }
 static tn_tensor *f_softmax(tn_tensor *const *in) { return tn_softmax(in[0], 1); }
 static tn_tensor *f_pool(tn_tensor *const *in) { return tn_max_pool2d(in[0], 2, .stride = 2); }
 static tn_tensor *f_pool3(tn_tensor *const *in) { return tn_max_pool2d(in[0], 3, .stride = 2, .padding = 1); }

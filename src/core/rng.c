@@ -367,7 +367,7 @@ static tn_tensor *tn__bernoulli_impl(tn_tensor *p, tn_generator *gen) {
     if (tn__check_cpu_dtype("tn_bernoulli", p)) return NULL;
     if (!tn_dtype_is_floating(p->dtype)) return (tn_tensor *)tn__error("tn_bernoulli: expected a floating probability tensor, got %s", tn_dtype_name(p->dtype));
     tn_scope_begin();
-    double lo = tn_numel(p) ? tn_item(tn_amin(p, NULL, 0, false)) : 0, hi = tn_numel(p) ? tn_item(tn_amax(p, NULL, 0, false)) : 0;
+    double lo = tn_numel(p) ? tn_item(tn_amin(p, NULL, 0)) : 0, hi = tn_numel(p) ? tn_item(tn_amax(p, NULL, 0)) : 0;
     if (!(lo >= 0 && hi <= 1)) {
         tn_scope_end();
         return (tn_tensor *)tn__error("tn_bernoulli: expected 0 <= p <= 1 for every element of p (shape %s), got values from %g to %g", TN__SHAPE(p), lo, hi);
@@ -465,7 +465,7 @@ static tn_tensor *tn__multinomial_mt(tn_tensor *p, tn_tensor *pd, int64_t R, int
         tn__gen_unlock(g);
         tn_tensor *q = tn_div(pd, tn_to_dtype(colmajor ? tn_transpose(e, 0, 1) : e, p->dtype));
         tn_tensor *r = NULL;
-        if (ns == 1) r = tn_argmax_dim(q, -1, true);
+        if (ns == 1) r = tn_argmax_dim(q, .dim = -1, .keepdim = true);
         else if (q) tn_topk(q, ns, &r);
         return r;
     }
@@ -536,7 +536,7 @@ static tn_tensor *tn__multinomial_impl(tn_tensor *p, int64_t ns, bool replacemen
     bool ok = pd != NULL;
     tn_tensor *sums = NULL;
     if (ok && (race || !mt)) {   /* the mt19937 kernel with replacement checks as it sums */
-        tn_tensor *lo = C ? tn_amin(pd, NULL, 0, false) : NULL, *hi = lo ? tn_amax(pd, NULL, 0, false) : NULL;   /* NaN propagates into hi */
+        tn_tensor *lo = C ? tn_amin(pd, NULL, 0) : NULL, *hi = lo ? tn_amax(pd, NULL, 0) : NULL;   /* NaN propagates into hi */
         sums = tn_sum_dims(pd, &last, 1, .keepdim = true);
         ok = sums != NULL && (C == 0 || hi != NULL);
         if (ok && C && !(tn_item(lo) >= 0 && tn_item(hi) < INFINITY))
@@ -549,7 +549,7 @@ static tn_tensor *tn__multinomial_impl(tn_tensor *p, int64_t ns, bool replacemen
     } else if (ok && race) {
         tn_tensor *u = tn__random(fn, UNIFORM, rc2, 2, p->dtype, gen, 0, 1, 0, 0, p->device);
         tn_tensor *q = tn_div(pd, tn_neg(tn_log(u)));   /* u = 0: E = inf, q = 0 (probability 2^-53, or 2^-24 for float32) */
-        if (ns == 1) r = tn_argmax_dim(q, -1, true);
+        if (ns == 1) r = tn_argmax_dim(q, .dim = -1, .keepdim = true);
         else tn_topk(q, ns, &r);
     } else if (ok) {
         tn_tensor *cdf = tn_div(tn_cumsum(tn_to_dtype(pd, TN_F64), -1), tn_to_dtype(sums, TN_F64));

@@ -70,6 +70,22 @@ static int tn__kw_numbers(const char *fn, const char *key, tn__kwspan v, double 
     if (r < 0 || n == 0) return TN__FAIL_INT("%s: option %s=%.*s is not a number%s", fn, key, (int)v.n, v.p, max > 1 ? " or a tuple of numbers" : "");
     return n;
 }
+/* An integer literal read exactly, over int64's whole range (a double holds 53 bits): so
+   "correction=-9223372036854775808" is the value the struct form would take. */
+static bool tn__kw_int_literal(tn__kwspan v, int64_t *out) {
+    const bool neg = v.n && v.p[0] == '-';
+    if ((size_t)neg == v.n) return false;
+    uint64_t u = 0;
+    for (size_t j = neg; j < v.n; j++) {
+        if (v.p[j] < '0' || v.p[j] > '9') return false;
+        const unsigned d = (unsigned)(v.p[j] - '0');
+        if (u > (UINT64_MAX - d) / 10) return false;   /* out of range: the double path's message */
+        u = u * 10 + d;
+    }
+    if (u > (uint64_t)INT64_MAX + neg) return false;
+    *out = !neg ? (int64_t)u : u == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)u;
+    return true;
+}
 /* A double as an int64_t option: integral and in range (never an undefined conversion). */
 static int tn__kw_int(const char *fn, const char *key, double x, int64_t *out) {
     if (!(x == floor(x) && fabs(x) < 9.2e18)) return TN__FAIL_INT("%s: option %s=%g: expected an integer", fn, key, x);
@@ -195,6 +211,7 @@ static int tn__kw_set(const char *fn, const tn__kwkey *key, tn__kwspan k, tn__kw
     }
     /* I, and P given a number */
     if (tn__kw_is(v, "None")) { *(int64_t *)f = TN_NONE; return 0; }
+    if (key->type == 'I' && tn__kw_int_literal(v, (int64_t *)f)) return 0;
     if (tn__kw_numbers(fn, name, v, x, 1, &tuple) < 0 || tn__kw_int(fn, name, x[0], (int64_t *)f)) return -1;
     if (key->type == 'P' && x[0] < 0) return TN__FAIL_INT("%s: option %s=%.*s: padding must be non-negative", fn, name, (int)v.n, v.p);
     return 0;
@@ -455,6 +472,21 @@ static const tn__kwkey tn__kw_isin[] = {TN_FIELDS_tn_isin_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
 #define TN__KW_T tn_sum_fn_opts
 static const tn__kwkey tn__kw_sum[] = {TN_FIELDS_tn_sum_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_keepdim_fn_opts
+static const tn__kwkey tn__kw_keepdim[] = {TN_FIELDS_tn_keepdim_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_argmax_fn_opts
+static const tn__kwkey tn__kw_argmax[] = {TN_FIELDS_tn_argmax_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_median_fn_opts
+static const tn__kwkey tn__kw_median[] = {TN_FIELDS_tn_median_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_var_fn_opts
+static const tn__kwkey tn__kw_var[] = {TN_FIELDS_tn_var_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_norm_fn_opts
+static const tn__kwkey tn__kw_norm[] = {TN_FIELDS_tn_norm_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
 #define TN__KW_T tn_quantile_fn_opts
 static const tn__kwkey tn__kw_quantile[] = {TN_FIELDS_tn_quantile_fn_opts(TN__KW_ROW)};

@@ -78,7 +78,7 @@ static tn_tensor *tn__embedding_bag_impl(tn_tensor *in, tn_tensor *w, tn_embeddi
     tn_tensor *idx = tn_index_select(tn_to(tn_reshape(ic, TN_SHAPE(-1)), w->device), 0, tn_reshape(posd, TN_SHAPE(-1)));
     tn_tensor *rows = tn_reshape(tn_index_select(w, 0, idx), TN_SHAPE(B, Lmax, D)), *y;
     if (o.mode == TN_BAG_MAX) {
-        y = Lmax ? tn_max_dim(tn_where(keepd, rows, tn__own(tn__full_on(NULL, 0, -INFINITY, w->dtype, w->device))), 1, false, NULL) : NULL;
+        y = Lmax ? tn_max_dim(tn_where(keepd, rows, tn__own(tn__full_on(NULL, 0, -INFINITY, w->dtype, w->device))), 1, NULL) : NULL;
         tn_tensor *empty = tn_to(tn_eq_scalar(cnt, 0), w->device);
         y = Lmax ? tn_where(empty, tn_zeros_like(y), y) : tn__own(tn__full_on(TN_SHAPE(B, D), 0, w->dtype, w->device));
     } else {

@@ -28,7 +28,7 @@ static tn_tensor *tn__gumbel_softmax(tn_tensor *logits, tn_gumbel_softmax_fn_opt
     tn_tensor *e = tn__own(tn__new(logits->dtype, logits->device, logits->shape, logits->ndim));
     tn_tensor *y = e && tn_exponential_(e, 1.0, NULL) ? tn_softmax(tn_div_scalar(tn_add(logits, tn_neg(tn_log(e))), o.tau), o.dim) : NULL;
     if (y && o.hard) {
-        tn_tensor *index = tn_argmax_dim(y, o.dim, true);   /* y_soft.max(dim)[1]: the first maximum */
+        tn_tensor *index = tn_argmax_dim(y, .dim = o.dim, .keepdim = true);   /* y_soft.max(dim)[1]: the first maximum */
         tn_tensor *ones = index ? tn_ones_like(tn_to_dtype(index, y->dtype)) : NULL;
         tn_tensor *y_hard = ones ? tn_scatter(tn_zeros_like(tn_detach(y)), o.dim, index, ones) : NULL;
         y = y_hard ? tn_add(tn_sub(y_hard, tn_detach(y)), y) : NULL;

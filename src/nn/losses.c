@@ -503,7 +503,7 @@ TNDEF tn_tensor *tn_kl_div_str(tn_tensor *input, tn_tensor *target, const char *
    in-place clamp under no_grad): the value is max(||x||, eps) and the gradient of a
    clamped norm is x / eps (its backward divides by the clamped result). */
 static tn_tensor *tn__clamped_norm(tn_tensor *x, int64_t dim, double eps) {
-    tn_tensor *n = tn_norm_dims(x, 2, &dim, 1, true);
+    tn_tensor *n = tn_norm_dims(x, &dim, 1, .keepdim = true);
     tn_tensor *small = n ? tn_lt_scalar(n, eps) : NULL, *any = small ? tn_any(small) : NULL;
     if (!any || tn_item(any) == 0) return any ? n : NULL;
     tn_tensor *s = tn_sum_dims(tn_square(x), &dim, 1, .keepdim = true);

@@ -22,7 +22,7 @@ static tn_tensor *tn__pairwise_distance_impl(tn_tensor *x1, tn_tensor *x2, doubl
     if (tn__loss_check_pair(fn, "x1", x1, "x2", x2, false)) return NULL;   /* integers: x1 - x2 integer, + eps the default dtype */
     const int64_t d = TN__MAX(x1->ndim, x2->ndim) - 1;   /* the innermost dim (-1 of a 0-d pair) */
     tn_scope_begin();
-    return tn__scope_return(tn__grad_name(tn_norm_dims(tn__add_float_scalar(tn_sub(x1, x2), eps), p, &d, 1, keepdim), "NormBackward1"));
+    return tn__scope_return(tn__grad_name(tn_norm_dims(tn__add_float_scalar(tn_sub(x1, x2), eps), &d, 1, .p = p, .keepdim = keepdim), "NormBackward1"));
 }
 /* tn_pairwise_distance, positional for the library's own callers */
 static tn_tensor *tn__pairwise_distance(tn_tensor *x1, tn_tensor *x2, double p, double eps, bool keepdim) {

@@ -355,7 +355,7 @@ static int tn__bn_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void *u
     tn_tensor *mean, *invstd;
     if (training) {
         mean = tn_mean_dims(x, dims, (int)nd, .keepdim = true);
-        invstd = tn_rsqrt(tn_add_scalar(tn_var_dims(x, dims, (int)nd, 0, true), n->d[0]));
+        invstd = tn_rsqrt(tn_add_scalar(tn_var_dims(x, dims, (int)nd, .correction = 0, .keepdim = true), n->d[0]));
     } else {
         tn_tensor *sv = tn_to_dtype(st, x->dtype);
         mean = tn__per_channel(tn_narrow(sv, 0, 0, C), x->ndim);
@@ -444,7 +444,7 @@ static tn_tensor *tn__batch_norm_impl(tn_tensor *x, tn_tensor *rm, tn_tensor *rv
     tn_tensor *mean, *var;
     if (training) {
         mean = tn_mean_dims(x, dims, (int)nd, .keepdim = true);
-        var = tn_var_dims(x, dims, (int)nd, 0, true);
+        var = tn_var_dims(x, dims, (int)nd, .correction = 0, .keepdim = true);
         if (rm || rv) { /* running statistics: no history, in place; either may be given alone (as PyTorch) */
             tn_no_grad_begin();
             if (rm) {
@@ -499,7 +499,7 @@ static int tn__ln_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void *u
     int64_t nd[TN_MAX_DIMS], ld[TN_MAX_DIMS];
     for (int k = 0; k < nn; k++) nd[k] = lead + k;
     for (int k = 0; k < lead; k++) ld[k] = k;
-    tn_tensor *invstd = tn_rsqrt(tn_add_scalar(tn_var_dims(x, nd, nn, 0, true), n->d[0]));
+    tn_tensor *invstd = tn_rsqrt(tn_add_scalar(tn_var_dims(x, nd, nn, .correction = 0, .keepdim = true), n->d[0]));
     tn_tensor *xhat = tn_mul(tn_sub(x, tn_mean_dims(x, nd, nn, .keepdim = true)), invstd);
     if (nx) {
         tn_tensor *g = w ? tn_mul(gy, w) : gy;
@@ -560,7 +560,7 @@ static tn_tensor *tn__layer_norm_impl(tn_tensor *x, const int64_t *ns, int n, tn
         tn_tensor *y = tn__layer_norm_node(be, x, n, w, b, eps, &declined);
         if (y || !declined) return tn__scope_return(tn__grad_name_over(y, "NativeLayerNormBackward0", ins, 3));
     }
-    tn_tensor *mean = tn_mean_dims(x, dims, n, .keepdim = true), *var = tn_var_dims(x, dims, n, 0, true);
+    tn_tensor *mean = tn_mean_dims(x, dims, n, .keepdim = true), *var = tn_var_dims(x, dims, n, .correction = 0, .keepdim = true);
     tn_tensor *xhat = tn_mul(tn_sub(x, mean), tn_rsqrt(tn_add_scalar(var, eps))), *y = xhat;
     if (w && b) y = tn_addcmul(b, xhat, w);
     else if (w) y = tn_mul(xhat, w);
@@ -590,7 +590,7 @@ static tn_tensor *tn__group_norm_impl(tn_tensor *x, int64_t G, tn_tensor *w, tn_
     int64_t M = C / G;   /* elements per group (explicit: -1 cannot be inferred for an empty batch) */
     for (int d = 2; d < x->ndim; d++) M = tn__mul_sat(M, x->shape[d]);   /* an empty x's may not fit: then reshape refuses */
     tn_tensor *xg = tn_reshape(x, TN_SHAPE(N, G, M));
-    tn_tensor *mean = tn_mean_dims(xg, TN_SHAPE(2), .keepdim = true), *var = tn_var_dims(xg, TN_SHAPE(2), 0, true);
+    tn_tensor *mean = tn_mean_dims(xg, TN_SHAPE(2), .keepdim = true), *var = tn_var_dims(xg, TN_SHAPE(2), .correction = 0, .keepdim = true);
     tn_tensor *y = tn_reshape(tn_mul(tn_sub(xg, mean), tn_rsqrt(tn_add_scalar(var, eps))), x->shape, x->ndim);
     if (w && b) y = tn_addcmul(tn__per_channel(b, x->ndim), y, tn__per_channel(w, x->ndim));
     else if (w) y = tn_mul(y, tn__per_channel(w, x->ndim));

@@ -58,7 +58,7 @@ static tn_tensor *tn__window_max(const char *fn, tn_tensor *x, int nsp, const tn
     vshape[2 + nsp] = Kall;
     /* [N, C, o0, k0, o1, k1, ..] -> [N, C, o0, o1, .., k0 * k1 * ..] */
     y = tn_reshape(tn_permute(tn_reshape(y, wshape, 2 + 2 * nsp), perm, 2 + 2 * nsp), vshape, 3 + nsp);
-    tn_tensor *kidx = NULL, *v = tn_max_dim(y, -1, false, indices ? &kidx : NULL);
+    tn_tensor *kidx = NULL, *v = tn_max_dim(y, -1, indices ? &kidx : NULL);
     if (!v || !indices) return v;
     /* flat input positions of every (window, k): [1, 1, o0, o1, .., K] */
     int64_t nw = 1, fshape[TN_MAX_DIMS];

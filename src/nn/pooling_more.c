@@ -161,7 +161,7 @@ static tn_tensor *tn__fractional_impl(const char *fn, tn_tensor *x, int nsp, con
     const int64_t V = tn__numel(in, nsp);
     tn_tensor *fd = tn_to(flat, x->device);
     tn_tensor *vals = tn_reshape(tn_gather(tn_reshape(x, TN_SHAPE(NC, V)), 1, tn_reshape(fd, TN_SHAPE(NC, L * K))), TN_SHAPE(NC, L, K));
-    tn_tensor *kidx = NULL, *y = tn_max_dim(vals, -1, false, indices ? &kidx : NULL);
+    tn_tensor *kidx = NULL, *y = tn_max_dim(vals, -1, indices ? &kidx : NULL);
     const int64_t *shp = batched ? oshape : oshape + 1;
     const int nd = batched ? nsp + 2 : nsp + 1;
     if (y && indices) *indices = tn_keep(tn_reshape(tn_squeeze_dim(tn_gather(fd, 2, tn_unsqueeze(kidx, -1)), -1), shp, nd));

@@ -904,7 +904,7 @@ static tn_tensor *tn__isin_impl(tn_tensor *elements, tn_tensor *test, tn_isin_fn
         r = nt ? tn_eq(tn_index(s, &pos, 1), e) : tn_zeros_like(tn_to_dtype(e, TN_BOOL));
     } else {   /* elements against every test element */
         int64_t last = -1;
-        r = tn_any_dim(tn_eq(tn_unsqueeze(e, -1), tf), last, false);
+        r = tn_any_dim(tn_eq(tn_unsqueeze(e, -1), tf), last);
     }
     if (o.invert) r = tn_logical_not(r);
     r = tn_keep(r);

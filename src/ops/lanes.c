@@ -261,18 +261,35 @@ static tn_tensor *tn__arg_extreme(const char *fn, tn_lane_op op, tn_tensor *x, i
     return want_values ? tn__own(vals) : NULL;
 }
 
-TNDEF tn_tensor *tn_max_dim(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices) { return tn__arg_extreme("tn_max_dim", ARGMAX, x, dim, keepdim, true, indices); }
-TNDEF tn_tensor *tn_min_dim(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices) { return tn__arg_extreme("tn_min_dim", ARGMIN, x, dim, keepdim, true, indices); }
-TNDEF tn_tensor *tn_argmax_dim(tn_tensor *x, int64_t dim, bool keepdim) {
-    tn_tensor *idx = NULL;
-    tn__arg_extreme("tn_argmax_dim", ARGMAX, x, dim, keepdim, false, &idx);
-    return idx;
+TNDEF tn_tensor *tn_max_dim_opts(tn_tensor *x, int64_t dim, tn_tensor **indices, tn_keepdim_fn_opts o) { return tn__arg_extreme("tn_max_dim", ARGMAX, x, dim, o.keepdim, true, indices); }
+TNDEF tn_tensor *tn_min_dim_opts(tn_tensor *x, int64_t dim, tn_tensor **indices, tn_keepdim_fn_opts o) { return tn__arg_extreme("tn_min_dim", ARGMIN, x, dim, o.keepdim, true, indices); }
+TNDEF tn_tensor *tn_max_dim_str(tn_tensor *x, int64_t dim, tn_tensor **indices, const char *options) {
+    if (indices) *indices = NULL;
+    TN__KW_STR(tn_keepdim_fn_opts, keepdim, "tn_max_dim", options, tn_max_dim_opts(x, dim, indices, o));
 }
-TNDEF tn_tensor *tn_argmin_dim(tn_tensor *x, int64_t dim, bool keepdim) {
-    tn_tensor *idx = NULL;
-    tn__arg_extreme("tn_argmin_dim", ARGMIN, x, dim, keepdim, false, &idx);
-    return idx;
+TNDEF tn_tensor *tn_min_dim_str(tn_tensor *x, int64_t dim, tn_tensor **indices, const char *options) {
+    if (indices) *indices = NULL;
+    TN__KW_STR(tn_keepdim_fn_opts, keepdim, "tn_min_dim", options, tn_min_dim_opts(x, dim, indices, o));
 }
+static tn_tensor *tn__arg_flat(const char *fn, tn_lane_op op, tn_tensor *x);
+/* dim None: the flat index, reshaped to all ones with keepdim (as torch.argmax) */
+static tn_tensor *tn__argmax_dim(const char *fn, tn_lane_op op, tn_tensor *x, tn_argmax_fn_opts o) {
+    tn_tensor *idx = NULL;
+    if (o.dim != TN_NONE) {
+        tn__arg_extreme(fn, op, x, o.dim, o.keepdim, false, &idx);
+        return idx;
+    }
+    idx = tn__arg_flat(fn, op, x);
+    if (!idx || !o.keepdim) return idx;
+    int64_t ones[TN_MAX_DIMS];
+    for (int i = 0; i < x->ndim; i++) ones[i] = 1;
+    tn_scope_begin();
+    return tn__scope_return(tn_reshape(idx, ones, x->ndim));
+}
+TNDEF tn_tensor *tn_argmax_dim_opts(tn_tensor *x, tn_argmax_fn_opts o) { return tn__argmax_dim("tn_argmax_dim", ARGMAX, x, o); }
+TNDEF tn_tensor *tn_argmin_dim_opts(tn_tensor *x, tn_argmax_fn_opts o) { return tn__argmax_dim("tn_argmin_dim", ARGMIN, x, o); }
+TNDEF tn_tensor *tn_argmax_dim_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_argmax_fn_opts, argmax, "tn_argmax_dim", options, tn_argmax_dim_opts(x, o)); }
+TNDEF tn_tensor *tn_argmin_dim_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_argmax_fn_opts, argmax, "tn_argmin_dim", options, tn_argmin_dim_opts(x, o)); }
 static tn_tensor *tn__arg_flat(const char *fn, tn_lane_op op, tn_tensor *x) {
     TN__CHECK_NULL(x);
     if (tn_numel(x) == 0) return (tn_tensor *)tn__error("%s: expected a non-empty tensor (input shape %s)", fn, TN__SHAPE(x));
@@ -466,14 +483,26 @@ static tn_tensor *tn__select_dim(const char *fn, const char *name, int kind, tn_
     if (!vals || !idx) { if (tn__nscopes == 0) { tn_release(vals); tn_release(idx); } return NULL; }
     return tn__select_record(x, d, keepdim, vals, idx, name, indices);
 }
-TNDEF tn_tensor *tn_median_dim(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices) {
-    return TN__AS("tn_median_dim", tn__select_dim("tn_median_dim", "MedianBackward1", TN__SEL_MEDIAN, x, 0, dim, keepdim, indices));
+TNDEF tn_tensor *tn_median_dim_opts(tn_tensor *x, tn_tensor **indices, tn_median_fn_opts o) {
+    return TN__AS("tn_median_dim", tn__select_dim("tn_median_dim", "MedianBackward1", TN__SEL_MEDIAN, x, 0, o.dim, o.keepdim, indices));
 }
-TNDEF tn_tensor *tn_nanmedian_dim(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices) {
-    return TN__AS("tn_nanmedian_dim", tn__select_dim("tn_nanmedian_dim", "NanmedianBackward1", TN__SEL_NANMEDIAN, x, 0, dim, keepdim, indices));
+TNDEF tn_tensor *tn_nanmedian_dim_opts(tn_tensor *x, tn_tensor **indices, tn_median_fn_opts o) {
+    return TN__AS("tn_nanmedian_dim", tn__select_dim("tn_nanmedian_dim", "NanmedianBackward1", TN__SEL_NANMEDIAN, x, 0, o.dim, o.keepdim, indices));
 }
-TNDEF tn_tensor *tn_kthvalue(tn_tensor *x, int64_t k, int64_t dim, bool keepdim, tn_tensor **indices) {
-    return TN__AS("tn_kthvalue", tn__select_dim("tn_kthvalue", "KthvalueBackward0", TN__SEL_KTH, x, k, dim, keepdim, indices));
+TNDEF tn_tensor *tn_kthvalue_opts(tn_tensor *x, int64_t k, tn_tensor **indices, tn_median_fn_opts o) {
+    return TN__AS("tn_kthvalue", tn__select_dim("tn_kthvalue", "KthvalueBackward0", TN__SEL_KTH, x, k, o.dim, o.keepdim, indices));
+}
+TNDEF tn_tensor *tn_median_dim_str(tn_tensor *x, tn_tensor **indices, const char *options) {
+    if (indices) *indices = NULL;
+    TN__KW_STR(tn_median_fn_opts, median, "tn_median_dim", options, tn_median_dim_opts(x, indices, o));
+}
+TNDEF tn_tensor *tn_nanmedian_dim_str(tn_tensor *x, tn_tensor **indices, const char *options) {
+    if (indices) *indices = NULL;
+    TN__KW_STR(tn_median_fn_opts, median, "tn_nanmedian_dim", options, tn_nanmedian_dim_opts(x, indices, o));
+}
+TNDEF tn_tensor *tn_kthvalue_str(tn_tensor *x, int64_t k, tn_tensor **indices, const char *options) {
+    if (indices) *indices = NULL;
+    TN__KW_STR(tn_median_fn_opts, median, "tn_kthvalue", options, tn_kthvalue_opts(x, k, indices, o));
 }
 /* The median of all elements: 0-d, NaN for an empty floating tensor; its gradient is shared
    evenly by the elements equal to it (all NaNs when it is NaN), as PyTorch. */
@@ -554,8 +583,10 @@ static tn_tensor *tn__dim_last_host(tn_tensor *x, int d) {
     return p ? tn__own(tn__copy_as(p, p->dtype, TN_CPU)) : NULL;
 }
 
-TNDEF tn_tensor *tn_mode(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **indices) {
+TNDEF tn_tensor *tn_mode_opts(tn_tensor *x, tn_tensor **indices, tn_median_fn_opts o) {
     const char *fn = "tn_mode";
+    const int64_t dim = o.dim;
+    const bool keepdim = o.keepdim;
     if (indices) *indices = NULL;
     TN__CHECK_NULL(x);
     if (tn__check_cpu_dtype(fn, x)) return NULL;
@@ -600,6 +631,10 @@ TNDEF tn_tensor *tn_mode(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **in
         return tn__as_end(fn, NULL);
     }
     return tn__as_end(fn, tn__select_record(x, d, keepdim, vals, idx, "ModeBackward0", indices));
+}
+TNDEF tn_tensor *tn_mode_str(tn_tensor *x, tn_tensor **indices, const char *options) {
+    if (indices) *indices = NULL;
+    TN__KW_STR(tn_median_fn_opts, median, "tn_mode", options, tn_mode_opts(x, indices, o));
 }
 
 TNDEF tn_tensor *tn_msort(tn_tensor *x) { return TN__AS("tn_msort", tn_sort(x, NULL, .dim = 0)); }
@@ -653,7 +688,7 @@ static tn_tensor *tn__quantile(const char *fn, tn_tensor *x, tn_tensor *q, tn_qu
         ranks = tn_mul(q1, tn_sub_scalar(cnt, 1));
         ranks = ranks ? tn_where(tn_lt_scalar(ranks, 0), tn_zeros_like(ranks), ranks) : NULL;
     } else {   /* a NaN in the lane: the last rank, a NaN */
-        ranks = tn_where(tn_any_dim(tn_isnan(sorted), -1, true), tn_scalar_tensor((double)(n - 1), x->dtype), tn_mul_scalar(q1, (double)(n - 1)));
+        ranks = tn_where(tn_any_dim(tn_isnan(sorted), -1, .keepdim = true), tn_scalar_tensor((double)(n - 1), x->dtype), tn_mul_scalar(q1, (double)(n - 1)));
     }
     if (o.interpolation == TN_INTERPOLATION_LOWER) ranks = tn_floor(ranks);
     else if (o.interpolation == TN_INTERPOLATION_HIGHER) ranks = tn_ceil(ranks);

@@ -747,7 +747,7 @@ static tn_tensor *tn__dist_lastdim(tn_tensor *d, double p) {
         tn_tensor *zero = tn_mul_scalar(tn_where(tn_isfinite(dd), d, tn_zeros_like(dd)), 0);
         return tn_add(tn_to_dtype(tn_sum_dims(tn_ne_scalar(dd, 0), &last, 1), d->dtype), tn_sum_dims(zero, &last, 1));
     }
-    return tn_norm_dims(d, p, &last, 1, false);
+    return tn_norm_dims(d, &last, 1, .p = p);
 }
 static int tn__dist_check(const char *fn, tn_tensor *t, const char *what, double p) {
     if (!tn_dtype_is_floating(t->dtype)) return TN__FAIL_INT("%s: only supports floating-point dtypes, %s got: %s", fn, what, tn_dtype_name(t->dtype));
@@ -807,7 +807,7 @@ TNDEF tn_tensor *tn_pdist_str(tn_tensor *x, const char *options) {
 static tn_tensor *tn__dist_impl(tn_tensor *a, tn_tensor *b, double p) {
     TN__CHECK_NULL(a, b);
     tn_scope_begin();
-    return tn__scope_return(tn_norm(tn_sub(a, b), p));
+    return tn__scope_return(tn_norm(tn_sub(a, b), .p = p));
 }
 TNDEF tn_tensor *tn_dist_opts(tn_tensor *a, tn_tensor *b, tn_pdist_fn_opts o) { return TN__AS("tn_dist", tn__dist_impl(a, b, o.p)); }
 TNDEF tn_tensor *tn_dist_str(tn_tensor *a, tn_tensor *b, const char *options) {
@@ -816,7 +816,7 @@ TNDEF tn_tensor *tn_dist_str(tn_tensor *a, tn_tensor *b, const char *options) {
 static tn_tensor *tn__normalize_impl(tn_tensor *x, tn_normalize_fn_opts o) {
     TN__CHECK_NULL(x);
     tn_scope_begin();
-    tn_tensor *n = tn_clamp_min(tn_norm_dims(x, o.p, &o.dim, 1, true), o.eps);
+    tn_tensor *n = tn_clamp_min(tn_norm_dims(x, &o.dim, 1, .p = o.p, .keepdim = true), o.eps);
     return tn__scope_return(n ? tn_div(x, tn_expand(n, x->shape, x->ndim)) : NULL);
 }
 TNDEF tn_tensor *tn_normalize_opts(tn_tensor *x, tn_normalize_fn_opts o) { return TN__AS("tn_normalize", tn__normalize_impl(x, o)); }

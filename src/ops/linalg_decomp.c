@@ -735,7 +735,7 @@ static int tn__la_kept(tn_tensor *A, double atol, double rtol, bool herm, tn_ten
     if (!s || !mag) return -1;
     const int64_t k = tn_size(mag, -1);
     int64_t dl = -1;
-    tn_tensor *mx = k ? tn_amax(mag, &dl, 1, true) : tn_zeros_like(mag);
+    tn_tensor *mx = k ? tn_amax(mag, &dl, 1, .keepdim = true) : tn_zeros_like(mag);
     tn_tensor *tol = tn_clamp_min(tn_mul_scalar(mx, rtol), atol);
     *keep = tn_to_dtype(tn_gt(mag, tol), A->dtype);
     *vals = s;
@@ -848,7 +848,7 @@ static tn_tensor *tn__lstsq_impl(tn_tensor *A, tn_tensor *Bm, double rcond, cons
         rk = tn_to_dtype(tn_sum_dims(keep, &dl, 1), TN_I64);
         *rank = tn_keep(drv == 0 ? tn_empty(TN_SHAPE(0), TN_I64) : rk);
         *sv = tn_keep(drv >= 2 ? s : empty);
-        bool full = drv == 0 || (rk && tn_numel(rk) > 0 ? tn_item(tn_amin(rk, NULL, 0, false)) == (double)n : true);
+        bool full = drv == 0 || (rk && tn_numel(rk) > 0 ? tn_item(tn_amin(rk, NULL, 0)) == (double)n : true);
         if (drv != 1 && m > n && full && tn_numel(a) > 0) {
             tn_no_grad_begin();
             tn_tensor *Xd = vec ? tn_unsqueeze(X, -1) : X;
@@ -889,7 +889,7 @@ static tn_tensor *tn__la_plain_norm(tn_tensor *A, const char *p) {
     if (!strcmp(p, "nuc")) return tn__la_svd_norm(A, 0);
     const bool rows = !strcmp(p, "inf") || !strcmp(p, "-inf"), neg = p[0] == '-';
     tn_tensor *sums = tn_sum_dims(tn_abs(A), rows ? &d2[1] : &d2[0], 1);
-    return neg ? tn_amin(sums, &dl, 1, false) : tn_amax(sums, &dl, 1, false);
+    return neg ? tn_amin(sums, &dl, 1) : tn_amax(sums, &dl, 1);
 }
 static tn_tensor *tn__cond_impl(tn_tensor *A, const char *p) {
     TN__CHECK_NULL(A);

@@ -441,9 +441,9 @@ static int tn__vnorm_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void
 /* |x|_p over dims (n = 0: all), a float x: reduce.c's value, torch's gradient for the general p. */
 static tn_tensor *tn__vnorm_p(tn_tensor *x, double p, const int64_t *dims, int n, bool keepdim) {
     if (!x) return NULL;
-    if (p == 0 || p == 1 || p == 2 || isinf(p) || n > TN_MAX_DIMS) return tn_norm_dims(x, p, n ? dims : NULL, n, keepdim);
+    if (p == 0 || p == 1 || p == 2 || isinf(p) || n > TN_MAX_DIMS) return tn_norm_dims(x, n ? dims : NULL, n, .p = p, .keepdim = keepdim);
     tn_scope_begin();
-    tn_tensor *r = tn_keep(tn_norm_dims(tn_detach(x), p, n ? dims : NULL, n, keepdim));
+    tn_tensor *r = tn_keep(tn_norm_dims(tn_detach(x), n ? dims : NULL, n, .p = p, .keepdim = keepdim));
     tn_scope_end();
     tn_node *nd = r ? tn__fn_node("LinalgVectorNormBackward0", tn__vnorm_bw, &x, 1) : NULL;
     if (nd) {
@@ -518,7 +518,7 @@ static tn_tensor *tn__matrix_norm_impl(tn_tensor *A, const char *ord, const tn_i
     tn_tensor *r = NULL;
     if (word == 1) {
         const int64_t dd[2] = {d0, d1};
-        r = tn_norm_dims(xc, 2, dd, 2, keepdim);
+        r = tn_norm_dims(xc, dd, 2, .keepdim = keepdim);
     } else if (word == 2 || fabs(num) == 2) {
         /* the nuclear and spectral norms: the sum and the extremes of the singular values of
            the matrices over (d0, d1), moved last */
@@ -529,7 +529,7 @@ static tn_tensor *tn__matrix_norm_impl(tn_tensor *A, const char *ord, const tn_i
         perm[k++] = d1;
         const int64_t last[1] = {-1};
         tn_tensor *sv = tn_linalg_svdvals(tn_permute(xc, perm, k));
-        r = !sv ? NULL : word == 2 ? tn_sum_dims(sv, last, 1) : num > 0 ? tn_amax(sv, last, 1, false) : tn_amin(sv, last, 1, false);
+        r = !sv ? NULL : word == 2 ? tn_sum_dims(sv, last, 1) : num > 0 ? tn_amax(sv, last, 1) : tn_amin(sv, last, 1);
         if (r && keepdim) r = tn_unsqueeze(tn_unsqueeze(r, d0 < d1 ? d0 : d1), d0 < d1 ? d1 : d0);
     } else {   /* 1, -1: the extreme column sum; inf, -inf: the extreme row sum */
         int s0 = d0, s1 = d1;
@@ -537,7 +537,7 @@ static tn_tensor *tn__matrix_norm_impl(tn_tensor *A, const char *ord, const tn_i
         if (!keepdim && s0 < s1) s1--;
         const int64_t ds[1] = {s0}, dm[1] = {s1};
         tn_tensor *cs = tn_sum_dims(tn_abs(xc), ds, 1, .keepdim = keepdim);
-        r = cs ? (num > 0 ? tn_amax(cs, dm, 1, keepdim) : tn_amin(cs, dm, 1, keepdim)) : NULL;
+        r = cs ? (num > 0 ? tn_amax(cs, dm, 1, .keepdim = keepdim) : tn_amin(cs, dm, 1, .keepdim = keepdim)) : NULL;
     }
     return tn__scope_return(r);
 }

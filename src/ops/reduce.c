@@ -236,8 +236,10 @@ static tn_tensor *tn__prod_dims_kd(tn_tensor *x, const int64_t *dims, int n, boo
     TN__AUTOCAST(TN__AC_F32, tn__prod_dims_kd(ac_[0], dims, n, keepdim), x);
     return tn__reduce("tn_prod_dims", PROD, x, dims, n, keepdim);
 }
-TNDEF tn_tensor *tn_amax(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return tn__reduce("tn_amax", MAX, x, dims, n, keepdim); }
-TNDEF tn_tensor *tn_amin(tn_tensor *x, const int64_t *dims, int n, bool keepdim) { return tn__reduce("tn_amin", MIN, x, dims, n, keepdim); }
+TNDEF tn_tensor *tn_amax_opts(tn_tensor *x, const int64_t *dims, int n, tn_keepdim_fn_opts o) { return tn__reduce("tn_amax", MAX, x, dims, n, o.keepdim); }
+TNDEF tn_tensor *tn_amin_opts(tn_tensor *x, const int64_t *dims, int n, tn_keepdim_fn_opts o) { return tn__reduce("tn_amin", MIN, x, dims, n, o.keepdim); }
+TNDEF tn_tensor *tn_amax_str(tn_tensor *x, const int64_t *dims, int n, const char *options) { TN__KW_STR(tn_keepdim_fn_opts, keepdim, "tn_amax", options, tn_amax_opts(x, dims, n, o)); }
+TNDEF tn_tensor *tn_amin_str(tn_tensor *x, const int64_t *dims, int n, const char *options) { TN__KW_STR(tn_keepdim_fn_opts, keepdim, "tn_amin", options, tn_amin_opts(x, dims, n, o)); }
 /* max()/min() of the whole tensor: evenly_distribute_backward (d[0] = 1), which spreads over the
    NaNs when the result is NaN (amax's backward gives NaN everywhere then) */
 static tn_tensor *tn__evenly(tn_tensor *r, const char *name) {
@@ -248,8 +250,10 @@ TNDEF tn_tensor *tn_max(tn_tensor *x) { return tn__evenly(tn__reduce("tn_max", M
 TNDEF tn_tensor *tn_min(tn_tensor *x) { return tn__evenly(tn__reduce("tn_min", MIN, x, NULL, 0, false), "MinBackward1"); }
 TNDEF tn_tensor *tn_all(tn_tensor *x) { return tn__reduce("tn_all", ALL, x, NULL, 0, false); }
 TNDEF tn_tensor *tn_any(tn_tensor *x) { return tn__reduce("tn_any", ANY, x, NULL, 0, false); }
-TNDEF tn_tensor *tn_all_dim(tn_tensor *x, int64_t dim, bool keepdim) { return tn__reduce("tn_all_dim", ALL, x, &dim, 1, keepdim); }
-TNDEF tn_tensor *tn_any_dim(tn_tensor *x, int64_t dim, bool keepdim) { return tn__reduce("tn_any_dim", ANY, x, &dim, 1, keepdim); }
+TNDEF tn_tensor *tn_all_dim_opts(tn_tensor *x, int64_t dim, tn_keepdim_fn_opts o) { return tn__reduce("tn_all_dim", ALL, x, &dim, 1, o.keepdim); }
+TNDEF tn_tensor *tn_any_dim_opts(tn_tensor *x, int64_t dim, tn_keepdim_fn_opts o) { return tn__reduce("tn_any_dim", ANY, x, &dim, 1, o.keepdim); }
+TNDEF tn_tensor *tn_all_dim_str(tn_tensor *x, int64_t dim, const char *options) { TN__KW_STR(tn_keepdim_fn_opts, keepdim, "tn_all_dim", options, tn_all_dim_opts(x, dim, o)); }
+TNDEF tn_tensor *tn_any_dim_str(tn_tensor *x, int64_t dim, const char *options) { TN__KW_STR(tn_keepdim_fn_opts, keepdim, "tn_any_dim", options, tn_any_dim_opts(x, dim, o)); }
 
 static int64_t tn__reduced_count(const char *fn, tn_tensor *x, const int64_t *dims, int n) {
     bool mask[TN_MAX_DIMS];
@@ -285,8 +289,13 @@ static tn_tensor *tn__mean_dims_kd(tn_tensor *x, const int64_t *dims, int n, boo
 }
 TNDEF tn_tensor *tn_mean(tn_tensor *x) { return TN__AS("tn_mean", tn__mean_dims_kd(x, NULL, 0, false)); }
 
-TNDEF tn_tensor *tn_var_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim) {
+static tn_tensor *tn__var_dims_kd(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim) {
     TN__CHECK_NULL(x);
+    if (tn_dtype_is_complex(x->dtype)) {   /* var(re) + var(im): the mean of |x - mean|^2, real, as PyTorch's */
+        tn_scope_begin();
+        tn_tensor *re = tn_real(x), *im = re ? tn_imag(x) : NULL;
+        return tn__scope_return(im ? tn_add(tn__var_dims_kd(re, dims, n, correction, keepdim), tn__var_dims_kd(im, dims, n, correction, keepdim)) : NULL);
+    }
     if (tn__check_cpu_dtype("tn_var_dims", x) || tn__need_float("tn_var_dims", x)) return NULL;
     int64_t count = tn__reduced_count("tn_var_dims", x, dims, n);
     if (count < 0) return NULL;
@@ -298,24 +307,52 @@ TNDEF tn_tensor *tn_var_dims(tn_tensor *x, const int64_t *dims, int n, int64_t c
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_var(tn_tensor *x, int64_t correction) { return tn__grad_name(TN__AS("tn_var", tn_var_dims(x, NULL, 0, correction, false)), "VarBackward0"); }
-TNDEF tn_tensor *tn_std_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim) {
+static tn_tensor *tn__std_dims_kd(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim) {
     TN__CHECK_NULL(x);
     bool mask[TN_MAX_DIMS];
-    if (tn__check_cpu_dtype("tn_std_dims", x) || tn__need_float("tn_std_dims", x) || tn__dims_mask("tn_std_dims", x, dims, n, mask)) return NULL;
+    if (tn__check_cpu_dtype("tn_std_dims", x) || (!tn_dtype_is_complex(x->dtype) && tn__need_float("tn_std_dims", x)) || tn__dims_mask("tn_std_dims", x, dims, n, mask)) return NULL;
     tn_scope_begin();
-    tn_tensor *v = tn_var_dims(x, dims, n, correction, keepdim), *zero = v ? tn_eq_scalar(v, 0) : NULL;
+    tn_tensor *v = tn__var_dims_kd(x, dims, n, correction, keepdim), *zero = v ? tn_eq_scalar(v, 0) : NULL;
     /* sqrt with a zero gradient at 0 (PyTorch masks it): the double where keeps inf * 0 out */
     tn_tensor *r = tn_keep(zero ? tn_where(zero, tn_zeros_like(v), tn_sqrt(tn_where(zero, tn_ones_like(v), v))) : NULL);
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_std(tn_tensor *x, int64_t correction) { return tn__grad_name(TN__AS("tn_std", tn_std_dims(x, NULL, 0, correction, false)), "StdBackward0"); }
+/* torch's unbiased, the older spelling of correction 1 (True) or 0 (False) */
+static int tn__var_correction(const char *fn, tn_var_fn_opts o, int64_t *correction) {
+    *correction = o.correction;
+    if (o.unbiased == -1) return 0;
+    if (o.correction != 1) return TN__FAIL_INT("%s: cannot specify both unbiased and correction (unbiased=%s, correction=%lld)", fn, o.unbiased ? "True" : "False", (long long)o.correction);
+    *correction = o.unbiased ? 1 : 0;
+    return 0;
+}
+TNDEF tn_tensor *tn_var_opts(tn_tensor *x, tn_var_fn_opts o) {
+    int64_t c;
+    if (tn__var_correction("tn_var", o, &c)) return NULL;
+    return tn__grad_name(TN__AS("tn_var", tn__var_dims_kd(x, NULL, 0, c, o.keepdim)), "VarBackward0");
+}
+TNDEF tn_tensor *tn_var_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_var_fn_opts o) {
+    int64_t c;
+    return tn__var_correction("tn_var_dims", o, &c) ? NULL : tn__var_dims_kd(x, dims, n, c, o.keepdim);
+}
+TNDEF tn_tensor *tn_std_opts(tn_tensor *x, tn_var_fn_opts o) {
+    int64_t c;
+    if (tn__var_correction("tn_std", o, &c)) return NULL;
+    return tn__grad_name(TN__AS("tn_std", tn__std_dims_kd(x, NULL, 0, c, o.keepdim)), "StdBackward0");
+}
+TNDEF tn_tensor *tn_std_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_var_fn_opts o) {
+    int64_t c;
+    return tn__var_correction("tn_std_dims", o, &c) ? NULL : tn__std_dims_kd(x, dims, n, c, o.keepdim);
+}
+TNDEF tn_tensor *tn_var_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_var_fn_opts, var, "tn_var", options, tn_var_opts(x, o)); }
+TNDEF tn_tensor *tn_var_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options) { TN__KW_STR(tn_var_fn_opts, var, "tn_var_dims", options, tn_var_dims_opts(x, dims, n, o)); }
+TNDEF tn_tensor *tn_std_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_var_fn_opts, var, "tn_std", options, tn_std_opts(x, o)); }
+TNDEF tn_tensor *tn_std_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options) { TN__KW_STR(tn_var_fn_opts, var, "tn_std_dims", options, tn_std_dims_opts(x, dims, n, o)); }
 static tn_tensor *tn__var_mean_impl(bool sd, tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim, tn_tensor **mean) {
     TN__CHECK_NULL(x);
-    if (!tn_dtype_is_floating(x->dtype)) return (tn_tensor *)tn__error("%s only support floating point and complex dtypes (got %s)", sd ? "std_mean" : "var_mean", tn__torch_type_name(x->dtype));
+    if (!tn_dtype_is_floating(x->dtype) && !tn_dtype_is_complex(x->dtype)) return (tn_tensor *)tn__error("%s only support floating point and complex dtypes (got %s)", sd ? "std_mean" : "var_mean", tn__torch_type_name(x->dtype));
     tn_scope_begin();
-    tn_tensor *v = sd ? tn_std_dims(x, dims, n, correction, keepdim) : tn_var_dims(x, dims, n, correction, keepdim);
+    tn_tensor *v = sd ? tn__std_dims_kd(x, dims, n, correction, keepdim) : tn__var_dims_kd(x, dims, n, correction, keepdim);
     tn_tensor *m = v ? tn_mean_dims(x, dims, n, .keepdim = keepdim) : NULL;
     v = m ? tn_keep(v) : NULL;
     m = v && mean ? tn_keep(m) : NULL;
@@ -323,25 +360,49 @@ static tn_tensor *tn__var_mean_impl(bool sd, tn_tensor *x, const int64_t *dims, 
     if (mean) *mean = m;
     return v;
 }
-TNDEF tn_tensor *tn_var_mean_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim, tn_tensor **mean) {
+TNDEF tn_tensor *tn_var_mean_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_tensor **mean, tn_var_fn_opts o) {
+    int64_t c;
     if (mean) *mean = NULL;
-    return TN__AS("tn_var_mean", tn__var_mean_impl(false, x, dims, n, correction, keepdim, mean));
+    if (tn__var_correction("tn_var_mean", o, &c)) return NULL;
+    return TN__AS("tn_var_mean", tn__var_mean_impl(false, x, dims, n, c, o.keepdim, mean));
 }
-TNDEF tn_tensor *tn_var_mean(tn_tensor *x, int64_t correction, tn_tensor **mean) { return tn_var_mean_dims(x, NULL, 0, correction, false, mean); }
-TNDEF tn_tensor *tn_std_mean_dims(tn_tensor *x, const int64_t *dims, int n, int64_t correction, bool keepdim, tn_tensor **mean) {
+TNDEF tn_tensor *tn_var_mean_opts(tn_tensor *x, tn_tensor **mean, tn_var_fn_opts o) { return tn_var_mean_dims_opts(x, NULL, 0, mean, o); }
+TNDEF tn_tensor *tn_std_mean_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_tensor **mean, tn_var_fn_opts o) {
+    int64_t c;
     if (mean) *mean = NULL;
-    return TN__AS("tn_std_mean", tn__var_mean_impl(true, x, dims, n, correction, keepdim, mean));
+    if (tn__var_correction("tn_std_mean", o, &c)) return NULL;
+    return TN__AS("tn_std_mean", tn__var_mean_impl(true, x, dims, n, c, o.keepdim, mean));
 }
-TNDEF tn_tensor *tn_std_mean(tn_tensor *x, int64_t correction, tn_tensor **mean) { return tn_std_mean_dims(x, NULL, 0, correction, false, mean); }
+TNDEF tn_tensor *tn_std_mean_opts(tn_tensor *x, tn_tensor **mean, tn_var_fn_opts o) { return tn_std_mean_dims_opts(x, NULL, 0, mean, o); }
+TNDEF tn_tensor *tn_var_mean_str(tn_tensor *x, tn_tensor **mean, const char *options) {
+    if (mean) *mean = NULL;
+    TN__KW_STR(tn_var_fn_opts, var, "tn_var_mean", options, tn_var_mean_opts(x, mean, o));
+}
+TNDEF tn_tensor *tn_var_mean_dims_str(tn_tensor *x, const int64_t *dims, int n, tn_tensor **mean, const char *options) {
+    if (mean) *mean = NULL;
+    TN__KW_STR(tn_var_fn_opts, var, "tn_var_mean", options, tn_var_mean_dims_opts(x, dims, n, mean, o));
+}
+TNDEF tn_tensor *tn_std_mean_str(tn_tensor *x, tn_tensor **mean, const char *options) {
+    if (mean) *mean = NULL;
+    TN__KW_STR(tn_var_fn_opts, var, "tn_std_mean", options, tn_std_mean_opts(x, mean, o));
+}
+TNDEF tn_tensor *tn_std_mean_dims_str(tn_tensor *x, const int64_t *dims, int n, tn_tensor **mean, const char *options) {
+    if (mean) *mean = NULL;
+    TN__KW_STR(tn_var_fn_opts, var, "tn_std_mean", options, tn_std_mean_dims_opts(x, dims, n, mean, o));
+}
 
-TNDEF tn_tensor *tn_norm_dims(tn_tensor *x, double p, const int64_t *dims, int n, bool keepdim) {
+static tn_tensor *tn__norm_dims_kd(tn_tensor *x, double p, const int64_t *dims, int n, bool keepdim) {
     TN__CHECK_NULL(x);
+    if (tn_dtype_is_complex(x->dtype)) {   /* the norm of |x|, real, as PyTorch's */
+        tn_scope_begin();
+        return tn__scope_return(tn__norm_dims_kd(tn_abs(x), p, dims, n, keepdim));
+    }
     bool mask[TN_MAX_DIMS];
     if (tn__check_cpu_dtype("tn_norm_dims", x) || tn__need_float("tn_norm_dims", x) || tn__dims_mask("tn_norm_dims", x, dims, n, mask)) return NULL;
     tn_scope_begin();
     tn_tensor *a = tn_abs(x), *r;
-    if (p == INFINITY) r = tn_numel(x) ? tn_amax(a, dims, n, keepdim) : tn_sum_dims(a, dims, n, .keepdim = keepdim);
-    else if (p == -INFINITY) r = tn_amin(a, dims, n, keepdim);
+    if (p == INFINITY) r = tn_numel(x) ? tn_amax(a, dims, n, .keepdim = keepdim) : tn_sum_dims(a, dims, n, .keepdim = keepdim);
+    else if (p == -INFINITY) r = tn_amin(a, dims, n, .keepdim = keepdim);
     else if (p == 0) /* the count of nonzeros: recorded, with no gradient (x.grad stays None), as PyTorch */
         r = tn__zero_grad_node(tn_to_dtype(tn_sum_dims(tn_ne_scalar(x, 0), dims, n, .keepdim = keepdim), x->dtype), x, "NormBackward1", false);
     else if (p == 1) r = tn_sum_dims(a, dims, n, .keepdim = keepdim);
@@ -355,7 +416,18 @@ TNDEF tn_tensor *tn_norm_dims(tn_tensor *x, double p, const int64_t *dims, int n
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_norm(tn_tensor *x, double p) { return tn__grad_name(TN__AS("tn_norm", tn_norm_dims(x, p, NULL, 0, false)), "NormBackward1"); }
+/* torch.norm's dtype: x cast to it first */
+static tn_tensor *tn__norm_fn(const char *fn, tn_tensor *x, const int64_t *dims, int n, tn_norm_fn_opts o) {
+    if (o.dtype == -1) return tn__norm_dims_kd(x, o.p, dims, n, o.keepdim);
+    TN__CHECK_NULL(x);
+    if (o.dtype < 0 || o.dtype >= TN_NUM_DTYPES) return (tn_tensor *)tn__error("%s: dtype %d is not a tn_dtype", fn, o.dtype);
+    tn_scope_begin();
+    return tn__scope_return(tn__norm_dims_kd(tn_to_dtype(x, (tn_dtype)o.dtype), o.p, dims, n, o.keepdim));
+}
+TNDEF tn_tensor *tn_norm_opts(tn_tensor *x, tn_norm_fn_opts o) { return tn__grad_name(TN__AS("tn_norm", tn__norm_fn("tn_norm", x, NULL, 0, o)), "NormBackward1"); }
+TNDEF tn_tensor *tn_norm_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_norm_fn_opts o) { return tn__norm_fn("tn_norm_dims", x, dims, n, o); }
+TNDEF tn_tensor *tn_norm_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_norm_fn_opts, norm, "tn_norm", options, tn_norm_opts(x, o)); }
+TNDEF tn_tensor *tn_norm_dims_str(tn_tensor *x, const int64_t *dims, int n, const char *options) { TN__KW_STR(tn_norm_fn_opts, norm, "tn_norm_dims", options, tn_norm_dims_opts(x, dims, n, o)); }
 /* renorm as PyTorch's kernel: the norm over the other dims (keepdim), the factor
    norm > maxnorm ? maxnorm / (norm + 1e-7) : 1, x times it (differentiable through the norm) */
 static tn_tensor *tn__renorm_impl(tn_tensor *x, double p, int64_t dim, double maxnorm) {
@@ -373,7 +445,7 @@ static tn_tensor *tn__renorm_impl(tn_tensor *x, double p, int64_t dim, double ma
     for (int i = 0; i < x->ndim; i++)
         if (i != d) others[n++] = i;
     tn_scope_begin();
-    tn_tensor *norm = tn_norm_dims(x, p, others, n, true);
+    tn_tensor *norm = tn_norm_dims(x, others, n, .p = p, .keepdim = true);
     tn_tensor *factor = norm ? tn_where(tn_gt_scalar(norm, maxnorm), tn_div(tn_full_like(norm, maxnorm), tn_add_scalar(norm, 1e-7)), tn_ones_like(norm)) : NULL;
     return tn__scope_return(factor ? tn_mul(x, tn_to_dtype(factor, x->dtype)) : NULL);
 }
@@ -456,9 +528,10 @@ TNDEF tn_tensor *tn_cumulative_trapezoid_str(tn_tensor *y, const char *options) 
     TN__KW_STR(tn_trapezoid_fn_opts, trapezoid, "tn_cumulative_trapezoid", options, tn_cumulative_trapezoid_opts(y, o));
 }
 
-TNDEF tn_tensor *tn_logsumexp(tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
+TNDEF tn_tensor *tn_logsumexp_opts(tn_tensor *x, const int64_t *dims, int n, tn_keepdim_fn_opts o) {
+    const bool keepdim = o.keepdim;
     TN__CHECK_NULL(x);
-    TN__AUTOCAST(TN__AC_F32_CUDA, tn_logsumexp(ac_[0], dims, n, keepdim), x);
+    TN__AUTOCAST(TN__AC_F32_CUDA, tn_logsumexp_opts(ac_[0], dims, n, o), x);
     bool mask[TN_MAX_DIMS];
     if (tn__check_cpu_dtype("tn_logsumexp", x) || tn__dims_mask("tn_logsumexp", x, dims, n, mask)) return NULL;
     tn_scope_begin();
@@ -466,7 +539,7 @@ TNDEF tn_tensor *tn_logsumexp(tn_tensor *x, const int64_t *dims, int n, bool kee
     if (tn_numel(xf) == 0) {
         r = tn_log(tn_sum_dims(tn_exp(xf), dims, n, .keepdim = keepdim));
     } else { /* shift by the max (0 where the max is infinite, so inf - inf never happens) */
-        tn_tensor *m = tn_amax(xf, dims, n, true);
+        tn_tensor *m = tn_amax(xf, dims, n, .keepdim = true);
         if (m) m = tn_where(tn_isinf(m), tn_zeros_like(m), m);
         tn_tensor *s = tn_log(tn_sum_dims(tn_exp(tn_sub(xf, m)), dims, n, .keepdim = true));
         r = tn_add(s, m);
@@ -482,6 +555,7 @@ TNDEF tn_tensor *tn_logsumexp(tn_tensor *x, const int64_t *dims, int n, bool kee
     tn_scope_end();
     return r;
 }
+TNDEF tn_tensor *tn_logsumexp_str(tn_tensor *x, const int64_t *dims, int n, const char *options) { TN__KW_STR(tn_keepdim_fn_opts, keepdim, "tn_logsumexp", options, tn_logsumexp_opts(x, dims, n, o)); }
 
 /* ---- NaN-skipping sums and means, counts, aminmax ---- */
 static tn_tensor *tn__nansum_impl(tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
@@ -549,8 +623,8 @@ static tn_tensor *tn__aminmax_impl(tn_tensor *x, int64_t dim, bool keepdim, tn_t
         return (tn_tensor *)tn__error("%s: cannot compute aminmax over an empty dimension as the operation has no identity (input %s)", fn, TN__SHAPE(x));
     if (!all && tn__wrap_dim(fn, dim, x->ndim) < 0) return NULL;
     tn_scope_begin();
-    tn_tensor *lo = all ? tn_amin(x, NULL, 0, keepdim) : tn_amin(x, &dim, 1, keepdim);
-    tn_tensor *hi = lo ? (all ? tn_amax(x, NULL, 0, keepdim) : tn_amax(x, &dim, 1, keepdim)) : NULL;
+    tn_tensor *lo = all ? tn_amin(x, NULL, 0, .keepdim = keepdim) : tn_amin(x, &dim, 1, .keepdim = keepdim);
+    tn_tensor *hi = lo ? (all ? tn_amax(x, NULL, 0, .keepdim = keepdim) : tn_amax(x, &dim, 1, .keepdim = keepdim)) : NULL;
     if (hi && x->ndim == 0 && keepdim && !all) {   /* PyTorch keeps a dim of 1 for a 0-d input */
         lo = tn_reshape(lo, tn__one, 1);
         hi = tn_reshape(hi, tn__one, 1);
@@ -561,9 +635,13 @@ static tn_tensor *tn__aminmax_impl(tn_tensor *x, int64_t dim, bool keepdim, tn_t
     if (max) *max = hi;
     return lo;
 }
-TNDEF tn_tensor *tn_aminmax(tn_tensor *x, int64_t dim, bool keepdim, tn_tensor **max) {
+TNDEF tn_tensor *tn_aminmax_opts(tn_tensor *x, tn_tensor **max, tn_argmax_fn_opts o) {
     if (max) *max = NULL;
-    return TN__AS("tn_aminmax", tn__aminmax_impl(x, dim, keepdim, max));
+    return TN__AS("tn_aminmax", tn__aminmax_impl(x, o.dim, o.keepdim, max));
+}
+TNDEF tn_tensor *tn_aminmax_str(tn_tensor *x, tn_tensor **max, const char *options) {
+    if (max) *max = NULL;
+    TN__KW_STR(tn_argmax_fn_opts, argmax, "tn_aminmax", options, tn_aminmax_opts(x, max, o));
 }
 
 /* ---- histograms: bincount and histc, accumulated by index_put ---- */
@@ -581,7 +659,7 @@ static tn_tensor *tn__bincount_impl(tn_tensor *x, tn_tensor *weights, int64_t mi
     int64_t size = minlength;
     tn_scope_begin();
     if (tn_numel(x) > 0) {
-        tn_tensor *lo = tn_amin(x, NULL, 0, false), *hi = lo ? tn_amax(x, NULL, 0, false) : NULL;
+        tn_tensor *lo = tn_amin(x, NULL, 0), *hi = lo ? tn_amax(x, NULL, 0) : NULL;
         if (!hi) { tn_scope_end(); return NULL; }
         const double lov = tn_item(lo);
         if (lov < 0) { tn_scope_end(); return (tn_tensor *)tn__error("%s: bincount only supports 1-d non-negative integral inputs (got %g)", fn, lov); }
@@ -606,7 +684,7 @@ static tn_tensor *tn__histc_impl(tn_tensor *x, int64_t bins, double lo, double h
     if (bins <= 0) return (tn_tensor *)tn__error("%s: bins must be > 0, but got %lld", fn, (long long)bins);
     tn_scope_begin();
     if (lo == hi && tn_numel(x) > 0) {   /* the data's range */
-        tn_tensor *a = tn_amin(x, NULL, 0, false), *b = a ? tn_amax(x, NULL, 0, false) : NULL;
+        tn_tensor *a = tn_amin(x, NULL, 0), *b = a ? tn_amax(x, NULL, 0) : NULL;
         if (!b) { tn_scope_end(); return NULL; }
         lo = tn_item(a);
         hi = tn_item(b);
@@ -654,7 +732,7 @@ static tn_tensor *tn__histogram_impl(tn_tensor *x, int64_t bins, tn_tensor *bt, 
         double lo = o->range[0], hi = o->range[1];
         if (lo != lo || hi != hi) {   /* None: the data's range (numpy's [0, 1] of no values) */
             lo = 0; hi = 1;
-            if (N) { lo = tn_item(tn_amin(xf, NULL, 0, false)); hi = tn_item(tn_amax(xf, NULL, 0, false)); }
+            if (N) { lo = tn_item(tn_amin(xf, NULL, 0)); hi = tn_item(tn_amax(xf, NULL, 0)); }
         }
         if (!(isfinite(lo) && isfinite(hi))) { tn_scope_end(); return (tn_tensor *)tn__error("%s: torch.histogram(): range [%g, %g] is not finite", fn, lo, hi); }
         if (lo > hi) { tn_scope_end(); return (tn_tensor *)tn__error("%s: torch.histogram(): min should not exceed max, but got min %g max %g", fn, lo, hi); }

@@ -418,28 +418,28 @@ tn_nanmean T T
 tn_nanmean_dims_str T T L i s
 tn_prod T T
 tn_prod_dims_str T T L i s
-tn_amax T T L i b
-tn_amin T T L i b
+tn_amax_str T T L i s
+tn_amin_str T T L i s
 tn_max T T
 tn_min T T
-tn_aminmax T T l b A
-tn_max_dim T T l b A
-tn_min_dim T T l b A
+tn_aminmax_str T T A s
+tn_max_dim_str T T l A s
+tn_min_dim_str T T l A s
 tn_argmax T T
 tn_argmin T T
-tn_argmax_dim T T l b
-tn_argmin_dim T T l b
+tn_argmax_dim_str T T s
+tn_argmin_dim_str T T s
 tn_count_nonzero T T L i
-tn_var T T l
-tn_var_dims T T L i l b
-tn_std T T l
-tn_std_dims T T L i l b
-tn_var_mean T T l A
-tn_var_mean_dims T T L i l b A
-tn_std_mean T T l A
-tn_std_mean_dims T T L i l b A
-tn_norm T T d
-tn_norm_dims T T d L i b
+tn_var_str T T s
+tn_var_dims_str T T L i s
+tn_std_str T T s
+tn_std_dims_str T T L i s
+tn_var_mean_str T T A s
+tn_var_mean_dims_str T T L i A s
+tn_std_mean_str T T A s
+tn_std_mean_dims_str T T L i A s
+tn_norm_str T T s
+tn_norm_dims_str T T L i s
 tn_renorm T T d l d
 tn_sum_to_size T T L i
 tn_trapezoid_opts T T B
@@ -454,7 +454,7 @@ tn_isneginf T T
 tn_angle T T
 tn_conj T T
 tn_conj_physical T T
-tn_logsumexp T T L i b
+tn_logsumexp_str T T L i s
 tn_cumsum T T l
 tn_cumprod T T l
 tn_cummax T T l A
@@ -462,17 +462,17 @@ tn_cummin T T l A
 tn_logcumsumexp T T l
 tn_all T T
 tn_any T T
-tn_all_dim T T l b
-tn_any_dim T T l b
+tn_all_dim_str T T l s
+tn_any_dim_str T T l s
 tn_sort_str T T A s
 tn_argsort_str T T s
 tn_topk_str T T l A s
 tn_median T T
-tn_median_dim T T l b A
+tn_median_dim_str T T A s
 tn_nanmedian T T
-tn_nanmedian_dim T T l b A
-tn_kthvalue T T l l b A
-tn_mode T T l b A
+tn_nanmedian_dim_str T T A s
+tn_kthvalue_str T T l A s
+tn_mode_str T T A s
 tn_msort T T
 tn_quantile_str T T T s
 tn_nanquantile_str T T T s

@@ -563,19 +563,19 @@ def prod(self, dim=None, keepdim=False, *, dtype=None):
 @_method("amax")
 def amax(self, dim=(), keepdim=False):
     arr, n = _i64(_dims_list(dim) or [])
-    return _wrap(lib.tn_amax(self._ptr, arr, n, bool(keepdim)))
+    return _wrap(lib.tn_amax_str(self._ptr, arr, n, _kw_text(keepdim=bool(keepdim))))
 
 
 @_method("amin")
 def amin(self, dim=(), keepdim=False):
     arr, n = _i64(_dims_list(dim) or [])
-    return _wrap(lib.tn_amin(self._ptr, arr, n, bool(keepdim)))
+    return _wrap(lib.tn_amin_str(self._ptr, arr, n, _kw_text(keepdim=bool(keepdim))))
 
 
 @_method("aminmax")
 def aminmax(self, *, dim=None, keepdim=False):
     mx = c_void_p()
-    lo = _wrap(lib.tn_aminmax(self._ptr, _NONE if dim is None else _int(dim, "aminmax"), bool(keepdim), byref(mx)))
+    lo = _wrap(lib.tn_aminmax_str(self._ptr, byref(mx), _kw_text(dim=None if dim is None else _int(dim, "aminmax"), keepdim=bool(keepdim))))
     return return_types.aminmax(lo, _wrap(mx.value))
 
 
@@ -585,36 +585,36 @@ def _extreme(self, dim, keepdim, f_all, f_dim, f_binary, rtype):
     if dim is None:
         return _wrap(f_all(self._ptr))
     idx = c_void_p()
-    v = f_dim(self._ptr, _int(dim, rtype.__name__), bool(keepdim), byref(idx))
+    v = f_dim(self._ptr, _int(dim, rtype.__name__), byref(idx), _kw_text(keepdim=bool(keepdim)))
     values = _wrap(v)
     return rtype(values, _wrap(idx.value))
 
 
 @_method("max")
 def max(self, dim=None, keepdim=False):
-    return _extreme(self, dim, keepdim, lib.tn_max, lib.tn_max_dim, lib.tn_maximum, return_types.max)
+    return _extreme(self, dim, keepdim, lib.tn_max, lib.tn_max_dim_str, lib.tn_maximum, return_types.max)
 
 
 @_method("min")
 def min(self, dim=None, keepdim=False):
-    return _extreme(self, dim, keepdim, lib.tn_min, lib.tn_min_dim, lib.tn_minimum, return_types.min)
+    return _extreme(self, dim, keepdim, lib.tn_min, lib.tn_min_dim_str, lib.tn_minimum, return_types.min)
 
 
 def _arg(self, dim, keepdim, f_all, f_dim):
     if dim is None:
         r = _wrap(f_all(self._ptr))
         return r.reshape([1] * self.ndim) if keepdim else r
-    return _wrap(f_dim(self._ptr, _int(dim, "argmax"), bool(keepdim)))
+    return _wrap(f_dim(self._ptr, _kw_text(dim=_int(dim, "argmax"), keepdim=bool(keepdim))))
 
 
 @_method("argmax")
 def argmax(self, dim=None, keepdim=False):
-    return _arg(self, dim, keepdim, lib.tn_argmax, lib.tn_argmax_dim)
+    return _arg(self, dim, keepdim, lib.tn_argmax, lib.tn_argmax_dim_str)
 
 
 @_method("argmin")
 def argmin(self, dim=None, keepdim=False):
-    return _arg(self, dim, keepdim, lib.tn_argmin, lib.tn_argmin_dim)
+    return _arg(self, dim, keepdim, lib.tn_argmin, lib.tn_argmin_dim_str)
 
 
 def _correction(dim, unbiased, correction):
@@ -630,19 +630,19 @@ def _correction(dim, unbiased, correction):
 def _var_std(self, dim, unbiased, keepdim, correction, f_all, f_dims):
     dim, corr = _correction(dim, unbiased, correction)
     if (dim is None or dim == ()) and not keepdim or self.ndim == 0:
-        return _wrap(f_all(self._ptr, corr))
+        return _wrap(f_all(self._ptr, _kw_text(correction=corr)))
     arr, n = _i64(_all_dims(self, dim))
-    return _wrap(f_dims(self._ptr, arr, n, corr, bool(keepdim)))
+    return _wrap(f_dims(self._ptr, arr, n, _kw_text(correction=corr, keepdim=bool(keepdim))))
 
 
 @_method("var")
 def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return _var_std(self, dim, unbiased, keepdim, correction, lib.tn_var, lib.tn_var_dims)
+    return _var_std(self, dim, unbiased, keepdim, correction, lib.tn_var_str, lib.tn_var_dims_str)
 
 
 @_method("std")
 def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return _var_std(self, dim, unbiased, keepdim, correction, lib.tn_std, lib.tn_std_dims)
+    return _var_std(self, dim, unbiased, keepdim, correction, lib.tn_std_str, lib.tn_std_dims_str)
 
 
 def _var_std_mean(input, dim, unbiased, keepdim, correction, name, f_all, f_dims):
@@ -650,19 +650,19 @@ def _var_std_mean(input, dim, unbiased, keepdim, correction, name, f_all, f_dims
     dim, corr = _correction(dim, unbiased, correction)
     m = c_void_p()
     if (dim is None or dim == ()) and not keepdim or input.ndim == 0:
-        v = _wrap(f_all(input._ptr, corr, byref(m)))
+        v = _wrap(f_all(input._ptr, byref(m), _kw_text(correction=corr)))
     else:
         arr, n = _i64(_all_dims(input, dim))
-        v = _wrap(f_dims(input._ptr, arr, n, corr, bool(keepdim), byref(m)))
+        v = _wrap(f_dims(input._ptr, arr, n, byref(m), _kw_text(correction=corr, keepdim=bool(keepdim))))
     return v, _wrap(m.value)
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return _var_std_mean(input, dim, unbiased, keepdim, correction, "var_mean", lib.tn_var_mean, lib.tn_var_mean_dims)
+    return _var_std_mean(input, dim, unbiased, keepdim, correction, "var_mean", lib.tn_var_mean_str, lib.tn_var_mean_dims_str)
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return _var_std_mean(input, dim, unbiased, keepdim, correction, "std_mean", lib.tn_std_mean, lib.tn_std_mean_dims)
+    return _var_std_mean(input, dim, unbiased, keepdim, correction, "std_mean", lib.tn_std_mean_str, lib.tn_std_mean_dims_str)
 
 
 FUNCTIONS["var_mean"] = var_mean
@@ -687,15 +687,15 @@ def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
         raise RuntimeError(f"norm: only valid string values are 'fro' and 'nuc', found {p}")
     p = _scalar(p, "norm", "p")
     if dim is None and not keepdim:
-        return _wrap(lib.tn_norm(x._ptr, p))
+        return _wrap(lib.tn_norm_str(x._ptr, _kw_text(p=p)))
     arr, n = _i64(_all_dims(x, dim))
-    return _wrap(lib.tn_norm_dims(x._ptr, p, arr, n, bool(keepdim)))
+    return _wrap(lib.tn_norm_dims_str(x._ptr, arr, n, _kw_text(p=p, keepdim=bool(keepdim))))
 
 
 @_method("logsumexp")
 def logsumexp(self, dim, keepdim=False):
     arr, n = _i64(_dims_list(dim, "logsumexp"))
-    return _wrap(lib.tn_logsumexp(self._ptr, arr, n, bool(keepdim)))
+    return _wrap(lib.tn_logsumexp_str(self._ptr, arr, n, _kw_text(keepdim=bool(keepdim))))
 
 
 @_method("cumsum")
@@ -722,18 +722,18 @@ def _all_any(self, dim, keepdim, f_all, f_dim):
     nd = self.ndim
     r = self
     for d in sorted({_wrap_dim(d, nd) for d in dims}, reverse=True) if len(dims) > 1 else dims:
-        r = _wrap(f_dim(r._ptr, d, bool(keepdim)))
+        r = _wrap(f_dim(r._ptr, d, _kw_text(keepdim=bool(keepdim))))
     return r
 
 
 @_method("all")
 def all(self, dim=None, keepdim=False):
-    return _all_any(self, dim, keepdim, lib.tn_all, lib.tn_all_dim)
+    return _all_any(self, dim, keepdim, lib.tn_all, lib.tn_all_dim_str)
 
 
 @_method("any")
 def any(self, dim=None, keepdim=False):
-    return _all_any(self, dim, keepdim, lib.tn_any, lib.tn_any_dim)
+    return _all_any(self, dim, keepdim, lib.tn_any, lib.tn_any_dim_str)
 
 
 @_method("count_nonzero")
@@ -778,34 +778,34 @@ def topk(self, k, dim=-1, largest=True, sorted=True):
     return return_types.topk(v, _wrap(idx.value))
 
 
-def _values_indices(rtype, f, *args):
+def _values_indices(rtype, f, *args, kw=None):
     idx = c_void_p()
-    v = _wrap(f(*args, byref(idx)))
+    v = _wrap(f(*args, byref(idx)) if kw is None else f(*args, byref(idx), kw))
     return rtype(v, _wrap(idx.value))
 
 
 @_method("kthvalue")
 def kthvalue(self, k, dim=-1, keepdim=False):
-    return _values_indices(return_types.kthvalue, lib.tn_kthvalue, self._ptr, _int(k, "kthvalue", "k"), _int(dim, "kthvalue"), bool(keepdim))
+    return _values_indices(return_types.kthvalue, lib.tn_kthvalue_str, self._ptr, _int(k, "kthvalue", "k"), kw=_kw_text(dim=_int(dim, "kthvalue"), keepdim=bool(keepdim)))
 
 
 @_method("median")
 def median(self, dim=None, keepdim=False):
     if dim is None:
         return _wrap(lib.tn_median(self._ptr))
-    return _values_indices(return_types.median, lib.tn_median_dim, self._ptr, _int(dim, "median"), bool(keepdim))
+    return _values_indices(return_types.median, lib.tn_median_dim_str, self._ptr, kw=_kw_text(dim=_int(dim, "median"), keepdim=bool(keepdim)))
 
 
 @_method("nanmedian")
 def nanmedian(self, dim=None, keepdim=False):
     if dim is None:
         return _wrap(lib.tn_nanmedian(self._ptr))
-    return _values_indices(return_types.nanmedian, lib.tn_nanmedian_dim, self._ptr, _int(dim, "nanmedian"), bool(keepdim))
+    return _values_indices(return_types.nanmedian, lib.tn_nanmedian_dim_str, self._ptr, kw=_kw_text(dim=_int(dim, "nanmedian"), keepdim=bool(keepdim)))
 
 
 @_method("mode")
 def mode(self, dim=-1, keepdim=False):
-    return _values_indices(return_types.mode, lib.tn_mode, self._ptr, _int(dim, "mode"), bool(keepdim))
+    return _values_indices(return_types.mode, lib.tn_mode_str, self._ptr, kw=_kw_text(dim=_int(dim, "mode"), keepdim=bool(keepdim)))
 
 
 @_method("cummax")
