@@ -948,6 +948,8 @@ TNDEF tn_tensor *tn_logical_xor(tn_tensor *a, tn_tensor *b);
 TNDEF tn_tensor *tn_bitwise_and(tn_tensor *a, tn_tensor *b);    /* integer and bool */
 TNDEF tn_tensor *tn_bitwise_or(tn_tensor *a, tn_tensor *b);
 TNDEF tn_tensor *tn_bitwise_xor(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_bitwise_left_shift(tn_tensor *a, tn_tensor *b);    /* a << b, integers: 0 where b < 0 or b >= the bit width (2025 PyTorch) */
+TNDEF tn_tensor *tn_bitwise_right_shift(tn_tensor *a, tn_tensor *b);   /* a >> b, arithmetic for signed: the sign where b < 0 or b is past the width */
 /* NaN-ignoring maximum and minimum (NaN only where both are); ties send the gradient to a. */
 TNDEF tn_tensor *tn_fmax(tn_tensor *a, tn_tensor *b);
 TNDEF tn_tensor *tn_fmin(tn_tensor *a, tn_tensor *b);
@@ -4677,7 +4679,7 @@ TNDEF bool tn_openmp_is_available(void);        /* built with -fopenmp (torch.ba
     X(MAXIMUM) X(MINIMUM) X(FMAX) X(FMIN) X(LOGADDEXP) X(LOGADDEXP2) X(HYPOT) X(XLOGY) X(XLOG1PY) X(COPYSIGN) \
     X(ZETA) X(GAMMAINC) X(GAMMAINCC) X(CHEBYSHEV_POLYNOMIAL_T) X(CHEBYSHEV_POLYNOMIAL_U) X(CHEBYSHEV_POLYNOMIAL_V) X(CHEBYSHEV_POLYNOMIAL_W) \
     X(HERMITE_POLYNOMIAL_H) X(HERMITE_POLYNOMIAL_HE) X(LAGUERRE_POLYNOMIAL_L) X(LEGENDRE_POLYNOMIAL_P) X(SHIFTED_CHEBYSHEV_POLYNOMIAL_T) X(SHIFTED_CHEBYSHEV_POLYNOMIAL_U) X(SHIFTED_CHEBYSHEV_POLYNOMIAL_V) X(SHIFTED_CHEBYSHEV_POLYNOMIAL_W) \
-    X(NEXTAFTER) X(HEAVISIDE) X(GCD) X(LCM) X(BITWISE_AND) X(BITWISE_OR) X(BITWISE_XOR) \
+    X(NEXTAFTER) X(HEAVISIDE) X(GCD) X(LCM) X(BITWISE_AND) X(BITWISE_OR) X(BITWISE_XOR) X(BITWISE_LEFT_SHIFT) X(BITWISE_RIGHT_SHIFT) \
     X(EQ) X(NE) X(LT) X(LE) X(GT) X(GE) X(LOGICAL_AND) X(LOGICAL_OR) X(LOGICAL_XOR) \
     X(THRESHOLD_BACKWARD) X(GELU_BACKWARD) X(GELU_TANH_BACKWARD)
 #define TN_TERNARY_OPS(X) X(WHERE) X(LERP) X(ADDCMUL) X(ADDCDIV)
@@ -12049,6 +12051,15 @@ static int32_t tn__ipow_i32(int32_t a, int32_t b, int *bad) {
 static int32_t tn__lcm_i32(int32_t a, int32_t b) {
     const uint32_t ua = TN__ISNEG(a) ? (uint32_t)0 - (uint32_t)a : (uint32_t)a, ub = TN__ISNEG(b) ? (uint32_t)0 - (uint32_t)b : (uint32_t)b, g = (uint32_t)tn_gcd_u64(ua, ub);
     return g == 0 ? (int32_t)0 : (int32_t)(uint32_t)((uint32_t)(ua / g) * ub); }
+/* a >> s, arithmetic for a negative a whatever the compiler's >> of negatives does;
+   s in [0, width - SIGNED]. As 2025 PyTorch, a count past that (or negative) shifts by it:
+   the sign for signed, 0 for unsigned. */
+static int32_t tn__shr_i32(int32_t a, int32_t s) {
+    const int w = 8 * (int)sizeof(int32_t) - 1;
+    const int k = TN__ISNEG(s) || (uint64_t)s >= (uint64_t)w ? w : (int)s;
+    return TN__ISNEG(a) ? (int32_t)~(int32_t)(~a >> k) : (int32_t)(a >> k); }
+/* a << s as unsigned bits; 0 where s is negative or at least the width (2025 PyTorch) */
+static int32_t tn__shl_i32(int32_t a, int32_t s) { return TN__ISNEG(s) || (uint64_t)s >= 8 * sizeof(int32_t) ? (int32_t)0 : (int32_t)((uint32_t)a << (int)s); }
 /* TN__DEFINE_INT_DIVMOD(int64_t, i64, uint64_t, 1): the template in src/ops/kernels.c */
 static int64_t tn__ifloordiv_i64(int64_t a, int64_t b, int *bad) {
     if (b == 0) { *bad = 2; return 0; }
@@ -12069,6 +12080,15 @@ static int64_t tn__ipow_i64(int64_t a, int64_t b, int *bad) {
 static int64_t tn__lcm_i64(int64_t a, int64_t b) {
     const uint64_t ua = TN__ISNEG(a) ? (uint64_t)0 - (uint64_t)a : (uint64_t)a, ub = TN__ISNEG(b) ? (uint64_t)0 - (uint64_t)b : (uint64_t)b, g = (uint64_t)tn_gcd_u64(ua, ub);
     return g == 0 ? (int64_t)0 : (int64_t)(uint64_t)((uint64_t)(ua / g) * ub); }
+/* a >> s, arithmetic for a negative a whatever the compiler's >> of negatives does;
+   s in [0, width - SIGNED]. As 2025 PyTorch, a count past that (or negative) shifts by it:
+   the sign for signed, 0 for unsigned. */
+static int64_t tn__shr_i64(int64_t a, int64_t s) {
+    const int w = 8 * (int)sizeof(int64_t) - 1;
+    const int k = TN__ISNEG(s) || (uint64_t)s >= (uint64_t)w ? w : (int)s;
+    return TN__ISNEG(a) ? (int64_t)~(int64_t)(~a >> k) : (int64_t)(a >> k); }
+/* a << s as unsigned bits; 0 where s is negative or at least the width (2025 PyTorch) */
+static int64_t tn__shl_i64(int64_t a, int64_t s) { return TN__ISNEG(s) || (uint64_t)s >= 8 * sizeof(int64_t) ? (int64_t)0 : (int64_t)((uint64_t)a << (int)s); }
 /* TN__DEFINE_INT_DIVMOD(uint8_t, u8, uint8_t, 0): the template in src/ops/kernels.c */
 static uint8_t tn__ifloordiv_u8(uint8_t a, uint8_t b, int *bad) {
     if (b == 0) { *bad = 2; return 0; }
@@ -12089,6 +12109,15 @@ static uint8_t tn__ipow_u8(uint8_t a, uint8_t b, int *bad) {
 static uint8_t tn__lcm_u8(uint8_t a, uint8_t b) {
     const uint8_t ua = TN__ISNEG(a) ? (uint8_t)0 - (uint8_t)a : (uint8_t)a, ub = TN__ISNEG(b) ? (uint8_t)0 - (uint8_t)b : (uint8_t)b, g = (uint8_t)tn_gcd_u64(ua, ub);
     return g == 0 ? (uint8_t)0 : (uint8_t)(uint8_t)((uint8_t)(ua / g) * ub); }
+/* a >> s, arithmetic for a negative a whatever the compiler's >> of negatives does;
+   s in [0, width - SIGNED]. As 2025 PyTorch, a count past that (or negative) shifts by it:
+   the sign for signed, 0 for unsigned. */
+static uint8_t tn__shr_u8(uint8_t a, uint8_t s) {
+    const int w = 8 * (int)sizeof(uint8_t) - 0;
+    const int k = TN__ISNEG(s) || (uint64_t)s >= (uint64_t)w ? w : (int)s;
+    return TN__ISNEG(a) ? (uint8_t)~(uint8_t)(~a >> k) : (uint8_t)(a >> k); }
+/* a << s as unsigned bits; 0 where s is negative or at least the width (2025 PyTorch) */
+static uint8_t tn__shl_u8(uint8_t a, uint8_t s) { return TN__ISNEG(s) || (uint64_t)s >= 8 * sizeof(uint8_t) ? (uint8_t)0 : (uint8_t)((uint8_t)a << (int)s); }
 /* TN__DEFINE_INT_DIVMOD(int8_t, i8, uint32_t, 1): the template in src/ops/kernels.c */
 static int8_t tn__ifloordiv_i8(int8_t a, int8_t b, int *bad) {
     if (b == 0) { *bad = 2; return 0; }
@@ -12109,6 +12138,15 @@ static int8_t tn__ipow_i8(int8_t a, int8_t b, int *bad) {
 static int8_t tn__lcm_i8(int8_t a, int8_t b) {
     const uint32_t ua = TN__ISNEG(a) ? (uint32_t)0 - (uint32_t)a : (uint32_t)a, ub = TN__ISNEG(b) ? (uint32_t)0 - (uint32_t)b : (uint32_t)b, g = (uint32_t)tn_gcd_u64(ua, ub);
     return g == 0 ? (int8_t)0 : (int8_t)(uint32_t)((uint32_t)(ua / g) * ub); }
+/* a >> s, arithmetic for a negative a whatever the compiler's >> of negatives does;
+   s in [0, width - SIGNED]. As 2025 PyTorch, a count past that (or negative) shifts by it:
+   the sign for signed, 0 for unsigned. */
+static int8_t tn__shr_i8(int8_t a, int8_t s) {
+    const int w = 8 * (int)sizeof(int8_t) - 1;
+    const int k = TN__ISNEG(s) || (uint64_t)s >= (uint64_t)w ? w : (int)s;
+    return TN__ISNEG(a) ? (int8_t)~(int8_t)(~a >> k) : (int8_t)(a >> k); }
+/* a << s as unsigned bits; 0 where s is negative or at least the width (2025 PyTorch) */
+static int8_t tn__shl_i8(int8_t a, int8_t s) { return TN__ISNEG(s) || (uint64_t)s >= 8 * sizeof(int8_t) ? (int8_t)0 : (int8_t)((uint32_t)a << (int)s); }
 /* TN__DEFINE_INT_DIVMOD(int16_t, i16, uint32_t, 1): the template in src/ops/kernels.c */
 static int16_t tn__ifloordiv_i16(int16_t a, int16_t b, int *bad) {
     if (b == 0) { *bad = 2; return 0; }
@@ -12129,6 +12167,15 @@ static int16_t tn__ipow_i16(int16_t a, int16_t b, int *bad) {
 static int16_t tn__lcm_i16(int16_t a, int16_t b) {
     const uint32_t ua = TN__ISNEG(a) ? (uint32_t)0 - (uint32_t)a : (uint32_t)a, ub = TN__ISNEG(b) ? (uint32_t)0 - (uint32_t)b : (uint32_t)b, g = (uint32_t)tn_gcd_u64(ua, ub);
     return g == 0 ? (int16_t)0 : (int16_t)(uint32_t)((uint32_t)(ua / g) * ub); }
+/* a >> s, arithmetic for a negative a whatever the compiler's >> of negatives does;
+   s in [0, width - SIGNED]. As 2025 PyTorch, a count past that (or negative) shifts by it:
+   the sign for signed, 0 for unsigned. */
+static int16_t tn__shr_i16(int16_t a, int16_t s) {
+    const int w = 8 * (int)sizeof(int16_t) - 1;
+    const int k = TN__ISNEG(s) || (uint64_t)s >= (uint64_t)w ? w : (int)s;
+    return TN__ISNEG(a) ? (int16_t)~(int16_t)(~a >> k) : (int16_t)(a >> k); }
+/* a << s as unsigned bits; 0 where s is negative or at least the width (2025 PyTorch) */
+static int16_t tn__shl_i16(int16_t a, int16_t s) { return TN__ISNEG(s) || (uint64_t)s >= 8 * sizeof(int16_t) ? (int16_t)0 : (int16_t)((uint32_t)a << (int)s); }
 
 /* TN__DEFINE_BINARY_INT(int32_t, i32, uint32_t): the template in src/ops/kernels.c */
 static void tn__binary_i32(char **p, const int64_t *s, int64_t n, void *vc) {
@@ -12151,6 +12198,8 @@ static void tn__binary_i32(char **p, const int64_t *s, int64_t n, void *vc) {
     case BITWISE_AND: TN__MAP2(int32_t, int32_t, a & b); break;
     case BITWISE_OR: TN__MAP2(int32_t, int32_t, a | b); break;
     case BITWISE_XOR: TN__MAP2(int32_t, int32_t, a ^ b); break;
+    case BITWISE_LEFT_SHIFT: TN__MAP2(int32_t, int32_t, tn__shl_i32(a, b)); break;
+    case BITWISE_RIGHT_SHIFT: TN__MAP2(int32_t, int32_t, tn__shr_i32(a, b)); break;
     case EQ: TN__MAP2(bool, int32_t, a == b); break;
     case NE: TN__MAP2(bool, int32_t, a != b); break;
     case LT: TN__MAP2(bool, int32_t, a < b); break;
@@ -12181,6 +12230,8 @@ static void tn__binary_i64(char **p, const int64_t *s, int64_t n, void *vc) {
     case BITWISE_AND: TN__MAP2(int64_t, int64_t, a & b); break;
     case BITWISE_OR: TN__MAP2(int64_t, int64_t, a | b); break;
     case BITWISE_XOR: TN__MAP2(int64_t, int64_t, a ^ b); break;
+    case BITWISE_LEFT_SHIFT: TN__MAP2(int64_t, int64_t, tn__shl_i64(a, b)); break;
+    case BITWISE_RIGHT_SHIFT: TN__MAP2(int64_t, int64_t, tn__shr_i64(a, b)); break;
     case EQ: TN__MAP2(bool, int64_t, a == b); break;
     case NE: TN__MAP2(bool, int64_t, a != b); break;
     case LT: TN__MAP2(bool, int64_t, a < b); break;
@@ -12211,6 +12262,8 @@ static void tn__binary_u8(char **p, const int64_t *s, int64_t n, void *vc) {
     case BITWISE_AND: TN__MAP2(uint8_t, uint8_t, a & b); break;
     case BITWISE_OR: TN__MAP2(uint8_t, uint8_t, a | b); break;
     case BITWISE_XOR: TN__MAP2(uint8_t, uint8_t, a ^ b); break;
+    case BITWISE_LEFT_SHIFT: TN__MAP2(uint8_t, uint8_t, tn__shl_u8(a, b)); break;
+    case BITWISE_RIGHT_SHIFT: TN__MAP2(uint8_t, uint8_t, tn__shr_u8(a, b)); break;
     case EQ: TN__MAP2(bool, uint8_t, a == b); break;
     case NE: TN__MAP2(bool, uint8_t, a != b); break;
     case LT: TN__MAP2(bool, uint8_t, a < b); break;
@@ -12241,6 +12294,8 @@ static void tn__binary_i8(char **p, const int64_t *s, int64_t n, void *vc) {
     case BITWISE_AND: TN__MAP2(int8_t, int8_t, a & b); break;
     case BITWISE_OR: TN__MAP2(int8_t, int8_t, a | b); break;
     case BITWISE_XOR: TN__MAP2(int8_t, int8_t, a ^ b); break;
+    case BITWISE_LEFT_SHIFT: TN__MAP2(int8_t, int8_t, tn__shl_i8(a, b)); break;
+    case BITWISE_RIGHT_SHIFT: TN__MAP2(int8_t, int8_t, tn__shr_i8(a, b)); break;
     case EQ: TN__MAP2(bool, int8_t, a == b); break;
     case NE: TN__MAP2(bool, int8_t, a != b); break;
     case LT: TN__MAP2(bool, int8_t, a < b); break;
@@ -12271,6 +12326,8 @@ static void tn__binary_i16(char **p, const int64_t *s, int64_t n, void *vc) {
     case BITWISE_AND: TN__MAP2(int16_t, int16_t, a & b); break;
     case BITWISE_OR: TN__MAP2(int16_t, int16_t, a | b); break;
     case BITWISE_XOR: TN__MAP2(int16_t, int16_t, a ^ b); break;
+    case BITWISE_LEFT_SHIFT: TN__MAP2(int16_t, int16_t, tn__shl_i16(a, b)); break;
+    case BITWISE_RIGHT_SHIFT: TN__MAP2(int16_t, int16_t, tn__shr_i16(a, b)); break;
     case EQ: TN__MAP2(bool, int16_t, a == b); break;
     case NE: TN__MAP2(bool, int16_t, a != b); break;
     case LT: TN__MAP2(bool, int16_t, a < b); break;
@@ -12597,7 +12654,7 @@ static tn_tensor *tn__unary_inplace(tn_unary_op op, tn_tensor *x, const double *
 
 static bool tn__is_cmp(tn_binary_op op) { return op >= EQ && op <= GE; }
 static bool tn__is_logical(tn_binary_op op) { return op >= LOGICAL_AND && op <= LOGICAL_XOR; }
-static bool tn__is_bitwise(tn_binary_op op) { return op >= BITWISE_AND && op <= BITWISE_XOR; }
+static bool tn__is_bitwise(tn_binary_op op) { return op >= BITWISE_AND && op <= BITWISE_RIGHT_SHIFT; }
 /* torch.special's binary functions: float results (integers give the default dtype) */
 static bool tn__is_special_float(tn_binary_op op) { return op >= ZETA && op <= SHIFTED_CHEBYSHEV_POLYNOMIAL_W; }
 
@@ -12656,6 +12713,8 @@ static tn_tensor *tn__binary_raw(const char *fn, tn_binary_op op, tn_tensor *a, 
     else if (tn__is_logical(op)) cd = od = TN_BOOL;
     else if (tn__is_bitwise(op) && tn_dtype_is_floating(rt))
         return (tn_tensor *)tn__error("%s: not implemented for dtype %s (integers and bool only)", fn, tn_dtype_name(rt));
+    else if ((op == BITWISE_LEFT_SHIFT || op == BITWISE_RIGHT_SHIFT) && rt == TN_BOOL)
+        return (tn_tensor *)tn__error("%s: \"%s_cpu\" not implemented for 'Bool' (integers only)", fn, op == BITWISE_LEFT_SHIFT ? "lshift" : "rshift");
     if (op == SUB && (a->dtype == TN_BOOL || b->dtype == TN_BOOL))
         return (tn_tensor *)tn__error("%s: subtraction, the `-` operator, with a bool tensor is not supported; use tn_logical_not or tn_logical_xor", fn);
     if (op == POW && !tn_dtype_is_floating(rt) && b->is_wrapped_number && !tn_dtype_is_floating(b->dtype) && tn__read_double(b) < 0)
@@ -12756,6 +12815,8 @@ TNDEF tn_tensor *tn_logical_xor(tn_tensor *a, tn_tensor *b) { return tn__binary(
 TNDEF tn_tensor *tn_bitwise_and(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_bitwise_and", BITWISE_AND, a, b, 1); }
 TNDEF tn_tensor *tn_bitwise_or(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_bitwise_or", BITWISE_OR, a, b, 1); }
 TNDEF tn_tensor *tn_bitwise_xor(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_bitwise_xor", BITWISE_XOR, a, b, 1); }
+TNDEF tn_tensor *tn_bitwise_left_shift(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_bitwise_left_shift", BITWISE_LEFT_SHIFT, a, b, 1); }
+TNDEF tn_tensor *tn_bitwise_right_shift(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_bitwise_right_shift", BITWISE_RIGHT_SHIFT, a, b, 1); }
 TNDEF tn_tensor *tn_fmax(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_fmax", FMAX, a, b, 1); }
 TNDEF tn_tensor *tn_fmin(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_fmin", FMIN, a, b, 1); }
 TNDEF tn_tensor *tn_logaddexp(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_logaddexp", LOGADDEXP, a, b, 1); }

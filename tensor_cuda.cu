@@ -974,6 +974,11 @@ template <class T, class U, bool SIGNED> __device__ __forceinline__ T binary_int
     }
     case BITWISE_AND: return a & b;
     case BITWISE_OR: return a | b;
+    case BITWISE_LEFT_SHIFT: return isneg(b) || (uint64_t)b >= 8 * sizeof(T) ? (T)0 : (T)((U)a << (int)b);   /* as kernels.c's tn__shl */
+    case BITWISE_RIGHT_SHIFT: {   /* as kernels.c's tn__shr */
+        const int w = 8 * (int)sizeof(T) - (SIGNED ? 1 : 0), k = isneg(b) || (uint64_t)b >= (uint64_t)w ? w : (int)b;
+        return isneg(a) ? (T)~(T)(~a >> k) : (T)(a >> k);
+    }
     default: return a ^ b; /* BITWISE_XOR */
     }
 }
@@ -1072,6 +1077,7 @@ static bool binary_supported(tn_binary_op op, tn_dtype d) {
     case GCD: case LCM: return !fl && d != TN_BOOL;
     case FLOOR_DIVIDE: case REMAINDER: case FMOD: case POW: return d != TN_BOOL;
     case BITWISE_AND: case BITWISE_OR: case BITWISE_XOR: return !fl;
+    case BITWISE_LEFT_SHIFT: case BITWISE_RIGHT_SHIFT: return !fl && d != TN_BOOL;
     default: return d == TN_BOOL; /* LOGICAL_* */
     }
 }

@@ -931,6 +931,8 @@ TNDEF tn_tensor *tn_logical_xor(tn_tensor *a, tn_tensor *b);
 TNDEF tn_tensor *tn_bitwise_and(tn_tensor *a, tn_tensor *b);    /* integer and bool */
 TNDEF tn_tensor *tn_bitwise_or(tn_tensor *a, tn_tensor *b);
 TNDEF tn_tensor *tn_bitwise_xor(tn_tensor *a, tn_tensor *b);
+TNDEF tn_tensor *tn_bitwise_left_shift(tn_tensor *a, tn_tensor *b);    /* a << b, integers: 0 where b < 0 or b >= the bit width (2025 PyTorch) */
+TNDEF tn_tensor *tn_bitwise_right_shift(tn_tensor *a, tn_tensor *b);   /* a >> b, arithmetic for signed: the sign where b < 0 or b is past the width */
 /* NaN-ignoring maximum and minimum (NaN only where both are); ties send the gradient to a. */
 TNDEF tn_tensor *tn_fmax(tn_tensor *a, tn_tensor *b);
 TNDEF tn_tensor *tn_fmin(tn_tensor *a, tn_tensor *b);
@@ -4481,7 +4483,7 @@ TNDEF bool tn_openmp_is_available(void);        /* built with -fopenmp (torch.ba
     X(MAXIMUM) X(MINIMUM) X(FMAX) X(FMIN) X(LOGADDEXP) X(LOGADDEXP2) X(HYPOT) X(XLOGY) X(XLOG1PY) X(COPYSIGN) \
     X(ZETA) X(GAMMAINC) X(GAMMAINCC) X(CHEBYSHEV_POLYNOMIAL_T) X(CHEBYSHEV_POLYNOMIAL_U) X(CHEBYSHEV_POLYNOMIAL_V) X(CHEBYSHEV_POLYNOMIAL_W) \
     X(HERMITE_POLYNOMIAL_H) X(HERMITE_POLYNOMIAL_HE) X(LAGUERRE_POLYNOMIAL_L) X(LEGENDRE_POLYNOMIAL_P) X(SHIFTED_CHEBYSHEV_POLYNOMIAL_T) X(SHIFTED_CHEBYSHEV_POLYNOMIAL_U) X(SHIFTED_CHEBYSHEV_POLYNOMIAL_V) X(SHIFTED_CHEBYSHEV_POLYNOMIAL_W) \
-    X(NEXTAFTER) X(HEAVISIDE) X(GCD) X(LCM) X(BITWISE_AND) X(BITWISE_OR) X(BITWISE_XOR) \
+    X(NEXTAFTER) X(HEAVISIDE) X(GCD) X(LCM) X(BITWISE_AND) X(BITWISE_OR) X(BITWISE_XOR) X(BITWISE_LEFT_SHIFT) X(BITWISE_RIGHT_SHIFT) \
     X(EQ) X(NE) X(LT) X(LE) X(GT) X(GE) X(LOGICAL_AND) X(LOGICAL_OR) X(LOGICAL_XOR) \
     X(THRESHOLD_BACKWARD) X(GELU_BACKWARD) X(GELU_TANH_BACKWARD)
 #define TN_TERNARY_OPS(X) X(WHERE) X(LERP) X(ADDCMUL) X(ADDCDIV)

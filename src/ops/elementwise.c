@@ -221,7 +221,7 @@ static tn_tensor *tn__unary_inplace(tn_unary_op op, tn_tensor *x, const double *
 
 static bool tn__is_cmp(tn_binary_op op) { return op >= EQ && op <= GE; }
 static bool tn__is_logical(tn_binary_op op) { return op >= LOGICAL_AND && op <= LOGICAL_XOR; }
-static bool tn__is_bitwise(tn_binary_op op) { return op >= BITWISE_AND && op <= BITWISE_XOR; }
+static bool tn__is_bitwise(tn_binary_op op) { return op >= BITWISE_AND && op <= BITWISE_RIGHT_SHIFT; }
 /* torch.special's binary functions: float results (integers give the default dtype) */
 static bool tn__is_special_float(tn_binary_op op) { return op >= ZETA && op <= SHIFTED_CHEBYSHEV_POLYNOMIAL_W; }
 
@@ -280,6 +280,8 @@ static tn_tensor *tn__binary_raw(const char *fn, tn_binary_op op, tn_tensor *a, 
     else if (tn__is_logical(op)) cd = od = TN_BOOL;
     else if (tn__is_bitwise(op) && tn_dtype_is_floating(rt))
         return (tn_tensor *)tn__error("%s: not implemented for dtype %s (integers and bool only)", fn, tn_dtype_name(rt));
+    else if ((op == BITWISE_LEFT_SHIFT || op == BITWISE_RIGHT_SHIFT) && rt == TN_BOOL)
+        return (tn_tensor *)tn__error("%s: \"%s_cpu\" not implemented for 'Bool' (integers only)", fn, op == BITWISE_LEFT_SHIFT ? "lshift" : "rshift");
     if (op == SUB && (a->dtype == TN_BOOL || b->dtype == TN_BOOL))
         return (tn_tensor *)tn__error("%s: subtraction, the `-` operator, with a bool tensor is not supported; use tn_logical_not or tn_logical_xor", fn);
     if (op == POW && !tn_dtype_is_floating(rt) && b->is_wrapped_number && !tn_dtype_is_floating(b->dtype) && tn__read_double(b) < 0)
@@ -380,6 +382,8 @@ TNDEF tn_tensor *tn_logical_xor(tn_tensor *a, tn_tensor *b) { return tn__binary(
 TNDEF tn_tensor *tn_bitwise_and(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_bitwise_and", BITWISE_AND, a, b, 1); }
 TNDEF tn_tensor *tn_bitwise_or(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_bitwise_or", BITWISE_OR, a, b, 1); }
 TNDEF tn_tensor *tn_bitwise_xor(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_bitwise_xor", BITWISE_XOR, a, b, 1); }
+TNDEF tn_tensor *tn_bitwise_left_shift(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_bitwise_left_shift", BITWISE_LEFT_SHIFT, a, b, 1); }
+TNDEF tn_tensor *tn_bitwise_right_shift(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_bitwise_right_shift", BITWISE_RIGHT_SHIFT, a, b, 1); }
 TNDEF tn_tensor *tn_fmax(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_fmax", FMAX, a, b, 1); }
 TNDEF tn_tensor *tn_fmin(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_fmin", FMIN, a, b, 1); }
 TNDEF tn_tensor *tn_logaddexp(tn_tensor *a, tn_tensor *b) { return tn__binary("tn_logaddexp", LOGADDEXP, a, b, 1); }

@@ -336,6 +336,15 @@ static T tn__ipow_##S(T a, T b, int *bad) {
 static T tn__lcm_##S(T a, T b) {
     const U ua = TN__ISNEG(a) ? (U)0 - (U)a : (U)a, ub = TN__ISNEG(b) ? (U)0 - (U)b : (U)b, g = (U)tn_gcd_u64(ua, ub);
     return g == 0 ? (T)0 : (T)(U)((U)(ua / g) * ub); }
+/* a >> s, arithmetic for a negative a whatever the compiler's >> of negatives does;
+   s in [0, width - SIGNED]. As 2025 PyTorch, a count past that (or negative) shifts by it:
+   the sign for signed, 0 for unsigned. */
+static T tn__shr_##S(T a, T s) {
+    const int w = 8 * (int)sizeof(T) - SIGNED;
+    const int k = TN__ISNEG(s) || (uint64_t)s >= (uint64_t)w ? w : (int)s;
+    return TN__ISNEG(a) ? (T)~(T)(~a >> k) : (T)(a >> k); }
+/* a << s as unsigned bits; 0 where s is negative or at least the width (2025 PyTorch) */
+static T tn__shl_##S(T a, T s) { return TN__ISNEG(s) || (uint64_t)s >= 8 * sizeof(T) ? (T)0 : (T)((U)a << (int)s); }
 /* @end TN__DEFINE_INT_DIVMOD */
 TN__DEFINE_INT_DIVMOD(int32_t, i32, uint32_t, 1)
 TN__DEFINE_INT_DIVMOD(int64_t, i64, uint64_t, 1)
@@ -364,6 +373,8 @@ static void tn__binary_##S(char **p, const int64_t *s, int64_t n, void *vc) {
     case BITWISE_AND: TN__MAP2(T, T, a & b); break;
     case BITWISE_OR: TN__MAP2(T, T, a | b); break;
     case BITWISE_XOR: TN__MAP2(T, T, a ^ b); break;
+    case BITWISE_LEFT_SHIFT: TN__MAP2(T, T, tn__shl_##S(a, b)); break;
+    case BITWISE_RIGHT_SHIFT: TN__MAP2(T, T, tn__shr_##S(a, b)); break;
     case EQ: TN__MAP2(bool, T, a == b); break;
     case NE: TN__MAP2(bool, T, a != b); break;
     case LT: TN__MAP2(bool, T, a < b); break;

@@ -661,7 +661,7 @@ SPECIAL_BINARY = ("xlog1py zeta gammainc gammaincc chebyshev_polynomial_t chebys
                   "legendre_polynomial_p shifted_chebyshev_polynomial_t shifted_chebyshev_polynomial_u "
                   "shifted_chebyshev_polynomial_v shifted_chebyshev_polynomial_w").split()   # tn_special_<name>(a, b)
 BINARY = ("add sub mul div floor_divide remainder fmod pow atan2 maximum minimum "
-          "eq ne lt le gt ge logical_and logical_or logical_xor bitwise_and bitwise_or bitwise_xor "
+          "eq ne lt le gt ge logical_and logical_or logical_xor bitwise_and bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift "
           "xlogy copysign float_power").split()
 # binary ops whose `other` must be a tensor in PyTorch (a Python number is a TypeError)
 BINARY_TENSOR = "fmax fmin logaddexp logaddexp2 hypot nextafter heaviside gcd lcm ldexp".split()

@@ -73,7 +73,8 @@ def _binary_inplace(f, a, b):
 
 # binary ops PyTorch takes a Python number first for (torch.pow(2, t)); the others (torch.eq(2, t),
 # torch.atan2(2, t), torch.rsub(2, t)) are its TypeError
-_NUMBER_FIRST = {"mul", "floor_divide", "remainder", "pow", "xlogy", "float_power", "bitwise_and", "bitwise_or", "bitwise_xor"}
+_NUMBER_FIRST = {"mul", "floor_divide", "remainder", "pow", "xlogy", "float_power", "bitwise_and", "bitwise_or", "bitwise_xor",
+                 "bitwise_left_shift", "bitwise_right_shift"}
 # binary ops whose `other` must be a Tensor in PyTorch (torch.maximum(t, 2) is a TypeError)
 _TENSOR_OTHER = {"atan2", "maximum", "minimum", "logical_and", "logical_or", "logical_xor"}
 
@@ -222,7 +223,8 @@ def _iop(name):
 
 for _dunder, _cname in [("add", "add"), ("sub", "sub"), ("mul", "mul"), ("truediv", "div"),
                         ("floordiv", "floor_divide"), ("mod", "remainder"), ("pow", "pow"),
-                        ("and", "bitwise_and"), ("or", "bitwise_or"), ("xor", "bitwise_xor")]:
+                        ("and", "bitwise_and"), ("or", "bitwise_or"), ("xor", "bitwise_xor"),
+                        ("lshift", "bitwise_left_shift"), ("rshift", "bitwise_right_shift")]:
     _f = getattr(lib, "tn_" + _cname)
     setattr(Tensor, f"__{_dunder}__", _op(_f))
     setattr(Tensor, f"__r{_dunder}__", _op(_f, reflected=True, name=f"__r{_dunder}__"))

@@ -34,7 +34,7 @@ __all__ = ["install", "PLAIN", "DIM_REQUIRED", "TUPLE", "FACTORIES"]
 
 PLAIN = frozenset("""
 abs absolute acos add addcdiv addcmul addmm all amax amin any arccos arcsin arctan arctan2 argmax argmin asin atan
-atan2 baddbmm bernoulli bitwise_and bitwise_not bitwise_or bitwise_xor bmm cat ceil clamp clamp_max clamp_min clip
+atan2 baddbmm bernoulli bitwise_and bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift bitwise_xor bmm cat ceil clamp clamp_max clamp_min clip
 concat concatenate cos cosh cumprod cumsum div divide dot eq erf erfc exp exp2 expm1 fix floor floor_divide fmod frac
 gather ge ger greater greater_equal gt hstack index_select inner le lerp less less_equal log log10 log1p log2
 log_softmax logical_and logical_not logical_or logical_xor logsumexp lt masked_select matmul maximum minimum mm msort

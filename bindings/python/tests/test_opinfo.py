@@ -88,9 +88,6 @@ _DECOMP = "a matrix decomposition/solver: belongs with linalg.* (scientific-name
 MISSING = {
     "ormqr": _DECOMP, "symeig": _DECOMP,
     "pca_lowrank": _DECOMP, "svd_lowrank": _DECOMP,
-    "bitwise_left_shift": "needs integer shift kernels (C and GPU); no composite of existing ops is exact at overflow",
-    "bitwise_right_shift": "needs integer shift kernels (C and GPU); no composite of existing ops rounds negatives "
-                           "as an arithmetic shift does",
     "histogramdd": "multi-dimensional histogram: needs a d-dimensional binning kernel (histc/histogram are 1-d)",
 }
 
