@@ -7398,6 +7398,29 @@ static tn__cplx tn__csgn(tn__cplx z) {
     const double a = tn__cabs(z);
     return tn__cx(z.re / a, z.im / a);
 }
+/* The inverse functions: Kahan's formulas ("Branch cuts for complex elementary functions",
+   as C libraries' casin/cacos/cacosh/catanh): square roots of 1 -+ z whose signed zeros
+   put the branch cuts where std::asin etc. have them, no cancellation near the cuts. */
+static tn__cplx tn__casin(tn__cplx z) {
+    const tn__cplx s1 = tn__csqrt(tn__cx(1 - z.re, -z.im)), s2 = tn__csqrt(tn__cx(1 + z.re, z.im));
+    return tn__cx(atan2(z.re, s1.re * s2.re - s1.im * s2.im), asinh(s1.re * s2.im - s1.im * s2.re));
+}
+static tn__cplx tn__cacos(tn__cplx z) {
+    const tn__cplx s1 = tn__csqrt(tn__cx(1 - z.re, -z.im)), s2 = tn__csqrt(tn__cx(1 + z.re, z.im));
+    return tn__cx(2 * atan2(s1.re, s2.re), asinh(s2.re * s1.im - s2.im * s1.re));
+}
+static tn__cplx tn__cacosh(tn__cplx z) {
+    const tn__cplx s1 = tn__csqrt(tn__cx(z.re - 1, z.im)), s2 = tn__csqrt(tn__cx(z.re + 1, z.im));
+    return tn__cx(asinh(s1.re * s2.re + s1.im * s2.im), 2 * atan2(s1.im, s2.re));
+}
+static tn__cplx tn__catanh(tn__cplx z) {
+    const double x = z.re, y = z.im, ax = fabs(x);
+    if (y == 0 && ax <= 1) return tn__cx(atanh(x), y);   /* the real axis keeps its signed zero */
+    return tn__cx(0.25 * log1p(4 * x / ((1 - x) * (1 - x) + y * y)), 0.5 * atan2(2 * y, (1 - x) * (1 + x) - y * y));
+}
+/* asinh(z) = -i asin(iz), atan(z) = -i atanh(iz) */
+static tn__cplx tn__casinh(tn__cplx z) { const tn__cplx t = tn__casin(tn__cx(-z.im, z.re)); return tn__cx(t.im, -t.re); }
+static tn__cplx tn__catan(tn__cplx z) { const tn__cplx t = tn__catanh(tn__cx(-z.im, z.re)); return tn__cx(t.im, -t.re); }
 
 /* One element of any dtype as a complex number, and a complex number stored into any
    dtype: to a real dtype goes the real part (PyTorch's casts; torch warns), to bool
@@ -7461,6 +7484,7 @@ static bool tn__complex_unary_ok(int op) {
     switch (op) {
     case NEG: case ABS: case SIGN: case SQUARE: case EXP: case LOG: case LOG2: case LOG10: case SQRT: case RSQRT:
     case RECIPROCAL: case SIN: case COS: case TAN: case SINH: case COSH: case TANH: case SIGMOID:
+    case ASIN: case ACOS: case ATAN: case ASINH: case ACOSH: case ATANH: case SINC: case SILU:
     case ISNAN: case ISINF: case ISFINITE: case LOGICAL_NOT: return true;
     default: return false;
     }
@@ -7488,6 +7512,18 @@ static void tn__unary_c64(char **p, const int64_t *s, int64_t n, void *vc) {
     case COSH: TN__CMAP1(float, tn__ccosh(x)); break;
     case TANH: TN__CMAP1(float, tn__ctanh(x)); break;
     case SIGMOID: TN__CMAP1(float, tn__cdiv(tn__cx(1, 0), tn__cadd(tn__cx(1, 0), tn__cexp(tn__cx(-x.re, -x.im))))); break;
+    case ASIN: TN__CMAP1(float, tn__casin(x)); break;
+    case ACOS: TN__CMAP1(float, tn__cacos(x)); break;
+    case ATAN: TN__CMAP1(float, tn__catan(x)); break;
+    case ASINH: TN__CMAP1(float, tn__casinh(x)); break;
+    case ACOSH: TN__CMAP1(float, tn__cacosh(x)); break;
+    case ATANH: TN__CMAP1(float, tn__catanh(x)); break;
+    case SINC: for (int64_t i = 0; i < n; i++) {   /* pi z rounded to T first, as ATen (sin grows like e^|Im|) */
+            const tn__cplx x = TN__CLOAD(float, p[1] + i * s[1]);
+            const float pi = (float)3.14159265358979323846, pr = pi * (float)x.re, pim = pi * (float)x.im;
+            TN__CSTORE(float, p[0] + i * s[0], x.re == 0 && x.im == 0 ? tn__cx(1, 0) : tn__cdiv(tn__csin(tn__cx(pr, pim)), tn__cx(pr, pim)));
+        } break;
+    case SILU: TN__CMAP1(float, tn__cdiv(x, tn__cadd(tn__cx(1, 0), tn__cexp(tn__cx(-x.re, -x.im))))); break;   /* ATen's x / (1 + exp(-x)) */
     case ISNAN: TN__CMAP1_TO(bool, float, x.re != x.re || x.im != x.im); break;
     case ISINF: TN__CMAP1_TO(bool, float, isinf(x.re) || isinf(x.im)); break;
     case ISFINITE: TN__CMAP1_TO(bool, float, isfinite(x.re) && isfinite(x.im)); break;
@@ -7517,6 +7553,18 @@ static void tn__unary_c128(char **p, const int64_t *s, int64_t n, void *vc) {
     case COSH: TN__CMAP1(double, tn__ccosh(x)); break;
     case TANH: TN__CMAP1(double, tn__ctanh(x)); break;
     case SIGMOID: TN__CMAP1(double, tn__cdiv(tn__cx(1, 0), tn__cadd(tn__cx(1, 0), tn__cexp(tn__cx(-x.re, -x.im))))); break;
+    case ASIN: TN__CMAP1(double, tn__casin(x)); break;
+    case ACOS: TN__CMAP1(double, tn__cacos(x)); break;
+    case ATAN: TN__CMAP1(double, tn__catan(x)); break;
+    case ASINH: TN__CMAP1(double, tn__casinh(x)); break;
+    case ACOSH: TN__CMAP1(double, tn__cacosh(x)); break;
+    case ATANH: TN__CMAP1(double, tn__catanh(x)); break;
+    case SINC: for (int64_t i = 0; i < n; i++) {   /* pi z rounded to T first, as ATen (sin grows like e^|Im|) */
+            const tn__cplx x = TN__CLOAD(double, p[1] + i * s[1]);
+            const double pi = (double)3.14159265358979323846, pr = pi * (double)x.re, pim = pi * (double)x.im;
+            TN__CSTORE(double, p[0] + i * s[0], x.re == 0 && x.im == 0 ? tn__cx(1, 0) : tn__cdiv(tn__csin(tn__cx(pr, pim)), tn__cx(pr, pim)));
+        } break;
+    case SILU: TN__CMAP1(double, tn__cdiv(x, tn__cadd(tn__cx(1, 0), tn__cexp(tn__cx(-x.re, -x.im))))); break;   /* ATen's x / (1 + exp(-x)) */
     case ISNAN: TN__CMAP1_TO(bool, double, x.re != x.re || x.im != x.im); break;
     case ISINF: TN__CMAP1_TO(bool, double, isinf(x.re) || isinf(x.im)); break;
     case ISFINITE: TN__CMAP1_TO(bool, double, isfinite(x.re) && isfinite(x.im)); break;
@@ -14076,6 +14124,19 @@ static void tn__lane_i16(char **p, const int64_t *s, int64_t n, void *vc) {
                 *(int16_t *)(o + i * so) = vals[c->ix[i]]; *(int64_t *)(o1 + i * so1) = c->ix[i]; } break; }
         default: tn__lane_float_i16(c, o, xp); break;
         } } }
+/* complex lanes: cumprod (accumulated in complex128, as ATen's acc_type); the other lane ops
+   refuse complex before they get here */
+#define TN__DEFINE_LANE_COMPLEX(T, S) \
+    static void tn__lane_##S(char **p, const int64_t *s, int64_t n, void *vc) { \
+        const tn__lctx *c = (const tn__lctx *)vc; \
+        for (int64_t e = 0; e < n; e++) { \
+            char *o = p[0] + e * s[0], *xp = p[2] + e * s[2]; \
+            tn__cplx acc = tn__cx(1, 0); \
+            for (int64_t i = 0; i < c->len; i++) { \
+                acc = tn__cmul(acc, TN__CLOAD(T, xp + i * c->sx)); \
+                TN__CSTORE(T, o + i * c->so, acc); } } }
+TN__DEFINE_LANE_COMPLEX(float, c64)
+TN__DEFINE_LANE_COMPLEX(double, c128)
 
 static int tn__cpu_lane(tn_lane_op op, tn_tensor *out, tn_tensor *out1, tn_tensor *x, int64_t dim, int flag) {
     tn__lctx c;
@@ -14110,6 +14171,7 @@ static int tn__cpu_lane(tn_lane_op op, tn_tensor *out, tn_tensor *out1, tn_tenso
     tn__iter_add(&it, &o1r);
     tn__iter_add(&it, &xr);
     tn__loop_fn fn = tn__pick_loop(x->dtype, tn__lane_f32, tn__lane_f64, tn__lane_i32, tn__lane_i64, tn__lane_u8, tn__lane_u8, tn__lane_i8, tn__lane_i16);
+    if (op == CUMPROD && tn_dtype_is_complex(x->dtype)) fn = x->dtype == TN_C64 ? tn__lane_c64 : tn__lane_c128;
     if (fn && c.len > 0 && op == SORT) tn__iter_run(&it, fn, &c);   /* one scratch buffer */
     else if (fn && c.len > 0) tn__iter_run_par(&it, fn, &c, tn_numel(x));
     TN_FREE(c.ix);
@@ -14193,7 +14255,7 @@ static tn_tensor *tn__lane_like(const char *fn, tn_lane_op op, tn_tensor *x, int
     }
     return tn__own(tn__node_attach(node, out));
 }
-static tn_dtype tn__scan_dtype(tn_dtype d) { return tn_dtype_is_floating(d) ? d : TN_I64; }
+static tn_dtype tn__scan_dtype(tn_dtype d) { return tn_dtype_is_floating(d) || tn_dtype_is_complex(d) ? d : TN_I64; }
 TNDEF tn_tensor *tn_cumsum(tn_tensor *x, int64_t dim) {
     if (x && tn_dtype_is_complex(x->dtype)) {   /* the parts' sums: exact, and differentiable through the views */
         tn_scope_begin();
@@ -14203,7 +14265,6 @@ TNDEF tn_tensor *tn_cumsum(tn_tensor *x, int64_t dim) {
     return tn__lane_like("tn_cumsum", CUMSUM, x, dim, x ? tn__scan_dtype(x->dtype) : TN_F32);
 }
 TNDEF tn_tensor *tn_cumprod(tn_tensor *x, int64_t dim) {
-    if (x && tn_dtype_is_complex(x->dtype)) return (tn_tensor *)tn__error("tn_cumprod: not implemented for dtype %s yet", tn_dtype_name(x->dtype));
     return tn__lane_like("tn_cumprod", CUMPROD, x, dim, x ? tn__scan_dtype(x->dtype) : TN_F32);
 }
 TNDEF tn_tensor *tn_logcumsumexp(tn_tensor *x, int64_t dim) {
@@ -28270,7 +28331,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         tn_tensor *rparts[2] = {ones, tn_narrow(tn_cumprod(tn_flip(xp, &last, 1), -1), -1, 0, L - 1)};
         tn_tensor *right = tn_flip(tn_cat(rparts, 2, -1), &last, 1);
         tn_tensor *gk = tn_reshape(g, one_shape, nk + 1);
-        tn_tensor *gp = tn_mul(tn_mul(left, right), gk);
+        tn_tensor *gp = tn_mul(tn_conj(tn_mul(left, right)), gk);   /* complex: the conjugate derivative */
         int64_t pshape[TN_MAX_DIMS];
         for (int d = 0; d < m->ndim; d++) pshape[d] = m->shape[perm[d]];
         for (int d = 0; d < m->ndim; d++) inv[perm[d]] = d;
@@ -28330,12 +28391,14 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         gin[0] = tn_flip(tn_cumsum(tn_flip(g, &dim, 1), dim), &dim, 1);
         return 0;
     }
-    case G_CUMPROD: {
+    case G_CUMPROD: {   /* complex: the conjugates of x and out give conj(d out / d x) */
         int64_t dim = n->i[0];
-        tn_tensor *x = S[0];
+        const bool cx = tn_is_complex(S[0]);
+        tn_tensor *x = cx ? tn_conj(S[0]) : S[0];
         if (n->in[0].ndim == 0) { gin[0] = g; return 0; }
         if (tn_item(tn_any(tn_eq_scalar(x, 0))) == 0) { /* no zeros: reverse cumsum of g*out, over x */
             tn_tensor *out = tn__saved_output(n, S[1]);
+            if (cx) out = tn_conj(out);
             gin[0] = tn_div(tn_flip(tn_cumsum(tn_flip(tn_mul(g, out), &dim, 1), dim), &dim, 1), x);
             return 0;
         }
@@ -28526,12 +28589,12 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         if (TN__NEED(0)) gin[0] = tn_bmm(g, tn_conj(tn_transpose(S[1], 1, 2)));
         if (TN__NEED(1)) gin[1] = tn_bmm(tn_conj(tn_transpose(S[0], 1, 2)), g);
         return 0;
-    case G_ADDMM: case G_BADDBMM: {
+    case G_ADDMM: case G_BADDBMM: {   /* complex: the conjugate transposes, as G_MM */
         double beta = n->d[0], alpha = n->d[1];
         bool b3 = n->op == G_BADDBMM;
         if (TN__NEED(0)) gin[0] = tn__sum_to(beta == 1 ? g : tn_mul_scalar(g, beta), &n->in[0]);
-        if (TN__NEED(1)) gin[1] = tn__scaled(b3 ? tn_bmm(g, tn_transpose(S[1], 1, 2)) : tn_mm(g, tn_t(S[1])), alpha);
-        if (TN__NEED(2)) gin[2] = tn__scaled(b3 ? tn_bmm(tn_transpose(S[0], 1, 2), g) : tn__mm_mat2_grad(S[0], S[1], g), alpha);
+        if (TN__NEED(1)) gin[1] = tn__scaled(b3 ? tn_bmm(g, tn_conj(tn_transpose(S[1], 1, 2))) : tn_mm(g, tn_conj(tn_t(S[1]))), alpha);
+        if (TN__NEED(2)) gin[2] = tn__scaled(b3 ? tn_bmm(tn_conj(tn_transpose(S[0], 1, 2)), g) : tn__mm_mat2_grad(tn_conj(S[0]), S[1], g), alpha);
         return 0;
     }
     case G_MV:

@@ -26,6 +26,12 @@ random values are seeded per entry, so every run sees the same samples.
     make lib/libtensor.so && python3 -m pytest -q bindings/python/tests/test_opinfo.py
     python3 bindings/python/tests/test_opinfo.py --report       # the counts of README.md
     python3 bindings/python/tests/test_opinfo.py --failures [name ...]   # every failure, to review
+    python3 bindings/python/tests/test_opinfo.py --complex [--failures] [name ...]   # the complex variants
+
+The complex variants (issue 26 item 1): every present entry whose CPU dtypes include a complex
+one runs its samples in complex128 (requiring grad, compared as float64's) and complex64; the
+complex-only entries join them. The default pytest run covers COMPLEX_CORE (test_op_complex);
+--complex reports on all of them.
 """
 import contextlib
 import random
@@ -72,12 +78,13 @@ OUT_OF_SCOPE = {
 }
 
 
-def scope_reason(op):
-    """None for an entry in scope, else why not"""
+def scope_reason(op, cplx=False):
+    """None for an entry in scope, else why not (cplx: in the complex variants' scope)"""
     for p, why in OUT_OF_SCOPE_PREFIXES.items():
         if op.name.startswith(p):
             return why
-    return OUT_OF_SCOPE.get(op_key(op)) or OUT_OF_SCOPE.get(op.name)
+    why = OUT_OF_SCOPE.get(op_key(op)) or OUT_OF_SCOPE.get(op.name)
+    return None if cplx and why == "complex-only" else why
 
 
 # In-scope op names the package lacks, each with its reason (test_missing_listed: every
@@ -95,7 +102,11 @@ MISSING = {
 }
 
 # --------------------------------------------------------------------------- how samples run
-CAP = {"float64": 12, "float32": 6, "int64": 6, "int8": 2, "int16": 2, "reference": 8}
+CAP = {"float64": 12, "float32": 6, "int64": 6, "int8": 2, "int16": 2, "reference": 8,
+       "complex128": 6, "complex64": 3}
+REAL_DTYPES = ((torch and torch.float64, True), (torch and torch.float32, False), (torch and torch.int64, False),
+               (torch and torch.int8, False), (torch and torch.int16, False))
+COMPLEX_DTYPES = ((torch and torch.complex128, True), (torch and torch.complex64, False))
 # entries whose values are random or uninitialised: only shapes and dtypes are compared
 RANDOM = {"bernoulli", "multinomial", "normal", "normal.number_mean", "uniform", "rand_like", "randn_like",
           "randint_like", "nn.functional.dropout", "nn.functional.dropout2d", "nn.functional.dropout3d",
@@ -151,8 +162,9 @@ def _evenly(items, n):
     return [items[(i * len(items)) // n] for i in range(n)]
 
 
-def samples_of(op):
-    """[(kind, dtype name, SampleInput, check_grad)], capped per (kind, dtype)"""
+def samples_of(op, cplx=False):
+    """[(kind, dtype name, SampleInput, check_grad)], capped per (kind, dtype); cplx: the
+    complex dtypes' (no reference inputs: the float ones cover those)"""
     out = []
     dtypes = op.supported_dtypes("cpu")
     seed = zlib.crc32(op_key(op).encode())   # the same values every run, whatever ran before
@@ -161,14 +173,14 @@ def samples_of(op):
     np.random.seed(seed)
     with warnings.catch_warnings(), _py311_random_sample():
         warnings.simplefilter("ignore")
-        for dt, grad in ((torch.float64, True), (torch.float32, False), (torch.int64, False), (torch.int8, False), (torch.int16, False)):
+        for dt, grad in COMPLEX_DTYPES if cplx else REAL_DTYPES:
             if dt not in dtypes:
                 continue
             name = str(dt).split(".")[1]
             g = grad and op.supports_autograd
             ss = list(op.sample_inputs("cpu", dt, requires_grad=g))
             out += [("sample", name, s, g) for s in _evenly(ss, CAP[name])]
-            if op.reference_inputs_func is not None and dt != torch.float32:
+            if op.reference_inputs_func is not None and dt != torch.float32 and not cplx:
                 rs = list(op.reference_inputs("cpu", dt))[len(ss):] or []   # (they start with the samples)
                 out += [("reference", name, s, False) for s in _evenly(rs, CAP["reference"])]
     return out
@@ -274,27 +286,27 @@ def _pytorch_tol(op, dtype):
     return best
 
 
-RESULTS = {}   # entry -> {"total": n, "passed": n, "failures": {phase: [message]}}
+RESULTS = {}   # (entry, cplx) -> {"total": n, "passed": n, "failures": {phase: [message]}}
 
 
-def run_op(op):
+def run_op(op, cplx=False):
     key = op_key(op)
-    if key in RESULTS:
-        return RESULTS[key]
+    if (key, cplx) in RESULTS:
+        return RESULTS[key, cplx]
     ours = ours_callable(op)
     if key in GAUGE:
         ours = (lambda f, g: lambda *a, **k: g(f(*a, **k)))(ours, GAUGE[key])
     res = {"total": 0, "passed": 0, "failures": {}}
-    RESULTS[key] = res
+    RESULTS[key, cplx] = res
 
     def fail(phase, msg):
         res["failures"].setdefault(phase, []).append(msg)
 
     # where PyTorch's own gradient test is an expected failure, its gradients are not the reference
     grads_ok = not _pytorch_skips(op, "test_fn_grad")
-    for k, (kind, dt, s, grad) in enumerate(samples_of(op)):
+    for k, (kind, dt, s, grad) in enumerate(samples_of(op, cplx)):
         grad = grad and grads_ok
-        if _has_complex(s):   # out of scope: tensor.h has no complex dtypes
+        if _has_complex(s) and not cplx:   # the complex variants' run covers these
             continue
         res["total"] += 1
         noncontig = k % 2 == 1 and op.name not in CONTIGUOUS_ONLY
@@ -309,7 +321,7 @@ def run_op(op):
             res["passed"] += 1
         except SampleFailure as e:
             fail("int" if dt in ("int64", "int8", "int16") and e.phase == "values" else e.phase, str(e))
-    if op.error_inputs_func is not None and not _pytorch_skips(op, "test_errors"):
+    if op.error_inputs_func is not None and not _pytorch_skips(op, "test_errors") and not cplx:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             errs = list(op.error_inputs("cpu"))
@@ -340,6 +352,16 @@ def _classify():
 
 
 IN_SCOPE, OUT, PRESENT, ABSENT = _classify()
+
+
+def _complex_entries():
+    """(present, absent): the entries whose complex variants are in scope"""
+    ops = [op for op in OP_DB if not scope_reason(op, True)
+           and {torch.complex64, torch.complex128} & set(op.supported_dtypes("cpu"))]
+    return [op for op in ops if ours_callable(op) is not None], [op for op in ops if ours_callable(op) is None]
+
+
+C_PRESENT, C_ABSENT = _complex_entries() if OP_DB else ([], [])
 needs_torch = pytest.mark.skipif(torch is None or not OP_DB, reason="torch (and its test database) is not installed")
 
 
@@ -398,6 +420,8 @@ def test_known_entries_have_reasons():
 
 # --------------------------------------------------------------------------- ModuleInfo
 KNOWN_MODULES = {}   # module name -> reason
+# (entry, phase) -> reason: the complex variants' known differences
+KNOWN_COMPLEX = {}
 _MODULES = [m for m in MODULE_DB]
 
 
@@ -412,20 +436,26 @@ def test_module(info):
 
 
 # --------------------------------------------------------------------------- the report
-def report(names=None, show_failures=False):
-    ops = [op for op in PRESENT if not names or op.name in names or op_key(op) in names]
+def report(names=None, show_failures=False, cplx=False):
+    ops = [op for op in (C_PRESENT if cplx else PRESENT) if not names or op.name in names or op_key(op) in names]
     full_pass = samples = passed = 0
     for op in ops:
-        res = run_op(op)
+        res = run_op(op, cplx)
         samples += res["total"]
         passed += res["total"] - sum(len(v) for v in res["failures"].values())
         full_pass += not res["failures"]
         if show_failures and res["failures"]:
             print(f"== {op_key(op)}: {res['passed']}/{res['total']}")
             for ph, ms in res["failures"].items():
-                print(f"   [{ph}] {len(ms)}" + ("  KNOWN" if (op_key(op), ph) in KNOWN else ""))
+                print(f"   [{ph}] {len(ms)}" + ("  KNOWN" if (op_key(op), ph) in (KNOWN_COMPLEX if cplx else KNOWN) else ""))
                 for m in ms[:3]:
                     print("      " + m.replace("\n", " ")[:400])
+    if cplx:
+        print(f"complex variants: {len(C_PRESENT) + len(C_ABSENT)} entries, {len(C_ABSENT)} absent "
+              f"({', '.join(sorted(op_key(op) for op in C_ABSENT))})")
+        print(f"present entries passing every complex sample: {full_pass} / {len(ops)}")
+        print(f"complex samples passing: {passed} / {samples} ({100.0 * passed / max(samples, 1):.1f} %)")
+        return
     names_in = {op.name for op in IN_SCOPE}
     names_abs = {op.name for op in ABSENT}
     print(f"op_db: {len(OP_DB)} entries, {len({op.name for op in OP_DB})} names; in scope {len(IN_SCOPE)} entries, "
@@ -462,4 +492,4 @@ if __name__ == "__main__":
         for k in sorted(set(KNOWN) - seen):
             print(f"stale KNOWN entry: {k}")
         sys.exit(0)
-    report([a for a in args if not a.startswith("--")] or None, show_failures=show)
+    report([a for a in args if not a.startswith("--")] or None, show_failures=show, cplx="--complex" in args)
