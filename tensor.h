@@ -7624,6 +7624,8 @@ static void tn__ternary_c64(char **p, const int64_t *s, int64_t n, void *vc) {
         break;
     case ADDCMUL: TN__CMAP3(float, tn__cadd(c, tn__cmul(v, tn__cmul(a, b)))); break;
     case ADDCDIV: TN__CMAP3(float, tn__cadd(c, tn__cmul(v, tn__cdiv(a, b)))); break;
+    case LERP: TN__CMAP3(float, tn__cabs(b) < 0.5 ? tn__cadd(c, tn__cmul(b, tn__cadd(a, tn__cscale(c, -1))))   /* |w| < 0.5, as ATen */
+                                              : tn__cadd(a, tn__cscale(tn__cmul(tn__cadd(a, tn__cscale(c, -1)), tn__cx(1 - b.re, -b.im)), -1))); break;
     default: TN__STORE_RELAXED(&kc->failed, 1); break;
     } }
 /* TN__DEFINE_TERNARY_COMPLEX(double, c128): the template in src/core/complex.c */
@@ -7637,6 +7639,8 @@ static void tn__ternary_c128(char **p, const int64_t *s, int64_t n, void *vc) {
         break;
     case ADDCMUL: TN__CMAP3(double, tn__cadd(c, tn__cmul(v, tn__cmul(a, b)))); break;
     case ADDCDIV: TN__CMAP3(double, tn__cadd(c, tn__cmul(v, tn__cdiv(a, b)))); break;
+    case LERP: TN__CMAP3(double, tn__cabs(b) < 0.5 ? tn__cadd(c, tn__cmul(b, tn__cadd(a, tn__cscale(c, -1))))   /* |w| < 0.5, as ATen */
+                                              : tn__cadd(a, tn__cscale(tn__cmul(tn__cadd(a, tn__cscale(c, -1)), tn__cx(1 - b.re, -b.im)), -1))); break;
     default: TN__STORE_RELAXED(&kc->failed, 1); break;
     } }
 
@@ -8595,6 +8599,14 @@ static float tn__round_float_to(double v, int digits) {
 static tn_tensor *tn__random_ex(const char *fn, tn_random_op op, const int64_t *shape, int ndim, tn_dtype dtype,
                                 tn_generator *gen, double a, double b, int64_t low, uint64_t range, tn_device device, bool serial) {
     if (tn__check_cpu_dtype_arg(fn, dtype)) return NULL;
+    if (op != RANDINT && tn_dtype_is_complex(dtype)) {   /* PyTorch's: the real view's draw, normal's std over sqrt(2) */
+        if (ndim >= TN_MAX_DIMS) return (tn_tensor *)tn__error("%s: a complex tensor of %d dims (its real view needs %d, the limit is %d)", fn, ndim, ndim + 1, TN_MAX_DIMS);
+        int64_t s2[TN_MAX_DIMS];
+        if (ndim > 0) memcpy(s2, shape, (size_t)ndim * sizeof *s2);
+        s2[ndim] = 2;
+        tn_tensor *r = tn__random_ex(fn, op, s2, ndim + 1, dtype == TN_C64 ? TN_F32 : TN_F64, gen, a, op == NORMAL ? b / sqrt(2.0) : b, low, range, device, serial);
+        return r ? tn_view_as_complex(r) : NULL;
+    }
     if (op != RANDINT && !tn_dtype_is_floating(dtype))
         return (tn_tensor *)tn__error("%s: expected a floating dtype, got %s", fn, tn_dtype_name(dtype));
     tn_tensor *t = device == TN_CPU ? tn__new_checked(fn, shape, ndim, dtype)
@@ -8948,18 +8960,19 @@ TNDEF tn_tensor *tn_normal_(tn_tensor *t, double mean, double std, tn_generator 
     TN__CHECK_NULL(t);
     if (tn__check_cpu_dtype(fn, t)) return NULL;
     if (!(std >= 0)) return (tn_tensor *)tn__error("%s: normal expects std >= 0.0, but found std %g", fn, std);
-    if (!tn_dtype_is_floating(t->dtype)) return (tn_tensor *)tn__error("%s: \"normal_kernel_cpu\" not implemented for '%s'", fn, tn__torch_type_name(t->dtype));
+    if (!tn_dtype_is_floating(t->dtype) && !tn_dtype_is_complex(t->dtype)) return (tn_tensor *)tn__error("%s: \"normal_kernel_cpu\" not implemented for '%s'", fn, tn__torch_type_name(t->dtype));
     return TN__AS(fn, tn__fill_random_(fn, t, NORMAL, mean, std, gen));
 }
 TNDEF tn_tensor *tn_uniform_(tn_tensor *t, double from, double to, tn_generator *gen) {
     const char *fn = "tn_uniform_";
     TN__CHECK_NULL(t);
     if (tn__check_cpu_dtype(fn, t)) return NULL;
-    if (!tn_dtype_is_floating(t->dtype)) return (tn_tensor *)tn__error("%s: \"check_uniform_bounds\" not implemented for '%s'", fn, tn__torch_type_name(t->dtype));
+    if (!tn_dtype_is_floating(t->dtype) && !tn_dtype_is_complex(t->dtype)) return (tn_tensor *)tn__error("%s: \"check_uniform_bounds\" not implemented for '%s'", fn, tn__torch_type_name(t->dtype));
     if (!(from <= to)) return (tn_tensor *)tn__error("%s: uniform_ expects to return a [from, to) range, but found from=%g > to=%g", fn, from, to);
-    if (!(to - from <= tn__finfo_max(t->dtype)))
+    const tn_dtype part = t->dtype == TN_C64 ? TN_F32 : t->dtype == TN_C128 ? TN_F64 : t->dtype;   /* complex: each part's bounds */
+    if (!(to - from <= tn__finfo_max(part)))
         return (tn_tensor *)tn__error("%s: uniform_ expects to-from <= std::numeric_limits<%s>::max(), but found to=%g and from=%g which result in to-from to exceed the limit",
-                                      fn, tn__torch_type_name(t->dtype), to, from);
+                                      fn, tn__torch_type_name(part), to, from);
     return TN__AS(fn, tn__fill_random_(fn, t, UNIFORM, from, to, gen));
 }
 static int tn__check_sampler_target(const char *fn, const char *what, tn_tensor *t) {
@@ -12881,10 +12894,10 @@ static tn_tensor *tn__ternary_raw(const char *fn, tn_ternary_op op, tn_tensor *x
         dt = tn_result_type(ops + 1, 2);
     } else {
         dt = tn_result_type(ops, 3);
-        if (op == LERP && (!tn_dtype_is_floating(x->dtype) || !tn_dtype_is_floating(y->dtype)))
+        if (op == LERP && ((!tn_dtype_is_floating(x->dtype) && !tn_dtype_is_complex(x->dtype)) || (!tn_dtype_is_floating(y->dtype) && !tn_dtype_is_complex(y->dtype))))
             return (tn_tensor *)tn__error("%s: lerp not implemented for dtypes %s and %s (floating tensors only)", fn, tn_dtype_name(x->dtype), tn_dtype_name(y->dtype));
 
-        if (op == ADDCDIV && !tn_dtype_is_floating(dt))
+        if (op == ADDCDIV && !tn_dtype_is_floating(dt) && !tn_dtype_is_complex(dt))
             return (tn_tensor *)tn__error("%s: integer division with addcdiv is no longer supported; use floating tensors", fn);
     }
     if (target && (nd != target->ndim || memcmp(shape, target->shape, (size_t)nd * sizeof(int64_t))))
@@ -17105,7 +17118,8 @@ static tn_tensor *tn__nn_half_return(tn_tensor *r, tn_dtype dtype) { return tn__
    then wrapped to the dtype as PyTorch's integer arithmetic wraps. Begin: 1 with the
    factors t[0..nfac-1] and *bias replaced by float64 copies (owned by the open scope), 0
    when t[0] is not an integer tensor (the float path decides), -1 on an error. */
-static bool tn__nn_is_int(const tn_tensor *x) { return x && x->dtype != TN_BOOL && !tn_dtype_is_floating(x->dtype); }
+/* (complex is not an integer: the layers refuse it, or take it part by part) */
+static bool tn__nn_is_int(const tn_tensor *x) { return x && x->dtype != TN_BOOL && !tn_dtype_is_floating(x->dtype) && !tn_dtype_is_complex(x->dtype); }
 static double tn__nn_absmax(tn_tensor *t) { return t && tn_numel(t) ? tn_item(tn_max(tn_abs(tn_to_dtype(t, TN_F64)))) : 0; }
 static int tn__nn_int_begin(const char *fn, tn_tensor **t, int nfac, tn_tensor **bias, int64_t terms) {
     if (!tn__nn_is_int(t[0])) return 0;
@@ -22366,9 +22380,47 @@ static int tn__conv_int_begin(const char *fn, tn_tensor **xw, tn_tensor **b, boo
                             tn_dtype_name(xw[0]->dtype), transposed ? "transposed" : "dilated", tn_dtype_name(xw[0]->dtype));
     return tn__nn_int_begin(fn, xw, 2, b, tn_numel(xw[1]));   /* numel(w): at least the products per output */
 }
+/* Complex operands: 1 when x, w and b are all of one complex dtype (the caller takes
+   tn__conv_complex), -1 with PyTorch's error when only some are complex, 0 when none is. */
+static int tn__conv_complex_check(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor *b) {
+    if (!x || !w) return 0;
+    const bool any = tn_is_complex(x) || tn_is_complex(w) || (b && tn_is_complex(b));
+    if (!any) return 0;
+    if (x->dtype != w->dtype || (b && b->dtype != x->dtype))
+        return TN__FAIL_INT("%s: Input type (%s), weight type (%s) and bias type (%s) should be the same", fn, tn_dtype_name(x->dtype),
+                            tn_dtype_name(w->dtype), b ? tn_dtype_name(b->dtype) : "none");
+    return 1;
+}
+/* A complex convolution as PyTorch's complex_convolution: Gauss's three real convolutions
+   of the parts (ac - bd, (a + b)(c + d) - ac - bd), then the bias's parts; conv runs one
+   real convolution without bias (differentiable: the parts are views). */
+static tn_tensor *tn__conv_complex(tn_tensor *x, tn_tensor *w, tn_tensor *b, int nsp, tn_tensor *(*conv)(tn_tensor *, tn_tensor *, const void *), const void *ctx) {
+    tn_scope_begin();
+    tn_tensor *xr = tn_real(x), *xi = tn_imag(x), *wr = tn_real(w), *wi = tn_imag(w);
+    tn_tensor *ac = conv(xr, wr, ctx), *bd = conv(xi, wi, ctx), *s = conv(tn_add(xr, xi), tn_add(wr, wi), ctx);
+    tn_tensor *re = tn_sub(ac, bd), *im = tn_sub(tn_sub(s, ac), bd);
+    if (b) {   /* [O, 1, ...]: broadcasts over the batched and the unbatched outputs */
+        int64_t bs[TN_MAX_DIMS] = {-1};
+        for (int k = 1; k <= nsp; k++) bs[k] = 1;
+        re = tn_add(re, tn_reshape(tn_real(b), bs, nsp + 1));
+        im = tn_add(im, tn_reshape(tn_imag(b), bs, nsp + 1));
+    }
+    return tn__scope_return(tn_complex(re, im));
+}
+typedef struct tn__conv_call { const char *fn; int nsp; bool transposed; tn_conv_fn_opts o; } tn__conv_call;
+static tn_tensor *tn__conv_kw(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor *b, int nsp, bool transposed, tn_conv_fn_opts o);
+static tn_tensor *tn__conv_part(tn_tensor *x, tn_tensor *w, const void *ctx) {
+    const tn__conv_call *c = (const tn__conv_call *)ctx;
+    return tn__conv_kw(c->fn, x, w, NULL, c->nsp, c->transposed, c->o);
+}
 static tn_tensor *tn__conv_kw(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor *b, int nsp, bool transposed, tn_conv_fn_opts o) {
     int64_t s[2], p[2], d[2], op[2];
     if (tn__conv_args(fn, nsp, transposed, &o, s, p, d, op)) return NULL;
+    const int cx = tn__conv_complex_check(fn, x, w, b);
+    if (cx) {
+        tn__conv_call c = {fn, nsp, transposed, o};
+        return cx < 0 ? NULL : TN__AS(fn, tn__conv_complex(x, w, b, nsp, tn__conv_part, &c));
+    }
     tn_scope_begin();
     tn_tensor *xw[2] = {x, w};
     const int r = tn__conv_int_begin(fn, xw, &b, transposed, d, nsp);
@@ -22500,6 +22552,12 @@ static tn_tensor *tn__conv3d(const char *fn, tn_tensor *x, tn_tensor *w, tn_tens
     y = tn__grad_name(tn_contiguous(y), "ConvolutionBackward0");
     return tn__scope_return(batched ? y : tn__grad_name(tn_squeeze_dim(y, 0), "SqueezeBackward1"));
 }
+typedef struct tn__conv3d_call { const char *fn; bool transposed; const tn_conv3d_fn_opts *o; } tn__conv3d_call;
+static tn_tensor *tn__conv3d_kw(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor *b, bool transposed, const tn_conv3d_fn_opts *o);
+static tn_tensor *tn__conv3d_part(tn_tensor *x, tn_tensor *w, const void *ctx) {
+    const tn__conv3d_call *c = (const tn__conv3d_call *)ctx;
+    return tn__conv3d_kw(c->fn, x, w, NULL, c->transposed, c->o);
+}
 static tn_tensor *tn__conv3d_kw(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor *b, bool transposed, const tn_conv3d_fn_opts *o) {
     TN__AUTOCAST(TN__AC_LOWER, tn__conv3d_kw(fn, ac_[0], ac_[1], ac_[2], transposed, o), x, w, b);
     int64_t s[3], p[3], d[3], op[3];
@@ -22508,6 +22566,11 @@ static tn_tensor *tn__conv3d_kw(const char *fn, tn_tensor *x, tn_tensor *w, tn_t
         return NULL;
     if (o->padding == TN_PADDING_SAME && o->padding_dhw.n) return (tn_tensor *)tn__error("%s: give padding='same' or a padding tuple, not both", fn);
     if (!transposed && (op[0] || op[1] || op[2])) return (tn_tensor *)tn__error("%s: output_padding is an option of the transposed convolutions only", fn);
+    const int cx = tn__conv_complex_check(fn, x, w, b);
+    if (cx) {
+        tn__conv3d_call c = {fn, transposed, o};
+        return cx < 0 ? NULL : TN__AS(fn, tn__conv_complex(x, w, b, 3, tn__conv3d_part, &c));
+    }
     tn_scope_begin();
     tn_tensor *xw[2] = {x, w};
     const int r = tn__conv_int_begin(fn, xw, &b, transposed, d, 3);
@@ -28289,10 +28352,10 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
             r[2] = tn_where(x, zero, g);
             break;
         }
-        case LERP: /* start, end, weight */
-            r[0] = tn_mul(g, tn_rsub_scalar(z, 1));
-            r[1] = tn_mul(g, z);
-            r[2] = TN__NEED(2) ? tn_mul(g, tn_sub(y, x)) : NULL;
+        case LERP: /* start, end, weight (complex: the conjugate derivatives) */
+            r[0] = tn_mul(g, tn_conj(tn_rsub_scalar(z, 1)));
+            r[1] = tn_mul(g, tn_conj(z));
+            r[2] = TN__NEED(2) ? tn_mul(g, tn_conj(tn_sub(y, x))) : NULL;
             break;
         case ADDCMUL:
             r[0] = g;
@@ -28301,8 +28364,8 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
             break;
         case ADDCDIV:
             r[0] = g;
-            r[1] = tn_mul_scalar(tn_div(g, z), v);
-            r[2] = tn_mul_scalar(tn_neg(tn_div(tn_mul(g, y), tn_square(z))), v);
+            r[1] = tn_mul_scalar(tn_div(g, tn_conj(z)), v);
+            r[2] = tn_mul_scalar(tn_neg(tn_mul(g, tn_conj(tn_div(y, tn_square(z))))), v);
             break;
         default: return TN__FAIL_INT("autograd: no derivative for ternary op %d", n->sub);
         }

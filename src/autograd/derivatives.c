@@ -341,10 +341,10 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
             r[2] = tn_where(x, zero, g);
             break;
         }
-        case LERP: /* start, end, weight */
-            r[0] = tn_mul(g, tn_rsub_scalar(z, 1));
-            r[1] = tn_mul(g, z);
-            r[2] = TN__NEED(2) ? tn_mul(g, tn_sub(y, x)) : NULL;
+        case LERP: /* start, end, weight (complex: the conjugate derivatives) */
+            r[0] = tn_mul(g, tn_conj(tn_rsub_scalar(z, 1)));
+            r[1] = tn_mul(g, tn_conj(z));
+            r[2] = TN__NEED(2) ? tn_mul(g, tn_conj(tn_sub(y, x))) : NULL;
             break;
         case ADDCMUL:
             r[0] = g;
@@ -353,8 +353,8 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
             break;
         case ADDCDIV:
             r[0] = g;
-            r[1] = tn_mul_scalar(tn_div(g, z), v);
-            r[2] = tn_mul_scalar(tn_neg(tn_div(tn_mul(g, y), tn_square(z))), v);
+            r[1] = tn_mul_scalar(tn_div(g, tn_conj(z)), v);
+            r[2] = tn_mul_scalar(tn_neg(tn_mul(g, tn_conj(tn_div(y, tn_square(z))))), v);
             break;
         default: return TN__FAIL_INT("autograd: no derivative for ternary op %d", n->sub);
         }

@@ -233,6 +233,8 @@ static void tn__ternary_##S(char **p, const int64_t *s, int64_t n, void *vc) {
         break;
     case ADDCMUL: TN__CMAP3(T, tn__cadd(c, tn__cmul(v, tn__cmul(a, b)))); break;
     case ADDCDIV: TN__CMAP3(T, tn__cadd(c, tn__cmul(v, tn__cdiv(a, b)))); break;
+    case LERP: TN__CMAP3(T, tn__cabs(b) < 0.5 ? tn__cadd(c, tn__cmul(b, tn__cadd(a, tn__cscale(c, -1))))   /* |w| < 0.5, as ATen */
+                                              : tn__cadd(a, tn__cscale(tn__cmul(tn__cadd(a, tn__cscale(c, -1)), tn__cx(1 - b.re, -b.im)), -1))); break;
     default: TN__STORE_RELAXED(&kc->failed, 1); break;
     } }
 /* @end TN__DEFINE_TERNARY_COMPLEX */

@@ -295,6 +295,14 @@ static float tn__round_float_to(double v, int digits) {
 static tn_tensor *tn__random_ex(const char *fn, tn_random_op op, const int64_t *shape, int ndim, tn_dtype dtype,
                                 tn_generator *gen, double a, double b, int64_t low, uint64_t range, tn_device device, bool serial) {
     if (tn__check_cpu_dtype_arg(fn, dtype)) return NULL;
+    if (op != RANDINT && tn_dtype_is_complex(dtype)) {   /* PyTorch's: the real view's draw, normal's std over sqrt(2) */
+        if (ndim >= TN_MAX_DIMS) return (tn_tensor *)tn__error("%s: a complex tensor of %d dims (its real view needs %d, the limit is %d)", fn, ndim, ndim + 1, TN_MAX_DIMS);
+        int64_t s2[TN_MAX_DIMS];
+        if (ndim > 0) memcpy(s2, shape, (size_t)ndim * sizeof *s2);
+        s2[ndim] = 2;
+        tn_tensor *r = tn__random_ex(fn, op, s2, ndim + 1, dtype == TN_C64 ? TN_F32 : TN_F64, gen, a, op == NORMAL ? b / sqrt(2.0) : b, low, range, device, serial);
+        return r ? tn_view_as_complex(r) : NULL;
+    }
     if (op != RANDINT && !tn_dtype_is_floating(dtype))
         return (tn_tensor *)tn__error("%s: expected a floating dtype, got %s", fn, tn_dtype_name(dtype));
     tn_tensor *t = device == TN_CPU ? tn__new_checked(fn, shape, ndim, dtype)
@@ -648,18 +656,19 @@ TNDEF tn_tensor *tn_normal_(tn_tensor *t, double mean, double std, tn_generator 
     TN__CHECK_NULL(t);
     if (tn__check_cpu_dtype(fn, t)) return NULL;
     if (!(std >= 0)) return (tn_tensor *)tn__error("%s: normal expects std >= 0.0, but found std %g", fn, std);
-    if (!tn_dtype_is_floating(t->dtype)) return (tn_tensor *)tn__error("%s: \"normal_kernel_cpu\" not implemented for '%s'", fn, tn__torch_type_name(t->dtype));
+    if (!tn_dtype_is_floating(t->dtype) && !tn_dtype_is_complex(t->dtype)) return (tn_tensor *)tn__error("%s: \"normal_kernel_cpu\" not implemented for '%s'", fn, tn__torch_type_name(t->dtype));
     return TN__AS(fn, tn__fill_random_(fn, t, NORMAL, mean, std, gen));
 }
 TNDEF tn_tensor *tn_uniform_(tn_tensor *t, double from, double to, tn_generator *gen) {
     const char *fn = "tn_uniform_";
     TN__CHECK_NULL(t);
     if (tn__check_cpu_dtype(fn, t)) return NULL;
-    if (!tn_dtype_is_floating(t->dtype)) return (tn_tensor *)tn__error("%s: \"check_uniform_bounds\" not implemented for '%s'", fn, tn__torch_type_name(t->dtype));
+    if (!tn_dtype_is_floating(t->dtype) && !tn_dtype_is_complex(t->dtype)) return (tn_tensor *)tn__error("%s: \"check_uniform_bounds\" not implemented for '%s'", fn, tn__torch_type_name(t->dtype));
     if (!(from <= to)) return (tn_tensor *)tn__error("%s: uniform_ expects to return a [from, to) range, but found from=%g > to=%g", fn, from, to);
-    if (!(to - from <= tn__finfo_max(t->dtype)))
+    const tn_dtype part = t->dtype == TN_C64 ? TN_F32 : t->dtype == TN_C128 ? TN_F64 : t->dtype;   /* complex: each part's bounds */
+    if (!(to - from <= tn__finfo_max(part)))
         return (tn_tensor *)tn__error("%s: uniform_ expects to-from <= std::numeric_limits<%s>::max(), but found to=%g and from=%g which result in to-from to exceed the limit",
-                                      fn, tn__torch_type_name(t->dtype), to, from);
+                                      fn, tn__torch_type_name(part), to, from);
     return TN__AS(fn, tn__fill_random_(fn, t, UNIFORM, from, to, gen));
 }
 static int tn__check_sampler_target(const char *fn, const char *what, tn_tensor *t) {

@@ -112,7 +112,8 @@ static tn_tensor *tn__nn_half_return(tn_tensor *r, tn_dtype dtype) { return tn__
    then wrapped to the dtype as PyTorch's integer arithmetic wraps. Begin: 1 with the
    factors t[0..nfac-1] and *bias replaced by float64 copies (owned by the open scope), 0
    when t[0] is not an integer tensor (the float path decides), -1 on an error. */
-static bool tn__nn_is_int(const tn_tensor *x) { return x && x->dtype != TN_BOOL && !tn_dtype_is_floating(x->dtype); }
+/* (complex is not an integer: the layers refuse it, or take it part by part) */
+static bool tn__nn_is_int(const tn_tensor *x) { return x && x->dtype != TN_BOOL && !tn_dtype_is_floating(x->dtype) && !tn_dtype_is_complex(x->dtype); }
 static double tn__nn_absmax(tn_tensor *t) { return t && tn_numel(t) ? tn_item(tn_max(tn_abs(tn_to_dtype(t, TN_F64)))) : 0; }
 static int tn__nn_int_begin(const char *fn, tn_tensor **t, int nfac, tn_tensor **bias, int64_t terms) {
     if (!tn__nn_is_int(t[0])) return 0;

@@ -779,10 +779,10 @@ static tn_tensor *tn__ternary_raw(const char *fn, tn_ternary_op op, tn_tensor *x
         dt = tn_result_type(ops + 1, 2);
     } else {
         dt = tn_result_type(ops, 3);
-        if (op == LERP && (!tn_dtype_is_floating(x->dtype) || !tn_dtype_is_floating(y->dtype)))
+        if (op == LERP && ((!tn_dtype_is_floating(x->dtype) && !tn_dtype_is_complex(x->dtype)) || (!tn_dtype_is_floating(y->dtype) && !tn_dtype_is_complex(y->dtype))))
             return (tn_tensor *)tn__error("%s: lerp not implemented for dtypes %s and %s (floating tensors only)", fn, tn_dtype_name(x->dtype), tn_dtype_name(y->dtype));
 
-        if (op == ADDCDIV && !tn_dtype_is_floating(dt))
+        if (op == ADDCDIV && !tn_dtype_is_floating(dt) && !tn_dtype_is_complex(dt))
             return (tn_tensor *)tn__error("%s: integer division with addcdiv is no longer supported; use floating tensors", fn);
     }
     if (target && (nd != target->ndim || memcmp(shape, target->shape, (size_t)nd * sizeof(int64_t))))

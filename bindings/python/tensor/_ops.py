@@ -446,11 +446,14 @@ def lerp(self, end, weight):
     e = _tp(end, "lerp", "end")
     if isinstance(weight, Tensor):
         return _wrap(lib.tn_lerp(self._ptr, e, weight._ptr))
+    if type(weight) is _bi.complex:   # a wrapped number: the tensors' dtype wins
+        w = _scalar_tensor(weight)   # (held: the call reads its handle)
+        return _wrap(lib.tn_lerp(self._ptr, e, w._ptr))
     return _wrap(lib.tn_lerp_scalar(self._ptr, e, _scalar(weight, "lerp", "weight")))
 
 
 def _lerp_(self, end, weight):
-    if isinstance(weight, Tensor):
+    if isinstance(weight, (Tensor, _bi.complex)):
         return self._store(lerp(self, end, weight))
     return self._inplace(lib.tn_lerp_(self._ptr, _tp(end, "lerp_", "end"), _scalar(weight, "lerp_", "weight")))
 
