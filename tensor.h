@@ -3101,7 +3101,8 @@ TNDEF bool tn_is_anomaly_enabled(void);
 
 /* Compares analytical gradients (autograd) with central finite differences for every
 
-   input that requires grad (use float64). fn maps the inputs to one output tensor.
+   input that requires grad (use float64; complex128 inputs and outputs count as their real
+   and imaginary parts, PyTorch's convention). fn maps the inputs to one output tensor.
    Returns true if all agree within atol + rtol*|numerical|; else false with the worst
    element described in tn_last_error(). */
 typedef tn_tensor *(*tn_gradcheck_fn)(tn_tensor *const *inputs, int n, void *user);
@@ -10547,6 +10548,7 @@ static tn_tensor *tn__isin_impl(tn_tensor *elements, tn_tensor *test, tn_isin_fn
     if (tn__check_same_device("tn_isin", elements, test)) return NULL;
     tn_tensor *pair[2] = {elements, test};
     const tn_dtype ct = tn_result_type(pair, 2);
+    if (tn_dtype_is_complex(ct)) return (tn_tensor *)tn__error("tn_isin: Unsupported input type encountered for isin(): %s", tn__torch_type_name(ct));
     const int64_t ne = tn_numel(elements), nt = tn_numel(test);
     int64_t m1 = -1, work;
     tn_scope_begin();
@@ -12534,12 +12536,13 @@ static tn_tensor *tn__ldexp_impl(tn_tensor *x, tn_tensor *other) {
 TNDEF tn_tensor *tn_ldexp(tn_tensor *x, tn_tensor *other) { return TN__AS("tn_ldexp", tn__ldexp_impl(x, other)); }
 static tn_tensor *tn__float_power_impl(tn_tensor *a, tn_tensor *b, bool inplace) {
     TN__CHECK_NULL(a, b);
-    if (inplace && a->dtype != TN_F64)
-        return (tn_tensor *)tn__error("tn_float_power_: the base given to float_power_ has dtype %s but the operation's result requires dtype float64", tn_dtype_name(a->dtype));
+    const tn_dtype dt = tn_is_complex(a) || tn_is_complex(b) ? TN_C128 : TN_F64;   /* PyTorch: complex128 where either is complex */
+    if (inplace && a->dtype != dt)
+        return (tn_tensor *)tn__error("tn_float_power_: the base given to float_power_ has dtype %s but the operation's result requires dtype %s", tn_dtype_name(a->dtype), tn_dtype_name(dt));
     tn_scope_begin();
-    tn_tensor *b64 = tn_to_dtype(b, TN_F64);
+    tn_tensor *b64 = tn_to_dtype(b, dt);
     if (inplace) { tn_tensor *r = b64 ? tn_pow_(a, b64) : NULL; tn_scope_end(); return r; }
-    return tn__scope_return(tn__grad_name(tn_pow(tn_to_dtype(a, TN_F64), b64), "PowBackward1"));
+    return tn__scope_return(tn__grad_name(tn_pow(tn_to_dtype(a, dt), b64), "PowBackward1"));
 }
 TNDEF tn_tensor *tn_float_power(tn_tensor *a, tn_tensor *b) { return TN__AS("tn_float_power", tn__float_power_impl(a, b, false)); }
 TNDEF tn_tensor *tn_float_power_(tn_tensor *a, tn_tensor *b) { return TN__AS("tn_float_power_", tn__float_power_impl(a, b, true)); }
@@ -12658,6 +12661,7 @@ TNDEF tn_tensor *tn_isfinite(tn_tensor *x) { return tn__unary(ISFINITE, x, NULL)
 TNDEF tn_tensor *tn_signbit(tn_tensor *x) { return tn__unary(SIGNBIT, x, NULL); }
 static tn_tensor *tn__isinf_signed(tn_tensor *x, bool pos) {
     TN__CHECK_NULL(x);
+    if (tn_is_complex(x)) return (tn_tensor *)tn__error("%s does not support complex inputs.", pos ? "isposinf" : "isneginf");
     if (!tn_dtype_is_floating(x->dtype)) return tn_zeros_like(tn_to_dtype(tn_detach(x), TN_BOOL));
     tn_scope_begin();
     return tn__scope_return(tn_logical_and(tn_isinf(x), pos ? tn_gt_scalar(x, 0) : tn_lt_scalar(x, 0)));
@@ -12701,8 +12705,12 @@ TNDEF tn_tensor *tn_asinh(tn_tensor *x) { return tn__unary(ASINH, x, NULL); }
 TNDEF tn_tensor *tn_acosh(tn_tensor *x) { return tn__unary(ACOSH, x, NULL); }
 TNDEF tn_tensor *tn_atanh(tn_tensor *x) { return tn__unary(ATANH, x, NULL); }
 /* x * pi/180: a Python float, so integers and bool give float32 as in PyTorch */
-TNDEF tn_tensor *tn_deg2rad(tn_tensor *x) { return tn__grad_name(TN__AS("tn_deg2rad", tn_mul_scalar(x, 0.017453292519943295769)), "Deg2RadBackward0"); }
-TNDEF tn_tensor *tn_rad2deg(tn_tensor *x) { return tn__grad_name(TN__AS("tn_rad2deg", tn_mul_scalar(x, 57.295779513082320877)), "Rad2DegBackward0"); }
+TNDEF tn_tensor *tn_deg2rad(tn_tensor *x) {
+    if (x && tn_is_complex(x)) return (tn_tensor *)tn__error("tn_deg2rad: deg2rad is not supported for complex tensors.");
+    return tn__grad_name(TN__AS("tn_deg2rad", tn_mul_scalar(x, 0.017453292519943295769)), "Deg2RadBackward0"); }
+TNDEF tn_tensor *tn_rad2deg(tn_tensor *x) {
+    if (x && tn_is_complex(x)) return (tn_tensor *)tn__error("tn_rad2deg: rad2deg is not supported for complex tensors.");
+    return tn__grad_name(TN__AS("tn_rad2deg", tn_mul_scalar(x, 57.295779513082320877)), "Rad2DegBackward0"); }
 TNDEF tn_tensor *tn_sinc(tn_tensor *x) { return tn__unary(SINC, x, NULL); }
 TNDEF tn_tensor *tn_logit_opts(tn_tensor *x, tn_logit_fn_opts o) {
     double p[3] = {o.eps >= 0 ? o.eps : -1, 0, 0};   /* NaN (None) and negative: no clamp */
@@ -13500,6 +13508,7 @@ TNDEF tn_tensor *tn_logsumexp(tn_tensor *x, const int64_t *dims, int n, bool kee
 /* ---- NaN-skipping sums and means, counts, aminmax ---- */
 static tn_tensor *tn__nansum_impl(tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
     TN__CHECK_NULL(x);
+    if (tn_is_complex(x)) return (tn_tensor *)tn__error("nansum does not support complex inputs");
     if (!tn_dtype_is_floating(x->dtype)) return tn_sum_dims(x, dims, n, .keepdim = keepdim);   /* nothing is NaN */
     tn_scope_begin();
     /* the NaNs read as 0: where's gradient is g where x is not NaN, 0 at the NaNs, as PyTorch's */
@@ -14851,6 +14860,8 @@ static tn_tensor *tn__unique(const char *fn, tn_tensor *x, tn_tensor **inverse, 
     if (counts) *counts = NULL;
     TN__CHECK_NULL(x);
     if (tn__check_cpu_dtype(fn, x)) return NULL;
+    if (tn_is_complex(x))   /* no complex order: PyTorch's CPU kernels refuse it */
+        return (tn_tensor *)tn__error("%s: \"%s\" not implemented for '%s'", fn, consecutive ? "unique_consecutive" : "unique", tn__torch_type_name(x->dtype));
     if (consecutive) {
         const tn_unique_fn_opts def = TN_DEFAULTS(tn_unique_fn_opts);
         if (tn__kw_only(fn, "unique_consecutive", tn__kw_unique, TN__KW_N(tn__kw_unique), &o, &def, "return_inverse, return_counts, dim")) return NULL;
@@ -16970,7 +16981,7 @@ static tn_tensor *tn__cov_impl(tn_tensor *t, int64_t correction, tn_tensor *fwei
     const int64_t row[2] = {1, -1}, obs = 1;
     tn_scope_begin();
     tn_tensor *x = t->ndim < 2 ? tn_reshape(t, row, 2) : t, *w = NULL;
-    if (x && !tn_dtype_is_floating(x->dtype)) x = tn_to_dtype(x, TN_F32);   /* the default float */
+    if (x && !tn_dtype_is_floating(x->dtype) && !tn_is_complex(x)) x = tn_to_dtype(x, TN_F32);   /* the default float */
     if (fweights) w = tn_reshape(fweights, &nobs, 1);
     if (aweights) { tn_tensor *aw = tn_reshape(aweights, &nobs, 1); w = w ? tn_mul(w, aw) : aw; }
     tn_tensor *wsum = w ? tn_sum(w) : tn_scalar_int(nobs);
@@ -16982,7 +16993,7 @@ static tn_tensor *tn__cov_impl(tn_tensor *t, int64_t correction, tn_tensor *fwei
     tn_tensor *neg = norm ? tn_le_scalar(norm, 0) : NULL;   /* PyTorch warns and divides by 0 */
     if (neg) norm = tn_where(neg, tn_zeros_like(norm), norm);
     tn_tensor *xc = tn_sub(x, tn_unsqueeze(avg, 1));
-    tn_tensor *c = tn_mm(xc, tn_t(w ? tn_mul(xc, w) : xc));
+    tn_tensor *c = tn_mm(xc, tn_conj(tn_t(w ? tn_mul(xc, w) : xc)));   /* complex: x x^H */
     c = c ? tn_div(c, tn_to_dtype(norm, c->dtype)) : NULL;
     return tn__scope_return(tn_squeeze(c));
 }
@@ -16995,8 +17006,10 @@ static tn_tensor *tn__corrcoef_impl(tn_tensor *t) {
     tn_scope_begin();
     tn_tensor *c = tn_cov_opts(t, (tn_cov_fn_opts)TN_DEFAULTS(tn_cov_fn_opts));
     if (!c || c->ndim == 0) return tn__scope_return(c ? tn_div(c, c) : NULL);   /* one variable: NaN, or 1 */
-    tn_tensor *sd = tn_sqrt(tn__diagonal(c, 0, 0, 1));
+    tn_tensor *sd = tn_sqrt(tn_real(tn__diagonal(c, 0, 0, 1)));   /* (complex: the variances are real) */
     c = tn_div(tn_div(c, tn_unsqueeze(sd, 1)), tn_unsqueeze(sd, 0));
+    if (c && tn_is_complex(c))   /* each part clipped, as PyTorch */
+        return tn__scope_return(tn_complex(tn_clamp(tn_real(c), .min = -1, .max = 1), tn_clamp(tn_imag(c), .min = -1, .max = 1)));
     return tn__scope_return(tn_clamp(c, .min = -1, .max = 1));   /* rounding can leave |c| just past 1 */
 }
 TNDEF tn_tensor *tn_corrcoef(tn_tensor *t) { return TN__AS("tn_corrcoef", tn__corrcoef_impl(t)); }
@@ -29287,9 +29300,18 @@ TNDEF tn_node *tn_node_next(tn_node *n, int i, tn_tensor **leaf) {
 /* src/autograd/gradcheck.c: gradcheck, gradgradcheck                      */
 /* ======================================================================= */
 /* ---- gradcheck ---- */
-static double tn__flat_get(tn_tensor *t, int64_t i) { /* element i (row-major) of a contiguous f64 CPU tensor */
+static double tn__flat_get(tn_tensor *t, int64_t i) { /* double i (row-major) of a contiguous f64 or c128 CPU tensor */
     return ((const double *)tn_data_ptr(t))[i];
 }
+
+/* Complex tensors take PyTorch's convention: each element is two real coordinates (real
+   and imaginary part, as the memory of a contiguous complex tensor holds them). The numerical
+   Jacobian perturbs each input coordinate; the analytical row of Re out[j] is the backward of
+   a one-hot 1, of Im out[j] of a one-hot i, whose gradient dL/dRe x + i dL/dIm x gives the
+   two columns of x's element. */
+static bool tn__gc_dtype_ok(tn_dtype d) { return tn_dtype_is_floating(d) || d == TN_C64 || d == TN_C128; }
+static bool tn__gc_double(tn_dtype d) { return d == TN_F64 || d == TN_C128; }
+static int64_t tn__gc_coords(const tn_tensor *t) { return tn_dtype_is_complex(t->dtype) ? tn__mul_sat(tn_numel(t), 2) : tn_numel(t); }
 
 TNDEF bool tn_gradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, void *user, double eps, double atol, double rtol) {
     if (!fn || !inputs || n <= 0) { tn__error("tn_gradcheck: need a function and inputs"); return false; }
@@ -29299,8 +29321,8 @@ TNDEF bool tn_gradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, voi
     for (int k = 0; k < n; k++) {
         tn_tensor *x = inputs[k];
         if (!x) return false;
-        if (x->requires_grad && (x->device != TN_CPU || !tn_is_contiguous(x) || !tn_dtype_is_floating(x->dtype))) {
-            tn__error("tn_gradcheck: input %d must be a contiguous floating CPU tensor (float64 recommended)", k);
+        if (x->requires_grad && (x->device != TN_CPU || !tn_is_contiguous(x) || !tn__gc_dtype_ok(x->dtype))) {
+            tn__error("tn_gradcheck: input %d must be a contiguous floating or complex CPU tensor (float64/complex128 recommended)", k);
             return false;
         }
     }
@@ -29309,16 +29331,18 @@ TNDEF bool tn_gradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, voi
     char msg[512] = "";
     tn_scope_begin();
     tn_tensor *out = fn(inputs, n, user);
-    if (!out || !tn_dtype_is_floating(out->dtype)) {
-        if (out) tn__error("tn_gradcheck: the function's output must be floating, got %s", tn_dtype_name(out->dtype));
+    if (!out || !tn__gc_dtype_ok(out->dtype)) {
+        if (out) tn__error("tn_gradcheck: the function's output must be floating or complex, got %s", tn_dtype_name(out->dtype));
         tn_scope_end();
         return false;
     }
-    int64_t m = tn_numel(out);
+    const bool ocx = tn_dtype_is_complex(out->dtype);
+    const int64_t m = tn__gc_coords(out);   /* real coordinates of the output */
     for (int k = 0; k < n && ok; k++) {
         tn_tensor *x = inputs[k];
         if (!x->requires_grad) continue;
-        int64_t nx = tn_numel(x);
+        const bool xcx = tn_dtype_is_complex(x->dtype), xd = tn__gc_double(x->dtype);
+        const int64_t nx = tn__gc_coords(x);
         /* numerical Jacobian column by column: central differences on x's raw data */
         double *num = (double *)tn__malloc_n("tn_gradcheck", tn__add_sat(tn__mul_sat(nx, m), 1), sizeof(double));   /* the Jacobian: nx * m can overflow */
         if (!num) { ok = false; break; }
@@ -29326,37 +29350,38 @@ TNDEF bool tn_gradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, voi
         for (int64_t e = 0; e < nx && ok; e++) {
             tn_tensor *outs[2];
             for (int s = 0; s < 2; s++) {
-                double v = x->dtype == TN_F64 ? ((double *)base)[e] : ((float *)base)[e];
+                double v = xd ? ((double *)base)[e] : ((float *)base)[e];
                 double pv = v + (s ? -eps : eps);
-                if (x->dtype == TN_F64) ((double *)base)[e] = pv; else ((float *)base)[e] = (float)pv;
+                if (xd) ((double *)base)[e] = pv; else ((float *)base)[e] = (float)pv;
                 tn_no_grad_begin();
                 tn_tensor *o = fn(inputs, n, user);
                 /* a copy: the output may be a view of the input being perturbed */
-                outs[s] = o ? tn__own(tn__copy_as(o, TN_F64, TN_CPU)) : NULL;
+                outs[s] = o ? tn__own(tn__copy_as(o, ocx ? TN_C128 : TN_F64, TN_CPU)) : NULL;
                 tn_no_grad_end();
-                if (x->dtype == TN_F64) ((double *)base)[e] = v; else ((float *)base)[e] = (float)v;
+                if (xd) ((double *)base)[e] = v; else ((float *)base)[e] = (float)v;
             }
             if (!outs[0] || !outs[1]) { ok = false; break; }
             for (int64_t j = 0; j < m; j++) num[j * nx + e] = (tn__flat_get(outs[0], j) - tn__flat_get(outs[1], j)) / (2 * eps);
         }
-        /* analytical Jacobian row by row: one backward per output element */
+        /* analytical Jacobian row by row: one backward per output coordinate */
         for (int64_t j = 0; j < m && ok; j++) {
             tn_scope_begin();
-            tn_tensor *go = tn_zeros_like(out), *gx = NULL; /* one-hot at output element j */
-            if (out->dtype == TN_F64) ((double *)tn_data_ptr(go))[j] = 1; else ((float *)tn_data_ptr(go))[j] = 1;
+            tn_tensor *go = tn_zeros_like(out), *gx = NULL; /* one-hot at output coordinate j: 1 or i */
+            if (tn__gc_double(out->dtype)) ((double *)tn_data_ptr(go))[j] = 1; else ((float *)tn_data_ptr(go))[j] = 1;
             tn_autograd_opts o = TN_DEFAULTS(tn_autograd_opts);
             o.retain_graph = true;
             o.allow_unused = true;
             if (tn_autograd_grad_opts(&out, 1, &x, 1, &go, &gx, o)) { ok = false; tn_scope_end(); break; }
-            tn_tensor *g64 = gx ? tn_contiguous(tn_to_dtype(gx, TN_F64)) : NULL;
+            tn_tensor *g64 = gx ? tn_contiguous(tn_to_dtype(gx, xcx ? TN_C128 : TN_F64)) : NULL;
             for (int64_t e = 0; e < nx; e++) {
                 double a = g64 ? tn__flat_get(g64, e) : 0, nm = num[j * nx + e], err = fabs(a - nm);
                 if (!(err <= atol + rtol * fabs(nm))) {
                     ok = false;
                     if (err > worst || worst < 0 || err != err) {
                         worst = err;
-                        snprintf(msg, sizeof msg, "tn_gradcheck: Jacobian mismatch for input %d: d out[%lld] / d in[%lld]: analytical %.10g vs numerical %.10g",
-                                 k, (long long)j, (long long)e, a, nm);
+                        snprintf(msg, sizeof msg, "tn_gradcheck: Jacobian mismatch for input %d: d %s out[%lld] / d %s in[%lld]: analytical %.10g vs numerical %.10g",
+                                 k, ocx ? (j % 2 ? "Im" : "Re") : "", (long long)(ocx ? j / 2 : j), xcx ? (e % 2 ? "Im" : "Re") : "",
+                                 (long long)(xcx ? e / 2 : e), a, nm);
                     }
                 }
             }
@@ -29405,7 +29430,8 @@ TNDEF bool tn_gradgradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n,
         tn_generator gen;   /* its own generator (Philox): the caller's random stream is untouched */
         memset(&gen, 0, sizeof gen);
         gen.seed = 1234;
-        tn_tensor *v = tn_contiguous(tn_to_dtype(tn_randn_gen(&m, 1, TN_F64, &gen), out->dtype));
+        tn_tensor *v = tn_contiguous(tn_dtype_is_complex(out->dtype) ? tn_randn_gen(&m, 1, out->dtype, &gen)   /* complex: both parts */
+                                                                    : tn_to_dtype(tn_randn_gen(&m, 1, TN_F64, &gen), out->dtype));
         ok = v && tn_requires_grad_(v, true) == 0;
         for (int k = 0; k < n; k++) all[k] = inputs[k];
         all[n] = v;

@@ -2992,7 +2992,8 @@ TNDEF bool tn_is_anomaly_enabled(void);
 
 /* Compares analytical gradients (autograd) with central finite differences for every
 
-   input that requires grad (use float64). fn maps the inputs to one output tensor.
+   input that requires grad (use float64; complex128 inputs and outputs count as their real
+   and imaginary parts, PyTorch's convention). fn maps the inputs to one output tensor.
    Returns true if all agree within atol + rtol*|numerical|; else false with the worst
    element described in tn_last_error(). */
 typedef tn_tensor *(*tn_gradcheck_fn)(tn_tensor *const *inputs, int n, void *user);

@@ -803,6 +803,8 @@ static tn_tensor *tn__unique(const char *fn, tn_tensor *x, tn_tensor **inverse, 
     if (counts) *counts = NULL;
     TN__CHECK_NULL(x);
     if (tn__check_cpu_dtype(fn, x)) return NULL;
+    if (tn_is_complex(x))   /* no complex order: PyTorch's CPU kernels refuse it */
+        return (tn_tensor *)tn__error("%s: \"%s\" not implemented for '%s'", fn, consecutive ? "unique_consecutive" : "unique", tn__torch_type_name(x->dtype));
     if (consecutive) {
         const tn_unique_fn_opts def = TN_DEFAULTS(tn_unique_fn_opts);
         if (tn__kw_only(fn, "unique_consecutive", tn__kw_unique, TN__KW_N(tn__kw_unique), &o, &def, "return_inverse, return_counts, dim")) return NULL;
