@@ -1729,7 +1729,7 @@ TN__DEFINE_ELEMENTWISE(double, f64, )
    .keepdim = true), tn_mean_dims(x, dims, n, .dtype = TN_F64). */
 #define TN_FIELDS_tn_sum_fn_opts(X) \
     X(B, keepdim, false, "") \
-    X(E, dtype,   -1,    "float32|float64|int32|int64|uint8|bool|float16|bfloat16|int8|int16")
+    X(E, dtype,   -1,    "float32|float64|int32|int64|uint8|bool|float16|bfloat16|int8|int16|complex64|complex128")
 TN__KW_STRUCT(tn_sum_fn_opts);
 TNDEF tn_tensor *tn_sum(tn_tensor *x);
 TNDEF tn_tensor *tn_sum_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_sum_fn_opts opts);
