@@ -8001,6 +8001,10 @@ TNDEF tn_tensor *tn_linspace(double start, double end, int64_t steps, tn_dtype d
     if (steps < 0) return (tn_tensor *)tn__error("tn_linspace: number of steps must be non-negative, got %lld", (long long)steps);
     if (tn__check_cpu_dtype_arg("tn_linspace", dtype)) return NULL;
     if (dtype == TN_BOOL) return (tn_tensor *)tn__error("tn_linspace: \"linspace_cpu\" not implemented for 'Bool'");
+    if (tn_dtype_is_complex(dtype)) {   /* real ends: the part dtype's values, imaginary parts 0 */
+        tn_tensor *r = tn_linspace(start, end, steps, tn_dtype_to_real(dtype));
+        return r ? tn_to_dtype(r, dtype) : NULL;
+    }
     double s0 = start, e0 = end;
     if (!tn_dtype_is_floating(dtype) && (tn__range_end("tn_linspace", start, dtype, &s0) || tn__range_end("tn_linspace", end, dtype, &e0))) return NULL;
     tn_tensor *t = tn__new_checked("tn_linspace", &steps, 1, dtype);
@@ -8042,6 +8046,10 @@ TNDEF tn_tensor *tn_logspace(double start, double end, int64_t steps, double bas
     if (steps < 0) return (tn_tensor *)tn__error("tn_logspace: number of steps must be non-negative, got %lld", (long long)steps);
     if (tn__check_cpu_dtype_arg("tn_logspace", dtype)) return NULL;
     if (dtype == TN_BOOL) return (tn_tensor *)tn__error("tn_logspace: \"logspace_cpu\" not implemented for 'Bool'");
+    if (tn_dtype_is_complex(dtype)) {   /* real ends: the part dtype's values, imaginary parts 0 */
+        tn_tensor *r = tn_logspace(start, end, steps, base, tn_dtype_to_real(dtype));
+        return r ? tn_to_dtype(r, dtype) : NULL;
+    }
     double s = start, e = end;
     if (dtype == TN_F32) { s = (float)start; e = (float)end; }
     else if (!tn_dtype_is_floating(dtype) && (tn__range_end("tn_logspace", start, dtype, &s) || tn__range_end("tn_logspace", end, dtype, &e))) return NULL;
@@ -12796,6 +12804,7 @@ TNDEF tn_tensor *tn_nan_to_num_str(tn_tensor *x, const char *options) {
    to float32 (PyTorch's type promotion for clamp). */
 static tn_tensor *tn__clamp_raw(tn_tensor *x, double lo, double hi) {
     double p[3] = {lo != lo ? NAN : lo, hi != hi ? NAN : hi, 0};
+    if (tn_is_complex(x)) return (tn_tensor *)tn__error("tn_clamp: clamp is not supported for complex types");   /* (NaN bounds too) */
     if (lo != lo || hi != hi) { /* NaN bound: PyTorch gives NaN */
         tn_tensor *r = tn__new(tn_dtype_is_floating(x->dtype) ? x->dtype : TN_F32, x->device, x->shape, x->ndim);
         if (r && tn__backend(r->device)->fill(r, NAN)) { tn_release(r); r = NULL; }
@@ -17302,6 +17311,12 @@ static tn_tensor *tn__im2col_public(const char *fn, tn_tensor *x, const int64_t 
     return tn__scope_return(tn__grad_name(x->ndim == 4 ? c : tn_squeeze_dim(c, 0), "Im2ColBackward0"));
 }
 TNDEF tn_tensor *tn_im2col(tn_tensor *x, const int64_t kernel[2], const int64_t dilation[2], const int64_t padding[2], const int64_t stride[2]) {
+    if (x && tn_is_complex(x)) {   /* a rearrangement: part by part (differentiable through the views) */
+        tn_scope_begin();
+        tn_tensor *re = tn__im2col_public("tn_im2col", tn_real(x), kernel, dilation, padding, stride);
+        tn_tensor *im = re ? tn__im2col_public("tn_im2col", tn_imag(x), kernel, dilation, padding, stride) : NULL;
+        return TN__AS("tn_im2col", tn__scope_return(im ? tn_complex(re, im) : NULL));
+    }
     return TN__AS("tn_im2col", tn__im2col_public("tn_im2col", x, kernel, dilation, padding, stride));
 }
 static tn_tensor *tn__col2im_public(const char *fn, tn_tensor *c, const int64_t *os, const int64_t *k, const int64_t *d, const int64_t *p, const int64_t *s) {
@@ -17328,6 +17343,12 @@ static tn_tensor *tn__col2im_public(const char *fn, tn_tensor *c, const int64_t 
 }
 TNDEF tn_tensor *tn_col2im(tn_tensor *cols, const int64_t output_size[2], const int64_t kernel[2], const int64_t dilation[2],
                            const int64_t padding[2], const int64_t stride[2]) {
+    if (cols && tn_is_complex(cols)) {   /* sums of rearranged elements: part by part */
+        tn_scope_begin();
+        tn_tensor *re = tn__col2im_public("tn_col2im", tn_real(cols), output_size, kernel, dilation, padding, stride);
+        tn_tensor *im = re ? tn__col2im_public("tn_col2im", tn_imag(cols), output_size, kernel, dilation, padding, stride) : NULL;
+        return TN__AS("tn_col2im", tn__scope_return(im ? tn_complex(re, im) : NULL));
+    }
     return TN__AS("tn_col2im", tn__col2im_public("tn_col2im", cols, output_size, kernel, dilation, padding, stride));
 }
 
@@ -26218,7 +26239,7 @@ static int tn__loss_check_pair(const char *fn, const char *na, tn_tensor *a, con
 /* x + v where PyTorch's v is a Python float: an integer x goes to the default dtype, as
    PyTorch promotes it (in C an integral v would be an integer scalar and keep x's dtype). */
 static tn_tensor *tn__add_float_scalar(tn_tensor *x, double v) {
-    if (x && (x->dtype == TN_BOOL || !tn_dtype_is_floating(x->dtype))) x = tn_to_dtype(x, tn_get_default_dtype());
+    if (x && (x->dtype == TN_BOOL || (!tn_dtype_is_floating(x->dtype) && !tn_is_complex(x)))) x = tn_to_dtype(x, tn_get_default_dtype());   /* (complex stays complex) */
     return tn_add_scalar(x, v);
 }
 

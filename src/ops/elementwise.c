@@ -679,6 +679,7 @@ TNDEF tn_tensor *tn_nan_to_num_str(tn_tensor *x, const char *options) {
    to float32 (PyTorch's type promotion for clamp). */
 static tn_tensor *tn__clamp_raw(tn_tensor *x, double lo, double hi) {
     double p[3] = {lo != lo ? NAN : lo, hi != hi ? NAN : hi, 0};
+    if (tn_is_complex(x)) return (tn_tensor *)tn__error("tn_clamp: clamp is not supported for complex types");   /* (NaN bounds too) */
     if (lo != lo || hi != hi) { /* NaN bound: PyTorch gives NaN */
         tn_tensor *r = tn__new(tn_dtype_is_floating(x->dtype) ? x->dtype : TN_F32, x->device, x->shape, x->ndim);
         if (r && tn__backend(r->device)->fill(r, NAN)) { tn_release(r); r = NULL; }
