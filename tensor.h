@@ -12644,7 +12644,11 @@ TNDEF tn_tensor *tn_gelu_opts(tn_tensor *x, tn_gelu_fn_opts o) {
     return TN__AS("tn_gelu", tn__unary(o.approximate == TN_APPROXIMATE_TANH ? GELU_TANH : GELU, x, NULL));
 }
 TNDEF tn_tensor *tn_gelu_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_gelu_fn_opts, gelu, "tn_gelu", options, tn_gelu_opts(x, o)); }
-TNDEF tn_tensor *tn_silu(tn_tensor *x) { return tn__unary(SILU, x, NULL); }
+TNDEF tn_tensor *tn_silu(tn_tensor *x) {
+    if (x && tn_is_complex(x) && x->requires_grad && tn_is_grad_enabled())   /* PyTorch has no complex formula */
+        return (tn_tensor *)tn__error("tn_silu: silu does not support automatic differentiation for outputs with complex dtype.");
+    return tn__unary(SILU, x, NULL);
+}
 TNDEF tn_tensor *tn_softplus_opts(tn_tensor *x, tn_softplus_fn_opts o) {
     double p[3] = {o.beta, o.threshold, 0};
     TN__CHECK_NULL(x);

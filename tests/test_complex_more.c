@@ -206,7 +206,7 @@ TEST(gradcheck_complex128) {
     tn_scope_begin();
     const struct { const char *name; unary_fn f; double s; } un[] = {
         {"asin", tn_asin, 0.6}, {"acos", tn_acos, 0.6}, {"atan", tn_atan, 0.6}, {"asinh", tn_asinh, 0.6}, {"acosh", tn_acosh, 3},
-        {"atanh", tn_atanh, 0.6}, {"sinc", tn_sinc, 1}, {"silu", tn_silu, 1}, {"tan", tn_tan, 0.6}, {"rsqrt", tn_rsqrt, 2}};
+        {"atanh", tn_atanh, 0.6}, {"sinc", tn_sinc, 1}, {"tan", tn_tan, 0.6}, {"rsqrt", tn_rsqrt, 2}};
     for (size_t k = 0; k < sizeof un / sizeof un[0]; k++) {
         tn_tensor *x = leaf(TN_SHAPE(2, 3), 40 + (unsigned)k, un[k].s);
         if (un[k].f == tn_acosh) x = tn_detach(tn_add_scalar(x, 4)), tn_requires_grad_(x, true);   /* away from the cut (-inf, 1] */
@@ -216,6 +216,7 @@ TEST(gradcheck_complex128) {
         CHECK_MSG(tn_gradgradcheck(g_unary, &x, 1, &f, 1e-6, 1e-5, 1e-4), "gradgradcheck %s: %s", un[k].name, tn_last_error());
     }
     tn_tensor *x = leaf(TN_SHAPE(2, 4), 60, 1.5);
+    CHECK_ERR(tn_silu(x), "silu does not support automatic differentiation");   /* PyTorch has no complex formula */
     CHECK_MSG(tn_gradcheck(g_cumprod, &x, 1, NULL, 1e-6, 1e-6, 1e-4) && tn_gradgradcheck(g_cumprod, &x, 1, NULL, 1e-6, 1e-5, 1e-4), "cumprod: %s", tn_last_error());
     CHECK_MSG(tn_gradcheck(g_prod, &x, 1, NULL, 1e-6, 1e-6, 1e-4), "prod: %s", tn_last_error());
     /* cumprod through a zero: PyTorch's quadratic formula (conjugated) */

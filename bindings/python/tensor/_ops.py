@@ -1951,6 +1951,8 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
 
 def constant_pad_nd(input, pad, value=0):
     from .nn.functional import pad as _pad
+    if type(value) is _bi.complex:   # part by part (the C entry takes a real value)
+        return _fill_by_parts("constant_pad_nd", input, value, lambda t, v: _pad(t, pad, mode="constant", value=v))
     return _pad(input, pad, mode="constant", value=value)
 
 
