@@ -8673,6 +8673,7 @@ static const char *tn__cpp_type_name(tn_dtype dt);   /* PyTorch's messages name 
 TNDEF tn_tensor *tn_randint(int64_t low, int64_t high, const int64_t *shape, int ndim, tn_dtype dtype, tn_generator *g) {
     if (low >= high) return (tn_tensor *)tn__error("tn_randint: expected low < high, got low %lld, high %lld", (long long)low, (long long)high);
     if (dtype == TN_BOOL) return (tn_tensor *)tn__error("tn_randint: dtype bool is not supported");
+    if (tn_dtype_is_complex(dtype)) return (tn_tensor *)tn__error("tn_randint: check_random_bounds handles only integral, floating-point and boolean types (got %s)", tn_dtype_name(dtype));
     const bool narrow = tn__is_int(dtype) && dtype != TN_I64;
     double dmin = narrow ? tn__int_lowest(dtype) : dtype == TN_F32 ? -16777216.0 : dtype == TN_F64 ? -9007199254740992.0 : -9.3e18;
     double dmax = narrow ? tn__int_highest(dtype) + 1 : dtype == TN_F32 ? 16777217.0 : dtype == TN_F64 ? 9007199254740993.0 : 9.3e18;
@@ -8705,6 +8706,7 @@ static tn_tensor *tn__bernoulli_impl(tn_tensor *p, tn_generator *gen) {
 TNDEF tn_tensor *tn_bernoulli(tn_tensor *p, tn_generator *gen) { return TN__AS("tn_bernoulli", tn__bernoulli_impl(p, gen)); }
 static tn_tensor *tn__bernoulli_p_impl(const int64_t *shape, int ndim, double p, tn_dtype dtype, tn_generator *gen) {
     if (!(p >= 0 && p <= 1)) return (tn_tensor *)tn__error("tn_bernoulli_p: p must be in [0, 1], got %g", p);
+    if (tn_dtype_is_complex(dtype)) return (tn_tensor *)tn__error("tn_bernoulli_p: \"bernoulli_scalar_cpu_\" not implemented for '%s'", tn__torch_type_name(dtype));
     tn_scope_begin();
     tn_tensor *u = tn_rand_gen(shape, ndim, TN_F64, gen);
     tn_tensor *r = tn_keep(tn_to_dtype(tn_lt_scalar(u, p), dtype));
@@ -8736,7 +8738,7 @@ static void tn__randperm_mt(int64_t *r, int64_t n, tn_generator *g) {
 static tn_tensor *tn__randperm_impl(int64_t n, tn_dtype dtype, tn_generator *gen) {
     if (n < 0) return (tn_tensor *)tn__error("tn_randperm: n must be non-negative, got %lld", (long long)n);
     if (tn__check_dtype_arg("tn_randperm", dtype)) return NULL;
-    if (dtype == TN_BOOL) return (tn_tensor *)tn__error("tn_randperm: \"randperm\" not implemented for 'Bool'");
+    if (dtype == TN_BOOL || tn_dtype_is_complex(dtype)) return (tn_tensor *)tn__error("tn_randperm: \"randperm\" not implemented for '%s'", tn__torch_type_name(dtype));
     /* as PyTorch: the largest value n - 1 must fit an integer dtype, and n values must stay
        distinct in a float one (its mantissa bits + 1) */
     if (tn__is_int(dtype) && dtype != TN_I64 && (double)(n - 1) > tn__int_highest(dtype))
@@ -9003,6 +9005,7 @@ TNDEF tn_tensor *tn_geometric_(tn_tensor *t, double p, tn_generator *gen) {
     const char *fn = "tn_geometric_";
     TN__CHECK_NULL(t);
     if (tn__check_cpu_dtype(fn, t)) return NULL;
+    if (tn_is_complex(t)) return (tn_tensor *)tn__error("%s: \"geometric_cpu\" not implemented for '%s'", fn, tn__torch_type_name(t->dtype));
     if (!(p > 0 && p < 1)) return (tn_tensor *)tn__error("%s: geometric_ expects p to be in (0, 1), but got p=%g", fn, p);
     if (t->dtype == TN_BOOL) return (tn_tensor *)tn__error("%s: \"geometric_cpu\" not implemented for 'Bool'", fn);
     return TN__AS(fn, tn__sample_(fn, t, TN__GEOMETRIC, p, 0, gen));
@@ -9122,6 +9125,7 @@ static tn_tensor *tn__random_impl(tn_tensor *t, int64_t from, int64_t to, tn_gen
 TNDEF tn_tensor *tn_random_(tn_tensor *t, int64_t from, int64_t to, tn_generator *gen) {
     TN__CHECK_NULL(t);
     if (tn__check_cpu_dtype("tn_random_", t)) return NULL;
+    if (tn_is_complex(t)) return (tn_tensor *)tn__error("tn_random_: check_random_bounds handles only integral, floating-point and boolean types (got %s)", tn_dtype_name(t->dtype));
     return TN__AS("tn_random_", tn__random_impl(t, from, to, gen));
 }
 

@@ -148,6 +148,12 @@ TEST(random_complex) {
     tn_tensor *big = tn_randn(TN_SHAPE(200000), TN_C128);
     const double vr = tn_item(tn_mean(tn_square(tn_real(big)))), vi = tn_item(tn_mean(tn_square(tn_imag(big))));
     CHECK_MSG(fabs(vr - 0.5) < 0.01 && fabs(vi - 0.5) < 0.01, "part variances %g %g", vr, vi);
+    /* the samplers PyTorch has no complex kernel for refuse (their draws once filled complex tensors) */
+    CHECK_ERR(tn_geometric_(tn_empty(TN_SHAPE(2), TN_C64), 0.5, NULL), "geometric_cpu");
+    CHECK_ERR(tn_random_(tn_empty(TN_SHAPE(2), TN_C64), 0, 5, NULL), "check_random_bounds");
+    CHECK_ERR(tn_randint(0, 5, TN_SHAPE(3), TN_C128, NULL), "check_random_bounds");
+    CHECK_ERR(tn_randperm(3, TN_C64, NULL), "\"randperm\" not implemented for 'ComplexFloat'");
+    CHECK_ERR(tn_bernoulli_p(TN_SHAPE(3), 0.5, TN_C64, NULL), "bernoulli_scalar_cpu_");
     CHECK_ERR(tn_uniform_(tn_empty(TN_SHAPE(2), TN_C64), 3, 1, NULL), "from");
     CHECK_ERR(tn_normal_(tn_empty(TN_SHAPE(2), TN_C64), 0, -1, NULL), "std");
     tn_scope_end();

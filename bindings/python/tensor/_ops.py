@@ -1523,6 +1523,8 @@ def _normal_(self, mean=0.0, std=1.0, *, generator=None):
 
 
 def _bernoulli_(self, p=0.5, *, generator=None):
+    if self.dtype.is_complex:   # (the draw is copied into self: refused first, as torch's kernel)
+        raise RuntimeError(f"\"bernoulli_scalar_cpu_\" not implemented for '{self.dtype._legacy.replace('Tensor', '')}'")
     if isinstance(p, Tensor):
         pc = p.expand_as(self).contiguous()
         r = _wrap(lib.tn_bernoulli(pc._ptr, _gen(generator)))

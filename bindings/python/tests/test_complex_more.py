@@ -365,3 +365,27 @@ def test_onnx_export_refuses_complex(tmp_path):
         tn.onnx.export(Id(), (tn.randn(3, dtype=tn.complex64),), str(tmp_path / "a.onnx"))
     with pytest.raises(Exception, match="(?i)complex"):   # (the trace itself refuses the complex views for now)
         tn.onnx.export(Rot(), (tn.randn(3, 2),), str(tmp_path / "b.onnx"))
+
+
+RNG_REFUSED = {
+    "geometric_": lambda m, t: t.geometric_(0.5), "bernoulli_": lambda m, t: t.bernoulli_(0.5),
+    "exponential_": lambda m, t: t.exponential_(), "cauchy_": lambda m, t: t.cauchy_(), "log_normal_": lambda m, t: t.log_normal_(),
+    "random_": lambda m, t: t.random_(0, 5), "bernoulli": lambda m, t: m.bernoulli(t), "poisson": lambda m, t: m.poisson(t),
+    "randint": lambda m, t: m.randint(0, 5, (3,), dtype=t.dtype), "randperm": lambda m, t: m.randperm(3, dtype=t.dtype),
+    "randint_like": lambda m, t: m.randint_like(t, 5), "dropout": lambda m, t: m.nn.functional.dropout(t, 0.5),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RNG_REFUSED))
+def test_random_refused_as_torch(name):
+    with pytest.raises(RuntimeError):
+        RNG_REFUSED[name](torch, torch.full((3,), 0.5, dtype=torch.complex64))
+    with pytest.raises(RuntimeError):
+        RNG_REFUSED[name](tn, tn.full((3,), 0.5, dtype=tn.complex64))
+
+
+def test_normal_of_complex_means():
+    m = torch.tensor([1 + 1j, 2 - 1j, 0j, 3j] * 5)
+    torch.manual_seed(3)
+    tn.manual_seed(3)
+    close(tn.normal(to_tn(m), 2.0), torch.normal(m, 2.0), 1e-6, 1e-6)
