@@ -1818,7 +1818,7 @@ TN_HD static inline double tn_orthopoly_f64(int kind, double x, double nf) {
    .keepdim = true), tn_mean_dims(x, dims, n, .dtype = TN_F64). */
 #define TN_FIELDS_tn_sum_fn_opts(X) \
     X(B, keepdim, false, "") \
-    X(E, dtype,   -1,    "float32|float64|int32|int64|uint8|bool|float16|bfloat16|int8|int16")
+    X(E, dtype,   -1,    "float32|float64|int32|int64|uint8|bool|float16|bfloat16|int8|int16|complex64|complex128")
 TN__KW_STRUCT(tn_sum_fn_opts);
 TNDEF tn_tensor *tn_sum(tn_tensor *x);
 TNDEF tn_tensor *tn_sum_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_sum_fn_opts opts);
@@ -3338,7 +3338,8 @@ TNDEF bool tn_is_anomaly_enabled(void);
 
 /* Compares analytical gradients (autograd) with central finite differences for every
 
-   input that requires grad (use float64). fn maps the inputs to one output tensor.
+   input that requires grad (use float64; complex128 inputs and outputs count as their real
+   and imaginary parts, PyTorch's convention). fn maps the inputs to one output tensor.
    Returns true if all agree within atol + rtol*|numerical|; else false with the worst
    element described in tn_last_error(). */
 typedef tn_tensor *(*tn_gradcheck_fn)(tn_tensor *const *inputs, int n, void *user);
@@ -7687,6 +7688,29 @@ static tn__cplx tn__csgn(tn__cplx z) {
     const double a = tn__cabs(z);
     return tn__cx(z.re / a, z.im / a);
 }
+/* The inverse functions: Kahan's formulas ("Branch cuts for complex elementary functions",
+   as C libraries' casin/cacos/cacosh/catanh): square roots of 1 -+ z whose signed zeros
+   put the branch cuts where std::asin etc. have them, no cancellation near the cuts. */
+static tn__cplx tn__casin(tn__cplx z) {
+    const tn__cplx s1 = tn__csqrt(tn__cx(1 - z.re, -z.im)), s2 = tn__csqrt(tn__cx(1 + z.re, z.im));
+    return tn__cx(atan2(z.re, s1.re * s2.re - s1.im * s2.im), asinh(s1.re * s2.im - s1.im * s2.re));
+}
+static tn__cplx tn__cacos(tn__cplx z) {
+    const tn__cplx s1 = tn__csqrt(tn__cx(1 - z.re, -z.im)), s2 = tn__csqrt(tn__cx(1 + z.re, z.im));
+    return tn__cx(2 * atan2(s1.re, s2.re), asinh(s2.re * s1.im - s2.im * s1.re));
+}
+static tn__cplx tn__cacosh(tn__cplx z) {
+    const tn__cplx s1 = tn__csqrt(tn__cx(z.re - 1, z.im)), s2 = tn__csqrt(tn__cx(z.re + 1, z.im));
+    return tn__cx(asinh(s1.re * s2.re + s1.im * s2.im), 2 * atan2(s1.im, s2.re));
+}
+static tn__cplx tn__catanh(tn__cplx z) {
+    const double x = z.re, y = z.im, ax = fabs(x);
+    if (y == 0 && ax <= 1) return tn__cx(atanh(x), y);   /* the real axis keeps its signed zero */
+    return tn__cx(0.25 * log1p(4 * x / ((1 - x) * (1 - x) + y * y)), 0.5 * atan2(2 * y, (1 - x) * (1 + x) - y * y));
+}
+/* asinh(z) = -i asin(iz), atan(z) = -i atanh(iz) */
+static tn__cplx tn__casinh(tn__cplx z) { const tn__cplx t = tn__casin(tn__cx(-z.im, z.re)); return tn__cx(t.im, -t.re); }
+static tn__cplx tn__catan(tn__cplx z) { const tn__cplx t = tn__catanh(tn__cx(-z.im, z.re)); return tn__cx(t.im, -t.re); }
 
 /* One element of any dtype as a complex number, and a complex number stored into any
    dtype: to a real dtype goes the real part (PyTorch's casts; torch warns), to bool
@@ -7750,6 +7774,7 @@ static bool tn__complex_unary_ok(int op) {
     switch (op) {
     case NEG: case ABS: case SIGN: case SQUARE: case EXP: case LOG: case LOG2: case LOG10: case SQRT: case RSQRT:
     case RECIPROCAL: case SIN: case COS: case TAN: case SINH: case COSH: case TANH: case SIGMOID:
+    case ASIN: case ACOS: case ATAN: case ASINH: case ACOSH: case ATANH: case SINC: case SILU:
     case ISNAN: case ISINF: case ISFINITE: case LOGICAL_NOT: return true;
     default: return false;
     }
@@ -7777,6 +7802,18 @@ static void tn__unary_c64(char **p, const int64_t *s, int64_t n, void *vc) {
     case COSH: TN__CMAP1(float, tn__ccosh(x)); break;
     case TANH: TN__CMAP1(float, tn__ctanh(x)); break;
     case SIGMOID: TN__CMAP1(float, tn__cdiv(tn__cx(1, 0), tn__cadd(tn__cx(1, 0), tn__cexp(tn__cx(-x.re, -x.im))))); break;
+    case ASIN: TN__CMAP1(float, tn__casin(x)); break;
+    case ACOS: TN__CMAP1(float, tn__cacos(x)); break;
+    case ATAN: TN__CMAP1(float, tn__catan(x)); break;
+    case ASINH: TN__CMAP1(float, tn__casinh(x)); break;
+    case ACOSH: TN__CMAP1(float, tn__cacosh(x)); break;
+    case ATANH: TN__CMAP1(float, tn__catanh(x)); break;
+    case SINC: for (int64_t i = 0; i < n; i++) {   /* pi z rounded to T first, as ATen (sin grows like e^|Im|) */
+            const tn__cplx x = TN__CLOAD(float, p[1] + i * s[1]);
+            const float pi = (float)3.14159265358979323846, pr = pi * (float)x.re, pim = pi * (float)x.im;
+            TN__CSTORE(float, p[0] + i * s[0], x.re == 0 && x.im == 0 ? tn__cx(1, 0) : tn__cdiv(tn__csin(tn__cx(pr, pim)), tn__cx(pr, pim)));
+        } break;
+    case SILU: TN__CMAP1(float, tn__cdiv(x, tn__cadd(tn__cx(1, 0), tn__cexp(tn__cx(-x.re, -x.im))))); break;   /* ATen's x / (1 + exp(-x)) */
     case ISNAN: TN__CMAP1_TO(bool, float, x.re != x.re || x.im != x.im); break;
     case ISINF: TN__CMAP1_TO(bool, float, isinf(x.re) || isinf(x.im)); break;
     case ISFINITE: TN__CMAP1_TO(bool, float, isfinite(x.re) && isfinite(x.im)); break;
@@ -7806,6 +7843,18 @@ static void tn__unary_c128(char **p, const int64_t *s, int64_t n, void *vc) {
     case COSH: TN__CMAP1(double, tn__ccosh(x)); break;
     case TANH: TN__CMAP1(double, tn__ctanh(x)); break;
     case SIGMOID: TN__CMAP1(double, tn__cdiv(tn__cx(1, 0), tn__cadd(tn__cx(1, 0), tn__cexp(tn__cx(-x.re, -x.im))))); break;
+    case ASIN: TN__CMAP1(double, tn__casin(x)); break;
+    case ACOS: TN__CMAP1(double, tn__cacos(x)); break;
+    case ATAN: TN__CMAP1(double, tn__catan(x)); break;
+    case ASINH: TN__CMAP1(double, tn__casinh(x)); break;
+    case ACOSH: TN__CMAP1(double, tn__cacosh(x)); break;
+    case ATANH: TN__CMAP1(double, tn__catanh(x)); break;
+    case SINC: for (int64_t i = 0; i < n; i++) {   /* pi z rounded to T first, as ATen (sin grows like e^|Im|) */
+            const tn__cplx x = TN__CLOAD(double, p[1] + i * s[1]);
+            const double pi = (double)3.14159265358979323846, pr = pi * (double)x.re, pim = pi * (double)x.im;
+            TN__CSTORE(double, p[0] + i * s[0], x.re == 0 && x.im == 0 ? tn__cx(1, 0) : tn__cdiv(tn__csin(tn__cx(pr, pim)), tn__cx(pr, pim)));
+        } break;
+    case SILU: TN__CMAP1(double, tn__cdiv(x, tn__cadd(tn__cx(1, 0), tn__cexp(tn__cx(-x.re, -x.im))))); break;   /* ATen's x / (1 + exp(-x)) */
     case ISNAN: TN__CMAP1_TO(bool, double, x.re != x.re || x.im != x.im); break;
     case ISINF: TN__CMAP1_TO(bool, double, isinf(x.re) || isinf(x.im)); break;
     case ISFINITE: TN__CMAP1_TO(bool, double, isfinite(x.re) && isfinite(x.im)); break;
@@ -7865,6 +7914,8 @@ static void tn__ternary_c64(char **p, const int64_t *s, int64_t n, void *vc) {
         break;
     case ADDCMUL: TN__CMAP3(float, tn__cadd(c, tn__cmul(v, tn__cmul(a, b)))); break;
     case ADDCDIV: TN__CMAP3(float, tn__cadd(c, tn__cmul(v, tn__cdiv(a, b)))); break;
+    case LERP: TN__CMAP3(float, tn__cabs(b) < 0.5 ? tn__cadd(c, tn__cmul(b, tn__cadd(a, tn__cscale(c, -1))))   /* |w| < 0.5, as ATen */
+                                              : tn__cadd(a, tn__cscale(tn__cmul(tn__cadd(a, tn__cscale(c, -1)), tn__cx(1 - b.re, -b.im)), -1))); break;
     default: TN__STORE_RELAXED(&kc->failed, 1); break;
     } }
 /* TN__DEFINE_TERNARY_COMPLEX(double, c128): the template in src/core/complex.c */
@@ -7878,6 +7929,8 @@ static void tn__ternary_c128(char **p, const int64_t *s, int64_t n, void *vc) {
         break;
     case ADDCMUL: TN__CMAP3(double, tn__cadd(c, tn__cmul(v, tn__cmul(a, b)))); break;
     case ADDCDIV: TN__CMAP3(double, tn__cadd(c, tn__cmul(v, tn__cdiv(a, b)))); break;
+    case LERP: TN__CMAP3(double, tn__cabs(b) < 0.5 ? tn__cadd(c, tn__cmul(b, tn__cadd(a, tn__cscale(c, -1))))   /* |w| < 0.5, as ATen */
+                                              : tn__cadd(a, tn__cscale(tn__cmul(tn__cadd(a, tn__cscale(c, -1)), tn__cx(1 - b.re, -b.im)), -1))); break;
     default: TN__STORE_RELAXED(&kc->failed, 1); break;
     } }
 
@@ -8237,6 +8290,10 @@ TNDEF tn_tensor *tn_linspace(double start, double end, int64_t steps, tn_dtype d
     if (steps < 0) return (tn_tensor *)tn__error("tn_linspace: number of steps must be non-negative, got %lld", (long long)steps);
     if (tn__check_cpu_dtype_arg("tn_linspace", dtype)) return NULL;
     if (dtype == TN_BOOL) return (tn_tensor *)tn__error("tn_linspace: \"linspace_cpu\" not implemented for 'Bool'");
+    if (tn_dtype_is_complex(dtype)) {   /* real ends: the part dtype's values, imaginary parts 0 */
+        tn_tensor *r = tn_linspace(start, end, steps, tn_dtype_to_real(dtype));
+        return r ? tn_to_dtype(r, dtype) : NULL;
+    }
     double s0 = start, e0 = end;
     if (!tn_dtype_is_floating(dtype) && (tn__range_end("tn_linspace", start, dtype, &s0) || tn__range_end("tn_linspace", end, dtype, &e0))) return NULL;
     tn_tensor *t = tn__new_checked("tn_linspace", &steps, 1, dtype);
@@ -8278,6 +8335,10 @@ TNDEF tn_tensor *tn_logspace(double start, double end, int64_t steps, double bas
     if (steps < 0) return (tn_tensor *)tn__error("tn_logspace: number of steps must be non-negative, got %lld", (long long)steps);
     if (tn__check_cpu_dtype_arg("tn_logspace", dtype)) return NULL;
     if (dtype == TN_BOOL) return (tn_tensor *)tn__error("tn_logspace: \"logspace_cpu\" not implemented for 'Bool'");
+    if (tn_dtype_is_complex(dtype)) {   /* real ends: the part dtype's values, imaginary parts 0 */
+        tn_tensor *r = tn_logspace(start, end, steps, base, tn_dtype_to_real(dtype));
+        return r ? tn_to_dtype(r, dtype) : NULL;
+    }
     double s = start, e = end;
     if (dtype == TN_F32) { s = (float)start; e = (float)end; }
     else if (!tn_dtype_is_floating(dtype) && (tn__range_end("tn_logspace", start, dtype, &s) || tn__range_end("tn_logspace", end, dtype, &e))) return NULL;
@@ -8836,6 +8897,14 @@ static float tn__round_float_to(double v, int digits) {
 static tn_tensor *tn__random_ex(const char *fn, tn_random_op op, const int64_t *shape, int ndim, tn_dtype dtype,
                                 tn_generator *gen, double a, double b, int64_t low, uint64_t range, tn_device device, bool serial) {
     if (tn__check_cpu_dtype_arg(fn, dtype)) return NULL;
+    if (op != RANDINT && tn_dtype_is_complex(dtype)) {   /* PyTorch's: the real view's draw, normal's std over sqrt(2) */
+        if (ndim >= TN_MAX_DIMS) return (tn_tensor *)tn__error("%s: a complex tensor of %d dims (its real view needs %d, the limit is %d)", fn, ndim, ndim + 1, TN_MAX_DIMS);
+        int64_t s2[TN_MAX_DIMS];
+        if (ndim > 0) memcpy(s2, shape, (size_t)ndim * sizeof *s2);
+        s2[ndim] = 2;
+        tn_tensor *r = tn__random_ex(fn, op, s2, ndim + 1, dtype == TN_C64 ? TN_F32 : TN_F64, gen, a, op == NORMAL ? b / sqrt(2.0) : b, low, range, device, serial);
+        return r ? tn_view_as_complex(r) : NULL;
+    }
     if (op != RANDINT && !tn_dtype_is_floating(dtype))
         return (tn_tensor *)tn__error("%s: expected a floating dtype, got %s", fn, tn_dtype_name(dtype));
     tn_tensor *t = device == TN_CPU ? tn__new_checked(fn, shape, ndim, dtype)
@@ -8893,6 +8962,7 @@ static const char *tn__cpp_type_name(tn_dtype dt);   /* PyTorch's messages name 
 TNDEF tn_tensor *tn_randint(int64_t low, int64_t high, const int64_t *shape, int ndim, tn_dtype dtype, tn_generator *g) {
     if (low >= high) return (tn_tensor *)tn__error("tn_randint: expected low < high, got low %lld, high %lld", (long long)low, (long long)high);
     if (dtype == TN_BOOL) return (tn_tensor *)tn__error("tn_randint: dtype bool is not supported");
+    if (tn_dtype_is_complex(dtype)) return (tn_tensor *)tn__error("tn_randint: check_random_bounds handles only integral, floating-point and boolean types (got %s)", tn_dtype_name(dtype));
     const bool narrow = tn__is_int(dtype) && dtype != TN_I64;
     double dmin = narrow ? tn__int_lowest(dtype) : dtype == TN_F32 ? -16777216.0 : dtype == TN_F64 ? -9007199254740992.0 : -9.3e18;
     double dmax = narrow ? tn__int_highest(dtype) + 1 : dtype == TN_F32 ? 16777217.0 : dtype == TN_F64 ? 9007199254740993.0 : 9.3e18;
@@ -8925,6 +8995,7 @@ static tn_tensor *tn__bernoulli_impl(tn_tensor *p, tn_generator *gen) {
 TNDEF tn_tensor *tn_bernoulli(tn_tensor *p, tn_generator *gen) { return TN__AS("tn_bernoulli", tn__bernoulli_impl(p, gen)); }
 static tn_tensor *tn__bernoulli_p_impl(const int64_t *shape, int ndim, double p, tn_dtype dtype, tn_generator *gen) {
     if (!(p >= 0 && p <= 1)) return (tn_tensor *)tn__error("tn_bernoulli_p: p must be in [0, 1], got %g", p);
+    if (tn_dtype_is_complex(dtype)) return (tn_tensor *)tn__error("tn_bernoulli_p: \"bernoulli_scalar_cpu_\" not implemented for '%s'", tn__torch_type_name(dtype));
     tn_scope_begin();
     tn_tensor *u = tn_rand_gen(shape, ndim, TN_F64, gen);
     tn_tensor *r = tn_keep(tn_to_dtype(tn_lt_scalar(u, p), dtype));
@@ -8956,7 +9027,7 @@ static void tn__randperm_mt(int64_t *r, int64_t n, tn_generator *g) {
 static tn_tensor *tn__randperm_impl(int64_t n, tn_dtype dtype, tn_generator *gen) {
     if (n < 0) return (tn_tensor *)tn__error("tn_randperm: n must be non-negative, got %lld", (long long)n);
     if (tn__check_dtype_arg("tn_randperm", dtype)) return NULL;
-    if (dtype == TN_BOOL) return (tn_tensor *)tn__error("tn_randperm: \"randperm\" not implemented for 'Bool'");
+    if (dtype == TN_BOOL || tn_dtype_is_complex(dtype)) return (tn_tensor *)tn__error("tn_randperm: \"randperm\" not implemented for '%s'", tn__torch_type_name(dtype));
     /* as PyTorch: the largest value n - 1 must fit an integer dtype, and n values must stay
        distinct in a float one (its mantissa bits + 1) */
     if (tn__is_int(dtype) && dtype != TN_I64 && (double)(n - 1) > tn__int_highest(dtype))
@@ -9189,18 +9260,19 @@ TNDEF tn_tensor *tn_normal_(tn_tensor *t, double mean, double std, tn_generator 
     TN__CHECK_NULL(t);
     if (tn__check_cpu_dtype(fn, t)) return NULL;
     if (!(std >= 0)) return (tn_tensor *)tn__error("%s: normal expects std >= 0.0, but found std %g", fn, std);
-    if (!tn_dtype_is_floating(t->dtype)) return (tn_tensor *)tn__error("%s: \"normal_kernel_cpu\" not implemented for '%s'", fn, tn__torch_type_name(t->dtype));
+    if (!tn_dtype_is_floating(t->dtype) && !tn_dtype_is_complex(t->dtype)) return (tn_tensor *)tn__error("%s: \"normal_kernel_cpu\" not implemented for '%s'", fn, tn__torch_type_name(t->dtype));
     return TN__AS(fn, tn__fill_random_(fn, t, NORMAL, mean, std, gen));
 }
 TNDEF tn_tensor *tn_uniform_(tn_tensor *t, double from, double to, tn_generator *gen) {
     const char *fn = "tn_uniform_";
     TN__CHECK_NULL(t);
     if (tn__check_cpu_dtype(fn, t)) return NULL;
-    if (!tn_dtype_is_floating(t->dtype)) return (tn_tensor *)tn__error("%s: \"check_uniform_bounds\" not implemented for '%s'", fn, tn__torch_type_name(t->dtype));
+    if (!tn_dtype_is_floating(t->dtype) && !tn_dtype_is_complex(t->dtype)) return (tn_tensor *)tn__error("%s: \"check_uniform_bounds\" not implemented for '%s'", fn, tn__torch_type_name(t->dtype));
     if (!(from <= to)) return (tn_tensor *)tn__error("%s: uniform_ expects to return a [from, to) range, but found from=%g > to=%g", fn, from, to);
-    if (!(to - from <= tn__finfo_max(t->dtype)))
+    const tn_dtype part = t->dtype == TN_C64 ? TN_F32 : t->dtype == TN_C128 ? TN_F64 : t->dtype;   /* complex: each part's bounds */
+    if (!(to - from <= tn__finfo_max(part)))
         return (tn_tensor *)tn__error("%s: uniform_ expects to-from <= std::numeric_limits<%s>::max(), but found to=%g and from=%g which result in to-from to exceed the limit",
-                                      fn, tn__torch_type_name(t->dtype), to, from);
+                                      fn, tn__torch_type_name(part), to, from);
     return TN__AS(fn, tn__fill_random_(fn, t, UNIFORM, from, to, gen));
 }
 static int tn__check_sampler_target(const char *fn, const char *what, tn_tensor *t) {
@@ -9222,6 +9294,7 @@ TNDEF tn_tensor *tn_geometric_(tn_tensor *t, double p, tn_generator *gen) {
     const char *fn = "tn_geometric_";
     TN__CHECK_NULL(t);
     if (tn__check_cpu_dtype(fn, t)) return NULL;
+    if (tn_is_complex(t)) return (tn_tensor *)tn__error("%s: \"geometric_cpu\" not implemented for '%s'", fn, tn__torch_type_name(t->dtype));
     if (!(p > 0 && p < 1)) return (tn_tensor *)tn__error("%s: geometric_ expects p to be in (0, 1), but got p=%g", fn, p);
     if (t->dtype == TN_BOOL) return (tn_tensor *)tn__error("%s: \"geometric_cpu\" not implemented for 'Bool'", fn);
     return TN__AS(fn, tn__sample_(fn, t, TN__GEOMETRIC, p, 0, gen));
@@ -9341,6 +9414,7 @@ static tn_tensor *tn__random_impl(tn_tensor *t, int64_t from, int64_t to, tn_gen
 TNDEF tn_tensor *tn_random_(tn_tensor *t, int64_t from, int64_t to, tn_generator *gen) {
     TN__CHECK_NULL(t);
     if (tn__check_cpu_dtype("tn_random_", t)) return NULL;
+    if (tn_is_complex(t)) return (tn_tensor *)tn__error("tn_random_: check_random_bounds handles only integral, floating-point and boolean types (got %s)", tn_dtype_name(t->dtype));
     return TN__AS("tn_random_", tn__random_impl(t, from, to, gen));
 }
 
@@ -10775,6 +10849,7 @@ static tn_tensor *tn__isin_impl(tn_tensor *elements, tn_tensor *test, tn_isin_fn
     if (tn__check_same_device("tn_isin", elements, test)) return NULL;
     tn_tensor *pair[2] = {elements, test};
     const tn_dtype ct = tn_result_type(pair, 2);
+    if (tn_dtype_is_complex(ct)) return (tn_tensor *)tn__error("tn_isin: Unsupported input type encountered for isin(): %s", tn__torch_type_name(ct));
     const int64_t ne = tn_numel(elements), nt = tn_numel(test);
     int64_t m1 = -1, work;
     tn_scope_begin();
@@ -12856,12 +12931,13 @@ static tn_tensor *tn__ldexp_impl(tn_tensor *x, tn_tensor *other) {
 TNDEF tn_tensor *tn_ldexp(tn_tensor *x, tn_tensor *other) { return TN__AS("tn_ldexp", tn__ldexp_impl(x, other)); }
 static tn_tensor *tn__float_power_impl(tn_tensor *a, tn_tensor *b, bool inplace) {
     TN__CHECK_NULL(a, b);
-    if (inplace && a->dtype != TN_F64)
-        return (tn_tensor *)tn__error("tn_float_power_: the base given to float_power_ has dtype %s but the operation's result requires dtype float64", tn_dtype_name(a->dtype));
+    const tn_dtype dt = tn_is_complex(a) || tn_is_complex(b) ? TN_C128 : TN_F64;   /* PyTorch: complex128 where either is complex */
+    if (inplace && a->dtype != dt)
+        return (tn_tensor *)tn__error("tn_float_power_: the base given to float_power_ has dtype %s but the operation's result requires dtype %s", tn_dtype_name(a->dtype), tn_dtype_name(dt));
     tn_scope_begin();
-    tn_tensor *b64 = tn_to_dtype(b, TN_F64);
+    tn_tensor *b64 = tn_to_dtype(b, dt);
     if (inplace) { tn_tensor *r = b64 ? tn_pow_(a, b64) : NULL; tn_scope_end(); return r; }
-    return tn__scope_return(tn__grad_name(tn_pow(tn_to_dtype(a, TN_F64), b64), "PowBackward1"));
+    return tn__scope_return(tn__grad_name(tn_pow(tn_to_dtype(a, dt), b64), "PowBackward1"));
 }
 TNDEF tn_tensor *tn_float_power(tn_tensor *a, tn_tensor *b) { return TN__AS("tn_float_power", tn__float_power_impl(a, b, false)); }
 TNDEF tn_tensor *tn_float_power_(tn_tensor *a, tn_tensor *b) { return TN__AS("tn_float_power_", tn__float_power_impl(a, b, true)); }
@@ -12955,7 +13031,11 @@ TNDEF tn_tensor *tn_gelu_opts(tn_tensor *x, tn_gelu_fn_opts o) {
     return TN__AS("tn_gelu", tn__unary(o.approximate == TN_APPROXIMATE_TANH ? GELU_TANH : GELU, x, NULL));
 }
 TNDEF tn_tensor *tn_gelu_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_gelu_fn_opts, gelu, "tn_gelu", options, tn_gelu_opts(x, o)); }
-TNDEF tn_tensor *tn_silu(tn_tensor *x) { return tn__unary(SILU, x, NULL); }
+TNDEF tn_tensor *tn_silu(tn_tensor *x) {
+    if (x && tn_is_complex(x) && x->requires_grad && tn_is_grad_enabled())   /* PyTorch has no complex formula */
+        return (tn_tensor *)tn__error("tn_silu: silu does not support automatic differentiation for outputs with complex dtype.");
+    return tn__unary(SILU, x, NULL);
+}
 TNDEF tn_tensor *tn_softplus_opts(tn_tensor *x, tn_softplus_fn_opts o) {
     double p[3] = {o.beta, o.threshold, 0};
     TN__CHECK_NULL(x);
@@ -12980,6 +13060,7 @@ TNDEF tn_tensor *tn_isfinite(tn_tensor *x) { return tn__unary(ISFINITE, x, NULL)
 TNDEF tn_tensor *tn_signbit(tn_tensor *x) { return tn__unary(SIGNBIT, x, NULL); }
 static tn_tensor *tn__isinf_signed(tn_tensor *x, bool pos) {
     TN__CHECK_NULL(x);
+    if (tn_is_complex(x)) return (tn_tensor *)tn__error("%s does not support complex inputs.", pos ? "isposinf" : "isneginf");
     if (!tn_dtype_is_floating(x->dtype)) return tn_zeros_like(tn_to_dtype(tn_detach(x), TN_BOOL));
     tn_scope_begin();
     return tn__scope_return(tn_logical_and(tn_isinf(x), pos ? tn_gt_scalar(x, 0) : tn_lt_scalar(x, 0)));
@@ -13023,8 +13104,12 @@ TNDEF tn_tensor *tn_asinh(tn_tensor *x) { return tn__unary(ASINH, x, NULL); }
 TNDEF tn_tensor *tn_acosh(tn_tensor *x) { return tn__unary(ACOSH, x, NULL); }
 TNDEF tn_tensor *tn_atanh(tn_tensor *x) { return tn__unary(ATANH, x, NULL); }
 /* x * pi/180: a Python float, so integers and bool give float32 as in PyTorch */
-TNDEF tn_tensor *tn_deg2rad(tn_tensor *x) { return tn__grad_name(TN__AS("tn_deg2rad", tn_mul_scalar(x, 0.017453292519943295769)), "Deg2RadBackward0"); }
-TNDEF tn_tensor *tn_rad2deg(tn_tensor *x) { return tn__grad_name(TN__AS("tn_rad2deg", tn_mul_scalar(x, 57.295779513082320877)), "Rad2DegBackward0"); }
+TNDEF tn_tensor *tn_deg2rad(tn_tensor *x) {
+    if (x && tn_is_complex(x)) return (tn_tensor *)tn__error("tn_deg2rad: deg2rad is not supported for complex tensors.");
+    return tn__grad_name(TN__AS("tn_deg2rad", tn_mul_scalar(x, 0.017453292519943295769)), "Deg2RadBackward0"); }
+TNDEF tn_tensor *tn_rad2deg(tn_tensor *x) {
+    if (x && tn_is_complex(x)) return (tn_tensor *)tn__error("tn_rad2deg: rad2deg is not supported for complex tensors.");
+    return tn__grad_name(TN__AS("tn_rad2deg", tn_mul_scalar(x, 57.295779513082320877)), "Rad2DegBackward0"); }
 TNDEF tn_tensor *tn_sinc(tn_tensor *x) { return tn__unary(SINC, x, NULL); }
 TNDEF tn_tensor *tn_logit_opts(tn_tensor *x, tn_logit_fn_opts o) {
     double p[3] = {o.eps >= 0 ? o.eps : -1, 0, 0};   /* NaN (None) and negative: no clamp */
@@ -13110,6 +13195,7 @@ TNDEF tn_tensor *tn_nan_to_num_str(tn_tensor *x, const char *options) {
    to float32 (PyTorch's type promotion for clamp). */
 static tn_tensor *tn__clamp_raw(tn_tensor *x, double lo, double hi) {
     double p[3] = {lo != lo ? NAN : lo, hi != hi ? NAN : hi, 0};
+    if (tn_is_complex(x)) return (tn_tensor *)tn__error("tn_clamp: clamp is not supported for complex types");   /* (NaN bounds too) */
     if (lo != lo || hi != hi) { /* NaN bound: PyTorch gives NaN */
         tn_tensor *r = tn__new(tn_dtype_is_floating(x->dtype) ? x->dtype : TN_F32, x->device, x->shape, x->ndim);
         if (r && tn__backend(r->device)->fill(r, NAN)) { tn_release(r); r = NULL; }
@@ -13216,10 +13302,10 @@ static tn_tensor *tn__ternary_raw(const char *fn, tn_ternary_op op, tn_tensor *x
         dt = tn_result_type(ops + 1, 2);
     } else {
         dt = tn_result_type(ops, 3);
-        if (op == LERP && (!tn_dtype_is_floating(x->dtype) || !tn_dtype_is_floating(y->dtype)))
+        if (op == LERP && ((!tn_dtype_is_floating(x->dtype) && !tn_dtype_is_complex(x->dtype)) || (!tn_dtype_is_floating(y->dtype) && !tn_dtype_is_complex(y->dtype))))
             return (tn_tensor *)tn__error("%s: lerp not implemented for dtypes %s and %s (floating tensors only)", fn, tn_dtype_name(x->dtype), tn_dtype_name(y->dtype));
 
-        if (op == ADDCDIV && !tn_dtype_is_floating(dt))
+        if (op == ADDCDIV && !tn_dtype_is_floating(dt) && !tn_dtype_is_complex(dt))
             return (tn_tensor *)tn__error("%s: integer division with addcdiv is no longer supported; use floating tensors", fn);
     }
     if (target && (nd != target->ndim || memcmp(shape, target->shape, (size_t)nd * sizeof(int64_t))))
@@ -13896,6 +13982,7 @@ TNDEF tn_tensor *tn_logsumexp_str(tn_tensor *x, const int64_t *dims, int n, cons
 /* ---- NaN-skipping sums and means, counts, aminmax ---- */
 static tn_tensor *tn__nansum_impl(tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
     TN__CHECK_NULL(x);
+    if (tn_is_complex(x)) return (tn_tensor *)tn__error("nansum does not support complex inputs");
     if (!tn_dtype_is_floating(x->dtype)) return tn_sum_dims(x, dims, n, .keepdim = keepdim);   /* nothing is NaN */
     tn_scope_begin();
     /* the NaNs read as 0: where's gradient is g where x is not NaN, 0 at the NaNs, as PyTorch's */
@@ -14537,6 +14624,19 @@ static void tn__lane_i16(char **p, const int64_t *s, int64_t n, void *vc) {
                 *(int16_t *)(o + i * so) = vals[c->ix[i]]; *(int64_t *)(o1 + i * so1) = c->ix[i]; } break; }
         default: tn__lane_float_i16(c, o, xp); break;
         } } }
+/* complex lanes: cumprod (accumulated in complex128, as ATen's acc_type); the other lane ops
+   refuse complex before they get here */
+#define TN__DEFINE_LANE_COMPLEX(T, S) \
+    static void tn__lane_##S(char **p, const int64_t *s, int64_t n, void *vc) { \
+        const tn__lctx *c = (const tn__lctx *)vc; \
+        for (int64_t e = 0; e < n; e++) { \
+            char *o = p[0] + e * s[0], *xp = p[2] + e * s[2]; \
+            tn__cplx acc = tn__cx(1, 0); \
+            for (int64_t i = 0; i < c->len; i++) { \
+                acc = tn__cmul(acc, TN__CLOAD(T, xp + i * c->sx)); \
+                TN__CSTORE(T, o + i * c->so, acc); } } }
+TN__DEFINE_LANE_COMPLEX(float, c64)
+TN__DEFINE_LANE_COMPLEX(double, c128)
 
 static int tn__cpu_lane(tn_lane_op op, tn_tensor *out, tn_tensor *out1, tn_tensor *x, int64_t dim, int flag) {
     tn__lctx c;
@@ -14571,6 +14671,7 @@ static int tn__cpu_lane(tn_lane_op op, tn_tensor *out, tn_tensor *out1, tn_tenso
     tn__iter_add(&it, &o1r);
     tn__iter_add(&it, &xr);
     tn__loop_fn fn = tn__pick_loop(x->dtype, tn__lane_f32, tn__lane_f64, tn__lane_i32, tn__lane_i64, tn__lane_u8, tn__lane_u8, tn__lane_i8, tn__lane_i16);
+    if (op == CUMPROD && tn_dtype_is_complex(x->dtype)) fn = x->dtype == TN_C64 ? tn__lane_c64 : tn__lane_c128;
     if (fn && c.len > 0 && op == SORT) tn__iter_run(&it, fn, &c);   /* one scratch buffer */
     else if (fn && c.len > 0) tn__iter_run_par(&it, fn, &c, tn_numel(x));
     TN_FREE(c.ix);
@@ -14671,7 +14772,7 @@ static tn_tensor *tn__lane_like(const char *fn, tn_lane_op op, tn_tensor *x, int
     }
     return tn__own(tn__node_attach(node, out));
 }
-static tn_dtype tn__scan_dtype(tn_dtype d) { return tn_dtype_is_floating(d) ? d : TN_I64; }
+static tn_dtype tn__scan_dtype(tn_dtype d) { return tn_dtype_is_floating(d) || tn_dtype_is_complex(d) ? d : TN_I64; }
 TNDEF tn_tensor *tn_cumsum(tn_tensor *x, int64_t dim) {
     if (x && tn_dtype_is_complex(x->dtype)) {   /* the parts' sums: exact, and differentiable through the views */
         tn_scope_begin();
@@ -14681,7 +14782,6 @@ TNDEF tn_tensor *tn_cumsum(tn_tensor *x, int64_t dim) {
     return tn__lane_like("tn_cumsum", CUMSUM, x, dim, x ? tn__scan_dtype(x->dtype) : TN_F32);
 }
 TNDEF tn_tensor *tn_cumprod(tn_tensor *x, int64_t dim) {
-    if (x && tn_dtype_is_complex(x->dtype)) return (tn_tensor *)tn__error("tn_cumprod: not implemented for dtype %s yet", tn_dtype_name(x->dtype));
     return tn__lane_like("tn_cumprod", CUMPROD, x, dim, x ? tn__scan_dtype(x->dtype) : TN_F32);
 }
 TNDEF tn_tensor *tn_logcumsumexp(tn_tensor *x, int64_t dim) {
@@ -15273,6 +15373,8 @@ static tn_tensor *tn__unique(const char *fn, tn_tensor *x, tn_tensor **inverse, 
     if (counts) *counts = NULL;
     TN__CHECK_NULL(x);
     if (tn__check_cpu_dtype(fn, x)) return NULL;
+    if (tn_is_complex(x))   /* no complex order: PyTorch's CPU kernels refuse it */
+        return (tn_tensor *)tn__error("%s: \"%s\" not implemented for '%s'", fn, consecutive ? "unique_consecutive" : "unique", tn__torch_type_name(x->dtype));
     if (consecutive) {
         const tn_unique_fn_opts def = TN_DEFAULTS(tn_unique_fn_opts);
         if (tn__kw_only(fn, "unique_consecutive", tn__kw_unique, TN__KW_N(tn__kw_unique), &o, &def, "return_inverse, return_counts, dim")) return NULL;
@@ -17545,7 +17647,7 @@ static tn_tensor *tn__cov_impl(tn_tensor *t, int64_t correction, tn_tensor *fwei
     const int64_t row[2] = {1, -1}, obs = 1;
     tn_scope_begin();
     tn_tensor *x = t->ndim < 2 ? tn_reshape(t, row, 2) : t, *w = NULL;
-    if (x && !tn_dtype_is_floating(x->dtype)) x = tn_to_dtype(x, TN_F32);   /* the default float */
+    if (x && !tn_dtype_is_floating(x->dtype) && !tn_is_complex(x)) x = tn_to_dtype(x, TN_F32);   /* the default float */
     if (fweights) w = tn_reshape(fweights, &nobs, 1);
     if (aweights) { tn_tensor *aw = tn_reshape(aweights, &nobs, 1); w = w ? tn_mul(w, aw) : aw; }
     tn_tensor *wsum = w ? tn_sum(w) : tn_scalar_int(nobs);
@@ -17557,7 +17659,7 @@ static tn_tensor *tn__cov_impl(tn_tensor *t, int64_t correction, tn_tensor *fwei
     tn_tensor *neg = norm ? tn_le_scalar(norm, 0) : NULL;   /* PyTorch warns and divides by 0 */
     if (neg) norm = tn_where(neg, tn_zeros_like(norm), norm);
     tn_tensor *xc = tn_sub(x, tn_unsqueeze(avg, 1));
-    tn_tensor *c = tn_mm(xc, tn_t(w ? tn_mul(xc, w) : xc));
+    tn_tensor *c = tn_mm(xc, tn_conj(tn_t(w ? tn_mul(xc, w) : xc)));   /* complex: x x^H */
     c = c ? tn_div(c, tn_to_dtype(norm, c->dtype)) : NULL;
     return tn__scope_return(tn_squeeze(c));
 }
@@ -17570,8 +17672,10 @@ static tn_tensor *tn__corrcoef_impl(tn_tensor *t) {
     tn_scope_begin();
     tn_tensor *c = tn_cov_opts(t, (tn_cov_fn_opts)TN_DEFAULTS(tn_cov_fn_opts));
     if (!c || c->ndim == 0) return tn__scope_return(c ? tn_div(c, c) : NULL);   /* one variable: NaN, or 1 */
-    tn_tensor *sd = tn_sqrt(tn__diagonal(c, 0, 0, 1));
+    tn_tensor *sd = tn_sqrt(tn_real(tn__diagonal(c, 0, 0, 1)));   /* (complex: the variances are real) */
     c = tn_div(tn_div(c, tn_unsqueeze(sd, 1)), tn_unsqueeze(sd, 0));
+    if (c && tn_is_complex(c))   /* each part clipped, as PyTorch */
+        return tn__scope_return(tn_complex(tn_clamp(tn_real(c), .min = -1, .max = 1), tn_clamp(tn_imag(c), .min = -1, .max = 1)));
     return tn__scope_return(tn_clamp(c, .min = -1, .max = 1));   /* rounding can leave |c| just past 1 */
 }
 TNDEF tn_tensor *tn_corrcoef(tn_tensor *t) { return TN__AS("tn_corrcoef", tn__corrcoef_impl(t)); }
@@ -17693,7 +17797,8 @@ static tn_tensor *tn__nn_half_return(tn_tensor *r, tn_dtype dtype) { return tn__
    then wrapped to the dtype as PyTorch's integer arithmetic wraps. Begin: 1 with the
    factors t[0..nfac-1] and *bias replaced by float64 copies (owned by the open scope), 0
    when t[0] is not an integer tensor (the float path decides), -1 on an error. */
-static bool tn__nn_is_int(const tn_tensor *x) { return x && x->dtype != TN_BOOL && !tn_dtype_is_floating(x->dtype); }
+/* (complex is not an integer: the layers refuse it, or take it part by part) */
+static bool tn__nn_is_int(const tn_tensor *x) { return x && x->dtype != TN_BOOL && !tn_dtype_is_floating(x->dtype) && !tn_dtype_is_complex(x->dtype); }
 static double tn__nn_absmax(tn_tensor *t) { return t && tn_numel(t) ? tn_item(tn_max(tn_abs(tn_to_dtype(t, TN_F64)))) : 0; }
 static int tn__nn_int_begin(const char *fn, tn_tensor **t, int nfac, tn_tensor **bias, int64_t terms) {
     if (!tn__nn_is_int(t[0])) return 0;
@@ -17863,6 +17968,12 @@ static tn_tensor *tn__im2col_public(const char *fn, tn_tensor *x, const int64_t 
     return tn__scope_return(tn__grad_name(x->ndim == 4 ? c : tn_squeeze_dim(c, 0), "Im2ColBackward0"));
 }
 TNDEF tn_tensor *tn_im2col(tn_tensor *x, const int64_t kernel[2], const int64_t dilation[2], const int64_t padding[2], const int64_t stride[2]) {
+    if (x && tn_is_complex(x)) {   /* a rearrangement: part by part (differentiable through the views) */
+        tn_scope_begin();
+        tn_tensor *re = tn__im2col_public("tn_im2col", tn_real(x), kernel, dilation, padding, stride);
+        tn_tensor *im = re ? tn__im2col_public("tn_im2col", tn_imag(x), kernel, dilation, padding, stride) : NULL;
+        return TN__AS("tn_im2col", tn__scope_return(im ? tn_complex(re, im) : NULL));
+    }
     return TN__AS("tn_im2col", tn__im2col_public("tn_im2col", x, kernel, dilation, padding, stride));
 }
 static tn_tensor *tn__col2im_public(const char *fn, tn_tensor *c, const int64_t *os, const int64_t *k, const int64_t *d, const int64_t *p, const int64_t *s) {
@@ -17889,6 +18000,12 @@ static tn_tensor *tn__col2im_public(const char *fn, tn_tensor *c, const int64_t 
 }
 TNDEF tn_tensor *tn_col2im(tn_tensor *cols, const int64_t output_size[2], const int64_t kernel[2], const int64_t dilation[2],
                            const int64_t padding[2], const int64_t stride[2]) {
+    if (cols && tn_is_complex(cols)) {   /* sums of rearranged elements: part by part */
+        tn_scope_begin();
+        tn_tensor *re = tn__col2im_public("tn_col2im", tn_real(cols), output_size, kernel, dilation, padding, stride);
+        tn_tensor *im = re ? tn__col2im_public("tn_col2im", tn_imag(cols), output_size, kernel, dilation, padding, stride) : NULL;
+        return TN__AS("tn_col2im", tn__scope_return(im ? tn_complex(re, im) : NULL));
+    }
     return TN__AS("tn_col2im", tn__col2im_public("tn_col2im", cols, output_size, kernel, dilation, padding, stride));
 }
 
@@ -24435,9 +24552,47 @@ static int tn__conv_int_begin(const char *fn, tn_tensor **xw, tn_tensor **b, boo
                             tn_dtype_name(xw[0]->dtype), transposed ? "transposed" : "dilated", tn_dtype_name(xw[0]->dtype));
     return tn__nn_int_begin(fn, xw, 2, b, tn_numel(xw[1]));   /* numel(w): at least the products per output */
 }
+/* Complex operands: 1 when x, w and b are all of one complex dtype (the caller takes
+   tn__conv_complex), -1 with PyTorch's error when only some are complex, 0 when none is. */
+static int tn__conv_complex_check(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor *b) {
+    if (!x || !w) return 0;
+    const bool any = tn_is_complex(x) || tn_is_complex(w) || (b && tn_is_complex(b));
+    if (!any) return 0;
+    if (x->dtype != w->dtype || (b && b->dtype != x->dtype))
+        return TN__FAIL_INT("%s: Input type (%s), weight type (%s) and bias type (%s) should be the same", fn, tn_dtype_name(x->dtype),
+                            tn_dtype_name(w->dtype), b ? tn_dtype_name(b->dtype) : "none");
+    return 1;
+}
+/* A complex convolution as PyTorch's complex_convolution: Gauss's three real convolutions
+   of the parts (ac - bd, (a + b)(c + d) - ac - bd), then the bias's parts; conv runs one
+   real convolution without bias (differentiable: the parts are views). */
+static tn_tensor *tn__conv_complex(tn_tensor *x, tn_tensor *w, tn_tensor *b, int nsp, tn_tensor *(*conv)(tn_tensor *, tn_tensor *, const void *), const void *ctx) {
+    tn_scope_begin();
+    tn_tensor *xr = tn_real(x), *xi = tn_imag(x), *wr = tn_real(w), *wi = tn_imag(w);
+    tn_tensor *ac = conv(xr, wr, ctx), *bd = conv(xi, wi, ctx), *s = conv(tn_add(xr, xi), tn_add(wr, wi), ctx);
+    tn_tensor *re = tn_sub(ac, bd), *im = tn_sub(tn_sub(s, ac), bd);
+    if (b) {   /* [O, 1, ...]: broadcasts over the batched and the unbatched outputs */
+        int64_t bs[TN_MAX_DIMS] = {-1};
+        for (int k = 1; k <= nsp; k++) bs[k] = 1;
+        re = tn_add(re, tn_reshape(tn_real(b), bs, nsp + 1));
+        im = tn_add(im, tn_reshape(tn_imag(b), bs, nsp + 1));
+    }
+    return tn__scope_return(tn_complex(re, im));
+}
+typedef struct tn__conv_call { const char *fn; int nsp; bool transposed; tn_conv_fn_opts o; } tn__conv_call;
+static tn_tensor *tn__conv_kw(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor *b, int nsp, bool transposed, tn_conv_fn_opts o);
+static tn_tensor *tn__conv_part(tn_tensor *x, tn_tensor *w, const void *ctx) {
+    const tn__conv_call *c = (const tn__conv_call *)ctx;
+    return tn__conv_kw(c->fn, x, w, NULL, c->nsp, c->transposed, c->o);
+}
 static tn_tensor *tn__conv_kw(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor *b, int nsp, bool transposed, tn_conv_fn_opts o) {
     int64_t s[2], p[2], d[2], op[2];
     if (tn__conv_args(fn, nsp, transposed, &o, s, p, d, op)) return NULL;
+    const int cx = tn__conv_complex_check(fn, x, w, b);
+    if (cx) {
+        tn__conv_call c = {fn, nsp, transposed, o};
+        return cx < 0 ? NULL : TN__AS(fn, tn__conv_complex(x, w, b, nsp, tn__conv_part, &c));
+    }
     tn_scope_begin();
     tn_tensor *xw[2] = {x, w};
     const int r = tn__conv_int_begin(fn, xw, &b, transposed, d, nsp);
@@ -24569,6 +24724,12 @@ static tn_tensor *tn__conv3d(const char *fn, tn_tensor *x, tn_tensor *w, tn_tens
     y = tn__grad_name(tn_contiguous(y), "ConvolutionBackward0");
     return tn__scope_return(batched ? y : tn__grad_name(tn_squeeze_dim(y, 0), "SqueezeBackward1"));
 }
+typedef struct tn__conv3d_call { const char *fn; bool transposed; const tn_conv3d_fn_opts *o; } tn__conv3d_call;
+static tn_tensor *tn__conv3d_kw(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor *b, bool transposed, const tn_conv3d_fn_opts *o);
+static tn_tensor *tn__conv3d_part(tn_tensor *x, tn_tensor *w, const void *ctx) {
+    const tn__conv3d_call *c = (const tn__conv3d_call *)ctx;
+    return tn__conv3d_kw(c->fn, x, w, NULL, c->transposed, c->o);
+}
 static tn_tensor *tn__conv3d_kw(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor *b, bool transposed, const tn_conv3d_fn_opts *o) {
     TN__AUTOCAST(TN__AC_LOWER, tn__conv3d_kw(fn, ac_[0], ac_[1], ac_[2], transposed, o), x, w, b);
     int64_t s[3], p[3], d[3], op[3];
@@ -24577,6 +24738,11 @@ static tn_tensor *tn__conv3d_kw(const char *fn, tn_tensor *x, tn_tensor *w, tn_t
         return NULL;
     if (o->padding == TN_PADDING_SAME && o->padding_dhw.n) return (tn_tensor *)tn__error("%s: give padding='same' or a padding tuple, not both", fn);
     if (!transposed && (op[0] || op[1] || op[2])) return (tn_tensor *)tn__error("%s: output_padding is an option of the transposed convolutions only", fn);
+    const int cx = tn__conv_complex_check(fn, x, w, b);
+    if (cx) {
+        tn__conv3d_call c = {fn, transposed, o};
+        return cx < 0 ? NULL : TN__AS(fn, tn__conv_complex(x, w, b, 3, tn__conv3d_part, &c));
+    }
     tn_scope_begin();
     tn_tensor *xw[2] = {x, w};
     const int r = tn__conv_int_begin(fn, xw, &b, transposed, d, 3);
@@ -28235,7 +28401,7 @@ static int tn__loss_check_pair(const char *fn, const char *na, tn_tensor *a, con
 /* x + v where PyTorch's v is a Python float: an integer x goes to the default dtype, as
    PyTorch promotes it (in C an integral v would be an integer scalar and keep x's dtype). */
 static tn_tensor *tn__add_float_scalar(tn_tensor *x, double v) {
-    if (x && (x->dtype == TN_BOOL || !tn_dtype_is_floating(x->dtype))) x = tn_to_dtype(x, tn_get_default_dtype());
+    if (x && (x->dtype == TN_BOOL || (!tn_dtype_is_floating(x->dtype) && !tn_is_complex(x)))) x = tn_to_dtype(x, tn_get_default_dtype());   /* (complex stays complex) */
     return tn_add_scalar(x, v);
 }
 
@@ -30393,10 +30559,10 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
             r[2] = tn_where(x, zero, g);
             break;
         }
-        case LERP: /* start, end, weight */
-            r[0] = tn_mul(g, tn_rsub_scalar(z, 1));
-            r[1] = tn_mul(g, z);
-            r[2] = TN__NEED(2) ? tn_mul(g, tn_sub(y, x)) : NULL;
+        case LERP: /* start, end, weight (complex: the conjugate derivatives) */
+            r[0] = tn_mul(g, tn_conj(tn_rsub_scalar(z, 1)));
+            r[1] = tn_mul(g, tn_conj(z));
+            r[2] = TN__NEED(2) ? tn_mul(g, tn_conj(tn_sub(y, x))) : NULL;
             break;
         case ADDCMUL:
             r[0] = g;
@@ -30405,8 +30571,8 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
             break;
         case ADDCDIV:
             r[0] = g;
-            r[1] = tn_mul_scalar(tn_div(g, z), v);
-            r[2] = tn_mul_scalar(tn_neg(tn_div(tn_mul(g, y), tn_square(z))), v);
+            r[1] = tn_mul_scalar(tn_div(g, tn_conj(z)), v);
+            r[2] = tn_mul_scalar(tn_neg(tn_mul(g, tn_conj(tn_div(y, tn_square(z))))), v);
             break;
         default: return TN__FAIL_INT("autograd: no derivative for ternary op %d", n->sub);
         }
@@ -30435,7 +30601,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         tn_tensor *rparts[2] = {ones, tn_narrow(tn_cumprod(tn_flip(xp, &last, 1), -1), -1, 0, L - 1)};
         tn_tensor *right = tn_flip(tn_cat(rparts, 2, -1), &last, 1);
         tn_tensor *gk = tn_reshape(g, one_shape, nk + 1);
-        tn_tensor *gp = tn_mul(tn_mul(left, right), gk);
+        tn_tensor *gp = tn_mul(tn_conj(tn_mul(left, right)), gk);   /* complex: the conjugate derivative */
         int64_t pshape[TN_MAX_DIMS];
         for (int d = 0; d < m->ndim; d++) pshape[d] = m->shape[perm[d]];
         for (int d = 0; d < m->ndim; d++) inv[perm[d]] = d;
@@ -30495,12 +30661,14 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         gin[0] = tn_flip(tn_cumsum(tn_flip(g, &dim, 1), dim), &dim, 1);
         return 0;
     }
-    case G_CUMPROD: {
+    case G_CUMPROD: {   /* complex: the conjugates of x and out give conj(d out / d x) */
         int64_t dim = n->i[0];
-        tn_tensor *x = S[0];
+        const bool cx = tn_is_complex(S[0]);
+        tn_tensor *x = cx ? tn_conj(S[0]) : S[0];
         if (n->in[0].ndim == 0) { gin[0] = g; return 0; }
         if (tn_item(tn_any(tn_eq_scalar(x, 0))) == 0) { /* no zeros: reverse cumsum of g*out, over x */
             tn_tensor *out = tn__saved_output(n, S[1]);
+            if (cx) out = tn_conj(out);
             gin[0] = tn_div(tn_flip(tn_cumsum(tn_flip(tn_mul(g, out), &dim, 1), dim), &dim, 1), x);
             return 0;
         }
@@ -30691,12 +30859,12 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         if (TN__NEED(0)) gin[0] = tn_bmm(g, tn_conj(tn_transpose(S[1], 1, 2)));
         if (TN__NEED(1)) gin[1] = tn_bmm(tn_conj(tn_transpose(S[0], 1, 2)), g);
         return 0;
-    case G_ADDMM: case G_BADDBMM: {
+    case G_ADDMM: case G_BADDBMM: {   /* complex: the conjugate transposes, as G_MM */
         double beta = n->d[0], alpha = n->d[1];
         bool b3 = n->op == G_BADDBMM;
         if (TN__NEED(0)) gin[0] = tn__sum_to(beta == 1 ? g : tn_mul_scalar(g, beta), &n->in[0]);
-        if (TN__NEED(1)) gin[1] = tn__scaled(b3 ? tn_bmm(g, tn_transpose(S[1], 1, 2)) : tn_mm(g, tn_t(S[1])), alpha);
-        if (TN__NEED(2)) gin[2] = tn__scaled(b3 ? tn_bmm(tn_transpose(S[0], 1, 2), g) : tn__mm_mat2_grad(S[0], S[1], g), alpha);
+        if (TN__NEED(1)) gin[1] = tn__scaled(b3 ? tn_bmm(g, tn_conj(tn_transpose(S[1], 1, 2))) : tn_mm(g, tn_conj(tn_t(S[1]))), alpha);
+        if (TN__NEED(2)) gin[2] = tn__scaled(b3 ? tn_bmm(tn_conj(tn_transpose(S[0], 1, 2)), g) : tn__mm_mat2_grad(tn_conj(S[0]), S[1], g), alpha);
         return 0;
     }
     case G_MV:
@@ -31331,9 +31499,18 @@ TNDEF tn_node *tn_node_next(tn_node *n, int i, tn_tensor **leaf) {
 /* src/autograd/gradcheck.c: gradcheck, gradgradcheck                      */
 /* ======================================================================= */
 /* ---- gradcheck ---- */
-static double tn__flat_get(tn_tensor *t, int64_t i) { /* element i (row-major) of a contiguous f64 CPU tensor */
+static double tn__flat_get(tn_tensor *t, int64_t i) { /* double i (row-major) of a contiguous f64 or c128 CPU tensor */
     return ((const double *)tn_data_ptr(t))[i];
 }
+
+/* Complex tensors take PyTorch's convention: each element is two real coordinates (real
+   and imaginary part, as the memory of a contiguous complex tensor holds them). The numerical
+   Jacobian perturbs each input coordinate; the analytical row of Re out[j] is the backward of
+   a one-hot 1, of Im out[j] of a one-hot i, whose gradient dL/dRe x + i dL/dIm x gives the
+   two columns of x's element. */
+static bool tn__gc_dtype_ok(tn_dtype d) { return tn_dtype_is_floating(d) || d == TN_C64 || d == TN_C128; }
+static bool tn__gc_double(tn_dtype d) { return d == TN_F64 || d == TN_C128; }
+static int64_t tn__gc_coords(const tn_tensor *t) { return tn_dtype_is_complex(t->dtype) ? tn__mul_sat(tn_numel(t), 2) : tn_numel(t); }
 
 TNDEF bool tn_gradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, void *user, double eps, double atol, double rtol) {
     if (!fn || !inputs || n <= 0) { tn__error("tn_gradcheck: need a function and inputs"); return false; }
@@ -31343,8 +31520,8 @@ TNDEF bool tn_gradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, voi
     for (int k = 0; k < n; k++) {
         tn_tensor *x = inputs[k];
         if (!x) return false;
-        if (x->requires_grad && (x->device != TN_CPU || !tn_is_contiguous(x) || !tn_dtype_is_floating(x->dtype))) {
-            tn__error("tn_gradcheck: input %d must be a contiguous floating CPU tensor (float64 recommended)", k);
+        if (x->requires_grad && (x->device != TN_CPU || !tn_is_contiguous(x) || !tn__gc_dtype_ok(x->dtype))) {
+            tn__error("tn_gradcheck: input %d must be a contiguous floating or complex CPU tensor (float64/complex128 recommended)", k);
             return false;
         }
     }
@@ -31353,16 +31530,18 @@ TNDEF bool tn_gradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, voi
     char msg[512] = "";
     tn_scope_begin();
     tn_tensor *out = fn(inputs, n, user);
-    if (!out || !tn_dtype_is_floating(out->dtype)) {
-        if (out) tn__error("tn_gradcheck: the function's output must be floating, got %s", tn_dtype_name(out->dtype));
+    if (!out || !tn__gc_dtype_ok(out->dtype)) {
+        if (out) tn__error("tn_gradcheck: the function's output must be floating or complex, got %s", tn_dtype_name(out->dtype));
         tn_scope_end();
         return false;
     }
-    int64_t m = tn_numel(out);
+    const bool ocx = tn_dtype_is_complex(out->dtype);
+    const int64_t m = tn__gc_coords(out);   /* real coordinates of the output */
     for (int k = 0; k < n && ok; k++) {
         tn_tensor *x = inputs[k];
         if (!x->requires_grad) continue;
-        int64_t nx = tn_numel(x);
+        const bool xcx = tn_dtype_is_complex(x->dtype), xd = tn__gc_double(x->dtype);
+        const int64_t nx = tn__gc_coords(x);
         /* numerical Jacobian column by column: central differences on x's raw data */
         double *num = (double *)tn__malloc_n("tn_gradcheck", tn__add_sat(tn__mul_sat(nx, m), 1), sizeof(double));   /* the Jacobian: nx * m can overflow */
         if (!num) { ok = false; break; }
@@ -31370,37 +31549,38 @@ TNDEF bool tn_gradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, voi
         for (int64_t e = 0; e < nx && ok; e++) {
             tn_tensor *outs[2];
             for (int s = 0; s < 2; s++) {
-                double v = x->dtype == TN_F64 ? ((double *)base)[e] : ((float *)base)[e];
+                double v = xd ? ((double *)base)[e] : ((float *)base)[e];
                 double pv = v + (s ? -eps : eps);
-                if (x->dtype == TN_F64) ((double *)base)[e] = pv; else ((float *)base)[e] = (float)pv;
+                if (xd) ((double *)base)[e] = pv; else ((float *)base)[e] = (float)pv;
                 tn_no_grad_begin();
                 tn_tensor *o = fn(inputs, n, user);
                 /* a copy: the output may be a view of the input being perturbed */
-                outs[s] = o ? tn__own(tn__copy_as(o, TN_F64, TN_CPU)) : NULL;
+                outs[s] = o ? tn__own(tn__copy_as(o, ocx ? TN_C128 : TN_F64, TN_CPU)) : NULL;
                 tn_no_grad_end();
-                if (x->dtype == TN_F64) ((double *)base)[e] = v; else ((float *)base)[e] = (float)v;
+                if (xd) ((double *)base)[e] = v; else ((float *)base)[e] = (float)v;
             }
             if (!outs[0] || !outs[1]) { ok = false; break; }
             for (int64_t j = 0; j < m; j++) num[j * nx + e] = (tn__flat_get(outs[0], j) - tn__flat_get(outs[1], j)) / (2 * eps);
         }
-        /* analytical Jacobian row by row: one backward per output element */
+        /* analytical Jacobian row by row: one backward per output coordinate */
         for (int64_t j = 0; j < m && ok; j++) {
             tn_scope_begin();
-            tn_tensor *go = tn_zeros_like(out), *gx = NULL; /* one-hot at output element j */
-            if (out->dtype == TN_F64) ((double *)tn_data_ptr(go))[j] = 1; else ((float *)tn_data_ptr(go))[j] = 1;
+            tn_tensor *go = tn_zeros_like(out), *gx = NULL; /* one-hot at output coordinate j: 1 or i */
+            if (tn__gc_double(out->dtype)) ((double *)tn_data_ptr(go))[j] = 1; else ((float *)tn_data_ptr(go))[j] = 1;
             tn_autograd_opts o = TN_DEFAULTS(tn_autograd_opts);
             o.retain_graph = true;
             o.allow_unused = true;
             if (tn_autograd_grad_opts(&out, 1, &x, 1, &go, &gx, o)) { ok = false; tn_scope_end(); break; }
-            tn_tensor *g64 = gx ? tn_contiguous(tn_to_dtype(gx, TN_F64)) : NULL;
+            tn_tensor *g64 = gx ? tn_contiguous(tn_to_dtype(gx, xcx ? TN_C128 : TN_F64)) : NULL;
             for (int64_t e = 0; e < nx; e++) {
                 double a = g64 ? tn__flat_get(g64, e) : 0, nm = num[j * nx + e], err = fabs(a - nm);
                 if (!(err <= atol + rtol * fabs(nm))) {
                     ok = false;
                     if (err > worst || worst < 0 || err != err) {
                         worst = err;
-                        snprintf(msg, sizeof msg, "tn_gradcheck: Jacobian mismatch for input %d: d out[%lld] / d in[%lld]: analytical %.10g vs numerical %.10g",
-                                 k, (long long)j, (long long)e, a, nm);
+                        snprintf(msg, sizeof msg, "tn_gradcheck: Jacobian mismatch for input %d: d %s out[%lld] / d %s in[%lld]: analytical %.10g vs numerical %.10g",
+                                 k, ocx ? (j % 2 ? "Im" : "Re") : "", (long long)(ocx ? j / 2 : j), xcx ? (e % 2 ? "Im" : "Re") : "",
+                                 (long long)(xcx ? e / 2 : e), a, nm);
                     }
                 }
             }
@@ -31449,7 +31629,8 @@ TNDEF bool tn_gradgradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n,
         tn_generator gen;   /* its own generator (Philox): the caller's random stream is untouched */
         memset(&gen, 0, sizeof gen);
         gen.seed = 1234;
-        tn_tensor *v = tn_contiguous(tn_to_dtype(tn_randn_gen(&m, 1, TN_F64, &gen), out->dtype));
+        tn_tensor *v = tn_contiguous(tn_dtype_is_complex(out->dtype) ? tn_randn_gen(&m, 1, out->dtype, &gen)   /* complex: both parts */
+                                                                    : tn_to_dtype(tn_randn_gen(&m, 1, TN_F64, &gen), out->dtype));
         ok = v && tn_requires_grad_(v, true) == 0;
         for (int k = 0; k < n; k++) all[k] = inputs[k];
         all[n] = v;
@@ -35008,6 +35189,19 @@ static int tn__optim_from_str(const char *fn, int kind, const char *text, const 
 }
 
 /* ---- state ---- */
+/* A complex tensor's real view [..., 2], a new reference without autograd: PyTorch 2's
+   optimizers update a complex parameter as view_as_real of it, its grad and its state
+   (each part one coordinate; 1.13 refused some). */
+static tn_tensor *tn__optim_real_view(tn_tensor *t) {
+    int64_t sh[TN_MAX_DIMS], st[TN_MAX_DIMS];
+    if (!t || t->ndim >= TN_MAX_DIMS) return NULL;
+    for (int d = 0; d < t->ndim; d++) { sh[d] = t->shape[d]; st[d] = t->strides[d] * 2; }
+    sh[t->ndim] = 2;
+    st[t->ndim] = 1;
+    tn_tensor *v = tn__view_of(t, sh, st, t->ndim + 1, t->offset * 2);
+    if (v) v->dtype = tn_dtype_to_real(t->dtype);
+    return v;
+}
 static bool tn__optim_scalar_slot(const char *name) { return !strcmp(name, "step") || !strcmp(name, "mu_product"); }
 /* A new state tensor for param p: "step" 0-d float32 0, "mu_product" 1, "sum" the
    initial accumulator, buffers zeros of p's shape and dtype. */
@@ -35019,7 +35213,12 @@ static tn_tensor *tn__optim_state_new(tn_tensor *p, const char *name, double ini
     double v = !strcmp(name, "mu_product") ? 1 : scalar ? 0 : init;
     if (t->dtype == TN_F32) for (int64_t i = 0; i < n; i++) ((float *)t->storage->data)[i] = (float)v;
     else if (t->dtype == TN_F64) for (int64_t i = 0; i < n; i++) ((double *)t->storage->data)[i] = v;
-    else if (tn__cpu_fill(t, v)) { tn_release(t); return NULL; }   /* half precision buffers */
+    else if (tn_is_complex(t)) {   /* both parts (PyTorch's Adagrad: complex(init, init)) */
+        tn_tensor *rv = tn__optim_real_view(t);
+        const int rc = rv ? tn__cpu_fill(rv, v) : -1;
+        tn_release(rv);
+        if (rc) { tn_release(t); return NULL; }
+    } else if (tn__cpu_fill(t, v)) { tn_release(t); return NULL; }   /* half precision buffers */
     if (!scalar && p->device != TN_CPU) { /* buffers live beside the parameter; step counters stay on the CPU, as PyTorch's */
         tn_tensor *d = tn__copy_as(t, t->dtype, p->device);
         tn_release(t);
@@ -35069,8 +35268,9 @@ static int tn__optim_check_params(const char *fn, const tn_optim *o, tn_tensor *
         if (p->grad_fn) return TN__FAIL_INT("%s: can't optimize a non-leaf Tensor (parameter %d has grad_fn %s)", fn, i, tn_grad_fn_name(p));
         if (!p->requires_grad)
             return TN__FAIL_INT("%s: parameter %d does not require grad (call tn_requires_grad_(t, true) first)", fn, i);
-        if (!tn_dtype_is_floating(p->dtype))
-            return TN__FAIL_INT("%s: parameter %d has dtype %s; the optimizers update floating tensors", fn, i, tn_dtype_name(p->dtype));
+        if (!tn_dtype_is_floating(p->dtype) && !(tn_is_complex(p) && o->kind != TN__LBFGS))
+            return TN__FAIL_INT("%s: parameter %d has dtype %s; the optimizers update floating tensors%s", fn, i, tn_dtype_name(p->dtype),
+                                tn_is_complex(p) ? " (LBFGS: not complex ones)" : " (and complex ones)");
         for (int j = 0; j < i; j++)
             if (params[j] == p) return TN__FAIL_INT("%s: parameter %d appears twice in the parameter group", fn, i);
         for (int j = 0; j < o->np; j++)
@@ -35538,8 +35738,8 @@ static int tn__optim_prepare(const char *fn, tn_optim *o) {
             if (!gr) continue;
             if (gr->device != p->device)
                 return TN__FAIL_INT("%s: parameter %d is on %s but its grad is on %s", fn, i, tn_device_name(p->device), tn_device_name(gr->device));
-            if (!tn_dtype_is_floating(p->dtype))
-                return TN__FAIL_INT("%s: parameter %d has dtype %s; the optimizers update floating tensors", fn, i, tn_dtype_name(p->dtype));
+            if (!tn_dtype_is_floating(p->dtype) && !tn_is_complex(p))
+                return TN__FAIL_INT("%s: parameter %d has dtype %s; the optimizers update floating tensors (and complex ones)", fn, i, tn_dtype_name(p->dtype));
             if (gr->dtype != p->dtype || gr->ndim != p->ndim || memcmp(gr->shape, p->shape, (size_t)p->ndim * sizeof(int64_t)))
                 return TN__FAIL_INT("%s: parameter %d has shape %s and dtype %s but its grad has shape %s and dtype %s", fn, i,
                                     TN__SHAPE(p), tn_dtype_name(p->dtype), TN__SHAPE(gr), tn_dtype_name(gr->dtype));
@@ -35636,11 +35836,21 @@ static int tn__optim_step(const char *fn, tn_optim *o) {
     for (int gi = 0; gi < o->ng && rc == 0; gi++) {
         const tn__pgroup *g = &o->groups[gi];
         for (int i = g->first; i < g->first + g->n && rc == 0; i++) {
-            tn_tensor *p = o->params[i], *gr = p->grad, *s[3];
+            tn_tensor *p = o->params[i], *gr = p->grad, *s[3], *param = p, *views[5] = {NULL, NULL, NULL, NULL, NULL};
             if (!gr) continue;
             tn__optk k;
             tn__optim_coefs(o, i, g, &k);
             tn__optim_buffers(o, i, s);
+            if (tn_is_complex(p)) {   /* the real views (released below; the segments keep data pointers only) */
+                p = views[0] = tn__optim_real_view(p);
+                gr = views[1] = tn__optim_real_view(gr);
+                for (int q = 0; q < 3; q++) if (s[q]) s[q] = views[2 + q] = tn__optim_real_view(s[q]);
+                if (!p || !gr || (s[0] && !views[2]) || (s[1] && !views[3]) || (s[2] && !views[4])) {
+                    for (int q = 0; q < 5; q++) tn_release(views[q]);
+                    rc = TN__FAIL_INT("%s: out of memory viewing a complex parameter as real", fn);
+                    break;
+                }
+            }
             if (tn__optim_fusable(o, i, s, shared)) {
 #define TN__OPTIM_SEG(S, T, segs, cnt) do { \
                     segs[cnt].start = cnt ? segs[cnt - 1].start + segs[cnt - 1].n : 0; \
@@ -35652,14 +35862,15 @@ static int tn__optim_step(const char *fn, tn_optim *o) {
                 if (p->dtype == TN_F32) TN__OPTIM_SEG(f32, float, seg32, n32);
                 else TN__OPTIM_SEG(f64, double, seg64, n64);
 #undef TN__OPTIM_SEG
-                tn__bump_version(p);
+                tn__bump_version(param);
+                for (int q = 0; q < 5; q++) tn_release(views[q]);
                 continue;
             }
             if (tn__optim_device_multi(o, i, s, shared)) {   /* after the loop, with the others of its device and dtype */
                 dev.k[dev.n] = k; dev.p[dev.n] = p; dev.g[dev.n] = gr;
                 for (int q = 0; q < 3; q++) dev.s[3 * dev.n + q] = s[q];
                 dev.n++;
-                tn__bump_version(p);
+                tn__bump_version(p);   /* (never a complex parameter's view: complex stays on the CPU) */
                 continue;
             }
             /* strided parameters or grads go through contiguous copies (the only allocation) */
@@ -35671,10 +35882,11 @@ static int tn__optim_step(const char *fn, tn_optim *o) {
                 if (tn__backend(p->device)->optim(&k, pc ? pc : p, gc ? gc : gr, s)) rc = -1;
                 if (pc && tn__copy(p, pc)) rc = -1;
 
-                tn__bump_version(p);   /* as an in-place op on the parameter */
+                tn__bump_version(param);   /* as an in-place op on the parameter */
             }
             tn_release(pc);
             tn_release(gc);
+            for (int q = 0; q < 5; q++) tn_release(views[q]);
         }
     }
     /* after a failure too: the parameters before it are updated, as one at a time */
@@ -43027,6 +43239,8 @@ TNDEF int tn_onnx_export_opts(const tn_graph *g, const char *path, tn_onnx_opts 
     /* names: inputs and outputs as given (else input0, output0), constants theirs, nodes v<id> */
     for (int v = 0; v < g->nvals && rc == 0; v++) {
         char buf[32];
+        if (tn_dtype_is_complex(g->vals[v].dtype))   /* (ONNX's COMPLEX64/128 have almost no operators: refused, never mistyped) */
+            { rc = TN__FAIL_INT("%s: value %d of the graph is %s: ONNX export does not support complex tensors", fn, v, tn_dtype_name(g->vals[v].dtype)); break; }
         if (g->vals[v].kind == TN__GV_CONST) { e.names[v] = tn__strdup(g->vals[v].name); e.fold[v] = g->vals[v].t; }
         else { snprintf(buf, sizeof buf, "v%d", v); e.names[v] = tn__strdup(buf); }
         if (!e.names[v]) rc = TN__FAIL_INT("%s: out of memory", fn);
@@ -45210,6 +45424,8 @@ static MPI_Datatype tn__mpi_type(tn_dtype d) {
         case TN_I8: return MPI_INT8_T;
         case TN_I16: return MPI_INT16_T;
         case TN_BOOL: return MPI_C_BOOL;
+        case TN_C64: return MPI_C_FLOAT_COMPLEX;
+        case TN_C128: return MPI_C_DOUBLE_COMPLEX;
         default: return MPI_DATATYPE_NULL;
     }
 }
@@ -45332,6 +45548,16 @@ TNDEF int tn_dist_test(tn_dist_work *w) {
     return tn__dist_finish(w) ? -1 : 1;
 }
 
+/* A reduction op for t's dtype: AVG needs floating or complex values, MIN/MAX an order
+   (complex has none: PyTorch refuses them too). 0, or -1 with the error. */
+static int tn__dist_op_ok(const char *fn, tn_tensor *t, tn_dist_op op) {
+    if (!t) return 0;
+    if (op == TN_DIST_AVG && !tn_dtype_is_floating(t->dtype) && !tn_is_complex(t))
+        return TN__FAIL_INT("%s: ReduceOp.AVG needs a floating-point tensor, got %s", fn, tn_dtype_name(t->dtype));
+    if ((op == TN_DIST_MIN || op == TN_DIST_MAX) && tn_is_complex(t))
+        return TN__FAIL_INT("%s: does not support %s on complex tensors", fn, op == TN_DIST_MIN ? "MIN" : "MAX");
+    return 0;
+}
 /* The in-place single-tensor collectives, as async work; the blocking forms wait on it. */
 static tn_dist_work *tn__dist_start(const char *fn, int kind, tn_tensor *t, tn_dist_op op, int peer, int tag, tn_dist_group *g) {
     if (!(g = tn__dist_group(fn, g))) return NULL;
@@ -45341,8 +45567,7 @@ static tn_dist_work *tn__dist_start(const char *fn, int kind, tn_tensor *t, tn_d
     if (kind != 0 && (local = tn__dist_local(fn, g, peer)) < 0 && !(kind == 3 && peer == -1)) return NULL;
     if (kind == 3 && peer == -1) local = MPI_ANY_SOURCE;
     if (kind == 0 && (op < TN_DIST_SUM || op > TN_DIST_MAX)) return (tn_dist_work *)tn__error("%s: invalid reduce op %d", fn, (int)op);
-    if (kind == 0 && op == TN_DIST_AVG && t && !tn_dtype_is_floating(t->dtype))
-        return (tn_dist_work *)tn__error("%s: ReduceOp.AVG needs a floating-point tensor, got %s", fn, tn_dtype_name(t->dtype));
+    if (kind == 0 && tn__dist_op_ok(fn, t, op)) return NULL;
     if (tag < 0) return (tn_dist_work *)tn__error("%s: tag %d must be >= 0", fn, tag);
     void *buf = tn__dist_buffer(fn, t, &count, &type, &stage);
     if (!buf) return NULL;
@@ -45370,7 +45595,7 @@ TNDEF int tn_dist_reduce(tn_tensor *t, int dst, tn_dist_op op, tn_dist_group *g)
     int root = tn__dist_local(fn, g, dst), count;
     if (root < 0) return -1;
     if (op < TN_DIST_SUM || op > TN_DIST_MAX) return TN__FAIL_INT("%s: invalid reduce op %d", fn, (int)op);
-    if (op == TN_DIST_AVG && t && !tn_dtype_is_floating(t->dtype)) return TN__FAIL_INT("%s: ReduceOp.AVG needs a floating-point tensor", fn);
+    if (tn__dist_op_ok(fn, t, op)) return -1;
     MPI_Datatype type;
     tn_tensor *stage;
     void *buf = tn__dist_buffer(fn, t, &count, &type, &stage);
@@ -45405,7 +45630,7 @@ static int tn__dist_list(const char *fn, int kind, tn_tensor *t, tn_tensor *cons
     const bool has_list = kind == 0 || kind == 3 || g->rank == root;
     if (has_list && tn__dist_check_list(fn, list, g->size, t)) return -1;
     if (kind == 3 && (op < TN_DIST_SUM || op > TN_DIST_MAX)) return TN__FAIL_INT("%s: invalid reduce op %d", fn, (int)op);
-    if (kind == 3 && op == TN_DIST_AVG && !tn_dtype_is_floating(t->dtype)) return TN__FAIL_INT("%s: ReduceOp.AVG needs a floating-point tensor", fn);
+    if (kind == 3 && tn__dist_op_ok(fn, t, op)) return -1;
     int count, rc = 0;
     MPI_Datatype type;
     tn_tensor *stage;

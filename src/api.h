@@ -1731,7 +1731,7 @@ TN__DEFINE_ELEMENTWISE(double, f64, )
    .keepdim = true), tn_mean_dims(x, dims, n, .dtype = TN_F64). */
 #define TN_FIELDS_tn_sum_fn_opts(X) \
     X(B, keepdim, false, "") \
-    X(E, dtype,   -1,    "float32|float64|int32|int64|uint8|bool|float16|bfloat16|int8|int16")
+    X(E, dtype,   -1,    "float32|float64|int32|int64|uint8|bool|float16|bfloat16|int8|int16|complex64|complex128")
 TN__KW_STRUCT(tn_sum_fn_opts);
 TNDEF tn_tensor *tn_sum(tn_tensor *x);
 TNDEF tn_tensor *tn_sum_dims_opts(tn_tensor *x, const int64_t *dims, int n, tn_sum_fn_opts opts);
@@ -3229,7 +3229,8 @@ TNDEF bool tn_is_anomaly_enabled(void);
 
 /* Compares analytical gradients (autograd) with central finite differences for every
 
-   input that requires grad (use float64). fn maps the inputs to one output tensor.
+   input that requires grad (use float64; complex128 inputs and outputs count as their real
+   and imaginary parts, PyTorch's convention). fn maps the inputs to one output tensor.
    Returns true if all agree within atol + rtol*|numerical|; else false with the worst
    element described in tn_last_error(). */
 typedef tn_tensor *(*tn_gradcheck_fn)(tn_tensor *const *inputs, int n, void *user);

@@ -61,6 +61,21 @@ TEST(all_reduce_every_dtype_and_op) {
     tn_tensor *scalar = tn_scalar_tensor(R, TN_I64);
     CHECK(tn_dist_all_reduce(scalar, TN_DIST_SUM, NULL) == 0 && tn_item(scalar) == W * (W - 1) / 2);
     CHECK(tn_dist_all_reduce(filled(1, TN_F32), (tn_dist_op)9, NULL) == -1 && strstr(tn_last_error(), "invalid reduce op"));
+    /* complex: rank r holds (r + 1) + (r + 2)i; sums, products and averages as complex numbers, no MIN/MAX (as PyTorch) */
+    for (int c = 0; c < 2; c++) {
+        const tn_dtype d = c ? TN_C128 : TN_C64;
+        double pr = 1, pi = 0;
+        for (int r = 0; r < W; r++) { const double a = pr * (r + 1) - pi * (r + 2), b = pr * (r + 2) + pi * (r + 1); pr = a; pi = b; }
+        tn_tensor *z = tn_complex(filled(R + 1, TN_F64), filled(R + 2, TN_F64));
+        tn_tensor *t = tn_clone(tn_to_dtype(z, d));   /* (a copy: to_dtype of z's own dtype is z) */
+        CHECK(tn_dist_all_reduce(t, TN_DIST_SUM, NULL) == 0 && first(tn_real(t)) == sum && first(tn_imag(t)) == sum + W);
+        t = tn_clone(tn_to_dtype(z, d));
+        CHECK(tn_dist_all_reduce(t, TN_DIST_PRODUCT, NULL) == 0 && fabs(first(tn_real(t)) - pr) < 1e-3 && fabs(first(tn_imag(t)) - pi) < 1e-3);
+        t = tn_clone(tn_to_dtype(z, d));
+        CHECK(tn_dist_all_reduce(t, TN_DIST_AVG, NULL) == 0 && fabs(first(tn_real(t)) - sum / W) < 1e-6 && fabs(first(tn_imag(t)) - (sum + W) / W) < 1e-6);
+        CHECK(tn_dist_all_reduce(tn_clone(tn_to_dtype(z, d)), TN_DIST_MAX, NULL) == -1 && strstr(tn_last_error(), "MAX on complex"));
+        CHECK(tn_dist_all_reduce(tn_clone(tn_to_dtype(z, d)), TN_DIST_MIN, NULL) == -1 && strstr(tn_last_error(), "MIN on complex"));
+    }
     tn_scope_end();
 }
 

@@ -341,10 +341,10 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
             r[2] = tn_where(x, zero, g);
             break;
         }
-        case LERP: /* start, end, weight */
-            r[0] = tn_mul(g, tn_rsub_scalar(z, 1));
-            r[1] = tn_mul(g, z);
-            r[2] = TN__NEED(2) ? tn_mul(g, tn_sub(y, x)) : NULL;
+        case LERP: /* start, end, weight (complex: the conjugate derivatives) */
+            r[0] = tn_mul(g, tn_conj(tn_rsub_scalar(z, 1)));
+            r[1] = tn_mul(g, tn_conj(z));
+            r[2] = TN__NEED(2) ? tn_mul(g, tn_conj(tn_sub(y, x))) : NULL;
             break;
         case ADDCMUL:
             r[0] = g;
@@ -353,8 +353,8 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
             break;
         case ADDCDIV:
             r[0] = g;
-            r[1] = tn_mul_scalar(tn_div(g, z), v);
-            r[2] = tn_mul_scalar(tn_neg(tn_div(tn_mul(g, y), tn_square(z))), v);
+            r[1] = tn_mul_scalar(tn_div(g, tn_conj(z)), v);
+            r[2] = tn_mul_scalar(tn_neg(tn_mul(g, tn_conj(tn_div(y, tn_square(z))))), v);
             break;
         default: return TN__FAIL_INT("autograd: no derivative for ternary op %d", n->sub);
         }
@@ -383,7 +383,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         tn_tensor *rparts[2] = {ones, tn_narrow(tn_cumprod(tn_flip(xp, &last, 1), -1), -1, 0, L - 1)};
         tn_tensor *right = tn_flip(tn_cat(rparts, 2, -1), &last, 1);
         tn_tensor *gk = tn_reshape(g, one_shape, nk + 1);
-        tn_tensor *gp = tn_mul(tn_mul(left, right), gk);
+        tn_tensor *gp = tn_mul(tn_conj(tn_mul(left, right)), gk);   /* complex: the conjugate derivative */
         int64_t pshape[TN_MAX_DIMS];
         for (int d = 0; d < m->ndim; d++) pshape[d] = m->shape[perm[d]];
         for (int d = 0; d < m->ndim; d++) inv[perm[d]] = d;
@@ -443,12 +443,14 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         gin[0] = tn_flip(tn_cumsum(tn_flip(g, &dim, 1), dim), &dim, 1);
         return 0;
     }
-    case G_CUMPROD: {
+    case G_CUMPROD: {   /* complex: the conjugates of x and out give conj(d out / d x) */
         int64_t dim = n->i[0];
-        tn_tensor *x = S[0];
+        const bool cx = tn_is_complex(S[0]);
+        tn_tensor *x = cx ? tn_conj(S[0]) : S[0];
         if (n->in[0].ndim == 0) { gin[0] = g; return 0; }
         if (tn_item(tn_any(tn_eq_scalar(x, 0))) == 0) { /* no zeros: reverse cumsum of g*out, over x */
             tn_tensor *out = tn__saved_output(n, S[1]);
+            if (cx) out = tn_conj(out);
             gin[0] = tn_div(tn_flip(tn_cumsum(tn_flip(tn_mul(g, out), &dim, 1), dim), &dim, 1), x);
             return 0;
         }
@@ -639,12 +641,12 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         if (TN__NEED(0)) gin[0] = tn_bmm(g, tn_conj(tn_transpose(S[1], 1, 2)));
         if (TN__NEED(1)) gin[1] = tn_bmm(tn_conj(tn_transpose(S[0], 1, 2)), g);
         return 0;
-    case G_ADDMM: case G_BADDBMM: {
+    case G_ADDMM: case G_BADDBMM: {   /* complex: the conjugate transposes, as G_MM */
         double beta = n->d[0], alpha = n->d[1];
         bool b3 = n->op == G_BADDBMM;
         if (TN__NEED(0)) gin[0] = tn__sum_to(beta == 1 ? g : tn_mul_scalar(g, beta), &n->in[0]);
-        if (TN__NEED(1)) gin[1] = tn__scaled(b3 ? tn_bmm(g, tn_transpose(S[1], 1, 2)) : tn_mm(g, tn_t(S[1])), alpha);
-        if (TN__NEED(2)) gin[2] = tn__scaled(b3 ? tn_bmm(tn_transpose(S[0], 1, 2), g) : tn__mm_mat2_grad(S[0], S[1], g), alpha);
+        if (TN__NEED(1)) gin[1] = tn__scaled(b3 ? tn_bmm(g, tn_conj(tn_transpose(S[1], 1, 2))) : tn_mm(g, tn_conj(tn_t(S[1]))), alpha);
+        if (TN__NEED(2)) gin[2] = tn__scaled(b3 ? tn_bmm(tn_conj(tn_transpose(S[0], 1, 2)), g) : tn__mm_mat2_grad(tn_conj(S[0]), S[1], g), alpha);
         return 0;
     }
     case G_MV:

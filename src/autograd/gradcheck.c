@@ -1,7 +1,16 @@
 /* ---- gradcheck ---- */
-static double tn__flat_get(tn_tensor *t, int64_t i) { /* element i (row-major) of a contiguous f64 CPU tensor */
+static double tn__flat_get(tn_tensor *t, int64_t i) { /* double i (row-major) of a contiguous f64 or c128 CPU tensor */
     return ((const double *)tn_data_ptr(t))[i];
 }
+
+/* Complex tensors take PyTorch's convention: each element is two real coordinates (real
+   and imaginary part, as the memory of a contiguous complex tensor holds them). The numerical
+   Jacobian perturbs each input coordinate; the analytical row of Re out[j] is the backward of
+   a one-hot 1, of Im out[j] of a one-hot i, whose gradient dL/dRe x + i dL/dIm x gives the
+   two columns of x's element. */
+static bool tn__gc_dtype_ok(tn_dtype d) { return tn_dtype_is_floating(d) || d == TN_C64 || d == TN_C128; }
+static bool tn__gc_double(tn_dtype d) { return d == TN_F64 || d == TN_C128; }
+static int64_t tn__gc_coords(const tn_tensor *t) { return tn_dtype_is_complex(t->dtype) ? tn__mul_sat(tn_numel(t), 2) : tn_numel(t); }
 
 TNDEF bool tn_gradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, void *user, double eps, double atol, double rtol) {
     if (!fn || !inputs || n <= 0) { tn__error("tn_gradcheck: need a function and inputs"); return false; }
@@ -11,8 +20,8 @@ TNDEF bool tn_gradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, voi
     for (int k = 0; k < n; k++) {
         tn_tensor *x = inputs[k];
         if (!x) return false;
-        if (x->requires_grad && (x->device != TN_CPU || !tn_is_contiguous(x) || !tn_dtype_is_floating(x->dtype))) {
-            tn__error("tn_gradcheck: input %d must be a contiguous floating CPU tensor (float64 recommended)", k);
+        if (x->requires_grad && (x->device != TN_CPU || !tn_is_contiguous(x) || !tn__gc_dtype_ok(x->dtype))) {
+            tn__error("tn_gradcheck: input %d must be a contiguous floating or complex CPU tensor (float64/complex128 recommended)", k);
             return false;
         }
     }
@@ -21,16 +30,18 @@ TNDEF bool tn_gradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, voi
     char msg[512] = "";
     tn_scope_begin();
     tn_tensor *out = fn(inputs, n, user);
-    if (!out || !tn_dtype_is_floating(out->dtype)) {
-        if (out) tn__error("tn_gradcheck: the function's output must be floating, got %s", tn_dtype_name(out->dtype));
+    if (!out || !tn__gc_dtype_ok(out->dtype)) {
+        if (out) tn__error("tn_gradcheck: the function's output must be floating or complex, got %s", tn_dtype_name(out->dtype));
         tn_scope_end();
         return false;
     }
-    int64_t m = tn_numel(out);
+    const bool ocx = tn_dtype_is_complex(out->dtype);
+    const int64_t m = tn__gc_coords(out);   /* real coordinates of the output */
     for (int k = 0; k < n && ok; k++) {
         tn_tensor *x = inputs[k];
         if (!x->requires_grad) continue;
-        int64_t nx = tn_numel(x);
+        const bool xcx = tn_dtype_is_complex(x->dtype), xd = tn__gc_double(x->dtype);
+        const int64_t nx = tn__gc_coords(x);
         /* numerical Jacobian column by column: central differences on x's raw data */
         double *num = (double *)tn__malloc_n("tn_gradcheck", tn__add_sat(tn__mul_sat(nx, m), 1), sizeof(double));   /* the Jacobian: nx * m can overflow */
         if (!num) { ok = false; break; }
@@ -38,37 +49,38 @@ TNDEF bool tn_gradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, voi
         for (int64_t e = 0; e < nx && ok; e++) {
             tn_tensor *outs[2];
             for (int s = 0; s < 2; s++) {
-                double v = x->dtype == TN_F64 ? ((double *)base)[e] : ((float *)base)[e];
+                double v = xd ? ((double *)base)[e] : ((float *)base)[e];
                 double pv = v + (s ? -eps : eps);
-                if (x->dtype == TN_F64) ((double *)base)[e] = pv; else ((float *)base)[e] = (float)pv;
+                if (xd) ((double *)base)[e] = pv; else ((float *)base)[e] = (float)pv;
                 tn_no_grad_begin();
                 tn_tensor *o = fn(inputs, n, user);
                 /* a copy: the output may be a view of the input being perturbed */
-                outs[s] = o ? tn__own(tn__copy_as(o, TN_F64, TN_CPU)) : NULL;
+                outs[s] = o ? tn__own(tn__copy_as(o, ocx ? TN_C128 : TN_F64, TN_CPU)) : NULL;
                 tn_no_grad_end();
-                if (x->dtype == TN_F64) ((double *)base)[e] = v; else ((float *)base)[e] = (float)v;
+                if (xd) ((double *)base)[e] = v; else ((float *)base)[e] = (float)v;
             }
             if (!outs[0] || !outs[1]) { ok = false; break; }
             for (int64_t j = 0; j < m; j++) num[j * nx + e] = (tn__flat_get(outs[0], j) - tn__flat_get(outs[1], j)) / (2 * eps);
         }
-        /* analytical Jacobian row by row: one backward per output element */
+        /* analytical Jacobian row by row: one backward per output coordinate */
         for (int64_t j = 0; j < m && ok; j++) {
             tn_scope_begin();
-            tn_tensor *go = tn_zeros_like(out), *gx = NULL; /* one-hot at output element j */
-            if (out->dtype == TN_F64) ((double *)tn_data_ptr(go))[j] = 1; else ((float *)tn_data_ptr(go))[j] = 1;
+            tn_tensor *go = tn_zeros_like(out), *gx = NULL; /* one-hot at output coordinate j: 1 or i */
+            if (tn__gc_double(out->dtype)) ((double *)tn_data_ptr(go))[j] = 1; else ((float *)tn_data_ptr(go))[j] = 1;
             tn_autograd_opts o = TN_DEFAULTS(tn_autograd_opts);
             o.retain_graph = true;
             o.allow_unused = true;
             if (tn_autograd_grad_opts(&out, 1, &x, 1, &go, &gx, o)) { ok = false; tn_scope_end(); break; }
-            tn_tensor *g64 = gx ? tn_contiguous(tn_to_dtype(gx, TN_F64)) : NULL;
+            tn_tensor *g64 = gx ? tn_contiguous(tn_to_dtype(gx, xcx ? TN_C128 : TN_F64)) : NULL;
             for (int64_t e = 0; e < nx; e++) {
                 double a = g64 ? tn__flat_get(g64, e) : 0, nm = num[j * nx + e], err = fabs(a - nm);
                 if (!(err <= atol + rtol * fabs(nm))) {
                     ok = false;
                     if (err > worst || worst < 0 || err != err) {
                         worst = err;
-                        snprintf(msg, sizeof msg, "tn_gradcheck: Jacobian mismatch for input %d: d out[%lld] / d in[%lld]: analytical %.10g vs numerical %.10g",
-                                 k, (long long)j, (long long)e, a, nm);
+                        snprintf(msg, sizeof msg, "tn_gradcheck: Jacobian mismatch for input %d: d %s out[%lld] / d %s in[%lld]: analytical %.10g vs numerical %.10g",
+                                 k, ocx ? (j % 2 ? "Im" : "Re") : "", (long long)(ocx ? j / 2 : j), xcx ? (e % 2 ? "Im" : "Re") : "",
+                                 (long long)(xcx ? e / 2 : e), a, nm);
                     }
                 }
             }
@@ -117,7 +129,8 @@ TNDEF bool tn_gradgradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n,
         tn_generator gen;   /* its own generator (Philox): the caller's random stream is untouched */
         memset(&gen, 0, sizeof gen);
         gen.seed = 1234;
-        tn_tensor *v = tn_contiguous(tn_to_dtype(tn_randn_gen(&m, 1, TN_F64, &gen), out->dtype));
+        tn_tensor *v = tn_contiguous(tn_dtype_is_complex(out->dtype) ? tn_randn_gen(&m, 1, out->dtype, &gen)   /* complex: both parts */
+                                                                    : tn_to_dtype(tn_randn_gen(&m, 1, TN_F64, &gen), out->dtype));
         ok = v && tn_requires_grad_(v, true) == 0;
         for (int k = 0; k < n; k++) all[k] = inputs[k];
         all[n] = v;

@@ -60,6 +60,29 @@ static tn__cplx tn__csgn(tn__cplx z) {
     const double a = tn__cabs(z);
     return tn__cx(z.re / a, z.im / a);
 }
+/* The inverse functions: Kahan's formulas ("Branch cuts for complex elementary functions",
+   as C libraries' casin/cacos/cacosh/catanh): square roots of 1 -+ z whose signed zeros
+   put the branch cuts where std::asin etc. have them, no cancellation near the cuts. */
+static tn__cplx tn__casin(tn__cplx z) {
+    const tn__cplx s1 = tn__csqrt(tn__cx(1 - z.re, -z.im)), s2 = tn__csqrt(tn__cx(1 + z.re, z.im));
+    return tn__cx(atan2(z.re, s1.re * s2.re - s1.im * s2.im), asinh(s1.re * s2.im - s1.im * s2.re));
+}
+static tn__cplx tn__cacos(tn__cplx z) {
+    const tn__cplx s1 = tn__csqrt(tn__cx(1 - z.re, -z.im)), s2 = tn__csqrt(tn__cx(1 + z.re, z.im));
+    return tn__cx(2 * atan2(s1.re, s2.re), asinh(s2.re * s1.im - s2.im * s1.re));
+}
+static tn__cplx tn__cacosh(tn__cplx z) {
+    const tn__cplx s1 = tn__csqrt(tn__cx(z.re - 1, z.im)), s2 = tn__csqrt(tn__cx(z.re + 1, z.im));
+    return tn__cx(asinh(s1.re * s2.re + s1.im * s2.im), 2 * atan2(s1.im, s2.re));
+}
+static tn__cplx tn__catanh(tn__cplx z) {
+    const double x = z.re, y = z.im, ax = fabs(x);
+    if (y == 0 && ax <= 1) return tn__cx(atanh(x), y);   /* the real axis keeps its signed zero */
+    return tn__cx(0.25 * log1p(4 * x / ((1 - x) * (1 - x) + y * y)), 0.5 * atan2(2 * y, (1 - x) * (1 + x) - y * y));
+}
+/* asinh(z) = -i asin(iz), atan(z) = -i atanh(iz) */
+static tn__cplx tn__casinh(tn__cplx z) { const tn__cplx t = tn__casin(tn__cx(-z.im, z.re)); return tn__cx(t.im, -t.re); }
+static tn__cplx tn__catan(tn__cplx z) { const tn__cplx t = tn__catanh(tn__cx(-z.im, z.re)); return tn__cx(t.im, -t.re); }
 
 /* One element of any dtype as a complex number, and a complex number stored into any
    dtype: to a real dtype goes the real part (PyTorch's casts; torch warns), to bool
@@ -123,6 +146,7 @@ static bool tn__complex_unary_ok(int op) {
     switch (op) {
     case NEG: case ABS: case SIGN: case SQUARE: case EXP: case LOG: case LOG2: case LOG10: case SQRT: case RSQRT:
     case RECIPROCAL: case SIN: case COS: case TAN: case SINH: case COSH: case TANH: case SIGMOID:
+    case ASIN: case ACOS: case ATAN: case ASINH: case ACOSH: case ATANH: case SINC: case SILU:
     case ISNAN: case ISINF: case ISFINITE: case LOGICAL_NOT: return true;
     default: return false;
     }
@@ -150,6 +174,18 @@ static void tn__unary_##S(char **p, const int64_t *s, int64_t n, void *vc) {
     case COSH: TN__CMAP1(T, tn__ccosh(x)); break;
     case TANH: TN__CMAP1(T, tn__ctanh(x)); break;
     case SIGMOID: TN__CMAP1(T, tn__cdiv(tn__cx(1, 0), tn__cadd(tn__cx(1, 0), tn__cexp(tn__cx(-x.re, -x.im))))); break;
+    case ASIN: TN__CMAP1(T, tn__casin(x)); break;
+    case ACOS: TN__CMAP1(T, tn__cacos(x)); break;
+    case ATAN: TN__CMAP1(T, tn__catan(x)); break;
+    case ASINH: TN__CMAP1(T, tn__casinh(x)); break;
+    case ACOSH: TN__CMAP1(T, tn__cacosh(x)); break;
+    case ATANH: TN__CMAP1(T, tn__catanh(x)); break;
+    case SINC: for (int64_t i = 0; i < n; i++) {   /* pi z rounded to T first, as ATen (sin grows like e^|Im|) */
+            const tn__cplx x = TN__CLOAD(T, p[1] + i * s[1]);
+            const T pi = (T)3.14159265358979323846, pr = pi * (T)x.re, pim = pi * (T)x.im;
+            TN__CSTORE(T, p[0] + i * s[0], x.re == 0 && x.im == 0 ? tn__cx(1, 0) : tn__cdiv(tn__csin(tn__cx(pr, pim)), tn__cx(pr, pim)));
+        } break;
+    case SILU: TN__CMAP1(T, tn__cdiv(x, tn__cadd(tn__cx(1, 0), tn__cexp(tn__cx(-x.re, -x.im))))); break;   /* ATen's x / (1 + exp(-x)) */
     case ISNAN: TN__CMAP1_TO(bool, T, x.re != x.re || x.im != x.im); break;
     case ISINF: TN__CMAP1_TO(bool, T, isinf(x.re) || isinf(x.im)); break;
     case ISFINITE: TN__CMAP1_TO(bool, T, isfinite(x.re) && isfinite(x.im)); break;
@@ -197,6 +233,8 @@ static void tn__ternary_##S(char **p, const int64_t *s, int64_t n, void *vc) {
         break;
     case ADDCMUL: TN__CMAP3(T, tn__cadd(c, tn__cmul(v, tn__cmul(a, b)))); break;
     case ADDCDIV: TN__CMAP3(T, tn__cadd(c, tn__cmul(v, tn__cdiv(a, b)))); break;
+    case LERP: TN__CMAP3(T, tn__cabs(b) < 0.5 ? tn__cadd(c, tn__cmul(b, tn__cadd(a, tn__cscale(c, -1))))   /* |w| < 0.5, as ATen */
+                                              : tn__cadd(a, tn__cscale(tn__cmul(tn__cadd(a, tn__cscale(c, -1)), tn__cx(1 - b.re, -b.im)), -1))); break;
     default: TN__STORE_RELAXED(&kc->failed, 1); break;
     } }
 /* @end TN__DEFINE_TERNARY_COMPLEX */

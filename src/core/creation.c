@@ -316,6 +316,10 @@ TNDEF tn_tensor *tn_linspace(double start, double end, int64_t steps, tn_dtype d
     if (steps < 0) return (tn_tensor *)tn__error("tn_linspace: number of steps must be non-negative, got %lld", (long long)steps);
     if (tn__check_cpu_dtype_arg("tn_linspace", dtype)) return NULL;
     if (dtype == TN_BOOL) return (tn_tensor *)tn__error("tn_linspace: \"linspace_cpu\" not implemented for 'Bool'");
+    if (tn_dtype_is_complex(dtype)) {   /* real ends: the part dtype's values, imaginary parts 0 */
+        tn_tensor *r = tn_linspace(start, end, steps, tn_dtype_to_real(dtype));
+        return r ? tn_to_dtype(r, dtype) : NULL;
+    }
     double s0 = start, e0 = end;
     if (!tn_dtype_is_floating(dtype) && (tn__range_end("tn_linspace", start, dtype, &s0) || tn__range_end("tn_linspace", end, dtype, &e0))) return NULL;
     tn_tensor *t = tn__new_checked("tn_linspace", &steps, 1, dtype);
@@ -357,6 +361,10 @@ TNDEF tn_tensor *tn_logspace(double start, double end, int64_t steps, double bas
     if (steps < 0) return (tn_tensor *)tn__error("tn_logspace: number of steps must be non-negative, got %lld", (long long)steps);
     if (tn__check_cpu_dtype_arg("tn_logspace", dtype)) return NULL;
     if (dtype == TN_BOOL) return (tn_tensor *)tn__error("tn_logspace: \"logspace_cpu\" not implemented for 'Bool'");
+    if (tn_dtype_is_complex(dtype)) {   /* real ends: the part dtype's values, imaginary parts 0 */
+        tn_tensor *r = tn_logspace(start, end, steps, base, tn_dtype_to_real(dtype));
+        return r ? tn_to_dtype(r, dtype) : NULL;
+    }
     double s = start, e = end;
     if (dtype == TN_F32) { s = (float)start; e = (float)end; }
     else if (!tn_dtype_is_floating(dtype) && (tn__range_end("tn_logspace", start, dtype, &s) || tn__range_end("tn_logspace", end, dtype, &e))) return NULL;

@@ -295,6 +295,14 @@ static float tn__round_float_to(double v, int digits) {
 static tn_tensor *tn__random_ex(const char *fn, tn_random_op op, const int64_t *shape, int ndim, tn_dtype dtype,
                                 tn_generator *gen, double a, double b, int64_t low, uint64_t range, tn_device device, bool serial) {
     if (tn__check_cpu_dtype_arg(fn, dtype)) return NULL;
+    if (op != RANDINT && tn_dtype_is_complex(dtype)) {   /* PyTorch's: the real view's draw, normal's std over sqrt(2) */
+        if (ndim >= TN_MAX_DIMS) return (tn_tensor *)tn__error("%s: a complex tensor of %d dims (its real view needs %d, the limit is %d)", fn, ndim, ndim + 1, TN_MAX_DIMS);
+        int64_t s2[TN_MAX_DIMS];
+        if (ndim > 0) memcpy(s2, shape, (size_t)ndim * sizeof *s2);
+        s2[ndim] = 2;
+        tn_tensor *r = tn__random_ex(fn, op, s2, ndim + 1, dtype == TN_C64 ? TN_F32 : TN_F64, gen, a, op == NORMAL ? b / sqrt(2.0) : b, low, range, device, serial);
+        return r ? tn_view_as_complex(r) : NULL;
+    }
     if (op != RANDINT && !tn_dtype_is_floating(dtype))
         return (tn_tensor *)tn__error("%s: expected a floating dtype, got %s", fn, tn_dtype_name(dtype));
     tn_tensor *t = device == TN_CPU ? tn__new_checked(fn, shape, ndim, dtype)
@@ -352,6 +360,7 @@ static const char *tn__cpp_type_name(tn_dtype dt);   /* PyTorch's messages name 
 TNDEF tn_tensor *tn_randint(int64_t low, int64_t high, const int64_t *shape, int ndim, tn_dtype dtype, tn_generator *g) {
     if (low >= high) return (tn_tensor *)tn__error("tn_randint: expected low < high, got low %lld, high %lld", (long long)low, (long long)high);
     if (dtype == TN_BOOL) return (tn_tensor *)tn__error("tn_randint: dtype bool is not supported");
+    if (tn_dtype_is_complex(dtype)) return (tn_tensor *)tn__error("tn_randint: check_random_bounds handles only integral, floating-point and boolean types (got %s)", tn_dtype_name(dtype));
     const bool narrow = tn__is_int(dtype) && dtype != TN_I64;
     double dmin = narrow ? tn__int_lowest(dtype) : dtype == TN_F32 ? -16777216.0 : dtype == TN_F64 ? -9007199254740992.0 : -9.3e18;
     double dmax = narrow ? tn__int_highest(dtype) + 1 : dtype == TN_F32 ? 16777217.0 : dtype == TN_F64 ? 9007199254740993.0 : 9.3e18;
@@ -384,6 +393,7 @@ static tn_tensor *tn__bernoulli_impl(tn_tensor *p, tn_generator *gen) {
 TNDEF tn_tensor *tn_bernoulli(tn_tensor *p, tn_generator *gen) { return TN__AS("tn_bernoulli", tn__bernoulli_impl(p, gen)); }
 static tn_tensor *tn__bernoulli_p_impl(const int64_t *shape, int ndim, double p, tn_dtype dtype, tn_generator *gen) {
     if (!(p >= 0 && p <= 1)) return (tn_tensor *)tn__error("tn_bernoulli_p: p must be in [0, 1], got %g", p);
+    if (tn_dtype_is_complex(dtype)) return (tn_tensor *)tn__error("tn_bernoulli_p: \"bernoulli_scalar_cpu_\" not implemented for '%s'", tn__torch_type_name(dtype));
     tn_scope_begin();
     tn_tensor *u = tn_rand_gen(shape, ndim, TN_F64, gen);
     tn_tensor *r = tn_keep(tn_to_dtype(tn_lt_scalar(u, p), dtype));
@@ -415,7 +425,7 @@ static void tn__randperm_mt(int64_t *r, int64_t n, tn_generator *g) {
 static tn_tensor *tn__randperm_impl(int64_t n, tn_dtype dtype, tn_generator *gen) {
     if (n < 0) return (tn_tensor *)tn__error("tn_randperm: n must be non-negative, got %lld", (long long)n);
     if (tn__check_dtype_arg("tn_randperm", dtype)) return NULL;
-    if (dtype == TN_BOOL) return (tn_tensor *)tn__error("tn_randperm: \"randperm\" not implemented for 'Bool'");
+    if (dtype == TN_BOOL || tn_dtype_is_complex(dtype)) return (tn_tensor *)tn__error("tn_randperm: \"randperm\" not implemented for '%s'", tn__torch_type_name(dtype));
     /* as PyTorch: the largest value n - 1 must fit an integer dtype, and n values must stay
        distinct in a float one (its mantissa bits + 1) */
     if (tn__is_int(dtype) && dtype != TN_I64 && (double)(n - 1) > tn__int_highest(dtype))
@@ -648,18 +658,19 @@ TNDEF tn_tensor *tn_normal_(tn_tensor *t, double mean, double std, tn_generator 
     TN__CHECK_NULL(t);
     if (tn__check_cpu_dtype(fn, t)) return NULL;
     if (!(std >= 0)) return (tn_tensor *)tn__error("%s: normal expects std >= 0.0, but found std %g", fn, std);
-    if (!tn_dtype_is_floating(t->dtype)) return (tn_tensor *)tn__error("%s: \"normal_kernel_cpu\" not implemented for '%s'", fn, tn__torch_type_name(t->dtype));
+    if (!tn_dtype_is_floating(t->dtype) && !tn_dtype_is_complex(t->dtype)) return (tn_tensor *)tn__error("%s: \"normal_kernel_cpu\" not implemented for '%s'", fn, tn__torch_type_name(t->dtype));
     return TN__AS(fn, tn__fill_random_(fn, t, NORMAL, mean, std, gen));
 }
 TNDEF tn_tensor *tn_uniform_(tn_tensor *t, double from, double to, tn_generator *gen) {
     const char *fn = "tn_uniform_";
     TN__CHECK_NULL(t);
     if (tn__check_cpu_dtype(fn, t)) return NULL;
-    if (!tn_dtype_is_floating(t->dtype)) return (tn_tensor *)tn__error("%s: \"check_uniform_bounds\" not implemented for '%s'", fn, tn__torch_type_name(t->dtype));
+    if (!tn_dtype_is_floating(t->dtype) && !tn_dtype_is_complex(t->dtype)) return (tn_tensor *)tn__error("%s: \"check_uniform_bounds\" not implemented for '%s'", fn, tn__torch_type_name(t->dtype));
     if (!(from <= to)) return (tn_tensor *)tn__error("%s: uniform_ expects to return a [from, to) range, but found from=%g > to=%g", fn, from, to);
-    if (!(to - from <= tn__finfo_max(t->dtype)))
+    const tn_dtype part = t->dtype == TN_C64 ? TN_F32 : t->dtype == TN_C128 ? TN_F64 : t->dtype;   /* complex: each part's bounds */
+    if (!(to - from <= tn__finfo_max(part)))
         return (tn_tensor *)tn__error("%s: uniform_ expects to-from <= std::numeric_limits<%s>::max(), but found to=%g and from=%g which result in to-from to exceed the limit",
-                                      fn, tn__torch_type_name(t->dtype), to, from);
+                                      fn, tn__torch_type_name(part), to, from);
     return TN__AS(fn, tn__fill_random_(fn, t, UNIFORM, from, to, gen));
 }
 static int tn__check_sampler_target(const char *fn, const char *what, tn_tensor *t) {
@@ -681,6 +692,7 @@ TNDEF tn_tensor *tn_geometric_(tn_tensor *t, double p, tn_generator *gen) {
     const char *fn = "tn_geometric_";
     TN__CHECK_NULL(t);
     if (tn__check_cpu_dtype(fn, t)) return NULL;
+    if (tn_is_complex(t)) return (tn_tensor *)tn__error("%s: \"geometric_cpu\" not implemented for '%s'", fn, tn__torch_type_name(t->dtype));
     if (!(p > 0 && p < 1)) return (tn_tensor *)tn__error("%s: geometric_ expects p to be in (0, 1), but got p=%g", fn, p);
     if (t->dtype == TN_BOOL) return (tn_tensor *)tn__error("%s: \"geometric_cpu\" not implemented for 'Bool'", fn);
     return TN__AS(fn, tn__sample_(fn, t, TN__GEOMETRIC, p, 0, gen));
@@ -800,5 +812,6 @@ static tn_tensor *tn__random_impl(tn_tensor *t, int64_t from, int64_t to, tn_gen
 TNDEF tn_tensor *tn_random_(tn_tensor *t, int64_t from, int64_t to, tn_generator *gen) {
     TN__CHECK_NULL(t);
     if (tn__check_cpu_dtype("tn_random_", t)) return NULL;
+    if (tn_is_complex(t)) return (tn_tensor *)tn__error("tn_random_: check_random_bounds handles only integral, floating-point and boolean types (got %s)", tn_dtype_name(t->dtype));
     return TN__AS("tn_random_", tn__random_impl(t, from, to, gen));
 }

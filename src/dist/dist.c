@@ -195,6 +195,8 @@ static MPI_Datatype tn__mpi_type(tn_dtype d) {
         case TN_I8: return MPI_INT8_T;
         case TN_I16: return MPI_INT16_T;
         case TN_BOOL: return MPI_C_BOOL;
+        case TN_C64: return MPI_C_FLOAT_COMPLEX;
+        case TN_C128: return MPI_C_DOUBLE_COMPLEX;
         default: return MPI_DATATYPE_NULL;
     }
 }
@@ -317,6 +319,16 @@ TNDEF int tn_dist_test(tn_dist_work *w) {
     return tn__dist_finish(w) ? -1 : 1;
 }
 
+/* A reduction op for t's dtype: AVG needs floating or complex values, MIN/MAX an order
+   (complex has none: PyTorch refuses them too). 0, or -1 with the error. */
+static int tn__dist_op_ok(const char *fn, tn_tensor *t, tn_dist_op op) {
+    if (!t) return 0;
+    if (op == TN_DIST_AVG && !tn_dtype_is_floating(t->dtype) && !tn_is_complex(t))
+        return TN__FAIL_INT("%s: ReduceOp.AVG needs a floating-point tensor, got %s", fn, tn_dtype_name(t->dtype));
+    if ((op == TN_DIST_MIN || op == TN_DIST_MAX) && tn_is_complex(t))
+        return TN__FAIL_INT("%s: does not support %s on complex tensors", fn, op == TN_DIST_MIN ? "MIN" : "MAX");
+    return 0;
+}
 /* The in-place single-tensor collectives, as async work; the blocking forms wait on it. */
 static tn_dist_work *tn__dist_start(const char *fn, int kind, tn_tensor *t, tn_dist_op op, int peer, int tag, tn_dist_group *g) {
     if (!(g = tn__dist_group(fn, g))) return NULL;
@@ -326,8 +338,7 @@ static tn_dist_work *tn__dist_start(const char *fn, int kind, tn_tensor *t, tn_d
     if (kind != 0 && (local = tn__dist_local(fn, g, peer)) < 0 && !(kind == 3 && peer == -1)) return NULL;
     if (kind == 3 && peer == -1) local = MPI_ANY_SOURCE;
     if (kind == 0 && (op < TN_DIST_SUM || op > TN_DIST_MAX)) return (tn_dist_work *)tn__error("%s: invalid reduce op %d", fn, (int)op);
-    if (kind == 0 && op == TN_DIST_AVG && t && !tn_dtype_is_floating(t->dtype))
-        return (tn_dist_work *)tn__error("%s: ReduceOp.AVG needs a floating-point tensor, got %s", fn, tn_dtype_name(t->dtype));
+    if (kind == 0 && tn__dist_op_ok(fn, t, op)) return NULL;
     if (tag < 0) return (tn_dist_work *)tn__error("%s: tag %d must be >= 0", fn, tag);
     void *buf = tn__dist_buffer(fn, t, &count, &type, &stage);
     if (!buf) return NULL;
@@ -355,7 +366,7 @@ TNDEF int tn_dist_reduce(tn_tensor *t, int dst, tn_dist_op op, tn_dist_group *g)
     int root = tn__dist_local(fn, g, dst), count;
     if (root < 0) return -1;
     if (op < TN_DIST_SUM || op > TN_DIST_MAX) return TN__FAIL_INT("%s: invalid reduce op %d", fn, (int)op);
-    if (op == TN_DIST_AVG && t && !tn_dtype_is_floating(t->dtype)) return TN__FAIL_INT("%s: ReduceOp.AVG needs a floating-point tensor", fn);
+    if (tn__dist_op_ok(fn, t, op)) return -1;
     MPI_Datatype type;
     tn_tensor *stage;
     void *buf = tn__dist_buffer(fn, t, &count, &type, &stage);
@@ -390,7 +401,7 @@ static int tn__dist_list(const char *fn, int kind, tn_tensor *t, tn_tensor *cons
     const bool has_list = kind == 0 || kind == 3 || g->rank == root;
     if (has_list && tn__dist_check_list(fn, list, g->size, t)) return -1;
     if (kind == 3 && (op < TN_DIST_SUM || op > TN_DIST_MAX)) return TN__FAIL_INT("%s: invalid reduce op %d", fn, (int)op);
-    if (kind == 3 && op == TN_DIST_AVG && !tn_dtype_is_floating(t->dtype)) return TN__FAIL_INT("%s: ReduceOp.AVG needs a floating-point tensor", fn);
+    if (kind == 3 && tn__dist_op_ok(fn, t, op)) return -1;
     int count, rc = 0;
     MPI_Datatype type;
     tn_tensor *stage;

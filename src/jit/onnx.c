@@ -716,6 +716,8 @@ TNDEF int tn_onnx_export_opts(const tn_graph *g, const char *path, tn_onnx_opts 
     /* names: inputs and outputs as given (else input0, output0), constants theirs, nodes v<id> */
     for (int v = 0; v < g->nvals && rc == 0; v++) {
         char buf[32];
+        if (tn_dtype_is_complex(g->vals[v].dtype))   /* (ONNX's COMPLEX64/128 have almost no operators: refused, never mistyped) */
+            { rc = TN__FAIL_INT("%s: value %d of the graph is %s: ONNX export does not support complex tensors", fn, v, tn_dtype_name(g->vals[v].dtype)); break; }
         if (g->vals[v].kind == TN__GV_CONST) { e.names[v] = tn__strdup(g->vals[v].name); e.fold[v] = g->vals[v].t; }
         else { snprintf(buf, sizeof buf, "v%d", v); e.names[v] = tn__strdup(buf); }
         if (!e.names[v]) rc = TN__FAIL_INT("%s: out of memory", fn);

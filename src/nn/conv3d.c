@@ -103,6 +103,12 @@ static tn_tensor *tn__conv3d(const char *fn, tn_tensor *x, tn_tensor *w, tn_tens
     y = tn__grad_name(tn_contiguous(y), "ConvolutionBackward0");
     return tn__scope_return(batched ? y : tn__grad_name(tn_squeeze_dim(y, 0), "SqueezeBackward1"));
 }
+typedef struct tn__conv3d_call { const char *fn; bool transposed; const tn_conv3d_fn_opts *o; } tn__conv3d_call;
+static tn_tensor *tn__conv3d_kw(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor *b, bool transposed, const tn_conv3d_fn_opts *o);
+static tn_tensor *tn__conv3d_part(tn_tensor *x, tn_tensor *w, const void *ctx) {
+    const tn__conv3d_call *c = (const tn__conv3d_call *)ctx;
+    return tn__conv3d_kw(c->fn, x, w, NULL, c->transposed, c->o);
+}
 static tn_tensor *tn__conv3d_kw(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor *b, bool transposed, const tn_conv3d_fn_opts *o) {
     TN__AUTOCAST(TN__AC_LOWER, tn__conv3d_kw(fn, ac_[0], ac_[1], ac_[2], transposed, o), x, w, b);
     int64_t s[3], p[3], d[3], op[3];
@@ -111,6 +117,11 @@ static tn_tensor *tn__conv3d_kw(const char *fn, tn_tensor *x, tn_tensor *w, tn_t
         return NULL;
     if (o->padding == TN_PADDING_SAME && o->padding_dhw.n) return (tn_tensor *)tn__error("%s: give padding='same' or a padding tuple, not both", fn);
     if (!transposed && (op[0] || op[1] || op[2])) return (tn_tensor *)tn__error("%s: output_padding is an option of the transposed convolutions only", fn);
+    const int cx = tn__conv_complex_check(fn, x, w, b);
+    if (cx) {
+        tn__conv3d_call c = {fn, transposed, o};
+        return cx < 0 ? NULL : TN__AS(fn, tn__conv_complex(x, w, b, 3, tn__conv3d_part, &c));
+    }
     tn_scope_begin();
     tn_tensor *xw[2] = {x, w};
     const int r = tn__conv_int_begin(fn, xw, &b, transposed, d, 3);

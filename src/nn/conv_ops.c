@@ -375,9 +375,47 @@ static int tn__conv_int_begin(const char *fn, tn_tensor **xw, tn_tensor **b, boo
                             tn_dtype_name(xw[0]->dtype), transposed ? "transposed" : "dilated", tn_dtype_name(xw[0]->dtype));
     return tn__nn_int_begin(fn, xw, 2, b, tn_numel(xw[1]));   /* numel(w): at least the products per output */
 }
+/* Complex operands: 1 when x, w and b are all of one complex dtype (the caller takes
+   tn__conv_complex), -1 with PyTorch's error when only some are complex, 0 when none is. */
+static int tn__conv_complex_check(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor *b) {
+    if (!x || !w) return 0;
+    const bool any = tn_is_complex(x) || tn_is_complex(w) || (b && tn_is_complex(b));
+    if (!any) return 0;
+    if (x->dtype != w->dtype || (b && b->dtype != x->dtype))
+        return TN__FAIL_INT("%s: Input type (%s), weight type (%s) and bias type (%s) should be the same", fn, tn_dtype_name(x->dtype),
+                            tn_dtype_name(w->dtype), b ? tn_dtype_name(b->dtype) : "none");
+    return 1;
+}
+/* A complex convolution as PyTorch's complex_convolution: Gauss's three real convolutions
+   of the parts (ac - bd, (a + b)(c + d) - ac - bd), then the bias's parts; conv runs one
+   real convolution without bias (differentiable: the parts are views). */
+static tn_tensor *tn__conv_complex(tn_tensor *x, tn_tensor *w, tn_tensor *b, int nsp, tn_tensor *(*conv)(tn_tensor *, tn_tensor *, const void *), const void *ctx) {
+    tn_scope_begin();
+    tn_tensor *xr = tn_real(x), *xi = tn_imag(x), *wr = tn_real(w), *wi = tn_imag(w);
+    tn_tensor *ac = conv(xr, wr, ctx), *bd = conv(xi, wi, ctx), *s = conv(tn_add(xr, xi), tn_add(wr, wi), ctx);
+    tn_tensor *re = tn_sub(ac, bd), *im = tn_sub(tn_sub(s, ac), bd);
+    if (b) {   /* [O, 1, ...]: broadcasts over the batched and the unbatched outputs */
+        int64_t bs[TN_MAX_DIMS] = {-1};
+        for (int k = 1; k <= nsp; k++) bs[k] = 1;
+        re = tn_add(re, tn_reshape(tn_real(b), bs, nsp + 1));
+        im = tn_add(im, tn_reshape(tn_imag(b), bs, nsp + 1));
+    }
+    return tn__scope_return(tn_complex(re, im));
+}
+typedef struct tn__conv_call { const char *fn; int nsp; bool transposed; tn_conv_fn_opts o; } tn__conv_call;
+static tn_tensor *tn__conv_kw(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor *b, int nsp, bool transposed, tn_conv_fn_opts o);
+static tn_tensor *tn__conv_part(tn_tensor *x, tn_tensor *w, const void *ctx) {
+    const tn__conv_call *c = (const tn__conv_call *)ctx;
+    return tn__conv_kw(c->fn, x, w, NULL, c->nsp, c->transposed, c->o);
+}
 static tn_tensor *tn__conv_kw(const char *fn, tn_tensor *x, tn_tensor *w, tn_tensor *b, int nsp, bool transposed, tn_conv_fn_opts o) {
     int64_t s[2], p[2], d[2], op[2];
     if (tn__conv_args(fn, nsp, transposed, &o, s, p, d, op)) return NULL;
+    const int cx = tn__conv_complex_check(fn, x, w, b);
+    if (cx) {
+        tn__conv_call c = {fn, nsp, transposed, o};
+        return cx < 0 ? NULL : TN__AS(fn, tn__conv_complex(x, w, b, nsp, tn__conv_part, &c));
+    }
     tn_scope_begin();
     tn_tensor *xw[2] = {x, w};
     const int r = tn__conv_int_begin(fn, xw, &b, transposed, d, nsp);

@@ -112,7 +112,8 @@ static tn_tensor *tn__nn_half_return(tn_tensor *r, tn_dtype dtype) { return tn__
    then wrapped to the dtype as PyTorch's integer arithmetic wraps. Begin: 1 with the
    factors t[0..nfac-1] and *bias replaced by float64 copies (owned by the open scope), 0
    when t[0] is not an integer tensor (the float path decides), -1 on an error. */
-static bool tn__nn_is_int(const tn_tensor *x) { return x && x->dtype != TN_BOOL && !tn_dtype_is_floating(x->dtype); }
+/* (complex is not an integer: the layers refuse it, or take it part by part) */
+static bool tn__nn_is_int(const tn_tensor *x) { return x && x->dtype != TN_BOOL && !tn_dtype_is_floating(x->dtype) && !tn_dtype_is_complex(x->dtype); }
 static double tn__nn_absmax(tn_tensor *t) { return t && tn_numel(t) ? tn_item(tn_max(tn_abs(tn_to_dtype(t, TN_F64)))) : 0; }
 static int tn__nn_int_begin(const char *fn, tn_tensor **t, int nfac, tn_tensor **bias, int64_t terms) {
     if (!tn__nn_is_int(t[0])) return 0;
@@ -282,6 +283,12 @@ static tn_tensor *tn__im2col_public(const char *fn, tn_tensor *x, const int64_t 
     return tn__scope_return(tn__grad_name(x->ndim == 4 ? c : tn_squeeze_dim(c, 0), "Im2ColBackward0"));
 }
 TNDEF tn_tensor *tn_im2col(tn_tensor *x, const int64_t kernel[2], const int64_t dilation[2], const int64_t padding[2], const int64_t stride[2]) {
+    if (x && tn_is_complex(x)) {   /* a rearrangement: part by part (differentiable through the views) */
+        tn_scope_begin();
+        tn_tensor *re = tn__im2col_public("tn_im2col", tn_real(x), kernel, dilation, padding, stride);
+        tn_tensor *im = re ? tn__im2col_public("tn_im2col", tn_imag(x), kernel, dilation, padding, stride) : NULL;
+        return TN__AS("tn_im2col", tn__scope_return(im ? tn_complex(re, im) : NULL));
+    }
     return TN__AS("tn_im2col", tn__im2col_public("tn_im2col", x, kernel, dilation, padding, stride));
 }
 static tn_tensor *tn__col2im_public(const char *fn, tn_tensor *c, const int64_t *os, const int64_t *k, const int64_t *d, const int64_t *p, const int64_t *s) {
@@ -308,5 +315,11 @@ static tn_tensor *tn__col2im_public(const char *fn, tn_tensor *c, const int64_t 
 }
 TNDEF tn_tensor *tn_col2im(tn_tensor *cols, const int64_t output_size[2], const int64_t kernel[2], const int64_t dilation[2],
                            const int64_t padding[2], const int64_t stride[2]) {
+    if (cols && tn_is_complex(cols)) {   /* sums of rearranged elements: part by part */
+        tn_scope_begin();
+        tn_tensor *re = tn__col2im_public("tn_col2im", tn_real(cols), output_size, kernel, dilation, padding, stride);
+        tn_tensor *im = re ? tn__col2im_public("tn_col2im", tn_imag(cols), output_size, kernel, dilation, padding, stride) : NULL;
+        return TN__AS("tn_col2im", tn__scope_return(im ? tn_complex(re, im) : NULL));
+    }
     return TN__AS("tn_col2im", tn__col2im_public("tn_col2im", cols, output_size, kernel, dilation, padding, stride));
 }

@@ -45,7 +45,7 @@ static int tn__loss_check_pair(const char *fn, const char *na, tn_tensor *a, con
 /* x + v where PyTorch's v is a Python float: an integer x goes to the default dtype, as
    PyTorch promotes it (in C an integral v would be an integer scalar and keep x's dtype). */
 static tn_tensor *tn__add_float_scalar(tn_tensor *x, double v) {
-    if (x && (x->dtype == TN_BOOL || !tn_dtype_is_floating(x->dtype))) x = tn_to_dtype(x, tn_get_default_dtype());
+    if (x && (x->dtype == TN_BOOL || (!tn_dtype_is_floating(x->dtype) && !tn_is_complex(x)))) x = tn_to_dtype(x, tn_get_default_dtype());   /* (complex stays complex) */
     return tn_add_scalar(x, v);
 }
 

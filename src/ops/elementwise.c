@@ -423,12 +423,13 @@ static tn_tensor *tn__ldexp_impl(tn_tensor *x, tn_tensor *other) {
 TNDEF tn_tensor *tn_ldexp(tn_tensor *x, tn_tensor *other) { return TN__AS("tn_ldexp", tn__ldexp_impl(x, other)); }
 static tn_tensor *tn__float_power_impl(tn_tensor *a, tn_tensor *b, bool inplace) {
     TN__CHECK_NULL(a, b);
-    if (inplace && a->dtype != TN_F64)
-        return (tn_tensor *)tn__error("tn_float_power_: the base given to float_power_ has dtype %s but the operation's result requires dtype float64", tn_dtype_name(a->dtype));
+    const tn_dtype dt = tn_is_complex(a) || tn_is_complex(b) ? TN_C128 : TN_F64;   /* PyTorch: complex128 where either is complex */
+    if (inplace && a->dtype != dt)
+        return (tn_tensor *)tn__error("tn_float_power_: the base given to float_power_ has dtype %s but the operation's result requires dtype %s", tn_dtype_name(a->dtype), tn_dtype_name(dt));
     tn_scope_begin();
-    tn_tensor *b64 = tn_to_dtype(b, TN_F64);
+    tn_tensor *b64 = tn_to_dtype(b, dt);
     if (inplace) { tn_tensor *r = b64 ? tn_pow_(a, b64) : NULL; tn_scope_end(); return r; }
-    return tn__scope_return(tn__grad_name(tn_pow(tn_to_dtype(a, TN_F64), b64), "PowBackward1"));
+    return tn__scope_return(tn__grad_name(tn_pow(tn_to_dtype(a, dt), b64), "PowBackward1"));
 }
 TNDEF tn_tensor *tn_float_power(tn_tensor *a, tn_tensor *b) { return TN__AS("tn_float_power", tn__float_power_impl(a, b, false)); }
 TNDEF tn_tensor *tn_float_power_(tn_tensor *a, tn_tensor *b) { return TN__AS("tn_float_power_", tn__float_power_impl(a, b, true)); }
@@ -522,7 +523,11 @@ TNDEF tn_tensor *tn_gelu_opts(tn_tensor *x, tn_gelu_fn_opts o) {
     return TN__AS("tn_gelu", tn__unary(o.approximate == TN_APPROXIMATE_TANH ? GELU_TANH : GELU, x, NULL));
 }
 TNDEF tn_tensor *tn_gelu_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_gelu_fn_opts, gelu, "tn_gelu", options, tn_gelu_opts(x, o)); }
-TNDEF tn_tensor *tn_silu(tn_tensor *x) { return tn__unary(SILU, x, NULL); }
+TNDEF tn_tensor *tn_silu(tn_tensor *x) {
+    if (x && tn_is_complex(x) && x->requires_grad && tn_is_grad_enabled())   /* PyTorch has no complex formula */
+        return (tn_tensor *)tn__error("tn_silu: silu does not support automatic differentiation for outputs with complex dtype.");
+    return tn__unary(SILU, x, NULL);
+}
 TNDEF tn_tensor *tn_softplus_opts(tn_tensor *x, tn_softplus_fn_opts o) {
     double p[3] = {o.beta, o.threshold, 0};
     TN__CHECK_NULL(x);
@@ -547,6 +552,7 @@ TNDEF tn_tensor *tn_isfinite(tn_tensor *x) { return tn__unary(ISFINITE, x, NULL)
 TNDEF tn_tensor *tn_signbit(tn_tensor *x) { return tn__unary(SIGNBIT, x, NULL); }
 static tn_tensor *tn__isinf_signed(tn_tensor *x, bool pos) {
     TN__CHECK_NULL(x);
+    if (tn_is_complex(x)) return (tn_tensor *)tn__error("%s does not support complex inputs.", pos ? "isposinf" : "isneginf");
     if (!tn_dtype_is_floating(x->dtype)) return tn_zeros_like(tn_to_dtype(tn_detach(x), TN_BOOL));
     tn_scope_begin();
     return tn__scope_return(tn_logical_and(tn_isinf(x), pos ? tn_gt_scalar(x, 0) : tn_lt_scalar(x, 0)));
@@ -590,8 +596,12 @@ TNDEF tn_tensor *tn_asinh(tn_tensor *x) { return tn__unary(ASINH, x, NULL); }
 TNDEF tn_tensor *tn_acosh(tn_tensor *x) { return tn__unary(ACOSH, x, NULL); }
 TNDEF tn_tensor *tn_atanh(tn_tensor *x) { return tn__unary(ATANH, x, NULL); }
 /* x * pi/180: a Python float, so integers and bool give float32 as in PyTorch */
-TNDEF tn_tensor *tn_deg2rad(tn_tensor *x) { return tn__grad_name(TN__AS("tn_deg2rad", tn_mul_scalar(x, 0.017453292519943295769)), "Deg2RadBackward0"); }
-TNDEF tn_tensor *tn_rad2deg(tn_tensor *x) { return tn__grad_name(TN__AS("tn_rad2deg", tn_mul_scalar(x, 57.295779513082320877)), "Rad2DegBackward0"); }
+TNDEF tn_tensor *tn_deg2rad(tn_tensor *x) {
+    if (x && tn_is_complex(x)) return (tn_tensor *)tn__error("tn_deg2rad: deg2rad is not supported for complex tensors.");
+    return tn__grad_name(TN__AS("tn_deg2rad", tn_mul_scalar(x, 0.017453292519943295769)), "Deg2RadBackward0"); }
+TNDEF tn_tensor *tn_rad2deg(tn_tensor *x) {
+    if (x && tn_is_complex(x)) return (tn_tensor *)tn__error("tn_rad2deg: rad2deg is not supported for complex tensors.");
+    return tn__grad_name(TN__AS("tn_rad2deg", tn_mul_scalar(x, 57.295779513082320877)), "Rad2DegBackward0"); }
 TNDEF tn_tensor *tn_sinc(tn_tensor *x) { return tn__unary(SINC, x, NULL); }
 TNDEF tn_tensor *tn_logit_opts(tn_tensor *x, tn_logit_fn_opts o) {
     double p[3] = {o.eps >= 0 ? o.eps : -1, 0, 0};   /* NaN (None) and negative: no clamp */
@@ -677,6 +687,7 @@ TNDEF tn_tensor *tn_nan_to_num_str(tn_tensor *x, const char *options) {
    to float32 (PyTorch's type promotion for clamp). */
 static tn_tensor *tn__clamp_raw(tn_tensor *x, double lo, double hi) {
     double p[3] = {lo != lo ? NAN : lo, hi != hi ? NAN : hi, 0};
+    if (tn_is_complex(x)) return (tn_tensor *)tn__error("tn_clamp: clamp is not supported for complex types");   /* (NaN bounds too) */
     if (lo != lo || hi != hi) { /* NaN bound: PyTorch gives NaN */
         tn_tensor *r = tn__new(tn_dtype_is_floating(x->dtype) ? x->dtype : TN_F32, x->device, x->shape, x->ndim);
         if (r && tn__backend(r->device)->fill(r, NAN)) { tn_release(r); r = NULL; }
@@ -783,10 +794,10 @@ static tn_tensor *tn__ternary_raw(const char *fn, tn_ternary_op op, tn_tensor *x
         dt = tn_result_type(ops + 1, 2);
     } else {
         dt = tn_result_type(ops, 3);
-        if (op == LERP && (!tn_dtype_is_floating(x->dtype) || !tn_dtype_is_floating(y->dtype)))
+        if (op == LERP && ((!tn_dtype_is_floating(x->dtype) && !tn_dtype_is_complex(x->dtype)) || (!tn_dtype_is_floating(y->dtype) && !tn_dtype_is_complex(y->dtype))))
             return (tn_tensor *)tn__error("%s: lerp not implemented for dtypes %s and %s (floating tensors only)", fn, tn_dtype_name(x->dtype), tn_dtype_name(y->dtype));
 
-        if (op == ADDCDIV && !tn_dtype_is_floating(dt))
+        if (op == ADDCDIV && !tn_dtype_is_floating(dt) && !tn_dtype_is_complex(dt))
             return (tn_tensor *)tn__error("%s: integer division with addcdiv is no longer supported; use floating tensors", fn);
     }
     if (target && (nd != target->ndim || memcmp(shape, target->shape, (size_t)nd * sizeof(int64_t))))

@@ -893,6 +893,7 @@ static tn_tensor *tn__isin_impl(tn_tensor *elements, tn_tensor *test, tn_isin_fn
     if (tn__check_same_device("tn_isin", elements, test)) return NULL;
     tn_tensor *pair[2] = {elements, test};
     const tn_dtype ct = tn_result_type(pair, 2);
+    if (tn_dtype_is_complex(ct)) return (tn_tensor *)tn__error("tn_isin: Unsupported input type encountered for isin(): %s", tn__torch_type_name(ct));
     const int64_t ne = tn_numel(elements), nt = tn_numel(test);
     int64_t m1 = -1, work;
     tn_scope_begin();

@@ -189,6 +189,19 @@ TN__DEFINE_LANE(TN_I64, int64_t, i64, uint64_t)
 TN__DEFINE_LANE(TN_U8, uint8_t, u8, uint64_t) /* bool lanes (sort, argmax) run as uint8 */
 TN__DEFINE_LANE(TN_I8, int8_t, i8, uint64_t)
 TN__DEFINE_LANE(TN_I16, int16_t, i16, uint64_t)
+/* complex lanes: cumprod (accumulated in complex128, as ATen's acc_type); the other lane ops
+   refuse complex before they get here */
+#define TN__DEFINE_LANE_COMPLEX(T, S) \
+    static void tn__lane_##S(char **p, const int64_t *s, int64_t n, void *vc) { \
+        const tn__lctx *c = (const tn__lctx *)vc; \
+        for (int64_t e = 0; e < n; e++) { \
+            char *o = p[0] + e * s[0], *xp = p[2] + e * s[2]; \
+            tn__cplx acc = tn__cx(1, 0); \
+            for (int64_t i = 0; i < c->len; i++) { \
+                acc = tn__cmul(acc, TN__CLOAD(T, xp + i * c->sx)); \
+                TN__CSTORE(T, o + i * c->so, acc); } } }
+TN__DEFINE_LANE_COMPLEX(float, c64)
+TN__DEFINE_LANE_COMPLEX(double, c128)
 
 static int tn__cpu_lane(tn_lane_op op, tn_tensor *out, tn_tensor *out1, tn_tensor *x, int64_t dim, int flag) {
     tn__lctx c;
@@ -223,6 +236,7 @@ static int tn__cpu_lane(tn_lane_op op, tn_tensor *out, tn_tensor *out1, tn_tenso
     tn__iter_add(&it, &o1r);
     tn__iter_add(&it, &xr);
     tn__loop_fn fn = tn__pick_loop(x->dtype, tn__lane_f32, tn__lane_f64, tn__lane_i32, tn__lane_i64, tn__lane_u8, tn__lane_u8, tn__lane_i8, tn__lane_i16);
+    if (op == CUMPROD && tn_dtype_is_complex(x->dtype)) fn = x->dtype == TN_C64 ? tn__lane_c64 : tn__lane_c128;
     if (fn && c.len > 0 && op == SORT) tn__iter_run(&it, fn, &c);   /* one scratch buffer */
     else if (fn && c.len > 0) tn__iter_run_par(&it, fn, &c, tn_numel(x));
     TN_FREE(c.ix);
@@ -323,7 +337,7 @@ static tn_tensor *tn__lane_like(const char *fn, tn_lane_op op, tn_tensor *x, int
     }
     return tn__own(tn__node_attach(node, out));
 }
-static tn_dtype tn__scan_dtype(tn_dtype d) { return tn_dtype_is_floating(d) ? d : TN_I64; }
+static tn_dtype tn__scan_dtype(tn_dtype d) { return tn_dtype_is_floating(d) || tn_dtype_is_complex(d) ? d : TN_I64; }
 TNDEF tn_tensor *tn_cumsum(tn_tensor *x, int64_t dim) {
     if (x && tn_dtype_is_complex(x->dtype)) {   /* the parts' sums: exact, and differentiable through the views */
         tn_scope_begin();
@@ -333,7 +347,6 @@ TNDEF tn_tensor *tn_cumsum(tn_tensor *x, int64_t dim) {
     return tn__lane_like("tn_cumsum", CUMSUM, x, dim, x ? tn__scan_dtype(x->dtype) : TN_F32);
 }
 TNDEF tn_tensor *tn_cumprod(tn_tensor *x, int64_t dim) {
-    if (x && tn_dtype_is_complex(x->dtype)) return (tn_tensor *)tn__error("tn_cumprod: not implemented for dtype %s yet", tn_dtype_name(x->dtype));
     return tn__lane_like("tn_cumprod", CUMPROD, x, dim, x ? tn__scan_dtype(x->dtype) : TN_F32);
 }
 TNDEF tn_tensor *tn_logcumsumexp(tn_tensor *x, int64_t dim) {
@@ -825,6 +838,8 @@ static tn_tensor *tn__unique(const char *fn, tn_tensor *x, tn_tensor **inverse, 
     if (counts) *counts = NULL;
     TN__CHECK_NULL(x);
     if (tn__check_cpu_dtype(fn, x)) return NULL;
+    if (tn_is_complex(x))   /* no complex order: PyTorch's CPU kernels refuse it */
+        return (tn_tensor *)tn__error("%s: \"%s\" not implemented for '%s'", fn, consecutive ? "unique_consecutive" : "unique", tn__torch_type_name(x->dtype));
     if (consecutive) {
         const tn_unique_fn_opts def = TN_DEFAULTS(tn_unique_fn_opts);
         if (tn__kw_only(fn, "unique_consecutive", tn__kw_unique, TN__KW_N(tn__kw_unique), &o, &def, "return_inverse, return_counts, dim")) return NULL;

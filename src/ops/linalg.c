@@ -848,7 +848,7 @@ static tn_tensor *tn__cov_impl(tn_tensor *t, int64_t correction, tn_tensor *fwei
     const int64_t row[2] = {1, -1}, obs = 1;
     tn_scope_begin();
     tn_tensor *x = t->ndim < 2 ? tn_reshape(t, row, 2) : t, *w = NULL;
-    if (x && !tn_dtype_is_floating(x->dtype)) x = tn_to_dtype(x, TN_F32);   /* the default float */
+    if (x && !tn_dtype_is_floating(x->dtype) && !tn_is_complex(x)) x = tn_to_dtype(x, TN_F32);   /* the default float */
     if (fweights) w = tn_reshape(fweights, &nobs, 1);
     if (aweights) { tn_tensor *aw = tn_reshape(aweights, &nobs, 1); w = w ? tn_mul(w, aw) : aw; }
     tn_tensor *wsum = w ? tn_sum(w) : tn_scalar_int(nobs);
@@ -860,7 +860,7 @@ static tn_tensor *tn__cov_impl(tn_tensor *t, int64_t correction, tn_tensor *fwei
     tn_tensor *neg = norm ? tn_le_scalar(norm, 0) : NULL;   /* PyTorch warns and divides by 0 */
     if (neg) norm = tn_where(neg, tn_zeros_like(norm), norm);
     tn_tensor *xc = tn_sub(x, tn_unsqueeze(avg, 1));
-    tn_tensor *c = tn_mm(xc, tn_t(w ? tn_mul(xc, w) : xc));
+    tn_tensor *c = tn_mm(xc, tn_conj(tn_t(w ? tn_mul(xc, w) : xc)));   /* complex: x x^H */
     c = c ? tn_div(c, tn_to_dtype(norm, c->dtype)) : NULL;
     return tn__scope_return(tn_squeeze(c));
 }
@@ -873,8 +873,10 @@ static tn_tensor *tn__corrcoef_impl(tn_tensor *t) {
     tn_scope_begin();
     tn_tensor *c = tn_cov_opts(t, (tn_cov_fn_opts)TN_DEFAULTS(tn_cov_fn_opts));
     if (!c || c->ndim == 0) return tn__scope_return(c ? tn_div(c, c) : NULL);   /* one variable: NaN, or 1 */
-    tn_tensor *sd = tn_sqrt(tn__diagonal(c, 0, 0, 1));
+    tn_tensor *sd = tn_sqrt(tn_real(tn__diagonal(c, 0, 0, 1)));   /* (complex: the variances are real) */
     c = tn_div(tn_div(c, tn_unsqueeze(sd, 1)), tn_unsqueeze(sd, 0));
+    if (c && tn_is_complex(c))   /* each part clipped, as PyTorch */
+        return tn__scope_return(tn_complex(tn_clamp(tn_real(c), .min = -1, .max = 1), tn_clamp(tn_imag(c), .min = -1, .max = 1)));
     return tn__scope_return(tn_clamp(c, .min = -1, .max = 1));   /* rounding can leave |c| just past 1 */
 }
 TNDEF tn_tensor *tn_corrcoef(tn_tensor *t) { return TN__AS("tn_corrcoef", tn__corrcoef_impl(t)); }

@@ -560,6 +560,7 @@ TNDEF tn_tensor *tn_logsumexp_str(tn_tensor *x, const int64_t *dims, int n, cons
 /* ---- NaN-skipping sums and means, counts, aminmax ---- */
 static tn_tensor *tn__nansum_impl(tn_tensor *x, const int64_t *dims, int n, bool keepdim) {
     TN__CHECK_NULL(x);
+    if (tn_is_complex(x)) return (tn_tensor *)tn__error("nansum does not support complex inputs");
     if (!tn_dtype_is_floating(x->dtype)) return tn_sum_dims(x, dims, n, .keepdim = keepdim);   /* nothing is NaN */
     tn_scope_begin();
     /* the NaNs read as 0: where's gradient is g where x is not NaN, 0 at the NaNs, as PyTorch's */

@@ -208,6 +208,19 @@ static int tn__optim_from_str(const char *fn, int kind, const char *text, const 
 }
 
 /* ---- state ---- */
+/* A complex tensor's real view [..., 2], a new reference without autograd: PyTorch 2's
+   optimizers update a complex parameter as view_as_real of it, its grad and its state
+   (each part one coordinate; 1.13 refused some). */
+static tn_tensor *tn__optim_real_view(tn_tensor *t) {
+    int64_t sh[TN_MAX_DIMS], st[TN_MAX_DIMS];
+    if (!t || t->ndim >= TN_MAX_DIMS) return NULL;
+    for (int d = 0; d < t->ndim; d++) { sh[d] = t->shape[d]; st[d] = t->strides[d] * 2; }
+    sh[t->ndim] = 2;
+    st[t->ndim] = 1;
+    tn_tensor *v = tn__view_of(t, sh, st, t->ndim + 1, t->offset * 2);
+    if (v) v->dtype = tn_dtype_to_real(t->dtype);
+    return v;
+}
 static bool tn__optim_scalar_slot(const char *name) { return !strcmp(name, "step") || !strcmp(name, "mu_product"); }
 /* A new state tensor for param p: "step" 0-d float32 0, "mu_product" 1, "sum" the
    initial accumulator, buffers zeros of p's shape and dtype. */
@@ -219,7 +232,12 @@ static tn_tensor *tn__optim_state_new(tn_tensor *p, const char *name, double ini
     double v = !strcmp(name, "mu_product") ? 1 : scalar ? 0 : init;
     if (t->dtype == TN_F32) for (int64_t i = 0; i < n; i++) ((float *)t->storage->data)[i] = (float)v;
     else if (t->dtype == TN_F64) for (int64_t i = 0; i < n; i++) ((double *)t->storage->data)[i] = v;
-    else if (tn__cpu_fill(t, v)) { tn_release(t); return NULL; }   /* half precision buffers */
+    else if (tn_is_complex(t)) {   /* both parts (PyTorch's Adagrad: complex(init, init)) */
+        tn_tensor *rv = tn__optim_real_view(t);
+        const int rc = rv ? tn__cpu_fill(rv, v) : -1;
+        tn_release(rv);
+        if (rc) { tn_release(t); return NULL; }
+    } else if (tn__cpu_fill(t, v)) { tn_release(t); return NULL; }   /* half precision buffers */
     if (!scalar && p->device != TN_CPU) { /* buffers live beside the parameter; step counters stay on the CPU, as PyTorch's */
         tn_tensor *d = tn__copy_as(t, t->dtype, p->device);
         tn_release(t);
@@ -269,8 +287,9 @@ static int tn__optim_check_params(const char *fn, const tn_optim *o, tn_tensor *
         if (p->grad_fn) return TN__FAIL_INT("%s: can't optimize a non-leaf Tensor (parameter %d has grad_fn %s)", fn, i, tn_grad_fn_name(p));
         if (!p->requires_grad)
             return TN__FAIL_INT("%s: parameter %d does not require grad (call tn_requires_grad_(t, true) first)", fn, i);
-        if (!tn_dtype_is_floating(p->dtype))
-            return TN__FAIL_INT("%s: parameter %d has dtype %s; the optimizers update floating tensors", fn, i, tn_dtype_name(p->dtype));
+        if (!tn_dtype_is_floating(p->dtype) && !(tn_is_complex(p) && o->kind != TN__LBFGS))
+            return TN__FAIL_INT("%s: parameter %d has dtype %s; the optimizers update floating tensors%s", fn, i, tn_dtype_name(p->dtype),
+                                tn_is_complex(p) ? " (LBFGS: not complex ones)" : " (and complex ones)");
         for (int j = 0; j < i; j++)
             if (params[j] == p) return TN__FAIL_INT("%s: parameter %d appears twice in the parameter group", fn, i);
         for (int j = 0; j < o->np; j++)
@@ -665,8 +684,8 @@ static int tn__optim_prepare(const char *fn, tn_optim *o) {
             if (!gr) continue;
             if (gr->device != p->device)
                 return TN__FAIL_INT("%s: parameter %d is on %s but its grad is on %s", fn, i, tn_device_name(p->device), tn_device_name(gr->device));
-            if (!tn_dtype_is_floating(p->dtype))
-                return TN__FAIL_INT("%s: parameter %d has dtype %s; the optimizers update floating tensors", fn, i, tn_dtype_name(p->dtype));
+            if (!tn_dtype_is_floating(p->dtype) && !tn_is_complex(p))
+                return TN__FAIL_INT("%s: parameter %d has dtype %s; the optimizers update floating tensors (and complex ones)", fn, i, tn_dtype_name(p->dtype));
             if (gr->dtype != p->dtype || gr->ndim != p->ndim || memcmp(gr->shape, p->shape, (size_t)p->ndim * sizeof(int64_t)))
                 return TN__FAIL_INT("%s: parameter %d has shape %s and dtype %s but its grad has shape %s and dtype %s", fn, i,
                                     TN__SHAPE(p), tn_dtype_name(p->dtype), TN__SHAPE(gr), tn_dtype_name(gr->dtype));
@@ -763,11 +782,21 @@ static int tn__optim_step(const char *fn, tn_optim *o) {
     for (int gi = 0; gi < o->ng && rc == 0; gi++) {
         const tn__pgroup *g = &o->groups[gi];
         for (int i = g->first; i < g->first + g->n && rc == 0; i++) {
-            tn_tensor *p = o->params[i], *gr = p->grad, *s[3];
+            tn_tensor *p = o->params[i], *gr = p->grad, *s[3], *param = p, *views[5] = {NULL, NULL, NULL, NULL, NULL};
             if (!gr) continue;
             tn__optk k;
             tn__optim_coefs(o, i, g, &k);
             tn__optim_buffers(o, i, s);
+            if (tn_is_complex(p)) {   /* the real views (released below; the segments keep data pointers only) */
+                p = views[0] = tn__optim_real_view(p);
+                gr = views[1] = tn__optim_real_view(gr);
+                for (int q = 0; q < 3; q++) if (s[q]) s[q] = views[2 + q] = tn__optim_real_view(s[q]);
+                if (!p || !gr || (s[0] && !views[2]) || (s[1] && !views[3]) || (s[2] && !views[4])) {
+                    for (int q = 0; q < 5; q++) tn_release(views[q]);
+                    rc = TN__FAIL_INT("%s: out of memory viewing a complex parameter as real", fn);
+                    break;
+                }
+            }
             if (tn__optim_fusable(o, i, s, shared)) {
 #define TN__OPTIM_SEG(S, T, segs, cnt) do { \
                     segs[cnt].start = cnt ? segs[cnt - 1].start + segs[cnt - 1].n : 0; \
@@ -779,14 +808,15 @@ static int tn__optim_step(const char *fn, tn_optim *o) {
                 if (p->dtype == TN_F32) TN__OPTIM_SEG(f32, float, seg32, n32);
                 else TN__OPTIM_SEG(f64, double, seg64, n64);
 #undef TN__OPTIM_SEG
-                tn__bump_version(p);
+                tn__bump_version(param);
+                for (int q = 0; q < 5; q++) tn_release(views[q]);
                 continue;
             }
             if (tn__optim_device_multi(o, i, s, shared)) {   /* after the loop, with the others of its device and dtype */
                 dev.k[dev.n] = k; dev.p[dev.n] = p; dev.g[dev.n] = gr;
                 for (int q = 0; q < 3; q++) dev.s[3 * dev.n + q] = s[q];
                 dev.n++;
-                tn__bump_version(p);
+                tn__bump_version(p);   /* (never a complex parameter's view: complex stays on the CPU) */
                 continue;
             }
             /* strided parameters or grads go through contiguous copies (the only allocation) */
@@ -798,10 +828,11 @@ static int tn__optim_step(const char *fn, tn_optim *o) {
                 if (tn__backend(p->device)->optim(&k, pc ? pc : p, gc ? gc : gr, s)) rc = -1;
                 if (pc && tn__copy(p, pc)) rc = -1;
 
-                tn__bump_version(p);   /* as an in-place op on the parameter */
+                tn__bump_version(param);   /* as an in-place op on the parameter */
             }
             tn_release(pc);
             tn_release(gc);
+            for (int q = 0; q < 5; q++) tn_release(views[q]);
         }
     }
     /* after a failure too: the parameters before it are updated, as one at a time */

@@ -448,11 +448,14 @@ def lerp(self, end, weight):
     e = _tp(end, "lerp", "end")
     if isinstance(weight, Tensor):
         return _wrap(lib.tn_lerp(self._ptr, e, weight._ptr))
+    if type(weight) is _bi.complex:   # a wrapped number: the tensors' dtype wins
+        w = _scalar_tensor(weight)   # (held: the call reads its handle)
+        return _wrap(lib.tn_lerp(self._ptr, e, w._ptr))
     return _wrap(lib.tn_lerp_scalar(self._ptr, e, _scalar(weight, "lerp", "weight")))
 
 
 def _lerp_(self, end, weight):
-    if isinstance(weight, Tensor):
+    if isinstance(weight, (Tensor, _bi.complex)):
         return self._store(lerp(self, end, weight))
     return self._inplace(lib.tn_lerp_(self._ptr, _tp(end, "lerp_", "end"), _scalar(weight, "lerp_", "weight")))
 
@@ -932,6 +935,23 @@ def _index_copy_(self, dim, index, source):
                                             _tp(source, "index_copy_", "source")))
 
 
+def _complex_value(value):
+    """value as a Python complex where it is one (or a complex 0-d tensor), else None"""
+    if isinstance(value, Tensor) and value.ndim == 0 and value.dtype.is_complex:
+        return _bi.complex(value.item())
+    return value if type(value) is _bi.complex else None
+
+
+def _fill_by_parts(fn, self, value, f):
+    """f(t, v) for a complex fill value v (the C entries take real ones): part by part on a
+    complex tensor; a real tensor takes a value without an imaginary part only, as torch"""
+    if not self.dtype.is_complex:
+        if value.imag != 0:
+            raise RuntimeError(f"{fn}: value cannot be converted to type {self.dtype.name} without overflow")
+        return f(self, value.real)
+    return _complex(f(self.real, value.real), f(self.imag, value.imag))
+
+
 def _fill_value(value, fn):
     if isinstance(value, Tensor):      # a 0-d tensor's value (its gradient is not propagated)
         if value.ndim != 0:
@@ -942,10 +962,14 @@ def _fill_value(value, fn):
 
 @_method("index_fill")
 def index_fill(self, dim, index, value):
+    if _complex_value(value) is not None:
+        return _fill_by_parts("index_fill", self, _complex_value(value), lambda t, v: index_fill(t, dim, index, v))
     return _wrap(lib.tn_index_fill(self._ptr, _int(dim, "index_fill"), _tp(index, "index_fill", "index"), _fill_value(value, "index_fill")))
 
 
 def _index_fill_(self, dim, index, value):
+    if _complex_value(value) is not None:
+        return self._store(index_fill(self, dim, index, value))
     return self._inplace(lib.tn_index_fill_(self._ptr, _int(dim, "index_fill_"), _tp(index, "index_fill_", "index"),
                                             _fill_value(value, "index_fill_")))
 
@@ -1043,32 +1067,51 @@ _method("dot")(_lin("dot"))
 _method("outer", "ger")(_lin("outer"))
 
 
+def _add_scaled_product(fn, self, product, beta, alpha):
+    """beta self + alpha product() for a Python complex beta or alpha (the C entries take real
+    scalars): complex tensors only, as torch; beta == 0 ignores self (its NaN too)"""
+    if not self.dtype.is_complex:
+        raise RuntimeError(f"{fn}: value cannot be converted to type {self.dtype.name} without overflow")
+    r = product() * alpha
+    return r if beta == 0 else r + self * beta
+
+
 @_method("addmm")
 def addmm(self, mat1, mat2, *, beta=1, alpha=1):
+    if type(beta) is _bi.complex or type(alpha) is _bi.complex:
+        return _add_scaled_product("addmm", self, lambda: mat1.mm(mat2), beta, alpha)
     return _wrap(lib.tn_addmm_str(self._ptr, _tp(mat1, "addmm", "mat1"), _tp(mat2, "addmm", "mat2"),
                                   _kw_text(beta=_scalar(beta, "addmm", "beta"), alpha=_scalar(alpha, "addmm", "alpha"))))
 
 
 @_method("baddbmm")
 def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
+    if type(beta) is _bi.complex or type(alpha) is _bi.complex:
+        return _add_scaled_product("baddbmm", self, lambda: batch1.bmm(batch2), beta, alpha)
     return _wrap(lib.tn_baddbmm_str(self._ptr, _tp(batch1, "baddbmm", "batch1"), _tp(batch2, "baddbmm", "batch2"),
                                     _kw_text(beta=_scalar(beta, "baddbmm", "beta"), alpha=_scalar(alpha, "baddbmm", "alpha"))))
 
 
 @_method("addmv")
 def addmv(self, mat, vec, *, beta=1, alpha=1):
+    if type(beta) is _bi.complex or type(alpha) is _bi.complex:
+        return _add_scaled_product("addmv", self, lambda: mat.mv(vec), beta, alpha)
     return _wrap(lib.tn_addmv_str(self._ptr, _tp(mat, "addmv", "mat"), _tp(vec, "addmv", "vec"),
                                   _kw_text(beta=_scalar(beta, "addmv", "beta"), alpha=_scalar(alpha, "addmv", "alpha"))))
 
 
 @_method("addr")
 def addr(self, vec1, vec2, *, beta=1, alpha=1):
+    if type(beta) is _bi.complex or type(alpha) is _bi.complex:
+        return _add_scaled_product("addr", self, lambda: vec1.outer(vec2), beta, alpha)
     return _wrap(lib.tn_addr_str(self._ptr, _tp(vec1, "addr", "vec1"), _tp(vec2, "addr", "vec2"),
                                  _kw_text(beta=_scalar(beta, "addr", "beta"), alpha=_scalar(alpha, "addr", "alpha"))))
 
 
 @_method("addbmm")
 def addbmm(self, batch1, batch2, *, beta=1, alpha=1):
+    if type(beta) is _bi.complex or type(alpha) is _bi.complex:
+        return _add_scaled_product("addbmm", self, lambda: batch1.bmm(batch2).sum(0), beta, alpha)
     return _wrap(lib.tn_addbmm_str(self._ptr, _tp(batch1, "addbmm", "batch1"), _tp(batch2, "addbmm", "batch2"),
                                    _kw_text(beta=_scalar(beta, "addbmm", "beta"), alpha=_scalar(alpha, "addbmm", "alpha"))))
 
@@ -1482,6 +1525,8 @@ def _normal_(self, mean=0.0, std=1.0, *, generator=None):
 
 
 def _bernoulli_(self, p=0.5, *, generator=None):
+    if self.dtype.is_complex:   # (the draw is copied into self: refused first, as torch's kernel)
+        raise RuntimeError(f"\"bernoulli_scalar_cpu_\" not implemented for '{self.dtype._legacy.replace('Tensor', '')}'")
     if isinstance(p, Tensor):
         pc = p.expand_as(self).contiguous()
         r = _wrap(lib.tn_bernoulli(pc._ptr, _gen(generator)))
@@ -1910,6 +1955,8 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
 
 def constant_pad_nd(input, pad, value=0):
     from .nn.functional import pad as _pad
+    if type(value) is _bi.complex:   # part by part (the C entry takes a real value)
+        return _fill_by_parts("constant_pad_nd", input, value, lambda t, v: _pad(t, pad, mode="constant", value=v))
     return _pad(input, pad, mode="constant", value=value)
 
 

@@ -180,7 +180,8 @@ def describe(x):
 def default_tol(dtype):
     """torch.testing.assert_close's defaults"""
     return {torch.float32: (1.3e-6, 1e-5), torch.float64: (1e-7, 1e-7),
-            torch.float16: (1e-3, 1e-5), torch.bfloat16: (1.6e-2, 1e-5)}.get(dtype, (0, 0))
+            torch.float16: (1e-3, 1e-5), torch.bfloat16: (1.6e-2, 1e-5),
+            torch.complex64: (1.3e-6, 1e-5), torch.complex128: (1e-7, 1e-7)}.get(dtype, (0, 0))
 
 
 def assert_close(ours, ref, what, rtol=None, atol=None):
@@ -211,13 +212,14 @@ def assert_close(ours, ref, what, rtol=None, atol=None):
     got = to_torch(ours)
     r, a = default_tol(ref.dtype)
     r, a = rtol if rtol is not None else r, atol if atol is not None else a
-    if ref.dtype.is_floating_point:
+    inexact = ref.dtype.is_floating_point or ref.dtype.is_complex
+    if inexact:
         ok = torch.allclose(got, ref, rtol=r, atol=a, equal_nan=True)
     else:
         ok = torch.equal(got, ref)
     if not ok:
         if got.numel() > 16:
-            bad = ~torch.isclose(got, ref, rtol=r, atol=a, equal_nan=True) if ref.dtype.is_floating_point else got != ref
+            bad = ~torch.isclose(got, ref, rtol=r, atol=a, equal_nan=True) if inexact else got != ref
             idx = bad.nonzero()[:4].tolist()
             raise AssertionError(f"{what}: {int(bad.sum())} of {got.numel()} differ, e.g. at {idx}: "
                                  f"ours {[got[tuple(i)].item() for i in idx]} torch {[ref[tuple(i)].item() for i in idx]}")
@@ -272,7 +274,7 @@ def _float_outputs(r, ours):
     elif not ours and isinstance(r, torch.Tensor) and r.layout != torch.strided:
         r = r.to_dense()
     if isinstance(r, cls):
-        return [r] if r.dtype.is_floating_point else []
+        return [r] if r.dtype.is_floating_point or r.dtype.is_complex else []
     if isinstance(r, (list, tuple)):
         return [t for e in r for t in _float_outputs(e, ours)]
     return []
@@ -336,17 +338,22 @@ def _shape_dtype(x):
     return x
 
 
+def _real_part(t):
+    return t.real if t.is_complex() else t
+
+
 def _compare_grads(outs, our_outs, grads, what, tol):
     g = torch.Generator().manual_seed(len(what))
     weights = [torch.randn(o.shape, dtype=o.dtype, generator=g) for o in outs]
     inputs = [t for t, _, _ in grads]
-    loss = sum((o * w).sum() for o, w in zip(outs, weights))
+    # a complex output contributes Re(o * w): the loss stays real (PyTorch's convention)
+    loss = sum(_real_part((o * w).sum()) for o, w in zip(outs, weights))
     want = torch.autograd.grad(loss, inputs, allow_unused=True)
     our_outs = [o for o in our_outs if o.requires_grad]
     assert len(our_outs) == len(outs), f"{len(our_outs)} outputs require grad, torch's {len(outs)}"
     our_loss = None
     for o, w in zip(our_outs, weights):
-        term = (o * to_tn(w)).sum()
+        term = _real_part((o * to_tn(w)).sum())
         our_loss = term if our_loss is None else our_loss + term
     leaves = [leaf for _, leaf, _ in grads]
     got = tn.autograd.grad(our_loss, leaves, allow_unused=True)
@@ -357,7 +364,7 @@ def _compare_grads(outs, our_outs, grads, what, tol):
         assert lg is not None, f"input {k}: no gradient, torch has one"
         if strided:
             lg = lg.select(-1, 0)
-        r, a = tol or ((1e-6, 1e-6) if w.dtype == torch.float64 else default_tol(w.dtype))
+        r, a = tol or ((1e-6, 1e-6) if w.dtype in (torch.float64, torch.complex128) else default_tol(w.dtype))
         assert_close(lg, w, f"input {k}", rtol=r, atol=a)
 
 

@@ -48,7 +48,7 @@ def _one_output(out):
     """func's result as the one tensor C checks: several outputs are flattened and joined."""
     if isinstance(out, Tensor):
         return out
-    outs = [o for o in _as_tuple(out) if isinstance(o, Tensor) and o.dtype.is_floating_point]
+    outs = [o for o in _as_tuple(out) if isinstance(o, Tensor) and (o.dtype.is_floating_point or o.dtype.is_complex)]
     if not outs:
         raise TypeError(f"gradcheck: the function must return a Tensor or a sequence of Tensors, got {type(out).__name__}")
     if len(outs) == 1:
@@ -148,7 +148,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
         finally:
             set_rng_state(state)
     ins = _as_tuple(inputs)
-    vs = tuple(v.detach().clone().requires_grad_(v.dtype.is_floating_point) if isinstance(v, Tensor) else v
+    vs = tuple(v.detach().clone().requires_grad_(v.dtype.is_floating_point or v.dtype.is_complex) if isinstance(v, Tensor) else v
                for v in _as_tuple(grad_outputs))
     n_in = len(ins)
 

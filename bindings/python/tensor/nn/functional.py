@@ -1239,6 +1239,8 @@ def pad(input, pad, mode="constant", value=None):
         _check("pad", input=input)
     arr, n = _i64(pad, "pad")
     if mode == "constant":
+        if type(value) is complex:   # a float argument in torch (constant_pad_nd takes complex values)
+            raise TypeError("pad(): argument 'value' must be float, not complex")
         return _wrap(lib.tn_pad_str(input._ptr, arr, n, _num_text(value=0.0 if value is None else _float(value, "pad", "value"))))
     code = _PAD_MODES.get(mode)
     if code is None:
