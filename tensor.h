@@ -13860,7 +13860,7 @@ static tn_tensor *tn__renorm_impl(tn_tensor *x, double p, int64_t dim, double ma
     if (x->ndim <= 1) return (tn_tensor *)tn__error("%s: renorm: input needs at least 2 dimensions, got %d dimensions", fn, x->ndim);
     const int d = tn__wrap_dim(fn, dim, x->ndim);
     if (d < 0) return NULL;
-    if (!tn_dtype_is_floating(x->dtype))
+    if (!tn_dtype_is_floating(x->dtype) && !tn_dtype_is_complex(x->dtype))
         return (tn_tensor *)tn__error("%s: linalg.vector_norm: Expected a floating point or complex tensor as input. Got %s", fn, tn__torch_type_name(x->dtype));
     int64_t others[TN_MAX_DIMS];
     int n = 0;

@@ -139,8 +139,6 @@ KNOWN = {
 
 # (entry, phase) -> reason: the complex variants' known differences
 _LINALG = "complex linear algebra (decompositions and solvers of complex matrices): issue 26 item 3, not yet"
-_NORMS = ("complex var/std/norm (and what builds on them: dist, renorm, normalize, pairwise_distance, the triplet "
-          "losses): with the reductions' keyword migration, another branch")
 _BLAS_DOT = ("Debian's torch 1.13 returns 0 for a complex dot product (its BLAS's zdotu/zdotc return convention); ours "
              "is the sum of the products (tests/test_complex.c checks it against a loop, test_complex_more.py against "
              "torch's (a * b).sum())")
@@ -157,26 +155,12 @@ KNOWN_COMPLEX = {
     ('triangular_solve', 'values'): _LINALG,
     ('pinverse', 'values'): _LINALG,
     ('logdet', 'values'): _LINALG,
-    ('var_mean', 'values'): _NORMS,
-    ('std_mean', 'values'): _NORMS,
-    ('norm', 'values'): _NORMS,
-    ('norm.nuc', 'values'): _NORMS,
-    ('norm.fro', 'values'): _NORMS,
-    ('norm.inf', 'values'): _NORMS,
-    ('std', 'values'): _NORMS,
-    ('var', 'values'): _NORMS,
-    ('dist', 'values'): _NORMS,
-    ('renorm', 'values'): _NORMS,
-    ('nn.functional.normalize', 'values'): _NORMS,
-    ('nn.functional.pairwise_distance', 'values'): _NORMS,
-    ('nn.functional.triplet_margin_loss', 'values'): _NORMS,
-    ('nn.functional.triplet_margin_with_distance_loss', 'values'): _NORMS,
+    ('norm.nuc', 'values'): "the nuclear norm of a complex matrix needs complex svdvals (issue 26 item 3)",
     ("dot", "values"): _BLAS_DOT, ("vdot", "values"): _BLAS_DOT,
     ("matmul", "values"): _BLAS_DOT + " (1-d @ 1-d)", ("__rmatmul__", "values"): _BLAS_DOT + " (1-d @ 1-d)",
     ("__rpow__", "grad"): KNOWN[("__rpow__", "grad")],
     ("__rpow__", "values"): "complex64 powers of size 1e16: PyTorch evaluates exp(b log a) in float (relative errors "
                             "near 1e-5 where |b log a| is large); ours in double, rounded once",
-    ("to_sparse", "grad"): KNOWN[("to_sparse", "grad")],
 }
 
 @contextlib.contextmanager
