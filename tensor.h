@@ -22487,40 +22487,123 @@ static tn_tensor *tn__csr_transpose(tn_tensor *crow, tn_tensor *col, int64_t nro
 #ifndef TN__SP_AHEAD
 #define TN__SP_AHEAD 8   /* entries ahead whose dense rows are prefetched */
 #endif
-#define TN__SPMM_DEFINE(T, SUF, ATTR)                                                                                      \
-    ATTR static void tn__spmm_rows_##SUF(const int64_t *crow, const int64_t *col, const T *val, const T *B, T *out, int64_t p, \
-                                         int64_t r0, int64_t r1) {                                                        \
-        for (int64_t i = r0; i < r1; i++) {                                                                               \
-            T *TN__RESTRICT o = out + i * p;                                                                              \
-            const int64_t k1 = crow[i + 1];                                                                               \
-            for (int64_t c = 0; c < p; c++) o[c] = 0;                                                                     \
-            for (int64_t k = crow[i]; k < k1; k++) {                                                                      \
-                const T v = val[k], *TN__RESTRICT b = B + col[k] * p;                                                     \
-                if (k + TN__SP_AHEAD < k1) {   /* the whole row TN__SP_AHEAD entries ahead: its lines are random reads */  \
-                    const char *ahead = (const char *)(B + col[k + TN__SP_AHEAD] * p);                                    \
-                    for (int64_t byte = 0; byte < p * (int64_t)sizeof(T); byte += 64) TN__SP_PREFETCH(ahead + byte);      \
-                }                                                                                                         \
-                for (int64_t c = 0; c < p; c++) o[c] += v * b[c];                                                         \
-            }                                                                                                             \
-        }                                                                                                                 \
-    }                                                                                                                     \
-    ATTR static void tn__sddmm_rows_##SUF(const int64_t *crow, const int64_t *col, const T *A, const T *B, T *sv, int64_t p, \
-                                          int64_t r0, int64_t r1) {                                                       \
-        for (int64_t i = r0; i < r1; i++) {                                                                               \
-            const T *TN__RESTRICT a = A + i * p;                                                                          \
-            for (int64_t k = crow[i]; k < crow[i + 1]; k++) {                                                             \
-                const T *TN__RESTRICT b = B + col[k] * p;                                                                 \
-                T s = 0;                                                                                                  \
-                for (int64_t c = 0; c < p; c++) s += a[c] * b[c];                                                         \
-                sv[k] = s;                                                                                                \
-            }                                                                                                             \
-        }                                                                                                                 \
+/* TN__SPMM_DEFINE(float, f32, TN__PLAIN_FN): the template in src/ops/sparse.c */
+TN__PLAIN_FN static void tn__spmm_rows_f32(const int64_t *crow, const int64_t *col, const float *val, const float *B, float *out, int64_t p,
+                                     int64_t r0, int64_t r1) {
+    for (int64_t i = r0; i < r1; i++) {
+        float *TN__RESTRICT o = out + i * p;
+        const int64_t k1 = crow[i + 1];
+        for (int64_t c = 0; c < p; c++) o[c] = 0;
+        for (int64_t k = crow[i]; k < k1; k++) {
+            const float v = val[k], *TN__RESTRICT b = B + col[k] * p;
+            if (k + TN__SP_AHEAD < k1) {   /* the whole row TN__SP_AHEAD entries ahead: its lines are random reads */
+                const char *ahead = (const char *)(B + col[k + TN__SP_AHEAD] * p);
+                for (int64_t byte = 0; byte < p * (int64_t)sizeof(float); byte += 64) TN__SP_PREFETCH(ahead + byte);
+            }
+            for (int64_t c = 0; c < p; c++) o[c] += v * b[c];
+        }
     }
-TN__SPMM_DEFINE(float, f32, TN__PLAIN_FN)
-TN__SPMM_DEFINE(double, f64, TN__PLAIN_FN)
+}
+TN__PLAIN_FN static void tn__sddmm_rows_f32(const int64_t *crow, const int64_t *col, const float *A, const float *B, float *sv, int64_t p,
+                                      int64_t r0, int64_t r1) {
+    for (int64_t i = r0; i < r1; i++) {
+        const float *TN__RESTRICT a = A + i * p;
+        for (int64_t k = crow[i]; k < crow[i + 1]; k++) {
+            const float *TN__RESTRICT b = B + col[k] * p;
+            float s = 0;
+            for (int64_t c = 0; c < p; c++) s += a[c] * b[c];
+            sv[k] = s;
+        }
+    }
+}
+/* TN__SPMM_DEFINE(double, f64, TN__PLAIN_FN): the template in src/ops/sparse.c */
+TN__PLAIN_FN static void tn__spmm_rows_f64(const int64_t *crow, const int64_t *col, const double *val, const double *B, double *out, int64_t p,
+                                     int64_t r0, int64_t r1) {
+    for (int64_t i = r0; i < r1; i++) {
+        double *TN__RESTRICT o = out + i * p;
+        const int64_t k1 = crow[i + 1];
+        for (int64_t c = 0; c < p; c++) o[c] = 0;
+        for (int64_t k = crow[i]; k < k1; k++) {
+            const double v = val[k], *TN__RESTRICT b = B + col[k] * p;
+            if (k + TN__SP_AHEAD < k1) {   /* the whole row TN__SP_AHEAD entries ahead: its lines are random reads */
+                const char *ahead = (const char *)(B + col[k + TN__SP_AHEAD] * p);
+                for (int64_t byte = 0; byte < p * (int64_t)sizeof(double); byte += 64) TN__SP_PREFETCH(ahead + byte);
+            }
+            for (int64_t c = 0; c < p; c++) o[c] += v * b[c];
+        }
+    }
+}
+TN__PLAIN_FN static void tn__sddmm_rows_f64(const int64_t *crow, const int64_t *col, const double *A, const double *B, double *sv, int64_t p,
+                                      int64_t r0, int64_t r1) {
+    for (int64_t i = r0; i < r1; i++) {
+        const double *TN__RESTRICT a = A + i * p;
+        for (int64_t k = crow[i]; k < crow[i + 1]; k++) {
+            const double *TN__RESTRICT b = B + col[k] * p;
+            double s = 0;
+            for (int64_t c = 0; c < p; c++) s += a[c] * b[c];
+            sv[k] = s;
+        }
+    }
+}
 #ifdef TN__AVX512_FN
-TN__SPMM_DEFINE(float, f32x, TN__AVX512_FN)
-TN__SPMM_DEFINE(double, f64x, TN__AVX512_FN)
+/* TN__SPMM_DEFINE(float, f32x, TN__AVX512_FN): the template in src/ops/sparse.c */
+TN__AVX512_FN static void tn__spmm_rows_f32x(const int64_t *crow, const int64_t *col, const float *val, const float *B, float *out, int64_t p,
+                                     int64_t r0, int64_t r1) {
+    for (int64_t i = r0; i < r1; i++) {
+        float *TN__RESTRICT o = out + i * p;
+        const int64_t k1 = crow[i + 1];
+        for (int64_t c = 0; c < p; c++) o[c] = 0;
+        for (int64_t k = crow[i]; k < k1; k++) {
+            const float v = val[k], *TN__RESTRICT b = B + col[k] * p;
+            if (k + TN__SP_AHEAD < k1) {   /* the whole row TN__SP_AHEAD entries ahead: its lines are random reads */
+                const char *ahead = (const char *)(B + col[k + TN__SP_AHEAD] * p);
+                for (int64_t byte = 0; byte < p * (int64_t)sizeof(float); byte += 64) TN__SP_PREFETCH(ahead + byte);
+            }
+            for (int64_t c = 0; c < p; c++) o[c] += v * b[c];
+        }
+    }
+}
+TN__AVX512_FN static void tn__sddmm_rows_f32x(const int64_t *crow, const int64_t *col, const float *A, const float *B, float *sv, int64_t p,
+                                      int64_t r0, int64_t r1) {
+    for (int64_t i = r0; i < r1; i++) {
+        const float *TN__RESTRICT a = A + i * p;
+        for (int64_t k = crow[i]; k < crow[i + 1]; k++) {
+            const float *TN__RESTRICT b = B + col[k] * p;
+            float s = 0;
+            for (int64_t c = 0; c < p; c++) s += a[c] * b[c];
+            sv[k] = s;
+        }
+    }
+}
+/* TN__SPMM_DEFINE(double, f64x, TN__AVX512_FN): the template in src/ops/sparse.c */
+TN__AVX512_FN static void tn__spmm_rows_f64x(const int64_t *crow, const int64_t *col, const double *val, const double *B, double *out, int64_t p,
+                                     int64_t r0, int64_t r1) {
+    for (int64_t i = r0; i < r1; i++) {
+        double *TN__RESTRICT o = out + i * p;
+        const int64_t k1 = crow[i + 1];
+        for (int64_t c = 0; c < p; c++) o[c] = 0;
+        for (int64_t k = crow[i]; k < k1; k++) {
+            const double v = val[k], *TN__RESTRICT b = B + col[k] * p;
+            if (k + TN__SP_AHEAD < k1) {   /* the whole row TN__SP_AHEAD entries ahead: its lines are random reads */
+                const char *ahead = (const char *)(B + col[k + TN__SP_AHEAD] * p);
+                for (int64_t byte = 0; byte < p * (int64_t)sizeof(double); byte += 64) TN__SP_PREFETCH(ahead + byte);
+            }
+            for (int64_t c = 0; c < p; c++) o[c] += v * b[c];
+        }
+    }
+}
+TN__AVX512_FN static void tn__sddmm_rows_f64x(const int64_t *crow, const int64_t *col, const double *A, const double *B, double *sv, int64_t p,
+                                      int64_t r0, int64_t r1) {
+    for (int64_t i = r0; i < r1; i++) {
+        const double *TN__RESTRICT a = A + i * p;
+        for (int64_t k = crow[i]; k < crow[i + 1]; k++) {
+            const double *TN__RESTRICT b = B + col[k] * p;
+            double s = 0;
+            for (int64_t c = 0; c < p; c++) s += a[c] * b[c];
+            sv[k] = s;
+        }
+    }
+}
 #endif
 typedef struct {
     const int64_t *crow, *col;
