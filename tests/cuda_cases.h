@@ -113,6 +113,8 @@ UNARY_FN(f_argsort_last, tn_to_dtype(tn_argsort(x[0], .stable = true), TN_F64))
 UNARY_FN(f_argsort_desc, tn_to_dtype(tn_argsort(x[0], .descending = true, .stable = true), TN_F64))
 UNARY_FN(f_sort_asc, tn_sort(x[0], NULL, .stable = true))
 UNARY_FN(f_matmul, tn_matmul(x[0], x[1]))
+UNARY_FN(f_lshift, tn_bitwise_left_shift(x[0], x[1]))
+UNARY_FN(f_rshift, tn_bitwise_right_shift(x[0], x[1]))
 UNARY_FN(f_matmul_tt, tn_matmul(tn_t(x[0]), tn_t(x[1])))
 UNARY_FN(f_bmm, tn_bmm(x[0], x[1]))
 UNARY_FN(f_addmm, tn_addmm(x[2], x[0], x[1], .beta = 0.5, .alpha = 2.0))
@@ -236,6 +238,14 @@ TEST(gpu_ops_match_cpu) {
     CHECK_OP("matmul 3-d by 2-d (folded)", f_matmul, 1e-4, true, tn_transpose(RANDN(5, 4, 3), 0, 2), RANDN(5, 6));
     CHECK_OP("bmm", f_bmm, 1e-4, true, RANDN(3, 8, 5), RANDN(3, 5, 7));
     CHECK_OP("addmm", f_addmm, 1e-4, true, RANDN(6, 4), RANDN(4, 3), RANDN(6, 3));
+    /* shifts: counts past the width and negative ones (2025 PyTorch's 0 and sign), int64 and uint8 */
+    tn_tensor *sv = tn_randint(-1000, 1000, TN_SHAPE(300), TN_I64, NULL), *sc = tn_randint(-3, 70, TN_SHAPE(300), TN_I64, NULL);
+    CHECK_OP("left shift int64", f_lshift, 0, false, sv, sc);
+    CHECK_OP("right shift int64", f_rshift, 0, false, sv, sc);
+    CHECK_OP("left shift uint8", f_lshift, 0, false, tn_to_dtype(tn_randint(0, 256, TN_SHAPE(300), TN_I64, NULL), TN_U8),
+             tn_to_dtype(tn_randint(0, 12, TN_SHAPE(300), TN_I64, NULL), TN_U8));
+    CHECK_OP("right shift uint8", f_rshift, 0, false, tn_to_dtype(tn_randint(0, 256, TN_SHAPE(300), TN_I64, NULL), TN_U8),
+             tn_to_dtype(tn_randint(0, 12, TN_SHAPE(300), TN_I64, NULL), TN_U8));
     CHECK_OP("matmul int64", f_matmul, 0, false, tn_randint(-5, 5, TN_SHAPE(4, 3), TN_I64, NULL), tn_randint(-5, 5, TN_SHAPE(3, 2), TN_I64, NULL));
     /* indexing */
     tn_tensor *idx = tn_from_data((int64_t[]){4, 0, 2, 2}, TN_SHAPE(4), TN_I64);
