@@ -21891,6 +21891,25 @@ static tn_tensor *tn__fft_resize(const char *fn, tn_tensor *x, int dim, int64_t 
     return tn_pad(x, pad, np);
 }
 
+/* The transforms' autograd records: i[0] (direction or length), i[1] the count of dims,
+   i[2...] the dims, d[0] the scale. tn__fft_record attaches node `name` to r (inside the
+   caller's scope) and returns r kept; tn__fft_node_dims reads the dims back. */
+static tn_tensor *tn__fft_record(const char *name, tn_custom_backward bw, tn_tensor *x, tn_tensor *r, int64_t i0, int ndims,
+                                 const int64_t *dims, double scale) {
+    tn_node *nd = r ? tn__fn_node(name, bw, &x, 1) : NULL;
+    if (nd) {
+        nd->i[0] = i0; nd->i[1] = ndims;
+        for (int k = 0; k < ndims; k++) nd->i[2 + k] = dims[k];
+        nd->ni = 2 + ndims;
+        nd->d[0] = scale;
+    }
+    return tn_keep(tn__node_attach(nd, r));
+}
+static int tn__fft_node_dims(const tn_ctx *n, int64_t *dims) {
+    const int nd = (int)n->i[1];
+    for (int k = 0; k < nd; k++) dims[k] = n->i[2 + k];
+    return nd;
+}
 /* The transform itself over the real view xr (its dims all < ndim - 1, distinct), scaled:
    a contiguous copy transformed in place one dim at a time; records its gradient, the
    adjoint transform (the other direction, the same scale). */
@@ -21898,8 +21917,7 @@ static tn_tensor *tn__fft_c2c_raw(tn_tensor *xr, int ndims, const int64_t *dims,
 static int tn__fft_c2c_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
     (void)nin; (void)user;
     int64_t dims[TN_MAX_DIMS];
-    const int nd = (int)n->i[1];
-    for (int k = 0; k < nd; k++) dims[k] = n->i[2 + k];
+    const int nd = tn__fft_node_dims(n, dims);
     gin[0] = tn__fft_c2c_raw(g, nd, dims, !n->i[0], n->d[0]);
     return gin[0] ? 0 : -1;
 }
@@ -21933,14 +21951,7 @@ static tn_tensor *tn__fft_c2c_raw(tn_tensor *xr, int ndims, const int64_t *dims,
     tn_tensor *r = tn_clone(xr);   /* contiguous */
     if (r && tn__fft_c2c_dims(r, ndims, dims, forward, scale)) r = NULL;
     if (r && ndims == 0 && scale != 1.0) r = tn_mul_scalar(r, scale);
-    tn_node *nd = r ? tn__fn_node("FftC2CBackward0", tn__fft_c2c_bw, &xr, 1) : NULL;
-    if (nd) {
-        nd->i[0] = forward; nd->i[1] = ndims;
-        for (int k = 0; k < ndims; k++) nd->i[2 + k] = dims[k];
-        nd->ni = 2 + ndims;
-        nd->d[0] = scale;
-    }
-    r = tn_keep(tn__node_attach(nd, r));
+    r = tn__fft_record("FftC2CBackward0", tn__fft_c2c_bw, xr, r, forward, ndims, dims, scale);
     tn_scope_end();
     return r;
 }
@@ -21953,8 +21964,7 @@ static tn_tensor *tn__fft_r2c_raw(tn_tensor *x, int ndims, const int64_t *dims, 
 static int tn__fft_r2c_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
     (void)nin; (void)user;
     int64_t dims[TN_MAX_DIMS];
-    const int nd = (int)n->i[1];
-    for (int k = 0; k < nd; k++) dims[k] = n->i[2 + k];
+    const int nd = tn__fft_node_dims(n, dims);
     tn_scope_begin();
     tn_tensor *gp = tn__fft_resize("FftR2CBackward0", g, (int)dims[nd - 1], n->i[0]);
     tn_tensor *c = gp ? tn__fft_c2c_raw(gp, nd, dims, false, n->d[0]) : NULL;
@@ -21973,14 +21983,7 @@ static tn_tensor *tn__fft_r2c_raw(tn_tensor *x, int ndims, const int64_t *dims, 
     if (r && tn__fft_along(TN__FFT_R2C, n, dbl, tn_data_ptr(c), n, tn_data_ptr(r), h, tn__numel(x->shape, dl),
                            tn__numel(x->shape + dl + 1, x->ndim - dl - 1), ndims == 1 ? scale : 1.0)) r = NULL;
     if (r && tn__fft_c2c_dims(r, ndims - 1, dims, true, scale)) r = NULL;
-    tn_node *nd = r ? tn__fn_node("FftR2CBackward0", tn__fft_r2c_bw, &x, 1) : NULL;
-    if (nd) {
-        nd->i[0] = n; nd->i[1] = ndims;
-        for (int k = 0; k < ndims; k++) nd->i[2 + k] = dims[k];
-        nd->ni = 2 + ndims;
-        nd->d[0] = scale;
-    }
-    r = tn_keep(tn__node_attach(nd, r));
+    r = tn__fft_record("FftR2CBackward0", tn__fft_r2c_bw, x, r, n, ndims, dims, scale);
     tn_scope_end();
     return r;
 }
@@ -21993,8 +21996,7 @@ static tn_tensor *tn__fft_c2r_raw(tn_tensor *xr, int ndims, const int64_t *dims,
 static int tn__fft_c2r_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
     (void)nin; (void)user;
     int64_t dims[TN_MAX_DIMS];
-    const int nd = (int)n->i[1], dl = (int)n->i[2 + nd - 1];
-    for (int k = 0; k < nd; k++) dims[k] = n->i[2 + k];
+    const int nd = tn__fft_node_dims(n, dims), dl = (int)dims[nd - 1];
     const int64_t len = n->i[0], h = len / 2 + 1;
     tn_scope_begin();
     tn_tensor *r = tn__fft_r2c_raw(g, nd, dims, n->d[0]);
@@ -22023,14 +22025,7 @@ static tn_tensor *tn__fft_c2r_raw(tn_tensor *xr, int ndims, const int64_t *dims,
     if (r && tn__fft_c2c_dims(c, ndims - 1, dims, false, 1.0)) r = NULL;
     if (r && tn__fft_along(TN__FFT_C2R, n, dbl, tn_data_ptr(c), xr->shape[dl], tn_data_ptr(r), n, tn__numel(shp, dl),
                            tn__numel(shp + dl + 1, cd - dl - 1), scale)) r = NULL;
-    tn_node *nd = r ? tn__fn_node("FftC2RBackward0", tn__fft_c2r_bw, &xr, 1) : NULL;
-    if (nd) {
-        nd->i[0] = n; nd->i[1] = ndims;
-        for (int k = 0; k < ndims; k++) nd->i[2 + k] = dims[k];
-        nd->ni = 2 + ndims;
-        nd->d[0] = scale;
-    }
-    r = tn_keep(tn__node_attach(nd, r));
+    r = tn__fft_record("FftC2RBackward0", tn__fft_c2r_bw, xr, r, n, ndims, dims, scale);
     tn_scope_end();
     return r;
 }
