@@ -53,31 +53,12 @@ def _layout_named(name):
     return {"strided": strided, "sparse_coo": sparse_coo, "sparse_csr": sparse_csr}[name]
 
 
-class SparseTensor:
-    """A sparse COO tensor: ``_indices()`` int64 [sparse_dim, nnz], ``_values()``
-    [nnz, *dense_shape], ``shape`` = sparse sizes + dense sizes."""
-    is_sparse = True
-    is_sparse_csr = False
-    layout = sparse_coo
+class _Sparse:
+    """What COO and CSR tensors share: their values tensor carries the dtype, device and
+    autograd state; a new tensor with other values keeps the structure (``_with_values``)."""
     is_cuda = False
     is_cpu = True
 
-    def __init__(self, indices, values, size, coalesced=False):
-        self._idx, self._vals, self._size, self._coalesced = indices, values, _core.Size(size), coalesced
-
-    @property
-    def requires_grad(self):
-        return self._vals.requires_grad
-
-    @property
-    def grad(self):
-        g = self._vals.grad
-        return None if g is None else SparseTensor(self._idx, g, self._size, self._coalesced)
-
-    def detach(self):
-        return SparseTensor(self._idx, self._vals.detach(), self._size, self._coalesced)
-
-    # -- what it is
     @property
     def shape(self):
         return self._size
@@ -85,10 +66,9 @@ class SparseTensor:
     def size(self, dim=None):
         return self._size if dim is None else self._size[dim]
 
-    def dim(self):
-        return len(self._size)
-
-    ndim = property(dim)
+    @property
+    def ndim(self):
+        return self.dim()
 
     @property
     def dtype(self):
@@ -97,6 +77,59 @@ class SparseTensor:
     @property
     def device(self):
         return self._vals.device
+
+    @property
+    def requires_grad(self):
+        return self._vals.requires_grad
+
+    @property
+    def grad(self):
+        g = self._vals.grad
+        return None if g is None else self._with_values(g)
+
+    def detach(self):
+        return self._with_values(self._vals.detach())
+
+    def to(self, *args, **kwargs):
+        """Dtype conversions of the values (CPU only)."""
+        dtype = kwargs.get("dtype")
+        for a in args:
+            if isinstance(a, _core.dtype):
+                dtype = a
+        dev = kwargs.get("device", next((a for a in args if isinstance(a, (str, _core.device))), None))
+        if dev is not None and _core.device(dev).type != "cpu":
+            raise RuntimeError("sparse tensors: only the CPU is supported (not on CUDA yet)")
+        return self if dtype is None or dtype == self.dtype else self._with_values(self._vals.to(dtype))
+
+    def cpu(self):
+        return self
+
+    def float(self):
+        return self.to(_core.float32)
+
+    def double(self):
+        return self.to(_core.float64)
+
+    def __matmul__(self, other):
+        return mm(self, other)
+
+
+class SparseTensor(_Sparse):
+    """A sparse COO tensor: ``_indices()`` int64 [sparse_dim, nnz], ``_values()``
+    [nnz, *dense_shape], ``shape`` = sparse sizes + dense sizes."""
+    is_sparse = True
+    is_sparse_csr = False
+    layout = sparse_coo
+
+    def __init__(self, indices, values, size, coalesced=False):
+        self._idx, self._vals, self._size, self._coalesced = indices, values, _core.Size(size), coalesced
+
+    def _with_values(self, values):
+        return SparseTensor(self._idx, values, self._size, self._coalesced)
+
+    # -- what it is
+    def dim(self):
+        return len(self._size)
 
     def sparse_dim(self):
         return int(self._idx.shape[0])
@@ -167,34 +200,10 @@ class SparseTensor:
         crow, col, vals = _coo_to_csr(self._idx, self._vals, self._size[0], self._size[1])
         return SparseCsrTensor(crow, col, vals, self._size)
 
-    def to(self, *args, **kwargs):
-        """Device moves (CPU only) and dtype conversions of the values."""
-        dtype = kwargs.get("dtype")
-        for a in args:
-            if isinstance(a, _core.dtype):
-                dtype = a
-        dev = kwargs.get("device", next((a for a in args if isinstance(a, (str, _core.device))), None))
-        if dev is not None and _core.device(dev).type != "cpu":
-            raise RuntimeError("sparse tensors: only the CPU is supported")
-        return self if dtype is None or dtype == self.dtype else \
-            SparseTensor(self._idx, self._vals.to(dtype), self._size, self._coalesced)
-
-    def cpu(self):
-        return self
-
-    def float(self):
-        return self.to(_core.float32)
-
-    def double(self):
-        return self.to(_core.float64)
-
     def long(self):
         return self.to(int64)
 
     # -- arithmetic
-    def __matmul__(self, other):
-        return mm(self, other)
-
     def __add__(self, other):
         if isinstance(other, SparseTensor):
             if other.shape != self.shape:
@@ -343,18 +352,19 @@ Tensor.layout = strided
 
 
 # --------------------------------------------------------------------------- CSR
-class SparseCsrTensor:
+class SparseCsrTensor(_Sparse):
     """A sparse CSR matrix [nrows, ncols]: ``crow_indices()`` [nrows + 1], ``col_indices()``
     [nnz] (int64 or int32, as given), ``values()`` [nnz]. Built by ``torch.sparse_csr_tensor``
     or ``Tensor.to_sparse_csr()``; the C kernels take the indices as int64."""
     is_sparse = False
     is_sparse_csr = True
     layout = sparse_csr
-    is_cuda = False
-    is_cpu = True
 
     def __init__(self, crow, col, values, size):
         self._crow, self._col, self._vals, self._size = crow, col, values, _core.Size(size)
+
+    def _with_values(self, values):
+        return SparseCsrTensor(self._crow, self._col, values, self._size)
 
     def _crow64(self):
         return self._crow if self._crow.dtype == int64 else self._crow.to(int64)
@@ -363,41 +373,12 @@ class SparseCsrTensor:
         return self._col if self._col.dtype == int64 else self._col.to(int64)
 
     # -- what it is
-    @property
-    def shape(self):
-        return self._size
-
-    def size(self, dim=None):
-        return self._size if dim is None else self._size[dim]
-
     def dim(self):
         return 2
-
-    ndim = property(dim)
-
-    @property
-    def dtype(self):
-        return self._vals.dtype
-
-    @property
-    def device(self):
-        return self._vals.device
-
-    @property
-    def requires_grad(self):
-        return self._vals.requires_grad
-
-    @property
-    def grad(self):
-        g = self._vals.grad
-        return None if g is None else SparseCsrTensor(self._crow, self._col, g, self._size)
 
     def requires_grad_(self, requires_grad=True):
         self._vals.requires_grad_(requires_grad)
         return self
-
-    def detach(self):
-        return SparseCsrTensor(self._crow, self._col, self._vals.detach(), self._size)
 
     def sparse_dim(self):
         return 2
@@ -438,31 +419,7 @@ class SparseCsrTensor:
     def to_sparse_csr(self, dense_dim=None):
         return self
 
-    def to(self, *args, **kwargs):
-        """Dtype conversions of the values (CPU only)."""
-        dtype = kwargs.get("dtype")
-        for a in args:
-            if isinstance(a, _core.dtype):
-                dtype = a
-        dev = kwargs.get("device", next((a for a in args if isinstance(a, (str, _core.device))), None))
-        if dev is not None and _core.device(dev).type != "cpu":
-            raise RuntimeError("sparse tensors: only the CPU is supported (not on CUDA yet)")
-        return self if dtype is None or dtype == self.dtype else \
-            SparseCsrTensor(self._crow, self._col, self._vals.to(dtype), self._size)
-
-    def cpu(self):
-        return self
-
-    def float(self):
-        return self.to(_core.float32)
-
-    def double(self):
-        return self.to(_core.float64)
-
     # -- arithmetic
-    def __matmul__(self, other):
-        return mm(self, other)
-
     def matmul(self, other):
         return mm(self, other)
 
