@@ -159,6 +159,7 @@ extern "C" {
        D2 double[2], a pair (Adam's betas = {0.9, 0.999})
        S  const char *, a string ("delimiter=';'")
        T  tn_tensor *, a tensor (NULL: None); the option text cannot give one
+       MOD tn_module *, a module (NULL: None; TransformerEncoder's norm); not in the text either
        IL tn_ints, a list of up to TN_LIST_MAX ints: {n, {v0, v1, ...}}, TN_INTS(30, 80)
        DL tn_doubles, a list of doubles: a name_groups list replaces the double `name` with
           one value per parameter group ("max_lr=(0.1, 0.01)" sets max_lr_groups)
@@ -195,6 +196,7 @@ typedef struct tn_doubles { int n; double v[TN_LIST_MAX]; } tn_doubles;
 #define TN__KW_C_D2(n) double n[2]
 #define TN__KW_C_S(n) const char *n
 #define TN__KW_C_T(n) struct tn_tensor *n
+#define TN__KW_C_MOD(n) struct tn_module *n
 #define TN__KW_C_IL(n) tn_ints n
 #define TN__KW_C_DL(n) tn_doubles n
 #ifdef __cplusplus
@@ -3396,7 +3398,14 @@ TNDEF void tn_module_free(tn_module *m);                                    /* c
 /* Register t as parameter name (retained; it becomes a leaf that requires grad); returns t, borrowed.
    An existing name is replaced. */
 TNDEF tn_tensor *tn_module_register_parameter(tn_module *m, const char *name, tn_tensor *t);
-TNDEF tn_tensor *tn_module_register_buffer(tn_module *m, const char *name, tn_tensor *t, bool persistent);
+/* Register t as buffer name (retained, no grad): Module.register_buffer(name, t, persistent=True);
+   tn_module_register_buffer(m, "tmp", t, .persistent = false) leaves it out of the state dict. */
+#define TN_FIELDS_tn_register_buffer_opts(X) \
+    X(B, persistent, true, "")
+TN__KW_STRUCT(tn_register_buffer_opts);
+TNDEF tn_tensor *tn_module_register_buffer_opts(tn_module *m, const char *name, tn_tensor *t, tn_register_buffer_opts opts);
+#define tn_module_register_buffer(m, name, ...) tn_module_register_buffer_opts(m, name, TN__POS_KW(tn_register_buffer_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_module_register_buffer_str(tn_module *m, const char *name, tn_tensor *t, const char *options);
 TNDEF tn_module *tn_module_add(tn_module *m, const char *name, tn_module *child);  /* takes ownership of child; returns it */
 TNDEF tn_tensor *tn_module_forward(tn_module *m, tn_tensor *x);
 TNDEF tn_tensor *tn_module_get(const tn_module *m, const char *name);       /* parameter or buffer by dotted name, borrowed */
@@ -3408,11 +3417,26 @@ TNDEF const char *tn_module_name(const tn_module *m);                       /* i
 TNDEF tn_dict *tn_module_named_parameters(const tn_module *m);
 TNDEF tn_dict *tn_module_named_buffers(const tn_module *m);
 TNDEF tn_dict *tn_module_state_dict(const tn_module *m);                    /* parameters and persistent buffers, detached */
-/* Copy sd's tensors into the module's (no autograd). strict: missing or unexpected keys are
-   an error; otherwise their names go into missing/unexpected (either may be NULL). A shape
-   mismatch is always an error. On error nothing is loaded. */
-TNDEF int tn_module_load_state_dict(tn_module *m, const tn_dict *sd, bool strict, tn_dict *missing, tn_dict *unexpected);
-TNDEF void tn_module_train(tn_module *m, bool mode);                        /* recursive */
+/* Module.load_state_dict(sd, strict=True): copy sd's tensors into the module's (no
+   autograd). strict: missing or unexpected keys are an error; with .strict = false their
+   names go into missing/unexpected (PyTorch's missing_keys, unexpected_keys; either may be
+   NULL): tn_module_load_state_dict(m, sd, NULL, NULL) is strict,
+   tn_module_load_state_dict(m, sd, miss, unex, .strict = false) is not. A shape mismatch is
+   always an error. On error nothing is loaded. */
+#define TN_FIELDS_tn_load_state_dict_opts(X) \
+    X(B, strict, true, "")
+TN__KW_STRUCT(tn_load_state_dict_opts);
+TNDEF int tn_module_load_state_dict_opts(tn_module *m, const tn_dict *sd, tn_dict *missing, tn_dict *unexpected, tn_load_state_dict_opts opts);
+#define tn_module_load_state_dict(m, sd, missing, ...) tn_module_load_state_dict_opts(m, sd, missing, TN__POS_KW(tn_load_state_dict_opts, __VA_ARGS__))
+TNDEF int tn_module_load_state_dict_str(tn_module *m, const tn_dict *sd, tn_dict *missing, tn_dict *unexpected, const char *options);
+/* Module.train(mode=True), recursive: tn_module_train(m), tn_module_train(m, .mode = false).
+   The _str form returns 0, or -1 on bad text. */
+#define TN_FIELDS_tn_train_opts(X) \
+    X(B, mode, true, "")
+TN__KW_STRUCT(tn_train_opts);
+TNDEF void tn_module_train_opts(tn_module *m, tn_train_opts opts);
+#define tn_module_train(...) tn_module_train_opts(TN__POS_KW(tn_train_opts, __VA_ARGS__))
+TNDEF int tn_module_train_str(tn_module *m, const char *options);
 TNDEF void tn_module_eval(tn_module *m);
 TNDEF void tn_module_zero_grad(tn_module *m);                               /* .grad = NULL on every parameter */
 TNDEF int64_t tn_module_num_parameters(const tn_module *m);                 /* elements over all parameters */
@@ -3441,8 +3465,17 @@ TNDEF int tn_init_sparse_(tn_tensor *t, double sparsity, double std);      /* 2-
 /* Layers: PyTorch's constructor arguments, the keyword arguments as designated fields after
    the positional ones (each has an _opts and a _str form, section 1). Initialisation as
    PyTorch's reset_parameters. */
-TNDEF tn_module *tn_nn_linear(int64_t in_features, int64_t out_features, bool bias);
-TNDEF tn_module *tn_nn_bilinear(int64_t in1_features, int64_t in2_features, int64_t out_features, bool bias);
+/* nn.Linear, nn.Bilinear and nn.LazyLinear's keyword argument: tn_nn_linear(784, 10),
+   tn_nn_linear(784, 10, .bias = false). */
+#define TN_FIELDS_tn_linear_opts(X) \
+    X(B, bias, true, "")
+TN__KW_STRUCT(tn_linear_opts);
+TNDEF tn_module *tn_nn_linear_opts(int64_t in_features, int64_t out_features, tn_linear_opts opts);
+#define tn_nn_linear(in_features, ...) tn_nn_linear_opts(in_features, TN__POS_KW(tn_linear_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_linear_str(int64_t in_features, int64_t out_features, const char *options);
+TNDEF tn_module *tn_nn_bilinear_opts(int64_t in1_features, int64_t in2_features, int64_t out_features, tn_linear_opts opts);
+#define tn_nn_bilinear(in1_features, in2_features, ...) tn_nn_bilinear_opts(in1_features, in2_features, TN__POS_KW(tn_linear_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_bilinear_str(int64_t in1_features, int64_t in2_features, int64_t out_features, const char *options);
 TNDEF tn_tensor *tn_nn_bilinear_forward(tn_module *m, tn_tensor *x1, tn_tensor *x2);   /* two inputs */
 
 /* nn.Conv1d, nn.Conv2d and nn.ConvTranspose2d's keyword arguments (the pairs: Conv2d's
@@ -3502,7 +3535,9 @@ TNDEF tn_module *tn_nn_conv_transpose3d_str(int64_t in_channels, int64_t out_cha
    (features: the last dim; channels: dim 1, or 0 unbatched), makes and initialises the
    parameters as the eager module would (same draws for a seed) and becomes that module
    ("Linear", "Conv2d", ...). Make an optimizer after that first call. */
-TNDEF tn_module *tn_nn_lazy_linear(int64_t out_features, bool bias);
+TNDEF tn_module *tn_nn_lazy_linear_opts(int64_t out_features, tn_linear_opts opts);
+#define tn_nn_lazy_linear(...) tn_nn_lazy_linear_opts(TN__POS_KW(tn_linear_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_lazy_linear_str(int64_t out_features, const char *options);
 TNDEF tn_module *tn_nn_lazy_conv1d_opts(int64_t out_channels, int64_t kernel_size, tn_conv_opts opts);
 TNDEF tn_module *tn_nn_lazy_conv2d_opts(int64_t out_channels, int64_t kernel_size, tn_conv_opts opts);
 TNDEF tn_module *tn_nn_lazy_conv3d_opts(int64_t out_channels, int64_t kernel_size, tn_conv3d_layer_opts opts);
@@ -3545,7 +3580,15 @@ TNDEF tn_module *tn_nn_lp_pool1d_opts(double norm_type, int64_t kernel_size, tn_
 TNDEF tn_module *tn_nn_lp_pool2d_opts(double norm_type, int64_t kernel_size, tn_pool_opts opts);
 #define tn_nn_lp_pool1d(norm_type, ...) tn_nn_lp_pool1d_opts(norm_type, TN__POS_KW(tn_pool_opts, __VA_ARGS__))
 #define tn_nn_lp_pool2d(norm_type, ...) tn_nn_lp_pool2d_opts(norm_type, TN__POS_KW(tn_pool_opts, __VA_ARGS__))
-TNDEF tn_module *tn_nn_max_unpool(int n, int64_t kernel_size, int64_t stride, int64_t padding);   /* stride 0: kernel_size */
+/* nn.MaxUnpoolNd(kernel_size, stride=None, padding=0): stride TN_NONE (None) is kernel_size;
+   tn_nn_max_unpool(2, 2), tn_nn_max_unpool(2, 3, .stride = 2, .padding = 1). */
+#define TN_FIELDS_tn_max_unpool_opts(X) \
+    X(I, stride,  TN_NONE, "") \
+    X(I, padding, 0,       "")
+TN__KW_STRUCT(tn_max_unpool_opts);
+TNDEF tn_module *tn_nn_max_unpool_opts(int n, int64_t kernel_size, tn_max_unpool_opts opts);
+#define tn_nn_max_unpool(n, ...) tn_nn_max_unpool_opts(n, TN__POS_KW(tn_max_unpool_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_max_unpool_str(int n, int64_t kernel_size, const char *options);
 TNDEF tn_tensor *tn_nn_max_unpool_forward(tn_module *m, tn_tensor *x, tn_tensor *indices);
 /* nn.BatchNorm1d/2d: momentum NAN is None (a cumulative moving average). */
 #define TN_FIELDS_tn_batch_norm_opts(X) \
@@ -3613,10 +3656,24 @@ TNDEF tn_module *tn_nn_pixel_unshuffle(int64_t downscale_factor);
 /* Padding layers by PyTorch's class name: "ReflectionPad1d" ... "ReflectionPad3d",
    "ReplicationPad1d/2d/3d", "CircularPad1d/2d/3d", "ConstantPad1d/2d/3d" (value) and
    "ZeroPad1d/2d/3d"; padding: one int for every side (n = 1) or 2 per padded dim, the last
-   dim first (F.pad's order). */
-TNDEF tn_module *tn_nn_pad(const char *name, const int64_t *padding, int n, double value);
-/* nn.PReLU(num_parameters=1, init=0.25) and nn.Threshold(threshold, value). */
-TNDEF tn_module *tn_nn_prelu(int64_t num_parameters, double init);
+   dim first (F.pad's order): tn_nn_pad("ReflectionPad2d", TN_SHAPE(1, 1, 2, 0)),
+   tn_nn_pad("ConstantPad1d", TN_SHAPE(2), .value = 3.5). value is ConstantPad's (0 when left
+   out; PyTorch makes it required there), an error for the other kinds unless 0. */
+#define TN_FIELDS_tn_pad_module_opts(X) \
+    X(D, value, 0, "")
+TN__KW_STRUCT(tn_pad_module_opts);
+TNDEF tn_module *tn_nn_pad_opts(const char *name, const int64_t *padding, int n, tn_pad_module_opts opts);
+#define tn_nn_pad(...) tn__nn_pad(__VA_ARGS__)
+#define tn__nn_pad(name, padding, ...) tn_nn_pad_opts(name, padding, TN__POS_KW(tn_pad_module_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_pad_str(const char *name, const int64_t *padding, int n, const char *options);
+/* nn.PReLU(num_parameters=1, init=0.25): tn_nn_prelu(), tn_nn_prelu(.num_parameters = 3, .init = 0.1); and nn.Threshold(threshold, value). */
+#define TN_FIELDS_tn_prelu_opts(X) \
+    X(I, num_parameters, 1,    "") \
+    X(D, init,           0.25, "")
+TN__KW_STRUCT(tn_prelu_opts);
+TNDEF tn_module *tn_nn_prelu_opts(tn_prelu_opts opts);
+#define tn_nn_prelu(...) tn_nn_prelu_opts(TN__KW(tn_prelu_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_prelu_str(const char *options);
 TNDEF tn_module *tn_nn_threshold(double threshold, double value);
 /* nn.Embedding: padding_idx TN_NONE is None; .padding_idx = 0 pads with row 0 (negative
    counts from num_embeddings). */
@@ -3638,7 +3695,14 @@ TNDEF tn_module *tn_nn_embedding_bag_opts(int64_t num_embeddings, int64_t embedd
 #define tn_nn_embedding_bag(num_embeddings, ...) tn_nn_embedding_bag_opts(num_embeddings, TN__POS_KW(tn_embedding_bag_layer_opts, __VA_ARGS__))
 TNDEF tn_module *tn_nn_embedding_bag_str(int64_t num_embeddings, int64_t embedding_dim, const char *options);
 TNDEF tn_tensor *tn_nn_embedding_bag_forward(tn_module *m, tn_tensor *input, tn_tensor *offsets, tn_tensor *per_sample_weights);
-TNDEF tn_module *tn_nn_flatten(int64_t start_dim, int64_t end_dim);       /* 1, -1 */
+/* nn.Flatten(start_dim=1, end_dim=-1): tn_nn_flatten(), tn_nn_flatten(.start_dim = 0). */
+#define TN_FIELDS_tn_flatten_module_opts(X) \
+    X(I, start_dim, 1,  "") \
+    X(I, end_dim,   -1, "")
+TN__KW_STRUCT(tn_flatten_module_opts);
+TNDEF tn_module *tn_nn_flatten_opts(tn_flatten_module_opts opts);
+#define tn_nn_flatten(...) tn_nn_flatten_opts(TN__KW(tn_flatten_module_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_flatten_str(const char *options);
 TNDEF tn_module *tn_nn_unflatten(int64_t dim, const int64_t *sizes, int n);
 TNDEF tn_module *tn_nn_identity(void);
 /* Activations as modules, by PyTorch's class name: "ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU",
@@ -3804,11 +3868,20 @@ TNDEF tn_tensor *tn_nn_transformer_decoder_layer_forward(tn_module *m, tn_tensor
 /* nn.TransformerEncoder / nn.TransformerDecoder: children "layers" (a ModuleList of num_layers
    deep copies of layer, all starting with its weights, as PyTorch's _get_clones) and "norm" (if
    not NULL). Both modules are taken over: layer is freed after copying, norm becomes the child;
-   on error both are freed. */
-TNDEF tn_module *tn_nn_transformer_encoder(tn_module *encoder_layer, int64_t num_layers, tn_module *norm);
+   on error both are freed. norm=None is the default: tn_nn_transformer_encoder(layer, 6),
+   tn_nn_transformer_encoder(layer, 6, .norm = tn_nn_layer_norm(TN_SHAPE(512))). A module
+   cannot come from the option text (the _str forms take no norm). */
+#define TN_FIELDS_tn_transformer_stack_opts(X) \
+    X(MOD, norm, NULL, "")
+TN__KW_STRUCT(tn_transformer_stack_opts);
+TNDEF tn_module *tn_nn_transformer_encoder_opts(tn_module *encoder_layer, int64_t num_layers, tn_transformer_stack_opts opts);
+#define tn_nn_transformer_encoder(encoder_layer, ...) tn_nn_transformer_encoder_opts(encoder_layer, TN__POS_KW(tn_transformer_stack_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_transformer_encoder_str(tn_module *encoder_layer, int64_t num_layers, const char *options);
 TNDEF tn_tensor *tn_nn_transformer_encoder_forward(tn_module *m, tn_tensor *src, tn_tensor *mask, tn_tensor *src_key_padding_mask,
                                                    bool is_causal);
-TNDEF tn_module *tn_nn_transformer_decoder(tn_module *decoder_layer, int64_t num_layers, tn_module *norm);
+TNDEF tn_module *tn_nn_transformer_decoder_opts(tn_module *decoder_layer, int64_t num_layers, tn_transformer_stack_opts opts);
+#define tn_nn_transformer_decoder(decoder_layer, ...) tn_nn_transformer_decoder_opts(decoder_layer, TN__POS_KW(tn_transformer_stack_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_transformer_decoder_str(tn_module *decoder_layer, int64_t num_layers, const char *options);
 TNDEF tn_tensor *tn_nn_transformer_decoder_forward(tn_module *m, tn_tensor *tgt, tn_tensor *memory, tn_tensor *tgt_mask,
                                                    tn_tensor *memory_mask, tn_tensor *tgt_key_padding_mask,
                                                    tn_tensor *memory_key_padding_mask, bool tgt_is_causal);
@@ -3913,8 +3986,16 @@ typedef double (*tn_closure)(void *user);
    returned NaN: nothing is updated then). closure NULL (not for LBFGS) = tn_optim_step,
    returning 0. */
 TNDEF double tn_optim_step_closure(tn_optim *o, tn_closure closure, void *user);
-TNDEF void tn_optim_zero_grad(tn_optim *o);                   /* .grad = NULL on every parameter (set_to_none=True) */
-TNDEF void tn_optim_zero_grad_set_to_none(tn_optim *o, bool set_to_none); /* false: zero the grads in place (detached) */
+/* Optimizer.zero_grad(set_to_none=True) (PyTorch 2's default; 1.13's was False):
+   tn_optim_zero_grad(o) sets .grad = NULL on every parameter; tn_optim_zero_grad(o,
+   .set_to_none = false) zeroes the grads in place (detached). The _str form returns 0, or
+   -1 on bad text. */
+#define TN_FIELDS_tn_zero_grad_opts(X) \
+    X(B, set_to_none, true, "")
+TN__KW_STRUCT(tn_zero_grad_opts);
+TNDEF void tn_optim_zero_grad_opts(tn_optim *o, tn_zero_grad_opts opts);
+#define tn_optim_zero_grad(...) tn_optim_zero_grad_opts(TN__POS_KW(tn_zero_grad_opts, __VA_ARGS__))
+TNDEF int tn_optim_zero_grad_str(tn_optim *o, const char *options);
 /* optimizer.state[param i][name] ("exp_avg", "step", ...), borrowed; NULL if absent
    (no error). LBFGS keeps its state as PyTorch does, under parameter 0, but only
    tn_optim_state_dict shows it. */
@@ -4370,8 +4451,14 @@ TNDEF tn_tensor *tn_read_csv_opts(const char *path, tn_tensor **labels, tn_csv_o
 TNDEF tn_tensor *tn_read_csv_str(const char *path, tn_tensor **labels, const char *options);
 /* MNIST or Fashion-MNIST from dir: {train,t10k}-{images-idx3,labels-idx1}-ubyte, each
    plain or .gz. Sample i: image float32 [1, 28, 28] in [0, 1] (x / 255, as ToTensor),
-   label int64 0-d. */
-TNDEF tn_dataset *tn_mnist_dataset(const char *dir, bool train);
+   label int64 0-d. torchvision's MNIST(root, train=True): tn_mnist_dataset(dir) is the
+   training set, tn_mnist_dataset(dir, .train = false) the test set. */
+#define TN_FIELDS_tn_mnist_opts(X) \
+    X(B, train, true, "")
+TN__KW_STRUCT(tn_mnist_opts);
+TNDEF tn_dataset *tn_mnist_dataset_opts(const char *dir, tn_mnist_opts opts);
+#define tn_mnist_dataset(...) tn_mnist_dataset_opts(TN__POS_KW(tn_mnist_opts, __VA_ARGS__))
+TNDEF tn_dataset *tn_mnist_dataset_str(const char *dir, const char *options);
 
 /* ======================================================================= */
 /* 15. serialization & printing                                             */
@@ -5365,6 +5452,7 @@ typedef struct tn__kwkey { const char *name; char type; size_t off; const char *
 #define TN__KW_TYPE_D2 'K'
 #define TN__KW_TYPE_S 'S'
 #define TN__KW_TYPE_T 'T'
+#define TN__KW_TYPE_MOD 'N'
 #define TN__KW_TYPE_IL 'L'
 #define TN__KW_TYPE_DL 'M'
 #define TN__KW_ROW(type, name, def, words) {#name, TN__KW_TYPE_##type, offsetof(TN__KW_T, name), words},
@@ -5554,6 +5642,8 @@ static int tn__kw_set(const char *fn, const tn__kwkey *key, tn__kwspan k, tn__kw
     }
     case 'T':
         return TN__FAIL_INT("%s: option %s is a tensor, which the option text cannot give (pass it in the options struct)", fn, name);
+    case 'N':
+        return TN__FAIL_INT("%s: option %s is a module, which the option text cannot give (pass it in the options struct)", fn, name);
     default: break;
     }
     /* I, and P given a number */
@@ -5657,7 +5747,7 @@ static bool tn__kw_same(const tn__kwkey *key, const void *a, const void *b) {
         const char *s = *(const char *const *)x, *t = *(const char *const *)y;
         return s == t || (s && t && !strcmp(s, t));
     }
-    case 'T': return *(void *const *)x == *(void *const *)y;
+    case 'T': case 'N': return *(void *const *)x == *(void *const *)y;
     case 'L': return ((const tn_ints *)x)->n == 0 && ((const tn_ints *)y)->n == 0;
     case 'M': return ((const tn_doubles *)x)->n == 0 && ((const tn_doubles *)y)->n == 0;
     default: return false;
@@ -5741,6 +5831,39 @@ static const tn__kwkey tn__kw_mha[] = {TN_FIELDS_tn_multihead_attention_opts(TN_
 #undef TN__KW_T
 #define TN__KW_T tn_transformer_layer_opts
 static const tn__kwkey tn__kw_transformer_layer[] = {TN_FIELDS_tn_transformer_layer_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_linear_opts
+static const tn__kwkey tn__kw_linear[] = {TN_FIELDS_tn_linear_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_flatten_module_opts
+static const tn__kwkey tn__kw_flatten_module[] = {TN_FIELDS_tn_flatten_module_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_pad_module_opts
+static const tn__kwkey tn__kw_pad_module[] = {TN_FIELDS_tn_pad_module_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_prelu_opts
+static const tn__kwkey tn__kw_prelu[] = {TN_FIELDS_tn_prelu_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_max_unpool_opts
+static const tn__kwkey tn__kw_max_unpool[] = {TN_FIELDS_tn_max_unpool_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_transformer_stack_opts
+static const tn__kwkey tn__kw_transformer_stack[] = {TN_FIELDS_tn_transformer_stack_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_register_buffer_opts
+static const tn__kwkey tn__kw_register_buffer[] = {TN_FIELDS_tn_register_buffer_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_load_state_dict_opts
+static const tn__kwkey tn__kw_load_state_dict[] = {TN_FIELDS_tn_load_state_dict_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_train_opts
+static const tn__kwkey tn__kw_train[] = {TN_FIELDS_tn_train_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_zero_grad_opts
+static const tn__kwkey tn__kw_zero_grad[] = {TN_FIELDS_tn_zero_grad_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_mnist_opts
+static const tn__kwkey tn__kw_mnist[] = {TN_FIELDS_tn_mnist_opts(TN__KW_ROW)};
 #undef TN__KW_T
 #define TN__KW_T tn_optim_opts
 static const tn__kwkey tn__kw_optim[] = {TN_FIELDS_tn_optim_opts(TN__KW_ROW)};
@@ -32006,14 +32129,17 @@ TNDEF tn_tensor *tn_module_register_parameter(tn_module *m, const char *name, tn
     t->requires_grad = true;
     return t;
 }
-TNDEF tn_tensor *tn_module_register_buffer(tn_module *m, const char *name, tn_tensor *t, bool persistent) {
+TNDEF tn_tensor *tn_module_register_buffer_opts(tn_module *m, const char *name, tn_tensor *t, tn_register_buffer_opts o) {
     if (!t) return NULL;
     if (tn__check_name("tn_module_register_buffer", m, name, 1)) return NULL;
     tn__slot *s = tn__slot_put(m, 1, name);
     if (!s) return NULL;
     s->t = tn_retain(t);
-    s->persistent = persistent;
+    s->persistent = o.persistent;
     return t;
+}
+TNDEF tn_tensor *tn_module_register_buffer_str(tn_module *m, const char *name, tn_tensor *t, const char *options) {
+    TN__KW_STR(tn_register_buffer_opts, register_buffer, "tn_module_register_buffer", options, tn_module_register_buffer_opts(m, name, t, o));
 }
 /* Whether m is root or inside the tree under root. */
 static bool tn__module_in_tree(const tn_module *root, const tn_module *m) {
@@ -32206,19 +32332,25 @@ static int tn__module_load_commit(const char *fn, tn__module_load *l) {
     tn__module_load_free(l);
     return rc;
 }
-TNDEF int tn_module_load_state_dict(tn_module *m, const tn_dict *sd, bool strict, tn_dict *missing, tn_dict *unexpected) {
+TNDEF int tn_module_load_state_dict_opts(tn_module *m, const tn_dict *sd, tn_dict *missing, tn_dict *unexpected, tn_load_state_dict_opts o) {
     const char *fn = "tn_module_load_state_dict";
     if (!m || !sd) return TN__FAIL_INT("%s: need a module and a state dict", fn);
     tn__module_load l;
-    if (tn__module_load_check(fn, m, sd, strict, missing, unexpected, &l)) return -1;
+    if (tn__module_load_check(fn, m, sd, o.strict, missing, unexpected, &l)) return -1;
     return tn__module_load_commit(fn, &l);
 }
-TNDEF void tn_module_train(tn_module *m, bool mode) {
-    if (!m) return;
-    m->training = mode;
-    for (int i = 0; i < m->nchildren; i++) tn_module_train(m->children[i].m, mode);
+TNDEF int tn_module_load_state_dict_str(tn_module *m, const tn_dict *sd, tn_dict *missing, tn_dict *unexpected, const char *options) {
+    TN__KW_STR_INT(tn_load_state_dict_opts, load_state_dict, "tn_module_load_state_dict", options, tn_module_load_state_dict_opts(m, sd, missing, unexpected, o));
 }
-TNDEF void tn_module_eval(tn_module *m) { tn_module_train(m, false); }
+TNDEF void tn_module_train_opts(tn_module *m, tn_train_opts o) {
+    if (!m) return;
+    m->training = o.mode;
+    for (int i = 0; i < m->nchildren; i++) tn_module_train_opts(m->children[i].m, o);
+}
+TNDEF int tn_module_train_str(tn_module *m, const char *options) {
+    TN__KW_STR_INT(tn_train_opts, train, "tn_module_train", options, (tn_module_train_opts(m, o), 0));
+}
+TNDEF void tn_module_eval(tn_module *m) { tn_module_train(m, .mode = false); }
 TNDEF void tn_module_zero_grad(tn_module *m) {
     if (!m) return;
     for (int i = 0; i < m->nparams; i++) tn_set_grad(m->params[i].t, NULL);
@@ -32531,7 +32663,7 @@ static tn_tensor *tn__param(tn_module *m, const char *name, const int64_t *shape
 }
 static tn_tensor *tn__buffer(tn_module *m, const char *name, const int64_t *shape, int ndim, tn_dtype dtype, double value) {
     tn_tensor *t = tn__filled("tn_nn", shape, ndim, value, dtype);
-    tn_tensor *r = t ? tn_module_register_buffer(m, name, t, true) : NULL;
+    tn_tensor *r = t ? tn_module_register_buffer(m, name, t) : NULL;
     tn_release(t);
     return r;
 }
@@ -32549,7 +32681,8 @@ static void tn__linear_repr(tn_module *m, char *b, size_t n) {
     snprintf(b, n, "in_features=%lld, out_features=%lld, bias=%s", (long long)l->in, (long long)l->out, tn_module_get(m, "bias") ? "True" : "False");
 }
 static const tn_module_type tn__linear_type = {"Linear", tn__linear_fwd, NULL, tn__linear_repr};
-TNDEF tn_module *tn_nn_linear(int64_t in, int64_t out, bool bias) {
+TNDEF tn_module *tn_nn_linear_opts(int64_t in, int64_t out, tn_linear_opts o) {
+    const bool bias = o.bias;
     if (in < 0 || out < 0) return (tn_module *)tn__error("tn_nn_linear: in_features (%lld) and out_features (%lld) must be non-negative", (long long)in, (long long)out);
     tn__linear *l = (tn__linear *)tn_module_new(&tn__linear_type, sizeof(tn__linear));
     if (!l) return NULL;
@@ -32558,6 +32691,9 @@ TNDEF tn_module *tn_nn_linear(int64_t in, int64_t out, bool bias) {
     double bound = in > 0 ? 1 / sqrt((double)in) : 0;   /* reset_parameters: weight, then bias U(-1/sqrt(in), 1/sqrt(in)) */
     int failed = !w || (bias && !b) || tn__init_kaiming_a5(w) || (b && tn_init_uniform_(b, -bound, bound));
     return tn__module_or_free(&l->base, failed);
+}
+TNDEF tn_module *tn_nn_linear_str(int64_t in, int64_t out, const char *options) {
+    TN__KW_STR(tn_linear_opts, linear, "tn_nn_linear", options, tn_nn_linear_opts(in, out, o));
 }
 static void tn__bilinear_repr(tn_module *m, char *b, size_t n) {
     tn__linear *l = (tn__linear *)m;
@@ -32568,7 +32704,8 @@ TNDEF tn_tensor *tn_nn_bilinear_forward(tn_module *m, tn_tensor *x1, tn_tensor *
     if (!m || m->type != &tn__bilinear_type) return (tn_tensor *)tn__error("tn_nn_bilinear_forward: need a Bilinear module");
     return TN__AS("Bilinear", tn_bilinear(x1, x2, tn_module_get(m, "weight"), tn_module_get(m, "bias")));
 }
-TNDEF tn_module *tn_nn_bilinear(int64_t in1, int64_t in2, int64_t out, bool bias) {
+TNDEF tn_module *tn_nn_bilinear_opts(int64_t in1, int64_t in2, int64_t out, tn_linear_opts o) {
+    const bool bias = o.bias;
     if (in1 < 0 || in2 < 0 || out < 0) return (tn_module *)tn__error("tn_nn_bilinear: sizes must be non-negative");
     tn__linear *l = (tn__linear *)tn_module_new(&tn__bilinear_type, sizeof(tn__linear));
     if (!l) return NULL;
@@ -32577,6 +32714,9 @@ TNDEF tn_module *tn_nn_bilinear(int64_t in1, int64_t in2, int64_t out, bool bias
     double bound = in1 > 0 ? 1 / sqrt((double)in1) : 0;
     int failed = !w || (bias && !b) || tn_init_uniform_(w, -bound, bound) || (b && tn_init_uniform_(b, -bound, bound));
     return tn__module_or_free(&l->base, failed);
+}
+TNDEF tn_module *tn_nn_bilinear_str(int64_t in1, int64_t in2, int64_t out, const char *options) {
+    TN__KW_STR(tn_linear_opts, linear, "tn_nn_bilinear", options, tn_nn_bilinear_opts(in1, in2, out, o));
 }
 
 /* Conv1d, Conv2d, ConvTranspose2d */
@@ -32914,11 +33054,12 @@ static void tn__flatten_repr(tn_module *m, char *b, size_t n) {
 }
 static const tn_module_type tn__flatten_type = {"Flatten", tn__flatten_fwd, NULL, tn__flatten_repr};
 static const tn_module_type tn__unflatten_type = {"Unflatten", tn__flatten_fwd, NULL, tn__flatten_repr};
-TNDEF tn_module *tn_nn_flatten(int64_t start_dim, int64_t end_dim) {
+TNDEF tn_module *tn_nn_flatten_opts(tn_flatten_module_opts o) {
     tn__miscm *q = (tn__miscm *)tn_module_new(&tn__flatten_type, sizeof(tn__miscm));
-    if (q) { q->a = start_dim; q->b = end_dim; }
+    if (q) { q->a = o.start_dim; q->b = o.end_dim; }
     return q ? &q->base : NULL;
 }
+TNDEF tn_module *tn_nn_flatten_str(const char *options) { TN__KW_STR(tn_flatten_module_opts, flatten_module, "tn_nn_flatten", options, tn_nn_flatten_opts(o)); }
 TNDEF tn_module *tn_nn_unflatten(int64_t dim, const int64_t *sizes, int n) {
     if (!sizes || n < 1 || n > TN_MAX_DIMS) return (tn_module *)tn__error("tn_nn_unflatten: need 1 to %d sizes", TN_MAX_DIMS);
     tn__miscm *q = (tn__miscm *)tn_module_new(&tn__unflatten_type, sizeof(tn__miscm));
@@ -33265,14 +33406,18 @@ static void tn__unpool_repr(tn_module *m, char *b, size_t n) {
 static const tn_module_type tn__unpool_types[3] = {{"MaxUnpool1d", tn__unpool_fwd, NULL, tn__unpool_repr},
                                                    {"MaxUnpool2d", tn__unpool_fwd, NULL, tn__unpool_repr},
                                                    {"MaxUnpool3d", tn__unpool_fwd, NULL, tn__unpool_repr}};
-TNDEF tn_module *tn_nn_max_unpool(int n, int64_t kernel_size, int64_t stride, int64_t padding) {
+TNDEF tn_module *tn_nn_max_unpool_opts(int n, int64_t kernel_size, tn_max_unpool_opts o) {
     if (n < 1 || n > 3) return (tn_module *)tn__error("tn_nn_max_unpool: n must be 1, 2 or 3 spatial dims, got %d", n);
-    if (kernel_size <= 0 || stride < 0 || padding < 0)
-        return (tn_module *)tn__error("tn_nn_max_unpool: kernel_size must be positive and stride, padding non-negative (got %lld, %lld, %lld)", (long long)kernel_size,
-                                      (long long)stride, (long long)padding);
+    const int64_t stride = o.stride == TN_NONE ? kernel_size : o.stride;   /* None: kernel_size, as PyTorch */
+    if (kernel_size <= 0 || stride <= 0 || o.padding < 0)
+        return (tn_module *)tn__error("tn_nn_max_unpool: kernel_size and stride must be positive and padding non-negative (got %lld, %lld, %lld)",
+                                      (long long)kernel_size, (long long)stride, (long long)o.padding);
     tn__unpoolm *q = (tn__unpoolm *)tn_module_new(&tn__unpool_types[n - 1], sizeof(tn__unpoolm));
-    if (q) { q->n = n; q->k = kernel_size; q->s = stride ? stride : kernel_size; q->p = padding; }
+    if (q) { q->n = n; q->k = kernel_size; q->s = stride; q->p = o.padding; }
     return q ? &q->base : NULL;
+}
+TNDEF tn_module *tn_nn_max_unpool_str(int n, int64_t kernel_size, const char *options) {
+    TN__KW_STR(tn_max_unpool_opts, max_unpool, "tn_nn_max_unpool", options, tn_nn_max_unpool_opts(n, kernel_size, o));
 }
 TNDEF tn_tensor *tn_nn_max_unpool_forward(tn_module *m, tn_tensor *x, tn_tensor *indices) {
     if (!m || m->type->forward != tn__unpool_fwd) return (tn_tensor *)tn__error("tn_nn_max_unpool_forward: m is not a MaxUnpool module");
@@ -33346,7 +33491,8 @@ static const tn_module_type tn__pad_types[15] = {
     TN__PAD_TYPE("ReplicationPad1d"), TN__PAD_TYPE("ReplicationPad2d"), TN__PAD_TYPE("ReplicationPad3d"),
     TN__PAD_TYPE("CircularPad1d"), TN__PAD_TYPE("CircularPad2d"), TN__PAD_TYPE("CircularPad3d"),
     TN__PAD_TYPE("ZeroPad1d"), TN__PAD_TYPE("ZeroPad2d"), TN__PAD_TYPE("ZeroPad3d")};
-TNDEF tn_module *tn_nn_pad(const char *name, const int64_t *padding, int n, double value) {
+TNDEF tn_module *tn_nn_pad_opts(const char *name, const int64_t *padding, int n, tn_pad_module_opts o) {
+    const double value = o.value;
     const char *fn = "tn_nn_pad";
     int t = -1;
     for (int i = 0; name && i < 15; i++) if (!strcmp(name, tn__pad_types[i].name)) t = i;
@@ -33354,11 +33500,15 @@ TNDEF tn_module *tn_nn_pad(const char *name, const int64_t *padding, int n, doub
         return (tn_module *)tn__error("%s: unknown padding layer \"%s\" (ConstantPad, ReflectionPad, ReplicationPad, CircularPad, ZeroPad with 1d, 2d or 3d)", fn, name ? name : "(null)");
     const int dims = t % 3 + 1;
     if (!padding || (n != 1 && n != 2 * dims)) return (tn_module *)tn__error("%s: %s takes 1 or %d padding sizes, got %d", fn, name, 2 * dims, padding ? n : 0);
+    if (t >= 3 && value != 0) return (tn_module *)tn__error("%s: value is not an option of %s (only ConstantPad's)", fn, name);   /* PyTorch's have no value */
     tn__padm *q = (tn__padm *)tn_module_new(&tn__pad_types[t], sizeof(tn__padm));
     if (!q) return NULL;
     q->n = dims; q->zero = t >= 12; q->mode = t >= 12 ? 0 : t / 3; q->value = t >= 12 ? 0 : value;
     for (int i = 0; i < 2 * dims; i++) q->pad[i] = padding[n == 1 ? 0 : i];
     return &q->base;
+}
+TNDEF tn_module *tn_nn_pad_str(const char *name, const int64_t *padding, int n, const char *options) {
+    TN__KW_STR(tn_pad_module_opts, pad_module, "tn_nn_pad", options, tn_nn_pad_opts(name, padding, n, o));
 }
 
 /* PReLU */
@@ -33366,7 +33516,9 @@ typedef struct tn__preluM { tn_module base; int64_t num; double init; } tn__prel
 static tn_tensor *tn__prelu_mod_fwd(tn_module *m, tn_tensor *x) { return TN__AS("PReLU", tn_prelu(x, tn_module_get(m, "weight"))); }
 static void tn__prelu_mod_repr(tn_module *m, char *b, size_t n) { snprintf(b, n, "num_parameters=%lld", (long long)((tn__preluM *)m)->num); }
 static const tn_module_type tn__prelu_type = {"PReLU", tn__prelu_mod_fwd, NULL, tn__prelu_mod_repr};
-TNDEF tn_module *tn_nn_prelu(int64_t num_parameters, double init) {
+TNDEF tn_module *tn_nn_prelu_opts(tn_prelu_opts o) {
+    const int64_t num_parameters = o.num_parameters;
+    const double init = o.init;
     if (num_parameters <= 0) return (tn_module *)tn__error("tn_nn_prelu: num_parameters must be positive, got %lld", (long long)num_parameters);
     tn__preluM *q = (tn__preluM *)tn_module_new(&tn__prelu_type, sizeof(tn__preluM));
     if (!q) return NULL;
@@ -33374,6 +33526,7 @@ TNDEF tn_module *tn_nn_prelu(int64_t num_parameters, double init) {
     tn_tensor *w = tn__param(&q->base, "weight", &q->num, 1);
     return tn__module_or_free(&q->base, !w || tn_init_constant_(w, init));
 }
+TNDEF tn_module *tn_nn_prelu_str(const char *options) { TN__KW_STR(tn_prelu_opts, prelu, "tn_nn_prelu", options, tn_nn_prelu_opts(o)); }
 
 /* EmbeddingBag */
 typedef struct tn__bagm { tn_module base; int64_t num, dim; tn_embedding_bag_layer_opts o; } tn__bagm;
@@ -33423,7 +33576,7 @@ static tn_tensor *tn__lazy_param(tn_module *m, const char *name, const int64_t *
     tn_tensor *old = tn_module_get(m, name);
     tn_tensor *t = old ? tn__filled("tn_nn", shape, nd, fill, old->dtype) : NULL;
     tn_tensor *td = t ? tn_to(t, old->device) : NULL;
-    tn_tensor *r = !td ? NULL : buffer ? tn_module_register_buffer(m, name, td, true) : tn_module_register_parameter(m, name, td);
+    tn_tensor *r = !td ? NULL : buffer ? tn_module_register_buffer(m, name, td) : tn_module_register_parameter(m, name, td);
     if (td != t) tn_release(td);
     tn_release(t);
     return r;
@@ -33449,12 +33602,15 @@ static bool tn__lazy_placeholders(tn_module *m, const char *const *names, int n,
         if (tn_module_get(m, names[i]) && !tn__lazy_param(m, names[i], &zero, 1, buffers, 0)) return false;
     return true;
 }
-TNDEF tn_module *tn_nn_lazy_linear(int64_t out_features, bool bias) {
-    tn_module *m = tn_nn_linear(0, out_features, bias);
+TNDEF tn_module *tn_nn_lazy_linear_opts(int64_t out_features, tn_linear_opts o) {
+    tn_module *m = tn_nn_linear_opts(0, out_features, o);
     if (!m) return NULL;
     const char *const names[2] = {"weight", "bias"};
     m->type = &tn__lazy_linear_type;
     return tn__module_or_free(m, !tn__lazy_placeholders(m, names, 2, false));
+}
+TNDEF tn_module *tn_nn_lazy_linear_str(int64_t out_features, const char *options) {
+    TN__KW_STR(tn_linear_opts, linear, "tn_nn_lazy_linear", options, tn_nn_lazy_linear_opts(out_features, o));
 }
 
 static tn_tensor *tn__lazy_conv_fwd(tn_module *m, tn_tensor *x) {
@@ -34617,7 +34773,7 @@ static tn_module *tn__mha_new(const char *fn, int64_t E, int64_t heads, double d
     a->E = E; a->heads = heads; a->kdim = kdim; a->vdim = vdim; a->dropout = dropout; a->batch_first = batch_first; a->add_zero_attn = add_zero_attn;
     tn_module *m = &a->base;
     /* PyTorch builds out_proj (a Linear: its weight and bias drawn) before _reset_parameters draws the projections */
-    tn_module *out = tn_nn_linear(E, E, bias);
+    tn_module *out = tn_nn_linear(E, E, .bias = bias);
     int failed = !out;
     if (!failed && kdim == E && vdim == E) {
         tn_tensor *w = tn__param(m, "in_proj_weight", TN_SHAPE(3 * E, E));
@@ -34879,8 +35035,8 @@ static tn_module *tn__tlayer_new(const char *fn, bool decoder, int64_t d, int64_
     /* PyTorch's registration order (the state dict follows it) */
     bool ok = tn_module_add(m, "self_attn", tn__mha_new(fn, d, nhead, p, bias, false, false, d, d, bf)) &&
               (!decoder || tn_module_add(m, "multihead_attn", tn__mha_new(fn, d, nhead, p, bias, false, false, d, d, bf))) &&
-              tn_module_add(m, "linear1", tn_nn_linear(d, dff, bias)) && tn_module_add(m, "dropout", tn_nn_dropout(.p = p)) &&
-              tn_module_add(m, "linear2", tn_nn_linear(dff, d, bias)) && tn_module_add(m, "norm1", tn_nn_layer_norm_opts(ds, 1, ln)) &&
+              tn_module_add(m, "linear1", tn_nn_linear(d, dff, .bias = bias)) && tn_module_add(m, "dropout", tn_nn_dropout(.p = p)) &&
+              tn_module_add(m, "linear2", tn_nn_linear(dff, d, .bias = bias)) && tn_module_add(m, "norm1", tn_nn_layer_norm_opts(ds, 1, ln)) &&
               tn_module_add(m, "norm2", tn_nn_layer_norm_opts(ds, 1, ln)) && (!decoder || tn_module_add(m, "norm3", tn_nn_layer_norm_opts(ds, 1, ln))) &&
               tn_module_add(m, "dropout1", tn_nn_dropout(.p = p)) && tn_module_add(m, "dropout2", tn_nn_dropout(.p = p)) &&
               (!decoder || tn_module_add(m, "dropout3", tn_nn_dropout(.p = p)));
@@ -34983,7 +35139,7 @@ static tn_module *tn__module_deepcopy(const char *fn, const tn_module *m) {
         if (!failed) t->requires_grad = m->params[i].t->requires_grad;
     }
     for (int i = 0; !failed && i < m->nbuffers; i++)
-        failed = !tn_module_register_buffer(c, m->buffers[i].name, tn_clone(m->buffers[i].t), m->buffers[i].persistent);
+        failed = !tn_module_register_buffer(c, m->buffers[i].name, tn_clone(m->buffers[i].t), .persistent = m->buffers[i].persistent);
     tn_no_grad_end();
     tn_scope_end();
     for (int i = 0; !failed && i < m->nchildren; i++) failed = !tn_module_add(c, m->children[i].name, tn__module_deepcopy(fn, m->children[i].m));
@@ -35019,11 +35175,24 @@ static tn_module *tn__tstack_new(const char *fn, const tn_module_type *type, con
     if (norm && !tn_module_add(&s->base, "norm", norm)) { tn_module_free(&s->base); return NULL; }   /* add freed norm */
     return &s->base;
 }
-TNDEF tn_module *tn_nn_transformer_encoder(tn_module *encoder_layer, int64_t num_layers, tn_module *norm) {
-    return tn__tstack_new("tn_nn_transformer_encoder", &tn__encoder_type, &tn__enc_layer_type, encoder_layer, num_layers, norm);
+TNDEF tn_module *tn_nn_transformer_encoder_opts(tn_module *encoder_layer, int64_t num_layers, tn_transformer_stack_opts o) {
+    return tn__tstack_new("tn_nn_transformer_encoder", &tn__encoder_type, &tn__enc_layer_type, encoder_layer, num_layers, o.norm);
 }
-TNDEF tn_module *tn_nn_transformer_decoder(tn_module *decoder_layer, int64_t num_layers, tn_module *norm) {
-    return tn__tstack_new("tn_nn_transformer_decoder", &tn__decoder_type, &tn__dec_layer_type, decoder_layer, num_layers, norm);
+TNDEF tn_module *tn_nn_transformer_decoder_opts(tn_module *decoder_layer, int64_t num_layers, tn_transformer_stack_opts o) {
+    return tn__tstack_new("tn_nn_transformer_decoder", &tn__decoder_type, &tn__dec_layer_type, decoder_layer, num_layers, o.norm);
+}
+/* The text cannot give norm, so these take the layer over as the _opts forms do, freeing it
+   on bad text too. */
+static tn_module *tn__tstack_str(const char *fn, tn_module *layer, int64_t n, const char *options, bool decoder) {
+    tn_transformer_stack_opts o = TN_DEFAULTS(tn_transformer_stack_opts);
+    if (tn__kw_parse(fn, options, tn__kw_transformer_stack, TN__KW_N(tn__kw_transformer_stack), &o, NULL)) { tn_module_free(layer); return NULL; }
+    return decoder ? tn_nn_transformer_decoder_opts(layer, n, o) : tn_nn_transformer_encoder_opts(layer, n, o);
+}
+TNDEF tn_module *tn_nn_transformer_encoder_str(tn_module *encoder_layer, int64_t num_layers, const char *options) {
+    return tn__tstack_str("tn_nn_transformer_encoder", encoder_layer, num_layers, options, false);
+}
+TNDEF tn_module *tn_nn_transformer_decoder_str(tn_module *decoder_layer, int64_t num_layers, const char *options) {
+    return tn__tstack_str("tn_nn_transformer_decoder", decoder_layer, num_layers, options, true);
 }
 static tn_tensor *tn__tstack_core(tn_module *m, bool decoder, tn_tensor *x, tn_tensor *mem, tn_tensor *mask, tn_tensor *mem_mask, tn_tensor *kpm,
                                   tn_tensor *mem_kpm, bool causal) {
@@ -35513,8 +35682,8 @@ TNDEF int tn_optim_set(tn_optim *o, int group, const char *name, double value) {
 }
 
 /* ---- zero_grad ---- */
-TNDEF void tn_optim_zero_grad(tn_optim *o) { tn_optim_zero_grad_set_to_none(o, true); }
-TNDEF void tn_optim_zero_grad_set_to_none(tn_optim *o, bool set_to_none) {
+TNDEF void tn_optim_zero_grad_opts(tn_optim *o, tn_zero_grad_opts opts) {
+    const bool set_to_none = opts.set_to_none;
     if (!o) return;
     tn_no_grad_begin();
     tn_scope_begin();
@@ -35529,6 +35698,9 @@ TNDEF void tn_optim_zero_grad_set_to_none(tn_optim *o, bool set_to_none) {
     }
     tn_scope_end();
     tn_no_grad_end();
+}
+TNDEF int tn_optim_zero_grad_str(tn_optim *optim, const char *options) {
+    TN__KW_STR_INT(tn_zero_grad_opts, zero_grad, "tn_optim_zero_grad", options, (tn_optim_zero_grad_opts(optim, o), 0));
 }
 
 /* ---- the CPU step ---- */
@@ -38606,7 +38778,8 @@ static tn_tensor *tn__mnist_file(const char *dir, const char *name) {
     TN_FREE(path.s);
     return r;
 }
-TNDEF tn_dataset *tn_mnist_dataset(const char *dir, bool train) {
+TNDEF tn_dataset *tn_mnist_dataset_opts(const char *dir, tn_mnist_opts o) {
+    const bool train = o.train;
     if (!dir) return (tn_dataset *)tn__error("tn_mnist_dataset: dir is NULL");
     const char *split = train ? "train" : "t10k";
     char name[64];
@@ -38638,6 +38811,9 @@ TNDEF tn_dataset *tn_mnist_dataset(const char *dir, bool train) {
     }
     tn_scope_end();
     return ds;
+}
+TNDEF tn_dataset *tn_mnist_dataset_str(const char *dir, const char *options) {
+    TN__KW_STR(tn_mnist_opts, mnist, "tn_mnist_dataset", options, tn_mnist_dataset_opts(dir, o));
 }
 
 /* ======================================================================= */

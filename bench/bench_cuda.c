@@ -132,9 +132,8 @@ static int setup(workload *w, const spec *s) {
         w->model = tn_nn_sequential(tn_nn_embedding(GPT_V, GPT_D), tn_nn_embedding(GPT_T, GPT_D),
                                     tn_nn_transformer_encoder(tn_nn_transformer_encoder_layer(GPT_D, GPT_H, .dim_feedforward = GPT_FF, .dropout = 0,
                                                                                               .activation = TN_ACTIVATION_GELU, .batch_first = true,
-                                                                                              .norm_first = true),
-                                                              GPT_L, tn_nn_layer_norm(TN_SHAPE(GPT_D))),
-                                    tn_nn_linear(GPT_D, GPT_V, false));
+                                                                                              .norm_first = true), GPT_L, .norm = tn_nn_layer_norm(TN_SHAPE(GPT_D))),
+                                    tn_nn_linear(GPT_D, GPT_V, .bias = false));
         if (!w->model || tn_module_to(w->model, TN_CUDA) != 0) return -1;
         tn_dict *ps = tn_module_named_parameters(w->model);
         w->opt = tn_optim_adamw(tn_dict_values(ps), tn_dict_len(ps), .lr = 3e-4);
@@ -146,11 +145,11 @@ static int setup(workload *w, const spec *s) {
         return w->opt && w->x && w->y && w->pos && w->mask ? 0 : -1;
     }
     bool mlp = s->kind == MLP;
-    w->model = mlp ? tn_nn_sequential(tn_nn_linear(784, 256, true), tn_nn_relu(), tn_nn_linear(256, 128, true), tn_nn_relu(),
-                                      tn_nn_linear(128, 10, true))
+    w->model = mlp ? tn_nn_sequential(tn_nn_linear(784, 256), tn_nn_relu(), tn_nn_linear(256, 128), tn_nn_relu(),
+                                      tn_nn_linear(128, 10))
                    : tn_nn_sequential(tn_nn_conv2d(1, 32, 3, .padding = 1), tn_nn_relu(), tn_nn_max_pool2d(2),
                                       tn_nn_conv2d(32, 64, 3, .padding = 1), tn_nn_relu(), tn_nn_max_pool2d(2),
-                                      tn_nn_flatten(1, -1), tn_nn_linear(64 * 7 * 7, 128, true), tn_nn_relu(), tn_nn_linear(128, 10, true));
+                                      tn_nn_flatten(), tn_nn_linear(64 * 7 * 7, 128), tn_nn_relu(), tn_nn_linear(128, 10));
     if (!w->model || tn_module_to(w->model, TN_CUDA) != 0) return -1; /* before the optimizer: its state follows the parameters */
     tn_dict *ps = tn_module_named_parameters(w->model);
     w->opt = mlp ? tn_optim_sgd(tn_dict_values(ps), tn_dict_len(ps), .lr = 0.01, .momentum = 0.9)

@@ -29,15 +29,15 @@ static double now_s(void) {
    examples/fashion_mlp.c's MLP; mean loss in *loss; -1 on failure */
 static double our_epoch(const char *dir, bool mlp, int64_t max_steps, double *loss) {
     tn_manual_seed(0);
-    tn_module *model = mlp ? tn_nn_sequential(tn_nn_flatten(1, -1), tn_nn_linear(784, 256, true), tn_nn_relu(),
-                                              tn_nn_linear(256, 128, true), tn_nn_relu(), tn_nn_linear(128, 10, true))
+    tn_module *model = mlp ? tn_nn_sequential(tn_nn_flatten(), tn_nn_linear(784, 256), tn_nn_relu(),
+                                              tn_nn_linear(256, 128), tn_nn_relu(), tn_nn_linear(128, 10))
                            : tn_nn_sequential(
         tn_nn_conv2d(1, 32, 3, .padding = 1), tn_nn_batch_norm2d(32), tn_nn_relu(), tn_nn_max_pool2d(2),
         tn_nn_conv2d(32, 64, 3, .padding = 1), tn_nn_batch_norm2d(64), tn_nn_relu(), tn_nn_max_pool2d(2),
-        tn_nn_flatten(1, -1), tn_nn_dropout(.p = 0.25), tn_nn_linear(64 * 7 * 7, 128, true), tn_nn_relu(), tn_nn_linear(128, 10, true));
+        tn_nn_flatten(), tn_nn_dropout(.p = 0.25), tn_nn_linear(64 * 7 * 7, 128), tn_nn_relu(), tn_nn_linear(128, 10));
     tn_dict *params = tn_module_named_parameters(model);
     tn_optim *opt = tn_optim_adam(tn_dict_values(params), tn_dict_len(params), .lr = 1e-3);
-    tn_dataset *train = tn_mnist_dataset(dir, true);
+    tn_dataset *train = tn_mnist_dataset(dir);
     tn_loader *loader = train ? tn_loader_new(train, .batch_size = 64, .shuffle = true, .num_workers = 1, .seed = 0) : NULL;
     if (!model || !opt || !loader) { fprintf(stderr, "bench_epoch: %s\n", tn_last_error()); return -1; }
     tn_tensor *batch[2];

@@ -44,7 +44,7 @@ static tn_module *make(const char *name) {
     if (!strcmp(name, "cnn"))
         return tn_nn_sequential(tn_nn_conv2d(1, 32, 3, .padding = 1), tn_nn_batch_norm2d(32), tn_nn_relu(), tn_nn_max_pool2d(2),
                                 tn_nn_conv2d(32, 64, 3, .padding = 1), tn_nn_batch_norm2d(64), tn_nn_relu(), tn_nn_max_pool2d(2),
-                                tn_nn_flatten(1, -1), tn_nn_linear(64 * 7 * 7, 128, true), tn_nn_relu(), tn_nn_linear(128, 10, true));
+                                tn_nn_flatten(), tn_nn_linear(64 * 7 * 7, 128), tn_nn_relu(), tn_nn_linear(128, 10));
     return tn_nn_sequential(tn_nn_transformer_encoder_layer(128, 4, .dim_feedforward = 512, .batch_first = true),
                             tn_nn_transformer_encoder_layer(128, 4, .dim_feedforward = 512, .batch_first = true));
 }

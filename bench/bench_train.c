@@ -61,11 +61,11 @@ static void setup(workload *w, const char *name) {
     tn_manual_seed(0);
     if (!strcmp(name, "mlp") || !strcmp(name, "cnn")) {
         bool mlp = !strcmp(name, "mlp");
-        w->model = mlp ? tn_nn_sequential(tn_nn_linear(784, 256, true), tn_nn_relu(), tn_nn_linear(256, 128, true), tn_nn_relu(),
-                                          tn_nn_linear(128, 10, true))
+        w->model = mlp ? tn_nn_sequential(tn_nn_linear(784, 256), tn_nn_relu(), tn_nn_linear(256, 128), tn_nn_relu(),
+                                          tn_nn_linear(128, 10))
                        : tn_nn_sequential(tn_nn_conv2d(1, 32, 3, .padding = 1), tn_nn_relu(), tn_nn_max_pool2d(2),
                                           tn_nn_conv2d(32, 64, 3, .padding = 1), tn_nn_relu(), tn_nn_max_pool2d(2),
-                                          tn_nn_flatten(1, -1), tn_nn_linear(64 * 7 * 7, 128, true), tn_nn_relu(), tn_nn_linear(128, 10, true));
+                                          tn_nn_flatten(), tn_nn_linear(64 * 7 * 7, 128), tn_nn_relu(), tn_nn_linear(128, 10));
         tn_dict *ps = tn_module_named_parameters(w->model);
         w->opt = mlp ? tn_optim_sgd(tn_dict_values(ps), tn_dict_len(ps), .lr = 0.01, .momentum = 0.9)
                      : tn_optim_adam(tn_dict_values(ps), tn_dict_len(ps), .lr = 1e-3);
@@ -78,9 +78,9 @@ static void setup(workload *w, const char *name) {
         /* a Sequential as the container (one parameter list); step() calls the children */
         w->model = gpt ? tn_nn_sequential(tn_nn_embedding(256, 128),
                                           tn_nn_transformer_encoder(tn_nn_transformer_encoder_layer(128, 4, .dim_feedforward = 512, .dropout = 0,
-                                                                                                    .batch_first = true), 2, NULL),
-                                          tn_nn_linear(128, 256, true))
-                       : tn_nn_sequential(tn_nn_embedding(96, 64), tn_nn_lstm(64, 256, .num_layers = 2, .batch_first = true), tn_nn_linear(256, 96, true));
+                                                                                                    .batch_first = true), 2),
+                                          tn_nn_linear(128, 256))
+                       : tn_nn_sequential(tn_nn_embedding(96, 64), tn_nn_lstm(64, 256, .num_layers = 2, .batch_first = true), tn_nn_linear(256, 96));
         tn_dict *ps = tn_module_named_parameters(w->model);
         w->nparams = (int)tn_dict_len(ps);
         w->params = (tn_tensor **)malloc((size_t)w->nparams * sizeof(tn_tensor *));

@@ -22,7 +22,7 @@ static tn_module *char_lm_new(int64_t vocab) {
     char_lm *m = (char_lm *)tn_module_new(&char_lm_type, sizeof *m);
     m->embed = tn_module_add(&m->base, "embed", tn_nn_embedding(vocab, EMBED));
     m->lstm = tn_module_add(&m->base, "lstm", tn_nn_lstm(EMBED, HIDDEN, .num_layers = 2, .batch_first = true, .dropout = 0.1));
-    m->head = tn_module_add(&m->base, "head", tn_nn_linear(HIDDEN, vocab, true));
+    m->head = tn_module_add(&m->base, "head", tn_nn_linear(HIDDEN, vocab));
     if (!m->embed || !m->lstm || !m->head) { tn_module_free(&m->base); return NULL; }
     return &m->base;
 }

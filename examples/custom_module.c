@@ -30,7 +30,7 @@ static tn_module *residual_block_new(int64_t width) {
     if (!b) return NULL;
     b->width = width;
     b->norm = tn_module_add(&b->base, "norm", tn_nn_layer_norm(TN_SHAPE(width)));
-    b->fc = tn_module_add(&b->base, "fc", tn_nn_linear(width, width, true));
+    b->fc = tn_module_add(&b->base, "fc", tn_nn_linear(width, width));
     tn_tensor *scale = tn_full(TN_SHAPE(1), 0.1, TN_F32);       /* registering retains it */
     tn_module_register_parameter(&b->base, "scale", scale);
     tn_release(scale);
@@ -44,7 +44,7 @@ int main(int argc, char **argv) {
     tn_manual_seed(0);
     tn_module *blocks = tn_nn_sequential_n(NULL, 0);
     for (int i = 0; i < 3; i++) tn_nn_sequential_append(blocks, residual_block_new(256));
-    tn_module *model = tn_nn_sequential(tn_nn_flatten(1, -1), tn_nn_linear(784, 256, true), blocks, tn_nn_linear(256, 10, true));
+    tn_module *model = tn_nn_sequential(tn_nn_flatten(), tn_nn_linear(784, 256), blocks, tn_nn_linear(256, 10));
     tn_dict *params = tn_module_named_parameters(model);
     printf("state-dict names of the parameters:\n");
     for (int i = 0; i < tn_dict_len(params); i++) printf("  %s\n", tn_dict_key(params, i));

@@ -36,16 +36,16 @@ int main(int argc, char **argv) {
     if (tn_dist_init("mpi", 0)) { fprintf(stderr, "%s\n", tn_last_error()); return 1; }
     const int rank = tn_dist_get_rank(NULL), world = tn_dist_get_world_size(NULL);
     if (batch < world || batch % world || batch / world > 1024) { fprintf(stderr, "--batch %d must be a multiple of the %d ranks, at most 1024 per rank\n", batch, world); return 2; }
-    tn_dataset *train = tn_mnist_dataset(tu_str(f, nf, "--data"), true), *test = tn_mnist_dataset(tu_str(f, nf, "--data"), false);
+    tn_dataset *train = tn_mnist_dataset(tu_str(f, nf, "--data")), *test = tn_mnist_dataset(tu_str(f, nf, "--data"), .train = false);
     if (!train || !test) { fprintf(stderr, "%s\n(`make demo` fetches the data)\n", tn_last_error()); return 1; }
 
     tn_manual_seed((uint64_t)rank);                  /* different on each rank: tn_ddp_new broadcasts rank 0's */
     tn_module *model = cnn ? tn_nn_sequential(tn_nn_conv2d(1, 32, 3, .padding = 1), tn_nn_relu(), tn_nn_max_pool2d(2),
                                               tn_nn_conv2d(32, 64, 3, .padding = 1), tn_nn_relu(), tn_nn_max_pool2d(2),
-                                              tn_nn_flatten(1, -1), tn_nn_linear(64 * 7 * 7, 128, true), tn_nn_relu(),
-                                              tn_nn_linear(128, 10, true))
-                           : tn_nn_sequential(tn_nn_flatten(1, -1), tn_nn_linear(784, 256, true), tn_nn_relu(),
-                                              tn_nn_linear(256, 10, true));
+                                              tn_nn_flatten(), tn_nn_linear(64 * 7 * 7, 128), tn_nn_relu(),
+                                              tn_nn_linear(128, 10))
+                           : tn_nn_sequential(tn_nn_flatten(), tn_nn_linear(784, 256), tn_nn_relu(),
+                                              tn_nn_linear(256, 10));
     tn_dict *params = tn_module_named_parameters(model);
     tn_ddp *ddp = tn_ddp_new(tn_dict_values(params), tn_dict_len(params), NULL, .bucket_cap_mb = 25);
     tn_optim *opt = tn_optim_sgd(tn_dict_values(params), tn_dict_len(params), .lr = lr, .momentum = 0.9);
@@ -61,7 +61,7 @@ int main(int argc, char **argv) {
         const int64_t *idx = (const int64_t *)tn_data_ptr(order);
         double t0 = tu_now(), loss_sum = 0, wait = 0;
         int64_t steps = 0;
-        tn_module_train(model, true);
+        tn_module_train(model);
         /* with workers: a loader over this rank's share, in order (batch k = its k-th local batch) */
         tn_dataset *share = NULL;
         tn_loader *loader = NULL;

@@ -14,10 +14,10 @@ int main(int argc, char **argv) {
     tu_fashion_job job = tu_fashion_flags(argc, argv, "A 784-256-128-10 MLP trained on Fashion-MNIST with Adam and a cosine schedule.",
                                          10, "fashion_mlp.safetensors");
     tn_manual_seed(0);
-    tn_module *model = tn_nn_sequential(tn_nn_flatten(1, -1),
-                                        tn_nn_linear(784, 256, true), tn_nn_relu(),
-                                        tn_nn_linear(256, 128, true), tn_nn_relu(),
-                                        tn_nn_linear(128, 10, true));
+    tn_module *model = tn_nn_sequential(tn_nn_flatten(),
+                                        tn_nn_linear(784, 256), tn_nn_relu(),
+                                        tn_nn_linear(256, 128), tn_nn_relu(),
+                                        tn_nn_linear(128, 10));
     tn_dict *params = tn_module_named_parameters(model);
     tn_optim *opt = tn_optim_adam(tn_dict_values(params), tn_dict_len(params), .lr = 1e-3);
     tn_lr_scheduler *sched = tn_lr_scheduler_cosine_annealing_lr(opt, .T_max = 10);

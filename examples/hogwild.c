@@ -43,12 +43,12 @@ int main(int argc, char **argv) {
     const double lr = tu_num(f, nf, "--lr"), expect = tu_num(f, nf, "--expect");
     if (nproc < 1 || nproc > 64) { fprintf(stderr, "--processes: expected 1 to 64, got %d\n", nproc); return 2; }
     const char *dir = tu_str(f, nf, "--data");
-    tn_dataset *train_set = tn_mnist_dataset(dir, true), *test_set = tn_mnist_dataset(dir, false);
+    tn_dataset *train_set = tn_mnist_dataset(dir), *test_set = tn_mnist_dataset(dir, .train = false);
     if (!train_set || !test_set) { fprintf(stderr, "%s\n(`make demo` fetches the data)\n", tn_last_error()); return 1; }
 
     tn_manual_seed(0);
-    tn_module *model = tn_nn_sequential(tn_nn_flatten(1, -1), tn_nn_linear(784, 128, true), tn_nn_relu(),
-                                        tn_nn_linear(128, 10, true));
+    tn_module *model = tn_nn_sequential(tn_nn_flatten(), tn_nn_linear(784, 128), tn_nn_relu(),
+                                        tn_nn_linear(128, 10));
     /* the parameters move into shared memory: every forked process updates these very weights */
     tn_dict *params = tn_module_named_parameters(model);
     for (int i = 0; i < tn_dict_len(params); i++) tn_share_memory_(tn_dict_values(params)[i]);

@@ -111,7 +111,7 @@ static inline void tu_progress_step(tu_progress *p, int64_t done, int64_t batch_
 static inline double tu_train_epoch(tn_module *model, tn_optim *opt, tn_loader *loader, int epoch, int epochs) {
     tu_progress p;
     tu_progress_start(&p, epoch, epochs, tn_loader_len(loader));
-    tn_module_train(model, true);
+    tn_module_train(model);
     tn_tensor *batch[2];
     int64_t step = 0;
     int rc;
@@ -144,7 +144,7 @@ static inline double tu_accuracy(tn_module *model, tn_loader *loader) {
         tn_scope_end();
     }
     tn_no_grad_end();
-    tn_module_train(model, true);
+    tn_module_train(model);
     return seen ? (double)right / (double)seen : 0;
 }
 
@@ -185,8 +185,8 @@ static inline int tu_fit_fashion(const tu_fashion_job *job, tn_module *model, tn
     tu_device = job->device;
     if (!model || !opt) goto fail;
     if (job->device == TN_CUDA && tn_module_to(model, TN_CUDA)) goto fail;     /* the optimizer's tensors move with it */
-    train = tn_mnist_dataset(job->dir, true);
-    test = train ? tn_mnist_dataset(job->dir, false) : NULL;
+    train = tn_mnist_dataset(job->dir);
+    test = train ? tn_mnist_dataset(job->dir, .train = false) : NULL;
     if (!train || !test) { fprintf(stderr, "%s\n(`make demo` fetches the data into data/fashion-mnist)\n", tn_last_error()); goto done; }
     train_loader = tn_loader_new(train, .batch_size = 64, .shuffle = true, .num_workers = 1, .seed = 0);
     test_loader = tn_loader_new(test, .batch_size = 1000);

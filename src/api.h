@@ -142,6 +142,7 @@ extern "C" {
        D2 double[2], a pair (Adam's betas = {0.9, 0.999})
        S  const char *, a string ("delimiter=';'")
        T  tn_tensor *, a tensor (NULL: None); the option text cannot give one
+       MOD tn_module *, a module (NULL: None; TransformerEncoder's norm); not in the text either
        IL tn_ints, a list of up to TN_LIST_MAX ints: {n, {v0, v1, ...}}, TN_INTS(30, 80)
        DL tn_doubles, a list of doubles: a name_groups list replaces the double `name` with
           one value per parameter group ("max_lr=(0.1, 0.01)" sets max_lr_groups)
@@ -178,6 +179,7 @@ typedef struct tn_doubles { int n; double v[TN_LIST_MAX]; } tn_doubles;
 #define TN__KW_C_D2(n) double n[2]
 #define TN__KW_C_S(n) const char *n
 #define TN__KW_C_T(n) struct tn_tensor *n
+#define TN__KW_C_MOD(n) struct tn_module *n
 #define TN__KW_C_IL(n) tn_ints n
 #define TN__KW_C_DL(n) tn_doubles n
 #ifdef __cplusplus
@@ -3287,7 +3289,14 @@ TNDEF void tn_module_free(tn_module *m);                                    /* c
 /* Register t as parameter name (retained; it becomes a leaf that requires grad); returns t, borrowed.
    An existing name is replaced. */
 TNDEF tn_tensor *tn_module_register_parameter(tn_module *m, const char *name, tn_tensor *t);
-TNDEF tn_tensor *tn_module_register_buffer(tn_module *m, const char *name, tn_tensor *t, bool persistent);
+/* Register t as buffer name (retained, no grad): Module.register_buffer(name, t, persistent=True);
+   tn_module_register_buffer(m, "tmp", t, .persistent = false) leaves it out of the state dict. */
+#define TN_FIELDS_tn_register_buffer_opts(X) \
+    X(B, persistent, true, "")
+TN__KW_STRUCT(tn_register_buffer_opts);
+TNDEF tn_tensor *tn_module_register_buffer_opts(tn_module *m, const char *name, tn_tensor *t, tn_register_buffer_opts opts);
+#define tn_module_register_buffer(m, name, ...) tn_module_register_buffer_opts(m, name, TN__POS_KW(tn_register_buffer_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_module_register_buffer_str(tn_module *m, const char *name, tn_tensor *t, const char *options);
 TNDEF tn_module *tn_module_add(tn_module *m, const char *name, tn_module *child);  /* takes ownership of child; returns it */
 TNDEF tn_tensor *tn_module_forward(tn_module *m, tn_tensor *x);
 TNDEF tn_tensor *tn_module_get(const tn_module *m, const char *name);       /* parameter or buffer by dotted name, borrowed */
@@ -3299,11 +3308,26 @@ TNDEF const char *tn_module_name(const tn_module *m);                       /* i
 TNDEF tn_dict *tn_module_named_parameters(const tn_module *m);
 TNDEF tn_dict *tn_module_named_buffers(const tn_module *m);
 TNDEF tn_dict *tn_module_state_dict(const tn_module *m);                    /* parameters and persistent buffers, detached */
-/* Copy sd's tensors into the module's (no autograd). strict: missing or unexpected keys are
-   an error; otherwise their names go into missing/unexpected (either may be NULL). A shape
-   mismatch is always an error. On error nothing is loaded. */
-TNDEF int tn_module_load_state_dict(tn_module *m, const tn_dict *sd, bool strict, tn_dict *missing, tn_dict *unexpected);
-TNDEF void tn_module_train(tn_module *m, bool mode);                        /* recursive */
+/* Module.load_state_dict(sd, strict=True): copy sd's tensors into the module's (no
+   autograd). strict: missing or unexpected keys are an error; with .strict = false their
+   names go into missing/unexpected (PyTorch's missing_keys, unexpected_keys; either may be
+   NULL): tn_module_load_state_dict(m, sd, NULL, NULL) is strict,
+   tn_module_load_state_dict(m, sd, miss, unex, .strict = false) is not. A shape mismatch is
+   always an error. On error nothing is loaded. */
+#define TN_FIELDS_tn_load_state_dict_opts(X) \
+    X(B, strict, true, "")
+TN__KW_STRUCT(tn_load_state_dict_opts);
+TNDEF int tn_module_load_state_dict_opts(tn_module *m, const tn_dict *sd, tn_dict *missing, tn_dict *unexpected, tn_load_state_dict_opts opts);
+#define tn_module_load_state_dict(m, sd, missing, ...) tn_module_load_state_dict_opts(m, sd, missing, TN__POS_KW(tn_load_state_dict_opts, __VA_ARGS__))
+TNDEF int tn_module_load_state_dict_str(tn_module *m, const tn_dict *sd, tn_dict *missing, tn_dict *unexpected, const char *options);
+/* Module.train(mode=True), recursive: tn_module_train(m), tn_module_train(m, .mode = false).
+   The _str form returns 0, or -1 on bad text. */
+#define TN_FIELDS_tn_train_opts(X) \
+    X(B, mode, true, "")
+TN__KW_STRUCT(tn_train_opts);
+TNDEF void tn_module_train_opts(tn_module *m, tn_train_opts opts);
+#define tn_module_train(...) tn_module_train_opts(TN__POS_KW(tn_train_opts, __VA_ARGS__))
+TNDEF int tn_module_train_str(tn_module *m, const char *options);
 TNDEF void tn_module_eval(tn_module *m);
 TNDEF void tn_module_zero_grad(tn_module *m);                               /* .grad = NULL on every parameter */
 TNDEF int64_t tn_module_num_parameters(const tn_module *m);                 /* elements over all parameters */
@@ -3332,8 +3356,17 @@ TNDEF int tn_init_sparse_(tn_tensor *t, double sparsity, double std);      /* 2-
 /* Layers: PyTorch's constructor arguments, the keyword arguments as designated fields after
    the positional ones (each has an _opts and a _str form, section 1). Initialisation as
    PyTorch's reset_parameters. */
-TNDEF tn_module *tn_nn_linear(int64_t in_features, int64_t out_features, bool bias);
-TNDEF tn_module *tn_nn_bilinear(int64_t in1_features, int64_t in2_features, int64_t out_features, bool bias);
+/* nn.Linear, nn.Bilinear and nn.LazyLinear's keyword argument: tn_nn_linear(784, 10),
+   tn_nn_linear(784, 10, .bias = false). */
+#define TN_FIELDS_tn_linear_opts(X) \
+    X(B, bias, true, "")
+TN__KW_STRUCT(tn_linear_opts);
+TNDEF tn_module *tn_nn_linear_opts(int64_t in_features, int64_t out_features, tn_linear_opts opts);
+#define tn_nn_linear(in_features, ...) tn_nn_linear_opts(in_features, TN__POS_KW(tn_linear_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_linear_str(int64_t in_features, int64_t out_features, const char *options);
+TNDEF tn_module *tn_nn_bilinear_opts(int64_t in1_features, int64_t in2_features, int64_t out_features, tn_linear_opts opts);
+#define tn_nn_bilinear(in1_features, in2_features, ...) tn_nn_bilinear_opts(in1_features, in2_features, TN__POS_KW(tn_linear_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_bilinear_str(int64_t in1_features, int64_t in2_features, int64_t out_features, const char *options);
 TNDEF tn_tensor *tn_nn_bilinear_forward(tn_module *m, tn_tensor *x1, tn_tensor *x2);   /* two inputs */
 
 /* nn.Conv1d, nn.Conv2d and nn.ConvTranspose2d's keyword arguments (the pairs: Conv2d's
@@ -3393,7 +3426,9 @@ TNDEF tn_module *tn_nn_conv_transpose3d_str(int64_t in_channels, int64_t out_cha
    (features: the last dim; channels: dim 1, or 0 unbatched), makes and initialises the
    parameters as the eager module would (same draws for a seed) and becomes that module
    ("Linear", "Conv2d", ...). Make an optimizer after that first call. */
-TNDEF tn_module *tn_nn_lazy_linear(int64_t out_features, bool bias);
+TNDEF tn_module *tn_nn_lazy_linear_opts(int64_t out_features, tn_linear_opts opts);
+#define tn_nn_lazy_linear(...) tn_nn_lazy_linear_opts(TN__POS_KW(tn_linear_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_lazy_linear_str(int64_t out_features, const char *options);
 TNDEF tn_module *tn_nn_lazy_conv1d_opts(int64_t out_channels, int64_t kernel_size, tn_conv_opts opts);
 TNDEF tn_module *tn_nn_lazy_conv2d_opts(int64_t out_channels, int64_t kernel_size, tn_conv_opts opts);
 TNDEF tn_module *tn_nn_lazy_conv3d_opts(int64_t out_channels, int64_t kernel_size, tn_conv3d_layer_opts opts);
@@ -3436,7 +3471,15 @@ TNDEF tn_module *tn_nn_lp_pool1d_opts(double norm_type, int64_t kernel_size, tn_
 TNDEF tn_module *tn_nn_lp_pool2d_opts(double norm_type, int64_t kernel_size, tn_pool_opts opts);
 #define tn_nn_lp_pool1d(norm_type, ...) tn_nn_lp_pool1d_opts(norm_type, TN__POS_KW(tn_pool_opts, __VA_ARGS__))
 #define tn_nn_lp_pool2d(norm_type, ...) tn_nn_lp_pool2d_opts(norm_type, TN__POS_KW(tn_pool_opts, __VA_ARGS__))
-TNDEF tn_module *tn_nn_max_unpool(int n, int64_t kernel_size, int64_t stride, int64_t padding);   /* stride 0: kernel_size */
+/* nn.MaxUnpoolNd(kernel_size, stride=None, padding=0): stride TN_NONE (None) is kernel_size;
+   tn_nn_max_unpool(2, 2), tn_nn_max_unpool(2, 3, .stride = 2, .padding = 1). */
+#define TN_FIELDS_tn_max_unpool_opts(X) \
+    X(I, stride,  TN_NONE, "") \
+    X(I, padding, 0,       "")
+TN__KW_STRUCT(tn_max_unpool_opts);
+TNDEF tn_module *tn_nn_max_unpool_opts(int n, int64_t kernel_size, tn_max_unpool_opts opts);
+#define tn_nn_max_unpool(n, ...) tn_nn_max_unpool_opts(n, TN__POS_KW(tn_max_unpool_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_max_unpool_str(int n, int64_t kernel_size, const char *options);
 TNDEF tn_tensor *tn_nn_max_unpool_forward(tn_module *m, tn_tensor *x, tn_tensor *indices);
 /* nn.BatchNorm1d/2d: momentum NAN is None (a cumulative moving average). */
 #define TN_FIELDS_tn_batch_norm_opts(X) \
@@ -3504,10 +3547,24 @@ TNDEF tn_module *tn_nn_pixel_unshuffle(int64_t downscale_factor);
 /* Padding layers by PyTorch's class name: "ReflectionPad1d" ... "ReflectionPad3d",
    "ReplicationPad1d/2d/3d", "CircularPad1d/2d/3d", "ConstantPad1d/2d/3d" (value) and
    "ZeroPad1d/2d/3d"; padding: one int for every side (n = 1) or 2 per padded dim, the last
-   dim first (F.pad's order). */
-TNDEF tn_module *tn_nn_pad(const char *name, const int64_t *padding, int n, double value);
-/* nn.PReLU(num_parameters=1, init=0.25) and nn.Threshold(threshold, value). */
-TNDEF tn_module *tn_nn_prelu(int64_t num_parameters, double init);
+   dim first (F.pad's order): tn_nn_pad("ReflectionPad2d", TN_SHAPE(1, 1, 2, 0)),
+   tn_nn_pad("ConstantPad1d", TN_SHAPE(2), .value = 3.5). value is ConstantPad's (0 when left
+   out; PyTorch makes it required there), an error for the other kinds unless 0. */
+#define TN_FIELDS_tn_pad_module_opts(X) \
+    X(D, value, 0, "")
+TN__KW_STRUCT(tn_pad_module_opts);
+TNDEF tn_module *tn_nn_pad_opts(const char *name, const int64_t *padding, int n, tn_pad_module_opts opts);
+#define tn_nn_pad(...) tn__nn_pad(__VA_ARGS__)
+#define tn__nn_pad(name, padding, ...) tn_nn_pad_opts(name, padding, TN__POS_KW(tn_pad_module_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_pad_str(const char *name, const int64_t *padding, int n, const char *options);
+/* nn.PReLU(num_parameters=1, init=0.25): tn_nn_prelu(), tn_nn_prelu(.num_parameters = 3, .init = 0.1); and nn.Threshold(threshold, value). */
+#define TN_FIELDS_tn_prelu_opts(X) \
+    X(I, num_parameters, 1,    "") \
+    X(D, init,           0.25, "")
+TN__KW_STRUCT(tn_prelu_opts);
+TNDEF tn_module *tn_nn_prelu_opts(tn_prelu_opts opts);
+#define tn_nn_prelu(...) tn_nn_prelu_opts(TN__KW(tn_prelu_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_prelu_str(const char *options);
 TNDEF tn_module *tn_nn_threshold(double threshold, double value);
 /* nn.Embedding: padding_idx TN_NONE is None; .padding_idx = 0 pads with row 0 (negative
    counts from num_embeddings). */
@@ -3529,7 +3586,14 @@ TNDEF tn_module *tn_nn_embedding_bag_opts(int64_t num_embeddings, int64_t embedd
 #define tn_nn_embedding_bag(num_embeddings, ...) tn_nn_embedding_bag_opts(num_embeddings, TN__POS_KW(tn_embedding_bag_layer_opts, __VA_ARGS__))
 TNDEF tn_module *tn_nn_embedding_bag_str(int64_t num_embeddings, int64_t embedding_dim, const char *options);
 TNDEF tn_tensor *tn_nn_embedding_bag_forward(tn_module *m, tn_tensor *input, tn_tensor *offsets, tn_tensor *per_sample_weights);
-TNDEF tn_module *tn_nn_flatten(int64_t start_dim, int64_t end_dim);       /* 1, -1 */
+/* nn.Flatten(start_dim=1, end_dim=-1): tn_nn_flatten(), tn_nn_flatten(.start_dim = 0). */
+#define TN_FIELDS_tn_flatten_module_opts(X) \
+    X(I, start_dim, 1,  "") \
+    X(I, end_dim,   -1, "")
+TN__KW_STRUCT(tn_flatten_module_opts);
+TNDEF tn_module *tn_nn_flatten_opts(tn_flatten_module_opts opts);
+#define tn_nn_flatten(...) tn_nn_flatten_opts(TN__KW(tn_flatten_module_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_flatten_str(const char *options);
 TNDEF tn_module *tn_nn_unflatten(int64_t dim, const int64_t *sizes, int n);
 TNDEF tn_module *tn_nn_identity(void);
 /* Activations as modules, by PyTorch's class name: "ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU",
@@ -3695,11 +3759,20 @@ TNDEF tn_tensor *tn_nn_transformer_decoder_layer_forward(tn_module *m, tn_tensor
 /* nn.TransformerEncoder / nn.TransformerDecoder: children "layers" (a ModuleList of num_layers
    deep copies of layer, all starting with its weights, as PyTorch's _get_clones) and "norm" (if
    not NULL). Both modules are taken over: layer is freed after copying, norm becomes the child;
-   on error both are freed. */
-TNDEF tn_module *tn_nn_transformer_encoder(tn_module *encoder_layer, int64_t num_layers, tn_module *norm);
+   on error both are freed. norm=None is the default: tn_nn_transformer_encoder(layer, 6),
+   tn_nn_transformer_encoder(layer, 6, .norm = tn_nn_layer_norm(TN_SHAPE(512))). A module
+   cannot come from the option text (the _str forms take no norm). */
+#define TN_FIELDS_tn_transformer_stack_opts(X) \
+    X(MOD, norm, NULL, "")
+TN__KW_STRUCT(tn_transformer_stack_opts);
+TNDEF tn_module *tn_nn_transformer_encoder_opts(tn_module *encoder_layer, int64_t num_layers, tn_transformer_stack_opts opts);
+#define tn_nn_transformer_encoder(encoder_layer, ...) tn_nn_transformer_encoder_opts(encoder_layer, TN__POS_KW(tn_transformer_stack_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_transformer_encoder_str(tn_module *encoder_layer, int64_t num_layers, const char *options);
 TNDEF tn_tensor *tn_nn_transformer_encoder_forward(tn_module *m, tn_tensor *src, tn_tensor *mask, tn_tensor *src_key_padding_mask,
                                                    bool is_causal);
-TNDEF tn_module *tn_nn_transformer_decoder(tn_module *decoder_layer, int64_t num_layers, tn_module *norm);
+TNDEF tn_module *tn_nn_transformer_decoder_opts(tn_module *decoder_layer, int64_t num_layers, tn_transformer_stack_opts opts);
+#define tn_nn_transformer_decoder(decoder_layer, ...) tn_nn_transformer_decoder_opts(decoder_layer, TN__POS_KW(tn_transformer_stack_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_transformer_decoder_str(tn_module *decoder_layer, int64_t num_layers, const char *options);
 TNDEF tn_tensor *tn_nn_transformer_decoder_forward(tn_module *m, tn_tensor *tgt, tn_tensor *memory, tn_tensor *tgt_mask,
                                                    tn_tensor *memory_mask, tn_tensor *tgt_key_padding_mask,
                                                    tn_tensor *memory_key_padding_mask, bool tgt_is_causal);
@@ -3804,8 +3877,16 @@ typedef double (*tn_closure)(void *user);
    returned NaN: nothing is updated then). closure NULL (not for LBFGS) = tn_optim_step,
    returning 0. */
 TNDEF double tn_optim_step_closure(tn_optim *o, tn_closure closure, void *user);
-TNDEF void tn_optim_zero_grad(tn_optim *o);                   /* .grad = NULL on every parameter (set_to_none=True) */
-TNDEF void tn_optim_zero_grad_set_to_none(tn_optim *o, bool set_to_none); /* false: zero the grads in place (detached) */
+/* Optimizer.zero_grad(set_to_none=True) (PyTorch 2's default; 1.13's was False):
+   tn_optim_zero_grad(o) sets .grad = NULL on every parameter; tn_optim_zero_grad(o,
+   .set_to_none = false) zeroes the grads in place (detached). The _str form returns 0, or
+   -1 on bad text. */
+#define TN_FIELDS_tn_zero_grad_opts(X) \
+    X(B, set_to_none, true, "")
+TN__KW_STRUCT(tn_zero_grad_opts);
+TNDEF void tn_optim_zero_grad_opts(tn_optim *o, tn_zero_grad_opts opts);
+#define tn_optim_zero_grad(...) tn_optim_zero_grad_opts(TN__POS_KW(tn_zero_grad_opts, __VA_ARGS__))
+TNDEF int tn_optim_zero_grad_str(tn_optim *o, const char *options);
 /* optimizer.state[param i][name] ("exp_avg", "step", ...), borrowed; NULL if absent
    (no error). LBFGS keeps its state as PyTorch does, under parameter 0, but only
    tn_optim_state_dict shows it. */
@@ -4174,8 +4255,14 @@ TNDEF tn_tensor *tn_read_csv_opts(const char *path, tn_tensor **labels, tn_csv_o
 TNDEF tn_tensor *tn_read_csv_str(const char *path, tn_tensor **labels, const char *options);
 /* MNIST or Fashion-MNIST from dir: {train,t10k}-{images-idx3,labels-idx1}-ubyte, each
    plain or .gz. Sample i: image float32 [1, 28, 28] in [0, 1] (x / 255, as ToTensor),
-   label int64 0-d. */
-TNDEF tn_dataset *tn_mnist_dataset(const char *dir, bool train);
+   label int64 0-d. torchvision's MNIST(root, train=True): tn_mnist_dataset(dir) is the
+   training set, tn_mnist_dataset(dir, .train = false) the test set. */
+#define TN_FIELDS_tn_mnist_opts(X) \
+    X(B, train, true, "")
+TN__KW_STRUCT(tn_mnist_opts);
+TNDEF tn_dataset *tn_mnist_dataset_opts(const char *dir, tn_mnist_opts opts);
+#define tn_mnist_dataset(...) tn_mnist_dataset_opts(TN__POS_KW(tn_mnist_opts, __VA_ARGS__))
+TNDEF tn_dataset *tn_mnist_dataset_str(const char *dir, const char *options);
 
 /* ======================================================================= */
 /* 15. serialization & printing                                             */

@@ -481,12 +481,12 @@ TEST(gpu_cnn_training_step) {
     tn_manual_seed(3);
     tn_module *cpu = tn_nn_sequential(tn_nn_conv2d(1, 8, 3, .padding = 1), tn_nn_relu(), tn_nn_max_pool2d(2),
                                       tn_nn_conv2d(8, 16, 3, .padding = 1), tn_nn_relu(), tn_nn_max_pool2d(2),
-                                      tn_nn_flatten(1, -1), tn_nn_linear(16 * 7 * 7, 10, NULL));
+                                      tn_nn_flatten(), tn_nn_linear(16 * 7 * 7, 10, .bias = NULL));
     tn_module *gpu = tn_nn_sequential(tn_nn_conv2d(1, 8, 3, .padding = 1), tn_nn_relu(), tn_nn_max_pool2d(2),
                                       tn_nn_conv2d(8, 16, 3, .padding = 1), tn_nn_relu(), tn_nn_max_pool2d(2),
-                                      tn_nn_flatten(1, -1), tn_nn_linear(16 * 7 * 7, 10, NULL));
+                                      tn_nn_flatten(), tn_nn_linear(16 * 7 * 7, 10, .bias = NULL));
     tn_dict *sd = tn_module_state_dict(cpu);
-    CHECK(tn_module_load_state_dict(gpu, sd, true, NULL, NULL) == 0);
+    CHECK(tn_module_load_state_dict(gpu, sd, NULL, NULL) == 0);
     CHECK(tn_module_to(gpu, TN_CUDA) == 0);
     tn_dict *pc = tn_module_named_parameters(cpu), *pg = tn_module_named_parameters(gpu);
     tn_optim *oc = tn_optim_adam(tn_dict_values(pc), tn_dict_len(pc), .lr = 1e-3), *og = tn_optim_adam(tn_dict_values(pg), tn_dict_len(pg), .lr = 1e-3);

@@ -184,7 +184,7 @@ TEST(gpu_fused_mha) {
     tn_manual_seed(5);
     tn_module *cpu = tn_nn_multihead_attention(64, 4, .batch_first = true), *gpu = tn_nn_multihead_attention(64, 4, .batch_first = true);
     tn_dict *sd = tn_module_state_dict(cpu);
-    CHECK(tn_module_load_state_dict(gpu, sd, true, NULL, NULL) == 0);
+    CHECK(tn_module_load_state_dict(gpu, sd, NULL, NULL) == 0);
     CHECK(tn_module_to(gpu, TN_CUDA) == 0);
     tn_tensor *x = RANDN(3, 50, 64), *kpm = tn_gt_scalar(tn_rand(TN_SHAPE(3, 50), TN_F32), 0.8);
     tn_tensor *causal = tn_nn_generate_square_subsequent_mask(50, TN_F32);

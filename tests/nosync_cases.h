@@ -75,9 +75,8 @@ static tn_module *nosync_gpt(int64_t vocab, int64_t T, int64_t E, int64_t heads,
     tn_module *m = tn_nn_sequential(tn_nn_embedding(vocab, E), tn_nn_embedding(T, E),
                                     tn_nn_transformer_encoder(tn_nn_transformer_encoder_layer(E, heads, .dim_feedforward = 4 * E, .dropout = 0.1,
                                                                                               .activation = TN_ACTIVATION_GELU, .batch_first = true,
-                                                                                              .norm_first = true),
-                                                              layers, NULL),
-                                    tn_nn_layer_norm(TN_SHAPE(E)), tn_nn_linear(E, vocab, false));
+                                                                                              .norm_first = true), layers),
+                                    tn_nn_layer_norm(TN_SHAPE(E)), tn_nn_linear(E, vocab, .bias = false));
     return m;
 }
 static tn_tensor *nosync_pos;   /* positions 0..T-1 on the device: a buffer the model keeps */
@@ -107,7 +106,7 @@ static void ns_run_case(const char *what, tn_module *m, tn_optim *opt, nosync_fo
 TEST(nosync_mlp_step) {
     tn_scope_begin();
     tn_manual_seed(1);
-    tn_module *m = tn_nn_sequential(tn_nn_flatten(1, -1), tn_nn_linear(784, 64, true), tn_nn_relu(), tn_nn_dropout(.p = 0.2), tn_nn_linear(64, 10, true));
+    tn_module *m = tn_nn_sequential(tn_nn_flatten(), tn_nn_linear(784, 64), tn_nn_relu(), tn_nn_dropout(.p = 0.2), tn_nn_linear(64, 10));
     CHECK(tn_module_to(m, TN_CUDA) == 0);
     tn_dict *p = tn_module_named_parameters(m);
     tn_optim *opt = tn_optim_sgd(tn_dict_values(p), tn_dict_len(p), .lr = 0.1, .momentum = 0.9);
@@ -124,7 +123,7 @@ TEST(nosync_cnn_step) {
     tn_manual_seed(2);
     tn_module *m = tn_nn_sequential(tn_nn_conv2d(1, 8, 3, .padding = 1), tn_nn_batch_norm2d(8), tn_nn_relu(), tn_nn_max_pool2d(2),
                                     tn_nn_conv2d(8, 16, 3, .padding = 1), tn_nn_relu(), tn_nn_max_pool2d(2),
-                                    tn_nn_flatten(1, -1), tn_nn_dropout(.p = 0.25), tn_nn_linear(16 * 7 * 7, 10, true));
+                                    tn_nn_flatten(), tn_nn_dropout(.p = 0.25), tn_nn_linear(16 * 7 * 7, 10));
     CHECK(tn_module_to(m, TN_CUDA) == 0);
     tn_dict *p = tn_module_named_parameters(m);
     tn_optim *opt = tn_optim_adam(tn_dict_values(p), tn_dict_len(p), .lr = 1e-3);

@@ -603,14 +603,14 @@ TEST(mnist) {
         f = fopen(path, "rb");
     }
     tn_scope_begin();
-    CHECK_ERR(tn_mnist_dataset(tmpdir, true), "no ");
+    CHECK_ERR(tn_mnist_dataset(tmpdir), "no ");
     if (!f) {
         printf("skipped: MNIST checks (no %s/train-labels-idx1-ubyte; run tools/fetch_fashion_mnist.sh)\n", dir);
         tn_scope_end();
         return;
     }
     fclose(f);
-    tn_dataset *ds = tn_mnist_dataset(dir, true);
+    tn_dataset *ds = tn_mnist_dataset(dir);
     CHECK(ds && tn_dataset_len(ds) == 60000 && ds->nitems == 2);
     tn_tensor *it[2];
     CHECK(tn_dataset_get(ds, 0, it) == 0 && shape_is(it[0], TN_SHAPE(1, 28, 28)) && tn_get_dtype(it[0]) == TN_F32);
@@ -646,7 +646,7 @@ TEST(mnist) {
     }
     tn_loader_free(l);
     tn_dataset_free(ds);
-    tn_dataset *test = tn_mnist_dataset(dir, false);
+    tn_dataset *test = tn_mnist_dataset(dir, .train = false);
     CHECK(test && tn_dataset_len(test) == 10000);
     tn_dataset_free(test);
     tn_scope_end();

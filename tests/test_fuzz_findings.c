@@ -135,7 +135,7 @@ TEST(no_cut_or_overflowed_strings) {
     memset(name, 'd', 5000);
     name[0] = '/';
     tn_clear_error();
-    CHECK(tn_mnist_dataset(name, true) == NULL);
+    CHECK(tn_mnist_dataset(name) == NULL);
     CHECK_MSG(strstr(tn_last_error(), "tn_mnist_dataset: no /ddd") != NULL, "%s", tn_last_error());
     free(name);
     /* a shape of 8 sizes of 20 characters, whole in a message */

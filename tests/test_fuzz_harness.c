@@ -261,7 +261,7 @@ TEST(checkpoint_snapshot_sees_every_change) {
     ck_take(&b, m, o, 5);
     CHECK(!ck_same(&a.misc, &b.misc));
     ck_free(&b);
-    tn_module_train(m, true);
+    tn_module_train(m);
     /* a parameter replaced by an equal tensor: the same bytes, another object */
     tn_tensor *wc = tn_clone(w), *c = tn_detach(wc);
     CHECK(tn_module_register_parameter(tn_module_child(m, "3"), "weight", c) == c);

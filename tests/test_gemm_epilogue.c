@@ -259,7 +259,7 @@ TEST(replay_linear_conv_activation) {
         tn_module *acts[4] = {tn_nn_relu(), tn_nn_gelu(), tn_nn_activation("GELU", .approximate = TN_APPROXIMATE_TANH), tn_nn_activation("SiLU")};
         const char *names[4] = {"linear+relu", "linear+gelu", "linear+gelu_tanh", "linear+silu"};
         for (int a = 0; a < 4; a++) {
-            tn_module *m = tn_nn_sequential(tn_nn_linear(40, 70, true), acts[a], tn_nn_linear(70, 10, true));
+            tn_module *m = tn_nn_sequential(tn_nn_linear(40, 70), acts[a], tn_nn_linear(70, 10));
             tn_module_to_dtype(m, dt);
             CHECK_GRAPH(names[a], m, rnd_t(TN_SHAPE(33, 40), dt), 2);
             CHECK_GRAPH(names[a], m, rnd_t(TN_SHAPE(3, 11, 40), dt), 2);   /* 3-d: addmm, reshape, activation */

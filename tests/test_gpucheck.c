@@ -146,9 +146,8 @@ static double gpt_losses(tn_device dev, double *losses) {
     tn_module *m = tn_nn_sequential(tn_nn_embedding(G_V, G_D), tn_nn_embedding(G_T, G_D),
                                     tn_nn_transformer_encoder(tn_nn_transformer_encoder_layer(G_D, G_H, .dim_feedforward = G_FF, .dropout = 0,
                                                                                               .activation = TN_ACTIVATION_GELU, .batch_first = true,
-                                                                                              .norm_first = true),
-                                                              G_L, tn_nn_layer_norm(TN_SHAPE(G_D))),
-                                    tn_nn_linear(G_D, G_V, false));
+                                                                                              .norm_first = true), G_L, .norm = tn_nn_layer_norm(TN_SHAPE(G_D))),
+                                    tn_nn_linear(G_D, G_V, .bias = false));
     if (!m || tn_module_to(m, dev)) return -1;
     tn_dict *ps = tn_module_named_parameters(m);
     tn_optim *opt = tn_optim_adamw(tn_dict_values(ps), tn_dict_len(ps), .lr = 3e-4);

@@ -115,7 +115,7 @@ static tn_dict *small_dict(float v) {
 /* ==================================================================================== */
 static tn_module *model(uint64_t seed) {
     tn_manual_seed(seed);
-    return tn_nn_sequential(tn_nn_linear(6, 8, true), tn_nn_batch_norm1d(8), tn_nn_tanh(), tn_nn_linear(8, 3, true));
+    return tn_nn_sequential(tn_nn_linear(6, 8), tn_nn_batch_norm1d(8), tn_nn_tanh(), tn_nn_linear(8, 3));
 }
 static tn_optim *adam(tn_module *m) {
     tn_dict *p = tn_module_named_parameters(m);
@@ -225,10 +225,10 @@ TEST(refused_loads_change_nothing) {
                 }
                 tn_clear_error();
                 if (kind == BAD_DTYPE || kind == BAD_SHAPE || kind == MISSING || kind == UNEXPECTED) {
-                    CHECK_MSG(tn_module_load_state_dict(m, ms, true, NULL, NULL) != 0 && has(tn_last_error(), "tn_module_load_state_dict"),
+                    CHECK_MSG(tn_module_load_state_dict(m, ms, NULL, NULL) != 0 && has(tn_last_error(), "tn_module_load_state_dict"),
                               "module state dict with %s: \"%s\"", kind_names[kind], tn_last_error());
                     if (kind == BAD_DTYPE) CHECK(has(tn_last_error(), "\"3.bias\"") && has(tn_last_error(), "float16"));
-                    if (kind == BAD_DTYPE || kind == BAD_SHAPE) CHECK(tn_module_load_state_dict(m, ms, false, NULL, NULL) != 0);
+                    if (kind == BAD_DTYPE || kind == BAD_SHAPE) CHECK(tn_module_load_state_dict(m, ms, NULL, NULL, .strict = false) != 0);
                 }
                 if (opt_kind) CHECK_MSG(tn_optim_load_state_dict(o, os) != 0 && has(tn_last_error(), "tn_optim_load_state_dict"),
                                         "optimizer state dict with %s: \"%s\"", kind_names[kind], tn_last_error());
@@ -252,22 +252,22 @@ TEST(refused_loads_change_nothing) {
 
 /* the message names the offending entry, its dtype and the target's */
 TEST(refused_dtype_message) {
-    tn_module *m = tn_nn_linear(3, 3, true);
+    tn_module *m = tn_nn_linear(3, 3);
     tn_dict *sd = tn_module_state_dict(m), *bad = tn_dict_new();
     for (int i = 0; i < tn_dict_len(sd); i++) tn_dict_set(bad, tn_dict_key(sd, i), tn_dict_value(sd, i));
     tn_scope_begin();
     tn_dict_set(bad, "bias", tn_from_data(half_ones, TN_SHAPE(3), TN_F16));
     tn_scope_end();
     /* float16 converts into the float32 parameter, as PyTorch's copy_ (it was refused while half was storage only) */
-    CHECK(tn_module_load_state_dict(m, bad, true, NULL, NULL) == 0 && tn_item(tn_select(tn_module_get(m, "bias"), 0, 2)) == 1);
+    CHECK(tn_module_load_state_dict(m, bad, NULL, NULL) == 0 && tn_item(tn_select(tn_module_get(m, "bias"), 0, 2)) == 1);
     CHECK(tn_module_get(m, "bias")->dtype == TN_F32);
     /* a state dict of other dtypes converts too */
     tn_scope_begin();
     tn_dict_set(bad, "bias", tn_full(TN_SHAPE(3), 2.5, TN_F64));
     tn_scope_end();
-    CHECK(tn_module_load_state_dict(m, bad, true, NULL, NULL) == 0 && tn_item(tn_select(tn_module_get(m, "bias"), 0, 2)) == 2.5);
+    CHECK(tn_module_load_state_dict(m, bad, NULL, NULL) == 0 && tn_item(tn_select(tn_module_get(m, "bias"), 0, 2)) == 2.5);
     /* loading a module's own state dict (the same storage) */
-    CHECK(tn_module_load_state_dict(m, sd, true, NULL, NULL) == 0);
+    CHECK(tn_module_load_state_dict(m, sd, NULL, NULL) == 0);
     tn_dict_free(bad); tn_dict_free(sd);
     tn_module_free(m);
 }
@@ -396,7 +396,7 @@ TEST(read_only_directory) {
     if (pid == 0) {
         if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) _exit(77);
         int ok = tn_safetensors_save(path, d2) != 0 && has(tn_last_error(), "cannot create") && has(tn_last_error(), "Permission denied");
-        tn_module *m = tn_nn_linear(2, 2, true);
+        tn_module *m = tn_nn_linear(2, 2);
         ok = ok && tn_checkpoint_save(path, m, NULL, 1) != 0 && has(tn_last_error(), "tn_checkpoint_save: cannot create");
         _exit(ok ? 0 : 1);
     }
@@ -501,10 +501,10 @@ TEST(long_module_names_stay_distinct) {
     const char *n1 = cat(rep("a", 600), "1"), *n2 = cat(rep("a", 600), "2");
     tn_module *md = tn_nn_module_dict(), *md2 = tn_nn_module_dict();
     tn_manual_seed(1);
-    tn_module_add(md, n1, tn_nn_linear(2, 2, true));
-    tn_module_add(md, n2, tn_nn_linear(2, 2, true));
-    tn_module_add(md2, n1, tn_nn_linear(2, 2, true));
-    tn_module_add(md2, n2, tn_nn_linear(2, 2, true));
+    tn_module_add(md, n1, tn_nn_linear(2, 2));
+    tn_module_add(md, n2, tn_nn_linear(2, 2));
+    tn_module_add(md2, n1, tn_nn_linear(2, 2));
+    tn_module_add(md2, n2, tn_nn_linear(2, 2));
     tn_dict *sd = tn_module_state_dict(md), *np = tn_module_named_parameters(md);
     CHECK(tn_dict_len(sd) == 4 && tn_dict_len(np) == 4);
     CHECK(tn_dict_get(sd, cat(n1, ".weight")) && strlen(tn_dict_key(sd, 0)) == 601 + 7);

@@ -47,7 +47,7 @@ static bool has_op(const tn_graph *g, const char *op) {
 static tn_module *make_cnn(void) {
     return tn_nn_sequential(tn_nn_conv2d(1, 8, 3, .padding = 1), tn_nn_batch_norm2d(8), tn_nn_relu(), tn_nn_max_pool2d(2),
                             tn_nn_conv2d(8, 16, 3, .padding = 1), tn_nn_batch_norm2d(16), tn_nn_relu(), tn_nn_max_pool2d(2),
-                            tn_nn_flatten(1, -1), tn_nn_dropout(.p = 0.25), tn_nn_linear(16 * 7 * 7, 32, true), tn_nn_relu(), tn_nn_linear(32, 10, true));
+                            tn_nn_flatten(), tn_nn_dropout(.p = 0.25), tn_nn_linear(16 * 7 * 7, 32), tn_nn_relu(), tn_nn_linear(32, 10));
 }
 /* batch norm's running statistics away from 0 and 1, so eval mode is really exercised */
 static void randomize_bn(tn_module *m, void *user) {
@@ -62,7 +62,7 @@ static void randomize_bn(tn_module *m, void *user) {
 
 TEST(test_mlp) {
     begin();
-    tn_module *m = tn_nn_sequential(tn_nn_linear(8, 16, true), tn_nn_relu(), tn_nn_linear(16, 16, true), tn_nn_tanh(), tn_nn_linear(16, 3, true));
+    tn_module *m = tn_nn_sequential(tn_nn_linear(8, 16), tn_nn_relu(), tn_nn_linear(16, 16), tn_nn_tanh(), tn_nn_linear(16, 3));
     tn_graph *g = check_module(__LINE__, m, rnd(TN_SHAPE(4, 8)), rnd(TN_SHAPE(4, 8)), 0);
     CHECK(g && has_op(g, "aten::addmm") && has_op(g, "aten::relu") && has_op(g, "aten::tanh"));
     CHECK(tn_graph_num_inputs(g) == 1 && tn_graph_num_outputs(g) == 1);
@@ -107,7 +107,7 @@ TEST(test_module_types) {
     begin();
     tn_module *conv_g = tn_nn_conv2d(4, 6, 3, .stride = 2, .padding = 1, .dilation = 1, .groups = 2);
     struct { tn_module *m; int64_t shape[4]; int nd; } cases[] = {
-        {tn_nn_linear(5, 3, false), {2, 3, 5}, 3},
+        {tn_nn_linear(5, 3, .bias = false), {2, 3, 5}, 3},
         {tn_nn_conv1d(3, 4, 3, .padding = 2, .dilation = 2), {2, 3, 9}, 3},
         {conv_g, {2, 4, 9, 7}, 4},
         {tn_nn_conv2d(3, 2, 1, .bias = false), {1, 3, 5, 5}, 4},
@@ -120,7 +120,7 @@ TEST(test_module_types) {
         {tn_nn_max_pool1d(2), {2, 3, 8}, 3},
         {tn_nn_avg_pool2d(2), {2, 3, 8, 8}, 4},
         {tn_nn_adaptive_avg_pool2d(1, 1), {2, 3, 5, 5}, 4},
-        {tn_nn_flatten(1, -1), {2, 3, 4}, 3},
+        {tn_nn_flatten(), {2, 3, 4}, 3},
         {tn_nn_unflatten(1, TN_SHAPE(2, 3)), {2, 6}, 2},
         {tn_nn_pixel_shuffle(2), {1, 8, 3, 3}, 4},
         {tn_nn_identity(), {2, 5}, 2},
@@ -234,7 +234,7 @@ TEST(test_refused) {
     CHECK_ERR(tn_jit_trace(NULL, NULL, &x, 1, NULL), "the function is NULL");
     CHECK_ERR(tn_jit_trace(fn_cast_mask, NULL, &x, 1, NULL), "the graph replays differently from the forward on other inputs");
     CHECK_ERR(tn_jit_trace(fn_custom_sq, NULL, &x, 0, NULL), "expected 1 to 64 example inputs");
-    tn_module *prelu = tn_nn_prelu(1, 0.25);   /* where(x > 0, ...): the mask is computed from the input */
+    tn_module *prelu = tn_nn_prelu();   /* where(x > 0, ...): the mask is computed from the input */
     tn_module_eval(prelu);
     CHECK_ERR(tn_jit_trace_module(prelu, rnd(TN_SHAPE(2, 5))), "a bool or integer tensor computed during the forward");
     tn_module_free(prelu);
@@ -379,7 +379,7 @@ TEST(test_load_hostile) {
    runs or fails cleanly, never a crash (the sanitizer build checks the reads) */
 TEST(test_load_fuzz) {
     begin();
-    tn_module *m = tn_nn_sequential(tn_nn_conv2d(1, 2, 3), tn_nn_batch_norm2d(2), tn_nn_relu(), tn_nn_flatten(1, -1), tn_nn_linear(2 * 4 * 4, 3, true));
+    tn_module *m = tn_nn_sequential(tn_nn_conv2d(1, 2, 3), tn_nn_batch_norm2d(2), tn_nn_relu(), tn_nn_flatten(), tn_nn_linear(2 * 4 * 4, 3));
     tn_module_eval(m);
     tn_tensor *x = rnd(TN_SHAPE(1, 1, 6, 6));
     tn_graph *g = tn_jit_trace_module(m, x);
@@ -431,8 +431,8 @@ TEST(test_optimize) {
     begin();
     tn_module *m = tn_nn_sequential(tn_nn_conv2d(1, 8, 3, .padding = 1), tn_nn_batch_norm2d(8), tn_nn_relu(), tn_nn_max_pool2d(2),
                                     tn_nn_conv2d(8, 16, 3, .padding = 1, .bias = false), tn_nn_batch_norm2d(16), tn_nn_relu(), tn_nn_max_pool2d(2),
-                                    tn_nn_flatten(1, -1), tn_nn_linear(16 * 7 * 7, 32, true), tn_nn_batch_norm1d(32), tn_nn_relu(),
-                                    tn_nn_linear(32, 10, true));
+                                    tn_nn_flatten(), tn_nn_linear(16 * 7 * 7, 32), tn_nn_batch_norm1d(32), tn_nn_relu(),
+                                    tn_nn_linear(32, 10));
     tn_module_apply(m, randomize_bn, NULL);
     tn_module_eval(m);
     tn_tensor *x = rnd(TN_SHAPE(4, 1, 28, 28)), *x2 = rnd(TN_SHAPE(4, 1, 28, 28));

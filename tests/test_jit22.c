@@ -111,7 +111,7 @@ TEST(test_avg_pool_one_node) {
     tn_module_free(m);
     /* a CNN with average pooling exports whole */
     tn_module *cnn = tn_nn_sequential(tn_nn_conv2d(1, 4, 3, .padding = 1), tn_nn_relu(), tn_nn_avg_pool2d(2), tn_nn_conv2d(4, 8, 3, .padding = 1), tn_nn_gelu(),
-                                      tn_nn_avg_pool2d(2), tn_nn_flatten(1, -1), tn_nn_linear(8 * 4 * 4, 10, true));
+                                      tn_nn_avg_pool2d(2), tn_nn_flatten(), tn_nn_linear(8 * 4 * 4, 10));
     g = check_all(__LINE__, cnn, rnd(TN_SHAPE(2, 1, 16, 16)), rnd(TN_SHAPE(2, 1, 16, 16)), 1e-5, "cnn_avg");
     CHECK(g && count_op(g, "aten::avg_pool2d") == 2);
     tn_graph_free(g);
@@ -134,7 +134,7 @@ TEST(test_recurrent_layers) {
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char file[32];
         snprintf(file, sizeof file, "rnn%zu", i);
-        tn_module *m = tn_nn_sequential(cases[i].rnn, tn_nn_linear(cases[i].out, 3, true));
+        tn_module *m = tn_nn_sequential(cases[i].rnn, tn_nn_linear(cases[i].out, 3));
         const int64_t s[3] = {cases[i].batch_first ? 3 : 4, cases[i].batch_first ? 4 : 3, 6};
         tn_graph *g = check_all(__LINE__, m, rnd(s, 3), rnd(s, 3), 1e-5, file);
         CHECK_MSG(g && count_op(g, cases[i].op) == cases[i].nodes, "case %zu: %d %s nodes, expected %d", i, g ? count_op(g, cases[i].op) : -1, cases[i].op, cases[i].nodes);
@@ -153,13 +153,13 @@ TEST(test_recurrent_layers) {
 }
 
 static tn_module *make_model(int which) {
-    if (which == 0) return tn_nn_sequential(tn_nn_linear(32, 64, true), tn_nn_relu(), tn_nn_linear(64, 64, true), tn_nn_gelu(), tn_nn_linear(64, 10, true));
+    if (which == 0) return tn_nn_sequential(tn_nn_linear(32, 64), tn_nn_relu(), tn_nn_linear(64, 64), tn_nn_gelu(), tn_nn_linear(64, 10));
     if (which == 1)
         return tn_nn_sequential(tn_nn_conv2d(1, 8, 3, .padding = 1), tn_nn_batch_norm2d(8), tn_nn_relu(), tn_nn_max_pool2d(2),
                                 tn_nn_conv2d(8, 16, 3, .padding = 1), tn_nn_batch_norm2d(16), tn_nn_relu(), tn_nn_avg_pool2d(2),
-                                tn_nn_flatten(1, -1), tn_nn_dropout(.p = 0.25), tn_nn_linear(16 * 7 * 7, 32, true), tn_nn_relu(), tn_nn_linear(32, 10, true));
+                                tn_nn_flatten(), tn_nn_dropout(.p = 0.25), tn_nn_linear(16 * 7 * 7, 32), tn_nn_relu(), tn_nn_linear(32, 10));
     if (which == 2) return tn_nn_transformer_encoder_layer(32, 4, .dim_feedforward = 64, .batch_first = true);
-    return tn_nn_sequential(tn_nn_lstm(16, 32, .num_layers = 2), tn_nn_linear(32, 8, true));   /* its output: a view (reshape) of addmm's */
+    return tn_nn_sequential(tn_nn_lstm(16, 32, .num_layers = 2), tn_nn_linear(32, 8));   /* its output: a view (reshape) of addmm's */
 }
 static const int64_t model_shape[4][4] = {{8, 32}, {4, 1, 28, 28}, {2, 10, 32}, {6, 3, 16}};
 static const int model_ndim[4] = {2, 4, 3, 3};

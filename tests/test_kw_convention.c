@@ -1242,6 +1242,270 @@ TEST(gradients_through_the_macros) {
     tn_scope_end();
 }
 
+/* The modules and module utilities whose PyTorch defaults were positional (nn.Linear's
+   bias=True, Flatten's start_dim=1 and end_dim=-1, PReLU's num_parameters=1 and init=0.25,
+   MaxUnpool's stride=None and padding=0, ConstantPad's value, TransformerEncoder's norm=None,
+   register_buffer's persistent=True, load_state_dict's strict=True, train's mode=True,
+   zero_grad's set_to_none=True, MNIST's train=True): defaults, fields and text. */
+static bool repr_is(tn_module *m, const char *want) {
+    char *r = m ? tn_module_repr(m) : NULL;
+    const bool ok = r && !strcmp(r, want);
+    if (r && !ok) fprintf(stderr, "  repr: %s\n  want: %s\n", r, want);
+    tn_string_free(r);
+    return ok;
+}
+/* a and b's parameter name holds the same values (or both lack it) */
+static bool same_param(tn_module *a, tn_module *b, const char *name) {
+    tn_tensor *x = tn_module_get(a, name), *y = tn_module_get(b, name);
+    return (!x && !y) || (x && y && tn_equal(x, y));
+}
+TEST(linear_family_kw) {
+    tn_scope_begin();
+    tn_linear_opts o = TN_DEFAULTS(tn_linear_opts);
+    CHECK(o.bias == true);
+    tn_manual_seed(5);
+    tn_module *a = tn_nn_linear(3, 2);
+    tn_manual_seed(5);
+    tn_module *b = tn_nn_linear_opts(3, 2, o);
+    tn_manual_seed(5);
+    tn_module *c = tn_nn_linear_str(3, 2, "bias=True");
+    CHECK(repr_is(a, "Linear(in_features=3, out_features=2, bias=True)"));
+    CHECK(same_param(a, b, "weight") && same_param(a, b, "bias") && same_param(a, c, "weight") && same_param(a, c, "bias") && tn_module_get(a, "bias"));
+    tn_module_free(a); tn_module_free(b); tn_module_free(c);
+    a = tn_nn_linear(3, 2, .bias = false);
+    o.bias = false;
+    b = tn_nn_linear_opts(3, 2, o);
+    c = tn_nn_linear_str(3, 2, "bias=False");
+    CHECK(repr_is(a, "Linear(in_features=3, out_features=2, bias=False)") && repr_is(b, "Linear(in_features=3, out_features=2, bias=False)"));
+    CHECK(!tn_module_get(a, "bias") && !tn_module_get(b, "bias") && !tn_module_get(c, "bias") && tn_module_num_parameters(c) == 6);
+    tn_module_free(a); tn_module_free(b); tn_module_free(c);
+    /* the forward: x @ W^T without a bias term (0-size batch too) */
+    a = tn_nn_linear(2, 2, .bias = false);
+    tn_tensor *w = tn_module_get(a, "weight");
+    tn_tensor *x = tn_to_dtype(f64(V(1, 2, 3, 4), S(2, 2)), TN_F32);
+    CHECK(tn_item(tn_sum(tn_abs(tn_sub(tn_module_forward(a, x), tn_matmul(x, tn_t(w)))))) < 1e-5);
+    CHECK(tn_shape(tn_module_forward(a, tn_zeros(S(0, 2), TN_F32)))[0] == 0);
+    tn_module_free(a);
+    a = tn_nn_bilinear(2, 3, 4);
+    b = tn_nn_bilinear(2, 3, 4, .bias = false);
+    c = tn_nn_bilinear_str(2, 3, 4, "bias=False");
+    CHECK(repr_is(a, "Bilinear(in1_features=2, in2_features=3, out_features=4, bias=True)") && tn_module_get(a, "bias"));
+    CHECK(repr_is(b, "Bilinear(in1_features=2, in2_features=3, out_features=4, bias=False)") && !tn_module_get(b, "bias") && !tn_module_get(c, "bias"));
+    tn_module_free(a); tn_module_free(b); tn_module_free(c);
+    a = tn_nn_lazy_linear(3);
+    b = tn_nn_lazy_linear(3, .bias = false);
+    c = tn_nn_lazy_linear_str(3, "bias=False");
+    tn_tensor *in = tn_ones(S(2, 5), TN_F32);
+    CHECK(tn_module_forward(a, in) && tn_module_forward(b, in) && tn_module_forward(c, in));
+    CHECK(repr_is(a, "Linear(in_features=5, out_features=3, bias=True)") && repr_is(b, "Linear(in_features=5, out_features=3, bias=False)"));
+    CHECK(tn_module_get(a, "bias") && !tn_module_get(b, "bias") && !tn_module_get(c, "bias"));
+    tn_module_free(a); tn_module_free(b); tn_module_free(c);
+    CHECK_ERR(tn_nn_linear_str(3, 2, "bias=False, dim=1"), "tn_nn_linear: unknown option 'dim' (valid: bias)");
+    CHECK_ERR(tn_nn_bilinear_str(2, 3, 4, "bias=2"), "tn_nn_bilinear: option bias");
+    CHECK_ERR(tn_nn_lazy_linear_str(3, "bias"), "tn_nn_lazy_linear");
+    CHECK_ERR(tn_nn_linear(-1, 2, .bias = false), "tn_nn_linear: in_features (-1) and out_features (2) must be non-negative");
+    tn_scope_end();
+}
+TEST(flatten_prelu_pad_unpool_kw) {
+    tn_scope_begin();
+    tn_flatten_module_opts fo = TN_DEFAULTS(tn_flatten_module_opts);
+    CHECK(fo.start_dim == 1 && fo.end_dim == -1);
+    tn_tensor *x = tn_reshape(range64(24), S(2, 3, 4));
+    tn_module *m = tn_nn_flatten();
+    CHECK(repr_is(m, "Flatten(start_dim=1, end_dim=-1)"));
+    CHECK_T(tn_module_forward(m, x), S(2, 12), tn_data_ptr(range64(24)));
+    tn_module_free(m);
+    m = tn_nn_flatten(.start_dim = 0);
+    CHECK(repr_is(m, "Flatten(start_dim=0, end_dim=-1)") && tn_ndim(tn_module_forward(m, x)) == 1);
+    tn_module_free(m);
+    fo.end_dim = -2;   /* negative dims count from the end: [2, 3, 4] -> [2 * 3, 4] with start 0 */
+    fo.start_dim = 0;
+    m = tn_nn_flatten_opts(fo);
+    tn_tensor *y = tn_module_forward(m, tn_transpose(x, 0, 2));   /* non-contiguous: [4, 3, 2] -> [12, 2] */
+    CHECK(y && tn_shape(y)[0] == 12 && tn_shape(y)[1] == 2);
+    tn_module_free(m);
+    m = tn_nn_flatten_str("start_dim=-2, end_dim=2");
+    CHECK(repr_is(m, "Flatten(start_dim=-2, end_dim=2)") && tn_shape(tn_module_forward(m, x))[1] == 12);
+    tn_module_free(m);
+    CHECK_ERR(tn_nn_flatten_str("start=1"), "tn_nn_flatten: unknown option 'start' (valid: start_dim, end_dim)");
+
+    tn_prelu_opts po = TN_DEFAULTS(tn_prelu_opts);
+    CHECK(po.num_parameters == 1 && po.init == 0.25);
+    m = tn_nn_prelu();
+    CHECK(repr_is(m, "PReLU(num_parameters=1)"));
+    CHECK_T(tn_module_get(m, "weight"), S(1), V(0.25));
+    tn_tensor *neg = tn_to_dtype(f64(V(-2, 3), S(2)), TN_F32);
+    CHECK_T(tn_module_forward(m, neg), S(2), V(-0.5, 3));
+    tn_module_free(m);
+    m = tn_nn_prelu(.num_parameters = 3, .init = 0.5);
+    CHECK(repr_is(m, "PReLU(num_parameters=3)"));
+    CHECK_T(tn_module_get(m, "weight"), S(3), V(0.5, 0.5, 0.5));
+    tn_module_free(m);
+    m = tn_nn_prelu_str("init=-1");
+    CHECK_T(tn_module_get(m, "weight"), S(1), V(-1));
+    tn_module_free(m);
+    po.num_parameters = 2;
+    m = tn_nn_prelu_opts(po);
+    CHECK_T(tn_module_get(m, "weight"), S(2), V(0.25, 0.25));
+    tn_module_free(m);
+    CHECK_ERR(tn_nn_prelu(.num_parameters = 0), "tn_nn_prelu: num_parameters must be positive, got 0");
+    CHECK_ERR(tn_nn_prelu_str("num_parameters=1.5"), "tn_nn_prelu: option num_parameters=1.5: expected an integer");
+
+    tn_pad_module_opts pd = TN_DEFAULTS(tn_pad_module_opts);
+    CHECK(pd.value == 0);
+    tn_tensor *row = f64(V(1, 2), S(1, 2));
+    m = tn_nn_pad("ConstantPad1d", S(2), .value = 3.5);   /* torch: nn.ConstantPad1d(2, 3.5) */
+    CHECK(repr_is(m, "ConstantPad1d(padding=(2, 2), value=3.5)"));
+    CHECK_T(tn_module_forward(m, row), S(1, 6), V(3.5, 3.5, 1, 2, 3.5, 3.5));
+    tn_module_free(m);
+    m = tn_nn_pad("ConstantPad1d", S(1, 0));
+    CHECK_T(tn_module_forward(m, row), S(1, 3), V(0, 1, 2));
+    tn_module_free(m);
+    pd.value = -1;
+    m = tn_nn_pad_opts("ConstantPad1d", S(0, 1), pd);
+    CHECK_T(tn_module_forward(m, row), S(1, 3), V(1, 2, -1));
+    tn_module_free(m);
+    m = tn_nn_pad_str("ReflectionPad1d", S(1), NULL);
+    CHECK_T(tn_module_forward(m, f64(V(1, 2, 3), S(1, 3))), S(1, 5), V(2, 1, 2, 3, 2));
+    tn_module_free(m);
+    m = tn_nn_pad_str("ConstantPad1d", S(1), "value=-inf");
+    CHECK_T(tn_module_forward(m, row), S(1, 4), V(-INFINITY, 1, 2, -INFINITY));
+    tn_module_free(m);
+    CHECK_ERR(tn_nn_pad("ReplicationPad1d", S(1), .value = 2), "tn_nn_pad: value is not an option of ReplicationPad1d (only ConstantPad's)");
+    CHECK_ERR(tn_nn_pad_str("ConstantPad1d", S(1), "fill=1"), "tn_nn_pad: unknown option 'fill' (valid: value)");
+
+    tn_max_unpool_opts uo = TN_DEFAULTS(tn_max_unpool_opts);
+    CHECK(uo.stride == TN_NONE && uo.padding == 0);
+    tn_tensor *v = f64(V(5, 6, 7, 8), S(1, 1, 2, 2));
+    tn_tensor *idx = tn_to_dtype(f64(V(0, 3, 8, 15), S(1, 1, 2, 2)), TN_I64);
+    m = tn_nn_max_unpool(2, 2);   /* torch: nn.MaxUnpool2d(2) */
+    CHECK(repr_is(m, "MaxUnpool2d(kernel_size=(2, 2), stride=(2, 2), padding=(0, 0))"));
+    CHECK_T(tn_nn_max_unpool_forward(m, v, idx), S(1, 1, 4, 4), V(5, 0, 0, 6, 0, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 8));
+    tn_module_free(m);
+    m = tn_nn_max_unpool(2, 2, .stride = 1);   /* nn.MaxUnpool2d(2, stride=1): a 3 x 3 output */
+    CHECK_T(tn_nn_max_unpool_forward(m, v, tn_to_dtype(f64(V(0, 2, 6, 8), S(1, 1, 2, 2)), TN_I64)), S(1, 1, 3, 3), V(5, 0, 6, 0, 0, 0, 7, 0, 8));
+    tn_module_free(m);
+    m = tn_nn_max_unpool_str(2, 3, "stride=2, padding=1");
+    CHECK(repr_is(m, "MaxUnpool2d(kernel_size=(3, 3), stride=(2, 2), padding=(1, 1))"));
+    tn_module_free(m);
+    uo.padding = 1;
+    m = tn_nn_max_unpool_opts(1, 3, uo);
+    CHECK(repr_is(m, "MaxUnpool1d(kernel_size=(3,), stride=(3,), padding=(1,))"));
+    tn_module_free(m);
+    m = tn_nn_max_unpool_str(3, 2, "stride=None");
+    CHECK(repr_is(m, "MaxUnpool3d(kernel_size=(2, 2, 2), stride=(2, 2, 2), padding=(0, 0, 0))"));
+    tn_module_free(m);
+    CHECK_ERR(tn_nn_max_unpool(2, 2, .stride = 0), "tn_nn_max_unpool: kernel_size and stride must be positive and padding non-negative (got 2, 0, 0)");
+    CHECK_ERR(tn_nn_max_unpool(2, 2, .padding = -1), "padding non-negative");
+    CHECK_ERR(tn_nn_max_unpool_str(2, 2, "dilation=1"), "tn_nn_max_unpool: unknown option 'dilation' (valid: stride, padding)");
+    tn_scope_end();
+}
+TEST(transformer_stack_kw) {
+    tn_scope_begin();
+    tn_transformer_stack_opts o = TN_DEFAULTS(tn_transformer_stack_opts);
+    CHECK(o.norm == NULL);
+    tn_module *e = tn_nn_transformer_encoder(tn_nn_transformer_encoder_layer(8, 2, .dim_feedforward = 16), 2);
+    CHECK(e && tn_module_child(e, "layers.1") && !tn_module_child(e, "norm"));
+    tn_module_free(e);
+    e = tn_nn_transformer_encoder(tn_nn_transformer_encoder_layer(8, 2, .dim_feedforward = 16), 2, .norm = tn_nn_layer_norm(S(8)));
+    CHECK(e && tn_module_child(e, "norm") && !strcmp(tn_module_name(tn_module_child(e, "norm")), "LayerNorm"));
+    tn_module_free(e);
+    o.norm = tn_nn_layer_norm(S(8));
+    tn_module *d = tn_nn_transformer_decoder_opts(tn_nn_transformer_decoder_layer(8, 2, .dim_feedforward = 16), 1, o);
+    CHECK(d && tn_module_child(d, "norm") && tn_module_child(d, "layers.0"));
+    tn_module_free(d);
+    d = tn_nn_transformer_decoder(tn_nn_transformer_decoder_layer(8, 2, .dim_feedforward = 16), 1);
+    CHECK(d && !tn_module_child(d, "norm"));
+    tn_module_free(d);
+    e = tn_nn_transformer_encoder_str(tn_nn_transformer_encoder_layer(8, 2, .dim_feedforward = 16), 1, NULL);
+    CHECK(e && !tn_module_child(e, "norm"));
+    tn_module_free(e);
+    /* the text cannot give a module; the layer is taken over (freed) as on any error */
+    CHECK_ERR(tn_nn_transformer_encoder_str(tn_nn_transformer_encoder_layer(8, 2), 1, "norm=None"),
+              "tn_nn_transformer_encoder: option norm is a module, which the option text cannot give");
+    CHECK_ERR(tn_nn_transformer_decoder_str(tn_nn_transformer_decoder_layer(8, 2), 1, "enable_nested_tensor=False"),
+              "tn_nn_transformer_decoder: unknown option 'enable_nested_tensor' (valid: norm)");
+    CHECK_ERR(tn_nn_transformer_encoder(tn_nn_transformer_encoder_layer(8, 2), -1, .norm = tn_nn_layer_norm(S(8))), "num_layers must be non-negative");
+    tn_scope_end();
+}
+TEST(module_utilities_kw) {
+    tn_scope_begin();
+    CHECK(((tn_register_buffer_opts)TN_DEFAULTS(tn_register_buffer_opts)).persistent);
+    tn_module *m = tn_nn_linear(2, 2);
+    tn_tensor *b = tn_ones(S(2), TN_F32);
+    CHECK(tn_module_register_buffer(m, "kept", b) == b);
+    CHECK(tn_module_register_buffer(m, "tmp", tn_zeros(S(1), TN_F32), .persistent = false) != NULL);
+    CHECK(tn_module_register_buffer_str(m, "tmp2", tn_zeros(S(1), TN_F32), "persistent=False") != NULL);
+    tn_register_buffer_opts bo = TN_DEFAULTS(tn_register_buffer_opts);
+    CHECK(tn_module_register_buffer_opts(m, "kept2", tn_zeros(S(0), TN_F32), bo) != NULL);   /* 0-size */
+    tn_dict *sd = tn_module_state_dict(m);
+    CHECK(sd && tn_dict_get(sd, "kept") && tn_dict_get(sd, "kept2") && !tn_dict_get(sd, "tmp") && !tn_dict_get(sd, "tmp2") && tn_dict_len(sd) == 4);
+    tn_dict *bufs = tn_module_named_buffers(m);
+    CHECK(tn_dict_len(bufs) == 4);
+    tn_dict_free(bufs);
+    CHECK_ERR(tn_module_register_buffer_str(m, "x", b, "persistent=maybe"), "tn_module_register_buffer: option persistent");
+
+    /* load_state_dict: strict by default (torch: "Unexpected key(s) in state_dict") */
+    CHECK(((tn_load_state_dict_opts)TN_DEFAULTS(tn_load_state_dict_opts)).strict);
+    tn_dict_set(sd, "extra", tn_zeros(S(1), TN_F32));
+    CHECK_ERR(tn_module_load_state_dict(m, sd, NULL, NULL) == 0, "Unexpected key(s) in state_dict: \"extra\".");
+    tn_dict *miss = tn_dict_new(), *unex = tn_dict_new();
+    CHECK(tn_module_load_state_dict(m, sd, miss, unex, .strict = false) == 0 && tn_dict_len(unex) == 1 && !strcmp(tn_dict_key(unex, 0), "extra") && tn_dict_len(miss) == 0);
+    CHECK(tn_module_load_state_dict_str(m, sd, NULL, NULL, "strict=False") == 0);
+    CHECK_ERR(tn_module_load_state_dict_str(m, sd, NULL, NULL, "strict=True") == 0, "Unexpected key(s)");
+    tn_load_state_dict_opts lo = TN_DEFAULTS(tn_load_state_dict_opts);
+    lo.strict = false;
+    CHECK(tn_module_load_state_dict_opts(m, sd, NULL, NULL, lo) == 0);
+    CHECK_ERR(tn_module_load_state_dict_str(m, sd, NULL, NULL, "strict=False, assign=True") == 0,
+              "tn_module_load_state_dict: unknown option 'assign' (valid: strict)");
+    tn_dict_free(miss); tn_dict_free(unex); tn_dict_free(sd);
+
+    /* train(mode=True), recursive */
+    CHECK(((tn_train_opts)TN_DEFAULTS(tn_train_opts)).mode);
+    tn_module *seq = tn_nn_sequential(tn_nn_linear(2, 2), tn_nn_dropout());
+    tn_module_train(seq, .mode = false);
+    CHECK(!seq->training && !tn_module_child(seq, "1")->training);
+    tn_module_train(seq);
+    CHECK(seq->training && tn_module_child(seq, "1")->training);
+    CHECK(tn_module_train_str(seq, "mode=False") == 0 && !tn_module_child(seq, "0")->training);
+    tn_train_opts to = TN_DEFAULTS(tn_train_opts);
+    tn_module_train_opts(seq, to);
+    CHECK(tn_module_child(seq, "0")->training);
+    CHECK_ERR(tn_module_train_str(seq, "training=False") == 0, "tn_module_train: unknown option 'training' (valid: mode)");
+    CHECK(seq->training);   /* bad text changes nothing */
+    tn_module_free(seq);
+
+    /* zero_grad(set_to_none=True), PyTorch 2's default */
+    CHECK(((tn_zero_grad_opts)TN_DEFAULTS(tn_zero_grad_opts)).set_to_none);
+    tn_tensor *w = tn_module_get(m, "weight");
+    tn_optim *opt = tn_optim_sgd(&w, 1, .lr = 0.1);
+    tn_backward(tn_sum(tn_mul(w, w)));
+    CHECK(tn_grad(w) != NULL);
+    tn_optim_zero_grad(opt, .set_to_none = false);
+    CHECK(tn_grad(w) && tn_item(tn_sum(tn_abs(tn_grad(w)))) == 0);
+    tn_optim_zero_grad(opt);
+    CHECK(tn_grad(w) == NULL);
+    tn_backward(tn_sum(tn_mul(w, w)));
+    CHECK(tn_optim_zero_grad_str(opt, "set_to_none=False") == 0 && tn_grad(w) && tn_item(tn_sum(tn_grad(w))) == 0);
+    tn_zero_grad_opts zo = TN_DEFAULTS(tn_zero_grad_opts);
+    tn_optim_zero_grad_opts(opt, zo);
+    CHECK(tn_grad(w) == NULL);
+    CHECK_ERR(tn_optim_zero_grad_str(opt, "set_to_none=None") == 0, "tn_optim_zero_grad: option set_to_none");
+    tn_optim_free(opt);
+    tn_module_free(m);
+
+    /* MNIST(root, train=True): which split's files it looks for */
+    CHECK(((tn_mnist_opts)TN_DEFAULTS(tn_mnist_opts)).train);
+    CHECK_ERR(tn_mnist_dataset("/nonexistent-kw19m"), "tn_mnist_dataset: no /nonexistent-kw19m/train-images-idx3-ubyte");
+    CHECK_ERR(tn_mnist_dataset("/nonexistent-kw19m", .train = false), "tn_mnist_dataset: no /nonexistent-kw19m/t10k-images-idx3-ubyte");
+    CHECK_ERR(tn_mnist_dataset_str("/nonexistent-kw19m", "train=False"), "t10k-images");
+    tn_mnist_opts mo = TN_DEFAULTS(tn_mnist_opts);
+    CHECK_ERR(tn_mnist_dataset_opts("/nonexistent-kw19m", mo), "train-images");
+    CHECK_ERR(tn_mnist_dataset_str("/nonexistent-kw19m", "download=True"), "tn_mnist_dataset: unknown option 'download' (valid: train)");
+    CHECK_ERR(tn_mnist_dataset(NULL), "tn_mnist_dataset: dir is NULL");
+    tn_scope_end();
+}
+
 int main(void) {
     RUN(diagonal_kw);
     RUN(diag_kw);
@@ -1270,5 +1534,9 @@ int main(void) {
     RUN(var_std_norm_kw);
     RUN(lse_all_median_kw);
     RUN(gradients_through_the_macros);
+    RUN(linear_family_kw);
+    RUN(flatten_prelu_pad_unpool_kw);
+    RUN(transformer_stack_kw);
+    RUN(module_utilities_kw);
     return tn_test_report();
 }

@@ -183,10 +183,10 @@ static tn_module *custom_new(int64_t width) {
     c->width = width;
     c->scratch = (char *)malloc(32);
     tn_scope_begin();
-    bool ok = tn_module_register_buffer(&c->base, "count", tn_zeros(SH(1), TN_F32), true) &&
-              tn_module_add(&c->base, "fc", tn_nn_linear(width, width, true)) &&
+    bool ok = tn_module_register_buffer(&c->base, "count", tn_zeros(SH(1), TN_F32)) &&
+              tn_module_add(&c->base, "fc", tn_nn_linear(width, width)) &&
               tn_module_register_parameter(&c->base, "scale", tn_ones(SH(width), TN_F32)) &&
-              tn_module_register_buffer(&c->base, "tmp", tn_zeros(SH(2), TN_F32), false);
+              tn_module_register_buffer(&c->base, "tmp", tn_zeros(SH(2), TN_F32), .persistent = false);
     tn_scope_end();
     if (!ok) { tn_module_free(&c->base); return NULL; }
     return &c->base;
@@ -195,7 +195,7 @@ static tn_module *custom_new(int64_t width) {
 /* The nested architecture whose keys are compared with torch's (Python: nested()). */
 static tn_module *nested_new(void) {
     tn_module *ml = tn_nn_module_list();
-    tn_nn_sequential_append(ml, tn_nn_linear(2, 2, true));
+    tn_nn_sequential_append(ml, tn_nn_linear(2, 2));
     tn_nn_sequential_append(ml, tn_nn_group_norm(1, 2));
     tn_nn_sequential_append(ml, tn_nn_embedding(5, 2, .padding_idx = 0));
     tn_module *md = tn_nn_module_dict();
@@ -204,28 +204,28 @@ static tn_module *nested_new(void) {
     tn_module_add(md, "custom", custom_new(3));
     return tn_nn_sequential(
         tn_nn_conv2d(1, 2, 3), tn_nn_batch_norm2d(2), tn_nn_relu(),
-        tn_nn_sequential(tn_nn_linear(4, 4, true), tn_nn_layer_norm(SH(4)),
-                         tn_nn_sequential(tn_nn_linear(4, 2, true), tn_nn_batch_norm1d(2))),
+        tn_nn_sequential(tn_nn_linear(4, 4), tn_nn_layer_norm(SH(4)),
+                         tn_nn_sequential(tn_nn_linear(4, 2), tn_nn_batch_norm1d(2))),
         ml, md,
         tn_nn_lstm(3, 4, .num_layers = 2, .bidirectional = true, .proj_size = 2),
         tn_nn_multihead_attention(8, 2, .kdim = 4, .vdim = 6, .add_bias_kv = true),
-        tn_nn_transformer_encoder(tn_nn_transformer_encoder_layer(8, 2, .dim_feedforward = 16), 2, tn_nn_layer_norm(SH(8))),
+        tn_nn_transformer_encoder(tn_nn_transformer_encoder_layer(8, 2, .dim_feedforward = 16), 2, .norm = tn_nn_layer_norm(SH(8))),
         tn_nn_transformer_decoder_layer(8, 2, .dim_feedforward = 16),
-        tn_nn_bilinear(2, 3, 4, true),
+        tn_nn_bilinear(2, 3, 4),
         tn_nn_conv_transpose2d(2, 3, 3, .bias = false));
 }
 
 /* The models whose torch state dicts we load (Python: MK[name]()); built in registration
    order so that a seed gives the same weights every time. */
 static tn_module *mlp_new(void) {
-    tn_module *a = tn_nn_linear(10, 16, true), *b = tn_nn_tanh(), *c = tn_nn_dropout(.p = 0.3), *d = tn_nn_linear(16, 8, true);
-    tn_module *e = tn_nn_activation("LeakyReLU", .negative_slope = 0.1), *f = tn_nn_layer_norm(SH(8)), *g = tn_nn_linear(8, 3, true);
+    tn_module *a = tn_nn_linear(10, 16), *b = tn_nn_tanh(), *c = tn_nn_dropout(.p = 0.3), *d = tn_nn_linear(16, 8);
+    tn_module *e = tn_nn_activation("LeakyReLU", .negative_slope = 0.1), *f = tn_nn_layer_norm(SH(8)), *g = tn_nn_linear(8, 3);
     return tn_nn_sequential(a, b, c, d, e, f, g);
 }
 static tn_module *cnn_new(void) {
     tn_module *a = tn_nn_conv2d(1, 4, 3, .padding = 1), *b = tn_nn_batch_norm2d(4), *c = tn_nn_relu(), *d = tn_nn_max_pool2d(2);
     tn_module *e = tn_nn_conv2d(4, 6, 3, .stride = 2, .groups = 2, .bias = false), *f = tn_nn_batch_norm2d(6, .momentum = NAN), *g = tn_nn_gelu();
-    tn_module *h = tn_nn_avg_pool2d(2, .ceil_mode = true), *i = tn_nn_flatten(1, -1), *j = tn_nn_linear(6, 3, true);
+    tn_module *h = tn_nn_avg_pool2d(2, .ceil_mode = true), *i = tn_nn_flatten(), *j = tn_nn_linear(6, 3);
     return tn_nn_sequential(a, b, c, d, e, f, g, h, i, j);
 }
 static tn_module *lstm_new(void) { return tn_nn_lstm(4, 5, .num_layers = 2, .bidirectional = true); }
@@ -276,13 +276,13 @@ static const char *repr_case(int i, tn_module **out) {
     RCASE(28, "nn.Dropout(0.0)", tn_nn_dropout(.p = 0))
     RCASE(29, "nn.Embedding(10, 3, padding_idx=-1)", tn_nn_embedding(10, 3, .padding_idx = -1))
     RCASE(30, "nn.Embedding(10, 3)", tn_nn_embedding(10, 3))
-    RCASE(31, "nn.Flatten()", tn_nn_flatten(1, -1))
-    RCASE(32, "nn.Flatten(0, 2)", tn_nn_flatten(0, 2))
+    RCASE(31, "nn.Flatten()", tn_nn_flatten())
+    RCASE(32, "nn.Flatten(0, 2)", tn_nn_flatten(.start_dim = 0, .end_dim = 2))
     RCASE(33, "nn.Unflatten(1, (2, 3))", tn_nn_unflatten(1, SH(2, 3)))
     RCASE(34, "nn.Identity()", tn_nn_identity())
-    RCASE(35, "nn.Linear(3, 4)", tn_nn_linear(3, 4, true))
-    RCASE(36, "nn.Linear(3, 4, bias=False)", tn_nn_linear(3, 4, false))
-    RCASE(37, "nn.Bilinear(2, 3, 4, bias=False)", tn_nn_bilinear(2, 3, 4, false))
+    RCASE(35, "nn.Linear(3, 4)", tn_nn_linear(3, 4))
+    RCASE(36, "nn.Linear(3, 4, bias=False)", tn_nn_linear(3, 4, .bias = false))
+    RCASE(37, "nn.Bilinear(2, 3, 4, bias=False)", tn_nn_bilinear(2, 3, 4, .bias = false))
     RCASE(38, "nn.ReLU()", tn_nn_relu())
     RCASE(39, "nn.ReLU6()", tn_nn_activation("ReLU6"))
     RCASE(40, "nn.LeakyReLU()", tn_nn_activation("LeakyReLU"))
@@ -308,7 +308,7 @@ static const char *repr_case(int i, tn_module **out) {
     RCASE(60, "nn.Softmax(dim=0)", tn_nn_activation("Softmax", .dim = 0))
     RCASE(61, "nn.Sequential()", tn_nn_sequential_n(NULL, 0))
     RCASE(62, "nn.Sequential(nn.Linear(2, 2), nn.Sequential(nn.ReLU(), nn.Sequential()))",
-          tn_nn_sequential(tn_nn_linear(2, 2, true), tn_nn_sequential(tn_nn_relu(), tn_nn_sequential_n(NULL, 0))))
+          tn_nn_sequential(tn_nn_linear(2, 2), tn_nn_sequential(tn_nn_relu(), tn_nn_sequential_n(NULL, 0))))
     RCASE(63, "nn.ModuleList([nn.Linear(2, 3), nn.ReLU()])", NULL)   /* built by repr_build */
     RCASE(64, "nn.ModuleDict({'a': nn.Linear(2, 3), 'act': nn.Tanh()})", NULL)
     RCASE(65, "nn.LSTM(3, 4, num_layers=2, batch_first=True, dropout=0.5, bidirectional=True)",
@@ -326,11 +326,11 @@ static const char *repr_case(int i, tn_module **out) {
           tn_nn_transformer_encoder_layer(8, 2, .dim_feedforward = 16, .dropout = 0.0, .activation = TN_ACTIVATION_GELU, .layer_norm_eps = 1e-6, .batch_first = true, .norm_first = true))
     RCASE(76, "nn.TransformerDecoderLayer(8, 2, dim_feedforward=16)", tn_nn_transformer_decoder_layer(8, 2, .dim_feedforward = 16))
     RCASE(77, "nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, dim_feedforward=16), 2, nn.LayerNorm(8))",
-          tn_nn_transformer_encoder(tn_nn_transformer_encoder_layer(8, 2, .dim_feedforward = 16), 2, tn_nn_layer_norm(SH(8))))
+          tn_nn_transformer_encoder(tn_nn_transformer_encoder_layer(8, 2, .dim_feedforward = 16), 2, .norm = tn_nn_layer_norm(SH(8))))
     RCASE(78, "nn.TransformerDecoder(nn.TransformerDecoderLayer(8, 2, dim_feedforward=16), 1)",
-          tn_nn_transformer_decoder(tn_nn_transformer_decoder_layer(8, 2, .dim_feedforward = 16), 1, NULL))
+          tn_nn_transformer_decoder(tn_nn_transformer_decoder_layer(8, 2, .dim_feedforward = 16), 1))
     RCASE(79, "Custom(4)", custom_new(4))
-    RCASE(80, "nn.Bilinear(2, 3, 4)", tn_nn_bilinear(2, 3, 4, true))
+    RCASE(80, "nn.Bilinear(2, 3, 4)", tn_nn_bilinear(2, 3, 4))
     default: return NULL;
     }
 }
@@ -339,13 +339,13 @@ static tn_module *repr_build(int i) {
     tn_module *m = NULL;
     if (i == 63) {
         m = tn_nn_module_list();
-        tn_nn_sequential_append(m, tn_nn_linear(2, 3, true));
+        tn_nn_sequential_append(m, tn_nn_linear(2, 3));
         tn_nn_sequential_append(m, tn_nn_relu());
         return m;
     }
     if (i == 64) {
         m = tn_nn_module_dict();
-        tn_module_add(m, "a", tn_nn_linear(2, 3, true));
+        tn_module_add(m, "a", tn_nn_linear(2, 3));
         tn_module_add(m, "act", tn_nn_tanh());
         return m;
     }
@@ -358,9 +358,9 @@ static tn_module *representative_new(void) {
         tn_nn_sequential(tn_nn_conv2d(1, 8, 3, .padding = 1), tn_nn_batch_norm2d(8, .momentum = NAN), tn_nn_relu(), tn_nn_max_pool2d(2)),
         tn_nn_sequential(tn_nn_conv2d(8, 16, 3, .stride = 2, .groups = 2, .bias = false), tn_nn_group_norm(4, 16), tn_nn_activation("LeakyReLU", .negative_slope = 0.2),
                          tn_nn_dropout2d(.p = 0.1), tn_nn_adaptive_avg_pool2d(1, 1)),
-        tn_nn_flatten(1, -1), tn_nn_linear(16, 32, true), tn_nn_layer_norm(SH(32)), tn_nn_gelu(), tn_nn_dropout(),
-        tn_nn_unflatten(1, SH(4, 8)), tn_nn_conv1d(4, 4, 3, .padding = TN_PADDING_SAME), tn_nn_flatten(1, -1), custom_new(32),
-        tn_nn_linear(32, 10, false), tn_nn_activation("LogSoftmax", .dim = 1));
+        tn_nn_flatten(), tn_nn_linear(16, 32), tn_nn_layer_norm(SH(32)), tn_nn_gelu(), tn_nn_dropout(),
+        tn_nn_unflatten(1, SH(4, 8)), tn_nn_conv1d(4, 4, 3, .padding = TN_PADDING_SAME), tn_nn_flatten(), custom_new(32),
+        tn_nn_linear(32, 10, .bias = false), tn_nn_activation("LogSoftmax", .dim = 1));
 }
 
 /* ==================================================================================== */
@@ -549,9 +549,9 @@ TEST(base_register) {
     CHECK(!tn_requires_grad(w));
     CHECK(tn_module_register_parameter(m, "w", w) == w);                 /* returns t, borrowed */
     CHECK(tn_requires_grad(w) && tn_is_leaf(w));                         /* a parameter requires grad */
-    CHECK(tn_module_register_buffer(m, "b", b, true) == b && !tn_requires_grad(b));
-    CHECK(tn_module_register_buffer(m, "np", np, false) == np);
-    tn_module *fc = tn_module_add(m, "fc", tn_nn_linear(3, 2, true));
+    CHECK(tn_module_register_buffer(m, "b", b) == b && !tn_requires_grad(b));
+    CHECK(tn_module_register_buffer(m, "np", np, .persistent = false) == np);
+    tn_module *fc = tn_module_add(m, "fc", tn_nn_linear(3, 2));
     CHECK(fc && tn_module_num_children(m) == 1 && tn_module_child(m, "fc") == fc);
     const char *cn = NULL;
     CHECK(tn_module_child_at(m, 0, &cn) == fc && cn && !strcmp(cn, "fc"));
@@ -562,24 +562,24 @@ TEST(base_register) {
     CHECK_ERR(tn_module_register_parameter(m, "", w), "tn_module_register_parameter: need a module and a name without '.'");
     CHECK_ERR(tn_module_register_parameter(m, NULL, w), "(null)");
     CHECK_ERR(tn_module_register_parameter(NULL, "x", w), "tn_module_register_parameter: need a module");
-    CHECK_ERR(tn_module_register_buffer(m, "x.y", b, true), "tn_module_register_buffer: need a module and a name without '.'");
+    CHECK_ERR(tn_module_register_buffer(m, "x.y", b), "tn_module_register_buffer: need a module and a name without '.'");
     CHECK_ERR(tn_module_add(m, "c.d", tn_nn_relu()), "tn_module_add: need a module and a name without '.'");   /* the child is freed */
     CHECK_ERR(tn_module_add(NULL, "c", tn_nn_relu()), "tn_module_add: need a module");
     /* one name, one kind (PyTorch: "attribute 'w' already exists") */
-    CHECK_ERR(tn_module_register_buffer(m, "w", b, true), "tn_module_register_buffer: \"w\" is already a parameter of Plain");
+    CHECK_ERR(tn_module_register_buffer(m, "w", b), "tn_module_register_buffer: \"w\" is already a parameter of Plain");
     CHECK_ERR(tn_module_register_parameter(m, "b", w), "tn_module_register_parameter: \"b\" is already a buffer of Plain");
     CHECK_ERR(tn_module_register_parameter(m, "fc", w), "\"fc\" is already a child of Plain");
     CHECK_ERR(tn_module_add(m, "w", tn_nn_relu()), "tn_module_add: \"w\" is already a parameter of Plain");
     CHECK_ERR(tn_module_add(m, "np", tn_nn_relu()), "\"np\" is already a buffer of Plain");
-    CHECK_ERR(tn_module_register_buffer(m, "fc", b, false), "\"fc\" is already a child of Plain");
+    CHECK_ERR(tn_module_register_buffer(m, "fc", b, .persistent = false), "\"fc\" is already a child of Plain");
     /* parameters must be floating leaves */
     tn_tensor *nl = tn_mul_scalar(w, 2);                                  /* has a grad_fn */
     CHECK_ERR(tn_module_register_parameter(m, "nl", nl), "tn_module_register_parameter: \"nl\" must be a leaf tensor");
     CHECK_ERR(tn_module_register_parameter(m, "i", tn_zeros(SH(2), TN_I64)), "tn_module_register_parameter: \"i\" must be floating, got int64");
-    CHECK(tn_module_register_buffer(m, "steps", tn_zeros(SH(1), TN_I64), true) != NULL);   /* buffers may be integers */
+    CHECK(tn_module_register_buffer(m, "steps", tn_zeros(SH(1), TN_I64)) != NULL);   /* buffers may be integers */
     /* NULL tensors pass through silently (a failed expression upstream keeps its message) */
     tn_clear_error();
-    CHECK(tn_module_register_parameter(m, "z", NULL) == NULL && tn_module_register_buffer(m, "z", NULL, true) == NULL && tn_module_add(m, "z", NULL) == NULL);
+    CHECK(tn_module_register_parameter(m, "z", NULL) == NULL && tn_module_register_buffer(m, "z", NULL) == NULL && tn_module_add(m, "z", NULL) == NULL);
     CHECK(tn_last_error()[0] == 0 && tn_module_get(m, "z") == NULL && tn_module_child(m, "z") == NULL);
     /* none of the refused registrations left anything behind */
     tn_dict *p = tn_module_named_parameters(m), *bu = tn_module_named_buffers(m), *sd = tn_module_state_dict(m);
@@ -601,11 +601,11 @@ TEST(base_register) {
     p = tn_module_named_parameters(m);
     CHECK(keys_are(p, "w,fc.weight,fc.bias") && tn_dict_value(p, 0) == w2);
     tn_dict_free(p);
-    tn_module *fc2 = tn_module_add(m, "fc", tn_nn_linear(3, 5, false));  /* the old child is freed */
+    tn_module *fc2 = tn_module_add(m, "fc", tn_nn_linear(3, 5, .bias = false));  /* the old child is freed */
     CHECK(fc2 && tn_module_num_children(m) == 1 && tn_module_child(m, "fc") == fc2 && tn_module_num_parameters(m) == 4 + 15);
     /* registration retains: the module keeps w2 alive after the scope drops its reference */
     tn_scope_begin();
-    tn_tensor *kept = tn_module_register_buffer(m, "kept", tn_arange(0, 5, 1, TN_F32), true);
+    tn_tensor *kept = tn_module_register_buffer(m, "kept", tn_arange(0, 5, 1, TN_F32));
     tn_scope_end();
     CHECK(kept && tn_numel(tn_module_get(m, "kept")) == 5 && val_at(tn_module_get(m, "kept"), 4) == 4);
     /* lookups by dotted name */
@@ -625,7 +625,7 @@ TEST(base_register) {
 /* tn_module_add with a module already in the tree (itself, an ancestor, a child under a
    second name or again under its own name): refused, and nothing is freed (the tree owns it). */
 TEST(base_add_cycles) {
-    tn_module *inner = tn_nn_sequential(tn_nn_linear(2, 2, true));
+    tn_module *inner = tn_nn_sequential(tn_nn_linear(2, 2));
     tn_module *m = tn_nn_sequential(tn_nn_relu(), inner);
     CHECK_ERR(tn_module_add(m, "self", m), "tn_module_add");
     CHECK_ERR(tn_module_add(inner, "up", m), "tn_module_add");           /* an ancestor */
@@ -679,13 +679,13 @@ TEST(keys_nested) {
 /* Shared (tied) parameters, as an embedding tied to the output layer: named_parameters and
    named_buffers list a tensor once (PyTorch's remove_duplicate), state_dict under every name. */
 TEST(tied_weights) {
-    tn_module *emb = tn_nn_embedding(5, 3), *lin = tn_nn_linear(3, 5, false);
+    tn_module *emb = tn_nn_embedding(5, 3), *lin = tn_nn_linear(3, 5, .bias = false);
     tn_tensor *w = tn_module_get(emb, "weight");
     CHECK(tn_module_register_parameter(lin, "weight", w) == w);
     tn_module *m = tn_nn_sequential(emb, lin);
     tn_tensor *b = tn_zeros(SH(2), TN_F32);
-    tn_module_register_buffer(m, "b", b, true);
-    tn_module_register_buffer(lin, "b2", b, true);
+    tn_module_register_buffer(m, "b", b);
+    tn_module_register_buffer(lin, "b2", b);
     tn_dict *p = tn_module_named_parameters(m), *bu = tn_module_named_buffers(m), *s = tn_module_state_dict(m);
     CHECK(keys_are(p, "0.weight"));                                     /* torch 1.13: ['0.weight'] */
     CHECK(keys_are(bu, "b"));                                           /* ['b'] */
@@ -708,9 +708,9 @@ TEST(buffers_persistent) {
     CHECK(keys_are(s, "scale,count,fc.weight,fc.bias"));
     /* a key for the non-persistent buffer is unexpected, as in PyTorch */
     tn_dict_set(s, "tmp", tn_ones(SH(2), TN_F32));
-    CHECK_ERR(tn_module_load_state_dict(c, s, true, NULL, NULL) == 0, "Unexpected key(s) in state_dict: \"tmp\".");
+    CHECK_ERR(tn_module_load_state_dict(c, s, NULL, NULL) == 0, "Unexpected key(s) in state_dict: \"tmp\".");
     tn_dict *miss = tn_dict_new(), *unex = tn_dict_new();
-    CHECK(tn_module_load_state_dict(c, s, false, miss, unex) == 0);
+    CHECK(tn_module_load_state_dict(c, s, miss, unex, .strict = false) == 0);
     CHECK(tn_dict_len(miss) == 0 && keys_are(unex, "tmp"));
     CHECK(val_at(tn_module_get(c, "tmp"), 0) == 0);                     /* not loaded */
     /* buffers are moved by to_dtype and are never trained */
@@ -734,10 +734,10 @@ TEST(train_eval) {
     tn_module_eval(m);
     nt = n = 0; flags_of(m, &nt, &n);
     CHECK(nt == 0);
-    tn_module_train(tn_module_child(m, "8.layers"), true);               /* a subtree */
+    tn_module_train(tn_module_child(m, "8.layers"));               /* a subtree */
     nt = n = 0; flags_of(m, &nt, &n);
     CHECK(nt > 5 && nt < n && tn_module_child(m, "8.layers.1.dropout")->training && !tn_module_child(m, "8")->training);
-    tn_module_train(m, true);
+    tn_module_train(m);
     nt = n = 0; flags_of(m, &nt, &n);
     CHECK(nt == n);
     tn_module_free(m);
@@ -806,7 +806,7 @@ static void record_apply(tn_module *m, void *user) {
 static void count_linear(tn_module *m, void *user) { if (!strcmp(tn_module_name(m), "Linear")) (*(int *)user)++; }
 /* zero_grad sets .grad to NULL; apply visits children first (post-order, as nn.Module.apply). */
 TEST(zero_grad_apply) {
-    tn_module *m = tn_nn_sequential(tn_nn_linear(3, 4, true), tn_nn_sequential(tn_nn_relu(), tn_nn_linear(4, 2, true)), tn_nn_tanh());
+    tn_module *m = tn_nn_sequential(tn_nn_linear(3, 4), tn_nn_sequential(tn_nn_relu(), tn_nn_linear(4, 2)), tn_nn_tanh());
     tn_tensor *loss = tn_sum(tn_module_forward(m, tn_randn(SH(5, 3), TN_F32)));
     CHECK(tn_backward(loss) == 0);
     tn_dict *p = tn_module_named_parameters(m);
@@ -834,7 +834,7 @@ TEST(zero_grad_apply) {
    keep stepping them; integer buffers stay. */
 TEST(to_dtype) {
     tn_manual_seed(5);
-    tn_module *m = tn_nn_sequential(tn_nn_linear(3, 4, true), tn_nn_batch_norm1d(4), tn_nn_tanh(), tn_nn_linear(4, 2, true));
+    tn_module *m = tn_nn_sequential(tn_nn_linear(3, 4), tn_nn_batch_norm1d(4), tn_nn_tanh(), tn_nn_linear(4, 2));
     tn_tensor *x = tn_randn(SH(6, 3), TN_F32);
     tn_dict *p = tn_module_named_parameters(m);
     int np;
@@ -887,7 +887,7 @@ TEST(to_dtype) {
 /* Adam with state made in float32, then the model moved to float64: the next step must
    refuse (as PyTorch does) or convert, never read the float32 state as float64. */
 TEST(to_dtype_optimizer_state) {
-    tn_module *m = tn_nn_linear(64, 64, true);
+    tn_module *m = tn_nn_linear(64, 64);
     int np;
     tn_tensor **pp = params_of(m, &np);
     tn_optim *adam = tn_optim_adam(pp, np, .lr = 0.01);
@@ -965,7 +965,7 @@ TEST(repr_layers) {
 /* ==================================================================================== */
 static tn_module *small_new(uint64_t seed) {
     tn_manual_seed(seed);
-    tn_module *a = tn_nn_linear(4, 3, true), *b = tn_nn_batch_norm1d(3), *c = tn_nn_linear(3, 2, true);
+    tn_module *a = tn_nn_linear(4, 3), *b = tn_nn_batch_norm1d(3), *c = tn_nn_linear(3, 2);
     return tn_nn_sequential(a, b, c);
 }
 static tn_dict *clone_dict(const tn_dict *d) {
@@ -982,19 +982,19 @@ TEST(load_state_dict) {
     CHECK(!dicts_bitsame(sa, b0));
     /* strict success: every value copied, the module's tensors stay the same objects */
     tn_tensor *bw = tn_module_get(b, "0.weight");
-    CHECK(tn_module_load_state_dict(b, sa, true, NULL, NULL) == 0);
+    CHECK(tn_module_load_state_dict(b, sa, NULL, NULL) == 0);
     tn_dict *sb = tn_module_state_dict(b);
     CHECK(dicts_bitsame(sa, sb) && tn_module_get(b, "0.weight") == bw && tn_requires_grad(bw) && tn_is_leaf(bw));
     CHECK(!tn_same_storage(bw, tn_module_get(a, "0.weight")));          /* copied, not aliased */
     CHECK(val_at(tn_module_get(b, "1.num_batches_tracked"), 0) == 1);
     tn_dict_free(sb);
-    CHECK(tn_module_load_state_dict(b, b0, true, NULL, NULL) == 0);     /* back to b's own values */
+    CHECK(tn_module_load_state_dict(b, b0, NULL, NULL) == 0);     /* back to b's own values */
 
     /* missing keys: strict error in PyTorch's words, nothing loaded */
     tn_dict *sd = clone_dict(sa);
     tn_dict_remove(sd, "0.bias");
     tn_dict_remove(sd, "1.running_var");
-    CHECK_ERR(tn_module_load_state_dict(b, sd, true, NULL, NULL) == 0,
+    CHECK_ERR(tn_module_load_state_dict(b, sd, NULL, NULL) == 0,
               "tn_module_load_state_dict: Error(s) in loading state_dict for Sequential: Missing key(s) in state_dict: \"0.bias\", \"1.running_var\".");
     sb = tn_module_state_dict(b);
     CHECK(dicts_bitsame(sb, b0));
@@ -1004,23 +1004,23 @@ TEST(load_state_dict) {
     sd = clone_dict(sa);
     tn_dict_set(sd, "extra", tn_zeros(SH(1), TN_F32));
     tn_dict_set(sd, "3.weight", tn_zeros(SH(1), TN_F32));
-    CHECK_ERR(tn_module_load_state_dict(b, sd, true, NULL, NULL) == 0,
+    CHECK_ERR(tn_module_load_state_dict(b, sd, NULL, NULL) == 0,
               "Error(s) in loading state_dict for Sequential: Unexpected key(s) in state_dict: \"extra\", \"3.weight\".");
     sb = tn_module_state_dict(b);
     CHECK(dicts_bitsame(sb, b0));
     tn_dict_free(sb);
     /* both, in PyTorch's order (missing first) */
     tn_dict_remove(sd, "2.bias");
-    CHECK_ERR(tn_module_load_state_dict(b, sd, true, NULL, NULL) == 0,
+    CHECK_ERR(tn_module_load_state_dict(b, sd, NULL, NULL) == 0,
               "Missing key(s) in state_dict: \"2.bias\". Unexpected key(s) in state_dict: \"extra\", \"3.weight\".");
     /* non-strict: the lists are filled, the rest is loaded */
     tn_dict *miss = tn_dict_new(), *unex = tn_dict_new();
-    CHECK(tn_module_load_state_dict(b, sd, false, miss, unex) == 0);
+    CHECK(tn_module_load_state_dict(b, sd, miss, unex, .strict = false) == 0);
     CHECK(keys_are(miss, "2.bias") && keys_are(unex, "extra,3.weight"));
     CHECK(tn_dict_value(miss, 0) == NULL);
     CHECK(bitsame(tn_module_get(b, "2.weight"), tn_module_get(a, "2.weight")) && bitsame(tn_module_get(b, "2.bias"), tn_dict_get(b0, "2.bias")));
-    CHECK(tn_module_load_state_dict(b, sd, false, NULL, NULL) == 0);    /* lists are optional */
-    CHECK(tn_module_load_state_dict(b, b0, true, NULL, NULL) == 0);
+    CHECK(tn_module_load_state_dict(b, sd, NULL, NULL, .strict = false) == 0);    /* lists are optional */
+    CHECK(tn_module_load_state_dict(b, b0, NULL, NULL) == 0);
     tn_dict_free(miss); tn_dict_free(unex);
     /* a shape mismatch is always an error, strict or not, and nothing is loaded */
     tn_dict_free(sd);
@@ -1028,17 +1028,17 @@ TEST(load_state_dict) {
     tn_dict_set(sd, "0.weight", tn_zeros(SH(2, 4), TN_F32));
     tn_dict_set(sd, "1.num_batches_tracked", tn_zeros(SH(1), TN_I64));
     const char *msg = "size mismatch for 0.weight: copying a param with shape [2, 4] from checkpoint, the shape in current model is [3, 4].";
-    CHECK_ERR(tn_module_load_state_dict(b, sd, true, NULL, NULL) == 0, msg);
-    CHECK_ERR(tn_module_load_state_dict(b, sd, false, NULL, NULL) == 0, msg);
-    CHECK_ERR(tn_module_load_state_dict(b, sd, false, NULL, NULL) == 0,
+    CHECK_ERR(tn_module_load_state_dict(b, sd, NULL, NULL) == 0, msg);
+    CHECK_ERR(tn_module_load_state_dict(b, sd, NULL, NULL, .strict = false) == 0, msg);
+    CHECK_ERR(tn_module_load_state_dict(b, sd, NULL, NULL, .strict = false) == 0,
               "size mismatch for 1.num_batches_tracked: copying a param with shape [1] from checkpoint, the shape in current model is [].");
-    CHECK_ERR(tn_module_load_state_dict(b, sd, false, NULL, NULL) == 0, "Error(s) in loading state_dict for Sequential:");
+    CHECK_ERR(tn_module_load_state_dict(b, sd, NULL, NULL, .strict = false) == 0, "Error(s) in loading state_dict for Sequential:");
     sb = tn_module_state_dict(b);
     CHECK(dicts_bitsame(sb, b0));
     tn_dict_free(sb);
     /* a mismatch together with a missing key: both reported */
     tn_dict_remove(sd, "2.bias");
-    CHECK_ERR(tn_module_load_state_dict(b, sd, true, NULL, NULL) == 0, "Missing key(s) in state_dict: \"2.bias\". size mismatch for 0.weight");
+    CHECK_ERR(tn_module_load_state_dict(b, sd, NULL, NULL) == 0, "Missing key(s) in state_dict: \"2.bias\". size mismatch for 0.weight");
     /* dtype conversion: float64 values into float32 parameters, int32 into the int64 buffer */
     tn_dict_free(sd);
     sd = tn_dict_new();
@@ -1046,7 +1046,7 @@ TEST(load_state_dict) {
         tn_tensor *v = tn_dict_value(sa, i);
         tn_dict_set(sd, tn_dict_key(sa, i), tn_to_dtype(v, tn_get_dtype(v) == TN_I64 ? TN_I32 : TN_F64));
     }
-    CHECK(tn_module_load_state_dict(b, sd, true, NULL, NULL) == 0);
+    CHECK(tn_module_load_state_dict(b, sd, NULL, NULL) == 0);
     sb = tn_module_state_dict(b);
     CHECK(dicts_bitsame(sb, sa) && tn_get_dtype(tn_module_get(b, "0.weight")) == TN_F32);
     tn_dict_free(sb);
@@ -1061,22 +1061,22 @@ TEST(load_state_dict) {
     tn_dict_set(sd, "0.weight", tn_t(tn_contiguous(tn_t(tn_module_get(a, "0.weight")))));
     tn_dict_set(sd, "0.bias", tn_mul_scalar(tn_module_get(a, "0.bias"), 1));
     CHECK(!tn_is_contiguous(tn_dict_get(sd, "0.weight")) && tn_grad_fn_name(tn_dict_get(sd, "0.bias")) != NULL);
-    CHECK(tn_module_load_state_dict(b, b0, true, NULL, NULL) == 0 && tn_module_load_state_dict(b, sd, true, NULL, NULL) == 0);
+    CHECK(tn_module_load_state_dict(b, b0, NULL, NULL) == 0 && tn_module_load_state_dict(b, sd, NULL, NULL) == 0);
     CHECK(bitsame(tn_module_get(b, "0.weight"), tn_module_get(a, "0.weight")) && bitsame(tn_module_get(b, "0.bias"), tn_module_get(a, "0.bias")));
     CHECK(tn_is_leaf(tn_module_get(b, "0.bias")) && tn_grad_fn_name(tn_module_get(b, "0.bias")) == NULL && tn_requires_grad(tn_module_get(b, "0.bias")));
     /* many missing keys: the message is cut, never overflowed */
     tn_module *big = nested_new();
     tn_dict *empty = tn_dict_new();
-    CHECK_ERR(tn_module_load_state_dict(big, empty, true, NULL, NULL) == 0, "Error(s) in loading state_dict for Sequential: Missing key(s) in state_dict: \"0.weight\", \"0.bias\",");
+    CHECK_ERR(tn_module_load_state_dict(big, empty, NULL, NULL) == 0, "Error(s) in loading state_dict for Sequential: Missing key(s) in state_dict: \"0.weight\", \"0.bias\",");
     tn_dict *miss2 = tn_dict_new();
-    CHECK(tn_module_load_state_dict(big, empty, false, miss2, NULL) == 0);
+    CHECK(tn_module_load_state_dict(big, empty, miss2, NULL, .strict = false) == 0);
     tn_dict *sbig = tn_module_state_dict(big);
     CHECK(tn_dict_len(miss2) == tn_dict_len(sbig) && tn_dict_len(miss2) > 100);
     tn_dict_free(sbig); tn_dict_free(miss2); tn_dict_free(empty);
     tn_module_free(big);
     /* bad arguments */
-    CHECK_ERR(tn_module_load_state_dict(NULL, sd, true, NULL, NULL) == 0, "tn_module_load_state_dict: need a module and a state dict");
-    CHECK_ERR(tn_module_load_state_dict(b, NULL, true, NULL, NULL) == 0, "tn_module_load_state_dict: need a module and a state dict");
+    CHECK_ERR(tn_module_load_state_dict(NULL, sd, NULL, NULL) == 0, "tn_module_load_state_dict: need a module and a state dict");
+    CHECK_ERR(tn_module_load_state_dict(b, NULL, NULL, NULL) == 0, "tn_module_load_state_dict: need a module and a state dict");
     CHECK(tn_module_state_dict(NULL) == NULL && tn_module_named_parameters(NULL) == NULL);
     tn_dict_free(sd); tn_dict_free(sa); tn_dict_free(b0);
     tn_module_free(a);
@@ -1105,7 +1105,7 @@ TEST(torch_state_dicts) {
         tn_tensor *x = tn_dict_get(all, "x"), *y = tn_dict_get(all, "y"), *y64 = tn_dict_get(all, "y64");
         /* float32 */
         tn_module *m = zoo_new(names[k]);
-        int rc = tn_module_load_state_dict(m, sd, true, NULL, NULL);
+        int rc = tn_module_load_state_dict(m, sd, NULL, NULL);
         CHECK_MSG(rc == 0, "%s: %s", names[k], tn_last_error());
         tn_module_eval(m);
         tn_tensor *out = tn_module_forward(m, x);
@@ -1113,12 +1113,12 @@ TEST(torch_state_dicts) {
         CHECK_MSG(e <= 2e-5, "%s float32: max error %g against torch (%s)", names[k], e, out ? "" : tn_last_error());
         /* float64: the module moved to float64, torch's float64 state dict */
         CHECK(tn_module_to_dtype(m, TN_F64) == 0);
-        rc = tn_module_load_state_dict(m, sd64, true, NULL, NULL);
+        rc = tn_module_load_state_dict(m, sd64, NULL, NULL);
         CHECK_MSG(rc == 0, "%s: %s", names[k], tn_last_error());
         e = relerr(tn_module_forward(m, tn_to_dtype(x, TN_F64)), y64);
         CHECK_MSG(e <= 1e-12, "%s float64: max error %g against torch", names[k], e);
         /* float32 values loaded into the float64 module (converted on load): the same */
-        CHECK(tn_module_load_state_dict(m, sd, true, NULL, NULL) == 0);
+        CHECK(tn_module_load_state_dict(m, sd, NULL, NULL) == 0);
         e = relerr(tn_module_forward(m, tn_to_dtype(x, TN_F64)), y64);
         CHECK_MSG(e <= 1e-12, "%s float32 state dict into float64: max error %g against torch", names[k], e);
         tn_module_free(m);
@@ -1271,18 +1271,18 @@ TEST(layers_forward) {
     tn_manual_seed(21);
     tn_tensor *x;
     x = input(SH(4, 5));
-    LAYER("Linear", tn_nn_linear(5, 3, true), x, tn_linear(x, P("weight"), P("bias")));
-    LAYER("Linear(bias=False)", tn_nn_linear(5, 3, false), x, tn_linear(x, P("weight"), NULL));
+    LAYER("Linear", tn_nn_linear(5, 3), x, tn_linear(x, P("weight"), P("bias")));
+    LAYER("Linear(bias=False)", tn_nn_linear(5, 3, .bias = false), x, tn_linear(x, P("weight"), NULL));
     x = input(SH(2, 4, 5));
-    LAYER("Linear on 3-d input", tn_nn_linear(5, 3, true), x, tn_linear(x, P("weight"), P("bias")));
+    LAYER("Linear on 3-d input", tn_nn_linear(5, 3), x, tn_linear(x, P("weight"), P("bias")));
     {   /* Bilinear: two inputs */
-        tn_module *M = tn_nn_bilinear(3, 4, 2, true);
+        tn_module *M = tn_nn_bilinear(3, 4, 2);
         tn_tensor *x1 = input(SH(5, 3)), *x2 = input(SH(5, 4));
         CHECK(M && tn_numel(P("weight")) == 24 && tn_numel(P("bias")) == 2);
         same_as_functional("Bilinear", M, x1, tn_nn_bilinear_forward(M, x1, x2), tn_bilinear(x1, x2, P("weight"), P("bias")), 1e-6);
         CHECK_ERR(tn_module_forward(M, x1), "tn_module_forward: Bilinear has no single-input forward");
         tn_module_free(M);
-        M = tn_nn_linear(3, 3, true);
+        M = tn_nn_linear(3, 3);
         CHECK_ERR(tn_nn_bilinear_forward(M, x1, x2), "tn_nn_bilinear_forward: need a Bilinear module");
         tn_module_free(M);
     }
@@ -1387,8 +1387,8 @@ TEST(layers_forward) {
     }
     /* shapes */
     x = input(SH(2, 6, 2));
-    LAYER("Flatten", tn_nn_flatten(1, -1), x, tn_flatten(x, 1, -1));
-    LAYER("Flatten(0, 1)", tn_nn_flatten(0, 1), x, tn_flatten(x, 0, 1));
+    LAYER("Flatten", tn_nn_flatten(), x, tn_flatten(x, 1, -1));
+    LAYER("Flatten(0, 1)", tn_nn_flatten(.start_dim = 0, .end_dim = 1), x, tn_flatten(x, 0, 1));
     LAYER("Unflatten", tn_nn_unflatten(1, SH(2, 3)), x, tn_unflatten(x, 1, SH(2, 3)));
     LAYER("Unflatten(-1)", tn_nn_unflatten(-1, SH(2, 1)), x, tn_unflatten(x, -1, SH(2, 1)));
     LAYER("Identity", tn_nn_identity(), x, x);
@@ -1400,12 +1400,12 @@ TEST(layers_forward) {
         LAYER(what, tn_nn_activation_str(acts[k].name, acts[k].opts), x, act_ref((int)k, x));
     }
     /* containers */
-    LAYER("Sequential", tn_nn_sequential(tn_nn_linear(7, 5, true), tn_nn_relu(), tn_nn_sequential(tn_nn_linear(5, 2, false), tn_nn_tanh())), x,
+    LAYER("Sequential", tn_nn_sequential(tn_nn_linear(7, 5), tn_nn_relu(), tn_nn_sequential(tn_nn_linear(5, 2, .bias = false), tn_nn_tanh())), x,
           tn_tanh(tn_linear(tn_relu(tn_linear(x, P("0.weight"), P("0.bias"))), P("2.0.weight"), NULL)));
     LAYER("empty Sequential", tn_nn_sequential_n(NULL, 0), x, x);
     {
-        tn_module *M = tn_nn_sequential(tn_nn_linear(7, 5, true));
-        CHECK(tn_nn_sequential_append(M, tn_nn_gelu()) && tn_nn_sequential_append(M, tn_nn_linear(5, 1, true)) && tn_module_num_children(M) == 3);
+        tn_module *M = tn_nn_sequential(tn_nn_linear(7, 5));
+        CHECK(tn_nn_sequential_append(M, tn_nn_gelu()) && tn_nn_sequential_append(M, tn_nn_linear(5, 1)) && tn_module_num_children(M) == 3);
         same_as_functional("Sequential after append", M, x, tn_module_forward(M, x),
                            tn_linear(tn_gelu(tn_linear(x, P("0.weight"), P("0.bias"))), P("2.weight"), P("2.bias")), 1e-6);
         CHECK(tn_nn_sequential_append(M, NULL) == NULL && tn_nn_sequential_append(NULL, tn_nn_relu()) == NULL);  /* the module is freed */
@@ -1504,8 +1504,8 @@ TEST(layer_errors) {
     CHECK_ERR(tn_nn_embedding(10, 3, .padding_idx = -11), "tn_nn_embedding: padding_idx must be within num_embeddings");
     CHECK_ERR(tn_nn_embedding(0, 3), "tn_nn_embedding: num_embeddings (0) and embedding_dim (3) must be positive");
     CHECK_ERR(tn_nn_embedding_str(10, 3, "max_norm=1"), "tn_nn_embedding: unknown option 'max_norm' (valid: padding_idx)");
-    CHECK_ERR(tn_nn_linear(-1, 3, true), "tn_nn_linear: in_features (-1) and out_features (3) must be non-negative");
-    CHECK_ERR(tn_nn_bilinear(2, -3, 4, true), "tn_nn_bilinear: sizes must be non-negative");
+    CHECK_ERR(tn_nn_linear(-1, 3), "tn_nn_linear: in_features (-1) and out_features (3) must be non-negative");
+    CHECK_ERR(tn_nn_bilinear(2, -3, 4), "tn_nn_bilinear: sizes must be non-negative");
     snprintf(lim, sizeof lim, "tn_nn_unflatten: need 1 to %d sizes", TN_MAX_DIMS);
     CHECK_ERR(tn_nn_unflatten(1, NULL, 0), lim);
     /* activations */
@@ -1518,7 +1518,7 @@ TEST(layer_errors) {
     CHECK_ERR(tn_nn_activation_str("Softmax", "dim=0.5"), "tn_nn_activation: option dim=0.5: expected an integer");
     CHECK_ERR(tn_nn_activation_str("Tanh", "inplace=2"), "tn_nn_activation: unknown option 'inplace' (valid: none)");
     /* a failed constructor inside tn_nn_sequential: NULL, its message, the others freed */
-    CHECK_ERR(tn_nn_sequential(tn_nn_linear(2, 2, true), tn_nn_conv2d(1, 1, 0), tn_nn_relu()), "tn_nn_conv2d: kernel_size");
+    CHECK_ERR(tn_nn_sequential(tn_nn_linear(2, 2), tn_nn_conv2d(1, 1, 0), tn_nn_relu()), "tn_nn_conv2d: kernel_size");
     CHECK_ERR(tn_nn_sequential_n(NULL, 2), "tn_nn_sequential: a module is NULL");
     CHECK_ERR(tn_nn_sequential_n(NULL, -1), "tn_nn_sequential");
 }
@@ -1530,7 +1530,7 @@ TEST(forward_errors) {
         {tn_nn_conv2d(4, 2, 3), x, "Conv2d: given groups=1, weight of size [2, 4, 3, 3], expected input [2, 3, 8, 8] to have 4 channels, but got 3 channels instead"},
         {tn_nn_conv1d(4, 2, 3), x, "Conv1d:"},
         {tn_nn_conv_transpose2d(4, 2, 3), x, "ConvTranspose2d:"},
-        {tn_nn_linear(5, 2, true), x, "Linear:"},
+        {tn_nn_linear(5, 2), x, "Linear:"},
         {tn_nn_batch_norm2d(4), x, "BatchNorm2d:"},
         {tn_nn_batch_norm2d(3), tn_randn(SH(2, 3, 8), TN_F32), "BatchNorm2d: expected 4D input (got 3D input [2, 3, 8])"},
         {tn_nn_batch_norm1d(3), x, "BatchNorm1d: expected 2D or 3D input (got 4D input [2, 3, 8, 8])"},
@@ -1542,7 +1542,7 @@ TEST(forward_errors) {
         {tn_nn_adaptive_avg_pool2d(2, 2), tn_randn(SH(3), TN_F32), "AdaptiveAvgPool2d:"},
         {tn_nn_embedding(10, 3), x, "Embedding:"},
         {tn_nn_embedding(10, 3), tn_from_data((int64_t[]){1, 12}, SH(2), TN_I64), "Embedding:"},
-        {tn_nn_flatten(5, -1), x, "Flatten:"},
+        {tn_nn_flatten(.start_dim = 5), x, "Flatten:"},
         {tn_nn_unflatten(1, SH(2, 2)), x, "Unflatten:"},
         {tn_nn_dropout(), tn_zeros(SH(3), TN_I64), "Dropout:"},
         {tn_nn_activation("Softmax", .dim = 5), x, "Softmax:"},
@@ -1561,11 +1561,11 @@ TEST(forward_errors) {
         tn_module_free(m);
     }
     /* the message of a layer deep inside a Sequential is the layer's */
-    tn_module *m = tn_nn_sequential(tn_nn_flatten(1, -1), tn_nn_linear(192, 10, true), tn_nn_relu(), tn_nn_linear(11, 2, true));
+    tn_module *m = tn_nn_sequential(tn_nn_flatten(), tn_nn_linear(192, 10), tn_nn_relu(), tn_nn_linear(11, 2));
     CHECK_ERR(tn_module_forward(m, x), "Linear:");
     tn_module_free(m);
     /* and a NULL input stays silent */
-    m = tn_nn_linear(2, 2, true);
+    m = tn_nn_linear(2, 2);
     tn_clear_error();
     CHECK(tn_module_forward(m, NULL) == NULL && tn_last_error()[0] == 0);
     tn_module_free(m);
@@ -1596,7 +1596,7 @@ static bool all_equal(tn_tensor *t, double v) {
 }
 TEST(init_layers) {
     tn_manual_seed(31);
-    tn_module *m = tn_nn_linear(1000, 400, true);
+    tn_module *m = tn_nn_linear(1000, 400);
     double b = 1 / sqrt(1000.0);
     check_uniform("Linear(1000, 400).weight", tn_module_get(m, "weight"), -b, b);
     check_uniform("Linear(1000, 400).bias", tn_module_get(m, "bias"), -b, b);
@@ -1615,7 +1615,7 @@ TEST(init_layers) {
     check_uniform("ConvTranspose2d(64, 24, 4).weight", tn_module_get(m, "weight"), -1 / sqrt(384.0), 1 / sqrt(384.0));
     check_uniform("ConvTranspose2d(64, 24, 4).bias", tn_module_get(m, "bias"), -1 / sqrt(384.0), 1 / sqrt(384.0));
     tn_module_free(m);
-    m = tn_nn_bilinear(30, 20, 50, true);   /* bound 1/sqrt(in1_features) */
+    m = tn_nn_bilinear(30, 20, 50);   /* bound 1/sqrt(in1_features) */
     check_uniform("Bilinear(30, 20, 50).weight", tn_module_get(m, "weight"), -1 / sqrt(30.0), 1 / sqrt(30.0));
     tn_module_free(m);
     m = tn_nn_lstm(10, 100);
@@ -1755,7 +1755,7 @@ TEST(init_functions) {
     CHECK(all_equal(iv, 0));
     CHECK(tn_init_uniform_(NULL, 0, 1) == -1 && tn_init_orthogonal_(NULL, 1) == -1 && tn_init_xavier_uniform_(NULL, 1) == -1);
     /* a parameter initialised in place stays a leaf that requires grad, with no history */
-    tn_module *m = tn_nn_linear(3, 3, true);
+    tn_module *m = tn_nn_linear(3, 3);
     tn_tensor *w = tn_module_get(m, "weight");
     CHECK(tn_init_orthogonal_(w, 1) == 0 && tn_is_leaf(w) && tn_requires_grad(w) && tn_grad(w) == NULL);
     tn_module_free(m);
@@ -1766,7 +1766,7 @@ TEST(init_functions) {
 /* ==================================================================================== */
 static tn_module *ck_model(uint64_t seed, int64_t hidden) {
     tn_manual_seed(seed);
-    tn_module *a = tn_nn_linear(6, hidden, true), *b = tn_nn_batch_norm1d(hidden), *c = tn_nn_tanh(), *d = tn_nn_linear(hidden, 3, true);
+    tn_module *a = tn_nn_linear(6, hidden), *b = tn_nn_batch_norm1d(hidden), *c = tn_nn_tanh(), *d = tn_nn_linear(hidden, 3);
     return tn_nn_sequential(a, b, c, d);
 }
 static tn_optim *ck_optim(tn_module *m, const char *kind, const char *opts) {
@@ -1879,7 +1879,7 @@ TEST(checkpoint_errors) {
     tn_dict_free(b1); tn_dict_free(b0); tn_dict_free(b0c);
     tn_optim_free(bo);
     tn_module_free(b);
-    b = tn_nn_sequential(tn_nn_linear(6, 16, true), tn_nn_tanh(), tn_nn_linear(16, 3, true));
+    b = tn_nn_sequential(tn_nn_linear(6, 16), tn_nn_tanh(), tn_nn_linear(16, 3));
     CHECK_ERR(tn_checkpoint_load(path, b, NULL, &step) == 0, "Missing key(s) in state_dict: \"2.weight\", \"2.bias\". Unexpected key(s) in state_dict: ");
     CHECK_ERR(tn_checkpoint_load(path, b, NULL, &step) == 0, "\"1.running_mean\"");
     tn_module_free(b);
@@ -1943,7 +1943,7 @@ TEST(custom_module) {
     tn_manual_seed(9);
     tn_module *c = custom_new(4);
     CHECK(c && tn_module_num_parameters(c) == 4 + 16 + 4);
-    tn_module *m = tn_nn_sequential(tn_nn_linear(3, 4, true), c, tn_nn_relu());
+    tn_module *m = tn_nn_sequential(tn_nn_linear(3, 4), c, tn_nn_relu());
     CHECK(m != NULL);
     tn_dict *s = tn_module_state_dict(m);
     CHECK(keys_are(s, "0.weight,0.bias,1.scale,1.count,1.fc.weight,1.fc.bias"));
@@ -1966,9 +1966,9 @@ TEST(custom_module) {
     tn_string_free(r);
     /* state dicts move between two instances */
     tn_manual_seed(10);
-    tn_module *m2 = tn_nn_sequential(tn_nn_linear(3, 4, true), custom_new(4), tn_nn_relu());
+    tn_module *m2 = tn_nn_sequential(tn_nn_linear(3, 4), custom_new(4), tn_nn_relu());
     s = tn_module_state_dict(m);
-    CHECK(tn_module_load_state_dict(m2, s, true, NULL, NULL) == 0);
+    CHECK(tn_module_load_state_dict(m2, s, NULL, NULL) == 0);
     CHECK_SAME(tn_module_forward(m2, x), y, 0);
     tn_dict_free(s);
     /* to_dtype reaches the custom module's tensors */
@@ -1989,7 +1989,7 @@ TEST(custom_module) {
     tn_module_free(p);
     CHECK(custom_destroyed == 4);
     /* refused when added under a taken name of another kind: destroyed at once */
-    p = tn_nn_linear(2, 2, true);
+    p = tn_nn_linear(2, 2);
     CHECK_ERR(tn_module_add(p, "weight", custom_new(2)), "\"weight\" is already a parameter of Linear");
     CHECK(custom_destroyed == 5);
     tn_module_free(p);

@@ -719,7 +719,7 @@ TEST(test_modules_more) {
     REPR(m, "Threshold(threshold=0.1, value=20.0)");
     SAME(tn_module_forward(m, a), tn_threshold(a, 0.1, 20));
     tn_module_free(m);
-    m = tn_nn_prelu(4, 0.1);
+    m = tn_nn_prelu(.num_parameters = 4, .init = 0.1);
     REPR(m, "PReLU(num_parameters=4)");
     CHECK(m && same_shape(tn_module_get(m, "weight"), TN_SHAPE(4)) && D(tn_module_get(m, "weight"))[3] == (double)0.1f);
     tn_tensor *af = tn_to_dtype(a, TN_F32);
@@ -727,23 +727,25 @@ TEST(test_modules_more) {
     tn_module_free(m);
 
     const int64_t pp[4] = {1, 0, 2, 1};
-    m = tn_nn_pad("ReflectionPad2d", pp, 4, 0);
+    m = tn_nn_pad("ReflectionPad2d", pp, 4);
     REPR(m, "ReflectionPad2d((1, 0, 2, 1))");
     SAME(tn_module_forward(m, a), tn_pad(a, pp, 4, .mode = TN_PADDING_REFLECT));
     tn_module_free(m);
-    m = tn_nn_pad("ConstantPad1d", (const int64_t[]){2}, 1, 3.5);
+    m = tn_nn_pad("ConstantPad1d", (const int64_t[]){2}, 1, .value = 3.5);
     REPR(m, "ConstantPad1d(padding=(2, 2), value=3.5)");
     SAME(tn_module_forward(m, a), tn_pad(a, ((const int64_t[]){2, 2}), 2, .value = 3.5));
     tn_module_free(m);
-    m = tn_nn_pad("ZeroPad2d", pp, 4, 7);
+    CHECK_ERR(tn_nn_pad("ZeroPad2d", pp, 4, .value = 7), "tn_nn_pad: value is not an option of ZeroPad2d (only ConstantPad's)");   /* nn.ZeroPad2d has no value */
+    CHECK_ERR(tn_nn_pad("ReflectionPad2d", pp, 4, .value = 1), "tn_nn_pad: value is not an option of ReflectionPad2d");
+    m = tn_nn_pad("ZeroPad2d", pp, 4);
     REPR(m, "ZeroPad2d((1, 0, 2, 1))");
     SAME(tn_module_forward(m, a), tn_pad(a, pp, 4));
     tn_module_free(m);
-    m = tn_nn_pad("CircularPad3d", (const int64_t[]){1}, 1, 0);
+    m = tn_nn_pad("CircularPad3d", (const int64_t[]){1}, 1);
     SAME(tn_module_forward(m, x), tn_pad(x, ((const int64_t[]){1, 1, 1, 1, 1, 1}), 6, .mode = TN_PADDING_CIRCULAR));
     tn_module_free(m);
-    CHECK_ERR(tn_nn_pad("ReflectionPad2d", pp, 3, 0), "takes 1 or 4 padding sizes");
-    CHECK_ERR(tn_nn_pad("MirrorPad2d", pp, 4, 0), "unknown padding layer");
+    CHECK_ERR(tn_nn_pad("ReflectionPad2d", pp, 3), "takes 1 or 4 padding sizes");
+    CHECK_ERR(tn_nn_pad("MirrorPad2d", pp, 4), "unknown padding layer");
 
     m = tn_nn_local_response_norm(3, .alpha = 0.1);
     REPR(m, "LocalResponseNorm(3, alpha=0.1, beta=0.75, k=1.0)");
@@ -764,12 +766,12 @@ TEST(test_modules_more) {
     CHECK_ERR(tn_nn_channel_shuffle(0), "must be positive");
 
     tn_tensor *idx = NULL, *pooled = tn_max_pool2d_with_indices(x2, &idx, 2);
-    m = tn_nn_max_unpool(2, 2, 0, 0);
+    m = tn_nn_max_unpool(2, 2);
     REPR(m, "MaxUnpool2d(kernel_size=(2, 2), stride=(2, 2), padding=(0, 0))");
     SAME(tn_nn_max_unpool_forward(m, pooled, idx), tn_max_unpool(pooled, idx, (const int64_t[]){4, 6}, 2));
     CHECK_ERR(tn_module_forward(m, pooled), "needs the indices");
     tn_module_free(m);
-    CHECK_ERR(tn_nn_max_unpool(4, 2, 0, 0), "n must be 1, 2 or 3");
+    CHECK_ERR(tn_nn_max_unpool(4, 2), "n must be 1, 2 or 3");
 
     m = tn_nn_embedding_bag(10, 3, .mode = TN_BAG_MAX, .padding_idx = -1);
     REPR(m, "EmbeddingBag(10, 3, mode=max, padding_idx=9)");
@@ -793,14 +795,14 @@ TEST(test_modules_more) {
 TEST(test_lazy_modules_c) {
     tn_scope_begin();
     tn_tensor *x = tn_randn(TN_SHAPE(2, 5), TN_F32);
-    tn_module *m = tn_nn_lazy_linear(3, true);
+    tn_module *m = tn_nn_lazy_linear(3);
     REPR(m, "LazyLinear(in_features=0, out_features=3, bias=True)");
     CHECK(m && tn_numel(tn_module_get(m, "weight")) == 0);
     tn_manual_seed(11);
     tn_tensor *y = m ? tn_module_forward(m, x) : NULL;
     REPR(m, "Linear(in_features=5, out_features=3, bias=True)");
     tn_manual_seed(11);
-    tn_module *e = tn_nn_linear(5, 3, true);
+    tn_module *e = tn_nn_linear(5, 3);
     SAME(tn_module_get(m, "weight"), tn_module_get(e, "weight"));   /* the eager draws */
     SAME(tn_module_get(m, "bias"), tn_module_get(e, "bias"));
     SAME(y, tn_module_forward(e, x));

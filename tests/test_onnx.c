@@ -58,11 +58,11 @@ static void roundtrip(int line, tn_module *m, tn_tensor *x, tn_tensor *x2, doubl
 
 TEST(test_roundtrip_models) {
     begin();
-    tn_module *mlp = tn_nn_sequential(tn_nn_linear(8, 16, true), tn_nn_relu(), tn_nn_linear(16, 16, true), tn_nn_tanh(), tn_nn_linear(16, 3, true));
+    tn_module *mlp = tn_nn_sequential(tn_nn_linear(8, 16), tn_nn_relu(), tn_nn_linear(16, 16), tn_nn_tanh(), tn_nn_linear(16, 3));
     roundtrip(__LINE__, mlp, rnd(TN_SHAPE(4, 8)), rnd(TN_SHAPE(4, 8)), 1e-5, "mlp.onnx");
     tn_module *cnn = tn_nn_sequential(tn_nn_conv2d(1, 8, 3, .padding = 1), tn_nn_batch_norm2d(8), tn_nn_relu(), tn_nn_max_pool2d(2),
                                       tn_nn_conv2d(8, 16, 3, .padding = 1), tn_nn_batch_norm2d(16), tn_nn_relu(), tn_nn_max_pool2d(2),
-                                      tn_nn_flatten(1, -1), tn_nn_dropout(.p = 0.25), tn_nn_linear(16 * 7 * 7, 32, true), tn_nn_relu(), tn_nn_linear(32, 10, true));
+                                      tn_nn_flatten(), tn_nn_dropout(.p = 0.25), tn_nn_linear(16 * 7 * 7, 32), tn_nn_relu(), tn_nn_linear(32, 10));
     roundtrip(__LINE__, cnn, rnd(TN_SHAPE(2, 1, 28, 28)), rnd(TN_SHAPE(2, 1, 28, 28)), 1e-4, "cnn.onnx");
     tn_module *enc = tn_nn_transformer_encoder_layer(8, 2, .dim_feedforward = 16, .batch_first = true);
     roundtrip(__LINE__, enc, rnd(TN_SHAPE(2, 5, 8)), rnd(TN_SHAPE(2, 5, 8)), 1e-4, "encoder.onnx");
@@ -75,7 +75,7 @@ TEST(test_roundtrip_models) {
 TEST(test_roundtrip_module_types) {
     begin();
     struct { tn_module *m; int64_t shape[4]; int nd; } cases[] = {
-        {tn_nn_linear(5, 3, false), {2, 3, 5}, 3},
+        {tn_nn_linear(5, 3, .bias = false), {2, 3, 5}, 3},
         {tn_nn_conv2d(4, 6, 3, .stride = 2, .padding = 1, .groups = 2), {2, 4, 7, 7}, 4},
         {tn_nn_conv2d(3, 2, 1, .bias = false), {1, 3, 5, 5}, 4},
         {tn_nn_batch_norm1d(4), {3, 4}, 2},
@@ -84,7 +84,7 @@ TEST(test_roundtrip_module_types) {
         {tn_nn_layer_norm(TN_SHAPE(3, 6), .elementwise_affine = false), {2, 3, 6}, 3},
         {tn_nn_max_pool2d(3, .stride = 2, .padding = 1), {2, 3, 8, 8}, 4},
         {tn_nn_adaptive_avg_pool2d(1, 1), {2, 3, 5, 5}, 4},
-        {tn_nn_flatten(1, -1), {2, 3, 4}, 3},
+        {tn_nn_flatten(), {2, 3, 4}, 3},
         {tn_nn_unflatten(1, TN_SHAPE(2, 3)), {2, 6}, 2},
         {tn_nn_gelu(), {2, 5}, 2},
         {tn_nn_activation("GELU", .approximate = TN_APPROXIMATE_TANH), {2, 5}, 2},
@@ -195,7 +195,7 @@ TEST(test_errors_named) {
 /* truncations and mutations of a valid model: an error or a graph, never a crash or a leak */
 TEST(test_hostile_bytes) {
     begin();
-    tn_module *m = tn_nn_sequential(tn_nn_conv2d(1, 2, 3, .padding = 1), tn_nn_batch_norm2d(2), tn_nn_relu(), tn_nn_flatten(1, -1), tn_nn_linear(2 * 4 * 4, 3, true),
+    tn_module *m = tn_nn_sequential(tn_nn_conv2d(1, 2, 3, .padding = 1), tn_nn_batch_norm2d(2), tn_nn_relu(), tn_nn_flatten(), tn_nn_linear(2 * 4 * 4, 3),
                                     tn_nn_activation("Softmax", .dim = 1));
     tn_module_eval(m);
     tn_graph *g = tn_jit_trace_module(m, rnd(TN_SHAPE(2, 1, 4, 4)));

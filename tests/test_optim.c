@@ -590,7 +590,7 @@ TEST(zero_grad_and_skipping) {
     tn_optim *o = tn_optim_adam(ps, NP, .lr = 0.1);
     set_grads(ps, NP, 0);
     tn_tensor *g0 = tn_grad(ps[0]);
-    tn_optim_zero_grad_set_to_none(o, false);
+    tn_optim_zero_grad(o, .set_to_none = false);
     CHECK(tn_grad(ps[0]) == g0 && elem(g0, 1) == 0 && elem(tn_grad(ps[1]), 3) == 0);
     tn_optim_zero_grad(o);
     CHECK(tn_grad(ps[0]) == NULL && tn_grad(ps[1]) == NULL);
@@ -614,7 +614,7 @@ TEST(zero_grad_and_skipping) {
     CHECK(tn_backward(tn_sum(tn_mul(x, x)), .create_graph = true) == 0);
     CHECK(tn_grad(x) && tn_requires_grad(tn_grad(x)));
     o = tn_optim_sgd(&x, 1, .lr = 0.1);
-    tn_optim_zero_grad_set_to_none(o, false);
+    tn_optim_zero_grad(o, .set_to_none = false);
     CHECK(tn_grad(x) && !tn_requires_grad(tn_grad(x)) && tn_is_leaf(tn_grad(x)) && elem(tn_grad(x), 0) == 0);
     tn_set_grad(x, NULL);
     tn_optim_free(o);

@@ -119,7 +119,7 @@ TEST(random_functions_match_pytorch) {
 TEST(layer_init_matches_pytorch) {
     tn_scope_begin();
     tn_manual_seed(0);
-    tn_module *lin = tn_nn_linear(7, 5, true);
+    tn_module *lin = tn_nn_linear(7, 5);
     const float lw[4] = {-0.00282975193f, 0.202756613f, -0.311081827f, -0.278158814f};
     const float lb[5] = {-0.35398677f, -0.220633149f, 0.324897528f, 0.168654695f, 0.183189005f};
     check_f32(tn_module_get(lin, "weight"), lw, 4, "Linear(7, 5).weight");

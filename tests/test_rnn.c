@@ -567,7 +567,7 @@ TEST(test_transformer_wiring) {
             got = dec ? tn_nn_transformer_decoder_layer_forward(m, x, mem, NULL, NULL, kpm, mkpm, true) : tn_nn_transformer_encoder_layer_forward(m, x, NULL, kpm, true);
             CHECK_SAME(got, y, 1e-12);
             /* training: dropout makes two calls differ (p = 0.2) unless p = 0 */
-            tn_module_train(m, true);
+            tn_module_train(m);
             tn_tensor *a = dec ? tn_nn_transformer_decoder_layer_forward(m, x, mem, NULL, NULL, NULL, NULL, false) : tn_module_forward(m, x);
             tn_tensor *b = dec ? tn_nn_transformer_decoder_layer_forward(m, x, mem, NULL, NULL, NULL, NULL, false) : tn_module_forward(m, x);
             CHECK(a && b && (nf ? true : !tn_allclose(a, b, 1e-12, 1e-12, false)));
@@ -577,7 +577,7 @@ TEST(test_transformer_wiring) {
         }
     /* stacks: the layers in turn, then the norm */
     tn_module *layer = f64(tn_nn_transformer_encoder_layer(8, 2, .dim_feedforward = 12, .batch_first = true));
-    tn_module *enc = tn_nn_transformer_encoder(layer, 3, f64(tn_nn_layer_norm(SH(8))));
+    tn_module *enc = tn_nn_transformer_encoder(layer, 3, .norm = f64(tn_nn_layer_norm(SH(8))));
     tn_module_eval(enc);
     tn_tensor *x = RN(2, 5, 8), *kpm = tn_from_data((const bool[]){false, false, false, true, true, false, false, false, false, false}, SH(2, 5), TN_BOOL);
     tn_tensor *y = x;
@@ -589,7 +589,7 @@ TEST(test_transformer_wiring) {
     y = tn_module_forward(tn_module_child(enc, "norm"), y);
     CHECK_SAME(tn_nn_transformer_encoder_forward(enc, x, NULL, kpm, false), y, 1e-12);
     /* in a Sequential: the single-input forward (no masks) */
-    tn_module *seq = tn_nn_sequential(enc, tn_nn_linear(8, 3, true));
+    tn_module *seq = tn_nn_sequential(enc, tn_nn_linear(8, 3));
     f64(seq);
     tn_module_eval(seq);
     y = tn_module_forward(seq, x);
@@ -723,7 +723,7 @@ TEST(test_gradcheck) {
 /* a tiny training loop learns: gradients reach every parameter and the loss falls */
 TEST(test_training) {
     BEGIN;
-    tn_module *net = tn_nn_sequential(tn_nn_gru(2, 8, .batch_first = true), tn_nn_linear(8, 1, true));
+    tn_module *net = tn_nn_sequential(tn_nn_gru(2, 8, .batch_first = true), tn_nn_linear(8, 1));
     tn_tensor *x = tn_randn(SH(4, 6, 2), TN_F32), *y = tn_cumsum(tn_sum_dims(x, SH(2), .keepdim = true), 1);   /* running sums */
     double first = 0, last = 0;
     tn_dict *ps = tn_module_named_parameters(net);
@@ -1015,7 +1015,7 @@ static void oracle_transformer_cases(void) {
     }
 
     /* the stacks, with a final norm */
-    m = f64(tn_nn_transformer_encoder(tn_nn_transformer_encoder_layer(8, 2, .dim_feedforward = 16, .batch_first = true), 2, tn_nn_layer_norm(SH(8))));
+    m = f64(tn_nn_transformer_encoder(tn_nn_transformer_encoder_layer(8, 2, .dim_feedforward = 16, .batch_first = true), 2, .norm = tn_nn_layer_norm(SH(8))));
     tn_module_eval(m);
     /* different weights per layer, as after training */
     tn_no_grad_begin();
@@ -1030,7 +1030,7 @@ static void oracle_transformer_cases(void) {
     want_keys("encs_keys", m);
     py_case("encs", "    R('encs_y', m(x, src_key_padding_mask=kpm))");
     tn_module_free(m);
-    m = f64(tn_nn_transformer_decoder(tn_nn_transformer_decoder_layer(8, 2, .dim_feedforward = 16), 3, tn_nn_layer_norm(SH(8))));
+    m = f64(tn_nn_transformer_decoder(tn_nn_transformer_decoder_layer(8, 2, .dim_feedforward = 16), 3, .norm = tn_nn_layer_norm(SH(8))));
     tn_module_eval(m);
     tn_tensor *tgt = RN(4, 2, 8), *mem = RN(3, 2, 8);
     y = tn_nn_transformer_decoder_forward(m, tgt, mem, NULL, NULL, NULL, NULL, true);
@@ -1262,7 +1262,7 @@ TEST(test_names_and_repr) {
         CHECK_MSG(nm && !strcmp(nm, want[i]), "child %d is %s, expected %s", i, nm ? nm : "(none)", want[i]);
     }
     tn_module_free(m);
-    m = tn_nn_transformer_decoder(tn_nn_transformer_decoder_layer(4, 2, .dim_feedforward = 8), 2, NULL);
+    m = tn_nn_transformer_decoder(tn_nn_transformer_decoder_layer(4, 2, .dim_feedforward = 8), 2);
     CHECK(m && tn_module_child(m, "norm") == NULL && tn_module_num_children(tn_module_child(m, "layers")) == 2);
     CHECK(!strcmp(tn_module_name(m), "TransformerDecoder") && !strcmp(tn_module_name(tn_module_child(m, "layers")), "ModuleList"));
     CHECK(tn_module_get(m, "layers.1.multihead_attn.out_proj.bias") != NULL);
@@ -1279,7 +1279,7 @@ TEST(test_stack_copies) {
     tn_dict *orig = tn_module_state_dict(layer), *copy = tn_dict_new();
     for (int i = 0; i < tn_dict_len(orig); i++) tn_dict_set(copy, tn_dict_key(orig, i), tn_clone(tn_dict_value(orig, i)));
     tn_dict_free(orig);
-    tn_module *enc = tn_nn_transformer_encoder(layer, 3, tn_nn_layer_norm(SH(8)));
+    tn_module *enc = tn_nn_transformer_encoder(layer, 3, .norm = tn_nn_layer_norm(SH(8)));
     CHECK(enc != NULL);
     tn_dict *sd = tn_module_state_dict(enc);
     CHECK(tn_dict_len(sd) == 3 * tn_dict_len(copy) + 2);
@@ -1302,15 +1302,15 @@ TEST(test_stack_copies) {
     tn_dict_free(copy);
     tn_module_free(enc);
     /* zero layers, no norm: the input itself */
-    enc = tn_nn_transformer_encoder(tn_nn_transformer_encoder_layer(4, 1), 0, NULL);
+    enc = tn_nn_transformer_encoder(tn_nn_transformer_encoder_layer(4, 1), 0);
     tn_tensor *x = tn_randn(SH(2, 3, 4), TN_F32), *y = tn_module_forward(enc, x);
     CHECK(y == x);
     tn_module_free(enc);
     /* a module of another type cannot be a stack's layer; both are freed */
-    CHECK_ERR(tn_nn_transformer_encoder(tn_nn_linear(4, 4, true), 2, tn_nn_layer_norm(SH(4))), "tn_nn_transformer_encoder: expected a TransformerEncoderLayer, got Linear");
-    CHECK_ERR(tn_nn_transformer_decoder(tn_nn_transformer_encoder_layer(4, 2), 2, NULL), "tn_nn_transformer_decoder: expected a TransformerDecoderLayer, got TransformerEncoderLayer");
-    CHECK_ERR(tn_nn_transformer_encoder(tn_nn_transformer_encoder_layer(4, 2), -1, NULL), "num_layers must be non-negative");
-    CHECK_ERR(tn_nn_transformer_encoder(tn_nn_transformer_encoder_layer(4, 3), 2, NULL), "tn_nn_transformer_encoder_layer: embed_dim must be divisible by num_heads");
+    CHECK_ERR(tn_nn_transformer_encoder(tn_nn_linear(4, 4), 2, .norm = tn_nn_layer_norm(SH(4))), "tn_nn_transformer_encoder: expected a TransformerEncoderLayer, got Linear");
+    CHECK_ERR(tn_nn_transformer_decoder(tn_nn_transformer_encoder_layer(4, 2), 2), "tn_nn_transformer_decoder: expected a TransformerDecoderLayer, got TransformerEncoderLayer");
+    CHECK_ERR(tn_nn_transformer_encoder(tn_nn_transformer_encoder_layer(4, 2), -1), "num_layers must be non-negative");
+    CHECK_ERR(tn_nn_transformer_encoder(tn_nn_transformer_encoder_layer(4, 3), 2), "tn_nn_transformer_encoder_layer: embed_dim must be divisible by num_heads");
     END;
 }
 
@@ -1409,7 +1409,7 @@ TEST(test_errors) {
               "expecting key_padding_mask shape of [4], but got [1, 4]");
     CHECK_ERR(tn_nn_mha_forward(mha, tn_randn(SH(3, 2, 8), TN_F64), tn_randn(SH(4, 2, 8), TN_F64), tn_randn(SH(4, 2, 8), TN_F64), NULL, NULL, false, true, false, NULL),
               "MultiheadAttention: input (float64) and in_proj_weight (float32) must have the same dtype");
-    CHECK_ERR(tn_nn_mha_forward(lstm = tn_nn_linear(8, 8, true), q, k, k, NULL, NULL, false, true, false, NULL), "tn_nn_mha_forward: expected a MultiheadAttention module, got Linear");
+    CHECK_ERR(tn_nn_mha_forward(lstm = tn_nn_linear(8, 8), q, k, k, NULL, NULL, false, true, false, NULL), "tn_nn_mha_forward: expected a MultiheadAttention module, got Linear");
     tn_module_free(lstm);
     CHECK_ERR(tn_module_forward(mha, q), "tn_module_forward: MultiheadAttention has no single-input forward");
     tn_clear_error();
@@ -1424,7 +1424,7 @@ TEST(test_errors) {
     CHECK_ERR(tn_nn_transformer_decoder_layer_forward(dec, tn_randn(SH(3, 2, 6), TN_F32), k, NULL, NULL, NULL, NULL, false), "TransformerDecoderLayer: LayerNorm:");
     CHECK_ERR(tn_nn_transformer_decoder_layer_forward(enc, q, k, NULL, NULL, NULL, NULL, false), "tn_nn_transformer_decoder_layer_forward: expected a TransformerDecoderLayer, got TransformerEncoderLayer");
     CHECK_ERR(tn_module_forward(dec, q), "tn_module_forward: TransformerDecoderLayer has no single-input forward");
-    tn_module *stack = tn_nn_transformer_encoder(enc, 2, NULL);
+    tn_module *stack = tn_nn_transformer_encoder(enc, 2);
     CHECK_ERR(tn_nn_transformer_encoder_forward(stack, q, NULL, tn_zeros(SH(3, 2), TN_BOOL), false), "TransformerEncoder: TransformerEncoderLayer: MultiheadAttention: expecting key_padding_mask shape of [2, 3], but got [3, 2]");
     CHECK_ERR(tn_nn_transformer_decoder_forward(stack, q, k, NULL, NULL, NULL, NULL, false), "tn_nn_transformer_decoder_forward: expected a TransformerDecoder, got TransformerEncoder");
     tn_clear_error();

@@ -41,7 +41,8 @@ static tn_tensor *tn__mnist_file(const char *dir, const char *name) {
     TN_FREE(path.s);
     return r;
 }
-TNDEF tn_dataset *tn_mnist_dataset(const char *dir, bool train) {
+TNDEF tn_dataset *tn_mnist_dataset_opts(const char *dir, tn_mnist_opts o) {
+    const bool train = o.train;
     if (!dir) return (tn_dataset *)tn__error("tn_mnist_dataset: dir is NULL");
     const char *split = train ? "train" : "t10k";
     char name[64];
@@ -73,4 +74,7 @@ TNDEF tn_dataset *tn_mnist_dataset(const char *dir, bool train) {
     }
     tn_scope_end();
     return ds;
+}
+TNDEF tn_dataset *tn_mnist_dataset_str(const char *dir, const char *options) {
+    TN__KW_STR(tn_mnist_opts, mnist, "tn_mnist_dataset", options, tn_mnist_dataset_opts(dir, o));
 }

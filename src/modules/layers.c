@@ -29,7 +29,7 @@ static tn_tensor *tn__param(tn_module *m, const char *name, const int64_t *shape
 }
 static tn_tensor *tn__buffer(tn_module *m, const char *name, const int64_t *shape, int ndim, tn_dtype dtype, double value) {
     tn_tensor *t = tn__filled("tn_nn", shape, ndim, value, dtype);
-    tn_tensor *r = t ? tn_module_register_buffer(m, name, t, true) : NULL;
+    tn_tensor *r = t ? tn_module_register_buffer(m, name, t) : NULL;
     tn_release(t);
     return r;
 }
@@ -47,7 +47,8 @@ static void tn__linear_repr(tn_module *m, char *b, size_t n) {
     snprintf(b, n, "in_features=%lld, out_features=%lld, bias=%s", (long long)l->in, (long long)l->out, tn_module_get(m, "bias") ? "True" : "False");
 }
 static const tn_module_type tn__linear_type = {"Linear", tn__linear_fwd, NULL, tn__linear_repr};
-TNDEF tn_module *tn_nn_linear(int64_t in, int64_t out, bool bias) {
+TNDEF tn_module *tn_nn_linear_opts(int64_t in, int64_t out, tn_linear_opts o) {
+    const bool bias = o.bias;
     if (in < 0 || out < 0) return (tn_module *)tn__error("tn_nn_linear: in_features (%lld) and out_features (%lld) must be non-negative", (long long)in, (long long)out);
     tn__linear *l = (tn__linear *)tn_module_new(&tn__linear_type, sizeof(tn__linear));
     if (!l) return NULL;
@@ -56,6 +57,9 @@ TNDEF tn_module *tn_nn_linear(int64_t in, int64_t out, bool bias) {
     double bound = in > 0 ? 1 / sqrt((double)in) : 0;   /* reset_parameters: weight, then bias U(-1/sqrt(in), 1/sqrt(in)) */
     int failed = !w || (bias && !b) || tn__init_kaiming_a5(w) || (b && tn_init_uniform_(b, -bound, bound));
     return tn__module_or_free(&l->base, failed);
+}
+TNDEF tn_module *tn_nn_linear_str(int64_t in, int64_t out, const char *options) {
+    TN__KW_STR(tn_linear_opts, linear, "tn_nn_linear", options, tn_nn_linear_opts(in, out, o));
 }
 static void tn__bilinear_repr(tn_module *m, char *b, size_t n) {
     tn__linear *l = (tn__linear *)m;
@@ -66,7 +70,8 @@ TNDEF tn_tensor *tn_nn_bilinear_forward(tn_module *m, tn_tensor *x1, tn_tensor *
     if (!m || m->type != &tn__bilinear_type) return (tn_tensor *)tn__error("tn_nn_bilinear_forward: need a Bilinear module");
     return TN__AS("Bilinear", tn_bilinear(x1, x2, tn_module_get(m, "weight"), tn_module_get(m, "bias")));
 }
-TNDEF tn_module *tn_nn_bilinear(int64_t in1, int64_t in2, int64_t out, bool bias) {
+TNDEF tn_module *tn_nn_bilinear_opts(int64_t in1, int64_t in2, int64_t out, tn_linear_opts o) {
+    const bool bias = o.bias;
     if (in1 < 0 || in2 < 0 || out < 0) return (tn_module *)tn__error("tn_nn_bilinear: sizes must be non-negative");
     tn__linear *l = (tn__linear *)tn_module_new(&tn__bilinear_type, sizeof(tn__linear));
     if (!l) return NULL;
@@ -75,6 +80,9 @@ TNDEF tn_module *tn_nn_bilinear(int64_t in1, int64_t in2, int64_t out, bool bias
     double bound = in1 > 0 ? 1 / sqrt((double)in1) : 0;
     int failed = !w || (bias && !b) || tn_init_uniform_(w, -bound, bound) || (b && tn_init_uniform_(b, -bound, bound));
     return tn__module_or_free(&l->base, failed);
+}
+TNDEF tn_module *tn_nn_bilinear_str(int64_t in1, int64_t in2, int64_t out, const char *options) {
+    TN__KW_STR(tn_linear_opts, linear, "tn_nn_bilinear", options, tn_nn_bilinear_opts(in1, in2, out, o));
 }
 
 /* Conv1d, Conv2d, ConvTranspose2d */
@@ -412,11 +420,12 @@ static void tn__flatten_repr(tn_module *m, char *b, size_t n) {
 }
 static const tn_module_type tn__flatten_type = {"Flatten", tn__flatten_fwd, NULL, tn__flatten_repr};
 static const tn_module_type tn__unflatten_type = {"Unflatten", tn__flatten_fwd, NULL, tn__flatten_repr};
-TNDEF tn_module *tn_nn_flatten(int64_t start_dim, int64_t end_dim) {
+TNDEF tn_module *tn_nn_flatten_opts(tn_flatten_module_opts o) {
     tn__miscm *q = (tn__miscm *)tn_module_new(&tn__flatten_type, sizeof(tn__miscm));
-    if (q) { q->a = start_dim; q->b = end_dim; }
+    if (q) { q->a = o.start_dim; q->b = o.end_dim; }
     return q ? &q->base : NULL;
 }
+TNDEF tn_module *tn_nn_flatten_str(const char *options) { TN__KW_STR(tn_flatten_module_opts, flatten_module, "tn_nn_flatten", options, tn_nn_flatten_opts(o)); }
 TNDEF tn_module *tn_nn_unflatten(int64_t dim, const int64_t *sizes, int n) {
     if (!sizes || n < 1 || n > TN_MAX_DIMS) return (tn_module *)tn__error("tn_nn_unflatten: need 1 to %d sizes", TN_MAX_DIMS);
     tn__miscm *q = (tn__miscm *)tn_module_new(&tn__unflatten_type, sizeof(tn__miscm));

@@ -171,14 +171,18 @@ static void tn__unpool_repr(tn_module *m, char *b, size_t n) {
 static const tn_module_type tn__unpool_types[3] = {{"MaxUnpool1d", tn__unpool_fwd, NULL, tn__unpool_repr},
                                                    {"MaxUnpool2d", tn__unpool_fwd, NULL, tn__unpool_repr},
                                                    {"MaxUnpool3d", tn__unpool_fwd, NULL, tn__unpool_repr}};
-TNDEF tn_module *tn_nn_max_unpool(int n, int64_t kernel_size, int64_t stride, int64_t padding) {
+TNDEF tn_module *tn_nn_max_unpool_opts(int n, int64_t kernel_size, tn_max_unpool_opts o) {
     if (n < 1 || n > 3) return (tn_module *)tn__error("tn_nn_max_unpool: n must be 1, 2 or 3 spatial dims, got %d", n);
-    if (kernel_size <= 0 || stride < 0 || padding < 0)
-        return (tn_module *)tn__error("tn_nn_max_unpool: kernel_size must be positive and stride, padding non-negative (got %lld, %lld, %lld)", (long long)kernel_size,
-                                      (long long)stride, (long long)padding);
+    const int64_t stride = o.stride == TN_NONE ? kernel_size : o.stride;   /* None: kernel_size, as PyTorch */
+    if (kernel_size <= 0 || stride <= 0 || o.padding < 0)
+        return (tn_module *)tn__error("tn_nn_max_unpool: kernel_size and stride must be positive and padding non-negative (got %lld, %lld, %lld)",
+                                      (long long)kernel_size, (long long)stride, (long long)o.padding);
     tn__unpoolm *q = (tn__unpoolm *)tn_module_new(&tn__unpool_types[n - 1], sizeof(tn__unpoolm));
-    if (q) { q->n = n; q->k = kernel_size; q->s = stride ? stride : kernel_size; q->p = padding; }
+    if (q) { q->n = n; q->k = kernel_size; q->s = stride; q->p = o.padding; }
     return q ? &q->base : NULL;
+}
+TNDEF tn_module *tn_nn_max_unpool_str(int n, int64_t kernel_size, const char *options) {
+    TN__KW_STR(tn_max_unpool_opts, max_unpool, "tn_nn_max_unpool", options, tn_nn_max_unpool_opts(n, kernel_size, o));
 }
 TNDEF tn_tensor *tn_nn_max_unpool_forward(tn_module *m, tn_tensor *x, tn_tensor *indices) {
     if (!m || m->type->forward != tn__unpool_fwd) return (tn_tensor *)tn__error("tn_nn_max_unpool_forward: m is not a MaxUnpool module");
@@ -252,7 +256,8 @@ static const tn_module_type tn__pad_types[15] = {
     TN__PAD_TYPE("ReplicationPad1d"), TN__PAD_TYPE("ReplicationPad2d"), TN__PAD_TYPE("ReplicationPad3d"),
     TN__PAD_TYPE("CircularPad1d"), TN__PAD_TYPE("CircularPad2d"), TN__PAD_TYPE("CircularPad3d"),
     TN__PAD_TYPE("ZeroPad1d"), TN__PAD_TYPE("ZeroPad2d"), TN__PAD_TYPE("ZeroPad3d")};
-TNDEF tn_module *tn_nn_pad(const char *name, const int64_t *padding, int n, double value) {
+TNDEF tn_module *tn_nn_pad_opts(const char *name, const int64_t *padding, int n, tn_pad_module_opts o) {
+    const double value = o.value;
     const char *fn = "tn_nn_pad";
     int t = -1;
     for (int i = 0; name && i < 15; i++) if (!strcmp(name, tn__pad_types[i].name)) t = i;
@@ -260,11 +265,15 @@ TNDEF tn_module *tn_nn_pad(const char *name, const int64_t *padding, int n, doub
         return (tn_module *)tn__error("%s: unknown padding layer \"%s\" (ConstantPad, ReflectionPad, ReplicationPad, CircularPad, ZeroPad with 1d, 2d or 3d)", fn, name ? name : "(null)");
     const int dims = t % 3 + 1;
     if (!padding || (n != 1 && n != 2 * dims)) return (tn_module *)tn__error("%s: %s takes 1 or %d padding sizes, got %d", fn, name, 2 * dims, padding ? n : 0);
+    if (t >= 3 && value != 0) return (tn_module *)tn__error("%s: value is not an option of %s (only ConstantPad's)", fn, name);   /* PyTorch's have no value */
     tn__padm *q = (tn__padm *)tn_module_new(&tn__pad_types[t], sizeof(tn__padm));
     if (!q) return NULL;
     q->n = dims; q->zero = t >= 12; q->mode = t >= 12 ? 0 : t / 3; q->value = t >= 12 ? 0 : value;
     for (int i = 0; i < 2 * dims; i++) q->pad[i] = padding[n == 1 ? 0 : i];
     return &q->base;
+}
+TNDEF tn_module *tn_nn_pad_str(const char *name, const int64_t *padding, int n, const char *options) {
+    TN__KW_STR(tn_pad_module_opts, pad_module, "tn_nn_pad", options, tn_nn_pad_opts(name, padding, n, o));
 }
 
 /* PReLU */
@@ -272,7 +281,9 @@ typedef struct tn__preluM { tn_module base; int64_t num; double init; } tn__prel
 static tn_tensor *tn__prelu_mod_fwd(tn_module *m, tn_tensor *x) { return TN__AS("PReLU", tn_prelu(x, tn_module_get(m, "weight"))); }
 static void tn__prelu_mod_repr(tn_module *m, char *b, size_t n) { snprintf(b, n, "num_parameters=%lld", (long long)((tn__preluM *)m)->num); }
 static const tn_module_type tn__prelu_type = {"PReLU", tn__prelu_mod_fwd, NULL, tn__prelu_mod_repr};
-TNDEF tn_module *tn_nn_prelu(int64_t num_parameters, double init) {
+TNDEF tn_module *tn_nn_prelu_opts(tn_prelu_opts o) {
+    const int64_t num_parameters = o.num_parameters;
+    const double init = o.init;
     if (num_parameters <= 0) return (tn_module *)tn__error("tn_nn_prelu: num_parameters must be positive, got %lld", (long long)num_parameters);
     tn__preluM *q = (tn__preluM *)tn_module_new(&tn__prelu_type, sizeof(tn__preluM));
     if (!q) return NULL;
@@ -280,6 +291,7 @@ TNDEF tn_module *tn_nn_prelu(int64_t num_parameters, double init) {
     tn_tensor *w = tn__param(&q->base, "weight", &q->num, 1);
     return tn__module_or_free(&q->base, !w || tn_init_constant_(w, init));
 }
+TNDEF tn_module *tn_nn_prelu_str(const char *options) { TN__KW_STR(tn_prelu_opts, prelu, "tn_nn_prelu", options, tn_nn_prelu_opts(o)); }
 
 /* EmbeddingBag */
 typedef struct tn__bagm { tn_module base; int64_t num, dim; tn_embedding_bag_layer_opts o; } tn__bagm;
@@ -329,7 +341,7 @@ static tn_tensor *tn__lazy_param(tn_module *m, const char *name, const int64_t *
     tn_tensor *old = tn_module_get(m, name);
     tn_tensor *t = old ? tn__filled("tn_nn", shape, nd, fill, old->dtype) : NULL;
     tn_tensor *td = t ? tn_to(t, old->device) : NULL;
-    tn_tensor *r = !td ? NULL : buffer ? tn_module_register_buffer(m, name, td, true) : tn_module_register_parameter(m, name, td);
+    tn_tensor *r = !td ? NULL : buffer ? tn_module_register_buffer(m, name, td) : tn_module_register_parameter(m, name, td);
     if (td != t) tn_release(td);
     tn_release(t);
     return r;
@@ -355,12 +367,15 @@ static bool tn__lazy_placeholders(tn_module *m, const char *const *names, int n,
         if (tn_module_get(m, names[i]) && !tn__lazy_param(m, names[i], &zero, 1, buffers, 0)) return false;
     return true;
 }
-TNDEF tn_module *tn_nn_lazy_linear(int64_t out_features, bool bias) {
-    tn_module *m = tn_nn_linear(0, out_features, bias);
+TNDEF tn_module *tn_nn_lazy_linear_opts(int64_t out_features, tn_linear_opts o) {
+    tn_module *m = tn_nn_linear_opts(0, out_features, o);
     if (!m) return NULL;
     const char *const names[2] = {"weight", "bias"};
     m->type = &tn__lazy_linear_type;
     return tn__module_or_free(m, !tn__lazy_placeholders(m, names, 2, false));
+}
+TNDEF tn_module *tn_nn_lazy_linear_str(int64_t out_features, const char *options) {
+    TN__KW_STR(tn_linear_opts, linear, "tn_nn_lazy_linear", options, tn_nn_lazy_linear_opts(out_features, o));
 }
 
 static tn_tensor *tn__lazy_conv_fwd(tn_module *m, tn_tensor *x) {

@@ -66,14 +66,17 @@ TNDEF tn_tensor *tn_module_register_parameter(tn_module *m, const char *name, tn
     t->requires_grad = true;
     return t;
 }
-TNDEF tn_tensor *tn_module_register_buffer(tn_module *m, const char *name, tn_tensor *t, bool persistent) {
+TNDEF tn_tensor *tn_module_register_buffer_opts(tn_module *m, const char *name, tn_tensor *t, tn_register_buffer_opts o) {
     if (!t) return NULL;
     if (tn__check_name("tn_module_register_buffer", m, name, 1)) return NULL;
     tn__slot *s = tn__slot_put(m, 1, name);
     if (!s) return NULL;
     s->t = tn_retain(t);
-    s->persistent = persistent;
+    s->persistent = o.persistent;
     return t;
+}
+TNDEF tn_tensor *tn_module_register_buffer_str(tn_module *m, const char *name, tn_tensor *t, const char *options) {
+    TN__KW_STR(tn_register_buffer_opts, register_buffer, "tn_module_register_buffer", options, tn_module_register_buffer_opts(m, name, t, o));
 }
 /* Whether m is root or inside the tree under root. */
 static bool tn__module_in_tree(const tn_module *root, const tn_module *m) {
@@ -266,19 +269,25 @@ static int tn__module_load_commit(const char *fn, tn__module_load *l) {
     tn__module_load_free(l);
     return rc;
 }
-TNDEF int tn_module_load_state_dict(tn_module *m, const tn_dict *sd, bool strict, tn_dict *missing, tn_dict *unexpected) {
+TNDEF int tn_module_load_state_dict_opts(tn_module *m, const tn_dict *sd, tn_dict *missing, tn_dict *unexpected, tn_load_state_dict_opts o) {
     const char *fn = "tn_module_load_state_dict";
     if (!m || !sd) return TN__FAIL_INT("%s: need a module and a state dict", fn);
     tn__module_load l;
-    if (tn__module_load_check(fn, m, sd, strict, missing, unexpected, &l)) return -1;
+    if (tn__module_load_check(fn, m, sd, o.strict, missing, unexpected, &l)) return -1;
     return tn__module_load_commit(fn, &l);
 }
-TNDEF void tn_module_train(tn_module *m, bool mode) {
-    if (!m) return;
-    m->training = mode;
-    for (int i = 0; i < m->nchildren; i++) tn_module_train(m->children[i].m, mode);
+TNDEF int tn_module_load_state_dict_str(tn_module *m, const tn_dict *sd, tn_dict *missing, tn_dict *unexpected, const char *options) {
+    TN__KW_STR_INT(tn_load_state_dict_opts, load_state_dict, "tn_module_load_state_dict", options, tn_module_load_state_dict_opts(m, sd, missing, unexpected, o));
 }
-TNDEF void tn_module_eval(tn_module *m) { tn_module_train(m, false); }
+TNDEF void tn_module_train_opts(tn_module *m, tn_train_opts o) {
+    if (!m) return;
+    m->training = o.mode;
+    for (int i = 0; i < m->nchildren; i++) tn_module_train_opts(m->children[i].m, o);
+}
+TNDEF int tn_module_train_str(tn_module *m, const char *options) {
+    TN__KW_STR_INT(tn_train_opts, train, "tn_module_train", options, (tn_module_train_opts(m, o), 0));
+}
+TNDEF void tn_module_eval(tn_module *m) { tn_module_train(m, .mode = false); }
 TNDEF void tn_module_zero_grad(tn_module *m) {
     if (!m) return;
     for (int i = 0; i < m->nparams; i++) tn_set_grad(m->params[i].t, NULL);

@@ -18,6 +18,7 @@ typedef struct tn__kwkey { const char *name; char type; size_t off; const char *
 #define TN__KW_TYPE_D2 'K'
 #define TN__KW_TYPE_S 'S'
 #define TN__KW_TYPE_T 'T'
+#define TN__KW_TYPE_MOD 'N'
 #define TN__KW_TYPE_IL 'L'
 #define TN__KW_TYPE_DL 'M'
 #define TN__KW_ROW(type, name, def, words) {#name, TN__KW_TYPE_##type, offsetof(TN__KW_T, name), words},
@@ -207,6 +208,8 @@ static int tn__kw_set(const char *fn, const tn__kwkey *key, tn__kwspan k, tn__kw
     }
     case 'T':
         return TN__FAIL_INT("%s: option %s is a tensor, which the option text cannot give (pass it in the options struct)", fn, name);
+    case 'N':
+        return TN__FAIL_INT("%s: option %s is a module, which the option text cannot give (pass it in the options struct)", fn, name);
     default: break;
     }
     /* I, and P given a number */
@@ -310,7 +313,7 @@ static bool tn__kw_same(const tn__kwkey *key, const void *a, const void *b) {
         const char *s = *(const char *const *)x, *t = *(const char *const *)y;
         return s == t || (s && t && !strcmp(s, t));
     }
-    case 'T': return *(void *const *)x == *(void *const *)y;
+    case 'T': case 'N': return *(void *const *)x == *(void *const *)y;
     case 'L': return ((const tn_ints *)x)->n == 0 && ((const tn_ints *)y)->n == 0;
     case 'M': return ((const tn_doubles *)x)->n == 0 && ((const tn_doubles *)y)->n == 0;
     default: return false;
@@ -394,6 +397,39 @@ static const tn__kwkey tn__kw_mha[] = {TN_FIELDS_tn_multihead_attention_opts(TN_
 #undef TN__KW_T
 #define TN__KW_T tn_transformer_layer_opts
 static const tn__kwkey tn__kw_transformer_layer[] = {TN_FIELDS_tn_transformer_layer_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_linear_opts
+static const tn__kwkey tn__kw_linear[] = {TN_FIELDS_tn_linear_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_flatten_module_opts
+static const tn__kwkey tn__kw_flatten_module[] = {TN_FIELDS_tn_flatten_module_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_pad_module_opts
+static const tn__kwkey tn__kw_pad_module[] = {TN_FIELDS_tn_pad_module_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_prelu_opts
+static const tn__kwkey tn__kw_prelu[] = {TN_FIELDS_tn_prelu_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_max_unpool_opts
+static const tn__kwkey tn__kw_max_unpool[] = {TN_FIELDS_tn_max_unpool_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_transformer_stack_opts
+static const tn__kwkey tn__kw_transformer_stack[] = {TN_FIELDS_tn_transformer_stack_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_register_buffer_opts
+static const tn__kwkey tn__kw_register_buffer[] = {TN_FIELDS_tn_register_buffer_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_load_state_dict_opts
+static const tn__kwkey tn__kw_load_state_dict[] = {TN_FIELDS_tn_load_state_dict_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_train_opts
+static const tn__kwkey tn__kw_train[] = {TN_FIELDS_tn_train_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_zero_grad_opts
+static const tn__kwkey tn__kw_zero_grad[] = {TN_FIELDS_tn_zero_grad_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_mnist_opts
+static const tn__kwkey tn__kw_mnist[] = {TN_FIELDS_tn_mnist_opts(TN__KW_ROW)};
 #undef TN__KW_T
 #define TN__KW_T tn_optim_opts
 static const tn__kwkey tn__kw_optim[] = {TN_FIELDS_tn_optim_opts(TN__KW_ROW)};

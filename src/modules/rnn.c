@@ -752,7 +752,7 @@ static tn_module *tn__mha_new(const char *fn, int64_t E, int64_t heads, double d
     a->E = E; a->heads = heads; a->kdim = kdim; a->vdim = vdim; a->dropout = dropout; a->batch_first = batch_first; a->add_zero_attn = add_zero_attn;
     tn_module *m = &a->base;
     /* PyTorch builds out_proj (a Linear: its weight and bias drawn) before _reset_parameters draws the projections */
-    tn_module *out = tn_nn_linear(E, E, bias);
+    tn_module *out = tn_nn_linear(E, E, .bias = bias);
     int failed = !out;
     if (!failed && kdim == E && vdim == E) {
         tn_tensor *w = tn__param(m, "in_proj_weight", TN_SHAPE(3 * E, E));
@@ -1014,8 +1014,8 @@ static tn_module *tn__tlayer_new(const char *fn, bool decoder, int64_t d, int64_
     /* PyTorch's registration order (the state dict follows it) */
     bool ok = tn_module_add(m, "self_attn", tn__mha_new(fn, d, nhead, p, bias, false, false, d, d, bf)) &&
               (!decoder || tn_module_add(m, "multihead_attn", tn__mha_new(fn, d, nhead, p, bias, false, false, d, d, bf))) &&
-              tn_module_add(m, "linear1", tn_nn_linear(d, dff, bias)) && tn_module_add(m, "dropout", tn_nn_dropout(.p = p)) &&
-              tn_module_add(m, "linear2", tn_nn_linear(dff, d, bias)) && tn_module_add(m, "norm1", tn_nn_layer_norm_opts(ds, 1, ln)) &&
+              tn_module_add(m, "linear1", tn_nn_linear(d, dff, .bias = bias)) && tn_module_add(m, "dropout", tn_nn_dropout(.p = p)) &&
+              tn_module_add(m, "linear2", tn_nn_linear(dff, d, .bias = bias)) && tn_module_add(m, "norm1", tn_nn_layer_norm_opts(ds, 1, ln)) &&
               tn_module_add(m, "norm2", tn_nn_layer_norm_opts(ds, 1, ln)) && (!decoder || tn_module_add(m, "norm3", tn_nn_layer_norm_opts(ds, 1, ln))) &&
               tn_module_add(m, "dropout1", tn_nn_dropout(.p = p)) && tn_module_add(m, "dropout2", tn_nn_dropout(.p = p)) &&
               (!decoder || tn_module_add(m, "dropout3", tn_nn_dropout(.p = p)));
@@ -1118,7 +1118,7 @@ static tn_module *tn__module_deepcopy(const char *fn, const tn_module *m) {
         if (!failed) t->requires_grad = m->params[i].t->requires_grad;
     }
     for (int i = 0; !failed && i < m->nbuffers; i++)
-        failed = !tn_module_register_buffer(c, m->buffers[i].name, tn_clone(m->buffers[i].t), m->buffers[i].persistent);
+        failed = !tn_module_register_buffer(c, m->buffers[i].name, tn_clone(m->buffers[i].t), .persistent = m->buffers[i].persistent);
     tn_no_grad_end();
     tn_scope_end();
     for (int i = 0; !failed && i < m->nchildren; i++) failed = !tn_module_add(c, m->children[i].name, tn__module_deepcopy(fn, m->children[i].m));
@@ -1154,11 +1154,24 @@ static tn_module *tn__tstack_new(const char *fn, const tn_module_type *type, con
     if (norm && !tn_module_add(&s->base, "norm", norm)) { tn_module_free(&s->base); return NULL; }   /* add freed norm */
     return &s->base;
 }
-TNDEF tn_module *tn_nn_transformer_encoder(tn_module *encoder_layer, int64_t num_layers, tn_module *norm) {
-    return tn__tstack_new("tn_nn_transformer_encoder", &tn__encoder_type, &tn__enc_layer_type, encoder_layer, num_layers, norm);
+TNDEF tn_module *tn_nn_transformer_encoder_opts(tn_module *encoder_layer, int64_t num_layers, tn_transformer_stack_opts o) {
+    return tn__tstack_new("tn_nn_transformer_encoder", &tn__encoder_type, &tn__enc_layer_type, encoder_layer, num_layers, o.norm);
 }
-TNDEF tn_module *tn_nn_transformer_decoder(tn_module *decoder_layer, int64_t num_layers, tn_module *norm) {
-    return tn__tstack_new("tn_nn_transformer_decoder", &tn__decoder_type, &tn__dec_layer_type, decoder_layer, num_layers, norm);
+TNDEF tn_module *tn_nn_transformer_decoder_opts(tn_module *decoder_layer, int64_t num_layers, tn_transformer_stack_opts o) {
+    return tn__tstack_new("tn_nn_transformer_decoder", &tn__decoder_type, &tn__dec_layer_type, decoder_layer, num_layers, o.norm);
+}
+/* The text cannot give norm, so these take the layer over as the _opts forms do, freeing it
+   on bad text too. */
+static tn_module *tn__tstack_str(const char *fn, tn_module *layer, int64_t n, const char *options, bool decoder) {
+    tn_transformer_stack_opts o = TN_DEFAULTS(tn_transformer_stack_opts);
+    if (tn__kw_parse(fn, options, tn__kw_transformer_stack, TN__KW_N(tn__kw_transformer_stack), &o, NULL)) { tn_module_free(layer); return NULL; }
+    return decoder ? tn_nn_transformer_decoder_opts(layer, n, o) : tn_nn_transformer_encoder_opts(layer, n, o);
+}
+TNDEF tn_module *tn_nn_transformer_encoder_str(tn_module *encoder_layer, int64_t num_layers, const char *options) {
+    return tn__tstack_str("tn_nn_transformer_encoder", encoder_layer, num_layers, options, false);
+}
+TNDEF tn_module *tn_nn_transformer_decoder_str(tn_module *decoder_layer, int64_t num_layers, const char *options) {
+    return tn__tstack_str("tn_nn_transformer_decoder", decoder_layer, num_layers, options, true);
 }
 static tn_tensor *tn__tstack_core(tn_module *m, bool decoder, tn_tensor *x, tn_tensor *mem, tn_tensor *mask, tn_tensor *mem_mask, tn_tensor *kpm,
                                   tn_tensor *mem_kpm, bool causal) {

@@ -454,8 +454,8 @@ TNDEF int tn_optim_set(tn_optim *o, int group, const char *name, double value) {
 }
 
 /* ---- zero_grad ---- */
-TNDEF void tn_optim_zero_grad(tn_optim *o) { tn_optim_zero_grad_set_to_none(o, true); }
-TNDEF void tn_optim_zero_grad_set_to_none(tn_optim *o, bool set_to_none) {
+TNDEF void tn_optim_zero_grad_opts(tn_optim *o, tn_zero_grad_opts opts) {
+    const bool set_to_none = opts.set_to_none;
     if (!o) return;
     tn_no_grad_begin();
     tn_scope_begin();
@@ -470,6 +470,9 @@ TNDEF void tn_optim_zero_grad_set_to_none(tn_optim *o, bool set_to_none) {
     }
     tn_scope_end();
     tn_no_grad_end();
+}
+TNDEF int tn_optim_zero_grad_str(tn_optim *optim, const char *options) {
+    TN__KW_STR_INT(tn_zero_grad_opts, zero_grad, "tn_optim_zero_grad", options, (tn_optim_zero_grad_opts(optim, o), 0));
 }
 
 /* ---- the CPU step ---- */

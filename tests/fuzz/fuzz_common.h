@@ -183,8 +183,8 @@ static inline const char *fuzz_dict_diff(const tn_dict *a, const tn_dict *b, cha
 #define TN_FUZZ_MODEL_H
 static inline tn_module *fuzz_ckpt_model(uint64_t seed, int64_t hidden) {
     tn_manual_seed(seed);
-    return tn_nn_sequential_n((tn_module *const[]){tn_nn_linear(3, hidden, true), tn_nn_batch_norm1d(hidden), tn_nn_tanh(),
-                                                   tn_nn_linear(hidden, 2, true)}, 4);
+    return tn_nn_sequential_n((tn_module *const[]){tn_nn_linear(3, hidden), tn_nn_batch_norm1d(hidden), tn_nn_tanh(),
+                                                   tn_nn_linear(hidden, 2)}, 4);
 }
 static inline tn_optim *fuzz_ckpt_optim(tn_module *m, const char *kind, const char *opts) {
     tn_dict *p = tn_module_named_parameters(m);

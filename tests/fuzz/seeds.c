@@ -360,9 +360,9 @@ static void seeds_options(fuzz_emit_fn emit, void *user) {
 static void seeds_onnx(fuzz_emit_fn emit, void *user) {
     tn_scope_begin();
     tn_manual_seed(13);
-    tn_module *ms[3] = {tn_nn_sequential(tn_nn_linear(4, 8, true), tn_nn_gelu(), tn_nn_linear(8, 3, true), tn_nn_activation("Softmax", .dim = 1)),
+    tn_module *ms[3] = {tn_nn_sequential(tn_nn_linear(4, 8), tn_nn_gelu(), tn_nn_linear(8, 3), tn_nn_activation("Softmax", .dim = 1)),
                         tn_nn_sequential(tn_nn_conv2d(1, 2, 3, .padding = 1), tn_nn_batch_norm2d(2), tn_nn_relu(), tn_nn_max_pool2d(2),
-                                         tn_nn_flatten(1, -1), tn_nn_linear(2 * 2 * 2, 2, true)),
+                                         tn_nn_flatten(), tn_nn_linear(2 * 2 * 2, 2)),
                         tn_nn_transformer_encoder_layer(8, 2, .dim_feedforward = 8, .batch_first = true)};
     const int64_t shapes[3][4] = {{2, 4}, {2, 1, 4, 4}, {2, 3, 8}};
     const int nds[3] = {2, 4, 3};

@@ -841,14 +841,14 @@ tn_init_trunc_normal_ i T d d d d
 tn_init_sparse_ i T d d
 tn_module_new p p z
 tn_module_free v p
-tn_module_register_buffer T p s T b
+tn_module_register_buffer_str T p s T s
 tn_module_to i p D
 tn_module_to_dtype i p D
 tn_module_get T p s
-tn_nn_linear p l l b
+tn_nn_linear_str p l l s
 tn_nn_conv2d_str p l l l s
 tn_nn_embedding_str p l l s
-tn_nn_bilinear p l l l b
+tn_nn_bilinear_str p l l l s
 tn_clip_grad_norm_ d A i d d
 tn_clip_grad_value_ i A i d
 """
@@ -878,8 +878,7 @@ tn_optim_get d p i s
 tn_optim_set i p i s d
 tn_optim_step i p
 tn_optim_step_closure d p C p
-tn_optim_zero_grad v p
-tn_optim_zero_grad_set_to_none v p b
+tn_optim_zero_grad_str i p s
 tn_optim_state T p i s
 tn_optim_state_dict p p
 tn_optim_load_state_dict i p p
@@ -934,7 +933,7 @@ tn_save_pt i s p
 tn_load_pt p s
 tn_read_idx T s
 tn_tensor_dataset p A i
-tn_mnist_dataset p s b
+tn_mnist_dataset_str p s s
 tn_dataset_len l p
 tn_dataset_get i p l A
 tn_dataset_free v p
@@ -960,7 +959,7 @@ tn_rnn_relu_cell T T T T T T T
 tn_lstm_cell T T T T T T T T A
 tn_gru_cell T T T T T T T
 tn_module_register_parameter T p s T
-tn_module_train v p b
+tn_module_train_str i p s
 tn_module_child p p s
 tn_nn_rnn_str p l l s
 tn_nn_lstm_str p l l s

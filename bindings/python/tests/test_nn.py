@@ -1152,12 +1152,12 @@ def test_layers_draw_the_same_values_as_the_c_layers():
     """Same seed -> the Python layer's parameters equal the C tn_nn_* layer's bit for bit."""
     lib = _C.lib
     for seed in (0, 7):
-        cases = [(lambda: nn.Linear(7, 5), lambda: lib.tn_nn_linear(7, 5, True), ["weight", "bias"]),
+        cases = [(lambda: nn.Linear(7, 5), lambda: lib.tn_nn_linear_str(7, 5, b"bias=True"), ["weight", "bias"]),
                  (lambda: nn.Conv2d(3, 4, 3, stride=2), lambda: lib.tn_nn_conv2d_str(3, 4, 3, b"stride=2"),
                   ["weight", "bias"]),
                  (lambda: nn.Embedding(10, 4, padding_idx=2), lambda: lib.tn_nn_embedding_str(10, 4, b"padding_idx=2"),
                   ["weight"]),
-                 (lambda: nn.Bilinear(3, 2, 4), lambda: lib.tn_nn_bilinear(3, 2, 4, True), ["weight", "bias"])]
+                 (lambda: nn.Bilinear(3, 2, 4), lambda: lib.tn_nn_bilinear_str(3, 2, 4, None), ["weight", "bias"])]
         for make_py, make_c, names in cases:
             tn.manual_seed(seed)
             py = make_py()

@@ -936,7 +936,7 @@ def test_python_transformer_layers_equal_the_c_layers():
             try:
                 py.double()
                 assert lib.tn_module_to_dtype(c, tn.float64._code) == 0
-                lib.tn_module_train(c, False)
+                assert lib.tn_module_train_str(c, b"mode=False") == 0
                 if decoder:
                     want = tn._core._wrap(lib.tn_nn_transformer_decoder_layer_forward(
                         c, x_._ptr, mem_._ptr, mask._ptr, None, None, kpm._ptr, False))

@@ -116,7 +116,7 @@ def _convert_in_place(tensors, device=None, dtype=None):
         _raise()
     try:
         for i, t in enumerate(tensors):
-            if not lib.tn_module_register_buffer(m, f"t{i}".encode(), t._ptr, True):
+            if not lib.tn_module_register_buffer_str(m, f"t{i}".encode(), t._ptr, None):
                 _raise()
         if device is not None:
             _check_int(lib.tn_module_to(m, device._code))

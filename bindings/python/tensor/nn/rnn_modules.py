@@ -118,7 +118,8 @@ class _CModule:
                 if not rg:                       # registering switches requires_grad on
                     lib.tn_requires_grad_(t._ptr, False)
             self.bound = ptrs
-        lib.tn_module_train(self.ptr, bool(training))
+        if lib.tn_module_train_str(self.ptr, b"mode=True" if training else b"mode=False"):
+            _raise()
         return self.ptr
 
     def free(self):

@@ -421,7 +421,7 @@ class Optimizer:
     # -- the update
     def zero_grad(self, set_to_none=True):
         if self._KIND is not None:
-            lib.tn_optim_zero_grad_set_to_none(self._h, bool(set_to_none))
+            _check_int(lib.tn_optim_zero_grad_str(self._h, b"set_to_none=True" if set_to_none else b"set_to_none=False"))
             return
         for group in self.param_groups:
             for p in group["params"]:
