@@ -48,11 +48,11 @@ except ImportError:
 # pytorch/tutorials' files (beginner_source/<path>) at the commits in each port's header:
 # each port, its imports turned back and its header removed, must be that file byte for byte
 UPSTREAM = {
-    "basics/quickstart_tutorial.py": ("07a339e", "aeca4ae043c1cacc0eabbfce146dbd9324f33994ac934bd43a821fddb8e867c3"),
-    "basics/tensorqs_tutorial.py": ("0dea8a1", "7a9664b3507cadf3a01e3b21bdb08511d716329cb84df729c1277b4d417c2ec8"),
-    "basics/data_tutorial.py": ("07a339e", "bf9531fe07284e2b78af85d2c73565539b25fac69be7492df37b3084fe0e669b"),
+    "basics/quickstart_tutorial.py": ("afcd669", "73d1ca9b46151693395a01537bc088b89036057d6a04405f76ebeb4816f2f2f9"),
+    "basics/tensorqs_tutorial.py": ("7a5420a", "5e0150f9ff6beb8d4c9a7b9686d53773cd0d416d75fa35e4a9c31373827880b3"),
+    "basics/data_tutorial.py": ("f3392fc", "e39f590b0199c2be5967dfa6eda778f09831b792b92f55e8d77fb350e8c73911"),
     "basics/transforms_tutorial.py": ("2aabe77", "87e1205376fb90181160f36346a3a9c04428bd07b70352667ee14c1841f0f6f2"),
-    "basics/buildmodel_tutorial.py": ("07a339e", "3c5c280c2bf1097c58bf73d5c431f739e0532b750f0aed1dab5e0a03b562bc16"),
+    "basics/buildmodel_tutorial.py": ("c53e7d4", "3848002404239acb7555f3ae26959c680c39be463803eaa6c2dc43b92983e2f4"),
     "basics/autogradqs_tutorial.py": ("1532c0d", "1c306d9ec0c1d9bff2e65464bf9b35dd231503ce89155a1fe93c3bbec5f54a80"),
     "basics/optimization_tutorial.py": ("009a87b",
                                         "aa5ae1b2baabe895c1d365a12cc7fc889cdad31cb284d5c6ac9e44df4b7a4233"),
@@ -363,7 +363,7 @@ def test_fashion_mnist_training(fashion, rel):
     assert len(mine) == (5 if "quickstart" in rel else 10) and mine[-1] < mine[0], mine
     if "quickstart" in rel:
         assert "Saved PyTorch Model State to model.pth" in ours and 'Predicted: "' in ours
-        assert "Shape of X [N, C, H, W]:  torch.Size([64, 1, 28, 28])" in ours
+        assert "Shape of X [N, C, H, W]: torch.Size([64, 1, 28, 28])" in ours
     if theirs is not None:
         assert abs(mine[0] - losses(theirs, TRAIN_LOSS)[0]) <= 1e-5 * losses(theirs, TRAIN_LOSS)[0]
         same_output(ours, theirs)
