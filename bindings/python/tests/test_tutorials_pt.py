@@ -18,7 +18,7 @@ Data: small generated sets in the tutorials' own places (data/FashionMNIST/raw, 
 data/cifar-10-batches-py, the python version's pickles): class-dependent blobs over noise.
 The dataset size is data, not code: the tutorials' epochs and batch sizes are as written.
 
-Run:  make lib/libtensor.so && python3 tools/port_tutorials.py SRC &&
+Run:  make lib/libtensor.so && python3 tools/port_tutorials.py <pytorch/tutorials checkout> &&
       python3 -m pytest -q bindings/python/tests/test_tutorials_pt.py
 (TENSOR_SLOW_TESTS=1 adds the run of cifar10_tutorial with 8000 training images, enough
 for its loss line every 2000 batches.)
@@ -108,9 +108,19 @@ def test_port_is_the_upstream_file(rel):
         f"{rel} differs from pytorch/tutorials' beginner_source/{rel} beyond its imports"
 
 
-def test_port_tool_ports_imports_only():
+def _tool():
     sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "tools"))
-    import port_tutorials as pt
+    import port_tutorials
+    return port_tutorials
+
+
+def test_port_tool_pins_the_versions_checked_here():
+    """tools/port_tutorials.py takes each file at the commit this table's digest is of."""
+    assert {rel: c[:7] for rel, c in _tool().TUTORIALS.items()} == {rel: c for rel, (c, _) in UPSTREAM.items()}
+
+
+def test_port_tool_ports_imports_only():
+    pt = _tool()
     src = ('"""doc"""\nfrom __future__ import print_function\nimport torch\nimport torchvision  # data\n'
            "import torch.nn as nn\nfrom torch.utils.data import DataLoader\nimport torchvision.transforms as T\n"
            "from torchvision import datasets\nx = torch.ones(1)  # import torch\n    import torch\n")
