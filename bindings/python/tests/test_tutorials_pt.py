@@ -11,7 +11,8 @@ file with its imports turned back (test_examples_pt.to_torch_source); torchvisio
 tests/_torchvision_standin.py (Debian ships none). matplotlib (plt.imshow, plt.show)
 and pandas (imported, unused, by data_tutorial) are stand-ins in both runs when not
 installed; the matplotlib one takes imshow's image through numpy.asarray, as matplotlib
-does, so a tensor handed to it must convert. Both runs seed torch (0), random and
+does, so a tensor handed to it must convert (and prints a line saying its shape; with
+matplotlib installed, the Agg backend draws it after that same line). Both runs seed torch (0), random and
 numpy.random before the file runs (most tutorials seed nothing).
 
 Data: small generated sets in the tutorials' own places (data/FashionMNIST/raw, IDX files;
@@ -21,7 +22,7 @@ The dataset size is data, not code: the tutorials' epochs and batch sizes are as
 Run:  make lib/libtensor.so && python3 tools/port_tutorials.py <pytorch/tutorials checkout> &&
       python3 -m pytest -q bindings/python/tests/test_tutorials_pt.py
 (TENSOR_SLOW_TESTS=1 adds the run of cifar10_tutorial with 8000 training images, enough
-for its loss line every 2000 batches.)
+for its loss line every 2000 batches, and VGG's initialisation against torch.nn's.)
 """
 import hashlib
 import os
@@ -158,7 +159,14 @@ PRELUDE = textwrap.dedent('''
 
     try:
         import matplotlib
-        matplotlib.use("Agg")
+        matplotlib.use("Agg")                  # headless: show() draws nothing
+        import matplotlib.pyplot as plt
+        _real_imshow = plt.imshow
+
+        def _traced_imshow(X, *a, **k):        # the same line as the stand-in's, then matplotlib's own
+            _imshow(X)
+            return _real_imshow(X, *a, **k)
+        plt.imshow = _traced_imshow
     except ImportError:
         plt = types.ModuleType("matplotlib.pyplot")
         plt.figure = lambda *a, **k: _Figure()
