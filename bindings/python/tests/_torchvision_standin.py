@@ -1,11 +1,13 @@
-"""The part of torchvision that the ported examples use, for their runs under PyTorch 1.13
-(Debian ships no torchvision): what tensor.vision does, written with torch, so that both
-runs see the same images. Like tensor.vision, a dataset item is the image's pixels as a
-uint8 tensor (H x W), not a PIL image; Resize is F.interpolate's bilinear
-(align_corners=False) rounded back to uint8, as tensor.vision's. Only for
-test_examples_pt.py (installed as sys.modules["torchvision"] in the child process)."""
+"""The part of torchvision that the ported examples and tutorials use, for their runs under
+PyTorch 1.13 (Debian ships no torchvision): what tensor.vision does, written with torch, so
+that both runs see the same images. Like tensor.vision, a dataset item is the image's
+pixels as a uint8 tensor (H x W, or H x W x C for CIFAR10), not a PIL image; Resize is
+F.interpolate's bilinear (align_corners=False) rounded back to uint8, as tensor.vision's.
+Only for test_examples_pt.py and test_tutorials_pt.py (installed as
+sys.modules["torchvision"] in the child process)."""
 import gzip
 import os
+import pickle
 import sys
 import types
 
@@ -53,6 +55,33 @@ class MNIST(torch.utils.data.Dataset):
 
 class FashionMNIST(MNIST):
     pass
+
+
+class CIFAR10(torch.utils.data.Dataset):
+    """root/cifar-10-batches-py (the python version: pickled dicts of a uint8 [N, 3072]
+    array and a list of labels), as tensor.vision reads it."""
+    train_list = ["data_batch_1", "data_batch_2", "data_batch_3", "data_batch_4", "data_batch_5"]
+
+    def __init__(self, root, train=True, transform=None, target_transform=None, download=False):
+        self.transform, self.target_transform = transform, target_transform
+        datas, self.targets = [], []
+        for n in (self.train_list if train else ["test_batch"]):
+            with open(os.path.join(root, "cifar-10-batches-py", n), "rb") as f:
+                entry = pickle.load(f, encoding="latin1")
+            datas.append(entry["data"])
+            self.targets.extend(int(v) for v in entry["labels"])
+        self.data = torch.from_numpy(np.vstack(datas).reshape(-1, 3, 32, 32).transpose((0, 2, 3, 1)).copy())
+
+    def __getitem__(self, index):
+        img, target = self.data[index].clone(), self.targets[index]
+        if self.transform is not None:
+            img = self.transform(img)
+        if self.target_transform is not None:
+            target = self.target_transform(target)
+        return img, target
+
+    def __len__(self):
+        return len(self.data)
 
 
 class Compose:
@@ -110,6 +139,25 @@ def save_image(tensor, fp, **kwargs):
         f.write(b"")
 
 
+def _make_grid():
+    """The package's make_grid (tensor/vision/utils.py) run with torch: the grid is plain
+    tensor arithmetic (test_examples_pt checks it against torchvision's formulas)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tensor", "vision", "utils.py")
+    with open(path) as f:
+        src = f.read()
+    for old, new in (("from .._core import Tensor, uint8, full\n", "from torch import Tensor, uint8, full\n"),
+                     ("from .._ops import stack\n", "from torch import stack\n")):
+        assert old in src, old
+        src = src.replace(old, new, 1)
+    m = types.ModuleType("_standin_utils")
+    exec(compile(src, path, "exec"), m.__dict__)
+    return m.make_grid
+
+
+def read_image(path, mode=None):
+    raise NotImplementedError("the stand-in reads no image files (the tutorials only import read_image)")
+
+
 def _models():
     """The package's tensor/vision/models.py run with torch.nn: the same ResNet code, so
     the two runs build the same network (this checks the rest of the program, not the
@@ -126,11 +174,13 @@ def _models():
 def install():
     tv = types.ModuleType("torchvision")
     ds = types.ModuleType("torchvision.datasets")
-    ds.MNIST, ds.FashionMNIST = MNIST, FashionMNIST
+    ds.MNIST, ds.FashionMNIST, ds.CIFAR10 = MNIST, FashionMNIST, CIFAR10
     tr = types.ModuleType("torchvision.transforms")
     tr.Compose, tr.ToTensor, tr.Normalize, tr.Lambda, tr.Resize = Compose, ToTensor, Normalize, Lambda, Resize
     ut = types.ModuleType("torchvision.utils")
-    ut.save_image = save_image
-    tv.datasets, tv.transforms, tv.utils, tv.models = ds, tr, ut, _models()
-    for m in (tv, ds, tr, ut, tv.models):
+    ut.save_image, ut.make_grid = save_image, _make_grid()
+    io = types.ModuleType("torchvision.io")
+    io.read_image = read_image
+    tv.datasets, tv.transforms, tv.utils, tv.models, tv.io = ds, tr, ut, _models(), io
+    for m in (tv, ds, tr, ut, tv.models, io):
         sys.modules[m.__name__] = m

@@ -7,6 +7,10 @@ parts, in their successive versions (pytorch/tutorials: beginner_source/examples
 beginner_source/blitz, beginner_source/basics/tensorqs_tutorial.py). Trimmed means fewer
 iterations, and the blitz's torchvision resnet18 replaced by a small CNN with the same
 ``fc`` attribute (torchvision is not a dependency); the code is otherwise the tutorials'.
+The tutorials themselves, unchanged but for their imports, run in test_tutorials_pt.py
+(once tools/port_tutorials.py has written them from a pytorch/tutorials checkout: their
+text is not kept in this repository, so these copies are what runs without one; some are
+versions the ports are not, e.g. 2025's accelerator fit and the Variable-era autograd).
 
 Each program runs in a subprocess where ``torch`` (and every ``torch.*`` submodule) is the
 package, and again under PyTorch 1.13 when it is installed:

@@ -1,17 +1,20 @@
 """torchvision.models' ResNets (resnet18/34/50/101/152, resnext50_32x4d/101_32x8d,
-wide_resnet50_2/101_2): torchvision's architecture, module names (so state dicts match),
-forward and initialisation (the layers built in the same order, then kaiming_normal_
-(fan_out, relu) on every Conv2d and 1/0 on every norm layer), so that after
-``manual_seed`` a model starts from torchvision's weights. ``weights`` must be None:
-pretrained weights cannot be downloaded here (load a state dict with tensor.load).
-Written after torchvision's resnet.py (BSD-3-Clause, Copyright (c) Soumith Chintala 2016).
+wide_resnet50_2/101_2) and VGGs (vgg11/13/16/19 and their _bn variants): torchvision's
+architecture, module names (so state dicts match), forward and initialisation (the layers
+built in the same order, then kaiming_normal_ (fan_out, relu) on every Conv2d, 1/0 on
+every norm layer, and for VGG N(0, 0.01) and 0 on every Linear), so that after
+``manual_seed`` a model starts from torchvision's weights. ``weights`` must be None (and
+the legacy ``pretrained`` False): pretrained weights cannot be downloaded here (load a
+state dict with tensor.load). Written after torchvision's resnet.py and vgg.py
+(BSD-3-Clause, Copyright (c) Soumith Chintala 2016).
 
 Only ``nn`` is imported below, and only by the line ``from .. import nn`` (the tests run
 this file under PyTorch too, with that line pointing at torch.nn)."""
 from .. import nn
 
 __all__ = ["ResNet", "BasicBlock", "Bottleneck", "resnet18", "resnet34", "resnet50", "resnet101", "resnet152",
-           "resnext50_32x4d", "resnext101_32x8d", "wide_resnet50_2", "wide_resnet101_2"]
+           "resnext50_32x4d", "resnext101_32x8d", "wide_resnet50_2", "wide_resnet101_2",
+           "VGG", "vgg11", "vgg11_bn", "vgg13", "vgg13_bn", "vgg16", "vgg16_bn", "vgg19", "vgg19_bn"]
 
 
 def conv3x3(in_planes, out_planes, stride=1, groups=1, dilation=1):
@@ -145,11 +148,18 @@ class ResNet(nn.Module):
         return self._forward_impl(x)
 
 
-def _resnet(block, layers, weights, progress, **kwargs):
+def _no_weights(weights, kwargs):
+    """weights=None only; torchvision's legacy pretrained=True asks for the same weights."""
+    if kwargs.pop("pretrained", False) and weights is None:
+        weights = "pretrained=True"
     if weights is not None:
         raise RuntimeError(f"tensor.vision.models: pretrained weights ({weights!r}) cannot be downloaded here; "
                            "build the model with weights=None and load a state dict (tensor.load reads PyTorch's "
                            ".pth files)")
+
+
+def _resnet(block, layers, weights, progress, **kwargs):
+    _no_weights(weights, kwargs)
     return ResNet(block, layers, **kwargs)
 
 
@@ -196,3 +206,98 @@ def wide_resnet50_2(*, weights=None, progress=True, **kwargs):
 def wide_resnet101_2(*, weights=None, progress=True, **kwargs):
     """Wide ResNet-101-2: ResNet-101 with bottlenecks twice as wide."""
     return _resnet(Bottleneck, [3, 4, 23, 3], weights, progress, **dict(kwargs, width_per_group=128))
+
+
+# ---- VGG ----
+class VGG(nn.Module):
+    def __init__(self, features, num_classes=1000, init_weights=True, dropout=0.5):
+        super().__init__()
+        self.features = features
+        self.avgpool = nn.AdaptiveAvgPool2d((7, 7))
+        self.classifier = nn.Sequential(
+            nn.Linear(512 * 7 * 7, 4096), nn.ReLU(True), nn.Dropout(p=dropout),
+            nn.Linear(4096, 4096), nn.ReLU(True), nn.Dropout(p=dropout),
+            nn.Linear(4096, num_classes))
+        if init_weights:
+            for m in self.modules():
+                if isinstance(m, nn.Conv2d):
+                    nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
+                    if m.bias is not None:
+                        nn.init.constant_(m.bias, 0)
+                elif isinstance(m, nn.BatchNorm2d):
+                    nn.init.constant_(m.weight, 1)
+                    nn.init.constant_(m.bias, 0)
+                elif isinstance(m, nn.Linear):
+                    nn.init.normal_(m.weight, 0, 0.01)
+                    nn.init.constant_(m.bias, 0)
+
+    def forward(self, x):
+        return self.classifier(self.avgpool(self.features(x)).flatten(1))
+
+
+def make_layers(cfg, batch_norm=False):
+    """The feature extractor: 3x3 convolutions (padding 1) of the widths in cfg, each with
+    ReLU (and BatchNorm2d before it: batch_norm), "M" a 2x2 max pool."""
+    layers, in_channels = [], 3
+    for v in cfg:
+        if v == "M":
+            layers.append(nn.MaxPool2d(kernel_size=2, stride=2))
+        else:
+            conv2d = nn.Conv2d(in_channels, v, kernel_size=3, padding=1)
+            layers += [conv2d, nn.BatchNorm2d(v), nn.ReLU(inplace=True)] if batch_norm else \
+                [conv2d, nn.ReLU(inplace=True)]
+            in_channels = v
+    return nn.Sequential(*layers)
+
+
+_VGG_CFGS = {
+    "A": [64, "M", 128, "M", 256, 256, "M", 512, 512, "M", 512, 512, "M"],
+    "B": [64, 64, "M", 128, 128, "M", 256, 256, "M", 512, 512, "M", 512, 512, "M"],
+    "D": [64, 64, "M", 128, 128, "M", 256, 256, 256, "M", 512, 512, 512, "M", 512, 512, 512, "M"],
+    "E": [64, 64, "M", 128, 128, "M", 256, 256, 256, 256, "M", 512, 512, 512, 512, "M", 512, 512, 512, 512, "M"],
+}
+
+
+def _vgg(cfg, batch_norm, weights, progress, **kwargs):
+    _no_weights(weights, kwargs)
+    return VGG(make_layers(_VGG_CFGS[cfg], batch_norm=batch_norm), **kwargs)
+
+
+def vgg11(*, weights=None, progress=True, **kwargs):
+    """VGG-11 (configuration "A")."""
+    return _vgg("A", False, weights, progress, **kwargs)
+
+
+def vgg11_bn(*, weights=None, progress=True, **kwargs):
+    """VGG-11 with batch normalization."""
+    return _vgg("A", True, weights, progress, **kwargs)
+
+
+def vgg13(*, weights=None, progress=True, **kwargs):
+    """VGG-13 (configuration "B")."""
+    return _vgg("B", False, weights, progress, **kwargs)
+
+
+def vgg13_bn(*, weights=None, progress=True, **kwargs):
+    """VGG-13 with batch normalization."""
+    return _vgg("B", True, weights, progress, **kwargs)
+
+
+def vgg16(*, weights=None, progress=True, **kwargs):
+    """VGG-16 (configuration "D")."""
+    return _vgg("D", False, weights, progress, **kwargs)
+
+
+def vgg16_bn(*, weights=None, progress=True, **kwargs):
+    """VGG-16 with batch normalization."""
+    return _vgg("D", True, weights, progress, **kwargs)
+
+
+def vgg19(*, weights=None, progress=True, **kwargs):
+    """VGG-19 (configuration "E")."""
+    return _vgg("E", False, weights, progress, **kwargs)
+
+
+def vgg19_bn(*, weights=None, progress=True, **kwargs):
+    """VGG-19 with batch normalization."""
+    return _vgg("E", True, weights, progress, **kwargs)
