@@ -14223,8 +14223,11 @@ static tn_tensor *tn__histogramdd_impl(tn_tensor *x, const int64_t *bins, tn_ten
     if (x->ndim < 2) return (tn_tensor *)tn__error("%s: torch.histogramdd: input tensor should have at least 2 dimensions, but got %d", fn, x->ndim);
     const int64_t D = x->shape[x->ndim - 1];
     if (D > TN_MAX_DIMS) return (tn_tensor *)tn__error("%s: a %lld-dimensional histogram has more dims than a tensor can (%d)", fn, (long long)D, TN_MAX_DIMS);
+    if (nbins != D && !given)   /* 2025's check (1.13 read the first D counts) */
+        return (tn_tensor *)tn__error("%s: histogramdd: The size of bins must be equal to the innermost dimension of the input (%d bin counts, input %s)", fn, nbins,
+                                      TN__SHAPE(x));
     if (nbins != D)
-        return (tn_tensor *)tn__error("%s: torch.histogramdd: expected %lld sequences of bin edges (or bin counts) for each of the %lld dimensions of the input %s, but got %d",
+        return (tn_tensor *)tn__error("%s: torch.histogramdd: expected %lld sequences of bin edges for each of the %lld dimensions of the input %s, but got %d",
                                       fn, (long long)D, (long long)D, TN__SHAPE(x), nbins);
     if (!bins && !given) return (tn_tensor *)tn__error("%s: bins must not be NULL", fn);
     for (int d = 0; d < nbins; d++) {
@@ -14250,7 +14253,7 @@ static tn_tensor *tn__histogramdd_impl(tn_tensor *x, const int64_t *bins, tn_ten
         if (tn__check_same_device(fn, x, weight)) return NULL;
     }
     const int64_t M = D ? tn_numel(x) / D : 0;
-    int64_t hshape[TN_MAX_DIMS], total = 1;
+    int64_t hshape[TN_MAX_DIMS] = {0}, total = 1;
     tn_scope_begin();
     tn_tensor *edges[TN_MAX_DIMS], *pts = tn_contiguous(tn_to_dtype(tn_detach(tn_reshape(x, TN_SHAPE(M, D))), TN_F64)), *lohi = NULL;
     if (!pts) return tn__scope_return(NULL);

@@ -2088,7 +2088,7 @@ def histogramdd(input, bins=10, *, range=None, weight=None, density=False):
     w = _otp(weight, "histogramdd", "weight")
     if isinstance(bins, Tensor) or isinstance(bins, (list, tuple)) and bins and isinstance(bins[0], Tensor):
         es = list(bins) if isinstance(bins, (list, tuple)) else [bins]
-        if not all(isinstance(e, Tensor) for e in es):
+        if not _bi.all(isinstance(e, Tensor) for e in es):
             raise TypeError("histogramdd(): bins must be an int, a sequence of ints or a sequence of tensors")
         if range is not None:
             raise TypeError("histogramdd(): range is not allowed with bin edges (the edges fix the range)")
