@@ -2342,7 +2342,7 @@ TNDEF tn_tensor *tn_linalg_multi_dot(tn_tensor *const *tensors, int n);   /* the
 TNDEF tn_tensor *tn_linalg_vecdot(tn_tensor *x, tn_tensor *y, int64_t dim); /* sum(x * y, dim), broadcast */
 TNDEF tn_tensor *tn_linalg_vander(tn_tensor *x, int64_t N);               /* [..., n, N]: x^0 .. x^(N-1); N = TN_NONE: n */
 TNDEF tn_tensor *tn_linalg_householder_product(tn_tensor *A, tn_tensor *tau); /* the first n columns of H_1 ... H_k (torch.orgqr) */
-TNDEF tn_tensor *tn_ormqr(tn_tensor *input, tn_tensor *tau, tn_tensor *other, bool left, bool transpose); /* torch.ormqr: op(Q) other (left) or other op(Q), Q = H_1 ... H_k of geqrf's input, tau; op: Q^T if transpose */
+TNDEF tn_tensor *tn_ormqr(tn_tensor *input, tn_tensor *tau, tn_tensor *other, bool left, bool transpose); /* torch.ormqr: op(Q) other (left) or other op(Q), Q = H_1 ... H_k of geqrf's input, tau; op: Q^H if transpose; real and complex */
 TNDEF tn_tensor *tn_linalg_tensorinv(tn_tensor *A, int64_t ind);          /* inv of A as a prod(shape[:ind]) square matrix, reshaped */
 /* X with tensordot(A, X, X.ndim) = B; dims (n of them, NULL/0: None) of A move to the end first. */
 TNDEF tn_tensor *tn_linalg_tensorsolve(tn_tensor *A, tn_tensor *B, const int64_t *dims, int n);
@@ -19527,7 +19527,9 @@ static tn_tensor *tn__ormqr_impl(tn_tensor *A, tn_tensor *tau, tn_tensor *C, boo
     const char *fn = "tn_ormqr";
     if (A->ndim < 2) return (tn_tensor *)tn__error("%s: torch.ormqr: input must have at least 2 dimensions.", fn);
     if (C->ndim < 2) return (tn_tensor *)tn__error("%s: torch.ormqr: other must have at least 2 dimensions.", fn);
-    if (tn__la_check(fn, A, "input", false)) return NULL;
+    if (A->dtype != TN_F32 && A->dtype != TN_F64 && !tn_dtype_is_complex(A->dtype))
+        return (tn_tensor *)tn__error("%s: torch.ormqr: Expected a floating point or complex tensor as input. Got %s", fn, tn_dtype_name(A->dtype));
+    if (A->device != TN_CPU) return (tn_tensor *)tn__error("%s: not implemented on %s yet (CPU only)", fn, tn_device_name(A->device));
     const int nd = A->ndim, cond = left ? -2 : -1;
     const int64_t k = tau->ndim ? tau->shape[tau->ndim - 1] : 0, mn = C->shape[C->ndim + cond];
     if (tau->ndim == 0 || mn < k)
@@ -19553,13 +19555,15 @@ static tn_tensor *tn__ormqr_impl(tn_tensor *A, tn_tensor *tau, tn_tensor *C, boo
     tn_scope_begin();
     /* v_i: column i of A below the diagonal, 1 on it */
     tn_tensor *V = tn_add(tn__tril(A, -1), tn_eye(mn, A->shape[nd - 1], A->dtype)), *R = tn_clone(C);
-    /* Q C = H_1 (... (H_k C)): the last reflector first; Q^T C and C Q the first first */
-    const bool rev = left != transpose;
+    /* Q C = H_1 (... (H_k C)): the last reflector first; Q^H C and C Q the first first.
+       Complex: H_i = I - tau_i v_i v_i^H, H_i^H = I - conj(tau_i) v_i v_i^H (LAPACK's unmqr) */
+    const bool rev = left != transpose, cplx = tn_dtype_is_complex(A->dtype);
     for (int64_t j = 0; j < k && R && V; j++) {
         const int64_t i = rev ? k - 1 - j : j;
         tn_tensor *v = tn_narrow(V, -1, i, 1), *t = tn_unsqueeze(tn_narrow(tau, -1, i, 1), -1);
-        R = left ? tn_sub(R, tn_mul(t, tn_matmul(v, tn_matmul(tn_transpose(v, -2, -1), R))))
-                 : tn_sub(R, tn_mul(t, tn_matmul(tn_matmul(R, v), tn_transpose(v, -2, -1))));
+        tn_tensor *vh = tn_transpose(cplx ? tn_conj(v) : v, -2, -1);
+        if (transpose && cplx) t = tn_conj(t);
+        R = left ? tn_sub(R, tn_mul(t, tn_matmul(v, tn_matmul(vh, R)))) : tn_sub(R, tn_mul(t, tn_matmul(tn_matmul(R, v), vh)));
     }
     return tn__scope_return(V ? R : NULL);
 }

@@ -2255,7 +2255,7 @@ TNDEF tn_tensor *tn_linalg_multi_dot(tn_tensor *const *tensors, int n);   /* the
 TNDEF tn_tensor *tn_linalg_vecdot(tn_tensor *x, tn_tensor *y, int64_t dim); /* sum(x * y, dim), broadcast */
 TNDEF tn_tensor *tn_linalg_vander(tn_tensor *x, int64_t N);               /* [..., n, N]: x^0 .. x^(N-1); N = TN_NONE: n */
 TNDEF tn_tensor *tn_linalg_householder_product(tn_tensor *A, tn_tensor *tau); /* the first n columns of H_1 ... H_k (torch.orgqr) */
-TNDEF tn_tensor *tn_ormqr(tn_tensor *input, tn_tensor *tau, tn_tensor *other, bool left, bool transpose); /* torch.ormqr: op(Q) other (left) or other op(Q), Q = H_1 ... H_k of geqrf's input, tau; op: Q^T if transpose */
+TNDEF tn_tensor *tn_ormqr(tn_tensor *input, tn_tensor *tau, tn_tensor *other, bool left, bool transpose); /* torch.ormqr: op(Q) other (left) or other op(Q), Q = H_1 ... H_k of geqrf's input, tau; op: Q^H if transpose; real and complex */
 TNDEF tn_tensor *tn_linalg_tensorinv(tn_tensor *A, int64_t ind);          /* inv of A as a prod(shape[:ind]) square matrix, reshaped */
 /* X with tensordot(A, X, X.ndim) = B; dims (n of them, NULL/0: None) of A move to the end first. */
 TNDEF tn_tensor *tn_linalg_tensorsolve(tn_tensor *A, tn_tensor *B, const int64_t *dims, int n);

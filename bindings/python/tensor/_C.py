@@ -447,7 +447,7 @@ tn_cumulative_trapezoid_opts T T B
 tn_isreal T T
 tn_histogram_opts T T l A w
 tn_histogram_edges_opts T T T A w
-tn_histogramdd T T L i p T b A
+tn_histogramdd T T L i P T b A
 tn_histogramdd_edges T T A i T b A
 tn_gradient_str i T A s
 tn_gradient_coords_str i T A i A s

@@ -2109,7 +2109,7 @@ def histogramdd(input, bins=10, *, range=None, weight=None, density=False):
                                    f"but got {len(rng)}")
         outs = (c_void_p * _bi.max(D, len(cts), 1))()
         hist = _wrap(lib.tn_histogramdd(x, (c_int64 * _bi.max(len(cts), 1))(*cts), len(cts),
-                                        None if rng is None else ctypes.cast((ctypes.c_double * len(rng))(*rng), c_void_p),
+                                        None if rng is None else (ctypes.c_double * len(rng))(*rng),
                                         w, bool(density), outs))
     return return_types.histogramdd(hist, tuple(_wrap(outs[i]) for i in _bi.range(D)))
 

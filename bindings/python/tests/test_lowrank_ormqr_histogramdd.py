@@ -53,6 +53,19 @@ def test_ormqr_values(dtype, left, transpose, batch):
         close(T(a).ormqr(T(tau), c, left=left, transpose=transpose), ref, **tol)
 
 
+@pytest.mark.parametrize("dtype", [torch.complex128, torch.complex64])
+def test_ormqr_complex(dtype):
+    """complex reflectors: H_i = I - tau_i v_i v_i^H, transpose=True is Q^H (LAPACK's unmqr)"""
+    g = torch.Generator().manual_seed(12)
+    tol = dict(rtol=1e-5, atol=1e-5) if dtype == torch.complex64 else dict(rtol=1e-10, atol=1e-12)
+    a = torch.randn(2, 5, 3, generator=g, dtype=dtype)
+    tau = torch.randn(2, 3, generator=g, dtype=dtype)
+    for left in (True, False):
+        for transpose in (False, True):
+            C = torch.randn(*((2, 5, 4) if left else (2, 4, 5)), generator=g, dtype=dtype)
+            close(tn.ormqr(T(a), T(tau), T(C), left, transpose), torch.ormqr(a, tau, C, left, transpose), **tol)
+
+
 def test_ormqr_zero_size_and_identities():
     for shape_a, shape_t, shape_c in [((0, 4, 2), (0, 2), (0, 4, 3)), ((4, 2), (2,), (4, 0)), ((4, 0), (0,), (4, 3))]:
         a, t, c = (torch.randn(s, dtype=torch.float64) for s in (shape_a, shape_t, shape_c))
