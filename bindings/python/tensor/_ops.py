@@ -1301,7 +1301,7 @@ def geqrf(A):
 @_method("ormqr")
 def ormqr(input, input2, input3, left=True, transpose=False):
     """op(Q) @ input3 (left) or input3 @ op(Q), Q = H_1 ... H_k of geqrf's (input, input2 = tau),
-    op(Q) = Q^T where transpose (tn_ormqr): the reflectors applied in turn, Q never formed.
+    op(Q) = Q^H (Q^T for real dtypes) where transpose (tn_ormqr): the reflectors applied in turn, Q never formed.
     Differentiable in all three inputs, as 2025 PyTorch (1.13 had no derivative)."""
     return _wrap(lib.tn_ormqr(_tp(input, "ormqr", "input"), _tp(input2, "ormqr", "input2"), _tp(input3, "ormqr", "input3"),
                               bool(left), bool(transpose)))
