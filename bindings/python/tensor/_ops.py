@@ -2076,7 +2076,7 @@ def histogram(self, bins, *, range=None, weight=None, density=False):
     return return_types.histogram(hist, _wrap(edges.value))
 
 
-def histogramdd(input, bins=10, *, range=None, weight=None, density=False):
+def histogramdd(input, bins, range=None, weight=None, density=False):
     """(hist, bin_edges) of the points input[..., D] (tn_histogramdd): bins an int (every dim),
     D ints or D edge tensors; range None (the data's min and max per dim) or 2 * D floats.
     bin_edges is a tuple of D tensors, as PyTorch's. Not differentiable."""

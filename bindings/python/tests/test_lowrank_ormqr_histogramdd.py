@@ -237,6 +237,10 @@ def test_histogramdd_errors():
         tn.histogramdd(T(x), bins=[2, 3, 4])
     with pytest.raises(TypeError):
         tn.histogramdd(T(x), bins="auto")
+    with pytest.raises(TypeError):   # bins is required, as torch's
+        tn.histogramdd(T(x))
+    # range positionally, as torch's parser takes it
+    _hist_close(tn.histogramdd(T(x), 3, [0., 1., 0., 1.]), torch.histogramdd(x, 3, [0., 1., 0., 1.]))
 
 
 # --------------------------------------------------------------------------- svd_lowrank, pca_lowrank
