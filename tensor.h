@@ -2133,6 +2133,13 @@ TNDEF tn_tensor *tn_histogram_opts(tn_tensor *x, int64_t bins, tn_tensor **bin_e
 #define tn_histogram(x, bins, ...) tn_histogram_opts(x, bins, TN__POS_KW(tn_histogram_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_histogram_str(tn_tensor *x, int64_t bins, tn_tensor **bin_edges, const char *options);
 TNDEF tn_tensor *tn_histogram_edges_opts(tn_tensor *x, tn_tensor *bins, tn_tensor **bin_edges, tn_histogram_fn_opts opts);
+/* torch.histogramdd(x [..., D], bins): the D-dimensional histogram [bins[0], ..., bins[D-1]] of
+   x's rows (nbins must be D), each dim's edges the linspace of range[2d], range[2d + 1] (range
+   NULL: the data's min and max per dim); weight (NULL or x.shape[:-1]) and density as
+   tn_histogram; bin_edges (NULL or D slots) gets each dim's edges (owned by the caller). The
+   _edges form takes D edge tensors of x's dtype. Float32/float64, not differentiable (as PyTorch). */
+TNDEF tn_tensor *tn_histogramdd(tn_tensor *x, const int64_t *bins, int nbins, const double *range, tn_tensor *weight, bool density, tn_tensor **bin_edges);
+TNDEF tn_tensor *tn_histogramdd_edges(tn_tensor *x, tn_tensor *const *bins, int nbins, tn_tensor *weight, bool density, tn_tensor **bin_edges);
 
 /* ======================================================================= */
 /* 9. linear algebra                                                        */
@@ -2337,6 +2344,7 @@ TNDEF tn_tensor *tn_linalg_multi_dot(tn_tensor *const *tensors, int n);   /* the
 TNDEF tn_tensor *tn_linalg_vecdot(tn_tensor *x, tn_tensor *y, int64_t dim); /* sum(x * y, dim), broadcast */
 TNDEF tn_tensor *tn_linalg_vander(tn_tensor *x, int64_t N);               /* [..., n, N]: x^0 .. x^(N-1); N = TN_NONE: n */
 TNDEF tn_tensor *tn_linalg_householder_product(tn_tensor *A, tn_tensor *tau); /* the first n columns of H_1 ... H_k (torch.orgqr) */
+TNDEF tn_tensor *tn_ormqr(tn_tensor *input, tn_tensor *tau, tn_tensor *other, bool left, bool transpose); /* torch.ormqr: op(Q) other (left) or other op(Q), Q = H_1 ... H_k of geqrf's input, tau; op: Q^H if transpose; real and complex */
 TNDEF tn_tensor *tn_linalg_tensorinv(tn_tensor *A, int64_t ind);          /* inv of A as a prod(shape[:ind]) square matrix, reshaped */
 /* X with tensordot(A, X, X.ndim) = B; dims (n of them, NULL/0: None) of A move to the end first. */
 TNDEF tn_tensor *tn_linalg_tensorsolve(tn_tensor *A, tn_tensor *B, const int64_t *dims, int n);
@@ -14313,6 +14321,147 @@ TNDEF tn_tensor *tn_histogram_edges_opts(tn_tensor *x, tn_tensor *bins, tn_tenso
     TN__CHECK_NULL(bins);
     return TN__AS("tn_histogram", tn__histogram_impl(x, 0, bins, bin_edges, &o));
 }
+/* torch.histogramdd: x [..., D] is points of D coordinates. Each dim's edges come from
+   bins[d] counts (linspace of range[2d], range[2d + 1], or of the data's min and max in that
+   dim, in x's dtype) or are given (edges[d]). A point's bin in each dim is std::upper_bound's
+   in the edges minus one (the last edge in the last bin), as PyTorch's kernel, so unsorted
+   given edges bin as torch's; a point outside [edges[0], edges[-1]] in any dim, or NaN, is
+   counted nowhere. Sums in x's dtype, in the points' order (PyTorch's). */
+static int64_t tn__upper_bound(const double *e, int64_t n, double v) {
+    int64_t first = 0, count = n;
+    while (count > 0) {
+        const int64_t step = count / 2;
+        if (!(v < e[first + step])) { first += step + 1; count -= step + 1; }
+        else count = step;
+    }
+    return first;
+}
+static tn_tensor *tn__histogramdd_impl(tn_tensor *x, const int64_t *bins, tn_tensor *const *given, int nbins, const double *range, tn_tensor *weight,
+                                       bool density, tn_tensor **bin_edges) {
+    const char *fn = "tn_histogramdd";
+    TN__CHECK_NULL(x);
+    if (x->dtype != TN_F32 && x->dtype != TN_F64)
+        return (tn_tensor *)tn__error("%s: \"histogramdd\" not implemented for '%s' (float32 and float64 inputs only)", fn, tn__torch_type_name(x->dtype));
+    if (x->device != TN_CPU) return (tn_tensor *)tn__error("%s: not implemented on %s (CPU only, as PyTorch's)", fn, tn_device_name(x->device));
+    if (x->ndim < 2) return (tn_tensor *)tn__error("%s: torch.histogramdd: input tensor should have at least 2 dimensions, but got %d", fn, x->ndim);
+    const int64_t D = x->shape[x->ndim - 1];
+    if (D > TN_MAX_DIMS) return (tn_tensor *)tn__error("%s: a %lld-dimensional histogram has more dims than a tensor can (%d)", fn, (long long)D, TN_MAX_DIMS);
+    if (nbins != D && !given)   /* 2025's check (1.13 read the first D counts) */
+        return (tn_tensor *)tn__error("%s: histogramdd: The size of bins must be equal to the innermost dimension of the input (%d bin counts, input %s)", fn, nbins,
+                                      TN__SHAPE(x));
+    if (nbins != D)
+        return (tn_tensor *)tn__error("%s: torch.histogramdd: expected %lld sequences of bin edges for each of the %lld dimensions of the input %s, but got %d",
+                                      fn, (long long)D, (long long)D, TN__SHAPE(x), nbins);
+    if (!bins && !given) return (tn_tensor *)tn__error("%s: bins must not be NULL", fn);
+    for (int d = 0; d < nbins; d++) {
+        if (bins && bins[d] <= 0) return (tn_tensor *)tn__error("%s: torch.histogramdd: bins must be > 0, but got %lld for dimension %d", fn, (long long)bins[d], d);
+        if (given) {
+            TN__CHECK_NULL(given[d]);
+            if (given[d]->dtype != x->dtype)
+                return (tn_tensor *)tn__error("%s: torch.histogramdd: input tensor and bins tensors should have the same dtype, but got input with dtype %s and bins for dimension %d with dtype %s",
+                                              fn, tn__torch_type_name(x->dtype), d, tn__torch_type_name(given[d]->dtype));
+            if (given[d]->ndim != 1 || tn_numel(given[d]) < 1)
+                return (tn_tensor *)tn__error("%s: torch.histogramdd: bins tensor should have one dimension and at least 1 element, but got shape %s for dimension %d", fn,
+                                              TN__SHAPE(given[d]), d);
+            if (tn__check_same_device(fn, x, given[d])) return NULL;
+        }
+    }
+    if (weight) {
+        if (weight->dtype != x->dtype)
+            return (tn_tensor *)tn__error("%s: torch.histogramdd: if weight tensor is provided, it should have the same dtype as the input tensor, but got weight with dtype %s and input with dtype %s",
+                                          fn, tn__torch_type_name(weight->dtype), tn__torch_type_name(x->dtype));
+        if (weight->ndim != x->ndim - 1 || memcmp(weight->shape, x->shape, (size_t)weight->ndim * sizeof(int64_t)))
+            return (tn_tensor *)tn__error("%s: torch.histogramdd: if weight tensor is provided it should have the same shape as the input tensor excluding its innermost dimension, but got input with shape %s and weight with shape %s",
+                                          fn, TN__SHAPE(x), TN__SHAPE(weight));
+        if (tn__check_same_device(fn, x, weight)) return NULL;
+    }
+    const int64_t M = D ? tn_numel(x) / D : 0;
+    int64_t hshape[TN_MAX_DIMS] = {0}, total = 1;
+    tn_scope_begin();
+    tn_tensor *edges[TN_MAX_DIMS], *pts = tn_contiguous(tn_to_dtype(tn_detach(tn_reshape(x, TN_SHAPE(M, D))), TN_F64)), *lohi = NULL;
+    if (!pts) return tn__scope_return(NULL);
+    if (!given && !range && M > 0) {   /* the data's range, per dim ({min, max} rows) */
+        const int64_t d0 = 0;
+        tn_tensor *mm[2] = {tn_amin(pts, &d0, 1), tn_amax(pts, &d0, 1)};
+        lohi = mm[0] && mm[1] ? tn_contiguous(tn_stack(mm, 2, 0)) : NULL;
+        if (!lohi) return tn__scope_return(NULL);
+    }
+    for (int64_t d = 0; d < D; d++) {
+        if (given) edges[d] = tn_detach(given[d]);
+        else {
+            double lo = 0, hi = 1;   /* no points: numpy's [0, 1] */
+            if (range) { lo = range[2 * d]; hi = range[2 * d + 1]; }
+            else if (lohi) { lo = ((const double *)tn_data_ptr(lohi))[d]; hi = ((const double *)tn_data_ptr(lohi))[D + d]; }
+            if (!(isfinite(lo) && isfinite(hi))) {
+                tn__error("%s: torch.histogramdd: dimension %lld's range [%g, %g] is not finite", fn, (long long)d, lo, hi);
+                return tn__scope_return(NULL);
+            }
+            if (lo > hi) {
+                tn__error("%s: torch.histogramdd: min should not exceed max, but got min %g max %g for dimension %lld", fn, lo, hi, (long long)d);
+                return tn__scope_return(NULL);
+            }
+            if (lo == hi) { lo -= 0.5; hi += 0.5; }   /* numpy's widening of an empty range */
+            edges[d] = tn_linspace(lo, hi, bins[d] + 1, x->dtype);
+        }
+        if (!edges[d]) return tn__scope_return(NULL);
+        hshape[d] = tn_numel(edges[d]) - 1;
+        if (!tn__mul_ok(total, hshape[d] > 0 ? hshape[d] : 1, &total)) {
+            tn__error("%s: the histogram's size overflows", fn);
+            return tn__scope_return(NULL);
+        }
+    }
+    tn_tensor *hist = tn_zeros(hshape, (int)D, x->dtype);
+    tn_tensor *wd = weight ? tn_contiguous(tn_to_dtype(tn_detach(tn_reshape(weight, &M, 1)), TN_F64)) : NULL;
+    const double *ev[TN_MAX_DIMS];
+    int64_t hstride[TN_MAX_DIMS];
+    for (int64_t d = D - 1, st = 1; d >= 0; d--) {
+        tn_tensor *e = tn_contiguous(tn_to_dtype(edges[d], TN_F64));
+        if (!e) return tn__scope_return(NULL);
+        ev[d] = (const double *)tn_data_ptr(e);
+        hstride[d] = st;
+        st *= hshape[d];
+    }
+    if (!hist || (weight && !wd)) return tn__scope_return(NULL);
+    const double *p = (const double *)tn_data_ptr(pts), *w = wd ? (const double *)tn_data_ptr(wd) : NULL;
+    float *h32 = x->dtype == TN_F32 ? (float *)tn_data_ptr(hist) : NULL;
+    double *h64 = x->dtype == TN_F64 ? (double *)tn_data_ptr(hist) : NULL;
+    for (int64_t i = 0; i < M && D > 0 && total > 0; i++) {
+        int64_t at = 0;
+        bool skip = false;
+        for (int64_t d = 0; d < D && !skip; d++) {
+            const double v = p[i * D + d], *e = ev[d];
+            const int64_t ne = hshape[d] + 1;
+            if (!(v >= e[0] && v <= e[ne - 1])) { skip = true; break; }   /* outside, or NaN */
+            int64_t pos = tn__upper_bound(e, ne, v) - 1;
+            if (pos == ne - 1) pos--;   /* the rightmost edge closes the last bin */
+            if (pos < 0) pos = 0;       /* (unsorted edges only) */
+            at += pos * hstride[d];
+        }
+        if (skip) continue;
+        if (h32) h32[at] += w ? (float)w[i] : 1.0f;
+        else h64[at] += w ? w[i] : 1.0;
+    }
+    if (density) {   /* PyTorch's order: by the total, then by each dim's bin widths */
+        hist = tn_div(hist, tn_sum(hist));
+        for (int64_t d = 0; d < D && hist; d++) {
+            int64_t s1[TN_MAX_DIMS];
+            for (int64_t j = 0; j < D; j++) s1[j] = j == d ? hshape[d] : 1;
+            hist = tn_div(hist, tn_reshape(tn_diff(edges[d]), s1, (int)D));
+        }
+    }
+    if (!hist) return tn__scope_return(NULL);
+    hist = tn_keep(hist);
+    for (int64_t d = 0; d < D && bin_edges; d++) bin_edges[d] = tn_keep(given ? tn_clone(edges[d]) : edges[d]);
+    tn_scope_end();
+    return hist;
+}
+TNDEF tn_tensor *tn_histogramdd(tn_tensor *x, const int64_t *bins, int nbins, const double *range, tn_tensor *weight, bool density, tn_tensor **bin_edges) {
+    return TN__AS("tn_histogramdd", tn__histogramdd_impl(x, bins, NULL, nbins, range, weight, density, bin_edges));
+}
+TNDEF tn_tensor *tn_histogramdd_edges(tn_tensor *x, tn_tensor *const *bins, int nbins, tn_tensor *weight, bool density, tn_tensor **bin_edges) {
+    if (!bins) return (tn_tensor *)tn__error("tn_histogramdd: bins must not be NULL");
+    return TN__AS("tn_histogramdd", tn__histogramdd_impl(x, NULL, bins, nbins, NULL, weight, density, bin_edges));
+}
 TNDEF tn_tensor *tn_histc_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_histc_fn_opts, histc, "tn_histc", options, tn_histc_opts(x, o)); }
 
 /* ============================================================================== */
@@ -19490,6 +19639,59 @@ static tn_tensor *tn__householder_impl(tn_tensor *A, tn_tensor *tau) {
 }
 TNDEF tn_tensor *tn_linalg_householder_product(tn_tensor *A, tn_tensor *tau) {
     return tn__grad_name(TN__AS("tn_linalg_householder_product", tn__householder_impl(A, tau)), "LinalgHouseholderProductBackward0");
+}
+
+/* ---- ormqr: op(Q) C or C op(Q), Q = H_1 ... H_k from geqrf's packed reflectors (LAPACK's
+   ormqr), without forming Q: each H_i = I - tau_i v_i v_i^T applied to C in turn (O(m n k)),
+   in library ops, so differentiable in all three inputs (2025 PyTorch's ormqr_backward; 1.13
+   had none) ---- */
+static tn_tensor *tn__ormqr_impl(tn_tensor *A, tn_tensor *tau, tn_tensor *C, bool left, bool transpose) {
+    TN__CHECK_NULL(A, tau, C);
+    const char *fn = "tn_ormqr";
+    if (A->ndim < 2) return (tn_tensor *)tn__error("%s: torch.ormqr: input must have at least 2 dimensions.", fn);
+    if (C->ndim < 2) return (tn_tensor *)tn__error("%s: torch.ormqr: other must have at least 2 dimensions.", fn);
+    if (A->dtype != TN_F32 && A->dtype != TN_F64 && !tn_dtype_is_complex(A->dtype))
+        return (tn_tensor *)tn__error("%s: torch.ormqr: Expected a floating point or complex tensor as input. Got %s", fn, tn_dtype_name(A->dtype));
+    if (A->device != TN_CPU) return (tn_tensor *)tn__error("%s: not implemented on %s yet (CPU only)", fn, tn_device_name(A->device));
+    const int nd = A->ndim, cond = left ? -2 : -1;
+    const int64_t k = tau->ndim ? tau->shape[tau->ndim - 1] : 0, mn = C->shape[C->ndim + cond];
+    if (tau->ndim == 0 || mn < k)
+        return (tn_tensor *)tn__error("%s: torch.ormqr: other.shape[%d] must be greater than or equal to tau.shape[-1] (other %s, tau %s)", fn, cond,
+                                      TN__SHAPE(C), TN__SHAPE(tau));
+    if (mn != A->shape[nd - 2])
+        return (tn_tensor *)tn__error("%s: torch.ormqr: other.shape[%d] must be equal to input.shape[-2] (other %s, input %s)", fn, cond, TN__SHAPE(C), TN__SHAPE(A));
+    if (k > A->shape[nd - 1])
+        return (tn_tensor *)tn__error("%s: torch.ormqr: tau.shape[-1] must be less than or equal to input.shape[-1] (tau %s, input %s)", fn, TN__SHAPE(tau), TN__SHAPE(A));
+    if (tau->ndim != nd - 1)
+        return (tn_tensor *)tn__error("%s: torch.ormqr: Expected tau to have one dimension less than input, but got tau.ndim equal to %d and input.ndim is equal to %d", fn,
+                                      tau->ndim, nd);
+    if (C->ndim != nd)
+        return (tn_tensor *)tn__error("%s: torch.ormqr: Expected other to have the same number of dimensions as input, but got other.ndim equal to %d and input.ndim is equal to %d", fn,
+                                      C->ndim, nd);
+    if (memcmp(tau->shape, A->shape, (size_t)(nd - 2) * sizeof(int64_t)) || memcmp(C->shape, A->shape, (size_t)(nd - 2) * sizeof(int64_t)))
+        return (tn_tensor *)tn__error("%s: torch.ormqr: Expected batch dimensions of tau and other to be equal to input.shape[:-2], but got input %s, tau %s, other %s", fn,
+                                      TN__SHAPE(A), TN__SHAPE(tau), TN__SHAPE(C));
+    if (tau->dtype != A->dtype || C->dtype != A->dtype)
+        return (tn_tensor *)tn__error("%s: torch.ormqr: Expected input, tau and other to have the same dtype, but got input %s, tau %s, other %s", fn,
+                                      tn__torch_type_name(A->dtype), tn__torch_type_name(tau->dtype), tn__torch_type_name(C->dtype));
+    if (tn__check_same_device(fn, A, tau) || tn__check_same_device(fn, A, C)) return NULL;
+    tn_scope_begin();
+    /* v_i: column i of A below the diagonal, 1 on it */
+    tn_tensor *V = tn_add(tn__tril(A, -1), tn_eye(mn, A->shape[nd - 1], A->dtype)), *R = tn_clone(C);
+    /* Q C = H_1 (... (H_k C)): the last reflector first; Q^H C and C Q the first first.
+       Complex: H_i = I - tau_i v_i v_i^H, H_i^H = I - conj(tau_i) v_i v_i^H (LAPACK's unmqr) */
+    const bool rev = left != transpose, cplx = tn_dtype_is_complex(A->dtype);
+    for (int64_t j = 0; j < k && R && V; j++) {
+        const int64_t i = rev ? k - 1 - j : j;
+        tn_tensor *v = tn_narrow(V, -1, i, 1), *t = tn_unsqueeze(tn_narrow(tau, -1, i, 1), -1);
+        tn_tensor *vh = tn_transpose(cplx ? tn_conj(v) : v, -2, -1);
+        if (transpose && cplx) t = tn_conj(t);
+        R = left ? tn_sub(R, tn_mul(t, tn_matmul(v, tn_matmul(vh, R)))) : tn_sub(R, tn_mul(t, tn_matmul(tn_matmul(R, v), vh)));
+    }
+    return tn__scope_return(V ? R : NULL);
+}
+TNDEF tn_tensor *tn_ormqr(tn_tensor *input, tn_tensor *tau, tn_tensor *other, bool left, bool transpose) {
+    return tn__grad_name(TN__AS("tn_ormqr", tn__ormqr_impl(input, tau, other, left, transpose)), "OrmqrBackward0");
 }
 
 /* ---- tensorinv, tensorsolve: inv and solve of the reshaped matrix ---- */

@@ -2046,6 +2046,13 @@ TNDEF tn_tensor *tn_histogram_opts(tn_tensor *x, int64_t bins, tn_tensor **bin_e
 #define tn_histogram(x, bins, ...) tn_histogram_opts(x, bins, TN__POS_KW(tn_histogram_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_histogram_str(tn_tensor *x, int64_t bins, tn_tensor **bin_edges, const char *options);
 TNDEF tn_tensor *tn_histogram_edges_opts(tn_tensor *x, tn_tensor *bins, tn_tensor **bin_edges, tn_histogram_fn_opts opts);
+/* torch.histogramdd(x [..., D], bins): the D-dimensional histogram [bins[0], ..., bins[D-1]] of
+   x's rows (nbins must be D), each dim's edges the linspace of range[2d], range[2d + 1] (range
+   NULL: the data's min and max per dim); weight (NULL or x.shape[:-1]) and density as
+   tn_histogram; bin_edges (NULL or D slots) gets each dim's edges (owned by the caller). The
+   _edges form takes D edge tensors of x's dtype. Float32/float64, not differentiable (as PyTorch). */
+TNDEF tn_tensor *tn_histogramdd(tn_tensor *x, const int64_t *bins, int nbins, const double *range, tn_tensor *weight, bool density, tn_tensor **bin_edges);
+TNDEF tn_tensor *tn_histogramdd_edges(tn_tensor *x, tn_tensor *const *bins, int nbins, tn_tensor *weight, bool density, tn_tensor **bin_edges);
 
 /* ======================================================================= */
 /* 9. linear algebra                                                        */
@@ -2250,6 +2257,7 @@ TNDEF tn_tensor *tn_linalg_multi_dot(tn_tensor *const *tensors, int n);   /* the
 TNDEF tn_tensor *tn_linalg_vecdot(tn_tensor *x, tn_tensor *y, int64_t dim); /* sum(x * y, dim), broadcast */
 TNDEF tn_tensor *tn_linalg_vander(tn_tensor *x, int64_t N);               /* [..., n, N]: x^0 .. x^(N-1); N = TN_NONE: n */
 TNDEF tn_tensor *tn_linalg_householder_product(tn_tensor *A, tn_tensor *tau); /* the first n columns of H_1 ... H_k (torch.orgqr) */
+TNDEF tn_tensor *tn_ormqr(tn_tensor *input, tn_tensor *tau, tn_tensor *other, bool left, bool transpose); /* torch.ormqr: op(Q) other (left) or other op(Q), Q = H_1 ... H_k of geqrf's input, tau; op: Q^H if transpose; real and complex */
 TNDEF tn_tensor *tn_linalg_tensorinv(tn_tensor *A, int64_t ind);          /* inv of A as a prod(shape[:ind]) square matrix, reshaped */
 /* X with tensordot(A, X, X.ndim) = B; dims (n of them, NULL/0: None) of A move to the end first. */
 TNDEF tn_tensor *tn_linalg_tensorsolve(tn_tensor *A, tn_tensor *B, const int64_t *dims, int n);

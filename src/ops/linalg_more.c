@@ -729,6 +729,59 @@ TNDEF tn_tensor *tn_linalg_householder_product(tn_tensor *A, tn_tensor *tau) {
     return tn__grad_name(TN__AS("tn_linalg_householder_product", tn__householder_impl(A, tau)), "LinalgHouseholderProductBackward0");
 }
 
+/* ---- ormqr: op(Q) C or C op(Q), Q = H_1 ... H_k from geqrf's packed reflectors (LAPACK's
+   ormqr), without forming Q: each H_i = I - tau_i v_i v_i^T applied to C in turn (O(m n k)),
+   in library ops, so differentiable in all three inputs (2025 PyTorch's ormqr_backward; 1.13
+   had none) ---- */
+static tn_tensor *tn__ormqr_impl(tn_tensor *A, tn_tensor *tau, tn_tensor *C, bool left, bool transpose) {
+    TN__CHECK_NULL(A, tau, C);
+    const char *fn = "tn_ormqr";
+    if (A->ndim < 2) return (tn_tensor *)tn__error("%s: torch.ormqr: input must have at least 2 dimensions.", fn);
+    if (C->ndim < 2) return (tn_tensor *)tn__error("%s: torch.ormqr: other must have at least 2 dimensions.", fn);
+    if (A->dtype != TN_F32 && A->dtype != TN_F64 && !tn_dtype_is_complex(A->dtype))
+        return (tn_tensor *)tn__error("%s: torch.ormqr: Expected a floating point or complex tensor as input. Got %s", fn, tn_dtype_name(A->dtype));
+    if (A->device != TN_CPU) return (tn_tensor *)tn__error("%s: not implemented on %s yet (CPU only)", fn, tn_device_name(A->device));
+    const int nd = A->ndim, cond = left ? -2 : -1;
+    const int64_t k = tau->ndim ? tau->shape[tau->ndim - 1] : 0, mn = C->shape[C->ndim + cond];
+    if (tau->ndim == 0 || mn < k)
+        return (tn_tensor *)tn__error("%s: torch.ormqr: other.shape[%d] must be greater than or equal to tau.shape[-1] (other %s, tau %s)", fn, cond,
+                                      TN__SHAPE(C), TN__SHAPE(tau));
+    if (mn != A->shape[nd - 2])
+        return (tn_tensor *)tn__error("%s: torch.ormqr: other.shape[%d] must be equal to input.shape[-2] (other %s, input %s)", fn, cond, TN__SHAPE(C), TN__SHAPE(A));
+    if (k > A->shape[nd - 1])
+        return (tn_tensor *)tn__error("%s: torch.ormqr: tau.shape[-1] must be less than or equal to input.shape[-1] (tau %s, input %s)", fn, TN__SHAPE(tau), TN__SHAPE(A));
+    if (tau->ndim != nd - 1)
+        return (tn_tensor *)tn__error("%s: torch.ormqr: Expected tau to have one dimension less than input, but got tau.ndim equal to %d and input.ndim is equal to %d", fn,
+                                      tau->ndim, nd);
+    if (C->ndim != nd)
+        return (tn_tensor *)tn__error("%s: torch.ormqr: Expected other to have the same number of dimensions as input, but got other.ndim equal to %d and input.ndim is equal to %d", fn,
+                                      C->ndim, nd);
+    if (memcmp(tau->shape, A->shape, (size_t)(nd - 2) * sizeof(int64_t)) || memcmp(C->shape, A->shape, (size_t)(nd - 2) * sizeof(int64_t)))
+        return (tn_tensor *)tn__error("%s: torch.ormqr: Expected batch dimensions of tau and other to be equal to input.shape[:-2], but got input %s, tau %s, other %s", fn,
+                                      TN__SHAPE(A), TN__SHAPE(tau), TN__SHAPE(C));
+    if (tau->dtype != A->dtype || C->dtype != A->dtype)
+        return (tn_tensor *)tn__error("%s: torch.ormqr: Expected input, tau and other to have the same dtype, but got input %s, tau %s, other %s", fn,
+                                      tn__torch_type_name(A->dtype), tn__torch_type_name(tau->dtype), tn__torch_type_name(C->dtype));
+    if (tn__check_same_device(fn, A, tau) || tn__check_same_device(fn, A, C)) return NULL;
+    tn_scope_begin();
+    /* v_i: column i of A below the diagonal, 1 on it */
+    tn_tensor *V = tn_add(tn__tril(A, -1), tn_eye(mn, A->shape[nd - 1], A->dtype)), *R = tn_clone(C);
+    /* Q C = H_1 (... (H_k C)): the last reflector first; Q^H C and C Q the first first.
+       Complex: H_i = I - tau_i v_i v_i^H, H_i^H = I - conj(tau_i) v_i v_i^H (LAPACK's unmqr) */
+    const bool rev = left != transpose, cplx = tn_dtype_is_complex(A->dtype);
+    for (int64_t j = 0; j < k && R && V; j++) {
+        const int64_t i = rev ? k - 1 - j : j;
+        tn_tensor *v = tn_narrow(V, -1, i, 1), *t = tn_unsqueeze(tn_narrow(tau, -1, i, 1), -1);
+        tn_tensor *vh = tn_transpose(cplx ? tn_conj(v) : v, -2, -1);
+        if (transpose && cplx) t = tn_conj(t);
+        R = left ? tn_sub(R, tn_mul(t, tn_matmul(v, tn_matmul(vh, R)))) : tn_sub(R, tn_mul(t, tn_matmul(tn_matmul(R, v), vh)));
+    }
+    return tn__scope_return(V ? R : NULL);
+}
+TNDEF tn_tensor *tn_ormqr(tn_tensor *input, tn_tensor *tau, tn_tensor *other, bool left, bool transpose) {
+    return tn__grad_name(TN__AS("tn_ormqr", tn__ormqr_impl(input, tau, other, left, transpose)), "OrmqrBackward0");
+}
+
 /* ---- tensorinv, tensorsolve: inv and solve of the reshaped matrix ---- */
 static tn_tensor *tn__tensorinv_impl(tn_tensor *A, int64_t ind) {
     TN__CHECK_NULL(A);

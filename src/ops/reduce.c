@@ -768,4 +768,145 @@ TNDEF tn_tensor *tn_histogram_edges_opts(tn_tensor *x, tn_tensor *bins, tn_tenso
     TN__CHECK_NULL(bins);
     return TN__AS("tn_histogram", tn__histogram_impl(x, 0, bins, bin_edges, &o));
 }
+/* torch.histogramdd: x [..., D] is points of D coordinates. Each dim's edges come from
+   bins[d] counts (linspace of range[2d], range[2d + 1], or of the data's min and max in that
+   dim, in x's dtype) or are given (edges[d]). A point's bin in each dim is std::upper_bound's
+   in the edges minus one (the last edge in the last bin), as PyTorch's kernel, so unsorted
+   given edges bin as torch's; a point outside [edges[0], edges[-1]] in any dim, or NaN, is
+   counted nowhere. Sums in x's dtype, in the points' order (PyTorch's). */
+static int64_t tn__upper_bound(const double *e, int64_t n, double v) {
+    int64_t first = 0, count = n;
+    while (count > 0) {
+        const int64_t step = count / 2;
+        if (!(v < e[first + step])) { first += step + 1; count -= step + 1; }
+        else count = step;
+    }
+    return first;
+}
+static tn_tensor *tn__histogramdd_impl(tn_tensor *x, const int64_t *bins, tn_tensor *const *given, int nbins, const double *range, tn_tensor *weight,
+                                       bool density, tn_tensor **bin_edges) {
+    const char *fn = "tn_histogramdd";
+    TN__CHECK_NULL(x);
+    if (x->dtype != TN_F32 && x->dtype != TN_F64)
+        return (tn_tensor *)tn__error("%s: \"histogramdd\" not implemented for '%s' (float32 and float64 inputs only)", fn, tn__torch_type_name(x->dtype));
+    if (x->device != TN_CPU) return (tn_tensor *)tn__error("%s: not implemented on %s (CPU only, as PyTorch's)", fn, tn_device_name(x->device));
+    if (x->ndim < 2) return (tn_tensor *)tn__error("%s: torch.histogramdd: input tensor should have at least 2 dimensions, but got %d", fn, x->ndim);
+    const int64_t D = x->shape[x->ndim - 1];
+    if (D > TN_MAX_DIMS) return (tn_tensor *)tn__error("%s: a %lld-dimensional histogram has more dims than a tensor can (%d)", fn, (long long)D, TN_MAX_DIMS);
+    if (nbins != D && !given)   /* 2025's check (1.13 read the first D counts) */
+        return (tn_tensor *)tn__error("%s: histogramdd: The size of bins must be equal to the innermost dimension of the input (%d bin counts, input %s)", fn, nbins,
+                                      TN__SHAPE(x));
+    if (nbins != D)
+        return (tn_tensor *)tn__error("%s: torch.histogramdd: expected %lld sequences of bin edges for each of the %lld dimensions of the input %s, but got %d",
+                                      fn, (long long)D, (long long)D, TN__SHAPE(x), nbins);
+    if (!bins && !given) return (tn_tensor *)tn__error("%s: bins must not be NULL", fn);
+    for (int d = 0; d < nbins; d++) {
+        if (bins && bins[d] <= 0) return (tn_tensor *)tn__error("%s: torch.histogramdd: bins must be > 0, but got %lld for dimension %d", fn, (long long)bins[d], d);
+        if (given) {
+            TN__CHECK_NULL(given[d]);
+            if (given[d]->dtype != x->dtype)
+                return (tn_tensor *)tn__error("%s: torch.histogramdd: input tensor and bins tensors should have the same dtype, but got input with dtype %s and bins for dimension %d with dtype %s",
+                                              fn, tn__torch_type_name(x->dtype), d, tn__torch_type_name(given[d]->dtype));
+            if (given[d]->ndim != 1 || tn_numel(given[d]) < 1)
+                return (tn_tensor *)tn__error("%s: torch.histogramdd: bins tensor should have one dimension and at least 1 element, but got shape %s for dimension %d", fn,
+                                              TN__SHAPE(given[d]), d);
+            if (tn__check_same_device(fn, x, given[d])) return NULL;
+        }
+    }
+    if (weight) {
+        if (weight->dtype != x->dtype)
+            return (tn_tensor *)tn__error("%s: torch.histogramdd: if weight tensor is provided, it should have the same dtype as the input tensor, but got weight with dtype %s and input with dtype %s",
+                                          fn, tn__torch_type_name(weight->dtype), tn__torch_type_name(x->dtype));
+        if (weight->ndim != x->ndim - 1 || memcmp(weight->shape, x->shape, (size_t)weight->ndim * sizeof(int64_t)))
+            return (tn_tensor *)tn__error("%s: torch.histogramdd: if weight tensor is provided it should have the same shape as the input tensor excluding its innermost dimension, but got input with shape %s and weight with shape %s",
+                                          fn, TN__SHAPE(x), TN__SHAPE(weight));
+        if (tn__check_same_device(fn, x, weight)) return NULL;
+    }
+    const int64_t M = D ? tn_numel(x) / D : 0;
+    int64_t hshape[TN_MAX_DIMS] = {0}, total = 1;
+    tn_scope_begin();
+    tn_tensor *edges[TN_MAX_DIMS], *pts = tn_contiguous(tn_to_dtype(tn_detach(tn_reshape(x, TN_SHAPE(M, D))), TN_F64)), *lohi = NULL;
+    if (!pts) return tn__scope_return(NULL);
+    if (!given && !range && M > 0) {   /* the data's range, per dim ({min, max} rows) */
+        const int64_t d0 = 0;
+        tn_tensor *mm[2] = {tn_amin(pts, &d0, 1), tn_amax(pts, &d0, 1)};
+        lohi = mm[0] && mm[1] ? tn_contiguous(tn_stack(mm, 2, 0)) : NULL;
+        if (!lohi) return tn__scope_return(NULL);
+    }
+    for (int64_t d = 0; d < D; d++) {
+        if (given) edges[d] = tn_detach(given[d]);
+        else {
+            double lo = 0, hi = 1;   /* no points: numpy's [0, 1] */
+            if (range) { lo = range[2 * d]; hi = range[2 * d + 1]; }
+            else if (lohi) { lo = ((const double *)tn_data_ptr(lohi))[d]; hi = ((const double *)tn_data_ptr(lohi))[D + d]; }
+            if (!(isfinite(lo) && isfinite(hi))) {
+                tn__error("%s: torch.histogramdd: dimension %lld's range [%g, %g] is not finite", fn, (long long)d, lo, hi);
+                return tn__scope_return(NULL);
+            }
+            if (lo > hi) {
+                tn__error("%s: torch.histogramdd: min should not exceed max, but got min %g max %g for dimension %lld", fn, lo, hi, (long long)d);
+                return tn__scope_return(NULL);
+            }
+            if (lo == hi) { lo -= 0.5; hi += 0.5; }   /* numpy's widening of an empty range */
+            edges[d] = tn_linspace(lo, hi, bins[d] + 1, x->dtype);
+        }
+        if (!edges[d]) return tn__scope_return(NULL);
+        hshape[d] = tn_numel(edges[d]) - 1;
+        if (!tn__mul_ok(total, hshape[d] > 0 ? hshape[d] : 1, &total)) {
+            tn__error("%s: the histogram's size overflows", fn);
+            return tn__scope_return(NULL);
+        }
+    }
+    tn_tensor *hist = tn_zeros(hshape, (int)D, x->dtype);
+    tn_tensor *wd = weight ? tn_contiguous(tn_to_dtype(tn_detach(tn_reshape(weight, &M, 1)), TN_F64)) : NULL;
+    const double *ev[TN_MAX_DIMS];
+    int64_t hstride[TN_MAX_DIMS];
+    for (int64_t d = D - 1, st = 1; d >= 0; d--) {
+        tn_tensor *e = tn_contiguous(tn_to_dtype(edges[d], TN_F64));
+        if (!e) return tn__scope_return(NULL);
+        ev[d] = (const double *)tn_data_ptr(e);
+        hstride[d] = st;
+        st *= hshape[d];
+    }
+    if (!hist || (weight && !wd)) return tn__scope_return(NULL);
+    const double *p = (const double *)tn_data_ptr(pts), *w = wd ? (const double *)tn_data_ptr(wd) : NULL;
+    float *h32 = x->dtype == TN_F32 ? (float *)tn_data_ptr(hist) : NULL;
+    double *h64 = x->dtype == TN_F64 ? (double *)tn_data_ptr(hist) : NULL;
+    for (int64_t i = 0; i < M && D > 0 && total > 0; i++) {
+        int64_t at = 0;
+        bool skip = false;
+        for (int64_t d = 0; d < D && !skip; d++) {
+            const double v = p[i * D + d], *e = ev[d];
+            const int64_t ne = hshape[d] + 1;
+            if (!(v >= e[0] && v <= e[ne - 1])) { skip = true; break; }   /* outside, or NaN */
+            int64_t pos = tn__upper_bound(e, ne, v) - 1;
+            if (pos == ne - 1) pos--;   /* the rightmost edge closes the last bin */
+            if (pos < 0) pos = 0;       /* (unsorted edges only) */
+            at += pos * hstride[d];
+        }
+        if (skip) continue;
+        if (h32) h32[at] += w ? (float)w[i] : 1.0f;
+        else h64[at] += w ? w[i] : 1.0;
+    }
+    if (density) {   /* PyTorch's order: by the total, then by each dim's bin widths */
+        hist = tn_div(hist, tn_sum(hist));
+        for (int64_t d = 0; d < D && hist; d++) {
+            int64_t s1[TN_MAX_DIMS];
+            for (int64_t j = 0; j < D; j++) s1[j] = j == d ? hshape[d] : 1;
+            hist = tn_div(hist, tn_reshape(tn_diff(edges[d]), s1, (int)D));
+        }
+    }
+    if (!hist) return tn__scope_return(NULL);
+    hist = tn_keep(hist);
+    for (int64_t d = 0; d < D && bin_edges; d++) bin_edges[d] = tn_keep(given ? tn_clone(edges[d]) : edges[d]);
+    tn_scope_end();
+    return hist;
+}
+TNDEF tn_tensor *tn_histogramdd(tn_tensor *x, const int64_t *bins, int nbins, const double *range, tn_tensor *weight, bool density, tn_tensor **bin_edges) {
+    return TN__AS("tn_histogramdd", tn__histogramdd_impl(x, bins, NULL, nbins, range, weight, density, bin_edges));
+}
+TNDEF tn_tensor *tn_histogramdd_edges(tn_tensor *x, tn_tensor *const *bins, int nbins, tn_tensor *weight, bool density, tn_tensor **bin_edges) {
+    if (!bins) return (tn_tensor *)tn__error("tn_histogramdd: bins must not be NULL");
+    return TN__AS("tn_histogramdd", tn__histogramdd_impl(x, NULL, bins, nbins, NULL, weight, density, bin_edges));
+}
 TNDEF tn_tensor *tn_histc_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_histc_fn_opts, histc, "tn_histc", options, tn_histc_opts(x, o)); }

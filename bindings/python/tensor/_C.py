@@ -447,6 +447,8 @@ tn_cumulative_trapezoid_opts T T B
 tn_isreal T T
 tn_histogram_opts T T l A w
 tn_histogram_edges_opts T T T A w
+tn_histogramdd T T L i P T b A
+tn_histogramdd_edges T T A i T b A
 tn_gradient_str i T A s
 tn_gradient_coords_str i T A i A s
 tn_isposinf T T
@@ -519,6 +521,7 @@ tn_linalg_multi_dot T A i
 tn_linalg_vecdot T T T l
 tn_linalg_vander T T l
 tn_linalg_householder_product T T T
+tn_ormqr T T T T b b
 tn_linalg_tensorinv T T l
 tn_linalg_tensorsolve T T T L i
 tn_linalg_ldl_factor T T A

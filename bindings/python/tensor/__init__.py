@@ -40,6 +40,7 @@ from .serialization import save, load
 from .utils.dlpack import from_dlpack
 from ._tensor_types import TENSOR_TYPES as _TENSOR_TYPES, CUDA_TENSOR_TYPES as _CUDA_TENSOR_TYPES, set_default_tensor_type
 from ._type_info import finfo, iinfo
+from ._lowrank import svd_lowrank, pca_lowrank
 from ._tensor_str import set_printoptions
 from . import _out
 

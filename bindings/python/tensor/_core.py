@@ -447,6 +447,7 @@ class return_types:
     cummin = _return_type("cummin", ("values", "indices"))
     frexp = _return_type("frexp", ("mantissa", "exponent"))
     histogram = _return_type("histogram", ("hist", "bin_edges"))
+    histogramdd = _return_type("histogramdd", ("hist", "bin_edges"))
     # torch.linalg's
     slogdet = _return_type("slogdet", ("sign", "logabsdet"))
     linalg_slogdet = _return_type("linalg_slogdet", ("sign", "logabsdet"))

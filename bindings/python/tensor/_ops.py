@@ -9,7 +9,8 @@ import builtins as _bi
 import math
 import numbers
 import warnings
-from ctypes import byref, c_void_p
+import ctypes
+from ctypes import byref, c_int64, c_void_p
 
 from . import _C
 from ._C import lib
@@ -1297,6 +1298,28 @@ def geqrf(A):
     return return_types.geqrf(a, _wrap(tau.value))
 
 
+@_method("ormqr")
+def ormqr(input, input2, input3, left=True, transpose=False):
+    """op(Q) @ input3 (left) or input3 @ op(Q), Q = H_1 ... H_k of geqrf's (input, input2 = tau),
+    op(Q) = Q^H (Q^T for real dtypes) where transpose (tn_ormqr): the reflectors applied in turn, Q never formed.
+    Differentiable in all three inputs, as 2025 PyTorch (1.13 had no derivative)."""
+    return _wrap(lib.tn_ormqr(_tp(input, "ormqr", "input"), _tp(input2, "ormqr", "input2"), _tp(input3, "ormqr", "input3"),
+                              bool(left), bool(transpose)))
+
+
+def symeig(input, eigenvectors=False, upper=True, *, out=None):
+    """Removed from PyTorch (deprecated in 1.9, gone in 2.x): 2025's torch.symeig raises
+    this RuntimeError, pointing to torch.linalg.eigh."""
+    raise RuntimeError("This function was deprecated since version 1.9 and is now removed. "
+                       "The default behavior has changed from using the upper triangular portion of the matrix by "
+                       "default to using the lower triangular portion.\n\n"
+                       "L, _ = torch.symeig(A, upper=upper) should be replaced with:\n"
+                       "L = torch.linalg.eigvalsh(A, UPLO='U' if upper else 'L')\n\n"
+                       "and\n\n"
+                       "L, V = torch.symeig(A, eigenvectors=True) should be replaced with:\n"
+                       "L, V = torch.linalg.eigh(A, UPLO='U' if upper else 'L')")
+
+
 def _uplo(UPLO, fn):
     if not isinstance(UPLO, str):
         raise TypeError(f"{fn}(): argument 'UPLO' must be str, not {type(UPLO).__name__}")
@@ -2051,6 +2074,48 @@ def histogram(self, bins, *, range=None, weight=None, density=False):
     else:
         hist = _wrap(lib.tn_histogram_opts(self._ptr, _int(bins, "histogram", "bins"), byref(edges), o))
     return return_types.histogram(hist, _wrap(edges.value))
+
+
+def histogramdd(input, bins, range=None, weight=None, density=False):
+    """(hist, bin_edges) of the points input[..., D] (tn_histogramdd): bins an int (every dim),
+    D ints or D edge tensors; range None (the data's min and max per dim) or 2 * D floats.
+    bin_edges is a tuple of D tensors, as PyTorch's. Not differentiable."""
+    x = _tp(input, "histogramdd", "input")
+    if not isinstance(input, Tensor) or input.dim() < 1:
+        D = 0
+    else:
+        D = input.shape[-1]
+    w = _otp(weight, "histogramdd", "weight")
+    if isinstance(bins, Tensor) or isinstance(bins, (list, tuple)) and bins and isinstance(bins[0], Tensor):
+        es = list(bins) if isinstance(bins, (list, tuple)) else [bins]
+        if not _bi.all(isinstance(e, Tensor) for e in es):
+            raise TypeError("histogramdd(): bins must be an int, a sequence of ints or a sequence of tensors")
+        if range is not None:
+            raise TypeError("histogramdd(): range is not allowed with bin edges (the edges fix the range)")
+        n = len(es)
+        outs = (c_void_p * _bi.max(D, n, 1))()
+        hist = _wrap(lib.tn_histogramdd_edges(x, _ptrs(es), n, w, bool(density), outs))
+    else:
+        cts = [bins] * D if isinstance(bins, int) and not isinstance(bins, bool) else list(bins) \
+            if isinstance(bins, (list, tuple)) else None
+        if cts is None:
+            raise TypeError(f"histogramdd(): bins must be an int, a sequence of ints or a sequence of tensors, not {type(bins).__name__}")
+        cts = [_int(c, "histogramdd", "bins") for c in cts]
+        rng = None
+        if range is not None:
+            rng = [_float(r, "histogramdd", "range") for r in range]
+            if len(rng) != 2 * D:
+                raise RuntimeError(f"torch.histogramdd: for a {D}-dimensional histogram range should have {2 * D} elements, "
+                                   f"but got {len(rng)}")
+        outs = (c_void_p * _bi.max(D, len(cts), 1))()
+        hist = _wrap(lib.tn_histogramdd(x, (c_int64 * _bi.max(len(cts), 1))(*cts), len(cts),
+                                        None if rng is None else (ctypes.c_double * len(rng))(*rng),
+                                        w, bool(density), outs))
+    return return_types.histogramdd(hist, tuple(_wrap(outs[i]) for i in _bi.range(D)))
+
+
+FUNCTIONS.update(histogramdd=histogramdd, symeig=symeig)
+Tensor.symeig = symeig   # (2.x kept the method as the same error)
 
 
 def gradient(input, *, spacing=1, dim=None, edge_order=1):
