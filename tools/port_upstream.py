@@ -189,8 +189,8 @@ def upstream(src, path, commit):
     """<path> at commit from the checkout src (or src's file when src is no git checkout),
     as text; None when neither has it."""
     if _is_git(src):
-        r = subprocess.run(["git", "--git-dir", src if not os.path.exists(os.path.join(src, ".git"))
-                            else os.path.join(src, ".git"), "show", f"{commit}:{path}"], capture_output=True)
+        where = ["-C", src] if os.path.exists(os.path.join(src, ".git")) else ["--git-dir", src]
+        r = subprocess.run(["git"] + where + ["show", f"{commit}:{path}"], capture_output=True)
         if r.returncode == 0:
             return r.stdout.decode("utf-8")
     path = os.path.join(src, path)
