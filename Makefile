@@ -163,7 +163,8 @@ char-lm: $(BUILD)/char_lm
 
 # pytorch/examples' mnist, vae, word_language_model (LSTM, Transformer) and dcgan trained
 # under the package and under PyTorch side by side: each metric and whether ours reaches
-# PyTorch's (tools/examples_metrics.py; minutes, so not part of make test)
+# PyTorch's (tools/examples_metrics.py; minutes, so not part of make test). The programs are
+# ported locally first: python3 tools/port_upstream.py examples <pytorch/examples checkout>
 examples-metrics: $(LIB)
 	@sh tools/fetch_fashion_mnist.sh && sh tools/fetch_text.sh
 	TENSOR_LIB=$(abspath $(LIB)) $(PY) tools/examples_metrics.py $(METRICS_ARGS)

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """make examples-metrics: pytorch/examples' programs (bindings/python/examples, only their
 imports changed) trained for real under the package and under PyTorch 1.13, side by side,
-each printing its own metric; this prints both and whether ours reaches PyTorch's.
+each printing its own metric; this prints both and whether ours reaches PyTorch's. The
+programs are ported locally first (their text is not kept in this repository):
+``python3 tools/port_upstream.py examples <pytorch/examples checkout>``; without them this
+says so and stops.
 
     make examples-metrics          (several minutes: not part of make test)
     python3 tools/examples_metrics.py [--only mnist,vae,wlm_lstm,wlm_transformer,dcgan] [--epochs N]
@@ -142,6 +145,12 @@ def main():
         raise SystemExit("PyTorch is not installed: nothing to compare with")
     if not os.path.isfile(os.path.join(FASHION, IDX[0])):
         raise SystemExit("data/fashion-mnist is absent: sh tools/fetch_fashion_mnist.sh")
+    scripts = {"mnist": "mnist_main.py", "vae": "vae.py", "wlm_lstm": "word_language_model/main.py",
+               "wlm_transformer": "word_language_model/main.py", "dcgan": "dcgan.py"}
+    absent = sorted({scripts[n] for n in a.only.split(",") if n in scripts
+                     and not os.path.isfile(os.path.join(ex.EXAMPLES, scripts[n]))})
+    if absent:      # pytorch/examples' text is not kept in this repository: it is ported locally
+        raise SystemExit(f"{', '.join(absent)} not ported here: {ex.HOW_TO_PORT}")
     runs = {"mnist": lambda w: mnist(w, a.epochs), "vae": lambda w: vae(w, a.epochs),
             "wlm_lstm": lambda w: wlm(w, "LSTM"), "wlm_transformer": lambda w: wlm(w, "Transformer"),
             "dcgan": dcgan}

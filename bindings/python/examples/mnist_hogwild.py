@@ -4,8 +4,9 @@ optimizer and data order, without locks. The model, the training loop and the pr
 handling are the example's code with `import tensor as torch`; the data is Fashion-MNIST
 read from the local IDX files (fashion_mnist.py's reader) instead of torchvision's MNIST.
 The example itself, unchanged but for its imports, is mnist_hogwild/main.py and train.py
-beside this file (test_examples_pt.py runs it beside PyTorch); this variant trains on the
-real Fashion-MNIST with an accuracy bar (test_multiprocessing.py).
+beside this file once tools/port_upstream.py has ported them (README.md; test_examples_pt.py
+runs it beside PyTorch); this variant trains on the real Fashion-MNIST with an accuracy bar
+(test_multiprocessing.py).
 
     make lib/libtensor.so
     python3 bindings/python/examples/mnist_hogwild.py [--num-processes 2] [--epochs 1]

@@ -1,5 +1,6 @@
-"""pytorch/examples' programs (bindings/python/examples, changed only in their imports) run
-briefly, through their own flags, under the package and again under PyTorch 1.13 (when it
+"""pytorch/examples' programs (bindings/python/examples, changed only in their imports:
+tools/port_upstream.py writes them from a pytorch/examples checkout; their text is not kept in
+this repository, so the tests that run one skip when it is not ported) run briefly, through their own flags, under the package and again under PyTorch 1.13 (when it
 is installed) with the same seed: the first loss each prints must be PyTorch's to 1e-5
 (relative), and the loss must fall.
 
@@ -18,7 +19,8 @@ in torchvision's layout; a small text corpus for word_language_model (wikitext-2
 in the checkout); a small synthetic graph in Cora's file format for gat (Cora cannot be
 fetched offline).
 
-Run:  make lib/libtensor.so && python3 -m pytest -q bindings/python/tests/test_examples_pt.py
+Run:  make lib/libtensor.so && python3 tools/port_upstream.py examples <pytorch/examples checkout> &&
+      python3 -m pytest -q bindings/python/tests/test_examples_pt.py
 """
 import os
 import re
@@ -130,9 +132,20 @@ UPSTREAM = {
 }
 
 
+HOW_TO_PORT = "python3 tools/port_upstream.py examples <pytorch/examples checkout> writes bindings/python/examples"
+
+
+def port_path(port):
+    """examples/<port>, or a skip saying how to write it when it is not ported here."""
+    path = os.path.join(EXAMPLES, port)
+    if not os.path.isfile(path):
+        pytest.skip(f"{port} is not ported here: {HOW_TO_PORT}")
+    return path
+
+
 def upstream_text(port):
     """The port's text as pytorch/examples has it: imports turned back, header removed."""
-    with open(os.path.join(EXAMPLES, port)) as f:
+    with open(port_path(port)) as f:
         lines = to_torch_source(f.read()).splitlines(True)
     start = next(k for k, ln in enumerate(lines) if ln.startswith("# pytorch/examples "))
     end = start
@@ -147,15 +160,61 @@ def test_port_is_the_upstream_file_ex20(port):
     """"unchanged": only the imports (and the path header) differ from pytorch/examples"""
     import hashlib
     upstream, digest = UPSTREAM[port]
-    with open(os.path.join(EXAMPLES, port)) as f:
+    with open(port_path(port)) as f:
         assert f"# pytorch/examples {upstream} (commit 77f55b9" in f.read()
     assert hashlib.sha256(upstream_text(port).encode()).hexdigest() == digest, \
         f"{port} differs from pytorch/examples' {upstream} beyond its imports"
 
 
+def _tool():
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "tools"))
+    import port_upstream
+    return port_upstream
+
+
+def test_port_tool_pins_the_files_checked_here():
+    """tools/port_upstream.py examples writes each port of this table from its upstream file at 77f55b9."""
+    pu = _tool()
+    assert pu.EXAMPLES_COMMIT.startswith("77f55b9")
+    assert {p: up for p, (up, _) in pu.EXAMPLES.items()} == {p: up for p, (up, _) in UPSTREAM.items()}
+
+
+def test_port_tool_examples_header_and_dotted_imports(tmp_path):
+    """The examples' header goes at the top, below a #!, a coding line and from __future__;
+    ``import torch.X`` is ported only where the file binds ``torch`` itself; the header's
+    sys.path line climbs to bindings/python from the port's folder. Ported and turned back,
+    the text is the source's, header removed (what test_port_is_the_upstream_file_ex20 checks)."""
+    pu = _tool()
+    u = pu.SETS["examples"]
+    src = ("#!/usr/bin/env python\n# coding: utf-8\nfrom __future__ import print_function\n# a comment\n"
+           "import argparse\nimport torch\nimport torch.nn.parallel\nimport torch.utils.data  # loaders\n"
+           "from torchvision import datasets\n")
+    out = pu.port(src, u.header("sub/x.py", "x/main.py", pu.EXAMPLES_COMMIT, "# Its data: none.\n"), at_top=True)
+    lines = out.splitlines()
+    assert lines[:3] == ["#!/usr/bin/env python", "# coding: utf-8", "from __future__ import print_function"]
+    assert lines[3] == "# pytorch/examples x/main.py (commit 77f55b9, August 2025), changed only in its imports:"
+    assert lines[7] == "# Its data: none."
+    assert lines[9] == 'sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))'
+    assert lines[10:] == ["# a comment", "import argparse", "import tensor as torch", "import tensor.nn.parallel",
+                          "import tensor.utils.data  # loaders", "from tensor.vision import datasets"]
+    assert to_torch_source(out).replace("".join(out.splitlines(True)[3:10]), "") == src
+    assert "(__file__)), \"..\"))" in u.header("x.py", "x/main.py", pu.EXAMPLES_COMMIT)
+    with pytest.raises(ValueError, match="does not port"):        # nothing would bind `torch`
+        pu.port("import torch.nn.parallel\n", "# h\n", at_top=True)
+    with pytest.raises(ValueError, match="no line"):
+        pu.port("#!/bin/python\n", "# h\n", at_top=True)
+    # a plain folder holding the upstream files stands for a checkout; absent files are reported
+    (tmp_path / "regression").mkdir()
+    (tmp_path / "regression" / "main.py").write_text("import torch\nprint(torch.ones(1))\n")
+    missing = pu.port_set(u, str(tmp_path), str(tmp_path / "out"))
+    assert sorted(missing) == sorted(set(UPSTREAM) - {"regression.py"})
+    assert (tmp_path / "out" / "regression.py").read_text().endswith("import tensor as torch\nprint(torch.ones(1))\n")
+
+
 def run(backend, script, args, cwd, timeout=240, env=None):
-    """Runs examples/<script> with args in cwd under backend ("tensor" or "torch")."""
-    path = os.path.join(EXAMPLES, script)
+    """Runs examples/<script> with args in cwd under backend ("tensor" or "torch"); skips when
+    it is not ported here."""
+    path = port_path(script)
     if backend == "torch":
         src_dir = os.path.join(os.path.dirname(cwd), "torch_src", os.path.dirname(script))
         os.makedirs(src_dir, exist_ok=True)

@@ -8,7 +8,7 @@ beginner_source/blitz, beginner_source/basics/tensorqs_tutorial.py). Trimmed mea
 iterations, and the blitz's torchvision resnet18 replaced by a small CNN with the same
 ``fc`` attribute (torchvision is not a dependency); the code is otherwise the tutorials'.
 The tutorials themselves, unchanged but for their imports, run in test_tutorials_pt.py
-(once tools/port_tutorials.py has written them from a pytorch/tutorials checkout: their
+(once tools/port_upstream.py tutorials has written them from a pytorch/tutorials checkout: their
 text is not kept in this repository, so these copies are what runs without one; some are
 versions the ports are not, e.g. 2025's accelerator fit and the Variable-era autograd).
 

@@ -1,5 +1,5 @@
 """pytorch/tutorials' beginner programs (bindings/python/tutorials, changed only in their
-imports: tools/port_tutorials.py writes them from a pytorch/tutorials checkout) run under
+imports: tools/port_upstream.py writes them from a pytorch/tutorials checkout) run under
 the package and again under PyTorch 1.13 (when it is installed), seeded alike before the
 file runs: what each prints must be what PyTorch prints.
 
@@ -19,7 +19,7 @@ Data: small generated sets in the tutorials' own places (data/FashionMNIST/raw, 
 data/cifar-10-batches-py, the python version's pickles): class-dependent blobs over noise.
 The dataset size is data, not code: the tutorials' epochs and batch sizes are as written.
 
-Run:  make lib/libtensor.so && python3 tools/port_tutorials.py <pytorch/tutorials checkout> &&
+Run:  make lib/libtensor.so && python3 tools/port_upstream.py tutorials <pytorch/tutorials checkout> &&
       python3 -m pytest -q bindings/python/tests/test_tutorials_pt.py
 (TENSOR_SLOW_TESTS=1 adds the run of cifar10_tutorial with 8000 training images, enough
 for its loss line every 2000 batches, and VGG's initialisation against torch.nn's.)
@@ -82,7 +82,7 @@ UPSTREAM = {
 def port_path(rel):
     path = os.path.join(TUTORIALS, rel)
     if not os.path.isfile(path):
-        pytest.skip(f"{rel} is not ported here: python3 tools/port_tutorials.py <pytorch/tutorials checkout> "
+        pytest.skip(f"{rel} is not ported here: python3 tools/port_upstream.py tutorials <pytorch/tutorials checkout> "
                     "writes bindings/python/tutorials")
     return path
 
@@ -111,12 +111,12 @@ def test_port_is_the_upstream_file(rel):
 
 def _tool():
     sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "tools"))
-    import port_tutorials
-    return port_tutorials
+    import port_upstream
+    return port_upstream
 
 
 def test_port_tool_pins_the_versions_checked_here():
-    """tools/port_tutorials.py takes each file at the commit this table's digest is of."""
+    """tools/port_upstream.py takes each file at the commit this table's digest is of."""
     assert {rel: c[:7] for rel, c in _tool().TUTORIALS.items()} == {rel: c for rel, (c, _) in UPSTREAM.items()}
 
 
@@ -125,7 +125,7 @@ def test_port_tool_ports_imports_only():
     src = ('"""doc"""\nfrom __future__ import print_function\nimport torch\nimport torchvision  # data\n'
            "import torch.nn as nn\nfrom torch.utils.data import DataLoader\nimport torchvision.transforms as T\n"
            "from torchvision import datasets\nx = torch.ones(1)  # import torch\n    import torch\n")
-    out = pt.port(src, "blitz/x.py", "abc1234")
+    out = pt.port(src, pt.SETS["tutorials"].header("blitz/x.py", "blitz/x.py", "abc1234"))
     lines = out.splitlines()
     assert lines[:2] == ['"""doc"""', "from __future__ import print_function"]
     assert lines[2] == "# pytorch/tutorials beginner_source/blitz/x.py (commit abc1234), changed only in its imports:"
@@ -137,7 +137,7 @@ def test_port_tool_ports_imports_only():
     with pytest.raises(ValueError, match="does not port"):
         pt.port_line("import torch.nn\n")
     with pytest.raises(ValueError, match="no import line"):
-        pt.port("x = 1\n", "a.py", "c")
+        pt.port("x = 1\n", "# h\n")
 
 
 # ------------------------------------------------------------------------------- running

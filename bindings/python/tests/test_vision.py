@@ -442,6 +442,9 @@ def test_pytorch_examples_mnist_runs(tmp_path):
     (tmp_path / "work").mkdir()
     mnist_root(tmp_path / "data", n_train=96, n_test=40)
     script = os.path.join(REPO, "bindings", "python", "examples", "mnist_main.py")
+    if not os.path.isfile(script):      # pytorch/examples' text is not kept here: it is ported locally
+        pytest.skip("mnist_main.py is not ported here: python3 tools/port_upstream.py examples "
+                    "<pytorch/examples checkout> writes bindings/python/examples")
     r = subprocess.run([sys.executable, script, "--epochs", "1", "--batch-size", "32", "--test-batch-size", "20",
                         "--log-interval", "1", "--save-model"], cwd=tmp_path / "work", capture_output=True,
                        text=True, timeout=300)
