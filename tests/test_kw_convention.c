@@ -1093,7 +1093,7 @@ TEST(var_std_norm_kw) {
 
     /* an integer in the text is read exactly, over int64's range (as the struct takes it) */
     tn_tensor *big = tn_var_dims_str(y, TN_DIMS(1), "correction=-9223372036854775808");
-    CHECK(big && tn_allclose(big, tn_var_dims(y, TN_DIMS(1), .correction = INT64_MIN), 0, 0, false));
+    CHECK(big && tn_allclose(big, tn_var_dims(y, TN_DIMS(1), .correction = INT64_MIN), .rtol = 0, .atol = 0));
     CHECK_T(tn_var_dims_str(y, TN_DIMS(1), "correction=9223372036854775807"), S(2), V(INFINITY, INFINITY));   /* no degrees of freedom left: ss / 0, as torch */
     CHECK_ERR(tn_var_str(y, "correction=9223372036854775808"), "tn_var: option correction=9.22337e+18: expected an integer");
     CHECK_ERR(tn_var(y, .unbiased = true, .correction = 0), "tn_var: cannot specify both unbiased and correction");

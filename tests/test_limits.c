@@ -303,9 +303,9 @@ TEST(empty_huge_views_and_layers) {
     CHECK(SAME_SHAPE(tn_pad(z, TN_SHAPE(1, 1)), P40, 0, P40 + 2));
     CHECK(SAME_SHAPE(tn_cumsum(z, 2), P40, 0, P40));
     CHECK(SAME_SHAPE(tn_mean_dims(z, TN_SHAPE(0, 2)), 0));
-    CHECK(SAME_SHAPE(tn_flatten(z, 0, 1), 0, P40));
+    CHECK(SAME_SHAPE(tn_flatten(z, .end_dim = 1), 0, P40));
     /* 2^80 as one size (PyTorch wraps it to 0) */
-    ERR2(tn_flatten(tn_zeros(TN_SHAPE(0, P40, P40), TN_F32), 1, 2), "tn_flatten:", "overflows int64");
+    ERR2(tn_flatten(tn_zeros(TN_SHAPE(0, P40, P40), TN_F32), .start_dim = 1, .end_dim = 2), "tn_flatten:", "overflows int64");
     /* the layers multiply sizes in groups: refused, never overflowed */
     tn_tensor *img = tn_zeros(TN_SHAPE(0, 1, P40, P40), TN_F32);
     ERR2(tn_max_pool2d(img, 2, .stride = 2), "tn_max_pool2d:", "multiply past int64");

@@ -847,12 +847,12 @@ TEST(hand_misc) {
     CHECK_SHAPE(tn_embedding(IDX(I(1), 1), w), 1, 2);
     CHECK_SHAPE(tn_embedding(tn_scalar_tensor(1, TN_I64), w), 2);    /* 0-d index: one row */
     /* one_hot */
-    tn_tensor *oh = tn_one_hot(IDX(I(0, 2, 1), 3), -1);
+    tn_tensor *oh = tn_one_hot(IDX(I(0, 2, 1), 3));
     CHECK_DTYPE(oh, TN_I64);
     CHECK_SHAPE(oh, 3, 3);
     CHECK_VALS(oh, 0, 1, 0, 0, 0, 0, 1, 0, 1, 0);
-    CHECK_SHAPE(tn_one_hot(IDX(I(0, 2, 1, 1), 2, 2), 5), 2, 2, 5);
-    CHECK_VALS(tn_one_hot(IDX(I(0, 2, 1, 1), 2, 2), 4), 0, 1, 0, 0, 0, 0, 0, 1, 0, 0, 1, 0, 0, 0, 1, 0, 0);
+    CHECK_SHAPE(tn_one_hot(IDX(I(0, 2, 1, 1), 2, 2), .num_classes = 5), 2, 2, 5);
+    CHECK_VALS(tn_one_hot(IDX(I(0, 2, 1, 1), 2, 2), .num_classes = 4), 0, 1, 0, 0, 0, 0, 0, 1, 0, 0, 1, 0, 0, 0, 1, 0, 0);
     /* softmax and log_softmax */
     tn_tensor *s = T64(D(1, 2, 3), 3);
     CHECK_VALS(tn_softmax(s, 0), 1e-12, 0.09003057317038046, 0.24472847105479764, 0.66524095577481770);
@@ -1260,10 +1260,10 @@ TEST(oc_embedding) {
     ORACLE(TOL32, tn_embedding_padded(idx, w32, 1), "F.embedding(x0, x1, padding_idx=1)", idx, w32);
     /* one_hot */
     tn_tensor *c = IDX(I(0, 4, 2, 2, 1, 0), 3, 2);
-    ORACLE(0, tn_one_hot(c, -1), "F.one_hot(x0)", c);
-    ORACLE(0, tn_one_hot(c, 7), "F.one_hot(x0, 7)", c);
+    ORACLE(0, tn_one_hot(c), "F.one_hot(x0)", c);
+    ORACLE(0, tn_one_hot(c, .num_classes = 7), "F.one_hot(x0, 7)", c);
     tn_tensor *c0 = tn_scalar_tensor(3, TN_I64);
-    ORACLE(0, tn_one_hot(c0, 5), "F.one_hot(x0, 5)", c0);
+    ORACLE(0, tn_one_hot(c0, .num_classes = 5), "F.one_hot(x0, 5)", c0);
     END;
 }
 
@@ -1576,7 +1576,7 @@ TEST(oc_edges) {
     ORACLE_SWEEP(TOL64, tn_pixel_shuffle(RN(0, 4, 2, 2), 2), "F.pixel_shuffle(x0, 2)", tn_zeros(SH(0, 4, 2, 2), TN_F64));
     tn_tensor *ei = tn_zeros(SH(0, 2), TN_I64), *ew = RN(5, 3);
     ORACLE_SWEEP(TOL64, tn_embedding(ei, ew), "F.embedding(x0, x1)", ei, ew);
-    ORACLE_SWEEP(0, tn_one_hot(tn_zeros(SH(0), TN_I64), 4), "F.one_hot(x0, 4)", tn_zeros(SH(0), TN_I64));
+    ORACLE_SWEEP(0, tn_one_hot(tn_zeros(SH(0), TN_I64), .num_classes = 4), "F.one_hot(x0, 4)", tn_zeros(SH(0), TN_I64));
     /* 0-d softmax; a linear bias of 0 dims */
     tn_tensor *z = leaf(tn_scalar_tensor(2, TN_F64)), *b0 = leaf(tn_scalar_tensor(0.5, TN_F64)), *x = RN(3, 6);
     ORACLE(TOL64, tn_softmax(z, 0), "F.softmax(x0, 0)", z);
@@ -1630,7 +1630,7 @@ TEST(oc_edges) {
     /* indices of any shape for embedding; non-contiguous indices */
     tn_tensor *iv = tn_t(IDX(I(0, 1, 2, 3, 4, 0), 2, 3)), *ew2 = RN(5, 3);
     ORACLE(TOL64, tn_embedding(iv, ew2), "F.embedding(x0, x1)", iv, ew2);
-    ORACLE(0, tn_one_hot(iv, 6), "F.one_hot(x0, 6)", iv);
+    ORACLE(0, tn_one_hot(iv, .num_classes = 6), "F.one_hot(x0, 6)", iv);
     END;
 }
 
@@ -2039,10 +2039,10 @@ TEST(errors) {
     CHECK_ERR(tn_embedding(IDX(I(1), 1), tn_randn(SH(10), TN_F32)), "tn_embedding: weight must be 2-d [num_embeddings, embedding_dim], got [10]");
     CHECK_ERR(tn_embedding_padded(IDX(I(1), 1), ew, 10), "tn_embedding: padding_idx 10 must be within num_embeddings (10)");
     CHECK_ERR(tn_embedding_padded(IDX(I(1), 1), ew, -11), "tn_embedding: padding_idx -11");
-    CHECK_ERR(tn_one_hot(IDX(I(0, -1), 2), 3), "tn_one_hot: class values must be non-negative");
-    CHECK_ERR(tn_one_hot(IDX(I(0, 3), 2), 3), "tn_one_hot: class values must be smaller than num_classes (got 3 for 3 classes)");
-    CHECK_ERR(tn_one_hot(tn_ones(SH(2), TN_F32), 3), "tn_one_hot: one_hot is only applicable to index tensors");
-    CHECK_ERR(tn_one_hot(tn_zeros(SH(0), TN_I64), -1), "tn_one_hot: can not infer total number of classes from empty tensor");
+    CHECK_ERR(tn_one_hot(IDX(I(0, -1), 2), .num_classes = 3), "tn_one_hot: class values must be non-negative");
+    CHECK_ERR(tn_one_hot(IDX(I(0, 3), 2), .num_classes = 3), "tn_one_hot: class values must be smaller than num_classes (got 3 for 3 classes)");
+    CHECK_ERR(tn_one_hot(tn_ones(SH(2), TN_F32), .num_classes = 3), "tn_one_hot: one_hot is only applicable to index tensors");
+    CHECK_ERR(tn_one_hot(tn_zeros(SH(0), TN_I64)), "tn_one_hot: can not infer total number of classes from empty tensor");
     /* attention */
     tn_tensor *q = tn_randn(SH(2, 3, 4), TN_F32), *k = tn_randn(SH(2, 5, 4), TN_F32), *v = tn_randn(SH(2, 5, 6), TN_F32);
     CHECK_ERR(tn_scaled_dot_product_attention(q, tn_randn(SH(2, 5, 3), TN_F32), v, NULL, 0, false, 0), "tn_scaled_dot_product_attention: expected q [*, L, E], k [*, S, E], v [*, S, Ev], got [2, 3, 4], [2, 5, 3], [2, 5, 6]");
@@ -2159,7 +2159,7 @@ TEST(null_inputs) {
     CHECK_NULL_PASS(tn_embedding(NULL, w));
     CHECK_NULL_PASS(tn_embedding(IDX(I(0), 1), NULL));
     CHECK_NULL_PASS(tn_embedding_padded(NULL, w, 0));
-    CHECK_NULL_PASS(tn_one_hot(NULL, 3));
+    CHECK_NULL_PASS(tn_one_hot(NULL, .num_classes = 3));
     CHECK_NULL_PASS(tn_softmax(NULL, 0));
     CHECK_NULL_PASS(tn_log_softmax(NULL, 0));
     CHECK_NULL_PASS(tn_scaled_dot_product_attention(NULL, x3, x3, NULL, 0, false, 0));

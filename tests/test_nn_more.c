@@ -368,8 +368,8 @@ FN(f_grid_nearest, tn_grid_sample(in[0], in[1], .mode = TN_GRID_NEAREST))
 FN(f_grid_bicubic, tn_grid_sample(in[0], in[1], .mode = TN_GRID_BICUBIC))
 FN(f_grid_bicubic_border_ac, tn_grid_sample(in[0], in[1], .mode = TN_GRID_BICUBIC, .padding_mode = TN_GRID_BORDER, .align_corners = true))
 FN(f_grid_bicubic_reflect, tn_grid_sample(in[0], in[1], .mode = TN_GRID_BICUBIC, .padding_mode = TN_GRID_REFLECTION))
-FN(f_affine2d, tn_affine_grid(in[0], TN_SHAPE(2, 3, 4, 5), false))
-FN(f_affine3d, tn_affine_grid(in[0], TN_SHAPE(2, 1, 3, 2, 4), true))
+FN(f_affine2d, tn_affine_grid(in[0], TN_SHAPE(2, 3, 4, 5)))
+FN(f_affine3d, tn_affine_grid(in[0], TN_SHAPE(2, 1, 3, 2, 4), .align_corners = true))
 FN(f_bicubic, tn_interpolate(in[0], (const int64_t[]){5, 7}, NULL, "bicubic", false))
 FN(f_bicubic_ac, tn_interpolate(in[0], (const int64_t[]){5, 2}, NULL, "bicubic", true))
 FN(f_trilinear, tn_interpolate(in[0], (const int64_t[]){3, 5, 4}, NULL, "trilinear", false))
@@ -382,7 +382,7 @@ TEST(test_sampling) {
     tn_tensor *x = rnd(TN_SHAPE(2, 3, 4, 5));
     const double th[6] = {1, 0, 0, 0, 1, 0};
     tn_tensor *theta = tn_expand(tn_from_data(th, TN_SHAPE(1, 2, 3), TN_F64), TN_SHAPE(2, 2, 3));
-    tn_tensor *idg = tn_affine_grid(theta, TN_SHAPE(2, 3, 4, 5), true);
+    tn_tensor *idg = tn_affine_grid(theta, TN_SHAPE(2, 3, 4, 5), .align_corners = true);
     CHECK(same_shape(idg, TN_SHAPE(2, 4, 5, 2)));
     tn_tensor *same = tn_grid_sample(x, idg, .align_corners = true);
     {
@@ -392,7 +392,7 @@ TEST(test_sampling) {
         CHECK(ok);
     }
     {   /* affine_grid without align_corners: pixel centres at (2 i + 1) / W - 1 */
-        const double *g = D(tn_affine_grid(theta, TN_SHAPE(2, 3, 4, 5), false));
+        const double *g = D(tn_affine_grid(theta, TN_SHAPE(2, 3, 4, 5)));
         CHECK(g && fabs(g[0] + 0.8) < 1e-15 && fabs(g[1] + 0.75) < 1e-15);
     }
     /* out of range: zeros reads 0, border the edge value */
@@ -429,7 +429,7 @@ TEST(test_sampling) {
     tn_tensor *t2 = rnd(TN_SHAPE(2, 2, 3)), *t3 = rnd(TN_SHAPE(2, 3, 4));
     GC(f_affine2d, &t2, 1, NULL, 2);
     GC(f_affine3d, &t3, 1, NULL, 2);
-    CHECK_ERR(tn_affine_grid(t2, TN_SHAPE(2, 3, 4, 5, 6), false), "affine_grid");
+    CHECK_ERR(tn_affine_grid(t2, TN_SHAPE(2, 3, 4, 5, 6)), "affine_grid");
 
     tn_tensor *im = rnd_strided(TN_SHAPE(2, 2, 3, 4)), *vol = rnd(TN_SHAPE(1, 2, 2, 3, 3));
     GC(f_bicubic, &im, 1, NULL, 2);

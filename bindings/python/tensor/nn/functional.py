@@ -1071,7 +1071,7 @@ def one_hot(tensor, num_classes=-1):
         _check("one_hot", tensor=tensor)
     if tensor.dtype is not int64:
         raise RuntimeError("one_hot is only applicable to index tensor.")
-    return _wrap(lib.tn_one_hot(tensor._ptr, _int(num_classes, "one_hot", "num_classes")))
+    return _wrap(lib.tn_one_hot_str(tensor._ptr, f"num_classes={_int(num_classes, 'one_hot', 'num_classes')}".encode()))
 
 
 # --------------------------------------------------------------------------- attention, resizing
@@ -1216,7 +1216,7 @@ def affine_grid(theta, size, align_corners=None):
     elif min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {size}")
     arr, n = _i64(size, "size")
-    return _wrap(lib.tn_affine_grid(theta._ptr, arr, n, bool(align_corners)))
+    return _wrap(lib.tn_affine_grid_str(theta._ptr, arr, n, f"align_corners={None if align_corners is None else bool(align_corners)}".encode()))
 
 
 def pixel_shuffle(input, upscale_factor):
