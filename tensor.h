@@ -3120,9 +3120,20 @@ TNDEF tn_tensor *tn_scaled_dot_product_attention(tn_tensor *q, tn_tensor *k, tn_
 /* F.interpolate of [N, C, *] with 1 to 3 spatial dims: "nearest", "nearest-exact" and "area"
    (adaptive average pooling) for any, "linear" for [N, C, W], "bilinear" and "bicubic" (A =
    -0.75, taps clamped at the border) for [N, C, H, W], "trilinear" for [N, C, D, H, W];
-   antialias=False. size (NULL: from scale_factor) or scale_factor (one value per spatial
-   dim, used as is for the source positions, as PyTorch with recompute_scale_factor=None). */
-TNDEF tn_tensor *tn_interpolate(tn_tensor *x, const int64_t *size, const double *scale_factor, const char *mode, bool align_corners);
+   antialias=False. F.interpolate's keywords: .size (empty: None; one value for every spatial
+   dim, or one per dim) or .scale_factor (the same; used as is for the source positions, as
+   PyTorch with recompute_scale_factor=None), .mode "nearest", .align_corners None (-1: False;
+   true only for the interpolating modes): tn_interpolate(x, .size = TN_INTS(8, 8), .mode =
+   "bilinear", .align_corners = true), tn_interpolate(x, .scale_factor = TN_DOUBLES(2)). */
+#define TN_FIELDS_tn_interpolate_fn_opts(X) \
+    X(IL, size,          TN__LIST0, "") \
+    X(DL, scale_factor,  TN__LIST0, "") \
+    X(S,  mode,          "nearest", "") \
+    X(OB, align_corners, -1,        "")
+TN__KW_STRUCT(tn_interpolate_fn_opts);
+TNDEF tn_tensor *tn_interpolate_opts(tn_tensor *x, tn_interpolate_fn_opts opts);
+#define tn_interpolate(...) tn_interpolate_opts(TN__POS_KW(tn_interpolate_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_interpolate_str(tn_tensor *x, const char *options);
 /* F.grid_sample: input [N, C, H, W] sampled at grid [N, Ho, Wo, 2] ((x, y) in [-1, 1]) ->
    [N, C, Ho, Wo], or [N, C, D, H, W] at [N, Do, Ho, Wo, 3] (x, y, z); mode bilinear (trilinear
    for 5-d), nearest (half to even) or bicubic (4-d; PyTorch's A = -0.75, each tap padded); padding_mode: taps outside the input read 0, the border
@@ -6061,6 +6072,9 @@ static const tn__kwkey tn__kw_svd[] = {TN_FIELDS_tn_svd_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
 #define TN__KW_T tn_one_hot_fn_opts
 static const tn__kwkey tn__kw_one_hot[] = {TN_FIELDS_tn_one_hot_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_interpolate_fn_opts
+static const tn__kwkey tn__kw_interpolate[] = {TN_FIELDS_tn_interpolate_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
 #define TN__KW_T tn_affine_grid_fn_opts
 static const tn__kwkey tn__kw_affine_grid[] = {TN_FIELDS_tn_affine_grid_fn_opts(TN__KW_ROW)};
@@ -28444,7 +28458,9 @@ static tn_tensor *tn__nearest_table(const char *fn, int64_t in, int64_t out, con
     TN_FREE(ix);
     return t;
 }
-static tn_tensor *tn__interpolate_impl(tn_tensor *x, const int64_t *size, const double *sf, const char *mode, bool align_corners) {
+/* size / scale_factor: nsize / nsf values (0: None; 1: every spatial dim, as PyTorch's int
+   or float; else one per spatial dim) */
+static tn_tensor *tn__interpolate_impl(tn_tensor *x, const int64_t *sizes, int nsize, const double *sfs, int nsf, const char *mode, bool align_corners) {
     const char *fn = "tn_interpolate";
     TN__CHECK_NULL(x);
     int m = -1;
@@ -28453,7 +28469,17 @@ static tn_tensor *tn__interpolate_impl(tn_tensor *x, const int64_t *size, const 
     const int nsp = x->ndim - 2, need = m == TN__LINEAR ? 1 : m == TN__BILINEAR || m == TN__BICUBIC ? 2 : m == TN__TRILINEAR ? 3 : 0;
     if (nsp < 1 || nsp > 3 || (need && nsp != need))
         return (tn_tensor *)tn__error("%s: mode '%s' expects a %s input, got %s", fn, mode, need == 1 ? "3-d [N, C, W]" : need == 2 ? "4-d [N, C, H, W]" : need == 3 ? "5-d [N, C, D, H, W]" : "3-d, 4-d or 5-d", TN__SHAPE(x));
-    if (!size == !sf) return (tn_tensor *)tn__error("%s: give exactly one of size and scale_factor", fn);
+    if (!nsize == !nsf) return (tn_tensor *)tn__error("%s: give exactly one of size and scale_factor", fn);
+    if (nsize > 1 && nsize != nsp) return (tn_tensor *)tn__error("%s: input %s has %d spatial dims, but size has %d values", fn, TN__SHAPE(x), nsp, nsize);
+    if (nsf > 1 && nsf != nsp) return (tn_tensor *)tn__error("%s: input %s has %d spatial dims, but scale_factor has %d values", fn, TN__SHAPE(x), nsp, nsf);
+    int64_t size_v[3];
+    double sf_v[3];
+    for (int i = 0; i < nsp; i++) {
+        if (nsize) size_v[i] = sizes[nsize == 1 ? 0 : i];
+        if (nsf) sf_v[i] = sfs[nsf == 1 ? 0 : i];
+    }
+    const int64_t *size = nsize ? size_v : NULL;
+    const double *sf = nsf ? sf_v : NULL;
     const bool interp = m >= TN__LINEAR && m <= TN__TRILINEAR;
     if (!interp && align_corners) return (tn_tensor *)tn__error("%s: align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | trilinear", fn);
     if (tn__nn_check(fn, x, "input")) return NULL;
@@ -28489,8 +28515,16 @@ static tn_tensor *tn__interpolate_impl(tn_tensor *x, const int64_t *size, const 
         {NULL, NULL, "UpsampleTrilinear3DBackward1"}, {"SqueezeBackward1", "AdaptiveAvgPool2DBackward0", "AdaptiveAvgPool3DBackward0"}};
     return tn__scope_return(tn__grad_name(y, names[m][nsp - 1]));
 }
-TNDEF tn_tensor *tn_interpolate(tn_tensor *x, const int64_t *size, const double *scale_factor, const char *mode, bool align_corners) {
-    return TN__AS("tn_interpolate", tn__interpolate_impl(x, size, scale_factor, mode, align_corners));
+TNDEF tn_tensor *tn_interpolate_opts(tn_tensor *x, tn_interpolate_fn_opts o) {
+    return TN__AS("tn_interpolate", tn__interpolate_impl(x, o.size.v, o.size.n, o.scale_factor.v, o.scale_factor.n, o.mode, o.align_corners == 1));   /* None is False */
+}
+TNDEF tn_tensor *tn_interpolate_str(tn_tensor *x, const char *options) {
+    tn_interpolate_fn_opts o = TN_DEFAULTS(tn_interpolate_fn_opts);
+    uint64_t seen;
+    if (tn__kw_parse("tn_interpolate", options, tn__kw_interpolate, TN__KW_N(tn__kw_interpolate), &o, &seen)) return NULL;
+    tn_tensor *r = tn_interpolate_opts(x, o);
+    tn__kw_release(tn__kw_interpolate, TN__KW_N(tn__kw_interpolate), &o, seen);   /* the mode's copy */
+    return r;
 }
 static tn_tensor *tn__pixel_shuffle(const char *fn, tn_tensor *x, int64_t r, bool inverse) {
     TN__CHECK_NULL(x);

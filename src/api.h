@@ -3011,9 +3011,20 @@ TNDEF tn_tensor *tn_scaled_dot_product_attention(tn_tensor *q, tn_tensor *k, tn_
 /* F.interpolate of [N, C, *] with 1 to 3 spatial dims: "nearest", "nearest-exact" and "area"
    (adaptive average pooling) for any, "linear" for [N, C, W], "bilinear" and "bicubic" (A =
    -0.75, taps clamped at the border) for [N, C, H, W], "trilinear" for [N, C, D, H, W];
-   antialias=False. size (NULL: from scale_factor) or scale_factor (one value per spatial
-   dim, used as is for the source positions, as PyTorch with recompute_scale_factor=None). */
-TNDEF tn_tensor *tn_interpolate(tn_tensor *x, const int64_t *size, const double *scale_factor, const char *mode, bool align_corners);
+   antialias=False. F.interpolate's keywords: .size (empty: None; one value for every spatial
+   dim, or one per dim) or .scale_factor (the same; used as is for the source positions, as
+   PyTorch with recompute_scale_factor=None), .mode "nearest", .align_corners None (-1: False;
+   true only for the interpolating modes): tn_interpolate(x, .size = TN_INTS(8, 8), .mode =
+   "bilinear", .align_corners = true), tn_interpolate(x, .scale_factor = TN_DOUBLES(2)). */
+#define TN_FIELDS_tn_interpolate_fn_opts(X) \
+    X(IL, size,          TN__LIST0, "") \
+    X(DL, scale_factor,  TN__LIST0, "") \
+    X(S,  mode,          "nearest", "") \
+    X(OB, align_corners, -1,        "")
+TN__KW_STRUCT(tn_interpolate_fn_opts);
+TNDEF tn_tensor *tn_interpolate_opts(tn_tensor *x, tn_interpolate_fn_opts opts);
+#define tn_interpolate(...) tn_interpolate_opts(TN__POS_KW(tn_interpolate_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_interpolate_str(tn_tensor *x, const char *options);
 /* F.grid_sample: input [N, C, H, W] sampled at grid [N, Ho, Wo, 2] ((x, y) in [-1, 1]) ->
    [N, C, Ho, Wo], or [N, C, D, H, W] at [N, Do, Ho, Wo, 3] (x, y, z); mode bilinear (trilinear
    for 5-d), nearest (half to even) or bicubic (4-d; PyTorch's A = -0.75, each tap padded); padding_mode: taps outside the input read 0, the border

@@ -47,8 +47,8 @@ static int bw(tn_tensor *y) { return y ? tn_backward(tn_sum(y)) : -1; }
  X(avgpool_bw, { tn_tensor *x = RG(R(2,3,8,8,4)); bw(tn_avg_pool2d(x, 3, .stride = 2, .padding = 1, .ceil_mode = true, .count_include_pad = false)); }) \
  X(adamax_bw, { tn_tensor *x = RG(R(2,3,8,8,4)), *i = NULL; bw(tn_adaptive_max_pool2d(x, 3, 5, &i)); }) \
  X(adaavg_bw, { tn_tensor *x = RG(R(2,3,8,8,4)); bw(tn_adaptive_avg_pool2d(x, 3, 5)); }) \
- X(interp_n, { tn_tensor *x = RG(R(1,2,4,4,4)); bw(tn_interpolate(x, (const int64_t[]){7, 9}, NULL, "nearest", false)); }) \
- X(interp_b, { tn_tensor *x = RG(R(1,2,4,4,4)); bw(tn_interpolate(x, (const int64_t[]){7, 9}, NULL, "bilinear", true)); }) \
+ X(interp_n, { tn_tensor *x = RG(R(1,2,4,4,4)); bw(tn_interpolate(x, .size = TN_INTS(7, 9, 5))); }) \
+ X(interp_b, { tn_tensor *x = RG(R(1,2,4,4,4)); bw(tn_interpolate(x, .size = TN_INTS(7, 9), .mode = "bilinear", .align_corners = true)); }) \
  X(bn_bw, { tn_tensor *x = RG(R(4,3,5,5,4)); bw(tn_batch_norm(x, tn_zeros(TN_SHAPE(3), TN_F32), tn_ones(TN_SHAPE(3), TN_F32), RG(tn_ones(TN_SHAPE(3), TN_F32)), RG(tn_zeros(TN_SHAPE(3), TN_F32)), true, 0.1, 1e-5)); }) \
  X(ln_bw, { tn_tensor *x = RG(R(4,3,5,0,3)); bw(tn_layer_norm(x, TN_SHAPE(3, 5), .weight = RG(tn_ones(TN_SHAPE(3, 5), TN_F32)), .bias = RG(tn_zeros(TN_SHAPE(3, 5), TN_F32)))); }) \
  X(gn_bw, { tn_tensor *x = RG(R(4,6,5,0,3)); bw(tn_group_norm(x, 3)); }) \

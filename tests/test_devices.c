@@ -44,8 +44,8 @@ TEST(device_mixing) {
     ON_GPU("dropout p=1", tn_dropout(x2, .p = 1.0));
     ON_GPU("avg_pool2d", tn_avg_pool2d(x4, 3, .stride = 2, .padding = 1));
     ON_GPU("one_hot", tn_one_hot(dev(I64(0, 2)), .num_classes = 3));
-    ON_GPU("interpolate nearest", tn_interpolate(x4, (int64_t[]){16, 16}, NULL, "nearest", false));
-    ON_GPU("interpolate bilinear", tn_interpolate(x4, (int64_t[]){16, 16}, NULL, "bilinear", false));
+    ON_GPU("interpolate nearest", tn_interpolate(x4, .size = TN_INTS(16, 16)));
+    ON_GPU("interpolate bilinear", tn_interpolate(x4, .size = TN_INTS(16, 16), .mode = "bilinear"));
     /* gradients that build helper tensors */
     tn_tensor *p = tn_prod_dims(x2, TN_DIMS(1));
     CHECK_MSG(tn_backward(tn_sum(p)) == 0 && tn_grad(x2) && tn_grad(x2)->device == TN_CUDA, "prod backward: %s", tn_last_error());

@@ -1294,6 +1294,29 @@ TEST(indexing_creation_kw) {
     CHECK_T(tn_affine_grid(th, S(1, 1, 2, 2), .align_corners = true), S(1, 2, 2, 2), agt);
     CHECK_T(tn_affine_grid_str(th, S(1, 1, 2, 2), "align_corners=True"), S(1, 2, 2, 2), agt);
     CHECK_T(tn_affine_grid_str(th, S(1, 1, 2, 2), "align_corners=None"), S(1, 2, 2, 2), agf);
+
+    /* interpolate: size=None, scale_factor=None (one value for every spatial dim, or one per
+       dim), mode='nearest', align_corners=None */
+    tn_tensor *im = tn_reshape(range64(4), S(1, 1, 2, 2));
+    tn_interpolate_fn_opts io = TN_DEFAULTS(tn_interpolate_fn_opts);
+    CHECK(io.size.n == 0 && io.scale_factor.n == 0 && !strcmp(io.mode, "nearest") && io.align_corners == -1);
+    const double near3[9] = {0, 0, 1, 0, 0, 1, 2, 2, 3}, bil15[9] = {0, 0.5, 1, 1, 1.5, 2, 2, 2.5, 3};
+    CHECK_T(tn_interpolate(im, .size = TN_INTS(3)), S(1, 1, 3, 3), near3);   /* F.interpolate(x, size=3) */
+    CHECK_T(tn_interpolate(im, .size = TN_INTS(3, 3), .align_corners = false), S(1, 1, 3, 3), near3);
+    CHECK_T(tn_interpolate(im, .scale_factor = TN_DOUBLES(1.5), .mode = "bilinear", .align_corners = true), S(1, 1, 3, 3), bil15);
+    CHECK_T(tn_interpolate_str(im, "size=(1, 3), mode='bilinear'"), S(1, 1, 1, 3), V(1, 1.5, 2));
+    CHECK_T(tn_interpolate_str(im, "scale_factor=1.5, mode='bilinear', align_corners=True"), S(1, 1, 3, 3), bil15);
+    io.size = (tn_ints)TN_INTS(3);
+    CHECK_T(tn_interpolate_opts(im, io), S(1, 1, 3, 3), near3);
+    tn_tensor *l = tn_transpose(tn_contiguous(tn_transpose(f64(V(1, 2, 4), S(1, 1, 3)), 1, 2)), 1, 2);   /* non-contiguous */
+    CHECK_T(tn_interpolate(l, .size = TN_INTS(5), .mode = "linear"), S(1, 1, 5), V(1, 1.4, 2, 3.2, 4));
+    CHECK_ERR(tn_interpolate(im, .size = TN_INTS(3, 3, 3)), "tn_interpolate: input [1, 1, 2, 2] has 2 spatial dims, but size has 3 values");
+    CHECK_ERR(tn_interpolate(im, .size = TN_INTS(3), .scale_factor = TN_DOUBLES(2)), "tn_interpolate: give exactly one of size and scale_factor");
+    CHECK_ERR(tn_interpolate(im), "tn_interpolate: give exactly one of size and scale_factor");
+    CHECK_ERR(tn_interpolate(im, .size = TN_INTS(3), .align_corners = true), "align_corners option can only be set with the interpolating modes");
+    CHECK_ERR(tn_interpolate_str(im, "size=3, mode='lanczos'"), "tn_interpolate: mode 'lanczos' is not supported");
+    CHECK_ERR(tn_interpolate_str(im, "size=3, antialias=True"), "tn_interpolate: unknown option 'antialias' (valid: size, scale_factor, mode, align_corners)");
+    CHECK_T(tn_interpolate(tn_zeros(S(0, 1, 2, 2), TN_F64), .size = TN_INTS(3)), S(0, 1, 3, 3), V(0));   /* an empty batch, as torch's */
     tn_scope_end();
 }
 

@@ -370,11 +370,11 @@ FN(f_grid_bicubic_border_ac, tn_grid_sample(in[0], in[1], .mode = TN_GRID_BICUBI
 FN(f_grid_bicubic_reflect, tn_grid_sample(in[0], in[1], .mode = TN_GRID_BICUBIC, .padding_mode = TN_GRID_REFLECTION))
 FN(f_affine2d, tn_affine_grid(in[0], TN_SHAPE(2, 3, 4, 5)))
 FN(f_affine3d, tn_affine_grid(in[0], TN_SHAPE(2, 1, 3, 2, 4), .align_corners = true))
-FN(f_bicubic, tn_interpolate(in[0], (const int64_t[]){5, 7}, NULL, "bicubic", false))
-FN(f_bicubic_ac, tn_interpolate(in[0], (const int64_t[]){5, 2}, NULL, "bicubic", true))
-FN(f_trilinear, tn_interpolate(in[0], (const int64_t[]){3, 5, 4}, NULL, "trilinear", false))
-FN(f_area, tn_interpolate(in[0], (const int64_t[]){2, 3}, NULL, "area", false))
-FN(f_nearest_exact3d, tn_interpolate(in[0], (const int64_t[]){4, 3, 5}, NULL, "nearest-exact", false))
+FN(f_bicubic, tn_interpolate(in[0], .size = TN_INTS(5, 7), .mode = "bicubic"))
+FN(f_bicubic_ac, tn_interpolate(in[0], .size = TN_INTS(5, 2), .mode = "bicubic", .align_corners = true))
+FN(f_trilinear, tn_interpolate(in[0], .size = TN_INTS(3, 5, 4), .mode = "trilinear"))
+FN(f_area, tn_interpolate(in[0], .size = TN_INTS(2, 3), .mode = "area"))
+FN(f_nearest_exact3d, tn_interpolate(in[0], .size = TN_INTS(4, 3, 5), .mode = "nearest-exact"))
 
 TEST(test_sampling) {
     tn_scope_begin();
@@ -438,8 +438,8 @@ TEST(test_sampling) {
     GC(f_trilinear, &vol, 1, NULL, 2);
     GC(f_nearest_exact3d, &vol, 1, NULL, 2);
     {   /* bicubic align_corners to the same size is the identity; trilinear too */
-        const double *a = D(tn_interpolate(im, (const int64_t[]){3, 4}, NULL, "bicubic", true)), *b = D(im);
-        const double *c = D(tn_interpolate(vol, (const int64_t[]){2, 3, 3}, NULL, "trilinear", false)), *d = D(vol);
+        const double *a = D(tn_interpolate(im, .size = TN_INTS(3, 4), .mode = "bicubic", .align_corners = true)), *b = D(im);
+        const double *c = D(tn_interpolate(vol, .size = TN_INTS(2, 3, 3), .mode = "trilinear")), *d = D(vol);
         bool ok = a && b && c && d;
         for (int i = 0; ok && i < 48; i++) ok &= fabs(a[i] - b[i]) < 1e-12;
         for (int i = 0; ok && i < 36; i++) ok &= fabs(c[i] - d[i]) < 1e-12;
@@ -447,11 +447,11 @@ TEST(test_sampling) {
     }
     {   /* area to half size: 2 x 2 means */
         const double v[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
-        const double *a = D(tn_interpolate(tn_from_data(v, TN_SHAPE(1, 1, 4, 4), TN_F64), (const int64_t[]){2, 2}, NULL, "area", false));
+        const double *a = D(tn_interpolate(tn_from_data(v, TN_SHAPE(1, 1, 4, 4), TN_F64), .size = TN_INTS(2, 2), .mode = "area"));
         CHECK(a && a[0] == 3.5 && a[1] == 5.5 && a[2] == 11.5 && a[3] == 13.5);
     }
-    CHECK_ERR(tn_interpolate(vol, (const int64_t[]){3, 3}, NULL, "bicubic", false), "bicubic");
-    CHECK_ERR(tn_interpolate(im, (const int64_t[]){3, 3}, NULL, "trilinear", false), "trilinear");
+    CHECK_ERR(tn_interpolate(vol, .size = TN_INTS(3, 3), .mode = "bicubic"), "bicubic");
+    CHECK_ERR(tn_interpolate(im, .size = TN_INTS(3, 3), .mode = "trilinear"), "trilinear");
     tn_scope_end();
 }
 

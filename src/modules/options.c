@@ -572,6 +572,9 @@ static const tn__kwkey tn__kw_svd[] = {TN_FIELDS_tn_svd_fn_opts(TN__KW_ROW)};
 #define TN__KW_T tn_one_hot_fn_opts
 static const tn__kwkey tn__kw_one_hot[] = {TN_FIELDS_tn_one_hot_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
+#define TN__KW_T tn_interpolate_fn_opts
+static const tn__kwkey tn__kw_interpolate[] = {TN_FIELDS_tn_interpolate_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
 #define TN__KW_T tn_affine_grid_fn_opts
 static const tn__kwkey tn__kw_affine_grid[] = {TN_FIELDS_tn_affine_grid_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T

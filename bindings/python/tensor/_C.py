@@ -799,7 +799,7 @@ tn_embedding_padded T T T l
 tn_embedding_bag_str T T T T T s
 tn_one_hot_str T T s
 tn_scaled_dot_product_attention T T T T T d b d
-tn_interpolate T T L P s b
+tn_interpolate_str T T s
 tn_grid_sample_str T T T s
 tn_affine_grid_str T T L i s
 tn_pixel_shuffle T T l

@@ -1147,9 +1147,12 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if need is not None and need != dim:
         names = {1: "3D", 2: "4D", 3: "5D"}
         raise NotImplementedError(f"Got {names[dim]} input, but {mode} mode needs {names[need]} input")
-    sz = _arr(output_size) if output_size is not None else None
-    sf = (c_double * dim)(*scale_factors) if scale_factors is not None else None
-    return _wrap(lib.tn_interpolate(input._ptr, sz, sf, mode.encode(), bool(align_corners)))
+    kw = [f"mode={mode!r}", f"align_corners={bool(align_corners)}"]
+    if output_size is not None:
+        kw.append("size=(" + ", ".join(str(int(s)) for s in output_size) + ")")
+    if scale_factors is not None:
+        kw.append("scale_factor=(" + ", ".join(repr(float(s)) for s in scale_factors) + ")")
+    return _wrap(lib.tn_interpolate_str(input._ptr, ", ".join(kw).encode()))
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
