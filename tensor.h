@@ -548,9 +548,9 @@ TNDEF tn_tensor *tn_randperm(int64_t n, tn_dtype dtype, tn_generator *gen); /* i
 /* num_samples category indices (int64) for each row of probs ([C] or [N, C], floating,
    non-negative, finite, no row all zero): with replacement independent draws, without
    distinct categories (an exponential race, as PyTorch: zero-weight ones come last). From
-   an mt19937 generator on the CPU, PyTorch's CPU indices for the same seed. The generator
-   gen positional (NULL: the default), as every random op's; torch.multinomial's keyword:
-   replacement=False (tn_multinomial(p, 5, NULL, .replacement = true)). */
+   an mt19937 generator on the CPU, PyTorch's CPU indices for the same seed. gen stays
+   positional (NULL: the default generator), as every random op's; torch.multinomial's
+   keyword is replacement=False: tn_multinomial(p, 5, NULL, .replacement = true). */
 #define TN_FIELDS_tn_multinomial_fn_opts(X) \
     X(B, replacement, false, "")
 TN__KW_STRUCT(tn_multinomial_fn_opts);
@@ -9400,8 +9400,7 @@ static tn_tensor *tn__multinomial_impl(tn_tensor *p, int64_t ns, bool replacemen
     return r;
 }
 TNDEF tn_tensor *tn_multinomial_opts(tn_tensor *probs, int64_t num_samples, tn_generator *gen, tn_multinomial_fn_opts o) {
-    const bool replacement = o.replacement;
-    return TN__AS("tn_multinomial", tn__multinomial_impl(probs, num_samples, replacement, gen));
+    return TN__AS("tn_multinomial", tn__multinomial_impl(probs, num_samples, o.replacement, gen));
 }
 TNDEF tn_tensor *tn_multinomial_str(tn_tensor *probs, int64_t num_samples, tn_generator *gen, const char *options) { TN__KW_STR(tn_multinomial_fn_opts, multinomial, "tn_multinomial", options, tn_multinomial_opts(probs, num_samples, gen, o)); }
 
@@ -10774,13 +10773,11 @@ static tn_tensor *tn__scatter_reduce_op(const char *fn, tn_tensor *t, int64_t di
     return inplace ? tn__borrowed(target) : tn__own(target);
 }
 TNDEF tn_tensor *tn_scatter_reduce_opts(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, tn_scatter_reduce_fn_opts o) {
-    const bool include_self = o.include_self;
-    return tn__scatter_reduce_op("tn_scatter_reduce", t, dim, index, src, reduce, include_self, false, false);
+    return tn__scatter_reduce_op("tn_scatter_reduce", t, dim, index, src, reduce, o.include_self, false, false);
 }
 TNDEF tn_tensor *tn_scatter_reduce_str(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, const char *options) { TN__KW_STR(tn_scatter_reduce_fn_opts, scatter_reduce, "tn_scatter_reduce", options, tn_scatter_reduce_opts(t, dim, index, src, reduce, o)); }
 TNDEF tn_tensor *tn_scatter_reduce__opts(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, tn_scatter_reduce_fn_opts o) {
-    const bool include_self = o.include_self;
-    return tn__scatter_reduce_op("tn_scatter_reduce_", t, dim, index, src, reduce, include_self, false, true);
+    return tn__scatter_reduce_op("tn_scatter_reduce_", t, dim, index, src, reduce, o.include_self, false, true);
 }
 TNDEF tn_tensor *tn_scatter_reduce__str(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, const char *options) { TN__KW_STR(tn_scatter_reduce_fn_opts, scatter_reduce, "tn_scatter_reduce_", options, tn_scatter_reduce__opts(t, dim, index, src, reduce, o)); }
 /* index_reduce: index spread along source's other dims (a view), then scatter_reduce */
@@ -10813,8 +10810,7 @@ static tn_tensor *tn__index_reduce_impl(tn_tensor *t, int64_t dim, tn_tensor *in
     return tn__scope_return(idx ? tn_scatter_reduce(t, d, idx, src, reduce, .include_self = include_self) : NULL);
 }
 TNDEF tn_tensor *tn_index_reduce_opts(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *source, const char *reduce, tn_scatter_reduce_fn_opts o) {
-    const bool include_self = o.include_self;
-    return TN__AS("tn_index_reduce", tn__index_reduce_impl(t, dim, index, source, reduce, include_self));
+    return TN__AS("tn_index_reduce", tn__index_reduce_impl(t, dim, index, source, reduce, o.include_self));
 }
 TNDEF tn_tensor *tn_index_reduce_str(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *source, const char *reduce, const char *options) { TN__KW_STR(tn_scatter_reduce_fn_opts, scatter_reduce, "tn_index_reduce", options, tn_index_reduce_opts(t, dim, index, source, reduce, o)); }
 /* combinations: the index rows in itertools' order (the next row: the rightmost index that
@@ -10975,7 +10971,7 @@ static tn_tensor *tn__put_impl(tn_tensor *t, tn_tensor *index, tn_tensor *source
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_put_opts(tn_tensor *t, tn_tensor *index, tn_tensor *source, tn_put_fn_opts o) { const bool accumulate = o.accumulate; return TN__AS("tn_put", tn__put_impl(t, index, source, accumulate)); }
+TNDEF tn_tensor *tn_put_opts(tn_tensor *t, tn_tensor *index, tn_tensor *source, tn_put_fn_opts o) { return TN__AS("tn_put", tn__put_impl(t, index, source, o.accumulate)); }
 TNDEF tn_tensor *tn_put_str(tn_tensor *t, tn_tensor *index, tn_tensor *source, const char *options) { TN__KW_STR(tn_put_fn_opts, put, "tn_put", options, tn_put_opts(t, index, source, o)); }
 static tn_tensor *tn__put__impl(tn_tensor *t, tn_tensor *index, tn_tensor *source, bool accumulate) {
     TN__CHECK_NULL(t, index, source);
@@ -10996,7 +10992,7 @@ static tn_tensor *tn__put__impl(tn_tensor *t, tn_tensor *index, tn_tensor *sourc
     tn_scope_end();
     return rc ? NULL : t;
 }
-TNDEF tn_tensor *tn_put__opts(tn_tensor *t, tn_tensor *index, tn_tensor *source, tn_put_fn_opts o) { const bool accumulate = o.accumulate; return TN__AS("tn_put_", tn__put__impl(t, index, source, accumulate)); }
+TNDEF tn_tensor *tn_put__opts(tn_tensor *t, tn_tensor *index, tn_tensor *source, tn_put_fn_opts o) { return TN__AS("tn_put_", tn__put__impl(t, index, source, o.accumulate)); }
 TNDEF tn_tensor *tn_put__str(tn_tensor *t, tn_tensor *index, tn_tensor *source, const char *options) { TN__KW_STR(tn_put_fn_opts, put, "tn_put_", options, tn_put__opts(t, index, source, o)); }
 
 static tn_tensor *tn__take_along_dim_impl(tn_tensor *t, tn_tensor *indices, int64_t dim) {
@@ -13647,10 +13643,7 @@ static tn_tensor *tn__isclose_impl(tn_tensor *a, tn_tensor *b, double rtol, doub
     return tn__scope_return(close);
 }
 TNDEF tn_tensor *tn_isclose_opts(tn_tensor *a, tn_tensor *b, tn_isclose_fn_opts o) {
-    const double rtol = o.rtol;
-    const double atol = o.atol;
-    const bool equal_nan = o.equal_nan;
-    return TN__AS("tn_isclose", tn__isclose_impl(a, b, rtol, atol, equal_nan));
+    return TN__AS("tn_isclose", tn__isclose_impl(a, b, o.rtol, o.atol, o.equal_nan));
 }
 TNDEF tn_tensor *tn_isclose_str(tn_tensor *a, tn_tensor *b, const char *options) { TN__KW_STR(tn_isclose_fn_opts, isclose, "tn_isclose", options, tn_isclose_opts(a, b, o)); }
 
@@ -14344,7 +14337,7 @@ static tn_tensor *tn__bincount_impl(tn_tensor *x, tn_tensor *weights, int64_t mi
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_bincount_opts(tn_tensor *x, tn_bincount_fn_opts o) { tn_tensor *weights = o.weights; const int64_t minlength = o.minlength; return TN__AS("tn_bincount", tn__bincount_impl(x, weights, minlength)); }
+TNDEF tn_tensor *tn_bincount_opts(tn_tensor *x, tn_bincount_fn_opts o) { return TN__AS("tn_bincount", tn__bincount_impl(x, o.weights, o.minlength)); }
 TNDEF tn_tensor *tn_bincount_str(tn_tensor *x, tn_tensor *weights, const char *options) { TN__KW_STR(tn_bincount_fn_opts, bincount, "tn_bincount", options, (o.weights = weights, tn_bincount_opts(x, o))); }
 
 static tn_tensor *tn__histc_impl(tn_tensor *x, int64_t bins, double lo, double hi) {
@@ -18614,12 +18607,10 @@ static tn_tensor *tn__lu_factor_ex_impl(tn_tensor *A, bool pivot, bool check_err
     return tn__node_attach(nd, r);
 }
 TNDEF tn_tensor *tn_linalg_lu_factor_ex_opts(tn_tensor *A, tn_tensor **pivots, tn_tensor **info, tn_lu_factor_ex_fn_opts o) {
-    const bool pivot = o.pivot;
-    const bool check_errors = o.check_errors;
     if (pivots) *pivots = NULL;
     if (info) *info = NULL;
     if (!pivots) return (tn_tensor *)tn__error("tn_linalg_lu_factor_ex: pivots must not be NULL");
-    return TN__AS("tn_linalg_lu_factor_ex", tn__lu_factor_ex_impl(A, pivot, check_errors, pivots, info));
+    return TN__AS("tn_linalg_lu_factor_ex", tn__lu_factor_ex_impl(A, o.pivot, o.check_errors, pivots, info));
 }
 TNDEF tn_tensor *tn_linalg_lu_factor_ex_str(tn_tensor *A, tn_tensor **pivots, tn_tensor **info, const char *options) { if (pivots) *pivots = NULL; if (info) *info = NULL; TN__KW_STR(tn_lu_factor_ex_fn_opts, lu_factor_ex, "tn_linalg_lu_factor_ex", options, tn_linalg_lu_factor_ex_opts(A, pivots, info, o)); }
 TNDEF tn_tensor *tn_linalg_lu_factor_opts(tn_tensor *A, tn_tensor **pivots, tn_lu_factor_fn_opts o) {
@@ -18821,15 +18812,12 @@ static tn_tensor *tn__solve_ex_impl(tn_tensor *A, tn_tensor *Bm, bool left, bool
     return tn__scope_return(r);
 }
 TNDEF tn_tensor *tn_linalg_solve_ex_opts(tn_tensor *A, tn_tensor *B, tn_tensor **info, tn_solve_ex_fn_opts o) {
-    const bool left = o.left;
-    const bool check_errors = o.check_errors;
     if (info) *info = NULL;
-    return tn__grad_name(TN__AS("tn_linalg_solve_ex", tn__solve_ex_impl(A, B, left, check_errors, info, "tn_linalg_solve_ex")), "LinalgSolveExBackward0");
+    return tn__grad_name(TN__AS("tn_linalg_solve_ex", tn__solve_ex_impl(A, B, o.left, o.check_errors, info, "tn_linalg_solve_ex")), "LinalgSolveExBackward0");
 }
 TNDEF tn_tensor *tn_linalg_solve_ex_str(tn_tensor *A, tn_tensor *B, tn_tensor **info, const char *options) { if (info) *info = NULL; TN__KW_STR(tn_solve_ex_fn_opts, solve_ex, "tn_linalg_solve_ex", options, tn_linalg_solve_ex_opts(A, B, info, o)); }
 TNDEF tn_tensor *tn_linalg_solve_opts(tn_tensor *A, tn_tensor *B, tn_solve_fn_opts o) {
-    const bool left = o.left;
-    return tn__grad_name(TN__AS("tn_linalg_solve", tn__solve_ex_impl(A, B, left, true, NULL, "tn_linalg_solve")), "LinalgSolveExBackward0");
+    return tn__grad_name(TN__AS("tn_linalg_solve", tn__solve_ex_impl(A, B, o.left, true, NULL, "tn_linalg_solve")), "LinalgSolveExBackward0");
 }
 TNDEF tn_tensor *tn_linalg_solve_str(tn_tensor *A, tn_tensor *B, const char *options) { TN__KW_STR(tn_solve_fn_opts, solve, "tn_linalg_solve", options, tn_linalg_solve_opts(A, B, o)); }
 /* inv(A) = solve(A, I): its gradient is solve's (-A^{-T} g A^{-T}). */
@@ -18844,9 +18832,8 @@ static tn_tensor *tn__inv_ex_impl(tn_tensor *A, bool check_errors, tn_tensor **i
     return tn__scope_return(r);
 }
 TNDEF tn_tensor *tn_linalg_inv_ex_opts(tn_tensor *A, tn_tensor **info, tn_linalg_ex_fn_opts o) {
-    const bool check_errors = o.check_errors;
     if (info) *info = NULL;
-    return tn__grad_name(TN__AS("tn_linalg_inv_ex", tn__inv_ex_impl(A, check_errors, info, "tn_linalg_inv_ex")), "LinalgInvExBackward0");
+    return tn__grad_name(TN__AS("tn_linalg_inv_ex", tn__inv_ex_impl(A, o.check_errors, info, "tn_linalg_inv_ex")), "LinalgInvExBackward0");
 }
 TNDEF tn_tensor *tn_linalg_inv_ex_str(tn_tensor *A, tn_tensor **info, const char *options) { if (info) *info = NULL; TN__KW_STR(tn_linalg_ex_fn_opts, linalg_ex, "tn_linalg_inv_ex", options, tn_linalg_inv_ex_opts(A, info, o)); }
 TNDEF tn_tensor *tn_linalg_inv(tn_tensor *A) {
@@ -18888,15 +18875,12 @@ static tn_tensor *tn__cholesky_ex_impl(tn_tensor *A, bool upper, bool check_erro
     return tn__node_attach(nd, r);
 }
 TNDEF tn_tensor *tn_linalg_cholesky_ex_opts(tn_tensor *A, tn_tensor **info, tn_cholesky_ex_fn_opts o) {
-    const bool upper = o.upper;
-    const bool check_errors = o.check_errors;
     if (info) *info = NULL;
-    return TN__AS("tn_linalg_cholesky_ex", tn__cholesky_ex_impl(A, upper, check_errors, info, "tn_linalg_cholesky_ex"));
+    return TN__AS("tn_linalg_cholesky_ex", tn__cholesky_ex_impl(A, o.upper, o.check_errors, info, "tn_linalg_cholesky_ex"));
 }
 TNDEF tn_tensor *tn_linalg_cholesky_ex_str(tn_tensor *A, tn_tensor **info, const char *options) { if (info) *info = NULL; TN__KW_STR(tn_cholesky_ex_fn_opts, cholesky_ex, "tn_linalg_cholesky_ex", options, tn_linalg_cholesky_ex_opts(A, info, o)); }
 TNDEF tn_tensor *tn_linalg_cholesky_opts(tn_tensor *A, tn_cholesky_fn_opts o) {
-    const bool upper = o.upper;
-    return TN__AS("tn_linalg_cholesky", tn__cholesky_ex_impl(A, upper, true, NULL, "tn_linalg_cholesky"));
+    return TN__AS("tn_linalg_cholesky", tn__cholesky_ex_impl(A, o.upper, true, NULL, "tn_linalg_cholesky"));
 }
 TNDEF tn_tensor *tn_linalg_cholesky_str(tn_tensor *A, const char *options) { TN__KW_STR(tn_cholesky_fn_opts, cholesky, "tn_linalg_cholesky", options, tn_linalg_cholesky_opts(A, o)); }
 
@@ -19106,8 +19090,7 @@ static tn_tensor *tn__cholesky_solve_impl(tn_tensor *Bm, tn_tensor *L, bool uppe
     return tn__scope_return(r);
 }
 TNDEF tn_tensor *tn_cholesky_solve_opts(tn_tensor *B, tn_tensor *L, tn_cholesky_fn_opts o) {
-    const bool upper = o.upper;
-    return TN__AS("tn_cholesky_solve", tn__cholesky_solve_impl(B, L, upper));
+    return TN__AS("tn_cholesky_solve", tn__cholesky_solve_impl(B, L, o.upper));
 }
 TNDEF tn_tensor *tn_cholesky_solve_str(tn_tensor *B, tn_tensor *L, const char *options) { TN__KW_STR(tn_cholesky_fn_opts, cholesky, "tn_cholesky_solve", options, tn_cholesky_solve_opts(B, L, o)); }
 /* PyTorch's cholesky_inverse_backward: C = X (g + g^H) X, gL = -C L (lower) or -L C (upper). */
@@ -19133,8 +19116,7 @@ static tn_tensor *tn__cholesky_inverse_impl(tn_tensor *L, bool upper) {
     return tn__node_attach(nd, r);
 }
 TNDEF tn_tensor *tn_cholesky_inverse_opts(tn_tensor *L, tn_cholesky_fn_opts o) {
-    const bool upper = o.upper;
-    return TN__AS("tn_cholesky_inverse", tn__cholesky_inverse_impl(L, upper));
+    return TN__AS("tn_cholesky_inverse", tn__cholesky_inverse_impl(L, o.upper));
 }
 TNDEF tn_tensor *tn_cholesky_inverse_str(tn_tensor *L, const char *options) { TN__KW_STR(tn_cholesky_fn_opts, cholesky, "tn_cholesky_inverse", options, tn_cholesky_inverse_opts(L, o)); }
 
@@ -19594,7 +19576,7 @@ static tn_tensor *tn__vander_impl(tn_tensor *x, int64_t N) {
     }
     return tn__scope_return(r);
 }
-TNDEF tn_tensor *tn_linalg_vander_opts(tn_tensor *x, tn_vander_fn_opts o) { const int64_t N = o.N; return TN__AS("tn_linalg_vander", tn__vander_impl(x, N)); }
+TNDEF tn_tensor *tn_linalg_vander_opts(tn_tensor *x, tn_vander_fn_opts o) { return TN__AS("tn_linalg_vander", tn__vander_impl(x, o.N)); }
 TNDEF tn_tensor *tn_linalg_vander_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_vander_fn_opts, vander, "tn_linalg_vander", options, tn_linalg_vander_opts(x, o)); }
 
 /* ---- householder_product: Q = H_1 ... H_k, H_i = I - tau_i v_i v_i^T, v_i the i-th column of
@@ -19820,11 +19802,10 @@ static tn_tensor *tn__ldl_factor_impl(tn_tensor *A, bool check_errors, tn_tensor
     return r;
 }
 TNDEF tn_tensor *tn_linalg_ldl_factor_ex_opts(tn_tensor *A, tn_tensor **pivots, tn_tensor **info, tn_linalg_ex_fn_opts o) {
-    const bool check_errors = o.check_errors;
     if (pivots) *pivots = NULL;
     if (info) *info = NULL;
     if (!pivots) return (tn_tensor *)tn__error("tn_linalg_ldl_factor_ex: pivots must not be NULL");
-    return TN__AS("tn_linalg_ldl_factor_ex", tn__ldl_factor_impl(A, check_errors, pivots, info));
+    return TN__AS("tn_linalg_ldl_factor_ex", tn__ldl_factor_impl(A, o.check_errors, pivots, info));
 }
 TNDEF tn_tensor *tn_linalg_ldl_factor_ex_str(tn_tensor *A, tn_tensor **pivots, tn_tensor **info, const char *options) { if (pivots) *pivots = NULL; if (info) *info = NULL; TN__KW_STR(tn_linalg_ex_fn_opts, linalg_ex, "tn_linalg_ldl_factor_ex", options, tn_linalg_ldl_factor_ex_opts(A, pivots, info, o)); }
 TNDEF tn_tensor *tn_linalg_ldl_factor(tn_tensor *A, tn_tensor **pivots) {
@@ -28285,7 +28266,7 @@ static tn_tensor *tn__one_hot_impl(tn_tensor *idx, int64_t nc) {
     tn_tensor *y = tn_to_dtype(tn_eq(tn_unsqueeze(idx, -1), tn__arange_on(nc, idx->device)), TN_I64);
     return tn__scope_return(y);
 }
-TNDEF tn_tensor *tn_one_hot_opts(tn_tensor *indices, tn_one_hot_fn_opts o) { const int64_t num_classes = o.num_classes; return TN__AS("tn_one_hot", tn__one_hot_impl(indices, num_classes)); }
+TNDEF tn_tensor *tn_one_hot_opts(tn_tensor *indices, tn_one_hot_fn_opts o) { return TN__AS("tn_one_hot", tn__one_hot_impl(indices, o.num_classes)); }
 TNDEF tn_tensor *tn_one_hot_str(tn_tensor *indices, const char *options) { TN__KW_STR(tn_one_hot_fn_opts, one_hot, "tn_one_hot", options, tn_one_hot_opts(indices, o)); }
 
 /* ---- attention ---- */

@@ -531,9 +531,9 @@ TNDEF tn_tensor *tn_randperm(int64_t n, tn_dtype dtype, tn_generator *gen); /* i
 /* num_samples category indices (int64) for each row of probs ([C] or [N, C], floating,
    non-negative, finite, no row all zero): with replacement independent draws, without
    distinct categories (an exponential race, as PyTorch: zero-weight ones come last). From
-   an mt19937 generator on the CPU, PyTorch's CPU indices for the same seed. The generator
-   gen positional (NULL: the default), as every random op's; torch.multinomial's keyword:
-   replacement=False (tn_multinomial(p, 5, NULL, .replacement = true)). */
+   an mt19937 generator on the CPU, PyTorch's CPU indices for the same seed. gen stays
+   positional (NULL: the default generator), as every random op's; torch.multinomial's
+   keyword is replacement=False: tn_multinomial(p, 5, NULL, .replacement = true). */
 #define TN_FIELDS_tn_multinomial_fn_opts(X) \
     X(B, replacement, false, "")
 TN__KW_STRUCT(tn_multinomial_fn_opts);

@@ -576,8 +576,7 @@ static tn_tensor *tn__multinomial_impl(tn_tensor *p, int64_t ns, bool replacemen
     return r;
 }
 TNDEF tn_tensor *tn_multinomial_opts(tn_tensor *probs, int64_t num_samples, tn_generator *gen, tn_multinomial_fn_opts o) {
-    const bool replacement = o.replacement;
-    return TN__AS("tn_multinomial", tn__multinomial_impl(probs, num_samples, replacement, gen));
+    return TN__AS("tn_multinomial", tn__multinomial_impl(probs, num_samples, o.replacement, gen));
 }
 TNDEF tn_tensor *tn_multinomial_str(tn_tensor *probs, int64_t num_samples, tn_generator *gen, const char *options) { TN__KW_STR(tn_multinomial_fn_opts, multinomial, "tn_multinomial", options, tn_multinomial_opts(probs, num_samples, gen, o)); }
 

@@ -116,7 +116,7 @@ static tn_tensor *tn__one_hot_impl(tn_tensor *idx, int64_t nc) {
     tn_tensor *y = tn_to_dtype(tn_eq(tn_unsqueeze(idx, -1), tn__arange_on(nc, idx->device)), TN_I64);
     return tn__scope_return(y);
 }
-TNDEF tn_tensor *tn_one_hot_opts(tn_tensor *indices, tn_one_hot_fn_opts o) { const int64_t num_classes = o.num_classes; return TN__AS("tn_one_hot", tn__one_hot_impl(indices, num_classes)); }
+TNDEF tn_tensor *tn_one_hot_opts(tn_tensor *indices, tn_one_hot_fn_opts o) { return TN__AS("tn_one_hot", tn__one_hot_impl(indices, o.num_classes)); }
 TNDEF tn_tensor *tn_one_hot_str(tn_tensor *indices, const char *options) { TN__KW_STR(tn_one_hot_fn_opts, one_hot, "tn_one_hot", options, tn_one_hot_opts(indices, o)); }
 
 /* ---- attention ---- */

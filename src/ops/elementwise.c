@@ -900,10 +900,7 @@ static tn_tensor *tn__isclose_impl(tn_tensor *a, tn_tensor *b, double rtol, doub
     return tn__scope_return(close);
 }
 TNDEF tn_tensor *tn_isclose_opts(tn_tensor *a, tn_tensor *b, tn_isclose_fn_opts o) {
-    const double rtol = o.rtol;
-    const double atol = o.atol;
-    const bool equal_nan = o.equal_nan;
-    return TN__AS("tn_isclose", tn__isclose_impl(a, b, rtol, atol, equal_nan));
+    return TN__AS("tn_isclose", tn__isclose_impl(a, b, o.rtol, o.atol, o.equal_nan));
 }
 TNDEF tn_tensor *tn_isclose_str(tn_tensor *a, tn_tensor *b, const char *options) { TN__KW_STR(tn_isclose_fn_opts, isclose, "tn_isclose", options, tn_isclose_opts(a, b, o)); }
 

@@ -591,13 +591,11 @@ static tn_tensor *tn__scatter_reduce_op(const char *fn, tn_tensor *t, int64_t di
     return inplace ? tn__borrowed(target) : tn__own(target);
 }
 TNDEF tn_tensor *tn_scatter_reduce_opts(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, tn_scatter_reduce_fn_opts o) {
-    const bool include_self = o.include_self;
-    return tn__scatter_reduce_op("tn_scatter_reduce", t, dim, index, src, reduce, include_self, false, false);
+    return tn__scatter_reduce_op("tn_scatter_reduce", t, dim, index, src, reduce, o.include_self, false, false);
 }
 TNDEF tn_tensor *tn_scatter_reduce_str(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, const char *options) { TN__KW_STR(tn_scatter_reduce_fn_opts, scatter_reduce, "tn_scatter_reduce", options, tn_scatter_reduce_opts(t, dim, index, src, reduce, o)); }
 TNDEF tn_tensor *tn_scatter_reduce__opts(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, tn_scatter_reduce_fn_opts o) {
-    const bool include_self = o.include_self;
-    return tn__scatter_reduce_op("tn_scatter_reduce_", t, dim, index, src, reduce, include_self, false, true);
+    return tn__scatter_reduce_op("tn_scatter_reduce_", t, dim, index, src, reduce, o.include_self, false, true);
 }
 TNDEF tn_tensor *tn_scatter_reduce__str(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, const char *options) { TN__KW_STR(tn_scatter_reduce_fn_opts, scatter_reduce, "tn_scatter_reduce_", options, tn_scatter_reduce__opts(t, dim, index, src, reduce, o)); }
 /* index_reduce: index spread along source's other dims (a view), then scatter_reduce */
@@ -630,8 +628,7 @@ static tn_tensor *tn__index_reduce_impl(tn_tensor *t, int64_t dim, tn_tensor *in
     return tn__scope_return(idx ? tn_scatter_reduce(t, d, idx, src, reduce, .include_self = include_self) : NULL);
 }
 TNDEF tn_tensor *tn_index_reduce_opts(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *source, const char *reduce, tn_scatter_reduce_fn_opts o) {
-    const bool include_self = o.include_self;
-    return TN__AS("tn_index_reduce", tn__index_reduce_impl(t, dim, index, source, reduce, include_self));
+    return TN__AS("tn_index_reduce", tn__index_reduce_impl(t, dim, index, source, reduce, o.include_self));
 }
 TNDEF tn_tensor *tn_index_reduce_str(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *source, const char *reduce, const char *options) { TN__KW_STR(tn_scatter_reduce_fn_opts, scatter_reduce, "tn_index_reduce", options, tn_index_reduce_opts(t, dim, index, source, reduce, o)); }
 /* combinations: the index rows in itertools' order (the next row: the rightmost index that
@@ -792,7 +789,7 @@ static tn_tensor *tn__put_impl(tn_tensor *t, tn_tensor *index, tn_tensor *source
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_put_opts(tn_tensor *t, tn_tensor *index, tn_tensor *source, tn_put_fn_opts o) { const bool accumulate = o.accumulate; return TN__AS("tn_put", tn__put_impl(t, index, source, accumulate)); }
+TNDEF tn_tensor *tn_put_opts(tn_tensor *t, tn_tensor *index, tn_tensor *source, tn_put_fn_opts o) { return TN__AS("tn_put", tn__put_impl(t, index, source, o.accumulate)); }
 TNDEF tn_tensor *tn_put_str(tn_tensor *t, tn_tensor *index, tn_tensor *source, const char *options) { TN__KW_STR(tn_put_fn_opts, put, "tn_put", options, tn_put_opts(t, index, source, o)); }
 static tn_tensor *tn__put__impl(tn_tensor *t, tn_tensor *index, tn_tensor *source, bool accumulate) {
     TN__CHECK_NULL(t, index, source);
@@ -813,7 +810,7 @@ static tn_tensor *tn__put__impl(tn_tensor *t, tn_tensor *index, tn_tensor *sourc
     tn_scope_end();
     return rc ? NULL : t;
 }
-TNDEF tn_tensor *tn_put__opts(tn_tensor *t, tn_tensor *index, tn_tensor *source, tn_put_fn_opts o) { const bool accumulate = o.accumulate; return TN__AS("tn_put_", tn__put__impl(t, index, source, accumulate)); }
+TNDEF tn_tensor *tn_put__opts(tn_tensor *t, tn_tensor *index, tn_tensor *source, tn_put_fn_opts o) { return TN__AS("tn_put_", tn__put__impl(t, index, source, o.accumulate)); }
 TNDEF tn_tensor *tn_put__str(tn_tensor *t, tn_tensor *index, tn_tensor *source, const char *options) { TN__KW_STR(tn_put_fn_opts, put, "tn_put_", options, tn_put__opts(t, index, source, o)); }
 
 static tn_tensor *tn__take_along_dim_impl(tn_tensor *t, tn_tensor *indices, int64_t dim) {

@@ -190,12 +190,10 @@ static tn_tensor *tn__lu_factor_ex_impl(tn_tensor *A, bool pivot, bool check_err
     return tn__node_attach(nd, r);
 }
 TNDEF tn_tensor *tn_linalg_lu_factor_ex_opts(tn_tensor *A, tn_tensor **pivots, tn_tensor **info, tn_lu_factor_ex_fn_opts o) {
-    const bool pivot = o.pivot;
-    const bool check_errors = o.check_errors;
     if (pivots) *pivots = NULL;
     if (info) *info = NULL;
     if (!pivots) return (tn_tensor *)tn__error("tn_linalg_lu_factor_ex: pivots must not be NULL");
-    return TN__AS("tn_linalg_lu_factor_ex", tn__lu_factor_ex_impl(A, pivot, check_errors, pivots, info));
+    return TN__AS("tn_linalg_lu_factor_ex", tn__lu_factor_ex_impl(A, o.pivot, o.check_errors, pivots, info));
 }
 TNDEF tn_tensor *tn_linalg_lu_factor_ex_str(tn_tensor *A, tn_tensor **pivots, tn_tensor **info, const char *options) { if (pivots) *pivots = NULL; if (info) *info = NULL; TN__KW_STR(tn_lu_factor_ex_fn_opts, lu_factor_ex, "tn_linalg_lu_factor_ex", options, tn_linalg_lu_factor_ex_opts(A, pivots, info, o)); }
 TNDEF tn_tensor *tn_linalg_lu_factor_opts(tn_tensor *A, tn_tensor **pivots, tn_lu_factor_fn_opts o) {
@@ -397,15 +395,12 @@ static tn_tensor *tn__solve_ex_impl(tn_tensor *A, tn_tensor *Bm, bool left, bool
     return tn__scope_return(r);
 }
 TNDEF tn_tensor *tn_linalg_solve_ex_opts(tn_tensor *A, tn_tensor *B, tn_tensor **info, tn_solve_ex_fn_opts o) {
-    const bool left = o.left;
-    const bool check_errors = o.check_errors;
     if (info) *info = NULL;
-    return tn__grad_name(TN__AS("tn_linalg_solve_ex", tn__solve_ex_impl(A, B, left, check_errors, info, "tn_linalg_solve_ex")), "LinalgSolveExBackward0");
+    return tn__grad_name(TN__AS("tn_linalg_solve_ex", tn__solve_ex_impl(A, B, o.left, o.check_errors, info, "tn_linalg_solve_ex")), "LinalgSolveExBackward0");
 }
 TNDEF tn_tensor *tn_linalg_solve_ex_str(tn_tensor *A, tn_tensor *B, tn_tensor **info, const char *options) { if (info) *info = NULL; TN__KW_STR(tn_solve_ex_fn_opts, solve_ex, "tn_linalg_solve_ex", options, tn_linalg_solve_ex_opts(A, B, info, o)); }
 TNDEF tn_tensor *tn_linalg_solve_opts(tn_tensor *A, tn_tensor *B, tn_solve_fn_opts o) {
-    const bool left = o.left;
-    return tn__grad_name(TN__AS("tn_linalg_solve", tn__solve_ex_impl(A, B, left, true, NULL, "tn_linalg_solve")), "LinalgSolveExBackward0");
+    return tn__grad_name(TN__AS("tn_linalg_solve", tn__solve_ex_impl(A, B, o.left, true, NULL, "tn_linalg_solve")), "LinalgSolveExBackward0");
 }
 TNDEF tn_tensor *tn_linalg_solve_str(tn_tensor *A, tn_tensor *B, const char *options) { TN__KW_STR(tn_solve_fn_opts, solve, "tn_linalg_solve", options, tn_linalg_solve_opts(A, B, o)); }
 /* inv(A) = solve(A, I): its gradient is solve's (-A^{-T} g A^{-T}). */
@@ -420,9 +415,8 @@ static tn_tensor *tn__inv_ex_impl(tn_tensor *A, bool check_errors, tn_tensor **i
     return tn__scope_return(r);
 }
 TNDEF tn_tensor *tn_linalg_inv_ex_opts(tn_tensor *A, tn_tensor **info, tn_linalg_ex_fn_opts o) {
-    const bool check_errors = o.check_errors;
     if (info) *info = NULL;
-    return tn__grad_name(TN__AS("tn_linalg_inv_ex", tn__inv_ex_impl(A, check_errors, info, "tn_linalg_inv_ex")), "LinalgInvExBackward0");
+    return tn__grad_name(TN__AS("tn_linalg_inv_ex", tn__inv_ex_impl(A, o.check_errors, info, "tn_linalg_inv_ex")), "LinalgInvExBackward0");
 }
 TNDEF tn_tensor *tn_linalg_inv_ex_str(tn_tensor *A, tn_tensor **info, const char *options) { if (info) *info = NULL; TN__KW_STR(tn_linalg_ex_fn_opts, linalg_ex, "tn_linalg_inv_ex", options, tn_linalg_inv_ex_opts(A, info, o)); }
 TNDEF tn_tensor *tn_linalg_inv(tn_tensor *A) {
@@ -464,14 +458,11 @@ static tn_tensor *tn__cholesky_ex_impl(tn_tensor *A, bool upper, bool check_erro
     return tn__node_attach(nd, r);
 }
 TNDEF tn_tensor *tn_linalg_cholesky_ex_opts(tn_tensor *A, tn_tensor **info, tn_cholesky_ex_fn_opts o) {
-    const bool upper = o.upper;
-    const bool check_errors = o.check_errors;
     if (info) *info = NULL;
-    return TN__AS("tn_linalg_cholesky_ex", tn__cholesky_ex_impl(A, upper, check_errors, info, "tn_linalg_cholesky_ex"));
+    return TN__AS("tn_linalg_cholesky_ex", tn__cholesky_ex_impl(A, o.upper, o.check_errors, info, "tn_linalg_cholesky_ex"));
 }
 TNDEF tn_tensor *tn_linalg_cholesky_ex_str(tn_tensor *A, tn_tensor **info, const char *options) { if (info) *info = NULL; TN__KW_STR(tn_cholesky_ex_fn_opts, cholesky_ex, "tn_linalg_cholesky_ex", options, tn_linalg_cholesky_ex_opts(A, info, o)); }
 TNDEF tn_tensor *tn_linalg_cholesky_opts(tn_tensor *A, tn_cholesky_fn_opts o) {
-    const bool upper = o.upper;
-    return TN__AS("tn_linalg_cholesky", tn__cholesky_ex_impl(A, upper, true, NULL, "tn_linalg_cholesky"));
+    return TN__AS("tn_linalg_cholesky", tn__cholesky_ex_impl(A, o.upper, true, NULL, "tn_linalg_cholesky"));
 }
 TNDEF tn_tensor *tn_linalg_cholesky_str(tn_tensor *A, const char *options) { TN__KW_STR(tn_cholesky_fn_opts, cholesky, "tn_linalg_cholesky", options, tn_linalg_cholesky_opts(A, o)); }

@@ -201,8 +201,7 @@ static tn_tensor *tn__cholesky_solve_impl(tn_tensor *Bm, tn_tensor *L, bool uppe
     return tn__scope_return(r);
 }
 TNDEF tn_tensor *tn_cholesky_solve_opts(tn_tensor *B, tn_tensor *L, tn_cholesky_fn_opts o) {
-    const bool upper = o.upper;
-    return TN__AS("tn_cholesky_solve", tn__cholesky_solve_impl(B, L, upper));
+    return TN__AS("tn_cholesky_solve", tn__cholesky_solve_impl(B, L, o.upper));
 }
 TNDEF tn_tensor *tn_cholesky_solve_str(tn_tensor *B, tn_tensor *L, const char *options) { TN__KW_STR(tn_cholesky_fn_opts, cholesky, "tn_cholesky_solve", options, tn_cholesky_solve_opts(B, L, o)); }
 /* PyTorch's cholesky_inverse_backward: C = X (g + g^H) X, gL = -C L (lower) or -L C (upper). */
@@ -228,8 +227,7 @@ static tn_tensor *tn__cholesky_inverse_impl(tn_tensor *L, bool upper) {
     return tn__node_attach(nd, r);
 }
 TNDEF tn_tensor *tn_cholesky_inverse_opts(tn_tensor *L, tn_cholesky_fn_opts o) {
-    const bool upper = o.upper;
-    return TN__AS("tn_cholesky_inverse", tn__cholesky_inverse_impl(L, upper));
+    return TN__AS("tn_cholesky_inverse", tn__cholesky_inverse_impl(L, o.upper));
 }
 TNDEF tn_tensor *tn_cholesky_inverse_str(tn_tensor *L, const char *options) { TN__KW_STR(tn_cholesky_fn_opts, cholesky, "tn_cholesky_inverse", options, tn_cholesky_inverse_opts(L, o)); }
 
@@ -689,7 +687,7 @@ static tn_tensor *tn__vander_impl(tn_tensor *x, int64_t N) {
     }
     return tn__scope_return(r);
 }
-TNDEF tn_tensor *tn_linalg_vander_opts(tn_tensor *x, tn_vander_fn_opts o) { const int64_t N = o.N; return TN__AS("tn_linalg_vander", tn__vander_impl(x, N)); }
+TNDEF tn_tensor *tn_linalg_vander_opts(tn_tensor *x, tn_vander_fn_opts o) { return TN__AS("tn_linalg_vander", tn__vander_impl(x, o.N)); }
 TNDEF tn_tensor *tn_linalg_vander_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_vander_fn_opts, vander, "tn_linalg_vander", options, tn_linalg_vander_opts(x, o)); }
 
 /* ---- householder_product: Q = H_1 ... H_k, H_i = I - tau_i v_i v_i^T, v_i the i-th column of
@@ -915,11 +913,10 @@ static tn_tensor *tn__ldl_factor_impl(tn_tensor *A, bool check_errors, tn_tensor
     return r;
 }
 TNDEF tn_tensor *tn_linalg_ldl_factor_ex_opts(tn_tensor *A, tn_tensor **pivots, tn_tensor **info, tn_linalg_ex_fn_opts o) {
-    const bool check_errors = o.check_errors;
     if (pivots) *pivots = NULL;
     if (info) *info = NULL;
     if (!pivots) return (tn_tensor *)tn__error("tn_linalg_ldl_factor_ex: pivots must not be NULL");
-    return TN__AS("tn_linalg_ldl_factor_ex", tn__ldl_factor_impl(A, check_errors, pivots, info));
+    return TN__AS("tn_linalg_ldl_factor_ex", tn__ldl_factor_impl(A, o.check_errors, pivots, info));
 }
 TNDEF tn_tensor *tn_linalg_ldl_factor_ex_str(tn_tensor *A, tn_tensor **pivots, tn_tensor **info, const char *options) { if (pivots) *pivots = NULL; if (info) *info = NULL; TN__KW_STR(tn_linalg_ex_fn_opts, linalg_ex, "tn_linalg_ldl_factor_ex", options, tn_linalg_ldl_factor_ex_opts(A, pivots, info, o)); }
 TNDEF tn_tensor *tn_linalg_ldl_factor(tn_tensor *A, tn_tensor **pivots) {

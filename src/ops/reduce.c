@@ -675,7 +675,7 @@ static tn_tensor *tn__bincount_impl(tn_tensor *x, tn_tensor *weights, int64_t mi
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_bincount_opts(tn_tensor *x, tn_bincount_fn_opts o) { tn_tensor *weights = o.weights; const int64_t minlength = o.minlength; return TN__AS("tn_bincount", tn__bincount_impl(x, weights, minlength)); }
+TNDEF tn_tensor *tn_bincount_opts(tn_tensor *x, tn_bincount_fn_opts o) { return TN__AS("tn_bincount", tn__bincount_impl(x, o.weights, o.minlength)); }
 TNDEF tn_tensor *tn_bincount_str(tn_tensor *x, tn_tensor *weights, const char *options) { TN__KW_STR(tn_bincount_fn_opts, bincount, "tn_bincount", options, (o.weights = weights, tn_bincount_opts(x, o))); }
 
 static tn_tensor *tn__histc_impl(tn_tensor *x, int64_t bins, double lo, double hi) {
