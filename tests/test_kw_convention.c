@@ -1439,6 +1439,22 @@ static tn_tensor *g_reduce(tn_tensor *const *in, int n, void *u) {
     return tn_add(tn_mul(tn_sum_dims(in[0], TN_DIMS(1), .keepdim = true), tn_mean_dims(in[0], TN_DIMS(0), .dtype = TN_F64)),
                   tn_prod_dims(in[0], TN_DIMS(1), .keepdim = true));
 }
+static tn_tensor *g_interp(tn_tensor *const *in, int n, void *u) {
+    (void)n; (void)u;
+    return tn_interpolate(in[0], .scale_factor = TN_DOUBLES(1.5, 2), .mode = "bilinear", .align_corners = true);
+}
+static tn_tensor *g_linalg_flags(tn_tensor *const *in, int n, void *u) {   /* A A^T + 3 I: positive-definite */
+    (void)n; (void)u;
+    tn_tensor *spd = tn_add(tn_matmul(in[0], tn_transpose(in[0], 0, 1)), tn_mul_scalar(tn_eye(3, 3, TN_F64), 3));
+    tn_tensor *U = tn_linalg_cholesky(spd, .upper = true);
+    return tn_add(tn_linalg_solve(spd, in[1], .left = false), tn_sum(tn_cholesky_solve(tn_transpose(in[1], 0, 1), U, .upper = true)));
+}
+static tn_tensor *g_scatter_put(tn_tensor *const *in, int n, void *u) {
+    (void)n; (void)u;
+    const int64_t iv[3] = {0, 2, 0};
+    tn_tensor *idx = tn_from_data(iv, TN_SHAPE(3), TN_I64);
+    return tn_mul(tn_scatter_reduce(in[0], 0, idx, in[1], "sum", .include_self = false), tn_put(in[0], idx, in[1], .accumulate = true));
+}
 TEST(gradients_through_the_macros) {
     tn_scope_begin();
     tn_manual_seed(3);
@@ -1482,6 +1498,15 @@ TEST(gradients_through_the_macros) {
     CHECK(tn_gradgradcheck(g_var_norm, rd, 1, NULL, 1e-6, 1e-5, 1e-4));
     CHECK(tn_gradcheck(g_select, rd, 1, NULL, 1e-6, 1e-5, 1e-4));
     CHECK(tn_gradgradcheck(g_select, rd, 1, NULL, 1e-6, 1e-5, 1e-4));
+    tn_tensor *ip[1] = {tn_randn(S(1, 2, 3, 2), TN_F64)};
+    tn_requires_grad_(ip[0], true);
+    CHECK(tn_gradcheck(g_interp, ip, 1, NULL, 1e-6, 1e-5, 1e-4));
+    tn_tensor *lf[2] = {tn_randn(S(3, 3), TN_F64), tn_randn(S(2, 3), TN_F64)};
+    for (int i = 0; i < 2; i++) tn_requires_grad_(lf[i], true);
+    CHECK(tn_gradcheck(g_linalg_flags, lf, 2, NULL, 1e-6, 1e-5, 1e-4));
+    tn_tensor *sp[2] = {tn_randn(S(4), TN_F64), tn_randn(S(3), TN_F64)};
+    for (int i = 0; i < 2; i++) tn_requires_grad_(sp[i], true);
+    CHECK(tn_gradcheck(g_scatter_put, sp, 2, NULL, 1e-6, 1e-5, 1e-4));
     tn_scope_end();
 }
 
