@@ -445,8 +445,14 @@ TNDEF tn_tensor *tn_scalar_complex(double re, double im);   /* a Python complex:
 TNDEF tn_tensor *tn_arange(double start, double end, double step, tn_dtype dtype);
 TNDEF tn_tensor *tn_linspace(double start, double end, int64_t steps, tn_dtype dtype);
 /* base ** linspace(start, end, steps), computed as PyTorch's CPU kernel: an integral dtype
-   truncates start and end first and each power after. */
-TNDEF tn_tensor *tn_logspace(double start, double end, int64_t steps, double base, tn_dtype dtype);
+   truncates start and end first and each power after. torch.logspace's keyword base=10.0
+   (tn_logspace(0, 3, 4, TN_F32, .base = 2)); dtype is positional, as every creation function's. */
+#define TN_FIELDS_tn_logspace_fn_opts(X) \
+    X(D, base, 10.0, "")
+TN__KW_STRUCT(tn_logspace_fn_opts);
+TNDEF tn_tensor *tn_logspace_opts(double start, double end, int64_t steps, tn_dtype dtype, tn_logspace_fn_opts opts);
+#define tn_logspace(start, end, steps, ...) tn_logspace_opts(start, end, steps, TN__POS_KW(tn_logspace_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_logspace_str(double start, double end, int64_t steps, tn_dtype dtype, const char *options);
 TNDEF tn_tensor *tn_eye(int64_t n, int64_t m, tn_dtype dtype); /* m = TN_NONE (or -1) means m = n; other negatives are PyTorch's error */
 /* The (row, column) coordinates of the lower (upper) triangle of a row x col matrix: [2, N]
    in row-major order, the elements with column - row <= offset (>= offset for triu);
@@ -544,8 +550,15 @@ TNDEF tn_tensor *tn_randperm(int64_t n, tn_dtype dtype, tn_generator *gen); /* i
 /* num_samples category indices (int64) for each row of probs ([C] or [N, C], floating,
    non-negative, finite, no row all zero): with replacement independent draws, without
    distinct categories (an exponential race, as PyTorch: zero-weight ones come last). From
-   an mt19937 generator on the CPU, PyTorch's CPU indices for the same seed. */
-TNDEF tn_tensor *tn_multinomial(tn_tensor *probs, int64_t num_samples, bool replacement, tn_generator *gen);
+   an mt19937 generator on the CPU, PyTorch's CPU indices for the same seed. gen stays
+   positional (NULL: the default generator), as every random op's; torch.multinomial's
+   keyword is replacement=False: tn_multinomial(p, 5, NULL, .replacement = true). */
+#define TN_FIELDS_tn_multinomial_fn_opts(X) \
+    X(B, replacement, false, "")
+TN__KW_STRUCT(tn_multinomial_fn_opts);
+TNDEF tn_tensor *tn_multinomial_opts(tn_tensor *probs, int64_t num_samples, tn_generator *gen, tn_multinomial_fn_opts opts);
+#define tn_multinomial(probs, num_samples, ...) tn_multinomial_opts(probs, num_samples, TN__POS_KW(tn_multinomial_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_multinomial_str(tn_tensor *probs, int64_t num_samples, tn_generator *gen, const char *options);
 /* Tensor's in-place samplers: t filled with PyTorch's CPU draws for the same seed (gen NULL:
    the default; from an mt19937 generator one double per element, in t's memory order, cast
    to t's dtype; from a Philox one, or on a device, the same transformations of its counters)
@@ -628,7 +641,14 @@ TNDEF tn_tensor *tn_imag(tn_tensor *t);
 TNDEF tn_tensor *tn_view_as_real(tn_tensor *t);
 TNDEF tn_tensor *tn_view_as_complex(tn_tensor *t);
 TNDEF tn_tensor *tn_reshape(tn_tensor *t, const int64_t *shape, int ndim); /* copies only when strides forbid a view */
-TNDEF tn_tensor *tn_flatten(tn_tensor *t, int64_t start_dim, int64_t end_dim);
+/* torch.flatten(t, start_dim=0, end_dim=-1): tn_flatten(t, .start_dim = 1). */
+#define TN_FIELDS_tn_flatten_fn_opts(X) \
+    X(I, start_dim, 0, "") \
+    X(I, end_dim, -1, "")
+TN__KW_STRUCT(tn_flatten_fn_opts);
+TNDEF tn_tensor *tn_flatten_opts(tn_tensor *t, tn_flatten_fn_opts opts);
+#define tn_flatten(...) tn_flatten_opts(TN__POS_KW(tn_flatten_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_flatten_str(tn_tensor *t, const char *options);
 TNDEF tn_tensor *tn_unflatten(tn_tensor *t, int64_t dim, const int64_t *sizes, int n);
 TNDEF tn_tensor *tn_permute(tn_tensor *t, const int64_t *dims, int ndim);
 TNDEF tn_tensor *tn_transpose(tn_tensor *t, int64_t dim0, int64_t dim1);
@@ -699,13 +719,23 @@ TNDEF tn_tensor *tn_scatter_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_ten
 TNDEF tn_tensor *tn_scatter_add_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src);
 /* src reduced into t at index along dim: reduce "sum", "prod", "mean" (integers: floor
    division), "amax" or "amin"; include_self false leaves t's own value out wherever
-   something is scattered (PyTorch's default: true). */
-TNDEF tn_tensor *tn_scatter_reduce(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, bool include_self);
-TNDEF tn_tensor *tn_scatter_reduce_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, bool include_self);
+   something is scattered: tn_scatter_reduce(t, 0, index, src, "amax", .include_self = false)
+   (torch's keyword include_self=True, shared with index_reduce). */
+#define TN_FIELDS_tn_scatter_reduce_fn_opts(X) \
+    X(B, include_self, true, "")
+TN__KW_STRUCT(tn_scatter_reduce_fn_opts);
+TNDEF tn_tensor *tn_scatter_reduce_opts(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, tn_scatter_reduce_fn_opts opts);
+#define tn_scatter_reduce(t, dim, index, src, ...) tn_scatter_reduce_opts(t, dim, index, src, TN__POS_KW(tn_scatter_reduce_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_scatter_reduce_str(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, const char *options);
+TNDEF tn_tensor *tn_scatter_reduce__opts(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, tn_scatter_reduce_fn_opts opts);
+#define tn_scatter_reduce_(t, dim, index, src, ...) tn_scatter_reduce__opts(t, dim, index, src, TN__POS_KW(tn_scatter_reduce_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_scatter_reduce__str(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, const char *options);
 /* Tensor.index_reduce: source's slices along dim reduced into t's slices index[i] (index 1-d
    int64 / int32, source t's dtype and slice shape); reduce "prod", "mean", "amax" or "amin",
    include_self as scatter_reduce's. */
-TNDEF tn_tensor *tn_index_reduce(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *source, const char *reduce, bool include_self);
+TNDEF tn_tensor *tn_index_reduce_opts(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *source, const char *reduce, tn_scatter_reduce_fn_opts opts);
+#define tn_index_reduce(t, dim, index, source, ...) tn_index_reduce_opts(t, dim, index, source, TN__POS_KW(tn_scatter_reduce_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_index_reduce_str(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *source, const char *reduce, const char *options);
 /* scatter(t, dim, index, src, reduce="add" | "multiply"): PyTorch has no derivative for it
    (backward through it is an error). */
 TNDEF tn_tensor *tn_scatter_with_reduce(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce);
@@ -730,19 +760,31 @@ TNDEF tn_tensor *tn_index_fill(tn_tensor *t, int64_t dim, tn_tensor *index, doub
 TNDEF tn_tensor *tn_index_fill_(tn_tensor *t, int64_t dim, tn_tensor *index, double value);
 /* take: t read as if flattened at index (int64; negative counts from the end), in index's
    shape; put: the reverse, source's elements (as many as index has, t's dtype) written or,
-   with accumulate, added (duplicates add up). */
+   with .accumulate, added (duplicates add up). torch's keyword accumulate=False, shared
+   with index_put: tn_put(t, index, source, .accumulate = true). */
 TNDEF tn_tensor *tn_take(tn_tensor *t, tn_tensor *index);
-TNDEF tn_tensor *tn_put(tn_tensor *t, tn_tensor *index, tn_tensor *source, bool accumulate);
-TNDEF tn_tensor *tn_put_(tn_tensor *t, tn_tensor *index, tn_tensor *source, bool accumulate);
+#define TN_FIELDS_tn_put_fn_opts(X) \
+    X(B, accumulate, false, "")
+TN__KW_STRUCT(tn_put_fn_opts);
+TNDEF tn_tensor *tn_put_opts(tn_tensor *t, tn_tensor *index, tn_tensor *source, tn_put_fn_opts opts);
+#define tn_put(t, index, ...) tn_put_opts(t, index, TN__POS_KW(tn_put_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_put_str(tn_tensor *t, tn_tensor *index, tn_tensor *source, const char *options);
+TNDEF tn_tensor *tn_put__opts(tn_tensor *t, tn_tensor *index, tn_tensor *source, tn_put_fn_opts opts);
+#define tn_put_(t, index, ...) tn_put__opts(t, index, TN__POS_KW(tn_put_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_put__str(tn_tensor *t, tn_tensor *index, tn_tensor *source, const char *options);
 /* gather(t, dim, indices) after broadcasting t and indices (int64, t's ndim) over every dim
    but dim; dim TN_NONE: both flattened first. */
 TNDEF tn_tensor *tn_take_along_dim(tn_tensor *t, tn_tensor *indices, int64_t dim);
 /* Advanced indexing t[i0, i1, ...] as aten::index: indices[k] indexes dim k (NULL = ":");
    integer tensors broadcast together, bool tensors select where true. */
 TNDEF tn_tensor *tn_index(tn_tensor *t, tn_tensor *const *indices, int n);
-/* t[indices] = values (broadcast), or += with accumulate (duplicates add up). */
-TNDEF tn_tensor *tn_index_put(tn_tensor *t, tn_tensor *const *indices, int n, tn_tensor *values, bool accumulate);
-TNDEF tn_tensor *tn_index_put_(tn_tensor *t, tn_tensor *const *indices, int n, tn_tensor *values, bool accumulate);
+/* t[indices] = values (broadcast), or += with .accumulate = true (duplicates add up). */
+TNDEF tn_tensor *tn_index_put_opts(tn_tensor *t, tn_tensor *const *indices, int n, tn_tensor *values, tn_put_fn_opts opts);
+#define tn_index_put(t, indices, n, ...) tn_index_put_opts(t, indices, n, TN__POS_KW(tn_put_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_index_put_str(tn_tensor *t, tn_tensor *const *indices, int n, tn_tensor *values, const char *options);
+TNDEF tn_tensor *tn_index_put__opts(tn_tensor *t, tn_tensor *const *indices, int n, tn_tensor *values, tn_put_fn_opts opts);
+#define tn_index_put_(t, indices, n, ...) tn_index_put__opts(t, indices, n, TN__POS_KW(tn_put_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_index_put__str(tn_tensor *t, tn_tensor *const *indices, int n, tn_tensor *values, const char *options);
 TNDEF tn_tensor *tn_masked_fill(tn_tensor *t, tn_tensor *mask, double value);
 TNDEF tn_tensor *tn_masked_fill_(tn_tensor *t, tn_tensor *mask, double value);
 /* masked_fill with a 0-d tensor value (cast to t's dtype): the gradient reaches value too. */
@@ -1194,13 +1236,23 @@ TNDEF tn_tensor *tn_lerp_(tn_tensor *start, tn_tensor *end, double weight);
 TNDEF tn_dtype tn_result_type(tn_tensor *const *ts, int n);
 /* Broadcast shape of a and b into out (TN_MAX_DIMS entries); returns ndim or -1 with an error. */
 TNDEF int tn_broadcast_shapes(const int64_t *a, int na, const int64_t *b, int nb, int64_t *out);
-/* Element equality with tolerance: |a-b| <= atol + rtol*|b| everywhere (NaN equal if equal_nan). */
-TNDEF bool tn_allclose(tn_tensor *a, tn_tensor *b, double rtol, double atol, bool equal_nan);
+/* torch.allclose / isclose's keywords: rtol=1e-05, atol=1e-08, equal_nan=False
+   (tn_allclose(a, b, .atol = 1e-6)). allclose: isclose everywhere (false, with the error
+   set, on bad input or option text). */
+#define TN_FIELDS_tn_isclose_fn_opts(X) \
+    X(D, rtol, 1e-5, "") \
+    X(D, atol, 1e-8, "") \
+    X(B, equal_nan, false, "")
+TN__KW_STRUCT(tn_isclose_fn_opts);
+TNDEF bool tn_allclose_opts(tn_tensor *a, tn_tensor *b, tn_isclose_fn_opts opts);
+#define tn_allclose(a, ...) tn_allclose_opts(a, TN__POS_KW(tn_isclose_fn_opts, __VA_ARGS__))
+TNDEF bool tn_allclose_str(tn_tensor *a, tn_tensor *b, const char *options);
 /* torch.isclose elementwise (bool, broadcast): a == b, or both finite with |a - b| <= atol +
    |rtol b| computed in their dtype (bool as the default float dtype); NaNs equal if
-   equal_nan. Same dtypes, rtol and atol >= 0, as PyTorch. Positional, as tn_allclose
-   (PyTorch's defaults rtol 1e-5, atol 1e-8, equal_nan false). */
-TNDEF tn_tensor *tn_isclose(tn_tensor *a, tn_tensor *b, double rtol, double atol, bool equal_nan);
+   equal_nan. Same dtypes, rtol and atol >= 0, as PyTorch. */
+TNDEF tn_tensor *tn_isclose_opts(tn_tensor *a, tn_tensor *b, tn_isclose_fn_opts opts);
+#define tn_isclose(a, ...) tn_isclose_opts(a, TN__POS_KW(tn_isclose_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_isclose_str(tn_tensor *a, tn_tensor *b, const char *options);
 TNDEF bool tn_equal(tn_tensor *a, tn_tensor *b);    /* same shape and values */
 
 /* Scalar formulas of the elementwise kernels, shared by the CPU kernels and tensor_cuda.cu
@@ -2109,8 +2161,16 @@ TNDEF tn_tensor *tn_unique_consecutive_str(tn_tensor *x, tn_tensor **inverse, tn
 /* bincount: counts of each value of x (1-d, non-negative integers) in [max(x) + 1 or
    minlength] bins: int64, or the sums of weights (x's length; float32 weights give float32,
    others float64). histc: bins equal bins over [min, max] (both 0 or equal: the data's
-   range) counting x's elements inside it (floating x; the result in its dtype). */
-TNDEF tn_tensor *tn_bincount(tn_tensor *x, tn_tensor *weights, int64_t minlength);
+   range) counting x's elements inside it (floating x; the result in its dtype).
+   torch.bincount's keywords: weights=None (NULL), minlength=0: tn_bincount(x, .minlength = 5).
+   The option text cannot give a tensor: tn_bincount_str takes weights as an argument. */
+#define TN_FIELDS_tn_bincount_fn_opts(X) \
+    X(T, weights, NULL, "") \
+    X(I, minlength, 0, "")
+TN__KW_STRUCT(tn_bincount_fn_opts);
+TNDEF tn_tensor *tn_bincount_opts(tn_tensor *x, tn_bincount_fn_opts opts);
+#define tn_bincount(...) tn_bincount_opts(TN__POS_KW(tn_bincount_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_bincount_str(tn_tensor *x, tn_tensor *weights, const char *options);
 #define TN_FIELDS_tn_histc_fn_opts(X) \
     X(I, bins, 100, "") \
     X(D, min,  0,   "") \
@@ -2259,20 +2319,66 @@ TNDEF tn_tensor *tn_cov_str(tn_tensor *t, const char *options);
 TNDEF tn_tensor *tn_corrcoef(tn_tensor *t);               /* Pearson correlation coefficients of the rows */
 /* torch.linalg factorisations and solvers (src/ops/linalg_factor.c): float32/float64 on the
    CPU, batched over leading dims. Second results come back through pointers (NULL: not wanted,
-   except lu_factor's pivots); info tensors are int32 of the batch shape, pivots int32 1-based. */
-TNDEF tn_tensor *tn_linalg_lu_factor(tn_tensor *A, bool pivot, tn_tensor **pivots);   /* LU (packed) of [..., m, n], partial pivoting */
-TNDEF tn_tensor *tn_linalg_lu_factor_ex(tn_tensor *A, bool pivot, bool check_errors, tn_tensor **pivots, tn_tensor **info); /* info: first zero pivot */
+   except lu_factor's pivots); info tensors are int32 of the batch shape, pivots int32 1-based.
+   torch.linalg's flags are keywords, the results' pointers positional and before them:
+   tn_linalg_lu_factor(A, &pivots, .pivot = true), tn_linalg_solve_ex(A, B, &info, .left =
+   false, .check_errors = true). The _ex forms' check_errors=False raises on what info reports
+   when true. LU (packed) of [..., m, n], partial pivoting; _ex's info: the first zero pivot. */
+#define TN_FIELDS_tn_lu_factor_fn_opts(X) \
+    X(B, pivot, true, "")
+TN__KW_STRUCT(tn_lu_factor_fn_opts);
+TNDEF tn_tensor *tn_linalg_lu_factor_opts(tn_tensor *A, tn_tensor **pivots, tn_lu_factor_fn_opts opts);
+#define tn_linalg_lu_factor(A, ...) tn_linalg_lu_factor_opts(A, TN__POS_KW(tn_lu_factor_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_linalg_lu_factor_str(tn_tensor *A, tn_tensor **pivots, const char *options);
+#define TN_FIELDS_tn_lu_factor_ex_fn_opts(X) \
+    X(B, pivot, true, "") \
+    X(B, check_errors, false, "")
+TN__KW_STRUCT(tn_lu_factor_ex_fn_opts);
+TNDEF tn_tensor *tn_linalg_lu_factor_ex_opts(tn_tensor *A, tn_tensor **pivots, tn_tensor **info, tn_lu_factor_ex_fn_opts opts);
+#define tn_linalg_lu_factor_ex(A, pivots, ...) tn_linalg_lu_factor_ex_opts(A, pivots, TN__POS_KW(tn_lu_factor_ex_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_linalg_lu_factor_ex_str(tn_tensor *A, tn_tensor **pivots, tn_tensor **info, const char *options);
 TNDEF tn_tensor *tn_lu_unpack(tn_tensor *LU, tn_tensor *pivots, tn_tensor **L, tn_tensor **U); /* torch.lu_unpack: returns P; L, U required */
 TNDEF tn_tensor *tn_linalg_det(tn_tensor *A);                       /* determinant of [..., n, n] */
 TNDEF tn_tensor *tn_linalg_slogdet(tn_tensor *A, tn_tensor **sign); /* log|det A|; *sign: -1, 0 or 1 */
 TNDEF tn_tensor *tn_logdet(tn_tensor *A);                           /* log det A: nan for det < 0, -inf for det = 0 */
 TNDEF tn_tensor *tn_linalg_inv(tn_tensor *A);                       /* inverse; raises for a singular matrix */
-TNDEF tn_tensor *tn_linalg_inv_ex(tn_tensor *A, bool check_errors, tn_tensor **info); /* inverse; info > 0: singular */
-/* Solves A X = B (left) or X A = B; B [..., n] is a batch of vectors when its shape is A's without the last dim. */
-TNDEF tn_tensor *tn_linalg_solve(tn_tensor *A, tn_tensor *B, bool left);
-TNDEF tn_tensor *tn_linalg_solve_ex(tn_tensor *A, tn_tensor *B, bool left, bool check_errors, tn_tensor **info); /* solve with info */
-TNDEF tn_tensor *tn_linalg_cholesky(tn_tensor *A, bool upper);      /* L (or U = L^T) of a positive-definite A's lower triangle */
-TNDEF tn_tensor *tn_linalg_cholesky_ex(tn_tensor *A, bool upper, bool check_errors, tn_tensor **info); /* info > 0: not positive-definite */
+/* inverse with info (> 0: singular); check_errors=False, shared with ldl_factor_ex. */
+#define TN_FIELDS_tn_linalg_ex_fn_opts(X) \
+    X(B, check_errors, false, "")
+TN__KW_STRUCT(tn_linalg_ex_fn_opts);
+TNDEF tn_tensor *tn_linalg_inv_ex_opts(tn_tensor *A, tn_tensor **info, tn_linalg_ex_fn_opts opts);
+#define tn_linalg_inv_ex(A, ...) tn_linalg_inv_ex_opts(A, TN__POS_KW(tn_linalg_ex_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_linalg_inv_ex_str(tn_tensor *A, tn_tensor **info, const char *options);
+/* Solves A X = B (.left, default true) or X A = B; B [..., n] is a batch of vectors when its
+   shape is A's without the last dim. solve_ex: with info. */
+#define TN_FIELDS_tn_solve_fn_opts(X) \
+    X(B, left, true, "")
+TN__KW_STRUCT(tn_solve_fn_opts);
+TNDEF tn_tensor *tn_linalg_solve_opts(tn_tensor *A, tn_tensor *B, tn_solve_fn_opts opts);
+#define tn_linalg_solve(A, ...) tn_linalg_solve_opts(A, TN__POS_KW(tn_solve_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_linalg_solve_str(tn_tensor *A, tn_tensor *B, const char *options);
+#define TN_FIELDS_tn_solve_ex_fn_opts(X) \
+    X(B, left, true, "") \
+    X(B, check_errors, false, "")
+TN__KW_STRUCT(tn_solve_ex_fn_opts);
+TNDEF tn_tensor *tn_linalg_solve_ex_opts(tn_tensor *A, tn_tensor *B, tn_tensor **info, tn_solve_ex_fn_opts opts);
+#define tn_linalg_solve_ex(A, B, ...) tn_linalg_solve_ex_opts(A, B, TN__POS_KW(tn_solve_ex_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_linalg_solve_ex_str(tn_tensor *A, tn_tensor *B, tn_tensor **info, const char *options);
+/* L (or U = L^T with .upper = true) of a positive-definite A's lower triangle; _ex: info > 0
+   where not positive-definite. upper=False is also cholesky_solve's and cholesky_inverse's. */
+#define TN_FIELDS_tn_cholesky_fn_opts(X) \
+    X(B, upper, false, "")
+TN__KW_STRUCT(tn_cholesky_fn_opts);
+TNDEF tn_tensor *tn_linalg_cholesky_opts(tn_tensor *A, tn_cholesky_fn_opts opts);
+#define tn_linalg_cholesky(...) tn_linalg_cholesky_opts(TN__POS_KW(tn_cholesky_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_linalg_cholesky_str(tn_tensor *A, const char *options);
+#define TN_FIELDS_tn_cholesky_ex_fn_opts(X) \
+    X(B, upper, false, "") \
+    X(B, check_errors, false, "")
+TN__KW_STRUCT(tn_cholesky_ex_fn_opts);
+TNDEF tn_tensor *tn_linalg_cholesky_ex_opts(tn_tensor *A, tn_tensor **info, tn_cholesky_ex_fn_opts opts);
+#define tn_linalg_cholesky_ex(A, ...) tn_linalg_cholesky_ex_opts(A, TN__POS_KW(tn_cholesky_ex_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_linalg_cholesky_ex_str(tn_tensor *A, tn_tensor **info, const char *options);
 /* More of torch.linalg (src/ops/linalg_more.c): float32/float64, CPU, batch dims broadcast.
    linalg.solve_triangular(A, B, upper, .left = true, .unitriangular = false): T X = B (or X T = B)
    for triangular A (only its upper / lower triangle is read), blocked over the GEMM. */
@@ -2293,8 +2399,13 @@ TN__KW_STRUCT(tn_triangular_solve_fn_opts);
 TNDEF tn_tensor *tn_triangular_solve_opts(tn_tensor *b, tn_tensor *A, tn_tensor **cloned_coefficient, tn_triangular_solve_fn_opts opts);
 #define tn_triangular_solve(b, A, ...) tn_triangular_solve_opts(b, A, TN__POS_KW(tn_triangular_solve_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_triangular_solve_str(tn_tensor *b, tn_tensor *A, tn_tensor **cloned_coefficient, const char *options);
-TNDEF tn_tensor *tn_cholesky_solve(tn_tensor *B, tn_tensor *L, bool upper);  /* (L L^T)^{-1} B, L a Cholesky factor (U^T U if upper) */
-TNDEF tn_tensor *tn_cholesky_inverse(tn_tensor *L, bool upper);             /* (L L^T)^{-1} from the factor L (U^T U if upper) */
+/* (L L^T)^{-1} B, L a Cholesky factor (U^T U if .upper); cholesky_inverse: (L L^T)^{-1}. */
+TNDEF tn_tensor *tn_cholesky_solve_opts(tn_tensor *B, tn_tensor *L, tn_cholesky_fn_opts opts);
+#define tn_cholesky_solve(B, ...) tn_cholesky_solve_opts(B, TN__POS_KW(tn_cholesky_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_cholesky_solve_str(tn_tensor *B, tn_tensor *L, const char *options);
+TNDEF tn_tensor *tn_cholesky_inverse_opts(tn_tensor *L, tn_cholesky_fn_opts opts);
+#define tn_cholesky_inverse(...) tn_cholesky_inverse_opts(TN__POS_KW(tn_cholesky_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_cholesky_inverse_str(tn_tensor *L, const char *options);
 /* linalg.lu_solve(LU, pivots, B, .left = true, .adjoint = false): A X = B (A^T X = B when
    adjoint; X A = B when not left) from lu_factor's LU and pivots. */
 #define TN_FIELDS_tn_lu_solve_fn_opts(X) \
@@ -2342,7 +2453,13 @@ TNDEF tn_tensor *tn_linalg_norm_opts(tn_tensor *A, tn_linalg_norm_fn_opts opts);
 TNDEF tn_tensor *tn_linalg_norm_str(tn_tensor *A, const char *options);
 TNDEF tn_tensor *tn_linalg_multi_dot(tn_tensor *const *tensors, int n);   /* the chain product in the cheapest order; first/last may be 1-d */
 TNDEF tn_tensor *tn_linalg_vecdot(tn_tensor *x, tn_tensor *y, int64_t dim); /* sum(x * y, dim), broadcast */
-TNDEF tn_tensor *tn_linalg_vander(tn_tensor *x, int64_t N);               /* [..., n, N]: x^0 .. x^(N-1); N = TN_NONE: n */
+/* linalg.vander(x, *, N=None): [..., n, N], x^0 .. x^(N-1); .N TN_NONE (None): n. */
+#define TN_FIELDS_tn_vander_fn_opts(X) \
+    X(I, N, TN_NONE, "")
+TN__KW_STRUCT(tn_vander_fn_opts);
+TNDEF tn_tensor *tn_linalg_vander_opts(tn_tensor *x, tn_vander_fn_opts opts);
+#define tn_linalg_vander(...) tn_linalg_vander_opts(TN__POS_KW(tn_vander_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_linalg_vander_str(tn_tensor *x, const char *options);
 TNDEF tn_tensor *tn_linalg_householder_product(tn_tensor *A, tn_tensor *tau); /* the first n columns of H_1 ... H_k (torch.orgqr) */
 TNDEF tn_tensor *tn_ormqr(tn_tensor *input, tn_tensor *tau, tn_tensor *other, bool left, bool transpose); /* torch.ormqr: op(Q) other (left) or other op(Q), Q = H_1 ... H_k of geqrf's input, tau; op: Q^H if transpose; real and complex */
 TNDEF tn_tensor *tn_linalg_tensorinv(tn_tensor *A, int64_t ind);          /* inv of A as a prod(shape[:ind]) square matrix, reshaped */
@@ -2352,7 +2469,9 @@ TNDEF tn_tensor *tn_linalg_tensorsolve(tn_tensor *A, tn_tensor *B, const int64_t
    Bunch-Kaufman pivoting; hermitian= is the same for real dtypes): LD, *pivots (int32, LAPACK's:
    negative for a 2x2 block), *info; ldl_factor raises where info > 0. Not differentiable (as torch's). */
 TNDEF tn_tensor *tn_linalg_ldl_factor(tn_tensor *A, tn_tensor **pivots);
-TNDEF tn_tensor *tn_linalg_ldl_factor_ex(tn_tensor *A, bool check_errors, tn_tensor **pivots, tn_tensor **info);
+TNDEF tn_tensor *tn_linalg_ldl_factor_ex_opts(tn_tensor *A, tn_tensor **pivots, tn_tensor **info, tn_linalg_ex_fn_opts opts);
+#define tn_linalg_ldl_factor_ex(A, pivots, ...) tn_linalg_ldl_factor_ex_opts(A, pivots, TN__POS_KW(tn_linalg_ex_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_linalg_ldl_factor_ex_str(tn_tensor *A, tn_tensor **pivots, tn_tensor **info, const char *options);
 TNDEF tn_tensor *tn_linalg_ldl_solve(tn_tensor *LD, tn_tensor *pivots, tn_tensor *B); /* A X = B from ldl_factor's LD, pivots (sytrs) */
 /* torch.linalg decompositions (src/ops/linalg_decomp.c): float32/float64 on the CPU, batched
    over leading dims, differentiable with PyTorch's formulas. Several results: the first is
@@ -2365,7 +2484,13 @@ TN__KW_STRUCT(tn_linalg_qr_fn_opts);
 TNDEF tn_tensor *tn_linalg_qr_opts(tn_tensor *A, tn_tensor **R, tn_linalg_qr_fn_opts opts);
 #define tn_linalg_qr(A, ...) tn_linalg_qr_opts(A, TN__POS_KW(tn_linalg_qr_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_linalg_qr_str(tn_tensor *A, tn_tensor **R, const char *options);
-TNDEF tn_tensor *tn_qr(tn_tensor *A, bool some, tn_tensor **R);    /* torch.qr: some = reduced, else complete */
+/* torch.qr(A, some=True): reduced (.some = false: complete); returns Q, *R. */
+#define TN_FIELDS_tn_qr_fn_opts(X) \
+    X(B, some, true, "")
+TN__KW_STRUCT(tn_qr_fn_opts);
+TNDEF tn_tensor *tn_qr_opts(tn_tensor *A, tn_tensor **R, tn_qr_fn_opts opts);
+#define tn_qr(A, ...) tn_qr_opts(A, TN__POS_KW(tn_qr_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_qr_str(tn_tensor *A, tn_tensor **R, const char *options);
 TNDEF tn_tensor *tn_geqrf(tn_tensor *A, tn_tensor **tau);          /* torch.geqrf: LAPACK's packed QR [..., m, n] and tau [..., k] */
 /* linalg.eigh of the symmetric matrices whose lower (.UPLO "L") or upper ("U") triangle A
    holds: returns the eigenvalues [..., n] ascending, *eigenvectors [..., n, n] (columns). */
@@ -2387,8 +2512,15 @@ TNDEF tn_tensor *tn_linalg_svd_opts(tn_tensor *A, tn_tensor **S, tn_tensor **Vh,
 #define tn_linalg_svd(A, S, ...) tn_linalg_svd_opts(A, S, TN__POS_KW(tn_linalg_svd_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_linalg_svd_str(tn_tensor *A, tn_tensor **S, tn_tensor **Vh, const char *options);
 TNDEF tn_tensor *tn_linalg_svdvals(tn_tensor *A);                  /* the singular values [..., k], descending */
-/* torch.svd: returns U, *S, *V (not Vh); compute_uv false: U, V zeros [..., m, m], [..., n, n]. */
-TNDEF tn_tensor *tn_svd(tn_tensor *A, bool some, bool compute_uv, tn_tensor **S, tn_tensor **V);
+/* torch.svd(A, some=True, compute_uv=True): returns U, *S, *V (not Vh); .compute_uv = false:
+   U, V zeros [..., m, m], [..., n, n]. */
+#define TN_FIELDS_tn_svd_fn_opts(X) \
+    X(B, some, true, "") \
+    X(B, compute_uv, true, "")
+TN__KW_STRUCT(tn_svd_fn_opts);
+TNDEF tn_tensor *tn_svd_opts(tn_tensor *A, tn_tensor **S, tn_tensor **V, tn_svd_fn_opts opts);
+#define tn_svd(A, S, ...) tn_svd_opts(A, S, TN__POS_KW(tn_svd_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_svd_str(tn_tensor *A, tn_tensor **S, tn_tensor **V, const char *options);
 /* linalg.pinv and matrix_rank: singular values above max(.atol, .rtol * largest) count; NAN is
    None (atol None: 0; rtol None: eps * max(m, n), or 0 when atol > 0). .hermitian: through eigh. */
 #define TN_FIELDS_tn_linalg_pinv_fn_opts(X) \
@@ -2981,8 +3113,13 @@ TNDEF tn_tensor *tn_embedding_bag_opts(tn_tensor *input, tn_tensor *weight, tn_e
 #define tn_embedding_bag(input, ...) tn_embedding_bag_opts(input, TN__POS_KW(tn_embedding_bag_fn_opts, __VA_ARGS__))
 /* The option text cannot give tensors: offsets and per_sample_weights come as arguments (NULL: None). */
 TNDEF tn_tensor *tn_embedding_bag_str(tn_tensor *input, tn_tensor *weight, tn_tensor *offsets, tn_tensor *per_sample_weights, const char *options);
-/* int64 [*, num_classes]; num_classes -1: max + 1. */
-TNDEF tn_tensor *tn_one_hot(tn_tensor *indices, int64_t num_classes);
+/* F.one_hot: int64 [*, num_classes]; .num_classes -1 (the default): max + 1. */
+#define TN_FIELDS_tn_one_hot_fn_opts(X) \
+    X(I, num_classes, -1, "")
+TN__KW_STRUCT(tn_one_hot_fn_opts);
+TNDEF tn_tensor *tn_one_hot_opts(tn_tensor *indices, tn_one_hot_fn_opts opts);
+#define tn_one_hot(...) tn_one_hot_opts(TN__POS_KW(tn_one_hot_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_one_hot_str(tn_tensor *indices, const char *options);
 
 /* softmax(q k^T * scale + mask) v. q [*, L, E], k [*, S, E], v [*, S, Ev]; attn_mask NULL,
    bool (true = may attend) or floating (added), broadcast to [*, L, S]; is_causal masks
@@ -2993,9 +3130,20 @@ TNDEF tn_tensor *tn_scaled_dot_product_attention(tn_tensor *q, tn_tensor *k, tn_
 /* F.interpolate of [N, C, *] with 1 to 3 spatial dims: "nearest", "nearest-exact" and "area"
    (adaptive average pooling) for any, "linear" for [N, C, W], "bilinear" and "bicubic" (A =
    -0.75, taps clamped at the border) for [N, C, H, W], "trilinear" for [N, C, D, H, W];
-   antialias=False. size (NULL: from scale_factor) or scale_factor (one value per spatial
-   dim, used as is for the source positions, as PyTorch with recompute_scale_factor=None). */
-TNDEF tn_tensor *tn_interpolate(tn_tensor *x, const int64_t *size, const double *scale_factor, const char *mode, bool align_corners);
+   antialias=False. F.interpolate's keywords: .size (empty: None; one value for every spatial
+   dim, or one per dim) or .scale_factor (the same; used as is for the source positions, as
+   PyTorch with recompute_scale_factor=None), .mode "nearest", .align_corners None (-1: False;
+   true only for the interpolating modes): tn_interpolate(x, .size = TN_INTS(8, 8), .mode =
+   "bilinear", .align_corners = true), tn_interpolate(x, .scale_factor = TN_DOUBLES(2)). */
+#define TN_FIELDS_tn_interpolate_fn_opts(X) \
+    X(IL, size,          TN__LIST0, "") \
+    X(DL, scale_factor,  TN__LIST0, "") \
+    X(S,  mode,          "nearest", "") \
+    X(OB, align_corners, -1,        "")
+TN__KW_STRUCT(tn_interpolate_fn_opts);
+TNDEF tn_tensor *tn_interpolate_opts(tn_tensor *x, tn_interpolate_fn_opts opts);
+#define tn_interpolate(...) tn_interpolate_opts(TN__POS_KW(tn_interpolate_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_interpolate_str(tn_tensor *x, const char *options);
 /* F.grid_sample: input [N, C, H, W] sampled at grid [N, Ho, Wo, 2] ((x, y) in [-1, 1]) ->
    [N, C, Ho, Wo], or [N, C, D, H, W] at [N, Do, Ho, Wo, 3] (x, y, z); mode bilinear (trilinear
    for 5-d), nearest (half to even) or bicubic (4-d; PyTorch's A = -0.75, each tap padded); padding_mode: taps outside the input read 0, the border
@@ -3013,8 +3161,14 @@ TNDEF tn_tensor *tn_grid_sample_opts(tn_tensor *input, tn_tensor *grid, tn_grid_
 TNDEF tn_tensor *tn_grid_sample_str(tn_tensor *input, tn_tensor *grid, const char *options);
 /* F.affine_grid: the sampling grid [N, H, W, 2] of theta [N, 2, 3] for size = (N, C, H, W), or
    [N, D, H, W, 3] of theta [N, 3, 4] for (N, C, D, H, W) (n = 4 or 5 sizes); differentiable in
-   theta (align_corners=False). */
-TNDEF tn_tensor *tn_affine_grid(tn_tensor *theta, const int64_t *size, int n, bool align_corners);
+   theta. F.affine_grid's keyword align_corners=None (-1), which is False. */
+#define TN_FIELDS_tn_affine_grid_fn_opts(X) \
+    X(OB, align_corners, -1, "")
+TN__KW_STRUCT(tn_affine_grid_fn_opts);
+TNDEF tn_tensor *tn_affine_grid_opts(tn_tensor *theta, const int64_t *size, int n, tn_affine_grid_fn_opts opts);
+#define tn_affine_grid(theta, ...) tn__affine_grid(theta, __VA_ARGS__)
+#define tn__affine_grid(theta, size, ...) tn_affine_grid_opts(theta, size, TN__POS_KW(tn_affine_grid_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_affine_grid_str(tn_tensor *theta, const int64_t *size, int n, const char *options);
 TNDEF tn_tensor *tn_pixel_shuffle(tn_tensor *x, int64_t upscale_factor);     /* [*, C r^2, H, W] -> [*, C, H r, W r] */
 TNDEF tn_tensor *tn_pixel_unshuffle(tn_tensor *x, int64_t downscale_factor);
 
@@ -5996,6 +6150,66 @@ static const tn__kwkey tn__kw_meshgrid[] = {TN_FIELDS_tn_meshgrid_fn_opts(TN__KW
 #define TN__KW_T tn_diag_fn_opts
 static const tn__kwkey tn__kw_diag[] = {TN_FIELDS_tn_diag_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
+#define TN__KW_T tn_logspace_fn_opts
+static const tn__kwkey tn__kw_logspace[] = {TN_FIELDS_tn_logspace_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_multinomial_fn_opts
+static const tn__kwkey tn__kw_multinomial[] = {TN_FIELDS_tn_multinomial_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_flatten_fn_opts
+static const tn__kwkey tn__kw_flatten[] = {TN_FIELDS_tn_flatten_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_put_fn_opts
+static const tn__kwkey tn__kw_put[] = {TN_FIELDS_tn_put_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_scatter_reduce_fn_opts
+static const tn__kwkey tn__kw_scatter_reduce[] = {TN_FIELDS_tn_scatter_reduce_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_isclose_fn_opts
+static const tn__kwkey tn__kw_isclose[] = {TN_FIELDS_tn_isclose_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_bincount_fn_opts
+static const tn__kwkey tn__kw_bincount[] = {TN_FIELDS_tn_bincount_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_lu_factor_fn_opts
+static const tn__kwkey tn__kw_lu_factor[] = {TN_FIELDS_tn_lu_factor_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_lu_factor_ex_fn_opts
+static const tn__kwkey tn__kw_lu_factor_ex[] = {TN_FIELDS_tn_lu_factor_ex_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_solve_fn_opts
+static const tn__kwkey tn__kw_solve[] = {TN_FIELDS_tn_solve_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_solve_ex_fn_opts
+static const tn__kwkey tn__kw_solve_ex[] = {TN_FIELDS_tn_solve_ex_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_linalg_ex_fn_opts
+static const tn__kwkey tn__kw_linalg_ex[] = {TN_FIELDS_tn_linalg_ex_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_cholesky_fn_opts
+static const tn__kwkey tn__kw_cholesky[] = {TN_FIELDS_tn_cholesky_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_cholesky_ex_fn_opts
+static const tn__kwkey tn__kw_cholesky_ex[] = {TN_FIELDS_tn_cholesky_ex_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_vander_fn_opts
+static const tn__kwkey tn__kw_vander[] = {TN_FIELDS_tn_vander_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_qr_fn_opts
+static const tn__kwkey tn__kw_qr[] = {TN_FIELDS_tn_qr_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_svd_fn_opts
+static const tn__kwkey tn__kw_svd[] = {TN_FIELDS_tn_svd_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_one_hot_fn_opts
+static const tn__kwkey tn__kw_one_hot[] = {TN_FIELDS_tn_one_hot_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_interpolate_fn_opts
+static const tn__kwkey tn__kw_interpolate[] = {TN_FIELDS_tn_interpolate_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_affine_grid_fn_opts
+static const tn__kwkey tn__kw_affine_grid[] = {TN_FIELDS_tn_affine_grid_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
 #define TN__KW_T tn_addmm_fn_opts
 static const tn__kwkey tn__kw_addmm[] = {TN_FIELDS_tn_addmm_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
@@ -6166,6 +6380,12 @@ static const tn__kwkey tn__kw_cross[] = {TN_FIELDS_tn_cross_fn_opts(TN__KW_ROW)}
 #define TN__KW_STR(T, table, fn, text, call) do { \
         T o = TN_DEFAULTS(T); \
         if (tn__kw_parse(fn, text, tn__kw_##table, TN__KW_N(tn__kw_##table), &o, NULL)) return NULL; \
+        return call; \
+    } while (0)
+/* The same for a _str function that returns a bool (false on error, as tn_allclose's). */
+#define TN__KW_STR_BOOL(T, table, fn, text, call) do { \
+        T o = TN_DEFAULTS(T); \
+        if (tn__kw_parse(fn, text, tn__kw_##table, TN__KW_N(tn__kw_##table), &o, NULL)) return false; \
         return call; \
     } while (0)
 /* The same for a _str function that returns an int (-1 on error). */
@@ -8462,12 +8682,13 @@ TNDEF tn_tensor *tn_linspace(double start, double end, int64_t steps, tn_dtype d
 }
 #undef TN__LINSPACE_AT
 
-TNDEF tn_tensor *tn_logspace(double start, double end, int64_t steps, double base, tn_dtype dtype) {
+TNDEF tn_tensor *tn_logspace_opts(double start, double end, int64_t steps, tn_dtype dtype, tn_logspace_fn_opts o) {
+    const double base = o.base;
     if (steps < 0) return (tn_tensor *)tn__error("tn_logspace: number of steps must be non-negative, got %lld", (long long)steps);
     if (tn__check_cpu_dtype_arg("tn_logspace", dtype)) return NULL;
     if (dtype == TN_BOOL) return (tn_tensor *)tn__error("tn_logspace: \"logspace_cpu\" not implemented for 'Bool'");
     if (tn_dtype_is_complex(dtype)) {   /* real ends: the part dtype's values, imaginary parts 0 */
-        tn_tensor *r = tn_logspace(start, end, steps, base, tn_dtype_to_real(dtype));
+        tn_tensor *r = tn_logspace(start, end, steps, tn_dtype_to_real(dtype), .base = base);
         return r ? tn_to_dtype(r, dtype) : NULL;
     }
     double s = start, e = end;
@@ -8490,6 +8711,7 @@ TNDEF tn_tensor *tn_logspace(double start, double end, int64_t steps, double bas
     tn_release(tmp);
     return tn__own(t);
 }
+TNDEF tn_tensor *tn_logspace_str(double start, double end, int64_t steps, tn_dtype dtype, const char *options) { TN__KW_STR(tn_logspace_fn_opts, logspace, "tn_logspace", options, tn_logspace_opts(start, end, steps, dtype, o)); }
 
 TNDEF tn_tensor *tn_eye(int64_t n, int64_t m, tn_dtype dtype) {
     if (n < 0) return (tn_tensor *)tn__error("tn_eye: n must be greater or equal to 0, got %lld", (long long)n);
@@ -9308,9 +9530,10 @@ static tn_tensor *tn__multinomial_impl(tn_tensor *p, int64_t ns, bool replacemen
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_multinomial(tn_tensor *probs, int64_t num_samples, bool replacement, tn_generator *gen) {
-    return TN__AS("tn_multinomial", tn__multinomial_impl(probs, num_samples, replacement, gen));
+TNDEF tn_tensor *tn_multinomial_opts(tn_tensor *probs, int64_t num_samples, tn_generator *gen, tn_multinomial_fn_opts o) {
+    return TN__AS("tn_multinomial", tn__multinomial_impl(probs, num_samples, o.replacement, gen));
 }
+TNDEF tn_tensor *tn_multinomial_str(tn_tensor *probs, int64_t num_samples, tn_generator *gen, const char *options) { TN__KW_STR(tn_multinomial_fn_opts, multinomial, "tn_multinomial", options, tn_multinomial_opts(probs, num_samples, gen, o)); }
 
 /* ---- the in-place samplers: exponential_, geometric_, cauchy_, log_normal_, random_ ----
    PyTorch's CPU kernels draw one double per element from mt19937 (DistributionsHelper.h's
@@ -9653,7 +9876,9 @@ static tn_tensor *tn__reshape_impl(tn_tensor *t, const int64_t *shape, int ndim)
 }
 TNDEF tn_tensor *tn_reshape(tn_tensor *t, const int64_t *shape, int ndim) { return TN__AS("tn_reshape", tn__reshape_impl(t, shape, ndim)); }
 
-TNDEF tn_tensor *tn_flatten(tn_tensor *t, int64_t start_dim, int64_t end_dim) {
+TNDEF tn_tensor *tn_flatten_opts(tn_tensor *t, tn_flatten_fn_opts o) {
+    const int64_t start_dim = o.start_dim;
+    const int64_t end_dim = o.end_dim;
     TN__CHECK_NULL(t);
     int s = tn__wrap_dim("tn_flatten", start_dim, t->ndim), e = s < 0 ? -1 : tn__wrap_dim("tn_flatten", end_dim, t->ndim);
     if (s < 0 || e < 0) return NULL;
@@ -9668,6 +9893,7 @@ TNDEF tn_tensor *tn_flatten(tn_tensor *t, int64_t start_dim, int64_t end_dim) {
     for (int i = e + 1; i < t->ndim; i++) ns[nd++] = t->shape[i];
     return tn_reshape(t, ns, nd);
 }
+TNDEF tn_tensor *tn_flatten_str(tn_tensor *t, const char *options) { TN__KW_STR(tn_flatten_fn_opts, flatten, "tn_flatten", options, tn_flatten_opts(t, o)); }
 
 TNDEF tn_tensor *tn_unflatten(tn_tensor *t, int64_t dim, const int64_t *sizes, int n) {
     TN__CHECK_NULL(t);
@@ -10479,14 +10705,17 @@ static int tn__index_put_into(const char *fn, tn_tensor *target, tn_tensor *cons
 }
 
 
-TNDEF tn_tensor *tn_index_put_(tn_tensor *t, tn_tensor *const *indices, int n, tn_tensor *values, bool accumulate) {
+TNDEF tn_tensor *tn_index_put__opts(tn_tensor *t, tn_tensor *const *indices, int n, tn_tensor *values, tn_put_fn_opts o) {
+    const bool accumulate = o.accumulate;
     TN__CHECK_NULL(t, values);
     tn_tensor *x0;
     int m = tn__inplace_begin("tn_index_put_", t, &values, 1, &x0);
-    if (m) return m < 0 ? NULL : tn__inplace_end("tn_index_put_", t, tn_index_put(x0, indices, n, values, accumulate));
+    if (m) return m < 0 ? NULL : tn__inplace_end("tn_index_put_", t, tn_index_put(x0, indices, n, values, .accumulate = accumulate));
     return tn__index_put_into("tn_index_put_", t, indices, n, values, accumulate) ? NULL : t;
 }
-TNDEF tn_tensor *tn_index_put(tn_tensor *t, tn_tensor *const *indices, int n, tn_tensor *values, bool accumulate) {
+TNDEF tn_tensor *tn_index_put__str(tn_tensor *t, tn_tensor *const *indices, int n, tn_tensor *values, const char *options) { TN__KW_STR(tn_put_fn_opts, put, "tn_index_put_", options, tn_index_put__opts(t, indices, n, values, o)); }
+TNDEF tn_tensor *tn_index_put_opts(tn_tensor *t, tn_tensor *const *indices, int n, tn_tensor *values, tn_put_fn_opts o) {
+    const bool accumulate = o.accumulate;
     TN__CHECK_NULL(t, values);
     tn_tensor *c = tn__copy_as(t, t->dtype, t->device);
     if (c && tn__index_put_into("tn_index_put", c, indices, n, values, accumulate)) { tn_release(c); c = NULL; }
@@ -10496,6 +10725,7 @@ TNDEF tn_tensor *tn_index_put(tn_tensor *t, tn_tensor *const *indices, int n, tn
     tn__save_indices(nd, indices, n);
     return tn__own(tn__node_attach(nd, c));
 }
+TNDEF tn_tensor *tn_index_put_str(tn_tensor *t, tn_tensor *const *indices, int n, tn_tensor *values, const char *options) { TN__KW_STR(tn_put_fn_opts, put, "tn_index_put", options, tn_index_put_opts(t, indices, n, values, o)); }
 
 static int tn__check_mask(const char *fn, tn_tensor *mask) {
     if (mask->dtype != TN_BOOL) return TN__FAIL_INT("%s: expected a bool mask, got %s", fn, tn_dtype_name(mask->dtype));
@@ -10673,12 +10903,14 @@ static tn_tensor *tn__scatter_reduce_op(const char *fn, tn_tensor *t, int64_t di
     }
     return inplace ? tn__borrowed(target) : tn__own(target);
 }
-TNDEF tn_tensor *tn_scatter_reduce(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, bool include_self) {
-    return tn__scatter_reduce_op("tn_scatter_reduce", t, dim, index, src, reduce, include_self, false, false);
+TNDEF tn_tensor *tn_scatter_reduce_opts(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, tn_scatter_reduce_fn_opts o) {
+    return tn__scatter_reduce_op("tn_scatter_reduce", t, dim, index, src, reduce, o.include_self, false, false);
 }
-TNDEF tn_tensor *tn_scatter_reduce_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, bool include_self) {
-    return tn__scatter_reduce_op("tn_scatter_reduce_", t, dim, index, src, reduce, include_self, false, true);
+TNDEF tn_tensor *tn_scatter_reduce_str(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, const char *options) { TN__KW_STR(tn_scatter_reduce_fn_opts, scatter_reduce, "tn_scatter_reduce", options, tn_scatter_reduce_opts(t, dim, index, src, reduce, o)); }
+TNDEF tn_tensor *tn_scatter_reduce__opts(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, tn_scatter_reduce_fn_opts o) {
+    return tn__scatter_reduce_op("tn_scatter_reduce_", t, dim, index, src, reduce, o.include_self, false, true);
 }
+TNDEF tn_tensor *tn_scatter_reduce__str(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, const char *options) { TN__KW_STR(tn_scatter_reduce_fn_opts, scatter_reduce, "tn_scatter_reduce_", options, tn_scatter_reduce__opts(t, dim, index, src, reduce, o)); }
 /* index_reduce: index spread along source's other dims (a view), then scatter_reduce */
 static tn_tensor *tn__index_reduce_impl(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, bool include_self) {
     TN__CHECK_NULL(t, index, src);
@@ -10706,11 +10938,12 @@ static tn_tensor *tn__index_reduce_impl(tn_tensor *t, int64_t dim, tn_tensor *in
     for (int i = 0; i < src->ndim; i++) shape[i] = i == d ? -1 : 1;
     tn_tensor *idx = tn_to_dtype(index, TN_I64);
     idx = idx ? (src->ndim ? tn_expand(tn_reshape(idx, shape, src->ndim), src->shape, src->ndim) : tn_reshape(idx, NULL, 0)) : NULL;
-    return tn__scope_return(idx ? tn_scatter_reduce(t, d, idx, src, reduce, include_self) : NULL);
+    return tn__scope_return(idx ? tn_scatter_reduce(t, d, idx, src, reduce, .include_self = include_self) : NULL);
 }
-TNDEF tn_tensor *tn_index_reduce(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *source, const char *reduce, bool include_self) {
-    return TN__AS("tn_index_reduce", tn__index_reduce_impl(t, dim, index, source, reduce, include_self));
+TNDEF tn_tensor *tn_index_reduce_opts(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *source, const char *reduce, tn_scatter_reduce_fn_opts o) {
+    return TN__AS("tn_index_reduce", tn__index_reduce_impl(t, dim, index, source, reduce, o.include_self));
 }
+TNDEF tn_tensor *tn_index_reduce_str(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *source, const char *reduce, const char *options) { TN__KW_STR(tn_scatter_reduce_fn_opts, scatter_reduce, "tn_index_reduce", options, tn_index_reduce_opts(t, dim, index, source, reduce, o)); }
 /* combinations: the index rows in itertools' order (the next row: the rightmost index that
    can still grow grows, those after it restart from it, or from it + 1 without
    replacement), gathered by index_select */
@@ -10798,8 +11031,8 @@ static tn_tensor *tn__index_dim_put(tn_tensor *t, int d, tn_tensor *index, tn_te
     tn_tensor *tv = t->ndim ? t : tn_reshape(t, tn__one, 1);
     ix[d] = index->ndim ? index : tn_reshape(index, tn__one, 1);
     if (t->ndim == 0 && values->ndim) values = tn_reshape(values, &m1, 1);
-    if (inplace) return tn_index_put_(tv, ix, d + 1, values, accumulate) ? t : NULL;
-    tn_tensor *r = tn_index_put(tv, ix, d + 1, values, accumulate);
+    if (inplace) return tn_index_put_(tv, ix, d + 1, values, .accumulate = accumulate) ? t : NULL;
+    tn_tensor *r = tn_index_put(tv, ix, d + 1, values, .accumulate = accumulate);
     return t->ndim ? r : tn_reshape(r, NULL, 0);
 }
 /* kind 0 index_add (alpha), 1 index_copy, 2 index_fill (value); in place or not. */
@@ -10864,32 +11097,34 @@ static tn_tensor *tn__put_impl(tn_tensor *t, tn_tensor *index, tn_tensor *source
     tn_scope_begin();
     int64_t m1 = -1;
     tn_tensor *fi = tn_reshape(index, &m1, 1);
-    tn_tensor *r = tn_index_put(tn_reshape(t, &m1, 1), &fi, 1, tn_reshape(source, &m1, 1), accumulate);
+    tn_tensor *r = tn_index_put(tn_reshape(t, &m1, 1), &fi, 1, tn_reshape(source, &m1, 1), .accumulate = accumulate);
     r = tn_keep(tn__grad_name(tn_reshape(r, t->shape, t->ndim), "PutBackward0"));
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_put(tn_tensor *t, tn_tensor *index, tn_tensor *source, bool accumulate) { return TN__AS("tn_put", tn__put_impl(t, index, source, accumulate)); }
+TNDEF tn_tensor *tn_put_opts(tn_tensor *t, tn_tensor *index, tn_tensor *source, tn_put_fn_opts o) { return TN__AS("tn_put", tn__put_impl(t, index, source, o.accumulate)); }
+TNDEF tn_tensor *tn_put_str(tn_tensor *t, tn_tensor *index, tn_tensor *source, const char *options) { TN__KW_STR(tn_put_fn_opts, put, "tn_put", options, tn_put_opts(t, index, source, o)); }
 static tn_tensor *tn__put__impl(tn_tensor *t, tn_tensor *index, tn_tensor *source, bool accumulate) {
     TN__CHECK_NULL(t, index, source);
     if (tn__put_check("tn_put_", t, index, source) || tn__check_no_internal_overlap("tn_put_", t)) return NULL;
     tn_tensor *x0, *others[2] = {index, source};
     int m = tn__inplace_begin("tn_put_", t, others, 2, &x0);
-    if (m) return m < 0 ? NULL : tn__inplace_end("tn_put_", t, tn_put(x0, index, source, accumulate));
+    if (m) return m < 0 ? NULL : tn__inplace_end("tn_put_", t, tn_put(x0, index, source, .accumulate = accumulate));
     tn_scope_begin();
     int64_t m1 = -1;
     tn_tensor *fi = tn_reshape(index, &m1, 1), *fs = tn_reshape(source, &m1, 1);
     int rc;
     if (tn_is_contiguous(t)) {   /* written through a flat view */
-        rc = tn_index_put_(tn_view(t, &m1, 1), &fi, 1, fs, accumulate) ? 0 : -1;
+        rc = tn_index_put_(tn_view(t, &m1, 1), &fi, 1, fs, .accumulate = accumulate) ? 0 : -1;
     } else {
-        tn_tensor *r = tn_put(t, index, source, accumulate);
+        tn_tensor *r = tn_put(t, index, source, .accumulate = accumulate);
         rc = r ? tn__copy_into("tn_put_", t, r) : -1;
     }
     tn_scope_end();
     return rc ? NULL : t;
 }
-TNDEF tn_tensor *tn_put_(tn_tensor *t, tn_tensor *index, tn_tensor *source, bool accumulate) { return TN__AS("tn_put_", tn__put__impl(t, index, source, accumulate)); }
+TNDEF tn_tensor *tn_put__opts(tn_tensor *t, tn_tensor *index, tn_tensor *source, tn_put_fn_opts o) { return TN__AS("tn_put_", tn__put__impl(t, index, source, o.accumulate)); }
+TNDEF tn_tensor *tn_put__str(tn_tensor *t, tn_tensor *index, tn_tensor *source, const char *options) { TN__KW_STR(tn_put_fn_opts, put, "tn_put_", options, tn_put__opts(t, index, source, o)); }
 
 static tn_tensor *tn__take_along_dim_impl(tn_tensor *t, tn_tensor *indices, int64_t dim) {
     TN__CHECK_NULL(t, indices);
@@ -10941,8 +11176,8 @@ static tn_tensor *tn__masked_scatter_into(const char *fn, tn_tensor *t, tn_tenso
     const int64_t count = (int64_t)tn_item(cnt), have = tn_numel(source);
     if (have < count) return (tn_tensor *)tn__error("%s: Number of elements of source < number of ones in mask (%lld < %lld)", fn, (long long)have, (long long)count);
     tn_tensor *vals = tn_narrow(tn_reshape(source, &m1, 1), 0, 0, count);
-    if (inplace) return tn_index_put_(tv, &mv, 1, vals, false) ? t : NULL;
-    tn_tensor *r = tn_index_put(tv, &mv, 1, vals, false);
+    if (inplace) return tn_index_put_(tv, &mv, 1, vals) ? t : NULL;
+    tn_tensor *r = tn_index_put(tv, &mv, 1, vals);
     return t->ndim ? r : tn_reshape(r, NULL, 0);
 }
 static tn_tensor *tn__masked_scatter_impl(tn_tensor *t, tn_tensor *mask, tn_tensor *source) {
@@ -13496,7 +13731,10 @@ TNDEF tn_tensor *tn_addcmul__str(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, con
 TNDEF tn_tensor *tn_addcdiv__str(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, const char *options) { TN__KW_STR(tn_addcmul_fn_opts, addcmul, "tn_addcdiv_", options, tn_addcdiv__opts(x, t1, t2, o)); }
 
 
-TNDEF bool tn_allclose(tn_tensor *a, tn_tensor *b, double rtol, double atol, bool equal_nan) {
+TNDEF bool tn_allclose_opts(tn_tensor *a, tn_tensor *b, tn_isclose_fn_opts o) {
+    const double rtol = o.rtol;
+    const double atol = o.atol;
+    const bool equal_nan = o.equal_nan;
     if (!a || !b) return false;
     int64_t bs[TN_MAX_DIMS];
     if (tn__check_cpu_dtype("tn_allclose", a) || tn__check_cpu_dtype("tn_allclose", b)) return false;
@@ -13517,6 +13755,7 @@ TNDEF bool tn_allclose(tn_tensor *a, tn_tensor *b, double rtol, double atol, boo
     tn_scope_end();
     return r;
 }
+TNDEF bool tn_allclose_str(tn_tensor *a, tn_tensor *b, const char *options) { TN__KW_STR_BOOL(tn_isclose_fn_opts, isclose, "tn_allclose", options, tn_allclose_opts(a, b, o)); }
 
 static tn_tensor *tn__isclose_impl(tn_tensor *a, tn_tensor *b, double rtol, double atol, bool equal_nan) {
     TN__CHECK_NULL(a, b);
@@ -13534,9 +13773,10 @@ static tn_tensor *tn__isclose_impl(tn_tensor *a, tn_tensor *b, double rtol, doub
     }
     return tn__scope_return(close);
 }
-TNDEF tn_tensor *tn_isclose(tn_tensor *a, tn_tensor *b, double rtol, double atol, bool equal_nan) {
-    return TN__AS("tn_isclose", tn__isclose_impl(a, b, rtol, atol, equal_nan));
+TNDEF tn_tensor *tn_isclose_opts(tn_tensor *a, tn_tensor *b, tn_isclose_fn_opts o) {
+    return TN__AS("tn_isclose", tn__isclose_impl(a, b, o.rtol, o.atol, o.equal_nan));
 }
+TNDEF tn_tensor *tn_isclose_str(tn_tensor *a, tn_tensor *b, const char *options) { TN__KW_STR(tn_isclose_fn_opts, isclose, "tn_isclose", options, tn_isclose_opts(a, b, o)); }
 
 TNDEF bool tn_equal(tn_tensor *a, tn_tensor *b) {
     if (a && b && (tn__check_cpu_dtype("tn_equal", a) || tn__check_cpu_dtype("tn_equal", b))) return false;
@@ -14223,12 +14463,13 @@ static tn_tensor *tn__bincount_impl(tn_tensor *x, tn_tensor *weights, int64_t mi
     }
     tn_tensor *out = tn__own(tn__full_on(&size, 1, 0, od, x->device)), *xi = tn_to_dtype(x, TN_I64);
     tn_tensor *w = weights ? tn_to_dtype(tn_detach(weights), od) : tn_ones_like(xi);
-    tn_tensor *r = out && w && xi ? tn_index_put_(out, &xi, 1, w, true) : NULL;
+    tn_tensor *r = out && w && xi ? tn_index_put_(out, &xi, 1, w, .accumulate = true) : NULL;
     r = tn_keep(r);
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_bincount(tn_tensor *x, tn_tensor *weights, int64_t minlength) { return TN__AS("tn_bincount", tn__bincount_impl(x, weights, minlength)); }
+TNDEF tn_tensor *tn_bincount_opts(tn_tensor *x, tn_bincount_fn_opts o) { return TN__AS("tn_bincount", tn__bincount_impl(x, o.weights, o.minlength)); }
+TNDEF tn_tensor *tn_bincount_str(tn_tensor *x, tn_tensor *weights, const char *options) { TN__KW_STR(tn_bincount_fn_opts, bincount, "tn_bincount", options, (o.weights = weights, tn_bincount_opts(x, o))); }
 
 static tn_tensor *tn__histc_impl(tn_tensor *x, int64_t bins, double lo, double hi) {
     TN__CHECK_NULL(x);
@@ -14256,7 +14497,7 @@ static tn_tensor *tn__histc_impl(tn_tensor *x, int64_t bins, double lo, double h
     int64_t m1 = -1;
     pos = tn_reshape(pos, &m1, 1);
     tn_tensor *out = tn__own(tn__full_on(&bins, 1, 0, x->dtype, x->device));
-    tn_tensor *r = pos && out ? tn_index_put_(out, &pos, 1, tn_reshape(tn_to_dtype(in, x->dtype), &m1, 1), true) : NULL;
+    tn_tensor *r = pos && out ? tn_index_put_(out, &pos, 1, tn_reshape(tn_to_dtype(in, x->dtype), &m1, 1), .accumulate = true) : NULL;
     r = tn_keep(r);
     tn_scope_end();
     return r;
@@ -18597,7 +18838,7 @@ static tn_tensor *tn__la_perm(tn_tensor *piv, int64_t m, tn_dtype dt) {
    gU = triu(gLU); the triangular solves go through linalg.solve. LU is recomputed from A. */
 static int tn__lu_factor_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
     (void)nin; (void)user;
-    tn_tensor *A = tn_ctx_saved(nd, 0), *piv = NULL, *LU = tn_linalg_lu_factor(A, true, &piv);
+    tn_tensor *A = tn_ctx_saved(nd, 0), *piv = NULL, *LU = tn_linalg_lu_factor(A, &piv);
     if (!LU) return -1;
     const int64_t m = A->shape[A->ndim - 2], n = A->shape[A->ndim - 1], k = m < n ? m : n;
     tn_tensor *L = tn_add(tn__tril(tn_narrow(LU, -1, 0, k), -1), tn_eye(m, k, A->dtype));
@@ -18606,17 +18847,17 @@ static int tn__lu_factor_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, 
     tn_tensor *LH = tn_transpose(L, -2, -1), *UH = tn_transpose(U, -2, -1), *X;
     if (m == n) {
         X = tn_add(tn__tril(tn_matmul(LH, gL), -1), tn__triu(tn_matmul(gU, UH), 0));
-        X = tn_linalg_solve(LH, tn_linalg_solve(UH, X, false), true);
+        X = tn_linalg_solve(LH, tn_linalg_solve(UH, X, .left = false));
     } else if (m < n) {   /* wide: U = [U1 U2] */
         X = tn__tril(tn_sub(tn_matmul(LH, gL), tn_matmul(gU, UH)), -1);
-        X = tn_linalg_solve(tn_transpose(tn_narrow(U, -1, 0, k), -2, -1), X, false);
+        X = tn_linalg_solve(tn_transpose(tn_narrow(U, -1, 0, k), -2, -1), X, .left = false);
         tn_tensor *parts[2] = {tn_add(X, tn_narrow(gU, -1, 0, k)), tn_narrow(gU, -1, k, n - k)};
-        X = tn_linalg_solve(LH, tn_cat(parts, 2, -1), true);
+        X = tn_linalg_solve(LH, tn_cat(parts, 2, -1));
     } else {              /* tall: L = [L1; L2] */
         X = tn__triu(tn_sub(tn_matmul(gU, UH), tn_matmul(LH, gL)), 0);
-        X = tn_linalg_solve(tn_transpose(tn_narrow(L, -2, 0, k), -2, -1), X, true);
+        X = tn_linalg_solve(tn_transpose(tn_narrow(L, -2, 0, k), -2, -1), X);
         tn_tensor *parts[2] = {tn_add(X, tn_narrow(gL, -2, 0, k)), tn_narrow(gL, -2, k, m - k)};
-        X = tn_linalg_solve(UH, tn_cat(parts, 2, -2), false);
+        X = tn_linalg_solve(UH, tn_cat(parts, 2, -2), .left = false);
     }
     tn_tensor *P = X ? tn__la_perm(piv, m, A->dtype) : NULL;
     gin[0] = P ? tn_matmul(P, X) : NULL;
@@ -18637,18 +18878,21 @@ static tn_tensor *tn__lu_factor_ex_impl(tn_tensor *A, bool pivot, bool check_err
     if (nd) tn__node_save(nd, A);
     return tn__node_attach(nd, r);
 }
-TNDEF tn_tensor *tn_linalg_lu_factor_ex(tn_tensor *A, bool pivot, bool check_errors, tn_tensor **pivots, tn_tensor **info) {
+TNDEF tn_tensor *tn_linalg_lu_factor_ex_opts(tn_tensor *A, tn_tensor **pivots, tn_tensor **info, tn_lu_factor_ex_fn_opts o) {
     if (pivots) *pivots = NULL;
     if (info) *info = NULL;
     if (!pivots) return (tn_tensor *)tn__error("tn_linalg_lu_factor_ex: pivots must not be NULL");
-    return TN__AS("tn_linalg_lu_factor_ex", tn__lu_factor_ex_impl(A, pivot, check_errors, pivots, info));
+    return TN__AS("tn_linalg_lu_factor_ex", tn__lu_factor_ex_impl(A, o.pivot, o.check_errors, pivots, info));
 }
-TNDEF tn_tensor *tn_linalg_lu_factor(tn_tensor *A, bool pivot, tn_tensor **pivots) {
+TNDEF tn_tensor *tn_linalg_lu_factor_ex_str(tn_tensor *A, tn_tensor **pivots, tn_tensor **info, const char *options) { if (pivots) *pivots = NULL; if (info) *info = NULL; TN__KW_STR(tn_lu_factor_ex_fn_opts, lu_factor_ex, "tn_linalg_lu_factor_ex", options, tn_linalg_lu_factor_ex_opts(A, pivots, info, o)); }
+TNDEF tn_tensor *tn_linalg_lu_factor_opts(tn_tensor *A, tn_tensor **pivots, tn_lu_factor_fn_opts o) {
+    const bool pivot = o.pivot;
     if (pivots) *pivots = NULL;
     if (!pivots) return (tn_tensor *)tn__error("tn_linalg_lu_factor: pivots must not be NULL");
     /* torch.linalg.lu_factor has no check for singular input: it returns the factors */
     return TN__AS("tn_linalg_lu_factor", tn__lu_factor_ex_impl(A, pivot, false, pivots, NULL));
 }
+TNDEF tn_tensor *tn_linalg_lu_factor_str(tn_tensor *A, tn_tensor **pivots, const char *options) { if (pivots) *pivots = NULL; TN__KW_STR(tn_lu_factor_fn_opts, lu_factor, "tn_linalg_lu_factor", options, tn_linalg_lu_factor_opts(A, pivots, o)); }
 
 /* torch.lu_unpack: P, L, U from the packed LU and its pivots (a composite of tril/triu: the
    gradient reaches LU through them). */
@@ -18839,13 +19083,15 @@ static tn_tensor *tn__solve_ex_impl(tn_tensor *A, tn_tensor *Bm, bool left, bool
     }
     return tn__scope_return(r);
 }
-TNDEF tn_tensor *tn_linalg_solve_ex(tn_tensor *A, tn_tensor *B, bool left, bool check_errors, tn_tensor **info) {
+TNDEF tn_tensor *tn_linalg_solve_ex_opts(tn_tensor *A, tn_tensor *B, tn_tensor **info, tn_solve_ex_fn_opts o) {
     if (info) *info = NULL;
-    return tn__grad_name(TN__AS("tn_linalg_solve_ex", tn__solve_ex_impl(A, B, left, check_errors, info, "tn_linalg_solve_ex")), "LinalgSolveExBackward0");
+    return tn__grad_name(TN__AS("tn_linalg_solve_ex", tn__solve_ex_impl(A, B, o.left, o.check_errors, info, "tn_linalg_solve_ex")), "LinalgSolveExBackward0");
 }
-TNDEF tn_tensor *tn_linalg_solve(tn_tensor *A, tn_tensor *B, bool left) {
-    return tn__grad_name(TN__AS("tn_linalg_solve", tn__solve_ex_impl(A, B, left, true, NULL, "tn_linalg_solve")), "LinalgSolveExBackward0");
+TNDEF tn_tensor *tn_linalg_solve_ex_str(tn_tensor *A, tn_tensor *B, tn_tensor **info, const char *options) { if (info) *info = NULL; TN__KW_STR(tn_solve_ex_fn_opts, solve_ex, "tn_linalg_solve_ex", options, tn_linalg_solve_ex_opts(A, B, info, o)); }
+TNDEF tn_tensor *tn_linalg_solve_opts(tn_tensor *A, tn_tensor *B, tn_solve_fn_opts o) {
+    return tn__grad_name(TN__AS("tn_linalg_solve", tn__solve_ex_impl(A, B, o.left, true, NULL, "tn_linalg_solve")), "LinalgSolveExBackward0");
 }
+TNDEF tn_tensor *tn_linalg_solve_str(tn_tensor *A, tn_tensor *B, const char *options) { TN__KW_STR(tn_solve_fn_opts, solve, "tn_linalg_solve", options, tn_linalg_solve_opts(A, B, o)); }
 /* inv(A) = solve(A, I): its gradient is solve's (-A^{-T} g A^{-T}). */
 static tn_tensor *tn__inv_ex_impl(tn_tensor *A, bool check_errors, tn_tensor **info, const char *fn) {
     TN__CHECK_NULL(A);
@@ -18857,10 +19103,11 @@ static tn_tensor *tn__inv_ex_impl(tn_tensor *A, bool check_errors, tn_tensor **i
     if (r && info && *info) *info = tn_keep(*info);
     return tn__scope_return(r);
 }
-TNDEF tn_tensor *tn_linalg_inv_ex(tn_tensor *A, bool check_errors, tn_tensor **info) {
+TNDEF tn_tensor *tn_linalg_inv_ex_opts(tn_tensor *A, tn_tensor **info, tn_linalg_ex_fn_opts o) {
     if (info) *info = NULL;
-    return tn__grad_name(TN__AS("tn_linalg_inv_ex", tn__inv_ex_impl(A, check_errors, info, "tn_linalg_inv_ex")), "LinalgInvExBackward0");
+    return tn__grad_name(TN__AS("tn_linalg_inv_ex", tn__inv_ex_impl(A, o.check_errors, info, "tn_linalg_inv_ex")), "LinalgInvExBackward0");
 }
+TNDEF tn_tensor *tn_linalg_inv_ex_str(tn_tensor *A, tn_tensor **info, const char *options) { if (info) *info = NULL; TN__KW_STR(tn_linalg_ex_fn_opts, linalg_ex, "tn_linalg_inv_ex", options, tn_linalg_inv_ex_opts(A, info, o)); }
 TNDEF tn_tensor *tn_linalg_inv(tn_tensor *A) {
     return tn__grad_name(TN__AS("tn_linalg_inv", tn__inv_ex_impl(A, true, NULL, "tn_linalg_inv")), "LinalgInvExBackward0");
 }
@@ -18870,13 +19117,13 @@ TNDEF tn_tensor *tn_linalg_inv(tn_tensor *A) {
    the diagonal halved, symmetrised. L is recomputed from A (double backward). */
 static int tn__cholesky_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
     (void)nin; (void)user;
-    tn_tensor *A = tn_ctx_saved(n, 0), *L = tn_linalg_cholesky(A, false);
+    tn_tensor *A = tn_ctx_saved(n, 0), *L = tn_linalg_cholesky(A);
     if (n->i[0]) g = tn_transpose(g, -2, -1);
     tn_tensor *LH = tn_transpose(L, -2, -1);
     tn_tensor *gA = tn__tril(tn_matmul(LH, g), 0);
     gA = tn_mul_scalar(tn_add(gA, tn_transpose(tn__tril(gA, -1), -2, -1)), 0.5);
-    gA = tn_linalg_solve(LH, gA, true);
-    gin[0] = tn_linalg_solve(L, gA, false);
+    gA = tn_linalg_solve(LH, gA);
+    gin[0] = tn_linalg_solve(L, gA, .left = false);
     return gin[0] ? 0 : -1;
 }
 static tn_tensor *tn__cholesky_ex_impl(tn_tensor *A, bool upper, bool check_errors, tn_tensor **info, const char *fn) {
@@ -18899,13 +19146,15 @@ static tn_tensor *tn__cholesky_ex_impl(tn_tensor *A, bool upper, bool check_erro
     if (nd) { nd->i[0] = upper; nd->ni = 1; tn__node_save(nd, A); }
     return tn__node_attach(nd, r);
 }
-TNDEF tn_tensor *tn_linalg_cholesky_ex(tn_tensor *A, bool upper, bool check_errors, tn_tensor **info) {
+TNDEF tn_tensor *tn_linalg_cholesky_ex_opts(tn_tensor *A, tn_tensor **info, tn_cholesky_ex_fn_opts o) {
     if (info) *info = NULL;
-    return TN__AS("tn_linalg_cholesky_ex", tn__cholesky_ex_impl(A, upper, check_errors, info, "tn_linalg_cholesky_ex"));
+    return TN__AS("tn_linalg_cholesky_ex", tn__cholesky_ex_impl(A, o.upper, o.check_errors, info, "tn_linalg_cholesky_ex"));
 }
-TNDEF tn_tensor *tn_linalg_cholesky(tn_tensor *A, bool upper) {
-    return TN__AS("tn_linalg_cholesky", tn__cholesky_ex_impl(A, upper, true, NULL, "tn_linalg_cholesky"));
+TNDEF tn_tensor *tn_linalg_cholesky_ex_str(tn_tensor *A, tn_tensor **info, const char *options) { if (info) *info = NULL; TN__KW_STR(tn_cholesky_ex_fn_opts, cholesky_ex, "tn_linalg_cholesky_ex", options, tn_linalg_cholesky_ex_opts(A, info, o)); }
+TNDEF tn_tensor *tn_linalg_cholesky_opts(tn_tensor *A, tn_cholesky_fn_opts o) {
+    return TN__AS("tn_linalg_cholesky", tn__cholesky_ex_impl(A, o.upper, true, NULL, "tn_linalg_cholesky"));
 }
+TNDEF tn_tensor *tn_linalg_cholesky_str(tn_tensor *A, const char *options) { TN__KW_STR(tn_cholesky_fn_opts, cholesky, "tn_linalg_cholesky", options, tn_linalg_cholesky_opts(A, o)); }
 
 /* ====================================================================================================================================== */
 /* src/ops/linalg_more.c: torch.linalg: triangular and LU solves, matrix_power, matrix_exp, norms, multi_dot, vander, householder_product */
@@ -19112,13 +19361,14 @@ static tn_tensor *tn__cholesky_solve_impl(tn_tensor *Bm, tn_tensor *L, bool uppe
     if (!tn__la_broadcast_pair(fn, L, Bm, true, &a, &b)) r = tn__cholesky_solve_core(b, a, upper);
     return tn__scope_return(r);
 }
-TNDEF tn_tensor *tn_cholesky_solve(tn_tensor *B, tn_tensor *L, bool upper) {
-    return TN__AS("tn_cholesky_solve", tn__cholesky_solve_impl(B, L, upper));
+TNDEF tn_tensor *tn_cholesky_solve_opts(tn_tensor *B, tn_tensor *L, tn_cholesky_fn_opts o) {
+    return TN__AS("tn_cholesky_solve", tn__cholesky_solve_impl(B, L, o.upper));
 }
+TNDEF tn_tensor *tn_cholesky_solve_str(tn_tensor *B, tn_tensor *L, const char *options) { TN__KW_STR(tn_cholesky_fn_opts, cholesky, "tn_cholesky_solve", options, tn_cholesky_solve_opts(B, L, o)); }
 /* PyTorch's cholesky_inverse_backward: C = X (g + g^H) X, gL = -C L (lower) or -L C (upper). */
 static int tn__cholesky_inverse_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
     (void)nin; (void)user;
-    tn_tensor *L = tn_ctx_saved(n, 0), *X = tn_cholesky_inverse(L, n->i[0]);
+    tn_tensor *L = tn_ctx_saved(n, 0), *X = tn_cholesky_inverse(L, .upper = n->i[0] != 0);
     tn_tensor *C = X ? tn_matmul(X, tn_matmul(tn_add(g, tn_transpose(g, -2, -1)), X)) : NULL;
     gin[0] = C ? tn_neg(n->i[0] ? tn_matmul(L, C) : tn_matmul(C, L)) : NULL;
     return gin[0] ? 0 : -1;
@@ -19137,9 +19387,10 @@ static tn_tensor *tn__cholesky_inverse_impl(tn_tensor *L, bool upper) {
     if (nd) { nd->i[0] = upper; nd->ni = 1; tn__node_save(nd, L); }
     return tn__node_attach(nd, r);
 }
-TNDEF tn_tensor *tn_cholesky_inverse(tn_tensor *L, bool upper) {
-    return TN__AS("tn_cholesky_inverse", tn__cholesky_inverse_impl(L, upper));
+TNDEF tn_tensor *tn_cholesky_inverse_opts(tn_tensor *L, tn_cholesky_fn_opts o) {
+    return TN__AS("tn_cholesky_inverse", tn__cholesky_inverse_impl(L, o.upper));
 }
+TNDEF tn_tensor *tn_cholesky_inverse_str(tn_tensor *L, const char *options) { TN__KW_STR(tn_cholesky_fn_opts, cholesky, "tn_cholesky_inverse", options, tn_cholesky_inverse_opts(L, o)); }
 
 /* ---- lu_solve: P L U X = B as a composite of the unpacked factors and two triangular
    solves: its gradient in LU is PyTorch's linalg_lu_solve_LU (the same derivative, restricted
@@ -19597,7 +19848,8 @@ static tn_tensor *tn__vander_impl(tn_tensor *x, int64_t N) {
     }
     return tn__scope_return(r);
 }
-TNDEF tn_tensor *tn_linalg_vander(tn_tensor *x, int64_t N) { return TN__AS("tn_linalg_vander", tn__vander_impl(x, N)); }
+TNDEF tn_tensor *tn_linalg_vander_opts(tn_tensor *x, tn_vander_fn_opts o) { return TN__AS("tn_linalg_vander", tn__vander_impl(x, o.N)); }
+TNDEF tn_tensor *tn_linalg_vander_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_vander_fn_opts, vander, "tn_linalg_vander", options, tn_linalg_vander_opts(x, o)); }
 
 /* ---- householder_product: Q = H_1 ... H_k, H_i = I - tau_i v_i v_i^T, v_i the i-th column of
    A below the diagonal with a 1 on it (LAPACK's orgqr), first n columns; applied from the
@@ -19746,7 +19998,7 @@ static tn_tensor *tn__tensorsolve_impl(tn_tensor *A, tn_tensor *Bm, const int64_
             tn__error("%s: Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == prod(self.shape[:other.ndim]), but got A %s and B %s", fn,
                       TN__SHAPE(a), TN__SHAPE(Bm));
         else
-            r = tn_reshape(tn_linalg_solve(tn_reshape(a, TN_SHAPE(pb, pr)), tn_reshape(Bm, TN_SHAPE(pb)), true), shape, rn);
+            r = tn_reshape(tn_linalg_solve(tn_reshape(a, TN_SHAPE(pb, pr)), tn_reshape(Bm, TN_SHAPE(pb))), shape, rn);
     }
     return tn__scope_return(r);
 }
@@ -19874,12 +20126,13 @@ static tn_tensor *tn__ldl_factor_impl(tn_tensor *A, bool check_errors, tn_tensor
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_linalg_ldl_factor_ex(tn_tensor *A, bool check_errors, tn_tensor **pivots, tn_tensor **info) {
+TNDEF tn_tensor *tn_linalg_ldl_factor_ex_opts(tn_tensor *A, tn_tensor **pivots, tn_tensor **info, tn_linalg_ex_fn_opts o) {
     if (pivots) *pivots = NULL;
     if (info) *info = NULL;
     if (!pivots) return (tn_tensor *)tn__error("tn_linalg_ldl_factor_ex: pivots must not be NULL");
-    return TN__AS("tn_linalg_ldl_factor_ex", tn__ldl_factor_impl(A, check_errors, pivots, info));
+    return TN__AS("tn_linalg_ldl_factor_ex", tn__ldl_factor_impl(A, o.check_errors, pivots, info));
 }
+TNDEF tn_tensor *tn_linalg_ldl_factor_ex_str(tn_tensor *A, tn_tensor **pivots, tn_tensor **info, const char *options) { if (pivots) *pivots = NULL; if (info) *info = NULL; TN__KW_STR(tn_linalg_ex_fn_opts, linalg_ex, "tn_linalg_ldl_factor_ex", options, tn_linalg_ldl_factor_ex_opts(A, pivots, info, o)); }
 TNDEF tn_tensor *tn_linalg_ldl_factor(tn_tensor *A, tn_tensor **pivots) {
     if (pivots) *pivots = NULL;
     if (!pivots) return (tn_tensor *)tn__error("tn_linalg_ldl_factor: pivots must not be NULL");
@@ -20384,7 +20637,7 @@ static int tn__qr_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void *u
     tn_tensor *b = tn_matmul(Q, cl);
     if (gQ) b = tn_add(b, gQ);
     /* b R^{-T}: X U^T = b is U X^T = b^T */
-    tn_tensor *gX = tn_linalg_solve(tn__mT(U), b, false);
+    tn_tensor *gX = tn_linalg_solve(tn__mT(U), b, .left = false);
     if (m < n) {
         tn_tensor *parts[2] = {gX, gY ? gY : tn_zeros_like(tn_narrow(A, -1, k, n - k))};
         gX = tn_cat(parts, 2, -1);
@@ -20418,11 +20671,13 @@ TNDEF tn_tensor *tn_linalg_qr_opts(tn_tensor *A, tn_tensor **R, tn_linalg_qr_fn_
 TNDEF tn_tensor *tn_linalg_qr_str(tn_tensor *A, tn_tensor **R, const char *options) {
     TN__KW_STR(tn_linalg_qr_fn_opts, linalg_qr, "tn_linalg_qr", options, tn_linalg_qr_opts(A, R, o));
 }
-TNDEF tn_tensor *tn_qr(tn_tensor *A, bool some, tn_tensor **R) {
+TNDEF tn_tensor *tn_qr_opts(tn_tensor *A, tn_tensor **R, tn_qr_fn_opts o) {
+    const bool some = o.some;
     if (!R) return (tn_tensor *)tn__error("tn_qr: R must not be NULL");
     *R = NULL;
     return TN__AS("tn_qr", tn__qr_impl(A, some ? 0 : 1, R, "tn_qr"));
 }
+TNDEF tn_tensor *tn_qr_str(tn_tensor *A, tn_tensor **R, const char *options) { if (R) *R = NULL; TN__KW_STR(tn_qr_fn_opts, qr, "tn_qr", options, tn_qr_opts(A, R, o)); }
 TNDEF tn_tensor *tn_geqrf(tn_tensor *A, tn_tensor **tau) {
     if (!tau) return (tn_tensor *)tn__error("tn_geqrf: tau must not be NULL");
     *tau = NULL;
@@ -20626,11 +20881,14 @@ static tn_tensor *tn__svd_old_impl(tn_tensor *A, bool some, bool compute_uv, tn_
     if (!*S || !*V) { tn_release(*S); tn_release(*V); *S = *V = NULL; U = NULL; }
     return tn__scope_return(U);
 }
-TNDEF tn_tensor *tn_svd(tn_tensor *A, bool some, bool compute_uv, tn_tensor **S, tn_tensor **V) {
+TNDEF tn_tensor *tn_svd_opts(tn_tensor *A, tn_tensor **S, tn_tensor **V, tn_svd_fn_opts o) {
+    const bool some = o.some;
+    const bool compute_uv = o.compute_uv;
     if (!S || !V) return (tn_tensor *)tn__error("tn_svd: S and V must not be NULL");
     *S = *V = NULL;
     return TN__AS("tn_svd", tn__svd_old_impl(A, some, compute_uv, S, V));
 }
+TNDEF tn_tensor *tn_svd_str(tn_tensor *A, tn_tensor **S, tn_tensor **V, const char *options) { if (S) *S = NULL; if (V) *V = NULL; TN__KW_STR(tn_svd_fn_opts, svd, "tn_svd", options, tn_svd_opts(A, S, V, o)); }
 
 /* ---- pinv, matrix_rank: the singular values above max(atol, rtol * sigma_max) ---- */
 /* PyTorch's defaults: atol None is 0; rtol None is eps * max(m, n), or 0 when atol > 0. */
@@ -20840,7 +21098,7 @@ static tn_tensor *tn__cond_impl(tn_tensor *A, const char *p) {
     } else if (tn_numel(A) == 0) {
         r = tn_zeros(A->shape, A->ndim - 2, A->dtype);
     } else {   /* norm(A) norm(A^{-1}); a singular matrix's inverse is inf (PyTorch's _linalg_cond_helper) */
-        tn_tensor *info = NULL, *inv = tn_linalg_inv_ex(A, false, &info);
+        tn_tensor *info = NULL, *inv = tn_linalg_inv_ex(A, &info);
         if (inv) {
             tn_tensor *bad = tn_gt_scalar(tn_unsqueeze(tn_unsqueeze(info, -1), -1), 0);
             inv = tn_masked_fill(inv, bad, INFINITY);
@@ -28275,7 +28533,7 @@ static int tn__embedding_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, 
     if (pad >= 0) g2 = tn_where(tn_unsqueeze(tn_ne_scalar(idx, (double)pad), 1), g2, tn_zeros_like(g2));
     tn_tensor *z = tn__own(tn__full_on(TN_SHAPE(V, D), 0, gy->dtype, gy->device)), *ix[1] = {idx};   /* on gy's device, as its index */
     if (idx->device != gy->device) ix[0] = tn_to(idx, gy->device);
-    gin[0] = z && ix[0] ? tn_index_put(z, ix, 1, g2, true) : NULL;
+    gin[0] = z && ix[0] ? tn_index_put(z, ix, 1, g2, .accumulate = true) : NULL;
     return gin[0] ? 0 : -1;
 }
 static tn_tensor *tn__embedding_impl(tn_tensor *idx, tn_tensor *w, bool padded, int64_t pad) {
@@ -28333,7 +28591,8 @@ static tn_tensor *tn__one_hot_impl(tn_tensor *idx, int64_t nc) {
     tn_tensor *y = tn_to_dtype(tn_eq(tn_unsqueeze(idx, -1), tn__arange_on(nc, idx->device)), TN_I64);
     return tn__scope_return(y);
 }
-TNDEF tn_tensor *tn_one_hot(tn_tensor *indices, int64_t num_classes) { return TN__AS("tn_one_hot", tn__one_hot_impl(indices, num_classes)); }
+TNDEF tn_tensor *tn_one_hot_opts(tn_tensor *indices, tn_one_hot_fn_opts o) { return TN__AS("tn_one_hot", tn__one_hot_impl(indices, o.num_classes)); }
+TNDEF tn_tensor *tn_one_hot_str(tn_tensor *indices, const char *options) { TN__KW_STR(tn_one_hot_fn_opts, one_hot, "tn_one_hot", options, tn_one_hot_opts(indices, o)); }
 
 /* ---- attention ---- */
 static tn_tensor *tn__sdpa_impl(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *mask, double dropout_p, bool causal, double scale) {
@@ -28505,7 +28764,9 @@ static tn_tensor *tn__nearest_table(const char *fn, int64_t in, int64_t out, con
     TN_FREE(ix);
     return t;
 }
-static tn_tensor *tn__interpolate_impl(tn_tensor *x, const int64_t *size, const double *sf, const char *mode, bool align_corners) {
+/* size / scale_factor: nsize / nsf values (0: None; 1: every spatial dim, as PyTorch's int
+   or float; else one per spatial dim) */
+static tn_tensor *tn__interpolate_impl(tn_tensor *x, const int64_t *sizes, int nsize, const double *sfs, int nsf, const char *mode, bool align_corners) {
     const char *fn = "tn_interpolate";
     TN__CHECK_NULL(x);
     int m = -1;
@@ -28514,7 +28775,17 @@ static tn_tensor *tn__interpolate_impl(tn_tensor *x, const int64_t *size, const 
     const int nsp = x->ndim - 2, need = m == TN__LINEAR ? 1 : m == TN__BILINEAR || m == TN__BICUBIC ? 2 : m == TN__TRILINEAR ? 3 : 0;
     if (nsp < 1 || nsp > 3 || (need && nsp != need))
         return (tn_tensor *)tn__error("%s: mode '%s' expects a %s input, got %s", fn, mode, need == 1 ? "3-d [N, C, W]" : need == 2 ? "4-d [N, C, H, W]" : need == 3 ? "5-d [N, C, D, H, W]" : "3-d, 4-d or 5-d", TN__SHAPE(x));
-    if (!size == !sf) return (tn_tensor *)tn__error("%s: give exactly one of size and scale_factor", fn);
+    if (!nsize == !nsf) return (tn_tensor *)tn__error("%s: give exactly one of size and scale_factor", fn);
+    if (nsize > 1 && nsize != nsp) return (tn_tensor *)tn__error("%s: input %s has %d spatial dims, but size has %d values", fn, TN__SHAPE(x), nsp, nsize);
+    if (nsf > 1 && nsf != nsp) return (tn_tensor *)tn__error("%s: input %s has %d spatial dims, but scale_factor has %d values", fn, TN__SHAPE(x), nsp, nsf);
+    int64_t size_v[3];
+    double sf_v[3];
+    for (int i = 0; i < nsp; i++) {
+        if (nsize) size_v[i] = sizes[nsize == 1 ? 0 : i];
+        if (nsf) sf_v[i] = sfs[nsf == 1 ? 0 : i];
+    }
+    const int64_t *size = nsize ? size_v : NULL;
+    const double *sf = nsf ? sf_v : NULL;
     const bool interp = m >= TN__LINEAR && m <= TN__TRILINEAR;
     if (!interp && align_corners) return (tn_tensor *)tn__error("%s: align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | trilinear", fn);
     if (tn__nn_check(fn, x, "input")) return NULL;
@@ -28550,8 +28821,16 @@ static tn_tensor *tn__interpolate_impl(tn_tensor *x, const int64_t *size, const 
         {NULL, NULL, "UpsampleTrilinear3DBackward1"}, {"SqueezeBackward1", "AdaptiveAvgPool2DBackward0", "AdaptiveAvgPool3DBackward0"}};
     return tn__scope_return(tn__grad_name(y, names[m][nsp - 1]));
 }
-TNDEF tn_tensor *tn_interpolate(tn_tensor *x, const int64_t *size, const double *scale_factor, const char *mode, bool align_corners) {
-    return TN__AS("tn_interpolate", tn__interpolate_impl(x, size, scale_factor, mode, align_corners));
+TNDEF tn_tensor *tn_interpolate_opts(tn_tensor *x, tn_interpolate_fn_opts o) {
+    return TN__AS("tn_interpolate", tn__interpolate_impl(x, o.size.v, o.size.n, o.scale_factor.v, o.scale_factor.n, o.mode, o.align_corners == 1));   /* None is False */
+}
+TNDEF tn_tensor *tn_interpolate_str(tn_tensor *x, const char *options) {
+    tn_interpolate_fn_opts o = TN_DEFAULTS(tn_interpolate_fn_opts);
+    uint64_t seen;
+    if (tn__kw_parse("tn_interpolate", options, tn__kw_interpolate, TN__KW_N(tn__kw_interpolate), &o, &seen)) return NULL;
+    tn_tensor *r = tn_interpolate_opts(x, o);
+    tn__kw_release(tn__kw_interpolate, TN__KW_N(tn__kw_interpolate), &o, seen);   /* the mode's copy */
+    return r;
 }
 static tn_tensor *tn__pixel_shuffle(const char *fn, tn_tensor *x, int64_t r, bool inverse) {
     TN__CHECK_NULL(x);
@@ -28750,9 +29029,11 @@ static tn_tensor *tn__affine_grid_impl(tn_tensor *theta, const int64_t *size, in
     tn_tensor *g = tn_reshape(tn_matmul(base, tn_transpose(theta, 1, 2)), gshape, nsp + 2);   /* [N, L, nsp] */
     return tn__scope_return(tn__grad_name(g, "AffineGridGeneratorBackward0"));
 }
-TNDEF tn_tensor *tn_affine_grid(tn_tensor *theta, const int64_t *size, int n, bool align_corners) {
+TNDEF tn_tensor *tn_affine_grid_opts(tn_tensor *theta, const int64_t *size, int n, tn_affine_grid_fn_opts o) {
+    const bool align_corners = o.align_corners == 1;   /* None is False */
     return TN__AS("tn_affine_grid", tn__affine_grid_impl(theta, size, n, align_corners));
 }
+TNDEF tn_tensor *tn_affine_grid_str(tn_tensor *theta, const int64_t *size, int n, const char *options) { TN__KW_STR(tn_affine_grid_fn_opts, affine_grid, "tn_affine_grid", options, tn_affine_grid_opts(theta, size, n, o)); }
 
 /* ======================================================================= */
 /* src/nn/losses.c: the losses                                             */
@@ -28948,7 +29229,7 @@ static int64_t tn__class_targets(const char *fn, tn_tensor *input, tn_tensor *ta
 static tn_tensor *tn__class_weights(tn_tensor *input, tn_tensor *weight, tn_tensor *safe, tn_tensor *keep) {
     tn_tensor *kf = tn_to_dtype(keep, input->dtype);
     if (!weight || !safe) return kf;
-    tn_tensor *w = tn_index_select(weight, 0, tn_flatten(safe, 0, -1));
+    tn_tensor *w = tn_index_select(weight, 0, tn_flatten(safe));
     return tn_mul(w ? tn_reshape(w, safe->shape, safe->ndim) : NULL, kf);
 }
 
@@ -29060,7 +29341,7 @@ static int tn__ce_rows_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, vo
         int r = g && gx ? tn__backend(x->device)->cross_entropy(1, x, t, wr, lse, g, gx) : -1;
         if (r <= 0) return r ? -1 : ((gin[0] = gx), 0);
     }
-    tn_tensor *oh = tn_to_dtype(tn_one_hot(t, x->shape[1]), x->dtype);
+    tn_tensor *oh = tn_to_dtype(tn_one_hot(t, .num_classes = x->shape[1]), x->dtype);
     gin[0] = tn_mul(tn_sub(tn_softmax(x, 1), oh), tn_unsqueeze(tn_mul(gy, wr), 1));
     return gin[0] ? 0 : -1;
 }
@@ -31163,7 +31444,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         idx = tn_to(idx, g->device);
         tn_tensor *ix[TN_MAX_DIMS] = {NULL};
         ix[dim] = idx;
-        gin[0] = tn_index_put(tn__zeros_meta(m, g->dtype), ix, (int)dim + 1, gm, true);
+        gin[0] = tn_index_put(tn__zeros_meta(m, g->dtype), ix, (int)dim + 1, gm, .accumulate = true);
         return 0;
     }
     case G_FLIP: gin[0] = tn_flip(g, n->i, n->ni); return 0;
@@ -31179,7 +31460,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         if (n->in[0].ndim == 0) { gin[0] = tn_reshape(tn_sum(g), NULL, 0); return 0; }
         int64_t flat = -1;
         ix[n->i[0]] = tn_reshape(S[0], &flat, 1); /* a 0-d index kept its dim (size 1) in the result */
-        gin[0] = tn_index_put(tn__zeros_meta(&n->in[0], g->dtype), ix, (int)n->i[0] + 1, g, true);
+        gin[0] = tn_index_put(tn__zeros_meta(&n->in[0], g->dtype), ix, (int)n->i[0] + 1, g, .accumulate = true);
 
         return 0;
     }
@@ -31205,11 +31486,11 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         case 1: { /* prod: the product of the others, with zeros handled exactly */
             tn_tensor *one = tn_ones_like(self), *self_zero = tn_eq_scalar(self, 0);
             tn_tensor *masked_self = tn_where(self_zero, one, self);
-            gs = tn_div(tn_mul(g, tn_scatter_reduce(masked_self, dim, index, src, "prod", include_self)), masked_self);
+            gs = tn_div(tn_mul(g, tn_scatter_reduce(masked_self, dim, index, src, "prod", .include_self = include_self)), masked_self);
             tn_tensor *src_zero = tn_eq_scalar(src, 0);
             tn_tensor *src_num_zeros = tn_gather(tn_scatter_add(tn_zeros_like(self), dim, index, tn__mask_as(src_zero, self)), dim, index);
             tn_tensor *src_single_zero = tn_logical_and(src_zero, tn_eq_scalar(src_num_zeros, 1));
-            tn_tensor *masked_src_result = tn_scatter_reduce(self, dim, index, tn_where(src_single_zero, tn_ones_like(src), src), "prod", include_self);
+            tn_tensor *masked_src_result = tn_scatter_reduce(self, dim, index, tn_where(src_single_zero, tn_ones_like(src), src), "prod", .include_self = include_self);
             gsrc = tn_where(src_single_zero, tn_gather(tn_mul(g, masked_src_result), dim, index),
                             tn_div(tn_gather(tn_mul(g, result), dim, index), tn_where(src_zero, tn_ones_like(src), src)));
             break;
@@ -31239,8 +31520,8 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         tn_tensor *ix[TN_MAX_DIMS] = {NULL};
         int s = 0; /* saved: the non-NULL index tensors, in order */
         for (int k = 0; k < n->ni; k++) ix[k] = n->i[k] ? S[s++] : NULL;
-        if (n->op == G_INDEX) { gin[0] = tn_index_put(tn__zeros_meta(&n->in[0], g->dtype), ix, n->ni, g, true); return 0; }
-        if (TN__NEED(0)) gin[0] = n->d[0] != 0 ? g : tn_index_put(g, ix, n->ni, tn__own(tn__full_on(NULL, 0, 0, g->dtype, g->device)), false);
+        if (n->op == G_INDEX) { gin[0] = tn_index_put(tn__zeros_meta(&n->in[0], g->dtype), ix, n->ni, g, .accumulate = true); return 0; }
+        if (TN__NEED(0)) gin[0] = n->d[0] != 0 ? g : tn_index_put(g, ix, n->ni, tn__own(tn__full_on(NULL, 0, 0, g->dtype, g->device)));
         if (TN__NEED(1)) gin[1] = tn__sum_to(tn_index(g, ix, n->ni), &n->in[1]);
         return 0;
     }
@@ -33246,7 +33527,7 @@ TNDEF tn_module *tn_nn_embedding_str(int64_t num, int64_t dim, const char *optio
 static tn_tensor *tn__flatten_fwd(tn_module *m, tn_tensor *x) {
     tn__miscm *q = (tn__miscm *)m;
     if (q->n) return TN__AS("Unflatten", tn_unflatten(x, q->a, q->sizes, q->n));
-    return TN__AS("Flatten", tn_flatten(x, q->a, q->b));
+    return TN__AS("Flatten", tn_flatten(x, .start_dim = q->a, .end_dim = q->b));
 }
 static void tn__flatten_repr(tn_module *m, char *b, size_t n) {
     tn__miscm *q = (tn__miscm *)m;
@@ -41701,7 +41982,7 @@ static int tn__trace_check(const char *fn, tn_graph *g, tn_jit_trace_fn f, void 
     if (want && tn_graph_run(g, alt, n, &got, 1) < 0) got = NULL;
     if (!want || !got) rc = TN__FAIL_INT("%s: checking the graph on other inputs failed: %s", fn, tn_last_error());
     else if (want->dtype != got->dtype || want->ndim != got->ndim || memcmp(want->shape, got->shape, (size_t)want->ndim * sizeof(int64_t)) ||
-             !tn_allclose(got, want, 1e-4, 1e-5, true)) {
+             !tn_allclose(got, want, .rtol = 1e-4, .atol = 1e-5, .equal_nan = true)) {
         double d = want->dtype == got->dtype && want->ndim == got->ndim ? tn_item(tn_max(tn_abs(tn_sub(tn_to_dtype(got, TN_F64), tn_to_dtype(want, TN_F64))))) : NAN;
         rc = TN__FAIL_INT("%s: the graph replays differently from the forward on other inputs (%s %s against %s %s, max difference %g): a value the "
                           "output depends on was computed outside the recorded ops (a float cast of a mask or of integers, a random draw, a "

@@ -106,7 +106,7 @@ int main(int argc, char **argv) {
         tn_scope_begin();
         tn_tensor *start = tn_randint(0, n - SEQ - 1, TN_SHAPE(BATCH, 1), TN_I64, NULL);
         tn_tensor *idx = tn_add(start, tn_arange(0, SEQ + 1, 1, TN_I64));               /* [B, SEQ+1] */
-        tn_tensor *win = tn_reshape(tn_index_select(corpus, 0, tn_flatten(idx, 0, -1)), TN_SHAPE(BATCH, SEQ + 1));
+        tn_tensor *win = tn_reshape(tn_index_select(corpus, 0, tn_flatten(idx)), TN_SHAPE(BATCH, SEQ + 1));
         tn_tensor *x = tn_narrow(win, 1, 0, SEQ), *y = tn_narrow(win, 1, 1, SEQ), *h = NULL, *c = NULL;
         tn_tensor *logits = char_lm_forward(model, x, &h, &c);
         tn_tensor *loss = tn_cross_entropy(tn_reshape(logits, TN_SHAPE(-1, vocab)), tn_reshape(y, TN_SHAPE(-1)));

@@ -51,8 +51,8 @@ int main(int argc, char **argv) {
     tn_tensor *xte = read_idx(dir, "t10k-images-idx3-ubyte"), *yte = read_idx(dir, "t10k-labels-idx1-ubyte");
     if (!xtr || !ytr || !xte || !yte) return 1;
     /* pixels to [0,1] floats, flattened to 784; labels to int64 */
-    xtr = tn_div_scalar(tn_to_dtype(tn_flatten(xtr, 1, -1), TN_F32), 255.0);
-    xte = tn_div_scalar(tn_to_dtype(tn_flatten(xte, 1, -1), TN_F32), 255.0);
+    xtr = tn_div_scalar(tn_to_dtype(tn_flatten(xtr, .start_dim = 1), TN_F32), 255.0);
+    xte = tn_div_scalar(tn_to_dtype(tn_flatten(xte, .start_dim = 1), TN_F32), 255.0);
     ytr = tn_to_dtype(ytr, TN_I64);
     yte = tn_to_dtype(yte, TN_I64);
     int64_t n = tn_size(xtr, 0);

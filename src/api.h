@@ -428,8 +428,14 @@ TNDEF tn_tensor *tn_scalar_complex(double re, double im);   /* a Python complex:
 TNDEF tn_tensor *tn_arange(double start, double end, double step, tn_dtype dtype);
 TNDEF tn_tensor *tn_linspace(double start, double end, int64_t steps, tn_dtype dtype);
 /* base ** linspace(start, end, steps), computed as PyTorch's CPU kernel: an integral dtype
-   truncates start and end first and each power after. */
-TNDEF tn_tensor *tn_logspace(double start, double end, int64_t steps, double base, tn_dtype dtype);
+   truncates start and end first and each power after. torch.logspace's keyword base=10.0
+   (tn_logspace(0, 3, 4, TN_F32, .base = 2)); dtype is positional, as every creation function's. */
+#define TN_FIELDS_tn_logspace_fn_opts(X) \
+    X(D, base, 10.0, "")
+TN__KW_STRUCT(tn_logspace_fn_opts);
+TNDEF tn_tensor *tn_logspace_opts(double start, double end, int64_t steps, tn_dtype dtype, tn_logspace_fn_opts opts);
+#define tn_logspace(start, end, steps, ...) tn_logspace_opts(start, end, steps, TN__POS_KW(tn_logspace_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_logspace_str(double start, double end, int64_t steps, tn_dtype dtype, const char *options);
 TNDEF tn_tensor *tn_eye(int64_t n, int64_t m, tn_dtype dtype); /* m = TN_NONE (or -1) means m = n; other negatives are PyTorch's error */
 /* The (row, column) coordinates of the lower (upper) triangle of a row x col matrix: [2, N]
    in row-major order, the elements with column - row <= offset (>= offset for triu);
@@ -527,8 +533,15 @@ TNDEF tn_tensor *tn_randperm(int64_t n, tn_dtype dtype, tn_generator *gen); /* i
 /* num_samples category indices (int64) for each row of probs ([C] or [N, C], floating,
    non-negative, finite, no row all zero): with replacement independent draws, without
    distinct categories (an exponential race, as PyTorch: zero-weight ones come last). From
-   an mt19937 generator on the CPU, PyTorch's CPU indices for the same seed. */
-TNDEF tn_tensor *tn_multinomial(tn_tensor *probs, int64_t num_samples, bool replacement, tn_generator *gen);
+   an mt19937 generator on the CPU, PyTorch's CPU indices for the same seed. gen stays
+   positional (NULL: the default generator), as every random op's; torch.multinomial's
+   keyword is replacement=False: tn_multinomial(p, 5, NULL, .replacement = true). */
+#define TN_FIELDS_tn_multinomial_fn_opts(X) \
+    X(B, replacement, false, "")
+TN__KW_STRUCT(tn_multinomial_fn_opts);
+TNDEF tn_tensor *tn_multinomial_opts(tn_tensor *probs, int64_t num_samples, tn_generator *gen, tn_multinomial_fn_opts opts);
+#define tn_multinomial(probs, num_samples, ...) tn_multinomial_opts(probs, num_samples, TN__POS_KW(tn_multinomial_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_multinomial_str(tn_tensor *probs, int64_t num_samples, tn_generator *gen, const char *options);
 /* Tensor's in-place samplers: t filled with PyTorch's CPU draws for the same seed (gen NULL:
    the default; from an mt19937 generator one double per element, in t's memory order, cast
    to t's dtype; from a Philox one, or on a device, the same transformations of its counters)
@@ -611,7 +624,14 @@ TNDEF tn_tensor *tn_imag(tn_tensor *t);
 TNDEF tn_tensor *tn_view_as_real(tn_tensor *t);
 TNDEF tn_tensor *tn_view_as_complex(tn_tensor *t);
 TNDEF tn_tensor *tn_reshape(tn_tensor *t, const int64_t *shape, int ndim); /* copies only when strides forbid a view */
-TNDEF tn_tensor *tn_flatten(tn_tensor *t, int64_t start_dim, int64_t end_dim);
+/* torch.flatten(t, start_dim=0, end_dim=-1): tn_flatten(t, .start_dim = 1). */
+#define TN_FIELDS_tn_flatten_fn_opts(X) \
+    X(I, start_dim, 0, "") \
+    X(I, end_dim, -1, "")
+TN__KW_STRUCT(tn_flatten_fn_opts);
+TNDEF tn_tensor *tn_flatten_opts(tn_tensor *t, tn_flatten_fn_opts opts);
+#define tn_flatten(...) tn_flatten_opts(TN__POS_KW(tn_flatten_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_flatten_str(tn_tensor *t, const char *options);
 TNDEF tn_tensor *tn_unflatten(tn_tensor *t, int64_t dim, const int64_t *sizes, int n);
 TNDEF tn_tensor *tn_permute(tn_tensor *t, const int64_t *dims, int ndim);
 TNDEF tn_tensor *tn_transpose(tn_tensor *t, int64_t dim0, int64_t dim1);
@@ -682,13 +702,23 @@ TNDEF tn_tensor *tn_scatter_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_ten
 TNDEF tn_tensor *tn_scatter_add_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src);
 /* src reduced into t at index along dim: reduce "sum", "prod", "mean" (integers: floor
    division), "amax" or "amin"; include_self false leaves t's own value out wherever
-   something is scattered (PyTorch's default: true). */
-TNDEF tn_tensor *tn_scatter_reduce(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, bool include_self);
-TNDEF tn_tensor *tn_scatter_reduce_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, bool include_self);
+   something is scattered: tn_scatter_reduce(t, 0, index, src, "amax", .include_self = false)
+   (torch's keyword include_self=True, shared with index_reduce). */
+#define TN_FIELDS_tn_scatter_reduce_fn_opts(X) \
+    X(B, include_self, true, "")
+TN__KW_STRUCT(tn_scatter_reduce_fn_opts);
+TNDEF tn_tensor *tn_scatter_reduce_opts(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, tn_scatter_reduce_fn_opts opts);
+#define tn_scatter_reduce(t, dim, index, src, ...) tn_scatter_reduce_opts(t, dim, index, src, TN__POS_KW(tn_scatter_reduce_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_scatter_reduce_str(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, const char *options);
+TNDEF tn_tensor *tn_scatter_reduce__opts(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, tn_scatter_reduce_fn_opts opts);
+#define tn_scatter_reduce_(t, dim, index, src, ...) tn_scatter_reduce__opts(t, dim, index, src, TN__POS_KW(tn_scatter_reduce_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_scatter_reduce__str(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, const char *options);
 /* Tensor.index_reduce: source's slices along dim reduced into t's slices index[i] (index 1-d
    int64 / int32, source t's dtype and slice shape); reduce "prod", "mean", "amax" or "amin",
    include_self as scatter_reduce's. */
-TNDEF tn_tensor *tn_index_reduce(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *source, const char *reduce, bool include_self);
+TNDEF tn_tensor *tn_index_reduce_opts(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *source, const char *reduce, tn_scatter_reduce_fn_opts opts);
+#define tn_index_reduce(t, dim, index, source, ...) tn_index_reduce_opts(t, dim, index, source, TN__POS_KW(tn_scatter_reduce_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_index_reduce_str(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *source, const char *reduce, const char *options);
 /* scatter(t, dim, index, src, reduce="add" | "multiply"): PyTorch has no derivative for it
    (backward through it is an error). */
 TNDEF tn_tensor *tn_scatter_with_reduce(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce);
@@ -713,19 +743,31 @@ TNDEF tn_tensor *tn_index_fill(tn_tensor *t, int64_t dim, tn_tensor *index, doub
 TNDEF tn_tensor *tn_index_fill_(tn_tensor *t, int64_t dim, tn_tensor *index, double value);
 /* take: t read as if flattened at index (int64; negative counts from the end), in index's
    shape; put: the reverse, source's elements (as many as index has, t's dtype) written or,
-   with accumulate, added (duplicates add up). */
+   with .accumulate, added (duplicates add up). torch's keyword accumulate=False, shared
+   with index_put: tn_put(t, index, source, .accumulate = true). */
 TNDEF tn_tensor *tn_take(tn_tensor *t, tn_tensor *index);
-TNDEF tn_tensor *tn_put(tn_tensor *t, tn_tensor *index, tn_tensor *source, bool accumulate);
-TNDEF tn_tensor *tn_put_(tn_tensor *t, tn_tensor *index, tn_tensor *source, bool accumulate);
+#define TN_FIELDS_tn_put_fn_opts(X) \
+    X(B, accumulate, false, "")
+TN__KW_STRUCT(tn_put_fn_opts);
+TNDEF tn_tensor *tn_put_opts(tn_tensor *t, tn_tensor *index, tn_tensor *source, tn_put_fn_opts opts);
+#define tn_put(t, index, ...) tn_put_opts(t, index, TN__POS_KW(tn_put_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_put_str(tn_tensor *t, tn_tensor *index, tn_tensor *source, const char *options);
+TNDEF tn_tensor *tn_put__opts(tn_tensor *t, tn_tensor *index, tn_tensor *source, tn_put_fn_opts opts);
+#define tn_put_(t, index, ...) tn_put__opts(t, index, TN__POS_KW(tn_put_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_put__str(tn_tensor *t, tn_tensor *index, tn_tensor *source, const char *options);
 /* gather(t, dim, indices) after broadcasting t and indices (int64, t's ndim) over every dim
    but dim; dim TN_NONE: both flattened first. */
 TNDEF tn_tensor *tn_take_along_dim(tn_tensor *t, tn_tensor *indices, int64_t dim);
 /* Advanced indexing t[i0, i1, ...] as aten::index: indices[k] indexes dim k (NULL = ":");
    integer tensors broadcast together, bool tensors select where true. */
 TNDEF tn_tensor *tn_index(tn_tensor *t, tn_tensor *const *indices, int n);
-/* t[indices] = values (broadcast), or += with accumulate (duplicates add up). */
-TNDEF tn_tensor *tn_index_put(tn_tensor *t, tn_tensor *const *indices, int n, tn_tensor *values, bool accumulate);
-TNDEF tn_tensor *tn_index_put_(tn_tensor *t, tn_tensor *const *indices, int n, tn_tensor *values, bool accumulate);
+/* t[indices] = values (broadcast), or += with .accumulate = true (duplicates add up). */
+TNDEF tn_tensor *tn_index_put_opts(tn_tensor *t, tn_tensor *const *indices, int n, tn_tensor *values, tn_put_fn_opts opts);
+#define tn_index_put(t, indices, n, ...) tn_index_put_opts(t, indices, n, TN__POS_KW(tn_put_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_index_put_str(tn_tensor *t, tn_tensor *const *indices, int n, tn_tensor *values, const char *options);
+TNDEF tn_tensor *tn_index_put__opts(tn_tensor *t, tn_tensor *const *indices, int n, tn_tensor *values, tn_put_fn_opts opts);
+#define tn_index_put_(t, indices, n, ...) tn_index_put__opts(t, indices, n, TN__POS_KW(tn_put_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_index_put__str(tn_tensor *t, tn_tensor *const *indices, int n, tn_tensor *values, const char *options);
 TNDEF tn_tensor *tn_masked_fill(tn_tensor *t, tn_tensor *mask, double value);
 TNDEF tn_tensor *tn_masked_fill_(tn_tensor *t, tn_tensor *mask, double value);
 /* masked_fill with a 0-d tensor value (cast to t's dtype): the gradient reaches value too. */
@@ -1177,13 +1219,23 @@ TNDEF tn_tensor *tn_lerp_(tn_tensor *start, tn_tensor *end, double weight);
 TNDEF tn_dtype tn_result_type(tn_tensor *const *ts, int n);
 /* Broadcast shape of a and b into out (TN_MAX_DIMS entries); returns ndim or -1 with an error. */
 TNDEF int tn_broadcast_shapes(const int64_t *a, int na, const int64_t *b, int nb, int64_t *out);
-/* Element equality with tolerance: |a-b| <= atol + rtol*|b| everywhere (NaN equal if equal_nan). */
-TNDEF bool tn_allclose(tn_tensor *a, tn_tensor *b, double rtol, double atol, bool equal_nan);
+/* torch.allclose / isclose's keywords: rtol=1e-05, atol=1e-08, equal_nan=False
+   (tn_allclose(a, b, .atol = 1e-6)). allclose: isclose everywhere (false, with the error
+   set, on bad input or option text). */
+#define TN_FIELDS_tn_isclose_fn_opts(X) \
+    X(D, rtol, 1e-5, "") \
+    X(D, atol, 1e-8, "") \
+    X(B, equal_nan, false, "")
+TN__KW_STRUCT(tn_isclose_fn_opts);
+TNDEF bool tn_allclose_opts(tn_tensor *a, tn_tensor *b, tn_isclose_fn_opts opts);
+#define tn_allclose(a, ...) tn_allclose_opts(a, TN__POS_KW(tn_isclose_fn_opts, __VA_ARGS__))
+TNDEF bool tn_allclose_str(tn_tensor *a, tn_tensor *b, const char *options);
 /* torch.isclose elementwise (bool, broadcast): a == b, or both finite with |a - b| <= atol +
    |rtol b| computed in their dtype (bool as the default float dtype); NaNs equal if
-   equal_nan. Same dtypes, rtol and atol >= 0, as PyTorch. Positional, as tn_allclose
-   (PyTorch's defaults rtol 1e-5, atol 1e-8, equal_nan false). */
-TNDEF tn_tensor *tn_isclose(tn_tensor *a, tn_tensor *b, double rtol, double atol, bool equal_nan);
+   equal_nan. Same dtypes, rtol and atol >= 0, as PyTorch. */
+TNDEF tn_tensor *tn_isclose_opts(tn_tensor *a, tn_tensor *b, tn_isclose_fn_opts opts);
+#define tn_isclose(a, ...) tn_isclose_opts(a, TN__POS_KW(tn_isclose_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_isclose_str(tn_tensor *a, tn_tensor *b, const char *options);
 TNDEF bool tn_equal(tn_tensor *a, tn_tensor *b);    /* same shape and values */
 
 /* Scalar formulas of the elementwise kernels, shared by the CPU kernels and tensor_cuda.cu
@@ -2022,8 +2074,16 @@ TNDEF tn_tensor *tn_unique_consecutive_str(tn_tensor *x, tn_tensor **inverse, tn
 /* bincount: counts of each value of x (1-d, non-negative integers) in [max(x) + 1 or
    minlength] bins: int64, or the sums of weights (x's length; float32 weights give float32,
    others float64). histc: bins equal bins over [min, max] (both 0 or equal: the data's
-   range) counting x's elements inside it (floating x; the result in its dtype). */
-TNDEF tn_tensor *tn_bincount(tn_tensor *x, tn_tensor *weights, int64_t minlength);
+   range) counting x's elements inside it (floating x; the result in its dtype).
+   torch.bincount's keywords: weights=None (NULL), minlength=0: tn_bincount(x, .minlength = 5).
+   The option text cannot give a tensor: tn_bincount_str takes weights as an argument. */
+#define TN_FIELDS_tn_bincount_fn_opts(X) \
+    X(T, weights, NULL, "") \
+    X(I, minlength, 0, "")
+TN__KW_STRUCT(tn_bincount_fn_opts);
+TNDEF tn_tensor *tn_bincount_opts(tn_tensor *x, tn_bincount_fn_opts opts);
+#define tn_bincount(...) tn_bincount_opts(TN__POS_KW(tn_bincount_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_bincount_str(tn_tensor *x, tn_tensor *weights, const char *options);
 #define TN_FIELDS_tn_histc_fn_opts(X) \
     X(I, bins, 100, "") \
     X(D, min,  0,   "") \
@@ -2172,20 +2232,66 @@ TNDEF tn_tensor *tn_cov_str(tn_tensor *t, const char *options);
 TNDEF tn_tensor *tn_corrcoef(tn_tensor *t);               /* Pearson correlation coefficients of the rows */
 /* torch.linalg factorisations and solvers (src/ops/linalg_factor.c): float32/float64 on the
    CPU, batched over leading dims. Second results come back through pointers (NULL: not wanted,
-   except lu_factor's pivots); info tensors are int32 of the batch shape, pivots int32 1-based. */
-TNDEF tn_tensor *tn_linalg_lu_factor(tn_tensor *A, bool pivot, tn_tensor **pivots);   /* LU (packed) of [..., m, n], partial pivoting */
-TNDEF tn_tensor *tn_linalg_lu_factor_ex(tn_tensor *A, bool pivot, bool check_errors, tn_tensor **pivots, tn_tensor **info); /* info: first zero pivot */
+   except lu_factor's pivots); info tensors are int32 of the batch shape, pivots int32 1-based.
+   torch.linalg's flags are keywords, the results' pointers positional and before them:
+   tn_linalg_lu_factor(A, &pivots, .pivot = true), tn_linalg_solve_ex(A, B, &info, .left =
+   false, .check_errors = true). The _ex forms' check_errors=False raises on what info reports
+   when true. LU (packed) of [..., m, n], partial pivoting; _ex's info: the first zero pivot. */
+#define TN_FIELDS_tn_lu_factor_fn_opts(X) \
+    X(B, pivot, true, "")
+TN__KW_STRUCT(tn_lu_factor_fn_opts);
+TNDEF tn_tensor *tn_linalg_lu_factor_opts(tn_tensor *A, tn_tensor **pivots, tn_lu_factor_fn_opts opts);
+#define tn_linalg_lu_factor(A, ...) tn_linalg_lu_factor_opts(A, TN__POS_KW(tn_lu_factor_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_linalg_lu_factor_str(tn_tensor *A, tn_tensor **pivots, const char *options);
+#define TN_FIELDS_tn_lu_factor_ex_fn_opts(X) \
+    X(B, pivot, true, "") \
+    X(B, check_errors, false, "")
+TN__KW_STRUCT(tn_lu_factor_ex_fn_opts);
+TNDEF tn_tensor *tn_linalg_lu_factor_ex_opts(tn_tensor *A, tn_tensor **pivots, tn_tensor **info, tn_lu_factor_ex_fn_opts opts);
+#define tn_linalg_lu_factor_ex(A, pivots, ...) tn_linalg_lu_factor_ex_opts(A, pivots, TN__POS_KW(tn_lu_factor_ex_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_linalg_lu_factor_ex_str(tn_tensor *A, tn_tensor **pivots, tn_tensor **info, const char *options);
 TNDEF tn_tensor *tn_lu_unpack(tn_tensor *LU, tn_tensor *pivots, tn_tensor **L, tn_tensor **U); /* torch.lu_unpack: returns P; L, U required */
 TNDEF tn_tensor *tn_linalg_det(tn_tensor *A);                       /* determinant of [..., n, n] */
 TNDEF tn_tensor *tn_linalg_slogdet(tn_tensor *A, tn_tensor **sign); /* log|det A|; *sign: -1, 0 or 1 */
 TNDEF tn_tensor *tn_logdet(tn_tensor *A);                           /* log det A: nan for det < 0, -inf for det = 0 */
 TNDEF tn_tensor *tn_linalg_inv(tn_tensor *A);                       /* inverse; raises for a singular matrix */
-TNDEF tn_tensor *tn_linalg_inv_ex(tn_tensor *A, bool check_errors, tn_tensor **info); /* inverse; info > 0: singular */
-/* Solves A X = B (left) or X A = B; B [..., n] is a batch of vectors when its shape is A's without the last dim. */
-TNDEF tn_tensor *tn_linalg_solve(tn_tensor *A, tn_tensor *B, bool left);
-TNDEF tn_tensor *tn_linalg_solve_ex(tn_tensor *A, tn_tensor *B, bool left, bool check_errors, tn_tensor **info); /* solve with info */
-TNDEF tn_tensor *tn_linalg_cholesky(tn_tensor *A, bool upper);      /* L (or U = L^T) of a positive-definite A's lower triangle */
-TNDEF tn_tensor *tn_linalg_cholesky_ex(tn_tensor *A, bool upper, bool check_errors, tn_tensor **info); /* info > 0: not positive-definite */
+/* inverse with info (> 0: singular); check_errors=False, shared with ldl_factor_ex. */
+#define TN_FIELDS_tn_linalg_ex_fn_opts(X) \
+    X(B, check_errors, false, "")
+TN__KW_STRUCT(tn_linalg_ex_fn_opts);
+TNDEF tn_tensor *tn_linalg_inv_ex_opts(tn_tensor *A, tn_tensor **info, tn_linalg_ex_fn_opts opts);
+#define tn_linalg_inv_ex(A, ...) tn_linalg_inv_ex_opts(A, TN__POS_KW(tn_linalg_ex_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_linalg_inv_ex_str(tn_tensor *A, tn_tensor **info, const char *options);
+/* Solves A X = B (.left, default true) or X A = B; B [..., n] is a batch of vectors when its
+   shape is A's without the last dim. solve_ex: with info. */
+#define TN_FIELDS_tn_solve_fn_opts(X) \
+    X(B, left, true, "")
+TN__KW_STRUCT(tn_solve_fn_opts);
+TNDEF tn_tensor *tn_linalg_solve_opts(tn_tensor *A, tn_tensor *B, tn_solve_fn_opts opts);
+#define tn_linalg_solve(A, ...) tn_linalg_solve_opts(A, TN__POS_KW(tn_solve_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_linalg_solve_str(tn_tensor *A, tn_tensor *B, const char *options);
+#define TN_FIELDS_tn_solve_ex_fn_opts(X) \
+    X(B, left, true, "") \
+    X(B, check_errors, false, "")
+TN__KW_STRUCT(tn_solve_ex_fn_opts);
+TNDEF tn_tensor *tn_linalg_solve_ex_opts(tn_tensor *A, tn_tensor *B, tn_tensor **info, tn_solve_ex_fn_opts opts);
+#define tn_linalg_solve_ex(A, B, ...) tn_linalg_solve_ex_opts(A, B, TN__POS_KW(tn_solve_ex_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_linalg_solve_ex_str(tn_tensor *A, tn_tensor *B, tn_tensor **info, const char *options);
+/* L (or U = L^T with .upper = true) of a positive-definite A's lower triangle; _ex: info > 0
+   where not positive-definite. upper=False is also cholesky_solve's and cholesky_inverse's. */
+#define TN_FIELDS_tn_cholesky_fn_opts(X) \
+    X(B, upper, false, "")
+TN__KW_STRUCT(tn_cholesky_fn_opts);
+TNDEF tn_tensor *tn_linalg_cholesky_opts(tn_tensor *A, tn_cholesky_fn_opts opts);
+#define tn_linalg_cholesky(...) tn_linalg_cholesky_opts(TN__POS_KW(tn_cholesky_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_linalg_cholesky_str(tn_tensor *A, const char *options);
+#define TN_FIELDS_tn_cholesky_ex_fn_opts(X) \
+    X(B, upper, false, "") \
+    X(B, check_errors, false, "")
+TN__KW_STRUCT(tn_cholesky_ex_fn_opts);
+TNDEF tn_tensor *tn_linalg_cholesky_ex_opts(tn_tensor *A, tn_tensor **info, tn_cholesky_ex_fn_opts opts);
+#define tn_linalg_cholesky_ex(A, ...) tn_linalg_cholesky_ex_opts(A, TN__POS_KW(tn_cholesky_ex_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_linalg_cholesky_ex_str(tn_tensor *A, tn_tensor **info, const char *options);
 /* More of torch.linalg (src/ops/linalg_more.c): float32/float64, CPU, batch dims broadcast.
    linalg.solve_triangular(A, B, upper, .left = true, .unitriangular = false): T X = B (or X T = B)
    for triangular A (only its upper / lower triangle is read), blocked over the GEMM. */
@@ -2206,8 +2312,13 @@ TN__KW_STRUCT(tn_triangular_solve_fn_opts);
 TNDEF tn_tensor *tn_triangular_solve_opts(tn_tensor *b, tn_tensor *A, tn_tensor **cloned_coefficient, tn_triangular_solve_fn_opts opts);
 #define tn_triangular_solve(b, A, ...) tn_triangular_solve_opts(b, A, TN__POS_KW(tn_triangular_solve_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_triangular_solve_str(tn_tensor *b, tn_tensor *A, tn_tensor **cloned_coefficient, const char *options);
-TNDEF tn_tensor *tn_cholesky_solve(tn_tensor *B, tn_tensor *L, bool upper);  /* (L L^T)^{-1} B, L a Cholesky factor (U^T U if upper) */
-TNDEF tn_tensor *tn_cholesky_inverse(tn_tensor *L, bool upper);             /* (L L^T)^{-1} from the factor L (U^T U if upper) */
+/* (L L^T)^{-1} B, L a Cholesky factor (U^T U if .upper); cholesky_inverse: (L L^T)^{-1}. */
+TNDEF tn_tensor *tn_cholesky_solve_opts(tn_tensor *B, tn_tensor *L, tn_cholesky_fn_opts opts);
+#define tn_cholesky_solve(B, ...) tn_cholesky_solve_opts(B, TN__POS_KW(tn_cholesky_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_cholesky_solve_str(tn_tensor *B, tn_tensor *L, const char *options);
+TNDEF tn_tensor *tn_cholesky_inverse_opts(tn_tensor *L, tn_cholesky_fn_opts opts);
+#define tn_cholesky_inverse(...) tn_cholesky_inverse_opts(TN__POS_KW(tn_cholesky_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_cholesky_inverse_str(tn_tensor *L, const char *options);
 /* linalg.lu_solve(LU, pivots, B, .left = true, .adjoint = false): A X = B (A^T X = B when
    adjoint; X A = B when not left) from lu_factor's LU and pivots. */
 #define TN_FIELDS_tn_lu_solve_fn_opts(X) \
@@ -2255,7 +2366,13 @@ TNDEF tn_tensor *tn_linalg_norm_opts(tn_tensor *A, tn_linalg_norm_fn_opts opts);
 TNDEF tn_tensor *tn_linalg_norm_str(tn_tensor *A, const char *options);
 TNDEF tn_tensor *tn_linalg_multi_dot(tn_tensor *const *tensors, int n);   /* the chain product in the cheapest order; first/last may be 1-d */
 TNDEF tn_tensor *tn_linalg_vecdot(tn_tensor *x, tn_tensor *y, int64_t dim); /* sum(x * y, dim), broadcast */
-TNDEF tn_tensor *tn_linalg_vander(tn_tensor *x, int64_t N);               /* [..., n, N]: x^0 .. x^(N-1); N = TN_NONE: n */
+/* linalg.vander(x, *, N=None): [..., n, N], x^0 .. x^(N-1); .N TN_NONE (None): n. */
+#define TN_FIELDS_tn_vander_fn_opts(X) \
+    X(I, N, TN_NONE, "")
+TN__KW_STRUCT(tn_vander_fn_opts);
+TNDEF tn_tensor *tn_linalg_vander_opts(tn_tensor *x, tn_vander_fn_opts opts);
+#define tn_linalg_vander(...) tn_linalg_vander_opts(TN__POS_KW(tn_vander_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_linalg_vander_str(tn_tensor *x, const char *options);
 TNDEF tn_tensor *tn_linalg_householder_product(tn_tensor *A, tn_tensor *tau); /* the first n columns of H_1 ... H_k (torch.orgqr) */
 TNDEF tn_tensor *tn_ormqr(tn_tensor *input, tn_tensor *tau, tn_tensor *other, bool left, bool transpose); /* torch.ormqr: op(Q) other (left) or other op(Q), Q = H_1 ... H_k of geqrf's input, tau; op: Q^H if transpose; real and complex */
 TNDEF tn_tensor *tn_linalg_tensorinv(tn_tensor *A, int64_t ind);          /* inv of A as a prod(shape[:ind]) square matrix, reshaped */
@@ -2265,7 +2382,9 @@ TNDEF tn_tensor *tn_linalg_tensorsolve(tn_tensor *A, tn_tensor *B, const int64_t
    Bunch-Kaufman pivoting; hermitian= is the same for real dtypes): LD, *pivots (int32, LAPACK's:
    negative for a 2x2 block), *info; ldl_factor raises where info > 0. Not differentiable (as torch's). */
 TNDEF tn_tensor *tn_linalg_ldl_factor(tn_tensor *A, tn_tensor **pivots);
-TNDEF tn_tensor *tn_linalg_ldl_factor_ex(tn_tensor *A, bool check_errors, tn_tensor **pivots, tn_tensor **info);
+TNDEF tn_tensor *tn_linalg_ldl_factor_ex_opts(tn_tensor *A, tn_tensor **pivots, tn_tensor **info, tn_linalg_ex_fn_opts opts);
+#define tn_linalg_ldl_factor_ex(A, pivots, ...) tn_linalg_ldl_factor_ex_opts(A, pivots, TN__POS_KW(tn_linalg_ex_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_linalg_ldl_factor_ex_str(tn_tensor *A, tn_tensor **pivots, tn_tensor **info, const char *options);
 TNDEF tn_tensor *tn_linalg_ldl_solve(tn_tensor *LD, tn_tensor *pivots, tn_tensor *B); /* A X = B from ldl_factor's LD, pivots (sytrs) */
 /* torch.linalg decompositions (src/ops/linalg_decomp.c): float32/float64 on the CPU, batched
    over leading dims, differentiable with PyTorch's formulas. Several results: the first is
@@ -2278,7 +2397,13 @@ TN__KW_STRUCT(tn_linalg_qr_fn_opts);
 TNDEF tn_tensor *tn_linalg_qr_opts(tn_tensor *A, tn_tensor **R, tn_linalg_qr_fn_opts opts);
 #define tn_linalg_qr(A, ...) tn_linalg_qr_opts(A, TN__POS_KW(tn_linalg_qr_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_linalg_qr_str(tn_tensor *A, tn_tensor **R, const char *options);
-TNDEF tn_tensor *tn_qr(tn_tensor *A, bool some, tn_tensor **R);    /* torch.qr: some = reduced, else complete */
+/* torch.qr(A, some=True): reduced (.some = false: complete); returns Q, *R. */
+#define TN_FIELDS_tn_qr_fn_opts(X) \
+    X(B, some, true, "")
+TN__KW_STRUCT(tn_qr_fn_opts);
+TNDEF tn_tensor *tn_qr_opts(tn_tensor *A, tn_tensor **R, tn_qr_fn_opts opts);
+#define tn_qr(A, ...) tn_qr_opts(A, TN__POS_KW(tn_qr_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_qr_str(tn_tensor *A, tn_tensor **R, const char *options);
 TNDEF tn_tensor *tn_geqrf(tn_tensor *A, tn_tensor **tau);          /* torch.geqrf: LAPACK's packed QR [..., m, n] and tau [..., k] */
 /* linalg.eigh of the symmetric matrices whose lower (.UPLO "L") or upper ("U") triangle A
    holds: returns the eigenvalues [..., n] ascending, *eigenvectors [..., n, n] (columns). */
@@ -2300,8 +2425,15 @@ TNDEF tn_tensor *tn_linalg_svd_opts(tn_tensor *A, tn_tensor **S, tn_tensor **Vh,
 #define tn_linalg_svd(A, S, ...) tn_linalg_svd_opts(A, S, TN__POS_KW(tn_linalg_svd_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_linalg_svd_str(tn_tensor *A, tn_tensor **S, tn_tensor **Vh, const char *options);
 TNDEF tn_tensor *tn_linalg_svdvals(tn_tensor *A);                  /* the singular values [..., k], descending */
-/* torch.svd: returns U, *S, *V (not Vh); compute_uv false: U, V zeros [..., m, m], [..., n, n]. */
-TNDEF tn_tensor *tn_svd(tn_tensor *A, bool some, bool compute_uv, tn_tensor **S, tn_tensor **V);
+/* torch.svd(A, some=True, compute_uv=True): returns U, *S, *V (not Vh); .compute_uv = false:
+   U, V zeros [..., m, m], [..., n, n]. */
+#define TN_FIELDS_tn_svd_fn_opts(X) \
+    X(B, some, true, "") \
+    X(B, compute_uv, true, "")
+TN__KW_STRUCT(tn_svd_fn_opts);
+TNDEF tn_tensor *tn_svd_opts(tn_tensor *A, tn_tensor **S, tn_tensor **V, tn_svd_fn_opts opts);
+#define tn_svd(A, S, ...) tn_svd_opts(A, S, TN__POS_KW(tn_svd_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_svd_str(tn_tensor *A, tn_tensor **S, tn_tensor **V, const char *options);
 /* linalg.pinv and matrix_rank: singular values above max(.atol, .rtol * largest) count; NAN is
    None (atol None: 0; rtol None: eps * max(m, n), or 0 when atol > 0). .hermitian: through eigh. */
 #define TN_FIELDS_tn_linalg_pinv_fn_opts(X) \
@@ -2872,8 +3004,13 @@ TNDEF tn_tensor *tn_embedding_bag_opts(tn_tensor *input, tn_tensor *weight, tn_e
 #define tn_embedding_bag(input, ...) tn_embedding_bag_opts(input, TN__POS_KW(tn_embedding_bag_fn_opts, __VA_ARGS__))
 /* The option text cannot give tensors: offsets and per_sample_weights come as arguments (NULL: None). */
 TNDEF tn_tensor *tn_embedding_bag_str(tn_tensor *input, tn_tensor *weight, tn_tensor *offsets, tn_tensor *per_sample_weights, const char *options);
-/* int64 [*, num_classes]; num_classes -1: max + 1. */
-TNDEF tn_tensor *tn_one_hot(tn_tensor *indices, int64_t num_classes);
+/* F.one_hot: int64 [*, num_classes]; .num_classes -1 (the default): max + 1. */
+#define TN_FIELDS_tn_one_hot_fn_opts(X) \
+    X(I, num_classes, -1, "")
+TN__KW_STRUCT(tn_one_hot_fn_opts);
+TNDEF tn_tensor *tn_one_hot_opts(tn_tensor *indices, tn_one_hot_fn_opts opts);
+#define tn_one_hot(...) tn_one_hot_opts(TN__POS_KW(tn_one_hot_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_one_hot_str(tn_tensor *indices, const char *options);
 
 /* softmax(q k^T * scale + mask) v. q [*, L, E], k [*, S, E], v [*, S, Ev]; attn_mask NULL,
    bool (true = may attend) or floating (added), broadcast to [*, L, S]; is_causal masks
@@ -2884,9 +3021,20 @@ TNDEF tn_tensor *tn_scaled_dot_product_attention(tn_tensor *q, tn_tensor *k, tn_
 /* F.interpolate of [N, C, *] with 1 to 3 spatial dims: "nearest", "nearest-exact" and "area"
    (adaptive average pooling) for any, "linear" for [N, C, W], "bilinear" and "bicubic" (A =
    -0.75, taps clamped at the border) for [N, C, H, W], "trilinear" for [N, C, D, H, W];
-   antialias=False. size (NULL: from scale_factor) or scale_factor (one value per spatial
-   dim, used as is for the source positions, as PyTorch with recompute_scale_factor=None). */
-TNDEF tn_tensor *tn_interpolate(tn_tensor *x, const int64_t *size, const double *scale_factor, const char *mode, bool align_corners);
+   antialias=False. F.interpolate's keywords: .size (empty: None; one value for every spatial
+   dim, or one per dim) or .scale_factor (the same; used as is for the source positions, as
+   PyTorch with recompute_scale_factor=None), .mode "nearest", .align_corners None (-1: False;
+   true only for the interpolating modes): tn_interpolate(x, .size = TN_INTS(8, 8), .mode =
+   "bilinear", .align_corners = true), tn_interpolate(x, .scale_factor = TN_DOUBLES(2)). */
+#define TN_FIELDS_tn_interpolate_fn_opts(X) \
+    X(IL, size,          TN__LIST0, "") \
+    X(DL, scale_factor,  TN__LIST0, "") \
+    X(S,  mode,          "nearest", "") \
+    X(OB, align_corners, -1,        "")
+TN__KW_STRUCT(tn_interpolate_fn_opts);
+TNDEF tn_tensor *tn_interpolate_opts(tn_tensor *x, tn_interpolate_fn_opts opts);
+#define tn_interpolate(...) tn_interpolate_opts(TN__POS_KW(tn_interpolate_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_interpolate_str(tn_tensor *x, const char *options);
 /* F.grid_sample: input [N, C, H, W] sampled at grid [N, Ho, Wo, 2] ((x, y) in [-1, 1]) ->
    [N, C, Ho, Wo], or [N, C, D, H, W] at [N, Do, Ho, Wo, 3] (x, y, z); mode bilinear (trilinear
    for 5-d), nearest (half to even) or bicubic (4-d; PyTorch's A = -0.75, each tap padded); padding_mode: taps outside the input read 0, the border
@@ -2904,8 +3052,14 @@ TNDEF tn_tensor *tn_grid_sample_opts(tn_tensor *input, tn_tensor *grid, tn_grid_
 TNDEF tn_tensor *tn_grid_sample_str(tn_tensor *input, tn_tensor *grid, const char *options);
 /* F.affine_grid: the sampling grid [N, H, W, 2] of theta [N, 2, 3] for size = (N, C, H, W), or
    [N, D, H, W, 3] of theta [N, 3, 4] for (N, C, D, H, W) (n = 4 or 5 sizes); differentiable in
-   theta (align_corners=False). */
-TNDEF tn_tensor *tn_affine_grid(tn_tensor *theta, const int64_t *size, int n, bool align_corners);
+   theta. F.affine_grid's keyword align_corners=None (-1), which is False. */
+#define TN_FIELDS_tn_affine_grid_fn_opts(X) \
+    X(OB, align_corners, -1, "")
+TN__KW_STRUCT(tn_affine_grid_fn_opts);
+TNDEF tn_tensor *tn_affine_grid_opts(tn_tensor *theta, const int64_t *size, int n, tn_affine_grid_fn_opts opts);
+#define tn_affine_grid(theta, ...) tn__affine_grid(theta, __VA_ARGS__)
+#define tn__affine_grid(theta, size, ...) tn_affine_grid_opts(theta, size, TN__POS_KW(tn_affine_grid_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_affine_grid_str(tn_tensor *theta, const int64_t *size, int n, const char *options);
 TNDEF tn_tensor *tn_pixel_shuffle(tn_tensor *x, int64_t upscale_factor);     /* [*, C r^2, H, W] -> [*, C, H r, W r] */
 TNDEF tn_tensor *tn_pixel_unshuffle(tn_tensor *x, int64_t downscale_factor);
 

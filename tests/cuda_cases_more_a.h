@@ -29,20 +29,20 @@ UNARY_FN(fa_bucketize, more_a_i(tn_bucketize(x[1], tn_sort(x[0], NULL, .dim = 0)
 UNARY_FN(fa_unique, tn_unique(tn_floor(x[0]), NULL, NULL))
 static tn_tensor *fa_unique_inv(tn_tensor *const *x) { tn_tensor *i = NULL; return tn_unique(tn_floor(x[0]), &i, NULL, .return_inverse = true, .dim = 1) ? more_a_i(i) : NULL; }
 static tn_tensor *fa_unique_consecutive(tn_tensor *const *x) { tn_tensor *c = NULL; return tn_unique_consecutive(tn_floor(x[0]), NULL, &c, .return_counts = true) ? more_a_i(c) : NULL; }
-UNARY_FN(fa_bincount, tn_bincount(x[1], x[0], 9))
+UNARY_FN(fa_bincount, tn_bincount(x[1], .weights = x[0], .minlength = 9))
 UNARY_FN(fa_histc, tn_histc(x[0], .bins = 7, .min = -1, .max = 1.5))
 UNARY_FN(fa_index_add, tn_index_add(x[0], 1, x[1], x[2], .alpha = 1.5))
 UNARY_FN(fa_index_copy, tn_index_copy(x[0], 0, x[1], x[2]))
 UNARY_FN(fa_index_fill, tn_index_fill(x[0], -1, x[1], -2))
-UNARY_FN(fa_sr_sum, tn_scatter_reduce(x[0], 1, x[1], x[2], "sum", true))
-UNARY_FN(fa_sr_prod, tn_scatter_reduce(x[0], 1, x[1], x[2], "prod", false))
-UNARY_FN(fa_sr_mean, tn_scatter_reduce(x[0], 1, x[1], x[2], "mean", true))
-UNARY_FN(fa_sr_amax, tn_scatter_reduce(x[0], 1, x[1], x[2], "amax", false))
-UNARY_FN(fa_sr_amin, tn_scatter_reduce(x[0], 1, x[1], x[2], "amin", true))
-UNARY_FN(fa_sr_amax_int, tn_scatter_reduce(x[0], 0, x[1], x[2], "amax", true))
+UNARY_FN(fa_sr_sum, tn_scatter_reduce(x[0], 1, x[1], x[2], "sum"))
+UNARY_FN(fa_sr_prod, tn_scatter_reduce(x[0], 1, x[1], x[2], "prod", .include_self = false))
+UNARY_FN(fa_sr_mean, tn_scatter_reduce(x[0], 1, x[1], x[2], "mean"))
+UNARY_FN(fa_sr_amax, tn_scatter_reduce(x[0], 1, x[1], x[2], "amax", .include_self = false))
+UNARY_FN(fa_sr_amin, tn_scatter_reduce(x[0], 1, x[1], x[2], "amin"))
+UNARY_FN(fa_sr_amax_int, tn_scatter_reduce(x[0], 0, x[1], x[2], "amax"))
 UNARY_FN(fa_scatter_mul, tn_scatter_with_reduce(x[0], 1, x[1], x[2], "multiply"))
 UNARY_FN(fa_take, tn_take(x[0], x[1]))
-UNARY_FN(fa_put, tn_put(x[0], x[1], x[2], true))
+UNARY_FN(fa_put, tn_put(x[0], x[1], x[2], .accumulate = true))
 UNARY_FN(fa_take_along_dim, tn_take_along_dim(x[0], x[1], 1))
 UNARY_FN(fa_masked_scatter, tn_masked_scatter(x[0], tn_gt(x[0], tn_scalar(0)), x[1]))
 UNARY_FN(fa_argwhere, more_a_i(tn_argwhere(tn_gt(x[0], tn_scalar(0.5)))))
@@ -114,14 +114,14 @@ TEST(gpu_more_a_ops_match_cpu) {
     CHECK_OP("diff", fa_diff, 1e-5, true, at, RANDN(4, 7, 2));
     /* multinomial on the device: the shape, the range, distinct draws without replacement */
     tn_tensor *p = tn_to(tn_rand(TN_SHAPE(3, 6), TN_F32), TN_CUDA);
-    tn_tensor *m = p ? tn_multinomial(p, 6, false, NULL) : NULL;
+    tn_tensor *m = p ? tn_multinomial(p, 6, NULL) : NULL;
     if (!m || m->device != TN_CUDA || tn_ndim(m) != 2 || tn_shape(m)[1] != 6) fail_at(__LINE__, "multinomial: %s", m ? "shape or device" : tn_last_error());
     else {
         tn_tensor *srt = tn_sort(tn_to(m, TN_CPU), NULL), *want = tn_expand(tn_arange(0, 6, 1, TN_I64), TN_SHAPE(3, 6));
         if (tn_equal(srt, want)) tn_test_passed++;
         else fail_at(__LINE__, "multinomial without replacement: not a permutation of the categories");
     }
-    tn_tensor *mr = p ? tn_multinomial(p, 50, true, NULL) : NULL;
+    tn_tensor *mr = p ? tn_multinomial(p, 50, NULL, .replacement = true) : NULL;
     if (!mr || mr->device != TN_CUDA || tn_item(tn_amax(tn_to(mr, TN_CPU), NULL, 0)) > 5) fail_at(__LINE__, "multinomial with replacement: %s", tn_last_error());
     else tn_test_passed++;
     tn_scope_end();

@@ -160,7 +160,7 @@ static tn_tensor *ns_dev(tn_tensor *t) { return tn_to(t, TN_CUDA); }
 static void ns_same(int line, const char *what, tn_tensor *a, tn_tensor *b, double tol) {
     if (!a || !b) { fail_at(line, "%s: %s", what, tn_last_error()); return; }
     tn_tensor *h = tn_to(a, TN_CPU);
-    if (!h || !tn_allclose(h, b, 0, tol, true)) fail_at(line, "%s differs", what);
+    if (!h || !tn_allclose(h, b, .rtol = 0, .atol = tol, .equal_nan = true)) fail_at(line, "%s differs", what);
     else tn_test_passed++;
 }
 #define NS_SAME(what, a, b, tol) ns_same(__LINE__, what, a, b, tol)
@@ -256,7 +256,7 @@ TEST(nosync_device_helpers) {
     nosync_counts c0 = nosync_now();
     tn_tensor *u = tn_triu(x, .diagonal = 1), *lo = tn_tril(x, .diagonal = -2);
     tn_tensor *e = tn_embedding(ei, ew);
-    tn_tensor *oh = tn_one_hot(ei, 6);
+    tn_tensor *oh = tn_one_hot(ei, .num_classes = 6);
     tn_tensor *att = tn_scaled_dot_product_attention(q, q, q, NULL, 0, true, 0);
     CHECK(e && tn_backward(tn_sum(e)) == 0 && att);
     nosync_counts c = nosync_since(c0);
@@ -264,8 +264,8 @@ TEST(nosync_device_helpers) {
               (long long)c.syncs);
     NS_SAME("triu", u, tn_triu(xh, .diagonal = 1), 0);
     NS_SAME("tril", lo, tn_tril(xh, .diagonal = -2), 0);
-    NS_SAME("one_hot", oh, tn_one_hot(NS_I64(1, 4, 1), 6), 0);
-    NS_DEFERRED(tn_one_hot(ei, 4), tn_to(tn_one_hot(ei, 4), TN_CPU), "tn_one_hot: class value 4 is out of range for num_classes = 4");
+    NS_SAME("one_hot", oh, tn_one_hot(NS_I64(1, 4, 1), .num_classes = 6), 0);
+    NS_DEFERRED(tn_one_hot(ei, .num_classes = 4), tn_to(tn_one_hot(ei, .num_classes = 4), TN_CPU), "tn_one_hot: class value 4 is out of range for num_classes = 4");
     tn_tensor *qh = tn_to(q, TN_CPU);
     NS_SAME("causal attention", att, tn_scaled_dot_product_attention(qh, qh, qh, NULL, 0, true, 0), 1e-5);
     tn_scope_end();

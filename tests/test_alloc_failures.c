@@ -47,8 +47,8 @@ static int bw(tn_tensor *y) { return y ? tn_backward(tn_sum(y)) : -1; }
  X(avgpool_bw, { tn_tensor *x = RG(R(2,3,8,8,4)); bw(tn_avg_pool2d(x, 3, .stride = 2, .padding = 1, .ceil_mode = true, .count_include_pad = false)); }) \
  X(adamax_bw, { tn_tensor *x = RG(R(2,3,8,8,4)), *i = NULL; bw(tn_adaptive_max_pool2d(x, 3, 5, &i)); }) \
  X(adaavg_bw, { tn_tensor *x = RG(R(2,3,8,8,4)); bw(tn_adaptive_avg_pool2d(x, 3, 5)); }) \
- X(interp_n, { tn_tensor *x = RG(R(1,2,4,4,4)); bw(tn_interpolate(x, (const int64_t[]){7, 9}, NULL, "nearest", false)); }) \
- X(interp_b, { tn_tensor *x = RG(R(1,2,4,4,4)); bw(tn_interpolate(x, (const int64_t[]){7, 9}, NULL, "bilinear", true)); }) \
+ X(interp_n, { tn_tensor *x = RG(R(1,2,4,4,4)); bw(tn_interpolate(x, .size = TN_INTS(7, 9, 5))); }) \
+ X(interp_b, { tn_tensor *x = RG(R(1,2,4,4,4)); bw(tn_interpolate(x, .size = TN_INTS(7, 9), .mode = "bilinear", .align_corners = true)); }) \
  X(bn_bw, { tn_tensor *x = RG(R(4,3,5,5,4)); bw(tn_batch_norm(x, tn_zeros(TN_SHAPE(3), TN_F32), tn_ones(TN_SHAPE(3), TN_F32), RG(tn_ones(TN_SHAPE(3), TN_F32)), RG(tn_zeros(TN_SHAPE(3), TN_F32)), true, 0.1, 1e-5)); }) \
  X(ln_bw, { tn_tensor *x = RG(R(4,3,5,0,3)); bw(tn_layer_norm(x, TN_SHAPE(3, 5), .weight = RG(tn_ones(TN_SHAPE(3, 5), TN_F32)), .bias = RG(tn_zeros(TN_SHAPE(3, 5), TN_F32)))); }) \
  X(gn_bw, { tn_tensor *x = RG(R(4,6,5,0,3)); bw(tn_group_norm(x, 3)); }) \
@@ -63,12 +63,12 @@ static int bw(tn_tensor *y) { return y ? tn_backward(tn_sum(y)) : -1; }
  X(pad_tril, { tn_tensor *a = RG(R(3,4,0,0,2)); bw(tn_pad(a, TN_SHAPE(1, 2, -1, 1), .value = 0.5)); bw(tn_tril(a)); }) \
  X(index, { tn_tensor *a = RG(R(5,4,3,0,3)); tn_tensor *i = tn_from_data((const int64_t[]){0, 4, 2}, TN_SHAPE(3), TN_I64); bw(tn_index(a, (tn_tensor *[]){i, NULL, tn_from_data((const int64_t[]){1, 0, 2}, TN_SHAPE(3), TN_I64)}, 3)); }) \
  X(index_mask, { tn_tensor *a = RG(R(5,4,0,0,2)); bw(tn_index(a, (tn_tensor *[]){tn_gt_scalar(tn_detach(a), 0)}, 1)); }) \
- X(index_put, { tn_tensor *a = RG(R(5,4,0,0,2)); tn_tensor *i = tn_from_data((const int64_t[]){0, 4, 0}, TN_SHAPE(3), TN_I64); bw(tn_index_put(a, &i, 1, RG(R(3,4,0,0,2)), true)); }) \
+ X(index_put, { tn_tensor *a = RG(R(5,4,0,0,2)); tn_tensor *i = tn_from_data((const int64_t[]){0, 4, 0}, TN_SHAPE(3), TN_I64); bw(tn_index_put(a, &i, 1, RG(R(3,4,0,0,2)), .accumulate = true)); }) \
  X(gather_scatter, { tn_tensor *a = RG(R(5,4,0,0,2)); tn_tensor *i = tn_randint(0, 4, TN_SHAPE(5, 2), TN_I64, NULL); bw(tn_gather(a, 1, i)); bw(tn_scatter_add(a, 1, i, R(5,2,0,0,2))); bw(tn_index_select(a, 0, tn_randint(0, 5, TN_SHAPE(7), TN_I64, NULL))); }) \
  X(sort_topk, { tn_tensor *a = RG(R(5,40,0,0,2)), *i = NULL; bw(tn_sort(a, &i, .dim = 1, .descending = true)); bw(tn_topk(a, 3, &i, .dim = 1)); bw(tn_max_dim(a, 0, &i)); tn_argmax(a); }) \
  X(scans, { tn_tensor *a = RG(R(5,4,0,0,2)); bw(tn_cumsum(a, 1)); bw(tn_cumprod(a, 0)); bw(tn_logsumexp(a, TN_SHAPE(1))); }) \
  X(reduce, { tn_tensor *a = RG(R(5,4,3,0,3)); bw(tn_var_dims(a, TN_SHAPE(0, 2), .keepdim = true)); bw(tn_norm_dims(a, TN_SHAPE(1))); bw(tn_mean(a)); bw(tn_prod(a)); bw(tn_amax(a, TN_SHAPE(1))); }) \
- X(embedding, { tn_tensor *w = RG(R(10,4,0,0,2)); bw(tn_embedding_padded(tn_randint(0, 10, TN_SHAPE(3, 5), TN_I64, NULL), w, 2)); tn_one_hot(tn_randint(0, 4, TN_SHAPE(6), TN_I64, NULL), -1); }) \
+ X(embedding, { tn_tensor *w = RG(R(10,4,0,0,2)); bw(tn_embedding_padded(tn_randint(0, 10, TN_SHAPE(3, 5), TN_I64, NULL), w, 2)); tn_one_hot(tn_randint(0, 4, TN_SHAPE(6), TN_I64, NULL)); }) \
  X(dropout, { tn_tensor *x = RG(R(4,6,5,5,4)); bw(tn_dropout(x, .p = 0.3)); bw(tn_dropout2d(x, .p = 0.3)); }) \
  X(sdpa, { tn_tensor *q = RG(R(2,5,8,0,3)); bw(tn_scaled_dot_product_attention(q, R(2,6,8,0,3), R(2,6,4,0,3), NULL, 0, true, 0)); }) \
  X(linear_3d, { tn_tensor *x = RG(R(2,3,5,0,3)); bw(tn_linear(x, RG(R(4,5,0,0,2)), RG(R(4,0,0,0,1)))); bw(tn_matmul(x, R(5,0,0,0,1))); }) \

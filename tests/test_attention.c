@@ -58,12 +58,12 @@ static void check_case(const int64_t *qs, int qn, const int64_t *ks, const int64
     tn_tensor *y = tn_scaled_dot_product_attention(q, k, v, mask, 0, causal, scale), *yr = ref_sdpa(qr, kr, vr, mask, causal, scale);
     CHECK(y && yr && uses_fused(y));
     CHECK(y && yr && tn_ndim(y) == tn_ndim(yr) && !memcmp(tn_shape(y), tn_shape(yr), (size_t)tn_ndim(y) * sizeof(int64_t)));
-    CHECK_MSG(y && yr && tn_allclose(y, yr, tol, tol, false), "values: max diff %g", y && yr ? tn_item(tn_max(tn_abs(tn_sub(y, yr)))) : -1.0);
+    CHECK_MSG(y && yr && tn_allclose(y, yr, .rtol = tol, .atol = tol), "values: max diff %g", y && yr ? tn_item(tn_max(tn_abs(tn_sub(y, yr)))) : -1.0);
     tn_tensor *g = tn_randn(tn_shape(yr), tn_ndim(yr), dt);
     CHECK(tn_backward(y, .gradient = g) == 0 && tn_backward(yr, .gradient = g) == 0);
     for (int i = 0; i < 3; i++) {
         tn_tensor *a = tn_grad(ls[i]), *b = tn_grad(ls[i + 3]);
-        CHECK_MSG(a && b && tn_allclose(a, b, tol * 10, tol * 10, false), "grad %d: max diff %g", i, a && b ? tn_item(tn_max(tn_abs(tn_sub(a, b)))) : -1.0);
+        CHECK_MSG(a && b && tn_allclose(a, b, .rtol = tol * 10, .atol = tol * 10), "grad %d: max diff %g", i, a && b ? tn_item(tn_max(tn_abs(tn_sub(a, b)))) : -1.0);
     }
     tn_scope_end();
 }
@@ -128,7 +128,7 @@ TEST(test_fully_masked_rows) {
     tn_tensor *m = tn_index_fill(tn_ones(SH(3, 5), TN_BOOL), 0, tn_ones(SH(1), TN_I64), 0);
     tn_tensor *y = tn_scaled_dot_product_attention(q, k, v, m, 0, false, 0), *yr = ref_sdpa(q, k, v, m, false, 0);
     CHECK(y && isnan(tn_item(tn_select(tn_select(y, 0, 1), 0, 0))));
-    CHECK(y && tn_allclose(y, yr, 1e-12, 1e-12, true));
+    CHECK(y && tn_allclose(y, yr, .rtol = 1e-12, .atol = 1e-12, .equal_nan = true));
     tn_scope_end();
 }
 
@@ -166,7 +166,7 @@ TEST(test_modules_take_the_fused_path) {
     CHECK(y && uses_fused(y));
     /* need_weights: the weights exist, so the composite; same values */
     tn_tensor *y2 = tn_nn_mha_forward(m, x, x, x, NULL, mask, true, true, false, &w);
-    CHECK(y2 && w && !uses_fused(y2) && tn_allclose(y, y2, 1e-5, 1e-6, false));
+    CHECK(y2 && w && !uses_fused(y2) && tn_allclose(y, y2, .atol = 1e-6));
     tn_module *l = tn_nn_transformer_encoder_layer(16, 4, .dim_feedforward = 32, .dropout = 0, .batch_first = true);
     tn_tensor *z = tn_nn_transformer_encoder_layer_forward(l, x, mask, NULL, true);
     CHECK(z && uses_fused(z));
@@ -189,7 +189,7 @@ TEST(test_cpu_autocast_mha) {
     tn_tensor *y = tn_nn_transformer_encoder_layer_forward(l, x, mask, NULL, true);
     tn_tensor *a = tn_nn_mha_forward(tn_module_child(l, "self_attn"), x, x, x, NULL, mask, false, true, true, NULL);
     CHECK(tn_autocast_end() == 0);
-    CHECK(y && ref && tn_allclose(tn_to_dtype(y, TN_F32), ref, 0.05, 0.05, false));
+    CHECK(y && ref && tn_allclose(tn_to_dtype(y, TN_F32), ref, .rtol = 0.05, .atol = 0.05));
     CHECK(a && a->dtype == TN_BF16);
     CHECK(y && tn_backward(tn_sum(y)) == 0 && tn_grad(x) && tn_item(tn_sum(tn_isfinite(tn_grad(x)))) == 2 * 16 * 32);
     tn_module_free(l);

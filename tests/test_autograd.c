@@ -485,8 +485,8 @@ TEST(gc_reductions) {
 GF(v_view, tn_square(tn_view(IN0, SH(3, -1))))
 GF(v_reshape_view, tn_reshape(IN0, SH(3, 2)))
 GF(v_reshape_copy, tn_square(tn_reshape(tn_t(IN0), SH(6))))   /* transposed: reshape must copy */
-GF(v_flatten, tn_flatten(IN0, 1, 2))
-GF(v_flatten_t, tn_square(tn_flatten(tn_t(IN0), 0, -1)))
+GF(v_flatten, tn_flatten(IN0, .start_dim = 1, .end_dim = 2))
+GF(v_flatten_t, tn_square(tn_flatten(tn_t(IN0))))
 GF(v_unflatten, tn_unflatten(tn_t(IN0), 1, SH(2, 3)))          /* [6,2]^T -> [2,2,3] */
 GF(v_permute, tn_square(tn_permute(IN0, TN_DIMS(2, 0, 1))))
 GF(v_transpose, tn_transpose(IN0, 0, 2))
@@ -572,10 +572,10 @@ GF(i_index_int, tn_index(tn_t(IN0), UARGS(U0), 1))             /* [2,3]^T = [3,2
 GF(i_index_bool, tn_square(tn_index(IN0, UARGS(U0), 1)))       /* bool mask [2,3] */
 GF(i_index_two, tn_index(tn_t(IN0), UARGS(U0, U1), 2))         /* two index tensors */
 GF(i_index_skip, tn_square(tn_index(IN0, UARGS(NULL, U0), 2)))  /* x[:, idx] */
-GF(i_index_put, tn_index_put(IN0, UARGS(U0), 1, IN1, false))    /* rows [3,0] unique, values [2,2] */
-GF(i_index_put_acc, tn_index_put(tn_t(IN0), UARGS(U0), 1, IN1, true))  /* duplicates add up */
-GF(i_index_put_bcast, tn_square(tn_index_put(IN0, UARGS(U0), 1, IN1, true)))  /* values [2] broadcast */
-GF(i_index_put_two, tn_index_put(IN0, UARGS(U0, U1), 2, IN1, false))
+GF(i_index_put, tn_index_put(IN0, UARGS(U0), 1, IN1))    /* rows [3,0] unique, values [2,2] */
+GF(i_index_put_acc, tn_index_put(tn_t(IN0), UARGS(U0), 1, IN1, .accumulate = true))  /* duplicates add up */
+GF(i_index_put_bcast, tn_square(tn_index_put(IN0, UARGS(U0), 1, IN1, .accumulate = true)))  /* values [2] broadcast */
+GF(i_index_put_two, tn_index_put(IN0, UARGS(U0, U1), 2, IN1))
 GF(i_masked_fill, tn_masked_fill(tn_t(IN0), U0, -1.5))
 GF(i_masked_select, tn_square(tn_masked_select(IN0, U0)))      /* mask [3] broadcast over [2,3] */
 GF(i_cat0, tn_cat(UARGS(IN0, tn_t(IN1), IN2), 3, 0))            /* [1,3], [3,2]^T, [2,3] */
@@ -680,10 +680,10 @@ TEST(gc_indexing) {
 GF(e_index_true, tn_index(IN0, UARGS(tn_scalar_bool(true)), 1))
 GF(e_index_false, tn_add(tn_sum(tn_index(IN0, UARGS(tn_scalar_bool(false)), 1)), tn_sum(IN0)))
 GF(e_masked_select_0d, tn_masked_select(IN0, tn_scalar_bool(true)))
-GF(e_index_put_true, tn_index_put(IN0, UARGS(tn_scalar_bool(true)), 1, IN1, false))
+GF(e_index_put_true, tn_index_put(IN0, UARGS(tn_scalar_bool(true)), 1, IN1))
 GF(e_index_0d, tn_index(IN0, UARGS(tn_scalar_tensor(1, TN_I64)), 1))
 GF(e_gather_0d, tn_gather(IN0, 0, tn_scalar_tensor(1, TN_I64)))
-GF(e_index_put_0d, tn_index_put(IN0, UARGS(tn_scalar_tensor(1, TN_I64)), 1, IN1, true))
+GF(e_index_put_0d, tn_index_put(IN0, UARGS(tn_scalar_tensor(1, TN_I64)), 1, IN1, .accumulate = true))
 GF(e_index_2d, tn_index(IN0, UARGS(U0), 1))                      /* [2,2] index into [3,2] -> [2,2,2] */
 GF(e_index_nonadj, tn_index(IN0, UARGS(U0, NULL, U0), 3))        /* x[i, :, i]: advanced dims go first */
 GF(e_masked_fill_bcast, tn_masked_fill(IN0, U0, 2))               /* mask [2,1,3] over [2,3] -> [2,2,3] */
@@ -808,8 +808,8 @@ IPF(ip_fill, tn_fill_(y, 2); y = tn_mul(y, IN1))
 IPF(ip_zero, tn_zero_(y); y = tn_add(y, IN1))
 IPF(ip_copy, (void)tn_copy_(y, IN1))
 IPF(ip_copy_then, (void)tn_copy_(y, IN1); y = tn_mul(y, IN0))
-IPF(ip_index_put, tn_index_put_(y, UARGS(U0), 1, IN1, false))
-IPF(ip_index_put_acc, tn_index_put_(y, UARGS(U0), 1, IN1, true))
+IPF(ip_index_put, tn_index_put_(y, UARGS(U0), 1, IN1))
+IPF(ip_index_put_acc, tn_index_put_(y, UARGS(U0), 1, IN1, .accumulate = true))
 IPF(ip_masked_fill, tn_masked_fill_(y, U0, 0.5))
 IPF(ip_scatter, tn_scatter_(y, 1, U0, IN1))
 IPF(ip_scatter_add, tn_scatter_add_(y, 1, U0, IN1))
@@ -1508,7 +1508,7 @@ TEST(sem_grad_fn_names) {
     CHECK_NAME(tn_gather(x, 1, IDX(I(0, 1), 2, 1)), "GatherBackward0");
     CHECK_NAME(tn_scatter_add(x, 1, IDX(I(0, 1), 2, 1), x), "ScatterAddBackward0");
     CHECK_NAME(tn_index(x, UARGS(idx), 1), "IndexBackward0");
-    CHECK_NAME(tn_index_put(x, UARGS(idx), 1, v, false), "IndexPutBackward0");
+    CHECK_NAME(tn_index_put(x, UARGS(idx), 1, v), "IndexPutBackward0");
     CHECK_NAME(tn_cat(UARGS(x, x), 2, 0), "CatBackward0");
     CHECK_NAME(tn_mm(x, m), "MmBackward0");
     CHECK_NAME(tn_matmul(x, m), "MmBackward0");
@@ -1667,7 +1667,7 @@ TEST(ip_leaf_errors) {
     CHECK_ERR(tn_fill_(x, 0), "leaf");
     CHECK_ERR(tn_zero_(x), "leaf");
     CHECK_ERR(tn_copy_(x, o) == 0, "leaf");
-    CHECK_ERR(tn_index_put_(x, UARGS(IDX(I(0), 1)), 1, tn_scalar_tensor(5, TN_F64), false), "leaf");
+    CHECK_ERR(tn_index_put_(x, UARGS(IDX(I(0), 1)), 1, tn_scalar_tensor(5, TN_F64)), "leaf");
     CHECK_ERR(tn_masked_fill_(x, MASK(B(true, false, true), 3), 0), "leaf");
     CHECK_ERR(tn_addcmul_(x, o, o), "leaf");
     CHECK_ERR(tn_lerp_(x, o, 0.5), "leaf");
@@ -1799,7 +1799,7 @@ TEST(ip_copy_index_put_masked_fill) {
     tn_set_grad(x, NULL);
     tn_tensor *vals = LD(D(10, 20), 2);
     tn_tensor *y3 = tn_mul_scalar(x, 1);
-    CHECK(tn_index_put_(y3, UARGS(IDX(I(2, 0), 2)), 1, vals, false) != NULL);
+    CHECK(tn_index_put_(y3, UARGS(IDX(I(2, 0), 2)), 1, vals) != NULL);
     CHECK_VALS(y3, 0, 20, 2, 10);
     CHECK(tn_backward(tn_sum(tn_mul(y3, k))) == 0);
     CHECK_VALS(tn_grad(x), 0, 0, 2, 0);
@@ -1808,7 +1808,7 @@ TEST(ip_copy_index_put_masked_fill) {
     tn_set_grad(x, NULL);
     tn_set_grad(vals, NULL);
     tn_tensor *y4 = tn_mul_scalar(x, 1);
-    CHECK(tn_index_put_(y4, UARGS(IDX(I(1, 1), 2)), 1, vals, true) != NULL);
+    CHECK(tn_index_put_(y4, UARGS(IDX(I(1, 1), 2)), 1, vals, .accumulate = true) != NULL);
     CHECK_VALS(y4, 0, 1, 32, 3);
     CHECK(tn_backward(tn_sum(tn_mul(y4, k))) == 0);
     CHECK_VALS(tn_grad(x), 0, 1, 2, 3);
@@ -2554,7 +2554,7 @@ TEST(gelu_backward_one_pass) {
             y = tn_sum(tn_mul(tn_gelu(x, .approximate = approx ? TN_APPROXIMATE_TANH : TN_APPROXIMATE_NONE), w));
             CHECK(tn_autograd_grad(&y, 1, &x, 1, NULL, &formula, .create_graph = true) == 0);
             const double tol = f64 ? 1e-13 : 2e-6;
-            CHECK_MSG(fused && formula && tn_allclose(fused, tn_detach(formula), tol, tol, true), "approx %d f64 %d: max diff %g", approx, f64,
+            CHECK_MSG(fused && formula && tn_allclose(fused, tn_detach(formula), .rtol = tol, .atol = tol, .equal_nan = true), "approx %d f64 %d: max diff %g", approx, f64,
                       fused && formula ? tn_item(tn_max(tn_abs(tn_sub(fused, tn_detach(formula))))) : -1.0);
             tn_scope_end();
         }

@@ -66,7 +66,7 @@ TEST(layout_promotion_and_errors) {
     /* a non-contiguous left operand (a transposed view), a 0-d count */
     tn_tensor *a = tn_transpose(tn_reshape(tn_arange(-6, 6, 1, TN_I64), TN_SHAPE(3, 4)), 0, 1);
     tn_tensor *two = tn_full(NULL, 0, 2, TN_I64), *y = tn_bitwise_left_shift(a, two), *z = tn_bitwise_right_shift(a, two);
-    CHECK(y && z && tn_allclose(y, tn_mul_scalar(a, 4), 0, 0, false) && tn_allclose(z, tn_floor_divide(a, tn_full(NULL, 0, 4, TN_I64)), 0, 0, false));
+    CHECK(y && z && tn_allclose(y, tn_mul_scalar(a, 4), .rtol = 0, .atol = 0) && tn_allclose(z, tn_floor_divide(a, tn_full(NULL, 0, 4, TN_I64)), .rtol = 0, .atol = 0));
     /* promotion: int8 << int64 is int64; 0-size stays 0-size */
     tn_tensor *p = tn_bitwise_left_shift(ints(TN_I8, (const int64_t[]){100}, 1), ints(TN_I64, (const int64_t[]){4}, 1));
     CHECK(p && p->dtype == TN_I64 && tn_item(p) == 1600);

@@ -127,7 +127,7 @@ TEST(random_complex) {
         tn_tensor *z = tn_randn(TN_SHAPE(3, 8), d);
         tn_manual_seed(11);
         tn_tensor *w = tn_mul_scalar(tn_randn(TN_SHAPE(3, 8, 2), r), 1 / sqrt(2.0));
-        CHECK(z && tn_get_dtype(z) == d && tn_allclose(tn_view_as_real(z), w, 1e-6, 0, false));
+        CHECK(z && tn_get_dtype(z) == d && tn_allclose(tn_view_as_real(z), w, .rtol = 1e-6, .atol = 0));
         tn_manual_seed(12);
         tn_tensor *u = tn_rand(TN_SHAPE(20), d);
         tn_manual_seed(12);
@@ -140,7 +140,7 @@ TEST(random_complex) {
         tn_manual_seed(14);
         CHECK(tn_normal_(e, 1, 2, NULL) == e);
         tn_manual_seed(14);
-        CHECK(tn_allclose(tn_view_as_real(e), tn_normal_(tn_empty(TN_SHAPE(4, 6, 2), r), 1, 2 / sqrt(2.0), NULL), 1e-6, 0, false));
+        CHECK(tn_allclose(tn_view_as_real(e), tn_normal_(tn_empty(TN_SHAPE(4, 6, 2), r), 1, 2 / sqrt(2.0), NULL), .rtol = 1e-6, .atol = 0));
         CHECK(tn_numel(tn_randn(TN_SHAPE(0, 3), d)) == 0 && tn_get_dtype(tn_randn_like(z)) == d);
     }
     /* moments: each part N(0, 1/2), the modulus squared's mean 1 */
@@ -177,9 +177,9 @@ TEST(lerp_addcdiv_conv) {
     tn_tensor *xr = tn_real(x), *xi = tn_imag(x), *kr = tn_real(k), *ki = tn_imag(k);
     tn_tensor *re = tn_add(tn_sub(tn_conv1d(xr, kr, NULL, .padding = 1, .stride = 2), tn_conv1d(xi, ki, NULL, .padding = 1, .stride = 2)), tn_reshape(tn_real(bias), TN_SHAPE(4, 1)));
     tn_tensor *im = tn_add(tn_add(tn_conv1d(xr, ki, NULL, .padding = 1, .stride = 2), tn_conv1d(xi, kr, NULL, .padding = 1, .stride = 2)), tn_reshape(tn_imag(bias), TN_SHAPE(4, 1)));
-    CHECK(y && tn_get_dtype(y) == TN_C128 && tn_allclose(y, tn_complex(re, im), 1e-12, 1e-12, false));
+    CHECK(y && tn_get_dtype(y) == TN_C128 && tn_allclose(y, tn_complex(re, im), .rtol = 1e-12, .atol = 1e-12));
     tn_tensor *y2 = tn_conv2d(tn_reshape(x, TN_SHAPE(2, 3, 7, 1)), tn_reshape(k, TN_SHAPE(4, 3, 3, 1)), bias, .padding_hw = {1, 0}, .stride_hw = {2, 1});
-    CHECK(y2 && tn_allclose(tn_squeeze_dim(y2, 3), y, 1e-12, 1e-12, false));
+    CHECK(y2 && tn_allclose(tn_squeeze_dim(y2, 3), y, .rtol = 1e-12, .atol = 1e-12));
     CHECK_ERR(tn_conv1d(x, kr, NULL), "should be the same");
     CHECK_ERR(tn_conv1d(xr, k, NULL), "should be the same");
     /* the other layers refuse complex (they once read it as an integer dtype) */

@@ -43,21 +43,21 @@ TEST(device_mixing) {
     ON_GPU("dropout", tn_dropout(x2));
     ON_GPU("dropout p=1", tn_dropout(x2, .p = 1.0));
     ON_GPU("avg_pool2d", tn_avg_pool2d(x4, 3, .stride = 2, .padding = 1));
-    ON_GPU("one_hot", tn_one_hot(dev(I64(0, 2)), 3));
-    ON_GPU("interpolate nearest", tn_interpolate(x4, (int64_t[]){16, 16}, NULL, "nearest", false));
-    ON_GPU("interpolate bilinear", tn_interpolate(x4, (int64_t[]){16, 16}, NULL, "bilinear", false));
+    ON_GPU("one_hot", tn_one_hot(dev(I64(0, 2)), .num_classes = 3));
+    ON_GPU("interpolate nearest", tn_interpolate(x4, .size = TN_INTS(16, 16)));
+    ON_GPU("interpolate bilinear", tn_interpolate(x4, .size = TN_INTS(16, 16), .mode = "bilinear"));
     /* gradients that build helper tensors */
     tn_tensor *p = tn_prod_dims(x2, TN_DIMS(1));
     CHECK_MSG(tn_backward(tn_sum(p)) == 0 && tn_grad(x2) && tn_grad(x2)->device == TN_CUDA, "prod backward: %s", tn_last_error());
     tn_tensor *y = dev(tn_randn(TN_SHAPE(5, 3), TN_F32));
     tn_requires_grad_(y, true);
     tn_tensor *ix = dev(I64(1, 3));
-    tn_tensor *z = tn_index_put(y, &ix, 1, dev(tn_randn(TN_SHAPE(2, 3), TN_F32)), false);
+    tn_tensor *z = tn_index_put(y, &ix, 1, dev(tn_randn(TN_SHAPE(2, 3), TN_F32)));
     CHECK_MSG(z && tn_backward(tn_sum(z)) == 0 && tn_grad(y)->device == TN_CUDA, "index_put backward: %s", tn_last_error());
     /* in place with a CPU value or into a CPU target */
     tn_tensor *t = dev(tn_zeros(TN_SHAPE(3, 4), TN_F32));
     tn_tensor *i2 = dev(I64(0, 2));
-    ON_GPU("index_put_ with a CPU 0-d value", tn_index_put_(t, &i2, 1, tn_scalar_tensor(5, TN_F32), false));
+    ON_GPU("index_put_ with a CPU 0-d value", tn_index_put_(t, &i2, 1, tn_scalar_tensor(5, TN_F32)));
     CHECK_ERR(tn_scatter_add(t, 0, dev(tn_reshape(I64(0, 1, 2, 0), TN_SHAPE(1, 4))), tn_ones(TN_SHAPE(1, 4), TN_F32)), "same device");
     CHECK_ERR(tn_add_(tn_scalar_tensor(0, TN_F32), dev(tn_scalar_tensor(2, TN_F32))), "same device");
     /* the stand-in's own check: a CPU result handed to a device kernel */

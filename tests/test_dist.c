@@ -203,12 +203,12 @@ TEST(ddp_matches_one_process) {
             }
             CHECK(tn_backward(mlp_loss(p, tn_narrow(X, 0, 4 * R, 4), tn_narrow(Y, 0, 4 * R, 4))) == 0);
             CHECK(tn_backward(mlp_loss(ref, X, Y)) == 0);
-            for (int i = 0; i < 4; i++) CHECK(tn_allclose(tn_grad(p[i]), tn_grad(ref[i]), 1e-10, 1e-12, false));
+            for (int i = 0; i < 4; i++) CHECK(tn_allclose(tn_grad(p[i]), tn_grad(ref[i]), .rtol = 1e-10, .atol = 1e-12));
             CHECK(tn_grad(p[4]) && tn_item(tn_sum(tn_abs(tn_grad(p[4])))) == 0);   /* unused: zeros */
             sgd(p, 5, 0.1);
             sgd(ref, 5, 0.1);
         }
-        for (int i = 0; i < 4; i++) CHECK(tn_allclose(p[i], ref[i], 1e-10, 1e-12, false));
+        for (int i = 0; i < 4; i++) CHECK(tn_allclose(p[i], ref[i], .rtol = 1e-10, .atol = 1e-12));
         tn_ddp_free(d);
         for (int i = 0; i < 5; i++) { tn_release(p[i]); tn_release(ref[i]); }
         tn_scope_end();

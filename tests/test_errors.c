@@ -597,7 +597,7 @@ static tn_tensor *u_repeat(tn_tensor *x) { return tn_repeat(x, TN_DIMS(2, 1)); }
 static tn_tensor *u_pad(tn_tensor *x) { return tn_pad(x, TN_DIMS(1, 1)); }
 static tn_tensor *u_reshape(tn_tensor *x) { return tn_reshape(x, TN_SHAPE(-1)); }
 static tn_tensor *u_view(tn_tensor *x) { return tn_view(x, TN_SHAPE(-1)); }
-static tn_tensor *u_flatten(tn_tensor *x) { return tn_flatten(x, 0, -1); }
+static tn_tensor *u_flatten(tn_tensor *x) { return tn_flatten(x); }
 static tn_tensor *u_squeeze(tn_tensor *x) { return tn_squeeze(x); }
 static tn_tensor *u_masked_fill_self(tn_tensor *x) { return tn_masked_fill(x, tn_ones(x ? x->shape : NULL, x ? x->ndim : 0, TN_BOOL), 1); }
 static tn_tensor *u_sort(tn_tensor *x) { return tn_sort(x, NULL, .dim = 0); }
@@ -721,7 +721,7 @@ TEST(one_tensor_calls_null_and_float16) {
     CHECK(tn_item(tn_ones(TN_SHAPE(1), TN_F16)) == 1);
     CHECK(tn_copy_(F32(2), h1) == 0);
     CHECK(tn_copy_(h1, F32(2)) == 0);
-    CHECK(tn_allclose(h1, h1, 1e-5, 1e-8, false));
+    CHECK(tn_allclose(h1, h1));
     CHECK(tn_equal(h1, h1));
     char *str = tn_to_string(h1);
     CHECK(str && strstr(str, "dtype=torch.float16"));
@@ -786,9 +786,9 @@ TEST(views_shapes) {
     ERR(tn_reshape(a, nine, OVER_NDIM), "tn_reshape:", num_(OVER_NDIM));
     ERR(tn_reshape(a, NULL, 1), "tn_reshape:", "NULL");
     /* flatten / unflatten */
-    ERR(tn_flatten(a, 1, 0), "tn_flatten:", "start_dim");
-    ERR(tn_flatten(a, 2, -1), "tn_flatten:", "out of range");
-    ERR(tn_flatten(a, 0, -3), "tn_flatten:", "out of range");
+    ERR(tn_flatten(a, .start_dim = 1, .end_dim = 0), "tn_flatten:", "start_dim");
+    ERR(tn_flatten(a, .start_dim = 2), "tn_flatten:", "out of range");
+    ERR(tn_flatten(a, .end_dim = -3), "tn_flatten:", "out of range");
     ERR(tn_unflatten(a, 1, TN_SHAPE(2, 2)), "tn_unflatten:", "[2, 2]", "[2, 3]");
     ERR(tn_unflatten(a, 1, NULL, 0), "tn_unflatten:");
     ERR(tn_unflatten(a, 1, NULL, 2), "tn_unflatten:");
@@ -943,18 +943,19 @@ TEST(indexing_errors) {
     tn_tensor *nul1[1] = {NULL};
     OK(tn_index(a, nul1, 1)); /* NULL index = ":" */
     /* index_put(_) */
-    static const struct { const char *name; tn_tensor *(*fn)(tn_tensor *, tn_tensor *const *, int, tn_tensor *, bool); } ip[] = {
-        {"tn_index_put:", tn_index_put}, {"tn_index_put_:", tn_index_put_}};
+    static const struct { const char *name; tn_tensor *(*fn)(tn_tensor *, tn_tensor *const *, int, tn_tensor *, tn_put_fn_opts); } ip[] = {
+        {"tn_index_put:", tn_index_put_opts}, {"tn_index_put_:", tn_index_put__opts}};
+    const tn_put_fn_opts put = TN_DEFAULTS(tn_put_fn_opts), acc = {.accumulate = true};
     for (int k = 0; k < 2; k++) {
         tn_test_current = ip[k].name;
         tn_tensor *t = F32(2, 3);
-        ERR(ip[k].fn(t, &i1, 1, F32(2, 2), false), ip[k].name, "[2, 2]", "[2, 3]");
-        ERR(ip[k].fn(t, &oob, 1, F32(1), false), ip[k].name, "3", "out of bounds");
-        ERR(ip[k].fn(t, &fidx, 1, F32(1), true), ip[k].name, "float32");
-        ERR(ip[k].fn(t, idx3, 3, F32(1), false), ip[k].name, "too many indices");
-        ERR(ip[k].fn(t, &bmask, 1, F32(1), false), ip[k].name, "[3]");
-        QUIET(ip[k].fn(NULL, &i1, 1, F32(1), false));
-        QUIET(ip[k].fn(t, &i1, 1, NULL, false));
+        ERR(ip[k].fn(t, &i1, 1, F32(2, 2), put), ip[k].name, "[2, 2]", "[2, 3]");
+        ERR(ip[k].fn(t, &oob, 1, F32(1), put), ip[k].name, "3", "out of bounds");
+        ERR(ip[k].fn(t, &fidx, 1, F32(1), acc), ip[k].name, "float32");
+        ERR(ip[k].fn(t, idx3, 3, F32(1), put), ip[k].name, "too many indices");
+        ERR(ip[k].fn(t, &bmask, 1, F32(1), put), ip[k].name, "[3]");
+        QUIET(ip[k].fn(NULL, &i1, 1, F32(1), put));
+        QUIET(ip[k].fn(t, &i1, 1, NULL, put));
         CHECK_CLOSE(tn_item(tn_sum(t)), 6, 0);
     }
     tn_test_current = "indexing_errors";
@@ -1278,15 +1279,15 @@ TEST(ternary_and_misc_elementwise) {
     ERR_INT(tn_broadcast_shapes(TN_SHAPE(2, 3), TN_SHAPE(4), out), "[2, 3]", "[4]");
     CHECK(tn_broadcast_shapes(TN_SHAPE(2, 1), TN_SHAPE(4), out) == 2 && out[0] == 2 && out[1] == 4);
     /* allclose / equal */
-    ERR_BOOL(tn_allclose(a, a4, 1e-5, 1e-8, false), "tn_allclose:", "[2, 3]", "[4]");
-    QUIET_BOOL(tn_allclose(NULL, a, 1e-5, 1e-8, false));
-    QUIET_BOOL(tn_allclose(a, NULL, 1e-5, 1e-8, false));
+    ERR_BOOL(tn_allclose(a, a4), "tn_allclose:", "[2, 3]", "[4]");
+    QUIET_BOOL(tn_allclose(NULL, a));
+    QUIET_BOOL(tn_allclose(a, NULL));
     QUIET_BOOL(tn_equal(NULL, a));
     QUIET_BOOL(tn_equal(a, NULL));
     /* different shapes are simply unequal (torch.equal) */
     tn_clear_error();
     CHECK(!tn_equal(a, a4) && tn_last_error()[0] == 0);
-    CHECK(tn_equal(a, F32(2, 3)) && tn_allclose(a, F32(2, 3), 1e-5, 1e-8, false));
+    CHECK(tn_equal(a, F32(2, 3)) && tn_allclose(a, F32(2, 3)));
     /* result_type ignores NULL entries, never fails */
     tn_tensor *rt[3] = {NULL, i, NULL};
     CHECK(tn_result_type(rt, 3) == TN_I64);
@@ -1356,8 +1357,8 @@ static tn_tensor *d_min_dim(tn_tensor *x, int64_t d) { return tn_min_dim(x, d, N
 static tn_tensor *d_sort(tn_tensor *x, int64_t d) { tn_tensor *i = NULL; return tn_sort(x, &i, .dim = d, .descending = true); }
 static tn_tensor *d_argsort(tn_tensor *x, int64_t d) { return tn_argsort(x, .dim = d); }
 static tn_tensor *d_topk(tn_tensor *x, int64_t d) { return tn_topk(x, 1, NULL, .dim = d); }
-static tn_tensor *d_flatten_s(tn_tensor *x, int64_t d) { return tn_flatten(x, d, -1); }
-static tn_tensor *d_flatten_e(tn_tensor *x, int64_t d) { return tn_flatten(x, 0, d); }
+static tn_tensor *d_flatten_s(tn_tensor *x, int64_t d) { return tn_flatten(x, .start_dim = d); }
+static tn_tensor *d_flatten_e(tn_tensor *x, int64_t d) { return tn_flatten(x, .end_dim = d); }
 static tn_tensor *d_transpose0(tn_tensor *x, int64_t d) { return tn_transpose(x, d, 0); }
 static tn_tensor *d_transpose1(tn_tensor *x, int64_t d) { return tn_transpose(x, 0, d); }
 static tn_tensor *d_narrow(tn_tensor *x, int64_t d) { return tn_narrow(x, d, 0, 1); }
@@ -1687,8 +1688,8 @@ static void failing_batch(const inputs *in) {
     drop(tn_scatter(in->a23, 1, in->g_oob, in->a23));
     drop(tn_scatter_add_(in->a23, 1, in->g_oob, in->a23));
     drop(tn_index(in->a23, &in->oob, 1));
-    drop(tn_index_put(in->a23, &in->oob, 1, in->a4, false));
-    drop(tn_index_put_(in->a23, &in->oob, 1, in->a4, true));
+    drop(tn_index_put(in->a23, &in->oob, 1, in->a4));
+    drop(tn_index_put_(in->a23, &in->oob, 1, in->a4, .accumulate = true));
     drop(tn_masked_fill(in->a23, in->m4, 1));
     drop(tn_masked_fill_(in->a23, in->m4, 1));
     drop(tn_masked_select(in->a23, in->m4));
@@ -1723,7 +1724,7 @@ static void failing_batch(const inputs *in) {
     drop(tn_addcdiv(in->i23, in->i23, in->i23));
     drop(tn_addcmul_(in->a4, in->a23, in->a23));
     drop(tn_lerp_(in->a4, in->a23, 0.5));
-    if (tn_allclose(in->a23, in->a4, 1e-5, 1e-8, false)) g_unexpected_success++;
+    if (tn_allclose(in->a23, in->a4)) g_unexpected_success++;
     /* reductions */
     drop(tn_sum_dims(in->a23, TN_DIMS(0, 0)));
     drop(tn_mean(in->i23));
@@ -1787,7 +1788,7 @@ TEST(leaks_no_scope_strict) {
     STRICT_FAIL(tn_gather(in.a23, 1, in.g_oob));
     STRICT_FAIL(tn_scatter(in.a23, 1, in.g_oob, in.a23));
     STRICT_FAIL(tn_index(in.a23, &in.oob, 1));
-    STRICT_FAIL(tn_index_put(in.a23, &in.oob, 1, in.a4, false));
+    STRICT_FAIL(tn_index_put(in.a23, &in.oob, 1, in.a4));
     STRICT_FAIL(tn_masked_fill(in.a23, in.m4, 1));
     STRICT_FAIL(tn_masked_fill_(in.a23, in.m4, 1));
     STRICT_FAIL(tn_masked_select(in.a23, in.m4));
@@ -1809,7 +1810,7 @@ TEST(leaks_no_scope_strict) {
     tn_memory_stats after = tn_memory_stats_get();
     SAME_STATS(before, after);
     CHECK_MSG(bad == 0, "%d strict failing calls succeeded", bad);
-    CHECK(tn_allclose(in.a23, in.a4, 1e-5, 1e-8, false) == false);
+    CHECK(tn_allclose(in.a23, in.a4) == false);
     SAME_STATS(before, tn_memory_stats_get());
     CHECK(tn_scope_depth() == 0);
     release_inputs(&in);
@@ -1920,7 +1921,7 @@ static void hz_float16_inplace_index(void) {
     tn_scope_begin();
     tn_tensor *h23 = tn_zeros(TN_SHAPE(2, 3), TN_F16), *g_ok = tn_zeros(TN_SHAPE(2, 2), TN_I64), *i1 = IVEC(0, 1);
     OK(tn_scatter_add_(h23, 1, g_ok, tn_ones(TN_SHAPE(2, 2), TN_F16)));   /* column 0 += 2 */
-    OK(tn_index_put_(h23, &i1, 1, tn_ones(TN_SHAPE(1), TN_F16), true));   /* rows 0 and 1 += 1 */
+    OK(tn_index_put_(h23, &i1, 1, tn_ones(TN_SHAPE(1), TN_F16), .accumulate = true));   /* rows 0 and 1 += 1 */
     CHECK(tn_item(tn_sum(h23)) == 10 && tn_item(tn_select(tn_select(h23, 0, 1), 0, 0)) == 3);
     tn_scope_end();
 }

@@ -175,8 +175,8 @@ TEST(range_values_exact) {
     CHECK_VALS(tn_linspace(0.5, 10.7, 7, TN_I64), E_LINSPACE_I64B, 0);
     CHECK_VALS(tn_linspace(-1, 1, 7, TN_F32), E_LINSPACE_F32, 0);   /* the middle is -2^-25, not 0 */
     CHECK_VALS(tn_linspace(-3.7, 12.1, 21, TN_F64), E_LINSPACE_F64, 0);
-    CHECK_VALS(tn_logspace(0, 3, 7, 10, TN_I64), E_LOGSPACE_I64, 0);
-    CHECK_VALS(tn_logspace(-2, 2, 9, 3.5, TN_F32), E_LOGSPACE_F32, 0);
+    CHECK_VALS(tn_logspace(0, 3, 7, TN_I64), E_LOGSPACE_I64, 0);
+    CHECK_VALS(tn_logspace(-2, 2, 9, TN_F32, .base = 3.5), E_LOGSPACE_F32, 0);
     CHECK_ERR(tn_linspace(0, 1000, 5, TN_U8), "without overflow");
     CHECK_ERR(tn_linspace(0, 1, 5, TN_BOOL), "not implemented");
     tn_scope_end();

@@ -353,12 +353,12 @@ TEST(mha_packed_qkv) {
             tn_module_zero_grad(m);
             tn_tensor *y2 = tn_nn_mha_forward(m, x2, x2, x2, kpm, mask, true, true, false, &w);   /* the weights asked for: the composite */
             CHECK(y2 && tn_backward(tn_sum(tn_mul(y2, up))) == 0);
-            CHECK_MSG(tn_allclose(y, y2, 1e-10, 1e-12, false), "values, batch_first %d, mask %d", bf, mk);
-            CHECK_MSG(tn_allclose(tn_grad(x), tn_grad(x2), 1e-9, 1e-11, false) && tn_allclose(gw, grad_of(m, "in_proj_weight"), 1e-9, 1e-11, false) &&
-                      tn_allclose(gb, grad_of(m, "in_proj_bias"), 1e-9, 1e-11, false) && tn_allclose(go, grad_of(m, "out_proj.weight"), 1e-9, 1e-11, false),
+            CHECK_MSG(tn_allclose(y, y2, .rtol = 1e-10, .atol = 1e-12), "values, batch_first %d, mask %d", bf, mk);
+            CHECK_MSG(tn_allclose(tn_grad(x), tn_grad(x2), .rtol = 1e-9, .atol = 1e-11) && tn_allclose(gw, grad_of(m, "in_proj_weight"), .rtol = 1e-9, .atol = 1e-11) &&
+                      tn_allclose(gb, grad_of(m, "in_proj_bias"), .rtol = 1e-9, .atol = 1e-11) && tn_allclose(go, grad_of(m, "out_proj.weight"), .rtol = 1e-9, .atol = 1e-11),
                       "gradients, batch_first %d, mask %d", bf, mk);
             tn_no_grad_begin();   /* the inference path (views, not the packed node) */
-            CHECK(tn_allclose(tn_nn_mha_forward(m, x, x, x, kpm, mask, false, true, false, NULL), y, 1e-12, 1e-13, false));
+            CHECK(tn_allclose(tn_nn_mha_forward(m, x, x, x, kpm, mask, false, true, false, NULL), y, .rtol = 1e-12, .atol = 1e-13));
             tn_no_grad_end();
             tn_module_free(m);
         }

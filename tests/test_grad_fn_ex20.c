@@ -32,7 +32,7 @@ TEST(mse_shows_input_and_target) {
     CHECK(tn_backward(loss) == 0);
     tn_scope_begin();
     tn_tensor *want = tn_mul_scalar(tn_matmul(tn_t(tn_sub(tn_matmul(x, tn_t(w)), y)), x), 2.0 / 6);
-    CHECK(tn_allclose(tn_grad(w), want, 1e-12, 1e-12, false));
+    CHECK(tn_allclose(tn_grad(w), want, .rtol = 1e-12, .atol = 1e-12));
     tn_scope_end();
     /* held nodes outlive the tensors */
     tn_release(loss);

@@ -147,8 +147,8 @@ TEST(backward_in_half) {
     tn_tensor *x32 = tn_to_dtype(tn_detach(x), TN_F32), *w32 = tn_to_dtype(tn_detach(w), TN_F32);
     tn_tensor *gy = tn_exp(tn_to_dtype(tn_detach(y), TN_F32));
     tn_tensor *want = tn_matmul(gy, w32);
-    CHECK(tn_allclose(tn_to_dtype(gx, TN_F32), want, 1e-2, 1e-2, false));
-    CHECK(tn_allclose(tn_to_dtype(gw, TN_F32), tn_matmul(tn_t(gy), x32), 1e-2, 1e-2, false));
+    CHECK(tn_allclose(tn_to_dtype(gx, TN_F32), want, .rtol = 1e-2, .atol = 1e-2));
+    CHECK(tn_allclose(tn_to_dtype(gw, TN_F32), tn_matmul(tn_t(gy), x32), .rtol = 1e-2, .atol = 1e-2));
     tn_scope_end();
 }
 

@@ -468,12 +468,12 @@ TEST(inplace_aliasing) {
     tn_tensor *perm = IDX(1, 0, 2);
     tn_tensor *ix[1] = {perm};
     ERRS_BEGIN;
-    CHECK_ERR(tn_index_put_(x, ix, 1, x, false), "memory location");
+    CHECK_ERR(tn_index_put_(x, ix, 1, x), "memory location");
     CHECK_ERR(tn_scatter_(y, 0, perm, y), "memory location");
     ERRS_END;
     /* the out-of-place forms read the input, not the copy they write */
     tn_tensor *z = tn_arange(0, 3, 1, TN_F32);
-    EXPECT(tn_index_put(z, ix, 1, z, false), TN_F32, SH(3), VALS(1, 0, 2));
+    EXPECT(tn_index_put(z, ix, 1, z), TN_F32, SH(3), VALS(1, 0, 2));
     EXPECT(tn_scatter(z, 0, perm, z), TN_F32, SH(3), VALS(1, 0, 2));
     END;
 }
@@ -763,13 +763,13 @@ TEST(index_put_values) {
                 tn_tensor *ix[1] = {IDX(0, -1)};
                 tn_tensor *v = mkx_base(dt, SH(4), 0, 50);
                 for (int i = 0; i < 12; i++) exp[i] = (i / 4 == 1) ? fv(i, dt) : fv(i % 4 + 50, dt);
-                EXPECT_SH(tn_index_put(x, ix, 1, v, false), dt, SH(3, 4), exp, 12);
+                EXPECT_SH(tn_index_put(x, ix, 1, v), dt, SH(3, 4), exp, 12);
                 double e2[8];
                 for (int i = 0; i < 8; i++) e2[i] = fv(i % 4 + 50, dt);
-                EXPECT_SH(tn_index(tn_index_put(x, ix, 1, v, false), ix, 1), dt, SH(2, 4), e2, 8);
+                EXPECT_SH(tn_index(tn_index_put(x, ix, 1, v), ix, 1), dt, SH(2, 4), e2, 8);
                 /* out-of-place leaves x alone */
                 CHECK_CLOSE(get_lin(x, 0), fv(0, dt), 0);
-                tn_tensor *r = tn_index_put_(x, ix, 1, v, false);
+                tn_tensor *r = tn_index_put_(x, ix, 1, v);
                 CHECK(r == x);
                 EXPECT_SH(x, dt, SH(3, 4), exp, 12);
             }
@@ -781,8 +781,8 @@ TEST(index_put_values) {
                 for (int i = 0; i < 12; i++) exp[i] = fv(i, dt);
                 const int64_t rows[4] = {0, 0, 2, 0};
                 for (int p = 0; p < 4; p++) for (int j = 0; j < 4; j++) exp[rows[p] * 4 + j] += fv(p * 4 + j + 20, dt);
-                EXPECT_SH(tn_index_put(x, ix, 1, v, true), dt, SH(3, 4), exp, 12);
-                tn_index_put_(x, ix, 1, v, true);
+                EXPECT_SH(tn_index_put(x, ix, 1, v, .accumulate = true), dt, SH(3, 4), exp, 12);
+                tn_index_put_(x, ix, 1, v, .accumulate = true);
                 EXPECT_SH(x, dt, SH(3, 4), exp, 12);
             }
             /* two index tensors and a 0-d value */
@@ -791,11 +791,11 @@ TEST(index_put_values) {
                 tn_tensor *ix[2] = {IDX(0, 2, -1), IDX(1, -1, 0)};
                 for (int i = 0; i < 12; i++) exp[i] = fv(i, dt);
                 exp[0 * 4 + 1] = exp[2 * 4 + 3] = exp[2 * 4 + 0] = 1;
-                EXPECT_SH(tn_index_put(x, ix, 2, tn_scalar_tensor(1, dt), false), dt, SH(3, 4), exp, 12);
+                EXPECT_SH(tn_index_put(x, ix, 2, tn_scalar_tensor(1, dt)), dt, SH(3, 4), exp, 12);
                 if (!isb) {
                     for (int i = 0; i < 12; i++) exp[i] = fv(i, dt);
                     exp[1] += 2; exp[11] += 2; exp[8] += 2;
-                    EXPECT_SH(tn_index_put(x, ix, 2, tn_scalar_tensor(2, dt), true), dt, SH(3, 4), exp, 12);
+                    EXPECT_SH(tn_index_put(x, ix, 2, tn_scalar_tensor(2, dt), .accumulate = true), dt, SH(3, 4), exp, 12);
                 }
             }
             /* NULL then an index with duplicates, accumulate */
@@ -803,8 +803,8 @@ TEST(index_put_values) {
                 tn_tensor *x = mkx(dt, SH(3, 4), kind);
                 tn_tensor *ix[2] = {NULL, IDX(1, 1, 3)};
                 for (int i = 0; i < 12; i++) exp[i] = fv(i, dt) + (i % 4 == 1 ? 2 : i % 4 == 3 ? 1 : 0);
-                EXPECT_SH(tn_index_put(x, ix, 2, tn_ones(SH(3, 3), dt), true), dt, SH(3, 4), exp, 12);
-                EXPECT_SH(tn_index_put(x, ix, 2, tn_ones(SH(3), dt), true), dt, SH(3, 4), exp, 12);
+                EXPECT_SH(tn_index_put(x, ix, 2, tn_ones(SH(3, 3), dt), .accumulate = true), dt, SH(3, 4), exp, 12);
+                EXPECT_SH(tn_index_put(x, ix, 2, tn_ones(SH(3), dt), .accumulate = true), dt, SH(3, 4), exp, 12);
             }
             /* bool mask put: x[mask] = 0 */
             {
@@ -813,14 +813,14 @@ TEST(index_put_values) {
                 for (int i = 0; i < 12; i++) mv[i] = mbit(i);
                 tn_tensor *ix[1] = {layout(mk_bool(mv, SH(3, 4)), kind)};
                 for (int i = 0; i < 12; i++) exp[i] = mv[i] ? 0 : fv(i, dt);
-                tn_index_put_(x, ix, 1, tn_scalar_tensor(0, dt), false);
+                tn_index_put_(x, ix, 1, tn_scalar_tensor(0, dt));
                 EXPECT_SH(x, dt, SH(3, 4), exp, 12);
                 /* row mask with broadcast row values */
                 tn_tensor *y = mkx(dt, SH(3, 4), kind);
                 tn_tensor *rm[1] = {BOOLS(true, false, true)};
                 tn_tensor *v = mkx_base(dt, SH(4), 0, 30);
                 for (int i = 0; i < 12; i++) exp[i] = (i / 4 == 1) ? fv(i, dt) : fv(i % 4 + 30, dt);
-                EXPECT_SH(tn_index_put(y, rm, 1, v, false), dt, SH(3, 4), exp, 12);
+                EXPECT_SH(tn_index_put(y, rm, 1, v), dt, SH(3, 4), exp, 12);
             }
             /* not-adjacent indices on a 3-d tensor, values [2, 3] broadcasting over the result [2, 3] */
             {
@@ -830,44 +830,44 @@ TEST(index_put_values) {
                 for (int i = 0; i < 24; i++) exp[i] = fv(i, dt);
                 const int64_t a[2] = {1, 0}, c[2] = {3, 0};
                 for (int p = 0; p < 2; p++) for (int j = 0; j < 3; j++) exp[a[p] * 12 + j * 4 + c[p]] = fv(p * 3 + j + 40, dt);
-                EXPECT_SH(tn_index_put(x, ix, 3, v, false), dt, SH(2, 3, 4), exp, 24);
+                EXPECT_SH(tn_index_put(x, ix, 3, v), dt, SH(2, 3, 4), exp, 24);
             }
         }
     /* hand-checked: torch.zeros(2,3).index_put_((tensor([0,0,1]),), tensor(1.), accumulate=True) = [[2,2,2],[1,1,1]] */
     tn_tensor *z = tn_zeros(SH(2, 3), TN_F32);
     tn_tensor *ix[1] = {IDX(0, 0, 1)};
-    EXPECT(tn_index_put(z, ix, 1, tn_scalar_tensor(1, TN_F32), true), TN_F32, SH(2, 3), VALS(2, 2, 2, 1, 1, 1));
+    EXPECT(tn_index_put(z, ix, 1, tn_scalar_tensor(1, TN_F32), .accumulate = true), TN_F32, SH(2, 3), VALS(2, 2, 2, 1, 1, 1));
     /* a wrapped number (Python scalar: x[i] = 2.75) is cast to the tensor's dtype */
-    EXPECT(tn_index_put(z, ix, 1, tn_scalar_int(1), true), TN_F32, SH(2, 3), VALS(2, 2, 2, 1, 1, 1));
+    EXPECT(tn_index_put(z, ix, 1, tn_scalar_int(1), .accumulate = true), TN_F32, SH(2, 3), VALS(2, 2, 2, 1, 1, 1));
     tn_tensor *zi = tn_zeros(SH(3), TN_I64);
     tn_tensor *ix2[1] = {IDX(2, 0)};
-    EXPECT(tn_index_put(zi, ix2, 1, tn_scalar(2.75), false), TN_I64, SH(3), VALS(2, 0, 2));
+    EXPECT(tn_index_put(zi, ix2, 1, tn_scalar(2.75)), TN_I64, SH(3), VALS(2, 0, 2));
     /* into a transposed view in place */
     tn_tensor *base = tn_zeros(SH(3, 2), TN_F64);
     tn_tensor *tv = tn_t(base);
     tn_tensor *ix3[2] = {IDX(1), IDX(2)};
-    tn_index_put_(tv, ix3, 2, tn_scalar_tensor(7, TN_F64), false);
+    tn_index_put_(tv, ix3, 2, tn_scalar_tensor(7, TN_F64));
     EXPECT(base, TN_F64, SH(3, 2), VALS(0, 0, 0, 0, 0, 7));
     /* x[mask] = one value per selected element (row-major), hand-checked:
        arange(6.).reshape(2,3).index_put((mask,), [10,20,30]) = [[10,1,20],[3,30,5]] */
     tn_tensor *y = tn_reshape(tn_arange(0, 6, 1, TN_F32), SH(2, 3));
     tn_tensor *mk[1] = {mk_bool((const bool[]){1, 0, 1, 0, 1, 0}, SH(2, 3))};
-    EXPECT(tn_index_put(y, mk, 1, FVALS(TN_F32, 10, 20, 30), false), TN_F32, SH(2, 3), VALS(10, 1, 20, 3, 30, 5));
-    EXPECT(tn_index_put(y, mk, 1, FVALS(TN_F32, 10, 20, 30), true), TN_F32, SH(2, 3), VALS(10, 1, 22, 3, 34, 5));
+    EXPECT(tn_index_put(y, mk, 1, FVALS(TN_F32, 10, 20, 30)), TN_F32, SH(2, 3), VALS(10, 1, 20, 3, 30, 5));
+    EXPECT(tn_index_put(y, mk, 1, FVALS(TN_F32, 10, 20, 30), .accumulate = true), TN_F32, SH(2, 3), VALS(10, 1, 22, 3, 34, 5));
     /* no index tensor at all (x[:] = v, x[:] += v) */
     tn_tensor *nn[2] = {NULL, NULL};
-    EXPECT(tn_index_put(y, nn, 2, FVALS(TN_F32, 1, 2, 3), false), TN_F32, SH(2, 3), VALS(1, 2, 3, 1, 2, 3));
-    EXPECT(tn_index_put(y, nn, 1, FVALS(TN_F32, 1, 2, 3), true), TN_F32, SH(2, 3), VALS(1, 3, 5, 4, 6, 8));
+    EXPECT(tn_index_put(y, nn, 2, FVALS(TN_F32, 1, 2, 3)), TN_F32, SH(2, 3), VALS(1, 2, 3, 1, 2, 3));
+    EXPECT(tn_index_put(y, nn, 1, FVALS(TN_F32, 1, 2, 3), .accumulate = true), TN_F32, SH(2, 3), VALS(1, 3, 5, 4, 6, 8));
     /* accumulate through not-adjacent indices with duplicates, on a transposed target */
     tn_tensor *w = layout(tn_zeros(SH(2, 3, 4), TN_F64), 1);
     tn_tensor *ixw[3] = {IDX(1, 1, 0), NULL, IDX(3, 3, 0)};
-    tn_index_put_(w, ixw, 3, mk_vals(TN_F64, SH(3, 1), (const double[]){1, 2, 4}), true);
+    tn_index_put_(w, ixw, 3, mk_vals(TN_F64, SH(3, 1), (const double[]){1, 2, 4}), .accumulate = true);
     double ew[24] = {0};
     for (int j = 0; j < 3; j++) { ew[1 * 12 + j * 4 + 3] = 3; ew[0 * 12 + j * 4 + 0] = 4; }
     EXPECT_SH(w, TN_F64, SH(2, 3, 4), ew, 24);
     /* empty index: nothing changes */
     tn_tensor *ix4[1] = {tn_zeros(SH(0), TN_I64)};
-    EXPECT(tn_index_put(z, ix4, 1, tn_scalar_tensor(5, TN_F32), false), TN_F32, SH(2, 3), VALS(0, 0, 0, 0, 0, 0));
+    EXPECT(tn_index_put(z, ix4, 1, tn_scalar_tensor(5, TN_F32)), TN_F32, SH(2, 3), VALS(0, 0, 0, 0, 0, 0));
     END;
 }
 
@@ -879,12 +879,12 @@ TEST(index_put_errors) {
     tn_tensor *m = tn_ones(SH(4), TN_BOOL);
     tn_tensor *vd = tn_ones(SH(4), TN_F64), *vi = tn_scalar_tensor(1, TN_I64);
     ERRS_BEGIN;
-    { tn_tensor *ix[1] = {i3}; CHECK_ERR(tn_index_put(x, ix, 1, s, false), "out of bounds"); }
-    { tn_tensor *ix[1] = {im}; CHECK_ERR(tn_index_put_(x, ix, 1, s, true), "out of bounds"); }
-    { tn_tensor *ix[1] = {f}; CHECK_ERR(tn_index_put(x, ix, 1, s, false), "int64 or int32"); }
-    { tn_tensor *ix[1] = {i0}; CHECK_ERR(tn_index_put(x, ix, 1, v3, false), "shape mismatch"); }
-    { tn_tensor *ix[1] = {i0}; CHECK_ERR(tn_index_put_(x, ix, 1, v13, true), "shape mismatch"); }
-    { tn_tensor *ix[1] = {m}; CHECK_ERR(tn_index_put_(x, ix, 1, s, false), "does not match"); }
+    { tn_tensor *ix[1] = {i3}; CHECK_ERR(tn_index_put(x, ix, 1, s), "out of bounds"); }
+    { tn_tensor *ix[1] = {im}; CHECK_ERR(tn_index_put_(x, ix, 1, s, .accumulate = true), "out of bounds"); }
+    { tn_tensor *ix[1] = {f}; CHECK_ERR(tn_index_put(x, ix, 1, s), "int64 or int32"); }
+    { tn_tensor *ix[1] = {i0}; CHECK_ERR(tn_index_put(x, ix, 1, v3), "shape mismatch"); }
+    { tn_tensor *ix[1] = {i0}; CHECK_ERR(tn_index_put_(x, ix, 1, v13, .accumulate = true), "shape mismatch"); }
+    { tn_tensor *ix[1] = {m}; CHECK_ERR(tn_index_put_(x, ix, 1, s), "does not match"); }
     ERRS_END;
     EXPECT(tn_sum(x), TN_F32, SH0, VALS(0));
     /* a values tensor of another dtype (not a wrapped number) is refused by PyTorch:
@@ -892,8 +892,8 @@ TEST(index_put_errors) {
        destination and Double for the source" */
     tn_tensor *x2 = tn_zeros(SH(3, 4), TN_F32);
     ERRS_BEGIN;
-    { tn_tensor *ix[1] = {i0}; CHECK_ERR(tn_index_put(x2, ix, 1, vd, false), "dtypes match"); }
-    { tn_tensor *ix[1] = {i0}; CHECK_ERR(tn_index_put_(x2, ix, 1, vi, true), "dtypes match"); }
+    { tn_tensor *ix[1] = {i0}; CHECK_ERR(tn_index_put(x2, ix, 1, vd), "dtypes match"); }
+    { tn_tensor *ix[1] = {i0}; CHECK_ERR(tn_index_put_(x2, ix, 1, vi, .accumulate = true), "dtypes match"); }
     ERRS_END;
     END;
 }

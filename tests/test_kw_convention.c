@@ -1093,7 +1093,7 @@ TEST(var_std_norm_kw) {
 
     /* an integer in the text is read exactly, over int64's range (as the struct takes it) */
     tn_tensor *big = tn_var_dims_str(y, TN_DIMS(1), "correction=-9223372036854775808");
-    CHECK(big && tn_allclose(big, tn_var_dims(y, TN_DIMS(1), .correction = INT64_MIN), 0, 0, false));
+    CHECK(big && tn_allclose(big, tn_var_dims(y, TN_DIMS(1), .correction = INT64_MIN), .rtol = 0, .atol = 0));
     CHECK_T(tn_var_dims_str(y, TN_DIMS(1), "correction=9223372036854775807"), S(2), V(INFINITY, INFINITY));   /* no degrees of freedom left: ss / 0, as torch */
     CHECK_ERR(tn_var_str(y, "correction=9223372036854775808"), "tn_var: option correction=9.22337e+18: expected an integer");
     CHECK_ERR(tn_var(y, .unbiased = true, .correction = 0), "tn_var: cannot specify both unbiased and correction");
@@ -1163,6 +1163,249 @@ TEST(lse_all_median_kw) {
     tn_scope_end();
 }
 
+/* The tensor ops and torch.linalg flags migrated last: defaults by value, designated fields,
+   the _opts and _str forms, against torch 1.13's values. */
+TEST(indexing_creation_kw) {
+    tn_scope_begin();
+    tn_tensor *x = tn_reshape(range64(24), S(2, 3, 4));
+    tn_flatten_fn_opts fo = TN_DEFAULTS(tn_flatten_fn_opts);
+    CHECK(fo.start_dim == 0 && fo.end_dim == -1);
+    CHECK(tn_ndim(tn_flatten(x)) == 1 && tn_shape(tn_flatten(x))[0] == 24);
+    CHECK_T(tn_flatten(tn_narrow(x, 2, 1, 1), .start_dim = 1), S(2, 3), V(1, 5, 9, 13, 17, 21));   /* non-contiguous */
+    CHECK_T(tn_flatten(tn_narrow(x, 2, 0, 1), .end_dim = -2), S(6, 1), V(0, 4, 8, 12, 16, 20));
+    CHECK_T(tn_flatten_str(tn_narrow(x, 1, 2, 1), "start_dim=-2"), S(2, 4), V(8, 9, 10, 11, 20, 21, 22, 23));
+    fo.start_dim = 1;
+    CHECK_T(tn_flatten_opts(tn_narrow(x, 2, 3, 1), fo), S(2, 3), V(3, 7, 11, 15, 19, 23));
+    CHECK_T(tn_flatten(tn_scalar(5)), S(1), V(5));   /* 0-d: [1] */
+    CHECK_ERR(tn_flatten(x, .start_dim = 2, .end_dim = 1), "tn_flatten: start_dim 2 cannot come after end_dim 1");
+    CHECK_ERR(tn_flatten_str(x, "dim=1"), "tn_flatten: unknown option 'dim' (valid: start_dim, end_dim)");
+
+    tn_tensor *a = f64(V(1, NAN, 1, 0), S(4)), *b = f64(V(1 + 1e-6, NAN, 1.001, 1e-7), S(4));
+    tn_isclose_fn_opts co = TN_DEFAULTS(tn_isclose_fn_opts);
+    CHECK(co.rtol == 1e-5 && co.atol == 1e-8 && !co.equal_nan);
+    CHECK_T(tn_isclose(a, b), S(4), V(1, 0, 0, 0));
+    CHECK_T(tn_isclose(a, b, .equal_nan = true), S(4), V(1, 1, 0, 0));
+    CHECK_T(tn_isclose_str(a, b, "rtol=1e-2, atol=1e-6"), S(4), V(1, 0, 1, 1));
+    co.rtol = 1e-2;
+    co.atol = 1e-6;
+    CHECK_T(tn_isclose_opts(a, b, co), S(4), V(1, 0, 1, 1));
+    tn_tensor *a2 = tn_narrow(a, 0, 2, 2), *b2 = tn_narrow(b, 0, 2, 2);
+    CHECK(!tn_allclose(a2, b2) && tn_allclose(a2, b2, .rtol = 1e-2, .atol = 1e-6) && tn_allclose_opts(a2, b2, co));
+    CHECK(!tn_allclose(a, a) && tn_allclose(a, a, .equal_nan = true) && tn_allclose_str(a, a, "equal_nan=True"));
+    CHECK(!tn_allclose_str(a, a, "nan_equal=True") && strstr(tn_last_error(), "tn_allclose: unknown option 'nan_equal' (valid: rtol, atol, equal_nan)"));
+    tn_clear_error();
+    CHECK_ERR(tn_isclose(a, b, .rtol = -1), "tn_isclose: rtol must be greater than or equal to zero");
+
+    const int64_t cv[3] = {0, 2, 1};
+    tn_tensor *c = tn_from_data(cv, S(3), TN_I64);
+    const tn_one_hot_fn_opts oh = TN_DEFAULTS(tn_one_hot_fn_opts);
+    CHECK(oh.num_classes == -1);
+    CHECK_T(tn_one_hot(c), S(3, 3), V(1, 0, 0, 0, 0, 1, 0, 1, 0));
+    CHECK_T(tn_one_hot(c, .num_classes = 4), S(3, 4), V(1, 0, 0, 0, 0, 0, 1, 0, 0, 1, 0, 0));
+    CHECK_T(tn_one_hot_str(tn_narrow(c, 0, 1, 1), "num_classes=3"), S(1, 3), V(0, 0, 1));
+    CHECK_ERR(tn_one_hot(c, .num_classes = 2), "tn_one_hot");
+
+    const int64_t bv[4] = {0, 1, 1, 3};
+    tn_tensor *bi = tn_from_data(bv, S(4), TN_I64), *w = f64(V(0.5, 1, 2, 4), S(4));
+    tn_bincount_fn_opts bo = TN_DEFAULTS(tn_bincount_fn_opts);
+    CHECK(bo.weights == NULL && bo.minlength == 0);
+    CHECK_T(tn_bincount(bi), S(4), V(1, 2, 0, 1));
+    CHECK_T(tn_bincount(bi, .minlength = 6), S(6), V(1, 2, 0, 1, 0, 0));
+    CHECK_T(tn_bincount(bi, .weights = w, .minlength = 5), S(5), V(0.5, 3, 0, 4, 0));
+    CHECK_T(tn_bincount_str(bi, w, "minlength=5"), S(5), V(0.5, 3, 0, 4, 0));
+    bo.weights = w;
+    CHECK_T(tn_bincount_opts(bi, bo), S(4), V(0.5, 3, 0, 4));
+    CHECK_T(tn_bincount(tn_zeros(S(0), TN_I64), .minlength = 2), S(2), V(0, 0));
+    CHECK_ERR(tn_bincount_str(bi, NULL, "weights=None"), "tn_bincount: option weights is a tensor");
+    CHECK_ERR(tn_bincount(bi, .minlength = -1), "tn_bincount");
+
+    /* scatter_reduce / index_reduce: include_self=True; put / index_put: accumulate=False */
+    tn_tensor *t = f64(V(1, 2, 3, 4), S(4)), *src = f64(V(5, 6, 7), S(3));
+    const int64_t iv[3] = {0, 0, 2};
+    tn_tensor *idx = tn_from_data(iv, S(3), TN_I64);
+    tn_scatter_reduce_fn_opts so = TN_DEFAULTS(tn_scatter_reduce_fn_opts);
+    tn_put_fn_opts po = TN_DEFAULTS(tn_put_fn_opts);
+    CHECK(so.include_self && !po.accumulate);
+    CHECK_T(tn_scatter_reduce(t, 0, idx, src, "amax"), S(4), V(6, 2, 7, 4));
+    CHECK_T(tn_scatter_reduce(t, 0, idx, src, "sum", .include_self = false), S(4), V(11, 2, 7, 4));
+    CHECK_T(tn_scatter_reduce_str(t, -1, idx, src, "sum", "include_self=False"), S(4), V(11, 2, 7, 4));
+    tn_tensor *t2 = f64(V(1, 2, 3, 4, 5, 6), S(3, 2)), *s2 = f64(V(2, 3, 4, 5), S(2, 2));
+    const int64_t zz[2] = {0, 0};
+    tn_tensor *i2 = tn_from_data(zz, S(2), TN_I64);
+    CHECK_T(tn_index_reduce(t2, 0, i2, s2, "prod"), S(3, 2), V(8, 30, 3, 4, 5, 6));
+    CHECK_T(tn_index_reduce(t2, 0, i2, s2, "prod", .include_self = false), S(3, 2), V(8, 15, 3, 4, 5, 6));
+    so.include_self = false;
+    CHECK_T(tn_index_reduce_opts(t2, 0, i2, s2, "prod", so), S(3, 2), V(8, 15, 3, 4, 5, 6));
+    CHECK_T(tn_index_reduce_str(t2, 0, i2, s2, "prod", NULL), S(3, 2), V(8, 30, 3, 4, 5, 6));
+    tn_tensor *tc = tn_clone(t);
+    CHECK_T(tn_scatter_reduce_(tc, 0, idx, src, "sum", .include_self = false), S(4), V(11, 2, 7, 4));
+    CHECK_T(tn_scatter_reduce__str(tc, 0, idx, src, "amin", "include_self=True"), S(4), V(5, 2, 7, 4));
+    const int64_t pv[2] = {1, 1};
+    tn_tensor *pi = tn_from_data(pv, S(2), TN_I64), *ps = f64(V(5, 6), S(2));
+    CHECK_T(tn_put(t, pi, ps), S(4), V(1, 6, 3, 4));
+    CHECK_T(tn_put(t, pi, ps, .accumulate = true), S(4), V(1, 13, 3, 4));
+    CHECK_T(tn_put_str(t, pi, ps, "accumulate=True"), S(4), V(1, 13, 3, 4));
+    tc = tn_clone(t);
+    CHECK_T(tn_put_(tc, pi, ps, .accumulate = true), S(4), V(1, 13, 3, 4));
+    const int64_t tv3[2] = {3, 3};
+    tn_tensor *i3 = tn_from_data(tv3, S(2), TN_I64), *two = tn_scalar_tensor(2, TN_F64);
+    CHECK_T(tn_index_put(t, &i3, 1, two), S(4), V(1, 2, 3, 2));
+    CHECK_T(tn_index_put(t, &i3, 1, two, .accumulate = true), S(4), V(1, 2, 3, 8));
+    po.accumulate = true;
+    CHECK_T(tn_index_put_opts(t, &i3, 1, two, po), S(4), V(1, 2, 3, 8));
+    tc = tn_clone(t);
+    CHECK_T(tn_index_put__str(tc, &i3, 1, two, "accumulate=True"), S(4), V(1, 2, 3, 8));
+    CHECK_T(tn_index_put_(tc, &i3, 1, two), S(4), V(1, 2, 3, 2));
+    CHECK_ERR(tn_put_str(t, pi, ps, "accumulate=2"), "tn_put: option accumulate=2: expected True or False");
+    CHECK_ERR(tn_scatter_reduce_str(t, 0, idx, src, "sum", "reduce='sum'"), "tn_scatter_reduce: unknown option 'reduce' (valid: include_self)");
+
+    /* logspace: base=10.0 (dtype stays positional) */
+    const tn_logspace_fn_opts lo = TN_DEFAULTS(tn_logspace_fn_opts);
+    CHECK(lo.base == 10.0);
+    CHECK_T(tn_logspace(0, 3, 4, TN_F64), S(4), V(1, 10, 100, 1000));
+    CHECK_T(tn_logspace(0, 3, 4, TN_F64, .base = 2), S(4), V(1, 2, 4, 8));
+    CHECK_T(tn_logspace_str(0, 2, 3, TN_F64, "base=3"), S(3), V(1, 3, 9));
+    CHECK_T(tn_logspace(0, 3, 0, TN_F64, .base = 2), S(0), V(0));
+    CHECK_ERR(tn_logspace_str(0, 2, 3, TN_F64, "dtype=float32"), "tn_logspace: unknown option 'dtype' (valid: base)");
+
+    /* multinomial: replacement=False; gen positional, as every random op's */
+    tn_tensor *p = f64(V(0.2, 0.3, 0.5), S(3));
+    const tn_multinomial_fn_opts mo = TN_DEFAULTS(tn_multinomial_fn_opts);
+    CHECK(!mo.replacement);
+    tn_generator *g = tn_generator_new(7);
+    CHECK_T(tn_multinomial(p, 5, g, .replacement = true), S(5), V(1, 1, 2, 2, 2));   /* torch.multinomial(p, 5, True, generator=Generator().manual_seed(7)) */
+    tn_generator_free(g);
+    g = tn_generator_new(7);
+    CHECK_T(tn_multinomial(p, 3, g), S(3), V(1, 0, 2));
+    tn_generator_free(g);
+    g = tn_generator_new(7);
+    CHECK_T(tn_multinomial_str(p, 5, g, "replacement=True"), S(5), V(1, 1, 2, 2, 2));
+    tn_generator_free(g);
+    CHECK_ERR(tn_multinomial(p, 4, NULL), "tn_multinomial");   /* more than 3 without replacement */
+    CHECK_ERR(tn_multinomial_str(p, 2, NULL, "generator=None"), "tn_multinomial: unknown option 'generator' (valid: replacement)");
+
+    /* affine_grid: align_corners=None (False) */
+    tn_tensor *th = f64(V(1, 0.2, 0.1, 0.3, 1, -0.2), S(1, 2, 3));
+    const tn_affine_grid_fn_opts ao = TN_DEFAULTS(tn_affine_grid_fn_opts);
+    CHECK(ao.align_corners == -1);
+    const double agf[8] = {-0.5, -0.85, 0.5, -0.55, -0.3, 0.15, 0.7, 0.45}, agt[8] = {-1.1, -1.5, 0.9, -0.9, -0.7, 0.5, 1.3, 1.1};
+    CHECK_T(tn_affine_grid(th, S(1, 1, 2, 2)), S(1, 2, 2, 2), agf);
+    CHECK_T(tn_affine_grid(th, S(1, 1, 2, 2), .align_corners = false), S(1, 2, 2, 2), agf);
+    CHECK_T(tn_affine_grid(th, S(1, 1, 2, 2), .align_corners = true), S(1, 2, 2, 2), agt);
+    CHECK_T(tn_affine_grid_str(th, S(1, 1, 2, 2), "align_corners=True"), S(1, 2, 2, 2), agt);
+    CHECK_T(tn_affine_grid_str(th, S(1, 1, 2, 2), "align_corners=None"), S(1, 2, 2, 2), agf);
+
+    /* interpolate: size=None, scale_factor=None (one value for every spatial dim, or one per
+       dim), mode='nearest', align_corners=None */
+    tn_tensor *im = tn_reshape(range64(4), S(1, 1, 2, 2));
+    tn_interpolate_fn_opts io = TN_DEFAULTS(tn_interpolate_fn_opts);
+    CHECK(io.size.n == 0 && io.scale_factor.n == 0 && !strcmp(io.mode, "nearest") && io.align_corners == -1);
+    const double near3[9] = {0, 0, 1, 0, 0, 1, 2, 2, 3}, bil15[9] = {0, 0.5, 1, 1, 1.5, 2, 2, 2.5, 3};
+    CHECK_T(tn_interpolate(im, .size = TN_INTS(3)), S(1, 1, 3, 3), near3);   /* F.interpolate(x, size=3) */
+    CHECK_T(tn_interpolate(im, .size = TN_INTS(3, 3), .align_corners = false), S(1, 1, 3, 3), near3);
+    CHECK_T(tn_interpolate(im, .scale_factor = TN_DOUBLES(1.5), .mode = "bilinear", .align_corners = true), S(1, 1, 3, 3), bil15);
+    CHECK_T(tn_interpolate_str(im, "size=(1, 3), mode='bilinear'"), S(1, 1, 1, 3), V(1, 1.5, 2));
+    CHECK_T(tn_interpolate_str(im, "scale_factor=1.5, mode='bilinear', align_corners=True"), S(1, 1, 3, 3), bil15);
+    io.size = (tn_ints)TN_INTS(3);
+    CHECK_T(tn_interpolate_opts(im, io), S(1, 1, 3, 3), near3);
+    tn_tensor *l = tn_transpose(tn_contiguous(tn_transpose(f64(V(1, 2, 4), S(1, 1, 3)), 1, 2)), 1, 2);   /* non-contiguous */
+    CHECK_T(tn_interpolate(l, .size = TN_INTS(5), .mode = "linear"), S(1, 1, 5), V(1, 1.4, 2, 3.2, 4));
+    CHECK_ERR(tn_interpolate(im, .size = TN_INTS(3, 3, 3)), "tn_interpolate: input [1, 1, 2, 2] has 2 spatial dims, but size has 3 values");
+    CHECK_ERR(tn_interpolate(im, .size = TN_INTS(3), .scale_factor = TN_DOUBLES(2)), "tn_interpolate: give exactly one of size and scale_factor");
+    CHECK_ERR(tn_interpolate(im), "tn_interpolate: give exactly one of size and scale_factor");
+    CHECK_ERR(tn_interpolate(im, .size = TN_INTS(3), .align_corners = true), "align_corners option can only be set with the interpolating modes");
+    CHECK_ERR(tn_interpolate_str(im, "size=3, mode='lanczos'"), "tn_interpolate: mode 'lanczos' is not supported");
+    CHECK_ERR(tn_interpolate_str(im, "size=3, antialias=True"), "tn_interpolate: unknown option 'antialias' (valid: size, scale_factor, mode, align_corners)");
+    CHECK_T(tn_interpolate(tn_zeros(S(0, 1, 2, 2), TN_F64), .size = TN_INTS(3)), S(0, 1, 3, 3), V(0));   /* an empty batch, as torch's */
+    tn_scope_end();
+}
+
+TEST(linalg_flags_kw) {
+    tn_scope_begin();
+    tn_tensor *A = f64(V(4, 2, 2, 3), S(2, 2)), *B = f64(V(1, 2, 3, 4), S(2, 2)), *info = NULL, *piv = NULL;
+    tn_cholesky_fn_opts ch = TN_DEFAULTS(tn_cholesky_fn_opts);
+    const tn_cholesky_ex_fn_opts chx = TN_DEFAULTS(tn_cholesky_ex_fn_opts);
+    const tn_solve_fn_opts so = TN_DEFAULTS(tn_solve_fn_opts);
+    tn_solve_ex_fn_opts se = TN_DEFAULTS(tn_solve_ex_fn_opts);
+    const tn_lu_factor_fn_opts lu = TN_DEFAULTS(tn_lu_factor_fn_opts);
+    const tn_lu_factor_ex_fn_opts lux = TN_DEFAULTS(tn_lu_factor_ex_fn_opts);
+    const tn_linalg_ex_fn_opts ex = TN_DEFAULTS(tn_linalg_ex_fn_opts);
+    const tn_qr_fn_opts qo = TN_DEFAULTS(tn_qr_fn_opts);
+    const tn_svd_fn_opts sv = TN_DEFAULTS(tn_svd_fn_opts);
+    const tn_vander_fn_opts vo = TN_DEFAULTS(tn_vander_fn_opts);
+    CHECK(!ch.upper && !chx.upper && !chx.check_errors && so.left && se.left && !se.check_errors);
+    CHECK(lu.pivot && lux.pivot && !lux.check_errors && !ex.check_errors && qo.some && sv.some && sv.compute_uv && vo.N == TN_NONE);
+    const double L[4] = {2, 0, 1, 1.4142135623730951}, U[4] = {2, 1, 0, 1.4142135623730951};
+    CHECK_T(tn_linalg_cholesky(A), S(2, 2), L);
+    CHECK_T(tn_linalg_cholesky(A, .upper = true), S(2, 2), U);
+    CHECK_T(tn_linalg_cholesky_str(A, "upper=True"), S(2, 2), U);
+    CHECK_T(tn_linalg_cholesky_ex(A, &info, .upper = true), S(2, 2), U);
+    CHECK_T(info, S0, V(0));
+    tn_tensor *N = f64(V(1, 2, 2, 1), S(2, 2));
+    CHECK(tn_linalg_cholesky_ex(N, &info) != NULL);   /* info reports, no error */
+    CHECK_T(info, S0, V(2));
+    CHECK_ERR(tn_linalg_cholesky_ex(N, &info, .check_errors = true), "not positive-definite");
+    CHECK_ERR(tn_linalg_cholesky_ex_str(N, &info, "check_errors=True"), "not positive-definite");
+    CHECK_ERR(tn_linalg_cholesky_str(A, "lower=True"), "tn_linalg_cholesky: unknown option 'lower' (valid: upper)");
+    CHECK_ERR(tn_linalg_cholesky_str(A, "check_errors=True"), "tn_linalg_cholesky: unknown option 'check_errors' (valid: upper)");
+
+    CHECK_T(tn_linalg_solve(A, B), S(2, 2), V(-0.375, -0.25, 1.25, 1.5));
+    CHECK_T(tn_linalg_solve(A, B, .left = false), S(2, 2), V(-0.125, 0.75, 0.125, 1.25));
+    CHECK_T(tn_linalg_solve_str(A, B, "left=False"), S(2, 2), V(-0.125, 0.75, 0.125, 1.25));
+    se.left = false;
+    CHECK_T(tn_linalg_solve_ex_opts(A, B, &info, se), S(2, 2), V(-0.125, 0.75, 0.125, 1.25));
+    CHECK_T(info, S0, V(0));
+    tn_tensor *Z = tn_zeros(S(2, 2), TN_F64);
+    CHECK(tn_linalg_solve_ex(Z, B, &info) != NULL && tn_item(info) > 0);
+    CHECK_ERR(tn_linalg_solve_ex(Z, B, &info, .check_errors = true), "tn_linalg_solve_ex");
+    CHECK(tn_linalg_inv_ex(Z, &info) != NULL && tn_item(info) > 0);
+    CHECK_ERR(tn_linalg_inv_ex_str(Z, &info, "check_errors=True"), "tn_linalg_inv_ex");
+    CHECK(info == NULL);   /* an error leaves the result pointers NULL */
+
+    CHECK_T(tn_linalg_lu_factor(B, &piv), S(2, 2), V(3, 4, 1.0 / 3, 2.0 / 3));
+    CHECK_T(piv, S(2), V(2, 2));
+    CHECK_T(tn_linalg_lu_factor_ex(B, &piv, &info, .check_errors = true), S(2, 2), V(3, 4, 1.0 / 3, 2.0 / 3));
+    CHECK_T(tn_linalg_lu_factor_str(B, &piv, "pivot=True"), S(2, 2), V(3, 4, 1.0 / 3, 2.0 / 3));
+    CHECK_ERR(tn_linalg_lu_factor(B, &piv, .pivot = false), "tn_linalg_lu_factor");   /* torch's CPU: "LU without pivoting is not implemented" */
+    CHECK(tn_linalg_ldl_factor_ex(A, &piv, &info, .check_errors = true) != NULL);
+    CHECK_T(info, S0, V(0));
+    CHECK_ERR(tn_linalg_ldl_factor_ex_str(A, &piv, &info, "hermitian=True"), "tn_linalg_ldl_factor_ex: unknown option 'hermitian' (valid: check_errors)");
+
+    tn_tensor *Lt = tn_linalg_cholesky(A), *Ut = tn_linalg_cholesky(A, .upper = true);
+    CHECK_T(tn_cholesky_solve(B, Lt), S(2, 2), V(-0.375, -0.25, 1.25, 1.5));
+    CHECK_T(tn_cholesky_solve(B, Ut, .upper = true), S(2, 2), V(-0.375, -0.25, 1.25, 1.5));
+    CHECK_T(tn_cholesky_solve_str(B, Ut, "upper=True"), S(2, 2), V(-0.375, -0.25, 1.25, 1.5));
+    CHECK_T(tn_cholesky_inverse(Lt), S(2, 2), V(0.375, -0.25, -0.25, 0.5));
+    CHECK_T(tn_cholesky_inverse(Ut, .upper = true), S(2, 2), V(0.375, -0.25, -0.25, 0.5));
+    ch.upper = true;
+    CHECK_T(tn_cholesky_inverse_opts(Ut, ch), S(2, 2), V(0.375, -0.25, -0.25, 0.5));
+
+    tn_tensor *M = f64(V(1, 2, 3, 4, 5, 6), S(3, 2)), *R = NULL, *Sv = NULL, *Vv = NULL;
+    tn_tensor *Q = tn_qr(M, &R);
+    CHECK(Q && tn_shape(Q)[1] == 2 && tn_shape(R)[0] == 2);
+    Q = tn_qr(M, &R, .some = false);
+    CHECK(Q && tn_shape(Q)[1] == 3 && tn_shape(R)[0] == 3);
+    Q = tn_qr_str(M, &R, "some=False");
+    CHECK(Q && tn_shape(Q)[1] == 3);
+    CHECK_ERR(tn_qr_str(M, &R, "mode='r'"), "tn_qr: unknown option 'mode' (valid: some)");
+    CHECK(R == NULL);
+    tn_tensor *Uu = tn_svd(M, &Sv, &Vv);
+    CHECK(Uu && tn_shape(Uu)[1] == 2);
+    CHECK_T(Sv, S(2), V(9.525518091565107, 0.5143005806586443));
+    Uu = tn_svd(M, &Sv, &Vv, .some = false);
+    CHECK(Uu && tn_shape(Uu)[1] == 3 && tn_shape(Vv)[0] == 2);
+    Uu = tn_svd_str(M, &Sv, &Vv, "compute_uv=False");
+    CHECK_T(Uu, S(3, 3), V(0, 0, 0, 0, 0, 0, 0, 0, 0));   /* zeros, as torch's */
+    CHECK_T(Sv, S(2), V(9.525518091565107, 0.5143005806586443));
+
+    tn_tensor *xv = f64(V(2, 3), S(2));
+    CHECK_T(tn_linalg_vander(xv), S(2, 2), V(1, 2, 1, 3));
+    CHECK_T(tn_linalg_vander(xv, .N = 3), S(2, 3), V(1, 2, 4, 1, 3, 9));
+    CHECK_T(tn_linalg_vander_str(xv, "N=None"), S(2, 2), V(1, 2, 1, 3));
+    CHECK_T(tn_linalg_vander_str(xv, "N=3"), S(2, 3), V(1, 2, 4, 1, 3, 9));
+    tn_scope_end();
+}
+
 /* The migrated ops stay differentiable through the macro form. */
 static tn_tensor *g_addmm(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_addmm(in[0], in[1], in[2], .beta = -0.5, .alpha = 1.5); }
 static tn_tensor *g_cdist(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_cdist(in[0], in[1], .p = 3); }
@@ -1195,6 +1438,22 @@ static tn_tensor *g_reduce(tn_tensor *const *in, int n, void *u) {
     (void)n; (void)u;
     return tn_add(tn_mul(tn_sum_dims(in[0], TN_DIMS(1), .keepdim = true), tn_mean_dims(in[0], TN_DIMS(0), .dtype = TN_F64)),
                   tn_prod_dims(in[0], TN_DIMS(1), .keepdim = true));
+}
+static tn_tensor *g_interp(tn_tensor *const *in, int n, void *u) {
+    (void)n; (void)u;
+    return tn_interpolate(in[0], .scale_factor = TN_DOUBLES(1.5, 2), .mode = "bilinear", .align_corners = true);
+}
+static tn_tensor *g_linalg_flags(tn_tensor *const *in, int n, void *u) {   /* A A^T + 3 I: positive-definite */
+    (void)n; (void)u;
+    tn_tensor *spd = tn_add(tn_matmul(in[0], tn_transpose(in[0], 0, 1)), tn_mul_scalar(tn_eye(3, 3, TN_F64), 3));
+    tn_tensor *U = tn_linalg_cholesky(spd, .upper = true);
+    return tn_add(tn_linalg_solve(spd, in[1], .left = false), tn_sum(tn_cholesky_solve(tn_transpose(in[1], 0, 1), U, .upper = true)));
+}
+static tn_tensor *g_scatter_put(tn_tensor *const *in, int n, void *u) {
+    (void)n; (void)u;
+    const int64_t iv[3] = {0, 2, 0};
+    tn_tensor *idx = tn_from_data(iv, TN_SHAPE(3), TN_I64);
+    return tn_mul(tn_scatter_reduce(in[0], 0, idx, in[1], "sum", .include_self = false), tn_put(in[0], idx, in[1], .accumulate = true));
 }
 TEST(gradients_through_the_macros) {
     tn_scope_begin();
@@ -1239,6 +1498,15 @@ TEST(gradients_through_the_macros) {
     CHECK(tn_gradgradcheck(g_var_norm, rd, 1, NULL, 1e-6, 1e-5, 1e-4));
     CHECK(tn_gradcheck(g_select, rd, 1, NULL, 1e-6, 1e-5, 1e-4));
     CHECK(tn_gradgradcheck(g_select, rd, 1, NULL, 1e-6, 1e-5, 1e-4));
+    tn_tensor *ip[1] = {tn_randn(S(1, 2, 3, 2), TN_F64)};
+    tn_requires_grad_(ip[0], true);
+    CHECK(tn_gradcheck(g_interp, ip, 1, NULL, 1e-6, 1e-5, 1e-4));
+    tn_tensor *lf[2] = {tn_randn(S(3, 3), TN_F64), tn_randn(S(2, 3), TN_F64)};
+    for (int i = 0; i < 2; i++) tn_requires_grad_(lf[i], true);
+    CHECK(tn_gradcheck(g_linalg_flags, lf, 2, NULL, 1e-6, 1e-5, 1e-4));
+    tn_tensor *sp[2] = {tn_randn(S(4), TN_F64), tn_randn(S(3), TN_F64)};
+    for (int i = 0; i < 2; i++) tn_requires_grad_(sp[i], true);
+    CHECK(tn_gradcheck(g_scatter_put, sp, 2, NULL, 1e-6, 1e-5, 1e-4));
     tn_scope_end();
 }
 
@@ -1533,6 +1801,8 @@ int main(void) {
     RUN(extremes_kw);
     RUN(var_std_norm_kw);
     RUN(lse_all_median_kw);
+    RUN(indexing_creation_kw);
+    RUN(linalg_flags_kw);
     RUN(gradients_through_the_macros);
     RUN(linear_family_kw);
     RUN(flatten_prelu_pad_unpool_kw);

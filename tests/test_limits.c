@@ -93,14 +93,14 @@ TEST(interpolate_huge_size) {
     tn_tensor *x = tn_ones(TN_SHAPE(1, 1, 2, 2), TN_F32), *x3 = tn_ones(TN_SHAPE(1, 1, 4), TN_F32);
     const int64_t huge[2] = {P62, P62}, tall[2] = {P62, 2};
     /* the nearest index table was TN_MALLOC(2^62 * 8): 0 bytes, then written */
-    ERR2(tn_interpolate(x, huge, NULL, "nearest", false), "tn_interpolate:", "[1, 1, 4611686018427387904, 4611686018427387904]");
-    ERR2(tn_interpolate(x, tall, NULL, "nearest", false), "tn_interpolate:", "too many elements");
-    ERR2(tn_interpolate(x, huge, NULL, "bilinear", false), "tn_interpolate:", "too many elements");
-    ERR2(tn_interpolate(x3, &P62, NULL, "nearest", false), "tn_interpolate:", "[1, 1, 4611686018427387904]");
-    ERR2(tn_interpolate(x3, &P62, NULL, "linear", true), "tn_interpolate:", "too many elements");
+    ERR2(tn_interpolate(x, .size = TN_INTS(huge[0], huge[1])), "tn_interpolate:", "[1, 1, 4611686018427387904, 4611686018427387904]");
+    ERR2(tn_interpolate(x, .size = TN_INTS(tall[0], tall[1])), "tn_interpolate:", "too many elements");
+    ERR2(tn_interpolate(x, .size = TN_INTS(huge[0], huge[1]), .mode = "bilinear"), "tn_interpolate:", "too many elements");
+    ERR2(tn_interpolate(x3, .size = TN_INTS(P62)), "tn_interpolate:", "[1, 1, 4611686018427387904]");
+    ERR2(tn_interpolate(x3, .size = TN_INTS(P62), .mode = "linear", .align_corners = true), "tn_interpolate:", "too many elements");
     /* sizes that fit still work, with PyTorch's values */
     const int64_t four[2] = {4, 4};
-    tn_tensor *y = tn_interpolate(tn_reshape(tn_arange(0, 4, 1, TN_F32), TN_SHAPE(1, 1, 2, 2)), four, NULL, "nearest", false);
+    tn_tensor *y = tn_interpolate(tn_reshape(tn_arange(0, 4, 1, TN_F32), TN_SHAPE(1, 1, 2, 2)), .size = TN_INTS(four[0], four[1]));
     CHECK(SAME_SHAPE(y, 1, 1, 4, 4));
     if (y) { const float *p = (const float *)tn_data_ptr(tn_contiguous(y)); CHECK(p[0] == 0 && p[1] == 0 && p[2] == 1 && p[3] == 1 && p[8] == 2 && p[15] == 3); }
     tn_scope_end();
@@ -111,16 +111,16 @@ TEST(interpolate_scale_factor_out_of_range) {
     tn_tensor *x = tn_ones(TN_SHAPE(1, 1, 2, 2), TN_F32);
     /* floor(2 * 1e300) converted to int64 was undefined behaviour (x86: INT64_MIN) */
     const double big[2] = {1e300, 1e300}, inf[2] = {INFINITY, INFINITY}, nan2[2] = {NAN, NAN}, just[2] = {4.7e18, 1};
-    ERR2(tn_interpolate(x, NULL, big, "nearest", false), "tn_interpolate:", "out of the range of int64");
-    ERR2(tn_interpolate(x, NULL, big, "bilinear", false), "tn_interpolate:", "out of the range of int64");
-    ERR2(tn_interpolate(x, NULL, inf, "nearest", false), "tn_interpolate:", "out of the range of int64");
-    ERR2(tn_interpolate(x, NULL, nan2, "nearest", false), "tn_interpolate:", "scale_factor must be positive");
+    ERR2(tn_interpolate(x, .scale_factor = TN_DOUBLES(big[0], big[1])), "tn_interpolate:", "out of the range of int64");
+    ERR2(tn_interpolate(x, .scale_factor = TN_DOUBLES(big[0], big[1]), .mode = "bilinear"), "tn_interpolate:", "out of the range of int64");
+    ERR2(tn_interpolate(x, .scale_factor = TN_DOUBLES(inf[0], inf[1])), "tn_interpolate:", "out of the range of int64");
+    ERR2(tn_interpolate(x, .scale_factor = TN_DOUBLES(nan2[0], nan2[1])), "tn_interpolate:", "scale_factor must be positive");
     /* 2 * 4.7e18 does not fit int64 either; 2 * 2^61 = 2^62 fits but is too large an output */
-    ERR2(tn_interpolate(x, NULL, just, "nearest", false), "tn_interpolate:", "out of the range of int64");
+    ERR2(tn_interpolate(x, .scale_factor = TN_DOUBLES(just[0], just[1])), "tn_interpolate:", "out of the range of int64");
     const double p61[2] = {2305843009213693952.0, 1};
-    ERR2(tn_interpolate(x, NULL, p61, "nearest", false), "tn_interpolate:", "too many elements");
+    ERR2(tn_interpolate(x, .scale_factor = TN_DOUBLES(p61[0], p61[1])), "tn_interpolate:", "too many elements");
     const double two[2] = {2, 2};
-    tn_tensor *y = tn_interpolate(x, NULL, two, "nearest", false);
+    tn_tensor *y = tn_interpolate(x, .scale_factor = TN_DOUBLES(two[0], two[1]));
     CHECK(SAME_SHAPE(y, 1, 1, 4, 4));
     tn_scope_end();
 }
@@ -303,9 +303,9 @@ TEST(empty_huge_views_and_layers) {
     CHECK(SAME_SHAPE(tn_pad(z, TN_SHAPE(1, 1)), P40, 0, P40 + 2));
     CHECK(SAME_SHAPE(tn_cumsum(z, 2), P40, 0, P40));
     CHECK(SAME_SHAPE(tn_mean_dims(z, TN_SHAPE(0, 2)), 0));
-    CHECK(SAME_SHAPE(tn_flatten(z, 0, 1), 0, P40));
+    CHECK(SAME_SHAPE(tn_flatten(z, .end_dim = 1), 0, P40));
     /* 2^80 as one size (PyTorch wraps it to 0) */
-    ERR2(tn_flatten(tn_zeros(TN_SHAPE(0, P40, P40), TN_F32), 1, 2), "tn_flatten:", "overflows int64");
+    ERR2(tn_flatten(tn_zeros(TN_SHAPE(0, P40, P40), TN_F32), .start_dim = 1, .end_dim = 2), "tn_flatten:", "overflows int64");
     /* the layers multiply sizes in groups: refused, never overflowed */
     tn_tensor *img = tn_zeros(TN_SHAPE(0, 1, P40, P40), TN_F32);
     ERR2(tn_max_pool2d(img, 2, .stride = 2), "tn_max_pool2d:", "multiply past int64");

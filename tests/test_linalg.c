@@ -34,7 +34,7 @@ TEST(lu_factor_backward_error) {
     for (int64_t n = 1; n <= 40; n += 13) {
         tn_scope_begin();
         tn_tensor *A = tn_randn(TN_SHAPE(n, n), TN_F64), *piv = NULL;
-        tn_tensor *LU = tn_linalg_lu_factor(A, true, &piv);
+        tn_tensor *LU = tn_linalg_lu_factor(A, &piv);
         CHECK(LU && piv && tn_get_dtype(piv) == TN_I32 && tn_size(piv, 0) == n);
         tn_tensor *L = tn_add(tn_tril(LU, .diagonal = -1), tn_eye(n, n, TN_F64)), *U = tn_triu(LU);
         tn_tensor *P = perm_from_pivots(piv, n);
@@ -48,13 +48,13 @@ TEST(lu_factor_backward_error) {
 TEST(lu_factor_rectangular_and_info) {
     tn_scope_begin();
     tn_tensor *A = tn_randn(TN_SHAPE(2, 5, 3), TN_F64), *piv = NULL, *info = NULL;
-    tn_tensor *LU = tn_linalg_lu_factor_ex(A, true, false, &piv, &info);
+    tn_tensor *LU = tn_linalg_lu_factor_ex(A, &piv, &info);
     CHECK(LU && tn_size(LU, 1) == 5 && tn_size(piv, -1) == 3 && tn_ndim(info) == 1 && tn_item(tn_max(tn_abs(info))) == 0);
     const double s[9] = {1, 2, 3, 2, 4, 6, 1, 1, 1};
     tn_tensor *S = tn_from_data(s, TN_SHAPE(3, 3), TN_F64);
-    LU = tn_linalg_lu_factor_ex(S, true, false, &piv, &info);
+    LU = tn_linalg_lu_factor_ex(S, &piv, &info);
     CHECK(LU && tn_item(info) == 3);   /* LAPACK's info: U[2, 2] is the zero pivot */
-    CHECK_ERR(tn_linalg_lu_factor_ex(S, true, true, &piv, &info), "singular");
+    CHECK_ERR(tn_linalg_lu_factor_ex(S, &piv, &info, .check_errors = true), "singular");
     tn_scope_end();
 }
 TEST(lu_unpack_reconstructs) {
@@ -63,10 +63,10 @@ TEST(lu_unpack_reconstructs) {
     const int64_t shapes[3][2] = {{4, 4}, {3, 5}, {5, 3}};
     for (int c = 0; c < 3; c++) {
         tn_tensor *A = tn_randn(TN_SHAPE(2, shapes[c][0], shapes[c][1]), TN_F64), *piv = NULL, *L = NULL, *U = NULL;
-        tn_tensor *LU = tn_linalg_lu_factor(A, true, &piv), *P = tn_lu_unpack(LU, piv, &L, &U);
+        tn_tensor *LU = tn_linalg_lu_factor(A, &piv), *P = tn_lu_unpack(LU, piv, &L, &U);
         CHECK(P && L && U && maxabs(tn_matmul(P, tn_matmul(L, U)), A) < 1e-13);
     }
-    tn_tensor *piv = NULL, *L = NULL, *U = NULL, *LU = tn_linalg_lu_factor(tn_eye(3, 3, TN_F64), true, &piv);
+    tn_tensor *piv = NULL, *L = NULL, *U = NULL, *LU = tn_linalg_lu_factor(tn_eye(3, 3, TN_F64), &piv);
     CHECK_ERR(tn_lu_unpack(LU, tn_to_dtype(piv, TN_I64), &L, &U), "LU_pivots is expected to be a contiguous tensor of torch.int32 dtype");
     CHECK_ERR(tn_lu_unpack(LU, tn_full(TN_SHAPE(3), 7, TN_I32), &L, &U), "outside [1, 3]");
     tn_scope_end();
@@ -104,13 +104,13 @@ TEST(inv_solve_values) {
     CHECK(maxabs(tn_matmul(A, Ai), I) < 1e-13 && maxabs(tn_matmul(Ai, A), I) < 1e-13);
     /* non-contiguous A (a transposed view) and broadcast B [6, 2] against batch 3 */
     tn_tensor *At = tn_transpose(A, -2, -1), *B = tn_randn(TN_SHAPE(6, 2), TN_F64);
-    tn_tensor *X = tn_linalg_solve(At, B, true);
+    tn_tensor *X = tn_linalg_solve(At, B);
     CHECK(X && tn_ndim(X) == 3 && tn_size(X, 0) == 3 && maxabs(tn_matmul(At, X), B) < 1e-13);
     /* a batch of vectors: B's shape is A's without its last dim */
-    tn_tensor *v = tn_randn(TN_SHAPE(3, 6), TN_F64), *xv = tn_linalg_solve(A, v, true);
+    tn_tensor *v = tn_randn(TN_SHAPE(3, 6), TN_F64), *xv = tn_linalg_solve(A, v);
     CHECK(xv && tn_ndim(xv) == 2 && maxabs(tn_squeeze_dim(tn_matmul(A, tn_unsqueeze(xv, -1)), -1), v) < 1e-13);
     /* left = false: X A = B */
-    tn_tensor *Br = tn_randn(TN_SHAPE(3, 4, 6), TN_F64), *Xr = tn_linalg_solve(A, Br, false);
+    tn_tensor *Br = tn_randn(TN_SHAPE(3, 4, 6), TN_F64), *Xr = tn_linalg_solve(A, Br, .left = false);
     CHECK(Xr && tn_size(Xr, 1) == 4 && maxabs(tn_matmul(Xr, A), Br) < 1e-13);
     /* float32 */
     tn_tensor *Af = wellcond(TN_SHAPE(5, 5), TN_F32), *Aif = tn_linalg_inv(Af);
@@ -125,15 +125,15 @@ TEST(inv_solve_errors) {
     const double s[9] = {1, 2, 3, 2, 4, 6, 1, 1, 1};
     tn_tensor *S = tn_from_data(s, TN_SHAPE(3, 3), TN_F64), *info = NULL;
     CHECK_ERR(tn_linalg_inv(S), "tn_linalg_inv: The diagonal element 3 is zero, the inversion could not be completed because the input matrix is singular.");
-    tn_tensor *r = tn_linalg_inv_ex(S, false, &info);
+    tn_tensor *r = tn_linalg_inv_ex(S, &info);
     CHECK(r && info && tn_item(info) == 3);
     CHECK_ERR(tn_linalg_inv(tn_stack((tn_tensor *[]){tn_eye(3, 3, TN_F64), S}, 2, 0)), "(Batch element 1): The diagonal element 3 is zero");
-    CHECK_ERR(tn_linalg_solve(S, tn_ones(TN_SHAPE(3, 1), TN_F64), true), "tn_linalg_solve: The diagonal element 3 is zero");
+    CHECK_ERR(tn_linalg_solve(S, tn_ones(TN_SHAPE(3, 1), TN_F64)), "tn_linalg_solve: The diagonal element 3 is zero");
     CHECK_ERR(tn_linalg_inv(tn_zeros(TN_SHAPE(2, 3), TN_F64)), "must be batches of square matrices, but they are 2 by 3 matrices");
     CHECK_ERR(tn_linalg_det(tn_zeros(TN_SHAPE(3), TN_F64)), "must have at least 2 dimensions");
     CHECK_ERR(tn_linalg_inv(tn_zeros(TN_SHAPE(2, 2), TN_I64)), "Expected a floating point tensor as input. Got int64");
-    CHECK_ERR(tn_linalg_solve(tn_eye(3, 3, TN_F64), tn_ones(TN_SHAPE(4, 1), TN_F64), true), "Incompatible shapes of A and B");
-    CHECK_ERR(tn_linalg_solve(tn_eye(3, 3, TN_F64), tn_ones(TN_SHAPE(3, 1), TN_F32), true), "same dtype");
+    CHECK_ERR(tn_linalg_solve(tn_eye(3, 3, TN_F64), tn_ones(TN_SHAPE(4, 1), TN_F64)), "Incompatible shapes of A and B");
+    CHECK_ERR(tn_linalg_solve(tn_eye(3, 3, TN_F64), tn_ones(TN_SHAPE(3, 1), TN_F32)), "same dtype");
     tn_scope_end();
 }
 TEST(cholesky_values_and_errors) {
@@ -141,14 +141,14 @@ TEST(cholesky_values_and_errors) {
     tn_scope_begin();
     tn_tensor *X = tn_randn(TN_SHAPE(2, 7, 7), TN_F64);
     tn_tensor *A = tn_add(tn_matmul(X, tn_transpose(X, 1, 2)), tn_eye(7, 7, TN_F64));
-    tn_tensor *L = tn_linalg_cholesky(A, false), *U = tn_linalg_cholesky(A, true);
+    tn_tensor *L = tn_linalg_cholesky(A), *U = tn_linalg_cholesky(A, .upper = true);
     CHECK(maxabs(tn_triu(L, .diagonal = 1), tn_zeros_like(L)) == 0 && maxabs(tn_tril(U, .diagonal = -1), tn_zeros_like(U)) == 0);
     CHECK(maxabs(tn_matmul(L, tn_transpose(L, 1, 2)), A) / tn_item(tn_max(tn_abs(A))) < 7 * 4 * 2.2e-16);
     CHECK(maxabs(tn_matmul(tn_transpose(U, 1, 2), U), A) / tn_item(tn_max(tn_abs(A))) < 7 * 4 * 2.2e-16);
     const double np[4] = {1, 2, 2, 1};
     tn_tensor *N = tn_from_data(np, TN_SHAPE(2, 2), TN_F64), *info = NULL;
-    CHECK_ERR(tn_linalg_cholesky(N, false), "tn_linalg_cholesky: The factorization could not be completed because the input is not positive-definite (the leading minor of order 2 is not positive-definite).");
-    CHECK(tn_linalg_cholesky_ex(N, false, false, &info) && tn_item(info) == 2);
+    CHECK_ERR(tn_linalg_cholesky(N), "tn_linalg_cholesky: The factorization could not be completed because the input is not positive-definite (the leading minor of order 2 is not positive-definite).");
+    CHECK(tn_linalg_cholesky_ex(N, &info) && tn_item(info) == 2);
     tn_scope_end();
 }
 
@@ -157,13 +157,13 @@ static tn_tensor *T_(tn_tensor *x) { return tn_transpose(x, -2, -1); }
 static tn_tensor *f_det(tn_tensor *const *x, int n, void *u) { (void)n; (void)u; return tn_linalg_det(T_(x[0])); }
 static tn_tensor *f_slogdet(tn_tensor *const *x, int n, void *u) { (void)n; (void)u; return tn_linalg_slogdet(T_(x[0]), NULL); }
 static tn_tensor *f_inv(tn_tensor *const *x, int n, void *u) { (void)n; (void)u; return tn_linalg_inv(T_(x[0])); }
-static tn_tensor *f_solve(tn_tensor *const *x, int n, void *u) { (void)n; return tn_linalg_solve(T_(x[0]), x[1], u != NULL); }
+static tn_tensor *f_solve(tn_tensor *const *x, int n, void *u) { (void)n; return tn_linalg_solve(T_(x[0]), x[1], .left = u != NULL); }
 static tn_tensor *f_chol(tn_tensor *const *x, int n, void *u) {
     (void)n;   /* a symmetric positive-definite function of the free input */
     tn_tensor *A = tn_add(tn_matmul(x[0], tn_transpose(x[0], -2, -1)), tn_eye(tn_size(x[0], -1), -1, TN_F64));
-    return tn_linalg_cholesky(A, u != NULL);
+    return tn_linalg_cholesky(A, .upper = u != NULL);
 }
-static tn_tensor *f_lu(tn_tensor *const *x, int n, void *u) { (void)n; (void)u; tn_tensor *p = NULL; return tn_linalg_lu_factor(T_(x[0]), true, &p); }
+static tn_tensor *f_lu(tn_tensor *const *x, int n, void *u) { (void)n; (void)u; tn_tensor *p = NULL; return tn_linalg_lu_factor(T_(x[0]), &p); }
 static bool gc(tn_gradcheck_fn f, tn_tensor *const *in, int n, void *u) {
     return tn_gradcheck(f, in, n, u, 1e-6, 1e-5, 1e-4) && tn_gradgradcheck(f, in, n, u, 1e-6, 1e-5, 1e-4);
 }

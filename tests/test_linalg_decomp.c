@@ -53,7 +53,7 @@ TEST(qr_backward_error_and_orthogonality) {
         tn_tensor *Rr = NULL, *Qr = tn_linalg_qr_str(A, &Rr, "mode='r'");
         CHECK(Qr && tn_numel(Qr) == 0 && maxabs(Rr, R) == 0);
         /* torch.qr(some=False) is complete */
-        tn_tensor *Ro = NULL, *Qo = tn_qr(A, false, &Ro);
+        tn_tensor *Ro = NULL, *Qo = tn_qr(A, &Ro, .some = false);
         CHECK(Qo && maxabs(Qo, Qc) == 0 && maxabs(Ro, Rc) == 0);
         tn_scope_end();
     }
@@ -140,9 +140,9 @@ TEST(svd_factors) {
         CHECK(Uf && tn_size(Uf, -1) == m && tn_size(Vf, -1) == n && orth_err(Uf) < 8 * scale && orth_err(Vf) < 8 * scale);
         CHECK(maxabs(tn_narrow(Uf, -1, 0, k), U) == 0 && maxabs(tn_narrow(Vf, -2, 0, k), Vh) == 0);
         /* torch.svd: V = Vh^T */
-        tn_tensor *So = NULL, *Vo = NULL, *Uo = tn_svd(A, true, true, &So, &Vo);
+        tn_tensor *So = NULL, *Vo = NULL, *Uo = tn_svd(A, &So, &Vo);
         CHECK(Uo && maxabs(Uo, U) == 0 && maxabs(mT(Vo), Vh) == 0);
-        Uo = tn_svd(A, true, false, &So, &Vo);
+        Uo = tn_svd(A, &So, &Vo, .compute_uv = false);
         CHECK(Uo && tn_size(Uo, -1) == m && tn_size(Vo, -1) == n && amax(Uo) == 0 && amax(Vo) == 0 && maxabs(So, S) == 0);
         tn_scope_end();
     }
@@ -210,7 +210,7 @@ TEST(pinv_rank_lstsq_cond) {
     /* lstsq: a tall full-rank system against the normal equations; the drivers' outputs */
     tn_tensor *A = tn_randn(TN_SHAPE(3, 8, 4), TN_F64), *B = tn_randn(TN_SHAPE(3, 8, 2), TN_F64), *res = NULL, *rank = NULL, *sv = NULL;
     tn_tensor *X = tn_linalg_lstsq(A, B, &res, &rank, &sv);
-    tn_tensor *Xn = tn_linalg_solve(tn_matmul(mT(A), A), tn_matmul(mT(A), B), true);
+    tn_tensor *Xn = tn_linalg_solve(tn_matmul(mT(A), A), tn_matmul(mT(A), B));
     CHECK(X && maxabs(X, Xn) < 1e-12 && tn_numel(res) == 0 && tn_item(tn_min(rank)) == 4 && tn_numel(sv) == 0);
     X = tn_linalg_lstsq(A, B, &res, &rank, &sv, .driver = "gelsd");
     CHECK(X && tn_size(res, 0) == 3 && tn_size(res, 1) == 2 && tn_size(sv, 1) == 4);

@@ -75,16 +75,16 @@ TEST(triangular_cholesky_lu_solves) {
     CHECK(X && maxabs(tn_matmul(tn_transpose(U, -2, -1), X), b) < 1e-12);
     /* cholesky_solve and cholesky_inverse against solve and inv of A = L L^T */
     tn_tensor *R = tn_randn(TN_SHAPE(3, 6, 6), TN_F64), *A = tn_add(tn_matmul(R, tn_transpose(R, -2, -1)), tn_eye(6, 6, TN_F64));
-    tn_tensor *L = tn_linalg_cholesky(A, false), *Uc = tn_linalg_cholesky(A, true), *B = tn_randn(TN_SHAPE(6, 2), TN_F64);
-    tn_tensor *ref = tn_linalg_solve(A, tn_expand(B, TN_SHAPE(3, 6, 2)), true);
-    CHECK(maxabs(tn_cholesky_solve(B, L, false), ref) < 1e-11);
-    CHECK(maxabs(tn_cholesky_solve(B, Uc, true), ref) < 1e-11);
-    CHECK(maxabs(tn_cholesky_inverse(L, false), tn_linalg_inv(A)) < 1e-11);
-    CHECK(maxabs(tn_cholesky_inverse(Uc, true), tn_linalg_inv(A)) < 1e-11);
-    CHECK(tn_numel(tn_cholesky_inverse(tn_zeros(TN_SHAPE(0, 0), TN_F64), false)) == 0);
+    tn_tensor *L = tn_linalg_cholesky(A), *Uc = tn_linalg_cholesky(A, .upper = true), *B = tn_randn(TN_SHAPE(6, 2), TN_F64);
+    tn_tensor *ref = tn_linalg_solve(A, tn_expand(B, TN_SHAPE(3, 6, 2)));
+    CHECK(maxabs(tn_cholesky_solve(B, L), ref) < 1e-11);
+    CHECK(maxabs(tn_cholesky_solve(B, Uc, .upper = true), ref) < 1e-11);
+    CHECK(maxabs(tn_cholesky_inverse(L), tn_linalg_inv(A)) < 1e-11);
+    CHECK(maxabs(tn_cholesky_inverse(Uc, .upper = true), tn_linalg_inv(A)) < 1e-11);
+    CHECK(tn_numel(tn_cholesky_inverse(tn_zeros(TN_SHAPE(0, 0), TN_F64))) == 0);
     /* lu_solve: all four equations, broadcast B */
     tn_tensor *M = tn_add(tn_randn(TN_SHAPE(2, 5, 5), TN_F64), tn_mul_scalar(tn_eye(5, 5, TN_F64), 5)), *piv = NULL;
-    tn_tensor *LU = tn_linalg_lu_factor(M, true, &piv), *Bl = tn_randn(TN_SHAPE(5, 3), TN_F64), *Br = tn_randn(TN_SHAPE(3, 5), TN_F64);
+    tn_tensor *LU = tn_linalg_lu_factor(M, &piv), *Bl = tn_randn(TN_SHAPE(5, 3), TN_F64), *Br = tn_randn(TN_SHAPE(3, 5), TN_F64);
     tn_tensor *MT = tn_transpose(M, -2, -1);
     CHECK(maxabs(tn_matmul(M, tn_linalg_lu_solve(LU, piv, Bl)), tn_expand(Bl, TN_SHAPE(2, 5, 3))) < 1e-12);
     CHECK(maxabs(tn_matmul(MT, tn_linalg_lu_solve(LU, piv, Bl, .adjoint = true)), tn_expand(Bl, TN_SHAPE(2, 5, 3))) < 1e-12);
@@ -98,7 +98,7 @@ TEST(triangular_cholesky_lu_solves) {
     CHECK(maxabs(tn_triangular_solve_str(b, U, &C2, "transpose=True"), tn_triangular_solve(b, U, NULL, .transpose = true)) == 0 && C2);
     CHECK_ERR(tn_triangular_solve_str(b, U, NULL, "lower=True"), "unknown option 'lower'");
     CHECK_ERR(tn_linalg_lu_solve(LU, tn_to_dtype(piv, TN_I64), Bl), "pivots should be a Tensor of scalar type int32");
-    CHECK_ERR(tn_cholesky_solve(tn_ones(TN_SHAPE(3), TN_F64), L, false), "b should have at least 2 dimensions");
+    CHECK_ERR(tn_cholesky_solve(tn_ones(TN_SHAPE(3), TN_F64), L), "b should have at least 2 dimensions");
     tn_scope_end();
 }
 TEST(matrix_power_exp) {
@@ -166,7 +166,7 @@ TEST(norms) {
     /* linalg.norm's dispatch */
     CHECK(fabs(tn_item(tn_linalg_norm(tn_expand(A, TN_SHAPE(2, 2, 3)))) - sqrt(182.0)) < 1e-12);   /* ord None: all elements */
     CHECK(tn_item(tn_linalg_norm(A, .ord = "inf")) == 15);                                          /* 2-d: matrix */
-    CHECK(tn_item(tn_linalg_norm(tn_flatten(A, 0, -1), .ord = "inf")) == 6);                        /* 1-d: vector */
+    CHECK(tn_item(tn_linalg_norm(tn_flatten(A), .ord = "inf")) == 6);                        /* 1-d: vector */
     CHECK(tn_item(tn_sum(tn_linalg_norm(A, .ord = "inf", .dim = TN_INTS(1)))) == 9);                /* one dim: vector */
     CHECK_ERR(tn_linalg_norm(tn_expand(A, TN_SHAPE(2, 2, 3)), .ord = "2"), "the input must be 1D or 2D. Got 3D");
     /* the three forms of the keyword convention: macro, _opts with TN_DEFAULTS, _str */
@@ -201,12 +201,12 @@ TEST(products_and_friends) {
     CHECK(vd && tn_ndim(vd) == 2 && maxabs(vd, tn_sum_dims(tn_mul(x, y), TN_DIMS(-1))) < 1e-14);
     /* vander */
     const double xv[3] = {2, 0, -1}, vref[12] = {1, 2, 4, 8, 1, 0, 0, 0, 1, -1, 1, -1};
-    tn_tensor *V = tn_linalg_vander(tn_from_data(xv, TN_SHAPE(3), TN_F64), 4);
+    tn_tensor *V = tn_linalg_vander(tn_from_data(xv, TN_SHAPE(3), TN_F64), .N = 4);
     CHECK(V && maxabs(V, tn_from_data(vref, TN_SHAPE(3, 4), TN_F64)) == 0);
-    CHECK(tn_size(tn_linalg_vander(tn_from_data(xv, TN_SHAPE(3), TN_F64), TN_NONE), 1) == 3);
-    tn_tensor *V0 = tn_linalg_vander(tn_scalar_tensor(3, TN_F64), 2);   /* 0-d: one value, [1, N] (torch's) */
+    CHECK(tn_size(tn_linalg_vander(tn_from_data(xv, TN_SHAPE(3), TN_F64)), 1) == 3);
+    tn_tensor *V0 = tn_linalg_vander(tn_scalar_tensor(3, TN_F64), .N = 2);   /* 0-d: one value, [1, N] (torch's) */
     CHECK(V0 && tn_ndim(V0) == 2 && tn_size(V0, 0) == 1 && tn_item(tn_sum(V0)) == 4);
-    CHECK_ERR(tn_linalg_vander(tn_from_data(xv, TN_SHAPE(3), TN_F64), 1), "N must be greater than 1.");
+    CHECK_ERR(tn_linalg_vander(tn_from_data(xv, TN_SHAPE(3), TN_F64), .N = 1), "N must be greater than 1.");
     /* householder_product: Q^T Q = I, and the Householder vectors reproduce Q H_i */
     tn_tensor *H = tn_randn(TN_SHAPE(2, 5, 3), TN_F64), *tau = tn_full(TN_SHAPE(2, 3), 0, TN_F64);
     tn_tensor *vv = tn_add(tn_tril(H, .diagonal = -1), tn_eye(5, 3, TN_F64));
@@ -249,7 +249,7 @@ TEST(ldl_factor_solve) {
     CHECK(LD && maxabs(LD, tn_from_data(ldref, TN_SHAPE(3, 3), TN_F64)) < 1e-15);
     CHECK(piv && maxabs(tn_to_dtype(piv, TN_F64), tn_to_dtype(tn_from_data(pref, TN_SHAPE(3), TN_I32), TN_F64)) == 0);
     tn_tensor *Z = tn_zeros(TN_SHAPE(2, 2), TN_F64);
-    CHECK(tn_linalg_ldl_factor_ex(Z, false, &piv, &info) && tn_item(info) == 1);
+    CHECK(tn_linalg_ldl_factor_ex(Z, &piv, &info) && tn_item(info) == 1);
     CHECK_ERR(tn_linalg_ldl_factor(Z, &piv), "could not be completed");
     CHECK_ERR(tn_linalg_ldl_solve(LD, tn_ones(TN_SHAPE(3), TN_I64), tn_ones(TN_SHAPE(3, 1), TN_F64)), "Expected pivots to be integers");
     tn_scope_end();
@@ -271,11 +271,11 @@ static tn_tensor *f_trs(tn_tensor *const *x, int n, void *u) {
 /* the factor's triangle only (as PyTorch's gradcheck_wrapper_triangular_input): the op reads
    no other element, while its gradient (PyTorch's formula) is a full matrix */
 static tn_tensor *tri_(tn_tensor *x, void *u) { return u ? tn_triu(x) : tn_tril(x); }
-static tn_tensor *f_chs(tn_tensor *const *x, int n, void *u) { (void)n; return tn_cholesky_solve(x[1], tri_(x[0], u), u != NULL); }
-static tn_tensor *f_chi(tn_tensor *const *x, int n, void *u) { (void)n; return tn_cholesky_inverse(tri_(x[0], u), u != NULL); }
+static tn_tensor *f_chs(tn_tensor *const *x, int n, void *u) { (void)n; return tn_cholesky_solve(x[1], tri_(x[0], u), .upper = u != NULL); }
+static tn_tensor *f_chi(tn_tensor *const *x, int n, void *u) { (void)n; return tn_cholesky_inverse(tri_(x[0], u), .upper = u != NULL); }
 static tn_tensor *f_lus(tn_tensor *const *x, int n, void *u) {
     (void)n; (void)u; tn_tensor *piv = NULL;
-    tn_tensor *LU = tn_linalg_lu_factor(x[0], true, &piv);
+    tn_tensor *LU = tn_linalg_lu_factor(x[0], &piv);
     return tn_linalg_lu_solve(LU, piv, (mode_ & 1) ? T_(x[1]) : x[1], .left = !(mode_ & 1), .adjoint = (mode_ & 2) != 0);
 }
 static tn_tensor *f_pow(tn_tensor *const *x, int n, void *u) { (void)n; return tn_linalg_matrix_power(T_(x[0]), (int64_t)(intptr_t)u - 3); }
@@ -284,7 +284,7 @@ static tn_tensor *f_mnorm(tn_tensor *const *x, int n, void *u) { (void)n; return
 static tn_tensor *f_vnorm(tn_tensor *const *x, int n, void *u) { (void)n; return tn_linalg_vector_norm(x[0], .ord = *(const double *)u, .dim = TN_INTS(-1)); }
 static tn_tensor *f_md(tn_tensor *const *x, int n, void *u) { (void)u; return tn_linalg_multi_dot(x, n); }
 static tn_tensor *f_hh(tn_tensor *const *x, int n, void *u) { (void)n; (void)u; return tn_linalg_householder_product(x[0], x[1]); }
-static tn_tensor *f_vander(tn_tensor *const *x, int n, void *u) { (void)n; (void)u; return tn_linalg_vander(x[0], 4); }
+static tn_tensor *f_vander(tn_tensor *const *x, int n, void *u) { (void)n; (void)u; return tn_linalg_vander(x[0], .N = 4); }
 static bool gc(tn_gradcheck_fn f, tn_tensor *const *in, int n, void *u) {
     return tn_gradcheck(f, in, n, u, 1e-6, 1e-5, 1e-4) && tn_gradgradcheck(f, in, n, u, 1e-6, 1e-5, 1e-4);
 }
@@ -299,10 +299,10 @@ TEST(gradcheck_all) {
     tn_tensor *inT[2] = {leaf(tri(TN_SHAPE(2, 3, 3), true, TN_F64)), leaf(tn_randn(TN_SHAPE(2, 3, 2), TN_F64))};
     CHECK(gc(f_trs, inT, 2, NULL));
     tn_tensor *R = tn_randn(TN_SHAPE(2, 4, 4), TN_F64), *Apd = tn_add(tn_matmul(R, T_(R)), tn_eye(4, 4, TN_F64));
-    tn_tensor *inC[2] = {leaf(tn_detach(tn_linalg_cholesky(Apd, false))), leaf(tn_randn(TN_SHAPE(4, 2), TN_F64))};
+    tn_tensor *inC[2] = {leaf(tn_detach(tn_linalg_cholesky(Apd))), leaf(tn_randn(TN_SHAPE(4, 2), TN_F64))};
     CHECK(gc(f_chs, inC, 2, NULL));
     CHECK(gc(f_chi, inC, 1, NULL));
-    tn_tensor *inCu[2] = {leaf(tn_detach(tn_linalg_cholesky(Apd, true))), inC[1]};
+    tn_tensor *inCu[2] = {leaf(tn_detach(tn_linalg_cholesky(Apd, .upper = true))), inC[1]};
     CHECK(gc(f_chs, inCu, 2, (void *)1));
     CHECK(gc(f_chi, inCu, 1, (void *)1));
     for (mode_ = 0; mode_ < 4; mode_++) {
@@ -330,7 +330,7 @@ TEST(gradcheck_all) {
     /* grad_fn names as PyTorch's */
     CHECK(strcmp(tn_grad_fn_name(tn_linalg_solve_triangular(inT[0], inT[1], true)), "LinalgSolveTriangularBackward0") == 0);
     CHECK(strcmp(tn_grad_fn_name(tn_linalg_matrix_exp(E)), "LinalgMatrixExpBackward0") == 0);
-    CHECK(strcmp(tn_grad_fn_name(tn_cholesky_solve(inC[1], inC[0], false)), "CholeskySolveBackward0") == 0);
+    CHECK(strcmp(tn_grad_fn_name(tn_cholesky_solve(inC[1], inC[0])), "CholeskySolveBackward0") == 0);
     tn_scope_end();
 }
 

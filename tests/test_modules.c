@@ -1387,8 +1387,8 @@ TEST(layers_forward) {
     }
     /* shapes */
     x = input(SH(2, 6, 2));
-    LAYER("Flatten", tn_nn_flatten(), x, tn_flatten(x, 1, -1));
-    LAYER("Flatten(0, 1)", tn_nn_flatten(.start_dim = 0, .end_dim = 1), x, tn_flatten(x, 0, 1));
+    LAYER("Flatten", tn_nn_flatten(), x, tn_flatten(x, .start_dim = 1));
+    LAYER("Flatten(0, 1)", tn_nn_flatten(.start_dim = 0, .end_dim = 1), x, tn_flatten(x, .end_dim = 1));
     LAYER("Unflatten", tn_nn_unflatten(1, SH(2, 3)), x, tn_unflatten(x, 1, SH(2, 3)));
     LAYER("Unflatten(-1)", tn_nn_unflatten(-1, SH(2, 1)), x, tn_unflatten(x, -1, SH(2, 1)));
     LAYER("Identity", tn_nn_identity(), x, x);

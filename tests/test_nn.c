@@ -847,12 +847,12 @@ TEST(hand_misc) {
     CHECK_SHAPE(tn_embedding(IDX(I(1), 1), w), 1, 2);
     CHECK_SHAPE(tn_embedding(tn_scalar_tensor(1, TN_I64), w), 2);    /* 0-d index: one row */
     /* one_hot */
-    tn_tensor *oh = tn_one_hot(IDX(I(0, 2, 1), 3), -1);
+    tn_tensor *oh = tn_one_hot(IDX(I(0, 2, 1), 3));
     CHECK_DTYPE(oh, TN_I64);
     CHECK_SHAPE(oh, 3, 3);
     CHECK_VALS(oh, 0, 1, 0, 0, 0, 0, 1, 0, 1, 0);
-    CHECK_SHAPE(tn_one_hot(IDX(I(0, 2, 1, 1), 2, 2), 5), 2, 2, 5);
-    CHECK_VALS(tn_one_hot(IDX(I(0, 2, 1, 1), 2, 2), 4), 0, 1, 0, 0, 0, 0, 0, 1, 0, 0, 1, 0, 0, 0, 1, 0, 0);
+    CHECK_SHAPE(tn_one_hot(IDX(I(0, 2, 1, 1), 2, 2), .num_classes = 5), 2, 2, 5);
+    CHECK_VALS(tn_one_hot(IDX(I(0, 2, 1, 1), 2, 2), .num_classes = 4), 0, 1, 0, 0, 0, 0, 0, 1, 0, 0, 1, 0, 0, 0, 1, 0, 0);
     /* softmax and log_softmax */
     tn_tensor *s = T64(D(1, 2, 3), 3);
     CHECK_VALS(tn_softmax(s, 0), 1e-12, 0.09003057317038046, 0.24472847105479764, 0.66524095577481770);
@@ -873,11 +873,11 @@ TEST(hand_misc) {
     CHECK_SHAPE(tn_pixel_unshuffle(ps, 2), 1, 4, 1, 2);
     /* interpolate */
     tn_tensor *l = T64(D(1, 2), 1, 1, 2);
-    CHECK_VALS(tn_interpolate(l, NULL, D(2), "nearest", false), 0, 1, 1, 2, 2);
-    CHECK_VALS(tn_interpolate(l, I(3), NULL, "linear", true), 1e-12, 1, 1.5, 2);
-    CHECK_VALS(tn_interpolate(l, I(4), NULL, "linear", false), 1e-12, 1, 1.25, 1.75, 2);
-    CHECK_VALS(tn_interpolate(T64(D(1, 2, 3, 4), 1, 1, 2, 2), I(3, 3), NULL, "bilinear", true), 1e-12, 1, 1.5, 2, 2, 2.5, 3, 3, 3.5, 4);
-    CHECK_VALS(tn_interpolate(T64(D(1, 2, 3, 4), 1, 1, 4), I(2), NULL, "nearest", false), 0, 1, 3);
+    CHECK_VALS(tn_interpolate(l, .scale_factor = TN_DOUBLES(2)), 0, 1, 1, 2, 2);
+    CHECK_VALS(tn_interpolate(l, .size = TN_INTS(3), .mode = "linear", .align_corners = true), 1e-12, 1, 1.5, 2);
+    CHECK_VALS(tn_interpolate(l, .size = TN_INTS(4), .mode = "linear"), 1e-12, 1, 1.25, 1.75, 2);
+    CHECK_VALS(tn_interpolate(T64(D(1, 2, 3, 4), 1, 1, 2, 2), .size = TN_INTS(3, 3), .mode = "bilinear", .align_corners = true), 1e-12, 1, 1.5, 2, 2, 2.5, 3, 3, 3.5, 4);
+    CHECK_VALS(tn_interpolate(T64(D(1, 2, 3, 4), 1, 1, 4), .size = TN_INTS(2)), 0, 1, 3);
     /* attention: one query, two keys */
     tn_tensor *q = T64(D(1, 0), 1, 2), *k = T64(D(1, 0, 0, 1), 2, 2), *v = T64(D(1, 2, 3, 4), 2, 2);
     double a0 = 1 / (1 + exp(-1 / sqrt(2.0)));
@@ -1260,10 +1260,10 @@ TEST(oc_embedding) {
     ORACLE(TOL32, tn_embedding_padded(idx, w32, 1), "F.embedding(x0, x1, padding_idx=1)", idx, w32);
     /* one_hot */
     tn_tensor *c = IDX(I(0, 4, 2, 2, 1, 0), 3, 2);
-    ORACLE(0, tn_one_hot(c, -1), "F.one_hot(x0)", c);
-    ORACLE(0, tn_one_hot(c, 7), "F.one_hot(x0, 7)", c);
+    ORACLE(0, tn_one_hot(c), "F.one_hot(x0)", c);
+    ORACLE(0, tn_one_hot(c, .num_classes = 7), "F.one_hot(x0, 7)", c);
     tn_tensor *c0 = tn_scalar_tensor(3, TN_I64);
-    ORACLE(0, tn_one_hot(c0, 5), "F.one_hot(x0, 5)", c0);
+    ORACLE(0, tn_one_hot(c0, .num_classes = 5), "F.one_hot(x0, 5)", c0);
     END;
 }
 
@@ -1375,33 +1375,33 @@ TEST(oc_attention) {
 TEST(oc_interpolate) {
     BEGIN;
     tn_tensor *x = RN(2, 3, 5), *xv = nc(x, 0, 1);
-    ORACLE(TOL64, tn_interpolate(x, I(8), NULL, "nearest", false), "F.interpolate(x0, size=8)", x);
-    ORACLE(TOL64, tn_interpolate(x, NULL, D(2.0), "nearest", false), "F.interpolate(x0, scale_factor=2.0)", x);
-    ORACLE(TOL64, tn_interpolate(x, NULL, D(1.5), "nearest", false), "F.interpolate(x0, scale_factor=1.5)", x);
-    ORACLE(TOL64, tn_interpolate(x, NULL, D(0.5), "nearest", false), "F.interpolate(x0, scale_factor=0.5)", x);
-    ORACLE(TOL64, tn_interpolate(x, I(3), NULL, "nearest", false), "F.interpolate(x0, size=3)", x);
-    ORACLE(TOL64, tn_interpolate(x, I(8), NULL, "linear", false), "F.interpolate(x0, size=8, mode='linear', align_corners=False)", x);
-    ORACLE(TOL64, tn_interpolate(x, I(8), NULL, "linear", true), "F.interpolate(x0, size=8, mode='linear', align_corners=True)", x);
-    ORACLE(TOL64, tn_interpolate(x, NULL, D(1.7), "linear", false), "F.interpolate(x0, scale_factor=1.7, mode='linear')", x);
-    ORACLE(TOL64, tn_interpolate(x, NULL, D(1.7), "linear", true), "F.interpolate(x0, scale_factor=1.7, mode='linear', align_corners=True)", x);
-    ORACLE(TOL64, tn_interpolate(x, I(3), NULL, "linear", false), "F.interpolate(x0, size=3, mode='linear')", x);
-    ORACLE(TOL64, tn_interpolate(x, I(1), NULL, "linear", true), "F.interpolate(x0, size=1, mode='linear', align_corners=True)", x);
-    ORACLE(TOL64, tn_interpolate(xv, I(7), NULL, "linear", false), "F.interpolate(x0, size=7, mode='linear')", xv);
+    ORACLE(TOL64, tn_interpolate(x, .size = TN_INTS(8)), "F.interpolate(x0, size=8)", x);
+    ORACLE(TOL64, tn_interpolate(x, .scale_factor = TN_DOUBLES(2.0)), "F.interpolate(x0, scale_factor=2.0)", x);
+    ORACLE(TOL64, tn_interpolate(x, .scale_factor = TN_DOUBLES(1.5)), "F.interpolate(x0, scale_factor=1.5)", x);
+    ORACLE(TOL64, tn_interpolate(x, .scale_factor = TN_DOUBLES(0.5)), "F.interpolate(x0, scale_factor=0.5)", x);
+    ORACLE(TOL64, tn_interpolate(x, .size = TN_INTS(3)), "F.interpolate(x0, size=3)", x);
+    ORACLE(TOL64, tn_interpolate(x, .size = TN_INTS(8), .mode = "linear"), "F.interpolate(x0, size=8, mode='linear', align_corners=False)", x);
+    ORACLE(TOL64, tn_interpolate(x, .size = TN_INTS(8), .mode = "linear", .align_corners = true), "F.interpolate(x0, size=8, mode='linear', align_corners=True)", x);
+    ORACLE(TOL64, tn_interpolate(x, .scale_factor = TN_DOUBLES(1.7), .mode = "linear"), "F.interpolate(x0, scale_factor=1.7, mode='linear')", x);
+    ORACLE(TOL64, tn_interpolate(x, .scale_factor = TN_DOUBLES(1.7), .mode = "linear", .align_corners = true), "F.interpolate(x0, scale_factor=1.7, mode='linear', align_corners=True)", x);
+    ORACLE(TOL64, tn_interpolate(x, .size = TN_INTS(3), .mode = "linear"), "F.interpolate(x0, size=3, mode='linear')", x);
+    ORACLE(TOL64, tn_interpolate(x, .size = TN_INTS(1), .mode = "linear", .align_corners = true), "F.interpolate(x0, size=1, mode='linear', align_corners=True)", x);
+    ORACLE(TOL64, tn_interpolate(xv, .size = TN_INTS(7), .mode = "linear"), "F.interpolate(x0, size=7, mode='linear')", xv);
     tn_tensor *y = RN(2, 3, 5, 4), *yv = nc(y, 2, 3), *y1 = RN(1, 1, 3, 3);
-    ORACLE(TOL64, tn_interpolate(y, I(7, 9), NULL, "nearest", false), "F.interpolate(x0, size=(7, 9))", y);
-    ORACLE(TOL64, tn_interpolate(y, NULL, D(1.5, 2.0), "nearest", false), "F.interpolate(x0, scale_factor=(1.5, 2.0))", y);
-    ORACLE(TOL64, tn_interpolate(y, I(3, 2), NULL, "nearest", false), "F.interpolate(x0, size=(3, 2))", y);
-    ORACLE(TOL64, tn_interpolate(y, I(7, 9), NULL, "bilinear", false), "F.interpolate(x0, size=(7, 9), mode='bilinear')", y);
-    ORACLE(TOL64, tn_interpolate(y, I(7, 9), NULL, "bilinear", true), "F.interpolate(x0, size=(7, 9), mode='bilinear', align_corners=True)", y);
-    ORACLE(TOL64, tn_interpolate(y, NULL, D(1.5, 2.0), "bilinear", false), "F.interpolate(x0, scale_factor=(1.5, 2.0), mode='bilinear')", y);
-    ORACLE(TOL64, tn_interpolate(y, NULL, D(0.6, 1.3), "bilinear", true), "F.interpolate(x0, scale_factor=(0.6, 1.3), mode='bilinear', align_corners=True)", y);
-    ORACLE(TOL64, tn_interpolate(y, I(3, 2), NULL, "bilinear", false), "F.interpolate(x0, size=(3, 2), mode='bilinear')", y);
-    ORACLE(TOL64, tn_interpolate(yv, I(6, 6), NULL, "bilinear", false), "F.interpolate(x0, size=(6, 6), mode='bilinear')", yv);
-    ORACLE(TOL64, tn_interpolate(y1, I(5, 4), NULL, "bilinear", true), "F.interpolate(x0, size=(5, 4), mode='bilinear', align_corners=True)", y1);
+    ORACLE(TOL64, tn_interpolate(y, .size = TN_INTS(7, 9)), "F.interpolate(x0, size=(7, 9))", y);
+    ORACLE(TOL64, tn_interpolate(y, .scale_factor = TN_DOUBLES(1.5, 2.0)), "F.interpolate(x0, scale_factor=(1.5, 2.0))", y);
+    ORACLE(TOL64, tn_interpolate(y, .size = TN_INTS(3, 2)), "F.interpolate(x0, size=(3, 2))", y);
+    ORACLE(TOL64, tn_interpolate(y, .size = TN_INTS(7, 9), .mode = "bilinear"), "F.interpolate(x0, size=(7, 9), mode='bilinear')", y);
+    ORACLE(TOL64, tn_interpolate(y, .size = TN_INTS(7, 9), .mode = "bilinear", .align_corners = true), "F.interpolate(x0, size=(7, 9), mode='bilinear', align_corners=True)", y);
+    ORACLE(TOL64, tn_interpolate(y, .scale_factor = TN_DOUBLES(1.5, 2.0), .mode = "bilinear"), "F.interpolate(x0, scale_factor=(1.5, 2.0), mode='bilinear')", y);
+    ORACLE(TOL64, tn_interpolate(y, .scale_factor = TN_DOUBLES(0.6, 1.3), .mode = "bilinear", .align_corners = true), "F.interpolate(x0, scale_factor=(0.6, 1.3), mode='bilinear', align_corners=True)", y);
+    ORACLE(TOL64, tn_interpolate(y, .size = TN_INTS(3, 2), .mode = "bilinear"), "F.interpolate(x0, size=(3, 2), mode='bilinear')", y);
+    ORACLE(TOL64, tn_interpolate(yv, .size = TN_INTS(6, 6), .mode = "bilinear"), "F.interpolate(x0, size=(6, 6), mode='bilinear')", yv);
+    ORACLE(TOL64, tn_interpolate(y1, .size = TN_INTS(5, 4), .mode = "bilinear", .align_corners = true), "F.interpolate(x0, size=(5, 4), mode='bilinear', align_corners=True)", y1);
     tn_tensor *y32 = f32(y), *x32 = f32(x);
-    ORACLE(TOL32, tn_interpolate(y32, I(7, 9), NULL, "bilinear", false), "F.interpolate(x0, size=(7, 9), mode='bilinear')", y32);
-    ORACLE(TOL32, tn_interpolate(y32, NULL, D(1.5, 2.0), "nearest", false), "F.interpolate(x0, scale_factor=(1.5, 2.0))", y32);
-    ORACLE(TOL32, tn_interpolate(x32, I(8), NULL, "linear", true), "F.interpolate(x0, size=8, mode='linear', align_corners=True)", x32);
+    ORACLE(TOL32, tn_interpolate(y32, .size = TN_INTS(7, 9), .mode = "bilinear"), "F.interpolate(x0, size=(7, 9), mode='bilinear')", y32);
+    ORACLE(TOL32, tn_interpolate(y32, .scale_factor = TN_DOUBLES(1.5, 2.0)), "F.interpolate(x0, scale_factor=(1.5, 2.0))", y32);
+    ORACLE(TOL32, tn_interpolate(x32, .size = TN_INTS(8), .mode = "linear", .align_corners = true), "F.interpolate(x0, size=8, mode='linear', align_corners=True)", x32);
     END;
 }
 
@@ -1496,13 +1496,13 @@ TEST(oc_sweep_interpolate) {
         tn_tensor *x = RN(1, 2, in);
         for (int m = 0; m < 3; m++) {
             for (int64_t out = 1; out <= 10; out++)
-                ORACLE(TOL64, tn_interpolate(x, &out, NULL, modes[m][0], m == 2), PY("F.interpolate(x0, size=%lld, %s)", (long long)out, modes[m][1]), x);
+                ORACLE(TOL64, tn_interpolate(x, .size = TN_INTS(out), .mode = modes[m][0], .align_corners = m == 2), PY("F.interpolate(x0, size=%lld, %s)", (long long)out, modes[m][1]), x);
             static const double sfs[8] = {0.3, 0.5, 0.7, 1.3, 1.5, 2.5, 3.0, 1.0 / 3};
             for (int j = 0; j < 8; j++) {
                 /* nearest with a scale_factor that keeps the size: torch 1.13's backward ignores the
                    scale its forward used (a torch bug), so only the forward is compared */
                 tn_tensor *xi = m == 0 && (int64_t)floor((double)in * sfs[j]) == in ? tn_detach(x) : x;
-                ORACLE_SWEEP(TOL64, tn_interpolate(xi, NULL, &sfs[j], modes[m][0], m == 2), PY("F.interpolate(x0, scale_factor=%.17g, %s)", sfs[j], modes[m][1]), xi);
+                ORACLE_SWEEP(TOL64, tn_interpolate(xi, .scale_factor = TN_DOUBLES(sfs[j]), .mode = modes[m][0], .align_corners = m == 2), PY("F.interpolate(x0, scale_factor=%.17g, %s)", sfs[j], modes[m][1]), xi);
             }
         }
     }
@@ -1511,7 +1511,7 @@ TEST(oc_sweep_interpolate) {
     for (int t = 0; t < 24; t++) {
         int64_t sz[2] = {sw_pick(1, 11), sw_pick(1, 11)};
         int m = (int)sw_pick(0, 2);
-        ORACLE(TOL64, tn_interpolate(y, sz, NULL, m ? "bilinear" : "nearest", m == 2),
+        ORACLE(TOL64, tn_interpolate(y, .size = TN_INTS(sz[0], sz[1]), .mode = m ? "bilinear" : "nearest", .align_corners = m == 2),
                PY("F.interpolate(x0, size=(%lld, %lld), mode='%s'%s)", (long long)sz[0], (long long)sz[1], m ? "bilinear" : "nearest",
                   m == 2 ? ", align_corners=True" : m == 1 ? ", align_corners=False" : ""), y);
     }
@@ -1572,11 +1572,11 @@ TEST(oc_edges) {
     tn_tensor *lw = RN(4, 6), *el = RN(0, 6);
     ORACLE_SWEEP(TOL64, tn_linear(el, lw, NULL), "F.linear(x0, x1)", el, lw);
     ORACLE_SWEEP(TOL64, tn_softmax(el, 1), "F.softmax(x0, 1)", el);
-    ORACLE_SWEEP(TOL64, tn_interpolate(e3, I(9), NULL, "linear", false), "F.interpolate(x0, size=9, mode='linear')", e3);
+    ORACLE_SWEEP(TOL64, tn_interpolate(e3, .size = TN_INTS(9), .mode = "linear"), "F.interpolate(x0, size=9, mode='linear')", e3);
     ORACLE_SWEEP(TOL64, tn_pixel_shuffle(RN(0, 4, 2, 2), 2), "F.pixel_shuffle(x0, 2)", tn_zeros(SH(0, 4, 2, 2), TN_F64));
     tn_tensor *ei = tn_zeros(SH(0, 2), TN_I64), *ew = RN(5, 3);
     ORACLE_SWEEP(TOL64, tn_embedding(ei, ew), "F.embedding(x0, x1)", ei, ew);
-    ORACLE_SWEEP(0, tn_one_hot(tn_zeros(SH(0), TN_I64), 4), "F.one_hot(x0, 4)", tn_zeros(SH(0), TN_I64));
+    ORACLE_SWEEP(0, tn_one_hot(tn_zeros(SH(0), TN_I64), .num_classes = 4), "F.one_hot(x0, 4)", tn_zeros(SH(0), TN_I64));
     /* 0-d softmax; a linear bias of 0 dims */
     tn_tensor *z = leaf(tn_scalar_tensor(2, TN_F64)), *b0 = leaf(tn_scalar_tensor(0.5, TN_F64)), *x = RN(3, 6);
     ORACLE(TOL64, tn_softmax(z, 0), "F.softmax(x0, 0)", z);
@@ -1630,7 +1630,7 @@ TEST(oc_edges) {
     /* indices of any shape for embedding; non-contiguous indices */
     tn_tensor *iv = tn_t(IDX(I(0, 1, 2, 3, 4, 0), 2, 3)), *ew2 = RN(5, 3);
     ORACLE(TOL64, tn_embedding(iv, ew2), "F.embedding(x0, x1)", iv, ew2);
-    ORACLE(0, tn_one_hot(iv, 6), "F.one_hot(x0, 6)", iv);
+    ORACLE(0, tn_one_hot(iv, .num_classes = 6), "F.one_hot(x0, 6)", iv);
     END;
 }
 
@@ -1674,10 +1674,10 @@ GF(g_log_softmax, tn_log_softmax(tn_t(IN0), 0))
 GF(g_sdpa, tn_scaled_dot_product_attention(IN0, IN1, IN2, NULL, 0, false, 0))
 GF(g_sdpa_mask, tn_scaled_dot_product_attention(IN0, IN1, IN2, IN3, 0, false, 0))
 GF(g_sdpa_causal, tn_scaled_dot_product_attention(IN0, IN1, IN2, NULL, 0, true, 0.7))
-GF(g_interp_near, tn_interpolate(IN0, I(5, 7), NULL, "nearest", false))
-GF(g_interp_lin, tn_interpolate(IN0, NULL, D(1.6), "linear", false))
-GF(g_interp_bil, tn_interpolate(IN0, I(5, 4), NULL, "bilinear", true))
-GF(g_interp_bil2, tn_interpolate(IN0, I(2, 5), NULL, "bilinear", false))
+GF(g_interp_near, tn_interpolate(IN0, .size = TN_INTS(5, 7)))
+GF(g_interp_lin, tn_interpolate(IN0, .scale_factor = TN_DOUBLES(1.6), .mode = "linear"))
+GF(g_interp_bil, tn_interpolate(IN0, .size = TN_INTS(5, 4), .mode = "bilinear", .align_corners = true))
+GF(g_interp_bil2, tn_interpolate(IN0, .size = TN_INTS(2, 5), .mode = "bilinear"))
 GF(g_pixel_shuffle, tn_pixel_shuffle(IN0, 2))
 GF(g_pixel_unshuffle, tn_pixel_unshuffle(IN0, 2))
 /* dropout with the same mask on every evaluation (the seed is reset inside) */
@@ -1912,10 +1912,10 @@ TEST(grad_fn_names) {
     CHECK_NAME(tn_dropout2d(x), "MulBackward0");
     CHECK_NAME(tn_linear(RN(3, 5), RN(4, 5), RN(4)), "AddmmBackward0");
     CHECK_NAME(tn_linear(RN(3, 5), RN(4, 5), NULL), "MmBackward0");
-    CHECK_NAME(tn_interpolate(x3, I(9), NULL, "nearest", false), "UpsampleNearest1DBackward1");
-    CHECK_NAME(tn_interpolate(x, I(9, 9), NULL, "nearest", false), "UpsampleNearest2DBackward1");
-    CHECK_NAME(tn_interpolate(x3, I(9), NULL, "linear", false), "UpsampleLinear1DBackward1");
-    CHECK_NAME(tn_interpolate(x, I(9, 9), NULL, "bilinear", false), "UpsampleBilinear2DBackward1");
+    CHECK_NAME(tn_interpolate(x3, .size = TN_INTS(9)), "UpsampleNearest1DBackward1");
+    CHECK_NAME(tn_interpolate(x, .size = TN_INTS(9, 9)), "UpsampleNearest2DBackward1");
+    CHECK_NAME(tn_interpolate(x3, .size = TN_INTS(9), .mode = "linear"), "UpsampleLinear1DBackward1");
+    CHECK_NAME(tn_interpolate(x, .size = TN_INTS(9, 9), .mode = "bilinear"), "UpsampleBilinear2DBackward1");
     CHECK_NAME(tn_pixel_shuffle(x, 2), "PixelShuffleBackward0");
     CHECK_NAME(tn_pixel_unshuffle(x, 2), "PixelUnshuffleBackward0");
     /* unbatched forms: PyTorch's 2-d pooling and fold kernels take 3-d input directly (their
@@ -2039,10 +2039,10 @@ TEST(errors) {
     CHECK_ERR(tn_embedding(IDX(I(1), 1), tn_randn(SH(10), TN_F32)), "tn_embedding: weight must be 2-d [num_embeddings, embedding_dim], got [10]");
     CHECK_ERR(tn_embedding_padded(IDX(I(1), 1), ew, 10), "tn_embedding: padding_idx 10 must be within num_embeddings (10)");
     CHECK_ERR(tn_embedding_padded(IDX(I(1), 1), ew, -11), "tn_embedding: padding_idx -11");
-    CHECK_ERR(tn_one_hot(IDX(I(0, -1), 2), 3), "tn_one_hot: class values must be non-negative");
-    CHECK_ERR(tn_one_hot(IDX(I(0, 3), 2), 3), "tn_one_hot: class values must be smaller than num_classes (got 3 for 3 classes)");
-    CHECK_ERR(tn_one_hot(tn_ones(SH(2), TN_F32), 3), "tn_one_hot: one_hot is only applicable to index tensors");
-    CHECK_ERR(tn_one_hot(tn_zeros(SH(0), TN_I64), -1), "tn_one_hot: can not infer total number of classes from empty tensor");
+    CHECK_ERR(tn_one_hot(IDX(I(0, -1), 2), .num_classes = 3), "tn_one_hot: class values must be non-negative");
+    CHECK_ERR(tn_one_hot(IDX(I(0, 3), 2), .num_classes = 3), "tn_one_hot: class values must be smaller than num_classes (got 3 for 3 classes)");
+    CHECK_ERR(tn_one_hot(tn_ones(SH(2), TN_F32), .num_classes = 3), "tn_one_hot: one_hot is only applicable to index tensors");
+    CHECK_ERR(tn_one_hot(tn_zeros(SH(0), TN_I64)), "tn_one_hot: can not infer total number of classes from empty tensor");
     /* attention */
     tn_tensor *q = tn_randn(SH(2, 3, 4), TN_F32), *k = tn_randn(SH(2, 5, 4), TN_F32), *v = tn_randn(SH(2, 5, 6), TN_F32);
     CHECK_ERR(tn_scaled_dot_product_attention(q, tn_randn(SH(2, 5, 3), TN_F32), v, NULL, 0, false, 0), "tn_scaled_dot_product_attention: expected q [*, L, E], k [*, S, E], v [*, S, Ev], got [2, 3, 4], [2, 5, 3], [2, 5, 6]");
@@ -2053,17 +2053,17 @@ TEST(errors) {
     CHECK_ERR(tn_scaled_dot_product_attention(q, tn_to_dtype(k, TN_F64), v, NULL, 0, false, 0), "tn_scaled_dot_product_attention: input (float32) and key (float64) must have the same dtype");
     /* interpolate */
     tn_tensor *im = tn_randn(SH(1, 2, 4, 4), TN_F32);
-    CHECK_ERR(tn_interpolate(im, I(8, 8), NULL, "lanczos", false), "tn_interpolate: mode 'lanczos' is not supported");
-    CHECK_ERR(tn_interpolate(im, I(8, 8), NULL, NULL, false), "tn_interpolate: mode '(null)' is not supported");
-    CHECK_ERR(tn_interpolate(im, I(8, 8), NULL, "nearest", true), "tn_interpolate: align_corners option can only be set with the interpolating modes");
-    CHECK_ERR(tn_interpolate(im, I(8), NULL, "linear", false), "tn_interpolate: mode 'linear' expects a 3-d [N, C, W] input, got [1, 2, 4, 4]");
-    CHECK_ERR(tn_interpolate(tn_randn(SH(1, 2, 4), TN_F32), I(8, 8), NULL, "bilinear", false), "tn_interpolate: mode 'bilinear' expects a 4-d [N, C, H, W] input");
-    CHECK_ERR(tn_interpolate(im, I(8, 8), D(2, 2), "nearest", false), "tn_interpolate: give exactly one of size and scale_factor");
-    CHECK_ERR(tn_interpolate(im, NULL, NULL, "nearest", false), "tn_interpolate: give exactly one of size and scale_factor");
-    CHECK_ERR(tn_interpolate(im, NULL, D(-2, 2), "nearest", false), "tn_interpolate: scale_factor must be positive");
-    CHECK_ERR(tn_interpolate(im, I(0, 3), NULL, "nearest", false), "tn_interpolate");
-    CHECK_ERR(tn_interpolate(tn_randn(SH(4, 4), TN_F32), I(8, 8), NULL, "nearest", false), "tn_interpolate");
-    CHECK_ERR(tn_interpolate(tn_ones(SH(1, 1, 4), TN_I64), I(8), NULL, "nearest", false), "tn_interpolate: input must be a floating dtype");
+    CHECK_ERR(tn_interpolate(im, .size = TN_INTS(8, 8), .mode = "lanczos"), "tn_interpolate: mode 'lanczos' is not supported");
+    CHECK_ERR(tn_interpolate(im, .size = TN_INTS(8, 8), .mode = NULL), "tn_interpolate: mode '(null)' is not supported");
+    CHECK_ERR(tn_interpolate(im, .size = TN_INTS(8, 8), .align_corners = true), "tn_interpolate: align_corners option can only be set with the interpolating modes");
+    CHECK_ERR(tn_interpolate(im, .size = TN_INTS(8), .mode = "linear"), "tn_interpolate: mode 'linear' expects a 3-d [N, C, W] input, got [1, 2, 4, 4]");
+    CHECK_ERR(tn_interpolate(tn_randn(SH(1, 2, 4), TN_F32), .size = TN_INTS(8, 8), .mode = "bilinear"), "tn_interpolate: mode 'bilinear' expects a 4-d [N, C, H, W] input");
+    CHECK_ERR(tn_interpolate(im, .size = TN_INTS(8, 8), .scale_factor = TN_DOUBLES(2, 2)), "tn_interpolate: give exactly one of size and scale_factor");
+    CHECK_ERR(tn_interpolate(im), "tn_interpolate: give exactly one of size and scale_factor");
+    CHECK_ERR(tn_interpolate(im, .scale_factor = TN_DOUBLES(-2, 2)), "tn_interpolate: scale_factor must be positive");
+    CHECK_ERR(tn_interpolate(im, .size = TN_INTS(0, 3)), "tn_interpolate");
+    CHECK_ERR(tn_interpolate(tn_randn(SH(4, 4), TN_F32), .size = TN_INTS(8, 8)), "tn_interpolate");
+    CHECK_ERR(tn_interpolate(tn_ones(SH(1, 1, 4), TN_I64), .size = TN_INTS(8)), "tn_interpolate: input must be a floating dtype");
     /* pixel shuffle */
     CHECK_ERR(tn_pixel_shuffle(tn_randn(SH(1, 3, 2, 2), TN_F32), 2), "tn_pixel_shuffle: the channel count 3 of input [1, 3, 2, 2] must be divisible by the square of upscale_factor (4)");
     CHECK_ERR(tn_pixel_shuffle(tn_randn(SH(1, 4, 2, 2), TN_F32), 0), "tn_pixel_shuffle: factor must be greater than 0");
@@ -2159,13 +2159,13 @@ TEST(null_inputs) {
     CHECK_NULL_PASS(tn_embedding(NULL, w));
     CHECK_NULL_PASS(tn_embedding(IDX(I(0), 1), NULL));
     CHECK_NULL_PASS(tn_embedding_padded(NULL, w, 0));
-    CHECK_NULL_PASS(tn_one_hot(NULL, 3));
+    CHECK_NULL_PASS(tn_one_hot(NULL, .num_classes = 3));
     CHECK_NULL_PASS(tn_softmax(NULL, 0));
     CHECK_NULL_PASS(tn_log_softmax(NULL, 0));
     CHECK_NULL_PASS(tn_scaled_dot_product_attention(NULL, x3, x3, NULL, 0, false, 0));
     CHECK_NULL_PASS(tn_scaled_dot_product_attention(x3, NULL, x3, NULL, 0, false, 0));
     CHECK_NULL_PASS(tn_scaled_dot_product_attention(x3, x3, NULL, NULL, 0, false, 0));
-    CHECK_NULL_PASS(tn_interpolate(NULL, I(8), NULL, "nearest", false));
+    CHECK_NULL_PASS(tn_interpolate(NULL, .size = TN_INTS(8)));
     CHECK_NULL_PASS(tn_pixel_shuffle(NULL, 2));
     CHECK_NULL_PASS(tn_pixel_unshuffle(NULL, 2));
     for (int i = 0; i < NACTS; i++) {
@@ -2200,8 +2200,8 @@ TEST(dtypes_agree) {
     CHECK_SAME(tn_avg_pool2d(x32, 3, .stride = 2, .padding = 1, .ceil_mode = true, .count_include_pad = false), tn_avg_pool2d(x, 3, .stride = 2, .padding = 1, .ceil_mode = true, .count_include_pad = false), 1e-5);
     CHECK_SAME(tn_layer_norm(x32, I(9, 7), 2), tn_layer_norm(x, I(9, 7), 2), 1e-4);
     CHECK_SAME(tn_group_norm(x32, 2), tn_group_norm(x, 2), 1e-4);
-    CHECK_SAME(tn_interpolate(x32, I(5, 11), NULL, "bilinear", false), tn_interpolate(x, I(5, 11), NULL, "bilinear", false), 1e-5);
-    CHECK_DTYPE(tn_interpolate(x32, I(5, 11), NULL, "bilinear", false), TN_F32);
+    CHECK_SAME(tn_interpolate(x32, .size = TN_INTS(5, 11), .mode = "bilinear"), tn_interpolate(x, .size = TN_INTS(5, 11), .mode = "bilinear"), 1e-5);
+    CHECK_DTYPE(tn_interpolate(x32, .size = TN_INTS(5, 11), .mode = "bilinear"), TN_F32);
     CHECK_DTYPE(tn_adaptive_avg_pool2d(x32, 3, 3), TN_F32);
     CHECK_DTYPE(tn_batch_norm(x32, NULL, NULL, NULL, NULL, true, 0.1, 1e-5), TN_F32);
     CHECK_DTYPE(tn_scaled_dot_product_attention(x32, x32, x32, NULL, 0, false, 0), TN_F32);
@@ -2209,8 +2209,8 @@ TEST(dtypes_agree) {
     CHECK_DTYPE(tn_im2col(x32, PAIR(2, 2), PAIR(1, 1), PAIR(0, 0), PAIR(1, 1)), TN_F32);
     /* the input is never modified, and results never alias it (except dropout in eval) */
     tn_tensor *xc = tn_clone(x);
-    tn_interpolate(x, I(9, 7), NULL, "nearest", false);
-    tn_tensor *same = tn_interpolate(x, I(9, 7), NULL, "bilinear", false);
+    tn_interpolate(x, .size = TN_INTS(9, 7));
+    tn_tensor *same = tn_interpolate(x, .size = TN_INTS(9, 7), .mode = "bilinear");
     CHECK(same && !tn_same_storage(same, x));
     CHECK_SAME(same, x, 1e-12);
     tn_tensor *ps1 = tn_pixel_shuffle(x, 1);

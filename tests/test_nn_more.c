@@ -368,13 +368,13 @@ FN(f_grid_nearest, tn_grid_sample(in[0], in[1], .mode = TN_GRID_NEAREST))
 FN(f_grid_bicubic, tn_grid_sample(in[0], in[1], .mode = TN_GRID_BICUBIC))
 FN(f_grid_bicubic_border_ac, tn_grid_sample(in[0], in[1], .mode = TN_GRID_BICUBIC, .padding_mode = TN_GRID_BORDER, .align_corners = true))
 FN(f_grid_bicubic_reflect, tn_grid_sample(in[0], in[1], .mode = TN_GRID_BICUBIC, .padding_mode = TN_GRID_REFLECTION))
-FN(f_affine2d, tn_affine_grid(in[0], TN_SHAPE(2, 3, 4, 5), false))
-FN(f_affine3d, tn_affine_grid(in[0], TN_SHAPE(2, 1, 3, 2, 4), true))
-FN(f_bicubic, tn_interpolate(in[0], (const int64_t[]){5, 7}, NULL, "bicubic", false))
-FN(f_bicubic_ac, tn_interpolate(in[0], (const int64_t[]){5, 2}, NULL, "bicubic", true))
-FN(f_trilinear, tn_interpolate(in[0], (const int64_t[]){3, 5, 4}, NULL, "trilinear", false))
-FN(f_area, tn_interpolate(in[0], (const int64_t[]){2, 3}, NULL, "area", false))
-FN(f_nearest_exact3d, tn_interpolate(in[0], (const int64_t[]){4, 3, 5}, NULL, "nearest-exact", false))
+FN(f_affine2d, tn_affine_grid(in[0], TN_SHAPE(2, 3, 4, 5)))
+FN(f_affine3d, tn_affine_grid(in[0], TN_SHAPE(2, 1, 3, 2, 4), .align_corners = true))
+FN(f_bicubic, tn_interpolate(in[0], .size = TN_INTS(5, 7), .mode = "bicubic"))
+FN(f_bicubic_ac, tn_interpolate(in[0], .size = TN_INTS(5, 2), .mode = "bicubic", .align_corners = true))
+FN(f_trilinear, tn_interpolate(in[0], .size = TN_INTS(3, 5, 4), .mode = "trilinear"))
+FN(f_area, tn_interpolate(in[0], .size = TN_INTS(2, 3), .mode = "area"))
+FN(f_nearest_exact3d, tn_interpolate(in[0], .size = TN_INTS(4, 3, 5), .mode = "nearest-exact"))
 
 TEST(test_sampling) {
     tn_scope_begin();
@@ -382,7 +382,7 @@ TEST(test_sampling) {
     tn_tensor *x = rnd(TN_SHAPE(2, 3, 4, 5));
     const double th[6] = {1, 0, 0, 0, 1, 0};
     tn_tensor *theta = tn_expand(tn_from_data(th, TN_SHAPE(1, 2, 3), TN_F64), TN_SHAPE(2, 2, 3));
-    tn_tensor *idg = tn_affine_grid(theta, TN_SHAPE(2, 3, 4, 5), true);
+    tn_tensor *idg = tn_affine_grid(theta, TN_SHAPE(2, 3, 4, 5), .align_corners = true);
     CHECK(same_shape(idg, TN_SHAPE(2, 4, 5, 2)));
     tn_tensor *same = tn_grid_sample(x, idg, .align_corners = true);
     {
@@ -392,7 +392,7 @@ TEST(test_sampling) {
         CHECK(ok);
     }
     {   /* affine_grid without align_corners: pixel centres at (2 i + 1) / W - 1 */
-        const double *g = D(tn_affine_grid(theta, TN_SHAPE(2, 3, 4, 5), false));
+        const double *g = D(tn_affine_grid(theta, TN_SHAPE(2, 3, 4, 5)));
         CHECK(g && fabs(g[0] + 0.8) < 1e-15 && fabs(g[1] + 0.75) < 1e-15);
     }
     /* out of range: zeros reads 0, border the edge value */
@@ -429,7 +429,7 @@ TEST(test_sampling) {
     tn_tensor *t2 = rnd(TN_SHAPE(2, 2, 3)), *t3 = rnd(TN_SHAPE(2, 3, 4));
     GC(f_affine2d, &t2, 1, NULL, 2);
     GC(f_affine3d, &t3, 1, NULL, 2);
-    CHECK_ERR(tn_affine_grid(t2, TN_SHAPE(2, 3, 4, 5, 6), false), "affine_grid");
+    CHECK_ERR(tn_affine_grid(t2, TN_SHAPE(2, 3, 4, 5, 6)), "affine_grid");
 
     tn_tensor *im = rnd_strided(TN_SHAPE(2, 2, 3, 4)), *vol = rnd(TN_SHAPE(1, 2, 2, 3, 3));
     GC(f_bicubic, &im, 1, NULL, 2);
@@ -438,8 +438,8 @@ TEST(test_sampling) {
     GC(f_trilinear, &vol, 1, NULL, 2);
     GC(f_nearest_exact3d, &vol, 1, NULL, 2);
     {   /* bicubic align_corners to the same size is the identity; trilinear too */
-        const double *a = D(tn_interpolate(im, (const int64_t[]){3, 4}, NULL, "bicubic", true)), *b = D(im);
-        const double *c = D(tn_interpolate(vol, (const int64_t[]){2, 3, 3}, NULL, "trilinear", false)), *d = D(vol);
+        const double *a = D(tn_interpolate(im, .size = TN_INTS(3, 4), .mode = "bicubic", .align_corners = true)), *b = D(im);
+        const double *c = D(tn_interpolate(vol, .size = TN_INTS(2, 3, 3), .mode = "trilinear")), *d = D(vol);
         bool ok = a && b && c && d;
         for (int i = 0; ok && i < 48; i++) ok &= fabs(a[i] - b[i]) < 1e-12;
         for (int i = 0; ok && i < 36; i++) ok &= fabs(c[i] - d[i]) < 1e-12;
@@ -447,11 +447,11 @@ TEST(test_sampling) {
     }
     {   /* area to half size: 2 x 2 means */
         const double v[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
-        const double *a = D(tn_interpolate(tn_from_data(v, TN_SHAPE(1, 1, 4, 4), TN_F64), (const int64_t[]){2, 2}, NULL, "area", false));
+        const double *a = D(tn_interpolate(tn_from_data(v, TN_SHAPE(1, 1, 4, 4), TN_F64), .size = TN_INTS(2, 2), .mode = "area"));
         CHECK(a && a[0] == 3.5 && a[1] == 5.5 && a[2] == 11.5 && a[3] == 13.5);
     }
-    CHECK_ERR(tn_interpolate(vol, (const int64_t[]){3, 3}, NULL, "bicubic", false), "bicubic");
-    CHECK_ERR(tn_interpolate(im, (const int64_t[]){3, 3}, NULL, "trilinear", false), "trilinear");
+    CHECK_ERR(tn_interpolate(vol, .size = TN_INTS(3, 3), .mode = "bicubic"), "bicubic");
+    CHECK_ERR(tn_interpolate(im, .size = TN_INTS(3, 3), .mode = "trilinear"), "trilinear");
     tn_scope_end();
 }
 

@@ -20,16 +20,16 @@ TEST(test_scatter_reduce_amin_int64_without_self) {
     tn_tensor *src = tn_from_data(sv, SH(2, 2), TN_I64);
     /* torch: x.scatter_reduce(0, idx, src, 'amin', include_self=False) */
     const int64_t want_min[] = {1, 2, 7, 4, 9, 10}, want_max[] = {3, 2, 7, 4, 9, 10};
-    const int64_t *r = I64(tn_scatter_reduce(x, 0, idx, src, "amin", false));
+    const int64_t *r = I64(tn_scatter_reduce(x, 0, idx, src, "amin", .include_self = false));
     CHECK(r != NULL);
     for (int i = 0; r && i < 6; i++) CHECK_MSG(r[i] == want_min[i], "amin [%d]: %lld, want %lld", i, (long long)r[i], (long long)want_min[i]);
-    r = I64(tn_scatter_reduce(x, 0, idx, src, "amax", false));
+    r = I64(tn_scatter_reduce(x, 0, idx, src, "amax", .include_self = false));
     CHECK(r != NULL);
     for (int i = 0; r && i < 6; i++) CHECK_MSG(r[i] == want_max[i], "amax [%d]: %lld, want %lld", i, (long long)r[i], (long long)want_max[i]);
     /* the extremes themselves survive: INT64_MAX is amin's identity, not a value lost */
     const int64_t big[] = {INT64_MAX, INT64_MAX - 1};
     tn_tensor *bsrc = tn_from_data(big, SH(1, 2), TN_I64), *bidx = tn_zeros(SH(1, 2), TN_I64);
-    r = I64(tn_scatter_reduce(tn_zeros(SH(1, 2), TN_I64), 0, bidx, bsrc, "amin", false));
+    r = I64(tn_scatter_reduce(tn_zeros(SH(1, 2), TN_I64), 0, bidx, bsrc, "amin", .include_self = false));
     CHECK(r && r[0] == INT64_MAX && r[1] == INT64_MAX - 1);
     tn_scope_end();
 }

@@ -13,7 +13,7 @@ static tn_tensor *leaf(tn_tensor *t) { tn_requires_grad_(t, true); return t; }
 static bool gc(tn_gradcheck_fn f, tn_tensor *const *in, int n, void *u) {
     return tn_gradcheck(f, in, n, u, 1e-6, 1e-5, 1e-4) && tn_gradgradcheck(f, in, n, u, 1e-6, 1e-5, 1e-4);
 }
-static bool near(tn_tensor *a, tn_tensor *b) { return a && b && tn_allclose(a, b, 1e-12, 1e-12, true); }
+static bool near(tn_tensor *a, tn_tensor *b) { return a && b && tn_allclose(a, b, .rtol = 1e-12, .atol = 1e-12, .equal_nan = true); }
 static bool same_shape(tn_tensor *t, const int64_t *shape, int nd) {
     if (!t || tn_ndim(t) != nd) return false;
     for (int i = 0; i < nd; i++)
@@ -80,7 +80,7 @@ TEST(renorm) {
     /* p = inf and p = 1, float32 keeps its dtype */
     CHECK(near(tn_renorm(x, INFINITY, 0, 2), tn_from_data((double[]){3 * 2 / (4 + 1e-7), 4 * 2 / (4 + 1e-7), 0.3, 0.4}, TN_SHAPE(2, 2), TN_F64)));
     tn_tensor *f = tn_renorm(tn_to_dtype(x, TN_F32), 1, 0, 7);
-    CHECK(f && tn_get_dtype(f) == TN_F32 && tn_allclose(f, tn_to_dtype(x, TN_F32), 0, 0, false));
+    CHECK(f && tn_get_dtype(f) == TN_F32 && tn_allclose(f, tn_to_dtype(x, TN_F32), .rtol = 0, .atol = 0));
     /* 0-size */
     tn_tensor *z = tn_renorm(tn_zeros(TN_SHAPE(0, 3), TN_F64), 2, 1, 1);
     CHECK(same_shape(z, TN_SHAPE(0, 3)));
@@ -181,7 +181,7 @@ TEST(view_scatters) {
         CHECK(near(t, t) && !tn_same_storage(r, t));   /* out of place */
         /* a broadcast-free float32 src is cast into t's dtype */
         r = scatter(t, tn_to_dtype(src, TN_F32));
-        CHECK(r && tn_get_dtype(r) == TN_F64 && tn_allclose(r, want, 1e-6, 1e-6, false));
+        CHECK(r && tn_get_dtype(r) == TN_F64 && tn_allclose(r, want, .rtol = 1e-6, .atol = 1e-6));
         tn_tensor *gin[2] = {gleaf(), leaf(tn_randn(src_shapes[kind_], src_nd[kind_], TN_F64))};
         CHECK_MSG(gc(f_scatter, gin, 2, NULL), "gradcheck kind %d", kind_);
     }
@@ -295,7 +295,7 @@ TEST(isposinf_isneginf_angle) {
 static tn_tensor *f_ired(tn_tensor *const *x, int n, void *u) {
     (void)n;
     tn_tensor *idx = tn_from_data((int64_t[]){3, 0, 3}, TN_SHAPE(3), TN_I64);
-    return tn_index_reduce(P(x[0]), 1, idx, x[1], (const char *)u, true);
+    return tn_index_reduce(P(x[0]), 1, idx, x[1], (const char *)u);
 }
 static tn_tensor *f_comb(tn_tensor *const *x, int n, void *u) { (void)n; return tn_combinations(x[0], .r = 3, .with_replacement = u != NULL); }
 TEST(index_reduce_narrow_copy_combinations) {
@@ -304,28 +304,28 @@ TEST(index_reduce_narrow_copy_combinations) {
     /* t [2, 4, 3] (non-contiguous), index [3, 0, 3] along dim 1, source [2, 3, 3] */
     tn_tensor *t = noncontig(), *src = tn_randn(TN_SHAPE(2, 3, 3), TN_F64);
     tn_tensor *idx = tn_from_data((int64_t[]){3, 0, 3}, TN_SHAPE(3), TN_I64);
-    tn_tensor *r = tn_index_reduce(t, 1, idx, src, "prod", true);
+    tn_tensor *r = tn_index_reduce(t, 1, idx, src, "prod");
     /* by hand: slice 0 times source slice 1; slice 3 times source slices 0 and 2; 1, 2 kept */
     tn_tensor *want = tn_clone(t);
     CHECK(tn_copy_(tn_select(want, 1, 0), tn_mul(tn_select(t, 1, 0), tn_select(src, 1, 1))) == 0);
     CHECK(tn_copy_(tn_select(want, 1, 3), tn_mul(tn_select(t, 1, 3), tn_mul(tn_select(src, 1, 0), tn_select(src, 1, 2)))) == 0);
     CHECK(near(r, want));
     /* amax without self; mean with self (the count includes it); int32 index */
-    r = tn_index_reduce(t, 1, tn_to_dtype(idx, TN_I32), src, "amax", false);
+    r = tn_index_reduce(t, 1, tn_to_dtype(idx, TN_I32), src, "amax", .include_self = false);
     CHECK(r && near(tn_select(r, 1, 3), tn_maximum(tn_select(src, 1, 0), tn_select(src, 1, 2))) && near(tn_select(r, 1, 1), tn_select(t, 1, 1)));
-    r = tn_index_reduce(t, 1, idx, src, "mean", true);
+    r = tn_index_reduce(t, 1, idx, src, "mean");
     CHECK(r && near(tn_select(r, 1, 3), tn_div_scalar(tn_add(tn_select(t, 1, 3), tn_add(tn_select(src, 1, 0), tn_select(src, 1, 2))), 3)));
     /* 0-d */
-    r = tn_index_reduce(tn_full(NULL, 0, 3, TN_F64), 0, tn_zeros(TN_SHAPE(1), TN_I64), tn_full(NULL, 0, 2, TN_F64), "prod", true);
+    r = tn_index_reduce(tn_full(NULL, 0, 3, TN_F64), 0, tn_zeros(TN_SHAPE(1), TN_I64), tn_full(NULL, 0, 2, TN_F64), "prod");
     CHECK(r && tn_ndim(r) == 0 && tn_item(r) == 6);
     /* errors, PyTorch's words */
-    CHECK_ERR(tn_index_reduce(t, 1, idx, src, "sum", true), "Expected reduce to be one of prod, mean, amax or amin but got sum.");
-    CHECK_ERR(tn_index_reduce(t, 1, tn_reshape(idx, TN_SHAPE(1, 3)), src, "prod", true), "Index is supposed to be a vector");
-    CHECK_ERR(tn_index_reduce(t, 1, tn_to_dtype(idx, TN_F32), src, "prod", true), "Expected dtype int32/int64 for index but got: Float");
-    CHECK_ERR(tn_index_reduce(t, 1, idx, tn_to_dtype(src, TN_F32), "prod", true), "self (Double) and source (Float) must have the same scalar type");
-    CHECK_ERR(tn_index_reduce(t, 1, tn_narrow(idx, 0, 0, 2), src, "prod", true), "Number of indices (2) should be equal to source.size(dim): (3), for dim: 1");
-    CHECK_ERR(tn_index_reduce(t, 1, idx, tn_randn(TN_SHAPE(2, 3, 2), TN_F64), "prod", true), "slice shapes");
-    CHECK_ERR(tn_index_reduce(t, 1, tn_from_data((int64_t[]){4, 0, 3}, TN_SHAPE(3), TN_I64), src, "prod", true), "");
+    CHECK_ERR(tn_index_reduce(t, 1, idx, src, "sum"), "Expected reduce to be one of prod, mean, amax or amin but got sum.");
+    CHECK_ERR(tn_index_reduce(t, 1, tn_reshape(idx, TN_SHAPE(1, 3)), src, "prod"), "Index is supposed to be a vector");
+    CHECK_ERR(tn_index_reduce(t, 1, tn_to_dtype(idx, TN_F32), src, "prod"), "Expected dtype int32/int64 for index but got: Float");
+    CHECK_ERR(tn_index_reduce(t, 1, idx, tn_to_dtype(src, TN_F32), "prod"), "self (Double) and source (Float) must have the same scalar type");
+    CHECK_ERR(tn_index_reduce(t, 1, tn_narrow(idx, 0, 0, 2), src, "prod"), "Number of indices (2) should be equal to source.size(dim): (3), for dim: 1");
+    CHECK_ERR(tn_index_reduce(t, 1, idx, tn_randn(TN_SHAPE(2, 3, 2), TN_F64), "prod"), "slice shapes");
+    CHECK_ERR(tn_index_reduce(t, 1, tn_from_data((int64_t[]){4, 0, 3}, TN_SHAPE(3), TN_I64), src, "prod"), "");
     const char *reds[4] = {"prod", "mean", "amax", "amin"};
     for (int k = 0; k < 4; k++) {
         tn_tensor *in[2] = {gleaf(), leaf(tn_randn(TN_SHAPE(2, 3, 3), TN_F64))};

@@ -340,15 +340,15 @@ TEST(test_bincount_histc) {
     static const int64_t x_[] = {1, 1, 3, 0, 5};
     static const double w_[] = {0.5, 1, 2, 3, 4};
     tn_tensor *x = I64(x_, SH(5));
-    CHK(tn_bincount(x, F64(w_, SH(5)), 8), E_binc_w, SH(8));
-    CHKI(tn_bincount(x, NULL, 0), E_binc, SH(6));
-    CHECK(tn_get_dtype(tn_bincount(x, tn_to_dtype(F64(w_, SH(5)), TN_F32), 0)) == TN_F32);
-    CHECK(shape_is(tn_bincount(tn_zeros(SH(0), TN_I64), NULL, 3), SH(3)));
+    CHK(tn_bincount(x, .weights = F64(w_, SH(5)), .minlength = 8), E_binc_w, SH(8));
+    CHKI(tn_bincount(x), E_binc, SH(6));
+    CHECK(tn_get_dtype(tn_bincount(x, .weights = tn_to_dtype(F64(w_, SH(5)), TN_F32))) == TN_F32);
+    CHECK(shape_is(tn_bincount(tn_zeros(SH(0), TN_I64), .minlength = 3), SH(3)));
     static const int64_t neg_[] = {-1, 2};
-    CHECK_ERR(tn_bincount(I64(neg_, SH(2)), NULL, 0), "non-negative");
-    CHECK_ERR(tn_bincount(tn_zeros(SH(1, 2), TN_I64), NULL, 0), "1-d");
-    CHECK_ERR(tn_bincount(tn_zeros(SH(2), TN_F64), NULL, 0), "tn_bincount");
-    CHECK_ERR(tn_bincount(x, NULL, -1), "minlength");
+    CHECK_ERR(tn_bincount(I64(neg_, SH(2))), "non-negative");
+    CHECK_ERR(tn_bincount(tn_zeros(SH(1, 2), TN_I64)), "1-d");
+    CHECK_ERR(tn_bincount(tn_zeros(SH(2), TN_F64)), "tn_bincount");
+    CHECK_ERR(tn_bincount(x, .minlength = -1), "minlength");
     tn_tensor *b = nc(B_, 3, 4);
     CHK(tn_histc(b, .bins = 4, .min = -2, .max = 6), E_histc, SH(4));
     CHK(tn_histc(b, .bins = 5), E_histc0, SH(5));
@@ -404,9 +404,9 @@ TEST(test_scatter_reduce) {
         for (int inc = 0; inc < 2; inc++) {
             char what[64];
             snprintf(what, sizeof what, "scatter_reduce %s include_self=%d", red[r], inc);
-            check_vals(tn_scatter_reduce(b, -1, idx, s3, red[r], inc), TN_F64, exp_[r][inc], 12, SH(3, 4), what);
+            check_vals(tn_scatter_reduce(b, -1, idx, s3, red[r], .include_self = inc), TN_F64, exp_[r][inc], 12, SH(3, 4), what);
             tn_tensor *c = tn_clone(b);
-            CHECK(tn_scatter_reduce_(c, 1, idx, s3, red[r], inc) == c);
+            CHECK(tn_scatter_reduce_(c, 1, idx, s3, red[r], .include_self = inc) == c);
             check_vals(c, TN_F64, exp_[r][inc], 12, SH(3, 4), what);
         }
     CHK(tn_scatter_with_reduce(a, 1, idx, s3, "add"), E_sc_add, SH(3, 4));
@@ -415,11 +415,11 @@ TEST(test_scatter_reduce) {
     CHECK(tn_scatter_with_reduce_(c, 1, idx, s3, "multiply") == c);
     CHK(c, E_sc_mul, SH(3, 4));
     /* integer mean divides with floor, as PyTorch */
-    tn_tensor *im = tn_scatter_reduce(tn_zeros(SH(2), TN_I64), 0, tn_zeros(SH(2), TN_I64), tn_to_dtype(F64((const double[]){3, 4}, SH(2)), TN_I64), "mean", false);
+    tn_tensor *im = tn_scatter_reduce(tn_zeros(SH(2), TN_I64), 0, tn_zeros(SH(2), TN_I64), tn_to_dtype(F64((const double[]){3, 4}, SH(2)), TN_I64), "mean", .include_self = false);
     CHECK(im && tn_item(tn_narrow(im, 0, 0, 1)) == 3);
-    CHECK_ERR(tn_scatter_reduce(b, 1, idx, s3, "foo", true), "reduce argument");
+    CHECK_ERR(tn_scatter_reduce(b, 1, idx, s3, "foo"), "reduce argument");
     CHECK_ERR(tn_scatter_with_reduce(b, 1, idx, s3, "mean"), "reduce");
-    CHECK_ERR(tn_scatter_reduce(b, 1, idx, tn_to_dtype(s3, TN_F32), "sum", true), "dtype");
+    CHECK_ERR(tn_scatter_reduce(b, 1, idx, tn_to_dtype(s3, TN_F32), "sum"), "dtype");
     END;
 }
 
@@ -429,16 +429,16 @@ TEST(test_take_put_along_masked) {
     static const int64_t ti_[] = {0, 11, 5, -1}, pi_[] = {0, 5, 5, -1}, pn_[] = {1, -2}, ni_[] = {11, 0, 4}, bc_[] = {2, 0, 1};
     static const double pv_[] = {10, 20, 30, 40}, pnv_[] = {10, 20};
     CHK(tn_take(b, I64(ti_, SH(2, 2))), E_take, SH(2, 2));
-    CHK(tn_put(b, I64(pi_, SH(4)), F64(pv_, SH(4)), true), E_put_acc, SH(3, 4));
-    CHK(tn_put(b, I64(pn_, SH(2)), F64(pnv_, SH(2)), false), E_put, SH(3, 4));
+    CHK(tn_put(b, I64(pi_, SH(4)), F64(pv_, SH(4)), .accumulate = true), E_put_acc, SH(3, 4));
+    CHK(tn_put(b, I64(pn_, SH(2)), F64(pnv_, SH(2))), E_put, SH(3, 4));
     tn_tensor *c = tn_clone(b);
-    CHECK(tn_put_(c, I64(pi_, SH(2, 2)), F64(pv_, SH(4)), true) == c);
+    CHECK(tn_put_(c, I64(pi_, SH(2, 2)), F64(pv_, SH(4)), .accumulate = true) == c);
     CHK(c, E_put_acc, SH(3, 4));
     CHECK(shape_is(tn_take(b, tn_zeros(SH(0, 2), TN_I64)), SH(0, 2)));
     CHECK(tn_item(tn_take(tn_scalar_tensor(4, TN_F64), tn_scalar_tensor(-1, TN_I64))) == 4);
     CHECK_ERR(tn_take(b, I64((const int64_t[]){12}, SH(1))), "index 12 is out of bounds");
     CHECK_ERR(tn_take(b, tn_zeros(SH(1), TN_F64)), "tn_take");
-    CHECK_ERR(tn_put(b, I64(pn_, SH(2)), F64(pv_, SH(4)), false), "same number of elements");
+    CHECK_ERR(tn_put(b, I64(pn_, SH(2)), F64(pv_, SH(4))), "same number of elements");
     CHECK_ERR(tn_take(tn_zeros(SH(0), TN_F64), I64((const int64_t[]){0}, SH(1))), "index 0");
 
     CHK(tn_take_along_dim(b, tn_argsort(b, .dim = 1), 1), E_tad, SH(3, 4));
@@ -519,7 +519,7 @@ TEST(test_multinomial) {
     static const double p_[] = {0, 1, 3, 0, 2, 2, 2, 2};
     tn_tensor *p = F64(p_, SH(2, 4));
     tn_generator *g1 = tn_generator_new(7), *g2 = tn_generator_new(7);
-    tn_tensor *s = tn_multinomial(p, 4000, true, g1), *s2 = tn_multinomial(p, 4000, true, g2);
+    tn_tensor *s = tn_multinomial(p, 4000, g1, .replacement = true), *s2 = tn_multinomial(p, 4000, g2, .replacement = true);
     CHECK(shape_is(s, SH(2, 4000)) && tn_get_dtype(s) == TN_I64);
     CHECK(s && s2 && tn_equal(s, s2));   /* same seed, same draws */
     if (s) {
@@ -533,22 +533,22 @@ TEST(test_multinomial) {
     }
     /* without replacement: distinct categories, the positive ones first */
     for (int rep = 0; rep < 20; rep++) {
-        tn_tensor *w = tn_multinomial(p, 2, false, g1);
+        tn_tensor *w = tn_multinomial(p, 2, g1);
         const int64_t *v = w ? (const int64_t *)tn_data_ptr(tn_contiguous(w)) : NULL;
         CHECK(v && ((v[0] == 1 && v[1] == 2) || (v[0] == 2 && v[1] == 1)) && v[2] != v[3]);
     }
-    tn_tensor *all = tn_multinomial(p, 4, false, NULL);
+    tn_tensor *all = tn_multinomial(p, 4, NULL);
     CHECK(all && tn_equal(tn_sort(all, NULL), tn_expand(tn_arange(0, 4, 1, TN_I64), SH(2, 4))));
-    CHECK(shape_is(tn_multinomial(F64(p_ + 4, SH(4)), 3, false, NULL), SH(3)));   /* 1-d */
-    CHECK_ERR(tn_multinomial(p, 0, true, NULL), "n_sample <= 0");
+    CHECK(shape_is(tn_multinomial(F64(p_ + 4, SH(4)), 3, NULL), SH(3)));   /* 1-d */
+    CHECK_ERR(tn_multinomial(p, 0, NULL, .replacement = true), "n_sample <= 0");
     tn_generator_free(g1);
     tn_generator_free(g2);
-    CHECK_ERR(tn_multinomial(F64(p_, SH(2)), 3, false, NULL), "without replacement");
-    CHECK_ERR(tn_multinomial(F64((const double[]){-1, 2}, SH(2)), 1, true, NULL), "element < 0");
-    CHECK_ERR(tn_multinomial(tn_zeros(SH(2), TN_F64), 1, true, NULL), "sum of probabilities");
-    CHECK_ERR(tn_multinomial(tn_zeros(SH(1, 1, 2), TN_F64), 1, true, NULL), "tn_multinomial");
-    CHECK_ERR(tn_multinomial(p, -1, true, NULL), "tn_multinomial");
-    CHECK_ERR(tn_multinomial(tn_ones(SH(2), TN_I64), 1, true, NULL), "tn_multinomial");
+    CHECK_ERR(tn_multinomial(F64(p_, SH(2)), 3, NULL), "without replacement");
+    CHECK_ERR(tn_multinomial(F64((const double[]){-1, 2}, SH(2)), 1, NULL, .replacement = true), "element < 0");
+    CHECK_ERR(tn_multinomial(tn_zeros(SH(2), TN_F64), 1, NULL, .replacement = true), "sum of probabilities");
+    CHECK_ERR(tn_multinomial(tn_zeros(SH(1, 1, 2), TN_F64), 1, NULL, .replacement = true), "tn_multinomial");
+    CHECK_ERR(tn_multinomial(p, -1, NULL, .replacement = true), "tn_multinomial");
+    CHECK_ERR(tn_multinomial(tn_ones(SH(2), TN_I64), 1, NULL, .replacement = true), "tn_multinomial");
     END;
 }
 
@@ -588,10 +588,10 @@ static tn_tensor *gfn(tn_tensor *const *in, int n, void *user) {
     case G_SR_SUM: case G_SR_PROD: case G_SR_MEAN: case G_SR_AMAX: case G_SR_AMIN: {
         static const char *red[] = {"sum", "prod", "mean", "amax", "amin"};
         tn_tensor *idx = I64(IDX_, SH(3, 3));
-        return tn_add(tn_scatter_reduce(x, 1, idx, in[1], red[op - G_SR_SUM], true), tn_scatter_reduce(x, 1, idx, in[1], red[op - G_SR_SUM], false));
+        return tn_add(tn_scatter_reduce(x, 1, idx, in[1], red[op - G_SR_SUM]), tn_scatter_reduce(x, 1, idx, in[1], red[op - G_SR_SUM], .include_self = false));
     }
     case G_TAKE: return tn_take(x, I64(ti_, SH(5)));
-    case G_PUT: return tn_put(x, I64(ti_, SH(5)), in[1], true);
+    case G_PUT: return tn_put(x, I64(ti_, SH(5)), in[1], .accumulate = true);
     case G_TAD: return tn_take_along_dim(x, I64(IDX_, SH(3, 3)), 1);
     case G_MSCAT: return tn_masked_scatter(x, tn_to_dtype(F64((const double[]){1, 0, 1, 1}, SH(4)), TN_BOOL), in[1]);
     case G_RI: return tn_repeat_interleave(x, 2, .dim = -1);

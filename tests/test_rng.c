@@ -7,7 +7,7 @@
 #include "tensor.h"
 #include "tn_test.h"
 
-static double el(tn_tensor *t, int64_t i) { return tn_item(tn_select(tn_flatten(t, 0, -1), 0, i)); }
+static double el(tn_tensor *t, int64_t i) { return tn_item(tn_select(tn_flatten(t), 0, i)); }
 
 /* float32 results to the bit (the value PyTorch printed with %.9g reads back exactly) */
 static void check_f32(tn_tensor *t, const float *want, int n, const char *what) {

@@ -48,36 +48,36 @@ TEST(multinomial_matches_pytorch) {
     /* without replacement: the exponential race, topk of p / E */
     const int64_t race3[9] = {3, 1, 2, 3, 4, 0, 1, 4, 3};
     tn_manual_seed(42);
-    tn_tensor *m = tn_multinomial(p, 3, false, NULL);
+    tn_tensor *m = tn_multinomial(p, 3, NULL);
     CHECK(m && tn_ndim(m) == 2 && tn_shape(m)[0] == 3 && tn_shape(m)[1] == 3);
     CHECK_MSG(same_i64(m, race3, 9), "multinomial(p, 3) seed 42: not PyTorch's indices");
     CHECK_MSG(next_uniforms((const double[]){0.6124365889937913, 0.088109784914571}), "rand(2) after multinomial(p, 3)");
     tn_manual_seed(42);
-    CHECK_MSG(same_i64(tn_multinomial(p64, 3, false, NULL), race3, 9), "multinomial(p float64, 3) seed 42");
+    CHECK_MSG(same_i64(tn_multinomial(p64, 3, NULL), race3, 9), "multinomial(p float64, 3) seed 42");
     tn_manual_seed(42);
-    CHECK_MSG(same_i64(tn_multinomial(p, 1, false, NULL), (const int64_t[]){3, 3, 1}, 3), "multinomial(p, 1) seed 42");
+    CHECK_MSG(same_i64(tn_multinomial(p, 1, NULL), (const int64_t[]){3, 3, 1}, 3), "multinomial(p, 1) seed 42");
     /* with replacement: the inverse CDF row by row, a uniform double per sample */
     static const double q_[5] = {0.2, 0.5, 0.3, 0.0, 1.0};
     tn_tensor *q = tn_from_data(q_, TN_SHAPE(5), TN_F64);
     const int64_t rep12[12] = {4, 4, 2, 4, 4, 4, 1, 2, 4, 1, 2, 1};
     tn_manual_seed(0);
-    tn_tensor *r = tn_multinomial(q, 12, true, NULL);
+    tn_tensor *r = tn_multinomial(q, 12, NULL, .replacement = true);
     CHECK(r && tn_ndim(r) == 1 && tn_shape(r)[0] == 12);
     CHECK_MSG(same_i64(r, rep12, 12), "multinomial(q, 12, True) seed 0: not PyTorch's indices");
     CHECK_MSG(next_uniforms((const double[]){0.35526675833930643, 0.6219052486795277}), "rand(2) after multinomial(q, 12, True)");
     tn_manual_seed(0);
-    CHECK_MSG(same_i64(tn_multinomial(tn_to_dtype(q, TN_F32), 12, true, NULL), rep12, 12), "multinomial(q float32, 12, True)");
+    CHECK_MSG(same_i64(tn_multinomial(tn_to_dtype(q, TN_F32), 12, NULL, .replacement = true), rep12, 12), "multinomial(q float32, 12, True)");
     const int64_t rep6[18] = {3, 1, 2, 2, 1, 3, 2, 3, 4, 2, 1, 1, 4, 1, 1, 1, 1, 1};
     tn_manual_seed(5);
-    CHECK_MSG(same_i64(tn_multinomial(p, 6, true, NULL), rep6, 18), "multinomial(p, 6, True) seed 5");
+    CHECK_MSG(same_i64(tn_multinomial(p, 6, NULL, .replacement = true), rep6, 18), "multinomial(p, 6, True) seed 5");
     /* a transposed (column-major) input draws its exponentials in memory order, as empty_like */
     tn_manual_seed(5);
     tn_tensor *pt = tn_transpose(tn_contiguous(tn_transpose(p, 0, 1)), 0, 1);
     CHECK(pt && !tn_is_contiguous(pt));
-    CHECK_MSG(same_i64(tn_multinomial(pt, 2, false, NULL), (const int64_t[]){3, 1, 4, 0, 4, 1}, 6), "multinomial(p.t().contiguous().t(), 2)");
+    CHECK_MSG(same_i64(tn_multinomial(pt, 2, NULL), (const int64_t[]){3, 1, 4, 0, 4, 1}, 6), "multinomial(p.t().contiguous().t(), 2)");
     /* a generator of its own */
     tn_generator *g = tn_generator_new(9);
-    CHECK_MSG(same_i64(tn_multinomial(q, 3, false, g), (const int64_t[]){4, 2, 0}, 3), "multinomial(q, 3, generator seed 9)");
+    CHECK_MSG(same_i64(tn_multinomial(q, 3, g), (const int64_t[]){4, 2, 0}, 3), "multinomial(q, 3, generator seed 9)");
     tn_generator_free(g);
     tn_scope_end();
 }
@@ -88,21 +88,21 @@ TEST(multinomial_errors_as_pytorch) {
     tn_tensor *nan = tn_from_data((const double[]){1, NAN}, TN_SHAPE(2), TN_F64);
     tn_tensor *inf = tn_from_data((const double[]){1, INFINITY}, TN_SHAPE(2), TN_F64);
     /* with replacement the kernel checks each entry as it sums (NaN fails "< 0" first) */
-    CHECK_ERR(tn_multinomial(neg, 3, true, NULL), "invalid multinomial distribution (encountering probability entry < 0)");
-    CHECK_ERR(tn_multinomial(nan, 3, true, NULL), "invalid multinomial distribution (encountering probability entry < 0)");
-    CHECK_ERR(tn_multinomial(inf, 3, true, NULL), "invalid multinomial distribution (encountering probability entry = infinity or NaN)");
-    CHECK_ERR(tn_multinomial(tn_zeros(TN_SHAPE(2, 3), TN_F32), 3, true, NULL), "invalid multinomial distribution (sum of probabilities <= 0)");
-    CHECK_ERR(tn_multinomial(tn_zeros(TN_SHAPE(2, 0), TN_F32), 3, true, NULL), "sum of probabilities <= 0");
+    CHECK_ERR(tn_multinomial(neg, 3, NULL, .replacement = true), "invalid multinomial distribution (encountering probability entry < 0)");
+    CHECK_ERR(tn_multinomial(nan, 3, NULL, .replacement = true), "invalid multinomial distribution (encountering probability entry < 0)");
+    CHECK_ERR(tn_multinomial(inf, 3, NULL, .replacement = true), "invalid multinomial distribution (encountering probability entry = infinity or NaN)");
+    CHECK_ERR(tn_multinomial(tn_zeros(TN_SHAPE(2, 3), TN_F32), 3, NULL, .replacement = true), "invalid multinomial distribution (sum of probabilities <= 0)");
+    CHECK_ERR(tn_multinomial(tn_zeros(TN_SHAPE(2, 0), TN_F32), 3, NULL, .replacement = true), "sum of probabilities <= 0");
     /* the race checks first */
-    CHECK_ERR(tn_multinomial(inf, 1, false, NULL), "probability tensor contains either `inf`, `nan` or element < 0");
-    CHECK_ERR(tn_multinomial(nan, 2, false, NULL), "probability tensor contains either `inf`, `nan` or element < 0");
-    CHECK_ERR(tn_multinomial(tn_zeros(TN_SHAPE(2), TN_F64), 1, false, NULL), "sum of probabilities <= 0");
-    CHECK_ERR(tn_multinomial(neg, 3, false, NULL), "cannot sample n_sample > prob_dist.size(-1) samples without replacement");
-    CHECK_ERR(tn_multinomial(neg, 0, true, NULL), "cannot sample n_sample <= 0 samples");
-    CHECK_ERR(tn_multinomial(tn_ones(TN_SHAPE(1, 1, 2), TN_F32), 1, true, NULL), "prob_dist must be 1 or 2 dim");
-    CHECK_ERR(tn_multinomial(tn_ones(TN_SHAPE(2), TN_I64), 1, true, NULL), "multinomial only supports floating-point dtypes");
+    CHECK_ERR(tn_multinomial(inf, 1, NULL), "probability tensor contains either `inf`, `nan` or element < 0");
+    CHECK_ERR(tn_multinomial(nan, 2, NULL), "probability tensor contains either `inf`, `nan` or element < 0");
+    CHECK_ERR(tn_multinomial(tn_zeros(TN_SHAPE(2), TN_F64), 1, NULL), "sum of probabilities <= 0");
+    CHECK_ERR(tn_multinomial(neg, 3, NULL), "cannot sample n_sample > prob_dist.size(-1) samples without replacement");
+    CHECK_ERR(tn_multinomial(neg, 0, NULL, .replacement = true), "cannot sample n_sample <= 0 samples");
+    CHECK_ERR(tn_multinomial(tn_ones(TN_SHAPE(1, 1, 2), TN_F32), 1, NULL, .replacement = true), "prob_dist must be 1 or 2 dim");
+    CHECK_ERR(tn_multinomial(tn_ones(TN_SHAPE(2), TN_I64), 1, NULL, .replacement = true), "multinomial only supports floating-point dtypes");
     /* an empty batch draws nothing and checks nothing, as PyTorch */
-    tn_tensor *e = tn_multinomial(tn_zeros(TN_SHAPE(0, 3), TN_F32), 2, false, NULL);
+    tn_tensor *e = tn_multinomial(tn_zeros(TN_SHAPE(0, 3), TN_F32), 2, NULL);
     CHECK(e && tn_ndim(e) == 2 && tn_shape(e)[0] == 0 && tn_shape(e)[1] == 2);
     tn_scope_end();
 }
@@ -112,7 +112,7 @@ TEST(multinomial_error_releases_the_generator) {
     tn_scope_begin();
     tn_tensor *bad = tn_from_data((const float[]){1, 2, -3}, TN_SHAPE(1, 3), TN_F32);
     tn_manual_seed(1);
-    CHECK(tn_multinomial(bad, 4, true, NULL) == NULL);
+    CHECK(tn_multinomial(bad, 4, NULL, .replacement = true) == NULL);
     CHECK(tn_rand(TN_SHAPE(3), TN_F32) != NULL);
     tn_scope_end();
 }
@@ -122,9 +122,9 @@ TEST(multinomial_philox) {
     tn_scope_begin();
     tn_tensor *p = tn_from_data((const double[]){0, 1, 3, 0, 2, 2, 2, 2}, TN_SHAPE(2, 4), TN_F64);
     tn_generator *a = tn_generator_new_philox(3), *b = tn_generator_new_philox(3);
-    tn_tensor *x = tn_multinomial(p, 50, true, a), *y = tn_multinomial(p, 50, true, b);
+    tn_tensor *x = tn_multinomial(p, 50, a, .replacement = true), *y = tn_multinomial(p, 50, b, .replacement = true);
     CHECK(x && y && tn_equal(x, y));
-    tn_tensor *w = tn_multinomial(p, 2, false, a);
+    tn_tensor *w = tn_multinomial(p, 2, a);
     const int64_t *v = w ? (const int64_t *)tn_data_ptr(w) : NULL;
     CHECK(v && v[0] + v[1] == 3 && v[0] * v[1] == 2 && v[2] != v[3]);
     tn_generator_free(a);
@@ -235,7 +235,7 @@ TEST(samplers_philox) {
     tn_scope_begin();
     tn_generator *a = tn_generator_new_philox(11), *b = tn_generator_new_philox(11);
     tn_tensor *x = tn_exponential_(tn_empty(TN_SHAPE(50), TN_F64), 2.0, a), *y = tn_rand_gen(TN_SHAPE(50), TN_F64, b);
-    CHECK(x && y && tn_allclose(x, tn_div_scalar(tn_neg(tn_log1p(tn_neg(y))), 2.0), 0, 0, false));
+    CHECK(x && y && tn_allclose(x, tn_div_scalar(tn_neg(tn_log1p(tn_neg(y))), 2.0), .rtol = 0, .atol = 0));
     tn_tensor *r = tn_random_(tn_empty(TN_SHAPE(100), TN_I64), -4, 4, a);
     CHECK(r && tn_item(tn_amin(r, NULL, 0)) >= -4 && tn_item(tn_amax(r, NULL, 0)) <= 3);
     tn_tensor *ln = tn_log_normal_(tn_empty(TN_SHAPE(10), TN_F32), 0, 1, a);
@@ -312,16 +312,16 @@ TEST(isclose_dist_normalize_as_pytorch) {
     /* isclose: equal, or finite within atol + |rtol b|; NaN only with equal_nan; ints with tolerances */
     tn_tensor *a = tn_from_data((const float[]){1, 1.0001f, NAN, INFINITY, 2}, TN_SHAPE(5), TN_F32);
     tn_tensor *b = tn_from_data((const float[]){1, 1, NAN, INFINITY, INFINITY}, TN_SHAPE(5), TN_F32);
-    tn_tensor *c = tn_isclose(a, b, 1e-5, 1e-8, false);
+    tn_tensor *c = tn_isclose(a, b);
     CHECK(c && tn_get_dtype(c) == TN_BOOL && same_i64(tn_to_dtype(c, TN_I64), (const int64_t[]){1, 0, 0, 1, 0}, 5));
-    CHECK(same_i64(tn_to_dtype(tn_isclose(a, b, 1e-5, 1e-8, true), TN_I64), (const int64_t[]){1, 0, 1, 1, 0}, 5));
+    CHECK(same_i64(tn_to_dtype(tn_isclose(a, b, .equal_nan = true), TN_I64), (const int64_t[]){1, 0, 1, 1, 0}, 5));
     tn_tensor *i1 = tn_from_data((const int64_t[]){1, 100, 1000}, TN_SHAPE(3), TN_I64), *i2 = tn_from_data((const int64_t[]){1, 101, 1001}, TN_SHAPE(3), TN_I64);
-    CHECK(same_i64(tn_to_dtype(tn_isclose(i1, i2, 0.001, 0, false), TN_I64), (const int64_t[]){1, 0, 1}, 3));
-    tn_tensor *bc = tn_isclose(tn_zeros(TN_SHAPE(2, 1), TN_F32), tn_full(TN_SHAPE(3), 1e-9, TN_F32), 1e-5, 1e-8, false);
+    CHECK(same_i64(tn_to_dtype(tn_isclose(i1, i2, .rtol = 0.001, .atol = 0), TN_I64), (const int64_t[]){1, 0, 1}, 3));
+    tn_tensor *bc = tn_isclose(tn_zeros(TN_SHAPE(2, 1), TN_F32), tn_full(TN_SHAPE(3), 1e-9, TN_F32));
     CHECK(bc && tn_ndim(bc) == 2 && tn_shape(bc)[0] == 2 && tn_shape(bc)[1] == 3 && tn_item(tn_all(bc)) == 1);
-    CHECK_ERR(tn_isclose(a, tn_to_dtype(b, TN_F64), 1e-5, 1e-8, false), "Float did not match Double");
-    CHECK_ERR(tn_isclose(a, b, -1, 1e-8, false), "rtol must be greater than or equal to zero, but got -1");
-    CHECK_ERR(tn_isclose(a, b, 1e-5, -1, false), "atol must be greater than or equal to zero, but got -1");
+    CHECK_ERR(tn_isclose(a, tn_to_dtype(b, TN_F64)), "Float did not match Double");
+    CHECK_ERR(tn_isclose(a, b, .rtol = -1), "rtol must be greater than or equal to zero, but got -1");
+    CHECK_ERR(tn_isclose(a, b, .atol = -1), "atol must be greater than or equal to zero, but got -1");
     /* gradients in float64 on random inputs (normalize's through a transposed view) */
     tn_manual_seed(0);
     tn_tensor *r = tn_randn(TN_SHAPE(3, 4), TN_F64), *s2 = tn_randn(TN_SHAPE(4), TN_F64);

@@ -301,7 +301,7 @@ TEST(test_rnn_dropout) {
     /* p = 0.5: random, changes the output in training only; the last layer's output is not dropped */
     m = f64(tn_nn_gru(3, 4, .num_layers = 2, .dropout = 0.5));
     tn_tensor *a = tn_module_forward(m, x), *b = tn_module_forward(m, x);
-    CHECK(a && b && !tn_allclose(a, b, 1e-12, 1e-12, false));
+    CHECK(a && b && !tn_allclose(a, b, .rtol = 1e-12, .atol = 1e-12));
     tn_module_eval(m);
     a = tn_module_forward(m, x);
     b = tn_module_forward(m, x);
@@ -514,18 +514,18 @@ TEST(test_mha_vs_reference) {
     /* weights: rows sum to 1 */
     tn_tensor *wt;
     CHECK(tn_nn_mha_forward(m, x, x, x, kb, cm, true, true, false, &wt) != NULL);
-    CHECK(wt && tn_allclose(tn_sum_dims(wt, SH(-1)), tn_ones(SH(2, 4), TN_F64), 1e-12, 1e-12, false));
+    CHECK(wt && tn_allclose(tn_sum_dims(wt, SH(-1)), tn_ones(SH(2, 4), TN_F64), .rtol = 1e-12, .atol = 1e-12));
     /* a row masked everywhere gives NaN, as PyTorch */
     tn_tensor *all = tn_ones(SH(2, 4), TN_BOOL), *yn = tn_nn_mha_forward(m, x, x, x, all, NULL, false, true, false, NULL);
     CHECK(yn && tn_item(tn_any(tn_logical_not(tn_isnan(yn)))) == 0);
     /* dropout on the weights only in training */
     tn_module *d = f64(tn_nn_multihead_attention(8, 2, .dropout = 0.5));
     tn_tensor *a = tn_nn_mha_forward(d, x, x, x, NULL, NULL, true, true, false, &wt);
-    CHECK(a && wt && !tn_allclose(tn_sum_dims(wt, SH(-1)), tn_ones(SH(2, 4), TN_F64), 1e-9, 1e-9, false));
+    CHECK(a && wt && !tn_allclose(tn_sum_dims(wt, SH(-1)), tn_ones(SH(2, 4), TN_F64), .rtol = 1e-9, .atol = 1e-9));
     tn_module_eval(d);
     a = tn_nn_mha_forward(d, x, x, x, NULL, NULL, true, true, false, &wt);
     /* need_weights=False takes the fused attention (another summation order): equal within rounding */
-    CHECK(a && tn_allclose(a, tn_nn_mha_forward(d, x, x, x, NULL, NULL, false, true, false, NULL), 1e-12, 1e-12, false));
+    CHECK(a && tn_allclose(a, tn_nn_mha_forward(d, x, x, x, NULL, NULL, false, true, false, NULL), .rtol = 1e-12, .atol = 1e-12));
     tn_module_free(d);
     tn_module_free(m);
     END;
@@ -570,8 +570,8 @@ TEST(test_transformer_wiring) {
             tn_module_train(m);
             tn_tensor *a = dec ? tn_nn_transformer_decoder_layer_forward(m, x, mem, NULL, NULL, NULL, NULL, false) : tn_module_forward(m, x);
             tn_tensor *b = dec ? tn_nn_transformer_decoder_layer_forward(m, x, mem, NULL, NULL, NULL, NULL, false) : tn_module_forward(m, x);
-            CHECK(a && b && (nf ? true : !tn_allclose(a, b, 1e-12, 1e-12, false)));
-            if (nf) CHECK(a && b && !tn_allclose(a, b, 1e-12, 1e-12, false));   /* default dropout 0.1 */
+            CHECK(a && b && (nf ? true : !tn_allclose(a, b, .rtol = 1e-12, .atol = 1e-12)));
+            if (nf) CHECK(a && b && !tn_allclose(a, b, .rtol = 1e-12, .atol = 1e-12));   /* default dropout 0.1 */
             tn_module_free(m);
             tn_scope_end();
         }

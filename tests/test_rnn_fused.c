@@ -56,7 +56,7 @@ static tn_tensor *by_cells(int kind, tn_module *m, tn_tensor *x, tn_tensor *h0, 
     if (cn) *cn = kind == K_LSTM ? tn_stack(cs, 2 * D, 0) : NULL;
     return in;
 }
-static bool close_to(tn_tensor *a, tn_tensor *b, double tol) { return a && b && tn_allclose(a, b, tol, tol, false); }
+static bool close_to(tn_tensor *a, tn_tensor *b, double tol) { return a && b && tn_allclose(a, b, .rtol = tol, .atol = tol); }
 
 static void check_kind(int kind, bool bidir, tn_dtype dt, double tol) {
     tn_scope_begin();

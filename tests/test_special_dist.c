@@ -146,7 +146,7 @@ TEST(samplers) {
     CHECK(tn_item(tn_amax(b, NULL, 0)) <= 1000 && tn_equal(b, tn_floor(b)));
     tn_tensor *d = tn_sample_dirichlet(tn_full((int64_t[]){50000, 3}, 2, 2.0, TN_F64), NULL);
     int64_t last = -1;
-    CHECK(tn_allclose(tn_sum_dims(d, &last, 1), tn_ones((int64_t[]){50000}, 1, TN_F64), 1e-12, 1e-12, false));
+    CHECK(tn_allclose(tn_sum_dims(d, &last, 1), tn_ones((int64_t[]){50000}, 1, TN_F64), .rtol = 1e-12, .atol = 1e-12));
     CHECK(fabs(mean_of(tn_select(d, 1, 0)) - 1.0 / 3) < 0.005);
     /* the implicit gradient: d/dalpha of E[x] is 1 */
     tn_tensor *al = tn_full((int64_t[]){1}, 1, 2.0, TN_F64);

@@ -1267,20 +1267,20 @@ TEST(view_reshape) {
 TEST(flatten_unflatten) {
     tn_scope_begin();
     tn_tensor *a = tn_reshape(tn_arange(0, 24, 1, TN_F32), TN_SHAPE(2, 3, 4));
-    CHECK_SHAPE(tn_flatten(a, 0, -1), 24);
-    CHECK_SHAPE(tn_flatten(a, 1, -1), 2, 12);
-    CHECK_SHAPE(tn_flatten(a, 0, 1), 6, 4);
-    tn_tensor *f = tn_flatten(a, -2, -1);
+    CHECK_SHAPE(tn_flatten(a), 24);
+    CHECK_SHAPE(tn_flatten(a, .start_dim = 1), 2, 12);
+    CHECK_SHAPE(tn_flatten(a, .end_dim = 1), 6, 4);
+    tn_tensor *f = tn_flatten(a, .start_dim = -2);
     CHECK_SHAPE(f, 2, 12); CHECK_STRIDES(f, 12, 1); CHECK(tn_same_storage(f, a));
-    CHECK_SHAPE(tn_flatten(a, 1, 1), 2, 3, 4);
-    tn_tensor *f0 = tn_flatten(tn_scalar_tensor(3, TN_F32), 0, -1);
+    CHECK_SHAPE(tn_flatten(a, .start_dim = 1, .end_dim = 1), 2, 3, 4);
+    tn_tensor *f0 = tn_flatten(tn_scalar_tensor(3, TN_F32));
     CHECK_SHAPE(f0, 1); CHECK_VALS(f0, 3);
-    tn_tensor *ft = tn_flatten(tn_transpose(a, 0, 2), 0, -1);    /* needs a copy */
+    tn_tensor *ft = tn_flatten(tn_transpose(a, 0, 2));    /* needs a copy */
     CHECK_SHAPE(ft, 24);
     CHECK_VALS(tn_slice(ft, 0, 0, 4, 1), 0, 12, 4, 16);
-    CHECK_ERR(tn_flatten(a, 2, 1), "cannot come after");
-    CHECK_ERR(tn_flatten(a, 0, 3), "out of range");
-    CHECK_SHAPE(tn_flatten(tn_zeros(TN_SHAPE(2, 0, 3), TN_F32), 1, 2), 2, 0);
+    CHECK_ERR(tn_flatten(a, .start_dim = 2, .end_dim = 1), "cannot come after");
+    CHECK_ERR(tn_flatten(a, .end_dim = 3), "out of range");
+    CHECK_SHAPE(tn_flatten(tn_zeros(TN_SHAPE(2, 0, 3), TN_F32), .start_dim = 1, .end_dim = 2), 2, 0);
 
     tn_tensor *b = tn_zeros(TN_SHAPE(2, 12), TN_F32);
     tn_tensor *u = tn_unflatten(b, 1, TN_SHAPE(3, -1));
@@ -2043,7 +2043,7 @@ TEST(caching_allocator) {
     CHECK(tn_data_ptr(b) == pa);
     CHECK(tn_cpu_cached_bytes() == 0);
     tn_scope_begin();
-    CHECK_CLOSE(tn_item(tn_sum(tn_narrow(tn_flatten(b, 0, -1), 0, 0, 10))), 10, 0);   /* really filled */
+    CHECK_CLOSE(tn_item(tn_sum(tn_narrow(tn_flatten(b), 0, 0, 10))), 10, 0);   /* really filled */
     tn_scope_end();
 
     tn_release(b);

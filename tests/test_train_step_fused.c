@@ -181,7 +181,7 @@ TEST(test_ce_wide_loops_bitwise) {
         run_ce(v, TN_F64, r);
         for (int i = 0; i < 2; i++) {
             CHECK_MSG(a[i] && b[i] && tn_equal(a[i], b[i]), "variant %d: result %d differs between the plain and the AVX-512 loops", v, i);
-            CHECK_MSG(b[i] && r[i] && tn_allclose(tn_to_dtype(b[i], TN_F64), r[i], 1e-5, 1e-7, false),
+            CHECK_MSG(b[i] && r[i] && tn_allclose(tn_to_dtype(b[i], TN_F64), r[i], .atol = 1e-7),
                       "variant %d: result %d is not float64's to float rounding", v, i);
         }
         tn_scope_end();
@@ -237,25 +237,25 @@ TEST(test_accumulate_in_place) {
     /* by hand: dz/dh = a + 1 + exp(h); dz/dx = 2 dz/dh + 2x + 1 */
     tn_tensor *gh = tn_mul(G, tn_add(tn_add_scalar(a, 1), tn_exp(h))), *gx = tn_add(tn_mul_scalar(gh, 2), tn_mul(G, tn_add_scalar(tn_mul_scalar(x, 2), 1)));
     CHECK(tn_equal(G, G0));                                   /* the caller's gradient is not written */
-    CHECK(tn_allclose(tn_grad(h), gh, 1e-6, 1e-6, false));
-    CHECK(tn_allclose(tn_grad(x), gx, 1e-5, 1e-5, false));
+    CHECK(tn_allclose(tn_grad(h), gh, .rtol = 1e-6, .atol = 1e-6));
+    CHECK(tn_allclose(tn_grad(x), gx, .atol = 1e-5));
     CHECK(kept_ref && kept_copy && tn_equal(kept_ref, kept_copy)); /* nor a gradient a hook holds */
     tn_tensor *hg = tn_clone(tn_grad(h)), *xg = tn_clone(tn_grad(x));
     /* again: .grad accumulates (x's and the retained h's), the earlier values untouched where held */
     tn_tensor *xg_ref = tn_retain(tn_grad(x));
     CHECK(tn_backward(z, .gradient = G) == 0);
-    CHECK(tn_allclose(tn_grad(x), tn_mul_scalar(xg, 2), 1e-5, 1e-5, false));
-    CHECK(tn_allclose(tn_grad(h), tn_mul_scalar(hg, 2), 1e-5, 1e-5, false));
+    CHECK(tn_allclose(tn_grad(x), tn_mul_scalar(xg, 2), .atol = 1e-5));
+    CHECK(tn_allclose(tn_grad(h), tn_mul_scalar(hg, 2), .atol = 1e-5));
     CHECK(tn_equal(G, G0) && tn_equal(kept_ref, kept_copy));
     tn_release(xg_ref);
     /* autograd.grad: the same sums, and create_graph still records them (double backward) */
     tn_tensor *y = tn_sum(tn_add(tn_add(tn_mul(x, x), tn_mul(x, x)), tn_mul(tn_mul(x, x), x)));
     tn_tensor *g1 = NULL, *g2 = NULL;
     CHECK(tn_autograd_grad(&y, 1, &x, 1, NULL, &g1, .create_graph = true) == 0);
-    CHECK(tn_allclose(g1, tn_add(tn_mul_scalar(x, 4), tn_mul_scalar(tn_mul(x, x), 3)), 1e-5, 1e-5, false));
+    CHECK(tn_allclose(g1, tn_add(tn_mul_scalar(x, 4), tn_mul_scalar(tn_mul(x, x), 3)), .atol = 1e-5));
     tn_tensor *s1 = tn_sum(g1);
     CHECK(tn_autograd_grad(&s1, 1, &x, 1, NULL, &g2) == 0);
-    CHECK(tn_allclose(g2, tn_add_scalar(tn_mul_scalar(x, 6), 4), 1e-5, 1e-5, false));
+    CHECK(tn_allclose(g2, tn_add_scalar(tn_mul_scalar(x, 6), 4), .atol = 1e-5));
     tn_release(kept_ref); tn_release(kept_copy);
     kept_ref = kept_copy = NULL;
     tn_scope_end();

@@ -542,7 +542,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         idx = tn_to(idx, g->device);
         tn_tensor *ix[TN_MAX_DIMS] = {NULL};
         ix[dim] = idx;
-        gin[0] = tn_index_put(tn__zeros_meta(m, g->dtype), ix, (int)dim + 1, gm, true);
+        gin[0] = tn_index_put(tn__zeros_meta(m, g->dtype), ix, (int)dim + 1, gm, .accumulate = true);
         return 0;
     }
     case G_FLIP: gin[0] = tn_flip(g, n->i, n->ni); return 0;
@@ -558,7 +558,7 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         if (n->in[0].ndim == 0) { gin[0] = tn_reshape(tn_sum(g), NULL, 0); return 0; }
         int64_t flat = -1;
         ix[n->i[0]] = tn_reshape(S[0], &flat, 1); /* a 0-d index kept its dim (size 1) in the result */
-        gin[0] = tn_index_put(tn__zeros_meta(&n->in[0], g->dtype), ix, (int)n->i[0] + 1, g, true);
+        gin[0] = tn_index_put(tn__zeros_meta(&n->in[0], g->dtype), ix, (int)n->i[0] + 1, g, .accumulate = true);
 
         return 0;
     }
@@ -584,11 +584,11 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         case 1: { /* prod: the product of the others, with zeros handled exactly */
             tn_tensor *one = tn_ones_like(self), *self_zero = tn_eq_scalar(self, 0);
             tn_tensor *masked_self = tn_where(self_zero, one, self);
-            gs = tn_div(tn_mul(g, tn_scatter_reduce(masked_self, dim, index, src, "prod", include_self)), masked_self);
+            gs = tn_div(tn_mul(g, tn_scatter_reduce(masked_self, dim, index, src, "prod", .include_self = include_self)), masked_self);
             tn_tensor *src_zero = tn_eq_scalar(src, 0);
             tn_tensor *src_num_zeros = tn_gather(tn_scatter_add(tn_zeros_like(self), dim, index, tn__mask_as(src_zero, self)), dim, index);
             tn_tensor *src_single_zero = tn_logical_and(src_zero, tn_eq_scalar(src_num_zeros, 1));
-            tn_tensor *masked_src_result = tn_scatter_reduce(self, dim, index, tn_where(src_single_zero, tn_ones_like(src), src), "prod", include_self);
+            tn_tensor *masked_src_result = tn_scatter_reduce(self, dim, index, tn_where(src_single_zero, tn_ones_like(src), src), "prod", .include_self = include_self);
             gsrc = tn_where(src_single_zero, tn_gather(tn_mul(g, masked_src_result), dim, index),
                             tn_div(tn_gather(tn_mul(g, result), dim, index), tn_where(src_zero, tn_ones_like(src), src)));
             break;
@@ -618,8 +618,8 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         tn_tensor *ix[TN_MAX_DIMS] = {NULL};
         int s = 0; /* saved: the non-NULL index tensors, in order */
         for (int k = 0; k < n->ni; k++) ix[k] = n->i[k] ? S[s++] : NULL;
-        if (n->op == G_INDEX) { gin[0] = tn_index_put(tn__zeros_meta(&n->in[0], g->dtype), ix, n->ni, g, true); return 0; }
-        if (TN__NEED(0)) gin[0] = n->d[0] != 0 ? g : tn_index_put(g, ix, n->ni, tn__own(tn__full_on(NULL, 0, 0, g->dtype, g->device)), false);
+        if (n->op == G_INDEX) { gin[0] = tn_index_put(tn__zeros_meta(&n->in[0], g->dtype), ix, n->ni, g, .accumulate = true); return 0; }
+        if (TN__NEED(0)) gin[0] = n->d[0] != 0 ? g : tn_index_put(g, ix, n->ni, tn__own(tn__full_on(NULL, 0, 0, g->dtype, g->device)));
         if (TN__NEED(1)) gin[1] = tn__sum_to(tn_index(g, ix, n->ni), &n->in[1]);
         return 0;
     }

@@ -357,12 +357,13 @@ TNDEF tn_tensor *tn_linspace(double start, double end, int64_t steps, tn_dtype d
 }
 #undef TN__LINSPACE_AT
 
-TNDEF tn_tensor *tn_logspace(double start, double end, int64_t steps, double base, tn_dtype dtype) {
+TNDEF tn_tensor *tn_logspace_opts(double start, double end, int64_t steps, tn_dtype dtype, tn_logspace_fn_opts o) {
+    const double base = o.base;
     if (steps < 0) return (tn_tensor *)tn__error("tn_logspace: number of steps must be non-negative, got %lld", (long long)steps);
     if (tn__check_cpu_dtype_arg("tn_logspace", dtype)) return NULL;
     if (dtype == TN_BOOL) return (tn_tensor *)tn__error("tn_logspace: \"logspace_cpu\" not implemented for 'Bool'");
     if (tn_dtype_is_complex(dtype)) {   /* real ends: the part dtype's values, imaginary parts 0 */
-        tn_tensor *r = tn_logspace(start, end, steps, base, tn_dtype_to_real(dtype));
+        tn_tensor *r = tn_logspace(start, end, steps, tn_dtype_to_real(dtype), .base = base);
         return r ? tn_to_dtype(r, dtype) : NULL;
     }
     double s = start, e = end;
@@ -385,6 +386,7 @@ TNDEF tn_tensor *tn_logspace(double start, double end, int64_t steps, double bas
     tn_release(tmp);
     return tn__own(t);
 }
+TNDEF tn_tensor *tn_logspace_str(double start, double end, int64_t steps, tn_dtype dtype, const char *options) { TN__KW_STR(tn_logspace_fn_opts, logspace, "tn_logspace", options, tn_logspace_opts(start, end, steps, dtype, o)); }
 
 TNDEF tn_tensor *tn_eye(int64_t n, int64_t m, tn_dtype dtype) {
     if (n < 0) return (tn_tensor *)tn__error("tn_eye: n must be greater or equal to 0, got %lld", (long long)n);

@@ -575,9 +575,10 @@ static tn_tensor *tn__multinomial_impl(tn_tensor *p, int64_t ns, bool replacemen
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_multinomial(tn_tensor *probs, int64_t num_samples, bool replacement, tn_generator *gen) {
-    return TN__AS("tn_multinomial", tn__multinomial_impl(probs, num_samples, replacement, gen));
+TNDEF tn_tensor *tn_multinomial_opts(tn_tensor *probs, int64_t num_samples, tn_generator *gen, tn_multinomial_fn_opts o) {
+    return TN__AS("tn_multinomial", tn__multinomial_impl(probs, num_samples, o.replacement, gen));
 }
+TNDEF tn_tensor *tn_multinomial_str(tn_tensor *probs, int64_t num_samples, tn_generator *gen, const char *options) { TN__KW_STR(tn_multinomial_fn_opts, multinomial, "tn_multinomial", options, tn_multinomial_opts(probs, num_samples, gen, o)); }
 
 /* ---- the in-place samplers: exponential_, geometric_, cauchy_, log_normal_, random_ ----
    PyTorch's CPU kernels draw one double per element from mt19937 (DistributionsHelper.h's

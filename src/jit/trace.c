@@ -510,7 +510,7 @@ static int tn__trace_check(const char *fn, tn_graph *g, tn_jit_trace_fn f, void 
     if (want && tn_graph_run(g, alt, n, &got, 1) < 0) got = NULL;
     if (!want || !got) rc = TN__FAIL_INT("%s: checking the graph on other inputs failed: %s", fn, tn_last_error());
     else if (want->dtype != got->dtype || want->ndim != got->ndim || memcmp(want->shape, got->shape, (size_t)want->ndim * sizeof(int64_t)) ||
-             !tn_allclose(got, want, 1e-4, 1e-5, true)) {
+             !tn_allclose(got, want, .rtol = 1e-4, .atol = 1e-5, .equal_nan = true)) {
         double d = want->dtype == got->dtype && want->ndim == got->ndim ? tn_item(tn_max(tn_abs(tn_sub(tn_to_dtype(got, TN_F64), tn_to_dtype(want, TN_F64))))) : NAN;
         rc = TN__FAIL_INT("%s: the graph replays differently from the forward on other inputs (%s %s against %s %s, max difference %g): a value the "
                           "output depends on was computed outside the recorded ops (a float cast of a mask or of integers, a random draw, a "

@@ -410,7 +410,7 @@ TNDEF tn_module *tn_nn_embedding_str(int64_t num, int64_t dim, const char *optio
 static tn_tensor *tn__flatten_fwd(tn_module *m, tn_tensor *x) {
     tn__miscm *q = (tn__miscm *)m;
     if (q->n) return TN__AS("Unflatten", tn_unflatten(x, q->a, q->sizes, q->n));
-    return TN__AS("Flatten", tn_flatten(x, q->a, q->b));
+    return TN__AS("Flatten", tn_flatten(x, .start_dim = q->a, .end_dim = q->b));
 }
 static void tn__flatten_repr(tn_module *m, char *b, size_t n) {
     tn__miscm *q = (tn__miscm *)m;

@@ -554,6 +554,66 @@ static const tn__kwkey tn__kw_meshgrid[] = {TN_FIELDS_tn_meshgrid_fn_opts(TN__KW
 #define TN__KW_T tn_diag_fn_opts
 static const tn__kwkey tn__kw_diag[] = {TN_FIELDS_tn_diag_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
+#define TN__KW_T tn_logspace_fn_opts
+static const tn__kwkey tn__kw_logspace[] = {TN_FIELDS_tn_logspace_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_multinomial_fn_opts
+static const tn__kwkey tn__kw_multinomial[] = {TN_FIELDS_tn_multinomial_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_flatten_fn_opts
+static const tn__kwkey tn__kw_flatten[] = {TN_FIELDS_tn_flatten_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_put_fn_opts
+static const tn__kwkey tn__kw_put[] = {TN_FIELDS_tn_put_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_scatter_reduce_fn_opts
+static const tn__kwkey tn__kw_scatter_reduce[] = {TN_FIELDS_tn_scatter_reduce_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_isclose_fn_opts
+static const tn__kwkey tn__kw_isclose[] = {TN_FIELDS_tn_isclose_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_bincount_fn_opts
+static const tn__kwkey tn__kw_bincount[] = {TN_FIELDS_tn_bincount_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_lu_factor_fn_opts
+static const tn__kwkey tn__kw_lu_factor[] = {TN_FIELDS_tn_lu_factor_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_lu_factor_ex_fn_opts
+static const tn__kwkey tn__kw_lu_factor_ex[] = {TN_FIELDS_tn_lu_factor_ex_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_solve_fn_opts
+static const tn__kwkey tn__kw_solve[] = {TN_FIELDS_tn_solve_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_solve_ex_fn_opts
+static const tn__kwkey tn__kw_solve_ex[] = {TN_FIELDS_tn_solve_ex_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_linalg_ex_fn_opts
+static const tn__kwkey tn__kw_linalg_ex[] = {TN_FIELDS_tn_linalg_ex_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_cholesky_fn_opts
+static const tn__kwkey tn__kw_cholesky[] = {TN_FIELDS_tn_cholesky_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_cholesky_ex_fn_opts
+static const tn__kwkey tn__kw_cholesky_ex[] = {TN_FIELDS_tn_cholesky_ex_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_vander_fn_opts
+static const tn__kwkey tn__kw_vander[] = {TN_FIELDS_tn_vander_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_qr_fn_opts
+static const tn__kwkey tn__kw_qr[] = {TN_FIELDS_tn_qr_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_svd_fn_opts
+static const tn__kwkey tn__kw_svd[] = {TN_FIELDS_tn_svd_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_one_hot_fn_opts
+static const tn__kwkey tn__kw_one_hot[] = {TN_FIELDS_tn_one_hot_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_interpolate_fn_opts
+static const tn__kwkey tn__kw_interpolate[] = {TN_FIELDS_tn_interpolate_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_affine_grid_fn_opts
+static const tn__kwkey tn__kw_affine_grid[] = {TN_FIELDS_tn_affine_grid_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
 #define TN__KW_T tn_addmm_fn_opts
 static const tn__kwkey tn__kw_addmm[] = {TN_FIELDS_tn_addmm_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
@@ -724,6 +784,12 @@ static const tn__kwkey tn__kw_cross[] = {TN_FIELDS_tn_cross_fn_opts(TN__KW_ROW)}
 #define TN__KW_STR(T, table, fn, text, call) do { \
         T o = TN_DEFAULTS(T); \
         if (tn__kw_parse(fn, text, tn__kw_##table, TN__KW_N(tn__kw_##table), &o, NULL)) return NULL; \
+        return call; \
+    } while (0)
+/* The same for a _str function that returns a bool (false on error, as tn_allclose's). */
+#define TN__KW_STR_BOOL(T, table, fn, text, call) do { \
+        T o = TN_DEFAULTS(T); \
+        if (tn__kw_parse(fn, text, tn__kw_##table, TN__KW_N(tn__kw_##table), &o, NULL)) return false; \
         return call; \
     } while (0)
 /* The same for a _str function that returns an int (-1 on error). */

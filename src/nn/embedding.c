@@ -58,7 +58,7 @@ static int tn__embedding_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, 
     if (pad >= 0) g2 = tn_where(tn_unsqueeze(tn_ne_scalar(idx, (double)pad), 1), g2, tn_zeros_like(g2));
     tn_tensor *z = tn__own(tn__full_on(TN_SHAPE(V, D), 0, gy->dtype, gy->device)), *ix[1] = {idx};   /* on gy's device, as its index */
     if (idx->device != gy->device) ix[0] = tn_to(idx, gy->device);
-    gin[0] = z && ix[0] ? tn_index_put(z, ix, 1, g2, true) : NULL;
+    gin[0] = z && ix[0] ? tn_index_put(z, ix, 1, g2, .accumulate = true) : NULL;
     return gin[0] ? 0 : -1;
 }
 static tn_tensor *tn__embedding_impl(tn_tensor *idx, tn_tensor *w, bool padded, int64_t pad) {
@@ -116,7 +116,8 @@ static tn_tensor *tn__one_hot_impl(tn_tensor *idx, int64_t nc) {
     tn_tensor *y = tn_to_dtype(tn_eq(tn_unsqueeze(idx, -1), tn__arange_on(nc, idx->device)), TN_I64);
     return tn__scope_return(y);
 }
-TNDEF tn_tensor *tn_one_hot(tn_tensor *indices, int64_t num_classes) { return TN__AS("tn_one_hot", tn__one_hot_impl(indices, num_classes)); }
+TNDEF tn_tensor *tn_one_hot_opts(tn_tensor *indices, tn_one_hot_fn_opts o) { return TN__AS("tn_one_hot", tn__one_hot_impl(indices, o.num_classes)); }
+TNDEF tn_tensor *tn_one_hot_str(tn_tensor *indices, const char *options) { TN__KW_STR(tn_one_hot_fn_opts, one_hot, "tn_one_hot", options, tn_one_hot_opts(indices, o)); }
 
 /* ---- attention ---- */
 static tn_tensor *tn__sdpa_impl(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *mask, double dropout_p, bool causal, double scale) {

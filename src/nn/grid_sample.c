@@ -159,6 +159,8 @@ static tn_tensor *tn__affine_grid_impl(tn_tensor *theta, const int64_t *size, in
     tn_tensor *g = tn_reshape(tn_matmul(base, tn_transpose(theta, 1, 2)), gshape, nsp + 2);   /* [N, L, nsp] */
     return tn__scope_return(tn__grad_name(g, "AffineGridGeneratorBackward0"));
 }
-TNDEF tn_tensor *tn_affine_grid(tn_tensor *theta, const int64_t *size, int n, bool align_corners) {
+TNDEF tn_tensor *tn_affine_grid_opts(tn_tensor *theta, const int64_t *size, int n, tn_affine_grid_fn_opts o) {
+    const bool align_corners = o.align_corners == 1;   /* None is False */
     return TN__AS("tn_affine_grid", tn__affine_grid_impl(theta, size, n, align_corners));
 }
+TNDEF tn_tensor *tn_affine_grid_str(tn_tensor *theta, const int64_t *size, int n, const char *options) { TN__KW_STR(tn_affine_grid_fn_opts, affine_grid, "tn_affine_grid", options, tn_affine_grid_opts(theta, size, n, o)); }

@@ -189,7 +189,7 @@ static int64_t tn__class_targets(const char *fn, tn_tensor *input, tn_tensor *ta
 static tn_tensor *tn__class_weights(tn_tensor *input, tn_tensor *weight, tn_tensor *safe, tn_tensor *keep) {
     tn_tensor *kf = tn_to_dtype(keep, input->dtype);
     if (!weight || !safe) return kf;
-    tn_tensor *w = tn_index_select(weight, 0, tn_flatten(safe, 0, -1));
+    tn_tensor *w = tn_index_select(weight, 0, tn_flatten(safe));
     return tn_mul(w ? tn_reshape(w, safe->shape, safe->ndim) : NULL, kf);
 }
 
@@ -301,7 +301,7 @@ static int tn__ce_rows_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, vo
         int r = g && gx ? tn__backend(x->device)->cross_entropy(1, x, t, wr, lse, g, gx) : -1;
         if (r <= 0) return r ? -1 : ((gin[0] = gx), 0);
     }
-    tn_tensor *oh = tn_to_dtype(tn_one_hot(t, x->shape[1]), x->dtype);
+    tn_tensor *oh = tn_to_dtype(tn_one_hot(t, .num_classes = x->shape[1]), x->dtype);
     gin[0] = tn_mul(tn_sub(tn_softmax(x, 1), oh), tn_unsqueeze(tn_mul(gy, wr), 1));
     return gin[0] ? 0 : -1;
 }

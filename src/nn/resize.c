@@ -45,7 +45,9 @@ static tn_tensor *tn__nearest_table(const char *fn, int64_t in, int64_t out, con
     TN_FREE(ix);
     return t;
 }
-static tn_tensor *tn__interpolate_impl(tn_tensor *x, const int64_t *size, const double *sf, const char *mode, bool align_corners) {
+/* size / scale_factor: nsize / nsf values (0: None; 1: every spatial dim, as PyTorch's int
+   or float; else one per spatial dim) */
+static tn_tensor *tn__interpolate_impl(tn_tensor *x, const int64_t *sizes, int nsize, const double *sfs, int nsf, const char *mode, bool align_corners) {
     const char *fn = "tn_interpolate";
     TN__CHECK_NULL(x);
     int m = -1;
@@ -54,7 +56,17 @@ static tn_tensor *tn__interpolate_impl(tn_tensor *x, const int64_t *size, const 
     const int nsp = x->ndim - 2, need = m == TN__LINEAR ? 1 : m == TN__BILINEAR || m == TN__BICUBIC ? 2 : m == TN__TRILINEAR ? 3 : 0;
     if (nsp < 1 || nsp > 3 || (need && nsp != need))
         return (tn_tensor *)tn__error("%s: mode '%s' expects a %s input, got %s", fn, mode, need == 1 ? "3-d [N, C, W]" : need == 2 ? "4-d [N, C, H, W]" : need == 3 ? "5-d [N, C, D, H, W]" : "3-d, 4-d or 5-d", TN__SHAPE(x));
-    if (!size == !sf) return (tn_tensor *)tn__error("%s: give exactly one of size and scale_factor", fn);
+    if (!nsize == !nsf) return (tn_tensor *)tn__error("%s: give exactly one of size and scale_factor", fn);
+    if (nsize > 1 && nsize != nsp) return (tn_tensor *)tn__error("%s: input %s has %d spatial dims, but size has %d values", fn, TN__SHAPE(x), nsp, nsize);
+    if (nsf > 1 && nsf != nsp) return (tn_tensor *)tn__error("%s: input %s has %d spatial dims, but scale_factor has %d values", fn, TN__SHAPE(x), nsp, nsf);
+    int64_t size_v[3];
+    double sf_v[3];
+    for (int i = 0; i < nsp; i++) {
+        if (nsize) size_v[i] = sizes[nsize == 1 ? 0 : i];
+        if (nsf) sf_v[i] = sfs[nsf == 1 ? 0 : i];
+    }
+    const int64_t *size = nsize ? size_v : NULL;
+    const double *sf = nsf ? sf_v : NULL;
     const bool interp = m >= TN__LINEAR && m <= TN__TRILINEAR;
     if (!interp && align_corners) return (tn_tensor *)tn__error("%s: align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | trilinear", fn);
     if (tn__nn_check(fn, x, "input")) return NULL;
@@ -90,8 +102,16 @@ static tn_tensor *tn__interpolate_impl(tn_tensor *x, const int64_t *size, const 
         {NULL, NULL, "UpsampleTrilinear3DBackward1"}, {"SqueezeBackward1", "AdaptiveAvgPool2DBackward0", "AdaptiveAvgPool3DBackward0"}};
     return tn__scope_return(tn__grad_name(y, names[m][nsp - 1]));
 }
-TNDEF tn_tensor *tn_interpolate(tn_tensor *x, const int64_t *size, const double *scale_factor, const char *mode, bool align_corners) {
-    return TN__AS("tn_interpolate", tn__interpolate_impl(x, size, scale_factor, mode, align_corners));
+TNDEF tn_tensor *tn_interpolate_opts(tn_tensor *x, tn_interpolate_fn_opts o) {
+    return TN__AS("tn_interpolate", tn__interpolate_impl(x, o.size.v, o.size.n, o.scale_factor.v, o.scale_factor.n, o.mode, o.align_corners == 1));   /* None is False */
+}
+TNDEF tn_tensor *tn_interpolate_str(tn_tensor *x, const char *options) {
+    tn_interpolate_fn_opts o = TN_DEFAULTS(tn_interpolate_fn_opts);
+    uint64_t seen;
+    if (tn__kw_parse("tn_interpolate", options, tn__kw_interpolate, TN__KW_N(tn__kw_interpolate), &o, &seen)) return NULL;
+    tn_tensor *r = tn_interpolate_opts(x, o);
+    tn__kw_release(tn__kw_interpolate, TN__KW_N(tn__kw_interpolate), &o, seen);   /* the mode's copy */
+    return r;
 }
 static tn_tensor *tn__pixel_shuffle(const char *fn, tn_tensor *x, int64_t r, bool inverse) {
     TN__CHECK_NULL(x);

@@ -857,7 +857,10 @@ TNDEF tn_tensor *tn_addcmul__str(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, con
 TNDEF tn_tensor *tn_addcdiv__str(tn_tensor *x, tn_tensor *t1, tn_tensor *t2, const char *options) { TN__KW_STR(tn_addcmul_fn_opts, addcmul, "tn_addcdiv_", options, tn_addcdiv__opts(x, t1, t2, o)); }
 
 
-TNDEF bool tn_allclose(tn_tensor *a, tn_tensor *b, double rtol, double atol, bool equal_nan) {
+TNDEF bool tn_allclose_opts(tn_tensor *a, tn_tensor *b, tn_isclose_fn_opts o) {
+    const double rtol = o.rtol;
+    const double atol = o.atol;
+    const bool equal_nan = o.equal_nan;
     if (!a || !b) return false;
     int64_t bs[TN_MAX_DIMS];
     if (tn__check_cpu_dtype("tn_allclose", a) || tn__check_cpu_dtype("tn_allclose", b)) return false;
@@ -878,6 +881,7 @@ TNDEF bool tn_allclose(tn_tensor *a, tn_tensor *b, double rtol, double atol, boo
     tn_scope_end();
     return r;
 }
+TNDEF bool tn_allclose_str(tn_tensor *a, tn_tensor *b, const char *options) { TN__KW_STR_BOOL(tn_isclose_fn_opts, isclose, "tn_allclose", options, tn_allclose_opts(a, b, o)); }
 
 static tn_tensor *tn__isclose_impl(tn_tensor *a, tn_tensor *b, double rtol, double atol, bool equal_nan) {
     TN__CHECK_NULL(a, b);
@@ -895,9 +899,10 @@ static tn_tensor *tn__isclose_impl(tn_tensor *a, tn_tensor *b, double rtol, doub
     }
     return tn__scope_return(close);
 }
-TNDEF tn_tensor *tn_isclose(tn_tensor *a, tn_tensor *b, double rtol, double atol, bool equal_nan) {
-    return TN__AS("tn_isclose", tn__isclose_impl(a, b, rtol, atol, equal_nan));
+TNDEF tn_tensor *tn_isclose_opts(tn_tensor *a, tn_tensor *b, tn_isclose_fn_opts o) {
+    return TN__AS("tn_isclose", tn__isclose_impl(a, b, o.rtol, o.atol, o.equal_nan));
 }
+TNDEF tn_tensor *tn_isclose_str(tn_tensor *a, tn_tensor *b, const char *options) { TN__KW_STR(tn_isclose_fn_opts, isclose, "tn_isclose", options, tn_isclose_opts(a, b, o)); }
 
 TNDEF bool tn_equal(tn_tensor *a, tn_tensor *b) {
     if (a && b && (tn__check_cpu_dtype("tn_equal", a) || tn__check_cpu_dtype("tn_equal", b))) return false;

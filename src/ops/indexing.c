@@ -392,14 +392,17 @@ static int tn__index_put_into(const char *fn, tn_tensor *target, tn_tensor *cons
 }
 
 
-TNDEF tn_tensor *tn_index_put_(tn_tensor *t, tn_tensor *const *indices, int n, tn_tensor *values, bool accumulate) {
+TNDEF tn_tensor *tn_index_put__opts(tn_tensor *t, tn_tensor *const *indices, int n, tn_tensor *values, tn_put_fn_opts o) {
+    const bool accumulate = o.accumulate;
     TN__CHECK_NULL(t, values);
     tn_tensor *x0;
     int m = tn__inplace_begin("tn_index_put_", t, &values, 1, &x0);
-    if (m) return m < 0 ? NULL : tn__inplace_end("tn_index_put_", t, tn_index_put(x0, indices, n, values, accumulate));
+    if (m) return m < 0 ? NULL : tn__inplace_end("tn_index_put_", t, tn_index_put(x0, indices, n, values, .accumulate = accumulate));
     return tn__index_put_into("tn_index_put_", t, indices, n, values, accumulate) ? NULL : t;
 }
-TNDEF tn_tensor *tn_index_put(tn_tensor *t, tn_tensor *const *indices, int n, tn_tensor *values, bool accumulate) {
+TNDEF tn_tensor *tn_index_put__str(tn_tensor *t, tn_tensor *const *indices, int n, tn_tensor *values, const char *options) { TN__KW_STR(tn_put_fn_opts, put, "tn_index_put_", options, tn_index_put__opts(t, indices, n, values, o)); }
+TNDEF tn_tensor *tn_index_put_opts(tn_tensor *t, tn_tensor *const *indices, int n, tn_tensor *values, tn_put_fn_opts o) {
+    const bool accumulate = o.accumulate;
     TN__CHECK_NULL(t, values);
     tn_tensor *c = tn__copy_as(t, t->dtype, t->device);
     if (c && tn__index_put_into("tn_index_put", c, indices, n, values, accumulate)) { tn_release(c); c = NULL; }
@@ -409,6 +412,7 @@ TNDEF tn_tensor *tn_index_put(tn_tensor *t, tn_tensor *const *indices, int n, tn
     tn__save_indices(nd, indices, n);
     return tn__own(tn__node_attach(nd, c));
 }
+TNDEF tn_tensor *tn_index_put_str(tn_tensor *t, tn_tensor *const *indices, int n, tn_tensor *values, const char *options) { TN__KW_STR(tn_put_fn_opts, put, "tn_index_put", options, tn_index_put_opts(t, indices, n, values, o)); }
 
 static int tn__check_mask(const char *fn, tn_tensor *mask) {
     if (mask->dtype != TN_BOOL) return TN__FAIL_INT("%s: expected a bool mask, got %s", fn, tn_dtype_name(mask->dtype));
@@ -586,12 +590,14 @@ static tn_tensor *tn__scatter_reduce_op(const char *fn, tn_tensor *t, int64_t di
     }
     return inplace ? tn__borrowed(target) : tn__own(target);
 }
-TNDEF tn_tensor *tn_scatter_reduce(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, bool include_self) {
-    return tn__scatter_reduce_op("tn_scatter_reduce", t, dim, index, src, reduce, include_self, false, false);
+TNDEF tn_tensor *tn_scatter_reduce_opts(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, tn_scatter_reduce_fn_opts o) {
+    return tn__scatter_reduce_op("tn_scatter_reduce", t, dim, index, src, reduce, o.include_self, false, false);
 }
-TNDEF tn_tensor *tn_scatter_reduce_(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, bool include_self) {
-    return tn__scatter_reduce_op("tn_scatter_reduce_", t, dim, index, src, reduce, include_self, false, true);
+TNDEF tn_tensor *tn_scatter_reduce_str(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, const char *options) { TN__KW_STR(tn_scatter_reduce_fn_opts, scatter_reduce, "tn_scatter_reduce", options, tn_scatter_reduce_opts(t, dim, index, src, reduce, o)); }
+TNDEF tn_tensor *tn_scatter_reduce__opts(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, tn_scatter_reduce_fn_opts o) {
+    return tn__scatter_reduce_op("tn_scatter_reduce_", t, dim, index, src, reduce, o.include_self, false, true);
 }
+TNDEF tn_tensor *tn_scatter_reduce__str(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, const char *options) { TN__KW_STR(tn_scatter_reduce_fn_opts, scatter_reduce, "tn_scatter_reduce_", options, tn_scatter_reduce__opts(t, dim, index, src, reduce, o)); }
 /* index_reduce: index spread along source's other dims (a view), then scatter_reduce */
 static tn_tensor *tn__index_reduce_impl(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *src, const char *reduce, bool include_self) {
     TN__CHECK_NULL(t, index, src);
@@ -619,11 +625,12 @@ static tn_tensor *tn__index_reduce_impl(tn_tensor *t, int64_t dim, tn_tensor *in
     for (int i = 0; i < src->ndim; i++) shape[i] = i == d ? -1 : 1;
     tn_tensor *idx = tn_to_dtype(index, TN_I64);
     idx = idx ? (src->ndim ? tn_expand(tn_reshape(idx, shape, src->ndim), src->shape, src->ndim) : tn_reshape(idx, NULL, 0)) : NULL;
-    return tn__scope_return(idx ? tn_scatter_reduce(t, d, idx, src, reduce, include_self) : NULL);
+    return tn__scope_return(idx ? tn_scatter_reduce(t, d, idx, src, reduce, .include_self = include_self) : NULL);
 }
-TNDEF tn_tensor *tn_index_reduce(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *source, const char *reduce, bool include_self) {
-    return TN__AS("tn_index_reduce", tn__index_reduce_impl(t, dim, index, source, reduce, include_self));
+TNDEF tn_tensor *tn_index_reduce_opts(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *source, const char *reduce, tn_scatter_reduce_fn_opts o) {
+    return TN__AS("tn_index_reduce", tn__index_reduce_impl(t, dim, index, source, reduce, o.include_self));
 }
+TNDEF tn_tensor *tn_index_reduce_str(tn_tensor *t, int64_t dim, tn_tensor *index, tn_tensor *source, const char *reduce, const char *options) { TN__KW_STR(tn_scatter_reduce_fn_opts, scatter_reduce, "tn_index_reduce", options, tn_index_reduce_opts(t, dim, index, source, reduce, o)); }
 /* combinations: the index rows in itertools' order (the next row: the rightmost index that
    can still grow grows, those after it restart from it, or from it + 1 without
    replacement), gathered by index_select */
@@ -711,8 +718,8 @@ static tn_tensor *tn__index_dim_put(tn_tensor *t, int d, tn_tensor *index, tn_te
     tn_tensor *tv = t->ndim ? t : tn_reshape(t, tn__one, 1);
     ix[d] = index->ndim ? index : tn_reshape(index, tn__one, 1);
     if (t->ndim == 0 && values->ndim) values = tn_reshape(values, &m1, 1);
-    if (inplace) return tn_index_put_(tv, ix, d + 1, values, accumulate) ? t : NULL;
-    tn_tensor *r = tn_index_put(tv, ix, d + 1, values, accumulate);
+    if (inplace) return tn_index_put_(tv, ix, d + 1, values, .accumulate = accumulate) ? t : NULL;
+    tn_tensor *r = tn_index_put(tv, ix, d + 1, values, .accumulate = accumulate);
     return t->ndim ? r : tn_reshape(r, NULL, 0);
 }
 /* kind 0 index_add (alpha), 1 index_copy, 2 index_fill (value); in place or not. */
@@ -777,32 +784,34 @@ static tn_tensor *tn__put_impl(tn_tensor *t, tn_tensor *index, tn_tensor *source
     tn_scope_begin();
     int64_t m1 = -1;
     tn_tensor *fi = tn_reshape(index, &m1, 1);
-    tn_tensor *r = tn_index_put(tn_reshape(t, &m1, 1), &fi, 1, tn_reshape(source, &m1, 1), accumulate);
+    tn_tensor *r = tn_index_put(tn_reshape(t, &m1, 1), &fi, 1, tn_reshape(source, &m1, 1), .accumulate = accumulate);
     r = tn_keep(tn__grad_name(tn_reshape(r, t->shape, t->ndim), "PutBackward0"));
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_put(tn_tensor *t, tn_tensor *index, tn_tensor *source, bool accumulate) { return TN__AS("tn_put", tn__put_impl(t, index, source, accumulate)); }
+TNDEF tn_tensor *tn_put_opts(tn_tensor *t, tn_tensor *index, tn_tensor *source, tn_put_fn_opts o) { return TN__AS("tn_put", tn__put_impl(t, index, source, o.accumulate)); }
+TNDEF tn_tensor *tn_put_str(tn_tensor *t, tn_tensor *index, tn_tensor *source, const char *options) { TN__KW_STR(tn_put_fn_opts, put, "tn_put", options, tn_put_opts(t, index, source, o)); }
 static tn_tensor *tn__put__impl(tn_tensor *t, tn_tensor *index, tn_tensor *source, bool accumulate) {
     TN__CHECK_NULL(t, index, source);
     if (tn__put_check("tn_put_", t, index, source) || tn__check_no_internal_overlap("tn_put_", t)) return NULL;
     tn_tensor *x0, *others[2] = {index, source};
     int m = tn__inplace_begin("tn_put_", t, others, 2, &x0);
-    if (m) return m < 0 ? NULL : tn__inplace_end("tn_put_", t, tn_put(x0, index, source, accumulate));
+    if (m) return m < 0 ? NULL : tn__inplace_end("tn_put_", t, tn_put(x0, index, source, .accumulate = accumulate));
     tn_scope_begin();
     int64_t m1 = -1;
     tn_tensor *fi = tn_reshape(index, &m1, 1), *fs = tn_reshape(source, &m1, 1);
     int rc;
     if (tn_is_contiguous(t)) {   /* written through a flat view */
-        rc = tn_index_put_(tn_view(t, &m1, 1), &fi, 1, fs, accumulate) ? 0 : -1;
+        rc = tn_index_put_(tn_view(t, &m1, 1), &fi, 1, fs, .accumulate = accumulate) ? 0 : -1;
     } else {
-        tn_tensor *r = tn_put(t, index, source, accumulate);
+        tn_tensor *r = tn_put(t, index, source, .accumulate = accumulate);
         rc = r ? tn__copy_into("tn_put_", t, r) : -1;
     }
     tn_scope_end();
     return rc ? NULL : t;
 }
-TNDEF tn_tensor *tn_put_(tn_tensor *t, tn_tensor *index, tn_tensor *source, bool accumulate) { return TN__AS("tn_put_", tn__put__impl(t, index, source, accumulate)); }
+TNDEF tn_tensor *tn_put__opts(tn_tensor *t, tn_tensor *index, tn_tensor *source, tn_put_fn_opts o) { return TN__AS("tn_put_", tn__put__impl(t, index, source, o.accumulate)); }
+TNDEF tn_tensor *tn_put__str(tn_tensor *t, tn_tensor *index, tn_tensor *source, const char *options) { TN__KW_STR(tn_put_fn_opts, put, "tn_put_", options, tn_put__opts(t, index, source, o)); }
 
 static tn_tensor *tn__take_along_dim_impl(tn_tensor *t, tn_tensor *indices, int64_t dim) {
     TN__CHECK_NULL(t, indices);
@@ -854,8 +863,8 @@ static tn_tensor *tn__masked_scatter_into(const char *fn, tn_tensor *t, tn_tenso
     const int64_t count = (int64_t)tn_item(cnt), have = tn_numel(source);
     if (have < count) return (tn_tensor *)tn__error("%s: Number of elements of source < number of ones in mask (%lld < %lld)", fn, (long long)have, (long long)count);
     tn_tensor *vals = tn_narrow(tn_reshape(source, &m1, 1), 0, 0, count);
-    if (inplace) return tn_index_put_(tv, &mv, 1, vals, false) ? t : NULL;
-    tn_tensor *r = tn_index_put(tv, &mv, 1, vals, false);
+    if (inplace) return tn_index_put_(tv, &mv, 1, vals) ? t : NULL;
+    tn_tensor *r = tn_index_put(tv, &mv, 1, vals);
     return t->ndim ? r : tn_reshape(r, NULL, 0);
 }
 static tn_tensor *tn__masked_scatter_impl(tn_tensor *t, tn_tensor *mask, tn_tensor *source) {

@@ -461,7 +461,7 @@ static int tn__qr_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void *u
     tn_tensor *b = tn_matmul(Q, cl);
     if (gQ) b = tn_add(b, gQ);
     /* b R^{-T}: X U^T = b is U X^T = b^T */
-    tn_tensor *gX = tn_linalg_solve(tn__mT(U), b, false);
+    tn_tensor *gX = tn_linalg_solve(tn__mT(U), b, .left = false);
     if (m < n) {
         tn_tensor *parts[2] = {gX, gY ? gY : tn_zeros_like(tn_narrow(A, -1, k, n - k))};
         gX = tn_cat(parts, 2, -1);
@@ -495,11 +495,13 @@ TNDEF tn_tensor *tn_linalg_qr_opts(tn_tensor *A, tn_tensor **R, tn_linalg_qr_fn_
 TNDEF tn_tensor *tn_linalg_qr_str(tn_tensor *A, tn_tensor **R, const char *options) {
     TN__KW_STR(tn_linalg_qr_fn_opts, linalg_qr, "tn_linalg_qr", options, tn_linalg_qr_opts(A, R, o));
 }
-TNDEF tn_tensor *tn_qr(tn_tensor *A, bool some, tn_tensor **R) {
+TNDEF tn_tensor *tn_qr_opts(tn_tensor *A, tn_tensor **R, tn_qr_fn_opts o) {
+    const bool some = o.some;
     if (!R) return (tn_tensor *)tn__error("tn_qr: R must not be NULL");
     *R = NULL;
     return TN__AS("tn_qr", tn__qr_impl(A, some ? 0 : 1, R, "tn_qr"));
 }
+TNDEF tn_tensor *tn_qr_str(tn_tensor *A, tn_tensor **R, const char *options) { if (R) *R = NULL; TN__KW_STR(tn_qr_fn_opts, qr, "tn_qr", options, tn_qr_opts(A, R, o)); }
 TNDEF tn_tensor *tn_geqrf(tn_tensor *A, tn_tensor **tau) {
     if (!tau) return (tn_tensor *)tn__error("tn_geqrf: tau must not be NULL");
     *tau = NULL;
@@ -703,11 +705,14 @@ static tn_tensor *tn__svd_old_impl(tn_tensor *A, bool some, bool compute_uv, tn_
     if (!*S || !*V) { tn_release(*S); tn_release(*V); *S = *V = NULL; U = NULL; }
     return tn__scope_return(U);
 }
-TNDEF tn_tensor *tn_svd(tn_tensor *A, bool some, bool compute_uv, tn_tensor **S, tn_tensor **V) {
+TNDEF tn_tensor *tn_svd_opts(tn_tensor *A, tn_tensor **S, tn_tensor **V, tn_svd_fn_opts o) {
+    const bool some = o.some;
+    const bool compute_uv = o.compute_uv;
     if (!S || !V) return (tn_tensor *)tn__error("tn_svd: S and V must not be NULL");
     *S = *V = NULL;
     return TN__AS("tn_svd", tn__svd_old_impl(A, some, compute_uv, S, V));
 }
+TNDEF tn_tensor *tn_svd_str(tn_tensor *A, tn_tensor **S, tn_tensor **V, const char *options) { if (S) *S = NULL; if (V) *V = NULL; TN__KW_STR(tn_svd_fn_opts, svd, "tn_svd", options, tn_svd_opts(A, S, V, o)); }
 
 /* ---- pinv, matrix_rank: the singular values above max(atol, rtol * sigma_max) ---- */
 /* PyTorch's defaults: atol None is 0; rtol None is eps * max(m, n), or 0 when atol > 0. */
@@ -917,7 +922,7 @@ static tn_tensor *tn__cond_impl(tn_tensor *A, const char *p) {
     } else if (tn_numel(A) == 0) {
         r = tn_zeros(A->shape, A->ndim - 2, A->dtype);
     } else {   /* norm(A) norm(A^{-1}); a singular matrix's inverse is inf (PyTorch's _linalg_cond_helper) */
-        tn_tensor *info = NULL, *inv = tn_linalg_inv_ex(A, false, &info);
+        tn_tensor *info = NULL, *inv = tn_linalg_inv_ex(A, &info);
         if (inv) {
             tn_tensor *bad = tn_gt_scalar(tn_unsqueeze(tn_unsqueeze(info, -1), -1), 0);
             inv = tn_masked_fill(inv, bad, INFINITY);

@@ -149,7 +149,7 @@ static tn_tensor *tn__la_perm(tn_tensor *piv, int64_t m, tn_dtype dt) {
    gU = triu(gLU); the triangular solves go through linalg.solve. LU is recomputed from A. */
 static int tn__lu_factor_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
     (void)nin; (void)user;
-    tn_tensor *A = tn_ctx_saved(nd, 0), *piv = NULL, *LU = tn_linalg_lu_factor(A, true, &piv);
+    tn_tensor *A = tn_ctx_saved(nd, 0), *piv = NULL, *LU = tn_linalg_lu_factor(A, &piv);
     if (!LU) return -1;
     const int64_t m = A->shape[A->ndim - 2], n = A->shape[A->ndim - 1], k = m < n ? m : n;
     tn_tensor *L = tn_add(tn__tril(tn_narrow(LU, -1, 0, k), -1), tn_eye(m, k, A->dtype));
@@ -158,17 +158,17 @@ static int tn__lu_factor_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, 
     tn_tensor *LH = tn_transpose(L, -2, -1), *UH = tn_transpose(U, -2, -1), *X;
     if (m == n) {
         X = tn_add(tn__tril(tn_matmul(LH, gL), -1), tn__triu(tn_matmul(gU, UH), 0));
-        X = tn_linalg_solve(LH, tn_linalg_solve(UH, X, false), true);
+        X = tn_linalg_solve(LH, tn_linalg_solve(UH, X, .left = false));
     } else if (m < n) {   /* wide: U = [U1 U2] */
         X = tn__tril(tn_sub(tn_matmul(LH, gL), tn_matmul(gU, UH)), -1);
-        X = tn_linalg_solve(tn_transpose(tn_narrow(U, -1, 0, k), -2, -1), X, false);
+        X = tn_linalg_solve(tn_transpose(tn_narrow(U, -1, 0, k), -2, -1), X, .left = false);
         tn_tensor *parts[2] = {tn_add(X, tn_narrow(gU, -1, 0, k)), tn_narrow(gU, -1, k, n - k)};
-        X = tn_linalg_solve(LH, tn_cat(parts, 2, -1), true);
+        X = tn_linalg_solve(LH, tn_cat(parts, 2, -1));
     } else {              /* tall: L = [L1; L2] */
         X = tn__triu(tn_sub(tn_matmul(gU, UH), tn_matmul(LH, gL)), 0);
-        X = tn_linalg_solve(tn_transpose(tn_narrow(L, -2, 0, k), -2, -1), X, true);
+        X = tn_linalg_solve(tn_transpose(tn_narrow(L, -2, 0, k), -2, -1), X);
         tn_tensor *parts[2] = {tn_add(X, tn_narrow(gL, -2, 0, k)), tn_narrow(gL, -2, k, m - k)};
-        X = tn_linalg_solve(UH, tn_cat(parts, 2, -2), false);
+        X = tn_linalg_solve(UH, tn_cat(parts, 2, -2), .left = false);
     }
     tn_tensor *P = X ? tn__la_perm(piv, m, A->dtype) : NULL;
     gin[0] = P ? tn_matmul(P, X) : NULL;
@@ -189,18 +189,21 @@ static tn_tensor *tn__lu_factor_ex_impl(tn_tensor *A, bool pivot, bool check_err
     if (nd) tn__node_save(nd, A);
     return tn__node_attach(nd, r);
 }
-TNDEF tn_tensor *tn_linalg_lu_factor_ex(tn_tensor *A, bool pivot, bool check_errors, tn_tensor **pivots, tn_tensor **info) {
+TNDEF tn_tensor *tn_linalg_lu_factor_ex_opts(tn_tensor *A, tn_tensor **pivots, tn_tensor **info, tn_lu_factor_ex_fn_opts o) {
     if (pivots) *pivots = NULL;
     if (info) *info = NULL;
     if (!pivots) return (tn_tensor *)tn__error("tn_linalg_lu_factor_ex: pivots must not be NULL");
-    return TN__AS("tn_linalg_lu_factor_ex", tn__lu_factor_ex_impl(A, pivot, check_errors, pivots, info));
+    return TN__AS("tn_linalg_lu_factor_ex", tn__lu_factor_ex_impl(A, o.pivot, o.check_errors, pivots, info));
 }
-TNDEF tn_tensor *tn_linalg_lu_factor(tn_tensor *A, bool pivot, tn_tensor **pivots) {
+TNDEF tn_tensor *tn_linalg_lu_factor_ex_str(tn_tensor *A, tn_tensor **pivots, tn_tensor **info, const char *options) { if (pivots) *pivots = NULL; if (info) *info = NULL; TN__KW_STR(tn_lu_factor_ex_fn_opts, lu_factor_ex, "tn_linalg_lu_factor_ex", options, tn_linalg_lu_factor_ex_opts(A, pivots, info, o)); }
+TNDEF tn_tensor *tn_linalg_lu_factor_opts(tn_tensor *A, tn_tensor **pivots, tn_lu_factor_fn_opts o) {
+    const bool pivot = o.pivot;
     if (pivots) *pivots = NULL;
     if (!pivots) return (tn_tensor *)tn__error("tn_linalg_lu_factor: pivots must not be NULL");
     /* torch.linalg.lu_factor has no check for singular input: it returns the factors */
     return TN__AS("tn_linalg_lu_factor", tn__lu_factor_ex_impl(A, pivot, false, pivots, NULL));
 }
+TNDEF tn_tensor *tn_linalg_lu_factor_str(tn_tensor *A, tn_tensor **pivots, const char *options) { if (pivots) *pivots = NULL; TN__KW_STR(tn_lu_factor_fn_opts, lu_factor, "tn_linalg_lu_factor", options, tn_linalg_lu_factor_opts(A, pivots, o)); }
 
 /* torch.lu_unpack: P, L, U from the packed LU and its pivots (a composite of tril/triu: the
    gradient reaches LU through them). */
@@ -391,13 +394,15 @@ static tn_tensor *tn__solve_ex_impl(tn_tensor *A, tn_tensor *Bm, bool left, bool
     }
     return tn__scope_return(r);
 }
-TNDEF tn_tensor *tn_linalg_solve_ex(tn_tensor *A, tn_tensor *B, bool left, bool check_errors, tn_tensor **info) {
+TNDEF tn_tensor *tn_linalg_solve_ex_opts(tn_tensor *A, tn_tensor *B, tn_tensor **info, tn_solve_ex_fn_opts o) {
     if (info) *info = NULL;
-    return tn__grad_name(TN__AS("tn_linalg_solve_ex", tn__solve_ex_impl(A, B, left, check_errors, info, "tn_linalg_solve_ex")), "LinalgSolveExBackward0");
+    return tn__grad_name(TN__AS("tn_linalg_solve_ex", tn__solve_ex_impl(A, B, o.left, o.check_errors, info, "tn_linalg_solve_ex")), "LinalgSolveExBackward0");
 }
-TNDEF tn_tensor *tn_linalg_solve(tn_tensor *A, tn_tensor *B, bool left) {
-    return tn__grad_name(TN__AS("tn_linalg_solve", tn__solve_ex_impl(A, B, left, true, NULL, "tn_linalg_solve")), "LinalgSolveExBackward0");
+TNDEF tn_tensor *tn_linalg_solve_ex_str(tn_tensor *A, tn_tensor *B, tn_tensor **info, const char *options) { if (info) *info = NULL; TN__KW_STR(tn_solve_ex_fn_opts, solve_ex, "tn_linalg_solve_ex", options, tn_linalg_solve_ex_opts(A, B, info, o)); }
+TNDEF tn_tensor *tn_linalg_solve_opts(tn_tensor *A, tn_tensor *B, tn_solve_fn_opts o) {
+    return tn__grad_name(TN__AS("tn_linalg_solve", tn__solve_ex_impl(A, B, o.left, true, NULL, "tn_linalg_solve")), "LinalgSolveExBackward0");
 }
+TNDEF tn_tensor *tn_linalg_solve_str(tn_tensor *A, tn_tensor *B, const char *options) { TN__KW_STR(tn_solve_fn_opts, solve, "tn_linalg_solve", options, tn_linalg_solve_opts(A, B, o)); }
 /* inv(A) = solve(A, I): its gradient is solve's (-A^{-T} g A^{-T}). */
 static tn_tensor *tn__inv_ex_impl(tn_tensor *A, bool check_errors, tn_tensor **info, const char *fn) {
     TN__CHECK_NULL(A);
@@ -409,10 +414,11 @@ static tn_tensor *tn__inv_ex_impl(tn_tensor *A, bool check_errors, tn_tensor **i
     if (r && info && *info) *info = tn_keep(*info);
     return tn__scope_return(r);
 }
-TNDEF tn_tensor *tn_linalg_inv_ex(tn_tensor *A, bool check_errors, tn_tensor **info) {
+TNDEF tn_tensor *tn_linalg_inv_ex_opts(tn_tensor *A, tn_tensor **info, tn_linalg_ex_fn_opts o) {
     if (info) *info = NULL;
-    return tn__grad_name(TN__AS("tn_linalg_inv_ex", tn__inv_ex_impl(A, check_errors, info, "tn_linalg_inv_ex")), "LinalgInvExBackward0");
+    return tn__grad_name(TN__AS("tn_linalg_inv_ex", tn__inv_ex_impl(A, o.check_errors, info, "tn_linalg_inv_ex")), "LinalgInvExBackward0");
 }
+TNDEF tn_tensor *tn_linalg_inv_ex_str(tn_tensor *A, tn_tensor **info, const char *options) { if (info) *info = NULL; TN__KW_STR(tn_linalg_ex_fn_opts, linalg_ex, "tn_linalg_inv_ex", options, tn_linalg_inv_ex_opts(A, info, o)); }
 TNDEF tn_tensor *tn_linalg_inv(tn_tensor *A) {
     return tn__grad_name(TN__AS("tn_linalg_inv", tn__inv_ex_impl(A, true, NULL, "tn_linalg_inv")), "LinalgInvExBackward0");
 }
@@ -422,13 +428,13 @@ TNDEF tn_tensor *tn_linalg_inv(tn_tensor *A) {
    the diagonal halved, symmetrised. L is recomputed from A (double backward). */
 static int tn__cholesky_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
     (void)nin; (void)user;
-    tn_tensor *A = tn_ctx_saved(n, 0), *L = tn_linalg_cholesky(A, false);
+    tn_tensor *A = tn_ctx_saved(n, 0), *L = tn_linalg_cholesky(A);
     if (n->i[0]) g = tn_transpose(g, -2, -1);
     tn_tensor *LH = tn_transpose(L, -2, -1);
     tn_tensor *gA = tn__tril(tn_matmul(LH, g), 0);
     gA = tn_mul_scalar(tn_add(gA, tn_transpose(tn__tril(gA, -1), -2, -1)), 0.5);
-    gA = tn_linalg_solve(LH, gA, true);
-    gin[0] = tn_linalg_solve(L, gA, false);
+    gA = tn_linalg_solve(LH, gA);
+    gin[0] = tn_linalg_solve(L, gA, .left = false);
     return gin[0] ? 0 : -1;
 }
 static tn_tensor *tn__cholesky_ex_impl(tn_tensor *A, bool upper, bool check_errors, tn_tensor **info, const char *fn) {
@@ -451,10 +457,12 @@ static tn_tensor *tn__cholesky_ex_impl(tn_tensor *A, bool upper, bool check_erro
     if (nd) { nd->i[0] = upper; nd->ni = 1; tn__node_save(nd, A); }
     return tn__node_attach(nd, r);
 }
-TNDEF tn_tensor *tn_linalg_cholesky_ex(tn_tensor *A, bool upper, bool check_errors, tn_tensor **info) {
+TNDEF tn_tensor *tn_linalg_cholesky_ex_opts(tn_tensor *A, tn_tensor **info, tn_cholesky_ex_fn_opts o) {
     if (info) *info = NULL;
-    return TN__AS("tn_linalg_cholesky_ex", tn__cholesky_ex_impl(A, upper, check_errors, info, "tn_linalg_cholesky_ex"));
+    return TN__AS("tn_linalg_cholesky_ex", tn__cholesky_ex_impl(A, o.upper, o.check_errors, info, "tn_linalg_cholesky_ex"));
 }
-TNDEF tn_tensor *tn_linalg_cholesky(tn_tensor *A, bool upper) {
-    return TN__AS("tn_linalg_cholesky", tn__cholesky_ex_impl(A, upper, true, NULL, "tn_linalg_cholesky"));
+TNDEF tn_tensor *tn_linalg_cholesky_ex_str(tn_tensor *A, tn_tensor **info, const char *options) { if (info) *info = NULL; TN__KW_STR(tn_cholesky_ex_fn_opts, cholesky_ex, "tn_linalg_cholesky_ex", options, tn_linalg_cholesky_ex_opts(A, info, o)); }
+TNDEF tn_tensor *tn_linalg_cholesky_opts(tn_tensor *A, tn_cholesky_fn_opts o) {
+    return TN__AS("tn_linalg_cholesky", tn__cholesky_ex_impl(A, o.upper, true, NULL, "tn_linalg_cholesky"));
 }
+TNDEF tn_tensor *tn_linalg_cholesky_str(tn_tensor *A, const char *options) { TN__KW_STR(tn_cholesky_fn_opts, cholesky, "tn_linalg_cholesky", options, tn_linalg_cholesky_opts(A, o)); }

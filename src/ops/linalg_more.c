@@ -200,13 +200,14 @@ static tn_tensor *tn__cholesky_solve_impl(tn_tensor *Bm, tn_tensor *L, bool uppe
     if (!tn__la_broadcast_pair(fn, L, Bm, true, &a, &b)) r = tn__cholesky_solve_core(b, a, upper);
     return tn__scope_return(r);
 }
-TNDEF tn_tensor *tn_cholesky_solve(tn_tensor *B, tn_tensor *L, bool upper) {
-    return TN__AS("tn_cholesky_solve", tn__cholesky_solve_impl(B, L, upper));
+TNDEF tn_tensor *tn_cholesky_solve_opts(tn_tensor *B, tn_tensor *L, tn_cholesky_fn_opts o) {
+    return TN__AS("tn_cholesky_solve", tn__cholesky_solve_impl(B, L, o.upper));
 }
+TNDEF tn_tensor *tn_cholesky_solve_str(tn_tensor *B, tn_tensor *L, const char *options) { TN__KW_STR(tn_cholesky_fn_opts, cholesky, "tn_cholesky_solve", options, tn_cholesky_solve_opts(B, L, o)); }
 /* PyTorch's cholesky_inverse_backward: C = X (g + g^H) X, gL = -C L (lower) or -L C (upper). */
 static int tn__cholesky_inverse_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
     (void)nin; (void)user;
-    tn_tensor *L = tn_ctx_saved(n, 0), *X = tn_cholesky_inverse(L, n->i[0]);
+    tn_tensor *L = tn_ctx_saved(n, 0), *X = tn_cholesky_inverse(L, .upper = n->i[0] != 0);
     tn_tensor *C = X ? tn_matmul(X, tn_matmul(tn_add(g, tn_transpose(g, -2, -1)), X)) : NULL;
     gin[0] = C ? tn_neg(n->i[0] ? tn_matmul(L, C) : tn_matmul(C, L)) : NULL;
     return gin[0] ? 0 : -1;
@@ -225,9 +226,10 @@ static tn_tensor *tn__cholesky_inverse_impl(tn_tensor *L, bool upper) {
     if (nd) { nd->i[0] = upper; nd->ni = 1; tn__node_save(nd, L); }
     return tn__node_attach(nd, r);
 }
-TNDEF tn_tensor *tn_cholesky_inverse(tn_tensor *L, bool upper) {
-    return TN__AS("tn_cholesky_inverse", tn__cholesky_inverse_impl(L, upper));
+TNDEF tn_tensor *tn_cholesky_inverse_opts(tn_tensor *L, tn_cholesky_fn_opts o) {
+    return TN__AS("tn_cholesky_inverse", tn__cholesky_inverse_impl(L, o.upper));
 }
+TNDEF tn_tensor *tn_cholesky_inverse_str(tn_tensor *L, const char *options) { TN__KW_STR(tn_cholesky_fn_opts, cholesky, "tn_cholesky_inverse", options, tn_cholesky_inverse_opts(L, o)); }
 
 /* ---- lu_solve: P L U X = B as a composite of the unpacked factors and two triangular
    solves: its gradient in LU is PyTorch's linalg_lu_solve_LU (the same derivative, restricted
@@ -685,7 +687,8 @@ static tn_tensor *tn__vander_impl(tn_tensor *x, int64_t N) {
     }
     return tn__scope_return(r);
 }
-TNDEF tn_tensor *tn_linalg_vander(tn_tensor *x, int64_t N) { return TN__AS("tn_linalg_vander", tn__vander_impl(x, N)); }
+TNDEF tn_tensor *tn_linalg_vander_opts(tn_tensor *x, tn_vander_fn_opts o) { return TN__AS("tn_linalg_vander", tn__vander_impl(x, o.N)); }
+TNDEF tn_tensor *tn_linalg_vander_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_vander_fn_opts, vander, "tn_linalg_vander", options, tn_linalg_vander_opts(x, o)); }
 
 /* ---- householder_product: Q = H_1 ... H_k, H_i = I - tau_i v_i v_i^T, v_i the i-th column of
    A below the diagonal with a 1 on it (LAPACK's orgqr), first n columns; applied from the
@@ -834,7 +837,7 @@ static tn_tensor *tn__tensorsolve_impl(tn_tensor *A, tn_tensor *Bm, const int64_
             tn__error("%s: Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == prod(self.shape[:other.ndim]), but got A %s and B %s", fn,
                       TN__SHAPE(a), TN__SHAPE(Bm));
         else
-            r = tn_reshape(tn_linalg_solve(tn_reshape(a, TN_SHAPE(pb, pr)), tn_reshape(Bm, TN_SHAPE(pb)), true), shape, rn);
+            r = tn_reshape(tn_linalg_solve(tn_reshape(a, TN_SHAPE(pb, pr)), tn_reshape(Bm, TN_SHAPE(pb))), shape, rn);
     }
     return tn__scope_return(r);
 }
@@ -962,12 +965,13 @@ static tn_tensor *tn__ldl_factor_impl(tn_tensor *A, bool check_errors, tn_tensor
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_linalg_ldl_factor_ex(tn_tensor *A, bool check_errors, tn_tensor **pivots, tn_tensor **info) {
+TNDEF tn_tensor *tn_linalg_ldl_factor_ex_opts(tn_tensor *A, tn_tensor **pivots, tn_tensor **info, tn_linalg_ex_fn_opts o) {
     if (pivots) *pivots = NULL;
     if (info) *info = NULL;
     if (!pivots) return (tn_tensor *)tn__error("tn_linalg_ldl_factor_ex: pivots must not be NULL");
-    return TN__AS("tn_linalg_ldl_factor_ex", tn__ldl_factor_impl(A, check_errors, pivots, info));
+    return TN__AS("tn_linalg_ldl_factor_ex", tn__ldl_factor_impl(A, o.check_errors, pivots, info));
 }
+TNDEF tn_tensor *tn_linalg_ldl_factor_ex_str(tn_tensor *A, tn_tensor **pivots, tn_tensor **info, const char *options) { if (pivots) *pivots = NULL; if (info) *info = NULL; TN__KW_STR(tn_linalg_ex_fn_opts, linalg_ex, "tn_linalg_ldl_factor_ex", options, tn_linalg_ldl_factor_ex_opts(A, pivots, info, o)); }
 TNDEF tn_tensor *tn_linalg_ldl_factor(tn_tensor *A, tn_tensor **pivots) {
     if (pivots) *pivots = NULL;
     if (!pivots) return (tn_tensor *)tn__error("tn_linalg_ldl_factor: pivots must not be NULL");

@@ -670,12 +670,13 @@ static tn_tensor *tn__bincount_impl(tn_tensor *x, tn_tensor *weights, int64_t mi
     }
     tn_tensor *out = tn__own(tn__full_on(&size, 1, 0, od, x->device)), *xi = tn_to_dtype(x, TN_I64);
     tn_tensor *w = weights ? tn_to_dtype(tn_detach(weights), od) : tn_ones_like(xi);
-    tn_tensor *r = out && w && xi ? tn_index_put_(out, &xi, 1, w, true) : NULL;
+    tn_tensor *r = out && w && xi ? tn_index_put_(out, &xi, 1, w, .accumulate = true) : NULL;
     r = tn_keep(r);
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_bincount(tn_tensor *x, tn_tensor *weights, int64_t minlength) { return TN__AS("tn_bincount", tn__bincount_impl(x, weights, minlength)); }
+TNDEF tn_tensor *tn_bincount_opts(tn_tensor *x, tn_bincount_fn_opts o) { return TN__AS("tn_bincount", tn__bincount_impl(x, o.weights, o.minlength)); }
+TNDEF tn_tensor *tn_bincount_str(tn_tensor *x, tn_tensor *weights, const char *options) { TN__KW_STR(tn_bincount_fn_opts, bincount, "tn_bincount", options, (o.weights = weights, tn_bincount_opts(x, o))); }
 
 static tn_tensor *tn__histc_impl(tn_tensor *x, int64_t bins, double lo, double hi) {
     TN__CHECK_NULL(x);
@@ -703,7 +704,7 @@ static tn_tensor *tn__histc_impl(tn_tensor *x, int64_t bins, double lo, double h
     int64_t m1 = -1;
     pos = tn_reshape(pos, &m1, 1);
     tn_tensor *out = tn__own(tn__full_on(&bins, 1, 0, x->dtype, x->device));
-    tn_tensor *r = pos && out ? tn_index_put_(out, &pos, 1, tn_reshape(tn_to_dtype(in, x->dtype), &m1, 1), true) : NULL;
+    tn_tensor *r = pos && out ? tn_index_put_(out, &pos, 1, tn_reshape(tn_to_dtype(in, x->dtype), &m1, 1), .accumulate = true) : NULL;
     r = tn_keep(r);
     tn_scope_end();
     return r;

@@ -99,7 +99,9 @@ static tn_tensor *tn__reshape_impl(tn_tensor *t, const int64_t *shape, int ndim)
 }
 TNDEF tn_tensor *tn_reshape(tn_tensor *t, const int64_t *shape, int ndim) { return TN__AS("tn_reshape", tn__reshape_impl(t, shape, ndim)); }
 
-TNDEF tn_tensor *tn_flatten(tn_tensor *t, int64_t start_dim, int64_t end_dim) {
+TNDEF tn_tensor *tn_flatten_opts(tn_tensor *t, tn_flatten_fn_opts o) {
+    const int64_t start_dim = o.start_dim;
+    const int64_t end_dim = o.end_dim;
     TN__CHECK_NULL(t);
     int s = tn__wrap_dim("tn_flatten", start_dim, t->ndim), e = s < 0 ? -1 : tn__wrap_dim("tn_flatten", end_dim, t->ndim);
     if (s < 0 || e < 0) return NULL;
@@ -114,6 +116,7 @@ TNDEF tn_tensor *tn_flatten(tn_tensor *t, int64_t start_dim, int64_t end_dim) {
     for (int i = e + 1; i < t->ndim; i++) ns[nd++] = t->shape[i];
     return tn_reshape(t, ns, nd);
 }
+TNDEF tn_tensor *tn_flatten_str(tn_tensor *t, const char *options) { TN__KW_STR(tn_flatten_fn_opts, flatten, "tn_flatten", options, tn_flatten_opts(t, o)); }
 
 TNDEF tn_tensor *tn_unflatten(tn_tensor *t, int64_t dim, const int64_t *sizes, int n) {
     TN__CHECK_NULL(t);

@@ -229,7 +229,7 @@ tn_scalar_int T l
 tn_scalar_bool T b
 tn_arange T d d d D
 tn_linspace T d d l D
-tn_logspace T d d l d D
+tn_logspace_str T d d l D s
 tn_eye T l l D
 tn_tril_indices_str T l l s
 tn_triu_indices_str T l l s
@@ -267,7 +267,7 @@ tn_randint T l l L i D G
 tn_bernoulli T T G
 tn_bernoulli_p T L i d D G
 tn_randperm T l D G
-tn_multinomial T T l b G
+tn_multinomial_str T T l G s
 tn_normal_ T T d d G
 tn_uniform_ T T d d G
 tn_exponential_ T T d G
@@ -287,7 +287,7 @@ tn_imag T T
 tn_view_as_real T T
 tn_view_as_complex T T
 tn_reshape T T L i
-tn_flatten T T l l
+tn_flatten_str T T s
 tn_unflatten T T l L i
 tn_permute T T L i
 tn_transpose T T l l
@@ -317,9 +317,9 @@ tn_scatter T T l T T
 tn_scatter_add T T l T T
 tn_scatter_ T T l T T
 tn_scatter_add_ T T l T T
-tn_scatter_reduce T T l T T s b
-tn_index_reduce T T l T T s b
-tn_scatter_reduce_ T T l T T s b
+tn_scatter_reduce_str T T l T T s s
+tn_index_reduce_str T T l T T s s
+tn_scatter_reduce__str T T l T T s s
 tn_scatter_with_reduce T T l T T s
 tn_scatter_with_reduce_ T T l T T s
 tn_index_add_str T T l T T s
@@ -329,12 +329,12 @@ tn_index_copy_ T T l T T
 tn_index_fill T T l T d
 tn_index_fill_ T T l T d
 tn_take T T T
-tn_put T T T T b
-tn_put_ T T T T b
+tn_put_str T T T T s
+tn_put__str T T T T s
 tn_take_along_dim T T T l
 tn_index T T A i
-tn_index_put T T A i T b
-tn_index_put_ T T A i T b
+tn_index_put_str T T A i T s
+tn_index_put__str T T A i T s
 tn_masked_fill T T T d
 tn_masked_fill_ T T T d
 tn_masked_fill_tensor T T T T
@@ -405,8 +405,8 @@ tn_addcmul__str T T T T s
 tn_addcdiv__str T T T T s
 tn_result_type D A i
 tn_broadcast_shapes i L i L i L
-tn_allclose b T T d d b
-tn_isclose T T T d d b
+tn_allclose_str b T T s
+tn_isclose_str T T T s
 tn_equal b T T
 tn_sum T T
 tn_sum_dims_str T T L i s
@@ -482,7 +482,7 @@ tn_searchsorted_opts T T T J
 tn_bucketize_str T T T s
 tn_unique_str T T A A s
 tn_unique_consecutive_str T T A A s
-tn_bincount T T T l
+tn_bincount_str T T T s
 tn_histc_str T T s
 tn_addmm_str T T T T s
 tn_baddbmm_str T T T T s
@@ -495,22 +495,22 @@ tn_kron T T T
 tn_tensordot_str T T T s
 tn_inner T T T
 tn_cross_str T T T s
-tn_linalg_lu_factor T T b A
-tn_linalg_lu_factor_ex T T b b A A
+tn_linalg_lu_factor_str T T A s
+tn_linalg_lu_factor_ex_str T T A A s
 tn_lu_unpack T T T A A
 tn_linalg_det T T
 tn_linalg_slogdet T T A
 tn_logdet T T
 tn_linalg_inv T T
-tn_linalg_inv_ex T T b A
-tn_linalg_solve T T T b
-tn_linalg_solve_ex T T T b b A
-tn_linalg_cholesky T T b
-tn_linalg_cholesky_ex T T b b A
+tn_linalg_inv_ex_str T T A s
+tn_linalg_solve_str T T T s
+tn_linalg_solve_ex_str T T T A s
+tn_linalg_cholesky_str T T s
+tn_linalg_cholesky_ex_str T T A s
 tn_linalg_solve_triangular_str T T T b s
 tn_triangular_solve_str T T T A s
-tn_cholesky_solve T T T b
-tn_cholesky_inverse T T b
+tn_cholesky_solve_str T T T s
+tn_cholesky_inverse_str T T s
 tn_linalg_lu_solve_str T T T T s
 tn_linalg_matrix_power T T l
 tn_linalg_matrix_exp T T
@@ -519,22 +519,22 @@ tn_linalg_matrix_norm_str T T s
 tn_linalg_norm_str T T s
 tn_linalg_multi_dot T A i
 tn_linalg_vecdot T T T l
-tn_linalg_vander T T l
+tn_linalg_vander_str T T s
 tn_linalg_householder_product T T T
 tn_ormqr T T T T b b
 tn_linalg_tensorinv T T l
 tn_linalg_tensorsolve T T T L i
 tn_linalg_ldl_factor T T A
-tn_linalg_ldl_factor_ex T T b A A
+tn_linalg_ldl_factor_ex_str T T A A s
 tn_linalg_ldl_solve T T T T
 tn_linalg_qr_str T T A s
-tn_qr T T b A
+tn_qr_str T T A s
 tn_geqrf T T A
 tn_linalg_eigh_str T T A s
 tn_linalg_eigvalsh_str T T s
 tn_linalg_svd_str T T A A s
 tn_linalg_svdvals T T
-tn_svd T T b b A A
+tn_svd_str T T A A s
 tn_linalg_pinv_str T T s
 tn_pinverse T T d
 tn_linalg_matrix_rank_str T T s
@@ -800,11 +800,11 @@ tn_dropout3d_str T T s
 tn_embedding T T T
 tn_embedding_padded T T T l
 tn_embedding_bag_str T T T T T s
-tn_one_hot T T l
+tn_one_hot_str T T s
 tn_scaled_dot_product_attention T T T T T d b d
-tn_interpolate T T L P s b
+tn_interpolate_str T T s
 tn_grid_sample_str T T T s
-tn_affine_grid T T L i b
+tn_affine_grid_str T T L i s
 tn_pixel_shuffle T T l
 tn_pixel_unshuffle T T l
 tn_mse_loss_str T T T s

@@ -1337,7 +1337,7 @@ class Tensor:
         return self.reshape(_tensor_arg(other, "reshape_as", "other").shape)
 
     def flatten(self, start_dim=0, end_dim=-1):
-        return _wrap(lib.tn_flatten(self._ptr, _int(start_dim, "flatten", "start_dim"), _int(end_dim, "flatten", "end_dim")))
+        return _wrap(lib.tn_flatten_str(self._ptr, f"start_dim={_int(start_dim, 'flatten', 'start_dim')}, end_dim={_int(end_dim, 'flatten', 'end_dim')}".encode()))
 
     def ravel(self):
         return self.reshape(-1)
@@ -1577,12 +1577,12 @@ class Tensor:
     def index_put_(self, indices, values, accumulate=False):
         idx = [None if i is None else _index_arg(i) for i in indices]
         v = _setitem_value(self, values)
-        return self._inplace(lib.tn_index_put_(self._ptr, _ptrs(idx), len(idx), v._ptr, bool(accumulate)))
+        return self._inplace(lib.tn_index_put__str(self._ptr, _ptrs(idx), len(idx), v._ptr, b"accumulate=True" if accumulate else None))
 
     def index_put(self, indices, values, accumulate=False):
         idx = [None if i is None else _index_arg(i) for i in indices]
         v = _setitem_value(self, values)
-        return _wrap(lib.tn_index_put(self._ptr, _ptrs(idx), len(idx), v._ptr, bool(accumulate)))
+        return _wrap(lib.tn_index_put_str(self._ptr, _ptrs(idx), len(idx), v._ptr, b"accumulate=True" if accumulate else None))
 
     def masked_fill(self, mask, value):
         if isinstance(value, Tensor):  # the tensor overload: value gets its gradient
@@ -1711,7 +1711,7 @@ class Tensor:
             v = v.view(shp[k:])
         v = _unalias(result, v)
         self_ = result
-        self_._inplace(lib.tn_index_put_(self_._ptr, _ptrs(out), len(out), v._ptr, False))
+        self_._inplace(lib.tn_index_put__str(self_._ptr, _ptrs(out), len(out), v._ptr, None))
 
     def __delitem__(self, index):
         raise TypeError("Tensor does not support deleting items")

@@ -35,9 +35,9 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
 
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
-    return _finish(_wrap(lib.tn_logspace(_scalar(start, "logspace", "start"), _scalar(end, "logspace", "end"),
-                                         _int(steps, "logspace", "steps"), _float(base, "logspace", "base"),
-                                         _dt(dtype)._code)), device, requires_grad)
+    return _finish(_wrap(lib.tn_logspace_str(_scalar(start, "logspace", "start"), _scalar(end, "logspace", "end"),
+                                             _int(steps, "logspace", "steps"), _dt(dtype)._code,
+                                             f"base={_float(base, 'logspace', 'base')!r}".encode())), device, requires_grad)
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):

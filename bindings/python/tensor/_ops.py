@@ -499,8 +499,8 @@ def log_softmax(self, dim, dtype=None):
 @_method("allclose")
 def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     lib.tn_clear_error()
-    r = bool(lib.tn_allclose(self._ptr, _tp(other, "allclose", "other"), _float(rtol, "allclose", "rtol"),
-                             _float(atol, "allclose", "atol"), bool(equal_nan)))
+    r = bool(lib.tn_allclose_str(self._ptr, _tp(other, "allclose", "other"),
+                                 _kw_text(rtol=_float(rtol, "allclose", "rtol"), atol=_float(atol, "allclose", "atol"), equal_nan=bool(equal_nan))))
     if not r and lib.tn_last_error():
         _raise()
     return r
@@ -509,7 +509,8 @@ def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 @_method("isclose")
 def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     o = _tensor_arg(other, "isclose", "other")
-    return _wrap(lib.tn_isclose(self._ptr, o._ptr, _float(rtol, "isclose", "rtol"), _float(atol, "isclose", "atol"), bool(equal_nan)))
+    return _wrap(lib.tn_isclose_str(self._ptr, o._ptr, _kw_text(rtol=_float(rtol, "isclose", "rtol"), atol=_float(atol, "isclose", "atol"),
+                                                               equal_nan=bool(equal_nan))))
 
 
 @_method("equal")
@@ -904,7 +905,7 @@ FUNCTIONS.update(searchsorted=searchsorted, bucketize=bucketize, isin=isin)
 @_method("bincount")
 def bincount(self, weights=None, minlength=0):
     w = None if weights is None else _tensor_arg(weights, "bincount", "weights")
-    return _wrap(lib.tn_bincount(self._ptr, None if w is None else w._ptr, _int(minlength, "bincount", "minlength")))
+    return _wrap(lib.tn_bincount_str(self._ptr, None if w is None else w._ptr, _kw_text(minlength=_int(minlength, "bincount", "minlength"))))
 
 
 @_method("histc")
@@ -977,15 +978,16 @@ def _index_fill_(self, dim, index, value):
 
 @_method("scatter_reduce")
 def scatter_reduce(self, dim, index, src, reduce, *, include_self=True):
-    return _wrap(lib.tn_scatter_reduce(self._ptr, _int(dim, "scatter_reduce"), _tp(index, "scatter_reduce", "index"),
-                                       _tp(src, "scatter_reduce", "src"), _str_arg(reduce, "scatter_reduce", "reduce"), bool(include_self)))
+    return _wrap(lib.tn_scatter_reduce_str(self._ptr, _int(dim, "scatter_reduce"), _tp(index, "scatter_reduce", "index"),
+                                           _tp(src, "scatter_reduce", "src"), _str_arg(reduce, "scatter_reduce", "reduce"),
+                                           _kw_text(include_self=bool(include_self))))
 
 
 def _scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
     src = _unalias(self, src)
-    return self._inplace(lib.tn_scatter_reduce_(self._ptr, _int(dim, "scatter_reduce_"), _tp(index, "scatter_reduce_", "index"),
-                                                _tp(src, "scatter_reduce_", "src"), _str_arg(reduce, "scatter_reduce_", "reduce"),
-                                                bool(include_self)))
+    return self._inplace(lib.tn_scatter_reduce__str(self._ptr, _int(dim, "scatter_reduce_"), _tp(index, "scatter_reduce_", "index"),
+                                                    _tp(src, "scatter_reduce_", "src"), _str_arg(reduce, "scatter_reduce_", "reduce"),
+                                                    _kw_text(include_self=bool(include_self))))
 
 
 @_method("take")
@@ -995,12 +997,12 @@ def take(self, index):
 
 @_method("put")
 def put(self, index, source, accumulate=False):
-    return _wrap(lib.tn_put(self._ptr, _tp(index, "put", "index"), _tp(source, "put", "source"), bool(accumulate)))
+    return _wrap(lib.tn_put_str(self._ptr, _tp(index, "put", "index"), _tp(source, "put", "source"), _kw_text(accumulate=bool(accumulate))))
 
 
 def _put_(self, index, source, accumulate=False):
     source = _unalias(self, source)
-    return self._inplace(lib.tn_put_(self._ptr, _tp(index, "put_", "index"), _tp(source, "put_", "source"), bool(accumulate)))
+    return self._inplace(lib.tn_put__str(self._ptr, _tp(index, "put_", "index"), _tp(source, "put_", "source"), _kw_text(accumulate=bool(accumulate))))
 
 
 @_method("take_along_dim")
@@ -1047,7 +1049,8 @@ def diff(self, n=1, dim=-1, prepend=None, append=None):
 # --------------------------------------------------------------------------- sampling
 @_method("multinomial")
 def multinomial(self, num_samples, replacement=False, *, generator=None):
-    return _wrap(lib.tn_multinomial(self._ptr, _int(num_samples, "multinomial", "num_samples"), bool(replacement), _gen(generator)))
+    return _wrap(lib.tn_multinomial_str(self._ptr, _int(num_samples, "multinomial", "num_samples"), _gen(generator),
+                                        _kw_text(replacement=bool(replacement))))
 
 
 # --------------------------------------------------------------------------- linear algebra
@@ -1186,13 +1189,14 @@ def linalg_cross(input, other, *, dim=-1):
 # ---- torch.linalg's factorisations (src/ops/linalg_factor.c); tensor.linalg wraps them ----
 def linalg_lu_factor_ex(A, *, pivot=True, check_errors=False):
     piv, info = c_void_p(), c_void_p()
-    LU = _wrap(lib.tn_linalg_lu_factor_ex(_tp(A, "linalg.lu_factor_ex", "A"), bool(pivot), bool(check_errors), byref(piv), byref(info)))
+    LU = _wrap(lib.tn_linalg_lu_factor_ex_str(_tp(A, "linalg.lu_factor_ex", "A"), byref(piv), byref(info),
+                                              _kw_text(pivot=bool(pivot), check_errors=bool(check_errors))))
     return return_types.linalg_lu_factor_ex(LU, _wrap(piv.value), _wrap(info.value))
 
 
 def linalg_lu_factor(A, *, pivot=True):
     piv = c_void_p()
-    LU = _wrap(lib.tn_linalg_lu_factor(_tp(A, "linalg.lu_factor", "A"), bool(pivot), byref(piv)))
+    LU = _wrap(lib.tn_linalg_lu_factor_str(_tp(A, "linalg.lu_factor", "A"), byref(piv), _kw_text(pivot=bool(pivot))))
     return return_types.linalg_lu_factor(LU, _wrap(piv.value))
 
 
@@ -1244,34 +1248,35 @@ def inverse(A):
 
 def linalg_inv_ex(A, *, check_errors=False):
     info = c_void_p()
-    r = _wrap(lib.tn_linalg_inv_ex(_tp(A, "linalg.inv_ex", "A"), bool(check_errors), byref(info)))
+    r = _wrap(lib.tn_linalg_inv_ex_str(_tp(A, "linalg.inv_ex", "A"), byref(info), _kw_text(check_errors=bool(check_errors))))
     return return_types.linalg_inv_ex(r, _wrap(info.value))
 
 
 def linalg_solve(A, B, *, left=True):
-    return _wrap(lib.tn_linalg_solve(_tp(A, "linalg.solve", "A"), _tp(B, "linalg.solve", "B"), bool(left)))
+    return _wrap(lib.tn_linalg_solve_str(_tp(A, "linalg.solve", "A"), _tp(B, "linalg.solve", "B"), _kw_text(left=bool(left))))
 
 
 def linalg_solve_ex(A, B, *, left=True, check_errors=False):
     info = c_void_p()
-    r = _wrap(lib.tn_linalg_solve_ex(_tp(A, "linalg.solve_ex", "A"), _tp(B, "linalg.solve_ex", "B"), bool(left), bool(check_errors), byref(info)))
+    r = _wrap(lib.tn_linalg_solve_ex_str(_tp(A, "linalg.solve_ex", "A"), _tp(B, "linalg.solve_ex", "B"), byref(info),
+                                         _kw_text(left=bool(left), check_errors=bool(check_errors))))
     return return_types.linalg_solve_ex(r, _wrap(info.value))
 
 
 def linalg_cholesky(A, *, upper=False):
-    return _wrap(lib.tn_linalg_cholesky(_tp(A, "linalg.cholesky", "A"), bool(upper)))
+    return _wrap(lib.tn_linalg_cholesky_str(_tp(A, "linalg.cholesky", "A"), _kw_text(upper=bool(upper))))
 
 
 def linalg_cholesky_ex(A, *, upper=False, check_errors=False):
     info = c_void_p()
-    L = _wrap(lib.tn_linalg_cholesky_ex(_tp(A, "linalg.cholesky_ex", "A"), bool(upper), bool(check_errors), byref(info)))
+    L = _wrap(lib.tn_linalg_cholesky_ex_str(_tp(A, "linalg.cholesky_ex", "A"), byref(info), _kw_text(upper=bool(upper), check_errors=bool(check_errors))))
     return return_types.linalg_cholesky_ex(L, _wrap(info.value))
 
 
 @_method("cholesky")
 def cholesky(A, upper=False):
     """torch.cholesky (deprecated in PyTorch for linalg.cholesky): upper is positional."""
-    return _wrap(lib.tn_linalg_cholesky(_tp(A, "cholesky"), bool(upper)))
+    return _wrap(lib.tn_linalg_cholesky_str(_tp(A, "cholesky"), _kw_text(upper=bool(upper))))
 
 
 # ---- torch.linalg's decompositions (src/ops/linalg_decomp.c); tensor.linalg wraps them ----
@@ -1287,7 +1292,7 @@ def linalg_qr(A, mode="reduced"):
 def qr(A, some=True):
     """torch.qr (deprecated in PyTorch for linalg.qr): some=True is mode='reduced', else 'complete'."""
     R = c_void_p()
-    Q = _wrap(lib.tn_qr(_tp(A, "qr"), bool(some), byref(R)))
+    Q = _wrap(lib.tn_qr_str(_tp(A, "qr"), byref(R), _kw_text(some=bool(some))))
     return return_types.qr(Q, _wrap(R.value))
 
 
@@ -1354,7 +1359,7 @@ def linalg_svdvals(A, *, driver=None):
 @_method("svd")
 def svd(A, some=True, compute_uv=True):
     S, V = c_void_p(), c_void_p()
-    U = _wrap(lib.tn_svd(_tp(A, "svd"), bool(some), bool(compute_uv), byref(S), byref(V)))
+    U = _wrap(lib.tn_svd_str(_tp(A, "svd"), byref(S), byref(V), _kw_text(some=bool(some), compute_uv=bool(compute_uv))))
     return return_types.svd(U, _wrap(S.value), _wrap(V.value))
 
 
@@ -2041,7 +2046,8 @@ def index_reduce(self, dim, index, source, reduce, *, include_self=True):
     index = _tensor_arg(index, "index_reduce", "index")
     if not isinstance(reduce, str):
         raise TypeError(f"index_reduce(): argument 'reduce' must be str, not {type(reduce).__name__}")
-    return _wrap(lib.tn_index_reduce(self._ptr, _int(dim, "index_reduce", "dim"), index._ptr, source._ptr, reduce.encode(), bool(include_self)))
+    return _wrap(lib.tn_index_reduce_str(self._ptr, _int(dim, "index_reduce", "dim"), index._ptr, source._ptr, reduce.encode(),
+                                         _kw_text(include_self=bool(include_self))))
 
 
 FUNCTIONS.update(trapezoid=trapezoid, trapz=trapz, cumulative_trapezoid=cumulative_trapezoid,

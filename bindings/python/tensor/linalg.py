@@ -62,12 +62,12 @@ def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False)
 
 @_method("cholesky_solve")
 def cholesky_solve(input, input2, upper=False):
-    return _wrap(lib.tn_cholesky_solve(_tp(input, "cholesky_solve"), _tp(input2, "cholesky_solve", "input2"), bool(upper)))
+    return _wrap(lib.tn_cholesky_solve_str(_tp(input, "cholesky_solve"), _tp(input2, "cholesky_solve", "input2"), _kw_text(upper=bool(upper))))
 
 
 @_method("cholesky_inverse")
 def cholesky_inverse(input, upper=False):
-    return _wrap(lib.tn_cholesky_inverse(_tp(input, "cholesky_inverse"), bool(upper)))
+    return _wrap(lib.tn_cholesky_inverse_str(_tp(input, "cholesky_inverse"), _kw_text(upper=bool(upper))))
 
 
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
@@ -146,7 +146,7 @@ def vecdot(x, y, *, dim=-1):
 
 
 def vander(x, *, N=None):
-    return _wrap(lib.tn_linalg_vander(_tp(x, "linalg.vander", "x"), -(1 << 63) if N is None else _int(N, "linalg.vander", "N")))
+    return _wrap(lib.tn_linalg_vander_str(_tp(x, "linalg.vander", "x"), _kw_text(N=None if N is None else _int(N, "linalg.vander", "N"))))
 
 
 @_method("orgqr")
@@ -179,7 +179,7 @@ def ldl_factor_ex(A, *, hermitian=False, check_errors=False):
     """hermitian is the same factorisation for real dtypes."""
     from ctypes import byref, c_void_p
     piv, info = c_void_p(), c_void_p()
-    LD = _wrap(lib.tn_linalg_ldl_factor_ex(_tp(A, "linalg.ldl_factor_ex", "A"), bool(check_errors), byref(piv), byref(info)))
+    LD = _wrap(lib.tn_linalg_ldl_factor_ex_str(_tp(A, "linalg.ldl_factor_ex", "A"), byref(piv), byref(info), _kw_text(check_errors=bool(check_errors))))
     return _ldl_factor_ex_rt(LD, _wrap(piv.value), _wrap(info.value))
 
 

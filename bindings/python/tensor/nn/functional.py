@@ -1071,7 +1071,7 @@ def one_hot(tensor, num_classes=-1):
         _check("one_hot", tensor=tensor)
     if tensor.dtype is not int64:
         raise RuntimeError("one_hot is only applicable to index tensor.")
-    return _wrap(lib.tn_one_hot(tensor._ptr, _int(num_classes, "one_hot", "num_classes")))
+    return _wrap(lib.tn_one_hot_str(tensor._ptr, f"num_classes={_int(num_classes, 'one_hot', 'num_classes')}".encode()))
 
 
 # --------------------------------------------------------------------------- attention, resizing
@@ -1147,9 +1147,12 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if need is not None and need != dim:
         names = {1: "3D", 2: "4D", 3: "5D"}
         raise NotImplementedError(f"Got {names[dim]} input, but {mode} mode needs {names[need]} input")
-    sz = _arr(output_size) if output_size is not None else None
-    sf = (c_double * dim)(*scale_factors) if scale_factors is not None else None
-    return _wrap(lib.tn_interpolate(input._ptr, sz, sf, mode.encode(), bool(align_corners)))
+    kw = [f"mode={mode!r}", f"align_corners={bool(align_corners)}"]
+    if output_size is not None:
+        kw.append("size=(" + ", ".join(str(int(s)) for s in output_size) + ")")
+    if scale_factors is not None:
+        kw.append("scale_factor=(" + ", ".join(repr(float(s)) for s in scale_factors) + ")")
+    return _wrap(lib.tn_interpolate_str(input._ptr, ", ".join(kw).encode()))
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
@@ -1216,7 +1219,7 @@ def affine_grid(theta, size, align_corners=None):
     elif min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {size}")
     arr, n = _i64(size, "size")
-    return _wrap(lib.tn_affine_grid(theta._ptr, arr, n, bool(align_corners)))
+    return _wrap(lib.tn_affine_grid_str(theta._ptr, arr, n, f"align_corners={None if align_corners is None else bool(align_corners)}".encode()))
 
 
 def pixel_shuffle(input, upscale_factor):
