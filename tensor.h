@@ -16300,6 +16300,8 @@ __attribute__((target("avx2,fma"))) static void tn__gemm_dots_avx2_f64(int64_t K
  * Type-generic part (packing, direct loop, driver), instantiated for float
  * and double.
  * ------------------------------------------------------------------------- */
+#define TN__GEMM_FMA_f32 fmaf
+#define TN__GEMM_FMA_f64 fma
 
 /* the ic loop (M blocks) splits among the pool's threads when there is enough work; each
    packs into its own A block */
@@ -16412,7 +16414,9 @@ static void tn__gemm_scale_f32(int64_t M, int64_t N, float beta, float *C, int64
         }
 }
 
-/* Direct triple loop for tiny products, where packing would cost more than it saves. */
+/* Direct triple loop for tiny products, where packing would cost more than it saves. Each
+   sum is one FMA chain in k order from 0, as the micro-kernels' (and OpenBLAS's, PyTorch's
+   CPU BLAS: a linear layer's tiny output matches it to the bit). */
 static void tn__gemm_naive_f32(int64_t M, int64_t N, int64_t K, float alpha, const float *A,
                                  int64_t rsa, int64_t csa, const float *B, int64_t rsb,
                                  int64_t csb, float beta, float *C, int64_t rsc, int64_t csc)
@@ -16421,7 +16425,7 @@ static void tn__gemm_naive_f32(int64_t M, int64_t N, int64_t K, float alpha, con
     for (i = 0; i < M; i++)
         for (j = 0; j < N; j++) {
             float s = (float)0, *c = C + i * rsc + j * csc;
-            for (k = 0; k < K; k++) s += A[i * rsa + k * csa] * B[k * rsb + j * csb];
+            for (k = 0; k < K; k++) s = TN__GEMM_FMA_f32(A[i * rsa + k * csa], B[k * rsb + j * csb], s);
             *c = beta == (float)0 ? alpha * s : alpha * s + beta * *c;
         }
 }
@@ -16719,7 +16723,9 @@ static void tn__gemm_scale_f64(int64_t M, int64_t N, double beta, double *C, int
         }
 }
 
-/* Direct triple loop for tiny products, where packing would cost more than it saves. */
+/* Direct triple loop for tiny products, where packing would cost more than it saves. Each
+   sum is one FMA chain in k order from 0, as the micro-kernels' (and OpenBLAS's, PyTorch's
+   CPU BLAS: a linear layer's tiny output matches it to the bit). */
 static void tn__gemm_naive_f64(int64_t M, int64_t N, int64_t K, double alpha, const double *A,
                                  int64_t rsa, int64_t csa, const double *B, int64_t rsb,
                                  int64_t csb, double beta, double *C, int64_t rsc, int64_t csc)
@@ -16728,7 +16734,7 @@ static void tn__gemm_naive_f64(int64_t M, int64_t N, int64_t K, double alpha, co
     for (i = 0; i < M; i++)
         for (j = 0; j < N; j++) {
             double s = (double)0, *c = C + i * rsc + j * csc;
-            for (k = 0; k < K; k++) s += A[i * rsa + k * csa] * B[k * rsb + j * csb];
+            for (k = 0; k < K; k++) s = TN__GEMM_FMA_f64(A[i * rsa + k * csa], B[k * rsb + j * csb], s);
             *c = beta == (double)0 ? alpha * s : alpha * s + beta * *c;
         }
 }
