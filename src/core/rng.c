@@ -189,13 +189,90 @@ TNDEF int tn_generator_set_state(tn_generator *g, const uint8_t *st, int64_t n) 
    and through the cached normal_distribution<double> below, random_(from, to) as
    uniform_int_from_to_distribution (random64() when the range needs 33 bits, in 64-bit and
    float dtypes). */
-static void tn__mt_normal16_f32(float *d, float mean, float std) {
-    for (int j = 0; j < 8; j++) {
-        const float u1 = 1.0f - d[j], u2 = d[j + 8];   /* [0, 1) -> (0, 1] for log */
-        const float radius = sqrtf(-2.0f * logf(u1)), theta = 6.28318530717958647692f * u2;
-        d[j] = fmaf(radius * cosf(theta), std, mean);
-        d[j + 8] = fmaf(radius * sinf(theta), std, mean);
+/* normal_fill_16_AVX2, the float32 normal_fill torch runs on an x86-64 CPU with AVX2 (its
+   AVX-512 build registers no normal kernel, so it too runs this): avx_mathfun.h's log256_ps
+   and sincos256_ps (Cephes logf / sinf / cosf in 8 lanes), each lane here in scalar C. The
+   fmaf calls are where the compiler of libtorch (gcc, -ffp-contract=fast) fused a mul_ps with
+   the next add_ps or sub_ps: read from torch 1.13's libtorch_cpu.so (Debian) and checked bit
+   for bit; the products left unfused are rounded separately, and no product here feeds an
+   add that a compiler could fuse. 2025 PyTorch runs the same. Compiled twice: plain (fmaf a
+   libm call) and for AVX2 with FMA (the same bits, 8 lanes at once), chosen at run time. */
+/* @template TN__NORMAL16_F32(SFX, ATTR) */
+/* log256_ps for x in [2^-24, 1] (u1's range: its NaN mask and its clamp to the least normal
+   change nothing, left out). The selections are masks, as there, so that the loop vectorises. */
+ATTR static inline float tn__am_logf_##SFX(float x) {
+    float e = (float)((int32_t)(tn__f32_bits(x) >> 23) - 0x7f) + 1.0f;
+    x = tn__bits_f32((tn__f32_bits(x) & ~0x7f800000u) | 0x3f000000u);   /* the mantissa in [0.5, 1) */
+    const uint32_t lo = -(uint32_t)(x < 0.707106781186547524f);         /* cephes_SQRTHF */
+    x = (x - 1.0f) + tn__bits_f32(tn__f32_bits(x) & lo);
+    e -= tn__bits_f32(tn__f32_bits(1.0f) & lo);
+    const float z = x * x;
+    float y = 7.0376836292E-2f;
+    y = fmaf(y, x, -1.1514610310E-1f);
+    y = fmaf(y, x, 1.1676998740E-1f);
+    y = fmaf(y, x, -1.2420140846E-1f);
+    y = fmaf(y, x, 1.4249322787E-1f);
+    y = fmaf(y, x, -1.6668057665E-1f);
+    y = fmaf(y, x, 2.0000714765E-1f);
+    y = fmaf(y, x, -2.4999993993E-1f);
+    y = fmaf(y, x, 3.3333331174E-1f);
+    y = fmaf(y * x, z, e * -2.12194440e-4f);                             /* cephes_log_q1 */
+    y = fmaf(-z, 0.5f, y);
+    return fmaf(e, 0.693359375f, x + y);                                 /* cephes_log_q2 */
+}
+/* sincos256_ps for x in [0, 2 pi) */
+ATTR static inline void tn__am_sincosf_##SFX(float x, float *s, float *c) {
+    const uint32_t sign = tn__f32_bits(x) & 0x80000000u;
+    x = fabsf(x);
+    const int32_t j = ((int32_t)(x * 1.27323954473516f) + 1) & ~1;       /* cephes_FOPI: 4 / pi */
+    const float y = (float)j;
+    const uint32_t sign_sin = sign ^ ((uint32_t)(j & 4) << 29), sign_cos = (uint32_t)(~(j - 2) & 4) << 29;
+    const uint32_t poly = -(uint32_t)((j & 2) == 0);
+    x = fmaf(y, -0.78515625f, x);                                        /* minus_cephes_DP1..3 */
+    x = fmaf(y, -2.4187564849853515625e-4f, x);
+    x = fmaf(y, -3.77489497744594108e-8f, x);
+    const float z = x * x;
+    float yc = 2.443315711809948E-005f;                                  /* coscof */
+    yc = fmaf(yc, z, -1.388731625493765E-003f);
+    yc = fmaf(yc, z, 4.166664568298827E-002f);
+    yc = fmaf(yc * z, z, -(z * 0.5f)) + 1.0f;
+    float ys = -1.9515295891E-4f;                                        /* sincof */
+    ys = fmaf(ys, z, 8.3321608736E-3f);
+    ys = fmaf(ys, z, -1.6666654611E-1f);
+    ys = fmaf(ys * z, x, x);
+    /* the selection as there (x + 0 and x - 0: the same bits but for -0) */
+    const float s2 = tn__bits_f32(tn__f32_bits(ys) & poly), s1 = tn__bits_f32(tn__f32_bits(yc) & ~poly);
+    *s = tn__bits_f32(tn__f32_bits(s1 + s2) ^ sign_sin);
+    *c = tn__bits_f32(tn__f32_bits((yc - s1) + (ys - s2)) ^ sign_cos);
+}
+/* Box-Muller on nblk blocks of 16 uniforms from d: 8 pairs (j, j + 8) each */
+ATTR static void tn__mt_normal16_f32_##SFX(float *d, int64_t nblk, float mean, float std) {
+    const float two_pi = (float)(2.0 * 3.14159265358979323846);
+    for (int64_t b = 0; b < nblk; b++, d += 16)
+        for (int j = 0; j < 8; j++) {
+            const float u1 = 1.0f - d[j], u2 = d[j + 8];   /* [0, 1) -> (0, 1] for log */
+            const float radius = sqrtf(-2.0f * tn__am_logf_##SFX(u1));
+            float s, c;
+            tn__am_sincosf_##SFX(two_pi * u2, &s, &c);
+            d[j] = fmaf(radius * c, std, mean);
+            d[j + 8] = fmaf(radius * s, std, mean);
+        }
+}
+/* @end TN__NORMAL16_F32 */
+TN__NORMAL16_F32(base, )
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+TN__NORMAL16_F32(fma, __attribute__((target("avx2,fma"))))
+#endif
+TN__TESTABLE int tn__normal_fma_loop = 1;   /* 0 (tests): the plain copy everywhere */
+static void tn__mt_normal16_f32(float *d, int64_t nblk, float mean, float std) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    __builtin_cpu_init();
+    if (tn__normal_fma_loop && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+        tn__mt_normal16_f32_fma(d, nblk, mean, std);
+        return;
     }
+#endif
+    tn__mt_normal16_f32_base(d, nblk, mean, std);
 }
 static void tn__mt_normal16_f64(double *d, double mean, double std) {
     for (int j = 0; j < 8; j++) {
@@ -227,10 +304,10 @@ static void tn__mt_fill(tn_random_op op, tn_tensor *t, tn_generator *g, double a
         if (dt == TN_F32) {
             float *d = (float *)base;
             for (int64_t i = 0; i < n; i++) d[i] = tn__mt_unif32(g);
-            for (int64_t i = 0; i + 16 <= n; i += 16) tn__mt_normal16_f32(d + i, (float)a, (float)b);
+            tn__mt_normal16_f32(d, n / 16, (float)a, (float)b);
             if (n % 16) {
                 for (int j = 0; j < 16; j++) d[n - 16 + j] = tn__mt_unif32(g);
-                tn__mt_normal16_f32(d + n - 16, (float)a, (float)b);
+                tn__mt_normal16_f32(d + n - 16, 1, (float)a, (float)b);
             }
         } else {
             double *d = (double *)base;

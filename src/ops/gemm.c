@@ -582,6 +582,8 @@ TN__GEMM_DOTS(double, f64, __m256d, 4, pd)
  * Type-generic part (packing, direct loop, driver), instantiated for float
  * and double.
  * ------------------------------------------------------------------------- */
+#define TN__GEMM_FMA_f32 fmaf
+#define TN__GEMM_FMA_f64 fma
 /* @template TN__GEMM_DEFINE(T, SFX) */
 /* one (jc, pc) step of the driver, for the pool: chunk t of nthr takes its share of the
    M blocks and packs into A block t */
@@ -689,7 +691,9 @@ static void tn__gemm_scale_##SFX(int64_t M, int64_t N, T beta, T *C, int64_t rsc
         }
 }
 
-/* Direct triple loop for tiny products, where packing would cost more than it saves. */
+/* Direct triple loop for tiny products, where packing would cost more than it saves. Each
+   sum is one FMA chain in k order from 0, as the micro-kernels' (and OpenBLAS's, PyTorch's
+   CPU BLAS: a linear layer's tiny output matches it to the bit). */
 static void tn__gemm_naive_##SFX(int64_t M, int64_t N, int64_t K, T alpha, const T *A,
                                  int64_t rsa, int64_t csa, const T *B, int64_t rsb,
                                  int64_t csb, T beta, T *C, int64_t rsc, int64_t csc)
@@ -698,7 +702,7 @@ static void tn__gemm_naive_##SFX(int64_t M, int64_t N, int64_t K, T alpha, const
     for (i = 0; i < M; i++)
         for (j = 0; j < N; j++) {
             T s = (T)0, *c = C + i * rsc + j * csc;
-            for (k = 0; k < K; k++) s += A[i * rsa + k * csa] * B[k * rsb + j * csb];
+            for (k = 0; k < K; k++) s = TN__GEMM_FMA_##SFX(A[i * rsa + k * csa], B[k * rsb + j * csb], s);
             *c = beta == (T)0 ? alpha * s : alpha * s + beta * *c;
         }
 }
