@@ -18830,26 +18830,37 @@ TNDEF int tn_item_complex(tn_tensor *t, double *re, double *im) {
 /* src/ops/linalg_factor.c: torch.linalg: LU, Cholesky, det, slogdet, inv, solve (after functional.c: tn__fn_node) */
 /* =============================================================================================================== */
 /* ---- torch.linalg: LU and Cholesky factorisations and what is built on them ----
-   Real dtypes (float32, float64), CPU. The kernels run on a contiguous float64 copy of the
-   batch (a float32 input is rounded once, at the end), one [m, n] row-major matrix at a
-   time. Complex dtypes will add a complex scalar type to the tn__la_* kernels (the same
-   loops with conjugated transposes) and to tn__la_work's conversion. The backward formulas
-   are PyTorch's, written in library ops that recompute the forward differentiably, so that
-   double backward works. */
+   float32, float64, complex64, complex128, CPU. The kernels run on a contiguous float64 (or
+   complex128: tn__cplx pairs) copy of the batch (a float32/complex64 input is rounded once,
+   at the end), one [m, n] row-major matrix at a time; the complex kernels (tn__la_*_c) are
+   the same loops with the conjugates the math needs (A = L L^H). The backward formulas are
+   PyTorch's, written in library ops that recompute the forward differentiably, so that
+   double backward works; where they transpose, complex inputs take the conjugate transpose
+   (mH), which gives PyTorch's conjugate Wirtinger gradients. */
 
-static int tn__la_check(const char *fn, tn_tensor *A, const char *what, bool square) {
+/* cplx: the op takes complex64/complex128 (those with complex kernels; the rest refuse them) */
+static int tn__la_check_dt(const char *fn, tn_tensor *A, const char *what, bool square, bool cplx) {
     if (A->ndim < 2)
         return TN__FAIL_INT("%s: The input tensor %s must have at least 2 dimensions.", fn, what);
-    if (A->dtype != TN_F32 && A->dtype != TN_F64)
-        return TN__FAIL_INT("%s: Expected a floating point tensor as input. Got %s (complex dtypes are not supported yet)", fn, tn_dtype_name(A->dtype));
+    if (!cplx && tn_is_complex(A))
+        return TN__FAIL_INT("%s: Expected a floating point tensor as input. Got %s (complex dtypes are not supported by this op yet)", fn, tn_dtype_name(A->dtype));
+    if (A->dtype != TN_F32 && A->dtype != TN_F64 && A->dtype != TN_C64 && A->dtype != TN_C128)
+        return TN__FAIL_INT("%s: Expected a floating point or complex tensor as input. Got %s", fn, tn__torch_type_name(A->dtype));
     if (A->device != TN_CPU) return TN__FAIL_INT("%s: not implemented on %s yet (CPU only)", fn, tn_device_name(A->device));
     if (square && A->shape[A->ndim - 1] != A->shape[A->ndim - 2])
         return TN__FAIL_INT("%s: %s must be batches of square matrices, but they are %lld by %lld matrices", fn, what,
                             (long long)A->shape[A->ndim - 2], (long long)A->shape[A->ndim - 1]);
     return 0;
 }
-/* A contiguous float64 copy, without history: the kernels overwrite it. */
-static tn_tensor *tn__la_work(tn_tensor *A) { return tn_clone(tn_to_dtype(tn_detach(A), TN_F64)); }
+static int tn__la_check(const char *fn, tn_tensor *A, const char *what, bool square) { return tn__la_check_dt(fn, A, what, square, false); }
+/* A contiguous float64 (complex: complex128) copy, without history: the kernels overwrite it. */
+static tn_tensor *tn__la_work(tn_tensor *A) { return tn_clone(tn_to_dtype(tn_detach(A), tn_is_complex(A) ? TN_C128 : TN_F64)); }
+/* The conjugate transpose of the last two dims (of a real tensor, its transpose). */
+static tn_tensor *tn__mH(tn_tensor *t) { return tn_conj(tn_transpose(t, -2, -1)); }
+static tn__cplx tn__cconj(tn__cplx z) { return tn__cx(z.re, -z.im); }
+static tn__cplx tn__csub(tn__cplx a, tn__cplx b) { return tn__cx(a.re - b.re, a.im - b.im); }
+/* |re| + |im|: LAPACK's izamax (and so PyTorch's complex getrf) pivots on it, not on |z| */
+static double tn__cabs1(tn__cplx z) { return fabs(z.re) + fabs(z.im); }
 static int64_t tn__la_batch(tn_tensor *A) { return tn__numel(A->shape, A->ndim - 2); }
 
 /* LU with partial pivoting of a row-major m x n matrix in place, as LAPACK's getrf:
@@ -18918,6 +18929,66 @@ static int64_t tn__la_potrf(double *a, int64_t n) {
         for (int64_t j = i + 1; j < n; j++) a[i * n + j] = 0;
     return 0;
 }
+/* The complex getrf: pivots on |re| + |im| (zgetrf's izamax). */
+static int64_t tn__la_getrf_c(tn__cplx *a, int64_t m, int64_t n, int32_t *piv) {
+    int64_t info = 0, k = m < n ? m : n;
+    for (int64_t j = 0; j < k; j++) {
+        int64_t p = j;
+        double best = tn__cabs1(a[j * n + j]);
+        for (int64_t i = j + 1; i < m; i++)
+            if (tn__cabs1(a[i * n + j]) > best) { best = tn__cabs1(a[i * n + j]); p = i; }
+        piv[j] = (int32_t)(p + 1);
+        if (best == 0) { if (!info) info = j + 1; continue; }
+        if (p != j)
+            for (int64_t c = 0; c < n; c++) { tn__cplx t = a[j * n + c]; a[j * n + c] = a[p * n + c]; a[p * n + c] = t; }
+        const tn__cplx inv = tn__cdiv(tn__cx(1, 0), a[j * n + j]), *rj = a + j * n;
+        for (int64_t i = j + 1; i < m; i++) {
+            tn__cplx *ri = a + i * n, l = ri[j] = tn__cmul(ri[j], inv);
+            if (l.re != 0 || l.im != 0)
+                for (int64_t c = j + 1; c < n; c++) ri[c] = tn__csub(ri[c], tn__cmul(l, rj[c]));
+        }
+    }
+    return info;
+}
+static void tn__la_getrs_c(const tn__cplx *lu, const int32_t *piv, int64_t n, tn__cplx *b, int64_t k) {
+    for (int64_t j = 0; j < n; j++) {
+        int64_t p = piv[j] - 1;
+        if (p != j)
+            for (int64_t c = 0; c < k; c++) { tn__cplx t = b[j * k + c]; b[j * k + c] = b[p * k + c]; b[p * k + c] = t; }
+    }
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = 0; j < i; j++) {
+            tn__cplx l = lu[i * n + j];
+            for (int64_t c = 0; c < k; c++) b[i * k + c] = tn__csub(b[i * k + c], tn__cmul(l, b[j * k + c]));
+        }
+    for (int64_t i = n - 1; i >= 0; i--) {
+        for (int64_t j = i + 1; j < n; j++) {
+            tn__cplx u = lu[i * n + j];
+            for (int64_t c = 0; c < k; c++) b[i * k + c] = tn__csub(b[i * k + c], tn__cmul(u, b[j * k + c]));
+        }
+        tn__cplx d = lu[i * n + i];
+        for (int64_t c = 0; c < k; c++) b[i * k + c] = tn__cdiv(b[i * k + c], d);
+    }
+}
+/* The complex potrf: A = L L^H from the lower triangle; the diagonal's imaginary parts are
+   not read (zpotrf's), L's diagonal is real and positive. */
+static int64_t tn__la_potrf_c(tn__cplx *a, int64_t n) {
+    for (int64_t j = 0; j < n; j++) {
+        double d = a[j * n + j].re;
+        for (int64_t c = 0; c < j; c++) d -= a[j * n + c].re * a[j * n + c].re + a[j * n + c].im * a[j * n + c].im;
+        if (!(d > 0)) return j + 1;
+        d = sqrt(d);
+        a[j * n + j] = tn__cx(d, 0);
+        for (int64_t i = j + 1; i < n; i++) {
+            tn__cplx s = a[i * n + j];
+            for (int64_t c = 0; c < j; c++) s = tn__csub(s, tn__cmul(a[i * n + c], tn__cconj(a[j * n + c])));
+            a[i * n + j] = tn__cscale(s, 1 / d);
+        }
+    }
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = i + 1; j < n; j++) a[i * n + j] = tn__cx(0, 0);
+    return 0;
+}
 
 /* The [..., m, n] LU of A (float64 work copy, factored), pivots [..., min(m, n)] int32 and
    info [...] int32. */
@@ -18931,9 +19002,14 @@ static tn_tensor *tn__la_lu(tn_tensor *A, tn_tensor **pivots, tn_tensor **info) 
     ps[nd - 2] = k;
     tn_tensor *p = tn__own(tn__new(TN_I32, TN_CPU, ps, nd - 1)), *f = tn__own(tn__new(TN_I32, TN_CPU, A->shape, nd - 2));
     if (!p || !f) return NULL;
-    double *a = (double *)tn_data_ptr(w);
     int32_t *pv = (int32_t *)tn_data_ptr(p), *fv = (int32_t *)tn_data_ptr(f);
-    for (int64_t b = 0; b < B; b++) fv[b] = (int32_t)tn__la_getrf(a + b * m * n, m, n, pv + b * k);
+    if (tn_is_complex(w)) {
+        tn__cplx *a = (tn__cplx *)tn_data_ptr(w);
+        for (int64_t b = 0; b < B; b++) fv[b] = (int32_t)tn__la_getrf_c(a + b * m * n, m, n, pv + b * k);
+    } else {
+        double *a = (double *)tn_data_ptr(w);
+        for (int64_t b = 0; b < B; b++) fv[b] = (int32_t)tn__la_getrf(a + b * m * n, m, n, pv + b * k);
+    }
     *pivots = p;
     *info = f;
     return w;
@@ -18986,18 +19062,18 @@ static int tn__lu_factor_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, 
     tn_tensor *L = tn_add(tn__tril(tn_narrow(LU, -1, 0, k), -1), tn_eye(m, k, A->dtype));
     tn_tensor *U = tn__triu(tn_narrow(LU, -2, 0, k), 0);
     tn_tensor *gL = tn__tril(tn_narrow(g, -1, 0, k), -1), *gU = tn__triu(tn_narrow(g, -2, 0, k), 0);
-    tn_tensor *LH = tn_transpose(L, -2, -1), *UH = tn_transpose(U, -2, -1), *X;
+    tn_tensor *LH = tn__mH(L), *UH = tn__mH(U), *X;
     if (m == n) {
         X = tn_add(tn__tril(tn_matmul(LH, gL), -1), tn__triu(tn_matmul(gU, UH), 0));
         X = tn_linalg_solve(LH, tn_linalg_solve(UH, X, .left = false));
     } else if (m < n) {   /* wide: U = [U1 U2] */
         X = tn__tril(tn_sub(tn_matmul(LH, gL), tn_matmul(gU, UH)), -1);
-        X = tn_linalg_solve(tn_transpose(tn_narrow(U, -1, 0, k), -2, -1), X, .left = false);
+        X = tn_linalg_solve(tn__mH(tn_narrow(U, -1, 0, k)), X, .left = false);
         tn_tensor *parts[2] = {tn_add(X, tn_narrow(gU, -1, 0, k)), tn_narrow(gU, -1, k, n - k)};
         X = tn_linalg_solve(LH, tn_cat(parts, 2, -1));
     } else {              /* tall: L = [L1; L2] */
         X = tn__triu(tn_sub(tn_matmul(gU, UH), tn_matmul(LH, gL)), 0);
-        X = tn_linalg_solve(tn_transpose(tn_narrow(L, -2, 0, k), -2, -1), X);
+        X = tn_linalg_solve(tn__mH(tn_narrow(L, -2, 0, k)), X);
         tn_tensor *parts[2] = {tn_add(X, tn_narrow(gL, -2, 0, k)), tn_narrow(gL, -2, k, m - k)};
         X = tn_linalg_solve(UH, tn_cat(parts, 2, -2), .left = false);
     }
@@ -19008,7 +19084,7 @@ static int tn__lu_factor_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, 
 static tn_tensor *tn__lu_factor_ex_impl(tn_tensor *A, bool pivot, bool check_errors, tn_tensor **pivots, tn_tensor **info) {
     TN__CHECK_NULL(A);
     const char *fn = "tn_linalg_lu_factor_ex";
-    if (tn__la_check(fn, A, "A", false)) return NULL;
+    if (tn__la_check_dt(fn, A, "A", false, true)) return NULL;
     if (!pivot) return (tn_tensor *)tn__error("%s: LU without pivoting is not implemented on the CPU", fn);
     tn_scope_begin();
     tn_tensor *p = NULL, *f = NULL, *w = tn__la_lu(A, &p, &f), *r = NULL;
@@ -19041,7 +19117,7 @@ TNDEF tn_tensor *tn_linalg_lu_factor_str(tn_tensor *A, tn_tensor **pivots, const
 static tn_tensor *tn__lu_unpack_impl(tn_tensor *LU, tn_tensor *pivots, tn_tensor **L, tn_tensor **U) {
     TN__CHECK_NULL(LU, pivots);
     const char *fn = "tn_lu_unpack";
-    if (tn__la_check(fn, LU, "LU_data", false)) return NULL;
+    if (tn__la_check_dt(fn, LU, "LU_data", false, true)) return NULL;
     const int64_t m = LU->shape[LU->ndim - 2], n = LU->shape[LU->ndim - 1], k = m < n ? m : n;
     if (pivots->dtype != TN_I32)
         return (tn_tensor *)tn__error("%s: LU_pivots is expected to be a contiguous tensor of torch.int32 dtype. Got %s", fn, tn_dtype_name(pivots->dtype));
@@ -19066,40 +19142,57 @@ TNDEF tn_tensor *tn_lu_unpack(tn_tensor *LU, tn_tensor *pivots, tn_tensor **L, t
 }
 
 /* ---- det, slogdet: from the LU's diagonal and the pivots' parity ---- */
-/* sign and log|det| of each matrix of the batch (float64 work tensors of the batch shape). */
+/* sign and log|det| of each matrix of the batch (work tensors of the batch shape: sign
+   float64, or complex128 for a complex A (the product of the pivots' phases); log|det| float64). */
 static int tn__la_slogdet_raw(tn_tensor *A, tn_tensor **sign, tn_tensor **logabs) {
     tn_tensor *p = NULL, *f = NULL, *w = tn__la_lu(A, &p, &f);
     if (!w) return -1;
+    const bool cplx = tn_is_complex(w);
     const int64_t n = A->shape[A->ndim - 1], B = tn__la_batch(A);
-    tn_tensor *s = tn__own(tn__new(TN_F64, TN_CPU, A->shape, A->ndim - 2)), *l = tn__own(tn__new(TN_F64, TN_CPU, A->shape, A->ndim - 2));
+    tn_tensor *s = tn__own(tn__new(cplx ? TN_C128 : TN_F64, TN_CPU, A->shape, A->ndim - 2)), *l = tn__own(tn__new(TN_F64, TN_CPU, A->shape, A->ndim - 2));
     if (!s || !l) return -1;
-    const double *a = (const double *)tn_data_ptr(w);
     const int32_t *pv = (const int32_t *)tn_data_ptr(p);
-    double *sv = (double *)tn_data_ptr(s), *lv = (double *)tn_data_ptr(l);
+    double *lv = (double *)tn_data_ptr(l);
     for (int64_t b = 0; b < B; b++) {
-        double sg = 1, la = 0;
+        double la = 0, par = 1;
+        tn__cplx sg = tn__cx(1, 0);
         for (int64_t i = 0; i < n; i++) {
-            double d = a[b * n * n + i * n + i];
-            if (pv[b * n + i] != i + 1) sg = -sg;
-            if (d < 0) sg = -sg;
-            if (d == 0) sg = 0;
-            la += log(fabs(d));
+            if (pv[b * n + i] != i + 1) par = -par;
+            if (cplx) {
+                tn__cplx d = ((const tn__cplx *)tn_data_ptr(w))[b * n * n + i * n + i];
+                double m = tn__cabs(d);
+                sg = m == 0 ? tn__cx(0, 0) : tn__cmul(sg, tn__cscale(d, 1 / m));
+                la += log(m);
+            } else {
+                double d = ((const double *)tn_data_ptr(w))[b * n * n + i * n + i];
+                if (d < 0) sg.re = -sg.re;
+                if (d == 0) sg.re = 0;
+                la += log(fabs(d));
+            }
         }
-        sv[b] = sg;
+        if (cplx) ((tn__cplx *)tn_data_ptr(s))[b] = tn__cscale(sg, par);
+        else ((double *)tn_data_ptr(s))[b] = sg.re * par;
         lv[b] = la;
     }
     *sign = s;
     *logabs = l;
     return 0;
 }
-/* d det(A) = det(A) A^{-T}; d log|det(A)| = A^{-T} (PyTorch's formulas for invertible A);
-   slogdet's sign (i[0] = 2) is recorded as PyTorch does, with a zero gradient for real A. */
+/* PyTorch's formulas for invertible A, with G = A^{-H}: d det(A): g conj(det) G; d log|det|
+   (and complex logdet, i[0] = 0): g G; slogdet's sign (i[0] = 2): zero for real A, for
+   complex A i Im(g conj(sign)) G (the sign's phase moves with Im tr(A^{-1} dA)). */
 static int tn__det_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
     (void)nin; (void)user;
     tn_tensor *A = tn_ctx_saved(n, 0);
-    if (n->i[0] == 2) return (gin[0] = tn_zeros_like(A)) ? 0 : -1;
-    if (n->i[0]) g = tn_mul(g, tn_linalg_det(A));
-    gin[0] = tn_mul(tn_unsqueeze(tn_unsqueeze(g, -1), -1), tn_transpose(tn_linalg_inv(A), -2, -1));
+    if (n->i[0] == 2) {
+        if (!tn_is_complex(A)) return (gin[0] = tn_zeros_like(A)) ? 0 : -1;
+        tn_tensor *s = NULL;
+        tn_tensor *l = tn_linalg_slogdet(A, &s);
+        if (!l || !s) return -1;
+        g = tn_complex(tn_zeros_like(tn_real(g)), tn_imag(tn_mul(g, tn_conj(s))));
+    }
+    if (n->i[0] == 1) g = tn_mul(g, tn_conj(tn_linalg_det(A)));
+    gin[0] = tn_mul(tn_unsqueeze(tn_unsqueeze(g, -1), -1), tn__mH(tn_linalg_inv(A)));
     return gin[0] ? 0 : -1;
 }
 static tn_tensor *tn__det_record(tn_tensor *A, tn_tensor *out, int det) {
@@ -19109,7 +19202,7 @@ static tn_tensor *tn__det_record(tn_tensor *A, tn_tensor *out, int det) {
 }
 static tn_tensor *tn__det_impl(tn_tensor *A) {
     TN__CHECK_NULL(A);
-    if (tn__la_check("tn_linalg_det", A, "A", true)) return NULL;
+    if (tn__la_check_dt("tn_linalg_det", A, "A", true, true)) return NULL;
     tn_scope_begin();
     tn_tensor *s = NULL, *l = NULL, *r = NULL;
     if (!tn__la_slogdet_raw(A, &s, &l)) r = tn_keep(tn_to_dtype(tn_mul(s, tn_exp(l)), A->dtype));
@@ -19117,14 +19210,14 @@ static tn_tensor *tn__det_impl(tn_tensor *A) {
     return tn__det_record(A, r, 1);
 }
 TNDEF tn_tensor *tn_linalg_det(tn_tensor *A) { return TN__AS("tn_linalg_det", tn__det_impl(A)); }
-/* sign (no gradient) and log|det| (returned). */
+/* sign (A's dtype) and log|det| (returned; real: float for complex64, double for complex128). */
 static tn_tensor *tn__slogdet_impl(tn_tensor *A, tn_tensor **sign, const char *fn) {
     TN__CHECK_NULL(A);
-    if (tn__la_check(fn, A, "A", true)) return NULL;
+    if (tn__la_check_dt(fn, A, "A", true, true)) return NULL;
     tn_scope_begin();
     tn_tensor *s = NULL, *l = NULL, *r = NULL;
     if (!tn__la_slogdet_raw(A, &s, &l)) {
-        r = tn_keep(tn_to_dtype(l, A->dtype));
+        r = tn_keep(tn_to_dtype(l, tn_dtype_to_real(A->dtype)));
         if (sign) *sign = tn_keep(tn_to_dtype(s, A->dtype));
     }
     tn_scope_end();
@@ -19135,8 +19228,18 @@ TNDEF tn_tensor *tn_linalg_slogdet(tn_tensor *A, tn_tensor **sign) {
     if (sign) *sign = NULL;
     return TN__AS("tn_linalg_slogdet", tn__slogdet_impl(A, sign, "tn_linalg_slogdet"));
 }
-/* log(det(A)): nan for a negative determinant, -inf for a singular matrix. */
+/* log(det(A)): real A: nan for a negative determinant, -inf for a singular matrix; complex
+   A: log|det| + i angle(det), A's dtype (its gradient g A^{-H}, recorded as log|det|'s). */
 static tn_tensor *tn__logdet_impl(tn_tensor *A) {
+    TN__CHECK_NULL(A);
+    if (tn_is_complex(A)) {
+        if (tn__la_check_dt("tn_logdet", A, "A", true, true)) return NULL;
+        tn_scope_begin();
+        tn_tensor *s = NULL, *l = NULL, *r = NULL;
+        if (!tn__la_slogdet_raw(A, &s, &l)) r = tn_keep(tn_to_dtype(tn_complex(l, tn_angle(s)), A->dtype));
+        tn_scope_end();
+        return tn__det_record(A, r, 0);
+    }
     tn_scope_begin();
     tn_tensor *s = NULL, *l = tn__slogdet_impl(A, &s, "tn_logdet"), *r = NULL;
     if (l && s) {   /* sign -1 -> nan, as log of a negative number; sign 0 -> -inf already */
@@ -19154,25 +19257,25 @@ static tn_tensor *tn__la_getrs_raw(tn_tensor *A, tn_tensor *Bm, tn_tensor **info
     tn_tensor *p = NULL, *f = NULL, *w = tn__la_lu(A, &p, &f), *x = w ? tn__la_work(Bm) : NULL;
     if (!x) return NULL;
     const int64_t n = A->shape[A->ndim - 1], k = Bm->shape[Bm->ndim - 1], B = tn__la_batch(A);
-    const double *a = (const double *)tn_data_ptr(w);
     const int32_t *pv = (const int32_t *)tn_data_ptr(p), *fv = (const int32_t *)tn_data_ptr(f);
-    double *xv = (double *)tn_data_ptr(x);
     for (int64_t b = 0; b < B; b++)
-        if (!fv[b]) tn__la_getrs(a + b * n * n, pv + b * n, n, xv + b * n * k, k);
+        if (fv[b]) continue;
+        else if (tn_is_complex(w)) tn__la_getrs_c((const tn__cplx *)tn_data_ptr(w) + b * n * n, pv + b * n, n, (tn__cplx *)tn_data_ptr(x) + b * n * k, k);
+        else tn__la_getrs((const double *)tn_data_ptr(w) + b * n * n, pv + b * n, n, (double *)tn_data_ptr(x) + b * n * k, k);
     *info = f;
     return x;
 }
 static tn_tensor *tn__solve_core(tn_tensor *A, tn_tensor *Bm, bool check_errors, tn_tensor **info, const char *fn);
-/* X = A^{-1} B: gB = A^{-T} g, gA = -gB X^T (PyTorch's linalg_solve backward). */
+/* X = A^{-1} B: gB = A^{-H} g, gA = -gB X^H (PyTorch's linalg_solve backward). */
 static int tn__solve_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
     (void)nin; (void)user;
     tn_tensor *A = tn_ctx_saved(n, 0), *Bm = tn_ctx_saved(n, 1);
-    tn_tensor *gB = tn__solve_core(tn_transpose(A, -2, -1), g, false, NULL, "tn_linalg_solve");
+    tn_tensor *gB = tn__solve_core(tn__mH(A), g, false, NULL, "tn_linalg_solve");
     if (!gB) return -1;
     if (tn_ctx_needs_grad(n, 1)) gin[1] = gB;
     if (tn_ctx_needs_grad(n, 0)) {
         tn_tensor *X = tn__solve_core(A, Bm, false, NULL, "tn_linalg_solve");
-        if (!(gin[0] = tn_neg(tn_matmul(gB, tn_transpose(X, -2, -1))))) return -1;
+        if (!(gin[0] = tn_neg(tn_matmul(gB, tn__mH(X))))) return -1;
     }
     return 0;
 }
@@ -19195,7 +19298,7 @@ static tn_tensor *tn__solve_core(tn_tensor *A, tn_tensor *Bm, bool check_errors,
    A's without its last dim; batch dims broadcast. left = false solves X A = B. */
 static tn_tensor *tn__solve_ex_impl(tn_tensor *A, tn_tensor *Bm, bool left, bool check_errors, tn_tensor **info, const char *fn) {
     TN__CHECK_NULL(A, Bm);
-    if (tn__la_check(fn, A, "A", true)) return NULL;
+    if (tn__la_check_dt(fn, A, "A", true, true)) return NULL;
     if (Bm->dtype != A->dtype)
         return (tn_tensor *)tn__error("%s: Expected A and B to have the same dtype, but found A of type %s and B of type %s instead", fn, tn_dtype_name(A->dtype), tn_dtype_name(Bm->dtype));
     const int64_t n = A->shape[A->ndim - 1];
@@ -19237,7 +19340,7 @@ TNDEF tn_tensor *tn_linalg_solve_str(tn_tensor *A, tn_tensor *B, const char *opt
 /* inv(A) = solve(A, I): its gradient is solve's (-A^{-T} g A^{-T}). */
 static tn_tensor *tn__inv_ex_impl(tn_tensor *A, bool check_errors, tn_tensor **info, const char *fn) {
     TN__CHECK_NULL(A);
-    if (tn__la_check(fn, A, "A", true)) return NULL;
+    if (tn__la_check_dt(fn, A, "A", true, true)) return NULL;
     tn_scope_begin();
     const int64_t n = A->shape[A->ndim - 1];
     tn_tensor *eye = tn_expand(tn_eye(n, n, A->dtype), A->shape, A->ndim);   /* not I: <complex.h>'s macro under TENSOR_CBLAS */
@@ -19260,26 +19363,26 @@ TNDEF tn_tensor *tn_linalg_inv(tn_tensor *A) {
 static int tn__cholesky_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
     (void)nin; (void)user;
     tn_tensor *A = tn_ctx_saved(n, 0), *L = tn_linalg_cholesky(A);
-    if (n->i[0]) g = tn_transpose(g, -2, -1);
-    tn_tensor *LH = tn_transpose(L, -2, -1);
+    if (n->i[0]) g = tn__mH(g);
+    tn_tensor *LH = tn__mH(L);
     tn_tensor *gA = tn__tril(tn_matmul(LH, g), 0);
-    gA = tn_mul_scalar(tn_add(gA, tn_transpose(tn__tril(gA, -1), -2, -1)), 0.5);
+    gA = tn_mul_scalar(tn_add(gA, tn__mH(tn__tril(gA, -1))), 0.5);
     gA = tn_linalg_solve(LH, gA);
     gin[0] = tn_linalg_solve(L, gA, .left = false);
     return gin[0] ? 0 : -1;
 }
 static tn_tensor *tn__cholesky_ex_impl(tn_tensor *A, bool upper, bool check_errors, tn_tensor **info, const char *fn) {
     TN__CHECK_NULL(A);
-    if (tn__la_check(fn, A, "A", true)) return NULL;
+    if (tn__la_check_dt(fn, A, "A", true, true)) return NULL;
     tn_scope_begin();
     const int64_t n = A->shape[A->ndim - 1], B = tn__la_batch(A);
     tn_tensor *w = tn__la_work(A), *f = tn__own(tn__new(TN_I32, TN_CPU, A->shape, A->ndim - 2)), *r = NULL;
     if (w && f) {
-        double *a = (double *)tn_data_ptr(w);
         int32_t *fv = (int32_t *)tn_data_ptr(f);
-        for (int64_t b = 0; b < B; b++) fv[b] = (int32_t)tn__la_potrf(a + b * n * n, n);
-        if (!(check_errors && tn__la_info_error(fn, f, TN__LA_NOT_PD))) {
-            r = tn_keep(tn_contiguous(tn_to_dtype(upper ? tn_transpose(w, -2, -1) : w, A->dtype)));
+        for (int64_t b = 0; b < B; b++)
+            fv[b] = (int32_t)(tn_is_complex(w) ? tn__la_potrf_c((tn__cplx *)tn_data_ptr(w) + b * n * n, n) : tn__la_potrf((double *)tn_data_ptr(w) + b * n * n, n));
+        if (!(check_errors && tn__la_info_error(fn, f, TN__LA_NOT_PD))) {   /* upper: U = L^H */
+            r = tn_keep(tn_contiguous(tn_to_dtype(upper ? tn__mH(w) : w, A->dtype)));
             if (info) *info = tn_keep(f);
         }
     }
@@ -19303,8 +19406,9 @@ TNDEF tn_tensor *tn_linalg_cholesky_str(tn_tensor *A, const char *options) { TN_
 /* ====================================================================================================================================== */
 /* ---- torch.linalg beyond the factorisations: triangular and factored solves, matrix
    functions, norms, products ----
-   Real dtypes (float32, float64), CPU, as linalg_factor.c (whose checks, work copies and
-   kernels these reuse). Ops with their own kernel (the triangular solve, the matrix
+   float32, float64, complex64, complex128 (the triangular, Cholesky and LU solves; the
+   matrix exponential is real only so far), CPU, as linalg_factor.c (whose checks, work
+   copies and kernels these reuse). Ops with their own kernel (the triangular solve, the matrix
    exponential) record PyTorch's backward formula written in library ops that recompute the
    forward differentiably (double backward works); the rest are composites of differentiable
    library ops, whose gradients are PyTorch's (the same derivative). */
@@ -19344,17 +19448,33 @@ static int tn__la_trsm(const double *a, int64_t n, double *b, int64_t k, bool up
     }
     return 0;
 }
-/* X with T X = B for T [..., n, n], B [..., n, k] of one batch shape: a float64 work tensor,
-   no history. */
+/* The complex trsm: substitution only (no complex GEMM for the blocked updates). */
+static void tn__la_trsm_c(const tn__cplx *a, int64_t n, tn__cplx *b, int64_t k, bool upper, bool unit) {
+    for (int64_t s = 0; s < n; s++) {
+        const int64_t i = upper ? n - 1 - s : s;
+        tn__cplx *bi = b + i * k;
+        const int64_t j0 = upper ? i + 1 : 0, j1 = upper ? n : i;
+        for (int64_t j = j0; j < j1; j++) {
+            const tn__cplx t = a[i * n + j], *bj = b + j * k;
+            if (t.re != 0 || t.im != 0)
+                for (int64_t c = 0; c < k; c++) bi[c] = tn__csub(bi[c], tn__cmul(t, bj[c]));
+        }
+        if (!unit)
+            for (int64_t c = 0; c < k; c++) bi[c] = tn__cdiv(bi[c], a[i * n + i]);
+    }
+}
+/* X with T X = B for T [..., n, n], B [..., n, k] of one batch shape: a float64 (complex:
+   complex128) work tensor, no history. */
 static tn_tensor *tn__la_trsm_raw(tn_tensor *T, tn_tensor *Bm, bool upper, bool unit) {
+    const bool cplx = tn_is_complex(T) || tn_is_complex(Bm);
     /* T is only read: a contiguous float64 T is used in place (no copy) */
-    tn_tensor *a = tn_contiguous(tn_to_dtype(tn_detach(T), TN_F64)), *x = a ? tn__la_work(Bm) : NULL;
+    tn_tensor *a = tn_contiguous(tn_to_dtype(tn_detach(T), cplx ? TN_C128 : TN_F64));
+    tn_tensor *x = a ? tn_clone(tn_to_dtype(tn_detach(Bm), cplx ? TN_C128 : TN_F64)) : NULL;
     if (!x) return NULL;
     const int64_t n = T->shape[T->ndim - 1], k = Bm->shape[Bm->ndim - 1], B = tn__la_batch(T);
-    const double *av = (const double *)tn_data_ptr(a);
-    double *xv = (double *)tn_data_ptr(x);
     for (int64_t b = 0; b < B; b++)
-        if (tn__la_trsm(av + b * n * n, n, xv + b * n * k, k, upper, unit))
+        if (cplx) tn__la_trsm_c((const tn__cplx *)tn_data_ptr(a) + b * n * n, n, (tn__cplx *)tn_data_ptr(x) + b * n * k, k, upper, unit);
+        else if (tn__la_trsm((const double *)tn_data_ptr(a) + b * n * n, n, (double *)tn_data_ptr(x) + b * n * k, k, upper, unit))
             return (tn_tensor *)tn__error("tn_linalg_solve_triangular: out of memory");
     return x;
 }
@@ -19366,11 +19486,11 @@ static int tn__st_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, void *us
     (void)nin; (void)user;
     tn_tensor *A = tn_ctx_saved(n, 0), *Bm = tn_ctx_saved(n, 1);
     const bool upper = n->i[0], left = n->i[1], unit = n->i[2];
-    tn_tensor *gB = tn__st_core(tn_transpose(A, -2, -1), g, !upper, left, unit);
+    tn_tensor *gB = tn__st_core(tn__mH(A), g, !upper, left, unit);
     if (!gB) return -1;
     if (tn_ctx_needs_grad(n, 1)) gin[1] = gB;
     if (tn_ctx_needs_grad(n, 0)) {
-        tn_tensor *X = tn__st_core(A, Bm, upper, left, unit), *XH = X ? tn_transpose(X, -2, -1) : NULL;
+        tn_tensor *X = tn__st_core(A, Bm, upper, left, unit), *XH = X ? tn__mH(X) : NULL;
         tn_tensor *gA = XH ? tn_neg(left ? tn_matmul(gB, XH) : tn_matmul(XH, gB)) : NULL;
         if (!(gin[0] = upper ? tn__triu(gA, unit) : tn__tril(gA, -(int64_t)unit))) return -1;
     }
@@ -19396,7 +19516,7 @@ static tn_tensor *tn__st_core(tn_tensor *A, tn_tensor *Bm, bool upper, bool left
 /* Broadcasts the batch dims of A [..., n, n] and B (at least 2-d) and checks the equation's
    shapes; *a, *b: the expanded pair (views). */
 static int tn__la_broadcast_pair(const char *fn, tn_tensor *A, tn_tensor *Bm, bool left, tn_tensor **a, tn_tensor **b) {
-    if (tn__la_check(fn, A, "A", true)) return -1;
+    if (tn__la_check_dt(fn, A, "A", true, true)) return -1;
     if (Bm->ndim < 2) return TN__FAIL_INT("%s: The input tensor B must have at least 2 dimensions.", fn);
     if (Bm->dtype != A->dtype)
         return TN__FAIL_INT("%s: Expected A and B to have the same dtype, but found A of type %s and B of type %s instead", fn,
@@ -19434,7 +19554,7 @@ TNDEF tn_tensor *tn_linalg_solve_triangular_str(tn_tensor *A, tn_tensor *B, bool
 static tn_tensor *tn__triangular_solve_impl(tn_tensor *b, tn_tensor *A, tn_tensor **cloned, tn_triangular_solve_fn_opts o) {
     TN__CHECK_NULL(b, A);
     const char *fn = "tn_triangular_solve";
-    if (tn__la_check(fn, A, "A", true)) return NULL;
+    if (tn__la_check_dt(fn, A, "A", true, true)) return NULL;
     if (b->ndim < 2) return (tn_tensor *)tn__error("%s: The input tensor b must have at least 2 dimensions.", fn);
     if (b->dtype != A->dtype)
         return (tn_tensor *)tn__error("%s: Expected b and A to have the same dtype, but found b of type %s and A of type %s instead.", fn,
@@ -19470,8 +19590,8 @@ static int tn__cholesky_solve_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int n
     if (!gB) return -1;
     if (tn_ctx_needs_grad(n, 0)) gin[0] = gB;
     if (tn_ctx_needs_grad(n, 1)) {
-        tn_tensor *X = tn__cholesky_solve_core(Bm, L, upper), *C = X ? tn_matmul(gB, tn_transpose(X, -2, -1)) : NULL;
-        C = C ? tn_add(C, tn_transpose(C, -2, -1)) : NULL;
+        tn_tensor *X = tn__cholesky_solve_core(Bm, L, upper), *C = X ? tn_matmul(gB, tn__mH(X)) : NULL;
+        C = C ? tn_add(C, tn__mH(C)) : NULL;
         if (!C || !(gin[1] = tn_neg(upper ? tn_matmul(L, C) : tn_matmul(C, L)))) return -1;
     }
     return 0;
@@ -19480,7 +19600,7 @@ static int tn__cholesky_solve_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int n
 static tn_tensor *tn__cholesky_solve_core(tn_tensor *Bm, tn_tensor *L, bool upper) {
     if (!Bm || !L) return NULL;
     tn_scope_begin();
-    tn_tensor *Lt = tn_transpose(L, -2, -1);
+    tn_tensor *Lt = tn__mH(L);
     tn_tensor *y = tn__la_trsm_raw(upper ? Lt : L, Bm, false, false);       /* L y = B */
     tn_tensor *x = y ? tn__la_trsm_raw(upper ? L : Lt, y, true, false) : NULL; /* L^H x = y */
     tn_tensor *r = x ? tn_keep(tn_to_dtype(x, L->dtype)) : NULL;
@@ -19511,14 +19631,14 @@ TNDEF tn_tensor *tn_cholesky_solve_str(tn_tensor *B, tn_tensor *L, const char *o
 static int tn__cholesky_inverse_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
     (void)nin; (void)user;
     tn_tensor *L = tn_ctx_saved(n, 0), *X = tn_cholesky_inverse(L, .upper = n->i[0] != 0);
-    tn_tensor *C = X ? tn_matmul(X, tn_matmul(tn_add(g, tn_transpose(g, -2, -1)), X)) : NULL;
+    tn_tensor *C = X ? tn_matmul(X, tn_matmul(tn_add(g, tn__mH(g)), X)) : NULL;
     gin[0] = C ? tn_neg(n->i[0] ? tn_matmul(L, C) : tn_matmul(C, L)) : NULL;
     return gin[0] ? 0 : -1;
 }
 static tn_tensor *tn__cholesky_inverse_impl(tn_tensor *L, bool upper) {
     TN__CHECK_NULL(L);
     const char *fn = "tn_cholesky_inverse";
-    if (tn__la_check(fn, L, "input", true)) return NULL;
+    if (tn__la_check_dt(fn, L, "input", true, true)) return NULL;
     tn_scope_begin();
     const int64_t n = L->shape[L->ndim - 1];
     tn_tensor *D = tn_detach(L), *eye = tn_contiguous(tn_expand(tn_eye(n, n, L->dtype), L->shape, L->ndim));
@@ -19540,7 +19660,7 @@ TNDEF tn_tensor *tn_cholesky_inverse_str(tn_tensor *L, const char *options) { TN
 static tn_tensor *tn__lu_solve_impl(tn_tensor *LU, tn_tensor *pivots, tn_tensor *Bm, bool left, bool adjoint) {
     TN__CHECK_NULL(LU, pivots, Bm);
     const char *fn = "tn_linalg_lu_solve";
-    if (tn__la_check(fn, LU, "LU", true)) return NULL;
+    if (tn__la_check_dt(fn, LU, "LU", true, true)) return NULL;
     if (pivots->ndim != LU->ndim - 1 || pivots->shape[pivots->ndim - 1] != LU->shape[LU->ndim - 1])
         return (tn_tensor *)tn__error("%s: Expected LU.shape[:-1] == pivots.shape, got LU %s and pivots %s", fn, TN__SHAPE(LU), TN__SHAPE(pivots));
     if (memcmp(pivots->shape, LU->shape, (size_t)(LU->ndim - 2) * sizeof(int64_t)))
@@ -19549,8 +19669,8 @@ static tn_tensor *tn__lu_solve_impl(tn_tensor *LU, tn_tensor *pivots, tn_tensor 
     tn_scope_begin();
     tn_tensor *L = NULL, *U = NULL, *P = tn_lu_unpack(LU, pivots, &L, &U), *a = NULL, *b = NULL, *r = NULL;
     if (P && !tn__la_broadcast_pair(fn, LU, Bm, left, &a, &b)) {
-        /* left = false, X A = B, is A^T X^T = B^T: the adjoint flips */
-        tn_tensor *rhs = left ? b : tn_transpose(b, -2, -1);
+        /* left = false, X A = B, is A^H X^H = B^H: the adjoint flips */
+        tn_tensor *rhs = left ? b : tn__mH(b);
         bool adj = left ? adjoint : !adjoint;
         /* the batch of P, L, U broadcast as A's */
         int64_t sa[TN_MAX_DIMS];
@@ -19559,9 +19679,9 @@ static tn_tensor *tn__lu_solve_impl(tn_tensor *LU, tn_tensor *pivots, tn_tensor 
         tn_tensor *X;
         if (!adj)   /* A = P L U: X = U^{-1} L^{-1} P^T B */
             X = tn__st_core(U, tn__st_core(L, tn_matmul(tn_transpose(P, -2, -1), rhs), false, true, true), true, true, false);
-        else        /* A^T = U^T L^T P^T: X = P L^{-T} U^{-T} B */
-            X = tn_matmul(P, tn__st_core(tn_transpose(L, -2, -1), tn__st_core(tn_transpose(U, -2, -1), rhs, false, true, false), true, true, true));
-        r = X && !left ? tn_transpose(X, -2, -1) : X;
+        else        /* A^H = U^H L^H P^T: X = P L^{-H} U^{-H} B */
+            X = tn_matmul(P, tn__st_core(tn__mH(L), tn__st_core(tn__mH(U), rhs, false, true, false), true, true, true));
+        r = X && !left ? tn__mH(X) : X;
     }
     return tn__scope_return(r);
 }
@@ -19580,7 +19700,7 @@ static tn_tensor *tn__matrix_power_impl(tn_tensor *A, int64_t n) {
     if (A->shape[A->ndim - 1] != A->shape[A->ndim - 2])
         return (tn_tensor *)tn__error("%s: A must be batches of square matrices, but they are %lld by %lld matrices", fn,
                                       (long long)A->shape[A->ndim - 2], (long long)A->shape[A->ndim - 1]);
-    if (n < 0 && tn__la_check(fn, A, "A", true)) return NULL;
+    if (n < 0 && tn__la_check_dt(fn, A, "A", true, true)) return NULL;
     tn_scope_begin();
     const int64_t m = A->shape[A->ndim - 1];
     tn_tensor *r = NULL;

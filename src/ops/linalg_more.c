@@ -1,7 +1,8 @@
 /* ---- torch.linalg beyond the factorisations: triangular and factored solves, matrix
    functions, norms, products ----
-   Real dtypes (float32, float64), CPU, as linalg_factor.c (whose checks, work copies and
-   kernels these reuse). Ops with their own kernel (the triangular solve, the matrix
+   float32, float64, complex64, complex128 (the triangular, Cholesky and LU solves; the
+   matrix exponential is real only so far), CPU, as linalg_factor.c (whose checks, work
+   copies and kernels these reuse). Ops with their own kernel (the triangular solve, the matrix
    exponential) record PyTorch's backward formula written in library ops that recompute the
    forward differentiably (double backward works); the rest are composites of differentiable
    library ops, whose gradients are PyTorch's (the same derivative). */
@@ -41,17 +42,33 @@ static int tn__la_trsm(const double *a, int64_t n, double *b, int64_t k, bool up
     }
     return 0;
 }
-/* X with T X = B for T [..., n, n], B [..., n, k] of one batch shape: a float64 work tensor,
-   no history. */
+/* The complex trsm: substitution only (no complex GEMM for the blocked updates). */
+static void tn__la_trsm_c(const tn__cplx *a, int64_t n, tn__cplx *b, int64_t k, bool upper, bool unit) {
+    for (int64_t s = 0; s < n; s++) {
+        const int64_t i = upper ? n - 1 - s : s;
+        tn__cplx *bi = b + i * k;
+        const int64_t j0 = upper ? i + 1 : 0, j1 = upper ? n : i;
+        for (int64_t j = j0; j < j1; j++) {
+            const tn__cplx t = a[i * n + j], *bj = b + j * k;
+            if (t.re != 0 || t.im != 0)
+                for (int64_t c = 0; c < k; c++) bi[c] = tn__csub(bi[c], tn__cmul(t, bj[c]));
+        }
+        if (!unit)
+            for (int64_t c = 0; c < k; c++) bi[c] = tn__cdiv(bi[c], a[i * n + i]);
+    }
+}
+/* X with T X = B for T [..., n, n], B [..., n, k] of one batch shape: a float64 (complex:
+   complex128) work tensor, no history. */
 static tn_tensor *tn__la_trsm_raw(tn_tensor *T, tn_tensor *Bm, bool upper, bool unit) {
+    const bool cplx = tn_is_complex(T) || tn_is_complex(Bm);
     /* T is only read: a contiguous float64 T is used in place (no copy) */
-    tn_tensor *a = tn_contiguous(tn_to_dtype(tn_detach(T), TN_F64)), *x = a ? tn__la_work(Bm) : NULL;
+    tn_tensor *a = tn_contiguous(tn_to_dtype(tn_detach(T), cplx ? TN_C128 : TN_F64));
+    tn_tensor *x = a ? tn_clone(tn_to_dtype(tn_detach(Bm), cplx ? TN_C128 : TN_F64)) : NULL;
     if (!x) return NULL;
     const int64_t n = T->shape[T->ndim - 1], k = Bm->shape[Bm->ndim - 1], B = tn__la_batch(T);
-    const double *av = (const double *)tn_data_ptr(a);
-    double *xv = (double *)tn_data_ptr(x);
     for (int64_t b = 0; b < B; b++)
-        if (tn__la_trsm(av + b * n * n, n, xv + b * n * k, k, upper, unit))
+        if (cplx) tn__la_trsm_c((const tn__cplx *)tn_data_ptr(a) + b * n * n, n, (tn__cplx *)tn_data_ptr(x) + b * n * k, k, upper, unit);
+        else if (tn__la_trsm((const double *)tn_data_ptr(a) + b * n * n, n, (double *)tn_data_ptr(x) + b * n * k, k, upper, unit))
             return (tn_tensor *)tn__error("tn_linalg_solve_triangular: out of memory");
     return x;
 }
@@ -63,11 +80,11 @@ static int tn__st_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, void *us
     (void)nin; (void)user;
     tn_tensor *A = tn_ctx_saved(n, 0), *Bm = tn_ctx_saved(n, 1);
     const bool upper = n->i[0], left = n->i[1], unit = n->i[2];
-    tn_tensor *gB = tn__st_core(tn_transpose(A, -2, -1), g, !upper, left, unit);
+    tn_tensor *gB = tn__st_core(tn__mH(A), g, !upper, left, unit);
     if (!gB) return -1;
     if (tn_ctx_needs_grad(n, 1)) gin[1] = gB;
     if (tn_ctx_needs_grad(n, 0)) {
-        tn_tensor *X = tn__st_core(A, Bm, upper, left, unit), *XH = X ? tn_transpose(X, -2, -1) : NULL;
+        tn_tensor *X = tn__st_core(A, Bm, upper, left, unit), *XH = X ? tn__mH(X) : NULL;
         tn_tensor *gA = XH ? tn_neg(left ? tn_matmul(gB, XH) : tn_matmul(XH, gB)) : NULL;
         if (!(gin[0] = upper ? tn__triu(gA, unit) : tn__tril(gA, -(int64_t)unit))) return -1;
     }
@@ -93,7 +110,7 @@ static tn_tensor *tn__st_core(tn_tensor *A, tn_tensor *Bm, bool upper, bool left
 /* Broadcasts the batch dims of A [..., n, n] and B (at least 2-d) and checks the equation's
    shapes; *a, *b: the expanded pair (views). */
 static int tn__la_broadcast_pair(const char *fn, tn_tensor *A, tn_tensor *Bm, bool left, tn_tensor **a, tn_tensor **b) {
-    if (tn__la_check(fn, A, "A", true)) return -1;
+    if (tn__la_check_dt(fn, A, "A", true, true)) return -1;
     if (Bm->ndim < 2) return TN__FAIL_INT("%s: The input tensor B must have at least 2 dimensions.", fn);
     if (Bm->dtype != A->dtype)
         return TN__FAIL_INT("%s: Expected A and B to have the same dtype, but found A of type %s and B of type %s instead", fn,
@@ -131,7 +148,7 @@ TNDEF tn_tensor *tn_linalg_solve_triangular_str(tn_tensor *A, tn_tensor *B, bool
 static tn_tensor *tn__triangular_solve_impl(tn_tensor *b, tn_tensor *A, tn_tensor **cloned, tn_triangular_solve_fn_opts o) {
     TN__CHECK_NULL(b, A);
     const char *fn = "tn_triangular_solve";
-    if (tn__la_check(fn, A, "A", true)) return NULL;
+    if (tn__la_check_dt(fn, A, "A", true, true)) return NULL;
     if (b->ndim < 2) return (tn_tensor *)tn__error("%s: The input tensor b must have at least 2 dimensions.", fn);
     if (b->dtype != A->dtype)
         return (tn_tensor *)tn__error("%s: Expected b and A to have the same dtype, but found b of type %s and A of type %s instead.", fn,
@@ -167,8 +184,8 @@ static int tn__cholesky_solve_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int n
     if (!gB) return -1;
     if (tn_ctx_needs_grad(n, 0)) gin[0] = gB;
     if (tn_ctx_needs_grad(n, 1)) {
-        tn_tensor *X = tn__cholesky_solve_core(Bm, L, upper), *C = X ? tn_matmul(gB, tn_transpose(X, -2, -1)) : NULL;
-        C = C ? tn_add(C, tn_transpose(C, -2, -1)) : NULL;
+        tn_tensor *X = tn__cholesky_solve_core(Bm, L, upper), *C = X ? tn_matmul(gB, tn__mH(X)) : NULL;
+        C = C ? tn_add(C, tn__mH(C)) : NULL;
         if (!C || !(gin[1] = tn_neg(upper ? tn_matmul(L, C) : tn_matmul(C, L)))) return -1;
     }
     return 0;
@@ -177,7 +194,7 @@ static int tn__cholesky_solve_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int n
 static tn_tensor *tn__cholesky_solve_core(tn_tensor *Bm, tn_tensor *L, bool upper) {
     if (!Bm || !L) return NULL;
     tn_scope_begin();
-    tn_tensor *Lt = tn_transpose(L, -2, -1);
+    tn_tensor *Lt = tn__mH(L);
     tn_tensor *y = tn__la_trsm_raw(upper ? Lt : L, Bm, false, false);       /* L y = B */
     tn_tensor *x = y ? tn__la_trsm_raw(upper ? L : Lt, y, true, false) : NULL; /* L^H x = y */
     tn_tensor *r = x ? tn_keep(tn_to_dtype(x, L->dtype)) : NULL;
@@ -208,14 +225,14 @@ TNDEF tn_tensor *tn_cholesky_solve_str(tn_tensor *B, tn_tensor *L, const char *o
 static int tn__cholesky_inverse_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
     (void)nin; (void)user;
     tn_tensor *L = tn_ctx_saved(n, 0), *X = tn_cholesky_inverse(L, .upper = n->i[0] != 0);
-    tn_tensor *C = X ? tn_matmul(X, tn_matmul(tn_add(g, tn_transpose(g, -2, -1)), X)) : NULL;
+    tn_tensor *C = X ? tn_matmul(X, tn_matmul(tn_add(g, tn__mH(g)), X)) : NULL;
     gin[0] = C ? tn_neg(n->i[0] ? tn_matmul(L, C) : tn_matmul(C, L)) : NULL;
     return gin[0] ? 0 : -1;
 }
 static tn_tensor *tn__cholesky_inverse_impl(tn_tensor *L, bool upper) {
     TN__CHECK_NULL(L);
     const char *fn = "tn_cholesky_inverse";
-    if (tn__la_check(fn, L, "input", true)) return NULL;
+    if (tn__la_check_dt(fn, L, "input", true, true)) return NULL;
     tn_scope_begin();
     const int64_t n = L->shape[L->ndim - 1];
     tn_tensor *D = tn_detach(L), *eye = tn_contiguous(tn_expand(tn_eye(n, n, L->dtype), L->shape, L->ndim));
@@ -237,7 +254,7 @@ TNDEF tn_tensor *tn_cholesky_inverse_str(tn_tensor *L, const char *options) { TN
 static tn_tensor *tn__lu_solve_impl(tn_tensor *LU, tn_tensor *pivots, tn_tensor *Bm, bool left, bool adjoint) {
     TN__CHECK_NULL(LU, pivots, Bm);
     const char *fn = "tn_linalg_lu_solve";
-    if (tn__la_check(fn, LU, "LU", true)) return NULL;
+    if (tn__la_check_dt(fn, LU, "LU", true, true)) return NULL;
     if (pivots->ndim != LU->ndim - 1 || pivots->shape[pivots->ndim - 1] != LU->shape[LU->ndim - 1])
         return (tn_tensor *)tn__error("%s: Expected LU.shape[:-1] == pivots.shape, got LU %s and pivots %s", fn, TN__SHAPE(LU), TN__SHAPE(pivots));
     if (memcmp(pivots->shape, LU->shape, (size_t)(LU->ndim - 2) * sizeof(int64_t)))
@@ -246,8 +263,8 @@ static tn_tensor *tn__lu_solve_impl(tn_tensor *LU, tn_tensor *pivots, tn_tensor 
     tn_scope_begin();
     tn_tensor *L = NULL, *U = NULL, *P = tn_lu_unpack(LU, pivots, &L, &U), *a = NULL, *b = NULL, *r = NULL;
     if (P && !tn__la_broadcast_pair(fn, LU, Bm, left, &a, &b)) {
-        /* left = false, X A = B, is A^T X^T = B^T: the adjoint flips */
-        tn_tensor *rhs = left ? b : tn_transpose(b, -2, -1);
+        /* left = false, X A = B, is A^H X^H = B^H: the adjoint flips */
+        tn_tensor *rhs = left ? b : tn__mH(b);
         bool adj = left ? adjoint : !adjoint;
         /* the batch of P, L, U broadcast as A's */
         int64_t sa[TN_MAX_DIMS];
@@ -256,9 +273,9 @@ static tn_tensor *tn__lu_solve_impl(tn_tensor *LU, tn_tensor *pivots, tn_tensor 
         tn_tensor *X;
         if (!adj)   /* A = P L U: X = U^{-1} L^{-1} P^T B */
             X = tn__st_core(U, tn__st_core(L, tn_matmul(tn_transpose(P, -2, -1), rhs), false, true, true), true, true, false);
-        else        /* A^T = U^T L^T P^T: X = P L^{-T} U^{-T} B */
-            X = tn_matmul(P, tn__st_core(tn_transpose(L, -2, -1), tn__st_core(tn_transpose(U, -2, -1), rhs, false, true, false), true, true, true));
-        r = X && !left ? tn_transpose(X, -2, -1) : X;
+        else        /* A^H = U^H L^H P^T: X = P L^{-H} U^{-H} B */
+            X = tn_matmul(P, tn__st_core(tn__mH(L), tn__st_core(tn__mH(U), rhs, false, true, false), true, true, true));
+        r = X && !left ? tn__mH(X) : X;
     }
     return tn__scope_return(r);
 }
@@ -277,7 +294,7 @@ static tn_tensor *tn__matrix_power_impl(tn_tensor *A, int64_t n) {
     if (A->shape[A->ndim - 1] != A->shape[A->ndim - 2])
         return (tn_tensor *)tn__error("%s: A must be batches of square matrices, but they are %lld by %lld matrices", fn,
                                       (long long)A->shape[A->ndim - 2], (long long)A->shape[A->ndim - 1]);
-    if (n < 0 && tn__la_check(fn, A, "A", true)) return NULL;
+    if (n < 0 && tn__la_check_dt(fn, A, "A", true, true)) return NULL;
     tn_scope_begin();
     const int64_t m = A->shape[A->ndim - 1];
     tn_tensor *r = NULL;
