@@ -19791,7 +19791,7 @@ static int tn__la_expm(double *a, int64_t n, double *w, int32_t *piv) {
    matrix_exp of library ops: differentiable again. */
 static int tn__matrix_exp_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
     (void)nin; (void)user;
-    tn_tensor *A = tn_ctx_saved(n, 0), *AH = tn_transpose(A, -2, -1);
+    tn_tensor *A = tn_ctx_saved(n, 0), *AH = tn__mH(A);
     const int64_t m = A->shape[A->ndim - 1];
     tn_tensor *top[2] = {AH, g}, *bot[2] = {tn_zeros_like(A), AH};
     tn_tensor *rows[2] = {tn_cat(top, 2, -1), tn_cat(bot, 2, -1)};
@@ -19802,15 +19802,25 @@ static int tn__matrix_exp_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, 
 static tn_tensor *tn__matrix_exp_impl(tn_tensor *A) {
     TN__CHECK_NULL(A);
     const char *fn = "tn_linalg_matrix_exp";
-    if (tn__la_check(fn, A, "A", true)) return NULL;
+    if (tn__la_check_dt(fn, A, "A", true, true)) return NULL;
     tn_scope_begin();
     const int64_t n = A->shape[A->ndim - 1], B = tn__la_batch(A);
     int64_t ws = 0;
-    tn_tensor *w = tn__la_work(A), *r = NULL;
+    tn_tensor *w = NULL, *r = NULL;
+    if (tn_is_complex(A)) {
+        /* exp of the real 2n x 2n form [[Re, -Im], [Im, Re]] (an algebra homomorphism: it is
+           the real form of exp(A)); its left column of blocks holds Re and Im of exp(A) */
+        tn_tensor *D = tn_detach(A), *re = tn_to_dtype(tn_real(D), TN_F64), *im = tn_to_dtype(tn_imag(D), TN_F64);
+        tn_tensor *top[2] = {re, tn_neg(im)}, *bot[2] = {im, re};
+        tn_tensor *rows[2] = {tn_cat(top, 2, -1), tn_cat(bot, 2, -1)};
+        tn_tensor *X = rows[0] && rows[1] ? tn_linalg_matrix_exp(tn_cat(rows, 2, -2)) : NULL;
+        X = X ? tn_narrow(X, -1, 0, n) : NULL;
+        if (X) r = tn_keep(tn_to_dtype(tn_complex(tn_narrow(X, -2, 0, n), tn_narrow(X, -2, n, n)), A->dtype));
+    } else w = tn__la_work(A);
     double *scratch = w && tn__mul_ok(n * n, 7, &ws) ? (double *)TN_MALLOC((size_t)(ws ? ws : 1) * sizeof(double)) : NULL;
     int32_t *piv = scratch ? (int32_t *)TN_MALLOC((size_t)(n ? n : 1) * sizeof(int32_t)) : NULL;
     if (w && !piv) tn__error("%s: out of memory", fn);
-    else if (w) {
+    else if (w && !r) {
         double *a = (double *)tn_data_ptr(w);
         int rc = 0;
         for (int64_t b = 0; b < B && !rc; b++) rc = tn__la_expm(a + b * n * n, n, scratch, piv);
@@ -19829,11 +19839,14 @@ TNDEF tn_tensor *tn_linalg_matrix_exp(tn_tensor *A) { return TN__AS("tn_linalg_m
 /* ---- norms: vector_norm over the reduction of reduce.c (tn_norm_dims); matrix_norm from
    it, amax/amin, and svdvals for the spectral orders; linalg.norm's dispatch ---- */
 static int tn__la_norm_dtype(const char *fn, tn_tensor *x, int dtype, tn_tensor **out) {
-    if (!tn_dtype_is_floating(x->dtype) || x->dtype == TN_F16 || x->dtype == TN_BF16)
+    const bool cplx = tn_is_complex(x);
+    if (!cplx && (!tn_dtype_is_floating(x->dtype) || x->dtype == TN_F16 || x->dtype == TN_BF16))
         return TN__FAIL_INT("%s: Expected a floating point or complex tensor as input. Got %s", fn, tn__torch_type_name(x->dtype));
-    if (dtype >= 0 && dtype != TN_F32 && dtype != TN_F64)
+    if (dtype >= 0 && dtype != TN_F32 && dtype != TN_F64 && dtype != TN_C64 && dtype != TN_C128)
         return TN__FAIL_INT("%s: dtype should be floating point or complex. Got %s", fn, tn__torch_type_name((tn_dtype)dtype));
-    if (dtype == TN_F32 && x->dtype == TN_F64)
+    if (dtype >= 0 && cplx != tn_dtype_is_complex((tn_dtype)dtype))   /* torch: a complex input needs a complex dtype, and a real one a real dtype */
+        return TN__FAIL_INT("%s: dtype should be %s for %s inputs, but got %s", fn, cplx ? "complex" : "real", cplx ? "complex" : "real", tn__torch_type_name((tn_dtype)dtype));
+    if ((dtype == TN_F32 && x->dtype == TN_F64) || (dtype == TN_C64 && x->dtype == TN_C128))
         return TN__FAIL_INT("%s: the dtype of the input (%s) should be convertible without narrowing to the specified dtype (%s)", fn,
                             tn__torch_type_name(x->dtype), tn__torch_type_name((tn_dtype)dtype));
     *out = dtype >= 0 ? tn_to_dtype(x, (tn_dtype)dtype) : x;
@@ -20515,7 +20528,95 @@ static void tn__la_org2r_t(double *h, int64_t m, int64_t k, const double *tau, d
         v[0] = beta;
     }
 }
-/* The QR of every matrix of A [..., m, n], float64 without history. mode: 0 reduced, 1
+/* ---- complex Householder QR: zgeqr2 / zung2r ---- */
+/* sqrt(sum |x_i|^2), scaled as tn__la_nrm2. */
+static double tn__la_nrm2_c(const tn__cplx *x, int64_t n) {
+    double mx = 0, s = 0;
+    for (int64_t i = 0; i < n; i++) mx = fmax(mx, fmax(fabs(x[i].re), fabs(x[i].im)));
+    if (mx == 0 || !isfinite(mx)) return mx;
+    for (int64_t i = 0; i < n; i++) { double a = x[i].re / mx, b = x[i].im / mx; s += a * a + b * b; }
+    return mx * sqrt(s);
+}
+/* zlarfg: H = I - tau v v^H with H^H x = (beta, 0, ...), beta real; x[0] = beta, x[1..] = v[1..];
+   returns tau (complex; 0: H = I). A length-1 x with an imaginary part still reflects (R's
+   diagonal is real, as LAPACK's). */
+static tn__cplx tn__la_larfg_c(tn__cplx *x, int64_t len) {
+    if (len <= 0) return tn__cx(0, 0);
+    const tn__cplx alpha = x[0];
+    const double xn = tn__la_nrm2_c(x + 1, len - 1);
+    if (xn == 0 && alpha.im == 0) return tn__cx(0, 0);
+    const double beta = -copysign(sqrt(alpha.re * alpha.re + alpha.im * alpha.im + xn * xn), alpha.re);
+    const tn__cplx tau = tn__cx((beta - alpha.re) / beta, -alpha.im / beta), s = tn__cdiv(tn__cx(1, 0), tn__cx(alpha.re - beta, alpha.im));
+    for (int64_t i = 1; i < len; i++) x[i] = tn__cmul(x[i], s);
+    x[0] = tn__cx(beta, 0);
+    return tau;
+}
+/* w -= t v (v^H w) over len entries */
+static void tn__la_refl_c(tn__cplx *w, const tn__cplx *v, tn__cplx t, int64_t len) {
+    tn__cplx d = tn__cx(0, 0);
+    for (int64_t i = 0; i < len; i++) d = tn__cadd(d, tn__cmul(tn__cconj(v[i]), w[i]));
+    d = tn__cmul(t, d);
+    for (int64_t i = 0; i < len; i++) w[i] = tn__csub(w[i], tn__cmul(d, v[i]));
+}
+/* tn__la_geqr2_t's complex form: the columns get H_j^H = I - conj(tau) v v^H (zgeqr2). */
+static void tn__la_geqr2_t_c(tn__cplx *h, int64_t m, int64_t n, tn__cplx *tau) {
+    const int64_t k = m < n ? m : n;
+    for (int64_t j = 0; j < k; j++) {
+        tn__cplx *v = h + j * m + j;
+        const int64_t len = m - j;
+        tau[j] = tn__la_larfg_c(v, len);
+        if (tau[j].re == 0 && tau[j].im == 0) continue;
+        const tn__cplx beta = v[0];
+        v[0] = tn__cx(1, 0);
+        for (int64_t c = j + 1; c < n; c++) tn__la_refl_c(h + c * m + j, v, tn__cconj(tau[j]), len);
+        v[0] = beta;
+    }
+}
+/* Q's first qc columns as the rows of qt [qc, m]: H_0 ... H_{k-1} applied to I (zung2r). */
+static void tn__la_org2r_t_c(tn__cplx *h, int64_t m, int64_t k, const tn__cplx *tau, tn__cplx *qt, int64_t qc) {
+    for (int64_t i = 0; i < qc * m; i++) qt[i] = tn__cx(0, 0);
+    for (int64_t c = 0; c < qc; c++) qt[c * m + c] = tn__cx(1, 0);
+    for (int64_t j = k - 1; j >= 0; j--) {
+        if (tau[j].re == 0 && tau[j].im == 0) continue;
+        tn__cplx *v = h + j * m + j;
+        const tn__cplx beta = v[0];
+        v[0] = tn__cx(1, 0);
+        for (int64_t c = j; c < qc; c++) tn__la_refl_c(qt + c * m + j, v, tau[j], m - j);
+        v[0] = beta;
+    }
+}
+/* tn__la_qr_raw for a complex128 work copy w (the same layout, tn__cplx elements). */
+static int tn__la_qr_raw_c(tn_tensor *w, int mode, tn_tensor *q, tn_tensor *r, int64_t m, int64_t n, int64_t B) {
+    const int64_t k = m < n ? m : n, qc = mode == 1 ? m : k, rr = mode == 1 ? m : k;
+    tn__cplx *h = (tn__cplx *)TN_MALLOC((size_t)(m * n + k + (mode < 2 ? qc * m : 0) + 1) * sizeof(tn__cplx));
+    if (!h) { tn__error("tn_linalg_qr: out of memory"); return -1; }
+    tn__cplx *tau = h + m * n, *qt = tau + k;
+    const tn__cplx *a = (const tn__cplx *)tn_data_ptr(w);
+    tn__cplx *qv = (tn__cplx *)tn_data_ptr(q), *rv = (tn__cplx *)tn_data_ptr(r);
+    for (int64_t b = 0; b < B; b++) {
+        const tn__cplx *ab = a + b * m * n;
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++) h[j * m + i] = ab[i * n + j];
+        tn__la_geqr2_t_c(h, m, n, tau);
+        if (mode == 3) {
+            for (int64_t i = 0; i < m; i++)
+                for (int64_t j = 0; j < n; j++) qv[b * m * n + i * n + j] = h[j * m + i];
+            memcpy(rv + b * k, tau, (size_t)k * sizeof(tn__cplx));
+            continue;
+        }
+        tn__cplx *rb = rv + b * rr * n;
+        for (int64_t i = 0; i < rr; i++)
+            for (int64_t j = 0; j < n; j++) rb[i * n + j] = i <= j ? h[j * m + i] : tn__cx(0, 0);
+        if (mode == 2) continue;
+        tn__la_org2r_t_c(h, m, k, tau, qt, qc);
+        tn__cplx *qb = qv + b * m * qc;
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t c = 0; c < qc; c++) qb[i * qc + c] = qt[c * m + i];
+    }
+    TN_FREE(h);
+    return 0;
+}
+/* The QR of every matrix of A [..., m, n], float64 (complex128) without history. mode: 0 reduced, 1
    complete, 2 r (no Q), 3 geqrf (*Q: the packed factors [..., m, n], *R: tau [..., k]). */
 static int tn__la_qr_raw(tn_tensor *A, int mode, tn_tensor **Q, tn_tensor **R) {
     tn_tensor *w = tn__la_work(A);
@@ -20529,7 +20630,14 @@ static int tn__la_qr_raw(tn_tensor *A, int mode, tn_tensor **Q, tn_tensor **R) {
     if (mode == 3) rs[nd - 2] = k;
     else { qs[nd - 1] = qc; rs[nd - 2] = rr; }
     if (mode == 2) qs[0] = 0;   /* no Q: torch's is shape [0] */
-    tn_tensor *q = tn__own(tn__new(TN_F64, TN_CPU, qs, mode == 2 ? 1 : nd)), *r = tn__own(tn__new(TN_F64, TN_CPU, rs, mode == 3 ? nd - 1 : nd));
+    const tn_dtype wt = tn_is_complex(w) ? TN_C128 : TN_F64;
+    tn_tensor *q = tn__own(tn__new(wt, TN_CPU, qs, mode == 2 ? 1 : nd)), *r = tn__own(tn__new(wt, TN_CPU, rs, mode == 3 ? nd - 1 : nd));
+    if (q && r && wt == TN_C128) {
+        if (tn__la_qr_raw_c(w, mode, q, r, m, n, B)) return -1;
+        *Q = q;
+        *R = r;
+        return 0;
+    }
     double *h = (double *)TN_MALLOC((size_t)(m * n + k + (mode < 2 ? qc * m : 0) + 1) * sizeof(double));
     if (!q || !r || !h) { TN_FREE(h); if (q && r) tn__error("tn_linalg_qr: out of memory"); return -1; }
     double *tau = h + m * n, *qt = tau + k;
@@ -20870,9 +20978,10 @@ static tn_tensor *tn__mT(tn_tensor *t) { return tn_transpose(t, -2, -1); }
 
 /* ---- qr ---- */
 static tn_tensor *tn__qr_impl(tn_tensor *A, int mode, tn_tensor **R, const char *fn);
-/* PyTorch's linalg_qr_backward. m >= n (reduced): gA = [gQ + Q copyltu(M)] R^{-T} with
-   M = R gR^T - gQ^T Q; m < n: A = [X | Y], Q R = Q [U | V]: the square formula for X with
-   gQ + Y gV^T, and Q gV for Y. */
+/* PyTorch's linalg_qr_backward. m >= n (reduced): gA = [gQ + Q copyltu(M)] R^{-H} with
+   M = R gR^H - gQ^H Q (copyltu: the Hermitian matrix of M's lower triangle, the diagonal's
+   real part); m < n: A = [X | Y], Q R = Q [U | V]: the square formula for X with
+   gQ + Y gV^H, and Q gV for Y. */
 static int tn__qr_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
     (void)nin; (void)user;
     const int which = (int)nd->i[0], mode = (int)nd->i[1];
@@ -20890,16 +20999,20 @@ static int tn__qr_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void *u
         tn_tensor *gV = tn_narrow(gR, -1, k, n - k), *Y = tn_narrow(A, -1, k, n - k);
         gU = tn_narrow(gR, -1, 0, k);
         gY = tn_matmul(Q, gV);
-        tn_tensor *t = tn_matmul(Y, tn__mT(gV));
+        tn_tensor *t = tn_matmul(Y, tn__mH(gV));
         gQ = gQ ? tn_add(gQ, t) : t;
     }
-    tn_tensor *M = gU ? tn_matmul(U, tn__mT(gU)) : NULL;
-    if (gQ) { tn_tensor *t = tn_matmul(tn__mT(gQ), Q); M = M ? tn_sub(M, t) : tn_neg(t); }
-    tn_tensor *cl = tn_add(tn__tril(M, 0), tn__mT(tn__tril(M, -1)));
+    tn_tensor *M = gU ? tn_matmul(U, tn__mH(gU)) : NULL;
+    if (gQ) { tn_tensor *t = tn_matmul(tn__mH(gQ), Q); M = M ? tn_sub(M, t) : tn_neg(t); }
+    tn_tensor *cl;
+    if (tn_is_complex(A)) {   /* copyltu for complex M: the Hermitian matrix of M's lower triangle, Re on the diagonal */
+        tn_tensor *T = tn__tril(M, 0), *e = tn_eye(k, k, TN_F64);
+        cl = tn_mul(tn_add(T, tn__mH(T)), tn_sub(tn_ones_like(e), tn_mul_scalar(e, 0.5)));
+    } else cl = tn_add(tn__tril(M, 0), tn__mT(tn__tril(M, -1)));
     tn_tensor *b = tn_matmul(Q, cl);
     if (gQ) b = tn_add(b, gQ);
-    /* b R^{-T}: X U^T = b is U X^T = b^T */
-    tn_tensor *gX = tn_linalg_solve(tn__mT(U), b, .left = false);
+    /* b R^{-H}: X U^H = b */
+    tn_tensor *gX = tn_linalg_solve(tn__mH(U), b, .left = false);
     if (m < n) {
         tn_tensor *parts[2] = {gX, gY ? gY : tn_zeros_like(tn_narrow(A, -1, k, n - k))};
         gX = tn_cat(parts, 2, -1);
@@ -20909,7 +21022,7 @@ static int tn__qr_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void *u
 }
 static tn_tensor *tn__qr_impl(tn_tensor *A, int mode, tn_tensor **R, const char *fn) {
     TN__CHECK_NULL(A);
-    if (tn__la_check(fn, A, "A", false)) return NULL;
+    if (tn__la_check_dt(fn, A, "A", false, true)) return NULL;
     tn_scope_begin();
     tn_tensor *q = NULL, *r = NULL, *Q = NULL;
     if (!tn__la_qr_raw(A, mode, &q, &r)) {
@@ -20944,7 +21057,7 @@ TNDEF tn_tensor *tn_geqrf(tn_tensor *A, tn_tensor **tau) {
     if (!tau) return (tn_tensor *)tn__error("tn_geqrf: tau must not be NULL");
     *tau = NULL;
     TN__CHECK_NULL(A);
-    if (tn__la_check("tn_geqrf", A, "input", false)) return NULL;
+    if (tn__la_check_dt("tn_geqrf", A, "input", false, true)) return NULL;
     tn_scope_begin();
     tn_tensor *a = NULL, *t = NULL, *r = NULL;
     if (!tn__la_qr_raw(A, 3, &a, &t)) {

@@ -385,7 +385,7 @@ static int tn__la_expm(double *a, int64_t n, double *w, int32_t *piv) {
    matrix_exp of library ops: differentiable again. */
 static int tn__matrix_exp_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
     (void)nin; (void)user;
-    tn_tensor *A = tn_ctx_saved(n, 0), *AH = tn_transpose(A, -2, -1);
+    tn_tensor *A = tn_ctx_saved(n, 0), *AH = tn__mH(A);
     const int64_t m = A->shape[A->ndim - 1];
     tn_tensor *top[2] = {AH, g}, *bot[2] = {tn_zeros_like(A), AH};
     tn_tensor *rows[2] = {tn_cat(top, 2, -1), tn_cat(bot, 2, -1)};
@@ -396,15 +396,25 @@ static int tn__matrix_exp_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, 
 static tn_tensor *tn__matrix_exp_impl(tn_tensor *A) {
     TN__CHECK_NULL(A);
     const char *fn = "tn_linalg_matrix_exp";
-    if (tn__la_check(fn, A, "A", true)) return NULL;
+    if (tn__la_check_dt(fn, A, "A", true, true)) return NULL;
     tn_scope_begin();
     const int64_t n = A->shape[A->ndim - 1], B = tn__la_batch(A);
     int64_t ws = 0;
-    tn_tensor *w = tn__la_work(A), *r = NULL;
+    tn_tensor *w = NULL, *r = NULL;
+    if (tn_is_complex(A)) {
+        /* exp of the real 2n x 2n form [[Re, -Im], [Im, Re]] (an algebra homomorphism: it is
+           the real form of exp(A)); its left column of blocks holds Re and Im of exp(A) */
+        tn_tensor *D = tn_detach(A), *re = tn_to_dtype(tn_real(D), TN_F64), *im = tn_to_dtype(tn_imag(D), TN_F64);
+        tn_tensor *top[2] = {re, tn_neg(im)}, *bot[2] = {im, re};
+        tn_tensor *rows[2] = {tn_cat(top, 2, -1), tn_cat(bot, 2, -1)};
+        tn_tensor *X = rows[0] && rows[1] ? tn_linalg_matrix_exp(tn_cat(rows, 2, -2)) : NULL;
+        X = X ? tn_narrow(X, -1, 0, n) : NULL;
+        if (X) r = tn_keep(tn_to_dtype(tn_complex(tn_narrow(X, -2, 0, n), tn_narrow(X, -2, n, n)), A->dtype));
+    } else w = tn__la_work(A);
     double *scratch = w && tn__mul_ok(n * n, 7, &ws) ? (double *)TN_MALLOC((size_t)(ws ? ws : 1) * sizeof(double)) : NULL;
     int32_t *piv = scratch ? (int32_t *)TN_MALLOC((size_t)(n ? n : 1) * sizeof(int32_t)) : NULL;
     if (w && !piv) tn__error("%s: out of memory", fn);
-    else if (w) {
+    else if (w && !r) {
         double *a = (double *)tn_data_ptr(w);
         int rc = 0;
         for (int64_t b = 0; b < B && !rc; b++) rc = tn__la_expm(a + b * n * n, n, scratch, piv);
@@ -423,11 +433,14 @@ TNDEF tn_tensor *tn_linalg_matrix_exp(tn_tensor *A) { return TN__AS("tn_linalg_m
 /* ---- norms: vector_norm over the reduction of reduce.c (tn_norm_dims); matrix_norm from
    it, amax/amin, and svdvals for the spectral orders; linalg.norm's dispatch ---- */
 static int tn__la_norm_dtype(const char *fn, tn_tensor *x, int dtype, tn_tensor **out) {
-    if (!tn_dtype_is_floating(x->dtype) || x->dtype == TN_F16 || x->dtype == TN_BF16)
+    const bool cplx = tn_is_complex(x);
+    if (!cplx && (!tn_dtype_is_floating(x->dtype) || x->dtype == TN_F16 || x->dtype == TN_BF16))
         return TN__FAIL_INT("%s: Expected a floating point or complex tensor as input. Got %s", fn, tn__torch_type_name(x->dtype));
-    if (dtype >= 0 && dtype != TN_F32 && dtype != TN_F64)
+    if (dtype >= 0 && dtype != TN_F32 && dtype != TN_F64 && dtype != TN_C64 && dtype != TN_C128)
         return TN__FAIL_INT("%s: dtype should be floating point or complex. Got %s", fn, tn__torch_type_name((tn_dtype)dtype));
-    if (dtype == TN_F32 && x->dtype == TN_F64)
+    if (dtype >= 0 && cplx != tn_dtype_is_complex((tn_dtype)dtype))   /* torch: a complex input needs a complex dtype, and a real one a real dtype */
+        return TN__FAIL_INT("%s: dtype should be %s for %s inputs, but got %s", fn, cplx ? "complex" : "real", cplx ? "complex" : "real", tn__torch_type_name((tn_dtype)dtype));
+    if ((dtype == TN_F32 && x->dtype == TN_F64) || (dtype == TN_C64 && x->dtype == TN_C128))
         return TN__FAIL_INT("%s: the dtype of the input (%s) should be convertible without narrowing to the specified dtype (%s)", fn,
                             tn__torch_type_name(x->dtype), tn__torch_type_name((tn_dtype)dtype));
     *out = dtype >= 0 ? tn_to_dtype(x, (tn_dtype)dtype) : x;

@@ -72,21 +72,23 @@ def run_sample(op, ours, s, k, check_grad):
     samples reach our op as non-contiguous views."""
     noncontig = k % 2 == 1 and op.name not in CONTIGUOUS_ONLY
     loose = LOOSE.get(op.name, lambda s: None)(s)
-    f32 = isinstance(s.input, torch.Tensor) and s.input.dtype == torch.float32
+    f32 = isinstance(s.input, torch.Tensor) and s.input.dtype in (torch.float32, torch.complex64)
     # (a float32 leaf beside float64 inputs, cov's aweights, has float32's rounding: loose;
     # float32 values: this suite's rtol 1.3e-5, products summed in another order)
     return _run_sample(op, ours, s, f"{op.name} sample {k}", noncontig=noncontig, check_grad=check_grad,
                        tol=loose or ((1.3e-5, 1e-5) if f32 else None), grad_tol=loose)
 
 
-def _samples(op):
-    """(sample, check_grad) for float64 (with grad), float32 and int64, and the reference inputs."""
+def _samples(op, cplx=False):
+    """(sample, check_grad) for float64 (with grad), float32 and int64, and the reference inputs;
+    cplx: complex128 (with grad) and complex64 instead (sample inputs only)."""
     out = []
-    for dt, grad in ((torch.float64, True), (torch.float32, False), (torch.int64, False)):
+    dts = ((torch.complex128, True), (torch.complex64, False)) if cplx else ((torch.float64, True), (torch.float32, False), (torch.int64, False))
+    for dt, grad in dts:
         if dt not in op.dtypes:
             continue
         out += [(s, grad and op.supports_autograd) for s in op.sample_inputs("cpu", dt, requires_grad=grad and op.supports_autograd)]
-        if op.reference_inputs_func is not None and dt != torch.float32:
+        if op.reference_inputs_func is not None and dt != torch.float32 and not cplx:
             out += [(s, False) for s in op.reference_inputs("cpu", dt)]
     return out
 
@@ -99,12 +101,13 @@ def _find(spec):
     raise LookupError(spec)
 
 
-def check_op(spec):
-    """Runs every sample of one op; returns (passed, total, failures)."""
+def check_op(spec, cplx=False):
+    """Runs every sample of one op; returns (passed, total, failures). cplx: its complex
+    samples (complex128 with gradients, complex64), without the error inputs."""
     op = _find(spec)
     ours = ours_callable(op)
     passed, total, failures = 0, 0, []
-    for k, (s, grad) in enumerate(_samples(op)):
+    for k, (s, grad) in enumerate(_samples(op, cplx)):
         total += 1
         reason = SKIP.get(spec, lambda s: None)(s)
         if reason:
@@ -116,7 +119,7 @@ def check_op(spec):
         except (SampleFailure, Exception) as e:   # noqa: BLE001 (collected, reported together)
             failures.append(f"sample {k} {s.input.shape if isinstance(s.input, torch.Tensor) else type(s.input).__name__} "
                             f"args={s.args!r:.120} kwargs={s.kwargs!r:.80}: {type(e).__name__}: {str(e)[:300]}")
-    if op.error_inputs_func is not None:
+    if op.error_inputs_func is not None and not cplx:
         for k, e in enumerate(op.error_inputs("cpu")):
             s = e.sample_input
             total += 1
