@@ -20966,6 +20966,41 @@ static int tn__la_svd_raw(tn_tensor *A, bool uv, bool full, tn_tensor **U, tn_te
     return 0;
 }
 
+/* ---- complex matrices through their real form ----
+   R(A) = [[Re A, -Im A], [Im A, Re A]] (2m x 2n) is a *-algebra homomorphism (R(AB) = R(A) R(B),
+   R(A^H) = R(A)^T): its singular values are A's, each twice, its eigenvalues (A Hermitian)
+   A's, each twice, and pinv(R(A)) = R(pinv(A)). The ops without complex kernels of their
+   own (svdvals, eigvalsh, pinv, matrix_rank) run on it; built of differentiable library ops,
+   the gradient reaching A is the conjugate Wirtinger one. (Singular and eigen vectors are
+   not taken from it: each value's pair spans a plane there, whose gradients divide by 0.) */
+static tn_tensor *tn__la_realform(tn_tensor *A) {
+    tn_tensor *re = tn_real(A), *im = tn_imag(A);
+    tn_tensor *top[2] = {re, tn_neg(im)}, *bot[2] = {im, re};
+    tn_tensor *rows[2] = {tn_cat(top, 2, -1), tn_cat(bot, 2, -1)};
+    return rows[0] && rows[1] ? tn_cat(rows, 2, -2) : NULL;
+}
+/* The Hermitian matrix of D's lower (upper) triangle, the diagonal's real part: what LAPACK's
+   Hermitian drivers read (D without history). */
+static tn_tensor *tn__la_herm_of(tn_tensor *D, bool upper) {
+    const int64_t n = D->shape[D->ndim - 1];
+    tn_tensor *T = upper ? tn__triu(D, 1) : tn__tril(D, -1);
+    return tn_add(tn_add(T, tn__mH(T)), tn_mul(tn_real(D), tn_eye(n, n, tn_dtype_to_real(D->dtype))));
+}
+/* The complex matrix whose real form E [..., 2m, 2n] is: its left block column. */
+static tn_tensor *tn__la_from_realform(tn_tensor *E, int64_t m, int64_t n) {
+    tn_tensor *L = E ? tn_narrow(E, -1, 0, n) : NULL;
+    return L ? tn_complex(tn_narrow(L, -2, 0, m), tn_narrow(L, -2, m, m)) : NULL;
+}
+/* [..., 2k] sorted values of a real form, equal in pairs -> [..., k]: each pair's mean (the
+   gradient splits evenly over the pair: the same whichever vectors span its plane). */
+static tn_tensor *tn__la_pairs(tn_tensor *s) {
+    if (!s) return NULL;
+    int64_t sh[TN_MAX_DIMS + 1], dl = -1;
+    memcpy(sh, s->shape, (size_t)s->ndim * sizeof(int64_t));
+    sh[s->ndim - 1] /= 2;
+    sh[s->ndim] = 2;
+    return tn_mean_dims(tn_reshape(s, sh, s->ndim + 1), &dl, 1);
+}
 /* ---- autograd: one node per output ---- */
 /* Records out (output number `which` of a decomposition of A) with backward bw; i[1] is the
    op's flag (mode, upper, full_matrices). */
@@ -21100,8 +21135,17 @@ static int tn__eigh_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void 
 }
 static tn_tensor *tn__eigh_impl(tn_tensor *A, bool upper, bool vectors, tn_tensor **V, const char *fn) {
     TN__CHECK_NULL(A);
-    if (tn__la_check(fn, A, "A", true)) return NULL;
+    if (tn__la_check_dt(fn, A, "A", true, !vectors)) return NULL;
     if (tn__la_finite(fn, A, "is ill-conditioned or has too many repeated eigenvalues (it holds non-finite values)")) return NULL;
+    if (tn_is_complex(A)) {
+        /* the eigenvalues only, through the real form of the Hermitian matrix of A's triangle
+           (its values; the gradient, as torch's, reaches all of A: R(A) + (R(Ah) - R(A)) detached) */
+        tn_scope_begin();
+        tn_tensor *Ah = tn__la_herm_of(tn_detach(A), upper);
+        tn_tensor *E = tn__la_realform(A), *Eh = tn__la_realform(Ah);
+        E = E && Eh ? tn_add(E, tn_sub(Eh, tn_detach(E))) : NULL;
+        return tn__scope_return(tn__la_pairs(E ? tn__eigh_impl(E, false, false, NULL, fn) : NULL));
+    }
     tn_scope_begin();
     tn_tensor *l = NULL, *v = NULL, *L = NULL;
     if (!tn__la_eigh_raw(A, upper, vectors, &l, &v, fn)) {
@@ -21194,8 +21238,13 @@ static int tn__svd_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void *
 /* S (returned) and, with uv, U and Vh. */
 static tn_tensor *tn__svd_impl(tn_tensor *A, bool uv, bool full, tn_tensor **U, tn_tensor **Vh, const char *fn) {
     TN__CHECK_NULL(A);
-    if (tn__la_check(fn, A, "A", false)) return NULL;
+    if (tn__la_check_dt(fn, A, "A", false, !uv)) return NULL;
     if (tn__la_finite(fn, A, "contained non-finite values")) return NULL;
+    if (tn_is_complex(A)) {   /* the singular values only: through the real form */
+        tn_scope_begin();
+        tn_tensor *E = tn__la_realform(A);
+        return tn__scope_return(tn__la_pairs(E ? tn__svd_impl(E, false, false, NULL, NULL, fn) : NULL));
+    }
     tn_scope_begin();
     tn_tensor *u = NULL, *s = NULL, *vh = NULL, *S = NULL;
     if (!tn__la_svd_raw(A, uv, full, &u, &s, &vh, fn)) {
@@ -21269,7 +21318,7 @@ TNDEF tn_tensor *tn_svd_str(tn_tensor *A, tn_tensor **S, tn_tensor **V, const ch
 /* PyTorch's defaults: atol None is 0; rtol None is eps * max(m, n), or 0 when atol > 0. */
 static void tn__la_tols(tn_tensor *A, double *atol, double *rtol) {
     const int64_t m = A->shape[A->ndim - 2], n = A->shape[A->ndim - 1];
-    const double eps = A->dtype == TN_F32 ? (double)FLT_EPSILON : DBL_EPSILON;
+    const double eps = A->dtype == TN_F32 || A->dtype == TN_C64 ? (double)FLT_EPSILON : DBL_EPSILON;
     if (isnan(*rtol)) *rtol = !isnan(*atol) && *atol > 0 ? 0 : eps * (double)(m > n ? m : n);
     if (isnan(*atol)) *atol = 0;
 }
@@ -21305,14 +21354,14 @@ static int tn__pinv_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void 
     tn_tensor *A = tn_ctx_saved(nd, 0), *P = tn__pinv_impl(A, nd->d[0], nd->d[1], nd->i[0] != 0, "tn_linalg_pinv");
     if (!P) return -1;
     const int64_t m = A->shape[A->ndim - 2], n = A->shape[A->ndim - 1];
-    tn_tensor *Ph = tn__mT(P), *gh = tn__mT(g), *r;
+    tn_tensor *Ph = tn__mH(P), *gh = tn__mH(g), *r;
     if (m <= n) {
         tn_tensor *K = tn_matmul(gh, P), *KPh = tn_matmul(K, Ph);
-        r = tn_add(tn_sub(tn_sub(KPh, tn__mT(tn_matmul(P, K))), tn_matmul(tn_matmul(A, P), KPh)),
+        r = tn_add(tn_sub(tn_sub(KPh, tn__mH(tn_matmul(P, K))), tn_matmul(tn_matmul(A, P), KPh)),
                    tn_matmul(tn_matmul(Ph, P), tn_sub(gh, tn_matmul(K, A))));
     } else {
         tn_tensor *K = tn_matmul(P, gh), *PhK = tn_matmul(Ph, K);
-        r = tn_sub(tn_add(tn_sub(tn_matmul(tn_matmul(tn_sub(gh, tn_matmul(A, K)), P), Ph), tn__mT(tn_matmul(K, P))), PhK),
+        r = tn_sub(tn_add(tn_sub(tn_matmul(tn_matmul(tn_sub(gh, tn_matmul(A, K)), P), Ph), tn__mH(tn_matmul(K, P))), PhK),
                    tn_matmul(tn_matmul(PhK, P), A));
     }
     gin[0] = r;
@@ -21320,12 +21369,16 @@ static int tn__pinv_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void 
 }
 static tn_tensor *tn__pinv_impl(tn_tensor *A, double atol, double rtol, bool herm, const char *fn) {
     TN__CHECK_NULL(A);
-    if (tn__la_check(fn, A, "A", herm)) return NULL;
-    tn__la_tols(A, &atol, &rtol);
+    if (tn__la_check_dt(fn, A, "A", herm, true)) return NULL;
+    tn__la_tols(A, &atol, &rtol);   /* (A's: the real form's shape would double the default rtol) */
     tn_scope_begin();
     tn_tensor *keep = NULL, *s = NULL, *U = NULL, *Vh = NULL, *r = NULL;
     tn_no_grad_begin();
-    if (!tn__la_kept(A, atol, rtol, herm, &keep, &s, &U, &Vh, fn)) {
+    if (tn_is_complex(A)) {   /* pinv(R(A)) = R(pinv(A)); hermitian: of the Hermitian matrix of A's lower triangle */
+        tn_tensor *E = tn__la_realform(herm ? tn__la_herm_of(tn_detach(A), false) : tn_detach(A));
+        E = E ? tn__pinv_impl(E, atol, rtol, herm, fn) : NULL;
+        r = tn_keep(tn__la_from_realform(E, A->shape[A->ndim - 1], A->shape[A->ndim - 2]));
+    } else if (!tn__la_kept(A, atol, rtol, herm, &keep, &s, &U, &Vh, fn)) {
         /* 1/s where kept, 0 elsewhere (no 1/0: the dropped values become 1 first) */
         tn_tensor *sinv = tn_mul(keep, tn_reciprocal(tn_where(tn_gt_scalar(keep, 0.5), s, tn_ones_like(s))));
         r = tn_keep(tn_matmul(tn_mul(tn__mT(Vh), tn_unsqueeze(sinv, -2)), tn__mT(U)));
@@ -21347,9 +21400,13 @@ TNDEF tn_tensor *tn_pinverse(tn_tensor *A, double rcond) {
 }
 static tn_tensor *tn__rank_impl(tn_tensor *A, double atol, double rtol, bool herm, const char *fn) {
     TN__CHECK_NULL(A);
-    if (tn__la_check(fn, A, "A", herm)) return NULL;
+    if (tn__la_check_dt(fn, A, "A", herm, true)) return NULL;
     tn__la_tols(A, &atol, &rtol);
     tn_scope_begin();
+    if (tn_is_complex(A)) {   /* each singular value twice in the real form */
+        tn_tensor *E = tn__la_realform(herm ? tn__la_herm_of(tn_detach(A), false) : tn_detach(A)), *r2 = E ? tn__rank_impl(E, atol, rtol, herm, fn) : NULL;
+        return tn__scope_return(r2 ? tn_to_dtype(tn_round(tn_mul_scalar(tn_to_dtype(r2, TN_F64), 0.5)), TN_I64) : NULL);
+    }
     tn_tensor *keep = NULL, *s = NULL, *r = NULL;
     int64_t dl = -1;
     if (!tn__la_kept(A, atol, rtol, herm, &keep, &s, NULL, NULL, fn)) r = tn_to_dtype(tn_sum_dims(keep, &dl, 1), TN_I64);
@@ -21441,7 +21498,7 @@ static tn_tensor *tn__la_svd_norm(tn_tensor *A, int ord) {   /* ord: 0 nuc, 2, -
 /* The other ords, as composites: fro, inf / -inf (row sums), 1 / -1 (column sums). */
 static tn_tensor *tn__la_plain_norm(tn_tensor *A, const char *p) {
     int64_t d2[2] = {-2, -1}, dl = -1;
-    if (!strcmp(p, "fro")) return tn_sqrt(tn_sum_dims(tn_square(A), d2, 2));
+    if (!strcmp(p, "fro")) return tn_sqrt(tn_sum_dims(tn_square(tn_is_complex(A) ? tn_abs(A) : A), d2, 2));
     if (!strcmp(p, "nuc")) return tn__la_svd_norm(A, 0);
     const bool rows = !strcmp(p, "inf") || !strcmp(p, "-inf"), neg = p[0] == '-';
     tn_tensor *sums = tn_sum_dims(tn_abs(A), rows ? &d2[1] : &d2[0], 1);
@@ -21450,7 +21507,7 @@ static tn_tensor *tn__la_plain_norm(tn_tensor *A, const char *p) {
 static tn_tensor *tn__cond_impl(tn_tensor *A, const char *p) {
     TN__CHECK_NULL(A);
     const char *fn = "tn_linalg_cond";
-    if (tn__la_check(fn, A, "A", false)) return NULL;
+    if (tn__la_check_dt(fn, A, "A", false, true)) return NULL;
     static const char *const ords[] = {"2", "-2", "fro", "nuc", "inf", "-inf", "1", "-1"};
     int o = 0;
     if (p) {
@@ -21462,7 +21519,7 @@ static tn_tensor *tn__cond_impl(tn_tensor *A, const char *p) {
     if (o < 2) {
         tn_tensor *s = tn_linalg_svdvals(A);
         const int64_t k = s ? tn_size(s, -1) : 0;
-        if (s && k == 0) r = tn_zeros(s->shape, s->ndim - 1, A->dtype);
+        if (s && k == 0) r = tn_zeros(s->shape, s->ndim - 1, tn_dtype_to_real(A->dtype));
         else if (s) {
             tn_tensor *mx = tn_select(s, -1, 0), *mn = tn_select(s, -1, k - 1);
             r = o == 0 ? tn_div(mx, mn) : tn_div(mn, mx);
@@ -21471,7 +21528,7 @@ static tn_tensor *tn__cond_impl(tn_tensor *A, const char *p) {
         tn__error("%s: linalg.cond(ord=%s): A must be batches of square matrices, but they are %lld by %lld matrices", fn, p,
                   (long long)A->shape[A->ndim - 2], (long long)A->shape[A->ndim - 1]);
     } else if (tn_numel(A) == 0) {
-        r = tn_zeros(A->shape, A->ndim - 2, A->dtype);
+        r = tn_zeros(A->shape, A->ndim - 2, tn_dtype_to_real(A->dtype));
     } else {   /* norm(A) norm(A^{-1}); a singular matrix's inverse is inf (PyTorch's _linalg_cond_helper) */
         tn_tensor *info = NULL, *inv = tn_linalg_inv_ex(A, &info);
         if (inv) {

@@ -1372,21 +1372,22 @@ def _tols_text(fn, atol, rtol, hermitian):
 def _tensor_tols(A, atol, rtol, hermitian, fn):
     """PyTorch's tolerances as tensors that broadcast over the batch (one per matrix): the
     singular values (|eigenvalues|, hermitian) and max(atol, rtol * largest) [..., 1]."""
-    from ._core import full, zeros
+    from ._core import complex64, complex128, float64, full, zeros
     m, n = A.shape[-2], A.shape[-1]
     if hermitian and m != n:
         raise RuntimeError(f"{fn}: A must be batches of square matrices, but they are {m} by {n} matrices")
-    eps = 1.1920928955078125e-07 if A.dtype == float32 else 2.220446049250313e-16
+    rd = {complex64: float32, complex128: float64}.get(A.dtype, A.dtype)   # complex A: real tolerances
+    eps = 1.1920928955078125e-07 if rd == float32 else 2.220446049250313e-16
     default = eps * _bi.max(m, n)
-    as_t = lambda v: v if isinstance(v, Tensor) else full((), 0.0 if v is None else _float(v, fn, "tol"), dtype=A.dtype)
+    as_t = lambda v: v if isinstance(v, Tensor) else full((), 0.0 if v is None else _float(v, fn, "tol"), dtype=rd)
     a = as_t(atol)
     if rtol is None:
-        r = full((), default, dtype=A.dtype) if atol is None else where(a > 0, full((), 0.0, dtype=A.dtype), full((), default, dtype=A.dtype))
+        r = full((), default, dtype=rd) if atol is None else where(a > 0, full((), 0.0, dtype=rd), full((), default, dtype=rd))
     else:
         r = as_t(rtol)
     S = linalg_eigvalsh(A).abs() if hermitian else linalg_svdvals(A)
-    smax = S.amax(-1) if S.shape[-1] else zeros(S.shape[:-1], dtype=A.dtype)
-    tol = a.to(A.dtype).maximum(r.to(A.dtype) * smax)
+    smax = S.amax(-1) if S.shape[-1] else zeros(S.shape[:-1], dtype=rd)
+    tol = a.to(rd).maximum(r.to(rd) * smax)
     return S, tol.unsqueeze(-1)
 
 
@@ -1400,6 +1401,24 @@ def linalg_pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None):
     if isinstance(atol, Tensor) or isinstance(rtol, Tensor):   # per-matrix tolerances: a composite over svd / eigh
         _tp(A, "linalg.pinv", "A")
         S, tol = _tensor_tols(A, atol, rtol, hermitian, "linalg.pinv")
+        if A.is_complex():
+            # (no complex singular vectors) each matrix through the C pinv with an atol halfway
+            # between its smallest value kept and its largest dropped: the same choice as torch's
+            # S > tol, whatever the rounding of the C path's own singular values
+            if A.numel() == 0:
+                return linalg_pinv(A, hermitian=hermitian)
+            k = A.shape[-1] if hermitian else _bi.min(A.shape[-2], A.shape[-1])
+            S = S.sort(-1, descending=True).values.reshape(-1, k).tolist()
+            tols = tol.expand(*A.shape[:-2], 1).reshape(-1).tolist()
+            keep = [[v > t for v in row] for row, t in zip(S, tols)]
+            mats = A.reshape(-1, *A.shape[-2:])
+            ps = []
+            for i in range(mats.shape[0]):
+                kept = [v for v, kp in zip(S[i], keep[i]) if kp]
+                dropped = [v for v, kp in zip(S[i], keep[i]) if not kp]
+                at = float("inf") if not kept else 0.0 if not dropped else (_bi.min(kept) + _bi.max(dropped)) / 2
+                ps.append(linalg_pinv(mats[i], hermitian=hermitian, atol=at, rtol=0.0))
+            return stack(ps).reshape(*A.shape[:-2], A.shape[-1], A.shape[-2])
         if hermitian:
             L, V = linalg_eigh(A)
             Linv = where(L.abs() > tol, 1 / L, L.new_zeros(()))
