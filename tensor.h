@@ -20091,7 +20091,7 @@ static tn_tensor *tn__vecdot_impl(tn_tensor *x, tn_tensor *y, int64_t dim) {
         return (tn_tensor *)tn__error("%s: Expected x and y to have the same dtype, but found x of type %s and y of type %s instead", fn,
                                       tn__torch_type_name(x->dtype), tn__torch_type_name(y->dtype));
     tn_scope_begin();
-    tn_tensor *p = tn_mul(x, y), *r = NULL;   /* real dtypes: x's conjugate is x */
+    tn_tensor *p = tn_mul(tn_conj(x), y), *r = NULL;   /* sum(conj(x) y); of a real x, conj is x */
     if (p) {
         const int64_t d[1] = {dim};
         r = tn__wrap_dim(fn, dim, p->ndim) < 0 ? NULL : tn_sum_dims(p, d, 1);
@@ -20139,7 +20139,7 @@ static tn_tensor *tn__householder_impl(tn_tensor *A, tn_tensor *tau) {
     TN__CHECK_NULL(A, tau);
     const char *fn = "tn_linalg_householder_product";
     if (A->ndim < 2) return (tn_tensor *)tn__error("%s: input must have at least 2 dimensions.", fn);
-    if (tn__la_check(fn, A, "input", false)) return NULL;
+    if (tn__la_check_dt(fn, A, "input", false, true)) return NULL;
     const int64_t m = A->shape[A->ndim - 2], n = A->shape[A->ndim - 1];
     if (m < n) return (tn_tensor *)tn__error("%s: input.shape[-2] must be greater than or equal to input.shape[-1]", fn);
     if (tau->ndim != A->ndim - 1) return (tn_tensor *)tn__error("%s: input.dim() must be greater than tau.dim() by 1", fn);
@@ -20160,7 +20160,7 @@ static tn_tensor *tn__householder_impl(tn_tensor *A, tn_tensor *tau) {
     }
     for (int64_t i = k - 1; i >= 0 && Q; i--) {
         tn_tensor *v = tn_narrow(V, -1, i, 1), *t = tn_unsqueeze(tn_narrow(tau, -1, i, 1), -1);
-        Q = tn_sub(Q, tn_mul(t, tn_matmul(v, tn_matmul(tn_transpose(v, -2, -1), Q))));
+        Q = tn_sub(Q, tn_mul(t, tn_matmul(v, tn_matmul(tn__mH(v), Q))));   /* H_i = I - tau_i v_i v_i^H */
     }
     return tn__scope_return(V ? Q : NULL);
 }
@@ -21424,7 +21424,7 @@ TNDEF tn_tensor *tn_linalg_matrix_rank_str(tn_tensor *A, const char *options) {
 static tn_tensor *tn__lstsq_impl(tn_tensor *A, tn_tensor *Bm, double rcond, const char *driver, tn_tensor **res, tn_tensor **rank, tn_tensor **sv) {
     TN__CHECK_NULL(A, Bm);
     const char *fn = "tn_linalg_lstsq";
-    if (tn__la_check(fn, A, "A", false)) return NULL;
+    if (tn__la_check_dt(fn, A, "A", false, true)) return NULL;
     if (Bm->ndim < 1) return (tn_tensor *)tn__error("%s: input.dim() must be greater or equal to other.dim() and (input.dim() - other.dim()) <= 1", fn);
     if (Bm->dtype != A->dtype)
         return (tn_tensor *)tn__error("%s: Expected input and other to have the same dtype, but got input's dtype %s and other's dtype %s", fn, tn_dtype_name(A->dtype), tn_dtype_name(Bm->dtype));
@@ -21449,13 +21449,13 @@ static tn_tensor *tn__lstsq_impl(tn_tensor *A, tn_tensor *Bm, double rcond, cons
     sa[bnd] = m;
     sa[bnd + 1] = n;
     tn_tensor *a = tn_expand(A, sa, bnd + 2);
-    double atol = 0, rtol = isnan(rcond) ? (A->dtype == TN_F32 ? (double)FLT_EPSILON : DBL_EPSILON) * (double)(m > n ? m : n) : rcond;
+    double atol = 0, rtol = isnan(rcond) ? (A->dtype == TN_F32 || A->dtype == TN_C64 ? (double)FLT_EPSILON : DBL_EPSILON) * (double)(m > n ? m : n) : rcond;
     tn_tensor *P = tn__pinv_impl(a, atol, rtol, false, fn);
     X = P ? tn_matmul(P, b) : NULL;
     if (X && vec) X = tn_squeeze_dim(X, -1);
     /* rank (gelsy, gelsd, gelss), singular values (gelsd, gelss), residuals (not gelsy:
        m > n and every matrix of full rank) */
-    tn_tensor *keep = NULL, *s = NULL, *rk = NULL, *empty = X ? tn_empty(TN_SHAPE(0), A->dtype) : NULL;
+    tn_tensor *keep = NULL, *s = NULL, *rk = NULL, *empty = X ? tn_empty(TN_SHAPE(0), tn_dtype_to_real(A->dtype)) : NULL;
     int64_t dl = -1;
     if (X && !tn__la_kept(a, atol, rtol, false, &keep, &s, NULL, NULL, fn)) {
         rk = tn_to_dtype(tn_sum_dims(keep, &dl, 1), TN_I64);
@@ -21466,7 +21466,7 @@ static tn_tensor *tn__lstsq_impl(tn_tensor *A, tn_tensor *Bm, double rcond, cons
             tn_no_grad_begin();
             tn_tensor *Xd = vec ? tn_unsqueeze(X, -1) : X;
             int64_t dr = -2;
-            tn_tensor *r = tn_sum_dims(tn_square(tn_sub(tn_matmul(a, Xd), b)), &dr, 1);
+            tn_tensor *d = tn_sub(tn_matmul(a, Xd), b), *r = tn_sum_dims(tn_square(tn_is_complex(d) ? tn_abs(d) : d), &dr, 1);
             tn_no_grad_end();
             *res = tn_keep(r);   /* [..., 1] for vectors too, as torch */
         } else *res = tn_keep(empty);

@@ -973,7 +973,7 @@ TNDEF tn_tensor *tn_linalg_matrix_rank_str(tn_tensor *A, const char *options) {
 static tn_tensor *tn__lstsq_impl(tn_tensor *A, tn_tensor *Bm, double rcond, const char *driver, tn_tensor **res, tn_tensor **rank, tn_tensor **sv) {
     TN__CHECK_NULL(A, Bm);
     const char *fn = "tn_linalg_lstsq";
-    if (tn__la_check(fn, A, "A", false)) return NULL;
+    if (tn__la_check_dt(fn, A, "A", false, true)) return NULL;
     if (Bm->ndim < 1) return (tn_tensor *)tn__error("%s: input.dim() must be greater or equal to other.dim() and (input.dim() - other.dim()) <= 1", fn);
     if (Bm->dtype != A->dtype)
         return (tn_tensor *)tn__error("%s: Expected input and other to have the same dtype, but got input's dtype %s and other's dtype %s", fn, tn_dtype_name(A->dtype), tn_dtype_name(Bm->dtype));
@@ -998,13 +998,13 @@ static tn_tensor *tn__lstsq_impl(tn_tensor *A, tn_tensor *Bm, double rcond, cons
     sa[bnd] = m;
     sa[bnd + 1] = n;
     tn_tensor *a = tn_expand(A, sa, bnd + 2);
-    double atol = 0, rtol = isnan(rcond) ? (A->dtype == TN_F32 ? (double)FLT_EPSILON : DBL_EPSILON) * (double)(m > n ? m : n) : rcond;
+    double atol = 0, rtol = isnan(rcond) ? (A->dtype == TN_F32 || A->dtype == TN_C64 ? (double)FLT_EPSILON : DBL_EPSILON) * (double)(m > n ? m : n) : rcond;
     tn_tensor *P = tn__pinv_impl(a, atol, rtol, false, fn);
     X = P ? tn_matmul(P, b) : NULL;
     if (X && vec) X = tn_squeeze_dim(X, -1);
     /* rank (gelsy, gelsd, gelss), singular values (gelsd, gelss), residuals (not gelsy:
        m > n and every matrix of full rank) */
-    tn_tensor *keep = NULL, *s = NULL, *rk = NULL, *empty = X ? tn_empty(TN_SHAPE(0), A->dtype) : NULL;
+    tn_tensor *keep = NULL, *s = NULL, *rk = NULL, *empty = X ? tn_empty(TN_SHAPE(0), tn_dtype_to_real(A->dtype)) : NULL;
     int64_t dl = -1;
     if (X && !tn__la_kept(a, atol, rtol, false, &keep, &s, NULL, NULL, fn)) {
         rk = tn_to_dtype(tn_sum_dims(keep, &dl, 1), TN_I64);
@@ -1015,7 +1015,7 @@ static tn_tensor *tn__lstsq_impl(tn_tensor *A, tn_tensor *Bm, double rcond, cons
             tn_no_grad_begin();
             tn_tensor *Xd = vec ? tn_unsqueeze(X, -1) : X;
             int64_t dr = -2;
-            tn_tensor *r = tn_sum_dims(tn_square(tn_sub(tn_matmul(a, Xd), b)), &dr, 1);
+            tn_tensor *d = tn_sub(tn_matmul(a, Xd), b), *r = tn_sum_dims(tn_square(tn_is_complex(d) ? tn_abs(d) : d), &dr, 1);
             tn_no_grad_end();
             *res = tn_keep(r);   /* [..., 1] for vectors too, as torch */
         } else *res = tn_keep(empty);

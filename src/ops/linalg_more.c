@@ -685,7 +685,7 @@ static tn_tensor *tn__vecdot_impl(tn_tensor *x, tn_tensor *y, int64_t dim) {
         return (tn_tensor *)tn__error("%s: Expected x and y to have the same dtype, but found x of type %s and y of type %s instead", fn,
                                       tn__torch_type_name(x->dtype), tn__torch_type_name(y->dtype));
     tn_scope_begin();
-    tn_tensor *p = tn_mul(x, y), *r = NULL;   /* real dtypes: x's conjugate is x */
+    tn_tensor *p = tn_mul(tn_conj(x), y), *r = NULL;   /* sum(conj(x) y); of a real x, conj is x */
     if (p) {
         const int64_t d[1] = {dim};
         r = tn__wrap_dim(fn, dim, p->ndim) < 0 ? NULL : tn_sum_dims(p, d, 1);
@@ -733,7 +733,7 @@ static tn_tensor *tn__householder_impl(tn_tensor *A, tn_tensor *tau) {
     TN__CHECK_NULL(A, tau);
     const char *fn = "tn_linalg_householder_product";
     if (A->ndim < 2) return (tn_tensor *)tn__error("%s: input must have at least 2 dimensions.", fn);
-    if (tn__la_check(fn, A, "input", false)) return NULL;
+    if (tn__la_check_dt(fn, A, "input", false, true)) return NULL;
     const int64_t m = A->shape[A->ndim - 2], n = A->shape[A->ndim - 1];
     if (m < n) return (tn_tensor *)tn__error("%s: input.shape[-2] must be greater than or equal to input.shape[-1]", fn);
     if (tau->ndim != A->ndim - 1) return (tn_tensor *)tn__error("%s: input.dim() must be greater than tau.dim() by 1", fn);
@@ -754,7 +754,7 @@ static tn_tensor *tn__householder_impl(tn_tensor *A, tn_tensor *tau) {
     }
     for (int64_t i = k - 1; i >= 0 && Q; i--) {
         tn_tensor *v = tn_narrow(V, -1, i, 1), *t = tn_unsqueeze(tn_narrow(tau, -1, i, 1), -1);
-        Q = tn_sub(Q, tn_mul(t, tn_matmul(v, tn_matmul(tn_transpose(v, -2, -1), Q))));
+        Q = tn_sub(Q, tn_mul(t, tn_matmul(v, tn_matmul(tn__mH(v), Q))));   /* H_i = I - tau_i v_i v_i^H */
     }
     return tn__scope_return(V ? Q : NULL);
 }
