@@ -1,0 +1,199 @@
+/* Complex linear algebra (issue 26 item 3): complex64/complex128 LU, Cholesky, triangular
+   and factored solves, det/slogdet/logdet, inv, QR, matrix_exp, and the ops through the
+   real form [[Re, -Im], [Im, Re]] (svdvals, eigvalsh, pinv, matrix_rank), checked by
+   identities (A = L L^H, Q^H Q = I, P L U = A, residuals, det(AB) = det(A) det(B), exp(A)
+   exp(-A) = I, A pinv(A) A = A), on batched, non-contiguous and empty inputs; tn_gradcheck
+   and tn_gradgradcheck in complex128 (real and imaginary parts perturbed); the complex ops
+   still refused (singular and eigen vectors) refuse with a clear error.
+   bindings/python/tests/test_linalg_complex.py compares the same ops against torch. */
+#define TENSOR_IMPLEMENTATION
+#include "tensor.h"
+#include "tn_test.h"
+#include <stdlib.h>
+
+/* random complex values in [-1, 1] + i [-1, 1] (fixed seed) */
+static tn_tensor *crand(const int64_t *shape, int nd, tn_dtype dtype, unsigned seed) {
+    int64_t n = 1, sh[TN_MAX_DIMS];
+    for (int d = 0; d < nd; d++) { n *= shape[d]; sh[d] = shape[d]; }
+    double *v = (double *)malloc((size_t)(2 * n + 2) * sizeof(double));
+    srand(seed);
+    for (int64_t i = 0; i < 2 * n; i++) v[i] = 2.0 * rand() / RAND_MAX - 1.0;
+    sh[nd] = 2;
+    tn_tensor *t = tn_to_dtype(tn_view_as_complex(tn_from_data(v, sh, nd + 1, TN_F64)), dtype);
+    free(v);
+    return t;
+}
+static tn_tensor *mH(tn_tensor *t) { return tn_conj(tn_transpose(t, -2, -1)); }
+/* max |a - b| (0 for empty tensors) */
+static double maxdiff(tn_tensor *a, tn_tensor *b) {
+    tn_tensor *d = a && b ? tn_abs(tn_sub(tn_to_dtype(a, TN_C128), tn_to_dtype(b, TN_C128))) : NULL;
+    if (!d) return INFINITY;
+    return tn_numel(d) ? tn_item(tn_amax(d, NULL, 0)) : 0;
+}
+/* a well-conditioned [.., n, n]: random + 3 I */
+static tn_tensor *square(const int64_t *batch, int nb, int64_t n, tn_dtype dt, unsigned seed) {
+    int64_t sh[TN_MAX_DIMS];
+    for (int d = 0; d < nb; d++) sh[d] = batch[d];
+    sh[nb] = sh[nb + 1] = n;
+    return tn_add(crand(sh, nb + 2, dt, seed), tn_mul_scalar(tn_eye(n, n, dt), 3));
+}
+
+TEST(factorizations_identities) {
+    for (int di = 0; di < 2; di++) {
+        const tn_dtype dt = di ? TN_C128 : TN_C64;
+        const double tol = di ? 1e-12 : 2e-5;
+        tn_scope_begin();
+        /* batched and non-contiguous (a transposed view) */
+        tn_tensor *A = tn_transpose(square(TN_SHAPE(2, 3), 4, dt, 1), -2, -1);
+        tn_tensor *B = crand(TN_SHAPE(2, 3, 4, 2), dt, 2);
+        /* Cholesky of a Hermitian positive-definite H: H = L L^H, L lower with a real positive diagonal */
+        tn_tensor *H = tn_add(tn_matmul(A, mH(A)), tn_eye(4, 4, dt));
+        tn_tensor *L = tn_linalg_cholesky(H), *U = tn_linalg_cholesky(H, .upper = true);
+        CHECK(L && tn_get_dtype(L) == dt && maxdiff(tn_matmul(L, mH(L)), H) < 20 * tol);
+        CHECK(maxdiff(U, mH(L)) < tol && maxdiff(tn_triu(L, .diagonal = 1), tn_zeros_like(L)) == 0);
+        CHECK(maxdiff(tn_imag(tn_diagonal(L, .dim1 = -2, .dim2 = -1)), tn_zeros(TN_SHAPE(2, 3, 4), tn_dtype_to_real(dt))) == 0);
+        CHECK(maxdiff(tn_matmul(H, tn_cholesky_solve(B, L)), B) < 20 * tol);
+        CHECK(maxdiff(tn_matmul(H, tn_cholesky_solve(B, U, .upper = true)), B) < 20 * tol);
+        CHECK(maxdiff(tn_matmul(H, tn_cholesky_inverse(L)), tn_eye(4, 4, dt)) < 20 * tol);
+        /* LU: P L U = A; lu_solve (and its adjoint) leaves residuals of rounding size */
+        tn_tensor *piv = NULL, *LU = tn_linalg_lu_factor(A, &piv), *Lf = NULL, *Uf = NULL;
+        tn_tensor *P = tn_lu_unpack(LU, piv, &Lf, &Uf);
+        CHECK(P && maxdiff(tn_matmul(P, tn_matmul(Lf, Uf)), A) < 20 * tol);
+        CHECK(maxdiff(tn_matmul(A, tn_linalg_lu_solve(LU, piv, B)), B) < 20 * tol);
+        CHECK(maxdiff(tn_matmul(mH(A), tn_linalg_lu_solve(LU, piv, B, .adjoint = true)), B) < 20 * tol);
+        tn_tensor *Bt = tn_transpose(B, -2, -1);
+        CHECK(maxdiff(tn_matmul(tn_linalg_lu_solve(LU, piv, Bt, .left = false), A), Bt) < 20 * tol);
+        /* solve, inv, the triangular solves */
+        CHECK(maxdiff(tn_matmul(A, tn_linalg_solve(A, B)), B) < 20 * tol);
+        CHECK(maxdiff(tn_matmul(tn_linalg_solve(A, Bt, .left = false), A), Bt) < 20 * tol);
+        CHECK(maxdiff(tn_matmul(A, tn_linalg_inv(A)), tn_eye(4, 4, dt)) < 20 * tol);
+        tn_tensor *T = tn_triu(A);
+        CHECK(maxdiff(tn_matmul(T, tn_linalg_solve_triangular(T, B, true)), B) < 20 * tol);
+        CHECK(maxdiff(tn_matmul(tn_linalg_solve_triangular(T, Bt, true, .left = false), T), Bt) < 20 * tol);
+        /* det(A B) = det(A) det(B); slogdet's sign on the unit circle; logdet = log(det) */
+        tn_tensor *A2 = square(TN_SHAPE(2, 3), 4, dt, 3);
+        CHECK(maxdiff(tn_div(tn_linalg_det(tn_matmul(A, A2)), tn_mul(tn_linalg_det(A), tn_linalg_det(A2))), tn_ones_like(tn_linalg_det(A))) < 20 * tol);
+        tn_tensor *sg = NULL, *la = tn_linalg_slogdet(A, &sg);
+        CHECK(la && tn_get_dtype(la) == tn_dtype_to_real(dt) && tn_get_dtype(sg) == dt);
+        CHECK(maxdiff(tn_abs(sg), tn_ones_like(la)) < tol && maxdiff(tn_mul(sg, tn_exp(la)), tn_linalg_det(A)) < 100 * tol);
+        CHECK(maxdiff(tn_exp(tn_logdet(A)), tn_linalg_det(A)) < 100 * tol);
+        /* QR (reduced and complete, tall and wide): Q^H Q = I, Q R = A, R's diagonal real */
+        tn_tensor *M = tn_transpose(crand(TN_SHAPE(2, 3, 5), dt, 4), -2, -1);   /* 5 x 3, non-contiguous */
+        for (int wide = 0; wide < 2; wide++) {
+            tn_tensor *X = wide ? mH(M) : M, *R = NULL, *Q = tn_linalg_qr(X, &R), *Rc = NULL, *Qc = tn_linalg_qr(X, &Rc, .mode = 1);
+            const int64_t k = 3;
+            CHECK(Q && maxdiff(tn_matmul(mH(Q), Q), tn_eye(k, k, dt)) < 10 * tol && maxdiff(tn_matmul(Q, R), X) < 10 * tol);
+            CHECK(Qc && maxdiff(tn_matmul(Qc, Rc), X) < 10 * tol && maxdiff(tn_imag(tn_diagonal(R, .dim1 = -2, .dim2 = -1)), tn_zeros(TN_SHAPE(2, 3), tn_dtype_to_real(dt))) == 0);
+        }
+        /* geqrf + householder_product: Q again */
+        tn_tensor *tau = NULL, *G = tn_geqrf(M, &tau), *R = NULL, *Q = tn_linalg_qr(M, &R);
+        CHECK(G && tn_get_dtype(tau) == dt && maxdiff(tn_linalg_householder_product(G, tau), Q) < 10 * tol);
+        /* exp(A) exp(-A) = I; a diagonal matrix's exp is the elementwise exp */
+        tn_tensor *S = tn_mul_scalar(crand(TN_SHAPE(3, 3), dt, 5), 2);
+        CHECK(maxdiff(tn_matmul(tn_linalg_matrix_exp(S), tn_linalg_matrix_exp(tn_neg(S))), tn_eye(3, 3, dt)) < 100 * tol);
+        tn_tensor *dv = crand(TN_SHAPE(3), dt, 6);
+        CHECK(maxdiff(tn_linalg_matrix_exp(tn_diag_embed(dv)), tn_diag_embed(tn_exp(dv))) < 10 * tol);
+        /* through the real form: the singular values' squares sum to |A|_F^2, eigvalsh's to trace(H), A pinv(A) A = A */
+        tn_tensor *sv = tn_linalg_svdvals(M), *fro = tn_linalg_matrix_norm(M);
+        CHECK(sv && tn_get_dtype(sv) == tn_dtype_to_real(dt) && tn_size(sv, -1) == 3);
+        CHECK(maxdiff(tn_sqrt(tn_sum_dims(tn_square(sv), TN_DIMS(-1))), fro) < 10 * tol);
+        CHECK(maxdiff(tn_sum_dims(tn_linalg_eigvalsh(H), TN_DIMS(-1)), tn_sum_dims(tn_real(tn_diagonal(H, .dim1 = -2, .dim2 = -1)), TN_DIMS(-1))) < 100 * tol);
+        tn_tensor *Pm = tn_linalg_pinv(M);
+        CHECK(Pm && maxdiff(tn_matmul(M, tn_matmul(Pm, M)), M) < 10 * tol);
+        CHECK(maxdiff(tn_linalg_matrix_rank(M), tn_full(TN_SHAPE(2), 3, TN_I64)) == 0);
+        CHECK(maxdiff(tn_linalg_matrix_rank(tn_matmul(M, tn_zeros(TN_SHAPE(3, 3), dt))), tn_zeros(TN_SHAPE(2), TN_I64)) == 0);
+        tn_scope_end();
+    }
+}
+
+TEST(empty_and_errors) {
+    tn_scope_begin();
+    tn_tensor *E = tn_zeros(TN_SHAPE(2, 0, 0), TN_C128);
+    tn_tensor *d = tn_linalg_det(E);
+    CHECK(d && tn_get_dtype(d) == TN_C128 && maxdiff(d, tn_ones(TN_SHAPE(2), TN_C128)) == 0);   /* the empty product */
+    CHECK(tn_linalg_cholesky(E) && tn_linalg_inv(E) && tn_numel(tn_linalg_inv(E)) == 0);
+    tn_tensor *R = NULL;
+    CHECK(tn_linalg_qr(tn_zeros(TN_SHAPE(0, 3), TN_C64), &R) && tn_get_dtype(R) == TN_C64);
+    /* not positive-definite, singular: PyTorch's errors */
+    tn_tensor *N = tn_mul_scalar(tn_eye(3, 3, TN_C128), -1);
+    CHECK_ERR(tn_linalg_cholesky(N), "not positive-definite");
+    CHECK_ERR(tn_linalg_inv(tn_zeros(TN_SHAPE(3, 3), TN_C128)), "singular");
+    /* singular and eigen vectors of complex matrices: not yet, and said so */
+    tn_tensor *A = crand(TN_SHAPE(3, 3), TN_C128, 7), *S = NULL, *Vh = NULL, *V = NULL;
+    CHECK_ERR(tn_linalg_svd(A, &S, &Vh), "complex");
+    CHECK_ERR(tn_linalg_eigh(A, &V), "complex");
+    /* a complex and a real operand */
+    CHECK_ERR(tn_linalg_solve(A, tn_ones(TN_SHAPE(3, 1), TN_F64)), "same dtype");
+    tn_scope_end();
+}
+
+/* gradcheck functions, complex128 inputs */
+static tn_tensor *g_det(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_linalg_det(in[0]); }
+static tn_tensor *g_logdet(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_logdet(in[0]); }
+static tn_tensor *g_slogdet(tn_tensor *const *in, int n, void *u) {   /* both outputs: |.| of the sign is 1, so its phase */
+    (void)n; (void)u;
+    tn_tensor *s = NULL, *l = tn_linalg_slogdet(in[0], &s);
+    return l && s ? tn_add(tn_mul(s, tn_full_like(s, 0.5)), l) : NULL;
+}
+static tn_tensor *g_inv(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_linalg_inv(in[0]); }
+static tn_tensor *g_solve(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_linalg_solve(in[0], in[1]); }
+static tn_tensor *g_chol(tn_tensor *const *in, int n, void *u) {   /* of the Hermitian A A^H + I */
+    (void)n;
+    tn_tensor *H = tn_add(tn_matmul(in[0], mH(in[0])), tn_eye(3, 3, TN_C128));
+    return tn_linalg_cholesky(H, .upper = u != NULL);
+}
+static tn_tensor *g_chol_solve(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_cholesky_solve(in[1], tn_add(tn_tril(in[0]), tn_mul_scalar(tn_eye(3, 3, TN_C128), 3))); }
+static tn_tensor *g_chol_inv(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_cholesky_inverse(tn_add(tn_tril(in[0]), tn_mul_scalar(tn_eye(3, 3, TN_C128), 3))); }
+static tn_tensor *g_lu(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; tn_tensor *p = NULL; return tn_linalg_lu_factor(in[0], &p); }
+static tn_tensor *g_lu_solve(tn_tensor *const *in, int n, void *u) {
+    (void)n;
+    tn_tensor *p = NULL, *LU = tn_linalg_lu_factor(in[0], &p);
+    return tn_linalg_lu_solve(LU, p, in[1], .adjoint = u != NULL);
+}
+static tn_tensor *g_tri(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_linalg_solve_triangular(tn_add(tn_triu(in[0]), tn_mul_scalar(tn_eye(3, 3, TN_C128), 3)), in[1], true); }
+static tn_tensor *g_qr(tn_tensor *const *in, int n, void *u) {   /* Q and R together: Q + R's first rows */
+    (void)n; (void)u;
+    tn_tensor *R = NULL, *Q = tn_linalg_qr(in[0], &R);
+    tn_tensor *parts[2] = {Q, R ? tn_transpose(R, 0, 1) : NULL};
+    return Q && R ? tn_cat(parts, 2, 0) : NULL;
+}
+static tn_tensor *g_expm(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_linalg_matrix_exp(in[0]); }
+static tn_tensor *g_pinv(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_linalg_pinv(in[0]); }
+static tn_tensor *g_svdvals(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_linalg_svdvals(in[0]); }
+static tn_tensor *g_eigvalsh(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_linalg_eigvalsh(tn_add(in[0], mH(in[0]))); }
+
+static tn_tensor *leaf(const int64_t *shape, int nd, unsigned seed, double diag) {
+    tn_tensor *t = crand(shape, nd, TN_C128, seed);
+    if (diag != 0) t = tn_add(t, tn_mul_scalar(tn_eye(shape[nd - 2], shape[nd - 1], TN_C128), diag));
+    t = tn_contiguous(t);
+    if (t) tn_requires_grad_(t, true);
+    return t;
+}
+
+TEST(gradcheck_complex128) {
+    tn_scope_begin();
+    const struct { const char *name; tn_gradcheck_fn f; int nin; bool gg; void *u; } fs[] = {
+        {"det", g_det, 1, true, NULL}, {"logdet", g_logdet, 1, true, NULL}, {"slogdet", g_slogdet, 1, true, NULL},
+        {"inv", g_inv, 1, true, NULL}, {"solve", g_solve, 2, true, NULL}, {"cholesky", g_chol, 1, true, NULL},
+        {"cholesky upper", g_chol, 1, false, (void *)1}, {"cholesky_solve", g_chol_solve, 2, true, NULL},
+        {"cholesky_inverse", g_chol_inv, 1, true, NULL}, {"lu_factor", g_lu, 1, true, NULL}, {"lu_solve", g_lu_solve, 2, false, NULL},
+        {"lu_solve adjoint", g_lu_solve, 2, false, (void *)1}, {"solve_triangular", g_tri, 2, true, NULL}, {"qr", g_qr, 1, true, NULL},
+        {"matrix_exp", g_expm, 1, false, NULL}, {"pinv", g_pinv, 1, false, NULL}, {"svdvals", g_svdvals, 1, false, NULL},
+        {"eigvalsh", g_eigvalsh, 1, false, NULL}};
+    for (size_t k = 0; k < sizeof fs / sizeof fs[0]; k++) {
+        const bool tall = fs[k].f == g_qr || fs[k].f == g_pinv || fs[k].f == g_svdvals;
+        tn_tensor *in[2] = {tall ? leaf(TN_SHAPE(4, 3), 20 + (unsigned)k, 0) : leaf(TN_SHAPE(3, 3), 20 + (unsigned)k, fs[k].f == g_expm ? 0 : 2),
+                            leaf(TN_SHAPE(3, 2), 40 + (unsigned)k, 0)};
+        CHECK_MSG(tn_gradcheck(fs[k].f, in, fs[k].nin, fs[k].u, 1e-6, 1e-6, 1e-4), "gradcheck %s: %s", fs[k].name, tn_last_error());
+        if (fs[k].gg)
+            CHECK_MSG(tn_gradgradcheck(fs[k].f, in, fs[k].nin, fs[k].u, 1e-6, 1e-5, 1e-4), "gradgradcheck %s: %s", fs[k].name, tn_last_error());
+    }
+    tn_scope_end();
+}
+
+int main(void) {
+    RUN(factorizations_identities);
+    RUN(empty_and_errors);
+    RUN(gradcheck_complex128);
+    return tn_test_report();
+}
