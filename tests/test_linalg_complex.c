@@ -4,7 +4,8 @@
    identities (A = L L^H, Q^H Q = I, P L U = A, residuals, det(AB) = det(A) det(B), exp(A)
    exp(-A) = I, A pinv(A) A = A), on batched, non-contiguous and empty inputs; tn_gradcheck
    and tn_gradgradcheck in complex128 (real and imaginary parts perturbed); the complex ops
-   still refused (singular and eigen vectors) refuse with a clear error.
+   still refused (singular vectors) refuse with a clear error; eigh's vectors (through the real
+   form) diagonalise, and a phase-invariant function of them passes gradcheck.
    bindings/python/tests/test_linalg_complex.py compares the same ops against torch. */
 #define TENSOR_IMPLEMENTATION
 #include "tensor.h"
@@ -118,10 +119,14 @@ TEST(empty_and_errors) {
     tn_tensor *N = tn_mul_scalar(tn_eye(3, 3, TN_C128), -1);
     CHECK_ERR(tn_linalg_cholesky(N), "not positive-definite");
     CHECK_ERR(tn_linalg_inv(tn_zeros(TN_SHAPE(3, 3), TN_C128)), "singular");
-    /* singular and eigen vectors of complex matrices: not yet, and said so */
+    /* singular vectors of complex matrices: not yet, and said so */
     tn_tensor *A = crand(TN_SHAPE(3, 3), TN_C128, 7), *S = NULL, *Vh = NULL, *V = NULL;
     CHECK_ERR(tn_linalg_svd(A, &S, &Vh), "complex");
-    CHECK_ERR(tn_linalg_eigh(A, &V), "complex");
+    /* eigh's vectors (through the real form): V diag(L) V^H = H, V^H V = I */
+    tn_tensor *Hm = tn_add(A, mH(A)), *L = tn_linalg_eigh(Hm, &V);
+    CHECK(L && tn_get_dtype(L) == TN_F64 && tn_get_dtype(V) == TN_C128);
+    CHECK(maxdiff(tn_matmul(tn_mul(V, tn_unsqueeze(tn_to_dtype(L, TN_C128), -2)), mH(V)), Hm) < 1e-12);
+    CHECK(maxdiff(tn_matmul(mH(V), V), tn_eye(3, 3, TN_C128)) < 1e-12);
     /* a complex and a real operand */
     CHECK_ERR(tn_linalg_solve(A, tn_ones(TN_SHAPE(3, 1), TN_F64)), "same dtype");
     tn_scope_end();
@@ -160,6 +165,11 @@ static tn_tensor *g_qr(tn_tensor *const *in, int n, void *u) {   /* Q and R toge
 static tn_tensor *g_expm(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_linalg_matrix_exp(in[0]); }
 static tn_tensor *g_pinv(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_linalg_pinv(in[0]); }
 static tn_tensor *g_svdvals(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_linalg_svdvals(in[0]); }
+static tn_tensor *g_eigh_abs(tn_tensor *const *in, int n, void *u) {   /* |V|^2: invariant under the columns' phases */
+    (void)n; (void)u;
+    tn_tensor *V = NULL, *L = tn_linalg_eigh(tn_add(in[0], mH(in[0])), &V);
+    return L && V ? tn_add(tn_square(tn_abs(V)), tn_unsqueeze(L, -2)) : NULL;
+}
 static tn_tensor *g_eigvalsh(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_linalg_eigvalsh(tn_add(in[0], mH(in[0]))); }
 
 static tn_tensor *leaf(const int64_t *shape, int nd, unsigned seed, double diag) {
@@ -179,7 +189,7 @@ TEST(gradcheck_complex128) {
         {"cholesky_inverse", g_chol_inv, 1, true, NULL}, {"lu_factor", g_lu, 1, true, NULL}, {"lu_solve", g_lu_solve, 2, false, NULL},
         {"lu_solve adjoint", g_lu_solve, 2, false, (void *)1}, {"solve_triangular", g_tri, 2, true, NULL}, {"qr", g_qr, 1, true, NULL},
         {"matrix_exp", g_expm, 1, false, NULL}, {"pinv", g_pinv, 1, false, NULL}, {"svdvals", g_svdvals, 1, false, NULL},
-        {"eigvalsh", g_eigvalsh, 1, false, NULL}};
+        {"eigvalsh", g_eigvalsh, 1, false, NULL}, {"eigh |V|^2", g_eigh_abs, 1, false, NULL}};
     for (size_t k = 0; k < sizeof fs / sizeof fs[0]; k++) {
         const bool tall = fs[k].f == g_qr || fs[k].f == g_pinv || fs[k].f == g_svdvals;
         tn_tensor *in[2] = {tall ? leaf(TN_SHAPE(4, 3), 20 + (unsigned)k, 0) : leaf(TN_SHAPE(3, 3), 20 + (unsigned)k, fs[k].f == g_expm ? 0 : 2),

@@ -674,18 +674,46 @@ static int tn__eigh_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void 
     tn_tensor *mid;
     if (nd->i[0] == 0) mid = tn_diag_embed(g);
     else {
-        tn_tensor *K = tn_matmul(tn__mT(V), g);
-        K = tn_mul_scalar(tn_sub(K, tn__mT(K)), 0.5);
-        tn_tensor *E = tn_add(tn_sub(tn_unsqueeze(L, -2), tn_unsqueeze(L, -1)), tn_eye(n, n, A->dtype));
+        tn_tensor *K = tn_matmul(tn__mH(V), g);   /* (complex: V^H gV's skew-Hermitian part) */
+        K = tn_mul_scalar(tn_sub(K, tn__mH(K)), 0.5);
+        tn_tensor *E = tn_add(tn_sub(tn_unsqueeze(L, -2), tn_unsqueeze(L, -1)), tn_eye(n, n, tn_dtype_to_real(A->dtype)));
         mid = tn_div(K, E);
     }
-    gin[0] = tn_matmul(V, tn_matmul(mid, tn__mT(V)));
+    if (mid && tn_is_complex(V) && !tn_is_complex(mid)) mid = tn_to_dtype(mid, V->dtype);   /* (the eigenvalues' real gradient) */
+    gin[0] = tn_matmul(V, tn_matmul(mid, tn__mH(V)));
     return gin[0] ? 0 : -1;
 }
 static tn_tensor *tn__eigh_impl(tn_tensor *A, bool upper, bool vectors, tn_tensor **V, const char *fn) {
     TN__CHECK_NULL(A);
-    if (tn__la_check_dt(fn, A, "A", true, !vectors)) return NULL;
+    if (tn__la_check_dt(fn, A, "A", true, true)) return NULL;
     if (tn__la_finite(fn, A, "is ill-conditioned or has too many repeated eigenvalues (it holds non-finite values)")) return NULL;
+    if (tn_is_complex(A) && vectors) {
+        /* eigenvectors: the real form's come in planes {[x; y], [-y; x]} per eigenvalue, each
+           vector of which is the real form of an eigenvector x + i y of A: one per pair (their
+           phase is arbitrary, as LAPACK's). Values without history; one node per output,
+           PyTorch's Hermitian backward (tn__eigh_bw, conjugate transposes). */
+        const int64_t n = A->shape[A->ndim - 1];
+        tn_scope_begin();
+        tn_no_grad_begin();
+        tn_tensor *W = NULL, *E = tn__la_realform(tn__la_herm_of(tn_detach(A), upper));
+        tn_tensor *L2 = E ? tn__eigh_impl(E, false, true, &W, fn) : NULL, *L = NULL, *Vc = NULL;
+        if (L2 && W) {
+            int64_t sh[TN_MAX_DIMS + 1];
+            memcpy(sh, W->shape, (size_t)W->ndim * sizeof(int64_t));
+            sh[W->ndim - 1] = n;
+            sh[W->ndim] = 2;
+            tn_tensor *Wc = tn_select(tn_reshape(W, sh, W->ndim + 1), -1, 0);   /* columns 0, 2, 4, ... */
+            L = tn_keep(tn__la_pairs(L2));
+            Vc = tn_keep(tn_contiguous(tn__la_from_realform(Wc, n, n)));   /* [x; y] -> x + i y */
+        }
+        tn_no_grad_end();
+        tn_scope_end();
+        if (!L || !Vc) { tn_release(L); tn_release(Vc); return NULL; }
+        *V = tn__la_record("LinalgEighBackward0", tn__eigh_bw, A, Vc, 1, upper);
+        L = tn__la_record("LinalgEighBackward0", tn__eigh_bw, A, L, 0, upper);
+        if (!L || !*V) { tn_release(L); tn_release(*V); *V = NULL; return NULL; }
+        return L;
+    }
     if (tn_is_complex(A)) {
         /* the eigenvalues only, through the real form of the Hermitian matrix of A's triangle
            (its values; the gradient, as torch's, reaches all of A: R(A) + (R(Ah) - R(A)) detached) */

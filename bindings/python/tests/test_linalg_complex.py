@@ -32,7 +32,8 @@ linalg.vander linalg.vector_norm
 NOT_YET = {
     "linalg.svd": "complex singular vectors (svdvals, pinv, matrix_rank, cond and the spectral norms go through the "
                   "real form [[Re, -Im], [Im, Re]]; its vectors come in planes, whose gradients divide by zero)",
-    "linalg.eigh": "complex eigenvectors (eigvalsh goes through the real form)",
+    "linalg.eigh": "the eigenvectors' phases are LAPACK's arbitrary ones: compared gauge-invariantly "
+                   "(test_opinfo_eigh_gauge_invariant)",
     "linalg.eig": "general eigen-decomposition: complex results", "linalg.eigvals": "as linalg.eig",
     "linalg.ldl_factor": "complex LDL^H", "linalg.ldl_factor_ex": "complex LDL^H", "linalg.ldl_solve": "complex LDL^H",
     "linalg.det:singular": "one gradient sample (a singular matrix: torch's svd-based formula)",
@@ -47,6 +48,36 @@ def test_opinfo_complex(spec):
     passed, total, failures = H.check_op(spec, cplx=True)
     assert total > 0
     assert not failures, f"{spec}: {passed}/{total} passed\n" + "\n".join(failures[:20])
+
+
+def _phase_fixed(V):
+    """V's columns times a phase each: w . column real and positive for w = (1, 2, ..., m)"""
+    w = V.new_ones(V.shape[-2]).cumsum(0)
+    z = (w.unsqueeze(-1) * V).sum(-2, keepdim=True)
+    return V * (z.conj() / z.abs())
+
+
+@needs_torch
+def test_opinfo_eigh_gauge_invariant():
+    """linalg.eigh's complex samples: eigenvalues and phase-fixed eigenvectors, values and gradients"""
+    import types
+    from opinfo_util import run_sample
+    op = H._find("linalg.eigh")
+    g = lambda r: (r[0], _phase_fixed(r[1]))   # noqa: E731
+    ours_op = H.ours_callable(op)
+    ref = types.SimpleNamespace(op=lambda *a, **k: g(op.op(*a, **k)), name=op.name)
+    ours = lambda *a, **k: g(ours_op(*a, **k))   # noqa: E731
+    total, failures = 0, []
+    for k, (s, grad) in enumerate(H._samples(op, cplx=True)):
+        total += 1
+        c64 = s.input.dtype == torch.complex64
+        try:
+            run_sample(ref, ours, s, f"linalg.eigh sample {k}", noncontig=k % 2 == 1, check_grad=grad,
+                       tol=(1e-4, 1e-4) if c64 else (1e-7, 1e-7), grad_tol=(1e-6, 1e-6))
+        except Exception as e:   # noqa: BLE001
+            failures.append(f"sample {k} {tuple(s.input.shape)} kwargs={s.kwargs!r:.60}: {str(e)[:300]}")
+    assert total > 0
+    assert not failures, f"{total - len(failures)}/{total} passed\n" + "\n".join(failures[:20])
 
 
 def _c(*shape, dtype=None, seed=0):
@@ -171,11 +202,11 @@ def test_empty_and_errors():
         tn.linalg.solve(tn.eye(3, dtype=tn.complex128), tn.ones(3, 1, dtype=tn.float64))
     with pytest.raises(RuntimeError, match="dtype should be complex for complex inputs"):
         tn.linalg.vector_norm(tn.ones(3, dtype=tn.complex64), dtype=tn.float32)
-    # not yet: the complex singular and eigen vectors, refused with a clear error (NOT_YET)
+    # not yet: the complex singular vectors, refused with a clear error (NOT_YET)
     with pytest.raises(RuntimeError, match="complex"):
         tn.linalg.svd(tn.ones(3, 3, dtype=tn.complex128))
-    with pytest.raises(RuntimeError, match="complex"):
-        tn.linalg.eigh(tn.eye(3, dtype=tn.complex128))
+    L, V = tn.linalg.eigh(tn.eye(3, dtype=tn.complex128) * 2)   # (eigenvectors: through the real form)
+    H.assert_close(L, torch.full((3,), 2.0, dtype=torch.float64), "eigh of 2 I")
 
 
 @needs_torch
