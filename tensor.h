@@ -18854,27 +18854,39 @@ static int64_t tn__la_batch(tn_tensor *A) { return tn__numel(A->shape, A->ndim -
 
 /* LU with partial pivoting of a row-major m x n matrix in place, as LAPACK's getrf:
    piv 1-based; returns info (0, or the first zero pivot's 1-based index; elimination
-   goes on past it). Right-looking, row-oriented: the updates run along contiguous rows. */
-static int64_t tn__la_getrf(double *a, int64_t m, int64_t n, int32_t *piv) {
-    int64_t info = 0, k = m < n ? m : n;
-    for (int64_t j = 0; j < k; j++) {
-        int64_t p = j;
-        double best = fabs(a[j * n + j]);
-        for (int64_t i = j + 1; i < m; i++)
-            if (fabs(a[i * n + j]) > best) { best = fabs(a[i * n + j]); p = i; }
-        piv[j] = (int32_t)(p + 1);
-        if (best == 0) { if (!info) info = j + 1; continue; }
-        if (p != j)
-            for (int64_t c = 0; c < n; c++) { double t = a[j * n + c]; a[j * n + c] = a[p * n + c]; a[p * n + c] = t; }
-        const double inv = 1 / a[j * n + j], *rj = a + j * n;
-        for (int64_t i = j + 1; i < m; i++) {
-            double *ri = a + i * n, l = ri[j] *= inv;
-            if (l != 0)
-                for (int64_t c = j + 1; c < n; c++) ri[c] -= l * rj[c];
-        }
-    }
+   goes on past it). Right-looking, row-oriented: the updates run along contiguous rows. On
+   x86 the same loops are also compiled for AVX2 (no FMA: the same bits), picked at run time:
+   a batch of small systems (linalg.solve, inv, det) spends its time in the row updates. */
+#define TN__LA_GETRF_BODY \
+    int64_t info = 0, k = m < n ? m : n; \
+    for (int64_t j = 0; j < k; j++) { \
+        int64_t p = j; \
+        double best = fabs(a[j * n + j]); \
+        for (int64_t i = j + 1; i < m; i++) \
+            if (fabs(a[i * n + j]) > best) { best = fabs(a[i * n + j]); p = i; } \
+        piv[j] = (int32_t)(p + 1); \
+        if (best == 0) { if (!info) info = j + 1; continue; } \
+        if (p != j) \
+            for (int64_t c = 0; c < n; c++) { double t = a[j * n + c]; a[j * n + c] = a[p * n + c]; a[p * n + c] = t; } \
+        const double inv = 1 / a[j * n + j], *rj = a + j * n; \
+        for (int64_t i = j + 1; i < m; i++) { \
+            double *ri = a + i * n, l = ri[j] *= inv; \
+            if (l != 0) \
+                for (int64_t c = j + 1; c < n; c++) ri[c] -= l * rj[c]; \
+        } \
+    } \
     return info;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define TN__LA_AVX2 1
+__attribute__((target("avx2"))) static int64_t tn__la_getrf_avx2(double *a, int64_t m, int64_t n, int32_t *piv) { TN__LA_GETRF_BODY }
+#endif
+static int64_t tn__la_getrf(double *a, int64_t m, int64_t n, int32_t *piv) {
+#ifdef TN__LA_AVX2
+    if (tn__gemm_isa() >= TN__GEMM_AVX2) return tn__la_getrf_avx2(a, m, n, piv);
+#endif
+    TN__LA_GETRF_BODY
 }
+#undef TN__LA_GETRF_BODY
 /* Solves A X = B (n x n factored by getrf, B n x k row-major, in place), as getrs. */
 static void tn__la_getrs(const double *lu, const int32_t *piv, int64_t n, double *b, int64_t k) {
     for (int64_t j = 0; j < n; j++) {
@@ -18919,6 +18931,12 @@ static int64_t tn__la_potrf(double *a, int64_t n) {
     return 0;
 }
 
+typedef struct { double *a; int32_t *pv, *fv; int64_t m, n; } tn__la_lu_job;
+static void tn__la_lu_part(void *p, int64_t b0, int64_t b1) {
+    const tn__la_lu_job *j = (const tn__la_lu_job *)p;
+    const int64_t m = j->m, n = j->n, k = m < n ? m : n;
+    for (int64_t b = b0; b < b1; b++) j->fv[b] = (int32_t)tn__la_getrf(j->a + b * m * n, m, n, j->pv + b * k);
+}
 /* The [..., m, n] LU of A (float64 work copy, factored), pivots [..., min(m, n)] int32 and
    info [...] int32. */
 static tn_tensor *tn__la_lu(tn_tensor *A, tn_tensor **pivots, tn_tensor **info) {
@@ -18931,9 +18949,8 @@ static tn_tensor *tn__la_lu(tn_tensor *A, tn_tensor **pivots, tn_tensor **info) 
     ps[nd - 2] = k;
     tn_tensor *p = tn__own(tn__new(TN_I32, TN_CPU, ps, nd - 1)), *f = tn__own(tn__new(TN_I32, TN_CPU, A->shape, nd - 2));
     if (!p || !f) return NULL;
-    double *a = (double *)tn_data_ptr(w);
-    int32_t *pv = (int32_t *)tn_data_ptr(p), *fv = (int32_t *)tn_data_ptr(f);
-    for (int64_t b = 0; b < B; b++) fv[b] = (int32_t)tn__la_getrf(a + b * m * n, m, n, pv + b * k);
+    tn__la_lu_job j = {(double *)tn_data_ptr(w), (int32_t *)tn_data_ptr(p), (int32_t *)tn_data_ptr(f), m, n};
+    tn__parallel_range(tn__par_threads(B * m * n * k, B), B, tn__la_lu_part, &j);   /* the matrices split between threads */
     *pivots = p;
     *info = f;
     return w;
@@ -20379,20 +20396,29 @@ static void tn__la_geqr2_t(double *h, int64_t m, int64_t n, double *tau) {
         v[0] = beta;
     }
 }
+/* H_j applied to rows j + i0 .. j + i1 - 1 of qt (threads split the rows). */
+typedef struct { double *qt; const double *v; double tau; int64_t m, j; } tn__la_h;
+static void tn__la_h_rows(void *p, int64_t i0, int64_t i1) {
+    const tn__la_h *h = (const tn__la_h *)p;
+    const int64_t len = h->m - h->j;
+    for (int64_t c = h->j + i0; c < h->j + i1; c++) {
+        double *w = h->qt + c * h->m + h->j;
+        tn__la_axpy(w, -h->tau * tn__la_dot(h->v, w, len), h->v, len);
+    }
+}
 /* Q's first qc columns as the rows of qt [qc, m] (dorg2r: H_0 ... H_{k-1} applied to I). */
 static void tn__la_org2r_t(double *h, int64_t m, int64_t k, const double *tau, double *qt, int64_t qc) {
     memset(qt, 0, (size_t)(qc * m) * sizeof(double));
     for (int64_t c = 0; c < qc; c++) qt[c * m + c] = 1;
     for (int64_t j = k - 1; j >= 0; j--) {
-        if (tau[j] == 0) continue;
+        if (tau[j] == 0 || j >= qc) continue;
         double *v = h + j * m + j;
         const int64_t len = m - j;
         const double beta = v[0];
         v[0] = 1;
-        for (int64_t c = j; c < qc; c++) {   /* e_c for c < j has no entries at j.. yet */
-            double *w = qt + c * m + j;
-            tn__la_axpy(w, -tau[j] * tn__la_dot(v, w, len), v, len);
-        }
+        /* e_c for c < j has no entries at j.. yet */
+        tn__la_h hj = {qt, v, tau[j], m, j};
+        tn__parallel_range(tn__par_threads(4 * len * (qc - j), qc - j), qc - j, tn__la_h_rows, &hj);
         v[0] = beta;
     }
 }
@@ -20607,9 +20633,48 @@ static int tn__la_eigh_raw(tn_tensor *A, bool upper, bool vectors, tn_tensor **L
 }
 
 /* ---- SVD: Golub-Kahan bidiagonalisation + implicit-shift QR (Golub-Reinsch) ---- */
-/* Rotate rows x, y (length len): x' = c x + s y, y' = c y - s x. */
+/* Rotate rows x, y (length len): x' = c x + s y, y' = c y - s x. The bidiagonal QR spends
+   most of its time here (about 6 n^3 flops for the vectors), so on x86 the same loop is
+   also compiled for AVX2 (as getrf; the GEMM's ISA check picks it): about twice as fast. */
+#define TN__LA_ROT_BODY for (int64_t r = 0; r < len; r++) { const double u = x[r], v = y[r]; x[r] = c * u + s * v; y[r] = c * v - s * u; }
+#ifdef TN__LA_AVX2   /* linalg_factor.c's x86 check; no FMA: the same bits as SSE2 */
+__attribute__((target("avx2"))) static void tn__la_rot_avx2(double *TN__RESTRICT x, double *TN__RESTRICT y, double c, double s, int64_t len) { TN__LA_ROT_BODY }
+#endif
 static void tn__la_rot(double *x, double *y, double c, double s, int64_t len) {
-    for (int64_t r = 0; r < len; r++) { const double u = x[r], v = y[r]; x[r] = c * u + s * v; y[r] = c * v - s * u; }
+#ifdef TN__LA_AVX2
+    if (tn__gemm_isa() >= TN__GEMM_AVX2) { tn__la_rot_avx2(x, y, c, s, len); return; }
+#endif
+    TN__LA_ROT_BODY
+}
+#undef TN__LA_ROT_BODY
+/* A QR sweep's rotations, applied once the sweep is done (LAPACK's dbdsqr does the same
+   with dlasr): rotation j (l <= j < k) turns rows j, j+1 of vt [*, n] by (cv, sv)[j] and of
+   ut [*, m] by (cu, su)[j]. The items are the columns, vt's [0, n) then ut's [n, n + m):
+   each thread turns its own columns through every rotation (the same bits for any count). */
+typedef struct { double *ut, *vt; const double *cu, *su, *cv, *sv; int64_t l, k, m, n; } tn__la_rots;
+static void tn__la_rots_part(void *p, int64_t i0, int64_t i1) {
+    const tn__la_rots *r = (const tn__la_rots *)p;
+    const int64_t n = r->n, m = r->m;
+    if (i0 < n)
+        for (int64_t j = r->l, c1 = i1 < n ? i1 : n; j < r->k; j++) tn__la_rot(r->vt + j * n + i0, r->vt + (j + 1) * n + i0, r->cv[j], r->sv[j], c1 - i0);
+    if (i1 > n)
+        for (int64_t j = r->l, c0 = (i0 > n ? i0 : n) - n; j < r->k; j++) tn__la_rot(r->ut + j * m + c0, r->ut + (j + 1) * m + c0, r->cu[j], r->su[j], i1 - n - c0);
+}
+/* gebd2's passes over the trailing rows, split between threads: w[c0, c1) += v_i a_i (rows
+   i0.., columns split), and each row's updates (rows split). */
+typedef struct { double *a, *w; const double *v, *u; double tq, tp; int64_t n, j, nc, m; } tn__la_bd;
+static void tn__la_bd_w(void *p, int64_t c0, int64_t c1) {
+    const tn__la_bd *q = (const tn__la_bd *)p;
+    memset(q->w + c0, 0, (size_t)(c1 - c0) * sizeof(double));
+    for (int64_t i = q->j; i < q->m; i++) tn__la_axpy(q->w + c0, q->v[i - q->j], q->a + i * q->n + q->j + 1 + c0, c1 - c0);
+}
+static void tn__la_bd_rows(void *p, int64_t i0, int64_t i1) {
+    const tn__la_bd *q = (const tn__la_bd *)p;
+    for (int64_t i = q->j + 1 + i0; i < q->j + 1 + i1; i++) {
+        double *row = q->a + i * q->n + q->j + 1;
+        if (q->tq != 0) tn__la_axpy(row, -q->tq * q->v[i - q->j], q->w, q->nc);
+        if (q->tp != 0) tn__la_axpy(row, -q->tp * tn__la_dot(row, q->u, q->nc), q->u, q->nc);
+    }
 }
 /* a [m, n] row-major, m >= n >= 1, is reduced to the upper bidiagonal (d [n], e [n-1]):
    a = Q B P^T. The reflectors of Q are kept as the rows of hl [n, m] (row j from entry j, as
@@ -20627,29 +20692,26 @@ static void tn__la_gebd2(double *a, int64_t m, int64_t n, double *d, double *e, 
         tauq[j] = tq;
         v[0] = 1;
         if (nc == 0) break;
+        tn__la_bd q = {a, w, v, u, tq, 0, n, j, nc, m};
+        const int nt = tn__par_threads(4 * (m - j) * nc, nc < m - j - 1 ? nc : m - j - 1);
         if (tq != 0) {
-            memset(w, 0, (size_t)nc * sizeof(double));
-            for (int64_t i = j; i < m; i++) tn__la_axpy(w, v[i - j], a + i * n + j + 1, nc);
+            tn__parallel_range(nt, nc, tn__la_bd_w, &q);
             tn__la_axpy(a + j * n + j + 1, -tq, w, nc);
         }
         memcpy(u, a + j * n + j + 1, (size_t)nc * sizeof(double));
-        const double tp = tn__la_larfg(u, nc);
+        q.tp = tn__la_larfg(u, nc);
         e[j] = u[0];
-        taup[j] = tp;
+        taup[j] = q.tp;
         u[0] = 1;
-        for (int64_t i = j + 1; i < m; i++) {
-            double *row = a + i * n + j + 1;
-            if (tq != 0) tn__la_axpy(row, -tq * v[i - j], w, nc);
-            if (tp != 0) tn__la_axpy(row, -tp * tn__la_dot(row, u, nc), u, nc);
-        }
+        tn__parallel_range(nt, m - j - 1, tn__la_bd_rows, &q);
     }
 }
 /* The SVD of the bidiagonal (d [n], e [n-1]; e is destroyed): implicit-shift QR with
-   the rotations applied to the rows of ut [*, m] (U's columns) and vt [n, n] (V's), either
-   NULL. d ends non-negative, unsorted. Returns 0, or -1 when an iteration did not converge.
-   (The Golub-Reinsch algorithm as in EISPACK's svd; rv[i] = e[i-1] the superdiagonal above
-   d[i], rv[0] = 0.) */
-static int tn__la_bdsqr(double *d, double *rv, int64_t n, double *ut, int64_t m, double *vt) {
+   the rotations applied to the rows of ut [*, m] (U's columns) and vt [n, n] (V's), both or
+   neither NULL; rot [4 n] is scratch. d ends non-negative, unsorted. Returns 0, or -1 when an
+   iteration did not converge. (The Golub-Reinsch algorithm as in EISPACK's svd; rv[i] =
+   e[i-1] the superdiagonal above d[i], rv[0] = 0.) */
+static int tn__la_bdsqr(double *d, double *rv, int64_t n, double *ut, int64_t m, double *vt, double *rot) {
     double anorm = 0;
     for (int64_t i = n - 1; i > 0; i--) rv[i] = rv[i - 1];
     rv[0] = 0;
@@ -20703,13 +20765,19 @@ static int tn__la_bdsqr(double *d, double *rv, int64_t n, double *ut, int64_t m,
                 g = g * c - x * s;
                 h = y * s;
                 y *= c;
-                if (vt) tn__la_rot(vt + j * n, vt + i * n, c, s, n);
+                rot[j] = c;
+                rot[n + j] = s;
                 z = hypot(f, h);
                 d[j] = z;
                 if (z != 0) { c = f / z; s = h / z; }
                 f = c * g + s * y;
                 x = c * y - s * g;
-                if (ut) tn__la_rot(ut + j * m, ut + i * m, c, s, m);
+                rot[2 * n + j] = c;
+                rot[3 * n + j] = s;
+            }
+            if (vt) {
+                tn__la_rots r = {ut, vt, rot + 2 * n, rot + 3 * n, rot, rot + n, l, k, m, n};
+                tn__parallel_range(tn__par_threads(6 * (k - l) * (m + n), m + n), m + n, tn__la_rots_part, &r);
             }
             rv[l] = 0;
             rv[k] = f;
@@ -20722,7 +20790,8 @@ static int tn__la_bdsqr(double *d, double *rv, int64_t n, double *ut, int64_t m,
    with uv, U [..., m, uc] and Vh [..., vr, n] (uc = vr = k, or m and n: full). LAPACK's
    dgesvd route: a wide matrix is worked on as A^T (tall: M x N, M >= N), reduced to the
    bidiagonal Q B P^T (gebd2), Q's first uc columns and P formed as the rows of ut and vt
-   (org2r_t), then the bidiagonal's QR rotates them into the singular vectors. */
+   (org2r_t), then the bidiagonal's QR rotates them into the singular vectors. With threads,
+   gebd2's passes, org2r_t's and the QR's rotations split their rows or columns. */
 static int tn__la_svd_raw(tn_tensor *A, bool uv, bool full, tn_tensor **U, tn_tensor **S, tn_tensor **Vh, const char *fn) {
     tn_tensor *w = tn__la_work(A);
     if (!w) return -1;
@@ -20742,14 +20811,14 @@ static int tn__la_svd_raw(tn_tensor *A, bool uv, bool full, tn_tensor **U, tn_te
     tn_tensor *u = uv ? tn__own(tn__new(TN_F64, TN_CPU, us, nd)) : NULL, *vh = uv ? tn__own(tn__new(TN_F64, TN_CPU, vs, nd)) : NULL;
     /* x [M, N] (A or A^T; after gebd2 the scratch for P's rows), hl [N, M], hr [N, N], ut
        [qc, M], vt [N, N], then d, e, tauq, taup [N] and a row [M] */
-    const size_t need = (size_t)(2 * M * k + (qc + 2) * M + 2 * k * k + 4 * k + 1);
+    const size_t need = (size_t)(2 * M * k + (qc + 2) * M + 2 * k * k + 8 * k + 1);
     double *x = (double *)TN_MALLOC(need * sizeof(double));
     int64_t *ord = (int64_t *)TN_MALLOC((size_t)(k + 1) * sizeof(int64_t));
     if (!s || (uv && (!u || !vh)) || !x || !ord) {
         TN_FREE(x); TN_FREE(ord);
         return s && (!uv || (u && vh)) ? TN__FAIL_INT("%s: out of memory", fn) : -1;
     }
-    double *hl = x + M * k, *hr = hl + k * M, *ut = hr + k * k, *vt = ut + qc * M, *d = vt + k * k, *e = d + k, *tq = e + k, *tp = tq + k, *row = tp + k;
+    double *hl = x + M * k, *hr = hl + k * M, *ut = hr + k * k, *vt = ut + qc * M, *d = vt + k * k, *e = d + k, *tq = e + k, *tp = tq + k, *rot = tp + k, *row = rot + 4 * k;
     const double *a = (const double *)tn_data_ptr(w);
     double *sv = (double *)tn_data_ptr(s), *uvv = uv ? (double *)tn_data_ptr(u) : NULL, *vhv = uv ? (double *)tn_data_ptr(vh) : NULL;
     int bad = 0;
@@ -20768,7 +20837,7 @@ static int tn__la_svd_raw(tn_tensor *A, bool uv, bool full, tn_tensor **U, tn_te
                 for (int64_t c = 0; c < k - 1; c++) memcpy(vt + (c + 1) * k + 1, x + c * (k - 1), (size_t)(k - 1) * sizeof(double));
             }
         }
-        if (tn__la_bdsqr(d, e, k, uv ? ut : NULL, M, uv ? vt : NULL)) { bad = 1; break; }
+        if (tn__la_bdsqr(d, e, k, uv ? ut : NULL, M, uv ? vt : NULL, rot)) { bad = 1; break; }
         for (int64_t i = 0; i < k; i++) ord[i] = i;
         for (int64_t i = 1; i < k; i++) {   /* descending (insertion sort: stable) */
             int64_t o = ord[i], j = i;
