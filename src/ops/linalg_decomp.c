@@ -30,6 +30,15 @@ static double tn__la_dot(const double *a, const double *b, int64_t n) {
     return (s0 + s1) + (s2 + s3);
 }
 static void tn__la_axpy(double *y, double a, const double *x, int64_t n) { for (int64_t i = 0; i < n; i++) y[i] += a * x[i]; }
+/* tn__la_dot's sums as a statement (r = a . b), so that it compiles inline into each copy of
+   a TN__LA_JOB body (a call would run the plain copy). */
+#define TN__LA_DOT(r, a, b, n) do { \
+        double s0_ = 0, s1_ = 0, s2_ = 0, s3_ = 0; \
+        int64_t i_ = 0; \
+        for (; i_ + 4 <= (n); i_ += 4) { s0_ += (a)[i_] * (b)[i_]; s1_ += (a)[i_ + 1] * (b)[i_ + 1]; s2_ += (a)[i_ + 2] * (b)[i_ + 2]; s3_ += (a)[i_ + 3] * (b)[i_ + 3]; } \
+        for (; i_ < (n); i_++) s0_ += (a)[i_] * (b)[i_]; \
+        (r) = (s0_ + s1_) + (s2_ + s3_); \
+    } while (0)
 
 /* ---- Householder QR ---- */
 /* The reflector H = I - tau v v^T with H x = (beta, 0, ...), as LAPACK's dlarfg: on return
@@ -63,14 +72,14 @@ static void tn__la_geqr2_t(double *h, int64_t m, int64_t n, double *tau) {
 }
 /* H_j applied to rows j + i0 .. j + i1 - 1 of qt (threads split the rows). */
 typedef struct { double *qt; const double *v; double tau; int64_t m, j; } tn__la_h;
-static void tn__la_h_rows(void *p, int64_t i0, int64_t i1) {
+TN__LA_JOB(tn__la_h_rows,
     const tn__la_h *h = (const tn__la_h *)p;
     const int64_t len = h->m - h->j;
     for (int64_t c = h->j + i0; c < h->j + i1; c++) {
-        double *w = h->qt + c * h->m + h->j;
-        tn__la_axpy(w, -h->tau * tn__la_dot(h->v, w, len), h->v, len);
-    }
-}
+        double *w = h->qt + c * h->m + h->j, dw;
+        TN__LA_DOT(dw, h->v, w, len);
+        tn__la_axpy(w, -h->tau * dw, h->v, len);
+    })
 /* Q's first qc columns as the rows of qt [qc, m] (dorg2r: H_0 ... H_{k-1} applied to I). */
 static void tn__la_org2r_t(double *h, int64_t m, int64_t k, const double *tau, double *qt, int64_t qc) {
     memset(qt, 0, (size_t)(qc * m) * sizeof(double));
@@ -298,49 +307,49 @@ static int tn__la_eigh_raw(tn_tensor *A, bool upper, bool vectors, tn_tensor **L
 }
 
 /* ---- SVD: Golub-Kahan bidiagonalisation + implicit-shift QR (Golub-Reinsch) ---- */
-/* Rotate rows x, y (length len): x' = c x + s y, y' = c y - s x. The bidiagonal QR spends
-   most of its time here (about 6 n^3 flops for the vectors), so on x86 the same loop is
-   also compiled for AVX2 (as getrf; the GEMM's ISA check picks it): about twice as fast. */
-#define TN__LA_ROT_BODY for (int64_t r = 0; r < len; r++) { const double u = x[r], v = y[r]; x[r] = c * u + s * v; y[r] = c * v - s * u; }
-#ifdef TN__LA_AVX2   /* linalg_factor.c's x86 check; no FMA: the same bits as SSE2 */
-__attribute__((target("avx2"))) static void tn__la_rot_avx2(double *TN__RESTRICT x, double *TN__RESTRICT y, double c, double s, int64_t len) { TN__LA_ROT_BODY }
-#endif
-static void tn__la_rot(double *x, double *y, double c, double s, int64_t len) {
-#ifdef TN__LA_AVX2
-    if (tn__gemm_isa() >= TN__GEMM_AVX2) { tn__la_rot_avx2(x, y, c, s, len); return; }
-#endif
-    TN__LA_ROT_BODY
+/* Rotate rows x, y (length len): x' = c x + s y, y' = c y - s x. */
+static void tn__la_rot(double *TN__RESTRICT x, double *TN__RESTRICT y, double c, double s, int64_t len) {
+    for (int64_t r = 0; r < len; r++) { const double u = x[r], v = y[r]; x[r] = c * u + s * v; y[r] = c * v - s * u; }
 }
-#undef TN__LA_ROT_BODY
+/* sqrt(a^2 + b^2): the plain formula where the squares cannot overflow or lose the larger
+   one to underflow, else hypot (several times slower; the QR takes two per rotation). */
+static double tn__la_hypot(double a, double b) {
+    const double m = fmax(fabs(a), fabs(b));
+    return m < 1e150 && m > 1e-150 ? sqrt(a * a + b * b) : hypot(a, b);
+}
 /* A QR sweep's rotations, applied once the sweep is done (LAPACK's dbdsqr does the same
    with dlasr): rotation j (l <= j < k) turns rows j, j+1 of vt [*, n] by (cv, sv)[j] and of
    ut [*, m] by (cu, su)[j]. The items are the columns, vt's [0, n) then ut's [n, n + m):
-   each thread turns its own columns through every rotation (the same bits for any count). */
+   each thread turns its own columns through every rotation (the same bits for any count).
+   These bodies (TN__LA_JOB) are also compiled for AVX2: the SVD's time is in them. */
 typedef struct { double *ut, *vt; const double *cu, *su, *cv, *sv; int64_t l, k, m, n; } tn__la_rots;
-static void tn__la_rots_part(void *p, int64_t i0, int64_t i1) {
+TN__LA_JOB(tn__la_rots_part,
     const tn__la_rots *r = (const tn__la_rots *)p;
     const int64_t n = r->n, m = r->m;
     if (i0 < n)
         for (int64_t j = r->l, c1 = i1 < n ? i1 : n; j < r->k; j++) tn__la_rot(r->vt + j * n + i0, r->vt + (j + 1) * n + i0, r->cv[j], r->sv[j], c1 - i0);
     if (i1 > n)
-        for (int64_t j = r->l, c0 = (i0 > n ? i0 : n) - n; j < r->k; j++) tn__la_rot(r->ut + j * m + c0, r->ut + (j + 1) * m + c0, r->cu[j], r->su[j], i1 - n - c0);
-}
+        for (int64_t j = r->l, c0 = (i0 > n ? i0 : n) - n; j < r->k; j++) tn__la_rot(r->ut + j * m + c0, r->ut + (j + 1) * m + c0, r->cu[j], r->su[j], i1 - n - c0);)
 /* gebd2's passes over the trailing rows, split between threads: w[c0, c1) += v_i a_i (rows
    i0.., columns split), and each row's updates (rows split). */
 typedef struct { double *a, *w; const double *v, *u; double tq, tp; int64_t n, j, nc, m; } tn__la_bd;
-static void tn__la_bd_w(void *p, int64_t c0, int64_t c1) {
+TN__LA_JOB(tn__la_bd_w,   /* columns i0..i1-1 */
     const tn__la_bd *q = (const tn__la_bd *)p;
-    memset(q->w + c0, 0, (size_t)(c1 - c0) * sizeof(double));
-    for (int64_t i = q->j; i < q->m; i++) tn__la_axpy(q->w + c0, q->v[i - q->j], q->a + i * q->n + q->j + 1 + c0, c1 - c0);
-}
-static void tn__la_bd_rows(void *p, int64_t i0, int64_t i1) {
+    memset(q->w + i0, 0, (size_t)(i1 - i0) * sizeof(double));
+    for (int64_t i = q->j; i < q->m; i++) tn__la_axpy(q->w + i0, q->v[i - q->j], q->a + i * q->n + q->j + 1 + i0, i1 - i0);)
+TN__LA_JOB(tn__la_bd_rows,
     const tn__la_bd *q = (const tn__la_bd *)p;
+    const double tq = q->tq, tp = q->tp, *v = q->v, *u = q->u, *w = q->w;
+    const int64_t nc = q->nc;
     for (int64_t i = q->j + 1 + i0; i < q->j + 1 + i1; i++) {
         double *row = q->a + i * q->n + q->j + 1;
-        if (q->tq != 0) tn__la_axpy(row, -q->tq * q->v[i - q->j], q->w, q->nc);
-        if (q->tp != 0) tn__la_axpy(row, -q->tp * tn__la_dot(row, q->u, q->nc), q->u, q->nc);
-    }
-}
+        if (tq != 0) tn__la_axpy(row, -tq * v[i - q->j], w, nc);
+        if (tp != 0) {
+            double du;
+            TN__LA_DOT(du, row, u, nc);
+            tn__la_axpy(row, -tp * du, u, nc);
+        }
+    })
 /* a [m, n] row-major, m >= n >= 1, is reduced to the upper bidiagonal (d [n], e [n-1]):
    a = Q B P^T. The reflectors of Q are kept as the rows of hl [n, m] (row j from entry j, as
    geqr2_t's) with tauq, those of P (acting on coordinates 1..n-1) as the rows of hr [n-1,
@@ -397,7 +406,7 @@ static int tn__la_bdsqr(double *d, double *rv, int64_t n, double *ut, int64_t m,
                     const double f = s * rv[i];
                     rv[i] *= c;
                     if (fabs(f) <= tol) break;
-                    const double g = d[i], h = hypot(f, g);
+                    const double g = d[i], h = tn__la_hypot(f, g);
                     d[i] = h;
                     c = g / h;
                     s = -f / h;
@@ -413,7 +422,7 @@ static int tn__la_bdsqr(double *d, double *rv, int64_t n, double *ut, int64_t m,
             /* the shift from the trailing 2 x 2, then one QR sweep over l..k */
             double x = d[l], y = d[k - 1], g = rv[k - 1], h = rv[k];
             double f = ((y - z) * (y + z) + (g - h) * (g + h)) / (2 * h * y);
-            g = hypot(f, 1);
+            g = tn__la_hypot(f, 1);
             f = ((x - z) * (x + z) + h * ((y / (f + copysign(g, f))) - h)) / x;
             double c = 1, s = 1;
             for (int64_t j = l; j < k; j++) {
@@ -422,7 +431,7 @@ static int tn__la_bdsqr(double *d, double *rv, int64_t n, double *ut, int64_t m,
                 y = d[i];
                 h = s * g;
                 g = c * g;
-                z = hypot(f, h);
+                z = tn__la_hypot(f, h);
                 rv[j] = z;
                 c = f / z;
                 s = h / z;
@@ -432,7 +441,7 @@ static int tn__la_bdsqr(double *d, double *rv, int64_t n, double *ut, int64_t m,
                 y *= c;
                 rot[j] = c;
                 rot[n + j] = s;
-                z = hypot(f, h);
+                z = tn__la_hypot(f, h);
                 d[j] = z;
                 if (z != 0) { c = f / z; s = h / z; }
                 f = c * g + s * y;

@@ -45,8 +45,14 @@ static int64_t tn__la_batch(tn_tensor *A) { return tn__numel(A->shape, A->ndim -
         } \
     } \
     return info;
+/* TN__LA_JOB(name, body): a parallel_range body (void *p, int64_t i0, int64_t i1), compiled
+   twice on x86 as getrf is (the helpers it calls inline into each copy). */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define TN__LA_AVX2 1
+#define TN__LA_JOB(name, ...) \
+    __attribute__((target("avx2"))) static void name##_avx2(void *p, int64_t i0, int64_t i1) { __VA_ARGS__ } \
+    static void name##_plain(void *p, int64_t i0, int64_t i1) { __VA_ARGS__ } \
+    static void name(void *p, int64_t i0, int64_t i1) { if (tn__gemm_isa() >= TN__GEMM_AVX2) name##_avx2(p, i0, i1); else name##_plain(p, i0, i1); }
 __attribute__((target("avx2"))) static int64_t tn__la_getrf_avx2(double *a, int64_t m, int64_t n, int32_t *piv) { TN__LA_GETRF_BODY }
 #endif
 static int64_t tn__la_getrf(double *a, int64_t m, int64_t n, int32_t *piv) {
@@ -56,6 +62,9 @@ static int64_t tn__la_getrf(double *a, int64_t m, int64_t n, int32_t *piv) {
     TN__LA_GETRF_BODY
 }
 #undef TN__LA_GETRF_BODY
+#ifndef TN__LA_JOB
+#define TN__LA_JOB(name, ...) static void name(void *p, int64_t i0, int64_t i1) { __VA_ARGS__ }
+#endif
 /* Solves A X = B (n x n factored by getrf, B n x k row-major, in place), as getrs. */
 static void tn__la_getrs(const double *lu, const int32_t *piv, int64_t n, double *b, int64_t k) {
     for (int64_t j = 0; j < n; j++) {
