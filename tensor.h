@@ -20487,10 +20487,21 @@ static int tn__la_qr_raw(tn_tensor *A, int mode, tn_tensor **Q, tn_tensor **R) {
 }
 
 /* ---- symmetric eigen: tred2 + tql2 ---- */
+/* Rotate rows x, y (length len): x' = c x + s y, y' = c y - s x. */
+static void tn__la_rot(double *TN__RESTRICT x, double *TN__RESTRICT y, double c, double s, int64_t len) {
+    for (int64_t r = 0; r < len; r++) { const double u = x[r], v = y[r]; x[r] = c * u + s * v; y[r] = c * v - s * u; }
+}
+/* A QL sweep's rotations (i = m-1 down to l: rows i+1, i of wt [*, n] by (c, s)[i]),
+   applied once the sweep is done, the columns split between threads (TN__LA_JOB: an AVX2
+   copy too; each element sees the same operations in the same order: the same bits). */
+typedef struct { double *wt; const double *c, *s; int64_t l, m, n; } tn__la_qlrots;
+TN__LA_JOB(tn__la_qlrots_part,
+    const tn__la_qlrots *r = (const tn__la_qlrots *)p;
+    for (int64_t i = r->m - 1; i >= r->l; i--) tn__la_rot(r->wt + (i + 1) * r->n + i0, r->wt + i * r->n + i0, r->c[i], r->s[i], i1 - i0);)
 /* v [n, n] row-major holds a symmetric matrix: on return its columns are the eigenvectors
-   (with `vectors`) and d the eigenvalues, ascending; e [n] and wt [n, n] are scratch. Returns
+   (with `vectors`) and d the eigenvalues, ascending; e [n], rot [2 n] and wt [n, n] are scratch. Returns
    0, or -1 when QL did not converge. */
-static int tn__la_tred2_tql2(double *v, double *d, double *e, double *wt, int64_t n, bool vectors) {
+static int tn__la_tred2_tql2(double *v, double *d, double *e, double *wt, double *rot, int64_t n, bool vectors) {
     /* v read column-major (A is symmetric: the same matrix), so that tred2's loops over k
        in V(k, j) run along memory */
 #define V_(i, j) v[(j) * n + (i)]
@@ -20591,10 +20602,12 @@ ql:
                     c = p / r;
                     p = c * d[i] - s * g;
                     d[i + 1] = h + s * (c * g + s * d[i]);
-                    if (vectors) {
-                        double *wi = wt + i * n, *wj = wi + n;
-                        for (int64_t k = 0; k < n; k++) { h = wj[k]; wj[k] = s * wi[k] + c * h; wi[k] = c * wi[k] - s * h; }
-                    }
+                    rot[i] = c;
+                    rot[n + i] = s;
+                }
+                if (vectors) {
+                    tn__la_qlrots r = {wt, rot, rot + n, l, m, n};
+                    tn__parallel_range(tn__par_threads(6 * (m - l) * n, n), n, tn__la_qlrots_part, &r);
                 }
                 p = -s * s2 * c3 * el1 * e[l] / dl1;
                 e[l] = s * p;
@@ -20630,7 +20643,7 @@ static int tn__la_eigh_raw(tn_tensor *A, bool upper, bool vectors, tn_tensor **L
     const int nd = A->ndim;
     const int64_t n = A->shape[nd - 1], B = tn__la_batch(A);
     tn_tensor *l = tn__own(tn__new(TN_F64, TN_CPU, A->shape, nd - 1));
-    double *s = (double *)TN_MALLOC((size_t)(n * n + 2 * n + 1) * sizeof(double));
+    double *s = (double *)TN_MALLOC((size_t)(n * n + 4 * n + 1) * sizeof(double));
     if (!l || !s) { TN_FREE(s); if (l) tn__error("%s: out of memory", fn); return -1; }
     double *a = (double *)tn_data_ptr(w), *lv = (double *)tn_data_ptr(l), *e = s + n * n;
     int bad = 0;
@@ -20641,7 +20654,7 @@ static int tn__la_eigh_raw(tn_tensor *A, bool upper, bool vectors, tn_tensor **L
                 if (upper) ab[i * n + j] = ab[j * n + i];
                 else ab[j * n + i] = ab[i * n + j];
             }
-        if (tn__la_tred2_tql2(ab, lv + b * n, e, s, n, vectors)) bad = 1;
+        if (tn__la_tred2_tql2(ab, lv + b * n, e, s, e + 2 * n, n, vectors)) bad = 1;
     }
     TN_FREE(s);
     if (bad) return TN__FAIL_INT("%s: The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated eigenvalues", fn);
@@ -20651,10 +20664,6 @@ static int tn__la_eigh_raw(tn_tensor *A, bool upper, bool vectors, tn_tensor **L
 }
 
 /* ---- SVD: Golub-Kahan bidiagonalisation + implicit-shift QR (Golub-Reinsch) ---- */
-/* Rotate rows x, y (length len): x' = c x + s y, y' = c y - s x. */
-static void tn__la_rot(double *TN__RESTRICT x, double *TN__RESTRICT y, double c, double s, int64_t len) {
-    for (int64_t r = 0; r < len; r++) { const double u = x[r], v = y[r]; x[r] = c * u + s * v; y[r] = c * v - s * u; }
-}
 /* sqrt(a^2 + b^2): the plain formula where the squares cannot overflow or lose the larger
    one to underflow, else hypot (several times slower; the QR takes two per rotation). */
 static double tn__la_hypot(double a, double b) {
