@@ -112,18 +112,21 @@ def test_bad_input():
 
 @needs_torch
 def test_threads_same_bits():
-    """The parallel passes split rows, columns or matrices (never a sum): 1 and 2 threads agree."""
+    """The parallel passes split rows, columns or matrices (never a sum): 1 and 2 threads agree
+    (svd, solve, and eigh's deferred QL rotations)."""
     torch.manual_seed(5)
     A = to_tn(torch.randn(300, 260, dtype=torch.float64))
     As = to_tn(torch.randn(64, 64, 64, dtype=torch.float64) + 8 * torch.eye(64, dtype=torch.float64))
     Bs = to_tn(torch.randn(64, 64, 1, dtype=torch.float64))
+    X = torch.randn(300, 300, dtype=torch.float64)
+    Sym = to_tn(X + X.mT)   # eigh's QL rotations: columns split the same way
     before = tn.get_num_threads()
     try:
         out = []
         for t in (1, 2):
             tn.set_num_threads(t)
-            out.append((tuple(tn.linalg.svd(A)), tn.linalg.solve(As, Bs)))
-        for x, y in zip(out[0][0] + (out[0][1],), out[1][0] + (out[1][1],)):
+            out.append(tuple(tn.linalg.svd(A)) + (tn.linalg.solve(As, Bs),) + tuple(tn.linalg.eigh(Sym)))
+        for x, y in zip(out[0], out[1]):
             assert (x.numpy() == y.numpy()).all()
     finally:
         tn.set_num_threads(before)
