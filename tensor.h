@@ -18865,27 +18865,48 @@ static int64_t tn__la_batch(tn_tensor *A) { return tn__numel(A->shape, A->ndim -
 
 /* LU with partial pivoting of a row-major m x n matrix in place, as LAPACK's getrf:
    piv 1-based; returns info (0, or the first zero pivot's 1-based index; elimination
-   goes on past it). Right-looking, row-oriented: the updates run along contiguous rows. */
-static int64_t tn__la_getrf(double *a, int64_t m, int64_t n, int32_t *piv) {
-    int64_t info = 0, k = m < n ? m : n;
-    for (int64_t j = 0; j < k; j++) {
-        int64_t p = j;
-        double best = fabs(a[j * n + j]);
-        for (int64_t i = j + 1; i < m; i++)
-            if (fabs(a[i * n + j]) > best) { best = fabs(a[i * n + j]); p = i; }
-        piv[j] = (int32_t)(p + 1);
-        if (best == 0) { if (!info) info = j + 1; continue; }
-        if (p != j)
-            for (int64_t c = 0; c < n; c++) { double t = a[j * n + c]; a[j * n + c] = a[p * n + c]; a[p * n + c] = t; }
-        const double inv = 1 / a[j * n + j], *rj = a + j * n;
-        for (int64_t i = j + 1; i < m; i++) {
-            double *ri = a + i * n, l = ri[j] *= inv;
-            if (l != 0)
-                for (int64_t c = j + 1; c < n; c++) ri[c] -= l * rj[c];
-        }
-    }
+   goes on past it). Right-looking, row-oriented: the updates run along contiguous rows. On
+   x86 the same loops are also compiled for AVX2 (no FMA: the same bits), picked at run time:
+   a batch of small systems (linalg.solve, inv, det) spends its time in the row updates. */
+#define TN__LA_GETRF_BODY \
+    int64_t info = 0, k = m < n ? m : n; \
+    for (int64_t j = 0; j < k; j++) { \
+        int64_t p = j; \
+        double best = fabs(a[j * n + j]); \
+        for (int64_t i = j + 1; i < m; i++) \
+            if (fabs(a[i * n + j]) > best) { best = fabs(a[i * n + j]); p = i; } \
+        piv[j] = (int32_t)(p + 1); \
+        if (best == 0) { if (!info) info = j + 1; continue; } \
+        if (p != j) \
+            for (int64_t c = 0; c < n; c++) { double t = a[j * n + c]; a[j * n + c] = a[p * n + c]; a[p * n + c] = t; } \
+        const double inv = 1 / a[j * n + j], *rj = a + j * n; \
+        for (int64_t i = j + 1; i < m; i++) { \
+            double *ri = a + i * n, l = ri[j] *= inv; \
+            if (l != 0) \
+                for (int64_t c = j + 1; c < n; c++) ri[c] -= l * rj[c]; \
+        } \
+    } \
     return info;
+/* TN__LA_JOB(name, body): a parallel_range body (void *p, int64_t i0, int64_t i1), compiled
+   twice on x86 as getrf is (the helpers it calls inline into each copy). */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define TN__LA_AVX2 1
+#define TN__LA_JOB(name, ...) \
+    __attribute__((target("avx2"))) static void name##_avx2(void *p, int64_t i0, int64_t i1) { __VA_ARGS__ } \
+    static void name##_plain(void *p, int64_t i0, int64_t i1) { __VA_ARGS__ } \
+    static void name(void *p, int64_t i0, int64_t i1) { if (tn__gemm_isa() >= TN__GEMM_AVX2) name##_avx2(p, i0, i1); else name##_plain(p, i0, i1); }
+__attribute__((target("avx2"))) static int64_t tn__la_getrf_avx2(double *a, int64_t m, int64_t n, int32_t *piv) { TN__LA_GETRF_BODY }
+#endif
+static int64_t tn__la_getrf(double *a, int64_t m, int64_t n, int32_t *piv) {
+#ifdef TN__LA_AVX2
+    if (tn__gemm_isa() >= TN__GEMM_AVX2) return tn__la_getrf_avx2(a, m, n, piv);
+#endif
+    TN__LA_GETRF_BODY
 }
+#undef TN__LA_GETRF_BODY
+#ifndef TN__LA_JOB
+#define TN__LA_JOB(name, ...) static void name(void *p, int64_t i0, int64_t i1) { __VA_ARGS__ }
+#endif
 /* Solves A X = B (n x n factored by getrf, B n x k row-major, in place), as getrs. */
 static void tn__la_getrs(const double *lu, const int32_t *piv, int64_t n, double *b, int64_t k) {
     for (int64_t j = 0; j < n; j++) {
@@ -18990,6 +19011,14 @@ static int64_t tn__la_potrf_c(tn__cplx *a, int64_t n) {
     return 0;
 }
 
+typedef struct { void *a; int32_t *pv, *fv; int64_t m, n; bool cplx; } tn__la_lu_job;
+static void tn__la_lu_part(void *p, int64_t b0, int64_t b1) {
+    const tn__la_lu_job *j = (const tn__la_lu_job *)p;
+    const int64_t m = j->m, n = j->n, k = m < n ? m : n;
+    for (int64_t b = b0; b < b1; b++)
+        j->fv[b] = (int32_t)(j->cplx ? tn__la_getrf_c((tn__cplx *)j->a + b * m * n, m, n, j->pv + b * k)
+                                     : tn__la_getrf((double *)j->a + b * m * n, m, n, j->pv + b * k));
+}
 /* The [..., m, n] LU of A (float64 work copy, factored), pivots [..., min(m, n)] int32 and
    info [...] int32. */
 static tn_tensor *tn__la_lu(tn_tensor *A, tn_tensor **pivots, tn_tensor **info) {
@@ -19002,14 +19031,8 @@ static tn_tensor *tn__la_lu(tn_tensor *A, tn_tensor **pivots, tn_tensor **info) 
     ps[nd - 2] = k;
     tn_tensor *p = tn__own(tn__new(TN_I32, TN_CPU, ps, nd - 1)), *f = tn__own(tn__new(TN_I32, TN_CPU, A->shape, nd - 2));
     if (!p || !f) return NULL;
-    int32_t *pv = (int32_t *)tn_data_ptr(p), *fv = (int32_t *)tn_data_ptr(f);
-    if (tn_is_complex(w)) {
-        tn__cplx *a = (tn__cplx *)tn_data_ptr(w);
-        for (int64_t b = 0; b < B; b++) fv[b] = (int32_t)tn__la_getrf_c(a + b * m * n, m, n, pv + b * k);
-    } else {
-        double *a = (double *)tn_data_ptr(w);
-        for (int64_t b = 0; b < B; b++) fv[b] = (int32_t)tn__la_getrf(a + b * m * n, m, n, pv + b * k);
-    }
+    tn__la_lu_job j = {tn_data_ptr(w), (int32_t *)tn_data_ptr(p), (int32_t *)tn_data_ptr(f), m, n, tn_is_complex(w)};
+    tn__parallel_range(tn__par_threads(B * m * n * k, B), B, tn__la_lu_part, &j);   /* the matrices split between threads */
     *pivots = p;
     *info = f;
     return w;
@@ -20457,7 +20480,8 @@ TNDEF tn_tensor *tn_linalg_ldl_solve(tn_tensor *LD, tn_tensor *pivots, tn_tensor
      QR     Householder (LAPACK's dgeqr2 / dorg2r, dlarfg's signs: R's diagonal and Q match
             torch's LAPACK results)
      eigh   Householder tridiagonalisation and implicit QL (EISPACK's tred2 / tql2)
-     SVD    one-sided Jacobi (Hestenes): high relative accuracy, orthogonality to eps
+     SVD    Golub-Kahan bidiagonalisation and implicit-shift QR (LAPACK's dgebd2 / dorgbr,
+            EISPACK's svd): normwise backward stable, orthogonality to eps, as dgesvd
    The backward formulas are PyTorch's (linalg_qr_backward, linalg_eig_backward for
    Hermitian input, svd_backward, pinv_backward), written in library ops over factors that
    are recomputed differentiably from the saved input: double backward works. A result with
@@ -20480,6 +20504,15 @@ static double tn__la_dot(const double *a, const double *b, int64_t n) {
     return (s0 + s1) + (s2 + s3);
 }
 static void tn__la_axpy(double *y, double a, const double *x, int64_t n) { for (int64_t i = 0; i < n; i++) y[i] += a * x[i]; }
+/* tn__la_dot's sums as a statement (r = a . b), so that it compiles inline into each copy of
+   a TN__LA_JOB body (a call would run the plain copy). */
+#define TN__LA_DOT(r, a, b, n) do { \
+        double s0_ = 0, s1_ = 0, s2_ = 0, s3_ = 0; \
+        int64_t i_ = 0; \
+        for (; i_ + 4 <= (n); i_ += 4) { s0_ += (a)[i_] * (b)[i_]; s1_ += (a)[i_ + 1] * (b)[i_ + 1]; s2_ += (a)[i_ + 2] * (b)[i_ + 2]; s3_ += (a)[i_ + 3] * (b)[i_ + 3]; } \
+        for (; i_ < (n); i_++) s0_ += (a)[i_] * (b)[i_]; \
+        (r) = (s0_ + s1_) + (s2_ + s3_); \
+    } while (0)
 
 /* ---- Householder QR ---- */
 /* The reflector H = I - tau v v^T with H x = (beta, 0, ...), as LAPACK's dlarfg: on return
@@ -20511,20 +20544,29 @@ static void tn__la_geqr2_t(double *h, int64_t m, int64_t n, double *tau) {
         v[0] = beta;
     }
 }
+/* H_j applied to rows j + i0 .. j + i1 - 1 of qt (threads split the rows). */
+typedef struct { double *qt; const double *v; double tau; int64_t m, j; } tn__la_h;
+TN__LA_JOB(tn__la_h_rows,
+    const tn__la_h *h = (const tn__la_h *)p;
+    const int64_t len = h->m - h->j;
+    for (int64_t c = h->j + i0; c < h->j + i1; c++) {
+        double *w = h->qt + c * h->m + h->j, dw;
+        TN__LA_DOT(dw, h->v, w, len);
+        tn__la_axpy(w, -h->tau * dw, h->v, len);
+    })
 /* Q's first qc columns as the rows of qt [qc, m] (dorg2r: H_0 ... H_{k-1} applied to I). */
 static void tn__la_org2r_t(double *h, int64_t m, int64_t k, const double *tau, double *qt, int64_t qc) {
     memset(qt, 0, (size_t)(qc * m) * sizeof(double));
     for (int64_t c = 0; c < qc; c++) qt[c * m + c] = 1;
     for (int64_t j = k - 1; j >= 0; j--) {
-        if (tau[j] == 0) continue;
+        if (tau[j] == 0 || j >= qc) continue;
         double *v = h + j * m + j;
         const int64_t len = m - j;
         const double beta = v[0];
         v[0] = 1;
-        for (int64_t c = j; c < qc; c++) {   /* e_c for c < j has no entries at j.. yet */
-            double *w = qt + c * m + j;
-            tn__la_axpy(w, -tau[j] * tn__la_dot(v, w, len), v, len);
-        }
+        /* e_c for c < j has no entries at j.. yet */
+        tn__la_h hj = {qt, v, tau[j], m, j};
+        tn__parallel_range(tn__par_threads(4 * len * (qc - j), qc - j), qc - j, tn__la_h_rows, &hj);
         v[0] = beta;
     }
 }
@@ -20670,10 +20712,21 @@ static int tn__la_qr_raw(tn_tensor *A, int mode, tn_tensor **Q, tn_tensor **R) {
 }
 
 /* ---- symmetric eigen: tred2 + tql2 ---- */
+/* Rotate rows x, y (length len): x' = c x + s y, y' = c y - s x. */
+static void tn__la_rot(double *TN__RESTRICT x, double *TN__RESTRICT y, double c, double s, int64_t len) {
+    for (int64_t r = 0; r < len; r++) { const double u = x[r], v = y[r]; x[r] = c * u + s * v; y[r] = c * v - s * u; }
+}
+/* A QL sweep's rotations (i = m-1 down to l: rows i+1, i of wt [*, n] by (c, s)[i]),
+   applied once the sweep is done, the columns split between threads (TN__LA_JOB: an AVX2
+   copy too; each element sees the same operations in the same order: the same bits). */
+typedef struct { double *wt; const double *c, *s; int64_t l, m, n; } tn__la_qlrots;
+TN__LA_JOB(tn__la_qlrots_part,
+    const tn__la_qlrots *r = (const tn__la_qlrots *)p;
+    for (int64_t i = r->m - 1; i >= r->l; i--) tn__la_rot(r->wt + (i + 1) * r->n + i0, r->wt + i * r->n + i0, r->c[i], r->s[i], i1 - i0);)
 /* v [n, n] row-major holds a symmetric matrix: on return its columns are the eigenvectors
-   (with `vectors`) and d the eigenvalues, ascending; e [n] and wt [n, n] are scratch. Returns
+   (with `vectors`) and d the eigenvalues, ascending; e [n], rot [2 n] and wt [n, n] are scratch. Returns
    0, or -1 when QL did not converge. */
-static int tn__la_tred2_tql2(double *v, double *d, double *e, double *wt, int64_t n, bool vectors) {
+static int tn__la_tred2_tql2(double *v, double *d, double *e, double *wt, double *rot, int64_t n, bool vectors) {
     /* v read column-major (A is symmetric: the same matrix), so that tred2's loops over k
        in V(k, j) run along memory */
 #define V_(i, j) v[(j) * n + (i)]
@@ -20774,10 +20827,12 @@ ql:
                     c = p / r;
                     p = c * d[i] - s * g;
                     d[i + 1] = h + s * (c * g + s * d[i]);
-                    if (vectors) {
-                        double *wi = wt + i * n, *wj = wi + n;
-                        for (int64_t k = 0; k < n; k++) { h = wj[k]; wj[k] = s * wi[k] + c * h; wi[k] = c * wi[k] - s * h; }
-                    }
+                    rot[i] = c;
+                    rot[n + i] = s;
+                }
+                if (vectors) {
+                    tn__la_qlrots r = {wt, rot, rot + n, l, m, n};
+                    tn__parallel_range(tn__par_threads(6 * (m - l) * n, n), n, tn__la_qlrots_part, &r);
                 }
                 p = -s * s2 * c3 * el1 * e[l] / dl1;
                 e[l] = s * p;
@@ -20813,7 +20868,7 @@ static int tn__la_eigh_raw(tn_tensor *A, bool upper, bool vectors, tn_tensor **L
     const int nd = A->ndim;
     const int64_t n = A->shape[nd - 1], B = tn__la_batch(A);
     tn_tensor *l = tn__own(tn__new(TN_F64, TN_CPU, A->shape, nd - 1));
-    double *s = (double *)TN_MALLOC((size_t)(n * n + 2 * n + 1) * sizeof(double));
+    double *s = (double *)TN_MALLOC((size_t)(n * n + 4 * n + 1) * sizeof(double));
     if (!l || !s) { TN_FREE(s); if (l) tn__error("%s: out of memory", fn); return -1; }
     double *a = (double *)tn_data_ptr(w), *lv = (double *)tn_data_ptr(l), *e = s + n * n;
     int bad = 0;
@@ -20824,7 +20879,7 @@ static int tn__la_eigh_raw(tn_tensor *A, bool upper, bool vectors, tn_tensor **L
                 if (upper) ab[i * n + j] = ab[j * n + i];
                 else ab[j * n + i] = ab[i * n + j];
             }
-        if (tn__la_tred2_tql2(ab, lv + b * n, e, s, n, vectors)) bad = 1;
+        if (tn__la_tred2_tql2(ab, lv + b * n, e, s, e + 2 * n, n, vectors)) bad = 1;
     }
     TN_FREE(s);
     if (bad) return TN__FAIL_INT("%s: The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated eigenvalues", fn);
@@ -20833,70 +20888,170 @@ static int tn__la_eigh_raw(tn_tensor *A, bool upper, bool vectors, tn_tensor **L
     return 0;
 }
 
-/* ---- SVD: one-sided Jacobi ---- */
-/* x [q, p] (q <= p): its rows are rotated until mutually orthogonal to eps; y [q, q] (or
-   NULL) takes the same rotations. Returns 0, or -1 when the sweeps did not converge. */
-static int tn__la_jacobi(double *x, int64_t p, int64_t q, double *y) {
-    const double tol = DBL_EPSILON * 2;
-    double *nrm = (double *)TN_MALLOC((size_t)(q + 1) * sizeof(double));
-    if (!nrm) return -2;
-    int status = -1;
-    for (int sweep = 0; sweep < 80; sweep++) {
-        int64_t rot = 0;
-        /* the squared norms, exact at each sweep's start and updated by the rotations
-           (a' = a - t c, b' = b + t c): one dot product per pair */
-        for (int64_t i = 0; i < q; i++) nrm[i] = tn__la_dot(x + i * p, x + i * p, p);
-        for (int64_t i = 0; i < q - 1; i++)
-            for (int64_t j = i + 1; j < q; j++) {
-                double *xi = x + i * p, *xj = x + j * p;
-                const double a = nrm[i], b = nrm[j];
-                if (a == 0 || b == 0) continue;
-                const double c = tn__la_dot(xi, xj, p);
-                if (!(fabs(c) > tol * sqrt(a) * sqrt(b))) continue;
-                rot++;
-                const double zeta = (b - a) / (2 * c), t = copysign(1, zeta) / (fabs(zeta) + hypot(1, zeta));
-                const double cs = 1 / sqrt(1 + t * t), sn = cs * t;
-                for (int64_t r = 0; r < p; r++) { double u = xi[r], v = xj[r]; xi[r] = cs * u - sn * v; xj[r] = sn * u + cs * v; }
-                nrm[i] = fmax(a - t * c, 0);
-                nrm[j] = b + t * c;
-                if (y) {
-                    double *yi = y + i * q, *yj = y + j * q;
-                    for (int64_t r = 0; r < q; r++) { double u = yi[r], v = yj[r]; yi[r] = cs * u - sn * v; yj[r] = sn * u + cs * v; }
+/* ---- SVD: Golub-Kahan bidiagonalisation + implicit-shift QR (Golub-Reinsch) ---- */
+/* sqrt(a^2 + b^2): the plain formula where the squares cannot overflow or lose the larger
+   one to underflow, else hypot (several times slower; the QR takes two per rotation). */
+static double tn__la_hypot(double a, double b) {
+    const double m = fmax(fabs(a), fabs(b));
+    return m < 1e150 && m > 1e-150 ? sqrt(a * a + b * b) : hypot(a, b);
+}
+/* A QR sweep's rotations, applied once the sweep is done (LAPACK's dbdsqr does the same
+   with dlasr): rotation j (l <= j < k) turns rows j, j+1 of vt [*, n] by (cv, sv)[j] and of
+   ut [*, m] by (cu, su)[j]. The items are the columns, vt's [0, n) then ut's [n, n + m):
+   each thread turns its own columns through every rotation (the same bits for any count).
+   These bodies (TN__LA_JOB) are also compiled for AVX2: the SVD's time is in them. */
+typedef struct { double *ut, *vt; const double *cu, *su, *cv, *sv; int64_t l, k, m, n; } tn__la_rots;
+TN__LA_JOB(tn__la_rots_part,
+    const tn__la_rots *r = (const tn__la_rots *)p;
+    const int64_t n = r->n, m = r->m;
+    if (i0 < n)
+        for (int64_t j = r->l, c1 = i1 < n ? i1 : n; j < r->k; j++) tn__la_rot(r->vt + j * n + i0, r->vt + (j + 1) * n + i0, r->cv[j], r->sv[j], c1 - i0);
+    if (i1 > n)
+        for (int64_t j = r->l, c0 = (i0 > n ? i0 : n) - n; j < r->k; j++) tn__la_rot(r->ut + j * m + c0, r->ut + (j + 1) * m + c0, r->cu[j], r->su[j], i1 - n - c0);)
+/* gebd2's passes over the trailing rows, split between threads: w[c0, c1) += v_i a_i (rows
+   i0.., columns split), and each row's updates (rows split). */
+typedef struct { double *a, *w; const double *v, *u; double tq, tp; int64_t n, j, nc, m; } tn__la_bd;
+TN__LA_JOB(tn__la_bd_w,   /* columns i0..i1-1 */
+    const tn__la_bd *q = (const tn__la_bd *)p;
+    memset(q->w + i0, 0, (size_t)(i1 - i0) * sizeof(double));
+    for (int64_t i = q->j; i < q->m; i++) tn__la_axpy(q->w + i0, q->v[i - q->j], q->a + i * q->n + q->j + 1 + i0, i1 - i0);)
+TN__LA_JOB(tn__la_bd_rows,
+    const tn__la_bd *q = (const tn__la_bd *)p;
+    const double tq = q->tq, tp = q->tp, *v = q->v, *u = q->u, *w = q->w;
+    const int64_t nc = q->nc;
+    for (int64_t i = q->j + 1 + i0; i < q->j + 1 + i1; i++) {
+        double *row = q->a + i * q->n + q->j + 1;
+        if (tq != 0) tn__la_axpy(row, -tq * v[i - q->j], w, nc);
+        if (tp != 0) {
+            double du;
+            TN__LA_DOT(du, row, u, nc);
+            tn__la_axpy(row, -tp * du, u, nc);
+        }
+    })
+/* a [m, n] row-major, m >= n >= 1, is reduced to the upper bidiagonal (d [n], e [n-1]):
+   a = Q B P^T. The reflectors of Q are kept as the rows of hl [n, m] (row j from entry j, as
+   geqr2_t's) with tauq, those of P (acting on coordinates 1..n-1) as the rows of hr [n-1,
+   n-1] with taup. w [n] is scratch. Two passes over the trailing matrix per step, both
+   along its rows: the left reflector's w = v^T A, then one pass that applies it and the
+   right reflector (A u and the rank-1 update) to each row while the row is in cache. */
+static void tn__la_gebd2(double *a, int64_t m, int64_t n, double *d, double *e, double *hl, double *tauq, double *hr, double *taup, double *w) {
+    for (int64_t j = 0; j < n; j++) {
+        double *v = hl + j * m + j, *u = j + 1 < n ? hr + j * (n - 1) + j : NULL;
+        const int64_t len = m - j, nc = n - j - 1;
+        for (int64_t i = j; i < m; i++) v[i - j] = a[i * n + j];
+        const double tq = tn__la_larfg(v, len);
+        d[j] = v[0];
+        tauq[j] = tq;
+        v[0] = 1;
+        if (nc == 0) break;
+        tn__la_bd q = {a, w, v, u, tq, 0, n, j, nc, m};
+        const int nt = tn__par_threads(4 * (m - j) * nc, nc < m - j - 1 ? nc : m - j - 1);
+        if (tq != 0) {
+            tn__parallel_range(nt, nc, tn__la_bd_w, &q);
+            tn__la_axpy(a + j * n + j + 1, -tq, w, nc);
+        }
+        memcpy(u, a + j * n + j + 1, (size_t)nc * sizeof(double));
+        q.tp = tn__la_larfg(u, nc);
+        e[j] = u[0];
+        taup[j] = q.tp;
+        u[0] = 1;
+        tn__parallel_range(nt, m - j - 1, tn__la_bd_rows, &q);
+    }
+}
+/* The SVD of the bidiagonal (d [n], e [n-1]; e is destroyed): implicit-shift QR with
+   the rotations applied to the rows of ut [*, m] (U's columns) and vt [n, n] (V's), both or
+   neither NULL; rot [4 n] is scratch. d ends non-negative, unsorted. Returns 0, or -1 when an
+   iteration did not converge. (The Golub-Reinsch algorithm as in EISPACK's svd; rv[i] =
+   e[i-1] the superdiagonal above d[i], rv[0] = 0.) */
+static int tn__la_bdsqr(double *d, double *rv, int64_t n, double *ut, int64_t m, double *vt, double *rot) {
+    double anorm = 0;
+    for (int64_t i = n - 1; i > 0; i--) rv[i] = rv[i - 1];
+    rv[0] = 0;
+    for (int64_t i = 0; i < n; i++) anorm = fmax(anorm, fabs(d[i]) + fabs(rv[i]));
+    const double tol = DBL_EPSILON * anorm;
+    for (int64_t k = n - 1; k >= 0; k--) {
+        for (int its = 0;; its++) {
+            int64_t l = k;
+            bool cancel = true;
+            for (; l >= 0; l--) {   /* split: rv[l] negligible (rv[0] = 0), or d[l-1] */
+                if (l == 0 || fabs(rv[l]) <= tol) { cancel = false; break; }
+                if (fabs(d[l - 1]) <= tol) break;
+            }
+            if (cancel) {   /* d[l-1] ~ 0: chase rv[l] out with rotations from the left */
+                double c = 0, s = 1;
+                const int64_t nm = l - 1;
+                for (int64_t i = l; i <= k; i++) {
+                    const double f = s * rv[i];
+                    rv[i] *= c;
+                    if (fabs(f) <= tol) break;
+                    const double g = d[i], h = tn__la_hypot(f, g);
+                    d[i] = h;
+                    c = g / h;
+                    s = -f / h;
+                    if (ut) tn__la_rot(ut + nm * m, ut + i * m, c, s, m);
                 }
             }
-        if (!rot) { status = 0; break; }
-    }
-    TN_FREE(nrm);
-    return status;
-}
-/* Rows from..to-1 of x [*, p] made unit vectors orthogonal to rows 0..to-1 (those before
-   `from` orthonormal already; rows flagged in `fill` are replaced): Gram-Schmidt, twice,
-   on the standard basis vectors. */
-static void tn__la_complete(double *x, int64_t p, int64_t to, const unsigned char *fill) {
-    int64_t next = 0;
-    for (int64_t i = 0; i < to; i++) {
-        if (!fill[i]) continue;
-        double *xi = x + i * p;
-        for (; next < p; next++) {
-            memset(xi, 0, (size_t)p * sizeof(double));
-            xi[next] = 1;
-            for (int pass = 0; pass < 2; pass++)
-                for (int64_t j = 0; j < to; j++)
-                    if (j != i && (!fill[j] || j < i)) tn__la_axpy(xi, -tn__la_dot(xi, x + j * p, p), x + j * p, p);
-            double nr = tn__la_nrm2(xi, p, 1);
-            if (nr > 0.5) { for (int64_t r = 0; r < p; r++) xi[r] /= nr; next++; break; }
+            double z = d[k];
+            if (l == k) {
+                if (z < 0) { d[k] = -z; if (vt) for (int64_t r = 0; r < n; r++) vt[k * n + r] = -vt[k * n + r]; }
+                break;
+            }
+            if (its >= 75) return -1;
+            /* the shift from the trailing 2 x 2, then one QR sweep over l..k */
+            double x = d[l], y = d[k - 1], g = rv[k - 1], h = rv[k];
+            double f = ((y - z) * (y + z) + (g - h) * (g + h)) / (2 * h * y);
+            g = tn__la_hypot(f, 1);
+            f = ((x - z) * (x + z) + h * ((y / (f + copysign(g, f))) - h)) / x;
+            double c = 1, s = 1;
+            for (int64_t j = l; j < k; j++) {
+                const int64_t i = j + 1;
+                g = rv[i];
+                y = d[i];
+                h = s * g;
+                g = c * g;
+                z = tn__la_hypot(f, h);
+                rv[j] = z;
+                c = f / z;
+                s = h / z;
+                f = x * c + g * s;
+                g = g * c - x * s;
+                h = y * s;
+                y *= c;
+                rot[j] = c;
+                rot[n + j] = s;
+                z = tn__la_hypot(f, h);
+                d[j] = z;
+                if (z != 0) { c = f / z; s = h / z; }
+                f = c * g + s * y;
+                x = c * y - s * g;
+                rot[2 * n + j] = c;
+                rot[3 * n + j] = s;
+            }
+            if (vt) {
+                tn__la_rots r = {ut, vt, rot + 2 * n, rot + 3 * n, rot, rot + n, l, k, m, n};
+                tn__parallel_range(tn__par_threads(6 * (k - l) * (m + n), m + n), m + n, tn__la_rots_part, &r);
+            }
+            rv[l] = 0;
+            rv[k] = f;
+            d[k] = x;
         }
     }
+    return 0;
 }
 /* The SVD of every matrix of A [..., m, n], float64 without history: S [..., k] descending;
-   with uv, U [..., m, uc] and Vh [..., vr, n] (uc = vr = k, or m and n: full). */
+   with uv, U [..., m, uc] and Vh [..., vr, n] (uc = vr = k, or m and n: full). LAPACK's
+   dgesvd route: a wide matrix is worked on as A^T (tall: M x N, M >= N), reduced to the
+   bidiagonal Q B P^T (gebd2), Q's first uc columns and P formed as the rows of ut and vt
+   (org2r_t), then the bidiagonal's QR rotates them into the singular vectors. With threads,
+   gebd2's passes, org2r_t's and the QR's rotations split their rows or columns. */
 static int tn__la_svd_raw(tn_tensor *A, bool uv, bool full, tn_tensor **U, tn_tensor **S, tn_tensor **Vh, const char *fn) {
     tn_tensor *w = tn__la_work(A);
     if (!w) return -1;
     const int nd = A->ndim;
-    const int64_t m = A->shape[nd - 2], n = A->shape[nd - 1], k = m < n ? m : n, p = m < n ? n : m, B = tn__la_batch(A);
+    const int64_t m = A->shape[nd - 2], n = A->shape[nd - 1], k = m < n ? m : n, M = m < n ? n : m, B = tn__la_batch(A);
     const int64_t uc = full ? m : k, vr = full ? n : k;
-    const bool tall = m >= n;   /* x: A's columns (tall) or rows (wide) as rows */
+    const bool tall = m >= n;
+    const int64_t qc = uv ? (tall ? uc : vr) : 0;   /* the columns of Q (the tall side's vectors) */
     int64_t ss[TN_MAX_DIMS], us[TN_MAX_DIMS], vs[TN_MAX_DIMS];
     memcpy(ss, A->shape, sizeof ss);
     memcpy(us, A->shape, sizeof us);
@@ -20906,60 +21061,60 @@ static int tn__la_svd_raw(tn_tensor *A, bool uv, bool full, tn_tensor **U, tn_te
     vs[nd - 2] = vr;
     tn_tensor *s = tn__own(tn__new(TN_F64, TN_CPU, ss, nd - 1));
     tn_tensor *u = uv ? tn__own(tn__new(TN_F64, TN_CPU, us, nd)) : NULL, *vh = uv ? tn__own(tn__new(TN_F64, TN_CPU, vs, nd)) : NULL;
-    /* x [p, p] (k rows used, the rest for completion), y [k, k], the norms, the order */
-    double *x = (double *)TN_MALLOC((size_t)(p * p + k * k + k + 1) * sizeof(double));
-    int64_t *ord = (int64_t *)TN_MALLOC((size_t)(p + 1) * sizeof(int64_t));
-    unsigned char *fill = (unsigned char *)TN_MALLOC((size_t)(p + 1));
-    if (!s || (uv && (!u || !vh)) || !x || !ord || !fill) {
-        TN_FREE(x); TN_FREE(ord); TN_FREE(fill);
+    /* x [M, N] (A or A^T; after gebd2 the scratch for P's rows), hl [N, M], hr [N, N], ut
+       [qc, M], vt [N, N], then d, e, tauq, taup [N] and a row [M] */
+    const size_t need = (size_t)(2 * M * k + (qc + 2) * M + 2 * k * k + 8 * k + 1);
+    double *x = (double *)TN_MALLOC(need * sizeof(double));
+    int64_t *ord = (int64_t *)TN_MALLOC((size_t)(k + 1) * sizeof(int64_t));
+    if (!s || (uv && (!u || !vh)) || !x || !ord) {
+        TN_FREE(x); TN_FREE(ord);
         return s && (!uv || (u && vh)) ? TN__FAIL_INT("%s: out of memory", fn) : -1;
     }
-    double *y = x + p * p, *nr = y + k * k;
+    double *hl = x + M * k, *hr = hl + k * M, *ut = hr + k * k, *vt = ut + qc * M, *d = vt + k * k, *e = d + k, *tq = e + k, *tp = tq + k, *rot = tp + k, *row = rot + 4 * k;
     const double *a = (const double *)tn_data_ptr(w);
     double *sv = (double *)tn_data_ptr(s), *uvv = uv ? (double *)tn_data_ptr(u) : NULL, *vhv = uv ? (double *)tn_data_ptr(vh) : NULL;
     int bad = 0;
     for (int64_t b = 0; b < B && !bad; b++) {
         const double *ab = a + b * m * n;
-        if (tall) { for (int64_t i = 0; i < m; i++) for (int64_t j = 0; j < n; j++) x[j * m + i] = ab[i * n + j]; }
-        else memcpy(x, ab, (size_t)(m * n) * sizeof(double));
-        if (uv) { memset(y, 0, (size_t)(k * k) * sizeof(double)); for (int64_t i = 0; i < k; i++) y[i * k + i] = 1; }
-        const int js = tn__la_jacobi(x, p, k, uv ? y : NULL);
-        if (js) { bad = js == -2 ? 2 : 1; break; }
-        for (int64_t i = 0; i < k; i++) { nr[i] = tn__la_nrm2(x + i * p, p, 1); ord[i] = i; }
+        if (tall) memcpy(x, ab, (size_t)(m * n) * sizeof(double));
+        else for (int64_t i = 0; i < m; i++) for (int64_t j = 0; j < n; j++) x[j * m + i] = ab[i * n + j];
+        tn__la_gebd2(x, M, k, d, e, hl, tq, hr, tp, row);
+        if (uv) {
+            tn__la_org2r_t(hl, M, k, tq, ut, qc);
+            /* P = diag(1, P'): P' from the k-1 reflectors on coordinates 1.. (x as scratch) */
+            memset(vt, 0, (size_t)(k * k) * sizeof(double));
+            if (k > 0) vt[0] = 1;
+            if (k > 1) {
+                tn__la_org2r_t(hr, k - 1, k - 1, tp, x, k - 1);
+                for (int64_t c = 0; c < k - 1; c++) memcpy(vt + (c + 1) * k + 1, x + c * (k - 1), (size_t)(k - 1) * sizeof(double));
+            }
+        }
+        if (tn__la_bdsqr(d, e, k, uv ? ut : NULL, M, uv ? vt : NULL, rot)) { bad = 1; break; }
+        for (int64_t i = 0; i < k; i++) ord[i] = i;
         for (int64_t i = 1; i < k; i++) {   /* descending (insertion sort: stable) */
             int64_t o = ord[i], j = i;
-            for (; j > 0 && nr[ord[j - 1]] < nr[o]; j--) ord[j] = ord[j - 1];
+            for (; j > 0 && d[ord[j - 1]] < d[o]; j--) ord[j] = ord[j - 1];
             ord[j] = o;
         }
-        for (int64_t i = 0; i < k; i++) sv[b * k + i] = nr[ord[i]];
+        for (int64_t i = 0; i < k; i++) sv[b * k + i] = d[ord[i]];
         if (!uv) continue;
-        /* P: the normalised rows of x, in order, completed to pc rows; Y's rows in order */
-        const int64_t pc = tall ? uc : vr;
-        double *P = (double *)TN_MALLOC((size_t)(pc * p + k * k + 1) * sizeof(double)), *Y = P ? P + pc * p : NULL;
-        if (!P) { bad = 2; break; }
-        memset(fill, 0, (size_t)p);
-        for (int64_t i = 0; i < k; i++) {
-            const double *xi = x + ord[i] * p, sn = nr[ord[i]];
-            if (sn > 0 && isfinite(1 / sn)) for (int64_t r = 0; r < p; r++) P[i * p + r] = xi[r] / sn;
-            else fill[i] = 1;
-            memcpy(Y + i * k, y + ord[i] * k, (size_t)k * sizeof(double));
-        }
-        for (int64_t i = k; i < pc; i++) fill[i] = 1;
-        tn__la_complete(P, p, pc, fill);
+        /* row r of ut / vt is the r-th vector of the tall / short side (past k: Q's completion) */
         double *ub = uvv + b * m * uc, *vb = vhv + b * vr * n;
-        if (tall) {   /* U = P^T, Vh = Y */
-            for (int64_t i = 0; i < m; i++)
-                for (int64_t c = 0; c < uc; c++) ub[i * uc + c] = P[c * p + i];
-            memcpy(vb, Y, (size_t)(k * k) * sizeof(double));
-        } else {      /* U = Y^T, Vh = P */
-            for (int64_t i = 0; i < k; i++)
-                for (int64_t c = 0; c < k; c++) ub[i * uc + c] = Y[c * k + i];
-            memcpy(vb, P, (size_t)(vr * n) * sizeof(double));
+        if (tall) {   /* U = ut^T, Vh = vt */
+            for (int64_t c = 0; c < uc; c++) {
+                const double *src = ut + (c < k ? ord[c] : c) * M;
+                for (int64_t i = 0; i < m; i++) ub[i * uc + c] = src[i];
+            }
+            for (int64_t r = 0; r < k; r++) memcpy(vb + r * n, vt + ord[r] * k, (size_t)k * sizeof(double));
+        } else {      /* A^T = U' S V'^T: U = V' = vt^T, Vh = U'^T = ut */
+            for (int64_t c = 0; c < k; c++) {
+                const double *src = vt + ord[c] * k;
+                for (int64_t i = 0; i < m; i++) ub[i * uc + c] = src[i];
+            }
+            for (int64_t r = 0; r < vr; r++) memcpy(vb + r * n, ut + (r < k ? ord[r] : r) * M, (size_t)n * sizeof(double));
         }
-        TN_FREE(P);
     }
-    TN_FREE(x); TN_FREE(ord); TN_FREE(fill);
-    if (bad == 2) return TN__FAIL_INT("%s: out of memory", fn);
+    TN_FREE(x); TN_FREE(ord);
     if (bad) return TN__FAIL_INT("%s: The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated singular values", fn);
     *S = s;
     if (uv) { *U = u; *Vh = vh; }

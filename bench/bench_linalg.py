@@ -2,11 +2,14 @@
 (torch.linalg.solve(A [64, 64, 64], B [64, 64, 1])), inv and det of the same batch,
 solve_triangular (the batch, and one 1024 x 1024 system with 256 right-hand sides: the blocked
 path over the GEMM), matrix_exp (the batch, and one 256 x 256), and qr, eigh, eigvalsh, svd
-and svdvals of 512 x 512. One thread each (tensor's and torch's).
+and svdvals of 512 x 512. At 1 and then 2 threads (tensor's and torch's alike; pass the
+counts to run others). The two sides alternate rep by rep, so load from elsewhere on the
+machine (the 1-minute load average is printed) falls on both.
 
-    make lib/libtensor.so && python3 bench/bench_linalg.py [reps]
+    make lib/libtensor.so && python3 bench/bench_linalg.py [reps] [threads ...] [-k substring]
 
-Prints one line per case: "<case> tensor <ms> torch <ms> ratio <tensor/torch>" (median ms)."""
+Prints one line per case: "<case> [<t> threads] tensor <ms> torch <ms> ratio <tensor/torch>"
+(median ms)."""
 import os
 import statistics
 import sys
@@ -16,19 +19,28 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import tensor as tn  # noqa: E402
 import torch  # noqa: E402
 
-torch.set_num_threads(1)
-tn.set_num_threads(1)
-reps = int(sys.argv[1]) if len(sys.argv) > 1 else 7
+args = sys.argv[1:]
+only = None
+if "-k" in args:
+    only = args[args.index("-k") + 1]
+    del args[args.index("-k"):args.index("-k") + 2]
+reps = int(args[0]) if args else 7
+threads = [int(t) for t in args[1:]] or [1, 2]
 
 
-def median_ms(f):
-    f()
-    ts = []
+def median_ms(ours, theirs):
+    """Median ms of each, the two run alternately."""
+    ours()
+    theirs()
+    a, b = [], []
     for _ in range(reps):
         t0 = time.perf_counter()
-        f()
-        ts.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(ts)
+        ours()
+        a.append((time.perf_counter() - t0) * 1e3)
+        t0 = time.perf_counter()
+        theirs()
+        b.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(a), statistics.median(b)
 
 
 torch.manual_seed(0)
@@ -60,6 +72,12 @@ cases += [("qr 512x512 float64", lambda: tn.linalg.qr(s), lambda: torch.linalg.q
           ("svd 512x512 float64", lambda: tn.linalg.svd(s), lambda: torch.linalg.svd(S)),
           ("svd 512x512 float32", lambda: tn.linalg.svd(s.float()), lambda: torch.linalg.svd(S.float())),
           ("svdvals 512x512 float64", lambda: tn.linalg.svdvals(s), lambda: torch.linalg.svdvals(S))]
-for name, ours, theirs in cases:
-    t_ours, t_torch = median_ms(ours), median_ms(theirs)
-    print(f"{name}: tensor {t_ours:.3f} ms torch {t_torch:.3f} ms ratio {t_ours / t_torch:.2f}")
+for t in threads:
+    torch.set_num_threads(t)
+    tn.set_num_threads(t)
+    print(f"# {t} thread(s); load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs", flush=True)
+    for name, ours, theirs in cases:
+        if only and only not in name:
+            continue
+        t_ours, t_torch = median_ms(ours, theirs)
+        print(f"{name} [{t} threads]: tensor {t_ours:.3f} ms torch {t_torch:.3f} ms ratio {t_ours / t_torch:.2f}", flush=True)

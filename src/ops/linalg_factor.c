@@ -34,27 +34,48 @@ static int64_t tn__la_batch(tn_tensor *A) { return tn__numel(A->shape, A->ndim -
 
 /* LU with partial pivoting of a row-major m x n matrix in place, as LAPACK's getrf:
    piv 1-based; returns info (0, or the first zero pivot's 1-based index; elimination
-   goes on past it). Right-looking, row-oriented: the updates run along contiguous rows. */
-static int64_t tn__la_getrf(double *a, int64_t m, int64_t n, int32_t *piv) {
-    int64_t info = 0, k = m < n ? m : n;
-    for (int64_t j = 0; j < k; j++) {
-        int64_t p = j;
-        double best = fabs(a[j * n + j]);
-        for (int64_t i = j + 1; i < m; i++)
-            if (fabs(a[i * n + j]) > best) { best = fabs(a[i * n + j]); p = i; }
-        piv[j] = (int32_t)(p + 1);
-        if (best == 0) { if (!info) info = j + 1; continue; }
-        if (p != j)
-            for (int64_t c = 0; c < n; c++) { double t = a[j * n + c]; a[j * n + c] = a[p * n + c]; a[p * n + c] = t; }
-        const double inv = 1 / a[j * n + j], *rj = a + j * n;
-        for (int64_t i = j + 1; i < m; i++) {
-            double *ri = a + i * n, l = ri[j] *= inv;
-            if (l != 0)
-                for (int64_t c = j + 1; c < n; c++) ri[c] -= l * rj[c];
-        }
-    }
+   goes on past it). Right-looking, row-oriented: the updates run along contiguous rows. On
+   x86 the same loops are also compiled for AVX2 (no FMA: the same bits), picked at run time:
+   a batch of small systems (linalg.solve, inv, det) spends its time in the row updates. */
+#define TN__LA_GETRF_BODY \
+    int64_t info = 0, k = m < n ? m : n; \
+    for (int64_t j = 0; j < k; j++) { \
+        int64_t p = j; \
+        double best = fabs(a[j * n + j]); \
+        for (int64_t i = j + 1; i < m; i++) \
+            if (fabs(a[i * n + j]) > best) { best = fabs(a[i * n + j]); p = i; } \
+        piv[j] = (int32_t)(p + 1); \
+        if (best == 0) { if (!info) info = j + 1; continue; } \
+        if (p != j) \
+            for (int64_t c = 0; c < n; c++) { double t = a[j * n + c]; a[j * n + c] = a[p * n + c]; a[p * n + c] = t; } \
+        const double inv = 1 / a[j * n + j], *rj = a + j * n; \
+        for (int64_t i = j + 1; i < m; i++) { \
+            double *ri = a + i * n, l = ri[j] *= inv; \
+            if (l != 0) \
+                for (int64_t c = j + 1; c < n; c++) ri[c] -= l * rj[c]; \
+        } \
+    } \
     return info;
+/* TN__LA_JOB(name, body): a parallel_range body (void *p, int64_t i0, int64_t i1), compiled
+   twice on x86 as getrf is (the helpers it calls inline into each copy). */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define TN__LA_AVX2 1
+#define TN__LA_JOB(name, ...) \
+    __attribute__((target("avx2"))) static void name##_avx2(void *p, int64_t i0, int64_t i1) { __VA_ARGS__ } \
+    static void name##_plain(void *p, int64_t i0, int64_t i1) { __VA_ARGS__ } \
+    static void name(void *p, int64_t i0, int64_t i1) { if (tn__gemm_isa() >= TN__GEMM_AVX2) name##_avx2(p, i0, i1); else name##_plain(p, i0, i1); }
+__attribute__((target("avx2"))) static int64_t tn__la_getrf_avx2(double *a, int64_t m, int64_t n, int32_t *piv) { TN__LA_GETRF_BODY }
+#endif
+static int64_t tn__la_getrf(double *a, int64_t m, int64_t n, int32_t *piv) {
+#ifdef TN__LA_AVX2
+    if (tn__gemm_isa() >= TN__GEMM_AVX2) return tn__la_getrf_avx2(a, m, n, piv);
+#endif
+    TN__LA_GETRF_BODY
 }
+#undef TN__LA_GETRF_BODY
+#ifndef TN__LA_JOB
+#define TN__LA_JOB(name, ...) static void name(void *p, int64_t i0, int64_t i1) { __VA_ARGS__ }
+#endif
 /* Solves A X = B (n x n factored by getrf, B n x k row-major, in place), as getrs. */
 static void tn__la_getrs(const double *lu, const int32_t *piv, int64_t n, double *b, int64_t k) {
     for (int64_t j = 0; j < n; j++) {
@@ -159,6 +180,14 @@ static int64_t tn__la_potrf_c(tn__cplx *a, int64_t n) {
     return 0;
 }
 
+typedef struct { void *a; int32_t *pv, *fv; int64_t m, n; bool cplx; } tn__la_lu_job;
+static void tn__la_lu_part(void *p, int64_t b0, int64_t b1) {
+    const tn__la_lu_job *j = (const tn__la_lu_job *)p;
+    const int64_t m = j->m, n = j->n, k = m < n ? m : n;
+    for (int64_t b = b0; b < b1; b++)
+        j->fv[b] = (int32_t)(j->cplx ? tn__la_getrf_c((tn__cplx *)j->a + b * m * n, m, n, j->pv + b * k)
+                                     : tn__la_getrf((double *)j->a + b * m * n, m, n, j->pv + b * k));
+}
 /* The [..., m, n] LU of A (float64 work copy, factored), pivots [..., min(m, n)] int32 and
    info [...] int32. */
 static tn_tensor *tn__la_lu(tn_tensor *A, tn_tensor **pivots, tn_tensor **info) {
@@ -171,14 +200,8 @@ static tn_tensor *tn__la_lu(tn_tensor *A, tn_tensor **pivots, tn_tensor **info) 
     ps[nd - 2] = k;
     tn_tensor *p = tn__own(tn__new(TN_I32, TN_CPU, ps, nd - 1)), *f = tn__own(tn__new(TN_I32, TN_CPU, A->shape, nd - 2));
     if (!p || !f) return NULL;
-    int32_t *pv = (int32_t *)tn_data_ptr(p), *fv = (int32_t *)tn_data_ptr(f);
-    if (tn_is_complex(w)) {
-        tn__cplx *a = (tn__cplx *)tn_data_ptr(w);
-        for (int64_t b = 0; b < B; b++) fv[b] = (int32_t)tn__la_getrf_c(a + b * m * n, m, n, pv + b * k);
-    } else {
-        double *a = (double *)tn_data_ptr(w);
-        for (int64_t b = 0; b < B; b++) fv[b] = (int32_t)tn__la_getrf(a + b * m * n, m, n, pv + b * k);
-    }
+    tn__la_lu_job j = {tn_data_ptr(w), (int32_t *)tn_data_ptr(p), (int32_t *)tn_data_ptr(f), m, n, tn_is_complex(w)};
+    tn__parallel_range(tn__par_threads(B * m * n * k, B), B, tn__la_lu_part, &j);   /* the matrices split between threads */
     *pivots = p;
     *info = f;
     return w;

@@ -1,0 +1,146 @@
+"""The SVD's LAPACK route (issue 26, speed): Golub-Kahan bidiagonalisation (gebd2), Q and P
+formed (org2r), implicit-shift QR on the bidiagonal with each sweep's rotations applied
+afterwards, split between threads; and getrf's batch split between threads (linalg.solve).
+
+Checked: backward error |A - U S Vh| / |A| and orthogonality within a few n eps (LAPACK's
+standard), S against torch's gesdd, on tall, wide and square inputs at sizes past the thread
+split (so both the inline and the split passes run), full_matrices (Q's completion),
+float32, batched, non-contiguous, rank-deficient, repeated, graded (1 .. 1e-12), zero and
+1 x N / N x 1 matrices; the same bits at 1 and 2 threads (the parallel bodies split items,
+not sums)."""
+import os
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from opinfo_util import assert_close, tn, to_tn, torch  # noqa: E402
+
+needs_torch = pytest.mark.skipif(torch is None, reason="torch is not installed")
+EPS = 2.220446049250313e-16
+
+
+def _check(A, full=False, tol=8):
+    """A torch float64 [..., m, n]: ours' U S Vh against the backward error and orthogonality
+    bounds, S against torch.linalg.svdvals."""
+    a = to_tn(A)
+    m, n = A.shape[-2:]
+    k = min(m, n)
+    U, S, Vh = tn.linalg.svd(a, full_matrices=full)
+    assert tuple(U.shape) == tuple(A.shape[:-2]) + ((m, m) if full else (m, k))
+    assert tuple(Vh.shape) == tuple(A.shape[:-2]) + ((n, n) if full else (k, n))
+    big = max(m, n, 1)
+    scale = max(A.abs().max().item(), 1e-300)
+    R = (U[..., :, :k] * S.unsqueeze(-2)) @ Vh[..., :k, :]
+    assert (a - R).abs().max().item() / scale < tol * big * EPS
+    for Q in (U.mT @ U, Vh @ Vh.mT):
+        assert (Q - tn.eye(Q.shape[-1], dtype=tn.float64)).abs().max().item() < tol * big * EPS
+    Sv = S.numpy()
+    assert_close(S, torch.linalg.svdvals(A), "svdvals", 0, tol * big * EPS * scale)
+    assert all((Sv[..., :-1] >= Sv[..., 1:]).reshape(-1)), "descending"
+    assert (tn.linalg.svdvals(a).numpy() == Sv).all(), "svdvals = svd's S"
+    return U, S, Vh
+
+
+@needs_torch
+@pytest.mark.parametrize("shape", [(1, 1), (1, 9), (9, 1), (2, 2), (63, 63), (64, 65), (65, 64), (130, 40), (40, 130), (150, 150)])
+def test_shapes(shape):
+    torch.manual_seed(sum(shape))
+    A = torch.randn(*shape, dtype=torch.float64)
+    _check(A)
+    _check(A, full=True)
+
+
+@needs_torch
+def test_batched_noncontiguous_float32():
+    torch.manual_seed(3)
+    A = torch.randn(3, 2, 30, 20, dtype=torch.float64)
+    _check(A)
+    _check(A.mT, full=True)
+    At = torch.randn(40, 30, dtype=torch.float64).mT   # non-contiguous input
+    _check(At)
+    F = torch.randn(2, 50, 33)
+    U, S, Vh = tn.linalg.svd(to_tn(F), full_matrices=False)
+    assert str(S.dtype).endswith("float32") and str(U.dtype).endswith("float32")
+    assert_close(S, torch.linalg.svdvals(F), "svdvals float32", 1e-5, 1e-5)
+    R = (U * S.unsqueeze(-2)) @ Vh
+    assert (R - to_tn(F)).abs().max().item() < 1e-5
+
+
+@needs_torch
+def test_degenerate():
+    torch.manual_seed(4)
+    Q1, _ = torch.linalg.qr(torch.randn(70, 70, dtype=torch.float64))
+    Q2, _ = torch.linalg.qr(torch.randn(70, 70, dtype=torch.float64))
+    cases = {
+        "rank 3": torch.randn(70, 3, dtype=torch.float64) @ torch.randn(3, 50, dtype=torch.float64),
+        "repeated": 3 * Q1,   # every singular value 3
+        "two clusters": Q1 @ torch.diag(torch.tensor([2.0] * 35 + [1e-3] * 35, dtype=torch.float64)) @ Q2.mT,
+        "graded": Q1 @ torch.diag(torch.logspace(0, -12, 70, dtype=torch.float64)) @ Q2.mT,
+        "zero": torch.zeros(20, 30, dtype=torch.float64),
+        "identity": torch.eye(40, dtype=torch.float64),
+        "diagonal": torch.diag(torch.tensor([0.0, 5.0, -2.0, 0.0, 1.0], dtype=torch.float64)),
+        "one column nonzero": torch.cat([torch.zeros(25, 4, dtype=torch.float64), torch.randn(25, 1, dtype=torch.float64)], 1),
+    }
+    for name, A in cases.items():
+        for full in (False, True):
+            try:
+                _check(A, full)
+            except AssertionError as e:
+                raise AssertionError(f"{name} full={full}: {e}") from e
+    _, S, _ = tn.linalg.svd(to_tn(cases["rank 3"]))
+    assert (S.numpy()[3:] < 1e-13 * S.numpy()[0]).all()
+    for shape in ((0, 0), (3, 0), (0, 4)):
+        E = torch.zeros(*shape, dtype=torch.float64)
+        for full in (False, True):
+            got, ref = tn.linalg.svd(to_tn(E), full_matrices=full), torch.linalg.svd(E, full_matrices=full)
+            for g, r in zip(got, ref):
+                assert tuple(g.shape) == tuple(r.shape)
+            if full:   # torch's U, Vh are identities for an empty factor
+                assert_close(got[0], ref[0], "U empty", 0, 0)
+                assert_close(got[2], ref[2], "Vh empty", 0, 0)
+
+
+@needs_torch
+def test_bad_input():
+    with pytest.raises(Exception, match="svd"):
+        tn.linalg.svd(tn.full((4, 4), float("nan")))
+    with pytest.raises(Exception, match="svd"):
+        tn.linalg.svd(tn.ones(5))
+
+
+@needs_torch
+def test_threads_same_bits():
+    """The parallel passes split rows, columns or matrices (never a sum): 1 and 2 threads agree
+    (svd, solve, and eigh's deferred QL rotations)."""
+    torch.manual_seed(5)
+    A = to_tn(torch.randn(300, 260, dtype=torch.float64))
+    As = to_tn(torch.randn(64, 64, 64, dtype=torch.float64) + 8 * torch.eye(64, dtype=torch.float64))
+    Bs = to_tn(torch.randn(64, 64, 1, dtype=torch.float64))
+    X = torch.randn(300, 300, dtype=torch.float64)
+    Sym = to_tn(X + X.mT)   # eigh's QL rotations: columns split the same way
+    before = tn.get_num_threads()
+    try:
+        out = []
+        for t in (1, 2):
+            tn.set_num_threads(t)
+            out.append(tuple(tn.linalg.svd(A)) + (tn.linalg.solve(As, Bs),) + tuple(tn.linalg.eigh(Sym)))
+        for x, y in zip(out[0], out[1]):
+            assert (x.numpy() == y.numpy()).all()
+    finally:
+        tn.set_num_threads(before)
+
+
+@needs_torch
+def test_batched_solve():
+    torch.manual_seed(6)
+    A = torch.randn(64, 64, 64, dtype=torch.float64) + 8 * torch.eye(64, dtype=torch.float64)
+    B = torch.randn(64, 64, 1, dtype=torch.float64)
+    assert_close(tn.linalg.solve(to_tn(A), to_tn(B)), torch.linalg.solve(A, B), "solve", 1e-10, 1e-12)
+    assert_close(tn.linalg.solve(to_tn(A.float()), to_tn(B.float())), torch.linalg.solve(A.float(), B.float()), "solve f32", 1e-4, 1e-5)
+    assert_close(tn.linalg.solve(to_tn(A.mT), to_tn(B)), torch.linalg.solve(A.mT, B), "solve A^T", 1e-10, 1e-12)
+    S = A.clone()
+    S[5] = 0
+    with pytest.raises(Exception, match=r"Batch element 5"):
+        tn.linalg.solve(to_tn(S), to_tn(B))
