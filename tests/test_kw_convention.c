@@ -1302,7 +1302,13 @@ TEST(indexing_creation_kw) {
     CHECK(io.size.n == 0 && io.scale_factor.n == 0 && !strcmp(io.mode, "nearest") && io.align_corners == -1);
     const double near3[9] = {0, 0, 1, 0, 0, 1, 2, 2, 3}, bil15[9] = {0, 0.5, 1, 1, 1.5, 2, 2, 2.5, 3};
     CHECK_T(tn_interpolate(im, .size = TN_INTS(3)), S(1, 1, 3, 3), near3);   /* F.interpolate(x, size=3) */
-    CHECK_T(tn_interpolate(im, .size = TN_INTS(3, 3), .align_corners = false), S(1, 1, 3, 3), near3);
+    CHECK_T(tn_interpolate(im, .size = TN_INTS(3, 3), .align_corners = -1), S(1, 1, 3, 3), near3);
+    /* torch refuses align_corners=False too for nearest, area and nearest-exact */
+    CHECK_ERR(tn_interpolate(im, .size = TN_INTS(3, 3), .align_corners = false), "tn_interpolate: align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | trilinear");
+    CHECK_ERR(tn_interpolate(im, .size = TN_INTS(1), .mode = "area", .align_corners = false), "align_corners option can only be set with the interpolating modes");
+    CHECK_ERR(tn_interpolate_str(im, "size=3, mode='nearest-exact', align_corners=False"), "align_corners option can only be set with the interpolating modes");
+    CHECK_T(tn_interpolate_str(im, "size=3, mode='nearest', align_corners=None"), S(1, 1, 3, 3), near3);
+    CHECK_T(tn_interpolate(im, .size = TN_INTS(3, 3), .mode = "bilinear", .align_corners = false), S(1, 1, 3, 3), V(0, 0.5, 1, 1, 1.5, 2, 2, 2.5, 3));
     CHECK_T(tn_interpolate(im, .scale_factor = TN_DOUBLES(1.5), .mode = "bilinear", .align_corners = true), S(1, 1, 3, 3), bil15);
     CHECK_T(tn_interpolate_str(im, "size=(1, 3), mode='bilinear'"), S(1, 1, 1, 3), V(1, 1.5, 2));
     CHECK_T(tn_interpolate_str(im, "scale_factor=1.5, mode='bilinear', align_corners=True"), S(1, 1, 3, 3), bil15);
@@ -1342,8 +1348,16 @@ TEST(linalg_flags_kw) {
     CHECK_T(tn_linalg_cholesky_ex(A, &info, .upper = true), S(2, 2), U);
     CHECK_T(info, S0, V(0));
     tn_tensor *N = f64(V(1, 2, 2, 1), S(2, 2));
-    CHECK(tn_linalg_cholesky_ex(N, &info) != NULL);   /* info reports, no error */
+    /* info reports, no error; L as torch's (LAPACK's potf2 stops at the failing pivot, leaving
+       its updated value; the upper triangle zeroed) */
+    CHECK_T(tn_linalg_cholesky_ex(N, &info), S(2, 2), V(1, 0, 2, -3));
     CHECK_T(info, S0, V(2));
+    CHECK_T(tn_linalg_cholesky_ex(N, &info, .upper = true), S(2, 2), V(1, 2, 0, -3));
+    CHECK_T(info, S0, V(2));
+    /* upper reads A's upper triangle, as potrf('U') (here A is not symmetric) */
+    tn_tensor *NS = f64(V(4, 2, 1, 3), S(2, 2));
+    CHECK_T(tn_linalg_cholesky(NS, .upper = true), S(2, 2), V(2, 1, 0, 1.4142135623730951));
+    CHECK_T(tn_linalg_cholesky(NS), S(2, 2), V(2, 0, 0.5, 1.6583123951776999));
     CHECK_ERR(tn_linalg_cholesky_ex(N, &info, .check_errors = true), "not positive-definite");
     CHECK_ERR(tn_linalg_cholesky_ex_str(N, &info, "check_errors=True"), "not positive-definite");
     CHECK_ERR(tn_linalg_cholesky_str(A, "lower=True"), "tn_linalg_cholesky: unknown option 'lower' (valid: upper)");
@@ -1693,6 +1707,17 @@ TEST(transformer_stack_kw) {
               "tn_nn_transformer_encoder: option norm is a module, which the option text cannot give");
     CHECK_ERR(tn_nn_transformer_decoder_str(tn_nn_transformer_decoder_layer(8, 2), 1, "enable_nested_tensor=False"),
               "tn_nn_transformer_decoder: unknown option 'enable_nested_tensor' (valid: norm)");
+    /* nn.TransformerEncoder(..., enable_nested_tensor=True, mask_check=True): accepted, the
+       same module (no nested tensors here) */
+    const tn_transformer_encoder_opts eo = TN_DEFAULTS(tn_transformer_encoder_opts);
+    CHECK(eo.norm == NULL && eo.enable_nested_tensor && eo.mask_check);
+    e = tn_nn_transformer_encoder(tn_nn_transformer_encoder_layer(8, 2, .dim_feedforward = 16), 2, .enable_nested_tensor = false, .mask_check = false);
+    CHECK(e && tn_module_child(e, "layers.1") && !tn_module_child(e, "norm"));
+    tn_module_free(e);
+    e = tn_nn_transformer_encoder_str(tn_nn_transformer_encoder_layer(8, 2, .dim_feedforward = 16), 1, "enable_nested_tensor=False, mask_check=False");
+    CHECK(e && tn_module_child(e, "layers.0"));
+    tn_module_free(e);
+    CHECK_ERR(tn_nn_transformer_encoder_str(tn_nn_transformer_encoder_layer(8, 2), 1, "mask_check=1.5"), "mask_check");
     CHECK_ERR(tn_nn_transformer_encoder(tn_nn_transformer_encoder_layer(8, 2), -1, .norm = tn_nn_layer_norm(S(8))), "num_layers must be non-negative");
     tn_scope_end();
 }

@@ -1511,7 +1511,7 @@ TEST(oc_sweep_interpolate) {
     for (int t = 0; t < 24; t++) {
         int64_t sz[2] = {sw_pick(1, 11), sw_pick(1, 11)};
         int m = (int)sw_pick(0, 2);
-        ORACLE(TOL64, tn_interpolate(y, .size = TN_INTS(sz[0], sz[1]), .mode = m ? "bilinear" : "nearest", .align_corners = m == 2),
+        ORACLE(TOL64, tn_interpolate(y, .size = TN_INTS(sz[0], sz[1]), .mode = m ? "bilinear" : "nearest", .align_corners = m ? m == 2 : -1),
                PY("F.interpolate(x0, size=(%lld, %lld), mode='%s'%s)", (long long)sz[0], (long long)sz[1], m ? "bilinear" : "nearest",
                   m == 2 ? ", align_corners=True" : m == 1 ? ", align_corners=False" : ""), y);
     }

@@ -176,17 +176,18 @@ _ldl_factor_ex_rt = _return_type("linalg_ldl_factor_ex", ("LD", "pivots", "info"
 
 
 def ldl_factor_ex(A, *, hermitian=False, check_errors=False):
-    """hermitian is the same factorisation for real dtypes."""
+    """hermitian is the same factorisation for real dtypes (complex inputs are not supported)."""
     from ctypes import byref, c_void_p
     piv, info = c_void_p(), c_void_p()
-    LD = _wrap(lib.tn_linalg_ldl_factor_ex_str(_tp(A, "linalg.ldl_factor_ex", "A"), byref(piv), byref(info), _kw_text(check_errors=bool(check_errors))))
+    LD = _wrap(lib.tn_linalg_ldl_factor_ex_str(_tp(A, "linalg.ldl_factor_ex", "A"), byref(piv), byref(info),
+                                               _kw_text(hermitian=bool(hermitian), check_errors=bool(check_errors))))
     return _ldl_factor_ex_rt(LD, _wrap(piv.value), _wrap(info.value))
 
 
 def ldl_factor(A, *, hermitian=False):
     from ctypes import byref, c_void_p
     piv = c_void_p()
-    LD = _wrap(lib.tn_linalg_ldl_factor(_tp(A, "linalg.ldl_factor", "A"), byref(piv)))
+    LD = _wrap(lib.tn_linalg_ldl_factor_str(_tp(A, "linalg.ldl_factor", "A"), byref(piv), _kw_text(hermitian=bool(hermitian))))
     return _ldl_factor_rt(LD, _wrap(piv.value))
 
 
