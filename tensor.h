@@ -33015,11 +33015,11 @@ static tn_tensor *tn__module_stage(const char *fn, const char *key, tn_tensor *d
 /* assign=True's entry: the state dict's tensor itself for a buffer; for a parameter a
    detached alias of it (PyTorch's nn.Parameter(input_param)) that requires grad as the
    module's parameter did. A new reference. */
-static tn_tensor *tn__module_assign_stage(const char *fn, const char *key, tn_tensor *dst, tn_tensor *src, bool param) {
+static tn_tensor *tn__module_assign_stage(const char *fn, const char *key, const tn__slot *dst, tn_tensor *src, bool param) {
     if (!param) return tn_retain(src);
     tn_scope_begin();
     tn_tensor *a = tn_detach(src);
-    if (a && dst->requires_grad && tn_requires_grad_(a, true)) {
+    if (a && dst->t->requires_grad && tn_requires_grad_(a, true)) {
         char why[1024];
         snprintf(why, sizeof why, "%s", tn_last_error());
         a = (tn_tensor *)tn__error("%s: cannot assign \"%s\" (%s) to a parameter that requires grad: %s", fn, key, tn_dtype_name(src->dtype), why);
@@ -33077,8 +33077,9 @@ static int tn__module_load_check(const char *fn, tn_module *m, const tn_dict *sd
     for (int i = 0; i < own->n && rc == 0; i++) {
         tn_tensor *src = tn_dict_get(sd, own->keys[i]);
         bool param = false;
-        if (assign && !tn__module_state_slot(m, own->keys[i], &param)) rc = TN__FAIL_INT("%s: no parameter or buffer \"%s\"", fn, own->keys[i]);
-        else if (src && !(l->staged[i] = assign ? tn__module_assign_stage(fn, own->keys[i], own->values[i], src, param)
+        const tn__slot *slot = assign ? tn__module_state_slot(m, own->keys[i], &param) : NULL;
+        if (assign && !slot) rc = TN__FAIL_INT("%s: no parameter or buffer \"%s\"", fn, own->keys[i]);
+        else if (src && !(l->staged[i] = assign ? tn__module_assign_stage(fn, own->keys[i], slot, src, param)
                                                 : tn__module_stage(fn, own->keys[i], own->values[i], src))) rc = -1;
     }
     TN_FREE(miss.s); TN_FREE(unex.s); TN_FREE(size.s);
