@@ -1395,8 +1395,8 @@ TEST(linalg_flags_kw) {
     CHECK_ERR(tn_linalg_ldl_factor(tn_eye(2, 2, TN_C128), &piv, .hermitian = true), "tn_linalg_ldl_factor: complex input (complex128) is not supported (hermitian=True");
     CHECK_ERR(tn_linalg_ldl_factor(A, NULL), "pivots must not be NULL");
 
-    /* torch.ormqr(input, tau, other, left=True, transpose=False): Qh of geqrf's reflectors;
-       with A = I's first column reflector-free, check against householder_product's Qh */
+    /* torch.ormqr(input, tau, other, left=True, transpose=False): op(Q) B or B op(Q), against
+       householder_product's Q of geqrf's reflectors */
     const tn_ormqr_fn_opts oq = TN_DEFAULTS(tn_ormqr_fn_opts);
     CHECK(oq.left && !oq.transpose);
     tn_tensor *tau = NULL, *QR = tn_geqrf(A, &tau), *Qh = tn_linalg_householder_product(QR, tau);
