@@ -2463,7 +2463,13 @@ TNDEF tn_tensor *tn_linalg_norm_opts(tn_tensor *A, tn_linalg_norm_fn_opts opts);
 #define tn_linalg_norm(...) tn_linalg_norm_opts(TN__POS_KW(tn_linalg_norm_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_linalg_norm_str(tn_tensor *A, const char *options);
 TNDEF tn_tensor *tn_linalg_multi_dot(tn_tensor *const *tensors, int n);   /* the chain product in the cheapest order; first/last may be 1-d */
-TNDEF tn_tensor *tn_linalg_vecdot(tn_tensor *x, tn_tensor *y, int64_t dim); /* sum(x * y, dim), broadcast */
+/* linalg.vecdot(x, y, *, dim=-1): sum(x * y, dim) (real dtypes), broadcast: tn_linalg_vecdot(x, y, .dim = 0) */
+#define TN_FIELDS_tn_vecdot_fn_opts(X) \
+    X(I, dim, -1, "")
+TN__KW_STRUCT(tn_vecdot_fn_opts);
+TNDEF tn_tensor *tn_linalg_vecdot_opts(tn_tensor *x, tn_tensor *y, tn_vecdot_fn_opts opts);
+#define tn_linalg_vecdot(x, ...) tn_linalg_vecdot_opts(x, TN__POS_KW(tn_vecdot_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_linalg_vecdot_str(tn_tensor *x, tn_tensor *y, const char *options);
 /* linalg.vander(x, *, N=None): [..., n, N], x^0 .. x^(N-1); .N TN_NONE (None): n. */
 #define TN_FIELDS_tn_vander_fn_opts(X) \
     X(I, N, TN_NONE, "")
@@ -2482,7 +2488,13 @@ TN__KW_STRUCT(tn_ormqr_fn_opts);
 TNDEF tn_tensor *tn_ormqr_opts(tn_tensor *input, tn_tensor *tau, tn_tensor *other, tn_ormqr_fn_opts opts);
 #define tn_ormqr(input, tau, ...) tn_ormqr_opts(input, tau, TN__POS_KW(tn_ormqr_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_ormqr_str(tn_tensor *input, tn_tensor *tau, tn_tensor *other, const char *options);
-TNDEF tn_tensor *tn_linalg_tensorinv(tn_tensor *A, int64_t ind);          /* inv of A as a prod(shape[:ind]) square matrix, reshaped */
+/* linalg.tensorinv(A, ind=2): inv of A as a prod(shape[:ind]) square matrix, reshaped */
+#define TN_FIELDS_tn_tensorinv_fn_opts(X) \
+    X(I, ind, 2, "")
+TN__KW_STRUCT(tn_tensorinv_fn_opts);
+TNDEF tn_tensor *tn_linalg_tensorinv_opts(tn_tensor *A, tn_tensorinv_fn_opts opts);
+#define tn_linalg_tensorinv(...) tn_linalg_tensorinv_opts(TN__POS_KW(tn_tensorinv_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_linalg_tensorinv_str(tn_tensor *A, const char *options);
 /* X with tensordot(A, X, X.ndim) = B; dims (n of them, NULL/0: None) of A move to the end first. */
 TNDEF tn_tensor *tn_linalg_tensorsolve(tn_tensor *A, tn_tensor *B, const int64_t *dims, int n);
 /* linalg.ldl_factor(_ex)(A, *, hermitian=False[, check_errors=False]): A = P L D L^T P^T of
@@ -2562,7 +2574,13 @@ TN__KW_STRUCT(tn_linalg_pinv_fn_opts);
 TNDEF tn_tensor *tn_linalg_pinv_opts(tn_tensor *A, tn_linalg_pinv_fn_opts opts);
 #define tn_linalg_pinv(...) tn_linalg_pinv_opts(TN__POS_KW(tn_linalg_pinv_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_linalg_pinv_str(tn_tensor *A, const char *options);
-TNDEF tn_tensor *tn_pinverse(tn_tensor *A, double rcond);          /* torch.pinverse (rcond 1e-15): pinv with rtol = rcond */
+/* torch.pinverse(A, rcond=1e-15): pinv with rtol = rcond: tn_pinverse(A), tn_pinverse(A, .rcond = 1e-6) */
+#define TN_FIELDS_tn_pinverse_fn_opts(X) \
+    X(D, rcond, 1e-15, "")
+TN__KW_STRUCT(tn_pinverse_fn_opts);
+TNDEF tn_tensor *tn_pinverse_opts(tn_tensor *A, tn_pinverse_fn_opts opts);
+#define tn_pinverse(...) tn_pinverse_opts(TN__POS_KW(tn_pinverse_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_pinverse_str(tn_tensor *A, const char *options);
 #define TN_FIELDS_tn_linalg_matrix_rank_fn_opts(X) \
     X(D, atol,      NAN,   "") \
     X(D, rtol,      NAN,   "") \
@@ -6239,6 +6257,15 @@ static const tn__kwkey tn__kw_solve_ex[] = {TN_FIELDS_tn_solve_ex_fn_opts(TN__KW
 #undef TN__KW_T
 #define TN__KW_T tn_linalg_ex_fn_opts
 static const tn__kwkey tn__kw_linalg_ex[] = {TN_FIELDS_tn_linalg_ex_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_vecdot_fn_opts
+static const tn__kwkey tn__kw_vecdot[] = {TN_FIELDS_tn_vecdot_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_tensorinv_fn_opts
+static const tn__kwkey tn__kw_tensorinv[] = {TN_FIELDS_tn_tensorinv_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_pinverse_fn_opts
+static const tn__kwkey tn__kw_pinverse[] = {TN_FIELDS_tn_pinverse_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
 #define TN__KW_T tn_histogramdd_fn_opts
 static const tn__kwkey tn__kw_histogramdd[] = {TN_FIELDS_tn_histogramdd_fn_opts(TN__KW_ROW)};
@@ -20053,7 +20080,8 @@ static tn_tensor *tn__vecdot_impl(tn_tensor *x, tn_tensor *y, int64_t dim) {
     }
     return tn__scope_return(r);
 }
-TNDEF tn_tensor *tn_linalg_vecdot(tn_tensor *x, tn_tensor *y, int64_t dim) { return TN__AS("tn_linalg_vecdot", tn__vecdot_impl(x, y, dim)); }
+TNDEF tn_tensor *tn_linalg_vecdot_opts(tn_tensor *x, tn_tensor *y, tn_vecdot_fn_opts o) { return TN__AS("tn_linalg_vecdot", tn__vecdot_impl(x, y, o.dim)); }
+TNDEF tn_tensor *tn_linalg_vecdot_str(tn_tensor *x, tn_tensor *y, const char *options) { TN__KW_STR(tn_vecdot_fn_opts, vecdot, "tn_linalg_vecdot", options, tn_linalg_vecdot_opts(x, y, o)); }
 
 /* ---- vander: the powers x^0 .. x^(N-1) along a new last dim, by cumprod (as torch: a
    gradient without pow's 0 * inf at x = 0) ---- */
@@ -20199,7 +20227,8 @@ static tn_tensor *tn__tensorinv_impl(tn_tensor *A, int64_t ind) {
     tn_tensor *r = tn_reshape(tn_linalg_inv(tn_reshape(A, TN_SHAPE(p1, p2))), shape, r_nd);
     return tn__scope_return(r);
 }
-TNDEF tn_tensor *tn_linalg_tensorinv(tn_tensor *A, int64_t ind) { return TN__AS("tn_linalg_tensorinv", tn__tensorinv_impl(A, ind)); }
+TNDEF tn_tensor *tn_linalg_tensorinv_opts(tn_tensor *A, tn_tensorinv_fn_opts o) { return TN__AS("tn_linalg_tensorinv", tn__tensorinv_impl(A, o.ind)); }
+TNDEF tn_tensor *tn_linalg_tensorinv_str(tn_tensor *A, const char *options) { TN__KW_STR(tn_tensorinv_fn_opts, tensorinv, "tn_linalg_tensorinv", options, tn_linalg_tensorinv_opts(A, o)); }
 
 static tn_tensor *tn__tensorsolve_impl(tn_tensor *A, tn_tensor *Bm, const int64_t *dims, int nd) {
     TN__CHECK_NULL(A, Bm);
@@ -21204,8 +21233,9 @@ TNDEF tn_tensor *tn_linalg_pinv_opts(tn_tensor *A, tn_linalg_pinv_fn_opts o) {
 TNDEF tn_tensor *tn_linalg_pinv_str(tn_tensor *A, const char *options) {
     TN__KW_STR(tn_linalg_pinv_fn_opts, linalg_pinv, "tn_linalg_pinv", options, tn_linalg_pinv_opts(A, o));
 }
-TNDEF tn_tensor *tn_pinverse(tn_tensor *A, double rcond) {
-    return TN__AS("tn_pinverse", tn__pinv_impl(A, NAN, rcond, false, "tn_pinverse"));
+TNDEF tn_tensor *tn_pinverse_str(tn_tensor *A, const char *options) { TN__KW_STR(tn_pinverse_fn_opts, pinverse, "tn_pinverse", options, tn_pinverse_opts(A, o)); }
+TNDEF tn_tensor *tn_pinverse_opts(tn_tensor *A, tn_pinverse_fn_opts o) {
+    return TN__AS("tn_pinverse", tn__pinv_impl(A, NAN, o.rcond, false, "tn_pinverse"));
 }
 static tn_tensor *tn__rank_impl(tn_tensor *A, double atol, double rtol, bool herm, const char *fn) {
     TN__CHECK_NULL(A);

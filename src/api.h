@@ -2376,7 +2376,13 @@ TNDEF tn_tensor *tn_linalg_norm_opts(tn_tensor *A, tn_linalg_norm_fn_opts opts);
 #define tn_linalg_norm(...) tn_linalg_norm_opts(TN__POS_KW(tn_linalg_norm_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_linalg_norm_str(tn_tensor *A, const char *options);
 TNDEF tn_tensor *tn_linalg_multi_dot(tn_tensor *const *tensors, int n);   /* the chain product in the cheapest order; first/last may be 1-d */
-TNDEF tn_tensor *tn_linalg_vecdot(tn_tensor *x, tn_tensor *y, int64_t dim); /* sum(x * y, dim), broadcast */
+/* linalg.vecdot(x, y, *, dim=-1): sum(x * y, dim) (real dtypes), broadcast: tn_linalg_vecdot(x, y, .dim = 0) */
+#define TN_FIELDS_tn_vecdot_fn_opts(X) \
+    X(I, dim, -1, "")
+TN__KW_STRUCT(tn_vecdot_fn_opts);
+TNDEF tn_tensor *tn_linalg_vecdot_opts(tn_tensor *x, tn_tensor *y, tn_vecdot_fn_opts opts);
+#define tn_linalg_vecdot(x, ...) tn_linalg_vecdot_opts(x, TN__POS_KW(tn_vecdot_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_linalg_vecdot_str(tn_tensor *x, tn_tensor *y, const char *options);
 /* linalg.vander(x, *, N=None): [..., n, N], x^0 .. x^(N-1); .N TN_NONE (None): n. */
 #define TN_FIELDS_tn_vander_fn_opts(X) \
     X(I, N, TN_NONE, "")
@@ -2395,7 +2401,13 @@ TN__KW_STRUCT(tn_ormqr_fn_opts);
 TNDEF tn_tensor *tn_ormqr_opts(tn_tensor *input, tn_tensor *tau, tn_tensor *other, tn_ormqr_fn_opts opts);
 #define tn_ormqr(input, tau, ...) tn_ormqr_opts(input, tau, TN__POS_KW(tn_ormqr_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_ormqr_str(tn_tensor *input, tn_tensor *tau, tn_tensor *other, const char *options);
-TNDEF tn_tensor *tn_linalg_tensorinv(tn_tensor *A, int64_t ind);          /* inv of A as a prod(shape[:ind]) square matrix, reshaped */
+/* linalg.tensorinv(A, ind=2): inv of A as a prod(shape[:ind]) square matrix, reshaped */
+#define TN_FIELDS_tn_tensorinv_fn_opts(X) \
+    X(I, ind, 2, "")
+TN__KW_STRUCT(tn_tensorinv_fn_opts);
+TNDEF tn_tensor *tn_linalg_tensorinv_opts(tn_tensor *A, tn_tensorinv_fn_opts opts);
+#define tn_linalg_tensorinv(...) tn_linalg_tensorinv_opts(TN__POS_KW(tn_tensorinv_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_linalg_tensorinv_str(tn_tensor *A, const char *options);
 /* X with tensordot(A, X, X.ndim) = B; dims (n of them, NULL/0: None) of A move to the end first. */
 TNDEF tn_tensor *tn_linalg_tensorsolve(tn_tensor *A, tn_tensor *B, const int64_t *dims, int n);
 /* linalg.ldl_factor(_ex)(A, *, hermitian=False[, check_errors=False]): A = P L D L^T P^T of
@@ -2475,7 +2487,13 @@ TN__KW_STRUCT(tn_linalg_pinv_fn_opts);
 TNDEF tn_tensor *tn_linalg_pinv_opts(tn_tensor *A, tn_linalg_pinv_fn_opts opts);
 #define tn_linalg_pinv(...) tn_linalg_pinv_opts(TN__POS_KW(tn_linalg_pinv_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_linalg_pinv_str(tn_tensor *A, const char *options);
-TNDEF tn_tensor *tn_pinverse(tn_tensor *A, double rcond);          /* torch.pinverse (rcond 1e-15): pinv with rtol = rcond */
+/* torch.pinverse(A, rcond=1e-15): pinv with rtol = rcond: tn_pinverse(A), tn_pinverse(A, .rcond = 1e-6) */
+#define TN_FIELDS_tn_pinverse_fn_opts(X) \
+    X(D, rcond, 1e-15, "")
+TN__KW_STRUCT(tn_pinverse_fn_opts);
+TNDEF tn_tensor *tn_pinverse_opts(tn_tensor *A, tn_pinverse_fn_opts opts);
+#define tn_pinverse(...) tn_pinverse_opts(TN__POS_KW(tn_pinverse_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_pinverse_str(tn_tensor *A, const char *options);
 #define TN_FIELDS_tn_linalg_matrix_rank_fn_opts(X) \
     X(D, atol,      NAN,   "") \
     X(D, rtol,      NAN,   "") \

@@ -1410,6 +1410,22 @@ TEST(linalg_flags_kw) {
     CHECK_ERR(tn_ormqr_str(QR, tau, B, "upper=True"), "tn_ormqr: unknown option 'upper' (valid: left, transpose)");
     CHECK_ERR(tn_ormqr_str(QR, tau, B, "left=2"), "tn_ormqr: option left");
 
+    /* torch.pinverse(A, rcond=1e-15), linalg.tensorinv(A, ind=2), linalg.vecdot(x, y, *, dim=-1) */
+    CHECK(((tn_pinverse_fn_opts)TN_DEFAULTS(tn_pinverse_fn_opts)).rcond == 1e-15);
+    CHECK(((tn_tensorinv_fn_opts)TN_DEFAULTS(tn_tensorinv_fn_opts)).ind == 2 && ((tn_vecdot_fn_opts)TN_DEFAULTS(tn_vecdot_fn_opts)).dim == -1);
+    tn_tensor *Dg = f64(V(2, 0, 0, 1e-20), S(2, 2));
+    CHECK_T(tn_pinverse(Dg), S(2, 2), V(0.5, 0, 0, 0));                      /* 1e-20 < rcond * 2: cut */
+    CHECK_T(tn_pinverse(Dg, .rcond = 1e-25), S(2, 2), V(0.5, 0, 0, 1e20));
+    CHECK_T(tn_pinverse_str(Dg, "rcond=1e-25"), S(2, 2), V(0.5, 0, 0, 1e20));
+    tn_tensor *T4 = tn_reshape(tn_eye(4, 4, TN_F64), S(4, 2, 2));
+    CHECK(tn_ndim(tn_linalg_tensorinv(T4, .ind = 1)) == 3 && tn_allclose(tn_linalg_tensorinv_str(T4, "ind=1"), tn_linalg_tensorinv(T4, .ind = 1)));
+    CHECK_ERR(tn_linalg_tensorinv(T4), "prod(self.shape[ind:]) == prod(self.shape[:ind])");
+    tn_tensor *vx = f64(V(1, 2, 3, 4), S(2, 2));
+    CHECK_T(tn_linalg_vecdot(vx, vx), S(2), V(5, 25));
+    CHECK_T(tn_linalg_vecdot(vx, vx, .dim = 0), S(2), V(10, 20));
+    CHECK_T(tn_linalg_vecdot_str(vx, vx, "dim=-2"), S(2), V(10, 20));
+    CHECK_ERR(tn_linalg_vecdot_str(vx, vx, "axis=0"), "tn_linalg_vecdot: unknown option 'axis' (valid: dim)");
+
     /* torch.histogramdd(x, bins, *, range=None, weight=None, density=False) */
     const tn_histogramdd_fn_opts ho = TN_DEFAULTS(tn_histogramdd_fn_opts);
     CHECK(ho.range.n == 0 && !ho.weight && !ho.density);

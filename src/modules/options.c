@@ -593,6 +593,15 @@ static const tn__kwkey tn__kw_solve_ex[] = {TN_FIELDS_tn_solve_ex_fn_opts(TN__KW
 #define TN__KW_T tn_linalg_ex_fn_opts
 static const tn__kwkey tn__kw_linalg_ex[] = {TN_FIELDS_tn_linalg_ex_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
+#define TN__KW_T tn_vecdot_fn_opts
+static const tn__kwkey tn__kw_vecdot[] = {TN_FIELDS_tn_vecdot_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_tensorinv_fn_opts
+static const tn__kwkey tn__kw_tensorinv[] = {TN_FIELDS_tn_tensorinv_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_pinverse_fn_opts
+static const tn__kwkey tn__kw_pinverse[] = {TN_FIELDS_tn_pinverse_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
 #define TN__KW_T tn_histogramdd_fn_opts
 static const tn__kwkey tn__kw_histogramdd[] = {TN_FIELDS_tn_histogramdd_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T

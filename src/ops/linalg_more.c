@@ -662,7 +662,8 @@ static tn_tensor *tn__vecdot_impl(tn_tensor *x, tn_tensor *y, int64_t dim) {
     }
     return tn__scope_return(r);
 }
-TNDEF tn_tensor *tn_linalg_vecdot(tn_tensor *x, tn_tensor *y, int64_t dim) { return TN__AS("tn_linalg_vecdot", tn__vecdot_impl(x, y, dim)); }
+TNDEF tn_tensor *tn_linalg_vecdot_opts(tn_tensor *x, tn_tensor *y, tn_vecdot_fn_opts o) { return TN__AS("tn_linalg_vecdot", tn__vecdot_impl(x, y, o.dim)); }
+TNDEF tn_tensor *tn_linalg_vecdot_str(tn_tensor *x, tn_tensor *y, const char *options) { TN__KW_STR(tn_vecdot_fn_opts, vecdot, "tn_linalg_vecdot", options, tn_linalg_vecdot_opts(x, y, o)); }
 
 /* ---- vander: the powers x^0 .. x^(N-1) along a new last dim, by cumprod (as torch: a
    gradient without pow's 0 * inf at x = 0) ---- */
@@ -808,7 +809,8 @@ static tn_tensor *tn__tensorinv_impl(tn_tensor *A, int64_t ind) {
     tn_tensor *r = tn_reshape(tn_linalg_inv(tn_reshape(A, TN_SHAPE(p1, p2))), shape, r_nd);
     return tn__scope_return(r);
 }
-TNDEF tn_tensor *tn_linalg_tensorinv(tn_tensor *A, int64_t ind) { return TN__AS("tn_linalg_tensorinv", tn__tensorinv_impl(A, ind)); }
+TNDEF tn_tensor *tn_linalg_tensorinv_opts(tn_tensor *A, tn_tensorinv_fn_opts o) { return TN__AS("tn_linalg_tensorinv", tn__tensorinv_impl(A, o.ind)); }
+TNDEF tn_tensor *tn_linalg_tensorinv_str(tn_tensor *A, const char *options) { TN__KW_STR(tn_tensorinv_fn_opts, tensorinv, "tn_linalg_tensorinv", options, tn_linalg_tensorinv_opts(A, o)); }
 
 static tn_tensor *tn__tensorsolve_impl(tn_tensor *A, tn_tensor *Bm, const int64_t *dims, int nd) {
     TN__CHECK_NULL(A, Bm);

@@ -533,11 +533,11 @@ tn_linalg_vector_norm_str T T s
 tn_linalg_matrix_norm_str T T s
 tn_linalg_norm_str T T s
 tn_linalg_multi_dot T A i
-tn_linalg_vecdot T T T l
+tn_linalg_vecdot_str T T T s
 tn_linalg_vander_str T T s
 tn_linalg_householder_product T T T
 tn_ormqr_str T T T T s
-tn_linalg_tensorinv T T l
+tn_linalg_tensorinv_str T T s
 tn_linalg_tensorsolve T T T L i
 tn_linalg_ldl_factor_str T T A s
 tn_linalg_ldl_factor_ex_str T T A A s
@@ -551,7 +551,7 @@ tn_linalg_svd_str T T A A s
 tn_linalg_svdvals T T
 tn_svd_str T T A A s
 tn_linalg_pinv_str T T s
-tn_pinverse T T d
+tn_pinverse_str T T s
 tn_linalg_matrix_rank_str T T s
 tn_linalg_lstsq_str T T T A A A s
 tn_linalg_cond T T s

@@ -1412,7 +1412,7 @@ def linalg_pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None):
 
 @_method("pinverse")
 def pinverse(A, rcond=1e-15):
-    return _wrap(lib.tn_pinverse(_tp(A, "pinverse"), _float(rcond, "pinverse", "rcond")))
+    return _wrap(lib.tn_pinverse_str(_tp(A, "pinverse"), _kw_text(rcond=_float(rcond, "pinverse", "rcond"))))
 
 
 def linalg_matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None):

@@ -142,7 +142,7 @@ def multi_dot(tensors):
 
 
 def vecdot(x, y, *, dim=-1):
-    return _wrap(lib.tn_linalg_vecdot(_tp(x, "linalg.vecdot", "x"), _tp(y, "linalg.vecdot", "y"), _int(dim, "linalg.vecdot")))
+    return _wrap(lib.tn_linalg_vecdot_str(_tp(x, "linalg.vecdot", "x"), _tp(y, "linalg.vecdot", "y"), _kw_text(dim=_int(dim, "linalg.vecdot"))))
 
 
 def vander(x, *, N=None):
@@ -159,7 +159,7 @@ def householder_product(A, tau):
 
 
 def tensorinv(A, ind=2):
-    return _wrap(lib.tn_linalg_tensorinv(_tp(A, "linalg.tensorinv", "A"), _int(ind, "linalg.tensorinv", "ind")))
+    return _wrap(lib.tn_linalg_tensorinv_str(_tp(A, "linalg.tensorinv", "A"), _kw_text(ind=_int(ind, "linalg.tensorinv", "ind"))))
 
 
 def tensorsolve(A, B, dims=None):
