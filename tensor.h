@@ -33047,15 +33047,16 @@ static tn_tensor *tn__module_stage(const char *fn, const char *key, tn_tensor *d
    module's parameter did. A new reference. */
 static tn_tensor *tn__module_assign_stage(const char *fn, const char *key, const tn__slot *dst, tn_tensor *src, bool param) {
     if (!param) return tn_retain(src);
-    tn_scope_begin();
-    tn_tensor *a = tn_detach(src);
-    if (a && dst->t->requires_grad && tn_requires_grad_(a, true)) {
+    /* tn_detach's view, but owned here rather than by an open scope */
+    tn_tensor *a = tn__view_of(src, src->shape, src->strides, src->ndim, src->offset);
+    if (!a) return NULL;
+    a->base = tn_retain(src->base ? src->base : src);
+    if (dst->t->requires_grad && tn_requires_grad_(a, true)) {
         char why[1024];
         snprintf(why, sizeof why, "%s", tn_last_error());
-        a = (tn_tensor *)tn__error("%s: cannot assign \"%s\" (%s) to a parameter that requires grad: %s", fn, key, tn_dtype_name(src->dtype), why);
+        tn_release(a);
+        return (tn_tensor *)tn__error("%s: cannot assign \"%s\" (%s) to a parameter that requires grad: %s", fn, key, tn_dtype_name(src->dtype), why);
     }
-    a = tn_keep(a);
-    tn_scope_end();
     return a;
 }
 /* the slot of a state dict key (a parameter or a buffer), *param telling which */

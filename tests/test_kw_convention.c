@@ -1829,6 +1829,11 @@ TEST(module_utilities_kw) {
         tn_dict_set(asd, "bias", tn_zeros(S(3), TN_F64));
         CHECK_ERR(tn_module_load_state_dict(am, asd, NULL, NULL, .assign = true) == 0, "size mismatch for bias");
         CHECK(tn_numel(tn_module_get(am, "bias")) == 2);
+        /* an integer tensor cannot become a parameter that requires grad (torch's nn.Parameter error) */
+        tn_dict_set(asd, "weight", tn_zeros(S(2), TN_I64));
+        tn_dict_set(asd, "bias", tn_zeros(S(2), TN_F64));
+        CHECK_ERR(tn_module_load_state_dict(am, asd, NULL, NULL, .assign = true) == 0, "cannot assign \"weight\" (int64) to a parameter that requires grad");
+        CHECK(tn_get_dtype(tn_module_get(am, "weight")) == TN_F64);   /* nothing changed */
         tn_dict_free(asd);
         tn_module_free(am);
     }
