@@ -2193,13 +2193,24 @@ TNDEF tn_tensor *tn_histogram_opts(tn_tensor *x, int64_t bins, tn_tensor **bin_e
 #define tn_histogram(x, bins, ...) tn_histogram_opts(x, bins, TN__POS_KW(tn_histogram_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_histogram_str(tn_tensor *x, int64_t bins, tn_tensor **bin_edges, const char *options);
 TNDEF tn_tensor *tn_histogram_edges_opts(tn_tensor *x, tn_tensor *bins, tn_tensor **bin_edges, tn_histogram_fn_opts opts);
-/* torch.histogramdd(x [..., D], bins): the D-dimensional histogram [bins[0], ..., bins[D-1]] of
-   x's rows (nbins must be D), each dim's edges the linspace of range[2d], range[2d + 1] (range
-   NULL: the data's min and max per dim); weight (NULL or x.shape[:-1]) and density as
-   tn_histogram; bin_edges (NULL or D slots) gets each dim's edges (owned by the caller). The
-   _edges form takes D edge tensors of x's dtype. Float32/float64, not differentiable (as PyTorch). */
-TNDEF tn_tensor *tn_histogramdd(tn_tensor *x, const int64_t *bins, int nbins, const double *range, tn_tensor *weight, bool density, tn_tensor **bin_edges);
-TNDEF tn_tensor *tn_histogramdd_edges(tn_tensor *x, tn_tensor *const *bins, int nbins, tn_tensor *weight, bool density, tn_tensor **bin_edges);
+/* torch.histogramdd(x [..., D], bins, *, range=None, weight=None, density=False): the
+   D-dimensional histogram [bins[0], ..., bins[D-1]] of x's rows (nbins must be D), each dim's
+   edges the linspace of range[2d], range[2d + 1] (.range = TN_DOUBLES(lo0, hi0, lo1, hi1, ...),
+   2 D values; empty, None: the data's min and max per dim); .weight (NULL or x.shape[:-1]) and
+   .density as tn_histogram; bin_edges (NULL or D slots) gets each dim's edges (owned by the
+   caller): tn_histogramdd(x, bins, 2, edges, .range = TN_DOUBLES(0, 1, 0, 1), .density =
+   true). The _edges form takes D edge tensors of x's dtype (and no range). Float32/float64,
+   not differentiable (as PyTorch). */
+#define TN_FIELDS_tn_histogramdd_fn_opts(X) \
+    X(DL, range,   TN__LIST0, "") \
+    X(T,  weight,  NULL,      "") \
+    X(B,  density, false,     "")
+TN__KW_STRUCT(tn_histogramdd_fn_opts);
+TNDEF tn_tensor *tn_histogramdd_opts(tn_tensor *x, const int64_t *bins, int nbins, tn_tensor **bin_edges, tn_histogramdd_fn_opts opts);
+#define tn_histogramdd(x, bins, nbins, ...) tn_histogramdd_opts(x, bins, nbins, TN__POS_KW(tn_histogramdd_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_histogramdd_str(tn_tensor *x, const int64_t *bins, int nbins, tn_tensor **bin_edges, const char *options);
+TNDEF tn_tensor *tn_histogramdd_edges_opts(tn_tensor *x, tn_tensor *const *bins, int nbins, tn_tensor **bin_edges, tn_histogramdd_fn_opts opts);
+#define tn_histogramdd_edges(x, bins, nbins, ...) tn_histogramdd_edges_opts(x, bins, nbins, TN__POS_KW(tn_histogramdd_fn_opts, __VA_ARGS__))
 
 /* ======================================================================= */
 /* 9. linear algebra                                                        */
@@ -2342,7 +2353,7 @@ TNDEF tn_tensor *tn_linalg_det(tn_tensor *A);                       /* determina
 TNDEF tn_tensor *tn_linalg_slogdet(tn_tensor *A, tn_tensor **sign); /* log|det A|; *sign: -1, 0 or 1 */
 TNDEF tn_tensor *tn_logdet(tn_tensor *A);                           /* log det A: nan for det < 0, -inf for det = 0 */
 TNDEF tn_tensor *tn_linalg_inv(tn_tensor *A);                       /* inverse; raises for a singular matrix */
-/* inverse with info (> 0: singular); check_errors=False, shared with ldl_factor_ex. */
+/* inverse with info (> 0: singular); check_errors=False. */
 #define TN_FIELDS_tn_linalg_ex_fn_opts(X) \
     X(B, check_errors, false, "")
 TN__KW_STRUCT(tn_linalg_ex_fn_opts);
@@ -2452,7 +2463,13 @@ TNDEF tn_tensor *tn_linalg_norm_opts(tn_tensor *A, tn_linalg_norm_fn_opts opts);
 #define tn_linalg_norm(...) tn_linalg_norm_opts(TN__POS_KW(tn_linalg_norm_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_linalg_norm_str(tn_tensor *A, const char *options);
 TNDEF tn_tensor *tn_linalg_multi_dot(tn_tensor *const *tensors, int n);   /* the chain product in the cheapest order; first/last may be 1-d */
-TNDEF tn_tensor *tn_linalg_vecdot(tn_tensor *x, tn_tensor *y, int64_t dim); /* sum(x * y, dim), broadcast */
+/* linalg.vecdot(x, y, *, dim=-1): sum(x * y, dim) (real dtypes), broadcast: tn_linalg_vecdot(x, y, .dim = 0) */
+#define TN_FIELDS_tn_vecdot_fn_opts(X) \
+    X(I, dim, -1, "")
+TN__KW_STRUCT(tn_vecdot_fn_opts);
+TNDEF tn_tensor *tn_linalg_vecdot_opts(tn_tensor *x, tn_tensor *y, tn_vecdot_fn_opts opts);
+#define tn_linalg_vecdot(x, ...) tn_linalg_vecdot_opts(x, TN__POS_KW(tn_vecdot_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_linalg_vecdot_str(tn_tensor *x, tn_tensor *y, const char *options);
 /* linalg.vander(x, *, N=None): [..., n, N], x^0 .. x^(N-1); .N TN_NONE (None): n. */
 #define TN_FIELDS_tn_vander_fn_opts(X) \
     X(I, N, TN_NONE, "")
@@ -2461,16 +2478,42 @@ TNDEF tn_tensor *tn_linalg_vander_opts(tn_tensor *x, tn_vander_fn_opts opts);
 #define tn_linalg_vander(...) tn_linalg_vander_opts(TN__POS_KW(tn_vander_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_linalg_vander_str(tn_tensor *x, const char *options);
 TNDEF tn_tensor *tn_linalg_householder_product(tn_tensor *A, tn_tensor *tau); /* the first n columns of H_1 ... H_k (torch.orgqr) */
-TNDEF tn_tensor *tn_ormqr(tn_tensor *input, tn_tensor *tau, tn_tensor *other, bool left, bool transpose); /* torch.ormqr: op(Q) other (left) or other op(Q), Q = H_1 ... H_k of geqrf's input, tau; op: Q^H if transpose; real and complex */
-TNDEF tn_tensor *tn_linalg_tensorinv(tn_tensor *A, int64_t ind);          /* inv of A as a prod(shape[:ind]) square matrix, reshaped */
+/* torch.ormqr(input, tau, other, left=True, transpose=False): op(Q) other (.left) or other
+   op(Q), Q = H_1 ... H_k of geqrf's input, tau; op: Q^H if .transpose; real and complex:
+   tn_ormqr(A, tau, C), tn_ormqr(A, tau, C, .left = false, .transpose = true). */
+#define TN_FIELDS_tn_ormqr_fn_opts(X) \
+    X(B, left,      true,  "") \
+    X(B, transpose, false, "")
+TN__KW_STRUCT(tn_ormqr_fn_opts);
+TNDEF tn_tensor *tn_ormqr_opts(tn_tensor *input, tn_tensor *tau, tn_tensor *other, tn_ormqr_fn_opts opts);
+#define tn_ormqr(input, tau, ...) tn_ormqr_opts(input, tau, TN__POS_KW(tn_ormqr_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_ormqr_str(tn_tensor *input, tn_tensor *tau, tn_tensor *other, const char *options);
+/* linalg.tensorinv(A, ind=2): inv of A as a prod(shape[:ind]) square matrix, reshaped */
+#define TN_FIELDS_tn_tensorinv_fn_opts(X) \
+    X(I, ind, 2, "")
+TN__KW_STRUCT(tn_tensorinv_fn_opts);
+TNDEF tn_tensor *tn_linalg_tensorinv_opts(tn_tensor *A, tn_tensorinv_fn_opts opts);
+#define tn_linalg_tensorinv(...) tn_linalg_tensorinv_opts(TN__POS_KW(tn_tensorinv_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_linalg_tensorinv_str(tn_tensor *A, const char *options);
 /* X with tensordot(A, X, X.ndim) = B; dims (n of them, NULL/0: None) of A move to the end first. */
 TNDEF tn_tensor *tn_linalg_tensorsolve(tn_tensor *A, tn_tensor *B, const int64_t *dims, int n);
-/* linalg.ldl_factor(_ex): A = P L D L^T P^T of a symmetric A's lower triangle (LAPACK's sytrf,
-   Bunch-Kaufman pivoting; hermitian= is the same for real dtypes): LD, *pivots (int32, LAPACK's:
-   negative for a 2x2 block), *info; ldl_factor raises where info > 0. Not differentiable (as torch's). */
-TNDEF tn_tensor *tn_linalg_ldl_factor(tn_tensor *A, tn_tensor **pivots);
-TNDEF tn_tensor *tn_linalg_ldl_factor_ex_opts(tn_tensor *A, tn_tensor **pivots, tn_tensor **info, tn_linalg_ex_fn_opts opts);
-#define tn_linalg_ldl_factor_ex(A, pivots, ...) tn_linalg_ldl_factor_ex_opts(A, pivots, TN__POS_KW(tn_linalg_ex_fn_opts, __VA_ARGS__))
+/* linalg.ldl_factor(_ex)(A, *, hermitian=False[, check_errors=False]): A = P L D L^T P^T of
+   a symmetric A's lower triangle (LAPACK's sytrf, Bunch-Kaufman pivoting): LD, *pivots (int32,
+   LAPACK's: negative for a 2x2 block), *info; ldl_factor raises where info > 0. .hermitian is
+   the same factorisation for the real dtypes (complex ones, where it would be hetrf's, are not
+   supported). Not differentiable (as torch's). tn_linalg_ldl_factor(A, &pivots, .hermitian = true). */
+#define TN_FIELDS_tn_ldl_factor_fn_opts(X) \
+    X(B, hermitian, false, "")
+TN__KW_STRUCT(tn_ldl_factor_fn_opts);
+TNDEF tn_tensor *tn_linalg_ldl_factor_opts(tn_tensor *A, tn_tensor **pivots, tn_ldl_factor_fn_opts opts);
+#define tn_linalg_ldl_factor(A, ...) tn_linalg_ldl_factor_opts(A, TN__POS_KW(tn_ldl_factor_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_linalg_ldl_factor_str(tn_tensor *A, tn_tensor **pivots, const char *options);
+#define TN_FIELDS_tn_ldl_factor_ex_fn_opts(X) \
+    X(B, hermitian,    false, "") \
+    X(B, check_errors, false, "")
+TN__KW_STRUCT(tn_ldl_factor_ex_fn_opts);
+TNDEF tn_tensor *tn_linalg_ldl_factor_ex_opts(tn_tensor *A, tn_tensor **pivots, tn_tensor **info, tn_ldl_factor_ex_fn_opts opts);
+#define tn_linalg_ldl_factor_ex(A, pivots, ...) tn_linalg_ldl_factor_ex_opts(A, pivots, TN__POS_KW(tn_ldl_factor_ex_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_linalg_ldl_factor_ex_str(tn_tensor *A, tn_tensor **pivots, tn_tensor **info, const char *options);
 TNDEF tn_tensor *tn_linalg_ldl_solve(tn_tensor *LD, tn_tensor *pivots, tn_tensor *B); /* A X = B from ldl_factor's LD, pivots (sytrs) */
 /* torch.linalg decompositions (src/ops/linalg_decomp.c): float32/float64 on the CPU, batched
@@ -2531,7 +2574,13 @@ TN__KW_STRUCT(tn_linalg_pinv_fn_opts);
 TNDEF tn_tensor *tn_linalg_pinv_opts(tn_tensor *A, tn_linalg_pinv_fn_opts opts);
 #define tn_linalg_pinv(...) tn_linalg_pinv_opts(TN__POS_KW(tn_linalg_pinv_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_linalg_pinv_str(tn_tensor *A, const char *options);
-TNDEF tn_tensor *tn_pinverse(tn_tensor *A, double rcond);          /* torch.pinverse (rcond 1e-15): pinv with rtol = rcond */
+/* torch.pinverse(A, rcond=1e-15): pinv with rtol = rcond: tn_pinverse(A), tn_pinverse(A, .rcond = 1e-6) */
+#define TN_FIELDS_tn_pinverse_fn_opts(X) \
+    X(D, rcond, 1e-15, "")
+TN__KW_STRUCT(tn_pinverse_fn_opts);
+TNDEF tn_tensor *tn_pinverse_opts(tn_tensor *A, tn_pinverse_fn_opts opts);
+#define tn_pinverse(...) tn_pinverse_opts(TN__POS_KW(tn_pinverse_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_pinverse_str(tn_tensor *A, const char *options);
 #define TN_FIELDS_tn_linalg_matrix_rank_fn_opts(X) \
     X(D, atol,      NAN,   "") \
     X(D, rtol,      NAN,   "") \
@@ -3133,7 +3182,7 @@ TNDEF tn_tensor *tn_scaled_dot_product_attention(tn_tensor *q, tn_tensor *k, tn_
    antialias=False. F.interpolate's keywords: .size (empty: None; one value for every spatial
    dim, or one per dim) or .scale_factor (the same; used as is for the source positions, as
    PyTorch with recompute_scale_factor=None), .mode "nearest", .align_corners None (-1: False;
-   true only for the interpolating modes): tn_interpolate(x, .size = TN_INTS(8, 8), .mode =
+   given, true or false, only for the interpolating modes, as PyTorch): tn_interpolate(x, .size = TN_INTS(8, 8), .mode =
    "bilinear", .align_corners = true), tn_interpolate(x, .scale_factor = TN_DOUBLES(2)). */
 #define TN_FIELDS_tn_interpolate_fn_opts(X) \
     X(IL, size,          TN__LIST0, "") \
@@ -3584,9 +3633,13 @@ TNDEF tn_dict *tn_module_state_dict(const tn_module *m);                    /* p
    names go into missing/unexpected (PyTorch's missing_keys, unexpected_keys; either may be
    NULL): tn_module_load_state_dict(m, sd, NULL, NULL) is strict,
    tn_module_load_state_dict(m, sd, miss, unex, .strict = false) is not. A shape mismatch is
-   always an error. On error nothing is loaded. */
+   always an error. On error nothing is loaded. .assign = true (PyTorch 2.1+'s assign=True):
+   the module's entries become sd's tensors instead of copies (their dtype and device too): a
+   buffer is sd's tensor itself, a parameter a detached alias of it (sharing its storage) that
+   requires grad as the module's parameter did. */
 #define TN_FIELDS_tn_load_state_dict_opts(X) \
-    X(B, strict, true, "")
+    X(B, strict, true,  "") \
+    X(B, assign, false, "")
 TN__KW_STRUCT(tn_load_state_dict_opts);
 TNDEF int tn_module_load_state_dict_opts(tn_module *m, const tn_dict *sd, tn_dict *missing, tn_dict *unexpected, tn_load_state_dict_opts opts);
 #define tn_module_load_state_dict(m, sd, missing, ...) tn_module_load_state_dict_opts(m, sd, missing, TN__POS_KW(tn_load_state_dict_opts, __VA_ARGS__))
@@ -3600,7 +3653,17 @@ TNDEF void tn_module_train_opts(tn_module *m, tn_train_opts opts);
 #define tn_module_train(...) tn_module_train_opts(TN__POS_KW(tn_train_opts, __VA_ARGS__))
 TNDEF int tn_module_train_str(tn_module *m, const char *options);
 TNDEF void tn_module_eval(tn_module *m);
-TNDEF void tn_module_zero_grad(tn_module *m);                               /* .grad = NULL on every parameter */
+/* Module.zero_grad's and Optimizer.zero_grad's keywords */
+#define TN_FIELDS_tn_zero_grad_opts(X) \
+    X(B, set_to_none, true, "")
+TN__KW_STRUCT(tn_zero_grad_opts);
+/* Module.zero_grad(set_to_none=True) (PyTorch 2's default), recursive: tn_module_zero_grad(m)
+   sets .grad = NULL on every parameter; tn_module_zero_grad(m, .set_to_none = false) zeroes
+   the grads in place (detached), as tn_optim_zero_grad. The _str form returns 0, or -1 on bad
+   text. */
+TNDEF void tn_module_zero_grad_opts(tn_module *m, tn_zero_grad_opts opts);
+#define tn_module_zero_grad(...) tn_module_zero_grad_opts(TN__POS_KW(tn_zero_grad_opts, __VA_ARGS__))
+TNDEF int tn_module_zero_grad_str(tn_module *m, const char *options);
 TNDEF int64_t tn_module_num_parameters(const tn_module *m);                 /* elements over all parameters */
 typedef void (*tn_module_fn)(tn_module *m, void *user);
 TNDEF void tn_module_apply(tn_module *m, tn_module_fn fn, void *user);      /* children first, then m, as PyTorch */
@@ -4032,12 +4095,20 @@ TNDEF tn_tensor *tn_nn_transformer_decoder_layer_forward(tn_module *m, tn_tensor
    not NULL). Both modules are taken over: layer is freed after copying, norm becomes the child;
    on error both are freed. norm=None is the default: tn_nn_transformer_encoder(layer, 6),
    tn_nn_transformer_encoder(layer, 6, .norm = tn_nn_layer_norm(TN_SHAPE(512))). A module
-   cannot come from the option text (the _str forms take no norm). */
+   cannot come from the option text (the _str forms take no norm). The encoder's
+   enable_nested_tensor=True and mask_check=True are accepted and change nothing: they only
+   choose PyTorch's nested-tensor fast path (whose results are the same), and there are no
+   nested tensors here. */
 #define TN_FIELDS_tn_transformer_stack_opts(X) \
     X(MOD, norm, NULL, "")
 TN__KW_STRUCT(tn_transformer_stack_opts);
-TNDEF tn_module *tn_nn_transformer_encoder_opts(tn_module *encoder_layer, int64_t num_layers, tn_transformer_stack_opts opts);
-#define tn_nn_transformer_encoder(encoder_layer, ...) tn_nn_transformer_encoder_opts(encoder_layer, TN__POS_KW(tn_transformer_stack_opts, __VA_ARGS__))
+#define TN_FIELDS_tn_transformer_encoder_opts(X) \
+    X(MOD, norm,                 NULL, "") \
+    X(B,   enable_nested_tensor, true, "") \
+    X(B,   mask_check,           true, "")
+TN__KW_STRUCT(tn_transformer_encoder_opts);
+TNDEF tn_module *tn_nn_transformer_encoder_opts(tn_module *encoder_layer, int64_t num_layers, tn_transformer_encoder_opts opts);
+#define tn_nn_transformer_encoder(encoder_layer, ...) tn_nn_transformer_encoder_opts(encoder_layer, TN__POS_KW(tn_transformer_encoder_opts, __VA_ARGS__))
 TNDEF tn_module *tn_nn_transformer_encoder_str(tn_module *encoder_layer, int64_t num_layers, const char *options);
 TNDEF tn_tensor *tn_nn_transformer_encoder_forward(tn_module *m, tn_tensor *src, tn_tensor *mask, tn_tensor *src_key_padding_mask,
                                                    bool is_causal);
@@ -4152,9 +4223,6 @@ TNDEF double tn_optim_step_closure(tn_optim *o, tn_closure closure, void *user);
    tn_optim_zero_grad(o) sets .grad = NULL on every parameter; tn_optim_zero_grad(o,
    .set_to_none = false) zeroes the grads in place (detached). The _str form returns 0, or
    -1 on bad text. */
-#define TN_FIELDS_tn_zero_grad_opts(X) \
-    X(B, set_to_none, true, "")
-TN__KW_STRUCT(tn_zero_grad_opts);
 TNDEF void tn_optim_zero_grad_opts(tn_optim *o, tn_zero_grad_opts opts);
 #define tn_optim_zero_grad(...) tn_optim_zero_grad_opts(TN__POS_KW(tn_zero_grad_opts, __VA_ARGS__))
 TNDEF int tn_optim_zero_grad_str(tn_optim *o, const char *options);
@@ -6013,6 +6081,9 @@ static const tn__kwkey tn__kw_max_unpool[] = {TN_FIELDS_tn_max_unpool_opts(TN__K
 #define TN__KW_T tn_transformer_stack_opts
 static const tn__kwkey tn__kw_transformer_stack[] = {TN_FIELDS_tn_transformer_stack_opts(TN__KW_ROW)};
 #undef TN__KW_T
+#define TN__KW_T tn_transformer_encoder_opts
+static const tn__kwkey tn__kw_transformer_encoder[] = {TN_FIELDS_tn_transformer_encoder_opts(TN__KW_ROW)};
+#undef TN__KW_T
 #define TN__KW_T tn_register_buffer_opts
 static const tn__kwkey tn__kw_register_buffer[] = {TN_FIELDS_tn_register_buffer_opts(TN__KW_ROW)};
 #undef TN__KW_T
@@ -6186,6 +6257,27 @@ static const tn__kwkey tn__kw_solve_ex[] = {TN_FIELDS_tn_solve_ex_fn_opts(TN__KW
 #undef TN__KW_T
 #define TN__KW_T tn_linalg_ex_fn_opts
 static const tn__kwkey tn__kw_linalg_ex[] = {TN_FIELDS_tn_linalg_ex_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_vecdot_fn_opts
+static const tn__kwkey tn__kw_vecdot[] = {TN_FIELDS_tn_vecdot_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_tensorinv_fn_opts
+static const tn__kwkey tn__kw_tensorinv[] = {TN_FIELDS_tn_tensorinv_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_pinverse_fn_opts
+static const tn__kwkey tn__kw_pinverse[] = {TN_FIELDS_tn_pinverse_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_histogramdd_fn_opts
+static const tn__kwkey tn__kw_histogramdd[] = {TN_FIELDS_tn_histogramdd_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_ormqr_fn_opts
+static const tn__kwkey tn__kw_ormqr[] = {TN_FIELDS_tn_ormqr_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_ldl_factor_fn_opts
+static const tn__kwkey tn__kw_ldl_factor[] = {TN_FIELDS_tn_ldl_factor_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_ldl_factor_ex_fn_opts
+static const tn__kwkey tn__kw_ldl_factor_ex[] = {TN_FIELDS_tn_ldl_factor_ex_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
 #define TN__KW_T tn_cholesky_fn_opts
 static const tn__kwkey tn__kw_cholesky[] = {TN_FIELDS_tn_cholesky_fn_opts(TN__KW_ROW)};
@@ -14832,12 +14924,21 @@ static tn_tensor *tn__histogramdd_impl(tn_tensor *x, const int64_t *bins, tn_ten
     tn_scope_end();
     return hist;
 }
-TNDEF tn_tensor *tn_histogramdd(tn_tensor *x, const int64_t *bins, int nbins, const double *range, tn_tensor *weight, bool density, tn_tensor **bin_edges) {
-    return TN__AS("tn_histogramdd", tn__histogramdd_impl(x, bins, NULL, nbins, range, weight, density, bin_edges));
+TNDEF tn_tensor *tn_histogramdd_opts(tn_tensor *x, const int64_t *bins, int nbins, tn_tensor **bin_edges, tn_histogramdd_fn_opts o) {
+    TN__CHECK_NULL(x);
+    const int64_t D = x->ndim ? x->shape[x->ndim - 1] : 0;
+    if (o.range.n && o.range.n != 2 * D)
+        return (tn_tensor *)tn__error("tn_histogramdd: torch.histogramdd: for a %lld-dimensional histogram range should have %lld elements, but got %d", (long long)D,
+                                      (long long)(2 * D), o.range.n);
+    return TN__AS("tn_histogramdd", tn__histogramdd_impl(x, bins, NULL, nbins, o.range.n ? o.range.v : NULL, o.weight, o.density, bin_edges));
 }
-TNDEF tn_tensor *tn_histogramdd_edges(tn_tensor *x, tn_tensor *const *bins, int nbins, tn_tensor *weight, bool density, tn_tensor **bin_edges) {
+TNDEF tn_tensor *tn_histogramdd_str(tn_tensor *x, const int64_t *bins, int nbins, tn_tensor **bin_edges, const char *options) {
+    TN__KW_STR(tn_histogramdd_fn_opts, histogramdd, "tn_histogramdd", options, tn_histogramdd_opts(x, bins, nbins, bin_edges, o));
+}
+TNDEF tn_tensor *tn_histogramdd_edges_opts(tn_tensor *x, tn_tensor *const *bins, int nbins, tn_tensor **bin_edges, tn_histogramdd_fn_opts o) {
     if (!bins) return (tn_tensor *)tn__error("tn_histogramdd: bins must not be NULL");
-    return TN__AS("tn_histogramdd", tn__histogramdd_impl(x, NULL, bins, nbins, NULL, weight, density, bin_edges));
+    if (o.range.n) return (tn_tensor *)tn__error("tn_histogramdd: range is not allowed with bin edges (the edges fix the range)");
+    return TN__AS("tn_histogramdd", tn__histogramdd_impl(x, NULL, bins, nbins, NULL, o.weight, o.density, bin_edges));
 }
 TNDEF tn_tensor *tn_histc_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_histc_fn_opts, histc, "tn_histc", options, tn_histc_opts(x, o)); }
 
@@ -18932,12 +19033,20 @@ static void tn__la_getrs(const double *lu, const int32_t *piv, int64_t n, double
 }
 /* Cholesky A = L L^T of the lower triangle (row-major n x n, in place; the strict upper
    triangle is zeroed), as potrf: returns info (0, or the order of the leading minor that
-   is not positive-definite). */
+   is not positive-definite). Where it stops, potf2 (the unblocked potrf, which torch's
+   LAPACK runs at these sizes) leaves the failing pivot's updated value on the diagonal and
+   the columns after it as the input: torch's cholesky_ex returns that, its upper triangle
+   zeroed. */
 static int64_t tn__la_potrf(double *a, int64_t n) {
+    int64_t info = 0;
     for (int64_t j = 0; j < n; j++) {
         double d = a[j * n + j];
         for (int64_t c = 0; c < j; c++) d -= a[j * n + c] * a[j * n + c];
-        if (!(d > 0)) return j + 1;
+        if (!(d > 0)) {
+            a[j * n + j] = d;
+            info = j + 1;
+            break;
+        }
         d = sqrt(d);
         a[j * n + j] = d;
         for (int64_t i = j + 1; i < n; i++) {
@@ -18948,7 +19057,7 @@ static int64_t tn__la_potrf(double *a, int64_t n) {
     }
     for (int64_t i = 0; i < n; i++)
         for (int64_t j = i + 1; j < n; j++) a[i * n + j] = 0;
-    return 0;
+    return info;
 }
 /* The complex getrf: pivots on |re| + |im| (zgetrf's izamax). */
 static int64_t tn__la_getrf_c(tn__cplx *a, int64_t m, int64_t n, int32_t *piv) {
@@ -19385,7 +19494,7 @@ TNDEF tn_tensor *tn_linalg_inv(tn_tensor *A) {
    the diagonal halved, symmetrised. L is recomputed from A (double backward). */
 static int tn__cholesky_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
     (void)nin; (void)user;
-    tn_tensor *A = tn_ctx_saved(n, 0), *L = tn_linalg_cholesky(A);
+    tn_tensor *A = tn_ctx_saved(n, 0), *L = n->i[0] ? tn__mH(tn_linalg_cholesky(A, .upper = true)) : tn_linalg_cholesky(A);
     if (n->i[0]) g = tn__mH(g);
     tn_tensor *LH = tn__mH(L);
     tn_tensor *gA = tn__tril(tn_matmul(LH, g), 0);
@@ -19402,9 +19511,24 @@ static tn_tensor *tn__cholesky_ex_impl(tn_tensor *A, bool upper, bool check_erro
     tn_tensor *w = tn__la_work(A), *f = tn__own(tn__new(TN_I32, TN_CPU, A->shape, A->ndim - 2)), *r = NULL;
     if (w && f) {
         int32_t *fv = (int32_t *)tn_data_ptr(f);
-        for (int64_t b = 0; b < B; b++)
-            fv[b] = (int32_t)(tn_is_complex(w) ? tn__la_potrf_c((tn__cplx *)tn_data_ptr(w) + b * n * n, n) : tn__la_potrf((double *)tn_data_ptr(w) + b * n * n, n));
-        if (!(check_errors && tn__la_info_error(fn, f, TN__LA_NOT_PD))) {   /* upper: U = L^H */
+        /* upper: potrf('U') reads A's upper triangle, the lower one of A^H (they differ for
+           a non-Hermitian A): factor the mirror, U = L^H below */
+        if (tn_is_complex(w)) {
+            tn__cplx *a = (tn__cplx *)tn_data_ptr(w);
+            if (upper)
+                for (int64_t b = 0; b < B; b++)
+                    for (int64_t i = 0; i < n; i++)
+                        for (int64_t j = i + 1; j < n; j++) a[b * n * n + j * n + i] = tn__cconj(a[b * n * n + i * n + j]);
+            for (int64_t b = 0; b < B; b++) fv[b] = (int32_t)tn__la_potrf_c(a + b * n * n, n);
+        } else {
+            double *a = (double *)tn_data_ptr(w);
+            if (upper)
+                for (int64_t b = 0; b < B; b++)
+                    for (int64_t i = 0; i < n; i++)
+                        for (int64_t j = i + 1; j < n; j++) a[b * n * n + j * n + i] = a[b * n * n + i * n + j];
+            for (int64_t b = 0; b < B; b++) fv[b] = (int32_t)tn__la_potrf(a + b * n * n, n);
+        }
+        if (!(check_errors && tn__la_info_error(fn, f, TN__LA_NOT_PD))) {
             r = tn_keep(tn_contiguous(tn_to_dtype(upper ? tn__mH(w) : w, A->dtype)));
             if (info) *info = tn_keep(f);
         }
@@ -20121,7 +20245,8 @@ static tn_tensor *tn__vecdot_impl(tn_tensor *x, tn_tensor *y, int64_t dim) {
     }
     return tn__scope_return(r);
 }
-TNDEF tn_tensor *tn_linalg_vecdot(tn_tensor *x, tn_tensor *y, int64_t dim) { return TN__AS("tn_linalg_vecdot", tn__vecdot_impl(x, y, dim)); }
+TNDEF tn_tensor *tn_linalg_vecdot_opts(tn_tensor *x, tn_tensor *y, tn_vecdot_fn_opts o) { return TN__AS("tn_linalg_vecdot", tn__vecdot_impl(x, y, o.dim)); }
+TNDEF tn_tensor *tn_linalg_vecdot_str(tn_tensor *x, tn_tensor *y, const char *options) { TN__KW_STR(tn_vecdot_fn_opts, vecdot, "tn_linalg_vecdot", options, tn_linalg_vecdot_opts(x, y, o)); }
 
 /* ---- vander: the powers x^0 .. x^(N-1) along a new last dim, by cumprod (as torch: a
    gradient without pow's 0 * inf at x = 0) ---- */
@@ -20240,8 +20365,11 @@ static tn_tensor *tn__ormqr_impl(tn_tensor *A, tn_tensor *tau, tn_tensor *C, boo
     }
     return tn__scope_return(V ? R : NULL);
 }
-TNDEF tn_tensor *tn_ormqr(tn_tensor *input, tn_tensor *tau, tn_tensor *other, bool left, bool transpose) {
-    return tn__grad_name(TN__AS("tn_ormqr", tn__ormqr_impl(input, tau, other, left, transpose)), "OrmqrBackward0");
+TNDEF tn_tensor *tn_ormqr_opts(tn_tensor *input, tn_tensor *tau, tn_tensor *other, tn_ormqr_fn_opts o) {
+    return tn__grad_name(TN__AS("tn_ormqr", tn__ormqr_impl(input, tau, other, o.left, o.transpose)), "OrmqrBackward0");
+}
+TNDEF tn_tensor *tn_ormqr_str(tn_tensor *input, tn_tensor *tau, tn_tensor *other, const char *options) {
+    TN__KW_STR(tn_ormqr_fn_opts, ormqr, "tn_ormqr", options, tn_ormqr_opts(input, tau, other, o));
 }
 
 /* ---- tensorinv, tensorsolve: inv and solve of the reshaped matrix ---- */
@@ -20264,7 +20392,8 @@ static tn_tensor *tn__tensorinv_impl(tn_tensor *A, int64_t ind) {
     tn_tensor *r = tn_reshape(tn_linalg_inv(tn_reshape(A, TN_SHAPE(p1, p2))), shape, r_nd);
     return tn__scope_return(r);
 }
-TNDEF tn_tensor *tn_linalg_tensorinv(tn_tensor *A, int64_t ind) { return TN__AS("tn_linalg_tensorinv", tn__tensorinv_impl(A, ind)); }
+TNDEF tn_tensor *tn_linalg_tensorinv_opts(tn_tensor *A, tn_tensorinv_fn_opts o) { return TN__AS("tn_linalg_tensorinv", tn__tensorinv_impl(A, o.ind)); }
+TNDEF tn_tensor *tn_linalg_tensorinv_str(tn_tensor *A, const char *options) { TN__KW_STR(tn_tensorinv_fn_opts, tensorinv, "tn_linalg_tensorinv", options, tn_linalg_tensorinv_opts(A, o)); }
 
 static tn_tensor *tn__tensorsolve_impl(tn_tensor *A, tn_tensor *Bm, const int64_t *dims, int nd) {
     TN__CHECK_NULL(A, Bm);
@@ -20402,9 +20531,12 @@ static void tn__la_sytrs(const double *a, const int32_t *piv, int64_t n, double 
 #undef SWAP_ROWS
 #undef A_
 }
-static tn_tensor *tn__ldl_factor_impl(tn_tensor *A, bool check_errors, tn_tensor **pivots, tn_tensor **info) {
+static tn_tensor *tn__ldl_factor_impl(const char *fn, tn_tensor *A, bool hermitian, bool check_errors, tn_tensor **pivots, tn_tensor **info) {
     TN__CHECK_NULL(A);
-    const char *fn = "tn_linalg_ldl_factor_ex";
+    /* hermitian=True is sytrf's factorisation for real A; complex A (hetrf's) is not here */
+    if (tn_is_complex(A))
+        return (tn_tensor *)tn__error("%s: complex input (%s) is not supported%s; real float32/float64 only", fn, tn_dtype_name(A->dtype),
+                                      hermitian ? " (hermitian=True: the Hermitian factorisation)" : "");
     if (tn__la_check(fn, A, "A", true)) return NULL;
     tn_scope_begin();
     const int nd = A->ndim;
@@ -20424,18 +20556,19 @@ static tn_tensor *tn__ldl_factor_impl(tn_tensor *A, bool check_errors, tn_tensor
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_linalg_ldl_factor_ex_opts(tn_tensor *A, tn_tensor **pivots, tn_tensor **info, tn_linalg_ex_fn_opts o) {
+TNDEF tn_tensor *tn_linalg_ldl_factor_ex_opts(tn_tensor *A, tn_tensor **pivots, tn_tensor **info, tn_ldl_factor_ex_fn_opts o) {
     if (pivots) *pivots = NULL;
     if (info) *info = NULL;
     if (!pivots) return (tn_tensor *)tn__error("tn_linalg_ldl_factor_ex: pivots must not be NULL");
-    return TN__AS("tn_linalg_ldl_factor_ex", tn__ldl_factor_impl(A, o.check_errors, pivots, info));
+    return TN__AS("tn_linalg_ldl_factor_ex", tn__ldl_factor_impl("tn_linalg_ldl_factor_ex", A, o.hermitian, o.check_errors, pivots, info));
 }
-TNDEF tn_tensor *tn_linalg_ldl_factor_ex_str(tn_tensor *A, tn_tensor **pivots, tn_tensor **info, const char *options) { if (pivots) *pivots = NULL; if (info) *info = NULL; TN__KW_STR(tn_linalg_ex_fn_opts, linalg_ex, "tn_linalg_ldl_factor_ex", options, tn_linalg_ldl_factor_ex_opts(A, pivots, info, o)); }
-TNDEF tn_tensor *tn_linalg_ldl_factor(tn_tensor *A, tn_tensor **pivots) {
+TNDEF tn_tensor *tn_linalg_ldl_factor_ex_str(tn_tensor *A, tn_tensor **pivots, tn_tensor **info, const char *options) { if (pivots) *pivots = NULL; if (info) *info = NULL; TN__KW_STR(tn_ldl_factor_ex_fn_opts, ldl_factor_ex, "tn_linalg_ldl_factor_ex", options, tn_linalg_ldl_factor_ex_opts(A, pivots, info, o)); }
+TNDEF tn_tensor *tn_linalg_ldl_factor_opts(tn_tensor *A, tn_tensor **pivots, tn_ldl_factor_fn_opts o) {
     if (pivots) *pivots = NULL;
     if (!pivots) return (tn_tensor *)tn__error("tn_linalg_ldl_factor: pivots must not be NULL");
-    return TN__AS("tn_linalg_ldl_factor", tn__ldl_factor_impl(A, true, pivots, NULL));
+    return TN__AS("tn_linalg_ldl_factor", tn__ldl_factor_impl("tn_linalg_ldl_factor", A, o.hermitian, true, pivots, NULL));
 }
+TNDEF tn_tensor *tn_linalg_ldl_factor_str(tn_tensor *A, tn_tensor **pivots, const char *options) { if (pivots) *pivots = NULL; TN__KW_STR(tn_ldl_factor_fn_opts, ldl_factor, "tn_linalg_ldl_factor", options, tn_linalg_ldl_factor_opts(A, pivots, o)); }
 static tn_tensor *tn__ldl_solve_impl(tn_tensor *LD, tn_tensor *pivots, tn_tensor *Bm) {
     TN__CHECK_NULL(LD, pivots, Bm);
     const char *fn = "tn_linalg_ldl_solve";
@@ -21578,8 +21711,9 @@ TNDEF tn_tensor *tn_linalg_pinv_opts(tn_tensor *A, tn_linalg_pinv_fn_opts o) {
 TNDEF tn_tensor *tn_linalg_pinv_str(tn_tensor *A, const char *options) {
     TN__KW_STR(tn_linalg_pinv_fn_opts, linalg_pinv, "tn_linalg_pinv", options, tn_linalg_pinv_opts(A, o));
 }
-TNDEF tn_tensor *tn_pinverse(tn_tensor *A, double rcond) {
-    return TN__AS("tn_pinverse", tn__pinv_impl(A, NAN, rcond, false, "tn_pinverse"));
+TNDEF tn_tensor *tn_pinverse_str(tn_tensor *A, const char *options) { TN__KW_STR(tn_pinverse_fn_opts, pinverse, "tn_pinverse", options, tn_pinverse_opts(A, o)); }
+TNDEF tn_tensor *tn_pinverse_opts(tn_tensor *A, tn_pinverse_fn_opts o) {
+    return TN__AS("tn_pinverse", tn__pinv_impl(A, NAN, o.rcond, false, "tn_pinverse"));
 }
 static tn_tensor *tn__rank_impl(tn_tensor *A, double atol, double rtol, bool herm, const char *fn) {
     TN__CHECK_NULL(A);
@@ -29380,8 +29514,8 @@ static tn_tensor *tn__nearest_table(const char *fn, int64_t in, int64_t out, con
     return t;
 }
 /* size / scale_factor: nsize / nsf values (0: None; 1: every spatial dim, as PyTorch's int
-   or float; else one per spatial dim) */
-static tn_tensor *tn__interpolate_impl(tn_tensor *x, const int64_t *sizes, int nsize, const double *sfs, int nsf, const char *mode, bool align_corners) {
+   or float; else one per spatial dim); align_corners_opt: -1 None, 0 False, 1 True */
+static tn_tensor *tn__interpolate_impl(tn_tensor *x, const int64_t *sizes, int nsize, const double *sfs, int nsf, const char *mode, int align_corners_opt) {
     const char *fn = "tn_interpolate";
     TN__CHECK_NULL(x);
     int m = -1;
@@ -29402,7 +29536,9 @@ static tn_tensor *tn__interpolate_impl(tn_tensor *x, const int64_t *sizes, int n
     const int64_t *size = nsize ? size_v : NULL;
     const double *sf = nsf ? sf_v : NULL;
     const bool interp = m >= TN__LINEAR && m <= TN__TRILINEAR;
-    if (!interp && align_corners) return (tn_tensor *)tn__error("%s: align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | trilinear", fn);
+    /* PyTorch refuses an explicit align_corners (False too) for the other modes */
+    if (!interp && align_corners_opt != -1) return (tn_tensor *)tn__error("%s: align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | trilinear", fn);
+    const bool align_corners = align_corners_opt == 1;   /* None is False */
     if (tn__nn_check(fn, x, "input")) return NULL;
     int64_t out[3], oshape[5] = {x->shape[0], x->shape[1], 0, 0, 0};
     double scale[3];
@@ -29437,7 +29573,7 @@ static tn_tensor *tn__interpolate_impl(tn_tensor *x, const int64_t *sizes, int n
     return tn__scope_return(tn__grad_name(y, names[m][nsp - 1]));
 }
 TNDEF tn_tensor *tn_interpolate_opts(tn_tensor *x, tn_interpolate_fn_opts o) {
-    return TN__AS("tn_interpolate", tn__interpolate_impl(x, o.size.v, o.size.n, o.scale_factor.v, o.scale_factor.n, o.mode, o.align_corners == 1));   /* None is False */
+    return TN__AS("tn_interpolate", tn__interpolate_impl(x, o.size.v, o.size.n, o.scale_factor.v, o.scale_factor.n, o.mode, o.align_corners));
 }
 TNDEF tn_tensor *tn_interpolate_str(tn_tensor *x, const char *options) {
     tn_interpolate_fn_opts o = TN_DEFAULTS(tn_interpolate_fn_opts);
@@ -29728,8 +29864,18 @@ TNDEF tn_tensor *tn_l1_loss_str(tn_tensor *input, tn_tensor *target, const char 
     TN__KW_STR(tn_reduction_fn_opts, reduction, "tn_l1_loss", options, tn_l1_loss_opts(input, target, o));
 }
 
+/* PyTorch's huber_loss_backward builds its TensorIterator without type promotion (2025 as
+   1.13; mse and smooth_l1 promote since 2.x), so a backward through input and target of two
+   dtypes raises there; the forward works. A post-hook on the loss's node raises it, with the
+   dtypes packed in user: found * 64 + expected + 1. */
+static int tn__huber_dtype_hook(tn_tensor **grad_inputs, int n, tn_tensor *grad_output, void *user) {
+    (void)grad_inputs; (void)n; (void)grad_output;
+    unsigned code = (unsigned)((uintptr_t)user - 1);
+    return TN__FAIL_INT("Found dtype %s but expected %s", tn__torch_type_name((tn_dtype)(code / 64)), tn__torch_type_name((tn_dtype)(code % 64)));
+}
 /* smooth_l1 (huber false): z < beta ? 0.5 z^2 / beta : z - 0.5 beta; huber: z < delta ?
-   0.5 z^2 : delta (z - 0.5 delta), z = |input - target|. */
+   0.5 z^2 : delta (z - 0.5 delta), z = |input - target|. huber's result has input's dtype
+   (PyTorch's empty_like(input) output), smooth_l1's the promoted one. */
 static tn_tensor *tn__smooth_l1_impl(const char *fn, tn_tensor *input, tn_tensor *target, tn_reduction red, double beta, bool huber) {
     TN__CHECK_NULL(input, target);
     if (tn__loss_check_reduction(fn, red, false) || tn__loss_check_pair(fn, "input", input, "target", target, true)) return NULL;
@@ -29746,7 +29892,14 @@ static tn_tensor *tn__smooth_l1_impl(const char *fn, tn_tensor *input, tn_tensor
         if (huber) lin = tn_mul_scalar(lin, beta);
         l = tn_where(tn_lt_scalar(z, beta), quad, lin);
     }
-    return tn__loss_finish_over(tn__loss_reduce(l, red), huber ? "HuberLossBackward0" : "SmoothL1LossBackward0", input, target);
+    if (huber && l && l->dtype != input->dtype) l = tn_to_dtype(l, input->dtype);
+    tn_tensor *r = tn__loss_reduce(l, red);
+    if (huber && r && r->grad_fn && input->dtype != target->dtype) {
+        /* the gradient of input is computed first: its message, else target's */
+        tn_dtype found = input->requires_grad ? target->dtype : input->dtype, expected = input->requires_grad ? input->dtype : target->dtype;
+        if (tn_node_register_hook(r->grad_fn, tn__huber_dtype_hook, (void *)(uintptr_t)((unsigned)found * 64 + (unsigned)expected + 1)) < 0) r = NULL;
+    }
+    return tn__loss_finish_over(r, huber ? "HuberLossBackward0" : "SmoothL1LossBackward0", input, target);
 }
 TNDEF tn_tensor *tn_smooth_l1_loss_opts(tn_tensor *input, tn_tensor *target, tn_smooth_l1_loss_fn_opts o) {
     TN__AUTOCAST(TN__AC_F32, tn_smooth_l1_loss_opts(ac_[0], ac_[1], o), input, target);
@@ -33371,7 +33524,32 @@ static tn_tensor *tn__module_stage(const char *fn, const char *key, tn_tensor *d
     return (tn_tensor *)tn__error("%s: cannot load \"%s\" (%s on %s) into the module's %s on %s: %s", fn, key, tn_dtype_name(src->dtype),
                                   tn_device_name(src->device), tn_dtype_name(dst->dtype), tn_device_name(dst->device), why);
 }
-static int tn__module_load_check(const char *fn, tn_module *m, const tn_dict *sd, bool strict, tn_dict *missing, tn_dict *unexpected, tn__module_load *l) {
+/* assign=True's entry: the state dict's tensor itself for a buffer; for a parameter a
+   detached alias of it (PyTorch's nn.Parameter(input_param)) that requires grad as the
+   module's parameter did. A new reference. */
+static tn_tensor *tn__module_assign_stage(const char *fn, const char *key, const tn__slot *dst, tn_tensor *src, bool param) {
+    if (!param) return tn_retain(src);
+    /* tn_detach's view, but owned here rather than by an open scope */
+    tn_tensor *a = tn__view_of(src, src->shape, src->strides, src->ndim, src->offset);
+    if (!a) return NULL;
+    a->base = tn_retain(src->base ? src->base : src);
+    if (dst->t->requires_grad && tn_requires_grad_(a, true)) {
+        char why[1024];
+        snprintf(why, sizeof why, "%s", tn_last_error());
+        tn_release(a);
+        return (tn_tensor *)tn__error("%s: cannot assign \"%s\" (%s) to a parameter that requires grad: %s", fn, key, tn_dtype_name(src->dtype), why);
+    }
+    return a;
+}
+/* the slot of a state dict key (a parameter or a buffer), *param telling which */
+static tn__slot *tn__module_state_slot(tn_module *m, const char *key, bool *param) {
+    const char *last;
+    tn_module *o = (tn_module *)tn__module_walk(m, key, &last);
+    for (int i = 0; o && i < o->nparams; i++) if (!strcmp(o->params[i].name, last)) { *param = true; return &o->params[i]; }
+    for (int i = 0; o && i < o->nbuffers; i++) if (!strcmp(o->buffers[i].name, last)) { *param = false; return &o->buffers[i]; }
+    return NULL;
+}
+static int tn__module_load_check(const char *fn, tn_module *m, const tn_dict *sd, bool strict, bool assign, tn_dict *missing, tn_dict *unexpected, tn__module_load *l) {
     memset(l, 0, sizeof *l);
     tn_dict *own = tn_module_state_dict(m);
     if (!own) return -1;
@@ -33411,14 +33589,30 @@ static int tn__module_load_check(const char *fn, tn_module *m, const tn_dict *sd
                           nsize ? " " : "", nsize ? size.s : "");
     for (int i = 0; i < own->n && rc == 0; i++) {
         tn_tensor *src = tn_dict_get(sd, own->keys[i]);
-        if (src && !(l->staged[i] = tn__module_stage(fn, own->keys[i], own->values[i], src))) rc = -1;
+        bool param = false;
+        const tn__slot *slot = assign ? tn__module_state_slot(m, own->keys[i], &param) : NULL;
+        if (assign && !slot) rc = TN__FAIL_INT("%s: no parameter or buffer \"%s\"", fn, own->keys[i]);
+        else if (src && !(l->staged[i] = assign ? tn__module_assign_stage(fn, own->keys[i], slot, src, param)
+                                                : tn__module_stage(fn, own->keys[i], own->values[i], src))) rc = -1;
     }
     TN_FREE(miss.s); TN_FREE(unex.s); TN_FREE(size.s);
     if (rc) tn__module_load_free(l);
     return rc;
 }
-static int tn__module_load_commit(const char *fn, tn__module_load *l) {
+static int tn__module_load_commit(const char *fn, tn_module *m, bool assign, tn__module_load *l) {
     int rc = 0;
+    if (assign) { /* the staged tensors become the module's (cannot fail: every slot was found) */
+        for (int i = 0; i < l->own->n; i++) {
+            bool param;
+            tn__slot *slot = l->staged[i] ? tn__module_state_slot(m, l->own->keys[i], &param) : NULL;
+            if (!slot) continue;
+            tn_release(slot->t);
+            slot->t = l->staged[i];
+            l->staged[i] = NULL;
+        }
+        tn__module_load_free(l);
+        return 0;
+    }
     tn_no_grad_begin();
     for (int i = 0; i < l->own->n && rc == 0; i++)
         if (l->staged[i] && tn_copy_(l->own->values[i], l->staged[i])) {   /* only a device fault */
@@ -33434,8 +33628,8 @@ TNDEF int tn_module_load_state_dict_opts(tn_module *m, const tn_dict *sd, tn_dic
     const char *fn = "tn_module_load_state_dict";
     if (!m || !sd) return TN__FAIL_INT("%s: need a module and a state dict", fn);
     tn__module_load l;
-    if (tn__module_load_check(fn, m, sd, o.strict, missing, unexpected, &l)) return -1;
-    return tn__module_load_commit(fn, &l);
+    if (tn__module_load_check(fn, m, sd, o.strict, o.assign, missing, unexpected, &l)) return -1;
+    return tn__module_load_commit(fn, m, o.assign, &l);
 }
 TNDEF int tn_module_load_state_dict_str(tn_module *m, const tn_dict *sd, tn_dict *missing, tn_dict *unexpected, const char *options) {
     TN__KW_STR_INT(tn_load_state_dict_opts, load_state_dict, "tn_module_load_state_dict", options, tn_module_load_state_dict_opts(m, sd, missing, unexpected, o));
@@ -33449,10 +33643,25 @@ TNDEF int tn_module_train_str(tn_module *m, const char *options) {
     TN__KW_STR_INT(tn_train_opts, train, "tn_module_train", options, (tn_module_train_opts(m, o), 0));
 }
 TNDEF void tn_module_eval(tn_module *m) { tn_module_train(m, .mode = false); }
-TNDEF void tn_module_zero_grad(tn_module *m) {
+/* one parameter's Module/Optimizer.zero_grad: PyTorch's grad = None, or grad.detach_() (or
+   requires_grad_(False)), then zero_() */
+static void tn__zero_grad_param(tn_tensor *p, bool set_to_none) {
+    tn_tensor *g = p ? p->grad : NULL;
+    if (!g) return;
+    if (set_to_none) { tn_set_grad(p, NULL); return; }
+    tn_no_grad_begin();
+    if (g->grad_fn) tn_detach_(g);
+    else g->requires_grad = false;
+    tn_zero_(g);
+    tn_no_grad_end();
+}
+TNDEF void tn_module_zero_grad_opts(tn_module *m, tn_zero_grad_opts o) {
     if (!m) return;
-    for (int i = 0; i < m->nparams; i++) tn_set_grad(m->params[i].t, NULL);
-    for (int i = 0; i < m->nchildren; i++) tn_module_zero_grad(m->children[i].m);
+    for (int i = 0; i < m->nparams; i++) tn__zero_grad_param(m->params[i].t, o.set_to_none);
+    for (int i = 0; i < m->nchildren; i++) tn_module_zero_grad_opts(m->children[i].m, o);
+}
+TNDEF int tn_module_zero_grad_str(tn_module *m, const char *options) {
+    TN__KW_STR_INT(tn_zero_grad_opts, zero_grad, "tn_module_zero_grad", options, (tn_module_zero_grad_opts(m, o), 0));
 }
 TNDEF int64_t tn_module_num_parameters(const tn_module *m) {
     tn_dict *d = tn_module_named_parameters(m);   /* each tensor once, as sum(p.numel() for p in m.parameters()) */
@@ -36273,7 +36482,7 @@ static tn_module *tn__tstack_new(const char *fn, const tn_module_type *type, con
     if (norm && !tn_module_add(&s->base, "norm", norm)) { tn_module_free(&s->base); return NULL; }   /* add freed norm */
     return &s->base;
 }
-TNDEF tn_module *tn_nn_transformer_encoder_opts(tn_module *encoder_layer, int64_t num_layers, tn_transformer_stack_opts o) {
+TNDEF tn_module *tn_nn_transformer_encoder_opts(tn_module *encoder_layer, int64_t num_layers, tn_transformer_encoder_opts o) {
     return tn__tstack_new("tn_nn_transformer_encoder", &tn__encoder_type, &tn__enc_layer_type, encoder_layer, num_layers, o.norm);
 }
 TNDEF tn_module *tn_nn_transformer_decoder_opts(tn_module *decoder_layer, int64_t num_layers, tn_transformer_stack_opts o) {
@@ -36282,9 +36491,14 @@ TNDEF tn_module *tn_nn_transformer_decoder_opts(tn_module *decoder_layer, int64_
 /* The text cannot give norm, so these take the layer over as the _opts forms do, freeing it
    on bad text too. */
 static tn_module *tn__tstack_str(const char *fn, tn_module *layer, int64_t n, const char *options, bool decoder) {
-    tn_transformer_stack_opts o = TN_DEFAULTS(tn_transformer_stack_opts);
-    if (tn__kw_parse(fn, options, tn__kw_transformer_stack, TN__KW_N(tn__kw_transformer_stack), &o, NULL)) { tn_module_free(layer); return NULL; }
-    return decoder ? tn_nn_transformer_decoder_opts(layer, n, o) : tn_nn_transformer_encoder_opts(layer, n, o);
+    if (decoder) {
+        tn_transformer_stack_opts o = TN_DEFAULTS(tn_transformer_stack_opts);
+        if (tn__kw_parse(fn, options, tn__kw_transformer_stack, TN__KW_N(tn__kw_transformer_stack), &o, NULL)) { tn_module_free(layer); return NULL; }
+        return tn_nn_transformer_decoder_opts(layer, n, o);
+    }
+    tn_transformer_encoder_opts o = TN_DEFAULTS(tn_transformer_encoder_opts);
+    if (tn__kw_parse(fn, options, tn__kw_transformer_encoder, TN__KW_N(tn__kw_transformer_encoder), &o, NULL)) { tn_module_free(layer); return NULL; }
+    return tn_nn_transformer_encoder_opts(layer, n, o);
 }
 TNDEF tn_module *tn_nn_transformer_encoder_str(tn_module *encoder_layer, int64_t num_layers, const char *options) {
     return tn__tstack_str("tn_nn_transformer_encoder", encoder_layer, num_layers, options, false);
@@ -36781,21 +36995,10 @@ TNDEF int tn_optim_set(tn_optim *o, int group, const char *name, double value) {
 
 /* ---- zero_grad ---- */
 TNDEF void tn_optim_zero_grad_opts(tn_optim *o, tn_zero_grad_opts opts) {
-    const bool set_to_none = opts.set_to_none;
     if (!o) return;
-    tn_no_grad_begin();
     tn_scope_begin();
-    for (int i = 0; i < o->np; i++) {
-        tn_tensor *p = o->params[i], *g = p->grad;
-        if (!g) continue;
-        if (set_to_none) { tn_set_grad(p, NULL); continue; }
-        /* PyTorch: grad.detach_() (or requires_grad_(False)), then zero_() */
-        if (g->grad_fn) tn_detach_(g);
-        else g->requires_grad = false;
-        tn_zero_(g);
-    }
+    for (int i = 0; i < o->np; i++) tn__zero_grad_param(o->params[i], opts.set_to_none);
     tn_scope_end();
-    tn_no_grad_end();
 }
 TNDEF int tn_optim_zero_grad_str(tn_optim *optim, const char *options) {
     TN__KW_STR_INT(tn_zero_grad_opts, zero_grad, "tn_optim_zero_grad", options, (tn_optim_zero_grad_opts(optim, o), 0));
@@ -41806,7 +42009,7 @@ TNDEF int tn_checkpoint_load(const char *path, tn_module *model, tn_optim *opt, 
            changes neither */
         tn__module_load ml;
         tn__optim_load ol;
-        bool model_ok = tn__module_load_check("tn_module_load_state_dict", model, ms, true, NULL, NULL, &ml) == 0;
+        bool model_ok = tn__module_load_check("tn_module_load_state_dict", model, ms, true, false, NULL, NULL, &ml) == 0;
         if (!model_ok || (opt && tn__optim_load_check("tn_optim_load_state_dict", opt, os, &ol))) {
             char why[1024];   /* the message of the part that failed (the error buffer holds no more) */
             snprintf(why, sizeof why, "%s", tn_last_error());
@@ -41814,7 +42017,7 @@ TNDEF int tn_checkpoint_load(const char *path, tn_module *model, tn_optim *opt, 
             rc = TN__FAIL_INT("%s: %s: %s", fn, shown, why);
         } else {
             if (opt) tn__optim_load_commit(opt, &ol);
-            rc = tn__module_load_commit("tn_module_load_state_dict", &ml);
+            rc = tn__module_load_commit("tn_module_load_state_dict", model, false, &ml);
         }
     }
     if (rc == 0 && step) *step = step_value;

@@ -2106,13 +2106,24 @@ TNDEF tn_tensor *tn_histogram_opts(tn_tensor *x, int64_t bins, tn_tensor **bin_e
 #define tn_histogram(x, bins, ...) tn_histogram_opts(x, bins, TN__POS_KW(tn_histogram_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_histogram_str(tn_tensor *x, int64_t bins, tn_tensor **bin_edges, const char *options);
 TNDEF tn_tensor *tn_histogram_edges_opts(tn_tensor *x, tn_tensor *bins, tn_tensor **bin_edges, tn_histogram_fn_opts opts);
-/* torch.histogramdd(x [..., D], bins): the D-dimensional histogram [bins[0], ..., bins[D-1]] of
-   x's rows (nbins must be D), each dim's edges the linspace of range[2d], range[2d + 1] (range
-   NULL: the data's min and max per dim); weight (NULL or x.shape[:-1]) and density as
-   tn_histogram; bin_edges (NULL or D slots) gets each dim's edges (owned by the caller). The
-   _edges form takes D edge tensors of x's dtype. Float32/float64, not differentiable (as PyTorch). */
-TNDEF tn_tensor *tn_histogramdd(tn_tensor *x, const int64_t *bins, int nbins, const double *range, tn_tensor *weight, bool density, tn_tensor **bin_edges);
-TNDEF tn_tensor *tn_histogramdd_edges(tn_tensor *x, tn_tensor *const *bins, int nbins, tn_tensor *weight, bool density, tn_tensor **bin_edges);
+/* torch.histogramdd(x [..., D], bins, *, range=None, weight=None, density=False): the
+   D-dimensional histogram [bins[0], ..., bins[D-1]] of x's rows (nbins must be D), each dim's
+   edges the linspace of range[2d], range[2d + 1] (.range = TN_DOUBLES(lo0, hi0, lo1, hi1, ...),
+   2 D values; empty, None: the data's min and max per dim); .weight (NULL or x.shape[:-1]) and
+   .density as tn_histogram; bin_edges (NULL or D slots) gets each dim's edges (owned by the
+   caller): tn_histogramdd(x, bins, 2, edges, .range = TN_DOUBLES(0, 1, 0, 1), .density =
+   true). The _edges form takes D edge tensors of x's dtype (and no range). Float32/float64,
+   not differentiable (as PyTorch). */
+#define TN_FIELDS_tn_histogramdd_fn_opts(X) \
+    X(DL, range,   TN__LIST0, "") \
+    X(T,  weight,  NULL,      "") \
+    X(B,  density, false,     "")
+TN__KW_STRUCT(tn_histogramdd_fn_opts);
+TNDEF tn_tensor *tn_histogramdd_opts(tn_tensor *x, const int64_t *bins, int nbins, tn_tensor **bin_edges, tn_histogramdd_fn_opts opts);
+#define tn_histogramdd(x, bins, nbins, ...) tn_histogramdd_opts(x, bins, nbins, TN__POS_KW(tn_histogramdd_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_histogramdd_str(tn_tensor *x, const int64_t *bins, int nbins, tn_tensor **bin_edges, const char *options);
+TNDEF tn_tensor *tn_histogramdd_edges_opts(tn_tensor *x, tn_tensor *const *bins, int nbins, tn_tensor **bin_edges, tn_histogramdd_fn_opts opts);
+#define tn_histogramdd_edges(x, bins, nbins, ...) tn_histogramdd_edges_opts(x, bins, nbins, TN__POS_KW(tn_histogramdd_fn_opts, __VA_ARGS__))
 
 /* ======================================================================= */
 /* 9. linear algebra                                                        */
@@ -2255,7 +2266,7 @@ TNDEF tn_tensor *tn_linalg_det(tn_tensor *A);                       /* determina
 TNDEF tn_tensor *tn_linalg_slogdet(tn_tensor *A, tn_tensor **sign); /* log|det A|; *sign: -1, 0 or 1 */
 TNDEF tn_tensor *tn_logdet(tn_tensor *A);                           /* log det A: nan for det < 0, -inf for det = 0 */
 TNDEF tn_tensor *tn_linalg_inv(tn_tensor *A);                       /* inverse; raises for a singular matrix */
-/* inverse with info (> 0: singular); check_errors=False, shared with ldl_factor_ex. */
+/* inverse with info (> 0: singular); check_errors=False. */
 #define TN_FIELDS_tn_linalg_ex_fn_opts(X) \
     X(B, check_errors, false, "")
 TN__KW_STRUCT(tn_linalg_ex_fn_opts);
@@ -2365,7 +2376,13 @@ TNDEF tn_tensor *tn_linalg_norm_opts(tn_tensor *A, tn_linalg_norm_fn_opts opts);
 #define tn_linalg_norm(...) tn_linalg_norm_opts(TN__POS_KW(tn_linalg_norm_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_linalg_norm_str(tn_tensor *A, const char *options);
 TNDEF tn_tensor *tn_linalg_multi_dot(tn_tensor *const *tensors, int n);   /* the chain product in the cheapest order; first/last may be 1-d */
-TNDEF tn_tensor *tn_linalg_vecdot(tn_tensor *x, tn_tensor *y, int64_t dim); /* sum(x * y, dim), broadcast */
+/* linalg.vecdot(x, y, *, dim=-1): sum(x * y, dim) (real dtypes), broadcast: tn_linalg_vecdot(x, y, .dim = 0) */
+#define TN_FIELDS_tn_vecdot_fn_opts(X) \
+    X(I, dim, -1, "")
+TN__KW_STRUCT(tn_vecdot_fn_opts);
+TNDEF tn_tensor *tn_linalg_vecdot_opts(tn_tensor *x, tn_tensor *y, tn_vecdot_fn_opts opts);
+#define tn_linalg_vecdot(x, ...) tn_linalg_vecdot_opts(x, TN__POS_KW(tn_vecdot_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_linalg_vecdot_str(tn_tensor *x, tn_tensor *y, const char *options);
 /* linalg.vander(x, *, N=None): [..., n, N], x^0 .. x^(N-1); .N TN_NONE (None): n. */
 #define TN_FIELDS_tn_vander_fn_opts(X) \
     X(I, N, TN_NONE, "")
@@ -2374,16 +2391,42 @@ TNDEF tn_tensor *tn_linalg_vander_opts(tn_tensor *x, tn_vander_fn_opts opts);
 #define tn_linalg_vander(...) tn_linalg_vander_opts(TN__POS_KW(tn_vander_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_linalg_vander_str(tn_tensor *x, const char *options);
 TNDEF tn_tensor *tn_linalg_householder_product(tn_tensor *A, tn_tensor *tau); /* the first n columns of H_1 ... H_k (torch.orgqr) */
-TNDEF tn_tensor *tn_ormqr(tn_tensor *input, tn_tensor *tau, tn_tensor *other, bool left, bool transpose); /* torch.ormqr: op(Q) other (left) or other op(Q), Q = H_1 ... H_k of geqrf's input, tau; op: Q^H if transpose; real and complex */
-TNDEF tn_tensor *tn_linalg_tensorinv(tn_tensor *A, int64_t ind);          /* inv of A as a prod(shape[:ind]) square matrix, reshaped */
+/* torch.ormqr(input, tau, other, left=True, transpose=False): op(Q) other (.left) or other
+   op(Q), Q = H_1 ... H_k of geqrf's input, tau; op: Q^H if .transpose; real and complex:
+   tn_ormqr(A, tau, C), tn_ormqr(A, tau, C, .left = false, .transpose = true). */
+#define TN_FIELDS_tn_ormqr_fn_opts(X) \
+    X(B, left,      true,  "") \
+    X(B, transpose, false, "")
+TN__KW_STRUCT(tn_ormqr_fn_opts);
+TNDEF tn_tensor *tn_ormqr_opts(tn_tensor *input, tn_tensor *tau, tn_tensor *other, tn_ormqr_fn_opts opts);
+#define tn_ormqr(input, tau, ...) tn_ormqr_opts(input, tau, TN__POS_KW(tn_ormqr_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_ormqr_str(tn_tensor *input, tn_tensor *tau, tn_tensor *other, const char *options);
+/* linalg.tensorinv(A, ind=2): inv of A as a prod(shape[:ind]) square matrix, reshaped */
+#define TN_FIELDS_tn_tensorinv_fn_opts(X) \
+    X(I, ind, 2, "")
+TN__KW_STRUCT(tn_tensorinv_fn_opts);
+TNDEF tn_tensor *tn_linalg_tensorinv_opts(tn_tensor *A, tn_tensorinv_fn_opts opts);
+#define tn_linalg_tensorinv(...) tn_linalg_tensorinv_opts(TN__POS_KW(tn_tensorinv_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_linalg_tensorinv_str(tn_tensor *A, const char *options);
 /* X with tensordot(A, X, X.ndim) = B; dims (n of them, NULL/0: None) of A move to the end first. */
 TNDEF tn_tensor *tn_linalg_tensorsolve(tn_tensor *A, tn_tensor *B, const int64_t *dims, int n);
-/* linalg.ldl_factor(_ex): A = P L D L^T P^T of a symmetric A's lower triangle (LAPACK's sytrf,
-   Bunch-Kaufman pivoting; hermitian= is the same for real dtypes): LD, *pivots (int32, LAPACK's:
-   negative for a 2x2 block), *info; ldl_factor raises where info > 0. Not differentiable (as torch's). */
-TNDEF tn_tensor *tn_linalg_ldl_factor(tn_tensor *A, tn_tensor **pivots);
-TNDEF tn_tensor *tn_linalg_ldl_factor_ex_opts(tn_tensor *A, tn_tensor **pivots, tn_tensor **info, tn_linalg_ex_fn_opts opts);
-#define tn_linalg_ldl_factor_ex(A, pivots, ...) tn_linalg_ldl_factor_ex_opts(A, pivots, TN__POS_KW(tn_linalg_ex_fn_opts, __VA_ARGS__))
+/* linalg.ldl_factor(_ex)(A, *, hermitian=False[, check_errors=False]): A = P L D L^T P^T of
+   a symmetric A's lower triangle (LAPACK's sytrf, Bunch-Kaufman pivoting): LD, *pivots (int32,
+   LAPACK's: negative for a 2x2 block), *info; ldl_factor raises where info > 0. .hermitian is
+   the same factorisation for the real dtypes (complex ones, where it would be hetrf's, are not
+   supported). Not differentiable (as torch's). tn_linalg_ldl_factor(A, &pivots, .hermitian = true). */
+#define TN_FIELDS_tn_ldl_factor_fn_opts(X) \
+    X(B, hermitian, false, "")
+TN__KW_STRUCT(tn_ldl_factor_fn_opts);
+TNDEF tn_tensor *tn_linalg_ldl_factor_opts(tn_tensor *A, tn_tensor **pivots, tn_ldl_factor_fn_opts opts);
+#define tn_linalg_ldl_factor(A, ...) tn_linalg_ldl_factor_opts(A, TN__POS_KW(tn_ldl_factor_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_linalg_ldl_factor_str(tn_tensor *A, tn_tensor **pivots, const char *options);
+#define TN_FIELDS_tn_ldl_factor_ex_fn_opts(X) \
+    X(B, hermitian,    false, "") \
+    X(B, check_errors, false, "")
+TN__KW_STRUCT(tn_ldl_factor_ex_fn_opts);
+TNDEF tn_tensor *tn_linalg_ldl_factor_ex_opts(tn_tensor *A, tn_tensor **pivots, tn_tensor **info, tn_ldl_factor_ex_fn_opts opts);
+#define tn_linalg_ldl_factor_ex(A, pivots, ...) tn_linalg_ldl_factor_ex_opts(A, pivots, TN__POS_KW(tn_ldl_factor_ex_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_linalg_ldl_factor_ex_str(tn_tensor *A, tn_tensor **pivots, tn_tensor **info, const char *options);
 TNDEF tn_tensor *tn_linalg_ldl_solve(tn_tensor *LD, tn_tensor *pivots, tn_tensor *B); /* A X = B from ldl_factor's LD, pivots (sytrs) */
 /* torch.linalg decompositions (src/ops/linalg_decomp.c): float32/float64 on the CPU, batched
@@ -2444,7 +2487,13 @@ TN__KW_STRUCT(tn_linalg_pinv_fn_opts);
 TNDEF tn_tensor *tn_linalg_pinv_opts(tn_tensor *A, tn_linalg_pinv_fn_opts opts);
 #define tn_linalg_pinv(...) tn_linalg_pinv_opts(TN__POS_KW(tn_linalg_pinv_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_linalg_pinv_str(tn_tensor *A, const char *options);
-TNDEF tn_tensor *tn_pinverse(tn_tensor *A, double rcond);          /* torch.pinverse (rcond 1e-15): pinv with rtol = rcond */
+/* torch.pinverse(A, rcond=1e-15): pinv with rtol = rcond: tn_pinverse(A), tn_pinverse(A, .rcond = 1e-6) */
+#define TN_FIELDS_tn_pinverse_fn_opts(X) \
+    X(D, rcond, 1e-15, "")
+TN__KW_STRUCT(tn_pinverse_fn_opts);
+TNDEF tn_tensor *tn_pinverse_opts(tn_tensor *A, tn_pinverse_fn_opts opts);
+#define tn_pinverse(...) tn_pinverse_opts(TN__POS_KW(tn_pinverse_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_pinverse_str(tn_tensor *A, const char *options);
 #define TN_FIELDS_tn_linalg_matrix_rank_fn_opts(X) \
     X(D, atol,      NAN,   "") \
     X(D, rtol,      NAN,   "") \
@@ -3024,7 +3073,7 @@ TNDEF tn_tensor *tn_scaled_dot_product_attention(tn_tensor *q, tn_tensor *k, tn_
    antialias=False. F.interpolate's keywords: .size (empty: None; one value for every spatial
    dim, or one per dim) or .scale_factor (the same; used as is for the source positions, as
    PyTorch with recompute_scale_factor=None), .mode "nearest", .align_corners None (-1: False;
-   true only for the interpolating modes): tn_interpolate(x, .size = TN_INTS(8, 8), .mode =
+   given, true or false, only for the interpolating modes, as PyTorch): tn_interpolate(x, .size = TN_INTS(8, 8), .mode =
    "bilinear", .align_corners = true), tn_interpolate(x, .scale_factor = TN_DOUBLES(2)). */
 #define TN_FIELDS_tn_interpolate_fn_opts(X) \
     X(IL, size,          TN__LIST0, "") \
@@ -3475,9 +3524,13 @@ TNDEF tn_dict *tn_module_state_dict(const tn_module *m);                    /* p
    names go into missing/unexpected (PyTorch's missing_keys, unexpected_keys; either may be
    NULL): tn_module_load_state_dict(m, sd, NULL, NULL) is strict,
    tn_module_load_state_dict(m, sd, miss, unex, .strict = false) is not. A shape mismatch is
-   always an error. On error nothing is loaded. */
+   always an error. On error nothing is loaded. .assign = true (PyTorch 2.1+'s assign=True):
+   the module's entries become sd's tensors instead of copies (their dtype and device too): a
+   buffer is sd's tensor itself, a parameter a detached alias of it (sharing its storage) that
+   requires grad as the module's parameter did. */
 #define TN_FIELDS_tn_load_state_dict_opts(X) \
-    X(B, strict, true, "")
+    X(B, strict, true,  "") \
+    X(B, assign, false, "")
 TN__KW_STRUCT(tn_load_state_dict_opts);
 TNDEF int tn_module_load_state_dict_opts(tn_module *m, const tn_dict *sd, tn_dict *missing, tn_dict *unexpected, tn_load_state_dict_opts opts);
 #define tn_module_load_state_dict(m, sd, missing, ...) tn_module_load_state_dict_opts(m, sd, missing, TN__POS_KW(tn_load_state_dict_opts, __VA_ARGS__))
@@ -3491,7 +3544,17 @@ TNDEF void tn_module_train_opts(tn_module *m, tn_train_opts opts);
 #define tn_module_train(...) tn_module_train_opts(TN__POS_KW(tn_train_opts, __VA_ARGS__))
 TNDEF int tn_module_train_str(tn_module *m, const char *options);
 TNDEF void tn_module_eval(tn_module *m);
-TNDEF void tn_module_zero_grad(tn_module *m);                               /* .grad = NULL on every parameter */
+/* Module.zero_grad's and Optimizer.zero_grad's keywords */
+#define TN_FIELDS_tn_zero_grad_opts(X) \
+    X(B, set_to_none, true, "")
+TN__KW_STRUCT(tn_zero_grad_opts);
+/* Module.zero_grad(set_to_none=True) (PyTorch 2's default), recursive: tn_module_zero_grad(m)
+   sets .grad = NULL on every parameter; tn_module_zero_grad(m, .set_to_none = false) zeroes
+   the grads in place (detached), as tn_optim_zero_grad. The _str form returns 0, or -1 on bad
+   text. */
+TNDEF void tn_module_zero_grad_opts(tn_module *m, tn_zero_grad_opts opts);
+#define tn_module_zero_grad(...) tn_module_zero_grad_opts(TN__POS_KW(tn_zero_grad_opts, __VA_ARGS__))
+TNDEF int tn_module_zero_grad_str(tn_module *m, const char *options);
 TNDEF int64_t tn_module_num_parameters(const tn_module *m);                 /* elements over all parameters */
 typedef void (*tn_module_fn)(tn_module *m, void *user);
 TNDEF void tn_module_apply(tn_module *m, tn_module_fn fn, void *user);      /* children first, then m, as PyTorch */
@@ -3923,12 +3986,20 @@ TNDEF tn_tensor *tn_nn_transformer_decoder_layer_forward(tn_module *m, tn_tensor
    not NULL). Both modules are taken over: layer is freed after copying, norm becomes the child;
    on error both are freed. norm=None is the default: tn_nn_transformer_encoder(layer, 6),
    tn_nn_transformer_encoder(layer, 6, .norm = tn_nn_layer_norm(TN_SHAPE(512))). A module
-   cannot come from the option text (the _str forms take no norm). */
+   cannot come from the option text (the _str forms take no norm). The encoder's
+   enable_nested_tensor=True and mask_check=True are accepted and change nothing: they only
+   choose PyTorch's nested-tensor fast path (whose results are the same), and there are no
+   nested tensors here. */
 #define TN_FIELDS_tn_transformer_stack_opts(X) \
     X(MOD, norm, NULL, "")
 TN__KW_STRUCT(tn_transformer_stack_opts);
-TNDEF tn_module *tn_nn_transformer_encoder_opts(tn_module *encoder_layer, int64_t num_layers, tn_transformer_stack_opts opts);
-#define tn_nn_transformer_encoder(encoder_layer, ...) tn_nn_transformer_encoder_opts(encoder_layer, TN__POS_KW(tn_transformer_stack_opts, __VA_ARGS__))
+#define TN_FIELDS_tn_transformer_encoder_opts(X) \
+    X(MOD, norm,                 NULL, "") \
+    X(B,   enable_nested_tensor, true, "") \
+    X(B,   mask_check,           true, "")
+TN__KW_STRUCT(tn_transformer_encoder_opts);
+TNDEF tn_module *tn_nn_transformer_encoder_opts(tn_module *encoder_layer, int64_t num_layers, tn_transformer_encoder_opts opts);
+#define tn_nn_transformer_encoder(encoder_layer, ...) tn_nn_transformer_encoder_opts(encoder_layer, TN__POS_KW(tn_transformer_encoder_opts, __VA_ARGS__))
 TNDEF tn_module *tn_nn_transformer_encoder_str(tn_module *encoder_layer, int64_t num_layers, const char *options);
 TNDEF tn_tensor *tn_nn_transformer_encoder_forward(tn_module *m, tn_tensor *src, tn_tensor *mask, tn_tensor *src_key_padding_mask,
                                                    bool is_causal);
@@ -4043,9 +4114,6 @@ TNDEF double tn_optim_step_closure(tn_optim *o, tn_closure closure, void *user);
    tn_optim_zero_grad(o) sets .grad = NULL on every parameter; tn_optim_zero_grad(o,
    .set_to_none = false) zeroes the grads in place (detached). The _str form returns 0, or
    -1 on bad text. */
-#define TN_FIELDS_tn_zero_grad_opts(X) \
-    X(B, set_to_none, true, "")
-TN__KW_STRUCT(tn_zero_grad_opts);
 TNDEF void tn_optim_zero_grad_opts(tn_optim *o, tn_zero_grad_opts opts);
 #define tn_optim_zero_grad(...) tn_optim_zero_grad_opts(TN__POS_KW(tn_zero_grad_opts, __VA_ARGS__))
 TNDEF int tn_optim_zero_grad_str(tn_optim *o, const char *options);

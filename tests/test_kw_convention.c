@@ -1302,7 +1302,13 @@ TEST(indexing_creation_kw) {
     CHECK(io.size.n == 0 && io.scale_factor.n == 0 && !strcmp(io.mode, "nearest") && io.align_corners == -1);
     const double near3[9] = {0, 0, 1, 0, 0, 1, 2, 2, 3}, bil15[9] = {0, 0.5, 1, 1, 1.5, 2, 2, 2.5, 3};
     CHECK_T(tn_interpolate(im, .size = TN_INTS(3)), S(1, 1, 3, 3), near3);   /* F.interpolate(x, size=3) */
-    CHECK_T(tn_interpolate(im, .size = TN_INTS(3, 3), .align_corners = false), S(1, 1, 3, 3), near3);
+    CHECK_T(tn_interpolate(im, .size = TN_INTS(3, 3), .align_corners = -1), S(1, 1, 3, 3), near3);
+    /* torch refuses align_corners=False too for nearest, area and nearest-exact */
+    CHECK_ERR(tn_interpolate(im, .size = TN_INTS(3, 3), .align_corners = false), "tn_interpolate: align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | trilinear");
+    CHECK_ERR(tn_interpolate(im, .size = TN_INTS(1), .mode = "area", .align_corners = false), "align_corners option can only be set with the interpolating modes");
+    CHECK_ERR(tn_interpolate_str(im, "size=3, mode='nearest-exact', align_corners=False"), "align_corners option can only be set with the interpolating modes");
+    CHECK_T(tn_interpolate_str(im, "size=3, mode='nearest', align_corners=None"), S(1, 1, 3, 3), near3);
+    CHECK_T(tn_interpolate(im, .size = TN_INTS(3, 3), .mode = "bilinear", .align_corners = false), S(1, 1, 3, 3), V(0, 0.5, 1, 1, 1.5, 2, 2, 2.5, 3));
     CHECK_T(tn_interpolate(im, .scale_factor = TN_DOUBLES(1.5), .mode = "bilinear", .align_corners = true), S(1, 1, 3, 3), bil15);
     CHECK_T(tn_interpolate_str(im, "size=(1, 3), mode='bilinear'"), S(1, 1, 1, 3), V(1, 1.5, 2));
     CHECK_T(tn_interpolate_str(im, "scale_factor=1.5, mode='bilinear', align_corners=True"), S(1, 1, 3, 3), bil15);
@@ -1342,8 +1348,16 @@ TEST(linalg_flags_kw) {
     CHECK_T(tn_linalg_cholesky_ex(A, &info, .upper = true), S(2, 2), U);
     CHECK_T(info, S0, V(0));
     tn_tensor *N = f64(V(1, 2, 2, 1), S(2, 2));
-    CHECK(tn_linalg_cholesky_ex(N, &info) != NULL);   /* info reports, no error */
+    /* info reports, no error; L as torch's (LAPACK's potf2 stops at the failing pivot, leaving
+       its updated value; the upper triangle zeroed) */
+    CHECK_T(tn_linalg_cholesky_ex(N, &info), S(2, 2), V(1, 0, 2, -3));
     CHECK_T(info, S0, V(2));
+    CHECK_T(tn_linalg_cholesky_ex(N, &info, .upper = true), S(2, 2), V(1, 2, 0, -3));
+    CHECK_T(info, S0, V(2));
+    /* upper reads A's upper triangle, as potrf('U') (here A is not symmetric) */
+    tn_tensor *NS = f64(V(4, 2, 1, 3), S(2, 2));
+    CHECK_T(tn_linalg_cholesky(NS, .upper = true), S(2, 2), V(2, 1, 0, 1.4142135623730951));
+    CHECK_T(tn_linalg_cholesky(NS), S(2, 2), V(2, 0, 0.5, 1.6583123951776999));
     CHECK_ERR(tn_linalg_cholesky_ex(N, &info, .check_errors = true), "not positive-definite");
     CHECK_ERR(tn_linalg_cholesky_ex_str(N, &info, "check_errors=True"), "not positive-definite");
     CHECK_ERR(tn_linalg_cholesky_str(A, "lower=True"), "tn_linalg_cholesky: unknown option 'lower' (valid: upper)");
@@ -1369,7 +1383,61 @@ TEST(linalg_flags_kw) {
     CHECK_ERR(tn_linalg_lu_factor(B, &piv, .pivot = false), "tn_linalg_lu_factor");   /* torch's CPU: "LU without pivoting is not implemented" */
     CHECK(tn_linalg_ldl_factor_ex(A, &piv, &info, .check_errors = true) != NULL);
     CHECK_T(info, S0, V(0));
-    CHECK_ERR(tn_linalg_ldl_factor_ex_str(A, &piv, &info, "hermitian=True"), "tn_linalg_ldl_factor_ex: unknown option 'hermitian' (valid: check_errors)");
+    /* ldl_factor(_ex)'s hermitian=False: the same factorisation for real A */
+    const tn_ldl_factor_fn_opts lf = TN_DEFAULTS(tn_ldl_factor_fn_opts);
+    const tn_ldl_factor_ex_fn_opts lfx = TN_DEFAULTS(tn_ldl_factor_ex_fn_opts);
+    CHECK(!lf.hermitian && !lfx.hermitian && !lfx.check_errors);
+    tn_tensor *piv2 = NULL, *LD1 = tn_linalg_ldl_factor(A, &piv), *LD2 = tn_linalg_ldl_factor(A, &piv2, .hermitian = true);
+    CHECK(LD1 && LD2 && tn_equal(LD1, LD2) && tn_equal(piv, piv2));
+    CHECK(tn_equal(tn_linalg_ldl_factor_ex_str(A, &piv2, &info, "hermitian=True, check_errors=True"), LD1) && tn_equal(piv, piv2));
+    CHECK(tn_equal(tn_linalg_ldl_factor_str(A, &piv2, "hermitian=True"), LD1));
+    CHECK_ERR(tn_linalg_ldl_factor_ex_str(A, &piv, &info, "upper=True"), "tn_linalg_ldl_factor_ex: unknown option 'upper' (valid: hermitian, check_errors)");
+    CHECK_ERR(tn_linalg_ldl_factor(tn_eye(2, 2, TN_C128), &piv, .hermitian = true), "tn_linalg_ldl_factor: complex input (complex128) is not supported (hermitian=True");
+    CHECK_ERR(tn_linalg_ldl_factor(A, NULL), "pivots must not be NULL");
+
+    /* torch.ormqr(input, tau, other, left=True, transpose=False): op(Q) B or B op(Q), against
+       householder_product's Q of geqrf's reflectors */
+    const tn_ormqr_fn_opts oq = TN_DEFAULTS(tn_ormqr_fn_opts);
+    CHECK(oq.left && !oq.transpose);
+    tn_tensor *tau = NULL, *QR = tn_geqrf(A, &tau), *Qh = tn_linalg_householder_product(QR, tau);
+    CHECK(tn_allclose(tn_ormqr(QR, tau, B), tn_matmul(Qh, B)));
+    CHECK(tn_allclose(tn_ormqr(QR, tau, B, .transpose = true), tn_matmul(tn_transpose(Qh, 0, 1), B)));
+    CHECK(tn_allclose(tn_ormqr(QR, tau, B, .left = false), tn_matmul(B, Qh)));
+    CHECK(tn_allclose(tn_ormqr_str(QR, tau, B, "left=False, transpose=True"), tn_matmul(B, tn_transpose(Qh, 0, 1))));
+    tn_ormqr_fn_opts oq2 = oq;
+    oq2.transpose = true;
+    CHECK(tn_allclose(tn_ormqr_opts(QR, tau, B, oq2), tn_ormqr(QR, tau, B, .transpose = true)));
+    CHECK_ERR(tn_ormqr_str(QR, tau, B, "upper=True"), "tn_ormqr: unknown option 'upper' (valid: left, transpose)");
+    CHECK_ERR(tn_ormqr_str(QR, tau, B, "left=2"), "tn_ormqr: option left");
+
+    /* torch.pinverse(A, rcond=1e-15), linalg.tensorinv(A, ind=2), linalg.vecdot(x, y, *, dim=-1) */
+    CHECK(((tn_pinverse_fn_opts)TN_DEFAULTS(tn_pinverse_fn_opts)).rcond == 1e-15);
+    CHECK(((tn_tensorinv_fn_opts)TN_DEFAULTS(tn_tensorinv_fn_opts)).ind == 2 && ((tn_vecdot_fn_opts)TN_DEFAULTS(tn_vecdot_fn_opts)).dim == -1);
+    tn_tensor *Dg = f64(V(2, 0, 0, 1e-20), S(2, 2));
+    CHECK_T(tn_pinverse(Dg), S(2, 2), V(0.5, 0, 0, 0));                      /* 1e-20 < rcond * 2: cut */
+    CHECK_T(tn_pinverse(Dg, .rcond = 1e-25), S(2, 2), V(0.5, 0, 0, 1e20));
+    CHECK_T(tn_pinverse_str(Dg, "rcond=1e-25"), S(2, 2), V(0.5, 0, 0, 1e20));
+    tn_tensor *T4 = tn_reshape(tn_eye(4, 4, TN_F64), S(4, 2, 2));
+    CHECK(tn_ndim(tn_linalg_tensorinv(T4, .ind = 1)) == 3 && tn_allclose(tn_linalg_tensorinv_str(T4, "ind=1"), tn_linalg_tensorinv(T4, .ind = 1)));
+    CHECK_ERR(tn_linalg_tensorinv(T4), "prod(self.shape[ind:]) == prod(self.shape[:ind])");
+    tn_tensor *vx = f64(V(1, 2, 3, 4), S(2, 2));
+    CHECK_T(tn_linalg_vecdot(vx, vx), S(2), V(5, 25));
+    CHECK_T(tn_linalg_vecdot(vx, vx, .dim = 0), S(2), V(10, 20));
+    CHECK_T(tn_linalg_vecdot_str(vx, vx, "dim=-2"), S(2), V(10, 20));
+    CHECK_ERR(tn_linalg_vecdot_str(vx, vx, "axis=0"), "tn_linalg_vecdot: unknown option 'axis' (valid: dim)");
+
+    /* torch.histogramdd(x, bins, *, range=None, weight=None, density=False) */
+    const tn_histogramdd_fn_opts ho = TN_DEFAULTS(tn_histogramdd_fn_opts);
+    CHECK(ho.range.n == 0 && !ho.weight && !ho.density);
+    tn_tensor *pts = f64(V(0.1, 0.1, 0.6, 0.2, 0.9, 0.9, 0.4, 0.7), S(4, 2)), *he[2] = {NULL, NULL};
+    const int64_t hb[2] = {2, 2};
+    CHECK_T(tn_histogramdd(pts, hb, 2, he, .range = TN_DOUBLES(0, 1, 0, 1)), S(2, 2), V(1, 1, 1, 1));
+    CHECK_T(he[1], S(3), V(0, 0.5, 1));
+    CHECK_T(tn_histogramdd(pts, hb, 2, NULL, .range = TN_DOUBLES(0, 1, 0, 1), .weight = f64(V(1, 2, 3, 4), S(4))), S(2, 2), V(1, 4, 2, 3));
+    CHECK_T(tn_histogramdd_str(pts, hb, 2, NULL, "range=(0, 1, 0, 1), density=True"), S(2, 2), V(1, 1, 1, 1));
+    CHECK_T(tn_histogramdd(pts, hb, 2, NULL, .range = TN_DOUBLES(0, 2, 0, 2)), S(2, 2), V(4, 0, 0, 0));
+    CHECK_ERR(tn_histogramdd_str(pts, hb, 2, NULL, "weight=None"), "tn_histogramdd: option weight");
+    CHECK_ERR(tn_histogramdd(pts, hb, 2, NULL, .range = TN_DOUBLES(0, 1, 0)), "range should have 4 elements, but got 3");
 
     tn_tensor *Lt = tn_linalg_cholesky(A), *Ut = tn_linalg_cholesky(A, .upper = true);
     CHECK_T(tn_cholesky_solve(B, Lt), S(2, 2), V(-0.375, -0.25, 1.25, 1.5));
@@ -1693,6 +1761,17 @@ TEST(transformer_stack_kw) {
               "tn_nn_transformer_encoder: option norm is a module, which the option text cannot give");
     CHECK_ERR(tn_nn_transformer_decoder_str(tn_nn_transformer_decoder_layer(8, 2), 1, "enable_nested_tensor=False"),
               "tn_nn_transformer_decoder: unknown option 'enable_nested_tensor' (valid: norm)");
+    /* nn.TransformerEncoder(..., enable_nested_tensor=True, mask_check=True): accepted, the
+       same module (no nested tensors here) */
+    const tn_transformer_encoder_opts eo = TN_DEFAULTS(tn_transformer_encoder_opts);
+    CHECK(eo.norm == NULL && eo.enable_nested_tensor && eo.mask_check);
+    e = tn_nn_transformer_encoder(tn_nn_transformer_encoder_layer(8, 2, .dim_feedforward = 16), 2, .enable_nested_tensor = false, .mask_check = false);
+    CHECK(e && tn_module_child(e, "layers.1") && !tn_module_child(e, "norm"));
+    tn_module_free(e);
+    e = tn_nn_transformer_encoder_str(tn_nn_transformer_encoder_layer(8, 2, .dim_feedforward = 16), 1, "enable_nested_tensor=False, mask_check=False");
+    CHECK(e && tn_module_child(e, "layers.0"));
+    tn_module_free(e);
+    CHECK_ERR(tn_nn_transformer_encoder_str(tn_nn_transformer_encoder_layer(8, 2), 1, "mask_check=1.5"), "mask_check");
     CHECK_ERR(tn_nn_transformer_encoder(tn_nn_transformer_encoder_layer(8, 2), -1, .norm = tn_nn_layer_norm(S(8))), "num_layers must be non-negative");
     tn_scope_end();
 }
@@ -1724,9 +1803,40 @@ TEST(module_utilities_kw) {
     tn_load_state_dict_opts lo = TN_DEFAULTS(tn_load_state_dict_opts);
     lo.strict = false;
     CHECK(tn_module_load_state_dict_opts(m, sd, NULL, NULL, lo) == 0);
-    CHECK_ERR(tn_module_load_state_dict_str(m, sd, NULL, NULL, "strict=False, assign=True") == 0,
-              "tn_module_load_state_dict: unknown option 'assign' (valid: strict)");
+    CHECK_ERR(tn_module_load_state_dict_str(m, sd, NULL, NULL, "strict=False, copy=True") == 0,
+              "tn_module_load_state_dict: unknown option 'copy' (valid: strict, assign)");
     tn_dict_free(miss); tn_dict_free(unex); tn_dict_free(sd);
+    /* assign=True (PyTorch 2.1+): the state dict's tensors become the module's (dtype too); a
+       parameter is a detached alias that requires grad as the module's did, a buffer the same
+       tensor */
+    CHECK(!lo.assign);
+    {
+        tn_module *am = tn_nn_batch_norm1d(2);
+        tn_requires_grad_(tn_module_get(am, "bias"), false);
+        tn_dict *asd = tn_dict_new();
+        tn_tensor *aw = tn_full(S(2), 3, TN_F64), *ab = tn_zeros(S(2), TN_F64), *arm = tn_ones(S(2), TN_F64);
+        tn_dict_set(asd, "weight", aw); tn_dict_set(asd, "bias", ab); tn_dict_set(asd, "running_mean", arm);
+        tn_dict_set(asd, "running_var", tn_ones(S(2), TN_F32)); tn_dict_set(asd, "num_batches_tracked", tn_scalar_tensor(5, TN_I64));
+        CHECK(tn_module_load_state_dict(am, asd, NULL, NULL, .assign = true) == 0);
+        tn_tensor *nw = tn_module_get(am, "weight");
+        CHECK(nw && nw != aw && tn_get_dtype(nw) == TN_F64 && tn_requires_grad(nw) && !tn_requires_grad(aw));
+        CHECK(!tn_requires_grad(tn_module_get(am, "bias")) && tn_module_get(am, "running_mean") == arm);
+        tn_fill_(aw, 7);                                   /* shares aw's storage */
+        CHECK_T(nw, S(2), V(7, 7));
+        CHECK_T(tn_module_get(am, "num_batches_tracked"), S0, V(5));
+        /* the text form; a shape mismatch is still an error, and nothing is assigned */
+        CHECK(tn_module_load_state_dict_str(am, asd, NULL, NULL, "assign=True") == 0);
+        tn_dict_set(asd, "bias", tn_zeros(S(3), TN_F64));
+        CHECK_ERR(tn_module_load_state_dict(am, asd, NULL, NULL, .assign = true) == 0, "size mismatch for bias");
+        CHECK(tn_numel(tn_module_get(am, "bias")) == 2);
+        /* an integer tensor cannot become a parameter that requires grad (torch's nn.Parameter error) */
+        tn_dict_set(asd, "weight", tn_zeros(S(2), TN_I64));
+        tn_dict_set(asd, "bias", tn_zeros(S(2), TN_F64));
+        CHECK_ERR(tn_module_load_state_dict(am, asd, NULL, NULL, .assign = true) == 0, "cannot assign \"weight\" (int64) to a parameter that requires grad");
+        CHECK(tn_get_dtype(tn_module_get(am, "weight")) == TN_F64);   /* nothing changed */
+        tn_dict_free(asd);
+        tn_module_free(am);
+    }
 
     /* train(mode=True), recursive */
     CHECK(((tn_train_opts)TN_DEFAULTS(tn_train_opts)).mode);
@@ -1759,6 +1869,21 @@ TEST(module_utilities_kw) {
     tn_optim_zero_grad_opts(opt, zo);
     CHECK(tn_grad(w) == NULL);
     CHECK_ERR(tn_optim_zero_grad_str(opt, "set_to_none=None") == 0, "tn_optim_zero_grad: option set_to_none");
+    /* Module.zero_grad(set_to_none=True), recursive, the same struct */
+    tn_module *zs = tn_nn_sequential(tn_nn_linear(2, 2), tn_nn_linear(2, 1));
+    tn_tensor *zw = tn_module_get(zs, "1.weight");
+    tn_backward(tn_sum(tn_module_forward(zs, tn_ones(S(3, 2), TN_F32))));
+    CHECK(tn_grad(zw) && tn_grad(tn_module_get(zs, "0.bias")));
+    tn_module_zero_grad(zs, .set_to_none = false);
+    CHECK(tn_grad(zw) && tn_item(tn_sum(tn_abs(tn_grad(zw)))) == 0 && !tn_requires_grad(tn_grad(zw)));
+    tn_module_zero_grad(zs);
+    CHECK(tn_grad(zw) == NULL && tn_grad(tn_module_get(zs, "0.bias")) == NULL);
+    tn_backward(tn_sum(tn_module_forward(zs, tn_ones(S(3, 2), TN_F32))));
+    CHECK(tn_module_zero_grad_str(zs, "set_to_none=False") == 0 && tn_grad(zw) && tn_item(tn_sum(tn_grad(zw))) == 0);
+    CHECK(tn_module_zero_grad_str(zs, NULL) == 0 && tn_grad(zw) == NULL);
+    CHECK_ERR(tn_module_zero_grad_str(zs, "set_to_none=1.5") == 0, "tn_module_zero_grad: option set_to_none");
+    tn_module_zero_grad(NULL);   /* nothing */
+    tn_module_free(zs);
     tn_optim_free(opt);
     tn_module_free(m);
 

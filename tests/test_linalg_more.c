@@ -197,7 +197,7 @@ TEST(products_and_friends) {
     tn_tensor *bad[2] = {B, B};
     CHECK_ERR(tn_linalg_multi_dot(bad, 2), "cannot be multiplied");
     /* vecdot broadcasts */
-    tn_tensor *x = tn_randn(TN_SHAPE(4, 1, 5), TN_F64), *y = tn_randn(TN_SHAPE(3, 5), TN_F64), *vd = tn_linalg_vecdot(x, y, -1);
+    tn_tensor *x = tn_randn(TN_SHAPE(4, 1, 5), TN_F64), *y = tn_randn(TN_SHAPE(3, 5), TN_F64), *vd = tn_linalg_vecdot(x, y);
     CHECK(vd && tn_ndim(vd) == 2 && maxabs(vd, tn_sum_dims(tn_mul(x, y), TN_DIMS(-1))) < 1e-14);
     /* vander */
     const double xv[3] = {2, 0, -1}, vref[12] = {1, 2, 4, 8, 1, 0, 0, 0, 1, -1, 1, -1};
@@ -216,10 +216,10 @@ TEST(products_and_friends) {
     CHECK_ERR(tn_linalg_householder_product(tn_ones(TN_SHAPE(2, 3), TN_F64), tn_ones(TN_SHAPE(1), TN_F64)), "input.shape[-2] must be greater than or equal to input.shape[-1]");
     /* tensorinv, tensorsolve */
     tn_tensor *T = tn_add(tn_randn(TN_SHAPE(4, 6, 8, 3), TN_F64), tn_mul_scalar(tn_reshape(tn_eye(24, 24, TN_F64), TN_SHAPE(4, 6, 8, 3)), 5));
-    tn_tensor *Ti = tn_linalg_tensorinv(T, 2);
+    tn_tensor *Ti = tn_linalg_tensorinv(T);
     CHECK(Ti && tn_ndim(Ti) == 4 && tn_size(Ti, 0) == 8 && tn_size(Ti, 3) == 6);
     CHECK(maxabs(tn_tensordot(T, Ti, .dims_a = TN_INTS(2, 3), .dims_b = TN_INTS(0, 1)), tn_reshape(tn_eye(24, 24, TN_F64), TN_SHAPE(4, 6, 4, 6))) < 1e-12);
-    CHECK_ERR(tn_linalg_tensorinv(T, 1), "prod(self.shape[ind:]) == prod(self.shape[:ind])");
+    CHECK_ERR(tn_linalg_tensorinv(T, .ind = 1), "prod(self.shape[ind:]) == prod(self.shape[:ind])");
     tn_tensor *Bs = tn_randn(TN_SHAPE(4, 6), TN_F64), *Xs = tn_linalg_tensorsolve(T, Bs, NULL, 0);
     CHECK(Xs && tn_ndim(Xs) == 2 && maxabs(tn_tensordot(T, Xs, .dims_a = TN_INTS(2, 3), .dims_b = TN_INTS(0, 1)), Bs) < 1e-12);
     tn_tensor *Tp = tn_permute(T, TN_DIMS(2, 0, 1, 3)), *Xd = tn_linalg_tensorsolve(Tp, Bs, TN_DIMS(0, 3));   /* dims (0, 3) move back to the end */

@@ -1496,13 +1496,13 @@ TEST(oc_sweep_interpolate) {
         tn_tensor *x = RN(1, 2, in);
         for (int m = 0; m < 3; m++) {
             for (int64_t out = 1; out <= 10; out++)
-                ORACLE(TOL64, tn_interpolate(x, .size = TN_INTS(out), .mode = modes[m][0], .align_corners = m == 2), PY("F.interpolate(x0, size=%lld, %s)", (long long)out, modes[m][1]), x);
+                ORACLE(TOL64, tn_interpolate(x, .size = TN_INTS(out), .mode = modes[m][0], .align_corners = m ? m == 2 : -1), PY("F.interpolate(x0, size=%lld, %s)", (long long)out, modes[m][1]), x);
             static const double sfs[8] = {0.3, 0.5, 0.7, 1.3, 1.5, 2.5, 3.0, 1.0 / 3};
             for (int j = 0; j < 8; j++) {
                 /* nearest with a scale_factor that keeps the size: torch 1.13's backward ignores the
                    scale its forward used (a torch bug), so only the forward is compared */
                 tn_tensor *xi = m == 0 && (int64_t)floor((double)in * sfs[j]) == in ? tn_detach(x) : x;
-                ORACLE_SWEEP(TOL64, tn_interpolate(xi, .scale_factor = TN_DOUBLES(sfs[j]), .mode = modes[m][0], .align_corners = m == 2), PY("F.interpolate(x0, scale_factor=%.17g, %s)", sfs[j], modes[m][1]), xi);
+                ORACLE_SWEEP(TOL64, tn_interpolate(xi, .scale_factor = TN_DOUBLES(sfs[j]), .mode = modes[m][0], .align_corners = m ? m == 2 : -1), PY("F.interpolate(x0, scale_factor=%.17g, %s)", sfs[j], modes[m][1]), xi);
             }
         }
     }
@@ -1511,7 +1511,7 @@ TEST(oc_sweep_interpolate) {
     for (int t = 0; t < 24; t++) {
         int64_t sz[2] = {sw_pick(1, 11), sw_pick(1, 11)};
         int m = (int)sw_pick(0, 2);
-        ORACLE(TOL64, tn_interpolate(y, .size = TN_INTS(sz[0], sz[1]), .mode = m ? "bilinear" : "nearest", .align_corners = m == 2),
+        ORACLE(TOL64, tn_interpolate(y, .size = TN_INTS(sz[0], sz[1]), .mode = m ? "bilinear" : "nearest", .align_corners = m ? m == 2 : -1),
                PY("F.interpolate(x0, size=(%lld, %lld), mode='%s'%s)", (long long)sz[0], (long long)sz[1], m ? "bilinear" : "nearest",
                   m == 2 ? ", align_corners=True" : m == 1 ? ", align_corners=False" : ""), y);
     }

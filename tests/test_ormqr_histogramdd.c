@@ -56,7 +56,7 @@ TEST(ormqr_values) {
                 /* other non-contiguous: a transposed view */
                 tn_tensor *C = side == 0 ? tn_transpose(tn_randn(TN_SHAPE(2, other, mn), TN_F64), -2, -1)
                                          : tn_transpose(tn_randn(TN_SHAPE(2, mn, other), TN_F64), -2, -1);
-                tn_tensor *R = tn_ormqr(A, tau, C, side == 0, tr == 1);
+                tn_tensor *R = tn_ormqr(A, tau, C, .left = side == 0, .transpose = tr == 1);
                 CHECK(R && tn_size(R, 1) == tn_size(C, 1) && tn_size(R, 2) == tn_size(C, 2));
                 if (!R) continue;
                 tn_tensor *a = c64(A), *t = c64(tau), *c = c64(C), *r = c64(R);
@@ -72,18 +72,18 @@ TEST(ormqr_values) {
             }
     /* Q^T (Q C) = C; float32 */
     tn_tensor *tau = NULL, *A = tn_geqrf(tn_randn(TN_SHAPE(6, 4), TN_F32), &tau), *C = tn_randn(TN_SHAPE(6, 2), TN_F32);
-    tn_tensor *QC = tn_ormqr(A, tau, C, true, false);
-    CHECK(QC && tn_get_dtype(QC) == TN_F32 && maxabs(tn_ormqr(A, tau, QC, true, true), C) < 1e-5);
+    tn_tensor *QC = tn_ormqr(A, tau, C);
+    CHECK(QC && tn_get_dtype(QC) == TN_F32 && maxabs(tn_ormqr(A, tau, QC, .transpose = true), C) < 1e-5);
     /* the first k columns of Q C = Q [I; 0] are householder_product's Q */
     tn_tensor *E = tn_eye(6, 4, TN_F32);
-    CHECK(maxabs(tn_ormqr(A, tau, E, true, false), tn_linalg_householder_product(A, tau)) < 1e-6);
+    CHECK(maxabs(tn_ormqr(A, tau, E), tn_linalg_householder_product(A, tau)) < 1e-6);
     /* 0-size: no reflectors (other unchanged), a 0 batch, 0 columns of other */
     tn_tensor *A0 = tn_randn(TN_SHAPE(4, 0), TN_F64), *t0 = tn_zeros(TN_SHAPE(0), TN_F64), *C0 = tn_randn(TN_SHAPE(4, 3), TN_F64);
-    tn_tensor *R0 = tn_ormqr(A0, t0, C0, true, false);
+    tn_tensor *R0 = tn_ormqr(A0, t0, C0);
     CHECK(R0 && maxabs(R0, C0) == 0);
-    tn_tensor *Rb = tn_ormqr(tn_randn(TN_SHAPE(0, 4, 2), TN_F64), tn_randn(TN_SHAPE(0, 2), TN_F64), tn_randn(TN_SHAPE(0, 4, 3), TN_F64), true, true);
+    tn_tensor *Rb = tn_ormqr(tn_randn(TN_SHAPE(0, 4, 2), TN_F64), tn_randn(TN_SHAPE(0, 2), TN_F64), tn_randn(TN_SHAPE(0, 4, 3), TN_F64), .transpose = true);
     CHECK(Rb && tn_numel(Rb) == 0 && tn_size(Rb, 2) == 3);
-    tn_tensor *Rc = tn_ormqr(tn_randn(TN_SHAPE(4, 2), TN_F64), tn_randn(TN_SHAPE(2), TN_F64), tn_randn(TN_SHAPE(4, 0), TN_F64), true, false);
+    tn_tensor *Rc = tn_ormqr(tn_randn(TN_SHAPE(4, 2), TN_F64), tn_randn(TN_SHAPE(2), TN_F64), tn_randn(TN_SHAPE(4, 0), TN_F64));
     CHECK(Rc && tn_numel(Rc) == 0 && tn_size(Rc, 0) == 4);
     tn_scope_end();
 }
@@ -91,25 +91,25 @@ TEST(ormqr_values) {
 TEST(ormqr_errors) {
     tn_scope_begin();
     tn_tensor *z = tn_randn(NULL, 0, TN_F64);
-    CHECK_ERR(tn_ormqr(z, z, z, true, false), "input must have at least 2 dimensions");
+    CHECK_ERR(tn_ormqr(z, z, z), "input must have at least 2 dimensions");
     /* PyTorch's issue 85218 case: tau longer than input has columns */
-    CHECK_ERR(tn_ormqr(tn_ones(TN_SHAPE(5, 0), TN_F64), tn_ones(TN_SHAPE(5), TN_F64), tn_ones(TN_SHAPE(5, 5), TN_F64), true, true),
+    CHECK_ERR(tn_ormqr(tn_ones(TN_SHAPE(5, 0), TN_F64), tn_ones(TN_SHAPE(5), TN_F64), tn_ones(TN_SHAPE(5, 5), TN_F64), .transpose = true),
               "tau.shape[-1] must be less than or equal to input.shape[-1]");
     tn_tensor *A = tn_randn(TN_SHAPE(2, 5, 3), TN_F64), *tau = tn_randn(TN_SHAPE(2, 3), TN_F64);
-    CHECK_ERR(tn_ormqr(A, tau, tn_randn(TN_SHAPE(2, 4, 3), TN_F64), true, false), "other.shape[-2] must be equal to input.shape[-2]");
-    CHECK_ERR(tn_ormqr(A, tau, tn_randn(TN_SHAPE(2, 3, 4), TN_F64), false, false), "other.shape[-1] must be equal to input.shape[-2]");
-    CHECK_ERR(tn_ormqr(A, tau, tn_randn(TN_SHAPE(2, 2, 2), TN_F64), true, false), "other.shape[-2] must be greater than or equal to tau.shape[-1]");
-    CHECK_ERR(tn_ormqr(A, tn_randn(TN_SHAPE(3), TN_F64), tn_randn(TN_SHAPE(2, 5, 2), TN_F64), true, false), "Expected tau to have one dimension less than input");
-    CHECK_ERR(tn_ormqr(A, tau, tn_randn(TN_SHAPE(5, 2), TN_F64), true, false), "Expected other to have the same number of dimensions as input");
-    CHECK_ERR(tn_ormqr(A, tau, tn_randn(TN_SHAPE(3, 5, 2), TN_F64), true, false), "Expected batch dimensions");
-    CHECK_ERR(tn_ormqr(A, tn_randn(TN_SHAPE(2, 3), TN_F32), tn_randn(TN_SHAPE(2, 5, 2), TN_F64), true, false), "to have the same dtype");
-    CHECK_ERR(tn_ormqr(tn_ones(TN_SHAPE(5, 3), TN_I64), tn_ones(TN_SHAPE(3), TN_I64), tn_ones(TN_SHAPE(5, 2), TN_I64), true, false), "floating point or complex");
-    CHECK(tn_ormqr(NULL, tau, A, true, false) == NULL);   /* a failed input propagates (its error stands) */
+    CHECK_ERR(tn_ormqr(A, tau, tn_randn(TN_SHAPE(2, 4, 3), TN_F64)), "other.shape[-2] must be equal to input.shape[-2]");
+    CHECK_ERR(tn_ormqr(A, tau, tn_randn(TN_SHAPE(2, 3, 4), TN_F64), .left = false), "other.shape[-1] must be equal to input.shape[-2]");
+    CHECK_ERR(tn_ormqr(A, tau, tn_randn(TN_SHAPE(2, 2, 2), TN_F64)), "other.shape[-2] must be greater than or equal to tau.shape[-1]");
+    CHECK_ERR(tn_ormqr(A, tn_randn(TN_SHAPE(3), TN_F64), tn_randn(TN_SHAPE(2, 5, 2), TN_F64)), "Expected tau to have one dimension less than input");
+    CHECK_ERR(tn_ormqr(A, tau, tn_randn(TN_SHAPE(5, 2), TN_F64)), "Expected other to have the same number of dimensions as input");
+    CHECK_ERR(tn_ormqr(A, tau, tn_randn(TN_SHAPE(3, 5, 2), TN_F64)), "Expected batch dimensions");
+    CHECK_ERR(tn_ormqr(A, tn_randn(TN_SHAPE(2, 3), TN_F32), tn_randn(TN_SHAPE(2, 5, 2), TN_F64)), "to have the same dtype");
+    CHECK_ERR(tn_ormqr(tn_ones(TN_SHAPE(5, 3), TN_I64), tn_ones(TN_SHAPE(3), TN_I64), tn_ones(TN_SHAPE(5, 2), TN_I64)), "floating point or complex");
+    CHECK(tn_ormqr(NULL, tau, A) == NULL);   /* a failed input propagates (its error stands) */
     tn_scope_end();
 }
 
 static int side_;
-static tn_tensor *f_ormqr(tn_tensor *const *x, int n, void *u) { (void)n; (void)u; return tn_ormqr(x[0], x[1], x[2], side_ < 2, side_ & 1); }
+static tn_tensor *f_ormqr(tn_tensor *const *x, int n, void *u) { (void)n; (void)u; return tn_ormqr(x[0], x[1], x[2], .left = side_ < 2, .transpose = side_ & 1); }
 static tn_tensor *leaf(tn_tensor *t) { tn_requires_grad_(t, true); return t; }
 TEST(ormqr_gradcheck) {
     tn_manual_seed(5);
@@ -161,9 +161,8 @@ TEST(histogramdd_values) {
     tn_tensor *mask = tn_lt_scalar(tn_rand(TN_SHAPE(300, 3), TN_F64), 0.02);
     P = tn_where(mask, tn_full(TN_SHAPE(300, 3), NAN, TN_F64), P);
     const int64_t bins[3] = {4, 3, 5};
-    const double range[6] = {-1, 1, -2, 0.5, 0, 3};   /* many points outside */
     tn_tensor *edges[3] = {NULL, NULL, NULL}, *w = tn_rand(TN_SHAPE(300), TN_F64);
-    tn_tensor *H = tn_histogramdd(P, bins, 3, range, NULL, false, edges);
+    tn_tensor *H = tn_histogramdd(P, bins, 3, edges, .range = TN_DOUBLES(-1, 1, -2, 0.5, 0, 3));   /* many points outside */
     CHECK(H && tn_ndim(H) == 3 && tn_size(H, 0) == 4 && tn_size(H, 1) == 3 && tn_size(H, 2) == 5 && edges[0] && edges[2]);
     if (!H) { tn_scope_end(); return; }
     CHECK(tn_numel(edges[1]) == 4 && tn_item(tn_select(edges[1], 0, 0)) == -2 && tn_item(tn_select(edges[1], 0, 3)) == 0.5);
@@ -174,43 +173,42 @@ TEST(histogramdd_values) {
     CHECK(tn_item(tn_sum(H)) > 10 && tn_item(tn_sum(H)) < 290);   /* some in, some out */
     tn_tensor *wc = c64(w);
     naive_hist(f64(p), 300, 3, edges, f64(wc), refw);
-    tn_tensor *Hw = tn_histogramdd(P, bins, 3, range, w, false, NULL);
+    tn_tensor *Hw = tn_histogramdd(P, bins, 3, NULL, .range = TN_DOUBLES(-1, 1, -2, 0.5, 0, 3), .weight = w);
     CHECK(Hw && maxabs(Hw, tn_from_data(refw, TN_SHAPE(4, 3, 5), TN_F64)) < 1e-12);
     /* density: the weighted counts over their total and each bin's volume: integrates to 1 */
-    tn_tensor *Hd = tn_histogramdd(P, bins, 3, range, w, true, NULL);
+    tn_tensor *Hd = tn_histogramdd(P, bins, 3, NULL, .range = TN_DOUBLES(-1, 1, -2, 0.5, 0, 3), .weight = w, .density = true);
     const double vol = (2.0 / 4) * (2.5 / 3) * (3.0 / 5);
     CHECK(Hd && fabs(tn_item(tn_sum(Hd)) * vol - 1) < 1e-12);
     /* the data's range (NaN-free points), every point counted, the extremes in the edges */
     tn_tensor *Q = tn_randn(TN_SHAPE(100, 2), TN_F64), *qe[2] = {NULL, NULL};
-    tn_tensor *Hq = tn_histogramdd(Q, bins, 2, NULL, NULL, false, qe);
+    tn_tensor *Hq = tn_histogramdd(Q, bins, 2, qe);
     const int64_t d0 = 0;
     CHECK(Hq && tn_item(tn_sum(Hq)) == 100 && tn_item(tn_select(qe[1], 0, 3)) == tn_item(tn_select(tn_amax(Q, &d0, 1), 0, 1)));
     /* given edges (uneven) reproduce the counts-form with the same edges */
     const double e0[4] = {-3, -0.5, 0.1, 3}, e1[3] = {-1, 0, 2};
     tn_tensor *ge[2] = {tn_from_data(e0, TN_SHAPE(4), TN_F64), tn_from_data(e1, TN_SHAPE(3), TN_F64)}, *oe[2] = {NULL, NULL};
-    tn_tensor *Hg = tn_histogramdd_edges(Q, ge, 2, NULL, false, oe);
+    tn_tensor *Hg = tn_histogramdd_edges(Q, ge, 2, oe);
     double refg[6];
     tn_tensor *q = c64(Q);
     naive_hist(f64(q), 100, 2, ge, NULL, refg);
     CHECK(Hg && maxabs(Hg, tn_from_data(refg, TN_SHAPE(3, 2), TN_F64)) == 0 && oe[0] && maxabs(oe[0], ge[0]) == 0);
     /* a point on the rightmost edge is in the last bin; one on an inner edge in the bin it opens */
     const double pts[4] = {3, 2, -0.5, 0};
-    tn_tensor *He = tn_histogramdd_edges(tn_from_data(pts, TN_SHAPE(2, 2), TN_F64), ge, 2, NULL, false, NULL);
+    tn_tensor *He = tn_histogramdd_edges(tn_from_data(pts, TN_SHAPE(2, 2), TN_F64), ge, 2, NULL);
     CHECK(He && tn_item(tn_select(tn_select(He, 0, 2), 0, 1)) == 1 && tn_item(tn_select(tn_select(He, 0, 1), 0, 1)) == 1 && tn_item(tn_sum(He)) == 2);
     /* float32: counts in float32, edges of float32's linspace */
     tn_tensor *P32 = tn_to_dtype(Q, TN_F32), *e32[2] = {NULL, NULL};
-    tn_tensor *H32 = tn_histogramdd(P32, bins, 2, NULL, NULL, false, e32);
+    tn_tensor *H32 = tn_histogramdd(P32, bins, 2, e32);
     CHECK(H32 && tn_get_dtype(H32) == TN_F32 && tn_get_dtype(e32[0]) == TN_F32 && tn_item(tn_sum(H32)) == 100);
     /* bins of one count for every dim; batched points [..., D] */
     const int64_t one[2] = {1, 1};
-    tn_tensor *Hb = tn_histogramdd(tn_reshape(Q, TN_SHAPE(5, 20, 2)), one, 2, NULL, NULL, false, NULL);
+    tn_tensor *Hb = tn_histogramdd(tn_reshape(Q, TN_SHAPE(5, 20, 2)), one, 2, NULL);
     CHECK(Hb && tn_ndim(Hb) == 2 && tn_item(tn_sum(Hb)) == 100);
     /* 0 points: zeros, numpy's [0, 1] range */
-    tn_tensor *z[2] = {NULL, NULL}, *Hz = tn_histogramdd(tn_zeros(TN_SHAPE(0, 2), TN_F64), bins, 2, NULL, NULL, false, z);
+    tn_tensor *z[2] = {NULL, NULL}, *Hz = tn_histogramdd(tn_zeros(TN_SHAPE(0, 2), TN_F64), bins, 2, z);
     CHECK(Hz && tn_numel(Hz) == 12 && tn_item(tn_sum(Hz)) == 0 && tn_item(tn_select(z[0], 0, 4)) == 1);
     /* a degenerate range widens by 0.5 each side */
-    const double same[4] = {2, 2, 0, 1};
-    tn_tensor *w2[2] = {NULL, NULL}, *H2 = tn_histogramdd(Q, one, 2, same, NULL, false, w2);
+    tn_tensor *w2[2] = {NULL, NULL}, *H2 = tn_histogramdd(Q, one, 2, w2, .range = TN_DOUBLES(2, 2, 0, 1));
     CHECK(H2 && tn_item(tn_select(w2[0], 0, 0)) == 1.5 && tn_item(tn_select(w2[0], 0, 1)) == 2.5);
     tn_scope_end();
 }
@@ -219,28 +217,38 @@ TEST(histogramdd_errors) {
     tn_scope_begin();
     tn_tensor *P = tn_randn(TN_SHAPE(10, 2), TN_F64);
     const int64_t b2[2] = {2, 3}, b0[2] = {2, 0}, bn[2] = {-1, 2};
-    CHECK_ERR(tn_histogramdd(P, b0, 2, NULL, NULL, false, NULL), "bins must be > 0, but got 0 for dimension 1");
-    CHECK_ERR(tn_histogramdd(P, bn, 2, NULL, NULL, false, NULL), "bins must be > 0");
-    CHECK_ERR(tn_histogramdd(P, b2, 1, NULL, NULL, false, NULL), "The size of bins must be equal to the innermost dimension");
-    CHECK_ERR(tn_histogramdd(tn_randn(TN_SHAPE(10), TN_F64), b2, 1, NULL, NULL, false, NULL), "at least 2 dimensions");
-    CHECK_ERR(tn_histogramdd(tn_ones(TN_SHAPE(10, 2), TN_I64), b2, 2, NULL, NULL, false, NULL), "not implemented for 'Long'");
-    const double rnan[4] = {0, NAN, 0, 1}, rinv[4] = {0, 1, 1, 0}, rinf[4] = {-INFINITY, 0, 0, 1};
-    CHECK_ERR(tn_histogramdd(P, b2, 2, rnan, NULL, false, NULL), "dimension 0's range [0, nan] is not finite");
-    CHECK_ERR(tn_histogramdd(P, b2, 2, rinf, NULL, false, NULL), "is not finite");
-    CHECK_ERR(tn_histogramdd(P, b2, 2, rinv, NULL, false, NULL), "min should not exceed max");
+    CHECK_ERR(tn_histogramdd(P, b0, 2, NULL), "bins must be > 0, but got 0 for dimension 1");
+    CHECK_ERR(tn_histogramdd(P, bn, 2, NULL), "bins must be > 0");
+    CHECK_ERR(tn_histogramdd(P, b2, 1, NULL), "The size of bins must be equal to the innermost dimension");
+    CHECK_ERR(tn_histogramdd(tn_randn(TN_SHAPE(10), TN_F64), b2, 1, NULL), "at least 2 dimensions");
+    CHECK_ERR(tn_histogramdd(tn_ones(TN_SHAPE(10, 2), TN_I64), b2, 2, NULL), "not implemented for 'Long'");
+    CHECK_ERR(tn_histogramdd(P, b2, 2, NULL, .range = TN_DOUBLES(0, NAN, 0, 1)), "dimension 0's range [0, nan] is not finite");
+    CHECK_ERR(tn_histogramdd(P, b2, 2, NULL, .range = TN_DOUBLES(-INFINITY, 0, 0, 1)), "is not finite");
+    CHECK_ERR(tn_histogramdd(P, b2, 2, NULL, .range = TN_DOUBLES(0, 1, 1, 0)), "min should not exceed max");
     /* NaN data with no range: its min/max are NaN */
     tn_tensor *Pn = tn_where(tn_gt_scalar(P, 1e9), P, tn_full(TN_SHAPE(10, 2), NAN, TN_F64));
-    CHECK_ERR(tn_histogramdd(Pn, b2, 2, NULL, NULL, false, NULL), "is not finite");
-    CHECK_ERR(tn_histogramdd(P, b2, 2, NULL, tn_ones(TN_SHAPE(9), TN_F64), false, NULL), "excluding its innermost dimension");
-    CHECK_ERR(tn_histogramdd(P, b2, 2, NULL, tn_ones(TN_SHAPE(10), TN_F32), false, NULL), "same dtype as the input");
+    CHECK_ERR(tn_histogramdd(Pn, b2, 2, NULL), "is not finite");
+    CHECK_ERR(tn_histogramdd(P, b2, 2, NULL, .weight = tn_ones(TN_SHAPE(9), TN_F64)), "excluding its innermost dimension");
+    CHECK_ERR(tn_histogramdd(P, b2, 2, NULL, .weight = tn_ones(TN_SHAPE(10), TN_F32)), "same dtype as the input");
     tn_tensor *good = tn_linspace(0, 1, 3, TN_F64);
     tn_tensor *e2d[2] = {tn_ones(TN_SHAPE(2, 2), TN_F64), good}, *e0[2] = {good, tn_zeros(TN_SHAPE(0), TN_F64)}, *ef[2] = {good, tn_linspace(0, 1, 3, TN_F32)};
-    CHECK_ERR(tn_histogramdd_edges(P, e2d, 2, NULL, false, NULL), "one dimension and at least 1 element");
-    CHECK_ERR(tn_histogramdd_edges(P, e0, 2, NULL, false, NULL), "for dimension 1");
-    CHECK_ERR(tn_histogramdd_edges(P, ef, 2, NULL, false, NULL), "should have the same dtype");
-    CHECK_ERR(tn_histogramdd_edges(P, e0, 1, NULL, false, NULL), "expected 2 sequences");
-    CHECK_ERR(tn_histogramdd_edges(P, NULL, 2, NULL, false, NULL), "NULL");
-    CHECK(tn_histogramdd(NULL, b2, 2, NULL, NULL, false, NULL) == NULL);
+    CHECK_ERR(tn_histogramdd_edges(P, e2d, 2, NULL), "one dimension and at least 1 element");
+    CHECK_ERR(tn_histogramdd_edges(P, e0, 2, NULL), "for dimension 1");
+    CHECK_ERR(tn_histogramdd_edges(P, ef, 2, NULL), "should have the same dtype");
+    CHECK_ERR(tn_histogramdd_edges(P, e0, 1, NULL), "expected 2 sequences");
+    CHECK_ERR(tn_histogramdd_edges(P, NULL, 2, NULL), "NULL");
+    CHECK(tn_histogramdd(NULL, b2, 2, NULL) == NULL);
+    /* the keyword convention: range=None, weight=None, density=False; range has 2 D values */
+    const tn_histogramdd_fn_opts hd = TN_DEFAULTS(tn_histogramdd_fn_opts);
+    CHECK(hd.range.n == 0 && hd.weight == NULL && !hd.density);
+    CHECK_ERR(tn_histogramdd(P, b2, 2, NULL, .range = TN_DOUBLES(0, 1)), "for a 2-dimensional histogram range should have 4 elements, but got 2");
+    tn_tensor *eg[2] = {good, good};
+    CHECK_ERR(tn_histogramdd_edges(P, eg, 2, NULL, .range = TN_DOUBLES(0, 1, 0, 1)), "range is not allowed with bin edges");
+    CHECK_ERR(tn_histogramdd_str(P, b2, 2, NULL, "range=(0, 1, 0, 1), bins=3"), "tn_histogramdd: unknown option 'bins'");
+    /* the text form: the same counts as the struct form */
+    tn_tensor *Hs = tn_histogramdd_str(P, b2, 2, NULL, "range=(-1, 1, -2, 2), density=True");
+    tn_tensor *Hk = tn_histogramdd(P, b2, 2, NULL, .range = TN_DOUBLES(-1, 1, -2, 2), .density = true);
+    CHECK(Hs && Hk && maxabs(Hs, Hk) == 0);
     tn_scope_end();
 }
 

@@ -70,7 +70,7 @@ TNDEF int tn_checkpoint_load(const char *path, tn_module *model, tn_optim *opt, 
            changes neither */
         tn__module_load ml;
         tn__optim_load ol;
-        bool model_ok = tn__module_load_check("tn_module_load_state_dict", model, ms, true, NULL, NULL, &ml) == 0;
+        bool model_ok = tn__module_load_check("tn_module_load_state_dict", model, ms, true, false, NULL, NULL, &ml) == 0;
         if (!model_ok || (opt && tn__optim_load_check("tn_optim_load_state_dict", opt, os, &ol))) {
             char why[1024];   /* the message of the part that failed (the error buffer holds no more) */
             snprintf(why, sizeof why, "%s", tn_last_error());
@@ -78,7 +78,7 @@ TNDEF int tn_checkpoint_load(const char *path, tn_module *model, tn_optim *opt, 
             rc = TN__FAIL_INT("%s: %s: %s", fn, shown, why);
         } else {
             if (opt) tn__optim_load_commit(opt, &ol);
-            rc = tn__module_load_commit("tn_module_load_state_dict", &ml);
+            rc = tn__module_load_commit("tn_module_load_state_dict", model, false, &ml);
         }
     }
     if (rc == 0 && step) *step = step_value;

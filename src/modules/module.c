@@ -210,7 +210,32 @@ static tn_tensor *tn__module_stage(const char *fn, const char *key, tn_tensor *d
     return (tn_tensor *)tn__error("%s: cannot load \"%s\" (%s on %s) into the module's %s on %s: %s", fn, key, tn_dtype_name(src->dtype),
                                   tn_device_name(src->device), tn_dtype_name(dst->dtype), tn_device_name(dst->device), why);
 }
-static int tn__module_load_check(const char *fn, tn_module *m, const tn_dict *sd, bool strict, tn_dict *missing, tn_dict *unexpected, tn__module_load *l) {
+/* assign=True's entry: the state dict's tensor itself for a buffer; for a parameter a
+   detached alias of it (PyTorch's nn.Parameter(input_param)) that requires grad as the
+   module's parameter did. A new reference. */
+static tn_tensor *tn__module_assign_stage(const char *fn, const char *key, const tn__slot *dst, tn_tensor *src, bool param) {
+    if (!param) return tn_retain(src);
+    /* tn_detach's view, but owned here rather than by an open scope */
+    tn_tensor *a = tn__view_of(src, src->shape, src->strides, src->ndim, src->offset);
+    if (!a) return NULL;
+    a->base = tn_retain(src->base ? src->base : src);
+    if (dst->t->requires_grad && tn_requires_grad_(a, true)) {
+        char why[1024];
+        snprintf(why, sizeof why, "%s", tn_last_error());
+        tn_release(a);
+        return (tn_tensor *)tn__error("%s: cannot assign \"%s\" (%s) to a parameter that requires grad: %s", fn, key, tn_dtype_name(src->dtype), why);
+    }
+    return a;
+}
+/* the slot of a state dict key (a parameter or a buffer), *param telling which */
+static tn__slot *tn__module_state_slot(tn_module *m, const char *key, bool *param) {
+    const char *last;
+    tn_module *o = (tn_module *)tn__module_walk(m, key, &last);
+    for (int i = 0; o && i < o->nparams; i++) if (!strcmp(o->params[i].name, last)) { *param = true; return &o->params[i]; }
+    for (int i = 0; o && i < o->nbuffers; i++) if (!strcmp(o->buffers[i].name, last)) { *param = false; return &o->buffers[i]; }
+    return NULL;
+}
+static int tn__module_load_check(const char *fn, tn_module *m, const tn_dict *sd, bool strict, bool assign, tn_dict *missing, tn_dict *unexpected, tn__module_load *l) {
     memset(l, 0, sizeof *l);
     tn_dict *own = tn_module_state_dict(m);
     if (!own) return -1;
@@ -250,14 +275,30 @@ static int tn__module_load_check(const char *fn, tn_module *m, const tn_dict *sd
                           nsize ? " " : "", nsize ? size.s : "");
     for (int i = 0; i < own->n && rc == 0; i++) {
         tn_tensor *src = tn_dict_get(sd, own->keys[i]);
-        if (src && !(l->staged[i] = tn__module_stage(fn, own->keys[i], own->values[i], src))) rc = -1;
+        bool param = false;
+        const tn__slot *slot = assign ? tn__module_state_slot(m, own->keys[i], &param) : NULL;
+        if (assign && !slot) rc = TN__FAIL_INT("%s: no parameter or buffer \"%s\"", fn, own->keys[i]);
+        else if (src && !(l->staged[i] = assign ? tn__module_assign_stage(fn, own->keys[i], slot, src, param)
+                                                : tn__module_stage(fn, own->keys[i], own->values[i], src))) rc = -1;
     }
     TN_FREE(miss.s); TN_FREE(unex.s); TN_FREE(size.s);
     if (rc) tn__module_load_free(l);
     return rc;
 }
-static int tn__module_load_commit(const char *fn, tn__module_load *l) {
+static int tn__module_load_commit(const char *fn, tn_module *m, bool assign, tn__module_load *l) {
     int rc = 0;
+    if (assign) { /* the staged tensors become the module's (cannot fail: every slot was found) */
+        for (int i = 0; i < l->own->n; i++) {
+            bool param;
+            tn__slot *slot = l->staged[i] ? tn__module_state_slot(m, l->own->keys[i], &param) : NULL;
+            if (!slot) continue;
+            tn_release(slot->t);
+            slot->t = l->staged[i];
+            l->staged[i] = NULL;
+        }
+        tn__module_load_free(l);
+        return 0;
+    }
     tn_no_grad_begin();
     for (int i = 0; i < l->own->n && rc == 0; i++)
         if (l->staged[i] && tn_copy_(l->own->values[i], l->staged[i])) {   /* only a device fault */
@@ -273,8 +314,8 @@ TNDEF int tn_module_load_state_dict_opts(tn_module *m, const tn_dict *sd, tn_dic
     const char *fn = "tn_module_load_state_dict";
     if (!m || !sd) return TN__FAIL_INT("%s: need a module and a state dict", fn);
     tn__module_load l;
-    if (tn__module_load_check(fn, m, sd, o.strict, missing, unexpected, &l)) return -1;
-    return tn__module_load_commit(fn, &l);
+    if (tn__module_load_check(fn, m, sd, o.strict, o.assign, missing, unexpected, &l)) return -1;
+    return tn__module_load_commit(fn, m, o.assign, &l);
 }
 TNDEF int tn_module_load_state_dict_str(tn_module *m, const tn_dict *sd, tn_dict *missing, tn_dict *unexpected, const char *options) {
     TN__KW_STR_INT(tn_load_state_dict_opts, load_state_dict, "tn_module_load_state_dict", options, tn_module_load_state_dict_opts(m, sd, missing, unexpected, o));
@@ -288,10 +329,25 @@ TNDEF int tn_module_train_str(tn_module *m, const char *options) {
     TN__KW_STR_INT(tn_train_opts, train, "tn_module_train", options, (tn_module_train_opts(m, o), 0));
 }
 TNDEF void tn_module_eval(tn_module *m) { tn_module_train(m, .mode = false); }
-TNDEF void tn_module_zero_grad(tn_module *m) {
+/* one parameter's Module/Optimizer.zero_grad: PyTorch's grad = None, or grad.detach_() (or
+   requires_grad_(False)), then zero_() */
+static void tn__zero_grad_param(tn_tensor *p, bool set_to_none) {
+    tn_tensor *g = p ? p->grad : NULL;
+    if (!g) return;
+    if (set_to_none) { tn_set_grad(p, NULL); return; }
+    tn_no_grad_begin();
+    if (g->grad_fn) tn_detach_(g);
+    else g->requires_grad = false;
+    tn_zero_(g);
+    tn_no_grad_end();
+}
+TNDEF void tn_module_zero_grad_opts(tn_module *m, tn_zero_grad_opts o) {
     if (!m) return;
-    for (int i = 0; i < m->nparams; i++) tn_set_grad(m->params[i].t, NULL);
-    for (int i = 0; i < m->nchildren; i++) tn_module_zero_grad(m->children[i].m);
+    for (int i = 0; i < m->nparams; i++) tn__zero_grad_param(m->params[i].t, o.set_to_none);
+    for (int i = 0; i < m->nchildren; i++) tn_module_zero_grad_opts(m->children[i].m, o);
+}
+TNDEF int tn_module_zero_grad_str(tn_module *m, const char *options) {
+    TN__KW_STR_INT(tn_zero_grad_opts, zero_grad, "tn_module_zero_grad", options, (tn_module_zero_grad_opts(m, o), 0));
 }
 TNDEF int64_t tn_module_num_parameters(const tn_module *m) {
     tn_dict *d = tn_module_named_parameters(m);   /* each tensor once, as sum(p.numel() for p in m.parameters()) */

@@ -416,6 +416,9 @@ static const tn__kwkey tn__kw_max_unpool[] = {TN_FIELDS_tn_max_unpool_opts(TN__K
 #define TN__KW_T tn_transformer_stack_opts
 static const tn__kwkey tn__kw_transformer_stack[] = {TN_FIELDS_tn_transformer_stack_opts(TN__KW_ROW)};
 #undef TN__KW_T
+#define TN__KW_T tn_transformer_encoder_opts
+static const tn__kwkey tn__kw_transformer_encoder[] = {TN_FIELDS_tn_transformer_encoder_opts(TN__KW_ROW)};
+#undef TN__KW_T
 #define TN__KW_T tn_register_buffer_opts
 static const tn__kwkey tn__kw_register_buffer[] = {TN_FIELDS_tn_register_buffer_opts(TN__KW_ROW)};
 #undef TN__KW_T
@@ -589,6 +592,27 @@ static const tn__kwkey tn__kw_solve_ex[] = {TN_FIELDS_tn_solve_ex_fn_opts(TN__KW
 #undef TN__KW_T
 #define TN__KW_T tn_linalg_ex_fn_opts
 static const tn__kwkey tn__kw_linalg_ex[] = {TN_FIELDS_tn_linalg_ex_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_vecdot_fn_opts
+static const tn__kwkey tn__kw_vecdot[] = {TN_FIELDS_tn_vecdot_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_tensorinv_fn_opts
+static const tn__kwkey tn__kw_tensorinv[] = {TN_FIELDS_tn_tensorinv_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_pinverse_fn_opts
+static const tn__kwkey tn__kw_pinverse[] = {TN_FIELDS_tn_pinverse_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_histogramdd_fn_opts
+static const tn__kwkey tn__kw_histogramdd[] = {TN_FIELDS_tn_histogramdd_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_ormqr_fn_opts
+static const tn__kwkey tn__kw_ormqr[] = {TN_FIELDS_tn_ormqr_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_ldl_factor_fn_opts
+static const tn__kwkey tn__kw_ldl_factor[] = {TN_FIELDS_tn_ldl_factor_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_ldl_factor_ex_fn_opts
+static const tn__kwkey tn__kw_ldl_factor_ex[] = {TN_FIELDS_tn_ldl_factor_ex_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
 #define TN__KW_T tn_cholesky_fn_opts
 static const tn__kwkey tn__kw_cholesky[] = {TN_FIELDS_tn_cholesky_fn_opts(TN__KW_ROW)};

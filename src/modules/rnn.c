@@ -1154,7 +1154,7 @@ static tn_module *tn__tstack_new(const char *fn, const tn_module_type *type, con
     if (norm && !tn_module_add(&s->base, "norm", norm)) { tn_module_free(&s->base); return NULL; }   /* add freed norm */
     return &s->base;
 }
-TNDEF tn_module *tn_nn_transformer_encoder_opts(tn_module *encoder_layer, int64_t num_layers, tn_transformer_stack_opts o) {
+TNDEF tn_module *tn_nn_transformer_encoder_opts(tn_module *encoder_layer, int64_t num_layers, tn_transformer_encoder_opts o) {
     return tn__tstack_new("tn_nn_transformer_encoder", &tn__encoder_type, &tn__enc_layer_type, encoder_layer, num_layers, o.norm);
 }
 TNDEF tn_module *tn_nn_transformer_decoder_opts(tn_module *decoder_layer, int64_t num_layers, tn_transformer_stack_opts o) {
@@ -1163,9 +1163,14 @@ TNDEF tn_module *tn_nn_transformer_decoder_opts(tn_module *decoder_layer, int64_
 /* The text cannot give norm, so these take the layer over as the _opts forms do, freeing it
    on bad text too. */
 static tn_module *tn__tstack_str(const char *fn, tn_module *layer, int64_t n, const char *options, bool decoder) {
-    tn_transformer_stack_opts o = TN_DEFAULTS(tn_transformer_stack_opts);
-    if (tn__kw_parse(fn, options, tn__kw_transformer_stack, TN__KW_N(tn__kw_transformer_stack), &o, NULL)) { tn_module_free(layer); return NULL; }
-    return decoder ? tn_nn_transformer_decoder_opts(layer, n, o) : tn_nn_transformer_encoder_opts(layer, n, o);
+    if (decoder) {
+        tn_transformer_stack_opts o = TN_DEFAULTS(tn_transformer_stack_opts);
+        if (tn__kw_parse(fn, options, tn__kw_transformer_stack, TN__KW_N(tn__kw_transformer_stack), &o, NULL)) { tn_module_free(layer); return NULL; }
+        return tn_nn_transformer_decoder_opts(layer, n, o);
+    }
+    tn_transformer_encoder_opts o = TN_DEFAULTS(tn_transformer_encoder_opts);
+    if (tn__kw_parse(fn, options, tn__kw_transformer_encoder, TN__KW_N(tn__kw_transformer_encoder), &o, NULL)) { tn_module_free(layer); return NULL; }
+    return tn_nn_transformer_encoder_opts(layer, n, o);
 }
 TNDEF tn_module *tn_nn_transformer_encoder_str(tn_module *encoder_layer, int64_t num_layers, const char *options) {
     return tn__tstack_str("tn_nn_transformer_encoder", encoder_layer, num_layers, options, false);

@@ -73,8 +73,18 @@ TNDEF tn_tensor *tn_l1_loss_str(tn_tensor *input, tn_tensor *target, const char 
     TN__KW_STR(tn_reduction_fn_opts, reduction, "tn_l1_loss", options, tn_l1_loss_opts(input, target, o));
 }
 
+/* PyTorch's huber_loss_backward builds its TensorIterator without type promotion (2025 as
+   1.13; mse and smooth_l1 promote since 2.x), so a backward through input and target of two
+   dtypes raises there; the forward works. A post-hook on the loss's node raises it, with the
+   dtypes packed in user: found * 64 + expected + 1. */
+static int tn__huber_dtype_hook(tn_tensor **grad_inputs, int n, tn_tensor *grad_output, void *user) {
+    (void)grad_inputs; (void)n; (void)grad_output;
+    unsigned code = (unsigned)((uintptr_t)user - 1);
+    return TN__FAIL_INT("Found dtype %s but expected %s", tn__torch_type_name((tn_dtype)(code / 64)), tn__torch_type_name((tn_dtype)(code % 64)));
+}
 /* smooth_l1 (huber false): z < beta ? 0.5 z^2 / beta : z - 0.5 beta; huber: z < delta ?
-   0.5 z^2 : delta (z - 0.5 delta), z = |input - target|. */
+   0.5 z^2 : delta (z - 0.5 delta), z = |input - target|. huber's result has input's dtype
+   (PyTorch's empty_like(input) output), smooth_l1's the promoted one. */
 static tn_tensor *tn__smooth_l1_impl(const char *fn, tn_tensor *input, tn_tensor *target, tn_reduction red, double beta, bool huber) {
     TN__CHECK_NULL(input, target);
     if (tn__loss_check_reduction(fn, red, false) || tn__loss_check_pair(fn, "input", input, "target", target, true)) return NULL;
@@ -91,7 +101,14 @@ static tn_tensor *tn__smooth_l1_impl(const char *fn, tn_tensor *input, tn_tensor
         if (huber) lin = tn_mul_scalar(lin, beta);
         l = tn_where(tn_lt_scalar(z, beta), quad, lin);
     }
-    return tn__loss_finish_over(tn__loss_reduce(l, red), huber ? "HuberLossBackward0" : "SmoothL1LossBackward0", input, target);
+    if (huber && l && l->dtype != input->dtype) l = tn_to_dtype(l, input->dtype);
+    tn_tensor *r = tn__loss_reduce(l, red);
+    if (huber && r && r->grad_fn && input->dtype != target->dtype) {
+        /* the gradient of input is computed first: its message, else target's */
+        tn_dtype found = input->requires_grad ? target->dtype : input->dtype, expected = input->requires_grad ? input->dtype : target->dtype;
+        if (tn_node_register_hook(r->grad_fn, tn__huber_dtype_hook, (void *)(uintptr_t)((unsigned)found * 64 + (unsigned)expected + 1)) < 0) r = NULL;
+    }
+    return tn__loss_finish_over(r, huber ? "HuberLossBackward0" : "SmoothL1LossBackward0", input, target);
 }
 TNDEF tn_tensor *tn_smooth_l1_loss_opts(tn_tensor *input, tn_tensor *target, tn_smooth_l1_loss_fn_opts o) {
     TN__AUTOCAST(TN__AC_F32, tn_smooth_l1_loss_opts(ac_[0], ac_[1], o), input, target);

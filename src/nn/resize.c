@@ -46,8 +46,8 @@ static tn_tensor *tn__nearest_table(const char *fn, int64_t in, int64_t out, con
     return t;
 }
 /* size / scale_factor: nsize / nsf values (0: None; 1: every spatial dim, as PyTorch's int
-   or float; else one per spatial dim) */
-static tn_tensor *tn__interpolate_impl(tn_tensor *x, const int64_t *sizes, int nsize, const double *sfs, int nsf, const char *mode, bool align_corners) {
+   or float; else one per spatial dim); align_corners_opt: -1 None, 0 False, 1 True */
+static tn_tensor *tn__interpolate_impl(tn_tensor *x, const int64_t *sizes, int nsize, const double *sfs, int nsf, const char *mode, int align_corners_opt) {
     const char *fn = "tn_interpolate";
     TN__CHECK_NULL(x);
     int m = -1;
@@ -68,7 +68,9 @@ static tn_tensor *tn__interpolate_impl(tn_tensor *x, const int64_t *sizes, int n
     const int64_t *size = nsize ? size_v : NULL;
     const double *sf = nsf ? sf_v : NULL;
     const bool interp = m >= TN__LINEAR && m <= TN__TRILINEAR;
-    if (!interp && align_corners) return (tn_tensor *)tn__error("%s: align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | trilinear", fn);
+    /* PyTorch refuses an explicit align_corners (False too) for the other modes */
+    if (!interp && align_corners_opt != -1) return (tn_tensor *)tn__error("%s: align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | trilinear", fn);
+    const bool align_corners = align_corners_opt == 1;   /* None is False */
     if (tn__nn_check(fn, x, "input")) return NULL;
     int64_t out[3], oshape[5] = {x->shape[0], x->shape[1], 0, 0, 0};
     double scale[3];
@@ -103,7 +105,7 @@ static tn_tensor *tn__interpolate_impl(tn_tensor *x, const int64_t *sizes, int n
     return tn__scope_return(tn__grad_name(y, names[m][nsp - 1]));
 }
 TNDEF tn_tensor *tn_interpolate_opts(tn_tensor *x, tn_interpolate_fn_opts o) {
-    return TN__AS("tn_interpolate", tn__interpolate_impl(x, o.size.v, o.size.n, o.scale_factor.v, o.scale_factor.n, o.mode, o.align_corners == 1));   /* None is False */
+    return TN__AS("tn_interpolate", tn__interpolate_impl(x, o.size.v, o.size.n, o.scale_factor.v, o.scale_factor.n, o.mode, o.align_corners));
 }
 TNDEF tn_tensor *tn_interpolate_str(tn_tensor *x, const char *options) {
     tn_interpolate_fn_opts o = TN_DEFAULTS(tn_interpolate_fn_opts);

@@ -1104,8 +1104,9 @@ TNDEF tn_tensor *tn_linalg_pinv_opts(tn_tensor *A, tn_linalg_pinv_fn_opts o) {
 TNDEF tn_tensor *tn_linalg_pinv_str(tn_tensor *A, const char *options) {
     TN__KW_STR(tn_linalg_pinv_fn_opts, linalg_pinv, "tn_linalg_pinv", options, tn_linalg_pinv_opts(A, o));
 }
-TNDEF tn_tensor *tn_pinverse(tn_tensor *A, double rcond) {
-    return TN__AS("tn_pinverse", tn__pinv_impl(A, NAN, rcond, false, "tn_pinverse"));
+TNDEF tn_tensor *tn_pinverse_str(tn_tensor *A, const char *options) { TN__KW_STR(tn_pinverse_fn_opts, pinverse, "tn_pinverse", options, tn_pinverse_opts(A, o)); }
+TNDEF tn_tensor *tn_pinverse_opts(tn_tensor *A, tn_pinverse_fn_opts o) {
+    return TN__AS("tn_pinverse", tn__pinv_impl(A, NAN, o.rcond, false, "tn_pinverse"));
 }
 static tn_tensor *tn__rank_impl(tn_tensor *A, double atol, double rtol, bool herm, const char *fn) {
     TN__CHECK_NULL(A);

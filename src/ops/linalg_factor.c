@@ -101,12 +101,20 @@ static void tn__la_getrs(const double *lu, const int32_t *piv, int64_t n, double
 }
 /* Cholesky A = L L^T of the lower triangle (row-major n x n, in place; the strict upper
    triangle is zeroed), as potrf: returns info (0, or the order of the leading minor that
-   is not positive-definite). */
+   is not positive-definite). Where it stops, potf2 (the unblocked potrf, which torch's
+   LAPACK runs at these sizes) leaves the failing pivot's updated value on the diagonal and
+   the columns after it as the input: torch's cholesky_ex returns that, its upper triangle
+   zeroed. */
 static int64_t tn__la_potrf(double *a, int64_t n) {
+    int64_t info = 0;
     for (int64_t j = 0; j < n; j++) {
         double d = a[j * n + j];
         for (int64_t c = 0; c < j; c++) d -= a[j * n + c] * a[j * n + c];
-        if (!(d > 0)) return j + 1;
+        if (!(d > 0)) {
+            a[j * n + j] = d;
+            info = j + 1;
+            break;
+        }
         d = sqrt(d);
         a[j * n + j] = d;
         for (int64_t i = j + 1; i < n; i++) {
@@ -117,7 +125,7 @@ static int64_t tn__la_potrf(double *a, int64_t n) {
     }
     for (int64_t i = 0; i < n; i++)
         for (int64_t j = i + 1; j < n; j++) a[i * n + j] = 0;
-    return 0;
+    return info;
 }
 /* The complex getrf: pivots on |re| + |im| (zgetrf's izamax). */
 static int64_t tn__la_getrf_c(tn__cplx *a, int64_t m, int64_t n, int32_t *piv) {
@@ -554,7 +562,7 @@ TNDEF tn_tensor *tn_linalg_inv(tn_tensor *A) {
    the diagonal halved, symmetrised. L is recomputed from A (double backward). */
 static int tn__cholesky_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
     (void)nin; (void)user;
-    tn_tensor *A = tn_ctx_saved(n, 0), *L = tn_linalg_cholesky(A);
+    tn_tensor *A = tn_ctx_saved(n, 0), *L = n->i[0] ? tn__mH(tn_linalg_cholesky(A, .upper = true)) : tn_linalg_cholesky(A);
     if (n->i[0]) g = tn__mH(g);
     tn_tensor *LH = tn__mH(L);
     tn_tensor *gA = tn__tril(tn_matmul(LH, g), 0);
@@ -571,9 +579,24 @@ static tn_tensor *tn__cholesky_ex_impl(tn_tensor *A, bool upper, bool check_erro
     tn_tensor *w = tn__la_work(A), *f = tn__own(tn__new(TN_I32, TN_CPU, A->shape, A->ndim - 2)), *r = NULL;
     if (w && f) {
         int32_t *fv = (int32_t *)tn_data_ptr(f);
-        for (int64_t b = 0; b < B; b++)
-            fv[b] = (int32_t)(tn_is_complex(w) ? tn__la_potrf_c((tn__cplx *)tn_data_ptr(w) + b * n * n, n) : tn__la_potrf((double *)tn_data_ptr(w) + b * n * n, n));
-        if (!(check_errors && tn__la_info_error(fn, f, TN__LA_NOT_PD))) {   /* upper: U = L^H */
+        /* upper: potrf('U') reads A's upper triangle, the lower one of A^H (they differ for
+           a non-Hermitian A): factor the mirror, U = L^H below */
+        if (tn_is_complex(w)) {
+            tn__cplx *a = (tn__cplx *)tn_data_ptr(w);
+            if (upper)
+                for (int64_t b = 0; b < B; b++)
+                    for (int64_t i = 0; i < n; i++)
+                        for (int64_t j = i + 1; j < n; j++) a[b * n * n + j * n + i] = tn__cconj(a[b * n * n + i * n + j]);
+            for (int64_t b = 0; b < B; b++) fv[b] = (int32_t)tn__la_potrf_c(a + b * n * n, n);
+        } else {
+            double *a = (double *)tn_data_ptr(w);
+            if (upper)
+                for (int64_t b = 0; b < B; b++)
+                    for (int64_t i = 0; i < n; i++)
+                        for (int64_t j = i + 1; j < n; j++) a[b * n * n + j * n + i] = a[b * n * n + i * n + j];
+            for (int64_t b = 0; b < B; b++) fv[b] = (int32_t)tn__la_potrf(a + b * n * n, n);
+        }
+        if (!(check_errors && tn__la_info_error(fn, f, TN__LA_NOT_PD))) {
             r = tn_keep(tn_contiguous(tn_to_dtype(upper ? tn__mH(w) : w, A->dtype)));
             if (info) *info = tn_keep(f);
         }

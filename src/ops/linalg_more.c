@@ -692,7 +692,8 @@ static tn_tensor *tn__vecdot_impl(tn_tensor *x, tn_tensor *y, int64_t dim) {
     }
     return tn__scope_return(r);
 }
-TNDEF tn_tensor *tn_linalg_vecdot(tn_tensor *x, tn_tensor *y, int64_t dim) { return TN__AS("tn_linalg_vecdot", tn__vecdot_impl(x, y, dim)); }
+TNDEF tn_tensor *tn_linalg_vecdot_opts(tn_tensor *x, tn_tensor *y, tn_vecdot_fn_opts o) { return TN__AS("tn_linalg_vecdot", tn__vecdot_impl(x, y, o.dim)); }
+TNDEF tn_tensor *tn_linalg_vecdot_str(tn_tensor *x, tn_tensor *y, const char *options) { TN__KW_STR(tn_vecdot_fn_opts, vecdot, "tn_linalg_vecdot", options, tn_linalg_vecdot_opts(x, y, o)); }
 
 /* ---- vander: the powers x^0 .. x^(N-1) along a new last dim, by cumprod (as torch: a
    gradient without pow's 0 * inf at x = 0) ---- */
@@ -811,8 +812,11 @@ static tn_tensor *tn__ormqr_impl(tn_tensor *A, tn_tensor *tau, tn_tensor *C, boo
     }
     return tn__scope_return(V ? R : NULL);
 }
-TNDEF tn_tensor *tn_ormqr(tn_tensor *input, tn_tensor *tau, tn_tensor *other, bool left, bool transpose) {
-    return tn__grad_name(TN__AS("tn_ormqr", tn__ormqr_impl(input, tau, other, left, transpose)), "OrmqrBackward0");
+TNDEF tn_tensor *tn_ormqr_opts(tn_tensor *input, tn_tensor *tau, tn_tensor *other, tn_ormqr_fn_opts o) {
+    return tn__grad_name(TN__AS("tn_ormqr", tn__ormqr_impl(input, tau, other, o.left, o.transpose)), "OrmqrBackward0");
+}
+TNDEF tn_tensor *tn_ormqr_str(tn_tensor *input, tn_tensor *tau, tn_tensor *other, const char *options) {
+    TN__KW_STR(tn_ormqr_fn_opts, ormqr, "tn_ormqr", options, tn_ormqr_opts(input, tau, other, o));
 }
 
 /* ---- tensorinv, tensorsolve: inv and solve of the reshaped matrix ---- */
@@ -835,7 +839,8 @@ static tn_tensor *tn__tensorinv_impl(tn_tensor *A, int64_t ind) {
     tn_tensor *r = tn_reshape(tn_linalg_inv(tn_reshape(A, TN_SHAPE(p1, p2))), shape, r_nd);
     return tn__scope_return(r);
 }
-TNDEF tn_tensor *tn_linalg_tensorinv(tn_tensor *A, int64_t ind) { return TN__AS("tn_linalg_tensorinv", tn__tensorinv_impl(A, ind)); }
+TNDEF tn_tensor *tn_linalg_tensorinv_opts(tn_tensor *A, tn_tensorinv_fn_opts o) { return TN__AS("tn_linalg_tensorinv", tn__tensorinv_impl(A, o.ind)); }
+TNDEF tn_tensor *tn_linalg_tensorinv_str(tn_tensor *A, const char *options) { TN__KW_STR(tn_tensorinv_fn_opts, tensorinv, "tn_linalg_tensorinv", options, tn_linalg_tensorinv_opts(A, o)); }
 
 static tn_tensor *tn__tensorsolve_impl(tn_tensor *A, tn_tensor *Bm, const int64_t *dims, int nd) {
     TN__CHECK_NULL(A, Bm);
@@ -973,9 +978,12 @@ static void tn__la_sytrs(const double *a, const int32_t *piv, int64_t n, double 
 #undef SWAP_ROWS
 #undef A_
 }
-static tn_tensor *tn__ldl_factor_impl(tn_tensor *A, bool check_errors, tn_tensor **pivots, tn_tensor **info) {
+static tn_tensor *tn__ldl_factor_impl(const char *fn, tn_tensor *A, bool hermitian, bool check_errors, tn_tensor **pivots, tn_tensor **info) {
     TN__CHECK_NULL(A);
-    const char *fn = "tn_linalg_ldl_factor_ex";
+    /* hermitian=True is sytrf's factorisation for real A; complex A (hetrf's) is not here */
+    if (tn_is_complex(A))
+        return (tn_tensor *)tn__error("%s: complex input (%s) is not supported%s; real float32/float64 only", fn, tn_dtype_name(A->dtype),
+                                      hermitian ? " (hermitian=True: the Hermitian factorisation)" : "");
     if (tn__la_check(fn, A, "A", true)) return NULL;
     tn_scope_begin();
     const int nd = A->ndim;
@@ -995,18 +1003,19 @@ static tn_tensor *tn__ldl_factor_impl(tn_tensor *A, bool check_errors, tn_tensor
     tn_scope_end();
     return r;
 }
-TNDEF tn_tensor *tn_linalg_ldl_factor_ex_opts(tn_tensor *A, tn_tensor **pivots, tn_tensor **info, tn_linalg_ex_fn_opts o) {
+TNDEF tn_tensor *tn_linalg_ldl_factor_ex_opts(tn_tensor *A, tn_tensor **pivots, tn_tensor **info, tn_ldl_factor_ex_fn_opts o) {
     if (pivots) *pivots = NULL;
     if (info) *info = NULL;
     if (!pivots) return (tn_tensor *)tn__error("tn_linalg_ldl_factor_ex: pivots must not be NULL");
-    return TN__AS("tn_linalg_ldl_factor_ex", tn__ldl_factor_impl(A, o.check_errors, pivots, info));
+    return TN__AS("tn_linalg_ldl_factor_ex", tn__ldl_factor_impl("tn_linalg_ldl_factor_ex", A, o.hermitian, o.check_errors, pivots, info));
 }
-TNDEF tn_tensor *tn_linalg_ldl_factor_ex_str(tn_tensor *A, tn_tensor **pivots, tn_tensor **info, const char *options) { if (pivots) *pivots = NULL; if (info) *info = NULL; TN__KW_STR(tn_linalg_ex_fn_opts, linalg_ex, "tn_linalg_ldl_factor_ex", options, tn_linalg_ldl_factor_ex_opts(A, pivots, info, o)); }
-TNDEF tn_tensor *tn_linalg_ldl_factor(tn_tensor *A, tn_tensor **pivots) {
+TNDEF tn_tensor *tn_linalg_ldl_factor_ex_str(tn_tensor *A, tn_tensor **pivots, tn_tensor **info, const char *options) { if (pivots) *pivots = NULL; if (info) *info = NULL; TN__KW_STR(tn_ldl_factor_ex_fn_opts, ldl_factor_ex, "tn_linalg_ldl_factor_ex", options, tn_linalg_ldl_factor_ex_opts(A, pivots, info, o)); }
+TNDEF tn_tensor *tn_linalg_ldl_factor_opts(tn_tensor *A, tn_tensor **pivots, tn_ldl_factor_fn_opts o) {
     if (pivots) *pivots = NULL;
     if (!pivots) return (tn_tensor *)tn__error("tn_linalg_ldl_factor: pivots must not be NULL");
-    return TN__AS("tn_linalg_ldl_factor", tn__ldl_factor_impl(A, true, pivots, NULL));
+    return TN__AS("tn_linalg_ldl_factor", tn__ldl_factor_impl("tn_linalg_ldl_factor", A, o.hermitian, true, pivots, NULL));
 }
+TNDEF tn_tensor *tn_linalg_ldl_factor_str(tn_tensor *A, tn_tensor **pivots, const char *options) { if (pivots) *pivots = NULL; TN__KW_STR(tn_ldl_factor_fn_opts, ldl_factor, "tn_linalg_ldl_factor", options, tn_linalg_ldl_factor_opts(A, pivots, o)); }
 static tn_tensor *tn__ldl_solve_impl(tn_tensor *LD, tn_tensor *pivots, tn_tensor *Bm) {
     TN__CHECK_NULL(LD, pivots, Bm);
     const char *fn = "tn_linalg_ldl_solve";

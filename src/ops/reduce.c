@@ -903,11 +903,20 @@ static tn_tensor *tn__histogramdd_impl(tn_tensor *x, const int64_t *bins, tn_ten
     tn_scope_end();
     return hist;
 }
-TNDEF tn_tensor *tn_histogramdd(tn_tensor *x, const int64_t *bins, int nbins, const double *range, tn_tensor *weight, bool density, tn_tensor **bin_edges) {
-    return TN__AS("tn_histogramdd", tn__histogramdd_impl(x, bins, NULL, nbins, range, weight, density, bin_edges));
+TNDEF tn_tensor *tn_histogramdd_opts(tn_tensor *x, const int64_t *bins, int nbins, tn_tensor **bin_edges, tn_histogramdd_fn_opts o) {
+    TN__CHECK_NULL(x);
+    const int64_t D = x->ndim ? x->shape[x->ndim - 1] : 0;
+    if (o.range.n && o.range.n != 2 * D)
+        return (tn_tensor *)tn__error("tn_histogramdd: torch.histogramdd: for a %lld-dimensional histogram range should have %lld elements, but got %d", (long long)D,
+                                      (long long)(2 * D), o.range.n);
+    return TN__AS("tn_histogramdd", tn__histogramdd_impl(x, bins, NULL, nbins, o.range.n ? o.range.v : NULL, o.weight, o.density, bin_edges));
 }
-TNDEF tn_tensor *tn_histogramdd_edges(tn_tensor *x, tn_tensor *const *bins, int nbins, tn_tensor *weight, bool density, tn_tensor **bin_edges) {
+TNDEF tn_tensor *tn_histogramdd_str(tn_tensor *x, const int64_t *bins, int nbins, tn_tensor **bin_edges, const char *options) {
+    TN__KW_STR(tn_histogramdd_fn_opts, histogramdd, "tn_histogramdd", options, tn_histogramdd_opts(x, bins, nbins, bin_edges, o));
+}
+TNDEF tn_tensor *tn_histogramdd_edges_opts(tn_tensor *x, tn_tensor *const *bins, int nbins, tn_tensor **bin_edges, tn_histogramdd_fn_opts o) {
     if (!bins) return (tn_tensor *)tn__error("tn_histogramdd: bins must not be NULL");
-    return TN__AS("tn_histogramdd", tn__histogramdd_impl(x, NULL, bins, nbins, NULL, weight, density, bin_edges));
+    if (o.range.n) return (tn_tensor *)tn__error("tn_histogramdd: range is not allowed with bin edges (the edges fix the range)");
+    return TN__AS("tn_histogramdd", tn__histogramdd_impl(x, NULL, bins, nbins, NULL, o.weight, o.density, bin_edges));
 }
 TNDEF tn_tensor *tn_histc_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_histc_fn_opts, histc, "tn_histc", options, tn_histc_opts(x, o)); }

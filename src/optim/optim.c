@@ -455,21 +455,10 @@ TNDEF int tn_optim_set(tn_optim *o, int group, const char *name, double value) {
 
 /* ---- zero_grad ---- */
 TNDEF void tn_optim_zero_grad_opts(tn_optim *o, tn_zero_grad_opts opts) {
-    const bool set_to_none = opts.set_to_none;
     if (!o) return;
-    tn_no_grad_begin();
     tn_scope_begin();
-    for (int i = 0; i < o->np; i++) {
-        tn_tensor *p = o->params[i], *g = p->grad;
-        if (!g) continue;
-        if (set_to_none) { tn_set_grad(p, NULL); continue; }
-        /* PyTorch: grad.detach_() (or requires_grad_(False)), then zero_() */
-        if (g->grad_fn) tn_detach_(g);
-        else g->requires_grad = false;
-        tn_zero_(g);
-    }
+    for (int i = 0; i < o->np; i++) tn__zero_grad_param(o->params[i], opts.set_to_none);
     tn_scope_end();
-    tn_no_grad_end();
 }
 TNDEF int tn_optim_zero_grad_str(tn_optim *optim, const char *options) {
     TN__KW_STR_INT(tn_zero_grad_opts, zero_grad, "tn_optim_zero_grad", options, (tn_optim_zero_grad_opts(optim, o), 0));

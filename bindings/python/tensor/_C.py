@@ -6,7 +6,8 @@ argtypes. Nothing mirrors the layout of ``struct tn_tensor``: tensors are opaque
 structs declared are the small public value types the header documents field by
 field: ``tn_memory_stats``, ``tn_generator`` (seed, offset, mt19937 state), and the options structs passed
 by value where a keyword argument is a tensor: ``tn_autograd_opts``, ``tn_loss_opts``,
-``tn_searchsorted_fn_opts``, ``tn_cov_fn_opts``, ``tn_diff_fn_opts``, ``tn_trapezoid_fn_opts`` and ``tn_affine_norm_fn_opts``
+``tn_searchsorted_fn_opts``, ``tn_cov_fn_opts``, ``tn_diff_fn_opts``, ``tn_trapezoid_fn_opts``, ``tn_affine_norm_fn_opts``,
+``tn_histogram_fn_opts`` and ``tn_histogramdd_fn_opts`` (with ``tn_doubles``, a DL field's list)
 (the other keyword arguments go to the C ``_str`` functions as PyTorch's keyword text),
 and ``tn_print_options``, which tn_get_printoptions fills.
 
@@ -21,7 +22,7 @@ from ctypes import (POINTER, c_bool, c_char_p, c_double, c_int, c_int64, c_size_
 
 __all__ = ["lib", "path", "signatures", "tn_memory_stats", "tn_generator", "tn_autograd_opts", "tn_loss_opts",
            "tn_print_options", "tn_searchsorted_fn_opts", "tn_cov_fn_opts", "tn_diff_fn_opts",
-           "tn_trapezoid_fn_opts", "tn_affine_norm_fn_opts", "DELETER", "HOOK", "NODE_HOOK",
+           "tn_trapezoid_fn_opts", "tn_affine_norm_fn_opts", "tn_doubles", "tn_histogramdd_fn_opts", "DELETER", "HOOK", "NODE_HOOK",
            "ERROR_HANDLER", "CUSTOM_FORWARD", "CUSTOM_BACKWARD", "GRADCHECK_FN"]
 
 
@@ -92,6 +93,19 @@ class tn_histogram_fn_opts(ctypes.Structure):
     _fields_ = [("range", c_double * 2), ("weight", c_void_p), ("density", c_bool)]
 
 
+LIST_MAX = 64   # TN_LIST_MAX: the most values of an IL / DL keyword field
+
+
+class tn_doubles(ctypes.Structure):
+    """tn_doubles: a DL keyword field's list held in the struct, {n, {v0, v1, ...}}."""
+    _fields_ = [("n", c_int), ("v", c_double * LIST_MAX)]
+
+
+class tn_histogramdd_fn_opts(ctypes.Structure):
+    """TN_FIELDS_tn_histogramdd_fn_opts: range an empty list for None (else 2 D values), weight a tensor or NULL."""
+    _fields_ = [("range", tn_doubles), ("weight", c_void_p), ("density", c_bool)]
+
+
 class tn_trapezoid_fn_opts(ctypes.Structure):
     """TN_FIELDS_tn_trapezoid_fn_opts: x a tensor or NULL, dx NaN for None."""
     _fields_ = [("x", c_void_p), ("dx", c_double), ("dim", c_int64)]
@@ -130,6 +144,7 @@ _TYPES = {
     "B": tn_trapezoid_fn_opts,        # passed by value
     "I": tn_affine_norm_fn_opts,      # passed by value
     "w": tn_histogram_fn_opts,        # passed by value (every capital is taken)
+    "y": tn_histogramdd_fn_opts,      # passed by value
 }
 
 # "name  restype  argtypes..."  Every row is mandatory: the package and the library ship
@@ -447,8 +462,8 @@ tn_cumulative_trapezoid_opts T T B
 tn_isreal T T
 tn_histogram_opts T T l A w
 tn_histogram_edges_opts T T T A w
-tn_histogramdd T T L i P T b A
-tn_histogramdd_edges T T A i T b A
+tn_histogramdd_opts T T L i A y
+tn_histogramdd_edges_opts T T A i A y
 tn_gradient_str i T A s
 tn_gradient_coords_str i T A i A s
 tn_isposinf T T
@@ -518,13 +533,13 @@ tn_linalg_vector_norm_str T T s
 tn_linalg_matrix_norm_str T T s
 tn_linalg_norm_str T T s
 tn_linalg_multi_dot T A i
-tn_linalg_vecdot T T T l
+tn_linalg_vecdot_str T T T s
 tn_linalg_vander_str T T s
 tn_linalg_householder_product T T T
-tn_ormqr T T T T b b
-tn_linalg_tensorinv T T l
+tn_ormqr_str T T T T s
+tn_linalg_tensorinv_str T T s
 tn_linalg_tensorsolve T T T L i
-tn_linalg_ldl_factor T T A
+tn_linalg_ldl_factor_str T T A s
 tn_linalg_ldl_factor_ex_str T T A A s
 tn_linalg_ldl_solve T T T T
 tn_linalg_qr_str T T A s
@@ -536,7 +551,7 @@ tn_linalg_svd_str T T A A s
 tn_linalg_svdvals T T
 tn_svd_str T T A A s
 tn_linalg_pinv_str T T s
-tn_pinverse T T d
+tn_pinverse_str T T s
 tn_linalg_matrix_rank_str T T s
 tn_linalg_lstsq_str T T T A A A s
 tn_linalg_cond T T s
@@ -963,6 +978,7 @@ tn_lstm_cell T T T T T T T T A
 tn_gru_cell T T T T T T T
 tn_module_register_parameter T p s T
 tn_module_train_str i p s
+tn_module_zero_grad_str i p s
 tn_module_child p p s
 tn_nn_rnn_str p l l s
 tn_nn_lstm_str p l l s

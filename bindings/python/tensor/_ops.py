@@ -1308,8 +1308,8 @@ def ormqr(input, input2, input3, left=True, transpose=False):
     """op(Q) @ input3 (left) or input3 @ op(Q), Q = H_1 ... H_k of geqrf's (input, input2 = tau),
     op(Q) = Q^H (Q^T for real dtypes) where transpose (tn_ormqr): the reflectors applied in turn, Q never formed.
     Differentiable in all three inputs, as 2025 PyTorch (1.13 had no derivative)."""
-    return _wrap(lib.tn_ormqr(_tp(input, "ormqr", "input"), _tp(input2, "ormqr", "input2"), _tp(input3, "ormqr", "input3"),
-                              bool(left), bool(transpose)))
+    return _wrap(lib.tn_ormqr_str(_tp(input, "ormqr", "input"), _tp(input2, "ormqr", "input2"), _tp(input3, "ormqr", "input3"),
+                                  _kw_text(left=bool(left), transpose=bool(transpose))))
 
 
 def symeig(input, eigenvectors=False, upper=True, *, out=None):
@@ -1431,7 +1431,7 @@ def linalg_pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None):
 
 @_method("pinverse")
 def pinverse(A, rcond=1e-15):
-    return _wrap(lib.tn_pinverse(_tp(A, "pinverse"), _float(rcond, "pinverse", "rcond")))
+    return _wrap(lib.tn_pinverse_str(_tp(A, "pinverse"), _kw_text(rcond=_float(rcond, "pinverse", "rcond"))))
 
 
 def linalg_matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None):
@@ -2119,23 +2119,25 @@ def histogramdd(input, bins, range=None, weight=None, density=False):
             raise TypeError("histogramdd(): range is not allowed with bin edges (the edges fix the range)")
         n = len(es)
         outs = (c_void_p * _bi.max(D, n, 1))()
-        hist = _wrap(lib.tn_histogramdd_edges(x, _ptrs(es), n, w, bool(density), outs))
+        o = _C.tn_histogramdd_fn_opts(_C.tn_doubles(0), w, bool(density))
+        hist = _wrap(lib.tn_histogramdd_edges_opts(x, _ptrs(es), n, outs, o))
     else:
         cts = [bins] * D if isinstance(bins, int) and not isinstance(bins, bool) else list(bins) \
             if isinstance(bins, (list, tuple)) else None
         if cts is None:
             raise TypeError(f"histogramdd(): bins must be an int, a sequence of ints or a sequence of tensors, not {type(bins).__name__}")
         cts = [_int(c, "histogramdd", "bins") for c in cts]
-        rng = None
+        rng = []
         if range is not None:
             rng = [_float(r, "histogramdd", "range") for r in range]
             if len(rng) != 2 * D:
                 raise RuntimeError(f"torch.histogramdd: for a {D}-dimensional histogram range should have {2 * D} elements, "
                                    f"but got {len(rng)}")
+        if len(rng) > _C.LIST_MAX:
+            raise RuntimeError(f"histogramdd(): range of {len(rng)} values: at most {_C.LIST_MAX} (TN_LIST_MAX) are supported")
         outs = (c_void_p * _bi.max(D, len(cts), 1))()
-        hist = _wrap(lib.tn_histogramdd(x, (c_int64 * _bi.max(len(cts), 1))(*cts), len(cts),
-                                        None if rng is None else (ctypes.c_double * len(rng))(*rng),
-                                        w, bool(density), outs))
+        o = _C.tn_histogramdd_fn_opts(_C.tn_doubles(len(rng), (ctypes.c_double * _C.LIST_MAX)(*rng)), w, bool(density))
+        hist = _wrap(lib.tn_histogramdd_opts(x, (c_int64 * _bi.max(len(cts), 1))(*cts), len(cts), outs, o))
     return return_types.histogramdd(hist, tuple(_wrap(outs[i]) for i in _bi.range(D)))
 
 

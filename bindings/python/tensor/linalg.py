@@ -142,7 +142,7 @@ def multi_dot(tensors):
 
 
 def vecdot(x, y, *, dim=-1):
-    return _wrap(lib.tn_linalg_vecdot(_tp(x, "linalg.vecdot", "x"), _tp(y, "linalg.vecdot", "y"), _int(dim, "linalg.vecdot")))
+    return _wrap(lib.tn_linalg_vecdot_str(_tp(x, "linalg.vecdot", "x"), _tp(y, "linalg.vecdot", "y"), _kw_text(dim=_int(dim, "linalg.vecdot"))))
 
 
 def vander(x, *, N=None):
@@ -159,7 +159,7 @@ def householder_product(A, tau):
 
 
 def tensorinv(A, ind=2):
-    return _wrap(lib.tn_linalg_tensorinv(_tp(A, "linalg.tensorinv", "A"), _int(ind, "linalg.tensorinv", "ind")))
+    return _wrap(lib.tn_linalg_tensorinv_str(_tp(A, "linalg.tensorinv", "A"), _kw_text(ind=_int(ind, "linalg.tensorinv", "ind"))))
 
 
 def tensorsolve(A, B, dims=None):
@@ -176,17 +176,18 @@ _ldl_factor_ex_rt = _return_type("linalg_ldl_factor_ex", ("LD", "pivots", "info"
 
 
 def ldl_factor_ex(A, *, hermitian=False, check_errors=False):
-    """hermitian is the same factorisation for real dtypes."""
+    """hermitian is the same factorisation for real dtypes (complex inputs are not supported)."""
     from ctypes import byref, c_void_p
     piv, info = c_void_p(), c_void_p()
-    LD = _wrap(lib.tn_linalg_ldl_factor_ex_str(_tp(A, "linalg.ldl_factor_ex", "A"), byref(piv), byref(info), _kw_text(check_errors=bool(check_errors))))
+    LD = _wrap(lib.tn_linalg_ldl_factor_ex_str(_tp(A, "linalg.ldl_factor_ex", "A"), byref(piv), byref(info),
+                                               _kw_text(hermitian=bool(hermitian), check_errors=bool(check_errors))))
     return _ldl_factor_ex_rt(LD, _wrap(piv.value), _wrap(info.value))
 
 
 def ldl_factor(A, *, hermitian=False):
     from ctypes import byref, c_void_p
     piv = c_void_p()
-    LD = _wrap(lib.tn_linalg_ldl_factor(_tp(A, "linalg.ldl_factor", "A"), byref(piv)))
+    LD = _wrap(lib.tn_linalg_ldl_factor_str(_tp(A, "linalg.ldl_factor", "A"), byref(piv), _kw_text(hermitian=bool(hermitian))))
     return _ldl_factor_rt(LD, _wrap(piv.value))
 
 

@@ -93,7 +93,9 @@ def _param(text):
     m = re.match(r"^(.*?)\b(\w+)\s*\[([^\]]*)\]$", text)     # const int64_t stride[2]: a pointer
     if m:
         ct = CType(m.group(1) + " *")
-        ct.array_len = int(m.group(3)) if m.group(3).strip().isdigit() else None   # a struct field's array
+        n = m.group(3).strip()
+        n = _ARRAY_DEFINES.get(n, n)   # double v[TN_LIST_MAX]
+        ct.array_len = int(n) if n.isdigit() else None   # a struct field's array
         return m.group(2), ct
     m = re.match(r"^(.*?[\s*])(\w+)$", text)
     if not m or m.group(2) in ("int", "double", "bool", "void", "char", "size_t", "int64_t"):
@@ -101,11 +103,15 @@ def _param(text):
     return m.group(2), CType(m.group(1))
 
 
+_ARRAY_DEFINES = {}   # the header's integer #defines, for array lengths written as a macro
+
+
 class Header:
     def __init__(self, path):
         with open(path) as f:
             self.text = f.read()
         self.code = _strip_comments(self.text)
+        _ARRAY_DEFINES.update(re.findall(r"^#define\s+(\w+)\s+(\d+)\s*$", self.code, re.M))
         # declarations are read with the macro definitions taken out (TN__KW_STRUCT's template
         # and the keyword macros look like declarations to these patterns)
         no_macros = re.sub(r"^#define(?:[^\n]*\\\n)*[^\n]*", "", self.code, flags=re.M)
@@ -188,7 +194,8 @@ SCALAR = {"int": ("i", c_int), "int64_t": ("l", c_int64), "uint64_t": ("u", c_ui
           "bool": ("b", c_bool), "size_t": ("z", c_size_t), "float": ("f", c_float), "uint16_t": ("h", ctypes.c_uint16)}
 BY_VALUE = {"tn_memory_stats": "M", "tn_cuda_stats": "N", "tn_autograd_opts": "O", "tn_loss_opts": "Q",
             "tn_print_options": "R", "tn_searchsorted_fn_opts": "J", "tn_cov_fn_opts": "V", "tn_diff_fn_opts": "U",
-            "tn_trapezoid_fn_opts": "B", "tn_affine_norm_fn_opts": "I", "tn_histogram_fn_opts": "w"}
+            "tn_trapezoid_fn_opts": "B", "tn_affine_norm_fn_opts": "I", "tn_histogram_fn_opts": "w",
+            "tn_histogramdd_fn_opts": "y"}
 POINTEE = {"int64_t": ("L", c_int64), "double": ("P", c_double), "size_t": ("S", c_size_t)}
 FIELD_SCALAR = {"int": c_int, "int64_t": c_int64, "uint64_t": c_uint64, "double": c_double, "bool": c_bool,
                 "size_t": c_size_t, "float": c_float, "int32_t": c_int32, "uint32_t": c_uint32, "uint8_t": c_uint8}
@@ -450,6 +457,8 @@ def test_structure_layouts(header):
             base, stars, const_pointee = _norm(ct)
             if stars == 1 and getattr(ct, "array_len", None) and FIELD_SCALAR.get(base):
                 want = FIELD_SCALAR[base] * ct.array_len      # uint32_t mt[624]: an inline array
+            elif stars == 0 and base in header.structs and isinstance(getattr(_C, base, None), type):
+                want = getattr(_C, base)                              # a struct member (tn_doubles): checked on its own
             elif stars == 0:
                 want = FIELD_SCALAR.get(base) or (c_int if base in header.enums else None)
             elif base == "char":

@@ -1147,7 +1147,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if need is not None and need != dim:
         names = {1: "3D", 2: "4D", 3: "5D"}
         raise NotImplementedError(f"Got {names[dim]} input, but {mode} mode needs {names[need]} input")
-    kw = [f"mode={mode!r}", f"align_corners={bool(align_corners)}"]
+    kw = [f"mode={mode!r}", f"align_corners={None if align_corners is None else bool(align_corners)}"]
     if output_size is not None:
         kw.append("size=(" + ", ".join(str(int(s)) for s in output_size) + ")")
     if scale_factors is not None:

@@ -630,6 +630,16 @@ class Module:
                     error_msgs.append(f"size mismatch for {key}: copying a param with shape {input_param.shape} "
                                       f"from checkpoint, the shape in current model is {param.shape}.")
                     continue
+                if local_metadata.get("assign_to_params_buffers", False):
+                    # assign=True (torch 2.1+): the state dict's tensor becomes the module's; a
+                    # parameter keeps the module's requires_grad
+                    if isinstance(param, Parameter):
+                        if not isinstance(input_param, Parameter):
+                            input_param = Parameter(input_param, requires_grad=param.requires_grad)
+                        else:
+                            input_param.requires_grad_(param.requires_grad)
+                    setattr(self, name, input_param)
+                    continue
                 try:
                     with no_grad():
                         param.copy_(input_param)
@@ -654,7 +664,7 @@ class Module:
                     if input_name not in self._modules and input_name not in local_state:
                         unexpected_keys.append(key)
 
-    def load_state_dict(self, state_dict, strict=True):
+    def load_state_dict(self, state_dict, strict=True, assign=False):
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
         missing_keys, unexpected_keys, error_msgs = [], [], []
@@ -665,6 +675,8 @@ class Module:
 
         def load(module, local_state_dict, prefix=""):
             local_metadata = {} if metadata is None else metadata.get(prefix[:-1], {})
+            if assign:
+                local_metadata = dict(local_metadata, assign_to_params_buffers=True)
             module._load_from_state_dict(local_state_dict, prefix, local_metadata, True, missing_keys,
                                          unexpected_keys, error_msgs)
             for name, child in module._modules.items():
