@@ -1,6 +1,7 @@
 /* Reduce kernel: x walked in full, out restrided with stride 0 on reduced dims, so one
    loop accumulates whether the reduced dims are inner (register accumulator, double
-   for float32 sums) or outer (elementwise accumulate). out holds the identity first. */
+   for float32 products; float32 sums: tn__sum_f32, PyTorch's order) or outer
+   (elementwise accumulate). out holds the identity first. */
 #define TN__REDUCE_CASES(T, ACC, MAXV, MINV) \
     switch (op) { \
     case SUM: TN__RED(T, ACC, acc + x); break; \
@@ -95,8 +96,10 @@ TN__TESTABLE void tn__sum_into_f64(double *TN__RESTRICT o, const float *TN__REST
 #endif
     for (int64_t i = 0; i < n; i++) o[i] += (double)x[i];
 }
-/* float32 sums and products accumulate in a float64 copy of out, whichever dims are
-   reduced (a float32 accumulator drifts by percents over 2^20 additions). */
+/* float32 products accumulate in a float64 copy of out, whichever dims are reduced. (Sums
+   went this way too, a float32 accumulator drifting by percents over 2^20 additions in one
+   chain; they now add as PyTorch does, in float but in cascades: tn__sum_f32. The sum
+   branches here remain for tests/test_ops.c's checks of these loops.) */
 static void tn__reduce_f32acc(char **p, const int64_t *s, int64_t n, void *ctx) {
     bool sum = *(const tn_reduce_op *)ctx == SUM;
     if (s[0] == 0 && sum && s[1] == (int64_t)sizeof(float) && n >= 64) {   /* a contiguous row */
