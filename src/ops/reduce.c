@@ -133,30 +133,61 @@ static void tn__reduce_f32acc(char **p, const int64_t *s, int64_t n, void *ctx) 
    (PyTorch with several threads splits a full reduction of 32768 or more elements into
    per-thread partial sums: there its last bits follow its thread count). */
 #define TN__CASC_COLS 32
+/* utils::CeilLog2(n) / 4, at least 4: the cascade's level width (2^lp rows a level step) */
+static int tn__casc_lp(int64_t n) {
+    int clog = 1;   /* the bits of n - 1, at least 1 */
+    while (n > 2 && clog < 63 && ((uint64_t)(n - 1) >> clog) != 0) clog++;
+    return clog / 4 > 4 ? clog / 4 : 4;
+}
+/* multi_row_sum over nc contiguous columns at once (nc a multiple of 32, at most
+   TN__CASC_WIDE): res[c] = the cascade sum of x[r * rs + c], r < n. Every column's levels
+   move at the same rows, so the rows stream in memory order. Compiled plain and for
+   AVX-512 (lane by lane the same additions, so the same bits). */
+#define TN__CASC_WIDE 512
+#define TN__CASC_ROWS(NAME, ATTR, NC) \
+    ATTR static void NAME(float *res, const float *x, int64_t rs, int nc, int64_t n) { \
+        float acc[4][TN__CASC_WIDE]; (void)nc; \
+        for (int lv = 0; lv < 4; lv++) for (int c = 0; c < (NC); c++) acc[lv][c] = 0; \
+        const int lp = tn__casc_lp(n); \
+        const int64_t step = (int64_t)1 << lp, mask = step - 1; \
+        int64_t i = 0; \
+        while (i + step <= n) { \
+            for (int64_t e = i + step; i < e; i++) { const float *row = x + i * rs; for (int c = 0; c < (NC); c++) acc[0][c] += row[c]; } \
+            for (int lv = 1; lv < 4; lv++) { \
+                for (int c = 0; c < (NC); c++) { acc[lv][c] += acc[lv - 1][c]; acc[lv - 1][c] = 0; } \
+                if ((i & (mask << (lv * lp))) != 0) break; \
+            } \
+        } \
+        for (; i < n; i++) { const float *row = x + i * rs; for (int c = 0; c < (NC); c++) acc[0][c] += row[c]; } \
+        for (int c = 0; c < (NC); c++) res[c] = ((acc[0][c] + acc[1][c]) + acc[2][c]) + acc[3][c]; }
+/* nc columns, and 32 (a constant count: the accumulators stay in registers) */
+TN__CASC_ROWS(tn__casc_rows, TN__PLAIN_FN, nc)
+TN__CASC_ROWS(tn__casc_rows32, TN__PLAIN_FN, TN__CASC_COLS)
+#ifdef TN__AVX512_FN
+TN__CASC_ROWS(tn__casc_rowsx, TN__AVX512_FN, nc)
+TN__CASC_ROWS(tn__casc_rows32x, TN__AVX512_FN, TN__CASC_COLS)
+#endif
 /* multi_row_sum: res[c] = the sum over r < n of x[r * rs + c * cs], c < nc <= 32, in levels:
    level 0 takes 2^lp rows, then empties into level 1, which empties into level 2 every 2^lp
    of its own steps, and so on; the levels are added last. */
 static void tn__casc_f32(float *res, const char *x, int64_t rs, int64_t cs, int nc, int64_t n) {
+    if (cs == (int64_t)sizeof(float) && nc == TN__CASC_COLS && rs % (int64_t)sizeof(float) == 0) {
+        TN__WIDE(tn__casc_rows32)(res, (const float *)x, rs / (int64_t)sizeof(float), nc, n);
+        return;
+    }
     float acc[4][TN__CASC_COLS];
     memset(acc, 0, sizeof acc);
-    int clog = 1;   /* utils::CeilLog2(n): the bits of n - 1, at least 1 */
-    while (n > 2 && clog < 63 && ((uint64_t)(n - 1) >> clog) != 0) clog++;
-    const int lp = clog / 4 > 4 ? clog / 4 : 4;
+    const int lp = tn__casc_lp(n);
     const int64_t step = (int64_t)1 << lp, mask = step - 1;
-    const bool packed = cs == (int64_t)sizeof(float) && nc == TN__CASC_COLS;
     int64_t i = 0;
-#define TN__CASC_ROW(r_) do { \
-        if (packed) { const float *row_ = (const float *)(x + (r_) * rs); for (int c = 0; c < TN__CASC_COLS; c++) acc[0][c] += row_[c]; } \
-        else for (int c = 0; c < nc; c++) acc[0][c] += *(const float *)(x + (r_) * rs + c * cs); } while (0)
     while (i + step <= n) {
-        for (int64_t j = 0; j < step; j++, i++) TN__CASC_ROW(i);
+        for (int64_t j = 0; j < step; j++, i++) for (int c = 0; c < nc; c++) acc[0][c] += *(const float *)(x + i * rs + c * cs);
         for (int lv = 1; lv < 4; lv++) {
             for (int c = 0; c < nc; c++) { acc[lv][c] += acc[lv - 1][c]; acc[lv - 1][c] = 0; }
             if ((i & (mask << (lv * lp))) != 0) break;
         }
     }
-    for (; i < n; i++) TN__CASC_ROW(i);
-#undef TN__CASC_ROW
+    for (; i < n; i++) for (int c = 0; c < nc; c++) acc[0][c] += *(const float *)(x + i * rs + c * cs);
     for (int c = 0; c < nc; c++) res[c] = ((acc[0][c] + acc[1][c]) + acc[2][c]) + acc[3][c];
 }
 /* row_sum: the rows as (n / 4, 4): four cascades over rows 4i + k, the rows left over added
@@ -188,42 +219,62 @@ static float tn__sum_inner_f32(const float *x, int64_t n) {
     for (int l = 0; l < 8; l++) acc += v[l];
     return acc;
 }
-/* cascade_sum's loop over one plane: size0 x size1 elements, in_s/out_s their byte strides */
-static void tn__sum_plane_f32(char *out, const char *in, int64_t in_s[2], int64_t out_s[2], int64_t size0, int64_t size1) {
-    if (out_s[0] != 0 && out_s[1] == 0) {   /* the reduced dim first */
-        int64_t t = in_s[0]; in_s[0] = in_s[1]; in_s[1] = t;
-        t = out_s[0]; out_s[0] = out_s[1]; out_s[1] = t;
-        t = size0; size0 = size1; size1 = t;
-    }
-    if (out_s[0] != 0 && out_s[1] != 0) {   /* nothing reduced here: added in place */
-        for (int64_t j = 0; j < size1; j++)
-            for (int64_t i = 0; i < size0; i++) *(float *)(out + i * out_s[0] + j * out_s[1]) += *(const float *)(in + i * in_s[0] + j * in_s[1]);
-        return;
-    }
-    const int64_t os = out_s[1], fs = (int64_t)sizeof(float);
+/* cascade_sum's loop over one plane, its columns [j0, j1) (size0 rows reduced, size1
+   columns kept, after the swap below); the column blocks start at multiples of 32 */
+typedef struct { char *out; const char *in; int64_t in_s[2], out_s[2], size0, size1; } tn__sum_plane;
+static void tn__sum_cols_f32(void *args, int64_t j0, int64_t j1) {
+    const tn__sum_plane *P = (const tn__sum_plane *)args;
+    char *out = P->out;
+    const char *in = P->in;
+    const int64_t *in_s = P->in_s, size0 = P->size0, size1 = P->size1, os = P->out_s[1], fs = (int64_t)sizeof(float);
     float r[TN__CASC_COLS];
-    int64_t j = 0;
-    if (in_s[0] == fs && size0 >= 8) {   /* vectorized_inner_sum */
-        for (; j < size1; j++) *(float *)(out + j * os) += tn__sum_inner_f32((const float *)(in + j * in_s[1]), size0);
+    int64_t j = j0;
+    if (P->out_s[0] != 0) {   /* nothing reduced here: added in place */
+        for (; j < j1; j++)
+            for (int64_t i = 0; i < size0; i++) *(float *)(out + i * P->out_s[0] + j * os) += *(const float *)(in + i * in_s[0] + j * in_s[1]);
+    } else if (in_s[0] == fs && size0 >= 8) {   /* vectorized_inner_sum */
+        for (; j < j1; j++) *(float *)(out + j * os) += tn__sum_inner_f32((const float *)(in + j * in_s[1]), size0);
     } else if (in_s[1] == fs && size1 >= 8) {   /* vectorized_outer_sum: 4 vectors, 1 vector, then single columns */
-        for (; j + 32 <= size1; j += 32) {
+        if (in_s[0] % fs == 0)   /* up to 512 columns at a time, the rows streamed */
+            for (float w[TN__CASC_WIDE]; j + 32 <= j1;) {
+                const int nc = (int)TN__MIN((j1 - j) / 32 * 32, TN__CASC_WIDE);
+                TN__WIDE(tn__casc_rows)(w, (const float *)(in + j * fs), in_s[0] / fs, nc, size0);
+                for (int c = 0; c < nc; c++) *(float *)(out + (j + c) * os) += w[c];
+                j += nc;
+            }
+        for (; j + 32 <= j1; j += 32) {
             tn__casc_f32(r, in + j * fs, in_s[0], fs, 32, size0);
             for (int c = 0; c < 32; c++) *(float *)(out + (j + c) * os) += r[c];
         }
-        for (; j + 8 <= size1; j += 8) {
+        for (; j + 8 <= j1; j += 8) {
             tn__rowsum_f32(r, in + j * fs, in_s[0], fs, 8, size0);
             for (int c = 0; c < 8; c++) *(float *)(out + (j + c) * os) += r[c];
         }
-        for (; j < size1; j++) { tn__rowsum_f32(r, in + j * fs, in_s[0], fs, 1, size0); *(float *)(out + j * os) += r[0]; }
+        for (; j < j1; j++) { tn__rowsum_f32(r, in + j * fs, in_s[0], fs, 1, size0); *(float *)(out + j * os) += r[0]; }
     } else if (in_s[0] < in_s[1]) {   /* scalar_inner_sum */
-        for (; j < size1; j++) { tn__rowsum_f32(r, in + j * in_s[1], in_s[0], 0, 1, size0); *(float *)(out + j * os) += r[0]; }
+        for (; j < j1; j++) { tn__rowsum_f32(r, in + j * in_s[1], in_s[0], 0, 1, size0); *(float *)(out + j * os) += r[0]; }
     } else {   /* scalar_outer_sum: 4 columns at a time, then single ones */
-        for (; j + 4 <= size1; j += 4) {
+        for (; j + 4 <= j1; j += 4) {
             tn__casc_f32(r, in + j * in_s[1], in_s[0], in_s[1], 4, size0);
             for (int c = 0; c < 4; c++) *(float *)(out + (j + c) * os) += r[c];
         }
-        for (; j < size1; j++) { tn__rowsum_f32(r, in + j * in_s[1], in_s[0], 0, 1, size0); *(float *)(out + j * os) += r[0]; }
+        for (; j < j1; j++) { tn__rowsum_f32(r, in + j * in_s[1], in_s[0], 0, 1, size0); *(float *)(out + j * os) += r[0]; }
     }
+}
+static void tn__sum_blocks_f32(void *args, int64_t b0, int64_t b1) {
+    const tn__sum_plane *P = (const tn__sum_plane *)args;
+    tn__sum_cols_f32(args, b0 * 32, TN__MIN(b1 * 32, P->size1));
+}
+static void tn__sum_plane_f32(char *out, const char *in, const int64_t in_s[2], const int64_t out_s[2], int64_t size0, int64_t size1) {
+    tn__sum_plane P = {out, in, {in_s[0], in_s[1]}, {out_s[0], out_s[1]}, size0, size1};
+    if (out_s[0] != 0 && out_s[1] == 0)   /* the reduced dim first */
+        P = (tn__sum_plane){out, in, {in_s[1], in_s[0]}, {out_s[1], out_s[0]}, size1, size0};
+    /* threads take blocks of 32 columns: each column's sum is one thread's, in the same
+       order, and the blocks keep vectorized_outer_sum's 32 / 8 / 1 split */
+    const int64_t blocks = (P.size1 + 31) / 32;
+    const int nt = blocks > 1 ? tn__par_threads(P.size0 * P.size1, blocks) : 1;
+    if (nt > 1) tn__parallel_range(nt, blocks, tn__sum_blocks_f32, &P);
+    else tn__sum_cols_f32(&P, 0, P.size1);
 }
 /* The float32 sum of x into out (its shape with the reduced dims kept as 1, zero-filled):
    TensorIterator's dim order and merging, then a plane at a time. */
@@ -272,7 +323,7 @@ static void tn__sum_f32(tn_tensor *out, tn_tensor *x) {
     for (int64_t k = 0; k < planes; k++) {
         int64_t o = 0, in = 0;
         for (int d = 2; d < m; d++) { o += idx[d] * ps[0][d]; in += idx[d] * ps[1][d]; }
-        int64_t in_s[2] = {ps[1][0], ps[1][1]}, out_s[2] = {ps[0][0], ps[0][1]};
+        const int64_t in_s[2] = {ps[1][0], ps[1][1]}, out_s[2] = {ps[0][0], ps[0][1]};
         tn__sum_plane_f32(ob + o, ib + in, in_s, out_s, sh[0], sh[1]);
         for (int d = 2; d < m; d++) { if (++idx[d] < sh[d]) break; idx[d] = 0; }
     }
