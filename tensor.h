@@ -5277,6 +5277,8 @@ extern tn__gemm_tune_t tn__gemm_tune;
 extern int tn__optim_multi;    /* the optimizers' multi-tensor step (src/optim/optim.c); 0: one parameter at a time */
 extern int tn__avx512_loops;   /* the AVX-512 copies of float loops (TN__WIDE, src/core/config.c); 0: the plain ones */
 extern int tn__normal_fma_loop; /* float32 normal_fill's AVX2+FMA copy (src/core/rng.c); 0: the plain one */
+extern int tn__pow_fma_loop;    /* float32 pow's SLEEF loop, AVX2+FMA copy (src/ops/kernels.c); 0: the plain one */
+float tn__sleef_powf_test(float x, float y);                   /* SLEEF 3.5.1's powf_u10, one lane */
 extern int tn__gemm_cache_busy, tn__sum_row_avx512, tn__conv_fast_paths, tn__wino_avx512, tn__pool22_avx512;
 int tn__gemm_isa(void);
 void tn__gemm_free_cache(void);
@@ -12575,6 +12577,143 @@ static int tn__cpu_unary(tn_unary_op op, tn_tensor *out, tn_tensor *x, const dou
 TN__DEFINE_FLOAT_DIVMOD(float, f32, f)
 TN__DEFINE_FLOAT_DIVMOD(double, f64, )
 
+/* ---- pow as PyTorch's CPU kernels compute it ----
+   float32 pow outside the special exponents runs SLEEF's Sleef_powf8_u10 (torch 1.13's AVX2
+   kernels; 2025 PyTorch the same, 16 lanes on AVX-512: the same lane formula) on each 16
+   elements of a vectorisable inner loop, and a scalar pow on the rest of the loop (its last
+   n % 16 elements, or all of a strided one). tn__sleef_powf is SLEEF 3.5.1's xpowf (the
+   Debian libsleef torch links), one lane in scalar C: its double-float (head, tail) helpers
+   as its FMA build writes them (each fmaf is a fused instruction there, every other product
+   rounded alone; C11 does not contract them), checked bit for bit against torch.pow. */
+typedef struct { float x, y; } tn__sf2;   /* SLEEF's vfloat2: x + y, |y| <= ulp(x) / 2 */
+TN__ALWAYS_INLINE tn__sf2 tn__sf2_(float x, float y) { tn__sf2 r = {x, y}; return r; }
+TN__ALWAYS_INLINE tn__sf2 tn__sf_add2_ff(float x, float y) { const float s = x + y, v = s - x; return tn__sf2_(s, (x - (s - v)) + (y - v)); }
+TN__ALWAYS_INLINE tn__sf2 tn__sf_add2_f2f(tn__sf2 x, float y) { const float s = x.x + y, v = s - x.x; return tn__sf2_(s, ((x.x - (s - v)) + (y - v)) + x.y); }
+TN__ALWAYS_INLINE tn__sf2 tn__sf_add2_f2f2(tn__sf2 x, tn__sf2 y) { const float s = x.x + y.x, v = s - x.x; return tn__sf2_(s, ((x.x - (s - v)) + (y.x - v)) + (x.y + y.y)); }
+TN__ALWAYS_INLINE tn__sf2 tn__sf_add_f2f2(tn__sf2 x, tn__sf2 y) { const float s = x.x + y.x; return tn__sf2_(s, (((x.x - s) + y.x) + x.y) + y.y); }
+TN__ALWAYS_INLINE tn__sf2 tn__sf_add_ff2(float x, tn__sf2 y) { const float s = x + y.x; return tn__sf2_(s, ((x - s) + y.x) + y.y); }
+TN__ALWAYS_INLINE tn__sf2 tn__sf_mul_f2f(tn__sf2 x, float y) { const float s = x.x * y; return tn__sf2_(s, fmaf(x.y, y, fmaf(x.x, y, -s))); }
+TN__ALWAYS_INLINE tn__sf2 tn__sf_mul_f2f2(tn__sf2 x, tn__sf2 y) { const float s = x.x * y.x; return tn__sf2_(s, fmaf(x.x, y.y, fmaf(x.y, y.x, fmaf(x.x, y.x, -s)))); }
+TN__ALWAYS_INLINE tn__sf2 tn__sf_squ(tn__sf2 x) { const float s = x.x * x.x; return tn__sf2_(s, fmaf(x.x + x.x, x.y, fmaf(x.x, x.x, -s))); }
+TN__ALWAYS_INLINE tn__sf2 tn__sf_div(tn__sf2 n, tn__sf2 d) {
+    const float t = 1.0f / d.x, s = n.x * t, u = fmaf(t, n.x, -s), v = fmaf(-d.y, t, fmaf(-d.x, t, 1.0f));
+    return tn__sf2_(s, fmaf(s, v, fmaf(n.y, t, u)));
+}
+TN__ALWAYS_INLINE int32_t tn__sf_asr(int32_t x, int sh) { return x < 0 ? (int32_t)~(~(uint32_t)x >> sh) : (int32_t)((uint32_t)x >> sh); }
+/* logkf: log(d) for d >= 0 as a double-float */
+TN__ALWAYS_INLINE tn__sf2 tn__sf_logk(float d) {
+    const bool tiny = d < FLT_MIN;
+    if (tiny) d *= 18446744073709551616.0f;   /* 2^64 */
+    int32_t e = (int32_t)((tn__f32_bits(d * (1.0f / 0.75f)) >> 23) & 0xff) - 0x7f;
+    const float m = tn__bits_f32(tn__f32_bits(d) + ((uint32_t)-e << 23));
+    if (tiny) e -= 64;
+    const tn__sf2 x = tn__sf_div(tn__sf_add2_ff(-1.0f, m), tn__sf_add2_ff(1.0f, m)), x2 = tn__sf_squ(x);
+    float t = 0.240320354700088500976562f;
+    t = fmaf(t, x2.x, 0.285112679004669189453125f);
+    t = fmaf(t, x2.x, 0.400007992982864379882812f);
+    tn__sf2 s = tn__sf_mul_f2f(tn__sf2_(0.69314718246459960938f, -1.904654323148236017e-09f), (float)e);
+    s = tn__sf_add_f2f2(s, tn__sf2_(x.x * 2.0f, x.y * 2.0f));
+    return tn__sf_add_f2f2(s, tn__sf_mul_f2f2(tn__sf_mul_f2f2(x2, x),
+                                              tn__sf_add2_f2f2(tn__sf_mul_f2f(x2, t), tn__sf2_(0.66666662693023681640625f, 3.69183861259614332084311e-09f))));
+}
+/* expkf: exp(d.x + d.y), 0 below -104 */
+TN__ALWAYS_INLINE float tn__sf_expk(tn__sf2 d) {
+    float u = (d.x + d.y) * 1.442695040888963407359924681001892137426645954152985934135449406931f;
+    const int32_t q = u >= -2147483648.0f && u < 2147483648.0f ? (int32_t)nearbyintf(u) : INT32_MIN;   /* cvtps2dq */
+    tn__sf2 s = tn__sf_add2_f2f(d, (float)q * -0.693145751953125f);
+    s = tn__sf_add2_f2f(s, (float)q * -1.428606765330187045e-06f);
+    const float h = s.x + s.y;
+    s = tn__sf2_(h, (s.x - h) + s.y);
+    u = 0.00136324646882712841033936f;
+    u = fmaf(u, s.x, 0.00836596917361021041870117f);
+    u = fmaf(u, s.x, 0.0416710823774337768554688f);
+    u = fmaf(u, s.x, 0.166665524244308471679688f);
+    u = fmaf(u, s.x, 0.499999850988388061523438f);
+    const tn__sf2 t = tn__sf_add_ff2(1.0f, tn__sf_add_f2f2(s, tn__sf_mul_f2f(tn__sf_squ(s), u)));
+    /* vldexp_vf_vf_vi2: (t.x + t.y) * 2^q in steps that neither overflow nor flush early */
+    int32_t m = tn__sf_asr(q, 31), qq;
+    m = (int32_t)((uint32_t)(tn__sf_asr((int32_t)((uint32_t)m + (uint32_t)q), 6) - m) << 4);
+    qq = (int32_t)((uint32_t)q - ((uint32_t)m << 2));
+    m = (int32_t)((uint32_t)m + 0x7f);
+    m = m < 0 ? 0 : m > 0xff ? 0xff : m;
+    const float f = tn__bits_f32((uint32_t)m << 23);
+    u = (t.x + t.y) * f * f * f * f * tn__bits_f32(((uint32_t)qq + 0x7f) << 23);
+    return d.x < -104.0f ? 0.0f : u;
+}
+TN__ALWAYS_INLINE float tn__sleef_powf(float x, float y) {
+    const float ay = fabsf(y);
+    const bool yisint = truncf(y) == y || ay > 16777216.0f;
+    const bool yisodd = yisint && ay < 16777216.0f && ((int32_t)y & 1);
+    float r = tn__sf_expk(tn__sf_mul_f2f(tn__sf_logk(fabsf(x)), y));
+    if (r != r) r = INFINITY;
+    r *= x > 0 ? 1.0f : yisint ? (yisodd ? -1.0f : 1.0f) : NAN;
+    const float efx = tn__bits_f32(tn__f32_bits(fabsf(x) - 1.0f) ^ (tn__f32_bits(y) & 0x80000000u));
+    if (isinf(y)) r = efx < 0 ? 0.0f : efx == 0 ? 1.0f : INFINITY;
+    if (isinf(x) || x == 0)
+        r = (yisodd ? tn__bits_f32(tn__f32_bits(1.0f) | (tn__f32_bits(x) & 0x80000000u)) : 1.0f) * ((x == 0 ? -y : y) < 0 ? 0.0f : INFINITY);
+    if (x != x || y != y) r = tn__bits_f32(0xffffffffu);
+    if (y == 0 || x == 1) r = 1.0f;
+    return r;
+}
+#ifdef TN_TESTING
+float tn__sleef_powf_test(float x, float y) { return tn__sleef_powf(x, y); }
+#endif
+/* o[i] = SLEEF's pow of a[i * sa] and b[i * sb]: compiled plain (fmaf a libm call) and for
+   AVX2 with FMA (fmaf one instruction, the same bits; twice as fast), chosen at run time */
+#define TN__SLEEF_POWF_LOOP(NAME, ATTR) \
+    ATTR static void NAME(float *o, const char *a, int64_t sa, const char *b, int64_t sb, int64_t n) { \
+        for (int64_t i = 0; i < n; i++) o[i] = tn__sleef_powf(*(const float *)(a + i * sa), *(const float *)(b + i * sb)); }
+TN__SLEEF_POWF_LOOP(tn__sleef_powf_loop, TN__PLAIN_FN)
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+TN__SLEEF_POWF_LOOP(tn__sleef_powf_loop_fma, __attribute__((target("avx2,fma"))))
+#endif
+TN__TESTABLE int tn__pow_fma_loop = 1;   /* 0 (tests): the plain copy everywhere */
+static void tn__sleef_powf_run(float *o, const char *a, int64_t sa, const char *b, int64_t sb, int64_t n) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    __builtin_cpu_init();
+    if (tn__pow_fma_loop && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) { tn__sleef_powf_loop_fma(o, a, sa, b, sb, n); return; }
+#endif
+    tn__sleef_powf_loop(o, a, sa, b, sb, n);
+}
+/* POW's alpha: 1 for a tensor exponent (tn_pow: PyTorch's pow_tensor_tensor, no special
+   exponents, SLEEF on each 16, powf on the rest), else the Python-number exponent itself
+   (tn_pow_scalar: pow_tensor_scalar's special exponents 2, 3, -2 as products, 0.5, -0.5, -1
+   as sqrt, rsqrt, reciprocal; otherwise SLEEF with the float exponent on each 16 and
+   (float)pow(double, double exponent) on the rest). An exponent of 1 passes as a tensor's:
+   torch copies, SLEEF and powf give x itself. */
+static void tn__pow_f32(char **p, const int64_t *s, int64_t n, double alpha) {
+    const bool scalar = alpha != 1;
+    const float e = (float)alpha;
+    if (scalar) {
+        if (alpha == 2) { TN__MAP2(float, float, ((void)b, a * a)); return; }
+        if (alpha == 3) { TN__MAP2(float, float, ((void)b, a * a * a)); return; }
+        if (alpha == -2) { TN__MAP2(float, float, ((void)b, 1.0f / (a * a))); return; }
+        if (alpha == 0.5) { TN__MAP2(float, float, ((void)b, sqrtf(a))); return; }
+        if (alpha == -0.5) { TN__MAP2(float, float, ((void)b, 1.0f / sqrtf(a))); return; }
+        if (alpha == -1) { TN__MAP2(float, float, ((void)b, 1.0f / a)); return; }
+    }
+    /* torch's vectorized_loop: the output and the operands contiguous, one of its inputs may
+       be a broadcast scalar (pow_tensor_scalar has one input, the base; pow_tensor_tensor two) */
+    const bool va = s[1] == 4 || s[1] == 0, vb = s[2] == 4 || s[2] == 0;
+    const int64_t nv = s[0] == 4 && va && (scalar || (vb && (s[1] | s[2]) != 0)) ? n / 16 * 16 : 0;
+    float *o = (float *)p[0];
+    if (nv) tn__sleef_powf_run(o, p[1], s[1], scalar ? (const char *)&e : p[2], scalar ? 0 : s[2], nv);
+    for (int64_t i = nv; i < n; i++) {
+        const float a = *(const float *)(p[1] + i * s[1]);
+        *(float *)(p[0] + i * s[0]) = scalar ? (float)pow((double)a, alpha) : powf(a, *(const float *)(p[2] + i * s[2]));
+    }
+}
+/* float64: the special exponents as there; libm's pow for the rest (torch: Sleef_powd4_u10) */
+static void tn__pow_f64(char **p, const int64_t *s, int64_t n, double alpha) {
+    if (alpha == 2) TN__MAP2(double, double, ((void)b, a * a));
+    else if (alpha == 3) TN__MAP2(double, double, ((void)b, a * a * a));
+    else if (alpha == -2) TN__MAP2(double, double, ((void)b, 1.0 / (a * a)));
+    else if (alpha == 0.5) TN__MAP2(double, double, ((void)b, sqrt(a)));
+    else if (alpha == -0.5) TN__MAP2(double, double, ((void)b, 1.0 / sqrt(a)));
+    else if (alpha == -1) TN__MAP2(double, double, ((void)b, 1.0 / a));
+    else TN__MAP2(double, double, pow(a, b));
+}
+
 /* TN__DEFINE_BINARY_FLOAT(float, f32, f): the template in src/ops/kernels.c */
 static void tn__binary_f32(char **p, const int64_t *s, int64_t n, void *vc) {
     tn__kctx *c = (tn__kctx *)vc;
@@ -12587,16 +12726,7 @@ static void tn__binary_f32(char **p, const int64_t *s, int64_t n, void *vc) {
     case FLOOR_DIVIDE: TN__MAP2(float, float, tn__floordiv_f32(a, b)); break;
     case REMAINDER: TN__MAP2(float, float, tn__remainder_f32(a, b)); break;
     case FMOD: TN__MAP2(float, float, fmodf(a, b)); break;
-    case POW: { /* a constant exponent of 2, 3, 0.5, -0.5, -1, -2: PyTorch's pow_tensor_scalar special cases, same values */
-        const float e = s[2] == 0 && n > 0 ? *(const float *)p[2] : (float)0.25;
-        if (e == 2) TN__MAP2(float, float, ((void)b, a * a));
-        else if (e == 3) TN__MAP2(float, float, ((void)b, a * a * a));
-        else if (e == (float)0.5) TN__MAP2(float, float, ((void)b, sqrtf(a)));
-        else if (e == (float)-0.5) TN__MAP2(float, float, ((void)b, (float)1 / sqrtf(a)));
-        else if (e == -1) TN__MAP2(float, float, ((void)b, (float)1 / a));
-        else if (e == -2) TN__MAP2(float, float, ((void)b, (float)1 / (a * a)));
-        else TN__MAP2(float, float, powf(a, b));
-        break; }
+    case POW: tn__pow_f32(p, s, n, c->alpha); break;
     case ATAN2: TN__MAP2(float, float, atan2f(a, b)); break;
     case MAXIMUM: TN__MAP2(float, float, (a != a || a > b) ? a : b); break;
     case MINIMUM: TN__MAP2(float, float, (a != a || a < b) ? a : b); break;
@@ -12648,16 +12778,7 @@ static void tn__binary_f64(char **p, const int64_t *s, int64_t n, void *vc) {
     case FLOOR_DIVIDE: TN__MAP2(double, double, tn__floordiv_f64(a, b)); break;
     case REMAINDER: TN__MAP2(double, double, tn__remainder_f64(a, b)); break;
     case FMOD: TN__MAP2(double, double, fmod(a, b)); break;
-    case POW: { /* a constant exponent of 2, 3, 0.5, -0.5, -1, -2: PyTorch's pow_tensor_scalar special cases, same values */
-        const double e = s[2] == 0 && n > 0 ? *(const double *)p[2] : (double)0.25;
-        if (e == 2) TN__MAP2(double, double, ((void)b, a * a));
-        else if (e == 3) TN__MAP2(double, double, ((void)b, a * a * a));
-        else if (e == (double)0.5) TN__MAP2(double, double, ((void)b, sqrt(a)));
-        else if (e == (double)-0.5) TN__MAP2(double, double, ((void)b, (double)1 / sqrt(a)));
-        else if (e == -1) TN__MAP2(double, double, ((void)b, (double)1 / a));
-        else if (e == -2) TN__MAP2(double, double, ((void)b, (double)1 / (a * a)));
-        else TN__MAP2(double, double, pow(a, b));
-        break; }
+    case POW: tn__pow_f64(p, s, n, c->alpha); break;
     case ATAN2: TN__MAP2(double, double, atan2(a, b)); break;
     case MAXIMUM: TN__MAP2(double, double, (a != a || a > b) ? a : b); break;
     case MINIMUM: TN__MAP2(double, double, (a != a || a < b) ? a : b); break;
@@ -13452,7 +13573,8 @@ static tn_tensor *tn__binary_scalar(const char *fn, tn_binary_op op, tn_tensor *
     }
     tn__stack_scalar ss;
     tn_tensor *s = tn__stack_scalar_init(&ss, v);
-    tn_tensor *r = reversed ? tn__binary_raw(fn, op, s, a, 1, target) : tn__binary_raw(fn, op, a, s, 1, target);
+    /* POW's alpha: the exponent when it is this number (tn__pow_f32: PyTorch's pow_tensor_scalar) */
+    tn_tensor *r = reversed ? tn__binary_raw(fn, op, s, a, 1, target) : tn__binary_raw(fn, op, a, s, op == POW ? v : 1, target);
     if (target) return tn__borrowed(r);
     r = reversed ? tn__binary_record(op, s, a, 1, r) : tn__binary_record(op, a, s, 1, r);
     return tn__own(r);
@@ -14021,7 +14143,8 @@ TNDEF bool tn_equal(tn_tensor *a, tn_tensor *b) {
 /* ======================================================================= */
 /* Reduce kernel: x walked in full, out restrided with stride 0 on reduced dims, so one
    loop accumulates whether the reduced dims are inner (register accumulator, double
-   for float32 sums) or outer (elementwise accumulate). out holds the identity first. */
+   for float32 products; float32 sums: tn__sum_f32, PyTorch's order) or outer
+   (elementwise accumulate). out holds the identity first. */
 #define TN__REDUCE_CASES(T, ACC, MAXV, MINV) \
     switch (op) { \
     case SUM: TN__RED(T, ACC, acc + x); break; \
@@ -14116,8 +14239,10 @@ TN__TESTABLE void tn__sum_into_f64(double *TN__RESTRICT o, const float *TN__REST
 #endif
     for (int64_t i = 0; i < n; i++) o[i] += (double)x[i];
 }
-/* float32 sums and products accumulate in a float64 copy of out, whichever dims are
-   reduced (a float32 accumulator drifts by percents over 2^20 additions). */
+/* float32 products accumulate in a float64 copy of out, whichever dims are reduced. (Sums
+   went this way too, a float32 accumulator drifting by percents over 2^20 additions in one
+   chain; they now add as PyTorch does, in float but in cascades: tn__sum_f32. The sum
+   branches here remain for tests/test_ops.c's checks of these loops.) */
 static void tn__reduce_f32acc(char **p, const int64_t *s, int64_t n, void *ctx) {
     bool sum = *(const tn_reduce_op *)ctx == SUM;
     if (s[0] == 0 && sum && s[1] == (int64_t)sizeof(float) && n >= 64) {   /* a contiguous row */
@@ -14140,13 +14265,221 @@ static void tn__reduce_f32acc(char **p, const int64_t *s, int64_t n, void *ctx) 
     }
 }
 
+/* ---- float32 sums as PyTorch's CPU kernel adds them ----
+   aten/src/ATen/native/cpu/SumKernel.cpp (cascade_sum; torch 1.13 and 2025 alike): float
+   accumulators, never double. Its TensorIterator puts the reduced dims first, then the kept
+   ones by stride, merges neighbours, and hands each (size0 x size1) plane to a loop that
+   sums a column in a 4-level cascade (multi_row_sum), a row in 4 interleaved cascades
+   (row_sum), and a contiguous row in 8-float vectors (Vectorized<float> of the AVX2 build
+   torch runs here; each lane is one of these column sums, written here lane by lane). The
+   order of additions depends only on the shapes and strides, never on the thread count
+   (PyTorch with several threads splits a full reduction of 32768 or more elements into
+   per-thread partial sums: there its last bits follow its thread count). */
+#define TN__CASC_COLS 32
+/* utils::CeilLog2(n) / 4, at least 4: the cascade's level width (2^lp rows a level step) */
+static int tn__casc_lp(int64_t n) {
+    int clog = 1;   /* the bits of n - 1, at least 1 */
+    while (n > 2 && clog < 63 && ((uint64_t)(n - 1) >> clog) != 0) clog++;
+    return clog / 4 > 4 ? clog / 4 : 4;
+}
+/* multi_row_sum over nc contiguous columns at once (nc a multiple of 32, at most
+   TN__CASC_WIDE): res[c] = the cascade sum of x[r * rs + c], r < n. Every column's levels
+   move at the same rows, so the rows stream in memory order. Compiled plain and for
+   AVX-512 (lane by lane the same additions, so the same bits). */
+#define TN__CASC_WIDE 512
+#define TN__CASC_ROWS(NAME, ATTR, NC) \
+    ATTR static void NAME(float *res, const float *x, int64_t rs, int nc, int64_t n) { \
+        float acc[4][TN__CASC_WIDE]; (void)nc; \
+        for (int lv = 0; lv < 4; lv++) for (int c = 0; c < (NC); c++) acc[lv][c] = 0; \
+        const int lp = tn__casc_lp(n); \
+        const int64_t step = (int64_t)1 << lp, mask = step - 1; \
+        int64_t i = 0; \
+        while (i + step <= n) { \
+            for (int64_t e = i + step; i < e; i++) { const float *row = x + i * rs; for (int c = 0; c < (NC); c++) acc[0][c] += row[c]; } \
+            for (int lv = 1; lv < 4; lv++) { \
+                for (int c = 0; c < (NC); c++) { acc[lv][c] += acc[lv - 1][c]; acc[lv - 1][c] = 0; } \
+                if ((i & (mask << (lv * lp))) != 0) break; \
+            } \
+        } \
+        for (; i < n; i++) { const float *row = x + i * rs; for (int c = 0; c < (NC); c++) acc[0][c] += row[c]; } \
+        for (int c = 0; c < (NC); c++) res[c] = ((acc[0][c] + acc[1][c]) + acc[2][c]) + acc[3][c]; }
+/* nc columns, and 32 (a constant count: the accumulators stay in registers) */
+TN__CASC_ROWS(tn__casc_rows, TN__PLAIN_FN, nc)
+TN__CASC_ROWS(tn__casc_rows32, TN__PLAIN_FN, TN__CASC_COLS)
+#ifdef TN__AVX512_FN
+TN__CASC_ROWS(tn__casc_rowsx, TN__AVX512_FN, nc)
+TN__CASC_ROWS(tn__casc_rows32x, TN__AVX512_FN, TN__CASC_COLS)
+#endif
+/* multi_row_sum: res[c] = the sum over r < n of x[r * rs + c * cs], c < nc <= 32, in levels:
+   level 0 takes 2^lp rows, then empties into level 1, which empties into level 2 every 2^lp
+   of its own steps, and so on; the levels are added last. */
+static void tn__casc_f32(float *res, const char *x, int64_t rs, int64_t cs, int nc, int64_t n) {
+    if (cs == (int64_t)sizeof(float) && nc == TN__CASC_COLS && rs % (int64_t)sizeof(float) == 0) {
+        TN__WIDE(tn__casc_rows32)(res, (const float *)x, rs / (int64_t)sizeof(float), nc, n);
+        return;
+    }
+    float acc[4][TN__CASC_COLS];
+    memset(acc, 0, sizeof acc);
+    const int lp = tn__casc_lp(n);
+    const int64_t step = (int64_t)1 << lp, mask = step - 1;
+    int64_t i = 0;
+    while (i + step <= n) {
+        for (int64_t j = 0; j < step; j++, i++) for (int c = 0; c < nc; c++) acc[0][c] += *(const float *)(x + i * rs + c * cs);
+        for (int lv = 1; lv < 4; lv++) {
+            for (int c = 0; c < nc; c++) { acc[lv][c] += acc[lv - 1][c]; acc[lv - 1][c] = 0; }
+            if ((i & (mask << (lv * lp))) != 0) break;
+        }
+    }
+    for (; i < n; i++) for (int c = 0; c < nc; c++) acc[0][c] += *(const float *)(x + i * rs + c * cs);
+    for (int c = 0; c < nc; c++) res[c] = ((acc[0][c] + acc[1][c]) + acc[2][c]) + acc[3][c];
+}
+/* row_sum: the rows as (n / 4, 4): four cascades over rows 4i + k, the rows left over added
+   to the first, then the four added in order */
+static void tn__rowsum_f32(float *res, const char *x, int64_t rs, int64_t cs, int nc, int64_t n) {
+    float p[4][TN__CASC_COLS];
+    const int64_t m = n / 4;
+    for (int k = 0; k < 4; k++) tn__casc_f32(p[k], x + k * rs, 4 * rs, cs, nc, m);
+    for (int c = 0; c < nc; c++) {
+        float a = p[0][c];
+        for (int64_t r = 4 * m; r < n; r++) a += *(const float *)(x + r * rs + c * cs);
+        res[c] = ((a + p[1][c]) + p[2][c]) + p[3][c];
+    }
+}
+/* vectorized_inner_sum's row: n >= 8 contiguous floats as n / 8 vectors summed by row_sum
+   (one 32-column cascade: vector 4i + k's lane l is column 8k + l), the scalar tail, then
+   the 8 lanes */
+static float tn__sum_inner_f32(const float *x, int64_t n) {
+    const int64_t nv = n / 8, m = nv / 4;
+    float p[TN__CASC_COLS], v[8];
+    tn__casc_f32(p, (const char *)x, 32 * (int64_t)sizeof(float), sizeof(float), TN__CASC_COLS, m);
+    for (int l = 0; l < 8; l++) {
+        float a = p[l];
+        for (int64_t r = 4 * m; r < nv; r++) a += x[r * 8 + l];
+        v[l] = ((a + p[8 + l]) + p[16 + l]) + p[24 + l];
+    }
+    float acc = 0;
+    for (int64_t i = nv * 8; i < n; i++) acc += x[i];
+    for (int l = 0; l < 8; l++) acc += v[l];
+    return acc;
+}
+/* cascade_sum's loop over one plane, its columns [j0, j1) (size0 rows reduced, size1
+   columns kept, after the swap below); the column blocks start at multiples of 32 */
+typedef struct { char *out; const char *in; int64_t in_s[2], out_s[2], size0, size1; } tn__sum_plane;
+static void tn__sum_cols_f32(void *args, int64_t j0, int64_t j1) {
+    const tn__sum_plane *P = (const tn__sum_plane *)args;
+    char *out = P->out;
+    const char *in = P->in;
+    const int64_t *in_s = P->in_s, size0 = P->size0, size1 = P->size1, os = P->out_s[1], fs = (int64_t)sizeof(float);
+    float r[TN__CASC_COLS];
+    int64_t j = j0;
+    if (P->out_s[0] != 0) {   /* nothing reduced here: added in place */
+        for (; j < j1; j++)
+            for (int64_t i = 0; i < size0; i++) *(float *)(out + i * P->out_s[0] + j * os) += *(const float *)(in + i * in_s[0] + j * in_s[1]);
+    } else if (in_s[0] == fs && size0 >= 8) {   /* vectorized_inner_sum */
+        for (; j < j1; j++) *(float *)(out + j * os) += tn__sum_inner_f32((const float *)(in + j * in_s[1]), size0);
+    } else if (in_s[1] == fs && size1 >= 8) {   /* vectorized_outer_sum: 4 vectors, 1 vector, then single columns */
+        if (in_s[0] % fs == 0)   /* up to 512 columns at a time, the rows streamed */
+            for (float w[TN__CASC_WIDE]; j + 32 <= j1;) {
+                const int nc = (int)TN__MIN((j1 - j) / 32 * 32, TN__CASC_WIDE);
+                TN__WIDE(tn__casc_rows)(w, (const float *)(in + j * fs), in_s[0] / fs, nc, size0);
+                for (int c = 0; c < nc; c++) *(float *)(out + (j + c) * os) += w[c];
+                j += nc;
+            }
+        for (; j + 32 <= j1; j += 32) {
+            tn__casc_f32(r, in + j * fs, in_s[0], fs, 32, size0);
+            for (int c = 0; c < 32; c++) *(float *)(out + (j + c) * os) += r[c];
+        }
+        for (; j + 8 <= j1; j += 8) {
+            tn__rowsum_f32(r, in + j * fs, in_s[0], fs, 8, size0);
+            for (int c = 0; c < 8; c++) *(float *)(out + (j + c) * os) += r[c];
+        }
+        for (; j < j1; j++) { tn__rowsum_f32(r, in + j * fs, in_s[0], fs, 1, size0); *(float *)(out + j * os) += r[0]; }
+    } else if (in_s[0] < in_s[1]) {   /* scalar_inner_sum */
+        for (; j < j1; j++) { tn__rowsum_f32(r, in + j * in_s[1], in_s[0], 0, 1, size0); *(float *)(out + j * os) += r[0]; }
+    } else {   /* scalar_outer_sum: 4 columns at a time, then single ones */
+        for (; j + 4 <= j1; j += 4) {
+            tn__casc_f32(r, in + j * in_s[1], in_s[0], in_s[1], 4, size0);
+            for (int c = 0; c < 4; c++) *(float *)(out + (j + c) * os) += r[c];
+        }
+        for (; j < j1; j++) { tn__rowsum_f32(r, in + j * in_s[1], in_s[0], 0, 1, size0); *(float *)(out + j * os) += r[0]; }
+    }
+}
+static void tn__sum_blocks_f32(void *args, int64_t b0, int64_t b1) {
+    const tn__sum_plane *P = (const tn__sum_plane *)args;
+    tn__sum_cols_f32(args, b0 * 32, TN__MIN(b1 * 32, P->size1));
+}
+static void tn__sum_plane_f32(char *out, const char *in, const int64_t in_s[2], const int64_t out_s[2], int64_t size0, int64_t size1) {
+    tn__sum_plane P = {out, in, {in_s[0], in_s[1]}, {out_s[0], out_s[1]}, size0, size1};
+    if (out_s[0] != 0 && out_s[1] == 0)   /* the reduced dim first */
+        P = (tn__sum_plane){out, in, {in_s[1], in_s[0]}, {out_s[1], out_s[0]}, size1, size0};
+    /* threads take blocks of 32 columns: each column's sum is one thread's, in the same
+       order, and the blocks keep vectorized_outer_sum's 32 / 8 / 1 split */
+    const int64_t blocks = (P.size1 + 31) / 32;
+    const int nt = blocks > 1 ? tn__par_threads(P.size0 * P.size1, blocks) : 1;
+    if (nt > 1) tn__parallel_range(nt, blocks, tn__sum_blocks_f32, &P);
+    else tn__sum_cols_f32(&P, 0, P.size1);
+}
+/* The float32 sum of x into out (its shape with the reduced dims kept as 1, zero-filled):
+   TensorIterator's dim order and merging, then a plane at a time. */
+static void tn__sum_f32(tn_tensor *out, tn_tensor *x) {
+    int nd = 0, perm[TN_MAX_DIMS];
+    int64_t shape[TN_MAX_DIMS], is[TN_MAX_DIMS], os[TN_MAX_DIMS], ostr = sizeof(float);
+    int64_t ostrides[TN_MAX_DIMS];
+    for (int d = x->ndim - 1; d >= 0; d--) { ostrides[d] = ostr; ostr *= out->shape[d]; }
+    for (int d = x->ndim - 1; d >= 0; d--) {   /* innermost first; size-1 dims merge away */
+        if (x->shape[d] == 1) continue;
+        shape[nd] = x->shape[d];
+        is[nd] = x->strides[d] * (int64_t)sizeof(float);
+        os[nd] = out->shape[d] == 1 ? 0 : ostrides[d];
+        perm[nd] = nd;
+        nd++;
+    }
+    if (tn_numel(x) == 0) return;
+    /* reorder_dimensions: reduced dims first, then by stride (output's, then input's; equal
+       strides: the smaller size first); an insertion sort that passes over ties */
+    for (int i = 1; i < nd; i++) {
+        int d1 = i;
+        for (int d0 = i - 1; d0 >= 0; d0--) {
+            const int a = perm[d0], b = perm[d1];
+            int cmp = 0;
+            if ((os[a] == 0) != (os[b] == 0)) cmp = os[b] == 0 ? 1 : -1;
+            else if (os[a] != 0 && os[b] != 0 && os[a] != os[b]) cmp = os[a] < os[b] ? -1 : 1;
+            else if (os[a] != 0 && os[b] != 0 && shape[a] > shape[b]) cmp = 1;
+            else if (is[a] != 0 && is[b] != 0 && is[a] != is[b]) cmp = is[a] < is[b] ? -1 : 1;
+            else if (is[a] != 0 && is[b] != 0 && shape[a] > shape[b]) cmp = 1;
+            if (cmp > 0) { perm[d0] = b; perm[d1] = a; d1 = d0; }
+            else if (cmp < 0) break;
+        }
+    }
+    int64_t sh[TN_MAX_DIMS], ps[2][TN_MAX_DIMS];
+    for (int i = 0; i < nd; i++) { sh[i] = shape[perm[i]]; ps[0][i] = os[perm[i]]; ps[1][i] = is[perm[i]]; }
+    int m = nd ? 1 : 0;   /* coalesce_dimensions */
+    for (int d = 1; d < nd; d++) {
+        if (sh[m - 1] * ps[0][m - 1] == ps[0][d] && sh[m - 1] * ps[1][m - 1] == ps[1][d]) { sh[m - 1] *= sh[d]; continue; }
+        sh[m] = sh[d]; ps[0][m] = ps[0][d]; ps[1][m] = ps[1][d]; m++;
+    }
+    for (int d = m; d < 2; d++) { sh[d] = 1; ps[0][d] = ps[1][d] = 0; }
+    char *ob = (char *)tn_data_ptr(out);
+    const char *ib = (const char *)tn_data_ptr(x);
+    int64_t idx[TN_MAX_DIMS] = {0}, planes = 1;
+    for (int d = 2; d < m; d++) planes *= sh[d];
+    for (int64_t k = 0; k < planes; k++) {
+        int64_t o = 0, in = 0;
+        for (int d = 2; d < m; d++) { o += idx[d] * ps[0][d]; in += idx[d] * ps[1][d]; }
+        const int64_t in_s[2] = {ps[1][0], ps[1][1]}, out_s[2] = {ps[0][0], ps[0][1]};
+        tn__sum_plane_f32(ob + o, ib + in, in_s, out_s, sh[0], sh[1]);
+        for (int d = 2; d < m; d++) { if (++idx[d] < sh[d]) break; idx[d] = 0; }
+    }
+}
+
 static int tn__cpu_reduce(tn_reduce_op op, tn_tensor *out, tn_tensor *x) {
     /* bool reduces as uint8: same bytes, and all/any/max/min agree */
     tn__loop_fn fn = tn__pick_loop(x->dtype, tn__reduce_f32, tn__reduce_f64, tn__reduce_i32, tn__reduce_i64, tn__reduce_u8, tn__reduce_u8, tn__reduce_i8, tn__reduce_i16);
     if (tn_dtype_is_complex(x->dtype)) fn = op != SUM && op != PROD ? NULL : x->dtype == TN_C64 ? tn__reduce_c64 : tn__reduce_c128;
     if (!fn || out->dtype != x->dtype) return TN__FAIL_INT("reduce: dtype %s is not supported on the CPU", tn_dtype_name(x->dtype));
+    if (x->dtype == TN_F32 && op == SUM) { tn__sum_f32(out, x); return 0; }
     tn_tensor *acc = NULL;
-    if (x->dtype == TN_F32 && (op == SUM || op == PROD)) {
+    if (x->dtype == TN_F32 && op == PROD) {
         acc = tn__copy_as(out, TN_F64, TN_CPU);
         if (!acc) return -1;
         fn = tn__reduce_f32acc;
@@ -14299,8 +14632,9 @@ static tn_tensor *tn__mean_dims_kd(tn_tensor *x, const int64_t *dims, int n, boo
     tn_tensor *s = xs ? tn__reduce_raw("tn_mean", SUM, xs, dims, n, keepdim) : NULL;
     tn_release(xs);
     if (!s) return NULL;
-    tn_tensor *inv = tn__scalar_new(count ? 1.0 / (double)count : NAN, TN_F64, true); /* empty: NaN as PyTorch */
-    tn_tensor *r = inv ? tn__binary_raw("tn_mean", MUL, s, inv, 1, s) : NULL;
+    /* sum.div_(count) as PyTorch's CPU mean (0 / 0: an empty mean is NaN) */
+    tn_tensor *inv = tn__scalar_new((double)count, TN_F64, true);
+    tn_tensor *r = inv ? tn__binary_raw("tn_mean", DIV, s, inv, 1, s) : NULL;
     tn_release(inv);
     tn_release(s);
     if (r && r->dtype != x->dtype) { tn_tensor *h = tn__copy_as(r, x->dtype, r->device); tn_release(r); r = h; }

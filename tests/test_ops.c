@@ -2667,6 +2667,63 @@ TEST(sum_rows_agree) {
     check_leaks();
 }
 
+/* float32 pow outside the special exponents: SLEEF's powf_u10 (src/ops/kernels.c). The
+   plain loop and the AVX2+FMA one give the same bits over 2^16 patterns of base and
+   exponent (NaNs, infinities, subnormals included); exact where the power is (small
+   integers to integer powers, 1 and 0 exponents); within 1 ulp of the float64 pow; its
+   IEEE cases (pow(-8, 1/3) NaN, pow(-2, 3) -8, pow(0, -1) inf, pow(1, NaN) 1). */
+TEST(pow_sleef_loops_agree) {
+    tn_scope_begin();
+    const int64_t n = 1 << 16;
+    tn_tensor *x = tn_empty(TN_SHAPE(n), TN_F32), *y = tn_empty(TN_SHAPE(n), TN_F32);
+    uint32_t *px = (uint32_t *)tn_data_ptr(x), *py = (uint32_t *)tn_data_ptr(y), st = 12345;
+    for (int64_t i = 0; i < n; i++) {
+        st = st * 1664525u + 1013904223u; px[i] = st;
+        st = st * 1664525u + 1013904223u; py[i] = i % 3 ? (st & 0x807fffffu) | 0x40000000u : st;   /* exponents in (-4, 4) mostly */
+    }
+    tn__pow_fma_loop = 0;
+    tn_tensor *a = tn_pow(x, y), *a4 = tn_pow_scalar(x, 4.0);
+    tn__pow_fma_loop = 1;
+    tn_tensor *b = tn_pow(x, y), *b4 = tn_pow_scalar(x, 4.0);
+    CHECK_MSG(a && b && memcmp(tn_data_ptr(a), tn_data_ptr(b), (size_t)n * 4) == 0, "pow: the plain and FMA loops differ");
+    CHECK_MSG(a4 && b4 && memcmp(tn_data_ptr(a4), tn_data_ptr(b4), (size_t)n * 4) == 0, "pow 4: the plain and FMA loops differ");
+    int64_t far = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const float xv = ((const float *)tn_data_ptr(x))[i], yv = ((const float *)tn_data_ptr(y))[i], r = ((const float *)tn_data_ptr(a))[i];
+        const double ref = pow((double)xv, (double)yv);
+        if (isnan(ref) != isnan(r) || (!isnan(ref) && fabs(ref) < 1e38 && fabs(ref) > 1e-37 && fabs((double)r - ref) > ldexp(fabs(ref), -23))) far++;
+    }
+    CHECK_MSG(far == 0, "pow: %lld of %lld values more than 1 ulp from the float64 pow", (long long)far, (long long)n);
+    for (int k = -20; k <= 20; k++)
+        for (int e = 0; e <= 5; e++) CHECK_MSG(tn__sleef_powf_test((float)k, (float)e) == (float)pow(k, e), "pow(%d, %d)", k, e);
+    CHECK(isnan(tn__sleef_powf_test(-8.0f, 1.0f / 3)) && tn__sleef_powf_test(-2.0f, 3.0f) == -8.0f);
+    CHECK(tn__sleef_powf_test(0.0f, -1.0f) == INFINITY && tn__sleef_powf_test(-0.0f, -1.0f) == -INFINITY);
+    CHECK(tn__sleef_powf_test(1.0f, NAN) == 1.0f && tn__sleef_powf_test(NAN, 0.0f) == 1.0f && isnan(tn__sleef_powf_test(NAN, 2.5f)));
+    CHECK(tn__sleef_powf_test(0.5f, INFINITY) == 0.0f && tn__sleef_powf_test(2.0f, -INFINITY) == 0.0f && tn__sleef_powf_test(-1.0f, INFINITY) == 1.0f);
+    tn_scope_end();
+    check_leaks();
+}
+
+/* float32 sums add in float in PyTorch's cascade (src/ops/reduce.c): exact for integers
+   (2^20 ones, 2^24 - 1 in all), and the cascade keeps 1e6 values of 0.1 within 1e-5 of
+   1e5 (one float chain drifts by 0.9 %); the sum over dim 0 of a [1000, 37] matrix and of
+   its transpose's dim 1 agree bit for bit; an empty sum is 0, an empty mean NaN. */
+TEST(sum_cascade_f32) {
+    tn_scope_begin();
+    CHECK(tn_item(tn_sum(tn_ones(TN_SHAPE(1 << 20), TN_F32))) == (double)(1 << 20));
+    CHECK(fabs(tn_item(tn_sum(tn_full(TN_SHAPE(1000000), 0.1, TN_F32))) - 1e5) < 1.0);
+    CHECK(fabs(tn_item(tn_mean(tn_full(TN_SHAPE(1000000), 0.1, TN_F32))) - 0.1) < 1e-5);
+    tn_manual_seed(23);
+    tn_tensor *m = tn_randn(TN_SHAPE(1000, 37), TN_F32);
+    tn_tensor *s0 = tn_contiguous(tn_sum_dims(m, TN_DIMS(0))), *s1 = tn_contiguous(tn_sum_dims(tn_t(m), TN_DIMS(1)));
+    CHECK(memcmp(tn_data_ptr(s0), tn_data_ptr(s1), 37 * 4) == 0);
+    CHECK(tn_item(tn_sum(tn_empty(TN_SHAPE(0, 3), TN_F32))) == 0 && isnan(tn_item(tn_mean(tn_empty(TN_SHAPE(0), TN_F32)))));
+    CHECK(tn_sum_dims(m, TN_DIMS(2)) == NULL);   /* a dim out of range: an error, no crash */
+    tn_clear_error();
+    tn_scope_end();
+    check_leaks();
+}
+
 /* The sum over the outer dim of a contiguous float32 matrix (bias gradients) adds each row
    into a float64 row: the AVX-512 loop against the portable one bit for bit (widths 0 ...
    40 cover the 16-lane blocks and the tail), and tn_sum_dims over dim 0 against a float64
@@ -2732,6 +2789,8 @@ int main(void) {
     RUN(reductions_larger);
     RUN(sum_rows_agree);
     RUN(sum_into_rows);
+    RUN(pow_sleef_loops_agree);
+    RUN(sum_cascade_f32);
     RUN(matmul_no_operand_copies);
     RUN(ownership_top_level);
     return tn_test_report();

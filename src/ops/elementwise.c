@@ -350,7 +350,8 @@ static tn_tensor *tn__binary_scalar(const char *fn, tn_binary_op op, tn_tensor *
     }
     tn__stack_scalar ss;
     tn_tensor *s = tn__stack_scalar_init(&ss, v);
-    tn_tensor *r = reversed ? tn__binary_raw(fn, op, s, a, 1, target) : tn__binary_raw(fn, op, a, s, 1, target);
+    /* POW's alpha: the exponent when it is this number (tn__pow_f32: PyTorch's pow_tensor_scalar) */
+    tn_tensor *r = reversed ? tn__binary_raw(fn, op, s, a, 1, target) : tn__binary_raw(fn, op, a, s, op == POW ? v : 1, target);
     if (target) return tn__borrowed(r);
     r = reversed ? tn__binary_record(op, s, a, 1, r) : tn__binary_record(op, a, s, 1, r);
     return tn__own(r);
