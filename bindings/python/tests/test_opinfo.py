@@ -127,6 +127,9 @@ KNOWN = {
                                           "than max_val'), 1.13 accepted it; ours raises",
     ("nn.functional.hardtanh", "int"): "min_val > max_val: 2025's F.hardtanh raises, 1.13 accepted it; ours raises",
     # -- rounding
+    ("ormqr", "values"): "float32 sample #12's entries reach 7.5e8: its [4, 3] entry (7.2e6) carries an absolute "
+                         "rounding error of a few ulp of the largest on either side (against float64: torch 112, "
+                         "ours 235; an ulp there is 64), which an elementwise rtol cannot hold",
     ("nn.functional.conv_transpose3d", "values"): "float32 sums of 108 products accumulated in another order: a few "
                                                   "outputs of size ~10 differ by 2-3 ulp (PyTorch's own tests allow "
                                                   "this op atol 1.3e-4 on CUDA)",
@@ -142,6 +145,9 @@ KNOWN_COMPLEX = {
     # values differ as its float32 ones do, KNOWN's entry)
     ('matrix_exp', 'values'): "complex64 values differ by PyTorch's own complex64 rounding (ours: complex128, rounded "
                               "once), as KNOWN's float32 entry",
+    ("bmm", "values"): "complex64 sums of 10 products rounded in another order (torch: a complex multiply-add per "
+                       "term; ours: four real FMA chains): one of 250 entries differs by 1.5e-5 against an allowed "
+                       "1.46e-5; over random inputs both sides' largest error against complex128 is ~1.4e-5",
     ("dot", "values"): _BLAS_DOT, ("vdot", "values"): _BLAS_DOT,
     ("matmul", "values"): _BLAS_DOT + " (1-d @ 1-d)", ("__rmatmul__", "values"): _BLAS_DOT + " (1-d @ 1-d)",
     ("__rpow__", "grad"): KNOWN[("__rpow__", "grad")],
