@@ -153,37 +153,43 @@ static void tn__la_org2r_t_c(tn__cplx *h, int64_t m, int64_t k, const tn__cplx *
         v[0] = beta;
     }
 }
-/* tn__la_qr_raw for a complex128 work copy w (the same layout, tn__cplx elements). */
-static int tn__la_qr_raw_c(tn_tensor *w, int mode, tn_tensor *q, tn_tensor *r, int64_t m, int64_t n, int64_t B) {
+/* tn__la_qr_raw's loop over the B matrices of the work copy w (T elements): each one
+   transposed into the column-major scratch h, factored there (GEQR2: Householder), written
+   out by mode; ORG2R forms Q. */
+/* @template TN__LA_QR_LOOP(NAME, T, GEQR2, ORG2R, ZERO) */
+static int NAME(tn_tensor *w, int mode, tn_tensor *q, tn_tensor *r, int64_t m, int64_t n, int64_t B) {
     const int64_t k = m < n ? m : n, qc = mode == 1 ? m : k, rr = mode == 1 ? m : k;
-    tn__cplx *h = (tn__cplx *)TN_MALLOC((size_t)(m * n + k + (mode < 2 ? qc * m : 0) + 1) * sizeof(tn__cplx));
+    T *h = (T *)TN_MALLOC((size_t)(m * n + k + (mode < 2 ? qc * m : 0) + 1) * sizeof(T));
     if (!h) { tn__error("tn_linalg_qr: out of memory"); return -1; }
-    tn__cplx *tau = h + m * n, *qt = tau + k;
-    const tn__cplx *a = (const tn__cplx *)tn_data_ptr(w);
-    tn__cplx *qv = (tn__cplx *)tn_data_ptr(q), *rv = (tn__cplx *)tn_data_ptr(r);
+    T *tau = h + m * n, *qt = tau + k;
+    const T *a = (const T *)tn_data_ptr(w);
+    T *qv = (T *)tn_data_ptr(q), *rv = (T *)tn_data_ptr(r);
     for (int64_t b = 0; b < B; b++) {
-        const tn__cplx *ab = a + b * m * n;
+        const T *ab = a + b * m * n;
         for (int64_t i = 0; i < m; i++)
             for (int64_t j = 0; j < n; j++) h[j * m + i] = ab[i * n + j];
-        tn__la_geqr2_t_c(h, m, n, tau);
+        GEQR2(h, m, n, tau);
         if (mode == 3) {
             for (int64_t i = 0; i < m; i++)
                 for (int64_t j = 0; j < n; j++) qv[b * m * n + i * n + j] = h[j * m + i];
-            memcpy(rv + b * k, tau, (size_t)k * sizeof(tn__cplx));
+            memcpy(rv + b * k, tau, (size_t)k * sizeof(T));
             continue;
         }
-        tn__cplx *rb = rv + b * rr * n;
+        T *rb = rv + b * rr * n;
         for (int64_t i = 0; i < rr; i++)
-            for (int64_t j = 0; j < n; j++) rb[i * n + j] = i <= j ? h[j * m + i] : tn__cx(0, 0);
+            for (int64_t j = 0; j < n; j++) rb[i * n + j] = i <= j ? h[j * m + i] : ZERO;
         if (mode == 2) continue;
-        tn__la_org2r_t_c(h, m, k, tau, qt, qc);
-        tn__cplx *qb = qv + b * m * qc;
+        ORG2R(h, m, k, tau, qt, qc);
+        T *qb = qv + b * m * qc;
         for (int64_t i = 0; i < m; i++)
             for (int64_t c = 0; c < qc; c++) qb[i * qc + c] = qt[c * m + i];
     }
     TN_FREE(h);
     return 0;
 }
+/* @end TN__LA_QR_LOOP */
+TN__LA_QR_LOOP(tn__la_qr_loop, double, tn__la_geqr2_t, tn__la_org2r_t, 0)
+TN__LA_QR_LOOP(tn__la_qr_loop_c, tn__cplx, tn__la_geqr2_t_c, tn__la_org2r_t_c, tn__cx(0, 0))
 /* The QR of every matrix of A [..., m, n], float64 (complex128) without history. mode: 0 reduced, 1
    complete, 2 r (no Q), 3 geqrf (*Q: the packed factors [..., m, n], *R: tau [..., k]). */
 static int tn__la_qr_raw(tn_tensor *A, int mode, tn_tensor **Q, tn_tensor **R) {
@@ -198,40 +204,10 @@ static int tn__la_qr_raw(tn_tensor *A, int mode, tn_tensor **Q, tn_tensor **R) {
     if (mode == 3) rs[nd - 2] = k;
     else { qs[nd - 1] = qc; rs[nd - 2] = rr; }
     if (mode == 2) qs[0] = 0;   /* no Q: torch's is shape [0] */
-    const tn_dtype wt = tn_is_complex(w) ? TN_C128 : TN_F64;
+    const bool cplx = tn_is_complex(w);
+    const tn_dtype wt = cplx ? TN_C128 : TN_F64;
     tn_tensor *q = tn__own(tn__new(wt, TN_CPU, qs, mode == 2 ? 1 : nd)), *r = tn__own(tn__new(wt, TN_CPU, rs, mode == 3 ? nd - 1 : nd));
-    if (q && r && wt == TN_C128) {
-        if (tn__la_qr_raw_c(w, mode, q, r, m, n, B)) return -1;
-        *Q = q;
-        *R = r;
-        return 0;
-    }
-    double *h = (double *)TN_MALLOC((size_t)(m * n + k + (mode < 2 ? qc * m : 0) + 1) * sizeof(double));
-    if (!q || !r || !h) { TN_FREE(h); if (q && r) tn__error("tn_linalg_qr: out of memory"); return -1; }
-    double *tau = h + m * n, *qt = tau + k;
-    const double *a = (const double *)tn_data_ptr(w);
-    double *qv = (double *)tn_data_ptr(q), *rv = (double *)tn_data_ptr(r);
-    for (int64_t b = 0; b < B; b++) {
-        const double *ab = a + b * m * n;
-        for (int64_t i = 0; i < m; i++)
-            for (int64_t j = 0; j < n; j++) h[j * m + i] = ab[i * n + j];
-        tn__la_geqr2_t(h, m, n, tau);
-        if (mode == 3) {
-            for (int64_t i = 0; i < m; i++)
-                for (int64_t j = 0; j < n; j++) qv[b * m * n + i * n + j] = h[j * m + i];
-            memcpy(rv + b * k, tau, (size_t)k * sizeof(double));
-            continue;
-        }
-        double *rb = rv + b * rr * n;
-        for (int64_t i = 0; i < rr; i++)
-            for (int64_t j = 0; j < n; j++) rb[i * n + j] = i <= j ? h[j * m + i] : 0;
-        if (mode == 2) continue;
-        tn__la_org2r_t(h, m, k, tau, qt, qc);
-        double *qb = qv + b * m * qc;
-        for (int64_t i = 0; i < m; i++)
-            for (int64_t c = 0; c < qc; c++) qb[i * qc + c] = qt[c * m + i];
-    }
-    TN_FREE(h);
+    if (!q || !r || (cplx ? tn__la_qr_loop_c : tn__la_qr_loop)(w, mode, q, r, m, n, B)) return -1;
     *Q = q;
     *R = r;
     return 0;
