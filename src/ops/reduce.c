@@ -279,6 +279,7 @@ static void tn__sum_plane_f32(char *out, const char *in, const int64_t in_s[2], 
 /* The float32 sum of x into out (its shape with the reduced dims kept as 1, zero-filled):
    TensorIterator's dim order and merging, then a plane at a time. */
 static void tn__sum_f32(tn_tensor *out, tn_tensor *x) {
+    if (tn_numel(x) == 0) return;   /* first: an empty tensor's other dims may be huge (2^62) */
     int nd = 0, perm[TN_MAX_DIMS];
     int64_t shape[TN_MAX_DIMS], is[TN_MAX_DIMS], os[TN_MAX_DIMS], ostr = sizeof(float);
     int64_t ostrides[TN_MAX_DIMS];
@@ -291,7 +292,6 @@ static void tn__sum_f32(tn_tensor *out, tn_tensor *x) {
         perm[nd] = nd;
         nd++;
     }
-    if (tn_numel(x) == 0) return;
     /* reorder_dimensions: reduced dims first, then by stride (output's, then input's; equal
        strides: the smaller size first); an insertion sort that passes over ties */
     for (int i = 1; i < nd; i++) {
