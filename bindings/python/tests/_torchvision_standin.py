@@ -24,7 +24,22 @@ def _read_idx(path):
     return torch.from_numpy(np.frombuffer(raw, np.uint8, offset=4 + 4 * ndim).reshape(shape).copy())
 
 
-class MNIST(torch.utils.data.Dataset):
+class _Images(torch.utils.data.Dataset):
+    """what MNIST and CIFAR10 share: an image tensor per item (a copy), its int target,
+    each through its transform"""
+    def __getitem__(self, index):
+        img, target = self.data[index].clone(), int(self.targets[index])
+        if self.transform is not None:
+            img = self.transform(img)
+        if self.target_transform is not None:
+            target = self.target_transform(target)
+        return img, target
+
+    def __len__(self):
+        return len(self.data)
+
+
+class MNIST(_Images):
     def __init__(self, root, train=True, transform=None, target_transform=None, download=False):
         self.root, self.train = root, train
         self.transform, self.target_transform = transform, target_transform
@@ -41,23 +56,12 @@ class MNIST(torch.utils.data.Dataset):
         self.data = _read_idx(found[0])
         self.targets = _read_idx(found[1]).to(torch.int64)
 
-    def __getitem__(self, index):
-        img, target = self.data[index].clone(), int(self.targets[index])
-        if self.transform is not None:
-            img = self.transform(img)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return img, target
-
-    def __len__(self):
-        return len(self.data)
-
 
 class FashionMNIST(MNIST):
     pass
 
 
-class CIFAR10(torch.utils.data.Dataset):
+class CIFAR10(_Images):
     """root/cifar-10-batches-py (the python version: pickled dicts of a uint8 [N, 3072]
     array and a list of labels), as tensor.vision reads it."""
     train_list = ["data_batch_1", "data_batch_2", "data_batch_3", "data_batch_4", "data_batch_5"]
@@ -71,17 +75,6 @@ class CIFAR10(torch.utils.data.Dataset):
             datas.append(entry["data"])
             self.targets.extend(int(v) for v in entry["labels"])
         self.data = torch.from_numpy(np.vstack(datas).reshape(-1, 3, 32, 32).transpose((0, 2, 3, 1)).copy())
-
-    def __getitem__(self, index):
-        img, target = self.data[index].clone(), self.targets[index]
-        if self.transform is not None:
-            img = self.transform(img)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return img, target
-
-    def __len__(self):
-        return len(self.data)
 
 
 class Compose:
