@@ -810,13 +810,35 @@ TNDEF tn_tensor *tn_isin_opts(tn_tensor *elements, tn_tensor *test_elements, tn_
 #define tn_isin(elements, ...) tn_isin_opts(elements, TN__POS_KW(tn_isin_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_isin_str(tn_tensor *elements, tn_tensor *test_elements, const char *options);
 
-/* Joining and splitting. split/chunk write up to max_out views into out and return
-   how many there are (or -1 on error). */
-TNDEF tn_tensor *tn_cat(tn_tensor *const *ts, int n, int64_t dim);
-TNDEF tn_tensor *tn_stack(tn_tensor *const *ts, int n, int64_t dim);
-TNDEF int tn_split(tn_tensor *t, int64_t split_size, int64_t dim, tn_tensor **out, int max_out);
-TNDEF int tn_split_sizes(tn_tensor *t, const int64_t *sizes, int n, int64_t dim, tn_tensor **out, int max_out);
-TNDEF int tn_chunk(tn_tensor *t, int64_t chunks, int64_t dim, tn_tensor **out, int max_out);
+/* Joining and splitting along .dim (PyTorch's dim=0; negative counts from the end):
+   tn_cat(ts, n, .dim = 1), tn_stack(ts, n, .dim = -1). An array written in the call is
+   parenthesised, as a macro argument with commas must be:
+   tn_cat(((tn_tensor *[]){a, b}), 2, .dim = 1). */
+#define TN_FIELDS_tn_cat_fn_opts(X) \
+    X(I, dim, 0, "")
+TN__KW_STRUCT(tn_cat_fn_opts);
+TNDEF tn_tensor *tn_cat_opts(tn_tensor *const *ts, int n, tn_cat_fn_opts opts);
+#define tn_cat(ts, ...) tn_cat_opts(ts, TN__POS_KW(tn_cat_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_cat_str(tn_tensor *const *ts, int n, const char *options);
+TNDEF tn_tensor *tn_stack_opts(tn_tensor *const *ts, int n, tn_cat_fn_opts opts);   /* a new dim at .dim */
+#define tn_stack(ts, ...) tn_stack_opts(ts, TN__POS_KW(tn_cat_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_stack_str(tn_tensor *const *ts, int n, const char *options);
+/* split (pieces of split_size, the last shorter), split_sizes (torch.split with a list:
+   split_with_sizes) and chunk write up to max_out views into out (out NULL counts them) and
+   return how many there are (or -1 on error): tn_split(t, 2, out, 8, .dim = 1). */
+#define TN_FIELDS_tn_split_fn_opts(X) \
+    X(I, dim, 0, "")
+TN__KW_STRUCT(tn_split_fn_opts);
+TNDEF int tn_split_opts(tn_tensor *t, int64_t split_size, tn_tensor **out, int max_out, tn_split_fn_opts opts);
+#define tn_split(t, split_size, out, ...) tn_split_opts(t, split_size, out, TN__POS_KW(tn_split_fn_opts, __VA_ARGS__))
+TNDEF int tn_split_str(tn_tensor *t, int64_t split_size, tn_tensor **out, int max_out, const char *options);
+TNDEF int tn_split_sizes_opts(tn_tensor *t, const int64_t *sizes, int n, tn_tensor **out, int max_out, tn_split_fn_opts opts);
+#define tn_split_sizes(t, ...) tn__split_sizes(t, __VA_ARGS__)   /* sizes, n may be TN_DIMS(2, 3) */
+#define tn__split_sizes(t, sizes, n, out, ...) tn_split_sizes_opts(t, sizes, n, out, TN__POS_KW(tn_split_fn_opts, __VA_ARGS__))
+TNDEF int tn_split_sizes_str(tn_tensor *t, const int64_t *sizes, int n, tn_tensor **out, int max_out, const char *options);
+TNDEF int tn_chunk_opts(tn_tensor *t, int64_t chunks, tn_tensor **out, int max_out, tn_split_fn_opts opts);
+#define tn_chunk(t, chunks, out, ...) tn_chunk_opts(t, chunks, out, TN__POS_KW(tn_split_fn_opts, __VA_ARGS__))
+TNDEF int tn_chunk_str(tn_tensor *t, int64_t chunks, tn_tensor **out, int max_out, const char *options);
 /* torch.tensor_split along .dim (default 0): `sections` pieces (the first size % sections
    one longer), or the pieces between indices[0..n) (Python slices: n + 1 pieces, possibly
    empty). Views, written to out (up to max_out; out NULL counts them); returns how many. */
@@ -6215,6 +6237,12 @@ static const tn__kwkey tn__kw_diagonal[] = {TN_FIELDS_tn_diagonal_fn_opts(TN__KW
 #define TN__KW_T tn_tensor_split_fn_opts
 static const tn__kwkey tn__kw_tensor_split[] = {TN_FIELDS_tn_tensor_split_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
+#define TN__KW_T tn_cat_fn_opts
+static const tn__kwkey tn__kw_cat[] = {TN_FIELDS_tn_cat_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_split_fn_opts
+static const tn__kwkey tn__kw_split[] = {TN_FIELDS_tn_split_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
 #define TN__KW_T tn_rot90_fn_opts
 static const tn__kwkey tn__kw_rot90[] = {TN_FIELDS_tn_rot90_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
@@ -9749,7 +9777,7 @@ static tn_tensor *tn__multinomial_impl(tn_tensor *p, int64_t ns, bool replacemen
     } else if (ok) {
         tn_tensor *cdf = tn_div(tn_cumsum(tn_to_dtype(pd, TN_F64), -1), tn_to_dtype(sums, TN_F64));
         tn_tensor *parts[2] = {cdf ? tn_narrow(cdf, -1, 0, C - 1) : NULL, cdf ? tn_ones_like(tn_narrow(cdf, -1, 0, 1)) : NULL};
-        cdf = parts[1] ? tn_cat(parts, 2, -1) : NULL;   /* the last exactly 1 */
+        cdf = parts[1] ? tn_cat(parts, 2, .dim = -1) : NULL;   /* the last exactly 1 */
         tn_tensor *u = cdf ? tn__random(fn, UNIFORM, oshape, 2, TN_F64, gen, 0, 1, 0, 0, p->device) : NULL;
         tn_searchsorted_fn_opts so = TN_DEFAULTS(tn_searchsorted_fn_opts);
         so.right = true;   /* the first cumulative probability above u: a category of weight 0 is never drawn */
@@ -11512,9 +11540,12 @@ static tn_tensor *tn__cat_impl(tn_tensor *const *ts, int n, int64_t dim) {
     if (nd) nd->i[0] = d;
     return tn__own(tn__node_attach(nd, out));
 }
-TNDEF tn_tensor *tn_cat(tn_tensor *const *ts, int n, int64_t dim) {
-    TN__AUTOCAST_LIST(TN__AC_PROMOTE, tn_cat(ac_, n, dim), ts, n);
-    return TN__AS("tn_cat", tn__cat_impl(ts, n, dim));
+TNDEF tn_tensor *tn_cat_opts(tn_tensor *const *ts, int n, tn_cat_fn_opts o) {
+    TN__AUTOCAST_LIST(TN__AC_PROMOTE, tn_cat_opts(ac_, n, o), ts, n);
+    return TN__AS("tn_cat", tn__cat_impl(ts, n, o.dim));
+}
+TNDEF tn_tensor *tn_cat_str(tn_tensor *const *ts, int n, const char *options) {
+    TN__KW_STR(tn_cat_fn_opts, cat, "tn_cat", options, tn_cat_opts(ts, n, o));
 }
 
 static tn_tensor *tn__stack_impl(tn_tensor *const *ts, int n, int64_t dim) {
@@ -11529,20 +11560,23 @@ static tn_tensor *tn__stack_impl(tn_tensor *const *ts, int n, int64_t dim) {
     if (!us) return (tn_tensor *)tn__error("tn_stack: out of memory");
     tn_scope_begin();
     for (int i = 0; i < n; i++) us[i] = tn_unsqueeze(ts[i], d);
-    tn_tensor *r = tn_keep(tn_cat(us, n, d));
+    tn_tensor *r = tn_keep(tn_cat(us, n, .dim = d));
     tn_scope_end();
     TN_FREE(us);
     return r;
 }
-TNDEF tn_tensor *tn_stack(tn_tensor *const *ts, int n, int64_t dim) {
-    TN__AUTOCAST_LIST(TN__AC_PROMOTE, tn_stack(ac_, n, dim), ts, n);
-    return tn__grad_name(TN__AS("tn_stack", tn__stack_impl(ts, n, dim)), "StackBackward0");
+TNDEF tn_tensor *tn_stack_opts(tn_tensor *const *ts, int n, tn_cat_fn_opts o) {
+    TN__AUTOCAST_LIST(TN__AC_PROMOTE, tn_stack_opts(ac_, n, o), ts, n);
+    return tn__grad_name(TN__AS("tn_stack", tn__stack_impl(ts, n, o.dim)), "StackBackward0");
+}
+TNDEF tn_tensor *tn_stack_str(tn_tensor *const *ts, int n, const char *options) {
+    TN__KW_STR(tn_cat_fn_opts, cat, "tn_stack", options, tn_stack_opts(ts, n, o));
 }
 
-TNDEF int tn_split_sizes(tn_tensor *t, const int64_t *sizes, int n, int64_t dim, tn_tensor **out, int max_out) {
+TNDEF int tn_split_sizes_opts(tn_tensor *t, const int64_t *sizes, int n, tn_tensor **out, int max_out, tn_split_fn_opts o) {
     if (!t) return -1;
     if (t->ndim == 0) return TN__FAIL_INT("tn_split_sizes: cannot split a 0-dim tensor");
-    int d = tn__wrap_dim("tn_split_sizes", dim, t->ndim);
+    int d = tn__wrap_dim("tn_split_sizes", o.dim, t->ndim);
     if (d < 0) return -1;
     if (n < 0 || (n > 0 && !sizes)) return TN__FAIL_INT("tn_split_sizes: sizes must be a non-NULL array of n >= 0 entries (n = %d)", n);
     int64_t total = 0;
@@ -11560,6 +11594,9 @@ TNDEF int tn_split_sizes(tn_tensor *t, const int64_t *sizes, int n, int64_t dim,
     }
     return n;
 }
+TNDEF int tn_split_sizes_str(tn_tensor *t, const int64_t *sizes, int n, tn_tensor **out, int max_out, const char *options) {
+    TN__KW_STR_INT(tn_split_fn_opts, split, "tn_split_sizes", options, tn_split_sizes_opts(t, sizes, n, out, max_out, o));
+}
 
 /* Pieces of `size` along dim d: all `step` long but the last (n pieces), or, when
    step is 0 (an empty dim chunked), n empty pieces. */
@@ -11573,26 +11610,32 @@ static int tn__split_even(const char *fn, tn_tensor *t, int d, int64_t step, int
     return (int)n;
 }
 
-TNDEF int tn_split(tn_tensor *t, int64_t split_size, int64_t dim, tn_tensor **out, int max_out) {
+TNDEF int tn_split_opts(tn_tensor *t, int64_t split_size, tn_tensor **out, int max_out, tn_split_fn_opts o) {
     if (!t) return -1;
     if (t->ndim == 0) return TN__FAIL_INT("tn_split: cannot split a 0-dim tensor");
-    int d = tn__wrap_dim("tn_split", dim, t->ndim);
+    int d = tn__wrap_dim("tn_split", o.dim, t->ndim);
     if (d < 0) return -1;
     if (split_size < 0 || (split_size == 0 && t->shape[d] != 0))
         return TN__FAIL_INT("tn_split: split_size must be positive (or 0 for an empty dim), got %lld", (long long)split_size);
     int64_t size = t->shape[d], n = split_size ? size / split_size + (size % split_size != 0) : 1;
     return tn__split_even("tn_split", t, d, split_size, n ? n : 1, out, max_out);
 }
+TNDEF int tn_split_str(tn_tensor *t, int64_t split_size, tn_tensor **out, int max_out, const char *options) {
+    TN__KW_STR_INT(tn_split_fn_opts, split, "tn_split", options, tn_split_opts(t, split_size, out, max_out, o));
+}
 
-TNDEF int tn_chunk(tn_tensor *t, int64_t chunks, int64_t dim, tn_tensor **out, int max_out) {
+TNDEF int tn_chunk_opts(tn_tensor *t, int64_t chunks, tn_tensor **out, int max_out, tn_split_fn_opts o) {
     if (!t) return -1;
     if (chunks <= 0) return TN__FAIL_INT("tn_chunk: number of chunks must be greater than 0, got %lld", (long long)chunks);
     if (t->ndim == 0) return TN__FAIL_INT("tn_chunk: cannot chunk a 0-dim tensor");
-    int d = tn__wrap_dim("tn_chunk", dim, t->ndim);
+    int d = tn__wrap_dim("tn_chunk", o.dim, t->ndim);
     if (d < 0) return -1;
     int64_t size = t->shape[d], step = size / chunks + (size % chunks != 0);
     if (size == 0) return tn__split_even("tn_chunk", t, d, 0, chunks, out, max_out); /* PyTorch: `chunks` empty pieces */
     return tn__split_even("tn_chunk", t, d, step, size / step + (size % step != 0), out, max_out);
+}
+TNDEF int tn_chunk_str(tn_tensor *t, int64_t chunks, tn_tensor **out, int max_out, const char *options) {
+    TN__KW_STR_INT(tn_split_fn_opts, split, "tn_chunk", options, tn_chunk_opts(t, chunks, out, max_out, o));
 }
 
 static tn_tensor *tn__flip_impl(tn_tensor *t, const int64_t *dims, int n) {
@@ -11635,7 +11678,7 @@ static tn_tensor *tn__roll_impl(tn_tensor *t, const int64_t *shifts, const int64
         if (size == 0) continue;
         int64_t s = ((shifts[i] % size) + size) % size;
         tn_tensor *parts[2] = {tn_narrow(r, d, size - s, s), tn_narrow(r, d, 0, size - s)};
-        r = tn_cat(parts, 2, d);
+        r = tn_cat(parts, 2, .dim = d);
     }
     if (r == t) r = tn_clone(t);
     r = tn_keep(r);
@@ -11893,7 +11936,7 @@ static tn_tensor *tn__diff_impl(tn_tensor *t, int64_t n, int64_t dim, tn_tensor 
     parts[np++] = t;
     if (append) parts[np++] = append;
     tn_scope_begin();
-    tn_tensor *r = np > 1 && n > 0 ? tn_cat(parts, np, d) : t;   /* n = 0: t itself, prepend and append ignored (as PyTorch) */
+    tn_tensor *r = np > 1 && n > 0 ? tn_cat(parts, np, .dim = d) : t;   /* n = 0: t itself, prepend and append ignored (as PyTorch) */
     for (int64_t k = 0; k < n && r; k++) {   /* one difference at a time; an empty dim stays empty */
         const int64_t len = r->shape[d];
         if (len == 0) break;
@@ -11971,7 +12014,7 @@ static int tn__gradient_impl(const char *fn, tn_tensor *x, tn_tensor *const *coo
         }
 #undef TN__AT
         tn_tensor *parts[3] = {first, inner, last};
-        out[i] = first && inner && last ? tn_cat(parts, 3, d) : NULL;
+        out[i] = first && inner && last ? tn_cat(parts, 3, .dim = d) : NULL;
         ok = out[i] != NULL;
     }
     for (int i = 0; i < n; i++) out[i] = ok ? tn_keep(out[i]) : NULL;
@@ -12036,7 +12079,7 @@ static tn_tensor *tn__block_diag_impl(tn_tensor *const *ts, int n) {
         rowsv[i] = tn_pad(tn_to_dtype(tn_reshape(b, s, 2), dt), pad, 2);
         at += c;
     }
-    tn_tensor *r = tn_cat(rowsv, n, 0);
+    tn_tensor *r = tn_cat(rowsv, n);
     TN_FREE(rowsv);
     return tn__scope_return(r);
 }
@@ -12095,7 +12138,7 @@ static tn_tensor *tn__cartesian_prod_impl(tn_tensor *const *ts, int n) {
     if (tn_meshgrid_opts(ts, n, grids, (tn_meshgrid_fn_opts)TN_DEFAULTS(tn_meshgrid_fn_opts)) < 0) return tn__scope_return(NULL);
     const int64_t flat = -1;
     for (int i = 0; i < n; i++) grids[i] = tn_reshape(grids[i], &flat, 1);
-    return tn__scope_return(tn_stack(grids, n, 1));
+    return tn__scope_return(tn_stack(grids, n, .dim = 1));
 }
 TNDEF tn_tensor *tn_cartesian_prod(tn_tensor *const *ts, int n) { return TN__AS("tn_cartesian_prod", tn__cartesian_prod_impl(ts, n)); }
 
@@ -12167,7 +12210,7 @@ static tn_tensor *tn__npstack(const char *fn, tn_tensor *const *ts, int n, int k
         us[i] = kind == 0 ? (ts[i]->ndim <= 1 ? tn_reshape(ts[i], col, 2) : ts[i]) : tn__atleast(ts[i], kind);
     }
     int64_t dim = kind == 1 ? (us[0] && us[0]->ndim == 1 ? 0 : 1) : kind == 2 ? 0 : kind == 3 ? 2 : 1;
-    tn_tensor *r = tn_cat(us, n, dim);
+    tn_tensor *r = tn_cat(us, n, .dim = dim);
     TN_FREE(us);
     return tn__scope_return(r);
 }
@@ -15186,7 +15229,7 @@ static tn_tensor *tn__histogramdd_impl(tn_tensor *x, const int64_t *bins, tn_ten
     if (!given && !range && M > 0) {   /* the data's range, per dim ({min, max} rows) */
         const int64_t d0 = 0;
         tn_tensor *mm[2] = {tn_amin(pts, &d0, 1), tn_amax(pts, &d0, 1)};
-        lohi = mm[0] && mm[1] ? tn_contiguous(tn_stack(mm, 2, 0)) : NULL;
+        lohi = mm[0] && mm[1] ? tn_contiguous(tn_stack(mm, 2)) : NULL;
         if (!lohi) return tn__scope_return(NULL);
     }
     for (int64_t d = 0; d < D; d++) {
@@ -18374,7 +18417,7 @@ static tn_tensor *tn__cross_impl(tn_tensor *a, tn_tensor *b, int64_t dim) {
     tn_tensor *x[3], *y[3], *r[3];
     for (int i = 0; i < 3; i++) { x[i] = tn_narrow(a, d, i, 1); y[i] = tn_narrow(b, d, i, 1); }
     for (int i = 0; i < 3; i++) r[i] = tn_sub(tn_mul(x[(i + 1) % 3], y[(i + 2) % 3]), tn_mul(x[(i + 2) % 3], y[(i + 1) % 3]));
-    return tn__scope_return(tn_cat(r, 3, d));
+    return tn__scope_return(tn_cat(r, 3, .dim = d));
 }
 TNDEF tn_tensor *tn_cross_opts(tn_tensor *a, tn_tensor *b, tn_cross_fn_opts o) {
     TN__CHECK_NULL(a, b);
@@ -18664,7 +18707,7 @@ static tn_tensor *tn__cdist_impl(tn_tensor *x1, tn_tensor *x2, double p, int com
         const int64_t last = -1;
         tn_tensor *na = tn_sum_dims(tn_square(a), &last, 1, .keepdim = true), *nbb = tn_sum_dims(tn_square(b), &last, 1, .keepdim = true);
         tn_tensor *pa[3] = {tn_mul_scalar(a, -2), na, tn_ones_like(na)}, *pb[3] = {b, tn_ones_like(nbb), nbb};
-        tn_tensor *res = tn_matmul(tn_cat(pa, 3, -1), tn_transpose(tn_cat(pb, 3, -1), -1, -2));
+        tn_tensor *res = tn_matmul(tn_cat(pa, 3, .dim = -1), tn_transpose(tn_cat(pb, 3, .dim = -1), -1, -2));
         return tn__scope_return(tn_sqrt(tn_clamp_min(res, 0)));
     }
     return tn__scope_return(tn__dist_lastdim(tn_sub(tn_unsqueeze(a, -2), tn_unsqueeze(b, -3)), p));
@@ -19536,12 +19579,12 @@ static int tn__lu_factor_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, 
         X = tn__tril(tn_sub(tn_matmul(LH, gL), tn_matmul(gU, UH)), -1);
         X = tn_linalg_solve(tn__mH(tn_narrow(U, -1, 0, k)), X, .left = false);
         tn_tensor *parts[2] = {tn_add(X, tn_narrow(gU, -1, 0, k)), tn_narrow(gU, -1, k, n - k)};
-        X = tn_linalg_solve(LH, tn_cat(parts, 2, -1));
+        X = tn_linalg_solve(LH, tn_cat(parts, 2, .dim = -1));
     } else {              /* tall: L = [L1; L2] */
         X = tn__triu(tn_sub(tn_matmul(gU, UH), tn_matmul(LH, gL)), 0);
         X = tn_linalg_solve(tn__mH(tn_narrow(L, -2, 0, k)), X);
         tn_tensor *parts[2] = {tn_add(X, tn_narrow(gL, -2, 0, k)), tn_narrow(gL, -2, k, m - k)};
-        X = tn_linalg_solve(UH, tn_cat(parts, 2, -2), .left = false);
+        X = tn_linalg_solve(UH, tn_cat(parts, 2, .dim = -2), .left = false);
     }
     tn_tensor *P = X ? tn__la_perm(piv, m, A->dtype) : NULL;
     gin[0] = P ? tn_matmul(P, X) : NULL;
@@ -20275,8 +20318,8 @@ static int tn__matrix_exp_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, 
     tn_tensor *A = tn_ctx_saved(n, 0), *AH = tn__mH(A);
     const int64_t m = A->shape[A->ndim - 1];
     tn_tensor *top[2] = {AH, g}, *bot[2] = {tn_zeros_like(A), AH};
-    tn_tensor *rows[2] = {tn_cat(top, 2, -1), tn_cat(bot, 2, -1)};
-    tn_tensor *E = rows[0] && rows[1] ? tn_linalg_matrix_exp(tn_cat(rows, 2, -2)) : NULL;
+    tn_tensor *rows[2] = {tn_cat(top, 2, .dim = -1), tn_cat(bot, 2, .dim = -1)};
+    tn_tensor *E = rows[0] && rows[1] ? tn_linalg_matrix_exp(tn_cat(rows, 2, .dim = -2)) : NULL;
     gin[0] = E ? tn_narrow(tn_narrow(E, -2, 0, m), -1, m, m) : NULL;
     return gin[0] ? 0 : -1;
 }
@@ -20293,8 +20336,8 @@ static tn_tensor *tn__matrix_exp_impl(tn_tensor *A) {
            the real form of exp(A)); its left column of blocks holds Re and Im of exp(A) */
         tn_tensor *D = tn_detach(A), *re = tn_to_dtype(tn_real(D), TN_F64), *im = tn_to_dtype(tn_imag(D), TN_F64);
         tn_tensor *top[2] = {re, tn_neg(im)}, *bot[2] = {im, re};
-        tn_tensor *rows[2] = {tn_cat(top, 2, -1), tn_cat(bot, 2, -1)};
-        tn_tensor *X = rows[0] && rows[1] ? tn_linalg_matrix_exp(tn_cat(rows, 2, -2)) : NULL;
+        tn_tensor *rows[2] = {tn_cat(top, 2, .dim = -1), tn_cat(bot, 2, .dim = -1)};
+        tn_tensor *X = rows[0] && rows[1] ? tn_linalg_matrix_exp(tn_cat(rows, 2, .dim = -2)) : NULL;
         X = X ? tn_narrow(X, -1, 0, n) : NULL;
         if (X) r = tn_keep(tn_to_dtype(tn_complex(tn_narrow(X, -2, 0, n), tn_narrow(X, -2, n, n)), A->dtype));
     } else w = tn__la_work(A);
@@ -20601,7 +20644,7 @@ static tn_tensor *tn__vander_impl(tn_tensor *x, int64_t N) {
         tn_tensor *ones = tn_ones(shape, x->ndim + 1, x->dtype);
         shape[x->ndim] = N - 1;
         tn_tensor *parts[2] = {ones, tn_expand(u, shape, x->ndim + 1)};
-        r = tn_cumprod(tn_cat(parts, 2, -1), -1);
+        r = tn_cumprod(tn_cat(parts, 2, .dim = -1), -1);
     }
     return tn__scope_return(r);
 }
@@ -21602,8 +21645,8 @@ static int tn__la_svd_raw(tn_tensor *A, bool uv, bool full, tn_tensor **U, tn_te
 static tn_tensor *tn__la_realform(tn_tensor *A) {
     tn_tensor *re = tn_real(A), *im = tn_imag(A);
     tn_tensor *top[2] = {re, tn_neg(im)}, *bot[2] = {im, re};
-    tn_tensor *rows[2] = {tn_cat(top, 2, -1), tn_cat(bot, 2, -1)};
-    return rows[0] && rows[1] ? tn_cat(rows, 2, -2) : NULL;
+    tn_tensor *rows[2] = {tn_cat(top, 2, .dim = -1), tn_cat(bot, 2, .dim = -1)};
+    return rows[0] && rows[1] ? tn_cat(rows, 2, .dim = -2) : NULL;
 }
 /* The Hermitian matrix of D's lower (upper) triangle, the diagonal's real part: what LAPACK's
    Hermitian drivers read (D without history). */
@@ -21676,7 +21719,7 @@ static int tn__qr_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void *u
     tn_tensor *gX = tn_linalg_solve(tn__mH(U), b, .left = false);
     if (m < n) {
         tn_tensor *parts[2] = {gX, gY ? gY : tn_zeros_like(tn_narrow(A, -1, k, n - k))};
-        gX = tn_cat(parts, 2, -1);
+        gX = tn_cat(parts, 2, .dim = -1);
     }
     gin[0] = gX;
     return gin[0] ? 0 : -1;
@@ -24504,7 +24547,7 @@ static tn_tensor *tn__sparse_csr_to_coo_impl(tn_tensor *crow, tn_tensor *col, in
     tn_tensor *rc = NULL, *cc = NULL, *r = NULL;
     if (!tn__csr_check("tn_sparse_csr_to_coo", crow, col, NULL, nrows, ncols, &rc, &cc)) {
         tn_tensor *rows = tn__csr_rows((const int64_t *)tn_data_ptr(rc), nrows, col->shape[0]), *both[2] = {rows, cc};
-        r = rows ? tn_stack(both, 2, 0) : NULL;
+        r = rows ? tn_stack(both, 2) : NULL;
     }
     return tn__scope_return(r);
 }
@@ -28345,7 +28388,7 @@ static tn_tensor *tn__batch_norm_node(const tn_backend *be, tn_tensor *x, tn_ten
     else {   /* the running statistics, in double */
         tn_tensor *v = tn_to_dtype(tn_reshape(rv, TN_SHAPE(C)), TN_F64);
         tn_tensor *parts[3] = {tn_to_dtype(tn_reshape(rm, TN_SHAPE(C)), TN_F64), tn_rsqrt(tn_add_scalar(v, eps)), v};
-        st = tn_contiguous(tn_cat(parts, 3, 0));
+        st = tn_contiguous(tn_cat(parts, 3));
     }
     tn_tensor *y = xc && st && (!w || wc) && (!b || bc) ? tn__new(x->dtype, x->device, x->shape, x->ndim) : NULL;
     if (!y) return NULL;
@@ -29478,7 +29521,7 @@ static int tn__sdpa_qkv_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int n
     int64_t inv[4];
     for (int d = 0; d < 4; d++) inv[(int64_t)pv[2 + d]] = d;
     for (int i = 0; i < 3; i++) g[i] = tn_permute(g[i], inv, 4);   /* [A, B, H, hd] */
-    return (gin[0] = tn_stack(g, 3, 2)) ? 0 : -1;
+    return (gin[0] = tn_stack(g, 3, .dim = 2)) ? 0 : -1;
 }
 /* The attention of q, k, v = the views above of qkv (checked, fusable as they are), CPU only. */
 static tn_tensor *tn__sdpa_fused_qkv(tn_tensor *qkv, const int64_t *perm, tn_tensor *mask, bool causal, double scale) {
@@ -32387,9 +32430,9 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         int64_t last = -1;
         tn_tensor *ones = tn__own(tn__full_on(one_shape, nk + 1, 1, x->dtype, x->device));
         tn_tensor *lparts[2] = {ones, tn_narrow(tn_cumprod(xp, -1), -1, 0, L - 1)};
-        tn_tensor *left = tn_cat(lparts, 2, -1);
+        tn_tensor *left = tn_cat(lparts, 2, .dim = -1);
         tn_tensor *rparts[2] = {ones, tn_narrow(tn_cumprod(tn_flip(xp, &last, 1), -1), -1, 0, L - 1)};
-        tn_tensor *right = tn_flip(tn_cat(rparts, 2, -1), &last, 1);
+        tn_tensor *right = tn_flip(tn_cat(rparts, 2, .dim = -1), &last, 1);
         tn_tensor *gk = tn_reshape(g, one_shape, nk + 1);
         tn_tensor *gp = tn_mul(tn_conj(tn_mul(left, right)), gk);   /* complex: the conjugate derivative */
         int64_t pshape[TN_MAX_DIMS];
@@ -33407,7 +33450,7 @@ static tn_tensor *tn__gg_fn(tn_tensor *const *in, int n_all, void *u) {
     if (tn_autograd_grad_opts(&out, 1, xs, nx, &vv, gs, o)) return NULL;
     int64_t m1 = -1;
     for (int k = 0; k < nx; k++) gs[k] = tn_reshape(gs[k] ? gs[k] : tn_zeros_like(xs[k]), &m1, 1);
-    return tn_cat(gs, nx, 0);
+    return tn_cat(gs, nx);
 }
 TNDEF bool tn_gradgradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, void *user, double eps, double atol, double rtol) {
     if (!fn || !inputs || n <= 0 || n >= TN_MAX_DIMS * 4) { tn__error("tn_gradgradcheck: need a function and 1 to %d inputs", TN_MAX_DIMS * 4 - 1); return false; }
@@ -35641,7 +35684,7 @@ static tn_tensor *tn__lstm_seq_ops(tn_tensor *gi, tn_tensor *h, tn_tensor *c, tn
         hs[t] = h;
     }
     hs[L] = c;
-    tn_tensor *r = h && c ? tn_stack(hs, (int)(L + 1), 0) : NULL;
+    tn_tensor *r = h && c ? tn_stack(hs, (int)(L + 1)) : NULL;
     TN_FREE(hs);
     return r;
 }
@@ -35998,7 +36041,7 @@ static int tn__rnnseq_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int n, 
             h = tn__rnn_step(mode, tn_select(gi, 0, t), h, NULL, W, gru ? bh : NULL, NULL);
             hs[t] = h;
         }
-        tn_tensor *y = h ? tn_stack(hs, (int)L, 0) : NULL;
+        tn_tensor *y = h ? tn_stack(hs, (int)L) : NULL;
         TN_FREE(hs);
         if (!y || tn_autograd_grad(&y, 1, sel, k, &grad, res, .create_graph = true, .allow_unused = true)) return -1;
         for (int i = 0; i < k; i++) gin[idx[i]] = res[i];   /* owned by the scope already, as op results */
@@ -36316,13 +36359,13 @@ static tn_tensor *tn__rnn_core(tn__rnnm *r, tn_tensor *x, tn_tensor *h0, tn_tens
             }
             hn[l * D + d] = h;
             cn[l * D + d] = c;
-            ok = h && (!lstm || c) && (dir[d] = tn_stack(steps, (int)L, 0)) != NULL;
+            ok = h && (!lstm || c) && (dir[d] = tn_stack(steps, (int)L)) != NULL;
         }
-        y = !ok ? NULL : D == 2 ? tn_cat(dir, 2, 2) : dir[0];
+        y = !ok ? NULL : D == 2 ? tn_cat(dir, 2, .dim = 2) : dir[0];
         if (y && l < nl - 1 && r->dropout > 0 && m->training) y = tn_dropout(y, .p = r->dropout);
         ok = (in = y) != NULL;
     }
-    tn_tensor *hN = ok ? tn_stack(hn, (int)(D * nl), 0) : NULL, *cN = ok && lstm ? tn_stack(cn, (int)(D * nl), 0) : NULL;
+    tn_tensor *hN = ok ? tn_stack(hn, (int)(D * nl)) : NULL, *cN = ok && lstm ? tn_stack(cn, (int)(D * nl)) : NULL;
     TN_FREE(steps);
     if (!batched) {
         y = tn_squeeze_dim(y, 1);
@@ -36554,8 +36597,8 @@ static tn_tensor *tn__mha_core(tn__mham *a, tn_tensor *query, tn_tensor *key, tn
     const int64_t pad[2] = {0, 1};
     if (bk && bv) { /* add_bias_kv: one more key and value, never masked */
         tn_tensor *kk[2] = {k, tn_repeat(bk, TN_SHAPE(1, N, 1))}, *vv[2] = {v, tn_repeat(bv, TN_SHAPE(1, N, 1))};
-        k = tn_cat(kk, 2, 0);
-        v = tn_cat(vv, 2, 0);
+        k = tn_cat(kk, 2);
+        v = tn_cat(vv, 2);
         am = am ? tn_pad(am, pad, 2) : NULL;
         kp = kp ? tn_pad(kp, pad, 2) : NULL;
     }
@@ -36566,8 +36609,8 @@ static tn_tensor *tn__mha_core(tn__mham *a, tn_tensor *query, tn_tensor *key, tn
     v = tn_transpose(tn_reshape(v, TN_SHAPE(Sk, N * H, hd)), 0, 1);
     if (a->add_zero_attn) { /* a zero key and value at the end */
         tn_tensor *z = tn__own(tn__full_on(TN_SHAPE(N * H, 1, hd), 0, dt, k->device)), *kk[2] = {k, z}, *vv[2] = {v, z};
-        k = tn_cat(kk, 2, 1);
-        v = tn_cat(vv, 2, 1);
+        k = tn_cat(kk, 2, .dim = 1);
+        v = tn_cat(vv, 2, .dim = 1);
         am = am ? tn_pad(am, pad, 2) : NULL;
         kp = kp ? tn_pad(kp, pad, 2) : NULL;
     }
@@ -39058,7 +39101,7 @@ static tn_tensor *tn__clip_total_norm(tn_tensor *const *grads, int n, double nor
     tn_tensor **norms = (tn_tensor **)TN_MALLOC((size_t)n * sizeof *norms);
     if (!norms) return (tn_tensor *)tn__error("out of memory");
     for (int i = 0; i < n; i++) norms[i] = tn_norm(grads[i], .p = norm_type);
-    tn_tensor *total = tn_norm(tn_stack(norms, n, 0), .p = norm_type);
+    tn_tensor *total = tn_norm(tn_stack(norms, n), .p = norm_type);
     TN_FREE(norms);
     return total;
 }
@@ -39463,7 +39506,7 @@ TNDEF int tn_default_collate(tn_tensor *const *samples, int64_t nsamples, int ni
     tn_scope_begin();
     for (; k < nitems; k++) {
         for (int64_t s = 0; s < nsamples; s++) col[s] = samples[s * nitems + k];
-        if (!(batch[k] = TN__AS("tn_default_collate", tn_stack(col, (int)nsamples, 0)))) break;
+        if (!(batch[k] = TN__AS("tn_default_collate", tn_stack(col, (int)nsamples)))) break;
     }
     if (k == nitems) for (int j = 0; j < nitems; j++) tn_keep(batch[j]);
     else for (int j = 0; j < nitems; j++) batch[j] = NULL;
@@ -43285,7 +43328,7 @@ static tn_tensor *tn__graph_node_run(const tn_graph *g, const tn__gnode *n, tn_t
         tn_tensor **ts = (tn_tensor **)TN_MALLOC((size_t)n->nin * sizeof *ts);
         if (!ts) return (tn_tensor *)tn__error("tn_graph_run: out of memory");
         for (int k = 0; k < n->nin; k++) ts[k] = v[n->in[k]];
-        tn_tensor *r = tn_cat(ts, n->nin, n->i[0]);
+        tn_tensor *r = tn_cat(ts, n->nin, .dim = n->i[0]);
         TN_FREE(ts);
         return r;
     }
@@ -47532,7 +47575,7 @@ static int tn__dist_list(const char *fn, int kind, tn_tensor *t, tn_tensor *cons
     tn_scope_begin();
     tn_tensor *all = NULL;
     if (has_list) {
-        all = g->size ? tn_stack(list, g->size, 0) : NULL;
+        all = g->size ? tn_stack(list, g->size) : NULL;
         all = all ? tn_contiguous(tn_to(all, TN_CPU)) : NULL;
         if (!all) rc = -1;
     }

@@ -90,8 +90,8 @@ int main(int argc, char **argv) {
                     xs[k] = sample[0];
                     ys[k] = sample[1];
                 }
-                x = tn_stack(xs, (int)local, 0);
-                y = tn_stack(ys, (int)local, 0);
+                x = tn_stack(xs, (int)local);
+                y = tn_stack(ys, (int)local);
             }
             wait += tu_now() - tw;
             tn_tensor *loss = tn_cross_entropy(tn_module_forward(model, x), y);

@@ -793,13 +793,35 @@ TNDEF tn_tensor *tn_isin_opts(tn_tensor *elements, tn_tensor *test_elements, tn_
 #define tn_isin(elements, ...) tn_isin_opts(elements, TN__POS_KW(tn_isin_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_isin_str(tn_tensor *elements, tn_tensor *test_elements, const char *options);
 
-/* Joining and splitting. split/chunk write up to max_out views into out and return
-   how many there are (or -1 on error). */
-TNDEF tn_tensor *tn_cat(tn_tensor *const *ts, int n, int64_t dim);
-TNDEF tn_tensor *tn_stack(tn_tensor *const *ts, int n, int64_t dim);
-TNDEF int tn_split(tn_tensor *t, int64_t split_size, int64_t dim, tn_tensor **out, int max_out);
-TNDEF int tn_split_sizes(tn_tensor *t, const int64_t *sizes, int n, int64_t dim, tn_tensor **out, int max_out);
-TNDEF int tn_chunk(tn_tensor *t, int64_t chunks, int64_t dim, tn_tensor **out, int max_out);
+/* Joining and splitting along .dim (PyTorch's dim=0; negative counts from the end):
+   tn_cat(ts, n, .dim = 1), tn_stack(ts, n, .dim = -1). An array written in the call is
+   parenthesised, as a macro argument with commas must be:
+   tn_cat(((tn_tensor *[]){a, b}), 2, .dim = 1). */
+#define TN_FIELDS_tn_cat_fn_opts(X) \
+    X(I, dim, 0, "")
+TN__KW_STRUCT(tn_cat_fn_opts);
+TNDEF tn_tensor *tn_cat_opts(tn_tensor *const *ts, int n, tn_cat_fn_opts opts);
+#define tn_cat(ts, ...) tn_cat_opts(ts, TN__POS_KW(tn_cat_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_cat_str(tn_tensor *const *ts, int n, const char *options);
+TNDEF tn_tensor *tn_stack_opts(tn_tensor *const *ts, int n, tn_cat_fn_opts opts);   /* a new dim at .dim */
+#define tn_stack(ts, ...) tn_stack_opts(ts, TN__POS_KW(tn_cat_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_stack_str(tn_tensor *const *ts, int n, const char *options);
+/* split (pieces of split_size, the last shorter), split_sizes (torch.split with a list:
+   split_with_sizes) and chunk write up to max_out views into out (out NULL counts them) and
+   return how many there are (or -1 on error): tn_split(t, 2, out, 8, .dim = 1). */
+#define TN_FIELDS_tn_split_fn_opts(X) \
+    X(I, dim, 0, "")
+TN__KW_STRUCT(tn_split_fn_opts);
+TNDEF int tn_split_opts(tn_tensor *t, int64_t split_size, tn_tensor **out, int max_out, tn_split_fn_opts opts);
+#define tn_split(t, split_size, out, ...) tn_split_opts(t, split_size, out, TN__POS_KW(tn_split_fn_opts, __VA_ARGS__))
+TNDEF int tn_split_str(tn_tensor *t, int64_t split_size, tn_tensor **out, int max_out, const char *options);
+TNDEF int tn_split_sizes_opts(tn_tensor *t, const int64_t *sizes, int n, tn_tensor **out, int max_out, tn_split_fn_opts opts);
+#define tn_split_sizes(t, ...) tn__split_sizes(t, __VA_ARGS__)   /* sizes, n may be TN_DIMS(2, 3) */
+#define tn__split_sizes(t, sizes, n, out, ...) tn_split_sizes_opts(t, sizes, n, out, TN__POS_KW(tn_split_fn_opts, __VA_ARGS__))
+TNDEF int tn_split_sizes_str(tn_tensor *t, const int64_t *sizes, int n, tn_tensor **out, int max_out, const char *options);
+TNDEF int tn_chunk_opts(tn_tensor *t, int64_t chunks, tn_tensor **out, int max_out, tn_split_fn_opts opts);
+#define tn_chunk(t, chunks, out, ...) tn_chunk_opts(t, chunks, out, TN__POS_KW(tn_split_fn_opts, __VA_ARGS__))
+TNDEF int tn_chunk_str(tn_tensor *t, int64_t chunks, tn_tensor **out, int max_out, const char *options);
 /* torch.tensor_split along .dim (default 0): `sections` pieces (the first size % sections
    one longer), or the pieces between indices[0..n) (Python slices: n + 1 pieces, possibly
    empty). Views, written to out (up to max_out; out NULL counts them); returns how many. */

@@ -58,7 +58,7 @@ static int bw(tn_tensor *y) { return y ? tn_backward(tn_sum(y)) : -1; }
  X(ce_ex, { tn_tensor *x = RG(R(8,5,3,0,3)); bw(tn_cross_entropy(x, tn_randint(0, 5, TN_SHAPE(8, 3), TN_I64, NULL), .weight = tn_ones(TN_SHAPE(5), TN_F32), .ignore_index = 1, .label_smoothing = 0.1)); }) \
  X(nll, { tn_tensor *x = RG(R(8,5,0,0,2)); bw(tn_nll_loss(x, tn_randint(0, 5, TN_SHAPE(8), TN_I64, NULL))); }) \
  X(mse, { tn_tensor *x = RG(R(8,5,0,0,2)); bw(tn_mse_loss(x, R(8,5,0,0,2))); }) \
- X(cat_stack, { tn_tensor *a = RG(R(2,3,0,0,2)); bw(tn_cat((tn_tensor *[]){a, a, a}, 3, 1)); bw(tn_stack((tn_tensor *[]){a, a}, 2, 0)); }) \
+ X(cat_stack, { tn_tensor *a = RG(R(2,3,0,0,2)); bw(tn_cat(((tn_tensor *[]){a, a, a}), 3, .dim = 1)); bw(tn_stack(((tn_tensor *[]){a, a}), 2)); }) \
  X(repeat_roll_flip, { tn_tensor *a = RG(R(2,3,4,0,3)); bw(tn_repeat(a, TN_SHAPE(2, 1, 3, 1))); bw(tn_roll(a, (const int64_t[]){1, 2}, (const int64_t[]){0, 2}, 2)); bw(tn_flip(a, TN_SHAPE(0, 2))); }) \
  X(pad_tril, { tn_tensor *a = RG(R(3,4,0,0,2)); bw(tn_pad(a, TN_SHAPE(1, 2, -1, 1), .value = 0.5)); bw(tn_tril(a)); }) \
  X(index, { tn_tensor *a = RG(R(5,4,3,0,3)); tn_tensor *i = tn_from_data((const int64_t[]){0, 4, 2}, TN_SHAPE(3), TN_I64); bw(tn_index(a, (tn_tensor *[]){i, NULL, tn_from_data((const int64_t[]){1, 0, 2}, TN_SHAPE(3), TN_I64)}, 3)); }) \

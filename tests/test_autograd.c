@@ -578,32 +578,32 @@ GF(i_index_put_bcast, tn_square(tn_index_put(IN0, UARGS(U0), 1, IN1, .accumulate
 GF(i_index_put_two, tn_index_put(IN0, UARGS(U0, U1), 2, IN1))
 GF(i_masked_fill, tn_masked_fill(tn_t(IN0), U0, -1.5))
 GF(i_masked_select, tn_square(tn_masked_select(IN0, U0)))      /* mask [3] broadcast over [2,3] */
-GF(i_cat0, tn_cat(UARGS(IN0, tn_t(IN1), IN2), 3, 0))            /* [1,3], [3,2]^T, [2,3] */
-GF(i_cat1, tn_square(tn_cat(UARGS(IN0, IN1), 2, -1)))           /* [2,1], [2,3] */
-GF(i_stack, tn_stack(UARGS(IN0, tn_t(IN1)), 2, 1))              /* [2,3], [3,2]^T */
-GF(i_stack0, tn_square(tn_stack(UARGS(IN0, IN1, IN0), 3, 0)))
+GF(i_cat0, tn_cat(UARGS(IN0, tn_t(IN1), IN2), 3))            /* [1,3], [3,2]^T, [2,3] */
+GF(i_cat1, tn_square(tn_cat(UARGS(IN0, IN1), 2, .dim = -1)))           /* [2,1], [2,3] */
+GF(i_stack, tn_stack(UARGS(IN0, tn_t(IN1)), 2, .dim = 1))              /* [2,3], [3,2]^T */
+GF(i_stack0, tn_square(tn_stack(UARGS(IN0, IN1, IN0), 3)))
 static tn_tensor *i_split(tn_tensor *const *in_, int n_, void *u_) {
     (void)n_; (void)u_;
     tn_tensor *p[4];
-    if (tn_split(IN0, 2, 1, p, 4) != 3) return NULL;           /* [2,5] -> [2,2] [2,2] [2,1] */
+    if (tn_split(IN0, 2, p, 4, .dim = 1) != 3) return NULL;           /* [2,5] -> [2,2] [2,2] [2,1] */
     return tn_add(tn_mul(p[0], p[1]), tn_exp(p[2]));
 }
 static tn_tensor *i_chunk(tn_tensor *const *in_, int n_, void *u_) {
     (void)n_; (void)u_;
     tn_tensor *p[3];
-    if (tn_chunk(tn_t(IN0), 3, 0, p, 3) != 3) return NULL;    /* [2,6]^T = [6,2] -> 3 x [2,2] */
+    if (tn_chunk(tn_t(IN0), 3, p, 3) != 3) return NULL;    /* [2,6]^T = [6,2] -> 3 x [2,2] */
     return tn_sub(tn_mul(p[0], p[2]), p[1]);
 }
 static tn_tensor *i_split_sizes(tn_tensor *const *in_, int n_, void *u_) {
     (void)n_; (void)u_;
     tn_tensor *p[2];
-    if (tn_split_sizes(IN0, TN_DIMS(1, 3), 0, p, 2) != 2) return NULL;  /* [4,2] -> [1,2], [3,2]; p[1] unused rows get 0 */
+    if (tn_split_sizes(IN0, TN_DIMS(1, 3), p, 2) != 2) return NULL;  /* [4,2] -> [1,2], [3,2]; p[1] unused rows get 0 */
     return tn_mul(p[0], tn_sin(p[1]));
 }
 static tn_tensor *i_split_unused(tn_tensor *const *in_, int n_, void *u_) {
     (void)n_; (void)u_;
     tn_tensor *p[3];
-    if (tn_chunk(IN0, 3, 1, p, 3) != 3) return NULL;             /* only the middle piece is used */
+    if (tn_chunk(IN0, 3, p, 3, .dim = 1) != 3) return NULL;             /* only the middle piece is used */
     return tn_square(p[1]);
 }
 
@@ -614,7 +614,7 @@ GF(x_clamp_tensor, tn_clamp_tensor(IN0, IN1, IN2))              /* [2,3], min [3
 GF(x_expand_as, tn_mul(tn_expand_as(IN0, IN1), IN1))
 GF(x_broadcast_to, tn_square(tn_broadcast_to(IN0, SH(2, 2, 3))))
 GF(x_where_same, tn_where(U0, IN0, tn_mul_scalar(IN0, 3)))
-GF(x_cat_legacy, tn_square(tn_cat(UARGS(IN0, IN1), 2, 0)))     /* [0] and [2,3] */
+GF(x_cat_legacy, tn_square(tn_cat(UARGS(IN0, IN1), 2)))     /* [0] and [2,3] */
 
 TEST(gc_indexing_more) {
     BEGIN;
@@ -863,7 +863,7 @@ GF(z_cumsum, tn_cumsum(IN0, 0))
 GF(z_cumprod, tn_cumprod(IN0, 0))
 GF(z_sort, tn_sort(IN0, NULL, .dim = 0))
 GF(z_prod, tn_prod(IN0))
-GF(z_stack, tn_stack(UARGS(IN0, IN1, IN0), 3, 0))
+GF(z_stack, tn_stack(UARGS(IN0, IN1, IN0), 3))
 GF(z_where, tn_where(U0, IN0, IN1))               /* 0-d and [2,3] */
 GF(z_index_select, tn_index_select(IN0, 0, U0))
 
@@ -1509,7 +1509,7 @@ TEST(sem_grad_fn_names) {
     CHECK_NAME(tn_scatter_add(x, 1, IDX(I(0, 1), 2, 1), x), "ScatterAddBackward0");
     CHECK_NAME(tn_index(x, UARGS(idx), 1), "IndexBackward0");
     CHECK_NAME(tn_index_put(x, UARGS(idx), 1, v), "IndexPutBackward0");
-    CHECK_NAME(tn_cat(UARGS(x, x), 2, 0), "CatBackward0");
+    CHECK_NAME(tn_cat(UARGS(x, x), 2), "CatBackward0");
     CHECK_NAME(tn_mm(x, m), "MmBackward0");
     CHECK_NAME(tn_matmul(x, m), "MmBackward0");
     CHECK_NAME(tn_bmm(b3, b3), "BmmBackward0");
@@ -2269,7 +2269,7 @@ TEST(edge_empty) {
     CHECK_SHAPE(tn_grad(b), 0, 3);
     /* cat with an empty piece */
     tn_tensor *c1 = LD(D(1, 2), 2), *c0 = leaf(tn_zeros(SH(0), TN_F64));
-    tn_tensor *cc = tn_cat(UARGS(c0, c1, c0), 3, 0);
+    tn_tensor *cc = tn_cat(UARGS(c0, c1, c0), 3);
     CHECK(tn_backward(tn_sum(tn_mul(cc, cc))) == 0);
     CHECK_VALS(tn_grad(c1), 0, 2, 4);
     CHECK_SHAPE(tn_grad(c0), 0);

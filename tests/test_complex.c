@@ -249,9 +249,9 @@ TEST(binary_ops) {
         CHECK_ERR(tn_maximum(a, b), "not implemented");
         tn_tensor *w = tn_where(tn_gt_scalar(tn_real(a), 0), a, tn_zeros_like(a));
         CHECK(w && (creal(at(ac, 1)) > 0 ? at(w, 1) == at(ac, 1) : at(w, 1) == 0));
-        tn_tensor *parts[2] = {a, tn_unsqueeze(b, 0)}, *cat = tn_cat(parts, 2, 0);
+        tn_tensor *parts[2] = {a, tn_unsqueeze(b, 0)}, *cat = tn_cat(parts, 2);
         CHECK(cat && tn_shape(cat)[0] == 4 && at(cat, 13) == at(b, 1) && at(cat, 5) == at(ac, 5));
-        tn_tensor *st[2] = {b, b}, *sk = tn_stack(st, 2, 1);
+        tn_tensor *st[2] = {b, b}, *sk = tn_stack(st, 2, .dim = 1);
         CHECK(sk && at(sk, 3) == at(b, 1));
         tn_tensor *ix = tn_index_select(a, 1, tn_arange(3, -1, -2, TN_I64));
         CHECK(ix && at(ix, 1) == at(ac, 1) && at(ix, 0) == at(ac, 3));
@@ -293,7 +293,7 @@ TEST(reductions_matmul) {
                 ok = cclose(at(m, i * 3 + j), acc, 10 * tol);
             }
         CHECK_MSG(ok, "matmul %s", tn_dtype_name(d));
-        tn_tensor *bb = tn_bmm(tn_stack((tn_tensor *[]){x, x}, 2, 0), tn_stack((tn_tensor *[]){y, y}, 2, 0));
+        tn_tensor *bb = tn_bmm(tn_stack(((tn_tensor *[]){x, x}), 2), tn_stack(((tn_tensor *[]){y, y}), 2));
         CHECK(bb && cclose(at(bb, 15 + 4), at(m, 4), 10 * tol));
         tn_tensor *mv = tn_matmul(tn_select(x, 0, 2), y);
         CHECK(mv && cclose(at(mv, 1), at(m, 2 * 3 + 1), 10 * tol));

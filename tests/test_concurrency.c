@@ -116,7 +116,7 @@ static void *work(void *arg) {
         CHK(!sorted || tn_item(tn_select(tn_select(tn_select(sorted, 0, 0), 0, 0), 0, 0)) != 8);
         CHK(sum_of(tn_gather(x, 2, tn_zeros(TN_SHAPE(2, 3, 1), TN_I64))) != 60);   /* restrided operands */
         CHK(sum_of(tn_index_select(x, 1, s->idx)) != 184);                          /* rows 0 and 2 */
-        CHK(sum_of(tn_cat((tn_tensor *[]){x, x}, 2, 0)) != 552);
+        CHK(sum_of(tn_cat(((tn_tensor *[]){x, x}), 2)) != 552);
         CHK(sum_of(tn_repeat(x, TN_SHAPE(2, 1, 1))) != 552);
         CHK(sum_of(tn_matmul(m, m)) != 64 * 8);                                    /* m = ones [8, 8] */
         CHK(sum_of(tn_mv(m, tn_select(m, 0, 0))) != 64);

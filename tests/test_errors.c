@@ -194,7 +194,7 @@ TEST(errors_handler) {
     double v = tn_item(a);
     CHECK(v != v);
     CHECK(h.calls == 3 && strstr(h.last, "tn_item:"));
-    CHECK(tn_split(a, 0, 0, NULL, 0) == -1);
+    CHECK(tn_split(a, 0, NULL, 0) == -1);
     CHECK(h.calls == 4 && strstr(h.last, "tn_split"));
     /* replacing the handler replaces it */
     int n2 = 0;
@@ -636,8 +636,8 @@ static tn_tensor *u_self_clamp_tensor(tn_tensor *x) { return tn_clamp_tensor(x, 
 static tn_tensor *u_self_matmul(tn_tensor *x) { return tn_matmul(x, x); }
 static tn_tensor *u_self_dot(tn_tensor *x) { return tn_dot(x, x); }
 static tn_tensor *u_self_outer(tn_tensor *x) { return tn_outer(x, x); }
-static tn_tensor *u_cat(tn_tensor *x) { tn_tensor *ts[2] = {x, x}; return tn_cat(ts, 2, 0); }
-static tn_tensor *u_stack(tn_tensor *x) { tn_tensor *ts[2] = {x, x}; return tn_stack(ts, 2, 0); }
+static tn_tensor *u_cat(tn_tensor *x) { tn_tensor *ts[2] = {x, x}; return tn_cat(ts, 2); }
+static tn_tensor *u_stack(tn_tensor *x) { tn_tensor *ts[2] = {x, x}; return tn_stack(ts, 2); }
 static tn_tensor *u_index_select(tn_tensor *x) { return tn_index_select(x, 0, tn_zeros(TN_SHAPE(1), TN_I64)); }
 static tn_tensor *u_gather(tn_tensor *x) { return tn_gather(x, 0, tn_zeros(TN_SHAPE(1), TN_I64)); }
 static tn_tensor *u_scatter_self(tn_tensor *x) { return tn_scatter(x, 0, tn_zeros(TN_SHAPE(1), TN_I64), x); }
@@ -874,7 +874,7 @@ TEST(views_max_dims) {
     ERR(tn_unfold(a8, TN_MAX_DIMS - 1, 1, 1), "tn_unfold:", max);
     ERR(tn_unflatten(a8, TN_MAX_DIMS - 1, TN_SHAPE(1, 2)), "tn_unflatten:");
     tn_tensor *ts[2] = {a8, a8};
-    ERR(tn_stack(ts, 2, 0), "tn_stack:", max);
+    ERR(tn_stack(ts, 2), "tn_stack:", max);
     ERR(tn_repeat(a8, over_dims_(2), OVER_NDIM), "tn_repeat:", num_(OVER_NDIM));
     ERR(tn_zeros(over_dims_(1), OVER_NDIM, TN_F32), "tn_zeros:", num_(OVER_NDIM));
     tn_scope_end();
@@ -992,51 +992,51 @@ TEST(join_split_errors) {
     tn_tensor *a = F32(2, 3), *b = F32(2, 4), *c3 = F32(2, 3, 1), *s0 = SCALAR0(TN_F32);
     /* cat */
     tn_tensor *ab[2] = {a, b}, *ac[2] = {a, c3}, *ss[2] = {s0, s0}, *an[2] = {a, NULL}, *na[2] = {NULL, a};
-    ERR(tn_cat(ab, 2, 0), "tn_cat:", "[2, 3]", "[2, 4]");
-    OK(tn_cat(ab, 2, 1));
-    ERR(tn_cat(ac, 2, 0), "tn_cat:", "dimensions");
-    ERR(tn_cat(ss, 2, 0), "tn_cat:", "zero-dim");
-    ERR(tn_cat(ab, 2, 2), "tn_cat:", "out of range");
-    ERR(tn_cat(ab, 2, -3), "tn_cat:", "out of range");
-    ERR(tn_cat(ab, 0, 0), "tn_cat:", "empty");
-    ERR(tn_cat(NULL, 2, 0), "tn_cat:");
-    ERR(tn_cat(ab, -1, 0), "tn_cat:");
-    QUIET(tn_cat(an, 2, 0));
-    QUIET(tn_cat(na, 2, 0));
+    ERR(tn_cat(ab, 2), "tn_cat:", "[2, 3]", "[2, 4]");
+    OK(tn_cat(ab, 2, .dim = 1));
+    ERR(tn_cat(ac, 2), "tn_cat:", "dimensions");
+    ERR(tn_cat(ss, 2), "tn_cat:", "zero-dim");
+    ERR(tn_cat(ab, 2, .dim = 2), "tn_cat:", "out of range");
+    ERR(tn_cat(ab, 2, .dim = -3), "tn_cat:", "out of range");
+    ERR(tn_cat(ab, 0), "tn_cat:", "empty");
+    ERR(tn_cat(NULL, 2), "tn_cat:");
+    ERR(tn_cat(ab, -1), "tn_cat:");
+    QUIET(tn_cat(an, 2));
+    QUIET(tn_cat(na, 2));
     /* stack */
-    ERR(tn_stack(ab, 2, 0), "tn_stack:", "[2, 3]", "[2, 4]");
-    ERR(tn_stack(ac, 2, 0), "tn_stack:", "[2, 3]", "[2, 3, 1]");
+    ERR(tn_stack(ab, 2), "tn_stack:", "[2, 3]", "[2, 4]");
+    ERR(tn_stack(ac, 2), "tn_stack:", "[2, 3]", "[2, 3, 1]");
     tn_tensor *aa[2] = {a, a};
-    ERR(tn_stack(aa, 2, 3), "tn_stack:", "out of range");
-    ERR(tn_stack(aa, 2, -4), "tn_stack:", "out of range");
-    OK(tn_stack(aa, 2, -3));
-    ERR(tn_stack(aa, 0, 0), "tn_stack:", "empty");
-    ERR(tn_stack(NULL, 1, 0), "tn_stack:");
-    QUIET(tn_stack(an, 2, 0));
-    QUIET(tn_stack(na, 2, 0));
+    ERR(tn_stack(aa, 2, .dim = 3), "tn_stack:", "out of range");
+    ERR(tn_stack(aa, 2, .dim = -4), "tn_stack:", "out of range");
+    OK(tn_stack(aa, 2, .dim = -3));
+    ERR(tn_stack(aa, 0), "tn_stack:", "empty");
+    ERR(tn_stack(NULL, 1), "tn_stack:");
+    QUIET(tn_stack(an, 2));
+    QUIET(tn_stack(na, 2));
     /* split / split_sizes / chunk */
     tn_tensor *out[8];
-    ERR_INT(tn_split(a, 0, 1, out, 8), "tn_split:", "split_size");
-    ERR_INT(tn_split(a, -1, 1, out, 8), "tn_split:", "-1");
-    ERR_INT(tn_split(a, 1, 2, out, 8), "tn_split:", "out of range");
-    ERR_INT(tn_split(a, 1, -3, out, 8), "tn_split:", "out of range");
-    ERR_INT(tn_split(s0, 1, 0, out, 8), "tn_split:", "0-d");
-    ERR_INT(tn_split(a, 1, 1, out, 2), "tn_split:", "max_out");
-    CHECK(tn_split(a, 1, 1, NULL, 0) == 3); /* counting */
-    QUIET_INT(tn_split(NULL, 1, 0, out, 8));
-    ERR_INT(tn_split_sizes(a, TN_DIMS(1, 1), 1, out, 8), "tn_split_sizes:", "sum", "3");
-    ERR_INT(tn_split_sizes(a, TN_DIMS(4, -1), 1, out, 8), "tn_split_sizes:", "-1");
-    ERR_INT(tn_split_sizes(a, TN_DIMS(1, 2), 2, out, 8), "tn_split_sizes:", "out of range");
-    ERR_INT(tn_split_sizes(a, TN_DIMS(1, 2), 1, out, 1), "tn_split_sizes:", "max_out");
-    ERR_INT(tn_split_sizes(s0, TN_DIMS(1), 0, out, 8), "tn_split_sizes:", "0-d");
-    ERR_INT(tn_split_sizes(F32(0), (const int64_t[]){0}, -1, 0, out, 8), "tn_split_sizes:");
-    QUIET_INT(tn_split_sizes(NULL, TN_DIMS(1, 2), 1, out, 8));
-    ERR_INT(tn_chunk(a, 0, 1, out, 8), "tn_chunk:", "0");
-    ERR_INT(tn_chunk(a, -2, 1, out, 8), "tn_chunk:", "-2");
-    ERR_INT(tn_chunk(a, 2, 2, out, 8), "tn_chunk:", "out of range");
-    ERR_INT(tn_chunk(s0, 2, 0, out, 8), "tn_chunk:", "0-d");
-    ERR_INT(tn_chunk(a, 3, 1, out, 2), "tn_chunk:", "max_out");
-    QUIET_INT(tn_chunk(NULL, 2, 0, out, 8));
+    ERR_INT(tn_split(a, 0, out, 8, .dim = 1), "tn_split:", "split_size");
+    ERR_INT(tn_split(a, -1, out, 8, .dim = 1), "tn_split:", "-1");
+    ERR_INT(tn_split(a, 1, out, 8, .dim = 2), "tn_split:", "out of range");
+    ERR_INT(tn_split(a, 1, out, 8, .dim = -3), "tn_split:", "out of range");
+    ERR_INT(tn_split(s0, 1, out, 8), "tn_split:", "0-d");
+    ERR_INT(tn_split(a, 1, out, 2, .dim = 1), "tn_split:", "max_out");
+    CHECK(tn_split(a, 1, NULL, 0, .dim = 1) == 3); /* counting */
+    QUIET_INT(tn_split(NULL, 1, out, 8));
+    ERR_INT(tn_split_sizes(a, TN_DIMS(1, 1), out, 8, .dim = 1), "tn_split_sizes:", "sum", "3");
+    ERR_INT(tn_split_sizes(a, TN_DIMS(4, -1), out, 8, .dim = 1), "tn_split_sizes:", "-1");
+    ERR_INT(tn_split_sizes(a, TN_DIMS(1, 2), out, 8, .dim = 2), "tn_split_sizes:", "out of range");
+    ERR_INT(tn_split_sizes(a, TN_DIMS(1, 2), out, 1, .dim = 1), "tn_split_sizes:", "max_out");
+    ERR_INT(tn_split_sizes(s0, TN_DIMS(1), out, 8), "tn_split_sizes:", "0-d");
+    ERR_INT(tn_split_sizes(F32(0), (const int64_t[]){0}, -1, out, 8), "tn_split_sizes:");
+    QUIET_INT(tn_split_sizes(NULL, TN_DIMS(1, 2), out, 8, .dim = 1));
+    ERR_INT(tn_chunk(a, 0, out, 8, .dim = 1), "tn_chunk:", "0");
+    ERR_INT(tn_chunk(a, -2, out, 8, .dim = 1), "tn_chunk:", "-2");
+    ERR_INT(tn_chunk(a, 2, out, 8, .dim = 2), "tn_chunk:", "out of range");
+    ERR_INT(tn_chunk(s0, 2, out, 8), "tn_chunk:", "0-d");
+    ERR_INT(tn_chunk(a, 3, out, 2, .dim = 1), "tn_chunk:", "max_out");
+    QUIET_INT(tn_chunk(NULL, 2, out, 8));
     /* flip / roll / repeat */
     ERR(tn_flip(a, TN_DIMS(0, 0)), "tn_flip:", "multiple");
     ERR(tn_flip(a, TN_DIMS(1, -1)), "tn_flip:", "multiple");
@@ -1369,7 +1369,7 @@ static tn_tensor *d_unflatten(tn_tensor *x, int64_t d) { return tn_unflatten(x, 
 static tn_tensor *d_index_select(tn_tensor *x, int64_t d) { return tn_index_select(x, d, tn_zeros(TN_SHAPE(1), TN_I64)); }
 static tn_tensor *d_gather(tn_tensor *x, int64_t d) { return tn_gather(x, d, tn_zeros(TN_SHAPE(1, 1), TN_I64)); }
 static tn_tensor *d_scatter_add(tn_tensor *x, int64_t d) { return tn_scatter_add(x, d, tn_zeros(TN_SHAPE(1, 1), TN_I64), x); }
-static tn_tensor *d_cat(tn_tensor *x, int64_t d) { tn_tensor *ts[2] = {x, x}; return tn_cat(ts, 2, d); }
+static tn_tensor *d_cat(tn_tensor *x, int64_t d) { tn_tensor *ts[2] = {x, x}; return tn_cat(ts, 2, .dim = d); }
 static tn_tensor *d_flip(tn_tensor *x, int64_t d) { return tn_flip(x, &d, 1); }
 static tn_tensor *d_roll(tn_tensor *x, int64_t d) { return tn_roll(x, (const int64_t[]){1}, &d, 1); }
 static tn_tensor *d_sum_dims(tn_tensor *x, int64_t d) { return tn_sum_dims(x, &d, 1); }
@@ -1533,7 +1533,7 @@ TEST(nested_expression_keeps_first_message) {
     CHECK(tn_select(tn_add(a, b), 9, 9) == NULL);
     CHECK_MSG(strstr(tn_last_error(), "tn_add:") != NULL, "got \"%s\"", tn_last_error());
     tn_clear_error();
-    CHECK(tn_split(tn_add(a, b), 0, 9, NULL, 0) == -1);
+    CHECK(tn_split(tn_add(a, b), 0, NULL, 0, .dim = 9) == -1);
     CHECK_MSG(strstr(tn_last_error(), "tn_add:") != NULL, "got \"%s\"", tn_last_error());
     tn_clear_error();
     double v = tn_item(tn_add(a, b));
@@ -1694,11 +1694,11 @@ static void failing_batch(const inputs *in) {
     drop(tn_masked_fill_(in->a23, in->m4, 1));
     drop(tn_masked_select(in->a23, in->m4));
     drop(tn_where(in->m4, in->a23, in->a23));
-    drop(tn_cat(ab, 2, 0));
-    drop(tn_stack(ab, 2, 0));
-    drop_int(tn_split(in->a23, 0, 1, out, 4));
-    drop_int(tn_split_sizes(in->a23, TN_DIMS(1, 1), 1, out, 4));
-    drop_int(tn_chunk(in->a23, 0, 1, out, 4));
+    drop(tn_cat(ab, 2));
+    drop(tn_stack(ab, 2));
+    drop_int(tn_split(in->a23, 0, out, 4, .dim = 1));
+    drop_int(tn_split_sizes(in->a23, TN_DIMS(1, 1), out, 4, .dim = 1));
+    drop_int(tn_chunk(in->a23, 0, out, 4, .dim = 1));
     drop(tn_flip(in->a23, TN_DIMS(0, 0)));
     drop(tn_roll(in->a23, (const int64_t[]){1}, (const int64_t[]){5}, 1));
     drop(tn_repeat(in->a23, TN_DIMS(2, -2)));
@@ -1792,7 +1792,7 @@ TEST(leaks_no_scope_strict) {
     STRICT_FAIL(tn_masked_fill(in.a23, in.m4, 1));
     STRICT_FAIL(tn_masked_fill_(in.a23, in.m4, 1));
     STRICT_FAIL(tn_masked_select(in.a23, in.m4));
-    STRICT_FAIL(tn_stack((tn_tensor *[]){in.a23, in.a45}, 2, 0));
+    STRICT_FAIL(tn_stack(((tn_tensor *[]){in.a23, in.a45}), 2));
     STRICT_FAIL(tn_roll(in.a23, (const int64_t[]){1}, (const int64_t[]){5}, 1));
     STRICT_FAIL(tn_floor_divide_scalar(in.i23, 0));
     STRICT_FAIL(tn_std(in.i23));
@@ -1897,16 +1897,16 @@ static void hz_repeat_overflow(void) {
 static void hz_split_huge(void) {
     tn_scope_begin();
     tn_tensor *out[4];
-    CHECK(tn_split(F32(4), INT64_MAX, 0, out, 4) == 1); /* PyTorch: one piece */
+    CHECK(tn_split(F32(4), INT64_MAX, out, 4) == 1); /* PyTorch: one piece */
     tn_clear_error();
-    int n = tn_chunk(F32(4), INT64_MAX, 0, out, 4);      /* 4 pieces, or a clean error (PyTorch 1.13 errors) */
+    int n = tn_chunk(F32(4), INT64_MAX, out, 4);      /* 4 pieces, or a clean error (PyTorch 1.13 errors) */
     CHECK_MSG(n == 4 || (n == -1 && strstr(tn_last_error(), "tn_chunk:")), "tn_chunk(INT64_MAX) gave %d \"%s\"", n, tn_last_error());
     tn_scope_end();
 }
 static void hz_split_sizes_null(void) {
     tn_scope_begin();
     tn_tensor *out[4];
-    ERR_INT(tn_split_sizes(F32(4), NULL, 2, 0, out, 4), "tn_split_sizes:");
+    ERR_INT(tn_split_sizes(F32(4), NULL, 2, out, 4), "tn_split_sizes:");
     tn_scope_end();
 }
 static void hz_flip_null(void) {

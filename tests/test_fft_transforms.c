@@ -274,7 +274,7 @@ TEST(stft_istft) {
     CHECK(maxdiff(tn_select(spec, 2, 5), tn_fft_rfft(tn_mul(tn_narrow(x, 1, 12, 16), w))) < 1e-12);
     /* reflect padding: frame 0 is x[8:1:-1] ++ x[0:8] */
     tn_tensor *left = tn_flip(tn_narrow(x, 1, 1, 8), TN_SHAPE(1));
-    CHECK(maxdiff(tn_select(spec, 2, 0), tn_fft_rfft(tn_mul(tn_cat((tn_tensor *[]){left, tn_narrow(x, 1, 0, 8)}, 2, 1), w))) < 1e-12);
+    CHECK(maxdiff(tn_select(spec, 2, 0), tn_fft_rfft(tn_mul(tn_cat(((tn_tensor *[]){left, tn_narrow(x, 1, 0, 8)}), 2, .dim = 1), w))) < 1e-12);
     /* the round trip */
     CHECK(maxdiff(tn_istft(spec, 16, w, .hop_length = 4, .length = 40), x) < 1e-12);
     CHECK(maxdiff(tn_istft(spec, 16, w, .hop_length = 4), x) < 1e-12);   /* center: 11 frames give the 40 points back */

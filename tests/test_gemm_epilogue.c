@@ -294,7 +294,7 @@ TEST(replay_linear_conv_activation) {
 static tn_tensor *twice_fn(tn_tensor *const *in, int n, void *user) {
     (void)n;
     tn_tensor **w = (tn_tensor **)user, *y = tn_linear(in[0], w[0], w[1]);
-    return tn_cat((tn_tensor *[]){tn_relu(y), y}, 2, 0);
+    return tn_cat(((tn_tensor *[]){tn_relu(y), y}), 2);
 }
 static tn_tensor *last_fn(tn_tensor *const *in, int n, void *user) { (void)n; tn_tensor **w = (tn_tensor **)user; return tn_relu(tn_linear(in[0], w[0], w[1])); }
 TEST(replay_not_fused) {

@@ -46,7 +46,7 @@ TEST(stand_in_declines_as_the_unit) {
     CHECK(be->pool2d(x, y, NULL, NULL, avg) == 0 && be->pool2d(x, y, gy, gx, avg) == 0);
     /* batch norm: the evaluation-mode backward (3) is the header's closed form */
     tn_tensor *bx = tn_to(tn_randn(TN_SHAPE(4, 3, 5), TN_F32), TN_CUDA), *by = tn_to(tn_zeros(TN_SHAPE(4, 3, 5), TN_F32), TN_CUDA);
-    tn_tensor *st = tn_to(tn_cat((tn_tensor *[]){tn_zeros(TN_SHAPE(3), TN_F64), tn_ones(TN_SHAPE(6), TN_F64)}, 2, 0), TN_CUDA);
+    tn_tensor *st = tn_to(tn_cat(((tn_tensor *[]){tn_zeros(TN_SHAPE(3), TN_F64), tn_ones(TN_SHAPE(6), TN_F64)}), 2), TN_CUDA);
     tn_tensor *bgx = tn_to(tn_zeros(TN_SHAPE(4, 3, 5), TN_F32), TN_CUDA);
     CHECK(be->batch_norm(0, bx, NULL, NULL, st, by, NULL, NULL, NULL, 1e-5) == 0);
     CHECK(be->batch_norm(1, bx, NULL, NULL, st, by, NULL, NULL, NULL, 1e-5) == 0);

@@ -186,7 +186,7 @@ TEST(autocast_lists) {
     CHECK(tn_mse_loss(h, h)->dtype == TN_F32);    /* losses in float32 */
     CHECK(tn_prod(h)->dtype == TN_F32);
     CHECK(tn_softmax(h, 1)->dtype == TN_BF16 && tn_exp(h)->dtype == TN_BF16);   /* CPU: not listed, run as given */
-    CHECK(tn_cat((tn_tensor *[]){h, a}, 2, 0)->dtype == TN_F32);     /* promote: the widest */
+    CHECK(tn_cat(((tn_tensor *[]){h, a}), 2)->dtype == TN_F32);     /* promote: the widest */
     CHECK(tn_add(h, a)->dtype == TN_F32);
     CHECK(tn_autocast_begin(TN_CPU, TN_BF16, false) == 0);           /* a region with autocast off */
     CHECK(tn_mm(a, b)->dtype == TN_F32);

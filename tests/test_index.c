@@ -1160,7 +1160,7 @@ TEST(cat_values) {
                 tn_tensor *ts[3];
                 for (int i = 0; i < n; i++) ts[i] = mkx_base(dt, cases[c].s[i], nd, (kind + i) % NKINDS, bases[i]);
                 int64_t tot = ref_cat(exp, dt, (const int64_t (*)[3])cases[c].s, bases, n, nd, wrapd(cases[c].dim, nd), os);
-                tn_tensor *r = tn_cat(ts, n, cases[c].dim);
+                tn_tensor *r = tn_cat(ts, n, .dim = cases[c].dim);
                 EXPECT_ARR(r, dt, os, nd, exp, tot);
                 CHECK(r && tn_is_contiguous(r) && !tn_same_storage(r, ts[0]));
             }
@@ -1171,31 +1171,31 @@ TEST(cat_promotion_and_legacy_empty) {
     BEGIN;
     tn_tensor *ts[3];
     ts[0] = FVALS(TN_I64, 1, 2); ts[1] = FVALS(TN_F32, 0.5, 3);
-    EXPECT(tn_cat(ts, 2, 0), TN_F32, SH(4), VALS(1, 2, 0.5, 3));
+    EXPECT(tn_cat(ts, 2), TN_F32, SH(4), VALS(1, 2, 0.5, 3));
     ts[0] = FVALS(TN_I32, 1, 2); ts[1] = FVALS(TN_I64, -3);
-    EXPECT(tn_cat(ts, 2, 0), TN_I64, SH(3), VALS(1, 2, -3));
+    EXPECT(tn_cat(ts, 2), TN_I64, SH(3), VALS(1, 2, -3));
     ts[0] = FVALS(TN_BOOL, 1, 0); ts[1] = FVALS(TN_I64, 5);
-    EXPECT(tn_cat(ts, 2, -1), TN_I64, SH(3), VALS(1, 0, 5));
+    EXPECT(tn_cat(ts, 2, .dim = -1), TN_I64, SH(3), VALS(1, 0, 5));
     ts[0] = FVALS(TN_F32, 1.5); ts[1] = FVALS(TN_F64, 2.25); ts[2] = FVALS(TN_I64, 4);
-    EXPECT(tn_cat(ts, 3, 0), TN_F64, SH(3), VALS(1.5, 2.25, 4));
+    EXPECT(tn_cat(ts, 3), TN_F64, SH(3), VALS(1.5, 2.25, 4));
     ts[0] = FVALS(TN_BOOL, 1); ts[1] = FVALS(TN_BOOL, 0);
-    EXPECT(tn_cat(ts, 2, 0), TN_BOOL, SH(2), VALS(1, 0));
+    EXPECT(tn_cat(ts, 2), TN_BOOL, SH(2), VALS(1, 0));
     /* 0-d wrapped numbers do not weigh less in cat: they cannot take part at all */
     /* legacy empty [0] tensors are skipped (but take part in the dtype) */
     tn_tensor *a = mkx(TN_F32, SH(2, 3), 1), *e = tn_zeros(SH(0), TN_F32), *b = mkx_base(TN_F32, SH(1, 3), 2, 6);
     ts[0] = a; ts[1] = e; ts[2] = b;
-    EXPECT(tn_cat(ts, 3, 0), TN_F32, SH(3, 3), VALS(-3.5, -3, -2.5, -2, -1.5, -1, -0.5, 0, 0.5));
+    EXPECT(tn_cat(ts, 3), TN_F32, SH(3, 3), VALS(-3.5, -3, -2.5, -2, -1.5, -1, -0.5, 0, 0.5));
     ts[0] = e; ts[1] = a;
-    EXPECT(tn_cat(ts, 2, 1), TN_F32, SH(2, 3), VALS(-3.5, -3, -2.5, -2, -1.5, -1));
-    EXPECT(tn_cat(ts, 2, -1), TN_F32, SH(2, 3), VALS(-3.5, -3, -2.5, -2, -1.5, -1));
+    EXPECT(tn_cat(ts, 2, .dim = 1), TN_F32, SH(2, 3), VALS(-3.5, -3, -2.5, -2, -1.5, -1));
+    EXPECT(tn_cat(ts, 2, .dim = -1), TN_F32, SH(2, 3), VALS(-3.5, -3, -2.5, -2, -1.5, -1));
     ts[0] = a; ts[1] = tn_zeros(SH(0), TN_F64); /* torch.cat([ones(2,3), tensor([]).double()]) is float64 */
-    EXPECT(tn_cat(ts, 2, 0), TN_F64, SH(2, 3), VALS(-3.5, -3, -2.5, -2, -1.5, -1));
+    EXPECT(tn_cat(ts, 2), TN_F64, SH(2, 3), VALS(-3.5, -3, -2.5, -2, -1.5, -1));
     ts[0] = e; ts[1] = tn_zeros(SH(0), TN_F64);
-    EXPECT(tn_cat(ts, 2, 0), TN_F64, SH(0), NOVALS);
+    EXPECT(tn_cat(ts, 2), TN_F64, SH(0), NOVALS);
     /* an expanded input, a [2,0] piece */
     ts[0] = tn_expand(tn_unsqueeze(FVALS(TN_I64, 7, 8), 0), SH(2, 2)); ts[1] = tn_zeros(SH(2, 0), TN_I64); ts[2] = FVALS(TN_I64, 1, 2);
     ts[2] = tn_unsqueeze(ts[2], 1);
-    EXPECT(tn_cat(ts, 3, 1), TN_I64, SH(2, 3), VALS(7, 8, 1, 7, 8, 2));
+    EXPECT(tn_cat(ts, 3, .dim = 1), TN_I64, SH(2, 3), VALS(7, 8, 1, 7, 8, 2));
     END;
 }
 
@@ -1204,15 +1204,15 @@ TEST(cat_errors) {
     tn_tensor *a = tn_zeros(SH(2, 3), TN_F32), *b = tn_zeros(SH(2, 4), TN_F32), *c = tn_zeros(SH(3), TN_F32);
     tn_tensor *s = tn_scalar_tensor(1, TN_F32), *c1 = tn_zeros(SH(1, 2, 3), TN_F32);
     ERRS_BEGIN;
-    { tn_tensor *ts[2] = {a, b}; CHECK_ERR(tn_cat(ts, 2, 0), "sizes of tensors must match"); }
-    { tn_tensor *ts[2] = {a, b}; CHECK_ERR(tn_cat(ts, 2, -2), "sizes of tensors must match"); }
-    { tn_tensor *ts[2] = {a, c}; CHECK_ERR(tn_cat(ts, 2, 0), "same number of dimensions"); }
-    { tn_tensor *ts[2] = {a, c1}; CHECK_ERR(tn_cat(ts, 2, 0), "same number of dimensions"); }
-    { tn_tensor *ts[2] = {s, s}; CHECK_ERR(tn_cat(ts, 2, 0), "zero-dimensional"); }
-    { tn_tensor *ts[2] = {a, s}; CHECK_ERR(tn_cat(ts, 2, 0), "zero-dimensional"); }
-    { tn_tensor *ts[2] = {a, a}; CHECK_ERR(tn_cat(ts, 2, 2), "out of range"); }
-    { tn_tensor *ts[2] = {a, a}; CHECK_ERR(tn_cat(ts, 2, -3), "out of range"); }
-    CHECK_ERR(tn_cat(&a, 0, 0), "non-empty");
+    { tn_tensor *ts[2] = {a, b}; CHECK_ERR(tn_cat(ts, 2), "sizes of tensors must match"); }
+    { tn_tensor *ts[2] = {a, b}; CHECK_ERR(tn_cat(ts, 2, .dim = -2), "sizes of tensors must match"); }
+    { tn_tensor *ts[2] = {a, c}; CHECK_ERR(tn_cat(ts, 2), "same number of dimensions"); }
+    { tn_tensor *ts[2] = {a, c1}; CHECK_ERR(tn_cat(ts, 2), "same number of dimensions"); }
+    { tn_tensor *ts[2] = {s, s}; CHECK_ERR(tn_cat(ts, 2), "zero-dimensional"); }
+    { tn_tensor *ts[2] = {a, s}; CHECK_ERR(tn_cat(ts, 2), "zero-dimensional"); }
+    { tn_tensor *ts[2] = {a, a}; CHECK_ERR(tn_cat(ts, 2, .dim = 2), "out of range"); }
+    { tn_tensor *ts[2] = {a, a}; CHECK_ERR(tn_cat(ts, 2, .dim = -3), "out of range"); }
+    CHECK_ERR(tn_cat(&a, 0), "non-empty");
     ERRS_END;
     END;
 }
@@ -1240,27 +1240,27 @@ TEST(stack_values) {
                     for (int i = 0, j = 0; i < 3; i++) if (i != d) r[j++] = o[i];
                     exp[k++] = fv(ravel(r, s, 2) + 10 * which, dt);
                 }
-                EXPECT_ARR(tn_stack(ts, 3, dims[c]), dt, os, 3, exp, 18);
+                EXPECT_ARR(tn_stack(ts, 3, .dim = dims[c]), dt, os, 3, exp, 18);
             }
     /* 0-d inputs stack to [n]; 1 tensor; 0-sized */
     tn_tensor *ss[2] = {tn_scalar_tensor(1, TN_F32), tn_scalar_tensor(2, TN_F32)};
-    EXPECT(tn_stack(ss, 2, 0), TN_F32, SH(2), VALS(1, 2));
-    EXPECT(tn_stack(ss, 2, -1), TN_F32, SH(2), VALS(1, 2));
+    EXPECT(tn_stack(ss, 2), TN_F32, SH(2), VALS(1, 2));
+    EXPECT(tn_stack(ss, 2, .dim = -1), TN_F32, SH(2), VALS(1, 2));
     tn_tensor *one = FVALS(TN_I64, 4, 5);
-    EXPECT(tn_stack(&one, 1, 1), TN_I64, SH(2, 1), VALS(4, 5));
+    EXPECT(tn_stack(&one, 1, .dim = 1), TN_I64, SH(2, 1), VALS(4, 5));
     tn_tensor *zz[2] = {tn_zeros(SH(0, 2), TN_F32), tn_zeros(SH(0, 2), TN_F32)};
-    EXPECT(tn_stack(zz, 2, 1), TN_F32, SH(0, 2, 2), NOVALS);
+    EXPECT(tn_stack(zz, 2, .dim = 1), TN_F32, SH(0, 2, 2), NOVALS);
     /* dtype promotion as cat */
     tn_tensor *mix[2] = {FVALS(TN_I64, 1), FVALS(TN_F64, 0.5)};
-    EXPECT(tn_stack(mix, 2, 0), TN_F64, SH(2, 1), VALS(1, 0.5));
+    EXPECT(tn_stack(mix, 2), TN_F64, SH(2, 1), VALS(1, 0.5));
     tn_tensor *a = tn_zeros(SH(2, 3), TN_F32), *b = tn_zeros(SH(3, 2), TN_F32), *c = tn_zeros(SH(6), TN_F32);
     ERRS_BEGIN;
-    { tn_tensor *ts[2] = {a, b}; CHECK_ERR(tn_stack(ts, 2, 0), "equal size"); }
-    { tn_tensor *ts[3] = {a, a, c}; CHECK_ERR(tn_stack(ts, 3, 0), "equal size"); }
-    { tn_tensor *ts[2] = {a, a}; CHECK_ERR(tn_stack(ts, 2, 3), "out of range"); }
-    { tn_tensor *ts[2] = {a, a}; CHECK_ERR(tn_stack(ts, 2, -4), "out of range"); }
-    { tn_tensor *ts[2] = {ss[0], ss[1]}; CHECK_ERR(tn_stack(ts, 2, 1), "out of range"); }
-    CHECK_ERR(tn_stack(&a, 0, 0), "non-empty");
+    { tn_tensor *ts[2] = {a, b}; CHECK_ERR(tn_stack(ts, 2), "equal size"); }
+    { tn_tensor *ts[3] = {a, a, c}; CHECK_ERR(tn_stack(ts, 3), "equal size"); }
+    { tn_tensor *ts[2] = {a, a}; CHECK_ERR(tn_stack(ts, 2, .dim = 3), "out of range"); }
+    { tn_tensor *ts[2] = {a, a}; CHECK_ERR(tn_stack(ts, 2, .dim = -4), "out of range"); }
+    { tn_tensor *ts[2] = {ss[0], ss[1]}; CHECK_ERR(tn_stack(ts, 2, .dim = 1), "out of range"); }
+    CHECK_ERR(tn_stack(&a, 0), "non-empty");
     ERRS_END;
     END;
 }
@@ -1298,51 +1298,51 @@ TEST(split_chunk_values) {
             tn_dtype dt = DTS[di];
             tn_tensor *x = mkx(dt, xs, 2, kind);
             /* split: uneven last piece */
-            CHECK(tn_split(x, 3, 1, NULL, 0) == 3);
-            check_pieces(__LINE__, x, dt, xs, 1, out, tn_split(x, 3, 1, out, 16), (const int64_t[]){3, 3, 1}, 3);
-            check_pieces(__LINE__, x, dt, xs, 0, out, tn_split(x, 2, -2, out, 16), (const int64_t[]){2, 2, 1}, 3);
-            check_pieces(__LINE__, x, dt, xs, 1, out, tn_split(x, 7, -1, out, 16), (const int64_t[]){7}, 1);
-            check_pieces(__LINE__, x, dt, xs, 1, out, tn_split(x, 10, -1, out, 16), (const int64_t[]){7}, 1);
-            check_pieces(__LINE__, x, dt, xs, 0, out, tn_split(x, 1, 0, out, 16), (const int64_t[]){1, 1, 1, 1, 1}, 5);
+            CHECK(tn_split(x, 3, NULL, 0, .dim = 1) == 3);
+            check_pieces(__LINE__, x, dt, xs, 1, out, tn_split(x, 3, out, 16, .dim = 1), (const int64_t[]){3, 3, 1}, 3);
+            check_pieces(__LINE__, x, dt, xs, 0, out, tn_split(x, 2, out, 16, .dim = -2), (const int64_t[]){2, 2, 1}, 3);
+            check_pieces(__LINE__, x, dt, xs, 1, out, tn_split(x, 7, out, 16, .dim = -1), (const int64_t[]){7}, 1);
+            check_pieces(__LINE__, x, dt, xs, 1, out, tn_split(x, 10, out, 16, .dim = -1), (const int64_t[]){7}, 1);
+            check_pieces(__LINE__, x, dt, xs, 0, out, tn_split(x, 1, out, 16), (const int64_t[]){1, 1, 1, 1, 1}, 5);
             /* split_sizes, zero-sized pieces allowed */
-            CHECK(tn_split_sizes(x, (const int64_t[]){1, 4, 2}, 3, 1, NULL, 0) == 3);
-            check_pieces(__LINE__, x, dt, xs, 1, out, tn_split_sizes(x, (const int64_t[]){1, 4, 2}, 3, -1, out, 16), (const int64_t[]){1, 4, 2}, 3);
-            check_pieces(__LINE__, x, dt, xs, 0, out, tn_split_sizes(x, (const int64_t[]){0, 5, 0}, 3, 0, out, 16), (const int64_t[]){0, 5, 0}, 3);
+            CHECK(tn_split_sizes(x, ((const int64_t[]){1, 4, 2}), 3, NULL, 0, .dim = 1) == 3);
+            check_pieces(__LINE__, x, dt, xs, 1, out, tn_split_sizes(x, ((const int64_t[]){1, 4, 2}), 3, out, 16, .dim = -1), (const int64_t[]){1, 4, 2}, 3);
+            check_pieces(__LINE__, x, dt, xs, 0, out, tn_split_sizes(x, ((const int64_t[]){0, 5, 0}), 3, out, 16), (const int64_t[]){0, 5, 0}, 3);
             /* chunk: torch.chunk semantics */
-            CHECK(tn_chunk(x, 3, 0, NULL, 0) == 3);
-            check_pieces(__LINE__, x, dt, xs, 0, out, tn_chunk(x, 3, 0, out, 16), (const int64_t[]){2, 2, 1}, 3); /* 5 in 3 */
-            check_pieces(__LINE__, x, dt, xs, 1, out, tn_chunk(x, 4, 1, out, 16), (const int64_t[]){2, 2, 2, 1}, 4); /* 7 in 4 */
-            check_pieces(__LINE__, x, dt, xs, 1, out, tn_chunk(x, 3, -1, out, 16), (const int64_t[]){3, 3, 1}, 3);
-            check_pieces(__LINE__, x, dt, xs, 0, out, tn_chunk(x, 9, -2, out, 16), (const int64_t[]){1, 1, 1, 1, 1}, 5); /* fewer than asked */
-            check_pieces(__LINE__, x, dt, xs, 0, out, tn_chunk(x, 1, 0, out, 16), (const int64_t[]){5}, 1);
+            CHECK(tn_chunk(x, 3, NULL, 0) == 3);
+            check_pieces(__LINE__, x, dt, xs, 0, out, tn_chunk(x, 3, out, 16), (const int64_t[]){2, 2, 1}, 3); /* 5 in 3 */
+            check_pieces(__LINE__, x, dt, xs, 1, out, tn_chunk(x, 4, out, 16, .dim = 1), (const int64_t[]){2, 2, 2, 1}, 4); /* 7 in 4 */
+            check_pieces(__LINE__, x, dt, xs, 1, out, tn_chunk(x, 3, out, 16, .dim = -1), (const int64_t[]){3, 3, 1}, 3);
+            check_pieces(__LINE__, x, dt, xs, 0, out, tn_chunk(x, 9, out, 16, .dim = -2), (const int64_t[]){1, 1, 1, 1, 1}, 5); /* fewer than asked */
+            check_pieces(__LINE__, x, dt, xs, 0, out, tn_chunk(x, 1, out, 16), (const int64_t[]){5}, 1);
         }
     /* 6 in 4 chunks -> 2,2,2 (three chunks); 4 in 6 -> four chunks of 1 */
     tn_tensor *a6 = tn_arange(0, 6, 1, TN_I64);
-    CHECK(tn_chunk(a6, 4, 0, NULL, 0) == 3);
-    CHECK(tn_chunk(a6, 4, 0, out, 16) == 3);
+    CHECK(tn_chunk(a6, 4, NULL, 0) == 3);
+    CHECK(tn_chunk(a6, 4, out, 16) == 3);
     EXPECT(out[0], TN_I64, SH(2), VALS(0, 1));
     EXPECT(out[1], TN_I64, SH(2), VALS(2, 3));
     EXPECT(out[2], TN_I64, SH(2), VALS(4, 5));
     tn_tensor *a4 = tn_arange(0, 4, 1, TN_I64);
-    CHECK(tn_chunk(a4, 6, 0, out, 16) == 4);
+    CHECK(tn_chunk(a4, 6, out, 16) == 4);
     EXPECT(out[3], TN_I64, SH(1), VALS(3));
     /* an empty dim: torch.empty(0).chunk(3) gives 3 empty pieces, split(0) one */
     tn_tensor *e = tn_zeros(SH(0), TN_F32);
-    CHECK(tn_chunk(e, 3, 0, out, 16) == 3);
+    CHECK(tn_chunk(e, 3, out, 16) == 3);
     EXPECT(out[2], TN_F32, SH(0), NOVALS);
-    CHECK(tn_split(e, 0, 0, out, 16) == 1);
+    CHECK(tn_split(e, 0, out, 16) == 1);
     EXPECT(out[0], TN_F32, SH(0), NOVALS);
-    CHECK(tn_split(e, 2, 0, out, 16) == 1);
+    CHECK(tn_split(e, 2, out, 16) == 1);
     /* many pieces: torch.arange(5000).split(1) has 5000 */
     tn_tensor *big = tn_arange(0, 5000, 1, TN_F32);
-    CHECK_MSG(tn_split(big, 1, 0, NULL, 0) == 5000, "tn_split into 5000 pieces: %s", tn_last_error());
-    CHECK_MSG(tn_chunk(big, 5000, 0, NULL, 0) == 5000, "tn_chunk into 5000 pieces: %s", tn_last_error());
+    CHECK_MSG(tn_split(big, 1, NULL, 0) == 5000, "tn_split into 5000 pieces: %s", tn_last_error());
+    CHECK_MSG(tn_chunk(big, 5000, NULL, 0) == 5000, "tn_chunk into 5000 pieces: %s", tn_last_error());
     /* pieces are views: writing one changes the input */
     tn_tensor *w = tn_zeros(SH(2, 4), TN_F32);
-    CHECK(tn_chunk(w, 2, 1, out, 16) == 2);
+    CHECK(tn_chunk(w, 2, out, 16, .dim = 1) == 2);
     tn_fill_(out[1], 3);
     EXPECT(w, TN_F32, SH(2, 4), VALS(0, 0, 3, 3, 0, 0, 3, 3));
-    CHECK(tn_split(tn_t(w), 3, 0, out, 16) == 2); /* transposed input: views with its strides */
+    CHECK(tn_split(tn_t(w), 3, out, 16) == 2); /* transposed input: views with its strides */
     CHECK(tn_same_storage(out[1], w));
     EXPECT(out[1], TN_F32, SH(1, 2), VALS(3, 3));
     END;
@@ -1352,19 +1352,19 @@ TEST(split_chunk_errors) {
     BEGIN;
     tn_tensor *x = tn_zeros(SH(5, 7), TN_F32), *s = tn_scalar_tensor(1, TN_F32), *out[4];
     ERRS_BEGIN;
-    CHECK_ERR(tn_split_sizes(x, (const int64_t[]){2, 2}, 2, 0, out, 4) >= 0, "sum");
-    CHECK_ERR(tn_split_sizes(x, (const int64_t[]){3, 3, 3}, 3, 1, NULL, 0) >= 0, "sum");
-    CHECK_ERR(tn_split_sizes(x, (const int64_t[]){6, -1}, 2, 0, out, 4) >= 0, "non-negative");
-    CHECK_ERR(tn_split_sizes(x, (const int64_t[]){1, 1, 1, 1, 1}, 5, 0, out, 4) >= 0, "max_out");
-    CHECK_ERR(tn_split(x, 0, 0, out, 4) >= 0, "split_size");
-    CHECK_ERR(tn_split(x, -1, 0, out, 4) >= 0, "split_size");
-    CHECK_ERR(tn_split(x, 1, 2, out, 4) >= 0, "out of range");
-    CHECK_ERR(tn_split(x, 1, -3, out, 4) >= 0, "out of range");
-    CHECK_ERR(tn_split(s, 1, 0, out, 4) >= 0, "0-dim");
-    CHECK_ERR(tn_chunk(x, 0, 0, out, 4) >= 0, "greater than 0");
-    CHECK_ERR(tn_chunk(x, -2, 0, out, 4) >= 0, "greater than 0");
-    CHECK_ERR(tn_chunk(s, 2, 0, out, 4) >= 0, "0-dim");
-    CHECK_ERR(tn_chunk(x, 2, 5, out, 4) >= 0, "out of range");
+    CHECK_ERR(tn_split_sizes(x, ((const int64_t[]){2, 2}), 2, out, 4) >= 0, "sum");
+    CHECK_ERR(tn_split_sizes(x, ((const int64_t[]){3, 3, 3}), 3, NULL, 0, .dim = 1) >= 0, "sum");
+    CHECK_ERR(tn_split_sizes(x, ((const int64_t[]){6, -1}), 2, out, 4) >= 0, "non-negative");
+    CHECK_ERR(tn_split_sizes(x, ((const int64_t[]){1, 1, 1, 1, 1}), 5, out, 4) >= 0, "max_out");
+    CHECK_ERR(tn_split(x, 0, out, 4) >= 0, "split_size");
+    CHECK_ERR(tn_split(x, -1, out, 4) >= 0, "split_size");
+    CHECK_ERR(tn_split(x, 1, out, 4, .dim = 2) >= 0, "out of range");
+    CHECK_ERR(tn_split(x, 1, out, 4, .dim = -3) >= 0, "out of range");
+    CHECK_ERR(tn_split(s, 1, out, 4) >= 0, "0-dim");
+    CHECK_ERR(tn_chunk(x, 0, out, 4) >= 0, "greater than 0");
+    CHECK_ERR(tn_chunk(x, -2, out, 4) >= 0, "greater than 0");
+    CHECK_ERR(tn_chunk(s, 2, out, 4) >= 0, "0-dim");
+    CHECK_ERR(tn_chunk(x, 2, out, 4, .dim = 5) >= 0, "out of range");
     ERRS_END;
     END;
 }
@@ -1608,8 +1608,8 @@ TEST(null_inputs) {
     CHECK(tn_where(NULL, x, x) == NULL);
     CHECK(tn_flip(NULL, SH(0)) == NULL);
     CHECK(tn_pad(NULL, SH(1, 1)) == NULL);
-    CHECK(tn_split(NULL, 1, 0, NULL, 0) == -1);
-    { tn_tensor *ts[2] = {x, NULL}; CHECK(tn_cat(ts, 2, 0) == NULL); CHECK(tn_stack(ts, 2, 0) == NULL); }
+    CHECK(tn_split(NULL, 1, NULL, 0) == -1);
+    { tn_tensor *ts[2] = {x, NULL}; CHECK(tn_cat(ts, 2) == NULL); CHECK(tn_stack(ts, 2) == NULL); }
     CHECK(tn_last_error()[0] == 0); /* no new message for a NULL input */
     END;
 }

@@ -147,7 +147,7 @@ TEST(reductions_and_lanes) {
     tn_tensor *idx = NULL, *v = tn_sort(i8(Y8, N7), &idx, .dim = 0, .descending = true);
     CHECK(v->dtype == TN_I8 && vals_are(v, (const int64_t[]){9, 5, 3, 2, -1, -2, -4}, N7) && vals_are(idx, (const int64_t[]){3, 2, 0, 5, 6, 1, 4}, N7));
     CHECK(vals_are(tn_cumsum(x, 0), (const int64_t[]){-128, -135, -136, -136, -135, -128, -1}, N7) && tn_cumsum(x, 0)->dtype == TN_I64);
-    CHECK(vals_are(tn_cat((tn_tensor *[]){x, tn_to_dtype(s, TN_I8)}, 2, 0), (const int64_t[]){-128, -7, -1, 0, 1, 7, 127, 0, -44, -1, 0, 1, 44, -1}, 14));
+    CHECK(vals_are(tn_cat(((tn_tensor *[]){x, tn_to_dtype(s, TN_I8)}), 2), (const int64_t[]){-128, -7, -1, 0, 1, 7, 127, 0, -44, -1, 0, 1, 44, -1}, 14));
     tn_tensor *m = tn_reshape(tn_to_dtype(tn_arange(-6, 6, 1, TN_I64), TN_I16), TN_SHAPE(3, 4));
     CHECK(vals_are(tn_index_select(tn_transpose(m, 0, 1), 0, tn_from_data((const int64_t[]){3, 0}, TN_SHAPE(2), TN_I64)), (const int64_t[]){-3, 1, 5, -6, -2, 2}, 6));
     CHECK(vals_are(tn_matmul(m, tn_transpose(m, 0, 1)), (const int64_t[]){86, 14, -58, 14, 6, -2, -58, -2, 54}, 9));

@@ -153,7 +153,7 @@ static tn_tensor *fn2(tn_tensor *const *in, int n, void *user) {
     tn_tensor *a = in[0], *b = in[1];
     tn_tensor *h = tn_add(tn_mul_scalar(a, 2.5), b);                     /* [3, 4] + [4] */
     h = tn_where(mask, h, tn_neg(h));
-    h = tn_cat((tn_tensor *[]){h, tn_exp(a)}, 2, 0);                        /* [6, 4] */
+    h = tn_cat(((tn_tensor *[]){h, tn_exp(a)}), 2);                        /* [6, 4] */
     h = tn_narrow(tn_select(tn_reshape(h, TN_SHAPE(2, 3, 4)), 0, 1), 1, 1, 2);  /* [3, 2] */
     h = tn_matmul(tn_permute(h, TN_SHAPE(1, 0)), a);                       /* [2, 4] */
     return tn_add(tn_softmax(h, -1), tn_sum_dims(h, TN_SHAPE(1), .keepdim = true));

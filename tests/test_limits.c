@@ -299,7 +299,7 @@ TEST(empty_huge_views_and_layers) {
     CHECK(SAME_SHAPE(tn_slice(z, 0, 1, P40, (int64_t)1 << 30), 1 << 10, 0, P40));
     CHECK(SAME_SHAPE(tn_unsqueeze(z, 1), P40, 1, 0, P40));
     CHECK(SAME_SHAPE(tn_flip(z, TN_SHAPE(0, 2)), P40, 0, P40));
-    CHECK(SAME_SHAPE(tn_cat((tn_tensor *[]){z, z}, 2, 0), 2 * P40, 0, P40));
+    CHECK(SAME_SHAPE(tn_cat(((tn_tensor *[]){z, z}), 2), 2 * P40, 0, P40));
     CHECK(SAME_SHAPE(tn_pad(z, TN_SHAPE(1, 1)), P40, 0, P40 + 2));
     CHECK(SAME_SHAPE(tn_cumsum(z, 2), P40, 0, P40));
     CHECK(SAME_SHAPE(tn_mean_dims(z, TN_SHAPE(0, 2)), 0));

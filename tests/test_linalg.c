@@ -127,7 +127,7 @@ TEST(inv_solve_errors) {
     CHECK_ERR(tn_linalg_inv(S), "tn_linalg_inv: The diagonal element 3 is zero, the inversion could not be completed because the input matrix is singular.");
     tn_tensor *r = tn_linalg_inv_ex(S, &info);
     CHECK(r && info && tn_item(info) == 3);
-    CHECK_ERR(tn_linalg_inv(tn_stack((tn_tensor *[]){tn_eye(3, 3, TN_F64), S}, 2, 0)), "(Batch element 1): The diagonal element 3 is zero");
+    CHECK_ERR(tn_linalg_inv(tn_stack(((tn_tensor *[]){tn_eye(3, 3, TN_F64), S}), 2)), "(Batch element 1): The diagonal element 3 is zero");
     CHECK_ERR(tn_linalg_solve(S, tn_ones(TN_SHAPE(3, 1), TN_F64)), "tn_linalg_solve: The diagonal element 3 is zero");
     CHECK_ERR(tn_linalg_inv(tn_zeros(TN_SHAPE(2, 3), TN_F64)), "must be batches of square matrices, but they are 2 by 3 matrices");
     CHECK_ERR(tn_linalg_det(tn_zeros(TN_SHAPE(3), TN_F64)), "must have at least 2 dimensions");

@@ -160,7 +160,7 @@ static tn_tensor *g_qr(tn_tensor *const *in, int n, void *u) {   /* Q and R toge
     (void)n; (void)u;
     tn_tensor *R = NULL, *Q = tn_linalg_qr(in[0], &R);
     tn_tensor *parts[2] = {Q, R ? tn_transpose(R, 0, 1) : NULL};
-    return Q && R ? tn_cat(parts, 2, 0) : NULL;
+    return Q && R ? tn_cat(parts, 2) : NULL;
 }
 static tn_tensor *g_expm(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_linalg_matrix_exp(in[0]); }
 static tn_tensor *g_pinv(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_linalg_pinv(in[0]); }

@@ -1624,7 +1624,7 @@ TEST(init_layers) {
     m = tn_nn_embedding(2000, 64, .padding_idx = 3);
     tn_tensor *w = tn_module_get(m, "weight");
     CHECK(all_equal(tn_select(w, 0, 3), 0));
-    check_normal("Embedding(2000, 64).weight", tn_cat((tn_tensor *[]){tn_narrow(w, 0, 0, 3), tn_narrow(w, 0, 4, 1996)}, 2, 0), 0, 1);
+    check_normal("Embedding(2000, 64).weight", tn_cat(((tn_tensor *[]){tn_narrow(w, 0, 0, 3), tn_narrow(w, 0, 4, 1996)}), 2), 0, 1);
     tn_module_free(m);
     m = tn_nn_batch_norm2d(7);
     CHECK(all_equal(tn_module_get(m, "weight"), 1) && all_equal(tn_module_get(m, "bias"), 0));

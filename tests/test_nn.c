@@ -1339,7 +1339,7 @@ TEST(oc_activations) {
     /* random values and every kink: -3, -1, -0.5, 0, 2, 3, 5 (softplus beta 2 threshold 10), 6, 20 */
     tn_tensor *r = tn_mul_scalar(tn_randn(SH(30), TN_F64), 4);
     tn_tensor *k = T64(D(-30, -6, -3, -1, -0.5, 0, 0.5, 1, 2, 3, 5, 6, 20, 21, 30, 1e-8, -1e-8), 17);
-    tn_tensor *x = leaf(tn_cat((tn_tensor *[]){r, k}, 2, 0));
+    tn_tensor *x = leaf(tn_cat(((tn_tensor *[]){r, k}), 2));
     tn_tensor *x_no3 = leaf(tn_where(tn_eq_scalar(x, 3), tn_scalar(2.9), tn_detach(x)));
     tn_tensor *x2 = RN(5, 8), *xv = tn_mul_scalar(nc(x2, 0, 1), 3);
     for (int i = 0; i < NACTS; i++) {

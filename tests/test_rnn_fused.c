@@ -48,12 +48,12 @@ static tn_tensor *by_cells(int kind, tn_module *m, tn_tensor *x, tn_tensor *h0, 
             }
             hs[l * D + d] = h;
             cs[l * D + d] = c;
-            dirs[d] = tn_stack(steps, (int)L, 0);
+            dirs[d] = tn_stack(steps, (int)L);
         }
-        in = D == 2 ? tn_cat(dirs, 2, 2) : dirs[0];
+        in = D == 2 ? tn_cat(dirs, 2, .dim = 2) : dirs[0];
     }
-    *hn = tn_stack(hs, 2 * D, 0);
-    if (cn) *cn = kind == K_LSTM ? tn_stack(cs, 2 * D, 0) : NULL;
+    *hn = tn_stack(hs, 2 * D);
+    if (cn) *cn = kind == K_LSTM ? tn_stack(cs, 2 * D) : NULL;
     return in;
 }
 static bool close_to(tn_tensor *a, tn_tensor *b, double tol) { return a && b && tn_allclose(a, b, .rtol = tol, .atol = tol); }

@@ -94,7 +94,7 @@ TEST(coo_mm_and_conversions) {
     CHECK(cv && maxabs(cv, tn_from_data(cv_e, TN_SHAPE(4), TN_F64)) == 0 && maxabs(col, tn_from_data(col_e, TN_SHAPE(4), TN_I64)) == 0);
     /* a larger random COO (duplicates likely) against its dense form, float32, threaded */
     tn_tensor *rows = tn_randint(0, 500, TN_SHAPE(20000), TN_I64, NULL), *cols = tn_randint(0, 300, TN_SHAPE(20000), TN_I64, NULL);
-    tn_tensor *both[2] = {rows, cols}, *Ir = tn_stack(both, 2, 0), *Vr = tn_randn(TN_SHAPE(20000), TN_F32);
+    tn_tensor *both[2] = {rows, cols}, *Ir = tn_stack(both, 2), *Vr = tn_randn(TN_SHAPE(20000), TN_F32);
     tn_tensor *Dr = tn_reshape(tn_index_add(tn_zeros(TN_SHAPE(500 * 300), TN_F32), 0, tn_add(tn_mul_scalar(rows, 300), cols), Vr), TN_SHAPE(500, 300));
     tn_tensor *Br = tn_randn(TN_SHAPE(300, 33), TN_F32);
     CHECK(maxabs(tn_sparse_coo_mm(Ir, Vr, 500, 300, Br), tn_mm(Dr, Br)) < 1e-3);

@@ -436,7 +436,7 @@ TEST(scoped_loop_is_flat) {
         tn_tensor *tr = tn_transpose(r, 0, 1);                    /* [2,3] view */
         tn_tensor *e = tn_exp(tn_mul_scalar(tr, 1e-3));
         tn_tensor *wh = tn_where(tn_gt_scalar(e, 1.5), e, tn_neg(e));
-        tn_tensor *ct = tn_cat((tn_tensor *const[]){wh, m}, 2, 0); /* [4,3] */
+        tn_tensor *ct = tn_cat(((tn_tensor *const[]){wh, m}), 2); /* [4,3] */
         tn_tensor *is = tn_index_select(ct, 0, idx);              /* [2,3] */
         tn_tensor *sm = tn_softmax(is, -1);
         tn_tensor *cl = tn_clone(sm);
@@ -1014,13 +1014,13 @@ TEST(rng_determinism) {
     tn_tensor *wn = tn_randn_gen(TN_SHAPE(10), TN_F64, ga);
     tn_tensor *n4 = tn_randn_gen(TN_SHAPE(4), TN_F64, gb);
     tn_tensor *n6 = tn_randn_gen(TN_SHAPE(6), TN_F64, gb);
-    CHECK(tn_equal(tn_cat((tn_tensor *const[]){n4, n6}, 2, 0), wn));
+    CHECK(tn_equal(tn_cat(((tn_tensor *const[]){n4, n6}), 2), wn));
     tn_manual_seed(3);
     tn_tensor *dw = tn_rand(TN_SHAPE(10), TN_F64);
     tn_manual_seed(3);
     tn_tensor *d4 = tn_rand(TN_SHAPE(4), TN_F64);
     tn_tensor *d6 = tn_rand(TN_SHAPE(6), TN_F64);
-    CHECK(tn_equal(tn_cat((tn_tensor *const[]){d4, d6}, 2, 0), dw));
+    CHECK(tn_equal(tn_cat(((tn_tensor *const[]){d4, d6}), 2), dw));
     tn_generator_free(g); tn_generator_free(g1); tn_generator_free(g2); tn_generator_free(g3);
     tn_generator_free(ga); tn_generator_free(gb);
     tn_scope_end();

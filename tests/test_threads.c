@@ -41,7 +41,7 @@ static tn_tensor *f_bn(tn_tensor *const *in) {
     tn_requires_grad_(x, true);
     tn_tensor *y = tn_batch_norm(x, NULL, NULL, in[1], in[2], true, 0.1, 1e-5);
     tn_backward(tn_sum(tn_mul(y, y)));
-    return tn_cat((tn_tensor *[]){tn_flatten(y), tn_flatten(tn_grad(x))}, 2, 0);
+    return tn_cat(((tn_tensor *[]){tn_flatten(y), tn_flatten(tn_grad(x))}), 2);
 }
 /* random draws from a fixed generator state: the same numbers for any thread count */
 static tn_tensor *f_rand(tn_tensor *const *in) {
@@ -90,7 +90,7 @@ static tn_tensor *f_dwconv(tn_tensor *const *in) {
     if (tn_backward(tn_sum(tn_square(y)))) return NULL;
     both[0] = tn_flatten(y);
     both[1] = tn_flatten(tn_grad(xl));
-    return tn_cat(both, 2, 0);
+    return tn_cat(both, 2);
 }
 static tn_tensor *f_conv1x1(tn_tensor *const *in) { return tn_conv2d(in[0], tn_slice(in[1], 3, 1, 2, 1), NULL); }
 /* three Adam steps and three SGD-momentum steps (the optimizers' elementwise loops) */
@@ -107,7 +107,7 @@ static tn_tensor *f_optim(tn_tensor *const *in) {
         tn_optim_free(o);
         out[j] = tn_detach(p);
     }
-    return tn_cat(out, 2, 0);
+    return tn_cat(out, 2);
 }
 static tn_tensor *f_relu_bw(tn_tensor *const *in) {   /* the input gradient of relu then max pool */
     tn_tensor *x = tn_detach(in[0]);

@@ -263,7 +263,7 @@ static tn_tensor *step_results(tn_tensor *x, tn_tensor *w, tn_tensor *tgt) {
     tn_optim *opt = tn_optim_adamw(params, 1, .lr = 1e-2);
     tn_optim_step(opt);
     tn_optim_free(opt);
-    return tn_cat((tn_tensor *[]){tn_flatten(h), tn_flatten(tn_grad(xl)), tn_flatten(wl)}, 3, 0);
+    return tn_cat(((tn_tensor *[]){tn_flatten(h), tn_flatten(tn_grad(xl)), tn_flatten(wl)}), 3);
 }
 TEST(pool_sites_same_bits) {
     tn_scope_begin();   /* everything below is released at its end */

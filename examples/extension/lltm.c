@@ -26,11 +26,11 @@ static tn_tensor *d_elu(tn_tensor *z) {                          /* 1 for z > 0,
 int lltm_forward(tn_tensor *input, tn_tensor *weights, tn_tensor *bias, tn_tensor *old_h, tn_tensor *old_cell,
                  tn_tensor *out[7]) {
     tn_tensor *cat[2] = {old_h, input};
-    tn_tensor *X = tn_cat(cat, 2, 1);
+    tn_tensor *X = tn_cat(cat, 2, .dim = 1);
     tn_tensor *gate_weights = tn_addmm(bias, X, tn_t(weights));
     if (!gate_weights) return -1;                               /* the error names the shapes */
     tn_tensor *gates[3];
-    if (tn_chunk(gate_weights, 3, 1, gates, 3) != 3) return -1;
+    if (tn_chunk(gate_weights, 3, gates, 3, .dim = 1) != 3) return -1;
     tn_tensor *input_gate = tn_sigmoid(gates[0]);
     tn_tensor *output_gate = tn_sigmoid(gates[1]);
     tn_tensor *candidate_cell = tn_elu(gates[2]);
@@ -52,10 +52,10 @@ int lltm_backward(tn_tensor *grad_h, tn_tensor *grad_cell, tn_tensor *new_cell, 
     tn_tensor *d_candidate_cell = tn_mul(input_gate, d_new_cell);
     tn_tensor *d_input_gate = tn_mul(candidate_cell, d_new_cell);
     tn_tensor *gates[3];
-    if (tn_chunk(gate_weights, 3, 1, gates, 3) != 3) return -1;
+    if (tn_chunk(gate_weights, 3, gates, 3, .dim = 1) != 3) return -1;
     tn_tensor *d_gates_parts[3] = {tn_mul(d_input_gate, d_sigmoid(gates[0])), tn_mul(d_output_gate, d_sigmoid(gates[1])),
                                    tn_mul(d_candidate_cell, d_elu(gates[2]))};
-    tn_tensor *d_gates = tn_cat(d_gates_parts, 3, 1);
+    tn_tensor *d_gates = tn_cat(d_gates_parts, 3, .dim = 1);
     tn_tensor *d_weights = tn_mm(tn_t(d_gates), X);
     tn_tensor *d_bias = tn_sum_dims(d_gates, TN_DIMS(0));
     tn_tensor *d_X = tn_mm(d_gates, weights);
@@ -108,7 +108,7 @@ int lltm_backward(tn_tensor *grad_h, tn_tensor *grad_cell, tn_tensor *new_cell, 
 static tn_tensor *lltm_cell_forward(tn_ctx *ctx, tn_tensor *const *in, int n, void *user) {
     (void)n; (void)user;
     tn_tensor *cat[2] = {in[3], in[0]};
-    tn_tensor *X = tn_contiguous(tn_cat(cat, 2, 1));
+    tn_tensor *X = tn_contiguous(tn_cat(cat, 2, .dim = 1));
     tn_tensor *gw = tn_contiguous(tn_addmm(in[2], X, tn_t(in[1]))), *c = tn_contiguous(in[4]);
     if (!gw || !c) return NULL;
     tn_dtype dt = tn_get_dtype(gw);

@@ -379,9 +379,9 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
         int64_t last = -1;
         tn_tensor *ones = tn__own(tn__full_on(one_shape, nk + 1, 1, x->dtype, x->device));
         tn_tensor *lparts[2] = {ones, tn_narrow(tn_cumprod(xp, -1), -1, 0, L - 1)};
-        tn_tensor *left = tn_cat(lparts, 2, -1);
+        tn_tensor *left = tn_cat(lparts, 2, .dim = -1);
         tn_tensor *rparts[2] = {ones, tn_narrow(tn_cumprod(tn_flip(xp, &last, 1), -1), -1, 0, L - 1)};
-        tn_tensor *right = tn_flip(tn_cat(rparts, 2, -1), &last, 1);
+        tn_tensor *right = tn_flip(tn_cat(rparts, 2, .dim = -1), &last, 1);
         tn_tensor *gk = tn_reshape(g, one_shape, nk + 1);
         tn_tensor *gp = tn_mul(tn_conj(tn_mul(left, right)), gk);   /* complex: the conjugate derivative */
         int64_t pshape[TN_MAX_DIMS];

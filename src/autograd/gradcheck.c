@@ -117,7 +117,7 @@ static tn_tensor *tn__gg_fn(tn_tensor *const *in, int n_all, void *u) {
     if (tn_autograd_grad_opts(&out, 1, xs, nx, &vv, gs, o)) return NULL;
     int64_t m1 = -1;
     for (int k = 0; k < nx; k++) gs[k] = tn_reshape(gs[k] ? gs[k] : tn_zeros_like(xs[k]), &m1, 1);
-    return tn_cat(gs, nx, 0);
+    return tn_cat(gs, nx);
 }
 TNDEF bool tn_gradgradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, void *user, double eps, double atol, double rtol) {
     if (!fn || !inputs || n <= 0 || n >= TN_MAX_DIMS * 4) { tn__error("tn_gradgradcheck: need a function and 1 to %d inputs", TN_MAX_DIMS * 4 - 1); return false; }

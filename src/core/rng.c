@@ -641,7 +641,7 @@ static tn_tensor *tn__multinomial_impl(tn_tensor *p, int64_t ns, bool replacemen
     } else if (ok) {
         tn_tensor *cdf = tn_div(tn_cumsum(tn_to_dtype(pd, TN_F64), -1), tn_to_dtype(sums, TN_F64));
         tn_tensor *parts[2] = {cdf ? tn_narrow(cdf, -1, 0, C - 1) : NULL, cdf ? tn_ones_like(tn_narrow(cdf, -1, 0, 1)) : NULL};
-        cdf = parts[1] ? tn_cat(parts, 2, -1) : NULL;   /* the last exactly 1 */
+        cdf = parts[1] ? tn_cat(parts, 2, .dim = -1) : NULL;   /* the last exactly 1 */
         tn_tensor *u = cdf ? tn__random(fn, UNIFORM, oshape, 2, TN_F64, gen, 0, 1, 0, 0, p->device) : NULL;
         tn_searchsorted_fn_opts so = TN_DEFAULTS(tn_searchsorted_fn_opts);
         so.right = true;   /* the first cumulative probability above u: a category of weight 0 is never drawn */

@@ -84,7 +84,7 @@ TNDEF int tn_default_collate(tn_tensor *const *samples, int64_t nsamples, int ni
     tn_scope_begin();
     for (; k < nitems; k++) {
         for (int64_t s = 0; s < nsamples; s++) col[s] = samples[s * nitems + k];
-        if (!(batch[k] = TN__AS("tn_default_collate", tn_stack(col, (int)nsamples, 0)))) break;
+        if (!(batch[k] = TN__AS("tn_default_collate", tn_stack(col, (int)nsamples)))) break;
     }
     if (k == nitems) for (int j = 0; j < nitems; j++) tn_keep(batch[j]);
     else for (int j = 0; j < nitems; j++) batch[j] = NULL;

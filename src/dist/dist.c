@@ -410,7 +410,7 @@ static int tn__dist_list(const char *fn, int kind, tn_tensor *t, tn_tensor *cons
     tn_scope_begin();
     tn_tensor *all = NULL;
     if (has_list) {
-        all = g->size ? tn_stack(list, g->size, 0) : NULL;
+        all = g->size ? tn_stack(list, g->size) : NULL;
         all = all ? tn_contiguous(tn_to(all, TN_CPU)) : NULL;
         if (!all) rc = -1;
     }

@@ -657,7 +657,7 @@ static tn_tensor *tn__graph_node_run(const tn_graph *g, const tn__gnode *n, tn_t
         tn_tensor **ts = (tn_tensor **)TN_MALLOC((size_t)n->nin * sizeof *ts);
         if (!ts) return (tn_tensor *)tn__error("tn_graph_run: out of memory");
         for (int k = 0; k < n->nin; k++) ts[k] = v[n->in[k]];
-        tn_tensor *r = tn_cat(ts, n->nin, n->i[0]);
+        tn_tensor *r = tn_cat(ts, n->nin, .dim = n->i[0]);
         TN_FREE(ts);
         return r;
     }

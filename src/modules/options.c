@@ -548,6 +548,12 @@ static const tn__kwkey tn__kw_diagonal[] = {TN_FIELDS_tn_diagonal_fn_opts(TN__KW
 #define TN__KW_T tn_tensor_split_fn_opts
 static const tn__kwkey tn__kw_tensor_split[] = {TN_FIELDS_tn_tensor_split_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
+#define TN__KW_T tn_cat_fn_opts
+static const tn__kwkey tn__kw_cat[] = {TN_FIELDS_tn_cat_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_split_fn_opts
+static const tn__kwkey tn__kw_split[] = {TN_FIELDS_tn_split_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
 #define TN__KW_T tn_rot90_fn_opts
 static const tn__kwkey tn__kw_rot90[] = {TN_FIELDS_tn_rot90_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T

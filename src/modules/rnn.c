@@ -145,7 +145,7 @@ static tn_tensor *tn__lstm_seq_ops(tn_tensor *gi, tn_tensor *h, tn_tensor *c, tn
         hs[t] = h;
     }
     hs[L] = c;
-    tn_tensor *r = h && c ? tn_stack(hs, (int)(L + 1), 0) : NULL;
+    tn_tensor *r = h && c ? tn_stack(hs, (int)(L + 1)) : NULL;
     TN_FREE(hs);
     return r;
 }
@@ -332,7 +332,7 @@ static int tn__rnnseq_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int n, 
             h = tn__rnn_step(mode, tn_select(gi, 0, t), h, NULL, W, gru ? bh : NULL, NULL);
             hs[t] = h;
         }
-        tn_tensor *y = h ? tn_stack(hs, (int)L, 0) : NULL;
+        tn_tensor *y = h ? tn_stack(hs, (int)L) : NULL;
         TN_FREE(hs);
         if (!y || tn_autograd_grad(&y, 1, sel, k, &grad, res, .create_graph = true, .allow_unused = true)) return -1;
         for (int i = 0; i < k; i++) gin[idx[i]] = res[i];   /* owned by the scope already, as op results */
@@ -650,13 +650,13 @@ static tn_tensor *tn__rnn_core(tn__rnnm *r, tn_tensor *x, tn_tensor *h0, tn_tens
             }
             hn[l * D + d] = h;
             cn[l * D + d] = c;
-            ok = h && (!lstm || c) && (dir[d] = tn_stack(steps, (int)L, 0)) != NULL;
+            ok = h && (!lstm || c) && (dir[d] = tn_stack(steps, (int)L)) != NULL;
         }
-        y = !ok ? NULL : D == 2 ? tn_cat(dir, 2, 2) : dir[0];
+        y = !ok ? NULL : D == 2 ? tn_cat(dir, 2, .dim = 2) : dir[0];
         if (y && l < nl - 1 && r->dropout > 0 && m->training) y = tn_dropout(y, .p = r->dropout);
         ok = (in = y) != NULL;
     }
-    tn_tensor *hN = ok ? tn_stack(hn, (int)(D * nl), 0) : NULL, *cN = ok && lstm ? tn_stack(cn, (int)(D * nl), 0) : NULL;
+    tn_tensor *hN = ok ? tn_stack(hn, (int)(D * nl)) : NULL, *cN = ok && lstm ? tn_stack(cn, (int)(D * nl)) : NULL;
     TN_FREE(steps);
     if (!batched) {
         y = tn_squeeze_dim(y, 1);
@@ -888,8 +888,8 @@ static tn_tensor *tn__mha_core(tn__mham *a, tn_tensor *query, tn_tensor *key, tn
     const int64_t pad[2] = {0, 1};
     if (bk && bv) { /* add_bias_kv: one more key and value, never masked */
         tn_tensor *kk[2] = {k, tn_repeat(bk, TN_SHAPE(1, N, 1))}, *vv[2] = {v, tn_repeat(bv, TN_SHAPE(1, N, 1))};
-        k = tn_cat(kk, 2, 0);
-        v = tn_cat(vv, 2, 0);
+        k = tn_cat(kk, 2);
+        v = tn_cat(vv, 2);
         am = am ? tn_pad(am, pad, 2) : NULL;
         kp = kp ? tn_pad(kp, pad, 2) : NULL;
     }
@@ -900,8 +900,8 @@ static tn_tensor *tn__mha_core(tn__mham *a, tn_tensor *query, tn_tensor *key, tn
     v = tn_transpose(tn_reshape(v, TN_SHAPE(Sk, N * H, hd)), 0, 1);
     if (a->add_zero_attn) { /* a zero key and value at the end */
         tn_tensor *z = tn__own(tn__full_on(TN_SHAPE(N * H, 1, hd), 0, dt, k->device)), *kk[2] = {k, z}, *vv[2] = {v, z};
-        k = tn_cat(kk, 2, 1);
-        v = tn_cat(vv, 2, 1);
+        k = tn_cat(kk, 2, .dim = 1);
+        v = tn_cat(vv, 2, .dim = 1);
         am = am ? tn_pad(am, pad, 2) : NULL;
         kp = kp ? tn_pad(kp, pad, 2) : NULL;
     }

@@ -370,7 +370,7 @@ static int tn__sdpa_qkv_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int n
     int64_t inv[4];
     for (int d = 0; d < 4; d++) inv[(int64_t)pv[2 + d]] = d;
     for (int i = 0; i < 3; i++) g[i] = tn_permute(g[i], inv, 4);   /* [A, B, H, hd] */
-    return (gin[0] = tn_stack(g, 3, 2)) ? 0 : -1;
+    return (gin[0] = tn_stack(g, 3, .dim = 2)) ? 0 : -1;
 }
 /* The attention of q, k, v = the views above of qkv (checked, fusable as they are), CPU only. */
 static tn_tensor *tn__sdpa_fused_qkv(tn_tensor *qkv, const int64_t *perm, tn_tensor *mask, bool causal, double scale) {

@@ -378,7 +378,7 @@ static tn_tensor *tn__batch_norm_node(const tn_backend *be, tn_tensor *x, tn_ten
     else {   /* the running statistics, in double */
         tn_tensor *v = tn_to_dtype(tn_reshape(rv, TN_SHAPE(C)), TN_F64);
         tn_tensor *parts[3] = {tn_to_dtype(tn_reshape(rm, TN_SHAPE(C)), TN_F64), tn_rsqrt(tn_add_scalar(v, eps)), v};
-        st = tn_contiguous(tn_cat(parts, 3, 0));
+        st = tn_contiguous(tn_cat(parts, 3));
     }
     tn_tensor *y = xc && st && (!w || wc) && (!b || bc) ? tn__new(x->dtype, x->device, x->shape, x->ndim) : NULL;
     if (!y) return NULL;

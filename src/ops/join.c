@@ -38,9 +38,12 @@ static tn_tensor *tn__cat_impl(tn_tensor *const *ts, int n, int64_t dim) {
     if (nd) nd->i[0] = d;
     return tn__own(tn__node_attach(nd, out));
 }
-TNDEF tn_tensor *tn_cat(tn_tensor *const *ts, int n, int64_t dim) {
-    TN__AUTOCAST_LIST(TN__AC_PROMOTE, tn_cat(ac_, n, dim), ts, n);
-    return TN__AS("tn_cat", tn__cat_impl(ts, n, dim));
+TNDEF tn_tensor *tn_cat_opts(tn_tensor *const *ts, int n, tn_cat_fn_opts o) {
+    TN__AUTOCAST_LIST(TN__AC_PROMOTE, tn_cat_opts(ac_, n, o), ts, n);
+    return TN__AS("tn_cat", tn__cat_impl(ts, n, o.dim));
+}
+TNDEF tn_tensor *tn_cat_str(tn_tensor *const *ts, int n, const char *options) {
+    TN__KW_STR(tn_cat_fn_opts, cat, "tn_cat", options, tn_cat_opts(ts, n, o));
 }
 
 static tn_tensor *tn__stack_impl(tn_tensor *const *ts, int n, int64_t dim) {
@@ -55,20 +58,23 @@ static tn_tensor *tn__stack_impl(tn_tensor *const *ts, int n, int64_t dim) {
     if (!us) return (tn_tensor *)tn__error("tn_stack: out of memory");
     tn_scope_begin();
     for (int i = 0; i < n; i++) us[i] = tn_unsqueeze(ts[i], d);
-    tn_tensor *r = tn_keep(tn_cat(us, n, d));
+    tn_tensor *r = tn_keep(tn_cat(us, n, .dim = d));
     tn_scope_end();
     TN_FREE(us);
     return r;
 }
-TNDEF tn_tensor *tn_stack(tn_tensor *const *ts, int n, int64_t dim) {
-    TN__AUTOCAST_LIST(TN__AC_PROMOTE, tn_stack(ac_, n, dim), ts, n);
-    return tn__grad_name(TN__AS("tn_stack", tn__stack_impl(ts, n, dim)), "StackBackward0");
+TNDEF tn_tensor *tn_stack_opts(tn_tensor *const *ts, int n, tn_cat_fn_opts o) {
+    TN__AUTOCAST_LIST(TN__AC_PROMOTE, tn_stack_opts(ac_, n, o), ts, n);
+    return tn__grad_name(TN__AS("tn_stack", tn__stack_impl(ts, n, o.dim)), "StackBackward0");
+}
+TNDEF tn_tensor *tn_stack_str(tn_tensor *const *ts, int n, const char *options) {
+    TN__KW_STR(tn_cat_fn_opts, cat, "tn_stack", options, tn_stack_opts(ts, n, o));
 }
 
-TNDEF int tn_split_sizes(tn_tensor *t, const int64_t *sizes, int n, int64_t dim, tn_tensor **out, int max_out) {
+TNDEF int tn_split_sizes_opts(tn_tensor *t, const int64_t *sizes, int n, tn_tensor **out, int max_out, tn_split_fn_opts o) {
     if (!t) return -1;
     if (t->ndim == 0) return TN__FAIL_INT("tn_split_sizes: cannot split a 0-dim tensor");
-    int d = tn__wrap_dim("tn_split_sizes", dim, t->ndim);
+    int d = tn__wrap_dim("tn_split_sizes", o.dim, t->ndim);
     if (d < 0) return -1;
     if (n < 0 || (n > 0 && !sizes)) return TN__FAIL_INT("tn_split_sizes: sizes must be a non-NULL array of n >= 0 entries (n = %d)", n);
     int64_t total = 0;
@@ -86,6 +92,9 @@ TNDEF int tn_split_sizes(tn_tensor *t, const int64_t *sizes, int n, int64_t dim,
     }
     return n;
 }
+TNDEF int tn_split_sizes_str(tn_tensor *t, const int64_t *sizes, int n, tn_tensor **out, int max_out, const char *options) {
+    TN__KW_STR_INT(tn_split_fn_opts, split, "tn_split_sizes", options, tn_split_sizes_opts(t, sizes, n, out, max_out, o));
+}
 
 /* Pieces of `size` along dim d: all `step` long but the last (n pieces), or, when
    step is 0 (an empty dim chunked), n empty pieces. */
@@ -99,26 +108,32 @@ static int tn__split_even(const char *fn, tn_tensor *t, int d, int64_t step, int
     return (int)n;
 }
 
-TNDEF int tn_split(tn_tensor *t, int64_t split_size, int64_t dim, tn_tensor **out, int max_out) {
+TNDEF int tn_split_opts(tn_tensor *t, int64_t split_size, tn_tensor **out, int max_out, tn_split_fn_opts o) {
     if (!t) return -1;
     if (t->ndim == 0) return TN__FAIL_INT("tn_split: cannot split a 0-dim tensor");
-    int d = tn__wrap_dim("tn_split", dim, t->ndim);
+    int d = tn__wrap_dim("tn_split", o.dim, t->ndim);
     if (d < 0) return -1;
     if (split_size < 0 || (split_size == 0 && t->shape[d] != 0))
         return TN__FAIL_INT("tn_split: split_size must be positive (or 0 for an empty dim), got %lld", (long long)split_size);
     int64_t size = t->shape[d], n = split_size ? size / split_size + (size % split_size != 0) : 1;
     return tn__split_even("tn_split", t, d, split_size, n ? n : 1, out, max_out);
 }
+TNDEF int tn_split_str(tn_tensor *t, int64_t split_size, tn_tensor **out, int max_out, const char *options) {
+    TN__KW_STR_INT(tn_split_fn_opts, split, "tn_split", options, tn_split_opts(t, split_size, out, max_out, o));
+}
 
-TNDEF int tn_chunk(tn_tensor *t, int64_t chunks, int64_t dim, tn_tensor **out, int max_out) {
+TNDEF int tn_chunk_opts(tn_tensor *t, int64_t chunks, tn_tensor **out, int max_out, tn_split_fn_opts o) {
     if (!t) return -1;
     if (chunks <= 0) return TN__FAIL_INT("tn_chunk: number of chunks must be greater than 0, got %lld", (long long)chunks);
     if (t->ndim == 0) return TN__FAIL_INT("tn_chunk: cannot chunk a 0-dim tensor");
-    int d = tn__wrap_dim("tn_chunk", dim, t->ndim);
+    int d = tn__wrap_dim("tn_chunk", o.dim, t->ndim);
     if (d < 0) return -1;
     int64_t size = t->shape[d], step = size / chunks + (size % chunks != 0);
     if (size == 0) return tn__split_even("tn_chunk", t, d, 0, chunks, out, max_out); /* PyTorch: `chunks` empty pieces */
     return tn__split_even("tn_chunk", t, d, step, size / step + (size % step != 0), out, max_out);
+}
+TNDEF int tn_chunk_str(tn_tensor *t, int64_t chunks, tn_tensor **out, int max_out, const char *options) {
+    TN__KW_STR_INT(tn_split_fn_opts, split, "tn_chunk", options, tn_chunk_opts(t, chunks, out, max_out, o));
 }
 
 static tn_tensor *tn__flip_impl(tn_tensor *t, const int64_t *dims, int n) {
@@ -161,7 +176,7 @@ static tn_tensor *tn__roll_impl(tn_tensor *t, const int64_t *shifts, const int64
         if (size == 0) continue;
         int64_t s = ((shifts[i] % size) + size) % size;
         tn_tensor *parts[2] = {tn_narrow(r, d, size - s, s), tn_narrow(r, d, 0, size - s)};
-        r = tn_cat(parts, 2, d);
+        r = tn_cat(parts, 2, .dim = d);
     }
     if (r == t) r = tn_clone(t);
     r = tn_keep(r);
@@ -419,7 +434,7 @@ static tn_tensor *tn__diff_impl(tn_tensor *t, int64_t n, int64_t dim, tn_tensor 
     parts[np++] = t;
     if (append) parts[np++] = append;
     tn_scope_begin();
-    tn_tensor *r = np > 1 && n > 0 ? tn_cat(parts, np, d) : t;   /* n = 0: t itself, prepend and append ignored (as PyTorch) */
+    tn_tensor *r = np > 1 && n > 0 ? tn_cat(parts, np, .dim = d) : t;   /* n = 0: t itself, prepend and append ignored (as PyTorch) */
     for (int64_t k = 0; k < n && r; k++) {   /* one difference at a time; an empty dim stays empty */
         const int64_t len = r->shape[d];
         if (len == 0) break;
@@ -497,7 +512,7 @@ static int tn__gradient_impl(const char *fn, tn_tensor *x, tn_tensor *const *coo
         }
 #undef TN__AT
         tn_tensor *parts[3] = {first, inner, last};
-        out[i] = first && inner && last ? tn_cat(parts, 3, d) : NULL;
+        out[i] = first && inner && last ? tn_cat(parts, 3, .dim = d) : NULL;
         ok = out[i] != NULL;
     }
     for (int i = 0; i < n; i++) out[i] = ok ? tn_keep(out[i]) : NULL;
@@ -562,7 +577,7 @@ static tn_tensor *tn__block_diag_impl(tn_tensor *const *ts, int n) {
         rowsv[i] = tn_pad(tn_to_dtype(tn_reshape(b, s, 2), dt), pad, 2);
         at += c;
     }
-    tn_tensor *r = tn_cat(rowsv, n, 0);
+    tn_tensor *r = tn_cat(rowsv, n);
     TN_FREE(rowsv);
     return tn__scope_return(r);
 }
@@ -621,7 +636,7 @@ static tn_tensor *tn__cartesian_prod_impl(tn_tensor *const *ts, int n) {
     if (tn_meshgrid_opts(ts, n, grids, (tn_meshgrid_fn_opts)TN_DEFAULTS(tn_meshgrid_fn_opts)) < 0) return tn__scope_return(NULL);
     const int64_t flat = -1;
     for (int i = 0; i < n; i++) grids[i] = tn_reshape(grids[i], &flat, 1);
-    return tn__scope_return(tn_stack(grids, n, 1));
+    return tn__scope_return(tn_stack(grids, n, .dim = 1));
 }
 TNDEF tn_tensor *tn_cartesian_prod(tn_tensor *const *ts, int n) { return TN__AS("tn_cartesian_prod", tn__cartesian_prod_impl(ts, n)); }
 
@@ -693,7 +708,7 @@ static tn_tensor *tn__npstack(const char *fn, tn_tensor *const *ts, int n, int k
         us[i] = kind == 0 ? (ts[i]->ndim <= 1 ? tn_reshape(ts[i], col, 2) : ts[i]) : tn__atleast(ts[i], kind);
     }
     int64_t dim = kind == 1 ? (us[0] && us[0]->ndim == 1 ? 0 : 1) : kind == 2 ? 0 : kind == 3 ? 2 : 1;
-    tn_tensor *r = tn_cat(us, n, dim);
+    tn_tensor *r = tn_cat(us, n, .dim = dim);
     TN_FREE(us);
     return tn__scope_return(r);
 }

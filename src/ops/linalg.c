@@ -485,7 +485,7 @@ static tn_tensor *tn__cross_impl(tn_tensor *a, tn_tensor *b, int64_t dim) {
     tn_tensor *x[3], *y[3], *r[3];
     for (int i = 0; i < 3; i++) { x[i] = tn_narrow(a, d, i, 1); y[i] = tn_narrow(b, d, i, 1); }
     for (int i = 0; i < 3; i++) r[i] = tn_sub(tn_mul(x[(i + 1) % 3], y[(i + 2) % 3]), tn_mul(x[(i + 2) % 3], y[(i + 1) % 3]));
-    return tn__scope_return(tn_cat(r, 3, d));
+    return tn__scope_return(tn_cat(r, 3, .dim = d));
 }
 TNDEF tn_tensor *tn_cross_opts(tn_tensor *a, tn_tensor *b, tn_cross_fn_opts o) {
     TN__CHECK_NULL(a, b);
@@ -775,7 +775,7 @@ static tn_tensor *tn__cdist_impl(tn_tensor *x1, tn_tensor *x2, double p, int com
         const int64_t last = -1;
         tn_tensor *na = tn_sum_dims(tn_square(a), &last, 1, .keepdim = true), *nbb = tn_sum_dims(tn_square(b), &last, 1, .keepdim = true);
         tn_tensor *pa[3] = {tn_mul_scalar(a, -2), na, tn_ones_like(na)}, *pb[3] = {b, tn_ones_like(nbb), nbb};
-        tn_tensor *res = tn_matmul(tn_cat(pa, 3, -1), tn_transpose(tn_cat(pb, 3, -1), -1, -2));
+        tn_tensor *res = tn_matmul(tn_cat(pa, 3, .dim = -1), tn_transpose(tn_cat(pb, 3, .dim = -1), -1, -2));
         return tn__scope_return(tn_sqrt(tn_clamp_min(res, 0)));
     }
     return tn__scope_return(tn__dist_lastdim(tn_sub(tn_unsqueeze(a, -2), tn_unsqueeze(b, -3)), p));

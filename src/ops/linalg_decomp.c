@@ -633,8 +633,8 @@ static int tn__la_svd_raw(tn_tensor *A, bool uv, bool full, tn_tensor **U, tn_te
 static tn_tensor *tn__la_realform(tn_tensor *A) {
     tn_tensor *re = tn_real(A), *im = tn_imag(A);
     tn_tensor *top[2] = {re, tn_neg(im)}, *bot[2] = {im, re};
-    tn_tensor *rows[2] = {tn_cat(top, 2, -1), tn_cat(bot, 2, -1)};
-    return rows[0] && rows[1] ? tn_cat(rows, 2, -2) : NULL;
+    tn_tensor *rows[2] = {tn_cat(top, 2, .dim = -1), tn_cat(bot, 2, .dim = -1)};
+    return rows[0] && rows[1] ? tn_cat(rows, 2, .dim = -2) : NULL;
 }
 /* The Hermitian matrix of D's lower (upper) triangle, the diagonal's real part: what LAPACK's
    Hermitian drivers read (D without history). */
@@ -707,7 +707,7 @@ static int tn__qr_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void *u
     tn_tensor *gX = tn_linalg_solve(tn__mH(U), b, .left = false);
     if (m < n) {
         tn_tensor *parts[2] = {gX, gY ? gY : tn_zeros_like(tn_narrow(A, -1, k, n - k))};
-        gX = tn_cat(parts, 2, -1);
+        gX = tn_cat(parts, 2, .dim = -1);
     }
     gin[0] = gX;
     return gin[0] ? 0 : -1;

@@ -270,12 +270,12 @@ static int tn__lu_factor_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, 
         X = tn__tril(tn_sub(tn_matmul(LH, gL), tn_matmul(gU, UH)), -1);
         X = tn_linalg_solve(tn__mH(tn_narrow(U, -1, 0, k)), X, .left = false);
         tn_tensor *parts[2] = {tn_add(X, tn_narrow(gU, -1, 0, k)), tn_narrow(gU, -1, k, n - k)};
-        X = tn_linalg_solve(LH, tn_cat(parts, 2, -1));
+        X = tn_linalg_solve(LH, tn_cat(parts, 2, .dim = -1));
     } else {              /* tall: L = [L1; L2] */
         X = tn__triu(tn_sub(tn_matmul(gU, UH), tn_matmul(LH, gL)), 0);
         X = tn_linalg_solve(tn__mH(tn_narrow(L, -2, 0, k)), X);
         tn_tensor *parts[2] = {tn_add(X, tn_narrow(gL, -2, 0, k)), tn_narrow(gL, -2, k, m - k)};
-        X = tn_linalg_solve(UH, tn_cat(parts, 2, -2), .left = false);
+        X = tn_linalg_solve(UH, tn_cat(parts, 2, .dim = -2), .left = false);
     }
     tn_tensor *P = X ? tn__la_perm(piv, m, A->dtype) : NULL;
     gin[0] = P ? tn_matmul(P, X) : NULL;

@@ -388,8 +388,8 @@ static int tn__matrix_exp_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, 
     tn_tensor *A = tn_ctx_saved(n, 0), *AH = tn__mH(A);
     const int64_t m = A->shape[A->ndim - 1];
     tn_tensor *top[2] = {AH, g}, *bot[2] = {tn_zeros_like(A), AH};
-    tn_tensor *rows[2] = {tn_cat(top, 2, -1), tn_cat(bot, 2, -1)};
-    tn_tensor *E = rows[0] && rows[1] ? tn_linalg_matrix_exp(tn_cat(rows, 2, -2)) : NULL;
+    tn_tensor *rows[2] = {tn_cat(top, 2, .dim = -1), tn_cat(bot, 2, .dim = -1)};
+    tn_tensor *E = rows[0] && rows[1] ? tn_linalg_matrix_exp(tn_cat(rows, 2, .dim = -2)) : NULL;
     gin[0] = E ? tn_narrow(tn_narrow(E, -2, 0, m), -1, m, m) : NULL;
     return gin[0] ? 0 : -1;
 }
@@ -406,8 +406,8 @@ static tn_tensor *tn__matrix_exp_impl(tn_tensor *A) {
            the real form of exp(A)); its left column of blocks holds Re and Im of exp(A) */
         tn_tensor *D = tn_detach(A), *re = tn_to_dtype(tn_real(D), TN_F64), *im = tn_to_dtype(tn_imag(D), TN_F64);
         tn_tensor *top[2] = {re, tn_neg(im)}, *bot[2] = {im, re};
-        tn_tensor *rows[2] = {tn_cat(top, 2, -1), tn_cat(bot, 2, -1)};
-        tn_tensor *X = rows[0] && rows[1] ? tn_linalg_matrix_exp(tn_cat(rows, 2, -2)) : NULL;
+        tn_tensor *rows[2] = {tn_cat(top, 2, .dim = -1), tn_cat(bot, 2, .dim = -1)};
+        tn_tensor *X = rows[0] && rows[1] ? tn_linalg_matrix_exp(tn_cat(rows, 2, .dim = -2)) : NULL;
         X = X ? tn_narrow(X, -1, 0, n) : NULL;
         if (X) r = tn_keep(tn_to_dtype(tn_complex(tn_narrow(X, -2, 0, n), tn_narrow(X, -2, n, n)), A->dtype));
     } else w = tn__la_work(A);
@@ -714,7 +714,7 @@ static tn_tensor *tn__vander_impl(tn_tensor *x, int64_t N) {
         tn_tensor *ones = tn_ones(shape, x->ndim + 1, x->dtype);
         shape[x->ndim] = N - 1;
         tn_tensor *parts[2] = {ones, tn_expand(u, shape, x->ndim + 1)};
-        r = tn_cumprod(tn_cat(parts, 2, -1), -1);
+        r = tn_cumprod(tn_cat(parts, 2, .dim = -1), -1);
     }
     return tn__scope_return(r);
 }

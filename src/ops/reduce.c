@@ -1043,7 +1043,7 @@ static tn_tensor *tn__histogramdd_impl(tn_tensor *x, const int64_t *bins, tn_ten
     if (!given && !range && M > 0) {   /* the data's range, per dim ({min, max} rows) */
         const int64_t d0 = 0;
         tn_tensor *mm[2] = {tn_amin(pts, &d0, 1), tn_amax(pts, &d0, 1)};
-        lohi = mm[0] && mm[1] ? tn_contiguous(tn_stack(mm, 2, 0)) : NULL;
+        lohi = mm[0] && mm[1] ? tn_contiguous(tn_stack(mm, 2)) : NULL;
         if (!lohi) return tn__scope_return(NULL);
     }
     for (int64_t d = 0; d < D; d++) {

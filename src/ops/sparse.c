@@ -413,7 +413,7 @@ static tn_tensor *tn__sparse_csr_to_coo_impl(tn_tensor *crow, tn_tensor *col, in
     tn_tensor *rc = NULL, *cc = NULL, *r = NULL;
     if (!tn__csr_check("tn_sparse_csr_to_coo", crow, col, NULL, nrows, ncols, &rc, &cc)) {
         tn_tensor *rows = tn__csr_rows((const int64_t *)tn_data_ptr(rc), nrows, col->shape[0]), *both[2] = {rows, cc};
-        r = rows ? tn_stack(both, 2, 0) : NULL;
+        r = rows ? tn_stack(both, 2) : NULL;
     }
     return tn__scope_return(r);
 }

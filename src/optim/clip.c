@@ -3,7 +3,7 @@ static tn_tensor *tn__clip_total_norm(tn_tensor *const *grads, int n, double nor
     tn_tensor **norms = (tn_tensor **)TN_MALLOC((size_t)n * sizeof *norms);
     if (!norms) return (tn_tensor *)tn__error("out of memory");
     for (int i = 0; i < n; i++) norms[i] = tn_norm(grads[i], .p = norm_type);
-    tn_tensor *total = tn_norm(tn_stack(norms, n, 0), .p = norm_type);
+    tn_tensor *total = tn_norm(tn_stack(norms, n), .p = norm_type);
     TN_FREE(norms);
     return total;
 }

@@ -361,11 +361,11 @@ tn_nonzero T T
 tn_argwhere T T
 tn_where T T T T
 tn_isin_str T T T s
-tn_cat T A i l
-tn_stack T A i l
-tn_split i T l l A i
-tn_split_sizes i T L i l A i
-tn_chunk i T l l A i
+tn_cat_str T A i s
+tn_stack_str T A i s
+tn_split_str i T l A i s
+tn_split_sizes_str i T L i A i s
+tn_chunk_str i T l A i s
 tn_tensor_split_str i T l A i s
 tn_tensor_split_indices_str i T L i A i s
 tn_atleast_1d T T

@@ -1459,17 +1459,17 @@ class Tensor:
         dim = _int(dim, "split")
         if isinstance(split_size, (list, tuple)):
             arr, n = _i64(split_size, "split_sizes")
-            return self._pieces(lambda out, cap: lib.tn_split_sizes(self._ptr, arr, n, dim, out, cap))
+            return self._pieces(lambda out, cap: lib.tn_split_sizes_str(self._ptr, arr, n, out, cap, b"dim=%d" % dim))
         s = _int(split_size, "split", "split_size")
-        return self._pieces(lambda out, cap: lib.tn_split(self._ptr, s, dim, out, cap))
+        return self._pieces(lambda out, cap: lib.tn_split_str(self._ptr, s, out, cap, b"dim=%d" % dim))
 
     def chunk(self, chunks, dim=0):
         chunks, dim = _int(chunks, "chunk", "chunks"), _int(dim, "chunk")
-        return self._pieces(lambda out, cap: lib.tn_chunk(self._ptr, chunks, dim, out, cap))
+        return self._pieces(lambda out, cap: lib.tn_chunk_str(self._ptr, chunks, out, cap, b"dim=%d" % dim))
 
     @staticmethod
     def _pieces(call):
-        """The views of tn_split/tn_chunk: counted first (out = NULL), then made."""
+        """The views of tn_split_str/tn_chunk_str: counted first (out = NULL), then made."""
         k = _check_int(call(None, 0))
         out = (c_void_p * max(k, 1))()
         k = _check_int(call(out, k))

@@ -1645,12 +1645,12 @@ def _tensor_list(tensors, fn):
 
 def cat(tensors, dim=0):
     ts = _tensor_list(tensors, "cat")
-    return _wrap(lib.tn_cat(_ptrs(ts), len(ts), _int(dim, "cat")))
+    return _wrap(lib.tn_cat_str(_ptrs(ts), len(ts), _kw_text(dim=_int(dim, "cat"))))
 
 
 def stack(tensors, dim=0):
     ts = _tensor_list(tensors, "stack")
-    return _wrap(lib.tn_stack(_ptrs(ts), len(ts), _int(dim, "stack")))
+    return _wrap(lib.tn_stack_str(_ptrs(ts), len(ts), _kw_text(dim=_int(dim, "stack"))))
 
 
 def _npstack(name, f):

@@ -155,7 +155,7 @@ def test_cpp_sources(tmp_path):
         #include <vector>
         extern "C" tn_tensor *sum_all(tn_tensor *const *xs, int n) {
             std::vector<tn_tensor *> v(xs, xs + n);
-            return tn_sum(tn_stack(v.data(), (int)v.size(), 0));
+            return tn_sum(tn_stack(v.data(), (int)v.size()));
         }
         double mangled_half(double x) { return x / 2; }         // no extern "C": found by its mangled name
     """)
