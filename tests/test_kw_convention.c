@@ -3,7 +3,8 @@
  * arguments"): a macro named as the PyTorch function with PyTorch's defaults, designated
  * fields, NAME_opts with the struct and NAME_str with PyTorch's keyword text. Each is
  * called all three ways and checked against values PyTorch 1.13 computed on the same
- * inputs (torch.diagonal, diag, rot90, meshgrid, tensor_split, addmm, baddbmm, addmv,
+ * inputs (torch.diagonal, diag, rot90, meshgrid, cat, stack, split, split_with_sizes, chunk,
+ * tensor_split, addmm, baddbmm, addmv,
  * addr, addbmm, cdist, pdist, cov, tril, triu, diag_embed, diagflat, diff,
  * repeat_interleave, histc, F.cosine_similarity, F.pairwise_distance; the losses with a
  * reduction: mse, l1, smooth_l1, huber, binary_cross_entropy (with logits), kl_div,
@@ -150,6 +151,88 @@ TEST(tensor_split_kw) {
     CHECK_ERR(tn_tensor_split_str(y, 2, out, 8, "axis=1") >= 0, "tn_tensor_split: unknown option 'axis' (valid: dim)");
     CHECK_ERR(tn_tensor_split_indices_str(y, idx, 2, out, 8, "dims=1") >= 0, "tn_tensor_split_indices: unknown option 'dims' (valid: dim)");
     CHECK_ERR(tn_tensor_split(y, 2, out, 8, .dim = 2) >= 0, "out of range");
+    tn_scope_end();
+}
+
+/* torch.cat / stack (tn_cat_fn_opts) and split / split_with_sizes / chunk
+   (tn_split_fn_opts): dim=0 by default, negative dims from the end, errors as before. */
+TEST(cat_stack_kw) {
+    tn_scope_begin();
+    tn_tensor *a = tn_reshape(range64(6), S(2, 3)), *b = tn_add_scalar(tn_reshape(range64(4), S(2, 2)), 10);
+    tn_tensor *c = tn_add_scalar(tn_reshape(range64(3), S(1, 3)), 20);
+    tn_tensor *ac[2] = {a, c}, *ab[2] = {a, b}, *aa[2] = {a, tn_add_scalar(a, 1)};
+    tn_cat_fn_opts o = TN_DEFAULTS(tn_cat_fn_opts);
+    CHECK(o.dim == 0);
+    CHECK_T(tn_cat(ac, 2), S(3, 3), V(0, 1, 2, 3, 4, 5, 20, 21, 22));   /* dim 0 */
+    CHECK_T(tn_cat(ab, 2, .dim = 1), S(2, 5), V(0, 1, 2, 10, 11, 3, 4, 5, 12, 13));
+    CHECK_T(tn_cat(ab, 2, .dim = -1), S(2, 5), V(0, 1, 2, 10, 11, 3, 4, 5, 12, 13));
+    CHECK_T(tn_cat_str(ab, 2, "dim=-1"), S(2, 5), V(0, 1, 2, 10, 11, 3, 4, 5, 12, 13));
+    CHECK_T(tn_cat_str(ac, 2, NULL), S(3, 3), V(0, 1, 2, 3, 4, 5, 20, 21, 22));   /* no text: the defaults */
+    o.dim = 1;
+    CHECK_T(tn_cat_opts(ab, 2, o), S(2, 5), V(0, 1, 2, 10, 11, 3, 4, 5, 12, 13));
+    /* an array written in the call, parenthesised; a non-contiguous input; a 0-size one */
+    CHECK_T(tn_cat(((tn_tensor *[]){tn_transpose(a, 0, 1), tn_full(S(1, 2), 7, TN_F64)}), 2), S(4, 2), V(0, 3, 1, 4, 2, 5, 7, 7));
+    CHECK_T(tn_cat(((tn_tensor *[]){a, tn_zeros(S(0, 3), TN_F64)}), 2), S(2, 3), V(0, 1, 2, 3, 4, 5));
+    CHECK_T(tn_cat(((tn_tensor *[]){tn_zeros(S(2, 0), TN_F64), tn_zeros(S(2, 0), TN_F64)}), 2, .dim = 1), S(2, 0), V(0));
+    CHECK_T(tn_stack(aa, 2), S(2, 2, 3), V(0, 1, 2, 3, 4, 5, 1, 2, 3, 4, 5, 6));
+    CHECK_T(tn_stack(aa, 2, .dim = -1), S(2, 3, 2), V(0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6));
+    CHECK_T(tn_stack_str(aa, 2, "dim=1"), S(2, 2, 3), V(0, 1, 2, 1, 2, 3, 3, 4, 5, 4, 5, 6));
+    CHECK_T(tn_stack_opts(aa, 2, o), S(2, 2, 3), V(0, 1, 2, 1, 2, 3, 3, 4, 5, 4, 5, 6));
+    CHECK_ERR(tn_cat(ab, 2), "tn_cat: sizes of tensors must match except in dimension 0");
+    CHECK_ERR(tn_cat(ab, 2, .dim = 2), "tn_cat: dim 2 out of range for a 2-d tensor (expected in [-2, 1])");
+    CHECK_ERR(tn_stack(aa, 2, .dim = 3), "tn_stack: dim 3 out of range for a 3-d tensor (expected in [-3, 2])");
+    CHECK_ERR(tn_cat(((tn_tensor *[]){a, tn_scalar_tensor(1, TN_F64)}), 2), "tn_cat: zero-dimensional tensor (at position 1) cannot be concatenated");
+    CHECK_ERR(tn_cat_str(ab, 2, "axis=1"), "tn_cat: unknown option 'axis' (valid: dim)");
+    CHECK_ERR(tn_stack_str(aa, 2, "dim=1.5"), "tn_stack: option dim=1.5: expected an integer");
+    CHECK_ERR(tn_stack_str(aa, 2, "dim=None"), "tn_stack: dim");   /* None is no dim here (out of range) */
+    tn_scope_end();
+}
+
+TEST(split_chunk_kw) {
+    tn_scope_begin();
+    tn_tensor *x = tn_reshape(range64(14), S(2, 7)), *s0 = tn_scalar_tensor(1, TN_F64), *out[8];
+    tn_split_fn_opts o = TN_DEFAULTS(tn_split_fn_opts);
+    CHECK(o.dim == 0);
+    CHECK(tn_split(x, 1, out, 8) == 2);   /* dim 0 */
+    CHECK_T(out[1], S(1, 7), V(7, 8, 9, 10, 11, 12, 13));
+    CHECK(tn_split(x, 3, NULL, 0, .dim = 1) == 3);   /* counting */
+    CHECK(tn_split(x, 3, out, 8, .dim = 1) == 3);
+    CHECK_T(out[0], S(2, 3), V(0, 1, 2, 7, 8, 9));
+    CHECK_T(out[2], S(2, 1), V(6, 13));
+    CHECK(tn_split_str(x, 3, out, 8, "dim=-1") == 3);
+    CHECK_T(out[1], S(2, 3), V(3, 4, 5, 10, 11, 12));
+    o.dim = 1;
+    CHECK(tn_split_opts(x, 3, out, 8, o) == 3);
+    CHECK_T(out[2], S(2, 1), V(6, 13));
+    /* split_with_sizes: the sizes as TN_DIMS (two arguments) or a parenthesised array */
+    CHECK(tn_split_sizes(x, TN_DIMS(1, 4, 2), out, 8, .dim = 1) == 3);
+    CHECK_T(out[1], S(2, 4), V(1, 2, 3, 4, 8, 9, 10, 11));
+    CHECK(tn_split_sizes(x, ((const int64_t[]){1, 4, 2}), 3, out, 8, .dim = -1) == 3);
+    CHECK_T(out[2], S(2, 2), V(5, 6, 12, 13));
+    CHECK(tn_split_sizes(x, TN_DIMS(2), out, 8) == 1);
+    CHECK_T(out[0], S(2, 7), V(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13));
+    CHECK(tn_split_sizes_str(x, TN_DIMS(1, 4, 2), out, 8, "dim=1") == 3);
+    CHECK_T(out[0], S(2, 1), V(0, 7));
+    CHECK(tn_split_sizes_opts(x, TN_DIMS(5, 2), out, 8, o) == 2);
+    CHECK_T(out[1], S(2, 2), V(5, 6, 12, 13));
+    CHECK(tn_chunk(x, 2, out, 8) == 2);
+    CHECK_T(out[0], S(1, 7), V(0, 1, 2, 3, 4, 5, 6));
+    CHECK(tn_chunk(x, 3, out, 8, .dim = 1) == 3);
+    CHECK_T(out[2], S(2, 1), V(6, 13));
+    CHECK(tn_chunk_str(tn_transpose(x, 0, 1), 3, out, 8, "dim=0") == 3);   /* non-contiguous */
+    CHECK_T(out[2], S(1, 2), V(6, 13));
+    CHECK(tn_chunk_opts(x, 3, out, 8, o) == 3);
+    CHECK_T(out[1], S(2, 3), V(3, 4, 5, 10, 11, 12));
+    CHECK(tn_chunk(tn_zeros(S(0, 3), TN_F64), 2, out, 8) == 2);   /* an empty dim: chunks empty pieces */
+    CHECK(tn_shape(out[1])[0] == 0 && tn_shape(out[1])[1] == 3);
+    CHECK_ERR(tn_split(x, 2, out, 8, .dim = 2) >= 0, "tn_split: dim 2 out of range for a 2-d tensor (expected in [-2, 1])");
+    CHECK_ERR(tn_chunk(x, 2, out, 8, .dim = -3) >= 0, "tn_chunk: dim -3 out of range for a 2-d tensor (expected in [-2, 1])");
+    CHECK_ERR(tn_split_sizes(x, TN_DIMS(1, 4), out, 8, .dim = 1) >= 0, "tn_split_sizes: split sizes [1, 4] sum to 5, expected the size of dim 1 (7)");
+    CHECK_ERR(tn_split(s0, 1, out, 8) >= 0, "tn_split: cannot split a 0-dim tensor");
+    CHECK_ERR(tn_chunk(x, 3, out, 2, .dim = 1) >= 0, "tn_chunk: 3 pieces do not fit in max_out = 2");
+    CHECK_ERR(tn_split_str(x, 2, out, 8, "dims=1") >= 0, "tn_split: unknown option 'dims' (valid: dim)");
+    CHECK_ERR(tn_split_sizes_str(x, TN_DIMS(7), out, 8, "dim=x") >= 0, "tn_split_sizes: option dim=x is not a number");
+    CHECK_ERR(tn_chunk_str(x, 2, out, 8, "dim=0.5") >= 0, "tn_chunk: option dim=0.5: expected an integer");
     tn_scope_end();
 }
 
@@ -1905,6 +1988,8 @@ int main(void) {
     RUN(rot90_kw);
     RUN(meshgrid_kw);
     RUN(tensor_split_kw);
+    RUN(cat_stack_kw);
+    RUN(split_chunk_kw);
     RUN(addmm_family_kw);
     RUN(cdist_pdist_kw);
     RUN(cov_kw);
