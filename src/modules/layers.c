@@ -278,7 +278,8 @@ static tn_tensor *tn__norm_fwd(tn_module *m, tn_tensor *x) {
     }
     tn_tensor *rm = tn_module_get(m, "running_mean"), *rv = tn_module_get(m, "running_var");
     bool bn_training = m->training || (!rm && !rv);
-    return TN__AS(fn, tn_batch_norm(x, !m->training || q->track ? rm : NULL, !m->training || q->track ? rv : NULL, .weight = w, .bias = b, .training = bn_training, .momentum = factor, .eps = q->eps));
+    return TN__AS(fn, tn_batch_norm(x, !m->training || q->track ? rm : NULL, !m->training || q->track ? rv : NULL, .weight = w, .bias = b,
+                                    .training = bn_training, .momentum = factor, .eps = q->eps));
 }
 static void tn__norm_repr(tn_module *m, char *b, size_t n) {
     tn__normm *q = (tn__normm *)m;

@@ -1038,7 +1038,8 @@ static tn_tensor *tn__child_fwd(tn_module *m, const char *child, tn_tensor *x) {
 /* dropout(attention(x, mem, mem)); mem NULL: self-attention */
 static tn_tensor *tn__tlayer_attn(tn_module *m, const char *attn, const char *drop, tn_tensor *x, tn_tensor *mem, tn_tensor *mask, tn_tensor *kpm, bool causal) {
     if (!mem) mem = x;
-    return tn__child_fwd(m, drop, tn_nn_mha_forward(tn_module_child(m, attn), x, mem, mem, NULL, .key_padding_mask = kpm, .need_weights = false, .attn_mask = mask, .is_causal = causal));
+    return tn__child_fwd(m, drop, tn_nn_mha_forward(tn_module_child(m, attn), x, mem, mem, NULL, .key_padding_mask = kpm, .need_weights = false,
+                                                    .attn_mask = mask, .is_causal = causal));
 }
 /* dropout_last(linear2(dropout(activation(linear1(x))))) */
 static tn_tensor *tn__tlayer_ff(tn__tlayer *t, tn_tensor *x) {
@@ -1185,7 +1186,8 @@ static tn_tensor *tn__tstack_core(tn_module *m, bool decoder, tn_tensor *x, tn_t
     tn_scope_begin();
     for (int i = 0; x && i < tn_module_num_children(layers); i++) {
         tn_module *l = tn_module_child_at(layers, i, NULL);
-        x = decoder ? tn_nn_transformer_decoder_layer_forward(l, x, mem, .tgt_mask = mask, .memory_mask = mem_mask, .tgt_key_padding_mask = kpm, .memory_key_padding_mask = mem_kpm, .tgt_is_causal = causal)
+        x = decoder ? tn_nn_transformer_decoder_layer_forward(l, x, mem, .tgt_mask = mask, .memory_mask = mem_mask, .tgt_key_padding_mask = kpm,
+                                                              .memory_key_padding_mask = mem_kpm, .tgt_is_causal = causal)
                     : tn_nn_transformer_encoder_layer_forward(l, x, .src_mask = mask, .src_key_padding_mask = kpm, .is_causal = causal);
     }
     if (norm) x = tn_module_forward(norm, x);
