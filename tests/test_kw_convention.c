@@ -13,7 +13,9 @@
  * index_add, the dropouts and nn.Dropout*, layer_norm, group_norm, pad; the dims forms of sum,
  * mean, nansum, nanmean, prod; amax, amin, aminmax, max_dim, min_dim, argmax_dim,
  * argmin_dim; var, std, var_mean, std_mean and their dims forms, norm, norm_dims; logsumexp,
- * all_dim, any_dim, median_dim, nanmedian_dim, mode, kthvalue), plus the text's errors: an unknown name (listed
+ * all_dim, any_dim, median_dim, nanmedian_dim, mode, kthvalue; F.batch_norm, instance_norm,
+ * scaled_dot_product_attention, the MHA and transformer forwards, clip_grad_norm_, nn.init,
+ * the in-place random fills, gradcheck, autocast, init_process_group), plus the text's errors: an unknown name (listed
  * against the valid ones), a bad value, a word not in the enum's list, a tensor given as
  * text. */
 #define TENSOR_IMPLEMENTATION
