@@ -160,6 +160,8 @@ extern "C" {
        S  const char *, a string ("delimiter=';'")
        T  tn_tensor *, a tensor (NULL: None); the option text cannot give one
        MOD tn_module *, a module (NULL: None; TransformerEncoder's norm); not in the text either
+       GEN tn_generator *, a generator (NULL: the default one; uniform_'s generator=); not in
+          the text either
        IL tn_ints, a list of up to TN_LIST_MAX ints: {n, {v0, v1, ...}}, TN_INTS(30, 80)
        DL tn_doubles, a list of doubles: a name_groups list replaces the double `name` with
           one value per parameter group ("max_lr=(0.1, 0.01)" sets max_lr_groups)
@@ -197,6 +199,7 @@ typedef struct tn_doubles { int n; double v[TN_LIST_MAX]; } tn_doubles;
 #define TN__KW_C_S(n) const char *n
 #define TN__KW_C_T(n) struct tn_tensor *n
 #define TN__KW_C_MOD(n) struct tn_module *n
+#define TN__KW_C_GEN(n) struct tn_generator *n
 #define TN__KW_C_IL(n) tn_ints n
 #define TN__KW_C_DL(n) tn_doubles n
 #ifdef __cplusplus
@@ -330,8 +333,17 @@ TNDEF tn_dtype tn_get_default_dtype(void);
    On TN_CUDA as PyTorch's CUDA lists where they differ from the CPU's: softmax,
    log_softmax, layer_norm, group_norm and logsumexp to float32 too, binary_cross_entropy
    refused (not yet: CUDA's float32 list of pointwise functions such as exp and log, and
-   its sum and cumsum, which stay in the input's dtype here). */
-TNDEF int tn_autocast_begin(tn_device device, tn_dtype dtype, bool enabled);
+   its sum and cumsum, which stay in the input's dtype here).
+   torch.autocast(device_type, dtype=None, enabled=True): .dtype -1 (None) is the device's
+   current autocast dtype (tn_autocast_get_dtype): tn_autocast_begin(TN_CPU),
+   tn_autocast_begin(TN_CUDA, .dtype = TN_BF16), tn_autocast_begin(TN_CPU, .enabled = false). */
+#define TN_FIELDS_tn_autocast_fn_opts(X) \
+    X(E, dtype,   -1,   "float32|float64|int32|int64|uint8|bool|float16|bfloat16") \
+    X(B, enabled, true, "")
+TN__KW_STRUCT(tn_autocast_fn_opts);
+TNDEF int tn_autocast_begin_opts(tn_device device, tn_autocast_fn_opts opts);
+#define tn_autocast_begin(...) tn_autocast_begin_opts(TN__POS_KW(tn_autocast_fn_opts, __VA_ARGS__))
+TNDEF int tn_autocast_begin_str(tn_device device, const char *options);
 TNDEF int tn_autocast_end(void);                                  /* closes the innermost region */
 TNDEF bool tn_autocast_is_enabled(tn_device device);              /* torch.is_autocast_enabled */
 TNDEF tn_dtype tn_autocast_get_dtype(tn_device device);           /* torch.get_autocast_dtype (bfloat16 CPU, float16 CUDA at start) */
@@ -562,19 +574,68 @@ TNDEF tn_tensor *tn_multinomial_str(tn_tensor *probs, int64_t num_samples, tn_ge
 /* Tensor's in-place samplers: t filled with PyTorch's CPU draws for the same seed (gen NULL:
    the default; from an mt19937 generator one double per element, in t's memory order, cast
    to t's dtype; from a Philox one, or on a device, the same transformations of its counters)
-   and returned (borrowed). All arguments are positional, as tn_normal's: PyTorch's defaults
-   are exponential_(lambd=1), cauchy_(median=0, sigma=1), log_normal_(mean=1, std=2). */
-TNDEF tn_tensor *tn_normal_(tn_tensor *t, double mean, double std, tn_generator *gen);     /* mean + std z; floating t (a non-contiguous one: a normal double each, PyTorch's serial kernel) */
-TNDEF tn_tensor *tn_uniform_(tn_tensor *t, double from, double to, tn_generator *gen);     /* U[from, to); floating t */
-TNDEF tn_tensor *tn_exponential_(tn_tensor *t, double lambd, tn_generator *gen);       /* -log1p(-u) / lambd; floating t */
-TNDEF tn_tensor *tn_geometric_(tn_tensor *t, double p, tn_generator *gen);             /* ceil(log(u) / log1p(-p)), p in (0, 1); any dtype but bool */
-TNDEF tn_tensor *tn_cauchy_(tn_tensor *t, double median, double sigma, tn_generator *gen); /* median + sigma tan(pi (u - 1/2)) */
-TNDEF tn_tensor *tn_log_normal_(tn_tensor *t, double mean, double std, tn_generator *gen); /* exp(mean + std z) */
-/* Tensor.random_(from, to): integers uniform in [from, to) in t's dtype; to TN_NONE: up to
-   the dtype's largest value (2^mantissa bits for a float one) included (random_() is
-   tn_random_(t, 0, TN_NONE, NULL)); from and to both TN_NONE: all 64 bits (int64, float64,
-   float32, bfloat16). PyTorch's checks of the range against the dtype. */
-TNDEF tn_tensor *tn_random_(tn_tensor *t, int64_t from, int64_t to, tn_generator *gen);
+   and returned (borrowed). Their parameters are keyword fields with PyTorch's defaults and
+   names, the generator too (.generator NULL: the default): tn_normal_(t), tn_uniform_(t,
+   .from = -1, .to = 1, .generator = g), tn_exponential_(t, .lambd = 2), tn_geometric_(t, 0.2). */
+#define TN_FIELDS_tn_normal_fill_opts(X) \
+    X(D,   mean,      0.0,  "") \
+    X(D,   std,       1.0,  "") \
+    X(GEN, generator, NULL, "")
+TN__KW_STRUCT(tn_normal_fill_opts);
+TNDEF tn_tensor *tn_normal__opts(tn_tensor *t, tn_normal_fill_opts opts);     /* mean + std z; floating t (a non-contiguous one: a normal double each, PyTorch's serial kernel) */
+#define tn_normal_(...) tn_normal__opts(TN__POS_KW(tn_normal_fill_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_normal__str(tn_tensor *t, const char *options);
+#define TN_FIELDS_tn_uniform_fill_opts(X) \
+    X(D,   from,      0.0,  "") \
+    X(D,   to,        1.0,  "") \
+    X(GEN, generator, NULL, "")
+TN__KW_STRUCT(tn_uniform_fill_opts);
+TNDEF tn_tensor *tn_uniform__opts(tn_tensor *t, tn_uniform_fill_opts opts);   /* U[from, to); floating t */
+#define tn_uniform_(...) tn_uniform__opts(TN__POS_KW(tn_uniform_fill_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_uniform__str(tn_tensor *t, const char *options);
+#define TN_FIELDS_tn_exponential_fill_opts(X) \
+    X(D,   lambd,     1.0,  "") \
+    X(GEN, generator, NULL, "")
+TN__KW_STRUCT(tn_exponential_fill_opts);
+TNDEF tn_tensor *tn_exponential__opts(tn_tensor *t, tn_exponential_fill_opts opts); /* -log1p(-u) / lambd; floating t */
+#define tn_exponential_(...) tn_exponential__opts(TN__POS_KW(tn_exponential_fill_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_exponential__str(tn_tensor *t, const char *options);
+/* geometric_(p, *, generator=None): p has no default, so it stays positional. */
+#define TN_FIELDS_tn_generator_fill_opts(X) \
+    X(GEN, generator, NULL, "")
+TN__KW_STRUCT(tn_generator_fill_opts);
+TNDEF tn_tensor *tn_geometric__opts(tn_tensor *t, double p, tn_generator_fill_opts opts); /* ceil(log(u) / log1p(-p)), p in (0, 1); any dtype but bool */
+#define tn_geometric_(t, ...) tn_geometric__opts(t, TN__POS_KW(tn_generator_fill_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_geometric__str(tn_tensor *t, double p, const char *options);
+#define TN_FIELDS_tn_cauchy_fill_opts(X) \
+    X(D,   median,    0.0,  "") \
+    X(D,   sigma,     1.0,  "") \
+    X(GEN, generator, NULL, "")
+TN__KW_STRUCT(tn_cauchy_fill_opts);
+TNDEF tn_tensor *tn_cauchy__opts(tn_tensor *t, tn_cauchy_fill_opts opts);     /* median + sigma tan(pi (u - 1/2)) */
+#define tn_cauchy_(...) tn_cauchy__opts(TN__POS_KW(tn_cauchy_fill_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_cauchy__str(tn_tensor *t, const char *options);
+#define TN_FIELDS_tn_log_normal_fill_opts(X) \
+    X(D,   mean,      1.0,  "") \
+    X(D,   std,       2.0,  "") \
+    X(GEN, generator, NULL, "")
+TN__KW_STRUCT(tn_log_normal_fill_opts);
+TNDEF tn_tensor *tn_log_normal__opts(tn_tensor *t, tn_log_normal_fill_opts opts); /* exp(mean + std z) */
+#define tn_log_normal_(...) tn_log_normal__opts(TN__POS_KW(tn_log_normal_fill_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_log_normal__str(tn_tensor *t, const char *options);
+/* Tensor.random_(from=0, to=None, *, generator=None): integers uniform in [from, to) in t's
+   dtype; .to TN_NONE (None): up to the dtype's largest value (2^mantissa bits for a float
+   one) included (random_() is tn_random_(t)); .from and .to both TN_NONE: all 64 bits
+   (int64, float64, float32, bfloat16). PyTorch's checks of the range against the dtype.
+   Tensor.random_(to) is tn_random_(t, .to = to). */
+#define TN_FIELDS_tn_random_fill_opts(X) \
+    X(I,   from,      0,       "") \
+    X(I,   to,        TN_NONE, "") \
+    X(GEN, generator, NULL,    "")
+TN__KW_STRUCT(tn_random_fill_opts);
+TNDEF tn_tensor *tn_random__opts(tn_tensor *t, tn_random_fill_opts opts);
+#define tn_random_(...) tn_random__opts(TN__POS_KW(tn_random_fill_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_random__str(tn_tensor *t, const char *options);
 /* torch.distributions' samplers (CPU; floating inputs, results in their dtype; gen NULL =
    default): torch._standard_gamma (differentiable: the implicit-reparameterisation gradient
    dx/dalpha = -(dP/dalpha)/(dP/dx) of the gamma CDF P, which _standard_gamma_grad computes with
@@ -3098,10 +3159,21 @@ TNDEF tn_tensor *tn_fractional_max_pool2d(tn_tensor *x, const int64_t kernel_siz
 TNDEF tn_tensor *tn_fractional_max_pool3d(tn_tensor *x, const int64_t kernel_size[3], const int64_t output_size[3], tn_tensor *random_samples,
                                           tn_tensor **indices);
 
-/* Normalisation. running_mean/var (NULL: none) are updated in place when training:
-   new = (1 - momentum) * old + momentum * batch statistic (unbiased variance). */
-TNDEF tn_tensor *tn_batch_norm(tn_tensor *x, tn_tensor *running_mean, tn_tensor *running_var, tn_tensor *weight, tn_tensor *bias,
-                               bool training, double momentum, double eps);   /* 0.1, 1e-5 */
+/* Normalisation. F.batch_norm(input, running_mean, running_var, weight=None, bias=None,
+   training=False, momentum=0.1, eps=1e-5): running_mean/var (NULL: none) are updated in place
+   when training: new = (1 - momentum) * old + momentum * batch statistic (unbiased variance).
+   tn_batch_norm(x, rm, rv, .weight = w, .bias = b, .training = true). */
+#define TN_FIELDS_tn_batch_norm_fn_opts(X) \
+    X(T, weight,   NULL,  "") \
+    X(T, bias,     NULL,  "") \
+    X(B, training, false, "") \
+    X(D, momentum, 0.1,   "") \
+    X(D, eps,      1e-5,  "")
+TN__KW_STRUCT(tn_batch_norm_fn_opts);
+TNDEF tn_tensor *tn_batch_norm_opts(tn_tensor *x, tn_tensor *running_mean, tn_tensor *running_var, tn_batch_norm_fn_opts opts);
+#define tn_batch_norm(x, ...) tn__batch_norm(x, __VA_ARGS__)
+#define tn__batch_norm(x, running_mean, ...) tn_batch_norm_opts(x, running_mean, TN__POS_KW(tn_batch_norm_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_batch_norm_str(tn_tensor *x, tn_tensor *running_mean, tn_tensor *running_var, const char *options);
 /* The keyword arguments of F.layer_norm and F.group_norm: weight and bias (NULL: None) and
    eps=1e-5. layer_norm normalises over the last n dims, which must equal normalized_shape:
    tn_layer_norm(x, TN_SHAPE(4), .weight = w, .bias = b); group_norm over num_groups groups
@@ -3118,8 +3190,20 @@ TNDEF tn_tensor *tn_layer_norm_str(tn_tensor *x, const int64_t *normalized_shape
 TNDEF tn_tensor *tn_group_norm_opts(tn_tensor *x, int64_t num_groups, tn_affine_norm_fn_opts opts);
 #define tn_group_norm(x, ...) tn_group_norm_opts(x, TN__POS_KW(tn_affine_norm_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_group_norm_str(tn_tensor *x, int64_t num_groups, const char *options);
-TNDEF tn_tensor *tn_instance_norm(tn_tensor *x, tn_tensor *running_mean, tn_tensor *running_var, tn_tensor *weight, tn_tensor *bias,
-                                  bool use_input_stats, double momentum, double eps);
+/* F.instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+   use_input_stats=True, momentum=0.1, eps=1e-5): tn_instance_norm(x, .weight = w). */
+#define TN_FIELDS_tn_instance_norm_fn_opts(X) \
+    X(T, running_mean,    NULL, "") \
+    X(T, running_var,     NULL, "") \
+    X(T, weight,          NULL, "") \
+    X(T, bias,            NULL, "") \
+    X(B, use_input_stats, true, "") \
+    X(D, momentum,        0.1,  "") \
+    X(D, eps,             1e-5, "")
+TN__KW_STRUCT(tn_instance_norm_fn_opts);
+TNDEF tn_tensor *tn_instance_norm_opts(tn_tensor *x, tn_instance_norm_fn_opts opts);
+#define tn_instance_norm(...) tn_instance_norm_opts(TN__POS_KW(tn_instance_norm_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_instance_norm_str(tn_tensor *x, const char *options);
 /* F.local_response_norm: x / (k + alpha * mean of x^2 over size neighbouring channels, the
    window zero-padded by size / 2 before and (size - 1) / 2 after)^beta, x [N, C, *] of 3 or
    more dims (alpha=1e-4, beta=0.75, k=1.0). */
@@ -3192,11 +3276,21 @@ TNDEF tn_tensor *tn_one_hot_opts(tn_tensor *indices, tn_one_hot_fn_opts opts);
 #define tn_one_hot(...) tn_one_hot_opts(TN__POS_KW(tn_one_hot_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_one_hot_str(tn_tensor *indices, const char *options);
 
-/* softmax(q k^T * scale + mask) v. q [*, L, E], k [*, S, E], v [*, S, Ev]; attn_mask NULL,
-   bool (true = may attend) or floating (added), broadcast to [*, L, S]; is_causal masks
-   j > i; scale 0 means 1/sqrt(E); dropout_p applies to the weights. */
-TNDEF tn_tensor *tn_scaled_dot_product_attention(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *attn_mask,
-                                                 double dropout_p, bool is_causal, double scale);
+/* F.scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+   is_causal=False, scale=None): softmax(q k^T * scale + mask) v. q [*, L, E], k [*, S, E],
+   v [*, S, Ev]; attn_mask NULL, bool (true = may attend) or floating (added), broadcast to
+   [*, L, S]; is_causal masks j > i; .scale NAN (None; 0 too) means 1/sqrt(E); dropout_p
+   applies to the weights: tn_scaled_dot_product_attention(q, k, v, .is_causal = true). */
+#define TN_FIELDS_tn_sdpa_fn_opts(X) \
+    X(T, attn_mask, NULL,  "") \
+    X(D, dropout_p, 0.0,   "") \
+    X(B, is_causal, false, "") \
+    X(D, scale,     NAN,   "")
+TN__KW_STRUCT(tn_sdpa_fn_opts);
+TNDEF tn_tensor *tn_scaled_dot_product_attention_opts(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_sdpa_fn_opts opts);
+#define tn_scaled_dot_product_attention(q, ...) tn__scaled_dot_product_attention(q, __VA_ARGS__)
+#define tn__scaled_dot_product_attention(q, k, ...) tn_scaled_dot_product_attention_opts(q, k, TN__POS_KW(tn_sdpa_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_scaled_dot_product_attention_str(tn_tensor *q, tn_tensor *k, tn_tensor *v, const char *options);
 
 /* F.interpolate of [N, C, *] with 1 to 3 spatial dims: "nearest", "nearest-exact" and "area"
    (adaptive average pooling) for any, "linear" for [N, C, W], "bilinear" and "bicubic" (A =
@@ -3576,11 +3670,25 @@ TNDEF bool tn_is_anomaly_enabled(void);
    input that requires grad (use float64; complex128 inputs and outputs count as their real
    and imaginary parts, PyTorch's convention). fn maps the inputs to one output tensor.
    Returns true if all agree within atol + rtol*|numerical|; else false with the worst
-   element described in tn_last_error(). */
+   element described in tn_last_error().
+   gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3): tn_gradcheck(fn, in, n, user),
+   tn_gradcheck(fn, in, n, user, .atol = 1e-4). */
 typedef tn_tensor *(*tn_gradcheck_fn)(tn_tensor *const *inputs, int n, void *user);
-TNDEF bool tn_gradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, void *user, double eps, double atol, double rtol);
-/* The same check for the gradients of the gradients (create_graph through every formula). */
-TNDEF bool tn_gradgradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, void *user, double eps, double atol, double rtol);
+#define TN_FIELDS_tn_gradcheck_fn_opts(X) \
+    X(D, eps,  1e-6, "") \
+    X(D, atol, 1e-5, "") \
+    X(D, rtol, 1e-3, "")
+TN__KW_STRUCT(tn_gradcheck_fn_opts);
+TNDEF bool tn_gradcheck_opts(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, void *user, tn_gradcheck_fn_opts opts);
+#define tn_gradcheck(fn, ...) tn__gradcheck(fn, __VA_ARGS__)
+#define tn__gradcheck(fn, inputs, n, ...) tn_gradcheck_opts(fn, inputs, n, TN__POS_KW(tn_gradcheck_fn_opts, __VA_ARGS__))
+TNDEF bool tn_gradcheck_str(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, void *user, const char *options);
+/* The same check for the gradients of the gradients (create_graph through every formula);
+   gradgradcheck's defaults are gradcheck's. */
+TNDEF bool tn_gradgradcheck_opts(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, void *user, tn_gradcheck_fn_opts opts);
+#define tn_gradgradcheck(fn, ...) tn__gradgradcheck(fn, __VA_ARGS__)
+#define tn__gradgradcheck(fn, inputs, n, ...) tn_gradgradcheck_opts(fn, inputs, n, TN__POS_KW(tn_gradcheck_fn_opts, __VA_ARGS__))
+TNDEF bool tn_gradgradcheck_str(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, void *user, const char *options);
 
 
 /* ======================================================================= */
@@ -3693,21 +3801,85 @@ TNDEF char *tn_module_repr(const tn_module *m);                             /* p
 TNDEF int tn_module_to(tn_module *m, tn_device device);                     /* moves every parameter and buffer in place */
 TNDEF int tn_module_to_dtype(tn_module *m, tn_dtype dtype);                 /* floating parameters and buffers */
 
-/* nn.init: in place, no autograd, from the default generator. */
-TNDEF double tn_init_calculate_gain(const char *nonlinearity, double param); /* param: leaky_relu's slope (NAN: 0.01) */
-TNDEF int tn_init_uniform_(tn_tensor *t, double a, double b);
-TNDEF int tn_init_normal_(tn_tensor *t, double mean, double std);
-TNDEF int tn_init_constant_(tn_tensor *t, double value);
+/* nn.init: in place, no autograd; PyTorch's keywords and defaults, .generator NULL the
+   default generator (PyTorch 2.2's generator=): tn_init_uniform_(w, .a = -0.1, .b = 0.1),
+   tn_init_kaiming_normal_(w, .mode = "fan_out", .nonlinearity = "relu"),
+   tn_init_calculate_gain("leaky_relu", .param = 0.2) (.param NAN: None, 0.01 for leaky_relu;
+   NAN on error). */
+#define TN_FIELDS_tn_init_gain_fn_opts(X) \
+    X(D, param, NAN, "")
+TN__KW_STRUCT(tn_init_gain_fn_opts);
+TNDEF double tn_init_calculate_gain_opts(const char *nonlinearity, tn_init_gain_fn_opts opts);
+#define tn_init_calculate_gain(...) tn_init_calculate_gain_opts(TN__POS_KW(tn_init_gain_fn_opts, __VA_ARGS__))
+TNDEF double tn_init_calculate_gain_str(const char *nonlinearity, const char *options);
+#define TN_FIELDS_tn_init_uniform_fn_opts(X) \
+    X(D,   a,         0.0,  "") \
+    X(D,   b,         1.0,  "") \
+    X(GEN, generator, NULL, "")
+TN__KW_STRUCT(tn_init_uniform_fn_opts);
+TNDEF int tn_init_uniform__opts(tn_tensor *t, tn_init_uniform_fn_opts opts);
+#define tn_init_uniform_(...) tn_init_uniform__opts(TN__POS_KW(tn_init_uniform_fn_opts, __VA_ARGS__))
+TNDEF int tn_init_uniform__str(tn_tensor *t, const char *options);
+#define TN_FIELDS_tn_init_normal_fn_opts(X) \
+    X(D,   mean,      0.0,  "") \
+    X(D,   std,       1.0,  "") \
+    X(GEN, generator, NULL, "")
+TN__KW_STRUCT(tn_init_normal_fn_opts);
+TNDEF int tn_init_normal__opts(tn_tensor *t, tn_init_normal_fn_opts opts);
+#define tn_init_normal_(...) tn_init_normal__opts(TN__POS_KW(tn_init_normal_fn_opts, __VA_ARGS__))
+TNDEF int tn_init_normal__str(tn_tensor *t, const char *options);
+TNDEF int tn_init_constant_(tn_tensor *t, double value);       /* val has no default */
 TNDEF int tn_init_zeros_(tn_tensor *t);
 TNDEF int tn_init_ones_(tn_tensor *t);
-TNDEF int tn_init_xavier_uniform_(tn_tensor *t, double gain);
-TNDEF int tn_init_xavier_normal_(tn_tensor *t, double gain);
-/* mode "fan_in" | "fan_out"; nonlinearity as calculate_gain (a: leaky_relu's slope). */
-TNDEF int tn_init_kaiming_uniform_(tn_tensor *t, double a, const char *mode, const char *nonlinearity);
-TNDEF int tn_init_kaiming_normal_(tn_tensor *t, double a, const char *mode, const char *nonlinearity);
-TNDEF int tn_init_orthogonal_(tn_tensor *t, double gain);
-TNDEF int tn_init_trunc_normal_(tn_tensor *t, double mean, double std, double a, double b);
-TNDEF int tn_init_sparse_(tn_tensor *t, double sparsity, double std);      /* 2-d t: normal_(0, std), then ceil(sparsity rows) zeros per column (PyTorch's std 0.01) */
+/* xavier_uniform_, xavier_normal_ and orthogonal_ (tensor, gain=1.0, generator=None) */
+#define TN_FIELDS_tn_init_xavier_fn_opts(X) \
+    X(D,   gain,      1.0,  "") \
+    X(GEN, generator, NULL, "")
+TN__KW_STRUCT(tn_init_xavier_fn_opts);
+TNDEF int tn_init_xavier_uniform__opts(tn_tensor *t, tn_init_xavier_fn_opts opts);
+#define tn_init_xavier_uniform_(...) tn_init_xavier_uniform__opts(TN__POS_KW(tn_init_xavier_fn_opts, __VA_ARGS__))
+TNDEF int tn_init_xavier_uniform__str(tn_tensor *t, const char *options);
+TNDEF int tn_init_xavier_normal__opts(tn_tensor *t, tn_init_xavier_fn_opts opts);
+#define tn_init_xavier_normal_(...) tn_init_xavier_normal__opts(TN__POS_KW(tn_init_xavier_fn_opts, __VA_ARGS__))
+TNDEF int tn_init_xavier_normal__str(tn_tensor *t, const char *options);
+/* kaiming_uniform_ / kaiming_normal_(tensor, a=0, mode='fan_in', nonlinearity='leaky_relu',
+   generator=None): mode "fan_in" | "fan_out"; nonlinearity as calculate_gain (a: leaky_relu's
+   slope). */
+#define TN_FIELDS_tn_init_kaiming_fn_opts(X) \
+    X(D,   a,            0.0,          "") \
+    X(S,   mode,         "fan_in",     "") \
+    X(S,   nonlinearity, "leaky_relu", "") \
+    X(GEN, generator,    NULL,         "")
+TN__KW_STRUCT(tn_init_kaiming_fn_opts);
+TNDEF int tn_init_kaiming_uniform__opts(tn_tensor *t, tn_init_kaiming_fn_opts opts);
+#define tn_init_kaiming_uniform_(...) tn_init_kaiming_uniform__opts(TN__POS_KW(tn_init_kaiming_fn_opts, __VA_ARGS__))
+TNDEF int tn_init_kaiming_uniform__str(tn_tensor *t, const char *options);
+TNDEF int tn_init_kaiming_normal__opts(tn_tensor *t, tn_init_kaiming_fn_opts opts);
+#define tn_init_kaiming_normal_(...) tn_init_kaiming_normal__opts(TN__POS_KW(tn_init_kaiming_fn_opts, __VA_ARGS__))
+TNDEF int tn_init_kaiming_normal__str(tn_tensor *t, const char *options);
+TNDEF int tn_init_orthogonal__opts(tn_tensor *t, tn_init_xavier_fn_opts opts);
+#define tn_init_orthogonal_(...) tn_init_orthogonal__opts(TN__POS_KW(tn_init_xavier_fn_opts, __VA_ARGS__))
+TNDEF int tn_init_orthogonal__str(tn_tensor *t, const char *options);
+/* trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None) */
+#define TN_FIELDS_tn_init_trunc_normal_fn_opts(X) \
+    X(D,   mean,      0.0,  "") \
+    X(D,   std,       1.0,  "") \
+    X(D,   a,         -2.0, "") \
+    X(D,   b,         2.0,  "") \
+    X(GEN, generator, NULL, "")
+TN__KW_STRUCT(tn_init_trunc_normal_fn_opts);
+TNDEF int tn_init_trunc_normal__opts(tn_tensor *t, tn_init_trunc_normal_fn_opts opts);
+#define tn_init_trunc_normal_(...) tn_init_trunc_normal__opts(TN__POS_KW(tn_init_trunc_normal_fn_opts, __VA_ARGS__))
+TNDEF int tn_init_trunc_normal__str(tn_tensor *t, const char *options);
+/* sparse_(tensor, sparsity, std=0.01, generator=None): 2-d t: normal_(0, std), then
+   ceil(sparsity rows) zeros per column */
+#define TN_FIELDS_tn_init_sparse_fn_opts(X) \
+    X(D,   std,       0.01, "") \
+    X(GEN, generator, NULL, "")
+TN__KW_STRUCT(tn_init_sparse_fn_opts);
+TNDEF int tn_init_sparse__opts(tn_tensor *t, double sparsity, tn_init_sparse_fn_opts opts);
+#define tn_init_sparse_(t, ...) tn_init_sparse__opts(t, TN__POS_KW(tn_init_sparse_fn_opts, __VA_ARGS__))
+TNDEF int tn_init_sparse__str(tn_tensor *t, double sparsity, const char *options);
 
 /* Layers: PyTorch's constructor arguments, the keyword arguments as designated fields after
    the positional ones (each has an _opts and a _str form, section 1). Initialisation as
@@ -3838,28 +4010,28 @@ TNDEF tn_module *tn_nn_max_unpool_opts(int n, int64_t kernel_size, tn_max_unpool
 TNDEF tn_module *tn_nn_max_unpool_str(int n, int64_t kernel_size, const char *options);
 TNDEF tn_tensor *tn_nn_max_unpool_forward(tn_module *m, tn_tensor *x, tn_tensor *indices);
 /* nn.BatchNorm1d/2d: momentum NAN is None (a cumulative moving average). */
-#define TN_FIELDS_tn_batch_norm_opts(X) \
+#define TN_FIELDS_tn_batch_norm_module_opts(X) \
     X(D, eps,                 1e-5, "") \
     X(D, momentum,            0.1,  "") \
     X(B, affine,              true, "") \
     X(B, track_running_stats, true, "")
-TN__KW_STRUCT(tn_batch_norm_opts);
-TNDEF tn_module *tn_nn_batch_norm1d_opts(int64_t num_features, tn_batch_norm_opts opts);
-TNDEF tn_module *tn_nn_batch_norm2d_opts(int64_t num_features, tn_batch_norm_opts opts);
-#define tn_nn_batch_norm1d(...) tn_nn_batch_norm1d_opts(TN__POS_KW(tn_batch_norm_opts, __VA_ARGS__))
-#define tn_nn_batch_norm2d(...) tn_nn_batch_norm2d_opts(TN__POS_KW(tn_batch_norm_opts, __VA_ARGS__))
+TN__KW_STRUCT(tn_batch_norm_module_opts);
+TNDEF tn_module *tn_nn_batch_norm1d_opts(int64_t num_features, tn_batch_norm_module_opts opts);
+TNDEF tn_module *tn_nn_batch_norm2d_opts(int64_t num_features, tn_batch_norm_module_opts opts);
+#define tn_nn_batch_norm1d(...) tn_nn_batch_norm1d_opts(TN__POS_KW(tn_batch_norm_module_opts, __VA_ARGS__))
+#define tn_nn_batch_norm2d(...) tn_nn_batch_norm2d_opts(TN__POS_KW(tn_batch_norm_module_opts, __VA_ARGS__))
 TNDEF tn_module *tn_nn_batch_norm1d_str(int64_t num_features, const char *options);
 TNDEF tn_module *tn_nn_batch_norm2d_str(int64_t num_features, const char *options);
-TNDEF tn_module *tn_nn_batch_norm3d_opts(int64_t num_features, tn_batch_norm_opts opts);   /* [N, C, D, H, W] */
-#define tn_nn_batch_norm3d(...) tn_nn_batch_norm3d_opts(TN__POS_KW(tn_batch_norm_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_batch_norm3d_opts(int64_t num_features, tn_batch_norm_module_opts opts);   /* [N, C, D, H, W] */
+#define tn_nn_batch_norm3d(...) tn_nn_batch_norm3d_opts(TN__POS_KW(tn_batch_norm_module_opts, __VA_ARGS__))
 TNDEF tn_module *tn_nn_batch_norm3d_str(int64_t num_features, const char *options);
 /* nn.LazyBatchNorm1d/2d/3d (the Lazy modules above). */
-TNDEF tn_module *tn_nn_lazy_batch_norm1d_opts(tn_batch_norm_opts opts);
-TNDEF tn_module *tn_nn_lazy_batch_norm2d_opts(tn_batch_norm_opts opts);
-TNDEF tn_module *tn_nn_lazy_batch_norm3d_opts(tn_batch_norm_opts opts);
-#define tn_nn_lazy_batch_norm1d(...) tn_nn_lazy_batch_norm1d_opts(TN__KW(tn_batch_norm_opts, __VA_ARGS__))
-#define tn_nn_lazy_batch_norm2d(...) tn_nn_lazy_batch_norm2d_opts(TN__KW(tn_batch_norm_opts, __VA_ARGS__))
-#define tn_nn_lazy_batch_norm3d(...) tn_nn_lazy_batch_norm3d_opts(TN__KW(tn_batch_norm_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_lazy_batch_norm1d_opts(tn_batch_norm_module_opts opts);
+TNDEF tn_module *tn_nn_lazy_batch_norm2d_opts(tn_batch_norm_module_opts opts);
+TNDEF tn_module *tn_nn_lazy_batch_norm3d_opts(tn_batch_norm_module_opts opts);
+#define tn_nn_lazy_batch_norm1d(...) tn_nn_lazy_batch_norm1d_opts(TN__KW(tn_batch_norm_module_opts, __VA_ARGS__))
+#define tn_nn_lazy_batch_norm2d(...) tn_nn_lazy_batch_norm2d_opts(TN__KW(tn_batch_norm_module_opts, __VA_ARGS__))
+#define tn_nn_lazy_batch_norm3d(...) tn_nn_lazy_batch_norm3d_opts(TN__KW(tn_batch_norm_module_opts, __VA_ARGS__))
 /* nn.LayerNorm(normalized_shape): tn_nn_layer_norm(TN_SHAPE(4, 5), .eps = 1e-6), or a shape
    array and its length. */
 #define TN_FIELDS_tn_layer_norm_module_opts(X) \
@@ -4080,17 +4252,31 @@ TNDEF tn_module *tn_nn_multihead_attention_str(int64_t embed_dim, int64_t num_he
    tn_scaled_dot_product_attention's bool mask); floating masks are added to the scores. is_causal
    with attn_mask NULL masks keys after the query position (with attn_mask, the mask is used).
    Returns [L, N, E] (as q); with need_weights, *attn_weights (may be NULL) receives the
-   attention weights [N, L, S] averaged over heads or [N, num_heads, L, S] (unbatched: no N). */
-TNDEF tn_tensor *tn_nn_mha_forward(tn_module *m, tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *key_padding_mask,
-                                   tn_tensor *attn_mask, bool need_weights, bool average_attn_weights, bool is_causal,
-                                   tn_tensor **attn_weights);
+   attention weights [N, L, S] averaged over heads or [N, num_heads, L, S] (unbatched: no N).
+   forward(query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
+   average_attn_weights=True, is_causal=False) as keyword fields after attn_weights:
+   tn_nn_mha_forward(m, q, k, v, &w, .attn_mask = mask), tn_nn_mha_forward(m, q, k, v, NULL,
+   .need_weights = false) (without weights the fused kernel may run). */
+#define TN_FIELDS_tn_mha_forward_opts(X) \
+    X(T, key_padding_mask,     NULL,  "") \
+    X(B, need_weights,         true,  "") \
+    X(T, attn_mask,            NULL,  "") \
+    X(B, average_attn_weights, true,  "") \
+    X(B, is_causal,            false, "")
+TN__KW_STRUCT(tn_mha_forward_opts);
+TNDEF tn_tensor *tn_nn_mha_forward_opts(tn_module *m, tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor **attn_weights,
+                                        tn_mha_forward_opts opts);
+#define tn_nn_mha_forward(m, ...) tn__nn_mha_forward(m, __VA_ARGS__)
+#define tn__nn_mha_forward(m, q, k, v, ...) tn_nn_mha_forward_opts(m, q, k, v, TN__POS_KW(tn_mha_forward_opts, __VA_ARGS__))
 /* nn.Transformer.generate_square_subsequent_mask: [sz, sz], -inf above the diagonal, 0 elsewhere. */
 TNDEF tn_tensor *tn_nn_generate_square_subsequent_mask(int64_t sz, tn_dtype dtype);
 
 /* nn.TransformerEncoderLayer / nn.TransformerDecoderLayer(d_model, nhead): one struct for both
    (tn_nn_transformer_encoder_layer(512, 8, .dropout = 0, .batch_first = true)). Children as PyTorch's (self_attn, [multihead_attn,] linear1,
    dropout, linear2, norm1, norm2, [norm3,] dropout1, dropout2[, dropout3]). Masks as
-   tn_nn_mha_forward's; NULL for none. The encoder layer's single-input forward uses no mask. */
+   tn_nn_mha_forward's; NULL for none. The encoder layer's single-input forward uses no mask.
+   Their forwards take PyTorch's masks and is_causal as keyword fields:
+   tn_nn_transformer_encoder_layer_forward(m, src, .src_mask = mask, .is_causal = true). */
 enum { TN_ACTIVATION_RELU = 0, TN_ACTIVATION_GELU };
 #define TN_FIELDS_tn_transformer_layer_opts(X) \
     X(I, dim_feedforward, 2048,  "") \
@@ -4107,11 +4293,29 @@ TNDEF tn_module *tn_nn_transformer_decoder_layer_opts(int64_t d_model, int64_t n
 #define tn_nn_transformer_decoder_layer(d_model, ...) tn_nn_transformer_decoder_layer_opts(d_model, TN__POS_KW(tn_transformer_layer_opts, __VA_ARGS__))
 TNDEF tn_module *tn_nn_transformer_encoder_layer_str(int64_t d_model, int64_t nhead, const char *options);
 TNDEF tn_module *tn_nn_transformer_decoder_layer_str(int64_t d_model, int64_t nhead, const char *options);
-TNDEF tn_tensor *tn_nn_transformer_encoder_layer_forward(tn_module *m, tn_tensor *src, tn_tensor *src_mask,
-                                                         tn_tensor *src_key_padding_mask, bool is_causal);
-TNDEF tn_tensor *tn_nn_transformer_decoder_layer_forward(tn_module *m, tn_tensor *tgt, tn_tensor *memory, tn_tensor *tgt_mask,
-                                                         tn_tensor *memory_mask, tn_tensor *tgt_key_padding_mask,
-                                                         tn_tensor *memory_key_padding_mask, bool tgt_is_causal);
+/* TransformerEncoderLayer.forward(src, src_mask=None, src_key_padding_mask=None, is_causal=False) */
+#define TN_FIELDS_tn_encoder_layer_forward_opts(X) \
+    X(T, src_mask,             NULL,  "") \
+    X(T, src_key_padding_mask, NULL,  "") \
+    X(B, is_causal,            false, "")
+TN__KW_STRUCT(tn_encoder_layer_forward_opts);
+TNDEF tn_tensor *tn_nn_transformer_encoder_layer_forward_opts(tn_module *m, tn_tensor *src, tn_encoder_layer_forward_opts opts);
+#define tn_nn_transformer_encoder_layer_forward(m, ...) \
+    tn_nn_transformer_encoder_layer_forward_opts(m, TN__POS_KW(tn_encoder_layer_forward_opts, __VA_ARGS__))
+/* TransformerDecoderLayer.forward(tgt, memory, tgt_mask=None, memory_mask=None,
+   tgt_key_padding_mask=None, memory_key_padding_mask=None, tgt_is_causal=False) */
+#define TN_FIELDS_tn_decoder_layer_forward_opts(X) \
+    X(T, tgt_mask,                NULL,  "") \
+    X(T, memory_mask,             NULL,  "") \
+    X(T, tgt_key_padding_mask,    NULL,  "") \
+    X(T, memory_key_padding_mask, NULL,  "") \
+    X(B, tgt_is_causal,           false, "")
+TN__KW_STRUCT(tn_decoder_layer_forward_opts);
+TNDEF tn_tensor *tn_nn_transformer_decoder_layer_forward_opts(tn_module *m, tn_tensor *tgt, tn_tensor *memory,
+                                                              tn_decoder_layer_forward_opts opts);
+#define tn_nn_transformer_decoder_layer_forward(m, ...) tn__nn_transformer_decoder_layer_forward(m, __VA_ARGS__)
+#define tn__nn_transformer_decoder_layer_forward(m, tgt, ...) \
+    tn_nn_transformer_decoder_layer_forward_opts(m, tgt, TN__POS_KW(tn_decoder_layer_forward_opts, __VA_ARGS__))
 /* nn.TransformerEncoder / nn.TransformerDecoder: children "layers" (a ModuleList of num_layers
    deep copies of layer, all starting with its weights, as PyTorch's _get_clones) and "norm" (if
    not NULL). Both modules are taken over: layer is freed after copying, norm becomes the child;
@@ -4132,14 +4336,32 @@ TN__KW_STRUCT(tn_transformer_encoder_opts);
 TNDEF tn_module *tn_nn_transformer_encoder_opts(tn_module *encoder_layer, int64_t num_layers, tn_transformer_encoder_opts opts);
 #define tn_nn_transformer_encoder(encoder_layer, ...) tn_nn_transformer_encoder_opts(encoder_layer, TN__POS_KW(tn_transformer_encoder_opts, __VA_ARGS__))
 TNDEF tn_module *tn_nn_transformer_encoder_str(tn_module *encoder_layer, int64_t num_layers, const char *options);
-TNDEF tn_tensor *tn_nn_transformer_encoder_forward(tn_module *m, tn_tensor *src, tn_tensor *mask, tn_tensor *src_key_padding_mask,
-                                                   bool is_causal);
+/* TransformerEncoder.forward(src, mask=None, src_key_padding_mask=None, is_causal=None):
+   .is_causal -1 (None): PyTorch's detection from mask (a causal mask is used as one) */
+#define TN_FIELDS_tn_encoder_forward_opts(X) \
+    X(T,  mask,                 NULL, "") \
+    X(T,  src_key_padding_mask, NULL, "") \
+    X(OB, is_causal,            -1,   "")
+TN__KW_STRUCT(tn_encoder_forward_opts);
+TNDEF tn_tensor *tn_nn_transformer_encoder_forward_opts(tn_module *m, tn_tensor *src, tn_encoder_forward_opts opts);
+#define tn_nn_transformer_encoder_forward(m, ...) tn_nn_transformer_encoder_forward_opts(m, TN__POS_KW(tn_encoder_forward_opts, __VA_ARGS__))
 TNDEF tn_module *tn_nn_transformer_decoder_opts(tn_module *decoder_layer, int64_t num_layers, tn_transformer_stack_opts opts);
 #define tn_nn_transformer_decoder(decoder_layer, ...) tn_nn_transformer_decoder_opts(decoder_layer, TN__POS_KW(tn_transformer_stack_opts, __VA_ARGS__))
 TNDEF tn_module *tn_nn_transformer_decoder_str(tn_module *decoder_layer, int64_t num_layers, const char *options);
-TNDEF tn_tensor *tn_nn_transformer_decoder_forward(tn_module *m, tn_tensor *tgt, tn_tensor *memory, tn_tensor *tgt_mask,
-                                                   tn_tensor *memory_mask, tn_tensor *tgt_key_padding_mask,
-                                                   tn_tensor *memory_key_padding_mask, bool tgt_is_causal);
+/* TransformerDecoder.forward(tgt, memory, tgt_mask=None, memory_mask=None,
+   tgt_key_padding_mask=None, memory_key_padding_mask=None, tgt_is_causal=None): .tgt_is_causal
+   -1 (None) as the encoder's is_causal */
+#define TN_FIELDS_tn_decoder_forward_opts(X) \
+    X(T,  tgt_mask,                NULL, "") \
+    X(T,  memory_mask,             NULL, "") \
+    X(T,  tgt_key_padding_mask,    NULL, "") \
+    X(T,  memory_key_padding_mask, NULL, "") \
+    X(OB, tgt_is_causal,           -1,   "")
+TN__KW_STRUCT(tn_decoder_forward_opts);
+TNDEF tn_tensor *tn_nn_transformer_decoder_forward_opts(tn_module *m, tn_tensor *tgt, tn_tensor *memory, tn_decoder_forward_opts opts);
+#define tn_nn_transformer_decoder_forward(m, ...) tn__nn_transformer_decoder_forward(m, __VA_ARGS__)
+#define tn__nn_transformer_decoder_forward(m, tgt, ...) \
+    tn_nn_transformer_decoder_forward_opts(m, tgt, TN__POS_KW(tn_decoder_forward_opts, __VA_ARGS__))
 
 /* ======================================================================= */
 /* 13. optimizers                                                           */
@@ -4351,11 +4573,22 @@ TNDEF double tn_lr_scheduler_get_last_lr(const tn_lr_scheduler *s, int group); /
 TNDEF int64_t tn_lr_scheduler_last_epoch(const tn_lr_scheduler *s);
 TNDEF void tn_lr_scheduler_free(tn_lr_scheduler *s);           /* NULL is a no-op */
 
-/* torch.nn.utils.clip_grad_norm_: scales the grads so that their joint norm is at most
-   max_norm (coefficient max_norm / (norm + 1e-6), as PyTorch); returns the total norm
-   before clipping (NAN on error). norm_type INFINITY for the max-norm. Parameters
-   without a grad are skipped (none: returns 0). */
-TNDEF double tn_clip_grad_norm_(tn_tensor *const *params, int n, double max_norm, double norm_type);
+/* torch.nn.utils.clip_grad_norm_(parameters, max_norm, norm_type=2.0,
+   error_if_nonfinite=False, foreach=None): scales the grads so that their joint norm is at
+   most max_norm (coefficient max_norm / (norm + 1e-6), as PyTorch); returns the total norm
+   before clipping (NAN on error). .norm_type INFINITY for the max-norm. Parameters without
+   a grad are skipped (none: returns 0). error_if_nonfinite: a nan or inf total norm is
+   PyTorch's error and no grad changes. foreach (None, true, false) is accepted and changes
+   nothing: it only picks PyTorch's kernels. tn_clip_grad_norm_(ps, n, 1.0, .norm_type = 1). */
+#define TN_FIELDS_tn_clip_grad_norm_fn_opts(X) \
+    X(D,  norm_type,          2.0,   "") \
+    X(B,  error_if_nonfinite, false, "") \
+    X(OB, foreach,            -1,    "")
+TN__KW_STRUCT(tn_clip_grad_norm_fn_opts);
+TNDEF double tn_clip_grad_norm__opts(tn_tensor *const *params, int n, double max_norm, tn_clip_grad_norm_fn_opts opts);
+#define tn_clip_grad_norm_(params, ...) tn__clip_grad_norm_(params, __VA_ARGS__)
+#define tn__clip_grad_norm_(params, n, ...) tn_clip_grad_norm__opts(params, n, TN__POS_KW(tn_clip_grad_norm_fn_opts, __VA_ARGS__))
+TNDEF double tn_clip_grad_norm__str(tn_tensor *const *params, int n, double max_norm, const char *options);
 TNDEF int tn_clip_grad_value_(tn_tensor *const *params, int n, double clip_value); /* grads clamped to [-clip_value, clip_value] */
 
 /* Update rules, one element at a time, shared by the CPU step and tensor_cuda.cu. Each
@@ -4806,17 +5039,25 @@ TNDEF tn_tensor *tn_shared_recv(int sock);        /* the tensor tn_shared_send s
 /* ---- distributed (torch.distributed) ----
    Process groups and collectives over MPI, built in with TENSOR_MPI (make DIST=mpi; the
    header needs no MPI otherwise, and then every call is an error that says so). Launch
-   with mpirun: tn_dist_init("mpi", 0) takes the rank and world size from it ("gloo" is
+   with mpirun: tn_dist_init("mpi") takes the rank and world size from it ("gloo" is
    served by MPI too). g = NULL is the default group of all ranks; ranks passed to a
    collective are global ranks, as in PyTorch. Tensors are communicated in place, any
    layout and device (staged through a contiguous CPU copy where needed). Every call
-   completes before its deadline (timeout_s, default $TN_DIST_TIMEOUT or 30 minutes) or
+   completes before its deadline (.timeout, default $TN_DIST_TIMEOUT or 30 minutes) or
    fails with an error, so a rank that died makes the others fail rather than hang. */
 typedef enum tn_dist_op { TN_DIST_SUM, TN_DIST_AVG, TN_DIST_PRODUCT, TN_DIST_MIN, TN_DIST_MAX } tn_dist_op;  /* ReduceOp */
 typedef struct tn_dist_group tn_dist_group;
 typedef struct tn_dist_work tn_dist_work;
 TNDEF bool tn_dist_is_available(void);                 /* built with MPI */
-TNDEF int tn_dist_init(const char *backend, double timeout_s);   /* "mpi" or "gloo"; timeout_s <= 0: the default */
+/* init_process_group(backend, timeout=None): backend "mpi" or "gloo" (NULL: "mpi");
+   .timeout in seconds (PyTorch's timedelta), NAN (None) or <= 0: the default:
+   tn_dist_init("mpi", .timeout = 60). */
+#define TN_FIELDS_tn_dist_init_fn_opts(X) \
+    X(D, timeout, NAN, "")
+TN__KW_STRUCT(tn_dist_init_fn_opts);
+TNDEF int tn_dist_init_opts(const char *backend, tn_dist_init_fn_opts opts);
+#define tn_dist_init(...) tn_dist_init_opts(TN__POS_KW(tn_dist_init_fn_opts, __VA_ARGS__))
+TNDEF int tn_dist_init_str(const char *backend, const char *options);
 TNDEF bool tn_dist_is_initialized(void);
 TNDEF int tn_dist_destroy(void);                       /* destroy_process_group; MPI cannot start again after it */
 TNDEF int tn_dist_get_rank(const tn_dist_group *g);    /* in g (NULL: the world); -1 outside g */
@@ -5708,6 +5949,7 @@ typedef struct tn__kwkey { const char *name; char type; size_t off; const char *
 #define TN__KW_TYPE_S 'S'
 #define TN__KW_TYPE_T 'T'
 #define TN__KW_TYPE_MOD 'N'
+#define TN__KW_TYPE_GEN 'G'
 #define TN__KW_TYPE_IL 'L'
 #define TN__KW_TYPE_DL 'M'
 #define TN__KW_ROW(type, name, def, words) {#name, TN__KW_TYPE_##type, offsetof(TN__KW_T, name), words},
@@ -5899,6 +6141,8 @@ static int tn__kw_set(const char *fn, const tn__kwkey *key, tn__kwspan k, tn__kw
         return TN__FAIL_INT("%s: option %s is a tensor, which the option text cannot give (pass it in the options struct)", fn, name);
     case 'N':
         return TN__FAIL_INT("%s: option %s is a module, which the option text cannot give (pass it in the options struct)", fn, name);
+    case 'G':
+        return TN__FAIL_INT("%s: option %s is a generator, which the option text cannot give (pass it in the options struct)", fn, name);
     default: break;
     }
     /* I, and P given a number */
@@ -6002,7 +6246,7 @@ static bool tn__kw_same(const tn__kwkey *key, const void *a, const void *b) {
         const char *s = *(const char *const *)x, *t = *(const char *const *)y;
         return s == t || (s && t && !strcmp(s, t));
     }
-    case 'T': case 'N': return *(void *const *)x == *(void *const *)y;
+    case 'T': case 'N': case 'G': return *(void *const *)x == *(void *const *)y;
     case 'L': return ((const tn_ints *)x)->n == 0 && ((const tn_ints *)y)->n == 0;
     case 'M': return ((const tn_doubles *)x)->n == 0 && ((const tn_doubles *)y)->n == 0;
     default: return false;
@@ -6051,8 +6295,8 @@ static const tn__kwkey tn__kw_conv[] = {TN_FIELDS_tn_conv_opts(TN__KW_ROW)};
 #define TN__KW_T tn_pool_opts
 static const tn__kwkey tn__kw_pool[] = {TN_FIELDS_tn_pool_opts(TN__KW_ROW)};
 #undef TN__KW_T
-#define TN__KW_T tn_batch_norm_opts
-static const tn__kwkey tn__kw_batch_norm[] = {TN_FIELDS_tn_batch_norm_opts(TN__KW_ROW)};
+#define TN__KW_T tn_batch_norm_module_opts
+static const tn__kwkey tn__kw_batch_norm[] = {TN_FIELDS_tn_batch_norm_module_opts(TN__KW_ROW)};
 #undef TN__KW_T
 #define TN__KW_T tn_layer_norm_module_opts
 static const tn__kwkey tn__kw_layer_norm[] = {TN_FIELDS_tn_layer_norm_module_opts(TN__KW_ROW)};
@@ -6498,6 +6742,71 @@ static const tn__kwkey tn__kw_tensordot[] = {TN_FIELDS_tn_tensordot_fn_opts(TN__
 #define TN__KW_T tn_cross_fn_opts
 static const tn__kwkey tn__kw_cross[] = {TN_FIELDS_tn_cross_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
+/* issue 19's last positional functions: the norms, attention, the in-place random fills, nn.init,
+   clip_grad_norm_, gradcheck, autocast and init_process_group */
+#define TN__KW_T tn_batch_norm_fn_opts
+static const tn__kwkey tn__kw_batch_norm_fn[] = {TN_FIELDS_tn_batch_norm_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_instance_norm_fn_opts
+static const tn__kwkey tn__kw_instance_norm_fn[] = {TN_FIELDS_tn_instance_norm_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_sdpa_fn_opts
+static const tn__kwkey tn__kw_sdpa[] = {TN_FIELDS_tn_sdpa_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_normal_fill_opts
+static const tn__kwkey tn__kw_normal_fill[] = {TN_FIELDS_tn_normal_fill_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_uniform_fill_opts
+static const tn__kwkey tn__kw_uniform_fill[] = {TN_FIELDS_tn_uniform_fill_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_exponential_fill_opts
+static const tn__kwkey tn__kw_exponential_fill[] = {TN_FIELDS_tn_exponential_fill_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_generator_fill_opts
+static const tn__kwkey tn__kw_generator_fill[] = {TN_FIELDS_tn_generator_fill_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_cauchy_fill_opts
+static const tn__kwkey tn__kw_cauchy_fill[] = {TN_FIELDS_tn_cauchy_fill_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_log_normal_fill_opts
+static const tn__kwkey tn__kw_log_normal_fill[] = {TN_FIELDS_tn_log_normal_fill_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_random_fill_opts
+static const tn__kwkey tn__kw_random_fill[] = {TN_FIELDS_tn_random_fill_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_gradcheck_fn_opts
+static const tn__kwkey tn__kw_gradcheck[] = {TN_FIELDS_tn_gradcheck_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_autocast_fn_opts
+static const tn__kwkey tn__kw_autocast[] = {TN_FIELDS_tn_autocast_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_init_gain_fn_opts
+static const tn__kwkey tn__kw_init_gain[] = {TN_FIELDS_tn_init_gain_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_init_uniform_fn_opts
+static const tn__kwkey tn__kw_init_uniform[] = {TN_FIELDS_tn_init_uniform_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_init_normal_fn_opts
+static const tn__kwkey tn__kw_init_normal[] = {TN_FIELDS_tn_init_normal_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_init_xavier_fn_opts
+static const tn__kwkey tn__kw_init_xavier[] = {TN_FIELDS_tn_init_xavier_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_init_kaiming_fn_opts
+static const tn__kwkey tn__kw_init_kaiming[] = {TN_FIELDS_tn_init_kaiming_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_init_trunc_normal_fn_opts
+static const tn__kwkey tn__kw_init_trunc_normal[] = {TN_FIELDS_tn_init_trunc_normal_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_init_sparse_fn_opts
+static const tn__kwkey tn__kw_init_sparse[] = {TN_FIELDS_tn_init_sparse_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_clip_grad_norm_fn_opts
+static const tn__kwkey tn__kw_clip_grad_norm[] = {TN_FIELDS_tn_clip_grad_norm_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_dist_init_fn_opts
+static const tn__kwkey tn__kw_dist_init[] = {TN_FIELDS_tn_dist_init_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
 /* A _str function's body: the defaults, then the text (T's table tn__kw_<table>); on
    success `call` (which may use o) is returned, else NULL. */
 #define TN__KW_STR(T, table, fn, text, call) do { \
@@ -6509,6 +6818,12 @@ static const tn__kwkey tn__kw_cross[] = {TN_FIELDS_tn_cross_fn_opts(TN__KW_ROW)}
 #define TN__KW_STR_BOOL(T, table, fn, text, call) do { \
         T o = TN_DEFAULTS(T); \
         if (tn__kw_parse(fn, text, tn__kw_##table, TN__KW_N(tn__kw_##table), &o, NULL)) return false; \
+        return call; \
+    } while (0)
+/* The same for a _str function that returns a double (NAN on error, as clip_grad_norm_'s). */
+#define TN__KW_STR_NAN(T, table, fn, text, call) do { \
+        T o = TN_DEFAULTS(T); \
+        if (tn__kw_parse(fn, text, tn__kw_##table, TN__KW_N(tn__kw_##table), &o, NULL)) return NAN; \
         return call; \
     } while (0)
 /* The same for a _str function that returns an int (-1 on error). */
@@ -7842,8 +8157,12 @@ static TN__TLS tn__ac_state tn__ac_now[TN_NUM_DEVICES] = {{false, TN_BF16}, {fal
 static TN__TLS struct { tn_device device; tn__ac_state prev; } tn__ac_stack[64];
 static TN__TLS int tn__ac_depth, tn__ac_suspended;
 
-TNDEF int tn_autocast_begin(tn_device device, tn_dtype dtype, bool enabled) {
+TNDEF int tn_autocast_begin_opts(tn_device device, tn_autocast_fn_opts o) {
     if ((unsigned)device >= TN_NUM_DEVICES) return TN__FAIL_INT("tn_autocast_begin: invalid device %d", (int)device);
+    /* dtype None: the device's autocast dtype now (torch.autocast's get_autocast_dtype) */
+    if (o.dtype != -1 && (o.dtype < 0 || o.dtype >= TN_NUM_DTYPES)) return TN__FAIL_INT("tn_autocast_begin: invalid dtype %d", o.dtype);
+    const tn_dtype dtype = o.dtype == -1 ? tn__ac_now[device].dtype : (tn_dtype)o.dtype;
+    const bool enabled = o.enabled;
     if (dtype != TN_F16 && dtype != TN_BF16 && !(device == TN_CUDA && dtype == TN_F32))
         return TN__FAIL_INT("tn_autocast_begin: in %s autocast the target dtype must be float16 or bfloat16, got %s", tn_device_name(device), tn_dtype_name(dtype));
     if (tn__ac_depth == (int)(sizeof tn__ac_stack / sizeof tn__ac_stack[0])) return TN__FAIL_INT("tn_autocast_begin: autocast regions nested more than 64 deep");
@@ -7852,6 +8171,9 @@ TNDEF int tn_autocast_begin(tn_device device, tn_dtype dtype, bool enabled) {
     tn__ac_now[device].enabled = enabled;
     tn__ac_now[device].dtype = dtype;
     return 0;
+}
+TNDEF int tn_autocast_begin_str(tn_device device, const char *options) {
+    TN__KW_STR_INT(tn_autocast_fn_opts, autocast, "tn_autocast_begin", options, tn_autocast_begin_opts(device, o));
 }
 TNDEF int tn_autocast_end(void) {
     if (tn__ac_depth == 0) return TN__FAIL_INT("tn_autocast_end: no autocast region is open");
@@ -9867,7 +10189,7 @@ static tn_tensor *tn__fill_random_(const char *fn, tn_tensor *t, tn_random_op op
     tn_scope_end();
     return rc ? NULL : t;
 }
-TNDEF tn_tensor *tn_normal_(tn_tensor *t, double mean, double std, tn_generator *gen) {
+static tn_tensor *tn__normal_impl(tn_tensor *t, double mean, double std, tn_generator *gen) {
     const char *fn = "tn_normal_";
     TN__CHECK_NULL(t);
     if (tn__check_cpu_dtype(fn, t)) return NULL;
@@ -9875,7 +10197,7 @@ TNDEF tn_tensor *tn_normal_(tn_tensor *t, double mean, double std, tn_generator 
     if (!tn_dtype_is_floating(t->dtype) && !tn_dtype_is_complex(t->dtype)) return (tn_tensor *)tn__error("%s: \"normal_kernel_cpu\" not implemented for '%s'", fn, tn__torch_type_name(t->dtype));
     return TN__AS(fn, tn__fill_random_(fn, t, NORMAL, mean, std, gen));
 }
-TNDEF tn_tensor *tn_uniform_(tn_tensor *t, double from, double to, tn_generator *gen) {
+static tn_tensor *tn__uniform_impl(tn_tensor *t, double from, double to, tn_generator *gen) {
     const char *fn = "tn_uniform_";
     TN__CHECK_NULL(t);
     if (tn__check_cpu_dtype(fn, t)) return NULL;
@@ -9894,7 +10216,7 @@ static int tn__check_sampler_target(const char *fn, const char *what, tn_tensor 
                             fn, what, tn__torch_type_name(t->dtype));
     return 0;
 }
-TNDEF tn_tensor *tn_exponential_(tn_tensor *t, double lambd, tn_generator *gen) {
+static tn_tensor *tn__exponential_impl(tn_tensor *t, double lambd, tn_generator *gen) {
     const char *fn = "tn_exponential_";
     TN__CHECK_NULL(t);
     if (tn__check_sampler_target(fn, "Exponential", t)) return NULL;
@@ -9902,7 +10224,7 @@ TNDEF tn_tensor *tn_exponential_(tn_tensor *t, double lambd, tn_generator *gen) 
     if (!(lambd > 0)) return (tn_tensor *)tn__error("%s: exponential_ expects lambda > 0.0, but found lambda=%g", fn, lambd);
     return TN__AS(fn, tn__sample_(fn, t, TN__EXPONENTIAL, lambd, 0, gen));
 }
-TNDEF tn_tensor *tn_geometric_(tn_tensor *t, double p, tn_generator *gen) {
+static tn_tensor *tn__geometric_impl(tn_tensor *t, double p, tn_generator *gen) {
     const char *fn = "tn_geometric_";
     TN__CHECK_NULL(t);
     if (tn__check_cpu_dtype(fn, t)) return NULL;
@@ -9911,7 +10233,7 @@ TNDEF tn_tensor *tn_geometric_(tn_tensor *t, double p, tn_generator *gen) {
     if (t->dtype == TN_BOOL) return (tn_tensor *)tn__error("%s: \"geometric_cpu\" not implemented for 'Bool'", fn);
     return TN__AS(fn, tn__sample_(fn, t, TN__GEOMETRIC, p, 0, gen));
 }
-TNDEF tn_tensor *tn_cauchy_(tn_tensor *t, double median, double sigma, tn_generator *gen) {
+static tn_tensor *tn__cauchy_impl(tn_tensor *t, double median, double sigma, tn_generator *gen) {
     const char *fn = "tn_cauchy_";
     TN__CHECK_NULL(t);
     /* 2025 PyTorch checks sigma (1.13 drew with any) */
@@ -9919,7 +10241,7 @@ TNDEF tn_tensor *tn_cauchy_(tn_tensor *t, double median, double sigma, tn_genera
     if (tn__check_sampler_target(fn, "Cauchy", t)) return NULL;
     return TN__AS(fn, tn__sample_(fn, t, TN__CAUCHY, median, sigma, gen));
 }
-TNDEF tn_tensor *tn_log_normal_(tn_tensor *t, double mean, double std, tn_generator *gen) {
+static tn_tensor *tn__log_normal_impl(tn_tensor *t, double mean, double std, tn_generator *gen) {
     const char *fn = "tn_log_normal_";
     TN__CHECK_NULL(t);
     if (!(std > 0)) return (tn_tensor *)tn__error("%s: log_normal_ expects std > 0.0, but found std=%g", fn, std);
@@ -10023,12 +10345,27 @@ static tn_tensor *tn__random_impl(tn_tensor *t, int64_t from, int64_t to, tn_gen
     tn_scope_end();
     return rc ? NULL : t;
 }
-TNDEF tn_tensor *tn_random_(tn_tensor *t, int64_t from, int64_t to, tn_generator *gen) {
+static tn_tensor *tn__random_fill(tn_tensor *t, int64_t from, int64_t to, tn_generator *gen) {
     TN__CHECK_NULL(t);
     if (tn__check_cpu_dtype("tn_random_", t)) return NULL;
     if (tn_is_complex(t)) return (tn_tensor *)tn__error("tn_random_: check_random_bounds handles only integral, floating-point and boolean types (got %s)", tn_dtype_name(t->dtype));
     return TN__AS("tn_random_", tn__random_impl(t, from, to, gen));
 }
+/* The in-place fills' keyword forms (PyTorch's names and defaults, the generator a field) */
+TNDEF tn_tensor *tn_normal__opts(tn_tensor *t, tn_normal_fill_opts o) { return tn__normal_impl(t, o.mean, o.std, o.generator); }
+TNDEF tn_tensor *tn_normal__str(tn_tensor *t, const char *options) { TN__KW_STR(tn_normal_fill_opts, normal_fill, "tn_normal_", options, tn_normal__opts(t, o)); }
+TNDEF tn_tensor *tn_uniform__opts(tn_tensor *t, tn_uniform_fill_opts o) { return tn__uniform_impl(t, o.from, o.to, o.generator); }
+TNDEF tn_tensor *tn_uniform__str(tn_tensor *t, const char *options) { TN__KW_STR(tn_uniform_fill_opts, uniform_fill, "tn_uniform_", options, tn_uniform__opts(t, o)); }
+TNDEF tn_tensor *tn_exponential__opts(tn_tensor *t, tn_exponential_fill_opts o) { return tn__exponential_impl(t, o.lambd, o.generator); }
+TNDEF tn_tensor *tn_exponential__str(tn_tensor *t, const char *options) { TN__KW_STR(tn_exponential_fill_opts, exponential_fill, "tn_exponential_", options, tn_exponential__opts(t, o)); }
+TNDEF tn_tensor *tn_cauchy__opts(tn_tensor *t, tn_cauchy_fill_opts o) { return tn__cauchy_impl(t, o.median, o.sigma, o.generator); }
+TNDEF tn_tensor *tn_cauchy__str(tn_tensor *t, const char *options) { TN__KW_STR(tn_cauchy_fill_opts, cauchy_fill, "tn_cauchy_", options, tn_cauchy__opts(t, o)); }
+TNDEF tn_tensor *tn_log_normal__opts(tn_tensor *t, tn_log_normal_fill_opts o) { return tn__log_normal_impl(t, o.mean, o.std, o.generator); }
+TNDEF tn_tensor *tn_log_normal__str(tn_tensor *t, const char *options) { TN__KW_STR(tn_log_normal_fill_opts, log_normal_fill, "tn_log_normal_", options, tn_log_normal__opts(t, o)); }
+TNDEF tn_tensor *tn_random__opts(tn_tensor *t, tn_random_fill_opts o) { return tn__random_fill(t, o.from, o.to, o.generator); }
+TNDEF tn_tensor *tn_random__str(tn_tensor *t, const char *options) { TN__KW_STR(tn_random_fill_opts, random_fill, "tn_random_", options, tn_random__opts(t, o)); }
+TNDEF tn_tensor *tn_geometric__opts(tn_tensor *t, double p, tn_generator_fill_opts o) { return tn__geometric_impl(t, p, o.generator); }
+TNDEF tn_tensor *tn_geometric__str(tn_tensor *t, double p, const char *options) { TN__KW_STR(tn_generator_fill_opts, generator_fill, "tn_geometric_", options, tn_geometric__opts(t, p, o)); }
 
 /* =============================================================================== */
 /* src/ops/views.c: views: view, reshape, permute, narrow, select, expand, squeeze */
@@ -18844,7 +19181,7 @@ static tn_tensor *tn__gumbel_softmax(tn_tensor *logits, tn_gumbel_softmax_fn_opt
     tn_scope_begin();
     /* empty_like(logits, legacy_contiguous_format): a contiguous tensor of logits' shape */
     tn_tensor *e = tn__own(tn__new(logits->dtype, logits->device, logits->shape, logits->ndim));
-    tn_tensor *y = e && tn_exponential_(e, 1.0, NULL) ? tn_softmax(tn_div_scalar(tn_add(logits, tn_neg(tn_log(e))), o.tau), o.dim) : NULL;
+    tn_tensor *y = e && tn_exponential_(e) ? tn_softmax(tn_div_scalar(tn_add(logits, tn_neg(tn_log(e))), o.tau), o.dim) : NULL;
     if (y && o.hard) {
         tn_tensor *index = tn_argmax_dim(y, .dim = o.dim, .keepdim = true);   /* y_soft.max(dim)[1]: the first maximum */
         tn_tensor *ones = index ? tn_ones_like(tn_to_dtype(index, y->dtype)) : NULL;
@@ -28478,9 +28815,11 @@ static tn_tensor *tn__batch_norm_impl(tn_tensor *x, tn_tensor *rm, tn_tensor *rv
     tn_tensor *y = tn_addcmul(shift, x, scale);
     return tn__scope_return(tn__grad_name(y, "NativeBatchNormBackward0"));
 }
-TNDEF tn_tensor *tn_batch_norm(tn_tensor *x, tn_tensor *running_mean, tn_tensor *running_var, tn_tensor *weight, tn_tensor *bias,
-                               bool training, double momentum, double eps) {
-    return TN__AS("tn_batch_norm", tn__batch_norm_impl(x, running_mean, running_var, weight, bias, training, momentum, eps));
+TNDEF tn_tensor *tn_batch_norm_opts(tn_tensor *x, tn_tensor *running_mean, tn_tensor *running_var, tn_batch_norm_fn_opts o) {
+    return TN__AS("tn_batch_norm", tn__batch_norm_impl(x, running_mean, running_var, o.weight, o.bias, o.training, o.momentum, o.eps));
+}
+TNDEF tn_tensor *tn_batch_norm_str(tn_tensor *x, tn_tensor *running_mean, tn_tensor *running_var, const char *options) {
+    TN__KW_STR(tn_batch_norm_fn_opts, batch_norm_fn, "tn_batch_norm", options, tn_batch_norm_opts(x, running_mean, running_var, o));
 }
 /* Layer norm's node: the backend's plain backward, or (create_graph, or declined) the
    closed form with differentiable ops, statistics recomputed from x so that their
@@ -28632,7 +28971,7 @@ static tn_tensor *tn__instance_norm_impl(tn_tensor *x, tn_tensor *rm, tn_tensor 
     tn_tensor *xr = tn_reshape(x, shape, x->ndim);
     tn_tensor *rm_r = rm ? tn_repeat(rm, TN_SHAPE(N)) : NULL, *rv_r = rv ? tn_repeat(rv, TN_SHAPE(N)) : NULL;
     tn_tensor *w_r = w ? tn_repeat(w, TN_SHAPE(N)) : NULL, *b_r = b ? tn_repeat(b, TN_SHAPE(N)) : NULL;
-    tn_tensor *y = tn_batch_norm(xr, rm_r, rv_r, w_r, b_r, use_input_stats, momentum, eps);
+    tn_tensor *y = tn_batch_norm(xr, rm_r, rv_r, .weight = w_r, .bias = b_r, .training = use_input_stats, .momentum = momentum, .eps = eps);
     if (y && use_input_stats && (rm || rv)) { /* fold the per-sample running stats back: their mean over the batch */
         tn_no_grad_begin();
         if (rm) tn_copy_(rm, tn_mean_dims(tn_reshape(rm_r, TN_SHAPE(N, C)), TN_SHAPE(0)));
@@ -28642,9 +28981,11 @@ static tn_tensor *tn__instance_norm_impl(tn_tensor *x, tn_tensor *rm, tn_tensor 
     y = tn_reshape(y, x->shape, x->ndim);
     return tn__scope_return(y);
 }
-TNDEF tn_tensor *tn_instance_norm(tn_tensor *x, tn_tensor *running_mean, tn_tensor *running_var, tn_tensor *weight, tn_tensor *bias,
-                                  bool use_input_stats, double momentum, double eps) {
-    return TN__AS("tn_instance_norm", tn__instance_norm_impl(x, running_mean, running_var, weight, bias, use_input_stats, momentum, eps));
+TNDEF tn_tensor *tn_instance_norm_opts(tn_tensor *x, tn_instance_norm_fn_opts o) {
+    return TN__AS("tn_instance_norm", tn__instance_norm_impl(x, o.running_mean, o.running_var, o.weight, o.bias, o.use_input_stats, o.momentum, o.eps));
+}
+TNDEF tn_tensor *tn_instance_norm_str(tn_tensor *x, const char *options) {
+    TN__KW_STR(tn_instance_norm_fn_opts, instance_norm_fn, "tn_instance_norm", options, tn_instance_norm_opts(x, o));
 }
 
 /* ======================================================================= */
@@ -29739,9 +30080,14 @@ static tn_tensor *tn__sdpa_impl(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_ten
     if (tn__sdpa_fusable(q, k, v, mask, dropout_p)) return tn__sdpa_fused(q, k, v, mask, causal, scale);   /* no L x S matrix */
     return tn__sdpa_composite(q, k, v, mask, dropout_p, causal, scale);
 }
-TNDEF tn_tensor *tn_scaled_dot_product_attention(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *attn_mask, double dropout_p, bool is_causal, double scale) {
-    TN__AUTOCAST(TN__AC_LOWER, tn_scaled_dot_product_attention(ac_[0], ac_[1], ac_[2], ac_[3], dropout_p, is_causal, scale), q, k, v, attn_mask);
-    return TN__AS("tn_scaled_dot_product_attention", tn__sdpa_impl(q, k, v, attn_mask, dropout_p, is_causal, scale));
+/* scale NAN (None) or not positive: 1/sqrt(E) (tn__sdpa_impl's !(scale > 0)) */
+TNDEF tn_tensor *tn_scaled_dot_product_attention_opts(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_sdpa_fn_opts o) {
+    TN__AUTOCAST(TN__AC_LOWER, tn_scaled_dot_product_attention(ac_[0], ac_[1], ac_[2], .attn_mask = ac_[3], .dropout_p = o.dropout_p, .is_causal = o.is_causal,
+                                                               .scale = o.scale), q, k, v, o.attn_mask);
+    return TN__AS("tn_scaled_dot_product_attention", tn__sdpa_impl(q, k, v, o.attn_mask, o.dropout_p, o.is_causal, o.scale));
+}
+TNDEF tn_tensor *tn_scaled_dot_product_attention_str(tn_tensor *q, tn_tensor *k, tn_tensor *v, const char *options) {
+    TN__KW_STR(tn_sdpa_fn_opts, sdpa, "tn_scaled_dot_product_attention", options, tn_scaled_dot_product_attention_opts(q, k, v, o));
 }
 
 /* ======================================================================= */
@@ -33345,7 +33691,7 @@ static bool tn__gc_dtype_ok(tn_dtype d) { return tn_dtype_is_floating(d) || d ==
 static bool tn__gc_double(tn_dtype d) { return d == TN_F64 || d == TN_C128; }
 static int64_t tn__gc_coords(const tn_tensor *t) { return tn_dtype_is_complex(t->dtype) ? tn__mul_sat(tn_numel(t), 2) : tn_numel(t); }
 
-TNDEF bool tn_gradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, void *user, double eps, double atol, double rtol) {
+static bool tn__gradcheck_impl(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, void *user, double eps, double atol, double rtol) {
     if (!fn || !inputs || n <= 0) { tn__error("tn_gradcheck: need a function and inputs"); return false; }
     if (eps <= 0) eps = 1e-6;
     if (atol <= 0) atol = 1e-5;
@@ -33452,7 +33798,7 @@ static tn_tensor *tn__gg_fn(tn_tensor *const *in, int n_all, void *u) {
     for (int k = 0; k < nx; k++) gs[k] = tn_reshape(gs[k] ? gs[k] : tn_zeros_like(xs[k]), &m1, 1);
     return tn_cat(gs, nx);
 }
-TNDEF bool tn_gradgradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, void *user, double eps, double atol, double rtol) {
+static bool tn__gradgradcheck_impl(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, void *user, double eps, double atol, double rtol) {
     if (!fn || !inputs || n <= 0 || n >= TN_MAX_DIMS * 4) { tn__error("tn_gradgradcheck: need a function and 1 to %d inputs", TN_MAX_DIMS * 4 - 1); return false; }
     tn_scope_begin();
     tn_tensor *out = fn(inputs, n, user), *all[TN_MAX_DIMS * 4];
@@ -33471,7 +33817,7 @@ TNDEF bool tn_gradgradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n,
         c.fn = fn;
         c.user = user;
         c.n = n;
-        if (ok) ok = tn_gradcheck(tn__gg_fn, all, n + 1, &c, eps, atol, rtol);
+        if (ok) ok = tn__gradcheck_impl(tn__gg_fn, all, n + 1, &c, eps, atol, rtol);
     }
     tn_scope_end();
     return ok;
@@ -33499,6 +33845,18 @@ static tn_tensor *tn__grad_name_over(tn_tensor *t, const char *name, tn_tensor *
     nd->shown = e;
     nd->nshown = n;
     return t;
+}
+TNDEF bool tn_gradcheck_opts(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, void *user, tn_gradcheck_fn_opts o) {
+    return tn__gradcheck_impl(fn, inputs, n, user, o.eps, o.atol, o.rtol);
+}
+TNDEF bool tn_gradcheck_str(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, void *user, const char *options) {
+    TN__KW_STR_BOOL(tn_gradcheck_fn_opts, gradcheck, "tn_gradcheck", options, tn_gradcheck_opts(fn, inputs, n, user, o));
+}
+TNDEF bool tn_gradgradcheck_opts(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, void *user, tn_gradcheck_fn_opts o) {
+    return tn__gradgradcheck_impl(fn, inputs, n, user, o.eps, o.atol, o.rtol);
+}
+TNDEF bool tn_gradgradcheck_str(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, void *user, const char *options) {
+    TN__KW_STR_BOOL(tn_gradcheck_fn_opts, gradcheck, "tn_gradgradcheck", options, tn_gradgradcheck_opts(fn, inputs, n, user, o));
 }
 
 /* ============================================================================== */
@@ -34154,7 +34512,8 @@ static int tn__fans(const char *fn, tn_tensor *t, double *fan_in, double *fan_ou
     *fan_out = (double)t->shape[0] * rf;
     return 0;
 }
-TNDEF double tn_init_calculate_gain(const char *nl, double param) {
+TNDEF double tn_init_calculate_gain_opts(const char *nl, tn_init_gain_fn_opts o) {
+    const double param = o.param;
     if (!nl) nl = "leaky_relu";
     if (!strcmp(nl, "linear") || !strcmp(nl, "sigmoid") || !strncmp(nl, "conv", 4)) return 1;
     if (!strcmp(nl, "tanh")) return 5.0 / 3;
@@ -34164,66 +34523,85 @@ TNDEF double tn_init_calculate_gain(const char *nl, double param) {
     tn__error("tn_init_calculate_gain: unsupported nonlinearity %s", nl);
     return NAN;
 }
+TNDEF double tn_init_calculate_gain_str(const char *nonlinearity, const char *options) {
+    TN__KW_STR_NAN(tn_init_gain_fn_opts, init_gain, "tn_init_calculate_gain", options, tn_init_calculate_gain_opts(nonlinearity, o));
+}
 #define TN__INIT_BEGIN(fn) if (!t) return -1; if (!tn_dtype_is_floating(t->dtype)) return TN__FAIL_INT("%s: expected a floating tensor, got %s", fn, tn_dtype_name(t->dtype)); tn_scope_begin()
 #define TN__INIT_END(src) do { int rc_ = tn__init_fill(t, src); tn_scope_end(); return rc_; } while (0)
 /* Tensor.uniform_ / normal_ under no_grad, as PyTorch's init: a non-contiguous t is drawn in
    its memory order */
-static int tn__init_random(const char *fn, tn_tensor *t, bool normal, double a, double b) {
+static int tn__init_random(const char *fn, tn_tensor *t, bool normal, double a, double b, tn_generator *gen) {
     if (!t) return -1;
     if (!tn_dtype_is_floating(t->dtype)) return TN__FAIL_INT("%s: expected a floating tensor, got %s", fn, tn_dtype_name(t->dtype));
     tn_no_grad_begin();
-    tn_tensor *r = TN__AS(fn, normal ? tn_normal_(t, a, b, NULL) : tn_uniform_(t, a, b, NULL));
+    tn_tensor *r = TN__AS(fn, normal ? tn_normal_(t, .mean = a, .std = b, .generator = gen) : tn_uniform_(t, .from = a, .to = b, .generator = gen));
     tn_no_grad_end();
     return r ? 0 : -1;
 }
-TNDEF int tn_init_uniform_(tn_tensor *t, double a, double b) { return tn__init_random("tn_init_uniform_", t, false, a, b); }
-TNDEF int tn_init_normal_(tn_tensor *t, double mean, double std) { return tn__init_random("tn_init_normal_", t, true, mean, std); }
+TNDEF int tn_init_uniform__opts(tn_tensor *t, tn_init_uniform_fn_opts o) { return tn__init_random("tn_init_uniform_", t, false, o.a, o.b, o.generator); }
+TNDEF int tn_init_uniform__str(tn_tensor *t, const char *options) { TN__KW_STR_INT(tn_init_uniform_fn_opts, init_uniform, "tn_init_uniform_", options, tn_init_uniform__opts(t, o)); }
+TNDEF int tn_init_normal__opts(tn_tensor *t, tn_init_normal_fn_opts o) { return tn__init_random("tn_init_normal_", t, true, o.mean, o.std, o.generator); }
+TNDEF int tn_init_normal__str(tn_tensor *t, const char *options) { TN__KW_STR_INT(tn_init_normal_fn_opts, init_normal, "tn_init_normal_", options, tn_init_normal__opts(t, o)); }
 TNDEF int tn_init_constant_(tn_tensor *t, double value) {
     TN__INIT_BEGIN("tn_init_constant_");
     TN__INIT_END(tn_full(t->shape, t->ndim, value, t->dtype));
 }
 TNDEF int tn_init_zeros_(tn_tensor *t) { return tn_init_constant_(t, 0); }
 TNDEF int tn_init_ones_(tn_tensor *t) { return tn_init_constant_(t, 1); }
-TNDEF int tn_init_xavier_uniform_(tn_tensor *t, double gain) {
+TNDEF int tn_init_xavier_uniform__opts(tn_tensor *t, tn_init_xavier_fn_opts o) {
     double fi, fo;
     if (t && tn__fans("tn_init_xavier_uniform_", t, &fi, &fo)) return -1;
-    double a = t ? sqrt(3.0) * gain * sqrt(2.0 / (fi + fo)) : 0;
-    return tn_init_uniform_(t, -a, a);
+    double a = t ? sqrt(3.0) * o.gain * sqrt(2.0 / (fi + fo)) : 0;
+    return tn_init_uniform_(t, .a = -a, .b = a, .generator = o.generator);
 }
-TNDEF int tn_init_xavier_normal_(tn_tensor *t, double gain) {
+TNDEF int tn_init_xavier_uniform__str(tn_tensor *t, const char *options) { TN__KW_STR_INT(tn_init_xavier_fn_opts, init_xavier, "tn_init_xavier_uniform_", options, tn_init_xavier_uniform__opts(t, o)); }
+TNDEF int tn_init_xavier_normal__opts(tn_tensor *t, tn_init_xavier_fn_opts o) {
     double fi, fo;
     if (t && tn__fans("tn_init_xavier_normal_", t, &fi, &fo)) return -1;
-    return tn_init_normal_(t, 0, t ? gain * sqrt(2.0 / (fi + fo)) : 0);
+    return tn_init_normal_(t, .mean = 0, .std = t ? o.gain * sqrt(2.0 / (fi + fo)) : 0, .generator = o.generator);
 }
+TNDEF int tn_init_xavier_normal__str(tn_tensor *t, const char *options) { TN__KW_STR_INT(tn_init_xavier_fn_opts, init_xavier, "tn_init_xavier_normal_", options, tn_init_xavier_normal__opts(t, o)); }
 static double tn__kaiming_std(const char *fn, tn_tensor *t, double a, const char *mode, const char *nl) {
     double fi, fo;
     if (tn__fans(fn, t, &fi, &fo)) return NAN;
     bool out = mode && !strcmp(mode, "fan_out");
     if (mode && !out && strcmp(mode, "fan_in")) { tn__error("%s: mode %s not supported, please use one of fan_in, fan_out", fn, mode); return NAN; }
-    double gain = tn_init_calculate_gain(nl ? nl : "leaky_relu", a);
+    double gain = tn_init_calculate_gain(nl ? nl : "leaky_relu", .param = a);
     double fan = out ? fo : fi;
     if (fan == 0) { tn__error("%s: initializing zero-element tensors is a no-op", fn); return NAN; }
     return gain / sqrt(fan);
 }
-TNDEF int tn_init_kaiming_uniform_(tn_tensor *t, double a, const char *mode, const char *nonlinearity) {
+TNDEF int tn_init_kaiming_uniform__opts(tn_tensor *t, tn_init_kaiming_fn_opts o) {
     if (!t) return -1;
-    double std = tn__kaiming_std("tn_init_kaiming_uniform_", t, a, mode, nonlinearity);
-    return std != std ? -1 : tn_init_uniform_(t, -sqrt(3.0) * std, sqrt(3.0) * std);
+    double std = tn__kaiming_std("tn_init_kaiming_uniform_", t, o.a, o.mode, o.nonlinearity);
+    return std != std ? -1 : tn_init_uniform_(t, .a = -sqrt(3.0) * std, .b = sqrt(3.0) * std, .generator = o.generator);
 }
-TNDEF int tn_init_kaiming_normal_(tn_tensor *t, double a, const char *mode, const char *nonlinearity) {
+TNDEF int tn_init_kaiming_normal__opts(tn_tensor *t, tn_init_kaiming_fn_opts o) {
     if (!t) return -1;
-    double std = tn__kaiming_std("tn_init_kaiming_normal_", t, a, mode, nonlinearity);
-    return std != std ? -1 : tn_init_normal_(t, 0, std);
+    double std = tn__kaiming_std("tn_init_kaiming_normal_", t, o.a, o.mode, o.nonlinearity);
+    return std != std ? -1 : tn_init_normal_(t, .mean = 0, .std = std, .generator = o.generator);
 }
+/* mode and nonlinearity from the text are the parser's copies, freed after the call */
+static int tn__init_kaiming_str(const char *fn, tn_tensor *t, const char *options, bool normal) {
+    tn_init_kaiming_fn_opts o = TN_DEFAULTS(tn_init_kaiming_fn_opts);
+    uint64_t seen;
+    if (tn__kw_parse(fn, options, tn__kw_init_kaiming, TN__KW_N(tn__kw_init_kaiming), &o, &seen)) return -1;
+    int rc = normal ? tn_init_kaiming_normal__opts(t, o) : tn_init_kaiming_uniform__opts(t, o);
+    tn__kw_release(tn__kw_init_kaiming, TN__KW_N(tn__kw_init_kaiming), &o, seen);
+    return rc;
+}
+TNDEF int tn_init_kaiming_uniform__str(tn_tensor *t, const char *options) { return tn__init_kaiming_str("tn_init_kaiming_uniform_", t, options, false); }
+TNDEF int tn_init_kaiming_normal__str(tn_tensor *t, const char *options) { return tn__init_kaiming_str("tn_init_kaiming_normal_", t, options, true); }
 /* Linear's and Conv's weight init, kaiming_uniform_(a=sqrt(5)): U(-1/sqrt(fan_in), 1/sqrt(fan_in)),
    its bound computed as PyTorch computes it (the same float bound, so the same numbers);
    a no-op on an empty weight (PyTorch warns). */
 static int tn__init_kaiming_a5(tn_tensor *w) {
-    return tn_numel(w) == 0 ? 0 : tn_init_kaiming_uniform_(w, sqrt(5.0), "fan_in", "leaky_relu");
+    return tn_numel(w) == 0 ? 0 : tn_init_kaiming_uniform_(w, .a = sqrt(5.0));
 }
 /* Q of the QR decomposition of a normal [rows, cols] draw (modified Gram-Schmidt on the
    shorter side, signs fixed by R's diagonal as PyTorch), times gain. */
-TNDEF int tn_init_orthogonal_(tn_tensor *t, double gain) {
+TNDEF int tn_init_orthogonal__opts(tn_tensor *t, tn_init_xavier_fn_opts o) {
+    const double gain = o.gain;
     const char *fn = "tn_init_orthogonal_";
     if (!t) return -1;
     if (t->ndim < 2) return TN__FAIL_INT("%s: only tensors with 2 or more dimensions are supported (got %s)", fn, TN__SHAPE(t));
@@ -34233,7 +34611,7 @@ TNDEF int tn_init_orthogonal_(tn_tensor *t, double gain) {
     bool tr = rows < cols;
     int64_t m = tr ? cols : rows, n = tr ? rows : cols;        /* orthonormalise the n columns of [m, n] */
     /* PyTorch's draw: normal_ of a [rows, cols] tensor of t's dtype, transposed when rows < cols */
-    tn_tensor *d = tn_to_dtype(tn_normal(0, 1, TN_SHAPE(rows, cols), t->dtype, NULL), TN_F64);
+    tn_tensor *d = tn_to_dtype(tn_normal(0, 1, TN_SHAPE(rows, cols), t->dtype, o.generator), TN_F64);
     tn_tensor *a = d ? tn_contiguous(tr ? tn_t(d) : d) : NULL;
     double *q = a ? (double *)tn_data_ptr(a) : NULL;
     for (int64_t j = 0; q && j < n; j++) {
@@ -34251,6 +34629,7 @@ TNDEF int tn_init_orthogonal_(tn_tensor *t, double gain) {
     tn_tensor *r = a ? tn_reshape(tr ? tn_t(a) : a, t->shape, t->ndim) : NULL;
     TN__INIT_END(r);
 }
+TNDEF int tn_init_orthogonal__str(tn_tensor *t, const char *options) { TN__KW_STR_INT(tn_init_xavier_fn_opts, init_xavier, "tn_init_orthogonal_", options, tn_init_orthogonal__opts(t, o)); }
 /* Inverse error function: Giles' single-precision start polished by two Newton steps. */
 static double tn__erfinv(double y) {
     if (y <= -1) return -HUGE_VAL;
@@ -34270,7 +34649,8 @@ static double tn__erfinv(double y) {
     return x;
 }
 /* PyTorch's method: uniform in [cdf(a), cdf(b)], inverse CDF, clamp. */
-TNDEF int tn_init_trunc_normal_(tn_tensor *t, double mean, double std, double a, double b) {
+TNDEF int tn_init_trunc_normal__opts(tn_tensor *t, tn_init_trunc_normal_fn_opts o) {
+    const double mean = o.mean, std = o.std, a = o.a, b = o.b;
     const char *fn = "tn_init_trunc_normal_";
     if (!t) return -1;
     if (!(a < b)) return TN__FAIL_INT("%s: need a < b (got a=%g, b=%g)", fn, a, b);
@@ -34280,7 +34660,7 @@ TNDEF int tn_init_trunc_normal_(tn_tensor *t, double mean, double std, double a,
        erfinv_, mul_(std sqrt(2)), add_(mean), clamp_ */
     const bool f32 = t->dtype == TN_F32;
     tn_no_grad_begin();
-    tn_tensor *drawn = tn_uniform_(t, 2 * l - 1, 2 * u - 1, NULL);
+    tn_tensor *drawn = tn_uniform_(t, .from = 2 * l - 1, .to = 2 * u - 1, .generator = o.generator);
     tn_no_grad_end();
     tn_tensor *r = drawn ? tn_contiguous(tn_to_dtype(t, TN_F64)) : NULL;
     double *p = r ? (double *)tn_data_ptr(r) : NULL;
@@ -34296,7 +34676,11 @@ TNDEF int tn_init_trunc_normal_(tn_tensor *t, double mean, double std, double a,
 /* PyTorch's sparse_: normal_(0, std), then in each column the rows of the first
    ceil(sparsity rows) entries of a randperm(rows) (a Python slice: a negative count drops
    from the end) set to 0, column by column from the default generator. */
-TNDEF int tn_init_sparse_(tn_tensor *t, double sparsity, double std) {
+TNDEF int tn_init_trunc_normal__str(tn_tensor *t, const char *options) {
+    TN__KW_STR_INT(tn_init_trunc_normal_fn_opts, init_trunc_normal, "tn_init_trunc_normal_", options, tn_init_trunc_normal__opts(t, o));
+}
+TNDEF int tn_init_sparse__opts(tn_tensor *t, double sparsity, tn_init_sparse_fn_opts o) {
+    const double std = o.std;
     const char *fn = "tn_init_sparse_";
     if (!t) return -1;
     if (t->ndim != 2) return TN__FAIL_INT("%s: Only tensors with 2 dimensions are supported (got shape %s)", fn, TN__SHAPE(t));
@@ -34306,15 +34690,18 @@ TNDEF int tn_init_sparse_(tn_tensor *t, double sparsity, double std) {
     nz = nz < 0 ? (rows + nz > 0 ? rows + nz : 0) : nz < rows ? nz : rows;
     TN__INIT_BEGIN(fn);
     tn_no_grad_begin();
-    int rc = TN__AS(fn, tn_normal_(t, 0, std, NULL)) ? 0 : -1;
+    int rc = TN__AS(fn, tn_normal_(t, .std = std, .generator = o.generator)) ? 0 : -1;
     for (int64_t c = 0; c < cols && rc == 0; c++) {
-        tn_tensor *perm = tn_randperm(rows, TN_I64, NULL);
+        tn_tensor *perm = tn_randperm(rows, TN_I64, o.generator);
         tn_tensor *zero = perm ? tn_narrow(perm, 0, 0, nz) : NULL;
         rc = zero && tn_index_fill_(tn_select(t, 1, c), 0, zero, 0) ? 0 : -1;
     }
     tn_no_grad_end();
     tn_scope_end();
     return rc;
+}
+TNDEF int tn_init_sparse__str(tn_tensor *t, double sparsity, const char *options) {
+    TN__KW_STR_INT(tn_init_sparse_fn_opts, init_sparse, "tn_init_sparse_", options, tn_init_sparse__opts(t, sparsity, o));
 }
 
 /* ================================================================================== */
@@ -34377,7 +34764,7 @@ TNDEF tn_module *tn_nn_linear_opts(int64_t in, int64_t out, tn_linear_opts o) {
     l->in = in; l->out = out;
     tn_tensor *w = tn__param(&l->base, "weight", TN_SHAPE(out, in)), *b = bias ? tn__param(&l->base, "bias", TN_SHAPE(out)) : NULL;
     double bound = in > 0 ? 1 / sqrt((double)in) : 0;   /* reset_parameters: weight, then bias U(-1/sqrt(in), 1/sqrt(in)) */
-    int failed = !w || (bias && !b) || tn__init_kaiming_a5(w) || (b && tn_init_uniform_(b, -bound, bound));
+    int failed = !w || (bias && !b) || tn__init_kaiming_a5(w) || (b && tn_init_uniform_(b, .a = -bound, .b = bound));
     return tn__module_or_free(&l->base, failed);
 }
 TNDEF tn_module *tn_nn_linear_str(int64_t in, int64_t out, const char *options) {
@@ -34400,7 +34787,7 @@ TNDEF tn_module *tn_nn_bilinear_opts(int64_t in1, int64_t in2, int64_t out, tn_l
     l->in = in1; l->in2 = in2; l->out = out;
     tn_tensor *w = tn__param(&l->base, "weight", TN_SHAPE(out, in1, in2)), *b = bias ? tn__param(&l->base, "bias", TN_SHAPE(out)) : NULL;
     double bound = in1 > 0 ? 1 / sqrt((double)in1) : 0;
-    int failed = !w || (bias && !b) || tn_init_uniform_(w, -bound, bound) || (b && tn_init_uniform_(b, -bound, bound));
+    int failed = !w || (bias && !b) || tn_init_uniform_(w, .a = -bound, .b = bound) || (b && tn_init_uniform_(b, .a = -bound, .b = bound));
     return tn__module_or_free(&l->base, failed);
 }
 TNDEF tn_module *tn_nn_bilinear_str(int64_t in1, int64_t in2, int64_t out, const char *options) {
@@ -34487,7 +34874,7 @@ static tn_module *tn__conv_new(const char *fn, const tn_module_type *type, int n
     double fan_in = 0;
     if (w) fan_in = (double)tn_numel(w) / (double)w->shape[0];   /* size(1) * receptive field, as _calculate_fan_in_and_fan_out */
     double bound = fan_in > 0 ? 1 / sqrt(fan_in) : 0;
-    bool failed = !w || (o.bias && !b) || tn__init_kaiming_a5(w) || (b && tn_init_uniform_(b, -bound, bound));
+    bool failed = !w || (o.bias && !b) || tn__init_kaiming_a5(w) || (b && tn_init_uniform_(b, .a = -bound, .b = bound));
     return tn__module_or_free(&c->base, failed);
 }
 TNDEF tn_module *tn_nn_conv1d_opts(int64_t in, int64_t out, int64_t k, tn_conv_opts o) { return tn__conv_new("tn_nn_conv1d", &tn__conv1d_type, 1, false, in, out, k, o); }
@@ -34600,7 +34987,8 @@ static tn_tensor *tn__norm_fwd(tn_module *m, tn_tensor *x) {
     }
     tn_tensor *rm = tn_module_get(m, "running_mean"), *rv = tn_module_get(m, "running_var");
     bool bn_training = m->training || (!rm && !rv);
-    return TN__AS(fn, tn_batch_norm(x, !m->training || q->track ? rm : NULL, !m->training || q->track ? rv : NULL, w, b, bn_training, factor, q->eps));
+    return TN__AS(fn, tn_batch_norm(x, !m->training || q->track ? rm : NULL, !m->training || q->track ? rv : NULL, .weight = w, .bias = b,
+                                    .training = bn_training, .momentum = factor, .eps = q->eps));
 }
 static void tn__norm_repr(tn_module *m, char *b, size_t n) {
     tn__normm *q = (tn__normm *)m;
@@ -34639,13 +35027,13 @@ static tn_module *tn__norm_new(const char *fn, const tn_module_type *type, int k
                  !tn__buffer(&q->base, "num_batches_tracked", NULL, 0, TN_I64, 0);
     return tn__module_or_free(&q->base, failed);
 }
-TNDEF tn_module *tn_nn_batch_norm1d_opts(int64_t nf, tn_batch_norm_opts o) {
+TNDEF tn_module *tn_nn_batch_norm1d_opts(int64_t nf, tn_batch_norm_module_opts o) {
     return tn__norm_new("tn_nn_batch_norm1d", &tn__bn1d_type, 0, nf, 0, NULL, 0, o.eps, o.momentum, o.affine, true, o.track_running_stats);
 }
-TNDEF tn_module *tn_nn_batch_norm2d_opts(int64_t nf, tn_batch_norm_opts o) {
+TNDEF tn_module *tn_nn_batch_norm2d_opts(int64_t nf, tn_batch_norm_module_opts o) {
     return tn__norm_new("tn_nn_batch_norm2d", &tn__bn2d_type, 1, nf, 0, NULL, 0, o.eps, o.momentum, o.affine, true, o.track_running_stats);
 }
-TNDEF tn_module *tn_nn_batch_norm3d_opts(int64_t nf, tn_batch_norm_opts o) {
+TNDEF tn_module *tn_nn_batch_norm3d_opts(int64_t nf, tn_batch_norm_module_opts o) {
     return tn__norm_new("tn_nn_batch_norm3d", &tn__bn3d_type, 4, nf, 0, NULL, 0, o.eps, o.momentum, o.affine, true, o.track_running_stats);
 }
 TNDEF tn_module *tn_nn_layer_norm_opts(const int64_t *shape, int n, tn_layer_norm_module_opts o) {
@@ -34655,13 +35043,13 @@ TNDEF tn_module *tn_nn_group_norm_opts(int64_t groups, int64_t channels, tn_grou
     return tn__norm_new("tn_nn_group_norm", &tn__gn_type, 3, channels, groups, NULL, 0, o.eps, 0, o.affine, true, false);
 }
 TNDEF tn_module *tn_nn_batch_norm1d_str(int64_t nf, const char *options) {
-    TN__KW_STR(tn_batch_norm_opts, batch_norm, "tn_nn_batch_norm1d", options, tn_nn_batch_norm1d_opts(nf, o));
+    TN__KW_STR(tn_batch_norm_module_opts, batch_norm, "tn_nn_batch_norm1d", options, tn_nn_batch_norm1d_opts(nf, o));
 }
 TNDEF tn_module *tn_nn_batch_norm2d_str(int64_t nf, const char *options) {
-    TN__KW_STR(tn_batch_norm_opts, batch_norm, "tn_nn_batch_norm2d", options, tn_nn_batch_norm2d_opts(nf, o));
+    TN__KW_STR(tn_batch_norm_module_opts, batch_norm, "tn_nn_batch_norm2d", options, tn_nn_batch_norm2d_opts(nf, o));
 }
 TNDEF tn_module *tn_nn_batch_norm3d_str(int64_t nf, const char *options) {
-    TN__KW_STR(tn_batch_norm_opts, batch_norm, "tn_nn_batch_norm3d", options, tn_nn_batch_norm3d_opts(nf, o));
+    TN__KW_STR(tn_batch_norm_module_opts, batch_norm, "tn_nn_batch_norm3d", options, tn_nn_batch_norm3d_opts(nf, o));
 }
 TNDEF tn_module *tn_nn_layer_norm_str(const int64_t *shape, int n, const char *options) {
     TN__KW_STR(tn_layer_norm_module_opts, layer_norm, "tn_nn_layer_norm", options, tn_nn_layer_norm_opts(shape, n, o));
@@ -34718,7 +35106,7 @@ TNDEF tn_module *tn_nn_embedding_opts(int64_t num, int64_t dim, tn_embedding_opt
     if (!q) return NULL;
     q->a = num; q->b = dim; q->padded = given; q->p = given ? (double)(pad < 0 ? pad + num : pad) : 0;
     tn_tensor *w = tn__param(&q->base, "weight", TN_SHAPE(num, dim));
-    int failed = !w || tn_init_normal_(w, 0, 1);
+    int failed = !w || tn_init_normal_(w);
     if (!failed && q->padded) {
         tn_scope_begin();
         failed = tn__init_fill(tn_select(tn_detach(w), 0, (int64_t)q->p), tn_zeros(TN_SHAPE(dim), TN_F32));
@@ -34984,7 +35372,7 @@ static tn_module *tn__conv3d_new(const char *fn, bool transposed, int64_t in, in
     const int64_t shape[5] = {transposed ? in : out, transposed ? out / o.groups : in / o.groups, k[0], k[1], k[2]};
     tn_tensor *w = tn__param(&c->base, "weight", shape, 5), *b = o.bias ? tn__param(&c->base, "bias", TN_SHAPE(out)) : NULL;
     const double fan_in = w ? (double)tn_numel(w) / (double)w->shape[0] : 0, bound = fan_in > 0 ? 1 / sqrt(fan_in) : 0;
-    const bool failed = !w || (o.bias && !b) || tn_init_uniform_(w, -bound, bound) || (b && tn_init_uniform_(b, -bound, bound));
+    const bool failed = !w || (o.bias && !b) || tn_init_uniform_(w, .a = -bound, .b = bound) || (b && tn_init_uniform_(b, .a = -bound, .b = bound));
     return tn__module_or_free(&c->base, failed);
 }
 TNDEF tn_module *tn_nn_conv3d_opts(int64_t in, int64_t out, int64_t k, tn_conv3d_layer_opts o) { return tn__conv3d_new("tn_nn_conv3d", false, in, out, k, o); }
@@ -35243,7 +35631,7 @@ TNDEF tn_module *tn_nn_embedding_bag_opts(int64_t num, int64_t dim, tn_embedding
     if (!q) return NULL;
     q->num = num; q->dim = dim; q->o = o;
     tn_tensor *w = tn__param(&q->base, "weight", TN_SHAPE(num, dim));
-    int failed = !w || tn_init_normal_(w, 0, 1);
+    int failed = !w || tn_init_normal_(w);
     if (!failed && o.padding_idx != TN_NONE) {
         tn_scope_begin();
         failed = tn__init_fill(tn_select(tn_detach(w), 0, o.padding_idx), tn_zeros(TN_SHAPE(dim), TN_F32));
@@ -35277,7 +35665,7 @@ static tn_tensor *tn__lazy_linear_fwd(tn_module *m, tn_tensor *x) {
     const bool bias = tn_module_get(m, "bias") != NULL;
     tn_tensor *w = tn__lazy_param(m, "weight", TN_SHAPE(l->out, in), false, 0), *b = bias ? tn__lazy_param(m, "bias", TN_SHAPE(l->out), false, 0) : NULL;
     const double bound = in > 0 ? 1 / sqrt((double)in) : 0;
-    if (!w || (bias && !b) || tn_init_uniform_(w, -bound, bound) || (b && tn_init_uniform_(b, -bound, bound))) return NULL;
+    if (!w || (bias && !b) || tn_init_uniform_(w, .a = -bound, .b = bound) || (b && tn_init_uniform_(b, .a = -bound, .b = bound))) return NULL;
     l->in = in;
     m->type = &tn__linear_type;
     return tn__linear_fwd(m, x);
@@ -35317,7 +35705,7 @@ static tn_tensor *tn__lazy_conv_fwd(tn_module *m, tn_tensor *x) {
     const bool bias = tn_module_get(m, "bias") != NULL;
     tn_tensor *w = tn__lazy_param(m, "weight", shape, 2 + nsp, false, 0), *b = bias ? tn__lazy_param(m, "bias", TN_SHAPE(out), false, 0) : NULL;
     const double fan_in = w ? (double)tn_numel(w) / (double)w->shape[0] : 0, bound = fan_in > 0 ? 1 / sqrt(fan_in) : 0;
-    if (!w || (bias && !b) || tn_init_uniform_(w, -bound, bound) || (b && tn_init_uniform_(b, -bound, bound))) return NULL;
+    if (!w || (bias && !b) || tn_init_uniform_(w, .a = -bound, .b = bound) || (b && tn_init_uniform_(b, .a = -bound, .b = bound))) return NULL;
     if (three) {
         c3->in = in;
         m->type = transposed ? &tn__convt3d_type : &tn__conv3d_type;
@@ -35392,9 +35780,9 @@ static tn_module *tn__lazy_bn(tn_module *m, int d) {
     m->type = &tn__lazy_bn_types[d];
     return tn__module_or_free(m, !tn__lazy_placeholders(m, params, 2, false) || !tn__lazy_placeholders(m, bufs, 2, true));
 }
-TNDEF tn_module *tn_nn_lazy_batch_norm1d_opts(tn_batch_norm_opts o) { return tn__lazy_bn(tn_nn_batch_norm1d_opts(1, o), 0); }
-TNDEF tn_module *tn_nn_lazy_batch_norm2d_opts(tn_batch_norm_opts o) { return tn__lazy_bn(tn_nn_batch_norm2d_opts(1, o), 1); }
-TNDEF tn_module *tn_nn_lazy_batch_norm3d_opts(tn_batch_norm_opts o) { return tn__lazy_bn(tn_nn_batch_norm3d_opts(1, o), 2); }
+TNDEF tn_module *tn_nn_lazy_batch_norm1d_opts(tn_batch_norm_module_opts o) { return tn__lazy_bn(tn_nn_batch_norm1d_opts(1, o), 0); }
+TNDEF tn_module *tn_nn_lazy_batch_norm2d_opts(tn_batch_norm_module_opts o) { return tn__lazy_bn(tn_nn_batch_norm2d_opts(1, o), 1); }
+TNDEF tn_module *tn_nn_lazy_batch_norm3d_opts(tn_batch_norm_module_opts o) { return tn__lazy_bn(tn_nn_batch_norm3d_opts(1, o), 2); }
 
 /* ================================================================================= */
 /* src/modules/rnn.c: recurrent cells and layers, multi-head attention, transformers */
@@ -36268,7 +36656,7 @@ static tn_module *tn__rnn_new(const char *fn, const tn_module_type *type, int mo
             }
         }
     const double bound = 1 / sqrt((double)hidden);   /* reset_parameters: every parameter U(-1/sqrt(H), 1/sqrt(H)) */
-    for (int i = 0; !failed && i < r->base.nparams; i++) failed = tn_init_uniform_(r->base.params[i].t, -bound, bound);
+    for (int i = 0; !failed && i < r->base.nparams; i++) failed = tn_init_uniform_(r->base.params[i].t, .a = -bound, .b = bound);
     return tn__module_or_free(&r->base, failed);
 }
 TNDEF tn_module *tn_nn_rnn_opts(int64_t in, int64_t hidden, tn_rnn_opts o) { return tn__rnn_new("tn_nn_rnn", &tn__rnn_type, TN__RNN_TANH, false, in, hidden, o); }
@@ -36465,11 +36853,11 @@ static tn_module *tn__mha_new(const char *fn, int64_t E, int64_t heads, double d
     int failed = !out;
     if (!failed && kdim == E && vdim == E) {
         tn_tensor *w = tn__param(m, "in_proj_weight", TN_SHAPE(3 * E, E));
-        failed = !w || tn_init_xavier_uniform_(w, 1);
+        failed = !w || tn_init_xavier_uniform_(w);
     } else if (!failed) { /* separate projections, as PyTorch when kdim or vdim differ */
         tn_tensor *wq = tn__param(m, "q_proj_weight", TN_SHAPE(E, E)), *wk = wq ? tn__param(m, "k_proj_weight", TN_SHAPE(E, kdim)) : NULL;
         tn_tensor *wv = wk ? tn__param(m, "v_proj_weight", TN_SHAPE(E, vdim)) : NULL;
-        failed = !wv || tn_init_xavier_uniform_(wq, 1) || tn_init_xavier_uniform_(wk, 1) || tn_init_xavier_uniform_(wv, 1);
+        failed = !wv || tn_init_xavier_uniform_(wq) || tn_init_xavier_uniform_(wk) || tn_init_xavier_uniform_(wv);
     }
     if (!failed && bias) {
         tn_tensor *b = tn__param(m, "in_proj_bias", TN_SHAPE(3 * E));
@@ -36477,7 +36865,7 @@ static tn_module *tn__mha_new(const char *fn, int64_t E, int64_t heads, double d
     }
     if (!failed && add_bias_kv) {
         tn_tensor *bk = tn__param(m, "bias_k", TN_SHAPE(1, 1, E)), *bv = bk ? tn__param(m, "bias_v", TN_SHAPE(1, 1, E)) : NULL;
-        failed = !bv || tn_init_xavier_normal_(bk, 1) || tn_init_xavier_normal_(bv, 1);
+        failed = !bv || tn_init_xavier_normal_(bk) || tn_init_xavier_normal_(bv);
     }
     if (!failed) {
         out = tn_module_add(m, "out_proj", out);   /* frees out on failure */
@@ -36673,9 +37061,10 @@ static int tn__mha_check(const char *fn, tn__mham *a, tn_tensor *q, tn_tensor *k
     for (int i = 0; op && i < op->nparams; i++) if (tn__nn_same(fn, q, op->params[i].t, "out_proj's parameters")) return -1;
     return 0;
 }
-TNDEF tn_tensor *tn_nn_mha_forward(tn_module *m, tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *key_padding_mask, tn_tensor *attn_mask,
-                                   bool need_weights, bool average_attn_weights, bool is_causal, tn_tensor **attn_weights) {
+TNDEF tn_tensor *tn_nn_mha_forward_opts(tn_module *m, tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor **attn_weights, tn_mha_forward_opts o) {
     const char *fn = "MultiheadAttention";
+    tn_tensor *const key_padding_mask = o.key_padding_mask, *const attn_mask = o.attn_mask;
+    const bool need_weights = o.need_weights, average_attn_weights = o.average_attn_weights, is_causal = o.is_causal;
     if (attn_weights) *attn_weights = NULL;
     if (!m || m->type != &tn__mha_type) return (tn_tensor *)tn__error("tn_nn_mha_forward: expected a MultiheadAttention module, got %s", m ? m->type->name : "NULL");
     TN__CHECK_NULL(q, k, v);
@@ -36701,7 +37090,7 @@ TNDEF tn_tensor *tn_nn_generate_square_subsequent_mask(int64_t sz, tn_dtype dtyp
 
 /* TransformerEncoderLayer, TransformerDecoderLayer */
 typedef struct tn__tlayer { tn_module base; bool decoder, norm_first, gelu; } tn__tlayer;
-static tn_tensor *tn__enc_layer_fwd(tn_module *m, tn_tensor *x) { return tn_nn_transformer_encoder_layer_forward(m, x, NULL, NULL, false); }
+static tn_tensor *tn__enc_layer_fwd(tn_module *m, tn_tensor *x) { return tn_nn_transformer_encoder_layer_forward(m, x); }
 static const tn_module_type tn__enc_layer_type = {"TransformerEncoderLayer", tn__enc_layer_fwd, NULL, NULL};
 static const tn_module_type tn__dec_layer_type = {"TransformerDecoderLayer", NULL, NULL, NULL};
 static tn_module *tn__tlayer_new(const char *fn, bool decoder, int64_t d, int64_t nhead, tn_transformer_layer_opts o) {
@@ -36746,7 +37135,8 @@ static tn_tensor *tn__child_fwd(tn_module *m, const char *child, tn_tensor *x) {
 /* dropout(attention(x, mem, mem)); mem NULL: self-attention */
 static tn_tensor *tn__tlayer_attn(tn_module *m, const char *attn, const char *drop, tn_tensor *x, tn_tensor *mem, tn_tensor *mask, tn_tensor *kpm, bool causal) {
     if (!mem) mem = x;
-    return tn__child_fwd(m, drop, tn_nn_mha_forward(tn_module_child(m, attn), x, mem, mem, kpm, mask, false, true, causal, NULL));
+    return tn__child_fwd(m, drop, tn_nn_mha_forward(tn_module_child(m, attn), x, mem, mem, NULL, .key_padding_mask = kpm, .need_weights = false,
+                                                    .attn_mask = mask, .is_causal = causal));
 }
 /* dropout_last(linear2(dropout(activation(linear1(x))))) */
 static tn_tensor *tn__tlayer_ff(tn__tlayer *t, tn_tensor *x) {
@@ -36773,19 +37163,18 @@ static tn_tensor *tn__tlayer_core(tn__tlayer *t, tn_tensor *x, tn_tensor *mem, t
     }
     return tn__scope_return(x);
 }
-TNDEF tn_tensor *tn_nn_transformer_encoder_layer_forward(tn_module *m, tn_tensor *src, tn_tensor *src_mask, tn_tensor *src_key_padding_mask, bool is_causal) {
+TNDEF tn_tensor *tn_nn_transformer_encoder_layer_forward_opts(tn_module *m, tn_tensor *src, tn_encoder_layer_forward_opts o) {
     if (!m || m->type != &tn__enc_layer_type)
         return (tn_tensor *)tn__error("tn_nn_transformer_encoder_layer_forward: expected a TransformerEncoderLayer, got %s", m ? m->type->name : "NULL");
     TN__CHECK_NULL(src);
-    return TN__AS("TransformerEncoderLayer", tn__tlayer_core((tn__tlayer *)m, src, NULL, src_mask, NULL, src_key_padding_mask, NULL, is_causal));
+    return TN__AS("TransformerEncoderLayer", tn__tlayer_core((tn__tlayer *)m, src, NULL, o.src_mask, NULL, o.src_key_padding_mask, NULL, o.is_causal));
 }
-TNDEF tn_tensor *tn_nn_transformer_decoder_layer_forward(tn_module *m, tn_tensor *tgt, tn_tensor *memory, tn_tensor *tgt_mask, tn_tensor *memory_mask,
-                                                         tn_tensor *tgt_key_padding_mask, tn_tensor *memory_key_padding_mask, bool tgt_is_causal) {
+TNDEF tn_tensor *tn_nn_transformer_decoder_layer_forward_opts(tn_module *m, tn_tensor *tgt, tn_tensor *memory, tn_decoder_layer_forward_opts o) {
     if (!m || m->type != &tn__dec_layer_type)
         return (tn_tensor *)tn__error("tn_nn_transformer_decoder_layer_forward: expected a TransformerDecoderLayer, got %s", m ? m->type->name : "NULL");
     TN__CHECK_NULL(tgt, memory);
-    return TN__AS("TransformerDecoderLayer", tn__tlayer_core((tn__tlayer *)m, tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask,
-                                                             memory_key_padding_mask, tgt_is_causal));
+    return TN__AS("TransformerDecoderLayer", tn__tlayer_core((tn__tlayer *)m, tgt, memory, o.tgt_mask, o.memory_mask, o.tgt_key_padding_mask,
+                                                             o.memory_key_padding_mask, o.tgt_is_causal));
 }
 
 /* TransformerEncoder, TransformerDecoder: deep copies of one layer. copy.deepcopy needs each
@@ -36833,7 +37222,7 @@ static tn_module *tn__module_deepcopy(const char *fn, const tn_module *m) {
     for (int i = 0; !failed && i < m->nchildren; i++) failed = !tn_module_add(c, m->children[i].name, tn__module_deepcopy(fn, m->children[i].m));
     return tn__module_or_free(c, failed);
 }
-static tn_tensor *tn__encoder_fwd(tn_module *m, tn_tensor *x) { return tn_nn_transformer_encoder_forward(m, x, NULL, NULL, false); }
+static tn_tensor *tn__encoder_fwd(tn_module *m, tn_tensor *x) { return tn_nn_transformer_encoder_forward(m, x); }
 static const tn_module_type tn__encoder_type = {"TransformerEncoder", tn__encoder_fwd, NULL, NULL};
 static const tn_module_type tn__decoder_type = {"TransformerDecoder", NULL, NULL, NULL};
 static tn_module *tn__tstack_new(const char *fn, const tn_module_type *type, const tn_module_type *layer_type, tn_module *layer, int64_t n, tn_module *norm) {
@@ -36894,26 +37283,27 @@ static tn_tensor *tn__tstack_core(tn_module *m, bool decoder, tn_tensor *x, tn_t
     tn_scope_begin();
     for (int i = 0; x && i < tn_module_num_children(layers); i++) {
         tn_module *l = tn_module_child_at(layers, i, NULL);
-        x = decoder ? tn_nn_transformer_decoder_layer_forward(l, x, mem, mask, mem_mask, kpm, mem_kpm, causal)
-                    : tn_nn_transformer_encoder_layer_forward(l, x, mask, kpm, causal);
+        x = decoder ? tn_nn_transformer_decoder_layer_forward(l, x, mem, .tgt_mask = mask, .memory_mask = mem_mask, .tgt_key_padding_mask = kpm,
+                                                              .memory_key_padding_mask = mem_kpm, .tgt_is_causal = causal)
+                    : tn_nn_transformer_encoder_layer_forward(l, x, .src_mask = mask, .src_key_padding_mask = kpm, .is_causal = causal);
     }
     if (norm) x = tn_module_forward(norm, x);
     if (x == src) x = tn__own(tn_retain(x));   /* no layers and no norm: the input itself, a new reference */
     return tn__scope_return(x);
 }
-TNDEF tn_tensor *tn_nn_transformer_encoder_forward(tn_module *m, tn_tensor *src, tn_tensor *mask, tn_tensor *src_key_padding_mask, bool is_causal) {
+/* is_causal None (-1) as False: a causal mask is detected as one where it is used (tn__is_causal_mask) */
+TNDEF tn_tensor *tn_nn_transformer_encoder_forward_opts(tn_module *m, tn_tensor *src, tn_encoder_forward_opts o) {
     if (!m || m->type != &tn__encoder_type)
         return (tn_tensor *)tn__error("tn_nn_transformer_encoder_forward: expected a TransformerEncoder, got %s", m ? m->type->name : "NULL");
     TN__CHECK_NULL(src);
-    return TN__AS("TransformerEncoder", tn__tstack_core(m, false, src, NULL, mask, NULL, src_key_padding_mask, NULL, is_causal));
+    return TN__AS("TransformerEncoder", tn__tstack_core(m, false, src, NULL, o.mask, NULL, o.src_key_padding_mask, NULL, o.is_causal == 1));
 }
-TNDEF tn_tensor *tn_nn_transformer_decoder_forward(tn_module *m, tn_tensor *tgt, tn_tensor *memory, tn_tensor *tgt_mask, tn_tensor *memory_mask,
-                                                   tn_tensor *tgt_key_padding_mask, tn_tensor *memory_key_padding_mask, bool tgt_is_causal) {
+TNDEF tn_tensor *tn_nn_transformer_decoder_forward_opts(tn_module *m, tn_tensor *tgt, tn_tensor *memory, tn_decoder_forward_opts o) {
     if (!m || m->type != &tn__decoder_type)
         return (tn_tensor *)tn__error("tn_nn_transformer_decoder_forward: expected a TransformerDecoder, got %s", m ? m->type->name : "NULL");
     TN__CHECK_NULL(tgt, memory);
-    return TN__AS("TransformerDecoder", tn__tstack_core(m, true, tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask, memory_key_padding_mask,
-                                                        tgt_is_causal));
+    return TN__AS("TransformerDecoder", tn__tstack_core(m, true, tgt, memory, o.tgt_mask, o.memory_mask, o.tgt_key_padding_mask,
+                                                        o.memory_key_padding_mask, o.tgt_is_causal == 1));
 }
 
 /* ======================================================================== */
@@ -39182,8 +39572,9 @@ static int tn__clip_fused(tn_tensor **grads, int n, double max_norm, double norm
     return 0;
 }
 #undef TN__CLIP_BLOCK
-TNDEF double tn_clip_grad_norm_(tn_tensor *const *params, int n, double max_norm, double norm_type) {
+TNDEF double tn_clip_grad_norm__opts(tn_tensor *const *params, int n, double max_norm, tn_clip_grad_norm_fn_opts o) {
     const char *fn = "tn_clip_grad_norm_";
+    const double norm_type = o.norm_type;   /* o.foreach only picks PyTorch's kernels: nothing here */
     if (n < 0 || (n > 0 && !params)) return tn__error("%s: need an array of %d parameters", fn, n), NAN;
     int ng = 0;
     for (int i = 0; i < n; i++) {
@@ -39196,7 +39587,8 @@ TNDEF double tn_clip_grad_norm_(tn_tensor *const *params, int n, double max_norm
     ng = 0;
     for (int i = 0; i < n; i++) if (params[i]->grad) grads[ng++] = params[i]->grad;
     double result = NAN;
-    const int fused = tn__clip_fused(grads, ng, max_norm, norm_type, &result);
+    /* error_if_nonfinite needs the norm before any grad is scaled: the unfused path */
+    const int fused = o.error_if_nonfinite ? 1 : tn__clip_fused(grads, ng, max_norm, norm_type, &result);
     if (fused <= 0) {   /* done in one pass (or out of memory, recorded) */
         TN_FREE(grads);
         return fused < 0 ? NAN : result;
@@ -39204,6 +39596,11 @@ TNDEF double tn_clip_grad_norm_(tn_tensor *const *params, int n, double max_norm
     tn_no_grad_begin();
     tn_scope_begin();
     tn_tensor *total = TN__AS(fn, tn__clip_total_norm(grads, ng, norm_type));
+    if (total && o.error_if_nonfinite && !isfinite(tn_item(total))) {
+        tn__error("%s: The total norm of order %g for gradients from `parameters` is non-finite, so it cannot be clipped. To disable this "
+                  "error and scale the gradients by the non-finite norm anyway, set `error_if_nonfinite=False`", fn, norm_type);
+        total = NULL;
+    }
     if (total) {
         /* clip_coef = max_norm / (total_norm + 1e-6), clamped to 1, in the norm's dtype */
         tn_tensor *denom = tn_add_scalar(total, 1e-6);
@@ -39216,6 +39613,9 @@ TNDEF double tn_clip_grad_norm_(tn_tensor *const *params, int n, double max_norm
     tn_no_grad_end();
     TN_FREE(grads);
     return result;
+}
+TNDEF double tn_clip_grad_norm__str(tn_tensor *const *params, int n, double max_norm, const char *options) {
+    TN__KW_STR_NAN(tn_clip_grad_norm_fn_opts, clip_grad_norm, "tn_clip_grad_norm_", options, tn_clip_grad_norm__opts(params, n, max_norm, o));
 }
 TNDEF int tn_clip_grad_value_(tn_tensor *const *params, int n, double clip_value) {
     const char *fn = "tn_clip_grad_value_";
@@ -43387,12 +43787,12 @@ static tn_tensor *tn__graph_node_run(const tn_graph *g, const tn__gnode *n, tn_t
                                           (long long)n->i[0], gi ? TN__SHAPE(gi) : "(none)", h0 ? TN__SHAPE(h0) : "(none)", w ? TN__SHAPE(w) : "(none)", bh ? TN__SHAPE(bh) : "(none)");
         return tn__rnnseq((int)n->i[0], a[0], a[1], a[2], a[3], n->i[1] != 0);
     }
-    case J_BATCH_NORM: return tn_batch_norm(a[0], a[1], a[2], a[3], a[4], false, n->d[0], n->d[1]);
+    case J_BATCH_NORM: return tn_batch_norm(a[0], a[1], a[2], .weight = a[3], .bias = a[4], .momentum = n->d[0], .eps = n->d[1]);
     case J_LAYER_NORM: {
         if (!a[0] || n->i[0] < 0 || n->i[0] > a[0]->ndim) return (tn_tensor *)tn__error("tn_graph_run: layer_norm over %lld dims of a %d-d input", (long long)n->i[0], a[0] ? a[0]->ndim : 0);
         return tn_layer_norm(a[0], a[0]->shape + a[0]->ndim - n->i[0], (int)n->i[0], .weight = a[1], .bias = a[2], .eps = n->d[0]);
     }
-    case J_SDPA: return tn_scaled_dot_product_attention(a[0], a[1], a[2], a[3], 0.0, n->d[1] != 0, n->d[0]);
+    case J_SDPA: return tn_scaled_dot_product_attention(a[0], a[1], a[2], .attn_mask = a[3], .is_causal = n->d[1] != 0, .scale = n->d[0]);
     default: return (tn_tensor *)tn__error("tn_graph_run: unknown op %d", (int)n->op);
     }
 }
@@ -47214,7 +47614,7 @@ TNDEF bool tn_dist_is_initialized(void) { return tn__dist_ready; }
 
 #ifndef TENSOR_MPI
 #define TN__NO_MPI(fn) TN__FAIL_INT("%s: this library was built without MPI (build it with make DIST=mpi, which links Open MPI)", fn)
-TNDEF int tn_dist_init(const char *backend, double timeout_s) { (void)backend; (void)timeout_s; return TN__NO_MPI("tn_dist_init"); }
+TNDEF int tn_dist_init_opts(const char *backend, tn_dist_init_fn_opts o) { (void)backend; (void)o; return TN__NO_MPI("tn_dist_init"); }
 TNDEF int tn_dist_destroy(void) { return TN__NO_MPI("tn_dist_destroy"); }
 TNDEF int tn_dist_get_rank(const tn_dist_group *g) { (void)g; return TN__NO_MPI("tn_dist_get_rank"); }
 TNDEF int tn_dist_get_world_size(const tn_dist_group *g) { (void)g; return TN__NO_MPI("tn_dist_get_world_size"); }
@@ -47242,8 +47642,9 @@ static int tn__mpi_fail(const char *fn, int rc) {
     return TN__FAIL_INT("%s: MPI error: %s", fn, len ? msg : "unknown");
 }
 
-TNDEF int tn_dist_init(const char *backend, double timeout_s) {
+TNDEF int tn_dist_init_opts(const char *backend, tn_dist_init_fn_opts o) {
     const char *fn = "tn_dist_init";
+    const double timeout_s = o.timeout;   /* NAN (None) fails the > 0 test below: the default */
     if (!backend) backend = "mpi";
     if (strcmp(backend, "mpi") && strcmp(backend, "gloo"))
         return TN__FAIL_INT("%s: backend '%s' is not available (this build has 'mpi'; 'gloo' is served by MPI; 'nccl' needs the GPU unit's NCCL build)", fn, backend);
@@ -47631,6 +48032,9 @@ TNDEF int tn_dist_send(tn_tensor *t, int dst, int tag, tn_dist_group *g) {
 TNDEF int tn_dist_recv(tn_tensor *t, int src, int tag, tn_dist_group *g) {
     tn_dist_work *w = tn_dist_recv_async(t, src, tag, g);
     return w ? tn_dist_wait(w) : -1;
+}
+TNDEF int tn_dist_init_str(const char *backend, const char *options) {
+    TN__KW_STR_INT(tn_dist_init_fn_opts, dist_init, "tn_dist_init", options, tn_dist_init_opts(backend, o));
 }
 
 /* ===================================================================================== */

@@ -15,7 +15,7 @@
  *                 attention through matmul + softmax, its scores in memory; PyTorch's side
  *                 unchanged): what the fused attention kernels gain or lose
  *   gpt bf16      the same under bf16 autocast (torch.autocast("cuda", torch.bfloat16); ours
- *                 between tn_autocast_begin(TN_CUDA, TN_BF16) and tn_autocast_end())
+ *                 between tn_autocast_begin(TN_CUDA, .dtype = TN_BF16) and tn_autocast_end())
  *
  * First all of ours, then all of PyTorch's in ONE process (bench/bench_cuda.py run ...:
  * one CUDA context, one cuBLAS/cuDNN start-up, as a PyTorch program has), with the
@@ -167,7 +167,7 @@ static int step(workload *w) {
     /* bf16: the step under autocast, as torch.autocast("cuda", dtype=torch.bfloat16) (a
        matmul row's operands are bfloat16 already) */
     const bool amp = w->s.bf16 && w->s.kind != MATMUL;
-    if (amp && tn_autocast_begin(TN_CUDA, TN_BF16, true)) { tn_scope_end(); return -1; }
+    if (amp && tn_autocast_begin(TN_CUDA, .dtype = TN_BF16)) { tn_scope_end(); return -1; }
     switch (w->s.kind) {
     case MATMUL:
         rc = tn_matmul(w->x, w->w) ? 0 : -1;
@@ -187,7 +187,7 @@ static int step(workload *w) {
     case GPT: {
         tn_optim_zero_grad(w->opt);
         tn_tensor *h = tn_add(tn_module_forward(tn_module_child_at(w->model, 0, NULL), w->x), tn_module_forward(tn_module_child_at(w->model, 1, NULL), w->pos));
-        h = h ? tn_nn_transformer_encoder_forward(tn_module_child_at(w->model, 2, NULL), h, w->mask, NULL, true) : NULL;
+        h = h ? tn_nn_transformer_encoder_forward(tn_module_child_at(w->model, 2, NULL), h, .mask = w->mask, .is_causal = true) : NULL;
         tn_tensor *logits = h ? tn_module_forward(tn_module_child_at(w->model, 3, NULL), h) : NULL;
         tn_tensor *loss = logits ? tn_cross_entropy(tn_reshape(logits, TN_SHAPE(-1, GPT_V)), w->y) : NULL;
         rc = loss && tn_backward(loss) == 0 ? tn_optim_step(w->opt) : -1;

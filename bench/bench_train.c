@@ -119,15 +119,15 @@ static void step(workload *w) {
     } else if (w->kind == 4 || w->kind == 5) {
         tn_optim_zero_grad(w->opt);
         tn_tensor *h = tn_module_forward(tn_module_child_at(w->model, 0, NULL), w->x);
-        h = w->kind == 4 ? tn_nn_transformer_encoder_forward(tn_module_child_at(w->model, 1, NULL), h, w->mask, NULL, false)
+        h = w->kind == 4 ? tn_nn_transformer_encoder_forward(tn_module_child_at(w->model, 1, NULL), h, .mask = w->mask)
                          : tn_nn_lstm_forward(tn_module_child_at(w->model, 1, NULL), h, NULL, NULL, NULL, NULL);
         tn_tensor *logits = tn_module_forward(tn_module_child_at(w->model, 2, NULL), h);
         tn_backward(tn_cross_entropy(tn_reshape(logits, TN_SHAPE(-1, tn_shape(logits)[2])), w->y));
-        if (w->kind == 5) tn_clip_grad_norm_(w->params, w->nparams, 1.0, 2.0);
+        if (w->kind == 5) tn_clip_grad_norm_(w->params, w->nparams, 1.0);
         tn_optim_step(w->opt);
     } else if (w->kind == 6 || w->kind == 7) {
         tn_set_grad(w->x, NULL); tn_set_grad(w->k, NULL); tn_set_grad(w->v, NULL);
-        tn_backward(tn_sum(tn_scaled_dot_product_attention(w->x, w->k, w->v, NULL, 0, w->kind == 6, 0)));
+        tn_backward(tn_sum(tn_scaled_dot_product_attention(w->x, w->k, w->v, .is_causal = w->kind == 6)));
     } else {
         tn_set_grad(w->x, NULL);
         tn_set_grad(w->w, NULL);

@@ -112,7 +112,7 @@ int main(int argc, char **argv) {
         tn_tensor *loss = tn_cross_entropy(tn_reshape(logits, TN_SHAPE(-1, vocab)), tn_reshape(y, TN_SHAPE(-1)));
         tn_optim_zero_grad(opt);
         if (!loss || tn_backward(loss)) { fprintf(stderr, "\ntraining failed: %s\n", tn_last_error()); return 1; }
-        tn_clip_grad_norm_(tn_dict_values(params), tn_dict_len(params), 1.0, 2.0);
+        tn_clip_grad_norm_(tn_dict_values(params), tn_dict_len(params), 1.0);
         tn_optim_step(opt);
         tn_lr_scheduler_step(sched);
         tu_progress_step(&bar, step % per_epoch + 1, BATCH * SEQ, tn_item(loss));

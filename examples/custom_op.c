@@ -56,8 +56,8 @@ int main(int argc, char **argv) {
     printf("d loss / d x =\n");
     tn_print(tn_grad(x));
 
-    bool ok1 = tn_gradcheck(loss_fn, inputs, 2, NULL, 1e-6, 1e-6, 1e-4);
-    bool ok2 = tn_gradgradcheck(loss_fn, inputs, 2, NULL, 1e-6, 1e-6, 1e-4);
+    bool ok1 = tn_gradcheck(loss_fn, inputs, 2, NULL, .atol = 1e-6, .rtol = 1e-4);
+    bool ok2 = tn_gradgradcheck(loss_fn, inputs, 2, NULL, .atol = 1e-6, .rtol = 1e-4);
     printf("gradcheck: %s, gradgradcheck: %s %s\n", ok1 ? "ok" : "FAILED", ok2 ? "ok" : "FAILED", tn_last_error());
 
     char *dot = tn_graph_dot(loss_fn(inputs, 2, NULL));       /* pipe into `dot -Tpng` to draw it */

@@ -33,7 +33,7 @@ int main(int argc, char **argv) {
     const bool cnn = !strcmp(tu_str(f, nf, "--model"), "cnn");
     if (!cnn && strcmp(tu_str(f, nf, "--model"), "mlp")) { fprintf(stderr, "--model is mlp or cnn\n"); return 2; }
     if (threads > 0) tn_set_num_threads(threads);
-    if (tn_dist_init("mpi", 0)) { fprintf(stderr, "%s\n", tn_last_error()); return 1; }
+    if (tn_dist_init("mpi")) { fprintf(stderr, "%s\n", tn_last_error()); return 1; }
     const int rank = tn_dist_get_rank(NULL), world = tn_dist_get_world_size(NULL);
     if (batch < world || batch % world || batch / world > 1024) { fprintf(stderr, "--batch %d must be a multiple of the %d ranks, at most 1024 per rank\n", batch, world); return 2; }
     tn_dataset *train = tn_mnist_dataset(tu_str(f, nf, "--data")), *test = tn_mnist_dataset(tu_str(f, nf, "--data"), .train = false);

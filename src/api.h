@@ -143,6 +143,8 @@ extern "C" {
        S  const char *, a string ("delimiter=';'")
        T  tn_tensor *, a tensor (NULL: None); the option text cannot give one
        MOD tn_module *, a module (NULL: None; TransformerEncoder's norm); not in the text either
+       GEN tn_generator *, a generator (NULL: the default one; uniform_'s generator=); not in
+          the text either
        IL tn_ints, a list of up to TN_LIST_MAX ints: {n, {v0, v1, ...}}, TN_INTS(30, 80)
        DL tn_doubles, a list of doubles: a name_groups list replaces the double `name` with
           one value per parameter group ("max_lr=(0.1, 0.01)" sets max_lr_groups)
@@ -180,6 +182,7 @@ typedef struct tn_doubles { int n; double v[TN_LIST_MAX]; } tn_doubles;
 #define TN__KW_C_S(n) const char *n
 #define TN__KW_C_T(n) struct tn_tensor *n
 #define TN__KW_C_MOD(n) struct tn_module *n
+#define TN__KW_C_GEN(n) struct tn_generator *n
 #define TN__KW_C_IL(n) tn_ints n
 #define TN__KW_C_DL(n) tn_doubles n
 #ifdef __cplusplus
@@ -313,8 +316,17 @@ TNDEF tn_dtype tn_get_default_dtype(void);
    On TN_CUDA as PyTorch's CUDA lists where they differ from the CPU's: softmax,
    log_softmax, layer_norm, group_norm and logsumexp to float32 too, binary_cross_entropy
    refused (not yet: CUDA's float32 list of pointwise functions such as exp and log, and
-   its sum and cumsum, which stay in the input's dtype here). */
-TNDEF int tn_autocast_begin(tn_device device, tn_dtype dtype, bool enabled);
+   its sum and cumsum, which stay in the input's dtype here).
+   torch.autocast(device_type, dtype=None, enabled=True): .dtype -1 (None) is the device's
+   current autocast dtype (tn_autocast_get_dtype): tn_autocast_begin(TN_CPU),
+   tn_autocast_begin(TN_CUDA, .dtype = TN_BF16), tn_autocast_begin(TN_CPU, .enabled = false). */
+#define TN_FIELDS_tn_autocast_fn_opts(X) \
+    X(E, dtype,   -1,   "float32|float64|int32|int64|uint8|bool|float16|bfloat16") \
+    X(B, enabled, true, "")
+TN__KW_STRUCT(tn_autocast_fn_opts);
+TNDEF int tn_autocast_begin_opts(tn_device device, tn_autocast_fn_opts opts);
+#define tn_autocast_begin(...) tn_autocast_begin_opts(TN__POS_KW(tn_autocast_fn_opts, __VA_ARGS__))
+TNDEF int tn_autocast_begin_str(tn_device device, const char *options);
 TNDEF int tn_autocast_end(void);                                  /* closes the innermost region */
 TNDEF bool tn_autocast_is_enabled(tn_device device);              /* torch.is_autocast_enabled */
 TNDEF tn_dtype tn_autocast_get_dtype(tn_device device);           /* torch.get_autocast_dtype (bfloat16 CPU, float16 CUDA at start) */
@@ -545,19 +557,68 @@ TNDEF tn_tensor *tn_multinomial_str(tn_tensor *probs, int64_t num_samples, tn_ge
 /* Tensor's in-place samplers: t filled with PyTorch's CPU draws for the same seed (gen NULL:
    the default; from an mt19937 generator one double per element, in t's memory order, cast
    to t's dtype; from a Philox one, or on a device, the same transformations of its counters)
-   and returned (borrowed). All arguments are positional, as tn_normal's: PyTorch's defaults
-   are exponential_(lambd=1), cauchy_(median=0, sigma=1), log_normal_(mean=1, std=2). */
-TNDEF tn_tensor *tn_normal_(tn_tensor *t, double mean, double std, tn_generator *gen);     /* mean + std z; floating t (a non-contiguous one: a normal double each, PyTorch's serial kernel) */
-TNDEF tn_tensor *tn_uniform_(tn_tensor *t, double from, double to, tn_generator *gen);     /* U[from, to); floating t */
-TNDEF tn_tensor *tn_exponential_(tn_tensor *t, double lambd, tn_generator *gen);       /* -log1p(-u) / lambd; floating t */
-TNDEF tn_tensor *tn_geometric_(tn_tensor *t, double p, tn_generator *gen);             /* ceil(log(u) / log1p(-p)), p in (0, 1); any dtype but bool */
-TNDEF tn_tensor *tn_cauchy_(tn_tensor *t, double median, double sigma, tn_generator *gen); /* median + sigma tan(pi (u - 1/2)) */
-TNDEF tn_tensor *tn_log_normal_(tn_tensor *t, double mean, double std, tn_generator *gen); /* exp(mean + std z) */
-/* Tensor.random_(from, to): integers uniform in [from, to) in t's dtype; to TN_NONE: up to
-   the dtype's largest value (2^mantissa bits for a float one) included (random_() is
-   tn_random_(t, 0, TN_NONE, NULL)); from and to both TN_NONE: all 64 bits (int64, float64,
-   float32, bfloat16). PyTorch's checks of the range against the dtype. */
-TNDEF tn_tensor *tn_random_(tn_tensor *t, int64_t from, int64_t to, tn_generator *gen);
+   and returned (borrowed). Their parameters are keyword fields with PyTorch's defaults and
+   names, the generator too (.generator NULL: the default): tn_normal_(t), tn_uniform_(t,
+   .from = -1, .to = 1, .generator = g), tn_exponential_(t, .lambd = 2), tn_geometric_(t, 0.2). */
+#define TN_FIELDS_tn_normal_fill_opts(X) \
+    X(D,   mean,      0.0,  "") \
+    X(D,   std,       1.0,  "") \
+    X(GEN, generator, NULL, "")
+TN__KW_STRUCT(tn_normal_fill_opts);
+TNDEF tn_tensor *tn_normal__opts(tn_tensor *t, tn_normal_fill_opts opts);     /* mean + std z; floating t (a non-contiguous one: a normal double each, PyTorch's serial kernel) */
+#define tn_normal_(...) tn_normal__opts(TN__POS_KW(tn_normal_fill_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_normal__str(tn_tensor *t, const char *options);
+#define TN_FIELDS_tn_uniform_fill_opts(X) \
+    X(D,   from,      0.0,  "") \
+    X(D,   to,        1.0,  "") \
+    X(GEN, generator, NULL, "")
+TN__KW_STRUCT(tn_uniform_fill_opts);
+TNDEF tn_tensor *tn_uniform__opts(tn_tensor *t, tn_uniform_fill_opts opts);   /* U[from, to); floating t */
+#define tn_uniform_(...) tn_uniform__opts(TN__POS_KW(tn_uniform_fill_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_uniform__str(tn_tensor *t, const char *options);
+#define TN_FIELDS_tn_exponential_fill_opts(X) \
+    X(D,   lambd,     1.0,  "") \
+    X(GEN, generator, NULL, "")
+TN__KW_STRUCT(tn_exponential_fill_opts);
+TNDEF tn_tensor *tn_exponential__opts(tn_tensor *t, tn_exponential_fill_opts opts); /* -log1p(-u) / lambd; floating t */
+#define tn_exponential_(...) tn_exponential__opts(TN__POS_KW(tn_exponential_fill_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_exponential__str(tn_tensor *t, const char *options);
+/* geometric_(p, *, generator=None): p has no default, so it stays positional. */
+#define TN_FIELDS_tn_generator_fill_opts(X) \
+    X(GEN, generator, NULL, "")
+TN__KW_STRUCT(tn_generator_fill_opts);
+TNDEF tn_tensor *tn_geometric__opts(tn_tensor *t, double p, tn_generator_fill_opts opts); /* ceil(log(u) / log1p(-p)), p in (0, 1); any dtype but bool */
+#define tn_geometric_(t, ...) tn_geometric__opts(t, TN__POS_KW(tn_generator_fill_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_geometric__str(tn_tensor *t, double p, const char *options);
+#define TN_FIELDS_tn_cauchy_fill_opts(X) \
+    X(D,   median,    0.0,  "") \
+    X(D,   sigma,     1.0,  "") \
+    X(GEN, generator, NULL, "")
+TN__KW_STRUCT(tn_cauchy_fill_opts);
+TNDEF tn_tensor *tn_cauchy__opts(tn_tensor *t, tn_cauchy_fill_opts opts);     /* median + sigma tan(pi (u - 1/2)) */
+#define tn_cauchy_(...) tn_cauchy__opts(TN__POS_KW(tn_cauchy_fill_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_cauchy__str(tn_tensor *t, const char *options);
+#define TN_FIELDS_tn_log_normal_fill_opts(X) \
+    X(D,   mean,      1.0,  "") \
+    X(D,   std,       2.0,  "") \
+    X(GEN, generator, NULL, "")
+TN__KW_STRUCT(tn_log_normal_fill_opts);
+TNDEF tn_tensor *tn_log_normal__opts(tn_tensor *t, tn_log_normal_fill_opts opts); /* exp(mean + std z) */
+#define tn_log_normal_(...) tn_log_normal__opts(TN__POS_KW(tn_log_normal_fill_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_log_normal__str(tn_tensor *t, const char *options);
+/* Tensor.random_(from=0, to=None, *, generator=None): integers uniform in [from, to) in t's
+   dtype; .to TN_NONE (None): up to the dtype's largest value (2^mantissa bits for a float
+   one) included (random_() is tn_random_(t)); .from and .to both TN_NONE: all 64 bits
+   (int64, float64, float32, bfloat16). PyTorch's checks of the range against the dtype.
+   Tensor.random_(to) is tn_random_(t, .to = to). */
+#define TN_FIELDS_tn_random_fill_opts(X) \
+    X(I,   from,      0,       "") \
+    X(I,   to,        TN_NONE, "") \
+    X(GEN, generator, NULL,    "")
+TN__KW_STRUCT(tn_random_fill_opts);
+TNDEF tn_tensor *tn_random__opts(tn_tensor *t, tn_random_fill_opts opts);
+#define tn_random_(...) tn_random__opts(TN__POS_KW(tn_random_fill_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_random__str(tn_tensor *t, const char *options);
 /* torch.distributions' samplers (CPU; floating inputs, results in their dtype; gen NULL =
    default): torch._standard_gamma (differentiable: the implicit-reparameterisation gradient
    dx/dalpha = -(dP/dalpha)/(dP/dx) of the gamma CDF P, which _standard_gamma_grad computes with
@@ -2989,10 +3050,21 @@ TNDEF tn_tensor *tn_fractional_max_pool2d(tn_tensor *x, const int64_t kernel_siz
 TNDEF tn_tensor *tn_fractional_max_pool3d(tn_tensor *x, const int64_t kernel_size[3], const int64_t output_size[3], tn_tensor *random_samples,
                                           tn_tensor **indices);
 
-/* Normalisation. running_mean/var (NULL: none) are updated in place when training:
-   new = (1 - momentum) * old + momentum * batch statistic (unbiased variance). */
-TNDEF tn_tensor *tn_batch_norm(tn_tensor *x, tn_tensor *running_mean, tn_tensor *running_var, tn_tensor *weight, tn_tensor *bias,
-                               bool training, double momentum, double eps);   /* 0.1, 1e-5 */
+/* Normalisation. F.batch_norm(input, running_mean, running_var, weight=None, bias=None,
+   training=False, momentum=0.1, eps=1e-5): running_mean/var (NULL: none) are updated in place
+   when training: new = (1 - momentum) * old + momentum * batch statistic (unbiased variance).
+   tn_batch_norm(x, rm, rv, .weight = w, .bias = b, .training = true). */
+#define TN_FIELDS_tn_batch_norm_fn_opts(X) \
+    X(T, weight,   NULL,  "") \
+    X(T, bias,     NULL,  "") \
+    X(B, training, false, "") \
+    X(D, momentum, 0.1,   "") \
+    X(D, eps,      1e-5,  "")
+TN__KW_STRUCT(tn_batch_norm_fn_opts);
+TNDEF tn_tensor *tn_batch_norm_opts(tn_tensor *x, tn_tensor *running_mean, tn_tensor *running_var, tn_batch_norm_fn_opts opts);
+#define tn_batch_norm(x, ...) tn__batch_norm(x, __VA_ARGS__)
+#define tn__batch_norm(x, running_mean, ...) tn_batch_norm_opts(x, running_mean, TN__POS_KW(tn_batch_norm_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_batch_norm_str(tn_tensor *x, tn_tensor *running_mean, tn_tensor *running_var, const char *options);
 /* The keyword arguments of F.layer_norm and F.group_norm: weight and bias (NULL: None) and
    eps=1e-5. layer_norm normalises over the last n dims, which must equal normalized_shape:
    tn_layer_norm(x, TN_SHAPE(4), .weight = w, .bias = b); group_norm over num_groups groups
@@ -3009,8 +3081,20 @@ TNDEF tn_tensor *tn_layer_norm_str(tn_tensor *x, const int64_t *normalized_shape
 TNDEF tn_tensor *tn_group_norm_opts(tn_tensor *x, int64_t num_groups, tn_affine_norm_fn_opts opts);
 #define tn_group_norm(x, ...) tn_group_norm_opts(x, TN__POS_KW(tn_affine_norm_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_group_norm_str(tn_tensor *x, int64_t num_groups, const char *options);
-TNDEF tn_tensor *tn_instance_norm(tn_tensor *x, tn_tensor *running_mean, tn_tensor *running_var, tn_tensor *weight, tn_tensor *bias,
-                                  bool use_input_stats, double momentum, double eps);
+/* F.instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+   use_input_stats=True, momentum=0.1, eps=1e-5): tn_instance_norm(x, .weight = w). */
+#define TN_FIELDS_tn_instance_norm_fn_opts(X) \
+    X(T, running_mean,    NULL, "") \
+    X(T, running_var,     NULL, "") \
+    X(T, weight,          NULL, "") \
+    X(T, bias,            NULL, "") \
+    X(B, use_input_stats, true, "") \
+    X(D, momentum,        0.1,  "") \
+    X(D, eps,             1e-5, "")
+TN__KW_STRUCT(tn_instance_norm_fn_opts);
+TNDEF tn_tensor *tn_instance_norm_opts(tn_tensor *x, tn_instance_norm_fn_opts opts);
+#define tn_instance_norm(...) tn_instance_norm_opts(TN__POS_KW(tn_instance_norm_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_instance_norm_str(tn_tensor *x, const char *options);
 /* F.local_response_norm: x / (k + alpha * mean of x^2 over size neighbouring channels, the
    window zero-padded by size / 2 before and (size - 1) / 2 after)^beta, x [N, C, *] of 3 or
    more dims (alpha=1e-4, beta=0.75, k=1.0). */
@@ -3083,11 +3167,21 @@ TNDEF tn_tensor *tn_one_hot_opts(tn_tensor *indices, tn_one_hot_fn_opts opts);
 #define tn_one_hot(...) tn_one_hot_opts(TN__POS_KW(tn_one_hot_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_one_hot_str(tn_tensor *indices, const char *options);
 
-/* softmax(q k^T * scale + mask) v. q [*, L, E], k [*, S, E], v [*, S, Ev]; attn_mask NULL,
-   bool (true = may attend) or floating (added), broadcast to [*, L, S]; is_causal masks
-   j > i; scale 0 means 1/sqrt(E); dropout_p applies to the weights. */
-TNDEF tn_tensor *tn_scaled_dot_product_attention(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *attn_mask,
-                                                 double dropout_p, bool is_causal, double scale);
+/* F.scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+   is_causal=False, scale=None): softmax(q k^T * scale + mask) v. q [*, L, E], k [*, S, E],
+   v [*, S, Ev]; attn_mask NULL, bool (true = may attend) or floating (added), broadcast to
+   [*, L, S]; is_causal masks j > i; .scale NAN (None; 0 too) means 1/sqrt(E); dropout_p
+   applies to the weights: tn_scaled_dot_product_attention(q, k, v, .is_causal = true). */
+#define TN_FIELDS_tn_sdpa_fn_opts(X) \
+    X(T, attn_mask, NULL,  "") \
+    X(D, dropout_p, 0.0,   "") \
+    X(B, is_causal, false, "") \
+    X(D, scale,     NAN,   "")
+TN__KW_STRUCT(tn_sdpa_fn_opts);
+TNDEF tn_tensor *tn_scaled_dot_product_attention_opts(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_sdpa_fn_opts opts);
+#define tn_scaled_dot_product_attention(q, ...) tn__scaled_dot_product_attention(q, __VA_ARGS__)
+#define tn__scaled_dot_product_attention(q, k, ...) tn_scaled_dot_product_attention_opts(q, k, TN__POS_KW(tn_sdpa_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_scaled_dot_product_attention_str(tn_tensor *q, tn_tensor *k, tn_tensor *v, const char *options);
 
 /* F.interpolate of [N, C, *] with 1 to 3 spatial dims: "nearest", "nearest-exact" and "area"
    (adaptive average pooling) for any, "linear" for [N, C, W], "bilinear" and "bicubic" (A =
@@ -3467,11 +3561,25 @@ TNDEF bool tn_is_anomaly_enabled(void);
    input that requires grad (use float64; complex128 inputs and outputs count as their real
    and imaginary parts, PyTorch's convention). fn maps the inputs to one output tensor.
    Returns true if all agree within atol + rtol*|numerical|; else false with the worst
-   element described in tn_last_error(). */
+   element described in tn_last_error().
+   gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3): tn_gradcheck(fn, in, n, user),
+   tn_gradcheck(fn, in, n, user, .atol = 1e-4). */
 typedef tn_tensor *(*tn_gradcheck_fn)(tn_tensor *const *inputs, int n, void *user);
-TNDEF bool tn_gradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, void *user, double eps, double atol, double rtol);
-/* The same check for the gradients of the gradients (create_graph through every formula). */
-TNDEF bool tn_gradgradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, void *user, double eps, double atol, double rtol);
+#define TN_FIELDS_tn_gradcheck_fn_opts(X) \
+    X(D, eps,  1e-6, "") \
+    X(D, atol, 1e-5, "") \
+    X(D, rtol, 1e-3, "")
+TN__KW_STRUCT(tn_gradcheck_fn_opts);
+TNDEF bool tn_gradcheck_opts(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, void *user, tn_gradcheck_fn_opts opts);
+#define tn_gradcheck(fn, ...) tn__gradcheck(fn, __VA_ARGS__)
+#define tn__gradcheck(fn, inputs, n, ...) tn_gradcheck_opts(fn, inputs, n, TN__POS_KW(tn_gradcheck_fn_opts, __VA_ARGS__))
+TNDEF bool tn_gradcheck_str(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, void *user, const char *options);
+/* The same check for the gradients of the gradients (create_graph through every formula);
+   gradgradcheck's defaults are gradcheck's. */
+TNDEF bool tn_gradgradcheck_opts(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, void *user, tn_gradcheck_fn_opts opts);
+#define tn_gradgradcheck(fn, ...) tn__gradgradcheck(fn, __VA_ARGS__)
+#define tn__gradgradcheck(fn, inputs, n, ...) tn_gradgradcheck_opts(fn, inputs, n, TN__POS_KW(tn_gradcheck_fn_opts, __VA_ARGS__))
+TNDEF bool tn_gradgradcheck_str(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, void *user, const char *options);
 
 
 /* ======================================================================= */
@@ -3584,21 +3692,85 @@ TNDEF char *tn_module_repr(const tn_module *m);                             /* p
 TNDEF int tn_module_to(tn_module *m, tn_device device);                     /* moves every parameter and buffer in place */
 TNDEF int tn_module_to_dtype(tn_module *m, tn_dtype dtype);                 /* floating parameters and buffers */
 
-/* nn.init: in place, no autograd, from the default generator. */
-TNDEF double tn_init_calculate_gain(const char *nonlinearity, double param); /* param: leaky_relu's slope (NAN: 0.01) */
-TNDEF int tn_init_uniform_(tn_tensor *t, double a, double b);
-TNDEF int tn_init_normal_(tn_tensor *t, double mean, double std);
-TNDEF int tn_init_constant_(tn_tensor *t, double value);
+/* nn.init: in place, no autograd; PyTorch's keywords and defaults, .generator NULL the
+   default generator (PyTorch 2.2's generator=): tn_init_uniform_(w, .a = -0.1, .b = 0.1),
+   tn_init_kaiming_normal_(w, .mode = "fan_out", .nonlinearity = "relu"),
+   tn_init_calculate_gain("leaky_relu", .param = 0.2) (.param NAN: None, 0.01 for leaky_relu;
+   NAN on error). */
+#define TN_FIELDS_tn_init_gain_fn_opts(X) \
+    X(D, param, NAN, "")
+TN__KW_STRUCT(tn_init_gain_fn_opts);
+TNDEF double tn_init_calculate_gain_opts(const char *nonlinearity, tn_init_gain_fn_opts opts);
+#define tn_init_calculate_gain(...) tn_init_calculate_gain_opts(TN__POS_KW(tn_init_gain_fn_opts, __VA_ARGS__))
+TNDEF double tn_init_calculate_gain_str(const char *nonlinearity, const char *options);
+#define TN_FIELDS_tn_init_uniform_fn_opts(X) \
+    X(D,   a,         0.0,  "") \
+    X(D,   b,         1.0,  "") \
+    X(GEN, generator, NULL, "")
+TN__KW_STRUCT(tn_init_uniform_fn_opts);
+TNDEF int tn_init_uniform__opts(tn_tensor *t, tn_init_uniform_fn_opts opts);
+#define tn_init_uniform_(...) tn_init_uniform__opts(TN__POS_KW(tn_init_uniform_fn_opts, __VA_ARGS__))
+TNDEF int tn_init_uniform__str(tn_tensor *t, const char *options);
+#define TN_FIELDS_tn_init_normal_fn_opts(X) \
+    X(D,   mean,      0.0,  "") \
+    X(D,   std,       1.0,  "") \
+    X(GEN, generator, NULL, "")
+TN__KW_STRUCT(tn_init_normal_fn_opts);
+TNDEF int tn_init_normal__opts(tn_tensor *t, tn_init_normal_fn_opts opts);
+#define tn_init_normal_(...) tn_init_normal__opts(TN__POS_KW(tn_init_normal_fn_opts, __VA_ARGS__))
+TNDEF int tn_init_normal__str(tn_tensor *t, const char *options);
+TNDEF int tn_init_constant_(tn_tensor *t, double value);       /* val has no default */
 TNDEF int tn_init_zeros_(tn_tensor *t);
 TNDEF int tn_init_ones_(tn_tensor *t);
-TNDEF int tn_init_xavier_uniform_(tn_tensor *t, double gain);
-TNDEF int tn_init_xavier_normal_(tn_tensor *t, double gain);
-/* mode "fan_in" | "fan_out"; nonlinearity as calculate_gain (a: leaky_relu's slope). */
-TNDEF int tn_init_kaiming_uniform_(tn_tensor *t, double a, const char *mode, const char *nonlinearity);
-TNDEF int tn_init_kaiming_normal_(tn_tensor *t, double a, const char *mode, const char *nonlinearity);
-TNDEF int tn_init_orthogonal_(tn_tensor *t, double gain);
-TNDEF int tn_init_trunc_normal_(tn_tensor *t, double mean, double std, double a, double b);
-TNDEF int tn_init_sparse_(tn_tensor *t, double sparsity, double std);      /* 2-d t: normal_(0, std), then ceil(sparsity rows) zeros per column (PyTorch's std 0.01) */
+/* xavier_uniform_, xavier_normal_ and orthogonal_ (tensor, gain=1.0, generator=None) */
+#define TN_FIELDS_tn_init_xavier_fn_opts(X) \
+    X(D,   gain,      1.0,  "") \
+    X(GEN, generator, NULL, "")
+TN__KW_STRUCT(tn_init_xavier_fn_opts);
+TNDEF int tn_init_xavier_uniform__opts(tn_tensor *t, tn_init_xavier_fn_opts opts);
+#define tn_init_xavier_uniform_(...) tn_init_xavier_uniform__opts(TN__POS_KW(tn_init_xavier_fn_opts, __VA_ARGS__))
+TNDEF int tn_init_xavier_uniform__str(tn_tensor *t, const char *options);
+TNDEF int tn_init_xavier_normal__opts(tn_tensor *t, tn_init_xavier_fn_opts opts);
+#define tn_init_xavier_normal_(...) tn_init_xavier_normal__opts(TN__POS_KW(tn_init_xavier_fn_opts, __VA_ARGS__))
+TNDEF int tn_init_xavier_normal__str(tn_tensor *t, const char *options);
+/* kaiming_uniform_ / kaiming_normal_(tensor, a=0, mode='fan_in', nonlinearity='leaky_relu',
+   generator=None): mode "fan_in" | "fan_out"; nonlinearity as calculate_gain (a: leaky_relu's
+   slope). */
+#define TN_FIELDS_tn_init_kaiming_fn_opts(X) \
+    X(D,   a,            0.0,          "") \
+    X(S,   mode,         "fan_in",     "") \
+    X(S,   nonlinearity, "leaky_relu", "") \
+    X(GEN, generator,    NULL,         "")
+TN__KW_STRUCT(tn_init_kaiming_fn_opts);
+TNDEF int tn_init_kaiming_uniform__opts(tn_tensor *t, tn_init_kaiming_fn_opts opts);
+#define tn_init_kaiming_uniform_(...) tn_init_kaiming_uniform__opts(TN__POS_KW(tn_init_kaiming_fn_opts, __VA_ARGS__))
+TNDEF int tn_init_kaiming_uniform__str(tn_tensor *t, const char *options);
+TNDEF int tn_init_kaiming_normal__opts(tn_tensor *t, tn_init_kaiming_fn_opts opts);
+#define tn_init_kaiming_normal_(...) tn_init_kaiming_normal__opts(TN__POS_KW(tn_init_kaiming_fn_opts, __VA_ARGS__))
+TNDEF int tn_init_kaiming_normal__str(tn_tensor *t, const char *options);
+TNDEF int tn_init_orthogonal__opts(tn_tensor *t, tn_init_xavier_fn_opts opts);
+#define tn_init_orthogonal_(...) tn_init_orthogonal__opts(TN__POS_KW(tn_init_xavier_fn_opts, __VA_ARGS__))
+TNDEF int tn_init_orthogonal__str(tn_tensor *t, const char *options);
+/* trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None) */
+#define TN_FIELDS_tn_init_trunc_normal_fn_opts(X) \
+    X(D,   mean,      0.0,  "") \
+    X(D,   std,       1.0,  "") \
+    X(D,   a,         -2.0, "") \
+    X(D,   b,         2.0,  "") \
+    X(GEN, generator, NULL, "")
+TN__KW_STRUCT(tn_init_trunc_normal_fn_opts);
+TNDEF int tn_init_trunc_normal__opts(tn_tensor *t, tn_init_trunc_normal_fn_opts opts);
+#define tn_init_trunc_normal_(...) tn_init_trunc_normal__opts(TN__POS_KW(tn_init_trunc_normal_fn_opts, __VA_ARGS__))
+TNDEF int tn_init_trunc_normal__str(tn_tensor *t, const char *options);
+/* sparse_(tensor, sparsity, std=0.01, generator=None): 2-d t: normal_(0, std), then
+   ceil(sparsity rows) zeros per column */
+#define TN_FIELDS_tn_init_sparse_fn_opts(X) \
+    X(D,   std,       0.01, "") \
+    X(GEN, generator, NULL, "")
+TN__KW_STRUCT(tn_init_sparse_fn_opts);
+TNDEF int tn_init_sparse__opts(tn_tensor *t, double sparsity, tn_init_sparse_fn_opts opts);
+#define tn_init_sparse_(t, ...) tn_init_sparse__opts(t, TN__POS_KW(tn_init_sparse_fn_opts, __VA_ARGS__))
+TNDEF int tn_init_sparse__str(tn_tensor *t, double sparsity, const char *options);
 
 /* Layers: PyTorch's constructor arguments, the keyword arguments as designated fields after
    the positional ones (each has an _opts and a _str form, section 1). Initialisation as
@@ -3729,28 +3901,28 @@ TNDEF tn_module *tn_nn_max_unpool_opts(int n, int64_t kernel_size, tn_max_unpool
 TNDEF tn_module *tn_nn_max_unpool_str(int n, int64_t kernel_size, const char *options);
 TNDEF tn_tensor *tn_nn_max_unpool_forward(tn_module *m, tn_tensor *x, tn_tensor *indices);
 /* nn.BatchNorm1d/2d: momentum NAN is None (a cumulative moving average). */
-#define TN_FIELDS_tn_batch_norm_opts(X) \
+#define TN_FIELDS_tn_batch_norm_module_opts(X) \
     X(D, eps,                 1e-5, "") \
     X(D, momentum,            0.1,  "") \
     X(B, affine,              true, "") \
     X(B, track_running_stats, true, "")
-TN__KW_STRUCT(tn_batch_norm_opts);
-TNDEF tn_module *tn_nn_batch_norm1d_opts(int64_t num_features, tn_batch_norm_opts opts);
-TNDEF tn_module *tn_nn_batch_norm2d_opts(int64_t num_features, tn_batch_norm_opts opts);
-#define tn_nn_batch_norm1d(...) tn_nn_batch_norm1d_opts(TN__POS_KW(tn_batch_norm_opts, __VA_ARGS__))
-#define tn_nn_batch_norm2d(...) tn_nn_batch_norm2d_opts(TN__POS_KW(tn_batch_norm_opts, __VA_ARGS__))
+TN__KW_STRUCT(tn_batch_norm_module_opts);
+TNDEF tn_module *tn_nn_batch_norm1d_opts(int64_t num_features, tn_batch_norm_module_opts opts);
+TNDEF tn_module *tn_nn_batch_norm2d_opts(int64_t num_features, tn_batch_norm_module_opts opts);
+#define tn_nn_batch_norm1d(...) tn_nn_batch_norm1d_opts(TN__POS_KW(tn_batch_norm_module_opts, __VA_ARGS__))
+#define tn_nn_batch_norm2d(...) tn_nn_batch_norm2d_opts(TN__POS_KW(tn_batch_norm_module_opts, __VA_ARGS__))
 TNDEF tn_module *tn_nn_batch_norm1d_str(int64_t num_features, const char *options);
 TNDEF tn_module *tn_nn_batch_norm2d_str(int64_t num_features, const char *options);
-TNDEF tn_module *tn_nn_batch_norm3d_opts(int64_t num_features, tn_batch_norm_opts opts);   /* [N, C, D, H, W] */
-#define tn_nn_batch_norm3d(...) tn_nn_batch_norm3d_opts(TN__POS_KW(tn_batch_norm_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_batch_norm3d_opts(int64_t num_features, tn_batch_norm_module_opts opts);   /* [N, C, D, H, W] */
+#define tn_nn_batch_norm3d(...) tn_nn_batch_norm3d_opts(TN__POS_KW(tn_batch_norm_module_opts, __VA_ARGS__))
 TNDEF tn_module *tn_nn_batch_norm3d_str(int64_t num_features, const char *options);
 /* nn.LazyBatchNorm1d/2d/3d (the Lazy modules above). */
-TNDEF tn_module *tn_nn_lazy_batch_norm1d_opts(tn_batch_norm_opts opts);
-TNDEF tn_module *tn_nn_lazy_batch_norm2d_opts(tn_batch_norm_opts opts);
-TNDEF tn_module *tn_nn_lazy_batch_norm3d_opts(tn_batch_norm_opts opts);
-#define tn_nn_lazy_batch_norm1d(...) tn_nn_lazy_batch_norm1d_opts(TN__KW(tn_batch_norm_opts, __VA_ARGS__))
-#define tn_nn_lazy_batch_norm2d(...) tn_nn_lazy_batch_norm2d_opts(TN__KW(tn_batch_norm_opts, __VA_ARGS__))
-#define tn_nn_lazy_batch_norm3d(...) tn_nn_lazy_batch_norm3d_opts(TN__KW(tn_batch_norm_opts, __VA_ARGS__))
+TNDEF tn_module *tn_nn_lazy_batch_norm1d_opts(tn_batch_norm_module_opts opts);
+TNDEF tn_module *tn_nn_lazy_batch_norm2d_opts(tn_batch_norm_module_opts opts);
+TNDEF tn_module *tn_nn_lazy_batch_norm3d_opts(tn_batch_norm_module_opts opts);
+#define tn_nn_lazy_batch_norm1d(...) tn_nn_lazy_batch_norm1d_opts(TN__KW(tn_batch_norm_module_opts, __VA_ARGS__))
+#define tn_nn_lazy_batch_norm2d(...) tn_nn_lazy_batch_norm2d_opts(TN__KW(tn_batch_norm_module_opts, __VA_ARGS__))
+#define tn_nn_lazy_batch_norm3d(...) tn_nn_lazy_batch_norm3d_opts(TN__KW(tn_batch_norm_module_opts, __VA_ARGS__))
 /* nn.LayerNorm(normalized_shape): tn_nn_layer_norm(TN_SHAPE(4, 5), .eps = 1e-6), or a shape
    array and its length. */
 #define TN_FIELDS_tn_layer_norm_module_opts(X) \
@@ -3971,17 +4143,31 @@ TNDEF tn_module *tn_nn_multihead_attention_str(int64_t embed_dim, int64_t num_he
    tn_scaled_dot_product_attention's bool mask); floating masks are added to the scores. is_causal
    with attn_mask NULL masks keys after the query position (with attn_mask, the mask is used).
    Returns [L, N, E] (as q); with need_weights, *attn_weights (may be NULL) receives the
-   attention weights [N, L, S] averaged over heads or [N, num_heads, L, S] (unbatched: no N). */
-TNDEF tn_tensor *tn_nn_mha_forward(tn_module *m, tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *key_padding_mask,
-                                   tn_tensor *attn_mask, bool need_weights, bool average_attn_weights, bool is_causal,
-                                   tn_tensor **attn_weights);
+   attention weights [N, L, S] averaged over heads or [N, num_heads, L, S] (unbatched: no N).
+   forward(query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
+   average_attn_weights=True, is_causal=False) as keyword fields after attn_weights:
+   tn_nn_mha_forward(m, q, k, v, &w, .attn_mask = mask), tn_nn_mha_forward(m, q, k, v, NULL,
+   .need_weights = false) (without weights the fused kernel may run). */
+#define TN_FIELDS_tn_mha_forward_opts(X) \
+    X(T, key_padding_mask,     NULL,  "") \
+    X(B, need_weights,         true,  "") \
+    X(T, attn_mask,            NULL,  "") \
+    X(B, average_attn_weights, true,  "") \
+    X(B, is_causal,            false, "")
+TN__KW_STRUCT(tn_mha_forward_opts);
+TNDEF tn_tensor *tn_nn_mha_forward_opts(tn_module *m, tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor **attn_weights,
+                                        tn_mha_forward_opts opts);
+#define tn_nn_mha_forward(m, ...) tn__nn_mha_forward(m, __VA_ARGS__)
+#define tn__nn_mha_forward(m, q, k, v, ...) tn_nn_mha_forward_opts(m, q, k, v, TN__POS_KW(tn_mha_forward_opts, __VA_ARGS__))
 /* nn.Transformer.generate_square_subsequent_mask: [sz, sz], -inf above the diagonal, 0 elsewhere. */
 TNDEF tn_tensor *tn_nn_generate_square_subsequent_mask(int64_t sz, tn_dtype dtype);
 
 /* nn.TransformerEncoderLayer / nn.TransformerDecoderLayer(d_model, nhead): one struct for both
    (tn_nn_transformer_encoder_layer(512, 8, .dropout = 0, .batch_first = true)). Children as PyTorch's (self_attn, [multihead_attn,] linear1,
    dropout, linear2, norm1, norm2, [norm3,] dropout1, dropout2[, dropout3]). Masks as
-   tn_nn_mha_forward's; NULL for none. The encoder layer's single-input forward uses no mask. */
+   tn_nn_mha_forward's; NULL for none. The encoder layer's single-input forward uses no mask.
+   Their forwards take PyTorch's masks and is_causal as keyword fields:
+   tn_nn_transformer_encoder_layer_forward(m, src, .src_mask = mask, .is_causal = true). */
 enum { TN_ACTIVATION_RELU = 0, TN_ACTIVATION_GELU };
 #define TN_FIELDS_tn_transformer_layer_opts(X) \
     X(I, dim_feedforward, 2048,  "") \
@@ -3998,11 +4184,29 @@ TNDEF tn_module *tn_nn_transformer_decoder_layer_opts(int64_t d_model, int64_t n
 #define tn_nn_transformer_decoder_layer(d_model, ...) tn_nn_transformer_decoder_layer_opts(d_model, TN__POS_KW(tn_transformer_layer_opts, __VA_ARGS__))
 TNDEF tn_module *tn_nn_transformer_encoder_layer_str(int64_t d_model, int64_t nhead, const char *options);
 TNDEF tn_module *tn_nn_transformer_decoder_layer_str(int64_t d_model, int64_t nhead, const char *options);
-TNDEF tn_tensor *tn_nn_transformer_encoder_layer_forward(tn_module *m, tn_tensor *src, tn_tensor *src_mask,
-                                                         tn_tensor *src_key_padding_mask, bool is_causal);
-TNDEF tn_tensor *tn_nn_transformer_decoder_layer_forward(tn_module *m, tn_tensor *tgt, tn_tensor *memory, tn_tensor *tgt_mask,
-                                                         tn_tensor *memory_mask, tn_tensor *tgt_key_padding_mask,
-                                                         tn_tensor *memory_key_padding_mask, bool tgt_is_causal);
+/* TransformerEncoderLayer.forward(src, src_mask=None, src_key_padding_mask=None, is_causal=False) */
+#define TN_FIELDS_tn_encoder_layer_forward_opts(X) \
+    X(T, src_mask,             NULL,  "") \
+    X(T, src_key_padding_mask, NULL,  "") \
+    X(B, is_causal,            false, "")
+TN__KW_STRUCT(tn_encoder_layer_forward_opts);
+TNDEF tn_tensor *tn_nn_transformer_encoder_layer_forward_opts(tn_module *m, tn_tensor *src, tn_encoder_layer_forward_opts opts);
+#define tn_nn_transformer_encoder_layer_forward(m, ...) \
+    tn_nn_transformer_encoder_layer_forward_opts(m, TN__POS_KW(tn_encoder_layer_forward_opts, __VA_ARGS__))
+/* TransformerDecoderLayer.forward(tgt, memory, tgt_mask=None, memory_mask=None,
+   tgt_key_padding_mask=None, memory_key_padding_mask=None, tgt_is_causal=False) */
+#define TN_FIELDS_tn_decoder_layer_forward_opts(X) \
+    X(T, tgt_mask,                NULL,  "") \
+    X(T, memory_mask,             NULL,  "") \
+    X(T, tgt_key_padding_mask,    NULL,  "") \
+    X(T, memory_key_padding_mask, NULL,  "") \
+    X(B, tgt_is_causal,           false, "")
+TN__KW_STRUCT(tn_decoder_layer_forward_opts);
+TNDEF tn_tensor *tn_nn_transformer_decoder_layer_forward_opts(tn_module *m, tn_tensor *tgt, tn_tensor *memory,
+                                                              tn_decoder_layer_forward_opts opts);
+#define tn_nn_transformer_decoder_layer_forward(m, ...) tn__nn_transformer_decoder_layer_forward(m, __VA_ARGS__)
+#define tn__nn_transformer_decoder_layer_forward(m, tgt, ...) \
+    tn_nn_transformer_decoder_layer_forward_opts(m, tgt, TN__POS_KW(tn_decoder_layer_forward_opts, __VA_ARGS__))
 /* nn.TransformerEncoder / nn.TransformerDecoder: children "layers" (a ModuleList of num_layers
    deep copies of layer, all starting with its weights, as PyTorch's _get_clones) and "norm" (if
    not NULL). Both modules are taken over: layer is freed after copying, norm becomes the child;
@@ -4023,14 +4227,32 @@ TN__KW_STRUCT(tn_transformer_encoder_opts);
 TNDEF tn_module *tn_nn_transformer_encoder_opts(tn_module *encoder_layer, int64_t num_layers, tn_transformer_encoder_opts opts);
 #define tn_nn_transformer_encoder(encoder_layer, ...) tn_nn_transformer_encoder_opts(encoder_layer, TN__POS_KW(tn_transformer_encoder_opts, __VA_ARGS__))
 TNDEF tn_module *tn_nn_transformer_encoder_str(tn_module *encoder_layer, int64_t num_layers, const char *options);
-TNDEF tn_tensor *tn_nn_transformer_encoder_forward(tn_module *m, tn_tensor *src, tn_tensor *mask, tn_tensor *src_key_padding_mask,
-                                                   bool is_causal);
+/* TransformerEncoder.forward(src, mask=None, src_key_padding_mask=None, is_causal=None):
+   .is_causal -1 (None): PyTorch's detection from mask (a causal mask is used as one) */
+#define TN_FIELDS_tn_encoder_forward_opts(X) \
+    X(T,  mask,                 NULL, "") \
+    X(T,  src_key_padding_mask, NULL, "") \
+    X(OB, is_causal,            -1,   "")
+TN__KW_STRUCT(tn_encoder_forward_opts);
+TNDEF tn_tensor *tn_nn_transformer_encoder_forward_opts(tn_module *m, tn_tensor *src, tn_encoder_forward_opts opts);
+#define tn_nn_transformer_encoder_forward(m, ...) tn_nn_transformer_encoder_forward_opts(m, TN__POS_KW(tn_encoder_forward_opts, __VA_ARGS__))
 TNDEF tn_module *tn_nn_transformer_decoder_opts(tn_module *decoder_layer, int64_t num_layers, tn_transformer_stack_opts opts);
 #define tn_nn_transformer_decoder(decoder_layer, ...) tn_nn_transformer_decoder_opts(decoder_layer, TN__POS_KW(tn_transformer_stack_opts, __VA_ARGS__))
 TNDEF tn_module *tn_nn_transformer_decoder_str(tn_module *decoder_layer, int64_t num_layers, const char *options);
-TNDEF tn_tensor *tn_nn_transformer_decoder_forward(tn_module *m, tn_tensor *tgt, tn_tensor *memory, tn_tensor *tgt_mask,
-                                                   tn_tensor *memory_mask, tn_tensor *tgt_key_padding_mask,
-                                                   tn_tensor *memory_key_padding_mask, bool tgt_is_causal);
+/* TransformerDecoder.forward(tgt, memory, tgt_mask=None, memory_mask=None,
+   tgt_key_padding_mask=None, memory_key_padding_mask=None, tgt_is_causal=None): .tgt_is_causal
+   -1 (None) as the encoder's is_causal */
+#define TN_FIELDS_tn_decoder_forward_opts(X) \
+    X(T,  tgt_mask,                NULL, "") \
+    X(T,  memory_mask,             NULL, "") \
+    X(T,  tgt_key_padding_mask,    NULL, "") \
+    X(T,  memory_key_padding_mask, NULL, "") \
+    X(OB, tgt_is_causal,           -1,   "")
+TN__KW_STRUCT(tn_decoder_forward_opts);
+TNDEF tn_tensor *tn_nn_transformer_decoder_forward_opts(tn_module *m, tn_tensor *tgt, tn_tensor *memory, tn_decoder_forward_opts opts);
+#define tn_nn_transformer_decoder_forward(m, ...) tn__nn_transformer_decoder_forward(m, __VA_ARGS__)
+#define tn__nn_transformer_decoder_forward(m, tgt, ...) \
+    tn_nn_transformer_decoder_forward_opts(m, tgt, TN__POS_KW(tn_decoder_forward_opts, __VA_ARGS__))
 
 /* ======================================================================= */
 /* 13. optimizers                                                           */
@@ -4242,11 +4464,22 @@ TNDEF double tn_lr_scheduler_get_last_lr(const tn_lr_scheduler *s, int group); /
 TNDEF int64_t tn_lr_scheduler_last_epoch(const tn_lr_scheduler *s);
 TNDEF void tn_lr_scheduler_free(tn_lr_scheduler *s);           /* NULL is a no-op */
 
-/* torch.nn.utils.clip_grad_norm_: scales the grads so that their joint norm is at most
-   max_norm (coefficient max_norm / (norm + 1e-6), as PyTorch); returns the total norm
-   before clipping (NAN on error). norm_type INFINITY for the max-norm. Parameters
-   without a grad are skipped (none: returns 0). */
-TNDEF double tn_clip_grad_norm_(tn_tensor *const *params, int n, double max_norm, double norm_type);
+/* torch.nn.utils.clip_grad_norm_(parameters, max_norm, norm_type=2.0,
+   error_if_nonfinite=False, foreach=None): scales the grads so that their joint norm is at
+   most max_norm (coefficient max_norm / (norm + 1e-6), as PyTorch); returns the total norm
+   before clipping (NAN on error). .norm_type INFINITY for the max-norm. Parameters without
+   a grad are skipped (none: returns 0). error_if_nonfinite: a nan or inf total norm is
+   PyTorch's error and no grad changes. foreach (None, true, false) is accepted and changes
+   nothing: it only picks PyTorch's kernels. tn_clip_grad_norm_(ps, n, 1.0, .norm_type = 1). */
+#define TN_FIELDS_tn_clip_grad_norm_fn_opts(X) \
+    X(D,  norm_type,          2.0,   "") \
+    X(B,  error_if_nonfinite, false, "") \
+    X(OB, foreach,            -1,    "")
+TN__KW_STRUCT(tn_clip_grad_norm_fn_opts);
+TNDEF double tn_clip_grad_norm__opts(tn_tensor *const *params, int n, double max_norm, tn_clip_grad_norm_fn_opts opts);
+#define tn_clip_grad_norm_(params, ...) tn__clip_grad_norm_(params, __VA_ARGS__)
+#define tn__clip_grad_norm_(params, n, ...) tn_clip_grad_norm__opts(params, n, TN__POS_KW(tn_clip_grad_norm_fn_opts, __VA_ARGS__))
+TNDEF double tn_clip_grad_norm__str(tn_tensor *const *params, int n, double max_norm, const char *options);
 TNDEF int tn_clip_grad_value_(tn_tensor *const *params, int n, double clip_value); /* grads clamped to [-clip_value, clip_value] */
 
 /* Update rules, one element at a time, shared by the CPU step and tensor_cuda.cu. Each
@@ -4610,17 +4843,25 @@ TNDEF tn_tensor *tn_shared_recv(int sock);        /* the tensor tn_shared_send s
 /* ---- distributed (torch.distributed) ----
    Process groups and collectives over MPI, built in with TENSOR_MPI (make DIST=mpi; the
    header needs no MPI otherwise, and then every call is an error that says so). Launch
-   with mpirun: tn_dist_init("mpi", 0) takes the rank and world size from it ("gloo" is
+   with mpirun: tn_dist_init("mpi") takes the rank and world size from it ("gloo" is
    served by MPI too). g = NULL is the default group of all ranks; ranks passed to a
    collective are global ranks, as in PyTorch. Tensors are communicated in place, any
    layout and device (staged through a contiguous CPU copy where needed). Every call
-   completes before its deadline (timeout_s, default $TN_DIST_TIMEOUT or 30 minutes) or
+   completes before its deadline (.timeout, default $TN_DIST_TIMEOUT or 30 minutes) or
    fails with an error, so a rank that died makes the others fail rather than hang. */
 typedef enum tn_dist_op { TN_DIST_SUM, TN_DIST_AVG, TN_DIST_PRODUCT, TN_DIST_MIN, TN_DIST_MAX } tn_dist_op;  /* ReduceOp */
 typedef struct tn_dist_group tn_dist_group;
 typedef struct tn_dist_work tn_dist_work;
 TNDEF bool tn_dist_is_available(void);                 /* built with MPI */
-TNDEF int tn_dist_init(const char *backend, double timeout_s);   /* "mpi" or "gloo"; timeout_s <= 0: the default */
+/* init_process_group(backend, timeout=None): backend "mpi" or "gloo" (NULL: "mpi");
+   .timeout in seconds (PyTorch's timedelta), NAN (None) or <= 0: the default:
+   tn_dist_init("mpi", .timeout = 60). */
+#define TN_FIELDS_tn_dist_init_fn_opts(X) \
+    X(D, timeout, NAN, "")
+TN__KW_STRUCT(tn_dist_init_fn_opts);
+TNDEF int tn_dist_init_opts(const char *backend, tn_dist_init_fn_opts opts);
+#define tn_dist_init(...) tn_dist_init_opts(TN__POS_KW(tn_dist_init_fn_opts, __VA_ARGS__))
+TNDEF int tn_dist_init_str(const char *backend, const char *options);
 TNDEF bool tn_dist_is_initialized(void);
 TNDEF int tn_dist_destroy(void);                       /* destroy_process_group; MPI cannot start again after it */
 TNDEF int tn_dist_get_rank(const tn_dist_group *g);    /* in g (NULL: the world); -1 outside g */

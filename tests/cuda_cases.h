@@ -129,7 +129,7 @@ UNARY_FN(f_conv2d, tn_conv2d(x[0], x[1], x[2], .stride_hw = {1, 2}, .padding_hw 
 UNARY_FN(f_max_pool, tn_max_pool2d(x[0], 2, .stride = 2))
 UNARY_FN(f_avg_pool, tn_avg_pool2d(x[0], 3, .stride = 2, .padding = 1))
 UNARY_FN(f_layer_norm, tn_layer_norm(x[0], TN_SHAPE(5), .weight = x[1], .bias = x[2]))
-UNARY_FN(f_batch_norm, tn_batch_norm(x[0], NULL, NULL, x[1], x[2], true, 0.1, 1e-5))
+UNARY_FN(f_batch_norm, tn_batch_norm(x[0], NULL, NULL, .weight = x[1], .bias = x[2], .training = true))
 UNARY_FN(f_transpose_contig, tn_contiguous(tn_transpose(x[0], 0, 2)))
 UNARY_FN(f_max_pool_pad, tn_max_pool2d(x[0], 3, .stride = 2, .padding = 1))
 UNARY_FN(f_max_pool_ceil, tn_max_pool2d(x[0], 2, .stride = 2, .ceil_mode = true))        /* an extra window: the composite */
@@ -145,8 +145,8 @@ UNARY_FN(f_ce_smoothing, tn_cross_entropy(x[0], x[1], .reduction = TN_REDUCTION_
 UNARY_FN(f_convt2d, tn_conv_transpose2d(x[0], x[1], x[2], .stride_hw = {2, 1}, .padding_hw = {1, 0}, .output_padding_hw = {1, 0}, .groups = 2, .dilation_hw = {1, 2}))
 UNARY_FN(f_convt2d_op, tn_conv_transpose2d(x[0], x[1], NULL, .output_padding_hw = {1, 0}, .dilation_hw = {2, 1}))   /* output_padding >= stride */
 UNARY_FN(f_convt1d, tn_conv_transpose1d(x[0], x[1], x[2], .stride = 3, .padding = 1, .output_padding = 2))
-UNARY_FN(f_batch_norm_plain, tn_batch_norm(x[0], NULL, NULL, NULL, NULL, true, 0.1, 1e-5))
-UNARY_FN(f_batch_norm_eval, tn_batch_norm(x[0], x[1], tn_abs(x[2]), x[3], x[4], false, 0.1, 1e-3))
+UNARY_FN(f_batch_norm_plain, tn_batch_norm(x[0], NULL, NULL, .training = true))
+UNARY_FN(f_batch_norm_eval, tn_batch_norm(x[0], x[1], tn_abs(x[2]), .weight = x[3], .bias = x[4], .eps = 1e-3))
 
 TEST(gpu_ops_match_cpu) {
     tn_scope_begin();
@@ -295,7 +295,7 @@ TEST(gpu_norm_pool_state) {
     tn_tensor *x = RANDN(6, 4, 5, 5), *rm = RANDN(4), *rv = tn_add_scalar(tn_rand(TN_SHAPE(4), TN_F32), 0.5);
     tn_tensor *rmg = tn_to(rm, TN_CUDA), *rvg = tn_to(rv, TN_CUDA), *xg = tn_to(x, TN_CUDA);
     for (int i = 0; i < 2; i++) {
-        CHECK(tn_batch_norm(x, rm, rv, NULL, NULL, true, 0.1, 1e-5) && tn_batch_norm(xg, rmg, rvg, NULL, NULL, true, 0.1, 1e-5));
+        CHECK(tn_batch_norm(x, rm, rv, .training = true) && tn_batch_norm(xg, rmg, rvg, .training = true));
         SAME("running_mean", rmg, rm, 1e-5);
         SAME("running_var (unbiased)", rvg, rv, 1e-5);
     }
@@ -308,7 +308,7 @@ TEST(gpu_norm_pool_state) {
             tn_requires_grad_(xs[d], true);
             tn_tensor *in = tn_mul(xs[d], xs[d]);   /* so that the first derivative depends on x */
             tn_tensor *y = k == 0 ? tn_max_pool2d(in, 3, .stride = 2, .padding = 1) : k == 1 ? tn_avg_pool2d(in, 3, .stride = 2, .padding = 1, .count_include_pad = false)
-                         : k == 2 ? tn_batch_norm(in, NULL, NULL, NULL, NULL, true, 0.1, 1e-5) : k == 3 ? tn_layer_norm(in, TN_SHAPE(5))
+                         : k == 2 ? tn_batch_norm(in, NULL, NULL, .training = true) : k == 3 ? tn_layer_norm(in, TN_SHAPE(5))
                          : k == 4 ? tn_cross_entropy(tn_reshape(in, TN_SHAPE(120, 5)), tn_to(tn_remainder_scalar(tn_arange(0, 120, 1, TN_I64), 5), in->device), .reduction = TN_REDUCTION_NONE)
                                   : tn_conv_transpose2d(in, d ? tn_to(ct_w, TN_CUDA) : ct_w, NULL, .stride = 2, .padding = 1, .output_padding = 1);
             tn_tensor *wd = d ? tn_to(w, TN_CUDA) : w, *vd = d ? tn_to(v, TN_CUDA) : v;
@@ -355,7 +355,7 @@ TEST(gpu_library_entries) {
         tn_tensor *x = RANDN(5, 3, 7), *w = RANDN(3), *b = RANDN(3), *gy = RANDN(5, 3, 7);
         tn_tensor *xc = tn_detach(x), *wc = tn_detach(w), *bc = tn_detach(b);
         tn_requires_grad_(xc, true); tn_requires_grad_(wc, true); tn_requires_grad_(bc, true);
-        tn_tensor *yc = tn_batch_norm(xc, NULL, NULL, wc, bc, true, 0.1, 1e-5);
+        tn_tensor *yc = tn_batch_norm(xc, NULL, NULL, .weight = wc, .bias = bc, .training = true);
         CHECK(yc && tn_backward(tn_sum(tn_mul(yc, gy))) == 0);
         tn_tensor *xg = tn_to(x, TN_CUDA), *wg = tn_to(w, TN_CUDA), *bg = tn_to(b, TN_CUDA), *st = tn_to(tn_zeros(TN_SHAPE(9), TN_F64), TN_CUDA);
         tn_tensor *yg = tn_to(tn_zeros_like(x), TN_CUDA), *gx = tn_to(tn_zeros_like(x), TN_CUDA), *gw = tn_to(tn_zeros_like(w), TN_CUDA), *gb = tn_to(tn_zeros_like(b), TN_CUDA);

@@ -17,19 +17,19 @@ static void attn_setenv(const char *v) {
 #endif
 
 /* in: q, k, v and (optional) the mask */
-static tn_tensor *f_sdpa_plain(tn_tensor *const *x) { return tn_scaled_dot_product_attention(x[0], x[1], x[2], NULL, 0, false, 0); }
-static tn_tensor *f_sdpa_causal(tn_tensor *const *x) { return tn_scaled_dot_product_attention(x[0], x[1], x[2], NULL, 0, true, 0); }
-static tn_tensor *f_sdpa_mask(tn_tensor *const *x) { return tn_scaled_dot_product_attention(x[0], x[1], x[2], x[3], 0, false, 0.3); }
+static tn_tensor *f_sdpa_plain(tn_tensor *const *x) { return tn_scaled_dot_product_attention(x[0], x[1], x[2]); }
+static tn_tensor *f_sdpa_causal(tn_tensor *const *x) { return tn_scaled_dot_product_attention(x[0], x[1], x[2], .is_causal = true); }
+static tn_tensor *f_sdpa_mask(tn_tensor *const *x) { return tn_scaled_dot_product_attention(x[0], x[1], x[2], .attn_mask = x[3], .scale = 0.3); }
 /* q as a transposed view (strided rows and batch), k broadcast over the heads */
 static tn_tensor *f_sdpa_views(tn_tensor *const *x) {
-    return tn_scaled_dot_product_attention(tn_transpose(x[0], 1, 2), tn_expand(x[1], TN_SHAPE(2, 3, 40, 32)), x[2], NULL, 0, true, 0);
+    return tn_scaled_dot_product_attention(tn_transpose(x[0], 1, 2), tn_expand(x[1], TN_SHAPE(2, 3, 40, 32)), x[2], .is_causal = true);
 }
 
 /* the output of sdpa on the GPU came from the fused node (the entry ran) */
 static bool attn_fused_node(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *mask, bool causal) {
     tn_tensor *g = tn_detach(tn_to(q, TN_CUDA));
     tn_requires_grad_(g, true);
-    tn_tensor *o = tn_scaled_dot_product_attention(g, tn_to(k, TN_CUDA), tn_to(v, TN_CUDA), mask ? tn_to(mask, TN_CUDA) : NULL, 0, causal, 0);
+    tn_tensor *o = tn_scaled_dot_product_attention(g, tn_to(k, TN_CUDA), tn_to(v, TN_CUDA), .attn_mask = mask ? tn_to(mask, TN_CUDA) : NULL, .is_causal = causal);
     const char *name = o ? tn_grad_fn_name(o) : NULL;
     return name && !strcmp(name, "ScaledDotProductEfficientAttentionBackward0");
 }
@@ -158,8 +158,8 @@ TEST(gpu_fused_attention_half) {
                 tn_requires_grad_(c[i], true);
                 tn_requires_grad_(g[i], true);
             }
-            tn_tensor *yc = tn_scaled_dot_product_attention(c[0], c[1], c[2], mask ? tn_to_dtype(mask, TN_F32) : NULL, 0, mode == 0, 0);
-            tn_tensor *yg = tn_scaled_dot_product_attention(g[0], g[1], g[2], mask ? tn_to(mask, TN_CUDA) : NULL, 0, mode == 0, 0);
+            tn_tensor *yc = tn_scaled_dot_product_attention(c[0], c[1], c[2], .attn_mask = mask ? tn_to_dtype(mask, TN_F32) : NULL, .is_causal = mode == 0);
+            tn_tensor *yg = tn_scaled_dot_product_attention(g[0], g[1], g[2], .attn_mask = mask ? tn_to(mask, TN_CUDA) : NULL, .is_causal = mode == 0);
             const char *name = yg ? tn_grad_fn_name(yg) : NULL;
             CHECK(name && !strcmp(name, "ScaledDotProductEfficientAttentionBackward0"));
             CHECK(yg && yg->dtype == hd);
@@ -193,8 +193,8 @@ TEST(gpu_fused_mha) {
         tn_requires_grad_(xc, true);
         tn_requires_grad_(xg, true);
         const tn_cuda_stats s0 = tn_cuda_memory_stats();
-        tn_tensor *yc = tn_nn_mha_forward(cpu, xc, xc, xc, mode ? NULL : kpm, mode ? causal : NULL, false, true, mode == 1, NULL);
-        tn_tensor *yg = tn_nn_mha_forward(gpu, xg, xg, xg, mode ? NULL : tn_to(kpm, TN_CUDA), mode ? tn_to(causal, TN_CUDA) : NULL, false, true, mode == 1, NULL);
+        tn_tensor *yc = tn_nn_mha_forward(cpu, xc, xc, xc, NULL, .key_padding_mask = mode ? NULL : kpm, .need_weights = false, .attn_mask = mode ? causal : NULL, .is_causal = mode == 1);
+        tn_tensor *yg = tn_nn_mha_forward(gpu, xg, xg, xg, NULL, .key_padding_mask = mode ? NULL : tn_to(kpm, TN_CUDA), .need_weights = false, .attn_mask = mode ? tn_to(causal, TN_CUDA) : NULL, .is_causal = mode == 1);
         SAME(mode ? "mha causal" : "mha key padding", yg, yc, 1e-4);
         tn_tensor *w = tn_rand_like(yc);
         CHECK(tn_backward(tn_sum(tn_mul(yc, w))) == 0 && tn_backward(tn_sum(tn_mul(yg, tn_to(w, TN_CUDA)))) == 0);
@@ -208,10 +208,10 @@ TEST(gpu_fused_mha) {
     tn_tensor *xg = tn_detach(tn_to(x, TN_CUDA));
     tn_requires_grad_(xg, true);
     const tn_cuda_stats s0 = tn_cuda_memory_stats();
-    CHECK(tn_autocast_begin(TN_CUDA, TN_BF16, true) == 0);
-    tn_tensor *yg = tn_nn_mha_forward(gpu, xg, xg, xg, NULL, tn_to(causal, TN_CUDA), false, true, true, NULL);
+    CHECK(tn_autocast_begin(TN_CUDA, .dtype = TN_BF16) == 0);
+    tn_tensor *yg = tn_nn_mha_forward(gpu, xg, xg, xg, NULL, .need_weights = false, .attn_mask = tn_to(causal, TN_CUDA), .is_causal = true);
     CHECK(tn_autocast_end() == 0);
-    tn_tensor *yc = tn_nn_mha_forward(cpu, x, x, x, NULL, causal, false, true, true, NULL);
+    tn_tensor *yc = tn_nn_mha_forward(cpu, x, x, x, NULL, .need_weights = false, .attn_mask = causal, .is_causal = true);
     CHECK(yg && yg->dtype == TN_BF16);
     SAME("mha bf16 autocast", yg, yc, 5e-2);
     CHECK(yg && tn_backward(tn_sum(yg)) == 0 && tn_grad(xg));

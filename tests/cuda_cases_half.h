@@ -244,7 +244,7 @@ TEST(gpu_half_autocast) {
     tn_scope_begin();
     tn_tensor *x = RANDN(6, 12), *w = RANDN(5, 12), *b = RANDN(5);
     tn_tensor *gx = tn_to(x, TN_CUDA), *gw = tn_to(w, TN_CUDA), *gb = tn_to(b, TN_CUDA);
-    CHECK(tn_autocast_begin(TN_CUDA, TN_BF16, true) == 0);
+    CHECK(tn_autocast_begin(TN_CUDA, .dtype = TN_BF16) == 0);
     CHECK(tn_autocast_is_enabled(TN_CUDA) && !tn_autocast_is_enabled(TN_CPU) && tn_autocast_get_dtype(TN_CUDA) == TN_BF16);
     tn_tensor *gy = tn_linear(gx, gw, gb);
     CHECK(gy && gy->dtype == TN_BF16 && gy->device == TN_CUDA);
@@ -255,13 +255,13 @@ TEST(gpu_half_autocast) {
     tn_tensor *gs = gy ? tn_softmax(gy, -1) : NULL;   /* CUDA's list: softmax in float32 (the CPU's list leaves it) */
     CHECK(gs && gs->dtype == TN_F32);
     CHECK(tn_autocast_end() == 0);
-    CHECK(tn_autocast_begin(TN_CPU, TN_BF16, true) == 0);
+    CHECK(tn_autocast_begin(TN_CPU, .dtype = TN_BF16) == 0);
     tn_tensor *cy = tn_linear(x, w, b);
     tn_tensor *cs = cy ? tn_softmax(cy, -1) : NULL;
     CHECK(cs && cs->dtype == TN_BF16);
     CHECK(tn_autocast_end() == 0);
     SAME("linear under autocast", gy, cy, half_stand_in() ? 0 : 8.0 / 128);
-    CHECK(tn_autocast_begin(TN_CUDA, TN_F16, true) == 0);
+    CHECK(tn_autocast_begin(TN_CUDA, .dtype = TN_F16) == 0);
     tn_tensor *gm = tn_matmul(gx, tn_transpose(gw, 0, 1));
     CHECK(gm && gm->dtype == TN_F16);
     tn_tensor *gd = tn_matmul(tn_to_dtype(gx, TN_F64), tn_transpose(tn_to_dtype(gw, TN_F64), 0, 1));   /* float64 is left alone */
@@ -286,7 +286,7 @@ TEST(gpu_half_autocast_training) {
         tn_requires_grad_(b, true);
         for (int step = 0; step < 3; step++) {
             tn_scope_begin();
-            CHECK(tn_autocast_begin(D, TN_BF16, true) == 0);
+            CHECK(tn_autocast_begin(D, .dtype = TN_BF16) == 0);
             tn_tensor *h = tn_relu(tn_linear(xi, a, NULL));
             tn_tensor *loss = tn_cross_entropy(tn_linear(h, b, NULL), t);
             CHECK(tn_autocast_end() == 0);

@@ -82,7 +82,7 @@ static tn_module *nosync_gpt(int64_t vocab, int64_t T, int64_t E, int64_t heads,
 static tn_tensor *nosync_pos;   /* positions 0..T-1 on the device: a buffer the model keeps */
 static tn_tensor *nosync_gpt_fwd(tn_module *m, tn_tensor *idx) {
     tn_tensor *h = tn_add(tn_module_forward(tn_module_child(m, "0"), idx), tn_module_forward(tn_module_child(m, "1"), nosync_pos));
-    h = tn_nn_transformer_encoder_forward(tn_module_child(m, "2"), h, NULL, NULL, true);
+    h = tn_nn_transformer_encoder_forward(tn_module_child(m, "2"), h, .is_causal = true);
     h = tn_module_forward(tn_module_child(m, "3"), h);
     return tn_module_forward(tn_module_child(m, "4"), h);
 }
@@ -257,7 +257,7 @@ TEST(nosync_device_helpers) {
     tn_tensor *u = tn_triu(x, .diagonal = 1), *lo = tn_tril(x, .diagonal = -2);
     tn_tensor *e = tn_embedding(ei, ew);
     tn_tensor *oh = tn_one_hot(ei, .num_classes = 6);
-    tn_tensor *att = tn_scaled_dot_product_attention(q, q, q, NULL, 0, true, 0);
+    tn_tensor *att = tn_scaled_dot_product_attention(q, q, q, .is_causal = true);
     CHECK(e && tn_backward(tn_sum(e)) == 0 && att);
     nosync_counts c = nosync_since(c0);
     CHECK_MSG(c.h2d == 0 && c.d2h == 0 && c.syncs == 0, "triu, tril, embedding, one_hot, causal attention: %lld/%lld/%lld", (long long)c.h2d, (long long)c.d2h,
@@ -267,7 +267,7 @@ TEST(nosync_device_helpers) {
     NS_SAME("one_hot", oh, tn_one_hot(NS_I64(1, 4, 1), .num_classes = 6), 0);
     NS_DEFERRED(tn_one_hot(ei, .num_classes = 4), tn_to(tn_one_hot(ei, .num_classes = 4), TN_CPU), "tn_one_hot: class value 4 is out of range for num_classes = 4");
     tn_tensor *qh = tn_to(q, TN_CPU);
-    NS_SAME("causal attention", att, tn_scaled_dot_product_attention(qh, qh, qh, NULL, 0, true, 0), 1e-5);
+    NS_SAME("causal attention", att, tn_scaled_dot_product_attention(qh, qh, qh, .is_causal = true), 1e-5);
     tn_scope_end();
 }
 

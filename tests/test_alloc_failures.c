@@ -49,10 +49,10 @@ static int bw(tn_tensor *y) { return y ? tn_backward(tn_sum(y)) : -1; }
  X(adaavg_bw, { tn_tensor *x = RG(R(2,3,8,8,4)); bw(tn_adaptive_avg_pool2d(x, 3, 5)); }) \
  X(interp_n, { tn_tensor *x = RG(R(1,2,4,4,4)); bw(tn_interpolate(x, .size = TN_INTS(7, 9, 5))); }) \
  X(interp_b, { tn_tensor *x = RG(R(1,2,4,4,4)); bw(tn_interpolate(x, .size = TN_INTS(7, 9), .mode = "bilinear", .align_corners = true)); }) \
- X(bn_bw, { tn_tensor *x = RG(R(4,3,5,5,4)); bw(tn_batch_norm(x, tn_zeros(TN_SHAPE(3), TN_F32), tn_ones(TN_SHAPE(3), TN_F32), RG(tn_ones(TN_SHAPE(3), TN_F32)), RG(tn_zeros(TN_SHAPE(3), TN_F32)), true, 0.1, 1e-5)); }) \
+ X(bn_bw, { tn_tensor *x = RG(R(4,3,5,5,4)); bw(tn_batch_norm(x, tn_zeros(TN_SHAPE(3), TN_F32), tn_ones(TN_SHAPE(3), TN_F32), .weight = RG(tn_ones(TN_SHAPE(3), TN_F32)), .bias = RG(tn_zeros(TN_SHAPE(3), TN_F32)), .training = true)); }) \
  X(ln_bw, { tn_tensor *x = RG(R(4,3,5,0,3)); bw(tn_layer_norm(x, TN_SHAPE(3, 5), .weight = RG(tn_ones(TN_SHAPE(3, 5), TN_F32)), .bias = RG(tn_zeros(TN_SHAPE(3, 5), TN_F32)))); }) \
  X(gn_bw, { tn_tensor *x = RG(R(4,6,5,0,3)); bw(tn_group_norm(x, 3)); }) \
- X(in_bw, { tn_tensor *x = RG(R(4,6,5,0,3)); bw(tn_instance_norm(x, NULL, NULL, NULL, NULL, true, 0.1, 1e-5)); }) \
+ X(in_bw, { tn_tensor *x = RG(R(4,6,5,0,3)); bw(tn_instance_norm(x)); }) \
  X(softmax_bw, { tn_tensor *x = RG(R(4,6,5,0,3)); bw(tn_log_softmax(x, 1)); bw(tn_softmax(tn_detach(x), 0)); }) \
  X(ce_bw, { tn_tensor *x = RG(R(8,5,0,0,2)); bw(tn_cross_entropy(x, tn_randint(0, 5, TN_SHAPE(8), TN_I64, NULL))); }) \
  X(ce_ex, { tn_tensor *x = RG(R(8,5,3,0,3)); bw(tn_cross_entropy(x, tn_randint(0, 5, TN_SHAPE(8, 3), TN_I64, NULL), .weight = tn_ones(TN_SHAPE(5), TN_F32), .ignore_index = 1, .label_smoothing = 0.1)); }) \
@@ -70,7 +70,7 @@ static int bw(tn_tensor *y) { return y ? tn_backward(tn_sum(y)) : -1; }
  X(reduce, { tn_tensor *a = RG(R(5,4,3,0,3)); bw(tn_var_dims(a, TN_SHAPE(0, 2), .keepdim = true)); bw(tn_norm_dims(a, TN_SHAPE(1))); bw(tn_mean(a)); bw(tn_prod(a)); bw(tn_amax(a, TN_SHAPE(1))); }) \
  X(embedding, { tn_tensor *w = RG(R(10,4,0,0,2)); bw(tn_embedding_padded(tn_randint(0, 10, TN_SHAPE(3, 5), TN_I64, NULL), w, 2)); tn_one_hot(tn_randint(0, 4, TN_SHAPE(6), TN_I64, NULL)); }) \
  X(dropout, { tn_tensor *x = RG(R(4,6,5,5,4)); bw(tn_dropout(x, .p = 0.3)); bw(tn_dropout2d(x, .p = 0.3)); }) \
- X(sdpa, { tn_tensor *q = RG(R(2,5,8,0,3)); bw(tn_scaled_dot_product_attention(q, R(2,6,8,0,3), R(2,6,4,0,3), NULL, 0, true, 0)); }) \
+ X(sdpa, { tn_tensor *q = RG(R(2,5,8,0,3)); bw(tn_scaled_dot_product_attention(q, R(2,6,8,0,3), R(2,6,4,0,3), .is_causal = true)); }) \
  X(linear_3d, { tn_tensor *x = RG(R(2,3,5,0,3)); bw(tn_linear(x, RG(R(4,5,0,0,2)), RG(R(4,0,0,0,1)))); bw(tn_matmul(x, R(5,0,0,0,1))); }) \
  X(linear_bil, { tn_tensor *x = RG(R(4,5,0,0,2)); bw(tn_linear(x, RG(R(3,5,0,0,2)), RG(R(3,0,0,0,1)))); bw(tn_bilinear(x, R(4,6,0,0,2), R(2,5,6,0,3), NULL)); }) \
  X(im2col, { tn_tensor *x = RG(R(2,3,6,6,4)); tn_tensor *c = tn_im2col(x, (const int64_t[]){2,2}, (const int64_t[]){1,1}, (const int64_t[]){1,1}, (const int64_t[]){2,2}); bw(c); if (c) bw(tn_col2im(tn_detach(c), (const int64_t[]){6,6}, (const int64_t[]){2,2}, (const int64_t[]){1,1}, (const int64_t[]){1,1}, (const int64_t[]){2,2})); }) \

@@ -55,7 +55,7 @@ static void check_case(const int64_t *qs, int qn, const int64_t *ks, const int64
     tn_tensor *qr = tn_clone(q0), *kr = tn_clone(k0), *vr = tn_clone(v0);
     tn_tensor *ls[6] = {q, k, v, qr, kr, vr};
     for (int i = 0; i < 6; i++) leaf(ls[i]);
-    tn_tensor *y = tn_scaled_dot_product_attention(q, k, v, mask, 0, causal, scale), *yr = ref_sdpa(qr, kr, vr, mask, causal, scale);
+    tn_tensor *y = tn_scaled_dot_product_attention(q, k, v, .attn_mask = mask, .is_causal = causal, .scale = scale), *yr = ref_sdpa(qr, kr, vr, mask, causal, scale);
     CHECK(y && yr && uses_fused(y));
     CHECK(y && yr && tn_ndim(y) == tn_ndim(yr) && !memcmp(tn_shape(y), tn_shape(yr), (size_t)tn_ndim(y) * sizeof(int64_t)));
     CHECK_MSG(y && yr && tn_allclose(y, yr, .rtol = tol, .atol = tol), "values: max diff %g", y && yr ? tn_item(tn_max(tn_abs(tn_sub(y, yr)))) : -1.0);
@@ -101,23 +101,23 @@ TEST(test_values_and_grads) {
     }
 }
 
-static tn_tensor *f_causal(tn_tensor *const *in, int n, void *user) { (void)n; (void)user; return tn_scaled_dot_product_attention(in[0], in[1], in[2], NULL, 0, true, 0); }
-static tn_tensor *f_mask(tn_tensor *const *in, int n, void *user) { (void)n; return tn_scaled_dot_product_attention(in[0], in[1], in[2], (tn_tensor *)user, 0, false, 0); }
+static tn_tensor *f_causal(tn_tensor *const *in, int n, void *user) { (void)n; (void)user; return tn_scaled_dot_product_attention(in[0], in[1], in[2], .is_causal = true); }
+static tn_tensor *f_mask(tn_tensor *const *in, int n, void *user) { (void)n; return tn_scaled_dot_product_attention(in[0], in[1], in[2], .attn_mask = (tn_tensor *)user); }
 TEST(test_gradcheck) {
     tn_manual_seed(1);
     tn_scope_begin();
     tn_tensor *in[3] = {tn_randn(SH(2, 67, 3), TN_F64), tn_randn(SH(2, 67, 3), TN_F64), tn_randn(SH(1, 67, 2), TN_F64)};
     for (int i = 0; i < 3; i++) leaf(in[i]);
-    CHECK(tn_gradcheck(f_causal, in, 3, NULL, 1e-6, 1e-5, 1e-3));
+    CHECK(tn_gradcheck(f_causal, in, 3, NULL));
     tn_tensor *fm = tn_randn(SH(67, 67), TN_F64);
-    CHECK(tn_gradcheck(f_mask, in, 3, fm, 1e-6, 1e-5, 1e-3));
+    CHECK(tn_gradcheck(f_mask, in, 3, fm));
     tn_tensor *bm = tn_index_fill(tn_gt_scalar(tn_rand(SH(67, 67), TN_F64), 0.5), 1, tn_zeros(SH(1), TN_I64), 1);
-    CHECK(tn_gradcheck(f_mask, in, 3, bm, 1e-6, 1e-5, 1e-3));
+    CHECK(tn_gradcheck(f_mask, in, 3, bm));
     /* double backward: the create_graph gradients are the composite formulas' */
     tn_tensor *small[3] = {tn_randn(SH(2, 5, 3), TN_F64), tn_randn(SH(2, 6, 3), TN_F64), tn_randn(SH(2, 6, 2), TN_F64)};
     for (int i = 0; i < 3; i++) leaf(small[i]);
-    CHECK(tn_gradgradcheck(f_causal, small, 3, NULL, 1e-6, 1e-5, 1e-3));
-    CHECK(tn_gradgradcheck(f_mask, small, 3, tn_randn(SH(5, 6), TN_F64), 1e-6, 1e-5, 1e-3));
+    CHECK(tn_gradgradcheck(f_causal, small, 3, NULL));
+    CHECK(tn_gradgradcheck(f_mask, small, 3, tn_randn(SH(5, 6), TN_F64)));
     tn_scope_end();
 }
 
@@ -126,7 +126,7 @@ TEST(test_fully_masked_rows) {
     tn_scope_begin();
     tn_tensor *q = tn_randn(SH(3, 4), TN_F64), *k = tn_randn(SH(5, 4), TN_F64), *v = tn_randn(SH(5, 2), TN_F64);
     tn_tensor *m = tn_index_fill(tn_ones(SH(3, 5), TN_BOOL), 0, tn_ones(SH(1), TN_I64), 0);
-    tn_tensor *y = tn_scaled_dot_product_attention(q, k, v, m, 0, false, 0), *yr = ref_sdpa(q, k, v, m, false, 0);
+    tn_tensor *y = tn_scaled_dot_product_attention(q, k, v, .attn_mask = m), *yr = ref_sdpa(q, k, v, m, false, 0);
     CHECK(y && isnan(tn_item(tn_select(tn_select(y, 0, 1), 0, 0))));
     CHECK(y && tn_allclose(y, yr, .rtol = 1e-12, .atol = 1e-12, .equal_nan = true));
     tn_scope_end();
@@ -141,7 +141,7 @@ TEST(test_no_txt_matrix) {
     tn_memory_stats before = tn_memory_stats_get();
     tn_memory_stats_reset_peak();
     tn_scope_begin();
-    tn_tensor *y = tn_scaled_dot_product_attention(q, k, v, NULL, 0, true, 0);
+    tn_tensor *y = tn_scaled_dot_product_attention(q, k, v, .is_causal = true);
     CHECK(y && tn_backward(tn_sum(y)) == 0);
     tn_scope_end();
     const int64_t peak = tn_memory_stats_get().peak_bytes - before.live_bytes, txt = (int64_t)8 * 512 * 512 * 4;
@@ -162,13 +162,13 @@ TEST(test_modules_take_the_fused_path) {
     tn_module *m = tn_nn_multihead_attention(16, 4, .batch_first = true);
     tn_tensor *x = tn_randn(SH(2, 9, 16), TN_F32), *w = NULL;
     tn_tensor *mask = tn_nn_generate_square_subsequent_mask(9, TN_F32);
-    tn_tensor *y = tn_nn_mha_forward(m, x, x, x, NULL, mask, false, true, false, NULL);
+    tn_tensor *y = tn_nn_mha_forward(m, x, x, x, NULL, .need_weights = false, .attn_mask = mask);
     CHECK(y && uses_fused(y));
     /* need_weights: the weights exist, so the composite; same values */
-    tn_tensor *y2 = tn_nn_mha_forward(m, x, x, x, NULL, mask, true, true, false, &w);
+    tn_tensor *y2 = tn_nn_mha_forward(m, x, x, x, &w, .attn_mask = mask);
     CHECK(y2 && w && !uses_fused(y2) && tn_allclose(y, y2, .atol = 1e-6));
     tn_module *l = tn_nn_transformer_encoder_layer(16, 4, .dim_feedforward = 32, .dropout = 0, .batch_first = true);
-    tn_tensor *z = tn_nn_transformer_encoder_layer_forward(l, x, mask, NULL, true);
+    tn_tensor *z = tn_nn_transformer_encoder_layer_forward(l, x, .src_mask = mask, .is_causal = true);
     CHECK(z && uses_fused(z));
     tn_module_free(l);
     tn_module_free(m);
@@ -184,10 +184,10 @@ TEST(test_cpu_autocast_mha) {
     tn_module *l = tn_nn_transformer_encoder_layer(32, 2, .dim_feedforward = 64, .dropout = 0, .batch_first = true, .norm_first = true);
     tn_tensor *x = tn_randn(SH(2, 16, 32), TN_F32), *mask = tn_nn_generate_square_subsequent_mask(16, TN_F32);
     tn_requires_grad_(x, true);
-    tn_tensor *ref = tn_nn_transformer_encoder_layer_forward(l, x, mask, NULL, true);
-    CHECK(tn_autocast_begin(TN_CPU, TN_BF16, true) == 0);
-    tn_tensor *y = tn_nn_transformer_encoder_layer_forward(l, x, mask, NULL, true);
-    tn_tensor *a = tn_nn_mha_forward(tn_module_child(l, "self_attn"), x, x, x, NULL, mask, false, true, true, NULL);
+    tn_tensor *ref = tn_nn_transformer_encoder_layer_forward(l, x, .src_mask = mask, .is_causal = true);
+    CHECK(tn_autocast_begin(TN_CPU, .dtype = TN_BF16) == 0);
+    tn_tensor *y = tn_nn_transformer_encoder_layer_forward(l, x, .src_mask = mask, .is_causal = true);
+    tn_tensor *a = tn_nn_mha_forward(tn_module_child(l, "self_attn"), x, x, x, NULL, .need_weights = false, .attn_mask = mask, .is_causal = true);
     CHECK(tn_autocast_end() == 0);
     CHECK(y && ref && tn_allclose(tn_to_dtype(y, TN_F32), ref, .rtol = 0.05, .atol = 0.05));
     CHECK(a && a->dtype == TN_BF16);
@@ -199,13 +199,13 @@ TEST(test_cpu_autocast_mha) {
 TEST(test_errors) {
     tn_scope_begin();
     tn_tensor *q = tn_randn(SH(2, 3, 4), TN_F32);
-    CHECK_ERR(tn_scaled_dot_product_attention(q, tn_randn(SH(2, 3, 5), TN_F32), q, NULL, 0, false, 0), "tn_scaled_dot_product_attention");
-    CHECK_ERR(tn_scaled_dot_product_attention(q, q, q, tn_ones(SH(4, 3), TN_BOOL), 0, false, 0), "tn_scaled_dot_product_attention");
-    CHECK_ERR(tn_scaled_dot_product_attention(q, q, q, tn_ones(SH(3, 3), TN_BOOL), 0, true, 0), "not both");
-    CHECK_ERR(tn_scaled_dot_product_attention(q, q, q, tn_ones(SH(3, 3), TN_I64), 0, false, 0), "attn_mask must be bool");
-    CHECK_ERR(tn_scaled_dot_product_attention(q, tn_randn(SH(2, 3, 4), TN_F64), q, NULL, 0, false, 0), "same dtype");
+    CHECK_ERR(tn_scaled_dot_product_attention(q, tn_randn(SH(2, 3, 5), TN_F32), q), "tn_scaled_dot_product_attention");
+    CHECK_ERR(tn_scaled_dot_product_attention(q, q, q, .attn_mask = tn_ones(SH(4, 3), TN_BOOL)), "tn_scaled_dot_product_attention");
+    CHECK_ERR(tn_scaled_dot_product_attention(q, q, q, .attn_mask = tn_ones(SH(3, 3), TN_BOOL), .is_causal = true), "not both");
+    CHECK_ERR(tn_scaled_dot_product_attention(q, q, q, .attn_mask = tn_ones(SH(3, 3), TN_I64)), "attn_mask must be bool");
+    CHECK_ERR(tn_scaled_dot_product_attention(q, tn_randn(SH(2, 3, 4), TN_F64), q), "same dtype");
     /* empty sizes go through the composite */
-    tn_tensor *e = tn_scaled_dot_product_attention(tn_randn(SH(2, 0, 4), TN_F32), q, q, NULL, 0, false, 0);
+    tn_tensor *e = tn_scaled_dot_product_attention(tn_randn(SH(2, 0, 4), TN_F32), q, q);
     CHECK(e && tn_ndim(e) == 3 && tn_shape(e)[1] == 0);
     tn_scope_end();
 }

@@ -138,11 +138,11 @@ static void gc_run(const char *name, tn_gradcheck_fn fn, tn_tensor **ins, int n,
         if (!ins[k]) { fail_at(line, "%s: input %d is NULL (%s)", name, k, tn_last_error()); return; }
     int64_t live0 = tn_memory_stats_get().live_tensors;
     tn_clear_error();
-    if (tn_gradcheck(fn, ins, n, user, eps, atol, rtol)) tn_test_passed++;
+    if (tn_gradcheck(fn, ins, n, user, .eps = eps, .atol = atol, .rtol = rtol)) tn_test_passed++;
     else fail_at(line, "gradcheck %s: %s", name, tn_last_error());
     if (order >= 2) {
         tn_clear_error();
-        if (tn_gradgradcheck(fn, ins, n, user, eps, atol, rtol)) tn_test_passed++;
+        if (tn_gradgradcheck(fn, ins, n, user, .eps = eps, .atol = atol, .rtol = rtol)) tn_test_passed++;
         else fail_at(line, "gradgradcheck %s: %s", name, tn_last_error());
     }
     bool untouched = true; /* gradcheck goes through tn_autograd_grad: .grad stays NULL */
@@ -948,9 +948,9 @@ static tn_tensor *wrong_fn(tn_tensor *const *in_, int n_, void *u_) {
 TEST(gradcheck_detects_errors) {
     BEGIN;
     tn_tensor *x = RN(2, 3);
-    CHECK_ERR(tn_gradcheck(wrong_fn, &x, 1, NULL, 1e-6, 1e-5, 1e-3), "Jacobian mismatch");
+    CHECK_ERR(tn_gradcheck(wrong_fn, &x, 1, NULL), "Jacobian mismatch");
     tn_tensor *nc = tn_t(RN(3, 2));  /* non-contiguous inputs are refused */
-    CHECK_ERR(tn_gradcheck(u_exp, &nc, 1, NULL, 1e-6, 1e-5, 1e-3), "contiguous");
+    CHECK_ERR(tn_gradcheck(u_exp, &nc, 1, NULL), "contiguous");
     CHECK(tn_grad(x) == NULL);
     END;
 }

@@ -134,13 +134,13 @@ TEST(random_complex) {
         CHECK(u && tn_equal(tn_view_as_real(u), tn_rand(TN_SHAPE(20, 2), r)));
         tn_tensor *e = tn_empty(TN_SHAPE(4, 6), d);
         tn_manual_seed(13);
-        CHECK(tn_uniform_(e, -2, 3, NULL) == e);
+        CHECK(tn_uniform_(e, .from = -2, .to = 3) == e);
         tn_manual_seed(13);
-        CHECK(tn_equal(tn_view_as_real(e), tn_uniform_(tn_empty(TN_SHAPE(4, 6, 2), r), -2, 3, NULL)));
+        CHECK(tn_equal(tn_view_as_real(e), tn_uniform_(tn_empty(TN_SHAPE(4, 6, 2), r), .from = -2, .to = 3)));
         tn_manual_seed(14);
-        CHECK(tn_normal_(e, 1, 2, NULL) == e);
+        CHECK(tn_normal_(e, .mean = 1, .std = 2) == e);
         tn_manual_seed(14);
-        CHECK(tn_allclose(tn_view_as_real(e), tn_normal_(tn_empty(TN_SHAPE(4, 6, 2), r), 1, 2 / sqrt(2.0), NULL), .rtol = 1e-6, .atol = 0));
+        CHECK(tn_allclose(tn_view_as_real(e), tn_normal_(tn_empty(TN_SHAPE(4, 6, 2), r), .mean = 1, .std = 2 / sqrt(2.0)), .rtol = 1e-6, .atol = 0));
         CHECK(tn_numel(tn_randn(TN_SHAPE(0, 3), d)) == 0 && tn_get_dtype(tn_randn_like(z)) == d);
     }
     /* moments: each part N(0, 1/2), the modulus squared's mean 1 */
@@ -149,13 +149,13 @@ TEST(random_complex) {
     const double vr = tn_item(tn_mean(tn_square(tn_real(big)))), vi = tn_item(tn_mean(tn_square(tn_imag(big))));
     CHECK_MSG(fabs(vr - 0.5) < 0.01 && fabs(vi - 0.5) < 0.01, "part variances %g %g", vr, vi);
     /* the samplers PyTorch has no complex kernel for refuse (their draws once filled complex tensors) */
-    CHECK_ERR(tn_geometric_(tn_empty(TN_SHAPE(2), TN_C64), 0.5, NULL), "geometric_cpu");
-    CHECK_ERR(tn_random_(tn_empty(TN_SHAPE(2), TN_C64), 0, 5, NULL), "check_random_bounds");
+    CHECK_ERR(tn_geometric_(tn_empty(TN_SHAPE(2), TN_C64), 0.5), "geometric_cpu");
+    CHECK_ERR(tn_random_(tn_empty(TN_SHAPE(2), TN_C64), .to = 5), "check_random_bounds");
     CHECK_ERR(tn_randint(0, 5, TN_SHAPE(3), TN_C128, NULL), "check_random_bounds");
     CHECK_ERR(tn_randperm(3, TN_C64, NULL), "\"randperm\" not implemented for 'ComplexFloat'");
     CHECK_ERR(tn_bernoulli_p(TN_SHAPE(3), 0.5, TN_C64, NULL), "bernoulli_scalar_cpu_");
-    CHECK_ERR(tn_uniform_(tn_empty(TN_SHAPE(2), TN_C64), 3, 1, NULL), "from");
-    CHECK_ERR(tn_normal_(tn_empty(TN_SHAPE(2), TN_C64), 0, -1, NULL), "std");
+    CHECK_ERR(tn_uniform_(tn_empty(TN_SHAPE(2), TN_C64), .from = 3), "from");
+    CHECK_ERR(tn_normal_(tn_empty(TN_SHAPE(2), TN_C64), .std = -1), "std");
     tn_scope_end();
 }
 
@@ -218,43 +218,43 @@ TEST(gradcheck_complex128) {
         if (un[k].f == tn_acosh) x = tn_detach(tn_add_scalar(x, 4)), tn_requires_grad_(x, true);   /* away from the cut (-inf, 1] */
         if (un[k].f == tn_rsqrt) x = tn_detach(tn_add_scalar(x, 3)), tn_requires_grad_(x, true);
         ufn f = {un[k].f};
-        CHECK_MSG(tn_gradcheck(g_unary, &x, 1, &f, 1e-6, 1e-6, 1e-4), "gradcheck %s: %s", un[k].name, tn_last_error());
-        CHECK_MSG(tn_gradgradcheck(g_unary, &x, 1, &f, 1e-6, 1e-5, 1e-4), "gradgradcheck %s: %s", un[k].name, tn_last_error());
+        CHECK_MSG(tn_gradcheck(g_unary, &x, 1, &f, .atol = 1e-6, .rtol = 1e-4), "gradcheck %s: %s", un[k].name, tn_last_error());
+        CHECK_MSG(tn_gradgradcheck(g_unary, &x, 1, &f, .rtol = 1e-4), "gradgradcheck %s: %s", un[k].name, tn_last_error());
     }
     tn_tensor *x = leaf(TN_SHAPE(2, 4), 60, 1.5);
     CHECK_ERR(tn_silu(x), "silu does not support automatic differentiation");   /* PyTorch has no complex formula */
-    CHECK_MSG(tn_gradcheck(g_cumprod, &x, 1, NULL, 1e-6, 1e-6, 1e-4) && tn_gradgradcheck(g_cumprod, &x, 1, NULL, 1e-6, 1e-5, 1e-4), "cumprod: %s", tn_last_error());
-    CHECK_MSG(tn_gradcheck(g_prod, &x, 1, NULL, 1e-6, 1e-6, 1e-4), "prod: %s", tn_last_error());
+    CHECK_MSG(tn_gradcheck(g_cumprod, &x, 1, NULL, .atol = 1e-6, .rtol = 1e-4) && tn_gradgradcheck(g_cumprod, &x, 1, NULL, .rtol = 1e-4), "cumprod: %s", tn_last_error());
+    CHECK_MSG(tn_gradcheck(g_prod, &x, 1, NULL, .atol = 1e-6, .rtol = 1e-4), "prod: %s", tn_last_error());
     /* cumprod through a zero: PyTorch's quadratic formula (conjugated) */
     tn_tensor *xz = tn_contiguous(tn_detach(x));
     ((double *)tn_data_ptr(xz))[2] = ((double *)tn_data_ptr(xz))[3] = 0;
     tn_requires_grad_(xz, true);
-    CHECK_MSG(tn_gradcheck(g_cumprod, &xz, 1, NULL, 1e-6, 1e-6, 1e-4), "cumprod with a zero: %s", tn_last_error());
+    CHECK_MSG(tn_gradcheck(g_cumprod, &xz, 1, NULL, .atol = 1e-6, .rtol = 1e-4), "cumprod with a zero: %s", tn_last_error());
     tn_tensor *t3[3] = {leaf(TN_SHAPE(2, 3), 61, 1), leaf(TN_SHAPE(3), 62, 1), leaf(TN_SHAPE(2, 1), 63, 1)};
-    CHECK_MSG(tn_gradcheck(g_lerp, t3, 3, NULL, 1e-6, 1e-6, 1e-4) && tn_gradgradcheck(g_lerp, t3, 3, NULL, 1e-6, 1e-5, 1e-4), "lerp: %s", tn_last_error());
+    CHECK_MSG(tn_gradcheck(g_lerp, t3, 3, NULL, .atol = 1e-6, .rtol = 1e-4) && tn_gradgradcheck(g_lerp, t3, 3, NULL, .rtol = 1e-4), "lerp: %s", tn_last_error());
     tn_tensor *d3[3] = {t3[0], t3[1], tn_detach(tn_add_scalar(t3[2], 2))};
     tn_requires_grad_(d3[2], true);
-    CHECK_MSG(tn_gradcheck(g_addcdiv, d3, 3, NULL, 1e-6, 1e-6, 1e-4) && tn_gradgradcheck(g_addcdiv, d3, 3, NULL, 1e-6, 1e-5, 1e-4), "addcdiv: %s", tn_last_error());
+    CHECK_MSG(tn_gradcheck(g_addcdiv, d3, 3, NULL, .atol = 1e-6, .rtol = 1e-4) && tn_gradgradcheck(g_addcdiv, d3, 3, NULL, .rtol = 1e-4), "addcdiv: %s", tn_last_error());
     tn_tensor *m3[3] = {leaf(TN_SHAPE(2, 4), 64, 1), leaf(TN_SHAPE(2, 3), 65, 1), leaf(TN_SHAPE(3, 4), 66, 1)};
-    CHECK_MSG(tn_gradcheck(g_addmm, m3, 3, NULL, 1e-6, 1e-6, 1e-4) && tn_gradgradcheck(g_addmm, m3, 3, NULL, 1e-6, 1e-5, 1e-4), "addmm: %s", tn_last_error());
+    CHECK_MSG(tn_gradcheck(g_addmm, m3, 3, NULL, .atol = 1e-6, .rtol = 1e-4) && tn_gradgradcheck(g_addmm, m3, 3, NULL, .rtol = 1e-4), "addmm: %s", tn_last_error());
     tn_tensor *c3[3] = {leaf(TN_SHAPE(1, 2, 5), 67, 1), leaf(TN_SHAPE(3, 2, 3), 68, 1), leaf(TN_SHAPE(3), 69, 1)};
-    CHECK_MSG(tn_gradcheck(g_conv, c3, 3, NULL, 1e-6, 1e-6, 1e-4), "conv1d: %s", tn_last_error());
+    CHECK_MSG(tn_gradcheck(g_conv, c3, 3, NULL, .atol = 1e-6, .rtol = 1e-4), "conv1d: %s", tn_last_error());
     tn_tensor *p2[2] = {leaf(TN_SHAPE(3), 70, 1), leaf(TN_SHAPE(3), 71, 1)};
-    CHECK_MSG(tn_gradcheck(g_abs, p2, 2, NULL, 1e-6, 1e-6, 1e-4) && tn_gradgradcheck(g_abs, p2, 2, NULL, 1e-6, 1e-5, 1e-4), "abs(a b): %s", tn_last_error());
-    CHECK_MSG(tn_gradcheck(g_conj_mul, p2, 1, NULL, 1e-6, 1e-6, 1e-4), "conj(z) z: %s", tn_last_error());
+    CHECK_MSG(tn_gradcheck(g_abs, p2, 2, NULL, .atol = 1e-6, .rtol = 1e-4) && tn_gradgradcheck(g_abs, p2, 2, NULL, .rtol = 1e-4), "abs(a b): %s", tn_last_error());
+    CHECK_MSG(tn_gradcheck(g_conj_mul, p2, 1, NULL, .atol = 1e-6, .rtol = 1e-4), "conj(z) z: %s", tn_last_error());
     tn_tensor *r2[2] = {tn_randn(TN_SHAPE(4), TN_F64), tn_randn(TN_SHAPE(4), TN_F64)};
     tn_requires_grad_(r2[0], true);
     tn_requires_grad_(r2[1], true);
-    CHECK_MSG(tn_gradcheck(g_complex, r2, 2, NULL, 1e-6, 1e-6, 1e-4) && tn_gradgradcheck(g_complex, r2, 2, NULL, 1e-6, 1e-5, 1e-4), "exp(complex(a, b)): %s", tn_last_error());
+    CHECK_MSG(tn_gradcheck(g_complex, r2, 2, NULL, .atol = 1e-6, .rtol = 1e-4) && tn_gradgradcheck(g_complex, r2, 2, NULL, .rtol = 1e-4), "exp(complex(a, b)): %s", tn_last_error());
     /* the check can fail: a detached factor's gradient is missing, in either part */
-    CHECK(!tn_gradcheck(g_detached, p2, 1, NULL, 1e-6, 1e-6, 1e-4));
+    CHECK(!tn_gradcheck(g_detached, p2, 1, NULL, .atol = 1e-6, .rtol = 1e-4));
     CHECK(strstr(tn_last_error(), "Jacobian mismatch") != NULL);
     tn_clear_error();
     /* a complex64 input is accepted (float precision: loose tolerances) */
     tn_tensor *x64 = tn_contiguous(tn_to_dtype(tn_detach(x), TN_C64));
     tn_requires_grad_(x64, true);
     ufn sinc = {tn_sinc};
-    CHECK_MSG(tn_gradcheck(g_unary, &x64, 1, &sinc, 1e-3, 1e-2, 1e-2), "complex64: %s", tn_last_error());
+    CHECK_MSG(tn_gradcheck(g_unary, &x64, 1, &sinc, .eps = 1e-3, .atol = 1e-2, .rtol = 1e-2), "complex64: %s", tn_last_error());
     tn_scope_end();
 }
 

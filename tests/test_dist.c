@@ -19,7 +19,7 @@ static double first(tn_tensor *t) { return tn_item(tn_select(tn_reshape(t, TN_SH
 
 TEST(without_mpi) {
     CHECK(!tn_dist_is_available() && !tn_dist_is_initialized());
-    CHECK(tn_dist_init("mpi", 0) == -1 && strstr(tn_last_error(), "built without MPI (build it with make DIST=mpi"));
+    CHECK(tn_dist_init("mpi") == -1 && strstr(tn_last_error(), "built without MPI (build it with make DIST=mpi"));
     tn_scope_begin();
     CHECK(tn_dist_all_reduce(filled(1, TN_F32), TN_DIST_SUM, NULL) == -1 && strstr(tn_last_error(), "tn_dist_all_reduce"));
     CHECK(tn_dist_barrier(NULL) == -1 && tn_dist_get_rank(NULL) == -1);
@@ -223,7 +223,7 @@ int main(int argc, char **argv) {
         return tn_test_report();
     }
     const bool timeout_mode = argc > 1 && !strcmp(argv[1], "timeout");
-    if (tn_dist_init("mpi", timeout_mode ? 2 : 0)) { fprintf(stderr, "%s\n", tn_last_error()); return 1; }
+    if (tn_dist_init("mpi", .timeout = timeout_mode ? 2 : 0)) { fprintf(stderr, "%s\n", tn_last_error()); return 1; }
     R = tn_dist_get_rank(NULL);
     W = tn_dist_get_world_size(NULL);
     if (timeout_mode) {
@@ -235,8 +235,8 @@ int main(int argc, char **argv) {
         return R == 0 ? (rc == -1 && strstr(tn_last_error(), "timed out after 2 s") ? 0 : 1) : 0;
     }
     CHECK(tn_dist_is_initialized() && W >= 1 && R >= 0 && R < W && W <= 64);
-    CHECK(tn_dist_init("mpi", 0) == -1 && strstr(tn_last_error(), "already initialized"));
-    CHECK(tn_dist_init("nccl", 0) == -1 && strstr(tn_last_error(), "backend 'nccl' is not available"));
+    CHECK(tn_dist_init("mpi") == -1 && strstr(tn_last_error(), "already initialized"));
+    CHECK(tn_dist_init("nccl") == -1 && strstr(tn_last_error(), "backend 'nccl' is not available"));
     RUN(all_reduce_every_dtype_and_op);
     RUN(broadcast_and_reduce);
     RUN(lists);
@@ -244,7 +244,7 @@ int main(int argc, char **argv) {
     RUN(subgroups);
     RUN(ddp_matches_one_process);
     CHECK(tn_dist_destroy() == 0 && !tn_dist_is_initialized());
-    CHECK(tn_dist_init("mpi", 0) == -1 && strstr(tn_last_error(), "cannot be initialized again"));
+    CHECK(tn_dist_init("mpi") == -1 && strstr(tn_last_error(), "cannot be initialized again"));
     char name[32];
     snprintf(name, sizeof name, "rank %d of %d", R, W);
     tn_test_current = name;

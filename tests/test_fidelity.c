@@ -92,8 +92,8 @@ TEST(clamp_tensor_gradcheck) {
     tn_requires_grad_(lo, true);
     tn_requires_grad_(hi, true);
     tn_tensor *in[3] = {x, lo, hi};
-    CHECK(tn_gradcheck(clamp3, in, 3, NULL, 1e-6, 1e-6, 1e-4));
-    CHECK(tn_gradgradcheck(clamp3, in, 3, NULL, 1e-6, 1e-6, 1e-4));
+    CHECK(tn_gradcheck(clamp3, in, 3, NULL, .atol = 1e-6, .rtol = 1e-4));
+    CHECK(tn_gradgradcheck(clamp3, in, 3, NULL, .atol = 1e-6, .rtol = 1e-4));
     tn_scope_end();
 }
 

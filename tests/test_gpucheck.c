@@ -160,7 +160,7 @@ static double gpt_losses(tn_device dev, double *losses) {
         tn_scope_begin();
         tn_optim_zero_grad(opt);
         tn_tensor *h = tn_add(tn_module_forward(tn_module_child_at(m, 0, NULL), x), tn_module_forward(tn_module_child_at(m, 1, NULL), pos));
-        h = h ? tn_nn_transformer_encoder_forward(tn_module_child_at(m, 2, NULL), h, mask, NULL, true) : NULL;
+        h = h ? tn_nn_transformer_encoder_forward(tn_module_child_at(m, 2, NULL), h, .mask = mask, .is_causal = true) : NULL;
         tn_tensor *logits = h ? tn_module_forward(tn_module_child_at(m, 3, NULL), h) : NULL;
         tn_tensor *loss = logits ? tn_cross_entropy(tn_reshape(logits, TN_SHAPE(-1, G_V)), y) : NULL;
         rc = loss && loss->device == dev && tn_backward(loss) == 0 && tn_optim_step(opt) == 0 ? 0 : -1;

@@ -164,7 +164,7 @@ TEST(layers_in_half) {
         tn_tensor *ln = tn_layer_norm(x, TN_SHAPE(6));
         CHECK(ln && ln->dtype == dt && same_as_float32(ln, tn_layer_norm(x32, TN_SHAPE(6))));
         tn_tensor *rm = tn_zeros(TN_SHAPE(3), dt), *rv = tn_ones(TN_SHAPE(3), dt);
-        tn_tensor *bn = tn_batch_norm(x, rm, rv, NULL, NULL, true, 0.1, 1e-5);
+        tn_tensor *bn = tn_batch_norm(x, rm, rv, .training = true);
         CHECK(bn && bn->dtype == dt && rm->dtype == dt);
         CHECK(tn_item(tn_sum(tn_abs(rm))) > 0);                        /* the running statistics moved */
         CHECK_ERR(tn_conv2d(x, w32, NULL), "same dtype");
@@ -176,7 +176,7 @@ TEST(autocast_lists) {
     tn_scope_begin();
     tn_tensor *a = tn_ones(TN_SHAPE(2, 3), TN_F32), *b = tn_ones(TN_SHAPE(3, 2), TN_F32), *d = tn_ones(TN_SHAPE(2, 3), TN_F64);
     CHECK(!tn_autocast_is_enabled(TN_CPU) && tn_autocast_get_dtype(TN_CPU) == TN_BF16 && tn_autocast_get_dtype(TN_CUDA) == TN_F16);
-    CHECK(tn_autocast_begin(TN_CPU, TN_BF16, true) == 0);
+    CHECK(tn_autocast_begin(TN_CPU, .dtype = TN_BF16) == 0);
     CHECK(tn_autocast_is_enabled(TN_CPU) && !tn_autocast_is_enabled(TN_CUDA));
     CHECK(tn_mm(a, b)->dtype == TN_BF16);
     CHECK(tn_matmul(a, b)->dtype == TN_BF16);
@@ -188,10 +188,10 @@ TEST(autocast_lists) {
     CHECK(tn_softmax(h, 1)->dtype == TN_BF16 && tn_exp(h)->dtype == TN_BF16);   /* CPU: not listed, run as given */
     CHECK(tn_cat(((tn_tensor *[]){h, a}), 2)->dtype == TN_F32);     /* promote: the widest */
     CHECK(tn_add(h, a)->dtype == TN_F32);
-    CHECK(tn_autocast_begin(TN_CPU, TN_BF16, false) == 0);           /* a region with autocast off */
+    CHECK(tn_autocast_begin(TN_CPU, .dtype = TN_BF16, .enabled = false) == 0);           /* a region with autocast off */
     CHECK(tn_mm(a, b)->dtype == TN_F32);
     CHECK(tn_autocast_end() == 0);
-    CHECK(tn_autocast_begin(TN_CPU, TN_F16, true) == 0);
+    CHECK(tn_autocast_begin(TN_CPU, .dtype = TN_F16) == 0);
     CHECK(tn_mm(a, b)->dtype == TN_F16);
     CHECK(tn_autocast_end() == 0);
     /* backward: float32 leaves get float32 gradients through the casts */
@@ -204,7 +204,7 @@ TEST(autocast_lists) {
     CHECK(tn_autocast_end() == 0);
     CHECK(!tn_autocast_is_enabled(TN_CPU) && tn_mm(a, b)->dtype == TN_F32);
     CHECK_ERR(tn_autocast_end() == 0, "no autocast region");
-    CHECK_ERR(tn_autocast_begin(TN_CPU, TN_F64, true) == 0, "float16 or bfloat16");
+    CHECK_ERR(tn_autocast_begin(TN_CPU, .dtype = TN_F64) == 0, "float16 or bfloat16");
     tn_scope_end();
 }
 

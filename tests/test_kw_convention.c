@@ -14,7 +14,9 @@
  * index_add, the dropouts and nn.Dropout*, layer_norm, group_norm, pad; the dims forms of sum,
  * mean, nansum, nanmean, prod; amax, amin, aminmax, max_dim, min_dim, argmax_dim,
  * argmin_dim; var, std, var_mean, std_mean and their dims forms, norm, norm_dims; logsumexp,
- * all_dim, any_dim, median_dim, nanmedian_dim, mode, kthvalue), plus the text's errors: an unknown name (listed
+ * all_dim, any_dim, median_dim, nanmedian_dim, mode, kthvalue; F.batch_norm, instance_norm,
+ * scaled_dot_product_attention, the MHA and transformer forwards, clip_grad_norm_, nn.init,
+ * the in-place random fills, gradcheck, autocast, init_process_group), plus the text's errors: an unknown name (listed
  * against the valid ones), a bad value, a word not in the enum's list, a tensor given as
  * text. */
 #define TENSOR_IMPLEMENTATION
@@ -561,9 +563,9 @@ TEST(reduction_losses_kw) {
     CHECK_ERR(tn_cosine_embedding_loss_str(x, y, t2, "margin='big'"), "tn_cosine_embedding_loss: option margin=");
     tn_tensor *g[2] = {tn_randn(S(3, 2), TN_F64), tn_randn(S(3, 2), TN_F64)};
     for (int i = 0; i < 2; i++) tn_requires_grad_(g[i], true);
-    CHECK(tn_gradcheck(g_huber, g, 2, NULL, 1e-6, 1e-5, 1e-4));
-    CHECK(tn_gradgradcheck(g_huber, g, 2, NULL, 1e-6, 1e-5, 1e-4));
-    CHECK(tn_gradcheck(g_bcel, g, 2, NULL, 1e-6, 1e-5, 1e-4));
+    CHECK(tn_gradcheck(g_huber, g, 2, NULL, .rtol = 1e-4));
+    CHECK(tn_gradgradcheck(g_huber, g, 2, NULL, .rtol = 1e-4));
+    CHECK(tn_gradcheck(g_bcel, g, 2, NULL, .rtol = 1e-4));
     tn_scope_end();
 }
 
@@ -1611,53 +1613,53 @@ TEST(gradients_through_the_macros) {
     tn_manual_seed(3);
     tn_tensor *m[3] = {tn_randn(S(3, 2), TN_F64), tn_randn(S(3, 4), TN_F64), tn_randn(S(4, 2), TN_F64)};
     for (int i = 0; i < 3; i++) tn_requires_grad_(m[i], true);
-    CHECK(tn_gradcheck(g_addmm, m, 3, NULL, 1e-6, 1e-5, 1e-4));
-    CHECK(tn_gradgradcheck(g_addmm, m, 3, NULL, 1e-6, 1e-5, 1e-4));
+    CHECK(tn_gradcheck(g_addmm, m, 3, NULL, .rtol = 1e-4));
+    CHECK(tn_gradgradcheck(g_addmm, m, 3, NULL, .rtol = 1e-4));
     tn_tensor *d[2] = {tn_randn(S(3, 2), TN_F64), tn_randn(S(4, 2), TN_F64)};
     for (int i = 0; i < 2; i++) tn_requires_grad_(d[i], true);
-    CHECK(tn_gradcheck(g_cdist, d, 2, NULL, 1e-6, 1e-5, 1e-4));
+    CHECK(tn_gradcheck(g_cdist, d, 2, NULL, .rtol = 1e-4));
     tn_tensor *cv[2] = {tn_randn(S(2, 4), TN_F64), tn_randn(S(4), TN_F64)};
     for (int i = 0; i < 2; i++) tn_requires_grad_(cv[i], true);
-    CHECK(tn_gradcheck(g_cov, cv, 2, NULL, 1e-6, 1e-5, 1e-4));
+    CHECK(tn_gradcheck(g_cov, cv, 2, NULL, .rtol = 1e-4));
     tn_tensor *dg[1] = {tn_randn(S(3, 4), TN_F64)};
     tn_requires_grad_(dg[0], true);
-    CHECK(tn_gradcheck(g_diag, dg, 1, NULL, 1e-6, 1e-5, 1e-4));
-    CHECK(tn_gradcheck(g_tri, dg, 1, NULL, 1e-6, 1e-5, 1e-4));
+    CHECK(tn_gradcheck(g_diag, dg, 1, NULL, .rtol = 1e-4));
+    CHECK(tn_gradcheck(g_tri, dg, 1, NULL, .rtol = 1e-4));
     tn_tensor *df[2] = {tn_randn(S(4, 3), TN_F64), tn_randn(S(1, 3), TN_F64)};
     for (int i = 0; i < 2; i++) tn_requires_grad_(df[i], true);
-    CHECK(tn_gradcheck(g_diff, df, 2, NULL, 1e-6, 1e-5, 1e-4));
+    CHECK(tn_gradcheck(g_diff, df, 2, NULL, .rtol = 1e-4));
     tn_tensor *ac[3] = {tn_randn(S(3, 2), TN_F64), tn_randn(S(2), TN_F64), tn_randn(S(3, 1), TN_F64)};
     for (int i = 0; i < 3; i++) tn_requires_grad_(ac[i], true);
-    CHECK(tn_gradcheck(g_addcdiv, ac, 3, NULL, 1e-6, 1e-5, 1e-4));
-    CHECK(tn_gradgradcheck(g_addcdiv, ac, 3, NULL, 1e-6, 1e-5, 1e-4));
+    CHECK(tn_gradcheck(g_addcdiv, ac, 3, NULL, .rtol = 1e-4));
+    CHECK(tn_gradgradcheck(g_addcdiv, ac, 3, NULL, .rtol = 1e-4));
     tn_tensor *ia[2] = {tn_randn(S(3, 2), TN_F64), tn_randn(S(3, 2), TN_F64)};
     for (int i = 0; i < 2; i++) tn_requires_grad_(ia[i], true);
-    CHECK(tn_gradcheck(g_index_add, ia, 2, NULL, 1e-6, 1e-5, 1e-4));
+    CHECK(tn_gradcheck(g_index_add, ia, 2, NULL, .rtol = 1e-4));
     tn_tensor *cl[1] = {f64(V(-1.2, -0.3, 0.1, 0.45, 0.9, 2.0), S(2, 3))};
     tn_requires_grad_(cl[0], true);
-    CHECK(tn_gradcheck(g_clamp, cl, 1, NULL, 1e-6, 1e-5, 1e-4));
+    CHECK(tn_gradcheck(g_clamp, cl, 1, NULL, .rtol = 1e-4));
     tn_tensor *nm[3] = {tn_randn(S(2, 4, 4), TN_F64), tn_randn(S(4), TN_F64), tn_randn(S(4), TN_F64)};
     for (int i = 0; i < 3; i++) tn_requires_grad_(nm[i], true);
-    CHECK(tn_gradcheck(g_layer_norm, nm, 3, NULL, 1e-6, 1e-5, 1e-4));
-    CHECK(tn_gradcheck(g_group_norm, nm, 3, NULL, 1e-6, 1e-5, 1e-4));
-    CHECK(tn_gradcheck(g_pad, nm, 1, NULL, 1e-6, 1e-5, 1e-4));
+    CHECK(tn_gradcheck(g_layer_norm, nm, 3, NULL, .rtol = 1e-4));
+    CHECK(tn_gradcheck(g_group_norm, nm, 3, NULL, .rtol = 1e-4));
+    CHECK(tn_gradcheck(g_pad, nm, 1, NULL, .rtol = 1e-4));
     tn_tensor *rd[1] = {tn_randn(S(3, 4), TN_F64)};
     tn_requires_grad_(rd[0], true);
-    CHECK(tn_gradcheck(g_reduce, rd, 1, NULL, 1e-6, 1e-5, 1e-4));
-    CHECK(tn_gradgradcheck(g_reduce, rd, 1, NULL, 1e-6, 1e-5, 1e-4));
-    CHECK(tn_gradcheck(g_var_norm, rd, 1, NULL, 1e-6, 1e-5, 1e-4));
-    CHECK(tn_gradgradcheck(g_var_norm, rd, 1, NULL, 1e-6, 1e-5, 1e-4));
-    CHECK(tn_gradcheck(g_select, rd, 1, NULL, 1e-6, 1e-5, 1e-4));
-    CHECK(tn_gradgradcheck(g_select, rd, 1, NULL, 1e-6, 1e-5, 1e-4));
+    CHECK(tn_gradcheck(g_reduce, rd, 1, NULL, .rtol = 1e-4));
+    CHECK(tn_gradgradcheck(g_reduce, rd, 1, NULL, .rtol = 1e-4));
+    CHECK(tn_gradcheck(g_var_norm, rd, 1, NULL, .rtol = 1e-4));
+    CHECK(tn_gradgradcheck(g_var_norm, rd, 1, NULL, .rtol = 1e-4));
+    CHECK(tn_gradcheck(g_select, rd, 1, NULL, .rtol = 1e-4));
+    CHECK(tn_gradgradcheck(g_select, rd, 1, NULL, .rtol = 1e-4));
     tn_tensor *ip[1] = {tn_randn(S(1, 2, 3, 2), TN_F64)};
     tn_requires_grad_(ip[0], true);
-    CHECK(tn_gradcheck(g_interp, ip, 1, NULL, 1e-6, 1e-5, 1e-4));
+    CHECK(tn_gradcheck(g_interp, ip, 1, NULL, .rtol = 1e-4));
     tn_tensor *lf[2] = {tn_randn(S(3, 3), TN_F64), tn_randn(S(2, 3), TN_F64)};
     for (int i = 0; i < 2; i++) tn_requires_grad_(lf[i], true);
-    CHECK(tn_gradcheck(g_linalg_flags, lf, 2, NULL, 1e-6, 1e-5, 1e-4));
+    CHECK(tn_gradcheck(g_linalg_flags, lf, 2, NULL, .rtol = 1e-4));
     tn_tensor *sp[2] = {tn_randn(S(4), TN_F64), tn_randn(S(3), TN_F64)};
     for (int i = 0; i < 2; i++) tn_requires_grad_(sp[i], true);
-    CHECK(tn_gradcheck(g_scatter_put, sp, 2, NULL, 1e-6, 1e-5, 1e-4));
+    CHECK(tn_gradcheck(g_scatter_put, sp, 2, NULL, .rtol = 1e-4));
     tn_scope_end();
 }
 
@@ -1982,6 +1984,271 @@ TEST(module_utilities_kw) {
     tn_scope_end();
 }
 
+/* issue 19's last positional functions: F.batch_norm / instance_norm /
+   scaled_dot_product_attention, the module forwards' masks, clip_grad_norm_, nn.init, the
+   in-place random fills, gradcheck, autocast and init_process_group (values: PyTorch 1.13;
+   its 2.x scaled_dot_product_attention's by the formula) */
+TEST(functional_norms_attention_kw) {
+    tn_scope_begin();
+    const tn_batch_norm_fn_opts bo = TN_DEFAULTS(tn_batch_norm_fn_opts);
+    CHECK(!bo.weight && !bo.bias && !bo.training && bo.momentum == 0.1 && bo.eps == 1e-5);
+    const tn_instance_norm_fn_opts io = TN_DEFAULTS(tn_instance_norm_fn_opts);
+    CHECK(!io.running_mean && !io.running_var && !io.weight && !io.bias && io.use_input_stats && io.momentum == 0.1 && io.eps == 1e-5);
+    const tn_sdpa_fn_opts so = TN_DEFAULTS(tn_sdpa_fn_opts);
+    CHECK(!so.attn_mask && so.dropout_p == 0 && !so.is_causal && isnan(so.scale));
+    tn_tensor *x = tn_sub_scalar(tn_mul_scalar(tn_reshape(range64(12), S(2, 3, 2)), 0.5), 1);
+    tn_tensor *rm = f64(V(0, 1, 2), S(3)), *rv = f64(V(1, 2, 3), S(3)), *w = f64(V(1, 2, -1), S(3)), *b = f64(V(0, 0.5, 1), S(3));
+    const double *bn_eval = V(-0.9999950000374997, -0.4999975000187499, -0.9142100268524473, -0.20710501342622367, 1.5773493069415827,
+                              1.2886746534707914, 1.9999900000749995, 2.4999875000937495, 3.3284200537048947, 4.035525067131118,
+                              -0.15469861388316541, -0.44337326735395677);
+    CHECK_T(tn_batch_norm(x, rm, rv, .weight = w, .bias = b), S(2, 3, 2), bn_eval);
+    tn_batch_norm_fn_opts o = TN_DEFAULTS(tn_batch_norm_fn_opts);
+    o.weight = w;
+    o.bias = b;
+    CHECK_T(tn_batch_norm_opts(x, rm, rv, o), S(2, 3, 2), bn_eval);
+    /* training with momentum 0.5: the running stats move halfway to the batch's (unbiased var) */
+    tn_tensor *rm2 = tn_clone(rm), *rv2 = tn_clone(rv);
+    CHECK_T(tn_batch_norm_str(tn_transpose(tn_transpose(x, 0, 2), 0, 2), rm2, rv2, "training=True, momentum=0.5, eps=1e-3"), S(2, 3, 2),
+            V(-1.150544171717944, -0.8218172655128173, -1.150544171717944, -0.8218172655128172, -1.150544171717944, -0.8218172655128172,
+              0.8218172655128173, 1.150544171717944, 0.8218172655128173, 1.1505441717179443, 0.8218172655128173, 1.1505441717179443));
+    CHECK_T(rm2, S(3), V(0.375, 1.375, 2.375));
+    CHECK_T(rv2, S(3), V(2.041666666666667, 2.541666666666667, 3.041666666666667));
+    CHECK_ERR(tn_batch_norm_str(x, rm, rv, "weight=None"), "tn_batch_norm: option weight is a tensor, which the option text cannot give");
+    CHECK_ERR(tn_batch_norm_str(x, rm, rv, "momentun=0.2"), "tn_batch_norm: unknown option 'momentun' (valid: weight, bias, training, momentum, eps)");
+    CHECK_ERR(tn_batch_norm(x, rm, rv, .weight = f64(V(1, 2), S(2))), "tn_batch_norm");
+    CHECK_T(tn_instance_norm(x, .weight = w, .bias = b), S(2, 3, 2),
+            V(-0.9999200095987204, 0.9999200095987202, -1.4998400191974406, 2.499840019197441, 1.99992000959872, 7.999040127937285e-05,
+              -0.9999200095987204, 0.9999200095987202, -1.4998400191974417, 2.4998400191974395, 1.9999200095987195, 7.999040127892876e-05));
+    const double *in_eval = V(-0.9534625892455922, -0.4767312946227961, -0.6900655593423541, -0.34503277967117707, -0.5679618342470648,
+                              -0.2839809171235324, 1.9069251784911845, 2.3836564731139807, 1.3801311186847083, 1.7251638983558855,
+                              1.1359236684941296, 1.419904585617662);
+    CHECK_T(tn_instance_norm(x, .running_mean = rm, .running_var = rv, .use_input_stats = false, .eps = 0.1), S(2, 3, 2), in_eval);
+    tn_instance_norm_fn_opts ino = TN_DEFAULTS(tn_instance_norm_fn_opts);
+    ino.running_mean = rm;
+    ino.running_var = rv;
+    ino.use_input_stats = false;
+    ino.eps = 0.1;
+    CHECK_T(tn_instance_norm_opts(x, ino), S(2, 3, 2), in_eval);
+    CHECK_ERR(tn_instance_norm_str(x, "use_input_stats=maybe"), "tn_instance_norm: option use_input_stats");
+    CHECK_ERR(tn_instance_norm(tn_zeros(S(2, 3), TN_F64)), "tn_instance_norm: expected input with at least 3 dims");
+    /* scaled_dot_product_attention: scale None (NAN) and 0 are 1/sqrt(E) */
+    tn_tensor *q = tn_mul_scalar(tn_reshape(range64(6), S(1, 3, 2)), 0.1), *k = tn_flip(q, S(1)), *v = tn_reshape(range64(6), S(1, 3, 2));
+    const double *sd = V(1.9811444476804843, 2.9811444476804843, 1.9057975782429821, 2.905797578242982, 1.8307509752570843, 2.830750975257084);
+    CHECK_T(tn_scaled_dot_product_attention(q, k, v), S(1, 3, 2), sd);
+    CHECK_T(tn_scaled_dot_product_attention(q, k, v, .scale = 0), S(1, 3, 2), sd);
+    CHECK_T(tn_scaled_dot_product_attention(q, k, v, .scale = 2.0), S(1, 3, 2),
+            V(1.946680883960295, 2.946680883960295, 1.7350958412887647, 2.7350958412887647, 1.5300851231649522, 2.5300851231649526));
+    const double *sc = V(0.0, 1.0, 0.9646593849699766, 1.9646593849699767, 1.8307509752570843, 2.830750975257084);
+    CHECK_T(tn_scaled_dot_product_attention_str(q, k, v, "is_causal=True, scale=None"), S(1, 3, 2), sc);
+    tn_sdpa_fn_opts sdo = TN_DEFAULTS(tn_sdpa_fn_opts);
+    sdo.attn_mask = tn_tril(tn_ones(S(3, 3), TN_BOOL));
+    CHECK_T(tn_scaled_dot_product_attention_opts(q, k, v, sdo), S(1, 3, 2), sc);
+    CHECK_ERR(tn_scaled_dot_product_attention(q, k, v, .attn_mask = sdo.attn_mask, .is_causal = true), "give attn_mask or is_causal, not both");
+    CHECK_ERR(tn_scaled_dot_product_attention_str(q, k, v, "mask=None"), "unknown option 'mask' (valid: attn_mask, dropout_p, is_causal, scale)");
+    tn_scope_end();
+}
+
+TEST(module_forwards_kw) {
+    tn_scope_begin();
+    const tn_mha_forward_opts mo = TN_DEFAULTS(tn_mha_forward_opts);
+    CHECK(!mo.key_padding_mask && mo.need_weights && !mo.attn_mask && mo.average_attn_weights && !mo.is_causal);
+    const tn_encoder_forward_opts eo = TN_DEFAULTS(tn_encoder_forward_opts);
+    const tn_decoder_forward_opts dfo = TN_DEFAULTS(tn_decoder_forward_opts);
+    CHECK(!eo.mask && !eo.src_key_padding_mask && eo.is_causal == -1 && dfo.tgt_is_causal == -1 && !dfo.memory_key_padding_mask);
+    const tn_encoder_layer_forward_opts elo = TN_DEFAULTS(tn_encoder_layer_forward_opts);
+    const tn_decoder_layer_forward_opts dlo = TN_DEFAULTS(tn_decoder_layer_forward_opts);
+    CHECK(!elo.src_mask && !elo.is_causal && !dlo.tgt_mask && !dlo.memory_mask && !dlo.tgt_is_causal);
+    tn_manual_seed(0);
+    tn_module *m = tn_nn_multihead_attention(4, 2);
+    CHECK(m && tn_module_to_dtype(m, TN_F64) == 0);
+    tn_tensor *x = tn_randn(S(3, 1, 4), TN_F64), *cm = tn_nn_generate_square_subsequent_mask(3, TN_F64), *wt = NULL;
+    tn_tensor *y = tn_nn_mha_forward(m, x, x, x, &wt);                 /* need_weights=True, averaged: [N, L, S] */
+    CHECK(y && wt && tn_ndim(wt) == 3 && tn_shape(wt)[1] == 3);
+    tn_tensor *yc = tn_nn_mha_forward(m, x, x, x, NULL, .is_causal = true, .need_weights = false);
+    tn_mha_forward_opts o = TN_DEFAULTS(tn_mha_forward_opts);
+    o.attn_mask = cm;
+    CHECK(yc && tn_allclose(yc, tn_nn_mha_forward_opts(m, x, x, x, &wt, o), .rtol = 1e-12, .atol = 1e-12));
+    CHECK(tn_nn_mha_forward(m, x, x, x, &wt, .average_attn_weights = false) && wt && tn_ndim(wt) == 4);   /* [N, H, L, S] */
+    CHECK(!tn_allclose(yc, y, .rtol = 1e-6, .atol = 1e-6));
+    CHECK_ERR(tn_nn_mha_forward(m, x, x, x, NULL, .attn_mask = tn_zeros(S(2, 2), TN_F64)), "MultiheadAttention");
+    tn_module_free(m);
+    /* the transformer forwards: a causal mask given or is_causal without one, the same */
+    tn_module *enc = tn_nn_transformer_encoder(tn_nn_transformer_encoder_layer(4, 2, .dim_feedforward = 8, .dropout = 0), 2);
+    CHECK(enc && tn_module_to_dtype(enc, TN_F64) == 0);
+    tn_tensor *e1 = tn_nn_transformer_encoder_forward(enc, x, .mask = cm), *e2 = tn_nn_transformer_encoder_forward(enc, x, .mask = cm, .is_causal = true);
+    CHECK(e1 && e2 && tn_allclose(e1, e2, .rtol = 1e-12, .atol = 1e-12));
+    CHECK(!tn_allclose(e1, tn_nn_transformer_encoder_forward(enc, x), .rtol = 1e-6, .atol = 1e-6));
+    CHECK_ERR(tn_nn_transformer_encoder_forward(enc, x, .src_key_padding_mask = tn_zeros(S(5, 5), TN_BOOL)), "TransformerEncoder");
+    tn_module_free(enc);
+    tn_module *dl = tn_nn_transformer_decoder_layer(4, 2, .dim_feedforward = 8, .dropout = 0);
+    CHECK(dl && tn_module_to_dtype(dl, TN_F64) == 0);
+    tn_tensor *mem = tn_randn(S(2, 1, 4), TN_F64);
+    tn_tensor *d1 = tn_nn_transformer_decoder_layer_forward(dl, x, mem, .tgt_mask = cm);
+    tn_tensor *d2 = tn_nn_transformer_decoder_layer_forward(dl, x, mem, .tgt_is_causal = true);
+    CHECK(d1 && d2 && tn_allclose(d1, d2, .rtol = 1e-12, .atol = 1e-12));
+    tn_module_free(dl);
+    tn_scope_end();
+}
+
+TEST(clip_init_kw) {
+    tn_scope_begin();
+    const tn_clip_grad_norm_fn_opts co = TN_DEFAULTS(tn_clip_grad_norm_fn_opts);
+    CHECK(co.norm_type == 2.0 && !co.error_if_nonfinite && co.foreach == -1);
+    tn_tensor *p = tn_zeros(S(2), TN_F64);
+    tn_requires_grad_(p, true);
+    tn_set_grad(p, f64(V(3, 4), S(2)));
+    CHECK(tn_clip_grad_norm_(&p, 1, 10.0) == 5.0);                           /* 2-norm; under max_norm: unchanged */
+    CHECK(tn_clip_grad_norm_(&p, 1, 10.0, .norm_type = 1, .foreach = true) == 7.0);
+    CHECK(tn_clip_grad_norm__str(&p, 1, 10.0, "norm_type=inf, foreach=None") == 4.0);
+    tn_clip_grad_norm_fn_opts cf = TN_DEFAULTS(tn_clip_grad_norm_fn_opts);
+    cf.norm_type = INFINITY;
+    CHECK(tn_clip_grad_norm__opts(&p, 1, 2.0, cf) == 4.0);
+    CHECK_T(tn_grad(p), S(2), V(3 * 2 / (4 + 1e-6), 4 * 2 / (4 + 1e-6)));
+    tn_set_grad(p, f64(V(INFINITY, 1), S(2)));
+    tn_clear_error();
+    CHECK(isnan(tn_clip_grad_norm_(&p, 1, 1.0, .error_if_nonfinite = true)) &&
+          strstr(tn_last_error(), "The total norm of order 2 for gradients from `parameters` is non-finite"));
+    CHECK_T(tn_grad(p), S(2), V(INFINITY, 1));                               /* not scaled */
+    tn_clear_error();
+    CHECK(isnan(tn_clip_grad_norm__str(&p, 1, 1.0, "norm=2")) && strstr(tn_last_error(), "(valid: norm_type, error_if_nonfinite, foreach)"));
+    CHECK(tn_clip_grad_norm_(NULL, 0, 1.0) == 0.0);                          /* no parameters: 0 */
+
+    /* nn.init: defaults; the same draws through the macro, _opts and _str; generator= */
+    CHECK(isnan(((tn_init_gain_fn_opts)TN_DEFAULTS(tn_init_gain_fn_opts)).param));
+    const tn_init_kaiming_fn_opts ko = TN_DEFAULTS(tn_init_kaiming_fn_opts);
+    CHECK(ko.a == 0 && !strcmp(ko.mode, "fan_in") && !strcmp(ko.nonlinearity, "leaky_relu") && !ko.generator);
+    const tn_init_trunc_normal_fn_opts to = TN_DEFAULTS(tn_init_trunc_normal_fn_opts);
+    CHECK(to.mean == 0 && to.std == 1 && to.a == -2 && to.b == 2 && ((tn_init_sparse_fn_opts)TN_DEFAULTS(tn_init_sparse_fn_opts)).std == 0.01);
+    CHECK(((tn_init_uniform_fn_opts)TN_DEFAULTS(tn_init_uniform_fn_opts)).b == 1 && ((tn_init_xavier_fn_opts)TN_DEFAULTS(tn_init_xavier_fn_opts)).gain == 1);
+    CHECK(fabs(tn_init_calculate_gain("leaky_relu", .param = 0.2) - 1.3867504905630728) < 1e-15);
+    CHECK(fabs(tn_init_calculate_gain("leaky_relu") - 1.4141428569978354) < 1e-15);
+    CHECK(fabs(tn_init_calculate_gain_str("tanh", NULL) - 1.6666666666666667) < 1e-15);
+    tn_clear_error();
+    CHECK(isnan(tn_init_calculate_gain_str("leaky_relu", "slope=0.2")) && strstr(tn_last_error(), "unknown option 'slope' (valid: param)"));
+    tn_tensor *a = tn_empty(S(8, 5), TN_F64), *c = tn_empty(S(8, 5), TN_F64);
+    tn_manual_seed(3);
+    CHECK(tn_init_kaiming_uniform_(a, .mode = "fan_out", .nonlinearity = "relu") == 0);
+    tn_manual_seed(3);
+    CHECK(tn_init_kaiming_uniform__str(c, "mode='fan_out', nonlinearity='relu'") == 0);
+    CHECK(tn_equal(a, c) && tn_item(tn_amax(tn_abs(a), NULL, 0)) <= sqrt(2.0) * sqrt(3.0 / 8));   /* bound gain sqrt(3 / fan_out) */
+    tn_clear_error();
+    CHECK(tn_init_kaiming_normal__str(c, "mode='fan_avg'") == -1 && strstr(tn_last_error(), "mode fan_avg not supported, please use one of fan_in, fan_out"));
+    tn_generator *g = tn_generator_new(3);
+    CHECK(tn_init_uniform_(a, .a = 2, .b = 3, .generator = g) == 0);
+    CHECK_T(tn_narrow(tn_flatten(a), 0, 0, 4), S(4), V(2.0341081956505205, 2.286740226721307, 2.7729149443285843, 2.1749270292812946));
+    tn_generator_manual_seed(g, 3);
+    tn_init_normal_fn_opts no = TN_DEFAULTS(tn_init_normal_fn_opts);
+    no.mean = 1;
+    no.std = 2;
+    no.generator = g;
+    CHECK(tn_init_normal__opts(a, no) == 0);
+    tn_generator_manual_seed(g, 3);                                         /* as Tensor.normal_(1, 2, generator=g) */
+    CHECK(tn_equal(a, tn_normal_(c, .mean = 1, .std = 2, .generator = g)));
+    tn_manual_seed(5);
+    CHECK(tn_init_xavier_normal_(a, .gain = 2) == 0 && tn_init_orthogonal_(c, .gain = 1) == 0 && tn_init_trunc_normal_(c, .a = -0.5, .b = 0.5) == 0);
+    CHECK(tn_item(tn_amax(tn_abs(c), NULL, 0)) <= 0.5);
+    CHECK(tn_init_sparse_(c, 0.5, .std = 0.1) == 0 && tn_item(tn_sum(tn_eq_scalar(c, 0))) == 20);   /* ceil(0.5 * 8) zeros per column */
+    tn_clear_error();
+    CHECK(tn_init_uniform__str(a, "generator=None") == -1 && strstr(tn_last_error(), "option generator is a generator, which the option text cannot give"));
+    tn_generator_free(g);
+    tn_scope_end();
+}
+
+TEST(random_fills_kw) {
+    tn_scope_begin();
+    const tn_uniform_fill_opts uo = TN_DEFAULTS(tn_uniform_fill_opts);
+    const tn_log_normal_fill_opts lo = TN_DEFAULTS(tn_log_normal_fill_opts);
+    const tn_random_fill_opts ro = TN_DEFAULTS(tn_random_fill_opts);
+    CHECK(uo.from == 0 && uo.to == 1 && !uo.generator && lo.mean == 1 && lo.std == 2 && ro.from == 0 && ro.to == TN_NONE);
+    CHECK(((tn_exponential_fill_opts)TN_DEFAULTS(tn_exponential_fill_opts)).lambd == 1 && ((tn_cauchy_fill_opts)TN_DEFAULTS(tn_cauchy_fill_opts)).sigma == 1);
+    CHECK(((tn_normal_fill_opts)TN_DEFAULTS(tn_normal_fill_opts)).std == 1);
+    tn_tensor *t = tn_empty(S(4), TN_F64), *n = tn_empty(S(4), TN_I64);
+    tn_generator *g = tn_generator_new(3);
+    /* torch.Generator().manual_seed(3) and Tensor.X_(..., generator=g) */
+    CHECK_T(tn_uniform_(t, .from = 2, .to = 3, .generator = g), S(4), V(2.0341081956505205, 2.286740226721307, 2.7729149443285843, 2.1749270292812946));
+    tn_generator_manual_seed(g, 3);
+    CHECK_T(tn_normal_(t, .mean = 1, .std = 2, .generator = g), S(4), V(2.606552156192701, 1.349666786558207, 1.177956190051758, -0.2274360154587156));
+    tn_generator_manual_seed(g, 3);
+    tn_exponential_fill_opts eo = TN_DEFAULTS(tn_exponential_fill_opts);
+    eo.lambd = 2;
+    eo.generator = g;
+    CHECK_T(tn_exponential__opts(t, eo), S(4), V(0.017351727410758706, 0.16895479326183502, 0.7412153185467434, 0.09614172360143163));
+    tn_generator_manual_seed(g, 3);
+    CHECK_T(tn_random_(n, .from = 5, .to = 9, .generator = g), S(4), V(7, 5, 6, 8));
+    tn_generator_manual_seed(g, 3);
+    CHECK_T(tn_log_normal_(t, .generator = g), S(4), V(13.552244185971151, 3.856140398782936, 3.247729672909678, 0.796573388249779));
+    /* the default generator through the macro, _opts and _str alike */
+    tn_tensor *u = tn_empty(S(4), TN_F64);
+    tn_manual_seed(11);
+    tn_cauchy_(t, .median = 1, .sigma = 0.5);
+    tn_manual_seed(11);
+    CHECK(tn_equal(t, tn_cauchy__str(u, "median=1, sigma=0.5")));
+    tn_manual_seed(11);
+    tn_geometric_(t, 0.3);
+    tn_manual_seed(11);
+    CHECK(tn_equal(t, tn_geometric__str(u, 0.3, NULL)) && tn_item(tn_amin(t, NULL, 0)) >= 1);
+    tn_manual_seed(11);
+    tn_random_(n, .to = 3);                                                   /* random_(to) */
+    CHECK(tn_item(tn_amax(n, NULL, 0)) < 3 && tn_item(tn_amin(n, NULL, 0)) >= 0);
+    CHECK(tn_uniform__str(u, "from=-1, to=1") && tn_item(tn_amax(u, NULL, 0)) < 1 && tn_item(tn_amin(u, NULL, 0)) >= -1);
+    CHECK_ERR(tn_uniform__str(u, "low=0"), "tn_uniform_: unknown option 'low' (valid: from, to, generator)");
+    CHECK_ERR(tn_normal__str(u, "generator=g"), "option generator is a generator");
+    CHECK_ERR(tn_log_normal_(t, .std = 0), "log_normal_ expects std > 0.0");
+    CHECK_ERR(tn_random__str(n, "from=1.5"), "tn_random_: option from=1.5: expected an integer");
+    CHECK_ERR(tn_exponential_(n), "tn_exponential_");                          /* an integer tensor */
+    tn_generator_free(g);
+    tn_scope_end();
+}
+
+static tn_tensor *kw_square(tn_tensor *const *in, int n, void *user) { (void)n; (void)user; return tn_mul(in[0], in[0]); }
+static tn_tensor *kw_rounded(tn_tensor *const *in, int n, void *user) { (void)n; (void)user; return tn_mul_scalar(tn_to_dtype(tn_to_dtype(in[0], TN_F32), TN_F64), 3); }
+TEST(gradcheck_autocast_dist_kw) {
+    tn_scope_begin();
+    const tn_gradcheck_fn_opts go = TN_DEFAULTS(tn_gradcheck_fn_opts);
+    CHECK(go.eps == 1e-6 && go.atol == 1e-5 && go.rtol == 1e-3);
+    tn_tensor *x = f64(V(0.5, -1, 2), S(3));
+    tn_requires_grad_(x, true);
+    CHECK(tn_gradcheck(kw_square, &x, 1, NULL) && tn_gradgradcheck(kw_square, &x, 1, NULL, .eps = 1e-5));
+    CHECK(tn_gradcheck_str(kw_square, &x, 1, NULL, "eps=1e-6, atol=1e-5, rtol=1e-3") && tn_gradgradcheck_str(kw_square, &x, 1, NULL, NULL));
+    tn_gradcheck_fn_opts gopt = TN_DEFAULTS(tn_gradcheck_fn_opts);
+    gopt.atol = 1e-4;
+    CHECK(tn_gradcheck_opts(kw_square, &x, 1, NULL, gopt) && tn_gradgradcheck_opts(kw_square, &x, 1, NULL, gopt));
+    /* a float32 round trip: the analytical 3 against a numerical derivative off by ~1e-2 at eps 1e-6;
+       a loose tolerance passes it */
+    CHECK(!tn_gradcheck(kw_rounded, &x, 1, NULL) && tn_gradcheck(kw_rounded, &x, 1, NULL, .eps = 1e-3, .atol = 0.1, .rtol = 0.1));
+    CHECK_ERR(tn_gradcheck_str(kw_square, &x, 1, NULL, "tol=1"), "tn_gradcheck: unknown option 'tol' (valid: eps, atol, rtol)");
+    CHECK_ERR(tn_gradgradcheck_str(kw_square, &x, 1, NULL, "eps=x"), "tn_gradgradcheck: option eps=x is not a number");
+
+    /* torch.autocast(device_type, dtype=None, enabled=True): None is the device's dtype now */
+    const tn_autocast_fn_opts ao = TN_DEFAULTS(tn_autocast_fn_opts);
+    CHECK(ao.dtype == -1 && ao.enabled);
+    CHECK(tn_autocast_begin(TN_CPU) == 0 && tn_autocast_is_enabled(TN_CPU) && tn_autocast_get_dtype(TN_CPU) == TN_BF16);
+    CHECK(tn_autocast_begin(TN_CPU, .dtype = TN_F16) == 0 && tn_autocast_get_dtype(TN_CPU) == TN_F16);
+    CHECK(tn_autocast_begin_str(TN_CPU, "enabled=False") == 0 && !tn_autocast_is_enabled(TN_CPU) && tn_autocast_get_dtype(TN_CPU) == TN_F16);
+    tn_autocast_fn_opts aop = TN_DEFAULTS(tn_autocast_fn_opts);
+    aop.dtype = TN_BF16;
+    CHECK(tn_autocast_begin_opts(TN_CPU, aop) == 0 && tn_autocast_is_enabled(TN_CPU) && tn_autocast_get_dtype(TN_CPU) == TN_BF16);
+    for (int i = 0; i < 4; i++) CHECK(tn_autocast_end() == 0);
+    CHECK(!tn_autocast_is_enabled(TN_CPU) && tn_autocast_get_dtype(TN_CPU) == TN_BF16);
+    tn_clear_error();
+    CHECK(tn_autocast_begin_str(TN_CPU, "dtype=float64") == -1 && strstr(tn_last_error(), "the target dtype must be float16 or bfloat16, got float64"));
+    tn_clear_error();
+    CHECK(tn_autocast_begin_str(TN_CPU, "dtype=complex64") == -1 && strstr(tn_last_error(), "tn_autocast_begin: option dtype"));
+    tn_clear_error();
+    CHECK(tn_autocast_begin(TN_CPU, .dtype = 99) == -1 && strstr(tn_last_error(), "tn_autocast_begin: invalid dtype 99"));
+    CHECK(tn_autocast_end() == -1);                                         /* nothing left open */
+
+    /* init_process_group(backend, timeout=None): NAN; this build has no MPI */
+    CHECK(isnan(((tn_dist_init_fn_opts)TN_DEFAULTS(tn_dist_init_fn_opts)).timeout));
+    if (!tn_dist_is_available()) {
+        tn_clear_error();
+        CHECK(tn_dist_init("mpi", .timeout = 60) == -1 && strstr(tn_last_error(), "tn_dist_init"));
+    }
+    tn_clear_error();
+    CHECK(tn_dist_init_str("mpi", "timeout=soon") == -1 && strstr(tn_last_error(), "tn_dist_init: option timeout=soon is not a number"));
+    tn_scope_end();
+}
+
 int main(void) {
     RUN(diagonal_kw);
     RUN(diag_kw);
@@ -2018,5 +2285,10 @@ int main(void) {
     RUN(flatten_prelu_pad_unpool_kw);
     RUN(transformer_stack_kw);
     RUN(module_utilities_kw);
+    RUN(functional_norms_attention_kw);
+    RUN(module_forwards_kw);
+    RUN(clip_init_kw);
+    RUN(random_fills_kw);
+    RUN(gradcheck_autocast_dist_kw);
     return tn_test_report();
 }

@@ -165,7 +165,7 @@ static tn_tensor *f_chol(tn_tensor *const *x, int n, void *u) {
 }
 static tn_tensor *f_lu(tn_tensor *const *x, int n, void *u) { (void)n; (void)u; tn_tensor *p = NULL; return tn_linalg_lu_factor(T_(x[0]), &p); }
 static bool gc(tn_gradcheck_fn f, tn_tensor *const *in, int n, void *u) {
-    return tn_gradcheck(f, in, n, u, 1e-6, 1e-5, 1e-4) && tn_gradgradcheck(f, in, n, u, 1e-6, 1e-5, 1e-4);
+    return tn_gradcheck(f, in, n, u, .rtol = 1e-4) && tn_gradgradcheck(f, in, n, u, .rtol = 1e-4);
 }
 TEST(gradcheck_all) {
     tn_manual_seed(4);

@@ -194,9 +194,9 @@ TEST(gradcheck_complex128) {
         const bool tall = fs[k].f == g_qr || fs[k].f == g_pinv || fs[k].f == g_svdvals;
         tn_tensor *in[2] = {tall ? leaf(TN_SHAPE(4, 3), 20 + (unsigned)k, 0) : leaf(TN_SHAPE(3, 3), 20 + (unsigned)k, fs[k].f == g_expm ? 0 : 2),
                             leaf(TN_SHAPE(3, 2), 40 + (unsigned)k, 0)};
-        CHECK_MSG(tn_gradcheck(fs[k].f, in, fs[k].nin, fs[k].u, 1e-6, 1e-6, 1e-4), "gradcheck %s: %s", fs[k].name, tn_last_error());
+        CHECK_MSG(tn_gradcheck(fs[k].f, in, fs[k].nin, fs[k].u, .atol = 1e-6, .rtol = 1e-4), "gradcheck %s: %s", fs[k].name, tn_last_error());
         if (fs[k].gg)
-            CHECK_MSG(tn_gradgradcheck(fs[k].f, in, fs[k].nin, fs[k].u, 1e-6, 1e-5, 1e-4), "gradgradcheck %s: %s", fs[k].name, tn_last_error());
+            CHECK_MSG(tn_gradgradcheck(fs[k].f, in, fs[k].nin, fs[k].u, .rtol = 1e-4), "gradgradcheck %s: %s", fs[k].name, tn_last_error());
     }
     tn_scope_end();
 }

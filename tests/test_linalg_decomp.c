@@ -295,7 +295,7 @@ static tn_tensor *f_lstsq(tn_tensor *const *x, int n, void *u) {
 }
 static tn_tensor *f_cond(tn_tensor *const *x, int n, void *u) { (void)n; return tn_linalg_cond(T_(x[0]), (const char *)u); }
 static bool gc(tn_gradcheck_fn f, tn_tensor *const *in, int n, void *u) {
-    return tn_gradcheck(f, in, n, u, 1e-6, 1e-5, 1e-4) && tn_gradgradcheck(f, in, n, u, 1e-6, 1e-5, 1e-4);
+    return tn_gradcheck(f, in, n, u, .rtol = 1e-4) && tn_gradgradcheck(f, in, n, u, .rtol = 1e-4);
 }
 static tn_tensor *leaf(const int64_t *shape, int nd) {
     tn_tensor *t = tn_randn(shape, nd, TN_F64);

@@ -758,7 +758,7 @@ TEST(test_gradcheck_all) {
         /* cosine_similarity with norms below eps: torch 1.13's gradient (which the torch
            test compares) is not the derivative of the clamped value */
         if (cases[i].kind == LC_COS && cases[i].p > 0.1) continue;
-        bool ok = tn_gradcheck(lcase_fn, in, n, &cases[i], 1e-6, 1e-7, 1e-5);
+        bool ok = tn_gradcheck(lcase_fn, in, n, &cases[i], .atol = 1e-7, .rtol = 1e-5);
         CHECK_MSG(ok, "gradcheck case %d (%s): %s", i, cases[i].py, tn_last_error());
     }
     /* gradients through the weights too (PyTorch refuses weight.requires_grad for nll) */
@@ -770,20 +770,20 @@ TEST(test_gradcheck_all) {
     w.slot[0] = leaf(rnd(TN_SHAPE(5, 4))); w.slot[1] = I64(tv, TN_SHAPE(5)); w.slot[2] = leaf(tn_uniform(0.2, 2, TN_SHAPE(4), TN_F64, NULL));
     tn_tensor *in[4];
     int n = lcase_inputs(&w, in);
-    CHECK_MSG(tn_gradcheck(lcase_fn, in, n, &w, 1e-6, 1e-7, 1e-5), "nll weight grad: %s", tn_last_error());
+    CHECK_MSG(tn_gradcheck(lcase_fn, in, n, &w, .atol = 1e-7, .rtol = 1e-5), "nll weight grad: %s", tn_last_error());
     w.kind = LC_CE; w.p = 0.2;
-    CHECK_MSG(tn_gradcheck(lcase_fn, in, n, &w, 1e-6, 1e-7, 1e-5), "ce smoothing weight grad: %s", tn_last_error());
+    CHECK_MSG(tn_gradcheck(lcase_fn, in, n, &w, .atol = 1e-7, .rtol = 1e-5), "ce smoothing weight grad: %s", tn_last_error());
     lcase b;
     memset(&b, 0, sizeof b);
     b.kind = LC_BCEL; b.red = TN_REDUCTION_SUM;
     b.slot[0] = leaf(rnd(TN_SHAPE(3, 4))); b.slot[1] = leaf(tn_uniform(0, 1, TN_SHAPE(3, 4), TN_F64, NULL));
     b.slot[2] = leaf(tn_uniform(0.1, 2, TN_SHAPE(4), TN_F64, NULL)); b.slot[3] = leaf(tn_uniform(0.5, 3, TN_SHAPE(3, 4), TN_F64, NULL));
     n = lcase_inputs(&b, in);
-    CHECK_MSG(tn_gradcheck(lcase_fn, in, n, &b, 1e-6, 1e-7, 1e-5), "bce_with_logits weight and pos_weight grads: %s", tn_last_error());
+    CHECK_MSG(tn_gradcheck(lcase_fn, in, n, &b, .atol = 1e-7, .rtol = 1e-5), "bce_with_logits weight and pos_weight grads: %s", tn_last_error());
     b.kind = LC_BCE; b.slot[3] = NULL;
     b.slot[0] = leaf(tn_uniform(0.1, 0.9, TN_SHAPE(3, 4), TN_F64, NULL));
     n = lcase_inputs(&b, in);
-    CHECK_MSG(tn_gradcheck(lcase_fn, in, n, &b, 1e-6, 1e-7, 1e-5), "bce weight grad: %s", tn_last_error());
+    CHECK_MSG(tn_gradcheck(lcase_fn, in, n, &b, .atol = 1e-7, .rtol = 1e-5), "bce weight grad: %s", tn_last_error());
     tn_scope_end();
 }
 
@@ -799,7 +799,7 @@ TEST(test_gradgradcheck_some) {
         seen[c->kind] = true;
         tn_tensor *in[4];
         int n = lcase_inputs(c, in);
-        bool ok = tn_gradgradcheck(lcase_fn, in, n, c, 1e-6, 1e-6, 1e-4);
+        bool ok = tn_gradgradcheck(lcase_fn, in, n, c, .atol = 1e-6, .rtol = 1e-4);
         CHECK_MSG(ok, "gradgradcheck case %d (%s): %s", i, c->py, tn_last_error());
     }
     tn_scope_end();

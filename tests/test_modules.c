@@ -1347,7 +1347,7 @@ TEST(layers_forward) {
                 tn_tensor *rm = tn_clone(P("running_mean")), *rv = tn_clone(P("running_var"));
                 tn_tensor *ym = tn_module_forward(M, x);
                 if (k == 2) mom = 1.0 / (step + 1);             /* cumulative average */
-                tn_tensor *yr = tn_batch_norm(x, rm, rv, P("weight"), P("bias"), true, mom, eps);
+                tn_tensor *yr = tn_batch_norm(x, rm, rv, .weight = P("weight"), .bias = P("bias"), .training = true, .momentum = mom, .eps = eps);
                 char what[96];
                 snprintf(what, sizeof what, "BatchNorm%dd(%s) on %d-d input, training step %d", s ? 1 : 2, bn_opts[k] ? bn_opts[k] : "", nd, step);
                 same_as_functional(what, M, NULL, ym, yr, 1e-6);
@@ -1357,7 +1357,7 @@ TEST(layers_forward) {
             tn_module_eval(M);
             char what[96];
             snprintf(what, sizeof what, "BatchNorm%dd(%s) eval", s ? 1 : 2, bn_opts[k] ? bn_opts[k] : "");
-            same_as_functional(what, M, NULL, tn_module_forward(M, x), tn_batch_norm(x, P("running_mean"), P("running_var"), P("weight"), P("bias"), false, 0.1, eps), 1e-6);
+            same_as_functional(what, M, NULL, tn_module_forward(M, x), tn_batch_norm(x, P("running_mean"), P("running_var"), .weight = P("weight"), .bias = P("bias"), .eps = eps), 1e-6);
             tn_module_free(M);
         }
     /* dropout: the same mask as the functional op from the same seed */
@@ -1426,7 +1426,7 @@ TEST(layers_forward) {
     x = input(SH(3, 2, 8));
     {
         tn_module *M = tn_nn_transformer_encoder_layer(8, 2, .dim_feedforward = 16, .dropout = 0.0);
-        same_as_functional("TransformerEncoderLayer", M, x, tn_module_forward(M, x), tn_nn_transformer_encoder_layer_forward(M, x, NULL, NULL, false), 1e-6);
+        same_as_functional("TransformerEncoderLayer", M, x, tn_module_forward(M, x), tn_nn_transformer_encoder_layer_forward(M, x), 1e-6);
         tn_module_free(M);
     }
 }
@@ -1659,9 +1659,9 @@ static double Phi(double x) { return 0.5 * (1 + erf(x / sqrt(2.0))); }
 TEST(init_functions) {
     tn_manual_seed(41);
     tn_tensor *t = tn_empty(SH(400, 500), TN_F64);
-    CHECK(tn_init_uniform_(t, -0.5, 2) == 0);
+    CHECK(tn_init_uniform_(t, .a = -0.5, .b = 2) == 0);
     check_uniform("uniform_(-0.5, 2)", t, -0.5, 2);
-    CHECK(tn_init_normal_(t, 3, 0.25) == 0);
+    CHECK(tn_init_normal_(t, .mean = 3, .std = 0.25) == 0);
     check_normal("normal_(3, 0.25)", t, 3, 0.25);
     CHECK(tn_init_constant_(t, -1.5) == 0 && all_equal(t, -1.5));
     CHECK(tn_init_zeros_(t) == 0 && all_equal(t, 0));
@@ -1669,29 +1669,29 @@ TEST(init_functions) {
     CHECK(tn_get_dtype(t) == TN_F64 && tn_size(t, 1) == 500);
     /* xavier: fans of a [out, in, k, k] tensor include the receptive field */
     tn_tensor *c4 = tn_empty(SH(64, 32, 3, 3), TN_F32);   /* fan_in 288, fan_out 576 */
-    CHECK(tn_init_xavier_uniform_(c4, 2) == 0);
+    CHECK(tn_init_xavier_uniform_(c4, .gain = 2) == 0);
     double a = 2 * sqrt(6.0 / (288 + 576));
     check_uniform("xavier_uniform_(gain=2)", c4, -a, a);
-    CHECK(tn_init_xavier_normal_(t, 0.5) == 0);
+    CHECK(tn_init_xavier_normal_(t, .gain = 0.5) == 0);
     check_normal("xavier_normal_(gain=0.5)", t, 0, 0.5 * sqrt(2.0 / 900));
-    CHECK(tn_init_xavier_uniform_(t, 1) == 0);
+    CHECK(tn_init_xavier_uniform_(t) == 0);
     check_uniform("xavier_uniform_", t, -sqrt(6.0 / 900), sqrt(6.0 / 900));
     /* kaiming: fan_in / fan_out, relu / leaky_relu gains */
-    CHECK(tn_init_kaiming_uniform_(c4, 0, "fan_in", "relu") == 0);
+    CHECK(tn_init_kaiming_uniform_(c4, .nonlinearity = "relu") == 0);
     a = sqrt(2.0) * sqrt(3.0 / 288);
     check_uniform("kaiming_uniform_(fan_in, relu)", c4, -a, a);
-    CHECK(tn_init_kaiming_uniform_(c4, 0.2, "fan_out", "leaky_relu") == 0);
+    CHECK(tn_init_kaiming_uniform_(c4, .a = 0.2, .mode = "fan_out") == 0);
     a = sqrt(2.0 / (1 + 0.04)) * sqrt(3.0 / 576);
     check_uniform("kaiming_uniform_(a=0.2, fan_out, leaky_relu)", c4, -a, a);
-    CHECK(tn_init_kaiming_uniform_(c4, sqrt(5.0), "fan_in", "leaky_relu") == 0);   /* what Linear/Conv use: 1/sqrt(fan_in) */
+    CHECK(tn_init_kaiming_uniform_(c4, .a = sqrt(5.0)) == 0);   /* what Linear/Conv use: 1/sqrt(fan_in) */
     check_uniform("kaiming_uniform_(a=sqrt(5))", c4, -1 / sqrt(288.0), 1 / sqrt(288.0));
-    CHECK(tn_init_kaiming_uniform_(c4, 0, NULL, NULL) == 0);   /* defaults: fan_in, leaky_relu with a = 0 */
+    CHECK(tn_init_kaiming_uniform_(c4) == 0);   /* defaults: fan_in, leaky_relu with a = 0 */
     check_uniform("kaiming_uniform_ defaults", c4, -sqrt(6.0 / 288), sqrt(6.0 / 288));
-    CHECK(tn_init_kaiming_normal_(t, 0, "fan_in", "relu") == 0);    /* [400, 500]: fan_in 500 */
+    CHECK(tn_init_kaiming_normal_(t, .nonlinearity = "relu") == 0);    /* [400, 500]: fan_in 500 */
     check_normal("kaiming_normal_(fan_in, relu)", t, 0, sqrt(2.0 / 500));
-    CHECK(tn_init_kaiming_normal_(t, 0.1, "fan_out", "leaky_relu") == 0);
+    CHECK(tn_init_kaiming_normal_(t, .a = 0.1, .mode = "fan_out") == 0);
     check_normal("kaiming_normal_(a=0.1, fan_out, leaky_relu)", t, 0, sqrt(2.0 / 1.01) / sqrt(400.0));
-    CHECK(tn_init_kaiming_normal_(t, 0, "fan_out", "tanh") == 0);
+    CHECK(tn_init_kaiming_normal_(t, .mode = "fan_out", .nonlinearity = "tanh") == 0);
     check_normal("kaiming_normal_(fan_out, tanh)", t, 0, 5.0 / 3 / sqrt(400.0));
     /* orthogonal: W^T W = gain^2 I (tall), W W^T = gain^2 I (wide), rows x (the rest) for 4-d */
     const int64_t shapes[4][4] = {{60, 20}, {20, 60}, {8, 2, 3, 3}, {25, 25}};
@@ -1699,7 +1699,7 @@ TEST(init_functions) {
     const double gains[4] = {1, 1.5, 2, 1};
     for (int k = 0; k < 4; k++) {
         tn_tensor *q = tn_empty(shapes[k], nds[k], TN_F32);
-        CHECK(tn_init_orthogonal_(q, gains[k]) == 0);
+        CHECK(tn_init_orthogonal_(q, .gain = gains[k]) == 0);
         tn_tensor *q2 = tn_reshape(q, SH(shapes[k][0], -1));
         bool tall = tn_size(q2, 0) >= tn_size(q2, 1);
         tn_tensor *g = tall ? tn_matmul(tn_t(q2), q2) : tn_matmul(q2, tn_t(q2));
@@ -1709,15 +1709,15 @@ TEST(init_functions) {
         CHECK(tn_ndim(q) == nds[k]);
     }
     tn_tensor *q = tn_empty(SH(30, 10), TN_F64);   /* two draws differ (random, not fixed) */
-    tn_init_orthogonal_(q, 1);
+    tn_init_orthogonal_(q);
     tn_tensor *q1 = tn_clone(q);
-    tn_init_orthogonal_(q, 1);
+    tn_init_orthogonal_(q);
     CHECK(relerr(q, q1) > 1e-3);
     /* trunc_normal: bounds respected; mean and std of the truncated distribution */
     const double tp[3][4] = {{1, 2, -1, 2}, {0, 1, -2, 2}, {0, 1, 0.5, 3}};
     for (int k = 0; k < 3; k++) {
         double mu = tp[k][0], s = tp[k][1], lo = tp[k][2], hi = tp[k][3];
-        CHECK(tn_init_trunc_normal_(t, mu, s, lo, hi) == 0);
+        CHECK(tn_init_trunc_normal_(t, .mean = mu, .std = s, .a = lo, .b = hi) == 0);
         moments m = moments_of(t);
         double al = (lo - mu) / s, be = (hi - mu) / s, Z = Phi(be) - Phi(al);
         double mean = mu + s * (phi(al) - phi(be)) / Z;
@@ -1728,36 +1728,36 @@ TEST(init_functions) {
         CHECK(m.min < lo + 0.01 * (hi - lo) && m.max > hi - 0.01 * (hi - lo));
     }
     /* calculate_gain */
-    CHECK_CLOSE(tn_init_calculate_gain("linear", NAN), 1, 0);
-    CHECK_CLOSE(tn_init_calculate_gain("conv2d", NAN), 1, 0);
-    CHECK_CLOSE(tn_init_calculate_gain("conv_transpose1d", NAN), 1, 0);
-    CHECK_CLOSE(tn_init_calculate_gain("sigmoid", NAN), 1, 0);
-    CHECK_CLOSE(tn_init_calculate_gain("tanh", NAN), 5.0 / 3, 1e-15);
-    CHECK_CLOSE(tn_init_calculate_gain("relu", NAN), sqrt(2.0), 1e-15);
-    CHECK_CLOSE(tn_init_calculate_gain("leaky_relu", NAN), sqrt(2.0 / (1 + 0.01 * 0.01)), 1e-15);
-    CHECK_CLOSE(tn_init_calculate_gain("leaky_relu", 0.2), sqrt(2.0 / 1.04), 1e-15);
-    CHECK_CLOSE(tn_init_calculate_gain("leaky_relu", 0), sqrt(2.0), 1e-15);
-    CHECK_CLOSE(tn_init_calculate_gain("selu", NAN), 0.75, 0);
+    CHECK_CLOSE(tn_init_calculate_gain("linear"), 1, 0);
+    CHECK_CLOSE(tn_init_calculate_gain("conv2d"), 1, 0);
+    CHECK_CLOSE(tn_init_calculate_gain("conv_transpose1d"), 1, 0);
+    CHECK_CLOSE(tn_init_calculate_gain("sigmoid"), 1, 0);
+    CHECK_CLOSE(tn_init_calculate_gain("tanh"), 5.0 / 3, 1e-15);
+    CHECK_CLOSE(tn_init_calculate_gain("relu"), sqrt(2.0), 1e-15);
+    CHECK_CLOSE(tn_init_calculate_gain("leaky_relu"), sqrt(2.0 / (1 + 0.01 * 0.01)), 1e-15);
+    CHECK_CLOSE(tn_init_calculate_gain("leaky_relu", .param = 0.2), sqrt(2.0 / 1.04), 1e-15);
+    CHECK_CLOSE(tn_init_calculate_gain("leaky_relu", .param = 0), sqrt(2.0), 1e-15);
+    CHECK_CLOSE(tn_init_calculate_gain("selu"), 0.75, 0);
     tn_clear_error();
-    CHECK(isnan(tn_init_calculate_gain("swish", NAN)) && has(tn_last_error(), "tn_init_calculate_gain: unsupported nonlinearity swish"));
+    CHECK(isnan(tn_init_calculate_gain("swish")) && has(tn_last_error(), "tn_init_calculate_gain: unsupported nonlinearity swish"));
     /* errors */
     tn_tensor *v = tn_zeros(SH(10), TN_F32), *iv = tn_zeros(SH(3, 3), TN_I64);
-    CHECK_ERR(tn_init_xavier_uniform_(v, 1) == 0, "tn_init_xavier_uniform_: fan in and fan out can not be computed for tensor with fewer than 2 dimensions (got [10])");
-    CHECK_ERR(tn_init_xavier_normal_(v, 1) == 0, "tn_init_xavier_normal_: fan in and fan out can not be computed");
-    CHECK_ERR(tn_init_kaiming_uniform_(v, 0, "fan_in", "relu") == 0, "tn_init_kaiming_uniform_: fan in and fan out can not be computed");
-    CHECK_ERR(tn_init_kaiming_normal_(v, 0, "fan_in", "relu") == 0, "tn_init_kaiming_normal_: fan in and fan out can not be computed");
-    CHECK_ERR(tn_init_orthogonal_(v, 1) == 0, "tn_init_orthogonal_: only tensors with 2 or more dimensions are supported");
-    CHECK_ERR(tn_init_kaiming_uniform_(c4, 0, "fan_avg", "relu") == 0, "tn_init_kaiming_uniform_: mode fan_avg not supported, please use one of fan_in, fan_out");
-    CHECK_ERR(tn_init_kaiming_normal_(c4, 0, "fan_in", "swish") == 0, "unsupported nonlinearity swish");
-    CHECK_ERR(tn_init_trunc_normal_(t, 0, 1, 2, -2) == 0, "tn_init_trunc_normal_: need a < b (got a=2, b=-2)");
-    CHECK_ERR(tn_init_uniform_(iv, 0, 1) == 0, "tn_init_uniform_: expected a floating tensor, got int64");
-    CHECK_ERR(tn_init_normal_(iv, 0, 1) == 0, "tn_init_normal_: expected a floating tensor");
+    CHECK_ERR(tn_init_xavier_uniform_(v) == 0, "tn_init_xavier_uniform_: fan in and fan out can not be computed for tensor with fewer than 2 dimensions (got [10])");
+    CHECK_ERR(tn_init_xavier_normal_(v) == 0, "tn_init_xavier_normal_: fan in and fan out can not be computed");
+    CHECK_ERR(tn_init_kaiming_uniform_(v, .nonlinearity = "relu") == 0, "tn_init_kaiming_uniform_: fan in and fan out can not be computed");
+    CHECK_ERR(tn_init_kaiming_normal_(v, .nonlinearity = "relu") == 0, "tn_init_kaiming_normal_: fan in and fan out can not be computed");
+    CHECK_ERR(tn_init_orthogonal_(v) == 0, "tn_init_orthogonal_: only tensors with 2 or more dimensions are supported");
+    CHECK_ERR(tn_init_kaiming_uniform_(c4, .mode = "fan_avg", .nonlinearity = "relu") == 0, "tn_init_kaiming_uniform_: mode fan_avg not supported, please use one of fan_in, fan_out");
+    CHECK_ERR(tn_init_kaiming_normal_(c4, .nonlinearity = "swish") == 0, "unsupported nonlinearity swish");
+    CHECK_ERR(tn_init_trunc_normal_(t, .a = 2, .b = -2) == 0, "tn_init_trunc_normal_: need a < b (got a=2, b=-2)");
+    CHECK_ERR(tn_init_uniform_(iv) == 0, "tn_init_uniform_: expected a floating tensor, got int64");
+    CHECK_ERR(tn_init_normal_(iv) == 0, "tn_init_normal_: expected a floating tensor");
     CHECK(all_equal(iv, 0));
-    CHECK(tn_init_uniform_(NULL, 0, 1) == -1 && tn_init_orthogonal_(NULL, 1) == -1 && tn_init_xavier_uniform_(NULL, 1) == -1);
+    CHECK(tn_init_uniform_(NULL) == -1 && tn_init_orthogonal_(NULL) == -1 && tn_init_xavier_uniform_(NULL) == -1);
     /* a parameter initialised in place stays a leaf that requires grad, with no history */
     tn_module *m = tn_nn_linear(3, 3);
     tn_tensor *w = tn_module_get(m, "weight");
-    CHECK(tn_init_orthogonal_(w, 1) == 0 && tn_is_leaf(w) && tn_requires_grad(w) && tn_grad(w) == NULL);
+    CHECK(tn_init_orthogonal_(w) == 0 && tn_is_leaf(w) && tn_requires_grad(w) && tn_grad(w) == NULL);
     tn_module_free(m);
 }
 

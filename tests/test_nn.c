@@ -153,11 +153,11 @@ static void gc_run(const char *name, tn_gradcheck_fn fn, tn_tensor *const *ins, 
         if (!ins[k]) { fail_at(line, "%s: input %d is NULL (%s)", name, k, tn_last_error()); return; }
     int64_t live0 = tn_memory_stats_get().live_tensors;
     tn_clear_error();
-    if (tn_gradcheck(fn, ins, n, NULL, 1e-6, 1e-5, 1e-3)) tn_test_passed++;
+    if (tn_gradcheck(fn, ins, n, NULL)) tn_test_passed++;
     else fail_at(line, "gradcheck %s: %s", name, tn_last_error());
     if (order >= 2) {
         tn_clear_error();
-        if (tn_gradgradcheck(fn, ins, n, NULL, 1e-6, 1e-5, 1e-3)) tn_test_passed++;
+        if (tn_gradgradcheck(fn, ins, n, NULL)) tn_test_passed++;
         else fail_at(line, "gradgradcheck %s: %s", name, tn_last_error());
     }
     int64_t live1 = tn_memory_stats_get().live_tensors;
@@ -815,18 +815,18 @@ TEST(hand_norm) {
     /* batch_norm training: batch statistics; running stats with the unbiased variance */
     tn_tensor *b = T64(D(1, 2, 3, 4), 4, 1), *rm = tn_zeros(SH(1), TN_F64), *rv = tn_ones(SH(1), TN_F64);
     const double sd = sqrt(1.25 + 1e-5);
-    CHECK_VALS(tn_batch_norm(b, rm, rv, NULL, NULL, true, 0.1, 1e-5), 1e-12, -1.5 / sd, -0.5 / sd, 0.5 / sd, 1.5 / sd);
+    CHECK_VALS(tn_batch_norm(b, rm, rv, .training = true), 1e-12, -1.5 / sd, -0.5 / sd, 0.5 / sd, 1.5 / sd);
     CHECK_VALS(rm, 1e-12, 0.25);
     CHECK_VALS(rv, 1e-12, 0.9 + 0.1 * 5. / 3);
     /* eval: the running statistics */
-    CHECK_VALS(tn_batch_norm(b, rm, rv, NULL, NULL, false, 0.1, 0), 1e-12, 0.75 / sqrt(0.9 + 0.5 / 3), 1.75 / sqrt(0.9 + 0.5 / 3),
+    CHECK_VALS(tn_batch_norm(b, rm, rv, .eps = 0), 1e-12, 0.75 / sqrt(0.9 + 0.5 / 3), 1.75 / sqrt(0.9 + 0.5 / 3),
                2.75 / sqrt(0.9 + 0.5 / 3), 3.75 / sqrt(0.9 + 0.5 / 3));
     CHECK_VALS(rm, 1e-12, 0.25);   /* eval leaves them alone */
     /* training without running stats */
-    CHECK_VALS(tn_batch_norm(b, NULL, NULL, T64(D(2), 1), T64(D(1), 1), true, 0.1, 0), 1e-9, 1 - 3 / sqrt(1.25), 1 - 1 / sqrt(1.25),
+    CHECK_VALS(tn_batch_norm(b, NULL, NULL, .weight = T64(D(2), 1), .bias = T64(D(1), 1), .training = true, .eps = 0), 1e-9, 1 - 3 / sqrt(1.25), 1 - 1 / sqrt(1.25),
                1 + 1 / sqrt(1.25), 1 + 3 / sqrt(1.25));
     /* instance_norm: each (sample, channel) plane on its own */
-    CHECK_VALS(tn_instance_norm(T64(D(1, 2, 3, 5, 5, 8), 2, 1, 3), NULL, NULL, NULL, NULL, true, 0.1, 0), 1e-12, -r, 0, r,
+    CHECK_VALS(tn_instance_norm(T64(D(1, 2, 3, 5, 5, 8), 2, 1, 3), .eps = 0), 1e-12, -r, 0, r,
                -0.70710678118654752, -0.70710678118654752, 1.4142135623730950);
     END;
 }
@@ -881,11 +881,11 @@ TEST(hand_misc) {
     /* attention: one query, two keys */
     tn_tensor *q = T64(D(1, 0), 1, 2), *k = T64(D(1, 0, 0, 1), 2, 2), *v = T64(D(1, 2, 3, 4), 2, 2);
     double a0 = 1 / (1 + exp(-1 / sqrt(2.0)));
-    CHECK_VALS(tn_scaled_dot_product_attention(q, k, v, NULL, 0, false, 0), 1e-12, 3 - 2 * a0, 4 - 2 * a0);
+    CHECK_VALS(tn_scaled_dot_product_attention(q, k, v), 1e-12, 3 - 2 * a0, 4 - 2 * a0);
     double a1 = 1 / (1 + exp(-2.0));
-    CHECK_VALS(tn_scaled_dot_product_attention(q, k, v, NULL, 0, false, 2), 1e-12, 3 - 2 * a1, 4 - 2 * a1);
-    CHECK_VALS(tn_scaled_dot_product_attention(q, k, v, tn_from_data((const bool[]){false, true}, SH(1, 2), TN_BOOL), 0, false, 0), 1e-12, 3, 4);
-    CHECK_VALS(tn_scaled_dot_product_attention(T64(D(1, 0, 0, 1), 2, 2), k, v, NULL, 0, true, 0), 1e-12, 1, 2, 3 - 2 * (1 - a0), 4 - 2 * (1 - a0));
+    CHECK_VALS(tn_scaled_dot_product_attention(q, k, v, .scale = 2), 1e-12, 3 - 2 * a1, 4 - 2 * a1);
+    CHECK_VALS(tn_scaled_dot_product_attention(q, k, v, .attn_mask = tn_from_data((const bool[]){false, true}, SH(1, 2), TN_BOOL)), 1e-12, 3, 4);
+    CHECK_VALS(tn_scaled_dot_product_attention(T64(D(1, 0, 0, 1), 2, 2), k, v, .is_causal = true), 1e-12, 1, 2, 3 - 2 * (1 - a0), 4 - 2 * (1 - a0));
     /* linear and bilinear */
     tn_tensor *lw = T64(D(1, 2, 3, 4, 5, 6), 2, 3);
     CHECK_VALS(tn_linear(T64(D(1, 1, 1), 3), lw, T64(D(10, 20), 2)), 1e-12, 16, 35);
@@ -1176,25 +1176,25 @@ TEST(oc_norm) {
     tn_tensor *xa = RN(3, 4, 5, 3), *xb = RN(3, 4, 5, 3), *xc = RN(3, 4, 5, 3), *w = RN(4), *b = RN(4);
     tn_tensor *rm = tn_mul_scalar(tn_randn(SH(4), TN_F64), 0.1), *rv = tn_add_scalar(tn_rand(SH(4), TN_F64), 0.5);
     tn_tensor *rm0 = tn_clone(rm), *rv0 = tn_clone(rv);
-    tn_batch_norm(xa, rm, rv, w, b, true, 0.1, 1e-5);
-    tn_batch_norm(xb, rm, rv, w, b, true, 0.1, 1e-5);
-    tn_tensor *yc = tn_batch_norm(xc, rm, rv, w, b, true, 0.1, 1e-5);
+    tn_batch_norm(xa, rm, rv, .weight = w, .bias = b, .training = true);
+    tn_batch_norm(xb, rm, rv, .weight = w, .bias = b, .training = true);
+    tn_tensor *yc = tn_batch_norm(xc, rm, rv, .weight = w, .bias = b, .training = true);
     ORACLE_X(TOL64, yc, TS(rm, rv),
              "exec:m = x3.clone(); v = x4.clone(); F.batch_norm(x0, m, v, x5, x6, True, 0.1, 1e-5); F.batch_norm(x1, m, v, x5, x6, True, 0.1, 1e-5); "
              "out = F.batch_norm(x2, m, v, x5, x6, True, 0.1, 1e-5); extras = [m, v]", xa, xb, xc, rm0, rv0, w, b);
     /* eval with those statistics */
-    ORACLE(TOL64, tn_batch_norm(xa, rm, rv, w, b, false, 0.1, 1e-5), "F.batch_norm(x0, x1, x2, x3, x4, False, 0.1, 1e-5)", xa, rm, rv, w, b);
-    ORACLE(TOL64, tn_batch_norm(xa, rm, rv, NULL, NULL, false, 0.1, 1e-3), "F.batch_norm(x0, x1, x2, None, None, False, 0.1, 1e-3)", xa, rm, rv);
+    ORACLE(TOL64, tn_batch_norm(xa, rm, rv, .weight = w, .bias = b), "F.batch_norm(x0, x1, x2, x3, x4, False, 0.1, 1e-5)", xa, rm, rv, w, b);
+    ORACLE(TOL64, tn_batch_norm(xa, rm, rv, .eps = 1e-3), "F.batch_norm(x0, x1, x2, None, None, False, 0.1, 1e-3)", xa, rm, rv);
     /* [N, C] and [N, C, L] inputs, no running stats, no affine, another momentum */
     tn_tensor *x2 = RN(5, 4), *x3 = RN(4, 3, 6), *x3v = nc(x3, 0, 2);
-    ORACLE(TOL64, tn_batch_norm(x2, NULL, NULL, w, b, true, 0.1, 1e-5), "F.batch_norm(x0, None, None, x1, x2, True)", x2, w, b);
+    ORACLE(TOL64, tn_batch_norm(x2, NULL, NULL, .weight = w, .bias = b, .training = true), "F.batch_norm(x0, None, None, x1, x2, True)", x2, w, b);
     tn_tensor *rm3 = tn_zeros(SH(3), TN_F64), *rv3 = tn_ones(SH(3), TN_F64);
-    tn_tensor *y3 = tn_batch_norm(x3v, rm3, rv3, NULL, NULL, true, 0.3, 1e-3);
+    tn_tensor *y3 = tn_batch_norm(x3v, rm3, rv3, .training = true, .momentum = 0.3, .eps = 1e-3);
     ORACLE_X(TOL64, y3, TS(rm3, rv3), "exec:m = torch.zeros(3, dtype=torch.float64); v = torch.ones(3, dtype=torch.float64); "
              "out = F.batch_norm(x0, m, v, None, None, True, 0.3, 1e-3); extras = [m, v]", x3v);
     /* float32 with float32 running stats */
     tn_tensor *xa32 = f32(xa), *w32 = f32(w), *b32 = f32(b), *rm32 = tn_zeros(SH(4), TN_F32), *rv32 = tn_ones(SH(4), TN_F32);
-    tn_tensor *y32 = tn_batch_norm(xa32, rm32, rv32, w32, b32, true, 0.1, 1e-5);
+    tn_tensor *y32 = tn_batch_norm(xa32, rm32, rv32, .weight = w32, .bias = b32, .training = true);
     ORACLE_X(TOL32, y32, TS(rm32, rv32), "exec:m = torch.zeros(4); v = torch.ones(4); out = F.batch_norm(x0, m, v, x1, x2, True); extras = [m, v]",
              xa32, w32, b32);
 
@@ -1221,29 +1221,29 @@ TEST(oc_norm) {
 
     /* instance_norm */
     tn_tensor *in = RN(2, 3, 5, 4), *iw = RN(3), *ib = RN(3), *i3 = RN(2, 3, 7);
-    ORACLE(TOL64, tn_instance_norm(in, NULL, NULL, iw, ib, true, 0.1, 1e-5), "F.instance_norm(x0, None, None, x1, x2)", in, iw, ib);
-    ORACLE(TOL64, tn_instance_norm(i3, NULL, NULL, NULL, NULL, true, 0.1, 1e-5), "F.instance_norm(x0)", i3);
+    ORACLE(TOL64, tn_instance_norm(in, .weight = iw, .bias = ib), "F.instance_norm(x0, None, None, x1, x2)", in, iw, ib);
+    ORACLE(TOL64, tn_instance_norm(i3), "F.instance_norm(x0)", i3);
     tn_tensor *irm = tn_mul_scalar(tn_randn(SH(3), TN_F64), 0.1), *irv = tn_add_scalar(tn_rand(SH(3), TN_F64), 0.5);
     tn_tensor *irm0 = tn_clone(irm), *irv0 = tn_clone(irv);
-    tn_tensor *yi = tn_instance_norm(in, irm, irv, iw, ib, true, 0.2, 1e-5);
+    tn_tensor *yi = tn_instance_norm(in, .running_mean = irm, .running_var = irv, .weight = iw, .bias = ib, .momentum = 0.2);
     ORACLE_X(TOL64, yi, TS(irm, irv), "exec:m = x1.clone(); v = x2.clone(); out = F.instance_norm(x0, m, v, x3, x4, True, 0.2, 1e-5); extras = [m, v]",
              in, irm0, irv0, iw, ib);
-    ORACLE(TOL64, tn_instance_norm(in, irm, irv, iw, ib, false, 0.1, 1e-5), "F.instance_norm(x0, x1, x2, x3, x4, False)", in, irm, irv, iw, ib);
+    ORACLE(TOL64, tn_instance_norm(in, .running_mean = irm, .running_var = irv, .weight = iw, .bias = ib, .use_input_stats = false), "F.instance_norm(x0, x1, x2, x3, x4, False)", in, irm, irv, iw, ib);
     tn_tensor *irm1 = tn_zeros(SH(3), TN_F64);
-    tn_tensor *yi1 = tn_instance_norm(in, irm1, NULL, NULL, NULL, true, 0.1, 1e-5);
+    tn_tensor *yi1 = tn_instance_norm(in, .running_mean = irm1);
     ORACLE_X(TOL64, yi1, TS(irm1), "exec:m = torch.zeros(3, dtype=torch.float64); out = F.instance_norm(x0, m, None); extras = [m]", in);
     tn_tensor *inv = nc(in, 2, 3), *in1 = RN(1, 3, 4, 3);
-    ORACLE(TOL64, tn_instance_norm(inv, NULL, NULL, iw, NULL, true, 0.1, 1e-5), "F.instance_norm(x0, None, None, x1)", inv, iw);
-    ORACLE(TOL64, tn_instance_norm(in1, NULL, NULL, NULL, ib, true, 0.1, 1e-5), "F.instance_norm(x0, None, None, None, x1)", in1, ib);
+    ORACLE(TOL64, tn_instance_norm(inv, .weight = iw), "F.instance_norm(x0, None, None, x1)", inv, iw);
+    ORACLE(TOL64, tn_instance_norm(in1, .bias = ib), "F.instance_norm(x0, None, None, None, x1)", in1, ib);
     /* batch of one */
     tn_tensor *b1 = RN(1, 4, 3, 5), *rm1 = tn_zeros(SH(4), TN_F64), *rv1 = tn_ones(SH(4), TN_F64);
-    tn_tensor *yb1 = tn_batch_norm(b1, rm1, rv1, w, b, true, 0.1, 1e-5);
+    tn_tensor *yb1 = tn_batch_norm(b1, rm1, rv1, .weight = w, .bias = b, .training = true);
     ORACLE_X(TOL64, yb1, TS(rm1, rv1), "exec:m = torch.zeros(4, dtype=torch.float64); v = torch.ones(4, dtype=torch.float64); "
              "out = F.batch_norm(x0, m, v, x1, x2, True); extras = [m, v]", b1, w, b);
     tn_tensor *g1 = RN(1, 6, 5, 3);
     ORACLE(TOL64, tn_group_norm(g1, 2, .weight = gw, .bias = gb), "F.group_norm(x0, 2, x1, x2)", g1, gw, gb);
     tn_tensor *in32 = f32(in);
-    ORACLE(TOL32, tn_instance_norm(in32, NULL, NULL, NULL, NULL, true, 0.1, 1e-5), "F.instance_norm(x0)", in32);
+    ORACLE(TOL32, tn_instance_norm(in32), "F.instance_norm(x0)", in32);
     END;
 }
 
@@ -1355,20 +1355,20 @@ TEST(oc_activations) {
 TEST(oc_attention) {
     BEGIN;
     tn_tensor *q = RN(2, 3, 5, 4), *k = RN(2, 3, 6, 4), *v = RN(2, 3, 6, 3);
-    ORACLE(TOL64, tn_scaled_dot_product_attention(q, k, v, NULL, 0, false, 0), "sdpa(x0, x1, x2)", q, k, v);
-    ORACLE(TOL64, tn_scaled_dot_product_attention(q, k, v, NULL, 0, false, 0.3), "sdpa(x0, x1, x2, scale=0.3)", q, k, v);
-    ORACLE(TOL64, tn_scaled_dot_product_attention(q, k, v, NULL, 0, true, 0), "sdpa(x0, x1, x2, causal=True)", q, k, v);
+    ORACLE(TOL64, tn_scaled_dot_product_attention(q, k, v), "sdpa(x0, x1, x2)", q, k, v);
+    ORACLE(TOL64, tn_scaled_dot_product_attention(q, k, v, .scale = 0.3), "sdpa(x0, x1, x2, scale=0.3)", q, k, v);
+    ORACLE(TOL64, tn_scaled_dot_product_attention(q, k, v, .is_causal = true), "sdpa(x0, x1, x2, causal=True)", q, k, v);
     static const bool mb[30] = {1, 0, 0, 1, 0, 1, 0, 1, 1, 0, 0, 0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 1, 1, 0, 1, 0, 1, 0};
     tn_tensor *bm = tn_from_data(mb, SH(5, 6), TN_BOOL), *fm = RN(3, 5, 6), *fm1 = RN(1, 6);
-    ORACLE(TOL64, tn_scaled_dot_product_attention(q, k, v, bm, 0, false, 0), "sdpa(x0, x1, x2, x3)", q, k, v, bm);
-    ORACLE(TOL64, tn_scaled_dot_product_attention(q, k, v, fm, 0, false, 0), "sdpa(x0, x1, x2, x3)", q, k, v, fm);
-    ORACLE(TOL64, tn_scaled_dot_product_attention(q, k, v, fm1, 0, false, 0.5), "sdpa(x0, x1, x2, x3, scale=0.5)", q, k, v, fm1);
+    ORACLE(TOL64, tn_scaled_dot_product_attention(q, k, v, .attn_mask = bm), "sdpa(x0, x1, x2, x3)", q, k, v, bm);
+    ORACLE(TOL64, tn_scaled_dot_product_attention(q, k, v, .attn_mask = fm), "sdpa(x0, x1, x2, x3)", q, k, v, fm);
+    ORACLE(TOL64, tn_scaled_dot_product_attention(q, k, v, .attn_mask = fm1, .scale = 0.5), "sdpa(x0, x1, x2, x3, scale=0.5)", q, k, v, fm1);
     /* unbatched, non-contiguous key (stored [.., E, S]), float32 */
     tn_tensor *qu = RN(5, 4), *ku = RN(6, 4), *vu = RN(6, 2), *kv = nc(k, 2, 3);
-    ORACLE(TOL64, tn_scaled_dot_product_attention(qu, ku, vu, NULL, 0, true, 0), "sdpa(x0, x1, x2, causal=True)", qu, ku, vu);
-    ORACLE(TOL64, tn_scaled_dot_product_attention(q, kv, v, bm, 0, false, 0), "sdpa(x0, x1, x2, x3)", q, kv, v, bm);
+    ORACLE(TOL64, tn_scaled_dot_product_attention(qu, ku, vu, .is_causal = true), "sdpa(x0, x1, x2, causal=True)", qu, ku, vu);
+    ORACLE(TOL64, tn_scaled_dot_product_attention(q, kv, v, .attn_mask = bm), "sdpa(x0, x1, x2, x3)", q, kv, v, bm);
     tn_tensor *q32 = f32(q), *k32 = f32(k), *v32 = f32(v);
-    ORACLE(TOL32, tn_scaled_dot_product_attention(q32, k32, v32, NULL, 0, true, 0), "sdpa(x0, x1, x2, causal=True)", q32, k32, v32);
+    ORACLE(TOL32, tn_scaled_dot_product_attention(q32, k32, v32, .is_causal = true), "sdpa(x0, x1, x2, causal=True)", q32, k32, v32);
     END;
 }
 
@@ -1568,7 +1568,7 @@ TEST(oc_edges) {
     ORACLE_SWEEP(TOL64, tn_adaptive_avg_pool2d(e4, 2, 2), "F.adaptive_avg_pool2d(x0, 2)", e4);
     ORACLE_SWEEP(TOL64, tn_layer_norm(e4, I(5, 4), 2), "F.layer_norm(x0, (5, 4))", e4);
     ORACLE_SWEEP(TOL64, tn_group_norm(e4, 3), "F.group_norm(x0, 3)", e4);
-    ORACLE_SWEEP(TOL64, tn_batch_norm(e4, NULL, NULL, NULL, NULL, true, 0.1, 1e-5), "F.batch_norm(x0, None, None, training=True)", e4);
+    ORACLE_SWEEP(TOL64, tn_batch_norm(e4, NULL, NULL, .training = true), "F.batch_norm(x0, None, None, training=True)", e4);
     tn_tensor *lw = RN(4, 6), *el = RN(0, 6);
     ORACLE_SWEEP(TOL64, tn_linear(el, lw, NULL), "F.linear(x0, x1)", el, lw);
     ORACLE_SWEEP(TOL64, tn_softmax(el, 1), "F.softmax(x0, 1)", el);
@@ -1586,11 +1586,11 @@ TEST(oc_edges) {
     tn_tensor *q = RN(3, 4), *k = RN(5, 4), *v = RN(5, 2);
     static const bool mb[15] = {1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0};
     tn_tensor *bm = tn_from_data(mb, SH(3, 5), TN_BOOL);
-    ORACLE(TOL64, tn_scaled_dot_product_attention(q, k, v, bm, 0, false, 0), "sdpa(x0, x1, x2, x3)", q, k, v, bm);
+    ORACLE(TOL64, tn_scaled_dot_product_attention(q, k, v, .attn_mask = bm), "sdpa(x0, x1, x2, x3)", q, k, v, bm);
     tn_tensor *fm = T64(D(0, -INFINITY, 0, 1, 2, -INFINITY, 0, 0, 0, 0, 0.5, -1, -2, 3, -INFINITY), 3, 5);
-    ORACLE(TOL64, tn_scaled_dot_product_attention(q, k, v, fm, 0, false, 0), "sdpa(x0, x1, x2, x3)", q, k, v, fm);
+    ORACLE(TOL64, tn_scaled_dot_product_attention(q, k, v, .attn_mask = fm), "sdpa(x0, x1, x2, x3)", q, k, v, fm);
     /* dropout_p = 1 zeroes every weight: the output is 0 */
-    CHECK_VALS(tn_scaled_dot_product_attention(q, k, v, NULL, 1, false, 0), 0, 0, 0, 0, 0, 0, 0);
+    CHECK_VALS(tn_scaled_dot_product_attention(q, k, v, .dropout_p = 1), 0, 0, 0, 0, 0, 0, 0);
     /* gradients for some inputs only */
     tn_tensor *xc = CONST(2, 3, 5, 4), *wr = RN(2, 3, 3, 3), *br = RN(2);
     ORACLE(TOL64, tn_conv2d(xc, wr, br, .padding = 1), "F.conv2d(x0, x1, x2, 1, 1)", xc, wr, br);
@@ -1599,33 +1599,33 @@ TEST(oc_edges) {
     tn_tensor *lnw = RN(4), *xl = CONST(2, 3, 4);
     ORACLE(TOL64, tn_layer_norm(xl, I(4), 1, .weight = lnw), "F.layer_norm(x0, (4,), x1)", xl, lnw);
     tn_tensor *bb = RN(3);
-    ORACLE(TOL64, tn_batch_norm(xc, NULL, NULL, NULL, bb, true, 0.1, 1e-5), "F.batch_norm(x0, None, None, None, x1, True)", xc, bb);
+    ORACLE(TOL64, tn_batch_norm(xc, NULL, NULL, .bias = bb, .training = true), "F.batch_norm(x0, None, None, None, x1, True)", xc, bb);
     /* momentum 1: the running statistics become the batch's */
     tn_tensor *rm = tn_zeros(SH(3), TN_F64), *rv = tn_zeros(SH(3), TN_F64), *xb = RN(4, 3, 2);
-    tn_tensor *yb = tn_batch_norm(xb, rm, rv, NULL, NULL, true, 1.0, 1e-5);
+    tn_tensor *yb = tn_batch_norm(xb, rm, rv, .training = true, .momentum = 1.0);
     ORACLE_X(TOL64, yb, TS(rm, rv), "exec:m = torch.zeros(3, dtype=torch.float64); v = torch.zeros(3, dtype=torch.float64); "
              "out = F.batch_norm(x0, m, v, None, None, True, 1.0); extras = [m, v]", xb);
     /* only one of the running statistics given: torch updates that one */
     tn_tensor *rmo = tn_zeros(SH(3), TN_F64), *rvo = tn_ones(SH(3), TN_F64);
-    yb = tn_batch_norm(xb, rmo, NULL, NULL, NULL, true, 0.1, 1e-5);
+    yb = tn_batch_norm(xb, rmo, NULL, .training = true);
     ORACLE_X(TOL64, yb, TS(rmo), "exec:m = torch.zeros(3, dtype=torch.float64); out = F.batch_norm(x0, m, None, None, None, True); extras = [m]", xb);
-    yb = tn_batch_norm(xb, NULL, rvo, NULL, NULL, true, 0.1, 1e-5);
+    yb = tn_batch_norm(xb, NULL, rvo, .training = true);
     ORACLE_X(TOL64, yb, TS(rvo), "exec:v = torch.ones(3, dtype=torch.float64); out = F.batch_norm(x0, None, v, None, None, True); extras = [v]", xb);
     /* running statistics are updated under no_grad too */
     tn_tensor *rm2 = tn_zeros(SH(3), TN_F64), *rv2 = tn_ones(SH(3), TN_F64);
     tn_no_grad_begin();
-    tn_tensor *yn = tn_batch_norm(xb, rm2, rv2, NULL, NULL, true, 0.1, 1e-5);
+    tn_tensor *yn = tn_batch_norm(xb, rm2, rv2, .training = true);
     tn_no_grad_end();
     CHECK(yn && !tn_requires_grad(yn));
     CHECK_SAME(rm2, tn_mul_scalar(rm, 0.1), 1e-12);
     /* float32 statistics of data far from 0 (catastrophic cancellation in a one-pass variance) */
     tn_tensor *big = f32(tn_add_scalar(tn_randn(SH(16, 3, 16, 16), TN_F64), 1000));
-    ORACLE(1e-3, tn_batch_norm(big, NULL, NULL, NULL, NULL, true, 0.1, 1e-5), "F.batch_norm(x0, None, None, training=True)", big);
+    ORACLE(1e-3, tn_batch_norm(big, NULL, NULL, .training = true), "F.batch_norm(x0, None, None, training=True)", big);
     ORACLE(1e-3, tn_layer_norm(big, I(3, 16, 16), 3), "F.layer_norm(x0, (3, 16, 16))", big);
     ORACLE(1e-3, tn_group_norm(big, 3), "F.group_norm(x0, 3)", big);
-    ORACLE(1e-3, tn_instance_norm(big, NULL, NULL, NULL, NULL, true, 0.1, 1e-5), "F.instance_norm(x0)", big);
+    ORACLE(1e-3, tn_instance_norm(big), "F.instance_norm(x0)", big);
     tn_tensor *rmb = tn_zeros(SH(3), TN_F32), *rvb = tn_ones(SH(3), TN_F32);
-    tn_tensor *ybig = tn_batch_norm(big, rmb, rvb, NULL, NULL, true, 0.1, 1e-5);
+    tn_tensor *ybig = tn_batch_norm(big, rmb, rvb, .training = true);
     ORACLE_X(1e-4, ybig, TS(rmb, rvb), "exec:m = torch.zeros(3); v = torch.ones(3); out = F.batch_norm(x0, m, v, None, None, True); extras = [m, v]", big);
     /* indices of any shape for embedding; non-contiguous indices */
     tn_tensor *iv = tn_t(IDX(I(0, 1, 2, 3, 4, 0), 2, 3)), *ew2 = RN(5, 3);
@@ -1660,20 +1660,20 @@ GF(g_avgpool2d_ex, tn_avg_pool2d(IN0, 2, .kernel_size_hw = {2, 3}, .stride_hw = 
 GF(g_avgpool1d, tn_avg_pool1d(IN0, 3, .stride = 2, .padding = 1))
 GF(g_aavg, tn_adaptive_avg_pool2d(IN0, 2, 3))
 GF(g_amax, tn_adaptive_max_pool2d(IN0, 2, 3, NULL))
-GF(g_bn_train, tn_batch_norm(IN0, NULL, NULL, IN1, IN2, true, 0.1, 1e-5))
-GF(g_bn_eval, tn_batch_norm(IN0, IN3, tn_add_scalar(tn_abs(IN3), 0.5), IN1, IN2, false, 0.1, 1e-5))
+GF(g_bn_train, tn_batch_norm(IN0, NULL, NULL, .weight = IN1, .bias = IN2, .training = true))
+GF(g_bn_eval, tn_batch_norm(IN0, IN3, tn_add_scalar(tn_abs(IN3), 0.5), .weight = IN1, .bias = IN2))
 GF(g_ln, tn_layer_norm(IN0, I(3, 4), 2, .weight = IN1, .bias = IN2))
 GF(g_ln_plain, tn_layer_norm(IN0, I(5), 1))
 GF(g_ln_whole, tn_layer_norm(IN0, I(2, 3), 2, .weight = IN1, .bias = IN2, .eps = 0.1))
 GF(g_gn, tn_group_norm(IN0, 2, .weight = IN1, .bias = IN2))
-GF(g_in, tn_instance_norm(IN0, NULL, NULL, IN1, IN2, true, 0.1, 1e-5))
+GF(g_in, tn_instance_norm(IN0, .weight = IN1, .bias = IN2))
 GF(g_emb, tn_embedding(IDX(I(1, 3, 3, 0), 2, 2), IN0))
 GF(g_emb_pad, tn_embedding_padded(IDX(I(1, 3, 3, 0), 2, 2), IN0, 2))   /* the padding row 2 is not used: its zero gradient is not a finite difference */
 GF(g_softmax, tn_softmax(IN0, 1))
 GF(g_log_softmax, tn_log_softmax(tn_t(IN0), 0))
-GF(g_sdpa, tn_scaled_dot_product_attention(IN0, IN1, IN2, NULL, 0, false, 0))
-GF(g_sdpa_mask, tn_scaled_dot_product_attention(IN0, IN1, IN2, IN3, 0, false, 0))
-GF(g_sdpa_causal, tn_scaled_dot_product_attention(IN0, IN1, IN2, NULL, 0, true, 0.7))
+GF(g_sdpa, tn_scaled_dot_product_attention(IN0, IN1, IN2))
+GF(g_sdpa_mask, tn_scaled_dot_product_attention(IN0, IN1, IN2, .attn_mask = IN3))
+GF(g_sdpa_causal, tn_scaled_dot_product_attention(IN0, IN1, IN2, .is_causal = true, .scale = 0.7))
 GF(g_interp_near, tn_interpolate(IN0, .size = TN_INTS(5, 7)))
 GF(g_interp_lin, tn_interpolate(IN0, .scale_factor = TN_DOUBLES(1.6), .mode = "linear"))
 GF(g_interp_bil, tn_interpolate(IN0, .size = TN_INTS(5, 4), .mode = "bilinear", .align_corners = true))
@@ -1753,15 +1753,15 @@ TEST(gc_activations) {
     for (int i = 0; i < NACTS; i++) {
         tn_clear_error();
         int64_t live0 = tn_memory_stats_get().live_tensors;
-        CHECK_MSG(tn_gradcheck(act_gc, &x, 1, (void *)&acts[i], 1e-6, 1e-5, 1e-3), "gradcheck %s: %s", acts[i].name, tn_last_error());
+        CHECK_MSG(tn_gradcheck(act_gc, &x, 1, (void *)&acts[i]), "gradcheck %s: %s", acts[i].name, tn_last_error());
         if (acts[i].smooth)
-            CHECK_MSG(tn_gradgradcheck(act_gc, &x, 1, (void *)&acts[i], 1e-6, 1e-5, 1e-3), "gradgradcheck %s: %s", acts[i].name, tn_last_error());
+            CHECK_MSG(tn_gradgradcheck(act_gc, &x, 1, (void *)&acts[i]), "gradgradcheck %s: %s", acts[i].name, tn_last_error());
         CHECK_MSG(tn_memory_stats_get().live_tensors == live0, "gradcheck %s leaked", acts[i].name);
     }
     /* second derivatives of the piecewise ones, away from the kinks: gradgradcheck too */
     const int pw[] = {4, 6, 7, 15};   /* elu, selu, celu, hardswish */
     for (int j = 0; j < 4; j++)
-        CHECK_MSG(tn_gradgradcheck(act_gc, &x, 1, (void *)&acts[pw[j]], 1e-6, 1e-5, 1e-3), "gradgradcheck %s: %s", acts[pw[j]].name, tn_last_error());
+        CHECK_MSG(tn_gradgradcheck(act_gc, &x, 1, (void *)&acts[pw[j]]), "gradgradcheck %s: %s", acts[pw[j]].name, tn_last_error());
     END;
 }
 
@@ -1899,8 +1899,8 @@ TEST(grad_fn_names) {
     CHECK_NAME(tn_adaptive_avg_pool2d(x, 2, 3), "AdaptiveAvgPool2DBackward0");
     CHECK_NAME(tn_adaptive_avg_pool2d(x, 1, 1), "MeanBackward1");    /* PyTorch takes the mean for a 1x1 output */
     CHECK_NAME(tn_adaptive_max_pool2d(x, 2, 3, NULL), "AdaptiveMaxPool2DBackward0");
-    CHECK_NAME(tn_batch_norm(x, NULL, NULL, NULL, NULL, true, 0.1, 1e-5), "NativeBatchNormBackward0");
-    CHECK_NAME(tn_batch_norm(x, tn_zeros(SH(4), TN_F64), tn_ones(SH(4), TN_F64), NULL, NULL, false, 0.1, 1e-5), "NativeBatchNormBackward0");
+    CHECK_NAME(tn_batch_norm(x, NULL, NULL, .training = true), "NativeBatchNormBackward0");
+    CHECK_NAME(tn_batch_norm(x, tn_zeros(SH(4), TN_F64), tn_ones(SH(4), TN_F64)), "NativeBatchNormBackward0");
     CHECK_NAME(tn_layer_norm(x, I(6), 1), "NativeLayerNormBackward0");
     CHECK_NAME(tn_layer_norm(x, I(6), 1, .weight = RN(6), .bias = RN(6)), "NativeLayerNormBackward0");
     CHECK_NAME(tn_group_norm(x, 2), "NativeGroupNormBackward0");
@@ -2003,16 +2003,16 @@ TEST(errors) {
     CHECK_ERR(tn_adaptive_max_pool2d(x, 2, -1, NULL), "tn_adaptive_max_pool2d: output size (2, -1) must be positive");
     CHECK_ERR(tn_adaptive_avg_pool2d(tn_randn(SH(5, 5), TN_F32), 2, 2), "tn_adaptive_avg_pool2d: expected 3D (unbatched) or 4D (batched) input");
     /* normalisation */
-    CHECK_ERR(tn_batch_norm(x, tn_zeros(SH(4), TN_F32), tn_ones(SH(3), TN_F32), NULL, NULL, true, 0.1, 1e-5), "tn_batch_norm: running_mean should contain 3 elements not 4");
-    CHECK_ERR(tn_batch_norm(x, NULL, NULL, tn_ones(SH(2), TN_F32), NULL, true, 0.1, 1e-5), "tn_batch_norm: weight should contain 3 elements not 2");
-    CHECK_ERR(tn_batch_norm(x, NULL, NULL, NULL, NULL, false, 0.1, 1e-5), "tn_batch_norm: running_mean and running_var must be given when not training");
-    CHECK_ERR(tn_batch_norm(tn_randn(SH(1, 3), TN_F32), NULL, NULL, NULL, NULL, true, 0.1, 1e-5), "tn_batch_norm: expected more than 1 value per channel when training, got input size [1, 3]");
-    CHECK_ERR(tn_batch_norm(tn_randn(SH(3), TN_F32), NULL, NULL, NULL, NULL, true, 0.1, 1e-5), "tn_batch_norm: expected input with at least 2 dims");
+    CHECK_ERR(tn_batch_norm(x, tn_zeros(SH(4), TN_F32), tn_ones(SH(3), TN_F32), .training = true), "tn_batch_norm: running_mean should contain 3 elements not 4");
+    CHECK_ERR(tn_batch_norm(x, NULL, NULL, .weight = tn_ones(SH(2), TN_F32), .training = true), "tn_batch_norm: weight should contain 3 elements not 2");
+    CHECK_ERR(tn_batch_norm(x, NULL, NULL), "tn_batch_norm: running_mean and running_var must be given when not training");
+    CHECK_ERR(tn_batch_norm(tn_randn(SH(1, 3), TN_F32), NULL, NULL, .training = true), "tn_batch_norm: expected more than 1 value per channel when training, got input size [1, 3]");
+    CHECK_ERR(tn_batch_norm(tn_randn(SH(3), TN_F32), NULL, NULL, .training = true), "tn_batch_norm: expected input with at least 2 dims");
     {   /* an empty 1-d input comes back as a copy, as PyTorch's */
-        tn_tensor *e = tn_batch_norm(tn_zeros(SH(0), TN_F32), NULL, NULL, NULL, NULL, true, 0.1, 1e-5);
+        tn_tensor *e = tn_batch_norm(tn_zeros(SH(0), TN_F32), NULL, NULL, .training = true);
         CHECK(e && e->ndim == 1 && e->shape[0] == 0 && e->dtype == TN_F32);
     }
-    CHECK_ERR(tn_batch_norm(x, NULL, NULL, tn_ones(SH(3), TN_F64), NULL, true, 0.1, 1e-5), "tn_batch_norm: input (float32) and weight (float64) must have the same dtype");
+    CHECK_ERR(tn_batch_norm(x, NULL, NULL, .weight = tn_ones(SH(3), TN_F64), .training = true), "tn_batch_norm: input (float32) and weight (float64) must have the same dtype");
     CHECK_ERR(tn_layer_norm(x, I(4), 1), "tn_layer_norm: given normalized_shape=[4], expected input with shape [*, 4], but got input of size [1, 3, 5, 5]");
     CHECK_ERR(tn_layer_norm(x, I(5, 5), 2, .weight = tn_ones(SH(5), TN_F32)), "tn_layer_norm: weight of shape [5] must have normalized_shape [5, 5]");
     CHECK_ERR(tn_layer_norm(x, I(5), 0), "tn_layer_norm");
@@ -2020,9 +2020,9 @@ TEST(errors) {
     CHECK_ERR(tn_group_norm(x, 2), "tn_group_norm: expected number of channels in input to be divisible by num_groups, but got input of shape [1, 3, 5, 5] and num_groups=2");
     CHECK_ERR(tn_group_norm(x, 0), "tn_group_norm");
     CHECK_ERR(tn_group_norm(x, 3, .weight = tn_ones(SH(4), TN_F32)), "tn_group_norm: weight and bias must have 3 elements");
-    CHECK_ERR(tn_instance_norm(tn_randn(SH(3, 4), TN_F32), NULL, NULL, NULL, NULL, true, 0.1, 1e-5), "tn_instance_norm: expected input with at least 3 dims");
-    CHECK_ERR(tn_instance_norm(x, NULL, NULL, NULL, NULL, false, 0.1, 1e-5), "tn_instance_norm");
-    CHECK_ERR(tn_instance_norm(x, NULL, NULL, tn_ones(SH(4), TN_F32), NULL, true, 0.1, 1e-5), "tn_instance_norm: running stats, weight and bias must have 3 elements");
+    CHECK_ERR(tn_instance_norm(tn_randn(SH(3, 4), TN_F32)), "tn_instance_norm: expected input with at least 3 dims");
+    CHECK_ERR(tn_instance_norm(x, .use_input_stats = false), "tn_instance_norm");
+    CHECK_ERR(tn_instance_norm(x, .weight = tn_ones(SH(4), TN_F32)), "tn_instance_norm: running stats, weight and bias must have 3 elements");
     CHECK_ERR(tn_layer_norm(tn_ones(SH(2, 3), TN_I64), I(3), 1), "tn_layer_norm: input must be a floating dtype, got int64");
     /* dropout */
     CHECK_ERR(tn_dropout(x, .p = 1.5), "tn_dropout: dropout probability has to be between 0 and 1, but got 1.5");
@@ -2045,12 +2045,12 @@ TEST(errors) {
     CHECK_ERR(tn_one_hot(tn_zeros(SH(0), TN_I64)), "tn_one_hot: can not infer total number of classes from empty tensor");
     /* attention */
     tn_tensor *q = tn_randn(SH(2, 3, 4), TN_F32), *k = tn_randn(SH(2, 5, 4), TN_F32), *v = tn_randn(SH(2, 5, 6), TN_F32);
-    CHECK_ERR(tn_scaled_dot_product_attention(q, tn_randn(SH(2, 5, 3), TN_F32), v, NULL, 0, false, 0), "tn_scaled_dot_product_attention: expected q [*, L, E], k [*, S, E], v [*, S, Ev], got [2, 3, 4], [2, 5, 3], [2, 5, 6]");
-    CHECK_ERR(tn_scaled_dot_product_attention(q, k, tn_randn(SH(2, 4, 6), TN_F32), NULL, 0, false, 0), "tn_scaled_dot_product_attention: expected q");
-    CHECK_ERR(tn_scaled_dot_product_attention(q, k, v, tn_zeros(SH(3, 5), TN_I64), 0, false, 0), "tn_scaled_dot_product_attention: attn_mask must be bool or match the query dtype float32, got int64");
-    CHECK_ERR(tn_scaled_dot_product_attention(q, k, v, tn_zeros(SH(3, 5), TN_BOOL), 0, true, 0), "tn_scaled_dot_product_attention: give attn_mask or is_causal, not both");
-    CHECK_ERR(tn_scaled_dot_product_attention(q, k, v, tn_zeros(SH(3, 4), TN_F32), 0, false, 0), "tn_scaled_dot_product_attention");
-    CHECK_ERR(tn_scaled_dot_product_attention(q, tn_to_dtype(k, TN_F64), v, NULL, 0, false, 0), "tn_scaled_dot_product_attention: input (float32) and key (float64) must have the same dtype");
+    CHECK_ERR(tn_scaled_dot_product_attention(q, tn_randn(SH(2, 5, 3), TN_F32), v), "tn_scaled_dot_product_attention: expected q [*, L, E], k [*, S, E], v [*, S, Ev], got [2, 3, 4], [2, 5, 3], [2, 5, 6]");
+    CHECK_ERR(tn_scaled_dot_product_attention(q, k, tn_randn(SH(2, 4, 6), TN_F32)), "tn_scaled_dot_product_attention: expected q");
+    CHECK_ERR(tn_scaled_dot_product_attention(q, k, v, .attn_mask = tn_zeros(SH(3, 5), TN_I64)), "tn_scaled_dot_product_attention: attn_mask must be bool or match the query dtype float32, got int64");
+    CHECK_ERR(tn_scaled_dot_product_attention(q, k, v, .attn_mask = tn_zeros(SH(3, 5), TN_BOOL), .is_causal = true), "tn_scaled_dot_product_attention: give attn_mask or is_causal, not both");
+    CHECK_ERR(tn_scaled_dot_product_attention(q, k, v, .attn_mask = tn_zeros(SH(3, 4), TN_F32)), "tn_scaled_dot_product_attention");
+    CHECK_ERR(tn_scaled_dot_product_attention(q, tn_to_dtype(k, TN_F64), v), "tn_scaled_dot_product_attention: input (float32) and key (float64) must have the same dtype");
     /* interpolate */
     tn_tensor *im = tn_randn(SH(1, 2, 4, 4), TN_F32);
     CHECK_ERR(tn_interpolate(im, .size = TN_INTS(8, 8), .mode = "lanczos"), "tn_interpolate: mode 'lanczos' is not supported");
@@ -2149,10 +2149,10 @@ TEST(null_inputs) {
     CHECK_NULL_PASS(tn_avg_pool2d(NULL, 2));
     CHECK_NULL_PASS(tn_adaptive_avg_pool2d(NULL, 2, 2));
     CHECK_NULL_PASS(tn_adaptive_max_pool2d(NULL, 2, 2, &idx));
-    CHECK_NULL_PASS(tn_batch_norm(NULL, NULL, NULL, NULL, NULL, true, 0.1, 1e-5));
+    CHECK_NULL_PASS(tn_batch_norm(NULL, NULL, NULL, .training = true));
     CHECK_NULL_PASS(tn_layer_norm(NULL, I(4), 1));
     CHECK_NULL_PASS(tn_group_norm(NULL, 1));
-    CHECK_NULL_PASS(tn_instance_norm(NULL, NULL, NULL, NULL, NULL, true, 0.1, 1e-5));
+    CHECK_NULL_PASS(tn_instance_norm(NULL));
     CHECK_NULL_PASS(tn_dropout(NULL));
     CHECK_NULL_PASS(tn_dropout(NULL, .training = false));
     CHECK_NULL_PASS(tn_dropout2d(NULL));
@@ -2162,9 +2162,9 @@ TEST(null_inputs) {
     CHECK_NULL_PASS(tn_one_hot(NULL, .num_classes = 3));
     CHECK_NULL_PASS(tn_softmax(NULL, 0));
     CHECK_NULL_PASS(tn_log_softmax(NULL, 0));
-    CHECK_NULL_PASS(tn_scaled_dot_product_attention(NULL, x3, x3, NULL, 0, false, 0));
-    CHECK_NULL_PASS(tn_scaled_dot_product_attention(x3, NULL, x3, NULL, 0, false, 0));
-    CHECK_NULL_PASS(tn_scaled_dot_product_attention(x3, x3, NULL, NULL, 0, false, 0));
+    CHECK_NULL_PASS(tn_scaled_dot_product_attention(NULL, x3, x3));
+    CHECK_NULL_PASS(tn_scaled_dot_product_attention(x3, NULL, x3));
+    CHECK_NULL_PASS(tn_scaled_dot_product_attention(x3, x3, NULL));
     CHECK_NULL_PASS(tn_interpolate(NULL, .size = TN_INTS(8)));
     CHECK_NULL_PASS(tn_pixel_shuffle(NULL, 2));
     CHECK_NULL_PASS(tn_pixel_unshuffle(NULL, 2));
@@ -2203,8 +2203,8 @@ TEST(dtypes_agree) {
     CHECK_SAME(tn_interpolate(x32, .size = TN_INTS(5, 11), .mode = "bilinear"), tn_interpolate(x, .size = TN_INTS(5, 11), .mode = "bilinear"), 1e-5);
     CHECK_DTYPE(tn_interpolate(x32, .size = TN_INTS(5, 11), .mode = "bilinear"), TN_F32);
     CHECK_DTYPE(tn_adaptive_avg_pool2d(x32, 3, 3), TN_F32);
-    CHECK_DTYPE(tn_batch_norm(x32, NULL, NULL, NULL, NULL, true, 0.1, 1e-5), TN_F32);
-    CHECK_DTYPE(tn_scaled_dot_product_attention(x32, x32, x32, NULL, 0, false, 0), TN_F32);
+    CHECK_DTYPE(tn_batch_norm(x32, NULL, NULL, .training = true), TN_F32);
+    CHECK_DTYPE(tn_scaled_dot_product_attention(x32, x32, x32), TN_F32);
     CHECK_DTYPE(tn_pixel_shuffle(x32, 2), TN_F32);
     CHECK_DTYPE(tn_im2col(x32, PAIR(2, 2), PAIR(1, 1), PAIR(0, 0), PAIR(1, 1)), TN_F32);
     /* the input is never modified, and results never alias it (except dropout in eval) */

@@ -11,7 +11,7 @@
 
 static tn_tensor *leaf(tn_tensor *t) { tn_requires_grad_(t, true); return t; }
 static bool gc(tn_gradcheck_fn f, tn_tensor *const *in, int n, void *u) {
-    return tn_gradcheck(f, in, n, u, 1e-6, 1e-5, 1e-4) && tn_gradgradcheck(f, in, n, u, 1e-6, 1e-5, 1e-4);
+    return tn_gradcheck(f, in, n, u, .rtol = 1e-4) && tn_gradgradcheck(f, in, n, u, .rtol = 1e-4);
 }
 static bool near(tn_tensor *a, tn_tensor *b) { return a && b && tn_allclose(a, b, .rtol = 1e-12, .atol = 1e-12, .equal_nan = true); }
 static bool same_shape(tn_tensor *t, const int64_t *shape, int nd) {
@@ -329,7 +329,7 @@ TEST(index_reduce_narrow_copy_combinations) {
     const char *reds[4] = {"prod", "mean", "amax", "amin"};
     for (int k = 0; k < 4; k++) {
         tn_tensor *in[2] = {gleaf(), leaf(tn_randn(TN_SHAPE(2, 3, 3), TN_F64))};
-        CHECK_MSG(tn_gradcheck(f_ired, in, 2, (void *)reds[k], 1e-6, 1e-5, 1e-4), "index_reduce %s gradcheck", reds[k]);
+        CHECK_MSG(tn_gradcheck(f_ired, in, 2, (void *)reds[k], .rtol = 1e-4), "index_reduce %s gradcheck", reds[k]);
     }
 
     /* narrow_copy: a contiguous copy of the narrowed view */

@@ -618,10 +618,10 @@ TEST(test_gradcheck) {
         /* the amax/amin ties between self and src split the gradient evenly, which finite
            differences do not see: shift src off self's values */
         if (op == G_SR_AMAX || op == G_SR_AMIN) in[1] = lt(S3P_, 3, 3);
-        bool ok = tn_gradcheck(gfn, in, n, &op, 1e-6, 1e-7, 1e-5);
+        bool ok = tn_gradcheck(gfn, in, n, &op, .atol = 1e-7, .rtol = 1e-5);
         CHECK_MSG(ok, "gradcheck %s: %s", G_NAMES[op], tn_last_error());
         if (op == G_LCSE || op == G_CUMMAX || op == G_DIFF || op == G_QUANT || op == G_SR_SUM || op == G_TAKE || op == G_INDEX_ADD || op == G_MSCAT) {
-            ok = tn_gradgradcheck(gfn, in, n, &op, 1e-6, 1e-6, 1e-4);
+            ok = tn_gradgradcheck(gfn, in, n, &op, .atol = 1e-6, .rtol = 1e-4);
             CHECK_MSG(ok, "gradgradcheck %s: %s", G_NAMES[op], tn_last_error());
         }
         tn_scope_end();

@@ -88,11 +88,11 @@ static void gc_(const char *name, tn_gradcheck_fn fn, tn_tensor **ins, int n, in
     for (int k = 0; k < n; k++)
         if (!ins[k]) { fail_at(line, "%s: input %d is NULL (%s)", name, k, tn_last_error()); return; }
     tn_clear_error();
-    if (tn_gradcheck(fn, ins, n, NULL, 1e-6, 1e-6, 1e-4)) tn_test_passed++;
+    if (tn_gradcheck(fn, ins, n, NULL, .atol = 1e-6, .rtol = 1e-4)) tn_test_passed++;
     else fail_at(line, "gradcheck %s: %s", name, tn_last_error());
     if (order >= 2) {
         tn_clear_error();
-        if (tn_gradgradcheck(fn, ins, n, NULL, 1e-6, 1e-6, 1e-4)) tn_test_passed++;
+        if (tn_gradgradcheck(fn, ins, n, NULL, .atol = 1e-6, .rtol = 1e-4)) tn_test_passed++;
         else fail_at(line, "gradgradcheck %s: %s", name, tn_last_error());
     }
 }

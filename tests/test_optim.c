@@ -911,7 +911,7 @@ TEST(clipping) {
         tn_set_grad(p[1], tn_from_data(g1, SH(1), TN_F64));
         double type = norm == 0 ? 2 : norm == 1 ? 1 : norm == 2 ? INFINITY : 2, expect = norm == 0 || norm == 3 ? 13 : norm == 1 ? 19 : 12;
         double max_norm = norm == 3 ? 100 : 6.5;
-        double total = tn_clip_grad_norm_(p, 3, max_norm, type);   /* p[2] has no grad: skipped */
+        double total = tn_clip_grad_norm_(p, 3, max_norm, .norm_type = type);   /* p[2] has no grad: skipped */
         CHECK_CLOSE(total, expect, 1e-12);
         double coef = fmin(max_norm / (expect + 1e-6), 1.0);
         CHECK_CLOSE(elem(tn_grad(p[0]), 0), 3 * coef, 1e-12);
@@ -919,11 +919,11 @@ TEST(clipping) {
         CHECK_CLOSE(elem(tn_grad(p[1]), 0), 12 * coef, 1e-12);
     }
     CHECK(tn_grad(p[2]) == NULL);
-    CHECK(tn_clip_grad_norm_(p + 2, 1, 1.0, 2) == 0);             /* no grads: 0 */
+    CHECK(tn_clip_grad_norm_(p + 2, 1, 1.0) == 0);             /* no grads: 0 */
     /* float32 grads: the norm is computed in float32 */
     tn_tensor *q = leaf(tn_zeros(SH(2), TN_F32));
     tn_set_grad(q, tn_to_dtype(tn_from_data(g0, SH(2), TN_F64), TN_F32));
-    CHECK_CLOSE(tn_clip_grad_norm_(&q, 1, 1.0, 2), 5, 1e-6);
+    CHECK_CLOSE(tn_clip_grad_norm_(&q, 1, 1.0), 5, 1e-6);
     CHECK_CLOSE(elem(tn_grad(q), 1), -4 / (5 + 1e-6), 1e-7);
     /* clip_grad_value_ */
     double g2[3] = {-3, 0.5, 7};
@@ -1065,7 +1065,7 @@ TEST(errors) {
     tn_optim_free(oa);
     tn_optim_free(o);
     /* clipping */
-    CHECK_ERR(tn_clip_grad_norm_(NULL, 2, 1, 2) == tn_clip_grad_norm_(NULL, 2, 1, 2), "tn_clip_grad_norm_: need an array");
+    CHECK_ERR(tn_clip_grad_norm_(NULL, 2, 1) == tn_clip_grad_norm_(NULL, 2, 1), "tn_clip_grad_norm_: need an array");
     CHECK_ERR(tn_clip_grad_value_(NULL, 2, 1) == 0, "tn_clip_grad_value_: need an array");
     tn_scope_end();
     CHECK(live_tensors() == live0);
@@ -1132,7 +1132,7 @@ TEST(memory_flat) {
         tn_optim_zero_grad(o);
         tn_tensor *loss = tn_add(tn_sum(tn_square(ps[0])), tn_sum(tn_exp(ps[1])));
         tn_backward(loss);
-        tn_clip_grad_norm_(ps, NP, 1.0, 2);
+        tn_clip_grad_norm_(ps, NP, 1.0);
         tn_optim_step(o);
         tn_lr_scheduler_step(s);
         tn_scope_end();

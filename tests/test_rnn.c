@@ -461,7 +461,7 @@ static void mha_case(const char *options, int64_t E, int64_t H, int64_t L, int64
     tn_tensor *qm = !batched ? tn_select(q, 1, 0) : bf ? tn_transpose(q, 0, 1) : q;
     tn_tensor *km = !batched ? tn_select(k, 1, 0) : bf ? tn_transpose(k, 0, 1) : k;
     tn_tensor *vm = !batched ? tn_select(v, 1, 0) : bf ? tn_transpose(v, 0, 1) : v;
-    tn_tensor *wt = NULL, *y = tn_nn_mha_forward(m, qm, km, vm, kpm, mask, true, average, false, &wt);
+    tn_tensor *wt = NULL, *y = tn_nn_mha_forward(m, qm, km, vm, &wt, .key_padding_mask = kpm, .attn_mask = mask, .average_attn_weights = average);
     if (!y) fail_at(line, "mha forward (%s): %s", options, tn_last_error());
     else {
         if (!batched) check_shape_(y, SH(L, E), "output", line);
@@ -479,7 +479,7 @@ static void mha_case(const char *options, int64_t E, int64_t H, int64_t L, int64
         }
         /* need_weights false: same output, no weights */
         tn_tensor *w2 = q;
-        check_same_(tn_nn_mha_forward(m, qm, km, vm, kpm, mask, false, true, false, &w2), y, 1e-14, "need_weights=False", line);
+        check_same_(tn_nn_mha_forward(m, qm, km, vm, &w2, .key_padding_mask = kpm, .need_weights = false, .attn_mask = mask), y, 1e-14, "need_weights=False", line);
         CHECK(w2 == NULL);
     }
     free(am); free(kb); free(qv); free(kv); free(vv); free(out); free(w); free(wa);
@@ -500,32 +500,32 @@ TEST(test_mha_vs_reference) {
     /* is_causal without a mask equals the square subsequent mask; with a mask, the mask is used */
     tn_module *m = f64(tn_nn_multihead_attention(8, 2));
     tn_tensor *x = RN(4, 2, 8), *cm = tn_nn_generate_square_subsequent_mask(4, TN_F64);
-    CHECK_SAME(tn_nn_mha_forward(m, x, x, x, NULL, NULL, false, true, true, NULL), tn_nn_mha_forward(m, x, x, x, NULL, cm, false, true, false, NULL), 1e-12);
+    CHECK_SAME(tn_nn_mha_forward(m, x, x, x, NULL, .need_weights = false, .is_causal = true), tn_nn_mha_forward(m, x, x, x, NULL, .need_weights = false, .attn_mask = cm), 1e-12);
     tn_tensor *zm = tn_zeros(SH(4, 4), TN_F64);
-    CHECK_SAME(tn_nn_mha_forward(m, x, x, x, NULL, zm, false, true, true, NULL), tn_nn_mha_forward(m, x, x, x, NULL, NULL, false, true, false, NULL), 1e-12);
+    CHECK_SAME(tn_nn_mha_forward(m, x, x, x, NULL, .need_weights = false, .attn_mask = zm, .is_causal = true), tn_nn_mha_forward(m, x, x, x, NULL, .need_weights = false), 1e-12);
     /* a 3-D mask [N*H, L, S] per head, bool and float alike; a float key padding mask adds */
     tn_tensor *m3 = tn_lt_scalar(tn_rand(SH(4, 4, 4), TN_F64), 0.3), *eye = tn_eye(4, 4, TN_BOOL);
     m3 = tn_logical_and(m3, tn_logical_not(eye));   /* the diagonal stays visible */
     tn_tensor *f3 = tn_masked_fill(tn_zeros(SH(4, 4, 4), TN_F64), m3, -INFINITY);
-    CHECK_SAME(tn_nn_mha_forward(m, x, x, x, NULL, m3, false, true, false, NULL), tn_nn_mha_forward(m, x, x, x, NULL, f3, false, true, false, NULL), 1e-12);
+    CHECK_SAME(tn_nn_mha_forward(m, x, x, x, NULL, .need_weights = false, .attn_mask = m3), tn_nn_mha_forward(m, x, x, x, NULL, .need_weights = false, .attn_mask = f3), 1e-12);
     tn_tensor *kb = tn_from_data((const bool[]){false, true, false, false, false, false, true, false}, SH(2, 4), TN_BOOL);
     tn_tensor *kf = tn_masked_fill(tn_zeros(SH(2, 4), TN_F64), kb, -INFINITY);
-    CHECK_SAME(tn_nn_mha_forward(m, x, x, x, kf, NULL, false, true, false, NULL), tn_nn_mha_forward(m, x, x, x, kb, NULL, false, true, false, NULL), 1e-12);
+    CHECK_SAME(tn_nn_mha_forward(m, x, x, x, NULL, .key_padding_mask = kf, .need_weights = false), tn_nn_mha_forward(m, x, x, x, NULL, .key_padding_mask = kb, .need_weights = false), 1e-12);
     /* weights: rows sum to 1 */
     tn_tensor *wt;
-    CHECK(tn_nn_mha_forward(m, x, x, x, kb, cm, true, true, false, &wt) != NULL);
+    CHECK(tn_nn_mha_forward(m, x, x, x, &wt, .key_padding_mask = kb, .attn_mask = cm) != NULL);
     CHECK(wt && tn_allclose(tn_sum_dims(wt, SH(-1)), tn_ones(SH(2, 4), TN_F64), .rtol = 1e-12, .atol = 1e-12));
     /* a row masked everywhere gives NaN, as PyTorch */
-    tn_tensor *all = tn_ones(SH(2, 4), TN_BOOL), *yn = tn_nn_mha_forward(m, x, x, x, all, NULL, false, true, false, NULL);
+    tn_tensor *all = tn_ones(SH(2, 4), TN_BOOL), *yn = tn_nn_mha_forward(m, x, x, x, NULL, .key_padding_mask = all, .need_weights = false);
     CHECK(yn && tn_item(tn_any(tn_logical_not(tn_isnan(yn)))) == 0);
     /* dropout on the weights only in training */
     tn_module *d = f64(tn_nn_multihead_attention(8, 2, .dropout = 0.5));
-    tn_tensor *a = tn_nn_mha_forward(d, x, x, x, NULL, NULL, true, true, false, &wt);
+    tn_tensor *a = tn_nn_mha_forward(d, x, x, x, &wt);
     CHECK(a && wt && !tn_allclose(tn_sum_dims(wt, SH(-1)), tn_ones(SH(2, 4), TN_F64), .rtol = 1e-9, .atol = 1e-9));
     tn_module_eval(d);
-    a = tn_nn_mha_forward(d, x, x, x, NULL, NULL, true, true, false, &wt);
+    a = tn_nn_mha_forward(d, x, x, x, &wt);
     /* need_weights=False takes the fused attention (another summation order): equal within rounding */
-    CHECK(a && tn_allclose(a, tn_nn_mha_forward(d, x, x, x, NULL, NULL, false, true, false, NULL), .rtol = 1e-12, .atol = 1e-12));
+    CHECK(a && tn_allclose(a, tn_nn_mha_forward(d, x, x, x, NULL, .need_weights = false), .rtol = 1e-12, .atol = 1e-12));
     tn_module_free(d);
     tn_module_free(m);
     END;
@@ -549,27 +549,27 @@ TEST(test_transformer_wiring) {
             tn_tensor *y = x;
             if (nf) {
                 tn_tensor *t = C("norm1", y);
-                y = tn_add(y, tn_nn_mha_forward(sa, t, t, t, kpm, mask, false, true, false, NULL));
-                if (dec) y = tn_add(y, tn_nn_mha_forward(ca, C("norm2", y), mem, mem, mkpm, NULL, false, true, false, NULL));
+                y = tn_add(y, tn_nn_mha_forward(sa, t, t, t, NULL, .key_padding_mask = kpm, .need_weights = false, .attn_mask = mask));
+                if (dec) y = tn_add(y, tn_nn_mha_forward(ca, C("norm2", y), mem, mem, NULL, .key_padding_mask = mkpm, .need_weights = false));
                 y = tn_add(y, FF(C(dec ? "norm3" : "norm2", y)));
             } else {
-                y = C("norm1", tn_add(y, tn_nn_mha_forward(sa, y, y, y, kpm, mask, false, true, false, NULL)));
-                if (dec) y = C("norm2", tn_add(y, tn_nn_mha_forward(ca, y, mem, mem, mkpm, NULL, false, true, false, NULL)));
+                y = C("norm1", tn_add(y, tn_nn_mha_forward(sa, y, y, y, NULL, .key_padding_mask = kpm, .need_weights = false, .attn_mask = mask)));
+                if (dec) y = C("norm2", tn_add(y, tn_nn_mha_forward(ca, y, mem, mem, NULL, .key_padding_mask = mkpm, .need_weights = false)));
                 y = C(dec ? "norm3" : "norm2", tn_add(y, FF(y)));
             }
 #undef C
 #undef FF
-            tn_tensor *got = dec ? tn_nn_transformer_decoder_layer_forward(m, x, mem, mask, NULL, kpm, mkpm, false)
-                                 : tn_nn_transformer_encoder_layer_forward(m, x, mask, kpm, false);
+            tn_tensor *got = dec ? tn_nn_transformer_decoder_layer_forward(m, x, mem, .tgt_mask = mask, .tgt_key_padding_mask = kpm, .memory_key_padding_mask = mkpm)
+                                 : tn_nn_transformer_encoder_layer_forward(m, x, .src_mask = mask, .src_key_padding_mask = kpm);
             CHECK_SAME(got, y, 1e-12);
             CHECK_SHAPE(got, 3, 2, 8);
             /* is_causal builds the same mask */
-            got = dec ? tn_nn_transformer_decoder_layer_forward(m, x, mem, NULL, NULL, kpm, mkpm, true) : tn_nn_transformer_encoder_layer_forward(m, x, NULL, kpm, true);
+            got = dec ? tn_nn_transformer_decoder_layer_forward(m, x, mem, .tgt_key_padding_mask = kpm, .memory_key_padding_mask = mkpm, .tgt_is_causal = true) : tn_nn_transformer_encoder_layer_forward(m, x, .src_key_padding_mask = kpm, .is_causal = true);
             CHECK_SAME(got, y, 1e-12);
             /* training: dropout makes two calls differ (p = 0.2) unless p = 0 */
             tn_module_train(m);
-            tn_tensor *a = dec ? tn_nn_transformer_decoder_layer_forward(m, x, mem, NULL, NULL, NULL, NULL, false) : tn_module_forward(m, x);
-            tn_tensor *b = dec ? tn_nn_transformer_decoder_layer_forward(m, x, mem, NULL, NULL, NULL, NULL, false) : tn_module_forward(m, x);
+            tn_tensor *a = dec ? tn_nn_transformer_decoder_layer_forward(m, x, mem) : tn_module_forward(m, x);
+            tn_tensor *b = dec ? tn_nn_transformer_decoder_layer_forward(m, x, mem) : tn_module_forward(m, x);
             CHECK(a && b && (nf ? true : !tn_allclose(a, b, .rtol = 1e-12, .atol = 1e-12)));
             if (nf) CHECK(a && b && !tn_allclose(a, b, .rtol = 1e-12, .atol = 1e-12));   /* default dropout 0.1 */
             tn_module_free(m);
@@ -584,10 +584,10 @@ TEST(test_transformer_wiring) {
     for (int i = 0; i < 3; i++) {
         char nm[32];
         snprintf(nm, sizeof nm, "layers.%d", i);
-        y = tn_nn_transformer_encoder_layer_forward(tn_module_child(enc, nm), y, NULL, kpm, false);
+        y = tn_nn_transformer_encoder_layer_forward(tn_module_child(enc, nm), y, .src_key_padding_mask = kpm);
     }
     y = tn_module_forward(tn_module_child(enc, "norm"), y);
-    CHECK_SAME(tn_nn_transformer_encoder_forward(enc, x, NULL, kpm, false), y, 1e-12);
+    CHECK_SAME(tn_nn_transformer_encoder_forward(enc, x, .src_key_padding_mask = kpm), y, 1e-12);
     /* in a Sequential: the single-input forward (no masks) */
     tn_module *seq = tn_nn_sequential(enc, tn_nn_linear(8, 3));
     f64(seq);
@@ -611,9 +611,9 @@ static tn_tensor *gc_fn(tn_tensor *const *in, int n, void *user) {
     switch (g->kind) {
     case 0: y = tn_nn_lstm_forward(g->m, in[0], in[1], in[2], &hn, &cn); break;
     case 1: y = tn_nn_rnn_forward(g->m, in[0], in[1], &hn); break;
-    case 2: y = tn_nn_mha_forward(g->m, in[0], in[1], in[2], g->kpm, g->mask, true, false, false, &w); break;
-    case 3: y = tn_nn_transformer_encoder_layer_forward(g->m, in[0], g->mask, g->kpm, false); break;
-    case 4: y = tn_nn_transformer_decoder_layer_forward(g->m, in[0], in[1], g->mask, NULL, NULL, g->kpm, false); break;
+    case 2: y = tn_nn_mha_forward(g->m, in[0], in[1], in[2], &w, .key_padding_mask = g->kpm, .attn_mask = g->mask, .average_attn_weights = false); break;
+    case 3: y = tn_nn_transformer_encoder_layer_forward(g->m, in[0], .src_mask = g->mask, .src_key_padding_mask = g->kpm); break;
+    case 4: y = tn_nn_transformer_decoder_layer_forward(g->m, in[0], in[1], .tgt_mask = g->mask, .memory_key_padding_mask = g->kpm); break;
     default: y = tn_lstm_cell(in[0], in[1], in[2], in[3], in[4], in[5], in[6], &cn); break;
     }
     tn_tensor *s = wsum(y);
@@ -638,7 +638,7 @@ static void gc_module(gctx *g, tn_tensor **xs, int nx, int line) {
     for (int i = 0; i < tn_dict_len(ps) && n < 64; i++) ins[n++] = tn_dict_value(ps, i);
     int64_t live0 = tn_memory_stats_get().live_tensors;
     tn_clear_error();
-    if (tn_gradcheck(gc_fn, ins, n, g, 1e-6, 1e-7, 1e-5)) tn_test_passed++;
+    if (tn_gradcheck(gc_fn, ins, n, g, .atol = 1e-7, .rtol = 1e-5)) tn_test_passed++;
     else fail_at(line, "gradcheck: %s", tn_last_error());
     CHECK_MSG(tn_memory_stats_get().live_tensors == live0, "gradcheck leaked tensors (line %d)", line);
     tn_dict_free(ps);
@@ -668,12 +668,12 @@ TEST(test_gradcheck) {
     g.m = NULL;
     g.kind = 5;
     tn_tensor *ins[7] = {leaf(RN(2, 3)), leaf(RN(2, 2)), leaf(RN(2, 2)), leaf(RN(8, 3)), leaf(RN(8, 2)), leaf(RN(8)), leaf(RN(8))};
-    CHECK_MSG(tn_gradcheck(gc_fn, ins, 7, &g, 1e-6, 1e-7, 1e-5), "lstm_cell: %s", tn_last_error());
+    CHECK_MSG(tn_gradcheck(gc_fn, ins, 7, &g, .atol = 1e-7, .rtol = 1e-5), "lstm_cell: %s", tn_last_error());
     tn_tensor *gins[6] = {leaf(RN(2, 3)), leaf(RN(2, 2)), leaf(RN(6, 3)), leaf(RN(6, 2)), leaf(RN(6)), leaf(RN(6))};
-    CHECK_MSG(tn_gradcheck(gc_gru_cell, gins, 6, NULL, 1e-6, 1e-7, 1e-5), "gru_cell: %s", tn_last_error());
-    CHECK_MSG(tn_gradgradcheck(gc_gru_cell, gins, 6, NULL, 1e-6, 1e-6, 1e-4), "gru_cell gradgrad: %s", tn_last_error());
+    CHECK_MSG(tn_gradcheck(gc_gru_cell, gins, 6, NULL, .atol = 1e-7, .rtol = 1e-5), "gru_cell: %s", tn_last_error());
+    CHECK_MSG(tn_gradgradcheck(gc_gru_cell, gins, 6, NULL, .atol = 1e-6, .rtol = 1e-4), "gru_cell gradgrad: %s", tn_last_error());
     tn_tensor *rins[6] = {leaf(RN(3)), leaf(RN(2)), leaf(RN(2, 3)), leaf(RN(2, 2)), leaf(RN(2)), leaf(RN(2))};
-    CHECK_MSG(tn_gradcheck(gc_rnn_cell, rins, 6, NULL, 1e-6, 1e-7, 1e-5), "rnn cells: %s", tn_last_error());
+    CHECK_MSG(tn_gradcheck(gc_rnn_cell, rins, 6, NULL, .atol = 1e-7, .rtol = 1e-5), "rnn cells: %s", tn_last_error());
     /* MHA: float attn_mask and bool key padding, per-head weights */
     g.m = f64(tn_nn_multihead_attention(4, 2));
     g.kind = 2;
@@ -702,14 +702,14 @@ TEST(test_gradcheck) {
     g.kind = 0;
     g.m = f64(tn_nn_lstm(2, 2, .bidirectional = true, .proj_size = 1));
     tn_tensor *gg[4] = {leaf(RN(2, 1, 2)), leaf(RN(2, 1, 1)), leaf(RN(2, 1, 2)), tn_module_get(g.m, "weight_hh_l0")};
-    CHECK_MSG(tn_gradgradcheck(gc_fn, gg, 4, &g, 1e-6, 1e-5, 1e-3), "LSTM gradgradcheck: %s", tn_last_error());
+    CHECK_MSG(tn_gradgradcheck(gc_fn, gg, 4, &g), "LSTM gradgradcheck: %s", tn_last_error());
     tn_module_free(g.m);
     g.kind = 3;
     g.m = f64(tn_nn_transformer_encoder_layer(2, 1, .dim_feedforward = 2, .activation = TN_ACTIVATION_GELU));
     tn_module_eval(g.m);
     g.mask = g.kpm = NULL;
     gg[0] = leaf(RN(2, 1, 2));
-    CHECK_MSG(tn_gradgradcheck(gc_fn, gg, 1, &g, 1e-6, 1e-5, 1e-3), "encoder layer gradgradcheck: %s", tn_last_error());
+    CHECK_MSG(tn_gradgradcheck(gc_fn, gg, 1, &g), "encoder layer gradgradcheck: %s", tn_last_error());
     tn_module_free(g.m);
     g.m = f64(tn_nn_transformer_decoder_layer(4, 2, .dim_feedforward = 5, .batch_first = true));
     tn_module_eval(g.m);
@@ -908,7 +908,7 @@ static void oracle_attention_cases(void) {
     tn_module *m = f64(tn_nn_multihead_attention(8, 2));
     tn_tensor *q = leaf(RN(3, 2, 8)), *k = RN(4, 2, 8), *v = RN(4, 2, 8), *am = RN(3, 4), *w;
     tn_tensor *kpm = tn_from_data((const bool[]){false, false, true, false, true, false, false, false}, SH(2, 4), TN_BOOL);
-    tn_tensor *y = tn_nn_mha_forward(m, q, k, v, kpm, am, true, true, false, &w);
+    tn_tensor *y = tn_nn_mha_forward(m, q, k, v, &w, .key_padding_mask = kpm, .attn_mask = am);
     py_sd("sd", m); py_t("q", q); py_t("k", k); py_t("v", v); py_t("am", am); py_t("kpm", kpm);
     want("mha1_y", y, 1e-10); want("mha1_w", w, 1e-10);
     CHECK(tn_backward(tn_add(wsum(y), wsum(w))) == 0);
@@ -924,7 +924,7 @@ static void oracle_attention_cases(void) {
     /* batch_first self-attention, 3-D bool attn_mask, per-head weights */
     m = f64(tn_nn_multihead_attention(8, 2, .batch_first = true));
     tn_tensor *x = RN(2, 3, 8), *m3 = tn_logical_and(tn_lt_scalar(tn_rand(SH(4, 3, 3), TN_F64), 0.4), tn_logical_not(tn_eye(3, 3, TN_BOOL)));
-    y = tn_nn_mha_forward(m, x, x, x, NULL, m3, true, false, false, &w);
+    y = tn_nn_mha_forward(m, x, x, x, &w, .attn_mask = m3, .average_attn_weights = false);
     py_sd("sd", m); py_t("x", x); py_t("m3", m3);
     want("mha2_y", y, 1e-10); want("mha2_w", w, 1e-10);
     py_case("mha2", "    m = nn.MultiheadAttention(8, 2, batch_first=True).double(); m.load_state_dict(sd)\n"
@@ -934,7 +934,7 @@ static void oracle_attention_cases(void) {
     /* kdim, vdim, add_bias_kv, add_zero_attn, no bias, key padding */
     m = f64(tn_nn_multihead_attention(6, 3, .kdim = 5, .vdim = 4, .add_bias_kv = true, .add_zero_attn = true));
     q = RN(3, 2, 6); k = RN(4, 2, 5); v = RN(4, 2, 4);
-    y = tn_nn_mha_forward(m, q, k, v, kpm, NULL, true, true, false, &w);
+    y = tn_nn_mha_forward(m, q, k, v, &w, .key_padding_mask = kpm);
     py_sd("sd", m); py_t("q", q); py_t("k", k); py_t("v", v);
     want("mha3_y", y, 1e-10); want("mha3_w", w, 1e-10);
     py_begin("def case_mha3():\n    m = nn.MultiheadAttention(6, 3, kdim=5, vdim=4, add_bias_kv=True, add_zero_attn=True).double()\n    m.load_state_dict(sd)\n    ");
@@ -947,7 +947,7 @@ static void oracle_attention_cases(void) {
     q = RN(3, 4); k = RN(5, 4);
     m3 = tn_from_data((const bool[]){0, 1, 0, 0, 0, 0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0}, SH(2, 3, 5), TN_BOOL);
     tn_tensor *k1 = tn_from_data((const bool[]){0, 0, 0, 0, 1}, SH(5), TN_BOOL);
-    y = tn_nn_mha_forward(m, q, k, k, k1, m3, true, true, false, &w);
+    y = tn_nn_mha_forward(m, q, k, k, &w, .key_padding_mask = k1, .attn_mask = m3);
     py_sd("sd", m); py_t("q", q); py_t("k", k); py_t("m3", m3); py_t("k1", k1);
     want("mha4_y", y, 1e-10); want("mha4_w", w, 1e-10);
     py_begin("def case_mha4():\n    m = nn.MultiheadAttention(4, 2, bias=False).double()\n    m.load_state_dict(sd)\n    ");
@@ -962,10 +962,10 @@ static void oracle_transformer_cases(void) {
     tn_module_eval(m);
     tn_tensor *x = leaf(RN(5, 2, 8)), *mask = tn_nn_generate_square_subsequent_mask(5, TN_F64);
     tn_tensor *kpm = tn_from_data((const bool[]){0, 0, 0, 0, 1, 0, 0, 1, 0, 0}, SH(2, 5), TN_BOOL);
-    tn_tensor *y = tn_nn_transformer_encoder_layer_forward(m, x, mask, kpm, false);
+    tn_tensor *y = tn_nn_transformer_encoder_layer_forward(m, x, .src_mask = mask, .src_key_padding_mask = kpm);
     py_sd("sd", m); py_t("x", x); py_t("kpm", kpm);
     want("enc1_y", y, 1e-10);
-    want("enc1_causal", tn_nn_transformer_encoder_layer_forward(m, x, NULL, kpm, true), 1e-10);
+    want("enc1_causal", tn_nn_transformer_encoder_layer_forward(m, x, .src_key_padding_mask = kpm, .is_causal = true), 1e-10);
     CHECK(tn_backward(wsum(y)) == 0);
     want("enc1_gx", tn_grad(x), 1e-9); want("enc1_gw", tn_grad(tn_module_get(m, "linear1.weight")), 1e-9);
     want("enc1_gn", tn_grad(tn_module_get(m, "norm1.weight")), 1e-9);
@@ -980,7 +980,7 @@ static void oracle_transformer_cases(void) {
     m = f64(tn_nn_transformer_encoder_layer(8, 4, .dim_feedforward = 12, .norm_first = true, .activation = TN_ACTIVATION_GELU, .batch_first = true, .layer_norm_eps = 1e-3));
     tn_module_eval(m);
     x = RN(2, 5, 8);
-    y = tn_nn_transformer_encoder_layer_forward(m, x, NULL, kpm, false);
+    y = tn_nn_transformer_encoder_layer_forward(m, x, .src_key_padding_mask = kpm);
     py_sd("sd", m); py_t("x", x);
     want("enc2_y", y, 1e-10);
     py_case("enc2", "    m = nn.TransformerEncoderLayer(8, 4, dim_feedforward=12, norm_first=True, activation='gelu', batch_first=True, layer_norm_eps=1e-3).double()\n"
@@ -996,12 +996,12 @@ static void oracle_transformer_cases(void) {
         tn_tensor *tk = tn_from_data((const bool[]){0, 0, 1, 0, 0, 0, 0, 0}, SH(2, 4), TN_BOOL);
         tn_tensor *mk = tn_from_data((const bool[]){0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1}, SH(2, 6), TN_BOOL);
         tn_tensor *mm = RN(4, 6);
-        y = tn_nn_transformer_decoder_layer_forward(m, tgt, mem, tm, mm, tk, mk, false);
+        y = tn_nn_transformer_decoder_layer_forward(m, tgt, mem, .tgt_mask = tm, .memory_mask = mm, .tgt_key_padding_mask = tk, .memory_key_padding_mask = mk);
         py_sd("sd", m); py_t("tgt", tgt); py_t("mem", mem); py_t("tk", tk); py_t("mk", mk); py_t("mm", mm);
         snprintf(name, sizeof name, "dec%d_y", nf);
         want(name, y, 1e-10);
         snprintf(name, sizeof name, "dec%d_causal", nf);
-        want(name, tn_nn_transformer_decoder_layer_forward(m, tgt, mem, NULL, mm, tk, mk, true), 1e-10);
+        want(name, tn_nn_transformer_decoder_layer_forward(m, tgt, mem, .memory_mask = mm, .tgt_key_padding_mask = tk, .memory_key_padding_mask = mk, .tgt_is_causal = true), 1e-10);
         py_begin("def case_dec%d():\n    m = nn.TransformerDecoderLayer(8, 2, dim_feedforward=16%s).double()\n    m.load_state_dict(sd); m.eval()\n    ",
                 nf, nf ? ", norm_first=True, batch_first=True, activation='gelu'" : "");
         snprintf(name, sizeof name, "dec%d_keys", nf);
@@ -1022,7 +1022,7 @@ static void oracle_transformer_cases(void) {
     tn_add_scalar_(tn_module_get(m, "layers.1.linear1.weight"), 0.1);
     tn_no_grad_end();
     x = RN(2, 5, 8);
-    y = tn_nn_transformer_encoder_forward(m, x, NULL, kpm, false);
+    y = tn_nn_transformer_encoder_forward(m, x, .src_key_padding_mask = kpm);
     py_sd("sd", m); py_t("x", x);
     want("encs_y", y, 1e-10);
     py_begin("def case_encs():\n    m = nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, batch_first=True), 2, norm=nn.LayerNorm(8)).double()\n"
@@ -1033,7 +1033,7 @@ static void oracle_transformer_cases(void) {
     m = f64(tn_nn_transformer_decoder(tn_nn_transformer_decoder_layer(8, 2, .dim_feedforward = 16), 3, .norm = tn_nn_layer_norm(SH(8))));
     tn_module_eval(m);
     tn_tensor *tgt = RN(4, 2, 8), *mem = RN(3, 2, 8);
-    y = tn_nn_transformer_decoder_forward(m, tgt, mem, NULL, NULL, NULL, NULL, true);
+    y = tn_nn_transformer_decoder_forward(m, tgt, mem, .tgt_is_causal = true);
     py_sd("sd", m); py_t("tgt", tgt); py_t("mem", mem);
     want("decs_y", y, 1e-10);
     py_begin("def case_decs():\n    m = nn.TransformerDecoder(nn.TransformerDecoderLayer(8, 2, dim_feedforward=16), 3, norm=nn.LayerNorm(8)).double()\n"
@@ -1395,41 +1395,41 @@ TEST(test_errors) {
     /* attention */
     tn_module *mha = tn_nn_multihead_attention(8, 2);
     tn_tensor *q = tn_randn(SH(3, 2, 8), TN_F32), *k = tn_randn(SH(4, 2, 8), TN_F32), *wt = q;
-    CHECK_ERR(tn_nn_mha_forward(mha, tn_randn(SH(3, 2, 6), TN_F32), k, k, NULL, NULL, true, true, false, &wt), "MultiheadAttention: was expecting embedding dimension of 8, but got 6");
+    CHECK_ERR(tn_nn_mha_forward(mha, tn_randn(SH(3, 2, 6), TN_F32), k, k, &wt), "MultiheadAttention: was expecting embedding dimension of 8, but got 6");
     CHECK(wt == NULL);
-    CHECK_ERR(tn_nn_mha_forward(mha, q, k, k, NULL, tn_zeros(SH(3, 3), TN_F32), false, true, false, NULL), "MultiheadAttention: The shape of the 2D attn_mask is [3, 3], but should be [3, 4].");
-    CHECK_ERR(tn_nn_mha_forward(mha, q, k, k, NULL, tn_zeros(SH(2, 3, 4), TN_BOOL), false, true, false, NULL), "The shape of the 3D attn_mask is [2, 3, 4], but should be [4, 3, 4].");
-    CHECK_ERR(tn_nn_mha_forward(mha, q, k, k, NULL, tn_zeros(SH(3, 4), TN_I64), false, true, false, NULL), "only float and bool types are supported for attn_mask, not int64");
-    CHECK_ERR(tn_nn_mha_forward(mha, q, k, k, tn_zeros(SH(2, 3), TN_BOOL), NULL, false, true, false, NULL), "MultiheadAttention: expecting key_padding_mask shape of [2, 4], but got [2, 3]");
-    CHECK_ERR(tn_nn_mha_forward(mha, q, k, k, tn_zeros(SH(2, 4), TN_I32), NULL, false, true, false, NULL), "only bool and floating types of key_padding_mask are supported, got int32");
-    CHECK_ERR(tn_nn_mha_forward(mha, q, k, tn_randn(SH(5, 2, 8), TN_F32), NULL, NULL, false, true, false, NULL), "must agree in batch size, and key and value in sequence length");
-    CHECK_ERR(tn_nn_mha_forward(mha, q, tn_randn(SH(4, 8), TN_F32), k, NULL, NULL, false, true, false, NULL), "for batched (3-D) query, expected key and value to be 3-D but found 2-D and 3-D tensors respectively");
-    CHECK_ERR(tn_nn_mha_forward(mha, tn_randn(SH(8), TN_F32), k, k, NULL, NULL, false, true, false, NULL), "query should be unbatched 2D or batched 3D tensor but received 1-D query tensor");
-    CHECK_ERR(tn_nn_mha_forward(mha, tn_randn(SH(3, 8), TN_F32), tn_randn(SH(4, 8), TN_F32), tn_randn(SH(4, 8), TN_F32), tn_zeros(SH(1, 4), TN_BOOL), NULL, false, true, false, NULL),
+    CHECK_ERR(tn_nn_mha_forward(mha, q, k, k, NULL, .need_weights = false, .attn_mask = tn_zeros(SH(3, 3), TN_F32)), "MultiheadAttention: The shape of the 2D attn_mask is [3, 3], but should be [3, 4].");
+    CHECK_ERR(tn_nn_mha_forward(mha, q, k, k, NULL, .need_weights = false, .attn_mask = tn_zeros(SH(2, 3, 4), TN_BOOL)), "The shape of the 3D attn_mask is [2, 3, 4], but should be [4, 3, 4].");
+    CHECK_ERR(tn_nn_mha_forward(mha, q, k, k, NULL, .need_weights = false, .attn_mask = tn_zeros(SH(3, 4), TN_I64)), "only float and bool types are supported for attn_mask, not int64");
+    CHECK_ERR(tn_nn_mha_forward(mha, q, k, k, NULL, .key_padding_mask = tn_zeros(SH(2, 3), TN_BOOL), .need_weights = false), "MultiheadAttention: expecting key_padding_mask shape of [2, 4], but got [2, 3]");
+    CHECK_ERR(tn_nn_mha_forward(mha, q, k, k, NULL, .key_padding_mask = tn_zeros(SH(2, 4), TN_I32), .need_weights = false), "only bool and floating types of key_padding_mask are supported, got int32");
+    CHECK_ERR(tn_nn_mha_forward(mha, q, k, tn_randn(SH(5, 2, 8), TN_F32), NULL, .need_weights = false), "must agree in batch size, and key and value in sequence length");
+    CHECK_ERR(tn_nn_mha_forward(mha, q, tn_randn(SH(4, 8), TN_F32), k, NULL, .need_weights = false), "for batched (3-D) query, expected key and value to be 3-D but found 2-D and 3-D tensors respectively");
+    CHECK_ERR(tn_nn_mha_forward(mha, tn_randn(SH(8), TN_F32), k, k, NULL, .need_weights = false), "query should be unbatched 2D or batched 3D tensor but received 1-D query tensor");
+    CHECK_ERR(tn_nn_mha_forward(mha, tn_randn(SH(3, 8), TN_F32), tn_randn(SH(4, 8), TN_F32), tn_randn(SH(4, 8), TN_F32), NULL, .key_padding_mask = tn_zeros(SH(1, 4), TN_BOOL), .need_weights = false),
               "expecting key_padding_mask shape of [4], but got [1, 4]");
-    CHECK_ERR(tn_nn_mha_forward(mha, tn_randn(SH(3, 2, 8), TN_F64), tn_randn(SH(4, 2, 8), TN_F64), tn_randn(SH(4, 2, 8), TN_F64), NULL, NULL, false, true, false, NULL),
+    CHECK_ERR(tn_nn_mha_forward(mha, tn_randn(SH(3, 2, 8), TN_F64), tn_randn(SH(4, 2, 8), TN_F64), tn_randn(SH(4, 2, 8), TN_F64), NULL, .need_weights = false),
               "MultiheadAttention: input (float64) and in_proj_weight (float32) must have the same dtype");
-    CHECK_ERR(tn_nn_mha_forward(lstm = tn_nn_linear(8, 8), q, k, k, NULL, NULL, false, true, false, NULL), "tn_nn_mha_forward: expected a MultiheadAttention module, got Linear");
+    CHECK_ERR(tn_nn_mha_forward(lstm = tn_nn_linear(8, 8), q, k, k, NULL, .need_weights = false), "tn_nn_mha_forward: expected a MultiheadAttention module, got Linear");
     tn_module_free(lstm);
     CHECK_ERR(tn_module_forward(mha, q), "tn_module_forward: MultiheadAttention has no single-input forward");
     tn_clear_error();
-    CHECK(tn_nn_mha_forward(mha, q, NULL, k, NULL, NULL, false, true, false, NULL) == NULL && tn_last_error()[0] == 0);
+    CHECK(tn_nn_mha_forward(mha, q, NULL, k, NULL, .need_weights = false) == NULL && tn_last_error()[0] == 0);
     tn_module_free(mha);
 
     /* transformer layers: errors name the layer, then the block that failed */
     tn_module *enc = tn_nn_transformer_encoder_layer(8, 2, .dim_feedforward = 16), *dec = tn_nn_transformer_decoder_layer(8, 2, .dim_feedforward = 16, .norm_first = true);
     CHECK_ERR(tn_module_forward(enc, tn_randn(SH(3, 2, 6), TN_F32)), "TransformerEncoderLayer: MultiheadAttention: was expecting embedding dimension of 8, but got 6");
-    CHECK_ERR(tn_nn_transformer_encoder_layer_forward(enc, q, tn_zeros(SH(2, 2), TN_F32), NULL, false), "TransformerEncoderLayer: MultiheadAttention: The shape of the 2D attn_mask is [2, 2], but should be [3, 3].");
-    CHECK_ERR(tn_nn_transformer_decoder_layer_forward(dec, q, tn_randn(SH(4, 2, 6), TN_F32), NULL, NULL, NULL, NULL, false), "TransformerDecoderLayer: MultiheadAttention: key [4, 2, 6] and value [4, 2, 6] must have kdim=8 and vdim=8 features");
-    CHECK_ERR(tn_nn_transformer_decoder_layer_forward(dec, tn_randn(SH(3, 2, 6), TN_F32), k, NULL, NULL, NULL, NULL, false), "TransformerDecoderLayer: LayerNorm:");
-    CHECK_ERR(tn_nn_transformer_decoder_layer_forward(enc, q, k, NULL, NULL, NULL, NULL, false), "tn_nn_transformer_decoder_layer_forward: expected a TransformerDecoderLayer, got TransformerEncoderLayer");
+    CHECK_ERR(tn_nn_transformer_encoder_layer_forward(enc, q, .src_mask = tn_zeros(SH(2, 2), TN_F32)), "TransformerEncoderLayer: MultiheadAttention: The shape of the 2D attn_mask is [2, 2], but should be [3, 3].");
+    CHECK_ERR(tn_nn_transformer_decoder_layer_forward(dec, q, tn_randn(SH(4, 2, 6), TN_F32)), "TransformerDecoderLayer: MultiheadAttention: key [4, 2, 6] and value [4, 2, 6] must have kdim=8 and vdim=8 features");
+    CHECK_ERR(tn_nn_transformer_decoder_layer_forward(dec, tn_randn(SH(3, 2, 6), TN_F32), k), "TransformerDecoderLayer: LayerNorm:");
+    CHECK_ERR(tn_nn_transformer_decoder_layer_forward(enc, q, k), "tn_nn_transformer_decoder_layer_forward: expected a TransformerDecoderLayer, got TransformerEncoderLayer");
     CHECK_ERR(tn_module_forward(dec, q), "tn_module_forward: TransformerDecoderLayer has no single-input forward");
     tn_module *stack = tn_nn_transformer_encoder(enc, 2);
-    CHECK_ERR(tn_nn_transformer_encoder_forward(stack, q, NULL, tn_zeros(SH(3, 2), TN_BOOL), false), "TransformerEncoder: TransformerEncoderLayer: MultiheadAttention: expecting key_padding_mask shape of [2, 3], but got [3, 2]");
-    CHECK_ERR(tn_nn_transformer_decoder_forward(stack, q, k, NULL, NULL, NULL, NULL, false), "tn_nn_transformer_decoder_forward: expected a TransformerDecoder, got TransformerEncoder");
+    CHECK_ERR(tn_nn_transformer_encoder_forward(stack, q, .src_key_padding_mask = tn_zeros(SH(3, 2), TN_BOOL)), "TransformerEncoder: TransformerEncoderLayer: MultiheadAttention: expecting key_padding_mask shape of [2, 3], but got [3, 2]");
+    CHECK_ERR(tn_nn_transformer_decoder_forward(stack, q, k), "tn_nn_transformer_decoder_forward: expected a TransformerDecoder, got TransformerEncoder");
     tn_clear_error();
-    CHECK(tn_nn_transformer_encoder_forward(stack, NULL, NULL, NULL, false) == NULL && tn_last_error()[0] == 0);
-    CHECK(tn_nn_transformer_decoder_layer_forward(dec, q, NULL, NULL, NULL, NULL, NULL, false) == NULL && tn_last_error()[0] == 0);
+    CHECK(tn_nn_transformer_encoder_forward(stack, NULL) == NULL && tn_last_error()[0] == 0);
+    CHECK(tn_nn_transformer_decoder_layer_forward(dec, q, NULL) == NULL && tn_last_error()[0] == 0);
     tn_module_free(stack);
     tn_module_free(dec);
     END;

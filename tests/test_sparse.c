@@ -157,23 +157,23 @@ TEST(gradients) {
     tn_requires_grad_(B, true);
     csr_ctx c = {crow, col, 6, 5};
     tn_tensor *in[2] = {vals, B};
-    CHECK(tn_gradcheck(f_csr_mm, in, 2, &c, 1e-6, 1e-7, 1e-5));
-    CHECK(tn_gradgradcheck(f_csr_mm, in, 2, &c, 1e-6, 1e-7, 1e-5));
+    CHECK(tn_gradcheck(f_csr_mm, in, 2, &c, .atol = 1e-7, .rtol = 1e-5));
+    CHECK(tn_gradgradcheck(f_csr_mm, in, 2, &c, .atol = 1e-7, .rtol = 1e-5));
     /* a non-contiguous dense operand */
     tn_tensor *Bt = tn_randn(TN_SHAPE(4, 5), TN_F64);
     tn_requires_grad_(Bt, true);
     tn_tensor *in2[2] = {vals, Bt};
-    CHECK(tn_gradcheck(f_csr_mm_t, in2, 2, &c, 1e-6, 1e-7, 1e-5));
-    CHECK(tn_gradgradcheck(f_csr_mm_t, in2, 2, &c, 1e-6, 1e-7, 1e-5));
+    CHECK(tn_gradcheck(f_csr_mm_t, in2, 2, &c, .atol = 1e-7, .rtol = 1e-5));
+    CHECK(tn_gradgradcheck(f_csr_mm_t, in2, 2, &c, .atol = 1e-7, .rtol = 1e-5));
     /* COO: duplicates each get their entry's gradient; through coalescing too */
     const int64_t idx[2][5] = {{1, 0, 2, 1, 0}, {2, 0, 1, 2, 3}};
     tn_tensor *I = tn_from_data(idx, TN_SHAPE(2, 5), TN_I64), *V = tn_randn(TN_SHAPE(5), TN_F64), *B4 = tn_randn(TN_SHAPE(4, 3), TN_F64);
     tn_requires_grad_(V, true);
     tn_requires_grad_(B4, true);
     tn_tensor *in3[2] = {V, B4};
-    CHECK(tn_gradcheck(f_coo_mm, in3, 2, &I, 1e-6, 1e-7, 1e-5));
-    CHECK(tn_gradgradcheck(f_coo_mm, in3, 2, &I, 1e-6, 1e-7, 1e-5));
-    CHECK(tn_gradcheck(f_coo_to_dense, in3, 1, &I, 1e-6, 1e-7, 1e-5));
+    CHECK(tn_gradcheck(f_coo_mm, in3, 2, &I, .atol = 1e-7, .rtol = 1e-5));
+    CHECK(tn_gradgradcheck(f_coo_mm, in3, 2, &I, .atol = 1e-7, .rtol = 1e-5));
+    CHECK(tn_gradcheck(f_coo_to_dense, in3, 1, &I, .atol = 1e-7, .rtol = 1e-5));
     tn_scope_end();
 }
 

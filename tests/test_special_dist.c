@@ -83,11 +83,11 @@ TEST(gradients) {
     tn_requires_grad_(x, true);
     tn_gradcheck_fn fs[] = {f_ndtr, f_ndtri, f_log_ndtr, f_erfcx, f_entr, f_zeta, f_gammainc, f_gammaincc};
     for (size_t i = 0; i < sizeof fs / sizeof fs[0]; i++) {
-        CHECK(tn_gradcheck(fs[i], &x, 1, NULL, 1e-6, 1e-7, 1e-5));
-        CHECK(tn_gradgradcheck(fs[i], &x, 1, NULL, 1e-6, 1e-6, 1e-4));
+        CHECK(tn_gradcheck(fs[i], &x, 1, NULL, .atol = 1e-7, .rtol = 1e-5));
+        CHECK(tn_gradgradcheck(fs[i], &x, 1, NULL, .atol = 1e-6, .rtol = 1e-4));
         tn_tensor *xc = tn_contiguous(xt);
         tn_requires_grad_(xc, true);
-        CHECK(tn_gradcheck(fs[i], &xc, 1, NULL, 1e-6, 1e-7, 1e-5));
+        CHECK(tn_gradcheck(fs[i], &xc, 1, NULL, .atol = 1e-7, .rtol = 1e-5));
     }
     /* no derivative in PyTorch: the result does not require grad */
     CHECK(!tn_requires_grad(tn_special_bessel_j0(x)) && !tn_requires_grad(tn_special_airy_ai(x)));

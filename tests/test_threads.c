@@ -39,7 +39,7 @@ static tn_tensor *f_add(tn_tensor *const *in) { return tn_add(in[0], in[1]); }
 static tn_tensor *f_bn(tn_tensor *const *in) {
     tn_tensor *x = tn_detach(in[0]);
     tn_requires_grad_(x, true);
-    tn_tensor *y = tn_batch_norm(x, NULL, NULL, in[1], in[2], true, 0.1, 1e-5);
+    tn_tensor *y = tn_batch_norm(x, NULL, NULL, .weight = in[1], .bias = in[2], .training = true);
     tn_backward(tn_sum(tn_mul(y, y)));
     return tn_cat(((tn_tensor *[]){tn_flatten(y), tn_flatten(tn_grad(x))}), 2);
 }

@@ -90,7 +90,7 @@ static void run_sdpa(int maskkind, tn_tensor **out) {
     for (int i = 0; i < 3; i++) tn_requires_grad_(leaves[i], true);
     tn_tensor *mask = maskkind == 2 ? tn_gt(tn_randn(SH(L, S), TN_F32), tn_scalar_tensor(-1.0, TN_F32))
                     : maskkind == 3 ? tn_randn(SH(B, 1, S), TN_F32) : NULL;
-    out[0] = tn_scaled_dot_product_attention(q, k, v, mask, 0, maskkind == 1, 0);
+    out[0] = tn_scaled_dot_product_attention(q, k, v, .attn_mask = mask, .is_causal = maskkind == 1);
     tn_tensor *loss = tn_sum(tn_mul(out[0], tn_randn(tn_shape(out[0]), 3, TN_F32)));
     CHECK(tn_autograd_grad(&loss, 1, leaves, 3, NULL, out + 1) == 0);
 }

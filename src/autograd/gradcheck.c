@@ -12,7 +12,7 @@ static bool tn__gc_dtype_ok(tn_dtype d) { return tn_dtype_is_floating(d) || d ==
 static bool tn__gc_double(tn_dtype d) { return d == TN_F64 || d == TN_C128; }
 static int64_t tn__gc_coords(const tn_tensor *t) { return tn_dtype_is_complex(t->dtype) ? tn__mul_sat(tn_numel(t), 2) : tn_numel(t); }
 
-TNDEF bool tn_gradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, void *user, double eps, double atol, double rtol) {
+static bool tn__gradcheck_impl(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, void *user, double eps, double atol, double rtol) {
     if (!fn || !inputs || n <= 0) { tn__error("tn_gradcheck: need a function and inputs"); return false; }
     if (eps <= 0) eps = 1e-6;
     if (atol <= 0) atol = 1e-5;
@@ -119,7 +119,7 @@ static tn_tensor *tn__gg_fn(tn_tensor *const *in, int n_all, void *u) {
     for (int k = 0; k < nx; k++) gs[k] = tn_reshape(gs[k] ? gs[k] : tn_zeros_like(xs[k]), &m1, 1);
     return tn_cat(gs, nx);
 }
-TNDEF bool tn_gradgradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, void *user, double eps, double atol, double rtol) {
+static bool tn__gradgradcheck_impl(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, void *user, double eps, double atol, double rtol) {
     if (!fn || !inputs || n <= 0 || n >= TN_MAX_DIMS * 4) { tn__error("tn_gradgradcheck: need a function and 1 to %d inputs", TN_MAX_DIMS * 4 - 1); return false; }
     tn_scope_begin();
     tn_tensor *out = fn(inputs, n, user), *all[TN_MAX_DIMS * 4];
@@ -138,7 +138,7 @@ TNDEF bool tn_gradgradcheck(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n,
         c.fn = fn;
         c.user = user;
         c.n = n;
-        if (ok) ok = tn_gradcheck(tn__gg_fn, all, n + 1, &c, eps, atol, rtol);
+        if (ok) ok = tn__gradcheck_impl(tn__gg_fn, all, n + 1, &c, eps, atol, rtol);
     }
     tn_scope_end();
     return ok;
@@ -166,4 +166,16 @@ static tn_tensor *tn__grad_name_over(tn_tensor *t, const char *name, tn_tensor *
     nd->shown = e;
     nd->nshown = n;
     return t;
+}
+TNDEF bool tn_gradcheck_opts(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, void *user, tn_gradcheck_fn_opts o) {
+    return tn__gradcheck_impl(fn, inputs, n, user, o.eps, o.atol, o.rtol);
+}
+TNDEF bool tn_gradcheck_str(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, void *user, const char *options) {
+    TN__KW_STR_BOOL(tn_gradcheck_fn_opts, gradcheck, "tn_gradcheck", options, tn_gradcheck_opts(fn, inputs, n, user, o));
+}
+TNDEF bool tn_gradgradcheck_opts(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, void *user, tn_gradcheck_fn_opts o) {
+    return tn__gradgradcheck_impl(fn, inputs, n, user, o.eps, o.atol, o.rtol);
+}
+TNDEF bool tn_gradgradcheck_str(tn_gradcheck_fn fn, tn_tensor *const *inputs, int n, void *user, const char *options) {
+    TN__KW_STR_BOOL(tn_gradcheck_fn_opts, gradcheck, "tn_gradgradcheck", options, tn_gradgradcheck_opts(fn, inputs, n, user, o));
 }

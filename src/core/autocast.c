@@ -12,8 +12,12 @@ static TN__TLS tn__ac_state tn__ac_now[TN_NUM_DEVICES] = {{false, TN_BF16}, {fal
 static TN__TLS struct { tn_device device; tn__ac_state prev; } tn__ac_stack[64];
 static TN__TLS int tn__ac_depth, tn__ac_suspended;
 
-TNDEF int tn_autocast_begin(tn_device device, tn_dtype dtype, bool enabled) {
+TNDEF int tn_autocast_begin_opts(tn_device device, tn_autocast_fn_opts o) {
     if ((unsigned)device >= TN_NUM_DEVICES) return TN__FAIL_INT("tn_autocast_begin: invalid device %d", (int)device);
+    /* dtype None: the device's autocast dtype now (torch.autocast's get_autocast_dtype) */
+    if (o.dtype != -1 && (o.dtype < 0 || o.dtype >= TN_NUM_DTYPES)) return TN__FAIL_INT("tn_autocast_begin: invalid dtype %d", o.dtype);
+    const tn_dtype dtype = o.dtype == -1 ? tn__ac_now[device].dtype : (tn_dtype)o.dtype;
+    const bool enabled = o.enabled;
     if (dtype != TN_F16 && dtype != TN_BF16 && !(device == TN_CUDA && dtype == TN_F32))
         return TN__FAIL_INT("tn_autocast_begin: in %s autocast the target dtype must be float16 or bfloat16, got %s", tn_device_name(device), tn_dtype_name(dtype));
     if (tn__ac_depth == (int)(sizeof tn__ac_stack / sizeof tn__ac_stack[0])) return TN__FAIL_INT("tn_autocast_begin: autocast regions nested more than 64 deep");
@@ -22,6 +26,9 @@ TNDEF int tn_autocast_begin(tn_device device, tn_dtype dtype, bool enabled) {
     tn__ac_now[device].enabled = enabled;
     tn__ac_now[device].dtype = dtype;
     return 0;
+}
+TNDEF int tn_autocast_begin_str(tn_device device, const char *options) {
+    TN__KW_STR_INT(tn_autocast_fn_opts, autocast, "tn_autocast_begin", options, tn_autocast_begin_opts(device, o));
 }
 TNDEF int tn_autocast_end(void) {
     if (tn__ac_depth == 0) return TN__FAIL_INT("tn_autocast_end: no autocast region is open");

@@ -731,7 +731,7 @@ static tn_tensor *tn__fill_random_(const char *fn, tn_tensor *t, tn_random_op op
     tn_scope_end();
     return rc ? NULL : t;
 }
-TNDEF tn_tensor *tn_normal_(tn_tensor *t, double mean, double std, tn_generator *gen) {
+static tn_tensor *tn__normal_impl(tn_tensor *t, double mean, double std, tn_generator *gen) {
     const char *fn = "tn_normal_";
     TN__CHECK_NULL(t);
     if (tn__check_cpu_dtype(fn, t)) return NULL;
@@ -739,7 +739,7 @@ TNDEF tn_tensor *tn_normal_(tn_tensor *t, double mean, double std, tn_generator 
     if (!tn_dtype_is_floating(t->dtype) && !tn_dtype_is_complex(t->dtype)) return (tn_tensor *)tn__error("%s: \"normal_kernel_cpu\" not implemented for '%s'", fn, tn__torch_type_name(t->dtype));
     return TN__AS(fn, tn__fill_random_(fn, t, NORMAL, mean, std, gen));
 }
-TNDEF tn_tensor *tn_uniform_(tn_tensor *t, double from, double to, tn_generator *gen) {
+static tn_tensor *tn__uniform_impl(tn_tensor *t, double from, double to, tn_generator *gen) {
     const char *fn = "tn_uniform_";
     TN__CHECK_NULL(t);
     if (tn__check_cpu_dtype(fn, t)) return NULL;
@@ -758,7 +758,7 @@ static int tn__check_sampler_target(const char *fn, const char *what, tn_tensor 
                             fn, what, tn__torch_type_name(t->dtype));
     return 0;
 }
-TNDEF tn_tensor *tn_exponential_(tn_tensor *t, double lambd, tn_generator *gen) {
+static tn_tensor *tn__exponential_impl(tn_tensor *t, double lambd, tn_generator *gen) {
     const char *fn = "tn_exponential_";
     TN__CHECK_NULL(t);
     if (tn__check_sampler_target(fn, "Exponential", t)) return NULL;
@@ -766,7 +766,7 @@ TNDEF tn_tensor *tn_exponential_(tn_tensor *t, double lambd, tn_generator *gen) 
     if (!(lambd > 0)) return (tn_tensor *)tn__error("%s: exponential_ expects lambda > 0.0, but found lambda=%g", fn, lambd);
     return TN__AS(fn, tn__sample_(fn, t, TN__EXPONENTIAL, lambd, 0, gen));
 }
-TNDEF tn_tensor *tn_geometric_(tn_tensor *t, double p, tn_generator *gen) {
+static tn_tensor *tn__geometric_impl(tn_tensor *t, double p, tn_generator *gen) {
     const char *fn = "tn_geometric_";
     TN__CHECK_NULL(t);
     if (tn__check_cpu_dtype(fn, t)) return NULL;
@@ -775,7 +775,7 @@ TNDEF tn_tensor *tn_geometric_(tn_tensor *t, double p, tn_generator *gen) {
     if (t->dtype == TN_BOOL) return (tn_tensor *)tn__error("%s: \"geometric_cpu\" not implemented for 'Bool'", fn);
     return TN__AS(fn, tn__sample_(fn, t, TN__GEOMETRIC, p, 0, gen));
 }
-TNDEF tn_tensor *tn_cauchy_(tn_tensor *t, double median, double sigma, tn_generator *gen) {
+static tn_tensor *tn__cauchy_impl(tn_tensor *t, double median, double sigma, tn_generator *gen) {
     const char *fn = "tn_cauchy_";
     TN__CHECK_NULL(t);
     /* 2025 PyTorch checks sigma (1.13 drew with any) */
@@ -783,7 +783,7 @@ TNDEF tn_tensor *tn_cauchy_(tn_tensor *t, double median, double sigma, tn_genera
     if (tn__check_sampler_target(fn, "Cauchy", t)) return NULL;
     return TN__AS(fn, tn__sample_(fn, t, TN__CAUCHY, median, sigma, gen));
 }
-TNDEF tn_tensor *tn_log_normal_(tn_tensor *t, double mean, double std, tn_generator *gen) {
+static tn_tensor *tn__log_normal_impl(tn_tensor *t, double mean, double std, tn_generator *gen) {
     const char *fn = "tn_log_normal_";
     TN__CHECK_NULL(t);
     if (!(std > 0)) return (tn_tensor *)tn__error("%s: log_normal_ expects std > 0.0, but found std=%g", fn, std);
@@ -887,9 +887,24 @@ static tn_tensor *tn__random_impl(tn_tensor *t, int64_t from, int64_t to, tn_gen
     tn_scope_end();
     return rc ? NULL : t;
 }
-TNDEF tn_tensor *tn_random_(tn_tensor *t, int64_t from, int64_t to, tn_generator *gen) {
+static tn_tensor *tn__random_fill(tn_tensor *t, int64_t from, int64_t to, tn_generator *gen) {
     TN__CHECK_NULL(t);
     if (tn__check_cpu_dtype("tn_random_", t)) return NULL;
     if (tn_is_complex(t)) return (tn_tensor *)tn__error("tn_random_: check_random_bounds handles only integral, floating-point and boolean types (got %s)", tn_dtype_name(t->dtype));
     return TN__AS("tn_random_", tn__random_impl(t, from, to, gen));
 }
+/* The in-place fills' keyword forms (PyTorch's names and defaults, the generator a field) */
+TNDEF tn_tensor *tn_normal__opts(tn_tensor *t, tn_normal_fill_opts o) { return tn__normal_impl(t, o.mean, o.std, o.generator); }
+TNDEF tn_tensor *tn_normal__str(tn_tensor *t, const char *options) { TN__KW_STR(tn_normal_fill_opts, normal_fill, "tn_normal_", options, tn_normal__opts(t, o)); }
+TNDEF tn_tensor *tn_uniform__opts(tn_tensor *t, tn_uniform_fill_opts o) { return tn__uniform_impl(t, o.from, o.to, o.generator); }
+TNDEF tn_tensor *tn_uniform__str(tn_tensor *t, const char *options) { TN__KW_STR(tn_uniform_fill_opts, uniform_fill, "tn_uniform_", options, tn_uniform__opts(t, o)); }
+TNDEF tn_tensor *tn_exponential__opts(tn_tensor *t, tn_exponential_fill_opts o) { return tn__exponential_impl(t, o.lambd, o.generator); }
+TNDEF tn_tensor *tn_exponential__str(tn_tensor *t, const char *options) { TN__KW_STR(tn_exponential_fill_opts, exponential_fill, "tn_exponential_", options, tn_exponential__opts(t, o)); }
+TNDEF tn_tensor *tn_cauchy__opts(tn_tensor *t, tn_cauchy_fill_opts o) { return tn__cauchy_impl(t, o.median, o.sigma, o.generator); }
+TNDEF tn_tensor *tn_cauchy__str(tn_tensor *t, const char *options) { TN__KW_STR(tn_cauchy_fill_opts, cauchy_fill, "tn_cauchy_", options, tn_cauchy__opts(t, o)); }
+TNDEF tn_tensor *tn_log_normal__opts(tn_tensor *t, tn_log_normal_fill_opts o) { return tn__log_normal_impl(t, o.mean, o.std, o.generator); }
+TNDEF tn_tensor *tn_log_normal__str(tn_tensor *t, const char *options) { TN__KW_STR(tn_log_normal_fill_opts, log_normal_fill, "tn_log_normal_", options, tn_log_normal__opts(t, o)); }
+TNDEF tn_tensor *tn_random__opts(tn_tensor *t, tn_random_fill_opts o) { return tn__random_fill(t, o.from, o.to, o.generator); }
+TNDEF tn_tensor *tn_random__str(tn_tensor *t, const char *options) { TN__KW_STR(tn_random_fill_opts, random_fill, "tn_random_", options, tn_random__opts(t, o)); }
+TNDEF tn_tensor *tn_geometric__opts(tn_tensor *t, double p, tn_generator_fill_opts o) { return tn__geometric_impl(t, p, o.generator); }
+TNDEF tn_tensor *tn_geometric__str(tn_tensor *t, double p, const char *options) { TN__KW_STR(tn_generator_fill_opts, generator_fill, "tn_geometric_", options, tn_geometric__opts(t, p, o)); }

@@ -49,7 +49,7 @@ TNDEF bool tn_dist_is_initialized(void) { return tn__dist_ready; }
 
 #ifndef TENSOR_MPI
 #define TN__NO_MPI(fn) TN__FAIL_INT("%s: this library was built without MPI (build it with make DIST=mpi, which links Open MPI)", fn)
-TNDEF int tn_dist_init(const char *backend, double timeout_s) { (void)backend; (void)timeout_s; return TN__NO_MPI("tn_dist_init"); }
+TNDEF int tn_dist_init_opts(const char *backend, tn_dist_init_fn_opts o) { (void)backend; (void)o; return TN__NO_MPI("tn_dist_init"); }
 TNDEF int tn_dist_destroy(void) { return TN__NO_MPI("tn_dist_destroy"); }
 TNDEF int tn_dist_get_rank(const tn_dist_group *g) { (void)g; return TN__NO_MPI("tn_dist_get_rank"); }
 TNDEF int tn_dist_get_world_size(const tn_dist_group *g) { (void)g; return TN__NO_MPI("tn_dist_get_world_size"); }
@@ -77,8 +77,9 @@ static int tn__mpi_fail(const char *fn, int rc) {
     return TN__FAIL_INT("%s: MPI error: %s", fn, len ? msg : "unknown");
 }
 
-TNDEF int tn_dist_init(const char *backend, double timeout_s) {
+TNDEF int tn_dist_init_opts(const char *backend, tn_dist_init_fn_opts o) {
     const char *fn = "tn_dist_init";
+    const double timeout_s = o.timeout;   /* NAN (None) fails the > 0 test below: the default */
     if (!backend) backend = "mpi";
     if (strcmp(backend, "mpi") && strcmp(backend, "gloo"))
         return TN__FAIL_INT("%s: backend '%s' is not available (this build has 'mpi'; 'gloo' is served by MPI; 'nccl' needs the GPU unit's NCCL build)", fn, backend);
@@ -466,4 +467,7 @@ TNDEF int tn_dist_send(tn_tensor *t, int dst, int tag, tn_dist_group *g) {
 TNDEF int tn_dist_recv(tn_tensor *t, int src, int tag, tn_dist_group *g) {
     tn_dist_work *w = tn_dist_recv_async(t, src, tag, g);
     return w ? tn_dist_wait(w) : -1;
+}
+TNDEF int tn_dist_init_str(const char *backend, const char *options) {
+    TN__KW_STR_INT(tn_dist_init_fn_opts, dist_init, "tn_dist_init", options, tn_dist_init_opts(backend, o));
 }

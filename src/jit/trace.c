@@ -716,12 +716,12 @@ static tn_tensor *tn__graph_node_run(const tn_graph *g, const tn__gnode *n, tn_t
                                           (long long)n->i[0], gi ? TN__SHAPE(gi) : "(none)", h0 ? TN__SHAPE(h0) : "(none)", w ? TN__SHAPE(w) : "(none)", bh ? TN__SHAPE(bh) : "(none)");
         return tn__rnnseq((int)n->i[0], a[0], a[1], a[2], a[3], n->i[1] != 0);
     }
-    case J_BATCH_NORM: return tn_batch_norm(a[0], a[1], a[2], a[3], a[4], false, n->d[0], n->d[1]);
+    case J_BATCH_NORM: return tn_batch_norm(a[0], a[1], a[2], .weight = a[3], .bias = a[4], .momentum = n->d[0], .eps = n->d[1]);
     case J_LAYER_NORM: {
         if (!a[0] || n->i[0] < 0 || n->i[0] > a[0]->ndim) return (tn_tensor *)tn__error("tn_graph_run: layer_norm over %lld dims of a %d-d input", (long long)n->i[0], a[0] ? a[0]->ndim : 0);
         return tn_layer_norm(a[0], a[0]->shape + a[0]->ndim - n->i[0], (int)n->i[0], .weight = a[1], .bias = a[2], .eps = n->d[0]);
     }
-    case J_SDPA: return tn_scaled_dot_product_attention(a[0], a[1], a[2], a[3], 0.0, n->d[1] != 0, n->d[0]);
+    case J_SDPA: return tn_scaled_dot_product_attention(a[0], a[1], a[2], .attn_mask = a[3], .is_causal = n->d[1] != 0, .scale = n->d[0]);
     default: return (tn_tensor *)tn__error("tn_graph_run: unknown op %d", (int)n->op);
     }
 }

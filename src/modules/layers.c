@@ -55,7 +55,7 @@ TNDEF tn_module *tn_nn_linear_opts(int64_t in, int64_t out, tn_linear_opts o) {
     l->in = in; l->out = out;
     tn_tensor *w = tn__param(&l->base, "weight", TN_SHAPE(out, in)), *b = bias ? tn__param(&l->base, "bias", TN_SHAPE(out)) : NULL;
     double bound = in > 0 ? 1 / sqrt((double)in) : 0;   /* reset_parameters: weight, then bias U(-1/sqrt(in), 1/sqrt(in)) */
-    int failed = !w || (bias && !b) || tn__init_kaiming_a5(w) || (b && tn_init_uniform_(b, -bound, bound));
+    int failed = !w || (bias && !b) || tn__init_kaiming_a5(w) || (b && tn_init_uniform_(b, .a = -bound, .b = bound));
     return tn__module_or_free(&l->base, failed);
 }
 TNDEF tn_module *tn_nn_linear_str(int64_t in, int64_t out, const char *options) {
@@ -78,7 +78,7 @@ TNDEF tn_module *tn_nn_bilinear_opts(int64_t in1, int64_t in2, int64_t out, tn_l
     l->in = in1; l->in2 = in2; l->out = out;
     tn_tensor *w = tn__param(&l->base, "weight", TN_SHAPE(out, in1, in2)), *b = bias ? tn__param(&l->base, "bias", TN_SHAPE(out)) : NULL;
     double bound = in1 > 0 ? 1 / sqrt((double)in1) : 0;
-    int failed = !w || (bias && !b) || tn_init_uniform_(w, -bound, bound) || (b && tn_init_uniform_(b, -bound, bound));
+    int failed = !w || (bias && !b) || tn_init_uniform_(w, .a = -bound, .b = bound) || (b && tn_init_uniform_(b, .a = -bound, .b = bound));
     return tn__module_or_free(&l->base, failed);
 }
 TNDEF tn_module *tn_nn_bilinear_str(int64_t in1, int64_t in2, int64_t out, const char *options) {
@@ -165,7 +165,7 @@ static tn_module *tn__conv_new(const char *fn, const tn_module_type *type, int n
     double fan_in = 0;
     if (w) fan_in = (double)tn_numel(w) / (double)w->shape[0];   /* size(1) * receptive field, as _calculate_fan_in_and_fan_out */
     double bound = fan_in > 0 ? 1 / sqrt(fan_in) : 0;
-    bool failed = !w || (o.bias && !b) || tn__init_kaiming_a5(w) || (b && tn_init_uniform_(b, -bound, bound));
+    bool failed = !w || (o.bias && !b) || tn__init_kaiming_a5(w) || (b && tn_init_uniform_(b, .a = -bound, .b = bound));
     return tn__module_or_free(&c->base, failed);
 }
 TNDEF tn_module *tn_nn_conv1d_opts(int64_t in, int64_t out, int64_t k, tn_conv_opts o) { return tn__conv_new("tn_nn_conv1d", &tn__conv1d_type, 1, false, in, out, k, o); }
@@ -278,7 +278,8 @@ static tn_tensor *tn__norm_fwd(tn_module *m, tn_tensor *x) {
     }
     tn_tensor *rm = tn_module_get(m, "running_mean"), *rv = tn_module_get(m, "running_var");
     bool bn_training = m->training || (!rm && !rv);
-    return TN__AS(fn, tn_batch_norm(x, !m->training || q->track ? rm : NULL, !m->training || q->track ? rv : NULL, w, b, bn_training, factor, q->eps));
+    return TN__AS(fn, tn_batch_norm(x, !m->training || q->track ? rm : NULL, !m->training || q->track ? rv : NULL, .weight = w, .bias = b,
+                                    .training = bn_training, .momentum = factor, .eps = q->eps));
 }
 static void tn__norm_repr(tn_module *m, char *b, size_t n) {
     tn__normm *q = (tn__normm *)m;
@@ -317,13 +318,13 @@ static tn_module *tn__norm_new(const char *fn, const tn_module_type *type, int k
                  !tn__buffer(&q->base, "num_batches_tracked", NULL, 0, TN_I64, 0);
     return tn__module_or_free(&q->base, failed);
 }
-TNDEF tn_module *tn_nn_batch_norm1d_opts(int64_t nf, tn_batch_norm_opts o) {
+TNDEF tn_module *tn_nn_batch_norm1d_opts(int64_t nf, tn_batch_norm_module_opts o) {
     return tn__norm_new("tn_nn_batch_norm1d", &tn__bn1d_type, 0, nf, 0, NULL, 0, o.eps, o.momentum, o.affine, true, o.track_running_stats);
 }
-TNDEF tn_module *tn_nn_batch_norm2d_opts(int64_t nf, tn_batch_norm_opts o) {
+TNDEF tn_module *tn_nn_batch_norm2d_opts(int64_t nf, tn_batch_norm_module_opts o) {
     return tn__norm_new("tn_nn_batch_norm2d", &tn__bn2d_type, 1, nf, 0, NULL, 0, o.eps, o.momentum, o.affine, true, o.track_running_stats);
 }
-TNDEF tn_module *tn_nn_batch_norm3d_opts(int64_t nf, tn_batch_norm_opts o) {
+TNDEF tn_module *tn_nn_batch_norm3d_opts(int64_t nf, tn_batch_norm_module_opts o) {
     return tn__norm_new("tn_nn_batch_norm3d", &tn__bn3d_type, 4, nf, 0, NULL, 0, o.eps, o.momentum, o.affine, true, o.track_running_stats);
 }
 TNDEF tn_module *tn_nn_layer_norm_opts(const int64_t *shape, int n, tn_layer_norm_module_opts o) {
@@ -333,13 +334,13 @@ TNDEF tn_module *tn_nn_group_norm_opts(int64_t groups, int64_t channels, tn_grou
     return tn__norm_new("tn_nn_group_norm", &tn__gn_type, 3, channels, groups, NULL, 0, o.eps, 0, o.affine, true, false);
 }
 TNDEF tn_module *tn_nn_batch_norm1d_str(int64_t nf, const char *options) {
-    TN__KW_STR(tn_batch_norm_opts, batch_norm, "tn_nn_batch_norm1d", options, tn_nn_batch_norm1d_opts(nf, o));
+    TN__KW_STR(tn_batch_norm_module_opts, batch_norm, "tn_nn_batch_norm1d", options, tn_nn_batch_norm1d_opts(nf, o));
 }
 TNDEF tn_module *tn_nn_batch_norm2d_str(int64_t nf, const char *options) {
-    TN__KW_STR(tn_batch_norm_opts, batch_norm, "tn_nn_batch_norm2d", options, tn_nn_batch_norm2d_opts(nf, o));
+    TN__KW_STR(tn_batch_norm_module_opts, batch_norm, "tn_nn_batch_norm2d", options, tn_nn_batch_norm2d_opts(nf, o));
 }
 TNDEF tn_module *tn_nn_batch_norm3d_str(int64_t nf, const char *options) {
-    TN__KW_STR(tn_batch_norm_opts, batch_norm, "tn_nn_batch_norm3d", options, tn_nn_batch_norm3d_opts(nf, o));
+    TN__KW_STR(tn_batch_norm_module_opts, batch_norm, "tn_nn_batch_norm3d", options, tn_nn_batch_norm3d_opts(nf, o));
 }
 TNDEF tn_module *tn_nn_layer_norm_str(const int64_t *shape, int n, const char *options) {
     TN__KW_STR(tn_layer_norm_module_opts, layer_norm, "tn_nn_layer_norm", options, tn_nn_layer_norm_opts(shape, n, o));
@@ -396,7 +397,7 @@ TNDEF tn_module *tn_nn_embedding_opts(int64_t num, int64_t dim, tn_embedding_opt
     if (!q) return NULL;
     q->a = num; q->b = dim; q->padded = given; q->p = given ? (double)(pad < 0 ? pad + num : pad) : 0;
     tn_tensor *w = tn__param(&q->base, "weight", TN_SHAPE(num, dim));
-    int failed = !w || tn_init_normal_(w, 0, 1);
+    int failed = !w || tn_init_normal_(w);
     if (!failed && q->padded) {
         tn_scope_begin();
         failed = tn__init_fill(tn_select(tn_detach(w), 0, (int64_t)q->p), tn_zeros(TN_SHAPE(dim), TN_F32));

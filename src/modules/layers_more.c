@@ -61,7 +61,7 @@ static tn_module *tn__conv3d_new(const char *fn, bool transposed, int64_t in, in
     const int64_t shape[5] = {transposed ? in : out, transposed ? out / o.groups : in / o.groups, k[0], k[1], k[2]};
     tn_tensor *w = tn__param(&c->base, "weight", shape, 5), *b = o.bias ? tn__param(&c->base, "bias", TN_SHAPE(out)) : NULL;
     const double fan_in = w ? (double)tn_numel(w) / (double)w->shape[0] : 0, bound = fan_in > 0 ? 1 / sqrt(fan_in) : 0;
-    const bool failed = !w || (o.bias && !b) || tn_init_uniform_(w, -bound, bound) || (b && tn_init_uniform_(b, -bound, bound));
+    const bool failed = !w || (o.bias && !b) || tn_init_uniform_(w, .a = -bound, .b = bound) || (b && tn_init_uniform_(b, .a = -bound, .b = bound));
     return tn__module_or_free(&c->base, failed);
 }
 TNDEF tn_module *tn_nn_conv3d_opts(int64_t in, int64_t out, int64_t k, tn_conv3d_layer_opts o) { return tn__conv3d_new("tn_nn_conv3d", false, in, out, k, o); }
@@ -320,7 +320,7 @@ TNDEF tn_module *tn_nn_embedding_bag_opts(int64_t num, int64_t dim, tn_embedding
     if (!q) return NULL;
     q->num = num; q->dim = dim; q->o = o;
     tn_tensor *w = tn__param(&q->base, "weight", TN_SHAPE(num, dim));
-    int failed = !w || tn_init_normal_(w, 0, 1);
+    int failed = !w || tn_init_normal_(w);
     if (!failed && o.padding_idx != TN_NONE) {
         tn_scope_begin();
         failed = tn__init_fill(tn_select(tn_detach(w), 0, o.padding_idx), tn_zeros(TN_SHAPE(dim), TN_F32));
@@ -354,7 +354,7 @@ static tn_tensor *tn__lazy_linear_fwd(tn_module *m, tn_tensor *x) {
     const bool bias = tn_module_get(m, "bias") != NULL;
     tn_tensor *w = tn__lazy_param(m, "weight", TN_SHAPE(l->out, in), false, 0), *b = bias ? tn__lazy_param(m, "bias", TN_SHAPE(l->out), false, 0) : NULL;
     const double bound = in > 0 ? 1 / sqrt((double)in) : 0;
-    if (!w || (bias && !b) || tn_init_uniform_(w, -bound, bound) || (b && tn_init_uniform_(b, -bound, bound))) return NULL;
+    if (!w || (bias && !b) || tn_init_uniform_(w, .a = -bound, .b = bound) || (b && tn_init_uniform_(b, .a = -bound, .b = bound))) return NULL;
     l->in = in;
     m->type = &tn__linear_type;
     return tn__linear_fwd(m, x);
@@ -394,7 +394,7 @@ static tn_tensor *tn__lazy_conv_fwd(tn_module *m, tn_tensor *x) {
     const bool bias = tn_module_get(m, "bias") != NULL;
     tn_tensor *w = tn__lazy_param(m, "weight", shape, 2 + nsp, false, 0), *b = bias ? tn__lazy_param(m, "bias", TN_SHAPE(out), false, 0) : NULL;
     const double fan_in = w ? (double)tn_numel(w) / (double)w->shape[0] : 0, bound = fan_in > 0 ? 1 / sqrt(fan_in) : 0;
-    if (!w || (bias && !b) || tn_init_uniform_(w, -bound, bound) || (b && tn_init_uniform_(b, -bound, bound))) return NULL;
+    if (!w || (bias && !b) || tn_init_uniform_(w, .a = -bound, .b = bound) || (b && tn_init_uniform_(b, .a = -bound, .b = bound))) return NULL;
     if (three) {
         c3->in = in;
         m->type = transposed ? &tn__convt3d_type : &tn__conv3d_type;
@@ -469,6 +469,6 @@ static tn_module *tn__lazy_bn(tn_module *m, int d) {
     m->type = &tn__lazy_bn_types[d];
     return tn__module_or_free(m, !tn__lazy_placeholders(m, params, 2, false) || !tn__lazy_placeholders(m, bufs, 2, true));
 }
-TNDEF tn_module *tn_nn_lazy_batch_norm1d_opts(tn_batch_norm_opts o) { return tn__lazy_bn(tn_nn_batch_norm1d_opts(1, o), 0); }
-TNDEF tn_module *tn_nn_lazy_batch_norm2d_opts(tn_batch_norm_opts o) { return tn__lazy_bn(tn_nn_batch_norm2d_opts(1, o), 1); }
-TNDEF tn_module *tn_nn_lazy_batch_norm3d_opts(tn_batch_norm_opts o) { return tn__lazy_bn(tn_nn_batch_norm3d_opts(1, o), 2); }
+TNDEF tn_module *tn_nn_lazy_batch_norm1d_opts(tn_batch_norm_module_opts o) { return tn__lazy_bn(tn_nn_batch_norm1d_opts(1, o), 0); }
+TNDEF tn_module *tn_nn_lazy_batch_norm2d_opts(tn_batch_norm_module_opts o) { return tn__lazy_bn(tn_nn_batch_norm2d_opts(1, o), 1); }
+TNDEF tn_module *tn_nn_lazy_batch_norm3d_opts(tn_batch_norm_module_opts o) { return tn__lazy_bn(tn_nn_batch_norm3d_opts(1, o), 2); }

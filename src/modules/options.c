@@ -19,6 +19,7 @@ typedef struct tn__kwkey { const char *name; char type; size_t off; const char *
 #define TN__KW_TYPE_S 'S'
 #define TN__KW_TYPE_T 'T'
 #define TN__KW_TYPE_MOD 'N'
+#define TN__KW_TYPE_GEN 'G'
 #define TN__KW_TYPE_IL 'L'
 #define TN__KW_TYPE_DL 'M'
 #define TN__KW_ROW(type, name, def, words) {#name, TN__KW_TYPE_##type, offsetof(TN__KW_T, name), words},
@@ -210,6 +211,8 @@ static int tn__kw_set(const char *fn, const tn__kwkey *key, tn__kwspan k, tn__kw
         return TN__FAIL_INT("%s: option %s is a tensor, which the option text cannot give (pass it in the options struct)", fn, name);
     case 'N':
         return TN__FAIL_INT("%s: option %s is a module, which the option text cannot give (pass it in the options struct)", fn, name);
+    case 'G':
+        return TN__FAIL_INT("%s: option %s is a generator, which the option text cannot give (pass it in the options struct)", fn, name);
     default: break;
     }
     /* I, and P given a number */
@@ -313,7 +316,7 @@ static bool tn__kw_same(const tn__kwkey *key, const void *a, const void *b) {
         const char *s = *(const char *const *)x, *t = *(const char *const *)y;
         return s == t || (s && t && !strcmp(s, t));
     }
-    case 'T': case 'N': return *(void *const *)x == *(void *const *)y;
+    case 'T': case 'N': case 'G': return *(void *const *)x == *(void *const *)y;
     case 'L': return ((const tn_ints *)x)->n == 0 && ((const tn_ints *)y)->n == 0;
     case 'M': return ((const tn_doubles *)x)->n == 0 && ((const tn_doubles *)y)->n == 0;
     default: return false;
@@ -362,8 +365,8 @@ static const tn__kwkey tn__kw_conv[] = {TN_FIELDS_tn_conv_opts(TN__KW_ROW)};
 #define TN__KW_T tn_pool_opts
 static const tn__kwkey tn__kw_pool[] = {TN_FIELDS_tn_pool_opts(TN__KW_ROW)};
 #undef TN__KW_T
-#define TN__KW_T tn_batch_norm_opts
-static const tn__kwkey tn__kw_batch_norm[] = {TN_FIELDS_tn_batch_norm_opts(TN__KW_ROW)};
+#define TN__KW_T tn_batch_norm_module_opts
+static const tn__kwkey tn__kw_batch_norm[] = {TN_FIELDS_tn_batch_norm_module_opts(TN__KW_ROW)};
 #undef TN__KW_T
 #define TN__KW_T tn_layer_norm_module_opts
 static const tn__kwkey tn__kw_layer_norm[] = {TN_FIELDS_tn_layer_norm_module_opts(TN__KW_ROW)};
@@ -809,6 +812,71 @@ static const tn__kwkey tn__kw_tensordot[] = {TN_FIELDS_tn_tensordot_fn_opts(TN__
 #define TN__KW_T tn_cross_fn_opts
 static const tn__kwkey tn__kw_cross[] = {TN_FIELDS_tn_cross_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
+/* issue 19's last positional functions: the norms, attention, the in-place random fills, nn.init,
+   clip_grad_norm_, gradcheck, autocast and init_process_group */
+#define TN__KW_T tn_batch_norm_fn_opts
+static const tn__kwkey tn__kw_batch_norm_fn[] = {TN_FIELDS_tn_batch_norm_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_instance_norm_fn_opts
+static const tn__kwkey tn__kw_instance_norm_fn[] = {TN_FIELDS_tn_instance_norm_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_sdpa_fn_opts
+static const tn__kwkey tn__kw_sdpa[] = {TN_FIELDS_tn_sdpa_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_normal_fill_opts
+static const tn__kwkey tn__kw_normal_fill[] = {TN_FIELDS_tn_normal_fill_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_uniform_fill_opts
+static const tn__kwkey tn__kw_uniform_fill[] = {TN_FIELDS_tn_uniform_fill_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_exponential_fill_opts
+static const tn__kwkey tn__kw_exponential_fill[] = {TN_FIELDS_tn_exponential_fill_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_generator_fill_opts
+static const tn__kwkey tn__kw_generator_fill[] = {TN_FIELDS_tn_generator_fill_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_cauchy_fill_opts
+static const tn__kwkey tn__kw_cauchy_fill[] = {TN_FIELDS_tn_cauchy_fill_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_log_normal_fill_opts
+static const tn__kwkey tn__kw_log_normal_fill[] = {TN_FIELDS_tn_log_normal_fill_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_random_fill_opts
+static const tn__kwkey tn__kw_random_fill[] = {TN_FIELDS_tn_random_fill_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_gradcheck_fn_opts
+static const tn__kwkey tn__kw_gradcheck[] = {TN_FIELDS_tn_gradcheck_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_autocast_fn_opts
+static const tn__kwkey tn__kw_autocast[] = {TN_FIELDS_tn_autocast_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_init_gain_fn_opts
+static const tn__kwkey tn__kw_init_gain[] = {TN_FIELDS_tn_init_gain_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_init_uniform_fn_opts
+static const tn__kwkey tn__kw_init_uniform[] = {TN_FIELDS_tn_init_uniform_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_init_normal_fn_opts
+static const tn__kwkey tn__kw_init_normal[] = {TN_FIELDS_tn_init_normal_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_init_xavier_fn_opts
+static const tn__kwkey tn__kw_init_xavier[] = {TN_FIELDS_tn_init_xavier_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_init_kaiming_fn_opts
+static const tn__kwkey tn__kw_init_kaiming[] = {TN_FIELDS_tn_init_kaiming_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_init_trunc_normal_fn_opts
+static const tn__kwkey tn__kw_init_trunc_normal[] = {TN_FIELDS_tn_init_trunc_normal_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_init_sparse_fn_opts
+static const tn__kwkey tn__kw_init_sparse[] = {TN_FIELDS_tn_init_sparse_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_clip_grad_norm_fn_opts
+static const tn__kwkey tn__kw_clip_grad_norm[] = {TN_FIELDS_tn_clip_grad_norm_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_dist_init_fn_opts
+static const tn__kwkey tn__kw_dist_init[] = {TN_FIELDS_tn_dist_init_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
 /* A _str function's body: the defaults, then the text (T's table tn__kw_<table>); on
    success `call` (which may use o) is returned, else NULL. */
 #define TN__KW_STR(T, table, fn, text, call) do { \
@@ -820,6 +888,12 @@ static const tn__kwkey tn__kw_cross[] = {TN_FIELDS_tn_cross_fn_opts(TN__KW_ROW)}
 #define TN__KW_STR_BOOL(T, table, fn, text, call) do { \
         T o = TN_DEFAULTS(T); \
         if (tn__kw_parse(fn, text, tn__kw_##table, TN__KW_N(tn__kw_##table), &o, NULL)) return false; \
+        return call; \
+    } while (0)
+/* The same for a _str function that returns a double (NAN on error, as clip_grad_norm_'s). */
+#define TN__KW_STR_NAN(T, table, fn, text, call) do { \
+        T o = TN_DEFAULTS(T); \
+        if (tn__kw_parse(fn, text, tn__kw_##table, TN__KW_N(tn__kw_##table), &o, NULL)) return NAN; \
         return call; \
     } while (0)
 /* The same for a _str function that returns an int (-1 on error). */

@@ -559,7 +559,7 @@ static tn_module *tn__rnn_new(const char *fn, const tn_module_type *type, int mo
             }
         }
     const double bound = 1 / sqrt((double)hidden);   /* reset_parameters: every parameter U(-1/sqrt(H), 1/sqrt(H)) */
-    for (int i = 0; !failed && i < r->base.nparams; i++) failed = tn_init_uniform_(r->base.params[i].t, -bound, bound);
+    for (int i = 0; !failed && i < r->base.nparams; i++) failed = tn_init_uniform_(r->base.params[i].t, .a = -bound, .b = bound);
     return tn__module_or_free(&r->base, failed);
 }
 TNDEF tn_module *tn_nn_rnn_opts(int64_t in, int64_t hidden, tn_rnn_opts o) { return tn__rnn_new("tn_nn_rnn", &tn__rnn_type, TN__RNN_TANH, false, in, hidden, o); }
@@ -756,11 +756,11 @@ static tn_module *tn__mha_new(const char *fn, int64_t E, int64_t heads, double d
     int failed = !out;
     if (!failed && kdim == E && vdim == E) {
         tn_tensor *w = tn__param(m, "in_proj_weight", TN_SHAPE(3 * E, E));
-        failed = !w || tn_init_xavier_uniform_(w, 1);
+        failed = !w || tn_init_xavier_uniform_(w);
     } else if (!failed) { /* separate projections, as PyTorch when kdim or vdim differ */
         tn_tensor *wq = tn__param(m, "q_proj_weight", TN_SHAPE(E, E)), *wk = wq ? tn__param(m, "k_proj_weight", TN_SHAPE(E, kdim)) : NULL;
         tn_tensor *wv = wk ? tn__param(m, "v_proj_weight", TN_SHAPE(E, vdim)) : NULL;
-        failed = !wv || tn_init_xavier_uniform_(wq, 1) || tn_init_xavier_uniform_(wk, 1) || tn_init_xavier_uniform_(wv, 1);
+        failed = !wv || tn_init_xavier_uniform_(wq) || tn_init_xavier_uniform_(wk) || tn_init_xavier_uniform_(wv);
     }
     if (!failed && bias) {
         tn_tensor *b = tn__param(m, "in_proj_bias", TN_SHAPE(3 * E));
@@ -768,7 +768,7 @@ static tn_module *tn__mha_new(const char *fn, int64_t E, int64_t heads, double d
     }
     if (!failed && add_bias_kv) {
         tn_tensor *bk = tn__param(m, "bias_k", TN_SHAPE(1, 1, E)), *bv = bk ? tn__param(m, "bias_v", TN_SHAPE(1, 1, E)) : NULL;
-        failed = !bv || tn_init_xavier_normal_(bk, 1) || tn_init_xavier_normal_(bv, 1);
+        failed = !bv || tn_init_xavier_normal_(bk) || tn_init_xavier_normal_(bv);
     }
     if (!failed) {
         out = tn_module_add(m, "out_proj", out);   /* frees out on failure */
@@ -964,9 +964,10 @@ static int tn__mha_check(const char *fn, tn__mham *a, tn_tensor *q, tn_tensor *k
     for (int i = 0; op && i < op->nparams; i++) if (tn__nn_same(fn, q, op->params[i].t, "out_proj's parameters")) return -1;
     return 0;
 }
-TNDEF tn_tensor *tn_nn_mha_forward(tn_module *m, tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *key_padding_mask, tn_tensor *attn_mask,
-                                   bool need_weights, bool average_attn_weights, bool is_causal, tn_tensor **attn_weights) {
+TNDEF tn_tensor *tn_nn_mha_forward_opts(tn_module *m, tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor **attn_weights, tn_mha_forward_opts o) {
     const char *fn = "MultiheadAttention";
+    tn_tensor *const key_padding_mask = o.key_padding_mask, *const attn_mask = o.attn_mask;
+    const bool need_weights = o.need_weights, average_attn_weights = o.average_attn_weights, is_causal = o.is_causal;
     if (attn_weights) *attn_weights = NULL;
     if (!m || m->type != &tn__mha_type) return (tn_tensor *)tn__error("tn_nn_mha_forward: expected a MultiheadAttention module, got %s", m ? m->type->name : "NULL");
     TN__CHECK_NULL(q, k, v);
@@ -992,7 +993,7 @@ TNDEF tn_tensor *tn_nn_generate_square_subsequent_mask(int64_t sz, tn_dtype dtyp
 
 /* TransformerEncoderLayer, TransformerDecoderLayer */
 typedef struct tn__tlayer { tn_module base; bool decoder, norm_first, gelu; } tn__tlayer;
-static tn_tensor *tn__enc_layer_fwd(tn_module *m, tn_tensor *x) { return tn_nn_transformer_encoder_layer_forward(m, x, NULL, NULL, false); }
+static tn_tensor *tn__enc_layer_fwd(tn_module *m, tn_tensor *x) { return tn_nn_transformer_encoder_layer_forward(m, x); }
 static const tn_module_type tn__enc_layer_type = {"TransformerEncoderLayer", tn__enc_layer_fwd, NULL, NULL};
 static const tn_module_type tn__dec_layer_type = {"TransformerDecoderLayer", NULL, NULL, NULL};
 static tn_module *tn__tlayer_new(const char *fn, bool decoder, int64_t d, int64_t nhead, tn_transformer_layer_opts o) {
@@ -1037,7 +1038,8 @@ static tn_tensor *tn__child_fwd(tn_module *m, const char *child, tn_tensor *x) {
 /* dropout(attention(x, mem, mem)); mem NULL: self-attention */
 static tn_tensor *tn__tlayer_attn(tn_module *m, const char *attn, const char *drop, tn_tensor *x, tn_tensor *mem, tn_tensor *mask, tn_tensor *kpm, bool causal) {
     if (!mem) mem = x;
-    return tn__child_fwd(m, drop, tn_nn_mha_forward(tn_module_child(m, attn), x, mem, mem, kpm, mask, false, true, causal, NULL));
+    return tn__child_fwd(m, drop, tn_nn_mha_forward(tn_module_child(m, attn), x, mem, mem, NULL, .key_padding_mask = kpm, .need_weights = false,
+                                                    .attn_mask = mask, .is_causal = causal));
 }
 /* dropout_last(linear2(dropout(activation(linear1(x))))) */
 static tn_tensor *tn__tlayer_ff(tn__tlayer *t, tn_tensor *x) {
@@ -1064,19 +1066,18 @@ static tn_tensor *tn__tlayer_core(tn__tlayer *t, tn_tensor *x, tn_tensor *mem, t
     }
     return tn__scope_return(x);
 }
-TNDEF tn_tensor *tn_nn_transformer_encoder_layer_forward(tn_module *m, tn_tensor *src, tn_tensor *src_mask, tn_tensor *src_key_padding_mask, bool is_causal) {
+TNDEF tn_tensor *tn_nn_transformer_encoder_layer_forward_opts(tn_module *m, tn_tensor *src, tn_encoder_layer_forward_opts o) {
     if (!m || m->type != &tn__enc_layer_type)
         return (tn_tensor *)tn__error("tn_nn_transformer_encoder_layer_forward: expected a TransformerEncoderLayer, got %s", m ? m->type->name : "NULL");
     TN__CHECK_NULL(src);
-    return TN__AS("TransformerEncoderLayer", tn__tlayer_core((tn__tlayer *)m, src, NULL, src_mask, NULL, src_key_padding_mask, NULL, is_causal));
+    return TN__AS("TransformerEncoderLayer", tn__tlayer_core((tn__tlayer *)m, src, NULL, o.src_mask, NULL, o.src_key_padding_mask, NULL, o.is_causal));
 }
-TNDEF tn_tensor *tn_nn_transformer_decoder_layer_forward(tn_module *m, tn_tensor *tgt, tn_tensor *memory, tn_tensor *tgt_mask, tn_tensor *memory_mask,
-                                                         tn_tensor *tgt_key_padding_mask, tn_tensor *memory_key_padding_mask, bool tgt_is_causal) {
+TNDEF tn_tensor *tn_nn_transformer_decoder_layer_forward_opts(tn_module *m, tn_tensor *tgt, tn_tensor *memory, tn_decoder_layer_forward_opts o) {
     if (!m || m->type != &tn__dec_layer_type)
         return (tn_tensor *)tn__error("tn_nn_transformer_decoder_layer_forward: expected a TransformerDecoderLayer, got %s", m ? m->type->name : "NULL");
     TN__CHECK_NULL(tgt, memory);
-    return TN__AS("TransformerDecoderLayer", tn__tlayer_core((tn__tlayer *)m, tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask,
-                                                             memory_key_padding_mask, tgt_is_causal));
+    return TN__AS("TransformerDecoderLayer", tn__tlayer_core((tn__tlayer *)m, tgt, memory, o.tgt_mask, o.memory_mask, o.tgt_key_padding_mask,
+                                                             o.memory_key_padding_mask, o.tgt_is_causal));
 }
 
 /* TransformerEncoder, TransformerDecoder: deep copies of one layer. copy.deepcopy needs each
@@ -1124,7 +1125,7 @@ static tn_module *tn__module_deepcopy(const char *fn, const tn_module *m) {
     for (int i = 0; !failed && i < m->nchildren; i++) failed = !tn_module_add(c, m->children[i].name, tn__module_deepcopy(fn, m->children[i].m));
     return tn__module_or_free(c, failed);
 }
-static tn_tensor *tn__encoder_fwd(tn_module *m, tn_tensor *x) { return tn_nn_transformer_encoder_forward(m, x, NULL, NULL, false); }
+static tn_tensor *tn__encoder_fwd(tn_module *m, tn_tensor *x) { return tn_nn_transformer_encoder_forward(m, x); }
 static const tn_module_type tn__encoder_type = {"TransformerEncoder", tn__encoder_fwd, NULL, NULL};
 static const tn_module_type tn__decoder_type = {"TransformerDecoder", NULL, NULL, NULL};
 static tn_module *tn__tstack_new(const char *fn, const tn_module_type *type, const tn_module_type *layer_type, tn_module *layer, int64_t n, tn_module *norm) {
@@ -1185,24 +1186,25 @@ static tn_tensor *tn__tstack_core(tn_module *m, bool decoder, tn_tensor *x, tn_t
     tn_scope_begin();
     for (int i = 0; x && i < tn_module_num_children(layers); i++) {
         tn_module *l = tn_module_child_at(layers, i, NULL);
-        x = decoder ? tn_nn_transformer_decoder_layer_forward(l, x, mem, mask, mem_mask, kpm, mem_kpm, causal)
-                    : tn_nn_transformer_encoder_layer_forward(l, x, mask, kpm, causal);
+        x = decoder ? tn_nn_transformer_decoder_layer_forward(l, x, mem, .tgt_mask = mask, .memory_mask = mem_mask, .tgt_key_padding_mask = kpm,
+                                                              .memory_key_padding_mask = mem_kpm, .tgt_is_causal = causal)
+                    : tn_nn_transformer_encoder_layer_forward(l, x, .src_mask = mask, .src_key_padding_mask = kpm, .is_causal = causal);
     }
     if (norm) x = tn_module_forward(norm, x);
     if (x == src) x = tn__own(tn_retain(x));   /* no layers and no norm: the input itself, a new reference */
     return tn__scope_return(x);
 }
-TNDEF tn_tensor *tn_nn_transformer_encoder_forward(tn_module *m, tn_tensor *src, tn_tensor *mask, tn_tensor *src_key_padding_mask, bool is_causal) {
+/* is_causal None (-1) as False: a causal mask is detected as one where it is used (tn__is_causal_mask) */
+TNDEF tn_tensor *tn_nn_transformer_encoder_forward_opts(tn_module *m, tn_tensor *src, tn_encoder_forward_opts o) {
     if (!m || m->type != &tn__encoder_type)
         return (tn_tensor *)tn__error("tn_nn_transformer_encoder_forward: expected a TransformerEncoder, got %s", m ? m->type->name : "NULL");
     TN__CHECK_NULL(src);
-    return TN__AS("TransformerEncoder", tn__tstack_core(m, false, src, NULL, mask, NULL, src_key_padding_mask, NULL, is_causal));
+    return TN__AS("TransformerEncoder", tn__tstack_core(m, false, src, NULL, o.mask, NULL, o.src_key_padding_mask, NULL, o.is_causal == 1));
 }
-TNDEF tn_tensor *tn_nn_transformer_decoder_forward(tn_module *m, tn_tensor *tgt, tn_tensor *memory, tn_tensor *tgt_mask, tn_tensor *memory_mask,
-                                                   tn_tensor *tgt_key_padding_mask, tn_tensor *memory_key_padding_mask, bool tgt_is_causal) {
+TNDEF tn_tensor *tn_nn_transformer_decoder_forward_opts(tn_module *m, tn_tensor *tgt, tn_tensor *memory, tn_decoder_forward_opts o) {
     if (!m || m->type != &tn__decoder_type)
         return (tn_tensor *)tn__error("tn_nn_transformer_decoder_forward: expected a TransformerDecoder, got %s", m ? m->type->name : "NULL");
     TN__CHECK_NULL(tgt, memory);
-    return TN__AS("TransformerDecoder", tn__tstack_core(m, true, tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask, memory_key_padding_mask,
-                                                        tgt_is_causal));
+    return TN__AS("TransformerDecoder", tn__tstack_core(m, true, tgt, memory, o.tgt_mask, o.memory_mask, o.tgt_key_padding_mask,
+                                                        o.memory_key_padding_mask, o.tgt_is_causal == 1));
 }

@@ -134,7 +134,12 @@ static tn_tensor *tn__sdpa_impl(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_ten
     if (tn__sdpa_fusable(q, k, v, mask, dropout_p)) return tn__sdpa_fused(q, k, v, mask, causal, scale);   /* no L x S matrix */
     return tn__sdpa_composite(q, k, v, mask, dropout_p, causal, scale);
 }
-TNDEF tn_tensor *tn_scaled_dot_product_attention(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *attn_mask, double dropout_p, bool is_causal, double scale) {
-    TN__AUTOCAST(TN__AC_LOWER, tn_scaled_dot_product_attention(ac_[0], ac_[1], ac_[2], ac_[3], dropout_p, is_causal, scale), q, k, v, attn_mask);
-    return TN__AS("tn_scaled_dot_product_attention", tn__sdpa_impl(q, k, v, attn_mask, dropout_p, is_causal, scale));
+/* scale NAN (None) or not positive: 1/sqrt(E) (tn__sdpa_impl's !(scale > 0)) */
+TNDEF tn_tensor *tn_scaled_dot_product_attention_opts(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_sdpa_fn_opts o) {
+    TN__AUTOCAST(TN__AC_LOWER, tn_scaled_dot_product_attention(ac_[0], ac_[1], ac_[2], .attn_mask = ac_[3], .dropout_p = o.dropout_p, .is_causal = o.is_causal,
+                                                               .scale = o.scale), q, k, v, o.attn_mask);
+    return TN__AS("tn_scaled_dot_product_attention", tn__sdpa_impl(q, k, v, o.attn_mask, o.dropout_p, o.is_causal, o.scale));
+}
+TNDEF tn_tensor *tn_scaled_dot_product_attention_str(tn_tensor *q, tn_tensor *k, tn_tensor *v, const char *options) {
+    TN__KW_STR(tn_sdpa_fn_opts, sdpa, "tn_scaled_dot_product_attention", options, tn_scaled_dot_product_attention_opts(q, k, v, o));
 }

@@ -26,7 +26,7 @@ static tn_tensor *tn__gumbel_softmax(tn_tensor *logits, tn_gumbel_softmax_fn_opt
     tn_scope_begin();
     /* empty_like(logits, legacy_contiguous_format): a contiguous tensor of logits' shape */
     tn_tensor *e = tn__own(tn__new(logits->dtype, logits->device, logits->shape, logits->ndim));
-    tn_tensor *y = e && tn_exponential_(e, 1.0, NULL) ? tn_softmax(tn_div_scalar(tn_add(logits, tn_neg(tn_log(e))), o.tau), o.dim) : NULL;
+    tn_tensor *y = e && tn_exponential_(e) ? tn_softmax(tn_div_scalar(tn_add(logits, tn_neg(tn_log(e))), o.tau), o.dim) : NULL;
     if (y && o.hard) {
         tn_tensor *index = tn_argmax_dim(y, .dim = o.dim, .keepdim = true);   /* y_soft.max(dim)[1]: the first maximum */
         tn_tensor *ones = index ? tn_ones_like(tn_to_dtype(index, y->dtype)) : NULL;

@@ -468,9 +468,11 @@ static tn_tensor *tn__batch_norm_impl(tn_tensor *x, tn_tensor *rm, tn_tensor *rv
     tn_tensor *y = tn_addcmul(shift, x, scale);
     return tn__scope_return(tn__grad_name(y, "NativeBatchNormBackward0"));
 }
-TNDEF tn_tensor *tn_batch_norm(tn_tensor *x, tn_tensor *running_mean, tn_tensor *running_var, tn_tensor *weight, tn_tensor *bias,
-                               bool training, double momentum, double eps) {
-    return TN__AS("tn_batch_norm", tn__batch_norm_impl(x, running_mean, running_var, weight, bias, training, momentum, eps));
+TNDEF tn_tensor *tn_batch_norm_opts(tn_tensor *x, tn_tensor *running_mean, tn_tensor *running_var, tn_batch_norm_fn_opts o) {
+    return TN__AS("tn_batch_norm", tn__batch_norm_impl(x, running_mean, running_var, o.weight, o.bias, o.training, o.momentum, o.eps));
+}
+TNDEF tn_tensor *tn_batch_norm_str(tn_tensor *x, tn_tensor *running_mean, tn_tensor *running_var, const char *options) {
+    TN__KW_STR(tn_batch_norm_fn_opts, batch_norm_fn, "tn_batch_norm", options, tn_batch_norm_opts(x, running_mean, running_var, o));
 }
 /* Layer norm's node: the backend's plain backward, or (create_graph, or declined) the
    closed form with differentiable ops, statistics recomputed from x so that their
@@ -622,7 +624,7 @@ static tn_tensor *tn__instance_norm_impl(tn_tensor *x, tn_tensor *rm, tn_tensor 
     tn_tensor *xr = tn_reshape(x, shape, x->ndim);
     tn_tensor *rm_r = rm ? tn_repeat(rm, TN_SHAPE(N)) : NULL, *rv_r = rv ? tn_repeat(rv, TN_SHAPE(N)) : NULL;
     tn_tensor *w_r = w ? tn_repeat(w, TN_SHAPE(N)) : NULL, *b_r = b ? tn_repeat(b, TN_SHAPE(N)) : NULL;
-    tn_tensor *y = tn_batch_norm(xr, rm_r, rv_r, w_r, b_r, use_input_stats, momentum, eps);
+    tn_tensor *y = tn_batch_norm(xr, rm_r, rv_r, .weight = w_r, .bias = b_r, .training = use_input_stats, .momentum = momentum, .eps = eps);
     if (y && use_input_stats && (rm || rv)) { /* fold the per-sample running stats back: their mean over the batch */
         tn_no_grad_begin();
         if (rm) tn_copy_(rm, tn_mean_dims(tn_reshape(rm_r, TN_SHAPE(N, C)), TN_SHAPE(0)));
@@ -632,7 +634,9 @@ static tn_tensor *tn__instance_norm_impl(tn_tensor *x, tn_tensor *rm, tn_tensor 
     y = tn_reshape(y, x->shape, x->ndim);
     return tn__scope_return(y);
 }
-TNDEF tn_tensor *tn_instance_norm(tn_tensor *x, tn_tensor *running_mean, tn_tensor *running_var, tn_tensor *weight, tn_tensor *bias,
-                                  bool use_input_stats, double momentum, double eps) {
-    return TN__AS("tn_instance_norm", tn__instance_norm_impl(x, running_mean, running_var, weight, bias, use_input_stats, momentum, eps));
+TNDEF tn_tensor *tn_instance_norm_opts(tn_tensor *x, tn_instance_norm_fn_opts o) {
+    return TN__AS("tn_instance_norm", tn__instance_norm_impl(x, o.running_mean, o.running_var, o.weight, o.bias, o.use_input_stats, o.momentum, o.eps));
+}
+TNDEF tn_tensor *tn_instance_norm_str(tn_tensor *x, const char *options) {
+    TN__KW_STR(tn_instance_norm_fn_opts, instance_norm_fn, "tn_instance_norm", options, tn_instance_norm_opts(x, o));
 }

@@ -84,8 +84,9 @@ static int tn__clip_fused(tn_tensor **grads, int n, double max_norm, double norm
     return 0;
 }
 #undef TN__CLIP_BLOCK
-TNDEF double tn_clip_grad_norm_(tn_tensor *const *params, int n, double max_norm, double norm_type) {
+TNDEF double tn_clip_grad_norm__opts(tn_tensor *const *params, int n, double max_norm, tn_clip_grad_norm_fn_opts o) {
     const char *fn = "tn_clip_grad_norm_";
+    const double norm_type = o.norm_type;   /* o.foreach only picks PyTorch's kernels: nothing here */
     if (n < 0 || (n > 0 && !params)) return tn__error("%s: need an array of %d parameters", fn, n), NAN;
     int ng = 0;
     for (int i = 0; i < n; i++) {
@@ -98,7 +99,8 @@ TNDEF double tn_clip_grad_norm_(tn_tensor *const *params, int n, double max_norm
     ng = 0;
     for (int i = 0; i < n; i++) if (params[i]->grad) grads[ng++] = params[i]->grad;
     double result = NAN;
-    const int fused = tn__clip_fused(grads, ng, max_norm, norm_type, &result);
+    /* error_if_nonfinite needs the norm before any grad is scaled: the unfused path */
+    const int fused = o.error_if_nonfinite ? 1 : tn__clip_fused(grads, ng, max_norm, norm_type, &result);
     if (fused <= 0) {   /* done in one pass (or out of memory, recorded) */
         TN_FREE(grads);
         return fused < 0 ? NAN : result;
@@ -106,6 +108,11 @@ TNDEF double tn_clip_grad_norm_(tn_tensor *const *params, int n, double max_norm
     tn_no_grad_begin();
     tn_scope_begin();
     tn_tensor *total = TN__AS(fn, tn__clip_total_norm(grads, ng, norm_type));
+    if (total && o.error_if_nonfinite && !isfinite(tn_item(total))) {
+        tn__error("%s: The total norm of order %g for gradients from `parameters` is non-finite, so it cannot be clipped. To disable this "
+                  "error and scale the gradients by the non-finite norm anyway, set `error_if_nonfinite=False`", fn, norm_type);
+        total = NULL;
+    }
     if (total) {
         /* clip_coef = max_norm / (total_norm + 1e-6), clamped to 1, in the norm's dtype */
         tn_tensor *denom = tn_add_scalar(total, 1e-6);
@@ -118,6 +125,9 @@ TNDEF double tn_clip_grad_norm_(tn_tensor *const *params, int n, double max_norm
     tn_no_grad_end();
     TN_FREE(grads);
     return result;
+}
+TNDEF double tn_clip_grad_norm__str(tn_tensor *const *params, int n, double max_norm, const char *options) {
+    TN__KW_STR_NAN(tn_clip_grad_norm_fn_opts, clip_grad_norm, "tn_clip_grad_norm_", options, tn_clip_grad_norm__opts(params, n, max_norm, o));
 }
 TNDEF int tn_clip_grad_value_(tn_tensor *const *params, int n, double clip_value) {
     const char *fn = "tn_clip_grad_value_";

@@ -124,8 +124,8 @@ static void fz_forward(tn_module *m, const int64_t *shape, int nd, int kind) {
     case FZ_LSTM_SEQ: y = tn_nn_lstm_forward(m, x, NULL, NULL, NULL, NULL); break;
     case FZ_CELL: y = tn_nn_rnn_cell_forward(m, x, NULL); break;
     case FZ_LSTM_CELLF: y = tn_nn_lstm_cell_forward(m, x, NULL, NULL, NULL); break;
-    case FZ_MHA_F: y = tn_nn_mha_forward(m, x, x, x, NULL, NULL, true, true, false, NULL); break;
-    case FZ_DECODER_F: y = tn_nn_transformer_decoder_layer_forward(m, x, x, NULL, NULL, NULL, NULL, false); break;
+    case FZ_MHA_F: y = tn_nn_mha_forward(m, x, x, x, NULL); break;
+    case FZ_DECODER_F: y = tn_nn_transformer_decoder_layer_forward(m, x, x); break;
     default: y = tn_module_forward(m, x);
     }
     fuzz_verbose("forward", !y);

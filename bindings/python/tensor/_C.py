@@ -7,7 +7,11 @@ structs declared are the small public value types the header documents field by
 field: ``tn_memory_stats``, ``tn_generator`` (seed, offset, mt19937 state), and the options structs passed
 by value where a keyword argument is a tensor: ``tn_autograd_opts``, ``tn_loss_opts``,
 ``tn_searchsorted_fn_opts``, ``tn_cov_fn_opts``, ``tn_diff_fn_opts``, ``tn_trapezoid_fn_opts``, ``tn_affine_norm_fn_opts``,
-``tn_histogram_fn_opts`` and ``tn_histogramdd_fn_opts`` (with ``tn_doubles``, a DL field's list)
+``tn_histogram_fn_opts``, ``tn_histogramdd_fn_opts`` (with ``tn_doubles``, a DL field's list),
+the functional norms' and attention's (``tn_batch_norm_fn_opts``, ``tn_instance_norm_fn_opts``,
+``tn_sdpa_fn_opts``), the module forwards' masks (``tn_mha_forward_opts``,
+``tn_encoder_layer_forward_opts``, ``tn_decoder_layer_forward_opts``) and the in-place random
+fills' (``tn_normal_fill_opts``, ..., with their generator)
 (the other keyword arguments go to the C ``_str`` functions as PyTorch's keyword text),
 and ``tn_print_options``, which tn_get_printoptions fills.
 
@@ -22,7 +26,9 @@ from ctypes import (POINTER, c_bool, c_char_p, c_double, c_int, c_int64, c_size_
 
 __all__ = ["lib", "path", "signatures", "tn_memory_stats", "tn_generator", "tn_autograd_opts", "tn_loss_opts",
            "tn_print_options", "tn_searchsorted_fn_opts", "tn_cov_fn_opts", "tn_diff_fn_opts",
-           "tn_trapezoid_fn_opts", "tn_affine_norm_fn_opts", "tn_doubles", "tn_histogramdd_fn_opts", "DELETER", "HOOK", "NODE_HOOK",
+           "tn_trapezoid_fn_opts", "tn_affine_norm_fn_opts", "tn_doubles", "tn_histogramdd_fn_opts",
+           "tn_batch_norm_fn_opts", "tn_instance_norm_fn_opts", "tn_sdpa_fn_opts", "tn_mha_forward_opts", "tn_encoder_layer_forward_opts", "tn_decoder_layer_forward_opts", "tn_normal_fill_opts", "tn_uniform_fill_opts", "tn_exponential_fill_opts", "tn_generator_fill_opts", "tn_cauchy_fill_opts", "tn_log_normal_fill_opts", "tn_random_fill_opts",
+           "DELETER", "HOOK", "NODE_HOOK",
            "ERROR_HANDLER", "CUSTOM_FORWARD", "CUSTOM_BACKWARD", "GRADCHECK_FN"]
 
 
@@ -111,6 +117,55 @@ class tn_trapezoid_fn_opts(ctypes.Structure):
     _fields_ = [("x", c_void_p), ("dx", c_double), ("dim", c_int64)]
 
 
+# issue 19's last keyword structs passed by value (a tensor or a generator among their fields):
+# the functional norms, attention, the module forwards' masks and the in-place random fills.
+class tn_batch_norm_fn_opts(ctypes.Structure):
+    """TN_FIELDS_tn_batch_norm_fn_opts (F.batch_norm): weight and bias a tensor or NULL."""
+    _fields_ = [("weight", c_void_p), ("bias", c_void_p), ("training", c_bool), ("momentum", c_double), ("eps", c_double)]
+
+
+class tn_instance_norm_fn_opts(ctypes.Structure):
+    """TN_FIELDS_tn_instance_norm_fn_opts (F.instance_norm)."""
+    _fields_ = [("running_mean", c_void_p), ("running_var", c_void_p), ("weight", c_void_p), ("bias", c_void_p),
+                ("use_input_stats", c_bool), ("momentum", c_double), ("eps", c_double)]
+
+
+class tn_sdpa_fn_opts(ctypes.Structure):
+    """TN_FIELDS_tn_sdpa_fn_opts (F.scaled_dot_product_attention): scale NaN for None."""
+    _fields_ = [("attn_mask", c_void_p), ("dropout_p", c_double), ("is_causal", c_bool), ("scale", c_double)]
+
+
+class tn_mha_forward_opts(ctypes.Structure):
+    """TN_FIELDS_tn_mha_forward_opts (MultiheadAttention.forward's keywords)."""
+    _fields_ = [("key_padding_mask", c_void_p), ("need_weights", c_bool), ("attn_mask", c_void_p),
+                ("average_attn_weights", c_bool), ("is_causal", c_bool)]
+
+
+class tn_encoder_layer_forward_opts(ctypes.Structure):
+    """TN_FIELDS_tn_encoder_layer_forward_opts (TransformerEncoderLayer.forward's keywords)."""
+    _fields_ = [("src_mask", c_void_p), ("src_key_padding_mask", c_void_p), ("is_causal", c_bool)]
+
+
+class tn_decoder_layer_forward_opts(ctypes.Structure):
+    """TN_FIELDS_tn_decoder_layer_forward_opts (TransformerDecoderLayer.forward's keywords)."""
+    _fields_ = [("tgt_mask", c_void_p), ("memory_mask", c_void_p), ("tgt_key_padding_mask", c_void_p),
+                ("memory_key_padding_mask", c_void_p), ("tgt_is_causal", c_bool)]
+
+
+def _fill_opts(name, *params):
+    """An in-place random fill's struct: its double (or int64) parameters, then the generator."""
+    return type(name, (ctypes.Structure,), {"_fields_": list(params) + [("generator", POINTER(tn_generator))]})
+
+
+tn_normal_fill_opts = _fill_opts("tn_normal_fill_opts", ("mean", c_double), ("std", c_double))
+tn_uniform_fill_opts = _fill_opts("tn_uniform_fill_opts", ("from", c_double), ("to", c_double))
+tn_exponential_fill_opts = _fill_opts("tn_exponential_fill_opts", ("lambd", c_double))
+tn_generator_fill_opts = _fill_opts("tn_generator_fill_opts")
+tn_cauchy_fill_opts = _fill_opts("tn_cauchy_fill_opts", ("median", c_double), ("sigma", c_double))
+tn_log_normal_fill_opts = _fill_opts("tn_log_normal_fill_opts", ("mean", c_double), ("std", c_double))
+tn_random_fill_opts = _fill_opts("tn_random_fill_opts", ("from", c_int64), ("to", c_int64))
+
+
 DELETER = ctypes.CFUNCTYPE(None, c_void_p, c_void_p)            # void (*)(void *data, void *ctx)
 HOOK = ctypes.CFUNCTYPE(c_void_p, c_void_p, c_void_p)           # tn_hook_fn: tn_tensor *(*)(tn_tensor *grad, void *user)
 # tn_node_hook_fn: int (*)(tn_tensor **grad_inputs, int n, tn_tensor *grad_output, void *user)
@@ -145,6 +200,11 @@ _TYPES = {
     "I": tn_affine_norm_fn_opts,      # passed by value
     "w": tn_histogram_fn_opts,        # passed by value (every capital is taken)
     "y": tn_histogramdd_fn_opts,      # passed by value
+    # two letters where one is not left (passed by value)
+    "bn": tn_batch_norm_fn_opts, "in": tn_instance_norm_fn_opts, "sd": tn_sdpa_fn_opts, "mh": tn_mha_forward_opts,
+    "el": tn_encoder_layer_forward_opts, "dl": tn_decoder_layer_forward_opts,
+    "fn": tn_normal_fill_opts, "fu": tn_uniform_fill_opts, "fe": tn_exponential_fill_opts, "fg": tn_generator_fill_opts,
+    "fc": tn_cauchy_fill_opts, "fl": tn_log_normal_fill_opts, "fr": tn_random_fill_opts,
 }
 
 # "name  restype  argtypes..."  Every row is mandatory: the package and the library ship
@@ -166,7 +226,7 @@ tn_dtype_to_complex D D
 tn_promote_types D D D
 tn_set_default_dtype i D
 tn_get_default_dtype D
-tn_autocast_begin i D D b
+tn_autocast_begin_str i D s
 tn_autocast_end i
 tn_autocast_is_enabled b D
 tn_autocast_get_dtype D D
@@ -211,7 +271,7 @@ tn_from_shared_fd T i l l D L i L l
 tn_shared_send i i T
 tn_shared_recv T i
 tn_dist_is_available b
-tn_dist_init i s d
+tn_dist_init_str i s s
 tn_dist_is_initialized b
 tn_dist_destroy i
 tn_dist_get_rank i p
@@ -283,13 +343,13 @@ tn_bernoulli T T G
 tn_bernoulli_p T L i d D G
 tn_randperm T l D G
 tn_multinomial_str T T l G s
-tn_normal_ T T d d G
-tn_uniform_ T T d d G
-tn_exponential_ T T d G
-tn_geometric_ T T d G
-tn_cauchy_ T T d d G
-tn_log_normal_ T T d d G
-tn_random_ T T l l G
+tn_normal__opts T T fn
+tn_uniform__opts T T fu
+tn_exponential__opts T T fe
+tn_geometric__opts T T d fg
+tn_cauchy__opts T T fc
+tn_log_normal__opts T T fl
+tn_random__opts T T fr
 tn_standard_gamma T T G
 tn_standard_gamma_grad T T T
 tn_poisson T T G
@@ -633,8 +693,8 @@ tn_get_name s T
 tn_graph_dot p T
 tn_set_detect_anomaly v b
 tn_is_anomaly_enabled b
-tn_gradcheck b Z A i p d d d
-tn_gradgradcheck b Z A i p d d d
+tn_gradcheck_str b Z A i p s
+tn_gradgradcheck_str b Z A i p s
 tn_to_string p T
 tn_string_free v p
 tn_set_printoptions_opts i R
@@ -802,10 +862,10 @@ tn_lp_pool3d_str T T d l s
 tn_max_unpool T T T L i
 tn_fractional_max_pool2d T T L L T A
 tn_fractional_max_pool3d T T L L T A
-tn_batch_norm T T T T T T b d d
+tn_batch_norm_opts T T T T bn
 tn_layer_norm_opts T T L i I
 tn_group_norm_opts T T l I
-tn_instance_norm T T T T T T b d d
+tn_instance_norm_opts T T in
 tn_local_response_norm_str T T l s
 tn_cross_map_lrn2d_str T T l s
 tn_channel_shuffle T T l
@@ -816,7 +876,7 @@ tn_embedding T T T
 tn_embedding_padded T T T l
 tn_embedding_bag_str T T T T T s
 tn_one_hot_str T T s
-tn_scaled_dot_product_attention T T T T T d b d
+tn_scaled_dot_product_attention_opts T T T T sd
 tn_interpolate_str T T s
 tn_grid_sample_str T T T s
 tn_affine_grid_str T T L i s
@@ -844,19 +904,19 @@ tn_triplet_margin_loss_str T T T T s
 tn_gaussian_nll_loss_str T T T T s
 tn_poisson_nll_loss_str T T T s
 tn_ctc_loss_str T T T T T s
-tn_init_calculate_gain d s d
-tn_init_uniform_ i T d d
-tn_init_normal_ i T d d
+tn_init_calculate_gain_str d s s
+tn_init_uniform__str i T s
+tn_init_normal__str i T s
 tn_init_constant_ i T d
 tn_init_zeros_ i T
 tn_init_ones_ i T
-tn_init_xavier_uniform_ i T d
-tn_init_xavier_normal_ i T d
-tn_init_kaiming_uniform_ i T d s s
-tn_init_kaiming_normal_ i T d s s
-tn_init_orthogonal_ i T d
-tn_init_trunc_normal_ i T d d d d
-tn_init_sparse_ i T d d
+tn_init_xavier_uniform__str i T s
+tn_init_xavier_normal__str i T s
+tn_init_kaiming_uniform__str i T s
+tn_init_kaiming_normal__str i T s
+tn_init_orthogonal__str i T s
+tn_init_trunc_normal__str i T s
+tn_init_sparse__str i T d s
 tn_module_new p p z
 tn_module_free v p
 tn_module_register_buffer_str T p s T s
@@ -867,7 +927,7 @@ tn_nn_linear_str p l l s
 tn_nn_conv2d_str p l l l s
 tn_nn_embedding_str p l l s
 tn_nn_bilinear_str p l l l s
-tn_clip_grad_norm_ d A i d d
+tn_clip_grad_norm__str d A i d s
 tn_clip_grad_value_ i A i d
 """
 for _line in _NN_SIGNATURES.strip().splitlines():
@@ -986,15 +1046,15 @@ tn_nn_gru_str p l l s
 tn_nn_rnn_forward T p T T A
 tn_nn_lstm_forward T p T T T A A
 tn_nn_multihead_attention_str p l l s
-tn_nn_mha_forward T p T T T T T b b b A
+tn_nn_mha_forward_opts T p T T T A mh
 tn_nn_generate_square_subsequent_mask T l D
 tn_nn_rnn_cell_str p l l s
 tn_nn_lstm_cell_str p l l s
 tn_nn_gru_cell_str p l l s
 tn_nn_transformer_encoder_layer_str p l l s
 tn_nn_transformer_decoder_layer_str p l l s
-tn_nn_transformer_encoder_layer_forward T p T T T b
-tn_nn_transformer_decoder_layer_forward T p T T T T T T b
+tn_nn_transformer_encoder_layer_forward_opts T p T el
+tn_nn_transformer_decoder_layer_forward_opts T p T T dl
 """
 for _line in _RNN_SIGNATURES.strip().splitlines():
     _declare(_line)

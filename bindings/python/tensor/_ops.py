@@ -1564,11 +1564,11 @@ def _uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
     from_ = kw.pop("from", from_)
     if kw:
         raise TypeError(f"uniform_() got unexpected keyword arguments {sorted(kw)}")
-    return self._inplace(lib.tn_uniform_(self._ptr, _float(from_, "uniform_", "from"), _float(to, "uniform_", "to"), _gen(generator)))
+    return self._inplace(lib.tn_uniform__opts(self._ptr, _C.tn_uniform_fill_opts(_float(from_, "uniform_", "from"), _float(to, "uniform_", "to"), _gen(generator))))
 
 
 def _normal_(self, mean=0.0, std=1.0, *, generator=None):
-    return self._inplace(lib.tn_normal_(self._ptr, _float(mean, "normal_", "mean"), _float(std, "normal_", "std"), _gen(generator)))
+    return self._inplace(lib.tn_normal__opts(self._ptr, _C.tn_normal_fill_opts(_float(mean, "normal_", "mean"), _float(std, "normal_", "std"), _gen(generator))))
 
 
 def _bernoulli_(self, p=0.5, *, generator=None):
@@ -1589,21 +1589,21 @@ Tensor.bernoulli_ = _bernoulli_
 
 
 def _exponential_(self, lambd=1.0, *, generator=None):
-    return self._inplace(lib.tn_exponential_(self._ptr, _float(lambd, "exponential_", "lambd"), _gen(generator)))
+    return self._inplace(lib.tn_exponential__opts(self._ptr, _C.tn_exponential_fill_opts(_float(lambd, "exponential_", "lambd"), _gen(generator))))
 
 
 def _geometric_(self, p, *, generator=None):
-    return self._inplace(lib.tn_geometric_(self._ptr, _float(p, "geometric_", "p"), _gen(generator)))
+    return self._inplace(lib.tn_geometric__opts(self._ptr, _float(p, "geometric_", "p"), _C.tn_generator_fill_opts(_gen(generator))))
 
 
 def _cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
-    return self._inplace(lib.tn_cauchy_(self._ptr, _float(median, "cauchy_", "median"), _float(sigma, "cauchy_", "sigma"),
-                                        _gen(generator)))
+    return self._inplace(lib.tn_cauchy__opts(self._ptr, _C.tn_cauchy_fill_opts(_float(median, "cauchy_", "median"),
+                                                                          _float(sigma, "cauchy_", "sigma"), _gen(generator))))
 
 
 def _log_normal_(self, mean=1.0, std=2.0, *, generator=None):
-    return self._inplace(lib.tn_log_normal_(self._ptr, _float(mean, "log_normal_", "mean"), _float(std, "log_normal_", "std"),
-                                            _gen(generator)))
+    return self._inplace(lib.tn_log_normal__opts(self._ptr, _C.tn_log_normal_fill_opts(_float(mean, "log_normal_", "mean"),
+                                                                                  _float(std, "log_normal_", "std"), _gen(generator))))
 
 
 _NONE64 = -(1 << 63)   # TN_NONE
@@ -1622,7 +1622,7 @@ def _random_(self, *args, generator=None, **kw):
     from_, to = args if args else (0, None)
     from_ = _int(from_, "random_", "from")
     to = _NONE64 if to is None else _int(to, "random_", "to")
-    return self._inplace(lib.tn_random_(self._ptr, from_, to, _gen(generator)))
+    return self._inplace(lib.tn_random__opts(self._ptr, _C.tn_random_fill_opts(from_, to, _gen(generator))))
 
 
 Tensor.exponential_ = _exponential_

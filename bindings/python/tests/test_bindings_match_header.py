@@ -160,7 +160,7 @@ class Header:
             assert lst, f"no list TN_FIELDS_{name}"
             fields = []
             for kind, field in re.findall(r"\bX\(\s*(\w+)\s*,\s*(\w+)\s*,", lst.group(1)):
-                fields.append(_param(re.sub(r"\bn\b", field, decl_of[kind]).replace("struct tn_tensor", "tn_tensor")))
+                fields.append(_param(re.sub(r"\bstruct\s+", "", re.sub(r"\bn\b", field, decl_of[kind]))))   # struct tn_tensor, tn_generator, ...
             self.structs[name] = fields
         self.defines = dict(re.findall(r"^#define\s+(\w+)\s+(\S[^\n]*?)\s*$", self.code, re.M))
 
@@ -195,7 +195,11 @@ SCALAR = {"int": ("i", c_int), "int64_t": ("l", c_int64), "uint64_t": ("u", c_ui
 BY_VALUE = {"tn_memory_stats": "M", "tn_cuda_stats": "N", "tn_autograd_opts": "O", "tn_loss_opts": "Q",
             "tn_print_options": "R", "tn_searchsorted_fn_opts": "J", "tn_cov_fn_opts": "V", "tn_diff_fn_opts": "U",
             "tn_trapezoid_fn_opts": "B", "tn_affine_norm_fn_opts": "I", "tn_histogram_fn_opts": "w",
-            "tn_histogramdd_fn_opts": "y"}
+            "tn_histogramdd_fn_opts": "y", "tn_batch_norm_fn_opts": "bn", "tn_instance_norm_fn_opts": "in",
+            "tn_sdpa_fn_opts": "sd", "tn_mha_forward_opts": "mh", "tn_encoder_layer_forward_opts": "el",
+            "tn_decoder_layer_forward_opts": "dl", "tn_normal_fill_opts": "fn", "tn_uniform_fill_opts": "fu",
+            "tn_exponential_fill_opts": "fe", "tn_generator_fill_opts": "fg", "tn_cauchy_fill_opts": "fc",
+            "tn_log_normal_fill_opts": "fl", "tn_random_fill_opts": "fr"}
 POINTEE = {"int64_t": ("L", c_int64), "double": ("P", c_double), "size_t": ("S", c_size_t)}
 FIELD_SCALAR = {"int": c_int, "int64_t": c_int64, "uint64_t": c_uint64, "double": c_double, "bool": c_bool,
                 "size_t": c_size_t, "float": c_float, "int32_t": c_int32, "uint32_t": c_uint32, "uint8_t": c_uint8}
@@ -463,6 +467,8 @@ def test_structure_layouts(header):
                 want = FIELD_SCALAR.get(base) or (c_int if base in header.enums else None)
             elif base == "char":
                 want = c_char_p if const_pointee else POINTER(ctypes.c_char)
+            elif base == "tn_generator":
+                want = POINTER(_C.tn_generator)                       # a generator field, as the "G" argument
             else:
                 want = c_void_p
             if want is None or pytype is not want:

@@ -411,7 +411,7 @@ def test_half_errors():
     with pytest.raises(RuntimeError, match="same dtype"):
         TF.linear(tt.ones(2, 3, dtype=tt.float16), tt.ones(4, 3)) if False else TF.conv2d(tt.ones(1, 1, 3, 3, dtype=tt.float16), tt.ones(1, 1, 1, 1))
     with pytest.raises(RuntimeError, match="float16 or bfloat16"):
-        tt._C.lib.tn_autocast_begin(tt._C.CPU, tt.float64._code, True) == 0 or tt._core._raise()
+        tt._C.lib.tn_autocast_begin_str(tt._C.CPU, b"dtype=float64, enabled=True") == 0 or tt._core._raise()
     with pytest.raises(RuntimeError, match="no autocast region"):
         tt._C.lib.tn_autocast_end() == 0 or tt._core._raise()
 

@@ -938,12 +938,13 @@ def test_python_transformer_layers_equal_the_c_layers():
                 assert lib.tn_module_to_dtype(c, tn.float64._code) == 0
                 assert lib.tn_module_train_str(c, b"mode=False") == 0
                 if decoder:
-                    want = tn._core._wrap(lib.tn_nn_transformer_decoder_layer_forward(
-                        c, x_._ptr, mem_._ptr, mask._ptr, None, None, kpm._ptr, False))
+                    want = tn._core._wrap(lib.tn_nn_transformer_decoder_layer_forward_opts(
+                        c, x_._ptr, mem_._ptr, tn._C.tn_decoder_layer_forward_opts(tgt_mask=mask._ptr,
+                                                                                   memory_key_padding_mask=kpm._ptr)))
                     got = py(x_, mem_, tgt_mask=mask, memory_key_padding_mask=kpm)
                 else:
-                    want = tn._core._wrap(lib.tn_nn_transformer_encoder_layer_forward(c, mem_._ptr, None, kpm._ptr,
-                                                                                      False))
+                    want = tn._core._wrap(lib.tn_nn_transformer_encoder_layer_forward_opts(
+                        c, mem_._ptr, tn._C.tn_encoder_layer_forward_opts(src_key_padding_mask=kpm._ptr)))
                     got = py(mem_, src_key_padding_mask=kpm)
                 assert tn.allclose(got, want, rtol=1e-12, atol=1e-12), (opts, decoder)
             finally:

@@ -14,6 +14,9 @@ __all__ = ["autocast", "GradScaler", "is_autocast_available", "custom_fwd", "cus
 _DEVICES = {"cpu": _C.CPU, "cuda": _C.CUDA}
 
 
+_AC_DTYPES = ("float32", "float64", "int32", "int64", "uint8", "bool", "float16", "bfloat16")
+
+
 def _dtype_of(code):
     return next(d for d in _DTYPES if d._code == code)
 
@@ -53,7 +56,8 @@ class autocast:
     def __enter__(self):
         # a disabled region still opens one (autocast off inside), as PyTorch's enabled=False
         dtype = self.fast_dtype if self.fast_dtype in (bfloat16, float16) else _dtype_of(_C.lib.tn_autocast_get_dtype(self._dev))
-        if _C.lib.tn_autocast_begin(self._dev, dtype._code, self._enabled):
+        text = f"dtype={_AC_DTYPES[dtype._code]}, enabled={bool(self._enabled)}"   # tn_autocast_fn_opts' words
+        if _C.lib.tn_autocast_begin_str(self._dev, text.encode()):
             _raise()
         return self
 

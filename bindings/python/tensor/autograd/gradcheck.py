@@ -119,8 +119,8 @@ def _run_check(cfn, fname, func, inputs, eps, atol, rtol, raise_exception):
     _calls[key] = st
     tiny = sys.float_info.min              # C reads 0 as "the default"; 0 asked for means 0
     try:
-        ok = _call(cfn, _gradcheck_trampoline, _ptrs(tensors), len(tensors), key,
-                   float(eps), float(atol) or tiny, float(rtol) or tiny)
+        text = f"eps={float(eps)!r}, atol={float(atol) or tiny!r}, rtol={float(rtol) or tiny!r}"   # the C _str's keywords
+        ok = _call(cfn, _gradcheck_trampoline, _ptrs(tensors), len(tensors), key, text.encode())
     finally:
         del _calls[key]
     if ok:
@@ -133,7 +133,7 @@ def _run_check(cfn, fname, func, inputs, eps, atol, rtol, raise_exception):
 def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, **kwargs):
     """torch.autograd.gradcheck (see the module docstring)."""
     _check_options(kwargs, "gradcheck")
-    return _run_check(lib.tn_gradcheck, "gradcheck", func, inputs, eps, atol, rtol, raise_exception)
+    return _run_check(lib.tn_gradcheck_str, "gradcheck", func, inputs, eps, atol, rtol, raise_exception)
 
 
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
@@ -144,7 +144,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
         from .._factories import get_rng_state, set_rng_state
         state = get_rng_state()
         try:
-            return _run_check(lib.tn_gradgradcheck, "gradgradcheck", func, inputs, eps, atol, rtol, raise_exception)
+            return _run_check(lib.tn_gradgradcheck_str, "gradgradcheck", func, inputs, eps, atol, rtol, raise_exception)
         finally:
             set_rng_state(state)
     ins = _as_tuple(inputs)
@@ -160,4 +160,4 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
             gs = grad(outs, diff, v[:len(outs)], create_graph=True, allow_unused=True)
         return tuple(g if g is not None else x.new_zeros(x.shape) for g, x in zip(gs, diff))
 
-    return _run_check(lib.tn_gradcheck, "gradgradcheck", grads_of, ins + vs, eps, atol, rtol, raise_exception)
+    return _run_check(lib.tn_gradcheck_str, "gradgradcheck", grads_of, ins + vs, eps, atol, rtol, raise_exception)

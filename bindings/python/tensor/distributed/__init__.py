@@ -122,7 +122,7 @@ def init_process_group(backend=None, init_method=None, timeout=default_pg_timeou
         raise RuntimeError("Distributed package doesn't have MPI built in: build the library with `make DIST=mpi` "
                            "and point TENSOR_LIB at lib/libtensor_mpi.so")
     seconds = timeout.total_seconds() if isinstance(timeout, timedelta) else float(timeout)
-    if lib.tn_dist_init(backend.encode(), seconds) < 0:
+    if lib.tn_dist_init_str(backend.encode(), f"timeout={float(seconds)!r}".encode()) < 0:
         _raise()
     if (world_size != -1 and world_size != get_world_size()) or (rank != -1 and rank != get_rank()):
         got = (get_rank(), get_world_size())

@@ -13,7 +13,7 @@ import operator
 import warnings
 from ctypes import c_double, c_int64, c_void_p, byref
 
-from .._C import lib, tn_affine_norm_fn_opts, tn_loss_opts
+from .._C import lib, tn_affine_norm_fn_opts, tn_batch_norm_fn_opts, tn_instance_norm_fn_opts, tn_loss_opts, tn_sdpa_fn_opts
 from .._core import Tensor, _float, _i64, _int, _scalar, _to_dtype, _wrap, full, int64, tensor
 
 __all__ = [
@@ -784,9 +784,10 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
             n *= v
         if n == 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
-    return _wrap(lib.tn_batch_norm(input._ptr, _opt(running_mean), _opt(running_var), _opt(weight), _opt(bias),
-                                   bool(training), _float(momentum, "batch_norm", "momentum"),
-                                   _float(eps, "batch_norm", "eps")))
+    return _wrap(lib.tn_batch_norm_opts(input._ptr, _opt(running_mean), _opt(running_var),
+                                        tn_batch_norm_fn_opts(_opt(weight), _opt(bias), bool(training),
+                                                              _float(momentum, "batch_norm", "momentum"),
+                                                              _float(eps, "batch_norm", "eps"))))
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
@@ -815,9 +816,9 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
             n *= s
         if n == 1:
             raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
-    return _wrap(lib.tn_instance_norm(input._ptr, _opt(running_mean), _opt(running_var), _opt(weight), _opt(bias),
-                                      bool(use_input_stats), _float(momentum, "instance_norm", "momentum"),
-                                      _float(eps, "instance_norm", "eps")))
+    return _wrap(lib.tn_instance_norm_opts(input._ptr, tn_instance_norm_fn_opts(
+        _opt(running_mean), _opt(running_var), _opt(weight), _opt(bias), bool(use_input_stats),
+        _float(momentum, "instance_norm", "momentum"), _float(eps, "instance_norm", "eps"))))
 
 
 def _lrn_text(alpha, beta, k, fn):
@@ -1081,9 +1082,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         _check("scaled_dot_product_attention", query=query, key=key, value=value)
     if scale is not None and not _float(scale, "scaled_dot_product_attention", "scale") > 0:
         raise RuntimeError(f"scaled_dot_product_attention: scale must be positive, got {scale}")
-    return _wrap(lib.tn_scaled_dot_product_attention(query._ptr, key._ptr, value._ptr, _opt(attn_mask),
-                                                     _float(dropout_p, "scaled_dot_product_attention", "dropout_p"),
-                                                     bool(is_causal), float(scale or 0.0)))
+    return _wrap(lib.tn_scaled_dot_product_attention_opts(
+        query._ptr, key._ptr, value._ptr,
+        tn_sdpa_fn_opts(_opt(attn_mask), _float(dropout_p, "scaled_dot_product_attention", "dropout_p"), bool(is_causal),
+                        float("nan") if scale is None else float(scale))))
 
 
 _INTERP_MODES = ("nearest", "linear", "bilinear", "bicubic", "trilinear", "area", "nearest-exact")

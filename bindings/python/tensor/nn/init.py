@@ -31,7 +31,7 @@ def calculate_gain(nonlinearity, param=None):
             raise ValueError(f"negative_slope {param} not a valid number")
     else:
         param = 0.0
-    return lib.tn_init_calculate_gain(nonlinearity.encode(), float(param))
+    return lib.tn_init_calculate_gain_str(nonlinearity.encode(), _kw(param=float(param)))
 
 
 def _fans(tensor):
@@ -61,15 +61,23 @@ def _nums(fn, **values):
     return [_float(v, fn, k) for k, v in values.items()]
 
 
+def _kw(**values):
+    """PyTorch's keyword text for the C _str functions: floats as repr ('inf', 'nan' too),
+    strings quoted (checked against their valid words before)."""
+    return ", ".join(f"{k}={v!r}" for k, v in values.items()).encode()
+
+
 def uniform_(tensor, a=0.0, b=1.0):
     p = _tp(tensor, "uniform_", "tensor")
-    _check_int(lib.tn_init_uniform_(p, *_nums("uniform_", a=a, b=b)))
+    a, b = _nums("uniform_", a=a, b=b)
+    _check_int(lib.tn_init_uniform__str(p, _kw(a=a, b=b)))
     return tensor
 
 
 def normal_(tensor, mean=0.0, std=1.0):
     p = _tp(tensor, "normal_", "tensor")
-    _check_int(lib.tn_init_normal_(p, *_nums("normal_", mean=mean, std=std)))
+    mean, std = _nums("normal_", mean=mean, std=std)
+    _check_int(lib.tn_init_normal__str(p, _kw(mean=mean, std=std)))
     return tensor
 
 
@@ -79,7 +87,7 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0):
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
                       "The distribution of values may be incorrect.", stacklevel=2)
-    _check_int(lib.tn_init_trunc_normal_(p, mean, std, a, b))
+    _check_int(lib.tn_init_trunc_normal__str(p, _kw(mean=mean, std=std, a=a, b=b)))
     return tensor
 
 
@@ -87,7 +95,8 @@ def sparse_(tensor, sparsity, std=0.01):
     p = _tp(tensor, "sparse_", "tensor")
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    _check_int(lib.tn_init_sparse_(p, *_nums("sparse_", sparsity=sparsity, std=std)))
+    sparsity, std = _nums("sparse_", sparsity=sparsity, std=std)
+    _check_int(lib.tn_init_sparse__str(p, sparsity, _kw(std=std)))
     return tensor
 
 
@@ -139,33 +148,33 @@ def dirac_(tensor, groups=1):
 
 def xavier_uniform_(tensor, gain=1.0):
     _fans(tensor)
-    _check_int(lib.tn_init_xavier_uniform_(tensor._ptr, _float(gain, "xavier_uniform_", "gain")))
+    _check_int(lib.tn_init_xavier_uniform__str(tensor._ptr, _kw(gain=_float(gain, "xavier_uniform_", "gain"))))
     return tensor
 
 
 def xavier_normal_(tensor, gain=1.0):
     _fans(tensor)
-    _check_int(lib.tn_init_xavier_normal_(tensor._ptr, _float(gain, "xavier_normal_", "gain")))
+    _check_int(lib.tn_init_xavier_normal__str(tensor._ptr, _kw(gain=_float(gain, "xavier_normal_", "gain"))))
     return tensor
 
 
-def _kaiming(cfn, tensor, a, mode, nonlinearity):
-    _tp(tensor, cfn.__name__[8:], "tensor")
+def _kaiming(cfn, name, tensor, a, mode, nonlinearity):
+    _tp(tensor, name, "tensor")
     if 0 in tuple(tensor.shape):
         warnings.warn("Initializing zero-element tensors is a no-op")
         return tensor
     _calculate_correct_fan(tensor, mode)
     calculate_gain(nonlinearity, a)
-    _check_int(cfn(tensor._ptr, _float(a, cfn.__name__[8:], "a"), mode.lower().encode(), nonlinearity.encode()))
+    _check_int(cfn(tensor._ptr, _kw(a=_float(a, name, "a"), mode=mode.lower(), nonlinearity=nonlinearity)))
     return tensor
 
 
 def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu"):
-    return _kaiming(lib.tn_init_kaiming_uniform_, tensor, a, mode, nonlinearity)
+    return _kaiming(lib.tn_init_kaiming_uniform__str, "kaiming_uniform_", tensor, a, mode, nonlinearity)
 
 
 def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu"):
-    return _kaiming(lib.tn_init_kaiming_normal_, tensor, a, mode, nonlinearity)
+    return _kaiming(lib.tn_init_kaiming_normal__str, "kaiming_normal_", tensor, a, mode, nonlinearity)
 
 
 def orthogonal_(tensor, gain=1):
@@ -178,7 +187,7 @@ def orthogonal_(tensor, gain=1):
     # tn_init_orthogonal_ scales each column by gain inside its Gram-Schmidt loop, so later
     # columns are projected on scaled ones and come out non-orthogonal for gain != 1:
     # draw with gain 1 (the same random numbers) and scale after.
-    _check_int(lib.tn_init_orthogonal_(tensor._ptr, 1.0))
+    _check_int(lib.tn_init_orthogonal__str(tensor._ptr, b"gain=1.0"))
     if gain != 1:
         from ..autograd import no_grad
         with no_grad():

@@ -37,7 +37,7 @@ import os
 import warnings
 from ctypes import byref, c_void_p
 
-from .._C import lib
+from .._C import lib, tn_mha_forward_opts
 from .._core import Size, Tensor, _alive, _raise, _wrap, bool_, empty, float32, get_default_dtype, int64, tensor, uint8, zeros
 from .._ops import cat
 from . import functional as F
@@ -930,9 +930,9 @@ class MultiheadAttention(Module):
         make = lambda: lib.tn_nn_multihead_attention_str(self.embed_dim, self.num_heads, key_opts.encode())  # noqa: E731
         m = _c_module(self).get((self.embed_dim, self.num_heads, key_opts), make, named, self.training)
         w = c_void_p()
-        out = _wrap(lib.tn_nn_mha_forward(m, query._ptr, key._ptr, value._ptr, _opt(key_padding_mask),
-                                          _opt(attn_mask), bool(need_weights), bool(average_attn_weights),
-                                          bool(is_causal), byref(w) if need_weights else None))
+        out = _wrap(lib.tn_nn_mha_forward_opts(m, query._ptr, key._ptr, value._ptr, byref(w) if need_weights else None,
+                                               tn_mha_forward_opts(_opt(key_padding_mask), bool(need_weights), _opt(attn_mask),
+                                                                   bool(average_attn_weights), bool(is_causal))))
         return out, (_wrap(w.value) if need_weights else None)
 
     def _forward_python(self, query, key, value, key_padding_mask, need_weights, attn_mask, average_attn_weights,

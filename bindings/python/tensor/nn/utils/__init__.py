@@ -19,7 +19,8 @@ __all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "parameters_
            "parametrize", "parametrizations"]
 
 
-def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False):
+def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
+    # foreach only picks PyTorch's kernels (same results): accepted, as the C library's .foreach
     if isinstance(parameters, Tensor):
         parameters = [parameters]
     params = [p for p in parameters if p.grad is not None]
@@ -30,7 +31,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
         return tensor(0.0)
     if not error_if_nonfinite:
         lib.tn_clear_error()
-        total = lib.tn_clip_grad_norm_(_ptrs(params), len(params), max_norm, norm_type)
+        total = lib.tn_clip_grad_norm__str(_ptrs(params), len(params), max_norm, f"norm_type={norm_type!r}".encode())
         if total != total and lib.tn_last_error():
             _raise()
         return tensor(total, dtype=grads[0].dtype)
