@@ -2499,9 +2499,9 @@ TNDEF tn_tensor *tn_linalg_tensorinv_str(tn_tensor *A, const char *options);
 TNDEF tn_tensor *tn_linalg_tensorsolve(tn_tensor *A, tn_tensor *B, const int64_t *dims, int n);
 /* linalg.ldl_factor(_ex)(A, *, hermitian=False[, check_errors=False]): A = P L D L^T P^T of
    a symmetric A's lower triangle (LAPACK's sytrf, Bunch-Kaufman pivoting): LD, *pivots (int32,
-   LAPACK's: negative for a 2x2 block), *info; ldl_factor raises where info > 0. .hermitian is
-   the same factorisation for the real dtypes (complex ones, where it would be hetrf's, are not
-   supported). Not differentiable (as torch's). tn_linalg_ldl_factor(A, &pivots, .hermitian = true). */
+   LAPACK's: negative for a 2x2 block), *info; ldl_factor raises where info > 0. .hermitian: a
+   complex A is Hermitian, A = P L D L^H P^T (hetrf; D's diagonal real); the same factorisation
+   for the real dtypes. Not differentiable (as torch's). tn_linalg_ldl_factor(A, &pivots, .hermitian = true). */
 #define TN_FIELDS_tn_ldl_factor_fn_opts(X) \
     X(B, hermitian, false, "")
 TN__KW_STRUCT(tn_ldl_factor_fn_opts);
@@ -2515,7 +2515,14 @@ TN__KW_STRUCT(tn_ldl_factor_ex_fn_opts);
 TNDEF tn_tensor *tn_linalg_ldl_factor_ex_opts(tn_tensor *A, tn_tensor **pivots, tn_tensor **info, tn_ldl_factor_ex_fn_opts opts);
 #define tn_linalg_ldl_factor_ex(A, pivots, ...) tn_linalg_ldl_factor_ex_opts(A, pivots, TN__POS_KW(tn_ldl_factor_ex_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_linalg_ldl_factor_ex_str(tn_tensor *A, tn_tensor **pivots, tn_tensor **info, const char *options);
-TNDEF tn_tensor *tn_linalg_ldl_solve(tn_tensor *LD, tn_tensor *pivots, tn_tensor *B); /* A X = B from ldl_factor's LD, pivots (sytrs) */
+/* linalg.ldl_solve(LD, pivots, B, *, hermitian=False): A X = B from ldl_factor's LD, pivots (sytrs;
+   .hermitian with complex LD: hetrs, the factors of hermitian=True). tn_linalg_ldl_solve(LD, piv, B, .hermitian = true) */
+#define TN_FIELDS_tn_ldl_solve_fn_opts(X) \
+    X(B, hermitian, false, "")
+TN__KW_STRUCT(tn_ldl_solve_fn_opts);
+TNDEF tn_tensor *tn_linalg_ldl_solve_opts(tn_tensor *LD, tn_tensor *pivots, tn_tensor *B, tn_ldl_solve_fn_opts opts);
+#define tn_linalg_ldl_solve(LD, pivots, ...) tn_linalg_ldl_solve_opts(LD, pivots, TN__POS_KW(tn_ldl_solve_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_linalg_ldl_solve_str(tn_tensor *LD, tn_tensor *pivots, tn_tensor *B, const char *options);
 /* torch.linalg decompositions (src/ops/linalg_decomp.c): float32/float64 on the CPU, batched
    over leading dims, differentiable with PyTorch's formulas. Several results: the first is
    returned, the others come back through pointers (required). */
@@ -6280,6 +6287,9 @@ static const tn__kwkey tn__kw_ldl_factor[] = {TN_FIELDS_tn_ldl_factor_fn_opts(TN
 #undef TN__KW_T
 #define TN__KW_T tn_ldl_factor_ex_fn_opts
 static const tn__kwkey tn__kw_ldl_factor_ex[] = {TN_FIELDS_tn_ldl_factor_ex_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_ldl_solve_fn_opts
+static const tn__kwkey tn__kw_ldl_solve[] = {TN_FIELDS_tn_ldl_solve_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
 #define TN__KW_T tn_cholesky_fn_opts
 static const tn__kwkey tn__kw_cholesky[] = {TN_FIELDS_tn_cholesky_fn_opts(TN__KW_ROW)};
@@ -20767,58 +20777,96 @@ TNDEF tn_tensor *tn_linalg_tensorsolve(tn_tensor *A, tn_tensor *B, const int64_t
     return TN__AS("tn_linalg_tensorsolve", tn__tensorsolve_impl(A, B, dims, n));
 }
 
-/* ---- ldl_factor, ldl_solve: LAPACK's sytrf / sytrs (lower), Bunch-Kaufman pivoting ----
+/* ---- ldl_factor, ldl_solve: LAPACK's sytrf / sytrs and hetrf / hetrs (lower), Bunch-Kaufman ----
    Not differentiable (as torch's). LD holds L below the diagonal and the 1x1 / 2x2 blocks of
    D on it (and the first subdiagonal for a 2x2 block); pivots are LAPACK's, 1-based: k for a
-   1x1 block that swapped rows k and kp (kp > 0), -kp on both rows of a 2x2 block. */
-/* sytf2 ('L') on a row-major n x n (the lower triangle read and written): info, as LAPACK's. */
+   1x1 block that swapped rows k and kp (kp > 0), -kp on both rows of a 2x2 block. One
+   template over the scalar: P is the prefix of its arithmetic (P##mul, P##div, ...: tn__c for
+   complex128, tn__r below for float64). HERM: A = L D L^H (hetf2 / hetrs: D's diagonal is
+   real, the conjugates where L^H has them); else A = L D L^T (real A: the same either way). */
+static double tn__radd(double a, double b) { return a + b; }
+static double tn__rsub(double a, double b) { return a - b; }
+static double tn__rmul(double a, double b) { return a * b; }
+static double tn__rdiv(double a, double b) { return a / b; }
+static double tn__rconj(double a) { return a; }
+static double tn__rabs(double a) { return fabs(a); }
+static double tn__rabs1(double a) { return fabs(a); }
+static double tn__rreal(double a) { return a; }
+static double tn__rof(double a) { return a; }
+static double tn__rscale(double a, double s) { return a * s; }
+static double tn__creal(tn__cplx z) { return z.re; }
+static tn__cplx tn__cof(double a) { return tn__cx(a, 0); }
+/* sytf2 / hetf2 ('L') on a row-major n x n (the lower triangle read and written): info, as
+   LAPACK's. Pivots are chosen on |re| + |im| (izamax's; |x| for real), the diagonal's on
+   |re| where HERM. The updates keep LAPACK's order of operations. */
+/* sytrs / hetrs ('L'): solves A X = B in place (B n x m row-major) from the factors above. */
+/* TN__LA_SYTF2(tn__la_sytf2, double, tn__r, 0): the template in src/ops/linalg_more.c */
 static int64_t tn__la_sytf2(double *a, int64_t n, int32_t *piv) {
 #define A_(i, j) a[(i) * n + (j)]
+#define G_(x) (0 ? tn__rconj(x) : (x))                   /* the conjugate where L^H has it */
+#define D_(x) (0 ? tn__rof(tn__rreal(x)) : (x))            /* a diagonal entry of a Hermitian matrix */
+#define DABS_(x) (0 ? fabs(tn__rreal(x)) : tn__rabs1(x))
     const double alpha = (1 + sqrt(17.0)) / 8;
     int64_t info = 0;
     for (int64_t k = 0; k < n;) {
         int64_t kstep = 1, kp = k, imax = k;
-        const double absakk = fabs(A_(k, k));
+        const double absakk = DABS_(A_(k, k));
         double colmax = 0;
         for (int64_t i = k + 1; i < n; i++)
-            if (fabs(A_(i, k)) > colmax) { colmax = fabs(A_(i, k)); imax = i; }
+            if (tn__rabs1(A_(i, k)) > colmax) { colmax = tn__rabs1(A_(i, k)); imax = i; }
         if ((absakk > colmax ? absakk : colmax) == 0 || absakk != absakk) {
             if (!info) info = k + 1;
             kp = k;
+            A_(k, k) = D_(A_(k, k));
         } else {
             if (absakk >= alpha * colmax) kp = k;
             else {   /* the largest off-diagonal of row / column imax */
                 double rowmax = 0;
-                for (int64_t j = k; j < imax; j++) rowmax = fabs(A_(imax, j)) > rowmax ? fabs(A_(imax, j)) : rowmax;
-                for (int64_t j = imax + 1; j < n; j++) rowmax = fabs(A_(j, imax)) > rowmax ? fabs(A_(j, imax)) : rowmax;
+                for (int64_t j = k; j < imax; j++) rowmax = tn__rabs1(A_(imax, j)) > rowmax ? tn__rabs1(A_(imax, j)) : rowmax;
+                for (int64_t j = imax + 1; j < n; j++) rowmax = tn__rabs1(A_(j, imax)) > rowmax ? tn__rabs1(A_(j, imax)) : rowmax;
                 if (absakk >= alpha * colmax * (colmax / rowmax)) kp = k;
-                else if (fabs(A_(imax, imax)) >= alpha * rowmax) kp = imax;
+                else if (DABS_(A_(imax, imax)) >= alpha * rowmax) kp = imax;
                 else { kp = imax; kstep = 2; }
             }
             const int64_t kk = k + kstep - 1;
             if (kp != kk) {   /* rows and columns kk and kp of the trailing matrix */
                 double t;
                 for (int64_t i = kp + 1; i < n; i++) { t = A_(i, kk); A_(i, kk) = A_(i, kp); A_(i, kp) = t; }
-                for (int64_t j = kk + 1; j < kp; j++) { t = A_(j, kk); A_(j, kk) = A_(kp, j); A_(kp, j) = t; }
-                t = A_(kk, kk); A_(kk, kk) = A_(kp, kp); A_(kp, kp) = t;
+                for (int64_t j = kk + 1; j < kp; j++) { t = G_(A_(j, kk)); A_(j, kk) = G_(A_(kp, j)); A_(kp, j) = t; }
+                if (0) A_(kp, kk) = G_(A_(kp, kk));
+                t = A_(kk, kk); A_(kk, kk) = A_(kp, kp); A_(kp, kp) = D_(t);
                 if (kstep == 2) { t = A_(k + 1, k); A_(k + 1, k) = A_(kp, k); A_(kp, k) = t; }
             }
-            if (kstep == 1) {
-                const double d11 = 1 / A_(k, k);
+            A_(k, k) = D_(A_(k, k));
+            if (kstep == 2) A_(k + 1, k + 1) = D_(A_(k + 1, k + 1));
+            if (kstep == 1) {   /* A22 -= x d11 x^T (syr / her), x /= d */
+                const double d11 = tn__rdiv(tn__rof(1), A_(k, k));
                 for (int64_t j = k + 1; j < n; j++) {
-                    const double xj = A_(j, k) * d11;
-                    for (int64_t i = j; i < n; i++) A_(i, j) -= A_(i, k) * xj;
+                    const double xj = tn__rmul(G_(A_(j, k)), d11);
+                    for (int64_t i = j; i < n; i++) A_(i, j) = tn__rsub(A_(i, j), tn__rmul(A_(i, k), xj));
+                    A_(j, j) = D_(A_(j, j));
                 }
-                for (int64_t i = k + 1; i < n; i++) A_(i, k) *= d11;
+                for (int64_t i = k + 1; i < n; i++) A_(i, k) = tn__rmul(A_(i, k), d11);
             } else if (k < n - 2) {
-                double d21 = A_(k + 1, k);
-                const double d11 = A_(k + 1, k + 1) / d21, d22 = A_(k, k) / d21, t = 1 / (d11 * d22 - 1);
-                d21 = t / d21;
+                /* sytf2: s = d21; hetf2: s = |d21| and u = d21 / s, a unit, where sytf2 has 1 */
+                const double d21 = A_(k + 1, k);
+                double d11, d22, dd, u = tn__rof(1);
+                if (0) {
+                    const double s = tn__rabs(d21), r11 = tn__rreal(A_(k + 1, k + 1)) / s, r22 = tn__rreal(A_(k, k)) / s;
+                    d11 = tn__rof(r11); d22 = tn__rof(r22);
+                    u = tn__rscale(d21, 1 / s);
+                    dd = tn__rof(1 / (r11 * r22 - 1) / s);
+                } else {
+                    d11 = tn__rdiv(A_(k + 1, k + 1), d21); d22 = tn__rdiv(A_(k, k), d21);
+                    dd = tn__rdiv(tn__rdiv(tn__rof(1), tn__rsub(tn__rmul(d11, d22), tn__rof(1))), d21);
+                }
                 for (int64_t j = k + 2; j < n; j++) {
-                    const double wk = d21 * (d11 * A_(j, k) - A_(j, k + 1)), wkp1 = d21 * (d22 * A_(j, k + 1) - A_(j, k));
-                    for (int64_t i = j; i < n; i++) A_(i, j) -= A_(i, k) * wk + A_(i, k + 1) * wkp1;
+                    const double wk = tn__rmul(dd, tn__rsub(tn__rmul(d11, A_(j, k)), 0 ? tn__rmul(u, A_(j, k + 1)) : A_(j, k + 1)));
+                    const double wkp1 = tn__rmul(dd, tn__rsub(tn__rmul(d22, A_(j, k + 1)), 0 ? tn__rmul(G_(u), A_(j, k)) : A_(j, k)));
+                    for (int64_t i = j; i < n; i++) A_(i, j) = tn__rsub(tn__rsub(A_(i, j), tn__rmul(A_(i, k), G_(wk))), tn__rmul(A_(i, k + 1), G_(wkp1)));
                     A_(j, k) = wk;
                     A_(j, k + 1) = wkp1;
+                    A_(j, j) = D_(A_(j, j));
                 }
             }
         }
@@ -20827,60 +20875,316 @@ static int64_t tn__la_sytf2(double *a, int64_t n, int32_t *piv) {
         k += kstep;
     }
     return info;
+#undef DABS_
+#undef D_
+#undef G_
 #undef A_
 }
-/* sytrs ('L'): solves A X = B in place (B n x m row-major) from sytf2's factors. */
+/* TN__LA_SYTF2(tn__la_sytf2_c, tn__cplx, tn__c, 0): the template in src/ops/linalg_more.c */
+static int64_t tn__la_sytf2_c(tn__cplx *a, int64_t n, int32_t *piv) {
+#define A_(i, j) a[(i) * n + (j)]
+#define G_(x) (0 ? tn__cconj(x) : (x))                   /* the conjugate where L^H has it */
+#define D_(x) (0 ? tn__cof(tn__creal(x)) : (x))            /* a diagonal entry of a Hermitian matrix */
+#define DABS_(x) (0 ? fabs(tn__creal(x)) : tn__cabs1(x))
+    const double alpha = (1 + sqrt(17.0)) / 8;
+    int64_t info = 0;
+    for (int64_t k = 0; k < n;) {
+        int64_t kstep = 1, kp = k, imax = k;
+        const double absakk = DABS_(A_(k, k));
+        double colmax = 0;
+        for (int64_t i = k + 1; i < n; i++)
+            if (tn__cabs1(A_(i, k)) > colmax) { colmax = tn__cabs1(A_(i, k)); imax = i; }
+        if ((absakk > colmax ? absakk : colmax) == 0 || absakk != absakk) {
+            if (!info) info = k + 1;
+            kp = k;
+            A_(k, k) = D_(A_(k, k));
+        } else {
+            if (absakk >= alpha * colmax) kp = k;
+            else {   /* the largest off-diagonal of row / column imax */
+                double rowmax = 0;
+                for (int64_t j = k; j < imax; j++) rowmax = tn__cabs1(A_(imax, j)) > rowmax ? tn__cabs1(A_(imax, j)) : rowmax;
+                for (int64_t j = imax + 1; j < n; j++) rowmax = tn__cabs1(A_(j, imax)) > rowmax ? tn__cabs1(A_(j, imax)) : rowmax;
+                if (absakk >= alpha * colmax * (colmax / rowmax)) kp = k;
+                else if (DABS_(A_(imax, imax)) >= alpha * rowmax) kp = imax;
+                else { kp = imax; kstep = 2; }
+            }
+            const int64_t kk = k + kstep - 1;
+            if (kp != kk) {   /* rows and columns kk and kp of the trailing matrix */
+                tn__cplx t;
+                for (int64_t i = kp + 1; i < n; i++) { t = A_(i, kk); A_(i, kk) = A_(i, kp); A_(i, kp) = t; }
+                for (int64_t j = kk + 1; j < kp; j++) { t = G_(A_(j, kk)); A_(j, kk) = G_(A_(kp, j)); A_(kp, j) = t; }
+                if (0) A_(kp, kk) = G_(A_(kp, kk));
+                t = A_(kk, kk); A_(kk, kk) = A_(kp, kp); A_(kp, kp) = D_(t);
+                if (kstep == 2) { t = A_(k + 1, k); A_(k + 1, k) = A_(kp, k); A_(kp, k) = t; }
+            }
+            A_(k, k) = D_(A_(k, k));
+            if (kstep == 2) A_(k + 1, k + 1) = D_(A_(k + 1, k + 1));
+            if (kstep == 1) {   /* A22 -= x d11 x^T (syr / her), x /= d */
+                const tn__cplx d11 = tn__cdiv(tn__cof(1), A_(k, k));
+                for (int64_t j = k + 1; j < n; j++) {
+                    const tn__cplx xj = tn__cmul(G_(A_(j, k)), d11);
+                    for (int64_t i = j; i < n; i++) A_(i, j) = tn__csub(A_(i, j), tn__cmul(A_(i, k), xj));
+                    A_(j, j) = D_(A_(j, j));
+                }
+                for (int64_t i = k + 1; i < n; i++) A_(i, k) = tn__cmul(A_(i, k), d11);
+            } else if (k < n - 2) {
+                /* sytf2: s = d21; hetf2: s = |d21| and u = d21 / s, a unit, where sytf2 has 1 */
+                const tn__cplx d21 = A_(k + 1, k);
+                tn__cplx d11, d22, dd, u = tn__cof(1);
+                if (0) {
+                    const double s = tn__cabs(d21), r11 = tn__creal(A_(k + 1, k + 1)) / s, r22 = tn__creal(A_(k, k)) / s;
+                    d11 = tn__cof(r11); d22 = tn__cof(r22);
+                    u = tn__cscale(d21, 1 / s);
+                    dd = tn__cof(1 / (r11 * r22 - 1) / s);
+                } else {
+                    d11 = tn__cdiv(A_(k + 1, k + 1), d21); d22 = tn__cdiv(A_(k, k), d21);
+                    dd = tn__cdiv(tn__cdiv(tn__cof(1), tn__csub(tn__cmul(d11, d22), tn__cof(1))), d21);
+                }
+                for (int64_t j = k + 2; j < n; j++) {
+                    const tn__cplx wk = tn__cmul(dd, tn__csub(tn__cmul(d11, A_(j, k)), 0 ? tn__cmul(u, A_(j, k + 1)) : A_(j, k + 1)));
+                    const tn__cplx wkp1 = tn__cmul(dd, tn__csub(tn__cmul(d22, A_(j, k + 1)), 0 ? tn__cmul(G_(u), A_(j, k)) : A_(j, k)));
+                    for (int64_t i = j; i < n; i++) A_(i, j) = tn__csub(tn__csub(A_(i, j), tn__cmul(A_(i, k), G_(wk))), tn__cmul(A_(i, k + 1), G_(wkp1)));
+                    A_(j, k) = wk;
+                    A_(j, k + 1) = wkp1;
+                    A_(j, j) = D_(A_(j, j));
+                }
+            }
+        }
+        if (kstep == 1) piv[k] = (int32_t)(kp + 1);
+        else piv[k] = piv[k + 1] = (int32_t)-(kp + 1);
+        k += kstep;
+    }
+    return info;
+#undef DABS_
+#undef D_
+#undef G_
+#undef A_
+}
+/* TN__LA_SYTF2(tn__la_hetf2_c, tn__cplx, tn__c, 1): the template in src/ops/linalg_more.c */
+static int64_t tn__la_hetf2_c(tn__cplx *a, int64_t n, int32_t *piv) {
+#define A_(i, j) a[(i) * n + (j)]
+#define G_(x) (1 ? tn__cconj(x) : (x))                   /* the conjugate where L^H has it */
+#define D_(x) (1 ? tn__cof(tn__creal(x)) : (x))            /* a diagonal entry of a Hermitian matrix */
+#define DABS_(x) (1 ? fabs(tn__creal(x)) : tn__cabs1(x))
+    const double alpha = (1 + sqrt(17.0)) / 8;
+    int64_t info = 0;
+    for (int64_t k = 0; k < n;) {
+        int64_t kstep = 1, kp = k, imax = k;
+        const double absakk = DABS_(A_(k, k));
+        double colmax = 0;
+        for (int64_t i = k + 1; i < n; i++)
+            if (tn__cabs1(A_(i, k)) > colmax) { colmax = tn__cabs1(A_(i, k)); imax = i; }
+        if ((absakk > colmax ? absakk : colmax) == 0 || absakk != absakk) {
+            if (!info) info = k + 1;
+            kp = k;
+            A_(k, k) = D_(A_(k, k));
+        } else {
+            if (absakk >= alpha * colmax) kp = k;
+            else {   /* the largest off-diagonal of row / column imax */
+                double rowmax = 0;
+                for (int64_t j = k; j < imax; j++) rowmax = tn__cabs1(A_(imax, j)) > rowmax ? tn__cabs1(A_(imax, j)) : rowmax;
+                for (int64_t j = imax + 1; j < n; j++) rowmax = tn__cabs1(A_(j, imax)) > rowmax ? tn__cabs1(A_(j, imax)) : rowmax;
+                if (absakk >= alpha * colmax * (colmax / rowmax)) kp = k;
+                else if (DABS_(A_(imax, imax)) >= alpha * rowmax) kp = imax;
+                else { kp = imax; kstep = 2; }
+            }
+            const int64_t kk = k + kstep - 1;
+            if (kp != kk) {   /* rows and columns kk and kp of the trailing matrix */
+                tn__cplx t;
+                for (int64_t i = kp + 1; i < n; i++) { t = A_(i, kk); A_(i, kk) = A_(i, kp); A_(i, kp) = t; }
+                for (int64_t j = kk + 1; j < kp; j++) { t = G_(A_(j, kk)); A_(j, kk) = G_(A_(kp, j)); A_(kp, j) = t; }
+                if (1) A_(kp, kk) = G_(A_(kp, kk));
+                t = A_(kk, kk); A_(kk, kk) = A_(kp, kp); A_(kp, kp) = D_(t);
+                if (kstep == 2) { t = A_(k + 1, k); A_(k + 1, k) = A_(kp, k); A_(kp, k) = t; }
+            }
+            A_(k, k) = D_(A_(k, k));
+            if (kstep == 2) A_(k + 1, k + 1) = D_(A_(k + 1, k + 1));
+            if (kstep == 1) {   /* A22 -= x d11 x^T (syr / her), x /= d */
+                const tn__cplx d11 = tn__cdiv(tn__cof(1), A_(k, k));
+                for (int64_t j = k + 1; j < n; j++) {
+                    const tn__cplx xj = tn__cmul(G_(A_(j, k)), d11);
+                    for (int64_t i = j; i < n; i++) A_(i, j) = tn__csub(A_(i, j), tn__cmul(A_(i, k), xj));
+                    A_(j, j) = D_(A_(j, j));
+                }
+                for (int64_t i = k + 1; i < n; i++) A_(i, k) = tn__cmul(A_(i, k), d11);
+            } else if (k < n - 2) {
+                /* sytf2: s = d21; hetf2: s = |d21| and u = d21 / s, a unit, where sytf2 has 1 */
+                const tn__cplx d21 = A_(k + 1, k);
+                tn__cplx d11, d22, dd, u = tn__cof(1);
+                if (1) {
+                    const double s = tn__cabs(d21), r11 = tn__creal(A_(k + 1, k + 1)) / s, r22 = tn__creal(A_(k, k)) / s;
+                    d11 = tn__cof(r11); d22 = tn__cof(r22);
+                    u = tn__cscale(d21, 1 / s);
+                    dd = tn__cof(1 / (r11 * r22 - 1) / s);
+                } else {
+                    d11 = tn__cdiv(A_(k + 1, k + 1), d21); d22 = tn__cdiv(A_(k, k), d21);
+                    dd = tn__cdiv(tn__cdiv(tn__cof(1), tn__csub(tn__cmul(d11, d22), tn__cof(1))), d21);
+                }
+                for (int64_t j = k + 2; j < n; j++) {
+                    const tn__cplx wk = tn__cmul(dd, tn__csub(tn__cmul(d11, A_(j, k)), 1 ? tn__cmul(u, A_(j, k + 1)) : A_(j, k + 1)));
+                    const tn__cplx wkp1 = tn__cmul(dd, tn__csub(tn__cmul(d22, A_(j, k + 1)), 1 ? tn__cmul(G_(u), A_(j, k)) : A_(j, k)));
+                    for (int64_t i = j; i < n; i++) A_(i, j) = tn__csub(tn__csub(A_(i, j), tn__cmul(A_(i, k), G_(wk))), tn__cmul(A_(i, k + 1), G_(wkp1)));
+                    A_(j, k) = wk;
+                    A_(j, k + 1) = wkp1;
+                    A_(j, j) = D_(A_(j, j));
+                }
+            }
+        }
+        if (kstep == 1) piv[k] = (int32_t)(kp + 1);
+        else piv[k] = piv[k + 1] = (int32_t)-(kp + 1);
+        k += kstep;
+    }
+    return info;
+#undef DABS_
+#undef D_
+#undef G_
+#undef A_
+}
+/* TN__LA_SYTRS(tn__la_sytrs, double, tn__r, 0): the template in src/ops/linalg_more.c */
 static void tn__la_sytrs(const double *a, const int32_t *piv, int64_t n, double *b, int64_t m) {
 #define A_(i, j) a[(i) * n + (j)]
+#define G_(x) (0 ? tn__rconj(x) : (x))
 #define SWAP_ROWS(r, s) do { if ((r) != (s)) for (int64_t c = 0; c < m; c++) { double t_ = b[(r) * m + c]; b[(r) * m + c] = b[(s) * m + c]; b[(s) * m + c] = t_; } } while (0)
     for (int64_t k = 0; k < n;) {   /* L D y = P b */
         if (piv[k] > 0) {
             SWAP_ROWS(k, (int64_t)piv[k] - 1);
             for (int64_t i = k + 1; i < n; i++)
-                for (int64_t c = 0; c < m; c++) b[i * m + c] -= A_(i, k) * b[k * m + c];
-            const double d = 1 / A_(k, k);
-            for (int64_t c = 0; c < m; c++) b[k * m + c] *= d;
+                for (int64_t c = 0; c < m; c++) b[i * m + c] = tn__rsub(b[i * m + c], tn__rmul(A_(i, k), b[k * m + c]));
+            const double d = tn__rdiv(tn__rof(1), 0 ? tn__rof(tn__rreal(A_(k, k))) : A_(k, k));
+            for (int64_t c = 0; c < m; c++) b[k * m + c] = tn__rmul(b[k * m + c], d);
             k++;
         } else {
             SWAP_ROWS(k + 1, (int64_t)-piv[k] - 1);
             for (int64_t i = k + 2; i < n; i++)
-                for (int64_t c = 0; c < m; c++) b[i * m + c] -= A_(i, k) * b[k * m + c] + A_(i, k + 1) * b[(k + 1) * m + c];
-            const double akm1k = A_(k + 1, k), akm1 = A_(k, k) / akm1k, ak = A_(k + 1, k + 1) / akm1k, denom = akm1 * ak - 1;
+                for (int64_t c = 0; c < m; c++)
+                    b[i * m + c] = tn__rsub(tn__rsub(b[i * m + c], tn__rmul(A_(i, k), b[k * m + c])), tn__rmul(A_(i, k + 1), b[(k + 1) * m + c]));
+            const double akm1k = A_(k + 1, k), akm1 = tn__rdiv(A_(k, k), G_(akm1k)), ak = tn__rdiv(A_(k + 1, k + 1), akm1k);
+            const double denom = tn__rsub(tn__rmul(akm1, ak), tn__rof(1));
             for (int64_t c = 0; c < m; c++) {
-                const double bkm1 = b[k * m + c] / akm1k, bk = b[(k + 1) * m + c] / akm1k;
-                b[k * m + c] = (ak * bkm1 - bk) / denom;
-                b[(k + 1) * m + c] = (akm1 * bk - bkm1) / denom;
+                const double bkm1 = tn__rdiv(b[k * m + c], G_(akm1k)), bk = tn__rdiv(b[(k + 1) * m + c], akm1k);
+                b[k * m + c] = tn__rdiv(tn__rsub(tn__rmul(ak, bkm1), bk), denom);
+                b[(k + 1) * m + c] = tn__rdiv(tn__rsub(tn__rmul(akm1, bk), bkm1), denom);
             }
             k += 2;
         }
     }
-    for (int64_t k = n - 1; k >= 0;) {   /* L^T P^T x = y */
+    for (int64_t k = n - 1; k >= 0;) {   /* L^T P^T x = y (L^H: hetrs) */
         const int64_t k0 = piv[k] > 0 ? k : k - 1;   /* the block's first row */
-        for (int64_t r = k0; r <= k; r++)
-            for (int64_t i = k + 1; i < n; i++)
-                for (int64_t c = 0; c < m; c++) b[r * m + c] -= A_(i, r) * b[i * m + c];
+        for (int64_t r = k; r >= k0; r--)   /* gemv: the dot product first, then subtracted */
+            for (int64_t c = 0; c < m && k + 1 < n; c++) {
+                double s = tn__rmul(G_(A_(k + 1, r)), b[(k + 1) * m + c]);
+                for (int64_t i = k + 2; i < n; i++) s = tn__radd(s, tn__rmul(G_(A_(i, r)), b[i * m + c]));
+                b[r * m + c] = tn__rsub(b[r * m + c], s);
+            }
         SWAP_ROWS(k, (int64_t)(piv[k] > 0 ? piv[k] : -piv[k]) - 1);
         k = k0 - 1;
     }
 #undef SWAP_ROWS
+#undef G_
+#undef A_
+}
+/* TN__LA_SYTRS(tn__la_sytrs_c, tn__cplx, tn__c, 0): the template in src/ops/linalg_more.c */
+static void tn__la_sytrs_c(const tn__cplx *a, const int32_t *piv, int64_t n, tn__cplx *b, int64_t m) {
+#define A_(i, j) a[(i) * n + (j)]
+#define G_(x) (0 ? tn__cconj(x) : (x))
+#define SWAP_ROWS(r, s) do { if ((r) != (s)) for (int64_t c = 0; c < m; c++) { tn__cplx t_ = b[(r) * m + c]; b[(r) * m + c] = b[(s) * m + c]; b[(s) * m + c] = t_; } } while (0)
+    for (int64_t k = 0; k < n;) {   /* L D y = P b */
+        if (piv[k] > 0) {
+            SWAP_ROWS(k, (int64_t)piv[k] - 1);
+            for (int64_t i = k + 1; i < n; i++)
+                for (int64_t c = 0; c < m; c++) b[i * m + c] = tn__csub(b[i * m + c], tn__cmul(A_(i, k), b[k * m + c]));
+            const tn__cplx d = tn__cdiv(tn__cof(1), 0 ? tn__cof(tn__creal(A_(k, k))) : A_(k, k));
+            for (int64_t c = 0; c < m; c++) b[k * m + c] = tn__cmul(b[k * m + c], d);
+            k++;
+        } else {
+            SWAP_ROWS(k + 1, (int64_t)-piv[k] - 1);
+            for (int64_t i = k + 2; i < n; i++)
+                for (int64_t c = 0; c < m; c++)
+                    b[i * m + c] = tn__csub(tn__csub(b[i * m + c], tn__cmul(A_(i, k), b[k * m + c])), tn__cmul(A_(i, k + 1), b[(k + 1) * m + c]));
+            const tn__cplx akm1k = A_(k + 1, k), akm1 = tn__cdiv(A_(k, k), G_(akm1k)), ak = tn__cdiv(A_(k + 1, k + 1), akm1k);
+            const tn__cplx denom = tn__csub(tn__cmul(akm1, ak), tn__cof(1));
+            for (int64_t c = 0; c < m; c++) {
+                const tn__cplx bkm1 = tn__cdiv(b[k * m + c], G_(akm1k)), bk = tn__cdiv(b[(k + 1) * m + c], akm1k);
+                b[k * m + c] = tn__cdiv(tn__csub(tn__cmul(ak, bkm1), bk), denom);
+                b[(k + 1) * m + c] = tn__cdiv(tn__csub(tn__cmul(akm1, bk), bkm1), denom);
+            }
+            k += 2;
+        }
+    }
+    for (int64_t k = n - 1; k >= 0;) {   /* L^T P^T x = y (L^H: hetrs) */
+        const int64_t k0 = piv[k] > 0 ? k : k - 1;   /* the block's first row */
+        for (int64_t r = k; r >= k0; r--)   /* gemv: the dot product first, then subtracted */
+            for (int64_t c = 0; c < m && k + 1 < n; c++) {
+                tn__cplx s = tn__cmul(G_(A_(k + 1, r)), b[(k + 1) * m + c]);
+                for (int64_t i = k + 2; i < n; i++) s = tn__cadd(s, tn__cmul(G_(A_(i, r)), b[i * m + c]));
+                b[r * m + c] = tn__csub(b[r * m + c], s);
+            }
+        SWAP_ROWS(k, (int64_t)(piv[k] > 0 ? piv[k] : -piv[k]) - 1);
+        k = k0 - 1;
+    }
+#undef SWAP_ROWS
+#undef G_
+#undef A_
+}
+/* TN__LA_SYTRS(tn__la_hetrs_c, tn__cplx, tn__c, 1): the template in src/ops/linalg_more.c */
+static void tn__la_hetrs_c(const tn__cplx *a, const int32_t *piv, int64_t n, tn__cplx *b, int64_t m) {
+#define A_(i, j) a[(i) * n + (j)]
+#define G_(x) (1 ? tn__cconj(x) : (x))
+#define SWAP_ROWS(r, s) do { if ((r) != (s)) for (int64_t c = 0; c < m; c++) { tn__cplx t_ = b[(r) * m + c]; b[(r) * m + c] = b[(s) * m + c]; b[(s) * m + c] = t_; } } while (0)
+    for (int64_t k = 0; k < n;) {   /* L D y = P b */
+        if (piv[k] > 0) {
+            SWAP_ROWS(k, (int64_t)piv[k] - 1);
+            for (int64_t i = k + 1; i < n; i++)
+                for (int64_t c = 0; c < m; c++) b[i * m + c] = tn__csub(b[i * m + c], tn__cmul(A_(i, k), b[k * m + c]));
+            const tn__cplx d = tn__cdiv(tn__cof(1), 1 ? tn__cof(tn__creal(A_(k, k))) : A_(k, k));
+            for (int64_t c = 0; c < m; c++) b[k * m + c] = tn__cmul(b[k * m + c], d);
+            k++;
+        } else {
+            SWAP_ROWS(k + 1, (int64_t)-piv[k] - 1);
+            for (int64_t i = k + 2; i < n; i++)
+                for (int64_t c = 0; c < m; c++)
+                    b[i * m + c] = tn__csub(tn__csub(b[i * m + c], tn__cmul(A_(i, k), b[k * m + c])), tn__cmul(A_(i, k + 1), b[(k + 1) * m + c]));
+            const tn__cplx akm1k = A_(k + 1, k), akm1 = tn__cdiv(A_(k, k), G_(akm1k)), ak = tn__cdiv(A_(k + 1, k + 1), akm1k);
+            const tn__cplx denom = tn__csub(tn__cmul(akm1, ak), tn__cof(1));
+            for (int64_t c = 0; c < m; c++) {
+                const tn__cplx bkm1 = tn__cdiv(b[k * m + c], G_(akm1k)), bk = tn__cdiv(b[(k + 1) * m + c], akm1k);
+                b[k * m + c] = tn__cdiv(tn__csub(tn__cmul(ak, bkm1), bk), denom);
+                b[(k + 1) * m + c] = tn__cdiv(tn__csub(tn__cmul(akm1, bk), bkm1), denom);
+            }
+            k += 2;
+        }
+    }
+    for (int64_t k = n - 1; k >= 0;) {   /* L^T P^T x = y (L^H: hetrs) */
+        const int64_t k0 = piv[k] > 0 ? k : k - 1;   /* the block's first row */
+        for (int64_t r = k; r >= k0; r--)   /* gemv: the dot product first, then subtracted */
+            for (int64_t c = 0; c < m && k + 1 < n; c++) {
+                tn__cplx s = tn__cmul(G_(A_(k + 1, r)), b[(k + 1) * m + c]);
+                for (int64_t i = k + 2; i < n; i++) s = tn__cadd(s, tn__cmul(G_(A_(i, r)), b[i * m + c]));
+                b[r * m + c] = tn__csub(b[r * m + c], s);
+            }
+        SWAP_ROWS(k, (int64_t)(piv[k] > 0 ? piv[k] : -piv[k]) - 1);
+        k = k0 - 1;
+    }
+#undef SWAP_ROWS
+#undef G_
 #undef A_
 }
 static tn_tensor *tn__ldl_factor_impl(const char *fn, tn_tensor *A, bool hermitian, bool check_errors, tn_tensor **pivots, tn_tensor **info) {
     TN__CHECK_NULL(A);
-    /* hermitian=True is sytrf's factorisation for real A; complex A (hetrf's) is not here */
-    if (tn_is_complex(A))
-        return (tn_tensor *)tn__error("%s: complex input (%s) is not supported%s; real float32/float64 only", fn, tn_dtype_name(A->dtype),
-                                      hermitian ? " (hermitian=True: the Hermitian factorisation)" : "");
-    if (tn__la_check(fn, A, "A", true)) return NULL;
+    if (tn__la_check_dt(fn, A, "A", true, true)) return NULL;
     tn_scope_begin();
     const int nd = A->ndim;
     const int64_t n = A->shape[nd - 1], B = tn__la_batch(A);
     tn_tensor *w = tn__la_work(tn__tril(tn_detach(A), 0));
     tn_tensor *p = tn__own(tn__new(TN_I32, TN_CPU, A->shape, nd - 1)), *f = tn__own(tn__new(TN_I32, TN_CPU, A->shape, nd - 2)), *r = NULL;
     if (w && p && f) {
-        double *a = (double *)tn_data_ptr(w);
         int32_t *pv = (int32_t *)tn_data_ptr(p), *fv = (int32_t *)tn_data_ptr(f);
-        for (int64_t b = 0; b < B; b++) fv[b] = (int32_t)tn__la_sytf2(a + b * n * n, n, pv + b * n);
+        /* real A: sytrf either way; complex: sytrf (L D L^T) or hetrf (L D L^H) */
+        const bool cplx = tn_is_complex(w);
+        for (int64_t b = 0; b < B; b++)
+            fv[b] = (int32_t)(!cplx      ? tn__la_sytf2((double *)tn_data_ptr(w) + b * n * n, n, pv + b * n)
+                              : hermitian ? tn__la_hetf2_c((tn__cplx *)tn_data_ptr(w) + b * n * n, n, pv + b * n)
+                                          : tn__la_sytf2_c((tn__cplx *)tn_data_ptr(w) + b * n * n, n, pv + b * n));
         if (!(check_errors && tn__la_info_error(fn, f, "The factorization could not be completed because the input is singular (D[%d, %d] is zero)"))) {
             r = tn_keep(tn_to_dtype(w, A->dtype));
             *pivots = tn_keep(p);
@@ -20903,7 +21207,7 @@ TNDEF tn_tensor *tn_linalg_ldl_factor_opts(tn_tensor *A, tn_tensor **pivots, tn_
     return TN__AS("tn_linalg_ldl_factor", tn__ldl_factor_impl("tn_linalg_ldl_factor", A, o.hermitian, true, pivots, NULL));
 }
 TNDEF tn_tensor *tn_linalg_ldl_factor_str(tn_tensor *A, tn_tensor **pivots, const char *options) { if (pivots) *pivots = NULL; TN__KW_STR(tn_ldl_factor_fn_opts, ldl_factor, "tn_linalg_ldl_factor", options, tn_linalg_ldl_factor_opts(A, pivots, o)); }
-static tn_tensor *tn__ldl_solve_impl(tn_tensor *LD, tn_tensor *pivots, tn_tensor *Bm) {
+static tn_tensor *tn__ldl_solve_impl(tn_tensor *LD, tn_tensor *pivots, tn_tensor *Bm, bool hermitian) {
     TN__CHECK_NULL(LD, pivots, Bm);
     const char *fn = "tn_linalg_ldl_solve";
     if (pivots->dtype != TN_I32) return (tn_tensor *)tn__error("%s: Expected pivots to be integers. Got %s", fn, tn__torch_type_name(pivots->dtype));
@@ -20923,17 +21227,22 @@ static tn_tensor *tn__ldl_solve_impl(tn_tensor *LD, tn_tensor *pivots, tn_tensor
             for (int64_t i = 0, N = tn_numel(pc); ok && i < N; i++) ok = pv[i] != 0 && pv[i] >= -n && pv[i] <= n;
             if (!ok) tn__error("%s: pivots holds a value outside [-%lld, %lld] or 0", fn, (long long)n, (long long)n);
             else {
-                const double *av = (const double *)tn_data_ptr(ld);
-                double *xv = (double *)tn_data_ptr(x);
-                for (int64_t bi = 0; bi < nb; bi++) tn__la_sytrs(av + bi * n * n, pv + bi * n, n, xv + bi * n * k, k);
+                for (int64_t bi = 0; bi < nb; bi++) {
+                    if (!tn_is_complex(ld)) tn__la_sytrs((const double *)tn_data_ptr(ld) + bi * n * n, pv + bi * n, n, (double *)tn_data_ptr(x) + bi * n * k, k);
+                    else (hermitian ? tn__la_hetrs_c : tn__la_sytrs_c)((const tn__cplx *)tn_data_ptr(ld) + bi * n * n, pv + bi * n, n,
+                                                                       (tn__cplx *)tn_data_ptr(x) + bi * n * k, k);
+                }
                 r = tn_to_dtype(x, LD->dtype);
             }
         }
     }
     return tn__scope_return(r);
 }
-TNDEF tn_tensor *tn_linalg_ldl_solve(tn_tensor *LD, tn_tensor *pivots, tn_tensor *B) {
-    return TN__AS("tn_linalg_ldl_solve", tn__ldl_solve_impl(LD, pivots, B));
+TNDEF tn_tensor *tn_linalg_ldl_solve_opts(tn_tensor *LD, tn_tensor *pivots, tn_tensor *B, tn_ldl_solve_fn_opts o) {
+    return TN__AS("tn_linalg_ldl_solve", tn__ldl_solve_impl(LD, pivots, B, o.hermitian));
+}
+TNDEF tn_tensor *tn_linalg_ldl_solve_str(tn_tensor *LD, tn_tensor *pivots, tn_tensor *B, const char *options) {
+    TN__KW_STR(tn_ldl_solve_fn_opts, ldl_solve, "tn_linalg_ldl_solve", options, tn_linalg_ldl_solve_opts(LD, pivots, B, o));
 }
 
 /* ============================================================================================================ */
