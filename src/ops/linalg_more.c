@@ -885,7 +885,7 @@ TNDEF tn_tensor *tn_linalg_tensorsolve(tn_tensor *A, tn_tensor *B, const int64_t
    D on it (and the first subdiagonal for a 2x2 block); pivots are LAPACK's, 1-based: k for a
    1x1 block that swapped rows k and kp (kp > 0), -kp on both rows of a 2x2 block. One
    template over the scalar: P is the prefix of its arithmetic (P##mul, P##div, ...: tn__c for
-   complex128, tn__r below for float64). HERM: A = L D L^H (hetf2 / hetrs: D's diagonal is
+   complex128, tn__r, the plain operators, for float64). HERM: A = L D L^H (hetf2 / hetrs: D's diagonal is
    real, the conjugates where L^H has them); else A = L D L^T (real A: the same either way). */
 static double tn__radd(double a, double b) { return a + b; }
 static double tn__rsub(double a, double b) { return a - b; }
@@ -898,7 +898,7 @@ static double tn__rreal(double a) { return a; }
 static double tn__rof(double a) { return a; }
 static double tn__rscale(double a, double s) { return a * s; }
 static double tn__creal(tn__cplx z) { return z.re; }
-static tn__cplx tn__cof(double a) { return tn__cx(a, 0); }
+static tn__cplx tn__cof(double a) { return tn__cx(a, 0); }   /* (the real number as a complex one) */
 /* sytf2 / hetf2 ('L') on a row-major n x n (the lower triangle read and written): info, as
    LAPACK's. Pivots are chosen on |re| + |im| (izamax's; |x| for real), the diagonal's on
    |re| where HERM. The updates keep LAPACK's order of operations. */
