@@ -2582,9 +2582,9 @@ TNDEF tn_tensor *tn_linalg_tensorinv_str(tn_tensor *A, const char *options);
 TNDEF tn_tensor *tn_linalg_tensorsolve(tn_tensor *A, tn_tensor *B, const int64_t *dims, int n);
 /* linalg.ldl_factor(_ex)(A, *, hermitian=False[, check_errors=False]): A = P L D L^T P^T of
    a symmetric A's lower triangle (LAPACK's sytrf, Bunch-Kaufman pivoting): LD, *pivots (int32,
-   LAPACK's: negative for a 2x2 block), *info; ldl_factor raises where info > 0. .hermitian is
-   the same factorisation for the real dtypes (complex ones, where it would be hetrf's, are not
-   supported). Not differentiable (as torch's). tn_linalg_ldl_factor(A, &pivots, .hermitian = true). */
+   LAPACK's: negative for a 2x2 block), *info; ldl_factor raises where info > 0. .hermitian: a
+   complex A is Hermitian, A = P L D L^H P^T (hetrf; D's diagonal real); the same factorisation
+   for the real dtypes. Not differentiable (as torch's). tn_linalg_ldl_factor(A, &pivots, .hermitian = true). */
 #define TN_FIELDS_tn_ldl_factor_fn_opts(X) \
     X(B, hermitian, false, "")
 TN__KW_STRUCT(tn_ldl_factor_fn_opts);
@@ -2598,7 +2598,14 @@ TN__KW_STRUCT(tn_ldl_factor_ex_fn_opts);
 TNDEF tn_tensor *tn_linalg_ldl_factor_ex_opts(tn_tensor *A, tn_tensor **pivots, tn_tensor **info, tn_ldl_factor_ex_fn_opts opts);
 #define tn_linalg_ldl_factor_ex(A, pivots, ...) tn_linalg_ldl_factor_ex_opts(A, pivots, TN__POS_KW(tn_ldl_factor_ex_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_linalg_ldl_factor_ex_str(tn_tensor *A, tn_tensor **pivots, tn_tensor **info, const char *options);
-TNDEF tn_tensor *tn_linalg_ldl_solve(tn_tensor *LD, tn_tensor *pivots, tn_tensor *B); /* A X = B from ldl_factor's LD, pivots (sytrs) */
+/* linalg.ldl_solve(LD, pivots, B, *, hermitian=False): A X = B from ldl_factor's LD, pivots (sytrs;
+   .hermitian with complex LD: hetrs, the factors of hermitian=True). tn_linalg_ldl_solve(LD, piv, B, .hermitian = true) */
+#define TN_FIELDS_tn_ldl_solve_fn_opts(X) \
+    X(B, hermitian, false, "")
+TN__KW_STRUCT(tn_ldl_solve_fn_opts);
+TNDEF tn_tensor *tn_linalg_ldl_solve_opts(tn_tensor *LD, tn_tensor *pivots, tn_tensor *B, tn_ldl_solve_fn_opts opts);
+#define tn_linalg_ldl_solve(LD, pivots, ...) tn_linalg_ldl_solve_opts(LD, pivots, TN__POS_KW(tn_ldl_solve_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_linalg_ldl_solve_str(tn_tensor *LD, tn_tensor *pivots, tn_tensor *B, const char *options);
 /* torch.linalg decompositions (src/ops/linalg_decomp.c): float32/float64 on the CPU, batched
    over leading dims, differentiable with PyTorch's formulas. Several results: the first is
    returned, the others come back through pointers (required). */
@@ -6552,6 +6559,9 @@ static const tn__kwkey tn__kw_ldl_factor[] = {TN_FIELDS_tn_ldl_factor_fn_opts(TN
 #undef TN__KW_T
 #define TN__KW_T tn_ldl_factor_ex_fn_opts
 static const tn__kwkey tn__kw_ldl_factor_ex[] = {TN_FIELDS_tn_ldl_factor_ex_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
+#define TN__KW_T tn_ldl_solve_fn_opts
+static const tn__kwkey tn__kw_ldl_solve[] = {TN_FIELDS_tn_ldl_solve_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
 #define TN__KW_T tn_cholesky_fn_opts
 static const tn__kwkey tn__kw_cholesky[] = {TN_FIELDS_tn_cholesky_fn_opts(TN__KW_ROW)};
@@ -21147,58 +21157,96 @@ TNDEF tn_tensor *tn_linalg_tensorsolve(tn_tensor *A, tn_tensor *B, const int64_t
     return TN__AS("tn_linalg_tensorsolve", tn__tensorsolve_impl(A, B, dims, n));
 }
 
-/* ---- ldl_factor, ldl_solve: LAPACK's sytrf / sytrs (lower), Bunch-Kaufman pivoting ----
+/* ---- ldl_factor, ldl_solve: LAPACK's sytrf / sytrs and hetrf / hetrs (lower), Bunch-Kaufman ----
    Not differentiable (as torch's). LD holds L below the diagonal and the 1x1 / 2x2 blocks of
    D on it (and the first subdiagonal for a 2x2 block); pivots are LAPACK's, 1-based: k for a
-   1x1 block that swapped rows k and kp (kp > 0), -kp on both rows of a 2x2 block. */
-/* sytf2 ('L') on a row-major n x n (the lower triangle read and written): info, as LAPACK's. */
+   1x1 block that swapped rows k and kp (kp > 0), -kp on both rows of a 2x2 block. One
+   template over the scalar: P is the prefix of its arithmetic (P##mul, P##div, ...: tn__c for
+   complex128, tn__r, the plain operators, for float64). HERM: A = L D L^H (hetf2 / hetrs: D's diagonal is
+   real, the conjugates where L^H has them); else A = L D L^T (real A: the same either way). */
+static double tn__radd(double a, double b) { return a + b; }
+static double tn__rsub(double a, double b) { return a - b; }
+static double tn__rmul(double a, double b) { return a * b; }
+static double tn__rdiv(double a, double b) { return a / b; }
+static double tn__rconj(double a) { return a; }
+static double tn__rabs(double a) { return fabs(a); }
+static double tn__rabs1(double a) { return fabs(a); }
+static double tn__rreal(double a) { return a; }
+static double tn__rof(double a) { return a; }
+static double tn__rscale(double a, double s) { return a * s; }
+static double tn__creal(tn__cplx z) { return z.re; }
+static tn__cplx tn__cof(double a) { return tn__cx(a, 0); }   /* (the real number as a complex one) */
+/* sytf2 / hetf2 ('L') on a row-major n x n (the lower triangle read and written): info, as
+   LAPACK's. Pivots are chosen on |re| + |im| (izamax's; |x| for real), the diagonal's on
+   |re| where HERM. The updates keep LAPACK's order of operations. */
+/* sytrs / hetrs ('L'): solves A X = B in place (B n x m row-major) from the factors above. */
+/* TN__LA_SYTF2(tn__la_sytf2, double, tn__r, 0): the template in src/ops/linalg_more.c */
 static int64_t tn__la_sytf2(double *a, int64_t n, int32_t *piv) {
 #define A_(i, j) a[(i) * n + (j)]
+#define G_(x) (0 ? tn__rconj(x) : (x))                   /* the conjugate where L^H has it */
+#define D_(x) (0 ? tn__rof(tn__rreal(x)) : (x))            /* a diagonal entry of a Hermitian matrix */
+#define DABS_(x) (0 ? fabs(tn__rreal(x)) : tn__rabs1(x))
     const double alpha = (1 + sqrt(17.0)) / 8;
     int64_t info = 0;
     for (int64_t k = 0; k < n;) {
         int64_t kstep = 1, kp = k, imax = k;
-        const double absakk = fabs(A_(k, k));
+        const double absakk = DABS_(A_(k, k));
         double colmax = 0;
         for (int64_t i = k + 1; i < n; i++)
-            if (fabs(A_(i, k)) > colmax) { colmax = fabs(A_(i, k)); imax = i; }
+            if (tn__rabs1(A_(i, k)) > colmax) { colmax = tn__rabs1(A_(i, k)); imax = i; }
         if ((absakk > colmax ? absakk : colmax) == 0 || absakk != absakk) {
             if (!info) info = k + 1;
             kp = k;
+            A_(k, k) = D_(A_(k, k));
         } else {
             if (absakk >= alpha * colmax) kp = k;
             else {   /* the largest off-diagonal of row / column imax */
                 double rowmax = 0;
-                for (int64_t j = k; j < imax; j++) rowmax = fabs(A_(imax, j)) > rowmax ? fabs(A_(imax, j)) : rowmax;
-                for (int64_t j = imax + 1; j < n; j++) rowmax = fabs(A_(j, imax)) > rowmax ? fabs(A_(j, imax)) : rowmax;
+                for (int64_t j = k; j < imax; j++) rowmax = tn__rabs1(A_(imax, j)) > rowmax ? tn__rabs1(A_(imax, j)) : rowmax;
+                for (int64_t j = imax + 1; j < n; j++) rowmax = tn__rabs1(A_(j, imax)) > rowmax ? tn__rabs1(A_(j, imax)) : rowmax;
                 if (absakk >= alpha * colmax * (colmax / rowmax)) kp = k;
-                else if (fabs(A_(imax, imax)) >= alpha * rowmax) kp = imax;
+                else if (DABS_(A_(imax, imax)) >= alpha * rowmax) kp = imax;
                 else { kp = imax; kstep = 2; }
             }
             const int64_t kk = k + kstep - 1;
             if (kp != kk) {   /* rows and columns kk and kp of the trailing matrix */
                 double t;
                 for (int64_t i = kp + 1; i < n; i++) { t = A_(i, kk); A_(i, kk) = A_(i, kp); A_(i, kp) = t; }
-                for (int64_t j = kk + 1; j < kp; j++) { t = A_(j, kk); A_(j, kk) = A_(kp, j); A_(kp, j) = t; }
-                t = A_(kk, kk); A_(kk, kk) = A_(kp, kp); A_(kp, kp) = t;
+                for (int64_t j = kk + 1; j < kp; j++) { t = G_(A_(j, kk)); A_(j, kk) = G_(A_(kp, j)); A_(kp, j) = t; }
+                if (0) A_(kp, kk) = G_(A_(kp, kk));
+                t = A_(kk, kk); A_(kk, kk) = A_(kp, kp); A_(kp, kp) = D_(t);
                 if (kstep == 2) { t = A_(k + 1, k); A_(k + 1, k) = A_(kp, k); A_(kp, k) = t; }
             }
-            if (kstep == 1) {
-                const double d11 = 1 / A_(k, k);
+            A_(k, k) = D_(A_(k, k));
+            if (kstep == 2) A_(k + 1, k + 1) = D_(A_(k + 1, k + 1));
+            if (kstep == 1) {   /* A22 -= x d11 x^T (syr / her), x /= d */
+                const double d11 = tn__rdiv(tn__rof(1), A_(k, k));
                 for (int64_t j = k + 1; j < n; j++) {
-                    const double xj = A_(j, k) * d11;
-                    for (int64_t i = j; i < n; i++) A_(i, j) -= A_(i, k) * xj;
+                    const double xj = tn__rmul(G_(A_(j, k)), d11);
+                    for (int64_t i = j; i < n; i++) A_(i, j) = tn__rsub(A_(i, j), tn__rmul(A_(i, k), xj));
+                    A_(j, j) = D_(A_(j, j));
                 }
-                for (int64_t i = k + 1; i < n; i++) A_(i, k) *= d11;
+                for (int64_t i = k + 1; i < n; i++) A_(i, k) = tn__rmul(A_(i, k), d11);
             } else if (k < n - 2) {
-                double d21 = A_(k + 1, k);
-                const double d11 = A_(k + 1, k + 1) / d21, d22 = A_(k, k) / d21, t = 1 / (d11 * d22 - 1);
-                d21 = t / d21;
+                /* sytf2: s = d21; hetf2: s = |d21| and u = d21 / s, a unit, where sytf2 has 1 */
+                const double d21 = A_(k + 1, k);
+                double d11, d22, dd, u = tn__rof(1);
+                if (0) {
+                    const double s = tn__rabs(d21), r11 = tn__rreal(A_(k + 1, k + 1)) / s, r22 = tn__rreal(A_(k, k)) / s;
+                    d11 = tn__rof(r11); d22 = tn__rof(r22);
+                    u = tn__rscale(d21, 1 / s);
+                    dd = tn__rof(1 / (r11 * r22 - 1) / s);
+                } else {
+                    d11 = tn__rdiv(A_(k + 1, k + 1), d21); d22 = tn__rdiv(A_(k, k), d21);
+                    dd = tn__rdiv(tn__rdiv(tn__rof(1), tn__rsub(tn__rmul(d11, d22), tn__rof(1))), d21);
+                }
                 for (int64_t j = k + 2; j < n; j++) {
-                    const double wk = d21 * (d11 * A_(j, k) - A_(j, k + 1)), wkp1 = d21 * (d22 * A_(j, k + 1) - A_(j, k));
-                    for (int64_t i = j; i < n; i++) A_(i, j) -= A_(i, k) * wk + A_(i, k + 1) * wkp1;
+                    const double wk = tn__rmul(dd, tn__rsub(tn__rmul(d11, A_(j, k)), 0 ? tn__rmul(u, A_(j, k + 1)) : A_(j, k + 1)));
+                    const double wkp1 = tn__rmul(dd, tn__rsub(tn__rmul(d22, A_(j, k + 1)), 0 ? tn__rmul(G_(u), A_(j, k)) : A_(j, k)));
+                    for (int64_t i = j; i < n; i++) A_(i, j) = tn__rsub(tn__rsub(A_(i, j), tn__rmul(A_(i, k), G_(wk))), tn__rmul(A_(i, k + 1), G_(wkp1)));
                     A_(j, k) = wk;
                     A_(j, k + 1) = wkp1;
+                    A_(j, j) = D_(A_(j, j));
                 }
             }
         }
@@ -21207,60 +21255,316 @@ static int64_t tn__la_sytf2(double *a, int64_t n, int32_t *piv) {
         k += kstep;
     }
     return info;
+#undef DABS_
+#undef D_
+#undef G_
 #undef A_
 }
-/* sytrs ('L'): solves A X = B in place (B n x m row-major) from sytf2's factors. */
+/* TN__LA_SYTF2(tn__la_sytf2_c, tn__cplx, tn__c, 0): the template in src/ops/linalg_more.c */
+static int64_t tn__la_sytf2_c(tn__cplx *a, int64_t n, int32_t *piv) {
+#define A_(i, j) a[(i) * n + (j)]
+#define G_(x) (0 ? tn__cconj(x) : (x))                   /* the conjugate where L^H has it */
+#define D_(x) (0 ? tn__cof(tn__creal(x)) : (x))            /* a diagonal entry of a Hermitian matrix */
+#define DABS_(x) (0 ? fabs(tn__creal(x)) : tn__cabs1(x))
+    const double alpha = (1 + sqrt(17.0)) / 8;
+    int64_t info = 0;
+    for (int64_t k = 0; k < n;) {
+        int64_t kstep = 1, kp = k, imax = k;
+        const double absakk = DABS_(A_(k, k));
+        double colmax = 0;
+        for (int64_t i = k + 1; i < n; i++)
+            if (tn__cabs1(A_(i, k)) > colmax) { colmax = tn__cabs1(A_(i, k)); imax = i; }
+        if ((absakk > colmax ? absakk : colmax) == 0 || absakk != absakk) {
+            if (!info) info = k + 1;
+            kp = k;
+            A_(k, k) = D_(A_(k, k));
+        } else {
+            if (absakk >= alpha * colmax) kp = k;
+            else {   /* the largest off-diagonal of row / column imax */
+                double rowmax = 0;
+                for (int64_t j = k; j < imax; j++) rowmax = tn__cabs1(A_(imax, j)) > rowmax ? tn__cabs1(A_(imax, j)) : rowmax;
+                for (int64_t j = imax + 1; j < n; j++) rowmax = tn__cabs1(A_(j, imax)) > rowmax ? tn__cabs1(A_(j, imax)) : rowmax;
+                if (absakk >= alpha * colmax * (colmax / rowmax)) kp = k;
+                else if (DABS_(A_(imax, imax)) >= alpha * rowmax) kp = imax;
+                else { kp = imax; kstep = 2; }
+            }
+            const int64_t kk = k + kstep - 1;
+            if (kp != kk) {   /* rows and columns kk and kp of the trailing matrix */
+                tn__cplx t;
+                for (int64_t i = kp + 1; i < n; i++) { t = A_(i, kk); A_(i, kk) = A_(i, kp); A_(i, kp) = t; }
+                for (int64_t j = kk + 1; j < kp; j++) { t = G_(A_(j, kk)); A_(j, kk) = G_(A_(kp, j)); A_(kp, j) = t; }
+                if (0) A_(kp, kk) = G_(A_(kp, kk));
+                t = A_(kk, kk); A_(kk, kk) = A_(kp, kp); A_(kp, kp) = D_(t);
+                if (kstep == 2) { t = A_(k + 1, k); A_(k + 1, k) = A_(kp, k); A_(kp, k) = t; }
+            }
+            A_(k, k) = D_(A_(k, k));
+            if (kstep == 2) A_(k + 1, k + 1) = D_(A_(k + 1, k + 1));
+            if (kstep == 1) {   /* A22 -= x d11 x^T (syr / her), x /= d */
+                const tn__cplx d11 = tn__cdiv(tn__cof(1), A_(k, k));
+                for (int64_t j = k + 1; j < n; j++) {
+                    const tn__cplx xj = tn__cmul(G_(A_(j, k)), d11);
+                    for (int64_t i = j; i < n; i++) A_(i, j) = tn__csub(A_(i, j), tn__cmul(A_(i, k), xj));
+                    A_(j, j) = D_(A_(j, j));
+                }
+                for (int64_t i = k + 1; i < n; i++) A_(i, k) = tn__cmul(A_(i, k), d11);
+            } else if (k < n - 2) {
+                /* sytf2: s = d21; hetf2: s = |d21| and u = d21 / s, a unit, where sytf2 has 1 */
+                const tn__cplx d21 = A_(k + 1, k);
+                tn__cplx d11, d22, dd, u = tn__cof(1);
+                if (0) {
+                    const double s = tn__cabs(d21), r11 = tn__creal(A_(k + 1, k + 1)) / s, r22 = tn__creal(A_(k, k)) / s;
+                    d11 = tn__cof(r11); d22 = tn__cof(r22);
+                    u = tn__cscale(d21, 1 / s);
+                    dd = tn__cof(1 / (r11 * r22 - 1) / s);
+                } else {
+                    d11 = tn__cdiv(A_(k + 1, k + 1), d21); d22 = tn__cdiv(A_(k, k), d21);
+                    dd = tn__cdiv(tn__cdiv(tn__cof(1), tn__csub(tn__cmul(d11, d22), tn__cof(1))), d21);
+                }
+                for (int64_t j = k + 2; j < n; j++) {
+                    const tn__cplx wk = tn__cmul(dd, tn__csub(tn__cmul(d11, A_(j, k)), 0 ? tn__cmul(u, A_(j, k + 1)) : A_(j, k + 1)));
+                    const tn__cplx wkp1 = tn__cmul(dd, tn__csub(tn__cmul(d22, A_(j, k + 1)), 0 ? tn__cmul(G_(u), A_(j, k)) : A_(j, k)));
+                    for (int64_t i = j; i < n; i++) A_(i, j) = tn__csub(tn__csub(A_(i, j), tn__cmul(A_(i, k), G_(wk))), tn__cmul(A_(i, k + 1), G_(wkp1)));
+                    A_(j, k) = wk;
+                    A_(j, k + 1) = wkp1;
+                    A_(j, j) = D_(A_(j, j));
+                }
+            }
+        }
+        if (kstep == 1) piv[k] = (int32_t)(kp + 1);
+        else piv[k] = piv[k + 1] = (int32_t)-(kp + 1);
+        k += kstep;
+    }
+    return info;
+#undef DABS_
+#undef D_
+#undef G_
+#undef A_
+}
+/* TN__LA_SYTF2(tn__la_hetf2_c, tn__cplx, tn__c, 1): the template in src/ops/linalg_more.c */
+static int64_t tn__la_hetf2_c(tn__cplx *a, int64_t n, int32_t *piv) {
+#define A_(i, j) a[(i) * n + (j)]
+#define G_(x) (1 ? tn__cconj(x) : (x))                   /* the conjugate where L^H has it */
+#define D_(x) (1 ? tn__cof(tn__creal(x)) : (x))            /* a diagonal entry of a Hermitian matrix */
+#define DABS_(x) (1 ? fabs(tn__creal(x)) : tn__cabs1(x))
+    const double alpha = (1 + sqrt(17.0)) / 8;
+    int64_t info = 0;
+    for (int64_t k = 0; k < n;) {
+        int64_t kstep = 1, kp = k, imax = k;
+        const double absakk = DABS_(A_(k, k));
+        double colmax = 0;
+        for (int64_t i = k + 1; i < n; i++)
+            if (tn__cabs1(A_(i, k)) > colmax) { colmax = tn__cabs1(A_(i, k)); imax = i; }
+        if ((absakk > colmax ? absakk : colmax) == 0 || absakk != absakk) {
+            if (!info) info = k + 1;
+            kp = k;
+            A_(k, k) = D_(A_(k, k));
+        } else {
+            if (absakk >= alpha * colmax) kp = k;
+            else {   /* the largest off-diagonal of row / column imax */
+                double rowmax = 0;
+                for (int64_t j = k; j < imax; j++) rowmax = tn__cabs1(A_(imax, j)) > rowmax ? tn__cabs1(A_(imax, j)) : rowmax;
+                for (int64_t j = imax + 1; j < n; j++) rowmax = tn__cabs1(A_(j, imax)) > rowmax ? tn__cabs1(A_(j, imax)) : rowmax;
+                if (absakk >= alpha * colmax * (colmax / rowmax)) kp = k;
+                else if (DABS_(A_(imax, imax)) >= alpha * rowmax) kp = imax;
+                else { kp = imax; kstep = 2; }
+            }
+            const int64_t kk = k + kstep - 1;
+            if (kp != kk) {   /* rows and columns kk and kp of the trailing matrix */
+                tn__cplx t;
+                for (int64_t i = kp + 1; i < n; i++) { t = A_(i, kk); A_(i, kk) = A_(i, kp); A_(i, kp) = t; }
+                for (int64_t j = kk + 1; j < kp; j++) { t = G_(A_(j, kk)); A_(j, kk) = G_(A_(kp, j)); A_(kp, j) = t; }
+                if (1) A_(kp, kk) = G_(A_(kp, kk));
+                t = A_(kk, kk); A_(kk, kk) = A_(kp, kp); A_(kp, kp) = D_(t);
+                if (kstep == 2) { t = A_(k + 1, k); A_(k + 1, k) = A_(kp, k); A_(kp, k) = t; }
+            }
+            A_(k, k) = D_(A_(k, k));
+            if (kstep == 2) A_(k + 1, k + 1) = D_(A_(k + 1, k + 1));
+            if (kstep == 1) {   /* A22 -= x d11 x^T (syr / her), x /= d */
+                const tn__cplx d11 = tn__cdiv(tn__cof(1), A_(k, k));
+                for (int64_t j = k + 1; j < n; j++) {
+                    const tn__cplx xj = tn__cmul(G_(A_(j, k)), d11);
+                    for (int64_t i = j; i < n; i++) A_(i, j) = tn__csub(A_(i, j), tn__cmul(A_(i, k), xj));
+                    A_(j, j) = D_(A_(j, j));
+                }
+                for (int64_t i = k + 1; i < n; i++) A_(i, k) = tn__cmul(A_(i, k), d11);
+            } else if (k < n - 2) {
+                /* sytf2: s = d21; hetf2: s = |d21| and u = d21 / s, a unit, where sytf2 has 1 */
+                const tn__cplx d21 = A_(k + 1, k);
+                tn__cplx d11, d22, dd, u = tn__cof(1);
+                if (1) {
+                    const double s = tn__cabs(d21), r11 = tn__creal(A_(k + 1, k + 1)) / s, r22 = tn__creal(A_(k, k)) / s;
+                    d11 = tn__cof(r11); d22 = tn__cof(r22);
+                    u = tn__cscale(d21, 1 / s);
+                    dd = tn__cof(1 / (r11 * r22 - 1) / s);
+                } else {
+                    d11 = tn__cdiv(A_(k + 1, k + 1), d21); d22 = tn__cdiv(A_(k, k), d21);
+                    dd = tn__cdiv(tn__cdiv(tn__cof(1), tn__csub(tn__cmul(d11, d22), tn__cof(1))), d21);
+                }
+                for (int64_t j = k + 2; j < n; j++) {
+                    const tn__cplx wk = tn__cmul(dd, tn__csub(tn__cmul(d11, A_(j, k)), 1 ? tn__cmul(u, A_(j, k + 1)) : A_(j, k + 1)));
+                    const tn__cplx wkp1 = tn__cmul(dd, tn__csub(tn__cmul(d22, A_(j, k + 1)), 1 ? tn__cmul(G_(u), A_(j, k)) : A_(j, k)));
+                    for (int64_t i = j; i < n; i++) A_(i, j) = tn__csub(tn__csub(A_(i, j), tn__cmul(A_(i, k), G_(wk))), tn__cmul(A_(i, k + 1), G_(wkp1)));
+                    A_(j, k) = wk;
+                    A_(j, k + 1) = wkp1;
+                    A_(j, j) = D_(A_(j, j));
+                }
+            }
+        }
+        if (kstep == 1) piv[k] = (int32_t)(kp + 1);
+        else piv[k] = piv[k + 1] = (int32_t)-(kp + 1);
+        k += kstep;
+    }
+    return info;
+#undef DABS_
+#undef D_
+#undef G_
+#undef A_
+}
+/* TN__LA_SYTRS(tn__la_sytrs, double, tn__r, 0): the template in src/ops/linalg_more.c */
 static void tn__la_sytrs(const double *a, const int32_t *piv, int64_t n, double *b, int64_t m) {
 #define A_(i, j) a[(i) * n + (j)]
+#define G_(x) (0 ? tn__rconj(x) : (x))
 #define SWAP_ROWS(r, s) do { if ((r) != (s)) for (int64_t c = 0; c < m; c++) { double t_ = b[(r) * m + c]; b[(r) * m + c] = b[(s) * m + c]; b[(s) * m + c] = t_; } } while (0)
     for (int64_t k = 0; k < n;) {   /* L D y = P b */
         if (piv[k] > 0) {
             SWAP_ROWS(k, (int64_t)piv[k] - 1);
             for (int64_t i = k + 1; i < n; i++)
-                for (int64_t c = 0; c < m; c++) b[i * m + c] -= A_(i, k) * b[k * m + c];
-            const double d = 1 / A_(k, k);
-            for (int64_t c = 0; c < m; c++) b[k * m + c] *= d;
+                for (int64_t c = 0; c < m; c++) b[i * m + c] = tn__rsub(b[i * m + c], tn__rmul(A_(i, k), b[k * m + c]));
+            const double d = tn__rdiv(tn__rof(1), 0 ? tn__rof(tn__rreal(A_(k, k))) : A_(k, k));
+            for (int64_t c = 0; c < m; c++) b[k * m + c] = tn__rmul(b[k * m + c], d);
             k++;
         } else {
             SWAP_ROWS(k + 1, (int64_t)-piv[k] - 1);
             for (int64_t i = k + 2; i < n; i++)
-                for (int64_t c = 0; c < m; c++) b[i * m + c] -= A_(i, k) * b[k * m + c] + A_(i, k + 1) * b[(k + 1) * m + c];
-            const double akm1k = A_(k + 1, k), akm1 = A_(k, k) / akm1k, ak = A_(k + 1, k + 1) / akm1k, denom = akm1 * ak - 1;
+                for (int64_t c = 0; c < m; c++)
+                    b[i * m + c] = tn__rsub(tn__rsub(b[i * m + c], tn__rmul(A_(i, k), b[k * m + c])), tn__rmul(A_(i, k + 1), b[(k + 1) * m + c]));
+            const double akm1k = A_(k + 1, k), akm1 = tn__rdiv(A_(k, k), G_(akm1k)), ak = tn__rdiv(A_(k + 1, k + 1), akm1k);
+            const double denom = tn__rsub(tn__rmul(akm1, ak), tn__rof(1));
             for (int64_t c = 0; c < m; c++) {
-                const double bkm1 = b[k * m + c] / akm1k, bk = b[(k + 1) * m + c] / akm1k;
-                b[k * m + c] = (ak * bkm1 - bk) / denom;
-                b[(k + 1) * m + c] = (akm1 * bk - bkm1) / denom;
+                const double bkm1 = tn__rdiv(b[k * m + c], G_(akm1k)), bk = tn__rdiv(b[(k + 1) * m + c], akm1k);
+                b[k * m + c] = tn__rdiv(tn__rsub(tn__rmul(ak, bkm1), bk), denom);
+                b[(k + 1) * m + c] = tn__rdiv(tn__rsub(tn__rmul(akm1, bk), bkm1), denom);
             }
             k += 2;
         }
     }
-    for (int64_t k = n - 1; k >= 0;) {   /* L^T P^T x = y */
+    for (int64_t k = n - 1; k >= 0;) {   /* L^T P^T x = y (L^H: hetrs) */
         const int64_t k0 = piv[k] > 0 ? k : k - 1;   /* the block's first row */
-        for (int64_t r = k0; r <= k; r++)
-            for (int64_t i = k + 1; i < n; i++)
-                for (int64_t c = 0; c < m; c++) b[r * m + c] -= A_(i, r) * b[i * m + c];
+        for (int64_t r = k; r >= k0; r--)   /* gemv: the dot product first, then subtracted */
+            for (int64_t c = 0; c < m && k + 1 < n; c++) {
+                double s = tn__rmul(G_(A_(k + 1, r)), b[(k + 1) * m + c]);
+                for (int64_t i = k + 2; i < n; i++) s = tn__radd(s, tn__rmul(G_(A_(i, r)), b[i * m + c]));
+                b[r * m + c] = tn__rsub(b[r * m + c], s);
+            }
         SWAP_ROWS(k, (int64_t)(piv[k] > 0 ? piv[k] : -piv[k]) - 1);
         k = k0 - 1;
     }
 #undef SWAP_ROWS
+#undef G_
+#undef A_
+}
+/* TN__LA_SYTRS(tn__la_sytrs_c, tn__cplx, tn__c, 0): the template in src/ops/linalg_more.c */
+static void tn__la_sytrs_c(const tn__cplx *a, const int32_t *piv, int64_t n, tn__cplx *b, int64_t m) {
+#define A_(i, j) a[(i) * n + (j)]
+#define G_(x) (0 ? tn__cconj(x) : (x))
+#define SWAP_ROWS(r, s) do { if ((r) != (s)) for (int64_t c = 0; c < m; c++) { tn__cplx t_ = b[(r) * m + c]; b[(r) * m + c] = b[(s) * m + c]; b[(s) * m + c] = t_; } } while (0)
+    for (int64_t k = 0; k < n;) {   /* L D y = P b */
+        if (piv[k] > 0) {
+            SWAP_ROWS(k, (int64_t)piv[k] - 1);
+            for (int64_t i = k + 1; i < n; i++)
+                for (int64_t c = 0; c < m; c++) b[i * m + c] = tn__csub(b[i * m + c], tn__cmul(A_(i, k), b[k * m + c]));
+            const tn__cplx d = tn__cdiv(tn__cof(1), 0 ? tn__cof(tn__creal(A_(k, k))) : A_(k, k));
+            for (int64_t c = 0; c < m; c++) b[k * m + c] = tn__cmul(b[k * m + c], d);
+            k++;
+        } else {
+            SWAP_ROWS(k + 1, (int64_t)-piv[k] - 1);
+            for (int64_t i = k + 2; i < n; i++)
+                for (int64_t c = 0; c < m; c++)
+                    b[i * m + c] = tn__csub(tn__csub(b[i * m + c], tn__cmul(A_(i, k), b[k * m + c])), tn__cmul(A_(i, k + 1), b[(k + 1) * m + c]));
+            const tn__cplx akm1k = A_(k + 1, k), akm1 = tn__cdiv(A_(k, k), G_(akm1k)), ak = tn__cdiv(A_(k + 1, k + 1), akm1k);
+            const tn__cplx denom = tn__csub(tn__cmul(akm1, ak), tn__cof(1));
+            for (int64_t c = 0; c < m; c++) {
+                const tn__cplx bkm1 = tn__cdiv(b[k * m + c], G_(akm1k)), bk = tn__cdiv(b[(k + 1) * m + c], akm1k);
+                b[k * m + c] = tn__cdiv(tn__csub(tn__cmul(ak, bkm1), bk), denom);
+                b[(k + 1) * m + c] = tn__cdiv(tn__csub(tn__cmul(akm1, bk), bkm1), denom);
+            }
+            k += 2;
+        }
+    }
+    for (int64_t k = n - 1; k >= 0;) {   /* L^T P^T x = y (L^H: hetrs) */
+        const int64_t k0 = piv[k] > 0 ? k : k - 1;   /* the block's first row */
+        for (int64_t r = k; r >= k0; r--)   /* gemv: the dot product first, then subtracted */
+            for (int64_t c = 0; c < m && k + 1 < n; c++) {
+                tn__cplx s = tn__cmul(G_(A_(k + 1, r)), b[(k + 1) * m + c]);
+                for (int64_t i = k + 2; i < n; i++) s = tn__cadd(s, tn__cmul(G_(A_(i, r)), b[i * m + c]));
+                b[r * m + c] = tn__csub(b[r * m + c], s);
+            }
+        SWAP_ROWS(k, (int64_t)(piv[k] > 0 ? piv[k] : -piv[k]) - 1);
+        k = k0 - 1;
+    }
+#undef SWAP_ROWS
+#undef G_
+#undef A_
+}
+/* TN__LA_SYTRS(tn__la_hetrs_c, tn__cplx, tn__c, 1): the template in src/ops/linalg_more.c */
+static void tn__la_hetrs_c(const tn__cplx *a, const int32_t *piv, int64_t n, tn__cplx *b, int64_t m) {
+#define A_(i, j) a[(i) * n + (j)]
+#define G_(x) (1 ? tn__cconj(x) : (x))
+#define SWAP_ROWS(r, s) do { if ((r) != (s)) for (int64_t c = 0; c < m; c++) { tn__cplx t_ = b[(r) * m + c]; b[(r) * m + c] = b[(s) * m + c]; b[(s) * m + c] = t_; } } while (0)
+    for (int64_t k = 0; k < n;) {   /* L D y = P b */
+        if (piv[k] > 0) {
+            SWAP_ROWS(k, (int64_t)piv[k] - 1);
+            for (int64_t i = k + 1; i < n; i++)
+                for (int64_t c = 0; c < m; c++) b[i * m + c] = tn__csub(b[i * m + c], tn__cmul(A_(i, k), b[k * m + c]));
+            const tn__cplx d = tn__cdiv(tn__cof(1), 1 ? tn__cof(tn__creal(A_(k, k))) : A_(k, k));
+            for (int64_t c = 0; c < m; c++) b[k * m + c] = tn__cmul(b[k * m + c], d);
+            k++;
+        } else {
+            SWAP_ROWS(k + 1, (int64_t)-piv[k] - 1);
+            for (int64_t i = k + 2; i < n; i++)
+                for (int64_t c = 0; c < m; c++)
+                    b[i * m + c] = tn__csub(tn__csub(b[i * m + c], tn__cmul(A_(i, k), b[k * m + c])), tn__cmul(A_(i, k + 1), b[(k + 1) * m + c]));
+            const tn__cplx akm1k = A_(k + 1, k), akm1 = tn__cdiv(A_(k, k), G_(akm1k)), ak = tn__cdiv(A_(k + 1, k + 1), akm1k);
+            const tn__cplx denom = tn__csub(tn__cmul(akm1, ak), tn__cof(1));
+            for (int64_t c = 0; c < m; c++) {
+                const tn__cplx bkm1 = tn__cdiv(b[k * m + c], G_(akm1k)), bk = tn__cdiv(b[(k + 1) * m + c], akm1k);
+                b[k * m + c] = tn__cdiv(tn__csub(tn__cmul(ak, bkm1), bk), denom);
+                b[(k + 1) * m + c] = tn__cdiv(tn__csub(tn__cmul(akm1, bk), bkm1), denom);
+            }
+            k += 2;
+        }
+    }
+    for (int64_t k = n - 1; k >= 0;) {   /* L^T P^T x = y (L^H: hetrs) */
+        const int64_t k0 = piv[k] > 0 ? k : k - 1;   /* the block's first row */
+        for (int64_t r = k; r >= k0; r--)   /* gemv: the dot product first, then subtracted */
+            for (int64_t c = 0; c < m && k + 1 < n; c++) {
+                tn__cplx s = tn__cmul(G_(A_(k + 1, r)), b[(k + 1) * m + c]);
+                for (int64_t i = k + 2; i < n; i++) s = tn__cadd(s, tn__cmul(G_(A_(i, r)), b[i * m + c]));
+                b[r * m + c] = tn__csub(b[r * m + c], s);
+            }
+        SWAP_ROWS(k, (int64_t)(piv[k] > 0 ? piv[k] : -piv[k]) - 1);
+        k = k0 - 1;
+    }
+#undef SWAP_ROWS
+#undef G_
 #undef A_
 }
 static tn_tensor *tn__ldl_factor_impl(const char *fn, tn_tensor *A, bool hermitian, bool check_errors, tn_tensor **pivots, tn_tensor **info) {
     TN__CHECK_NULL(A);
-    /* hermitian=True is sytrf's factorisation for real A; complex A (hetrf's) is not here */
-    if (tn_is_complex(A))
-        return (tn_tensor *)tn__error("%s: complex input (%s) is not supported%s; real float32/float64 only", fn, tn_dtype_name(A->dtype),
-                                      hermitian ? " (hermitian=True: the Hermitian factorisation)" : "");
-    if (tn__la_check(fn, A, "A", true)) return NULL;
+    if (tn__la_check_dt(fn, A, "A", true, true)) return NULL;
     tn_scope_begin();
     const int nd = A->ndim;
     const int64_t n = A->shape[nd - 1], B = tn__la_batch(A);
     tn_tensor *w = tn__la_work(tn__tril(tn_detach(A), 0));
     tn_tensor *p = tn__own(tn__new(TN_I32, TN_CPU, A->shape, nd - 1)), *f = tn__own(tn__new(TN_I32, TN_CPU, A->shape, nd - 2)), *r = NULL;
     if (w && p && f) {
-        double *a = (double *)tn_data_ptr(w);
         int32_t *pv = (int32_t *)tn_data_ptr(p), *fv = (int32_t *)tn_data_ptr(f);
-        for (int64_t b = 0; b < B; b++) fv[b] = (int32_t)tn__la_sytf2(a + b * n * n, n, pv + b * n);
+        /* real A: sytrf either way; complex: sytrf (L D L^T) or hetrf (L D L^H) */
+        const bool cplx = tn_is_complex(w);
+        for (int64_t b = 0; b < B; b++)
+            fv[b] = (int32_t)(!cplx      ? tn__la_sytf2((double *)tn_data_ptr(w) + b * n * n, n, pv + b * n)
+                              : hermitian ? tn__la_hetf2_c((tn__cplx *)tn_data_ptr(w) + b * n * n, n, pv + b * n)
+                                          : tn__la_sytf2_c((tn__cplx *)tn_data_ptr(w) + b * n * n, n, pv + b * n));
         if (!(check_errors && tn__la_info_error(fn, f, "The factorization could not be completed because the input is singular (D[%d, %d] is zero)"))) {
             r = tn_keep(tn_to_dtype(w, A->dtype));
             *pivots = tn_keep(p);
@@ -21283,7 +21587,7 @@ TNDEF tn_tensor *tn_linalg_ldl_factor_opts(tn_tensor *A, tn_tensor **pivots, tn_
     return TN__AS("tn_linalg_ldl_factor", tn__ldl_factor_impl("tn_linalg_ldl_factor", A, o.hermitian, true, pivots, NULL));
 }
 TNDEF tn_tensor *tn_linalg_ldl_factor_str(tn_tensor *A, tn_tensor **pivots, const char *options) { if (pivots) *pivots = NULL; TN__KW_STR(tn_ldl_factor_fn_opts, ldl_factor, "tn_linalg_ldl_factor", options, tn_linalg_ldl_factor_opts(A, pivots, o)); }
-static tn_tensor *tn__ldl_solve_impl(tn_tensor *LD, tn_tensor *pivots, tn_tensor *Bm) {
+static tn_tensor *tn__ldl_solve_impl(tn_tensor *LD, tn_tensor *pivots, tn_tensor *Bm, bool hermitian) {
     TN__CHECK_NULL(LD, pivots, Bm);
     const char *fn = "tn_linalg_ldl_solve";
     if (pivots->dtype != TN_I32) return (tn_tensor *)tn__error("%s: Expected pivots to be integers. Got %s", fn, tn__torch_type_name(pivots->dtype));
@@ -21303,17 +21607,22 @@ static tn_tensor *tn__ldl_solve_impl(tn_tensor *LD, tn_tensor *pivots, tn_tensor
             for (int64_t i = 0, N = tn_numel(pc); ok && i < N; i++) ok = pv[i] != 0 && pv[i] >= -n && pv[i] <= n;
             if (!ok) tn__error("%s: pivots holds a value outside [-%lld, %lld] or 0", fn, (long long)n, (long long)n);
             else {
-                const double *av = (const double *)tn_data_ptr(ld);
-                double *xv = (double *)tn_data_ptr(x);
-                for (int64_t bi = 0; bi < nb; bi++) tn__la_sytrs(av + bi * n * n, pv + bi * n, n, xv + bi * n * k, k);
+                for (int64_t bi = 0; bi < nb; bi++) {
+                    if (!tn_is_complex(ld)) tn__la_sytrs((const double *)tn_data_ptr(ld) + bi * n * n, pv + bi * n, n, (double *)tn_data_ptr(x) + bi * n * k, k);
+                    else (hermitian ? tn__la_hetrs_c : tn__la_sytrs_c)((const tn__cplx *)tn_data_ptr(ld) + bi * n * n, pv + bi * n, n,
+                                                                       (tn__cplx *)tn_data_ptr(x) + bi * n * k, k);
+                }
                 r = tn_to_dtype(x, LD->dtype);
             }
         }
     }
     return tn__scope_return(r);
 }
-TNDEF tn_tensor *tn_linalg_ldl_solve(tn_tensor *LD, tn_tensor *pivots, tn_tensor *B) {
-    return TN__AS("tn_linalg_ldl_solve", tn__ldl_solve_impl(LD, pivots, B));
+TNDEF tn_tensor *tn_linalg_ldl_solve_opts(tn_tensor *LD, tn_tensor *pivots, tn_tensor *B, tn_ldl_solve_fn_opts o) {
+    return TN__AS("tn_linalg_ldl_solve", tn__ldl_solve_impl(LD, pivots, B, o.hermitian));
+}
+TNDEF tn_tensor *tn_linalg_ldl_solve_str(tn_tensor *LD, tn_tensor *pivots, tn_tensor *B, const char *options) {
+    TN__KW_STR(tn_ldl_solve_fn_opts, ldl_solve, "tn_linalg_ldl_solve", options, tn_linalg_ldl_solve_opts(LD, pivots, B, o));
 }
 
 /* ============================================================================================================ */
@@ -21326,7 +21635,8 @@ TNDEF tn_tensor *tn_linalg_ldl_solve(tn_tensor *LD, tn_tensor *pivots, tn_tensor
    every inner loop runs along memory:
      QR     Householder (LAPACK's dgeqr2 / dorg2r, dlarfg's signs: R's diagonal and Q match
             torch's LAPACK results)
-     eigh   Householder tridiagonalisation and implicit QL (EISPACK's tred2 / tql2)
+     eigh   blocked Householder tridiagonalisation (LAPACK's dsytrd / dlatrd, the trailing
+            updates on the GEMM), dorg2r's Q, implicit QL (EISPACK's tql2)
      SVD    Golub-Kahan bidiagonalisation and implicit-shift QR (LAPACK's dgebd2 / dorgbr,
             EISPACK's svd): normwise backward stable, orthogonality to eps, as dgesvd
    The backward formulas are PyTorch's (linalg_qr_backward, linalg_eig_backward for
@@ -21562,7 +21872,13 @@ static int tn__la_qr_raw(tn_tensor *A, int mode, tn_tensor **Q, tn_tensor **R) {
     return 0;
 }
 
-/* ---- symmetric eigen: tred2 + tql2 ---- */
+/* ---- symmetric eigen: sytrd + tql2 ---- */
+/* sqrt(a^2 + b^2): the plain formula where the squares cannot overflow or lose the larger
+   one to underflow, else hypot (several times slower; the SVD's QR takes two per rotation, tql2 one). */
+static double tn__la_hypot(double a, double b) {
+    const double m = fmax(fabs(a), fabs(b));
+    return m < 1e150 && m > 1e-150 ? sqrt(a * a + b * b) : hypot(a, b);
+}
 /* Rotate rows x, y (length len): x' = c x + s y, y' = c y - s x. */
 static void tn__la_rot(double *TN__RESTRICT x, double *TN__RESTRICT y, double c, double s, int64_t len) {
     for (int64_t r = 0; r < len; r++) { const double u = x[r], v = y[r]; x[r] = c * u + s * v; y[r] = c * v - s * u; }
@@ -21574,75 +21890,108 @@ typedef struct { double *wt; const double *c, *s; int64_t l, m, n; } tn__la_qlro
 TN__LA_JOB(tn__la_qlrots_part,
     const tn__la_qlrots *r = (const tn__la_qlrots *)p;
     for (int64_t i = r->m - 1; i >= r->l; i--) tn__la_rot(r->wt + (i + 1) * r->n + i0, r->wt + i * r->n + i0, r->c[i], r->s[i], i1 - i0);)
+/* ---- blocked tridiagonalisation: LAPACK's dsytrd ('L') with dlatrd ----
+   Column-major storage (A(r, c) at a[c * ld + r]: a symmetric matrix's row-major array read
+   as the same matrix), so that every inner loop runs down a column. Each block of NB columns
+   is reduced with its updates deferred (latrd: the reflectors V and W with A - V W^T - W V^T
+   the updated matrix), then the trailing matrix gets them as two GEMMs of rank NB; what is
+   left unblocked is latrd's symv, as LAPACK's. */
+#define TN__LA_TRD_NB 32
+/* y = A x for the symmetric m x m matrix whose lower triangle a (column-major, leading dim ld)
+   holds (dsymv 'L'): columns i0..i1-1 of one pass, each read once (a TN__LA_JOB body for its
+   AVX2 copy; run on one thread: the columns add into the same y). */
+typedef struct { const double *a; const double *x; double *y; int64_t ld, m; } tn__la_symv;
+TN__LA_JOB(tn__la_symv_cols,
+    const tn__la_symv *q = (const tn__la_symv *)p;
+    const double *x = q->x;
+    double *y = q->y;
+    for (int64_t c = i0; c < i1; c++) {   /* y[c] += A(c+1:, c) . x, y[c+1:] += x[c] A(c+1:, c) */
+        const double *col = q->a + c * q->ld, xc = x[c];
+        double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        int64_t r = c + 1;
+        for (; r + 4 <= q->m; r += 4) {
+            s0 += col[r] * x[r]; s1 += col[r + 1] * x[r + 1]; s2 += col[r + 2] * x[r + 2]; s3 += col[r + 3] * x[r + 3];
+            y[r] += xc * col[r]; y[r + 1] += xc * col[r + 1]; y[r + 2] += xc * col[r + 2]; y[r + 3] += xc * col[r + 3];
+        }
+        for (; r < q->m; r++) { s0 += col[r] * x[r]; y[r] += xc * col[r]; }
+        y[c] += col[c] * xc + ((s0 + s1) + (s2 + s3));
+    })
+static void tn__la_symv_l(const double *a, int64_t ld, int64_t m, const double *x, double *y) {
+    memset(y, 0, (size_t)m * sizeof(double));
+    tn__la_symv q = {a, x, y, ld, m};
+    tn__la_symv_cols(&q, 0, m);
+}
+/* dlatrd ('L'): reduces the first nb columns of the m x m trailing matrix a (leading dim ld);
+   e, tau: the off-diagonals and reflectors' tau; w [m, nb] column-major; tmp [nb]. On return
+   a's columns hold the reflectors v_i (A(i + 1, i) = 1 for the update, below it v's tail). */
+static void tn__la_latrd_l(double *a, int64_t ld, int64_t m, int64_t nb, double *e, double *tau, double *w, double *tmp) {
+#define A_(r, c) a[(c) * ld + (r)]
+#define W_(r, c) w[(c) * m + (r)]
+    for (int64_t i = 0; i < nb; i++) {
+        /* A(i:m, i) -= A(i:m, 0:i) W(i, 0:i)^T + W(i:m, 0:i) A(i, 0:i)^T (two gemv, in LAPACK's order) */
+        for (int64_t j = 0; j < i; j++) tn__la_axpy(&A_(i, i), -W_(i, j), &A_(i, j), m - i);
+        for (int64_t j = 0; j < i; j++) tn__la_axpy(&A_(i, i), -A_(i, j), &W_(i, j), m - i);
+        if (i == m - 1) continue;
+        const int64_t len = m - i - 1;
+        tau[i] = tn__la_larfg(&A_(i + 1, i), len);   /* H(i) annihilates A(i + 2:m, i) */
+        e[i] = A_(i + 1, i);
+        A_(i + 1, i) = 1;
+        const double *v = &A_(i + 1, i);
+        double *wi = &W_(i + 1, i);
+        tn__la_symv_l(&A_(i + 1, i + 1), ld, len, v, wi);
+        for (int64_t j = 0; j < i; j++) tmp[j] = tn__la_dot(&W_(i + 1, j), v, len);
+        for (int64_t j = 0; j < i; j++) tn__la_axpy(wi, -tmp[j], &A_(i + 1, j), len);
+        for (int64_t j = 0; j < i; j++) tmp[j] = tn__la_dot(&A_(i + 1, j), v, len);
+        for (int64_t j = 0; j < i; j++) tn__la_axpy(wi, -tmp[j], &W_(i + 1, j), len);
+        for (int64_t r = 0; r < len; r++) wi[r] *= tau[i];
+        tn__la_axpy(wi, -0.5 * tau[i] * tn__la_dot(wi, v, len), v, len);
+    }
+#undef W_
+#undef A_
+}
+/* dsytrd ('L') of the n x n symmetric a (column-major; both triangles hold it): the
+   tridiagonal's diagonal d [n] and off-diagonal e [n - 1], the reflectors in a's columns below
+   the subdiagonal, their tau [n - 1]; w [n * NB + NB] scratch. Returns -1 when the GEMM could
+   not allocate its buffers. */
+static int tn__la_sytrd_l(double *a, int64_t n, double *d, double *e, double *tau, double *w) {
+    for (int64_t i = 0; i < n - 1; i += TN__LA_TRD_NB) {
+        const int64_t ib = n - 1 - i < TN__LA_TRD_NB ? n - 1 - i : TN__LA_TRD_NB, m = n - i, r = m - ib;
+        double *ai = a + i * n + i;
+        tn__la_latrd_l(ai, n, m, ib, e + i, tau + i, w, w + m * ib);
+        /* the trailing A(ib:m, ib:m) -= V W^T + W V^T, V = A(ib:m, 0:ib) (dsyr2k): its lower
+           triangle, a block column of 64 at a time (from here on only it is read) */
+        double *c = ai + ib * n + ib;
+        for (int64_t c0 = 0; c0 < r; c0 += 64) {
+            const int64_t cw = r - c0 < 64 ? r - c0 : 64;
+            if (tn__gemm_f64(r - c0, cw, ib, -1.0, ai + ib + c0, 1, n, w + ib + c0, m, 1, 1.0, c + c0 * n + c0, 1, n) ||
+                tn__gemm_f64(r - c0, cw, ib, -1.0, w + ib + c0, 1, m, ai + ib + c0, n, 1, 1.0, c + c0 * n + c0, 1, n))
+                return -1;
+        }
+        for (int64_t j = i; j < i + ib; j++) { a[j * n + j + 1] = e[j]; d[j] = a[j * n + j]; }
+    }
+    d[n - 1] = a[(n - 1) * n + n - 1];
+    return 0;
+}
 /* v [n, n] row-major holds a symmetric matrix: on return its columns are the eigenvectors
    (with `vectors`) and d the eigenvalues, ascending; e [n], rot [2 n] and wt [n, n] are scratch. Returns
-   0, or -1 when QL did not converge. */
-static int tn__la_tred2_tql2(double *v, double *d, double *e, double *wt, double *rot, int64_t n, bool vectors) {
-    /* v read column-major (A is symmetric: the same matrix), so that tred2's loops over k
-       in V(k, j) run along memory */
-#define V_(i, j) v[(j) * n + (i)]
+   0, -1 when QL did not converge, -2 out of memory. */
+static int tn__la_sytrd_tql2(double *v, double *d, double *e, double *wt, double *rot, int64_t n, bool vectors) {
     if (n == 0) return 0;
-    for (int64_t j = 0; j < n; j++) d[j] = V_(n - 1, j);
-    for (int64_t i = n - 1; i > 0; i--) {   /* Householder reduction to tridiagonal form */
-        double scale = 0, h = 0;
-        for (int64_t k = 0; k < i; k++) scale += fabs(d[k]);
-        if (scale == 0) {
-            e[i] = d[i - 1];
-            for (int64_t j = 0; j < i; j++) { d[j] = V_(i - 1, j); V_(i, j) = 0; V_(j, i) = 0; }
-        } else {
-            for (int64_t k = 0; k < i; k++) { d[k] /= scale; h += d[k] * d[k]; }
-            double f = d[i - 1], g = sqrt(h);
-            if (f > 0) g = -g;
-            e[i] = scale * g;
-            h -= f * g;
-            d[i - 1] = f - g;
-            for (int64_t j = 0; j < i; j++) e[j] = 0;
-            for (int64_t j = 0; j < i; j++) {
-                f = d[j];
-                V_(j, i) = f;
-                g = e[j] + V_(j, j) * f;
-                for (int64_t k = j + 1; k <= i - 1; k++) { g += V_(k, j) * d[k]; e[k] += V_(k, j) * f; }
-                e[j] = g;
-            }
-            f = 0;
-            for (int64_t j = 0; j < i; j++) { e[j] /= h; f += e[j] * d[j]; }
-            const double hh = f / (h + h);
-            for (int64_t j = 0; j < i; j++) e[j] -= hh * d[j];
-            for (int64_t j = 0; j < i; j++) {
-                f = d[j];
-                g = e[j];
-                for (int64_t k = j; k <= i - 1; k++) V_(k, j) -= (f * e[k] + g * d[k]);
-                d[j] = V_(i - 1, j);
-                V_(i, j) = 0;
-            }
-        }
-        d[i] = h;
-    }
-    if (!vectors) {   /* the tridiagonal's diagonal is on v's (see the accumulation below) */
-        for (int64_t j = 0; j < n; j++) d[j] = V_(j, j);
-        e[0] = 0;
-        goto ql;
-    }
-    for (int64_t i = 0; i < n - 1; i++) {   /* accumulate the transformations */
-        V_(n - 1, i) = V_(i, i);
-        V_(i, i) = 1;
-        const double h = d[i + 1];
-        if (h != 0) {
-            for (int64_t k = 0; k <= i; k++) d[k] = V_(k, i + 1) / h;
-            for (int64_t j = 0; j <= i; j++) {
-                double g = 0;
-                for (int64_t k = 0; k <= i; k++) g += V_(k, i + 1) * V_(k, j);
-                for (int64_t k = 0; k <= i; k++) V_(k, j) -= g * d[k];
-            }
-        }
-        for (int64_t k = 0; k <= i; k++) V_(k, i + 1) = 0;
-    }
-    for (int64_t j = 0; j < n; j++) { d[j] = V_(n - 1, j); V_(n - 1, j) = 0; }
-    V_(n - 1, n - 1) = 1;
+    /* tridiagonal (d, e[1..]: e[i] couples i - 1 and i, EISPACK's), Q = H(0) ... H(n-2) */
+    if (tn__la_sytrd_l(v, n, d, e + 1, rot, wt)) return -2;
     e[0] = 0;
+    if (vectors) {
+        /* Q = diag(1, Q'), Q' the (n-1) x (n-1) orgqr of the reflectors (v's columns 0..n-2 from
+           row 1: packed to leading dim n-1 in place, then dorg2r's threaded loop) into wt, as
+           its transpose's rows: wt is Q column-major, QL's V^T row-major */
+        const int64_t m = n - 1;
+        for (int64_t j = 0; j < m; j++) memmove(v + j * m, v + j * n + 1, (size_t)m * sizeof(double));
+        tn__la_org2r_t(v, m, m, rot, wt, m);
+        for (int64_t c = m - 1; c >= 0; c--) memmove(wt + (c + 1) * n + 1, wt + c * m, (size_t)m * sizeof(double));
+        for (int64_t c = 1; c < n; c++) wt[c * n] = 0;
+        for (int64_t r = 0; r < n; r++) wt[r] = r == 0;
+    }
     /* implicit QL on the tridiagonal (d, e), rotating the rows of wt = V^T (contiguous) */
-    memcpy(wt, v, (size_t)(n * n) * sizeof(double));   /* wt = V^T row-major: V's column-major storage */
-ql:
     for (int64_t i = 1; i < n; i++) e[i - 1] = e[i];
     e[n - 1] = 0;
     double f = 0, tst1 = 0;
@@ -21657,7 +22006,7 @@ ql:
             int iter = 0;
             do {
                 if (++iter > 60) { status = -1; break; }
-                double g = d[l], p = (d[l + 1] - g) / (2 * e[l]), r = hypot(p, 1);
+                double g = d[l], p = (d[l + 1] - g) / (2 * e[l]), r = tn__la_hypot(p, 1);
                 if (p < 0) r = -r;
                 d[l] = e[l] / (p + r);
                 d[l + 1] = e[l] * (p + r);
@@ -21672,7 +22021,7 @@ ql:
                     c3 = c2; c2 = c; s2 = s;
                     g = c * e[i];
                     h = c * p;
-                    r = hypot(p, e[i]);
+                    r = tn__la_hypot(p, e[i]);
                     e[i + 1] = s * r;
                     s = e[i] / r;
                     c = p / r;
@@ -21708,7 +22057,6 @@ ql:
     if (vectors)   /* row-major V: V[i][j] = wt[j][i] */
         for (int64_t i = 0; i < n; i++)
             for (int64_t j = 0; j < n; j++) v[i * n + j] = wt[j * n + i];
-#undef V_
     return status;
 }
 /* Eigenvalues L [..., n] and (vectors) V [..., n, n] of the symmetric matrices whose lower
@@ -21730,9 +22078,10 @@ static int tn__la_eigh_raw(tn_tensor *A, bool upper, bool vectors, tn_tensor **L
                 if (upper) ab[i * n + j] = ab[j * n + i];
                 else ab[j * n + i] = ab[i * n + j];
             }
-        if (tn__la_tred2_tql2(ab, lv + b * n, e, s, e + 2 * n, n, vectors)) bad = 1;
+        bad = tn__la_sytrd_tql2(ab, lv + b * n, e, s, e + 2 * n, n, vectors);
     }
     TN_FREE(s);
+    if (bad == -2) return TN__FAIL_INT("%s: out of memory", fn);
     if (bad) return TN__FAIL_INT("%s: The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated eigenvalues", fn);
     *L = l;
     if (vectors) *V = w;
@@ -21740,12 +22089,6 @@ static int tn__la_eigh_raw(tn_tensor *A, bool upper, bool vectors, tn_tensor **L
 }
 
 /* ---- SVD: Golub-Kahan bidiagonalisation + implicit-shift QR (Golub-Reinsch) ---- */
-/* sqrt(a^2 + b^2): the plain formula where the squares cannot overflow or lose the larger
-   one to underflow, else hypot (several times slower; the QR takes two per rotation). */
-static double tn__la_hypot(double a, double b) {
-    const double m = fmax(fabs(a), fabs(b));
-    return m < 1e150 && m > 1e-150 ? sqrt(a * a + b * b) : hypot(a, b);
-}
 /* A QR sweep's rotations, applied once the sweep is done (LAPACK's dbdsqr does the same
    with dlasr): rotation j (l <= j < k) turns rows j, j+1 of vt [*, n] by (cv, sv)[j] and of
    ut [*, m] by (cu, su)[j]. The items are the columns, vt's [0, n) then ut's [n, n + m):

@@ -2495,9 +2495,9 @@ TNDEF tn_tensor *tn_linalg_tensorinv_str(tn_tensor *A, const char *options);
 TNDEF tn_tensor *tn_linalg_tensorsolve(tn_tensor *A, tn_tensor *B, const int64_t *dims, int n);
 /* linalg.ldl_factor(_ex)(A, *, hermitian=False[, check_errors=False]): A = P L D L^T P^T of
    a symmetric A's lower triangle (LAPACK's sytrf, Bunch-Kaufman pivoting): LD, *pivots (int32,
-   LAPACK's: negative for a 2x2 block), *info; ldl_factor raises where info > 0. .hermitian is
-   the same factorisation for the real dtypes (complex ones, where it would be hetrf's, are not
-   supported). Not differentiable (as torch's). tn_linalg_ldl_factor(A, &pivots, .hermitian = true). */
+   LAPACK's: negative for a 2x2 block), *info; ldl_factor raises where info > 0. .hermitian: a
+   complex A is Hermitian, A = P L D L^H P^T (hetrf; D's diagonal real); the same factorisation
+   for the real dtypes. Not differentiable (as torch's). tn_linalg_ldl_factor(A, &pivots, .hermitian = true). */
 #define TN_FIELDS_tn_ldl_factor_fn_opts(X) \
     X(B, hermitian, false, "")
 TN__KW_STRUCT(tn_ldl_factor_fn_opts);
@@ -2511,7 +2511,14 @@ TN__KW_STRUCT(tn_ldl_factor_ex_fn_opts);
 TNDEF tn_tensor *tn_linalg_ldl_factor_ex_opts(tn_tensor *A, tn_tensor **pivots, tn_tensor **info, tn_ldl_factor_ex_fn_opts opts);
 #define tn_linalg_ldl_factor_ex(A, pivots, ...) tn_linalg_ldl_factor_ex_opts(A, pivots, TN__POS_KW(tn_ldl_factor_ex_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_linalg_ldl_factor_ex_str(tn_tensor *A, tn_tensor **pivots, tn_tensor **info, const char *options);
-TNDEF tn_tensor *tn_linalg_ldl_solve(tn_tensor *LD, tn_tensor *pivots, tn_tensor *B); /* A X = B from ldl_factor's LD, pivots (sytrs) */
+/* linalg.ldl_solve(LD, pivots, B, *, hermitian=False): A X = B from ldl_factor's LD, pivots (sytrs;
+   .hermitian with complex LD: hetrs, the factors of hermitian=True). tn_linalg_ldl_solve(LD, piv, B, .hermitian = true) */
+#define TN_FIELDS_tn_ldl_solve_fn_opts(X) \
+    X(B, hermitian, false, "")
+TN__KW_STRUCT(tn_ldl_solve_fn_opts);
+TNDEF tn_tensor *tn_linalg_ldl_solve_opts(tn_tensor *LD, tn_tensor *pivots, tn_tensor *B, tn_ldl_solve_fn_opts opts);
+#define tn_linalg_ldl_solve(LD, pivots, ...) tn_linalg_ldl_solve_opts(LD, pivots, TN__POS_KW(tn_ldl_solve_fn_opts, __VA_ARGS__))
+TNDEF tn_tensor *tn_linalg_ldl_solve_str(tn_tensor *LD, tn_tensor *pivots, tn_tensor *B, const char *options);
 /* torch.linalg decompositions (src/ops/linalg_decomp.c): float32/float64 on the CPU, batched
    over leading dims, differentiable with PyTorch's formulas. Several results: the first is
    returned, the others come back through pointers (required). */

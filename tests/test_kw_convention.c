@@ -1477,7 +1477,22 @@ TEST(linalg_flags_kw) {
     CHECK(tn_equal(tn_linalg_ldl_factor_ex_str(A, &piv2, &info, "hermitian=True, check_errors=True"), LD1) && tn_equal(piv, piv2));
     CHECK(tn_equal(tn_linalg_ldl_factor_str(A, &piv2, "hermitian=True"), LD1));
     CHECK_ERR(tn_linalg_ldl_factor_ex_str(A, &piv, &info, "upper=True"), "tn_linalg_ldl_factor_ex: unknown option 'upper' (valid: hermitian, check_errors)");
-    CHECK_ERR(tn_linalg_ldl_factor(tn_eye(2, 2, TN_C128), &piv, .hermitian = true), "tn_linalg_ldl_factor: complex input (complex128) is not supported (hermitian=True");
+    /* complex: hermitian=True is hetrf's L D L^H. [[2, 1-i], [1+i, 3]] (its lower triangle read):
+       LD [[2, 0], [(1+i)/2, 2]], pivots [1, 2] (torch 1.13's); ldl_solve(..., hermitian=True) solves
+       it, x = [0.75, -0.25-0.25i] for b = [1, 0]. hermitian=False is another matrix (symmetric). */
+    tn_tensor *Hc = tn_complex(f64(V(2, 5, 1, 3), S(2, 2)), f64(V(0, 7, 1, 0), S(2, 2)));   /* the upper triangle is not read */
+    tn_tensor *bc = tn_complex(f64(V(1, 0), S(2, 1)), tn_zeros(S(2, 1), TN_F64)), *LDc = tn_linalg_ldl_factor(Hc, &piv, .hermitian = true);
+    CHECK_T(tn_view_as_real(LDc), S(2, 2, 2), V(2, 0, 0, 0, 0.5, 0.5, 2, 0));
+    CHECK_T(piv, S(2), V(1, 2));
+    const tn_ldl_solve_fn_opts ls = TN_DEFAULTS(tn_ldl_solve_fn_opts);
+    CHECK(!ls.hermitian);
+    CHECK_T(tn_view_as_real(tn_linalg_ldl_solve(LDc, piv, bc, .hermitian = true)), S(2, 1, 2), V(0.75, 0, -0.25, -0.25));
+    CHECK_T(tn_view_as_real(tn_linalg_ldl_solve_str(LDc, piv, bc, "hermitian=True")), S(2, 1, 2), V(0.75, 0, -0.25, -0.25));
+    /* hermitian=False (sytrs) reads the same LD as L D L^T: [[2, 1+i], [1+i, 2 + (1+i)^2 / 2]] = [[2, 1+i], [1+i, 2+i]];
+       its solution of b = [1, 0]: [2+i, -(1+i)] / (2 (2+i) - (1+i)^2) = [2+i, -1-i] / 4 */
+    CHECK_T(tn_view_as_real(tn_linalg_ldl_solve(LDc, piv, bc)), S(2, 1, 2), V(0.5, 0.25, -0.25, -0.25));
+    CHECK_T(tn_view_as_real(tn_linalg_ldl_solve_opts(LDc, piv, bc, ls)), S(2, 1, 2), V(0.5, 0.25, -0.25, -0.25));
+    CHECK_ERR(tn_linalg_ldl_solve_str(LDc, piv, bc, "upper=True"), "tn_linalg_ldl_solve: unknown option 'upper' (valid: hermitian)");
     CHECK_ERR(tn_linalg_ldl_factor(A, NULL), "pivots must not be NULL");
 
     /* torch.ormqr(input, tau, other, left=True, transpose=False): op(Q) B or B op(Q), against

@@ -252,6 +252,26 @@ TEST(ldl_factor_solve) {
     CHECK(tn_linalg_ldl_factor_ex(Z, &piv, &info) && tn_item(info) == 1);
     CHECK_ERR(tn_linalg_ldl_factor(Z, &piv), "could not be completed");
     CHECK_ERR(tn_linalg_ldl_solve(LD, tn_ones(TN_SHAPE(3), TN_I64), tn_ones(TN_SHAPE(3, 1), TN_F64)), "Expected pivots to be integers");
+    /* complex: symmetric (sytrf / sytrs, A = A^T) and Hermitian (hetrf / hetrs, A = A^H) */
+    for (int i = 0; i < 4; i++)
+        for (int herm = 0; herm < 2; herm++) {
+            const int64_t n = sizes[i];
+            tn_tensor *R = tn_randn(TN_SHAPE(2, n, n), TN_C128), *Rt = tn_transpose(R, -2, -1);
+            tn_tensor *S = tn_add(R, herm ? tn_conj(Rt) : Rt), *pc = NULL;
+            tn_tensor *LDc = tn_linalg_ldl_factor(S, &pc, .hermitian = herm), *B = tn_randn(TN_SHAPE(n, 3), TN_C128);
+            CHECK(LDc && tn_get_dtype(LDc) == TN_C128 && pc && tn_get_dtype(pc) == TN_I32);
+            tn_tensor *X = tn_linalg_ldl_solve(LDc, pc, B, .hermitian = herm);
+            CHECK(X && maxabs(tn_matmul(S, X), tn_expand(B, TN_SHAPE(2, n, 3))) < 1e-9 * (double)n);
+            /* hetrf reads only the lower triangle and the diagonal's real part; D's diagonal is real */
+            tn_tensor *U = tn_triu(R, .diagonal = herm ? 0 : 1), *pc2 = NULL;
+            if (herm) U = tn_sub(U, tn_real(U));   /* (i times the upper triangle's imaginary parts: the diagonal's too) */
+            tn_tensor *LD2 = tn_linalg_ldl_factor(tn_add(S, U), &pc2, .hermitian = herm);
+            CHECK(LD2 && maxabs(LD2, LDc) == 0 && maxabs(pc2, pc) == 0);
+            if (herm) CHECK(tn_item(tn_max(tn_abs(tn_imag(tn_diagonal(LDc, .dim1 = -2, .dim2 = -1))))) == 0);
+        }
+    tn_tensor *Zc = tn_zeros(TN_SHAPE(3, 3), TN_C64);
+    CHECK(tn_linalg_ldl_factor_ex(Zc, &piv, &info, .hermitian = true) && tn_item(info) == 1 && tn_get_dtype(LD = tn_linalg_ldl_factor_ex(Zc, &piv, &info)) == TN_C64);
+    CHECK_ERR(tn_linalg_ldl_solve(LD, piv, tn_ones(TN_SHAPE(3, 1), TN_F32)), "Expected A and B to have the same dtype");
     tn_scope_end();
 }
 

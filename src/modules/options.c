@@ -623,6 +623,9 @@ static const tn__kwkey tn__kw_ldl_factor[] = {TN_FIELDS_tn_ldl_factor_fn_opts(TN
 #define TN__KW_T tn_ldl_factor_ex_fn_opts
 static const tn__kwkey tn__kw_ldl_factor_ex[] = {TN_FIELDS_tn_ldl_factor_ex_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T
+#define TN__KW_T tn_ldl_solve_fn_opts
+static const tn__kwkey tn__kw_ldl_solve[] = {TN_FIELDS_tn_ldl_solve_fn_opts(TN__KW_ROW)};
+#undef TN__KW_T
 #define TN__KW_T tn_cholesky_fn_opts
 static const tn__kwkey tn__kw_cholesky[] = {TN_FIELDS_tn_cholesky_fn_opts(TN__KW_ROW)};
 #undef TN__KW_T

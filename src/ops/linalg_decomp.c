@@ -5,7 +5,8 @@
    every inner loop runs along memory:
      QR     Householder (LAPACK's dgeqr2 / dorg2r, dlarfg's signs: R's diagonal and Q match
             torch's LAPACK results)
-     eigh   Householder tridiagonalisation and implicit QL (EISPACK's tred2 / tql2)
+     eigh   blocked Householder tridiagonalisation (LAPACK's dsytrd / dlatrd, the trailing
+            updates on the GEMM), dorg2r's Q, implicit QL (EISPACK's tql2)
      SVD    Golub-Kahan bidiagonalisation and implicit-shift QR (LAPACK's dgebd2 / dorgbr,
             EISPACK's svd): normwise backward stable, orthogonality to eps, as dgesvd
    The backward formulas are PyTorch's (linalg_qr_backward, linalg_eig_backward for
@@ -213,7 +214,13 @@ static int tn__la_qr_raw(tn_tensor *A, int mode, tn_tensor **Q, tn_tensor **R) {
     return 0;
 }
 
-/* ---- symmetric eigen: tred2 + tql2 ---- */
+/* ---- symmetric eigen: sytrd + tql2 ---- */
+/* sqrt(a^2 + b^2): the plain formula where the squares cannot overflow or lose the larger
+   one to underflow, else hypot (several times slower; the SVD's QR takes two per rotation, tql2 one). */
+static double tn__la_hypot(double a, double b) {
+    const double m = fmax(fabs(a), fabs(b));
+    return m < 1e150 && m > 1e-150 ? sqrt(a * a + b * b) : hypot(a, b);
+}
 /* Rotate rows x, y (length len): x' = c x + s y, y' = c y - s x. */
 static void tn__la_rot(double *TN__RESTRICT x, double *TN__RESTRICT y, double c, double s, int64_t len) {
     for (int64_t r = 0; r < len; r++) { const double u = x[r], v = y[r]; x[r] = c * u + s * v; y[r] = c * v - s * u; }
@@ -225,75 +232,108 @@ typedef struct { double *wt; const double *c, *s; int64_t l, m, n; } tn__la_qlro
 TN__LA_JOB(tn__la_qlrots_part,
     const tn__la_qlrots *r = (const tn__la_qlrots *)p;
     for (int64_t i = r->m - 1; i >= r->l; i--) tn__la_rot(r->wt + (i + 1) * r->n + i0, r->wt + i * r->n + i0, r->c[i], r->s[i], i1 - i0);)
+/* ---- blocked tridiagonalisation: LAPACK's dsytrd ('L') with dlatrd ----
+   Column-major storage (A(r, c) at a[c * ld + r]: a symmetric matrix's row-major array read
+   as the same matrix), so that every inner loop runs down a column. Each block of NB columns
+   is reduced with its updates deferred (latrd: the reflectors V and W with A - V W^T - W V^T
+   the updated matrix), then the trailing matrix gets them as two GEMMs of rank NB; what is
+   left unblocked is latrd's symv, as LAPACK's. */
+#define TN__LA_TRD_NB 32
+/* y = A x for the symmetric m x m matrix whose lower triangle a (column-major, leading dim ld)
+   holds (dsymv 'L'): columns i0..i1-1 of one pass, each read once (a TN__LA_JOB body for its
+   AVX2 copy; run on one thread: the columns add into the same y). */
+typedef struct { const double *a; const double *x; double *y; int64_t ld, m; } tn__la_symv;
+TN__LA_JOB(tn__la_symv_cols,
+    const tn__la_symv *q = (const tn__la_symv *)p;
+    const double *x = q->x;
+    double *y = q->y;
+    for (int64_t c = i0; c < i1; c++) {   /* y[c] += A(c+1:, c) . x, y[c+1:] += x[c] A(c+1:, c) */
+        const double *col = q->a + c * q->ld, xc = x[c];
+        double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        int64_t r = c + 1;
+        for (; r + 4 <= q->m; r += 4) {
+            s0 += col[r] * x[r]; s1 += col[r + 1] * x[r + 1]; s2 += col[r + 2] * x[r + 2]; s3 += col[r + 3] * x[r + 3];
+            y[r] += xc * col[r]; y[r + 1] += xc * col[r + 1]; y[r + 2] += xc * col[r + 2]; y[r + 3] += xc * col[r + 3];
+        }
+        for (; r < q->m; r++) { s0 += col[r] * x[r]; y[r] += xc * col[r]; }
+        y[c] += col[c] * xc + ((s0 + s1) + (s2 + s3));
+    })
+static void tn__la_symv_l(const double *a, int64_t ld, int64_t m, const double *x, double *y) {
+    memset(y, 0, (size_t)m * sizeof(double));
+    tn__la_symv q = {a, x, y, ld, m};
+    tn__la_symv_cols(&q, 0, m);
+}
+/* dlatrd ('L'): reduces the first nb columns of the m x m trailing matrix a (leading dim ld);
+   e, tau: the off-diagonals and reflectors' tau; w [m, nb] column-major; tmp [nb]. On return
+   a's columns hold the reflectors v_i (A(i + 1, i) = 1 for the update, below it v's tail). */
+static void tn__la_latrd_l(double *a, int64_t ld, int64_t m, int64_t nb, double *e, double *tau, double *w, double *tmp) {
+#define A_(r, c) a[(c) * ld + (r)]
+#define W_(r, c) w[(c) * m + (r)]
+    for (int64_t i = 0; i < nb; i++) {
+        /* A(i:m, i) -= A(i:m, 0:i) W(i, 0:i)^T + W(i:m, 0:i) A(i, 0:i)^T (two gemv, in LAPACK's order) */
+        for (int64_t j = 0; j < i; j++) tn__la_axpy(&A_(i, i), -W_(i, j), &A_(i, j), m - i);
+        for (int64_t j = 0; j < i; j++) tn__la_axpy(&A_(i, i), -A_(i, j), &W_(i, j), m - i);
+        if (i == m - 1) continue;
+        const int64_t len = m - i - 1;
+        tau[i] = tn__la_larfg(&A_(i + 1, i), len);   /* H(i) annihilates A(i + 2:m, i) */
+        e[i] = A_(i + 1, i);
+        A_(i + 1, i) = 1;
+        const double *v = &A_(i + 1, i);
+        double *wi = &W_(i + 1, i);
+        tn__la_symv_l(&A_(i + 1, i + 1), ld, len, v, wi);
+        for (int64_t j = 0; j < i; j++) tmp[j] = tn__la_dot(&W_(i + 1, j), v, len);
+        for (int64_t j = 0; j < i; j++) tn__la_axpy(wi, -tmp[j], &A_(i + 1, j), len);
+        for (int64_t j = 0; j < i; j++) tmp[j] = tn__la_dot(&A_(i + 1, j), v, len);
+        for (int64_t j = 0; j < i; j++) tn__la_axpy(wi, -tmp[j], &W_(i + 1, j), len);
+        for (int64_t r = 0; r < len; r++) wi[r] *= tau[i];
+        tn__la_axpy(wi, -0.5 * tau[i] * tn__la_dot(wi, v, len), v, len);
+    }
+#undef W_
+#undef A_
+}
+/* dsytrd ('L') of the n x n symmetric a (column-major; both triangles hold it): the
+   tridiagonal's diagonal d [n] and off-diagonal e [n - 1], the reflectors in a's columns below
+   the subdiagonal, their tau [n - 1]; w [n * NB + NB] scratch. Returns -1 when the GEMM could
+   not allocate its buffers. */
+static int tn__la_sytrd_l(double *a, int64_t n, double *d, double *e, double *tau, double *w) {
+    for (int64_t i = 0; i < n - 1; i += TN__LA_TRD_NB) {
+        const int64_t ib = n - 1 - i < TN__LA_TRD_NB ? n - 1 - i : TN__LA_TRD_NB, m = n - i, r = m - ib;
+        double *ai = a + i * n + i;
+        tn__la_latrd_l(ai, n, m, ib, e + i, tau + i, w, w + m * ib);
+        /* the trailing A(ib:m, ib:m) -= V W^T + W V^T, V = A(ib:m, 0:ib) (dsyr2k): its lower
+           triangle, a block column of 64 at a time (from here on only it is read) */
+        double *c = ai + ib * n + ib;
+        for (int64_t c0 = 0; c0 < r; c0 += 64) {
+            const int64_t cw = r - c0 < 64 ? r - c0 : 64;
+            if (tn__gemm_f64(r - c0, cw, ib, -1.0, ai + ib + c0, 1, n, w + ib + c0, m, 1, 1.0, c + c0 * n + c0, 1, n) ||
+                tn__gemm_f64(r - c0, cw, ib, -1.0, w + ib + c0, 1, m, ai + ib + c0, n, 1, 1.0, c + c0 * n + c0, 1, n))
+                return -1;
+        }
+        for (int64_t j = i; j < i + ib; j++) { a[j * n + j + 1] = e[j]; d[j] = a[j * n + j]; }
+    }
+    d[n - 1] = a[(n - 1) * n + n - 1];
+    return 0;
+}
 /* v [n, n] row-major holds a symmetric matrix: on return its columns are the eigenvectors
    (with `vectors`) and d the eigenvalues, ascending; e [n], rot [2 n] and wt [n, n] are scratch. Returns
-   0, or -1 when QL did not converge. */
-static int tn__la_tred2_tql2(double *v, double *d, double *e, double *wt, double *rot, int64_t n, bool vectors) {
-    /* v read column-major (A is symmetric: the same matrix), so that tred2's loops over k
-       in V(k, j) run along memory */
-#define V_(i, j) v[(j) * n + (i)]
+   0, -1 when QL did not converge, -2 out of memory. */
+static int tn__la_sytrd_tql2(double *v, double *d, double *e, double *wt, double *rot, int64_t n, bool vectors) {
     if (n == 0) return 0;
-    for (int64_t j = 0; j < n; j++) d[j] = V_(n - 1, j);
-    for (int64_t i = n - 1; i > 0; i--) {   /* Householder reduction to tridiagonal form */
-        double scale = 0, h = 0;
-        for (int64_t k = 0; k < i; k++) scale += fabs(d[k]);
-        if (scale == 0) {
-            e[i] = d[i - 1];
-            for (int64_t j = 0; j < i; j++) { d[j] = V_(i - 1, j); V_(i, j) = 0; V_(j, i) = 0; }
-        } else {
-            for (int64_t k = 0; k < i; k++) { d[k] /= scale; h += d[k] * d[k]; }
-            double f = d[i - 1], g = sqrt(h);
-            if (f > 0) g = -g;
-            e[i] = scale * g;
-            h -= f * g;
-            d[i - 1] = f - g;
-            for (int64_t j = 0; j < i; j++) e[j] = 0;
-            for (int64_t j = 0; j < i; j++) {
-                f = d[j];
-                V_(j, i) = f;
-                g = e[j] + V_(j, j) * f;
-                for (int64_t k = j + 1; k <= i - 1; k++) { g += V_(k, j) * d[k]; e[k] += V_(k, j) * f; }
-                e[j] = g;
-            }
-            f = 0;
-            for (int64_t j = 0; j < i; j++) { e[j] /= h; f += e[j] * d[j]; }
-            const double hh = f / (h + h);
-            for (int64_t j = 0; j < i; j++) e[j] -= hh * d[j];
-            for (int64_t j = 0; j < i; j++) {
-                f = d[j];
-                g = e[j];
-                for (int64_t k = j; k <= i - 1; k++) V_(k, j) -= (f * e[k] + g * d[k]);
-                d[j] = V_(i - 1, j);
-                V_(i, j) = 0;
-            }
-        }
-        d[i] = h;
-    }
-    if (!vectors) {   /* the tridiagonal's diagonal is on v's (see the accumulation below) */
-        for (int64_t j = 0; j < n; j++) d[j] = V_(j, j);
-        e[0] = 0;
-        goto ql;
-    }
-    for (int64_t i = 0; i < n - 1; i++) {   /* accumulate the transformations */
-        V_(n - 1, i) = V_(i, i);
-        V_(i, i) = 1;
-        const double h = d[i + 1];
-        if (h != 0) {
-            for (int64_t k = 0; k <= i; k++) d[k] = V_(k, i + 1) / h;
-            for (int64_t j = 0; j <= i; j++) {
-                double g = 0;
-                for (int64_t k = 0; k <= i; k++) g += V_(k, i + 1) * V_(k, j);
-                for (int64_t k = 0; k <= i; k++) V_(k, j) -= g * d[k];
-            }
-        }
-        for (int64_t k = 0; k <= i; k++) V_(k, i + 1) = 0;
-    }
-    for (int64_t j = 0; j < n; j++) { d[j] = V_(n - 1, j); V_(n - 1, j) = 0; }
-    V_(n - 1, n - 1) = 1;
+    /* tridiagonal (d, e[1..]: e[i] couples i - 1 and i, EISPACK's), Q = H(0) ... H(n-2) */
+    if (tn__la_sytrd_l(v, n, d, e + 1, rot, wt)) return -2;
     e[0] = 0;
+    if (vectors) {
+        /* Q = diag(1, Q'), Q' the (n-1) x (n-1) orgqr of the reflectors (v's columns 0..n-2 from
+           row 1: packed to leading dim n-1 in place, then dorg2r's threaded loop) into wt, as
+           its transpose's rows: wt is Q column-major, QL's V^T row-major */
+        const int64_t m = n - 1;
+        for (int64_t j = 0; j < m; j++) memmove(v + j * m, v + j * n + 1, (size_t)m * sizeof(double));
+        tn__la_org2r_t(v, m, m, rot, wt, m);
+        for (int64_t c = m - 1; c >= 0; c--) memmove(wt + (c + 1) * n + 1, wt + c * m, (size_t)m * sizeof(double));
+        for (int64_t c = 1; c < n; c++) wt[c * n] = 0;
+        for (int64_t r = 0; r < n; r++) wt[r] = r == 0;
+    }
     /* implicit QL on the tridiagonal (d, e), rotating the rows of wt = V^T (contiguous) */
-    memcpy(wt, v, (size_t)(n * n) * sizeof(double));   /* wt = V^T row-major: V's column-major storage */
-ql:
     for (int64_t i = 1; i < n; i++) e[i - 1] = e[i];
     e[n - 1] = 0;
     double f = 0, tst1 = 0;
@@ -308,7 +348,7 @@ ql:
             int iter = 0;
             do {
                 if (++iter > 60) { status = -1; break; }
-                double g = d[l], p = (d[l + 1] - g) / (2 * e[l]), r = hypot(p, 1);
+                double g = d[l], p = (d[l + 1] - g) / (2 * e[l]), r = tn__la_hypot(p, 1);
                 if (p < 0) r = -r;
                 d[l] = e[l] / (p + r);
                 d[l + 1] = e[l] * (p + r);
@@ -323,7 +363,7 @@ ql:
                     c3 = c2; c2 = c; s2 = s;
                     g = c * e[i];
                     h = c * p;
-                    r = hypot(p, e[i]);
+                    r = tn__la_hypot(p, e[i]);
                     e[i + 1] = s * r;
                     s = e[i] / r;
                     c = p / r;
@@ -359,7 +399,6 @@ ql:
     if (vectors)   /* row-major V: V[i][j] = wt[j][i] */
         for (int64_t i = 0; i < n; i++)
             for (int64_t j = 0; j < n; j++) v[i * n + j] = wt[j * n + i];
-#undef V_
     return status;
 }
 /* Eigenvalues L [..., n] and (vectors) V [..., n, n] of the symmetric matrices whose lower
@@ -381,9 +420,10 @@ static int tn__la_eigh_raw(tn_tensor *A, bool upper, bool vectors, tn_tensor **L
                 if (upper) ab[i * n + j] = ab[j * n + i];
                 else ab[j * n + i] = ab[i * n + j];
             }
-        if (tn__la_tred2_tql2(ab, lv + b * n, e, s, e + 2 * n, n, vectors)) bad = 1;
+        bad = tn__la_sytrd_tql2(ab, lv + b * n, e, s, e + 2 * n, n, vectors);
     }
     TN_FREE(s);
+    if (bad == -2) return TN__FAIL_INT("%s: out of memory", fn);
     if (bad) return TN__FAIL_INT("%s: The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated eigenvalues", fn);
     *L = l;
     if (vectors) *V = w;
@@ -391,12 +431,6 @@ static int tn__la_eigh_raw(tn_tensor *A, bool upper, bool vectors, tn_tensor **L
 }
 
 /* ---- SVD: Golub-Kahan bidiagonalisation + implicit-shift QR (Golub-Reinsch) ---- */
-/* sqrt(a^2 + b^2): the plain formula where the squares cannot overflow or lose the larger
-   one to underflow, else hypot (several times slower; the QR takes two per rotation). */
-static double tn__la_hypot(double a, double b) {
-    const double m = fmax(fabs(a), fabs(b));
-    return m < 1e150 && m > 1e-150 ? sqrt(a * a + b * b) : hypot(a, b);
-}
 /* A QR sweep's rotations, applied once the sweep is done (LAPACK's dbdsqr does the same
    with dlasr): rotation j (l <= j < k) turns rows j, j+1 of vt [*, n] by (cv, sv)[j] and of
    ut [*, m] by (cu, su)[j]. The items are the columns, vt's [0, n) then ut's [n, n + m):

@@ -880,58 +880,95 @@ TNDEF tn_tensor *tn_linalg_tensorsolve(tn_tensor *A, tn_tensor *B, const int64_t
     return TN__AS("tn_linalg_tensorsolve", tn__tensorsolve_impl(A, B, dims, n));
 }
 
-/* ---- ldl_factor, ldl_solve: LAPACK's sytrf / sytrs (lower), Bunch-Kaufman pivoting ----
+/* ---- ldl_factor, ldl_solve: LAPACK's sytrf / sytrs and hetrf / hetrs (lower), Bunch-Kaufman ----
    Not differentiable (as torch's). LD holds L below the diagonal and the 1x1 / 2x2 blocks of
    D on it (and the first subdiagonal for a 2x2 block); pivots are LAPACK's, 1-based: k for a
-   1x1 block that swapped rows k and kp (kp > 0), -kp on both rows of a 2x2 block. */
-/* sytf2 ('L') on a row-major n x n (the lower triangle read and written): info, as LAPACK's. */
-static int64_t tn__la_sytf2(double *a, int64_t n, int32_t *piv) {
+   1x1 block that swapped rows k and kp (kp > 0), -kp on both rows of a 2x2 block. One
+   template over the scalar: P is the prefix of its arithmetic (P##mul, P##div, ...: tn__c for
+   complex128, tn__r, the plain operators, for float64). HERM: A = L D L^H (hetf2 / hetrs: D's diagonal is
+   real, the conjugates where L^H has them); else A = L D L^T (real A: the same either way). */
+static double tn__radd(double a, double b) { return a + b; }
+static double tn__rsub(double a, double b) { return a - b; }
+static double tn__rmul(double a, double b) { return a * b; }
+static double tn__rdiv(double a, double b) { return a / b; }
+static double tn__rconj(double a) { return a; }
+static double tn__rabs(double a) { return fabs(a); }
+static double tn__rabs1(double a) { return fabs(a); }
+static double tn__rreal(double a) { return a; }
+static double tn__rof(double a) { return a; }
+static double tn__rscale(double a, double s) { return a * s; }
+static double tn__creal(tn__cplx z) { return z.re; }
+static tn__cplx tn__cof(double a) { return tn__cx(a, 0); }   /* (the real number as a complex one) */
+/* sytf2 / hetf2 ('L') on a row-major n x n (the lower triangle read and written): info, as
+   LAPACK's. Pivots are chosen on |re| + |im| (izamax's; |x| for real), the diagonal's on
+   |re| where HERM. The updates keep LAPACK's order of operations. */
+/* @template TN__LA_SYTF2(NAME, T, P, HERM) */
+static int64_t NAME(T *a, int64_t n, int32_t *piv) {
 #define A_(i, j) a[(i) * n + (j)]
+#define G_(x) (HERM ? P##conj(x) : (x))                   /* the conjugate where L^H has it */
+#define D_(x) (HERM ? P##of(P##real(x)) : (x))            /* a diagonal entry of a Hermitian matrix */
+#define DABS_(x) (HERM ? fabs(P##real(x)) : P##abs1(x))
     const double alpha = (1 + sqrt(17.0)) / 8;
     int64_t info = 0;
     for (int64_t k = 0; k < n;) {
         int64_t kstep = 1, kp = k, imax = k;
-        const double absakk = fabs(A_(k, k));
+        const double absakk = DABS_(A_(k, k));
         double colmax = 0;
         for (int64_t i = k + 1; i < n; i++)
-            if (fabs(A_(i, k)) > colmax) { colmax = fabs(A_(i, k)); imax = i; }
+            if (P##abs1(A_(i, k)) > colmax) { colmax = P##abs1(A_(i, k)); imax = i; }
         if ((absakk > colmax ? absakk : colmax) == 0 || absakk != absakk) {
             if (!info) info = k + 1;
             kp = k;
+            A_(k, k) = D_(A_(k, k));
         } else {
             if (absakk >= alpha * colmax) kp = k;
             else {   /* the largest off-diagonal of row / column imax */
                 double rowmax = 0;
-                for (int64_t j = k; j < imax; j++) rowmax = fabs(A_(imax, j)) > rowmax ? fabs(A_(imax, j)) : rowmax;
-                for (int64_t j = imax + 1; j < n; j++) rowmax = fabs(A_(j, imax)) > rowmax ? fabs(A_(j, imax)) : rowmax;
+                for (int64_t j = k; j < imax; j++) rowmax = P##abs1(A_(imax, j)) > rowmax ? P##abs1(A_(imax, j)) : rowmax;
+                for (int64_t j = imax + 1; j < n; j++) rowmax = P##abs1(A_(j, imax)) > rowmax ? P##abs1(A_(j, imax)) : rowmax;
                 if (absakk >= alpha * colmax * (colmax / rowmax)) kp = k;
-                else if (fabs(A_(imax, imax)) >= alpha * rowmax) kp = imax;
+                else if (DABS_(A_(imax, imax)) >= alpha * rowmax) kp = imax;
                 else { kp = imax; kstep = 2; }
             }
             const int64_t kk = k + kstep - 1;
             if (kp != kk) {   /* rows and columns kk and kp of the trailing matrix */
-                double t;
+                T t;
                 for (int64_t i = kp + 1; i < n; i++) { t = A_(i, kk); A_(i, kk) = A_(i, kp); A_(i, kp) = t; }
-                for (int64_t j = kk + 1; j < kp; j++) { t = A_(j, kk); A_(j, kk) = A_(kp, j); A_(kp, j) = t; }
-                t = A_(kk, kk); A_(kk, kk) = A_(kp, kp); A_(kp, kp) = t;
+                for (int64_t j = kk + 1; j < kp; j++) { t = G_(A_(j, kk)); A_(j, kk) = G_(A_(kp, j)); A_(kp, j) = t; }
+                if (HERM) A_(kp, kk) = G_(A_(kp, kk));
+                t = A_(kk, kk); A_(kk, kk) = A_(kp, kp); A_(kp, kp) = D_(t);
                 if (kstep == 2) { t = A_(k + 1, k); A_(k + 1, k) = A_(kp, k); A_(kp, k) = t; }
             }
-            if (kstep == 1) {
-                const double d11 = 1 / A_(k, k);
+            A_(k, k) = D_(A_(k, k));
+            if (kstep == 2) A_(k + 1, k + 1) = D_(A_(k + 1, k + 1));
+            if (kstep == 1) {   /* A22 -= x d11 x^T (syr / her), x /= d */
+                const T d11 = P##div(P##of(1), A_(k, k));
                 for (int64_t j = k + 1; j < n; j++) {
-                    const double xj = A_(j, k) * d11;
-                    for (int64_t i = j; i < n; i++) A_(i, j) -= A_(i, k) * xj;
+                    const T xj = P##mul(G_(A_(j, k)), d11);
+                    for (int64_t i = j; i < n; i++) A_(i, j) = P##sub(A_(i, j), P##mul(A_(i, k), xj));
+                    A_(j, j) = D_(A_(j, j));
                 }
-                for (int64_t i = k + 1; i < n; i++) A_(i, k) *= d11;
+                for (int64_t i = k + 1; i < n; i++) A_(i, k) = P##mul(A_(i, k), d11);
             } else if (k < n - 2) {
-                double d21 = A_(k + 1, k);
-                const double d11 = A_(k + 1, k + 1) / d21, d22 = A_(k, k) / d21, t = 1 / (d11 * d22 - 1);
-                d21 = t / d21;
+                /* sytf2: s = d21; hetf2: s = |d21| and u = d21 / s, a unit, where sytf2 has 1 */
+                const T d21 = A_(k + 1, k);
+                T d11, d22, dd, u = P##of(1);
+                if (HERM) {
+                    const double s = P##abs(d21), r11 = P##real(A_(k + 1, k + 1)) / s, r22 = P##real(A_(k, k)) / s;
+                    d11 = P##of(r11); d22 = P##of(r22);
+                    u = P##scale(d21, 1 / s);
+                    dd = P##of(1 / (r11 * r22 - 1) / s);
+                } else {
+                    d11 = P##div(A_(k + 1, k + 1), d21); d22 = P##div(A_(k, k), d21);
+                    dd = P##div(P##div(P##of(1), P##sub(P##mul(d11, d22), P##of(1))), d21);
+                }
                 for (int64_t j = k + 2; j < n; j++) {
-                    const double wk = d21 * (d11 * A_(j, k) - A_(j, k + 1)), wkp1 = d21 * (d22 * A_(j, k + 1) - A_(j, k));
-                    for (int64_t i = j; i < n; i++) A_(i, j) -= A_(i, k) * wk + A_(i, k + 1) * wkp1;
+                    const T wk = P##mul(dd, P##sub(P##mul(d11, A_(j, k)), HERM ? P##mul(u, A_(j, k + 1)) : A_(j, k + 1)));
+                    const T wkp1 = P##mul(dd, P##sub(P##mul(d22, A_(j, k + 1)), HERM ? P##mul(G_(u), A_(j, k)) : A_(j, k)));
+                    for (int64_t i = j; i < n; i++) A_(i, j) = P##sub(P##sub(A_(i, j), P##mul(A_(i, k), G_(wk))), P##mul(A_(i, k + 1), G_(wkp1)));
                     A_(j, k) = wk;
                     A_(j, k + 1) = wkp1;
+                    A_(j, j) = D_(A_(j, j));
                 }
             }
         }
@@ -940,60 +977,79 @@ static int64_t tn__la_sytf2(double *a, int64_t n, int32_t *piv) {
         k += kstep;
     }
     return info;
+#undef DABS_
+#undef D_
+#undef G_
 #undef A_
 }
-/* sytrs ('L'): solves A X = B in place (B n x m row-major) from sytf2's factors. */
-static void tn__la_sytrs(const double *a, const int32_t *piv, int64_t n, double *b, int64_t m) {
+/* @end TN__LA_SYTF2 */
+/* sytrs / hetrs ('L'): solves A X = B in place (B n x m row-major) from the factors above. */
+/* @template TN__LA_SYTRS(NAME, T, P, HERM) */
+static void NAME(const T *a, const int32_t *piv, int64_t n, T *b, int64_t m) {
 #define A_(i, j) a[(i) * n + (j)]
-#define SWAP_ROWS(r, s) do { if ((r) != (s)) for (int64_t c = 0; c < m; c++) { double t_ = b[(r) * m + c]; b[(r) * m + c] = b[(s) * m + c]; b[(s) * m + c] = t_; } } while (0)
+#define G_(x) (HERM ? P##conj(x) : (x))
+#define SWAP_ROWS(r, s) do { if ((r) != (s)) for (int64_t c = 0; c < m; c++) { T t_ = b[(r) * m + c]; b[(r) * m + c] = b[(s) * m + c]; b[(s) * m + c] = t_; } } while (0)
     for (int64_t k = 0; k < n;) {   /* L D y = P b */
         if (piv[k] > 0) {
             SWAP_ROWS(k, (int64_t)piv[k] - 1);
             for (int64_t i = k + 1; i < n; i++)
-                for (int64_t c = 0; c < m; c++) b[i * m + c] -= A_(i, k) * b[k * m + c];
-            const double d = 1 / A_(k, k);
-            for (int64_t c = 0; c < m; c++) b[k * m + c] *= d;
+                for (int64_t c = 0; c < m; c++) b[i * m + c] = P##sub(b[i * m + c], P##mul(A_(i, k), b[k * m + c]));
+            const T d = P##div(P##of(1), HERM ? P##of(P##real(A_(k, k))) : A_(k, k));
+            for (int64_t c = 0; c < m; c++) b[k * m + c] = P##mul(b[k * m + c], d);
             k++;
         } else {
             SWAP_ROWS(k + 1, (int64_t)-piv[k] - 1);
             for (int64_t i = k + 2; i < n; i++)
-                for (int64_t c = 0; c < m; c++) b[i * m + c] -= A_(i, k) * b[k * m + c] + A_(i, k + 1) * b[(k + 1) * m + c];
-            const double akm1k = A_(k + 1, k), akm1 = A_(k, k) / akm1k, ak = A_(k + 1, k + 1) / akm1k, denom = akm1 * ak - 1;
+                for (int64_t c = 0; c < m; c++)
+                    b[i * m + c] = P##sub(P##sub(b[i * m + c], P##mul(A_(i, k), b[k * m + c])), P##mul(A_(i, k + 1), b[(k + 1) * m + c]));
+            const T akm1k = A_(k + 1, k), akm1 = P##div(A_(k, k), G_(akm1k)), ak = P##div(A_(k + 1, k + 1), akm1k);
+            const T denom = P##sub(P##mul(akm1, ak), P##of(1));
             for (int64_t c = 0; c < m; c++) {
-                const double bkm1 = b[k * m + c] / akm1k, bk = b[(k + 1) * m + c] / akm1k;
-                b[k * m + c] = (ak * bkm1 - bk) / denom;
-                b[(k + 1) * m + c] = (akm1 * bk - bkm1) / denom;
+                const T bkm1 = P##div(b[k * m + c], G_(akm1k)), bk = P##div(b[(k + 1) * m + c], akm1k);
+                b[k * m + c] = P##div(P##sub(P##mul(ak, bkm1), bk), denom);
+                b[(k + 1) * m + c] = P##div(P##sub(P##mul(akm1, bk), bkm1), denom);
             }
             k += 2;
         }
     }
-    for (int64_t k = n - 1; k >= 0;) {   /* L^T P^T x = y */
+    for (int64_t k = n - 1; k >= 0;) {   /* L^T P^T x = y (L^H: hetrs) */
         const int64_t k0 = piv[k] > 0 ? k : k - 1;   /* the block's first row */
-        for (int64_t r = k0; r <= k; r++)
-            for (int64_t i = k + 1; i < n; i++)
-                for (int64_t c = 0; c < m; c++) b[r * m + c] -= A_(i, r) * b[i * m + c];
+        for (int64_t r = k; r >= k0; r--)   /* gemv: the dot product first, then subtracted */
+            for (int64_t c = 0; c < m && k + 1 < n; c++) {
+                T s = P##mul(G_(A_(k + 1, r)), b[(k + 1) * m + c]);
+                for (int64_t i = k + 2; i < n; i++) s = P##add(s, P##mul(G_(A_(i, r)), b[i * m + c]));
+                b[r * m + c] = P##sub(b[r * m + c], s);
+            }
         SWAP_ROWS(k, (int64_t)(piv[k] > 0 ? piv[k] : -piv[k]) - 1);
         k = k0 - 1;
     }
 #undef SWAP_ROWS
+#undef G_
 #undef A_
 }
+/* @end TN__LA_SYTRS */
+TN__LA_SYTF2(tn__la_sytf2, double, tn__r, 0)
+TN__LA_SYTF2(tn__la_sytf2_c, tn__cplx, tn__c, 0)
+TN__LA_SYTF2(tn__la_hetf2_c, tn__cplx, tn__c, 1)
+TN__LA_SYTRS(tn__la_sytrs, double, tn__r, 0)
+TN__LA_SYTRS(tn__la_sytrs_c, tn__cplx, tn__c, 0)
+TN__LA_SYTRS(tn__la_hetrs_c, tn__cplx, tn__c, 1)
 static tn_tensor *tn__ldl_factor_impl(const char *fn, tn_tensor *A, bool hermitian, bool check_errors, tn_tensor **pivots, tn_tensor **info) {
     TN__CHECK_NULL(A);
-    /* hermitian=True is sytrf's factorisation for real A; complex A (hetrf's) is not here */
-    if (tn_is_complex(A))
-        return (tn_tensor *)tn__error("%s: complex input (%s) is not supported%s; real float32/float64 only", fn, tn_dtype_name(A->dtype),
-                                      hermitian ? " (hermitian=True: the Hermitian factorisation)" : "");
-    if (tn__la_check(fn, A, "A", true)) return NULL;
+    if (tn__la_check_dt(fn, A, "A", true, true)) return NULL;
     tn_scope_begin();
     const int nd = A->ndim;
     const int64_t n = A->shape[nd - 1], B = tn__la_batch(A);
     tn_tensor *w = tn__la_work(tn__tril(tn_detach(A), 0));
     tn_tensor *p = tn__own(tn__new(TN_I32, TN_CPU, A->shape, nd - 1)), *f = tn__own(tn__new(TN_I32, TN_CPU, A->shape, nd - 2)), *r = NULL;
     if (w && p && f) {
-        double *a = (double *)tn_data_ptr(w);
         int32_t *pv = (int32_t *)tn_data_ptr(p), *fv = (int32_t *)tn_data_ptr(f);
-        for (int64_t b = 0; b < B; b++) fv[b] = (int32_t)tn__la_sytf2(a + b * n * n, n, pv + b * n);
+        /* real A: sytrf either way; complex: sytrf (L D L^T) or hetrf (L D L^H) */
+        const bool cplx = tn_is_complex(w);
+        for (int64_t b = 0; b < B; b++)
+            fv[b] = (int32_t)(!cplx      ? tn__la_sytf2((double *)tn_data_ptr(w) + b * n * n, n, pv + b * n)
+                              : hermitian ? tn__la_hetf2_c((tn__cplx *)tn_data_ptr(w) + b * n * n, n, pv + b * n)
+                                          : tn__la_sytf2_c((tn__cplx *)tn_data_ptr(w) + b * n * n, n, pv + b * n));
         if (!(check_errors && tn__la_info_error(fn, f, "The factorization could not be completed because the input is singular (D[%d, %d] is zero)"))) {
             r = tn_keep(tn_to_dtype(w, A->dtype));
             *pivots = tn_keep(p);
@@ -1016,7 +1072,7 @@ TNDEF tn_tensor *tn_linalg_ldl_factor_opts(tn_tensor *A, tn_tensor **pivots, tn_
     return TN__AS("tn_linalg_ldl_factor", tn__ldl_factor_impl("tn_linalg_ldl_factor", A, o.hermitian, true, pivots, NULL));
 }
 TNDEF tn_tensor *tn_linalg_ldl_factor_str(tn_tensor *A, tn_tensor **pivots, const char *options) { if (pivots) *pivots = NULL; TN__KW_STR(tn_ldl_factor_fn_opts, ldl_factor, "tn_linalg_ldl_factor", options, tn_linalg_ldl_factor_opts(A, pivots, o)); }
-static tn_tensor *tn__ldl_solve_impl(tn_tensor *LD, tn_tensor *pivots, tn_tensor *Bm) {
+static tn_tensor *tn__ldl_solve_impl(tn_tensor *LD, tn_tensor *pivots, tn_tensor *Bm, bool hermitian) {
     TN__CHECK_NULL(LD, pivots, Bm);
     const char *fn = "tn_linalg_ldl_solve";
     if (pivots->dtype != TN_I32) return (tn_tensor *)tn__error("%s: Expected pivots to be integers. Got %s", fn, tn__torch_type_name(pivots->dtype));
@@ -1036,15 +1092,20 @@ static tn_tensor *tn__ldl_solve_impl(tn_tensor *LD, tn_tensor *pivots, tn_tensor
             for (int64_t i = 0, N = tn_numel(pc); ok && i < N; i++) ok = pv[i] != 0 && pv[i] >= -n && pv[i] <= n;
             if (!ok) tn__error("%s: pivots holds a value outside [-%lld, %lld] or 0", fn, (long long)n, (long long)n);
             else {
-                const double *av = (const double *)tn_data_ptr(ld);
-                double *xv = (double *)tn_data_ptr(x);
-                for (int64_t bi = 0; bi < nb; bi++) tn__la_sytrs(av + bi * n * n, pv + bi * n, n, xv + bi * n * k, k);
+                for (int64_t bi = 0; bi < nb; bi++) {
+                    if (!tn_is_complex(ld)) tn__la_sytrs((const double *)tn_data_ptr(ld) + bi * n * n, pv + bi * n, n, (double *)tn_data_ptr(x) + bi * n * k, k);
+                    else (hermitian ? tn__la_hetrs_c : tn__la_sytrs_c)((const tn__cplx *)tn_data_ptr(ld) + bi * n * n, pv + bi * n, n,
+                                                                       (tn__cplx *)tn_data_ptr(x) + bi * n * k, k);
+                }
                 r = tn_to_dtype(x, LD->dtype);
             }
         }
     }
     return tn__scope_return(r);
 }
-TNDEF tn_tensor *tn_linalg_ldl_solve(tn_tensor *LD, tn_tensor *pivots, tn_tensor *B) {
-    return TN__AS("tn_linalg_ldl_solve", tn__ldl_solve_impl(LD, pivots, B));
+TNDEF tn_tensor *tn_linalg_ldl_solve_opts(tn_tensor *LD, tn_tensor *pivots, tn_tensor *B, tn_ldl_solve_fn_opts o) {
+    return TN__AS("tn_linalg_ldl_solve", tn__ldl_solve_impl(LD, pivots, B, o.hermitian));
+}
+TNDEF tn_tensor *tn_linalg_ldl_solve_str(tn_tensor *LD, tn_tensor *pivots, tn_tensor *B, const char *options) {
+    TN__KW_STR(tn_ldl_solve_fn_opts, ldl_solve, "tn_linalg_ldl_solve", options, tn_linalg_ldl_solve_opts(LD, pivots, B, o));
 }

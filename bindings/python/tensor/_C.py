@@ -601,7 +601,7 @@ tn_linalg_tensorinv_str T T s
 tn_linalg_tensorsolve T T T L i
 tn_linalg_ldl_factor_str T T A s
 tn_linalg_ldl_factor_ex_str T T A A s
-tn_linalg_ldl_solve T T T T
+tn_linalg_ldl_solve_str T T T T s
 tn_linalg_qr_str T T A s
 tn_qr_str T T A s
 tn_geqrf T T A

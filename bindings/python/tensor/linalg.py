@@ -176,7 +176,7 @@ _ldl_factor_ex_rt = _return_type("linalg_ldl_factor_ex", ("LD", "pivots", "info"
 
 
 def ldl_factor_ex(A, *, hermitian=False, check_errors=False):
-    """hermitian is the same factorisation for real dtypes (complex inputs are not supported)."""
+    """hermitian: complex A is Hermitian, A = P L D L^H P^T (LAPACK's hetrf); the same factorisation for real dtypes."""
     from ctypes import byref, c_void_p
     piv, info = c_void_p(), c_void_p()
     LD = _wrap(lib.tn_linalg_ldl_factor_ex_str(_tp(A, "linalg.ldl_factor_ex", "A"), byref(piv), byref(info),
@@ -192,7 +192,8 @@ def ldl_factor(A, *, hermitian=False):
 
 
 def ldl_solve(LD, pivots, B, *, hermitian=False):
-    return _wrap(lib.tn_linalg_ldl_solve(_tp(LD, "linalg.ldl_solve", "LD"), _tp(pivots, "linalg.ldl_solve", "pivots"), _tp(B, "linalg.ldl_solve", "B")))
+    return _wrap(lib.tn_linalg_ldl_solve_str(_tp(LD, "linalg.ldl_solve", "LD"), _tp(pivots, "linalg.ldl_solve", "pivots"),
+                                             _tp(B, "linalg.ldl_solve", "B"), _kw_text(hermitian=bool(hermitian))))
 
 
 _Tensor.lu_solve = lambda self, LU_data, LU_pivots: _torch_lu_solve(self, LU_data, LU_pivots)

@@ -307,3 +307,65 @@ def test_ldl_against_torch():
     Z = torch.tensor([[0., 1., 2.], [1., 0., 3.], [2., 3., 0.]], dtype=torch.float64)
     H.assert_close(tuple(tn.linalg.ldl_factor(H.to_tn(Z))), tuple(torch.linalg.ldl_factor(Z)), "ldl_factor 2x2 block")
     H.assert_close(tuple(tn.linalg.ldl_factor_ex(H.to_tn(torch.zeros(2, 2)))), tuple(torch.linalg.ldl_factor_ex(torch.zeros(2, 2))), "ldl_factor_ex singular")
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", ["complex128", "complex64"])
+@pytest.mark.parametrize("hermitian", [False, True])
+def test_ldl_complex_against_torch(dtype, hermitian):
+    """complex LDL: hermitian=False is zsytrf / zsytrs (A = A^T), True zhetrf / zhetrs (A = A^H):
+    LD and the pivots equal torch's (LAPACK's); solves batched and broadcast, non-contiguous."""
+    dt = getattr(torch, dtype)
+    tol = 1e-10 if dtype == "complex128" else 2e-4
+    torch.manual_seed(11)
+    for n in (0, 1, 2, 3, 6, 13):
+        R = torch.randn(2, 3, n, n, dtype=dt)
+        S = R + (R.mH if hermitian else R.mT)
+        LD, piv = torch.linalg.ldl_factor(S, hermitian=hermitian)
+        r = tn.linalg.ldl_factor(H.to_tn(S, noncontig=True), hermitian=hermitian)
+        assert r.pivots.tolist() == piv.tolist(), n
+        H.assert_close(r.LD, LD, f"ldl_factor {dtype} {n}", rtol=tol, atol=tol)
+        LDx, pivx, info = torch.linalg.ldl_factor_ex(S, hermitian=hermitian)
+        rx = tn.linalg.ldl_factor_ex(H.to_tn(S), hermitian=hermitian)
+        assert rx.pivots.tolist() == pivx.tolist() and rx.info.tolist() == info.tolist()
+        B = torch.randn(3, n, 2, dtype=dt)            # broadcast against LD's batch dims (2, 3)
+        X = torch.linalg.ldl_solve(LD, piv, B, hermitian=hermitian)
+        ours = tn.linalg.ldl_solve(r.LD, r.pivots, H.to_tn(B, noncontig=True), hermitian=hermitian)
+        H.assert_close(ours, X, f"ldl_solve {dtype} {n}", rtol=tol, atol=tol)
+        if n:
+            H.assert_close(tn.matmul(H.to_tn(S), ours), B.expand(2, 3, n, 2), f"S X = B {dtype} {n}", rtol=tol * 10, atol=tol * 10)
+    # a 2x2 block for sure (a zero diagonal), and a singular matrix (info, as torch's)
+    Z = torch.tensor([[0, 1 - 2j, 2], [1 + 2j, 0, 3j], [2, -3j, 0]], dtype=dt)
+    Z = Z if hermitian else Z.tril() + Z.tril(-1).mT
+    LD, piv = torch.linalg.ldl_factor(Z, hermitian=hermitian)
+    r = tn.linalg.ldl_factor(H.to_tn(Z), hermitian=hermitian)
+    assert r.pivots.tolist() == piv.tolist() and min(piv.tolist()) < 0
+    H.assert_close(r.LD, LD, "ldl_factor 2x2 block", rtol=tol, atol=tol)
+    Zs = torch.zeros(2, 2, dtype=dt)
+    LD, piv, info = torch.linalg.ldl_factor_ex(Zs, hermitian=hermitian)
+    r = tn.linalg.ldl_factor_ex(H.to_tn(Zs), hermitian=hermitian)
+    assert r.info.tolist() == info.tolist() == 1 and r.pivots.tolist() == piv.tolist()
+    H.assert_close(r.LD, LD, "ldl_factor_ex singular")
+    with pytest.raises(RuntimeError, match="could not be completed"):   # torch 1.13: an internal assert
+        tn.linalg.ldl_factor(H.to_tn(Zs), hermitian=hermitian)
+    with pytest.raises(RuntimeError, match="square"):
+        tn.linalg.ldl_factor(H.to_tn(torch.ones(2, 3, dtype=dt)), hermitian=hermitian)
+    with pytest.raises(RuntimeError, match="at least 2 dimensions"):
+        tn.linalg.ldl_factor(H.to_tn(torch.ones(3, dtype=dt)), hermitian=hermitian)
+    LD, piv = torch.linalg.ldl_factor(torch.eye(3, dtype=dt), hermitian=hermitian)
+    with pytest.raises(RuntimeError, match="same dtype"):
+        tn.linalg.ldl_solve(H.to_tn(LD), H.to_tn(piv), H.to_tn(torch.ones(3, 1)), hermitian=hermitian)
+
+
+def test_ldl_hermitian_reads_the_lower_triangle_and_real_diagonal():
+    """hetrf reads A's lower triangle and the real parts of its diagonal (torch's too); D's
+    diagonal comes out real."""
+    torch.manual_seed(12)
+    R = torch.randn(5, 5, dtype=torch.complex128)
+    Hm = R + R.mH
+    LD, piv = torch.linalg.ldl_factor(Hm, hermitian=True)
+    junk = Hm.tril() + torch.randn(5, 5, dtype=torch.complex128).triu(1) + 1j * torch.diag(torch.randn(5)).to(torch.complex128)
+    r = tn.linalg.ldl_factor(H.to_tn(junk), hermitian=True)
+    assert r.pivots.tolist() == piv.tolist()
+    H.assert_close(r.LD, LD, "ldl_factor hermitian junk triangle")
+    assert tn.linalg.diagonal(r.LD).imag.abs().max().item() == 0

@@ -178,12 +178,13 @@ def test_ldl_factor_hermitian_real_is_the_same_factorisation():
         got = tn.linalg.ldl_factor_ex(_t(S), hermitian=herm, check_errors=True)
         _same(got.LD, LD, 1e-10)
         assert got.pivots.tolist() == piv.tolist() and got.info.tolist() == info.tolist()
-    # complex (hetrf in torch) is not supported: a clear error, not a wrong answer
-    z = tn.eye(3, dtype=tn.complex128)
-    with pytest.raises(RuntimeError, match="complex input"):
-        tn.linalg.ldl_factor(z, hermitian=True)
-    with pytest.raises(RuntimeError, match="complex input"):
-        tn.linalg.ldl_factor_ex(z)
+    # complex: hermitian=True is torch's hetrf (L D L^H), no longer refused (test_linalg_more.py's
+    # test_ldl_complex_against_torch checks its values)
+    Hc = torch.tensor([[2, 5 + 7j], [1 + 1j, 3]], dtype=torch.complex128)
+    LD, piv = torch.linalg.ldl_factor(Hc, hermitian=True)
+    got = tn.linalg.ldl_factor(_t(Hc), hermitian=True)
+    _same(tn.view_as_real(got.LD), torch.view_as_real(LD), 1e-12)
+    assert got.pivots.tolist() == piv.tolist()
 
 
 # ---------------------------------------------------------------- 5. load_state_dict(assign=True)
