@@ -119,9 +119,23 @@ TEST(empty_and_errors) {
     tn_tensor *N = tn_mul_scalar(tn_eye(3, 3, TN_C128), -1);
     CHECK_ERR(tn_linalg_cholesky(N), "not positive-definite");
     CHECK_ERR(tn_linalg_inv(tn_zeros(TN_SHAPE(3, 3), TN_C128)), "singular");
-    /* singular vectors of complex matrices: not yet, and said so */
+    /* singular vectors of complex matrices: U S Vh = A, U and Vh unitary, S real descending
+       (tall, wide, full_matrices) */
     tn_tensor *A = crand(TN_SHAPE(3, 3), TN_C128, 7), *S = NULL, *Vh = NULL, *V = NULL;
-    CHECK_ERR(tn_linalg_svd(A, &S, &Vh), "complex");
+    tn_tensor *shapes[3] = {A, crand(TN_SHAPE(5, 3), TN_C128, 8), crand(TN_SHAPE(2, 3, 6), TN_C64, 9)};
+    for (int t = 0; t < 3; t++)
+        for (int full = 0; full < 2; full++) {
+            tn_tensor *M = shapes[t], *U = tn_linalg_svd(M, &S, &Vh, .full_matrices = full);
+            const int64_t m = tn_size(M, -2), n = tn_size(M, -1), k = m < n ? m : n;
+            const double tol = tn_get_dtype(M) == TN_C64 ? 1e-5 : 1e-13;
+            CHECK(U && tn_get_dtype(U) == tn_get_dtype(M) && tn_get_dtype(Vh) == tn_get_dtype(M) && tn_get_dtype(S) == tn_dtype_to_real(tn_get_dtype(M)));
+            CHECK(tn_size(U, -1) == (full ? m : k) && tn_size(Vh, -2) == (full ? n : k));
+            tn_tensor *Uk = tn_narrow(U, -1, 0, k), *Vk = tn_narrow(Vh, -2, 0, k);
+            CHECK(maxdiff(tn_matmul(tn_mul(Uk, tn_unsqueeze(tn_to_dtype(S, tn_get_dtype(M)), -2)), Vk), M) < tol);
+            CHECK(maxdiff(tn_matmul(mH(U), U), tn_eye(tn_size(U, -1), tn_size(U, -1), tn_get_dtype(M))) < tol);
+            CHECK(maxdiff(tn_matmul(Vh, mH(Vh)), tn_eye(tn_size(Vh, -2), tn_size(Vh, -2), tn_get_dtype(M))) < tol);
+            CHECK(maxdiff(S, tn_linalg_svdvals(M)) == 0);
+        }
     /* eigh's vectors (through the real form): V diag(L) V^H = H, V^H V = I */
     tn_tensor *Hm = tn_add(A, mH(A)), *L = tn_linalg_eigh(Hm, &V);
     CHECK(L && tn_get_dtype(L) == TN_F64 && tn_get_dtype(V) == TN_C128);
