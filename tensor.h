@@ -20940,8 +20940,9 @@ TNDEF tn_tensor *tn_linalg_ldl_solve(tn_tensor *LD, tn_tensor *pivots, tn_tensor
 /* src/ops/linalg_decomp.c: torch.linalg: QR, eigh, SVD, pinv, matrix_rank, lstsq, cond (after linalg_factor.c) */
 /* ============================================================================================================ */
 /* ---- torch.linalg: QR, symmetric eigen, SVD and what is built on them ----
-   Real dtypes (float32, float64), CPU, batched over leading dims, as linalg_factor.c: the
-   kernels run on float64 copies (float32 is rounded once, at the end). They keep the vectors
+   CPU, batched over leading dims, as linalg_factor.c: the kernels run on float64 (complex128)
+   copies (float32 is rounded once, at the end), but the SVD of float32 input runs in float32
+   (sgesvd) and complex input has a complex SVD (zgesvd's route to a real bidiagonal). They keep the vectors
    they rotate as contiguous rows (the columns of the row-major matrices, transposed), so
    every inner loop runs along memory:
      QR     Householder (LAPACK's dgeqr2 / dorg2r, dlarfg's signs: R's diagonal and Q match
@@ -21998,7 +21999,7 @@ static int tn__la_svd_raw(tn_tensor *A, bool uv, bool full, tn_tensor **U, tn_te
    R(A) = [[Re A, -Im A], [Im A, Re A]] (2m x 2n) is a *-algebra homomorphism (R(AB) = R(A) R(B),
    R(A^H) = R(A)^T): its singular values are A's, each twice, its eigenvalues (A Hermitian)
    A's, each twice, and pinv(R(A)) = R(pinv(A)). The ops without complex kernels of their
-   own (svdvals, eigvalsh, pinv, matrix_rank) run on it; built of differentiable library ops,
+   own (eigvalsh, pinv, matrix_rank) run on it; built of differentiable library ops,
    the gradient reaching A is the conjugate Wirtinger one. (Singular and eigen vectors are
    not taken from it: each value's pair spans a plane there, whose gradients divide by 0.) */
 static tn_tensor *tn__la_realform(tn_tensor *A) {

@@ -203,3 +203,31 @@ def test_float32_threads_same_bits():
             assert (x.numpy() == y.numpy()).all()
     finally:
         tn.set_num_threads(before)
+
+
+@needs_torch
+def test_complex_threads_same_bits_and_bounds():
+    """complex SVD (gebd2_c, then the real QR's rotations split by columns): the same bits at
+    1 and 2 threads; backward error and unitarity within a few n eps past the thread split"""
+    torch.manual_seed(9)
+    A = torch.randn(140, 90, dtype=torch.complex128)
+    before = tn.get_num_threads()
+    try:
+        out = []
+        for t in (1, 2):
+            tn.set_num_threads(t)
+            out.append(tuple(tn.linalg.svd(to_tn(A))) + tuple(tn.linalg.svd(to_tn(A.mH), full_matrices=False)))
+        for x, y in zip(out[0], out[1]):
+            assert (x.numpy() == y.numpy()).all()
+    finally:
+        tn.set_num_threads(before)
+    U, S, Vh = (torch.from_numpy(x.numpy()) for x in out[0][:3])
+    R = (U[:, :90] * S) @ Vh
+    assert (R - A).abs().max() < 8 * 140 * EPS * A.abs().max()
+    assert (U.mH @ U - torch.eye(140, dtype=U.dtype)).abs().max() < 8 * 140 * EPS
+    assert (S - torch.linalg.svdvals(A)).abs().max() < 8 * 140 * EPS * S[0]
+    # extreme scales: scaled by a power of 2 first, as the real path
+    for sc in (1e-200, 1e200):
+        S2 = tn.linalg.svdvals(to_tn(A[:20, :10] * sc)).numpy()
+        ref = torch.linalg.svdvals(A[:20, :10]).numpy() * sc
+        assert abs(S2 / ref - 1).max() < 1e-13
