@@ -179,6 +179,14 @@ static tn_tensor *g_qr(tn_tensor *const *in, int n, void *u) {   /* Q and R toge
 static tn_tensor *g_expm(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_linalg_matrix_exp(in[0]); }
 static tn_tensor *g_pinv(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_linalg_pinv(in[0]); }
 static tn_tensor *g_svdvals(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_linalg_svdvals(in[0]); }
+static tn_tensor *g_svd_inv(tn_tensor *const *in, int n, void *u) {   /* U S Vh, |U|^2, |Vh|^2: invariant under the phases */
+    (void)n;
+    tn_tensor *S = NULL, *Vh = NULL, *A = u ? tn_transpose(in[0], 0, 1) : in[0], *U = tn_linalg_svd(A, &S, &Vh, .full_matrices = false);
+    if (!U) return NULL;
+    tn_tensor *R = tn_matmul(tn_mul(U, tn_unsqueeze(tn_to_dtype(S, TN_C128), -2)), Vh);
+    tn_tensor *V2 = tn_square(tn_abs(Vh)), *parts[3] = {tn_add(tn_real(R), tn_imag(R)), tn_square(tn_abs(U)), u ? V2 : tn_transpose(V2, 0, 1)};
+    return tn_cat(parts, 3, u ? 1 : 0);   /* (wide: all 3 rows) */
+}
 static tn_tensor *g_eigh_abs(tn_tensor *const *in, int n, void *u) {   /* |V|^2: invariant under the columns' phases */
     (void)n; (void)u;
     tn_tensor *V = NULL, *L = tn_linalg_eigh(tn_add(in[0], mH(in[0])), &V);
@@ -203,9 +211,10 @@ TEST(gradcheck_complex128) {
         {"cholesky_inverse", g_chol_inv, 1, true, NULL}, {"lu_factor", g_lu, 1, true, NULL}, {"lu_solve", g_lu_solve, 2, false, NULL},
         {"lu_solve adjoint", g_lu_solve, 2, false, (void *)1}, {"solve_triangular", g_tri, 2, true, NULL}, {"qr", g_qr, 1, true, NULL},
         {"matrix_exp", g_expm, 1, false, NULL}, {"pinv", g_pinv, 1, false, NULL}, {"svdvals", g_svdvals, 1, false, NULL},
-        {"eigvalsh", g_eigvalsh, 1, false, NULL}, {"eigh |V|^2", g_eigh_abs, 1, false, NULL}};
+        {"eigvalsh", g_eigvalsh, 1, false, NULL}, {"eigh |V|^2", g_eigh_abs, 1, false, NULL},
+        {"svd U S Vh, |U|^2, |Vh|^2", g_svd_inv, 1, true, NULL}, {"svd of the wide A^T", g_svd_inv, 1, false, (void *)1}};
     for (size_t k = 0; k < sizeof fs / sizeof fs[0]; k++) {
-        const bool tall = fs[k].f == g_qr || fs[k].f == g_pinv || fs[k].f == g_svdvals;
+        const bool tall = fs[k].f == g_qr || fs[k].f == g_pinv || fs[k].f == g_svdvals || fs[k].f == g_svd_inv;
         tn_tensor *in[2] = {tall ? leaf(TN_SHAPE(4, 3), 20 + (unsigned)k, 0) : leaf(TN_SHAPE(3, 3), 20 + (unsigned)k, fs[k].f == g_expm ? 0 : 2),
                             leaf(TN_SHAPE(3, 2), 40 + (unsigned)k, 0)};
         CHECK_MSG(tn_gradcheck(fs[k].f, in, fs[k].nin, fs[k].u, 1e-6, 1e-6, 1e-4), "gradcheck %s: %s", fs[k].name, tn_last_error());

@@ -1033,7 +1033,8 @@ TNDEF tn_tensor *tn_linalg_eigvalsh_str(tn_tensor *A, const char *options) {
 }
 
 /* ---- svd, svdvals ---- */
-static tn_tensor *tn__svd_impl(tn_tensor *A, bool uv, bool full, tn_tensor **U, tn_tensor **Vh, const char *fn);
+static tn_tensor *tn__svd_rec(tn_tensor *A, bool uv, bool full, tn_tensor **U, tn_tensor **Vh, const char *fn, bool gauge);
+static tn_tensor *tn__svd_impl(tn_tensor *A, bool uv, bool full, tn_tensor **U, tn_tensor **Vh, const char *fn) { return tn__svd_rec(A, uv, full, U, Vh, fn, true); }
 /* The complex gauge check (PyTorch's svd_backward: Im diag(skew(U^H gU)) must be close to
    -Im diag(skew(Vh gVh^H)), else the loss depends on the vectors' phases). Each output
    records its own node, so the check sits in one more node, G, between A and the three:
@@ -1092,7 +1093,10 @@ static void tn__svd_gauge_add(tn_ctx *nd, tn_tensor *K, int row) {
 static int tn__svd_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
     (void)nin; (void)user;
     const int which = (int)nd->i[0];
-    tn_tensor *A = tn_ctx_saved(nd, 0), *U = NULL, *Vh = NULL, *S = tn__svd_impl(A, true, false, &U, &Vh, "tn_linalg_svd");
+    /* (the factors without the gauge check: each output's node recomputes its own, and the
+       second-order gradient through one node's factors alone is phase-dependent; their sum,
+       linear in the nodes' gradients, is not) */
+    tn_tensor *A = tn_ctx_saved(nd, 0), *U = NULL, *Vh = NULL, *S = tn__svd_rec(A, true, false, &U, &Vh, "tn_linalg_svd", false);
     if (!S) return -1;
     const int64_t m = A->shape[A->ndim - 2], n = A->shape[A->ndim - 1], k = m < n ? m : n;
     const bool cplx = tn_is_complex(A);
@@ -1131,8 +1135,8 @@ static int tn__svd_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void *
     gin[0] = gA;
     return gin[0] ? 0 : -1;
 }
-/* S (returned) and, with uv, U and Vh. */
-static tn_tensor *tn__svd_impl(tn_tensor *A, bool uv, bool full, tn_tensor **U, tn_tensor **Vh, const char *fn) {
+/* S (returned) and, with uv, U and Vh; gauge: complex U and Vh record the gauge check. */
+static tn_tensor *tn__svd_rec(tn_tensor *A, bool uv, bool full, tn_tensor **U, tn_tensor **Vh, const char *fn, bool gauge) {
     TN__CHECK_NULL(A);
     if (tn__la_check_dt(fn, A, "A", false, true)) return NULL;
     if (tn__la_finite(fn, A, "contained non-finite values")) return NULL;
@@ -1150,7 +1154,7 @@ static tn_tensor *tn__svd_impl(tn_tensor *A, bool uv, bool full, tn_tensor **U, 
     if (!S) return NULL;
     const char *name = uv ? "LinalgSvdBackward0" : "LinalgSvdvalsBackward0";
     tn_scope_begin();   /* (G's result: the nodes keep it) */
-    tn_tensor *src = uv && tn_is_complex(A) ? tn__svd_gauge(A, S->shape[S->ndim - 1]) : A;
+    tn_tensor *src = uv && gauge && tn_is_complex(A) ? tn__svd_gauge(A, S->shape[S->ndim - 1]) : A;
     if (uv) {
         *U = tn__la_record(name, tn__svd_bw, src, *U, 0, full);
         *Vh = tn__la_record(name, tn__svd_bw, src, *Vh, 2, full);
