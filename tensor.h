@@ -2547,7 +2547,9 @@ TNDEF tn_tensor *tn_linalg_eigvalsh_opts(tn_tensor *A, tn_linalg_eigh_fn_opts op
 #define tn_linalg_eigvalsh(...) tn_linalg_eigvalsh_opts(TN__POS_KW(tn_linalg_eigh_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_linalg_eigvalsh_str(tn_tensor *A, const char *options);
 /* linalg.svd: returns U, *S [..., k] descending, *Vh; .full_matrices (default true): U
-   [..., m, m], Vh [..., n, n], else [..., m, k], [..., k, n]. */
+   [..., m, m], Vh [..., n, n], else [..., m, k], [..., k, n]. Complex A: U, Vh complex, S
+   real (the vectors' phases are arbitrary, as LAPACK's; a loss that depends on them raises
+   in backward, as torch). float32 is computed in float32, float64 in float64. */
 #define TN_FIELDS_tn_linalg_svd_fn_opts(X) \
     X(B, full_matrices, true, "")
 TN__KW_STRUCT(tn_linalg_svd_fn_opts);
@@ -2555,7 +2557,7 @@ TNDEF tn_tensor *tn_linalg_svd_opts(tn_tensor *A, tn_tensor **S, tn_tensor **Vh,
 #define tn_linalg_svd(A, S, ...) tn_linalg_svd_opts(A, S, TN__POS_KW(tn_linalg_svd_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_linalg_svd_str(tn_tensor *A, tn_tensor **S, tn_tensor **Vh, const char *options);
 TNDEF tn_tensor *tn_linalg_svdvals(tn_tensor *A);                  /* the singular values [..., k], descending */
-/* torch.svd(A, some=True, compute_uv=True): returns U, *S, *V (not Vh); .compute_uv = false:
+/* torch.svd(A, some=True, compute_uv=True): returns U, *S, *V (= Vh^H); .compute_uv = false:
    U, V zeros [..., m, m], [..., n, n]. */
 #define TN_FIELDS_tn_svd_fn_opts(X) \
     X(B, some, true, "") \
@@ -22299,7 +22301,7 @@ static void tn__svd_gauge_add(tn_ctx *nd, tn_tensor *K, int row) {
     if (!c || c->custom_bw != tn__svd_gauge_bw || c->nsaved < 1 || !K) return;
     tn_tensor *acc = c->saved[0];
     tn_no_grad_begin();
-    tn_tensor *im = tn_contiguous(tn_to_dtype(tn_imag(tn_diagonal(tn_detach(K), .dim1 = -2, .dim2 = -1)), TN_F64));
+    tn_tensor *im = tn_contiguous(tn_to_dtype(tn_imag(tn__diagonal(tn_detach(K), 0, -2, -1)), TN_F64));
     tn_no_grad_end();
     if (!im || tn_numel(im) * 2 != tn_numel(acc)) return;
     const int64_t k = acc->shape[acc->ndim - 1], B = k ? tn_numel(im) / k : 0;
@@ -22335,7 +22337,7 @@ static int tn__svd_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void *
         K = tn_sub(K, tn__mH(K));
         if (cplx) tn__svd_gauge_add(nd, K, 0);
         ret = tn_mul(K, tn_div(tn_unsqueeze(S, -2), E));
-        if (cplx) ret = tn_add(ret, tn_diag_embed(tn_div(tn_diagonal(K, .dim1 = -2, .dim2 = -1), tn_mul_scalar(S, 2))));
+        if (cplx) ret = tn_add(ret, tn_diag_embed(tn_div(tn__diagonal(K, 0, -2, -1), tn_mul_scalar(S, 2))));
     } else {
         tn_tensor *K = tn_matmul(Vh, tn__mH(gVh));
         K = tn_sub(K, tn__mH(K));
@@ -22376,6 +22378,12 @@ static tn_tensor *tn__svd_rec(tn_tensor *A, bool uv, bool full, tn_tensor **U, t
     const char *name = uv ? "LinalgSvdBackward0" : "LinalgSvdvalsBackward0";
     tn_scope_begin();   /* (G's result: the nodes keep it) */
     tn_tensor *src = uv && gauge && tn_is_complex(A) ? tn__svd_gauge(A, S->shape[S->ndim - 1]) : A;
+    if (!src) {   /* (out of memory for G's accumulator: no result without its history) */
+        tn_scope_end();
+        tn_release(S);
+        if (uv) { tn_release(*U); tn_release(*Vh); *U = *Vh = NULL; }
+        return NULL;
+    }
     if (uv) {
         *U = tn__la_record(name, tn__svd_bw, src, *U, 0, full);
         *Vh = tn__la_record(name, tn__svd_bw, src, *Vh, 2, full);

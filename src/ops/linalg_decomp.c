@@ -1078,7 +1078,7 @@ static void tn__svd_gauge_add(tn_ctx *nd, tn_tensor *K, int row) {
     if (!c || c->custom_bw != tn__svd_gauge_bw || c->nsaved < 1 || !K) return;
     tn_tensor *acc = c->saved[0];
     tn_no_grad_begin();
-    tn_tensor *im = tn_contiguous(tn_to_dtype(tn_imag(tn_diagonal(tn_detach(K), .dim1 = -2, .dim2 = -1)), TN_F64));
+    tn_tensor *im = tn_contiguous(tn_to_dtype(tn_imag(tn__diagonal(tn_detach(K), 0, -2, -1)), TN_F64));
     tn_no_grad_end();
     if (!im || tn_numel(im) * 2 != tn_numel(acc)) return;
     const int64_t k = acc->shape[acc->ndim - 1], B = k ? tn_numel(im) / k : 0;
@@ -1114,7 +1114,7 @@ static int tn__svd_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void *
         K = tn_sub(K, tn__mH(K));
         if (cplx) tn__svd_gauge_add(nd, K, 0);
         ret = tn_mul(K, tn_div(tn_unsqueeze(S, -2), E));
-        if (cplx) ret = tn_add(ret, tn_diag_embed(tn_div(tn_diagonal(K, .dim1 = -2, .dim2 = -1), tn_mul_scalar(S, 2))));
+        if (cplx) ret = tn_add(ret, tn_diag_embed(tn_div(tn__diagonal(K, 0, -2, -1), tn_mul_scalar(S, 2))));
     } else {
         tn_tensor *K = tn_matmul(Vh, tn__mH(gVh));
         K = tn_sub(K, tn__mH(K));
@@ -1155,6 +1155,12 @@ static tn_tensor *tn__svd_rec(tn_tensor *A, bool uv, bool full, tn_tensor **U, t
     const char *name = uv ? "LinalgSvdBackward0" : "LinalgSvdvalsBackward0";
     tn_scope_begin();   /* (G's result: the nodes keep it) */
     tn_tensor *src = uv && gauge && tn_is_complex(A) ? tn__svd_gauge(A, S->shape[S->ndim - 1]) : A;
+    if (!src) {   /* (out of memory for G's accumulator: no result without its history) */
+        tn_scope_end();
+        tn_release(S);
+        if (uv) { tn_release(*U); tn_release(*Vh); *U = *Vh = NULL; }
+        return NULL;
+    }
     if (uv) {
         *U = tn__la_record(name, tn__svd_bw, src, *U, 0, full);
         *Vh = tn__la_record(name, tn__svd_bw, src, *Vh, 2, full);
