@@ -231,3 +231,23 @@ def test_complex_threads_same_bits_and_bounds():
         S2 = tn.linalg.svdvals(to_tn(A[:20, :10] * sc)).numpy()
         ref = torch.linalg.svdvals(A[:20, :10]).numpy() * sc
         assert abs(S2 / ref - 1).max() < 1e-13
+
+
+@needs_torch
+def test_complex_degenerate():
+    """complex: repeated, rank-deficient, zero, i I and graded inputs keep the bounds"""
+    torch.manual_seed(2)
+    Q, _ = torch.linalg.qr(torch.randn(50, 50, dtype=torch.complex128))
+    cases = {"repeated": 3 * Q,
+             "rank 3": torch.randn(50, 3, dtype=torch.complex128) @ torch.randn(3, 40, dtype=torch.complex128),
+             "zero": torch.zeros(10, 7, dtype=torch.complex128), "i I": 1j * torch.eye(6, dtype=torch.complex128),
+             "graded": Q @ torch.diag(torch.logspace(0, -12, 50, dtype=torch.float64)).to(torch.complex128) @ Q.mH}
+    for name, A in cases.items():
+        for full in (False, True):
+            U, S, Vh = (torch.from_numpy(x.numpy()) for x in tn.linalg.svd(to_tn(A), full_matrices=full))
+            k, big = S.shape[-1], max(A.shape)
+            scale = max(A.abs().max().item(), 1e-300)
+            assert ((U[:, :k] * S) @ Vh[:k] - A).abs().max() <= 8 * big * EPS * scale, name
+            assert (U.mH @ U - torch.eye(U.shape[1])).abs().max() <= 8 * big * EPS, name
+            assert (Vh @ Vh.mH - torch.eye(Vh.shape[0])).abs().max() <= 8 * big * EPS, name
+            assert (S - torch.linalg.svdvals(A)).abs().max() <= 8 * big * EPS * scale, name
