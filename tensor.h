@@ -2637,7 +2637,9 @@ TNDEF tn_tensor *tn_linalg_eigvalsh_opts(tn_tensor *A, tn_linalg_eigh_fn_opts op
 #define tn_linalg_eigvalsh(...) tn_linalg_eigvalsh_opts(TN__POS_KW(tn_linalg_eigh_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_linalg_eigvalsh_str(tn_tensor *A, const char *options);
 /* linalg.svd: returns U, *S [..., k] descending, *Vh; .full_matrices (default true): U
-   [..., m, m], Vh [..., n, n], else [..., m, k], [..., k, n]. */
+   [..., m, m], Vh [..., n, n], else [..., m, k], [..., k, n]. Complex A: U, Vh complex, S
+   real (the vectors' phases are arbitrary, as LAPACK's; a loss that depends on them raises
+   in backward, as torch). float32 is computed in float32, float64 in float64. */
 #define TN_FIELDS_tn_linalg_svd_fn_opts(X) \
     X(B, full_matrices, true, "")
 TN__KW_STRUCT(tn_linalg_svd_fn_opts);
@@ -2645,7 +2647,7 @@ TNDEF tn_tensor *tn_linalg_svd_opts(tn_tensor *A, tn_tensor **S, tn_tensor **Vh,
 #define tn_linalg_svd(A, S, ...) tn_linalg_svd_opts(A, S, TN__POS_KW(tn_linalg_svd_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_linalg_svd_str(tn_tensor *A, tn_tensor **S, tn_tensor **Vh, const char *options);
 TNDEF tn_tensor *tn_linalg_svdvals(tn_tensor *A);                  /* the singular values [..., k], descending */
-/* torch.svd(A, some=True, compute_uv=True): returns U, *S, *V (not Vh); .compute_uv = false:
+/* torch.svd(A, some=True, compute_uv=True): returns U, *S, *V (= Vh^H); .compute_uv = false:
    U, V zeros [..., m, m], [..., n, n]. */
 #define TN_FIELDS_tn_svd_fn_opts(X) \
     X(B, some, true, "") \
@@ -21629,8 +21631,9 @@ TNDEF tn_tensor *tn_linalg_ldl_solve_str(tn_tensor *LD, tn_tensor *pivots, tn_te
 /* src/ops/linalg_decomp.c: torch.linalg: QR, eigh, SVD, pinv, matrix_rank, lstsq, cond (after linalg_factor.c) */
 /* ============================================================================================================ */
 /* ---- torch.linalg: QR, symmetric eigen, SVD and what is built on them ----
-   Real dtypes (float32, float64), CPU, batched over leading dims, as linalg_factor.c: the
-   kernels run on float64 copies (float32 is rounded once, at the end). They keep the vectors
+   CPU, batched over leading dims, as linalg_factor.c: the kernels run on float64 (complex128)
+   copies (float32 is rounded once, at the end), but the SVD of float32 input runs in float32
+   (sgesvd) and complex input has a complex SVD (zgesvd's route to a real bidiagonal). They keep the vectors
    they rotate as contiguous rows (the columns of the row-major matrices, transposed), so
    every inner loop runs along memory:
      QR     Householder (LAPACK's dgeqr2 / dorg2r, dlarfg's signs: R's diagonal and Q match
@@ -21645,24 +21648,9 @@ TNDEF tn_tensor *tn_linalg_ldl_solve_str(tn_tensor *LD, tn_tensor *pivots, tn_te
    several outputs records one node per output; each applies the formula with the other
    outputs' gradients absent (the formulas are linear in them). */
 
-/* sqrt(sum x_i^2) over n values at stride inc, without overflow or underflow in the squares. */
-static double tn__la_nrm2(const double *x, int64_t n, int64_t inc) {
-    double mx = 0, s = 0;
-    for (int64_t i = 0; i < n; i++) mx = fmax(mx, fabs(x[i * inc]));
-    if (mx == 0 || !isfinite(mx)) return mx;
-    for (int64_t i = 0; i < n; i++) { double t = x[i * inc] / mx; s += t * t; }
-    return mx * sqrt(s);
-}
-static double tn__la_dot(const double *a, const double *b, int64_t n) {
-    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    int64_t i = 0;
-    for (; i + 4 <= n; i += 4) { s0 += a[i] * b[i]; s1 += a[i + 1] * b[i + 1]; s2 += a[i + 2] * b[i + 2]; s3 += a[i + 3] * b[i + 3]; }
-    for (; i < n; i++) s0 += a[i] * b[i];
-    return (s0 + s1) + (s2 + s3);
-}
-static void tn__la_axpy(double *y, double a, const double *x, int64_t n) { for (int64_t i = 0; i < n; i++) y[i] += a * x[i]; }
 /* tn__la_dot's sums as a statement (r = a . b), so that it compiles inline into each copy of
-   a TN__LA_JOB body (a call would run the plain copy). */
+   a TN__LA_JOB body (a call would run the plain copy). float32 keeps 8 partial sums (an AVX2
+   register's lanes), float64 4. */
 #define TN__LA_DOT(r, a, b, n) do { \
         double s0_ = 0, s1_ = 0, s2_ = 0, s3_ = 0; \
         int64_t i_ = 0; \
@@ -21670,41 +21658,41 @@ static void tn__la_axpy(double *y, double a, const double *x, int64_t n) { for (
         for (; i_ < (n); i_++) s0_ += (a)[i_] * (b)[i_]; \
         (r) = (s0_ + s1_) + (s2_ + s3_); \
     } while (0)
-
-/* ---- Householder QR ---- */
+#define TN__LA_DOT_F(r, a, b, n) do { \
+        float s_[8] = {0, 0, 0, 0, 0, 0, 0, 0}; \
+        int64_t i_ = 0; \
+        for (; i_ + 8 <= (n); i_ += 8) for (int q_ = 0; q_ < 8; q_++) s_[q_] += (a)[i_ + q_] * (b)[i_ + q_]; \
+        for (; i_ < (n); i_++) s_[0] += (a)[i_] * (b)[i_]; \
+        (r) = ((s_[0] + s_[1]) + (s_[2] + s_[3])) + ((s_[4] + s_[5]) + (s_[6] + s_[7])); \
+    } while (0)
+static double tn__la_dot(const double *a, const double *b, int64_t n) { double r; TN__LA_DOT(r, a, b, n); return r; }
+/* The Householder and rotation kernels of QR, eigh and the SVD, for float64 (suffix none)
+   and float32 (_f: the SVD of float32 input runs in float32, as LAPACK's sgesvd). */
+/* TN__LA_HH(double, , TN__LA_DOT): the template in src/ops/linalg_decomp.c */
+/* sqrt(sum x_i^2) over n values at stride inc, without overflow or underflow in the squares. */
+static double tn__la_nrm2(const double *x, int64_t n, int64_t inc) {
+    double mx = 0, s = 0;
+    for (int64_t i = 0; i < n; i++) mx = (double)fmax(mx, fabs(x[i * inc]));
+    if (mx == 0 || !isfinite(mx)) return mx;
+    for (int64_t i = 0; i < n; i++) { double t = x[i * inc] / mx; s += t * t; }
+    return mx * (double)sqrt(s);
+}
+static void tn__la_axpy(double *y, double a, const double *x, int64_t n) { for (int64_t i = 0; i < n; i++) y[i] += a * x[i]; }
 /* The reflector H = I - tau v v^T with H x = (beta, 0, ...), as LAPACK's dlarfg: on return
    x[0] = beta, x[1..] = v[1..] (v[0] = 1 implied); returns tau (0: H = I). */
 static double tn__la_larfg(double *x, int64_t len) {
     if (len <= 1) return 0;
     double alpha = x[0], xn = tn__la_nrm2(x + 1, len - 1, 1);
     if (xn == 0) return 0;
-    double beta = -copysign(hypot(alpha, xn), alpha), tau = (beta - alpha) / beta, s = 1 / (alpha - beta);
+    double beta = -(double)copysign(hypot(alpha, xn), alpha), tau = (beta - alpha) / beta, s = 1 / (alpha - beta);
     for (int64_t i = 1; i < len; i++) x[i] *= s;
     x[0] = beta;
     return tau;
 }
-/* Row j of h (an [n, m] matrix: the m x n A transposed) is A's column j: dgeqr2 on it. On
-   return row j holds R's column j (entries 0..j) and v_j (entries j+1..). */
-static void tn__la_geqr2_t(double *h, int64_t m, int64_t n, double *tau) {
-    const int64_t k = m < n ? m : n;
-    for (int64_t j = 0; j < k; j++) {
-        double *v = h + j * m + j;
-        const int64_t len = m - j;
-        tau[j] = tn__la_larfg(v, len);
-        if (tau[j] == 0) continue;
-        const double beta = v[0];
-        v[0] = 1;
-        for (int64_t c = j + 1; c < n; c++) {
-            double *w = h + c * m + j;
-            tn__la_axpy(w, -tau[j] * tn__la_dot(v, w, len), v, len);
-        }
-        v[0] = beta;
-    }
-}
 /* H_j applied to rows j + i0 .. j + i1 - 1 of qt (threads split the rows). */
-typedef struct { double *qt; const double *v; double tau; int64_t m, j; } tn__la_h;
+typedef struct { double *qt; const double *v; double tau; int64_t m, j; } tn__la_h_t;
 TN__LA_JOB(tn__la_h_rows,
-    const tn__la_h *h = (const tn__la_h *)p;
+    const tn__la_h_t *h = (const tn__la_h_t *)p;
     const int64_t len = h->m - h->j;
     for (int64_t c = h->j + i0; c < h->j + i1; c++) {
         double *w = h->qt + c * h->m + h->j, dw;
@@ -21722,8 +21710,83 @@ static void tn__la_org2r_t(double *h, int64_t m, int64_t k, const double *tau, d
         const double beta = v[0];
         v[0] = 1;
         /* e_c for c < j has no entries at j.. yet */
-        tn__la_h hj = {qt, v, tau[j], m, j};
+        tn__la_h_t hj = {qt, v, tau[j], m, j};
         tn__parallel_range(tn__par_threads(4 * len * (qc - j), qc - j), qc - j, tn__la_h_rows, &hj);
+        v[0] = beta;
+    }
+}
+/* Rotate rows x, y (length len): x' = c x + s y, y' = c y - s x. */
+static void tn__la_rot(double *TN__RESTRICT x, double *TN__RESTRICT y, double c, double s, int64_t len) {
+    for (int64_t r = 0; r < len; r++) { const double u = x[r], v = y[r]; x[r] = c * u + s * v; y[r] = c * v - s * u; }
+}
+/* TN__LA_HH(float, _f, TN__LA_DOT_F): the template in src/ops/linalg_decomp.c */
+/* sqrt(sum x_i^2) over n values at stride inc, without overflow or underflow in the squares. */
+static float tn__la_nrm2_f(const float *x, int64_t n, int64_t inc) {
+    float mx = 0, s = 0;
+    for (int64_t i = 0; i < n; i++) mx = (float)fmax(mx, fabs(x[i * inc]));
+    if (mx == 0 || !isfinite(mx)) return mx;
+    for (int64_t i = 0; i < n; i++) { float t = x[i * inc] / mx; s += t * t; }
+    return mx * (float)sqrt(s);
+}
+static void tn__la_axpy_f(float *y, float a, const float *x, int64_t n) { for (int64_t i = 0; i < n; i++) y[i] += a * x[i]; }
+/* The reflector H = I - tau v v^T with H x = (beta, 0, ...), as LAPACK's dlarfg: on return
+   x[0] = beta, x[1..] = v[1..] (v[0] = 1 implied); returns tau (0: H = I). */
+static float tn__la_larfg_f(float *x, int64_t len) {
+    if (len <= 1) return 0;
+    float alpha = x[0], xn = tn__la_nrm2_f(x + 1, len - 1, 1);
+    if (xn == 0) return 0;
+    float beta = -(float)copysign(hypot(alpha, xn), alpha), tau = (beta - alpha) / beta, s = 1 / (alpha - beta);
+    for (int64_t i = 1; i < len; i++) x[i] *= s;
+    x[0] = beta;
+    return tau;
+}
+/* H_j applied to rows j + i0 .. j + i1 - 1 of qt (threads split the rows). */
+typedef struct { float *qt; const float *v; float tau; int64_t m, j; } tn__la_h_f_t;
+TN__LA_JOB(tn__la_h_rows_f,
+    const tn__la_h_f_t *h = (const tn__la_h_f_t *)p;
+    const int64_t len = h->m - h->j;
+    for (int64_t c = h->j + i0; c < h->j + i1; c++) {
+        float *w = h->qt + c * h->m + h->j, dw;
+        TN__LA_DOT_F(dw, h->v, w, len);
+        tn__la_axpy_f(w, -h->tau * dw, h->v, len);
+    })
+/* Q's first qc columns as the rows of qt [qc, m] (dorg2r: H_0 ... H_{k-1} applied to I). */
+static void tn__la_org2r_t_f(float *h, int64_t m, int64_t k, const float *tau, float *qt, int64_t qc) {
+    memset(qt, 0, (size_t)(qc * m) * sizeof(float));
+    for (int64_t c = 0; c < qc; c++) qt[c * m + c] = 1;
+    for (int64_t j = k - 1; j >= 0; j--) {
+        if (tau[j] == 0 || j >= qc) continue;
+        float *v = h + j * m + j;
+        const int64_t len = m - j;
+        const float beta = v[0];
+        v[0] = 1;
+        /* e_c for c < j has no entries at j.. yet */
+        tn__la_h_f_t hj = {qt, v, tau[j], m, j};
+        tn__parallel_range(tn__par_threads(4 * len * (qc - j), qc - j), qc - j, tn__la_h_rows_f, &hj);
+        v[0] = beta;
+    }
+}
+/* Rotate rows x, y (length len): x' = c x + s y, y' = c y - s x. */
+static void tn__la_rot_f(float *TN__RESTRICT x, float *TN__RESTRICT y, float c, float s, int64_t len) {
+    for (int64_t r = 0; r < len; r++) { const float u = x[r], v = y[r]; x[r] = c * u + s * v; y[r] = c * v - s * u; }
+}
+
+/* ---- Householder QR ---- */
+/* Row j of h (an [n, m] matrix: the m x n A transposed) is A's column j: dgeqr2 on it. On
+   return row j holds R's column j (entries 0..j) and v_j (entries j+1..). */
+static void tn__la_geqr2_t(double *h, int64_t m, int64_t n, double *tau) {
+    const int64_t k = m < n ? m : n;
+    for (int64_t j = 0; j < k; j++) {
+        double *v = h + j * m + j;
+        const int64_t len = m - j;
+        tau[j] = tn__la_larfg(v, len);
+        if (tau[j] == 0) continue;
+        const double beta = v[0];
+        v[0] = 1;
+        for (int64_t c = j + 1; c < n; c++) {
+            double *w = h + c * m + j;
+            tn__la_axpy(w, -tau[j] * tn__la_dot(v, w, len), v, len);
+        }
         v[0] = beta;
     }
 }
@@ -21878,10 +21941,6 @@ static int tn__la_qr_raw(tn_tensor *A, int mode, tn_tensor **Q, tn_tensor **R) {
 static double tn__la_hypot(double a, double b) {
     const double m = fmax(fabs(a), fabs(b));
     return m < 1e150 && m > 1e-150 ? sqrt(a * a + b * b) : hypot(a, b);
-}
-/* Rotate rows x, y (length len): x' = c x + s y, y' = c y - s x. */
-static void tn__la_rot(double *TN__RESTRICT x, double *TN__RESTRICT y, double c, double s, int64_t len) {
-    for (int64_t r = 0; r < len; r++) { const double u = x[r], v = y[r]; x[r] = c * u + s * v; y[r] = c * v - s * u; }
 }
 /* A QL sweep's rotations (i = m-1 down to l: rows i+1, i of wt [*, n] by (c, s)[i]),
    applied once the sweep is done, the columns split between threads (TN__LA_JOB: an AVX2
@@ -22089,14 +22148,19 @@ static int tn__la_eigh_raw(tn_tensor *A, bool upper, bool vectors, tn_tensor **L
 }
 
 /* ---- SVD: Golub-Kahan bidiagonalisation + implicit-shift QR (Golub-Reinsch) ---- */
+/* float32's squares in float64 can neither overflow nor underflow: tn__la_hypot's plain formula. */
+static float tn__la_hypot_f(float a, float b) { return (float)sqrt((double)a * a + (double)b * b); }
+/* The SVD's kernels for float64 (S none) and float32 (_f); EPS and TMIN are the type's
+   epsilon and smallest normal. */
+/* TN__LA_SVD(double, , TN__LA_DOT, DBL_EPSILON, DBL_MIN): the template in src/ops/linalg_decomp.c */
 /* A QR sweep's rotations, applied once the sweep is done (LAPACK's dbdsqr does the same
    with dlasr): rotation j (l <= j < k) turns rows j, j+1 of vt [*, n] by (cv, sv)[j] and of
    ut [*, m] by (cu, su)[j]. The items are the columns, vt's [0, n) then ut's [n, n + m):
    each thread turns its own columns through every rotation (the same bits for any count).
    These bodies (TN__LA_JOB) are also compiled for AVX2: the SVD's time is in them. */
-typedef struct { double *ut, *vt; const double *cu, *su, *cv, *sv; int64_t l, k, m, n; } tn__la_rots;
+typedef struct { double *ut, *vt; const double *cu, *su, *cv, *sv; int64_t l, k, m, n; } tn__la_rots_t;
 TN__LA_JOB(tn__la_rots_part,
-    const tn__la_rots *r = (const tn__la_rots *)p;
+    const tn__la_rots_t *r = (const tn__la_rots_t *)p;
     const int64_t n = r->n, m = r->m;
     if (i0 < n)
         for (int64_t j = r->l, c1 = i1 < n ? i1 : n; j < r->k; j++) tn__la_rot(r->vt + j * n + i0, r->vt + (j + 1) * n + i0, r->cv[j], r->sv[j], c1 - i0);
@@ -22104,13 +22168,13 @@ TN__LA_JOB(tn__la_rots_part,
         for (int64_t j = r->l, c0 = (i0 > n ? i0 : n) - n; j < r->k; j++) tn__la_rot(r->ut + j * m + c0, r->ut + (j + 1) * m + c0, r->cu[j], r->su[j], i1 - n - c0);)
 /* gebd2's passes over the trailing rows, split between threads: w[c0, c1) += v_i a_i (rows
    i0.., columns split), and each row's updates (rows split). */
-typedef struct { double *a, *w; const double *v, *u; double tq, tp; int64_t n, j, nc, m; } tn__la_bd;
+typedef struct { double *a, *w; const double *v, *u; double tq, tp; int64_t n, j, nc, m; } tn__la_bd_t;
 TN__LA_JOB(tn__la_bd_w,   /* columns i0..i1-1 */
-    const tn__la_bd *q = (const tn__la_bd *)p;
+    const tn__la_bd_t *q = (const tn__la_bd_t *)p;
     memset(q->w + i0, 0, (size_t)(i1 - i0) * sizeof(double));
     for (int64_t i = q->j; i < q->m; i++) tn__la_axpy(q->w + i0, q->v[i - q->j], q->a + i * q->n + q->j + 1 + i0, i1 - i0);)
 TN__LA_JOB(tn__la_bd_rows,
-    const tn__la_bd *q = (const tn__la_bd *)p;
+    const tn__la_bd_t *q = (const tn__la_bd_t *)p;
     const double tq = q->tq, tp = q->tp, *v = q->v, *u = q->u, *w = q->w;
     const int64_t nc = q->nc;
     for (int64_t i = q->j + 1 + i0; i < q->j + 1 + i1; i++) {
@@ -22138,7 +22202,7 @@ static void tn__la_gebd2(double *a, int64_t m, int64_t n, double *d, double *e, 
         tauq[j] = tq;
         v[0] = 1;
         if (nc == 0) break;
-        tn__la_bd q = {a, w, v, u, tq, 0, n, j, nc, m};
+        tn__la_bd_t q = {a, w, v, u, tq, 0, n, j, nc, m};
         const int nt = tn__par_threads(4 * (m - j) * nc, nc < m - j - 1 ? nc : m - j - 1);
         if (tq != 0) {
             tn__parallel_range(nt, nc, tn__la_bd_w, &q);
@@ -22153,15 +22217,16 @@ static void tn__la_gebd2(double *a, int64_t m, int64_t n, double *d, double *e, 
     }
 }
 /* The SVD of the bidiagonal (d [n], e [n-1]; e is destroyed): implicit-shift QR with
-   the rotations applied to the rows of ut [*, m] (U's columns) and vt [n, n] (V's), both or
-   neither NULL; rot [4 n] is scratch. d ends non-negative, unsorted. Returns 0, or -1 when an
-   iteration did not converge. (The Golub-Reinsch algorithm as in EISPACK's svd; rv[i] =
-   e[i-1] the superdiagonal above d[i], rv[0] = 0.) */
-static int tn__la_bdsqr(double *d, double *rv, int64_t n, double *ut, int64_t m, double *vt, double *rot) {
+   the rotations applied to the rows of ut [*, m] (U's columns) and vt [n, nv] (V's; nv is n,
+   or 2 n for complex vectors: a real rotation turns re and im alike), both or neither NULL;
+   rot [4 n] is scratch. d ends non-negative, unsorted. Returns 0, or -1 when an iteration
+   did not converge. (The Golub-Reinsch algorithm as in EISPACK's svd; rv[i] = e[i-1] the
+   superdiagonal above d[i], rv[0] = 0.) */
+static int tn__la_bdsqr(double *d, double *rv, int64_t n, double *ut, int64_t m, double *vt, int64_t nv, double *rot) {
     double anorm = 0;
     for (int64_t i = n - 1; i > 0; i--) rv[i] = rv[i - 1];
     rv[0] = 0;
-    for (int64_t i = 0; i < n; i++) anorm = fmax(anorm, fabs(d[i]) + fabs(rv[i]));
+    for (int64_t i = 0; i < n; i++) anorm = (double)fmax(anorm, fabs(d[i]) + fabs(rv[i]));
     const double tol = DBL_EPSILON * anorm;
     for (int64_t k = n - 1; k >= 0; k--) {
         for (int its = 0;; its++) {
@@ -22187,7 +22252,7 @@ static int tn__la_bdsqr(double *d, double *rv, int64_t n, double *ut, int64_t m,
             }
             double z = d[k];
             if (l == k) {
-                if (z < 0) { d[k] = -z; if (vt) for (int64_t r = 0; r < n; r++) vt[k * n + r] = -vt[k * n + r]; }
+                if (z < 0) { d[k] = -z; if (vt) for (int64_t r = 0; r < nv; r++) vt[k * nv + r] = -vt[k * nv + r]; }
                 break;
             }
             if (its >= 75) return -1;
@@ -22195,7 +22260,7 @@ static int tn__la_bdsqr(double *d, double *rv, int64_t n, double *ut, int64_t m,
             double x = d[l], y = d[k - 1], g = rv[k - 1], h = rv[k];
             double f = ((y - z) * (y + z) + (g - h) * (g + h)) / (2 * h * y);
             g = tn__la_hypot(f, 1);
-            f = ((x - z) * (x + z) + h * ((y / (f + copysign(g, f))) - h)) / x;
+            f = ((x - z) * (x + z) + h * ((y / (f + (double)copysign(g, f))) - h)) / x;
             double c = 1, s = 1;
             for (int64_t j = l; j < k; j++) {
                 const int64_t i = j + 1;
@@ -22222,8 +22287,8 @@ static int tn__la_bdsqr(double *d, double *rv, int64_t n, double *ut, int64_t m,
                 rot[3 * n + j] = s;
             }
             if (vt) {
-                tn__la_rots r = {ut, vt, rot + 2 * n, rot + 3 * n, rot, rot + n, l, k, m, n};
-                tn__parallel_range(tn__par_threads(6 * (k - l) * (m + n), m + n), m + n, tn__la_rots_part, &r);
+                tn__la_rots_t r = {ut, vt, rot + 2 * n, rot + 3 * n, rot, rot + n, l, k, m, nv};
+                tn__parallel_range(tn__par_threads(6 * (k - l) * (m + nv), m + nv), m + nv, tn__la_rots_part, &r);
             }
             rv[l] = 0;
             rv[k] = f;
@@ -22232,46 +22297,30 @@ static int tn__la_bdsqr(double *d, double *rv, int64_t n, double *ut, int64_t m,
     }
     return 0;
 }
-/* The SVD of every matrix of A [..., m, n], float64 without history: S [..., k] descending;
-   with uv, U [..., m, uc] and Vh [..., vr, n] (uc = vr = k, or m and n: full). LAPACK's
-   dgesvd route: a wide matrix is worked on as A^T (tall: M x N, M >= N), reduced to the
-   bidiagonal Q B P^T (gebd2), Q's first uc columns and P formed as the rows of ut and vt
-   (org2r_t), then the bidiagonal's QR rotates them into the singular vectors. With threads,
-   gebd2's passes, org2r_t's and the QR's rotations split their rows or columns. */
-static int tn__la_svd_raw(tn_tensor *A, bool uv, bool full, tn_tensor **U, tn_tensor **S, tn_tensor **Vh, const char *fn) {
-    tn_tensor *w = tn__la_work(A);
-    if (!w) return -1;
-    const int nd = A->ndim;
-    const int64_t m = A->shape[nd - 2], n = A->shape[nd - 1], k = m < n ? m : n, M = m < n ? n : m, B = tn__la_batch(A);
-    const int64_t uc = full ? m : k, vr = full ? n : k;
+/* tn__la_svd_raw's loop over the B matrices at a [B, m, n] (see there); x is the scratch,
+   ord [k + 1]. Returns 0, or -1 when the QR did not converge. */
+static int tn__la_svd_loop(const double *a, int64_t B, int64_t m, int64_t n, bool uv, bool full, double *x, int64_t *ord, double *sv, double *uvv, double *vhv) {
+    const int64_t k = m < n ? m : n, M = m < n ? n : m, uc = full ? m : k, vr = full ? n : k;
     const bool tall = m >= n;
-    const int64_t qc = uv ? (tall ? uc : vr) : 0;   /* the columns of Q (the tall side's vectors) */
-    int64_t ss[TN_MAX_DIMS], us[TN_MAX_DIMS], vs[TN_MAX_DIMS];
-    memcpy(ss, A->shape, sizeof ss);
-    memcpy(us, A->shape, sizeof us);
-    memcpy(vs, A->shape, sizeof vs);
-    ss[nd - 2] = k;
-    us[nd - 1] = uc;
-    vs[nd - 2] = vr;
-    tn_tensor *s = tn__own(tn__new(TN_F64, TN_CPU, ss, nd - 1));
-    tn_tensor *u = uv ? tn__own(tn__new(TN_F64, TN_CPU, us, nd)) : NULL, *vh = uv ? tn__own(tn__new(TN_F64, TN_CPU, vs, nd)) : NULL;
-    /* x [M, N] (A or A^T; after gebd2 the scratch for P's rows), hl [N, M], hr [N, N], ut
-       [qc, M], vt [N, N], then d, e, tauq, taup [N] and a row [M] */
-    const size_t need = (size_t)(2 * M * k + (qc + 2) * M + 2 * k * k + 8 * k + 1);
-    double *x = (double *)TN_MALLOC(need * sizeof(double));
-    int64_t *ord = (int64_t *)TN_MALLOC((size_t)(k + 1) * sizeof(int64_t));
-    if (!s || (uv && (!u || !vh)) || !x || !ord) {
-        TN_FREE(x); TN_FREE(ord);
-        return s && (!uv || (u && vh)) ? TN__FAIL_INT("%s: out of memory", fn) : -1;
-    }
+    const int64_t qc = uv ? (tall ? uc : vr) : 0;
     double *hl = x + M * k, *hr = hl + k * M, *ut = hr + k * k, *vt = ut + qc * M, *d = vt + k * k, *e = d + k, *tq = e + k, *tp = tq + k, *rot = tp + k, *row = rot + 4 * k;
-    const double *a = (const double *)tn_data_ptr(w);
-    double *sv = (double *)tn_data_ptr(s), *uvv = uv ? (double *)tn_data_ptr(u) : NULL, *vhv = uv ? (double *)tn_data_ptr(vh) : NULL;
-    int bad = 0;
-    for (int64_t b = 0; b < B && !bad; b++) {
+    for (int64_t b = 0; b < B; b++) {
         const double *ab = a + b * m * n;
         if (tall) memcpy(x, ab, (size_t)(m * n) * sizeof(double));
         else for (int64_t i = 0; i < m; i++) for (int64_t j = 0; j < n; j++) x[j * m + i] = ab[i * n + j];
+        /* as LAPACK's gesvd: a matrix whose largest entry is outside [sqrt(TMIN) / EPS, its
+           reciprocal] is scaled by a power of 2 (exact) to one near 1, so that the QR's
+           squares neither overflow nor underflow; S is scaled back */
+        double anrm = 0, sc = 1;
+        for (int64_t i = 0; i < m * n; i++) anrm = (double)fmax(anrm, fabs(x[i]));
+        const double small = sqrt((double)DBL_MIN) / (double)DBL_EPSILON;
+        if (anrm > 0 && (anrm < small || anrm > 1 / small)) {
+            int ex;
+            frexp(anrm, &ex);
+            const double down = (double)ldexp(1, -ex);
+            sc = (double)ldexp(1, ex);
+            for (int64_t i = 0; i < m * n; i++) x[i] *= down;
+        }
         tn__la_gebd2(x, M, k, d, e, hl, tq, hr, tp, row);
         if (uv) {
             tn__la_org2r_t(hl, M, k, tq, ut, qc);
@@ -22283,14 +22332,14 @@ static int tn__la_svd_raw(tn_tensor *A, bool uv, bool full, tn_tensor **U, tn_te
                 for (int64_t c = 0; c < k - 1; c++) memcpy(vt + (c + 1) * k + 1, x + c * (k - 1), (size_t)(k - 1) * sizeof(double));
             }
         }
-        if (tn__la_bdsqr(d, e, k, uv ? ut : NULL, M, uv ? vt : NULL, rot)) { bad = 1; break; }
+        if (tn__la_bdsqr(d, e, k, uv ? ut : NULL, M, uv ? vt : NULL, k, rot)) return -1;
         for (int64_t i = 0; i < k; i++) ord[i] = i;
         for (int64_t i = 1; i < k; i++) {   /* descending (insertion sort: stable) */
             int64_t o = ord[i], j = i;
             for (; j > 0 && d[ord[j - 1]] < d[o]; j--) ord[j] = ord[j - 1];
             ord[j] = o;
         }
-        for (int64_t i = 0; i < k; i++) sv[b * k + i] = d[ord[i]];
+        for (int64_t i = 0; i < k; i++) sv[b * k + i] = d[ord[i]] * sc;
         if (!uv) continue;
         /* row r of ut / vt is the r-th vector of the tall / short side (past k: Q's completion) */
         double *ub = uvv + b * m * uc, *vb = vhv + b * vr * n;
@@ -22308,6 +22357,362 @@ static int tn__la_svd_raw(tn_tensor *A, bool uv, bool full, tn_tensor **U, tn_te
             for (int64_t r = 0; r < vr; r++) memcpy(vb + r * n, ut + (r < k ? ord[r] : r) * M, (size_t)n * sizeof(double));
         }
     }
+    return 0;
+}
+/* TN__LA_SVD(float, _f, TN__LA_DOT_F, FLT_EPSILON, FLT_MIN): the template in src/ops/linalg_decomp.c */
+/* A QR sweep's rotations, applied once the sweep is done (LAPACK's dbdsqr does the same
+   with dlasr): rotation j (l <= j < k) turns rows j, j+1 of vt [*, n] by (cv, sv)[j] and of
+   ut [*, m] by (cu, su)[j]. The items are the columns, vt's [0, n) then ut's [n, n + m):
+   each thread turns its own columns through every rotation (the same bits for any count).
+   These bodies (TN__LA_JOB) are also compiled for AVX2: the SVD's time is in them. */
+typedef struct { float *ut, *vt; const float *cu, *su, *cv, *sv; int64_t l, k, m, n; } tn__la_rots_f_t;
+TN__LA_JOB(tn__la_rots_part_f,
+    const tn__la_rots_f_t *r = (const tn__la_rots_f_t *)p;
+    const int64_t n = r->n, m = r->m;
+    if (i0 < n)
+        for (int64_t j = r->l, c1 = i1 < n ? i1 : n; j < r->k; j++) tn__la_rot_f(r->vt + j * n + i0, r->vt + (j + 1) * n + i0, r->cv[j], r->sv[j], c1 - i0);
+    if (i1 > n)
+        for (int64_t j = r->l, c0 = (i0 > n ? i0 : n) - n; j < r->k; j++) tn__la_rot_f(r->ut + j * m + c0, r->ut + (j + 1) * m + c0, r->cu[j], r->su[j], i1 - n - c0);)
+/* gebd2's passes over the trailing rows, split between threads: w[c0, c1) += v_i a_i (rows
+   i0.., columns split), and each row's updates (rows split). */
+typedef struct { float *a, *w; const float *v, *u; float tq, tp; int64_t n, j, nc, m; } tn__la_bd_f_t;
+TN__LA_JOB(tn__la_bd_w_f,   /* columns i0..i1-1 */
+    const tn__la_bd_f_t *q = (const tn__la_bd_f_t *)p;
+    memset(q->w + i0, 0, (size_t)(i1 - i0) * sizeof(float));
+    for (int64_t i = q->j; i < q->m; i++) tn__la_axpy_f(q->w + i0, q->v[i - q->j], q->a + i * q->n + q->j + 1 + i0, i1 - i0);)
+TN__LA_JOB(tn__la_bd_rows_f,
+    const tn__la_bd_f_t *q = (const tn__la_bd_f_t *)p;
+    const float tq = q->tq, tp = q->tp, *v = q->v, *u = q->u, *w = q->w;
+    const int64_t nc = q->nc;
+    for (int64_t i = q->j + 1 + i0; i < q->j + 1 + i1; i++) {
+        float *row = q->a + i * q->n + q->j + 1;
+        if (tq != 0) tn__la_axpy_f(row, -tq * v[i - q->j], w, nc);
+        if (tp != 0) {
+            float du;
+            TN__LA_DOT_F(du, row, u, nc);
+            tn__la_axpy_f(row, -tp * du, u, nc);
+        }
+    })
+/* a [m, n] row-major, m >= n >= 1, is reduced to the upper bidiagonal (d [n], e [n-1]):
+   a = Q B P^T. The reflectors of Q are kept as the rows of hl [n, m] (row j from entry j, as
+   geqr2_t's) with tauq, those of P (acting on coordinates 1..n-1) as the rows of hr [n-1,
+   n-1] with taup. w [n] is scratch. Two passes over the trailing matrix per step, both
+   along its rows: the left reflector's w = v^T A, then one pass that applies it and the
+   right reflector (A u and the rank-1 update) to each row while the row is in cache. */
+static void tn__la_gebd2_f(float *a, int64_t m, int64_t n, float *d, float *e, float *hl, float *tauq, float *hr, float *taup, float *w) {
+    for (int64_t j = 0; j < n; j++) {
+        float *v = hl + j * m + j, *u = j + 1 < n ? hr + j * (n - 1) + j : NULL;
+        const int64_t len = m - j, nc = n - j - 1;
+        for (int64_t i = j; i < m; i++) v[i - j] = a[i * n + j];
+        const float tq = tn__la_larfg_f(v, len);
+        d[j] = v[0];
+        tauq[j] = tq;
+        v[0] = 1;
+        if (nc == 0) break;
+        tn__la_bd_f_t q = {a, w, v, u, tq, 0, n, j, nc, m};
+        const int nt = tn__par_threads(4 * (m - j) * nc, nc < m - j - 1 ? nc : m - j - 1);
+        if (tq != 0) {
+            tn__parallel_range(nt, nc, tn__la_bd_w_f, &q);
+            tn__la_axpy_f(a + j * n + j + 1, -tq, w, nc);
+        }
+        memcpy(u, a + j * n + j + 1, (size_t)nc * sizeof(float));
+        q.tp = tn__la_larfg_f(u, nc);
+        e[j] = u[0];
+        taup[j] = q.tp;
+        u[0] = 1;
+        tn__parallel_range(nt, m - j - 1, tn__la_bd_rows_f, &q);
+    }
+}
+/* The SVD of the bidiagonal (d [n], e [n-1]; e is destroyed): implicit-shift QR with
+   the rotations applied to the rows of ut [*, m] (U's columns) and vt [n, nv] (V's; nv is n,
+   or 2 n for complex vectors: a real rotation turns re and im alike), both or neither NULL;
+   rot [4 n] is scratch. d ends non-negative, unsorted. Returns 0, or -1 when an iteration
+   did not converge. (The Golub-Reinsch algorithm as in EISPACK's svd; rv[i] = e[i-1] the
+   superdiagonal above d[i], rv[0] = 0.) */
+static int tn__la_bdsqr_f(float *d, float *rv, int64_t n, float *ut, int64_t m, float *vt, int64_t nv, float *rot) {
+    float anorm = 0;
+    for (int64_t i = n - 1; i > 0; i--) rv[i] = rv[i - 1];
+    rv[0] = 0;
+    for (int64_t i = 0; i < n; i++) anorm = (float)fmax(anorm, fabs(d[i]) + fabs(rv[i]));
+    const float tol = FLT_EPSILON * anorm;
+    for (int64_t k = n - 1; k >= 0; k--) {
+        for (int its = 0;; its++) {
+            int64_t l = k;
+            bool cancel = true;
+            for (; l >= 0; l--) {   /* split: rv[l] negligible (rv[0] = 0), or d[l-1] */
+                if (l == 0 || fabs(rv[l]) <= tol) { cancel = false; break; }
+                if (fabs(d[l - 1]) <= tol) break;
+            }
+            if (cancel) {   /* d[l-1] ~ 0: chase rv[l] out with rotations from the left */
+                float c = 0, s = 1;
+                const int64_t nm = l - 1;
+                for (int64_t i = l; i <= k; i++) {
+                    const float f = s * rv[i];
+                    rv[i] *= c;
+                    if (fabs(f) <= tol) break;
+                    const float g = d[i], h = tn__la_hypot_f(f, g);
+                    d[i] = h;
+                    c = g / h;
+                    s = -f / h;
+                    if (ut) tn__la_rot_f(ut + nm * m, ut + i * m, c, s, m);
+                }
+            }
+            float z = d[k];
+            if (l == k) {
+                if (z < 0) { d[k] = -z; if (vt) for (int64_t r = 0; r < nv; r++) vt[k * nv + r] = -vt[k * nv + r]; }
+                break;
+            }
+            if (its >= 75) return -1;
+            /* the shift from the trailing 2 x 2, then one QR sweep over l..k */
+            float x = d[l], y = d[k - 1], g = rv[k - 1], h = rv[k];
+            float f = ((y - z) * (y + z) + (g - h) * (g + h)) / (2 * h * y);
+            g = tn__la_hypot_f(f, 1);
+            f = ((x - z) * (x + z) + h * ((y / (f + (float)copysign(g, f))) - h)) / x;
+            float c = 1, s = 1;
+            for (int64_t j = l; j < k; j++) {
+                const int64_t i = j + 1;
+                g = rv[i];
+                y = d[i];
+                h = s * g;
+                g = c * g;
+                z = tn__la_hypot_f(f, h);
+                rv[j] = z;
+                c = f / z;
+                s = h / z;
+                f = x * c + g * s;
+                g = g * c - x * s;
+                h = y * s;
+                y *= c;
+                rot[j] = c;
+                rot[n + j] = s;
+                z = tn__la_hypot_f(f, h);
+                d[j] = z;
+                if (z != 0) { c = f / z; s = h / z; }
+                f = c * g + s * y;
+                x = c * y - s * g;
+                rot[2 * n + j] = c;
+                rot[3 * n + j] = s;
+            }
+            if (vt) {
+                tn__la_rots_f_t r = {ut, vt, rot + 2 * n, rot + 3 * n, rot, rot + n, l, k, m, nv};
+                tn__parallel_range(tn__par_threads(6 * (k - l) * (m + nv), m + nv), m + nv, tn__la_rots_part_f, &r);
+            }
+            rv[l] = 0;
+            rv[k] = f;
+            d[k] = x;
+        }
+    }
+    return 0;
+}
+/* tn__la_svd_raw's loop over the B matrices at a [B, m, n] (see there); x is the scratch,
+   ord [k + 1]. Returns 0, or -1 when the QR did not converge. */
+static int tn__la_svd_loop_f(const float *a, int64_t B, int64_t m, int64_t n, bool uv, bool full, float *x, int64_t *ord, float *sv, float *uvv, float *vhv) {
+    const int64_t k = m < n ? m : n, M = m < n ? n : m, uc = full ? m : k, vr = full ? n : k;
+    const bool tall = m >= n;
+    const int64_t qc = uv ? (tall ? uc : vr) : 0;
+    float *hl = x + M * k, *hr = hl + k * M, *ut = hr + k * k, *vt = ut + qc * M, *d = vt + k * k, *e = d + k, *tq = e + k, *tp = tq + k, *rot = tp + k, *row = rot + 4 * k;
+    for (int64_t b = 0; b < B; b++) {
+        const float *ab = a + b * m * n;
+        if (tall) memcpy(x, ab, (size_t)(m * n) * sizeof(float));
+        else for (int64_t i = 0; i < m; i++) for (int64_t j = 0; j < n; j++) x[j * m + i] = ab[i * n + j];
+        /* as LAPACK's gesvd: a matrix whose largest entry is outside [sqrt(TMIN) / EPS, its
+           reciprocal] is scaled by a power of 2 (exact) to one near 1, so that the QR's
+           squares neither overflow nor underflow; S is scaled back */
+        float anrm = 0, sc = 1;
+        for (int64_t i = 0; i < m * n; i++) anrm = (float)fmax(anrm, fabs(x[i]));
+        const double small = sqrt((double)FLT_MIN) / (double)FLT_EPSILON;
+        if (anrm > 0 && (anrm < small || anrm > 1 / small)) {
+            int ex;
+            frexp(anrm, &ex);
+            const float down = (float)ldexp(1, -ex);
+            sc = (float)ldexp(1, ex);
+            for (int64_t i = 0; i < m * n; i++) x[i] *= down;
+        }
+        tn__la_gebd2_f(x, M, k, d, e, hl, tq, hr, tp, row);
+        if (uv) {
+            tn__la_org2r_t_f(hl, M, k, tq, ut, qc);
+            /* P = diag(1, P'): P' from the k-1 reflectors on coordinates 1.. (x as scratch) */
+            memset(vt, 0, (size_t)(k * k) * sizeof(float));
+            if (k > 0) vt[0] = 1;
+            if (k > 1) {
+                tn__la_org2r_t_f(hr, k - 1, k - 1, tp, x, k - 1);
+                for (int64_t c = 0; c < k - 1; c++) memcpy(vt + (c + 1) * k + 1, x + c * (k - 1), (size_t)(k - 1) * sizeof(float));
+            }
+        }
+        if (tn__la_bdsqr_f(d, e, k, uv ? ut : NULL, M, uv ? vt : NULL, k, rot)) return -1;
+        for (int64_t i = 0; i < k; i++) ord[i] = i;
+        for (int64_t i = 1; i < k; i++) {   /* descending (insertion sort: stable) */
+            int64_t o = ord[i], j = i;
+            for (; j > 0 && d[ord[j - 1]] < d[o]; j--) ord[j] = ord[j - 1];
+            ord[j] = o;
+        }
+        for (int64_t i = 0; i < k; i++) sv[b * k + i] = d[ord[i]] * sc;
+        if (!uv) continue;
+        /* row r of ut / vt is the r-th vector of the tall / short side (past k: Q's completion) */
+        float *ub = uvv + b * m * uc, *vb = vhv + b * vr * n;
+        if (tall) {   /* U = ut^T, Vh = vt */
+            for (int64_t c = 0; c < uc; c++) {
+                const float *src = ut + (c < k ? ord[c] : c) * M;
+                for (int64_t i = 0; i < m; i++) ub[i * uc + c] = src[i];
+            }
+            for (int64_t r = 0; r < k; r++) memcpy(vb + r * n, vt + ord[r] * k, (size_t)k * sizeof(float));
+        } else {      /* A^T = U' S V'^T: U = V' = vt^T, Vh = U'^T = ut */
+            for (int64_t c = 0; c < k; c++) {
+                const float *src = vt + ord[c] * k;
+                for (int64_t i = 0; i < m; i++) ub[i * uc + c] = src[i];
+            }
+            for (int64_t r = 0; r < vr; r++) memcpy(vb + r * n, ut + (r < k ? ord[r] : r) * M, (size_t)n * sizeof(float));
+        }
+    }
+    return 0;
+}
+/* ---- complex SVD: zgebd2 / zungbr, then the real bidiagonal's QR ---- */
+/* a [m, n] complex row-major, m >= n >= 1, is reduced to the REAL upper bidiagonal (d, e):
+   a = Q B P^H, as zgebd2: each reflector's beta is real (zlarfg), so the phases go into the
+   reflectors. Q's reflectors are the rows of hl [n, m] with tauq (H_j = I - tauq v v^H, A :=
+   H_j^H A, as zgeqr2's), P's the rows of hr [n-1, n-1] with taup (G_j = I - taup u u^H on
+   coordinates j+1.., A := A G_j, u from the conjugated row); w [n] is scratch. */
+static void tn__la_gebd2_c(tn__cplx *a, int64_t m, int64_t n, double *d, double *e, tn__cplx *hl, tn__cplx *tauq, tn__cplx *hr, tn__cplx *taup, tn__cplx *w) {
+    for (int64_t j = 0; j < n; j++) {
+        tn__cplx *v = hl + j * m + j, *u = j + 1 < n ? hr + j * (n - 1) + j : NULL;
+        const int64_t len = m - j, nc = n - j - 1;
+        for (int64_t i = j; i < m; i++) v[i - j] = a[i * n + j];
+        const tn__cplx tq = tn__la_larfg_c(v, len), ctq = tn__cconj(tq);
+        d[j] = v[0].re;
+        tauq[j] = tq;
+        v[0] = tn__cx(1, 0);
+        if (nc == 0) break;
+        if (tq.re != 0 || tq.im != 0) {   /* rows j.. of columns j+1..: -= conj(tq) v (v^H A) */
+            for (int64_t c = 0; c < nc; c++) w[c] = tn__cx(0, 0);
+            for (int64_t i = j; i < m; i++) {
+                const tn__cplx cv = tn__cconj(v[i - j]), *row = a + i * n + j + 1;
+                for (int64_t c = 0; c < nc; c++) w[c] = tn__cadd(w[c], tn__cmul(cv, row[c]));
+            }
+            for (int64_t i = j; i < m; i++) {
+                const tn__cplx f = tn__cmul(ctq, v[i - j]);
+                tn__cplx *row = a + i * n + j + 1;
+                for (int64_t c = 0; c < nc; c++) row[c] = tn__csub(row[c], tn__cmul(f, w[c]));
+            }
+        }
+        for (int64_t c = 0; c < nc; c++) u[c] = tn__cconj(a[j * n + j + 1 + c]);
+        const tn__cplx tp = tn__la_larfg_c(u, nc);
+        e[j] = u[0].re;
+        taup[j] = tp;
+        u[0] = tn__cx(1, 0);
+        if (tp.re == 0 && tp.im == 0) continue;
+        for (int64_t i = j + 1; i < m; i++) {   /* row -= tp (row . u) u^H */
+            tn__cplx *row = a + i * n + j + 1, t = tn__cx(0, 0);
+            for (int64_t c = 0; c < nc; c++) t = tn__cadd(t, tn__cmul(row[c], u[c]));
+            t = tn__cmul(tp, t);
+            for (int64_t c = 0; c < nc; c++) row[c] = tn__csub(row[c], tn__cmul(t, tn__cconj(u[c])));
+        }
+    }
+}
+/* tn__la_svd_loop for complex128: gebd2_c, Q and P formed (zung2r), then tn__la_bdsqr's real
+   rotations turn the complex rows of ut and vt (as re, im pairs: rows of 2 M and 2 k reals).
+   A wide matrix is worked on as A^H: A = V' S U'^H. */
+static int tn__la_svd_loop_c(const tn__cplx *a, int64_t B, int64_t m, int64_t n, bool uv, bool full, tn__cplx *x, int64_t *ord, double *sv, tn__cplx *uvv, tn__cplx *vhv) {
+    const int64_t k = m < n ? m : n, M = m < n ? n : m, uc = full ? m : k, vr = full ? n : k;
+    const bool tall = m >= n;
+    const int64_t qc = uv ? (tall ? uc : vr) : 0;
+    tn__cplx *hl = x + M * k, *hr = hl + k * M, *ut = hr + k * k, *vt = ut + qc * M, *tq = vt + k * k, *tp = tq + k, *row = tp + k;
+    double *d = (double *)(row + M), *e = d + k, *rot = e + k;
+    for (int64_t b = 0; b < B; b++) {
+        const tn__cplx *ab = a + b * m * n;
+        if (tall) memcpy(x, ab, (size_t)(m * n) * sizeof(tn__cplx));
+        else for (int64_t i = 0; i < m; i++) for (int64_t j = 0; j < n; j++) x[j * m + i] = tn__cconj(ab[i * n + j]);
+        double anrm = 0, sc = 1;   /* scaled as the real loop's */
+        for (int64_t i = 0; i < m * n; i++) anrm = fmax(anrm, fmax(fabs(x[i].re), fabs(x[i].im)));
+        const double small = sqrt(DBL_MIN) / DBL_EPSILON;
+        if (anrm > 0 && (anrm < small || anrm > 1 / small)) {
+            int ex;
+            frexp(anrm, &ex);
+            const double down = ldexp(1, -ex);
+            sc = ldexp(1, ex);
+            for (int64_t i = 0; i < m * n; i++) x[i] = tn__cx(x[i].re * down, x[i].im * down);
+        }
+        tn__la_gebd2_c(x, M, k, d, e, hl, tq, hr, tp, row);
+        if (uv) {
+            tn__la_org2r_t_c(hl, M, k, tq, ut, qc);
+            for (int64_t i = 0; i < k * k; i++) vt[i] = tn__cx(0, 0);
+            if (k > 0) vt[0] = tn__cx(1, 0);
+            if (k > 1) {
+                tn__la_org2r_t_c(hr, k - 1, k - 1, tp, x, k - 1);
+                for (int64_t c = 0; c < k - 1; c++) memcpy(vt + (c + 1) * k + 1, x + c * (k - 1), (size_t)(k - 1) * sizeof(tn__cplx));
+            }
+        }
+        if (tn__la_bdsqr(d, e, k, uv ? (double *)ut : NULL, 2 * M, uv ? (double *)vt : NULL, 2 * k, rot)) return -1;
+        for (int64_t i = 0; i < k; i++) ord[i] = i;
+        for (int64_t i = 1; i < k; i++) {   /* descending (insertion sort: stable) */
+            int64_t o = ord[i], j = i;
+            for (; j > 0 && d[ord[j - 1]] < d[o]; j--) ord[j] = ord[j - 1];
+            ord[j] = o;
+        }
+        for (int64_t i = 0; i < k; i++) sv[b * k + i] = d[ord[i]] * sc;
+        if (!uv) continue;
+        tn__cplx *ub = uvv + b * m * uc, *vb = vhv + b * vr * n;
+        if (tall) {   /* U = ut^T, Vh = conj(vt) */
+            for (int64_t c = 0; c < uc; c++) {
+                const tn__cplx *src = ut + (c < k ? ord[c] : c) * M;
+                for (int64_t i = 0; i < m; i++) ub[i * uc + c] = src[i];
+            }
+            for (int64_t r = 0; r < k; r++)
+                for (int64_t i = 0; i < k; i++) vb[r * n + i] = tn__cconj(vt[ord[r] * k + i]);
+        } else {      /* A^H = U' S V'^H: U = V' = vt^T, Vh = U'^H = conj(ut) */
+            for (int64_t c = 0; c < k; c++) {
+                const tn__cplx *src = vt + ord[c] * k;
+                for (int64_t i = 0; i < m; i++) ub[i * uc + c] = src[i];
+            }
+            for (int64_t r = 0; r < vr; r++) {
+                const tn__cplx *src = ut + (r < k ? ord[r] : r) * M;
+                for (int64_t i = 0; i < n; i++) vb[r * n + i] = tn__cconj(src[i]);
+            }
+        }
+    }
+    return 0;
+}
+/* The SVD of every matrix of A [..., m, n] without history, in float64, or float32 for
+   float32 input (LAPACK's sgesvd: the same algorithm, float32's accuracy, half the data per
+   SIMD lane): S [..., k] descending; with uv, U [..., m, uc] and Vh [..., vr, n] (uc = vr =
+   k, or m and n: full). LAPACK's dgesvd route: a wide matrix is worked on as A^T (tall: M x
+   N, M >= N), reduced to the bidiagonal Q B P^T (gebd2), Q's first uc columns and P formed
+   as the rows of ut and vt (org2r_t), then the bidiagonal's QR rotates them into the
+   singular vectors. With threads, gebd2's passes, org2r_t's and the QR's rotations split
+   their rows or columns. */
+static int tn__la_svd_raw(tn_tensor *A, bool uv, bool full, tn_tensor **U, tn_tensor **S, tn_tensor **Vh, const char *fn) {
+    const bool f32 = A->dtype == TN_F32, cplx = tn_is_complex(A);
+    tn_tensor *w = f32 ? tn_contiguous(tn_detach(A)) : tn__la_work(A);
+    if (!w) return -1;
+    const tn_dtype dt = f32 ? TN_F32 : TN_F64, vdt = cplx ? TN_C128 : dt;
+    const size_t es = f32 ? sizeof(float) : cplx ? sizeof(tn__cplx) : sizeof(double);
+    const int nd = A->ndim;
+    const int64_t m = A->shape[nd - 2], n = A->shape[nd - 1], k = m < n ? m : n, M = m < n ? n : m, B = tn__la_batch(A);
+    const int64_t uc = full ? m : k, vr = full ? n : k;
+    const int64_t qc = uv ? (m >= n ? uc : vr) : 0;   /* the columns of Q (the tall side's vectors) */
+    int64_t ss[TN_MAX_DIMS], us[TN_MAX_DIMS], vs[TN_MAX_DIMS];
+    memcpy(ss, A->shape, sizeof ss);
+    memcpy(us, A->shape, sizeof us);
+    memcpy(vs, A->shape, sizeof vs);
+    ss[nd - 2] = k;
+    us[nd - 1] = uc;
+    vs[nd - 2] = vr;
+    tn_tensor *s = tn__own(tn__new(dt, TN_CPU, ss, nd - 1));
+    tn_tensor *u = uv ? tn__own(tn__new(vdt, TN_CPU, us, nd)) : NULL, *vh = uv ? tn__own(tn__new(vdt, TN_CPU, vs, nd)) : NULL;
+    /* x [M, N] (A or A^T; after gebd2 the scratch for P's rows), hl [N, M], hr [N, N], ut
+       [qc, M], vt [N, N], then d, e, tauq, taup [N] and a row [M]; complex: as many complex
+       elements, d, e and rot (6 N reals) in the last 8 N + 1 */
+    const size_t need = (size_t)(2 * M * k + (qc + 2) * M + 2 * k * k + 8 * k + 1);
+    void *x = TN_MALLOC(need * es);
+    int64_t *ord = (int64_t *)TN_MALLOC((size_t)(k + 1) * sizeof(int64_t));
+    if (!s || (uv && (!u || !vh)) || !x || !ord) {
+        TN_FREE(x); TN_FREE(ord);
+        return s && (!uv || (u && vh)) ? TN__FAIL_INT("%s: out of memory", fn) : -1;
+    }
+    const void *a = tn_data_ptr(w);
+    void *sv = tn_data_ptr(s), *uvv = uv ? tn_data_ptr(u) : NULL, *vhv = uv ? tn_data_ptr(vh) : NULL;
+    const int bad = cplx ? tn__la_svd_loop_c((const tn__cplx *)a, B, m, n, uv, full, (tn__cplx *)x, ord, (double *)sv, (tn__cplx *)uvv, (tn__cplx *)vhv)
+                  : f32 ? tn__la_svd_loop_f((const float *)a, B, m, n, uv, full, (float *)x, ord, (float *)sv, (float *)uvv, (float *)vhv)
+                        : tn__la_svd_loop((const double *)a, B, m, n, uv, full, (double *)x, ord, (double *)sv, (double *)uvv, (double *)vhv);
     TN_FREE(x); TN_FREE(ord);
     if (bad) return TN__FAIL_INT("%s: The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated singular values", fn);
     *S = s;
@@ -22319,7 +22724,7 @@ static int tn__la_svd_raw(tn_tensor *A, bool uv, bool full, tn_tensor **U, tn_te
    R(A) = [[Re A, -Im A], [Im A, Re A]] (2m x 2n) is a *-algebra homomorphism (R(AB) = R(A) R(B),
    R(A^H) = R(A)^T): its singular values are A's, each twice, its eigenvalues (A Hermitian)
    A's, each twice, and pinv(R(A)) = R(pinv(A)). The ops without complex kernels of their
-   own (svdvals, eigvalsh, pinv, matrix_rank) run on it; built of differentiable library ops,
+   own (eigvalsh, pinv, matrix_rank) run on it; built of differentiable library ops,
    the gradient reaching A is the conjugate Wirtinger one. (Singular and eigen vectors are
    not taken from it: each value's pair spans a plane there, whose gradients divide by 0.) */
 static tn_tensor *tn__la_realform(tn_tensor *A) {
@@ -22574,58 +22979,117 @@ TNDEF tn_tensor *tn_linalg_eigvalsh_str(tn_tensor *A, const char *options) {
 }
 
 /* ---- svd, svdvals ---- */
-static tn_tensor *tn__svd_impl(tn_tensor *A, bool uv, bool full, tn_tensor **U, tn_tensor **Vh, const char *fn);
-/* PyTorch's svd_backward (real case: no gauge check applies; for full_matrices the extra
-   columns of U / rows of Vh get no gradient, as torch narrows them). */
+static tn_tensor *tn__svd_rec(tn_tensor *A, bool uv, bool full, tn_tensor **U, tn_tensor **Vh, const char *fn, bool gauge);
+static tn_tensor *tn__svd_impl(tn_tensor *A, bool uv, bool full, tn_tensor **U, tn_tensor **Vh, const char *fn) { return tn__svd_rec(A, uv, full, U, Vh, fn, true); }
+/* The complex gauge check (PyTorch's svd_backward: Im diag(skew(U^H gU)) must be close to
+   -Im diag(skew(Vh gVh^H)), else the loss depends on the vectors' phases). Each output
+   records its own node, so the check sits in one more node, G, between A and the three:
+   the U and Vh nodes add their halves into G's saved accumulator acc [..., 2, k] (float64),
+   and G's backward, which runs after all of its consumers, checks and clears it and passes
+   the gradient on. */
+static int tn__svd_gauge_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
+    (void)nin; (void)user;
+    tn_tensor *acc = nd->nsaved > 0 ? tn_ctx_saved(nd, 0) : NULL;
+    if (acc) {
+        double *a = (double *)tn_data_ptr(acc);
+        const int64_t k = acc->shape[acc->ndim - 1], B = tn_numel(acc) / (2 * (k ? k : 1));
+        bool bad = false;
+        for (int64_t b = 0; b < B && k; b++)
+            for (int64_t i = 0; i < k; i++) {
+                const double u = a[(2 * b) * k + i], v = a[(2 * b + 1) * k + i];
+                if (!(fabs(u + v) <= 1e-2 + 1e-2 * fabs(v))) bad = true;
+            }
+        memset(a, 0, (size_t)tn_numel(acc) * sizeof(double));
+        if (bad) return TN__FAIL_INT("svd_backward: The singular vectors in the complex case are specified up to multiplication by e^{i phi}. The specified loss function depends on this phase term, making it ill-defined.");
+    }
+    gin[0] = g;
+    return 0;
+}
+/* G over A (A itself when no gradient is recorded). */
+static tn_tensor *tn__svd_gauge(tn_tensor *A, int64_t k) {
+    tn_node *nd = tn__fn_node("LinalgSvdBackward0", tn__svd_gauge_bw, &A, 1);
+    if (!nd) return A;
+    int64_t sh[TN_MAX_DIMS];
+    memcpy(sh, A->shape, (size_t)A->ndim * sizeof(int64_t));
+    sh[A->ndim - 2] = 2;
+    sh[A->ndim - 1] = k;
+    tn_tensor *acc = tn_zeros(sh, A->ndim, TN_F64);
+    if (acc) tn__node_save(nd, acc);
+    else nd->save_failed = true;
+    return tn__node_attach(nd, tn_detach(A));
+}
+/* A U / Vh node's half (row 0 / 1) of the check: the imaginary diagonal of K (skew), into G's acc. */
+static void tn__svd_gauge_add(tn_ctx *nd, tn_tensor *K, int row) {
+    tn_node *c = nd->nin > 0 ? nd->next[0].fn : NULL;
+    if (!c || c->custom_bw != tn__svd_gauge_bw || c->nsaved < 1 || !K) return;
+    tn_tensor *acc = c->saved[0];
+    tn_no_grad_begin();
+    tn_tensor *im = tn_contiguous(tn_to_dtype(tn_imag(tn__diagonal(tn_detach(K), 0, -2, -1)), TN_F64));
+    tn_no_grad_end();
+    if (!im || tn_numel(im) * 2 != tn_numel(acc)) return;
+    const int64_t k = acc->shape[acc->ndim - 1], B = k ? tn_numel(im) / k : 0;
+    double *a = (double *)tn_data_ptr(acc);
+    const double *x = (const double *)tn_data_ptr(im);
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t i = 0; i < k; i++) a[(2 * b + row) * k + i] += x[b * k + i];
+}
+/* PyTorch's svd_backward (for full_matrices the extra columns of U / rows of Vh get no
+   gradient, as torch narrows them). Complex: conjugate transposes, and U's node adds the
+   diagonal term i Im(U^H gU)_ii / S_i. */
 static int tn__svd_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
     (void)nin; (void)user;
     const int which = (int)nd->i[0];
-    tn_tensor *A = tn_ctx_saved(nd, 0), *U = NULL, *Vh = NULL, *S = tn__svd_impl(A, true, false, &U, &Vh, "tn_linalg_svd");
+    /* (the factors without the gauge check: each output's node recomputes its own, and the
+       second-order gradient through one node's factors alone is phase-dependent; their sum,
+       linear in the nodes' gradients, is not) */
+    tn_tensor *A = tn_ctx_saved(nd, 0), *U = NULL, *Vh = NULL, *S = tn__svd_rec(A, true, false, &U, &Vh, "tn_linalg_svd", false);
     if (!S) return -1;
     const int64_t m = A->shape[A->ndim - 2], n = A->shape[A->ndim - 1], k = m < n ? m : n;
+    const bool cplx = tn_is_complex(A);
     if (which == 1) {
+        if (cplx) g = tn_to_dtype(g, A->dtype);
         gin[0] = m >= n ? tn_matmul(U, tn_mul(tn_unsqueeze(g, -1), Vh)) : tn_matmul(tn_mul(U, tn_unsqueeze(g, -2)), Vh);
         return gin[0] ? 0 : -1;
     }
     tn_tensor *gU = which == 0 ? (nd->i[1] ? tn_narrow(g, -1, 0, k) : g) : NULL;
     tn_tensor *gVh = which == 2 ? (nd->i[1] ? tn_narrow(g, -2, 0, k) : g) : NULL;
     tn_tensor *S2 = tn_mul(S, S);
-    tn_tensor *E = tn_add(tn_sub(tn_unsqueeze(S2, -2), tn_unsqueeze(S2, -1)), tn_eye(k, k, A->dtype)), *ret, *gA;
+    tn_tensor *E = tn_add(tn_sub(tn_unsqueeze(S2, -2), tn_unsqueeze(S2, -1)), tn_eye(k, k, S->dtype)), *ret, *gA;
     if (gU) {
-        tn_tensor *K = tn_matmul(tn__mT(U), gU);
-        ret = tn_mul(tn_sub(K, tn__mT(K)), tn_div(tn_unsqueeze(S, -2), E));
+        tn_tensor *K = tn_matmul(tn__mH(U), gU);
+        K = tn_sub(K, tn__mH(K));
+        if (cplx) tn__svd_gauge_add(nd, K, 0);
+        ret = tn_mul(K, tn_div(tn_unsqueeze(S, -2), E));
+        if (cplx) ret = tn_add(ret, tn_diag_embed(tn_div(tn__diagonal(K, 0, -2, -1), tn_mul_scalar(S, 2))));
     } else {
-        tn_tensor *K = tn_matmul(Vh, tn__mT(gVh));
-        ret = tn_mul(tn_unsqueeze(S, -1), tn_div(tn_sub(K, tn__mT(K)), E));
+        tn_tensor *K = tn_matmul(Vh, tn__mH(gVh));
+        K = tn_sub(K, tn__mH(K));
+        if (cplx) tn__svd_gauge_add(nd, K, 1);
+        ret = tn_mul(tn_unsqueeze(S, -1), tn_div(K, E));
     }
     if (m > n && gU) {
         gA = tn_matmul(U, ret);
         tn_tensor *gUSinv = tn_div(gU, tn_unsqueeze(S, -2));
-        gA = tn_sub(tn_add(gA, gUSinv), tn_matmul(U, tn_matmul(tn__mT(U), gUSinv)));
+        gA = tn_sub(tn_add(gA, gUSinv), tn_matmul(U, tn_matmul(tn__mH(U), gUSinv)));
         gA = tn_matmul(gA, Vh);
     } else if (m < n && gVh) {
         gA = tn_matmul(ret, Vh);
         tn_tensor *SinvgVh = tn_div(gVh, tn_unsqueeze(S, -1));
-        gA = tn_sub(tn_add(gA, SinvgVh), tn_matmul(tn_matmul(SinvgVh, tn__mT(Vh)), Vh));
+        gA = tn_sub(tn_add(gA, SinvgVh), tn_matmul(tn_matmul(SinvgVh, tn__mH(Vh)), Vh));
         gA = tn_matmul(U, gA);
     } else gA = tn_matmul(U, tn_matmul(ret, Vh));
     gin[0] = gA;
     return gin[0] ? 0 : -1;
 }
-/* S (returned) and, with uv, U and Vh. */
-static tn_tensor *tn__svd_impl(tn_tensor *A, bool uv, bool full, tn_tensor **U, tn_tensor **Vh, const char *fn) {
+/* S (returned) and, with uv, U and Vh; gauge: complex U and Vh record the gauge check. */
+static tn_tensor *tn__svd_rec(tn_tensor *A, bool uv, bool full, tn_tensor **U, tn_tensor **Vh, const char *fn, bool gauge) {
     TN__CHECK_NULL(A);
-    if (tn__la_check_dt(fn, A, "A", false, !uv)) return NULL;
+    if (tn__la_check_dt(fn, A, "A", false, true)) return NULL;
     if (tn__la_finite(fn, A, "contained non-finite values")) return NULL;
-    if (tn_is_complex(A)) {   /* the singular values only: through the real form */
-        tn_scope_begin();
-        tn_tensor *E = tn__la_realform(A);
-        return tn__scope_return(tn__la_pairs(E ? tn__svd_impl(E, false, false, NULL, NULL, fn) : NULL));
-    }
     tn_scope_begin();
     tn_tensor *u = NULL, *s = NULL, *vh = NULL, *S = NULL;
     if (!tn__la_svd_raw(A, uv, full, &u, &s, &vh, fn)) {
-        S = tn_keep(tn_to_dtype(s, A->dtype));
+        S = tn_keep(tn_to_dtype(s, tn_dtype_to_real(A->dtype)));
         if (uv) {
             *U = tn_keep(tn_to_dtype(u, A->dtype));
             *Vh = tn_keep(tn_to_dtype(vh, A->dtype));
@@ -22635,11 +23099,20 @@ static tn_tensor *tn__svd_impl(tn_tensor *A, bool uv, bool full, tn_tensor **U, 
     tn_scope_end();
     if (!S) return NULL;
     const char *name = uv ? "LinalgSvdBackward0" : "LinalgSvdvalsBackward0";
-    if (uv) {
-        *U = tn__la_record(name, tn__svd_bw, A, *U, 0, full);
-        *Vh = tn__la_record(name, tn__svd_bw, A, *Vh, 2, full);
+    tn_scope_begin();   /* (G's result: the nodes keep it) */
+    tn_tensor *src = uv && gauge && tn_is_complex(A) ? tn__svd_gauge(A, S->shape[S->ndim - 1]) : A;
+    if (!src) {   /* (out of memory for G's accumulator: no result without its history) */
+        tn_scope_end();
+        tn_release(S);
+        if (uv) { tn_release(*U); tn_release(*Vh); *U = *Vh = NULL; }
+        return NULL;
     }
-    S = tn__la_record(name, tn__svd_bw, A, S, 1, full);
+    if (uv) {
+        *U = tn__la_record(name, tn__svd_bw, src, *U, 0, full);
+        *Vh = tn__la_record(name, tn__svd_bw, src, *Vh, 2, full);
+    }
+    S = tn__la_record(name, tn__svd_bw, src, S, 1, full);
+    tn_scope_end();
     if (!S || (uv && (!*U || !*Vh))) {
         tn_release(S);
         if (uv) { tn_release(*U); tn_release(*Vh); *U = *Vh = NULL; }
@@ -22660,16 +23133,16 @@ TNDEF tn_tensor *tn_linalg_svd_str(tn_tensor *A, tn_tensor **S, tn_tensor **Vh, 
 TNDEF tn_tensor *tn_linalg_svdvals(tn_tensor *A) {
     return TN__AS("tn_linalg_svdvals", tn__svd_impl(A, false, false, NULL, NULL, "tn_linalg_svdvals"));
 }
-/* torch.svd: V, not Vh; compute_uv = false gives zero U [..., m, m] and V [..., n, n]. */
+/* torch.svd: V (= Vh^H), not Vh; compute_uv = false gives zero U [..., m, m] and V [..., n, n]. */
 static tn_tensor *tn__svd_old_impl(tn_tensor *A, bool some, bool compute_uv, tn_tensor **S, tn_tensor **V) {
     TN__CHECK_NULL(A);
-    if (tn__la_check("tn_svd", A, "input", false)) return NULL;
+    if (tn__la_check_dt("tn_svd", A, "input", false, true)) return NULL;
     tn_scope_begin();
     tn_tensor *U = NULL, *Vh = NULL;
     const int nd = A->ndim;
     if (compute_uv) {
         *S = tn_keep(tn__svd_impl(A, true, !some, &U, &Vh, "tn_svd"));
-        *V = *S ? tn_keep(tn__mT(Vh)) : NULL;
+        *V = *S ? tn_keep(tn__mH(Vh)) : NULL;
     } else {
         int64_t us[TN_MAX_DIMS];
         memcpy(us, A->shape, sizeof us);

@@ -2550,7 +2550,9 @@ TNDEF tn_tensor *tn_linalg_eigvalsh_opts(tn_tensor *A, tn_linalg_eigh_fn_opts op
 #define tn_linalg_eigvalsh(...) tn_linalg_eigvalsh_opts(TN__POS_KW(tn_linalg_eigh_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_linalg_eigvalsh_str(tn_tensor *A, const char *options);
 /* linalg.svd: returns U, *S [..., k] descending, *Vh; .full_matrices (default true): U
-   [..., m, m], Vh [..., n, n], else [..., m, k], [..., k, n]. */
+   [..., m, m], Vh [..., n, n], else [..., m, k], [..., k, n]. Complex A: U, Vh complex, S
+   real (the vectors' phases are arbitrary, as LAPACK's; a loss that depends on them raises
+   in backward, as torch). float32 is computed in float32, float64 in float64. */
 #define TN_FIELDS_tn_linalg_svd_fn_opts(X) \
     X(B, full_matrices, true, "")
 TN__KW_STRUCT(tn_linalg_svd_fn_opts);
@@ -2558,7 +2560,7 @@ TNDEF tn_tensor *tn_linalg_svd_opts(tn_tensor *A, tn_tensor **S, tn_tensor **Vh,
 #define tn_linalg_svd(A, S, ...) tn_linalg_svd_opts(A, S, TN__POS_KW(tn_linalg_svd_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_linalg_svd_str(tn_tensor *A, tn_tensor **S, tn_tensor **Vh, const char *options);
 TNDEF tn_tensor *tn_linalg_svdvals(tn_tensor *A);                  /* the singular values [..., k], descending */
-/* torch.svd(A, some=True, compute_uv=True): returns U, *S, *V (not Vh); .compute_uv = false:
+/* torch.svd(A, some=True, compute_uv=True): returns U, *S, *V (= Vh^H); .compute_uv = false:
    U, V zeros [..., m, m], [..., n, n]. */
 #define TN_FIELDS_tn_svd_fn_opts(X) \
     X(B, some, true, "") \

@@ -119,9 +119,23 @@ TEST(empty_and_errors) {
     tn_tensor *N = tn_mul_scalar(tn_eye(3, 3, TN_C128), -1);
     CHECK_ERR(tn_linalg_cholesky(N), "not positive-definite");
     CHECK_ERR(tn_linalg_inv(tn_zeros(TN_SHAPE(3, 3), TN_C128)), "singular");
-    /* singular vectors of complex matrices: not yet, and said so */
+    /* singular vectors of complex matrices: U S Vh = A, U and Vh unitary, S real descending
+       (tall, wide, full_matrices) */
     tn_tensor *A = crand(TN_SHAPE(3, 3), TN_C128, 7), *S = NULL, *Vh = NULL, *V = NULL;
-    CHECK_ERR(tn_linalg_svd(A, &S, &Vh), "complex");
+    tn_tensor *shapes[3] = {A, crand(TN_SHAPE(5, 3), TN_C128, 8), crand(TN_SHAPE(2, 3, 6), TN_C64, 9)};
+    for (int t = 0; t < 3; t++)
+        for (int full = 0; full < 2; full++) {
+            tn_tensor *M = shapes[t], *U = tn_linalg_svd(M, &S, &Vh, .full_matrices = full);
+            const int64_t m = tn_size(M, -2), n = tn_size(M, -1), k = m < n ? m : n;
+            const double tol = tn_get_dtype(M) == TN_C64 ? 1e-5 : 1e-13;
+            CHECK(U && tn_get_dtype(U) == tn_get_dtype(M) && tn_get_dtype(Vh) == tn_get_dtype(M) && tn_get_dtype(S) == tn_dtype_to_real(tn_get_dtype(M)));
+            CHECK(tn_size(U, -1) == (full ? m : k) && tn_size(Vh, -2) == (full ? n : k));
+            tn_tensor *Uk = tn_narrow(U, -1, 0, k), *Vk = tn_narrow(Vh, -2, 0, k);
+            CHECK(maxdiff(tn_matmul(tn_mul(Uk, tn_unsqueeze(tn_to_dtype(S, tn_get_dtype(M)), -2)), Vk), M) < tol);
+            CHECK(maxdiff(tn_matmul(mH(U), U), tn_eye(tn_size(U, -1), tn_size(U, -1), tn_get_dtype(M))) < tol);
+            CHECK(maxdiff(tn_matmul(Vh, mH(Vh)), tn_eye(tn_size(Vh, -2), tn_size(Vh, -2), tn_get_dtype(M))) < tol);
+            CHECK(maxdiff(S, tn_linalg_svdvals(M)) == 0);
+        }
     /* eigh's vectors (through the real form): V diag(L) V^H = H, V^H V = I */
     tn_tensor *Hm = tn_add(A, mH(A)), *L = tn_linalg_eigh(Hm, &V);
     CHECK(L && tn_get_dtype(L) == TN_F64 && tn_get_dtype(V) == TN_C128);
@@ -165,6 +179,14 @@ static tn_tensor *g_qr(tn_tensor *const *in, int n, void *u) {   /* Q and R toge
 static tn_tensor *g_expm(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_linalg_matrix_exp(in[0]); }
 static tn_tensor *g_pinv(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_linalg_pinv(in[0]); }
 static tn_tensor *g_svdvals(tn_tensor *const *in, int n, void *u) { (void)n; (void)u; return tn_linalg_svdvals(in[0]); }
+static tn_tensor *g_svd_inv(tn_tensor *const *in, int n, void *u) {   /* U S Vh, |U|^2, |Vh|^2: invariant under the phases */
+    (void)n;
+    tn_tensor *S = NULL, *Vh = NULL, *A = u ? tn_transpose(in[0], 0, 1) : in[0], *U = tn_linalg_svd(A, &S, &Vh, .full_matrices = false);
+    if (!U) return NULL;
+    tn_tensor *R = tn_matmul(tn_mul(U, tn_unsqueeze(tn_to_dtype(S, TN_C128), -2)), Vh);
+    tn_tensor *V2 = tn_square(tn_abs(Vh)), *parts[3] = {tn_add(tn_real(R), tn_imag(R)), tn_square(tn_abs(U)), u ? V2 : tn_transpose(V2, 0, 1)};
+    return tn_cat(parts, 3, u ? 1 : 0);   /* (wide: all 3 rows) */
+}
 static tn_tensor *g_eigh_abs(tn_tensor *const *in, int n, void *u) {   /* |V|^2: invariant under the columns' phases */
     (void)n; (void)u;
     tn_tensor *V = NULL, *L = tn_linalg_eigh(tn_add(in[0], mH(in[0])), &V);
@@ -189,9 +211,10 @@ TEST(gradcheck_complex128) {
         {"cholesky_inverse", g_chol_inv, 1, true, NULL}, {"lu_factor", g_lu, 1, true, NULL}, {"lu_solve", g_lu_solve, 2, false, NULL},
         {"lu_solve adjoint", g_lu_solve, 2, false, (void *)1}, {"solve_triangular", g_tri, 2, true, NULL}, {"qr", g_qr, 1, true, NULL},
         {"matrix_exp", g_expm, 1, false, NULL}, {"pinv", g_pinv, 1, false, NULL}, {"svdvals", g_svdvals, 1, false, NULL},
-        {"eigvalsh", g_eigvalsh, 1, false, NULL}, {"eigh |V|^2", g_eigh_abs, 1, false, NULL}};
+        {"eigvalsh", g_eigvalsh, 1, false, NULL}, {"eigh |V|^2", g_eigh_abs, 1, false, NULL},
+        {"svd U S Vh, |U|^2, |Vh|^2", g_svd_inv, 1, true, NULL}, {"svd of the wide A^T", g_svd_inv, 1, false, (void *)1}};
     for (size_t k = 0; k < sizeof fs / sizeof fs[0]; k++) {
-        const bool tall = fs[k].f == g_qr || fs[k].f == g_pinv || fs[k].f == g_svdvals;
+        const bool tall = fs[k].f == g_qr || fs[k].f == g_pinv || fs[k].f == g_svdvals || fs[k].f == g_svd_inv;
         tn_tensor *in[2] = {tall ? leaf(TN_SHAPE(4, 3), 20 + (unsigned)k, 0) : leaf(TN_SHAPE(3, 3), 20 + (unsigned)k, fs[k].f == g_expm ? 0 : 2),
                             leaf(TN_SHAPE(3, 2), 40 + (unsigned)k, 0)};
         CHECK_MSG(tn_gradcheck(fs[k].f, in, fs[k].nin, fs[k].u, .atol = 1e-6, .rtol = 1e-4), "gradcheck %s: %s", fs[k].name, tn_last_error());

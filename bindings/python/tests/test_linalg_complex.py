@@ -30,8 +30,8 @@ linalg.slogdet linalg.solve linalg.solve_ex linalg.solve_triangular linalg.svdva
 linalg.vander linalg.vector_norm
 """.split()
 NOT_YET = {
-    "linalg.svd": "complex singular vectors (svdvals, pinv, matrix_rank, cond and the spectral norms go through the "
-                  "real form [[Re, -Im], [Im, Re]]; its vectors come in planes, whose gradients divide by zero)",
+    "linalg.svd": "the singular vectors' phases are LAPACK's arbitrary ones: compared gauge-invariantly "
+                  "(test_opinfo_svd_gauge_invariant)",
     "linalg.eigh": "the eigenvectors' phases are LAPACK's arbitrary ones: compared gauge-invariantly "
                    "(test_opinfo_eigh_gauge_invariant)",
     "linalg.eig": "general eigen-decomposition: complex results", "linalg.eigvals": "as linalg.eig",
@@ -77,6 +77,99 @@ def test_opinfo_eigh_gauge_invariant():
             failures.append(f"sample {k} {tuple(s.input.shape)} kwargs={s.kwargs!r:.60}: {str(e)[:300]}")
     assert total > 0
     assert not failures, f"{total - len(failures)}/{total} passed\n" + "\n".join(failures[:20])
+
+
+def _svd_phase_fixed(r):
+    """linalg.svd's (U, S, Vh) without the phase freedom (U -> U D, Vh -> D^H Vh, D unitary
+    diagonal): U's first k columns phase-fixed as _phase_fixed's and Vh's rows by the same
+    phases; the complement of full_matrices as its projectors"""
+    U, S, Vh = r
+    k = S.shape[-1]
+    w = U.new_ones(U.shape[-2]).cumsum(0)
+    z = (w.unsqueeze(-1) * U[..., :k]).sum(-2, keepdim=True)
+    p = z.conj() / z.abs()
+    Ur, Vr = U[..., k:], Vh[..., k:, :]
+    return U[..., :k] * p, S, Vh[..., :k, :] * p.conj().mT, Ur @ Ur.mH, Vr.mH @ Vr
+
+
+@needs_torch
+def test_opinfo_svd_gauge_invariant():
+    """linalg.svd's complex samples (complex128 with gradients, complex64): S and the
+    phase-fixed vectors, values and gradients (a gauge-invariant loss: the gauge check passes)"""
+    import types
+    from opinfo_util import run_sample
+    op = H._find("linalg.svd")
+    ours_op = H.ours_callable(op)
+    ref = types.SimpleNamespace(op=lambda *a, **k: _svd_phase_fixed(op.op(*a, **k)), name=op.name)
+    ours = lambda *a, **k: _svd_phase_fixed(ours_op(*a, **k))   # noqa: E731
+    total, failures = 0, []
+    for k, (s, grad) in enumerate(H._samples(op, cplx=True)):
+        total += 1
+        c64 = s.input.dtype == torch.complex64
+        try:
+            run_sample(ref, ours, s, f"linalg.svd sample {k}", noncontig=k % 2 == 1, check_grad=grad,
+                       tol=(1e-4, 1e-4) if c64 else (1e-7, 1e-7), grad_tol=(1e-6, 1e-6))
+        except Exception as e:   # noqa: BLE001
+            failures.append(f"sample {k} {tuple(s.input.shape)} kwargs={s.kwargs!r:.60}: {str(e)[:300]}")
+    assert total > 0
+    assert not failures, f"{total - len(failures)}/{total} passed\n" + "\n".join(failures[:20])
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", ["complex128", "complex64"])
+@pytest.mark.parametrize("shape", [(1, 1), (1, 6), (6, 1), (5, 5), (40, 25), (25, 40), (3, 2, 7, 4), (0, 3), (3, 0)])
+def test_svd_factors(shape, dtype):
+    """U S Vh = A, U and Vh unitary (full_matrices both ways), S real and torch's; batched,
+    non-contiguous; torch.svd's V = Vh^H"""
+    A = _c(*shape, dtype=getattr(torch, dtype), seed=sum(shape))
+    eps = 1e-15 if dtype == "complex128" else 1e-6
+    for a in (H.to_tn(A), H.to_tn(A.mT.contiguous()).mT):
+        for full in (False, True):
+            U, S, Vh = (torch.from_numpy(x.numpy()) for x in tn.linalg.svd(a, full_matrices=full))
+            Ut, St, Vht = torch.linalg.svd(A, full_matrices=full)
+            assert U.shape == Ut.shape and S.shape == St.shape and Vh.shape == Vht.shape
+            assert U.dtype == A.dtype and S.dtype == St.dtype and Vh.dtype == A.dtype
+            if A.numel() == 0:
+                continue
+            k, big = S.shape[-1], max(shape[-2:])
+            R = (U[..., :k] * S.unsqueeze(-2)) @ Vh[..., :k, :]
+            assert (R - A).abs().max() < 20 * big * eps * A.abs().max()
+            for Q in (U.mH @ U, Vh @ Vh.mH):
+                assert (Q - torch.eye(Q.shape[-1], dtype=Q.dtype)).abs().max() < 20 * big * eps
+            assert (S - St).abs().max() < 20 * big * eps * St.max()
+    U, S, V = tn.svd(H.to_tn(A))
+    _, S2, Vh = tn.linalg.svd(H.to_tn(A), full_matrices=False)
+    assert (V.numpy() == Vh.numpy().conj().swapaxes(-1, -2)).all()
+
+
+@needs_torch
+def test_svd_gauge_check():
+    """a loss that depends on the vectors' phases raises torch's error; a gauge-invariant one
+    through both U and Vh (U S Vh) does not, and its gradient is torch's"""
+    A = _c(4, 3, seed=3)
+    for M in (torch, tn):
+        a = (A.clone() if M is torch else H.to_tn(A)).requires_grad_()
+        U, S, Vh = M.linalg.svd(a, full_matrices=False)
+        with pytest.raises(RuntimeError, match=r"svd_backward: The singular vectors in the complex case are specified up "
+                                               r"to multiplication by e\^\{i phi\}"):
+            U.real.sum().backward()
+    grads = []
+    for M in (torch, tn):
+        a = (A.clone() if M is torch else H.to_tn(A)).requires_grad_()
+        U, S, Vh = M.linalg.svd(a, full_matrices=False)
+        (((U * S.unsqueeze(-2)) @ Vh).real.sum() + U.abs().sum() + Vh.abs().sum()).backward()
+        grads.append(torch.from_numpy(a.grad.numpy()) if M is tn else a.grad)
+    assert (grads[0] - grads[1]).abs().max() < 1e-12
+    # a gradient that reaches only S: no check
+    a = H.to_tn(A).requires_grad_()
+    tn.linalg.svd(a)[1].sum().backward()
+    H.assert_close(a.grad, _svdvals_grad(A), "grad of sum(S)")
+
+
+def _svdvals_grad(A):
+    a = A.clone().requires_grad_()
+    torch.linalg.svdvals(a).sum().backward()
+    return a.grad
 
 
 def _c(*shape, dtype=None, seed=0):
@@ -201,9 +294,8 @@ def test_empty_and_errors():
         tn.linalg.solve(tn.eye(3, dtype=tn.complex128), tn.ones(3, 1, dtype=tn.float64))
     with pytest.raises(RuntimeError, match="dtype should be complex for complex inputs"):
         tn.linalg.vector_norm(tn.ones(3, dtype=tn.complex64), dtype=tn.float32)
-    # not yet: the complex singular vectors, refused with a clear error (NOT_YET)
-    with pytest.raises(RuntimeError, match="complex"):
-        tn.linalg.svd(tn.ones(3, 3, dtype=tn.complex128))
+    with pytest.raises(RuntimeError, match="non-finite"):
+        tn.linalg.svd(tn.full((3, 3), complex(float("nan"), 0), dtype=tn.complex128))
     L, V = tn.linalg.eigh(tn.eye(3, dtype=tn.complex128) * 2)   # (eigenvectors: through the real form)
     H.assert_close(L, torch.full((3,), 2.0, dtype=torch.float64), "eigh of 2 I")
 

@@ -19,12 +19,14 @@ from opinfo_util import assert_close, tn, to_tn, torch  # noqa: E402
 
 needs_torch = pytest.mark.skipif(torch is None, reason="torch is not installed")
 EPS = 2.220446049250313e-16
+EPS32 = 1.1920928955078125e-07
 
 
 def _check(A, full=False, tol=8):
-    """A torch float64 [..., m, n]: ours' U S Vh against the backward error and orthogonality
-    bounds, S against torch.linalg.svdvals."""
+    """A torch float64 (float32) [..., m, n]: ours' U S Vh against the backward error and
+    orthogonality bounds at the dtype's eps, S against torch.linalg.svdvals."""
     a = to_tn(A)
+    eps = EPS if A.dtype == torch.float64 else EPS32
     m, n = A.shape[-2:]
     k = min(m, n)
     U, S, Vh = tn.linalg.svd(a, full_matrices=full)
@@ -33,11 +35,12 @@ def _check(A, full=False, tol=8):
     big = max(m, n, 1)
     scale = max(A.abs().max().item(), 1e-300)
     R = (U[..., :, :k] * S.unsqueeze(-2)) @ Vh[..., :k, :]
-    assert (a - R).abs().max().item() / scale < tol * big * EPS
+    assert (a - R).abs().max().item() / scale < tol * big * eps
     for Q in (U.mT @ U, Vh @ Vh.mT):
-        assert (Q - tn.eye(Q.shape[-1], dtype=tn.float64)).abs().max().item() < tol * big * EPS
+        assert (Q - tn.eye(Q.shape[-1], dtype=Q.dtype)).abs().max().item() < tol * big * eps
+    assert S.dtype == U.dtype == Vh.dtype == a.dtype
     Sv = S.numpy()
-    assert_close(S, torch.linalg.svdvals(A), "svdvals", 0, tol * big * EPS * scale)
+    assert_close(S, torch.linalg.svdvals(A.double()).to(A.dtype), "svdvals", 0, tol * big * eps * scale)
     assert all((Sv[..., :-1] >= Sv[..., 1:]).reshape(-1)), "descending"
     assert (tn.linalg.svdvals(a).numpy() == Sv).all(), "svdvals = svd's S"
     return U, S, Vh
@@ -144,3 +147,107 @@ def test_batched_solve():
     S[5] = 0
     with pytest.raises(Exception, match=r"Batch element 5"):
         tn.linalg.solve(to_tn(S), to_tn(B))
+
+
+# float32 runs the same algorithm in float32 (sgesvd's accuracy, not float64's rounded): the
+# bounds are float32 eps's, on the shapes around the thread split and the degenerate cases.
+@needs_torch
+@pytest.mark.parametrize("shape", [(1, 1), (1, 9), (9, 1), (2, 2), (63, 63), (64, 65), (65, 64), (130, 40), (40, 130), (150, 150), (2, 3, 17, 9)])
+def test_float32_shapes(shape):
+    torch.manual_seed(sum(shape) + 1)
+    A = torch.randn(*shape)
+    _check(A)
+    _check(A, full=True)
+    _check(A.mT)   # non-contiguous
+
+
+@needs_torch
+def test_float32_degenerate():
+    torch.manual_seed(7)
+    Q1, _ = torch.linalg.qr(torch.randn(70, 70, dtype=torch.float64))
+    Q2, _ = torch.linalg.qr(torch.randn(70, 70, dtype=torch.float64))
+    cases = {
+        "rank 3": torch.randn(70, 3) @ torch.randn(3, 50),
+        "repeated": (3 * Q1).float(),
+        "two clusters": (Q1 @ torch.diag(torch.tensor([2.0] * 35 + [1e-3] * 35, dtype=torch.float64)) @ Q2.mT).float(),
+        "graded": (Q1 @ torch.diag(torch.logspace(0, -6, 70, dtype=torch.float64)) @ Q2.mT).float(),
+        "zero": torch.zeros(20, 30),
+        "identity": torch.eye(40),
+        "tiny": torch.randn(30, 20) * 1e-30,
+        "huge": torch.randn(20, 30) * 1e30,
+    }
+    for name, A in cases.items():
+        for full in (False, True):
+            try:
+                _check(A, full)
+            except AssertionError as e:
+                raise AssertionError(f"{name} full={full}: {e}") from e
+    _, S, _ = tn.linalg.svd(to_tn(cases["rank 3"]))
+    assert (S.numpy()[3:] < 1e-5 * S.numpy()[0]).all()
+    # S of float32 input is float32's own: within float32 rounding of torch's (sgesdd)
+    A = torch.randn(200, 120)
+    assert_close(tn.linalg.svdvals(to_tn(A)), torch.linalg.svdvals(A), "svdvals f32", 0, 200 * EPS32 * 30)
+
+
+@needs_torch
+def test_float32_threads_same_bits():
+    torch.manual_seed(8)
+    A, W = to_tn(torch.randn(300, 260)), to_tn(torch.randn(100, 240))
+    before = tn.get_num_threads()
+    try:
+        out = []
+        for t in (1, 2):
+            tn.set_num_threads(t)
+            out.append(tuple(tn.linalg.svd(A)) + tuple(tn.linalg.svd(W, full_matrices=False)))
+        for x, y in zip(out[0], out[1]):
+            assert (x.numpy() == y.numpy()).all()
+    finally:
+        tn.set_num_threads(before)
+
+
+@needs_torch
+def test_complex_threads_same_bits_and_bounds():
+    """complex SVD (gebd2_c, then the real QR's rotations split by columns): the same bits at
+    1 and 2 threads; backward error and unitarity within a few n eps past the thread split"""
+    torch.manual_seed(9)
+    A = torch.randn(140, 90, dtype=torch.complex128)
+    before = tn.get_num_threads()
+    try:
+        out = []
+        for t in (1, 2):
+            tn.set_num_threads(t)
+            out.append(tuple(tn.linalg.svd(to_tn(A))) + tuple(tn.linalg.svd(to_tn(A.mH), full_matrices=False)))
+        for x, y in zip(out[0], out[1]):
+            assert (x.numpy() == y.numpy()).all()
+    finally:
+        tn.set_num_threads(before)
+    U, S, Vh = (torch.from_numpy(x.numpy()) for x in out[0][:3])
+    R = (U[:, :90] * S) @ Vh
+    assert (R - A).abs().max() < 8 * 140 * EPS * A.abs().max()
+    assert (U.mH @ U - torch.eye(140, dtype=U.dtype)).abs().max() < 8 * 140 * EPS
+    assert (S - torch.linalg.svdvals(A)).abs().max() < 8 * 140 * EPS * S[0]
+    # extreme scales: scaled by a power of 2 first, as the real path
+    for sc in (1e-200, 1e200):
+        S2 = tn.linalg.svdvals(to_tn(A[:20, :10] * sc)).numpy()
+        ref = torch.linalg.svdvals(A[:20, :10]).numpy() * sc
+        assert abs(S2 / ref - 1).max() < 1e-13
+
+
+@needs_torch
+def test_complex_degenerate():
+    """complex: repeated, rank-deficient, zero, i I and graded inputs keep the bounds"""
+    torch.manual_seed(2)
+    Q, _ = torch.linalg.qr(torch.randn(50, 50, dtype=torch.complex128))
+    cases = {"repeated": 3 * Q,
+             "rank 3": torch.randn(50, 3, dtype=torch.complex128) @ torch.randn(3, 40, dtype=torch.complex128),
+             "zero": torch.zeros(10, 7, dtype=torch.complex128), "i I": 1j * torch.eye(6, dtype=torch.complex128),
+             "graded": Q @ torch.diag(torch.logspace(0, -12, 50, dtype=torch.float64)).to(torch.complex128) @ Q.mH}
+    for name, A in cases.items():
+        for full in (False, True):
+            U, S, Vh = (torch.from_numpy(x.numpy()) for x in tn.linalg.svd(to_tn(A), full_matrices=full))
+            k, big = S.shape[-1], max(A.shape)
+            scale = max(A.abs().max().item(), 1e-300)
+            assert ((U[:, :k] * S) @ Vh[:k] - A).abs().max() <= 8 * big * EPS * scale, name
+            assert (U.mH @ U - torch.eye(U.shape[1])).abs().max() <= 8 * big * EPS, name
+            assert (Vh @ Vh.mH - torch.eye(Vh.shape[0])).abs().max() <= 8 * big * EPS, name
+            assert (S - torch.linalg.svdvals(A)).abs().max() <= 8 * big * EPS * scale, name

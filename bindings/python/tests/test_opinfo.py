@@ -265,19 +265,22 @@ COMPARE = {"topk": _compare_selection(-1), "kthvalue": _compare_selection(-1)}
 def _svd_gauge(r):
     """torch.svd's (U, S, V) without the sign freedom of the singular vectors: columns signed
     so that (1, 2, ..., m) . column > 0 (sign() has a zero gradient: the gradients of a
-    weighting of these are gauge-invariant), the complement columns of some=False as their
-    projectors. Applied to both sides' results."""
+    weighting of these are gauge-invariant; complex: each column and V's times the conjugate
+    phase of that dot, the phase freedom U -> U D, V -> V D), the complement columns of
+    some=False as their projectors. Applied to both sides' results."""
     U, S, V = r
     k = S.shape[-1]
-    s = ((U.new_ones(U.shape[-2]).cumsum(0).unsqueeze(-1) * U[..., :k]).sum(-2, keepdim=True)).sign()
+    z = (U.new_ones(U.shape[-2]).cumsum(0).unsqueeze(-1) * U[..., :k]).sum(-2, keepdim=True)
+    s = z.conj() / z.abs() if z.is_complex() else z.sign()
     Ur, Vr = U[..., k:], V[..., k:]
-    return U[..., :k] * s, S, V[..., :k] * s, Ur @ Ur.mT, Vr @ Vr.mT
+    return U[..., :k] * s, S, V[..., :k] * s, Ur @ Ur.mH, Vr @ Vr.mH
 
 
 def _lowrank_gauge(r):
     """svd_lowrank's / pca_lowrank's (U, S, V): the singular vectors' signs fixed as _svd_gauge's"""
     U, S, V = r
-    s = ((U.new_ones(U.shape[-2]).cumsum(0).unsqueeze(-1) * U).sum(-2, keepdim=True)).sign()
+    z = (U.new_ones(U.shape[-2]).cumsum(0).unsqueeze(-1) * U).sum(-2, keepdim=True)
+    s = z.conj() / z.abs() if z.is_complex() else z.sign()
     return U * s, S, V * s
 
 
