@@ -5081,8 +5081,10 @@ extern tn__gemm_tune_t tn__gemm_tune;
 extern int tn__optim_multi;    /* the optimizers' multi-tensor step (src/optim/optim.c); 0: one parameter at a time */
 extern int tn__avx512_loops;   /* the AVX-512 copies of float loops (TN__WIDE, src/core/config.c); 0: the plain ones */
 extern int tn__normal_fma_loop; /* float32 normal_fill's AVX2+FMA copy (src/core/rng.c); 0: the plain one */
-extern int tn__pow_fma_loop;    /* float32 pow's SLEEF loop, AVX2+FMA copy (src/ops/kernels.c); 0: the plain one */
+extern int tn__sleef_avx2;      /* float32 pow, sin, cos: SLEEF's AVX2+FMA loops (src/ops/sleef.c); 0: the scalar lanes */
 float tn__sleef_powf_test(float x, float y);                   /* SLEEF 3.5.1's powf_u10, one lane */
+float tn__sleef_sinf_test(float x, bool big);                  /* sinf_u10, one lane; big: its group of 8 takes Payne-Hanek */
+float tn__sleef_cosf_test(float x, bool big);                  /* cosf_u10, one lane */
 extern int tn__gemm_cache_busy, tn__sum_row_avx512, tn__conv_fast_paths, tn__wino_avx512, tn__pool22_avx512;
 int tn__gemm_isa(void);
 void tn__gemm_free_cache(void);
