@@ -4361,14 +4361,17 @@ TN_HD static inline float tn__optim_grad_f32(float *p, float g, float wd, float 
     if (f & TN_OPTF_DECOUPLED) *p = *p * decay;
     else if (f & TN_OPTF_WEIGHT_DECAY) g = g + wd * *p;
     return g; }
+/* SGD as torch's _single_tensor_sgd: each x.add(y, alpha=c) there is one fused multiply-add
+   (torch's add kernel: vec::fmadd, and its scalar a + alpha * b contracted by its compiler) */
 TN_HD static inline float tn_sgd_update_f32(float p, float g, float *buf, float lr, float momentum, float one_minus_dampening, float wd, int f) {
-    g = tn__optim_grad_f32(&p, g, wd, (float)1, f & ~TN_OPTF_DECOUPLED);
+    if (f & TN_OPTF_MAXIMIZE) g = -g;
+    if (f & TN_OPTF_WEIGHT_DECAY) g = fmaf(wd, p, g);
     if (f & TN_OPTF_MOMENTUM) {
-        float b = (f & TN_OPTF_FIRST) ? g : *buf * momentum + one_minus_dampening * g;
+        float b = (f & TN_OPTF_FIRST) ? g : fmaf(one_minus_dampening, g, *buf * momentum);
         *buf = b;
-        g = (f & TN_OPTF_NESTEROV) ? g + momentum * b : b;
+        g = (f & TN_OPTF_NESTEROV) ? fmaf(momentum, b, g) : b;
     }
-    return p + (-lr) * g; }
+    return fmaf(-lr, g, p); }
 /* Adam, and AdamW with TN_OPTF_DECOUPLED (decay = 1 - lr*weight_decay) */
 TN_HD static inline float tn_adam_update_f32(float p, float g, float *m, float *v, float *vmax, float wd, float decay, float one_minus_beta1,
                                          float beta2, float one_minus_beta2, float bias_correction2_sqrt, float eps, float neg_step_size, int f) {
@@ -4441,14 +4444,17 @@ TN_HD static inline double tn__optim_grad_f64(double *p, double g, double wd, do
     if (f & TN_OPTF_DECOUPLED) *p = *p * decay;
     else if (f & TN_OPTF_WEIGHT_DECAY) g = g + wd * *p;
     return g; }
+/* SGD as torch's _single_tensor_sgd: each x.add(y, alpha=c) there is one fused multiply-add
+   (torch's add kernel: vec::fmadd, and its scalar a + alpha * b contracted by its compiler) */
 TN_HD static inline double tn_sgd_update_f64(double p, double g, double *buf, double lr, double momentum, double one_minus_dampening, double wd, int f) {
-    g = tn__optim_grad_f64(&p, g, wd, (double)1, f & ~TN_OPTF_DECOUPLED);
+    if (f & TN_OPTF_MAXIMIZE) g = -g;
+    if (f & TN_OPTF_WEIGHT_DECAY) g = fma(wd, p, g);
     if (f & TN_OPTF_MOMENTUM) {
-        double b = (f & TN_OPTF_FIRST) ? g : *buf * momentum + one_minus_dampening * g;
+        double b = (f & TN_OPTF_FIRST) ? g : fma(one_minus_dampening, g, *buf * momentum);
         *buf = b;
-        g = (f & TN_OPTF_NESTEROV) ? g + momentum * b : b;
+        g = (f & TN_OPTF_NESTEROV) ? fma(momentum, b, g) : b;
     }
-    return p + (-lr) * g; }
+    return fma(-lr, g, p); }
 /* Adam, and AdamW with TN_OPTF_DECOUPLED (decay = 1 - lr*weight_decay) */
 TN_HD static inline double tn_adam_update_f64(double p, double g, double *m, double *v, double *vmax, double wd, double decay, double one_minus_beta1,
                                          double beta2, double one_minus_beta2, double bias_correction2_sqrt, double eps, double neg_step_size, int f) {
@@ -5348,6 +5354,16 @@ static bool tn__cpu_avx512(void) {
     if (has < 0) {
         __builtin_cpu_init();
         has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw");
+    }
+    return has != 0;
+}
+/* Whether this CPU has AVX2 and FMA (TN__FMA_FN loops: fma one instruction, not a libm call) */
+#define TN__FMA_FN __attribute__((target("avx2,fma")))
+static bool tn__cpu_fma(void) {
+    static int has = -1;
+    if (has < 0) {
+        __builtin_cpu_init();
+        has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     }
     return has != 0;
 }
@@ -12725,12 +12741,7 @@ __attribute__((target("avx2,fma"))) static void tn__sleef_trigf_v8(bool cosine, 
 TN__TESTABLE int tn__sleef_avx2 = 1;   /* 0 (tests): the scalar lanes everywhere */
 static bool tn__sleef_use_avx2(void) {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    static int has = -1;   /* every thread computes the same value */
-    if (has < 0) {
-        __builtin_cpu_init();
-        has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    }
-    return tn__sleef_avx2 && has;
+    return tn__sleef_avx2 && tn__cpu_fma();
 #else
     return false;
 #endif
@@ -13199,13 +13210,28 @@ static void tn__pow_f64(char **p, const int64_t *s, int64_t n, double alpha) {
     else TN__MAP2(double, double, pow(a, b));
 }
 
+/* add(a, b, alpha) for alpha != 1 as torch: one fused multiply-add (its vec::fmadd, and the
+   scalar a + alpha * b its compiler contracts); plain (fma a libm call) and AVX2+FMA copies */
+#define TN__AXPY_LOOP(T, F, NAME, ATTR) ATTR static void NAME(char **p, const int64_t *s, int64_t n, T alpha) { TN__MAP2(T, T, fma##F(alpha, b, a)); }
+TN__AXPY_LOOP(float, f, tn__axpy_plain_f32, TN__PLAIN_FN)
+TN__AXPY_LOOP(double, , tn__axpy_plain_f64, TN__PLAIN_FN)
+#ifdef TN__FMA_FN
+TN__AXPY_LOOP(float, f, tn__axpy_fma_f32, TN__FMA_FN)
+TN__AXPY_LOOP(double, , tn__axpy_fma_f64, TN__FMA_FN)
+#define TN__AXPY(S) (tn__cpu_fma() ? tn__axpy_fma_##S : tn__axpy_plain_##S)
+#else
+#define TN__AXPY(S) tn__axpy_plain_##S
+#endif
+static void tn__axpy_f32(char **p, const int64_t *s, int64_t n, float alpha) { TN__AXPY(f32)(p, s, n, alpha); }
+static void tn__axpy_f64(char **p, const int64_t *s, int64_t n, double alpha) { TN__AXPY(f64)(p, s, n, alpha); }
+
 /* TN__DEFINE_BINARY_FLOAT(float, f32, f): the template in src/ops/kernels.c */
 static void tn__binary_f32(char **p, const int64_t *s, int64_t n, void *vc) {
     tn__kctx *c = (tn__kctx *)vc;
     const float alpha = (float)c->alpha;
     switch ((tn_binary_op)c->op) {
-    case ADD: if (alpha == 1) TN__MAP2(float, float, a + b); else TN__MAP2(float, float, a + alpha * b); break;
-    case SUB: if (alpha == 1) TN__MAP2(float, float, a - b); else TN__MAP2(float, float, a - alpha * b); break;
+    case ADD: if (alpha == 1) TN__MAP2(float, float, a + b); else tn__axpy_f32(p, s, n, alpha); break;
+    case SUB: if (alpha == 1) TN__MAP2(float, float, a - b); else tn__axpy_f32(p, s, n, -alpha); break;   /* torch: add(-alpha) */
     case MUL: TN__MAP2(float, float, a * b); break;
     case DIV: TN__MAP2(float, float, a / b); break;
     case FLOOR_DIVIDE: TN__MAP2(float, float, tn__floordiv_f32(a, b)); break;
@@ -13256,8 +13282,8 @@ static void tn__binary_f64(char **p, const int64_t *s, int64_t n, void *vc) {
     tn__kctx *c = (tn__kctx *)vc;
     const double alpha = (double)c->alpha;
     switch ((tn_binary_op)c->op) {
-    case ADD: if (alpha == 1) TN__MAP2(double, double, a + b); else TN__MAP2(double, double, a + alpha * b); break;
-    case SUB: if (alpha == 1) TN__MAP2(double, double, a - b); else TN__MAP2(double, double, a - alpha * b); break;
+    case ADD: if (alpha == 1) TN__MAP2(double, double, a + b); else tn__axpy_f64(p, s, n, alpha); break;
+    case SUB: if (alpha == 1) TN__MAP2(double, double, a - b); else tn__axpy_f64(p, s, n, -alpha); break;   /* torch: add(-alpha) */
     case MUL: TN__MAP2(double, double, a * b); break;
     case DIV: TN__MAP2(double, double, a / b); break;
     case FLOOR_DIVIDE: TN__MAP2(double, double, tn__floordiv_f64(a, b)); break;
@@ -37836,8 +37862,9 @@ TNDEF int tn_optim_zero_grad_str(tn_optim *optim, const char *options) {
    state pointers of element i (&d: a scratch value for a slot the rule does not touch). */
 /* the arguments of a threaded step: the rule's constants, the buffers */
 #define TN__OPTIM_ARGS(T, S) typedef struct { const tn__optk *k; const T *c; T *p; const T *g; T *s0, *s1, *s2; } tn__optim_args_##S;
-#define TN__OPTIM_LOOP(T, S, NAME, KIND, F, A, B, E) \
-static void tn__optim_part_##S##_##NAME(void *args, int64_t lo, int64_t hi) { \
+#define TN__OPTIM_LOOP(T, S, NAME, KIND, F, A, B, E) TN__OPTIM_LOOP_ATTR(T, S, NAME, KIND, F, A, B, E, TN__PLAIN_FN)
+#define TN__OPTIM_LOOP_ATTR(T, S, NAME, KIND, F, A, B, E, ATTR) \
+ATTR static void tn__optim_part_##S##_##NAME(void *args, int64_t lo, int64_t hi) { \
     const tn__optim_args_##S *a_ = (const tn__optim_args_##S *)args; \
     T *p = a_->p, *s0 = a_->s0, *s1 = a_->s1; \
     const T *g = a_->g; \
@@ -37852,6 +37879,11 @@ static void tn__optim_part_##S##_##NAME(void *args, int64_t lo, int64_t hi) { \
 #define TN__OPTIM_WD TN_OPTF_WEIGHT_DECAY
 #define TN__OPTIM_DEC TN_OPTF_DECOUPLED
 #define TN__OPTIM_MOM TN_OPTF_MOMENTUM
+#ifdef TN__FMA_FN
+#define TN__SGD_PART(SFX, NAME) (tn__cpu_fma() ? tn__optim_part_##SFX##_##NAME##_fma : tn__optim_part_##SFX##_##NAME)
+#else
+#define TN__SGD_PART(SFX, NAME) tn__optim_part_##SFX##_##NAME
+#endif
 
 /* TN__OPTIM_KERNEL(float, f32): the template in src/optim/optim.c */
 TN__OPTIM_ARGS(float, f32)
@@ -37863,6 +37895,13 @@ TN__OPTIM_LOOP(float, f32, sgd, TN__SGD, 0, &d, &d, &d)
 TN__OPTIM_LOOP(float, f32, sgd_wd, TN__SGD, TN__OPTIM_WD, &d, &d, &d)
 TN__OPTIM_LOOP(float, f32, sgd_mom, TN__SGD, TN__OPTIM_MOM, s0 + i, &d, &d)
 TN__OPTIM_LOOP(float, f32, sgd_mom_wd, TN__SGD, TN__OPTIM_MOM | TN__OPTIM_WD, s0 + i, &d, &d)
+/* SGD's fused multiply-adds: fma a libm call in the plain copies, one instruction in these */
+#ifdef TN__FMA_FN
+TN__OPTIM_LOOP_ATTR(float, f32, sgd_fma, TN__SGD, 0, &d, &d, &d, TN__FMA_FN)
+TN__OPTIM_LOOP_ATTR(float, f32, sgd_wd_fma, TN__SGD, TN__OPTIM_WD, &d, &d, &d, TN__FMA_FN)
+TN__OPTIM_LOOP_ATTR(float, f32, sgd_mom_fma, TN__SGD, TN__OPTIM_MOM, s0 + i, &d, &d, TN__FMA_FN)
+TN__OPTIM_LOOP_ATTR(float, f32, sgd_mom_wd_fma, TN__SGD, TN__OPTIM_MOM | TN__OPTIM_WD, s0 + i, &d, &d, TN__FMA_FN)
+#endif
 /* the general loop: any rule and flags */
 static void tn__optim_part_f32_any(void *args, int64_t lo, int64_t hi) {
     const tn__optim_args_f32 *a = (const tn__optim_args_f32 *)args;
@@ -37883,10 +37922,10 @@ static void (*tn__optim_part_for_f32(const tn__optk *k, const float *s0, const f
         if (f == (WD | DEC)) return tn__optim_part_f32_adam_wd_dec;
         if (f == DEC) return tn__optim_part_f32_adam_dec;
     } else if (k->kind == TN__SGD) {
-        if (f == 0) return tn__optim_part_f32_sgd;
-        if (f == WD) return tn__optim_part_f32_sgd_wd;
-        if (s0 && f == MOM) return tn__optim_part_f32_sgd_mom;
-        if (s0 && f == (MOM | WD)) return tn__optim_part_f32_sgd_mom_wd;
+        if (f == 0) return TN__SGD_PART(f32, sgd);
+        if (f == WD) return TN__SGD_PART(f32, sgd_wd);
+        if (s0 && f == MOM) return TN__SGD_PART(f32, sgd_mom);
+        if (s0 && f == (MOM | WD)) return TN__SGD_PART(f32, sgd_mom_wd);
     }
     return tn__optim_part_f32_any;
 }
@@ -37939,6 +37978,13 @@ TN__OPTIM_LOOP(double, f64, sgd, TN__SGD, 0, &d, &d, &d)
 TN__OPTIM_LOOP(double, f64, sgd_wd, TN__SGD, TN__OPTIM_WD, &d, &d, &d)
 TN__OPTIM_LOOP(double, f64, sgd_mom, TN__SGD, TN__OPTIM_MOM, s0 + i, &d, &d)
 TN__OPTIM_LOOP(double, f64, sgd_mom_wd, TN__SGD, TN__OPTIM_MOM | TN__OPTIM_WD, s0 + i, &d, &d)
+/* SGD's fused multiply-adds: fma a libm call in the plain copies, one instruction in these */
+#ifdef TN__FMA_FN
+TN__OPTIM_LOOP_ATTR(double, f64, sgd_fma, TN__SGD, 0, &d, &d, &d, TN__FMA_FN)
+TN__OPTIM_LOOP_ATTR(double, f64, sgd_wd_fma, TN__SGD, TN__OPTIM_WD, &d, &d, &d, TN__FMA_FN)
+TN__OPTIM_LOOP_ATTR(double, f64, sgd_mom_fma, TN__SGD, TN__OPTIM_MOM, s0 + i, &d, &d, TN__FMA_FN)
+TN__OPTIM_LOOP_ATTR(double, f64, sgd_mom_wd_fma, TN__SGD, TN__OPTIM_MOM | TN__OPTIM_WD, s0 + i, &d, &d, TN__FMA_FN)
+#endif
 /* the general loop: any rule and flags */
 static void tn__optim_part_f64_any(void *args, int64_t lo, int64_t hi) {
     const tn__optim_args_f64 *a = (const tn__optim_args_f64 *)args;
@@ -37959,10 +38005,10 @@ static void (*tn__optim_part_for_f64(const tn__optk *k, const double *s0, const 
         if (f == (WD | DEC)) return tn__optim_part_f64_adam_wd_dec;
         if (f == DEC) return tn__optim_part_f64_adam_dec;
     } else if (k->kind == TN__SGD) {
-        if (f == 0) return tn__optim_part_f64_sgd;
-        if (f == WD) return tn__optim_part_f64_sgd_wd;
-        if (s0 && f == MOM) return tn__optim_part_f64_sgd_mom;
-        if (s0 && f == (MOM | WD)) return tn__optim_part_f64_sgd_mom_wd;
+        if (f == 0) return TN__SGD_PART(f64, sgd);
+        if (f == WD) return TN__SGD_PART(f64, sgd_wd);
+        if (s0 && f == MOM) return TN__SGD_PART(f64, sgd_mom);
+        if (s0 && f == (MOM | WD)) return TN__SGD_PART(f64, sgd_mom_wd);
     }
     return tn__optim_part_f64_any;
 }

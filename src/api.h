@@ -4252,14 +4252,17 @@ TN_HD static inline T tn__optim_grad_##S(T *p, T g, T wd, T decay, int f) {
     if (f & TN_OPTF_DECOUPLED) *p = *p * decay;
     else if (f & TN_OPTF_WEIGHT_DECAY) g = g + wd * *p;
     return g; }
+/* SGD as torch's _single_tensor_sgd: each x.add(y, alpha=c) there is one fused multiply-add
+   (torch's add kernel: vec::fmadd, and its scalar a + alpha * b contracted by its compiler) */
 TN_HD static inline T tn_sgd_update_##S(T p, T g, T *buf, T lr, T momentum, T one_minus_dampening, T wd, int f) {
-    g = tn__optim_grad_##S(&p, g, wd, (T)1, f & ~TN_OPTF_DECOUPLED);
+    if (f & TN_OPTF_MAXIMIZE) g = -g;
+    if (f & TN_OPTF_WEIGHT_DECAY) g = fma##F(wd, p, g);
     if (f & TN_OPTF_MOMENTUM) {
-        T b = (f & TN_OPTF_FIRST) ? g : *buf * momentum + one_minus_dampening * g;
+        T b = (f & TN_OPTF_FIRST) ? g : fma##F(one_minus_dampening, g, *buf * momentum);
         *buf = b;
-        g = (f & TN_OPTF_NESTEROV) ? g + momentum * b : b;
+        g = (f & TN_OPTF_NESTEROV) ? fma##F(momentum, b, g) : b;
     }
-    return p + (-lr) * g; }
+    return fma##F(-lr, g, p); }
 /* Adam, and AdamW with TN_OPTF_DECOUPLED (decay = 1 - lr*weight_decay) */
 TN_HD static inline T tn_adam_update_##S(T p, T g, T *m, T *v, T *vmax, T wd, T decay, T one_minus_beta1,
                                          T beta2, T one_minus_beta2, T bias_correction2_sqrt, T eps, T neg_step_size, int f) {

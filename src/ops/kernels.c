@@ -288,13 +288,28 @@ static void tn__pow_f64(char **p, const int64_t *s, int64_t n, double alpha) {
     else TN__MAP2(double, double, pow(a, b));
 }
 
+/* add(a, b, alpha) for alpha != 1 as torch: one fused multiply-add (its vec::fmadd, and the
+   scalar a + alpha * b its compiler contracts); plain (fma a libm call) and AVX2+FMA copies */
+#define TN__AXPY_LOOP(T, F, NAME, ATTR) ATTR static void NAME(char **p, const int64_t *s, int64_t n, T alpha) { TN__MAP2(T, T, fma##F(alpha, b, a)); }
+TN__AXPY_LOOP(float, f, tn__axpy_plain_f32, TN__PLAIN_FN)
+TN__AXPY_LOOP(double, , tn__axpy_plain_f64, TN__PLAIN_FN)
+#ifdef TN__FMA_FN
+TN__AXPY_LOOP(float, f, tn__axpy_fma_f32, TN__FMA_FN)
+TN__AXPY_LOOP(double, , tn__axpy_fma_f64, TN__FMA_FN)
+#define TN__AXPY(S) (tn__cpu_fma() ? tn__axpy_fma_##S : tn__axpy_plain_##S)
+#else
+#define TN__AXPY(S) tn__axpy_plain_##S
+#endif
+static void tn__axpy_f32(char **p, const int64_t *s, int64_t n, float alpha) { TN__AXPY(f32)(p, s, n, alpha); }
+static void tn__axpy_f64(char **p, const int64_t *s, int64_t n, double alpha) { TN__AXPY(f64)(p, s, n, alpha); }
+
 /* @template TN__DEFINE_BINARY_FLOAT(T, S, F) */
 static void tn__binary_##S(char **p, const int64_t *s, int64_t n, void *vc) {
     tn__kctx *c = (tn__kctx *)vc;
     const T alpha = (T)c->alpha;
     switch ((tn_binary_op)c->op) {
-    case ADD: if (alpha == 1) TN__MAP2(T, T, a + b); else TN__MAP2(T, T, a + alpha * b); break;
-    case SUB: if (alpha == 1) TN__MAP2(T, T, a - b); else TN__MAP2(T, T, a - alpha * b); break;
+    case ADD: if (alpha == 1) TN__MAP2(T, T, a + b); else tn__axpy_##S(p, s, n, alpha); break;
+    case SUB: if (alpha == 1) TN__MAP2(T, T, a - b); else tn__axpy_##S(p, s, n, -alpha); break;   /* torch: add(-alpha) */
     case MUL: TN__MAP2(T, T, a * b); break;
     case DIV: TN__MAP2(T, T, a / b); break;
     case FLOOR_DIVIDE: TN__MAP2(T, T, tn__floordiv_##S(a, b)); break;

@@ -542,12 +542,7 @@ __attribute__((target("avx2,fma"))) static void tn__sleef_trigf_v8(bool cosine, 
 TN__TESTABLE int tn__sleef_avx2 = 1;   /* 0 (tests): the scalar lanes everywhere */
 static bool tn__sleef_use_avx2(void) {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    static int has = -1;   /* every thread computes the same value */
-    if (has < 0) {
-        __builtin_cpu_init();
-        has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    }
-    return tn__sleef_avx2 && has;
+    return tn__sleef_avx2 && tn__cpu_fma();
 #else
     return false;
 #endif
