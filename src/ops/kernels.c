@@ -209,6 +209,50 @@ static tn__loop_fn tn__pick_loop(tn_dtype d, tn__loop_fn f32, tn__loop_fn f64, t
     }
 }
 
+/* float32 sin / cos of an input whose strides are out of row-major order (a transpose):
+   torch keeps that layout for its result and walks memory order, so SLEEF's groups of 8
+   (src/ops/sleef.c) fall along memory there. Computed so here, into a buffer of that
+   layout, then copied into the row-major out; false: not such a case (or no memory). */
+static bool tn__trig_in_memory_order(tn_unary_op op, tn_tensor *out, tn_tensor *x, tn__kctx *c) {
+    if ((op != SIN && op != COS) || x->dtype != TN_F32 || out->dtype != TN_F32 || out->ndim != x->ndim) return false;
+    int nd = 0, dims[TN_MAX_DIMS];
+    bool ordered = true;
+    for (int i = 0; i < x->ndim; i++) {
+        if (x->shape[i] == 1) continue;
+        if (x->strides[i] <= 0) return false;   /* broadcast: torch keeps the row-major order */
+        if (nd && x->strides[dims[nd - 1]] < x->strides[i]) ordered = false;
+        dims[nd++] = i;
+    }
+    if (ordered) return false;
+    for (int i = 1; i < nd; i++)   /* x's dims by decreasing stride (stable) */
+        for (int j = i; j > 0 && x->strides[dims[j - 1]] < x->strides[dims[j]]; j--) { const int t = dims[j]; dims[j] = dims[j - 1]; dims[j - 1] = t; }
+    const int64_t n = tn_numel(x);
+    float *buf = (float *)TN_MALLOC((size_t)n * sizeof(float));   /* n floats exist already in x */
+    if (!buf) return false;
+    tn__iter it, back;
+    int64_t bs[TN_MAX_DIMS], st = (int64_t)sizeof(float);
+    it.ndim = nd;
+    it.nops = 2;
+    it.data[0] = (char *)buf;
+    it.data[1] = (char *)tn_data_ptr(x);
+    for (int k = nd - 1; k >= 0; k--) {
+        it.shape[k] = x->shape[dims[k]];
+        it.strides[0][k] = bs[dims[k]] = st;
+        it.strides[1][k] = x->strides[dims[k]] * (int64_t)sizeof(float);
+        st *= x->shape[dims[k]];
+    }
+    tn__iter_run_par(&it, tn__unary_f32, c, -1);
+    tn__iter_init(&back, out->shape, out->ndim);
+    tn__iter_add(&back, out);
+    back.nops = 2;
+    back.data[1] = (char *)buf;
+    for (int i = 0; i < out->ndim; i++) back.strides[1][i] = x->shape[i] == 1 ? 0 : bs[i];
+    int64_t es = (int64_t)sizeof(float);
+    tn__iter_run_par(&back, tn__copy_bytes, &es, -1);
+    TN_FREE(buf);
+    return true;
+}
+
 static int tn__cpu_unary(tn_unary_op op, tn_tensor *out, tn_tensor *x, const double *params) {
     tn__kctx c;
     memset(&c, 0, sizeof c);
@@ -225,6 +269,7 @@ static int tn__cpu_unary(tn_unary_op op, tn_tensor *out, tn_tensor *x, const dou
     }
     tn__loop_fn fn = tn__pick_loop(x->dtype, tn__unary_f32, tn__unary_f64, tn__unary_i32, tn__unary_i64, tn__unary_u8, tn__unary_b, tn__unary_i8, tn__unary_i16);
     if (!fn) return TN__FAIL_INT("%s: dtype %s is not supported on the CPU", tn_unary_op_name(op), tn_dtype_name(x->dtype));
+    if (tn__trig_in_memory_order(op, out, x, &c)) return 0;
     tn__iter it;
     tn__iter_init(&it, out->shape, out->ndim);
     tn__iter_add(&it, out);

@@ -93,12 +93,19 @@ def test_strided_and_in_place(name, ours, theirs, kind):
 
 
 @pytest.mark.parametrize("name,ours,theirs", FUNCS)
-def test_transposed(name, ours, theirs):
-    """torch keeps a transposed input's layout and runs in memory order; tensor writes a
-    contiguous result, reading along rows: the same bits unless a group mixes magnitudes"""
-    for kind in ["normal", "large"]:
-        x = values(40 * 24, kind, 2).reshape(40, 24)
-        same_bits(ours(tn.from_numpy(x).t()), theirs(torch.from_numpy(x).t()))
+@pytest.mark.parametrize("kind", ["normal", "large", "mixed", "bits"])
+def test_permuted(name, ours, theirs, kind):
+    """torch keeps a permuted input's layout and runs SLEEF's groups along its memory;
+    tensor computes in that order too (then writes its row-major result)"""
+    x = values(40 * 24 * 3, kind, 2).reshape(40, 24, 3)
+    tx, ox = torch.from_numpy(x), tn.from_numpy(x)
+    same_bits(ours(ox[:, :, 0].t()), theirs(tx[:, :, 0].t()))
+    same_bits(ours(ox.permute(2, 0, 1)), theirs(tx.permute(2, 0, 1)))
+    same_bits(ours(ox[::2].transpose(0, 1)), theirs(tx[::2].transpose(0, 1)))      # not dense
+    z, tz = tn.from_numpy(x[:, :, 1].copy()).t(), torch.from_numpy(x[:, :, 1].copy()).t()
+    getattr(z, name + "_")()
+    getattr(tz, name + "_")()
+    same_bits(z, tz)                                                                # in place
 
 
 @pytest.mark.parametrize("name,ours,theirs", FUNCS)
