@@ -3,7 +3,8 @@
 pow by a number (pow_tensor_scalar) and by a tensor (pow_tensor_tensor) run SLEEF's
 powf_u10 on each 16 elements of a vectorisable loop and a scalar pow on the rest, with
 pow_tensor_scalar's special exponents (2, 3, -2 as products, 0.5, -0.5, -1 as sqrt, rsqrt,
-reciprocal); sums add in float in cascade_sum's order (src/ops/kernels.c, src/ops/reduce.c).
+reciprocal: src/ops/sleef.c, src/ops/kernels.c); sums add in float in cascade_sum's order
+(src/ops/reduce.c).
 Each test compares bit for bit (a NaN equals any NaN) against Debian's python3-torch 1.13,
 which runs one thread here; skipped without torch.
 """
