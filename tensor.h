@@ -52,7 +52,7 @@
  *   core/      config errors
  *   modules/   options
  *   core/      dtypes half threads alloc tensor autocast iterator complex creation rng
- *   ops/       views indexing join kernels elementwise reduce lanes gemm linalg
+ *   ops/       views indexing join sleef kernels elementwise reduce lanes gemm linalg
  *   nn/        functional
  *   ops/       complex linalg_factor linalg_more linalg_decomp fft sparse
  *   nn/        conv conv_depthwise conv_smallk winograd conv_ops conv3d pooling pooling3d
@@ -4625,14 +4625,17 @@ TN_HD static inline float tn__optim_grad_f32(float *p, float g, float wd, float 
     if (f & TN_OPTF_DECOUPLED) *p = *p * decay;
     else if (f & TN_OPTF_WEIGHT_DECAY) g = g + wd * *p;
     return g; }
+/* SGD as torch's _single_tensor_sgd: each x.add(y, alpha=c) there is one fused multiply-add
+   (torch's add kernel: vec::fmadd, and its scalar a + alpha * b contracted by its compiler) */
 TN_HD static inline float tn_sgd_update_f32(float p, float g, float *buf, float lr, float momentum, float one_minus_dampening, float wd, int f) {
-    g = tn__optim_grad_f32(&p, g, wd, (float)1, f & ~TN_OPTF_DECOUPLED);
+    if (f & TN_OPTF_MAXIMIZE) g = -g;
+    if (f & TN_OPTF_WEIGHT_DECAY) g = fmaf(wd, p, g);
     if (f & TN_OPTF_MOMENTUM) {
-        float b = (f & TN_OPTF_FIRST) ? g : *buf * momentum + one_minus_dampening * g;
+        float b = (f & TN_OPTF_FIRST) ? g : fmaf(one_minus_dampening, g, *buf * momentum);
         *buf = b;
-        g = (f & TN_OPTF_NESTEROV) ? g + momentum * b : b;
+        g = (f & TN_OPTF_NESTEROV) ? fmaf(momentum, b, g) : b;
     }
-    return p + (-lr) * g; }
+    return fmaf(-lr, g, p); }
 /* Adam, and AdamW with TN_OPTF_DECOUPLED (decay = 1 - lr*weight_decay) */
 TN_HD static inline float tn_adam_update_f32(float p, float g, float *m, float *v, float *vmax, float wd, float decay, float one_minus_beta1,
                                          float beta2, float one_minus_beta2, float bias_correction2_sqrt, float eps, float neg_step_size, int f) {
@@ -4705,14 +4708,17 @@ TN_HD static inline double tn__optim_grad_f64(double *p, double g, double wd, do
     if (f & TN_OPTF_DECOUPLED) *p = *p * decay;
     else if (f & TN_OPTF_WEIGHT_DECAY) g = g + wd * *p;
     return g; }
+/* SGD as torch's _single_tensor_sgd: each x.add(y, alpha=c) there is one fused multiply-add
+   (torch's add kernel: vec::fmadd, and its scalar a + alpha * b contracted by its compiler) */
 TN_HD static inline double tn_sgd_update_f64(double p, double g, double *buf, double lr, double momentum, double one_minus_dampening, double wd, int f) {
-    g = tn__optim_grad_f64(&p, g, wd, (double)1, f & ~TN_OPTF_DECOUPLED);
+    if (f & TN_OPTF_MAXIMIZE) g = -g;
+    if (f & TN_OPTF_WEIGHT_DECAY) g = fma(wd, p, g);
     if (f & TN_OPTF_MOMENTUM) {
-        double b = (f & TN_OPTF_FIRST) ? g : *buf * momentum + one_minus_dampening * g;
+        double b = (f & TN_OPTF_FIRST) ? g : fma(one_minus_dampening, g, *buf * momentum);
         *buf = b;
-        g = (f & TN_OPTF_NESTEROV) ? g + momentum * b : b;
+        g = (f & TN_OPTF_NESTEROV) ? fma(momentum, b, g) : b;
     }
-    return p + (-lr) * g; }
+    return fma(-lr, g, p); }
 /* Adam, and AdamW with TN_OPTF_DECOUPLED (decay = 1 - lr*weight_decay) */
 TN_HD static inline double tn_adam_update_f64(double p, double g, double *m, double *v, double *vmax, double wd, double decay, double one_minus_beta1,
                                          double beta2, double one_minus_beta2, double bias_correction2_sqrt, double eps, double neg_step_size, int f) {
@@ -5549,8 +5555,10 @@ extern tn__gemm_tune_t tn__gemm_tune;
 extern int tn__optim_multi;    /* the optimizers' multi-tensor step (src/optim/optim.c); 0: one parameter at a time */
 extern int tn__avx512_loops;   /* the AVX-512 copies of float loops (TN__WIDE, src/core/config.c); 0: the plain ones */
 extern int tn__normal_fma_loop; /* float32 normal_fill's AVX2+FMA copy (src/core/rng.c); 0: the plain one */
-extern int tn__pow_fma_loop;    /* float32 pow's SLEEF loop, AVX2+FMA copy (src/ops/kernels.c); 0: the plain one */
+extern int tn__sleef_avx2;      /* float32 pow, sin, cos: SLEEF's AVX2+FMA loops (src/ops/sleef.c); 0: the scalar lanes */
 float tn__sleef_powf_test(float x, float y);                   /* SLEEF 3.5.1's powf_u10, one lane */
+float tn__sleef_sinf_test(float x, bool big);                  /* sinf_u10, one lane; big: its group of 8 takes Payne-Hanek */
+float tn__sleef_cosf_test(float x, bool big);                  /* cosf_u10, one lane */
 extern int tn__gemm_cache_busy, tn__sum_row_avx512, tn__conv_fast_paths, tn__wino_avx512, tn__pool22_avx512;
 int tn__gemm_isa(void);
 void tn__gemm_free_cache(void);
@@ -5618,6 +5626,16 @@ static bool tn__cpu_avx512(void) {
     if (has < 0) {
         __builtin_cpu_init();
         has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw");
+    }
+    return has != 0;
+}
+/* Whether this CPU has AVX2 and FMA (TN__FMA_FN loops: fma one instruction, not a libm call) */
+#define TN__FMA_FN __attribute__((target("avx2,fma")))
+static bool tn__cpu_fma(void) {
+    static int has = -1;
+    if (has < 0) {
+        __builtin_cpu_init();
+        has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     }
     return has != 0;
 }
@@ -12568,6 +12586,596 @@ TNDEF tn_tensor *tn_vstack(tn_tensor *const *ts, int n) { return TN__AS("tn_vsta
 TNDEF tn_tensor *tn_dstack(tn_tensor *const *ts, int n) { return TN__AS("tn_dstack", tn__npstack("tn_dstack", ts, n, 3)); }
 TNDEF tn_tensor *tn_column_stack(tn_tensor *const *ts, int n) { return TN__AS("tn_column_stack", tn__npstack("tn_column_stack", ts, n, 0)); }
 
+/* =================================================================================================== */
+/* src/ops/sleef.c: SLEEF 3.5.1's float32 pow, sin and cos (PyTorch's CPU bits): scalar lanes and AVX2 */
+/* =================================================================================================== */
+/* ---- SLEEF 3.5.1's float32 pow, sin and cos: PyTorch's CPU bits ----------------------
+   torch 1.13's CPU kernels (Debian's, linked to libsleef 3.5.1; 2025 PyTorch the same formulas)
+   run float32 pow, sin and cos through SLEEF's Sleef_powf8_u10, Sleef_sinf8_u10 and
+   Sleef_cosf8_u10 (AVX2 with FMA, 8 lanes). Here each is written twice: one lane in scalar C
+   (the plain build; fmaf where SLEEF's FMA build fuses, every other product rounded alone; C11
+   does not contract them), and in AVX2+FMA intrinsics, chosen at run time
+   (tn__sleef_avx2 = 0 in tests: the scalar lanes everywhere). Both give the same bits, checked
+   against torch's over 10^7 inputs and against libsleef's over every float.
+
+   Derived from SLEEF 3.5.1 (src/libm/sleefsimdsp.c, src/libm/df.h, src/libm/rempitab.c),
+   Copyright Naoki Shibata and contributors 2010 - 2020, under the Boost Software License:
+
+   Boost Software License - Version 1.0 - August 17th, 2003
+
+   Permission is hereby granted, free of charge, to any person or organization
+   obtaining a copy of the software and accompanying documentation covered by
+   this license (the "Software") to use, reproduce, display, distribute,
+   execute, and transmit the Software, and to prepare derivative works of the
+   Software, and to permit third-parties to whom the Software is furnished to
+   do so, all subject to the following:
+
+   The copyright notices in the Software and this entire statement, including
+   the above license grant, this restriction and the following disclaimer,
+   must be included in all copies of the Software, in whole or in part, and
+   all derivative works of the Software, unless such copies or derivative
+   works are solely in the form of machine-executable object code generated by
+   a source language processor.
+
+   THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+   IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+   FITNESS FOR A PARTICULAR PURPOSE, TITLE AND NON-INFRINGEMENT. IN NO EVENT
+   SHALL THE COPYRIGHT HOLDERS OR ANYONE DISTRIBUTING THE SOFTWARE BE LIABLE
+   FOR ANY DAMAGES OR OTHER LIABILITY, WHETHER IN CONTRACT, TORT OR OTHERWISE,
+   ARISING FROM, OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER
+   DEALINGS IN THE SOFTWARE. */
+
+/* No contraction of a product into a following add here (gcc's default outside ISO C modes,
+   -std=gnu*, and clang's within an expression would fuse them): every fused multiply-add is
+   written out, as SLEEF's FMA build has it. */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+#pragma GCC push_options
+#pragma GCC optimize("fp-contract=off")
+#endif
+
+/* pow:    float32 pow outside the special exponents runs SLEEF's Sleef_powf8_u10 (torch 1.13's AVX2
+   kernels; 2025 PyTorch the same, 16 lanes on AVX-512: the same lane formula) on each 16
+   elements of a vectorisable inner loop, and a scalar pow on the rest of the loop (its last
+   n % 16 elements, or all of a strided one). tn__sleef_powf is SLEEF 3.5.1's xpowf (the
+   Debian libsleef torch links), one lane in scalar C: its double-float (head, tail) helpers
+   as its FMA build writes them (each fmaf is a fused instruction there, every other product
+   rounded alone; C11 does not contract them), checked bit for bit against torch.pow. */
+typedef struct { float x, y; } tn__sf2;   /* SLEEF's vfloat2: x + y, |y| <= ulp(x) / 2 */
+TN__ALWAYS_INLINE tn__sf2 tn__sf2_(float x, float y) { tn__sf2 r = {x, y}; return r; }
+TN__ALWAYS_INLINE tn__sf2 tn__sf_add2_ff(float x, float y) { const float s = x + y, v = s - x; return tn__sf2_(s, (x - (s - v)) + (y - v)); }
+TN__ALWAYS_INLINE tn__sf2 tn__sf_add2_f2f(tn__sf2 x, float y) { const float s = x.x + y, v = s - x.x; return tn__sf2_(s, ((x.x - (s - v)) + (y - v)) + x.y); }
+TN__ALWAYS_INLINE tn__sf2 tn__sf_add2_f2f2(tn__sf2 x, tn__sf2 y) { const float s = x.x + y.x, v = s - x.x; return tn__sf2_(s, ((x.x - (s - v)) + (y.x - v)) + (x.y + y.y)); }
+TN__ALWAYS_INLINE tn__sf2 tn__sf_add_f2f2(tn__sf2 x, tn__sf2 y) { const float s = x.x + y.x; return tn__sf2_(s, (((x.x - s) + y.x) + x.y) + y.y); }
+TN__ALWAYS_INLINE tn__sf2 tn__sf_add_ff2(float x, tn__sf2 y) { const float s = x + y.x; return tn__sf2_(s, ((x - s) + y.x) + y.y); }
+TN__ALWAYS_INLINE tn__sf2 tn__sf_mul_f2f(tn__sf2 x, float y) { const float s = x.x * y; return tn__sf2_(s, fmaf(x.y, y, fmaf(x.x, y, -s))); }
+TN__ALWAYS_INLINE tn__sf2 tn__sf_mul_f2f2(tn__sf2 x, tn__sf2 y) { const float s = x.x * y.x; return tn__sf2_(s, fmaf(x.x, y.y, fmaf(x.y, y.x, fmaf(x.x, y.x, -s)))); }
+TN__ALWAYS_INLINE tn__sf2 tn__sf_squ(tn__sf2 x) { const float s = x.x * x.x; return tn__sf2_(s, fmaf(x.x + x.x, x.y, fmaf(x.x, x.x, -s))); }
+TN__ALWAYS_INLINE tn__sf2 tn__sf_div(tn__sf2 n, tn__sf2 d) {
+    const float t = 1.0f / d.x, s = n.x * t, u = fmaf(t, n.x, -s), v = fmaf(-d.y, t, fmaf(-d.x, t, 1.0f));
+    return tn__sf2_(s, fmaf(s, v, fmaf(n.y, t, u)));
+}
+TN__ALWAYS_INLINE int32_t tn__sf_asr(int32_t x, int sh) { return x < 0 ? (int32_t)~(~(uint32_t)x >> sh) : (int32_t)((uint32_t)x >> sh); }
+/* logkf: log(d) for d >= 0 as a double-float */
+TN__ALWAYS_INLINE tn__sf2 tn__sf_logk(float d) {
+    const bool tiny = d < FLT_MIN;
+    if (tiny) d *= 18446744073709551616.0f;   /* 2^64 */
+    int32_t e = (int32_t)((tn__f32_bits(d * (1.0f / 0.75f)) >> 23) & 0xff) - 0x7f;
+    const float m = tn__bits_f32(tn__f32_bits(d) + ((uint32_t)-e << 23));
+    if (tiny) e -= 64;
+    const tn__sf2 x = tn__sf_div(tn__sf_add2_ff(-1.0f, m), tn__sf_add2_ff(1.0f, m)), x2 = tn__sf_squ(x);
+    float t = 0.240320354700088500976562f;
+    t = fmaf(t, x2.x, 0.285112679004669189453125f);
+    t = fmaf(t, x2.x, 0.400007992982864379882812f);
+    tn__sf2 s = tn__sf_mul_f2f(tn__sf2_(0.69314718246459960938f, -1.904654323148236017e-09f), (float)e);
+    s = tn__sf_add_f2f2(s, tn__sf2_(x.x * 2.0f, x.y * 2.0f));
+    return tn__sf_add_f2f2(s, tn__sf_mul_f2f2(tn__sf_mul_f2f2(x2, x),
+                                              tn__sf_add2_f2f2(tn__sf_mul_f2f(x2, t), tn__sf2_(0.66666662693023681640625f, 3.69183861259614332084311e-09f))));
+}
+/* expkf: exp(d.x + d.y), 0 below -104 */
+TN__ALWAYS_INLINE float tn__sf_expk(tn__sf2 d) {
+    float u = (d.x + d.y) * 1.442695040888963407359924681001892137426645954152985934135449406931f;
+    const int32_t q = u >= -2147483648.0f && u < 2147483648.0f ? (int32_t)nearbyintf(u) : INT32_MIN;   /* cvtps2dq */
+    tn__sf2 s = tn__sf_add2_f2f(d, (float)q * -0.693145751953125f);
+    s = tn__sf_add2_f2f(s, (float)q * -1.428606765330187045e-06f);
+    const float h = s.x + s.y;
+    s = tn__sf2_(h, (s.x - h) + s.y);
+    u = 0.00136324646882712841033936f;
+    u = fmaf(u, s.x, 0.00836596917361021041870117f);
+    u = fmaf(u, s.x, 0.0416710823774337768554688f);
+    u = fmaf(u, s.x, 0.166665524244308471679688f);
+    u = fmaf(u, s.x, 0.499999850988388061523438f);
+    const tn__sf2 t = tn__sf_add_ff2(1.0f, tn__sf_add_f2f2(s, tn__sf_mul_f2f(tn__sf_squ(s), u)));
+    /* vldexp_vf_vf_vi2: (t.x + t.y) * 2^q in steps that neither overflow nor flush early */
+    int32_t m = tn__sf_asr(q, 31), qq;
+    m = (int32_t)((uint32_t)(tn__sf_asr((int32_t)((uint32_t)m + (uint32_t)q), 6) - m) << 4);
+    qq = (int32_t)((uint32_t)q - ((uint32_t)m << 2));
+    m = (int32_t)((uint32_t)m + 0x7f);
+    m = m < 0 ? 0 : m > 0xff ? 0xff : m;
+    const float f = tn__bits_f32((uint32_t)m << 23);
+    u = (t.x + t.y) * f * f * f * f * tn__bits_f32(((uint32_t)qq + 0x7f) << 23);
+    return d.x < -104.0f ? 0.0f : u;
+}
+TN__ALWAYS_INLINE float tn__sleef_powf(float x, float y) {
+    const float ay = fabsf(y);
+    const bool yisint = truncf(y) == y || ay > 16777216.0f;
+    const bool yisodd = yisint && ay < 16777216.0f && ((int32_t)y & 1);
+    float r = tn__sf_expk(tn__sf_mul_f2f(tn__sf_logk(fabsf(x)), y));
+    if (r != r) r = INFINITY;
+    r *= x > 0 ? 1.0f : yisint ? (yisodd ? -1.0f : 1.0f) : NAN;
+    const float efx = tn__bits_f32(tn__f32_bits(fabsf(x) - 1.0f) ^ (tn__f32_bits(y) & 0x80000000u));
+    if (isinf(y)) r = efx < 0 ? 0.0f : efx == 0 ? 1.0f : INFINITY;
+    if (isinf(x) || x == 0)
+        r = (yisodd ? tn__bits_f32(tn__f32_bits(1.0f) | (tn__f32_bits(x) & 0x80000000u)) : 1.0f) * ((x == 0 ? -y : y) < 0 ? 0.0f : INFINITY);
+    if (x != x || y != y) r = tn__bits_f32(0xffffffffu);
+    if (y == 0 || x == 1) r = 1.0f;
+    return r;
+}
+#ifdef TN_TESTING
+float tn__sleef_powf_test(float x, float y) { return tn__sleef_powf(x, y); }
+#endif
+
+/* ---- sin and cos (xsinf_u1, xcosf_u1: within 1 ulp) ----
+   Sleef_sinf8_u10 takes the Cody-Waite reduction only when all 8 lanes are under 125 in
+   magnitude, else Payne-Hanek (rempif) on all 8: a lane's bits depend on its 7 neighbours.
+   torch's vec::map runs them on each 8 of an inner loop from its start, the last few padded
+   with zeros (a strided loop gathers into a buffer first: the same groups), so the loops
+   below test each group of 8 as a whole. NaN and infinities give the NaN 0xffffffff (as
+   there: SLEEF ORs the lane with all ones). */
+TN__ALWAYS_INLINE tn__sf2 tn__sf_add_ff(float x, float y) { const float s = x + y; return tn__sf2_(s, (x - s) + y); }
+TN__ALWAYS_INLINE tn__sf2 tn__sf_add_f2f(tn__sf2 x, float y) { const float s = x.x + y; return tn__sf2_(s, ((x.x - s) + y) + x.y); }
+TN__ALWAYS_INLINE tn__sf2 tn__sf_norm(tn__sf2 t) { const float s = t.x + t.y; return tn__sf2_(s, (t.x - s) + t.y); }
+TN__ALWAYS_INLINE tn__sf2 tn__sf_mul_ff(float x, float y) { const float s = x * y; return tn__sf2_(s, fmaf(x, y, -s)); }
+TN__ALWAYS_INLINE float tn__sf_mul_f2f2_f(tn__sf2 x, tn__sf2 y) { return fmaf(x.x, y.x, fmaf(x.y, y.x, x.x * y.y)); }
+TN__ALWAYS_INLINE float tn__sf_mulsign(float x, float y) { return tn__bits_f32(tn__f32_bits(x) ^ (tn__f32_bits(y) & 0x80000000u)); }
+TN__ALWAYS_INLINE int32_t tn__sf_cvtt(float x) { return x >= -2147483648.0f && x < 2147483648.0f ? (int32_t)x : INT32_MIN; }   /* cvttps2dq */
+#define TN__SF_1_PI ((float)0.318309886183790671537767526745028724)   /* M_1_PI, a double, cast as there */
+#define TN__SF_TRIGMAX 125.0f   /* TRIGRANGEMAX2f */
+/* 2 / pi in 4-float pieces per exponent (Sleef_rempitabsp) */
+static const float tn__sleef_rempitab[412] = {
+    0.159154892, 5.112411827e-08, 3.626141271e-15, -2.036222915e-22,
+    0.03415493667, 6.420638243e-09, 7.342738037e-17, 8.135951656e-24,
+    0.03415493667, 6.420638243e-09, 7.342738037e-17, 8.135951656e-24,
+    0.002904943191, -9.861969574e-11, -9.839336547e-18, -1.790215892e-24,
+    0.002904943191, -9.861969574e-11, -9.839336547e-18, -1.790215892e-24,
+    0.002904943191, -9.861969574e-11, -9.839336547e-18, -1.790215892e-24,
+    0.002904943191, -9.861969574e-11, -9.839336547e-18, -1.790215892e-24,
+    0.0009518179577, 1.342109202e-10, 1.791623576e-17, 1.518506657e-24,
+    0.0009518179577, 1.342109202e-10, 1.791623576e-17, 1.518506657e-24,
+    0.0004635368241, 1.779561221e-11, 4.038449606e-18, -1.358546052e-25,
+    0.0002193961991, 1.779561221e-11, 4.038449606e-18, -1.358546052e-25,
+    9.73258866e-05, 1.779561221e-11, 4.038449606e-18, -1.358546052e-25,
+    3.62907449e-05, 3.243700447e-12, 5.690024473e-19, 7.09405479e-26,
+    5.773168596e-06, 1.424711477e-12, 1.3532163e-19, 1.92417627e-26,
+    5.773168596e-06, 1.424711477e-12, 1.3532163e-19, 1.92417627e-26,
+    5.773168596e-06, 1.424711477e-12, 1.3532163e-19, 1.92417627e-26,
+    1.958472239e-06, 5.152167755e-13, 1.3532163e-19, 1.92417627e-26,
+    5.112411827e-08, 3.626141271e-15, -2.036222915e-22, 6.177847236e-30,
+    5.112411827e-08, 3.626141271e-15, -2.036222915e-22, 6.177847236e-30,
+    5.112411827e-08, 3.626141271e-15, -2.036222915e-22, 6.177847236e-30,
+    5.112411827e-08, 3.626141271e-15, -2.036222915e-22, 6.177847236e-30,
+    5.112411827e-08, 3.626141271e-15, -2.036222915e-22, 6.177847236e-30,
+    5.112411827e-08, 3.626141271e-15, -2.036222915e-22, 6.177847236e-30,
+    2.132179588e-08, 3.626141271e-15, -2.036222915e-22, 6.177847236e-30,
+    6.420638243e-09, 7.342738037e-17, 8.135951656e-24, -1.330400526e-31,
+    6.420638243e-09, 7.342738037e-17, 8.135951656e-24, -1.330400526e-31,
+    2.695347945e-09, 7.342738037e-17, 8.135951656e-24, -1.330400526e-31,
+    8.327027956e-10, 7.342738037e-17, 8.135951656e-24, -1.330400526e-31,
+    8.327027956e-10, 7.342738037e-17, 8.135951656e-24, -1.330400526e-31,
+    3.670415083e-10, 7.342738037e-17, 8.135951656e-24, -1.330400526e-31,
+    1.342109202e-10, 1.791623576e-17, 1.518506361e-24, 2.613904e-31,
+    1.779561221e-11, 4.038449606e-18, -1.358545683e-25, -3.443243946e-32,
+    1.779561221e-11, 4.038449606e-18, -1.358545683e-25, -3.443243946e-32,
+    1.779561221e-11, 4.038449606e-18, -1.358545683e-25, -3.443243946e-32,
+    3.243700447e-12, 5.690024473e-19, 7.094053557e-26, 1.487136711e-32,
+    3.243700447e-12, 5.690024473e-19, 7.094053557e-26, 1.487136711e-32,
+    3.243700447e-12, 5.690024473e-19, 7.094053557e-26, 1.487136711e-32,
+    1.424711477e-12, 1.3532163e-19, 1.924175961e-26, 2.545416018e-33,
+    5.152167755e-13, 1.3532163e-19, 1.924175961e-26, 2.545416018e-33,
+    6.046956013e-14, -2.036222915e-22, 6.177846108e-30, 1.082084378e-36,
+    6.046956013e-14, -2.036222915e-22, 6.177846108e-30, 1.082084378e-36,
+    6.046956013e-14, -2.036222915e-22, 6.177846108e-30, 1.082084378e-36,
+    3.626141271e-15, -2.036222915e-22, 6.177846108e-30, 1.082084378e-36,
+    3.626141271e-15, -2.036222915e-22, 6.177846108e-30, 1.082084378e-36,
+    3.626141271e-15, -2.036222915e-22, 6.177846108e-30, 1.082084378e-36,
+    3.626141271e-15, -2.036222915e-22, 6.177846108e-30, 1.082084378e-36,
+    7.342738037e-17, 8.135951656e-24, -1.330400526e-31, 6.296048013e-40,
+    7.342738037e-17, 8.135951656e-24, -1.330400526e-31, 6.296048013e-40,
+    7.342738037e-17, 8.135951656e-24, -1.330400526e-31, 6.296048013e-40,
+    7.342738037e-17, 8.135951656e-24, -1.330400526e-31, 6.296048013e-40,
+    7.342738037e-17, 8.135951656e-24, -1.330400526e-31, 6.296048013e-40,
+    7.342738037e-17, 8.135951656e-24, -1.330400526e-31, 6.296048013e-40,
+    1.791623576e-17, 1.518506361e-24, 2.61390353e-31, 4.764937743e-38,
+    1.791623576e-17, 1.518506361e-24, 2.61390353e-31, 4.764937743e-38,
+    4.038449606e-18, -1.358545683e-25, -3.443243946e-32, 6.296048013e-40,
+    4.038449606e-18, -1.358545683e-25, -3.443243946e-32, 6.296048013e-40,
+    5.690024473e-19, 7.094053557e-26, 1.487136711e-32, 6.296048013e-40,
+    5.690024473e-19, 7.094053557e-26, 1.487136711e-32, 6.296048013e-40,
+    5.690024473e-19, 7.094053557e-26, 1.487136711e-32, 6.296048013e-40,
+    1.3532163e-19, 1.924175961e-26, 2.545415467e-33, 6.296048013e-40,
+    1.3532163e-19, 1.924175961e-26, 2.545415467e-33, 6.296048013e-40,
+    2.690143217e-20, -1.452834402e-28, -6.441077673e-36, -1.764234767e-42,
+    2.690143217e-20, -1.452834402e-28, -6.441077673e-36, -1.764234767e-42,
+    2.690143217e-20, -1.452834402e-28, -6.441077673e-36, -1.764234767e-42,
+    1.334890502e-20, -1.452834402e-28, -6.441077673e-36, -1.764234767e-42,
+    6.572641438e-21, -1.452834402e-28, -6.441077673e-36, -1.764234767e-42,
+    0.05874381959, 1.222115387e-08, 7.693612965e-16, 1.792054435e-22,
+    0.02749382704, 4.77057327e-09, 7.693612965e-16, 1.792054435e-22,
+    0.01186883077, 1.045283415e-09, 3.252721926e-16, 7.332633139e-23,
+    0.00405633077, 1.045283415e-09, 3.252721926e-16, 7.332633139e-23,
+    0.000150081818, -2.454155802e-12, 1.161414894e-20, 1.291319272e-27,
+    0.000150081818, -2.454155802e-12, 1.161414894e-20, 1.291319272e-27,
+    0.000150081818, -2.454155802e-12, 1.161414894e-20, 1.291319272e-27,
+    0.000150081818, -2.454155802e-12, 1.161414894e-20, 1.291319272e-27,
+    0.000150081818, -2.454155802e-12, 1.161414894e-20, 1.291319272e-27,
+    2.801149822e-05, 4.821800945e-12, 8.789757674e-19, 1.208447639e-25,
+    2.801149822e-05, 4.821800945e-12, 8.789757674e-19, 1.208447639e-25,
+    2.801149822e-05, 4.821800945e-12, 8.789757674e-19, 1.208447639e-25,
+    1.275271279e-05, 1.183823005e-12, 1.161414894e-20, 1.291319272e-27,
+    5.12331826e-06, 1.183823005e-12, 1.161414894e-20, 1.291319272e-27,
+    1.308621904e-06, 2.743283031e-13, 1.161414894e-20, 1.291319272e-27,
+    1.308621904e-06, 2.743283031e-13, 1.161414894e-20, 1.291319272e-27,
+    3.549478151e-07, 4.695462769e-14, 1.161414894e-20, 1.291319272e-27,
+    3.549478151e-07, 4.695462769e-14, 1.161414894e-20, 1.291319272e-27,
+    1.165292645e-07, 1.853292503e-14, 4.837885366e-21, 1.291319272e-27,
+    1.165292645e-07, 1.853292503e-14, 4.837885366e-21, 1.291319272e-27,
+    5.69246339e-08, 4.322073705e-15, 1.449754789e-21, 7.962890365e-29,
+    2.712231151e-08, 4.322073705e-15, 1.449754789e-21, 7.962890365e-29,
+    1.222115387e-08, 7.693612965e-16, 1.792054182e-22, 2.91418027e-29,
+    4.77057327e-09, 7.693612965e-16, 1.792054182e-22, 2.91418027e-29,
+    1.045283415e-09, 3.252721926e-16, 7.332632508e-23, 3.898253736e-30,
+    1.045283415e-09, 3.252721926e-16, 7.332632508e-23, 3.898253736e-30,
+    1.139611461e-10, 1.996093359e-17, 5.344349223e-25, 1.511644828e-31,
+    1.139611461e-10, 1.996093359e-17, 5.344349223e-25, 1.511644828e-31,
+    1.139611461e-10, 1.996093359e-17, 5.344349223e-25, 1.511644828e-31,
+    1.139611461e-10, 1.996093359e-17, 5.344349223e-25, 1.511644828e-31,
+    5.575349904e-11, 6.083145782e-18, 5.344349223e-25, 1.511644828e-31,
+    2.664967552e-11, -8.557475018e-19, -8.595036458e-26, -2.139883875e-32,
+    1.209775682e-11, 2.61369883e-18, 5.344349223e-25, 1.511644828e-31,
+    4.821800945e-12, 8.789757674e-19, 1.208447639e-25, 3.253064536e-33,
+    1.183823005e-12, 1.161414894e-20, 1.29131908e-27, 1.715766248e-34,
+    1.183823005e-12, 1.161414894e-20, 1.29131908e-27, 1.715766248e-34,
+    2.743283031e-13, 1.161414894e-20, 1.29131908e-27, 1.715766248e-34
+};
+/* rempisubf (FULL_FP_ROUNDING): x - round(4x) / 4 and round(4x) - 4 round(x) */
+TN__ALWAYS_INLINE float tn__sf_rempisub(float x, int32_t *q) {
+    const float y = nearbyintf(x * 4.0f);
+    *q = tn__sf_cvtt(y - nearbyintf(x) * 4.0f);
+    return x - y * 0.25f;
+}
+/* rempif: a mod pi/2 as a double-float, the quadrant in *q. Infinities and NaN (exponent 128)
+   read past SLEEF's table; clamped here, their lanes become NaN whatever is read. */
+TN__ALWAYS_INLINE tn__sf2 tn__sf_rempi(float a, int32_t *q) {
+    int32_t ex = (int32_t)((tn__f32_bits(a) >> 23) & 0xff) - 0x7f - 25, q2;
+    a = tn__bits_f32(tn__f32_bits(a) + (ex > 90 - 25 ? (uint32_t)-64 << 23 : 0u));
+    ex = ex < 0 ? 0 : ex > 102 ? 102 : ex;
+    const float *tab = tn__sleef_rempitab + ex * 4;
+    tn__sf2 x = tn__sf_mul_ff(a, tab[0]);
+    x.x = tn__sf_rempisub(x.x, q);
+    x = tn__sf_add2_f2f2(tn__sf_norm(x), tn__sf_mul_ff(a, tab[1]));
+    x.x = tn__sf_rempisub(x.x, &q2);
+    *q = (int32_t)((uint32_t)*q + (uint32_t)q2);
+    x = tn__sf_add2_f2f2(tn__sf_norm(x), tn__sf_mul_f2f(tn__sf2_(tab[2], tab[3]), a));
+    x = tn__sf_mul_f2f2(tn__sf_norm(x), tn__sf2_(3.1415927410125732422f * 2, -8.7422776573475857731e-08f * 2));
+    return fabsf(a) < 0.7f ? tn__sf2_(a, 0.0f) : x;
+}
+/* the polynomial both share, on the reduced s: t * (1 - s^2/6 + ...) */
+TN__ALWAYS_INLINE float tn__sf_sinpoly(tn__sf2 t) {
+    const tn__sf2 s = tn__sf_squ(t);
+    float u = 2.6083159809786593541503e-06f;
+    u = fmaf(u, s.x, -0.0001981069071916863322258f);
+    u = fmaf(u, s.x, 0.00833307858556509017944336f);
+    return tn__sf_mul_f2f2_f(t, tn__sf_add_ff2(1.0f, tn__sf_mul_f2f2(tn__sf_add_ff(-0.166666597127914428710938f, u * s.x), s)));
+}
+/* one lane of xsinf_u1; big: a lane of its group of 8 is 125 or more in magnitude, or NaN */
+TN__ALWAYS_INLINE float tn__sleef_sinf_lane(float d, bool big) {
+    int32_t q;
+    tn__sf2 s;
+    if (!big) {
+        const float u = nearbyintf(d * TN__SF_1_PI);
+        q = (int32_t)u;
+        s = tn__sf_add2_ff(fmaf(u, -3.1414794921875f, d), u * -0.00011315941810607910156f);
+        s = tn__sf_add_f2f(s, u * -1.9841872589410058936e-09f);
+    } else {
+        int32_t qi;
+        tn__sf2 df = tn__sf_rempi(d, &qi);
+        q = (int32_t)(((uint32_t)(qi & 3) * 2 + (df.x > 0 ? 2u : 1u)) >> 2);
+        if ((qi & 1) == 1)
+            df = tn__sf_add2_f2f2(df, tn__sf2_(tn__sf_mulsign(3.1415927410125732422f * -0.5f, df.x), tn__sf_mulsign(-8.7422776573475857731e-08f * -0.5f, df.x)));
+        s = tn__sf_norm(df);
+        if (isinf(d) || d != d) return tn__bits_f32(0xffffffffu);
+    }
+    const float u = tn__sf_sinpoly(s);
+    if (tn__f32_bits(d) == 0x80000000u) return d;
+    return (q & 1) ? tn__bits_f32(tn__f32_bits(u) ^ 0x80000000u) : u;
+}
+/* one lane of xcosf_u1 */
+TN__ALWAYS_INLINE float tn__sleef_cosf_lane(float d, bool big) {
+    int32_t q;
+    tn__sf2 s;
+    if (!big) {
+        const float dq = fmaf(nearbyintf(fmaf(d, TN__SF_1_PI, -0.5f)), 2.0f, 1.0f);
+        q = (int32_t)dq;
+        s = tn__sf_add2_ff(d, dq * (-3.1414794921875f * 0.5f));
+        s = tn__sf_add2_f2f(s, dq * (-0.00011315941810607910156f * 0.5f));
+        s = tn__sf_add2_f2f(s, dq * (-1.9841872589410058936e-09f * 0.5f));
+    } else {
+        int32_t qi;
+        tn__sf2 df = tn__sf_rempi(d, &qi);
+        q = (int32_t)(((uint32_t)(qi & 3) * 2 + (df.x > 0 ? 8u : 7u)) >> 1);
+        if ((qi & 1) == 0) {
+            const float y = df.x > 0 ? 0.0f : -1.0f;
+            df = tn__sf_add2_f2f2(df, tn__sf2_(tn__sf_mulsign(3.1415927410125732422f * -0.5f, y), tn__sf_mulsign(-8.7422776573475857731e-08f * -0.5f, y)));
+        }
+        s = tn__sf_norm(df);
+        if (isinf(d) || d != d) return tn__bits_f32(0xffffffffu);
+    }
+    const float u = tn__sf_sinpoly(s);
+    return (q & 2) == 0 ? tn__bits_f32(tn__f32_bits(u) ^ 0x80000000u) : u;
+}
+#ifdef TN_TESTING
+float tn__sleef_sinf_test(float x, bool big) { return tn__sleef_sinf_lane(x, big); }
+float tn__sleef_cosf_test(float x, bool big) { return tn__sleef_cosf_lane(x, big); }
+#endif
+
+/* ---- the same in AVX2+FMA intrinsics, 8 lanes: each line as SLEEF's helperavx2.h writes it ---- */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define TN__V8 static inline __attribute__((always_inline, target("avx2,fma")))
+typedef struct { __m256 x, y; } tn__vf2;
+TN__V8 tn__vf2 tn__vf2_(__m256 x, __m256 y) { tn__vf2 r; r.x = x; r.y = y; return r; }
+TN__V8 __m256 tn__v8f(float f) { return _mm256_set1_ps(f); }
+TN__V8 __m256 tn__v8_rint(__m256 x) { return _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+TN__V8 __m256 tn__v8_abs(__m256 x) { return _mm256_andnot_ps(tn__v8f(-0.0f), x); }
+TN__V8 __m256 tn__v8_sel(__m256 m, __m256 a, __m256 b) { return _mm256_blendv_ps(b, a, m); }   /* m ? a : b */
+TN__V8 __m256 tn__v8_mulsign(__m256 x, __m256 y) { return _mm256_xor_ps(x, _mm256_and_ps(y, tn__v8f(-0.0f))); }
+TN__V8 tn__vf2 tn__v8_add2_ff(__m256 x, __m256 y) {
+    const __m256 s = _mm256_add_ps(x, y), v = _mm256_sub_ps(s, x);
+    return tn__vf2_(s, _mm256_add_ps(_mm256_sub_ps(x, _mm256_sub_ps(s, v)), _mm256_sub_ps(y, v)));
+}
+TN__V8 tn__vf2 tn__v8_add2_f2f(tn__vf2 x, __m256 y) {
+    const __m256 s = _mm256_add_ps(x.x, y), v = _mm256_sub_ps(s, x.x);
+    return tn__vf2_(s, _mm256_add_ps(_mm256_add_ps(_mm256_sub_ps(x.x, _mm256_sub_ps(s, v)), _mm256_sub_ps(y, v)), x.y));
+}
+TN__V8 tn__vf2 tn__v8_add2_f2f2(tn__vf2 x, tn__vf2 y) {
+    const __m256 s = _mm256_add_ps(x.x, y.x), v = _mm256_sub_ps(s, x.x);
+    return tn__vf2_(s, _mm256_add_ps(_mm256_add_ps(_mm256_sub_ps(x.x, _mm256_sub_ps(s, v)), _mm256_sub_ps(y.x, v)), _mm256_add_ps(x.y, y.y)));
+}
+TN__V8 tn__vf2 tn__v8_add_f2f2(tn__vf2 x, tn__vf2 y) {
+    const __m256 s = _mm256_add_ps(x.x, y.x);
+    return tn__vf2_(s, _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(_mm256_sub_ps(x.x, s), y.x), x.y), y.y));
+}
+TN__V8 tn__vf2 tn__v8_add_ff2(__m256 x, tn__vf2 y) {
+    const __m256 s = _mm256_add_ps(x, y.x);
+    return tn__vf2_(s, _mm256_add_ps(_mm256_add_ps(_mm256_sub_ps(x, s), y.x), y.y));
+}
+TN__V8 tn__vf2 tn__v8_add_ff(__m256 x, __m256 y) { const __m256 s = _mm256_add_ps(x, y); return tn__vf2_(s, _mm256_add_ps(_mm256_sub_ps(x, s), y)); }
+TN__V8 tn__vf2 tn__v8_add_f2f(tn__vf2 x, __m256 y) {
+    const __m256 s = _mm256_add_ps(x.x, y);
+    return tn__vf2_(s, _mm256_add_ps(_mm256_add_ps(_mm256_sub_ps(x.x, s), y), x.y));
+}
+TN__V8 tn__vf2 tn__v8_norm(tn__vf2 t) { const __m256 s = _mm256_add_ps(t.x, t.y); return tn__vf2_(s, _mm256_add_ps(_mm256_sub_ps(t.x, s), t.y)); }
+TN__V8 tn__vf2 tn__v8_mul_ff(__m256 x, __m256 y) { const __m256 s = _mm256_mul_ps(x, y); return tn__vf2_(s, _mm256_fmsub_ps(x, y, s)); }
+TN__V8 tn__vf2 tn__v8_mul_f2f(tn__vf2 x, __m256 y) { const __m256 s = _mm256_mul_ps(x.x, y); return tn__vf2_(s, _mm256_fmadd_ps(x.y, y, _mm256_fmsub_ps(x.x, y, s))); }
+TN__V8 tn__vf2 tn__v8_mul_f2f2(tn__vf2 x, tn__vf2 y) {
+    const __m256 s = _mm256_mul_ps(x.x, y.x);
+    return tn__vf2_(s, _mm256_fmadd_ps(x.x, y.y, _mm256_fmadd_ps(x.y, y.x, _mm256_fmsub_ps(x.x, y.x, s))));
+}
+TN__V8 __m256 tn__v8_mul_f2f2_f(tn__vf2 x, tn__vf2 y) { return _mm256_fmadd_ps(x.x, y.x, _mm256_fmadd_ps(x.y, y.x, _mm256_mul_ps(x.x, y.y))); }
+TN__V8 tn__vf2 tn__v8_squ(tn__vf2 x) {
+    const __m256 s = _mm256_mul_ps(x.x, x.x);
+    return tn__vf2_(s, _mm256_fmadd_ps(_mm256_add_ps(x.x, x.x), x.y, _mm256_fmsub_ps(x.x, x.x, s)));
+}
+TN__V8 tn__vf2 tn__v8_div(tn__vf2 n, tn__vf2 d) {
+    const __m256 t = _mm256_div_ps(tn__v8f(1.0f), d.x), s = _mm256_mul_ps(n.x, t), u = _mm256_fmsub_ps(t, n.x, s);
+    const __m256 v = _mm256_fnmadd_ps(d.y, t, _mm256_fnmadd_ps(d.x, t, tn__v8f(1.0f)));
+    return tn__vf2_(s, _mm256_fmadd_ps(s, v, _mm256_fmadd_ps(n.y, t, u)));
+}
+TN__V8 __m256 tn__v8_rempisub(__m256 x, __m256i *q) {
+    const __m256 y = tn__v8_rint(_mm256_mul_ps(x, tn__v8f(4.0f)));
+    *q = _mm256_cvttps_epi32(_mm256_sub_ps(y, _mm256_mul_ps(tn__v8_rint(x), tn__v8f(4.0f))));
+    return _mm256_sub_ps(x, _mm256_mul_ps(y, tn__v8f(0.25f)));
+}
+TN__V8 tn__vf2 tn__v8_rempi(__m256 a, __m256i *q) {
+    const __m256i bits = _mm256_castps_si256(a);
+    __m256i ex = _mm256_sub_epi32(_mm256_and_si256(_mm256_srli_epi32(bits, 23), _mm256_set1_epi32(0xff)), _mm256_set1_epi32(0x7f + 25)), q2;
+    a = _mm256_castsi256_ps(_mm256_add_epi32(bits, _mm256_slli_epi32(_mm256_and_si256(_mm256_cmpgt_epi32(ex, _mm256_set1_epi32(90 - 25)), _mm256_set1_epi32(-64)), 23)));
+    ex = _mm256_slli_epi32(_mm256_min_epi32(_mm256_max_epi32(ex, _mm256_setzero_si256()), _mm256_set1_epi32(102)), 2);
+    tn__vf2 x = tn__v8_mul_ff(a, _mm256_i32gather_ps(tn__sleef_rempitab, ex, 4));
+    x.x = tn__v8_rempisub(x.x, q);
+    x = tn__v8_add2_f2f2(tn__v8_norm(x), tn__v8_mul_ff(a, _mm256_i32gather_ps(tn__sleef_rempitab + 1, ex, 4)));
+    x.x = tn__v8_rempisub(x.x, &q2);
+    *q = _mm256_add_epi32(*q, q2);
+    x = tn__v8_add2_f2f2(tn__v8_norm(x), tn__v8_mul_f2f(tn__vf2_(_mm256_i32gather_ps(tn__sleef_rempitab + 2, ex, 4), _mm256_i32gather_ps(tn__sleef_rempitab + 3, ex, 4)), a));
+    x = tn__v8_mul_f2f2(tn__v8_norm(x), tn__vf2_(tn__v8f(3.1415927410125732422f * 2), tn__v8f(-8.7422776573475857731e-08f * 2)));
+    const __m256 small = _mm256_cmp_ps(tn__v8_abs(a), tn__v8f(0.7f), _CMP_LT_OQ);
+    return tn__vf2_(tn__v8_sel(small, a, x.x), tn__v8_sel(small, _mm256_setzero_ps(), x.y));
+}
+TN__V8 __m256 tn__v8_sinpoly(tn__vf2 t) {
+    const tn__vf2 s = tn__v8_squ(t);
+    __m256 u = tn__v8f(2.6083159809786593541503e-06f);
+    u = _mm256_fmadd_ps(u, s.x, tn__v8f(-0.0001981069071916863322258f));
+    u = _mm256_fmadd_ps(u, s.x, tn__v8f(0.00833307858556509017944336f));
+    return tn__v8_mul_f2f2_f(t, tn__v8_add_ff2(tn__v8f(1.0f), tn__v8_mul_f2f2(tn__v8_add_ff(tn__v8f(-0.166666597127914428710938f), _mm256_mul_ps(u, s.x)), s)));
+}
+/* NaN and infinities: the all-ones NaN */
+TN__V8 __m256 tn__v8_nonfinite(__m256 d) {
+    return _mm256_or_ps(_mm256_cmp_ps(d, d, _CMP_UNORD_Q), _mm256_cmp_ps(tn__v8_abs(d), tn__v8f(INFINITY), _CMP_EQ_OQ));
+}
+TN__V8 __m256 tn__v8_sinf(__m256 d) {
+    __m256i q;
+    tn__vf2 s;
+    if (_mm256_movemask_ps(_mm256_cmp_ps(tn__v8_abs(d), tn__v8f(TN__SF_TRIGMAX), _CMP_LT_OQ)) == 0xff) {
+        const __m256 u = tn__v8_rint(_mm256_mul_ps(d, tn__v8f(TN__SF_1_PI)));
+        q = _mm256_cvtps_epi32(u);
+        s = tn__v8_add2_ff(_mm256_fmadd_ps(u, tn__v8f(-3.1414794921875f), d), _mm256_mul_ps(u, tn__v8f(-0.00011315941810607910156f)));
+        s = tn__v8_add_f2f(s, _mm256_mul_ps(u, tn__v8f(-1.9841872589410058936e-09f)));
+    } else {
+        __m256i qi;
+        tn__vf2 df = tn__v8_rempi(d, &qi);
+        const __m256i one = _mm256_set1_epi32(1);
+        q = _mm256_and_si256(qi, _mm256_set1_epi32(3));
+        q = _mm256_add_epi32(_mm256_add_epi32(q, q), _mm256_blendv_epi8(one, _mm256_set1_epi32(2), _mm256_castps_si256(_mm256_cmp_ps(df.x, _mm256_setzero_ps(), _CMP_GT_OQ))));
+        q = _mm256_srai_epi32(q, 2);
+        const __m256 o = _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_and_si256(qi, one), one));
+        const tn__vf2 x = tn__v8_add2_f2f2(df, tn__vf2_(tn__v8_mulsign(tn__v8f(3.1415927410125732422f * -0.5f), df.x), tn__v8_mulsign(tn__v8f(-8.7422776573475857731e-08f * -0.5f), df.x)));
+        s = tn__v8_norm(tn__vf2_(tn__v8_sel(o, x.x, df.x), tn__v8_sel(o, x.y, df.y)));
+    }
+    __m256 u = tn__v8_sinpoly(s);
+    u = _mm256_xor_ps(u, _mm256_castsi256_ps(_mm256_slli_epi32(q, 31)));
+    u = _mm256_or_ps(u, tn__v8_nonfinite(d));
+    return tn__v8_sel(_mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_castps_si256(d), _mm256_set1_epi32(INT32_MIN))), d, u);
+}
+TN__V8 __m256 tn__v8_cosf(__m256 d) {
+    __m256i q;
+    tn__vf2 s;
+    if (_mm256_movemask_ps(_mm256_cmp_ps(tn__v8_abs(d), tn__v8f(TN__SF_TRIGMAX), _CMP_LT_OQ)) == 0xff) {
+        const __m256 dq = _mm256_fmadd_ps(tn__v8_rint(_mm256_fmadd_ps(d, tn__v8f(TN__SF_1_PI), tn__v8f(-0.5f))), tn__v8f(2.0f), tn__v8f(1.0f));
+        q = _mm256_cvtps_epi32(dq);
+        s = tn__v8_add2_ff(d, _mm256_mul_ps(dq, tn__v8f(-3.1414794921875f * 0.5f)));
+        s = tn__v8_add2_f2f(s, _mm256_mul_ps(dq, tn__v8f(-0.00011315941810607910156f * 0.5f)));
+        s = tn__v8_add2_f2f(s, _mm256_mul_ps(dq, tn__v8f(-1.9841872589410058936e-09f * 0.5f)));
+    } else {
+        __m256i qi;
+        tn__vf2 df = tn__v8_rempi(d, &qi);
+        const __m256 pos = _mm256_cmp_ps(df.x, _mm256_setzero_ps(), _CMP_GT_OQ);
+        q = _mm256_and_si256(qi, _mm256_set1_epi32(3));
+        q = _mm256_add_epi32(_mm256_add_epi32(q, q), _mm256_blendv_epi8(_mm256_set1_epi32(7), _mm256_set1_epi32(8), _mm256_castps_si256(pos)));
+        q = _mm256_srai_epi32(q, 1);
+        const __m256 o = _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_and_si256(qi, _mm256_set1_epi32(1)), _mm256_setzero_si256()));
+        const __m256 y = tn__v8_sel(pos, _mm256_setzero_ps(), tn__v8f(-1.0f));
+        const tn__vf2 x = tn__v8_add2_f2f2(df, tn__vf2_(tn__v8_mulsign(tn__v8f(3.1415927410125732422f * -0.5f), y), tn__v8_mulsign(tn__v8f(-8.7422776573475857731e-08f * -0.5f), y)));
+        s = tn__v8_norm(tn__vf2_(tn__v8_sel(o, x.x, df.x), tn__v8_sel(o, x.y, df.y)));
+    }
+    __m256 u = tn__v8_sinpoly(s);
+    const __m256i zero2 = _mm256_cmpeq_epi32(_mm256_and_si256(q, _mm256_set1_epi32(2)), _mm256_setzero_si256());
+    u = _mm256_xor_ps(u, _mm256_and_ps(_mm256_castsi256_ps(zero2), tn__v8f(-0.0f)));
+    return _mm256_or_ps(u, tn__v8_nonfinite(d));
+}
+/* pow: logkf, expkf and xpowf as the scalar lanes above */
+TN__V8 tn__vf2 tn__v8_logk(__m256 d) {
+    const __m256 tiny = _mm256_cmp_ps(d, tn__v8f(FLT_MIN), _CMP_LT_OQ);
+    d = tn__v8_sel(tiny, _mm256_mul_ps(d, tn__v8f(18446744073709551616.0f)), d);
+    __m256i e = _mm256_and_si256(_mm256_srli_epi32(_mm256_castps_si256(_mm256_mul_ps(d, tn__v8f(1.0f / 0.75f))), 23), _mm256_set1_epi32(0xff));
+    e = _mm256_sub_epi32(e, _mm256_set1_epi32(0x7f));
+    const __m256 m = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(d), _mm256_slli_epi32(_mm256_sub_epi32(_mm256_setzero_si256(), e), 23)));
+    e = _mm256_blendv_epi8(e, _mm256_sub_epi32(e, _mm256_set1_epi32(64)), _mm256_castps_si256(tiny));
+    const tn__vf2 x = tn__v8_div(tn__v8_add2_ff(tn__v8f(-1.0f), m), tn__v8_add2_ff(tn__v8f(1.0f), m)), x2 = tn__v8_squ(x);
+    __m256 t = tn__v8f(0.240320354700088500976562f);
+    t = _mm256_fmadd_ps(t, x2.x, tn__v8f(0.285112679004669189453125f));
+    t = _mm256_fmadd_ps(t, x2.x, tn__v8f(0.400007992982864379882812f));
+    tn__vf2 s = tn__v8_mul_f2f(tn__vf2_(tn__v8f(0.69314718246459960938f), tn__v8f(-1.904654323148236017e-09f)), _mm256_cvtepi32_ps(e));
+    s = tn__v8_add_f2f2(s, tn__vf2_(_mm256_mul_ps(x.x, tn__v8f(2.0f)), _mm256_mul_ps(x.y, tn__v8f(2.0f))));
+    return tn__v8_add_f2f2(s, tn__v8_mul_f2f2(tn__v8_mul_f2f2(x2, x),
+                                              tn__v8_add2_f2f2(tn__v8_mul_f2f(x2, t), tn__vf2_(tn__v8f(0.66666662693023681640625f), tn__v8f(3.69183861259614332084311e-09f)))));
+}
+TN__V8 __m256 tn__v8_expk(tn__vf2 d) {
+    __m256 u = _mm256_mul_ps(_mm256_add_ps(d.x, d.y), tn__v8f(1.442695040888963407359924681001892137426645954152985934135449406931f));
+    const __m256i q = _mm256_cvtps_epi32(u);
+    const __m256 qf = _mm256_cvtepi32_ps(q);
+    tn__vf2 s = tn__v8_add2_f2f(d, _mm256_mul_ps(qf, tn__v8f(-0.693145751953125f)));
+    s = tn__v8_add2_f2f(s, _mm256_mul_ps(qf, tn__v8f(-1.428606765330187045e-06f)));
+    s = tn__v8_norm(s);
+    u = tn__v8f(0.00136324646882712841033936f);
+    u = _mm256_fmadd_ps(u, s.x, tn__v8f(0.00836596917361021041870117f));
+    u = _mm256_fmadd_ps(u, s.x, tn__v8f(0.0416710823774337768554688f));
+    u = _mm256_fmadd_ps(u, s.x, tn__v8f(0.166665524244308471679688f));
+    u = _mm256_fmadd_ps(u, s.x, tn__v8f(0.499999850988388061523438f));
+    const tn__vf2 t = tn__v8_add_ff2(tn__v8f(1.0f), tn__v8_add_f2f2(s, tn__v8_mul_f2f(tn__v8_squ(s), u)));
+    __m256i m = _mm256_srai_epi32(q, 31);
+    m = _mm256_slli_epi32(_mm256_sub_epi32(_mm256_srai_epi32(_mm256_add_epi32(m, q), 6), m), 4);
+    const __m256i qq = _mm256_sub_epi32(q, _mm256_slli_epi32(m, 2));
+    m = _mm256_min_epi32(_mm256_max_epi32(_mm256_add_epi32(m, _mm256_set1_epi32(0x7f)), _mm256_setzero_si256()), _mm256_set1_epi32(0xff));
+    const __m256 f = _mm256_castsi256_ps(_mm256_slli_epi32(m, 23));
+    u = _mm256_mul_ps(_mm256_mul_ps(_mm256_mul_ps(_mm256_mul_ps(_mm256_add_ps(t.x, t.y), f), f), f), f);
+    u = _mm256_mul_ps(u, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(qq, _mm256_set1_epi32(0x7f)), 23)));
+    return _mm256_andnot_ps(_mm256_cmp_ps(d.x, tn__v8f(-104.0f), _CMP_LT_OQ), u);
+}
+TN__V8 __m256 tn__v8_powf(__m256 x, __m256 y) {
+    const __m256 ay = tn__v8_abs(y), one = tn__v8f(1.0f), inf = tn__v8f(INFINITY), zero = _mm256_setzero_ps(), sign = tn__v8f(-0.0f);
+    const __m256 yisint = _mm256_or_ps(_mm256_cmp_ps(_mm256_round_ps(y, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC), y, _CMP_EQ_OQ), _mm256_cmp_ps(ay, tn__v8f(16777216.0f), _CMP_GT_OQ));
+    const __m256i ione = _mm256_set1_epi32(1);
+    const __m256 yisodd = _mm256_and_ps(_mm256_and_ps(yisint, _mm256_cmp_ps(ay, tn__v8f(16777216.0f), _CMP_LT_OQ)),
+                                        _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_and_si256(_mm256_cvttps_epi32(y), ione), ione)));
+    __m256 r = tn__v8_expk(tn__v8_mul_f2f(tn__v8_logk(tn__v8_abs(x)), y));
+    r = tn__v8_sel(_mm256_cmp_ps(r, r, _CMP_UNORD_Q), inf, r);
+    r = _mm256_mul_ps(r, tn__v8_sel(_mm256_cmp_ps(x, zero, _CMP_GT_OQ), one, tn__v8_sel(yisint, tn__v8_sel(yisodd, tn__v8f(-1.0f), one), tn__v8f(NAN))));
+    const __m256 efx = _mm256_xor_ps(_mm256_sub_ps(tn__v8_abs(x), one), _mm256_and_ps(y, sign));
+    r = tn__v8_sel(_mm256_cmp_ps(ay, inf, _CMP_EQ_OQ),
+                   tn__v8_sel(_mm256_cmp_ps(efx, zero, _CMP_LT_OQ), zero, tn__v8_sel(_mm256_cmp_ps(efx, zero, _CMP_EQ_OQ), one, inf)), r);
+    const __m256 x0 = _mm256_cmp_ps(x, zero, _CMP_EQ_OQ);
+    const __m256 ey = tn__v8_sel(x0, _mm256_xor_ps(y, sign), y);
+    const __m256 edge = _mm256_mul_ps(tn__v8_sel(yisodd, _mm256_or_ps(one, _mm256_and_ps(x, sign)), one), tn__v8_sel(_mm256_cmp_ps(ey, zero, _CMP_LT_OQ), zero, inf));
+    r = tn__v8_sel(_mm256_or_ps(_mm256_cmp_ps(tn__v8_abs(x), inf, _CMP_EQ_OQ), x0), edge, r);
+    r = _mm256_or_ps(r, _mm256_cmp_ps(x, y, _CMP_UNORD_Q));
+    return tn__v8_sel(_mm256_or_ps(_mm256_cmp_ps(y, zero, _CMP_EQ_OQ), _mm256_cmp_ps(x, one, _CMP_EQ_OQ)), one, r);
+}
+/* 8 floats from p with byte stride s (a broadcast when 0), the tail of m < 8 padded with zeros */
+TN__V8 __m256 tn__v8_load(const char *p, int64_t s, int64_t m) {
+    if (m == 8 && s == 4) return _mm256_loadu_ps((const float *)p);
+    if (s == 0) return _mm256_set1_ps(*(const float *)p);
+    float b[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (int64_t j = 0; j < m; j++) b[j] = *(const float *)(p + j * s);
+    return _mm256_loadu_ps(b);
+}
+TN__V8 void tn__v8_store(char *p, int64_t s, int64_t m, __m256 v) {
+    if (m == 8 && s == 4) { _mm256_storeu_ps((float *)p, v); return; }
+    float b[8];
+    _mm256_storeu_ps(b, v);
+    for (int64_t j = 0; j < m; j++) *(float *)(p + j * s) = b[j];
+}
+__attribute__((target("avx2,fma"))) static void tn__sleef_powf_v8(char *o, int64_t so, const char *a, int64_t sa, const char *b, int64_t sb, int64_t n) {
+    for (int64_t i = 0; i < n; i += 8) {
+        const int64_t m = n - i < 8 ? n - i : 8;
+        tn__v8_store(o + i * so, so, m, tn__v8_powf(tn__v8_load(a + i * sa, sa, m), tn__v8_load(b + i * sb, sb, m)));
+    }
+}
+__attribute__((target("avx2,fma"))) static void tn__sleef_trigf_v8(bool cosine, char *o, int64_t so, const char *a, int64_t sa, int64_t n) {
+    for (int64_t i = 0; i < n; i += 8) {
+        const int64_t m = n - i < 8 ? n - i : 8;
+        const __m256 x = tn__v8_load(a + i * sa, sa, m);
+        tn__v8_store(o + i * so, so, m, cosine ? tn__v8_cosf(x) : tn__v8_sinf(x));
+    }
+}
+#endif
+
+/* ---- the loops: AVX2+FMA where the CPU has it, else the scalar lanes ---- */
+TN__TESTABLE int tn__sleef_avx2 = 1;   /* 0 (tests): the scalar lanes everywhere */
+static bool tn__sleef_use_avx2(void) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    return tn__sleef_avx2 && tn__cpu_fma();
+#else
+    return false;
+#endif
+}
+/* o[i * so] = SLEEF's pow of a[i * sa] and b[i * sb] (byte strides) */
+static void tn__sleef_powf_run(char *o, int64_t so, const char *a, int64_t sa, const char *b, int64_t sb, int64_t n) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    if (tn__sleef_use_avx2()) { tn__sleef_powf_v8(o, so, a, sa, b, sb, n); return; }
+#endif
+    for (int64_t i = 0; i < n; i++) *(float *)(o + i * so) = tn__sleef_powf(*(const float *)(a + i * sa), *(const float *)(b + i * sb));
+}
+/* o[i * so] = SLEEF's sin (cos) of a[i * sa], in groups of 8 from i = 0 as Sleef_sinf8_u10 */
+static void tn__sleef_trigf_run(bool cosine, char *o, int64_t so, const char *a, int64_t sa, int64_t n) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    if (tn__sleef_use_avx2()) { tn__sleef_trigf_v8(cosine, o, so, a, sa, n); return; }
+#endif
+    for (int64_t i = 0; i < n; i += 8) {
+        const int64_t m = n - i < 8 ? n - i : 8;
+        bool big = false;
+        for (int64_t j = 0; j < m; j++) big |= !(fabsf(*(const float *)(a + (i + j) * sa)) < TN__SF_TRIGMAX);
+        for (int64_t j = 0; j < m; j++) {
+            const float x = *(const float *)(a + (i + j) * sa);
+            *(float *)(o + (i + j) * so) = cosine ? tn__sleef_cosf_lane(x, big) : tn__sleef_sinf_lane(x, big);
+        }
+    }
+}
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT DEFAULT
+#elif defined(__GNUC__)
+#pragma GCC pop_options
+#endif
+
 /* ======================================================================= */
 /* src/ops/kernels.c: the elementwise kernels: unary, binary, ternary      */
 /* ======================================================================= */
@@ -12670,8 +13278,9 @@ static void tn__unary_f32(char **p, const int64_t *s, int64_t n, void *vc) {
     case SQRT: TN__MAP1(float, float, sqrtf(x)); break;
     case RSQRT: TN__MAP1(float, float, (float)1 / sqrtf(x)); break;
     case RECIPROCAL: TN__MAP1(float, float, (float)1 / x); break;
-    case SIN: TN__MAP1(float, float, sinf(x)); break;
-    case COS: TN__MAP1(float, float, cosf(x)); break;
+    /* float32: SLEEF's sinf8_u10 / cosf8_u10 as torch (src/ops/sleef.c) */
+    case SIN: if (sizeof(float) == sizeof(float)) tn__sleef_trigf_run(false, p[0], s[0], p[1], s[1], n); else TN__MAP1(float, float, sinf(x)); break;
+    case COS: if (sizeof(float) == sizeof(float)) tn__sleef_trigf_run(true, p[0], s[0], p[1], s[1], n); else TN__MAP1(float, float, cosf(x)); break;
     case TAN: TN__MAP1(float, float, tanf(x)); break;
     case ASIN: TN__MAP1(float, float, asinf(x)); break;
     case ACOS: TN__MAP1(float, float, acosf(x)); break;
@@ -12758,8 +13367,9 @@ static void tn__unary_f64(char **p, const int64_t *s, int64_t n, void *vc) {
     case SQRT: TN__MAP1(double, double, sqrt(x)); break;
     case RSQRT: TN__MAP1(double, double, (double)1 / sqrt(x)); break;
     case RECIPROCAL: TN__MAP1(double, double, (double)1 / x); break;
-    case SIN: TN__MAP1(double, double, sin(x)); break;
-    case COS: TN__MAP1(double, double, cos(x)); break;
+    /* float32: SLEEF's sinf8_u10 / cosf8_u10 as torch (src/ops/sleef.c) */
+    case SIN: if (sizeof(double) == sizeof(float)) tn__sleef_trigf_run(false, p[0], s[0], p[1], s[1], n); else TN__MAP1(double, double, sin(x)); break;
+    case COS: if (sizeof(double) == sizeof(float)) tn__sleef_trigf_run(true, p[0], s[0], p[1], s[1], n); else TN__MAP1(double, double, cos(x)); break;
     case TAN: TN__MAP1(double, double, tan(x)); break;
     case ASIN: TN__MAP1(double, double, asin(x)); break;
     case ACOS: TN__MAP1(double, double, acos(x)); break;
@@ -12928,6 +13538,50 @@ static tn__loop_fn tn__pick_loop(tn_dtype d, tn__loop_fn f32, tn__loop_fn f64, t
     }
 }
 
+/* float32 sin / cos of an input whose strides are out of row-major order (a transpose):
+   torch keeps that layout for its result and walks memory order, so SLEEF's groups of 8
+   (src/ops/sleef.c) fall along memory there. Computed so here, into a buffer of that
+   layout, then copied into the row-major out; false: not such a case (or no memory). */
+static bool tn__trig_in_memory_order(tn_unary_op op, tn_tensor *out, tn_tensor *x, tn__kctx *c) {
+    if ((op != SIN && op != COS) || x->dtype != TN_F32 || out->dtype != TN_F32 || out->ndim != x->ndim) return false;
+    int nd = 0, dims[TN_MAX_DIMS];
+    bool ordered = true;
+    for (int i = 0; i < x->ndim; i++) {
+        if (x->shape[i] == 1) continue;
+        if (x->strides[i] <= 0) return false;   /* broadcast: torch keeps the row-major order */
+        if (nd && x->strides[dims[nd - 1]] < x->strides[i]) ordered = false;
+        dims[nd++] = i;
+    }
+    if (ordered) return false;
+    for (int i = 1; i < nd; i++)   /* x's dims by decreasing stride (stable) */
+        for (int j = i; j > 0 && x->strides[dims[j - 1]] < x->strides[dims[j]]; j--) { const int t = dims[j]; dims[j] = dims[j - 1]; dims[j - 1] = t; }
+    const int64_t n = tn_numel(x);
+    float *buf = (float *)TN_MALLOC((size_t)n * sizeof(float));   /* n floats exist already in x */
+    if (!buf) return false;
+    tn__iter it, back;
+    int64_t bs[TN_MAX_DIMS], st = (int64_t)sizeof(float);
+    it.ndim = nd;
+    it.nops = 2;
+    it.data[0] = (char *)buf;
+    it.data[1] = (char *)tn_data_ptr(x);
+    for (int k = nd - 1; k >= 0; k--) {
+        it.shape[k] = x->shape[dims[k]];
+        it.strides[0][k] = bs[dims[k]] = st;
+        it.strides[1][k] = x->strides[dims[k]] * (int64_t)sizeof(float);
+        st *= x->shape[dims[k]];
+    }
+    tn__iter_run_par(&it, tn__unary_f32, c, -1);
+    tn__iter_init(&back, out->shape, out->ndim);
+    tn__iter_add(&back, out);
+    back.nops = 2;
+    back.data[1] = (char *)buf;
+    for (int i = 0; i < out->ndim; i++) back.strides[1][i] = x->shape[i] == 1 ? 0 : bs[i];
+    int64_t es = (int64_t)sizeof(float);
+    tn__iter_run_par(&back, tn__copy_bytes, &es, -1);
+    TN_FREE(buf);
+    return true;
+}
+
 static int tn__cpu_unary(tn_unary_op op, tn_tensor *out, tn_tensor *x, const double *params) {
     tn__kctx c;
     memset(&c, 0, sizeof c);
@@ -12944,6 +13598,7 @@ static int tn__cpu_unary(tn_unary_op op, tn_tensor *out, tn_tensor *x, const dou
     }
     tn__loop_fn fn = tn__pick_loop(x->dtype, tn__unary_f32, tn__unary_f64, tn__unary_i32, tn__unary_i64, tn__unary_u8, tn__unary_b, tn__unary_i8, tn__unary_i16);
     if (!fn) return TN__FAIL_INT("%s: dtype %s is not supported on the CPU", tn_unary_op_name(op), tn_dtype_name(x->dtype));
+    if (tn__trig_in_memory_order(op, out, x, &c)) return 0;
     tn__iter it;
     tn__iter_init(&it, out->shape, out->ndim);
     tn__iter_add(&it, out);
@@ -12969,104 +13624,6 @@ static int tn__cpu_unary(tn_unary_op op, tn_tensor *out, tn_tensor *x, const dou
 TN__DEFINE_FLOAT_DIVMOD(float, f32, f)
 TN__DEFINE_FLOAT_DIVMOD(double, f64, )
 
-/* ---- pow as PyTorch's CPU kernels compute it ----
-   float32 pow outside the special exponents runs SLEEF's Sleef_powf8_u10 (torch 1.13's AVX2
-   kernels; 2025 PyTorch the same, 16 lanes on AVX-512: the same lane formula) on each 16
-   elements of a vectorisable inner loop, and a scalar pow on the rest of the loop (its last
-   n % 16 elements, or all of a strided one). tn__sleef_powf is SLEEF 3.5.1's xpowf (the
-   Debian libsleef torch links), one lane in scalar C: its double-float (head, tail) helpers
-   as its FMA build writes them (each fmaf is a fused instruction there, every other product
-   rounded alone; C11 does not contract them), checked bit for bit against torch.pow. */
-typedef struct { float x, y; } tn__sf2;   /* SLEEF's vfloat2: x + y, |y| <= ulp(x) / 2 */
-TN__ALWAYS_INLINE tn__sf2 tn__sf2_(float x, float y) { tn__sf2 r = {x, y}; return r; }
-TN__ALWAYS_INLINE tn__sf2 tn__sf_add2_ff(float x, float y) { const float s = x + y, v = s - x; return tn__sf2_(s, (x - (s - v)) + (y - v)); }
-TN__ALWAYS_INLINE tn__sf2 tn__sf_add2_f2f(tn__sf2 x, float y) { const float s = x.x + y, v = s - x.x; return tn__sf2_(s, ((x.x - (s - v)) + (y - v)) + x.y); }
-TN__ALWAYS_INLINE tn__sf2 tn__sf_add2_f2f2(tn__sf2 x, tn__sf2 y) { const float s = x.x + y.x, v = s - x.x; return tn__sf2_(s, ((x.x - (s - v)) + (y.x - v)) + (x.y + y.y)); }
-TN__ALWAYS_INLINE tn__sf2 tn__sf_add_f2f2(tn__sf2 x, tn__sf2 y) { const float s = x.x + y.x; return tn__sf2_(s, (((x.x - s) + y.x) + x.y) + y.y); }
-TN__ALWAYS_INLINE tn__sf2 tn__sf_add_ff2(float x, tn__sf2 y) { const float s = x + y.x; return tn__sf2_(s, ((x - s) + y.x) + y.y); }
-TN__ALWAYS_INLINE tn__sf2 tn__sf_mul_f2f(tn__sf2 x, float y) { const float s = x.x * y; return tn__sf2_(s, fmaf(x.y, y, fmaf(x.x, y, -s))); }
-TN__ALWAYS_INLINE tn__sf2 tn__sf_mul_f2f2(tn__sf2 x, tn__sf2 y) { const float s = x.x * y.x; return tn__sf2_(s, fmaf(x.x, y.y, fmaf(x.y, y.x, fmaf(x.x, y.x, -s)))); }
-TN__ALWAYS_INLINE tn__sf2 tn__sf_squ(tn__sf2 x) { const float s = x.x * x.x; return tn__sf2_(s, fmaf(x.x + x.x, x.y, fmaf(x.x, x.x, -s))); }
-TN__ALWAYS_INLINE tn__sf2 tn__sf_div(tn__sf2 n, tn__sf2 d) {
-    const float t = 1.0f / d.x, s = n.x * t, u = fmaf(t, n.x, -s), v = fmaf(-d.y, t, fmaf(-d.x, t, 1.0f));
-    return tn__sf2_(s, fmaf(s, v, fmaf(n.y, t, u)));
-}
-TN__ALWAYS_INLINE int32_t tn__sf_asr(int32_t x, int sh) { return x < 0 ? (int32_t)~(~(uint32_t)x >> sh) : (int32_t)((uint32_t)x >> sh); }
-/* logkf: log(d) for d >= 0 as a double-float */
-TN__ALWAYS_INLINE tn__sf2 tn__sf_logk(float d) {
-    const bool tiny = d < FLT_MIN;
-    if (tiny) d *= 18446744073709551616.0f;   /* 2^64 */
-    int32_t e = (int32_t)((tn__f32_bits(d * (1.0f / 0.75f)) >> 23) & 0xff) - 0x7f;
-    const float m = tn__bits_f32(tn__f32_bits(d) + ((uint32_t)-e << 23));
-    if (tiny) e -= 64;
-    const tn__sf2 x = tn__sf_div(tn__sf_add2_ff(-1.0f, m), tn__sf_add2_ff(1.0f, m)), x2 = tn__sf_squ(x);
-    float t = 0.240320354700088500976562f;
-    t = fmaf(t, x2.x, 0.285112679004669189453125f);
-    t = fmaf(t, x2.x, 0.400007992982864379882812f);
-    tn__sf2 s = tn__sf_mul_f2f(tn__sf2_(0.69314718246459960938f, -1.904654323148236017e-09f), (float)e);
-    s = tn__sf_add_f2f2(s, tn__sf2_(x.x * 2.0f, x.y * 2.0f));
-    return tn__sf_add_f2f2(s, tn__sf_mul_f2f2(tn__sf_mul_f2f2(x2, x),
-                                              tn__sf_add2_f2f2(tn__sf_mul_f2f(x2, t), tn__sf2_(0.66666662693023681640625f, 3.69183861259614332084311e-09f))));
-}
-/* expkf: exp(d.x + d.y), 0 below -104 */
-TN__ALWAYS_INLINE float tn__sf_expk(tn__sf2 d) {
-    float u = (d.x + d.y) * 1.442695040888963407359924681001892137426645954152985934135449406931f;
-    const int32_t q = u >= -2147483648.0f && u < 2147483648.0f ? (int32_t)nearbyintf(u) : INT32_MIN;   /* cvtps2dq */
-    tn__sf2 s = tn__sf_add2_f2f(d, (float)q * -0.693145751953125f);
-    s = tn__sf_add2_f2f(s, (float)q * -1.428606765330187045e-06f);
-    const float h = s.x + s.y;
-    s = tn__sf2_(h, (s.x - h) + s.y);
-    u = 0.00136324646882712841033936f;
-    u = fmaf(u, s.x, 0.00836596917361021041870117f);
-    u = fmaf(u, s.x, 0.0416710823774337768554688f);
-    u = fmaf(u, s.x, 0.166665524244308471679688f);
-    u = fmaf(u, s.x, 0.499999850988388061523438f);
-    const tn__sf2 t = tn__sf_add_ff2(1.0f, tn__sf_add_f2f2(s, tn__sf_mul_f2f(tn__sf_squ(s), u)));
-    /* vldexp_vf_vf_vi2: (t.x + t.y) * 2^q in steps that neither overflow nor flush early */
-    int32_t m = tn__sf_asr(q, 31), qq;
-    m = (int32_t)((uint32_t)(tn__sf_asr((int32_t)((uint32_t)m + (uint32_t)q), 6) - m) << 4);
-    qq = (int32_t)((uint32_t)q - ((uint32_t)m << 2));
-    m = (int32_t)((uint32_t)m + 0x7f);
-    m = m < 0 ? 0 : m > 0xff ? 0xff : m;
-    const float f = tn__bits_f32((uint32_t)m << 23);
-    u = (t.x + t.y) * f * f * f * f * tn__bits_f32(((uint32_t)qq + 0x7f) << 23);
-    return d.x < -104.0f ? 0.0f : u;
-}
-TN__ALWAYS_INLINE float tn__sleef_powf(float x, float y) {
-    const float ay = fabsf(y);
-    const bool yisint = truncf(y) == y || ay > 16777216.0f;
-    const bool yisodd = yisint && ay < 16777216.0f && ((int32_t)y & 1);
-    float r = tn__sf_expk(tn__sf_mul_f2f(tn__sf_logk(fabsf(x)), y));
-    if (r != r) r = INFINITY;
-    r *= x > 0 ? 1.0f : yisint ? (yisodd ? -1.0f : 1.0f) : NAN;
-    const float efx = tn__bits_f32(tn__f32_bits(fabsf(x) - 1.0f) ^ (tn__f32_bits(y) & 0x80000000u));
-    if (isinf(y)) r = efx < 0 ? 0.0f : efx == 0 ? 1.0f : INFINITY;
-    if (isinf(x) || x == 0)
-        r = (yisodd ? tn__bits_f32(tn__f32_bits(1.0f) | (tn__f32_bits(x) & 0x80000000u)) : 1.0f) * ((x == 0 ? -y : y) < 0 ? 0.0f : INFINITY);
-    if (x != x || y != y) r = tn__bits_f32(0xffffffffu);
-    if (y == 0 || x == 1) r = 1.0f;
-    return r;
-}
-#ifdef TN_TESTING
-float tn__sleef_powf_test(float x, float y) { return tn__sleef_powf(x, y); }
-#endif
-/* o[i] = SLEEF's pow of a[i * sa] and b[i * sb]: compiled plain (fmaf a libm call) and for
-   AVX2 with FMA (fmaf one instruction, the same bits; twice as fast), chosen at run time */
-#define TN__SLEEF_POWF_LOOP(NAME, ATTR) \
-    ATTR static void NAME(float *o, const char *a, int64_t sa, const char *b, int64_t sb, int64_t n) { \
-        for (int64_t i = 0; i < n; i++) o[i] = tn__sleef_powf(*(const float *)(a + i * sa), *(const float *)(b + i * sb)); }
-TN__SLEEF_POWF_LOOP(tn__sleef_powf_loop, TN__PLAIN_FN)
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-TN__SLEEF_POWF_LOOP(tn__sleef_powf_loop_fma, __attribute__((target("avx2,fma"))))
-#endif
-TN__TESTABLE int tn__pow_fma_loop = 1;   /* 0 (tests): the plain copy everywhere */
-static void tn__sleef_powf_run(float *o, const char *a, int64_t sa, const char *b, int64_t sb, int64_t n) {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    __builtin_cpu_init();
-    if (tn__pow_fma_loop && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) { tn__sleef_powf_loop_fma(o, a, sa, b, sb, n); return; }
-#endif
-    tn__sleef_powf_loop(o, a, sa, b, sb, n);
-}
 /* POW's alpha: 1 for a tensor exponent (tn_pow: PyTorch's pow_tensor_tensor, no special
    exponents, SLEEF on each 16, powf on the rest), else the Python-number exponent itself
    (tn_pow_scalar: pow_tensor_scalar's special exponents 2, 3, -2 as products, 0.5, -0.5, -1
@@ -13088,8 +13645,7 @@ static void tn__pow_f32(char **p, const int64_t *s, int64_t n, double alpha) {
        be a broadcast scalar (pow_tensor_scalar has one input, the base; pow_tensor_tensor two) */
     const bool va = s[1] == 4 || s[1] == 0, vb = s[2] == 4 || s[2] == 0;
     const int64_t nv = s[0] == 4 && va && (scalar || (vb && (s[1] | s[2]) != 0)) ? n / 16 * 16 : 0;
-    float *o = (float *)p[0];
-    if (nv) tn__sleef_powf_run(o, p[1], s[1], scalar ? (const char *)&e : p[2], scalar ? 0 : s[2], nv);
+    if (nv) tn__sleef_powf_run(p[0], 4, p[1], s[1], scalar ? (const char *)&e : p[2], scalar ? 0 : s[2], nv);
     for (int64_t i = nv; i < n; i++) {
         const float a = *(const float *)(p[1] + i * s[1]);
         *(float *)(p[0] + i * s[0]) = scalar ? (float)pow((double)a, alpha) : powf(a, *(const float *)(p[2] + i * s[2]));
@@ -13106,13 +13662,28 @@ static void tn__pow_f64(char **p, const int64_t *s, int64_t n, double alpha) {
     else TN__MAP2(double, double, pow(a, b));
 }
 
+/* add(a, b, alpha) for alpha != 1 as torch: one fused multiply-add (its vec::fmadd, and the
+   scalar a + alpha * b its compiler contracts); plain (fma a libm call) and AVX2+FMA copies */
+#define TN__AXPY_LOOP(T, F, NAME, ATTR) ATTR static void NAME(char **p, const int64_t *s, int64_t n, T alpha) { TN__MAP2(T, T, fma##F(alpha, b, a)); }
+TN__AXPY_LOOP(float, f, tn__axpy_plain_f32, TN__PLAIN_FN)
+TN__AXPY_LOOP(double, , tn__axpy_plain_f64, TN__PLAIN_FN)
+#ifdef TN__FMA_FN
+TN__AXPY_LOOP(float, f, tn__axpy_fma_f32, TN__FMA_FN)
+TN__AXPY_LOOP(double, , tn__axpy_fma_f64, TN__FMA_FN)
+#define TN__AXPY(S) (tn__cpu_fma() ? tn__axpy_fma_##S : tn__axpy_plain_##S)
+#else
+#define TN__AXPY(S) tn__axpy_plain_##S
+#endif
+static void tn__axpy_f32(char **p, const int64_t *s, int64_t n, float alpha) { TN__AXPY(f32)(p, s, n, alpha); }
+static void tn__axpy_f64(char **p, const int64_t *s, int64_t n, double alpha) { TN__AXPY(f64)(p, s, n, alpha); }
+
 /* TN__DEFINE_BINARY_FLOAT(float, f32, f): the template in src/ops/kernels.c */
 static void tn__binary_f32(char **p, const int64_t *s, int64_t n, void *vc) {
     tn__kctx *c = (tn__kctx *)vc;
     const float alpha = (float)c->alpha;
     switch ((tn_binary_op)c->op) {
-    case ADD: if (alpha == 1) TN__MAP2(float, float, a + b); else TN__MAP2(float, float, a + alpha * b); break;
-    case SUB: if (alpha == 1) TN__MAP2(float, float, a - b); else TN__MAP2(float, float, a - alpha * b); break;
+    case ADD: if (alpha == 1) TN__MAP2(float, float, a + b); else tn__axpy_f32(p, s, n, alpha); break;
+    case SUB: if (alpha == 1) TN__MAP2(float, float, a - b); else tn__axpy_f32(p, s, n, -alpha); break;   /* torch: add(-alpha) */
     case MUL: TN__MAP2(float, float, a * b); break;
     case DIV: TN__MAP2(float, float, a / b); break;
     case FLOOR_DIVIDE: TN__MAP2(float, float, tn__floordiv_f32(a, b)); break;
@@ -13163,8 +13734,8 @@ static void tn__binary_f64(char **p, const int64_t *s, int64_t n, void *vc) {
     tn__kctx *c = (tn__kctx *)vc;
     const double alpha = (double)c->alpha;
     switch ((tn_binary_op)c->op) {
-    case ADD: if (alpha == 1) TN__MAP2(double, double, a + b); else TN__MAP2(double, double, a + alpha * b); break;
-    case SUB: if (alpha == 1) TN__MAP2(double, double, a - b); else TN__MAP2(double, double, a - alpha * b); break;
+    case ADD: if (alpha == 1) TN__MAP2(double, double, a + b); else tn__axpy_f64(p, s, n, alpha); break;
+    case SUB: if (alpha == 1) TN__MAP2(double, double, a - b); else tn__axpy_f64(p, s, n, -alpha); break;   /* torch: add(-alpha) */
     case MUL: TN__MAP2(double, double, a * b); break;
     case DIV: TN__MAP2(double, double, a / b); break;
     case FLOOR_DIVIDE: TN__MAP2(double, double, tn__floordiv_f64(a, b)); break;
@@ -38600,8 +39171,9 @@ TNDEF int tn_optim_zero_grad_str(tn_optim *optim, const char *options) {
    state pointers of element i (&d: a scratch value for a slot the rule does not touch). */
 /* the arguments of a threaded step: the rule's constants, the buffers */
 #define TN__OPTIM_ARGS(T, S) typedef struct { const tn__optk *k; const T *c; T *p; const T *g; T *s0, *s1, *s2; } tn__optim_args_##S;
-#define TN__OPTIM_LOOP(T, S, NAME, KIND, F, A, B, E) \
-static void tn__optim_part_##S##_##NAME(void *args, int64_t lo, int64_t hi) { \
+#define TN__OPTIM_LOOP(T, S, NAME, KIND, F, A, B, E) TN__OPTIM_LOOP_ATTR(T, S, NAME, KIND, F, A, B, E, TN__PLAIN_FN)
+#define TN__OPTIM_LOOP_ATTR(T, S, NAME, KIND, F, A, B, E, ATTR) \
+ATTR static void tn__optim_part_##S##_##NAME(void *args, int64_t lo, int64_t hi) { \
     const tn__optim_args_##S *a_ = (const tn__optim_args_##S *)args; \
     T *p = a_->p, *s0 = a_->s0, *s1 = a_->s1; \
     const T *g = a_->g; \
@@ -38616,6 +39188,11 @@ static void tn__optim_part_##S##_##NAME(void *args, int64_t lo, int64_t hi) { \
 #define TN__OPTIM_WD TN_OPTF_WEIGHT_DECAY
 #define TN__OPTIM_DEC TN_OPTF_DECOUPLED
 #define TN__OPTIM_MOM TN_OPTF_MOMENTUM
+#ifdef TN__FMA_FN
+#define TN__SGD_PART(SFX, NAME) (tn__cpu_fma() ? tn__optim_part_##SFX##_##NAME##_fma : tn__optim_part_##SFX##_##NAME)
+#else
+#define TN__SGD_PART(SFX, NAME) tn__optim_part_##SFX##_##NAME
+#endif
 
 /* TN__OPTIM_KERNEL(float, f32): the template in src/optim/optim.c */
 TN__OPTIM_ARGS(float, f32)
@@ -38627,6 +39204,13 @@ TN__OPTIM_LOOP(float, f32, sgd, TN__SGD, 0, &d, &d, &d)
 TN__OPTIM_LOOP(float, f32, sgd_wd, TN__SGD, TN__OPTIM_WD, &d, &d, &d)
 TN__OPTIM_LOOP(float, f32, sgd_mom, TN__SGD, TN__OPTIM_MOM, s0 + i, &d, &d)
 TN__OPTIM_LOOP(float, f32, sgd_mom_wd, TN__SGD, TN__OPTIM_MOM | TN__OPTIM_WD, s0 + i, &d, &d)
+/* SGD's fused multiply-adds: fma a libm call in the plain copies, one instruction in these */
+#ifdef TN__FMA_FN
+TN__OPTIM_LOOP_ATTR(float, f32, sgd_fma, TN__SGD, 0, &d, &d, &d, TN__FMA_FN)
+TN__OPTIM_LOOP_ATTR(float, f32, sgd_wd_fma, TN__SGD, TN__OPTIM_WD, &d, &d, &d, TN__FMA_FN)
+TN__OPTIM_LOOP_ATTR(float, f32, sgd_mom_fma, TN__SGD, TN__OPTIM_MOM, s0 + i, &d, &d, TN__FMA_FN)
+TN__OPTIM_LOOP_ATTR(float, f32, sgd_mom_wd_fma, TN__SGD, TN__OPTIM_MOM | TN__OPTIM_WD, s0 + i, &d, &d, TN__FMA_FN)
+#endif
 /* the general loop: any rule and flags */
 static void tn__optim_part_f32_any(void *args, int64_t lo, int64_t hi) {
     const tn__optim_args_f32 *a = (const tn__optim_args_f32 *)args;
@@ -38647,10 +39231,10 @@ static void (*tn__optim_part_for_f32(const tn__optk *k, const float *s0, const f
         if (f == (WD | DEC)) return tn__optim_part_f32_adam_wd_dec;
         if (f == DEC) return tn__optim_part_f32_adam_dec;
     } else if (k->kind == TN__SGD) {
-        if (f == 0) return tn__optim_part_f32_sgd;
-        if (f == WD) return tn__optim_part_f32_sgd_wd;
-        if (s0 && f == MOM) return tn__optim_part_f32_sgd_mom;
-        if (s0 && f == (MOM | WD)) return tn__optim_part_f32_sgd_mom_wd;
+        if (f == 0) return TN__SGD_PART(f32, sgd);
+        if (f == WD) return TN__SGD_PART(f32, sgd_wd);
+        if (s0 && f == MOM) return TN__SGD_PART(f32, sgd_mom);
+        if (s0 && f == (MOM | WD)) return TN__SGD_PART(f32, sgd_mom_wd);
     }
     return tn__optim_part_f32_any;
 }
@@ -38703,6 +39287,13 @@ TN__OPTIM_LOOP(double, f64, sgd, TN__SGD, 0, &d, &d, &d)
 TN__OPTIM_LOOP(double, f64, sgd_wd, TN__SGD, TN__OPTIM_WD, &d, &d, &d)
 TN__OPTIM_LOOP(double, f64, sgd_mom, TN__SGD, TN__OPTIM_MOM, s0 + i, &d, &d)
 TN__OPTIM_LOOP(double, f64, sgd_mom_wd, TN__SGD, TN__OPTIM_MOM | TN__OPTIM_WD, s0 + i, &d, &d)
+/* SGD's fused multiply-adds: fma a libm call in the plain copies, one instruction in these */
+#ifdef TN__FMA_FN
+TN__OPTIM_LOOP_ATTR(double, f64, sgd_fma, TN__SGD, 0, &d, &d, &d, TN__FMA_FN)
+TN__OPTIM_LOOP_ATTR(double, f64, sgd_wd_fma, TN__SGD, TN__OPTIM_WD, &d, &d, &d, TN__FMA_FN)
+TN__OPTIM_LOOP_ATTR(double, f64, sgd_mom_fma, TN__SGD, TN__OPTIM_MOM, s0 + i, &d, &d, TN__FMA_FN)
+TN__OPTIM_LOOP_ATTR(double, f64, sgd_mom_wd_fma, TN__SGD, TN__OPTIM_MOM | TN__OPTIM_WD, s0 + i, &d, &d, TN__FMA_FN)
+#endif
 /* the general loop: any rule and flags */
 static void tn__optim_part_f64_any(void *args, int64_t lo, int64_t hi) {
     const tn__optim_args_f64 *a = (const tn__optim_args_f64 *)args;
@@ -38723,10 +39314,10 @@ static void (*tn__optim_part_for_f64(const tn__optk *k, const double *s0, const 
         if (f == (WD | DEC)) return tn__optim_part_f64_adam_wd_dec;
         if (f == DEC) return tn__optim_part_f64_adam_dec;
     } else if (k->kind == TN__SGD) {
-        if (f == 0) return tn__optim_part_f64_sgd;
-        if (f == WD) return tn__optim_part_f64_sgd_wd;
-        if (s0 && f == MOM) return tn__optim_part_f64_sgd_mom;
-        if (s0 && f == (MOM | WD)) return tn__optim_part_f64_sgd_mom_wd;
+        if (f == 0) return TN__SGD_PART(f64, sgd);
+        if (f == WD) return TN__SGD_PART(f64, sgd_wd);
+        if (s0 && f == MOM) return TN__SGD_PART(f64, sgd_mom);
+        if (s0 && f == (MOM | WD)) return TN__SGD_PART(f64, sgd_mom_wd);
     }
     return tn__optim_part_f64_any;
 }

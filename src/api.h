@@ -4516,14 +4516,17 @@ TN_HD static inline T tn__optim_grad_##S(T *p, T g, T wd, T decay, int f) {
     if (f & TN_OPTF_DECOUPLED) *p = *p * decay;
     else if (f & TN_OPTF_WEIGHT_DECAY) g = g + wd * *p;
     return g; }
+/* SGD as torch's _single_tensor_sgd: each x.add(y, alpha=c) there is one fused multiply-add
+   (torch's add kernel: vec::fmadd, and its scalar a + alpha * b contracted by its compiler) */
 TN_HD static inline T tn_sgd_update_##S(T p, T g, T *buf, T lr, T momentum, T one_minus_dampening, T wd, int f) {
-    g = tn__optim_grad_##S(&p, g, wd, (T)1, f & ~TN_OPTF_DECOUPLED);
+    if (f & TN_OPTF_MAXIMIZE) g = -g;
+    if (f & TN_OPTF_WEIGHT_DECAY) g = fma##F(wd, p, g);
     if (f & TN_OPTF_MOMENTUM) {
-        T b = (f & TN_OPTF_FIRST) ? g : *buf * momentum + one_minus_dampening * g;
+        T b = (f & TN_OPTF_FIRST) ? g : fma##F(one_minus_dampening, g, *buf * momentum);
         *buf = b;
-        g = (f & TN_OPTF_NESTEROV) ? g + momentum * b : b;
+        g = (f & TN_OPTF_NESTEROV) ? fma##F(momentum, b, g) : b;
     }
-    return p + (-lr) * g; }
+    return fma##F(-lr, g, p); }
 /* Adam, and AdamW with TN_OPTF_DECOUPLED (decay = 1 - lr*weight_decay) */
 TN_HD static inline T tn_adam_update_##S(T p, T g, T *m, T *v, T *vmax, T wd, T decay, T one_minus_beta1,
                                          T beta2, T one_minus_beta2, T bias_correction2_sqrt, T eps, T neg_step_size, int f) {
@@ -5353,8 +5356,10 @@ extern tn__gemm_tune_t tn__gemm_tune;
 extern int tn__optim_multi;    /* the optimizers' multi-tensor step (src/optim/optim.c); 0: one parameter at a time */
 extern int tn__avx512_loops;   /* the AVX-512 copies of float loops (TN__WIDE, src/core/config.c); 0: the plain ones */
 extern int tn__normal_fma_loop; /* float32 normal_fill's AVX2+FMA copy (src/core/rng.c); 0: the plain one */
-extern int tn__pow_fma_loop;    /* float32 pow's SLEEF loop, AVX2+FMA copy (src/ops/kernels.c); 0: the plain one */
+extern int tn__sleef_avx2;      /* float32 pow, sin, cos: SLEEF's AVX2+FMA loops (src/ops/sleef.c); 0: the scalar lanes */
 float tn__sleef_powf_test(float x, float y);                   /* SLEEF 3.5.1's powf_u10, one lane */
+float tn__sleef_sinf_test(float x, bool big);                  /* sinf_u10, one lane; big: its group of 8 takes Payne-Hanek */
+float tn__sleef_cosf_test(float x, bool big);                  /* cosf_u10, one lane */
 extern int tn__gemm_cache_busy, tn__sum_row_avx512, tn__conv_fast_paths, tn__wino_avx512, tn__pool22_avx512;
 int tn__gemm_isa(void);
 void tn__gemm_free_cache(void);

@@ -2667,7 +2667,7 @@ TEST(sum_rows_agree) {
     check_leaks();
 }
 
-/* float32 pow outside the special exponents: SLEEF's powf_u10 (src/ops/kernels.c). The
+/* float32 pow outside the special exponents: SLEEF's powf_u10 (src/ops/sleef.c). The
    plain loop and the AVX2+FMA one give the same bits over 2^16 patterns of base and
    exponent (NaNs, infinities, subnormals included); exact where the power is (small
    integers to integer powers, 1 and 0 exponents); within 1 ulp of the float64 pow; its
@@ -2681,9 +2681,9 @@ TEST(pow_sleef_loops_agree) {
         st = st * 1664525u + 1013904223u; px[i] = st;
         st = st * 1664525u + 1013904223u; py[i] = i % 3 ? (st & 0x807fffffu) | 0x40000000u : st;   /* exponents in (-4, 4) mostly */
     }
-    tn__pow_fma_loop = 0;
+    tn__sleef_avx2 = 0;
     tn_tensor *a = tn_pow(x, y), *a4 = tn_pow_scalar(x, 4.0);
-    tn__pow_fma_loop = 1;
+    tn__sleef_avx2 = 1;
     tn_tensor *b = tn_pow(x, y), *b4 = tn_pow_scalar(x, 4.0);
     CHECK_MSG(a && b && memcmp(tn_data_ptr(a), tn_data_ptr(b), (size_t)n * 4) == 0, "pow: the plain and FMA loops differ");
     CHECK_MSG(a4 && b4 && memcmp(tn_data_ptr(a4), tn_data_ptr(b4), (size_t)n * 4) == 0, "pow 4: the plain and FMA loops differ");
@@ -2700,6 +2700,62 @@ TEST(pow_sleef_loops_agree) {
     CHECK(tn__sleef_powf_test(0.0f, -1.0f) == INFINITY && tn__sleef_powf_test(-0.0f, -1.0f) == -INFINITY);
     CHECK(tn__sleef_powf_test(1.0f, NAN) == 1.0f && tn__sleef_powf_test(NAN, 0.0f) == 1.0f && isnan(tn__sleef_powf_test(NAN, 2.5f)));
     CHECK(tn__sleef_powf_test(0.5f, INFINITY) == 0.0f && tn__sleef_powf_test(2.0f, -INFINITY) == 0.0f && tn__sleef_powf_test(-1.0f, INFINITY) == 1.0f);
+    tn_scope_end();
+    check_leaks();
+}
+
+/* float32 sin and cos: SLEEF's sinf8_u10 / cosf8_u10 (src/ops/sleef.c). The scalar lanes and
+   the AVX2 intrinsics give the same bits over 2^16 patterns (NaNs, infinities, subnormals,
+   huge and tiny), over groups that mix magnitudes (a lane of 125 or more sends its group of
+   8 through Payne-Hanek), tails of 1 to 15, strided and 0-d inputs; both reductions stay
+   within 1 ulp of the float64 sin; sin(-0) is -0; NaN and infinities give SLEEF's NaN. */
+static float bits_f32(uint32_t w) { float f; memcpy(&f, &w, 4); return f; }
+static uint32_t f32_bits(float f) { uint32_t w; memcpy(&w, &f, 4); return w; }
+static int64_t sleef_trig_mismatches(tn_tensor *x) {
+    int64_t bad = 0;
+    for (int c = 0; c < 2; c++) {
+        tn__sleef_avx2 = 0;
+        tn_tensor *a = tn_contiguous(c ? tn_cos(x) : tn_sin(x));
+        tn__sleef_avx2 = 1;
+        tn_tensor *b = tn_contiguous(c ? tn_cos(x) : tn_sin(x));
+        if (!a || !b) return -1;
+        for (int64_t i = 0; i < tn_numel(a); i++) bad += memcmp((const float *)tn_data_ptr(a) + i, (const float *)tn_data_ptr(b) + i, 4) != 0;
+    }
+    return bad;
+}
+TEST(sin_cos_sleef_loops_agree) {
+    tn_scope_begin();
+    const int64_t n = 1 << 16;
+    tn_tensor *x = tn_empty(TN_SHAPE(n), TN_F32), *m = tn_empty(TN_SHAPE(n), TN_F32);
+    uint32_t *px = (uint32_t *)tn_data_ptr(x), st = 777;
+    float *pm = (float *)tn_data_ptr(m);
+    for (int64_t i = 0; i < n; i++) {
+        st = st * 1664525u + 1013904223u;
+        px[i] = st;
+        pm[i] = (float)((int32_t)st) * 1e-9f;            /* in (-2.2, 2.2) */
+        if (st % 29 == 0) pm[i] = st % 2 ? 1e5f : INFINITY;   /* a big lane in some groups */
+    }
+    CHECK_MSG(sleef_trig_mismatches(x) == 0, "sin/cos: the scalar and AVX2 loops differ on bit patterns");
+    CHECK_MSG(sleef_trig_mismatches(m) == 0, "sin/cos: the scalar and AVX2 loops differ on mixed groups");
+    for (int64_t k = 1; k < 16; k++) CHECK_MSG(sleef_trig_mismatches(tn_narrow(m, 0, 3, k)) == 0, "sin/cos: tail of %lld", (long long)k);
+    CHECK(sleef_trig_mismatches(tn_slice(tn_reshape(m, TN_SHAPE(256, 256)), 1, 0, 256, 3)) == 0);
+    CHECK(sleef_trig_mismatches(tn_t(tn_reshape(x, TN_SHAPE(256, 256)))) == 0);
+    CHECK(sleef_trig_mismatches(tn_scalar_tensor(-0.0, TN_F32)) == 0);
+    int64_t far = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const float v = bits_f32(px[i]);
+        if (!isfinite(v) || fabsf(v) > 1e30f) continue;
+        for (int big = fabsf(v) < 125.0f ? 0 : 1; big < 2; big++) {   /* Cody-Waite only under 125 */
+            const double rs = sin((double)v), rc = cos((double)v);
+            const float s = tn__sleef_sinf_test(v, big), c = tn__sleef_cosf_test(v, big);
+            far += fabs((double)s - rs) > ldexp(fmax(fabs(rs), 1e-38), -23) + 1e-45;
+            far += fabs((double)c - rc) > ldexp(fmax(fabs(rc), 1e-38), -23) + 1e-45;
+        }
+    }
+    CHECK_MSG(far == 0, "sin/cos: %lld values more than 1 ulp from float64", (long long)far);
+    CHECK(f32_bits(tn__sleef_sinf_test(-0.0f, false)) == 0x80000000u && tn__sleef_cosf_test(0.0f, false) == 1.0f);
+    CHECK(f32_bits(tn__sleef_sinf_test(NAN, true)) == 0xffffffffu && f32_bits(tn__sleef_cosf_test(-INFINITY, true)) == 0xffffffffu);
+    CHECK(tn__sleef_sinf_test(0.5f, false) == tn__sleef_sinf_test(0.5f, true));   /* under 0.7: Payne-Hanek passes it through */
     tn_scope_end();
     check_leaks();
 }
@@ -2790,6 +2846,7 @@ int main(void) {
     RUN(sum_rows_agree);
     RUN(sum_into_rows);
     RUN(pow_sleef_loops_agree);
+    RUN(sin_cos_sleef_loops_agree);
     RUN(sum_cascade_f32);
     RUN(matmul_no_operand_copies);
     RUN(ownership_top_level);

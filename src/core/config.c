@@ -26,6 +26,16 @@ static bool tn__cpu_avx512(void) {
     }
     return has != 0;
 }
+/* Whether this CPU has AVX2 and FMA (TN__FMA_FN loops: fma one instruction, not a libm call) */
+#define TN__FMA_FN __attribute__((target("avx2,fma")))
+static bool tn__cpu_fma(void) {
+    static int has = -1;
+    if (has < 0) {
+        __builtin_cpu_init();
+        has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    }
+    return has != 0;
+}
 #endif
 /* Float loops compiled twice, plain and for AVX-512 (TN__AVX512_FN: 16 lanes instead of SSE's
    4; the same IEEE operations, so the same bits), chosen per call by TN__WIDE(f): f##x on a

@@ -97,8 +97,9 @@ static void tn__unary_##S(char **p, const int64_t *s, int64_t n, void *vc) {
     case SQRT: TN__MAP1(T, T, sqrt##F(x)); break;
     case RSQRT: TN__MAP1(T, T, (T)1 / sqrt##F(x)); break;
     case RECIPROCAL: TN__MAP1(T, T, (T)1 / x); break;
-    case SIN: TN__MAP1(T, T, sin##F(x)); break;
-    case COS: TN__MAP1(T, T, cos##F(x)); break;
+    /* float32: SLEEF's sinf8_u10 / cosf8_u10 as torch (src/ops/sleef.c) */
+    case SIN: if (sizeof(T) == sizeof(float)) tn__sleef_trigf_run(false, p[0], s[0], p[1], s[1], n); else TN__MAP1(T, T, sin##F(x)); break;
+    case COS: if (sizeof(T) == sizeof(float)) tn__sleef_trigf_run(true, p[0], s[0], p[1], s[1], n); else TN__MAP1(T, T, cos##F(x)); break;
     case TAN: TN__MAP1(T, T, tan##F(x)); break;
     case ASIN: TN__MAP1(T, T, asin##F(x)); break;
     case ACOS: TN__MAP1(T, T, acos##F(x)); break;
@@ -208,6 +209,50 @@ static tn__loop_fn tn__pick_loop(tn_dtype d, tn__loop_fn f32, tn__loop_fn f64, t
     }
 }
 
+/* float32 sin / cos of an input whose strides are out of row-major order (a transpose):
+   torch keeps that layout for its result and walks memory order, so SLEEF's groups of 8
+   (src/ops/sleef.c) fall along memory there. Computed so here, into a buffer of that
+   layout, then copied into the row-major out; false: not such a case (or no memory). */
+static bool tn__trig_in_memory_order(tn_unary_op op, tn_tensor *out, tn_tensor *x, tn__kctx *c) {
+    if ((op != SIN && op != COS) || x->dtype != TN_F32 || out->dtype != TN_F32 || out->ndim != x->ndim) return false;
+    int nd = 0, dims[TN_MAX_DIMS];
+    bool ordered = true;
+    for (int i = 0; i < x->ndim; i++) {
+        if (x->shape[i] == 1) continue;
+        if (x->strides[i] <= 0) return false;   /* broadcast: torch keeps the row-major order */
+        if (nd && x->strides[dims[nd - 1]] < x->strides[i]) ordered = false;
+        dims[nd++] = i;
+    }
+    if (ordered) return false;
+    for (int i = 1; i < nd; i++)   /* x's dims by decreasing stride (stable) */
+        for (int j = i; j > 0 && x->strides[dims[j - 1]] < x->strides[dims[j]]; j--) { const int t = dims[j]; dims[j] = dims[j - 1]; dims[j - 1] = t; }
+    const int64_t n = tn_numel(x);
+    float *buf = (float *)TN_MALLOC((size_t)n * sizeof(float));   /* n floats exist already in x */
+    if (!buf) return false;
+    tn__iter it, back;
+    int64_t bs[TN_MAX_DIMS], st = (int64_t)sizeof(float);
+    it.ndim = nd;
+    it.nops = 2;
+    it.data[0] = (char *)buf;
+    it.data[1] = (char *)tn_data_ptr(x);
+    for (int k = nd - 1; k >= 0; k--) {
+        it.shape[k] = x->shape[dims[k]];
+        it.strides[0][k] = bs[dims[k]] = st;
+        it.strides[1][k] = x->strides[dims[k]] * (int64_t)sizeof(float);
+        st *= x->shape[dims[k]];
+    }
+    tn__iter_run_par(&it, tn__unary_f32, c, -1);
+    tn__iter_init(&back, out->shape, out->ndim);
+    tn__iter_add(&back, out);
+    back.nops = 2;
+    back.data[1] = (char *)buf;
+    for (int i = 0; i < out->ndim; i++) back.strides[1][i] = x->shape[i] == 1 ? 0 : bs[i];
+    int64_t es = (int64_t)sizeof(float);
+    tn__iter_run_par(&back, tn__copy_bytes, &es, -1);
+    TN_FREE(buf);
+    return true;
+}
+
 static int tn__cpu_unary(tn_unary_op op, tn_tensor *out, tn_tensor *x, const double *params) {
     tn__kctx c;
     memset(&c, 0, sizeof c);
@@ -224,6 +269,7 @@ static int tn__cpu_unary(tn_unary_op op, tn_tensor *out, tn_tensor *x, const dou
     }
     tn__loop_fn fn = tn__pick_loop(x->dtype, tn__unary_f32, tn__unary_f64, tn__unary_i32, tn__unary_i64, tn__unary_u8, tn__unary_b, tn__unary_i8, tn__unary_i16);
     if (!fn) return TN__FAIL_INT("%s: dtype %s is not supported on the CPU", tn_unary_op_name(op), tn_dtype_name(x->dtype));
+    if (tn__trig_in_memory_order(op, out, x, &c)) return 0;
     tn__iter it;
     tn__iter_init(&it, out->shape, out->ndim);
     tn__iter_add(&it, out);
@@ -249,104 +295,6 @@ static int tn__cpu_unary(tn_unary_op op, tn_tensor *out, tn_tensor *x, const dou
 TN__DEFINE_FLOAT_DIVMOD(float, f32, f)
 TN__DEFINE_FLOAT_DIVMOD(double, f64, )
 
-/* ---- pow as PyTorch's CPU kernels compute it ----
-   float32 pow outside the special exponents runs SLEEF's Sleef_powf8_u10 (torch 1.13's AVX2
-   kernels; 2025 PyTorch the same, 16 lanes on AVX-512: the same lane formula) on each 16
-   elements of a vectorisable inner loop, and a scalar pow on the rest of the loop (its last
-   n % 16 elements, or all of a strided one). tn__sleef_powf is SLEEF 3.5.1's xpowf (the
-   Debian libsleef torch links), one lane in scalar C: its double-float (head, tail) helpers
-   as its FMA build writes them (each fmaf is a fused instruction there, every other product
-   rounded alone; C11 does not contract them), checked bit for bit against torch.pow. */
-typedef struct { float x, y; } tn__sf2;   /* SLEEF's vfloat2: x + y, |y| <= ulp(x) / 2 */
-TN__ALWAYS_INLINE tn__sf2 tn__sf2_(float x, float y) { tn__sf2 r = {x, y}; return r; }
-TN__ALWAYS_INLINE tn__sf2 tn__sf_add2_ff(float x, float y) { const float s = x + y, v = s - x; return tn__sf2_(s, (x - (s - v)) + (y - v)); }
-TN__ALWAYS_INLINE tn__sf2 tn__sf_add2_f2f(tn__sf2 x, float y) { const float s = x.x + y, v = s - x.x; return tn__sf2_(s, ((x.x - (s - v)) + (y - v)) + x.y); }
-TN__ALWAYS_INLINE tn__sf2 tn__sf_add2_f2f2(tn__sf2 x, tn__sf2 y) { const float s = x.x + y.x, v = s - x.x; return tn__sf2_(s, ((x.x - (s - v)) + (y.x - v)) + (x.y + y.y)); }
-TN__ALWAYS_INLINE tn__sf2 tn__sf_add_f2f2(tn__sf2 x, tn__sf2 y) { const float s = x.x + y.x; return tn__sf2_(s, (((x.x - s) + y.x) + x.y) + y.y); }
-TN__ALWAYS_INLINE tn__sf2 tn__sf_add_ff2(float x, tn__sf2 y) { const float s = x + y.x; return tn__sf2_(s, ((x - s) + y.x) + y.y); }
-TN__ALWAYS_INLINE tn__sf2 tn__sf_mul_f2f(tn__sf2 x, float y) { const float s = x.x * y; return tn__sf2_(s, fmaf(x.y, y, fmaf(x.x, y, -s))); }
-TN__ALWAYS_INLINE tn__sf2 tn__sf_mul_f2f2(tn__sf2 x, tn__sf2 y) { const float s = x.x * y.x; return tn__sf2_(s, fmaf(x.x, y.y, fmaf(x.y, y.x, fmaf(x.x, y.x, -s)))); }
-TN__ALWAYS_INLINE tn__sf2 tn__sf_squ(tn__sf2 x) { const float s = x.x * x.x; return tn__sf2_(s, fmaf(x.x + x.x, x.y, fmaf(x.x, x.x, -s))); }
-TN__ALWAYS_INLINE tn__sf2 tn__sf_div(tn__sf2 n, tn__sf2 d) {
-    const float t = 1.0f / d.x, s = n.x * t, u = fmaf(t, n.x, -s), v = fmaf(-d.y, t, fmaf(-d.x, t, 1.0f));
-    return tn__sf2_(s, fmaf(s, v, fmaf(n.y, t, u)));
-}
-TN__ALWAYS_INLINE int32_t tn__sf_asr(int32_t x, int sh) { return x < 0 ? (int32_t)~(~(uint32_t)x >> sh) : (int32_t)((uint32_t)x >> sh); }
-/* logkf: log(d) for d >= 0 as a double-float */
-TN__ALWAYS_INLINE tn__sf2 tn__sf_logk(float d) {
-    const bool tiny = d < FLT_MIN;
-    if (tiny) d *= 18446744073709551616.0f;   /* 2^64 */
-    int32_t e = (int32_t)((tn__f32_bits(d * (1.0f / 0.75f)) >> 23) & 0xff) - 0x7f;
-    const float m = tn__bits_f32(tn__f32_bits(d) + ((uint32_t)-e << 23));
-    if (tiny) e -= 64;
-    const tn__sf2 x = tn__sf_div(tn__sf_add2_ff(-1.0f, m), tn__sf_add2_ff(1.0f, m)), x2 = tn__sf_squ(x);
-    float t = 0.240320354700088500976562f;
-    t = fmaf(t, x2.x, 0.285112679004669189453125f);
-    t = fmaf(t, x2.x, 0.400007992982864379882812f);
-    tn__sf2 s = tn__sf_mul_f2f(tn__sf2_(0.69314718246459960938f, -1.904654323148236017e-09f), (float)e);
-    s = tn__sf_add_f2f2(s, tn__sf2_(x.x * 2.0f, x.y * 2.0f));
-    return tn__sf_add_f2f2(s, tn__sf_mul_f2f2(tn__sf_mul_f2f2(x2, x),
-                                              tn__sf_add2_f2f2(tn__sf_mul_f2f(x2, t), tn__sf2_(0.66666662693023681640625f, 3.69183861259614332084311e-09f))));
-}
-/* expkf: exp(d.x + d.y), 0 below -104 */
-TN__ALWAYS_INLINE float tn__sf_expk(tn__sf2 d) {
-    float u = (d.x + d.y) * 1.442695040888963407359924681001892137426645954152985934135449406931f;
-    const int32_t q = u >= -2147483648.0f && u < 2147483648.0f ? (int32_t)nearbyintf(u) : INT32_MIN;   /* cvtps2dq */
-    tn__sf2 s = tn__sf_add2_f2f(d, (float)q * -0.693145751953125f);
-    s = tn__sf_add2_f2f(s, (float)q * -1.428606765330187045e-06f);
-    const float h = s.x + s.y;
-    s = tn__sf2_(h, (s.x - h) + s.y);
-    u = 0.00136324646882712841033936f;
-    u = fmaf(u, s.x, 0.00836596917361021041870117f);
-    u = fmaf(u, s.x, 0.0416710823774337768554688f);
-    u = fmaf(u, s.x, 0.166665524244308471679688f);
-    u = fmaf(u, s.x, 0.499999850988388061523438f);
-    const tn__sf2 t = tn__sf_add_ff2(1.0f, tn__sf_add_f2f2(s, tn__sf_mul_f2f(tn__sf_squ(s), u)));
-    /* vldexp_vf_vf_vi2: (t.x + t.y) * 2^q in steps that neither overflow nor flush early */
-    int32_t m = tn__sf_asr(q, 31), qq;
-    m = (int32_t)((uint32_t)(tn__sf_asr((int32_t)((uint32_t)m + (uint32_t)q), 6) - m) << 4);
-    qq = (int32_t)((uint32_t)q - ((uint32_t)m << 2));
-    m = (int32_t)((uint32_t)m + 0x7f);
-    m = m < 0 ? 0 : m > 0xff ? 0xff : m;
-    const float f = tn__bits_f32((uint32_t)m << 23);
-    u = (t.x + t.y) * f * f * f * f * tn__bits_f32(((uint32_t)qq + 0x7f) << 23);
-    return d.x < -104.0f ? 0.0f : u;
-}
-TN__ALWAYS_INLINE float tn__sleef_powf(float x, float y) {
-    const float ay = fabsf(y);
-    const bool yisint = truncf(y) == y || ay > 16777216.0f;
-    const bool yisodd = yisint && ay < 16777216.0f && ((int32_t)y & 1);
-    float r = tn__sf_expk(tn__sf_mul_f2f(tn__sf_logk(fabsf(x)), y));
-    if (r != r) r = INFINITY;
-    r *= x > 0 ? 1.0f : yisint ? (yisodd ? -1.0f : 1.0f) : NAN;
-    const float efx = tn__bits_f32(tn__f32_bits(fabsf(x) - 1.0f) ^ (tn__f32_bits(y) & 0x80000000u));
-    if (isinf(y)) r = efx < 0 ? 0.0f : efx == 0 ? 1.0f : INFINITY;
-    if (isinf(x) || x == 0)
-        r = (yisodd ? tn__bits_f32(tn__f32_bits(1.0f) | (tn__f32_bits(x) & 0x80000000u)) : 1.0f) * ((x == 0 ? -y : y) < 0 ? 0.0f : INFINITY);
-    if (x != x || y != y) r = tn__bits_f32(0xffffffffu);
-    if (y == 0 || x == 1) r = 1.0f;
-    return r;
-}
-#ifdef TN_TESTING
-float tn__sleef_powf_test(float x, float y) { return tn__sleef_powf(x, y); }
-#endif
-/* o[i] = SLEEF's pow of a[i * sa] and b[i * sb]: compiled plain (fmaf a libm call) and for
-   AVX2 with FMA (fmaf one instruction, the same bits; twice as fast), chosen at run time */
-#define TN__SLEEF_POWF_LOOP(NAME, ATTR) \
-    ATTR static void NAME(float *o, const char *a, int64_t sa, const char *b, int64_t sb, int64_t n) { \
-        for (int64_t i = 0; i < n; i++) o[i] = tn__sleef_powf(*(const float *)(a + i * sa), *(const float *)(b + i * sb)); }
-TN__SLEEF_POWF_LOOP(tn__sleef_powf_loop, TN__PLAIN_FN)
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-TN__SLEEF_POWF_LOOP(tn__sleef_powf_loop_fma, __attribute__((target("avx2,fma"))))
-#endif
-TN__TESTABLE int tn__pow_fma_loop = 1;   /* 0 (tests): the plain copy everywhere */
-static void tn__sleef_powf_run(float *o, const char *a, int64_t sa, const char *b, int64_t sb, int64_t n) {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    __builtin_cpu_init();
-    if (tn__pow_fma_loop && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) { tn__sleef_powf_loop_fma(o, a, sa, b, sb, n); return; }
-#endif
-    tn__sleef_powf_loop(o, a, sa, b, sb, n);
-}
 /* POW's alpha: 1 for a tensor exponent (tn_pow: PyTorch's pow_tensor_tensor, no special
    exponents, SLEEF on each 16, powf on the rest), else the Python-number exponent itself
    (tn_pow_scalar: pow_tensor_scalar's special exponents 2, 3, -2 as products, 0.5, -0.5, -1
@@ -368,8 +316,7 @@ static void tn__pow_f32(char **p, const int64_t *s, int64_t n, double alpha) {
        be a broadcast scalar (pow_tensor_scalar has one input, the base; pow_tensor_tensor two) */
     const bool va = s[1] == 4 || s[1] == 0, vb = s[2] == 4 || s[2] == 0;
     const int64_t nv = s[0] == 4 && va && (scalar || (vb && (s[1] | s[2]) != 0)) ? n / 16 * 16 : 0;
-    float *o = (float *)p[0];
-    if (nv) tn__sleef_powf_run(o, p[1], s[1], scalar ? (const char *)&e : p[2], scalar ? 0 : s[2], nv);
+    if (nv) tn__sleef_powf_run(p[0], 4, p[1], s[1], scalar ? (const char *)&e : p[2], scalar ? 0 : s[2], nv);
     for (int64_t i = nv; i < n; i++) {
         const float a = *(const float *)(p[1] + i * s[1]);
         *(float *)(p[0] + i * s[0]) = scalar ? (float)pow((double)a, alpha) : powf(a, *(const float *)(p[2] + i * s[2]));
@@ -386,13 +333,28 @@ static void tn__pow_f64(char **p, const int64_t *s, int64_t n, double alpha) {
     else TN__MAP2(double, double, pow(a, b));
 }
 
+/* add(a, b, alpha) for alpha != 1 as torch: one fused multiply-add (its vec::fmadd, and the
+   scalar a + alpha * b its compiler contracts); plain (fma a libm call) and AVX2+FMA copies */
+#define TN__AXPY_LOOP(T, F, NAME, ATTR) ATTR static void NAME(char **p, const int64_t *s, int64_t n, T alpha) { TN__MAP2(T, T, fma##F(alpha, b, a)); }
+TN__AXPY_LOOP(float, f, tn__axpy_plain_f32, TN__PLAIN_FN)
+TN__AXPY_LOOP(double, , tn__axpy_plain_f64, TN__PLAIN_FN)
+#ifdef TN__FMA_FN
+TN__AXPY_LOOP(float, f, tn__axpy_fma_f32, TN__FMA_FN)
+TN__AXPY_LOOP(double, , tn__axpy_fma_f64, TN__FMA_FN)
+#define TN__AXPY(S) (tn__cpu_fma() ? tn__axpy_fma_##S : tn__axpy_plain_##S)
+#else
+#define TN__AXPY(S) tn__axpy_plain_##S
+#endif
+static void tn__axpy_f32(char **p, const int64_t *s, int64_t n, float alpha) { TN__AXPY(f32)(p, s, n, alpha); }
+static void tn__axpy_f64(char **p, const int64_t *s, int64_t n, double alpha) { TN__AXPY(f64)(p, s, n, alpha); }
+
 /* @template TN__DEFINE_BINARY_FLOAT(T, S, F) */
 static void tn__binary_##S(char **p, const int64_t *s, int64_t n, void *vc) {
     tn__kctx *c = (tn__kctx *)vc;
     const T alpha = (T)c->alpha;
     switch ((tn_binary_op)c->op) {
-    case ADD: if (alpha == 1) TN__MAP2(T, T, a + b); else TN__MAP2(T, T, a + alpha * b); break;
-    case SUB: if (alpha == 1) TN__MAP2(T, T, a - b); else TN__MAP2(T, T, a - alpha * b); break;
+    case ADD: if (alpha == 1) TN__MAP2(T, T, a + b); else tn__axpy_##S(p, s, n, alpha); break;
+    case SUB: if (alpha == 1) TN__MAP2(T, T, a - b); else tn__axpy_##S(p, s, n, -alpha); break;   /* torch: add(-alpha) */
     case MUL: TN__MAP2(T, T, a * b); break;
     case DIV: TN__MAP2(T, T, a / b); break;
     case FLOOR_DIVIDE: TN__MAP2(T, T, tn__floordiv_##S(a, b)); break;

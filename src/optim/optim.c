@@ -473,8 +473,9 @@ TNDEF int tn_optim_zero_grad_str(tn_optim *optim, const char *options) {
    state pointers of element i (&d: a scratch value for a slot the rule does not touch). */
 /* the arguments of a threaded step: the rule's constants, the buffers */
 #define TN__OPTIM_ARGS(T, S) typedef struct { const tn__optk *k; const T *c; T *p; const T *g; T *s0, *s1, *s2; } tn__optim_args_##S;
-#define TN__OPTIM_LOOP(T, S, NAME, KIND, F, A, B, E) \
-static void tn__optim_part_##S##_##NAME(void *args, int64_t lo, int64_t hi) { \
+#define TN__OPTIM_LOOP(T, S, NAME, KIND, F, A, B, E) TN__OPTIM_LOOP_ATTR(T, S, NAME, KIND, F, A, B, E, TN__PLAIN_FN)
+#define TN__OPTIM_LOOP_ATTR(T, S, NAME, KIND, F, A, B, E, ATTR) \
+ATTR static void tn__optim_part_##S##_##NAME(void *args, int64_t lo, int64_t hi) { \
     const tn__optim_args_##S *a_ = (const tn__optim_args_##S *)args; \
     T *p = a_->p, *s0 = a_->s0, *s1 = a_->s1; \
     const T *g = a_->g; \
@@ -489,6 +490,11 @@ static void tn__optim_part_##S##_##NAME(void *args, int64_t lo, int64_t hi) { \
 #define TN__OPTIM_WD TN_OPTF_WEIGHT_DECAY
 #define TN__OPTIM_DEC TN_OPTF_DECOUPLED
 #define TN__OPTIM_MOM TN_OPTF_MOMENTUM
+#ifdef TN__FMA_FN
+#define TN__SGD_PART(SFX, NAME) (tn__cpu_fma() ? tn__optim_part_##SFX##_##NAME##_fma : tn__optim_part_##SFX##_##NAME)
+#else
+#define TN__SGD_PART(SFX, NAME) tn__optim_part_##SFX##_##NAME
+#endif
 /* @template TN__OPTIM_KERNEL(T, S) */
 TN__OPTIM_ARGS(T, S)
 TN__OPTIM_LOOP(T, S, adam, TN__ADAM, 0, s0 + i, s1 + i, &d)
@@ -499,6 +505,13 @@ TN__OPTIM_LOOP(T, S, sgd, TN__SGD, 0, &d, &d, &d)
 TN__OPTIM_LOOP(T, S, sgd_wd, TN__SGD, TN__OPTIM_WD, &d, &d, &d)
 TN__OPTIM_LOOP(T, S, sgd_mom, TN__SGD, TN__OPTIM_MOM, s0 + i, &d, &d)
 TN__OPTIM_LOOP(T, S, sgd_mom_wd, TN__SGD, TN__OPTIM_MOM | TN__OPTIM_WD, s0 + i, &d, &d)
+/* SGD's fused multiply-adds: fma a libm call in the plain copies, one instruction in these */
+#ifdef TN__FMA_FN
+TN__OPTIM_LOOP_ATTR(T, S, sgd_fma, TN__SGD, 0, &d, &d, &d, TN__FMA_FN)
+TN__OPTIM_LOOP_ATTR(T, S, sgd_wd_fma, TN__SGD, TN__OPTIM_WD, &d, &d, &d, TN__FMA_FN)
+TN__OPTIM_LOOP_ATTR(T, S, sgd_mom_fma, TN__SGD, TN__OPTIM_MOM, s0 + i, &d, &d, TN__FMA_FN)
+TN__OPTIM_LOOP_ATTR(T, S, sgd_mom_wd_fma, TN__SGD, TN__OPTIM_MOM | TN__OPTIM_WD, s0 + i, &d, &d, TN__FMA_FN)
+#endif
 /* the general loop: any rule and flags */
 static void tn__optim_part_##S##_any(void *args, int64_t lo, int64_t hi) {
     const tn__optim_args_##S *a = (const tn__optim_args_##S *)args;
@@ -519,10 +532,10 @@ static void (*tn__optim_part_for_##S(const tn__optk *k, const T *s0, const T *s1
         if (f == (WD | DEC)) return tn__optim_part_##S##_adam_wd_dec;
         if (f == DEC) return tn__optim_part_##S##_adam_dec;
     } else if (k->kind == TN__SGD) {
-        if (f == 0) return tn__optim_part_##S##_sgd;
-        if (f == WD) return tn__optim_part_##S##_sgd_wd;
-        if (s0 && f == MOM) return tn__optim_part_##S##_sgd_mom;
-        if (s0 && f == (MOM | WD)) return tn__optim_part_##S##_sgd_mom_wd;
+        if (f == 0) return TN__SGD_PART(S, sgd);
+        if (f == WD) return TN__SGD_PART(S, sgd_wd);
+        if (s0 && f == MOM) return TN__SGD_PART(S, sgd_mom);
+        if (s0 && f == (MOM | WD)) return TN__SGD_PART(S, sgd_mom_wd);
     }
     return tn__optim_part_##S##_any;
 }

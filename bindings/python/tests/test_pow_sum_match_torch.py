@@ -3,7 +3,8 @@
 pow by a number (pow_tensor_scalar) and by a tensor (pow_tensor_tensor) run SLEEF's
 powf_u10 on each 16 elements of a vectorisable loop and a scalar pow on the rest, with
 pow_tensor_scalar's special exponents (2, 3, -2 as products, 0.5, -0.5, -1 as sqrt, rsqrt,
-reciprocal); sums add in float in cascade_sum's order (src/ops/kernels.c, src/ops/reduce.c).
+reciprocal: src/ops/sleef.c, src/ops/kernels.c); sums add in float in cascade_sum's order
+(src/ops/reduce.c).
 Each test compares bit for bit (a NaN equals any NaN) against Debian's python3-torch 1.13,
 which runs one thread here; skipped without torch.
 """
@@ -135,3 +136,32 @@ def test_linear_bias_gradient_and_loss():
         lt.backward()
         lo.backward()
         bits_equal(ours.bias.grad, fc.bias.grad)
+
+
+@pytest.mark.parametrize("n", [1, 7, 8, 33, 1003])
+def test_add_sub_with_alpha_fused(n):
+    """add(a, b, alpha=) is one fused multiply-add in torch's add kernel (vec::fmadd, and the
+    scalar a + alpha * b its compiler contracts); sub is add with -alpha"""
+    a, b = values(n, "normal", 5), values(n, "normal", 6) * np.float32(1e6)
+    for alpha in [-1e-8, 0.1, 3.0, -2.5]:
+        bits_equal(tn.add(tn.from_numpy(a), tn.from_numpy(b), alpha=alpha), torch.add(torch.from_numpy(a), torch.from_numpy(b), alpha=alpha))
+        bits_equal(tn.sub(tn.from_numpy(a), tn.from_numpy(b), alpha=alpha), torch.sub(torch.from_numpy(a), torch.from_numpy(b), alpha=alpha))
+        z = tn.from_numpy(a.copy())
+        z.add_(tn.from_numpy(b), alpha=alpha)
+        bits_equal(z, torch.from_numpy(a).add(torch.from_numpy(b), alpha=alpha))
+    bits_equal(tn.tensor(0.3).add(tn.tensor(7e5), alpha=-1e-8), torch.tensor(0.3).add(torch.tensor(7e5), alpha=-1e-8))   # 0-d
+
+
+@pytest.mark.parametrize("opts", [dict(momentum=0.9), dict(momentum=0.9, dampening=0.3, weight_decay=0.01),
+                                  dict(momentum=0.8, nesterov=True), dict(weight_decay=0.1), dict(momentum=0.9, maximize=True)])
+def test_sgd_steps_fused(opts):
+    """SGD's update as torch's _single_tensor_sgd, each add(alpha=) fused: 20 steps bit for bit"""
+    w0 = values(37, "normal", 7)
+    g = [values(37, "normal", 8 + k) * np.float32(1e3) for k in range(20)]
+    pt, pn = torch.nn.Parameter(torch.from_numpy(w0.copy())), tn.nn.Parameter(tn.from_numpy(w0.copy()))
+    ot, on = torch.optim.SGD([pt], lr=1e-3, **opts), tn.optim.SGD([pn], lr=1e-3, **opts)
+    for k in range(20):
+        pt.grad, pn.grad = torch.from_numpy(g[k].copy()), tn.from_numpy(g[k].copy())
+        ot.step()
+        on.step()
+        bits_equal(pn, pt)

@@ -186,6 +186,9 @@ PRELUDE = textwrap.dedent('''
         _torchvision_standin.install()
         if not hasattr(torch, "set_default_device"):           # PyTorch 2.0's; the tutorials pass "cpu"
             torch.set_default_device = lambda device: None
+        if os.environ.get("TUTORIAL_TORCH_2_ZERO_GRAD"):       # PyTorch 2's zero_grad(set_to_none=True)
+            _zg = torch.optim.Optimizer.zero_grad
+            torch.optim.Optimizer.zero_grad = lambda self, set_to_none=True: _zg(self, set_to_none)
     else:
         sys.path.insert(0, {pkg!r})
         import tensor as torch
@@ -424,22 +427,23 @@ def test_polynomial_numpy(tmp_path):
 def test_dynamic_net(tmp_path):
     """dynamic_net: 30000 SGD-with-momentum steps of a polynomial whose order (4 or 5) is
     drawn with Python's random each forward (seeded alike), loss printed every 2000. The
-    first step's loss (the harness reads the first MSELoss value, TUTORIAL_TRACE_MSE) must be
-    PyTorch's to 1e-6. The trajectory through the ill-conditioned start (the loss falls from
-    3.9e6 to 2e5 in two steps; x^4 and x^5 terms; SGD with momentum) then magnifies 1-ulp
-    differences of pow and sin (PyTorch's are SLEEF's vectorised ones): by step 200 the two
-    runs' losses differ by 10 %, so the printed ones (from step 2000) agree only loosely
-    while it converges: each within 25 %, the last within 1e-3; they fall."""
-    ours, theirs = both(tmp_path, "examples_nn/dynamic_net.py", env={"TUTORIAL_TRACE_MSE": "1"}, stderr=True)
+    trajectory through its ill-conditioned start (the loss falls from 3.9e6 to 2e5 in two
+    steps; x^4 and x^5 terms; momentum) magnifies any 1-ulp difference (by step 200 one such
+    made the losses 10 % apart), so every printed line must be PyTorch's exactly: sin is
+    SLEEF's sinf8_u10 as torch's, x ** 4 and x ** 5 its powf8_u10, the float32 sums its cascade,
+    and SGD's add(alpha=) steps fused multiply-adds as torch's add kernel. PyTorch runs with
+    PyTorch 2's zero_grad(set_to_none=True) (1.13 zeroes the gradients, so SGD moved e by
+    momentum on the steps that did not use it; 2.x skips it, as tensor does)."""
+    env = {"TUTORIAL_TRACE_MSE": "1", "TUTORIAL_TORCH_2_ZERO_GRAD": "1"}
+    ours, theirs = both(tmp_path, "examples_nn/dynamic_net.py", env=env, stderr=True)
     mine = losses(ours[0], STEP_LOSS)
     assert len(mine) == 15 and mine[-1] < 0.01 * mine[0], mine
     first = float(re.search(r"first MSELoss: ([\d.e+-]+)", ours[1]).group(1))
     assert first > 1e5
+    assert "Result: y = " in ours[0]
     if theirs is not None:
-        assert abs(first - float(re.search(r"first MSELoss: ([\d.e+-]+)", theirs[1]).group(1))) <= 1e-6 * first
-        ref = losses(theirs[0], STEP_LOSS)
-        np.testing.assert_allclose(mine, ref, rtol=0.25)
-        assert abs(mine[-1] - ref[-1]) <= 1e-3 * ref[-1], (mine[-1], ref[-1])
+        assert ours[1].splitlines()[0] == theirs[1].splitlines()[0]          # the first loss, in full
+        assert ours[0] == theirs[0]                                          # every loss, the result line
 
 
 def cifar10(tmp_path, per_batch):
