@@ -741,9 +741,10 @@ static int tn__eig_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void *
     if (nd->i[0] == 0) mid = tn_diag_embed(tn_to_dtype(g, V->dtype));
     else {
         tn_tensor *VhgV = tn_matmul(Vh, g), *dg = VhgV ? tn_diagonal(VhgV, .dim1 = -2, .dim2 = -1) : NULL;
-        tn_tensor *im = dg ? tn_max(tn_abs(tn_imag(dg))) : NULL;
-        if (!im) return -1;
-        const double bad = tn_numel(im) ? tn_item(im) : 0;
+        if (!dg) return -1;
+        tn_tensor *im = tn_numel(dg) ? tn_max(tn_abs(tn_imag(dg))) : NULL;   /* (allclose(Im, 0, 1e-2, 1e-2)) */
+        if (tn_numel(dg) && !im) return -1;
+        const double bad = im ? tn_item(im) : 0;
         if (!(bad <= 1e-2))
             return TN__FAIL_INT("linalg_eig_backward: The eigenvectors in the complex case are specified up to multiplication by e^{i phi}. "
                                 "The specified loss function depends on this quantity, so it is ill-defined.");
