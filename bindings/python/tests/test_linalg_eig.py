@@ -25,23 +25,25 @@ from opinfo_util import np  # noqa: E402
 
 
 @needs_torch
-def test_opinfo_eigvals():
-    passed, total, failures = H.check_op("linalg.eigvals")
+@pytest.mark.parametrize("cplx", [False, True])
+def test_opinfo_eigvals(cplx):
+    passed, total, failures = H.check_op("linalg.eigvals", cplx=cplx)
     assert total > 0
     assert not failures, f"linalg.eigvals: {passed}/{total} passed\n" + "\n".join(failures[:20])
 
 
 @needs_torch
-def test_opinfo_eig_gauge_invariant():
+@pytest.mark.parametrize("cplx", [False, True])
+def test_opinfo_eig_gauge_invariant(cplx):
     op = H._find("linalg.eig")
     g = lambda r: (r[0], r[1].abs())   # noqa: E731  (OpInfo's output_process_fn_grad for linalg.eig)
     ours_op = H.ours_callable(op)
     ref = types.SimpleNamespace(op=lambda *a, **k: g(op.op(*a, **k)), name=op.name)
     ours = lambda *a, **k: g(ours_op(*a, **k))   # noqa: E731
     total, failures = 0, []
-    for k, (s, grad) in enumerate(H._samples(op)):
+    for k, (s, grad) in enumerate(H._samples(op, cplx=cplx)):
         total += 1
-        f32 = s.input.dtype == torch.float32
+        f32 = s.input.dtype in (torch.float32, torch.complex64)
         try:
             run_sample(ref, ours, s, f"linalg.eig sample {k}", noncontig=k % 2 == 1, check_grad=grad,
                        tol=(1e-4, 1e-4) if f32 else (1e-7, 1e-7), grad_tol=(1e-6, 1e-6))
