@@ -22223,6 +22223,9 @@ TNDEF tn_tensor *tn_linalg_cond(tn_tensor *A, const char *p) { return TN__AS("tn
    loops are LAPACK's. Real input gives complex output, as PyTorch: a conjugate pair's
    vectors are x + i y and x - i y. The backward is PyTorch's linalg_eig_backward. */
 
+/* an exceptional shift after this many QR sweeps without a deflation: 10 in the LAPACK that
+   Debian's torch calls (OpenBLAS 0.3.21's; LAPACK 3.7's dlahqr had 6): its choice decides the
+   Schur form, and so the eigenvalues' order and the vectors' signs */
 #define TN__EIG_KEXSH 10
 /* the overflow guard of the back-substitution: x is rescaled before it passes this */
 #define TN__EIG_BIG 1e150
