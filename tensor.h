@@ -22878,7 +22878,7 @@ static void tn__eig_normalise(tn__cplx *v, int64_t n, bool pos) {
     }
     const double a = tn__cabs(v[k]);
     tn__cplx ph = tn__cscale(tn__cconj(v[k]), 1 / a);
-    if (!pos && v[k].re < 0 && fabs(v[k].re) > fabs(v[k].im)) ph = tn__cx(-ph.re, -ph.im);
+    if (!pos && v[k].re < 0) ph = tn__cx(-ph.re, -ph.im);
     for (int64_t i = 0; i < n; i++) v[i] = tn__cmul(v[i], ph);
     v[k] = tn__cx(v[k].re, 0);
 }
