@@ -2549,6 +2549,11 @@ TNDEF tn_tensor *tn_linalg_eigh_str(tn_tensor *A, tn_tensor **eigenvectors, cons
 TNDEF tn_tensor *tn_linalg_eigvalsh_opts(tn_tensor *A, tn_linalg_eigh_fn_opts opts);  /* eigh's eigenvalues alone */
 #define tn_linalg_eigvalsh(...) tn_linalg_eigvalsh_opts(TN__POS_KW(tn_linalg_eigh_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_linalg_eigvalsh_str(tn_tensor *A, const char *options);
+/* linalg.eig of general square matrices A [..., n, n] (float32/64, complex64/128): returns the
+   eigenvalues [..., n], *eigenvectors [..., n, n] (columns), both complex (complex64 for float32
+   and complex64 input), in LAPACK geev's order and normalisation (norm 1, largest entry real). */
+TNDEF tn_tensor *tn_linalg_eig(tn_tensor *A, tn_tensor **eigenvectors);
+TNDEF tn_tensor *tn_linalg_eigvals(tn_tensor *A);                  /* eig's eigenvalues alone */
 /* linalg.svd: returns U, *S [..., k] descending, *Vh; .full_matrices (default true): U
    [..., m, m], Vh [..., n, n], else [..., m, k], [..., k, n]. Complex A: U, Vh complex, S
    real (the vectors' phases are arbitrary, as LAPACK's; a loss that depends on them raises

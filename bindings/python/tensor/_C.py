@@ -607,6 +607,8 @@ tn_qr_str T T A s
 tn_geqrf T T A
 tn_linalg_eigh_str T T A s
 tn_linalg_eigvalsh_str T T s
+tn_linalg_eig T T A
+tn_linalg_eigvals T T
 tn_linalg_svd_str T T A A s
 tn_linalg_svdvals T T
 tn_svd_str T T A A s

@@ -1,7 +1,7 @@
 """torch.linalg: the factorisations and solvers of src/ops/linalg_factor.c, the triangular
 and LU solves, matrix functions, norms and products of src/ops/linalg_more.c and the
-decompositions of src/ops/linalg_decomp.c (float32/float64, CPU), cross and matmul. eig and
-eigvals raise NotImplementedError until complex dtypes exist."""
+decompositions of src/ops/linalg_decomp.c (float32/float64, CPU), eig and eigvals
+(src/ops/linalg_eig.c), cross and matmul."""
 from ._ops import (linalg_cross as cross, matmul, det, linalg_slogdet as slogdet, linalg_lu_factor as lu_factor, linalg_lu as lu,
                    linalg_lu_factor_ex as lu_factor_ex, linalg_inv_ex as inv_ex, linalg_solve as solve,
                    linalg_solve_ex as solve_ex, linalg_cholesky as cholesky, linalg_cholesky_ex as cholesky_ex)
@@ -16,14 +16,19 @@ def inv(A):
     return _wrap(lib.tn_linalg_inv(_tp(A, "linalg.inv", "A")))
 
 
+from ._core import _return_type as _rt0  # noqa: E402
+_eig_rt = _rt0("linalg_eig", ("eigenvalues", "eigenvectors"))
+
+
 def eigvals(A):
-    raise NotImplementedError("linalg.eigvals: the eigenvalues of a general matrix are complex, and complex dtypes "
-                              "(complex64, complex128) are not supported yet")
+    return _wrap(lib.tn_linalg_eigvals(_tp(A, "linalg.eigvals", "A")))
 
 
 def eig(A):
-    raise NotImplementedError("linalg.eig: the eigenvectors of a general matrix are complex, and complex dtypes "
-                              "(complex64, complex128) are not supported yet")
+    from ctypes import byref, c_void_p
+    V = c_void_p()
+    L = _wrap(lib.tn_linalg_eig(_tp(A, "linalg.eig", "A"), byref(V)))
+    return _eig_rt(L, _wrap(V.value))
 
 
 __all__ = ["cross", "matmul", "det", "slogdet", "lu", "lu_factor", "lu_factor_ex", "inv", "inv_ex", "solve", "solve_ex",

@@ -22,7 +22,7 @@ needs_torch = pytest.mark.skipif(torch is None, reason="torch is not installed")
 # the linalg.* entries whose complex samples all pass (each sample of complex128 with
 # gradients and complex64); the rest are listed in NOT_YET with the reason
 OPS = """
-linalg.cholesky linalg.cholesky_ex linalg.cond linalg.cross linalg.det linalg.eigvalsh linalg.householder_product
+linalg.cholesky linalg.cholesky_ex linalg.cond linalg.cross linalg.det linalg.eigvals linalg.eigvalsh linalg.householder_product
 linalg.inv linalg.inv_ex linalg.ldl_factor linalg.ldl_factor_ex linalg.ldl_solve linalg.lstsq linalg.lstsq:grad_oriented linalg.lu linalg.lu_factor linalg.lu_factor_ex
 linalg.lu_solve linalg.matrix_norm linalg.matrix_power linalg.matrix_rank linalg.matrix_rank:hermitian linalg.multi_dot
 linalg.norm linalg.norm:subgradients_at_zero linalg.pinv linalg.pinv:hermitian linalg.pinv:singular linalg.qr
@@ -34,7 +34,7 @@ NOT_YET = {
                   "(test_opinfo_svd_gauge_invariant)",
     "linalg.eigh": "the eigenvectors' phases are LAPACK's arbitrary ones: compared gauge-invariantly "
                    "(test_opinfo_eigh_gauge_invariant)",
-    "linalg.eig": "general eigen-decomposition: complex results", "linalg.eigvals": "as linalg.eig",
+    "linalg.eig": "the eigenvectors' phases: compared through abs(V), OpInfo's own wrapper (test_linalg_eig.py)",
     "linalg.det:singular": "one gradient sample (a singular matrix: torch's svd-based formula)",
     "linalg.vecdot": "1-d complex inputs: Debian's torch 1.13 returns 0 (its BLAS dot); ours sum(conj(x) y), as 2025 "
                      "PyTorch (test_vecdot_conjugates)",
