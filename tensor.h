@@ -20255,7 +20255,6 @@ static int tn__la_check_dt(const char *fn, tn_tensor *A, const char *what, bool 
                             (long long)A->shape[A->ndim - 2], (long long)A->shape[A->ndim - 1]);
     return 0;
 }
-static int tn__la_check(const char *fn, tn_tensor *A, const char *what, bool square) { return tn__la_check_dt(fn, A, what, square, false); }
 /* A contiguous float64 (complex: complex128) copy, without history: the kernels overwrite it. */
 static tn_tensor *tn__la_work(tn_tensor *A) { return tn_clone(tn_to_dtype(tn_detach(A), tn_is_complex(A) ? TN_C128 : TN_F64)); }
 /* The conjugate transpose of the last two dims (of a real tensor, its transpose). */

@@ -185,7 +185,7 @@ static tn_tensor *g_svd_inv(tn_tensor *const *in, int n, void *u) {   /* U S Vh,
     if (!U) return NULL;
     tn_tensor *R = tn_matmul(tn_mul(U, tn_unsqueeze(tn_to_dtype(S, TN_C128), -2)), Vh);
     tn_tensor *V2 = tn_square(tn_abs(Vh)), *parts[3] = {tn_add(tn_real(R), tn_imag(R)), tn_square(tn_abs(U)), u ? V2 : tn_transpose(V2, 0, 1)};
-    return tn_cat(parts, 3, u ? 1 : 0);   /* (wide: all 3 rows) */
+    return tn_cat(parts, 3, .dim = u ? 1 : 0);   /* (wide: all 3 rows) */
 }
 static tn_tensor *g_eigh_abs(tn_tensor *const *in, int n, void *u) {   /* |V|^2: invariant under the columns' phases */
     (void)n; (void)u;
