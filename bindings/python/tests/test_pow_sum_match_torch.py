@@ -165,3 +165,78 @@ def test_sgd_steps_fused(opts):
         ot.step()
         on.step()
         bits_equal(pn, pt)
+
+
+def _adam2(w0, grads, lr, betas, eps, wd, amsgrad=False, maximize=False, decoupled=False):
+    """PyTorch 2's _single_tensor_adam (AdamW: param.mul_(1 - lr * weight_decay) first) in
+    torch 1.13's ops: 1.13's Adam decays exp_avg by mul_ and add_, 2.0 on by lerp_"""
+    import math
+    p = torch.from_numpy(w0.copy())
+    m, v, vmax = torch.zeros_like(p), torch.zeros_like(p), torch.zeros_like(p)
+    out = []
+    for step, g in enumerate(grads, 1):
+        g = torch.from_numpy(-g if maximize else g.copy())
+        if decoupled:
+            p.mul_(1 - lr * wd)
+        elif wd != 0:
+            g = g.add(p, alpha=wd)
+        m.lerp_(g, 1 - betas[0])
+        v.mul_(betas[1]).addcmul_(g, g, value=1 - betas[1])
+        bc2_sqrt = math.sqrt(1 - betas[1] ** step)
+        if amsgrad:
+            torch.maximum(vmax, v, out=vmax)
+        den = ((vmax if amsgrad else v).sqrt() / bc2_sqrt).add_(eps)
+        p.addcdiv_(m, den, value=-(lr / (1 - betas[0] ** step)))
+        out.append(p.clone())
+    return out
+
+
+@pytest.mark.parametrize("name,opts", [("Adam", dict(weight_decay=0.1)), ("Adam", dict(weight_decay=0.37, amsgrad=True)),
+                                       ("Adam", dict(weight_decay=0.05, maximize=True, betas=(0.8, 0.99))), ("Adam", {}),
+                                       ("AdamW", {}), ("AdamW", dict(weight_decay=0.3, amsgrad=True))])
+@pytest.mark.parametrize("n", [7, 1003])
+def test_adam_steps_fused(name, opts, n):
+    """Adam's grad.add(param, alpha=weight_decay), exp_avg.lerp_ and exp_avg_sq.mul_().addcmul_()
+    are each one fused multiply-add in torch's kernels: 12 steps bit for bit with PyTorch 2's
+    rule (the plain loop of 7 elements, the threaded and vectorised one of 1003)"""
+    w0 = values(n, "normal", 7)
+    g = [values(n, "normal", 8 + k) for k in range(12)]
+    full = dict(lr=1e-2, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01 if name == "AdamW" else 0.0)
+    full.update(opts)
+    ref = _adam2(w0, g, full["lr"], full["betas"], full["eps"], full["weight_decay"], full.get("amsgrad", False),
+                 full.get("maximize", False), name == "AdamW")
+    pn = tn.nn.Parameter(tn.from_numpy(w0.copy()))
+    on = getattr(tn.optim, name)([pn], **full)
+    for k in range(12):
+        pn.grad = tn.from_numpy(g[k].copy())
+        on.step()
+        bits_equal(pn, ref[k])
+    # torch 1.13's own Adam (foreach=False and the default) agrees on the first step, before
+    # its exp_avg's mul_ and add_ part from lerp_
+    for foreach in (False, None):
+        pt = torch.nn.Parameter(torch.from_numpy(w0.copy()))
+        ot = getattr(torch.optim, name)([pt], foreach=foreach, **full)
+        pt.grad = torch.from_numpy(g[0].copy())
+        ot.step()
+        bits_equal(pt, ref[0])
+
+
+@pytest.mark.parametrize("name,opts", [("RMSprop", dict(lr=1e-2, weight_decay=0.1)),
+                                       ("RMSprop", dict(lr=1e-2, weight_decay=0.1, momentum=0.9)),
+                                       ("RMSprop", dict(lr=1e-2, momentum=0.5, alpha=0.9)),
+                                       ("Adagrad", dict(lr=1e-2, weight_decay=0.1)),
+                                       ("Adagrad", dict(lr=1e-1, lr_decay=0.01, weight_decay=0.3, initial_accumulator_value=0.2)),
+                                       ("Adadelta", dict(weight_decay=0.1)), ("Adadelta", dict(lr=0.5, rho=0.8))])
+@pytest.mark.parametrize("foreach", [False, None])
+def test_rmsprop_adagrad_adadelta_steps_fused(name, opts, foreach):
+    """weight decay's add(alpha=), addcmul_ and param.add_(alpha=) fused as torch's kernels:
+    12 steps of torch 1.13's own optimizer bit for bit (the same rule as PyTorch 2's)"""
+    w0 = values(1003, "normal", 7)
+    g = [values(1003, "normal", 30 + k) for k in range(12)]
+    pt, pn = torch.nn.Parameter(torch.from_numpy(w0.copy())), tn.nn.Parameter(tn.from_numpy(w0.copy()))
+    ot, on = getattr(torch.optim, name)([pt], foreach=foreach, **opts), getattr(tn.optim, name)([pn], **opts)
+    for k in range(12):
+        pt.grad, pn.grad = torch.from_numpy(g[k].copy()), tn.from_numpy(g[k].copy())
+        ot.step()
+        on.step()
+        bits_equal(pn, pt)
