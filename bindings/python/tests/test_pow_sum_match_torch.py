@@ -240,3 +240,58 @@ def test_rmsprop_adagrad_adadelta_steps_fused(name, opts, foreach):
         ot.step()
         on.step()
         bits_equal(pn, pt)
+
+
+def _rmsprop_centered2(w0, grads, lr, alpha, eps, wd, momentum):
+    """PyTorch 2's _single_tensor_rmsprop, centered (1.13 decayed grad_avg by mul_ and add_)"""
+    p = torch.from_numpy(w0.copy())
+    sq, ga, buf = torch.zeros_like(p), torch.zeros_like(p), torch.zeros_like(p)
+    out = []
+    for g in grads:
+        g = torch.from_numpy(g.copy()).add(p, alpha=wd)
+        sq.mul_(alpha).addcmul_(g, g, value=1 - alpha)
+        ga.lerp_(g, 1 - alpha)
+        avg = sq.addcmul(ga, ga, value=-1).sqrt_().add_(eps)
+        if momentum > 0:
+            buf.mul_(momentum).addcdiv_(g, avg)
+            p.add_(buf, alpha=-lr)
+        else:
+            p.addcdiv_(g, avg, value=-lr)
+        out.append(p.clone())
+    return out
+
+
+def _adamax2(w0, grads, lr, betas, eps, wd):
+    """PyTorch 2's _single_tensor_adamax (1.13 decayed exp_avg by mul_ and add_)"""
+    p = torch.from_numpy(w0.copy())
+    m, u = torch.zeros_like(p), torch.zeros_like(p)
+    out = []
+    for step, g in enumerate(grads, 1):
+        g = torch.from_numpy(g.copy()).add(p, alpha=wd)
+        m.lerp_(g, 1 - betas[0])
+        torch.maximum(u.mul_(betas[1]), g.abs().add_(eps), out=u)
+        p.addcdiv_(m, u, value=-(lr / (1 - betas[0] ** step)))
+        out.append(p.clone())
+    return out
+
+
+@pytest.mark.parametrize("momentum", [0.0, 0.9])
+def test_rmsprop_centered_and_adamax_steps_fused(momentum):
+    """RMSprop(centered=True) and Adamax with weight decay: 12 steps bit for bit with PyTorch 2's
+    rules in 1.13's ops (lerp_, addcmul and add(alpha=) fused)"""
+    w0 = values(1003, "normal", 3)
+    g = [values(1003, "normal", 50 + k) for k in range(12)]
+    pn = tn.nn.Parameter(tn.from_numpy(w0.copy()))
+    on = tn.optim.RMSprop([pn], lr=1e-2, alpha=0.9, weight_decay=0.1, momentum=momentum, centered=True)
+    ref = _rmsprop_centered2(w0, g, 1e-2, 0.9, 1e-8, 0.1, momentum)
+    for k in range(12):
+        pn.grad = tn.from_numpy(g[k].copy())
+        on.step()
+        bits_equal(pn, ref[k])
+    pn = tn.nn.Parameter(tn.from_numpy(w0.copy()))
+    on = tn.optim.Adamax([pn], lr=2e-2, betas=(0.8, 0.99), weight_decay=0.2)
+    ref = _adamax2(w0, g, 2e-2, (0.8, 0.99), 1e-8, 0.2)
+    for k in range(12):
+        pn.grad = tn.from_numpy(g[k].copy())
+        on.step()
+        bits_equal(pn, ref[k])
