@@ -4609,7 +4609,10 @@ TNDEF int tn_clip_grad_value_(tn_tensor *const *params, int n, double clip_value
    follows the tensor ops of PyTorch 2's _single_tensor_<optimizer> in order, with the
    per-step scalars (bias corrections, step sizes) computed by the caller in double and
    passed in the element type, as PyTorch's kernels receive them. State arguments are
-   read and written; the new parameter value is returned. */
+   read and written; the new parameter value is returned. Where torch's CPU kernel is one
+   fused multiply-add, so is the rule: x.add(y, alpha=c) is fma(c, y, x) (vec::fmadd, and
+   the scalar a + alpha * b its compiler contracts), x.addcmul(y, z, value=c) fma(c * y, z, x),
+   lerp fma(w, b - a, a) or fma(-(b - a), 1 - w, b); addcdiv stays x + c * y / z. */
 #define TN_OPTF_MAXIMIZE 1        /* the gradient is negated first */
 #define TN_OPTF_WEIGHT_DECAY 2    /* weight_decay != 0: grad += weight_decay * param */
 #define TN_OPTF_MOMENTUM 4        /* SGD: momentum != 0; RMSprop: momentum > 0 */
@@ -4620,15 +4623,17 @@ TNDEF int tn_clip_grad_value_(tn_tensor *const *params, int n, double clip_value
 #define TN_OPTF_DECOUPLED 128     /* AdamW, NAdam/RAdam decoupled_weight_decay: param *= 1 - lr*weight_decay */
 #define TN_OPTF_RECTIFY 256       /* RAdam: rho_t > 5 */
 /* TN__DEFINE_OPTIM_RULES(float, f32, f): the template in src/api.h */
-/* torch.lerp(a, b, w), exact at both ends */
+/* torch.lerp(a, b, w), exact at both ends, fused as torch's lerp_vec (fmadd / fnmadd) */
 TN_HD static inline float tn_optim_lerp_f32(float a, float b, float w) {
-    return fabsf(w) < (float)0.5 ? a + w * (b - a) : b - (b - a) * ((float)1 - w); }
+    return fabsf(w) < (float)0.5 ? fmaf(w, b - a, a) : fmaf(-(b - a), (float)1 - w, b); }
+/* x.mul_(beta).addcmul_(g, g, value=c): the product rounded, then one fma */
+TN_HD static inline float tn__optim_sq_avg_f32(float x, float beta, float c, float g) { return fmaf(c * g, g, x * beta); }
 /* torch.maximum: NaN propagates */
 TN_HD static inline float tn_optim_max_f32(float a, float b) { return a != a ? a : b != b ? b : a > b ? a : b; }
 TN_HD static inline float tn__optim_grad_f32(float *p, float g, float wd, float decay, int f) {
     if (f & TN_OPTF_MAXIMIZE) g = -g;
     if (f & TN_OPTF_DECOUPLED) *p = *p * decay;
-    else if (f & TN_OPTF_WEIGHT_DECAY) g = g + wd * *p;
+    else if (f & TN_OPTF_WEIGHT_DECAY) g = fmaf(wd, *p, g);   /* grad.add(param, alpha=weight_decay) */
     return g; }
 /* SGD as torch's _single_tensor_sgd: each x.add(y, alpha=c) there is one fused multiply-add
    (torch's add kernel: vec::fmadd, and its scalar a + alpha * b contracted by its compiler) */
@@ -4646,7 +4651,7 @@ TN_HD static inline float tn_adam_update_f32(float p, float g, float *m, float *
                                          float beta2, float one_minus_beta2, float bias_correction2_sqrt, float eps, float neg_step_size, int f) {
     g = tn__optim_grad_f32(&p, g, wd, decay, f);
     *m = tn_optim_lerp_f32(*m, g, one_minus_beta1);
-    *v = *v * beta2 + one_minus_beta2 * g * g;
+    *v = tn__optim_sq_avg_f32(*v, beta2, one_minus_beta2, g);
     float den;
     if (f & TN_OPTF_AMSGRAD) { *vmax = tn_optim_max_f32(*vmax, *v); den = sqrtf(*vmax) / bias_correction2_sqrt + eps; }
     else den = sqrtf(*v) / bias_correction2_sqrt + eps;
@@ -4654,28 +4659,28 @@ TN_HD static inline float tn_adam_update_f32(float p, float g, float *m, float *
 TN_HD static inline float tn_rmsprop_update_f32(float p, float g, float *square_avg, float *grad_avg, float *buf, float wd, float alpha,
                                             float one_minus_alpha, float eps, float momentum, float lr, int f) {
     g = tn__optim_grad_f32(&p, g, wd, (float)1, f & ~TN_OPTF_DECOUPLED);
-    *square_avg = *square_avg * alpha + one_minus_alpha * g * g;
+    *square_avg = tn__optim_sq_avg_f32(*square_avg, alpha, one_minus_alpha, g);
     float avg;
     if (f & TN_OPTF_CENTERED) {
         *grad_avg = tn_optim_lerp_f32(*grad_avg, g, one_minus_alpha);
-        avg = sqrtf(*square_avg + (float)-1 * *grad_avg * *grad_avg);
+        avg = sqrtf(fmaf(-*grad_avg, *grad_avg, *square_avg));   /* addcmul(value=-1) */
     } else avg = sqrtf(*square_avg);
     avg = avg + eps;
-    if (f & TN_OPTF_MOMENTUM) { *buf = *buf * momentum + g / avg; return p + (-lr) * *buf; }
+    if (f & TN_OPTF_MOMENTUM) { *buf = *buf * momentum + g / avg; return fmaf(-lr, *buf, p); }
     return p + (-lr) * g / avg; }
 /* clr = lr / (1 + (step - 1) * lr_decay) */
 TN_HD static inline float tn_adagrad_update_f32(float p, float g, float *sum, float wd, float eps, float clr, int f) {
     g = tn__optim_grad_f32(&p, g, wd, (float)1, f & ~TN_OPTF_DECOUPLED);
-    *sum = *sum + (float)1 * g * g;
+    *sum = fmaf(g, g, *sum);   /* addcmul_(g, g, value=1) */
     return p + (-clr) * g / (sqrtf(*sum) + eps); }
 TN_HD static inline float tn_adadelta_update_f32(float p, float g, float *square_avg, float *acc_delta, float wd, float rho,
                                              float one_minus_rho, float eps, float lr, int f) {
     g = tn__optim_grad_f32(&p, g, wd, (float)1, f & ~TN_OPTF_DECOUPLED);
-    *square_avg = *square_avg * rho + one_minus_rho * g * g;
+    *square_avg = tn__optim_sq_avg_f32(*square_avg, rho, one_minus_rho, g);
     float std = sqrtf(*square_avg + eps);
     float delta = sqrtf(*acc_delta + eps) / std * g;
-    *acc_delta = *acc_delta * rho + one_minus_rho * delta * delta;
-    return p + (-lr) * delta; }
+    *acc_delta = tn__optim_sq_avg_f32(*acc_delta, rho, one_minus_rho, delta);
+    return fmaf(-lr, delta, p); }
 /* clr = lr / (1 - beta1^step) */
 TN_HD static inline float tn_adamax_update_f32(float p, float g, float *m, float *exp_inf, float wd, float one_minus_beta1, float beta2,
                                            float eps, float clr, int f) {
@@ -4688,7 +4693,7 @@ TN_HD static inline float tn_nadam_update_f32(float p, float g, float *m, float 
                                           float one_minus_beta2, float bias_correction2, float eps, float c_grad, float c_avg, int f) {
     g = tn__optim_grad_f32(&p, g, wd, decay, f);
     *m = tn_optim_lerp_f32(*m, g, one_minus_beta1);
-    *v = *v * beta2 + one_minus_beta2 * g * g;
+    *v = tn__optim_sq_avg_f32(*v, beta2, one_minus_beta2, g);
     float den = sqrtf(*v / bias_correction2) + eps;
     p = p + c_grad * g / den;
     return p + c_avg * *m / den; }
@@ -4698,20 +4703,22 @@ TN_HD static inline float tn_radam_update_f32(float p, float g, float *m, float 
                                           float eps, float rect, int f) {
     g = tn__optim_grad_f32(&p, g, wd, decay, f);
     *m = tn_optim_lerp_f32(*m, g, one_minus_beta1);
-    *v = *v * beta2 + one_minus_beta2 * g * g;
+    *v = tn__optim_sq_avg_f32(*v, beta2, one_minus_beta2, g);
     float corrected = *m / bias_correction1;
     if (f & TN_OPTF_RECTIFY) return p + (float)-1 * (corrected * lr * (bias_correction2_sqrt / (sqrtf(*v) + eps)) * rect);
     return p + (float)-1 * (corrected * lr); }
 /* TN__DEFINE_OPTIM_RULES(double, f64, ): the template in src/api.h */
-/* torch.lerp(a, b, w), exact at both ends */
+/* torch.lerp(a, b, w), exact at both ends, fused as torch's lerp_vec (fmadd / fnmadd) */
 TN_HD static inline double tn_optim_lerp_f64(double a, double b, double w) {
-    return fabs(w) < (double)0.5 ? a + w * (b - a) : b - (b - a) * ((double)1 - w); }
+    return fabs(w) < (double)0.5 ? fma(w, b - a, a) : fma(-(b - a), (double)1 - w, b); }
+/* x.mul_(beta).addcmul_(g, g, value=c): the product rounded, then one fma */
+TN_HD static inline double tn__optim_sq_avg_f64(double x, double beta, double c, double g) { return fma(c * g, g, x * beta); }
 /* torch.maximum: NaN propagates */
 TN_HD static inline double tn_optim_max_f64(double a, double b) { return a != a ? a : b != b ? b : a > b ? a : b; }
 TN_HD static inline double tn__optim_grad_f64(double *p, double g, double wd, double decay, int f) {
     if (f & TN_OPTF_MAXIMIZE) g = -g;
     if (f & TN_OPTF_DECOUPLED) *p = *p * decay;
-    else if (f & TN_OPTF_WEIGHT_DECAY) g = g + wd * *p;
+    else if (f & TN_OPTF_WEIGHT_DECAY) g = fma(wd, *p, g);   /* grad.add(param, alpha=weight_decay) */
     return g; }
 /* SGD as torch's _single_tensor_sgd: each x.add(y, alpha=c) there is one fused multiply-add
    (torch's add kernel: vec::fmadd, and its scalar a + alpha * b contracted by its compiler) */
@@ -4729,7 +4736,7 @@ TN_HD static inline double tn_adam_update_f64(double p, double g, double *m, dou
                                          double beta2, double one_minus_beta2, double bias_correction2_sqrt, double eps, double neg_step_size, int f) {
     g = tn__optim_grad_f64(&p, g, wd, decay, f);
     *m = tn_optim_lerp_f64(*m, g, one_minus_beta1);
-    *v = *v * beta2 + one_minus_beta2 * g * g;
+    *v = tn__optim_sq_avg_f64(*v, beta2, one_minus_beta2, g);
     double den;
     if (f & TN_OPTF_AMSGRAD) { *vmax = tn_optim_max_f64(*vmax, *v); den = sqrt(*vmax) / bias_correction2_sqrt + eps; }
     else den = sqrt(*v) / bias_correction2_sqrt + eps;
@@ -4737,28 +4744,28 @@ TN_HD static inline double tn_adam_update_f64(double p, double g, double *m, dou
 TN_HD static inline double tn_rmsprop_update_f64(double p, double g, double *square_avg, double *grad_avg, double *buf, double wd, double alpha,
                                             double one_minus_alpha, double eps, double momentum, double lr, int f) {
     g = tn__optim_grad_f64(&p, g, wd, (double)1, f & ~TN_OPTF_DECOUPLED);
-    *square_avg = *square_avg * alpha + one_minus_alpha * g * g;
+    *square_avg = tn__optim_sq_avg_f64(*square_avg, alpha, one_minus_alpha, g);
     double avg;
     if (f & TN_OPTF_CENTERED) {
         *grad_avg = tn_optim_lerp_f64(*grad_avg, g, one_minus_alpha);
-        avg = sqrt(*square_avg + (double)-1 * *grad_avg * *grad_avg);
+        avg = sqrt(fma(-*grad_avg, *grad_avg, *square_avg));   /* addcmul(value=-1) */
     } else avg = sqrt(*square_avg);
     avg = avg + eps;
-    if (f & TN_OPTF_MOMENTUM) { *buf = *buf * momentum + g / avg; return p + (-lr) * *buf; }
+    if (f & TN_OPTF_MOMENTUM) { *buf = *buf * momentum + g / avg; return fma(-lr, *buf, p); }
     return p + (-lr) * g / avg; }
 /* clr = lr / (1 + (step - 1) * lr_decay) */
 TN_HD static inline double tn_adagrad_update_f64(double p, double g, double *sum, double wd, double eps, double clr, int f) {
     g = tn__optim_grad_f64(&p, g, wd, (double)1, f & ~TN_OPTF_DECOUPLED);
-    *sum = *sum + (double)1 * g * g;
+    *sum = fma(g, g, *sum);   /* addcmul_(g, g, value=1) */
     return p + (-clr) * g / (sqrt(*sum) + eps); }
 TN_HD static inline double tn_adadelta_update_f64(double p, double g, double *square_avg, double *acc_delta, double wd, double rho,
                                              double one_minus_rho, double eps, double lr, int f) {
     g = tn__optim_grad_f64(&p, g, wd, (double)1, f & ~TN_OPTF_DECOUPLED);
-    *square_avg = *square_avg * rho + one_minus_rho * g * g;
+    *square_avg = tn__optim_sq_avg_f64(*square_avg, rho, one_minus_rho, g);
     double std = sqrt(*square_avg + eps);
     double delta = sqrt(*acc_delta + eps) / std * g;
-    *acc_delta = *acc_delta * rho + one_minus_rho * delta * delta;
-    return p + (-lr) * delta; }
+    *acc_delta = tn__optim_sq_avg_f64(*acc_delta, rho, one_minus_rho, delta);
+    return fma(-lr, delta, p); }
 /* clr = lr / (1 - beta1^step) */
 TN_HD static inline double tn_adamax_update_f64(double p, double g, double *m, double *exp_inf, double wd, double one_minus_beta1, double beta2,
                                            double eps, double clr, int f) {
@@ -4771,7 +4778,7 @@ TN_HD static inline double tn_nadam_update_f64(double p, double g, double *m, do
                                           double one_minus_beta2, double bias_correction2, double eps, double c_grad, double c_avg, int f) {
     g = tn__optim_grad_f64(&p, g, wd, decay, f);
     *m = tn_optim_lerp_f64(*m, g, one_minus_beta1);
-    *v = *v * beta2 + one_minus_beta2 * g * g;
+    *v = tn__optim_sq_avg_f64(*v, beta2, one_minus_beta2, g);
     double den = sqrt(*v / bias_correction2) + eps;
     p = p + c_grad * g / den;
     return p + c_avg * *m / den; }
@@ -4781,7 +4788,7 @@ TN_HD static inline double tn_radam_update_f64(double p, double g, double *m, do
                                           double eps, double rect, int f) {
     g = tn__optim_grad_f64(&p, g, wd, decay, f);
     *m = tn_optim_lerp_f64(*m, g, one_minus_beta1);
-    *v = *v * beta2 + one_minus_beta2 * g * g;
+    *v = tn__optim_sq_avg_f64(*v, beta2, one_minus_beta2, g);
     double corrected = *m / bias_correction1;
     if (f & TN_OPTF_RECTIFY) return p + (double)-1 * (corrected * lr * (bias_correction2_sqrt / (sqrt(*v) + eps)) * rect);
     return p + (double)-1 * (corrected * lr); }
@@ -9439,6 +9446,16 @@ TNDEF tn_tensor *tn_triu_indices_str(int64_t row, int64_t col, const char *optio
    TransformationHelper.h / DistributionsHelper.h and the CPU kernels of
    native/cpu/DistributionTemplates.h, element by element in order. A Philox generator (and
    every GPU draw) takes counters instead: see tn_philox_draw. */
+/* No contraction of a product into a following add here (gcc's default outside ISO C modes,
+   -std=gnu*, and clang's within an expression would fuse them): the draws are torch's bits
+   with the multiply-adds its build fused written as fma / fmaf, every other product rounded
+   alone, whatever -std or -ffp-contract the file is compiled with (as src/ops/sleef.c). */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+#pragma GCC push_options
+#pragma GCC optimize("fp-contract=off")
+#endif
 static tn_generator tn__default_gen = {67280421310721ULL, 0, TN_GEN_MT19937, 0, 0, 0, 0, {0}, 0};
 TNDEF tn_generator *tn_default_generator(void) { return &tn__default_gen; }
 
@@ -10401,6 +10418,11 @@ TNDEF tn_tensor *tn_random__opts(tn_tensor *t, tn_random_fill_opts o) { return t
 TNDEF tn_tensor *tn_random__str(tn_tensor *t, const char *options) { TN__KW_STR(tn_random_fill_opts, random_fill, "tn_random_", options, tn_random__opts(t, o)); }
 TNDEF tn_tensor *tn_geometric__opts(tn_tensor *t, double p, tn_generator_fill_opts o) { return tn__geometric_impl(t, p, o.generator); }
 TNDEF tn_tensor *tn_geometric__str(tn_tensor *t, double p, const char *options) { TN__KW_STR(tn_generator_fill_opts, generator_fill, "tn_geometric_", options, tn_geometric__opts(t, p, o)); }
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT DEFAULT
+#elif defined(__GNUC__)
+#pragma GCC pop_options
+#endif
 
 /* =============================================================================== */
 /* src/ops/views.c: views: view, reshape, permute, narrow, select, expand, squeeze */
@@ -40065,10 +40087,22 @@ ATTR static void tn__optim_part_##S##_##NAME(void *args, int64_t lo, int64_t hi)
 #define TN__OPTIM_DEC TN_OPTF_DECOUPLED
 #define TN__OPTIM_MOM TN_OPTF_MOMENTUM
 #ifdef TN__FMA_FN
-#define TN__SGD_PART(SFX, NAME) (tn__cpu_fma() ? tn__optim_part_##SFX##_##NAME##_fma : tn__optim_part_##SFX##_##NAME)
+#define TN__FMA_PART(SFX, NAME) (tn__cpu_fma() ? tn__optim_part_##SFX##_##NAME##_fma : tn__optim_part_##SFX##_##NAME)
 #else
-#define TN__SGD_PART(SFX, NAME) tn__optim_part_##SFX##_##NAME
+#define TN__FMA_PART(SFX, NAME) tn__optim_part_##SFX##_##NAME
 #endif
+/* the general loop: any rule and flags (NAME: any, any_fma) */
+#define TN__OPTIM_ANY(T, S, NAME, ATTR) \
+ATTR static void tn__optim_part_##S##_##NAME(void *args, int64_t lo, int64_t hi) { \
+    const tn__optim_args_##S *a = (const tn__optim_args_##S *)args; \
+    T *p = a->p, *s0 = a->s0, *s1 = a->s1, *s2 = a->s2; \
+    const T *g = a->g, *c = a->c; \
+    const int kind = a->k->kind, f = a->k->flags; \
+    for (int64_t i = lo; i < hi; i++) { \
+        T d[3] = {0, 0, 0};   /* scratch state for the unused slots, per element */ \
+        p[i] = tn_optim_apply_##S(kind, f, c, p[i], g[i], s0 ? s0 + i : &d[0], s1 ? s1 + i : &d[1], s2 ? s2 + i : &d[2]); \
+    } \
+}
 
 /* TN__OPTIM_KERNEL(float, f32): the template in src/optim/optim.c */
 TN__OPTIM_ARGS(float, f32)
@@ -40080,39 +40114,38 @@ TN__OPTIM_LOOP(float, f32, sgd, TN__SGD, 0, &d, &d, &d)
 TN__OPTIM_LOOP(float, f32, sgd_wd, TN__SGD, TN__OPTIM_WD, &d, &d, &d)
 TN__OPTIM_LOOP(float, f32, sgd_mom, TN__SGD, TN__OPTIM_MOM, s0 + i, &d, &d)
 TN__OPTIM_LOOP(float, f32, sgd_mom_wd, TN__SGD, TN__OPTIM_MOM | TN__OPTIM_WD, s0 + i, &d, &d)
-/* SGD's fused multiply-adds: fma a libm call in the plain copies, one instruction in these */
+/* The rules' fused multiply-adds (api.h): fma a libm call in the plain copies, one
+   instruction in these */
 #ifdef TN__FMA_FN
+TN__OPTIM_LOOP_ATTR(float, f32, adam_fma, TN__ADAM, 0, s0 + i, s1 + i, &d, TN__FMA_FN)
+TN__OPTIM_LOOP_ATTR(float, f32, adam_wd_fma, TN__ADAM, TN__OPTIM_WD, s0 + i, s1 + i, &d, TN__FMA_FN)
+TN__OPTIM_LOOP_ATTR(float, f32, adam_wd_dec_fma, TN__ADAM, TN__OPTIM_WD | TN__OPTIM_DEC, s0 + i, s1 + i, &d, TN__FMA_FN)
+TN__OPTIM_LOOP_ATTR(float, f32, adam_dec_fma, TN__ADAM, TN__OPTIM_DEC, s0 + i, s1 + i, &d, TN__FMA_FN)
 TN__OPTIM_LOOP_ATTR(float, f32, sgd_fma, TN__SGD, 0, &d, &d, &d, TN__FMA_FN)
 TN__OPTIM_LOOP_ATTR(float, f32, sgd_wd_fma, TN__SGD, TN__OPTIM_WD, &d, &d, &d, TN__FMA_FN)
 TN__OPTIM_LOOP_ATTR(float, f32, sgd_mom_fma, TN__SGD, TN__OPTIM_MOM, s0 + i, &d, &d, TN__FMA_FN)
 TN__OPTIM_LOOP_ATTR(float, f32, sgd_mom_wd_fma, TN__SGD, TN__OPTIM_MOM | TN__OPTIM_WD, s0 + i, &d, &d, TN__FMA_FN)
 #endif
 /* the general loop: any rule and flags */
-static void tn__optim_part_f32_any(void *args, int64_t lo, int64_t hi) {
-    const tn__optim_args_f32 *a = (const tn__optim_args_f32 *)args;
-    float *p = a->p, *s0 = a->s0, *s1 = a->s1, *s2 = a->s2;
-    const float *g = a->g, *c = a->c;
-    const int kind = a->k->kind, f = a->k->flags;
-    for (int64_t i = lo; i < hi; i++) {
-        float d[3] = {0, 0, 0};   /* scratch state for the unused slots, per element */
-        p[i] = tn_optim_apply_f32(kind, f, c, p[i], g[i], s0 ? s0 + i : &d[0], s1 ? s1 + i : &d[1], s2 ? s2 + i : &d[2]);
-    }
-}
+TN__OPTIM_ANY(float, f32, any, TN__PLAIN_FN)
+#ifdef TN__FMA_FN
+TN__OPTIM_ANY(float, f32, any_fma, TN__FMA_FN)
+#endif
 /* The loop for k's rule and flags: a specialised copy when there is one. */
 static void (*tn__optim_part_for_f32(const tn__optk *k, const float *s0, const float *s1))(void *, int64_t, int64_t) {
     const int f = k->flags, WD = TN__OPTIM_WD, DEC = TN__OPTIM_DEC, MOM = TN__OPTIM_MOM;
     if ((k->kind == TN__ADAM || k->kind == TN__ADAMW) && s0 && s1) {
-        if (f == 0) return tn__optim_part_f32_adam;
-        if (f == WD) return tn__optim_part_f32_adam_wd;
-        if (f == (WD | DEC)) return tn__optim_part_f32_adam_wd_dec;
-        if (f == DEC) return tn__optim_part_f32_adam_dec;
+        if (f == 0) return TN__FMA_PART(f32, adam);
+        if (f == WD) return TN__FMA_PART(f32, adam_wd);
+        if (f == (WD | DEC)) return TN__FMA_PART(f32, adam_wd_dec);
+        if (f == DEC) return TN__FMA_PART(f32, adam_dec);
     } else if (k->kind == TN__SGD) {
-        if (f == 0) return TN__SGD_PART(f32, sgd);
-        if (f == WD) return TN__SGD_PART(f32, sgd_wd);
-        if (s0 && f == MOM) return TN__SGD_PART(f32, sgd_mom);
-        if (s0 && f == (MOM | WD)) return TN__SGD_PART(f32, sgd_mom_wd);
+        if (f == 0) return TN__FMA_PART(f32, sgd);
+        if (f == WD) return TN__FMA_PART(f32, sgd_wd);
+        if (s0 && f == MOM) return TN__FMA_PART(f32, sgd_mom);
+        if (s0 && f == (MOM | WD)) return TN__FMA_PART(f32, sgd_mom_wd);
     }
-    return tn__optim_part_f32_any;
+    return TN__FMA_PART(f32, any);
 }
 static void tn__optim_kernel_f32(const tn__optk *k, int64_t n, float *p, const float *g, float *s0, float *s1, float *s2) {
     float c[12];
@@ -40163,39 +40196,38 @@ TN__OPTIM_LOOP(double, f64, sgd, TN__SGD, 0, &d, &d, &d)
 TN__OPTIM_LOOP(double, f64, sgd_wd, TN__SGD, TN__OPTIM_WD, &d, &d, &d)
 TN__OPTIM_LOOP(double, f64, sgd_mom, TN__SGD, TN__OPTIM_MOM, s0 + i, &d, &d)
 TN__OPTIM_LOOP(double, f64, sgd_mom_wd, TN__SGD, TN__OPTIM_MOM | TN__OPTIM_WD, s0 + i, &d, &d)
-/* SGD's fused multiply-adds: fma a libm call in the plain copies, one instruction in these */
+/* The rules' fused multiply-adds (api.h): fma a libm call in the plain copies, one
+   instruction in these */
 #ifdef TN__FMA_FN
+TN__OPTIM_LOOP_ATTR(double, f64, adam_fma, TN__ADAM, 0, s0 + i, s1 + i, &d, TN__FMA_FN)
+TN__OPTIM_LOOP_ATTR(double, f64, adam_wd_fma, TN__ADAM, TN__OPTIM_WD, s0 + i, s1 + i, &d, TN__FMA_FN)
+TN__OPTIM_LOOP_ATTR(double, f64, adam_wd_dec_fma, TN__ADAM, TN__OPTIM_WD | TN__OPTIM_DEC, s0 + i, s1 + i, &d, TN__FMA_FN)
+TN__OPTIM_LOOP_ATTR(double, f64, adam_dec_fma, TN__ADAM, TN__OPTIM_DEC, s0 + i, s1 + i, &d, TN__FMA_FN)
 TN__OPTIM_LOOP_ATTR(double, f64, sgd_fma, TN__SGD, 0, &d, &d, &d, TN__FMA_FN)
 TN__OPTIM_LOOP_ATTR(double, f64, sgd_wd_fma, TN__SGD, TN__OPTIM_WD, &d, &d, &d, TN__FMA_FN)
 TN__OPTIM_LOOP_ATTR(double, f64, sgd_mom_fma, TN__SGD, TN__OPTIM_MOM, s0 + i, &d, &d, TN__FMA_FN)
 TN__OPTIM_LOOP_ATTR(double, f64, sgd_mom_wd_fma, TN__SGD, TN__OPTIM_MOM | TN__OPTIM_WD, s0 + i, &d, &d, TN__FMA_FN)
 #endif
 /* the general loop: any rule and flags */
-static void tn__optim_part_f64_any(void *args, int64_t lo, int64_t hi) {
-    const tn__optim_args_f64 *a = (const tn__optim_args_f64 *)args;
-    double *p = a->p, *s0 = a->s0, *s1 = a->s1, *s2 = a->s2;
-    const double *g = a->g, *c = a->c;
-    const int kind = a->k->kind, f = a->k->flags;
-    for (int64_t i = lo; i < hi; i++) {
-        double d[3] = {0, 0, 0};   /* scratch state for the unused slots, per element */
-        p[i] = tn_optim_apply_f64(kind, f, c, p[i], g[i], s0 ? s0 + i : &d[0], s1 ? s1 + i : &d[1], s2 ? s2 + i : &d[2]);
-    }
-}
+TN__OPTIM_ANY(double, f64, any, TN__PLAIN_FN)
+#ifdef TN__FMA_FN
+TN__OPTIM_ANY(double, f64, any_fma, TN__FMA_FN)
+#endif
 /* The loop for k's rule and flags: a specialised copy when there is one. */
 static void (*tn__optim_part_for_f64(const tn__optk *k, const double *s0, const double *s1))(void *, int64_t, int64_t) {
     const int f = k->flags, WD = TN__OPTIM_WD, DEC = TN__OPTIM_DEC, MOM = TN__OPTIM_MOM;
     if ((k->kind == TN__ADAM || k->kind == TN__ADAMW) && s0 && s1) {
-        if (f == 0) return tn__optim_part_f64_adam;
-        if (f == WD) return tn__optim_part_f64_adam_wd;
-        if (f == (WD | DEC)) return tn__optim_part_f64_adam_wd_dec;
-        if (f == DEC) return tn__optim_part_f64_adam_dec;
+        if (f == 0) return TN__FMA_PART(f64, adam);
+        if (f == WD) return TN__FMA_PART(f64, adam_wd);
+        if (f == (WD | DEC)) return TN__FMA_PART(f64, adam_wd_dec);
+        if (f == DEC) return TN__FMA_PART(f64, adam_dec);
     } else if (k->kind == TN__SGD) {
-        if (f == 0) return TN__SGD_PART(f64, sgd);
-        if (f == WD) return TN__SGD_PART(f64, sgd_wd);
-        if (s0 && f == MOM) return TN__SGD_PART(f64, sgd_mom);
-        if (s0 && f == (MOM | WD)) return TN__SGD_PART(f64, sgd_mom_wd);
+        if (f == 0) return TN__FMA_PART(f64, sgd);
+        if (f == WD) return TN__FMA_PART(f64, sgd_wd);
+        if (s0 && f == MOM) return TN__FMA_PART(f64, sgd_mom);
+        if (s0 && f == (MOM | WD)) return TN__FMA_PART(f64, sgd_mom_wd);
     }
-    return tn__optim_part_f64_any;
+    return TN__FMA_PART(f64, any);
 }
 static void tn__optim_kernel_f64(const tn__optk *k, int64_t n, double *p, const double *g, double *s0, double *s1, double *s2) {
     double c[12];

@@ -4500,7 +4500,10 @@ TNDEF int tn_clip_grad_value_(tn_tensor *const *params, int n, double clip_value
    follows the tensor ops of PyTorch 2's _single_tensor_<optimizer> in order, with the
    per-step scalars (bias corrections, step sizes) computed by the caller in double and
    passed in the element type, as PyTorch's kernels receive them. State arguments are
-   read and written; the new parameter value is returned. */
+   read and written; the new parameter value is returned. Where torch's CPU kernel is one
+   fused multiply-add, so is the rule: x.add(y, alpha=c) is fma(c, y, x) (vec::fmadd, and
+   the scalar a + alpha * b its compiler contracts), x.addcmul(y, z, value=c) fma(c * y, z, x),
+   lerp fma(w, b - a, a) or fma(-(b - a), 1 - w, b); addcdiv stays x + c * y / z. */
 #define TN_OPTF_MAXIMIZE 1        /* the gradient is negated first */
 #define TN_OPTF_WEIGHT_DECAY 2    /* weight_decay != 0: grad += weight_decay * param */
 #define TN_OPTF_MOMENTUM 4        /* SGD: momentum != 0; RMSprop: momentum > 0 */
@@ -4511,15 +4514,17 @@ TNDEF int tn_clip_grad_value_(tn_tensor *const *params, int n, double clip_value
 #define TN_OPTF_DECOUPLED 128     /* AdamW, NAdam/RAdam decoupled_weight_decay: param *= 1 - lr*weight_decay */
 #define TN_OPTF_RECTIFY 256       /* RAdam: rho_t > 5 */
 /* @template TN__DEFINE_OPTIM_RULES(T, S, F) */
-/* torch.lerp(a, b, w), exact at both ends */
+/* torch.lerp(a, b, w), exact at both ends, fused as torch's lerp_vec (fmadd / fnmadd) */
 TN_HD static inline T tn_optim_lerp_##S(T a, T b, T w) {
-    return fabs##F(w) < (T)0.5 ? a + w * (b - a) : b - (b - a) * ((T)1 - w); }
+    return fabs##F(w) < (T)0.5 ? fma##F(w, b - a, a) : fma##F(-(b - a), (T)1 - w, b); }
+/* x.mul_(beta).addcmul_(g, g, value=c): the product rounded, then one fma */
+TN_HD static inline T tn__optim_sq_avg_##S(T x, T beta, T c, T g) { return fma##F(c * g, g, x * beta); }
 /* torch.maximum: NaN propagates */
 TN_HD static inline T tn_optim_max_##S(T a, T b) { return a != a ? a : b != b ? b : a > b ? a : b; }
 TN_HD static inline T tn__optim_grad_##S(T *p, T g, T wd, T decay, int f) {
     if (f & TN_OPTF_MAXIMIZE) g = -g;
     if (f & TN_OPTF_DECOUPLED) *p = *p * decay;
-    else if (f & TN_OPTF_WEIGHT_DECAY) g = g + wd * *p;
+    else if (f & TN_OPTF_WEIGHT_DECAY) g = fma##F(wd, *p, g);   /* grad.add(param, alpha=weight_decay) */
     return g; }
 /* SGD as torch's _single_tensor_sgd: each x.add(y, alpha=c) there is one fused multiply-add
    (torch's add kernel: vec::fmadd, and its scalar a + alpha * b contracted by its compiler) */
@@ -4537,7 +4542,7 @@ TN_HD static inline T tn_adam_update_##S(T p, T g, T *m, T *v, T *vmax, T wd, T 
                                          T beta2, T one_minus_beta2, T bias_correction2_sqrt, T eps, T neg_step_size, int f) {
     g = tn__optim_grad_##S(&p, g, wd, decay, f);
     *m = tn_optim_lerp_##S(*m, g, one_minus_beta1);
-    *v = *v * beta2 + one_minus_beta2 * g * g;
+    *v = tn__optim_sq_avg_##S(*v, beta2, one_minus_beta2, g);
     T den;
     if (f & TN_OPTF_AMSGRAD) { *vmax = tn_optim_max_##S(*vmax, *v); den = sqrt##F(*vmax) / bias_correction2_sqrt + eps; }
     else den = sqrt##F(*v) / bias_correction2_sqrt + eps;
@@ -4545,28 +4550,28 @@ TN_HD static inline T tn_adam_update_##S(T p, T g, T *m, T *v, T *vmax, T wd, T 
 TN_HD static inline T tn_rmsprop_update_##S(T p, T g, T *square_avg, T *grad_avg, T *buf, T wd, T alpha,
                                             T one_minus_alpha, T eps, T momentum, T lr, int f) {
     g = tn__optim_grad_##S(&p, g, wd, (T)1, f & ~TN_OPTF_DECOUPLED);
-    *square_avg = *square_avg * alpha + one_minus_alpha * g * g;
+    *square_avg = tn__optim_sq_avg_##S(*square_avg, alpha, one_minus_alpha, g);
     T avg;
     if (f & TN_OPTF_CENTERED) {
         *grad_avg = tn_optim_lerp_##S(*grad_avg, g, one_minus_alpha);
-        avg = sqrt##F(*square_avg + (T)-1 * *grad_avg * *grad_avg);
+        avg = sqrt##F(fma##F(-*grad_avg, *grad_avg, *square_avg));   /* addcmul(value=-1) */
     } else avg = sqrt##F(*square_avg);
     avg = avg + eps;
-    if (f & TN_OPTF_MOMENTUM) { *buf = *buf * momentum + g / avg; return p + (-lr) * *buf; }
+    if (f & TN_OPTF_MOMENTUM) { *buf = *buf * momentum + g / avg; return fma##F(-lr, *buf, p); }
     return p + (-lr) * g / avg; }
 /* clr = lr / (1 + (step - 1) * lr_decay) */
 TN_HD static inline T tn_adagrad_update_##S(T p, T g, T *sum, T wd, T eps, T clr, int f) {
     g = tn__optim_grad_##S(&p, g, wd, (T)1, f & ~TN_OPTF_DECOUPLED);
-    *sum = *sum + (T)1 * g * g;
+    *sum = fma##F(g, g, *sum);   /* addcmul_(g, g, value=1) */
     return p + (-clr) * g / (sqrt##F(*sum) + eps); }
 TN_HD static inline T tn_adadelta_update_##S(T p, T g, T *square_avg, T *acc_delta, T wd, T rho,
                                              T one_minus_rho, T eps, T lr, int f) {
     g = tn__optim_grad_##S(&p, g, wd, (T)1, f & ~TN_OPTF_DECOUPLED);
-    *square_avg = *square_avg * rho + one_minus_rho * g * g;
+    *square_avg = tn__optim_sq_avg_##S(*square_avg, rho, one_minus_rho, g);
     T std = sqrt##F(*square_avg + eps);
     T delta = sqrt##F(*acc_delta + eps) / std * g;
-    *acc_delta = *acc_delta * rho + one_minus_rho * delta * delta;
-    return p + (-lr) * delta; }
+    *acc_delta = tn__optim_sq_avg_##S(*acc_delta, rho, one_minus_rho, delta);
+    return fma##F(-lr, delta, p); }
 /* clr = lr / (1 - beta1^step) */
 TN_HD static inline T tn_adamax_update_##S(T p, T g, T *m, T *exp_inf, T wd, T one_minus_beta1, T beta2,
                                            T eps, T clr, int f) {
@@ -4579,7 +4584,7 @@ TN_HD static inline T tn_nadam_update_##S(T p, T g, T *m, T *v, T wd, T decay, T
                                           T one_minus_beta2, T bias_correction2, T eps, T c_grad, T c_avg, int f) {
     g = tn__optim_grad_##S(&p, g, wd, decay, f);
     *m = tn_optim_lerp_##S(*m, g, one_minus_beta1);
-    *v = *v * beta2 + one_minus_beta2 * g * g;
+    *v = tn__optim_sq_avg_##S(*v, beta2, one_minus_beta2, g);
     T den = sqrt##F(*v / bias_correction2) + eps;
     p = p + c_grad * g / den;
     return p + c_avg * *m / den; }
@@ -4589,7 +4594,7 @@ TN_HD static inline T tn_radam_update_##S(T p, T g, T *m, T *v, T wd, T decay, T
                                           T eps, T rect, int f) {
     g = tn__optim_grad_##S(&p, g, wd, decay, f);
     *m = tn_optim_lerp_##S(*m, g, one_minus_beta1);
-    *v = *v * beta2 + one_minus_beta2 * g * g;
+    *v = tn__optim_sq_avg_##S(*v, beta2, one_minus_beta2, g);
     T corrected = *m / bias_correction1;
     if (f & TN_OPTF_RECTIFY) return p + (T)-1 * (corrected * lr * (bias_correction2_sqrt / (sqrt##F(*v) + eps)) * rect);
     return p + (T)-1 * (corrected * lr); }

@@ -491,10 +491,22 @@ ATTR static void tn__optim_part_##S##_##NAME(void *args, int64_t lo, int64_t hi)
 #define TN__OPTIM_DEC TN_OPTF_DECOUPLED
 #define TN__OPTIM_MOM TN_OPTF_MOMENTUM
 #ifdef TN__FMA_FN
-#define TN__SGD_PART(SFX, NAME) (tn__cpu_fma() ? tn__optim_part_##SFX##_##NAME##_fma : tn__optim_part_##SFX##_##NAME)
+#define TN__FMA_PART(SFX, NAME) (tn__cpu_fma() ? tn__optim_part_##SFX##_##NAME##_fma : tn__optim_part_##SFX##_##NAME)
 #else
-#define TN__SGD_PART(SFX, NAME) tn__optim_part_##SFX##_##NAME
+#define TN__FMA_PART(SFX, NAME) tn__optim_part_##SFX##_##NAME
 #endif
+/* the general loop: any rule and flags (NAME: any, any_fma) */
+#define TN__OPTIM_ANY(T, S, NAME, ATTR) \
+ATTR static void tn__optim_part_##S##_##NAME(void *args, int64_t lo, int64_t hi) { \
+    const tn__optim_args_##S *a = (const tn__optim_args_##S *)args; \
+    T *p = a->p, *s0 = a->s0, *s1 = a->s1, *s2 = a->s2; \
+    const T *g = a->g, *c = a->c; \
+    const int kind = a->k->kind, f = a->k->flags; \
+    for (int64_t i = lo; i < hi; i++) { \
+        T d[3] = {0, 0, 0};   /* scratch state for the unused slots, per element */ \
+        p[i] = tn_optim_apply_##S(kind, f, c, p[i], g[i], s0 ? s0 + i : &d[0], s1 ? s1 + i : &d[1], s2 ? s2 + i : &d[2]); \
+    } \
+}
 /* @template TN__OPTIM_KERNEL(T, S) */
 TN__OPTIM_ARGS(T, S)
 TN__OPTIM_LOOP(T, S, adam, TN__ADAM, 0, s0 + i, s1 + i, &d)
@@ -505,39 +517,38 @@ TN__OPTIM_LOOP(T, S, sgd, TN__SGD, 0, &d, &d, &d)
 TN__OPTIM_LOOP(T, S, sgd_wd, TN__SGD, TN__OPTIM_WD, &d, &d, &d)
 TN__OPTIM_LOOP(T, S, sgd_mom, TN__SGD, TN__OPTIM_MOM, s0 + i, &d, &d)
 TN__OPTIM_LOOP(T, S, sgd_mom_wd, TN__SGD, TN__OPTIM_MOM | TN__OPTIM_WD, s0 + i, &d, &d)
-/* SGD's fused multiply-adds: fma a libm call in the plain copies, one instruction in these */
+/* The rules' fused multiply-adds (api.h): fma a libm call in the plain copies, one
+   instruction in these */
 #ifdef TN__FMA_FN
+TN__OPTIM_LOOP_ATTR(T, S, adam_fma, TN__ADAM, 0, s0 + i, s1 + i, &d, TN__FMA_FN)
+TN__OPTIM_LOOP_ATTR(T, S, adam_wd_fma, TN__ADAM, TN__OPTIM_WD, s0 + i, s1 + i, &d, TN__FMA_FN)
+TN__OPTIM_LOOP_ATTR(T, S, adam_wd_dec_fma, TN__ADAM, TN__OPTIM_WD | TN__OPTIM_DEC, s0 + i, s1 + i, &d, TN__FMA_FN)
+TN__OPTIM_LOOP_ATTR(T, S, adam_dec_fma, TN__ADAM, TN__OPTIM_DEC, s0 + i, s1 + i, &d, TN__FMA_FN)
 TN__OPTIM_LOOP_ATTR(T, S, sgd_fma, TN__SGD, 0, &d, &d, &d, TN__FMA_FN)
 TN__OPTIM_LOOP_ATTR(T, S, sgd_wd_fma, TN__SGD, TN__OPTIM_WD, &d, &d, &d, TN__FMA_FN)
 TN__OPTIM_LOOP_ATTR(T, S, sgd_mom_fma, TN__SGD, TN__OPTIM_MOM, s0 + i, &d, &d, TN__FMA_FN)
 TN__OPTIM_LOOP_ATTR(T, S, sgd_mom_wd_fma, TN__SGD, TN__OPTIM_MOM | TN__OPTIM_WD, s0 + i, &d, &d, TN__FMA_FN)
 #endif
 /* the general loop: any rule and flags */
-static void tn__optim_part_##S##_any(void *args, int64_t lo, int64_t hi) {
-    const tn__optim_args_##S *a = (const tn__optim_args_##S *)args;
-    T *p = a->p, *s0 = a->s0, *s1 = a->s1, *s2 = a->s2;
-    const T *g = a->g, *c = a->c;
-    const int kind = a->k->kind, f = a->k->flags;
-    for (int64_t i = lo; i < hi; i++) {
-        T d[3] = {0, 0, 0};   /* scratch state for the unused slots, per element */
-        p[i] = tn_optim_apply_##S(kind, f, c, p[i], g[i], s0 ? s0 + i : &d[0], s1 ? s1 + i : &d[1], s2 ? s2 + i : &d[2]);
-    }
-}
+TN__OPTIM_ANY(T, S, any, TN__PLAIN_FN)
+#ifdef TN__FMA_FN
+TN__OPTIM_ANY(T, S, any_fma, TN__FMA_FN)
+#endif
 /* The loop for k's rule and flags: a specialised copy when there is one. */
 static void (*tn__optim_part_for_##S(const tn__optk *k, const T *s0, const T *s1))(void *, int64_t, int64_t) {
     const int f = k->flags, WD = TN__OPTIM_WD, DEC = TN__OPTIM_DEC, MOM = TN__OPTIM_MOM;
     if ((k->kind == TN__ADAM || k->kind == TN__ADAMW) && s0 && s1) {
-        if (f == 0) return tn__optim_part_##S##_adam;
-        if (f == WD) return tn__optim_part_##S##_adam_wd;
-        if (f == (WD | DEC)) return tn__optim_part_##S##_adam_wd_dec;
-        if (f == DEC) return tn__optim_part_##S##_adam_dec;
+        if (f == 0) return TN__FMA_PART(S, adam);
+        if (f == WD) return TN__FMA_PART(S, adam_wd);
+        if (f == (WD | DEC)) return TN__FMA_PART(S, adam_wd_dec);
+        if (f == DEC) return TN__FMA_PART(S, adam_dec);
     } else if (k->kind == TN__SGD) {
-        if (f == 0) return TN__SGD_PART(S, sgd);
-        if (f == WD) return TN__SGD_PART(S, sgd_wd);
-        if (s0 && f == MOM) return TN__SGD_PART(S, sgd_mom);
-        if (s0 && f == (MOM | WD)) return TN__SGD_PART(S, sgd_mom_wd);
+        if (f == 0) return TN__FMA_PART(S, sgd);
+        if (f == WD) return TN__FMA_PART(S, sgd_wd);
+        if (s0 && f == MOM) return TN__FMA_PART(S, sgd_mom);
+        if (s0 && f == (MOM | WD)) return TN__FMA_PART(S, sgd_mom_wd);
     }
-    return tn__optim_part_##S##_any;
+    return TN__FMA_PART(S, any);
 }
 static void tn__optim_kernel_##S(const tn__optk *k, int64_t n, T *p, const T *g, T *s0, T *s1, T *s2) {
     T c[12];

@@ -11,7 +11,7 @@ by value where a keyword argument is a tensor: ``tn_autograd_opts``, ``tn_loss_o
 the functional norms' and attention's (``tn_batch_norm_fn_opts``, ``tn_instance_norm_fn_opts``,
 ``tn_sdpa_fn_opts``), the module forwards' masks (``tn_mha_forward_opts``,
 ``tn_encoder_layer_forward_opts``, ``tn_decoder_layer_forward_opts``) and the in-place random
-fills' (``tn_normal_fill_opts``, ..., with their generator)
+fills' (``tn_normal_fill_opts``, ..., with their generator) and nn.init's (``tn_init_uniform_fn_opts``, ...)
 (the other keyword arguments go to the C ``_str`` functions as PyTorch's keyword text),
 and ``tn_print_options``, which tn_get_printoptions fills.
 
@@ -27,7 +27,7 @@ from ctypes import (POINTER, c_bool, c_char_p, c_double, c_int, c_int64, c_size_
 __all__ = ["lib", "path", "signatures", "tn_memory_stats", "tn_generator", "tn_autograd_opts", "tn_loss_opts",
            "tn_print_options", "tn_searchsorted_fn_opts", "tn_cov_fn_opts", "tn_diff_fn_opts",
            "tn_trapezoid_fn_opts", "tn_affine_norm_fn_opts", "tn_doubles", "tn_histogramdd_fn_opts",
-           "tn_batch_norm_fn_opts", "tn_instance_norm_fn_opts", "tn_sdpa_fn_opts", "tn_mha_forward_opts", "tn_encoder_layer_forward_opts", "tn_decoder_layer_forward_opts", "tn_normal_fill_opts", "tn_uniform_fill_opts", "tn_exponential_fill_opts", "tn_generator_fill_opts", "tn_cauchy_fill_opts", "tn_log_normal_fill_opts", "tn_random_fill_opts",
+           "tn_batch_norm_fn_opts", "tn_instance_norm_fn_opts", "tn_sdpa_fn_opts", "tn_mha_forward_opts", "tn_encoder_layer_forward_opts", "tn_decoder_layer_forward_opts", "tn_normal_fill_opts", "tn_uniform_fill_opts", "tn_exponential_fill_opts", "tn_generator_fill_opts", "tn_cauchy_fill_opts", "tn_log_normal_fill_opts", "tn_random_fill_opts", "tn_init_uniform_fn_opts", "tn_init_normal_fn_opts", "tn_init_xavier_fn_opts", "tn_init_kaiming_fn_opts", "tn_init_trunc_normal_fn_opts", "tn_init_sparse_fn_opts",
            "DELETER", "HOOK", "NODE_HOOK",
            "ERROR_HANDLER", "CUSTOM_FORWARD", "CUSTOM_BACKWARD", "GRADCHECK_FN"]
 
@@ -165,6 +165,16 @@ tn_cauchy_fill_opts = _fill_opts("tn_cauchy_fill_opts", ("median", c_double), ("
 tn_log_normal_fill_opts = _fill_opts("tn_log_normal_fill_opts", ("mean", c_double), ("std", c_double))
 tn_random_fill_opts = _fill_opts("tn_random_fill_opts", ("from", c_int64), ("to", c_int64))
 
+# nn.init's _opts structs (PyTorch 2.2's generator= is a field, which the _str text cannot give)
+tn_init_uniform_fn_opts = _fill_opts("tn_init_uniform_fn_opts", ("a", c_double), ("b", c_double))
+tn_init_normal_fn_opts = _fill_opts("tn_init_normal_fn_opts", ("mean", c_double), ("std", c_double))
+tn_init_xavier_fn_opts = _fill_opts("tn_init_xavier_fn_opts", ("gain", c_double))
+tn_init_kaiming_fn_opts = _fill_opts("tn_init_kaiming_fn_opts", ("a", c_double), ("mode", c_char_p),
+                                     ("nonlinearity", c_char_p))
+tn_init_trunc_normal_fn_opts = _fill_opts("tn_init_trunc_normal_fn_opts", ("mean", c_double), ("std", c_double),
+                                          ("a", c_double), ("b", c_double))
+tn_init_sparse_fn_opts = _fill_opts("tn_init_sparse_fn_opts", ("std", c_double))
+
 
 DELETER = ctypes.CFUNCTYPE(None, c_void_p, c_void_p)            # void (*)(void *data, void *ctx)
 HOOK = ctypes.CFUNCTYPE(c_void_p, c_void_p, c_void_p)           # tn_hook_fn: tn_tensor *(*)(tn_tensor *grad, void *user)
@@ -205,6 +215,8 @@ _TYPES = {
     "el": tn_encoder_layer_forward_opts, "dl": tn_decoder_layer_forward_opts,
     "fn": tn_normal_fill_opts, "fu": tn_uniform_fill_opts, "fe": tn_exponential_fill_opts, "fg": tn_generator_fill_opts,
     "fc": tn_cauchy_fill_opts, "fl": tn_log_normal_fill_opts, "fr": tn_random_fill_opts,
+    "ju": tn_init_uniform_fn_opts, "jn": tn_init_normal_fn_opts, "jx": tn_init_xavier_fn_opts,
+    "jk": tn_init_kaiming_fn_opts, "jt": tn_init_trunc_normal_fn_opts, "js": tn_init_sparse_fn_opts,
 }
 
 # "name  restype  argtypes..."  Every row is mandatory: the package and the library ship
@@ -907,17 +919,26 @@ tn_gaussian_nll_loss_str T T T T s
 tn_poisson_nll_loss_str T T T s
 tn_ctc_loss_str T T T T T s
 tn_init_calculate_gain_str d s s
+tn_init_uniform__opts i T ju
 tn_init_uniform__str i T s
+tn_init_normal__opts i T jn
 tn_init_normal__str i T s
 tn_init_constant_ i T d
 tn_init_zeros_ i T
 tn_init_ones_ i T
+tn_init_xavier_uniform__opts i T jx
 tn_init_xavier_uniform__str i T s
+tn_init_xavier_normal__opts i T jx
 tn_init_xavier_normal__str i T s
+tn_init_kaiming_uniform__opts i T jk
 tn_init_kaiming_uniform__str i T s
+tn_init_kaiming_normal__opts i T jk
 tn_init_kaiming_normal__str i T s
+tn_init_orthogonal__opts i T jx
 tn_init_orthogonal__str i T s
+tn_init_trunc_normal__opts i T jt
 tn_init_trunc_normal__str i T s
+tn_init_sparse__opts i T d js
 tn_init_sparse__str i T d s
 tn_module_new p p z
 tn_module_free v p

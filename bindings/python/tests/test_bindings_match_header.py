@@ -199,7 +199,9 @@ BY_VALUE = {"tn_memory_stats": "M", "tn_cuda_stats": "N", "tn_autograd_opts": "O
             "tn_sdpa_fn_opts": "sd", "tn_mha_forward_opts": "mh", "tn_encoder_layer_forward_opts": "el",
             "tn_decoder_layer_forward_opts": "dl", "tn_normal_fill_opts": "fn", "tn_uniform_fill_opts": "fu",
             "tn_exponential_fill_opts": "fe", "tn_generator_fill_opts": "fg", "tn_cauchy_fill_opts": "fc",
-            "tn_log_normal_fill_opts": "fl", "tn_random_fill_opts": "fr"}
+            "tn_log_normal_fill_opts": "fl", "tn_random_fill_opts": "fr", "tn_init_uniform_fn_opts": "ju",
+            "tn_init_normal_fn_opts": "jn", "tn_init_xavier_fn_opts": "jx", "tn_init_kaiming_fn_opts": "jk",
+            "tn_init_trunc_normal_fn_opts": "jt", "tn_init_sparse_fn_opts": "js"}
 POINTEE = {"int64_t": ("L", c_int64), "double": ("P", c_double), "size_t": ("S", c_size_t)}
 FIELD_SCALAR = {"int": c_int, "int64_t": c_int64, "uint64_t": c_uint64, "double": c_double, "bool": c_bool,
                 "size_t": c_size_t, "float": c_float, "int32_t": c_int32, "uint32_t": c_uint32, "uint8_t": c_uint8}

@@ -165,3 +165,133 @@ def test_sgd_steps_fused(opts):
         ot.step()
         on.step()
         bits_equal(pn, pt)
+
+
+def _adam2(w0, grads, lr, betas, eps, wd, amsgrad=False, maximize=False, decoupled=False):
+    """PyTorch 2's _single_tensor_adam (AdamW: param.mul_(1 - lr * weight_decay) first) in
+    torch 1.13's ops: 1.13's Adam decays exp_avg by mul_ and add_, 2.0 on by lerp_"""
+    import math
+    p = torch.from_numpy(w0.copy())
+    m, v, vmax = torch.zeros_like(p), torch.zeros_like(p), torch.zeros_like(p)
+    out = []
+    for step, g in enumerate(grads, 1):
+        g = torch.from_numpy(-g if maximize else g.copy())
+        if decoupled:
+            p.mul_(1 - lr * wd)
+        elif wd != 0:
+            g = g.add(p, alpha=wd)
+        m.lerp_(g, 1 - betas[0])
+        v.mul_(betas[1]).addcmul_(g, g, value=1 - betas[1])
+        bc2_sqrt = math.sqrt(1 - betas[1] ** step)
+        if amsgrad:
+            torch.maximum(vmax, v, out=vmax)
+        den = ((vmax if amsgrad else v).sqrt() / bc2_sqrt).add_(eps)
+        p.addcdiv_(m, den, value=-(lr / (1 - betas[0] ** step)))
+        out.append(p.clone())
+    return out
+
+
+@pytest.mark.parametrize("name,opts", [("Adam", dict(weight_decay=0.1)), ("Adam", dict(weight_decay=0.37, amsgrad=True)),
+                                       ("Adam", dict(weight_decay=0.05, maximize=True, betas=(0.8, 0.99))), ("Adam", {}),
+                                       ("AdamW", {}), ("AdamW", dict(weight_decay=0.3, amsgrad=True))])
+@pytest.mark.parametrize("n", [7, 1003])
+def test_adam_steps_fused(name, opts, n):
+    """Adam's grad.add(param, alpha=weight_decay), exp_avg.lerp_ and exp_avg_sq.mul_().addcmul_()
+    are each one fused multiply-add in torch's kernels: 12 steps bit for bit with PyTorch 2's
+    rule (the plain loop of 7 elements, the threaded and vectorised one of 1003)"""
+    w0 = values(n, "normal", 7)
+    g = [values(n, "normal", 8 + k) for k in range(12)]
+    full = dict(lr=1e-2, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01 if name == "AdamW" else 0.0)
+    full.update(opts)
+    ref = _adam2(w0, g, full["lr"], full["betas"], full["eps"], full["weight_decay"], full.get("amsgrad", False),
+                 full.get("maximize", False), name == "AdamW")
+    pn = tn.nn.Parameter(tn.from_numpy(w0.copy()))
+    on = getattr(tn.optim, name)([pn], **full)
+    for k in range(12):
+        pn.grad = tn.from_numpy(g[k].copy())
+        on.step()
+        bits_equal(pn, ref[k])
+    # torch 1.13's own Adam (foreach=False and the default) agrees on the first step, before
+    # its exp_avg's mul_ and add_ part from lerp_
+    for foreach in (False, None):
+        pt = torch.nn.Parameter(torch.from_numpy(w0.copy()))
+        ot = getattr(torch.optim, name)([pt], foreach=foreach, **full)
+        pt.grad = torch.from_numpy(g[0].copy())
+        ot.step()
+        bits_equal(pt, ref[0])
+
+
+@pytest.mark.parametrize("name,opts", [("RMSprop", dict(lr=1e-2, weight_decay=0.1)),
+                                       ("RMSprop", dict(lr=1e-2, weight_decay=0.1, momentum=0.9)),
+                                       ("RMSprop", dict(lr=1e-2, momentum=0.5, alpha=0.9)),
+                                       ("Adagrad", dict(lr=1e-2, weight_decay=0.1)),
+                                       ("Adagrad", dict(lr=1e-1, lr_decay=0.01, weight_decay=0.3, initial_accumulator_value=0.2)),
+                                       ("Adadelta", dict(weight_decay=0.1)), ("Adadelta", dict(lr=0.5, rho=0.8))])
+@pytest.mark.parametrize("foreach", [False, None])
+def test_rmsprop_adagrad_adadelta_steps_fused(name, opts, foreach):
+    """weight decay's add(alpha=), addcmul_ and param.add_(alpha=) fused as torch's kernels:
+    12 steps of torch 1.13's own optimizer bit for bit (the same rule as PyTorch 2's)"""
+    w0 = values(1003, "normal", 7)
+    g = [values(1003, "normal", 30 + k) for k in range(12)]
+    pt, pn = torch.nn.Parameter(torch.from_numpy(w0.copy())), tn.nn.Parameter(tn.from_numpy(w0.copy()))
+    ot, on = getattr(torch.optim, name)([pt], foreach=foreach, **opts), getattr(tn.optim, name)([pn], **opts)
+    for k in range(12):
+        pt.grad, pn.grad = torch.from_numpy(g[k].copy()), tn.from_numpy(g[k].copy())
+        ot.step()
+        on.step()
+        bits_equal(pn, pt)
+
+
+def _rmsprop_centered2(w0, grads, lr, alpha, eps, wd, momentum):
+    """PyTorch 2's _single_tensor_rmsprop, centered (1.13 decayed grad_avg by mul_ and add_)"""
+    p = torch.from_numpy(w0.copy())
+    sq, ga, buf = torch.zeros_like(p), torch.zeros_like(p), torch.zeros_like(p)
+    out = []
+    for g in grads:
+        g = torch.from_numpy(g.copy()).add(p, alpha=wd)
+        sq.mul_(alpha).addcmul_(g, g, value=1 - alpha)
+        ga.lerp_(g, 1 - alpha)
+        avg = sq.addcmul(ga, ga, value=-1).sqrt_().add_(eps)
+        if momentum > 0:
+            buf.mul_(momentum).addcdiv_(g, avg)
+            p.add_(buf, alpha=-lr)
+        else:
+            p.addcdiv_(g, avg, value=-lr)
+        out.append(p.clone())
+    return out
+
+
+def _adamax2(w0, grads, lr, betas, eps, wd):
+    """PyTorch 2's _single_tensor_adamax (1.13 decayed exp_avg by mul_ and add_)"""
+    p = torch.from_numpy(w0.copy())
+    m, u = torch.zeros_like(p), torch.zeros_like(p)
+    out = []
+    for step, g in enumerate(grads, 1):
+        g = torch.from_numpy(g.copy()).add(p, alpha=wd)
+        m.lerp_(g, 1 - betas[0])
+        torch.maximum(u.mul_(betas[1]), g.abs().add_(eps), out=u)
+        p.addcdiv_(m, u, value=-(lr / (1 - betas[0] ** step)))
+        out.append(p.clone())
+    return out
+
+
+@pytest.mark.parametrize("momentum", [0.0, 0.9])
+def test_rmsprop_centered_and_adamax_steps_fused(momentum):
+    """RMSprop(centered=True) and Adamax with weight decay: 12 steps bit for bit with PyTorch 2's
+    rules in 1.13's ops (lerp_, addcmul and add(alpha=) fused)"""
+    w0 = values(1003, "normal", 3)
+    g = [values(1003, "normal", 50 + k) for k in range(12)]
+    pn = tn.nn.Parameter(tn.from_numpy(w0.copy()))
+    on = tn.optim.RMSprop([pn], lr=1e-2, alpha=0.9, weight_decay=0.1, momentum=momentum, centered=True)
+    ref = _rmsprop_centered2(w0, g, 1e-2, 0.9, 1e-8, 0.1, momentum)
+    for k in range(12):
+        pn.grad = tn.from_numpy(g[k].copy())
+        on.step()
+        bits_equal(pn, ref[k])
+    pn = tn.nn.Parameter(tn.from_numpy(w0.copy()))
+    on = tn.optim.Adamax([pn], lr=2e-2, betas=(0.8, 0.99), weight_decay=0.2)
+    ref = _adamax2(w0, g, 2e-2, (0.8, 0.99), 1e-8, 0.2)
+    for k in range(12):
+        pn.grad = tn.from_numpy(g[k].copy())
+        on.step()
+        bits_equal(pn, ref[k])

@@ -1,14 +1,16 @@
 """torch.nn.init over tensor.h's tn_init_* (section 12).
 
-Each function fills its tensor in place without autograd, from the default generator,
-and returns it, exactly as the C layers initialise themselves; torch's argument checks
+Each function fills its tensor in place without autograd, from generator= (PyTorch 2.2's
+argument, last of each random init's; None: the default generator), and returns it, exactly as the C layers initialise themselves; torch's argument checks
 (fewer than 2 dims, unknown nonlinearity, zero-element tensors) raise or warn here with
 torch's text.
 """
 import warnings
 
+from .. import _C
 from .._C import lib
 from .._core import _check_int, _float, _scalar, _tp
+from .._factories import _gen
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_", "eye_", "dirac_",
            "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_",
@@ -67,36 +69,37 @@ def _kw(**values):
     return ", ".join(f"{k}={v!r}" for k, v in values.items()).encode()
 
 
-def uniform_(tensor, a=0.0, b=1.0):
+def uniform_(tensor, a=0.0, b=1.0, generator=None):
     p = _tp(tensor, "uniform_", "tensor")
     a, b = _nums("uniform_", a=a, b=b)
-    _check_int(lib.tn_init_uniform__str(p, _kw(a=a, b=b)))
+    _check_int(lib.tn_init_uniform__opts(p, _C.tn_init_uniform_fn_opts(a, b, _gen(generator))))
     return tensor
 
 
-def normal_(tensor, mean=0.0, std=1.0):
+def normal_(tensor, mean=0.0, std=1.0, generator=None):
     p = _tp(tensor, "normal_", "tensor")
     mean, std = _nums("normal_", mean=mean, std=std)
-    _check_int(lib.tn_init_normal__str(p, _kw(mean=mean, std=std)))
+    _check_int(lib.tn_init_normal__opts(p, _C.tn_init_normal_fn_opts(mean, std, _gen(generator))))
     return tensor
 
 
-def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0):
+def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     p = _tp(tensor, "trunc_normal_", "tensor")
     mean, std, a, b = _nums("trunc_normal_", mean=mean, std=std, a=a, b=b)
+    g = _gen(generator)
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
                       "The distribution of values may be incorrect.", stacklevel=2)
-    _check_int(lib.tn_init_trunc_normal__str(p, _kw(mean=mean, std=std, a=a, b=b)))
+    _check_int(lib.tn_init_trunc_normal__opts(p, _C.tn_init_trunc_normal_fn_opts(mean, std, a, b, g)))
     return tensor
 
 
-def sparse_(tensor, sparsity, std=0.01):
+def sparse_(tensor, sparsity, std=0.01, generator=None):
     p = _tp(tensor, "sparse_", "tensor")
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     sparsity, std = _nums("sparse_", sparsity=sparsity, std=std)
-    _check_int(lib.tn_init_sparse__str(p, sparsity, _kw(std=std)))
+    _check_int(lib.tn_init_sparse__opts(p, sparsity, _C.tn_init_sparse_fn_opts(std, _gen(generator))))
     return tensor
 
 
@@ -146,40 +149,45 @@ def dirac_(tensor, groups=1):
     return tensor
 
 
-def xavier_uniform_(tensor, gain=1.0):
+def xavier_uniform_(tensor, gain=1.0, generator=None):
     _fans(tensor)
-    _check_int(lib.tn_init_xavier_uniform__str(tensor._ptr, _kw(gain=_float(gain, "xavier_uniform_", "gain"))))
+    o = _C.tn_init_xavier_fn_opts(_float(gain, "xavier_uniform_", "gain"), _gen(generator))
+    _check_int(lib.tn_init_xavier_uniform__opts(tensor._ptr, o))
     return tensor
 
 
-def xavier_normal_(tensor, gain=1.0):
+def xavier_normal_(tensor, gain=1.0, generator=None):
     _fans(tensor)
-    _check_int(lib.tn_init_xavier_normal__str(tensor._ptr, _kw(gain=_float(gain, "xavier_normal_", "gain"))))
+    o = _C.tn_init_xavier_fn_opts(_float(gain, "xavier_normal_", "gain"), _gen(generator))
+    _check_int(lib.tn_init_xavier_normal__opts(tensor._ptr, o))
     return tensor
 
 
-def _kaiming(cfn, name, tensor, a, mode, nonlinearity):
+def _kaiming(cfn, name, tensor, a, mode, nonlinearity, generator):
     _tp(tensor, name, "tensor")
+    g = _gen(generator)
     if 0 in tuple(tensor.shape):
         warnings.warn("Initializing zero-element tensors is a no-op")
         return tensor
     _calculate_correct_fan(tensor, mode)
     calculate_gain(nonlinearity, a)
-    _check_int(cfn(tensor._ptr, _kw(a=_float(a, name, "a"), mode=mode.lower(), nonlinearity=nonlinearity)))
+    o = _C.tn_init_kaiming_fn_opts(_float(a, name, "a"), mode.lower().encode(), nonlinearity.encode(), g)
+    _check_int(cfn(tensor._ptr, o))
     return tensor
 
 
-def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu"):
-    return _kaiming(lib.tn_init_kaiming_uniform__str, "kaiming_uniform_", tensor, a, mode, nonlinearity)
+def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+    return _kaiming(lib.tn_init_kaiming_uniform__opts, "kaiming_uniform_", tensor, a, mode, nonlinearity, generator)
 
 
-def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu"):
-    return _kaiming(lib.tn_init_kaiming_normal__str, "kaiming_normal_", tensor, a, mode, nonlinearity)
+def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+    return _kaiming(lib.tn_init_kaiming_normal__opts, "kaiming_normal_", tensor, a, mode, nonlinearity, generator)
 
 
-def orthogonal_(tensor, gain=1):
+def orthogonal_(tensor, gain=1, generator=None):
     _tp(tensor, "orthogonal_", "tensor")
     gain = _float(gain, "orthogonal_", "gain")
+    g = _gen(generator)
     if tensor.ndim < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
     if tensor.numel() == 0:
@@ -187,7 +195,7 @@ def orthogonal_(tensor, gain=1):
     # tn_init_orthogonal_ scales each column by gain inside its Gram-Schmidt loop, so later
     # columns are projected on scaled ones and come out non-orthogonal for gain != 1:
     # draw with gain 1 (the same random numbers) and scale after.
-    _check_int(lib.tn_init_orthogonal__str(tensor._ptr, b"gain=1.0"))
+    _check_int(lib.tn_init_orthogonal__opts(tensor._ptr, _C.tn_init_xavier_fn_opts(1.0, g)))
     if gain != 1:
         from ..autograd import no_grad
         with no_grad():
