@@ -242,6 +242,8 @@ def test_complex_degenerate():
              "rank 3": torch.randn(50, 3, dtype=torch.complex128) @ torch.randn(3, 40, dtype=torch.complex128),
              "zero": torch.zeros(10, 7, dtype=torch.complex128), "i I": 1j * torch.eye(6, dtype=torch.complex128),
              "graded": Q @ torch.diag(torch.logspace(0, -12, 50, dtype=torch.float64)).to(torch.complex128) @ Q.mH}
+    known = {"repeated": torch.full((50,), 3.0, dtype=torch.float64), "zero": torch.zeros(7, dtype=torch.float64),
+             "i I": torch.ones(6, dtype=torch.float64), "graded": torch.logspace(0, -12, 50, dtype=torch.float64)}
     for name, A in cases.items():
         for full in (False, True):
             U, S, Vh = (torch.from_numpy(x.numpy()) for x in tn.linalg.svd(to_tn(A), full_matrices=full))
@@ -250,4 +252,9 @@ def test_complex_degenerate():
             assert ((U[:, :k] * S) @ Vh[:k] - A).abs().max() <= 8 * big * EPS * scale, name
             assert (U.mH @ U - torch.eye(U.shape[1])).abs().max() <= 8 * big * EPS, name
             assert (Vh @ Vh.mH - torch.eye(Vh.shape[0])).abs().max() <= 8 * big * EPS, name
-            assert (S - torch.linalg.svdvals(A)).abs().max() <= 8 * big * EPS * scale, name
+            # S: nonnegative, descending, and the cases' known values (with U, Vh orthonormal and
+            # U S Vh = A above, that is the SVD; torch's own svdvals is not called here: under
+            # the sanitizer suite's preloaded ASan it crashed intermittently inside torch)
+            assert (S >= 0).all() and (S[:-1] >= S[1:]).all(), name
+            if name in known:
+                assert (S - known[name]).abs().max() <= 8 * big * EPS * scale, name
