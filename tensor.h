@@ -22819,6 +22819,16 @@ static void tn__la_gebd2(double *a, int64_t m, int64_t n, double *d, double *e, 
    rot [4 n] is scratch. d ends non-negative, unsorted. Returns 0, or -1 when an iteration
    did not converge. (The Golub-Reinsch algorithm as in EISPACK's svd; rv[i] = e[i-1] the
    superdiagonal above d[i], rv[0] = 0.) */
+/* ord[0..k): the indices of d[0..k) by descending value (insertion sort: stable, so equal
+   singular values keep the QR's order) */
+static void tn__la_order_desc(const double *d, int64_t k, int64_t *ord) {
+    for (int64_t i = 0; i < k; i++) ord[i] = i;
+    for (int64_t i = 1; i < k; i++) {
+        int64_t o = ord[i], j = i;
+        for (; j > 0 && d[ord[j - 1]] < d[o]; j--) ord[j] = ord[j - 1];
+        ord[j] = o;
+    }
+}
 static int tn__la_bdsqr(double *d, double *rv, int64_t n, double *ut, int64_t m, double *vt, int64_t nv, double *rot) {
     double anorm = 0;
     for (int64_t i = n - 1; i > 0; i--) rv[i] = rv[i - 1];
@@ -22930,12 +22940,7 @@ static int tn__la_svd_loop(const double *a, int64_t B, int64_t m, int64_t n, boo
             }
         }
         if (tn__la_bdsqr(d, e, k, uv ? ut : NULL, M, uv ? vt : NULL, k, rot)) return -1;
-        for (int64_t i = 0; i < k; i++) ord[i] = i;
-        for (int64_t i = 1; i < k; i++) {   /* descending (insertion sort: stable) */
-            int64_t o = ord[i], j = i;
-            for (; j > 0 && d[ord[j - 1]] < d[o]; j--) ord[j] = ord[j - 1];
-            ord[j] = o;
-        }
+        tn__la_order_desc(d, k, ord);
         for (int64_t i = 0; i < k; i++) sv[b * k + i] = d[ord[i]] * sc;
         if (!uv) continue;
         /* row r of ut / vt is the r-th vector of the tall / short side (past k: Q's completion) */
@@ -23026,6 +23031,16 @@ static void tn__la_gebd2_f(float *a, int64_t m, int64_t n, float *d, float *e, f
    rot [4 n] is scratch. d ends non-negative, unsorted. Returns 0, or -1 when an iteration
    did not converge. (The Golub-Reinsch algorithm as in EISPACK's svd; rv[i] = e[i-1] the
    superdiagonal above d[i], rv[0] = 0.) */
+/* ord[0..k): the indices of d[0..k) by descending value (insertion sort: stable, so equal
+   singular values keep the QR's order) */
+static void tn__la_order_desc_f(const float *d, int64_t k, int64_t *ord) {
+    for (int64_t i = 0; i < k; i++) ord[i] = i;
+    for (int64_t i = 1; i < k; i++) {
+        int64_t o = ord[i], j = i;
+        for (; j > 0 && d[ord[j - 1]] < d[o]; j--) ord[j] = ord[j - 1];
+        ord[j] = o;
+    }
+}
 static int tn__la_bdsqr_f(float *d, float *rv, int64_t n, float *ut, int64_t m, float *vt, int64_t nv, float *rot) {
     float anorm = 0;
     for (int64_t i = n - 1; i > 0; i--) rv[i] = rv[i - 1];
@@ -23137,12 +23152,7 @@ static int tn__la_svd_loop_f(const float *a, int64_t B, int64_t m, int64_t n, bo
             }
         }
         if (tn__la_bdsqr_f(d, e, k, uv ? ut : NULL, M, uv ? vt : NULL, k, rot)) return -1;
-        for (int64_t i = 0; i < k; i++) ord[i] = i;
-        for (int64_t i = 1; i < k; i++) {   /* descending (insertion sort: stable) */
-            int64_t o = ord[i], j = i;
-            for (; j > 0 && d[ord[j - 1]] < d[o]; j--) ord[j] = ord[j - 1];
-            ord[j] = o;
-        }
+        tn__la_order_desc_f(d, k, ord);
         for (int64_t i = 0; i < k; i++) sv[b * k + i] = d[ord[i]] * sc;
         if (!uv) continue;
         /* row r of ut / vt is the r-th vector of the tall / short side (past k: Q's completion) */
@@ -23239,12 +23249,7 @@ static int tn__la_svd_loop_c(const tn__cplx *a, int64_t B, int64_t m, int64_t n,
             }
         }
         if (tn__la_bdsqr(d, e, k, uv ? (double *)ut : NULL, 2 * M, uv ? (double *)vt : NULL, 2 * k, rot)) return -1;
-        for (int64_t i = 0; i < k; i++) ord[i] = i;
-        for (int64_t i = 1; i < k; i++) {   /* descending (insertion sort: stable) */
-            int64_t o = ord[i], j = i;
-            for (; j > 0 && d[ord[j - 1]] < d[o]; j--) ord[j] = ord[j - 1];
-            ord[j] = o;
-        }
+        tn__la_order_desc(d, k, ord);
         for (int64_t i = 0; i < k; i++) sv[b * k + i] = d[ord[i]] * sc;
         if (!uv) continue;
         tn__cplx *ub = uvv + b * m * uc, *vb = vhv + b * vr * n;

@@ -514,6 +514,16 @@ static void tn__la_gebd2##S(T *a, int64_t m, int64_t n, T *d, T *e, T *hl, T *ta
    rot [4 n] is scratch. d ends non-negative, unsorted. Returns 0, or -1 when an iteration
    did not converge. (The Golub-Reinsch algorithm as in EISPACK's svd; rv[i] = e[i-1] the
    superdiagonal above d[i], rv[0] = 0.) */
+/* ord[0..k): the indices of d[0..k) by descending value (insertion sort: stable, so equal
+   singular values keep the QR's order) */
+static void tn__la_order_desc##S(const T *d, int64_t k, int64_t *ord) {
+    for (int64_t i = 0; i < k; i++) ord[i] = i;
+    for (int64_t i = 1; i < k; i++) {
+        int64_t o = ord[i], j = i;
+        for (; j > 0 && d[ord[j - 1]] < d[o]; j--) ord[j] = ord[j - 1];
+        ord[j] = o;
+    }
+}
 static int tn__la_bdsqr##S(T *d, T *rv, int64_t n, T *ut, int64_t m, T *vt, int64_t nv, T *rot) {
     T anorm = 0;
     for (int64_t i = n - 1; i > 0; i--) rv[i] = rv[i - 1];
@@ -625,12 +635,7 @@ static int tn__la_svd_loop##S(const T *a, int64_t B, int64_t m, int64_t n, bool 
             }
         }
         if (tn__la_bdsqr##S(d, e, k, uv ? ut : NULL, M, uv ? vt : NULL, k, rot)) return -1;
-        for (int64_t i = 0; i < k; i++) ord[i] = i;
-        for (int64_t i = 1; i < k; i++) {   /* descending (insertion sort: stable) */
-            int64_t o = ord[i], j = i;
-            for (; j > 0 && d[ord[j - 1]] < d[o]; j--) ord[j] = ord[j - 1];
-            ord[j] = o;
-        }
+        tn__la_order_desc##S(d, k, ord);
         for (int64_t i = 0; i < k; i++) sv[b * k + i] = d[ord[i]] * sc;
         if (!uv) continue;
         /* row r of ut / vt is the r-th vector of the tall / short side (past k: Q's completion) */
@@ -730,12 +735,7 @@ static int tn__la_svd_loop_c(const tn__cplx *a, int64_t B, int64_t m, int64_t n,
             }
         }
         if (tn__la_bdsqr(d, e, k, uv ? (double *)ut : NULL, 2 * M, uv ? (double *)vt : NULL, 2 * k, rot)) return -1;
-        for (int64_t i = 0; i < k; i++) ord[i] = i;
-        for (int64_t i = 1; i < k; i++) {   /* descending (insertion sort: stable) */
-            int64_t o = ord[i], j = i;
-            for (; j > 0 && d[ord[j - 1]] < d[o]; j--) ord[j] = ord[j - 1];
-            ord[j] = o;
-        }
+        tn__la_order_desc(d, k, ord);
         for (int64_t i = 0; i < k; i++) sv[b * k + i] = d[ord[i]] * sc;
         if (!uv) continue;
         tn__cplx *ub = uvv + b * m * uc, *vb = vhv + b * vr * n;
