@@ -5789,6 +5789,19 @@ static bool tn__fits_memory(int64_t bytes) {
 #else
 #define TN__RESTRICT restrict
 #endif
+/* A region with no contraction of a product into a following add (gcc's default outside ISO
+   C modes, -std=gnu*; clang's within an expression): code that must give another library's
+   bits (SLEEF's, torch's samplers) writes each fused multiply-add out and brackets itself. */
+#if defined(__clang__)
+#define TN__NO_CONTRACT_BEGIN _Pragma("STDC FP_CONTRACT OFF")
+#define TN__NO_CONTRACT_END _Pragma("STDC FP_CONTRACT DEFAULT")
+#elif defined(__GNUC__)
+#define TN__NO_CONTRACT_BEGIN _Pragma("GCC push_options") _Pragma("GCC optimize(\"fp-contract=off\")")
+#define TN__NO_CONTRACT_END _Pragma("GCC pop_options")
+#else
+#define TN__NO_CONTRACT_BEGIN
+#define TN__NO_CONTRACT_END
+#endif
 #if defined(__GNUC__) || defined(__clang__)
 #define TN__STORE_RELAXED(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)  /* flags kernel threads may all set */
 #else
@@ -9450,12 +9463,7 @@ TNDEF tn_tensor *tn_triu_indices_str(int64_t row, int64_t col, const char *optio
    -std=gnu*, and clang's within an expression would fuse them): the draws are torch's bits
    with the multiply-adds its build fused written as fma / fmaf, every other product rounded
    alone, whatever -std or -ffp-contract the file is compiled with (as src/ops/sleef.c). */
-#if defined(__clang__)
-#pragma STDC FP_CONTRACT OFF
-#elif defined(__GNUC__)
-#pragma GCC push_options
-#pragma GCC optimize("fp-contract=off")
-#endif
+TN__NO_CONTRACT_BEGIN
 static tn_generator tn__default_gen = {67280421310721ULL, 0, TN_GEN_MT19937, 0, 0, 0, 0, {0}, 0};
 TNDEF tn_generator *tn_default_generator(void) { return &tn__default_gen; }
 
@@ -10418,11 +10426,7 @@ TNDEF tn_tensor *tn_random__opts(tn_tensor *t, tn_random_fill_opts o) { return t
 TNDEF tn_tensor *tn_random__str(tn_tensor *t, const char *options) { TN__KW_STR(tn_random_fill_opts, random_fill, "tn_random_", options, tn_random__opts(t, o)); }
 TNDEF tn_tensor *tn_geometric__opts(tn_tensor *t, double p, tn_generator_fill_opts o) { return tn__geometric_impl(t, p, o.generator); }
 TNDEF tn_tensor *tn_geometric__str(tn_tensor *t, double p, const char *options) { TN__KW_STR(tn_generator_fill_opts, generator_fill, "tn_geometric_", options, tn_geometric__opts(t, p, o)); }
-#if defined(__clang__)
-#pragma STDC FP_CONTRACT DEFAULT
-#elif defined(__GNUC__)
-#pragma GCC pop_options
-#endif
+TN__NO_CONTRACT_END
 
 /* =============================================================================== */
 /* src/ops/views.c: views: view, reshape, permute, narrow, select, expand, squeeze */
@@ -12655,12 +12659,7 @@ TNDEF tn_tensor *tn_column_stack(tn_tensor *const *ts, int n) { return TN__AS("t
 /* No contraction of a product into a following add here (gcc's default outside ISO C modes,
    -std=gnu*, and clang's within an expression would fuse them): every fused multiply-add is
    written out, as SLEEF's FMA build has it. */
-#if defined(__clang__)
-#pragma STDC FP_CONTRACT OFF
-#elif defined(__GNUC__)
-#pragma GCC push_options
-#pragma GCC optimize("fp-contract=off")
-#endif
+TN__NO_CONTRACT_BEGIN
 
 /* pow:    float32 pow outside the special exponents runs SLEEF's Sleef_powf8_u10 (torch 1.13's AVX2
    kernels; 2025 PyTorch the same, 16 lanes on AVX-512: the same lane formula) on each 16
@@ -13197,11 +13196,7 @@ static void tn__sleef_trigf_run(bool cosine, char *o, int64_t so, const char *a,
         }
     }
 }
-#if defined(__clang__)
-#pragma STDC FP_CONTRACT DEFAULT
-#elif defined(__GNUC__)
-#pragma GCC pop_options
-#endif
+TN__NO_CONTRACT_END
 
 /* ======================================================================= */
 /* src/ops/kernels.c: the elementwise kernels: unary, binary, ternary      */

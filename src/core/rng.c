@@ -8,12 +8,7 @@
    -std=gnu*, and clang's within an expression would fuse them): the draws are torch's bits
    with the multiply-adds its build fused written as fma / fmaf, every other product rounded
    alone, whatever -std or -ffp-contract the file is compiled with (as src/ops/sleef.c). */
-#if defined(__clang__)
-#pragma STDC FP_CONTRACT OFF
-#elif defined(__GNUC__)
-#pragma GCC push_options
-#pragma GCC optimize("fp-contract=off")
-#endif
+TN__NO_CONTRACT_BEGIN
 static tn_generator tn__default_gen = {67280421310721ULL, 0, TN_GEN_MT19937, 0, 0, 0, 0, {0}, 0};
 TNDEF tn_generator *tn_default_generator(void) { return &tn__default_gen; }
 
@@ -918,8 +913,4 @@ TNDEF tn_tensor *tn_random__opts(tn_tensor *t, tn_random_fill_opts o) { return t
 TNDEF tn_tensor *tn_random__str(tn_tensor *t, const char *options) { TN__KW_STR(tn_random_fill_opts, random_fill, "tn_random_", options, tn_random__opts(t, o)); }
 TNDEF tn_tensor *tn_geometric__opts(tn_tensor *t, double p, tn_generator_fill_opts o) { return tn__geometric_impl(t, p, o.generator); }
 TNDEF tn_tensor *tn_geometric__str(tn_tensor *t, double p, const char *options) { TN__KW_STR(tn_generator_fill_opts, generator_fill, "tn_geometric_", options, tn_geometric__opts(t, p, o)); }
-#if defined(__clang__)
-#pragma STDC FP_CONTRACT DEFAULT
-#elif defined(__GNUC__)
-#pragma GCC pop_options
-#endif
+TN__NO_CONTRACT_END

@@ -37,12 +37,7 @@
 /* No contraction of a product into a following add here (gcc's default outside ISO C modes,
    -std=gnu*, and clang's within an expression would fuse them): every fused multiply-add is
    written out, as SLEEF's FMA build has it. */
-#if defined(__clang__)
-#pragma STDC FP_CONTRACT OFF
-#elif defined(__GNUC__)
-#pragma GCC push_options
-#pragma GCC optimize("fp-contract=off")
-#endif
+TN__NO_CONTRACT_BEGIN
 
 /* pow:    float32 pow outside the special exponents runs SLEEF's Sleef_powf8_u10 (torch 1.13's AVX2
    kernels; 2025 PyTorch the same, 16 lanes on AVX-512: the same lane formula) on each 16
@@ -579,8 +574,4 @@ static void tn__sleef_trigf_run(bool cosine, char *o, int64_t so, const char *a,
         }
     }
 }
-#if defined(__clang__)
-#pragma STDC FP_CONTRACT DEFAULT
-#elif defined(__GNUC__)
-#pragma GCC pop_options
-#endif
+TN__NO_CONTRACT_END
