@@ -104,6 +104,25 @@
 #define TN_HD
 #endif
 
+/* A region with no contraction of a product into a following add (gcc's default outside ISO
+   C modes, -std=gnu*; clang's within an expression): code that must give another library's
+   bits (SLEEF's, torch's samplers and optimizer steps) writes each fused multiply-add out
+   and brackets itself (gcc contracts in the function a rule is inlined into, clang where
+   the expression is written: both the rules and their loops are bracketed). */
+#if defined(__CUDACC__)
+#define TN__NO_CONTRACT_BEGIN
+#define TN__NO_CONTRACT_END
+#elif defined(__clang__)
+#define TN__NO_CONTRACT_BEGIN _Pragma("STDC FP_CONTRACT OFF")
+#define TN__NO_CONTRACT_END _Pragma("STDC FP_CONTRACT DEFAULT")
+#elif defined(__GNUC__)
+#define TN__NO_CONTRACT_BEGIN _Pragma("GCC push_options") _Pragma("GCC optimize(\"fp-contract=off\")")
+#define TN__NO_CONTRACT_END _Pragma("GCC pop_options")
+#else
+#define TN__NO_CONTRACT_BEGIN
+#define TN__NO_CONTRACT_END
+#endif
+
 /* The most dims a tensor may have (PyTorch allows 64): a compile-time option, the same in
    every unit that includes tensor.h (-DTN_MAX_DIMS=64; the GPU unit takes up to 16). Each
    tensor carries this many shape and stride slots (bench/bench_max_dims.sh, README). */
@@ -4613,6 +4632,7 @@ TNDEF int tn_clip_grad_value_(tn_tensor *const *params, int n, double clip_value
    fused multiply-add, so is the rule: x.add(y, alpha=c) is fma(c, y, x) (vec::fmadd, and
    the scalar a + alpha * b its compiler contracts), x.addcmul(y, z, value=c) fma(c * y, z, x),
    lerp fma(w, b - a, a) or fma(-(b - a), 1 - w, b); addcdiv stays x + c * y / z. */
+TN__NO_CONTRACT_BEGIN
 #define TN_OPTF_MAXIMIZE 1        /* the gradient is negated first */
 #define TN_OPTF_WEIGHT_DECAY 2    /* weight_decay != 0: grad += weight_decay * param */
 #define TN_OPTF_MOMENTUM 4        /* SGD: momentum != 0; RMSprop: momentum > 0 */
@@ -4830,6 +4850,7 @@ TN_HD static inline double tn_optim_apply_f64(int kind, int f, const double *c, 
     case TN__RADAM: return tn_radam_update_f64(p, g, a, b, c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], f);
     default: return p;
     } }
+TN__NO_CONTRACT_END
 
 
 
@@ -5788,19 +5809,6 @@ static bool tn__fits_memory(int64_t bytes) {
 #define TN__RESTRICT __restrict__
 #else
 #define TN__RESTRICT restrict
-#endif
-/* A region with no contraction of a product into a following add (gcc's default outside ISO
-   C modes, -std=gnu*; clang's within an expression): code that must give another library's
-   bits (SLEEF's, torch's samplers) writes each fused multiply-add out and brackets itself. */
-#if defined(__clang__)
-#define TN__NO_CONTRACT_BEGIN _Pragma("STDC FP_CONTRACT OFF")
-#define TN__NO_CONTRACT_END _Pragma("STDC FP_CONTRACT DEFAULT")
-#elif defined(__GNUC__)
-#define TN__NO_CONTRACT_BEGIN _Pragma("GCC push_options") _Pragma("GCC optimize(\"fp-contract=off\")")
-#define TN__NO_CONTRACT_END _Pragma("GCC pop_options")
-#else
-#define TN__NO_CONTRACT_BEGIN
-#define TN__NO_CONTRACT_END
 #endif
 #if defined(__GNUC__) || defined(__clang__)
 #define TN__STORE_RELAXED(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)  /* flags kernel threads may all set */
@@ -40061,6 +40069,7 @@ TNDEF int tn_optim_zero_grad_str(tn_optim *optim, const char *options) {
 }
 
 /* ---- the CPU step ---- */
+TN__NO_CONTRACT_BEGIN   /* the rules' bits are torch's: only their written fmas fuse */
 /* One parameter's update over n contiguous elements: p, g and up to three state buffers
    (NULL: unused, read as a dummy). TN__OPTIM_LOOP expands the loop with the kind and the
    flags as constants, so tn_optim_apply's switch and flag tests fold away and the loop
@@ -40268,6 +40277,7 @@ static void tn__optim_multi_run_f64(tn__optim_seg_f64 *seg, int nseg) {
     tn__optim_multi_f64 m = {seg, nseg};
     tn__parallel_range(tn__par_threads(tn__mul_sat(total, 8), total), total, tn__optim_multi_part_f64, &m);
 }
+TN__NO_CONTRACT_END
 /* The CPU backend's optim entry. */
 static int tn__cpu_optim(const tn__optk *k, tn_tensor *p, tn_tensor *g, tn_tensor *const *s) {
     int64_t n = tn_numel(p);

@@ -87,6 +87,25 @@
 #define TN_HD
 #endif
 
+/* A region with no contraction of a product into a following add (gcc's default outside ISO
+   C modes, -std=gnu*; clang's within an expression): code that must give another library's
+   bits (SLEEF's, torch's samplers and optimizer steps) writes each fused multiply-add out
+   and brackets itself (gcc contracts in the function a rule is inlined into, clang where
+   the expression is written: both the rules and their loops are bracketed). */
+#if defined(__CUDACC__)
+#define TN__NO_CONTRACT_BEGIN
+#define TN__NO_CONTRACT_END
+#elif defined(__clang__)
+#define TN__NO_CONTRACT_BEGIN _Pragma("STDC FP_CONTRACT OFF")
+#define TN__NO_CONTRACT_END _Pragma("STDC FP_CONTRACT DEFAULT")
+#elif defined(__GNUC__)
+#define TN__NO_CONTRACT_BEGIN _Pragma("GCC push_options") _Pragma("GCC optimize(\"fp-contract=off\")")
+#define TN__NO_CONTRACT_END _Pragma("GCC pop_options")
+#else
+#define TN__NO_CONTRACT_BEGIN
+#define TN__NO_CONTRACT_END
+#endif
+
 /* The most dims a tensor may have (PyTorch allows 64): a compile-time option, the same in
    every unit that includes tensor.h (-DTN_MAX_DIMS=64; the GPU unit takes up to 16). Each
    tensor carries this many shape and stride slots (bench/bench_max_dims.sh, README). */
@@ -4504,6 +4523,7 @@ TNDEF int tn_clip_grad_value_(tn_tensor *const *params, int n, double clip_value
    fused multiply-add, so is the rule: x.add(y, alpha=c) is fma(c, y, x) (vec::fmadd, and
    the scalar a + alpha * b its compiler contracts), x.addcmul(y, z, value=c) fma(c * y, z, x),
    lerp fma(w, b - a, a) or fma(-(b - a), 1 - w, b); addcdiv stays x + c * y / z. */
+TN__NO_CONTRACT_BEGIN
 #define TN_OPTF_MAXIMIZE 1        /* the gradient is negated first */
 #define TN_OPTF_WEIGHT_DECAY 2    /* weight_decay != 0: grad += weight_decay * param */
 #define TN_OPTF_MOMENTUM 4        /* SGD: momentum != 0; RMSprop: momentum > 0 */
@@ -4629,6 +4649,7 @@ TN_HD static inline T tn_optim_apply_##S(int kind, int f, const T *c, T p, T g, 
 /* @end TN__DEFINE_OPTIM_APPLY */
 TN__DEFINE_OPTIM_APPLY(float, f32)
 TN__DEFINE_OPTIM_APPLY(double, f64)
+TN__NO_CONTRACT_END
 
 
 

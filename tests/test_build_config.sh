@@ -67,5 +67,46 @@ for c in gcc clang; do
     command -v $c >/dev/null || continue
     check "TENSOR_STATIC warning-free with $c" "$c -std=c11 -Wall -Wextra -Wunused -pedantic -Werror -fsyntax-only -I. '$d/static.c' 2>'$d/$c.err' || { cat '$d/$c.err'; false; }"
 done
+# A user's own build of the header with gcc's defaults (-std=gnu17: products contracted into
+# adds) keeps the optimizers' steps bit for bit those of -std=c11 (torch's): the rules and
+# their loops are no-contraction regions. The sanitizer run skips it (the same compile).
+if [ "${SANITIZE:-}" != 1 ] && command -v gcc >/dev/null; then
+    cat > "$d/optbits.c" <<'C'
+#define TENSOR_IMPLEMENTATION
+#include "tensor.h"
+#include <stdio.h>
+#include <string.h>
+/* AdamW (amsgrad), RMSprop (momentum) and Adamax, each with weight decay: the general update
+   loop, 12 steps; a hash of the parameters' bits */
+int main(void) {
+    const char *kinds[3] = {"AdamW", "RMSprop", "Adamax"};
+    const char *opts[3] = {"lr=0.01, weight_decay=0.3, amsgrad=True", "lr=0.01, momentum=0.9, weight_decay=0.1",
+                           "lr=0.01, weight_decay=0.01"};
+    uint64_t h = 1469598103934665603ull;
+    for (int k = 0; k < 3; k++) {
+        tn_scope_begin();
+        tn_manual_seed(7);
+        tn_tensor *p = tn_randn(TN_SHAPE(1003), TN_F32);
+        tn_requires_grad_(p, true);
+        tn_optim *o = tn_optim_create_str(kinds[k], &p, 1, opts[k]);
+        for (int s = 0; s < 12; s++) {
+            tn_set_grad(p, tn_randn(TN_SHAPE(1003), TN_F32));
+            tn_optim_step(o);
+        }
+        const float *v = (const float *)tn_data_ptr(p);
+        for (int i = 0; i < 1003; i++) { uint32_t u; memcpy(&u, v + i, 4); h = (h ^ u) * 1099511628211ull; }
+        tn_optim_free(o);
+        tn_scope_end();
+    }
+    printf("%016llx\n", (unsigned long long)h);
+    return 0;
+}
+C
+    if gcc -O3 -fno-math-errno -I. "$d/optbits.c" -o "$d/ob_gnu" -lm -pthread 2>"$d/ob.err" &&
+       gcc -std=c11 -O0 -I. "$d/optbits.c" -o "$d/ob_c11" -lm -pthread 2>>"$d/ob.err"; then
+        "$d/ob_gnu" > "$d/ob_gnu.out"; "$d/ob_c11" > "$d/ob_c11.out"
+        check "optimizer steps: gcc -std=gnu17 -O3 gives -std=c11's bits" "cmp -s '$d/ob_gnu.out' '$d/ob_c11.out' && [ -s '$d/ob_c11.out' ] || { cat '$d/ob_gnu.out' '$d/ob_c11.out'; false; }"
+    else cat "$d/ob.err"; echo "FAIL optimizer bits program did not build"; f=$((f + 1)); fi
+fi
 echo "$p passed, $f failed"
 [ $f -eq 0 ]

@@ -174,19 +174,6 @@ static bool tn__fits_memory(int64_t bytes) {
 #else
 #define TN__RESTRICT restrict
 #endif
-/* A region with no contraction of a product into a following add (gcc's default outside ISO
-   C modes, -std=gnu*; clang's within an expression): code that must give another library's
-   bits (SLEEF's, torch's samplers) writes each fused multiply-add out and brackets itself. */
-#if defined(__clang__)
-#define TN__NO_CONTRACT_BEGIN _Pragma("STDC FP_CONTRACT OFF")
-#define TN__NO_CONTRACT_END _Pragma("STDC FP_CONTRACT DEFAULT")
-#elif defined(__GNUC__)
-#define TN__NO_CONTRACT_BEGIN _Pragma("GCC push_options") _Pragma("GCC optimize(\"fp-contract=off\")")
-#define TN__NO_CONTRACT_END _Pragma("GCC pop_options")
-#else
-#define TN__NO_CONTRACT_BEGIN
-#define TN__NO_CONTRACT_END
-#endif
 #if defined(__GNUC__) || defined(__clang__)
 #define TN__STORE_RELAXED(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)  /* flags kernel threads may all set */
 #else

@@ -465,6 +465,7 @@ TNDEF int tn_optim_zero_grad_str(tn_optim *optim, const char *options) {
 }
 
 /* ---- the CPU step ---- */
+TN__NO_CONTRACT_BEGIN   /* the rules' bits are torch's: only their written fmas fuse */
 /* One parameter's update over n contiguous elements: p, g and up to three state buffers
    (NULL: unused, read as a dummy). TN__OPTIM_LOOP expands the loop with the kind and the
    flags as constants, so tn_optim_apply's switch and flag tests fold away and the loop
@@ -593,6 +594,7 @@ static void tn__optim_multi_run_##S(tn__optim_seg_##S *seg, int nseg) {
 
 TN__OPTIM_KERNEL(float, f32)
 TN__OPTIM_KERNEL(double, f64)
+TN__NO_CONTRACT_END
 /* The CPU backend's optim entry. */
 static int tn__cpu_optim(const tn__optk *k, tn_tensor *p, tn_tensor *g, tn_tensor *const *s) {
     int64_t n = tn_numel(p);
