@@ -33513,6 +33513,7 @@ TNDEF tn_tensor *tn_prelu(tn_tensor *x, tn_tensor *weight) {
     TN__AUTOCAST(TN__AC_LOWER, tn_prelu(ac_[0], ac_[1]), x, weight);   /* PyTorch 2's CPU list (1.13: float32) */
     return TN__AS("tn_prelu", tn__prelu_impl(x, weight));
 }
+TN__NO_CONTRACT_BEGIN   /* the noise's uniform * (hi - lo) + lo: two roundings, as torch's */
 static tn_tensor *tn__rrelu_impl(tn_tensor *x, double lower, double upper, bool training) {
     const char *fn = "tn_rrelu";
     TN__CHECK_NULL(x);
@@ -33539,6 +33540,7 @@ static tn_tensor *tn__rrelu_impl(tn_tensor *x, double lower, double upper, bool 
     }
     return tn__scope_return(tn__grad_name(tn_mul(x, noise), "RreluWithNoiseBackward0"));
 }
+TN__NO_CONTRACT_END
 TNDEF tn_tensor *tn_rrelu_opts(tn_tensor *x, tn_rrelu_fn_opts o) { return TN__AS("tn_rrelu", tn__rrelu_impl(x, o.lower, o.upper, o.training)); }
 TNDEF tn_tensor *tn_rrelu_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_rrelu_fn_opts, rrelu, "tn_rrelu", options, tn_rrelu_opts(x, o)); }
 
@@ -34054,6 +34056,7 @@ TNDEF tn_tensor *tn_ctc_loss_str(tn_tensor *log_probs, tn_tensor *targets, tn_te
    with the implicit-reparameterisation gradient dx/dalpha = -(dP/dalpha) / (dP/dx) of its
    CDF P; Poisson (PTRS transformed rejection from 10 up, products of uniforms below);
    binomial (PyTorch's BTRS and inversion: its numbers from mt19937); Dirichlet. */
+TN__NO_CONTRACT_BEGIN   /* PyTorch's samplers' roundings: only what torch fuses may fuse (nothing, here) */
 static double tn__smp_normal(tn_generator *g) {   /* Marsaglia's polar method */
     double u, v, s;
     do { u = 2 * tn_generator_uniform(g) - 1; v = 2 * tn_generator_uniform(g) - 1; s = u * u + v * v; } while (s >= 1 || s == 0);
@@ -34287,6 +34290,7 @@ TNDEF tn_tensor *tn_sample_dirichlet(tn_tensor *alpha, tn_generator *gen) {
     const bool f64 = alpha->dtype == TN_F64;
     return tn__scope_return(r ? tn_clamp(r, .min = f64 ? DBL_MIN : FLT_MIN, .max = f64 ? nextafter(1.0, 0.0) : (double)nextafterf(1.0f, 0.0f)) : NULL);
 }
+TN__NO_CONTRACT_END
 
 /* ======================================================================== */
 /* src/autograd/graph.c: grad mode, nodes, saving tensors, recording, hooks */

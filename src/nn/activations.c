@@ -97,6 +97,7 @@ TNDEF tn_tensor *tn_prelu(tn_tensor *x, tn_tensor *weight) {
     TN__AUTOCAST(TN__AC_LOWER, tn_prelu(ac_[0], ac_[1]), x, weight);   /* PyTorch 2's CPU list (1.13: float32) */
     return TN__AS("tn_prelu", tn__prelu_impl(x, weight));
 }
+TN__NO_CONTRACT_BEGIN   /* the noise's uniform * (hi - lo) + lo: two roundings, as torch's */
 static tn_tensor *tn__rrelu_impl(tn_tensor *x, double lower, double upper, bool training) {
     const char *fn = "tn_rrelu";
     TN__CHECK_NULL(x);
@@ -123,5 +124,6 @@ static tn_tensor *tn__rrelu_impl(tn_tensor *x, double lower, double upper, bool 
     }
     return tn__scope_return(tn__grad_name(tn_mul(x, noise), "RreluWithNoiseBackward0"));
 }
+TN__NO_CONTRACT_END
 TNDEF tn_tensor *tn_rrelu_opts(tn_tensor *x, tn_rrelu_fn_opts o) { return TN__AS("tn_rrelu", tn__rrelu_impl(x, o.lower, o.upper, o.training)); }
 TNDEF tn_tensor *tn_rrelu_str(tn_tensor *x, const char *options) { TN__KW_STR(tn_rrelu_fn_opts, rrelu, "tn_rrelu", options, tn_rrelu_opts(x, o)); }

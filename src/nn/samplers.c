@@ -4,6 +4,7 @@
    with the implicit-reparameterisation gradient dx/dalpha = -(dP/dalpha) / (dP/dx) of its
    CDF P; Poisson (PTRS transformed rejection from 10 up, products of uniforms below);
    binomial (PyTorch's BTRS and inversion: its numbers from mt19937); Dirichlet. */
+TN__NO_CONTRACT_BEGIN   /* PyTorch's samplers' roundings: only what torch fuses may fuse (nothing, here) */
 static double tn__smp_normal(tn_generator *g) {   /* Marsaglia's polar method */
     double u, v, s;
     do { u = 2 * tn_generator_uniform(g) - 1; v = 2 * tn_generator_uniform(g) - 1; s = u * u + v * v; } while (s >= 1 || s == 0);
@@ -237,3 +238,4 @@ TNDEF tn_tensor *tn_sample_dirichlet(tn_tensor *alpha, tn_generator *gen) {
     const bool f64 = alpha->dtype == TN_F64;
     return tn__scope_return(r ? tn_clamp(r, .min = f64 ? DBL_MIN : FLT_MIN, .max = f64 ? nextafter(1.0, 0.0) : (double)nextafterf(1.0f, 0.0f)) : NULL);
 }
+TN__NO_CONTRACT_END
