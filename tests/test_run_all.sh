@@ -1,6 +1,6 @@
 #!/bin/sh
 # run_all.sh never hides a failure: a suite that crashes without a summary, a Python test
-# module whose import fails, and a failing count are each counted and named at the end.
+# module whose import fails (or whose interpreter crashes: the summary names the frames), and a failing count are each counted and named at the end.
 cd "$(dirname "$0")/.." || exit 1
 d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
 p=0; f=0
@@ -25,6 +25,11 @@ if /usr/bin/python3 -c "import pytest" 2>/dev/null; then
     check "broken import: the error is printed" 'echo "$out" | grep -q "no_such_module_anywhere"'
     check "broken import: python is named" 'echo "$out" | grep -q "^  python (exit 2: .*ModuleNotFoundError"'
     check "broken import: counted" '[ "$(echo "$out" | tail -n 1)" = "7 passed, 1 failed" ]'
+    # a crashed interpreter: the summary names faulthandler's innermost frame and the test's
+    mkdir "$d/pyc"; printf 'import ctypes\ndef helper():\n    ctypes.string_at(0)\ndef test_ok():\n    pass\ndef test_crash():\n    helper()\n' > "$d/pyc/test_crashes.py"
+    out=$(PY_TESTS="$d/pyc" sh tests/run_all.sh python 2>&1); rc=$?
+    check "interpreter crash: exit status nonzero" '[ $rc -ne 0 ]'
+    check "interpreter crash: the frames are named" 'echo "$out" | grep -q "^  python (exit 139: Fatal Python error: Segmentation fault at .*in string_at;.*test_crashes.py\", line 3 in helper)"'
 else
     echo "python checks skipped: no pytest"
 fi
