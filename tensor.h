@@ -17632,6 +17632,12 @@ enum { TN__GEMM_SCALAR = 0, TN__GEMM_AVX2 = 1, TN__GEMM_AVX512 = 2 };
 
 /* Knobs for tests/benchmarks only (tn__gemm_tune_t: section 17's white-box hooks). */
 TN__TESTABLE tn__gemm_tune_t tn__gemm_tune = { -1, 0, 0, 0, -1, 0 };
+/* A B packed ahead (the graph replay's constant weights, src/jit/trace.c): the panels of its
+   (jc, pc) blocks in the GEMM's loop order, for that B (address, strides, size) and blocking.
+   This thread's next GEMMs on that B read them instead of packing B: the same panels, the
+   same bits. P NULL: none. */
+typedef struct { const void *B, *P; int64_t rsb, csb, K, N, kc, nc, nr; } tn__gemm_bpre;
+static TN__TLS tn__gemm_bpre tn__gemm_bpre_on;
 
 static int tn__gemm_detect_isa(void)
 {
@@ -18460,6 +18466,7 @@ TN__TESTABLE int tn__gemm_ep_f32(int64_t M, int64_t N, int64_t K, float alpha,
     void *buf;
     int cached;
     float *Ap, *Bp;
+    const float *Bpre = NULL;
     size_t szA, szB;
     if (M <= 0 || N <= 0) return 0;
     if (ep && !ep->bias && ep->act == TN__EPI_NONE) ep = NULL;
@@ -18517,6 +18524,12 @@ TN__TESTABLE int tn__gemm_ep_f32(int64_t M, int64_t N, int64_t K, float alpha,
        its packing, so row-major B is read in place (measured: M = 10, N = K = 128 runs
        1.9x faster; from 4 panels up packing wins) */
     direct = csb == 1 && (M + kn.mr - 1) / kn.mr <= 3 && N >= kn.nr;
+    {
+        const tn__gemm_bpre *pb = &tn__gemm_bpre_on;
+        if (pb->P && !direct && pb->B == (const void *)B && pb->rsb == rsb && pb->csb == csb && pb->K == K && pb->N == N && pb->kc == kn.kc &&
+            pb->nc == kn.nc && pb->nr == kn.nr)
+            Bpre = (const float *)pb->P;
+    }
     for (jc = 0; jc < N; jc += kn.nc) {
         int64_t ncb = N - jc < kn.nc ? N - jc : kn.nc;
         for (pc = 0; pc < K; pc += kn.kc) {
@@ -18524,7 +18537,8 @@ TN__TESTABLE int tn__gemm_ep_f32(int64_t M, int64_t N, int64_t K, float alpha,
             const int first = pc == 0, last = pc + kcb >= K;
             float beta_p = pc == 0 ? beta : (float)1; /* later K slices accumulate */
             const float *Bd = direct ? B + pc * rsb + jc : NULL;
-            if (!direct) tn__gemm_packB_f32(kcb, ncb, B + pc * rsb + jc * csb, rsb, csb, kn.nr, Bp);
+            if (Bpre) { Bp = (float *)(uintptr_t)Bpre; Bpre += tn__gemm_roundup(ncb, kn.nr) * kcb; }   /* packed ahead */
+            else if (!direct) tn__gemm_packB_f32(kcb, ncb, B + pc * rsb + jc * csb, rsb, csb, kn.nr, Bp);
             else if (full < ncb) /* only the ragged last panel, where the macro looks */
                 tn__gemm_packB_f32(kcb, ncb - full, B + pc * rsb + jc + full, rsb, 1, kn.nr, Bp + full * kcb);
             if (nthr > 1) {
@@ -18556,6 +18570,25 @@ static void tn__gemm_step_part_f32(void *args, int t, int nthr) {
     const int first = s_->first, last = s_->last;
     int64_t ic;
     TN__GEMM_IC_LOOP(float, f32, tn__split_at(nb, t, nthr), tn__split_at(nb, t + 1, nthr), Apt)
+}
+/* B [K, N] (strides rsb, csb) packed ahead as tn__gemm_ep packs it, block by block, into P
+   (NULL: only the size); fills *pre but its P. Returns the elements of P. */
+static int64_t tn__gemm_prepack_f32(int64_t K, int64_t N, const float *B, int64_t rsb, int64_t csb, float *P, tn__gemm_bpre *pre)
+{
+    tn__gemm_kern_f32 kn = tn__gemm_kern_select_f32();
+    int64_t n = 0, jc, pc;
+    if (tn__gemm_tune.kc > 0) kn.kc = tn__gemm_tune.kc;
+    if (tn__gemm_tune.nc > 0) kn.nc = tn__gemm_roundup(tn__gemm_tune.nc, kn.nr);
+    for (jc = 0; jc < N; jc += kn.nc) {
+        const int64_t ncb = N - jc < kn.nc ? N - jc : kn.nc;
+        for (pc = 0; pc < K; pc += kn.kc) {
+            const int64_t kcb = K - pc < kn.kc ? K - pc : kn.kc;
+            if (P) tn__gemm_packB_f32(kcb, ncb, B + pc * rsb + jc * csb, rsb, csb, kn.nr, P + n);
+            n += tn__gemm_roundup(ncb, kn.nr) * kcb;
+        }
+    }
+    pre->B = B; pre->P = NULL; pre->rsb = rsb; pre->csb = csb; pre->K = K; pre->N = N; pre->kc = kn.kc; pre->nc = kn.nc; pre->nr = kn.nr;
+    return n;
 }
 /* TN__GEMM_DEFINE(double, f64): the template in src/ops/gemm.c */
 /* one (jc, pc) step of the driver, for the pool: chunk t of nthr takes its share of the
@@ -18769,6 +18802,7 @@ TN__TESTABLE int tn__gemm_ep_f64(int64_t M, int64_t N, int64_t K, double alpha,
     void *buf;
     int cached;
     double *Ap, *Bp;
+    const double *Bpre = NULL;
     size_t szA, szB;
     if (M <= 0 || N <= 0) return 0;
     if (ep && !ep->bias && ep->act == TN__EPI_NONE) ep = NULL;
@@ -18826,6 +18860,12 @@ TN__TESTABLE int tn__gemm_ep_f64(int64_t M, int64_t N, int64_t K, double alpha,
        its packing, so row-major B is read in place (measured: M = 10, N = K = 128 runs
        1.9x faster; from 4 panels up packing wins) */
     direct = csb == 1 && (M + kn.mr - 1) / kn.mr <= 3 && N >= kn.nr;
+    {
+        const tn__gemm_bpre *pb = &tn__gemm_bpre_on;
+        if (pb->P && !direct && pb->B == (const void *)B && pb->rsb == rsb && pb->csb == csb && pb->K == K && pb->N == N && pb->kc == kn.kc &&
+            pb->nc == kn.nc && pb->nr == kn.nr)
+            Bpre = (const double *)pb->P;
+    }
     for (jc = 0; jc < N; jc += kn.nc) {
         int64_t ncb = N - jc < kn.nc ? N - jc : kn.nc;
         for (pc = 0; pc < K; pc += kn.kc) {
@@ -18833,7 +18873,8 @@ TN__TESTABLE int tn__gemm_ep_f64(int64_t M, int64_t N, int64_t K, double alpha,
             const int first = pc == 0, last = pc + kcb >= K;
             double beta_p = pc == 0 ? beta : (double)1; /* later K slices accumulate */
             const double *Bd = direct ? B + pc * rsb + jc : NULL;
-            if (!direct) tn__gemm_packB_f64(kcb, ncb, B + pc * rsb + jc * csb, rsb, csb, kn.nr, Bp);
+            if (Bpre) { Bp = (double *)(uintptr_t)Bpre; Bpre += tn__gemm_roundup(ncb, kn.nr) * kcb; }   /* packed ahead */
+            else if (!direct) tn__gemm_packB_f64(kcb, ncb, B + pc * rsb + jc * csb, rsb, csb, kn.nr, Bp);
             else if (full < ncb) /* only the ragged last panel, where the macro looks */
                 tn__gemm_packB_f64(kcb, ncb - full, B + pc * rsb + jc + full, rsb, 1, kn.nr, Bp + full * kcb);
             if (nthr > 1) {
@@ -18865,6 +18906,43 @@ static void tn__gemm_step_part_f64(void *args, int t, int nthr) {
     const int first = s_->first, last = s_->last;
     int64_t ic;
     TN__GEMM_IC_LOOP(double, f64, tn__split_at(nb, t, nthr), tn__split_at(nb, t + 1, nthr), Apt)
+}
+/* B [K, N] (strides rsb, csb) packed ahead as tn__gemm_ep packs it, block by block, into P
+   (NULL: only the size); fills *pre but its P. Returns the elements of P. */
+static int64_t tn__gemm_prepack_f64(int64_t K, int64_t N, const double *B, int64_t rsb, int64_t csb, double *P, tn__gemm_bpre *pre)
+{
+    tn__gemm_kern_f64 kn = tn__gemm_kern_select_f64();
+    int64_t n = 0, jc, pc;
+    if (tn__gemm_tune.kc > 0) kn.kc = tn__gemm_tune.kc;
+    if (tn__gemm_tune.nc > 0) kn.nc = tn__gemm_roundup(tn__gemm_tune.nc, kn.nr);
+    for (jc = 0; jc < N; jc += kn.nc) {
+        const int64_t ncb = N - jc < kn.nc ? N - jc : kn.nc;
+        for (pc = 0; pc < K; pc += kn.kc) {
+            const int64_t kcb = K - pc < kn.kc ? K - pc : kn.kc;
+            if (P) tn__gemm_packB_f64(kcb, ncb, B + pc * rsb + jc * csb, rsb, csb, kn.nr, P + n);
+            n += tn__gemm_roundup(ncb, kn.nr) * kcb;
+        }
+    }
+    pre->B = B; pre->P = NULL; pre->rsb = rsb; pre->csb = csb; pre->K = K; pre->N = N; pre->kc = kn.kc; pre->nc = kn.nc; pre->nr = kn.nr;
+    return n;
+}
+/* A 2-d float32/float64 CPU matrix b (the B of later products) packed ahead: a 1-d tensor
+   holding its panels (from a 64-byte boundary in it, as the GEMM's own) and *pre describing
+   them, or NULL (with no error) where b is not such a matrix or is empty. */
+static tn_tensor *tn__gemm_prepack(const tn_tensor *b, tn__gemm_bpre *pre)
+{
+    if (!b || b->ndim != 2 || b->device != TN_CPU || (b->dtype != TN_F32 && b->dtype != TN_F64) || b->shape[0] <= 0 || b->shape[1] <= 0) return NULL;
+    const bool f = b->dtype == TN_F32;
+    const void *B = tn_data_ptr(b);
+    const int64_t K = b->shape[0], N = b->shape[1], rs = b->strides[0], cs = b->strides[1], es = f ? 4 : 8;
+    const int64_t n = (f ? tn__gemm_prepack_f32(K, N, (const float *)B, rs, cs, NULL, pre) : tn__gemm_prepack_f64(K, N, (const double *)B, rs, cs, NULL, pre)) + 64 / es;
+    tn_tensor *p = tn__new(b->dtype, TN_CPU, &n, 1);
+    if (!p) return NULL;
+    char *P = (char *)(((uintptr_t)tn_data_ptr(p) + 63) & ~(uintptr_t)63);
+    if (f) tn__gemm_prepack_f32(K, N, (const float *)B, rs, cs, (float *)(void *)P, pre);
+    else tn__gemm_prepack_f64(K, N, (const double *)B, rs, cs, (double *)(void *)P, pre);
+    pre->P = P;
+    return p;
 }
 
 #undef TN__GEMM_IC_LOOP
@@ -28404,6 +28482,12 @@ static bool tn__conv_wino_ok(const tn_tensor *x, const tn_tensor *w, const int64
     return tn__conv_fast_paths && G == 1 && g[0] == 3 && g[1] == 3 && g[2] == 1 && g[3] == 1 && g[6] == 1 && g[7] == 1 &&
            (x->dtype == TN_F32 || x->dtype == TN_F64) && w->shape[0] >= 8 && w->shape[1] >= 8 && (!input_grad || (g[4] <= 2 && g[5] <= 2));
 }
+/* A kernel's transform packed ahead (the graph replay's constant convolution weights,
+   src/jit/trace.c): the packed half of U for w (its address and sizes) and the GEMM's rows
+   per panel. This thread's next forward Winograd convolutions with that w read it instead
+   of transforming w again: the same values. P NULL: none. */
+typedef struct { const void *w, *P; int64_t O, C, mr; } tn__wino_pre;
+static TN__TLS tn__wino_pre tn__wino_pre_on;
 /* y (new, contiguous) = conv(x, w) + b (flip = 0: y [N, O, oh, ow]), or the input gradient
    y [N, C, H, W] of x = gy [N, O, oh, ow] (flip = 1), by Winograd; w, b contiguous. */
 static int tn__conv_wino_cpu(tn_tensor *y, tn_tensor *x, const tn_tensor *w, const tn_tensor *b, const int64_t *g, int flip) {
@@ -28420,28 +28504,49 @@ static int tn__conv_wino_cpu(tn_tensor *y, tn_tensor *x, const tn_tensor *w, con
     const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(N * oh * ow, P), Q), N * th);   /* N oh ow: y's numel */
     tn_tensor *xc = tn_is_contiguous(x) ? tn_retain(x) : tn__copy_as(x, x->dtype, TN_CPU);
     /* workspace sizes through the checked product: too large is tn__new's error, never a short buffer */
-    tn_tensor *U = tn__new(x->dtype, TN_CPU, TN_SHAPE(tn__add_sat(tn__mul_sat(16 * P, Q), tn__mul_sat(16 * tn__gemm_roundup(P, mr), Q))));
+    const tn__wino_pre *wpk = &tn__wino_pre_on;
+    const bool pre = !flip && wpk->P && wpk->w == tn_data_ptr(w) && wpk->O == P && wpk->C == Q && wpk->mr == mr;
+    tn_tensor *U = pre ? NULL : tn__new(x->dtype, TN_CPU, TN_SHAPE(tn__add_sat(tn__mul_sat(16 * P, Q), tn__mul_sat(16 * tn__gemm_roundup(P, mr), Q))));
     tn_tensor *buf = tn__new(x->dtype, TN_CPU, TN_SHAPE(tn__add_sat(tn__mul_sat(nthr, per), W)));
-    int failed = !xc || !U || !buf;
+    int failed = !xc || (!pre && !U) || !buf;
     if (!failed) {
-        char *bp = (char *)tn_data_ptr(buf), *up = (char *)tn_data_ptr(U), *zero = bp + (size_t)(nthr * per) * es;
+        char *bp = (char *)tn_data_ptr(buf), *up = pre ? NULL : (char *)tn_data_ptr(U), *zero = bp + (size_t)(nthr * per) * es;
         for (int t = 0; t < nthr; t++) {   /* per thread V (its packed columns past the last tile) and E; M is written first */
             memset(bp + (size_t)(t * per) * es, 0, (size_t)(16 * vx) * es);
             memset(bp + (size_t)(t * per + per - (8 * tb + 2)) * es, 0, (size_t)(8 * tb + 2) * es);
         }
         memset(zero, 0, (size_t)W * es);
         if (f32) {
-            tn__wino_weights_f32((const float *)tn_data_ptr(w), w->shape[0], w->shape[1], flip, (float *)up, &k32, (float *)up + 16 * P * Q);
-            tn__wino_conv_f32((const float *)tn_data_ptr(xc), N, Q, H, W, ph, pw, &k32, (const float *)up + 16 * P * Q, P,
+            if (!pre) tn__wino_weights_f32((const float *)tn_data_ptr(w), w->shape[0], w->shape[1], flip, (float *)up, &k32, (float *)up + 16 * P * Q);
+            tn__wino_conv_f32((const float *)tn_data_ptr(xc), N, Q, H, W, ph, pw, &k32, pre ? (const float *)wpk->P : (const float *)up + 16 * P * Q, P,
                               b ? (const float *)tn_data_ptr(b) : NULL, (float *)tn_data_ptr(y), oh, ow, br, (float *)bp, (const float *)zero, nthr);
         } else {
-            tn__wino_weights_f64((const double *)tn_data_ptr(w), w->shape[0], w->shape[1], flip, (double *)up, &k64, (double *)up + 16 * P * Q);
-            tn__wino_conv_f64((const double *)tn_data_ptr(xc), N, Q, H, W, ph, pw, &k64, (const double *)up + 16 * P * Q, P,
+            if (!pre) tn__wino_weights_f64((const double *)tn_data_ptr(w), w->shape[0], w->shape[1], flip, (double *)up, &k64, (double *)up + 16 * P * Q);
+            tn__wino_conv_f64((const double *)tn_data_ptr(xc), N, Q, H, W, ph, pw, &k64, pre ? (const double *)wpk->P : (const double *)up + 16 * P * Q, P,
                               b ? (const double *)tn_data_ptr(b) : NULL, (double *)tn_data_ptr(y), oh, ow, br, (double *)bp, (const double *)zero, nthr);
         }
     }
     tn_release(xc); tn_release(U); tn_release(buf);
     return failed ? TN__FAIL_INT(flip ? "conv2d backward: out of memory" : "conv2d: out of memory") : 0;
+}
+/* The forward transform of a contiguous float w [O, C, 3, 3] (O, C >= 8) on the CPU packed
+   ahead: the tensor holding it, *pre describing it; NULL (no error) for other weights. */
+static tn_tensor *tn__wino_prepack(const tn_tensor *w, tn__wino_pre *pre) {
+    if (!w || w->ndim != 4 || w->device != TN_CPU || (w->dtype != TN_F32 && w->dtype != TN_F64) || w->shape[2] != 3 || w->shape[3] != 3 ||
+        w->shape[0] < 8 || w->shape[1] < 8 || !tn_is_contiguous(w))
+        return NULL;
+    const int64_t P = w->shape[0], Q = w->shape[1];
+    tn__gemm_kern_f32 k32 = tn__gemm_kern_for_f32(P);
+    tn__gemm_kern_f64 k64 = tn__gemm_kern_for_f64(P);
+    const int64_t mr = w->dtype == TN_F32 ? k32.mr : k64.mr;
+    tn_tensor *U = tn__new(w->dtype, TN_CPU, TN_SHAPE(tn__add_sat(tn__mul_sat(16 * P, Q), tn__mul_sat(16 * tn__gemm_roundup(P, mr), Q))));
+    if (!U) return NULL;
+    char *up = (char *)tn_data_ptr(U);
+    const size_t es = tn_dtype_size(w->dtype);
+    if (w->dtype == TN_F32) tn__wino_weights_f32((const float *)tn_data_ptr(w), P, Q, 0, (float *)up, &k32, (float *)up + 16 * P * Q);
+    else tn__wino_weights_f64((const double *)tn_data_ptr(w), P, Q, 0, (double *)up, &k64, (double *)up + 16 * P * Q);
+    pre->w = tn_data_ptr(w); pre->P = up + (size_t)(16 * P * Q) * es; pre->O = P; pre->C = Q; pre->mr = mr;
+    return U;
 }
 /* gw [O, C, 3, 3] (new, contiguous) = the weight gradient of y = conv(x, w) from gy, by Winograd. */
 static int tn__conv_wino_wgrad_cpu(tn_tensor *gw, tn_tensor *x, tn_tensor *gy, const int64_t *g) {
@@ -30673,6 +30778,21 @@ static void tn__ln_fwd_part_f32(void *args, int64_t rb, int64_t re) {
         }
     }
 }
+/* rows [rb, re) of the norm of x + gy (the graph replay's residual add and layer norm in one
+   pass): each sum row written to y, then normalised in place while in L1, by the rows above:
+   the add's and the norm's bits; the statistics are not kept */
+static void tn__ln_add_part_f32(void *args, int64_t rb, int64_t re) {
+    const tn__ln_args_f32 *A = (const tn__ln_args_f32 *)args;
+    const int64_t D = A->D;
+    for (int64_t r = rb; r < re; r++) {
+        const float *ap = A->x + r * D, *bp = A->gy + r * D;
+        float *yp = A->y + r * D;
+        for (int64_t l = 0; l < D; l++) yp[l] = ap[l] + bp[l];
+        double st[2];
+        tn__ln_args_f32 R = {yp, NULL, A->w, A->b, yp, NULL, NULL, NULL, st, NULL, 1, D, A->eps};
+        tn__ln_fwd_part_f32(&R, 0, 1);
+    }
+}
 static void tn__ln_fwd_f32(const float *x, float *y, const float *w, const float *b, double *st, int64_t M, int64_t D, double eps) {
     tn__ln_args_f32 A = {x, NULL, w, b, y, NULL, NULL, NULL, st, NULL, M, D, eps};
     tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_fwd_part_f32, &A);
@@ -30752,6 +30872,21 @@ static void tn__ln_fwd_part_f64(void *args, int64_t rb, int64_t re) {
             if (w && b) for (int64_t l = 0; l < D; l++) yp[l] = (xp[l] - m) * sc * w[l] + b[l];
             else for (int64_t l = 0; l < D; l++) yp[l] = (xp[l] - m) * sc;
         }
+    }
+}
+/* rows [rb, re) of the norm of x + gy (the graph replay's residual add and layer norm in one
+   pass): each sum row written to y, then normalised in place while in L1, by the rows above:
+   the add's and the norm's bits; the statistics are not kept */
+static void tn__ln_add_part_f64(void *args, int64_t rb, int64_t re) {
+    const tn__ln_args_f64 *A = (const tn__ln_args_f64 *)args;
+    const int64_t D = A->D;
+    for (int64_t r = rb; r < re; r++) {
+        const double *ap = A->x + r * D, *bp = A->gy + r * D;
+        double *yp = A->y + r * D;
+        for (int64_t l = 0; l < D; l++) yp[l] = ap[l] + bp[l];
+        double st[2];
+        tn__ln_args_f64 R = {yp, NULL, A->w, A->b, yp, NULL, NULL, NULL, st, NULL, 1, D, A->eps};
+        tn__ln_fwd_part_f64(&R, 0, 1);
     }
 }
 static void tn__ln_fwd_f64(const double *x, double *y, const double *w, const double *b, double *st, int64_t M, int64_t D, double eps) {
@@ -31175,6 +31310,35 @@ static tn_tensor *tn__layer_norm_node(const tn_backend *be, tn_tensor *x, int n,
         if (w) tn__node_save(nd, w);
     }
     return tn__own(tn__node_attach(nd, y));
+}
+/* Layer norm over the last n dims of a + b, in one pass (the graph replay's residual add and
+   norm, src/jit/trace.c; no autograd node: its callers run under no_grad): a and b contiguous,
+   of one shape and float dtype on the CPU, w and bias contiguous of that dtype with the
+   normalized numel, or both NULL. NULL with *declined for other arguments (the caller runs
+   the add and the norm). */
+static tn_tensor *tn__layer_norm_add(tn_tensor *a, tn_tensor *b, int n, tn_tensor *w, tn_tensor *bias, double eps, bool *declined) {
+    *declined = true;
+    if (!a || !b || a->device != TN_CPU || b->device != TN_CPU || (a->dtype != TN_F32 && a->dtype != TN_F64) || b->dtype != a->dtype ||
+        a->ndim != b->ndim || memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof(int64_t)) || n < 1 || n > a->ndim || !tn_is_contiguous(a) ||
+        !tn_is_contiguous(b) || tn_numel(a) == 0 || !w != !bias)
+        return NULL;
+    const int64_t D = tn__numel(a->shape + a->ndim - n, n), M = tn_numel(a) / D;
+    tn_tensor *const wb[2] = {w, bias};
+    for (int k = 0; k < 2; k++)
+        if (wb[k] && (wb[k]->device != TN_CPU || wb[k]->dtype != a->dtype || tn_numel(wb[k]) != D || !tn_is_contiguous(wb[k]))) return NULL;
+    *declined = false;
+    tn_tensor *y = tn__new(a->dtype, TN_CPU, a->shape, a->ndim);
+    if (!y) return NULL;
+    if (a->dtype == TN_F32) {
+        tn__ln_args_f32 A = {(const float *)tn_data_ptr(a), (const float *)tn_data_ptr(b), w ? (const float *)tn_data_ptr(w) : NULL,
+                             bias ? (const float *)tn_data_ptr(bias) : NULL, (float *)tn_data_ptr(y), NULL, NULL, NULL, NULL, NULL, M, D, eps};
+        tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_add_part_f32, &A);
+    } else {
+        tn__ln_args_f64 A = {(const double *)tn_data_ptr(a), (const double *)tn_data_ptr(b), w ? (const double *)tn_data_ptr(w) : NULL,
+                             bias ? (const double *)tn_data_ptr(bias) : NULL, (double *)tn_data_ptr(y), NULL, NULL, NULL, NULL, NULL, M, D, eps};
+        tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_add_part_f64, &A);
+    }
+    return tn__own(y);
 }
 static tn_tensor *tn__layer_norm_impl(tn_tensor *x, const int64_t *ns, int n, tn_tensor *w, tn_tensor *b, double eps) {
     const char *fn = "tn_layer_norm";
@@ -45453,6 +45617,22 @@ typedef struct tn__gnode {
     int64_t i[TN__JIT_MAXI];
     double d[4];
 } tn__gnode;
+/* Constant weights packed once for the replay's products (its own run only, under no_grad
+   on the CPU): the GEMM panels of a linear layer's weight (transposed: tn_graph_optimize
+   folds the view) in a product with more rows than the GEMM's row path takes (that path
+   reads the weight in place; src/ops/gemm.c tn__gemm_prepack), and the Winograd transform
+   of a 3x3 convolution's weight (src/nn/winograd.c tn__wino_prepack). The products then
+   read them instead of packing or transforming the weight on every call (at 32 rows the
+   packing was a quarter of the transformer's forward, the transform an eighth of the CNN's
+   at batch 1): the same values, the same bits. A weight changed in place since (its
+   version) is packed again. */
+typedef struct tn__gwpack {
+    tn_tensor *t;        /* the packed values, or NULL */
+    int64_t ver;         /* the weight's version when packed */
+    int kind;            /* 1: gemm, 2: wino */
+    tn__gemm_bpre gemm;
+    tn__wino_pre wino;
+} tn__gwpack;
 struct tn_graph {
     tn__gval *vals;
     int nvals, capv;
@@ -45468,6 +45648,8 @@ struct tn_graph {
     int nfg;
     int *fgrp;                    /* per node: its fused group, or -1 */
     int *epi;                     /* per node: the activation (TN__EPI_*) a linear/conv applies in its GEMM's epilogue, or 0 */
+    int *lnadd;                   /* per node: a layer_norm's add node run with it (tn__graph_lnadd_plan), -2 on that add, else -1 */
+    tn__gwpack *wp;               /* per value: a constant weight packed ahead (tn__graph_wpack) */
     tn__mhook *mplan;             /* the static memory plan (src/jit/memplan.c), or NULL */
     int mruns, mfails;            /* no_grad runs without a plan; plans dropped (3: no more planning) */
     int64_t mbusy;                /* atomic: runs using the plan now (one at a time) */
@@ -45478,7 +45660,9 @@ static void tn__graph_free_parts(tn_graph *g) {
     for (int i = 0; i < g->nnodes; i++) TN_FREE(g->nodes[i].in);
     TN_FREE(g->vals); TN_FREE(g->nodes); TN_FREE(g->inputs); TN_FREE(g->outputs);
     TN_FREE(g->uses); TN_FREE(g->last_use);
-    TN_FREE(g->fg); TN_FREE(g->fgrp); TN_FREE(g->epi);
+    TN_FREE(g->fg); TN_FREE(g->fgrp); TN_FREE(g->epi); TN_FREE(g->lnadd);
+    for (int i = 0; g->wp && i < g->nvals; i++) tn_release(g->wp[i].t);
+    TN_FREE(g->wp);
     tn__mhook_free(g->mplan);
 }
 TNDEF void tn_graph_free(tn_graph *g) {
@@ -46130,8 +46314,11 @@ static tn_tensor *tn__graph_node_run(const tn_graph *g, const tn__gnode *n, tn_t
    node) and may apply an activation in place on a result nothing else reads. Dropped by
    anything that changes the graph (tn__graph_unplan). */
 static void tn__graph_unplan(tn_graph *g) {
-    TN_FREE(g->uses); TN_FREE(g->last_use); TN_FREE(g->fg); TN_FREE(g->fgrp); TN_FREE(g->epi);
-    g->uses = g->last_use = g->fgrp = g->epi = NULL;
+    TN_FREE(g->uses); TN_FREE(g->last_use); TN_FREE(g->fg); TN_FREE(g->fgrp); TN_FREE(g->epi); TN_FREE(g->lnadd);
+    for (int i = 0; g->wp && i < g->nvals; i++) tn_release(g->wp[i].t);
+    TN_FREE(g->wp);
+    g->uses = g->last_use = g->fgrp = g->epi = g->lnadd = NULL;
+    g->wp = NULL;
     g->fg = NULL;
     g->nfg = 0;
     tn__mhook_free(g->mplan);
@@ -46391,6 +46578,46 @@ static tn_tensor *tn__graph_node_run_act(const tn_graph *g, const tn__gnode *n, 
     tn__conv_act_req = tn__conv_act_done = 0;
     return r;
 }
+/* ---- the residual add and layer norm in one pass ----
+   A layer_norm (with weight and bias, or neither) whose input is an add (alpha 1) of two
+   float tensors of the output's shape, read by nothing else and no fused chain's member:
+   under no_grad on the CPU the norm computes each row of the sum and normalises it while it
+   is in L1 (src/nn/norm.c tn__layer_norm_add: the add's and the norm's bits), and the add
+   node does not run; where the operands at run time are not contiguous the add runs first. */
+static void tn__graph_lnadd_plan(tn_graph *g) {
+    for (int k = 0; k < g->nnodes; k++) g->lnadd[k] = -1;
+    for (int k = 0; k < g->nnodes; k++) {
+        const tn__gnode *n = &g->nodes[k];
+        if (n->op != J_LAYER_NORM || n->nin != 3 || n->in[0] < 0 || (n->in[1] < 0) != (n->in[2] < 0)) continue;
+        const int u = n->in[0];
+        int p = k - 1;   /* the producer of u */
+        while (p >= 0 && g->nodes[p].out != u) p--;
+        if (p < 0 || g->uses[u] != 1 || g->last_use[u] != k || tn__graph_is_output(g, u) || g->fgrp[p] >= 0 || g->lnadd[p] != -1) continue;
+        const tn__gnode *a = &g->nodes[p];
+        if (a->op != J_BINARY || a->sub != ADD || a->nin != 2 || a->d[0] != 1 || a->in[0] < 0 || a->in[1] < 0) continue;
+        const tn__gval *o = &g->vals[u];
+        if ((o->dtype != TN_F32 && o->dtype != TN_F64) || !tn__fuse_same_shape(&g->vals[a->in[0]], o) || !tn__fuse_same_shape(&g->vals[a->in[1]], o)) continue;
+        g->lnadd[k] = p;
+        g->lnadd[p] = -2;
+        for (int i = 0; i < 2; i++) if (g->last_use[a->in[i]] == p) g->last_use[a->in[i]] = k;   /* read at the norm now */
+    }
+}
+/* Node n's weight packed (kind 1: an addmm's, 2: a conv2d's), or NULL. */
+static const tn__gwpack *tn__graph_wpack(tn_graph *g, const tn__gnode *n, tn_tensor *const *v) {
+    const int kind = n->op == J_ADDMM ? 1 : n->op == J_CONV2D ? 2 : 0, w = kind == 1 && n->nin == 3 ? n->in[2] : kind == 2 && n->nin >= 2 ? n->in[1] : -1;
+    tn_tensor *t = w >= 0 ? v[w] : NULL, *x = n->in[kind == 1 ? 1 : 0] >= 0 ? v[n->in[kind == 1 ? 1 : 0]] : NULL;
+    if (!t || !x || g->vals[w].kind != TN__GV_CONST) return NULL;
+    if (kind == 1 && (x->ndim != 2 || x->shape[0] <= TN__GEMM_ROWS_MAX || t->ndim != 2 || t->shape[1] < 16)) return NULL;
+    if (kind == 2 && (n->i[0] != 1 || n->i[1] != 1 || n->i[4] != 1 || n->i[5] != 1 || n->i[6] != 1)) return NULL;   /* Winograd's: stride 1, no dilation, no groups */
+    tn__gwpack *p = &g->wp[w];
+    if (!p->t || p->kind != kind || p->ver != tn_version(t)) {
+        tn_release(p->t);
+        p->t = kind == 1 ? tn__gemm_prepack(t, &p->gemm) : tn__wino_prepack(t, &p->wino);
+        p->ver = tn_version(t);
+        p->kind = kind;
+    }
+    return p->t ? p : NULL;
+}
 static int tn__graph_plan(tn_graph *g) {
     if (g->uses) return 0;
     g->uses = (int *)TN_MALLOC((size_t)(g->nvals + 1) * sizeof(int));
@@ -46403,6 +46630,11 @@ static int tn__graph_plan(tn_graph *g) {
     if (tn__graph_fuse_plan(g)) { tn__graph_unplan(g); return -1; }
     if (!(g->epi = (int *)TN_MALLOC((size_t)(g->nnodes + 1) * sizeof(int)))) { tn__graph_unplan(g); return TN__FAIL_INT("tn_graph_run: out of memory"); }
     tn__graph_epi_plan(g);
+    g->lnadd = (int *)TN_MALLOC((size_t)(g->nnodes + 1) * sizeof(int));
+    g->wp = (tn__gwpack *)TN_MALLOC((size_t)(g->nvals + 1) * sizeof(tn__gwpack));
+    if (!g->lnadd || !g->wp) { tn__graph_unplan(g); return TN__FAIL_INT("tn_graph_run: out of memory"); }
+    memset(g->wp, 0, (size_t)(g->nvals + 1) * sizeof(tn__gwpack));
+    tn__graph_lnadd_plan(g);
     return 0;
 }
 TNDEF int tn_graph_fused_nodes(tn_graph *g) {
@@ -46410,7 +46642,7 @@ TNDEF int tn_graph_fused_nodes(tn_graph *g) {
     if (tn__graph_plan(g)) return -1;
     int c = 0;
     for (int q = 0; q < g->nfg; q++) c += g->fg[q].n;
-    for (int k = 0; k < g->nnodes; k++) c += g->epi[k] ? 2 : 0;   /* a product and its activation */
+    for (int k = 0; k < g->nnodes; k++) c += (g->epi[k] ? 2 : 0) + (g->lnadd[k] >= 0 ? 2 : 0);   /* a product and its activation; an add and its norm */
     return c;
 }
 
@@ -46468,6 +46700,40 @@ TNDEF int tn_graph_run(tn_graph *g, tn_tensor *const *inputs, int n, tn_tensor *
         tn_tensor *r = NULL;
         const tn__fgroup *G = g->fgrp[k] >= 0 ? &g->fg[g->fgrp[k]] : NULL;
         if (G && k != G->node[G->n - 1]) continue;   /* a fused chain's member: runs with its last */
+        if (no_grad && cpu && g->lnadd[k] == -2) continue;   /* an add that runs with its layer norm */
+        if (no_grad && cpu && g->lnadd[k] >= 0) {
+            const tn__gnode *ad = &g->nodes[g->lnadd[k]];
+            if (h) tn__mhook_node(h, k);
+            tn__mhook_on = h;
+            tn_scope_begin();
+            bool declined = true;
+            tn_tensor *lw = nd->in[1] >= 0 ? v[nd->in[1]] : NULL, *lb = nd->in[2] >= 0 ? v[nd->in[2]] : NULL;
+            r = tn_retain(tn__layer_norm_add(v[ad->in[0]], v[ad->in[1]], (int)nd->i[0], lw, lb, nd->d[0], &declined));
+            if (!r && declined) {   /* the add, then the norm */
+                tn_tensor *s = tn_retain(tn__graph_node_run(g, ad, v, batch));
+                v[ad->out] = s;
+                r = s ? tn_retain(tn__graph_node_run(g, nd, v, batch)) : NULL;
+                tn_release(s);
+                v[ad->out] = NULL;
+            }
+            tn_scope_end();
+            tn__mhook_on = NULL;
+            if (!r) {
+                rc = TN__FAIL_INT("tn_graph_run: node %d (aten::layer_norm, with the add of node %d) failed: %s", k, g->lnadd[k], tn_last_error());
+                break;
+            }
+            v[nd->out] = r;
+            if (h) tn__graph_mplan_result(g, h, k, v);
+            for (int q = 0; q < 2; q++) {
+                const tn__gnode *m = q ? nd : ad;
+                for (int i = 0; i < m->nin; i++) {
+                    const int w = m->in[i];
+                    if (w >= 0 && g->vals[w].kind == TN__GV_NODE && g->last_use[w] == k && v[w]) { tn_release(v[w]); v[w] = NULL; }
+                }
+            }
+            if (h) tn__graph_mplan_after(g, h, k, v);
+            continue;
+        }
         if (G) {
             if (h) tn__mhook_node(h, k);
             tn__mhook_on = h;
@@ -46523,7 +46789,15 @@ TNDEF int tn_graph_run(tn_graph *g, tn_tensor *const *inputs, int n, tn_tensor *
         tn__mhook_on = h;
         tn_scope_begin();
         bool applied = false;
+        if (mine && (nd->op == J_ADDMM || nd->op == J_CONV2D)) {   /* the plan's own run only (tn__graph_wpack replaces what it packed) */
+            tn__mhook_on = NULL;   /* packed once, outside the arena */
+            const tn__gwpack *pk = tn__graph_wpack(g, nd, v);
+            if (pk && pk->kind == 1) tn__gemm_bpre_on = pk->gemm;
+            if (pk && pk->kind == 2) tn__wino_pre_on = pk->wino;
+            tn__mhook_on = h;
+        }
         r = tn_retain(no_grad && cpu && g->epi[k] ? tn__graph_node_run_act(g, nd, v, batch, g->epi[k], &applied) : tn__graph_node_run(g, nd, v, batch));
+        tn__gemm_bpre_on.P = tn__wino_pre_on.P = NULL;
         tn_scope_end();
         tn__mhook_on = NULL;
         actdone[nd->out] = (char)(applied || (nd->op == J_RESHAPE && u >= 0 && actdone[u]));

@@ -17,6 +17,11 @@
  *     and equals eager; an output the caller holds is never overwritten by the next run,
  *     and outlives its graph; a run that makes storages differently from the plan (a
  *     strided input, another batch) is still right and plans anew.
+ *  4. The optimised replay's residual add + layer norm in one pass (a chain with a second
+ *     reader, an add with alpha, strided and empty operands not fused or run unfused), and
+ *     constant weights packed once (the GEMM's panels of a linear layer's weight, the
+ *     Winograd transform of a 3x3 convolution's): replays equal eager bit for bit, also
+ *     after the weights change in place; a steady replay allocates nothing.
  * Each test runs in a forked child (RUN_ISOLATED) and must give back every tensor. */
 #define _POSIX_C_SOURCE 200809L
 #define TENSOR_IMPLEMENTATION
@@ -365,6 +370,154 @@ TEST(test_optimised_replay_equals_replay) {
     end(__LINE__);
 }
 
+/* ---- the residual add and layer norm in one pass ---- */
+static tn_tensor *ln_add(tn_tensor *const *in, int n, void *user) {   /* layer_norm(x + y) over the last dim, with weight and bias */
+    (void)user;
+    const int64_t d = tn_shape(in[0])[tn_ndim(in[0]) - 1];
+    return tn_layer_norm(tn_add(in[0], in[1]), &d, 1, .weight = n > 2 ? in[2] : NULL, .bias = n > 3 ? in[3] : NULL, .eps = 1e-3);
+}
+static tn_tensor *ln_add2(tn_tensor *const *in, int n, void *user) {   /* over the last two dims, no affine */
+    (void)n; (void)user;
+    const int64_t *s = tn_shape(in[0]);
+    return tn_layer_norm(tn_add(in[0], in[1]), s + 1, 2);
+}
+static tn_tensor *ln_add_reread(tn_tensor *const *in, int n, void *user) {   /* the sum read twice: not fused */
+    (void)n; (void)user;
+    const int64_t d = tn_shape(in[0])[tn_ndim(in[0]) - 1];
+    tn_tensor *s = tn_add(in[0], in[1]);
+    return tn_sub(tn_layer_norm(s, &d, 1), s);
+}
+static tn_tensor *ln_add_alpha(tn_tensor *const *in, int n, void *user) {   /* x + 2 y: not fused */
+    (void)n; (void)user;
+    const int64_t d = tn_shape(in[0])[tn_ndim(in[0]) - 1];
+    return tn_layer_norm(tn_add_alpha(in[0], in[1], 2.0), &d, 1);
+}
+static tn_tensor *ln_residual(tn_tensor *const *in, int n, void *user) {   /* layer_norm(x + linear(x)): a transformer's residual */
+    (void)n;
+    tn_tensor **w = (tn_tensor **)user;
+    const int64_t d = tn_shape(in[0])[tn_ndim(in[0]) - 1];
+    return tn_layer_norm(tn_add(in[0], tn_linear(in[0], w[0], w[1])), &d, 1);
+}
+static bool same_bits22(tn_tensor *a, tn_tensor *b) {
+    return a && b && tn_get_dtype(a) == tn_get_dtype(b) && tn_ndim(a) == tn_ndim(b) && !memcmp(tn_shape(a), tn_shape(b), (size_t)tn_ndim(a) * sizeof(int64_t)) &&
+           (tn_numel(a) == 0 || !memcmp(tn_data_ptr(tn_contiguous(a)), tn_data_ptr(tn_contiguous(b)), (size_t)tn_numel(a) * tn_dtype_size(tn_get_dtype(a))));
+}
+/* fn traced on inputs of shapes sh (nin of them, nd dims each; the first two the add's):
+   fused count, and no_grad replays (contiguous, 4 runs: warm-up, plan, served, steady; then
+   strided add operands) bit for bit against eager and the grad-enabled (unfused) replay. */
+static void check_ln_add(int line, const char *name, tn_jit_trace_fn fn, int nin, const int64_t (*sh)[4], const int *nd, tn_dtype dt, int fused) {
+    tn_tensor *ex[4], *ins[4], *st[4];
+    for (int i = 0; i < nin; i++) {
+        ex[i] = tn_to_dtype(rnd(sh[i], nd[i]), dt);
+        ins[i] = tn_to_dtype(rnd(sh[i], nd[i]), dt);
+        int64_t big[4];
+        memcpy(big, sh[i], sizeof big);
+        big[nd[i] - 1] *= 2;
+        st[i] = i < 2 ? tn_slice(tn_to_dtype(rnd(big, nd[i]), dt), nd[i] - 1, 0, big[nd[i] - 1], 2) : ins[i];   /* strided add operands */
+    }
+    tn_graph *g = tn_jit_trace(fn, NULL, ex, nin, NULL);
+    if (!g) { fail_at(line, "%s: trace: %s", name, tn_last_error()); return; }
+    const int f = tn_graph_fused_nodes(g);
+    if (fused >= 0) CHECK_MSG(f == fused, "line %d: %s: %d nodes fused, expected %d", line, name, f, fused);
+    for (int k = 0; k < 5; k++) {
+        tn_scope_begin();   /* the previous run's output released: the plan serves this one's */
+        tn_tensor **xs = k == 4 ? st : ins, *unfused = NULL, *got = NULL;
+        tn_tensor *want = fn(xs, nin, NULL);
+        if (tn_graph_run(g, xs, nin, &unfused, 1) < 0) unfused = NULL;   /* grad enabled: node by node */
+        tn_no_grad_begin();
+        const int64_t a0 = tn_memory_allocations();
+        if (tn_graph_run(g, xs, nin, &got, 1) < 0) got = NULL;
+        const int64_t allocs = tn_memory_allocations() - a0;
+        tn_no_grad_end();
+        CHECK_MSG(same_bits22(got, want) && same_bits22(got, unfused), "line %d: %s (%s, run %d): replay differs from eager by %g, from the unfused replay by %g (%s)", line,
+                  name, tn_dtype_name(dt), k, maxdiff(got, want), maxdiff(got, unfused), got ? "" : tn_last_error());
+        if (k == 3 && tn_numel(ins[0]) > 0) CHECK_MSG(allocs == 0, "line %d: %s: a steady replay allocated %lld storages", line, name, (long long)allocs);
+        tn_scope_end();
+    }
+    tn_graph_free(g);
+}
+TEST(test_residual_layer_norm) {
+    begin();
+    const int64_t sh[4][4] = {{6, 5, 48}, {6, 5, 48}, {48}, {48}}, sh2[2][4] = {{3, 4, 33}, {3, 4, 33}}, sh0[4][4] = {{0, 16}, {0, 16}, {16}, {16}};
+    const int nd[4] = {3, 3, 1, 1}, nd0[4] = {2, 2, 1, 1};
+    for (int d = 0; d < 2; d++) {
+        const tn_dtype dt = d ? TN_F64 : TN_F32;
+        check_ln_add(__LINE__, "add+layer_norm", ln_add, 4, sh, nd, dt, 2);
+        check_ln_add(__LINE__, "add+layer_norm, no affine", ln_add, 2, sh, nd, dt, 2);
+        check_ln_add(__LINE__, "add+layer_norm over 2 dims", ln_add2, 2, sh2, nd, dt, 2);
+        check_ln_add(__LINE__, "add+layer_norm, empty", ln_add, 4, sh0, nd0, dt, -1);   /* 0 rows: traced as the norm's composite */
+        check_ln_add(__LINE__, "sum read twice", ln_add_reread, 2, sh, nd, dt, 0);
+        check_ln_add(__LINE__, "add with alpha", ln_add_alpha, 2, sh, nd, dt, 0);
+    }
+    /* a 1-d sum (one row) */
+    const int64_t sh1[2][4] = {{40}, {40}};
+    const int nd1[2] = {1, 1};
+    check_ln_add(__LINE__, "1-d", ln_add, 2, sh1, nd1, TN_F32, 2);
+    /* a transformer's residual (x + linear(x)) at a dynamic batch, over several runs */
+    tn_tensor *w[2] = {rnd(TN_SHAPE(24, 24)), rnd(TN_SHAPE(24))}, *ex = rnd(TN_SHAPE(4, 24));
+    tn_graph *g = tn_jit_trace(ln_residual, w, &ex, 1, NULL);
+    CHECK(g && tn_graph_set_dynamic(g, 0, 0) == 0 && tn_graph_fused_nodes(g) == 2);
+    tn_tensor *x9 = rnd(TN_SHAPE(9, 24)), *y = NULL;
+    tn_no_grad_begin();
+    for (int r = 0; g && r < 4; r++) {
+        tn_scope_begin();
+        CHECK(tn_graph_run(g, &x9, 1, &y, 1) == 1 && same_bits22(y, ln_residual(&x9, 1, w)));
+        tn_scope_end();
+    }
+    tn_no_grad_end();
+    /* a wrong input still fails clearly (the planned graph checks it first) */
+    tn_tensor *bad = rnd(TN_SHAPE(9, 25));
+    CHECK_ERR((g ? tn_graph_run(g, &bad, 1, &y, 1) : -1) >= 0, "input 0");
+    tn_graph_free(g);
+    end(__LINE__);
+}
+
+/* A transformer encoder layer and a CNN (3x3 convolutions of 8 and more channels: Winograd),
+   optimised: the fused counts (the transformer's two add + layer norm pairs and its
+   feed-forward linear + relu; the CNN's conv/linear + relu),
+   replays bit for bit against eager at a batch whose products take the packed weights,
+   also after the weights change in place (packed again), and no allocation when steady. */
+TEST(test_packed_weights_and_fusions) {
+    begin();
+    for (int which = 1; which <= 2; which++) {
+        tn_module *m = which == 1 ? tn_nn_sequential(tn_nn_conv2d(1, 8, 3, .padding = 1), tn_nn_relu(), tn_nn_conv2d(8, 16, 3, .padding = 1), tn_nn_relu(), tn_nn_max_pool2d(2), tn_nn_flatten(), tn_nn_linear(16 * 7 * 7, 32), tn_nn_relu(), tn_nn_linear(32, 10))
+                                  : make_model(2);
+        tn_module_eval(m);
+        const int64_t shapes[2][4] = {{5, 1, 14, 14}, {3, 12, 32}}, *shape = shapes[which - 1];
+        const int nd = which == 1 ? 4 : 3;
+        tn_tensor *x = rnd(shape, nd);
+        tn_graph *g = tn_jit_trace_module(m, x);
+        if (!g || tn_graph_optimize(g) < 0) { fail_at(__LINE__, "model %d: %s", which, tn_last_error()); tn_graph_free(g); tn_module_free(m); continue; }
+        const int f = tn_graph_fused_nodes(g);
+        CHECK_MSG(f == 6, "model %d: %d nodes fused, expected 6", which, f);
+        tn_no_grad_begin();
+        for (int round = 0; round < 2; round++) {
+            for (int r = 0; r < 4; r++) {
+                tn_scope_begin();
+                tn_tensor *want = tn_module_forward(m, x);
+                const int64_t a0 = tn_memory_allocations();
+                tn_tensor *got = tn_graph_forward(g, x);
+                const int64_t allocs = tn_memory_allocations() - a0;
+                CHECK_MSG(same_bits22(got, want), "model %d round %d run %d: replay differs from eager by %g", which, round, r, maxdiff(got, want));
+                if (r == 3) CHECK_MSG(allocs == 0, "model %d round %d: a steady replay allocated %lld storages", which, round, (long long)allocs);
+                tn_scope_end();
+            }
+            /* every parameter changed in place: the graph reads the new values (its constants
+               are the parameters and views of them: no batch norm folded here), the packed
+               weights are packed again */
+            if (round == 0) {
+                tn_dict *sd = tn_module_state_dict(m);
+                for (int i = 0; i < tn_dict_len(sd); i++) tn_mul_scalar_(tn_dict_value(sd, i), 1.25);
+                tn_dict_free(sd);
+            }
+        }
+        tn_no_grad_end();
+        tn_graph_free(g);
+        tn_module_free(m);
+    }
+    end(__LINE__);
+}
+
 int main(void) {
     RUN_ISOLATED(test_avg_pool_one_node, 300);
     RUN_ISOLATED(test_recurrent_layers, 300);
@@ -372,5 +525,7 @@ int main(void) {
     RUN_ISOLATED(test_memory_plan_dynamic_batch_and_grad, 300);
     RUN_ISOLATED(test_elementwise_fusion, 300);
     RUN_ISOLATED(test_optimised_replay_equals_replay, 300);
+    RUN_ISOLATED(test_residual_layer_norm, 300);
+    RUN_ISOLATED(test_packed_weights_and_fusions, 300);
     return tn_test_report();
 }

@@ -53,6 +53,22 @@ typedef struct tn__gnode {
     int64_t i[TN__JIT_MAXI];
     double d[4];
 } tn__gnode;
+/* Constant weights packed once for the replay's products (its own run only, under no_grad
+   on the CPU): the GEMM panels of a linear layer's weight (transposed: tn_graph_optimize
+   folds the view) in a product with more rows than the GEMM's row path takes (that path
+   reads the weight in place; src/ops/gemm.c tn__gemm_prepack), and the Winograd transform
+   of a 3x3 convolution's weight (src/nn/winograd.c tn__wino_prepack). The products then
+   read them instead of packing or transforming the weight on every call (at 32 rows the
+   packing was a quarter of the transformer's forward, the transform an eighth of the CNN's
+   at batch 1): the same values, the same bits. A weight changed in place since (its
+   version) is packed again. */
+typedef struct tn__gwpack {
+    tn_tensor *t;        /* the packed values, or NULL */
+    int64_t ver;         /* the weight's version when packed */
+    int kind;            /* 1: gemm, 2: wino */
+    tn__gemm_bpre gemm;
+    tn__wino_pre wino;
+} tn__gwpack;
 struct tn_graph {
     tn__gval *vals;
     int nvals, capv;
@@ -68,6 +84,8 @@ struct tn_graph {
     int nfg;
     int *fgrp;                    /* per node: its fused group, or -1 */
     int *epi;                     /* per node: the activation (TN__EPI_*) a linear/conv applies in its GEMM's epilogue, or 0 */
+    int *lnadd;                   /* per node: a layer_norm's add node run with it (tn__graph_lnadd_plan), -2 on that add, else -1 */
+    tn__gwpack *wp;               /* per value: a constant weight packed ahead (tn__graph_wpack) */
     tn__mhook *mplan;             /* the static memory plan (src/jit/memplan.c), or NULL */
     int mruns, mfails;            /* no_grad runs without a plan; plans dropped (3: no more planning) */
     int64_t mbusy;                /* atomic: runs using the plan now (one at a time) */
@@ -78,7 +96,9 @@ static void tn__graph_free_parts(tn_graph *g) {
     for (int i = 0; i < g->nnodes; i++) TN_FREE(g->nodes[i].in);
     TN_FREE(g->vals); TN_FREE(g->nodes); TN_FREE(g->inputs); TN_FREE(g->outputs);
     TN_FREE(g->uses); TN_FREE(g->last_use);
-    TN_FREE(g->fg); TN_FREE(g->fgrp); TN_FREE(g->epi);
+    TN_FREE(g->fg); TN_FREE(g->fgrp); TN_FREE(g->epi); TN_FREE(g->lnadd);
+    for (int i = 0; g->wp && i < g->nvals; i++) tn_release(g->wp[i].t);
+    TN_FREE(g->wp);
     tn__mhook_free(g->mplan);
 }
 TNDEF void tn_graph_free(tn_graph *g) {
@@ -730,8 +750,11 @@ static tn_tensor *tn__graph_node_run(const tn_graph *g, const tn__gnode *n, tn_t
    node) and may apply an activation in place on a result nothing else reads. Dropped by
    anything that changes the graph (tn__graph_unplan). */
 static void tn__graph_unplan(tn_graph *g) {
-    TN_FREE(g->uses); TN_FREE(g->last_use); TN_FREE(g->fg); TN_FREE(g->fgrp); TN_FREE(g->epi);
-    g->uses = g->last_use = g->fgrp = g->epi = NULL;
+    TN_FREE(g->uses); TN_FREE(g->last_use); TN_FREE(g->fg); TN_FREE(g->fgrp); TN_FREE(g->epi); TN_FREE(g->lnadd);
+    for (int i = 0; g->wp && i < g->nvals; i++) tn_release(g->wp[i].t);
+    TN_FREE(g->wp);
+    g->uses = g->last_use = g->fgrp = g->epi = g->lnadd = NULL;
+    g->wp = NULL;
     g->fg = NULL;
     g->nfg = 0;
     tn__mhook_free(g->mplan);
@@ -991,6 +1014,46 @@ static tn_tensor *tn__graph_node_run_act(const tn_graph *g, const tn__gnode *n, 
     tn__conv_act_req = tn__conv_act_done = 0;
     return r;
 }
+/* ---- the residual add and layer norm in one pass ----
+   A layer_norm (with weight and bias, or neither) whose input is an add (alpha 1) of two
+   float tensors of the output's shape, read by nothing else and no fused chain's member:
+   under no_grad on the CPU the norm computes each row of the sum and normalises it while it
+   is in L1 (src/nn/norm.c tn__layer_norm_add: the add's and the norm's bits), and the add
+   node does not run; where the operands at run time are not contiguous the add runs first. */
+static void tn__graph_lnadd_plan(tn_graph *g) {
+    for (int k = 0; k < g->nnodes; k++) g->lnadd[k] = -1;
+    for (int k = 0; k < g->nnodes; k++) {
+        const tn__gnode *n = &g->nodes[k];
+        if (n->op != J_LAYER_NORM || n->nin != 3 || n->in[0] < 0 || (n->in[1] < 0) != (n->in[2] < 0)) continue;
+        const int u = n->in[0];
+        int p = k - 1;   /* the producer of u */
+        while (p >= 0 && g->nodes[p].out != u) p--;
+        if (p < 0 || g->uses[u] != 1 || g->last_use[u] != k || tn__graph_is_output(g, u) || g->fgrp[p] >= 0 || g->lnadd[p] != -1) continue;
+        const tn__gnode *a = &g->nodes[p];
+        if (a->op != J_BINARY || a->sub != ADD || a->nin != 2 || a->d[0] != 1 || a->in[0] < 0 || a->in[1] < 0) continue;
+        const tn__gval *o = &g->vals[u];
+        if ((o->dtype != TN_F32 && o->dtype != TN_F64) || !tn__fuse_same_shape(&g->vals[a->in[0]], o) || !tn__fuse_same_shape(&g->vals[a->in[1]], o)) continue;
+        g->lnadd[k] = p;
+        g->lnadd[p] = -2;
+        for (int i = 0; i < 2; i++) if (g->last_use[a->in[i]] == p) g->last_use[a->in[i]] = k;   /* read at the norm now */
+    }
+}
+/* Node n's weight packed (kind 1: an addmm's, 2: a conv2d's), or NULL. */
+static const tn__gwpack *tn__graph_wpack(tn_graph *g, const tn__gnode *n, tn_tensor *const *v) {
+    const int kind = n->op == J_ADDMM ? 1 : n->op == J_CONV2D ? 2 : 0, w = kind == 1 && n->nin == 3 ? n->in[2] : kind == 2 && n->nin >= 2 ? n->in[1] : -1;
+    tn_tensor *t = w >= 0 ? v[w] : NULL, *x = n->in[kind == 1 ? 1 : 0] >= 0 ? v[n->in[kind == 1 ? 1 : 0]] : NULL;
+    if (!t || !x || g->vals[w].kind != TN__GV_CONST) return NULL;
+    if (kind == 1 && (x->ndim != 2 || x->shape[0] <= TN__GEMM_ROWS_MAX || t->ndim != 2 || t->shape[1] < 16)) return NULL;
+    if (kind == 2 && (n->i[0] != 1 || n->i[1] != 1 || n->i[4] != 1 || n->i[5] != 1 || n->i[6] != 1)) return NULL;   /* Winograd's: stride 1, no dilation, no groups */
+    tn__gwpack *p = &g->wp[w];
+    if (!p->t || p->kind != kind || p->ver != tn_version(t)) {
+        tn_release(p->t);
+        p->t = kind == 1 ? tn__gemm_prepack(t, &p->gemm) : tn__wino_prepack(t, &p->wino);
+        p->ver = tn_version(t);
+        p->kind = kind;
+    }
+    return p->t ? p : NULL;
+}
 static int tn__graph_plan(tn_graph *g) {
     if (g->uses) return 0;
     g->uses = (int *)TN_MALLOC((size_t)(g->nvals + 1) * sizeof(int));
@@ -1003,6 +1066,11 @@ static int tn__graph_plan(tn_graph *g) {
     if (tn__graph_fuse_plan(g)) { tn__graph_unplan(g); return -1; }
     if (!(g->epi = (int *)TN_MALLOC((size_t)(g->nnodes + 1) * sizeof(int)))) { tn__graph_unplan(g); return TN__FAIL_INT("tn_graph_run: out of memory"); }
     tn__graph_epi_plan(g);
+    g->lnadd = (int *)TN_MALLOC((size_t)(g->nnodes + 1) * sizeof(int));
+    g->wp = (tn__gwpack *)TN_MALLOC((size_t)(g->nvals + 1) * sizeof(tn__gwpack));
+    if (!g->lnadd || !g->wp) { tn__graph_unplan(g); return TN__FAIL_INT("tn_graph_run: out of memory"); }
+    memset(g->wp, 0, (size_t)(g->nvals + 1) * sizeof(tn__gwpack));
+    tn__graph_lnadd_plan(g);
     return 0;
 }
 TNDEF int tn_graph_fused_nodes(tn_graph *g) {
@@ -1010,7 +1078,7 @@ TNDEF int tn_graph_fused_nodes(tn_graph *g) {
     if (tn__graph_plan(g)) return -1;
     int c = 0;
     for (int q = 0; q < g->nfg; q++) c += g->fg[q].n;
-    for (int k = 0; k < g->nnodes; k++) c += g->epi[k] ? 2 : 0;   /* a product and its activation */
+    for (int k = 0; k < g->nnodes; k++) c += (g->epi[k] ? 2 : 0) + (g->lnadd[k] >= 0 ? 2 : 0);   /* a product and its activation; an add and its norm */
     return c;
 }
 
@@ -1068,6 +1136,40 @@ TNDEF int tn_graph_run(tn_graph *g, tn_tensor *const *inputs, int n, tn_tensor *
         tn_tensor *r = NULL;
         const tn__fgroup *G = g->fgrp[k] >= 0 ? &g->fg[g->fgrp[k]] : NULL;
         if (G && k != G->node[G->n - 1]) continue;   /* a fused chain's member: runs with its last */
+        if (no_grad && cpu && g->lnadd[k] == -2) continue;   /* an add that runs with its layer norm */
+        if (no_grad && cpu && g->lnadd[k] >= 0) {
+            const tn__gnode *ad = &g->nodes[g->lnadd[k]];
+            if (h) tn__mhook_node(h, k);
+            tn__mhook_on = h;
+            tn_scope_begin();
+            bool declined = true;
+            tn_tensor *lw = nd->in[1] >= 0 ? v[nd->in[1]] : NULL, *lb = nd->in[2] >= 0 ? v[nd->in[2]] : NULL;
+            r = tn_retain(tn__layer_norm_add(v[ad->in[0]], v[ad->in[1]], (int)nd->i[0], lw, lb, nd->d[0], &declined));
+            if (!r && declined) {   /* the add, then the norm */
+                tn_tensor *s = tn_retain(tn__graph_node_run(g, ad, v, batch));
+                v[ad->out] = s;
+                r = s ? tn_retain(tn__graph_node_run(g, nd, v, batch)) : NULL;
+                tn_release(s);
+                v[ad->out] = NULL;
+            }
+            tn_scope_end();
+            tn__mhook_on = NULL;
+            if (!r) {
+                rc = TN__FAIL_INT("tn_graph_run: node %d (aten::layer_norm, with the add of node %d) failed: %s", k, g->lnadd[k], tn_last_error());
+                break;
+            }
+            v[nd->out] = r;
+            if (h) tn__graph_mplan_result(g, h, k, v);
+            for (int q = 0; q < 2; q++) {
+                const tn__gnode *m = q ? nd : ad;
+                for (int i = 0; i < m->nin; i++) {
+                    const int w = m->in[i];
+                    if (w >= 0 && g->vals[w].kind == TN__GV_NODE && g->last_use[w] == k && v[w]) { tn_release(v[w]); v[w] = NULL; }
+                }
+            }
+            if (h) tn__graph_mplan_after(g, h, k, v);
+            continue;
+        }
         if (G) {
             if (h) tn__mhook_node(h, k);
             tn__mhook_on = h;
@@ -1123,7 +1225,15 @@ TNDEF int tn_graph_run(tn_graph *g, tn_tensor *const *inputs, int n, tn_tensor *
         tn__mhook_on = h;
         tn_scope_begin();
         bool applied = false;
+        if (mine && (nd->op == J_ADDMM || nd->op == J_CONV2D)) {   /* the plan's own run only (tn__graph_wpack replaces what it packed) */
+            tn__mhook_on = NULL;   /* packed once, outside the arena */
+            const tn__gwpack *pk = tn__graph_wpack(g, nd, v);
+            if (pk && pk->kind == 1) tn__gemm_bpre_on = pk->gemm;
+            if (pk && pk->kind == 2) tn__wino_pre_on = pk->wino;
+            tn__mhook_on = h;
+        }
         r = tn_retain(no_grad && cpu && g->epi[k] ? tn__graph_node_run_act(g, nd, v, batch, g->epi[k], &applied) : tn__graph_node_run(g, nd, v, batch));
+        tn__gemm_bpre_on.P = tn__wino_pre_on.P = NULL;
         tn_scope_end();
         tn__mhook_on = NULL;
         actdone[nd->out] = (char)(applied || (nd->op == J_RESHAPE && u >= 0 && actdone[u]));

@@ -179,6 +179,21 @@ static void tn__ln_fwd_part_##S(void *args, int64_t rb, int64_t re) {
         }
     }
 }
+/* rows [rb, re) of the norm of x + gy (the graph replay's residual add and layer norm in one
+   pass): each sum row written to y, then normalised in place while in L1, by the rows above:
+   the add's and the norm's bits; the statistics are not kept */
+static void tn__ln_add_part_##S(void *args, int64_t rb, int64_t re) {
+    const tn__ln_args_##S *A = (const tn__ln_args_##S *)args;
+    const int64_t D = A->D;
+    for (int64_t r = rb; r < re; r++) {
+        const T *ap = A->x + r * D, *bp = A->gy + r * D;
+        T *yp = A->y + r * D;
+        for (int64_t l = 0; l < D; l++) yp[l] = ap[l] + bp[l];
+        double st[2];
+        tn__ln_args_##S R = {yp, NULL, A->w, A->b, yp, NULL, NULL, NULL, st, NULL, 1, D, A->eps};
+        tn__ln_fwd_part_##S(&R, 0, 1);
+    }
+}
 static void tn__ln_fwd_##S(const T *x, T *y, const T *w, const T *b, double *st, int64_t M, int64_t D, double eps) {
     tn__ln_args_##S A = {x, NULL, w, b, y, NULL, NULL, NULL, st, NULL, M, D, eps};
     tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_fwd_part_##S, &A);
@@ -535,6 +550,35 @@ static tn_tensor *tn__layer_norm_node(const tn_backend *be, tn_tensor *x, int n,
         if (w) tn__node_save(nd, w);
     }
     return tn__own(tn__node_attach(nd, y));
+}
+/* Layer norm over the last n dims of a + b, in one pass (the graph replay's residual add and
+   norm, src/jit/trace.c; no autograd node: its callers run under no_grad): a and b contiguous,
+   of one shape and float dtype on the CPU, w and bias contiguous of that dtype with the
+   normalized numel, or both NULL. NULL with *declined for other arguments (the caller runs
+   the add and the norm). */
+static tn_tensor *tn__layer_norm_add(tn_tensor *a, tn_tensor *b, int n, tn_tensor *w, tn_tensor *bias, double eps, bool *declined) {
+    *declined = true;
+    if (!a || !b || a->device != TN_CPU || b->device != TN_CPU || (a->dtype != TN_F32 && a->dtype != TN_F64) || b->dtype != a->dtype ||
+        a->ndim != b->ndim || memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof(int64_t)) || n < 1 || n > a->ndim || !tn_is_contiguous(a) ||
+        !tn_is_contiguous(b) || tn_numel(a) == 0 || !w != !bias)
+        return NULL;
+    const int64_t D = tn__numel(a->shape + a->ndim - n, n), M = tn_numel(a) / D;
+    tn_tensor *const wb[2] = {w, bias};
+    for (int k = 0; k < 2; k++)
+        if (wb[k] && (wb[k]->device != TN_CPU || wb[k]->dtype != a->dtype || tn_numel(wb[k]) != D || !tn_is_contiguous(wb[k]))) return NULL;
+    *declined = false;
+    tn_tensor *y = tn__new(a->dtype, TN_CPU, a->shape, a->ndim);
+    if (!y) return NULL;
+    if (a->dtype == TN_F32) {
+        tn__ln_args_f32 A = {(const float *)tn_data_ptr(a), (const float *)tn_data_ptr(b), w ? (const float *)tn_data_ptr(w) : NULL,
+                             bias ? (const float *)tn_data_ptr(bias) : NULL, (float *)tn_data_ptr(y), NULL, NULL, NULL, NULL, NULL, M, D, eps};
+        tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_add_part_f32, &A);
+    } else {
+        tn__ln_args_f64 A = {(const double *)tn_data_ptr(a), (const double *)tn_data_ptr(b), w ? (const double *)tn_data_ptr(w) : NULL,
+                             bias ? (const double *)tn_data_ptr(bias) : NULL, (double *)tn_data_ptr(y), NULL, NULL, NULL, NULL, NULL, M, D, eps};
+        tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_add_part_f64, &A);
+    }
+    return tn__own(y);
 }
 static tn_tensor *tn__layer_norm_impl(tn_tensor *x, const int64_t *ns, int n, tn_tensor *w, tn_tensor *b, double eps) {
     const char *fn = "tn_layer_norm";

@@ -424,6 +424,12 @@ static bool tn__conv_wino_ok(const tn_tensor *x, const tn_tensor *w, const int64
     return tn__conv_fast_paths && G == 1 && g[0] == 3 && g[1] == 3 && g[2] == 1 && g[3] == 1 && g[6] == 1 && g[7] == 1 &&
            (x->dtype == TN_F32 || x->dtype == TN_F64) && w->shape[0] >= 8 && w->shape[1] >= 8 && (!input_grad || (g[4] <= 2 && g[5] <= 2));
 }
+/* A kernel's transform packed ahead (the graph replay's constant convolution weights,
+   src/jit/trace.c): the packed half of U for w (its address and sizes) and the GEMM's rows
+   per panel. This thread's next forward Winograd convolutions with that w read it instead
+   of transforming w again: the same values. P NULL: none. */
+typedef struct { const void *w, *P; int64_t O, C, mr; } tn__wino_pre;
+static TN__TLS tn__wino_pre tn__wino_pre_on;
 /* y (new, contiguous) = conv(x, w) + b (flip = 0: y [N, O, oh, ow]), or the input gradient
    y [N, C, H, W] of x = gy [N, O, oh, ow] (flip = 1), by Winograd; w, b contiguous. */
 static int tn__conv_wino_cpu(tn_tensor *y, tn_tensor *x, const tn_tensor *w, const tn_tensor *b, const int64_t *g, int flip) {
@@ -440,28 +446,49 @@ static int tn__conv_wino_cpu(tn_tensor *y, tn_tensor *x, const tn_tensor *w, con
     const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(N * oh * ow, P), Q), N * th);   /* N oh ow: y's numel */
     tn_tensor *xc = tn_is_contiguous(x) ? tn_retain(x) : tn__copy_as(x, x->dtype, TN_CPU);
     /* workspace sizes through the checked product: too large is tn__new's error, never a short buffer */
-    tn_tensor *U = tn__new(x->dtype, TN_CPU, TN_SHAPE(tn__add_sat(tn__mul_sat(16 * P, Q), tn__mul_sat(16 * tn__gemm_roundup(P, mr), Q))));
+    const tn__wino_pre *wpk = &tn__wino_pre_on;
+    const bool pre = !flip && wpk->P && wpk->w == tn_data_ptr(w) && wpk->O == P && wpk->C == Q && wpk->mr == mr;
+    tn_tensor *U = pre ? NULL : tn__new(x->dtype, TN_CPU, TN_SHAPE(tn__add_sat(tn__mul_sat(16 * P, Q), tn__mul_sat(16 * tn__gemm_roundup(P, mr), Q))));
     tn_tensor *buf = tn__new(x->dtype, TN_CPU, TN_SHAPE(tn__add_sat(tn__mul_sat(nthr, per), W)));
-    int failed = !xc || !U || !buf;
+    int failed = !xc || (!pre && !U) || !buf;
     if (!failed) {
-        char *bp = (char *)tn_data_ptr(buf), *up = (char *)tn_data_ptr(U), *zero = bp + (size_t)(nthr * per) * es;
+        char *bp = (char *)tn_data_ptr(buf), *up = pre ? NULL : (char *)tn_data_ptr(U), *zero = bp + (size_t)(nthr * per) * es;
         for (int t = 0; t < nthr; t++) {   /* per thread V (its packed columns past the last tile) and E; M is written first */
             memset(bp + (size_t)(t * per) * es, 0, (size_t)(16 * vx) * es);
             memset(bp + (size_t)(t * per + per - (8 * tb + 2)) * es, 0, (size_t)(8 * tb + 2) * es);
         }
         memset(zero, 0, (size_t)W * es);
         if (f32) {
-            tn__wino_weights_f32((const float *)tn_data_ptr(w), w->shape[0], w->shape[1], flip, (float *)up, &k32, (float *)up + 16 * P * Q);
-            tn__wino_conv_f32((const float *)tn_data_ptr(xc), N, Q, H, W, ph, pw, &k32, (const float *)up + 16 * P * Q, P,
+            if (!pre) tn__wino_weights_f32((const float *)tn_data_ptr(w), w->shape[0], w->shape[1], flip, (float *)up, &k32, (float *)up + 16 * P * Q);
+            tn__wino_conv_f32((const float *)tn_data_ptr(xc), N, Q, H, W, ph, pw, &k32, pre ? (const float *)wpk->P : (const float *)up + 16 * P * Q, P,
                               b ? (const float *)tn_data_ptr(b) : NULL, (float *)tn_data_ptr(y), oh, ow, br, (float *)bp, (const float *)zero, nthr);
         } else {
-            tn__wino_weights_f64((const double *)tn_data_ptr(w), w->shape[0], w->shape[1], flip, (double *)up, &k64, (double *)up + 16 * P * Q);
-            tn__wino_conv_f64((const double *)tn_data_ptr(xc), N, Q, H, W, ph, pw, &k64, (const double *)up + 16 * P * Q, P,
+            if (!pre) tn__wino_weights_f64((const double *)tn_data_ptr(w), w->shape[0], w->shape[1], flip, (double *)up, &k64, (double *)up + 16 * P * Q);
+            tn__wino_conv_f64((const double *)tn_data_ptr(xc), N, Q, H, W, ph, pw, &k64, pre ? (const double *)wpk->P : (const double *)up + 16 * P * Q, P,
                               b ? (const double *)tn_data_ptr(b) : NULL, (double *)tn_data_ptr(y), oh, ow, br, (double *)bp, (const double *)zero, nthr);
         }
     }
     tn_release(xc); tn_release(U); tn_release(buf);
     return failed ? TN__FAIL_INT(flip ? "conv2d backward: out of memory" : "conv2d: out of memory") : 0;
+}
+/* The forward transform of a contiguous float w [O, C, 3, 3] (O, C >= 8) on the CPU packed
+   ahead: the tensor holding it, *pre describing it; NULL (no error) for other weights. */
+static tn_tensor *tn__wino_prepack(const tn_tensor *w, tn__wino_pre *pre) {
+    if (!w || w->ndim != 4 || w->device != TN_CPU || (w->dtype != TN_F32 && w->dtype != TN_F64) || w->shape[2] != 3 || w->shape[3] != 3 ||
+        w->shape[0] < 8 || w->shape[1] < 8 || !tn_is_contiguous(w))
+        return NULL;
+    const int64_t P = w->shape[0], Q = w->shape[1];
+    tn__gemm_kern_f32 k32 = tn__gemm_kern_for_f32(P);
+    tn__gemm_kern_f64 k64 = tn__gemm_kern_for_f64(P);
+    const int64_t mr = w->dtype == TN_F32 ? k32.mr : k64.mr;
+    tn_tensor *U = tn__new(w->dtype, TN_CPU, TN_SHAPE(tn__add_sat(tn__mul_sat(16 * P, Q), tn__mul_sat(16 * tn__gemm_roundup(P, mr), Q))));
+    if (!U) return NULL;
+    char *up = (char *)tn_data_ptr(U);
+    const size_t es = tn_dtype_size(w->dtype);
+    if (w->dtype == TN_F32) tn__wino_weights_f32((const float *)tn_data_ptr(w), P, Q, 0, (float *)up, &k32, (float *)up + 16 * P * Q);
+    else tn__wino_weights_f64((const double *)tn_data_ptr(w), P, Q, 0, (double *)up, &k64, (double *)up + 16 * P * Q);
+    pre->w = tn_data_ptr(w); pre->P = up + (size_t)(16 * P * Q) * es; pre->O = P; pre->C = Q; pre->mr = mr;
+    return U;
 }
 /* gw [O, C, 3, 3] (new, contiguous) = the weight gradient of y = conv(x, w) from gy, by Winograd. */
 static int tn__conv_wino_wgrad_cpu(tn_tensor *gw, tn_tensor *x, tn_tensor *gy, const int64_t *g) {

@@ -90,6 +90,12 @@ enum { TN__GEMM_SCALAR = 0, TN__GEMM_AVX2 = 1, TN__GEMM_AVX512 = 2 };
 
 /* Knobs for tests/benchmarks only (tn__gemm_tune_t: section 17's white-box hooks). */
 TN__TESTABLE tn__gemm_tune_t tn__gemm_tune = { -1, 0, 0, 0, -1, 0 };
+/* A B packed ahead (the graph replay's constant weights, src/jit/trace.c): the panels of its
+   (jc, pc) blocks in the GEMM's loop order, for that B (address, strides, size) and blocking.
+   This thread's next GEMMs on that B read them instead of packing B: the same panels, the
+   same bits. P NULL: none. */
+typedef struct { const void *B, *P; int64_t rsb, csb, K, N, kc, nc, nr; } tn__gemm_bpre;
+static TN__TLS tn__gemm_bpre tn__gemm_bpre_on;
 
 static int tn__gemm_detect_isa(void)
 {
@@ -796,6 +802,7 @@ TN__TESTABLE int tn__gemm_ep_##SFX(int64_t M, int64_t N, int64_t K, T alpha,
     void *buf;
     int cached;
     T *Ap, *Bp;
+    const T *Bpre = NULL;
     size_t szA, szB;
     if (M <= 0 || N <= 0) return 0;
     if (ep && !ep->bias && ep->act == TN__EPI_NONE) ep = NULL;
@@ -853,6 +860,12 @@ TN__TESTABLE int tn__gemm_ep_##SFX(int64_t M, int64_t N, int64_t K, T alpha,
        its packing, so row-major B is read in place (measured: M = 10, N = K = 128 runs
        1.9x faster; from 4 panels up packing wins) */
     direct = csb == 1 && (M + kn.mr - 1) / kn.mr <= 3 && N >= kn.nr;
+    {
+        const tn__gemm_bpre *pb = &tn__gemm_bpre_on;
+        if (pb->P && !direct && pb->B == (const void *)B && pb->rsb == rsb && pb->csb == csb && pb->K == K && pb->N == N && pb->kc == kn.kc &&
+            pb->nc == kn.nc && pb->nr == kn.nr)
+            Bpre = (const T *)pb->P;
+    }
     for (jc = 0; jc < N; jc += kn.nc) {
         int64_t ncb = N - jc < kn.nc ? N - jc : kn.nc;
         for (pc = 0; pc < K; pc += kn.kc) {
@@ -860,7 +873,8 @@ TN__TESTABLE int tn__gemm_ep_##SFX(int64_t M, int64_t N, int64_t K, T alpha,
             const int first = pc == 0, last = pc + kcb >= K;
             T beta_p = pc == 0 ? beta : (T)1; /* later K slices accumulate */
             const T *Bd = direct ? B + pc * rsb + jc : NULL;
-            if (!direct) tn__gemm_packB_##SFX(kcb, ncb, B + pc * rsb + jc * csb, rsb, csb, kn.nr, Bp);
+            if (Bpre) { Bp = (T *)(uintptr_t)Bpre; Bpre += tn__gemm_roundup(ncb, kn.nr) * kcb; }   /* packed ahead */
+            else if (!direct) tn__gemm_packB_##SFX(kcb, ncb, B + pc * rsb + jc * csb, rsb, csb, kn.nr, Bp);
             else if (full < ncb) /* only the ragged last panel, where the macro looks */
                 tn__gemm_packB_##SFX(kcb, ncb - full, B + pc * rsb + jc + full, rsb, 1, kn.nr, Bp + full * kcb);
             if (nthr > 1) {
@@ -893,6 +907,25 @@ static void tn__gemm_step_part_##SFX(void *args, int t, int nthr) {
     int64_t ic;
     TN__GEMM_IC_LOOP(T, SFX, tn__split_at(nb, t, nthr), tn__split_at(nb, t + 1, nthr), Apt)
 }
+/* B [K, N] (strides rsb, csb) packed ahead as tn__gemm_ep packs it, block by block, into P
+   (NULL: only the size); fills *pre but its P. Returns the elements of P. */
+static int64_t tn__gemm_prepack_##SFX(int64_t K, int64_t N, const T *B, int64_t rsb, int64_t csb, T *P, tn__gemm_bpre *pre)
+{
+    tn__gemm_kern_##SFX kn = tn__gemm_kern_select_##SFX();
+    int64_t n = 0, jc, pc;
+    if (tn__gemm_tune.kc > 0) kn.kc = tn__gemm_tune.kc;
+    if (tn__gemm_tune.nc > 0) kn.nc = tn__gemm_roundup(tn__gemm_tune.nc, kn.nr);
+    for (jc = 0; jc < N; jc += kn.nc) {
+        const int64_t ncb = N - jc < kn.nc ? N - jc : kn.nc;
+        for (pc = 0; pc < K; pc += kn.kc) {
+            const int64_t kcb = K - pc < kn.kc ? K - pc : kn.kc;
+            if (P) tn__gemm_packB_##SFX(kcb, ncb, B + pc * rsb + jc * csb, rsb, csb, kn.nr, P + n);
+            n += tn__gemm_roundup(ncb, kn.nr) * kcb;
+        }
+    }
+    pre->B = B; pre->P = NULL; pre->rsb = rsb; pre->csb = csb; pre->K = K; pre->N = N; pre->kc = kn.kc; pre->nc = kn.nc; pre->nr = kn.nr;
+    return n;
+}
 /* @end TN__GEMM_DEFINE */
 
 /* the ic loop (M blocks) splits among the pool's threads when there is enough work; each
@@ -901,6 +934,24 @@ static void tn__gemm_step_part_##SFX(void *args, int t, int nthr) {
 
 TN__GEMM_DEFINE(float, f32)
 TN__GEMM_DEFINE(double, f64)
+/* A 2-d float32/float64 CPU matrix b (the B of later products) packed ahead: a 1-d tensor
+   holding its panels (from a 64-byte boundary in it, as the GEMM's own) and *pre describing
+   them, or NULL (with no error) where b is not such a matrix or is empty. */
+static tn_tensor *tn__gemm_prepack(const tn_tensor *b, tn__gemm_bpre *pre)
+{
+    if (!b || b->ndim != 2 || b->device != TN_CPU || (b->dtype != TN_F32 && b->dtype != TN_F64) || b->shape[0] <= 0 || b->shape[1] <= 0) return NULL;
+    const bool f = b->dtype == TN_F32;
+    const void *B = tn_data_ptr(b);
+    const int64_t K = b->shape[0], N = b->shape[1], rs = b->strides[0], cs = b->strides[1], es = f ? 4 : 8;
+    const int64_t n = (f ? tn__gemm_prepack_f32(K, N, (const float *)B, rs, cs, NULL, pre) : tn__gemm_prepack_f64(K, N, (const double *)B, rs, cs, NULL, pre)) + 64 / es;
+    tn_tensor *p = tn__new(b->dtype, TN_CPU, &n, 1);
+    if (!p) return NULL;
+    char *P = (char *)(((uintptr_t)tn_data_ptr(p) + 63) & ~(uintptr_t)63);
+    if (f) tn__gemm_prepack_f32(K, N, (const float *)B, rs, cs, (float *)(void *)P, pre);
+    else tn__gemm_prepack_f64(K, N, (const double *)B, rs, cs, (double *)(void *)P, pre);
+    pre->P = P;
+    return p;
+}
 
 #undef TN__GEMM_IC_LOOP
 #undef TN__GEMM_NTHREADS

@@ -228,3 +228,30 @@ def test_freeze_folds_batch_norm():
         assert maxdiff(tn.jit.optimize_for_inference(frozen)(x2), traced(x2)) < 1e-4
     with pytest.raises(RuntimeError, match="Freezing expects a ScriptModule"):
         tn.jit.freeze(model)
+
+
+@needs_torch
+def test_frozen_transformer_replays_under_no_grad():
+    """The optimised replay of a transformer encoder under no_grad (the residual add and
+    layer norm in one pass, the weights' GEMM panels packed once, the memory plan): equal
+    to our eager forward bit for bit over the warm-up, planning and served runs, also after
+    the weights change in place, and to PyTorch's to float tolerance."""
+    tn.manual_seed(5)
+    enc = tn.nn.Sequential(tn.nn.TransformerEncoderLayer(32, 4, dim_feedforward=64, batch_first=True),
+                           tn.nn.TransformerEncoderLayer(32, 4, dim_feedforward=64, batch_first=True)).eval()
+    tenc = to_torch(enc, torch.nn.Sequential(torch.nn.TransformerEncoderLayer(32, 4, dim_feedforward=64, batch_first=True),
+                                             torch.nn.TransformerEncoderLayer(32, 4, dim_feedforward=64, batch_first=True)))
+    x = tn.randn(3, 10, 32)
+    frozen = tn.jit.freeze(tn.jit.trace(enc, x))
+    with tn.no_grad():
+        for scale in (1.0, 1.25):
+            if scale != 1.0:
+                for p in enc.parameters():
+                    p.mul_(scale)
+                tenc = to_torch(enc, tenc)
+            for _ in range(4):
+                x2 = tn.randn(3, 10, 32)
+                y = frozen(x2)
+                assert y.tolist() == enc(x2).tolist()
+                with torch.no_grad():
+                    assert maxdiff(as_torch(y), tenc(as_torch(x2))) < 1e-4
