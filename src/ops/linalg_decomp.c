@@ -773,23 +773,40 @@ static int tn__la_zgemm(int64_t M, int64_t N, int64_t K, double alpha, const tn_
         || tn__gemm_f64(M, N, K, alpha * sa, ai, rsa, csa, br, rsb, csb, 1.0, ci, rsc, csc);
 }
 #define TN__LA_UNG_NB 32
-/* tn__la_org2r_t_c blocked (zungqr): Q = H_0 ... H_{k-1} a block of NB reflectors at a time,
-   last block first, each as I - V T V^H (zlarft's forward T) applied to rows j0.. of Q's
-   columns j0.. by three complex GEMMs (zlarfb): W = V^H Q, W = T W, Q -= V W. Small k: the
-   unblocked form. Returns -1 when out of memory. */
-static int tn__la_orgqr_t_c(tn__cplx *h, int64_t m, int64_t k, const tn__cplx *tau, tn__cplx *qt, int64_t qc) {
-    if (k < 2 * TN__LA_UNG_NB || qc < 2 * TN__LA_UNG_NB) { tn__la_org2r_t_c(h, m, k, tau, qt, qc); return 0; }
+/* qt's rows (qc vectors of length m at stride ldq, Q's columns when formed) := Q qt_r, Q = H_0
+   ... H_{k-1} the reflectors of h (rows as geqr2_t_c's: row j from entry j, H_j = I - tau_j v
+   v^H). form: qt := I first (zung2r/zungqr: row c, entry c; ldq = m), and the reflectors of
+   block j0 only reach rows j0.. (the rows before are still e_c there); else every row
+   (zunm2r/zunmqr). Blocked (zungqr/zunmqr): NB reflectors at a time, last block first, each
+   as I - V T V^H (zlarft's forward T) by three complex GEMMs (zlarfb): W = V^H Q, W = T W,
+   Q -= V W; few reflectors or rows: one at a time. Returns -1 when out of memory. */
+static int tn__la_ungqr_t_c(tn__cplx *h, int64_t m, int64_t k, const tn__cplx *tau, tn__cplx *qt, int64_t ldq, int64_t qc, bool form) {
+    if (form) {
+        for (int64_t c = 0; c < qc; c++) {
+            for (int64_t i = 0; i < m; i++) qt[c * ldq + i] = tn__cx(0, 0);
+            qt[c * ldq + c] = tn__cx(1, 0);
+        }
+    }
     const int64_t nb = TN__LA_UNG_NB;
-    /* V [nb, m] (row i: reflector i from its own coordinate, explicit zeros and 1), T [nb, nb],
-       W, W2 [nb, qc] */
+    if (k < 2 * nb || qc < 2 * nb) {
+        for (int64_t j = k - 1; j >= 0; j--) {
+            if (tau[j].re == 0 && tau[j].im == 0) continue;
+            tn__cplx *v = h + j * m + j;
+            const tn__cplx beta = v[0];
+            v[0] = tn__cx(1, 0);
+            for (int64_t c = form ? j : 0; c < qc; c++) tn__la_refl_c(qt + c * ldq + j, v, tau[j], m - j);
+            v[0] = beta;
+        }
+        return 0;
+    }
+    /* V [nb, m] (row i: reflector i from the block's first coordinate, explicit zeros and 1),
+       T [nb, nb], W, W2 [nb, qc] */
     tn__cplx *v = (tn__cplx *)TN_MALLOC((size_t)(nb * m + nb * nb + 2 * nb * qc) * sizeof(tn__cplx));
     if (!v) return -1;
     tn__cplx *t = v + nb * m, *w = t + nb * nb, *w2 = w + nb * qc;
-    for (int64_t i = 0; i < qc * m; i++) qt[i] = tn__cx(0, 0);
-    for (int64_t c = 0; c < qc; c++) qt[c * m + c] = tn__cx(1, 0);
     int rc = 0;
     for (int64_t j0 = (k - 1) / nb * nb; j0 >= 0 && !rc; j0 -= nb) {
-        const int64_t ib = k - j0 < nb ? k - j0 : nb, len = m - j0, nc = qc - j0;
+        const int64_t ib = k - j0 < nb ? k - j0 : nb, len = m - j0, c0 = form ? j0 : 0, nc = qc - c0;
         if (nc <= 0) continue;
         for (int64_t i = 0; i < ib; i++) {
             tn__cplx *vi = v + i * len;
@@ -813,16 +830,16 @@ static int tn__la_orgqr_t_c(tn__cplx *h, int64_t m, int64_t k, const tn__cplx *t
             t[i * nb + i] = tau[j0 + i];
             for (int64_t l = i + 1; l < ib; l++) t[l * nb + i] = tn__cx(0, 0);
         }
-        tn__cplx *qs = qt + j0 * m + j0;   /* Q(r, c) at qs[c m + r] */
-        rc = tn__la_zgemm(ib, nc, len, 1, v, len, 1, true, qs, 1, m, false, 0, w, nc, 1)
+        tn__cplx *qs = qt + c0 * ldq + j0;   /* entry r of row c at qs[c ldq + r] */
+        rc = tn__la_zgemm(ib, nc, len, 1, v, len, 1, true, qs, 1, ldq, false, 0, w, nc, 1)
           || tn__la_zgemm(ib, nc, ib, 1, t, nb, 1, false, w, nc, 1, false, 0, w2, nc, 1)
-          || tn__la_zgemm(len, nc, ib, -1, v, 1, len, false, w2, nc, 1, false, 1, qs, 1, m);
+          || tn__la_zgemm(len, nc, ib, -1, v, 1, len, false, w2, nc, 1, false, 1, qs, 1, ldq);
     }
     TN_FREE(v);
     return rc ? -1 : 0;
 }
-/* tn__la_svd_loop for complex128: gebd2_c, Q and P formed (zung2r), then tn__la_bdsqr's real
-   rotations turn the complex rows of ut and vt (as re, im pairs: rows of 2 M and 2 k reals).
+/* tn__la_svd_loop for complex128: gebd2_c, tn__la_bdsqr's real rotations of the bidiagonal's
+   vectors, then Q and P applied to them (ungqr_t_c).
    A wide matrix is worked on as A^H: A = V' S U'^H. Returns 0, -1 (no convergence) or -2 (out
    of memory). */
 static int tn__la_svd_loop_c(const tn__cplx *a, int64_t B, int64_t m, int64_t n, bool uv, bool full, tn__cplx *x, int64_t *ord, double *sv, tn__cplx *uvv, tn__cplx *vhv) {
@@ -846,16 +863,22 @@ static int tn__la_svd_loop_c(const tn__cplx *a, int64_t B, int64_t m, int64_t n,
             for (int64_t i = 0; i < m * n; i++) x[i] = tn__cx(x[i].re * down, x[i].im * down);
         }
         tn__la_gebd2_c(x, M, k, d, e, hl, tq, hr, tp, row);
+        /* as zgesdd: the bidiagonal's (real) singular vectors first, rotated as the rows of ub
+           and vb [k, k] (x as their storage: half the data of rotating complex rows), then
+           U = Q Ub and V = P Vb by the reflectors (zunmbr) */
+        double *ubr = (double *)x, *vbr = ubr + k * k;
         if (uv) {
-            if (tn__la_orgqr_t_c(hl, M, k, tq, ut, qc)) return -2;
-            for (int64_t i = 0; i < k * k; i++) vt[i] = tn__cx(0, 0);
-            if (k > 0) vt[0] = tn__cx(1, 0);
-            if (k > 1) {
-                if (tn__la_orgqr_t_c(hr, k - 1, k - 1, tp, x, k - 1)) return -2;
-                for (int64_t c = 0; c < k - 1; c++) memcpy(vt + (c + 1) * k + 1, x + c * (k - 1), (size_t)(k - 1) * sizeof(tn__cplx));
-            }
+            memset(ubr, 0, (size_t)(2 * k * k) * sizeof(double));
+            for (int64_t i = 0; i < k; i++) ubr[i * k + i] = vbr[i * k + i] = 1;
         }
-        if (tn__la_bdsqr(d, e, k, uv ? (double *)ut : NULL, 2 * M, uv ? (double *)vt : NULL, 2 * k, rot)) return -1;
+        if (tn__la_bdsqr(d, e, k, uv ? ubr : NULL, k, uv ? vbr : NULL, k, rot)) return -1;
+        if (uv) {
+            for (int64_t r = 0; r < qc; r++)
+                for (int64_t i = 0; i < M; i++) ut[r * M + i] = r < k ? tn__cx(i < k ? ubr[r * k + i] : 0, 0) : tn__cx(i == r, 0);
+            for (int64_t i = 0; i < k * k; i++) vt[i] = tn__cx(vbr[i], 0);
+            /* P = diag(1, P'): P' acts on entries 1.. of vt's rows */
+            if (tn__la_ungqr_t_c(hl, M, k, tq, ut, M, qc, false) || (k > 1 && tn__la_ungqr_t_c(hr, k - 1, k - 1, tp, vt + 1, k, k, false))) return -2;
+        }
         tn__la_order_desc(d, k, ord);
         for (int64_t i = 0; i < k; i++) sv[b * k + i] = d[ord[i]] * sc;
         if (!uv) continue;
@@ -907,7 +930,8 @@ static int tn__la_svd_raw(tn_tensor *A, bool uv, bool full, tn_tensor **U, tn_te
     vs[nd - 2] = vr;
     tn_tensor *s = tn__own(tn__new(dt, TN_CPU, ss, nd - 1));
     tn_tensor *u = uv ? tn__own(tn__new(vdt, TN_CPU, us, nd)) : NULL, *vh = uv ? tn__own(tn__new(vdt, TN_CPU, vs, nd)) : NULL;
-    /* x [M, N] (A or A^T; after gebd2 the scratch for P's rows), hl [N, M], hr [N, N], ut
+    /* x [M, N] (A or A^T; after gebd2 the scratch for P's rows, complex: the bidiagonal's
+       real vectors), hl [N, M], hr [N, N], ut
        [qc, M], vt [N, N], then d, e, tauq, taup [N] and a row [M]; complex: as many complex
        elements, d, e and rot (6 N reals) in the last 8 N + 1 */
     const size_t need = (size_t)(2 * M * k + (qc + 2) * M + 2 * k * k + 8 * k + 1);
