@@ -23289,7 +23289,7 @@ static int tn__la_zgemm(int64_t M, int64_t N, int64_t K, double alpha, const tn_
         || tn__gemm_f64(M, N, K, alpha * sb, ar, rsa, csa, bi, rsb, csb, beta, ci, rsc, csc)
         || tn__gemm_f64(M, N, K, alpha * sa, ai, rsa, csa, br, rsb, csb, 1.0, ci, rsc, csc);
 }
-#define TN__LA_UNG_NB 32
+#define TN__LA_UNG_NB 64
 /* qt's rows (qc vectors of length m at stride ldq, Q's columns when formed) := Q qt_r, Q = H_0
    ... H_{k-1} the reflectors of h (rows as geqr2_t_c's: row j from entry j, H_j = I - tau_j v
    v^H). form: qt := I first (zung2r/zungqr: row c, entry c; ldq = m), and the reflectors of
