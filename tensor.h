@@ -23274,20 +23274,29 @@ static void tn__la_gebd2_c(tn__cplx *a, int64_t m, int64_t n, double *d, double 
         if (m - j - 1 > 0) tn__parallel_range(nt, m - j - 1, tn__la_bdc_rows, &q);
     }
 }
-/* C = alpha op(A) op(B) + beta C for complex128 matrices at element strides (rs, cs), op: the
-   matrix or its conjugate (cj*; a transpose is a swap of the strides), as four real GEMMs over
-   the parts (matmul's complex route): Cr = alpha (Ar Br - Ai Bi), Ci = alpha (Ar Bi + Ai Br),
-   a conjugated operand's Ai or Bi negated. Returns -1 when the GEMM could not allocate. */
+/* C = alpha op(A) op(B) + beta C for complex128 matrices at element strides (rs, cs; C's rows
+   contiguous), op: the matrix or its conjugate (cj*; a transpose is a swap of the strides).
+   B (K x N, small here) is copied as the real K x 2N matrices of B's and i B's interleaved parts,
+   so that C's interleaved rows are one real M x 2N matrix: C = alpha (Ar B + Ai (i B)) + beta C
+   in two real GEMMs, C and the copies at unit stride (a conjugated A: Ai negated). Returns -1
+   when out of memory. */
 static int tn__la_zgemm(int64_t M, int64_t N, int64_t K, double alpha, const tn__cplx *A, int64_t rsa, int64_t csa, bool cja,
-                        const tn__cplx *B, int64_t rsb, int64_t csb, bool cjb, double beta, tn__cplx *C, int64_t rsc, int64_t csc) {
-    const double *ar = (const double *)A, *ai = ar + 1, *br = (const double *)B, *bi = br + 1;
-    double *cr = (double *)C, *ci = cr + 1;
-    const double sa = cja ? -1 : 1, sb = cjb ? -1 : 1;
-    rsa *= 2; csa *= 2; rsb *= 2; csb *= 2; rsc *= 2; csc *= 2;
-    return tn__gemm_f64(M, N, K, alpha, ar, rsa, csa, br, rsb, csb, beta, cr, rsc, csc)
-        || tn__gemm_f64(M, N, K, -alpha * sa * sb, ai, rsa, csa, bi, rsb, csb, 1.0, cr, rsc, csc)
-        || tn__gemm_f64(M, N, K, alpha * sb, ar, rsa, csa, bi, rsb, csb, beta, ci, rsc, csc)
-        || tn__gemm_f64(M, N, K, alpha * sa, ai, rsa, csa, br, rsb, csb, 1.0, ci, rsc, csc);
+                        const tn__cplx *B, int64_t rsb, int64_t csb, bool cjb, double beta, tn__cplx *C, int64_t rsc) {
+    double *bb = (double *)TN_MALLOC((size_t)(4 * K * N + 1) * sizeof(double));
+    if (!bb) return -1;
+    double *bi = bb + 2 * K * N;
+    for (int64_t r = 0; r < K; r++)
+        for (int64_t c = 0; c < N; c++) {
+            const tn__cplx x = B[r * rsb + c * csb];
+            const double xi = cjb ? -x.im : x.im;
+            bb[r * 2 * N + 2 * c] = x.re; bb[r * 2 * N + 2 * c + 1] = xi;
+            bi[r * 2 * N + 2 * c] = -xi; bi[r * 2 * N + 2 * c + 1] = x.re;
+        }
+    const double *ar = (const double *)A;
+    const int rc = tn__gemm_f64(M, 2 * N, K, alpha, ar, 2 * rsa, 2 * csa, bb, 2 * N, 1, beta, (double *)C, 2 * rsc, 1)
+                || tn__gemm_f64(M, 2 * N, K, cja ? -alpha : alpha, ar + 1, 2 * rsa, 2 * csa, bi, 2 * N, 1, 1.0, (double *)C, 2 * rsc, 1);
+    TN_FREE(bb);
+    return rc ? -1 : 0;
 }
 #define TN__LA_UNG_NB 64
 /* qt's rows (qc vectors of length m at stride ldq, Q's columns when formed) := Q qt_r, Q = H_0
@@ -23296,7 +23305,7 @@ static int tn__la_zgemm(int64_t M, int64_t N, int64_t K, double alpha, const tn_
    block j0 only reach rows j0.. (the rows before are still e_c there); else every row
    (zunm2r/zunmqr). Blocked (zungqr/zunmqr): NB reflectors at a time, last block first, each
    as I - V T V^H (zlarft's forward T) by three complex GEMMs (zlarfb): W = V^H Q, W = T W,
-   Q -= V W; few reflectors or rows: one at a time. Returns -1 when out of memory. */
+   Q -= V W (transposed: Q^T's rows are qt's); few reflectors or rows: one at a time. Returns -1 when out of memory. */
 static int tn__la_ungqr_t_c(tn__cplx *h, int64_t m, int64_t k, const tn__cplx *tau, tn__cplx *qt, int64_t ldq, int64_t qc, bool form) {
     if (form) {
         for (int64_t c = 0; c < qc; c++) {
@@ -23317,7 +23326,7 @@ static int tn__la_ungqr_t_c(tn__cplx *h, int64_t m, int64_t k, const tn__cplx *t
         return 0;
     }
     /* V [nb, m] (row i: reflector i from the block's first coordinate, explicit zeros and 1),
-       T [nb, nb], W, W2 [nb, qc] */
+       T [nb, nb], W^T, W2^T [qc, nb] */
     tn__cplx *v = (tn__cplx *)TN_MALLOC((size_t)(nb * m + nb * nb + 2 * nb * qc) * sizeof(tn__cplx));
     if (!v) return -1;
     tn__cplx *t = v + nb * m, *w = t + nb * nb, *w2 = w + nb * qc;
@@ -23347,10 +23356,12 @@ static int tn__la_ungqr_t_c(tn__cplx *h, int64_t m, int64_t k, const tn__cplx *t
             t[i * nb + i] = tau[j0 + i];
             for (int64_t l = i + 1; l < ib; l++) t[l * nb + i] = tn__cx(0, 0);
         }
-        tn__cplx *qs = qt + c0 * ldq + j0;   /* entry r of row c at qs[c ldq + r] */
-        rc = tn__la_zgemm(ib, nc, len, 1, v, len, 1, true, qs, 1, ldq, false, 0, w, nc, 1)
-          || tn__la_zgemm(ib, nc, ib, 1, t, nb, 1, false, w, nc, 1, false, 0, w2, nc, 1)
-          || tn__la_zgemm(len, nc, ib, -1, v, 1, len, false, w2, nc, 1, false, 1, qs, 1, ldq);
+        /* on Q^T's rows (entry r of row c at qs[c ldq + r]): W^T = Q^T conj(V), W^T := W^T T^T,
+           Q^T -= W^T V^T */
+        tn__cplx *qs = qt + c0 * ldq + j0;
+        rc = tn__la_zgemm(nc, ib, len, 1, qs, ldq, 1, false, v, 1, len, true, 0, w, ib)
+          || tn__la_zgemm(nc, ib, ib, 1, w, ib, 1, false, t, 1, nb, false, 0, w2, ib)
+          || tn__la_zgemm(nc, len, ib, -1, w2, ib, 1, false, v, len, 1, false, 1, qs, ldq);
     }
     TN_FREE(v);
     return rc ? -1 : 0;
