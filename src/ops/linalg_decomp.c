@@ -9,7 +9,9 @@
      eigh   blocked Householder tridiagonalisation (LAPACK's dsytrd / dlatrd, the trailing
             updates on the GEMM), dorg2r's Q, implicit QL (EISPACK's tql2)
      SVD    Golub-Kahan bidiagonalisation and implicit-shift QR (LAPACK's dgebd2 / dorgbr,
-            EISPACK's svd): normwise backward stable, orthogonality to eps, as dgesvd
+            EISPACK's svd): normwise backward stable, orthogonality to eps, as dgesvd; complex:
+            zgebd2 to a real bidiagonal, its QR on real vectors, then zunmbr's blocked
+            reflectors through the GEMM (zgesdd's route, QR for divide and conquer)
    The backward formulas are PyTorch's (linalg_qr_backward, linalg_eig_backward for
    Hermitian input, svd_backward, pinv_backward), written in library ops over factors that
    are recomputed differentiably from the saved input: double backward works. A result with
