@@ -22319,7 +22319,9 @@ TNDEF tn_tensor *tn_linalg_ldl_solve_str(tn_tensor *LD, tn_tensor *pivots, tn_te
      eigh   blocked Householder tridiagonalisation (LAPACK's dsytrd / dlatrd, the trailing
             updates on the GEMM), dorg2r's Q, implicit QL (EISPACK's tql2)
      SVD    Golub-Kahan bidiagonalisation and implicit-shift QR (LAPACK's dgebd2 / dorgbr,
-            EISPACK's svd): normwise backward stable, orthogonality to eps, as dgesvd
+            EISPACK's svd): normwise backward stable, orthogonality to eps, as dgesvd; complex:
+            zgebd2 to a real bidiagonal, its QR on real vectors, then zunmbr's blocked
+            reflectors through the GEMM (zgesdd's route, QR for divide and conquer)
    The backward formulas are PyTorch's (linalg_qr_backward, linalg_eig_backward for
    Hermitian input, svd_backward, pinv_backward), written in library ops over factors that
    are recomputed differentiably from the saved input: double backward works. A result with
@@ -22819,6 +22821,7 @@ static int tn__la_eigh_raw(tn_tensor *A, bool upper, bool vectors, tn_tensor **L
     }
     TN_FREE(s);
     if (bad == -2) return TN__FAIL_INT("%s: out of memory", fn);
+    if (bad == -2) return TN__FAIL_INT("%s: out of memory", fn);
     if (bad) return TN__FAIL_INT("%s: The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated eigenvalues", fn);
     *L = l;
     if (vectors) *V = w;
@@ -23255,11 +23258,77 @@ static int tn__la_svd_loop_f(const float *a, int64_t B, int64_t m, int64_t n, bo
     return 0;
 }
 /* ---- complex SVD: zgebd2 / zungbr, then the real bidiagonal's QR ---- */
+/* The complex passes as statements on the interleaved (re, im) doubles, so that they compile
+   inline into both copies of a TN__LA_JOB body. y -= (fr + i fi) x: */
+#define TN__LA_CAXPY(y, fr, fi, x, n) do { \
+        double *y_ = (double *)(y); const double *x_ = (const double *)(x); const double fr_ = (fr), fi_ = (fi); \
+        for (int64_t c_ = 0; c_ < (n); c_++) { \
+            const double xr_ = x_[2 * c_], xi_ = x_[2 * c_ + 1]; \
+            y_[2 * c_] -= fr_ * xr_ - fi_ * xi_; \
+            y_[2 * c_ + 1] -= fr_ * xi_ + fi_ * xr_; \
+        } \
+    } while (0)
+/* y -= (fr + i fi) conj(x) */
+#define TN__LA_CAXPY_CJ(y, fr, fi, x, n) do { \
+        double *y_ = (double *)(y); const double *x_ = (const double *)(x); const double fr_ = (fr), fi_ = (fi); \
+        for (int64_t c_ = 0; c_ < (n); c_++) { \
+            const double xr_ = x_[2 * c_], xi_ = x_[2 * c_ + 1]; \
+            y_[2 * c_] -= fr_ * xr_ + fi_ * xi_; \
+            y_[2 * c_ + 1] -= fi_ * xr_ - fr_ * xi_; \
+        } \
+    } while (0)
+/* (rr + i ri) = sum x_c y_c (no conjugate), 4 partial sums */
+#define TN__LA_CDOTU(rr, ri, x, y, n) do { \
+        const double *x_ = (const double *)(x), *y_ = (const double *)(y); \
+        double s_[8] = {0, 0, 0, 0, 0, 0, 0, 0}; \
+        int64_t c_ = 0; \
+        for (; c_ + 4 <= (n); c_ += 4) for (int q_ = 0; q_ < 4; q_++) { \
+            const double a_ = x_[2 * (c_ + q_)], b_ = x_[2 * (c_ + q_) + 1], u_ = y_[2 * (c_ + q_)], v_ = y_[2 * (c_ + q_) + 1]; \
+            s_[2 * q_] += a_ * u_ - b_ * v_; \
+            s_[2 * q_ + 1] += a_ * v_ + b_ * u_; \
+        } \
+        for (; c_ < (n); c_++) { \
+            const double a_ = x_[2 * c_], b_ = x_[2 * c_ + 1], u_ = y_[2 * c_], v_ = y_[2 * c_ + 1]; \
+            s_[0] += a_ * u_ - b_ * v_; \
+            s_[1] += a_ * v_ + b_ * u_; \
+        } \
+        (rr) = (s_[0] + s_[2]) + (s_[4] + s_[6]); \
+        (ri) = (s_[1] + s_[3]) + (s_[5] + s_[7]); \
+    } while (0)
+/* gebd2_c's passes over the trailing rows, split between threads as the real gebd2's: w[c0,
+   c1) = sum_i conj(v_i) a_i (rows j.., columns split), then each row's two updates while it
+   is in cache (rows split). */
+typedef struct { tn__cplx *a, *w; const tn__cplx *v, *u; tn__cplx ctq, tp; int64_t n, j, nc, m; } tn__la_bdc_t;
+TN__LA_JOB(tn__la_bdc_w,   /* columns i0..i1-1 */
+    const tn__la_bdc_t *q = (const tn__la_bdc_t *)p;
+    memset(q->w + i0, 0, (size_t)(i1 - i0) * sizeof(tn__cplx));
+    for (int64_t i = q->j; i < q->m; i++) {
+        const tn__cplx cv = q->v[i - q->j];
+        TN__LA_CAXPY(q->w + i0, -cv.re, cv.im, q->a + i * q->n + q->j + 1 + i0, i1 - i0);   /* += conj(v_i) a_i */
+    })
+TN__LA_JOB(tn__la_bdc_rows,
+    const tn__la_bdc_t *q = (const tn__la_bdc_t *)p;
+    const tn__cplx ctq = q->ctq, tp = q->tp, *v = q->v, *u = q->u, *w = q->w;
+    const int64_t nc = q->nc;
+    for (int64_t i = q->j + 1 + i0; i < q->j + 1 + i1; i++) {
+        tn__cplx *row = q->a + i * q->n + q->j + 1;
+        if (ctq.re != 0 || ctq.im != 0) {   /* -= conj(tq) v_i w */
+            const tn__cplx f = tn__cmul(ctq, v[i - q->j]);
+            TN__LA_CAXPY(row, f.re, f.im, w, nc);
+        }
+        if (tp.re != 0 || tp.im != 0) {     /* -= tp (row . u) conj(u) */
+            double tr, ti;
+            TN__LA_CDOTU(tr, ti, row, u, nc);
+            const tn__cplx t = tn__cmul(tp, tn__cx(tr, ti));
+            TN__LA_CAXPY_CJ(row, t.re, t.im, u, nc);
+        }
+    })
 /* a [m, n] complex row-major, m >= n >= 1, is reduced to the REAL upper bidiagonal (d, e):
    a = Q B P^H, as zgebd2: each reflector's beta is real (zlarfg), so the phases go into the
    reflectors. Q's reflectors are the rows of hl [n, m] with tauq (H_j = I - tauq v v^H, A :=
    H_j^H A, as zgeqr2's), P's the rows of hr [n-1, n-1] with taup (G_j = I - taup u u^H on
-   coordinates j+1.., A := A G_j, u from the conjugated row); w [n] is scratch. */
+   coordinates j+1.., A := A G_j, u from the conjugated row); w [n] is scratch. Two threaded
+   passes per step, as the real gebd2's. */
 static void tn__la_gebd2_c(tn__cplx *a, int64_t m, int64_t n, double *d, double *e, tn__cplx *hl, tn__cplx *tauq, tn__cplx *hr, tn__cplx *taup, tn__cplx *w) {
     for (int64_t j = 0; j < n; j++) {
         tn__cplx *v = hl + j * m + j, *u = j + 1 < n ? hr + j * (n - 1) + j : NULL;
@@ -23270,35 +23339,117 @@ static void tn__la_gebd2_c(tn__cplx *a, int64_t m, int64_t n, double *d, double 
         tauq[j] = tq;
         v[0] = tn__cx(1, 0);
         if (nc == 0) break;
-        if (tq.re != 0 || tq.im != 0) {   /* rows j.. of columns j+1..: -= conj(tq) v (v^H A) */
-            for (int64_t c = 0; c < nc; c++) w[c] = tn__cx(0, 0);
-            for (int64_t i = j; i < m; i++) {
-                const tn__cplx cv = tn__cconj(v[i - j]), *row = a + i * n + j + 1;
-                for (int64_t c = 0; c < nc; c++) w[c] = tn__cadd(w[c], tn__cmul(cv, row[c]));
-            }
-            for (int64_t i = j; i < m; i++) {
-                const tn__cplx f = tn__cmul(ctq, v[i - j]);
-                tn__cplx *row = a + i * n + j + 1;
-                for (int64_t c = 0; c < nc; c++) row[c] = tn__csub(row[c], tn__cmul(f, w[c]));
-            }
+        tn__la_bdc_t q = {a, w, v, u, ctq, tn__cx(0, 0), n, j, nc, m};
+        /* 8 real flops per complex multiply-add */
+        const int nt = tn__par_threads(16 * (m - j) * nc, nc < m - j - 1 ? nc : m - j - 1);
+        if (tq.re != 0 || tq.im != 0) {   /* w = v^H A; row j -= conj(tq) w (v_0 = 1) */
+            tn__parallel_range(nt, nc, tn__la_bdc_w, &q);
+            TN__LA_CAXPY(a + j * n + j + 1, ctq.re, ctq.im, w, nc);
         }
         for (int64_t c = 0; c < nc; c++) u[c] = tn__cconj(a[j * n + j + 1 + c]);
-        const tn__cplx tp = tn__la_larfg_c(u, nc);
+        q.tp = tn__la_larfg_c(u, nc);
         e[j] = u[0].re;
-        taup[j] = tp;
+        taup[j] = q.tp;
         u[0] = tn__cx(1, 0);
-        if (tp.re == 0 && tp.im == 0) continue;
-        for (int64_t i = j + 1; i < m; i++) {   /* row -= tp (row . u) u^H */
-            tn__cplx *row = a + i * n + j + 1, t = tn__cx(0, 0);
-            for (int64_t c = 0; c < nc; c++) t = tn__cadd(t, tn__cmul(row[c], u[c]));
-            t = tn__cmul(tp, t);
-            for (int64_t c = 0; c < nc; c++) row[c] = tn__csub(row[c], tn__cmul(t, tn__cconj(u[c])));
-        }
+        if (m - j - 1 > 0) tn__parallel_range(nt, m - j - 1, tn__la_bdc_rows, &q);
     }
 }
-/* tn__la_svd_loop for complex128: gebd2_c, Q and P formed (zung2r), then tn__la_bdsqr's real
-   rotations turn the complex rows of ut and vt (as re, im pairs: rows of 2 M and 2 k reals).
-   A wide matrix is worked on as A^H: A = V' S U'^H. */
+/* C = alpha op(A) op(B) + beta C for complex128 matrices at element strides (rs, cs; C's rows
+   contiguous), op: the matrix or its conjugate (cj*; a transpose is a swap of the strides).
+   B (K x N, small here) is copied as the real K x 2N matrices of B's and i B's interleaved parts,
+   so that C's interleaved rows are one real M x 2N matrix: C = alpha (Ar B + Ai (i B)) + beta C
+   in two real GEMMs, C and the copies at unit stride (a conjugated A: Ai negated). Returns -1
+   when out of memory. */
+static int tn__la_zgemm(int64_t M, int64_t N, int64_t K, double alpha, const tn__cplx *A, int64_t rsa, int64_t csa, bool cja,
+                        const tn__cplx *B, int64_t rsb, int64_t csb, bool cjb, double beta, tn__cplx *C, int64_t rsc) {
+    double *bb = (double *)TN_MALLOC((size_t)(4 * K * N + 1) * sizeof(double));
+    if (!bb) return -1;
+    double *bi = bb + 2 * K * N;
+    for (int64_t r = 0; r < K; r++)
+        for (int64_t c = 0; c < N; c++) {
+            const tn__cplx x = B[r * rsb + c * csb];
+            const double xi = cjb ? -x.im : x.im;
+            bb[r * 2 * N + 2 * c] = x.re; bb[r * 2 * N + 2 * c + 1] = xi;
+            bi[r * 2 * N + 2 * c] = -xi; bi[r * 2 * N + 2 * c + 1] = x.re;
+        }
+    const double *ar = (const double *)A;
+    const int rc = tn__gemm_f64(M, 2 * N, K, alpha, ar, 2 * rsa, 2 * csa, bb, 2 * N, 1, beta, (double *)C, 2 * rsc, 1)
+                || tn__gemm_f64(M, 2 * N, K, cja ? -alpha : alpha, ar + 1, 2 * rsa, 2 * csa, bi, 2 * N, 1, 1.0, (double *)C, 2 * rsc, 1);
+    TN_FREE(bb);
+    return rc ? -1 : 0;
+}
+#define TN__LA_UNG_NB 64
+/* qt's rows (qc vectors of length m at stride ldq, Q's columns when formed) := Q qt_r, Q = H_0
+   ... H_{k-1} the reflectors of h (rows as geqr2_t_c's: row j from entry j, H_j = I - tau_j v
+   v^H). form: qt := I first (zung2r/zungqr: row c, entry c; ldq = m), and the reflectors of
+   block j0 only reach rows j0.. (the rows before are still e_c there); else every row
+   (zunm2r/zunmqr). Blocked (zungqr/zunmqr): NB reflectors at a time, last block first, each
+   as I - V T V^H (zlarft's forward T) by three complex GEMMs (zlarfb): W = V^H Q, W = T W,
+   Q -= V W (transposed: Q^T's rows are qt's); few reflectors or rows: one at a time. Returns -1 when out of memory. */
+static int tn__la_ungqr_t_c(tn__cplx *h, int64_t m, int64_t k, const tn__cplx *tau, tn__cplx *qt, int64_t ldq, int64_t qc, bool form) {
+    if (form) {
+        for (int64_t c = 0; c < qc; c++) {
+            for (int64_t i = 0; i < m; i++) qt[c * ldq + i] = tn__cx(0, 0);
+            qt[c * ldq + c] = tn__cx(1, 0);
+        }
+    }
+    const int64_t nb = TN__LA_UNG_NB;
+    if (k < 2 * nb || qc < 2 * nb) {
+        for (int64_t j = k - 1; j >= 0; j--) {
+            if (tau[j].re == 0 && tau[j].im == 0) continue;
+            tn__cplx *v = h + j * m + j;
+            const tn__cplx beta = v[0];
+            v[0] = tn__cx(1, 0);
+            for (int64_t c = form ? j : 0; c < qc; c++) tn__la_refl_c(qt + c * ldq + j, v, tau[j], m - j);
+            v[0] = beta;
+        }
+        return 0;
+    }
+    /* V [nb, m] (row i: reflector i from the block's first coordinate, explicit zeros and 1),
+       T [nb, nb], W^T, W2^T [qc, nb] */
+    tn__cplx *v = (tn__cplx *)TN_MALLOC((size_t)(nb * m + nb * nb + 2 * nb * qc) * sizeof(tn__cplx));
+    if (!v) return -1;
+    tn__cplx *t = v + nb * m, *w = t + nb * nb, *w2 = w + nb * qc;
+    int rc = 0;
+    for (int64_t j0 = (k - 1) / nb * nb; j0 >= 0 && !rc; j0 -= nb) {
+        const int64_t ib = k - j0 < nb ? k - j0 : nb, len = m - j0, c0 = form ? j0 : 0, nc = qc - c0;
+        if (nc <= 0) continue;
+        for (int64_t i = 0; i < ib; i++) {
+            tn__cplx *vi = v + i * len;
+            for (int64_t r = 0; r < i; r++) vi[r] = tn__cx(0, 0);
+            vi[i] = tn__cx(1, 0);
+            memcpy(vi + i + 1, h + (j0 + i) * m + j0 + i + 1, (size_t)(len - i - 1) * sizeof(tn__cplx));
+        }
+        /* T(i, i) = tau_i, T(0:i, i) = -tau_i T(0:i, 0:i) (V(:, 0:i)^H v_i) */
+        for (int64_t i = 0; i < ib; i++) {
+            tn__cplx *ti = w2;   /* V(:, 0:i)^H v_i, scratch */
+            for (int64_t l = 0; l < i; l++) {
+                tn__cplx d = tn__cx(0, 0);
+                for (int64_t r = i; r < len; r++) d = tn__cadd(d, tn__cmul(tn__cconj(v[l * len + r]), v[i * len + r]));
+                ti[l] = d;
+            }
+            for (int64_t l = 0; l < i; l++) {
+                tn__cplx d = tn__cx(0, 0);
+                for (int64_t q = l; q < i; q++) d = tn__cadd(d, tn__cmul(t[l * nb + q], ti[q]));
+                t[l * nb + i] = tn__cmul(tn__cx(-tau[j0 + i].re, -tau[j0 + i].im), d);
+            }
+            t[i * nb + i] = tau[j0 + i];
+            for (int64_t l = i + 1; l < ib; l++) t[l * nb + i] = tn__cx(0, 0);
+        }
+        /* on Q^T's rows (entry r of row c at qs[c ldq + r]): W^T = Q^T conj(V), W^T := W^T T^T,
+           Q^T -= W^T V^T */
+        tn__cplx *qs = qt + c0 * ldq + j0;
+        rc = tn__la_zgemm(nc, ib, len, 1, qs, ldq, 1, false, v, 1, len, true, 0, w, ib)
+          || tn__la_zgemm(nc, ib, ib, 1, w, ib, 1, false, t, 1, nb, false, 0, w2, ib)
+          || tn__la_zgemm(nc, len, ib, -1, w2, ib, 1, false, v, len, 1, false, 1, qs, ldq);
+    }
+    TN_FREE(v);
+    return rc ? -1 : 0;
+}
+/* tn__la_svd_loop for complex128: gebd2_c, tn__la_bdsqr's real rotations of the bidiagonal's
+   vectors, then Q and P applied to them (ungqr_t_c).
+   A wide matrix is worked on as A^H: A = V' S U'^H. Returns 0, -1 (no convergence) or -2 (out
+   of memory). */
 static int tn__la_svd_loop_c(const tn__cplx *a, int64_t B, int64_t m, int64_t n, bool uv, bool full, tn__cplx *x, int64_t *ord, double *sv, tn__cplx *uvv, tn__cplx *vhv) {
     const int64_t k = m < n ? m : n, M = m < n ? n : m, uc = full ? m : k, vr = full ? n : k;
     const bool tall = m >= n;
@@ -23320,16 +23471,22 @@ static int tn__la_svd_loop_c(const tn__cplx *a, int64_t B, int64_t m, int64_t n,
             for (int64_t i = 0; i < m * n; i++) x[i] = tn__cx(x[i].re * down, x[i].im * down);
         }
         tn__la_gebd2_c(x, M, k, d, e, hl, tq, hr, tp, row);
+        /* as zgesdd: the bidiagonal's (real) singular vectors first, rotated as the rows of ub
+           and vb [k, k] (x as their storage: half the data of rotating complex rows), then
+           U = Q Ub and V = P Vb by the reflectors (zunmbr) */
+        double *ubr = (double *)x, *vbr = ubr + k * k;
         if (uv) {
-            tn__la_org2r_t_c(hl, M, k, tq, ut, qc);
-            for (int64_t i = 0; i < k * k; i++) vt[i] = tn__cx(0, 0);
-            if (k > 0) vt[0] = tn__cx(1, 0);
-            if (k > 1) {
-                tn__la_org2r_t_c(hr, k - 1, k - 1, tp, x, k - 1);
-                for (int64_t c = 0; c < k - 1; c++) memcpy(vt + (c + 1) * k + 1, x + c * (k - 1), (size_t)(k - 1) * sizeof(tn__cplx));
-            }
+            memset(ubr, 0, (size_t)(2 * k * k) * sizeof(double));
+            for (int64_t i = 0; i < k; i++) ubr[i * k + i] = vbr[i * k + i] = 1;
         }
-        if (tn__la_bdsqr(d, e, k, uv ? (double *)ut : NULL, 2 * M, uv ? (double *)vt : NULL, 2 * k, rot)) return -1;
+        if (tn__la_bdsqr(d, e, k, uv ? ubr : NULL, k, uv ? vbr : NULL, k, rot)) return -1;
+        if (uv) {
+            for (int64_t r = 0; r < qc; r++)
+                for (int64_t i = 0; i < M; i++) ut[r * M + i] = r < k ? tn__cx(i < k ? ubr[r * k + i] : 0, 0) : tn__cx(i == r, 0);
+            for (int64_t i = 0; i < k * k; i++) vt[i] = tn__cx(vbr[i], 0);
+            /* P = diag(1, P'): P' acts on entries 1.. of vt's rows */
+            if (tn__la_ungqr_t_c(hl, M, k, tq, ut, M, qc, false) || (k > 1 && tn__la_ungqr_t_c(hr, k - 1, k - 1, tp, vt + 1, k, k, false))) return -2;
+        }
         tn__la_order_desc(d, k, ord);
         for (int64_t i = 0; i < k; i++) sv[b * k + i] = d[ord[i]] * sc;
         if (!uv) continue;
@@ -23381,7 +23538,8 @@ static int tn__la_svd_raw(tn_tensor *A, bool uv, bool full, tn_tensor **U, tn_te
     vs[nd - 2] = vr;
     tn_tensor *s = tn__own(tn__new(dt, TN_CPU, ss, nd - 1));
     tn_tensor *u = uv ? tn__own(tn__new(vdt, TN_CPU, us, nd)) : NULL, *vh = uv ? tn__own(tn__new(vdt, TN_CPU, vs, nd)) : NULL;
-    /* x [M, N] (A or A^T; after gebd2 the scratch for P's rows), hl [N, M], hr [N, N], ut
+    /* x [M, N] (A or A^T; after gebd2 the scratch for P's rows, complex: the bidiagonal's
+       real vectors), hl [N, M], hr [N, N], ut
        [qc, M], vt [N, N], then d, e, tauq, taup [N] and a row [M]; complex: as many complex
        elements, d, e and rot (6 N reals) in the last 8 N + 1 */
     const size_t need = (size_t)(2 * M * k + (qc + 2) * M + 2 * k * k + 8 * k + 1);
@@ -23397,6 +23555,7 @@ static int tn__la_svd_raw(tn_tensor *A, bool uv, bool full, tn_tensor **U, tn_te
                   : f32 ? tn__la_svd_loop_f((const float *)a, B, m, n, uv, full, (float *)x, ord, (float *)sv, (float *)uvv, (float *)vhv)
                         : tn__la_svd_loop((const double *)a, B, m, n, uv, full, (double *)x, ord, (double *)sv, (double *)uvv, (double *)vhv);
     TN_FREE(x); TN_FREE(ord);
+    if (bad == -2) return TN__FAIL_INT("%s: out of memory", fn);
     if (bad) return TN__FAIL_INT("%s: The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated singular values", fn);
     *S = s;
     if (uv) { *U = u; *Vh = vh; }

@@ -122,8 +122,11 @@ TEST(empty_and_errors) {
     /* singular vectors of complex matrices: U S Vh = A, U and Vh unitary, S real descending
        (tall, wide, full_matrices) */
     tn_tensor *A = crand(TN_SHAPE(3, 3), TN_C128, 7), *S = NULL, *Vh = NULL, *V = NULL;
-    tn_tensor *shapes[3] = {A, crand(TN_SHAPE(5, 3), TN_C128, 8), crand(TN_SHAPE(2, 3, 6), TN_C64, 9)};
-    for (int t = 0; t < 3; t++)
+    /* (the last two past 128 columns: the back-transformation's blocked path, 64 reflectors a
+       block, k off the block; one wide non-contiguous view) */
+    tn_tensor *shapes[5] = {A, crand(TN_SHAPE(5, 3), TN_C128, 8), crand(TN_SHAPE(2, 3, 6), TN_C64, 9),
+                            crand(TN_SHAPE(150, 130), TN_C128, 10), tn_transpose(crand(TN_SHAPE(2, 200, 131), TN_C64, 11), -2, -1)};
+    for (int t = 0; t < 5; t++)
         for (int full = 0; full < 2; full++) {
             tn_tensor *M = shapes[t], *U = tn_linalg_svd(M, &S, &Vh, .full_matrices = full);
             const int64_t m = tn_size(M, -2), n = tn_size(M, -1), k = m < n ? m : n;

@@ -258,3 +258,79 @@ def test_complex_degenerate():
             assert (S >= 0).all() and (S[:-1] >= S[1:]).all(), name
             if name in known:
                 assert (S - known[name]).abs().max() <= 8 * big * EPS * scale, name
+
+
+def _complex_svd_bounds(A, full, tol=8):
+    """ours' complex U S Vh of the torch complex A [..., m, n]: shapes, backward error and
+    unitarity within tol max(m, n) eps, S against torch.linalg.svdvals"""
+    eps = EPS if A.dtype == torch.complex128 else EPS32
+    m, n = A.shape[-2:]
+    k, big = min(m, n), max(m, n, 1)
+    U, S, Vh = (torch.from_numpy(x.numpy()) for x in tn.linalg.svd(to_tn(A), full_matrices=full))
+    assert U.dtype == A.dtype and Vh.dtype == A.dtype and S.dtype == A.real.dtype
+    assert U.shape == A.shape[:-2] + ((m, m) if full else (m, k)) and Vh.shape == A.shape[:-2] + ((n, n) if full else (k, n))
+    if A.numel() == 0:
+        return
+    scale = A.abs().max().item()
+    R = (U[..., :, :k] * S.unsqueeze(-2).to(A.dtype)) @ Vh[..., :k, :]
+    assert (R - A).abs().max().item() <= tol * big * eps * scale
+    for Q in (U.mH @ U, Vh @ Vh.mH):
+        assert (Q - torch.eye(Q.shape[-1], dtype=Q.dtype)).abs().max().item() <= tol * big * eps
+    assert (S.double() - torch.linalg.svdvals(A.to(torch.complex128))).abs().max().item() <= tol * big * eps * S.max().item()
+    Sv = torch.from_numpy(tn.linalg.svdvals(to_tn(A)).numpy())
+    assert (Sv == S).all(), "svdvals = svd's S"
+
+
+@needs_torch
+@pytest.mark.parametrize("shape", [(200, 150), (150, 260), (129, 129), (64 * 3, 64 * 2), (2, 130, 140), (300, 1), (1, 300)])
+@pytest.mark.parametrize("dtype", ["complex128", "complex64"])
+def test_complex_blocked_edges(shape, dtype):
+    """the complex SVD's blocked back-transformation (ungqr_t_c, 64 reflectors a block through
+    the GEMM, taken once k >= 128): k not a multiple of the block, exactly a multiple, tall,
+    wide, batched, a single row or column; reduced and full"""
+    torch.manual_seed(sum(shape))
+    A = torch.randn(*shape, dtype=getattr(torch, dtype))
+    for full in (False, True):
+        _complex_svd_bounds(A, full)
+
+
+@needs_torch
+def test_complex_blocked_noncontiguous_and_empty():
+    """non-contiguous complex input (a transpose and a strided slice) equals its contiguous
+    copy's SVD bit for bit; 0-size batches and matrices give empty factors of the right shape"""
+    torch.manual_seed(4)
+    base = torch.randn(2, 300, 280, dtype=torch.complex128)
+    a = to_tn(base)
+    for view, tv in ((base.mT, a.transpose(-2, -1)), (base[:, ::2, 1:], a[:, ::2, 1:])):
+        assert not tv.is_contiguous()
+        got = tn.linalg.svd(tv)
+        ref = tn.linalg.svd(tv.contiguous())
+        for x, y in zip(got, ref):
+            assert (x.numpy() == y.numpy()).all()
+        _complex_svd_bounds(view, False)
+    for shape in ((0, 5, 4), (3, 0, 4), (3, 4, 0), (0, 0)):
+        _complex_svd_bounds(torch.zeros(*shape, dtype=torch.complex128), True)
+        _complex_svd_bounds(torch.zeros(*shape, dtype=torch.complex64), False)
+
+
+@needs_torch
+def test_complex_blocked_threads_same_bits():
+    """past the block size (k = 160): the same bits at 1 and 2 threads (the GEMM and the row
+    passes split items, not sums), and the gradient of svdvals matches torch's"""
+    torch.manual_seed(12)
+    A = torch.randn(170, 160, dtype=torch.complex128)
+    before = tn.get_num_threads()
+    try:
+        out = []
+        for t in (1, 2):
+            tn.set_num_threads(t)
+            out.append(tuple(tn.linalg.svd(to_tn(A))) + (tn.linalg.svdvals(to_tn(A.mH)),))
+        for x, y in zip(out[0], out[1]):
+            assert (x.numpy() == y.numpy()).all()
+    finally:
+        tn.set_num_threads(before)
+    a = to_tn(A).requires_grad_()
+    tn.linalg.svdvals(a).sum().backward()
+    At = A.clone().requires_grad_()
+    torch.linalg.svdvals(At).sum().backward()
+    assert (torch.from_numpy(a.grad.numpy()) - At.grad).abs().max().item() < 1e-10
