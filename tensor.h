@@ -21307,12 +21307,12 @@ static tn_tensor *tn__matrix_power_impl(tn_tensor *A, int64_t n) {
     if (A->shape[A->ndim - 1] != A->shape[A->ndim - 2])
         return (tn_tensor *)tn__error("%s: A must be batches of square matrices, but they are %lld by %lld matrices", fn,
                                       (long long)A->shape[A->ndim - 2], (long long)A->shape[A->ndim - 1]);
-    if (n < 0 && tn__la_check_dt(fn, A, "A", true, true)) return NULL;
+    if (n < 0 && tn__la_check_dev(fn, A, "A", true)) return NULL;   /* (inv: on a device too) */
     tn_scope_begin();
     const int64_t m = A->shape[A->ndim - 1];
     tn_tensor *r = NULL;
     if (n == 0)   /* I, in the graph with a zero gradient (as torch: a copy of I into A's clone) */
-        r = tn__zero_grad_node(tn_contiguous(tn_expand(tn_eye(m, m, A->dtype), A->shape, A->ndim)), A, "LinalgMatrixPowerBackward0", true);
+        r = tn__zero_grad_node(tn_contiguous(tn_expand(tn_to(tn_eye(m, m, A->dtype), A->device), A->shape, A->ndim)), A, "LinalgMatrixPowerBackward0", true);
     else if (n == 1) r = tn_clone(A);
     else {
         tn_tensor *base = n < 0 ? tn_linalg_inv(A) : A;

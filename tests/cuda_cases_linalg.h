@@ -61,6 +61,8 @@ static tn_tensor *la_svd_full(tn_tensor *const *x) {
     return tn_add(tn_matmul(tn_narrow(U, -1, 0, k), tn_narrow(Vh, -2, 0, k)), tn_mul_scalar(tn_sum(S), (double)(tn_numel(U) + 100 * tn_numel(Vh))));
 }
 UNARY_FN(la_svdvals, tn_linalg_svdvals(x[0]))
+UNARY_FN(la_matrix_power_neg, tn_linalg_matrix_power(x[0], -2))
+UNARY_FN(la_matrix_power_0, tn_linalg_matrix_power(x[0], 0))
 
 TEST(gpu_linalg_match_cpu) {
     tn_scope_begin();
@@ -102,6 +104,8 @@ TEST(gpu_linalg_match_cpu) {
     CHECK_OP("linalg.svd full_matrices", la_svd_full, 1e-3, false, RANDN(2, 5, 3));
     CHECK_OP("linalg.svd full_matrices wide", la_svd_full, 1e-3, false, RANDN(3, 5));
     CHECK_OP("linalg.svdvals", la_svdvals, 1e-3, true, at);
+    CHECK_OP("linalg.matrix_power -2", la_matrix_power_neg, 1e-3, true, a);
+    CHECK_OP("linalg.matrix_power 0", la_matrix_power_0, 0, true, a);
     /* empty: batches of none, 0 x 0 matrices (det 1), a 3 x 0 one (complete Q = I) */
     CHECK_OP("linalg.solve empty batch", la_solve, 0, false, RANDN(0, 3, 3), RANDN(0, 3, 2));
     CHECK_OP("linalg.det 0 x 0", la_det, 0, false, RANDN(2, 0, 0));
