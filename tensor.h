@@ -22646,8 +22646,6 @@ static int tn__la_qr_loop_c(tn_tensor *w, int mode, tn_tensor *q, tn_tensor *r, 
     TN_FREE(h);
     return 0;
 }
-/* The QR of every matrix of A [..., m, n], float64 (complex128) without history. mode: 0 reduced, 1
-   complete, 2 r (no Q), 3 geqrf (*Q: the packed factors [..., m, n], *R: tau [..., k]). */
 /* tn__la_qr_raw on the device (A's dtype): geqrf and orgqr by the backend's entry; R is the
    upper triangle of the packed factors' first rows */
 static int tn__la_qr_dev(tn_tensor *A, int mode, tn_tensor **Q, tn_tensor **R) {
@@ -22668,6 +22666,8 @@ static int tn__la_qr_dev(tn_tensor *A, int mode, tn_tensor **Q, tn_tensor **R) {
     }
     return *Q && *R ? 0 : -1;
 }
+/* The QR of every matrix of A [..., m, n], float64 (complex128) without history. mode: 0 reduced, 1
+   complete, 2 r (no Q), 3 geqrf (*Q: the packed factors [..., m, n], *R: tau [..., k]). */
 static int tn__la_qr_raw(tn_tensor *A, int mode, tn_tensor **Q, tn_tensor **R) {
     if (A->device != TN_CPU) return tn__la_qr_dev(A, mode, Q, R);
     tn_tensor *w = tn__la_work(A);
@@ -22873,8 +22873,6 @@ static int tn__la_sytrd_tql2(double *v, double *d, double *e, double *wt, double
             for (int64_t j = 0; j < n; j++) v[i * n + j] = wt[j * n + i];
     return status;
 }
-/* Eigenvalues L [..., n] and (vectors) V [..., n, n] of the symmetric matrices whose lower
-   (upper) triangle A holds; float64 without history. */
 /* tn__la_eigh_raw on the device (A's dtype): the entry reads the lower triangle of its
    column-major matrices, which is A's lower one, or (a row-major copy: A^T) A's upper one */
 static int tn__la_eigh_dev(tn_tensor *A, bool upper, bool vectors, tn_tensor **L, tn_tensor **V, const char *fn) {
@@ -22888,6 +22886,8 @@ static int tn__la_eigh_dev(tn_tensor *A, bool upper, bool vectors, tn_tensor **L
     if (vectors) *V = tn__la_uncm(cm, A, n, n);
     return *L && (!vectors || *V) ? 0 : -1;
 }
+/* Eigenvalues L [..., n] and (vectors) V [..., n, n] of the symmetric matrices whose lower
+   (upper) triangle A holds; float64 without history. */
 static int tn__la_eigh_raw(tn_tensor *A, bool upper, bool vectors, tn_tensor **L, tn_tensor **V, const char *fn) {
     if (A->device != TN_CPU) return tn__la_eigh_dev(A, upper, vectors, L, V, fn);
     tn_tensor *w = tn__la_work(A);
@@ -23445,14 +23445,6 @@ static int tn__la_svd_loop_c(const tn__cplx *a, int64_t B, int64_t m, int64_t n,
     }
     return 0;
 }
-/* The SVD of every matrix of A [..., m, n] without history, in float64, or float32 for
-   float32 input (LAPACK's sgesvd: the same algorithm, float32's accuracy, half the data per
-   SIMD lane): S [..., k] descending; with uv, U [..., m, uc] and Vh [..., vr, n] (uc = vr =
-   k, or m and n: full). LAPACK's dgesvd route: a wide matrix is worked on as A^T (tall: M x
-   N, M >= N), reduced to the bidiagonal Q B P^T (gebd2), Q's first uc columns and P formed
-   as the rows of ut and vt (org2r_t), then the bidiagonal's QR rotates them into the
-   singular vectors. With threads, gebd2's passes, org2r_t's and the QR's rotations split
-   their rows or columns. */
 /* tn__la_svd_raw on the device (A's dtype): U from the entry's column-major [B, uc, m], V^T as
    it writes it ([B, vr, n] row-major); empty matrices: no values, identities for full vectors */
 static int tn__la_svd_dev(tn_tensor *A, bool uv, bool full, tn_tensor **U, tn_tensor **S, tn_tensor **Vh, const char *fn) {
@@ -23477,6 +23469,14 @@ static int tn__la_svd_dev(tn_tensor *A, bool uv, bool full, tn_tensor **U, tn_te
     if (uv) { *U = tn__la_uncm(u, A, m, uc); *Vh = tn__la_unbatch(v, A, 2); }
     return *S && (!uv || (*U && *Vh)) ? 0 : -1;
 }
+/* The SVD of every matrix of A [..., m, n] without history, in float64, or float32 for
+   float32 input (LAPACK's sgesvd: the same algorithm, float32's accuracy, half the data per
+   SIMD lane): S [..., k] descending; with uv, U [..., m, uc] and Vh [..., vr, n] (uc = vr =
+   k, or m and n: full). LAPACK's dgesvd route: a wide matrix is worked on as A^T (tall: M x
+   N, M >= N), reduced to the bidiagonal Q B P^T (gebd2), Q's first uc columns and P formed
+   as the rows of ut and vt (org2r_t), then the bidiagonal's QR rotates them into the
+   singular vectors. With threads, gebd2's passes, org2r_t's and the QR's rotations split
+   their rows or columns. */
 static int tn__la_svd_raw(tn_tensor *A, bool uv, bool full, tn_tensor **U, tn_tensor **S, tn_tensor **Vh, const char *fn) {
     if (A->device != TN_CPU) return tn__la_svd_dev(A, uv, full, U, S, Vh, fn);
     const bool f32 = A->dtype == TN_F32, cplx = tn_is_complex(A);
