@@ -5328,6 +5328,8 @@ typedef enum tn_index_mode { TN_INDEX_MODES(TN__ENUM_ENTRY) TN_NUM_INDEX_MODES }
 TNDEF const char *tn_unary_op_name(tn_unary_op op);   /* "exp", ... */
 TNDEF const char *tn_binary_op_name(tn_binary_op op);
 
+/* The factorizations of tn_backend.linalg (LAPACK's names). */
+typedef enum tn_linalg_op { TN_LA_GETRF, TN_LA_GETRS, TN_LA_POTRF, TN_LA_GEQRF, TN_LA_SYEVD, TN_LA_GESVD } tn_linalg_op;
 /* A backend: device-independent code validates arguments, computes shapes and allocates
    outputs, then calls these. Operands already have the kernel's dtypes and broadcast
    shapes (stride 0 where broadcast); outputs may alias inputs element for element.
@@ -5439,6 +5441,25 @@ typedef struct tn_backend {
        is k[i], p[i], g[i] and its state s[3i..3i+2] as optim takes them, all of one float
        dtype; no two parameters share storage. */
     int (*optim_multi)(const tn__optk *k, int n, tn_tensor *const *p, tn_tensor *const *g, tn_tensor *const *s);
+    /* Optional (NULL: torch.linalg's factorizations fail on this device, as PyTorch runs them
+       there: no copy to the CPU). LAPACK's factorizations in place on contiguous 3-d batches of
+       column-major matrices (a tensor [B, n, m] holds B m x n matrices; k = min(m, n)), all
+       float32 or all float64, p and info int32 [B, k] and [B], all on this device:
+       GETRF  a (m x n) <- its LU with partial pivoting, p <- the 1-based row swaps, info <- 0 or
+              the first zero pivot's 1-based index (elimination goes on past it);
+       GETRS  b (n x r, [B, r, n]) <- A^-1 b for a and p from GETRF (n x n);
+       POTRF  a (n x n) <- L with A = L L^T from a's lower triangle (the strict upper one
+              unspecified), info <- 0 or the order of the first minor not positive-definite;
+       GEQRF  a (m x n) <- geqrf's packed R and reflectors, b [B, k] <- tau; c (m x qc, [B, qc,
+              m], qc = m or k; NULL: none) <- Q's first qc columns (orgqr);
+       SYEVD  b [B, n] <- the ascending eigenvalues of the symmetric matrix of a's lower
+              triangle (n x n); flag 1: a <- its eigenvectors as columns; info <- 0 or > 0
+              (no convergence);
+       GESVD  b [B, k] <- a's (m x n, destroyed) singular values, descending; c (m x uc, [B, uc,
+              m]) <- U, p ([B, vr, n], float: V^T row-major) <- V^T, uc = vr = k or uc = m and
+              vr = n (full); c and p NULL: values only; info <- 0 or > 0 (no convergence).
+       Every size may be 0 (nothing to do). */
+    int (*linalg)(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor *c, tn_tensor *p, tn_tensor *info, int flag);
 } tn_backend;
 /* The cases the GPU unit's fused attention entry declines (tensor_cuda.cu and the checking
    stand-in both ask here, so they decline alike): the switch TN_CUDA_FUSED_ATTENTION=0, a
@@ -20368,6 +20389,87 @@ static tn__cplx tn__csub(tn__cplx a, tn__cplx b) { return tn__cx(a.re - b.re, a.
 static double tn__cabs1(tn__cplx z) { return fabs(z.re) + fabs(z.im); }
 static int64_t tn__la_batch(tn_tensor *A) { return tn__numel(A->shape, A->ndim - 2); }
 
+/* ---- on another device: its backend's linalg entry (tn_backend.linalg, src/api.h), which
+   factors batches of column-major matrices in place; what is built on the factors (pivots to
+   permutations, det from the LU, the backward formulas) is the library ops below, which run
+   there too. A device without the entry refuses these ops, as before: PyTorch runs them on
+   the GPU, so no silent copy to the CPU. ---- */
+/* tn__la_check_dt for the ops routed to the entry: a device whose backend has one passes */
+static int tn__la_check_dev(const char *fn, tn_tensor *A, const char *what, bool square) {
+    const tn_backend *be = A->device != TN_CPU ? tn_get_backend(A->device) : NULL;
+    if (!be || !be->linalg) return tn__la_check_dt(fn, A, what, square, true);
+    tn_tensor v = tn__shallow(A);   /* the same dtype and shape checks */
+    v.device = TN_CPU;
+    return tn__la_check_dt(fn, &v, what, square, true);
+}
+static int tn__la_run(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor *c, tn_tensor *p, tn_tensor *info, int flag) {
+    return a ? tn_get_backend(a->device)->linalg(op, a, b, c, p, info, flag) : -1;
+}
+/* a new [d[0], ..., d[nd - 1]] tensor of dtype dt on A's device, in the open scope */
+static tn_tensor *tn__la_dnew(tn_dtype dt, tn_tensor *A, int64_t d0, int64_t d1, int64_t d2, int nd) {
+    const int64_t s[3] = {d0, d1, d2};
+    return tn__own(tn__new(dt, A->device, s, nd));
+}
+/* [B, n, m]: a fresh copy of A's m x n matrices, column-major (no history) */
+static tn_tensor *tn__la_cm(tn_tensor *A) {
+    const int64_t s[3] = {tn__la_batch(A), A->shape[A->ndim - 1], A->shape[A->ndim - 2]};
+    return tn_reshape(tn_clone(tn_transpose(tn_detach(A), -2, -1)), s, 3);
+}
+/* t [B, ...]'s last `tail` dims behind A's batch dims */
+static tn_tensor *tn__la_unbatch(tn_tensor *t, tn_tensor *A, int tail) {
+    if (!t) return NULL;
+    int64_t s[TN_MAX_DIMS];
+    const int nb = A->ndim - 2;
+    memcpy(s, A->shape, (size_t)nb * sizeof(int64_t));
+    for (int i = 0; i < tail; i++) s[nb + i] = t->shape[t->ndim - tail + i];
+    return tn_reshape(t, s, nb + tail);
+}
+/* [..., rows, cols] (A's batch dims) from column-major matrices cm [B, cols, rows] */
+static tn_tensor *tn__la_uncm(tn_tensor *cm, tn_tensor *A, int64_t rows, int64_t cols) {
+    if (!cm) return NULL;
+    int64_t s[TN_MAX_DIMS];
+    memcpy(s, A->shape, (size_t)A->ndim * sizeof(int64_t));
+    s[A->ndim - 2] = cols;
+    s[A->ndim - 1] = rows;
+    return tn_transpose(tn_reshape(cm, s, A->ndim), -2, -1);
+}
+/* [B, r, c] identities on A's device, A's dtype (the factors of empty matrices) */
+static tn_tensor *tn__la_eye_dev(tn_tensor *A, int64_t B, int64_t r, int64_t c) {
+    const int64_t s[3] = {B, r, c};
+    return tn_contiguous(tn_expand(tn_to(tn_eye(r, c, A->dtype), A->device), s, 3));
+}
+/* tn__la_lu on the device: LU [..., m, n] in A's dtype, pivots [..., k] and info [...] int32 there */
+static tn_tensor *tn__la_lu_dev(tn_tensor *A, tn_tensor **pivots, tn_tensor **info) {
+    const int64_t m = A->shape[A->ndim - 2], n = A->shape[A->ndim - 1], k = m < n ? m : n, B = tn__la_batch(A);
+    tn_tensor *cm = tn__la_cm(A), *p = tn__la_dnew(TN_I32, A, B, k, 0, 2), *f = tn__la_dnew(TN_I32, A, B, 0, 0, 1);
+    if (!cm || !p || !f || tn__la_run(TN_LA_GETRF, cm, NULL, NULL, p, f, 0)) return NULL;
+    *pivots = tn__la_unbatch(p, A, 1);
+    *info = tn__la_unbatch(f, A, 0);
+    return *pivots && *info ? tn__la_uncm(cm, A, m, n) : NULL;
+}
+/* tn__la_slogdet_raw on the device: sign prod(sign(diag U)) times the pivots' parity (one
+   swap per pivot off its own row), log|det| sum(log|diag U|), float64 */
+static int tn__la_slogdet_dev(tn_tensor *A, tn_tensor **sign, tn_tensor **logabs) {
+    tn_tensor *p = NULL, *f = NULL, *w = tn__la_lu_dev(A, &p, &f);
+    if (!w) return -1;
+    const int64_t n = A->shape[A->ndim - 1], last = -1;
+    tn_tensor *d = tn_to_dtype(tn_diagonal(w, .dim1 = -2, .dim2 = -1), TN_F64);
+    tn_tensor *own = tn_to(tn_arange(1, (double)n + 1, 1, TN_I32), A->device);
+    tn_tensor *swaps = tn_sum_dims(tn_ne(p, own), &last, 1);
+    tn_tensor *parity = tn_to_dtype(tn_rsub_scalar(tn_mul_scalar(tn_remainder_scalar(swaps, 2), 2), 1), TN_F64);   /* 1 - 2 (swaps mod 2) */
+    *sign = tn_mul(tn_prod_dims(tn_sign(d), &last, 1), parity);
+    *logabs = tn_sum_dims(tn_log(tn_abs(d)), &last, 1);
+    return *sign && *logabs ? 0 : -1;
+}
+/* tn__la_getrs_raw on the device: X [..., n, r] in A's dtype, info [...] */
+static tn_tensor *tn__la_getrs_dev(tn_tensor *A, tn_tensor *Bm, tn_tensor **info) {
+    const int64_t n = A->shape[A->ndim - 1], r = Bm->shape[Bm->ndim - 1], B = tn__la_batch(A);
+    tn_tensor *cm = tn__la_cm(A), *x = tn__la_cm(Bm), *p = tn__la_dnew(TN_I32, A, B, n, 0, 2), *f = tn__la_dnew(TN_I32, A, B, 0, 0, 1);
+    if (!cm || !x || !p || !f || tn__la_run(TN_LA_GETRF, cm, NULL, NULL, p, f, 0) || tn__la_run(TN_LA_GETRS, cm, x, NULL, p, NULL, 0)) return NULL;
+    *info = tn__la_unbatch(f, A, 0);
+    return *info ? tn__la_uncm(x, Bm, n, r) : NULL;
+}
+
 /* LU with partial pivoting of a row-major m x n matrix in place, as LAPACK's getrf:
    piv 1-based; returns info (0, or the first zero pivot's 1-based index; elimination
    goes on past it). Right-looking, row-oriented: the updates run along contiguous rows. On
@@ -20535,6 +20637,7 @@ static void tn__la_lu_part(void *p, int64_t b0, int64_t b1) {
 /* The [..., m, n] LU of A (float64 work copy, factored), pivots [..., min(m, n)] int32 and
    info [...] int32. */
 static tn_tensor *tn__la_lu(tn_tensor *A, tn_tensor **pivots, tn_tensor **info) {
+    if (A->device != TN_CPU) return tn__la_lu_dev(A, pivots, info);   /* (A's dtype there) */
     tn_tensor *w = tn__la_work(A);
     if (!w) return NULL;
     const int nd = A->ndim;
@@ -20553,6 +20656,7 @@ static tn_tensor *tn__la_lu(tn_tensor *A, tn_tensor **pivots, tn_tensor **info) 
 /* The first nonzero info of a batch as PyTorch's message ("(Batch element 3): " in front
    for a batch), or 0. */
 static int tn__la_info_error(const char *fn, tn_tensor *info, const char *fmt) {
+    if (info->device != TN_CPU && !(info = tn_to(info, TN_CPU))) return -1;   /* (a device's: read back, one synchronisation) */
     const int32_t *v = (const int32_t *)tn_data_ptr(info);
     int64_t B = tn_numel(info);
     for (int64_t b = 0; b < B; b++)
@@ -20570,6 +20674,7 @@ static int tn__la_info_error(const char *fn, tn_tensor *info, const char *fmt) {
 /* ---- lu_factor ---- */
 /* P [..., m, m] (dtype dt) with A = P L U, from getrf's 1-based row swaps. */
 static tn_tensor *tn__la_perm(tn_tensor *piv, int64_t m, tn_dtype dt) {
+    if (piv->device != TN_CPU) return tn_to(tn__la_perm(tn_to(piv, TN_CPU), m, dt), piv->device);   /* the pivots read back, P built here */
     const int nd = piv->ndim;
     int64_t shape[TN_MAX_DIMS], k = piv->shape[nd - 1], B = tn__numel(piv->shape, nd - 1);
     memcpy(shape, piv->shape, sizeof shape);
@@ -20595,7 +20700,7 @@ static int tn__lu_factor_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, 
     tn_tensor *A = tn_ctx_saved(nd, 0), *piv = NULL, *LU = tn_linalg_lu_factor(A, &piv);
     if (!LU) return -1;
     const int64_t m = A->shape[A->ndim - 2], n = A->shape[A->ndim - 1], k = m < n ? m : n;
-    tn_tensor *L = tn_add(tn__tril(tn_narrow(LU, -1, 0, k), -1), tn_eye(m, k, A->dtype));
+    tn_tensor *L = tn_add(tn__tril(tn_narrow(LU, -1, 0, k), -1), tn_to(tn_eye(m, k, A->dtype), A->device));
     tn_tensor *U = tn__triu(tn_narrow(LU, -2, 0, k), 0);
     tn_tensor *gL = tn__tril(tn_narrow(g, -1, 0, k), -1), *gU = tn__triu(tn_narrow(g, -2, 0, k), 0);
     tn_tensor *LH = tn__mH(L), *UH = tn__mH(U), *X;
@@ -20620,7 +20725,7 @@ static int tn__lu_factor_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, 
 static tn_tensor *tn__lu_factor_ex_impl(tn_tensor *A, bool pivot, bool check_errors, tn_tensor **pivots, tn_tensor **info) {
     TN__CHECK_NULL(A);
     const char *fn = "tn_linalg_lu_factor_ex";
-    if (tn__la_check_dt(fn, A, "A", false, true)) return NULL;
+    if (tn__la_check_dev(fn, A, "A", false)) return NULL;
     if (!pivot) return (tn_tensor *)tn__error("%s: LU without pivoting is not implemented on the CPU", fn);
     tn_scope_begin();
     tn_tensor *p = NULL, *f = NULL, *w = tn__la_lu(A, &p, &f), *r = NULL;
@@ -20653,20 +20758,20 @@ TNDEF tn_tensor *tn_linalg_lu_factor_str(tn_tensor *A, tn_tensor **pivots, const
 static tn_tensor *tn__lu_unpack_impl(tn_tensor *LU, tn_tensor *pivots, tn_tensor **L, tn_tensor **U) {
     TN__CHECK_NULL(LU, pivots);
     const char *fn = "tn_lu_unpack";
-    if (tn__la_check_dt(fn, LU, "LU_data", false, true)) return NULL;
+    if (tn__la_check_dev(fn, LU, "LU_data", false)) return NULL;
     const int64_t m = LU->shape[LU->ndim - 2], n = LU->shape[LU->ndim - 1], k = m < n ? m : n;
     if (pivots->dtype != TN_I32)
         return (tn_tensor *)tn__error("%s: LU_pivots is expected to be a contiguous tensor of torch.int32 dtype. Got %s", fn, tn_dtype_name(pivots->dtype));
     if (pivots->ndim != LU->ndim - 1 || pivots->shape[pivots->ndim - 1] != k || memcmp(pivots->shape, LU->shape, (size_t)(LU->ndim - 2) * sizeof(int64_t)))
         return (tn_tensor *)tn__error("%s: LU_pivots %s does not match LU_data %s (expected [..., %lld])", fn, TN__SHAPE(pivots), TN__SHAPE(LU), (long long)k);
     tn_scope_begin();
-    tn_tensor *pc = tn_contiguous(pivots);
+    tn_tensor *pc = tn_contiguous(tn_to(pivots, TN_CPU));   /* (a device's pivots read back) */
     const int32_t *pv = pc ? (const int32_t *)tn_data_ptr(pc) : NULL;
     for (int64_t i = 0, N = tn_numel(pc); pv && i < N; i++)
         if (pv[i] < 1 || pv[i] > m) { tn__error("%s: LU_pivots holds %d, outside [1, %lld]", fn, (int)pv[i], (long long)m); pv = NULL; }
-    tn_tensor *P = pv ? tn__la_perm(pc, m, LU->dtype) : NULL;
+    tn_tensor *P = pv ? tn_to(tn__la_perm(pc, m, LU->dtype), LU->device) : NULL;
     if (P) {
-        *L = tn_keep(tn_add(tn__tril(tn_narrow(LU, -1, 0, k), -1), tn_eye(m, k, LU->dtype)));
+        *L = tn_keep(tn_add(tn__tril(tn_narrow(LU, -1, 0, k), -1), tn_to(tn_eye(m, k, LU->dtype), LU->device)));
         *U = tn_keep(tn__triu(tn_narrow(LU, -2, 0, k), 0));
     }
     return tn__scope_return(P && *L && *U ? P : NULL);
@@ -20681,6 +20786,7 @@ TNDEF tn_tensor *tn_lu_unpack(tn_tensor *LU, tn_tensor *pivots, tn_tensor **L, t
 /* sign and log|det| of each matrix of the batch (work tensors of the batch shape: sign
    float64, or complex128 for a complex A (the product of the pivots' phases); log|det| float64). */
 static int tn__la_slogdet_raw(tn_tensor *A, tn_tensor **sign, tn_tensor **logabs) {
+    if (A->device != TN_CPU) return tn__la_slogdet_dev(A, sign, logabs);
     tn_tensor *p = NULL, *f = NULL, *w = tn__la_lu(A, &p, &f);
     if (!w) return -1;
     const bool cplx = tn_is_complex(w);
@@ -20738,7 +20844,7 @@ static tn_tensor *tn__det_record(tn_tensor *A, tn_tensor *out, int det) {
 }
 static tn_tensor *tn__det_impl(tn_tensor *A) {
     TN__CHECK_NULL(A);
-    if (tn__la_check_dt("tn_linalg_det", A, "A", true, true)) return NULL;
+    if (tn__la_check_dev("tn_linalg_det", A, "A", true)) return NULL;
     tn_scope_begin();
     tn_tensor *s = NULL, *l = NULL, *r = NULL;
     if (!tn__la_slogdet_raw(A, &s, &l)) r = tn_keep(tn_to_dtype(tn_mul(s, tn_exp(l)), A->dtype));
@@ -20749,7 +20855,7 @@ TNDEF tn_tensor *tn_linalg_det(tn_tensor *A) { return TN__AS("tn_linalg_det", tn
 /* sign (A's dtype) and log|det| (returned; real: float for complex64, double for complex128). */
 static tn_tensor *tn__slogdet_impl(tn_tensor *A, tn_tensor **sign, const char *fn) {
     TN__CHECK_NULL(A);
-    if (tn__la_check_dt(fn, A, "A", true, true)) return NULL;
+    if (tn__la_check_dev(fn, A, "A", true)) return NULL;
     tn_scope_begin();
     tn_tensor *s = NULL, *l = NULL, *r = NULL;
     if (!tn__la_slogdet_raw(A, &s, &l)) {
@@ -20790,6 +20896,7 @@ TNDEF tn_tensor *tn_logdet(tn_tensor *A) { return tn__grad_name(TN__AS("tn_logde
 /* X = A^{-1} B for A [..., n, n], B [..., n, k] of one batch shape (no broadcasting here);
    info [...] (first zero pivot). Raw: no history. */
 static tn_tensor *tn__la_getrs_raw(tn_tensor *A, tn_tensor *Bm, tn_tensor **info) {
+    if (A->device != TN_CPU) return tn__la_getrs_dev(A, Bm, info);
     tn_tensor *p = NULL, *f = NULL, *w = tn__la_lu(A, &p, &f), *x = w ? tn__la_work(Bm) : NULL;
     if (!x) return NULL;
     const int64_t n = A->shape[A->ndim - 1], k = Bm->shape[Bm->ndim - 1], B = tn__la_batch(A);
@@ -20834,7 +20941,7 @@ static tn_tensor *tn__solve_core(tn_tensor *A, tn_tensor *Bm, bool check_errors,
    A's without its last dim; batch dims broadcast. left = false solves X A = B. */
 static tn_tensor *tn__solve_ex_impl(tn_tensor *A, tn_tensor *Bm, bool left, bool check_errors, tn_tensor **info, const char *fn) {
     TN__CHECK_NULL(A, Bm);
-    if (tn__la_check_dt(fn, A, "A", true, true)) return NULL;
+    if (tn__la_check_dev(fn, A, "A", true)) return NULL;
     if (Bm->dtype != A->dtype)
         return (tn_tensor *)tn__error("%s: Expected A and B to have the same dtype, but found A of type %s and B of type %s instead", fn, tn_dtype_name(A->dtype), tn_dtype_name(Bm->dtype));
     const int64_t n = A->shape[A->ndim - 1];
@@ -20876,10 +20983,10 @@ TNDEF tn_tensor *tn_linalg_solve_str(tn_tensor *A, tn_tensor *B, const char *opt
 /* inv(A) = solve(A, I): its gradient is solve's (-A^{-T} g A^{-T}). */
 static tn_tensor *tn__inv_ex_impl(tn_tensor *A, bool check_errors, tn_tensor **info, const char *fn) {
     TN__CHECK_NULL(A);
-    if (tn__la_check_dt(fn, A, "A", true, true)) return NULL;
+    if (tn__la_check_dev(fn, A, "A", true)) return NULL;
     tn_scope_begin();
     const int64_t n = A->shape[A->ndim - 1];
-    tn_tensor *eye = tn_expand(tn_eye(n, n, A->dtype), A->shape, A->ndim);   /* not I: <complex.h>'s macro under TENSOR_CBLAS */
+    tn_tensor *eye = tn_expand(tn_to(tn_eye(n, n, A->dtype), A->device), A->shape, A->ndim);   /* not I: <complex.h>'s macro under TENSOR_CBLAS */
     tn_tensor *r = tn__solve_core(A, eye, check_errors, info, fn);
     if (r && info && *info) *info = tn_keep(*info);
     return tn__scope_return(r);
@@ -20907,9 +21014,28 @@ static int tn__cholesky_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, vo
     gin[0] = tn_linalg_solve(L, gA, .left = false);
     return gin[0] ? 0 : -1;
 }
+/* Cholesky on the device: the lower triangle's L (column-major, so the buffer read row-major is
+   L^T); upper factors A^T's (a row-major copy of A is A^T column-major), U = that L^T. */
+static tn_tensor *tn__cholesky_dev(tn_tensor *A, bool upper, bool check_errors, tn_tensor **info, const char *fn) {
+    const int64_t n = A->shape[A->ndim - 1], B = tn__la_batch(A), s[3] = {B, n, n};
+    tn_scope_begin();
+    tn_tensor *cm = upper ? tn_reshape(tn_clone(tn_detach(A)), s, 3) : tn__la_cm(A), *f = tn__la_dnew(TN_I32, A, B, 0, 0, 1), *r = NULL;
+    if (cm && f && !tn__la_run(TN_LA_POTRF, cm, NULL, NULL, NULL, f, 0)) {
+        tn_tensor *fi = tn__la_unbatch(f, A, 0), *Lt = tn_reshape(cm, A->shape, A->ndim);
+        if (fi && Lt && !(check_errors && tn__la_info_error(fn, fi, TN__LA_NOT_PD))) {
+            r = tn_keep(tn_contiguous(upper ? tn__triu(Lt, 0) : tn__tril(tn_transpose(Lt, -2, -1), 0)));
+            if (info) *info = tn_keep(fi);
+        }
+    }
+    tn_scope_end();
+    tn_node *nd = r ? tn__fn_node("LinalgCholeskyExBackward0", tn__cholesky_bw, &A, 1) : NULL;
+    if (nd) { nd->i[0] = upper; nd->ni = 1; tn__node_save(nd, A); }
+    return tn__node_attach(nd, r);
+}
 static tn_tensor *tn__cholesky_ex_impl(tn_tensor *A, bool upper, bool check_errors, tn_tensor **info, const char *fn) {
     TN__CHECK_NULL(A);
-    if (tn__la_check_dt(fn, A, "A", true, true)) return NULL;
+    if (tn__la_check_dev(fn, A, "A", true)) return NULL;
+    if (A->device != TN_CPU) return tn__cholesky_dev(A, upper, check_errors, info, fn);
     tn_scope_begin();
     const int64_t n = A->shape[A->ndim - 1], B = tn__la_batch(A);
     tn_tensor *w = tn__la_work(A), *f = tn__own(tn__new(TN_I32, TN_CPU, A->shape, A->ndim - 2)), *r = NULL;
@@ -21211,7 +21337,7 @@ TNDEF tn_tensor *tn_cholesky_inverse_str(tn_tensor *L, const char *options) { TN
 static tn_tensor *tn__lu_solve_impl(tn_tensor *LU, tn_tensor *pivots, tn_tensor *Bm, bool left, bool adjoint) {
     TN__CHECK_NULL(LU, pivots, Bm);
     const char *fn = "tn_linalg_lu_solve";
-    if (tn__la_check_dt(fn, LU, "LU", true, true)) return NULL;
+    if (tn__la_check_dev(fn, LU, "LU", true)) return NULL;
     if (pivots->ndim != LU->ndim - 1 || pivots->shape[pivots->ndim - 1] != LU->shape[LU->ndim - 1])
         return (tn_tensor *)tn__error("%s: Expected LU.shape[:-1] == pivots.shape, got LU %s and pivots %s", fn, TN__SHAPE(LU), TN__SHAPE(pivots));
     if (memcmp(pivots->shape, LU->shape, (size_t)(LU->ndim - 2) * sizeof(int64_t)))
@@ -21219,6 +21345,14 @@ static tn_tensor *tn__lu_solve_impl(tn_tensor *LU, tn_tensor *pivots, tn_tensor 
     if (pivots->dtype != TN_I32) return (tn_tensor *)tn__error("%s: pivots should be a Tensor of scalar type int32, got %s", fn, tn_dtype_name(pivots->dtype));
     tn_scope_begin();
     tn_tensor *L = NULL, *U = NULL, *P = tn_lu_unpack(LU, pivots, &L, &U), *a = NULL, *b = NULL, *r = NULL;
+    if (P && LU->device != TN_CPU) {   /* on a device (no triangular solve there yet): A = P L U solved by linalg.solve,
+                                          whose LU refactors A: the same X, and the same gradients by the chain rule */
+        tn_tensor *A = tn_matmul(P, tn_matmul(L, U));
+        if (Bm->ndim < 2) return tn__scope_return((tn_tensor *)tn__error("%s: The input tensor B must have at least 2 dimensions.", fn));
+        /* B [..., n, k] one dim short of LU: a matrix to lu_solve, a batch of vectors to linalg.solve */
+        if (Bm->ndim == LU->ndim - 1 && !memcmp(Bm->shape, LU->shape, (size_t)Bm->ndim * sizeof(int64_t))) Bm = tn_unsqueeze(Bm, 0);
+        return tn__scope_return(tn_linalg_solve(adjoint ? tn__mH(A) : A, Bm, .left = left));
+    }
     if (P && !tn__la_broadcast_pair(fn, LU, Bm, left, &a, &b)) {
         /* left = false, X A = B, is A^H X^H = B^H: the adjoint flips */
         tn_tensor *rhs = left ? b : tn__mH(b);
@@ -21251,12 +21385,12 @@ static tn_tensor *tn__matrix_power_impl(tn_tensor *A, int64_t n) {
     if (A->shape[A->ndim - 1] != A->shape[A->ndim - 2])
         return (tn_tensor *)tn__error("%s: A must be batches of square matrices, but they are %lld by %lld matrices", fn,
                                       (long long)A->shape[A->ndim - 2], (long long)A->shape[A->ndim - 1]);
-    if (n < 0 && tn__la_check_dt(fn, A, "A", true, true)) return NULL;
+    if (n < 0 && tn__la_check_dev(fn, A, "A", true)) return NULL;   /* (inv: on a device too) */
     tn_scope_begin();
     const int64_t m = A->shape[A->ndim - 1];
     tn_tensor *r = NULL;
     if (n == 0)   /* I, in the graph with a zero gradient (as torch: a copy of I into A's clone) */
-        r = tn__zero_grad_node(tn_contiguous(tn_expand(tn_eye(m, m, A->dtype), A->shape, A->ndim)), A, "LinalgMatrixPowerBackward0", true);
+        r = tn__zero_grad_node(tn_contiguous(tn_expand(tn_to(tn_eye(m, m, A->dtype), A->device), A->shape, A->ndim)), A, "LinalgMatrixPowerBackward0", true);
     else if (n == 1) r = tn_clone(A);
     else {
         tn_tensor *base = n < 0 ? tn_linalg_inv(A) : A;
@@ -22592,9 +22726,30 @@ static int tn__la_qr_loop_c(tn_tensor *w, int mode, tn_tensor *q, tn_tensor *r, 
     TN_FREE(h);
     return 0;
 }
+/* tn__la_qr_raw on the device (A's dtype): geqrf and orgqr by the backend's entry; R is the
+   upper triangle of the packed factors' first rows */
+static int tn__la_qr_dev(tn_tensor *A, int mode, tn_tensor **Q, tn_tensor **R) {
+    const int64_t m = A->shape[A->ndim - 2], n = A->shape[A->ndim - 1], k = m < n ? m : n, B = tn__la_batch(A);
+    const int64_t qc = mode == 1 ? m : k, rr = mode == 1 ? m : k;
+    tn_tensor *cm = tn__la_cm(A), *tau = tn__la_dnew(A->dtype, A, B, k, 0, 2), *q = mode < 2 ? tn__la_dnew(A->dtype, A, B, qc, m, 3) : NULL;
+    if (!cm || !tau || (mode < 2 && !q)) return -1;
+    if (k == 0) q = q ? tn__la_eye_dev(A, B, qc, m) : NULL;   /* no reflectors: Q = I */
+    else if (tn__la_run(TN_LA_GEQRF, cm, tau, q, NULL, NULL, 0)) return -1;
+    tn_tensor *F = tn__la_uncm(cm, A, m, n);
+    if (mode == 3) {
+        *Q = F;
+        *R = tn__la_unbatch(tau, A, 1);
+    } else {
+        const int64_t none = 0;
+        *R = tn__triu(tn_narrow(F, -2, 0, rr), 0);
+        *Q = mode == 2 ? tn__own(tn__new(A->dtype, A->device, &none, 1)) : tn__la_uncm(q, A, m, qc);
+    }
+    return *Q && *R ? 0 : -1;
+}
 /* The QR of every matrix of A [..., m, n], float64 (complex128) without history. mode: 0 reduced, 1
    complete, 2 r (no Q), 3 geqrf (*Q: the packed factors [..., m, n], *R: tau [..., k]). */
 static int tn__la_qr_raw(tn_tensor *A, int mode, tn_tensor **Q, tn_tensor **R) {
+    if (A->device != TN_CPU) return tn__la_qr_dev(A, mode, Q, R);
     tn_tensor *w = tn__la_work(A);
     if (!w) return -1;
     const int nd = A->ndim;
@@ -22798,9 +22953,23 @@ static int tn__la_sytrd_tql2(double *v, double *d, double *e, double *wt, double
             for (int64_t j = 0; j < n; j++) v[i * n + j] = wt[j * n + i];
     return status;
 }
+/* tn__la_eigh_raw on the device (A's dtype): the entry reads the lower triangle of its
+   column-major matrices, which is A's lower one, or (a row-major copy: A^T) A's upper one */
+static int tn__la_eigh_dev(tn_tensor *A, bool upper, bool vectors, tn_tensor **L, tn_tensor **V, const char *fn) {
+    const int64_t n = A->shape[A->ndim - 1], B = tn__la_batch(A), s[3] = {B, n, n};
+    tn_tensor *cm = upper ? tn_reshape(tn_clone(tn_detach(A)), s, 3) : tn__la_cm(A);
+    tn_tensor *w = tn__la_dnew(A->dtype, A, B, n, 0, 2), *f = tn__la_dnew(TN_I32, A, B, 0, 0, 1);
+    if (!cm || !w || !f || tn__la_run(TN_LA_SYEVD, cm, w, NULL, NULL, f, vectors)) return -1;
+    if (tn__la_info_error(fn, tn__la_unbatch(f, A, 0), "The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated eigenvalues (error code: %d)."))
+        return -1;
+    *L = tn__la_unbatch(w, A, 1);
+    if (vectors) *V = tn__la_uncm(cm, A, n, n);
+    return *L && (!vectors || *V) ? 0 : -1;
+}
 /* Eigenvalues L [..., n] and (vectors) V [..., n, n] of the symmetric matrices whose lower
    (upper) triangle A holds; float64 without history. */
 static int tn__la_eigh_raw(tn_tensor *A, bool upper, bool vectors, tn_tensor **L, tn_tensor **V, const char *fn) {
+    if (A->device != TN_CPU) return tn__la_eigh_dev(A, upper, vectors, L, V, fn);
     tn_tensor *w = tn__la_work(A);
     if (!w) return -1;
     const int nd = A->ndim;
@@ -23511,6 +23680,30 @@ static int tn__la_svd_loop_c(const tn__cplx *a, int64_t B, int64_t m, int64_t n,
     }
     return 0;
 }
+/* tn__la_svd_raw on the device (A's dtype): U from the entry's column-major [B, uc, m], V^T as
+   it writes it ([B, vr, n] row-major); empty matrices: no values, identities for full vectors */
+static int tn__la_svd_dev(tn_tensor *A, bool uv, bool full, tn_tensor **U, tn_tensor **S, tn_tensor **Vh, const char *fn) {
+    const int64_t m = A->shape[A->ndim - 2], n = A->shape[A->ndim - 1], k = m < n ? m : n, B = tn__la_batch(A);
+    const int64_t uc = full ? m : k, vr = full ? n : k;
+    tn_tensor *s = tn__la_dnew(A->dtype, A, B, k, 0, 2), *u = NULL, *v = NULL;
+    if (uv && k == 0) {
+        u = tn__la_eye_dev(A, B, uc, m);
+        v = tn__la_eye_dev(A, B, vr, n);
+    } else if (uv) {
+        u = tn__la_dnew(A->dtype, A, B, uc, m, 3);
+        v = tn__la_dnew(A->dtype, A, B, vr, n, 3);
+    }
+    if (!s || (uv && (!u || !v))) return -1;
+    if (k > 0) {
+        tn_tensor *cm = tn__la_cm(A), *f = tn__la_dnew(TN_I32, A, B, 0, 0, 1);
+        if (!cm || !f || tn__la_run(TN_LA_GESVD, cm, s, u, v, f, 0)) return -1;
+        if (tn__la_info_error(fn, tn__la_unbatch(f, A, 0), "The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated singular values (error code: %d)."))
+            return -1;
+    }
+    *S = tn__la_unbatch(s, A, 1);
+    if (uv) { *U = tn__la_uncm(u, A, m, uc); *Vh = tn__la_unbatch(v, A, 2); }
+    return *S && (!uv || (*U && *Vh)) ? 0 : -1;
+}
 /* The SVD of every matrix of A [..., m, n] without history, in float64, or float32 for
    float32 input (LAPACK's sgesvd: the same algorithm, float32's accuracy, half the data per
    SIMD lane): S [..., k] descending; with uv, U [..., m, uc] and Vh [..., vr, n] (uc = vr =
@@ -23520,6 +23713,7 @@ static int tn__la_svd_loop_c(const tn__cplx *a, int64_t B, int64_t m, int64_t n,
    singular vectors. With threads, gebd2's passes, org2r_t's and the QR's rotations split
    their rows or columns. */
 static int tn__la_svd_raw(tn_tensor *A, bool uv, bool full, tn_tensor **U, tn_tensor **S, tn_tensor **Vh, const char *fn) {
+    if (A->device != TN_CPU) return tn__la_svd_dev(A, uv, full, U, S, Vh, fn);
     const bool f32 = A->dtype == TN_F32, cplx = tn_is_complex(A);
     tn_tensor *w = f32 ? tn_contiguous(tn_detach(A)) : tn__la_work(A);
     if (!w) return -1;
@@ -23653,7 +23847,7 @@ static int tn__qr_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void *u
 }
 static tn_tensor *tn__qr_impl(tn_tensor *A, int mode, tn_tensor **R, const char *fn) {
     TN__CHECK_NULL(A);
-    if (tn__la_check_dt(fn, A, "A", false, true)) return NULL;
+    if (tn__la_check_dev(fn, A, "A", false)) return NULL;
     tn_scope_begin();
     tn_tensor *q = NULL, *r = NULL, *Q = NULL;
     if (!tn__la_qr_raw(A, mode, &q, &r)) {
@@ -23688,7 +23882,7 @@ TNDEF tn_tensor *tn_geqrf(tn_tensor *A, tn_tensor **tau) {
     if (!tau) return (tn_tensor *)tn__error("tn_geqrf: tau must not be NULL");
     *tau = NULL;
     TN__CHECK_NULL(A);
-    if (tn__la_check_dt("tn_geqrf", A, "input", false, true)) return NULL;
+    if (tn__la_check_dev("tn_geqrf", A, "input", false)) return NULL;
     tn_scope_begin();
     tn_tensor *a = NULL, *t = NULL, *r = NULL;
     if (!tn__la_qr_raw(A, 3, &a, &t)) {
@@ -23723,7 +23917,7 @@ static int tn__eigh_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void 
     else {
         tn_tensor *K = tn_matmul(tn__mH(V), g);   /* (complex: V^H gV's skew-Hermitian part) */
         K = tn_mul_scalar(tn_sub(K, tn__mH(K)), 0.5);
-        tn_tensor *E = tn_add(tn_sub(tn_unsqueeze(L, -2), tn_unsqueeze(L, -1)), tn_eye(n, n, tn_dtype_to_real(A->dtype)));
+        tn_tensor *E = tn_add(tn_sub(tn_unsqueeze(L, -2), tn_unsqueeze(L, -1)), tn_to(tn_eye(n, n, tn_dtype_to_real(A->dtype)), A->device));
         mid = tn_div(K, E);
     }
     if (mid && tn_is_complex(V) && !tn_is_complex(mid)) mid = tn_to_dtype(mid, V->dtype);   /* (the eigenvalues' real gradient) */
@@ -23732,7 +23926,7 @@ static int tn__eigh_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void 
 }
 static tn_tensor *tn__eigh_impl(tn_tensor *A, bool upper, bool vectors, tn_tensor **V, const char *fn) {
     TN__CHECK_NULL(A);
-    if (tn__la_check_dt(fn, A, "A", true, true)) return NULL;
+    if (tn__la_check_dev(fn, A, "A", true)) return NULL;
     if (tn__la_finite(fn, A, "is ill-conditioned or has too many repeated eigenvalues (it holds non-finite values)")) return NULL;
     if (tn_is_complex(A) && vectors) {
         /* eigenvectors: the real form's come in planes {[x; y], [-y; x]} per eigenvalue, each
@@ -23896,7 +24090,7 @@ static int tn__svd_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void *
     tn_tensor *gU = which == 0 ? (nd->i[1] ? tn_narrow(g, -1, 0, k) : g) : NULL;
     tn_tensor *gVh = which == 2 ? (nd->i[1] ? tn_narrow(g, -2, 0, k) : g) : NULL;
     tn_tensor *S2 = tn_mul(S, S);
-    tn_tensor *E = tn_add(tn_sub(tn_unsqueeze(S2, -2), tn_unsqueeze(S2, -1)), tn_eye(k, k, S->dtype)), *ret, *gA;
+    tn_tensor *E = tn_add(tn_sub(tn_unsqueeze(S2, -2), tn_unsqueeze(S2, -1)), tn_to(tn_eye(k, k, S->dtype), S->device)), *ret, *gA;
     if (gU) {
         tn_tensor *K = tn_matmul(tn__mH(U), gU);
         K = tn_sub(K, tn__mH(K));
@@ -23926,7 +24120,7 @@ static int tn__svd_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void *
 /* S (returned) and, with uv, U and Vh; gauge: complex U and Vh record the gauge check. */
 static tn_tensor *tn__svd_rec(tn_tensor *A, bool uv, bool full, tn_tensor **U, tn_tensor **Vh, const char *fn, bool gauge) {
     TN__CHECK_NULL(A);
-    if (tn__la_check_dt(fn, A, "A", false, true)) return NULL;
+    if (tn__la_check_dev(fn, A, "A", false)) return NULL;
     if (tn__la_finite(fn, A, "contained non-finite values")) return NULL;
     tn_scope_begin();
     tn_tensor *u = NULL, *s = NULL, *vh = NULL, *S = NULL;
@@ -23978,7 +24172,7 @@ TNDEF tn_tensor *tn_linalg_svdvals(tn_tensor *A) {
 /* torch.svd: V (= Vh^H), not Vh; compute_uv = false gives zero U [..., m, m] and V [..., n, n]. */
 static tn_tensor *tn__svd_old_impl(tn_tensor *A, bool some, bool compute_uv, tn_tensor **S, tn_tensor **V) {
     TN__CHECK_NULL(A);
-    if (tn__la_check_dt("tn_svd", A, "input", false, true)) return NULL;
+    if (tn__la_check_dev("tn_svd", A, "input", false)) return NULL;
     tn_scope_begin();
     tn_tensor *U = NULL, *Vh = NULL;
     const int nd = A->ndim;
@@ -51038,7 +51232,7 @@ static int tn__cpu_pool_argmax(tn_tensor *idx, tn_tensor *x, const int64_t *hs, 
 static const tn_backend tn__cpu_f32_backend = {
     "cpu", tn__cpu_alloc, tn__cpu_free, tn__cpu_copy, tn__cpu_fill, tn__cpu_unary, tn__cpu_binary, tn__cpu_ternary,
     tn__cpu_reduce, tn__cpu_lane, tn__cpu_index, tn__cpu_nonzero, tn__cpu_matmul, tn__cpu_random,
-    tn__cpu_im2col, tn__cpu_pool_argmax, tn__cpu_optim, NULL, tn__cpu_batch_norm, NULL, tn__cpu_layer_norm, tn__cpu_cross_entropy, NULL, NULL, NULL,
+    tn__cpu_im2col, tn__cpu_pool_argmax, tn__cpu_optim, NULL, tn__cpu_batch_norm, NULL, tn__cpu_layer_norm, tn__cpu_cross_entropy, NULL, NULL, NULL, NULL,
 };
 
 enum { TN__STAGE_IN = 1, TN__STAGE_OUT = 2, TN__STAGE_INOUT = 3, TN__STAGE_MAX = 8 };
@@ -51500,6 +51694,7 @@ static const tn_backend tn__cpu_backend = {
     NULL,   /* attention: src/nn/attention.c runs its own fused kernel on the CPU */
     NULL,   /* check_index: the host checks at once */
     NULL,   /* optim_multi: optim/optim.c runs the CPU's multi-tensor step itself */
+    NULL,   /* linalg: src/ops/linalg_*.c run their own kernels on the CPU */
 };
 
 static const tn_backend *tn__cpu_backend_get(void) { return &tn__cpu_backend; }
@@ -51802,13 +51997,95 @@ static int tn__si_check_index(tn_tensor *out, tn_tensor *idx, int64_t size, int 
     tn_release(v);
     return 0;
 }
+/* the linalg entry's contract (src/api.h), served by the CPU's kernels on float64 copies of
+   the column-major batches (each transposed to the kernels' row-major and back) */
+static tn_tensor *tn__si_host(tn_tensor *t, tn_dtype dt) {   /* a contiguous CPU copy of t's memory */
+    tn_tensor v = tn__shallow(t);
+    v.device = TN_CPU;
+    return tn__own(tn__copy_as(&v, dt, TN_CPU));
+}
+static int tn__si_put(tn_tensor *t, tn_tensor *src) {   /* t's memory <- src (t's shape, any dtype) */
+    tn_tensor v = tn__shallow(t);
+    v.device = TN_CPU;
+    return src ? tn__cpu_copy(&v, src) : -1;
+}
+static tn_tensor *tn__si_rows(tn_tensor *t) { return tn_contiguous(tn_transpose(t, -2, -1)); }   /* [B, n, m] <-> [B, m, n] */
+static int tn__si_linalg_run(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor *c, tn_tensor *p, tn_tensor *info, int flag) {
+    const int64_t B = a->shape[0], n = a->shape[1], m = a->shape[2], k = m < n ? m : n;
+    int32_t *pv = p && op != TN_LA_GESVD ? (int32_t *)tn_data_ptr(p) : NULL, *fv = info ? (int32_t *)tn_data_ptr(info) : NULL;
+    tn_tensor *h = tn__si_host(a, TN_F64), *w = h ? tn__si_rows(h) : NULL;   /* w: row-major m x n */
+    if (!w) return -1;
+    double *wv = (double *)tn_data_ptr(w);
+    switch (op) {
+    case TN_LA_GETRF:
+        for (int64_t i = 0; i < B; i++) fv[i] = (int32_t)tn__la_getrf(wv + i * m * n, m, n, pv + i * k);
+        return tn__si_put(a, tn_transpose(w, -2, -1));
+    case TN_LA_GETRS: {
+        tn_tensor *x = tn__si_rows(tn__si_host(b, TN_F64));   /* n x r */
+        if (!x) return -1;
+        for (int64_t i = 0; i < B; i++) tn__la_getrs(wv + i * n * n, pv + i * n, n, (double *)tn_data_ptr(x) + i * n * b->shape[1], b->shape[1]);
+        return tn__si_put(b, tn_transpose(x, -2, -1));
+    }
+    case TN_LA_POTRF:
+        for (int64_t i = 0; i < B; i++) fv[i] = (int32_t)tn__la_potrf(wv + i * n * n, n);
+        return tn__si_put(a, tn_transpose(w, -2, -1));
+    case TN_LA_GEQRF: {   /* geqr2 and org2r work column-major: on h as it is */
+        const int64_t qc = c ? c->shape[1] : 0;
+        tn_tensor *tau = tn__own(tn__new(TN_F64, TN_CPU, b->shape, 2)), *q = c ? tn__own(tn__new(TN_F64, TN_CPU, c->shape, 3)) : NULL;
+        if (!tau || (c && !q)) return -1;
+        double *hv = (double *)tn_data_ptr(h), *tv = (double *)tn_data_ptr(tau);
+        for (int64_t i = 0; i < B; i++) {
+            tn__la_geqr2_t(hv + i * m * n, m, n, tv + i * k);
+            if (q) tn__la_org2r_t(hv + i * m * n, m, k, tv + i * k, (double *)tn_data_ptr(q) + i * qc * m, qc);
+        }
+        return tn__si_put(a, h) || tn__si_put(b, tau) || (q && tn__si_put(c, q)) ? -1 : 0;
+    }
+    case TN_LA_SYEVD: {   /* a's lower triangle is h's upper one (h: a's transpose, row-major) */
+        tn_tensor *L = NULL, *V = NULL;
+        if (tn__la_eigh_raw(h, true, flag != 0, &L, &V, "stand-in GPU: linalg")) return -1;
+        memset(fv, 0, (size_t)B * sizeof *fv);
+        return tn__si_put(b, L) || (flag && tn__si_put(a, tn_transpose(V, -2, -1))) ? -1 : 0;
+    }
+    case TN_LA_GESVD: {
+        tn_tensor *U = NULL, *S = NULL, *Vh = NULL;
+        const bool full = c && (c->shape[1] != k || p->shape[1] != k);
+        if (tn__la_svd_raw(w, c != NULL, full, &U, &S, &Vh, "stand-in GPU: linalg")) return -1;
+        memset(fv, 0, (size_t)B * sizeof *fv);
+        return tn__si_put(b, S) || (c && (tn__si_put(c, tn_transpose(U, -2, -1)) || tn__si_put(p, Vh))) ? -1 : 0;
+    }
+    }
+    return TN__FAIL_INT("stand-in GPU: linalg: unknown op %d", (int)op);
+}
+static int tn__si_linalg(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor *c, tn_tensor *p, tn_tensor *info, int flag) {
+    tn_tensor *const ts[5] = {a, b, c, p, info};
+    if (tn__si_dense("linalg", ts, 5)) return -1;
+    if (!tn__si_float(a) || a->ndim != 3) return TN__FAIL_INT("stand-in GPU: linalg takes [B, n, m] float32/float64 batches, not %s %s", tn_dtype_name(a->dtype), TN__SHAPE(a));
+    for (int t = 1; t < 4; t++)
+        if (ts[t] && ts[t]->dtype != (t == 3 && op != TN_LA_GESVD ? TN_I32 : a->dtype)) return TN__FAIL_INT("stand-in GPU: linalg: operand %d is %s", t, tn_dtype_name(ts[t]->dtype));
+    if (info && info->dtype != TN_I32) return TN__FAIL_INT("stand-in GPU: linalg: info is %s, not int32", tn_dtype_name(info->dtype));
+    const bool need_info = op == TN_LA_GETRF || op == TN_LA_POTRF || op == TN_LA_SYEVD || op == TN_LA_GESVD;
+    if ((need_info && !info) || ((op == TN_LA_GETRF || op == TN_LA_GETRS) && !p) || ((op == TN_LA_GETRS || op == TN_LA_GEQRF || op == TN_LA_SYEVD || op == TN_LA_GESVD) && !b))
+        return TN__FAIL_INT("stand-in GPU: linalg: an operand the op writes is NULL");
+    if (tn_numel(a) == 0) {   /* nothing to factor: every matrix of none, or empty ones, is fine */
+        if (info) memset(tn_data_ptr(info), 0, (size_t)tn_numel(info) * sizeof(int32_t));
+        return 0;
+    }
+    tn__si_inside++;
+    tn_scope_begin();
+    tn_no_grad_begin();
+    int r = tn__si_linalg_run(op, a, b, c, p, info, flag);
+    tn_no_grad_end();
+    tn_scope_end();
+    tn__si_inside--;
+    return r;
+}
 #undef TN__SI_DEV
 #undef TN__SI_DEV_OR_SCALAR
 static const tn_backend tn__stand_in_backend = {
     "cuda (stand-in)", tn__cpu_alloc, tn__cpu_free, tn__si_copy, tn__si_fill, tn__si_unary, tn__si_binary, tn__si_ternary,
     tn__si_reduce, tn__si_lane, tn__si_index, tn__si_nonzero, tn__si_matmul, tn__si_random,
     tn__si_im2col, tn__si_pool, tn__si_optim, tn__si_conv2d, tn__si_batch_norm, tn__si_pool2d, tn__si_layer_norm, tn__si_cross_entropy, tn__si_attention,
-    tn__si_check_index, tn__si_optim_multi,
+    tn__si_check_index, tn__si_optim_multi, tn__si_linalg,
 };
 
 /* ---- the stand-in with unreadable "device" memory (tn_debug_cuda_stand_in_unreadable) ----
@@ -51901,12 +52178,13 @@ TN__SIU(int, cross_entropy, (int mode, tn_tensor *x, tn_tensor *t, tn_tensor *wr
 TN__SIU(int, attention, (tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *m, tn_tensor *o, tn_tensor *l, tn_tensor *go, tn_tensor *gq, tn_tensor *gk, tn_tensor *gv, double sc, bool ca),
         (q, k, v, m, o, l, go, gq, gk, gv, sc, ca))
 TN__SIU(int, check_index, (tn_tensor *o, tn_tensor *idx, int64_t size, int flags, int64_t skip, int64_t *err), (o, idx, size, flags, skip, err))
+TN__SIU(int, linalg, (tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor *c, tn_tensor *p, tn_tensor *info, int flag), (op, a, b, c, p, info, flag))
 #undef TN__SIU
 static const tn_backend tn__stand_in_unreadable_backend = {
     "cuda (stand-in, unreadable memory)", tn__siu_alloc, tn__siu_free, tn__siu_copy, tn__siu_fill, tn__siu_unary, tn__siu_binary, tn__siu_ternary,
     tn__siu_reduce, tn__siu_lane, tn__siu_index, tn__siu_nonzero, tn__siu_matmul, tn__siu_random,
     tn__siu_im2col, tn__siu_pool, tn__siu_optim, tn__siu_conv2d, tn__siu_batch_norm, tn__siu_pool2d, tn__siu_layer_norm, tn__siu_cross_entropy, tn__siu_attention,
-    tn__siu_check_index, tn__siu_optim_multi,
+    tn__siu_check_index, tn__siu_optim_multi, tn__siu_linalg,
 };
 TNDEF void tn_debug_cuda_stand_in_unreadable(void) { tn_register_backend(TN_CUDA, &tn__stand_in_unreadable_backend); }
 #else

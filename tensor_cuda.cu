@@ -12,7 +12,7 @@
  *    4. conversions and elementwise kernels (copy, fill, unary, binary, ternary)
  *    5. reductions, lane ops, layer norm, cross-entropy, fused attention
  *    6. indexing, nonzero
- *    7. matmul (cuBLAS)
+ *    7. matmul (cuBLAS); linear algebra (cuSOLVER)
  *    8. random, sliding windows, pooling, optimizer steps
  *    9. cuDNN: convolution, batch norm, pooling
  *   10. the backend table and the unit
@@ -31,6 +31,7 @@
 
 #include <cuda_runtime.h>
 #include <cublas_v2.h>
+#include <cusolverDn.h>
 #ifndef TN_NO_CUDNN
 #include <cudnn.h>
 #endif
@@ -2386,6 +2387,165 @@ static int cu_matmul(tn_tensor *c, tn_tensor *a, tn_tensor *bm, double alpha, do
     return 0;
 }
 
+/* ---- linear algebra (cuSOLVER): tn_backend.linalg's factorizations ----
+   The header hands over contiguous [B, n, m] batches of column-major m x n matrices (LAPACK's
+   layout, src/api.h) and reads info back itself, turning it into the CPU path's messages.
+   One cusolverDn handle per device, on the legacy default stream as every kernel here (so
+   its work is ordered with theirs); its calls serialised, as a handle serves one thread at a
+   time. Workspaces come from the caching allocator. potrf is batched (potrfBatched); getrf,
+   getrs, geqrf + orgqr, syevd and gesvdj run a loop over the batch. */
+static std::mutex &solver_mutex(void) {
+    static std::mutex mu;
+    return mu;
+}
+static cusolverDnHandle_t solver_handle(void) {   /* with solver_mutex held */
+    static std::map<int, cusolverDnHandle_t> handles;
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess) { (void)cudaGetLastError(); return NULL; }
+    auto it = handles.find(dev);
+    if (it != handles.end()) return it->second;
+    cusolverDnHandle_t h = NULL;
+    if (cusolverDnCreate(&h) != CUSOLVER_STATUS_SUCCESS) return NULL;
+    handles[dev] = h;
+    return h;
+}
+static int solver_fail(const char *what, cusolverStatus_t s) { return tn_error("linalg (%s): cuSOLVER error %d", what, (int)s); }
+#define SOLVER_CHECK(what, call) do { cusolverStatus_t s_ = (call); if (s_ != CUSOLVER_STATUS_SUCCESS) return solver_fail(what, s_); } while (0)
+/* float and double overloads of the routines (S and D) */
+#define SOLVER_OVERLOADS(T, X) \
+    static cusolverStatus_t getrf_ws(cusolverDnHandle_t h, int m, int n, T *a, int lda, int *lw) { return cusolverDn##X##getrf_bufferSize(h, m, n, a, lda, lw); } \
+    static cusolverStatus_t getrf(cusolverDnHandle_t h, int m, int n, T *a, int lda, T *ws, int *piv, int *info) { return cusolverDn##X##getrf(h, m, n, a, lda, ws, piv, info); } \
+    static cusolverStatus_t getrs(cusolverDnHandle_t h, int n, int r, const T *a, int lda, const int *piv, T *b, int ldb, int *info) { \
+        return cusolverDn##X##getrs(h, CUBLAS_OP_N, n, r, a, lda, piv, b, ldb, info); } \
+    static cusolverStatus_t potrf_batched(cusolverDnHandle_t h, int n, T **a, int lda, int *info, int batch) { \
+        return cusolverDn##X##potrfBatched(h, CUBLAS_FILL_MODE_LOWER, n, a, lda, info, batch); } \
+    static cusolverStatus_t geqrf_ws(cusolverDnHandle_t h, int m, int n, T *a, int lda, int *lw) { return cusolverDn##X##geqrf_bufferSize(h, m, n, a, lda, lw); } \
+    static cusolverStatus_t geqrf(cusolverDnHandle_t h, int m, int n, T *a, int lda, T *tau, T *ws, int lw, int *info) { \
+        return cusolverDn##X##geqrf(h, m, n, a, lda, tau, ws, lw, info); } \
+    static cusolverStatus_t orgqr_ws(cusolverDnHandle_t h, int m, int n, int k, const T *a, int lda, const T *tau, int *lw) { \
+        return cusolverDn##X##orgqr_bufferSize(h, m, n, k, a, lda, tau, lw); } \
+    static cusolverStatus_t orgqr(cusolverDnHandle_t h, int m, int n, int k, T *a, int lda, const T *tau, T *ws, int lw, int *info) { \
+        return cusolverDn##X##orgqr(h, m, n, k, a, lda, tau, ws, lw, info); } \
+    static cusolverStatus_t syevd_ws(cusolverDnHandle_t h, cusolverEigMode_t jobz, int n, const T *a, int lda, const T *w, int *lw) { \
+        return cusolverDn##X##syevd_bufferSize(h, jobz, CUBLAS_FILL_MODE_LOWER, n, a, lda, w, lw); } \
+    static cusolverStatus_t syevd(cusolverDnHandle_t h, cusolverEigMode_t jobz, int n, T *a, int lda, T *w, T *ws, int lw, int *info) { \
+        return cusolverDn##X##syevd(h, jobz, CUBLAS_FILL_MODE_LOWER, n, a, lda, w, ws, lw, info); } \
+    static cusolverStatus_t gesvdj_ws(cusolverDnHandle_t h, cusolverEigMode_t jobz, int econ, int m, int n, const T *a, const T *s, const T *u, \
+                                      const T *v, int *lw, gesvdjInfo_t p) { \
+        return cusolverDn##X##gesvdj_bufferSize(h, jobz, econ, m, n, a, m, s, u, m, v, n, lw, p); } \
+    static cusolverStatus_t gesvdj(cusolverDnHandle_t h, cusolverEigMode_t jobz, int econ, int m, int n, T *a, T *s, T *u, T *v, T *ws, int lw, \
+                                   int *info, gesvdjInfo_t p) { \
+        return cusolverDn##X##gesvdj(h, jobz, econ, m, n, a, m, s, u, m, v, n, ws, lw, info, p); }
+SOLVER_OVERLOADS(float, S)
+SOLVER_OVERLOADS(double, D)
+#undef SOLVER_OVERLOADS
+template <class T> __global__ void k_batch_ptrs(T **out, T *base, int64_t stride, int64_t B) {
+    GRID_LOOP(i, B) out[i] = base + i * stride;
+}
+struct GesvdjParams {   /* gesvdj's settings (the defaults: tolerance eps, 100 sweeps, sorted values) */
+    gesvdjInfo_t p = NULL;
+    ~GesvdjParams() { if (p) cusolverDnDestroyGesvdjInfo(p); }
+};
+template <class T> static int la_solver(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor *c, tn_tensor *p, tn_tensor *info, int flag) {
+    const int64_t B = a->shape[0];
+    const int n = (int)a->shape[1], m = (int)a->shape[2], k = m < n ? m : n;
+    const int64_t mn = (int64_t)m * n;
+    T *A = (T *)tn_data_ptr(a);
+    int *fv = info ? (int *)tn_data_ptr(info) : NULL;
+    Scratch sc;
+    std::lock_guard<std::mutex> lock(solver_mutex());
+    cusolverDnHandle_t h = solver_handle();
+    if (!h) return tn_error("linalg: cuSOLVER could not be initialised (cusolverDnCreate failed)");
+    int *dinfo = (int *)sc.get(sizeof(int));   /* the routines' info where the header wants none */
+    if (!dinfo) return -1;
+    switch (op) {
+    case TN_LA_GETRF: {
+        int lw = 0;
+        SOLVER_CHECK("getrf", getrf_ws(h, m, n, A, m, &lw));
+        T *ws = (T *)sc.get((size_t)lw * sizeof(T));
+        int *pv = (int *)tn_data_ptr(p);
+        if (!ws) return -1;
+        for (int64_t i = 0; i < B; i++) SOLVER_CHECK("getrf", getrf(h, m, n, A + i * mn, m, ws, pv + i * k, fv + i));
+        return 0;
+    }
+    case TN_LA_GETRS: {
+        const int r = (int)b->shape[1];
+        T *X = (T *)tn_data_ptr(b);
+        const int *pv = (const int *)tn_data_ptr(p);
+        for (int64_t i = 0; i < B && r > 0; i++) SOLVER_CHECK("getrs", getrs(h, n, r, A + i * mn, n, pv + i * n, X + i * n * r, n, dinfo));
+        return 0;
+    }
+    case TN_LA_POTRF: {
+        T **ptrs = (T **)sc.get((size_t)B * sizeof(T *));
+        if (!ptrs) return -1;
+        k_batch_ptrs<T><<<blocks_for(B), kThreads>>>(ptrs, A, mn, B);
+        CU_LAUNCHED("linalg (potrf)");
+        SOLVER_CHECK("potrf", potrf_batched(h, n, ptrs, n, fv, (int)B));
+        return 0;
+    }
+    case TN_LA_GEQRF: {
+        T *tau = (T *)tn_data_ptr(b), *Q = c ? (T *)tn_data_ptr(c) : NULL;
+        const int qc = c ? (int)c->shape[1] : 0;
+        int lw = 0, lw2 = 0;
+        SOLVER_CHECK("geqrf", geqrf_ws(h, m, n, A, m, &lw));
+        if (Q && qc > 0) SOLVER_CHECK("orgqr", orgqr_ws(h, m, qc, k, Q, m, tau, &lw2));
+        T *ws = (T *)sc.get((size_t)(lw > lw2 ? lw : lw2) * sizeof(T));
+        if (!ws) return -1;
+        for (int64_t i = 0; i < B; i++) {
+            SOLVER_CHECK("geqrf", geqrf(h, m, n, A + i * mn, m, tau + i * k, ws, lw, dinfo));
+            if (!Q || qc == 0) continue;
+            /* orgqr reads the reflectors from Q's first k columns (the rest it sets itself) */
+            CU_CHECK("linalg (orgqr)", cudaMemcpyAsync(Q + i * qc * m, A + i * mn, (size_t)(qc < n ? qc : n) * m * sizeof(T), cudaMemcpyDeviceToDevice, 0));
+            SOLVER_CHECK("orgqr", orgqr(h, m, qc, k, Q + i * qc * m, m, tau + i * k, ws, lw, dinfo));
+        }
+        return 0;
+    }
+    case TN_LA_SYEVD: {
+        const cusolverEigMode_t jobz = flag ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
+        T *W = (T *)tn_data_ptr(b);
+        int lw = 0;
+        SOLVER_CHECK("syevd", syevd_ws(h, jobz, n, A, n, W, &lw));
+        T *ws = (T *)sc.get((size_t)lw * sizeof(T));
+        if (!ws) return -1;
+        for (int64_t i = 0; i < B; i++) SOLVER_CHECK("syevd", syevd(h, jobz, n, A + i * mn, n, W + i * n, ws, lw, fv + i));
+        return 0;
+    }
+    case TN_LA_GESVD: {
+        /* gesvdj (any m, n; LAPACK's gesvd in cuSOLVER takes m >= n only): econ 0 gives the
+           full U (m x m) and V (n x n); it writes V, which [B, vr, n] holds as V^T row-major */
+        const bool vec = c != NULL;
+        const int uc = vec ? (int)c->shape[1] : k, vr = vec ? (int)p->shape[1] : k, econ = uc == k && vr == k ? 1 : 0;
+        const cusolverEigMode_t jobz = vec ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
+        T *S = (T *)tn_data_ptr(b);
+        T *U = vec ? (T *)tn_data_ptr(c) : (T *)sc.get((size_t)m * k * sizeof(T)), *V = vec ? (T *)tn_data_ptr(p) : (T *)sc.get((size_t)n * k * sizeof(T));
+        GesvdjParams gp;
+        SOLVER_CHECK("gesvdj", cusolverDnCreateGesvdjInfo(&gp.p));
+        int lw = 0;
+        if (!U || !V) return -1;
+        SOLVER_CHECK("gesvdj", gesvdj_ws(h, jobz, econ, m, n, A, S, U, V, &lw, gp.p));
+        T *ws = (T *)sc.get((size_t)lw * sizeof(T));
+        if (!ws) return -1;
+        for (int64_t i = 0; i < B; i++)
+            SOLVER_CHECK("gesvdj", gesvdj(h, jobz, econ, m, n, A + i * mn, S + i * k, vec ? U + i * (int64_t)m * uc : U, vec ? V + i * (int64_t)n * vr : V, ws, lw,
+                                          fv + i, gp.p));
+        return 0;
+    }
+    }
+    return tn_error("linalg: unknown op %d", (int)op);
+}
+static int cu_linalg(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor *c, tn_tensor *p, tn_tensor *info, int flag) {
+    if (a->ndim != 3 || (a->dtype != TN_F32 && a->dtype != TN_F64)) return tn_error("linalg: the unit takes [B, n, m] float32/float64 batches");
+    if (a->shape[0] > INT32_MAX || a->shape[1] > INT32_MAX || a->shape[2] > INT32_MAX)
+        return tn_error("linalg: matrices of %lld x %lld (a batch of %lld) are past cuSOLVER's int sizes", (long long)a->shape[2], (long long)a->shape[1],
+                        (long long)a->shape[0]);
+    if (tn_numel(a) == 0) {   /* nothing to factor; info says so */
+        if (info && tn_numel(info) > 0) CU_CHECK("linalg", cudaMemsetAsync(tn_data_ptr(info), 0, (size_t)tn_numel(info) * sizeof(int), 0));
+        return 0;
+    }
+    return a->dtype == TN_F32 ? la_solver<float>(op, a, b, c, p, info, flag) : la_solver<double>(op, a, b, c, p, info, flag);
+}
+#undef SOLVER_CHECK
+
 /* ======================================================================= */
 /* 8. random, sliding windows, pooling, optimizer steps                     */
 /* ======================================================================= */
@@ -3011,7 +3171,7 @@ static int cu_pool2d(tn_tensor *x, tn_tensor *y, tn_tensor *gy, tn_tensor *gx, c
 static const tn_backend cuda_backend = {
     "cuda", cu_alloc, cu_free, cu_copy, cu_fill, cu_unary, cu_binary, cu_ternary, cu_reduce, cu_lane, cu_index,
     cu_nonzero, cu_matmul, cu_random, cu_im2col, cu_pool_argmax, cu_optim, cu_conv2d, cu_batch_norm, cu_pool2d, cu_layer_norm, cu_cross_entropy, cu_attention,
-    cu_check_index, cu_optim_multi,
+    cu_check_index, cu_optim_multi, cu_linalg,
 };
 
 static int u_device_count(void) { int n = 0; return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0; }

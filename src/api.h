@@ -5127,6 +5127,8 @@ typedef enum tn_index_mode { TN_INDEX_MODES(TN__ENUM_ENTRY) TN_NUM_INDEX_MODES }
 TNDEF const char *tn_unary_op_name(tn_unary_op op);   /* "exp", ... */
 TNDEF const char *tn_binary_op_name(tn_binary_op op);
 
+/* The factorizations of tn_backend.linalg (LAPACK's names). */
+typedef enum tn_linalg_op { TN_LA_GETRF, TN_LA_GETRS, TN_LA_POTRF, TN_LA_GEQRF, TN_LA_SYEVD, TN_LA_GESVD } tn_linalg_op;
 /* A backend: device-independent code validates arguments, computes shapes and allocates
    outputs, then calls these. Operands already have the kernel's dtypes and broadcast
    shapes (stride 0 where broadcast); outputs may alias inputs element for element.
@@ -5238,6 +5240,25 @@ typedef struct tn_backend {
        is k[i], p[i], g[i] and its state s[3i..3i+2] as optim takes them, all of one float
        dtype; no two parameters share storage. */
     int (*optim_multi)(const tn__optk *k, int n, tn_tensor *const *p, tn_tensor *const *g, tn_tensor *const *s);
+    /* Optional (NULL: torch.linalg's factorizations fail on this device, as PyTorch runs them
+       there: no copy to the CPU). LAPACK's factorizations in place on contiguous 3-d batches of
+       column-major matrices (a tensor [B, n, m] holds B m x n matrices; k = min(m, n)), all
+       float32 or all float64, p and info int32 [B, k] and [B], all on this device:
+       GETRF  a (m x n) <- its LU with partial pivoting, p <- the 1-based row swaps, info <- 0 or
+              the first zero pivot's 1-based index (elimination goes on past it);
+       GETRS  b (n x r, [B, r, n]) <- A^-1 b for a and p from GETRF (n x n);
+       POTRF  a (n x n) <- L with A = L L^T from a's lower triangle (the strict upper one
+              unspecified), info <- 0 or the order of the first minor not positive-definite;
+       GEQRF  a (m x n) <- geqrf's packed R and reflectors, b [B, k] <- tau; c (m x qc, [B, qc,
+              m], qc = m or k; NULL: none) <- Q's first qc columns (orgqr);
+       SYEVD  b [B, n] <- the ascending eigenvalues of the symmetric matrix of a's lower
+              triangle (n x n); flag 1: a <- its eigenvectors as columns; info <- 0 or > 0
+              (no convergence);
+       GESVD  b [B, k] <- a's (m x n, destroyed) singular values, descending; c (m x uc, [B, uc,
+              m]) <- U, p ([B, vr, n], float: V^T row-major) <- V^T, uc = vr = k or uc = m and
+              vr = n (full); c and p NULL: values only; info <- 0 or > 0 (no convergence).
+       Every size may be 0 (nothing to do). */
+    int (*linalg)(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor *c, tn_tensor *p, tn_tensor *info, int flag);
 } tn_backend;
 /* The cases the GPU unit's fused attention entry declines (tensor_cuda.cu and the checking
    stand-in both ask here, so they decline alike): the switch TN_CUDA_FUSED_ATTENTION=0, a

@@ -80,6 +80,7 @@ TEST(shared_philox_draw) {
 #include "cuda_cases_more_a.h"
 #include "cuda_cases_attention.h"
 #include "cuda_cases_half.h"
+#include "cuda_cases_linalg.h"
 #include "nosync_cases.h"
 
 /* ---- with the real GPU unit only ---- */
@@ -190,6 +191,8 @@ int main(void) {
     tn_set_cudnn_tf32(false);
     RUN(gpu_ops_match_cpu);
     RUN(gpu_more_a_ops_match_cpu);
+    RUN(gpu_linalg_match_cpu);
+    RUN(gpu_linalg_errors);
     RUN(gpu_half_bit_conversions);
     RUN(gpu_half_storage);
     RUN(gpu_copy_packs);

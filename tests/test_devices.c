@@ -14,6 +14,7 @@
 #include "cuda_cases_more_a.h"
 #include "cuda_cases_attention.h"
 #include "cuda_cases_half.h"
+#include "cuda_cases_linalg.h"
 
 static tn_tensor *dev(tn_tensor *t) { return tn_to(t, TN_CUDA); }
 #define I64(...) tn_from_data((int64_t[]){__VA_ARGS__}, TN_SHAPE(sizeof((int64_t[]){__VA_ARGS__}) / 8), TN_I64)
@@ -71,6 +72,8 @@ int main(void) {
     CHECK(!tn_cuda_is_available());   /* the stand-in is not a GPU */
     RUN(gpu_ops_match_cpu);
     RUN(gpu_more_a_ops_match_cpu);
+    RUN(gpu_linalg_match_cpu);
+    RUN(gpu_linalg_errors);
     RUN(gpu_half_bit_conversions);
     RUN(gpu_half_storage);
     RUN(gpu_copy_packs);

@@ -123,10 +123,10 @@ find_lib() {
     done
     return 1
 }
-hdr_version() {   # hdr_version FILE MACRO...: the macros' values joined by dots
+hdr_version() {   # hdr_version FILE MACRO...: the macros' values joined by dots (indented #defines too: cusolver_common.h's)
     local f=$1 m out=""
     shift
-    for m in "$@"; do out="$out${out:+.}$(sed -n "s/^#define $m \([0-9]*\).*/\1/p" "$f" | head -n 1)"; done
+    for m in "$@"; do out="$out${out:+.}$(sed -n "s/^[[:space:]]*#[[:space:]]*define $m \([0-9]*\).*/\1/p" "$f" | head -n 1)"; done
     echo "$out"
 }
 
@@ -173,16 +173,19 @@ USE_CUDNN=$([ -n "$DNN_LIB" ] && echo 1 || echo 0)
 BLAS_LIB="" BLAS_LINK="-lcublas" BLAS_VER=""
 if r=$(find_lib cublas); then BLAS_LIB=${r% *}; BLAS_LINK=${r#* }; fi
 if b=$(find_header cublas_api.h); then BLAS_VER=$(hdr_version "$b/cublas_api.h" CUBLAS_VER_MAJOR CUBLAS_VER_MINOR CUBLAS_VER_PATCH); fi
+SOLVER_LIB="" SOLVER_LINK="-lcusolver" SOLVER_VER=""   # cuSOLVER: torch.linalg's factorizations
+if r=$(find_lib cusolver); then SOLVER_LIB=${r% *}; SOLVER_LINK=${r#* }; fi
+if b=$(find_header cusolver_common.h); then SOLVER_VER=$(hdr_version "$b/cusolver_common.h" CUSOLVER_VER_MAJOR CUSOLVER_VER_MINOR CUSOLVER_VER_PATCH); fi
 RT_LIB=""
 if r=$(find_lib cudart); then RT_LIB=${r% *}; fi
 EXTRA_LIBDIRS=""   # beyond the CUDA tree's lib64/ and lib/, which the Makefile links and rpaths itself
-for d in $DNN_LIB $BLAS_LIB $RT_LIB; do
+for d in $DNN_LIB $BLAS_LIB $SOLVER_LIB $RT_LIB; do
     case " $EXTRA_LIBDIRS $CUDA_HOME/lib64 $CUDA_HOME/lib " in *" $d "*) ;; *) EXTRA_LIBDIRS="$EXTRA_LIBDIRS${EXTRA_LIBDIRS:+ }$d" ;; esac
 done
 # cuDNN 9 loads its engine libraries (and pip's cuDNN its pip cuBLAS) by name at run time:
 # the directories found, then every pip nvidia/*/lib, go on the search path too
 RUNDIRS=""
-for d in $DNN_LIB $BLAS_LIB $RT_LIB $(for p in $PIPDIRS; do echo "$p/lib"; done); do
+for d in $DNN_LIB $BLAS_LIB $SOLVER_LIB $RT_LIB $(for p in $PIPDIRS; do echo "$p/lib"; done); do
     [ -d "$d" ] && case ":$RUNDIRS:" in *":$d:"*) ;; *) RUNDIRS="$RUNDIRS${RUNDIRS:+:}$d" ;; esac
 done
 export LD_LIBRARY_PATH="$RUNDIRS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -199,6 +202,7 @@ elif [ -n "${CUDA_ARCH:-}" ]; then echo "arch:     $CUDA_ARCH (CUDA_ARCH from th
 else echo "arch:     the default list (CUDA_ARCH in the Makefile)"; fi
 echo "CUDA:     ${CUDA_VER:-?} (nvcc $NVCC_BIN, CUDA_HOME $CUDA_HOME)"
 echo "cuBLAS:   ${BLAS_VER:-?} (${BLAS_LIB:-not found} $BLAS_LINK)"
+echo "cuSOLVER: ${SOLVER_VER:-?} (${SOLVER_LIB:-not found} $SOLVER_LINK)"
 if [ "$USE_CUDNN" = 1 ]; then echo "cuDNN:    ${DNN_VER:-?} (cudnn.h in $DNN_INC; $DNN_LIB $DNN_LINK)"
 elif [ "$WANT_CUDNN" = 0 ]; then echo "cuDNN:    not used (CUDNN=0): convolution takes im2col + cuBLAS"
 else echo "cuDNN:    not found: convolution takes im2col + cuBLAS (CUDNN=1 makes this an error)"; fi
@@ -210,7 +214,7 @@ recap probe ok $((SECONDS - START)) gpu_check.log "${GPU:-no GPU}"
 
 # ---- 2. build ----
 MAKEARGS=(CUDA_HOME="$CUDA_HOME" NVCC="$NVCC_BIN" CUDNN="$USE_CUDNN" CUDNN_INC="$DNN_INC" CUDNN_LINK="$DNN_LINK"
-          CUBLAS_LINK="$BLAS_LINK" CUDA_LIBDIRS="$EXTRA_LIBDIRS" ZLIB="$ZL")
+          CUBLAS_LINK="$BLAS_LINK" CUSOLVER_LINK="$SOLVER_LINK" CUDA_LIBDIRS="$EXTRA_LIBDIRS" ZLIB="$ZL")
 [ -n "$ARCH" ] && MAKEARGS+=(CUDA_ARCH="$ARCH")
 [ -n "$PY" ] && MAKEARGS+=(PY="$PY")
 TARGETS=(lib/libtensor.so lib/libtensor_cuda.so build/cuda/test_cuda build/cuda/bench_cuda build/cuda/fashion_mlp build/cuda/fashion_cnn)
@@ -228,7 +232,7 @@ if [ $RC -ne 0 ]; then
     printf '\n== recap\n%s' "$RECAP"
     exit 1
 fi
-ldd build/cuda/test_cuda | grep -E 'cudnn|cublas|cudart|not found' | tee "$OUT/libraries.txt"
+ldd build/cuda/test_cuda | grep -E 'cudnn|cublas|cusolver|cudart|not found' | tee "$OUT/libraries.txt"
 
 # ---- 3-5. tests, benchmark, (profile), memcheck ----
 if has_step test; then

@@ -164,6 +164,7 @@ static const tn_backend tn__cpu_backend = {
     NULL,   /* attention: src/nn/attention.c runs its own fused kernel on the CPU */
     NULL,   /* check_index: the host checks at once */
     NULL,   /* optim_multi: optim/optim.c runs the CPU's multi-tensor step itself */
+    NULL,   /* linalg: src/ops/linalg_*.c run their own kernels on the CPU */
 };
 
 static const tn_backend *tn__cpu_backend_get(void) { return &tn__cpu_backend; }

@@ -288,13 +288,95 @@ static int tn__si_check_index(tn_tensor *out, tn_tensor *idx, int64_t size, int 
     tn_release(v);
     return 0;
 }
+/* the linalg entry's contract (src/api.h), served by the CPU's kernels on float64 copies of
+   the column-major batches (each transposed to the kernels' row-major and back) */
+static tn_tensor *tn__si_host(tn_tensor *t, tn_dtype dt) {   /* a contiguous CPU copy of t's memory */
+    tn_tensor v = tn__shallow(t);
+    v.device = TN_CPU;
+    return tn__own(tn__copy_as(&v, dt, TN_CPU));
+}
+static int tn__si_put(tn_tensor *t, tn_tensor *src) {   /* t's memory <- src (t's shape, any dtype) */
+    tn_tensor v = tn__shallow(t);
+    v.device = TN_CPU;
+    return src ? tn__cpu_copy(&v, src) : -1;
+}
+static tn_tensor *tn__si_rows(tn_tensor *t) { return tn_contiguous(tn_transpose(t, -2, -1)); }   /* [B, n, m] <-> [B, m, n] */
+static int tn__si_linalg_run(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor *c, tn_tensor *p, tn_tensor *info, int flag) {
+    const int64_t B = a->shape[0], n = a->shape[1], m = a->shape[2], k = m < n ? m : n;
+    int32_t *pv = p && op != TN_LA_GESVD ? (int32_t *)tn_data_ptr(p) : NULL, *fv = info ? (int32_t *)tn_data_ptr(info) : NULL;
+    tn_tensor *h = tn__si_host(a, TN_F64), *w = h ? tn__si_rows(h) : NULL;   /* w: row-major m x n */
+    if (!w) return -1;
+    double *wv = (double *)tn_data_ptr(w);
+    switch (op) {
+    case TN_LA_GETRF:
+        for (int64_t i = 0; i < B; i++) fv[i] = (int32_t)tn__la_getrf(wv + i * m * n, m, n, pv + i * k);
+        return tn__si_put(a, tn_transpose(w, -2, -1));
+    case TN_LA_GETRS: {
+        tn_tensor *x = tn__si_rows(tn__si_host(b, TN_F64));   /* n x r */
+        if (!x) return -1;
+        for (int64_t i = 0; i < B; i++) tn__la_getrs(wv + i * n * n, pv + i * n, n, (double *)tn_data_ptr(x) + i * n * b->shape[1], b->shape[1]);
+        return tn__si_put(b, tn_transpose(x, -2, -1));
+    }
+    case TN_LA_POTRF:
+        for (int64_t i = 0; i < B; i++) fv[i] = (int32_t)tn__la_potrf(wv + i * n * n, n);
+        return tn__si_put(a, tn_transpose(w, -2, -1));
+    case TN_LA_GEQRF: {   /* geqr2 and org2r work column-major: on h as it is */
+        const int64_t qc = c ? c->shape[1] : 0;
+        tn_tensor *tau = tn__own(tn__new(TN_F64, TN_CPU, b->shape, 2)), *q = c ? tn__own(tn__new(TN_F64, TN_CPU, c->shape, 3)) : NULL;
+        if (!tau || (c && !q)) return -1;
+        double *hv = (double *)tn_data_ptr(h), *tv = (double *)tn_data_ptr(tau);
+        for (int64_t i = 0; i < B; i++) {
+            tn__la_geqr2_t(hv + i * m * n, m, n, tv + i * k);
+            if (q) tn__la_org2r_t(hv + i * m * n, m, k, tv + i * k, (double *)tn_data_ptr(q) + i * qc * m, qc);
+        }
+        return tn__si_put(a, h) || tn__si_put(b, tau) || (q && tn__si_put(c, q)) ? -1 : 0;
+    }
+    case TN_LA_SYEVD: {   /* a's lower triangle is h's upper one (h: a's transpose, row-major) */
+        tn_tensor *L = NULL, *V = NULL;
+        if (tn__la_eigh_raw(h, true, flag != 0, &L, &V, "stand-in GPU: linalg")) return -1;
+        memset(fv, 0, (size_t)B * sizeof *fv);
+        return tn__si_put(b, L) || (flag && tn__si_put(a, tn_transpose(V, -2, -1))) ? -1 : 0;
+    }
+    case TN_LA_GESVD: {
+        tn_tensor *U = NULL, *S = NULL, *Vh = NULL;
+        const bool full = c && (c->shape[1] != k || p->shape[1] != k);
+        if (tn__la_svd_raw(w, c != NULL, full, &U, &S, &Vh, "stand-in GPU: linalg")) return -1;
+        memset(fv, 0, (size_t)B * sizeof *fv);
+        return tn__si_put(b, S) || (c && (tn__si_put(c, tn_transpose(U, -2, -1)) || tn__si_put(p, Vh))) ? -1 : 0;
+    }
+    }
+    return TN__FAIL_INT("stand-in GPU: linalg: unknown op %d", (int)op);
+}
+static int tn__si_linalg(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor *c, tn_tensor *p, tn_tensor *info, int flag) {
+    tn_tensor *const ts[5] = {a, b, c, p, info};
+    if (tn__si_dense("linalg", ts, 5)) return -1;
+    if (!tn__si_float(a) || a->ndim != 3) return TN__FAIL_INT("stand-in GPU: linalg takes [B, n, m] float32/float64 batches, not %s %s", tn_dtype_name(a->dtype), TN__SHAPE(a));
+    for (int t = 1; t < 4; t++)
+        if (ts[t] && ts[t]->dtype != (t == 3 && op != TN_LA_GESVD ? TN_I32 : a->dtype)) return TN__FAIL_INT("stand-in GPU: linalg: operand %d is %s", t, tn_dtype_name(ts[t]->dtype));
+    if (info && info->dtype != TN_I32) return TN__FAIL_INT("stand-in GPU: linalg: info is %s, not int32", tn_dtype_name(info->dtype));
+    const bool need_info = op == TN_LA_GETRF || op == TN_LA_POTRF || op == TN_LA_SYEVD || op == TN_LA_GESVD;
+    if ((need_info && !info) || ((op == TN_LA_GETRF || op == TN_LA_GETRS) && !p) || ((op == TN_LA_GETRS || op == TN_LA_GEQRF || op == TN_LA_SYEVD || op == TN_LA_GESVD) && !b))
+        return TN__FAIL_INT("stand-in GPU: linalg: an operand the op writes is NULL");
+    if (tn_numel(a) == 0) {   /* nothing to factor: every matrix of none, or empty ones, is fine */
+        if (info) memset(tn_data_ptr(info), 0, (size_t)tn_numel(info) * sizeof(int32_t));
+        return 0;
+    }
+    tn__si_inside++;
+    tn_scope_begin();
+    tn_no_grad_begin();
+    int r = tn__si_linalg_run(op, a, b, c, p, info, flag);
+    tn_no_grad_end();
+    tn_scope_end();
+    tn__si_inside--;
+    return r;
+}
 #undef TN__SI_DEV
 #undef TN__SI_DEV_OR_SCALAR
 static const tn_backend tn__stand_in_backend = {
     "cuda (stand-in)", tn__cpu_alloc, tn__cpu_free, tn__si_copy, tn__si_fill, tn__si_unary, tn__si_binary, tn__si_ternary,
     tn__si_reduce, tn__si_lane, tn__si_index, tn__si_nonzero, tn__si_matmul, tn__si_random,
     tn__si_im2col, tn__si_pool, tn__si_optim, tn__si_conv2d, tn__si_batch_norm, tn__si_pool2d, tn__si_layer_norm, tn__si_cross_entropy, tn__si_attention,
-    tn__si_check_index, tn__si_optim_multi,
+    tn__si_check_index, tn__si_optim_multi, tn__si_linalg,
 };
 
 /* ---- the stand-in with unreadable "device" memory (tn_debug_cuda_stand_in_unreadable) ----
@@ -387,12 +469,13 @@ TN__SIU(int, cross_entropy, (int mode, tn_tensor *x, tn_tensor *t, tn_tensor *wr
 TN__SIU(int, attention, (tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *m, tn_tensor *o, tn_tensor *l, tn_tensor *go, tn_tensor *gq, tn_tensor *gk, tn_tensor *gv, double sc, bool ca),
         (q, k, v, m, o, l, go, gq, gk, gv, sc, ca))
 TN__SIU(int, check_index, (tn_tensor *o, tn_tensor *idx, int64_t size, int flags, int64_t skip, int64_t *err), (o, idx, size, flags, skip, err))
+TN__SIU(int, linalg, (tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor *c, tn_tensor *p, tn_tensor *info, int flag), (op, a, b, c, p, info, flag))
 #undef TN__SIU
 static const tn_backend tn__stand_in_unreadable_backend = {
     "cuda (stand-in, unreadable memory)", tn__siu_alloc, tn__siu_free, tn__siu_copy, tn__siu_fill, tn__siu_unary, tn__siu_binary, tn__siu_ternary,
     tn__siu_reduce, tn__siu_lane, tn__siu_index, tn__siu_nonzero, tn__siu_matmul, tn__siu_random,
     tn__siu_im2col, tn__siu_pool, tn__siu_optim, tn__siu_conv2d, tn__siu_batch_norm, tn__siu_pool2d, tn__siu_layer_norm, tn__siu_cross_entropy, tn__siu_attention,
-    tn__siu_check_index, tn__siu_optim_multi,
+    tn__siu_check_index, tn__siu_optim_multi, tn__siu_linalg,
 };
 TNDEF void tn_debug_cuda_stand_in_unreadable(void) { tn_register_backend(TN_CUDA, &tn__stand_in_unreadable_backend); }
 #else

@@ -206,9 +206,30 @@ static int NAME(tn_tensor *w, int mode, tn_tensor *q, tn_tensor *r, int64_t m, i
 /* @end TN__LA_QR_LOOP */
 TN__LA_QR_LOOP(tn__la_qr_loop, double, tn__la_geqr2_t, tn__la_org2r_t, 0)
 TN__LA_QR_LOOP(tn__la_qr_loop_c, tn__cplx, tn__la_geqr2_t_c, tn__la_org2r_t_c, tn__cx(0, 0))
+/* tn__la_qr_raw on the device (A's dtype): geqrf and orgqr by the backend's entry; R is the
+   upper triangle of the packed factors' first rows */
+static int tn__la_qr_dev(tn_tensor *A, int mode, tn_tensor **Q, tn_tensor **R) {
+    const int64_t m = A->shape[A->ndim - 2], n = A->shape[A->ndim - 1], k = m < n ? m : n, B = tn__la_batch(A);
+    const int64_t qc = mode == 1 ? m : k, rr = mode == 1 ? m : k;
+    tn_tensor *cm = tn__la_cm(A), *tau = tn__la_dnew(A->dtype, A, B, k, 0, 2), *q = mode < 2 ? tn__la_dnew(A->dtype, A, B, qc, m, 3) : NULL;
+    if (!cm || !tau || (mode < 2 && !q)) return -1;
+    if (k == 0) q = q ? tn__la_eye_dev(A, B, qc, m) : NULL;   /* no reflectors: Q = I */
+    else if (tn__la_run(TN_LA_GEQRF, cm, tau, q, NULL, NULL, 0)) return -1;
+    tn_tensor *F = tn__la_uncm(cm, A, m, n);
+    if (mode == 3) {
+        *Q = F;
+        *R = tn__la_unbatch(tau, A, 1);
+    } else {
+        const int64_t none = 0;
+        *R = tn__triu(tn_narrow(F, -2, 0, rr), 0);
+        *Q = mode == 2 ? tn__own(tn__new(A->dtype, A->device, &none, 1)) : tn__la_uncm(q, A, m, qc);
+    }
+    return *Q && *R ? 0 : -1;
+}
 /* The QR of every matrix of A [..., m, n], float64 (complex128) without history. mode: 0 reduced, 1
    complete, 2 r (no Q), 3 geqrf (*Q: the packed factors [..., m, n], *R: tau [..., k]). */
 static int tn__la_qr_raw(tn_tensor *A, int mode, tn_tensor **Q, tn_tensor **R) {
+    if (A->device != TN_CPU) return tn__la_qr_dev(A, mode, Q, R);
     tn_tensor *w = tn__la_work(A);
     if (!w) return -1;
     const int nd = A->ndim;
@@ -412,9 +433,23 @@ static int tn__la_sytrd_tql2(double *v, double *d, double *e, double *wt, double
             for (int64_t j = 0; j < n; j++) v[i * n + j] = wt[j * n + i];
     return status;
 }
+/* tn__la_eigh_raw on the device (A's dtype): the entry reads the lower triangle of its
+   column-major matrices, which is A's lower one, or (a row-major copy: A^T) A's upper one */
+static int tn__la_eigh_dev(tn_tensor *A, bool upper, bool vectors, tn_tensor **L, tn_tensor **V, const char *fn) {
+    const int64_t n = A->shape[A->ndim - 1], B = tn__la_batch(A), s[3] = {B, n, n};
+    tn_tensor *cm = upper ? tn_reshape(tn_clone(tn_detach(A)), s, 3) : tn__la_cm(A);
+    tn_tensor *w = tn__la_dnew(A->dtype, A, B, n, 0, 2), *f = tn__la_dnew(TN_I32, A, B, 0, 0, 1);
+    if (!cm || !w || !f || tn__la_run(TN_LA_SYEVD, cm, w, NULL, NULL, f, vectors)) return -1;
+    if (tn__la_info_error(fn, tn__la_unbatch(f, A, 0), "The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated eigenvalues (error code: %d)."))
+        return -1;
+    *L = tn__la_unbatch(w, A, 1);
+    if (vectors) *V = tn__la_uncm(cm, A, n, n);
+    return *L && (!vectors || *V) ? 0 : -1;
+}
 /* Eigenvalues L [..., n] and (vectors) V [..., n, n] of the symmetric matrices whose lower
    (upper) triangle A holds; float64 without history. */
 static int tn__la_eigh_raw(tn_tensor *A, bool upper, bool vectors, tn_tensor **L, tn_tensor **V, const char *fn) {
+    if (A->device != TN_CPU) return tn__la_eigh_dev(A, upper, vectors, L, V, fn);
     tn_tensor *w = tn__la_work(A);
     if (!w) return -1;
     const int nd = A->ndim;
@@ -916,6 +951,30 @@ static int tn__la_svd_loop_c(const tn__cplx *a, int64_t B, int64_t m, int64_t n,
     }
     return 0;
 }
+/* tn__la_svd_raw on the device (A's dtype): U from the entry's column-major [B, uc, m], V^T as
+   it writes it ([B, vr, n] row-major); empty matrices: no values, identities for full vectors */
+static int tn__la_svd_dev(tn_tensor *A, bool uv, bool full, tn_tensor **U, tn_tensor **S, tn_tensor **Vh, const char *fn) {
+    const int64_t m = A->shape[A->ndim - 2], n = A->shape[A->ndim - 1], k = m < n ? m : n, B = tn__la_batch(A);
+    const int64_t uc = full ? m : k, vr = full ? n : k;
+    tn_tensor *s = tn__la_dnew(A->dtype, A, B, k, 0, 2), *u = NULL, *v = NULL;
+    if (uv && k == 0) {
+        u = tn__la_eye_dev(A, B, uc, m);
+        v = tn__la_eye_dev(A, B, vr, n);
+    } else if (uv) {
+        u = tn__la_dnew(A->dtype, A, B, uc, m, 3);
+        v = tn__la_dnew(A->dtype, A, B, vr, n, 3);
+    }
+    if (!s || (uv && (!u || !v))) return -1;
+    if (k > 0) {
+        tn_tensor *cm = tn__la_cm(A), *f = tn__la_dnew(TN_I32, A, B, 0, 0, 1);
+        if (!cm || !f || tn__la_run(TN_LA_GESVD, cm, s, u, v, f, 0)) return -1;
+        if (tn__la_info_error(fn, tn__la_unbatch(f, A, 0), "The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated singular values (error code: %d)."))
+            return -1;
+    }
+    *S = tn__la_unbatch(s, A, 1);
+    if (uv) { *U = tn__la_uncm(u, A, m, uc); *Vh = tn__la_unbatch(v, A, 2); }
+    return *S && (!uv || (*U && *Vh)) ? 0 : -1;
+}
 /* The SVD of every matrix of A [..., m, n] without history, in float64, or float32 for
    float32 input (LAPACK's sgesvd: the same algorithm, float32's accuracy, half the data per
    SIMD lane): S [..., k] descending; with uv, U [..., m, uc] and Vh [..., vr, n] (uc = vr =
@@ -925,6 +984,7 @@ static int tn__la_svd_loop_c(const tn__cplx *a, int64_t B, int64_t m, int64_t n,
    singular vectors. With threads, gebd2's passes, org2r_t's and the QR's rotations split
    their rows or columns. */
 static int tn__la_svd_raw(tn_tensor *A, bool uv, bool full, tn_tensor **U, tn_tensor **S, tn_tensor **Vh, const char *fn) {
+    if (A->device != TN_CPU) return tn__la_svd_dev(A, uv, full, U, S, Vh, fn);
     const bool f32 = A->dtype == TN_F32, cplx = tn_is_complex(A);
     tn_tensor *w = f32 ? tn_contiguous(tn_detach(A)) : tn__la_work(A);
     if (!w) return -1;
@@ -1058,7 +1118,7 @@ static int tn__qr_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void *u
 }
 static tn_tensor *tn__qr_impl(tn_tensor *A, int mode, tn_tensor **R, const char *fn) {
     TN__CHECK_NULL(A);
-    if (tn__la_check_dt(fn, A, "A", false, true)) return NULL;
+    if (tn__la_check_dev(fn, A, "A", false)) return NULL;
     tn_scope_begin();
     tn_tensor *q = NULL, *r = NULL, *Q = NULL;
     if (!tn__la_qr_raw(A, mode, &q, &r)) {
@@ -1093,7 +1153,7 @@ TNDEF tn_tensor *tn_geqrf(tn_tensor *A, tn_tensor **tau) {
     if (!tau) return (tn_tensor *)tn__error("tn_geqrf: tau must not be NULL");
     *tau = NULL;
     TN__CHECK_NULL(A);
-    if (tn__la_check_dt("tn_geqrf", A, "input", false, true)) return NULL;
+    if (tn__la_check_dev("tn_geqrf", A, "input", false)) return NULL;
     tn_scope_begin();
     tn_tensor *a = NULL, *t = NULL, *r = NULL;
     if (!tn__la_qr_raw(A, 3, &a, &t)) {
@@ -1128,7 +1188,7 @@ static int tn__eigh_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void 
     else {
         tn_tensor *K = tn_matmul(tn__mH(V), g);   /* (complex: V^H gV's skew-Hermitian part) */
         K = tn_mul_scalar(tn_sub(K, tn__mH(K)), 0.5);
-        tn_tensor *E = tn_add(tn_sub(tn_unsqueeze(L, -2), tn_unsqueeze(L, -1)), tn_eye(n, n, tn_dtype_to_real(A->dtype)));
+        tn_tensor *E = tn_add(tn_sub(tn_unsqueeze(L, -2), tn_unsqueeze(L, -1)), tn_to(tn_eye(n, n, tn_dtype_to_real(A->dtype)), A->device));
         mid = tn_div(K, E);
     }
     if (mid && tn_is_complex(V) && !tn_is_complex(mid)) mid = tn_to_dtype(mid, V->dtype);   /* (the eigenvalues' real gradient) */
@@ -1137,7 +1197,7 @@ static int tn__eigh_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void 
 }
 static tn_tensor *tn__eigh_impl(tn_tensor *A, bool upper, bool vectors, tn_tensor **V, const char *fn) {
     TN__CHECK_NULL(A);
-    if (tn__la_check_dt(fn, A, "A", true, true)) return NULL;
+    if (tn__la_check_dev(fn, A, "A", true)) return NULL;
     if (tn__la_finite(fn, A, "is ill-conditioned or has too many repeated eigenvalues (it holds non-finite values)")) return NULL;
     if (tn_is_complex(A) && vectors) {
         /* eigenvectors: the real form's come in planes {[x; y], [-y; x]} per eigenvalue, each
@@ -1301,7 +1361,7 @@ static int tn__svd_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void *
     tn_tensor *gU = which == 0 ? (nd->i[1] ? tn_narrow(g, -1, 0, k) : g) : NULL;
     tn_tensor *gVh = which == 2 ? (nd->i[1] ? tn_narrow(g, -2, 0, k) : g) : NULL;
     tn_tensor *S2 = tn_mul(S, S);
-    tn_tensor *E = tn_add(tn_sub(tn_unsqueeze(S2, -2), tn_unsqueeze(S2, -1)), tn_eye(k, k, S->dtype)), *ret, *gA;
+    tn_tensor *E = tn_add(tn_sub(tn_unsqueeze(S2, -2), tn_unsqueeze(S2, -1)), tn_to(tn_eye(k, k, S->dtype), S->device)), *ret, *gA;
     if (gU) {
         tn_tensor *K = tn_matmul(tn__mH(U), gU);
         K = tn_sub(K, tn__mH(K));
@@ -1331,7 +1391,7 @@ static int tn__svd_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void *
 /* S (returned) and, with uv, U and Vh; gauge: complex U and Vh record the gauge check. */
 static tn_tensor *tn__svd_rec(tn_tensor *A, bool uv, bool full, tn_tensor **U, tn_tensor **Vh, const char *fn, bool gauge) {
     TN__CHECK_NULL(A);
-    if (tn__la_check_dt(fn, A, "A", false, true)) return NULL;
+    if (tn__la_check_dev(fn, A, "A", false)) return NULL;
     if (tn__la_finite(fn, A, "contained non-finite values")) return NULL;
     tn_scope_begin();
     tn_tensor *u = NULL, *s = NULL, *vh = NULL, *S = NULL;
@@ -1383,7 +1443,7 @@ TNDEF tn_tensor *tn_linalg_svdvals(tn_tensor *A) {
 /* torch.svd: V (= Vh^H), not Vh; compute_uv = false gives zero U [..., m, m] and V [..., n, n]. */
 static tn_tensor *tn__svd_old_impl(tn_tensor *A, bool some, bool compute_uv, tn_tensor **S, tn_tensor **V) {
     TN__CHECK_NULL(A);
-    if (tn__la_check_dt("tn_svd", A, "input", false, true)) return NULL;
+    if (tn__la_check_dev("tn_svd", A, "input", false)) return NULL;
     tn_scope_begin();
     tn_tensor *U = NULL, *Vh = NULL;
     const int nd = A->ndim;

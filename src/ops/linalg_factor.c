@@ -31,6 +31,87 @@ static tn__cplx tn__csub(tn__cplx a, tn__cplx b) { return tn__cx(a.re - b.re, a.
 static double tn__cabs1(tn__cplx z) { return fabs(z.re) + fabs(z.im); }
 static int64_t tn__la_batch(tn_tensor *A) { return tn__numel(A->shape, A->ndim - 2); }
 
+/* ---- on another device: its backend's linalg entry (tn_backend.linalg, src/api.h), which
+   factors batches of column-major matrices in place; what is built on the factors (pivots to
+   permutations, det from the LU, the backward formulas) is the library ops below, which run
+   there too. A device without the entry refuses these ops, as before: PyTorch runs them on
+   the GPU, so no silent copy to the CPU. ---- */
+/* tn__la_check_dt for the ops routed to the entry: a device whose backend has one passes */
+static int tn__la_check_dev(const char *fn, tn_tensor *A, const char *what, bool square) {
+    const tn_backend *be = A->device != TN_CPU ? tn_get_backend(A->device) : NULL;
+    if (!be || !be->linalg) return tn__la_check_dt(fn, A, what, square, true);
+    tn_tensor v = tn__shallow(A);   /* the same dtype and shape checks */
+    v.device = TN_CPU;
+    return tn__la_check_dt(fn, &v, what, square, true);
+}
+static int tn__la_run(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor *c, tn_tensor *p, tn_tensor *info, int flag) {
+    return a ? tn_get_backend(a->device)->linalg(op, a, b, c, p, info, flag) : -1;
+}
+/* a new [d[0], ..., d[nd - 1]] tensor of dtype dt on A's device, in the open scope */
+static tn_tensor *tn__la_dnew(tn_dtype dt, tn_tensor *A, int64_t d0, int64_t d1, int64_t d2, int nd) {
+    const int64_t s[3] = {d0, d1, d2};
+    return tn__own(tn__new(dt, A->device, s, nd));
+}
+/* [B, n, m]: a fresh copy of A's m x n matrices, column-major (no history) */
+static tn_tensor *tn__la_cm(tn_tensor *A) {
+    const int64_t s[3] = {tn__la_batch(A), A->shape[A->ndim - 1], A->shape[A->ndim - 2]};
+    return tn_reshape(tn_clone(tn_transpose(tn_detach(A), -2, -1)), s, 3);
+}
+/* t [B, ...]'s last `tail` dims behind A's batch dims */
+static tn_tensor *tn__la_unbatch(tn_tensor *t, tn_tensor *A, int tail) {
+    if (!t) return NULL;
+    int64_t s[TN_MAX_DIMS];
+    const int nb = A->ndim - 2;
+    memcpy(s, A->shape, (size_t)nb * sizeof(int64_t));
+    for (int i = 0; i < tail; i++) s[nb + i] = t->shape[t->ndim - tail + i];
+    return tn_reshape(t, s, nb + tail);
+}
+/* [..., rows, cols] (A's batch dims) from column-major matrices cm [B, cols, rows] */
+static tn_tensor *tn__la_uncm(tn_tensor *cm, tn_tensor *A, int64_t rows, int64_t cols) {
+    if (!cm) return NULL;
+    int64_t s[TN_MAX_DIMS];
+    memcpy(s, A->shape, (size_t)A->ndim * sizeof(int64_t));
+    s[A->ndim - 2] = cols;
+    s[A->ndim - 1] = rows;
+    return tn_transpose(tn_reshape(cm, s, A->ndim), -2, -1);
+}
+/* [B, r, c] identities on A's device, A's dtype (the factors of empty matrices) */
+static tn_tensor *tn__la_eye_dev(tn_tensor *A, int64_t B, int64_t r, int64_t c) {
+    const int64_t s[3] = {B, r, c};
+    return tn_contiguous(tn_expand(tn_to(tn_eye(r, c, A->dtype), A->device), s, 3));
+}
+/* tn__la_lu on the device: LU [..., m, n] in A's dtype, pivots [..., k] and info [...] int32 there */
+static tn_tensor *tn__la_lu_dev(tn_tensor *A, tn_tensor **pivots, tn_tensor **info) {
+    const int64_t m = A->shape[A->ndim - 2], n = A->shape[A->ndim - 1], k = m < n ? m : n, B = tn__la_batch(A);
+    tn_tensor *cm = tn__la_cm(A), *p = tn__la_dnew(TN_I32, A, B, k, 0, 2), *f = tn__la_dnew(TN_I32, A, B, 0, 0, 1);
+    if (!cm || !p || !f || tn__la_run(TN_LA_GETRF, cm, NULL, NULL, p, f, 0)) return NULL;
+    *pivots = tn__la_unbatch(p, A, 1);
+    *info = tn__la_unbatch(f, A, 0);
+    return *pivots && *info ? tn__la_uncm(cm, A, m, n) : NULL;
+}
+/* tn__la_slogdet_raw on the device: sign prod(sign(diag U)) times the pivots' parity (one
+   swap per pivot off its own row), log|det| sum(log|diag U|), float64 */
+static int tn__la_slogdet_dev(tn_tensor *A, tn_tensor **sign, tn_tensor **logabs) {
+    tn_tensor *p = NULL, *f = NULL, *w = tn__la_lu_dev(A, &p, &f);
+    if (!w) return -1;
+    const int64_t n = A->shape[A->ndim - 1], last = -1;
+    tn_tensor *d = tn_to_dtype(tn_diagonal(w, .dim1 = -2, .dim2 = -1), TN_F64);
+    tn_tensor *own = tn_to(tn_arange(1, (double)n + 1, 1, TN_I32), A->device);
+    tn_tensor *swaps = tn_sum_dims(tn_ne(p, own), &last, 1);
+    tn_tensor *parity = tn_to_dtype(tn_rsub_scalar(tn_mul_scalar(tn_remainder_scalar(swaps, 2), 2), 1), TN_F64);   /* 1 - 2 (swaps mod 2) */
+    *sign = tn_mul(tn_prod_dims(tn_sign(d), &last, 1), parity);
+    *logabs = tn_sum_dims(tn_log(tn_abs(d)), &last, 1);
+    return *sign && *logabs ? 0 : -1;
+}
+/* tn__la_getrs_raw on the device: X [..., n, r] in A's dtype, info [...] */
+static tn_tensor *tn__la_getrs_dev(tn_tensor *A, tn_tensor *Bm, tn_tensor **info) {
+    const int64_t n = A->shape[A->ndim - 1], r = Bm->shape[Bm->ndim - 1], B = tn__la_batch(A);
+    tn_tensor *cm = tn__la_cm(A), *x = tn__la_cm(Bm), *p = tn__la_dnew(TN_I32, A, B, n, 0, 2), *f = tn__la_dnew(TN_I32, A, B, 0, 0, 1);
+    if (!cm || !x || !p || !f || tn__la_run(TN_LA_GETRF, cm, NULL, NULL, p, f, 0) || tn__la_run(TN_LA_GETRS, cm, x, NULL, p, NULL, 0)) return NULL;
+    *info = tn__la_unbatch(f, A, 0);
+    return *info ? tn__la_uncm(x, Bm, n, r) : NULL;
+}
+
 /* LU with partial pivoting of a row-major m x n matrix in place, as LAPACK's getrf:
    piv 1-based; returns info (0, or the first zero pivot's 1-based index; elimination
    goes on past it). Right-looking, row-oriented: the updates run along contiguous rows. On
@@ -198,6 +279,7 @@ static void tn__la_lu_part(void *p, int64_t b0, int64_t b1) {
 /* The [..., m, n] LU of A (float64 work copy, factored), pivots [..., min(m, n)] int32 and
    info [...] int32. */
 static tn_tensor *tn__la_lu(tn_tensor *A, tn_tensor **pivots, tn_tensor **info) {
+    if (A->device != TN_CPU) return tn__la_lu_dev(A, pivots, info);   /* (A's dtype there) */
     tn_tensor *w = tn__la_work(A);
     if (!w) return NULL;
     const int nd = A->ndim;
@@ -216,6 +298,7 @@ static tn_tensor *tn__la_lu(tn_tensor *A, tn_tensor **pivots, tn_tensor **info) 
 /* The first nonzero info of a batch as PyTorch's message ("(Batch element 3): " in front
    for a batch), or 0. */
 static int tn__la_info_error(const char *fn, tn_tensor *info, const char *fmt) {
+    if (info->device != TN_CPU && !(info = tn_to(info, TN_CPU))) return -1;   /* (a device's: read back, one synchronisation) */
     const int32_t *v = (const int32_t *)tn_data_ptr(info);
     int64_t B = tn_numel(info);
     for (int64_t b = 0; b < B; b++)
@@ -233,6 +316,7 @@ static int tn__la_info_error(const char *fn, tn_tensor *info, const char *fmt) {
 /* ---- lu_factor ---- */
 /* P [..., m, m] (dtype dt) with A = P L U, from getrf's 1-based row swaps. */
 static tn_tensor *tn__la_perm(tn_tensor *piv, int64_t m, tn_dtype dt) {
+    if (piv->device != TN_CPU) return tn_to(tn__la_perm(tn_to(piv, TN_CPU), m, dt), piv->device);   /* the pivots read back, P built here */
     const int nd = piv->ndim;
     int64_t shape[TN_MAX_DIMS], k = piv->shape[nd - 1], B = tn__numel(piv->shape, nd - 1);
     memcpy(shape, piv->shape, sizeof shape);
@@ -258,7 +342,7 @@ static int tn__lu_factor_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, 
     tn_tensor *A = tn_ctx_saved(nd, 0), *piv = NULL, *LU = tn_linalg_lu_factor(A, &piv);
     if (!LU) return -1;
     const int64_t m = A->shape[A->ndim - 2], n = A->shape[A->ndim - 1], k = m < n ? m : n;
-    tn_tensor *L = tn_add(tn__tril(tn_narrow(LU, -1, 0, k), -1), tn_eye(m, k, A->dtype));
+    tn_tensor *L = tn_add(tn__tril(tn_narrow(LU, -1, 0, k), -1), tn_to(tn_eye(m, k, A->dtype), A->device));
     tn_tensor *U = tn__triu(tn_narrow(LU, -2, 0, k), 0);
     tn_tensor *gL = tn__tril(tn_narrow(g, -1, 0, k), -1), *gU = tn__triu(tn_narrow(g, -2, 0, k), 0);
     tn_tensor *LH = tn__mH(L), *UH = tn__mH(U), *X;
@@ -283,7 +367,7 @@ static int tn__lu_factor_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, 
 static tn_tensor *tn__lu_factor_ex_impl(tn_tensor *A, bool pivot, bool check_errors, tn_tensor **pivots, tn_tensor **info) {
     TN__CHECK_NULL(A);
     const char *fn = "tn_linalg_lu_factor_ex";
-    if (tn__la_check_dt(fn, A, "A", false, true)) return NULL;
+    if (tn__la_check_dev(fn, A, "A", false)) return NULL;
     if (!pivot) return (tn_tensor *)tn__error("%s: LU without pivoting is not implemented on the CPU", fn);
     tn_scope_begin();
     tn_tensor *p = NULL, *f = NULL, *w = tn__la_lu(A, &p, &f), *r = NULL;
@@ -316,20 +400,20 @@ TNDEF tn_tensor *tn_linalg_lu_factor_str(tn_tensor *A, tn_tensor **pivots, const
 static tn_tensor *tn__lu_unpack_impl(tn_tensor *LU, tn_tensor *pivots, tn_tensor **L, tn_tensor **U) {
     TN__CHECK_NULL(LU, pivots);
     const char *fn = "tn_lu_unpack";
-    if (tn__la_check_dt(fn, LU, "LU_data", false, true)) return NULL;
+    if (tn__la_check_dev(fn, LU, "LU_data", false)) return NULL;
     const int64_t m = LU->shape[LU->ndim - 2], n = LU->shape[LU->ndim - 1], k = m < n ? m : n;
     if (pivots->dtype != TN_I32)
         return (tn_tensor *)tn__error("%s: LU_pivots is expected to be a contiguous tensor of torch.int32 dtype. Got %s", fn, tn_dtype_name(pivots->dtype));
     if (pivots->ndim != LU->ndim - 1 || pivots->shape[pivots->ndim - 1] != k || memcmp(pivots->shape, LU->shape, (size_t)(LU->ndim - 2) * sizeof(int64_t)))
         return (tn_tensor *)tn__error("%s: LU_pivots %s does not match LU_data %s (expected [..., %lld])", fn, TN__SHAPE(pivots), TN__SHAPE(LU), (long long)k);
     tn_scope_begin();
-    tn_tensor *pc = tn_contiguous(pivots);
+    tn_tensor *pc = tn_contiguous(tn_to(pivots, TN_CPU));   /* (a device's pivots read back) */
     const int32_t *pv = pc ? (const int32_t *)tn_data_ptr(pc) : NULL;
     for (int64_t i = 0, N = tn_numel(pc); pv && i < N; i++)
         if (pv[i] < 1 || pv[i] > m) { tn__error("%s: LU_pivots holds %d, outside [1, %lld]", fn, (int)pv[i], (long long)m); pv = NULL; }
-    tn_tensor *P = pv ? tn__la_perm(pc, m, LU->dtype) : NULL;
+    tn_tensor *P = pv ? tn_to(tn__la_perm(pc, m, LU->dtype), LU->device) : NULL;
     if (P) {
-        *L = tn_keep(tn_add(tn__tril(tn_narrow(LU, -1, 0, k), -1), tn_eye(m, k, LU->dtype)));
+        *L = tn_keep(tn_add(tn__tril(tn_narrow(LU, -1, 0, k), -1), tn_to(tn_eye(m, k, LU->dtype), LU->device)));
         *U = tn_keep(tn__triu(tn_narrow(LU, -2, 0, k), 0));
     }
     return tn__scope_return(P && *L && *U ? P : NULL);
@@ -344,6 +428,7 @@ TNDEF tn_tensor *tn_lu_unpack(tn_tensor *LU, tn_tensor *pivots, tn_tensor **L, t
 /* sign and log|det| of each matrix of the batch (work tensors of the batch shape: sign
    float64, or complex128 for a complex A (the product of the pivots' phases); log|det| float64). */
 static int tn__la_slogdet_raw(tn_tensor *A, tn_tensor **sign, tn_tensor **logabs) {
+    if (A->device != TN_CPU) return tn__la_slogdet_dev(A, sign, logabs);
     tn_tensor *p = NULL, *f = NULL, *w = tn__la_lu(A, &p, &f);
     if (!w) return -1;
     const bool cplx = tn_is_complex(w);
@@ -401,7 +486,7 @@ static tn_tensor *tn__det_record(tn_tensor *A, tn_tensor *out, int det) {
 }
 static tn_tensor *tn__det_impl(tn_tensor *A) {
     TN__CHECK_NULL(A);
-    if (tn__la_check_dt("tn_linalg_det", A, "A", true, true)) return NULL;
+    if (tn__la_check_dev("tn_linalg_det", A, "A", true)) return NULL;
     tn_scope_begin();
     tn_tensor *s = NULL, *l = NULL, *r = NULL;
     if (!tn__la_slogdet_raw(A, &s, &l)) r = tn_keep(tn_to_dtype(tn_mul(s, tn_exp(l)), A->dtype));
@@ -412,7 +497,7 @@ TNDEF tn_tensor *tn_linalg_det(tn_tensor *A) { return TN__AS("tn_linalg_det", tn
 /* sign (A's dtype) and log|det| (returned; real: float for complex64, double for complex128). */
 static tn_tensor *tn__slogdet_impl(tn_tensor *A, tn_tensor **sign, const char *fn) {
     TN__CHECK_NULL(A);
-    if (tn__la_check_dt(fn, A, "A", true, true)) return NULL;
+    if (tn__la_check_dev(fn, A, "A", true)) return NULL;
     tn_scope_begin();
     tn_tensor *s = NULL, *l = NULL, *r = NULL;
     if (!tn__la_slogdet_raw(A, &s, &l)) {
@@ -453,6 +538,7 @@ TNDEF tn_tensor *tn_logdet(tn_tensor *A) { return tn__grad_name(TN__AS("tn_logde
 /* X = A^{-1} B for A [..., n, n], B [..., n, k] of one batch shape (no broadcasting here);
    info [...] (first zero pivot). Raw: no history. */
 static tn_tensor *tn__la_getrs_raw(tn_tensor *A, tn_tensor *Bm, tn_tensor **info) {
+    if (A->device != TN_CPU) return tn__la_getrs_dev(A, Bm, info);
     tn_tensor *p = NULL, *f = NULL, *w = tn__la_lu(A, &p, &f), *x = w ? tn__la_work(Bm) : NULL;
     if (!x) return NULL;
     const int64_t n = A->shape[A->ndim - 1], k = Bm->shape[Bm->ndim - 1], B = tn__la_batch(A);
@@ -497,7 +583,7 @@ static tn_tensor *tn__solve_core(tn_tensor *A, tn_tensor *Bm, bool check_errors,
    A's without its last dim; batch dims broadcast. left = false solves X A = B. */
 static tn_tensor *tn__solve_ex_impl(tn_tensor *A, tn_tensor *Bm, bool left, bool check_errors, tn_tensor **info, const char *fn) {
     TN__CHECK_NULL(A, Bm);
-    if (tn__la_check_dt(fn, A, "A", true, true)) return NULL;
+    if (tn__la_check_dev(fn, A, "A", true)) return NULL;
     if (Bm->dtype != A->dtype)
         return (tn_tensor *)tn__error("%s: Expected A and B to have the same dtype, but found A of type %s and B of type %s instead", fn, tn_dtype_name(A->dtype), tn_dtype_name(Bm->dtype));
     const int64_t n = A->shape[A->ndim - 1];
@@ -539,10 +625,10 @@ TNDEF tn_tensor *tn_linalg_solve_str(tn_tensor *A, tn_tensor *B, const char *opt
 /* inv(A) = solve(A, I): its gradient is solve's (-A^{-T} g A^{-T}). */
 static tn_tensor *tn__inv_ex_impl(tn_tensor *A, bool check_errors, tn_tensor **info, const char *fn) {
     TN__CHECK_NULL(A);
-    if (tn__la_check_dt(fn, A, "A", true, true)) return NULL;
+    if (tn__la_check_dev(fn, A, "A", true)) return NULL;
     tn_scope_begin();
     const int64_t n = A->shape[A->ndim - 1];
-    tn_tensor *eye = tn_expand(tn_eye(n, n, A->dtype), A->shape, A->ndim);   /* not I: <complex.h>'s macro under TENSOR_CBLAS */
+    tn_tensor *eye = tn_expand(tn_to(tn_eye(n, n, A->dtype), A->device), A->shape, A->ndim);   /* not I: <complex.h>'s macro under TENSOR_CBLAS */
     tn_tensor *r = tn__solve_core(A, eye, check_errors, info, fn);
     if (r && info && *info) *info = tn_keep(*info);
     return tn__scope_return(r);
@@ -570,9 +656,28 @@ static int tn__cholesky_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, vo
     gin[0] = tn_linalg_solve(L, gA, .left = false);
     return gin[0] ? 0 : -1;
 }
+/* Cholesky on the device: the lower triangle's L (column-major, so the buffer read row-major is
+   L^T); upper factors A^T's (a row-major copy of A is A^T column-major), U = that L^T. */
+static tn_tensor *tn__cholesky_dev(tn_tensor *A, bool upper, bool check_errors, tn_tensor **info, const char *fn) {
+    const int64_t n = A->shape[A->ndim - 1], B = tn__la_batch(A), s[3] = {B, n, n};
+    tn_scope_begin();
+    tn_tensor *cm = upper ? tn_reshape(tn_clone(tn_detach(A)), s, 3) : tn__la_cm(A), *f = tn__la_dnew(TN_I32, A, B, 0, 0, 1), *r = NULL;
+    if (cm && f && !tn__la_run(TN_LA_POTRF, cm, NULL, NULL, NULL, f, 0)) {
+        tn_tensor *fi = tn__la_unbatch(f, A, 0), *Lt = tn_reshape(cm, A->shape, A->ndim);
+        if (fi && Lt && !(check_errors && tn__la_info_error(fn, fi, TN__LA_NOT_PD))) {
+            r = tn_keep(tn_contiguous(upper ? tn__triu(Lt, 0) : tn__tril(tn_transpose(Lt, -2, -1), 0)));
+            if (info) *info = tn_keep(fi);
+        }
+    }
+    tn_scope_end();
+    tn_node *nd = r ? tn__fn_node("LinalgCholeskyExBackward0", tn__cholesky_bw, &A, 1) : NULL;
+    if (nd) { nd->i[0] = upper; nd->ni = 1; tn__node_save(nd, A); }
+    return tn__node_attach(nd, r);
+}
 static tn_tensor *tn__cholesky_ex_impl(tn_tensor *A, bool upper, bool check_errors, tn_tensor **info, const char *fn) {
     TN__CHECK_NULL(A);
-    if (tn__la_check_dt(fn, A, "A", true, true)) return NULL;
+    if (tn__la_check_dev(fn, A, "A", true)) return NULL;
+    if (A->device != TN_CPU) return tn__cholesky_dev(A, upper, check_errors, info, fn);
     tn_scope_begin();
     const int64_t n = A->shape[A->ndim - 1], B = tn__la_batch(A);
     tn_tensor *w = tn__la_work(A), *f = tn__own(tn__new(TN_I32, TN_CPU, A->shape, A->ndim - 2)), *r = NULL;

@@ -254,7 +254,7 @@ TNDEF tn_tensor *tn_cholesky_inverse_str(tn_tensor *L, const char *options) { TN
 static tn_tensor *tn__lu_solve_impl(tn_tensor *LU, tn_tensor *pivots, tn_tensor *Bm, bool left, bool adjoint) {
     TN__CHECK_NULL(LU, pivots, Bm);
     const char *fn = "tn_linalg_lu_solve";
-    if (tn__la_check_dt(fn, LU, "LU", true, true)) return NULL;
+    if (tn__la_check_dev(fn, LU, "LU", true)) return NULL;
     if (pivots->ndim != LU->ndim - 1 || pivots->shape[pivots->ndim - 1] != LU->shape[LU->ndim - 1])
         return (tn_tensor *)tn__error("%s: Expected LU.shape[:-1] == pivots.shape, got LU %s and pivots %s", fn, TN__SHAPE(LU), TN__SHAPE(pivots));
     if (memcmp(pivots->shape, LU->shape, (size_t)(LU->ndim - 2) * sizeof(int64_t)))
@@ -262,6 +262,14 @@ static tn_tensor *tn__lu_solve_impl(tn_tensor *LU, tn_tensor *pivots, tn_tensor 
     if (pivots->dtype != TN_I32) return (tn_tensor *)tn__error("%s: pivots should be a Tensor of scalar type int32, got %s", fn, tn_dtype_name(pivots->dtype));
     tn_scope_begin();
     tn_tensor *L = NULL, *U = NULL, *P = tn_lu_unpack(LU, pivots, &L, &U), *a = NULL, *b = NULL, *r = NULL;
+    if (P && LU->device != TN_CPU) {   /* on a device (no triangular solve there yet): A = P L U solved by linalg.solve,
+                                          whose LU refactors A: the same X, and the same gradients by the chain rule */
+        tn_tensor *A = tn_matmul(P, tn_matmul(L, U));
+        if (Bm->ndim < 2) return tn__scope_return((tn_tensor *)tn__error("%s: The input tensor B must have at least 2 dimensions.", fn));
+        /* B [..., n, k] one dim short of LU: a matrix to lu_solve, a batch of vectors to linalg.solve */
+        if (Bm->ndim == LU->ndim - 1 && !memcmp(Bm->shape, LU->shape, (size_t)Bm->ndim * sizeof(int64_t))) Bm = tn_unsqueeze(Bm, 0);
+        return tn__scope_return(tn_linalg_solve(adjoint ? tn__mH(A) : A, Bm, .left = left));
+    }
     if (P && !tn__la_broadcast_pair(fn, LU, Bm, left, &a, &b)) {
         /* left = false, X A = B, is A^H X^H = B^H: the adjoint flips */
         tn_tensor *rhs = left ? b : tn__mH(b);
@@ -294,12 +302,12 @@ static tn_tensor *tn__matrix_power_impl(tn_tensor *A, int64_t n) {
     if (A->shape[A->ndim - 1] != A->shape[A->ndim - 2])
         return (tn_tensor *)tn__error("%s: A must be batches of square matrices, but they are %lld by %lld matrices", fn,
                                       (long long)A->shape[A->ndim - 2], (long long)A->shape[A->ndim - 1]);
-    if (n < 0 && tn__la_check_dt(fn, A, "A", true, true)) return NULL;
+    if (n < 0 && tn__la_check_dev(fn, A, "A", true)) return NULL;   /* (inv: on a device too) */
     tn_scope_begin();
     const int64_t m = A->shape[A->ndim - 1];
     tn_tensor *r = NULL;
     if (n == 0)   /* I, in the graph with a zero gradient (as torch: a copy of I into A's clone) */
-        r = tn__zero_grad_node(tn_contiguous(tn_expand(tn_eye(m, m, A->dtype), A->shape, A->ndim)), A, "LinalgMatrixPowerBackward0", true);
+        r = tn__zero_grad_node(tn_contiguous(tn_expand(tn_to(tn_eye(m, m, A->dtype), A->device), A->shape, A->ndim)), A, "LinalgMatrixPowerBackward0", true);
     else if (n == 1) r = tn_clone(A);
     else {
         tn_tensor *base = n < 0 ? tn_linalg_inv(A) : A;

@@ -1,0 +1,97 @@
+"""torch.linalg on "cuda" tensors through tn_backend.linalg (cuSOLVER on a GPU): from Python,
+on the checking stand-in GPU (the CPU's kernels behind a check that no host pointer reaches
+the device), in a subprocess (the stand-in replaces the process's CUDA backend). Values and
+gradients against PyTorch 1.13 on the CPU (the oracle), the results on "cuda", the CPU
+path's errors. The C cases, including the real GPU's, are tests/cuda_cases_linalg.h.
+
+Run:  make lib/libtensor.so && python3 -m pytest -q bindings/python/tests/test_cuda_linalg.py
+"""
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+SCRIPT = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, sys.argv[1])
+    import numpy as np
+    import torch
+    import tensor as tn
+    tn._C.lib.tn_debug_cuda_stand_in()
+    rng = np.random.default_rng(26)
+    A = rng.standard_normal((2, 4, 4))
+    B = rng.standard_normal((2, 4, 3))
+    T = rng.standard_normal((5, 3))
+    def ours(x, grad=True):
+        t = tn.tensor(x).cuda()
+        t.requires_grad_(grad)
+        return t
+    def theirs(x, grad=True):
+        return torch.tensor(x, requires_grad=grad)
+    def close(a, b, tol=1e-9):
+        assert a.device.type == "cuda", a.device
+        got = a.detach().cpu().numpy()
+        want = b.detach().numpy()
+        assert got.shape == want.shape, (got.shape, want.shape)
+        assert np.allclose(got, want, rtol=tol, atol=tol), (got, want)
+    cases = {
+        "solve": lambda m, x, y: m.linalg.solve(x(A), x(B)),
+        "inv": lambda m, x, y: m.linalg.inv(x(A)),
+        "det": lambda m, x, y: m.linalg.det(x(A)),
+        "slogdet": lambda m, x, y: m.linalg.slogdet(x(A))[1],
+        "cholesky": lambda m, x, y: m.linalg.cholesky(y(x(A))),
+        "cholesky upper": lambda m, x, y: m.linalg.cholesky(y(x(A)), upper=True),
+        "qr R": lambda m, x, y: m.linalg.qr(x(T))[1].abs(),
+        "eigvalsh": lambda m, x, y: m.linalg.eigvalsh(y(x(A))),
+        "eigh vectors": lambda m, x, y: m.linalg.eigh(y(x(A)))[1] ** 2,
+        "svdvals": lambda m, x, y: m.linalg.svdvals(x(T)),
+        "svd U Vh": lambda m, x, y: (lambda u, s, vh: u @ vh)(*m.linalg.svd(x(T), full_matrices=False)),
+        "lu_factor": lambda m, x, y: m.linalg.lu_factor(x(A))[0],
+        "lu_solve": lambda m, x, y: m.linalg.lu_solve(*m.linalg.lu_factor(x(A)), x(B)),
+    }
+    def spd(m):   # a symmetric positive-definite matrix of t, differentiably
+        return lambda t: t @ t.mT + 4 * m.eye(4, dtype=t.dtype).to(t.device)
+    for name, f in cases.items():
+        ins = []
+        def mk_o(x):
+            t = ours(x); ins.append(t); return t
+        def mk_t(x):
+            t = theirs(x); ins.append(t); return t
+        o = f(tn, mk_o, spd(tn))
+        oi, ins = ins, []
+        w = f(torch, mk_t, spd(torch))
+        ti = ins
+        close(o, w)
+        g = np.random.default_rng(1).standard_normal(tuple(w.shape))
+        (o * tn.tensor(g).cuda()).sum().backward()
+        (w * torch.tensor(g)).sum().backward()
+        for a, b in zip(oi, ti):
+            close(a.grad, b.grad, 1e-7)
+    # the CPU path's errors, on the device
+    sing = tn.tensor([[1.0, 2.0], [2.0, 4.0]]).cuda()
+    try:
+        tn.linalg.inv(sing)
+    except RuntimeError as e:
+        assert "The diagonal element 2 is zero" in str(e), str(e)
+    else:
+        raise AssertionError("singular inv did not raise")
+    try:
+        tn.linalg.cholesky(-tn.eye(2, dtype=tn.float64).cuda())
+    except RuntimeError as e:
+        assert "leading minor of order 1 is not positive-definite" in str(e), str(e)
+    else:
+        raise AssertionError("cholesky of a negative matrix did not raise")
+    L, info = tn.linalg.cholesky_ex(tn.stack([-tn.eye(2), tn.eye(2)]).cuda())
+    assert info.is_cuda and info.tolist() == [1, 0], info
+    print("ok")
+""")
+
+
+def test_linalg_on_stand_in_cuda():
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    r = subprocess.run([sys.executable, "-c", SCRIPT, here], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout + r.stderr

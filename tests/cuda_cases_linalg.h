@@ -1,0 +1,179 @@
+/* cuda_cases_linalg.h — torch.linalg on the GPU (issue 26 item 3): the factorizations through
+ * tn_backend.linalg (cuSOLVER in tensor_cuda.cu; the CPU's kernels in the checking stand-in)
+ * against the CPU, values and gradients, batched, strided, float32 and float64, empty; the
+ * errors for singular and non-positive-definite input (the CPU's messages); a table without
+ * the entry refuses the ops (no silent copy to the CPU). Included after cuda_cases.h by
+ * test_cuda.c (the real GPU unit) and test_devices.c (the stand-in, on every machine).
+ * Eigen, singular and QR vectors are compared through sign-invariant functions of them
+ * (cuSOLVER's may differ from the CPU's by a sign per vector). Tolerances: float32 is
+ * factored in float32 on the GPU, in float64 on the CPU (1e-3, relative); float64 1e-8. */
+#ifndef CUDA_CASES_LINALG_H
+#define CUDA_CASES_LINALG_H
+/* a symmetric positive-definite matrix of x (differentiable): x x^T + n I */
+static tn_tensor *la_spd(tn_tensor *x) {
+    const int64_t n = tn_shape(x)[tn_ndim(x) - 1];
+    return tn_add(tn_matmul(x, tn_transpose(x, -2, -1)), tn_mul_scalar(tn_to(tn_eye(n, n, x->dtype), x->device), (double)n));
+}
+static tn_tensor *la_f64(tn_tensor *t) { return t ? tn_to_dtype(t, TN_F64) : NULL; }
+UNARY_FN(la_solve, tn_linalg_solve(x[0], x[1]))
+UNARY_FN(la_solve_right, tn_linalg_solve(x[0], x[1], .left = false))
+UNARY_FN(la_inv, tn_linalg_inv(x[0]))
+UNARY_FN(la_det, tn_linalg_det(x[0]))
+static tn_tensor *la_slogdet(tn_tensor *const *x) { tn_tensor *s = NULL, *l = tn_linalg_slogdet(x[0], &s); return l && s ? tn_add(l, tn_mul_scalar(s, 10)) : NULL; }
+static tn_tensor *la_lu_factor(tn_tensor *const *x) { tn_tensor *p = NULL, *lu = tn_linalg_lu_factor(x[0], &p); return lu && p ? tn_add(lu, tn_sum(la_f64(p))) : NULL; }
+static tn_tensor *la_lu_pivots(tn_tensor *const *x) { tn_tensor *p = NULL; return tn_linalg_lu_factor(x[0], &p) ? la_f64(p) : NULL; }
+static tn_tensor *la_lu_solve(tn_tensor *const *x) { tn_tensor *p = NULL, *lu = tn_linalg_lu_factor(x[0], &p); return lu ? tn_linalg_lu_solve(lu, p, x[1]) : NULL; }
+static tn_tensor *la_lu_solve_adj(tn_tensor *const *x) { tn_tensor *p = NULL, *lu = tn_linalg_lu_factor(x[0], &p); return lu ? tn_linalg_lu_solve(lu, p, x[1], .adjoint = true) : NULL; }
+static tn_tensor *la_lu_unpack(tn_tensor *const *x) {
+    tn_tensor *p = NULL, *lu = tn_linalg_lu_factor(x[0], &p), *L = NULL, *U = NULL, *P = lu ? tn_lu_unpack(lu, p, &L, &U) : NULL;
+    return P ? tn_add(tn_matmul(P, L), U) : NULL;
+}
+UNARY_FN(la_chol, tn_linalg_cholesky(la_spd(x[0])))
+UNARY_FN(la_chol_upper, tn_linalg_cholesky(la_spd(x[0]), .upper = true))
+/* Q and R up to a sign per column of Q and row of R: Q's squares, |R| */
+static tn_tensor *la_qr(tn_tensor *const *x) {
+    tn_tensor *R = NULL, *Q = tn_linalg_qr(x[0], &R);
+    return Q && R ? tn_add(tn_mul(Q, Q), tn_unsqueeze(tn_sum_dims(tn_abs(R), TN_DIMS(-1)), -2)) : NULL;
+}
+static tn_tensor *la_qr_complete(tn_tensor *const *x) {
+    tn_tensor *R = NULL, *Q = tn_linalg_qr(x[0], &R, .mode = 1)   /* complete */;
+    return Q && R ? tn_add(tn_sum(tn_matmul(Q, R)), tn_sum(tn_abs(R))) : NULL;
+}
+static tn_tensor *la_qr_r(tn_tensor *const *x) { tn_tensor *R = NULL; return tn_linalg_qr(x[0], &R, .mode = 2)   /* r */ ? tn_abs(R) : NULL; }
+/* eigenvalues, V diag(L) V^T and V's squares (sign-invariant) */
+static tn_tensor *la_eigh(tn_tensor *const *x) {
+    tn_tensor *S = tn_add(x[0], tn_transpose(x[0], -2, -1)), *V = NULL, *L = tn_linalg_eigh(S, &V);
+    return L && V ? tn_add(tn_add(tn_matmul(tn_mul(V, tn_unsqueeze(L, -2)), tn_transpose(V, -2, -1)), tn_mul(V, V)), tn_unsqueeze(L, -1)) : NULL;
+}
+static tn_tensor *la_eigh_upper(tn_tensor *const *x) { tn_tensor *V = NULL, *L = tn_linalg_eigh(x[0], &V, .UPLO = "U"); return L && V ? tn_add(tn_mul(V, V), tn_unsqueeze(L, -2)) : NULL; }
+UNARY_FN(la_eigvalsh, tn_linalg_eigvalsh(x[0]))
+/* singular values, and U Vh (sign-invariant) */
+static tn_tensor *la_svd(tn_tensor *const *x) {
+    tn_tensor *S = NULL, *Vh = NULL, *U = tn_linalg_svd(x[0], &S, &Vh, .full_matrices = false);
+    return U && S && Vh ? tn_add(tn_matmul(U, Vh), tn_sum(S)) : NULL;
+}
+/* full_matrices: the shapes, S and the first k columns' U Vh (the rest are any basis of the complement) */
+static tn_tensor *la_svd_full(tn_tensor *const *x) {
+    tn_tensor *S = NULL, *Vh = NULL, *U = tn_linalg_svd(x[0], &S, &Vh);
+    if (!U || !S || !Vh) return NULL;
+    const int64_t k = tn_shape(S)[tn_ndim(S) - 1];
+    /* (U's and Vh's sizes in the sum's factor: full shapes checked too) */
+    return tn_add(tn_matmul(tn_narrow(U, -1, 0, k), tn_narrow(Vh, -2, 0, k)), tn_mul_scalar(tn_sum(S), (double)(tn_numel(U) + 100 * tn_numel(Vh))));
+}
+UNARY_FN(la_svdvals, tn_linalg_svdvals(x[0]))
+UNARY_FN(la_matrix_power_neg, tn_linalg_matrix_power(x[0], -2))
+UNARY_FN(la_matrix_power_0, tn_linalg_matrix_power(x[0], 0))
+
+TEST(gpu_linalg_match_cpu) {
+    tn_scope_begin();
+    tn_manual_seed(26);
+    tn_tensor *a = RANDN(3, 4, 4), *b = RANDN(3, 4, 2), *at = tn_transpose(RANDN(2, 5, 5), -2, -1);
+    tn_tensor *a64 = tn_randn(TN_SHAPE(2, 3, 5, 5), TN_F64), *b64 = tn_randn(TN_SHAPE(2, 3, 5, 3), TN_F64);
+    CHECK_OP("linalg.solve", la_solve, 1e-3, true, a, b);
+    CHECK_OP("linalg.solve f64 batched", la_solve, 1e-8, true, a64, b64);
+    CHECK_OP("linalg.solve vector", la_solve, 1e-3, true, a, RANDN(3, 4));
+    CHECK_OP("linalg.solve left=False", la_solve_right, 1e-3, true, a, RANDN(3, 2, 4));
+    CHECK_OP("linalg.solve strided", la_solve, 1e-3, true, at, tn_transpose(RANDN(2, 3, 5), -2, -1));
+    CHECK_OP("linalg.inv", la_inv, 1e-3, true, a);
+    CHECK_OP("linalg.inv f64", la_inv, 1e-8, true, a64);
+    CHECK_OP("linalg.det", la_det, 1e-3, true, a);
+    CHECK_OP("linalg.det f64 strided", la_det, 1e-8, true, tn_transpose(a64, -2, -1));
+    CHECK_OP("linalg.slogdet", la_slogdet, 1e-3, true, a);
+    CHECK_OP("linalg.slogdet f64", la_slogdet, 1e-8, true, a64);
+    CHECK_OP("linalg.lu_factor", la_lu_factor, 1e-3, true, a);
+    CHECK_OP("linalg.lu_factor pivots", la_lu_pivots, 0, false, a64);
+    CHECK_OP("linalg.lu_factor wide", la_lu_factor, 1e-3, true, RANDN(2, 3, 5));
+    CHECK_OP("linalg.lu_factor tall", la_lu_factor, 1e-3, true, RANDN(5, 3));
+    CHECK_OP("lu_unpack", la_lu_unpack, 1e-3, true, a);
+    CHECK_OP("linalg.lu_solve", la_lu_solve, 1e-3, true, a, b);
+    CHECK_OP("linalg.lu_solve adjoint f64", la_lu_solve_adj, 1e-8, true, a64, b64);
+    CHECK_OP("linalg.cholesky", la_chol, 1e-3, true, a);
+    CHECK_OP("linalg.cholesky upper f64", la_chol_upper, 1e-8, true, a64);
+    CHECK_OP("linalg.cholesky strided", la_chol, 1e-3, true, at);
+    CHECK_OP("linalg.qr", la_qr, 1e-3, true, RANDN(2, 6, 4));
+    CHECK_OP("linalg.qr wide f64", la_qr, 1e-8, true, tn_randn(TN_SHAPE(3, 5), TN_F64));
+    CHECK_OP("linalg.qr complete", la_qr_complete, 1e-3, false, RANDN(6, 4));   /* (not differentiable for m > n, as torch) */
+    CHECK_OP("linalg.qr complete wide", la_qr_complete, 1e-3, true, RANDN(2, 3, 5));
+    CHECK_OP("linalg.qr r", la_qr_r, 1e-3, false, RANDN(2, 4, 6));
+    CHECK_OP("linalg.eigh", la_eigh, 1e-3, true, a);
+    CHECK_OP("linalg.eigh f64", la_eigh, 1e-8, true, a64);
+    CHECK_OP("linalg.eigh upper", la_eigh_upper, 1e-3, false, at);
+    CHECK_OP("linalg.eigvalsh", la_eigvalsh, 1e-3, true, tn_add(a, tn_transpose(a, -2, -1)));
+    CHECK_OP("linalg.svd", la_svd, 1e-3, true, RANDN(2, 6, 4));
+    CHECK_OP("linalg.svd wide f64", la_svd, 1e-8, true, tn_randn(TN_SHAPE(3, 7), TN_F64));
+    CHECK_OP("linalg.svd full_matrices", la_svd_full, 1e-3, false, RANDN(2, 5, 3));
+    CHECK_OP("linalg.svd full_matrices wide", la_svd_full, 1e-3, false, RANDN(3, 5));
+    CHECK_OP("linalg.svdvals", la_svdvals, 1e-3, true, at);
+    CHECK_OP("linalg.matrix_power -2", la_matrix_power_neg, 1e-3, true, a);
+    CHECK_OP("linalg.matrix_power 0", la_matrix_power_0, 0, true, a);
+    /* empty: batches of none, 0 x 0 matrices (det 1), a 3 x 0 one (complete Q = I) */
+    CHECK_OP("linalg.solve empty batch", la_solve, 0, false, RANDN(0, 3, 3), RANDN(0, 3, 2));
+    CHECK_OP("linalg.det 0 x 0", la_det, 0, false, RANDN(2, 0, 0));
+    CHECK_OP("linalg.inv 0 x 0", la_inv, 0, false, RANDN(2, 0, 0));
+    CHECK_OP("linalg.cholesky 0 x 0", la_chol, 0, false, RANDN(0, 0));
+    CHECK_OP("linalg.qr complete 3 x 0", la_qr_complete, 0, false, RANDN(3, 0));
+    CHECK_OP("linalg.eigvalsh empty", la_eigvalsh, 0, false, RANDN(0, 2, 2));
+    CHECK_OP("linalg.svd full 0 x 3", la_svd_full, 0, false, RANDN(0, 3));
+    CHECK_OP("linalg.svdvals 2 x 0", la_svdvals, 0, false, RANDN(2, 0));
+    tn_scope_end();
+}
+
+/* the message of fn on the CPU input and on its device copy: the same */
+static void la_same_error(int line, const char *what, op_fn fn, tn_tensor *cpu, const char *needle) {
+    tn_scope_begin();
+    tn_tensor *in[2] = {cpu, tn_to(cpu, TN_CUDA)};
+    char msg[2][512];
+    for (int k = 0; k < 2; k++) {
+        tn_clear_error();
+        tn_tensor *r = fn(&in[k]);
+        snprintf(msg[k], sizeof msg[k], "%s", r ? "(no error)" : tn_last_error());
+    }
+    if (!strstr(msg[0], needle)) fail_at(line, "%s on the CPU: %s", what, msg[0]);
+    else if (strcmp(msg[0], msg[1])) fail_at(line, "%s: the CPU says \"%s\", the GPU \"%s\"", what, msg[0], msg[1]);
+    else tn_test_passed++;
+    tn_clear_error();
+    tn_scope_end();
+}
+UNARY_FN(la_chol_raw, tn_linalg_cholesky(x[0]))
+UNARY_FN(la_eigh_nan, tn_linalg_eigvalsh(tn_log(x[0])))
+static tn_tensor *la_chol_info(tn_tensor *const *x) { tn_tensor *info = NULL; return tn_linalg_cholesky_ex(x[0], &info) ? la_f64(info) : NULL; }
+static tn_tensor *la_inv_info(tn_tensor *const *x) { tn_tensor *info = NULL; return tn_linalg_inv_ex(x[0], &info) ? la_f64(info) : NULL; }
+
+static tn_tensor *la_no_entry_solve(tn_tensor *a) { return tn_linalg_solve(a, a); }
+TEST(gpu_linalg_errors) {
+    tn_scope_begin();
+    /* singular (row 1 = 2 row 0: the second pivot exactly 0), in the second matrix of a batch; not positive-definite */
+    tn_tensor *sing = tn_from_data((double[]){2, 1, 0, 0, 3, 1, 1, 0, 4,   1, 2, 3, 2, 4, 6, 0, 0, 1}, TN_SHAPE(2, 3, 3), TN_F64);
+    tn_tensor *npd = tn_from_data((float[]){4, 2, 0, 2, 1, 0, 0, 0, 1}, TN_SHAPE(3, 3), TN_F32);
+    la_same_error(__LINE__, "linalg.inv singular", la_inv, sing, "(Batch element 1): The diagonal element 2 is zero");
+    tn_tensor *sb[2] = {sing, tn_ones(TN_SHAPE(2, 3, 1), TN_F64)};
+    tn_scope_begin();
+    tn_tensor *gs[2] = {tn_to(sb[0], TN_CUDA), tn_to(sb[1], TN_CUDA)};
+    tn_clear_error();
+    CHECK_MSG(!la_solve(gs) && strstr(tn_last_error(), "tn_linalg_solve: (Batch element 1): The diagonal element 2 is zero"), "solve singular: %s", tn_last_error());
+    tn_clear_error();
+    tn_scope_end();
+    la_same_error(__LINE__, "linalg.cholesky not positive-definite", la_chol_raw, npd, "the leading minor of order 2 is not positive-definite");
+    la_same_error(__LINE__, "linalg.cholesky not square", la_chol_raw, RANDN(3, 4), "must be batches of square matrices");
+    la_same_error(__LINE__, "linalg.eigvalsh NaN", la_eigh_nan, tn_neg(tn_ones(TN_SHAPE(2, 2), TN_F32)), "failed to converge");
+    la_same_error(__LINE__, "linalg.det 1-d", la_det, RANDN(3), "at least 2 dimensions");
+    /* the _ex variants: info per batch element, no error */
+    CHECK_OP("linalg.cholesky_ex info", la_chol_info, 0, false, tn_stack(((tn_tensor *[]){npd, tn_eye(3, 3, TN_F32)}), 2));
+    CHECK_OP("linalg.inv_ex info", la_inv_info, 0, false, sing);
+    /* a table without the entry: PyTorch's GPU runs these, so an error, not a copy to the CPU */
+    const tn_backend *be = tn_get_backend(TN_CUDA);
+    static tn_backend none;
+    none = *be;
+    none.name = "cuda (no linalg entry)";
+    none.linalg = NULL;
+    tn_tensor *g = tn_to(RANDN(3, 3), TN_CUDA);
+    tn_register_backend(TN_CUDA, &none);
+    tn_clear_error();
+    CHECK_MSG(!la_no_entry_solve(g) && strstr(tn_last_error(), "not implemented on cuda yet (CPU only)"), "no entry: %s", tn_last_error());
+    tn_clear_error();
+    CHECK_MSG(!tn_linalg_svdvals(g) && strstr(tn_last_error(), "not implemented on cuda yet (CPU only)"), "no entry: %s", tn_last_error());
+    tn_clear_error();
+    tn_register_backend(TN_CUDA, be);
+    tn_scope_end();
+}
+#endif
