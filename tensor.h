@@ -5590,6 +5590,7 @@ typedef struct tn__gemm_tune_t {   /* GEMM knobs: ISA (-1 best), blocking (0 def
     int isa;
     int64_t kc, mc, nc, naive_max;
     int threads;
+    int direct_a;   /* A read in place: 0 where the heuristic says, 1 wherever its layout allows, -1 never (packed) */
 } tn__gemm_tune_t;
 /* The GEMM's epilogue (tn__gemm_ep_f32/f64, src/ops/gemm.c): applied to each tile of C while
    it is in cache, C += bias_beta * bias (bias[i * bias_stride] per row i, or per column j),
@@ -17640,19 +17641,21 @@ TNDEF tn_tensor *tn_unique_consecutive_str(tn_tensor *x, tn_tensor **inverse, tn
 
 /* micro-kernel: C[0:MR, 0:NR] (row stride rsc, column stride 1)
  *   = alpha * (Ap panel @ Bp panel) + beta * S,  S not read when beta == 0.
+ * A[i, k] of the panel is Ap[i*ars + k*aks]: ars = 1, aks = MR for a packed panel; A's own
+ * strides when A is read in place (see "direct A" below).
  * S is C itself (S = C, rss = rsc), or the epilogue's bias row (rss = 0: the same row for
  * every row of the tile).
  * Row k of the B panel starts at Bp + k*ldb: ldb = NR for a packed panel, B's own row
  * stride when B is read in place (see "direct B" below). */
-typedef void (*tn__gemm_ukr_f32)(int64_t kc, const float *Ap, const float *Bp, int64_t ldb,
+typedef void (*tn__gemm_ukr_f32)(int64_t kc, const float *Ap, int64_t ars, int64_t aks, const float *Bp, int64_t ldb,
                                  float *C, int64_t rsc, float alpha, float beta, const float *S, int64_t rss);
-typedef void (*tn__gemm_ukr_f64)(int64_t kc, const double *Ap, const double *Bp, int64_t ldb,
+typedef void (*tn__gemm_ukr_f64)(int64_t kc, const double *Ap, int64_t ars, int64_t aks, const double *Bp, int64_t ldb,
                                  double *C, int64_t rsc, double alpha, double beta, const double *S, int64_t rss);
 
 enum { TN__GEMM_SCALAR = 0, TN__GEMM_AVX2 = 1, TN__GEMM_AVX512 = 2 };
 
 /* Knobs for tests/benchmarks only (tn__gemm_tune_t: section 17's white-box hooks). */
-TN__TESTABLE tn__gemm_tune_t tn__gemm_tune = { -1, 0, 0, 0, -1, 0 };
+TN__TESTABLE tn__gemm_tune_t tn__gemm_tune = { -1, 0, 0, 0, -1, 0, 0 };
 /* A B packed ahead (the graph replay's constant weights, src/jit/trace.c): the panels of its
    (jc, pc) blocks in the GEMM's loop order, for that B (address, strides, size) and blocking.
    This thread's next GEMMs on that B read them instead of packing B: the same panels, the
@@ -17694,16 +17697,16 @@ TN__TESTABLE int tn__gemm_isa(void)
 /* The portable micro-kernel, one definition for both precisions: an MR x NR tile of C
    accumulated over kc packed columns, then C = alpha * acc + beta * C. */
 /* TN__GEMM_DEFINE_UKR_SCALAR(float, f32, TN__GEMM_SC_NR32): the template in src/ops/gemm.c */
-static void tn__gemm_ukr_scalar_f32(int64_t kc, const float *Ap, const float *Bp, int64_t ldb,
+static void tn__gemm_ukr_scalar_f32(int64_t kc, const float *Ap, int64_t ars, int64_t aks, const float *Bp, int64_t ldb,
                                       float *C, int64_t rsc, float alpha, float beta, const float *S, int64_t rss)
 {
     float acc[TN__GEMM_SC_MR * TN__GEMM_SC_NR32];
     int64_t k;
     int i, j;
     for (i = 0; i < TN__GEMM_SC_MR * TN__GEMM_SC_NR32; i++) acc[i] = 0;
-    for (k = 0; k < kc; k++, Ap += TN__GEMM_SC_MR, Bp += ldb)
+    for (k = 0; k < kc; k++, Ap += aks, Bp += ldb)
         for (i = 0; i < TN__GEMM_SC_MR; i++)
-            for (j = 0; j < TN__GEMM_SC_NR32; j++) acc[i * TN__GEMM_SC_NR32 + j] += Ap[i] * Bp[j];
+            for (j = 0; j < TN__GEMM_SC_NR32; j++) acc[i * TN__GEMM_SC_NR32 + j] += Ap[i * ars] * Bp[j];
     for (i = 0; i < TN__GEMM_SC_MR; i++)
         for (j = 0; j < TN__GEMM_SC_NR32; j++) {
             float *c = C + i * rsc + j;
@@ -17711,16 +17714,16 @@ static void tn__gemm_ukr_scalar_f32(int64_t kc, const float *Ap, const float *Bp
         }
 }
 /* TN__GEMM_DEFINE_UKR_SCALAR(double, f64, TN__GEMM_SC_NR64): the template in src/ops/gemm.c */
-static void tn__gemm_ukr_scalar_f64(int64_t kc, const double *Ap, const double *Bp, int64_t ldb,
+static void tn__gemm_ukr_scalar_f64(int64_t kc, const double *Ap, int64_t ars, int64_t aks, const double *Bp, int64_t ldb,
                                       double *C, int64_t rsc, double alpha, double beta, const double *S, int64_t rss)
 {
     double acc[TN__GEMM_SC_MR * TN__GEMM_SC_NR64];
     int64_t k;
     int i, j;
     for (i = 0; i < TN__GEMM_SC_MR * TN__GEMM_SC_NR64; i++) acc[i] = 0;
-    for (k = 0; k < kc; k++, Ap += TN__GEMM_SC_MR, Bp += ldb)
+    for (k = 0; k < kc; k++, Ap += aks, Bp += ldb)
         for (i = 0; i < TN__GEMM_SC_MR; i++)
-            for (j = 0; j < TN__GEMM_SC_NR64; j++) acc[i * TN__GEMM_SC_NR64 + j] += Ap[i] * Bp[j];
+            for (j = 0; j < TN__GEMM_SC_NR64; j++) acc[i * TN__GEMM_SC_NR64 + j] += Ap[i * ars] * Bp[j];
     for (i = 0; i < TN__GEMM_SC_MR; i++)
         for (j = 0; j < TN__GEMM_SC_NR64; j++) {
             double *c = C + i * rsc + j;
@@ -17752,7 +17755,7 @@ static void tn__gemm_ukr_scalar_f64(int64_t kc, const double *Ap, const double *
     _mm_prefetch((const char *)(C + (r) * rsc + 2 * TN__GEMM_V - 1), _MM_HINT_T0);
 #define TN__GEMM_ROW_FMA(r)                                                        \
     {                                                                              \
-        TN__GEMM_VT a_ = TN__GEMM_SET1(Ap[r]);                                     \
+        TN__GEMM_VT a_ = TN__GEMM_SET1(Ap[(r) * ars]);                             \
         c##r##a = TN__GEMM_FMA(a_, b0, c##r##a);                                   \
         c##r##b = TN__GEMM_FMA(a_, b1, c##r##b);                                   \
     }
@@ -17783,7 +17786,7 @@ static void tn__gemm_ukr_scalar_f64(int64_t kc, const double *Ap, const double *
 #define TN__GEMM_FMA _mm512_fmadd_ps
 /* TN__GEMM_SIMD_KERNEL(tn__gemm_ukr_avx512_f32, "avx512f", 12, TN__GEMM_ROWS12): the template in src/ops/gemm.c */
 __attribute__((target("avx512f")))
-static void tn__gemm_ukr_avx512_f32(int64_t kc, const TN__GEMM_ET *Ap, const TN__GEMM_ET *Bp,
+static void tn__gemm_ukr_avx512_f32(int64_t kc, const TN__GEMM_ET *Ap, int64_t ars, int64_t aks, const TN__GEMM_ET *Bp,
                  int64_t ldb, TN__GEMM_ET *C, int64_t rsc, TN__GEMM_ET alpha,
                  TN__GEMM_ET beta, const TN__GEMM_ET *S, int64_t rss)
 {
@@ -17796,7 +17799,7 @@ static void tn__gemm_ukr_avx512_f32(int64_t kc, const TN__GEMM_ET *Ap, const TN_
         /* B panel a few steps ahead (the hardware prefetcher does the rest) */
         _mm_prefetch((const char *)(Bp + 16 * ldb), _MM_HINT_T0);
         TN__GEMM_ROWS12(TN__GEMM_ROW_FMA)
-        Ap += 12;
+        Ap += aks;
         Bp += ldb;
     }
     va = TN__GEMM_SET1(alpha);
@@ -17806,7 +17809,7 @@ static void tn__gemm_ukr_avx512_f32(int64_t kc, const TN__GEMM_ET *Ap, const TN_
 /* 8 x 32 for M a multiple of 8 but not of 12 (64 channels: 8 panels, not 6 with 8 wasted rows) */
 /* TN__GEMM_SIMD_KERNEL(tn__gemm_ukr_avx512x8_f32, "avx512f", 8, TN__GEMM_ROWS8): the template in src/ops/gemm.c */
 __attribute__((target("avx512f")))
-static void tn__gemm_ukr_avx512x8_f32(int64_t kc, const TN__GEMM_ET *Ap, const TN__GEMM_ET *Bp,
+static void tn__gemm_ukr_avx512x8_f32(int64_t kc, const TN__GEMM_ET *Ap, int64_t ars, int64_t aks, const TN__GEMM_ET *Bp,
                  int64_t ldb, TN__GEMM_ET *C, int64_t rsc, TN__GEMM_ET alpha,
                  TN__GEMM_ET beta, const TN__GEMM_ET *S, int64_t rss)
 {
@@ -17819,7 +17822,7 @@ static void tn__gemm_ukr_avx512x8_f32(int64_t kc, const TN__GEMM_ET *Ap, const T
         /* B panel a few steps ahead (the hardware prefetcher does the rest) */
         _mm_prefetch((const char *)(Bp + 16 * ldb), _MM_HINT_T0);
         TN__GEMM_ROWS8(TN__GEMM_ROW_FMA)
-        Ap += 8;
+        Ap += aks;
         Bp += ldb;
     }
     va = TN__GEMM_SET1(alpha);
@@ -17847,7 +17850,7 @@ static void tn__gemm_ukr_avx512x8_f32(int64_t kc, const TN__GEMM_ET *Ap, const T
 #define TN__GEMM_FMA _mm512_fmadd_pd
 /* TN__GEMM_SIMD_KERNEL(tn__gemm_ukr_avx512_f64, "avx512f", 12, TN__GEMM_ROWS12): the template in src/ops/gemm.c */
 __attribute__((target("avx512f")))
-static void tn__gemm_ukr_avx512_f64(int64_t kc, const TN__GEMM_ET *Ap, const TN__GEMM_ET *Bp,
+static void tn__gemm_ukr_avx512_f64(int64_t kc, const TN__GEMM_ET *Ap, int64_t ars, int64_t aks, const TN__GEMM_ET *Bp,
                  int64_t ldb, TN__GEMM_ET *C, int64_t rsc, TN__GEMM_ET alpha,
                  TN__GEMM_ET beta, const TN__GEMM_ET *S, int64_t rss)
 {
@@ -17860,7 +17863,7 @@ static void tn__gemm_ukr_avx512_f64(int64_t kc, const TN__GEMM_ET *Ap, const TN_
         /* B panel a few steps ahead (the hardware prefetcher does the rest) */
         _mm_prefetch((const char *)(Bp + 16 * ldb), _MM_HINT_T0);
         TN__GEMM_ROWS12(TN__GEMM_ROW_FMA)
-        Ap += 12;
+        Ap += aks;
         Bp += ldb;
     }
     va = TN__GEMM_SET1(alpha);
@@ -17888,7 +17891,7 @@ static void tn__gemm_ukr_avx512_f64(int64_t kc, const TN__GEMM_ET *Ap, const TN_
 #define TN__GEMM_FMA _mm256_fmadd_ps
 /* TN__GEMM_SIMD_KERNEL(tn__gemm_ukr_avx2_f32, "avx2,fma", 6, TN__GEMM_ROWS6): the template in src/ops/gemm.c */
 __attribute__((target("avx2,fma")))
-static void tn__gemm_ukr_avx2_f32(int64_t kc, const TN__GEMM_ET *Ap, const TN__GEMM_ET *Bp,
+static void tn__gemm_ukr_avx2_f32(int64_t kc, const TN__GEMM_ET *Ap, int64_t ars, int64_t aks, const TN__GEMM_ET *Bp,
                  int64_t ldb, TN__GEMM_ET *C, int64_t rsc, TN__GEMM_ET alpha,
                  TN__GEMM_ET beta, const TN__GEMM_ET *S, int64_t rss)
 {
@@ -17901,7 +17904,7 @@ static void tn__gemm_ukr_avx2_f32(int64_t kc, const TN__GEMM_ET *Ap, const TN__G
         /* B panel a few steps ahead (the hardware prefetcher does the rest) */
         _mm_prefetch((const char *)(Bp + 16 * ldb), _MM_HINT_T0);
         TN__GEMM_ROWS6(TN__GEMM_ROW_FMA)
-        Ap += 6;
+        Ap += aks;
         Bp += ldb;
     }
     va = TN__GEMM_SET1(alpha);
@@ -17929,7 +17932,7 @@ static void tn__gemm_ukr_avx2_f32(int64_t kc, const TN__GEMM_ET *Ap, const TN__G
 #define TN__GEMM_FMA _mm256_fmadd_pd
 /* TN__GEMM_SIMD_KERNEL(tn__gemm_ukr_avx2_f64, "avx2,fma", 6, TN__GEMM_ROWS6): the template in src/ops/gemm.c */
 __attribute__((target("avx2,fma")))
-static void tn__gemm_ukr_avx2_f64(int64_t kc, const TN__GEMM_ET *Ap, const TN__GEMM_ET *Bp,
+static void tn__gemm_ukr_avx2_f64(int64_t kc, const TN__GEMM_ET *Ap, int64_t ars, int64_t aks, const TN__GEMM_ET *Bp,
                  int64_t ldb, TN__GEMM_ET *C, int64_t rsc, TN__GEMM_ET alpha,
                  TN__GEMM_ET beta, const TN__GEMM_ET *S, int64_t rss)
 {
@@ -17942,7 +17945,7 @@ static void tn__gemm_ukr_avx2_f64(int64_t kc, const TN__GEMM_ET *Ap, const TN__G
         /* B panel a few steps ahead (the hardware prefetcher does the rest) */
         _mm_prefetch((const char *)(Bp + 16 * ldb), _MM_HINT_T0);
         TN__GEMM_ROWS6(TN__GEMM_ROW_FMA)
-        Ap += 6;
+        Ap += aks;
         Bp += ldb;
     }
     va = TN__GEMM_SET1(alpha);
@@ -18105,8 +18108,13 @@ TN__GEMM_MAYBE_UNUSED TN__TESTABLE void tn__gemm_free_cache(void)
 #define TN__GEMM_IC_LOOP(T, SFX, b0, b1, Apt)                                             \
     for (ic = (b0) * mstep; ic < M && ic < (b1) * mstep; ic += mstep) {                   \
         int64_t mcb = M - ic < mstep ? M - ic : mstep;                                    \
-        tn__gemm_packA_##SFX(mcb, kcb, A + ic * rsa + pc * csa, rsa, csa, kn.mr, Apt);    \
-        tn__gemm_macro_##SFX(&kn, mcb, ncb, kcb, alpha, Apt, Bp, Bd, rsb, beta_p,         \
+        const int64_t mfull = adirect ? mcb / kn.mr * kn.mr : 0;                          \
+        if (mfull < mcb) /* all of the block, or (direct A) its ragged last panel only */  \
+            tn__gemm_packA_##SFX(mcb - mfull, kcb, A + (ic + mfull) * rsa + pc * csa, rsa, \
+                                 csa, kn.mr, Apt + mfull * kcb);                          \
+        tn__gemm_macro_##SFX(&kn, mcb, ncb, kcb, alpha, Apt,                              \
+                             adirect ? A + ic * rsa + pc * csa : NULL, rsa, csa,          \
+                             Bp, Bd, rsb, beta_p,                                         \
                              C + ic * rsc + jc * csc, rsc, csc, ep, ic, jc, first, last); \
     }
 /* Threads for an M x N x K product: the work model (a multiply-add in the packed kernels
@@ -18281,7 +18289,7 @@ __attribute__((target("avx2,fma"))) static void tn__gemm_dots_avx2_f64(int64_t K
 typedef struct {
     const tn__gemm_kern_f32 *kn; const float *A, *Bp, *Bd; float *C, *Ap; float alpha, beta_p;
     int64_t M, mstep, kcb, ncb, rsa, csa, rsb, rsc, csc, pc, jc; size_t szA;
-    const tn__gemm_epi *ep; int first, last;
+    const tn__gemm_epi *ep; int first, last, adirect;
 } tn__gemm_step_f32;
 static void tn__gemm_step_part_f32(void *args, int t, int nthr);
 
@@ -18438,9 +18446,10 @@ static void tn__gemm_rows_f32(int64_t M, int64_t N, int64_t K, float alpha, cons
 
 /* Multiply the packed mc x kc A block by the packed kc x nc B panel into C; with Bd,
    full-width panels are read in place from Bd (row stride ldbd), only a ragged last
-   panel comes packed. */
+   panel comes packed; with Ad, full-height panels of A are read in place from Ad (strides
+   rsad, csad), only a ragged last one comes packed (in Ap, at its place). */
 static void tn__gemm_macro_f32(const tn__gemm_kern_f32 *kn, int64_t mc, int64_t nc,
-                                 int64_t kc, float alpha, const float *Ap, const float *Bp,
+                                 int64_t kc, float alpha, const float *Ap, const float *Ad, int64_t rsad, int64_t csad, const float *Bp,
                                  const float *Bd, int64_t ldbd, float beta,
                                  float *C, int64_t rsc, int64_t csc,
                                  const tn__gemm_epi *ep, int64_t i0, int64_t j0, int first, int last)
@@ -18454,14 +18463,17 @@ static void tn__gemm_macro_f32(const tn__gemm_kern_f32 *kn, int64_t mc, int64_t 
         for (ir = 0; ir < mc; ir += mr) {
             int64_t mb = mc - ir < mr ? mc - ir : mr;
             float *c = C + ir * rsc + jr * csc;
+            /* A's whole panels read in place from Ad (direct A), a ragged one packed */
+            const float *a = Ad && mb == mr ? Ad + ir * rsad : Ap + ir * kc;
+            const int64_t ars = Ad && mb == mr ? rsad : 1, aks = Ad && mb == mr ? csad : mr;
             int bias_done = 0;
             if (mb == mr && nb == nr && csc == 1) {
                 /* a column bias in the first K slice: read by the kernel's store in place of C */
                 bias_done = ep && first && beta == (float)0 && ep->bias && !ep->per_row && ep->bias_stride == 1;
-                if (bias_done) kn->ukr(kc, Ap + ir * kc, b, ldb, c, rsc, alpha, (float)ep->bias_beta, (const float *)ep->bias + j0 + jr, 0);
-                else kn->ukr(kc, Ap + ir * kc, b, ldb, c, rsc, alpha, beta, c, rsc);
+                if (bias_done) kn->ukr(kc, a, ars, aks, b, ldb, c, rsc, alpha, (float)ep->bias_beta, (const float *)ep->bias + j0 + jr, 0);
+                else kn->ukr(kc, a, ars, aks, b, ldb, c, rsc, alpha, beta, c, rsc);
             } else { /* edge tile or strided C: via a temporary tile */
-                kn->ukr(kc, Ap + ir * kc, b, ldb, tile, nr, (float)1, (float)0, tile, nr);
+                kn->ukr(kc, a, ars, aks, b, ldb, tile, nr, (float)1, (float)0, tile, nr);
                 for (i = 0; i < mb; i++)
                     for (j = 0; j < nb; j++) {
                         float *cij = c + i * rsc + j * csc;
@@ -18483,7 +18495,7 @@ TN__TESTABLE int tn__gemm_ep_f32(int64_t M, int64_t N, int64_t K, float alpha,
     tn__gemm_epi ept;
     tn__gemm_kern_f32 kn;
     int64_t kc, mc, nc, mstep, naive_max, jc, pc, nthr = 1;
-    int direct;
+    int direct, adirect;
     void *buf;
     int cached;
     float *Ap, *Bp;
@@ -18551,6 +18563,16 @@ TN__TESTABLE int tn__gemm_ep_f32(int64_t M, int64_t N, int64_t K, float alpha,
             pb->nc == kn.nc && pb->nr == kn.nr)
             Bpre = (const float *)pb->P;
     }
+    /* direct A: A read in place by the micro-kernel (rows or columns contiguous) instead of
+       packed. Packing costs O(M K) against the O(M N K) product: with N <= 512 (the training
+       steps' linear layers: N = 128..512) it was 6-10 % of the GEMM, and both the forward's
+       x and the weight gradients' dY^T read in place ran 5-15 % faster (bench/RESULTS.md,
+       issue 25 third round). Not with a direct B (a few panels: two in-place streams thrash
+       L1), nor where the stride along the panel is a multiple of 4 KiB (every row or k step
+       in the same L1 set: 1024 x 1024 x 1024 with a transposed A ran 10 % slower). */
+    adirect = (rsa == 1 || csa == 1) && tn__gemm_tune.direct_a >= 0 &&
+              (tn__gemm_tune.direct_a > 0 ||
+               (!direct && N <= 512 && ((rsa == 1 ? csa : rsa) * (int64_t)sizeof(float)) % 4096 != 0));
     for (jc = 0; jc < N; jc += kn.nc) {
         int64_t ncb = N - jc < kn.nc ? N - jc : kn.nc;
         for (pc = 0; pc < K; pc += kn.kc) {
@@ -18563,7 +18585,7 @@ TN__TESTABLE int tn__gemm_ep_f32(int64_t M, int64_t N, int64_t K, float alpha,
             else if (full < ncb) /* only the ragged last panel, where the macro looks */
                 tn__gemm_packB_f32(kcb, ncb - full, B + pc * rsb + jc + full, rsb, 1, kn.nr, Bp + full * kcb);
             if (nthr > 1) {
-                tn__gemm_step_f32 st = {&kn, A, Bp, Bd, C, Ap, alpha, beta_p, M, mstep, kcb, ncb, rsa, csa, rsb, rsc, csc, pc, jc, szA, ep, first, last};
+                tn__gemm_step_f32 st = {&kn, A, Bp, Bd, C, Ap, alpha, beta_p, M, mstep, kcb, ncb, rsa, csa, rsb, rsc, csc, pc, jc, szA, ep, first, last, adirect};
                 tn__parallel((int)nthr, tn__gemm_step_part_f32, &st);
             } else {
                 TN__GEMM_IC_LOOP(float, f32, 0, (M + mstep - 1) / mstep, Ap)
@@ -18588,7 +18610,7 @@ static void tn__gemm_step_part_f32(void *args, int t, int nthr) {
     const int64_t M = s_->M, mstep = s_->mstep, kcb = s_->kcb, ncb = s_->ncb, rsa = s_->rsa, csa = s_->csa, rsb = s_->rsb, rsc = s_->rsc,
                   csc = s_->csc, pc = s_->pc, jc = s_->jc, nb = (M + mstep - 1) / mstep;
     const tn__gemm_epi *ep = s_->ep;
-    const int first = s_->first, last = s_->last;
+    const int first = s_->first, last = s_->last, adirect = s_->adirect;
     int64_t ic;
     TN__GEMM_IC_LOOP(float, f32, tn__split_at(nb, t, nthr), tn__split_at(nb, t + 1, nthr), Apt)
 }
@@ -18617,7 +18639,7 @@ static int64_t tn__gemm_prepack_f32(int64_t K, int64_t N, const float *B, int64_
 typedef struct {
     const tn__gemm_kern_f64 *kn; const double *A, *Bp, *Bd; double *C, *Ap; double alpha, beta_p;
     int64_t M, mstep, kcb, ncb, rsa, csa, rsb, rsc, csc, pc, jc; size_t szA;
-    const tn__gemm_epi *ep; int first, last;
+    const tn__gemm_epi *ep; int first, last, adirect;
 } tn__gemm_step_f64;
 static void tn__gemm_step_part_f64(void *args, int t, int nthr);
 
@@ -18774,9 +18796,10 @@ static void tn__gemm_rows_f64(int64_t M, int64_t N, int64_t K, double alpha, con
 
 /* Multiply the packed mc x kc A block by the packed kc x nc B panel into C; with Bd,
    full-width panels are read in place from Bd (row stride ldbd), only a ragged last
-   panel comes packed. */
+   panel comes packed; with Ad, full-height panels of A are read in place from Ad (strides
+   rsad, csad), only a ragged last one comes packed (in Ap, at its place). */
 static void tn__gemm_macro_f64(const tn__gemm_kern_f64 *kn, int64_t mc, int64_t nc,
-                                 int64_t kc, double alpha, const double *Ap, const double *Bp,
+                                 int64_t kc, double alpha, const double *Ap, const double *Ad, int64_t rsad, int64_t csad, const double *Bp,
                                  const double *Bd, int64_t ldbd, double beta,
                                  double *C, int64_t rsc, int64_t csc,
                                  const tn__gemm_epi *ep, int64_t i0, int64_t j0, int first, int last)
@@ -18790,14 +18813,17 @@ static void tn__gemm_macro_f64(const tn__gemm_kern_f64 *kn, int64_t mc, int64_t 
         for (ir = 0; ir < mc; ir += mr) {
             int64_t mb = mc - ir < mr ? mc - ir : mr;
             double *c = C + ir * rsc + jr * csc;
+            /* A's whole panels read in place from Ad (direct A), a ragged one packed */
+            const double *a = Ad && mb == mr ? Ad + ir * rsad : Ap + ir * kc;
+            const int64_t ars = Ad && mb == mr ? rsad : 1, aks = Ad && mb == mr ? csad : mr;
             int bias_done = 0;
             if (mb == mr && nb == nr && csc == 1) {
                 /* a column bias in the first K slice: read by the kernel's store in place of C */
                 bias_done = ep && first && beta == (double)0 && ep->bias && !ep->per_row && ep->bias_stride == 1;
-                if (bias_done) kn->ukr(kc, Ap + ir * kc, b, ldb, c, rsc, alpha, (double)ep->bias_beta, (const double *)ep->bias + j0 + jr, 0);
-                else kn->ukr(kc, Ap + ir * kc, b, ldb, c, rsc, alpha, beta, c, rsc);
+                if (bias_done) kn->ukr(kc, a, ars, aks, b, ldb, c, rsc, alpha, (double)ep->bias_beta, (const double *)ep->bias + j0 + jr, 0);
+                else kn->ukr(kc, a, ars, aks, b, ldb, c, rsc, alpha, beta, c, rsc);
             } else { /* edge tile or strided C: via a temporary tile */
-                kn->ukr(kc, Ap + ir * kc, b, ldb, tile, nr, (double)1, (double)0, tile, nr);
+                kn->ukr(kc, a, ars, aks, b, ldb, tile, nr, (double)1, (double)0, tile, nr);
                 for (i = 0; i < mb; i++)
                     for (j = 0; j < nb; j++) {
                         double *cij = c + i * rsc + j * csc;
@@ -18819,7 +18845,7 @@ TN__TESTABLE int tn__gemm_ep_f64(int64_t M, int64_t N, int64_t K, double alpha,
     tn__gemm_epi ept;
     tn__gemm_kern_f64 kn;
     int64_t kc, mc, nc, mstep, naive_max, jc, pc, nthr = 1;
-    int direct;
+    int direct, adirect;
     void *buf;
     int cached;
     double *Ap, *Bp;
@@ -18887,6 +18913,16 @@ TN__TESTABLE int tn__gemm_ep_f64(int64_t M, int64_t N, int64_t K, double alpha,
             pb->nc == kn.nc && pb->nr == kn.nr)
             Bpre = (const double *)pb->P;
     }
+    /* direct A: A read in place by the micro-kernel (rows or columns contiguous) instead of
+       packed. Packing costs O(M K) against the O(M N K) product: with N <= 512 (the training
+       steps' linear layers: N = 128..512) it was 6-10 % of the GEMM, and both the forward's
+       x and the weight gradients' dY^T read in place ran 5-15 % faster (bench/RESULTS.md,
+       issue 25 third round). Not with a direct B (a few panels: two in-place streams thrash
+       L1), nor where the stride along the panel is a multiple of 4 KiB (every row or k step
+       in the same L1 set: 1024 x 1024 x 1024 with a transposed A ran 10 % slower). */
+    adirect = (rsa == 1 || csa == 1) && tn__gemm_tune.direct_a >= 0 &&
+              (tn__gemm_tune.direct_a > 0 ||
+               (!direct && N <= 512 && ((rsa == 1 ? csa : rsa) * (int64_t)sizeof(double)) % 4096 != 0));
     for (jc = 0; jc < N; jc += kn.nc) {
         int64_t ncb = N - jc < kn.nc ? N - jc : kn.nc;
         for (pc = 0; pc < K; pc += kn.kc) {
@@ -18899,7 +18935,7 @@ TN__TESTABLE int tn__gemm_ep_f64(int64_t M, int64_t N, int64_t K, double alpha,
             else if (full < ncb) /* only the ragged last panel, where the macro looks */
                 tn__gemm_packB_f64(kcb, ncb - full, B + pc * rsb + jc + full, rsb, 1, kn.nr, Bp + full * kcb);
             if (nthr > 1) {
-                tn__gemm_step_f64 st = {&kn, A, Bp, Bd, C, Ap, alpha, beta_p, M, mstep, kcb, ncb, rsa, csa, rsb, rsc, csc, pc, jc, szA, ep, first, last};
+                tn__gemm_step_f64 st = {&kn, A, Bp, Bd, C, Ap, alpha, beta_p, M, mstep, kcb, ncb, rsa, csa, rsb, rsc, csc, pc, jc, szA, ep, first, last, adirect};
                 tn__parallel((int)nthr, tn__gemm_step_part_f64, &st);
             } else {
                 TN__GEMM_IC_LOOP(double, f64, 0, (M + mstep - 1) / mstep, Ap)
@@ -18924,7 +18960,7 @@ static void tn__gemm_step_part_f64(void *args, int t, int nthr) {
     const int64_t M = s_->M, mstep = s_->mstep, kcb = s_->kcb, ncb = s_->ncb, rsa = s_->rsa, csa = s_->csa, rsb = s_->rsb, rsc = s_->rsc,
                   csc = s_->csc, pc = s_->pc, jc = s_->jc, nb = (M + mstep - 1) / mstep;
     const tn__gemm_epi *ep = s_->ep;
-    const int first = s_->first, last = s_->last;
+    const int first = s_->first, last = s_->last, adirect = s_->adirect;
     int64_t ic;
     TN__GEMM_IC_LOOP(double, f64, tn__split_at(nb, t, nthr), tn__split_at(nb, t + 1, nthr), Apt)
 }
@@ -28436,7 +28472,7 @@ static void tn__wino_conv_part_f32(void *args, int t, int nthr) {
             const int64_t nrow = TN__MIN(br, r1 - r0), nt = nrow * (t1 - 1);
             tn__wino_input_f32(x, Q, H, W, ph, pw, th, t1 - 1, r0, nrow, zero, E, V, vx, nr, nr, Q * nr);
             for (xi = 0; xi < 16; xi++)
-                tn__gemm_macro_f32(kn, P, nt, Q, (float)1, Up + xi * ups, V + xi * vx, NULL, 0, (float)0, M + xi * S, tb, 1, NULL, 0, 0, 1, 1);
+                tn__gemm_macro_f32(kn, P, nt, Q, (float)1, Up + xi * ups, NULL, 0, 0, V + xi * vx, NULL, 0, (float)0, M + xi * S, tb, 1, NULL, 0, 0, 1, 1);
             for (p = 0; p < P; p++) { /* A^T m A: four outputs per tile, then into y */
                 float *y00 = O4, *y01 = O4 + tb, *y10 = O4 + 2 * tb, *y11 = O4 + 3 * tb;
                 at(nt, S, M + p * tb, b ? b[p] : (float)0, y00, y01, y10, y11);
@@ -28727,7 +28763,7 @@ static void tn__wino_conv_part_f64(void *args, int t, int nthr) {
             const int64_t nrow = TN__MIN(br, r1 - r0), nt = nrow * (t1 - 1);
             tn__wino_input_f64(x, Q, H, W, ph, pw, th, t1 - 1, r0, nrow, zero, E, V, vx, nr, nr, Q * nr);
             for (xi = 0; xi < 16; xi++)
-                tn__gemm_macro_f64(kn, P, nt, Q, (double)1, Up + xi * ups, V + xi * vx, NULL, 0, (double)0, M + xi * S, tb, 1, NULL, 0, 0, 1, 1);
+                tn__gemm_macro_f64(kn, P, nt, Q, (double)1, Up + xi * ups, NULL, 0, 0, V + xi * vx, NULL, 0, (double)0, M + xi * S, tb, 1, NULL, 0, 0, 1, 1);
             for (p = 0; p < P; p++) { /* A^T m A: four outputs per tile, then into y */
                 double *y00 = O4, *y01 = O4 + tb, *y10 = O4 + 2 * tb, *y11 = O4 + 3 * tb;
                 at(nt, S, M + p * tb, b ? b[p] : (double)0, y00, y01, y10, y11);
@@ -31337,13 +31373,27 @@ TN__PLAIN_FN static void tn__ce_part_f32(void *args, int64_t ib, int64_t ie) {
     for (int64_t i = ib; i < ie; i++) {
         const float *xp = x + i * C;
         if (mode == 0) {
-            float m = xp[0];
-            for (int64_t c = 1; c < C; c++) m = xp[c] != xp[c] || xp[c] > m ? xp[c] : m;
+            /* the max (NaN if any is), in 16 lanes: a loop of elementwise selects vectorises,
+               the one-accumulator reduction with its NaN test did not (half the kernel's time) */
+            float m = xp[0], ml[16];
+            int nan = 0, nl[16];
+            int64_t c = 0;
+            if (C >= 16) {
+                for (int j = 0; j < 16; j++) { ml[j] = xp[j]; nl[j] = 0; }
+                for (c = 16; c + 16 <= C; c += 16)
+                    for (int j = 0; j < 16; j++) { const float v = xp[c + j]; nl[j] |= v != v; ml[j] = v > ml[j] ? v : ml[j]; }
+                for (int j = 0; j < 16; j++) { nan |= nl[j] | (ml[j] != ml[j]); m = ml[j] > m ? ml[j] : m; }
+            }
+            for (; c < C; c++) { nan |= xp[c] != xp[c]; m = xp[c] > m ? xp[c] : m; }
+            if (nan) m = (float)NAN;
             double s[4] = {0, 0, 0, 0};
             for (int64_t c0 = 0; c0 < C; c0 += 64) {
                 const int64_t nc = C - c0 < 64 ? C - c0 : 64;
-                for (int64_t j = 0; j < nc; j++) e[j] = tn__expf_v(xp[c0 + j] - m);
-                for (int64_t j = 0; j < nc; j++) s[j & 3] += (double)e[j];
+                int64_t j;
+                for (j = 0; j < nc; j++) e[j] = tn__expf_v(xp[c0 + j] - m);
+                /* four chains, element j in chain j % 4, written so that it vectorises */
+                for (j = 0; j + 4 <= nc; j += 4) { s[0] += (double)e[j]; s[1] += (double)e[j + 1]; s[2] += (double)e[j + 2]; s[3] += (double)e[j + 3]; }
+                for (; j < nc; j++) s[j & 3] += (double)e[j];
             }
             lse[i] = (double)m + log((s[0] + s[1]) + (s[2] + s[3]));
             out[i] = wr[i] == 0 ? (float)0 : (float)((double)wr[i] * (lse[i] - (double)xp[t[i]]));
@@ -31374,13 +31424,27 @@ TN__AVX512_FN static void tn__ce_part_f32x(void *args, int64_t ib, int64_t ie) {
     for (int64_t i = ib; i < ie; i++) {
         const float *xp = x + i * C;
         if (mode == 0) {
-            float m = xp[0];
-            for (int64_t c = 1; c < C; c++) m = xp[c] != xp[c] || xp[c] > m ? xp[c] : m;
+            /* the max (NaN if any is), in 16 lanes: a loop of elementwise selects vectorises,
+               the one-accumulator reduction with its NaN test did not (half the kernel's time) */
+            float m = xp[0], ml[16];
+            int nan = 0, nl[16];
+            int64_t c = 0;
+            if (C >= 16) {
+                for (int j = 0; j < 16; j++) { ml[j] = xp[j]; nl[j] = 0; }
+                for (c = 16; c + 16 <= C; c += 16)
+                    for (int j = 0; j < 16; j++) { const float v = xp[c + j]; nl[j] |= v != v; ml[j] = v > ml[j] ? v : ml[j]; }
+                for (int j = 0; j < 16; j++) { nan |= nl[j] | (ml[j] != ml[j]); m = ml[j] > m ? ml[j] : m; }
+            }
+            for (; c < C; c++) { nan |= xp[c] != xp[c]; m = xp[c] > m ? xp[c] : m; }
+            if (nan) m = (float)NAN;
             double s[4] = {0, 0, 0, 0};
             for (int64_t c0 = 0; c0 < C; c0 += 64) {
                 const int64_t nc = C - c0 < 64 ? C - c0 : 64;
-                for (int64_t j = 0; j < nc; j++) e[j] = tn__expf_v(xp[c0 + j] - m);
-                for (int64_t j = 0; j < nc; j++) s[j & 3] += (double)e[j];
+                int64_t j;
+                for (j = 0; j < nc; j++) e[j] = tn__expf_v(xp[c0 + j] - m);
+                /* four chains, element j in chain j % 4, written so that it vectorises */
+                for (j = 0; j + 4 <= nc; j += 4) { s[0] += (double)e[j]; s[1] += (double)e[j + 1]; s[2] += (double)e[j + 2]; s[3] += (double)e[j + 3]; }
+                for (; j < nc; j++) s[j & 3] += (double)e[j];
             }
             lse[i] = (double)m + log((s[0] + s[1]) + (s[2] + s[3]));
             out[i] = wr[i] == 0 ? (float)0 : (float)((double)wr[i] * (lse[i] - (double)xp[t[i]]));
@@ -31411,13 +31475,27 @@ TN__PLAIN_FN static void tn__ce_part_f64(void *args, int64_t ib, int64_t ie) {
     for (int64_t i = ib; i < ie; i++) {
         const double *xp = x + i * C;
         if (mode == 0) {
-            double m = xp[0];
-            for (int64_t c = 1; c < C; c++) m = xp[c] != xp[c] || xp[c] > m ? xp[c] : m;
+            /* the max (NaN if any is), in 16 lanes: a loop of elementwise selects vectorises,
+               the one-accumulator reduction with its NaN test did not (half the kernel's time) */
+            double m = xp[0], ml[16];
+            int nan = 0, nl[16];
+            int64_t c = 0;
+            if (C >= 16) {
+                for (int j = 0; j < 16; j++) { ml[j] = xp[j]; nl[j] = 0; }
+                for (c = 16; c + 16 <= C; c += 16)
+                    for (int j = 0; j < 16; j++) { const double v = xp[c + j]; nl[j] |= v != v; ml[j] = v > ml[j] ? v : ml[j]; }
+                for (int j = 0; j < 16; j++) { nan |= nl[j] | (ml[j] != ml[j]); m = ml[j] > m ? ml[j] : m; }
+            }
+            for (; c < C; c++) { nan |= xp[c] != xp[c]; m = xp[c] > m ? xp[c] : m; }
+            if (nan) m = (double)NAN;
             double s[4] = {0, 0, 0, 0};
             for (int64_t c0 = 0; c0 < C; c0 += 64) {
                 const int64_t nc = C - c0 < 64 ? C - c0 : 64;
-                for (int64_t j = 0; j < nc; j++) e[j] = exp(xp[c0 + j] - m);
-                for (int64_t j = 0; j < nc; j++) s[j & 3] += (double)e[j];
+                int64_t j;
+                for (j = 0; j < nc; j++) e[j] = exp(xp[c0 + j] - m);
+                /* four chains, element j in chain j % 4, written so that it vectorises */
+                for (j = 0; j + 4 <= nc; j += 4) { s[0] += (double)e[j]; s[1] += (double)e[j + 1]; s[2] += (double)e[j + 2]; s[3] += (double)e[j + 3]; }
+                for (; j < nc; j++) s[j & 3] += (double)e[j];
             }
             lse[i] = (double)m + log((s[0] + s[1]) + (s[2] + s[3]));
             out[i] = wr[i] == 0 ? (double)0 : (double)((double)wr[i] * (lse[i] - (double)xp[t[i]]));

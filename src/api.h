@@ -5389,6 +5389,7 @@ typedef struct tn__gemm_tune_t {   /* GEMM knobs: ISA (-1 best), blocking (0 def
     int isa;
     int64_t kc, mc, nc, naive_max;
     int threads;
+    int direct_a;   /* A read in place: 0 where the heuristic says, 1 wherever its layout allows, -1 never (packed) */
 } tn__gemm_tune_t;
 /* The GEMM's epilogue (tn__gemm_ep_f32/f64, src/ops/gemm.c): applied to each tile of C while
    it is in cache, C += bias_beta * bias (bias[i * bias_stride] per row i, or per column j),

@@ -78,16 +78,24 @@ static int64_t span(int64_t R, int64_t Cc, int64_t rs, int64_t cs)
     return (R - 1) * rs + (Cc - 1) * cs + 1;
 }
 
-typedef struct { int isa; int64_t kc, mc, nc, naive_max; const char *name; } cfg_t;
+/* direct_a: 0 the heuristic, 1 A read in place by the micro-kernels wherever its layout
+   allows (rows or columns contiguous: the ragged last panel packed), -1 A always packed */
+typedef struct { int isa; int64_t kc, mc, nc, naive_max; int direct_a; const char *name; } cfg_t;
 static const cfg_t cfgs[] = {
-    { -1, 0, 0, 0, -1, "best kernel, default blocking" },
-    { -1, 0, 0, 0, 0, "best kernel, no direct path" },
-    { -1, 7, 1, 1, 0, "best kernel, tiny blocks" },
-    { -1, 64, 25, 40, 0, "best kernel, small blocks" },
-    { 1, 0, 0, 0, 0, "avx2 kernel" },
-    { 1, 5, 13, 17, 0, "avx2 kernel, tiny blocks" },
-    { 0, 0, 0, 0, 0, "portable kernel" },
-    { 0, 3, 5, 9, 0, "portable kernel, tiny blocks" },
+    { -1, 0, 0, 0, -1, 0, "best kernel, default blocking" },
+    { -1, 0, 0, 0, 0, 0, "best kernel, no direct path" },
+    { -1, 0, 0, 0, 0, 1, "best kernel, A in place" },
+    { -1, 0, 0, 0, 0, -1, "best kernel, A packed" },
+    { -1, 7, 1, 1, 0, 0, "best kernel, tiny blocks" },
+    { -1, 7, 1, 1, 0, 1, "best kernel, tiny blocks, A in place" },
+    { -1, 64, 25, 40, 0, 0, "best kernel, small blocks" },
+    { -1, 64, 25, 40, 0, 1, "best kernel, small blocks, A in place" },
+    { 1, 0, 0, 0, 0, 0, "avx2 kernel" },
+    { 1, 5, 13, 17, 0, 0, "avx2 kernel, tiny blocks" },
+    { 1, 5, 13, 17, 0, 1, "avx2 kernel, tiny blocks, A in place" },
+    { 0, 0, 0, 0, 0, 0, "portable kernel" },
+    { 0, 3, 5, 9, 0, 0, "portable kernel, tiny blocks" },
+    { 0, 3, 5, 9, 0, 1, "portable kernel, tiny blocks, A in place" },
 };
 #define NCFGS ((int)(sizeof(cfgs) / sizeof(cfgs[0])))
 
@@ -98,6 +106,7 @@ static void set_cfg(const cfg_t *c)
     tn__gemm_tune.mc = c->mc;
     tn__gemm_tune.nc = c->nc;
     tn__gemm_tune.naive_max = c->naive_max;
+    tn__gemm_tune.direct_a = c->direct_a;
 }
 
 /* One test case, instantiated for float (reference in double) and double
@@ -254,6 +263,46 @@ static void run_suite(int is64, const char *label)
     printf("%s: %d passed, %d failed\n", label, n_pass - before_pass, n_fail - before_fail);
 }
 
+/* A read in place (direct A) gives the packed path's bits: the same products summed in the
+   same order. The training steps' shapes (x @ W^T, dY @ W, dY^T @ X at 1024 tokens, scaled
+   down), a ragged last panel, K over several slices, 1 and 2 threads, both precisions. */
+static void direct_a_bits(void)
+{
+    static const int64_t sh[][3] = { { 96, 48, 40 }, { 100, 37, 600 }, { 64, 128, 300 }, { 37, 33, 1030 }, { 13, 64, 9 }, { 384, 128, 1024 } };
+    const int th0 = tn__gemm_tune.threads;
+    int s, la, th, bad = 0, n = 0;
+    for (th = 1; th <= 2; th++) {
+        tn__gemm_tune.threads = th;
+        for (s = 0; s < 6; s++)
+            for (la = 0; la < 2; la++) {
+                const int64_t M = sh[s][0], N = sh[s][1], K = sh[s][2], rsa = la ? 1 : K + 3, csa = la ? M : 1;
+                float *A = (float *)malloc((size_t)(M * (K + 3)) * sizeof(float)), *B = (float *)malloc((size_t)(K * N) * sizeof(float));
+                float *C0 = (float *)malloc((size_t)(M * N) * sizeof(float)), *C1 = (float *)malloc((size_t)(M * N) * sizeof(float));
+                double *Ad = (double *)malloc((size_t)(M * (K + 3)) * sizeof(double)), *Bd = (double *)malloc((size_t)(K * N) * sizeof(double));
+                double *D0 = (double *)malloc((size_t)(M * N) * sizeof(double)), *D1 = (double *)malloc((size_t)(M * N) * sizeof(double));
+                int64_t i;
+                for (i = 0; i < M * (K + 3); i++) Ad[i] = A[i] = (float)rnd_unit();
+                for (i = 0; i < K * N; i++) Bd[i] = B[i] = (float)rnd_unit();
+                for (i = 0; i < M * N; i++) { C0[i] = C1[i] = (float)rnd_unit(); D0[i] = D1[i] = C0[i]; }
+                tn__gemm_tune.direct_a = -1;
+                tn__gemm_f32(M, N, K, 0.5f, A, rsa, csa, B, N, 1, 1.5f, C0, N, 1);
+                tn__gemm_f64(M, N, K, 0.5, Ad, rsa, csa, Bd, N, 1, 1.5, D0, N, 1);
+                tn__gemm_tune.direct_a = 1;
+                tn__gemm_f32(M, N, K, 0.5f, A, rsa, csa, B, N, 1, 1.5f, C1, N, 1);
+                tn__gemm_f64(M, N, K, 0.5, Ad, rsa, csa, Bd, N, 1, 1.5, D1, N, 1);
+                bad += memcmp(C0, C1, (size_t)(M * N) * sizeof(float)) != 0;
+                bad += memcmp(D0, D1, (size_t)(M * N) * sizeof(double)) != 0;
+                n += 2;
+                free(A); free(B); free(C0); free(C1); free(Ad); free(Bd); free(D0); free(D1);
+            }
+    }
+    tn__gemm_tune.direct_a = 0;
+    tn__gemm_tune.threads = th0;
+    if (bad) { n_fail++; printf("FAIL direct A: %d of %d products differ from the packed path's bits\n", bad, n); }
+    else n_pass++;
+    printf("direct A: %d products equal the packed path's bits\n", n - bad);
+}
+
 #if defined(__unix__) && !defined(TEST_NO_THREADS)
 /* Several threads multiplying at once: one gets the cached packing buffer,
  * the others must fall back to their own allocation without interfering. */
@@ -310,6 +359,7 @@ int main(void)
     run_suite(0, "f32");
     run_suite(1, "f64");
     set_cfg(&cfgs[0]);
+    direct_a_bits();
     thread_test();
     tn__gemm_free_cache(); /* so LeakSanitizer sees nothing outstanding */
     printf("%d passed, %d failed\n", n_pass, n_fail);

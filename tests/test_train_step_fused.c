@@ -188,6 +188,39 @@ TEST(test_ce_wide_loops_bitwise) {
     }
 }
 
+/* cross-entropy rows' max in 16 lanes: a NaN anywhere in a row (the first lane, the vector
+   part, the tail) gives that row NaN, as torch's logsumexp; +-inf and ties as before; rows
+   narrower than, equal to and wider than the lanes; the plain and AVX-512 loops agree and
+   match float64 */
+TEST(test_ce_row_max_lanes) {
+    static const int64_t Cs[] = {1, 5, 15, 16, 17, 40, 157};
+    for (int ci = 0; ci < 7; ci++) {
+        const int64_t N = 6, C = Cs[ci];
+        tn_scope_begin();
+        tn_manual_seed(5);
+        tn_tensor *x64 = tn_mul_scalar(tn_randn(SH(N, C), TN_F64), 3.0), *t = tn_randint(0, C, SH(N), TN_I64, NULL);
+        double *xp = (double *)tn_data_ptr(x64);
+        xp[0 * C + 0] = NAN;                      /* row 0: NaN first */
+        xp[1 * C + C / 2] = NAN;                  /* row 1: NaN in the middle */
+        xp[2 * C + C - 1] = NAN;                  /* row 2: NaN last */
+        xp[3 * C + C - 1] = INFINITY;             /* row 3: +inf (loss NaN or inf, as float64's) */
+        if (C > 1) xp[4 * C + 0] = -INFINITY;     /* row 4: -inf somewhere (not its only value) */
+        for (int64_t c = 0; c < C; c++) xp[5 * C + c] = 2.0;   /* row 5: all ties */
+        tn_tensor *r[3];
+        for (int v = 0; v < 3; v++) {
+            tn__avx512_loops = v == 1;
+            r[v] = tn_cross_entropy(v == 2 ? x64 : tn_to_dtype(x64, TN_F32), t, .reduction = TN_REDUCTION_NONE);
+        }
+        tn__avx512_loops = 1;
+        CHECK_MSG(r[0] && r[1] && r[2] && tn_allclose(r[0], r[1], .rtol = 0, .atol = 0, .equal_nan = true), "C %d: the plain and AVX-512 rows differ", (int)C);
+        CHECK_MSG(r[1] && r[2] && tn_allclose(tn_to_dtype(r[1], TN_F64), r[2], .atol = 1e-5, .equal_nan = true), "C %d: not float64's values", (int)C);
+        const float *l = r[1] ? (const float *)tn_data_ptr(tn_contiguous(r[1])) : NULL;
+        CHECK_MSG(l && isnan(l[0]) && isnan(l[1]) && isnan(l[2]) && !isnan(l[4]) && !isnan(l[5]), "C %d: NaN rows", (int)C);
+        CHECK_MSG(l && fabsf(l[5] - logf((float)C)) < 1e-5f, "C %d: ties give log(C)", (int)C);
+        tn_scope_end();
+    }
+}
+
 TEST(test_optim_multi_tensor_bitwise) {
     for (int threads = 1; threads <= 2; threads++) {
         tn_set_num_threads(threads);
@@ -266,6 +299,7 @@ int main(void) {
     RUN(test_rnn_wide_loops_bitwise);
     RUN(test_sdpa_wide_loops_bitwise);
     RUN(test_ce_wide_loops_bitwise);
+    RUN(test_ce_row_max_lanes);
     RUN(test_accumulate_in_place);
     RUN(test_optim_multi_tensor_bitwise);
     tn_memory_stats end = tn_memory_stats_get();

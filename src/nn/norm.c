@@ -292,13 +292,27 @@ ATTR static void tn__ce_part_##S(void *args, int64_t ib, int64_t ie) {
     for (int64_t i = ib; i < ie; i++) {
         const T *xp = x + i * C;
         if (mode == 0) {
-            T m = xp[0];
-            for (int64_t c = 1; c < C; c++) m = xp[c] != xp[c] || xp[c] > m ? xp[c] : m;
+            /* the max (NaN if any is), in 16 lanes: a loop of elementwise selects vectorises,
+               the one-accumulator reduction with its NaN test did not (half the kernel's time) */
+            T m = xp[0], ml[16];
+            int nan = 0, nl[16];
+            int64_t c = 0;
+            if (C >= 16) {
+                for (int j = 0; j < 16; j++) { ml[j] = xp[j]; nl[j] = 0; }
+                for (c = 16; c + 16 <= C; c += 16)
+                    for (int j = 0; j < 16; j++) { const T v = xp[c + j]; nl[j] |= v != v; ml[j] = v > ml[j] ? v : ml[j]; }
+                for (int j = 0; j < 16; j++) { nan |= nl[j] | (ml[j] != ml[j]); m = ml[j] > m ? ml[j] : m; }
+            }
+            for (; c < C; c++) { nan |= xp[c] != xp[c]; m = xp[c] > m ? xp[c] : m; }
+            if (nan) m = (T)NAN;
             double s[4] = {0, 0, 0, 0};
             for (int64_t c0 = 0; c0 < C; c0 += 64) {
                 const int64_t nc = C - c0 < 64 ? C - c0 : 64;
-                for (int64_t j = 0; j < nc; j++) e[j] = EXP(xp[c0 + j] - m);
-                for (int64_t j = 0; j < nc; j++) s[j & 3] += (double)e[j];
+                int64_t j;
+                for (j = 0; j < nc; j++) e[j] = EXP(xp[c0 + j] - m);
+                /* four chains, element j in chain j % 4, written so that it vectorises */
+                for (j = 0; j + 4 <= nc; j += 4) { s[0] += (double)e[j]; s[1] += (double)e[j + 1]; s[2] += (double)e[j + 2]; s[3] += (double)e[j + 3]; }
+                for (; j < nc; j++) s[j & 3] += (double)e[j];
             }
             lse[i] = (double)m + log((s[0] + s[1]) + (s[2] + s[3]));
             out[i] = wr[i] == 0 ? (T)0 : (T)((double)wr[i] * (lse[i] - (double)xp[t[i]]));

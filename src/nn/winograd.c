@@ -312,7 +312,7 @@ static void tn__wino_conv_part_##SFX(void *args, int t, int nthr) {
             const int64_t nrow = TN__MIN(br, r1 - r0), nt = nrow * (t1 - 1);
             tn__wino_input_##SFX(x, Q, H, W, ph, pw, th, t1 - 1, r0, nrow, zero, E, V, vx, nr, nr, Q * nr);
             for (xi = 0; xi < 16; xi++)
-                tn__gemm_macro_##SFX(kn, P, nt, Q, (T)1, Up + xi * ups, V + xi * vx, NULL, 0, (T)0, M + xi * S, tb, 1, NULL, 0, 0, 1, 1);
+                tn__gemm_macro_##SFX(kn, P, nt, Q, (T)1, Up + xi * ups, NULL, 0, 0, V + xi * vx, NULL, 0, (T)0, M + xi * S, tb, 1, NULL, 0, 0, 1, 1);
             for (p = 0; p < P; p++) { /* A^T m A: four outputs per tile, then into y */
                 T *y00 = O4, *y01 = O4 + tb, *y10 = O4 + 2 * tb, *y11 = O4 + 3 * tb;
                 at(nt, S, M + p * tb, b ? b[p] : (T)0, y00, y01, y10, y11);

@@ -77,19 +77,21 @@
 
 /* micro-kernel: C[0:MR, 0:NR] (row stride rsc, column stride 1)
  *   = alpha * (Ap panel @ Bp panel) + beta * S,  S not read when beta == 0.
+ * A[i, k] of the panel is Ap[i*ars + k*aks]: ars = 1, aks = MR for a packed panel; A's own
+ * strides when A is read in place (see "direct A" below).
  * S is C itself (S = C, rss = rsc), or the epilogue's bias row (rss = 0: the same row for
  * every row of the tile).
  * Row k of the B panel starts at Bp + k*ldb: ldb = NR for a packed panel, B's own row
  * stride when B is read in place (see "direct B" below). */
-typedef void (*tn__gemm_ukr_f32)(int64_t kc, const float *Ap, const float *Bp, int64_t ldb,
+typedef void (*tn__gemm_ukr_f32)(int64_t kc, const float *Ap, int64_t ars, int64_t aks, const float *Bp, int64_t ldb,
                                  float *C, int64_t rsc, float alpha, float beta, const float *S, int64_t rss);
-typedef void (*tn__gemm_ukr_f64)(int64_t kc, const double *Ap, const double *Bp, int64_t ldb,
+typedef void (*tn__gemm_ukr_f64)(int64_t kc, const double *Ap, int64_t ars, int64_t aks, const double *Bp, int64_t ldb,
                                  double *C, int64_t rsc, double alpha, double beta, const double *S, int64_t rss);
 
 enum { TN__GEMM_SCALAR = 0, TN__GEMM_AVX2 = 1, TN__GEMM_AVX512 = 2 };
 
 /* Knobs for tests/benchmarks only (tn__gemm_tune_t: section 17's white-box hooks). */
-TN__TESTABLE tn__gemm_tune_t tn__gemm_tune = { -1, 0, 0, 0, -1, 0 };
+TN__TESTABLE tn__gemm_tune_t tn__gemm_tune = { -1, 0, 0, 0, -1, 0, 0 };
 /* A B packed ahead (the graph replay's constant weights, src/jit/trace.c): the panels of its
    (jc, pc) blocks in the GEMM's loop order, for that B (address, strides, size) and blocking.
    This thread's next GEMMs on that B read them instead of packing B: the same panels, the
@@ -131,16 +133,16 @@ TN__TESTABLE int tn__gemm_isa(void)
 /* The portable micro-kernel, one definition for both precisions: an MR x NR tile of C
    accumulated over kc packed columns, then C = alpha * acc + beta * C. */
 /* @template TN__GEMM_DEFINE_UKR_SCALAR(T, SFX, NR) */
-static void tn__gemm_ukr_scalar_##SFX(int64_t kc, const T *Ap, const T *Bp, int64_t ldb,
+static void tn__gemm_ukr_scalar_##SFX(int64_t kc, const T *Ap, int64_t ars, int64_t aks, const T *Bp, int64_t ldb,
                                       T *C, int64_t rsc, T alpha, T beta, const T *S, int64_t rss)
 {
     T acc[TN__GEMM_SC_MR * NR];
     int64_t k;
     int i, j;
     for (i = 0; i < TN__GEMM_SC_MR * NR; i++) acc[i] = 0;
-    for (k = 0; k < kc; k++, Ap += TN__GEMM_SC_MR, Bp += ldb)
+    for (k = 0; k < kc; k++, Ap += aks, Bp += ldb)
         for (i = 0; i < TN__GEMM_SC_MR; i++)
-            for (j = 0; j < NR; j++) acc[i * NR + j] += Ap[i] * Bp[j];
+            for (j = 0; j < NR; j++) acc[i * NR + j] += Ap[i * ars] * Bp[j];
     for (i = 0; i < TN__GEMM_SC_MR; i++)
         for (j = 0; j < NR; j++) {
             T *c = C + i * rsc + j;
@@ -175,7 +177,7 @@ TN__GEMM_DEFINE_UKR_SCALAR(double, f64, TN__GEMM_SC_NR64)
     _mm_prefetch((const char *)(C + (r) * rsc + 2 * TN__GEMM_V - 1), _MM_HINT_T0);
 #define TN__GEMM_ROW_FMA(r)                                                        \
     {                                                                              \
-        TN__GEMM_VT a_ = TN__GEMM_SET1(Ap[r]);                                     \
+        TN__GEMM_VT a_ = TN__GEMM_SET1(Ap[(r) * ars]);                             \
         c##r##a = TN__GEMM_FMA(a_, b0, c##r##a);                                   \
         c##r##b = TN__GEMM_FMA(a_, b1, c##r##b);                                   \
     }
@@ -195,7 +197,7 @@ TN__GEMM_DEFINE_UKR_SCALAR(double, f64, TN__GEMM_SC_NR64)
 
 /* @template TN__GEMM_SIMD_KERNEL(name, isa_str, MR, ROWS) */
 __attribute__((target(isa_str)))
-static void name(int64_t kc, const TN__GEMM_ET *Ap, const TN__GEMM_ET *Bp,
+static void name(int64_t kc, const TN__GEMM_ET *Ap, int64_t ars, int64_t aks, const TN__GEMM_ET *Bp,
                  int64_t ldb, TN__GEMM_ET *C, int64_t rsc, TN__GEMM_ET alpha,
                  TN__GEMM_ET beta, const TN__GEMM_ET *S, int64_t rss)
 {
@@ -208,7 +210,7 @@ static void name(int64_t kc, const TN__GEMM_ET *Ap, const TN__GEMM_ET *Bp,
         /* B panel a few steps ahead (the hardware prefetcher does the rest) */
         _mm_prefetch((const char *)(Bp + 16 * ldb), _MM_HINT_T0);
         ROWS(TN__GEMM_ROW_FMA)
-        Ap += MR;
+        Ap += aks;
         Bp += ldb;
     }
     va = TN__GEMM_SET1(alpha);
@@ -446,8 +448,13 @@ TN__GEMM_MAYBE_UNUSED TN__TESTABLE void tn__gemm_free_cache(void)
 #define TN__GEMM_IC_LOOP(T, SFX, b0, b1, Apt)                                             \
     for (ic = (b0) * mstep; ic < M && ic < (b1) * mstep; ic += mstep) {                   \
         int64_t mcb = M - ic < mstep ? M - ic : mstep;                                    \
-        tn__gemm_packA_##SFX(mcb, kcb, A + ic * rsa + pc * csa, rsa, csa, kn.mr, Apt);    \
-        tn__gemm_macro_##SFX(&kn, mcb, ncb, kcb, alpha, Apt, Bp, Bd, rsb, beta_p,         \
+        const int64_t mfull = adirect ? mcb / kn.mr * kn.mr : 0;                          \
+        if (mfull < mcb) /* all of the block, or (direct A) its ragged last panel only */  \
+            tn__gemm_packA_##SFX(mcb - mfull, kcb, A + (ic + mfull) * rsa + pc * csa, rsa, \
+                                 csa, kn.mr, Apt + mfull * kcb);                          \
+        tn__gemm_macro_##SFX(&kn, mcb, ncb, kcb, alpha, Apt,                              \
+                             adirect ? A + ic * rsa + pc * csa : NULL, rsa, csa,          \
+                             Bp, Bd, rsb, beta_p,                                         \
                              C + ic * rsc + jc * csc, rsc, csc, ep, ic, jc, first, last); \
     }
 /* Threads for an M x N x K product: the work model (a multiply-add in the packed kernels
@@ -596,7 +603,7 @@ TN__GEMM_DOTS(double, f64, __m256d, 4, pd)
 typedef struct {
     const tn__gemm_kern_##SFX *kn; const T *A, *Bp, *Bd; T *C, *Ap; T alpha, beta_p;
     int64_t M, mstep, kcb, ncb, rsa, csa, rsb, rsc, csc, pc, jc; size_t szA;
-    const tn__gemm_epi *ep; int first, last;
+    const tn__gemm_epi *ep; int first, last, adirect;
 } tn__gemm_step_##SFX;
 static void tn__gemm_step_part_##SFX(void *args, int t, int nthr);
 
@@ -753,9 +760,10 @@ static void tn__gemm_rows_##SFX(int64_t M, int64_t N, int64_t K, T alpha, const 
 
 /* Multiply the packed mc x kc A block by the packed kc x nc B panel into C; with Bd,
    full-width panels are read in place from Bd (row stride ldbd), only a ragged last
-   panel comes packed. */
+   panel comes packed; with Ad, full-height panels of A are read in place from Ad (strides
+   rsad, csad), only a ragged last one comes packed (in Ap, at its place). */
 static void tn__gemm_macro_##SFX(const tn__gemm_kern_##SFX *kn, int64_t mc, int64_t nc,
-                                 int64_t kc, T alpha, const T *Ap, const T *Bp,
+                                 int64_t kc, T alpha, const T *Ap, const T *Ad, int64_t rsad, int64_t csad, const T *Bp,
                                  const T *Bd, int64_t ldbd, T beta,
                                  T *C, int64_t rsc, int64_t csc,
                                  const tn__gemm_epi *ep, int64_t i0, int64_t j0, int first, int last)
@@ -769,14 +777,17 @@ static void tn__gemm_macro_##SFX(const tn__gemm_kern_##SFX *kn, int64_t mc, int6
         for (ir = 0; ir < mc; ir += mr) {
             int64_t mb = mc - ir < mr ? mc - ir : mr;
             T *c = C + ir * rsc + jr * csc;
+            /* A's whole panels read in place from Ad (direct A), a ragged one packed */
+            const T *a = Ad && mb == mr ? Ad + ir * rsad : Ap + ir * kc;
+            const int64_t ars = Ad && mb == mr ? rsad : 1, aks = Ad && mb == mr ? csad : mr;
             int bias_done = 0;
             if (mb == mr && nb == nr && csc == 1) {
                 /* a column bias in the first K slice: read by the kernel's store in place of C */
                 bias_done = ep && first && beta == (T)0 && ep->bias && !ep->per_row && ep->bias_stride == 1;
-                if (bias_done) kn->ukr(kc, Ap + ir * kc, b, ldb, c, rsc, alpha, (T)ep->bias_beta, (const T *)ep->bias + j0 + jr, 0);
-                else kn->ukr(kc, Ap + ir * kc, b, ldb, c, rsc, alpha, beta, c, rsc);
+                if (bias_done) kn->ukr(kc, a, ars, aks, b, ldb, c, rsc, alpha, (T)ep->bias_beta, (const T *)ep->bias + j0 + jr, 0);
+                else kn->ukr(kc, a, ars, aks, b, ldb, c, rsc, alpha, beta, c, rsc);
             } else { /* edge tile or strided C: via a temporary tile */
-                kn->ukr(kc, Ap + ir * kc, b, ldb, tile, nr, (T)1, (T)0, tile, nr);
+                kn->ukr(kc, a, ars, aks, b, ldb, tile, nr, (T)1, (T)0, tile, nr);
                 for (i = 0; i < mb; i++)
                     for (j = 0; j < nb; j++) {
                         T *cij = c + i * rsc + j * csc;
@@ -798,7 +809,7 @@ TN__TESTABLE int tn__gemm_ep_##SFX(int64_t M, int64_t N, int64_t K, T alpha,
     tn__gemm_epi ept;
     tn__gemm_kern_##SFX kn;
     int64_t kc, mc, nc, mstep, naive_max, jc, pc, nthr = 1;
-    int direct;
+    int direct, adirect;
     void *buf;
     int cached;
     T *Ap, *Bp;
@@ -866,6 +877,16 @@ TN__TESTABLE int tn__gemm_ep_##SFX(int64_t M, int64_t N, int64_t K, T alpha,
             pb->nc == kn.nc && pb->nr == kn.nr)
             Bpre = (const T *)pb->P;
     }
+    /* direct A: A read in place by the micro-kernel (rows or columns contiguous) instead of
+       packed. Packing costs O(M K) against the O(M N K) product: with N <= 512 (the training
+       steps' linear layers: N = 128..512) it was 6-10 % of the GEMM, and both the forward's
+       x and the weight gradients' dY^T read in place ran 5-15 % faster (bench/RESULTS.md,
+       issue 25 third round). Not with a direct B (a few panels: two in-place streams thrash
+       L1), nor where the stride along the panel is a multiple of 4 KiB (every row or k step
+       in the same L1 set: 1024 x 1024 x 1024 with a transposed A ran 10 % slower). */
+    adirect = (rsa == 1 || csa == 1) && tn__gemm_tune.direct_a >= 0 &&
+              (tn__gemm_tune.direct_a > 0 ||
+               (!direct && N <= 512 && ((rsa == 1 ? csa : rsa) * (int64_t)sizeof(T)) % 4096 != 0));
     for (jc = 0; jc < N; jc += kn.nc) {
         int64_t ncb = N - jc < kn.nc ? N - jc : kn.nc;
         for (pc = 0; pc < K; pc += kn.kc) {
@@ -878,7 +899,7 @@ TN__TESTABLE int tn__gemm_ep_##SFX(int64_t M, int64_t N, int64_t K, T alpha,
             else if (full < ncb) /* only the ragged last panel, where the macro looks */
                 tn__gemm_packB_##SFX(kcb, ncb - full, B + pc * rsb + jc + full, rsb, 1, kn.nr, Bp + full * kcb);
             if (nthr > 1) {
-                tn__gemm_step_##SFX st = {&kn, A, Bp, Bd, C, Ap, alpha, beta_p, M, mstep, kcb, ncb, rsa, csa, rsb, rsc, csc, pc, jc, szA, ep, first, last};
+                tn__gemm_step_##SFX st = {&kn, A, Bp, Bd, C, Ap, alpha, beta_p, M, mstep, kcb, ncb, rsa, csa, rsb, rsc, csc, pc, jc, szA, ep, first, last, adirect};
                 tn__parallel((int)nthr, tn__gemm_step_part_##SFX, &st);
             } else {
                 TN__GEMM_IC_LOOP(T, SFX, 0, (M + mstep - 1) / mstep, Ap)
@@ -903,7 +924,7 @@ static void tn__gemm_step_part_##SFX(void *args, int t, int nthr) {
     const int64_t M = s_->M, mstep = s_->mstep, kcb = s_->kcb, ncb = s_->ncb, rsa = s_->rsa, csa = s_->csa, rsb = s_->rsb, rsc = s_->rsc,
                   csc = s_->csc, pc = s_->pc, jc = s_->jc, nb = (M + mstep - 1) / mstep;
     const tn__gemm_epi *ep = s_->ep;
-    const int first = s_->first, last = s_->last;
+    const int first = s_->first, last = s_->last, adirect = s_->adirect;
     int64_t ic;
     TN__GEMM_IC_LOOP(T, SFX, tn__split_at(nb, t, nthr), tn__split_at(nb, t + 1, nthr), Apt)
 }
