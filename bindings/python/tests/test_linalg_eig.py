@@ -1,7 +1,7 @@
 """torch.linalg.eig and eigvals (issue 26): general square matrices, complex results, against
 PyTorch's own test database (OpInfo's linalg.eig / linalg.eigvals samples) and torch directly.
 
-The eigenvalues follow LAPACK geev's order (its dlahqr path: n < 75), so they are compared as
+The eigenvalues follow LAPACK geev's order (its dlahqr path: n <= 75), so they are compared as
 they are. An eigenvector is defined up to a factor e^{i phi}: OpInfo's samples go through
 abs(), its own gauge-invariant wrapper for linalg.eig (and gradients through it); the vectors
 themselves are compared with torch's directly (Hessenberg input) and up to their sign.
