@@ -22611,12 +22611,13 @@ TN__LA_JOB(tn__la_symv_parts,
             y[c] += col[c] * xc + t;
         }
     })
-/* ys: (nt - 1) m scratch for the partial sums where m is large enough for two threads. */
+/* ys: m scratch for the second part's partial sums. From m = 160 always two parts, on one
+   thread or two: the same bits whatever the thread count. */
 static void tn__la_symv_l(const double *a, int64_t ld, int64_t m, const double *x, double *y, double *ys) {
-    const int nt = m >= 160 && ys ? tn__par_threads(2 * m * m, 2) : 1;
-    tn__la_symv q = {a, x, y, ys, ld, m, nt};
-    tn__parallel_range(nt, nt, tn__la_symv_parts, &q);
-    for (int64_t t = 1; t < nt; t++)
+    const int np = m >= 160 && ys ? 2 : 1, nt = np > 1 ? tn__par_threads(2 * m * m, np) : 1;
+    tn__la_symv q = {a, x, y, ys, ld, m, np};
+    tn__parallel_range(nt, np, tn__la_symv_parts, &q);
+    for (int64_t t = 1; t < np; t++)
         for (int64_t r = 0; r < m; r++) y[r] += ys[(t - 1) * m + r];
 }
 /* dlatrd ('L'): reduces the first nb columns of the m x m trailing matrix a (leading dim ld);
