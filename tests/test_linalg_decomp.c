@@ -86,8 +86,9 @@ TEST(qr_lapack_signs_geqrf_float32_empty) {
     tn_scope_end();
 }
 /* eigvalsh of a 300 x 300 symmetric matrix (sytrd's symv in two parts from m = 160, dsterf):
-   the same bits at 1 and 2 threads and in the plain (non-AVX2) copy; the sum and the sum of
-   squares of the eigenvalues are the trace and |A|_F^2 (to n eps). */
+   the same bits at 1 and 2 threads; in the plain (non-AVX2) copies (the GEMM's too, whose
+   bits differ) the same values to n eps; the sum and the sum of squares of the eigenvalues
+   are the trace and |A|_F^2 (to n eps). */
 TEST(eigvalsh_bits_threads_isa) {
     tn_manual_seed(3);
     tn_scope_begin();
@@ -105,8 +106,10 @@ TEST(eigvalsh_bits_threads_isa) {
     CHECK(L1 && L2 && L0);
     if (L1 && L2 && L0) {
         CHECK(memcmp(tn_data_ptr(L1), tn_data_ptr(L2), (size_t)n * sizeof(double)) == 0);
-        CHECK(memcmp(tn_data_ptr(L1), tn_data_ptr(L0), (size_t)n * sizeof(double)) == 0);
-        const double *l = (const double *)tn_data_ptr(L1);
+        const double *l = (const double *)tn_data_ptr(L1), *l0 = (const double *)tn_data_ptr(L0);
+        double d0 = 0, m0 = 0;
+        for (int64_t i = 0; i < n; i++) { d0 = fmax(d0, fabs(l[i] - l0[i])); m0 = fmax(m0, fabs(l[i])); }
+        CHECK(d0 <= 4 * n * EPS * m0);
         double s = 0, s2 = 0, mx = 0;
         bool sorted = true;
         for (int64_t i = 0; i < n; i++) { s += l[i]; s2 += l[i] * l[i]; mx = fmax(mx, fabs(l[i])); if (i && l[i] < l[i - 1]) sorted = false; }
@@ -130,8 +133,9 @@ TEST(eigh_values_vectors) {
         CHECK(maxabs(tn_matmul(A, V), tn_mul(V, tn_unsqueeze(L, -2))) / amax(A) < 8 * (double)n * EPS);
         CHECK(orth_err(V) < 8 * (double)n * EPS);
         if (n > 1) CHECK(tn_item(tn_min(tn_sub(tn_narrow(L, -1, 1, n - 1), tn_narrow(L, -1, 0, n - 1)))) >= 0);
-        /* eigvalsh: the same values */
-        CHECK(maxabs(tn_linalg_eigvalsh(A), L) == 0);
+        /* eigvalsh: the same values, to n eps (its dsterf rounds otherwise than eigh's QL with
+           vectors, as LAPACK's dsyevd 'N' and 'V' do) */
+        CHECK(maxabs(tn_linalg_eigvalsh(A), L) <= 4 * (double)n * EPS * (amax(A) > 0 ? amax(A) : 1));
         /* UPLO: only the named triangle is read */
         tn_tensor *junkL = tn_add(tn_triu(A), tn_tril(tn_full_like(A, 7), .diagonal = -1));
         tn_tensor *Vu = NULL, *Lu = tn_linalg_eigh(junkL, &Vu, .UPLO = "U");
