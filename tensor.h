@@ -22828,31 +22828,71 @@ TN__LA_JOB(tn__la_qlrots_part,
    left unblocked is latrd's symv, as LAPACK's. */
 #define TN__LA_TRD_NB 32
 /* y = A x for the symmetric m x m matrix whose lower triangle a (column-major, leading dim ld)
-   holds (dsymv 'L'): columns i0..i1-1 of one pass, each read once (a TN__LA_JOB body for its
-   AVX2 copy; run on one thread: the columns add into the same y). */
-typedef struct { const double *a; const double *x; double *y; int64_t ld, m; } tn__la_symv;
-TN__LA_JOB(tn__la_symv_cols,
+   holds (dsymv 'L'), each entry read once: column c adds A(c+1:, c) . x into y[c] and
+   x[c] A(c+1:, c) into y[c+1:]. Four columns at a time below their 4 x 4 diagonal block, so y
+   is loaded and stored once per four columns, the four dots in 4-lane partial sums (plain
+   arithmetic in a fixed order, no FMA: the AVX2 copy gives the plain copy's bits). The work is
+   split into parts of equal area (column ranges, the first part into y, the others into their
+   own partial y [m] each, added after: the parts run on threads, TN__LA_JOB's AVX2 copy). */
+typedef struct { const double *a; const double *x; double *y, *yp; int64_t ld, m, nparts; } tn__la_symv;
+TN__LA_JOB(tn__la_symv_parts,
     const tn__la_symv *q = (const tn__la_symv *)p;
-    const double *x = q->x;
-    double *y = q->y;
-    for (int64_t c = i0; c < i1; c++) {   /* y[c] += A(c+1:, c) . x, y[c+1:] += x[c] A(c+1:, c) */
-        const double *col = q->a + c * q->ld, xc = x[c];
-        double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-        int64_t r = c + 1;
-        for (; r + 4 <= q->m; r += 4) {
-            s0 += col[r] * x[r]; s1 += col[r + 1] * x[r + 1]; s2 += col[r + 2] * x[r + 2]; s3 += col[r + 3] * x[r + 3];
-            y[r] += xc * col[r]; y[r + 1] += xc * col[r + 1]; y[r + 2] += xc * col[r + 2]; y[r + 3] += xc * col[r + 3];
+    const double *TN__RESTRICT x = q->x;
+    const int64_t m = q->m, ld = q->ld;
+    for (int64_t part = i0; part < i1; part++) {
+        /* the columns [c0, c1) of this part: equal shares of the triangle's area m^2 / 2 */
+        const int64_t c0 = part == 0 ? 0 : (int64_t)((double)m * (1 - sqrt(1 - (double)part / (double)q->nparts)));
+        const int64_t c1 = part + 1 == q->nparts ? m : (int64_t)((double)m * (1 - sqrt(1 - (double)(part + 1) / (double)q->nparts)));
+        double *TN__RESTRICT y = part == 0 ? q->y : q->yp + (part - 1) * m;
+        for (int64_t r = 0; r < m; r++) y[r] = 0;
+        int64_t c = c0;
+        for (; c + 4 <= c1; c += 4) {
+            const double *TN__RESTRICT a0 = q->a + c * ld, *TN__RESTRICT a1 = a0 + ld, *TN__RESTRICT a2 = a1 + ld, *TN__RESTRICT a3 = a2 + ld;
+            const double x0 = x[c], x1 = x[c + 1], x2 = x[c + 2], x3 = x[c + 3];
+            double s0[4] = {0, 0, 0, 0}, s1[4] = {0, 0, 0, 0}, s2[4] = {0, 0, 0, 0}, s3[4] = {0, 0, 0, 0};
+            /* the diagonal block's lower triangle */
+            const double *cols[4] = {a0, a1, a2, a3};
+            for (int j = 0; j < 4; j++) {
+                const double *col = cols[j], xc = x[c + j];
+                double t = col[c + j] * xc;
+                for (int64_t r = c + j + 1; r < c + 4; r++) { t += col[r] * x[r]; y[r] += xc * col[r]; }
+                y[c + j] += t;
+            }
+            int64_t r = c + 4;
+            for (; r + 4 <= m; r += 4)
+                for (int k = 0; k < 4; k++) {
+                    const double b0 = a0[r + k], b1 = a1[r + k], b2 = a2[r + k], b3 = a3[r + k], xr = x[r + k];
+                    s0[k] += b0 * xr; s1[k] += b1 * xr; s2[k] += b2 * xr; s3[k] += b3 * xr;
+                    y[r + k] += (x0 * b0 + x1 * b1) + (x2 * b2 + x3 * b3);
+                }
+            for (; r < m; r++) {
+                const double b0 = a0[r], b1 = a1[r], b2 = a2[r], b3 = a3[r], xr = x[r];
+                s0[0] += b0 * xr; s1[0] += b1 * xr; s2[0] += b2 * xr; s3[0] += b3 * xr;
+                y[r] += (x0 * b0 + x1 * b1) + (x2 * b2 + x3 * b3);
+            }
+            y[c] += (s0[0] + s0[1]) + (s0[2] + s0[3]);
+            y[c + 1] += (s1[0] + s1[1]) + (s1[2] + s1[3]);
+            y[c + 2] += (s2[0] + s2[1]) + (s2[2] + s2[3]);
+            y[c + 3] += (s3[0] + s3[1]) + (s3[2] + s3[3]);
         }
-        for (; r < q->m; r++) { s0 += col[r] * x[r]; y[r] += xc * col[r]; }
-        y[c] += col[c] * xc + ((s0 + s1) + (s2 + s3));
+        for (; c < c1; c++) {   /* the last (up to 3) columns, one at a time */
+            const double *TN__RESTRICT col = q->a + c * ld, xc = x[c];
+            double t = 0;
+            for (int64_t r = c + 1; r < m; r++) { t += col[r] * x[r]; y[r] += xc * col[r]; }
+            y[c] += col[c] * xc + t;
+        }
     })
-static void tn__la_symv_l(const double *a, int64_t ld, int64_t m, const double *x, double *y) {
-    memset(y, 0, (size_t)m * sizeof(double));
-    tn__la_symv q = {a, x, y, ld, m};
-    tn__la_symv_cols(&q, 0, m);
+/* ys: m scratch for the second part's partial sums. From m = 160 always two parts, on one
+   thread or two: the same bits whatever the thread count. */
+static void tn__la_symv_l(const double *a, int64_t ld, int64_t m, const double *x, double *y, double *ys) {
+    const int np = m >= 160 && ys ? 2 : 1, nt = np > 1 ? tn__par_threads(2 * m * m, np) : 1;
+    tn__la_symv q = {a, x, y, ys, ld, m, np};
+    tn__parallel_range(nt, np, tn__la_symv_parts, &q);
+    for (int64_t t = 1; t < np; t++)
+        for (int64_t r = 0; r < m; r++) y[r] += ys[(t - 1) * m + r];
 }
 /* dlatrd ('L'): reduces the first nb columns of the m x m trailing matrix a (leading dim ld);
-   e, tau: the off-diagonals and reflectors' tau; w [m, nb] column-major; tmp [nb]. On return
+   e, tau: the off-diagonals and reflectors' tau; w [m, nb] column-major; tmp [nb + m]. On return
    a's columns hold the reflectors v_i (A(i + 1, i) = 1 for the update, below it v's tail). */
 static void tn__la_latrd_l(double *a, int64_t ld, int64_t m, int64_t nb, double *e, double *tau, double *w, double *tmp) {
 #define A_(r, c) a[(c) * ld + (r)]
@@ -22868,7 +22908,7 @@ static void tn__la_latrd_l(double *a, int64_t ld, int64_t m, int64_t nb, double 
         A_(i + 1, i) = 1;
         const double *v = &A_(i + 1, i);
         double *wi = &W_(i + 1, i);
-        tn__la_symv_l(&A_(i + 1, i + 1), ld, len, v, wi);
+        tn__la_symv_l(&A_(i + 1, i + 1), ld, len, v, wi, tmp + nb);
         for (int64_t j = 0; j < i; j++) tmp[j] = tn__la_dot(&W_(i + 1, j), v, len);
         for (int64_t j = 0; j < i; j++) tn__la_axpy(wi, -tmp[j], &A_(i + 1, j), len);
         for (int64_t j = 0; j < i; j++) tmp[j] = tn__la_dot(&A_(i + 1, j), v, len);
@@ -22881,7 +22921,7 @@ static void tn__la_latrd_l(double *a, int64_t ld, int64_t m, int64_t nb, double 
 }
 /* dsytrd ('L') of the n x n symmetric a (column-major; both triangles hold it): the
    tridiagonal's diagonal d [n] and off-diagonal e [n - 1], the reflectors in a's columns below
-   the subdiagonal, their tau [n - 1]; w [n * NB + NB] scratch. Returns -1 when the GEMM could
+   the subdiagonal, their tau [n - 1]; w [n * NB + NB + n] scratch. Returns -1 when the GEMM could
    not allocate its buffers. */
 static int tn__la_sytrd_l(double *a, int64_t n, double *d, double *e, double *tau, double *w) {
     for (int64_t i = 0; i < n - 1; i += TN__LA_TRD_NB) {
@@ -22902,6 +22942,125 @@ static int tn__la_sytrd_l(double *a, int64_t n, double *d, double *e, double *ta
     d[n - 1] = a[(n - 1) * n + n - 1];
     return 0;
 }
+/* dlae2: the eigenvalues rt1 (larger in magnitude), rt2 of [a b; b c]. */
+static void tn__la_lae2(double a, double b, double c, double *rt1, double *rt2) {
+    const double sm = a + c, adf = fabs(a - c), ab = fabs(b + b);
+    const double acmx = fabs(a) > fabs(c) ? a : c, acmn = fabs(a) > fabs(c) ? c : a;
+    const double rt = adf > ab ? adf * sqrt(1 + (ab / adf) * (ab / adf)) : adf < ab ? ab * sqrt(1 + (adf / ab) * (adf / ab)) : ab * sqrt(2.0);
+    if (sm < 0) { *rt1 = 0.5 * (sm - rt); *rt2 = (acmx / *rt1) * acmn - (b / *rt1) * b; }
+    else if (sm > 0) { *rt1 = 0.5 * (sm + rt); *rt2 = (acmx / *rt1) * acmn - (b / *rt1) * b; }
+    else { *rt1 = 0.5 * rt; *rt2 = -0.5 * rt; }
+}
+/* dsterf: the eigenvalues alone of the symmetric tridiagonal (d [n], e [n - 1], e[i] coupling
+   i and i + 1; both overwritten, d unsorted), by the Pal-Walker-Kahan QL / QR iteration on the
+   squared off-diagonals: no square root in the inner loop (tql2's rotations need two per
+   entry), QL or QR as the block's ends suggest, blocks scaled into the safe range. Returns 0,
+   or -1 when 30 n sweeps did not converge. */
+static int tn__la_sterf(double *d, double *e, int64_t n) {
+    const double eps = DBL_EPSILON / 2, eps2 = eps * eps, safmin = DBL_MIN;
+    const double ssfmax = sqrt(1 / safmin) / 3, ssfmin = sqrt(safmin) / eps2;
+    const int64_t nmaxit = 30 * n;
+    int64_t jtot = 0, l1 = 0;
+    while (l1 < n) {
+        if (l1 > 0) e[l1 - 1] = 0;
+        int64_t m = l1;
+        for (; m < n - 1; m++)
+            if (fabs(e[m]) <= (sqrt(fabs(d[m])) * sqrt(fabs(d[m + 1]))) * eps) { e[m] = 0; break; }
+        int64_t l = l1, lend = m;
+        const int64_t lsv = l, lendsv = lend;
+        l1 = m + 1;
+        if (lend == l) continue;
+        double anorm = 0, scale = 1;   /* dlanst 'M' of the block, and its scaling */
+        for (int64_t i = l; i <= lend; i++) anorm = fmax(anorm, fabs(d[i]));
+        for (int64_t i = l; i < lend; i++) anorm = fmax(anorm, fabs(e[i]));
+        if (anorm == 0) continue;
+        if (!(anorm <= DBL_MAX)) return -1;   /* (non-finite) */
+        if (anorm > ssfmax) scale = ssfmax / anorm;
+        else if (anorm < ssfmin) scale = ssfmin / anorm;
+        if (scale != 1) {
+            for (int64_t i = l; i <= lend; i++) d[i] *= scale;
+            for (int64_t i = l; i < lend; i++) e[i] *= scale;
+        }
+        for (int64_t i = l; i < lend; i++) e[i] *= e[i];
+        if (fabs(d[lend]) < fabs(d[l])) { lend = lsv; l = lendsv; }
+        if (lend >= l) {   /* QL */
+            while (l <= lend) {
+                for (m = l; m < lend; m++) if (fabs(e[m]) <= eps2 * fabs(d[m] * d[m + 1])) break;
+                if (m < lend) e[m] = 0;
+                double p = d[l];
+                if (m == l) { d[l] = p; l++; continue; }
+                if (m == l + 1) {
+                    tn__la_lae2(d[l], sqrt(e[l]), d[l + 1], &d[l], &d[l + 1]);
+                    e[l] = 0;
+                    l += 2;
+                    continue;
+                }
+                if (jtot == nmaxit) break;
+                jtot++;
+                const double rte = sqrt(e[l]);
+                double sigma = (d[l + 1] - p) / (2 * rte), r = tn__la_hypot(sigma, 1);
+                sigma = p - rte / (sigma + copysign(r, sigma));
+                double c = 1, sn = 0, gamma = d[m] - sigma;
+                p = gamma * gamma;
+                for (int64_t i = m - 1; i >= l; i--) {
+                    const double bb = e[i];
+                    r = p + bb;
+                    if (i != m - 1) e[i + 1] = sn * r;
+                    const double oldc = c, oldgam = gamma, alpha = d[i];
+                    c = p / r;
+                    sn = bb / r;
+                    gamma = c * (alpha - sigma) - sn * oldgam;
+                    d[i + 1] = oldgam + (alpha - gamma);
+                    p = c != 0 ? (gamma * gamma) / c : oldc * bb;
+                }
+                e[l] = sn * p;
+                d[l] = sigma + gamma;
+            }
+        } else {           /* QR */
+            while (l >= lend) {
+                for (m = l; m > lend; m--) if (fabs(e[m - 1]) <= eps2 * fabs(d[m] * d[m - 1])) break;
+                if (m > lend) e[m - 1] = 0;
+                double p = d[l];
+                if (m == l) { d[l] = p; l--; continue; }
+                if (m == l - 1) {
+                    tn__la_lae2(d[l], sqrt(e[l - 1]), d[l - 1], &d[l], &d[l - 1]);
+                    e[l - 1] = 0;
+                    l -= 2;
+                    continue;
+                }
+                if (jtot == nmaxit) break;
+                jtot++;
+                const double rte = sqrt(e[l - 1]);
+                double sigma = (d[l - 1] - p) / (2 * rte), r = tn__la_hypot(sigma, 1);
+                sigma = p - rte / (sigma + copysign(r, sigma));
+                double c = 1, sn = 0, gamma = d[m] - sigma;
+                p = gamma * gamma;
+                for (int64_t i = m; i <= l - 1; i++) {
+                    const double bb = e[i];
+                    r = p + bb;
+                    if (i != m) e[i - 1] = sn * r;
+                    const double oldc = c, oldgam = gamma, alpha = d[i + 1];
+                    c = p / r;
+                    sn = bb / r;
+                    gamma = c * (alpha - sigma) - sn * oldgam;
+                    d[i] = oldgam + (alpha - gamma);
+                    p = c != 0 ? (gamma * gamma) / c : oldc * bb;
+                }
+                e[l - 1] = sn * p;
+                d[l] = sigma + gamma;
+            }
+        }
+        if (scale != 1) {
+            const int64_t lo = lsv < lendsv ? lsv : lendsv, hi = lsv < lendsv ? lendsv : lsv;
+            for (int64_t i = lo; i <= hi; i++) d[i] /= scale;
+        }
+        if (jtot >= nmaxit) {
+            for (int64_t i = 0; i < n - 1; i++) if (e[i] != 0) return -1;
+            return 0;
+        }
+    }
+    return 0;
+}
 /* v [n, n] row-major holds a symmetric matrix: on return its columns are the eigenvectors
    (with `vectors`) and d the eigenvalues, ascending; e [n], rot [2 n] and wt [n, n] are scratch. Returns
    0, -1 when QL did not converge, -2 out of memory. */
@@ -22910,6 +23069,16 @@ static int tn__la_sytrd_tql2(double *v, double *d, double *e, double *wt, double
     /* tridiagonal (d, e[1..]: e[i] couples i - 1 and i, EISPACK's), Q = H(0) ... H(n-2) */
     if (tn__la_sytrd_l(v, n, d, e + 1, rot, wt)) return -2;
     e[0] = 0;
+    if (!vectors) {   /* the values alone: dsterf, as LAPACK's dsyevd / dsyev without vectors */
+        if (tn__la_sterf(d, e + 1, n)) return -1;
+        for (int64_t i = 1; i < n; i++) {   /* ascending (insertion: nearly sorted already) */
+            const double t = d[i];
+            int64_t j = i;
+            for (; j > 0 && d[j - 1] > t; j--) d[j] = d[j - 1];
+            d[j] = t;
+        }
+        return 0;
+    }
     if (vectors) {
         /* Q = diag(1, Q'), Q' the (n-1) x (n-1) orgqr of the reflectors (v's columns 0..n-2 from
            row 1: packed to leading dim n-1 in place, then dorg2r's threaded loop) into wt, as
@@ -24661,6 +24830,27 @@ static void tn__eig_gebak(tn__cplx *v, int64_t n, int64_t ilo, int64_t ihi, cons
     }
 }
 
+/* dlarfg as torch's LAPACK rounds it (tn__la_larfg's reflector, other bits): OpenBLAS's dnrm2
+   sums the squares in x87 extended precision (long double here; where that is double, or the
+   sum leaves its range, the scaled sum), and dlapy2 is w sqrt(1 + (z/w)^2), not hypot. The
+   double-shift QR's deflations, and so the 2x2 blocks of complex pairs (the phase of their
+   eigenvectors), change with the last bit of these reflectors: with them lahqr gives
+   dlahqr's Schur form of the same Hessenberg matrix. */
+static double tn__eig_larfg(double *x, int64_t len) {
+    if (len <= 1) return 0;
+    long double ss = 0;
+    for (int64_t i = 1; i < len; i++) ss += (long double)x[i] * x[i];
+    double xn = (double)sqrtl(ss);
+    if (!isfinite(xn) || (xn == 0 && ss != 0) || (xn < DBL_MIN && xn > 0)) xn = tn__la_nrm2(x + 1, len - 1, 1);
+    else if (xn == 0) for (int64_t i = 1; i < len; i++) if (x[i] != 0) { xn = tn__la_nrm2(x + 1, len - 1, 1); break; }
+    if (xn == 0) return 0;
+    const double alpha = x[0], w = fmax(fabs(alpha), xn), z = fmin(fabs(alpha), xn);
+    const double r = z == 0 || w > DBL_MAX ? w : w * sqrt(1 + (z / w) * (z / w));
+    const double beta = -copysign(r, alpha), tau = (beta - alpha) / beta, s = 1 / (alpha - beta);
+    for (int64_t i = 1; i < len; i++) x[i] *= s;
+    x[0] = beta;
+    return tau;
+}
 /* gehd2 + orghr (real): a [n, n] to upper Hessenberg form in rows/columns ilo..ihi; q (when
    not NULL) gets the orthogonal Q with A = Q H Q^T. tau: n scratch. */
 static void tn__eig_gehrd(double *a, int64_t n, int64_t ilo, int64_t ihi, double *q, double *tau) {
@@ -24668,7 +24858,7 @@ static void tn__eig_gehrd(double *a, int64_t n, int64_t ilo, int64_t ihi, double
     for (int64_t i = ilo; i < ihi; i++) {
         double *v = &A_(i + 1, i);
         const int64_t len = ihi - i;
-        tau[i] = tn__la_larfg(v, len);
+        tau[i] = tn__eig_larfg(v, len);
         if (tau[i] == 0) continue;
         const double beta = v[0], t = tau[i];
         v[0] = 1;
@@ -24877,7 +25067,7 @@ static int64_t tn__eig_lahqr(double *h, int64_t n, int64_t ilo, int64_t ihi, dou
             for (k = m; k <= i - 1; k++) {   /* the double-shift QR step: chase the bulge */
                 const int64_t nr = i - k + 1 < 3 ? i - k + 1 : 3;
                 if (k > m) for (int64_t j = 0; j < nr; j++) v[j] = H_(k + j, k - 1);
-                const double t1 = tn__la_larfg(v, nr);
+                const double t1 = tn__eig_larfg(v, nr);
                 if (k > m) {
                     H_(k, k - 1) = v[0];
                     H_(k + 1, k - 1) = 0;
@@ -25270,15 +25460,20 @@ static int tn__la_eig_raw(tn_tensor *A, bool vectors, tn_tensor **L, tn_tensor *
 }
 
 /* ---- eig, eigvals ---- */
-static tn_tensor *tn__eig_impl(tn_tensor *A, bool vectors, tn_tensor **V, const char *fn);
+static tn_tensor *tn__eig_impl(tn_tensor *A, bool vectors, tn_tensor **V, const char *fn, bool gauge);
 /* PyTorch's linalg_eig_backward: gA = V^{-H} (diag(gL) + (V^H gV - V^H V Re(diag(V^H gV))) / E^*) V^H
    with E_ij = L_j - L_i (1 on the diagonal); the eigenvalues' node takes the diag(gL) term, the
    eigenvectors' node the rest (its diagonal, i Im(V^H gV)_ii, is what the gauge check bounds:
    dropped, as PyTorch's copy of gL there). A real input gets the real part. */
 static int tn__eig_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
     (void)nin; (void)user;
-    tn_tensor *A = tn_ctx_saved(nd, 0), *V = NULL, *L = tn__eig_impl(A, true, &V, "tn_linalg_eig");
+    /* The vectors' node uses its own output V, saved (PyTorch's saved outputs): the second
+       order's gradient for V, through this formula and through g (a function of V), adds up in
+       that one node, whose gauge check sees the phase-invariant sum, as torch's. L (and the
+       values' node's V, whose formula is phase-invariant) are recomputed, without the check. */
+    tn_tensor *A = tn_ctx_saved(nd, 0), *V = NULL, *L = tn__eig_impl(A, true, &V, "tn_linalg_eig", false);
     if (!L) return -1;
+    if (nd->i[0] == 1 && tn_ctx_nsaved(nd) > 1) V = tn_ctx_saved(nd, 1);   /* the forward's V, a saved output */
     const int64_t n = A->shape[A->ndim - 1];
     tn_tensor *Vh = tn__mH(V), *mid;
     if (nd->i[0] == 0) mid = tn_diag_embed(tn_to_dtype(g, V->dtype));
@@ -25288,7 +25483,7 @@ static int tn__eig_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void *
         tn_tensor *im = tn_numel(dg) ? tn_max(tn_abs(tn_imag(dg))) : NULL;   /* (allclose(Im, 0, 1e-2, 1e-2)) */
         if (tn_numel(dg) && !im) return -1;
         const double bad = im ? tn_item(im) : 0;
-        if (!(bad <= 1e-2))
+        if (nd->i[1] && !(bad <= 1e-2))
             return TN__FAIL_INT("linalg_eig_backward: The eigenvectors in the complex case are specified up to multiplication by e^{i phi}. "
                                 "The specified loss function depends on this quantity, so it is ill-defined.");
         tn_tensor *Lc = tn_conj(L);
@@ -25300,7 +25495,8 @@ static int tn__eig_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void *
     gin[0] = gA && !tn_is_complex(A) ? tn_real(gA) : gA;
     return gin[0] ? 0 : -1;
 }
-static tn_tensor *tn__eig_impl(tn_tensor *A, bool vectors, tn_tensor **V, const char *fn) {
+/* gauge: the vectors' node checks that the loss does not depend on their phases. */
+static tn_tensor *tn__eig_impl(tn_tensor *A, bool vectors, tn_tensor **V, const char *fn, bool gauge) {
     TN__CHECK_NULL(A);
     if (tn__la_check_dt(fn, A, "A", true, true)) return NULL;
     {
@@ -25323,18 +25519,27 @@ static tn_tensor *tn__eig_impl(tn_tensor *A, bool vectors, tn_tensor **V, const 
     }
     tn_scope_end();
     if (!L) return NULL;
-    if (vectors) *V = tn__la_record("LinalgEigBackward0", tn__eig_bw, A, *V, 1, 0);
-    L = tn__la_record("LinalgEigBackward0", tn__eig_bw, A, L, 0, 0);
+    if (vectors) {   /* (tn__la_record's node, with V saved as its output: a view, no cycle) */
+        tn_node *nd = tn__fn_node("LinalgEigBackward0", tn__eig_bw, &A, 1);
+        if (nd) {
+            nd->i[0] = 1; nd->i[1] = gauge; nd->ni = 2;
+            tn__node_save(nd, A);
+            tn__node_save_result(nd, *V);
+            nd->saved_output_mask |= 2u;
+        }
+        *V = tn__node_attach(nd, *V);
+    }
+    L = tn__la_record("LinalgEigBackward0", tn__eig_bw, A, L, 0, gauge);
     if (!L || (vectors && !*V)) { tn_release(L); if (vectors) { tn_release(*V); *V = NULL; } return NULL; }
     return L;
 }
 TNDEF tn_tensor *tn_linalg_eig(tn_tensor *A, tn_tensor **eigenvectors) {
     if (!eigenvectors) return (tn_tensor *)tn__error("tn_linalg_eig: eigenvectors must not be NULL");
     *eigenvectors = NULL;
-    return TN__AS("tn_linalg_eig", tn__eig_impl(A, true, eigenvectors, "tn_linalg_eig"));
+    return TN__AS("tn_linalg_eig", tn__eig_impl(A, true, eigenvectors, "tn_linalg_eig", true));
 }
 TNDEF tn_tensor *tn_linalg_eigvals(tn_tensor *A) {
-    return TN__AS("tn_linalg_eigvals", tn__eig_impl(A, false, NULL, "tn_linalg_eigvals"));
+    return TN__AS("tn_linalg_eigvals", tn__eig_impl(A, false, NULL, "tn_linalg_eigvals", true));
 }
 
 /* ================================================================================================================ */

@@ -158,10 +158,13 @@ TEST(gradients) {
     tn_tensor *C = tn_complex(tn_randn(TN_SHAPE(3, 3), TN_F64), tn_randn(TN_SHAPE(3, 3), TN_F64));
     tn_requires_grad_(C, true);
     CHECK(tn_gradcheck(f_vals, &C, 1, NULL, .rtol = 1e-4));
-    /* double backward of the eigenvalues (through the eigenvectors: not yet, see docs/linalg.md) */
+    /* double backward, of the eigenvalues and through the eigenvectors (|V|: the second
+       order's two paths to V meet in V's node, whose gauge check sees their sum) */
     CHECK(tn_gradgradcheck(f_vals, &A, 1, NULL, .rtol = 1e-4));
     CHECK(tn_gradgradcheck(f_vals, &C, 1, NULL, .rtol = 1e-4));
     CHECK(tn_gradcheck(f_absv, &C, 1, NULL, .rtol = 1e-4));
+    CHECK(tn_gradgradcheck(f_absv, &A, 1, NULL, .rtol = 1e-4));
+    CHECK(tn_gradgradcheck(f_absv, &C, 1, NULL, .rtol = 1e-4));
     /* a loss that depends on the phase: PyTorch's error */
     const double pair[] = {0, 1, 0.3, -1, 0, 0.2, 0.1, 0.4, 1};
     tn_tensor *P = mat(pair, 3);

@@ -121,6 +121,27 @@ static void tn__eig_gebak(tn__cplx *v, int64_t n, int64_t ilo, int64_t ihi, cons
     }
 }
 
+/* dlarfg as torch's LAPACK rounds it (tn__la_larfg's reflector, other bits): OpenBLAS's dnrm2
+   sums the squares in x87 extended precision (long double here; where that is double, or the
+   sum leaves its range, the scaled sum), and dlapy2 is w sqrt(1 + (z/w)^2), not hypot. The
+   double-shift QR's deflations, and so the 2x2 blocks of complex pairs (the phase of their
+   eigenvectors), change with the last bit of these reflectors: with them lahqr gives
+   dlahqr's Schur form of the same Hessenberg matrix. */
+static double tn__eig_larfg(double *x, int64_t len) {
+    if (len <= 1) return 0;
+    long double ss = 0;
+    for (int64_t i = 1; i < len; i++) ss += (long double)x[i] * x[i];
+    double xn = (double)sqrtl(ss);
+    if (!isfinite(xn) || (xn == 0 && ss != 0) || (xn < DBL_MIN && xn > 0)) xn = tn__la_nrm2(x + 1, len - 1, 1);
+    else if (xn == 0) for (int64_t i = 1; i < len; i++) if (x[i] != 0) { xn = tn__la_nrm2(x + 1, len - 1, 1); break; }
+    if (xn == 0) return 0;
+    const double alpha = x[0], w = fmax(fabs(alpha), xn), z = fmin(fabs(alpha), xn);
+    const double r = z == 0 || w > DBL_MAX ? w : w * sqrt(1 + (z / w) * (z / w));
+    const double beta = -copysign(r, alpha), tau = (beta - alpha) / beta, s = 1 / (alpha - beta);
+    for (int64_t i = 1; i < len; i++) x[i] *= s;
+    x[0] = beta;
+    return tau;
+}
 /* gehd2 + orghr (real): a [n, n] to upper Hessenberg form in rows/columns ilo..ihi; q (when
    not NULL) gets the orthogonal Q with A = Q H Q^T. tau: n scratch. */
 static void tn__eig_gehrd(double *a, int64_t n, int64_t ilo, int64_t ihi, double *q, double *tau) {
@@ -128,7 +149,7 @@ static void tn__eig_gehrd(double *a, int64_t n, int64_t ilo, int64_t ihi, double
     for (int64_t i = ilo; i < ihi; i++) {
         double *v = &A_(i + 1, i);
         const int64_t len = ihi - i;
-        tau[i] = tn__la_larfg(v, len);
+        tau[i] = tn__eig_larfg(v, len);
         if (tau[i] == 0) continue;
         const double beta = v[0], t = tau[i];
         v[0] = 1;
@@ -337,7 +358,7 @@ static int64_t tn__eig_lahqr(double *h, int64_t n, int64_t ilo, int64_t ihi, dou
             for (k = m; k <= i - 1; k++) {   /* the double-shift QR step: chase the bulge */
                 const int64_t nr = i - k + 1 < 3 ? i - k + 1 : 3;
                 if (k > m) for (int64_t j = 0; j < nr; j++) v[j] = H_(k + j, k - 1);
-                const double t1 = tn__la_larfg(v, nr);
+                const double t1 = tn__eig_larfg(v, nr);
                 if (k > m) {
                     H_(k, k - 1) = v[0];
                     H_(k + 1, k - 1) = 0;
@@ -730,15 +751,20 @@ static int tn__la_eig_raw(tn_tensor *A, bool vectors, tn_tensor **L, tn_tensor *
 }
 
 /* ---- eig, eigvals ---- */
-static tn_tensor *tn__eig_impl(tn_tensor *A, bool vectors, tn_tensor **V, const char *fn);
+static tn_tensor *tn__eig_impl(tn_tensor *A, bool vectors, tn_tensor **V, const char *fn, bool gauge);
 /* PyTorch's linalg_eig_backward: gA = V^{-H} (diag(gL) + (V^H gV - V^H V Re(diag(V^H gV))) / E^*) V^H
    with E_ij = L_j - L_i (1 on the diagonal); the eigenvalues' node takes the diag(gL) term, the
    eigenvectors' node the rest (its diagonal, i Im(V^H gV)_ii, is what the gauge check bounds:
    dropped, as PyTorch's copy of gL there). A real input gets the real part. */
 static int tn__eig_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
     (void)nin; (void)user;
-    tn_tensor *A = tn_ctx_saved(nd, 0), *V = NULL, *L = tn__eig_impl(A, true, &V, "tn_linalg_eig");
+    /* The vectors' node uses its own output V, saved (PyTorch's saved outputs): the second
+       order's gradient for V, through this formula and through g (a function of V), adds up in
+       that one node, whose gauge check sees the phase-invariant sum, as torch's. L (and the
+       values' node's V, whose formula is phase-invariant) are recomputed, without the check. */
+    tn_tensor *A = tn_ctx_saved(nd, 0), *V = NULL, *L = tn__eig_impl(A, true, &V, "tn_linalg_eig", false);
     if (!L) return -1;
+    if (nd->i[0] == 1 && tn_ctx_nsaved(nd) > 1) V = tn_ctx_saved(nd, 1);   /* the forward's V, a saved output */
     const int64_t n = A->shape[A->ndim - 1];
     tn_tensor *Vh = tn__mH(V), *mid;
     if (nd->i[0] == 0) mid = tn_diag_embed(tn_to_dtype(g, V->dtype));
@@ -748,7 +774,7 @@ static int tn__eig_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void *
         tn_tensor *im = tn_numel(dg) ? tn_max(tn_abs(tn_imag(dg))) : NULL;   /* (allclose(Im, 0, 1e-2, 1e-2)) */
         if (tn_numel(dg) && !im) return -1;
         const double bad = im ? tn_item(im) : 0;
-        if (!(bad <= 1e-2))
+        if (nd->i[1] && !(bad <= 1e-2))
             return TN__FAIL_INT("linalg_eig_backward: The eigenvectors in the complex case are specified up to multiplication by e^{i phi}. "
                                 "The specified loss function depends on this quantity, so it is ill-defined.");
         tn_tensor *Lc = tn_conj(L);
@@ -760,7 +786,8 @@ static int tn__eig_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void *
     gin[0] = gA && !tn_is_complex(A) ? tn_real(gA) : gA;
     return gin[0] ? 0 : -1;
 }
-static tn_tensor *tn__eig_impl(tn_tensor *A, bool vectors, tn_tensor **V, const char *fn) {
+/* gauge: the vectors' node checks that the loss does not depend on their phases. */
+static tn_tensor *tn__eig_impl(tn_tensor *A, bool vectors, tn_tensor **V, const char *fn, bool gauge) {
     TN__CHECK_NULL(A);
     if (tn__la_check_dt(fn, A, "A", true, true)) return NULL;
     {
@@ -783,16 +810,25 @@ static tn_tensor *tn__eig_impl(tn_tensor *A, bool vectors, tn_tensor **V, const 
     }
     tn_scope_end();
     if (!L) return NULL;
-    if (vectors) *V = tn__la_record("LinalgEigBackward0", tn__eig_bw, A, *V, 1, 0);
-    L = tn__la_record("LinalgEigBackward0", tn__eig_bw, A, L, 0, 0);
+    if (vectors) {   /* (tn__la_record's node, with V saved as its output: a view, no cycle) */
+        tn_node *nd = tn__fn_node("LinalgEigBackward0", tn__eig_bw, &A, 1);
+        if (nd) {
+            nd->i[0] = 1; nd->i[1] = gauge; nd->ni = 2;
+            tn__node_save(nd, A);
+            tn__node_save_result(nd, *V);
+            nd->saved_output_mask |= 2u;
+        }
+        *V = tn__node_attach(nd, *V);
+    }
+    L = tn__la_record("LinalgEigBackward0", tn__eig_bw, A, L, 0, gauge);
     if (!L || (vectors && !*V)) { tn_release(L); if (vectors) { tn_release(*V); *V = NULL; } return NULL; }
     return L;
 }
 TNDEF tn_tensor *tn_linalg_eig(tn_tensor *A, tn_tensor **eigenvectors) {
     if (!eigenvectors) return (tn_tensor *)tn__error("tn_linalg_eig: eigenvectors must not be NULL");
     *eigenvectors = NULL;
-    return TN__AS("tn_linalg_eig", tn__eig_impl(A, true, eigenvectors, "tn_linalg_eig"));
+    return TN__AS("tn_linalg_eig", tn__eig_impl(A, true, eigenvectors, "tn_linalg_eig", true));
 }
 TNDEF tn_tensor *tn_linalg_eigvals(tn_tensor *A) {
-    return TN__AS("tn_linalg_eigvals", tn__eig_impl(A, false, NULL, "tn_linalg_eigvals"));
+    return TN__AS("tn_linalg_eigvals", tn__eig_impl(A, false, NULL, "tn_linalg_eigvals", true));
 }

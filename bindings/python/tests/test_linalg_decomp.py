@@ -23,6 +23,7 @@ sys.path.insert(0, HERE)
 import test_ops_elementwise_linalg as H  # noqa: E402  (the OpInfo harness; puts the package on sys.path)
 from opinfo_util import run_sample  # noqa: E402
 import tensor as tn  # noqa: E402
+from opinfo_util import np  # noqa: E402
 
 torch = H.torch
 needs_torch = pytest.mark.skipif(torch is None, reason="torch is not installed")
@@ -127,6 +128,36 @@ def test_accuracy_lapack_standard():
     s = H.to_tn(Sy)
     assert _backward_error(s, (V * L.unsqueeze(-2)) @ V.mT) < 8 * 50 * eps
     H.assert_close(L, torch.linalg.eigvalsh(Sy), "eigvalsh", 1e-12, 1e-12)
+
+
+@needs_torch
+@pytest.mark.parametrize("threads", [1, 2])
+def test_eigvalsh_sterf_and_symv(threads):
+    """eigvalsh's values-only path (dsterf on sytrd's tridiagonal) against torch's, within n eps
+    of the largest eigenvalue, sorted: sizes around the blocking and the symv's four-column
+    groups (odd sizes, m >= 160 split over 2 threads), badly scaled (1e+-200: sterf's block
+    scaling), graded, zero, rank-one, diagonal and (eigh's vectors path) the same sytrd."""
+    eps = 2.220446049250313e-16
+    rng = np.random.default_rng(0)
+    old = tn.get_num_threads()
+    tn.set_num_threads(threads)
+    try:
+        for n in (1, 2, 3, 5, 33, 67, 161, 230):
+            a = rng.standard_normal((n, n))
+            a = a + a.T
+            g = np.logspace(-6, 6, n)
+            for x in (a, a * 1e200, a * 1e-200, a * g[:, None] * g[None, :], np.zeros((n, n)), np.ones((n, n)),
+                      np.diag(rng.standard_normal(n))):
+                L = torch.linalg.eigvalsh(torch.tensor(x)).numpy()
+                l = np.array(tn.linalg.eigvalsh(tn.tensor(x)).tolist())
+                scale = max(np.abs(L).max(), 1e-300)
+                assert np.abs(l - L).max() <= 4 * n * eps * scale, (n, np.abs(l - L).max() / scale)
+                assert np.all(np.diff(l) >= 0)
+            lv, V = tn.linalg.eigh(tn.tensor(a))
+            r = np.abs(a @ np.array(V.tolist()) - np.array(V.tolist()) * np.array(lv.tolist())).max() / np.abs(a).max()
+            assert r < 8 * n * eps, r
+    finally:
+        tn.set_num_threads(old)
 
 
 @needs_torch
