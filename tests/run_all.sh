@@ -33,8 +33,11 @@ count() {
         why=$(grep -E '^(FAIL|E )|Error|error:' "$tmp" | tail -n 1)
         [ -n "$why" ] || why=$(grep -v '^[[:space:]]*$' "$tmp" | tail -n 1)
         why=$(echo "$why" | cut -c1-200)
-        # a crashed interpreter: faulthandler's innermost frame and the test's own frame
-        if grep -q 'Fatal Python error' "$tmp"; then
+        # a crashed interpreter: faulthandler's innermost frame and the test's own frame, or
+        # the sanitizer's summary line
+        if grep -q '^SUMMARY: AddressSanitizer' "$tmp"; then
+            why=$(grep -m 1 '^SUMMARY: AddressSanitizer' "$tmp" | cut -c1-200)
+        elif grep -q 'Fatal Python error' "$tmp"; then
             frames=$(sed -n '/most recent call first/,/^$/p' "$tmp" | grep -E '^ *File ')
             why="$(grep -m 1 'Fatal Python error' "$tmp" | sed 's/.*Fatal/Fatal/' | cut -c1-80) at$(echo "$frames" | head -n 1 | cut -c1-200);$(echo "$frames" | grep -E '/test_[^/]*\.py"' | head -n 1 | cut -c1-200)"
         fi
