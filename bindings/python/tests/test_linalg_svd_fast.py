@@ -22,6 +22,21 @@ EPS = 2.220446049250313e-16
 EPS32 = 1.1920928955078125e-07
 
 
+def _same_bits_at_1_and_2_threads(run):
+    """run() (a tuple of tensors) at 1 and at 2 threads: the same bits; both results"""
+    before = tn.get_num_threads()
+    try:
+        out = []
+        for t in (1, 2):
+            tn.set_num_threads(t)
+            out.append(run())
+        for x, y in zip(out[0], out[1]):
+            assert (x.numpy() == y.numpy()).all()
+    finally:
+        tn.set_num_threads(before)
+    return out
+
+
 def _check(A, full=False, tol=8):
     """A torch float64 (float32) [..., m, n]: ours' U S Vh against the backward error and
     orthogonality bounds at the dtype's eps, S against torch.linalg.svdvals."""
@@ -123,16 +138,7 @@ def test_threads_same_bits():
     Bs = to_tn(torch.randn(64, 64, 1, dtype=torch.float64))
     X = torch.randn(300, 300, dtype=torch.float64)
     Sym = to_tn(X + X.mT)   # eigh's QL rotations: columns split the same way
-    before = tn.get_num_threads()
-    try:
-        out = []
-        for t in (1, 2):
-            tn.set_num_threads(t)
-            out.append(tuple(tn.linalg.svd(A)) + (tn.linalg.solve(As, Bs),) + tuple(tn.linalg.eigh(Sym)))
-        for x, y in zip(out[0], out[1]):
-            assert (x.numpy() == y.numpy()).all()
-    finally:
-        tn.set_num_threads(before)
+    _same_bits_at_1_and_2_threads(lambda: tuple(tn.linalg.svd(A)) + (tn.linalg.solve(As, Bs),) + tuple(tn.linalg.eigh(Sym)))
 
 
 @needs_torch
@@ -193,16 +199,7 @@ def test_float32_degenerate():
 def test_float32_threads_same_bits():
     torch.manual_seed(8)
     A, W = to_tn(torch.randn(300, 260)), to_tn(torch.randn(100, 240))
-    before = tn.get_num_threads()
-    try:
-        out = []
-        for t in (1, 2):
-            tn.set_num_threads(t)
-            out.append(tuple(tn.linalg.svd(A)) + tuple(tn.linalg.svd(W, full_matrices=False)))
-        for x, y in zip(out[0], out[1]):
-            assert (x.numpy() == y.numpy()).all()
-    finally:
-        tn.set_num_threads(before)
+    _same_bits_at_1_and_2_threads(lambda: tuple(tn.linalg.svd(A)) + tuple(tn.linalg.svd(W, full_matrices=False)))
 
 
 @needs_torch
@@ -211,16 +208,7 @@ def test_complex_threads_same_bits_and_bounds():
     1 and 2 threads; backward error and unitarity within a few n eps past the thread split"""
     torch.manual_seed(9)
     A = torch.randn(140, 90, dtype=torch.complex128)
-    before = tn.get_num_threads()
-    try:
-        out = []
-        for t in (1, 2):
-            tn.set_num_threads(t)
-            out.append(tuple(tn.linalg.svd(to_tn(A))) + tuple(tn.linalg.svd(to_tn(A.mH), full_matrices=False)))
-        for x, y in zip(out[0], out[1]):
-            assert (x.numpy() == y.numpy()).all()
-    finally:
-        tn.set_num_threads(before)
+    out = _same_bits_at_1_and_2_threads(lambda: tuple(tn.linalg.svd(to_tn(A))) + tuple(tn.linalg.svd(to_tn(A.mH), full_matrices=False)))
     U, S, Vh = (torch.from_numpy(x.numpy()) for x in out[0][:3])
     R = (U[:, :90] * S) @ Vh
     assert (R - A).abs().max() < 8 * 140 * EPS * A.abs().max()
@@ -319,16 +307,7 @@ def test_complex_blocked_threads_same_bits():
     passes split items, not sums), and the gradient of svdvals matches torch's"""
     torch.manual_seed(12)
     A = torch.randn(170, 160, dtype=torch.complex128)
-    before = tn.get_num_threads()
-    try:
-        out = []
-        for t in (1, 2):
-            tn.set_num_threads(t)
-            out.append(tuple(tn.linalg.svd(to_tn(A))) + (tn.linalg.svdvals(to_tn(A.mH)),))
-        for x, y in zip(out[0], out[1]):
-            assert (x.numpy() == y.numpy()).all()
-    finally:
-        tn.set_num_threads(before)
+    _same_bits_at_1_and_2_threads(lambda: tuple(tn.linalg.svd(to_tn(A))) + (tn.linalg.svdvals(to_tn(A.mH)),))
     a = to_tn(A).requires_grad_()
     tn.linalg.svdvals(a).sum().backward()
     At = A.clone().requires_grad_()
