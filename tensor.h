@@ -32934,11 +32934,10 @@ static void tn__sdpa_qkv_views(tn_tensor *qkv, const double *pv, tn_tensor **qkv
     for (int i = 0; i < 3; i++) qkvv[i] = tn_permute(tn_select(qkv, 2, i), perm, 4);
 }
 static tn_tensor *tn__sdpa_qkv_fwd(tn_ctx *ctx, tn_tensor *const *in, int n, void *user) {
-    (void)user;
     tn_tensor *sub[5] = {NULL, NULL, NULL, in[1], n > 2 ? in[2] : NULL};
     tn__sdpa_qkv_views(in[0], (const double *)tn_data_ptr(in[1]), sub);
     if (!sub[0] || !sub[1] || !sub[2]) return NULL;
-    tn_tensor *out = tn__sdpa_fused_fwd(ctx, sub, n > 2 ? 5 : 4, NULL);
+    tn_tensor *out = tn__sdpa_fused_fwd(ctx, sub, n > 2 ? 5 : 4, user);   /* a device's results computed before (user) */
     if (out) tn_ctx_save(ctx, in[0]);
     return out;
 }
@@ -32957,13 +32956,49 @@ static int tn__sdpa_qkv_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int n
     for (int i = 0; i < 3; i++) g[i] = tn_permute(g[i], inv, 4);   /* [A, B, H, hd] */
     return (gin[0] = tn_stack(g, 3, .dim = 2)) ? 0 : -1;
 }
-/* The attention of q, k, v = the views above of qkv (checked, fusable as they are), CPU only. */
+static tn_tensor *tn__sdpa_composite(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *mask, double dropout_p, bool causal, double scale);
+/* A device's forward through its backend's entry, run before the node is recorded (the
+   node's forward then only saves out and lse): 0 with pre filled, 1 where the entry declines
+   the case, -1 after an error. */
+static int tn__sdpa_device_fwd(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *mask, bool causal, double scale, tn__sdpa_pre *pre) {
+    tn_tensor *qe = q, *ke = k, *ve = v, *me = mask;
+    int64_t bshape[TN_MAX_DIMS + 2];
+    int nb = 0;
+    tn_no_grad_begin();   /* the views and copies for the entry record nothing: the node's inputs are its own */
+    const bool ok = tn__sdpa_entry_operands(&qe, &ke, &ve, &me, bshape, &nb);
+    tn_no_grad_end();
+    if (!ok) return -1;
+    bshape[nb] = qe->shape[nb];
+    bshape[nb + 1] = ve->shape[nb + 1];
+    pre->out = tn__own(tn__new(q->dtype, q->device, bshape, nb + 2));
+    pre->lse = tn__own(tn__new(tn__sdpa_acc(q->dtype), q->device, bshape, nb + 1));
+    return pre->out && pre->lse ? tn__backend(q->device)->attention(qe, ke, ve, me, pre->out, pre->lse, NULL, NULL, NULL, NULL, scale, causal) : -1;
+}
+/* The attention of q, k, v = the views above of qkv (checked, fusable as they are); on a
+   device through its backend's entry, and where that declines the case, the composite on
+   the views. */
 static tn_tensor *tn__sdpa_fused_qkv(tn_tensor *qkv, const int64_t *perm, tn_tensor *mask, bool causal, double scale) {
     tn_scope_begin();
     const double pv[6] = {scale, causal ? 1.0 : 0.0, (double)perm[0], (double)perm[1], (double)perm[2], (double)perm[3]};
     tn_tensor *par = tn_from_data(pv, TN_SHAPE(6), TN_F64);
     tn_tensor *in[3] = {qkv, par, mask};
-    return tn__scope_return(par ? tn_custom_op("ScaledDotProductFlashAttentionForCpuBackward0", tn__sdpa_qkv_fwd, tn__sdpa_qkv_bwd, in, mask ? 3 : 2, NULL) : NULL);
+    tn__sdpa_pre pre = {NULL, NULL}, *user = NULL;
+    if (par && qkv->device != TN_CPU) {
+        tn_tensor *v3[3];
+        tn_no_grad_begin();
+        tn__sdpa_qkv_views(qkv, pv, v3);
+        const int r = v3[0] && v3[1] && v3[2] ? tn__sdpa_device_fwd(v3[0], v3[1], v3[2], mask, causal, scale, &pre) : -1;
+        tn_no_grad_end();
+        if (r < 0) return tn__scope_return(NULL);
+        if (r > 0) {   /* declined: the views on the tape */
+            tn__sdpa_qkv_views(qkv, pv, v3);
+            return tn__scope_return(v3[0] && v3[1] && v3[2] ? tn__sdpa_composite(v3[0], v3[1], v3[2], mask, 0, causal, scale) : NULL);
+        }
+        user = &pre;
+    }
+    /* PyTorch's CPU flash attention node (on a GPU, its _scaled_dot_product_efficient_attention) */
+    const char *name = qkv->device == TN_CPU ? "ScaledDotProductFlashAttentionForCpuBackward0" : "ScaledDotProductEfficientAttentionBackward0";
+    return tn__scope_return(par ? tn_custom_op(name, tn__sdpa_qkv_fwd, tn__sdpa_qkv_bwd, in, mask ? 3 : 2, user) : NULL);
 }
 /* Whether the fused kernels take these arguments (the composite does everything else:
    dropout, other devices and dtypes, empty sizes, a mask that wants a gradient, shapes that
@@ -33013,18 +33048,7 @@ static tn_tensor *tn__sdpa_fused(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_te
     tn_tensor *in[5] = {q, k, v, par, mask};
     tn__sdpa_pre pre = {NULL, NULL}, *user = NULL;
     if (par && q->device != TN_CPU) {
-        tn_tensor *qe = q, *ke = k, *ve = v, *me = mask;
-        int64_t bshape[TN_MAX_DIMS + 2];
-        int nb = 0;
-        tn_no_grad_begin();   /* the views and copies for the entry record nothing: the node's inputs are q, k, v */
-        const bool ok = tn__sdpa_entry_operands(&qe, &ke, &ve, &me, bshape, &nb);
-        tn_no_grad_end();
-        if (!ok) return tn__scope_return(NULL);
-        bshape[nb] = qe->shape[nb];
-        bshape[nb + 1] = ve->shape[nb + 1];
-        pre.out = tn__own(tn__new(q->dtype, q->device, bshape, nb + 2));
-        pre.lse = tn__own(tn__new(tn__sdpa_acc(q->dtype), q->device, bshape, nb + 1));
-        const int r = pre.out && pre.lse ? tn__backend(q->device)->attention(qe, ke, ve, me, pre.out, pre.lse, NULL, NULL, NULL, NULL, scale, causal) : -1;
+        const int r = tn__sdpa_device_fwd(q, k, v, mask, causal, scale, &pre);
         if (r < 0) return tn__scope_return(NULL);
         if (r > 0) return tn__scope_return(tn__sdpa_composite(q, k, v, mask, 0, causal, scale));
         user = &pre;
@@ -40017,10 +40041,12 @@ static tn_tensor *tn__mha_fused(tn__mham *a, tn_tensor *query, tn_tensor *key, t
     bool packed = false;   /* the attention node takes qkv itself (tn__sdpa_fused_qkv): its gradient one buffer */
     if (W && self) { /* one GEMM for the three projections */
         qkv = tn_reshape(tn_linear(query, W, b), TN_SHAPE(A, Bd, 3, H, hd));
-        /* recording for backward on the CPU, and no trace running (the tracer records the views);
-           float32/float64, the CPU kernels' dtypes (under autocast the projections may be half) */
-        packed = qkv && qkv->device == TN_CPU && (qkv->dtype == TN_F32 || qkv->dtype == TN_F64) && tn_is_grad_enabled() && qkv->requires_grad &&
-                 !tn__tracing;
+        /* recording for backward, and no trace running (the tracer records the views); on the
+           CPU float32/float64, its kernels' dtypes (under autocast the projections may be half),
+           on a device with an attention entry the half dtypes too */
+        const bool dt_ok = qkv && (qkv->dtype == TN_F32 || qkv->dtype == TN_F64 ||
+                                   (qkv->device != TN_CPU && (qkv->dtype == TN_F16 || qkv->dtype == TN_BF16)));
+        packed = dt_ok && (qkv->device == TN_CPU || tn__backend(qkv->device)->attention) && tn_is_grad_enabled() && qkv->requires_grad && !tn__tracing;
         if (!packed) { q = tn_select(qkv, 2, 0); k = tn_select(qkv, 2, 1); v = tn_select(qkv, 2, 2); }
     } else {
         tn_tensor *wq = W ? tn_narrow(W, 0, 0, E) : tn_module_get(m, "q_proj_weight"), *wk = W ? tn_narrow(W, 0, E, E) : tn_module_get(m, "k_proj_weight");

@@ -1709,9 +1709,9 @@ static int cu_layer_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_
 
 /* ---- fused attention (tn_backend.attention): FlashAttention's tiling on CUDA cores ----
    A block of 4 BR threads owns a tile of BR rows; thread t (x = t % 16, gr = t / 16) holds
-   rows gr + BR/4 ii (ii < 4) and columns x + 16 jj of every tile product it computes, so
-   one row's values sit in 16 lanes of one warp (its maximum and sum by shuffles, no shared
-   memory). Forward: a block per (batch, query tile) walks the key tiles with the online
+   rows gr + BR/4 ii (ii < 4) of every tile product it computes, columns x + 16 jj of the
+   scores and attn_col(x, jj) of the products with a value or key tile, so one row's values
+   sit in 16 lanes of one warp (its maximum and sum by shuffles, no shared memory). Forward: a block per (batch, query tile) walks the key tiles with the online
    softmax, the output rescaled in registers; out and the logsumexp per row are written,
    never the L x S scores. Backward, deterministic (no atomics): D = rowsum(dout * out), a
    block per (batch, key tile) walking the query tiles for dk and dv, and a block per
@@ -1772,6 +1772,9 @@ template <class T> __host__ __device__ __forceinline__ int attn_pitch(int w) {
     const int W = AttnPack<T>::W, p = (w + W - 1) / W * W;
     return (p / W) % 2 ? p : p + W;
 }
+/* the pitch of the probability tile P (BC columns): whole 16-byte packs, and 64 bytes past a
+   multiple of 128 so the two rows a warp writes (lanes 0-15, 16-31) fall in different banks */
+template <class T, int BC> __host__ __device__ constexpr int attn_pp() { return BC + 64 / (int)sizeof(T); }
 __device__ __forceinline__ void attn_ld16(const float *p, float (&o)[4]) {
     const float4 v = *reinterpret_cast<const float4 *>(p);
     o[0] = v.x; o[1] = v.y; o[2] = v.z; o[3] = v.w;
@@ -1804,19 +1807,41 @@ __device__ __forceinline__ void attn_dot(T (&acc)[4][NC], const T *A, int pa, co
                 for (int jj = 0; jj < NC; jj++) acc[ii][jj] = attn_fma(a[ii][w], b[jj][w], acc[ii][jj]);
     }
 }
-/* acc[ii][jj] += sum_c P[row ii][c] M[c][x + 16 jj] over c < nc (P pitch pp, M pitch pm, width w) */
+/* the columns a lane owns in a product with a value or key tile (attn_pm): 4 consecutive
+   ones per 64, so one 16-byte shared read (two for float64) brings all of them */
+__device__ __forceinline__ int attn_col(int x, int jj) { return 64 * (jj >> 2) + 4 * x + (jj & 3); }
+/* the 4 elements of shared row p from column c (a multiple of 4); zeros from the row's width
+   w on: the row is zero-padded to its pack boundary only, past that is the next row */
+__device__ __forceinline__ void attn_ld4(const float *p, int c, int w, float (&o)[4]) {
+    if (c < w) attn_ld16(p + c, o);
+    else o[0] = o[1] = o[2] = o[3] = 0;
+}
+__device__ __forceinline__ void attn_ld4(const double *p, int c, int w, double (&o)[4]) {
+    double a[2] = {0, 0}, b[2] = {0, 0};
+    if (c < w) attn_ld16(p + c, a);
+    if (c + 2 < w) attn_ld16(p + c + 2, b);
+    o[0] = a[0]; o[1] = a[1]; o[2] = b[0]; o[3] = b[1];
+}
+/* acc[ii][jj] += sum_c P[row ii][c] M[c][attn_col(x, jj)] over c < nc (a multiple of 4; P
+   pitch pp, M pitch pm, both multiples of the pack, M's width w), in order of c. Four
+   columns of P and of M per 16-byte read: a quarter of the shared-memory instructions of
+   one element at a time, which bound this product */
 template <class T, int NO>
 __device__ __forceinline__ void attn_pm(T (&acc)[4][NO], const T *P, int pp, const T *M, int pm, int w, int nc, int gr, int x, int gs) {
-    for (int c = 0; c < nc; c++) {
-        T p[4], mv[NO];
+    for (int c = 0; c < nc; c += 4) {
+        T p[4][4];
 #pragma unroll
-        for (int ii = 0; ii < 4; ii++) p[ii] = P[(gr + gs * ii) * pp + c];
+        for (int ii = 0; ii < 4; ii++) attn_ld4(&P[(gr + gs * ii) * pp], c, nc, p[ii]);
 #pragma unroll
-        for (int jj = 0; jj < NO; jj++) mv[jj] = x + 16 * jj < w ? M[c * pm + x + 16 * jj] : (T)0;
+        for (int cc = 0; cc < 4; cc++) {
+            T mv[NO / 4][4];
 #pragma unroll
-        for (int ii = 0; ii < 4; ii++)
+            for (int h = 0; h < NO / 4; h++) attn_ld4(&M[(c + cc) * pm], 64 * h + 4 * x, w, mv[h]);
 #pragma unroll
-            for (int jj = 0; jj < NO; jj++) acc[ii][jj] = attn_fma(p[ii], mv[jj], acc[ii][jj]);
+            for (int ii = 0; ii < 4; ii++)
+#pragma unroll
+                for (int jj = 0; jj < NO; jj++) acc[ii][jj] = attn_fma(p[ii][cc], mv[jj >> 2][jj & 3], acc[ii][jj]);
+        }
     }
 }
 /* the score (i, j) from scale q_i . k_j: -inf outside [0, L) x [0, S), where the bool mask or
@@ -1840,7 +1865,7 @@ template <class T, class S> __device__ __forceinline__ void attn_load(T *dst, in
 template <class T, class S, int BR, int BC, int NO>
 __global__ void __launch_bounds__(4 * BR) k_attn_fwd(AttnGeo g, const S *q, const S *k, const S *v, const void *m, S *out, T *lse) {
     extern __shared__ __align__(16) unsigned char attn_smem[];
-    constexpr int GS = BR / 4, NC = BC / 16, PP = BC + 1;
+    constexpr int GS = BR / 4, NC = BC / 16, PP = attn_pp<T, BC>();
     const int x = threadIdx.x & 15, gr = threadIdx.x >> 4, E = g.E, Ev = g.Ev, pq = attn_pitch<T>(E), pv = attn_pitch<T>(Ev);
     T *Qs = (T *)attn_smem, *Ks = Qs + BR * pq, *Vs = Ks + BC * pq, *Ps = Vs + BC * pv;
     const int64_t nqt = (g.L + BR - 1) / BR, b = blockIdx.x / nqt, i0 = blockIdx.x % nqt * BR;
@@ -1901,7 +1926,7 @@ __global__ void __launch_bounds__(4 * BR) k_attn_fwd(AttnGeo g, const S *q, cons
         const T inv = sum[ii] > 0 ? 1 / sum[ii] : (T)NAN;
 #pragma unroll
         for (int jj = 0; jj < NO; jj++)
-            if (x + 16 * jj < Ev) attn_st(&out[(b * g.L + i) * Ev + x + 16 * jj], o[ii][jj] * inv);
+            if (attn_col(x, jj) < Ev) attn_st(&out[(b * g.L + i) * Ev + attn_col(x, jj)], o[ii][jj] * inv);
         if (x == 0) lse[b * g.L + i] = sum[ii] > 0 ? mx[ii] + attn_log(sum[ii]) : (T)NAN;
     }
 }
@@ -1923,7 +1948,7 @@ template <class T, class S, int BR, int BC, int NO>
 __global__ void __launch_bounds__(4 * BR, sizeof(T) == 4 && NO == 4 ? 2 : 1) k_attn_bwd_kv(AttnGeo g, const S *q, const S *k, const S *v, const void *m, const S *dout, const T *lse,
                                                          const T *D, S *dk, S *dv) {
     extern __shared__ __align__(16) unsigned char attn_smem[];
-    constexpr int GS = BR / 4, NC = BC / 16, PP = BC + 1;
+    constexpr int GS = BR / 4, NC = BC / 16, PP = attn_pp<T, BC>();
     const int x = threadIdx.x & 15, gr = threadIdx.x >> 4, E = g.E, Ev = g.Ev, pq = attn_pitch<T>(E), pv = attn_pitch<T>(Ev);
     T *Ks = (T *)attn_smem, *Vs = Ks + BR * pq, *Qs = Vs + BR * pv, *dOs = Qs + BC * pq, *Ps = dOs + BC * pv, *ls = Ps + BR * PP, *Ds = ls + BC;
     const int64_t nkt = (g.S + BR - 1) / BR, b = blockIdx.x / nkt, j0 = blockIdx.x % nkt * BR;
@@ -1977,7 +2002,7 @@ __global__ void __launch_bounds__(4 * BR, sizeof(T) == 4 && NO == 4 ? 2 : 1) k_a
         if (j >= g.S) continue;
 #pragma unroll
         for (int jj = 0; jj < NO; jj++) {
-            const int e = x + 16 * jj;
+            const int e = attn_col(x, jj);
             if (e < E) attn_st(&dk[(b * g.S + j) * E + e], ak[ii][jj] * (T)g.scale);
             if (e < Ev) attn_st(&dv[(b * g.S + j) * Ev + e], av[ii][jj]);
         }
@@ -1988,7 +2013,7 @@ template <class T, class S, int BR, int BC, int NO>
 __global__ void __launch_bounds__(4 * BR) k_attn_bwd_q(AttnGeo g, const S *q, const S *k, const S *v, const void *m, const S *dout, const T *lse,
                                                         const T *D, S *dq) {
     extern __shared__ __align__(16) unsigned char attn_smem[];
-    constexpr int GS = BR / 4, NC = BC / 16, PP = BC + 1;
+    constexpr int GS = BR / 4, NC = BC / 16, PP = attn_pp<T, BC>();
     const int x = threadIdx.x & 15, gr = threadIdx.x >> 4, E = g.E, Ev = g.Ev, pq = attn_pitch<T>(E), pv = attn_pitch<T>(Ev);
     T *Qs = (T *)attn_smem, *dOs = Qs + BR * pq, *Ks = dOs + BR * pv, *Vs = Ks + BC * pq, *Ps = Vs + BC * pv;
     const int64_t nqt = (g.L + BR - 1) / BR, b = blockIdx.x / nqt, i0 = blockIdx.x % nqt * BR;
@@ -2031,7 +2056,7 @@ __global__ void __launch_bounds__(4 * BR) k_attn_bwd_q(AttnGeo g, const S *q, co
         if (i >= g.L) continue;
 #pragma unroll
         for (int jj = 0; jj < NO; jj++)
-            if (x + 16 * jj < E) attn_st(&dq[(b * g.L + i) * E + x + 16 * jj], aq[ii][jj] * (T)g.scale);
+            if (attn_col(x, jj) < E) attn_st(&dq[(b * g.L + i) * E + attn_col(x, jj)], aq[ii][jj] * (T)g.scale);
     }
 }
 /* dynamic shared memory above the default 48 KiB needs the kernel's consent first */
@@ -2044,7 +2069,7 @@ static int attn_run(const AttnGeo &g, int64_t B, const S *q, const S *k, const S
     const int E = g.E, Ev = g.Ev, pq = attn_pitch<T>(E), pv = attn_pitch<T>(Ev);
     const int64_t nqt = (g.L + BR - 1) / BR, nkt = (g.S + BR - 1) / BR;
     if (!dout) {
-        const size_t bytes = (size_t)((BR + BC) * pq + BC * pv + BR * (BC + 1)) * sizeof(T);
+        const size_t bytes = (size_t)((BR + BC) * pq + BC * pv + BR * attn_pp<T, BC>()) * sizeof(T);
         if (attn_smem_ok(k_attn_fwd<T, S, BR, BC, NO>, bytes)) return -1;
         k_attn_fwd<T, S, BR, BC, NO><<<(unsigned)(B * nqt), 4 * BR, bytes>>>(g, q, k, v, m, out, lse);
         CU_LAUNCHED("attention forward");
@@ -2055,7 +2080,7 @@ static int attn_run(const AttnGeo &g, int64_t B, const S *q, const S *k, const S
     if (!D) return -1;
     k_attn_rowdot<T, S><<<blocks_for(B * g.L * 32), kThreads>>>(B * g.L, Ev, dout, out, D);
     CU_LAUNCHED("attention backward");
-    const size_t bytes = (size_t)((BR + BC) * (pq + pv) + BR * (BC + 1) + 2 * BC) * sizeof(T);
+    const size_t bytes = (size_t)((BR + BC) * (pq + pv) + BR * attn_pp<T, BC>() + 2 * BC) * sizeof(T);
     if (attn_smem_ok(k_attn_bwd_kv<T, S, BR, BC, NO>, bytes) || attn_smem_ok(k_attn_bwd_q<T, S, BR, BC, NO>, bytes)) return -1;
     k_attn_bwd_kv<T, S, BR, BC, NO><<<(unsigned)(B * nkt), 4 * BR, bytes>>>(g, q, k, v, m, dout, lse, D, dk, dv);
     CU_LAUNCHED("attention backward");

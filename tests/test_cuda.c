@@ -206,6 +206,7 @@ int main(void) {
     RUN(gpu_fused_attention);
     RUN(gpu_fused_attention_half);
     RUN(gpu_fused_mha);
+    RUN(gpu_mha_declined);
     RUN(gpu_transfers);
     RUN(gpu_allocator);
     RUN(gpu_cudnn_conv);

@@ -87,6 +87,7 @@ int main(void) {
     RUN(gpu_fused_attention);
     RUN(gpu_fused_attention_half);
     RUN(gpu_fused_mha);
+    RUN(gpu_mha_declined);
     RUN(gpu_multi_tensor_optim);
     RUN(gpu_cnn_training_step);
     RUN(device_mixing);

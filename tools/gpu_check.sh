@@ -8,7 +8,7 @@
 #      cuBLAS and cuDNN versions
 #   2. build for this GPU's compute capability only (nvidia-smi), make -j(cores)
 #   3. the GPU tests (build/cuda/test_cuda; rerun with CUDA_LAUNCH_BLOCKING=1 when they fail)
-#      and the Python GPU tests when the interpreter has pytest
+#      and the Python GPU tests (test_cuda*.py) when the interpreter has pytest
 #   4. the GPU benchmark beside PyTorch (build/cuda/bench_cuda)
 #   5. compute-sanitizer memcheck on the GPU tests with the time that is left
 #   6. a recap, one line per step
@@ -251,7 +251,7 @@ fi
 if has_step pytest; then
     if [ -n "$PY" ] && "$PY" -c 'import pytest' 2>/dev/null; then
         run_step pytest 120 pytest.log env TENSOR_LIB="$PWD/lib/libtensor_cuda.so" "$PY" -m pytest -q -p no:cacheprovider \
-            ${TN_TEST_FILTER:+-k "$(echo "$TN_TEST_FILTER" | sed 's/,/ or /g')"} bindings/python/tests/test_cuda.py
+            ${TN_TEST_FILTER:+-k "$(echo "$TN_TEST_FILTER" | sed 's/,/ or /g')"} bindings/python/tests/test_cuda*.py
         [ $RC -ne 0 ] && FAILED=1
         recap pytest "$STEP_STATUS" "$STEP_SECS" pytest.log "$(counts "$OUT/pytest.log")"
     else

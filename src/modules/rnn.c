@@ -823,10 +823,12 @@ static tn_tensor *tn__mha_fused(tn__mham *a, tn_tensor *query, tn_tensor *key, t
     bool packed = false;   /* the attention node takes qkv itself (tn__sdpa_fused_qkv): its gradient one buffer */
     if (W && self) { /* one GEMM for the three projections */
         qkv = tn_reshape(tn_linear(query, W, b), TN_SHAPE(A, Bd, 3, H, hd));
-        /* recording for backward on the CPU, and no trace running (the tracer records the views);
-           float32/float64, the CPU kernels' dtypes (under autocast the projections may be half) */
-        packed = qkv && qkv->device == TN_CPU && (qkv->dtype == TN_F32 || qkv->dtype == TN_F64) && tn_is_grad_enabled() && qkv->requires_grad &&
-                 !tn__tracing;
+        /* recording for backward, and no trace running (the tracer records the views); on the
+           CPU float32/float64, its kernels' dtypes (under autocast the projections may be half),
+           on a device with an attention entry the half dtypes too */
+        const bool dt_ok = qkv && (qkv->dtype == TN_F32 || qkv->dtype == TN_F64 ||
+                                   (qkv->device != TN_CPU && (qkv->dtype == TN_F16 || qkv->dtype == TN_BF16)));
+        packed = dt_ok && (qkv->device == TN_CPU || tn__backend(qkv->device)->attention) && tn_is_grad_enabled() && qkv->requires_grad && !tn__tracing;
         if (!packed) { q = tn_select(qkv, 2, 0); k = tn_select(qkv, 2, 1); v = tn_select(qkv, 2, 2); }
     } else {
         tn_tensor *wq = W ? tn_narrow(W, 0, 0, E) : tn_module_get(m, "q_proj_weight"), *wk = W ? tn_narrow(W, 0, E, E) : tn_module_get(m, "k_proj_weight");
