@@ -134,6 +134,7 @@ TEST(unreadable_device_memory) {
     gpu_fused_attention();
     gpu_fused_attention_half();
     gpu_fused_mha();
+    gpu_mha_declined();
     tn_debug_cuda_stand_in();
 }
 
