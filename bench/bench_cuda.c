@@ -13,7 +13,8 @@
  *                 bias, cross-entropy, AdamW; batch 16 x 256 tokens, float32
  *   gpt composite attention   the same with TN_CUDA_FUSED_ATTENTION=0 on our side (the
  *                 attention through matmul + softmax, its scores in memory; PyTorch's side
- *                 unchanged): what the fused attention kernels gain or lose
+ *                 unchanged): what the fused attention kernels gain or lose; a diagnostic,
+ *                 its ratio shown and not counted in the "within 10 %" line
  *   gpt bf16      the same under bf16 autocast (torch.autocast("cuda", torch.bfloat16); ours
  *                 between tn_autocast_begin(TN_CUDA, .dtype = TN_BF16) and tn_autocast_end())
  *
@@ -418,20 +419,26 @@ int TN_BENCH_MAIN(int argc, char **argv) {
             if (f > 0) snprintf(f_theirs, sizeof f_theirs, "%.1f", f / (r->theirs * 1e-3) / 1e12);
         } else if (*why) snprintf(c_theirs, sizeof c_theirs, "(no torch)");
         else snprintf(c_theirs, sizeof c_theirs, "failed: %s", cell(r->terr));
+        /* the composite-attention row measures what our fused kernels gain, beside PyTorch's
+           fused ones: its ratio is shown, not counted against the target */
+        const bool diagnostic = s->kind == GPT && s->n == 1;
         if (r->ours >= 0 && r->theirs > 0) {
             double ratio = r->ours / r->theirs;
-            snprintf(c_ratio, sizeof c_ratio, "%.2f", ratio);
-            compared++;
-            if (ratio <= 1.10) within++;
-            else {
-                size_t n = strlen(over);
-                snprintf(over + n, sizeof over - n, "%s%s%s", n ? ", " : "", r->name, s->kind == MATMUL && !s->bf16 ? (s->tf32 ? " (TF32)" : " (f32)") : "");
+            snprintf(c_ratio, sizeof c_ratio, "%.2f%s", ratio, diagnostic ? " (diagnostic)" : "");
+            if (!diagnostic) {
+                compared++;
+                if (ratio <= 1.10) within++;
+                else {
+                    size_t n = strlen(over);
+                    snprintf(over + n, sizeof over - n, "%s%.39s%s", n ? ", " : "", r->name, s->kind == MATMUL && !s->bf16 ? (s->tf32 ? " (TF32)" : " (f32)") : "");
+                }
             }
         }
         printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r->name, s->kind == MATMUL && !s->bf16 ? (s->tf32 ? "on" : "off") : "default", c_ours,
                c_theirs, c_ratio, f_ours, f_theirs, m_ours, m_theirs, r->paths[0] ? r->paths : "");
     }
-    if (compared) printf("\nwithin 10 %% of PyTorch: %d of %d workloads%s%s\n", within, compared, *over ? "; over: " : "", over);
+    if (compared) printf("\nwithin 10 %% of PyTorch: %d of %d workloads%s%s (gpt composite attention: a diagnostic, not counted)\n", within, compared,
+                         *over ? "; over: " : "", over);
     if (failed) printf("\n%d workload(s) failed on our side (the error is in the row)\n", failed);
     return failed ? 1 : 0;
 }
