@@ -260,10 +260,35 @@ TEST(complex64_svd_single_precision) {
     tn_scope_end();
 }
 
+/* the blocked bidiagonalisation (32-step panels while more than 128 columns remain, the
+   trailing update by GEMMs): 3 panels tall (complex128) and wide (complex64), and a matrix
+   with a block of zero columns (tau = 0 inside a panel) */
+TEST(complex_gebrd_panels) {
+    tn_scope_begin();
+    tn_tensor *Z = crand(TN_SHAPE(260, 200), TN_C128, 30);
+    tn_tensor *mask[3] = {tn_ones(TN_SHAPE(40), TN_C128), tn_zeros(TN_SHAPE(60), TN_C128), tn_ones(TN_SHAPE(100), TN_C128)};
+    Z = tn_mul(Z, tn_cat(mask, 3));   /* columns 40..99 zero */
+    tn_tensor *cases[3] = {crand(TN_SHAPE(300, 200), TN_C128, 31), mH(crand(TN_SHAPE(300, 170), TN_C64, 32)), Z};
+    for (int t = 0; t < 3; t++) {
+        tn_tensor *M = cases[t], *S = NULL, *Vh = NULL, *U = tn_linalg_svd(M, &S, &Vh, .full_matrices = t == 1);
+        const tn_dtype dt = tn_get_dtype(M);
+        const int64_t m = tn_size(M, -2), n = tn_size(M, -1), k = m < n ? m : n, big = m > n ? m : n;
+        const double tol = 8 * big * (dt == TN_C64 ? 1.1920928955078125e-07 : 2.220446049250313e-16);
+        CHECK(U && tn_get_dtype(U) == dt);
+        tn_tensor *Uk = tn_narrow(U, -1, 0, k), *Vk = tn_narrow(Vh, -2, 0, k);
+        CHECK(maxdiff(tn_matmul(tn_mul(Uk, tn_unsqueeze(tn_to_dtype(S, dt), -2)), Vk), M) < 2 * tol);
+        CHECK(maxdiff(tn_matmul(mH(U), U), tn_eye(tn_size(U, -1), tn_size(U, -1), dt)) < tol);
+        CHECK(maxdiff(tn_matmul(Vh, mH(Vh)), tn_eye(tn_size(Vh, -2), tn_size(Vh, -2), dt)) < tol);
+        CHECK(maxdiff(S, tn_linalg_svdvals(M)) == 0);
+    }
+    tn_scope_end();
+}
+
 int main(void) {
     RUN(factorizations_identities);
     RUN(empty_and_errors);
     RUN(complex64_svd_single_precision);
+    RUN(complex_gebrd_panels);
     RUN(gradcheck_complex128);
     return tn_test_report();
 }

@@ -923,6 +923,30 @@ TN__LA_SVD(float, _f, TN__LA_DOT_F, FLT_EPSILON, FLT_MIN)
         (rr) = s_[0]; \
         (ri) = s_[1]; \
     } while (0)
+/* (rr + i ri) = sum conj(x_c) y_c: the same sums as CDOTU with x's imaginary part negated */
+#define TN__LA_CDOTC(R, NP, rr, ri, x, y, n) do { \
+        const R *x_ = (const R *)(x), *y_ = (const R *)(y); \
+        R s_[2 * NP]; \
+        for (int q_ = 0; q_ < 2 * NP; q_++) s_[q_] = 0; \
+        int64_t c_ = 0; \
+        for (; c_ + NP <= (n); c_ += NP) for (int q_ = 0; q_ < NP; q_++) { \
+            const R a_ = x_[2 * (c_ + q_)], b_ = x_[2 * (c_ + q_) + 1], u_ = y_[2 * (c_ + q_)], v_ = y_[2 * (c_ + q_) + 1]; \
+            s_[2 * q_] += a_ * u_ + b_ * v_; \
+            s_[2 * q_ + 1] += a_ * v_ - b_ * u_; \
+        } \
+        for (; c_ < (n); c_++) { \
+            const R a_ = x_[2 * c_], b_ = x_[2 * c_ + 1], u_ = y_[2 * c_], v_ = y_[2 * c_ + 1]; \
+            s_[0] += a_ * u_ + b_ * v_; \
+            s_[1] += a_ * v_ - b_ * u_; \
+        } \
+        for (int h_ = 1; h_ < NP; h_ *= 2) for (int q_ = 0; q_ + h_ < NP; q_ += 2 * h_) { \
+            s_[2 * q_] += s_[2 * (q_ + h_)]; s_[2 * q_ + 1] += s_[2 * (q_ + h_) + 1]; \
+        } \
+        (rr) = s_[0]; \
+        (ri) = s_[1]; \
+    } while (0)
+#define TN__LA_BRD_NB 32    /* gebrd's panel: nb columns and rows a block */
+#define TN__LA_BRD_NX 128   /* and the unblocked gebd2 for the last NX columns (LAPACK's crossover) */
 /* The complex SVD's kernels for complex128 (S _c, RS none: float64's real bidiagonal QR) and
    complex64 (_cf, RS _f: all of it in single precision, as cgesdd); GEMM the real GEMM, NP
    CDOTU's partial sums. */
@@ -931,7 +955,7 @@ TN__LA_SVD(float, _f, TN__LA_DOT_F, FLT_EPSILON, FLT_MIN)
 /* gebd2_c's passes over the trailing rows, split between threads as the real gebd2's: w[c0,
    c1) = sum_i conj(v_i) a_i (rows j.., columns split), then each row's two updates while it
    is in cache (rows split). */
-typedef struct { CT *a, *w; const CT *v, *u; CT ctq, tp; int64_t n, j, nc, m; } tn__la_bdc##S##_t;
+typedef struct { CT *a, *w; const CT *v, *u; CT ctq, tp; int64_t n, j, nc, m; CT *au; } tn__la_bdc##S##_t;
 TN__LA_JOB(tn__la_bdc_w##S,   /* columns i0..i1-1 */
     const tn__la_bdc##S##_t *q = (const tn__la_bdc##S##_t *)p;
     memset(q->w + i0, 0, (size_t)(i1 - i0) * sizeof(CT));
@@ -956,15 +980,25 @@ TN__LA_JOB(tn__la_bdc_rows##S,
             TN__LA_CAXPY_CJ(R, row, t.re, t.im, u, nc);
         }
     })
+/* gebrd's second pass: au[r - j - 1] = sum_c a[r, c] u[c] (rows j+1.., columns j+1..; rows
+   split), A u read-only (the updates wait for the panel's GEMMs) */
+TN__LA_JOB(tn__la_bdc_au##S,
+    const tn__la_bdc##S##_t *q = (const tn__la_bdc##S##_t *)p;
+    for (int64_t i = q->j + 1 + i0; i < q->j + 1 + i1; i++) {
+        R tr, ti;
+        TN__LA_CDOTU(R, NP, tr, ti, q->a + i * q->n + q->j + 1, q->u, q->nc);
+        q->au[i - q->j - 1].re = tr;
+        q->au[i - q->j - 1].im = ti;
+    })
 /* a [m, n] complex row-major, m >= n >= 1, is reduced to the REAL upper bidiagonal (d, e):
    a = Q B P^H, as zgebd2: each reflector's beta is real (zlarfg), so the phases go into the
    reflectors. Q's reflectors are the rows of hl [n, m] with tauq (H_j = I - tauq v v^H, A :=
    H_j^H A, as zgeqr2's), P's the rows of hr [n-1, n-1] with taup (G_j = I - taup u u^H on
    coordinates j+1.., A := A G_j, u from the conjugated row); w [n] is scratch. Two threaded
-   passes per step, as the real gebd2's. */
-static void tn__la_gebd2##S(CT *a, int64_t m, int64_t n, R *d, R *e, CT *hl, CT *tauq, CT *hr, CT *taup, CT *w) {
+   passes per step, as the real gebd2's. Starts at column j0 (the columns before it reduced). */
+static void tn__la_gebd2##S(CT *a, int64_t m, int64_t n, R *d, R *e, CT *hl, CT *tauq, CT *hr, CT *taup, CT *w, int64_t j0) {
     const CT one = tn__la_st##S(tn__cx(1, 0));
-    for (int64_t j = 0; j < n; j++) {
+    for (int64_t j = j0; j < n; j++) {
         CT *v = hl + j * m + j, *u = j + 1 < n ? hr + j * (n - 1) + j : NULL;
         const int64_t len = m - j, nc = n - j - 1;
         for (int64_t i = j; i < m; i++) v[i - j] = a[i * n + j];
@@ -973,7 +1007,7 @@ static void tn__la_gebd2##S(CT *a, int64_t m, int64_t n, R *d, R *e, CT *hl, CT 
         tauq[j] = tq;
         v[0] = one;
         if (nc == 0) break;
-        tn__la_bdc##S##_t q = {a, w, v, u, ctq, tn__la_st##S(tn__cx(0, 0)), n, j, nc, m};
+        tn__la_bdc##S##_t q = {a, w, v, u, ctq, tn__la_st##S(tn__cx(0, 0)), n, j, nc, m, NULL};
         /* 8 real flops per complex multiply-add */
         const int nt = tn__par_threads(16 * (m - j) * nc, nc < m - j - 1 ? nc : m - j - 1);
         if (tq.re != 0 || tq.im != 0) {   /* w = v^H A; row j -= conj(tq) w (v_0 = 1) */
@@ -1011,6 +1045,111 @@ static int tn__la_cgemm##S(int64_t M, int64_t N, int64_t K, R alpha, const CT *A
                 || GEMM(M, 2 * N, K, cja ? -alpha : alpha, ar + 1, 2 * rsa, 2 * csa, bi, 2 * N, 1, (R)1, (R *)C, 2 * rsc, 1);
     TN_FREE(bb);
     return rc ? -1 : 0;
+}
+/* gebd2##S's reduction blocked (zgebrd / zlabrd): a panel of NB steps reads the trailing
+   matrix A0 (as it was at the panel's start) without writing it, each step's column and row
+   brought up to date from the panel's vectors, then A0 -= V Yh + X U^H for the rest by two
+   complex GEMMs (half the flops in the GEMM, one write of A per panel, not per step). Step
+   i's left reflector makes yh_i = conj(tq) v^H A (row vectors: A := A - v yh), its right
+   one x_i = tp A u (A := A - x u^H), both of A as it stands: A0 less the panel's earlier
+   terms, so
+     column i     = A0[:, i] - sum_p v_p yh_p[i] - x_p conj(u_p[i])
+     yh_i         = conj(tq) (v^H A0 - sum_p (v^H v_p) yh_p - (v^H x_p) u_p^H)
+     row i        = A0[i, :] - sum_{p <= i} v_p[i] yh_p - sum_p x_p[i] u_p^H
+     x_i          = tp (A0 u - sum_{p <= i} v_p (yh_p u) - sum_p x_p (u_p^H u))
+   (v_p, u_p: hl's and hr's rows, zero before their first coordinate). The last NX columns,
+   and matrices of no more: gebd2##S. w [M] scratch as gebd2's; returns -1 when out of memory. */
+/* One panel of gebrd##S (steps j0 .. j0 + NB - 1), a TN__LA_JOB so that the panel's
+   vector updates compile for AVX2 too (called directly, i0 and i1 unused). */
+typedef struct { CT *a, *hl, *tauq, *hr, *taup, *w, *yh, *xs, *au, *cs; R *d, *e; int64_t m, n, j0; } tn__la_brd##S##_t;
+TN__LA_JOB(tn__la_brd_panel##S,
+    (void)i0; (void)i1;
+    const tn__la_brd##S##_t *bp = (const tn__la_brd##S##_t *)p;
+    CT *a = bp->a, *hl = bp->hl, *hr = bp->hr, *w = bp->w, *yh = bp->yh, *xs = bp->xs, *au = bp->au, *cs = bp->cs;
+    const int64_t m = bp->m, n = bp->n, j0 = bp->j0, nb = TN__LA_BRD_NB;
+    const CT one = tn__la_st##S(tn__cx(1, 0)), zero = tn__la_st##S(tn__cx(0, 0));
+    for (int64_t l = 0; l < nb; l++) {
+        const int64_t i = j0 + l, len = m - i, nc = n - i - 1;
+        CT *v = hl + i * m + i, *u = hr + i * (n - 1) + i, *yl = yh + l * n, *xl = xs + l * m;
+        for (int64_t r = i; r < m; r++) v[r - i] = a[r * n + i];
+        for (int64_t q = 0; q < l; q++) {
+            const CT cy = yh[q * n + i], cu = hr[(j0 + q) * (n - 1) + i - 1];
+            TN__LA_CAXPY(R, v, cy.re, cy.im, hl + (j0 + q) * m + i, len);
+            TN__LA_CAXPY(R, v, cu.re, -cu.im, xs + q * m + i, len);
+        }
+        const CT tq = tn__la_larfg##S(v, len);
+        bp->d[i] = v[0].re;
+        bp->tauq[i] = tq;
+        v[0] = one;
+        const int nt = tn__par_threads(8 * len * nc, nc < len - 1 ? nc : len - 1);
+        tn__la_bdc##S##_t pq = {a, w, v, u, zero, zero, n, i, nc, m, au};
+        if (tq.re != 0 || tq.im != 0) {
+            tn__parallel_range(nt, nc, tn__la_bdc_w##S, &pq);   /* w = v^H A0 (columns i+1..) */
+            for (int64_t q = 0; q < l; q++) {
+                TN__LA_CDOTC(R, NP, cs[q].re, cs[q].im, v, hl + (j0 + q) * m + i, len);
+                TN__LA_CDOTC(R, NP, cs[nb + q].re, cs[nb + q].im, v, xs + q * m + i, len);
+            }
+            CT *y = yl + i + 1;
+            memcpy(y, w, (size_t)nc * sizeof(CT));
+            for (int64_t q = 0; q < l; q++) {
+                TN__LA_CAXPY(R, y, cs[q].re, cs[q].im, yh + q * n + i + 1, nc);
+                TN__LA_CAXPY_CJ(R, y, cs[nb + q].re, cs[nb + q].im, hr + (j0 + q) * (n - 1) + i, nc);
+            }
+            const tn__cplx ctq = tn__cconj(tn__la_ld##S(tq));
+            for (int64_t c = 0; c < nc; c++) y[c] = tn__la_st##S(tn__cmul(ctq, tn__la_ld##S(y[c])));
+        } else for (int64_t c = i + 1; c < n; c++) yl[c] = zero;
+        /* row i as it stands, conjugated into u */
+        memcpy(u, a + i * n + i + 1, (size_t)nc * sizeof(CT));
+        for (int64_t q = 0; q <= l; q++) {
+            const CT cv = hl[(j0 + q) * m + i];
+            TN__LA_CAXPY(R, u, cv.re, cv.im, yh + q * n + i + 1, nc);
+            if (q < l) { const CT cx = xs[q * m + i]; TN__LA_CAXPY_CJ(R, u, cx.re, cx.im, hr + (j0 + q) * (n - 1) + i, nc); }
+        }
+        for (int64_t c = 0; c < nc; c++) u[c].im = -u[c].im;
+        const CT tp = tn__la_larfg##S(u, nc);
+        bp->e[i] = u[0].re;
+        bp->taup[i] = tp;
+        u[0] = one;
+        CT *x = xl + i + 1;
+        if (tp.re != 0 || tp.im != 0) {
+            if (len > 1) tn__parallel_range(nt, len - 1, tn__la_bdc_au##S, &pq);   /* A0 u (rows i+1..) */
+            for (int64_t q = 0; q <= l; q++) {
+                TN__LA_CDOTU(R, NP, cs[q].re, cs[q].im, yh + q * n + i + 1, u, nc);
+                if (q < l) TN__LA_CDOTC(R, NP, cs[nb + q].re, cs[nb + q].im, hr + (j0 + q) * (n - 1) + i, u, nc);
+            }
+            memcpy(x, au, (size_t)(len - 1) * sizeof(CT));
+            for (int64_t q = 0; q <= l; q++) {
+                TN__LA_CAXPY(R, x, cs[q].re, cs[q].im, hl + (j0 + q) * m + i + 1, len - 1);
+                if (q < l) TN__LA_CAXPY(R, x, cs[nb + q].re, cs[nb + q].im, xs + q * m + i + 1, len - 1);
+            }
+            const tn__cplx ctp = tn__la_ld##S(tp);
+            for (int64_t r = 0; r < len - 1; r++) x[r] = tn__la_st##S(tn__cmul(ctp, tn__la_ld##S(x[r])));
+        } else for (int64_t r = 0; r < len - 1; r++) x[r] = zero;
+    })
+static int tn__la_gebrd##S(CT *a, int64_t m, int64_t n, R *d, R *e, CT *hl, CT *tauq, CT *hr, CT *taup, CT *w) {
+    const int64_t nb = TN__LA_BRD_NB;
+    int64_t j0 = 0;
+    if (n > TN__LA_BRD_NX) {
+        /* yh [nb, n] (absolute columns), xs [nb, m] (absolute rows), au [m], cs [2 nb] */
+        CT *yh = (CT *)TN_MALLOC((size_t)(nb * n + nb * m + m + 2 * nb) * sizeof(CT));
+        if (!yh) return -1;
+        CT *xs = yh + nb * n, *au = xs + nb * m, *cs = au + m;
+        for (; n - j0 > TN__LA_BRD_NX; j0 += nb) {
+            tn__la_brd##S##_t bp = {a, hl, tauq, hr, taup, w, yh, xs, au, cs, d, e, m, n, j0};
+            tn__la_brd_panel##S(&bp, 0, 1);
+            /* the rest: A0 -= V Yh + X U^H (rows and columns t0..) */
+            const int64_t t0 = j0 + nb;
+            CT *C = a + t0 * n + t0;
+            if (tn__la_cgemm##S(m - t0, n - t0, nb, -1, hl + j0 * m + t0, 1, m, false, yh + t0, n, 1, false, 1, C, n)
+                || tn__la_cgemm##S(m - t0, n - t0, nb, -1, xs + t0, 1, m, false, hr + j0 * (n - 1) + t0 - 1, n - 1, 1, true, 1, C, n)) {
+                TN_FREE(yh);
+                return -1;
+            }
+        }
+        TN_FREE(yh);
+    }
+    tn__la_gebd2##S(a, m, n, d, e, hl, tauq, hr, taup, w, j0);
+    return 0;
 }
 /* qt's rows (qc vectors of length m at stride ldq, Q's columns when formed) := Q qt_r, Q = H_0
    ... H_{k-1} the reflectors of h (rows as geqr2_t_c's: row j from entry j, H_j = I - tau_j v
@@ -1108,7 +1247,7 @@ static int tn__la_svd_loop##S(const CT *a, int64_t B, int64_t m, int64_t n, bool
             sc = (R)ldexp(1, ex);
             for (int64_t i = 0; i < m * n; i++) { x[i].re *= down; x[i].im *= down; }
         }
-        tn__la_gebd2##S(x, M, k, d, e, hl, tq, hr, tp, row);
+        if (tn__la_gebrd##S(x, M, k, d, e, hl, tq, hr, tp, row)) return -2;
         /* as zgesdd: the bidiagonal's (real) singular vectors first, rotated as the rows of ub
            and vb [k, k] (x as their storage: half the data of rotating complex rows), then
            U = Q Ub and V = P Vb by the reflectors (zunmbr) */

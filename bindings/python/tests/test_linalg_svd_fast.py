@@ -406,3 +406,27 @@ def test_complex64_bad_input():
                 f(to_tn(A))
     with pytest.raises(RuntimeError):
         tn.linalg.svd(to_tn(torch.randn(5, dtype=torch.complex64)))
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", ["complex128", "complex64"])
+def test_complex_gebrd_panels(dtype):
+    """the blocked bidiagonalisation (zgebrd: 32-step panels while more than 128 columns
+    remain, the trailing update by GEMMs, gebd2 for the rest): several panels, tall and wide,
+    reduced and full; exactly zero columns and an all-zero matrix (reflectors with tau = 0
+    inside a panel); low rank; the same bits at 1 and 2 threads"""
+    torch.manual_seed(31)
+    dt = getattr(torch, dtype)
+    A = torch.randn(400, 300, dtype=dt)
+    for M in (A, A.mH, torch.randn(2, 161, 170, dtype=dt)):
+        for full in (False, True):
+            _complex_svd_bounds(M, full)
+    Z = A.clone()
+    Z[:, 40:200] = 0   # columns of zeros: H = I inside the first panels
+    _complex_svd_bounds(Z, False)
+    _complex_svd_bounds(torch.zeros(300, 260, dtype=dt), True)
+    L = torch.randn(300, 7, dtype=dt) @ torch.randn(7, 290, dtype=dt)
+    _complex_svd_bounds(L, False)
+    S = tn.linalg.svdvals(to_tn(L)).numpy()
+    assert (S[7:] < 1e-5 * S[0]).all()
+    _same_bits_at_1_and_2_threads(lambda: tuple(tn.linalg.svd(to_tn(A), full_matrices=False)) + (tn.linalg.svdvals(to_tn(A.mH)),))
