@@ -22491,8 +22491,9 @@ TNDEF tn_tensor *tn_linalg_ldl_solve_str(tn_tensor *LD, tn_tensor *pivots, tn_te
             updates on the GEMM), dorg2r's Q, implicit QL (EISPACK's tql2)
      SVD    Golub-Kahan bidiagonalisation and implicit-shift QR (LAPACK's dgebd2 / dorgbr,
             EISPACK's svd): normwise backward stable, orthogonality to eps, as dgesvd; complex:
-            zgebd2 to a real bidiagonal, its QR on real vectors, then zunmbr's blocked
-            reflectors through the GEMM (zgesdd's route, QR for divide and conquer)
+            zgebrd (zlabrd's panels, zgebd2 for the rest) to a real bidiagonal, its QR on
+            real vectors, then zunmbr's blocked reflectors through the GEMM (zgesdd's
+            route, QR for divide and conquer)
    The backward formulas are PyTorch's (linalg_qr_backward, linalg_eig_backward for
    Hermitian input, svd_backward, pinv_backward), written in library ops over factors that
    are recomputed differentiably from the saved input: double backward works. A result with

@@ -11,8 +11,9 @@
             updates on the GEMM), dorg2r's Q, implicit QL (EISPACK's tql2)
      SVD    Golub-Kahan bidiagonalisation and implicit-shift QR (LAPACK's dgebd2 / dorgbr,
             EISPACK's svd): normwise backward stable, orthogonality to eps, as dgesvd; complex:
-            zgebd2 to a real bidiagonal, its QR on real vectors, then zunmbr's blocked
-            reflectors through the GEMM (zgesdd's route, QR for divide and conquer)
+            zgebrd (zlabrd's panels, zgebd2 for the rest) to a real bidiagonal, its QR on
+            real vectors, then zunmbr's blocked reflectors through the GEMM (zgesdd's
+            route, QR for divide and conquer)
    The backward formulas are PyTorch's (linalg_qr_backward, linalg_eig_backward for
    Hermitian input, svd_backward, pinv_backward), written in library ops over factors that
    are recomputed differentiably from the saved input: double backward works. A result with
