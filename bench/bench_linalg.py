@@ -3,7 +3,7 @@
 solve_triangular (the batch, and one 1024 x 1024 system with 256 right-hand sides: the blocked
 path over the GEMM), matrix_exp (the batch, and one 256 x 256), and qr, eigh, eigvalsh, svd
 and svdvals of 512 x 512, and the complex SVD (256 x 256 complex128, 512 x 512 complex64,
-svdvals of 512 x 512 complex128). At 1 and then 2 threads (tensor's and torch's alike; pass the
+svdvals of 512 x 512 complex128 and complex64). At 1 and then 2 threads (tensor's and torch's alike; pass the
 counts to run others). The two sides alternate rep by rep, so load from elsewhere on the
 machine (the 1-minute load average is printed) falls on both.
 
@@ -79,7 +79,8 @@ Z256, Z64 = Z[:256, :256].contiguous(), Z.to(torch.complex64)
 z, z256, z64 = tn.from_numpy(Z.numpy()), tn.from_numpy(Z256.numpy()), tn.from_numpy(Z64.numpy())
 cases += [("svd 256x256 complex128", lambda: tn.linalg.svd(z256), lambda: torch.linalg.svd(Z256)),
           ("svd 512x512 complex64", lambda: tn.linalg.svd(z64), lambda: torch.linalg.svd(Z64)),
-          ("svdvals 512x512 complex128", lambda: tn.linalg.svdvals(z), lambda: torch.linalg.svdvals(Z))]
+          ("svdvals 512x512 complex128", lambda: tn.linalg.svdvals(z), lambda: torch.linalg.svdvals(Z)),
+          ("svdvals 512x512 complex64", lambda: tn.linalg.svdvals(z64), lambda: torch.linalg.svdvals(Z64))]
 for t in threads:
     torch.set_num_threads(t)
     tn.set_num_threads(t)

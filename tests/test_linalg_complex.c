@@ -227,9 +227,68 @@ TEST(gradcheck_complex128) {
     tn_scope_end();
 }
 
+/* complex64's SVD runs in single precision (cgesdd's): backward error and unitarity within
+   a few n float32 eps (|A| <= sqrt 2 here), S within that of complex128's S of the same input
+   but not its rounding; k past the 64-reflector block and not a multiple of it, tall and
+   wide (a conjugate transpose), rank-deficient, 0-size, scaled far from 1, and NaN refused. */
+TEST(complex64_svd_single_precision) {
+    tn_scope_begin();
+    const double e32 = 1.1920928955078125e-07;
+    tn_tensor *P = tn_matmul(crand(TN_SHAPE(90, 2), TN_C64, 21), crand(TN_SHAPE(2, 70), TN_C64, 22));
+    tn_tensor *cases[4] = {crand(TN_SHAPE(140, 129), TN_C64, 20), mH(crand(TN_SHAPE(140, 129), TN_C64, 23)), P,
+                           tn_mul_scalar(crand(TN_SHAPE(3, 20, 17), TN_C64, 24), 1e30)};
+    for (int t = 0; t < 4; t++) {
+        tn_tensor *M = cases[t], *S = NULL, *Vh = NULL, *U = tn_linalg_svd(M, &S, &Vh, .full_matrices = t == 1);
+        const int64_t m = tn_size(M, -2), n = tn_size(M, -1), k = m < n ? m : n, big = m > n ? m : n;
+        const double sc = t == 3 ? 1e30 : 1, tol = 8 * big * e32;
+        CHECK(U && tn_get_dtype(U) == TN_C64 && tn_get_dtype(Vh) == TN_C64 && tn_get_dtype(S) == TN_F32);
+        tn_tensor *Uk = tn_narrow(U, -1, 0, k), *Vk = tn_narrow(Vh, -2, 0, k);
+        CHECK(maxdiff(tn_matmul(tn_mul(Uk, tn_unsqueeze(tn_to_dtype(S, TN_C64), -2)), Vk), M) < tol * 2 * sc);
+        CHECK(maxdiff(tn_matmul(mH(U), U), tn_eye(tn_size(U, -1), tn_size(U, -1), TN_C64)) < tol);
+        CHECK(maxdiff(tn_matmul(Vh, mH(Vh)), tn_eye(tn_size(Vh, -2), tn_size(Vh, -2), TN_C64)) < tol);
+        tn_tensor *S128 = tn_linalg_svdvals(tn_to_dtype(M, TN_C128));
+        const double s0 = tn_item(tn_amax(S128, NULL, 0));
+        CHECK(maxdiff(S, S128) < tol * s0);
+        if (t == 0) CHECK(maxdiff(S, tn_to_dtype(S128, TN_F32)) > 0);   /* not complex128's, rounded */
+        if (t == 2) CHECK(tn_item(tn_amax(tn_narrow(S, -1, 2, k - 2), NULL, 0)) < 1e-5 * s0);   /* rank 2 */
+    }
+    tn_tensor *S = NULL, *Vh = NULL, *U = tn_linalg_svd(tn_zeros(TN_SHAPE(2, 0, 3), TN_C64), &S, &Vh);
+    CHECK(U && tn_get_dtype(U) == TN_C64 && tn_size(U, -1) == 0 && tn_size(Vh, -1) == 3 && tn_numel(S) == 0);
+    tn_tensor *bad = tn_div(crand(TN_SHAPE(4, 3), TN_C64, 25), tn_zeros(TN_SHAPE(4, 3), TN_C64));   /* NaN (c10's 0 division) */
+    CHECK_ERR(tn_linalg_svd(bad, &S, &Vh), "non-finite");
+    CHECK_ERR(tn_linalg_svdvals(bad), "non-finite");
+    tn_scope_end();
+}
+
+/* the blocked bidiagonalisation (32-step panels while more than 128 columns remain, the
+   trailing update by GEMMs): 3 panels tall (complex128) and wide (complex64), and a matrix
+   with a block of zero columns (tau = 0 inside a panel) */
+TEST(complex_gebrd_panels) {
+    tn_scope_begin();
+    tn_tensor *Z = crand(TN_SHAPE(260, 200), TN_C128, 30);
+    tn_tensor *mask[3] = {tn_ones(TN_SHAPE(40), TN_C128), tn_zeros(TN_SHAPE(60), TN_C128), tn_ones(TN_SHAPE(100), TN_C128)};
+    Z = tn_mul(Z, tn_cat(mask, 3));   /* columns 40..99 zero */
+    tn_tensor *cases[3] = {crand(TN_SHAPE(300, 200), TN_C128, 31), mH(crand(TN_SHAPE(300, 170), TN_C64, 32)), Z};
+    for (int t = 0; t < 3; t++) {
+        tn_tensor *M = cases[t], *S = NULL, *Vh = NULL, *U = tn_linalg_svd(M, &S, &Vh, .full_matrices = t == 1);
+        const tn_dtype dt = tn_get_dtype(M);
+        const int64_t m = tn_size(M, -2), n = tn_size(M, -1), k = m < n ? m : n, big = m > n ? m : n;
+        const double tol = 8 * big * (dt == TN_C64 ? 1.1920928955078125e-07 : 2.220446049250313e-16);
+        CHECK(U && tn_get_dtype(U) == dt);
+        tn_tensor *Uk = tn_narrow(U, -1, 0, k), *Vk = tn_narrow(Vh, -2, 0, k);
+        CHECK(maxdiff(tn_matmul(tn_mul(Uk, tn_unsqueeze(tn_to_dtype(S, dt), -2)), Vk), M) < 2 * tol);
+        CHECK(maxdiff(tn_matmul(mH(U), U), tn_eye(tn_size(U, -1), tn_size(U, -1), dt)) < tol);
+        CHECK(maxdiff(tn_matmul(Vh, mH(Vh)), tn_eye(tn_size(Vh, -2), tn_size(Vh, -2), dt)) < tol);
+        CHECK(maxdiff(S, tn_linalg_svdvals(M)) == 0);
+    }
+    tn_scope_end();
+}
+
 int main(void) {
     RUN(factorizations_identities);
     RUN(empty_and_errors);
+    RUN(complex64_svd_single_precision);
+    RUN(complex_gebrd_panels);
     RUN(gradcheck_complex128);
     return tn_test_report();
 }

@@ -1,7 +1,8 @@
 /* ---- torch.linalg: QR, symmetric eigen, SVD and what is built on them ----
    CPU, batched over leading dims, as linalg_factor.c: the kernels run on float64 (complex128)
    copies (float32 is rounded once, at the end), but the SVD of float32 input runs in float32
-   (sgesvd) and complex input has a complex SVD (zgesvd's route to a real bidiagonal). They keep the vectors
+   (sgesvd) and complex input has a complex SVD (zgesvd's route to a real bidiagonal; complex64's
+   in single precision, as cgesdd). They keep the vectors
    they rotate as contiguous rows (the columns of the row-major matrices, transposed), so
    every inner loop runs along memory:
      QR     Householder (LAPACK's dgeqr2 / dorg2r, dlarfg's signs: R's diagonal and Q match
@@ -10,8 +11,9 @@
             updates on the GEMM), dorg2r's Q, implicit QL (EISPACK's tql2)
      SVD    Golub-Kahan bidiagonalisation and implicit-shift QR (LAPACK's dgebd2 / dorgbr,
             EISPACK's svd): normwise backward stable, orthogonality to eps, as dgesvd; complex:
-            zgebd2 to a real bidiagonal, its QR on real vectors, then zunmbr's blocked
-            reflectors through the GEMM (zgesdd's route, QR for divide and conquer)
+            zgebrd (zlabrd's panels, zgebd2 for the rest) to a real bidiagonal, its QR on
+            real vectors, then zunmbr's blocked reflectors through the GEMM (zgesdd's
+            route, QR for divide and conquer)
    The backward formulas are PyTorch's (linalg_qr_backward, linalg_eig_backward for
    Hermitian input, svd_backward, pinv_backward), written in library ops over factors that
    are recomputed differentiably from the saved input: double backward works. A result with
@@ -113,8 +115,18 @@ static void tn__la_geqr2_t(double *h, int64_t m, int64_t n, double *tau) {
     }
 }
 /* ---- complex Householder QR: zgeqr2 / zung2r ---- */
+/* complex64's element (tn__cplx is complex128's): the complex SVD also runs in single
+   precision, as LAPACK's cgesdd, its scalars (tau, the reflectors' scale) in double. */
+typedef struct tn__cplxf { float re, im; } tn__cplxf;
+/* The reflector kernels for complex128 (S _c: QR, eig and the SVD) and complex64 (_cf: the
+   SVD); CT the element, R its real part; the scalars and sums run in double (ld / st:
+   to and from tn__cplx, exact for complex128). */
+/* @template TN__LA_CHH(CT, R, S) */
+static tn__cplx tn__la_ld##S(CT z) { return tn__cx(z.re, z.im); }
+static CT tn__la_st##S(tn__cplx z) { CT r; r.re = (R)z.re; r.im = (R)z.im; return r; }
+static CT tn__la_cj##S(CT z) { z.im = -z.im; return z; }
 /* sqrt(sum |x_i|^2), scaled as tn__la_nrm2. */
-static double tn__la_nrm2_c(const tn__cplx *x, int64_t n) {
+static double tn__la_nrm2##S(const CT *x, int64_t n) {
     double mx = 0, s = 0;
     for (int64_t i = 0; i < n; i++) mx = fmax(mx, fmax(fabs(x[i].re), fabs(x[i].im)));
     if (mx == 0 || !isfinite(mx)) return mx;
@@ -124,24 +136,27 @@ static double tn__la_nrm2_c(const tn__cplx *x, int64_t n) {
 /* zlarfg: H = I - tau v v^H with H^H x = (beta, 0, ...), beta real; x[0] = beta, x[1..] = v[1..];
    returns tau (complex; 0: H = I). A length-1 x with an imaginary part still reflects (R's
    diagonal is real, as LAPACK's). */
-static tn__cplx tn__la_larfg_c(tn__cplx *x, int64_t len) {
-    if (len <= 0) return tn__cx(0, 0);
-    const tn__cplx alpha = x[0];
-    const double xn = tn__la_nrm2_c(x + 1, len - 1);
-    if (xn == 0 && alpha.im == 0) return tn__cx(0, 0);
+static CT tn__la_larfg##S(CT *x, int64_t len) {
+    if (len <= 0) return tn__la_st##S(tn__cx(0, 0));
+    const tn__cplx alpha = tn__la_ld##S(x[0]);
+    const double xn = tn__la_nrm2##S(x + 1, len - 1);
+    if (xn == 0 && alpha.im == 0) return tn__la_st##S(tn__cx(0, 0));
     const double beta = -copysign(sqrt(alpha.re * alpha.re + alpha.im * alpha.im + xn * xn), alpha.re);
     const tn__cplx tau = tn__cx((beta - alpha.re) / beta, -alpha.im / beta), s = tn__cdiv(tn__cx(1, 0), tn__cx(alpha.re - beta, alpha.im));
-    for (int64_t i = 1; i < len; i++) x[i] = tn__cmul(x[i], s);
-    x[0] = tn__cx(beta, 0);
-    return tau;
+    for (int64_t i = 1; i < len; i++) x[i] = tn__la_st##S(tn__cmul(tn__la_ld##S(x[i]), s));
+    x[0] = tn__la_st##S(tn__cx(beta, 0));
+    return tn__la_st##S(tau);
 }
 /* w -= t v (v^H w) over len entries */
-static void tn__la_refl_c(tn__cplx *w, const tn__cplx *v, tn__cplx t, int64_t len) {
+static void tn__la_refl##S(CT *w, const CT *v, CT t, int64_t len) {
     tn__cplx d = tn__cx(0, 0);
-    for (int64_t i = 0; i < len; i++) d = tn__cadd(d, tn__cmul(tn__cconj(v[i]), w[i]));
-    d = tn__cmul(t, d);
-    for (int64_t i = 0; i < len; i++) w[i] = tn__csub(w[i], tn__cmul(d, v[i]));
+    for (int64_t i = 0; i < len; i++) d = tn__cadd(d, tn__cmul(tn__cconj(tn__la_ld##S(v[i])), tn__la_ld##S(w[i])));
+    d = tn__cmul(tn__la_ld##S(t), d);
+    for (int64_t i = 0; i < len; i++) w[i] = tn__la_st##S(tn__csub(tn__la_ld##S(w[i]), tn__cmul(d, tn__la_ld##S(v[i]))));
 }
+/* @end TN__LA_CHH */
+TN__LA_CHH(tn__cplx, double, _c)
+TN__LA_CHH(tn__cplxf, float, _cf)
 /* tn__la_geqr2_t's complex form: the columns get H_j^H = I - conj(tau) v v^H (zgeqr2). */
 static void tn__la_geqr2_t_c(tn__cplx *h, int64_t m, int64_t n, tn__cplx *tau) {
     const int64_t k = m < n ? m : n;
@@ -867,259 +882,416 @@ static int tn__la_svd_loop##S(const T *a, int64_t B, int64_t m, int64_t n, bool 
 TN__LA_SVD(double, , TN__LA_DOT, DBL_EPSILON, DBL_MIN)
 TN__LA_SVD(float, _f, TN__LA_DOT_F, FLT_EPSILON, FLT_MIN)
 /* ---- complex SVD: zgebd2 / zungbr, then the real bidiagonal's QR ---- */
-/* The complex passes as statements on the interleaved (re, im) doubles, so that they compile
-   inline into both copies of a TN__LA_JOB body. y -= (fr + i fi) x: */
-#define TN__LA_CAXPY(y, fr, fi, x, n) do { \
-        double *y_ = (double *)(y); const double *x_ = (const double *)(x); const double fr_ = (fr), fi_ = (fi); \
+/* The complex passes as statements on the interleaved (re, im) reals R (double or float), so
+   that they compile inline into both copies of a TN__LA_JOB body. y -= (fr + i fi) x: */
+#define TN__LA_CAXPY(R, y, fr, fi, x, n) do { \
+        R *y_ = (R *)(y); const R *x_ = (const R *)(x); const R fr_ = (R)(fr), fi_ = (R)(fi); \
         for (int64_t c_ = 0; c_ < (n); c_++) { \
-            const double xr_ = x_[2 * c_], xi_ = x_[2 * c_ + 1]; \
+            const R xr_ = x_[2 * c_], xi_ = x_[2 * c_ + 1]; \
             y_[2 * c_] -= fr_ * xr_ - fi_ * xi_; \
             y_[2 * c_ + 1] -= fr_ * xi_ + fi_ * xr_; \
         } \
     } while (0)
 /* y -= (fr + i fi) conj(x) */
-#define TN__LA_CAXPY_CJ(y, fr, fi, x, n) do { \
-        double *y_ = (double *)(y); const double *x_ = (const double *)(x); const double fr_ = (fr), fi_ = (fi); \
+#define TN__LA_CAXPY_CJ(R, y, fr, fi, x, n) do { \
+        R *y_ = (R *)(y); const R *x_ = (const R *)(x); const R fr_ = (R)(fr), fi_ = (R)(fi); \
         for (int64_t c_ = 0; c_ < (n); c_++) { \
-            const double xr_ = x_[2 * c_], xi_ = x_[2 * c_ + 1]; \
+            const R xr_ = x_[2 * c_], xi_ = x_[2 * c_ + 1]; \
             y_[2 * c_] -= fr_ * xr_ + fi_ * xi_; \
             y_[2 * c_ + 1] -= fi_ * xr_ - fr_ * xi_; \
         } \
     } while (0)
-/* (rr + i ri) = sum x_c y_c (no conjugate), 4 partial sums */
-#define TN__LA_CDOTU(rr, ri, x, y, n) do { \
-        const double *x_ = (const double *)(x), *y_ = (const double *)(y); \
-        double s_[8] = {0, 0, 0, 0, 0, 0, 0, 0}; \
+/* (rr + i ri) = sum x_c y_c (no conjugate), 4 partial sums (float: 8, an AVX2 register's
+   lanes either way) */
+#define TN__LA_CDOTU(R, NP, rr, ri, x, y, n) do { \
+        const R *x_ = (const R *)(x), *y_ = (const R *)(y); \
+        R s_[2 * NP]; \
+        for (int q_ = 0; q_ < 2 * NP; q_++) s_[q_] = 0; \
         int64_t c_ = 0; \
-        for (; c_ + 4 <= (n); c_ += 4) for (int q_ = 0; q_ < 4; q_++) { \
-            const double a_ = x_[2 * (c_ + q_)], b_ = x_[2 * (c_ + q_) + 1], u_ = y_[2 * (c_ + q_)], v_ = y_[2 * (c_ + q_) + 1]; \
+        for (; c_ + NP <= (n); c_ += NP) for (int q_ = 0; q_ < NP; q_++) { \
+            const R a_ = x_[2 * (c_ + q_)], b_ = x_[2 * (c_ + q_) + 1], u_ = y_[2 * (c_ + q_)], v_ = y_[2 * (c_ + q_) + 1]; \
             s_[2 * q_] += a_ * u_ - b_ * v_; \
             s_[2 * q_ + 1] += a_ * v_ + b_ * u_; \
         } \
         for (; c_ < (n); c_++) { \
-            const double a_ = x_[2 * c_], b_ = x_[2 * c_ + 1], u_ = y_[2 * c_], v_ = y_[2 * c_ + 1]; \
+            const R a_ = x_[2 * c_], b_ = x_[2 * c_ + 1], u_ = y_[2 * c_], v_ = y_[2 * c_ + 1]; \
             s_[0] += a_ * u_ - b_ * v_; \
             s_[1] += a_ * v_ + b_ * u_; \
         } \
-        (rr) = (s_[0] + s_[2]) + (s_[4] + s_[6]); \
-        (ri) = (s_[1] + s_[3]) + (s_[5] + s_[7]); \
+        for (int h_ = 1; h_ < NP; h_ *= 2) for (int q_ = 0; q_ + h_ < NP; q_ += 2 * h_) { \
+            s_[2 * q_] += s_[2 * (q_ + h_)]; s_[2 * q_ + 1] += s_[2 * (q_ + h_) + 1]; \
+        } \
+        (rr) = s_[0]; \
+        (ri) = s_[1]; \
     } while (0)
+/* (rr + i ri) = sum conj(x_c) y_c: the same sums as CDOTU with x's imaginary part negated */
+#define TN__LA_CDOTC(R, NP, rr, ri, x, y, n) do { \
+        const R *x_ = (const R *)(x), *y_ = (const R *)(y); \
+        R s_[2 * NP]; \
+        for (int q_ = 0; q_ < 2 * NP; q_++) s_[q_] = 0; \
+        int64_t c_ = 0; \
+        for (; c_ + NP <= (n); c_ += NP) for (int q_ = 0; q_ < NP; q_++) { \
+            const R a_ = x_[2 * (c_ + q_)], b_ = x_[2 * (c_ + q_) + 1], u_ = y_[2 * (c_ + q_)], v_ = y_[2 * (c_ + q_) + 1]; \
+            s_[2 * q_] += a_ * u_ + b_ * v_; \
+            s_[2 * q_ + 1] += a_ * v_ - b_ * u_; \
+        } \
+        for (; c_ < (n); c_++) { \
+            const R a_ = x_[2 * c_], b_ = x_[2 * c_ + 1], u_ = y_[2 * c_], v_ = y_[2 * c_ + 1]; \
+            s_[0] += a_ * u_ + b_ * v_; \
+            s_[1] += a_ * v_ - b_ * u_; \
+        } \
+        for (int h_ = 1; h_ < NP; h_ *= 2) for (int q_ = 0; q_ + h_ < NP; q_ += 2 * h_) { \
+            s_[2 * q_] += s_[2 * (q_ + h_)]; s_[2 * q_ + 1] += s_[2 * (q_ + h_) + 1]; \
+        } \
+        (rr) = s_[0]; \
+        (ri) = s_[1]; \
+    } while (0)
+#define TN__LA_BRD_NB 32    /* gebrd's panel: nb columns and rows a block */
+#define TN__LA_BRD_NX 128   /* and the unblocked gebd2 for the last NX columns (LAPACK's crossover) */
+/* The complex SVD's kernels for complex128 (S _c, RS none: float64's real bidiagonal QR) and
+   complex64 (_cf, RS _f: all of it in single precision, as cgesdd); GEMM the real GEMM, NP
+   CDOTU's partial sums. */
+#define TN__LA_UNG_NB 64
+/* @template TN__LA_CSVD(CT, R, S, RS, GEMM, NP, EPS, TMIN) */
 /* gebd2_c's passes over the trailing rows, split between threads as the real gebd2's: w[c0,
    c1) = sum_i conj(v_i) a_i (rows j.., columns split), then each row's two updates while it
    is in cache (rows split). */
-typedef struct { tn__cplx *a, *w; const tn__cplx *v, *u; tn__cplx ctq, tp; int64_t n, j, nc, m; } tn__la_bdc_t;
-TN__LA_JOB(tn__la_bdc_w,   /* columns i0..i1-1 */
-    const tn__la_bdc_t *q = (const tn__la_bdc_t *)p;
-    memset(q->w + i0, 0, (size_t)(i1 - i0) * sizeof(tn__cplx));
+typedef struct { CT *a, *w; const CT *v, *u; CT ctq, tp; int64_t n, j, nc, m; CT *au; } tn__la_bdc##S##_t;
+TN__LA_JOB(tn__la_bdc_w##S,   /* columns i0..i1-1 */
+    const tn__la_bdc##S##_t *q = (const tn__la_bdc##S##_t *)p;
+    memset(q->w + i0, 0, (size_t)(i1 - i0) * sizeof(CT));
     for (int64_t i = q->j; i < q->m; i++) {
-        const tn__cplx cv = q->v[i - q->j];
-        TN__LA_CAXPY(q->w + i0, -cv.re, cv.im, q->a + i * q->n + q->j + 1 + i0, i1 - i0);   /* += conj(v_i) a_i */
+        const CT cv = q->v[i - q->j];
+        TN__LA_CAXPY(R, q->w + i0, -cv.re, cv.im, q->a + i * q->n + q->j + 1 + i0, i1 - i0);   /* += conj(v_i) a_i */
     })
-TN__LA_JOB(tn__la_bdc_rows,
-    const tn__la_bdc_t *q = (const tn__la_bdc_t *)p;
-    const tn__cplx ctq = q->ctq, tp = q->tp, *v = q->v, *u = q->u, *w = q->w;
+TN__LA_JOB(tn__la_bdc_rows##S,
+    const tn__la_bdc##S##_t *q = (const tn__la_bdc##S##_t *)p;
+    const CT ctq = q->ctq, tp = q->tp, *v = q->v, *u = q->u, *w = q->w;
     const int64_t nc = q->nc;
     for (int64_t i = q->j + 1 + i0; i < q->j + 1 + i1; i++) {
-        tn__cplx *row = q->a + i * q->n + q->j + 1;
+        CT *row = q->a + i * q->n + q->j + 1;
         if (ctq.re != 0 || ctq.im != 0) {   /* -= conj(tq) v_i w */
-            const tn__cplx f = tn__cmul(ctq, v[i - q->j]);
-            TN__LA_CAXPY(row, f.re, f.im, w, nc);
+            const tn__cplx f = tn__cmul(tn__la_ld##S(ctq), tn__la_ld##S(v[i - q->j]));
+            TN__LA_CAXPY(R, row, f.re, f.im, w, nc);
         }
         if (tp.re != 0 || tp.im != 0) {     /* -= tp (row . u) conj(u) */
-            double tr, ti;
-            TN__LA_CDOTU(tr, ti, row, u, nc);
-            const tn__cplx t = tn__cmul(tp, tn__cx(tr, ti));
-            TN__LA_CAXPY_CJ(row, t.re, t.im, u, nc);
+            R tr, ti;
+            TN__LA_CDOTU(R, NP, tr, ti, row, u, nc);
+            const tn__cplx t = tn__cmul(tn__la_ld##S(tp), tn__cx(tr, ti));
+            TN__LA_CAXPY_CJ(R, row, t.re, t.im, u, nc);
         }
+    })
+/* gebrd's second pass: au[r - j - 1] = sum_c a[r, c] u[c] (rows j+1.., columns j+1..; rows
+   split), A u read-only (the updates wait for the panel's GEMMs) */
+TN__LA_JOB(tn__la_bdc_au##S,
+    const tn__la_bdc##S##_t *q = (const tn__la_bdc##S##_t *)p;
+    for (int64_t i = q->j + 1 + i0; i < q->j + 1 + i1; i++) {
+        R tr, ti;
+        TN__LA_CDOTU(R, NP, tr, ti, q->a + i * q->n + q->j + 1, q->u, q->nc);
+        q->au[i - q->j - 1].re = tr;
+        q->au[i - q->j - 1].im = ti;
     })
 /* a [m, n] complex row-major, m >= n >= 1, is reduced to the REAL upper bidiagonal (d, e):
    a = Q B P^H, as zgebd2: each reflector's beta is real (zlarfg), so the phases go into the
    reflectors. Q's reflectors are the rows of hl [n, m] with tauq (H_j = I - tauq v v^H, A :=
    H_j^H A, as zgeqr2's), P's the rows of hr [n-1, n-1] with taup (G_j = I - taup u u^H on
    coordinates j+1.., A := A G_j, u from the conjugated row); w [n] is scratch. Two threaded
-   passes per step, as the real gebd2's. */
-static void tn__la_gebd2_c(tn__cplx *a, int64_t m, int64_t n, double *d, double *e, tn__cplx *hl, tn__cplx *tauq, tn__cplx *hr, tn__cplx *taup, tn__cplx *w) {
-    for (int64_t j = 0; j < n; j++) {
-        tn__cplx *v = hl + j * m + j, *u = j + 1 < n ? hr + j * (n - 1) + j : NULL;
+   passes per step, as the real gebd2's. Starts at column j0 (the columns before it reduced). */
+static void tn__la_gebd2##S(CT *a, int64_t m, int64_t n, R *d, R *e, CT *hl, CT *tauq, CT *hr, CT *taup, CT *w, int64_t j0) {
+    const CT one = tn__la_st##S(tn__cx(1, 0));
+    for (int64_t j = j0; j < n; j++) {
+        CT *v = hl + j * m + j, *u = j + 1 < n ? hr + j * (n - 1) + j : NULL;
         const int64_t len = m - j, nc = n - j - 1;
         for (int64_t i = j; i < m; i++) v[i - j] = a[i * n + j];
-        const tn__cplx tq = tn__la_larfg_c(v, len), ctq = tn__cconj(tq);
+        const CT tq = tn__la_larfg##S(v, len), ctq = tn__la_cj##S(tq);
         d[j] = v[0].re;
         tauq[j] = tq;
-        v[0] = tn__cx(1, 0);
+        v[0] = one;
         if (nc == 0) break;
-        tn__la_bdc_t q = {a, w, v, u, ctq, tn__cx(0, 0), n, j, nc, m};
+        tn__la_bdc##S##_t q = {a, w, v, u, ctq, tn__la_st##S(tn__cx(0, 0)), n, j, nc, m, NULL};
         /* 8 real flops per complex multiply-add */
         const int nt = tn__par_threads(16 * (m - j) * nc, nc < m - j - 1 ? nc : m - j - 1);
         if (tq.re != 0 || tq.im != 0) {   /* w = v^H A; row j -= conj(tq) w (v_0 = 1) */
-            tn__parallel_range(nt, nc, tn__la_bdc_w, &q);
-            TN__LA_CAXPY(a + j * n + j + 1, ctq.re, ctq.im, w, nc);
+            tn__parallel_range(nt, nc, tn__la_bdc_w##S, &q);
+            TN__LA_CAXPY(R, a + j * n + j + 1, ctq.re, ctq.im, w, nc);
         }
-        for (int64_t c = 0; c < nc; c++) u[c] = tn__cconj(a[j * n + j + 1 + c]);
-        q.tp = tn__la_larfg_c(u, nc);
+        for (int64_t c = 0; c < nc; c++) u[c] = tn__la_cj##S(a[j * n + j + 1 + c]);
+        q.tp = tn__la_larfg##S(u, nc);
         e[j] = u[0].re;
         taup[j] = q.tp;
-        u[0] = tn__cx(1, 0);
-        if (m - j - 1 > 0) tn__parallel_range(nt, m - j - 1, tn__la_bdc_rows, &q);
+        u[0] = one;
+        if (m - j - 1 > 0) tn__parallel_range(nt, m - j - 1, tn__la_bdc_rows##S, &q);
     }
 }
-/* C = alpha op(A) op(B) + beta C for complex128 matrices at element strides (rs, cs; C's rows
+/* C = alpha op(A) op(B) + beta C for complex matrices at element strides (rs, cs; C's rows
    contiguous), op: the matrix or its conjugate (cj*; a transpose is a swap of the strides).
    B (K x N, small here) is copied as the real K x 2N matrices of B's and i B's interleaved parts,
    so that C's interleaved rows are one real M x 2N matrix: C = alpha (Ar B + Ai (i B)) + beta C
    in two real GEMMs, C and the copies at unit stride (a conjugated A: Ai negated). Returns -1
    when out of memory. */
-static int tn__la_zgemm(int64_t M, int64_t N, int64_t K, double alpha, const tn__cplx *A, int64_t rsa, int64_t csa, bool cja,
-                        const tn__cplx *B, int64_t rsb, int64_t csb, bool cjb, double beta, tn__cplx *C, int64_t rsc) {
-    double *bb = (double *)TN_MALLOC((size_t)(4 * K * N + 1) * sizeof(double));
+static int tn__la_cgemm##S(int64_t M, int64_t N, int64_t K, R alpha, const CT *A, int64_t rsa, int64_t csa, bool cja,
+                          const CT *B, int64_t rsb, int64_t csb, bool cjb, R beta, CT *C, int64_t rsc) {
+    R *bb = (R *)TN_MALLOC((size_t)(4 * K * N + 1) * sizeof(R));
     if (!bb) return -1;
-    double *bi = bb + 2 * K * N;
+    R *bi = bb + 2 * K * N;
     for (int64_t r = 0; r < K; r++)
         for (int64_t c = 0; c < N; c++) {
-            const tn__cplx x = B[r * rsb + c * csb];
-            const double xi = cjb ? -x.im : x.im;
+            const CT x = B[r * rsb + c * csb];
+            const R xi = cjb ? -x.im : x.im;
             bb[r * 2 * N + 2 * c] = x.re; bb[r * 2 * N + 2 * c + 1] = xi;
             bi[r * 2 * N + 2 * c] = -xi; bi[r * 2 * N + 2 * c + 1] = x.re;
         }
-    const double *ar = (const double *)A;
-    const int rc = tn__gemm_f64(M, 2 * N, K, alpha, ar, 2 * rsa, 2 * csa, bb, 2 * N, 1, beta, (double *)C, 2 * rsc, 1)
-                || tn__gemm_f64(M, 2 * N, K, cja ? -alpha : alpha, ar + 1, 2 * rsa, 2 * csa, bi, 2 * N, 1, 1.0, (double *)C, 2 * rsc, 1);
+    const R *ar = (const R *)A;
+    const int rc = GEMM(M, 2 * N, K, alpha, ar, 2 * rsa, 2 * csa, bb, 2 * N, 1, beta, (R *)C, 2 * rsc, 1)
+                || GEMM(M, 2 * N, K, cja ? -alpha : alpha, ar + 1, 2 * rsa, 2 * csa, bi, 2 * N, 1, (R)1, (R *)C, 2 * rsc, 1);
     TN_FREE(bb);
     return rc ? -1 : 0;
 }
-#define TN__LA_UNG_NB 64
+/* gebd2##S's reduction blocked (zgebrd / zlabrd): a panel of NB steps reads the trailing
+   matrix A0 (as it was at the panel's start) without writing it, each step's column and row
+   brought up to date from the panel's vectors, then A0 -= V Yh + X U^H for the rest by two
+   complex GEMMs (half the flops in the GEMM, one write of A per panel, not per step). Step
+   i's left reflector makes yh_i = conj(tq) v^H A (row vectors: A := A - v yh), its right
+   one x_i = tp A u (A := A - x u^H), both of A as it stands: A0 less the panel's earlier
+   terms, so
+     column i     = A0[:, i] - sum_p v_p yh_p[i] - x_p conj(u_p[i])
+     yh_i         = conj(tq) (v^H A0 - sum_p (v^H v_p) yh_p - (v^H x_p) u_p^H)
+     row i        = A0[i, :] - sum_{p <= i} v_p[i] yh_p - sum_p x_p[i] u_p^H
+     x_i          = tp (A0 u - sum_{p <= i} v_p (yh_p u) - sum_p x_p (u_p^H u))
+   (v_p, u_p: hl's and hr's rows, zero before their first coordinate). The last NX columns,
+   and matrices of no more: gebd2##S. w [M] scratch as gebd2's; returns -1 when out of memory. */
+/* One panel of gebrd##S (steps j0 .. j0 + NB - 1), a TN__LA_JOB so that the panel's
+   vector updates compile for AVX2 too (called directly, i0 and i1 unused). */
+typedef struct { CT *a, *hl, *tauq, *hr, *taup, *w, *yh, *xs, *au, *cs; R *d, *e; int64_t m, n, j0; } tn__la_brd##S##_t;
+TN__LA_JOB(tn__la_brd_panel##S,
+    (void)i0; (void)i1;
+    const tn__la_brd##S##_t *bp = (const tn__la_brd##S##_t *)p;
+    CT *a = bp->a, *hl = bp->hl, *hr = bp->hr, *w = bp->w, *yh = bp->yh, *xs = bp->xs, *au = bp->au, *cs = bp->cs;
+    const int64_t m = bp->m, n = bp->n, j0 = bp->j0, nb = TN__LA_BRD_NB;
+    const CT one = tn__la_st##S(tn__cx(1, 0)), zero = tn__la_st##S(tn__cx(0, 0));
+    for (int64_t l = 0; l < nb; l++) {
+        const int64_t i = j0 + l, len = m - i, nc = n - i - 1;
+        CT *v = hl + i * m + i, *u = hr + i * (n - 1) + i, *yl = yh + l * n, *xl = xs + l * m;
+        for (int64_t r = i; r < m; r++) v[r - i] = a[r * n + i];
+        for (int64_t q = 0; q < l; q++) {
+            const CT cy = yh[q * n + i], cu = hr[(j0 + q) * (n - 1) + i - 1];
+            TN__LA_CAXPY(R, v, cy.re, cy.im, hl + (j0 + q) * m + i, len);
+            TN__LA_CAXPY(R, v, cu.re, -cu.im, xs + q * m + i, len);
+        }
+        const CT tq = tn__la_larfg##S(v, len);
+        bp->d[i] = v[0].re;
+        bp->tauq[i] = tq;
+        v[0] = one;
+        const int nt = tn__par_threads(8 * len * nc, nc < len - 1 ? nc : len - 1);
+        tn__la_bdc##S##_t pq = {a, w, v, u, zero, zero, n, i, nc, m, au};
+        if (tq.re != 0 || tq.im != 0) {
+            tn__parallel_range(nt, nc, tn__la_bdc_w##S, &pq);   /* w = v^H A0 (columns i+1..) */
+            for (int64_t q = 0; q < l; q++) {
+                TN__LA_CDOTC(R, NP, cs[q].re, cs[q].im, v, hl + (j0 + q) * m + i, len);
+                TN__LA_CDOTC(R, NP, cs[nb + q].re, cs[nb + q].im, v, xs + q * m + i, len);
+            }
+            CT *y = yl + i + 1;
+            memcpy(y, w, (size_t)nc * sizeof(CT));
+            for (int64_t q = 0; q < l; q++) {
+                TN__LA_CAXPY(R, y, cs[q].re, cs[q].im, yh + q * n + i + 1, nc);
+                TN__LA_CAXPY_CJ(R, y, cs[nb + q].re, cs[nb + q].im, hr + (j0 + q) * (n - 1) + i, nc);
+            }
+            const tn__cplx ctq = tn__cconj(tn__la_ld##S(tq));
+            for (int64_t c = 0; c < nc; c++) y[c] = tn__la_st##S(tn__cmul(ctq, tn__la_ld##S(y[c])));
+        } else for (int64_t c = i + 1; c < n; c++) yl[c] = zero;
+        /* row i as it stands, conjugated into u */
+        memcpy(u, a + i * n + i + 1, (size_t)nc * sizeof(CT));
+        for (int64_t q = 0; q <= l; q++) {
+            const CT cv = hl[(j0 + q) * m + i];
+            TN__LA_CAXPY(R, u, cv.re, cv.im, yh + q * n + i + 1, nc);
+            if (q < l) { const CT cx = xs[q * m + i]; TN__LA_CAXPY_CJ(R, u, cx.re, cx.im, hr + (j0 + q) * (n - 1) + i, nc); }
+        }
+        for (int64_t c = 0; c < nc; c++) u[c].im = -u[c].im;
+        const CT tp = tn__la_larfg##S(u, nc);
+        bp->e[i] = u[0].re;
+        bp->taup[i] = tp;
+        u[0] = one;
+        CT *x = xl + i + 1;
+        if (tp.re != 0 || tp.im != 0) {
+            if (len > 1) tn__parallel_range(nt, len - 1, tn__la_bdc_au##S, &pq);   /* A0 u (rows i+1..) */
+            for (int64_t q = 0; q <= l; q++) {
+                TN__LA_CDOTU(R, NP, cs[q].re, cs[q].im, yh + q * n + i + 1, u, nc);
+                if (q < l) TN__LA_CDOTC(R, NP, cs[nb + q].re, cs[nb + q].im, hr + (j0 + q) * (n - 1) + i, u, nc);
+            }
+            memcpy(x, au, (size_t)(len - 1) * sizeof(CT));
+            for (int64_t q = 0; q <= l; q++) {
+                TN__LA_CAXPY(R, x, cs[q].re, cs[q].im, hl + (j0 + q) * m + i + 1, len - 1);
+                if (q < l) TN__LA_CAXPY(R, x, cs[nb + q].re, cs[nb + q].im, xs + q * m + i + 1, len - 1);
+            }
+            const tn__cplx ctp = tn__la_ld##S(tp);
+            for (int64_t r = 0; r < len - 1; r++) x[r] = tn__la_st##S(tn__cmul(ctp, tn__la_ld##S(x[r])));
+        } else for (int64_t r = 0; r < len - 1; r++) x[r] = zero;
+    })
+static int tn__la_gebrd##S(CT *a, int64_t m, int64_t n, R *d, R *e, CT *hl, CT *tauq, CT *hr, CT *taup, CT *w) {
+    const int64_t nb = TN__LA_BRD_NB;
+    int64_t j0 = 0;
+    if (n > TN__LA_BRD_NX) {
+        /* yh [nb, n] (absolute columns), xs [nb, m] (absolute rows), au [m], cs [2 nb] */
+        CT *yh = (CT *)TN_MALLOC((size_t)(nb * n + nb * m + m + 2 * nb) * sizeof(CT));
+        if (!yh) return -1;
+        CT *xs = yh + nb * n, *au = xs + nb * m, *cs = au + m;
+        for (; n - j0 > TN__LA_BRD_NX; j0 += nb) {
+            tn__la_brd##S##_t bp = {a, hl, tauq, hr, taup, w, yh, xs, au, cs, d, e, m, n, j0};
+            tn__la_brd_panel##S(&bp, 0, 1);
+            /* the rest: A0 -= V Yh + X U^H (rows and columns t0..) */
+            const int64_t t0 = j0 + nb;
+            CT *C = a + t0 * n + t0;
+            if (tn__la_cgemm##S(m - t0, n - t0, nb, -1, hl + j0 * m + t0, 1, m, false, yh + t0, n, 1, false, 1, C, n)
+                || tn__la_cgemm##S(m - t0, n - t0, nb, -1, xs + t0, 1, m, false, hr + j0 * (n - 1) + t0 - 1, n - 1, 1, true, 1, C, n)) {
+                TN_FREE(yh);
+                return -1;
+            }
+        }
+        TN_FREE(yh);
+    }
+    tn__la_gebd2##S(a, m, n, d, e, hl, tauq, hr, taup, w, j0);
+    return 0;
+}
 /* qt's rows (qc vectors of length m at stride ldq, Q's columns when formed) := Q qt_r, Q = H_0
    ... H_{k-1} the reflectors of h (rows as geqr2_t_c's: row j from entry j, H_j = I - tau_j v
    v^H). form: qt := I first (zung2r/zungqr: row c, entry c; ldq = m), and the reflectors of
    block j0 only reach rows j0.. (the rows before are still e_c there); else every row
    (zunm2r/zunmqr). Blocked (zungqr/zunmqr): NB reflectors at a time, last block first, each
-   as I - V T V^H (zlarft's forward T) by three complex GEMMs (zlarfb): W = V^H Q, W = T W,
-   Q -= V W (transposed: Q^T's rows are qt's); few reflectors or rows: one at a time. Returns -1 when out of memory. */
-static int tn__la_ungqr_t_c(tn__cplx *h, int64_t m, int64_t k, const tn__cplx *tau, tn__cplx *qt, int64_t ldq, int64_t qc, bool form) {
+   as I - V T V^H (zlarft's forward T, in double) by three complex GEMMs (zlarfb): W = V^H Q,
+   W = T W, Q -= V W (transposed: Q^T's rows are qt's); few reflectors or rows: one at a time.
+   Returns -1 when out of memory. */
+static int tn__la_ungqr_t##S(CT *h, int64_t m, int64_t k, const CT *tau, CT *qt, int64_t ldq, int64_t qc, bool form) {
+    const CT zero = tn__la_st##S(tn__cx(0, 0)), one = tn__la_st##S(tn__cx(1, 0));
     if (form) {
         for (int64_t c = 0; c < qc; c++) {
-            for (int64_t i = 0; i < m; i++) qt[c * ldq + i] = tn__cx(0, 0);
-            qt[c * ldq + c] = tn__cx(1, 0);
+            for (int64_t i = 0; i < m; i++) qt[c * ldq + i] = zero;
+            qt[c * ldq + c] = one;
         }
     }
     const int64_t nb = TN__LA_UNG_NB;
     if (k < 2 * nb || qc < 2 * nb) {
         for (int64_t j = k - 1; j >= 0; j--) {
             if (tau[j].re == 0 && tau[j].im == 0) continue;
-            tn__cplx *v = h + j * m + j;
-            const tn__cplx beta = v[0];
-            v[0] = tn__cx(1, 0);
-            for (int64_t c = form ? j : 0; c < qc; c++) tn__la_refl_c(qt + c * ldq + j, v, tau[j], m - j);
+            CT *v = h + j * m + j;
+            const CT beta = v[0];
+            v[0] = one;
+            for (int64_t c = form ? j : 0; c < qc; c++) tn__la_refl##S(qt + c * ldq + j, v, tau[j], m - j);
             v[0] = beta;
         }
         return 0;
     }
     /* V [nb, m] (row i: reflector i from the block's first coordinate, explicit zeros and 1),
        T [nb, nb], W^T, W2^T [qc, nb] */
-    tn__cplx *v = (tn__cplx *)TN_MALLOC((size_t)(nb * m + nb * nb + 2 * nb * qc) * sizeof(tn__cplx));
-    if (!v) return -1;
-    tn__cplx *t = v + nb * m, *w = t + nb * nb, *w2 = w + nb * qc;
+    CT *v = (CT *)TN_MALLOC((size_t)(nb * m + nb * nb + 2 * nb * qc) * sizeof(CT));
+    tn__cplx *ti = (tn__cplx *)TN_MALLOC((size_t)nb * sizeof(tn__cplx));
+    if (!v || !ti) { TN_FREE(v); TN_FREE(ti); return -1; }
+    CT *t = v + nb * m, *w = t + nb * nb, *w2 = w + nb * qc;
     int rc = 0;
     for (int64_t j0 = (k - 1) / nb * nb; j0 >= 0 && !rc; j0 -= nb) {
         const int64_t ib = k - j0 < nb ? k - j0 : nb, len = m - j0, c0 = form ? j0 : 0, nc = qc - c0;
         if (nc <= 0) continue;
         for (int64_t i = 0; i < ib; i++) {
-            tn__cplx *vi = v + i * len;
-            for (int64_t r = 0; r < i; r++) vi[r] = tn__cx(0, 0);
-            vi[i] = tn__cx(1, 0);
-            memcpy(vi + i + 1, h + (j0 + i) * m + j0 + i + 1, (size_t)(len - i - 1) * sizeof(tn__cplx));
+            CT *vi = v + i * len;
+            for (int64_t r = 0; r < i; r++) vi[r] = zero;
+            vi[i] = one;
+            memcpy(vi + i + 1, h + (j0 + i) * m + j0 + i + 1, (size_t)(len - i - 1) * sizeof(CT));
         }
-        /* T(i, i) = tau_i, T(0:i, i) = -tau_i T(0:i, 0:i) (V(:, 0:i)^H v_i) */
+        /* T(i, i) = tau_i, T(0:i, i) = -tau_i T(0:i, 0:i) (V(:, 0:i)^H v_i): ti the
+           products, in double */
         for (int64_t i = 0; i < ib; i++) {
-            tn__cplx *ti = w2;   /* V(:, 0:i)^H v_i, scratch */
             for (int64_t l = 0; l < i; l++) {
                 tn__cplx d = tn__cx(0, 0);
-                for (int64_t r = i; r < len; r++) d = tn__cadd(d, tn__cmul(tn__cconj(v[l * len + r]), v[i * len + r]));
+                for (int64_t r = i; r < len; r++) d = tn__cadd(d, tn__cmul(tn__cconj(tn__la_ld##S(v[l * len + r])), tn__la_ld##S(v[i * len + r])));
                 ti[l] = d;
             }
+            const tn__cplx mtau = tn__cx(-tau[j0 + i].re, -tau[j0 + i].im);
             for (int64_t l = 0; l < i; l++) {
                 tn__cplx d = tn__cx(0, 0);
-                for (int64_t q = l; q < i; q++) d = tn__cadd(d, tn__cmul(t[l * nb + q], ti[q]));
-                t[l * nb + i] = tn__cmul(tn__cx(-tau[j0 + i].re, -tau[j0 + i].im), d);
+                for (int64_t q = l; q < i; q++) d = tn__cadd(d, tn__cmul(tn__la_ld##S(t[l * nb + q]), ti[q]));
+                t[l * nb + i] = tn__la_st##S(tn__cmul(mtau, d));
             }
             t[i * nb + i] = tau[j0 + i];
-            for (int64_t l = i + 1; l < ib; l++) t[l * nb + i] = tn__cx(0, 0);
+            for (int64_t l = i + 1; l < ib; l++) t[l * nb + i] = zero;
         }
         /* on Q^T's rows (entry r of row c at qs[c ldq + r]): W^T = Q^T conj(V), W^T := W^T T^T,
            Q^T -= W^T V^T */
-        tn__cplx *qs = qt + c0 * ldq + j0;
-        rc = tn__la_zgemm(nc, ib, len, 1, qs, ldq, 1, false, v, 1, len, true, 0, w, ib)
-          || tn__la_zgemm(nc, ib, ib, 1, w, ib, 1, false, t, 1, nb, false, 0, w2, ib)
-          || tn__la_zgemm(nc, len, ib, -1, w2, ib, 1, false, v, len, 1, false, 1, qs, ldq);
+        CT *qs = qt + c0 * ldq + j0;
+        rc = tn__la_cgemm##S(nc, ib, len, 1, qs, ldq, 1, false, v, 1, len, true, 0, w, ib)
+          || tn__la_cgemm##S(nc, ib, ib, 1, w, ib, 1, false, t, 1, nb, false, 0, w2, ib)
+          || tn__la_cgemm##S(nc, len, ib, -1, w2, ib, 1, false, v, len, 1, false, 1, qs, ldq);
     }
     TN_FREE(v);
+    TN_FREE(ti);
     return rc ? -1 : 0;
 }
-/* tn__la_svd_loop for complex128: gebd2_c, tn__la_bdsqr's real rotations of the bidiagonal's
+/* tn__la_svd_loop for complex: gebd2_c, tn__la_bdsqr's real rotations of the bidiagonal's
    vectors, then Q and P applied to them (ungqr_t_c).
    A wide matrix is worked on as A^H: A = V' S U'^H. Returns 0, -1 (no convergence) or -2 (out
    of memory). */
-static int tn__la_svd_loop_c(const tn__cplx *a, int64_t B, int64_t m, int64_t n, bool uv, bool full, tn__cplx *x, int64_t *ord, double *sv, tn__cplx *uvv, tn__cplx *vhv) {
+static int tn__la_svd_loop##S(const CT *a, int64_t B, int64_t m, int64_t n, bool uv, bool full, CT *x, int64_t *ord, R *sv, CT *uvv, CT *vhv) {
     const int64_t k = m < n ? m : n, M = m < n ? n : m, uc = full ? m : k, vr = full ? n : k;
     const bool tall = m >= n;
     const int64_t qc = uv ? (tall ? uc : vr) : 0;
-    tn__cplx *hl = x + M * k, *hr = hl + k * M, *ut = hr + k * k, *vt = ut + qc * M, *tq = vt + k * k, *tp = tq + k, *row = tp + k;
-    double *d = (double *)(row + M), *e = d + k, *rot = e + k;
+    CT *hl = x + M * k, *hr = hl + k * M, *ut = hr + k * k, *vt = ut + qc * M, *tq = vt + k * k, *tp = tq + k, *row = tp + k;
+    R *d = (R *)(row + M), *e = d + k, *rot = e + k;
     for (int64_t b = 0; b < B; b++) {
-        const tn__cplx *ab = a + b * m * n;
-        if (tall) memcpy(x, ab, (size_t)(m * n) * sizeof(tn__cplx));
-        else for (int64_t i = 0; i < m; i++) for (int64_t j = 0; j < n; j++) x[j * m + i] = tn__cconj(ab[i * n + j]);
-        double anrm = 0, sc = 1;   /* scaled as the real loop's */
-        for (int64_t i = 0; i < m * n; i++) anrm = fmax(anrm, fmax(fabs(x[i].re), fabs(x[i].im)));
-        const double small = sqrt(DBL_MIN) / DBL_EPSILON;
+        const CT *ab = a + b * m * n;
+        if (tall) memcpy(x, ab, (size_t)(m * n) * sizeof(CT));
+        else for (int64_t i = 0; i < m; i++) for (int64_t j = 0; j < n; j++) x[j * m + i] = tn__la_cj##S(ab[i * n + j]);
+        R anrm = 0, sc = 1;   /* scaled as the real loop's */
+        for (int64_t i = 0; i < m * n; i++) anrm = (R)fmax(anrm, fmax(fabs(x[i].re), fabs(x[i].im)));
+        const double small = sqrt((double)TMIN) / (double)EPS;
         if (anrm > 0 && (anrm < small || anrm > 1 / small)) {
             int ex;
             frexp(anrm, &ex);
-            const double down = ldexp(1, -ex);
-            sc = ldexp(1, ex);
-            for (int64_t i = 0; i < m * n; i++) x[i] = tn__cx(x[i].re * down, x[i].im * down);
+            const R down = (R)ldexp(1, -ex);
+            sc = (R)ldexp(1, ex);
+            for (int64_t i = 0; i < m * n; i++) { x[i].re *= down; x[i].im *= down; }
         }
-        tn__la_gebd2_c(x, M, k, d, e, hl, tq, hr, tp, row);
+        if (tn__la_gebrd##S(x, M, k, d, e, hl, tq, hr, tp, row)) return -2;
         /* as zgesdd: the bidiagonal's (real) singular vectors first, rotated as the rows of ub
            and vb [k, k] (x as their storage: half the data of rotating complex rows), then
            U = Q Ub and V = P Vb by the reflectors (zunmbr) */
-        double *ubr = (double *)x, *vbr = ubr + k * k;
+        R *ubr = (R *)x, *vbr = ubr + k * k;
         if (uv) {
-            memset(ubr, 0, (size_t)(2 * k * k) * sizeof(double));
+            memset(ubr, 0, (size_t)(2 * k * k) * sizeof(R));
             for (int64_t i = 0; i < k; i++) ubr[i * k + i] = vbr[i * k + i] = 1;
         }
-        if (tn__la_bdsqr(d, e, k, uv ? ubr : NULL, k, uv ? vbr : NULL, k, rot)) return -1;
+        if (tn__la_bdsqr##RS(d, e, k, uv ? ubr : NULL, k, uv ? vbr : NULL, k, rot)) return -1;
         if (uv) {
             for (int64_t r = 0; r < qc; r++)
-                for (int64_t i = 0; i < M; i++) ut[r * M + i] = r < k ? tn__cx(i < k ? ubr[r * k + i] : 0, 0) : tn__cx(i == r, 0);
-            for (int64_t i = 0; i < k * k; i++) vt[i] = tn__cx(vbr[i], 0);
+                for (int64_t i = 0; i < M; i++) ut[r * M + i] = tn__la_st##S(r < k ? tn__cx(i < k ? ubr[r * k + i] : 0, 0) : tn__cx(i == r, 0));
+            for (int64_t i = 0; i < k * k; i++) vt[i] = tn__la_st##S(tn__cx(vbr[i], 0));
             /* P = diag(1, P'): P' acts on entries 1.. of vt's rows */
-            if (tn__la_ungqr_t_c(hl, M, k, tq, ut, M, qc, false) || (k > 1 && tn__la_ungqr_t_c(hr, k - 1, k - 1, tp, vt + 1, k, k, false))) return -2;
+            if (tn__la_ungqr_t##S(hl, M, k, tq, ut, M, qc, false) || (k > 1 && tn__la_ungqr_t##S(hr, k - 1, k - 1, tp, vt + 1, k, k, false))) return -2;
         }
-        tn__la_order_desc(d, k, ord);
+        tn__la_order_desc##RS(d, k, ord);
         for (int64_t i = 0; i < k; i++) sv[b * k + i] = d[ord[i]] * sc;
         if (!uv) continue;
-        tn__cplx *ub = uvv + b * m * uc, *vb = vhv + b * vr * n;
+        CT *ub = uvv + b * m * uc, *vb = vhv + b * vr * n;
         if (tall) {   /* U = ut^T, Vh = conj(vt) */
             for (int64_t c = 0; c < uc; c++) {
-                const tn__cplx *src = ut + (c < k ? ord[c] : c) * M;
+                const CT *src = ut + (c < k ? ord[c] : c) * M;
                 for (int64_t i = 0; i < m; i++) ub[i * uc + c] = src[i];
             }
             for (int64_t r = 0; r < k; r++)
-                for (int64_t i = 0; i < k; i++) vb[r * n + i] = tn__cconj(vt[ord[r] * k + i]);
+                for (int64_t i = 0; i < k; i++) vb[r * n + i] = tn__la_cj##S(vt[ord[r] * k + i]);
         } else {      /* A^H = U' S V'^H: U = V' = vt^T, Vh = U'^H = conj(ut) */
             for (int64_t c = 0; c < k; c++) {
-                const tn__cplx *src = vt + ord[c] * k;
+                const CT *src = vt + ord[c] * k;
                 for (int64_t i = 0; i < m; i++) ub[i * uc + c] = src[i];
             }
             for (int64_t r = 0; r < vr; r++) {
-                const tn__cplx *src = ut + (r < k ? ord[r] : r) * M;
-                for (int64_t i = 0; i < n; i++) vb[r * n + i] = tn__cconj(src[i]);
+                const CT *src = ut + (r < k ? ord[r] : r) * M;
+                for (int64_t i = 0; i < n; i++) vb[r * n + i] = tn__la_cj##S(src[i]);
             }
         }
     }
     return 0;
 }
+/* @end TN__LA_CSVD */
+TN__LA_CSVD(tn__cplx, double, _c, , tn__gemm_f64, 4, DBL_EPSILON, DBL_MIN)
+TN__LA_CSVD(tn__cplxf, float, _cf, _f, tn__gemm_f32, 8, FLT_EPSILON, FLT_MIN)
 /* tn__la_svd_raw on the device (A's dtype): U from the entry's column-major [B, uc, m], V^T as
    it writes it ([B, vr, n] row-major); empty matrices: no values, identities for full vectors */
 static int tn__la_svd_dev(tn_tensor *A, bool uv, bool full, tn_tensor **U, tn_tensor **S, tn_tensor **Vh, const char *fn) {
@@ -1146,7 +1318,7 @@ static int tn__la_svd_dev(tn_tensor *A, bool uv, bool full, tn_tensor **U, tn_te
 }
 /* The SVD of every matrix of A [..., m, n] without history, in float64, or float32 for
    float32 input (LAPACK's sgesvd: the same algorithm, float32's accuracy, half the data per
-   SIMD lane): S [..., k] descending; with uv, U [..., m, uc] and Vh [..., vr, n] (uc = vr =
+   SIMD lane; complex64 likewise in single precision, complex128 in double): S [..., k] descending; with uv, U [..., m, uc] and Vh [..., vr, n] (uc = vr =
    k, or m and n: full). LAPACK's dgesvd route: a wide matrix is worked on as A^T (tall: M x
    N, M >= N), reduced to the bidiagonal Q B P^T (gebd2), Q's first uc columns and P formed
    as the rows of ut and vt (org2r_t), then the bidiagonal's QR rotates them into the
@@ -1154,11 +1326,11 @@ static int tn__la_svd_dev(tn_tensor *A, bool uv, bool full, tn_tensor **U, tn_te
    their rows or columns. */
 static int tn__la_svd_raw(tn_tensor *A, bool uv, bool full, tn_tensor **U, tn_tensor **S, tn_tensor **Vh, const char *fn) {
     if (A->device != TN_CPU) return tn__la_svd_dev(A, uv, full, U, S, Vh, fn);
-    const bool f32 = A->dtype == TN_F32, cplx = tn_is_complex(A);
-    tn_tensor *w = f32 ? tn_contiguous(tn_detach(A)) : tn__la_work(A);
+    const bool f32 = A->dtype == TN_F32, c64 = A->dtype == TN_C64, cplx = tn_is_complex(A);
+    tn_tensor *w = f32 || c64 ? tn_contiguous(tn_detach(A)) : tn__la_work(A);
     if (!w) return -1;
-    const tn_dtype dt = f32 ? TN_F32 : TN_F64, vdt = cplx ? TN_C128 : dt;
-    const size_t es = f32 ? sizeof(float) : cplx ? sizeof(tn__cplx) : sizeof(double);
+    const tn_dtype dt = f32 || c64 ? TN_F32 : TN_F64, vdt = c64 ? TN_C64 : cplx ? TN_C128 : dt;
+    const size_t es = f32 ? sizeof(float) : c64 ? sizeof(tn__cplxf) : cplx ? sizeof(tn__cplx) : sizeof(double);
     const int nd = A->ndim;
     const int64_t m = A->shape[nd - 2], n = A->shape[nd - 1], k = m < n ? m : n, M = m < n ? n : m, B = tn__la_batch(A);
     const int64_t uc = full ? m : k, vr = full ? n : k;
@@ -1185,7 +1357,8 @@ static int tn__la_svd_raw(tn_tensor *A, bool uv, bool full, tn_tensor **U, tn_te
     }
     const void *a = tn_data_ptr(w);
     void *sv = tn_data_ptr(s), *uvv = uv ? tn_data_ptr(u) : NULL, *vhv = uv ? tn_data_ptr(vh) : NULL;
-    const int bad = cplx ? tn__la_svd_loop_c((const tn__cplx *)a, B, m, n, uv, full, (tn__cplx *)x, ord, (double *)sv, (tn__cplx *)uvv, (tn__cplx *)vhv)
+    const int bad = c64 ? tn__la_svd_loop_cf((const tn__cplxf *)a, B, m, n, uv, full, (tn__cplxf *)x, ord, (float *)sv, (tn__cplxf *)uvv, (tn__cplxf *)vhv)
+                  : cplx ? tn__la_svd_loop_c((const tn__cplx *)a, B, m, n, uv, full, (tn__cplx *)x, ord, (double *)sv, (tn__cplx *)uvv, (tn__cplx *)vhv)
                   : f32 ? tn__la_svd_loop_f((const float *)a, B, m, n, uv, full, (float *)x, ord, (float *)sv, (float *)uvv, (float *)vhv)
                         : tn__la_svd_loop((const double *)a, B, m, n, uv, full, (double *)x, ord, (double *)sv, (double *)uvv, (double *)vhv);
     TN_FREE(x); TN_FREE(ord);

@@ -313,3 +313,120 @@ def test_complex_blocked_threads_same_bits():
     At = A.clone().requires_grad_()
     torch.linalg.svdvals(At).sum().backward()
     assert (torch.from_numpy(a.grad.numpy()) - At.grad).abs().max().item() < 1e-10
+
+
+# complex64 runs the complex SVD in single precision (cgesdd's precision: gebd2, the QR and
+# the blocked reflectors in float32; the reflectors' scalars in double), not in complex128
+# rounded at the end: the bounds are float32 eps's.
+@needs_torch
+@pytest.mark.parametrize("shape", [(1, 1), (2, 2), (1, 9), (9, 1), (63, 63), (64, 65), (65, 64), (127, 130), (129, 128),
+                                   (200, 64), (64, 200), (2, 3, 17, 9), (3, 140, 129)])
+def test_complex64_shapes(shape):
+    """n not a multiple of the 64-reflector block, exactly a multiple, tall, wide, batched; the
+    non-contiguous transpose; reduced and full"""
+    torch.manual_seed(sum(shape) + 3)
+    A = torch.randn(*shape, dtype=torch.complex64)
+    for full in (False, True):
+        _complex_svd_bounds(A, full)
+    _complex_svd_bounds(A.mT, False)
+    _complex_svd_bounds(A.conj().mT, True)
+
+
+@needs_torch
+def test_complex64_single_precision():
+    """S is float32's own (within a few n float32 eps of torch's cgesdd), and the factors
+    are complex64; the result is not complex128's rounded (the loop runs in float32)"""
+    torch.manual_seed(21)
+    A = torch.randn(180, 150, dtype=torch.complex64)
+    U, S, Vh = tn.linalg.svd(to_tn(A), full_matrices=False)
+    assert str(U.dtype).endswith("complex64") and str(S.dtype).endswith("float32")
+    assert_close(S, torch.linalg.svdvals(A), "svdvals c64 vs cgesdd", 0, 8 * 180 * EPS32 * 30)
+    S128 = tn.linalg.svdvals(to_tn(A.to(torch.complex128))).numpy().astype("float32")
+    assert (S.numpy() != S128).any(), "complex64 computed in complex128"
+
+
+@needs_torch
+def test_complex64_degenerate():
+    """rank-deficient, repeated, clustered, graded, zero, i I, tiny and huge (scaled by a
+    power of 2 first: float32's thresholds) keep float32's bounds"""
+    torch.manual_seed(22)
+    Q1, _ = torch.linalg.qr(torch.randn(70, 70, dtype=torch.complex128))
+    Q2, _ = torch.linalg.qr(torch.randn(70, 70, dtype=torch.complex128))
+    dg = lambda v: torch.diag(torch.tensor(v, dtype=torch.float64)).to(torch.complex128)  # noqa: E731
+    cases = {
+        "rank 3": torch.randn(70, 3, dtype=torch.complex64) @ torch.randn(3, 50, dtype=torch.complex64),
+        "repeated": (3 * Q1).to(torch.complex64),
+        "two clusters": (Q1 @ dg([2.0] * 35 + [1e-3] * 35) @ Q2.mH).to(torch.complex64),
+        "graded": (Q1 @ dg(torch.logspace(0, -6, 70).tolist()) @ Q2.mH).to(torch.complex64),
+        "zero": torch.zeros(20, 30, dtype=torch.complex64),
+        "i I": 1j * torch.eye(40, dtype=torch.complex64),
+        "tiny": torch.randn(30, 20, dtype=torch.complex64) * 1e-30,
+        "huge": torch.randn(20, 30, dtype=torch.complex64) * 1e30,
+    }
+    for name, A in cases.items():
+        for full in (False, True):
+            try:
+                _complex_svd_bounds(A, full)
+            except AssertionError as e:
+                raise AssertionError(f"{name} full={full}: {e}") from e
+    S = tn.linalg.svdvals(to_tn(cases["rank 3"])).numpy()
+    assert (S[3:] < 1e-5 * S[0]).all()
+    for name in ("repeated", "i I"):
+        S = tn.linalg.svdvals(to_tn(cases[name])).numpy()
+        assert abs(S - S[0]).max() < 8 * 70 * EPS32 * S[0] and abs(S[0] - (3 if name == "repeated" else 1)) < 1e-5
+
+
+@needs_torch
+def test_complex64_threads_same_bits_and_grads():
+    """past the block size: the same bits at 1 and 2 threads; the gradients of svdvals and of
+    a gauge-invariant loss of U, S, Vh against torch's (complex64)"""
+    torch.manual_seed(23)
+    A = torch.randn(170, 160, dtype=torch.complex64)
+    _same_bits_at_1_and_2_threads(lambda: tuple(tn.linalg.svd(to_tn(A))) + (tn.linalg.svdvals(to_tn(A.mH)),))
+    B = torch.randn(12, 9, dtype=torch.complex64)
+    for f in (lambda M, x: M.linalg.svdvals(x).sum(),
+              lambda M, x: (lambda u, s, vh: (u @ vh).real.sum() + (u * s).abs().sum())(*M.linalg.svd(x, full_matrices=False))):
+        a = to_tn(B).requires_grad_()
+        f(tn, a).backward()
+        b = B.clone().requires_grad_()
+        f(torch, b).backward()
+        assert_close(a.grad, b.grad, "complex64 grad", 1e-3, 1e-3)
+
+
+@needs_torch
+def test_complex64_bad_input():
+    """NaN: torch's error (LAPACK fails on it); inf: an error too (torch 1.13's cgesdd returns
+    NaN after LAPACK's 'SLASCL parameter 4 had an illegal value': ours refuses it cleanly);
+    a 1-d input: a clear error, not a crash"""
+    for v in (float("nan"), float("inf"), float("-inf")):
+        A = torch.randn(5, 4, dtype=torch.complex64)
+        A[2, 1] = complex(0, v) if v != v else complex(v, 0)
+        for f in (tn.linalg.svd, tn.linalg.svdvals):
+            with pytest.raises(RuntimeError, match="non-finite"):
+                f(to_tn(A))
+    with pytest.raises(RuntimeError):
+        tn.linalg.svd(to_tn(torch.randn(5, dtype=torch.complex64)))
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", ["complex128", "complex64"])
+def test_complex_gebrd_panels(dtype):
+    """the blocked bidiagonalisation (zgebrd: 32-step panels while more than 128 columns
+    remain, the trailing update by GEMMs, gebd2 for the rest): several panels, tall and wide,
+    reduced and full; exactly zero columns and an all-zero matrix (reflectors with tau = 0
+    inside a panel); low rank; the same bits at 1 and 2 threads"""
+    torch.manual_seed(31)
+    dt = getattr(torch, dtype)
+    A = torch.randn(400, 300, dtype=dt)
+    for M in (A, A.mH, torch.randn(2, 161, 170, dtype=dt)):
+        for full in (False, True):
+            _complex_svd_bounds(M, full)
+    Z = A.clone()
+    Z[:, 40:200] = 0   # columns of zeros: H = I inside the first panels
+    _complex_svd_bounds(Z, False)
+    _complex_svd_bounds(torch.zeros(300, 260, dtype=dt), True)
+    L = torch.randn(300, 7, dtype=dt) @ torch.randn(7, 290, dtype=dt)
+    _complex_svd_bounds(L, False)
+    S = tn.linalg.svdvals(to_tn(L)).numpy()
+    assert (S[7:] < 1e-5 * S[0]).all()
+    _same_bits_at_1_and_2_threads(lambda: tuple(tn.linalg.svd(to_tn(A), full_matrices=False)) + (tn.linalg.svdvals(to_tn(A.mH)),))
