@@ -31341,217 +31341,455 @@ static void tn__bn_run_f64(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, d
 }
 #undef TN__BN_CB
 /* Layer norm of x [M, D] on the CPU: threads take rows; per row the mean and the centred
-   squares in double (8 lanes, as batch norm's), the normalisation in T. The backward's
-   weight and bias gradients are column sums, taken by threads over column blocks with
-   rows in order, so the bits do not depend on the number of threads. */
-/* TN__LN_KERNELS(float, f32): the template in src/nn/norm.c */
-/* the arguments of a threaded layer norm (forward or backward) */
-typedef struct { const float *x, *gy, *w, *b; float *y, *gx, *gw, *gb; double *st, *colacc; int64_t M, D; double eps; } tn__ln_args_f32;
-/* rows [rb, re) of the forward */
-static void tn__ln_fwd_part_f32(void *args, int64_t rb, int64_t re) {
-    const tn__ln_args_f32 *A = (const tn__ln_args_f32 *)args;
-    const float *x = A->x, *w = A->w, *b = A->b;
-    float *y = A->y;
-    double *st = A->st;
-    const int64_t M = A->M, D = A->D;
-    const double eps = A->eps;
-    {
-        for (int64_t r = rb; r < re; r++) {
-            const float *xp = x + r * D; float *yp = y + r * D;
-            double a8[8] = {0}, q8[8] = {0}, s = 0, q = 0;
-            tn__bn_sum_f32(xp, D, a8);
-            for (int j = 0; j < 8; j++) s += a8[j];
-            const double mean = s / (double)D;
-            tn__bn_sq_f32(xp, D, mean, q8);
-            for (int j = 0; j < 8; j++) q += q8[j];
-            const double is = 1 / sqrt(q / (double)D + eps);
-            st[r] = mean; st[M + r] = is;
-            const float m = (float)mean, sc = (float)is;
-            if (w && b) for (int64_t l = 0; l < D; l++) yp[l] = (xp[l] - m) * sc * w[l] + b[l];
-            else for (int64_t l = 0; l < D; l++) yp[l] = (xp[l] - m) * sc;
-        }
+   squares in double (8 lanes, as batch norm's), the normalisation in T. The backward takes
+   blocks of TN__LN_RB rows: per row both sums, then the input gradient, and the weight and
+   bias gradients' column sums of the block (rows in order) in the same pass; the blocks'
+   sums are added in block order after. The blocks do not depend on the number of threads,
+   so neither do the bits. The float and double rows are compiled twice, plain and for
+   AVX-512 (the same operations in the same order: the same bits), and TN__WIDE picks. */
+#define TN__LN_RB 64
+/* The plain rows' 8-lane sums for the LN template: batch norm's helpers, and the backward's
+   sums of g = gy w (w NULL: 1) and g (x - m) */
+/* TN__LN_SUMS(float, f32): the template in src/nn/norm.c */
+static void tn__ln_dot_f32(const float *gp, const float *w, const float *xp, int64_t L, double m, double *g8, double *p8) {
+    int64_t l = 0;
+    for (; l + 8 <= L; l += 8) for (int j = 0; j < 8; j++) {
+        const double g = w ? (double)gp[l + j] * (double)w[l + j] : (double)gp[l + j];
+        g8[j] += g; p8[j] += g * ((double)xp[l + j] - m);
     }
+    for (; l < L; l++) { const double g = w ? (double)gp[l] * (double)w[l] : (double)gp[l]; g8[l & 7] += g; p8[l & 7] += g * ((double)xp[l] - m); }
 }
-/* rows [rb, re) of the norm of x + gy (the graph replay's residual add and layer norm in one
-   pass): each sum row written to y, then normalised in place while in L1, by the rows above:
-   the add's and the norm's bits; the statistics are not kept */
-static void tn__ln_add_part_f32(void *args, int64_t rb, int64_t re) {
+/* TN__LN_SUMS(double, f64): the template in src/nn/norm.c */
+static void tn__ln_dot_f64(const double *gp, const double *w, const double *xp, int64_t L, double m, double *g8, double *p8) {
+    int64_t l = 0;
+    for (; l + 8 <= L; l += 8) for (int j = 0; j < 8; j++) {
+        const double g = w ? (double)gp[l + j] * (double)w[l + j] : (double)gp[l + j];
+        g8[j] += g; p8[j] += g * ((double)xp[l + j] - m);
+    }
+    for (; l < L; l++) { const double g = w ? (double)gp[l] * (double)w[l] : (double)gp[l]; g8[l & 7] += g; p8[l & 7] += g * ((double)xp[l] - m); }
+}
+#ifdef TN__AVX512_FN
+/* The same sums in one AVX-512 register of 8 doubles (GCC leaves the plain lanes scalar):
+   lane j takes elements l + j, the same operations in the same order, the same bits */
+#define TN__LN_LOAD8_F32(p) _mm512_cvtps_pd(_mm256_loadu_ps(p))
+#define TN__LN_LOAD8_F64(p) _mm512_loadu_pd(p)
+/* TN__LN_SUMS_X(float, f32x, TN__LN_LOAD8_F32): the template in src/nn/norm.c */
+TN__AVX512_FN static void tn__bn_sum_f32x(const float *xp, int64_t L, double *acc) {
+    __m512d a = _mm512_loadu_pd(acc);
+    int64_t l = 0;
+    for (; l + 8 <= L; l += 8) a = _mm512_add_pd(a, TN__LN_LOAD8_F32(xp + l));
+    _mm512_storeu_pd(acc, a);
+    for (; l < L; l++) acc[l & 7] += xp[l];
+}
+TN__AVX512_FN static void tn__bn_sq_f32x(const float *xp, int64_t L, double m, double *acc) {
+    const __m512d mv = _mm512_set1_pd(m);
+    __m512d a = _mm512_loadu_pd(acc);
+    int64_t l = 0;
+    for (; l + 8 <= L; l += 8) { const __m512d d = _mm512_sub_pd(TN__LN_LOAD8_F32(xp + l), mv); a = _mm512_add_pd(a, _mm512_mul_pd(d, d)); }
+    _mm512_storeu_pd(acc, a);
+    for (; l < L; l++) { double d = xp[l] - m; acc[l & 7] += d * d; }
+}
+TN__AVX512_FN static void tn__ln_dot_f32x(const float *gp, const float *w, const float *xp, int64_t L, double m, double *g8, double *p8) {
+    const __m512d mv = _mm512_set1_pd(m);
+    __m512d ga = _mm512_loadu_pd(g8), pa = _mm512_loadu_pd(p8);
+    int64_t l = 0;
+    for (; l + 8 <= L; l += 8) {
+        const __m512d g = w ? _mm512_mul_pd(TN__LN_LOAD8_F32(gp + l), TN__LN_LOAD8_F32(w + l)) : TN__LN_LOAD8_F32(gp + l);
+        ga = _mm512_add_pd(ga, g);
+        pa = _mm512_add_pd(pa, _mm512_mul_pd(g, _mm512_sub_pd(TN__LN_LOAD8_F32(xp + l), mv)));
+    }
+    _mm512_storeu_pd(g8, ga);
+    _mm512_storeu_pd(p8, pa);
+    for (; l < L; l++) { const double g = w ? (double)gp[l] * (double)w[l] : (double)gp[l]; g8[l & 7] += g; p8[l & 7] += g * ((double)xp[l] - m); }
+}
+/* TN__LN_SUMS_X(double, f64x, TN__LN_LOAD8_F64): the template in src/nn/norm.c */
+TN__AVX512_FN static void tn__bn_sum_f64x(const double *xp, int64_t L, double *acc) {
+    __m512d a = _mm512_loadu_pd(acc);
+    int64_t l = 0;
+    for (; l + 8 <= L; l += 8) a = _mm512_add_pd(a, TN__LN_LOAD8_F64(xp + l));
+    _mm512_storeu_pd(acc, a);
+    for (; l < L; l++) acc[l & 7] += xp[l];
+}
+TN__AVX512_FN static void tn__bn_sq_f64x(const double *xp, int64_t L, double m, double *acc) {
+    const __m512d mv = _mm512_set1_pd(m);
+    __m512d a = _mm512_loadu_pd(acc);
+    int64_t l = 0;
+    for (; l + 8 <= L; l += 8) { const __m512d d = _mm512_sub_pd(TN__LN_LOAD8_F64(xp + l), mv); a = _mm512_add_pd(a, _mm512_mul_pd(d, d)); }
+    _mm512_storeu_pd(acc, a);
+    for (; l < L; l++) { double d = xp[l] - m; acc[l & 7] += d * d; }
+}
+TN__AVX512_FN static void tn__ln_dot_f64x(const double *gp, const double *w, const double *xp, int64_t L, double m, double *g8, double *p8) {
+    const __m512d mv = _mm512_set1_pd(m);
+    __m512d ga = _mm512_loadu_pd(g8), pa = _mm512_loadu_pd(p8);
+    int64_t l = 0;
+    for (; l + 8 <= L; l += 8) {
+        const __m512d g = w ? _mm512_mul_pd(TN__LN_LOAD8_F64(gp + l), TN__LN_LOAD8_F64(w + l)) : TN__LN_LOAD8_F64(gp + l);
+        ga = _mm512_add_pd(ga, g);
+        pa = _mm512_add_pd(pa, _mm512_mul_pd(g, _mm512_sub_pd(TN__LN_LOAD8_F64(xp + l), mv)));
+    }
+    _mm512_storeu_pd(g8, ga);
+    _mm512_storeu_pd(p8, pa);
+    for (; l < L; l++) { const double g = w ? (double)gp[l] * (double)w[l] : (double)gp[l]; g8[l & 7] += g; p8[l & 7] += g * ((double)xp[l] - m); }
+}
+#undef TN__LN_LOAD8_F32
+#undef TN__LN_LOAD8_F64
+#endif
+/* TN__LN_KERNELS(float, f32, TN__PLAIN_FN): the template in src/nn/norm.c */
+/* the arguments of a threaded layer norm (forward or backward) */
+typedef struct { const float *x, *gy, *w, *b; float *y, *gx, *gw, *gb, *s; double *st, *colacc; int64_t M, D; double eps; } tn__ln_args_f32;
+/* row r of the forward: statistics kept in st when it is not NULL */
+TN__PLAIN_FN static inline void tn__ln_row_f32(const float *xp, float *yp, const float *w, const float *b, double *st, int64_t r, int64_t M, int64_t D, double eps) {
+    double a8[8] = {0}, q8[8] = {0}, s = 0, q = 0;
+    tn__bn_sum_f32(xp, D, a8);
+    for (int j = 0; j < 8; j++) s += a8[j];
+    const double mean = s / (double)D;
+    tn__bn_sq_f32(xp, D, mean, q8);
+    for (int j = 0; j < 8; j++) q += q8[j];
+    const double is = 1 / sqrt(q / (double)D + eps);
+    if (st) { st[r] = mean; st[M + r] = is; }
+    const float m = (float)mean, sc = (float)is;
+    if (w && b) for (int64_t l = 0; l < D; l++) yp[l] = (xp[l] - m) * sc * w[l] + b[l];
+    else for (int64_t l = 0; l < D; l++) yp[l] = (xp[l] - m) * sc;
+}
+/* rows [rb, re) of the forward */
+TN__PLAIN_FN static void tn__ln_fwd_part_f32(void *args, int64_t rb, int64_t re) {
+    const tn__ln_args_f32 *A = (const tn__ln_args_f32 *)args;
+    for (int64_t r = rb; r < re; r++) tn__ln_row_f32(A->x + r * A->D, A->y + r * A->D, A->w, A->b, A->st, r, A->M, A->D, A->eps);
+}
+/* rows [rb, re) of the norm of x + gy (the residual add and layer norm in one pass): each
+   sum row written to s (y when s is NULL), then normalised into y while in L1, by the rows
+   above: the add's and the norm's bits; the statistics kept in st when it is not NULL */
+TN__PLAIN_FN static void tn__ln_add_part_f32(void *args, int64_t rb, int64_t re) {
     const tn__ln_args_f32 *A = (const tn__ln_args_f32 *)args;
     const int64_t D = A->D;
     for (int64_t r = rb; r < re; r++) {
         const float *ap = A->x + r * D, *bp = A->gy + r * D;
-        float *yp = A->y + r * D;
-        for (int64_t l = 0; l < D; l++) yp[l] = ap[l] + bp[l];
-        double st[2];
-        tn__ln_args_f32 R = {yp, NULL, A->w, A->b, yp, NULL, NULL, NULL, st, NULL, 1, D, A->eps};
-        tn__ln_fwd_part_f32(&R, 0, 1);
+        float *yp = A->y + r * D, *sp = A->s ? A->s + r * D : yp;
+        for (int64_t l = 0; l < D; l++) sp[l] = ap[l] + bp[l];
+        tn__ln_row_f32(sp, yp, A->w, A->b, A->st, r, A->M, D, A->eps);
     }
 }
 static void tn__ln_fwd_f32(const float *x, float *y, const float *w, const float *b, double *st, int64_t M, int64_t D, double eps) {
-    tn__ln_args_f32 A = {x, NULL, w, b, y, NULL, NULL, NULL, st, NULL, M, D, eps};
+    tn__ln_args_f32 A = {x, NULL, w, b, y, NULL, NULL, NULL, NULL, st, NULL, M, D, eps};
     tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_fwd_part_f32, &A);
 }
-/* rows [rb, re) of the input gradient */
-static void tn__ln_gx_part_f32(void *args, int64_t rb, int64_t re) {
+static void tn__ln_add_f32(const float *a, const float *b, float *s, float *y, const float *w, const float *bias, double *st, int64_t M, int64_t D, double eps) {
+    tn__ln_args_f32 A = {a, b, w, bias, y, NULL, NULL, NULL, s, st, NULL, M, D, eps};
+    tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_add_part_f32, &A);
+}
+/* row blocks [cb, ce) of the backward: per row the sums of g = gy w and g (x - m), the input
+   gradient, and the block's column sums of gy xhat and gy into colacc (2 D per block) */
+TN__PLAIN_FN static void tn__ln_bwd_part_f32(void *args, int64_t cb, int64_t ce) {
     const tn__ln_args_f32 *A = (const tn__ln_args_f32 *)args;
     const float *x = A->x, *gy = A->gy, *w = A->w;
     float *gx = A->gx;
     const double *st = A->st;
     const int64_t M = A->M, D = A->D;
-    {
-            for (int64_t r = rb; r < re; r++) {
-                const float *xp = x + r * D, *gp = gy + r * D; float *op = gx + r * D;
-                const double m = st[r], is = st[M + r];
-                double g8[8] = {0}, p8[8] = {0}, sg = 0, sp = 0;
-                int64_t l = 0;
-                for (; l + 8 <= D; l += 8) for (int j = 0; j < 8; j++) {
-                    const double g = (double)gp[l + j] * (w ? (double)w[l + j] : 1);
-                    g8[j] += g; p8[j] += g * ((double)xp[l + j] - m);
-                }
-                for (; l < D; l++) { const double g = (double)gp[l] * (w ? (double)w[l] : 1); g8[l & 7] += g; p8[l & 7] += g * ((double)xp[l] - m); }
-                for (int j = 0; j < 8; j++) { sg += g8[j]; sp += p8[j]; }
-                const double a = sg / (double)D, c = sp * is * is / (double)D;
-                for (l = 0; l < D; l++) op[l] = (float)(is * ((double)gp[l] * (w ? (double)w[l] : 1) - a - ((double)xp[l] - m) * c));
-            }
-    }
-}
-/* columns [d0, d1) of the weight and bias gradients (rows in order) */
-static void tn__ln_gw_part_f32(void *args, int64_t d0, int64_t d1) {
-    const tn__ln_args_f32 *A = (const tn__ln_args_f32 *)args;
-    const float *x = A->x, *gy = A->gy;
-    float *gw = A->gw, *gb = A->gb;
-    const double *st = A->st;
-    double *colacc = A->colacc;
-    const int64_t M = A->M, D = A->D;
-    {
-        double *aw = colacc + d0, *ab = colacc + D + d0;
-        for (int64_t d = 0; d < d1 - d0; d++) aw[d] = ab[d] = 0;
-        for (int64_t r = 0; r < M; r++) {
-            const float *xp = x + r * D + d0, *gp = gy + r * D + d0;
+    const bool cols = A->gw || A->gb;
+    for (int64_t c = cb; c < ce; c++) {
+        double *aw = A->colacc + c * 2 * D, *ab = aw + D;
+        if (cols) for (int64_t l = 0; l < D; l++) aw[l] = ab[l] = 0;
+        const int64_t r1 = (c + 1) * TN__LN_RB < M ? (c + 1) * TN__LN_RB : M;
+        for (int64_t r = c * TN__LN_RB; r < r1; r++) {
+            const float *xp = x + r * D, *gp = gy + r * D;
             const double m = st[r], is = st[M + r];
-            for (int64_t d = 0; d < d1 - d0; d++) { aw[d] += (double)gp[d] * (((double)xp[d] - m) * is); ab[d] += (double)gp[d]; }
+            if (gx) {
+                float *op = gx + r * D;
+                double g8[8] = {0}, p8[8] = {0}, sg = 0, sp = 0;
+                tn__ln_dot_f32(gp, w, xp, D, m, g8, p8);
+                for (int j = 0; j < 8; j++) { sg += g8[j]; sp += p8[j]; }
+                const double a = sg / (double)D, k = sp * is * is / (double)D;
+                if (w) for (int64_t l = 0; l < D; l++) op[l] = (float)(is * ((double)gp[l] * (double)w[l] - a - ((double)xp[l] - m) * k));
+                else for (int64_t l = 0; l < D; l++) op[l] = (float)(is * ((double)gp[l] - a - ((double)xp[l] - m) * k));
+            }
+            if (cols) for (int64_t l = 0; l < D; l++) { aw[l] += (double)gp[l] * (((double)xp[l] - m) * is); ab[l] += (double)gp[l]; }
         }
-        for (int64_t d = 0; d < d1 - d0; d++) { if (gw) gw[d0 + d] = (float)aw[d]; if (gb) gb[d0 + d] = (float)ab[d]; }
     }
 }
+/* colacc: 2 D doubles per block of TN__LN_RB rows */
 static void tn__ln_bwd_f32(const float *x, const float *gy, const float *w, const double *st, float *gx, float *gw, float *gb, int64_t M, int64_t D, double *colacc) {
-    tn__ln_args_f32 A = {x, gy, w, NULL, NULL, gx, gw, gb, (double *)st, colacc, M, D, 0};
-    if (gx) tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_gx_part_f32, &A);
-    /* column blocks of 64 at least: no shared cache lines */
-    if (gw || gb) tn__parallel_range(tn__par_threads(M * D, (D + 63) / 64), D, tn__ln_gw_part_f32, &A);
-}
-/* TN__LN_KERNELS(double, f64): the template in src/nn/norm.c */
-/* the arguments of a threaded layer norm (forward or backward) */
-typedef struct { const double *x, *gy, *w, *b; double *y, *gx, *gw, *gb; double *st, *colacc; int64_t M, D; double eps; } tn__ln_args_f64;
-/* rows [rb, re) of the forward */
-static void tn__ln_fwd_part_f64(void *args, int64_t rb, int64_t re) {
-    const tn__ln_args_f64 *A = (const tn__ln_args_f64 *)args;
-    const double *x = A->x, *w = A->w, *b = A->b;
-    double *y = A->y;
-    double *st = A->st;
-    const int64_t M = A->M, D = A->D;
-    const double eps = A->eps;
-    {
-        for (int64_t r = rb; r < re; r++) {
-            const double *xp = x + r * D; double *yp = y + r * D;
-            double a8[8] = {0}, q8[8] = {0}, s = 0, q = 0;
-            tn__bn_sum_f64(xp, D, a8);
-            for (int j = 0; j < 8; j++) s += a8[j];
-            const double mean = s / (double)D;
-            tn__bn_sq_f64(xp, D, mean, q8);
-            for (int j = 0; j < 8; j++) q += q8[j];
-            const double is = 1 / sqrt(q / (double)D + eps);
-            st[r] = mean; st[M + r] = is;
-            const double m = (double)mean, sc = (double)is;
-            if (w && b) for (int64_t l = 0; l < D; l++) yp[l] = (xp[l] - m) * sc * w[l] + b[l];
-            else for (int64_t l = 0; l < D; l++) yp[l] = (xp[l] - m) * sc;
-        }
+    tn__ln_args_f32 A = {x, gy, w, NULL, NULL, gx, gw, gb, NULL, (double *)st, colacc, M, D, 0};
+    const int64_t nb = (M + TN__LN_RB - 1) / TN__LN_RB;
+    tn__parallel_range(tn__par_threads(M * D, nb), nb, tn__ln_bwd_part_f32, &A);
+    if (!gw && !gb) return;
+    for (int64_t c = 1; c < nb; c++) {   /* the blocks' sums in block order: 1 / TN__LN_RB of the work */
+        const double *aw = colacc + c * 2 * D;
+        for (int64_t l = 0; l < 2 * D; l++) colacc[l] += aw[l];
     }
+    for (int64_t l = 0; l < D; l++) { if (gw) gw[l] = (float)colacc[l]; if (gb) gb[l] = (float)colacc[D + l]; }
 }
-/* rows [rb, re) of the norm of x + gy (the graph replay's residual add and layer norm in one
-   pass): each sum row written to y, then normalised in place while in L1, by the rows above:
-   the add's and the norm's bits; the statistics are not kept */
-static void tn__ln_add_part_f64(void *args, int64_t rb, int64_t re) {
+/* TN__LN_KERNELS(double, f64, TN__PLAIN_FN): the template in src/nn/norm.c */
+/* the arguments of a threaded layer norm (forward or backward) */
+typedef struct { const double *x, *gy, *w, *b; double *y, *gx, *gw, *gb, *s; double *st, *colacc; int64_t M, D; double eps; } tn__ln_args_f64;
+/* row r of the forward: statistics kept in st when it is not NULL */
+TN__PLAIN_FN static inline void tn__ln_row_f64(const double *xp, double *yp, const double *w, const double *b, double *st, int64_t r, int64_t M, int64_t D, double eps) {
+    double a8[8] = {0}, q8[8] = {0}, s = 0, q = 0;
+    tn__bn_sum_f64(xp, D, a8);
+    for (int j = 0; j < 8; j++) s += a8[j];
+    const double mean = s / (double)D;
+    tn__bn_sq_f64(xp, D, mean, q8);
+    for (int j = 0; j < 8; j++) q += q8[j];
+    const double is = 1 / sqrt(q / (double)D + eps);
+    if (st) { st[r] = mean; st[M + r] = is; }
+    const double m = (double)mean, sc = (double)is;
+    if (w && b) for (int64_t l = 0; l < D; l++) yp[l] = (xp[l] - m) * sc * w[l] + b[l];
+    else for (int64_t l = 0; l < D; l++) yp[l] = (xp[l] - m) * sc;
+}
+/* rows [rb, re) of the forward */
+TN__PLAIN_FN static void tn__ln_fwd_part_f64(void *args, int64_t rb, int64_t re) {
+    const tn__ln_args_f64 *A = (const tn__ln_args_f64 *)args;
+    for (int64_t r = rb; r < re; r++) tn__ln_row_f64(A->x + r * A->D, A->y + r * A->D, A->w, A->b, A->st, r, A->M, A->D, A->eps);
+}
+/* rows [rb, re) of the norm of x + gy (the residual add and layer norm in one pass): each
+   sum row written to s (y when s is NULL), then normalised into y while in L1, by the rows
+   above: the add's and the norm's bits; the statistics kept in st when it is not NULL */
+TN__PLAIN_FN static void tn__ln_add_part_f64(void *args, int64_t rb, int64_t re) {
     const tn__ln_args_f64 *A = (const tn__ln_args_f64 *)args;
     const int64_t D = A->D;
     for (int64_t r = rb; r < re; r++) {
         const double *ap = A->x + r * D, *bp = A->gy + r * D;
-        double *yp = A->y + r * D;
-        for (int64_t l = 0; l < D; l++) yp[l] = ap[l] + bp[l];
-        double st[2];
-        tn__ln_args_f64 R = {yp, NULL, A->w, A->b, yp, NULL, NULL, NULL, st, NULL, 1, D, A->eps};
-        tn__ln_fwd_part_f64(&R, 0, 1);
+        double *yp = A->y + r * D, *sp = A->s ? A->s + r * D : yp;
+        for (int64_t l = 0; l < D; l++) sp[l] = ap[l] + bp[l];
+        tn__ln_row_f64(sp, yp, A->w, A->b, A->st, r, A->M, D, A->eps);
     }
 }
 static void tn__ln_fwd_f64(const double *x, double *y, const double *w, const double *b, double *st, int64_t M, int64_t D, double eps) {
-    tn__ln_args_f64 A = {x, NULL, w, b, y, NULL, NULL, NULL, st, NULL, M, D, eps};
+    tn__ln_args_f64 A = {x, NULL, w, b, y, NULL, NULL, NULL, NULL, st, NULL, M, D, eps};
     tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_fwd_part_f64, &A);
 }
-/* rows [rb, re) of the input gradient */
-static void tn__ln_gx_part_f64(void *args, int64_t rb, int64_t re) {
+static void tn__ln_add_f64(const double *a, const double *b, double *s, double *y, const double *w, const double *bias, double *st, int64_t M, int64_t D, double eps) {
+    tn__ln_args_f64 A = {a, b, w, bias, y, NULL, NULL, NULL, s, st, NULL, M, D, eps};
+    tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_add_part_f64, &A);
+}
+/* row blocks [cb, ce) of the backward: per row the sums of g = gy w and g (x - m), the input
+   gradient, and the block's column sums of gy xhat and gy into colacc (2 D per block) */
+TN__PLAIN_FN static void tn__ln_bwd_part_f64(void *args, int64_t cb, int64_t ce) {
     const tn__ln_args_f64 *A = (const tn__ln_args_f64 *)args;
     const double *x = A->x, *gy = A->gy, *w = A->w;
     double *gx = A->gx;
     const double *st = A->st;
     const int64_t M = A->M, D = A->D;
-    {
-            for (int64_t r = rb; r < re; r++) {
-                const double *xp = x + r * D, *gp = gy + r * D; double *op = gx + r * D;
-                const double m = st[r], is = st[M + r];
-                double g8[8] = {0}, p8[8] = {0}, sg = 0, sp = 0;
-                int64_t l = 0;
-                for (; l + 8 <= D; l += 8) for (int j = 0; j < 8; j++) {
-                    const double g = (double)gp[l + j] * (w ? (double)w[l + j] : 1);
-                    g8[j] += g; p8[j] += g * ((double)xp[l + j] - m);
-                }
-                for (; l < D; l++) { const double g = (double)gp[l] * (w ? (double)w[l] : 1); g8[l & 7] += g; p8[l & 7] += g * ((double)xp[l] - m); }
-                for (int j = 0; j < 8; j++) { sg += g8[j]; sp += p8[j]; }
-                const double a = sg / (double)D, c = sp * is * is / (double)D;
-                for (l = 0; l < D; l++) op[l] = (double)(is * ((double)gp[l] * (w ? (double)w[l] : 1) - a - ((double)xp[l] - m) * c));
-            }
-    }
-}
-/* columns [d0, d1) of the weight and bias gradients (rows in order) */
-static void tn__ln_gw_part_f64(void *args, int64_t d0, int64_t d1) {
-    const tn__ln_args_f64 *A = (const tn__ln_args_f64 *)args;
-    const double *x = A->x, *gy = A->gy;
-    double *gw = A->gw, *gb = A->gb;
-    const double *st = A->st;
-    double *colacc = A->colacc;
-    const int64_t M = A->M, D = A->D;
-    {
-        double *aw = colacc + d0, *ab = colacc + D + d0;
-        for (int64_t d = 0; d < d1 - d0; d++) aw[d] = ab[d] = 0;
-        for (int64_t r = 0; r < M; r++) {
-            const double *xp = x + r * D + d0, *gp = gy + r * D + d0;
+    const bool cols = A->gw || A->gb;
+    for (int64_t c = cb; c < ce; c++) {
+        double *aw = A->colacc + c * 2 * D, *ab = aw + D;
+        if (cols) for (int64_t l = 0; l < D; l++) aw[l] = ab[l] = 0;
+        const int64_t r1 = (c + 1) * TN__LN_RB < M ? (c + 1) * TN__LN_RB : M;
+        for (int64_t r = c * TN__LN_RB; r < r1; r++) {
+            const double *xp = x + r * D, *gp = gy + r * D;
             const double m = st[r], is = st[M + r];
-            for (int64_t d = 0; d < d1 - d0; d++) { aw[d] += (double)gp[d] * (((double)xp[d] - m) * is); ab[d] += (double)gp[d]; }
+            if (gx) {
+                double *op = gx + r * D;
+                double g8[8] = {0}, p8[8] = {0}, sg = 0, sp = 0;
+                tn__ln_dot_f64(gp, w, xp, D, m, g8, p8);
+                for (int j = 0; j < 8; j++) { sg += g8[j]; sp += p8[j]; }
+                const double a = sg / (double)D, k = sp * is * is / (double)D;
+                if (w) for (int64_t l = 0; l < D; l++) op[l] = (double)(is * ((double)gp[l] * (double)w[l] - a - ((double)xp[l] - m) * k));
+                else for (int64_t l = 0; l < D; l++) op[l] = (double)(is * ((double)gp[l] - a - ((double)xp[l] - m) * k));
+            }
+            if (cols) for (int64_t l = 0; l < D; l++) { aw[l] += (double)gp[l] * (((double)xp[l] - m) * is); ab[l] += (double)gp[l]; }
         }
-        for (int64_t d = 0; d < d1 - d0; d++) { if (gw) gw[d0 + d] = (double)aw[d]; if (gb) gb[d0 + d] = (double)ab[d]; }
     }
 }
+/* colacc: 2 D doubles per block of TN__LN_RB rows */
 static void tn__ln_bwd_f64(const double *x, const double *gy, const double *w, const double *st, double *gx, double *gw, double *gb, int64_t M, int64_t D, double *colacc) {
-    tn__ln_args_f64 A = {x, gy, w, NULL, NULL, gx, gw, gb, (double *)st, colacc, M, D, 0};
-    if (gx) tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_gx_part_f64, &A);
-    /* column blocks of 64 at least: no shared cache lines */
-    if (gw || gb) tn__parallel_range(tn__par_threads(M * D, (D + 63) / 64), D, tn__ln_gw_part_f64, &A);
+    tn__ln_args_f64 A = {x, gy, w, NULL, NULL, gx, gw, gb, NULL, (double *)st, colacc, M, D, 0};
+    const int64_t nb = (M + TN__LN_RB - 1) / TN__LN_RB;
+    tn__parallel_range(tn__par_threads(M * D, nb), nb, tn__ln_bwd_part_f64, &A);
+    if (!gw && !gb) return;
+    for (int64_t c = 1; c < nb; c++) {   /* the blocks' sums in block order: 1 / TN__LN_RB of the work */
+        const double *aw = colacc + c * 2 * D;
+        for (int64_t l = 0; l < 2 * D; l++) colacc[l] += aw[l];
+    }
+    for (int64_t l = 0; l < D; l++) { if (gw) gw[l] = (double)colacc[l]; if (gb) gb[l] = (double)colacc[D + l]; }
 }
+#ifdef TN__AVX512_FN
+/* TN__LN_KERNELS(float, f32x, TN__AVX512_FN): the template in src/nn/norm.c */
+/* the arguments of a threaded layer norm (forward or backward) */
+typedef struct { const float *x, *gy, *w, *b; float *y, *gx, *gw, *gb, *s; double *st, *colacc; int64_t M, D; double eps; } tn__ln_args_f32x;
+/* row r of the forward: statistics kept in st when it is not NULL */
+TN__AVX512_FN static inline void tn__ln_row_f32x(const float *xp, float *yp, const float *w, const float *b, double *st, int64_t r, int64_t M, int64_t D, double eps) {
+    double a8[8] = {0}, q8[8] = {0}, s = 0, q = 0;
+    tn__bn_sum_f32x(xp, D, a8);
+    for (int j = 0; j < 8; j++) s += a8[j];
+    const double mean = s / (double)D;
+    tn__bn_sq_f32x(xp, D, mean, q8);
+    for (int j = 0; j < 8; j++) q += q8[j];
+    const double is = 1 / sqrt(q / (double)D + eps);
+    if (st) { st[r] = mean; st[M + r] = is; }
+    const float m = (float)mean, sc = (float)is;
+    if (w && b) for (int64_t l = 0; l < D; l++) yp[l] = (xp[l] - m) * sc * w[l] + b[l];
+    else for (int64_t l = 0; l < D; l++) yp[l] = (xp[l] - m) * sc;
+}
+/* rows [rb, re) of the forward */
+TN__AVX512_FN static void tn__ln_fwd_part_f32x(void *args, int64_t rb, int64_t re) {
+    const tn__ln_args_f32x *A = (const tn__ln_args_f32x *)args;
+    for (int64_t r = rb; r < re; r++) tn__ln_row_f32x(A->x + r * A->D, A->y + r * A->D, A->w, A->b, A->st, r, A->M, A->D, A->eps);
+}
+/* rows [rb, re) of the norm of x + gy (the residual add and layer norm in one pass): each
+   sum row written to s (y when s is NULL), then normalised into y while in L1, by the rows
+   above: the add's and the norm's bits; the statistics kept in st when it is not NULL */
+TN__AVX512_FN static void tn__ln_add_part_f32x(void *args, int64_t rb, int64_t re) {
+    const tn__ln_args_f32x *A = (const tn__ln_args_f32x *)args;
+    const int64_t D = A->D;
+    for (int64_t r = rb; r < re; r++) {
+        const float *ap = A->x + r * D, *bp = A->gy + r * D;
+        float *yp = A->y + r * D, *sp = A->s ? A->s + r * D : yp;
+        for (int64_t l = 0; l < D; l++) sp[l] = ap[l] + bp[l];
+        tn__ln_row_f32x(sp, yp, A->w, A->b, A->st, r, A->M, D, A->eps);
+    }
+}
+static void tn__ln_fwd_f32x(const float *x, float *y, const float *w, const float *b, double *st, int64_t M, int64_t D, double eps) {
+    tn__ln_args_f32x A = {x, NULL, w, b, y, NULL, NULL, NULL, NULL, st, NULL, M, D, eps};
+    tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_fwd_part_f32x, &A);
+}
+static void tn__ln_add_f32x(const float *a, const float *b, float *s, float *y, const float *w, const float *bias, double *st, int64_t M, int64_t D, double eps) {
+    tn__ln_args_f32x A = {a, b, w, bias, y, NULL, NULL, NULL, s, st, NULL, M, D, eps};
+    tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_add_part_f32x, &A);
+}
+/* row blocks [cb, ce) of the backward: per row the sums of g = gy w and g (x - m), the input
+   gradient, and the block's column sums of gy xhat and gy into colacc (2 D per block) */
+TN__AVX512_FN static void tn__ln_bwd_part_f32x(void *args, int64_t cb, int64_t ce) {
+    const tn__ln_args_f32x *A = (const tn__ln_args_f32x *)args;
+    const float *x = A->x, *gy = A->gy, *w = A->w;
+    float *gx = A->gx;
+    const double *st = A->st;
+    const int64_t M = A->M, D = A->D;
+    const bool cols = A->gw || A->gb;
+    for (int64_t c = cb; c < ce; c++) {
+        double *aw = A->colacc + c * 2 * D, *ab = aw + D;
+        if (cols) for (int64_t l = 0; l < D; l++) aw[l] = ab[l] = 0;
+        const int64_t r1 = (c + 1) * TN__LN_RB < M ? (c + 1) * TN__LN_RB : M;
+        for (int64_t r = c * TN__LN_RB; r < r1; r++) {
+            const float *xp = x + r * D, *gp = gy + r * D;
+            const double m = st[r], is = st[M + r];
+            if (gx) {
+                float *op = gx + r * D;
+                double g8[8] = {0}, p8[8] = {0}, sg = 0, sp = 0;
+                tn__ln_dot_f32x(gp, w, xp, D, m, g8, p8);
+                for (int j = 0; j < 8; j++) { sg += g8[j]; sp += p8[j]; }
+                const double a = sg / (double)D, k = sp * is * is / (double)D;
+                if (w) for (int64_t l = 0; l < D; l++) op[l] = (float)(is * ((double)gp[l] * (double)w[l] - a - ((double)xp[l] - m) * k));
+                else for (int64_t l = 0; l < D; l++) op[l] = (float)(is * ((double)gp[l] - a - ((double)xp[l] - m) * k));
+            }
+            if (cols) for (int64_t l = 0; l < D; l++) { aw[l] += (double)gp[l] * (((double)xp[l] - m) * is); ab[l] += (double)gp[l]; }
+        }
+    }
+}
+/* colacc: 2 D doubles per block of TN__LN_RB rows */
+static void tn__ln_bwd_f32x(const float *x, const float *gy, const float *w, const double *st, float *gx, float *gw, float *gb, int64_t M, int64_t D, double *colacc) {
+    tn__ln_args_f32x A = {x, gy, w, NULL, NULL, gx, gw, gb, NULL, (double *)st, colacc, M, D, 0};
+    const int64_t nb = (M + TN__LN_RB - 1) / TN__LN_RB;
+    tn__parallel_range(tn__par_threads(M * D, nb), nb, tn__ln_bwd_part_f32x, &A);
+    if (!gw && !gb) return;
+    for (int64_t c = 1; c < nb; c++) {   /* the blocks' sums in block order: 1 / TN__LN_RB of the work */
+        const double *aw = colacc + c * 2 * D;
+        for (int64_t l = 0; l < 2 * D; l++) colacc[l] += aw[l];
+    }
+    for (int64_t l = 0; l < D; l++) { if (gw) gw[l] = (float)colacc[l]; if (gb) gb[l] = (float)colacc[D + l]; }
+}
+/* TN__LN_KERNELS(double, f64x, TN__AVX512_FN): the template in src/nn/norm.c */
+/* the arguments of a threaded layer norm (forward or backward) */
+typedef struct { const double *x, *gy, *w, *b; double *y, *gx, *gw, *gb, *s; double *st, *colacc; int64_t M, D; double eps; } tn__ln_args_f64x;
+/* row r of the forward: statistics kept in st when it is not NULL */
+TN__AVX512_FN static inline void tn__ln_row_f64x(const double *xp, double *yp, const double *w, const double *b, double *st, int64_t r, int64_t M, int64_t D, double eps) {
+    double a8[8] = {0}, q8[8] = {0}, s = 0, q = 0;
+    tn__bn_sum_f64x(xp, D, a8);
+    for (int j = 0; j < 8; j++) s += a8[j];
+    const double mean = s / (double)D;
+    tn__bn_sq_f64x(xp, D, mean, q8);
+    for (int j = 0; j < 8; j++) q += q8[j];
+    const double is = 1 / sqrt(q / (double)D + eps);
+    if (st) { st[r] = mean; st[M + r] = is; }
+    const double m = (double)mean, sc = (double)is;
+    if (w && b) for (int64_t l = 0; l < D; l++) yp[l] = (xp[l] - m) * sc * w[l] + b[l];
+    else for (int64_t l = 0; l < D; l++) yp[l] = (xp[l] - m) * sc;
+}
+/* rows [rb, re) of the forward */
+TN__AVX512_FN static void tn__ln_fwd_part_f64x(void *args, int64_t rb, int64_t re) {
+    const tn__ln_args_f64x *A = (const tn__ln_args_f64x *)args;
+    for (int64_t r = rb; r < re; r++) tn__ln_row_f64x(A->x + r * A->D, A->y + r * A->D, A->w, A->b, A->st, r, A->M, A->D, A->eps);
+}
+/* rows [rb, re) of the norm of x + gy (the residual add and layer norm in one pass): each
+   sum row written to s (y when s is NULL), then normalised into y while in L1, by the rows
+   above: the add's and the norm's bits; the statistics kept in st when it is not NULL */
+TN__AVX512_FN static void tn__ln_add_part_f64x(void *args, int64_t rb, int64_t re) {
+    const tn__ln_args_f64x *A = (const tn__ln_args_f64x *)args;
+    const int64_t D = A->D;
+    for (int64_t r = rb; r < re; r++) {
+        const double *ap = A->x + r * D, *bp = A->gy + r * D;
+        double *yp = A->y + r * D, *sp = A->s ? A->s + r * D : yp;
+        for (int64_t l = 0; l < D; l++) sp[l] = ap[l] + bp[l];
+        tn__ln_row_f64x(sp, yp, A->w, A->b, A->st, r, A->M, D, A->eps);
+    }
+}
+static void tn__ln_fwd_f64x(const double *x, double *y, const double *w, const double *b, double *st, int64_t M, int64_t D, double eps) {
+    tn__ln_args_f64x A = {x, NULL, w, b, y, NULL, NULL, NULL, NULL, st, NULL, M, D, eps};
+    tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_fwd_part_f64x, &A);
+}
+static void tn__ln_add_f64x(const double *a, const double *b, double *s, double *y, const double *w, const double *bias, double *st, int64_t M, int64_t D, double eps) {
+    tn__ln_args_f64x A = {a, b, w, bias, y, NULL, NULL, NULL, s, st, NULL, M, D, eps};
+    tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_add_part_f64x, &A);
+}
+/* row blocks [cb, ce) of the backward: per row the sums of g = gy w and g (x - m), the input
+   gradient, and the block's column sums of gy xhat and gy into colacc (2 D per block) */
+TN__AVX512_FN static void tn__ln_bwd_part_f64x(void *args, int64_t cb, int64_t ce) {
+    const tn__ln_args_f64x *A = (const tn__ln_args_f64x *)args;
+    const double *x = A->x, *gy = A->gy, *w = A->w;
+    double *gx = A->gx;
+    const double *st = A->st;
+    const int64_t M = A->M, D = A->D;
+    const bool cols = A->gw || A->gb;
+    for (int64_t c = cb; c < ce; c++) {
+        double *aw = A->colacc + c * 2 * D, *ab = aw + D;
+        if (cols) for (int64_t l = 0; l < D; l++) aw[l] = ab[l] = 0;
+        const int64_t r1 = (c + 1) * TN__LN_RB < M ? (c + 1) * TN__LN_RB : M;
+        for (int64_t r = c * TN__LN_RB; r < r1; r++) {
+            const double *xp = x + r * D, *gp = gy + r * D;
+            const double m = st[r], is = st[M + r];
+            if (gx) {
+                double *op = gx + r * D;
+                double g8[8] = {0}, p8[8] = {0}, sg = 0, sp = 0;
+                tn__ln_dot_f64x(gp, w, xp, D, m, g8, p8);
+                for (int j = 0; j < 8; j++) { sg += g8[j]; sp += p8[j]; }
+                const double a = sg / (double)D, k = sp * is * is / (double)D;
+                if (w) for (int64_t l = 0; l < D; l++) op[l] = (double)(is * ((double)gp[l] * (double)w[l] - a - ((double)xp[l] - m) * k));
+                else for (int64_t l = 0; l < D; l++) op[l] = (double)(is * ((double)gp[l] - a - ((double)xp[l] - m) * k));
+            }
+            if (cols) for (int64_t l = 0; l < D; l++) { aw[l] += (double)gp[l] * (((double)xp[l] - m) * is); ab[l] += (double)gp[l]; }
+        }
+    }
+}
+/* colacc: 2 D doubles per block of TN__LN_RB rows */
+static void tn__ln_bwd_f64x(const double *x, const double *gy, const double *w, const double *st, double *gx, double *gw, double *gb, int64_t M, int64_t D, double *colacc) {
+    tn__ln_args_f64x A = {x, gy, w, NULL, NULL, gx, gw, gb, NULL, (double *)st, colacc, M, D, 0};
+    const int64_t nb = (M + TN__LN_RB - 1) / TN__LN_RB;
+    tn__parallel_range(tn__par_threads(M * D, nb), nb, tn__ln_bwd_part_f64x, &A);
+    if (!gw && !gb) return;
+    for (int64_t c = 1; c < nb; c++) {   /* the blocks' sums in block order: 1 / TN__LN_RB of the work */
+        const double *aw = colacc + c * 2 * D;
+        for (int64_t l = 0; l < 2 * D; l++) colacc[l] += aw[l];
+    }
+    for (int64_t l = 0; l < D; l++) { if (gw) gw[l] = (double)colacc[l]; if (gb) gb[l] = (double)colacc[D + l]; }
+}
+#endif
 /* The backend entry (tn_backend.layer_norm) over CPU memory. */
 static int tn__cpu_layer_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_tensor *st, tn_tensor *y, tn_tensor *gx, tn_tensor *gw,
                               tn_tensor *gb, double eps) {
     if ((x->dtype != TN_F32 && x->dtype != TN_F64) || tn_numel(x) == 0 || (mode == 0 && !w != !b)) return 1;
     const int64_t M = x->shape[0], D = x->shape[1];
     double *ms = (double *)tn_data_ptr(st), *colacc = NULL;
-    if (mode == 1 && (gw || gb) && !(colacc = (double *)tn__malloc_n("layer_norm backward", tn__mul_sat(D, 2), sizeof(double)))) return -1;
+    if (mode == 1 && (gw || gb) &&
+        !(colacc = (double *)tn__malloc_n("layer_norm backward", tn__mul_sat((M + TN__LN_RB - 1) / TN__LN_RB, tn__mul_sat(D, 2)), sizeof(double))))
+        return -1;
 #define TN__LN_PTR(T, t) ((t) ? (T *)tn_data_ptr(t) : NULL)
     if (x->dtype == TN_F32) {
-        if (mode == 0) tn__ln_fwd_f32(TN__LN_PTR(const float, x), TN__LN_PTR(float, y), TN__LN_PTR(const float, w), TN__LN_PTR(const float, b), ms, M, D, eps);
-        else tn__ln_bwd_f32(TN__LN_PTR(const float, x), TN__LN_PTR(const float, y), TN__LN_PTR(const float, w), ms, TN__LN_PTR(float, gx),
-                            TN__LN_PTR(float, gw), TN__LN_PTR(float, gb), M, D, colacc);
+        if (mode == 0) TN__WIDE(tn__ln_fwd_f32)(TN__LN_PTR(const float, x), TN__LN_PTR(float, y), TN__LN_PTR(const float, w), TN__LN_PTR(const float, b), ms, M, D, eps);
+        else TN__WIDE(tn__ln_bwd_f32)(TN__LN_PTR(const float, x), TN__LN_PTR(const float, y), TN__LN_PTR(const float, w), ms, TN__LN_PTR(float, gx),
+                                      TN__LN_PTR(float, gw), TN__LN_PTR(float, gb), M, D, colacc);
     } else {
-        if (mode == 0) tn__ln_fwd_f64(TN__LN_PTR(const double, x), TN__LN_PTR(double, y), TN__LN_PTR(const double, w), TN__LN_PTR(const double, b), ms, M, D, eps);
-        else tn__ln_bwd_f64(TN__LN_PTR(const double, x), TN__LN_PTR(const double, y), TN__LN_PTR(const double, w), ms, TN__LN_PTR(double, gx),
-                            TN__LN_PTR(double, gw), TN__LN_PTR(double, gb), M, D, colacc);
+        if (mode == 0) TN__WIDE(tn__ln_fwd_f64)(TN__LN_PTR(const double, x), TN__LN_PTR(double, y), TN__LN_PTR(const double, w), TN__LN_PTR(const double, b), ms, M, D, eps);
+        else TN__WIDE(tn__ln_bwd_f64)(TN__LN_PTR(const double, x), TN__LN_PTR(const double, y), TN__LN_PTR(const double, w), ms, TN__LN_PTR(double, gx),
+                                      TN__LN_PTR(double, gw), TN__LN_PTR(double, gb), M, D, colacc);
     }
 #undef TN__LN_PTR
     TN_FREE(colacc);
@@ -31922,18 +32160,9 @@ static int tn__ln_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void *u
     if (nb) gin[2] = lead ? tn_sum_dims(gy, ld, lead) : gy;
     return (nx && !gin[0]) || (nw && !gin[1]) || (nb && !gin[2]) ? -1 : 0;
 }
-/* The one-node layer norm over the last n dims through the backend's entry (checks done;
-   inside a scope). NULL with *declined set when the backend declines the case. */
-static tn_tensor *tn__layer_norm_node(const tn_backend *be, tn_tensor *x, int n, tn_tensor *w, tn_tensor *b, double eps, bool *declined) {
-    int64_t D = tn__numel(x->shape + x->ndim - n, n);   /* x has elements here: D > 0 and fits */
-    const int64_t M = tn_numel(x) / D;
-    tn_tensor *xc = tn_contiguous(x), *wc = w ? tn_reshape(tn_contiguous(w), TN_SHAPE(D)) : NULL, *bc = b ? tn_reshape(tn_contiguous(b), TN_SHAPE(D)) : NULL;
-    tn_tensor *st = tn__own(tn__new(TN_F64, x->device, TN_SHAPE(2 * M)));   /* mean, invstd per row: the entry's */
-    tn_tensor *y = xc && st && (!w || wc) && (!b || bc) ? tn__new(x->dtype, x->device, x->shape, x->ndim) : NULL;
-    if (!y) return NULL;
-    tn_tensor *x2 = tn_reshape(xc, TN_SHAPE(M, D)), *y2 = tn_reshape(y, TN_SHAPE(M, D));
-    int r = x2 && y2 ? be->layer_norm(0, x2, wc, bc, st, y2, NULL, NULL, NULL, eps) : -1;
-    if (r) { tn_release(y); *declined = r > 0; return NULL; }
+/* Make the layer norm node over the last n dims (D elements) of x the grad_fn of y: xc is
+   x contiguous, st its rows' mean and invstd (double). Returns y (owned). */
+static tn_tensor *tn__ln_node_attach(tn_tensor *x, tn_tensor *xc, int n, int64_t D, tn_tensor *w, tn_tensor *b, tn_tensor *st, double eps, tn_tensor *y) {
     tn_tensor *ins[3] = {x, w, b};
     tn_node *nd = tn__fn_node("NativeLayerNormBackward0", tn__ln_bw, ins, w ? 3 : 1);
     if (nd) {
@@ -31947,34 +32176,84 @@ static tn_tensor *tn__layer_norm_node(const tn_backend *be, tn_tensor *x, int n,
     }
     return tn__own(tn__node_attach(nd, y));
 }
-/* Layer norm over the last n dims of a + b, in one pass (the graph replay's residual add and
-   norm, src/jit/trace.c; no autograd node: its callers run under no_grad): a and b contiguous,
-   of one shape and float dtype on the CPU, w and bias contiguous of that dtype with the
-   normalized numel, or both NULL. NULL with *declined for other arguments (the caller runs
-   the add and the norm). */
-static tn_tensor *tn__layer_norm_add(tn_tensor *a, tn_tensor *b, int n, tn_tensor *w, tn_tensor *bias, double eps, bool *declined) {
-    *declined = true;
+/* The one-node layer norm over the last n dims through the backend's entry (checks done;
+   inside a scope). NULL with *declined set when the backend declines the case. */
+static tn_tensor *tn__layer_norm_node(const tn_backend *be, tn_tensor *x, int n, tn_tensor *w, tn_tensor *b, double eps, bool *declined) {
+    int64_t D = tn__numel(x->shape + x->ndim - n, n);   /* x has elements here: D > 0 and fits */
+    const int64_t M = tn_numel(x) / D;
+    tn_tensor *xc = tn_contiguous(x), *wc = w ? tn_reshape(tn_contiguous(w), TN_SHAPE(D)) : NULL, *bc = b ? tn_reshape(tn_contiguous(b), TN_SHAPE(D)) : NULL;
+    tn_tensor *st = tn__own(tn__new(TN_F64, x->device, TN_SHAPE(2 * M)));   /* mean, invstd per row: the entry's */
+    tn_tensor *y = xc && st && (!w || wc) && (!b || bc) ? tn__new(x->dtype, x->device, x->shape, x->ndim) : NULL;
+    if (!y) return NULL;
+    tn_tensor *x2 = tn_reshape(xc, TN_SHAPE(M, D)), *y2 = tn_reshape(y, TN_SHAPE(M, D));
+    int r = x2 && y2 ? be->layer_norm(0, x2, wc, bc, st, y2, NULL, NULL, NULL, eps) : -1;
+    if (r) { tn_release(y); *declined = r > 0; return NULL; }
+    return tn__ln_node_attach(x, xc, n, D, w, b, st, eps, y);
+}
+/* Whether the one-pass norm of a + b over the last n dims takes these arguments: a and b
+   contiguous, of one shape and float dtype on the CPU, w and bias contiguous of that dtype
+   with the normalized numel, or both NULL */
+static bool tn__ln_add_takes(tn_tensor *a, tn_tensor *b, int n, tn_tensor *w, tn_tensor *bias) {
     if (!a || !b || a->device != TN_CPU || b->device != TN_CPU || (a->dtype != TN_F32 && a->dtype != TN_F64) || b->dtype != a->dtype ||
         a->ndim != b->ndim || memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof(int64_t)) || n < 1 || n > a->ndim || !tn_is_contiguous(a) ||
         !tn_is_contiguous(b) || tn_numel(a) == 0 || !w != !bias)
-        return NULL;
-    const int64_t D = tn__numel(a->shape + a->ndim - n, n), M = tn_numel(a) / D;
+        return false;
+    const int64_t D = tn__numel(a->shape + a->ndim - n, n);
     tn_tensor *const wb[2] = {w, bias};
     for (int k = 0; k < 2; k++)
-        if (wb[k] && (wb[k]->device != TN_CPU || wb[k]->dtype != a->dtype || tn_numel(wb[k]) != D || !tn_is_contiguous(wb[k]))) return NULL;
-    *declined = false;
+        if (wb[k] && (wb[k]->device != TN_CPU || wb[k]->dtype != a->dtype || tn_numel(wb[k]) != D || !tn_is_contiguous(wb[k]))) return false;
+    return true;
+}
+/* The one-pass rows: s = a + b (s NULL: into y), y = norm(s), st the rows' mean and invstd
+   (NULL: not kept) */
+static void tn__ln_add_run(tn_tensor *a, tn_tensor *b, tn_tensor *s, tn_tensor *y, int n, tn_tensor *w, tn_tensor *bias, tn_tensor *st, double eps) {
+    const int64_t D = tn__numel(a->shape + a->ndim - n, n), M = tn_numel(a) / D;
+    double *sp = st ? (double *)tn_data_ptr(st) : NULL;
+#define TN__LN_PTR(T, t) ((t) ? (T *)tn_data_ptr(t) : NULL)
+    if (a->dtype == TN_F32)
+        TN__WIDE(tn__ln_add_f32)(TN__LN_PTR(const float, a), TN__LN_PTR(const float, b), TN__LN_PTR(float, s), TN__LN_PTR(float, y),
+                                 TN__LN_PTR(const float, w), TN__LN_PTR(const float, bias), sp, M, D, eps);
+    else
+        TN__WIDE(tn__ln_add_f64)(TN__LN_PTR(const double, a), TN__LN_PTR(const double, b), TN__LN_PTR(double, s), TN__LN_PTR(double, y),
+                                 TN__LN_PTR(const double, w), TN__LN_PTR(const double, bias), sp, M, D, eps);
+#undef TN__LN_PTR
+}
+/* Layer norm over the last n dims of a + b, in one pass (the graph replay's residual add and
+   norm, src/jit/trace.c; no autograd node: its callers run under no_grad). NULL with
+   *declined for arguments tn__ln_add_takes refuses (the caller runs the add and the norm). */
+static tn_tensor *tn__layer_norm_add(tn_tensor *a, tn_tensor *b, int n, tn_tensor *w, tn_tensor *bias, double eps, bool *declined) {
+    *declined = !tn__ln_add_takes(a, b, n, w, bias);
+    if (*declined) return NULL;
     tn_tensor *y = tn__new(a->dtype, TN_CPU, a->shape, a->ndim);
     if (!y) return NULL;
-    if (a->dtype == TN_F32) {
-        tn__ln_args_f32 A = {(const float *)tn_data_ptr(a), (const float *)tn_data_ptr(b), w ? (const float *)tn_data_ptr(w) : NULL,
-                             bias ? (const float *)tn_data_ptr(bias) : NULL, (float *)tn_data_ptr(y), NULL, NULL, NULL, NULL, NULL, M, D, eps};
-        tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_add_part_f32, &A);
-    } else {
-        tn__ln_args_f64 A = {(const double *)tn_data_ptr(a), (const double *)tn_data_ptr(b), w ? (const double *)tn_data_ptr(w) : NULL,
-                             bias ? (const double *)tn_data_ptr(bias) : NULL, (double *)tn_data_ptr(y), NULL, NULL, NULL, NULL, NULL, M, D, eps};
-        tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_add_part_f64, &A);
-    }
+    tn__ln_add_run(a, b, NULL, y, n, w, bias, NULL, eps);
     return tn__own(y);
+}
+/* norm(a + b) over the last n dims (normalized shape ns) with the add's and the norm's
+   autograd as the two ops record it (AddBackward0 into NativeLayerNormBackward0: the same
+   graph, gradients and double backward), the forward in one pass with the same bits: the
+   Transformer layers' residual add and norm, in training too. *sum (when not NULL) gets
+   a + b. NULL with *declined for arguments tn__ln_add_takes refuses or a shape that is not
+   ns (the caller runs the add and the norm, which report any error). */
+static tn_tensor *tn__layer_norm_add_graph(tn_tensor *a, tn_tensor *b, const int64_t *ns, int n, tn_tensor *w, tn_tensor *bias, double eps, tn_tensor **sum,
+                                           bool *declined) {
+    *declined = true;
+    if (!tn__ln_add_takes(a, b, n, w, bias) || memcmp(a->shape + a->ndim - n, ns, (size_t)n * sizeof(int64_t))) return NULL;
+    for (int k = 0; k < 2; k++) {
+        tn_tensor *v = k ? bias : w;
+        if (v && (v->ndim != n || memcmp(v->shape, ns, (size_t)n * sizeof(int64_t)))) return NULL;
+    }
+    *declined = false;
+    const int64_t D = tn__numel(ns, n), M = tn_numel(a) / D;
+    tn_tensor *s = tn__new(a->dtype, TN_CPU, a->shape, a->ndim), *y = s ? tn__new(a->dtype, TN_CPU, a->shape, a->ndim) : NULL;
+    tn_tensor *st = y ? tn__own(tn__new(TN_F64, TN_CPU, TN_SHAPE(2 * M))) : NULL;   /* mean, invstd per row: the node's */
+    if (!st) { tn_release(s); tn_release(y); return NULL; }
+    tn__ln_add_run(a, b, s, y, n, w, bias, st, eps);
+    s = tn__own(tn__binary_record(ADD, a, b, 1, s));
+    y = s ? tn__ln_node_attach(s, s, n, D, w, bias, st, eps, y) : (tn_release(y), NULL);
+    tn_tensor *ins[3] = {s, w, bias};
+    if (sum) *sum = y ? s : NULL;
+    return tn__grad_name_over(y, "NativeLayerNormBackward0", ins, 3);
 }
 static tn_tensor *tn__layer_norm_impl(tn_tensor *x, const int64_t *ns, int n, tn_tensor *w, tn_tensor *b, double eps) {
     const char *fn = "tn_layer_norm";
@@ -33100,6 +33379,25 @@ static int tn__embedding_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, 
     gin[0] = z && ix[0] ? tn_index_put(z, ix, 1, g2, .accumulate = true) : NULL;
     return gin[0] ? 0 : -1;
 }
+/* The rows of a contiguous CPU weight at int64 indices (contiguous, all in [0, V)), a row
+   copy each: index_select's generic strided loop cost 1 % of the GPT step. NULL for other
+   arguments (index_select then copies them or reports the bad index). */
+static tn_tensor *tn__embedding_rows_cpu(tn_tensor *w, tn_tensor *flat) {
+    if (!flat || w->device != TN_CPU || flat->device != TN_CPU || flat->dtype != TN_I64 || !tn_is_contiguous(w) || !tn_is_contiguous(flat) ||
+        tn_numel(w) == 0)
+        return NULL;
+    const int64_t n = tn_numel(flat), V = w->shape[0], D = w->shape[1];
+    const int64_t *ix = (const int64_t *)tn_data_ptr(flat);
+    for (int64_t i = 0; i < n; i++)
+        if (ix[i] < 0 || ix[i] >= V) return NULL;
+    tn_tensor *rows = tn__own(tn__new(w->dtype, TN_CPU, TN_SHAPE(n, D)));
+    if (!rows) return NULL;
+    const size_t rb = (size_t)D * tn_dtype_size(w->dtype);
+    const char *src = (const char *)tn_data_ptr(w);
+    char *dst = (char *)tn_data_ptr(rows);
+    for (int64_t i = 0; i < n; i++) memcpy(dst + (size_t)i * rb, src + (size_t)ix[i] * rb, rb);
+    return rows;
+}
 static tn_tensor *tn__embedding_impl(tn_tensor *idx, tn_tensor *w, bool padded, int64_t pad) {
     const char *fn = "tn_embedding";
     TN__CHECK_NULL(idx); TN__CHECK_NULL(w);
@@ -33112,9 +33410,12 @@ static tn_tensor *tn__embedding_impl(tn_tensor *idx, tn_tensor *w, bool padded, 
     if (pad < 0) pad += V;
     tn_scope_begin();
     tn_tensor *flat = tn_reshape(idx, TN_SHAPE(-1));
-    tn_no_grad_begin();   /* the rows without history: the node below is the op's */
-    tn_tensor *rows = tn_index_select(w, 0, flat);
-    tn_no_grad_end();
+    tn_tensor *rows = tn__embedding_rows_cpu(w, flat);
+    if (!rows) {
+        tn_no_grad_begin();   /* the rows without history: the node below is the op's */
+        rows = tn_index_select(w, 0, flat);
+        tn_no_grad_end();
+    }
     int64_t shape[TN_MAX_DIMS];
     memcpy(shape, idx->shape, (size_t)idx->ndim * sizeof(int64_t));
     shape[idx->ndim] = D;
@@ -40243,20 +40544,38 @@ static tn_tensor *tn__tlayer_ff(tn__tlayer *t, tn_tensor *x) {
     y = tn__child_fwd(m, "linear2", tn__child_fwd(m, "dropout", y));
     return tn__child_fwd(m, t->decoder ? "dropout3" : "dropout2", y);
 }
-/* Both layers: x + block(norm(x)) with norm_first, else norm(x + block(x)), per block. */
+/* norm(x + y) by the layer's child `norm`, and *sum = x + y when sum is not NULL: in one pass
+   (src/nn/norm.c tn__layer_norm_add_graph: the add's and the norm's values, bits and graph)
+   where the child is a LayerNorm and the tensors suit it, else the add and the child */
+static tn_tensor *tn__tlayer_add_norm(tn_module *m, const char *norm, tn_tensor *x, tn_tensor *y, tn_tensor **sum) {
+    tn_module *nm = tn_module_child(m, norm);
+    if (nm && nm->type == &tn__ln_type && x && y) {
+        tn__normm *q = (tn__normm *)nm;
+        bool declined = true;
+        tn_tensor *r = tn__layer_norm_add_graph(x, y, q->shape, q->nshape, tn_module_get(nm, "weight"), tn_module_get(nm, "bias"), q->eps, sum, &declined);
+        if (r || !declined) return TN__AS(nm->type->name, r);
+    }
+    tn_tensor *s = tn_add(x, y);
+    if (sum) *sum = s;
+    return tn_module_forward(nm, s);
+}
+/* Both layers: x + block(norm(x)) with norm_first, else norm(x + block(x)), per block; each
+   residual add with the norm after it in one pass (tn__tlayer_add_norm). Dropout is inside
+   the block (before the add), as PyTorch's. */
 static tn_tensor *tn__tlayer_core(tn__tlayer *t, tn_tensor *x, tn_tensor *mem, tn_tensor *mask, tn_tensor *mem_mask, tn_tensor *kpm,
                                   tn_tensor *mem_kpm, bool causal) {
     tn_module *m = &t->base;
     const char *ff_norm = t->decoder ? "norm3" : "norm2";
     tn_scope_begin();
-    if (t->norm_first) {
-        x = tn_add(x, tn__tlayer_attn(m, "self_attn", "dropout1", tn__child_fwd(m, "norm1", x), NULL, mask, kpm, causal));
-        if (t->decoder) x = tn_add(x, tn__tlayer_attn(m, "multihead_attn", "dropout2", tn__child_fwd(m, "norm2", x), mem, mem_mask, mem_kpm, false));
-        x = tn_add(x, tn__tlayer_ff(t, tn__child_fwd(m, ff_norm, x)));
+    if (t->norm_first) {   /* h: the norm of the running sum x, the next block's input */
+        tn_tensor *h = tn__child_fwd(m, "norm1", x);
+        h = tn__tlayer_add_norm(m, t->decoder ? "norm2" : ff_norm, x, tn__tlayer_attn(m, "self_attn", "dropout1", h, NULL, mask, kpm, causal), &x);
+        if (t->decoder) h = tn__tlayer_add_norm(m, ff_norm, x, tn__tlayer_attn(m, "multihead_attn", "dropout2", h, mem, mem_mask, mem_kpm, false), &x);
+        x = x && h ? tn_add(x, tn__tlayer_ff(t, h)) : NULL;
     } else {
-        x = tn__child_fwd(m, "norm1", tn_add(x, tn__tlayer_attn(m, "self_attn", "dropout1", x, NULL, mask, kpm, causal)));
-        if (t->decoder) x = tn__child_fwd(m, "norm2", tn_add(x, tn__tlayer_attn(m, "multihead_attn", "dropout2", x, mem, mem_mask, mem_kpm, false)));
-        x = tn__child_fwd(m, ff_norm, tn_add(x, tn__tlayer_ff(t, x)));
+        x = tn__tlayer_add_norm(m, "norm1", x, tn__tlayer_attn(m, "self_attn", "dropout1", x, NULL, mask, kpm, causal), NULL);
+        if (t->decoder) x = tn__tlayer_add_norm(m, "norm2", x, tn__tlayer_attn(m, "multihead_attn", "dropout2", x, mem, mem_mask, mem_kpm, false), NULL);
+        x = tn__tlayer_add_norm(m, ff_norm, x, tn__tlayer_ff(t, x), NULL);
     }
     return tn__scope_return(x);
 }
