@@ -40547,9 +40547,10 @@ static tn_tensor *tn__tlayer_ff(tn__tlayer *t, tn_tensor *x) {
 /* norm(x + y) by the layer's child `norm`, and *sum = x + y when sum is not NULL: in one pass
    (src/nn/norm.c tn__layer_norm_add_graph: the add's and the norm's values, bits and graph)
    where the child is a LayerNorm and the tensors suit it, else the add and the child */
+TN__TESTABLE int tn__tlayer_fuse = 1;   /* 0 (tests): the add and the child's forward, always */
 static tn_tensor *tn__tlayer_add_norm(tn_module *m, const char *norm, tn_tensor *x, tn_tensor *y, tn_tensor **sum) {
     tn_module *nm = tn_module_child(m, norm);
-    if (nm && nm->type == &tn__ln_type && x && y) {
+    if (tn__tlayer_fuse && nm && nm->type == &tn__ln_type && x && y) {
         tn__normm *q = (tn__normm *)nm;
         bool declined = true;
         tn_tensor *r = tn__layer_norm_add_graph(x, y, q->shape, q->nshape, tn_module_get(nm, "weight"), tn_module_get(nm, "bias"), q->eps, sum, &declined);
