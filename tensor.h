@@ -31436,7 +31436,7 @@ TN__AVX512_FN static void tn__ln_dot_f64x(const double *gp, const double *w, con
 #endif
 /* TN__LN_KERNELS(float, f32, TN__PLAIN_FN): the template in src/nn/norm.c */
 /* the arguments of a threaded layer norm (forward or backward) */
-typedef struct { const float *x, *gy, *w, *b; float *y, *gx, *gw, *gb, *s; double *st, *colacc; int64_t M, D; double eps; } tn__ln_args_f32;
+typedef struct { const float *x, *gy, *w, *b; float *y, *gx, *gw, *gb; double *st, *colacc; int64_t M, D; double eps; } tn__ln_args_f32;
 /* row r of the forward: statistics kept in st when it is not NULL */
 TN__PLAIN_FN static inline void tn__ln_row_f32(const float *xp, float *yp, const float *w, const float *b, double *st, int64_t r, int64_t M, int64_t D, double eps) {
     double a8[8] = {0}, q8[8] = {0}, s = 0, q = 0;
@@ -31456,25 +31456,25 @@ TN__PLAIN_FN static void tn__ln_fwd_part_f32(void *args, int64_t rb, int64_t re)
     const tn__ln_args_f32 *A = (const tn__ln_args_f32 *)args;
     for (int64_t r = rb; r < re; r++) tn__ln_row_f32(A->x + r * A->D, A->y + r * A->D, A->w, A->b, A->st, r, A->M, A->D, A->eps);
 }
-/* rows [rb, re) of the norm of x + gy (the residual add and layer norm in one pass): each
-   sum row written to s (y when s is NULL), then normalised into y while in L1, by the rows
-   above: the add's and the norm's bits; the statistics kept in st when it is not NULL */
+/* rows [rb, re) of the norm of x + gy (the graph replay's residual add and layer norm in one
+   pass): each sum row written to y, then normalised in place while in L1, by the rows above:
+   the add's and the norm's bits; the statistics are not kept */
 TN__PLAIN_FN static void tn__ln_add_part_f32(void *args, int64_t rb, int64_t re) {
     const tn__ln_args_f32 *A = (const tn__ln_args_f32 *)args;
     const int64_t D = A->D;
     for (int64_t r = rb; r < re; r++) {
         const float *ap = A->x + r * D, *bp = A->gy + r * D;
-        float *yp = A->y + r * D, *sp = A->s ? A->s + r * D : yp;
-        for (int64_t l = 0; l < D; l++) sp[l] = ap[l] + bp[l];
-        tn__ln_row_f32(sp, yp, A->w, A->b, A->st, r, A->M, D, A->eps);
+        float *yp = A->y + r * D;
+        for (int64_t l = 0; l < D; l++) yp[l] = ap[l] + bp[l];
+        tn__ln_row_f32(yp, yp, A->w, A->b, NULL, r, A->M, D, A->eps);
     }
 }
 static void tn__ln_fwd_f32(const float *x, float *y, const float *w, const float *b, double *st, int64_t M, int64_t D, double eps) {
-    tn__ln_args_f32 A = {x, NULL, w, b, y, NULL, NULL, NULL, NULL, st, NULL, M, D, eps};
+    tn__ln_args_f32 A = {x, NULL, w, b, y, NULL, NULL, NULL, st, NULL, M, D, eps};
     tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_fwd_part_f32, &A);
 }
-static void tn__ln_add_f32(const float *a, const float *b, float *s, float *y, const float *w, const float *bias, double *st, int64_t M, int64_t D, double eps) {
-    tn__ln_args_f32 A = {a, b, w, bias, y, NULL, NULL, NULL, s, st, NULL, M, D, eps};
+static void tn__ln_add_f32(const float *a, const float *b, float *y, const float *w, const float *bias, int64_t M, int64_t D, double eps) {
+    tn__ln_args_f32 A = {a, b, w, bias, y, NULL, NULL, NULL, NULL, NULL, M, D, eps};
     tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_add_part_f32, &A);
 }
 /* row blocks [cb, ce) of the backward: per row the sums of g = gy w and g (x - m), the input
@@ -31508,7 +31508,7 @@ TN__PLAIN_FN static void tn__ln_bwd_part_f32(void *args, int64_t cb, int64_t ce)
 }
 /* colacc: 2 D doubles per block of TN__LN_RB rows */
 static void tn__ln_bwd_f32(const float *x, const float *gy, const float *w, const double *st, float *gx, float *gw, float *gb, int64_t M, int64_t D, double *colacc) {
-    tn__ln_args_f32 A = {x, gy, w, NULL, NULL, gx, gw, gb, NULL, (double *)st, colacc, M, D, 0};
+    tn__ln_args_f32 A = {x, gy, w, NULL, NULL, gx, gw, gb, (double *)st, colacc, M, D, 0};
     const int64_t nb = (M + TN__LN_RB - 1) / TN__LN_RB;
     tn__parallel_range(tn__par_threads(M * D, nb), nb, tn__ln_bwd_part_f32, &A);
     if (!gw && !gb) return;
@@ -31520,7 +31520,7 @@ static void tn__ln_bwd_f32(const float *x, const float *gy, const float *w, cons
 }
 /* TN__LN_KERNELS(double, f64, TN__PLAIN_FN): the template in src/nn/norm.c */
 /* the arguments of a threaded layer norm (forward or backward) */
-typedef struct { const double *x, *gy, *w, *b; double *y, *gx, *gw, *gb, *s; double *st, *colacc; int64_t M, D; double eps; } tn__ln_args_f64;
+typedef struct { const double *x, *gy, *w, *b; double *y, *gx, *gw, *gb; double *st, *colacc; int64_t M, D; double eps; } tn__ln_args_f64;
 /* row r of the forward: statistics kept in st when it is not NULL */
 TN__PLAIN_FN static inline void tn__ln_row_f64(const double *xp, double *yp, const double *w, const double *b, double *st, int64_t r, int64_t M, int64_t D, double eps) {
     double a8[8] = {0}, q8[8] = {0}, s = 0, q = 0;
@@ -31540,25 +31540,25 @@ TN__PLAIN_FN static void tn__ln_fwd_part_f64(void *args, int64_t rb, int64_t re)
     const tn__ln_args_f64 *A = (const tn__ln_args_f64 *)args;
     for (int64_t r = rb; r < re; r++) tn__ln_row_f64(A->x + r * A->D, A->y + r * A->D, A->w, A->b, A->st, r, A->M, A->D, A->eps);
 }
-/* rows [rb, re) of the norm of x + gy (the residual add and layer norm in one pass): each
-   sum row written to s (y when s is NULL), then normalised into y while in L1, by the rows
-   above: the add's and the norm's bits; the statistics kept in st when it is not NULL */
+/* rows [rb, re) of the norm of x + gy (the graph replay's residual add and layer norm in one
+   pass): each sum row written to y, then normalised in place while in L1, by the rows above:
+   the add's and the norm's bits; the statistics are not kept */
 TN__PLAIN_FN static void tn__ln_add_part_f64(void *args, int64_t rb, int64_t re) {
     const tn__ln_args_f64 *A = (const tn__ln_args_f64 *)args;
     const int64_t D = A->D;
     for (int64_t r = rb; r < re; r++) {
         const double *ap = A->x + r * D, *bp = A->gy + r * D;
-        double *yp = A->y + r * D, *sp = A->s ? A->s + r * D : yp;
-        for (int64_t l = 0; l < D; l++) sp[l] = ap[l] + bp[l];
-        tn__ln_row_f64(sp, yp, A->w, A->b, A->st, r, A->M, D, A->eps);
+        double *yp = A->y + r * D;
+        for (int64_t l = 0; l < D; l++) yp[l] = ap[l] + bp[l];
+        tn__ln_row_f64(yp, yp, A->w, A->b, NULL, r, A->M, D, A->eps);
     }
 }
 static void tn__ln_fwd_f64(const double *x, double *y, const double *w, const double *b, double *st, int64_t M, int64_t D, double eps) {
-    tn__ln_args_f64 A = {x, NULL, w, b, y, NULL, NULL, NULL, NULL, st, NULL, M, D, eps};
+    tn__ln_args_f64 A = {x, NULL, w, b, y, NULL, NULL, NULL, st, NULL, M, D, eps};
     tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_fwd_part_f64, &A);
 }
-static void tn__ln_add_f64(const double *a, const double *b, double *s, double *y, const double *w, const double *bias, double *st, int64_t M, int64_t D, double eps) {
-    tn__ln_args_f64 A = {a, b, w, bias, y, NULL, NULL, NULL, s, st, NULL, M, D, eps};
+static void tn__ln_add_f64(const double *a, const double *b, double *y, const double *w, const double *bias, int64_t M, int64_t D, double eps) {
+    tn__ln_args_f64 A = {a, b, w, bias, y, NULL, NULL, NULL, NULL, NULL, M, D, eps};
     tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_add_part_f64, &A);
 }
 /* row blocks [cb, ce) of the backward: per row the sums of g = gy w and g (x - m), the input
@@ -31592,7 +31592,7 @@ TN__PLAIN_FN static void tn__ln_bwd_part_f64(void *args, int64_t cb, int64_t ce)
 }
 /* colacc: 2 D doubles per block of TN__LN_RB rows */
 static void tn__ln_bwd_f64(const double *x, const double *gy, const double *w, const double *st, double *gx, double *gw, double *gb, int64_t M, int64_t D, double *colacc) {
-    tn__ln_args_f64 A = {x, gy, w, NULL, NULL, gx, gw, gb, NULL, (double *)st, colacc, M, D, 0};
+    tn__ln_args_f64 A = {x, gy, w, NULL, NULL, gx, gw, gb, (double *)st, colacc, M, D, 0};
     const int64_t nb = (M + TN__LN_RB - 1) / TN__LN_RB;
     tn__parallel_range(tn__par_threads(M * D, nb), nb, tn__ln_bwd_part_f64, &A);
     if (!gw && !gb) return;
@@ -31605,7 +31605,7 @@ static void tn__ln_bwd_f64(const double *x, const double *gy, const double *w, c
 #ifdef TN__AVX512_FN
 /* TN__LN_KERNELS(float, f32x, TN__AVX512_FN): the template in src/nn/norm.c */
 /* the arguments of a threaded layer norm (forward or backward) */
-typedef struct { const float *x, *gy, *w, *b; float *y, *gx, *gw, *gb, *s; double *st, *colacc; int64_t M, D; double eps; } tn__ln_args_f32x;
+typedef struct { const float *x, *gy, *w, *b; float *y, *gx, *gw, *gb; double *st, *colacc; int64_t M, D; double eps; } tn__ln_args_f32x;
 /* row r of the forward: statistics kept in st when it is not NULL */
 TN__AVX512_FN static inline void tn__ln_row_f32x(const float *xp, float *yp, const float *w, const float *b, double *st, int64_t r, int64_t M, int64_t D, double eps) {
     double a8[8] = {0}, q8[8] = {0}, s = 0, q = 0;
@@ -31625,25 +31625,25 @@ TN__AVX512_FN static void tn__ln_fwd_part_f32x(void *args, int64_t rb, int64_t r
     const tn__ln_args_f32x *A = (const tn__ln_args_f32x *)args;
     for (int64_t r = rb; r < re; r++) tn__ln_row_f32x(A->x + r * A->D, A->y + r * A->D, A->w, A->b, A->st, r, A->M, A->D, A->eps);
 }
-/* rows [rb, re) of the norm of x + gy (the residual add and layer norm in one pass): each
-   sum row written to s (y when s is NULL), then normalised into y while in L1, by the rows
-   above: the add's and the norm's bits; the statistics kept in st when it is not NULL */
+/* rows [rb, re) of the norm of x + gy (the graph replay's residual add and layer norm in one
+   pass): each sum row written to y, then normalised in place while in L1, by the rows above:
+   the add's and the norm's bits; the statistics are not kept */
 TN__AVX512_FN static void tn__ln_add_part_f32x(void *args, int64_t rb, int64_t re) {
     const tn__ln_args_f32x *A = (const tn__ln_args_f32x *)args;
     const int64_t D = A->D;
     for (int64_t r = rb; r < re; r++) {
         const float *ap = A->x + r * D, *bp = A->gy + r * D;
-        float *yp = A->y + r * D, *sp = A->s ? A->s + r * D : yp;
-        for (int64_t l = 0; l < D; l++) sp[l] = ap[l] + bp[l];
-        tn__ln_row_f32x(sp, yp, A->w, A->b, A->st, r, A->M, D, A->eps);
+        float *yp = A->y + r * D;
+        for (int64_t l = 0; l < D; l++) yp[l] = ap[l] + bp[l];
+        tn__ln_row_f32x(yp, yp, A->w, A->b, NULL, r, A->M, D, A->eps);
     }
 }
 static void tn__ln_fwd_f32x(const float *x, float *y, const float *w, const float *b, double *st, int64_t M, int64_t D, double eps) {
-    tn__ln_args_f32x A = {x, NULL, w, b, y, NULL, NULL, NULL, NULL, st, NULL, M, D, eps};
+    tn__ln_args_f32x A = {x, NULL, w, b, y, NULL, NULL, NULL, st, NULL, M, D, eps};
     tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_fwd_part_f32x, &A);
 }
-static void tn__ln_add_f32x(const float *a, const float *b, float *s, float *y, const float *w, const float *bias, double *st, int64_t M, int64_t D, double eps) {
-    tn__ln_args_f32x A = {a, b, w, bias, y, NULL, NULL, NULL, s, st, NULL, M, D, eps};
+static void tn__ln_add_f32x(const float *a, const float *b, float *y, const float *w, const float *bias, int64_t M, int64_t D, double eps) {
+    tn__ln_args_f32x A = {a, b, w, bias, y, NULL, NULL, NULL, NULL, NULL, M, D, eps};
     tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_add_part_f32x, &A);
 }
 /* row blocks [cb, ce) of the backward: per row the sums of g = gy w and g (x - m), the input
@@ -31677,7 +31677,7 @@ TN__AVX512_FN static void tn__ln_bwd_part_f32x(void *args, int64_t cb, int64_t c
 }
 /* colacc: 2 D doubles per block of TN__LN_RB rows */
 static void tn__ln_bwd_f32x(const float *x, const float *gy, const float *w, const double *st, float *gx, float *gw, float *gb, int64_t M, int64_t D, double *colacc) {
-    tn__ln_args_f32x A = {x, gy, w, NULL, NULL, gx, gw, gb, NULL, (double *)st, colacc, M, D, 0};
+    tn__ln_args_f32x A = {x, gy, w, NULL, NULL, gx, gw, gb, (double *)st, colacc, M, D, 0};
     const int64_t nb = (M + TN__LN_RB - 1) / TN__LN_RB;
     tn__parallel_range(tn__par_threads(M * D, nb), nb, tn__ln_bwd_part_f32x, &A);
     if (!gw && !gb) return;
@@ -31689,7 +31689,7 @@ static void tn__ln_bwd_f32x(const float *x, const float *gy, const float *w, con
 }
 /* TN__LN_KERNELS(double, f64x, TN__AVX512_FN): the template in src/nn/norm.c */
 /* the arguments of a threaded layer norm (forward or backward) */
-typedef struct { const double *x, *gy, *w, *b; double *y, *gx, *gw, *gb, *s; double *st, *colacc; int64_t M, D; double eps; } tn__ln_args_f64x;
+typedef struct { const double *x, *gy, *w, *b; double *y, *gx, *gw, *gb; double *st, *colacc; int64_t M, D; double eps; } tn__ln_args_f64x;
 /* row r of the forward: statistics kept in st when it is not NULL */
 TN__AVX512_FN static inline void tn__ln_row_f64x(const double *xp, double *yp, const double *w, const double *b, double *st, int64_t r, int64_t M, int64_t D, double eps) {
     double a8[8] = {0}, q8[8] = {0}, s = 0, q = 0;
@@ -31709,25 +31709,25 @@ TN__AVX512_FN static void tn__ln_fwd_part_f64x(void *args, int64_t rb, int64_t r
     const tn__ln_args_f64x *A = (const tn__ln_args_f64x *)args;
     for (int64_t r = rb; r < re; r++) tn__ln_row_f64x(A->x + r * A->D, A->y + r * A->D, A->w, A->b, A->st, r, A->M, A->D, A->eps);
 }
-/* rows [rb, re) of the norm of x + gy (the residual add and layer norm in one pass): each
-   sum row written to s (y when s is NULL), then normalised into y while in L1, by the rows
-   above: the add's and the norm's bits; the statistics kept in st when it is not NULL */
+/* rows [rb, re) of the norm of x + gy (the graph replay's residual add and layer norm in one
+   pass): each sum row written to y, then normalised in place while in L1, by the rows above:
+   the add's and the norm's bits; the statistics are not kept */
 TN__AVX512_FN static void tn__ln_add_part_f64x(void *args, int64_t rb, int64_t re) {
     const tn__ln_args_f64x *A = (const tn__ln_args_f64x *)args;
     const int64_t D = A->D;
     for (int64_t r = rb; r < re; r++) {
         const double *ap = A->x + r * D, *bp = A->gy + r * D;
-        double *yp = A->y + r * D, *sp = A->s ? A->s + r * D : yp;
-        for (int64_t l = 0; l < D; l++) sp[l] = ap[l] + bp[l];
-        tn__ln_row_f64x(sp, yp, A->w, A->b, A->st, r, A->M, D, A->eps);
+        double *yp = A->y + r * D;
+        for (int64_t l = 0; l < D; l++) yp[l] = ap[l] + bp[l];
+        tn__ln_row_f64x(yp, yp, A->w, A->b, NULL, r, A->M, D, A->eps);
     }
 }
 static void tn__ln_fwd_f64x(const double *x, double *y, const double *w, const double *b, double *st, int64_t M, int64_t D, double eps) {
-    tn__ln_args_f64x A = {x, NULL, w, b, y, NULL, NULL, NULL, NULL, st, NULL, M, D, eps};
+    tn__ln_args_f64x A = {x, NULL, w, b, y, NULL, NULL, NULL, st, NULL, M, D, eps};
     tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_fwd_part_f64x, &A);
 }
-static void tn__ln_add_f64x(const double *a, const double *b, double *s, double *y, const double *w, const double *bias, double *st, int64_t M, int64_t D, double eps) {
-    tn__ln_args_f64x A = {a, b, w, bias, y, NULL, NULL, NULL, s, st, NULL, M, D, eps};
+static void tn__ln_add_f64x(const double *a, const double *b, double *y, const double *w, const double *bias, int64_t M, int64_t D, double eps) {
+    tn__ln_args_f64x A = {a, b, w, bias, y, NULL, NULL, NULL, NULL, NULL, M, D, eps};
     tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_add_part_f64x, &A);
 }
 /* row blocks [cb, ce) of the backward: per row the sums of g = gy w and g (x - m), the input
@@ -31761,7 +31761,7 @@ TN__AVX512_FN static void tn__ln_bwd_part_f64x(void *args, int64_t cb, int64_t c
 }
 /* colacc: 2 D doubles per block of TN__LN_RB rows */
 static void tn__ln_bwd_f64x(const double *x, const double *gy, const double *w, const double *st, double *gx, double *gw, double *gb, int64_t M, int64_t D, double *colacc) {
-    tn__ln_args_f64x A = {x, gy, w, NULL, NULL, gx, gw, gb, NULL, (double *)st, colacc, M, D, 0};
+    tn__ln_args_f64x A = {x, gy, w, NULL, NULL, gx, gw, gb, (double *)st, colacc, M, D, 0};
     const int64_t nb = (M + TN__LN_RB - 1) / TN__LN_RB;
     tn__parallel_range(tn__par_threads(M * D, nb), nb, tn__ln_bwd_part_f64x, &A);
     if (!gw && !gb) return;
@@ -32160,9 +32160,18 @@ static int tn__ln_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void *u
     if (nb) gin[2] = lead ? tn_sum_dims(gy, ld, lead) : gy;
     return (nx && !gin[0]) || (nw && !gin[1]) || (nb && !gin[2]) ? -1 : 0;
 }
-/* Make the layer norm node over the last n dims (D elements) of x the grad_fn of y: xc is
-   x contiguous, st its rows' mean and invstd (double). Returns y (owned). */
-static tn_tensor *tn__ln_node_attach(tn_tensor *x, tn_tensor *xc, int n, int64_t D, tn_tensor *w, tn_tensor *b, tn_tensor *st, double eps, tn_tensor *y) {
+/* The one-node layer norm over the last n dims through the backend's entry (checks done;
+   inside a scope). NULL with *declined set when the backend declines the case. */
+static tn_tensor *tn__layer_norm_node(const tn_backend *be, tn_tensor *x, int n, tn_tensor *w, tn_tensor *b, double eps, bool *declined) {
+    int64_t D = tn__numel(x->shape + x->ndim - n, n);   /* x has elements here: D > 0 and fits */
+    const int64_t M = tn_numel(x) / D;
+    tn_tensor *xc = tn_contiguous(x), *wc = w ? tn_reshape(tn_contiguous(w), TN_SHAPE(D)) : NULL, *bc = b ? tn_reshape(tn_contiguous(b), TN_SHAPE(D)) : NULL;
+    tn_tensor *st = tn__own(tn__new(TN_F64, x->device, TN_SHAPE(2 * M)));   /* mean, invstd per row: the entry's */
+    tn_tensor *y = xc && st && (!w || wc) && (!b || bc) ? tn__new(x->dtype, x->device, x->shape, x->ndim) : NULL;
+    if (!y) return NULL;
+    tn_tensor *x2 = tn_reshape(xc, TN_SHAPE(M, D)), *y2 = tn_reshape(y, TN_SHAPE(M, D));
+    int r = x2 && y2 ? be->layer_norm(0, x2, wc, bc, st, y2, NULL, NULL, NULL, eps) : -1;
+    if (r) { tn_release(y); *declined = r > 0; return NULL; }
     tn_tensor *ins[3] = {x, w, b};
     tn_node *nd = tn__fn_node("NativeLayerNormBackward0", tn__ln_bw, ins, w ? 3 : 1);
     if (nd) {
@@ -32176,84 +32185,33 @@ static tn_tensor *tn__ln_node_attach(tn_tensor *x, tn_tensor *xc, int n, int64_t
     }
     return tn__own(tn__node_attach(nd, y));
 }
-/* The one-node layer norm over the last n dims through the backend's entry (checks done;
-   inside a scope). NULL with *declined set when the backend declines the case. */
-static tn_tensor *tn__layer_norm_node(const tn_backend *be, tn_tensor *x, int n, tn_tensor *w, tn_tensor *b, double eps, bool *declined) {
-    int64_t D = tn__numel(x->shape + x->ndim - n, n);   /* x has elements here: D > 0 and fits */
-    const int64_t M = tn_numel(x) / D;
-    tn_tensor *xc = tn_contiguous(x), *wc = w ? tn_reshape(tn_contiguous(w), TN_SHAPE(D)) : NULL, *bc = b ? tn_reshape(tn_contiguous(b), TN_SHAPE(D)) : NULL;
-    tn_tensor *st = tn__own(tn__new(TN_F64, x->device, TN_SHAPE(2 * M)));   /* mean, invstd per row: the entry's */
-    tn_tensor *y = xc && st && (!w || wc) && (!b || bc) ? tn__new(x->dtype, x->device, x->shape, x->ndim) : NULL;
-    if (!y) return NULL;
-    tn_tensor *x2 = tn_reshape(xc, TN_SHAPE(M, D)), *y2 = tn_reshape(y, TN_SHAPE(M, D));
-    int r = x2 && y2 ? be->layer_norm(0, x2, wc, bc, st, y2, NULL, NULL, NULL, eps) : -1;
-    if (r) { tn_release(y); *declined = r > 0; return NULL; }
-    return tn__ln_node_attach(x, xc, n, D, w, b, st, eps, y);
-}
-/* Whether the one-pass norm of a + b over the last n dims takes these arguments: a and b
-   contiguous, of one shape and float dtype on the CPU, w and bias contiguous of that dtype
-   with the normalized numel, or both NULL */
-static bool tn__ln_add_takes(tn_tensor *a, tn_tensor *b, int n, tn_tensor *w, tn_tensor *bias) {
+/* Layer norm over the last n dims of a + b, in one pass (the graph replay's residual add and
+   norm, src/jit/trace.c; no autograd node: its callers run under no_grad): a and b contiguous,
+   of one shape and float dtype on the CPU, w and bias contiguous of that dtype with the
+   normalized numel, or both NULL. NULL with *declined for other arguments (the caller runs
+   the add and the norm). */
+static tn_tensor *tn__layer_norm_add(tn_tensor *a, tn_tensor *b, int n, tn_tensor *w, tn_tensor *bias, double eps, bool *declined) {
+    *declined = true;
     if (!a || !b || a->device != TN_CPU || b->device != TN_CPU || (a->dtype != TN_F32 && a->dtype != TN_F64) || b->dtype != a->dtype ||
         a->ndim != b->ndim || memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof(int64_t)) || n < 1 || n > a->ndim || !tn_is_contiguous(a) ||
         !tn_is_contiguous(b) || tn_numel(a) == 0 || !w != !bias)
-        return false;
-    const int64_t D = tn__numel(a->shape + a->ndim - n, n);
+        return NULL;
+    const int64_t D = tn__numel(a->shape + a->ndim - n, n), M = tn_numel(a) / D;
     tn_tensor *const wb[2] = {w, bias};
     for (int k = 0; k < 2; k++)
-        if (wb[k] && (wb[k]->device != TN_CPU || wb[k]->dtype != a->dtype || tn_numel(wb[k]) != D || !tn_is_contiguous(wb[k]))) return false;
-    return true;
-}
-/* The one-pass rows: s = a + b (s NULL: into y), y = norm(s), st the rows' mean and invstd
-   (NULL: not kept) */
-static void tn__ln_add_run(tn_tensor *a, tn_tensor *b, tn_tensor *s, tn_tensor *y, int n, tn_tensor *w, tn_tensor *bias, tn_tensor *st, double eps) {
-    const int64_t D = tn__numel(a->shape + a->ndim - n, n), M = tn_numel(a) / D;
-    double *sp = st ? (double *)tn_data_ptr(st) : NULL;
-#define TN__LN_PTR(T, t) ((t) ? (T *)tn_data_ptr(t) : NULL)
-    if (a->dtype == TN_F32)
-        TN__WIDE(tn__ln_add_f32)(TN__LN_PTR(const float, a), TN__LN_PTR(const float, b), TN__LN_PTR(float, s), TN__LN_PTR(float, y),
-                                 TN__LN_PTR(const float, w), TN__LN_PTR(const float, bias), sp, M, D, eps);
-    else
-        TN__WIDE(tn__ln_add_f64)(TN__LN_PTR(const double, a), TN__LN_PTR(const double, b), TN__LN_PTR(double, s), TN__LN_PTR(double, y),
-                                 TN__LN_PTR(const double, w), TN__LN_PTR(const double, bias), sp, M, D, eps);
-#undef TN__LN_PTR
-}
-/* Layer norm over the last n dims of a + b, in one pass (the graph replay's residual add and
-   norm, src/jit/trace.c; no autograd node: its callers run under no_grad). NULL with
-   *declined for arguments tn__ln_add_takes refuses (the caller runs the add and the norm). */
-static tn_tensor *tn__layer_norm_add(tn_tensor *a, tn_tensor *b, int n, tn_tensor *w, tn_tensor *bias, double eps, bool *declined) {
-    *declined = !tn__ln_add_takes(a, b, n, w, bias);
-    if (*declined) return NULL;
+        if (wb[k] && (wb[k]->device != TN_CPU || wb[k]->dtype != a->dtype || tn_numel(wb[k]) != D || !tn_is_contiguous(wb[k]))) return NULL;
+    *declined = false;
     tn_tensor *y = tn__new(a->dtype, TN_CPU, a->shape, a->ndim);
     if (!y) return NULL;
-    tn__ln_add_run(a, b, NULL, y, n, w, bias, NULL, eps);
+#define TN__LN_PTR(T, t) ((t) ? (T *)tn_data_ptr(t) : NULL)
+    if (a->dtype == TN_F32)
+        TN__WIDE(tn__ln_add_f32)(TN__LN_PTR(const float, a), TN__LN_PTR(const float, b), TN__LN_PTR(float, y), TN__LN_PTR(const float, w),
+                                 TN__LN_PTR(const float, bias), M, D, eps);
+    else
+        TN__WIDE(tn__ln_add_f64)(TN__LN_PTR(const double, a), TN__LN_PTR(const double, b), TN__LN_PTR(double, y), TN__LN_PTR(const double, w),
+                                 TN__LN_PTR(const double, bias), M, D, eps);
+#undef TN__LN_PTR
     return tn__own(y);
-}
-/* norm(a + b) over the last n dims (normalized shape ns) with the add's and the norm's
-   autograd as the two ops record it (AddBackward0 into NativeLayerNormBackward0: the same
-   graph, gradients and double backward), the forward in one pass with the same bits: the
-   Transformer layers' residual add and norm, in training too. *sum (when not NULL) gets
-   a + b. NULL with *declined for arguments tn__ln_add_takes refuses or a shape that is not
-   ns (the caller runs the add and the norm, which report any error). */
-static tn_tensor *tn__layer_norm_add_graph(tn_tensor *a, tn_tensor *b, const int64_t *ns, int n, tn_tensor *w, tn_tensor *bias, double eps, tn_tensor **sum,
-                                           bool *declined) {
-    *declined = true;
-    if (!tn__ln_add_takes(a, b, n, w, bias) || memcmp(a->shape + a->ndim - n, ns, (size_t)n * sizeof(int64_t))) return NULL;
-    for (int k = 0; k < 2; k++) {
-        tn_tensor *v = k ? bias : w;
-        if (v && (v->ndim != n || memcmp(v->shape, ns, (size_t)n * sizeof(int64_t)))) return NULL;
-    }
-    *declined = false;
-    const int64_t D = tn__numel(ns, n), M = tn_numel(a) / D;
-    tn_tensor *s = tn__new(a->dtype, TN_CPU, a->shape, a->ndim), *y = s ? tn__new(a->dtype, TN_CPU, a->shape, a->ndim) : NULL;
-    tn_tensor *st = y ? tn__own(tn__new(TN_F64, TN_CPU, TN_SHAPE(2 * M))) : NULL;   /* mean, invstd per row: the node's */
-    if (!st) { tn_release(s); tn_release(y); return NULL; }
-    tn__ln_add_run(a, b, s, y, n, w, bias, st, eps);
-    s = tn__own(tn__binary_record(ADD, a, b, 1, s));
-    y = s ? tn__ln_node_attach(s, s, n, D, w, bias, st, eps, y) : (tn_release(y), NULL);
-    tn_tensor *ins[3] = {s, w, bias};
-    if (sum) *sum = y ? s : NULL;
-    return tn__grad_name_over(y, "NativeLayerNormBackward0", ins, 3);
 }
 static tn_tensor *tn__layer_norm_impl(tn_tensor *x, const int64_t *ns, int n, tn_tensor *w, tn_tensor *b, double eps) {
     const char *fn = "tn_layer_norm";
@@ -40544,39 +40502,20 @@ static tn_tensor *tn__tlayer_ff(tn__tlayer *t, tn_tensor *x) {
     y = tn__child_fwd(m, "linear2", tn__child_fwd(m, "dropout", y));
     return tn__child_fwd(m, t->decoder ? "dropout3" : "dropout2", y);
 }
-/* norm(x + y) by the layer's child `norm`, and *sum = x + y when sum is not NULL: in one pass
-   (src/nn/norm.c tn__layer_norm_add_graph: the add's and the norm's values, bits and graph)
-   where the child is a LayerNorm and the tensors suit it, else the add and the child */
-TN__TESTABLE int tn__tlayer_fuse = 1;   /* 0 (tests): the add and the child's forward, always */
-static tn_tensor *tn__tlayer_add_norm(tn_module *m, const char *norm, tn_tensor *x, tn_tensor *y, tn_tensor **sum) {
-    tn_module *nm = tn_module_child(m, norm);
-    if (tn__tlayer_fuse && nm && nm->type == &tn__ln_type && x && y) {
-        tn__normm *q = (tn__normm *)nm;
-        bool declined = true;
-        tn_tensor *r = tn__layer_norm_add_graph(x, y, q->shape, q->nshape, tn_module_get(nm, "weight"), tn_module_get(nm, "bias"), q->eps, sum, &declined);
-        if (r || !declined) return TN__AS(nm->type->name, r);
-    }
-    tn_tensor *s = tn_add(x, y);
-    if (sum) *sum = s;
-    return tn_module_forward(nm, s);
-}
-/* Both layers: x + block(norm(x)) with norm_first, else norm(x + block(x)), per block; each
-   residual add with the norm after it in one pass (tn__tlayer_add_norm). Dropout is inside
-   the block (before the add), as PyTorch's. */
+/* Both layers: x + block(norm(x)) with norm_first, else norm(x + block(x)), per block. */
 static tn_tensor *tn__tlayer_core(tn__tlayer *t, tn_tensor *x, tn_tensor *mem, tn_tensor *mask, tn_tensor *mem_mask, tn_tensor *kpm,
                                   tn_tensor *mem_kpm, bool causal) {
     tn_module *m = &t->base;
     const char *ff_norm = t->decoder ? "norm3" : "norm2";
     tn_scope_begin();
-    if (t->norm_first) {   /* h: the norm of the running sum x, the next block's input */
-        tn_tensor *h = tn__child_fwd(m, "norm1", x);
-        h = tn__tlayer_add_norm(m, t->decoder ? "norm2" : ff_norm, x, tn__tlayer_attn(m, "self_attn", "dropout1", h, NULL, mask, kpm, causal), &x);
-        if (t->decoder) h = tn__tlayer_add_norm(m, ff_norm, x, tn__tlayer_attn(m, "multihead_attn", "dropout2", h, mem, mem_mask, mem_kpm, false), &x);
-        x = x && h ? tn_add(x, tn__tlayer_ff(t, h)) : NULL;
+    if (t->norm_first) {
+        x = tn_add(x, tn__tlayer_attn(m, "self_attn", "dropout1", tn__child_fwd(m, "norm1", x), NULL, mask, kpm, causal));
+        if (t->decoder) x = tn_add(x, tn__tlayer_attn(m, "multihead_attn", "dropout2", tn__child_fwd(m, "norm2", x), mem, mem_mask, mem_kpm, false));
+        x = tn_add(x, tn__tlayer_ff(t, tn__child_fwd(m, ff_norm, x)));
     } else {
-        x = tn__tlayer_add_norm(m, "norm1", x, tn__tlayer_attn(m, "self_attn", "dropout1", x, NULL, mask, kpm, causal), NULL);
-        if (t->decoder) x = tn__tlayer_add_norm(m, "norm2", x, tn__tlayer_attn(m, "multihead_attn", "dropout2", x, mem, mem_mask, mem_kpm, false), NULL);
-        x = tn__tlayer_add_norm(m, ff_norm, x, tn__tlayer_ff(t, x), NULL);
+        x = tn__child_fwd(m, "norm1", tn_add(x, tn__tlayer_attn(m, "self_attn", "dropout1", x, NULL, mask, kpm, causal)));
+        if (t->decoder) x = tn__child_fwd(m, "norm2", tn_add(x, tn__tlayer_attn(m, "multihead_attn", "dropout2", x, mem, mem_mask, mem_kpm, false)));
+        x = tn__child_fwd(m, ff_norm, tn_add(x, tn__tlayer_ff(t, x)));
     }
     return tn__scope_return(x);
 }

@@ -23,11 +23,6 @@
  *     the size), float32 within rounding of float64, float64 equal to the composite of
  *     mean/var ops (values and gradients) to 1e-12; widths 1..200 (the 8-lane tail) and row
  *     counts across the 64-row blocks, with and without weight and bias.
- *   - the Transformer layers' residual add + layer norm in one pass (src/modules/rnn.c
- *     tn__tlayer_add_norm): encoder and decoder, norm_first both ways, dropout 0 and 0.3 in
- *     training (the same seed: the same masks), eval, a non-contiguous input: output and every
- *     gradient bit-identical to the add and the LayerNorm child run apart, the same grad_fn
- *     names; float64 gradcheck through the fused layers.
  *   - the embedding's row copy (src/nn/embedding.c): index_select's values, out-of-range and
  *     negative indices still refused with its message, gradients unchanged.
  *   - gradient accumulation in place (src/autograd/engine.c, tn__accumulate): several paths
@@ -313,83 +308,6 @@ TEST(test_ln_wide_loops_bitwise) {
             }
 }
 
-extern int tn__tlayer_fuse;   /* src/modules/rnn.c (TN_TESTING): 0 runs the residual add and the norm apart */
-/* a Transformer layer's forward and backward: out[0] the output, then the gradients of x,
-   (memory), every parameter; grad_fn names compared too. The layer is made afresh under one
-   seed, so both runs have the same parameters and dropout masks. */
-static int run_tlayer(bool dec, bool nf, double p, bool train, bool noncontig, tn_dtype dt, tn_tensor **out, char *name, size_t nname) {
-    tn_manual_seed(21);
-    tn_module *m = dec ? tn_nn_transformer_decoder_layer(16, 4, .dim_feedforward = 24, .dropout = p, .norm_first = nf, .batch_first = true)
-                       : tn_nn_transformer_encoder_layer(16, 4, .dim_feedforward = 24, .dropout = p, .norm_first = nf, .batch_first = true);
-    tn_module_to_dtype(m, dt);
-    tn_module_train(m, .mode = train);
-    tn_tensor *x = tn_to_dtype(tn_randn(SH(3, 5, 16), TN_F64), dt), *mem = tn_to_dtype(tn_randn(SH(3, 4, 16), TN_F64), dt);
-    if (noncontig) x = tn_transpose(tn_contiguous(tn_transpose(x, 0, 1)), 0, 1);   /* the same values, batch-second in memory */
-    tn_requires_grad_(x, true);
-    tn_requires_grad_(mem, true);
-    tn_tensor *y = dec ? tn_nn_transformer_decoder_layer_forward(m, x, mem, .tgt_is_causal = true, .tgt_mask = tn_nn_generate_square_subsequent_mask(5, dt))
-                       : tn_nn_transformer_encoder_layer_forward(m, x);
-    snprintf(name, nname, "%s", y ? tn_grad_fn_name(y) : "none");
-    tn_tensor *loss = tn_sum(tn_mul(y, tn_to_dtype(tn_randn(SH(3, 5, 16), TN_F64), dt)));
-    tn_tensor *ins[64];
-    int k = 0, n = 0;
-    ins[k++] = x;
-    if (dec) ins[k++] = mem;
-    tn_dict *ps = tn_module_named_parameters(m);
-    for (int64_t i = 0; i < tn_dict_len(ps); i++) ins[k++] = tn_dict_values(ps)[i];
-    out[n++] = y;
-    CHECK(tn_autograd_grad(&loss, 1, ins, k, NULL, out + n) == 0);
-    n += k;
-    tn_dict_free(ps);
-    tn_module_free(m);
-    return n;
-}
-TEST(test_tlayer_add_norm_fused) {
-    for (int dec = 0; dec < 2; dec++)
-        for (int nf = 0; nf < 2; nf++)
-            for (int v = 0; v < 4; v++) {   /* 0 train p 0, 1 train p 0.3, 2 eval, 3 train non-contiguous input */
-                const double p = v == 1 ? 0.3 : 0;
-                const bool train = v != 2, nc = v == 3;
-                for (int dt = 0; dt < 2; dt++) {
-                    tn_scope_begin();
-                    tn_tensor *a[64] = {NULL}, *b[64] = {NULL};
-                    char na[64], nb[64];
-                    tn__tlayer_fuse = 0;
-                    int n = run_tlayer(dec, nf, p, train, nc, dt ? TN_F64 : TN_F32, a, na, sizeof na);
-                    tn__tlayer_fuse = 1;
-                    int n2 = run_tlayer(dec, nf, p, train, nc, dt ? TN_F64 : TN_F32, b, nb, sizeof nb);
-                    CHECK(n == n2 && n > 10);
-                    CHECK_MSG(!strcmp(na, nb), "dec %d nf %d v %d: grad_fn %s fused, %s apart", dec, nf, v, nb, na);
-                    for (int i = 0; i < n; i++)
-                        CHECK_MSG(a[i] && b[i] && tn_equal(a[i], b[i]), "dec %d nf %d v %d dtype %d: result %d differs fused / apart", dec, nf, v, dt, i);
-                    tn_scope_end();
-                }
-            }
-}
-/* float64 gradcheck through the fused layers (x and memory) */
-typedef struct { tn_module *m; bool dec; } tlayer_gc;
-static tn_tensor *f_tlayer(tn_tensor *const *in, int n, void *user) {
-    (void)n;
-    tlayer_gc *g = (tlayer_gc *)user;
-    return g->dec ? tn_nn_transformer_decoder_layer_forward(g->m, in[0], in[1], .tgt_is_causal = true, .tgt_mask = tn_nn_generate_square_subsequent_mask(3, TN_F64))
-                  : tn_nn_transformer_encoder_layer_forward(g->m, in[0]);
-}
-TEST(test_tlayer_add_norm_gradcheck) {
-    for (int dec = 0; dec < 2; dec++)
-        for (int nf = 0; nf < 2; nf++) {
-            tn_scope_begin();
-            tn_manual_seed(4);
-            tlayer_gc g = {dec ? tn_nn_transformer_decoder_layer(8, 2, .dim_feedforward = 6, .dropout = 0, .norm_first = nf, .batch_first = true)
-                               : tn_nn_transformer_encoder_layer(8, 2, .dim_feedforward = 6, .dropout = 0, .norm_first = nf, .batch_first = true), dec != 0};
-            tn_module_to_dtype(g.m, TN_F64);
-            tn_tensor *in[2] = {tn_randn(SH(2, 3, 8), TN_F64), tn_randn(SH(2, 2, 8), TN_F64)};
-            tn_requires_grad_(in[0], true);
-            tn_requires_grad_(in[1], true);
-            CHECK_MSG(tn_gradcheck(f_tlayer, in, dec ? 2 : 1, &g), "dec %d nf %d: gradcheck", dec, nf);
-            tn_module_free(g.m);
-            tn_scope_end();
-        }
-}
 /* the embedding's row copy: index_select's rows and gradients; a bad index still refused */
 TEST(test_embedding_rows) {
     tn_scope_begin();
@@ -465,8 +383,6 @@ int main(void) {
     RUN(test_ce_wide_loops_bitwise);
     RUN(test_ce_row_max_lanes);
     RUN(test_ln_wide_loops_bitwise);
-    RUN(test_tlayer_add_norm_fused);
-    RUN(test_tlayer_add_norm_gradcheck);
     RUN(test_embedding_rows);
     RUN(test_accumulate_in_place);
     RUN(test_optim_multi_tensor_bitwise);

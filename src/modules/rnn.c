@@ -1049,39 +1049,20 @@ static tn_tensor *tn__tlayer_ff(tn__tlayer *t, tn_tensor *x) {
     y = tn__child_fwd(m, "linear2", tn__child_fwd(m, "dropout", y));
     return tn__child_fwd(m, t->decoder ? "dropout3" : "dropout2", y);
 }
-/* norm(x + y) by the layer's child `norm`, and *sum = x + y when sum is not NULL: in one pass
-   (src/nn/norm.c tn__layer_norm_add_graph: the add's and the norm's values, bits and graph)
-   where the child is a LayerNorm and the tensors suit it, else the add and the child */
-TN__TESTABLE int tn__tlayer_fuse = 1;   /* 0 (tests): the add and the child's forward, always */
-static tn_tensor *tn__tlayer_add_norm(tn_module *m, const char *norm, tn_tensor *x, tn_tensor *y, tn_tensor **sum) {
-    tn_module *nm = tn_module_child(m, norm);
-    if (tn__tlayer_fuse && nm && nm->type == &tn__ln_type && x && y) {
-        tn__normm *q = (tn__normm *)nm;
-        bool declined = true;
-        tn_tensor *r = tn__layer_norm_add_graph(x, y, q->shape, q->nshape, tn_module_get(nm, "weight"), tn_module_get(nm, "bias"), q->eps, sum, &declined);
-        if (r || !declined) return TN__AS(nm->type->name, r);
-    }
-    tn_tensor *s = tn_add(x, y);
-    if (sum) *sum = s;
-    return tn_module_forward(nm, s);
-}
-/* Both layers: x + block(norm(x)) with norm_first, else norm(x + block(x)), per block; each
-   residual add with the norm after it in one pass (tn__tlayer_add_norm). Dropout is inside
-   the block (before the add), as PyTorch's. */
+/* Both layers: x + block(norm(x)) with norm_first, else norm(x + block(x)), per block. */
 static tn_tensor *tn__tlayer_core(tn__tlayer *t, tn_tensor *x, tn_tensor *mem, tn_tensor *mask, tn_tensor *mem_mask, tn_tensor *kpm,
                                   tn_tensor *mem_kpm, bool causal) {
     tn_module *m = &t->base;
     const char *ff_norm = t->decoder ? "norm3" : "norm2";
     tn_scope_begin();
-    if (t->norm_first) {   /* h: the norm of the running sum x, the next block's input */
-        tn_tensor *h = tn__child_fwd(m, "norm1", x);
-        h = tn__tlayer_add_norm(m, t->decoder ? "norm2" : ff_norm, x, tn__tlayer_attn(m, "self_attn", "dropout1", h, NULL, mask, kpm, causal), &x);
-        if (t->decoder) h = tn__tlayer_add_norm(m, ff_norm, x, tn__tlayer_attn(m, "multihead_attn", "dropout2", h, mem, mem_mask, mem_kpm, false), &x);
-        x = x && h ? tn_add(x, tn__tlayer_ff(t, h)) : NULL;
+    if (t->norm_first) {
+        x = tn_add(x, tn__tlayer_attn(m, "self_attn", "dropout1", tn__child_fwd(m, "norm1", x), NULL, mask, kpm, causal));
+        if (t->decoder) x = tn_add(x, tn__tlayer_attn(m, "multihead_attn", "dropout2", tn__child_fwd(m, "norm2", x), mem, mem_mask, mem_kpm, false));
+        x = tn_add(x, tn__tlayer_ff(t, tn__child_fwd(m, ff_norm, x)));
     } else {
-        x = tn__tlayer_add_norm(m, "norm1", x, tn__tlayer_attn(m, "self_attn", "dropout1", x, NULL, mask, kpm, causal), NULL);
-        if (t->decoder) x = tn__tlayer_add_norm(m, "norm2", x, tn__tlayer_attn(m, "multihead_attn", "dropout2", x, mem, mem_mask, mem_kpm, false), NULL);
-        x = tn__tlayer_add_norm(m, ff_norm, x, tn__tlayer_ff(t, x), NULL);
+        x = tn__child_fwd(m, "norm1", tn_add(x, tn__tlayer_attn(m, "self_attn", "dropout1", x, NULL, mask, kpm, causal)));
+        if (t->decoder) x = tn__child_fwd(m, "norm2", tn_add(x, tn__tlayer_attn(m, "multihead_attn", "dropout2", x, mem, mem_mask, mem_kpm, false)));
+        x = tn__child_fwd(m, ff_norm, tn_add(x, tn__tlayer_ff(t, x)));
     }
     return tn__scope_return(x);
 }

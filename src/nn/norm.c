@@ -211,7 +211,7 @@ TN__LN_SUMS_X(double, f64x, TN__LN_LOAD8_F64)
 #endif
 /* @template TN__LN_KERNELS(T, S, ATTR) */
 /* the arguments of a threaded layer norm (forward or backward) */
-typedef struct { const T *x, *gy, *w, *b; T *y, *gx, *gw, *gb, *s; double *st, *colacc; int64_t M, D; double eps; } tn__ln_args_##S;
+typedef struct { const T *x, *gy, *w, *b; T *y, *gx, *gw, *gb; double *st, *colacc; int64_t M, D; double eps; } tn__ln_args_##S;
 /* row r of the forward: statistics kept in st when it is not NULL */
 ATTR static inline void tn__ln_row_##S(const T *xp, T *yp, const T *w, const T *b, double *st, int64_t r, int64_t M, int64_t D, double eps) {
     double a8[8] = {0}, q8[8] = {0}, s = 0, q = 0;
@@ -231,25 +231,25 @@ ATTR static void tn__ln_fwd_part_##S(void *args, int64_t rb, int64_t re) {
     const tn__ln_args_##S *A = (const tn__ln_args_##S *)args;
     for (int64_t r = rb; r < re; r++) tn__ln_row_##S(A->x + r * A->D, A->y + r * A->D, A->w, A->b, A->st, r, A->M, A->D, A->eps);
 }
-/* rows [rb, re) of the norm of x + gy (the residual add and layer norm in one pass): each
-   sum row written to s (y when s is NULL), then normalised into y while in L1, by the rows
-   above: the add's and the norm's bits; the statistics kept in st when it is not NULL */
+/* rows [rb, re) of the norm of x + gy (the graph replay's residual add and layer norm in one
+   pass): each sum row written to y, then normalised in place while in L1, by the rows above:
+   the add's and the norm's bits; the statistics are not kept */
 ATTR static void tn__ln_add_part_##S(void *args, int64_t rb, int64_t re) {
     const tn__ln_args_##S *A = (const tn__ln_args_##S *)args;
     const int64_t D = A->D;
     for (int64_t r = rb; r < re; r++) {
         const T *ap = A->x + r * D, *bp = A->gy + r * D;
-        T *yp = A->y + r * D, *sp = A->s ? A->s + r * D : yp;
-        for (int64_t l = 0; l < D; l++) sp[l] = ap[l] + bp[l];
-        tn__ln_row_##S(sp, yp, A->w, A->b, A->st, r, A->M, D, A->eps);
+        T *yp = A->y + r * D;
+        for (int64_t l = 0; l < D; l++) yp[l] = ap[l] + bp[l];
+        tn__ln_row_##S(yp, yp, A->w, A->b, NULL, r, A->M, D, A->eps);
     }
 }
 static void tn__ln_fwd_##S(const T *x, T *y, const T *w, const T *b, double *st, int64_t M, int64_t D, double eps) {
-    tn__ln_args_##S A = {x, NULL, w, b, y, NULL, NULL, NULL, NULL, st, NULL, M, D, eps};
+    tn__ln_args_##S A = {x, NULL, w, b, y, NULL, NULL, NULL, st, NULL, M, D, eps};
     tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_fwd_part_##S, &A);
 }
-static void tn__ln_add_##S(const T *a, const T *b, T *s, T *y, const T *w, const T *bias, double *st, int64_t M, int64_t D, double eps) {
-    tn__ln_args_##S A = {a, b, w, bias, y, NULL, NULL, NULL, s, st, NULL, M, D, eps};
+static void tn__ln_add_##S(const T *a, const T *b, T *y, const T *w, const T *bias, int64_t M, int64_t D, double eps) {
+    tn__ln_args_##S A = {a, b, w, bias, y, NULL, NULL, NULL, NULL, NULL, M, D, eps};
     tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_add_part_##S, &A);
 }
 /* row blocks [cb, ce) of the backward: per row the sums of g = gy w and g (x - m), the input
@@ -283,7 +283,7 @@ ATTR static void tn__ln_bwd_part_##S(void *args, int64_t cb, int64_t ce) {
 }
 /* colacc: 2 D doubles per block of TN__LN_RB rows */
 static void tn__ln_bwd_##S(const T *x, const T *gy, const T *w, const double *st, T *gx, T *gw, T *gb, int64_t M, int64_t D, double *colacc) {
-    tn__ln_args_##S A = {x, gy, w, NULL, NULL, gx, gw, gb, NULL, (double *)st, colacc, M, D, 0};
+    tn__ln_args_##S A = {x, gy, w, NULL, NULL, gx, gw, gb, (double *)st, colacc, M, D, 0};
     const int64_t nb = (M + TN__LN_RB - 1) / TN__LN_RB;
     tn__parallel_range(tn__par_threads(M * D, nb), nb, tn__ln_bwd_part_##S, &A);
     if (!gw && !gb) return;
@@ -592,9 +592,18 @@ static int tn__ln_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, void *u
     if (nb) gin[2] = lead ? tn_sum_dims(gy, ld, lead) : gy;
     return (nx && !gin[0]) || (nw && !gin[1]) || (nb && !gin[2]) ? -1 : 0;
 }
-/* Make the layer norm node over the last n dims (D elements) of x the grad_fn of y: xc is
-   x contiguous, st its rows' mean and invstd (double). Returns y (owned). */
-static tn_tensor *tn__ln_node_attach(tn_tensor *x, tn_tensor *xc, int n, int64_t D, tn_tensor *w, tn_tensor *b, tn_tensor *st, double eps, tn_tensor *y) {
+/* The one-node layer norm over the last n dims through the backend's entry (checks done;
+   inside a scope). NULL with *declined set when the backend declines the case. */
+static tn_tensor *tn__layer_norm_node(const tn_backend *be, tn_tensor *x, int n, tn_tensor *w, tn_tensor *b, double eps, bool *declined) {
+    int64_t D = tn__numel(x->shape + x->ndim - n, n);   /* x has elements here: D > 0 and fits */
+    const int64_t M = tn_numel(x) / D;
+    tn_tensor *xc = tn_contiguous(x), *wc = w ? tn_reshape(tn_contiguous(w), TN_SHAPE(D)) : NULL, *bc = b ? tn_reshape(tn_contiguous(b), TN_SHAPE(D)) : NULL;
+    tn_tensor *st = tn__own(tn__new(TN_F64, x->device, TN_SHAPE(2 * M)));   /* mean, invstd per row: the entry's */
+    tn_tensor *y = xc && st && (!w || wc) && (!b || bc) ? tn__new(x->dtype, x->device, x->shape, x->ndim) : NULL;
+    if (!y) return NULL;
+    tn_tensor *x2 = tn_reshape(xc, TN_SHAPE(M, D)), *y2 = tn_reshape(y, TN_SHAPE(M, D));
+    int r = x2 && y2 ? be->layer_norm(0, x2, wc, bc, st, y2, NULL, NULL, NULL, eps) : -1;
+    if (r) { tn_release(y); *declined = r > 0; return NULL; }
     tn_tensor *ins[3] = {x, w, b};
     tn_node *nd = tn__fn_node("NativeLayerNormBackward0", tn__ln_bw, ins, w ? 3 : 1);
     if (nd) {
@@ -608,84 +617,33 @@ static tn_tensor *tn__ln_node_attach(tn_tensor *x, tn_tensor *xc, int n, int64_t
     }
     return tn__own(tn__node_attach(nd, y));
 }
-/* The one-node layer norm over the last n dims through the backend's entry (checks done;
-   inside a scope). NULL with *declined set when the backend declines the case. */
-static tn_tensor *tn__layer_norm_node(const tn_backend *be, tn_tensor *x, int n, tn_tensor *w, tn_tensor *b, double eps, bool *declined) {
-    int64_t D = tn__numel(x->shape + x->ndim - n, n);   /* x has elements here: D > 0 and fits */
-    const int64_t M = tn_numel(x) / D;
-    tn_tensor *xc = tn_contiguous(x), *wc = w ? tn_reshape(tn_contiguous(w), TN_SHAPE(D)) : NULL, *bc = b ? tn_reshape(tn_contiguous(b), TN_SHAPE(D)) : NULL;
-    tn_tensor *st = tn__own(tn__new(TN_F64, x->device, TN_SHAPE(2 * M)));   /* mean, invstd per row: the entry's */
-    tn_tensor *y = xc && st && (!w || wc) && (!b || bc) ? tn__new(x->dtype, x->device, x->shape, x->ndim) : NULL;
-    if (!y) return NULL;
-    tn_tensor *x2 = tn_reshape(xc, TN_SHAPE(M, D)), *y2 = tn_reshape(y, TN_SHAPE(M, D));
-    int r = x2 && y2 ? be->layer_norm(0, x2, wc, bc, st, y2, NULL, NULL, NULL, eps) : -1;
-    if (r) { tn_release(y); *declined = r > 0; return NULL; }
-    return tn__ln_node_attach(x, xc, n, D, w, b, st, eps, y);
-}
-/* Whether the one-pass norm of a + b over the last n dims takes these arguments: a and b
-   contiguous, of one shape and float dtype on the CPU, w and bias contiguous of that dtype
-   with the normalized numel, or both NULL */
-static bool tn__ln_add_takes(tn_tensor *a, tn_tensor *b, int n, tn_tensor *w, tn_tensor *bias) {
+/* Layer norm over the last n dims of a + b, in one pass (the graph replay's residual add and
+   norm, src/jit/trace.c; no autograd node: its callers run under no_grad): a and b contiguous,
+   of one shape and float dtype on the CPU, w and bias contiguous of that dtype with the
+   normalized numel, or both NULL. NULL with *declined for other arguments (the caller runs
+   the add and the norm). */
+static tn_tensor *tn__layer_norm_add(tn_tensor *a, tn_tensor *b, int n, tn_tensor *w, tn_tensor *bias, double eps, bool *declined) {
+    *declined = true;
     if (!a || !b || a->device != TN_CPU || b->device != TN_CPU || (a->dtype != TN_F32 && a->dtype != TN_F64) || b->dtype != a->dtype ||
         a->ndim != b->ndim || memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof(int64_t)) || n < 1 || n > a->ndim || !tn_is_contiguous(a) ||
         !tn_is_contiguous(b) || tn_numel(a) == 0 || !w != !bias)
-        return false;
-    const int64_t D = tn__numel(a->shape + a->ndim - n, n);
+        return NULL;
+    const int64_t D = tn__numel(a->shape + a->ndim - n, n), M = tn_numel(a) / D;
     tn_tensor *const wb[2] = {w, bias};
     for (int k = 0; k < 2; k++)
-        if (wb[k] && (wb[k]->device != TN_CPU || wb[k]->dtype != a->dtype || tn_numel(wb[k]) != D || !tn_is_contiguous(wb[k]))) return false;
-    return true;
-}
-/* The one-pass rows: s = a + b (s NULL: into y), y = norm(s), st the rows' mean and invstd
-   (NULL: not kept) */
-static void tn__ln_add_run(tn_tensor *a, tn_tensor *b, tn_tensor *s, tn_tensor *y, int n, tn_tensor *w, tn_tensor *bias, tn_tensor *st, double eps) {
-    const int64_t D = tn__numel(a->shape + a->ndim - n, n), M = tn_numel(a) / D;
-    double *sp = st ? (double *)tn_data_ptr(st) : NULL;
-#define TN__LN_PTR(T, t) ((t) ? (T *)tn_data_ptr(t) : NULL)
-    if (a->dtype == TN_F32)
-        TN__WIDE(tn__ln_add_f32)(TN__LN_PTR(const float, a), TN__LN_PTR(const float, b), TN__LN_PTR(float, s), TN__LN_PTR(float, y),
-                                 TN__LN_PTR(const float, w), TN__LN_PTR(const float, bias), sp, M, D, eps);
-    else
-        TN__WIDE(tn__ln_add_f64)(TN__LN_PTR(const double, a), TN__LN_PTR(const double, b), TN__LN_PTR(double, s), TN__LN_PTR(double, y),
-                                 TN__LN_PTR(const double, w), TN__LN_PTR(const double, bias), sp, M, D, eps);
-#undef TN__LN_PTR
-}
-/* Layer norm over the last n dims of a + b, in one pass (the graph replay's residual add and
-   norm, src/jit/trace.c; no autograd node: its callers run under no_grad). NULL with
-   *declined for arguments tn__ln_add_takes refuses (the caller runs the add and the norm). */
-static tn_tensor *tn__layer_norm_add(tn_tensor *a, tn_tensor *b, int n, tn_tensor *w, tn_tensor *bias, double eps, bool *declined) {
-    *declined = !tn__ln_add_takes(a, b, n, w, bias);
-    if (*declined) return NULL;
+        if (wb[k] && (wb[k]->device != TN_CPU || wb[k]->dtype != a->dtype || tn_numel(wb[k]) != D || !tn_is_contiguous(wb[k]))) return NULL;
+    *declined = false;
     tn_tensor *y = tn__new(a->dtype, TN_CPU, a->shape, a->ndim);
     if (!y) return NULL;
-    tn__ln_add_run(a, b, NULL, y, n, w, bias, NULL, eps);
+#define TN__LN_PTR(T, t) ((t) ? (T *)tn_data_ptr(t) : NULL)
+    if (a->dtype == TN_F32)
+        TN__WIDE(tn__ln_add_f32)(TN__LN_PTR(const float, a), TN__LN_PTR(const float, b), TN__LN_PTR(float, y), TN__LN_PTR(const float, w),
+                                 TN__LN_PTR(const float, bias), M, D, eps);
+    else
+        TN__WIDE(tn__ln_add_f64)(TN__LN_PTR(const double, a), TN__LN_PTR(const double, b), TN__LN_PTR(double, y), TN__LN_PTR(const double, w),
+                                 TN__LN_PTR(const double, bias), M, D, eps);
+#undef TN__LN_PTR
     return tn__own(y);
-}
-/* norm(a + b) over the last n dims (normalized shape ns) with the add's and the norm's
-   autograd as the two ops record it (AddBackward0 into NativeLayerNormBackward0: the same
-   graph, gradients and double backward), the forward in one pass with the same bits: the
-   Transformer layers' residual add and norm, in training too. *sum (when not NULL) gets
-   a + b. NULL with *declined for arguments tn__ln_add_takes refuses or a shape that is not
-   ns (the caller runs the add and the norm, which report any error). */
-static tn_tensor *tn__layer_norm_add_graph(tn_tensor *a, tn_tensor *b, const int64_t *ns, int n, tn_tensor *w, tn_tensor *bias, double eps, tn_tensor **sum,
-                                           bool *declined) {
-    *declined = true;
-    if (!tn__ln_add_takes(a, b, n, w, bias) || memcmp(a->shape + a->ndim - n, ns, (size_t)n * sizeof(int64_t))) return NULL;
-    for (int k = 0; k < 2; k++) {
-        tn_tensor *v = k ? bias : w;
-        if (v && (v->ndim != n || memcmp(v->shape, ns, (size_t)n * sizeof(int64_t)))) return NULL;
-    }
-    *declined = false;
-    const int64_t D = tn__numel(ns, n), M = tn_numel(a) / D;
-    tn_tensor *s = tn__new(a->dtype, TN_CPU, a->shape, a->ndim), *y = s ? tn__new(a->dtype, TN_CPU, a->shape, a->ndim) : NULL;
-    tn_tensor *st = y ? tn__own(tn__new(TN_F64, TN_CPU, TN_SHAPE(2 * M))) : NULL;   /* mean, invstd per row: the node's */
-    if (!st) { tn_release(s); tn_release(y); return NULL; }
-    tn__ln_add_run(a, b, s, y, n, w, bias, st, eps);
-    s = tn__own(tn__binary_record(ADD, a, b, 1, s));
-    y = s ? tn__ln_node_attach(s, s, n, D, w, bias, st, eps, y) : (tn_release(y), NULL);
-    tn_tensor *ins[3] = {s, w, bias};
-    if (sum) *sum = y ? s : NULL;
-    return tn__grad_name_over(y, "NativeLayerNormBackward0", ins, 3);
 }
 static tn_tensor *tn__layer_norm_impl(tn_tensor *x, const int64_t *ns, int n, tn_tensor *w, tn_tensor *b, double eps) {
     const char *fn = "tn_layer_norm";
