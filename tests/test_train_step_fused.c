@@ -23,6 +23,10 @@
  *     the size), float32 within rounding of float64, float64 equal to the composite of
  *     mean/var ops (values and gradients) to 1e-12; widths 1..200 (the 8-lane tail) and row
  *     counts across the 64-row blocks, with and without weight and bias.
+ *   - self-attention's q, k, v gradients written straight into the packed projections' buffer
+ *     (src/nn/attention.c, tn__sdpa_grads into qkv): MultiheadAttention's fused path against
+ *     its composite (need_weights), float32 and float64, batch_first both ways, causal and
+ *     key-padding masks, a non-contiguous input: output and every gradient.
  *   - the embedding's row copy (src/nn/embedding.c): index_select's values, out-of-range and
  *     negative indices still refused with its message, gradients unchanged.
  *   - gradient accumulation in place (src/autograd/engine.c, tn__accumulate): several paths
@@ -308,6 +312,51 @@ TEST(test_ln_wide_loops_bitwise) {
             }
 }
 
+/* MultiheadAttention's self-attention, fused (need_weights false: the packed qkv node) or the
+   composite (need_weights): out[0] the output, then the gradients of x and the parameters */
+static int run_mha(bool fused, bool bf, int maskkind, bool nc, tn_dtype dt, tn_tensor **out) {
+    tn_manual_seed(13);
+    tn_module *m = tn_nn_multihead_attention(16, 4, .batch_first = bf, .dropout = 0);
+    tn_module_to_dtype(m, dt);
+    const int64_t N = 3, L = 70;   /* 70: a 64-row tile and a tail */
+    const int64_t xs[3] = {bf ? N : L, bf ? L : N, 16};
+    tn_tensor *x = tn_to_dtype(tn_randn(xs, 3, TN_F64), dt);
+    if (nc) x = tn_transpose(tn_contiguous(tn_transpose(x, 0, 1)), 0, 1);
+    tn_requires_grad_(x, true);
+    tn_tensor *kpm = maskkind == 2 ? tn_gt_scalar(tn_rand(SH(N, L), TN_F64), 0.8) : NULL;
+    if (kpm) for (int64_t n = 0; n < N; n++) tn_fill_(tn_select(tn_select(kpm, 0, n), 0, 0), 0);   /* no row fully masked */
+    tn_tensor *w = NULL;
+    tn_tensor *y = tn_nn_mha_forward(m, x, x, x, fused ? NULL : &w, .need_weights = !fused, .key_padding_mask = kpm,
+                                     .attn_mask = maskkind == 1 ? tn_nn_generate_square_subsequent_mask(L, dt) : NULL, .is_causal = maskkind == 1);
+    tn_tensor *loss = tn_sum(tn_mul(y, tn_to_dtype(tn_randn(tn_shape(y), 3, TN_F64), dt)));
+    tn_tensor *ins[16];
+    int k = 0, n = 0;
+    ins[k++] = x;
+    tn_dict *ps = tn_module_named_parameters(m);
+    for (int64_t i = 0; i < tn_dict_len(ps); i++) ins[k++] = tn_dict_values(ps)[i];
+    out[n++] = y;
+    CHECK(tn_autograd_grad(&loss, 1, ins, k, NULL, out + n) == 0);
+    n += k;
+    tn_dict_free(ps);
+    tn_module_free(m);
+    return n;
+}
+TEST(test_mha_qkv_grads_in_place) {
+    for (int dt = 0; dt < 2; dt++)
+        for (int bf = 0; bf < 2; bf++)
+            for (int mk = 0; mk < 3; mk++)
+                for (int nc = 0; nc < 2; nc++) {
+                    tn_scope_begin();
+                    tn_tensor *a[16] = {NULL}, *b[16] = {NULL};
+                    const tn_dtype d = dt ? TN_F64 : TN_F32;
+                    const int n = run_mha(true, bf, mk, nc, d, a), n2 = run_mha(false, bf, mk, nc, d, b);
+                    CHECK(n == n2 && n >= 5);
+                    for (int i = 0; i < n; i++)
+                        CHECK_MSG(a[i] && b[i] && tn_allclose(a[i], b[i], .rtol = dt ? 1e-10 : 1e-4, .atol = dt ? 1e-10 : 1e-5),
+                                  "dtype %d bf %d mask %d nc %d: result %d fused differs from the composite", dt, bf, mk, nc, i);
+                    tn_scope_end();
+                }
+}
 /* the embedding's row copy: index_select's rows and gradients; a bad index still refused */
 TEST(test_embedding_rows) {
     tn_scope_begin();
@@ -383,6 +432,7 @@ int main(void) {
     RUN(test_ce_wide_loops_bitwise);
     RUN(test_ce_row_max_lanes);
     RUN(test_ln_wide_loops_bitwise);
+    RUN(test_mha_qkv_grads_in_place);
     RUN(test_embedding_rows);
     RUN(test_accumulate_in_place);
     RUN(test_optim_multi_tensor_bitwise);
