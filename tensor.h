@@ -31878,217 +31878,455 @@ static void tn__bn_run_f64(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, d
 }
 #undef TN__BN_CB
 /* Layer norm of x [M, D] on the CPU: threads take rows; per row the mean and the centred
-   squares in double (8 lanes, as batch norm's), the normalisation in T. The backward's
-   weight and bias gradients are column sums, taken by threads over column blocks with
-   rows in order, so the bits do not depend on the number of threads. */
-/* TN__LN_KERNELS(float, f32): the template in src/nn/norm.c */
+   squares in double (8 lanes, as batch norm's), the normalisation in T. The backward takes
+   blocks of TN__LN_RB rows: per row both sums, then the input gradient, and the weight and
+   bias gradients' column sums of the block (rows in order) in the same pass; the blocks'
+   sums are added in block order after. The blocks do not depend on the number of threads,
+   so neither do the bits. The float and double rows are compiled twice, plain and for
+   AVX-512 (the same operations in the same order: the same bits), and TN__WIDE picks. */
+#define TN__LN_RB 64
+/* The plain rows' 8-lane sums for the LN template: batch norm's helpers, and the backward's
+   sums of g = gy w (w NULL: 1) and g (x - m) */
+/* TN__LN_SUMS(float, f32): the template in src/nn/norm.c */
+static void tn__ln_dot_f32(const float *gp, const float *w, const float *xp, int64_t L, double m, double *g8, double *p8) {
+    int64_t l = 0;
+    for (; l + 8 <= L; l += 8) for (int j = 0; j < 8; j++) {
+        const double g = w ? (double)gp[l + j] * (double)w[l + j] : (double)gp[l + j];
+        g8[j] += g; p8[j] += g * ((double)xp[l + j] - m);
+    }
+    for (; l < L; l++) { const double g = w ? (double)gp[l] * (double)w[l] : (double)gp[l]; g8[l & 7] += g; p8[l & 7] += g * ((double)xp[l] - m); }
+}
+/* TN__LN_SUMS(double, f64): the template in src/nn/norm.c */
+static void tn__ln_dot_f64(const double *gp, const double *w, const double *xp, int64_t L, double m, double *g8, double *p8) {
+    int64_t l = 0;
+    for (; l + 8 <= L; l += 8) for (int j = 0; j < 8; j++) {
+        const double g = w ? (double)gp[l + j] * (double)w[l + j] : (double)gp[l + j];
+        g8[j] += g; p8[j] += g * ((double)xp[l + j] - m);
+    }
+    for (; l < L; l++) { const double g = w ? (double)gp[l] * (double)w[l] : (double)gp[l]; g8[l & 7] += g; p8[l & 7] += g * ((double)xp[l] - m); }
+}
+#ifdef TN__AVX512_FN
+/* The same sums in one AVX-512 register of 8 doubles (GCC leaves the plain lanes scalar):
+   lane j takes elements l + j, the same operations in the same order, the same bits */
+#define TN__LN_LOAD8_F32(p) _mm512_cvtps_pd(_mm256_loadu_ps(p))
+#define TN__LN_LOAD8_F64(p) _mm512_loadu_pd(p)
+/* TN__LN_SUMS_X(float, f32x, TN__LN_LOAD8_F32): the template in src/nn/norm.c */
+TN__AVX512_FN static void tn__bn_sum_f32x(const float *xp, int64_t L, double *acc) {
+    __m512d a = _mm512_loadu_pd(acc);
+    int64_t l = 0;
+    for (; l + 8 <= L; l += 8) a = _mm512_add_pd(a, TN__LN_LOAD8_F32(xp + l));
+    _mm512_storeu_pd(acc, a);
+    for (; l < L; l++) acc[l & 7] += xp[l];
+}
+TN__AVX512_FN static void tn__bn_sq_f32x(const float *xp, int64_t L, double m, double *acc) {
+    const __m512d mv = _mm512_set1_pd(m);
+    __m512d a = _mm512_loadu_pd(acc);
+    int64_t l = 0;
+    for (; l + 8 <= L; l += 8) { const __m512d d = _mm512_sub_pd(TN__LN_LOAD8_F32(xp + l), mv); a = _mm512_add_pd(a, _mm512_mul_pd(d, d)); }
+    _mm512_storeu_pd(acc, a);
+    for (; l < L; l++) { double d = xp[l] - m; acc[l & 7] += d * d; }
+}
+TN__AVX512_FN static void tn__ln_dot_f32x(const float *gp, const float *w, const float *xp, int64_t L, double m, double *g8, double *p8) {
+    const __m512d mv = _mm512_set1_pd(m);
+    __m512d ga = _mm512_loadu_pd(g8), pa = _mm512_loadu_pd(p8);
+    int64_t l = 0;
+    for (; l + 8 <= L; l += 8) {
+        const __m512d g = w ? _mm512_mul_pd(TN__LN_LOAD8_F32(gp + l), TN__LN_LOAD8_F32(w + l)) : TN__LN_LOAD8_F32(gp + l);
+        ga = _mm512_add_pd(ga, g);
+        pa = _mm512_add_pd(pa, _mm512_mul_pd(g, _mm512_sub_pd(TN__LN_LOAD8_F32(xp + l), mv)));
+    }
+    _mm512_storeu_pd(g8, ga);
+    _mm512_storeu_pd(p8, pa);
+    for (; l < L; l++) { const double g = w ? (double)gp[l] * (double)w[l] : (double)gp[l]; g8[l & 7] += g; p8[l & 7] += g * ((double)xp[l] - m); }
+}
+/* TN__LN_SUMS_X(double, f64x, TN__LN_LOAD8_F64): the template in src/nn/norm.c */
+TN__AVX512_FN static void tn__bn_sum_f64x(const double *xp, int64_t L, double *acc) {
+    __m512d a = _mm512_loadu_pd(acc);
+    int64_t l = 0;
+    for (; l + 8 <= L; l += 8) a = _mm512_add_pd(a, TN__LN_LOAD8_F64(xp + l));
+    _mm512_storeu_pd(acc, a);
+    for (; l < L; l++) acc[l & 7] += xp[l];
+}
+TN__AVX512_FN static void tn__bn_sq_f64x(const double *xp, int64_t L, double m, double *acc) {
+    const __m512d mv = _mm512_set1_pd(m);
+    __m512d a = _mm512_loadu_pd(acc);
+    int64_t l = 0;
+    for (; l + 8 <= L; l += 8) { const __m512d d = _mm512_sub_pd(TN__LN_LOAD8_F64(xp + l), mv); a = _mm512_add_pd(a, _mm512_mul_pd(d, d)); }
+    _mm512_storeu_pd(acc, a);
+    for (; l < L; l++) { double d = xp[l] - m; acc[l & 7] += d * d; }
+}
+TN__AVX512_FN static void tn__ln_dot_f64x(const double *gp, const double *w, const double *xp, int64_t L, double m, double *g8, double *p8) {
+    const __m512d mv = _mm512_set1_pd(m);
+    __m512d ga = _mm512_loadu_pd(g8), pa = _mm512_loadu_pd(p8);
+    int64_t l = 0;
+    for (; l + 8 <= L; l += 8) {
+        const __m512d g = w ? _mm512_mul_pd(TN__LN_LOAD8_F64(gp + l), TN__LN_LOAD8_F64(w + l)) : TN__LN_LOAD8_F64(gp + l);
+        ga = _mm512_add_pd(ga, g);
+        pa = _mm512_add_pd(pa, _mm512_mul_pd(g, _mm512_sub_pd(TN__LN_LOAD8_F64(xp + l), mv)));
+    }
+    _mm512_storeu_pd(g8, ga);
+    _mm512_storeu_pd(p8, pa);
+    for (; l < L; l++) { const double g = w ? (double)gp[l] * (double)w[l] : (double)gp[l]; g8[l & 7] += g; p8[l & 7] += g * ((double)xp[l] - m); }
+}
+#undef TN__LN_LOAD8_F32
+#undef TN__LN_LOAD8_F64
+#endif
+/* TN__LN_KERNELS(float, f32, TN__PLAIN_FN): the template in src/nn/norm.c */
 /* the arguments of a threaded layer norm (forward or backward) */
 typedef struct { const float *x, *gy, *w, *b; float *y, *gx, *gw, *gb; double *st, *colacc; int64_t M, D; double eps; } tn__ln_args_f32;
+/* row r of the forward: statistics kept in st when it is not NULL */
+TN__PLAIN_FN static inline void tn__ln_row_f32(const float *xp, float *yp, const float *w, const float *b, double *st, int64_t r, int64_t M, int64_t D, double eps) {
+    double a8[8] = {0}, q8[8] = {0}, s = 0, q = 0;
+    tn__bn_sum_f32(xp, D, a8);
+    for (int j = 0; j < 8; j++) s += a8[j];
+    const double mean = s / (double)D;
+    tn__bn_sq_f32(xp, D, mean, q8);
+    for (int j = 0; j < 8; j++) q += q8[j];
+    const double is = 1 / sqrt(q / (double)D + eps);
+    if (st) { st[r] = mean; st[M + r] = is; }
+    const float m = (float)mean, sc = (float)is;
+    if (w && b) for (int64_t l = 0; l < D; l++) yp[l] = (xp[l] - m) * sc * w[l] + b[l];
+    else for (int64_t l = 0; l < D; l++) yp[l] = (xp[l] - m) * sc;
+}
 /* rows [rb, re) of the forward */
-static void tn__ln_fwd_part_f32(void *args, int64_t rb, int64_t re) {
+TN__PLAIN_FN static void tn__ln_fwd_part_f32(void *args, int64_t rb, int64_t re) {
     const tn__ln_args_f32 *A = (const tn__ln_args_f32 *)args;
-    const float *x = A->x, *w = A->w, *b = A->b;
-    float *y = A->y;
-    double *st = A->st;
-    const int64_t M = A->M, D = A->D;
-    const double eps = A->eps;
-    {
-        for (int64_t r = rb; r < re; r++) {
-            const float *xp = x + r * D; float *yp = y + r * D;
-            double a8[8] = {0}, q8[8] = {0}, s = 0, q = 0;
-            tn__bn_sum_f32(xp, D, a8);
-            for (int j = 0; j < 8; j++) s += a8[j];
-            const double mean = s / (double)D;
-            tn__bn_sq_f32(xp, D, mean, q8);
-            for (int j = 0; j < 8; j++) q += q8[j];
-            const double is = 1 / sqrt(q / (double)D + eps);
-            st[r] = mean; st[M + r] = is;
-            const float m = (float)mean, sc = (float)is;
-            if (w && b) for (int64_t l = 0; l < D; l++) yp[l] = (xp[l] - m) * sc * w[l] + b[l];
-            else for (int64_t l = 0; l < D; l++) yp[l] = (xp[l] - m) * sc;
-        }
-    }
+    for (int64_t r = rb; r < re; r++) tn__ln_row_f32(A->x + r * A->D, A->y + r * A->D, A->w, A->b, A->st, r, A->M, A->D, A->eps);
 }
 /* rows [rb, re) of the norm of x + gy (the graph replay's residual add and layer norm in one
    pass): each sum row written to y, then normalised in place while in L1, by the rows above:
    the add's and the norm's bits; the statistics are not kept */
-static void tn__ln_add_part_f32(void *args, int64_t rb, int64_t re) {
+TN__PLAIN_FN static void tn__ln_add_part_f32(void *args, int64_t rb, int64_t re) {
     const tn__ln_args_f32 *A = (const tn__ln_args_f32 *)args;
     const int64_t D = A->D;
     for (int64_t r = rb; r < re; r++) {
         const float *ap = A->x + r * D, *bp = A->gy + r * D;
         float *yp = A->y + r * D;
         for (int64_t l = 0; l < D; l++) yp[l] = ap[l] + bp[l];
-        double st[2];
-        tn__ln_args_f32 R = {yp, NULL, A->w, A->b, yp, NULL, NULL, NULL, st, NULL, 1, D, A->eps};
-        tn__ln_fwd_part_f32(&R, 0, 1);
+        tn__ln_row_f32(yp, yp, A->w, A->b, NULL, r, A->M, D, A->eps);
     }
 }
 static void tn__ln_fwd_f32(const float *x, float *y, const float *w, const float *b, double *st, int64_t M, int64_t D, double eps) {
     tn__ln_args_f32 A = {x, NULL, w, b, y, NULL, NULL, NULL, st, NULL, M, D, eps};
     tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_fwd_part_f32, &A);
 }
-/* rows [rb, re) of the input gradient */
-static void tn__ln_gx_part_f32(void *args, int64_t rb, int64_t re) {
+static void tn__ln_add_f32(const float *a, const float *b, float *y, const float *w, const float *bias, int64_t M, int64_t D, double eps) {
+    tn__ln_args_f32 A = {a, b, w, bias, y, NULL, NULL, NULL, NULL, NULL, M, D, eps};
+    tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_add_part_f32, &A);
+}
+/* row blocks [cb, ce) of the backward: per row the sums of g = gy w and g (x - m), the input
+   gradient, and the block's column sums of gy xhat and gy into colacc (2 D per block) */
+TN__PLAIN_FN static void tn__ln_bwd_part_f32(void *args, int64_t cb, int64_t ce) {
     const tn__ln_args_f32 *A = (const tn__ln_args_f32 *)args;
     const float *x = A->x, *gy = A->gy, *w = A->w;
     float *gx = A->gx;
     const double *st = A->st;
     const int64_t M = A->M, D = A->D;
-    {
-            for (int64_t r = rb; r < re; r++) {
-                const float *xp = x + r * D, *gp = gy + r * D; float *op = gx + r * D;
-                const double m = st[r], is = st[M + r];
-                double g8[8] = {0}, p8[8] = {0}, sg = 0, sp = 0;
-                int64_t l = 0;
-                for (; l + 8 <= D; l += 8) for (int j = 0; j < 8; j++) {
-                    const double g = (double)gp[l + j] * (w ? (double)w[l + j] : 1);
-                    g8[j] += g; p8[j] += g * ((double)xp[l + j] - m);
-                }
-                for (; l < D; l++) { const double g = (double)gp[l] * (w ? (double)w[l] : 1); g8[l & 7] += g; p8[l & 7] += g * ((double)xp[l] - m); }
-                for (int j = 0; j < 8; j++) { sg += g8[j]; sp += p8[j]; }
-                const double a = sg / (double)D, c = sp * is * is / (double)D;
-                for (l = 0; l < D; l++) op[l] = (float)(is * ((double)gp[l] * (w ? (double)w[l] : 1) - a - ((double)xp[l] - m) * c));
-            }
-    }
-}
-/* columns [d0, d1) of the weight and bias gradients (rows in order) */
-static void tn__ln_gw_part_f32(void *args, int64_t d0, int64_t d1) {
-    const tn__ln_args_f32 *A = (const tn__ln_args_f32 *)args;
-    const float *x = A->x, *gy = A->gy;
-    float *gw = A->gw, *gb = A->gb;
-    const double *st = A->st;
-    double *colacc = A->colacc;
-    const int64_t M = A->M, D = A->D;
-    {
-        double *aw = colacc + d0, *ab = colacc + D + d0;
-        for (int64_t d = 0; d < d1 - d0; d++) aw[d] = ab[d] = 0;
-        for (int64_t r = 0; r < M; r++) {
-            const float *xp = x + r * D + d0, *gp = gy + r * D + d0;
+    const bool cols = A->gw || A->gb;
+    for (int64_t c = cb; c < ce; c++) {
+        double *aw = A->colacc + c * 2 * D, *ab = aw + D;
+        if (cols) for (int64_t l = 0; l < D; l++) aw[l] = ab[l] = 0;
+        const int64_t r1 = (c + 1) * TN__LN_RB < M ? (c + 1) * TN__LN_RB : M;
+        for (int64_t r = c * TN__LN_RB; r < r1; r++) {
+            const float *xp = x + r * D, *gp = gy + r * D;
             const double m = st[r], is = st[M + r];
-            for (int64_t d = 0; d < d1 - d0; d++) { aw[d] += (double)gp[d] * (((double)xp[d] - m) * is); ab[d] += (double)gp[d]; }
+            if (gx) {
+                float *op = gx + r * D;
+                double g8[8] = {0}, p8[8] = {0}, sg = 0, sp = 0;
+                tn__ln_dot_f32(gp, w, xp, D, m, g8, p8);
+                for (int j = 0; j < 8; j++) { sg += g8[j]; sp += p8[j]; }
+                const double a = sg / (double)D, k = sp * is * is / (double)D;
+                if (w) for (int64_t l = 0; l < D; l++) op[l] = (float)(is * ((double)gp[l] * (double)w[l] - a - ((double)xp[l] - m) * k));
+                else for (int64_t l = 0; l < D; l++) op[l] = (float)(is * ((double)gp[l] - a - ((double)xp[l] - m) * k));
+            }
+            if (cols) for (int64_t l = 0; l < D; l++) { aw[l] += (double)gp[l] * (((double)xp[l] - m) * is); ab[l] += (double)gp[l]; }
         }
-        for (int64_t d = 0; d < d1 - d0; d++) { if (gw) gw[d0 + d] = (float)aw[d]; if (gb) gb[d0 + d] = (float)ab[d]; }
     }
 }
+/* colacc: 2 D doubles per block of TN__LN_RB rows */
 static void tn__ln_bwd_f32(const float *x, const float *gy, const float *w, const double *st, float *gx, float *gw, float *gb, int64_t M, int64_t D, double *colacc) {
     tn__ln_args_f32 A = {x, gy, w, NULL, NULL, gx, gw, gb, (double *)st, colacc, M, D, 0};
-    if (gx) tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_gx_part_f32, &A);
-    /* column blocks of 64 at least: no shared cache lines */
-    if (gw || gb) tn__parallel_range(tn__par_threads(M * D, (D + 63) / 64), D, tn__ln_gw_part_f32, &A);
+    const int64_t nb = (M + TN__LN_RB - 1) / TN__LN_RB;
+    tn__parallel_range(tn__par_threads(M * D, nb), nb, tn__ln_bwd_part_f32, &A);
+    if (!gw && !gb) return;
+    for (int64_t c = 1; c < nb; c++) {   /* the blocks' sums in block order: 1 / TN__LN_RB of the work */
+        const double *aw = colacc + c * 2 * D;
+        for (int64_t l = 0; l < 2 * D; l++) colacc[l] += aw[l];
+    }
+    for (int64_t l = 0; l < D; l++) { if (gw) gw[l] = (float)colacc[l]; if (gb) gb[l] = (float)colacc[D + l]; }
 }
-/* TN__LN_KERNELS(double, f64): the template in src/nn/norm.c */
+/* TN__LN_KERNELS(double, f64, TN__PLAIN_FN): the template in src/nn/norm.c */
 /* the arguments of a threaded layer norm (forward or backward) */
 typedef struct { const double *x, *gy, *w, *b; double *y, *gx, *gw, *gb; double *st, *colacc; int64_t M, D; double eps; } tn__ln_args_f64;
+/* row r of the forward: statistics kept in st when it is not NULL */
+TN__PLAIN_FN static inline void tn__ln_row_f64(const double *xp, double *yp, const double *w, const double *b, double *st, int64_t r, int64_t M, int64_t D, double eps) {
+    double a8[8] = {0}, q8[8] = {0}, s = 0, q = 0;
+    tn__bn_sum_f64(xp, D, a8);
+    for (int j = 0; j < 8; j++) s += a8[j];
+    const double mean = s / (double)D;
+    tn__bn_sq_f64(xp, D, mean, q8);
+    for (int j = 0; j < 8; j++) q += q8[j];
+    const double is = 1 / sqrt(q / (double)D + eps);
+    if (st) { st[r] = mean; st[M + r] = is; }
+    const double m = (double)mean, sc = (double)is;
+    if (w && b) for (int64_t l = 0; l < D; l++) yp[l] = (xp[l] - m) * sc * w[l] + b[l];
+    else for (int64_t l = 0; l < D; l++) yp[l] = (xp[l] - m) * sc;
+}
 /* rows [rb, re) of the forward */
-static void tn__ln_fwd_part_f64(void *args, int64_t rb, int64_t re) {
+TN__PLAIN_FN static void tn__ln_fwd_part_f64(void *args, int64_t rb, int64_t re) {
     const tn__ln_args_f64 *A = (const tn__ln_args_f64 *)args;
-    const double *x = A->x, *w = A->w, *b = A->b;
-    double *y = A->y;
-    double *st = A->st;
-    const int64_t M = A->M, D = A->D;
-    const double eps = A->eps;
-    {
-        for (int64_t r = rb; r < re; r++) {
-            const double *xp = x + r * D; double *yp = y + r * D;
-            double a8[8] = {0}, q8[8] = {0}, s = 0, q = 0;
-            tn__bn_sum_f64(xp, D, a8);
-            for (int j = 0; j < 8; j++) s += a8[j];
-            const double mean = s / (double)D;
-            tn__bn_sq_f64(xp, D, mean, q8);
-            for (int j = 0; j < 8; j++) q += q8[j];
-            const double is = 1 / sqrt(q / (double)D + eps);
-            st[r] = mean; st[M + r] = is;
-            const double m = (double)mean, sc = (double)is;
-            if (w && b) for (int64_t l = 0; l < D; l++) yp[l] = (xp[l] - m) * sc * w[l] + b[l];
-            else for (int64_t l = 0; l < D; l++) yp[l] = (xp[l] - m) * sc;
-        }
-    }
+    for (int64_t r = rb; r < re; r++) tn__ln_row_f64(A->x + r * A->D, A->y + r * A->D, A->w, A->b, A->st, r, A->M, A->D, A->eps);
 }
 /* rows [rb, re) of the norm of x + gy (the graph replay's residual add and layer norm in one
    pass): each sum row written to y, then normalised in place while in L1, by the rows above:
    the add's and the norm's bits; the statistics are not kept */
-static void tn__ln_add_part_f64(void *args, int64_t rb, int64_t re) {
+TN__PLAIN_FN static void tn__ln_add_part_f64(void *args, int64_t rb, int64_t re) {
     const tn__ln_args_f64 *A = (const tn__ln_args_f64 *)args;
     const int64_t D = A->D;
     for (int64_t r = rb; r < re; r++) {
         const double *ap = A->x + r * D, *bp = A->gy + r * D;
         double *yp = A->y + r * D;
         for (int64_t l = 0; l < D; l++) yp[l] = ap[l] + bp[l];
-        double st[2];
-        tn__ln_args_f64 R = {yp, NULL, A->w, A->b, yp, NULL, NULL, NULL, st, NULL, 1, D, A->eps};
-        tn__ln_fwd_part_f64(&R, 0, 1);
+        tn__ln_row_f64(yp, yp, A->w, A->b, NULL, r, A->M, D, A->eps);
     }
 }
 static void tn__ln_fwd_f64(const double *x, double *y, const double *w, const double *b, double *st, int64_t M, int64_t D, double eps) {
     tn__ln_args_f64 A = {x, NULL, w, b, y, NULL, NULL, NULL, st, NULL, M, D, eps};
     tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_fwd_part_f64, &A);
 }
-/* rows [rb, re) of the input gradient */
-static void tn__ln_gx_part_f64(void *args, int64_t rb, int64_t re) {
+static void tn__ln_add_f64(const double *a, const double *b, double *y, const double *w, const double *bias, int64_t M, int64_t D, double eps) {
+    tn__ln_args_f64 A = {a, b, w, bias, y, NULL, NULL, NULL, NULL, NULL, M, D, eps};
+    tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_add_part_f64, &A);
+}
+/* row blocks [cb, ce) of the backward: per row the sums of g = gy w and g (x - m), the input
+   gradient, and the block's column sums of gy xhat and gy into colacc (2 D per block) */
+TN__PLAIN_FN static void tn__ln_bwd_part_f64(void *args, int64_t cb, int64_t ce) {
     const tn__ln_args_f64 *A = (const tn__ln_args_f64 *)args;
     const double *x = A->x, *gy = A->gy, *w = A->w;
     double *gx = A->gx;
     const double *st = A->st;
     const int64_t M = A->M, D = A->D;
-    {
-            for (int64_t r = rb; r < re; r++) {
-                const double *xp = x + r * D, *gp = gy + r * D; double *op = gx + r * D;
-                const double m = st[r], is = st[M + r];
-                double g8[8] = {0}, p8[8] = {0}, sg = 0, sp = 0;
-                int64_t l = 0;
-                for (; l + 8 <= D; l += 8) for (int j = 0; j < 8; j++) {
-                    const double g = (double)gp[l + j] * (w ? (double)w[l + j] : 1);
-                    g8[j] += g; p8[j] += g * ((double)xp[l + j] - m);
-                }
-                for (; l < D; l++) { const double g = (double)gp[l] * (w ? (double)w[l] : 1); g8[l & 7] += g; p8[l & 7] += g * ((double)xp[l] - m); }
-                for (int j = 0; j < 8; j++) { sg += g8[j]; sp += p8[j]; }
-                const double a = sg / (double)D, c = sp * is * is / (double)D;
-                for (l = 0; l < D; l++) op[l] = (double)(is * ((double)gp[l] * (w ? (double)w[l] : 1) - a - ((double)xp[l] - m) * c));
-            }
-    }
-}
-/* columns [d0, d1) of the weight and bias gradients (rows in order) */
-static void tn__ln_gw_part_f64(void *args, int64_t d0, int64_t d1) {
-    const tn__ln_args_f64 *A = (const tn__ln_args_f64 *)args;
-    const double *x = A->x, *gy = A->gy;
-    double *gw = A->gw, *gb = A->gb;
-    const double *st = A->st;
-    double *colacc = A->colacc;
-    const int64_t M = A->M, D = A->D;
-    {
-        double *aw = colacc + d0, *ab = colacc + D + d0;
-        for (int64_t d = 0; d < d1 - d0; d++) aw[d] = ab[d] = 0;
-        for (int64_t r = 0; r < M; r++) {
-            const double *xp = x + r * D + d0, *gp = gy + r * D + d0;
+    const bool cols = A->gw || A->gb;
+    for (int64_t c = cb; c < ce; c++) {
+        double *aw = A->colacc + c * 2 * D, *ab = aw + D;
+        if (cols) for (int64_t l = 0; l < D; l++) aw[l] = ab[l] = 0;
+        const int64_t r1 = (c + 1) * TN__LN_RB < M ? (c + 1) * TN__LN_RB : M;
+        for (int64_t r = c * TN__LN_RB; r < r1; r++) {
+            const double *xp = x + r * D, *gp = gy + r * D;
             const double m = st[r], is = st[M + r];
-            for (int64_t d = 0; d < d1 - d0; d++) { aw[d] += (double)gp[d] * (((double)xp[d] - m) * is); ab[d] += (double)gp[d]; }
+            if (gx) {
+                double *op = gx + r * D;
+                double g8[8] = {0}, p8[8] = {0}, sg = 0, sp = 0;
+                tn__ln_dot_f64(gp, w, xp, D, m, g8, p8);
+                for (int j = 0; j < 8; j++) { sg += g8[j]; sp += p8[j]; }
+                const double a = sg / (double)D, k = sp * is * is / (double)D;
+                if (w) for (int64_t l = 0; l < D; l++) op[l] = (double)(is * ((double)gp[l] * (double)w[l] - a - ((double)xp[l] - m) * k));
+                else for (int64_t l = 0; l < D; l++) op[l] = (double)(is * ((double)gp[l] - a - ((double)xp[l] - m) * k));
+            }
+            if (cols) for (int64_t l = 0; l < D; l++) { aw[l] += (double)gp[l] * (((double)xp[l] - m) * is); ab[l] += (double)gp[l]; }
         }
-        for (int64_t d = 0; d < d1 - d0; d++) { if (gw) gw[d0 + d] = (double)aw[d]; if (gb) gb[d0 + d] = (double)ab[d]; }
     }
 }
+/* colacc: 2 D doubles per block of TN__LN_RB rows */
 static void tn__ln_bwd_f64(const double *x, const double *gy, const double *w, const double *st, double *gx, double *gw, double *gb, int64_t M, int64_t D, double *colacc) {
     tn__ln_args_f64 A = {x, gy, w, NULL, NULL, gx, gw, gb, (double *)st, colacc, M, D, 0};
-    if (gx) tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_gx_part_f64, &A);
-    /* column blocks of 64 at least: no shared cache lines */
-    if (gw || gb) tn__parallel_range(tn__par_threads(M * D, (D + 63) / 64), D, tn__ln_gw_part_f64, &A);
+    const int64_t nb = (M + TN__LN_RB - 1) / TN__LN_RB;
+    tn__parallel_range(tn__par_threads(M * D, nb), nb, tn__ln_bwd_part_f64, &A);
+    if (!gw && !gb) return;
+    for (int64_t c = 1; c < nb; c++) {   /* the blocks' sums in block order: 1 / TN__LN_RB of the work */
+        const double *aw = colacc + c * 2 * D;
+        for (int64_t l = 0; l < 2 * D; l++) colacc[l] += aw[l];
+    }
+    for (int64_t l = 0; l < D; l++) { if (gw) gw[l] = (double)colacc[l]; if (gb) gb[l] = (double)colacc[D + l]; }
 }
+#ifdef TN__AVX512_FN
+/* TN__LN_KERNELS(float, f32x, TN__AVX512_FN): the template in src/nn/norm.c */
+/* the arguments of a threaded layer norm (forward or backward) */
+typedef struct { const float *x, *gy, *w, *b; float *y, *gx, *gw, *gb; double *st, *colacc; int64_t M, D; double eps; } tn__ln_args_f32x;
+/* row r of the forward: statistics kept in st when it is not NULL */
+TN__AVX512_FN static inline void tn__ln_row_f32x(const float *xp, float *yp, const float *w, const float *b, double *st, int64_t r, int64_t M, int64_t D, double eps) {
+    double a8[8] = {0}, q8[8] = {0}, s = 0, q = 0;
+    tn__bn_sum_f32x(xp, D, a8);
+    for (int j = 0; j < 8; j++) s += a8[j];
+    const double mean = s / (double)D;
+    tn__bn_sq_f32x(xp, D, mean, q8);
+    for (int j = 0; j < 8; j++) q += q8[j];
+    const double is = 1 / sqrt(q / (double)D + eps);
+    if (st) { st[r] = mean; st[M + r] = is; }
+    const float m = (float)mean, sc = (float)is;
+    if (w && b) for (int64_t l = 0; l < D; l++) yp[l] = (xp[l] - m) * sc * w[l] + b[l];
+    else for (int64_t l = 0; l < D; l++) yp[l] = (xp[l] - m) * sc;
+}
+/* rows [rb, re) of the forward */
+TN__AVX512_FN static void tn__ln_fwd_part_f32x(void *args, int64_t rb, int64_t re) {
+    const tn__ln_args_f32x *A = (const tn__ln_args_f32x *)args;
+    for (int64_t r = rb; r < re; r++) tn__ln_row_f32x(A->x + r * A->D, A->y + r * A->D, A->w, A->b, A->st, r, A->M, A->D, A->eps);
+}
+/* rows [rb, re) of the norm of x + gy (the graph replay's residual add and layer norm in one
+   pass): each sum row written to y, then normalised in place while in L1, by the rows above:
+   the add's and the norm's bits; the statistics are not kept */
+TN__AVX512_FN static void tn__ln_add_part_f32x(void *args, int64_t rb, int64_t re) {
+    const tn__ln_args_f32x *A = (const tn__ln_args_f32x *)args;
+    const int64_t D = A->D;
+    for (int64_t r = rb; r < re; r++) {
+        const float *ap = A->x + r * D, *bp = A->gy + r * D;
+        float *yp = A->y + r * D;
+        for (int64_t l = 0; l < D; l++) yp[l] = ap[l] + bp[l];
+        tn__ln_row_f32x(yp, yp, A->w, A->b, NULL, r, A->M, D, A->eps);
+    }
+}
+static void tn__ln_fwd_f32x(const float *x, float *y, const float *w, const float *b, double *st, int64_t M, int64_t D, double eps) {
+    tn__ln_args_f32x A = {x, NULL, w, b, y, NULL, NULL, NULL, st, NULL, M, D, eps};
+    tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_fwd_part_f32x, &A);
+}
+static void tn__ln_add_f32x(const float *a, const float *b, float *y, const float *w, const float *bias, int64_t M, int64_t D, double eps) {
+    tn__ln_args_f32x A = {a, b, w, bias, y, NULL, NULL, NULL, NULL, NULL, M, D, eps};
+    tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_add_part_f32x, &A);
+}
+/* row blocks [cb, ce) of the backward: per row the sums of g = gy w and g (x - m), the input
+   gradient, and the block's column sums of gy xhat and gy into colacc (2 D per block) */
+TN__AVX512_FN static void tn__ln_bwd_part_f32x(void *args, int64_t cb, int64_t ce) {
+    const tn__ln_args_f32x *A = (const tn__ln_args_f32x *)args;
+    const float *x = A->x, *gy = A->gy, *w = A->w;
+    float *gx = A->gx;
+    const double *st = A->st;
+    const int64_t M = A->M, D = A->D;
+    const bool cols = A->gw || A->gb;
+    for (int64_t c = cb; c < ce; c++) {
+        double *aw = A->colacc + c * 2 * D, *ab = aw + D;
+        if (cols) for (int64_t l = 0; l < D; l++) aw[l] = ab[l] = 0;
+        const int64_t r1 = (c + 1) * TN__LN_RB < M ? (c + 1) * TN__LN_RB : M;
+        for (int64_t r = c * TN__LN_RB; r < r1; r++) {
+            const float *xp = x + r * D, *gp = gy + r * D;
+            const double m = st[r], is = st[M + r];
+            if (gx) {
+                float *op = gx + r * D;
+                double g8[8] = {0}, p8[8] = {0}, sg = 0, sp = 0;
+                tn__ln_dot_f32x(gp, w, xp, D, m, g8, p8);
+                for (int j = 0; j < 8; j++) { sg += g8[j]; sp += p8[j]; }
+                const double a = sg / (double)D, k = sp * is * is / (double)D;
+                if (w) for (int64_t l = 0; l < D; l++) op[l] = (float)(is * ((double)gp[l] * (double)w[l] - a - ((double)xp[l] - m) * k));
+                else for (int64_t l = 0; l < D; l++) op[l] = (float)(is * ((double)gp[l] - a - ((double)xp[l] - m) * k));
+            }
+            if (cols) for (int64_t l = 0; l < D; l++) { aw[l] += (double)gp[l] * (((double)xp[l] - m) * is); ab[l] += (double)gp[l]; }
+        }
+    }
+}
+/* colacc: 2 D doubles per block of TN__LN_RB rows */
+static void tn__ln_bwd_f32x(const float *x, const float *gy, const float *w, const double *st, float *gx, float *gw, float *gb, int64_t M, int64_t D, double *colacc) {
+    tn__ln_args_f32x A = {x, gy, w, NULL, NULL, gx, gw, gb, (double *)st, colacc, M, D, 0};
+    const int64_t nb = (M + TN__LN_RB - 1) / TN__LN_RB;
+    tn__parallel_range(tn__par_threads(M * D, nb), nb, tn__ln_bwd_part_f32x, &A);
+    if (!gw && !gb) return;
+    for (int64_t c = 1; c < nb; c++) {   /* the blocks' sums in block order: 1 / TN__LN_RB of the work */
+        const double *aw = colacc + c * 2 * D;
+        for (int64_t l = 0; l < 2 * D; l++) colacc[l] += aw[l];
+    }
+    for (int64_t l = 0; l < D; l++) { if (gw) gw[l] = (float)colacc[l]; if (gb) gb[l] = (float)colacc[D + l]; }
+}
+/* TN__LN_KERNELS(double, f64x, TN__AVX512_FN): the template in src/nn/norm.c */
+/* the arguments of a threaded layer norm (forward or backward) */
+typedef struct { const double *x, *gy, *w, *b; double *y, *gx, *gw, *gb; double *st, *colacc; int64_t M, D; double eps; } tn__ln_args_f64x;
+/* row r of the forward: statistics kept in st when it is not NULL */
+TN__AVX512_FN static inline void tn__ln_row_f64x(const double *xp, double *yp, const double *w, const double *b, double *st, int64_t r, int64_t M, int64_t D, double eps) {
+    double a8[8] = {0}, q8[8] = {0}, s = 0, q = 0;
+    tn__bn_sum_f64x(xp, D, a8);
+    for (int j = 0; j < 8; j++) s += a8[j];
+    const double mean = s / (double)D;
+    tn__bn_sq_f64x(xp, D, mean, q8);
+    for (int j = 0; j < 8; j++) q += q8[j];
+    const double is = 1 / sqrt(q / (double)D + eps);
+    if (st) { st[r] = mean; st[M + r] = is; }
+    const double m = (double)mean, sc = (double)is;
+    if (w && b) for (int64_t l = 0; l < D; l++) yp[l] = (xp[l] - m) * sc * w[l] + b[l];
+    else for (int64_t l = 0; l < D; l++) yp[l] = (xp[l] - m) * sc;
+}
+/* rows [rb, re) of the forward */
+TN__AVX512_FN static void tn__ln_fwd_part_f64x(void *args, int64_t rb, int64_t re) {
+    const tn__ln_args_f64x *A = (const tn__ln_args_f64x *)args;
+    for (int64_t r = rb; r < re; r++) tn__ln_row_f64x(A->x + r * A->D, A->y + r * A->D, A->w, A->b, A->st, r, A->M, A->D, A->eps);
+}
+/* rows [rb, re) of the norm of x + gy (the graph replay's residual add and layer norm in one
+   pass): each sum row written to y, then normalised in place while in L1, by the rows above:
+   the add's and the norm's bits; the statistics are not kept */
+TN__AVX512_FN static void tn__ln_add_part_f64x(void *args, int64_t rb, int64_t re) {
+    const tn__ln_args_f64x *A = (const tn__ln_args_f64x *)args;
+    const int64_t D = A->D;
+    for (int64_t r = rb; r < re; r++) {
+        const double *ap = A->x + r * D, *bp = A->gy + r * D;
+        double *yp = A->y + r * D;
+        for (int64_t l = 0; l < D; l++) yp[l] = ap[l] + bp[l];
+        tn__ln_row_f64x(yp, yp, A->w, A->b, NULL, r, A->M, D, A->eps);
+    }
+}
+static void tn__ln_fwd_f64x(const double *x, double *y, const double *w, const double *b, double *st, int64_t M, int64_t D, double eps) {
+    tn__ln_args_f64x A = {x, NULL, w, b, y, NULL, NULL, NULL, st, NULL, M, D, eps};
+    tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_fwd_part_f64x, &A);
+}
+static void tn__ln_add_f64x(const double *a, const double *b, double *y, const double *w, const double *bias, int64_t M, int64_t D, double eps) {
+    tn__ln_args_f64x A = {a, b, w, bias, y, NULL, NULL, NULL, NULL, NULL, M, D, eps};
+    tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_add_part_f64x, &A);
+}
+/* row blocks [cb, ce) of the backward: per row the sums of g = gy w and g (x - m), the input
+   gradient, and the block's column sums of gy xhat and gy into colacc (2 D per block) */
+TN__AVX512_FN static void tn__ln_bwd_part_f64x(void *args, int64_t cb, int64_t ce) {
+    const tn__ln_args_f64x *A = (const tn__ln_args_f64x *)args;
+    const double *x = A->x, *gy = A->gy, *w = A->w;
+    double *gx = A->gx;
+    const double *st = A->st;
+    const int64_t M = A->M, D = A->D;
+    const bool cols = A->gw || A->gb;
+    for (int64_t c = cb; c < ce; c++) {
+        double *aw = A->colacc + c * 2 * D, *ab = aw + D;
+        if (cols) for (int64_t l = 0; l < D; l++) aw[l] = ab[l] = 0;
+        const int64_t r1 = (c + 1) * TN__LN_RB < M ? (c + 1) * TN__LN_RB : M;
+        for (int64_t r = c * TN__LN_RB; r < r1; r++) {
+            const double *xp = x + r * D, *gp = gy + r * D;
+            const double m = st[r], is = st[M + r];
+            if (gx) {
+                double *op = gx + r * D;
+                double g8[8] = {0}, p8[8] = {0}, sg = 0, sp = 0;
+                tn__ln_dot_f64x(gp, w, xp, D, m, g8, p8);
+                for (int j = 0; j < 8; j++) { sg += g8[j]; sp += p8[j]; }
+                const double a = sg / (double)D, k = sp * is * is / (double)D;
+                if (w) for (int64_t l = 0; l < D; l++) op[l] = (double)(is * ((double)gp[l] * (double)w[l] - a - ((double)xp[l] - m) * k));
+                else for (int64_t l = 0; l < D; l++) op[l] = (double)(is * ((double)gp[l] - a - ((double)xp[l] - m) * k));
+            }
+            if (cols) for (int64_t l = 0; l < D; l++) { aw[l] += (double)gp[l] * (((double)xp[l] - m) * is); ab[l] += (double)gp[l]; }
+        }
+    }
+}
+/* colacc: 2 D doubles per block of TN__LN_RB rows */
+static void tn__ln_bwd_f64x(const double *x, const double *gy, const double *w, const double *st, double *gx, double *gw, double *gb, int64_t M, int64_t D, double *colacc) {
+    tn__ln_args_f64x A = {x, gy, w, NULL, NULL, gx, gw, gb, (double *)st, colacc, M, D, 0};
+    const int64_t nb = (M + TN__LN_RB - 1) / TN__LN_RB;
+    tn__parallel_range(tn__par_threads(M * D, nb), nb, tn__ln_bwd_part_f64x, &A);
+    if (!gw && !gb) return;
+    for (int64_t c = 1; c < nb; c++) {   /* the blocks' sums in block order: 1 / TN__LN_RB of the work */
+        const double *aw = colacc + c * 2 * D;
+        for (int64_t l = 0; l < 2 * D; l++) colacc[l] += aw[l];
+    }
+    for (int64_t l = 0; l < D; l++) { if (gw) gw[l] = (double)colacc[l]; if (gb) gb[l] = (double)colacc[D + l]; }
+}
+#endif
 /* The backend entry (tn_backend.layer_norm) over CPU memory. */
 static int tn__cpu_layer_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_tensor *st, tn_tensor *y, tn_tensor *gx, tn_tensor *gw,
                               tn_tensor *gb, double eps) {
     if ((x->dtype != TN_F32 && x->dtype != TN_F64) || tn_numel(x) == 0 || (mode == 0 && !w != !b)) return 1;
     const int64_t M = x->shape[0], D = x->shape[1];
     double *ms = (double *)tn_data_ptr(st), *colacc = NULL;
-    if (mode == 1 && (gw || gb) && !(colacc = (double *)tn__malloc_n("layer_norm backward", tn__mul_sat(D, 2), sizeof(double)))) return -1;
+    if (mode == 1 && (gw || gb) &&
+        !(colacc = (double *)tn__malloc_n("layer_norm backward", tn__mul_sat((M + TN__LN_RB - 1) / TN__LN_RB, tn__mul_sat(D, 2)), sizeof(double))))
+        return -1;
 #define TN__LN_PTR(T, t) ((t) ? (T *)tn_data_ptr(t) : NULL)
     if (x->dtype == TN_F32) {
-        if (mode == 0) tn__ln_fwd_f32(TN__LN_PTR(const float, x), TN__LN_PTR(float, y), TN__LN_PTR(const float, w), TN__LN_PTR(const float, b), ms, M, D, eps);
-        else tn__ln_bwd_f32(TN__LN_PTR(const float, x), TN__LN_PTR(const float, y), TN__LN_PTR(const float, w), ms, TN__LN_PTR(float, gx),
-                            TN__LN_PTR(float, gw), TN__LN_PTR(float, gb), M, D, colacc);
+        if (mode == 0) TN__WIDE(tn__ln_fwd_f32)(TN__LN_PTR(const float, x), TN__LN_PTR(float, y), TN__LN_PTR(const float, w), TN__LN_PTR(const float, b), ms, M, D, eps);
+        else TN__WIDE(tn__ln_bwd_f32)(TN__LN_PTR(const float, x), TN__LN_PTR(const float, y), TN__LN_PTR(const float, w), ms, TN__LN_PTR(float, gx),
+                                      TN__LN_PTR(float, gw), TN__LN_PTR(float, gb), M, D, colacc);
     } else {
-        if (mode == 0) tn__ln_fwd_f64(TN__LN_PTR(const double, x), TN__LN_PTR(double, y), TN__LN_PTR(const double, w), TN__LN_PTR(const double, b), ms, M, D, eps);
-        else tn__ln_bwd_f64(TN__LN_PTR(const double, x), TN__LN_PTR(const double, y), TN__LN_PTR(const double, w), ms, TN__LN_PTR(double, gx),
-                            TN__LN_PTR(double, gw), TN__LN_PTR(double, gb), M, D, colacc);
+        if (mode == 0) TN__WIDE(tn__ln_fwd_f64)(TN__LN_PTR(const double, x), TN__LN_PTR(double, y), TN__LN_PTR(const double, w), TN__LN_PTR(const double, b), ms, M, D, eps);
+        else TN__WIDE(tn__ln_bwd_f64)(TN__LN_PTR(const double, x), TN__LN_PTR(const double, y), TN__LN_PTR(const double, w), ms, TN__LN_PTR(double, gx),
+                                      TN__LN_PTR(double, gw), TN__LN_PTR(double, gb), M, D, colacc);
     }
 #undef TN__LN_PTR
     TN_FREE(colacc);
@@ -32502,15 +32740,14 @@ static tn_tensor *tn__layer_norm_add(tn_tensor *a, tn_tensor *b, int n, tn_tenso
     *declined = false;
     tn_tensor *y = tn__new(a->dtype, TN_CPU, a->shape, a->ndim);
     if (!y) return NULL;
-    if (a->dtype == TN_F32) {
-        tn__ln_args_f32 A = {(const float *)tn_data_ptr(a), (const float *)tn_data_ptr(b), w ? (const float *)tn_data_ptr(w) : NULL,
-                             bias ? (const float *)tn_data_ptr(bias) : NULL, (float *)tn_data_ptr(y), NULL, NULL, NULL, NULL, NULL, M, D, eps};
-        tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_add_part_f32, &A);
-    } else {
-        tn__ln_args_f64 A = {(const double *)tn_data_ptr(a), (const double *)tn_data_ptr(b), w ? (const double *)tn_data_ptr(w) : NULL,
-                             bias ? (const double *)tn_data_ptr(bias) : NULL, (double *)tn_data_ptr(y), NULL, NULL, NULL, NULL, NULL, M, D, eps};
-        tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_add_part_f64, &A);
-    }
+#define TN__LN_PTR(T, t) ((t) ? (T *)tn_data_ptr(t) : NULL)
+    if (a->dtype == TN_F32)
+        TN__WIDE(tn__ln_add_f32)(TN__LN_PTR(const float, a), TN__LN_PTR(const float, b), TN__LN_PTR(float, y), TN__LN_PTR(const float, w),
+                                 TN__LN_PTR(const float, bias), M, D, eps);
+    else
+        TN__WIDE(tn__ln_add_f64)(TN__LN_PTR(const double, a), TN__LN_PTR(const double, b), TN__LN_PTR(double, y), TN__LN_PTR(const double, w),
+                                 TN__LN_PTR(const double, bias), M, D, eps);
+#undef TN__LN_PTR
     return tn__own(y);
 }
 static tn_tensor *tn__layer_norm_impl(tn_tensor *x, const int64_t *ns, int n, tn_tensor *w, tn_tensor *b, double eps) {
@@ -32927,8 +33164,10 @@ TN__PLAIN_FN static void tn__sdpa_scores_f32(const tn__sdpa_args *a, int64_t b, 
         if (a->causal) for (int64_t j = i - j0 + 1 > 0 ? i - j0 + 1 : 0; j < bc; j++) s[j] = (float)-INFINITY;
     }
 }
-/* out [B, L, Ev] and lse [B, L], contiguous */
-typedef struct { const tn__sdpa_args *a; float *out, *lse; const float *dout; float *dq, *dk, *dv; } tn__sdpa_job_f32;
+/* out [B, L, Ev] and lse [B, L], contiguous; the gradients dq, dk, dv contiguous [B, L or S, E
+   or Ev], or (ga not NULL) laid out as ga's q, k, v: batch b's rows at dq + ga->qo[b], ga->rsq
+   apart (written straight into the stacked buffer of the packed projections) */
+typedef struct { const tn__sdpa_args *a, *ga; float *out, *lse; const float *dout; float *dq, *dk, *dv; } tn__sdpa_job_f32;
 TN__PLAIN_FN static void tn__sdpa_fwd_tasks_f32(void *job, int64_t t0, int64_t t1) {
     const tn__sdpa_job_f32 *jb = (const tn__sdpa_job_f32 *)job;
     const tn__sdpa_args *a = jb->a;
@@ -32971,7 +33210,7 @@ TN__PLAIN_FN static void tn__sdpa_fwd_tasks_f32(void *job, int64_t t0, int64_t t
 TN__PLAIN_FN static void tn__sdpa_fwd_f32(const tn__sdpa_args *a, float *out, float *lse) {
     const int64_t nqb = (a->L + TN__SDPA_BR - 1) / TN__SDPA_BR, ntask = a->B * nqb;
     const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(a->B, a->L), tn__mul_sat(a->S, a->E + a->Ev)), ntask);
-    tn__sdpa_job_f32 jb = {a, out, lse, NULL, NULL, NULL, NULL};
+    tn__sdpa_job_f32 jb = {a, NULL, out, lse, NULL, NULL, NULL, NULL};
     tn__parallel_range(nthr, ntask, tn__sdpa_fwd_tasks_f32, &jb);
 }
 /* dq [B, L, E], dk [B, S, E], dv [B, S, Ev] (zeroed, contiguous) from dout [B, L, Ev]: per batch,
@@ -32986,7 +33225,9 @@ TN__PLAIN_FN static void tn__sdpa_bwd_batches_f32(void *job, int64_t b0, int64_t
         float p[TN__SDPA_BR * TN__SDPA_BC], dp[TN__SDPA_BR * TN__SDPA_BC], D[TN__SDPA_BR];
         const float *q = (const float *)a->q + a->qo[b], *k = (const float *)a->k + a->ko[b], *v = (const float *)a->v + a->vo[b];
         const float *dO = dout + b * L * Ev, *O = out + b * L * Ev, *ls = lse + b * L;
-        float *dqb = dq + b * L * E, *dkb = dk + b * S * E, *dvb = dv + b * S * Ev;
+        const tn__sdpa_args *ga = jb->ga;
+        float *dqb = ga ? dq + ga->qo[b] : dq + b * L * E, *dkb = ga ? dk + ga->ko[b] : dk + b * S * E, *dvb = ga ? dv + ga->vo[b] : dv + b * S * Ev;
+        const int64_t rdq = ga ? ga->rsq : E, rdk = ga ? ga->rsk : E, rdv = ga ? ga->rsv : Ev;
         for (int64_t i0 = 0; i0 < L; i0 += TN__SDPA_BR) {
             const int64_t br = L - i0 < TN__SDPA_BR ? L - i0 : TN__SDPA_BR;
             for (int64_t r = 0; r < br; r++) { /* D_i = dout_i . out_i */
@@ -33004,7 +33245,7 @@ TN__PLAIN_FN static void tn__sdpa_bwd_batches_f32(void *job, int64_t b0, int64_t
                     for (int64_t j = 0; j < bc; j++) s[j] = tn__expf_v(s[j] - l);
                 }
                 /* dv_j += P^T dout_i */
-                tn__gemm_f32(bc, Ev, br, (float)1, p, 1, TN__SDPA_BC, dO + i0 * Ev, Ev, 1, (float)1, dvb + j0 * Ev, Ev, 1);
+                tn__gemm_f32(bc, Ev, br, (float)1, p, 1, TN__SDPA_BC, dO + i0 * Ev, Ev, 1, (float)1, dvb + j0 * rdv, rdv, 1);
                 /* dP = dout_i v_j^T, then dS = P (dP - D) */
                 tn__gemm_f32(br, bc, Ev, (float)1, dO + i0 * Ev, Ev, 1, v + j0 * a->rsv, 1, a->rsv, (float)0, dp, TN__SDPA_BC, 1);
                 for (int64_t r = 0; r < br; r++) {
@@ -33016,16 +33257,20 @@ TN__PLAIN_FN static void tn__sdpa_bwd_batches_f32(void *job, int64_t b0, int64_t
                     if (a->mask_kind != 2 && ls[i0 + r] != ls[i0 + r]) memset(d, 0, (size_t)bc * sizeof(float));
                 }
                 /* dq_i += scale dS k_j; dk_j += scale dS^T q_i */
-                tn__gemm_f32(br, E, bc, (float)a->scale, dp, TN__SDPA_BC, 1, k + j0 * a->rsk, a->rsk, 1, (float)1, dqb + i0 * E, E, 1);
-                tn__gemm_f32(bc, E, br, (float)a->scale, dp, 1, TN__SDPA_BC, q + i0 * a->rsq, a->rsq, 1, (float)1, dkb + j0 * E, E, 1);
+                tn__gemm_f32(br, E, bc, (float)a->scale, dp, TN__SDPA_BC, 1, k + j0 * a->rsk, a->rsk, 1, (float)1, dqb + i0 * rdq, rdq, 1);
+                tn__gemm_f32(bc, E, br, (float)a->scale, dp, 1, TN__SDPA_BC, q + i0 * a->rsq, a->rsq, 1, (float)1, dkb + j0 * rdk, rdk, 1);
             }
         }
     }
 }
-TN__PLAIN_FN static void tn__sdpa_bwd_f32(const tn__sdpa_args *a, const float *out, const float *lse, const float *dout, float *dq, float *dk, float *dv) {
+TN__PLAIN_FN static void tn__sdpa_bwd_into_f32(const tn__sdpa_args *a, const tn__sdpa_args *ga, const float *out, const float *lse, const float *dout, float *dq, float *dk, float *dv) {
     const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(a->B, a->L), tn__mul_sat(a->S, a->E + a->Ev)), a->B);
-    tn__sdpa_job_f32 jb = {a, (float *)out, (float *)lse, dout, dq, dk, dv};
+    tn__sdpa_job_f32 jb = {a, ga, (float *)out, (float *)lse, dout, dq, dk, dv};
     tn__parallel_range(nthr, a->B, tn__sdpa_bwd_batches_f32, &jb);
+}
+/* the gradients contiguous */
+TN__PLAIN_FN static void tn__sdpa_bwd_f32(const tn__sdpa_args *a, const float *out, const float *lse, const float *dout, float *dq, float *dk, float *dv) {
+    tn__sdpa_bwd_into_f32(a, NULL, out, lse, dout, dq, dk, dv);
 }
 #ifdef TN__AVX512_FN
 /* TN__SDPA_DEFINE(float, f32x, tn__expf_v, logf, TN__AVX512_FN, tn__gemm_f32): the template in src/nn/attention.c */
@@ -33048,8 +33293,10 @@ TN__AVX512_FN static void tn__sdpa_scores_f32x(const tn__sdpa_args *a, int64_t b
         if (a->causal) for (int64_t j = i - j0 + 1 > 0 ? i - j0 + 1 : 0; j < bc; j++) s[j] = (float)-INFINITY;
     }
 }
-/* out [B, L, Ev] and lse [B, L], contiguous */
-typedef struct { const tn__sdpa_args *a; float *out, *lse; const float *dout; float *dq, *dk, *dv; } tn__sdpa_job_f32x;
+/* out [B, L, Ev] and lse [B, L], contiguous; the gradients dq, dk, dv contiguous [B, L or S, E
+   or Ev], or (ga not NULL) laid out as ga's q, k, v: batch b's rows at dq + ga->qo[b], ga->rsq
+   apart (written straight into the stacked buffer of the packed projections) */
+typedef struct { const tn__sdpa_args *a, *ga; float *out, *lse; const float *dout; float *dq, *dk, *dv; } tn__sdpa_job_f32x;
 TN__AVX512_FN static void tn__sdpa_fwd_tasks_f32x(void *job, int64_t t0, int64_t t1) {
     const tn__sdpa_job_f32x *jb = (const tn__sdpa_job_f32x *)job;
     const tn__sdpa_args *a = jb->a;
@@ -33092,7 +33339,7 @@ TN__AVX512_FN static void tn__sdpa_fwd_tasks_f32x(void *job, int64_t t0, int64_t
 TN__AVX512_FN static void tn__sdpa_fwd_f32x(const tn__sdpa_args *a, float *out, float *lse) {
     const int64_t nqb = (a->L + TN__SDPA_BR - 1) / TN__SDPA_BR, ntask = a->B * nqb;
     const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(a->B, a->L), tn__mul_sat(a->S, a->E + a->Ev)), ntask);
-    tn__sdpa_job_f32x jb = {a, out, lse, NULL, NULL, NULL, NULL};
+    tn__sdpa_job_f32x jb = {a, NULL, out, lse, NULL, NULL, NULL, NULL};
     tn__parallel_range(nthr, ntask, tn__sdpa_fwd_tasks_f32x, &jb);
 }
 /* dq [B, L, E], dk [B, S, E], dv [B, S, Ev] (zeroed, contiguous) from dout [B, L, Ev]: per batch,
@@ -33107,7 +33354,9 @@ TN__AVX512_FN static void tn__sdpa_bwd_batches_f32x(void *job, int64_t b0, int64
         float p[TN__SDPA_BR * TN__SDPA_BC], dp[TN__SDPA_BR * TN__SDPA_BC], D[TN__SDPA_BR];
         const float *q = (const float *)a->q + a->qo[b], *k = (const float *)a->k + a->ko[b], *v = (const float *)a->v + a->vo[b];
         const float *dO = dout + b * L * Ev, *O = out + b * L * Ev, *ls = lse + b * L;
-        float *dqb = dq + b * L * E, *dkb = dk + b * S * E, *dvb = dv + b * S * Ev;
+        const tn__sdpa_args *ga = jb->ga;
+        float *dqb = ga ? dq + ga->qo[b] : dq + b * L * E, *dkb = ga ? dk + ga->ko[b] : dk + b * S * E, *dvb = ga ? dv + ga->vo[b] : dv + b * S * Ev;
+        const int64_t rdq = ga ? ga->rsq : E, rdk = ga ? ga->rsk : E, rdv = ga ? ga->rsv : Ev;
         for (int64_t i0 = 0; i0 < L; i0 += TN__SDPA_BR) {
             const int64_t br = L - i0 < TN__SDPA_BR ? L - i0 : TN__SDPA_BR;
             for (int64_t r = 0; r < br; r++) { /* D_i = dout_i . out_i */
@@ -33125,7 +33374,7 @@ TN__AVX512_FN static void tn__sdpa_bwd_batches_f32x(void *job, int64_t b0, int64
                     for (int64_t j = 0; j < bc; j++) s[j] = tn__expf_v(s[j] - l);
                 }
                 /* dv_j += P^T dout_i */
-                tn__gemm_f32(bc, Ev, br, (float)1, p, 1, TN__SDPA_BC, dO + i0 * Ev, Ev, 1, (float)1, dvb + j0 * Ev, Ev, 1);
+                tn__gemm_f32(bc, Ev, br, (float)1, p, 1, TN__SDPA_BC, dO + i0 * Ev, Ev, 1, (float)1, dvb + j0 * rdv, rdv, 1);
                 /* dP = dout_i v_j^T, then dS = P (dP - D) */
                 tn__gemm_f32(br, bc, Ev, (float)1, dO + i0 * Ev, Ev, 1, v + j0 * a->rsv, 1, a->rsv, (float)0, dp, TN__SDPA_BC, 1);
                 for (int64_t r = 0; r < br; r++) {
@@ -33137,16 +33386,20 @@ TN__AVX512_FN static void tn__sdpa_bwd_batches_f32x(void *job, int64_t b0, int64
                     if (a->mask_kind != 2 && ls[i0 + r] != ls[i0 + r]) memset(d, 0, (size_t)bc * sizeof(float));
                 }
                 /* dq_i += scale dS k_j; dk_j += scale dS^T q_i */
-                tn__gemm_f32(br, E, bc, (float)a->scale, dp, TN__SDPA_BC, 1, k + j0 * a->rsk, a->rsk, 1, (float)1, dqb + i0 * E, E, 1);
-                tn__gemm_f32(bc, E, br, (float)a->scale, dp, 1, TN__SDPA_BC, q + i0 * a->rsq, a->rsq, 1, (float)1, dkb + j0 * E, E, 1);
+                tn__gemm_f32(br, E, bc, (float)a->scale, dp, TN__SDPA_BC, 1, k + j0 * a->rsk, a->rsk, 1, (float)1, dqb + i0 * rdq, rdq, 1);
+                tn__gemm_f32(bc, E, br, (float)a->scale, dp, 1, TN__SDPA_BC, q + i0 * a->rsq, a->rsq, 1, (float)1, dkb + j0 * rdk, rdk, 1);
             }
         }
     }
 }
-TN__AVX512_FN static void tn__sdpa_bwd_f32x(const tn__sdpa_args *a, const float *out, const float *lse, const float *dout, float *dq, float *dk, float *dv) {
+TN__AVX512_FN static void tn__sdpa_bwd_into_f32x(const tn__sdpa_args *a, const tn__sdpa_args *ga, const float *out, const float *lse, const float *dout, float *dq, float *dk, float *dv) {
     const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(a->B, a->L), tn__mul_sat(a->S, a->E + a->Ev)), a->B);
-    tn__sdpa_job_f32x jb = {a, (float *)out, (float *)lse, dout, dq, dk, dv};
+    tn__sdpa_job_f32x jb = {a, ga, (float *)out, (float *)lse, dout, dq, dk, dv};
     tn__parallel_range(nthr, a->B, tn__sdpa_bwd_batches_f32x, &jb);
+}
+/* the gradients contiguous */
+TN__AVX512_FN static void tn__sdpa_bwd_f32x(const tn__sdpa_args *a, const float *out, const float *lse, const float *dout, float *dq, float *dk, float *dv) {
+    tn__sdpa_bwd_into_f32x(a, NULL, out, lse, dout, dq, dk, dv);
 }
 #endif
 /* TN__SDPA_DEFINE(double, f64, exp, log, TN__PLAIN_FN, tn__gemm_f64): the template in src/nn/attention.c */
@@ -33169,8 +33422,10 @@ TN__PLAIN_FN static void tn__sdpa_scores_f64(const tn__sdpa_args *a, int64_t b, 
         if (a->causal) for (int64_t j = i - j0 + 1 > 0 ? i - j0 + 1 : 0; j < bc; j++) s[j] = (double)-INFINITY;
     }
 }
-/* out [B, L, Ev] and lse [B, L], contiguous */
-typedef struct { const tn__sdpa_args *a; double *out, *lse; const double *dout; double *dq, *dk, *dv; } tn__sdpa_job_f64;
+/* out [B, L, Ev] and lse [B, L], contiguous; the gradients dq, dk, dv contiguous [B, L or S, E
+   or Ev], or (ga not NULL) laid out as ga's q, k, v: batch b's rows at dq + ga->qo[b], ga->rsq
+   apart (written straight into the stacked buffer of the packed projections) */
+typedef struct { const tn__sdpa_args *a, *ga; double *out, *lse; const double *dout; double *dq, *dk, *dv; } tn__sdpa_job_f64;
 TN__PLAIN_FN static void tn__sdpa_fwd_tasks_f64(void *job, int64_t t0, int64_t t1) {
     const tn__sdpa_job_f64 *jb = (const tn__sdpa_job_f64 *)job;
     const tn__sdpa_args *a = jb->a;
@@ -33213,7 +33468,7 @@ TN__PLAIN_FN static void tn__sdpa_fwd_tasks_f64(void *job, int64_t t0, int64_t t
 TN__PLAIN_FN static void tn__sdpa_fwd_f64(const tn__sdpa_args *a, double *out, double *lse) {
     const int64_t nqb = (a->L + TN__SDPA_BR - 1) / TN__SDPA_BR, ntask = a->B * nqb;
     const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(a->B, a->L), tn__mul_sat(a->S, a->E + a->Ev)), ntask);
-    tn__sdpa_job_f64 jb = {a, out, lse, NULL, NULL, NULL, NULL};
+    tn__sdpa_job_f64 jb = {a, NULL, out, lse, NULL, NULL, NULL, NULL};
     tn__parallel_range(nthr, ntask, tn__sdpa_fwd_tasks_f64, &jb);
 }
 /* dq [B, L, E], dk [B, S, E], dv [B, S, Ev] (zeroed, contiguous) from dout [B, L, Ev]: per batch,
@@ -33228,7 +33483,9 @@ TN__PLAIN_FN static void tn__sdpa_bwd_batches_f64(void *job, int64_t b0, int64_t
         double p[TN__SDPA_BR * TN__SDPA_BC], dp[TN__SDPA_BR * TN__SDPA_BC], D[TN__SDPA_BR];
         const double *q = (const double *)a->q + a->qo[b], *k = (const double *)a->k + a->ko[b], *v = (const double *)a->v + a->vo[b];
         const double *dO = dout + b * L * Ev, *O = out + b * L * Ev, *ls = lse + b * L;
-        double *dqb = dq + b * L * E, *dkb = dk + b * S * E, *dvb = dv + b * S * Ev;
+        const tn__sdpa_args *ga = jb->ga;
+        double *dqb = ga ? dq + ga->qo[b] : dq + b * L * E, *dkb = ga ? dk + ga->ko[b] : dk + b * S * E, *dvb = ga ? dv + ga->vo[b] : dv + b * S * Ev;
+        const int64_t rdq = ga ? ga->rsq : E, rdk = ga ? ga->rsk : E, rdv = ga ? ga->rsv : Ev;
         for (int64_t i0 = 0; i0 < L; i0 += TN__SDPA_BR) {
             const int64_t br = L - i0 < TN__SDPA_BR ? L - i0 : TN__SDPA_BR;
             for (int64_t r = 0; r < br; r++) { /* D_i = dout_i . out_i */
@@ -33246,7 +33503,7 @@ TN__PLAIN_FN static void tn__sdpa_bwd_batches_f64(void *job, int64_t b0, int64_t
                     for (int64_t j = 0; j < bc; j++) s[j] = exp(s[j] - l);
                 }
                 /* dv_j += P^T dout_i */
-                tn__gemm_f64(bc, Ev, br, (double)1, p, 1, TN__SDPA_BC, dO + i0 * Ev, Ev, 1, (double)1, dvb + j0 * Ev, Ev, 1);
+                tn__gemm_f64(bc, Ev, br, (double)1, p, 1, TN__SDPA_BC, dO + i0 * Ev, Ev, 1, (double)1, dvb + j0 * rdv, rdv, 1);
                 /* dP = dout_i v_j^T, then dS = P (dP - D) */
                 tn__gemm_f64(br, bc, Ev, (double)1, dO + i0 * Ev, Ev, 1, v + j0 * a->rsv, 1, a->rsv, (double)0, dp, TN__SDPA_BC, 1);
                 for (int64_t r = 0; r < br; r++) {
@@ -33258,16 +33515,20 @@ TN__PLAIN_FN static void tn__sdpa_bwd_batches_f64(void *job, int64_t b0, int64_t
                     if (a->mask_kind != 2 && ls[i0 + r] != ls[i0 + r]) memset(d, 0, (size_t)bc * sizeof(double));
                 }
                 /* dq_i += scale dS k_j; dk_j += scale dS^T q_i */
-                tn__gemm_f64(br, E, bc, (double)a->scale, dp, TN__SDPA_BC, 1, k + j0 * a->rsk, a->rsk, 1, (double)1, dqb + i0 * E, E, 1);
-                tn__gemm_f64(bc, E, br, (double)a->scale, dp, 1, TN__SDPA_BC, q + i0 * a->rsq, a->rsq, 1, (double)1, dkb + j0 * E, E, 1);
+                tn__gemm_f64(br, E, bc, (double)a->scale, dp, TN__SDPA_BC, 1, k + j0 * a->rsk, a->rsk, 1, (double)1, dqb + i0 * rdq, rdq, 1);
+                tn__gemm_f64(bc, E, br, (double)a->scale, dp, 1, TN__SDPA_BC, q + i0 * a->rsq, a->rsq, 1, (double)1, dkb + j0 * rdk, rdk, 1);
             }
         }
     }
 }
-TN__PLAIN_FN static void tn__sdpa_bwd_f64(const tn__sdpa_args *a, const double *out, const double *lse, const double *dout, double *dq, double *dk, double *dv) {
+TN__PLAIN_FN static void tn__sdpa_bwd_into_f64(const tn__sdpa_args *a, const tn__sdpa_args *ga, const double *out, const double *lse, const double *dout, double *dq, double *dk, double *dv) {
     const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(a->B, a->L), tn__mul_sat(a->S, a->E + a->Ev)), a->B);
-    tn__sdpa_job_f64 jb = {a, (double *)out, (double *)lse, dout, dq, dk, dv};
+    tn__sdpa_job_f64 jb = {a, ga, (double *)out, (double *)lse, dout, dq, dk, dv};
     tn__parallel_range(nthr, a->B, tn__sdpa_bwd_batches_f64, &jb);
+}
+/* the gradients contiguous */
+TN__PLAIN_FN static void tn__sdpa_bwd_f64(const tn__sdpa_args *a, const double *out, const double *lse, const double *dout, double *dq, double *dk, double *dv) {
+    tn__sdpa_bwd_into_f64(a, NULL, out, lse, dout, dq, dk, dv);
 }
 
 /* The batch layout of q [*, L, E], k [*, S, E], v [*, S, Ev] and the mask (broadcast to
@@ -33403,9 +33664,12 @@ static void tn__sdpa_grad_composite(tn_tensor *g, tn_tensor *q, tn_tensor *k, tn
     *gk = tn_mul_scalar(tn_matmul(tn_transpose(ds, -2, -1), q), scale);
 }
 /* The gradients g[0..2] of q0, k0, v0 (q, k, v's shapes with the batch dims broadcast) from
-   the forward's saved operands and results (out, lse); 0 or -1. */
+   the forward's saved operands and results (out, lse); 0 or -1. qkv (not NULL: q0, k0, v0
+   are views of it): where the CPU kernel can, the three are written straight into one
+   zero-filled buffer of qkv's shape, *gqkv (g[] left NULL), at the places the views take in
+   qkv: no stack of the three afterwards (1 % of the GPT step). */
 static int tn__sdpa_grads(tn_tensor *q0, tn_tensor *k0, tn_tensor *v0, tn_tensor *par, tn_tensor *mask0, tn_tensor *out, tn_tensor *lse,
-                          tn_tensor *grad, tn_tensor **g) {
+                          tn_tensor *grad, tn_tensor **g, tn_tensor *qkv, tn_tensor **gqkv) {
     if (!q0 || !k0 || !v0 || !par || !out || !lse) return -1;
     const double *pv = (const double *)tn_data_ptr(par);
     if (tn_is_grad_enabled()) { /* create_graph */
@@ -33433,6 +33697,29 @@ static int tn__sdpa_grads(tn_tensor *q0, tn_tensor *k0, tn_tensor *v0, tn_tensor
         int64_t bshape[TN_MAX_DIMS + 2], *offs = NULL;
         int nb = 0;
         if (!tn__sdpa_layout(q, k, v, mask, &a, bshape, &nb, &offs)) return TN__FAIL_INT("tn_scaled_dot_product_attention: out of memory");
+        /* into qkv's buffer: the views read in place (no copy), none broadcast over a batch dim (each
+           batch's rows its own) */
+        bool into = qkv && gqkv && q == q0 && k == k0 && v == v0 && tn_is_contiguous(qkv) && qkv->dtype == q->dtype;
+        tn_tensor *const qkv3[3] = {q, k, v};
+        for (int i = 0; into && i < 3; i++) into = tn_numel(qkv3[i]) == a.B * qkv3[i]->shape[qkv3[i]->ndim - 2] * qkv3[i]->shape[qkv3[i]->ndim - 1];
+        if (into) {
+            tn_tensor *G = *gqkv = tn_zeros(qkv->shape, qkv->ndim, qkv->dtype);
+            if (G) {
+                const size_t es = tn_dtype_size(q->dtype);
+                char *gb = (char *)tn_data_ptr(G);
+                const char *qb = (const char *)tn_data_ptr(qkv);
+                void *d[3];
+                for (int i = 0; i < 3; i++) d[i] = gb + ((const char *)tn_data_ptr(qkv3[i]) - qb) / es * es;
+                if (q->dtype == TN_F32)
+                    TN__WIDE(tn__sdpa_bwd_into_f32)(&a, &a, (const float *)tn_data_ptr(out), (const float *)tn_data_ptr(lse), (const float *)tn_data_ptr(dout),
+                                               (float *)d[0], (float *)d[1], (float *)d[2]);
+                else
+                    tn__sdpa_bwd_into_f64(&a, &a, (const double *)tn_data_ptr(out), (const double *)tn_data_ptr(lse), (const double *)tn_data_ptr(dout),
+                                     (double *)d[0], (double *)d[1], (double *)d[2]);
+            }
+            TN_FREE(offs);
+            return G ? 0 : -1;
+        }
         bshape[nb] = a.L; bshape[nb + 1] = a.E;
         g[0] = tn_zeros(bshape, nb + 2, q->dtype);
         bshape[nb] = a.S;
@@ -33455,7 +33742,7 @@ static int tn__sdpa_fused_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int
     (void)user;
     tn_tensor *g[3] = {NULL, NULL, NULL};
     if (tn__sdpa_grads(tn_ctx_saved(ctx, 0), tn_ctx_saved(ctx, 1), tn_ctx_saved(ctx, 2), tn_ctx_saved(ctx, 3), n > 4 ? tn_ctx_saved(ctx, 4) : NULL,
-                       tn_ctx_saved(ctx, n), tn_ctx_saved(ctx, n + 1), grad, g)) return -1;
+                       tn_ctx_saved(ctx, n), tn_ctx_saved(ctx, n + 1), grad, g, NULL, NULL)) return -1;
     for (int i = 0; i < 3; i++)
         if (tn_ctx_needs_grad(ctx, i)) gin[i] = tn__sum_to(g[i], &ctx->in[i]);
     return 0;
@@ -33487,7 +33774,11 @@ static int tn__sdpa_qkv_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int n
     const double *pv = (const double *)tn_data_ptr(par);
     if (tn_is_grad_enabled()) tn__sdpa_qkv_views(qkv, pv, v3);   /* create_graph: the views of qkv on the tape, so that the gradients reach it */
     tn_tensor *g[3] = {NULL, NULL, NULL};
-    if (tn__sdpa_grads(v3[0], v3[1], v3[2], par, m > 4 ? tn_ctx_saved(ctx, 4) : NULL, tn_ctx_saved(ctx, m), tn_ctx_saved(ctx, m + 1), grad, g)) return -1;
+    tn_tensor *gqkv = NULL;
+    if (tn__sdpa_grads(v3[0], v3[1], v3[2], par, m > 4 ? tn_ctx_saved(ctx, 4) : NULL, tn_ctx_saved(ctx, m), tn_ctx_saved(ctx, m + 1), grad, g,
+                       tn_is_grad_enabled() ? NULL : qkv, &gqkv))
+        return -1;
+    if (gqkv) return (gin[0] = gqkv) ? 0 : -1;   /* written in place in qkv's layout */
     int64_t inv[4];
     for (int d = 0; d < 4; d++) inv[(int64_t)pv[2 + d]] = d;
     for (int i = 0; i < 3; i++) g[i] = tn_permute(g[i], inv, 4);   /* [A, B, H, hd] */
@@ -33661,6 +33952,25 @@ static int tn__embedding_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, 
     gin[0] = z && ix[0] ? tn_index_put(z, ix, 1, g2, .accumulate = true) : NULL;
     return gin[0] ? 0 : -1;
 }
+/* The rows of a contiguous CPU weight at int64 indices (contiguous, all in [0, V)), a row
+   copy each: index_select's generic strided loop cost 1 % of the GPT step. NULL for other
+   arguments (index_select then copies them or reports the bad index). */
+static tn_tensor *tn__embedding_rows_cpu(tn_tensor *w, tn_tensor *flat) {
+    if (!flat || w->device != TN_CPU || flat->device != TN_CPU || flat->dtype != TN_I64 || !tn_is_contiguous(w) || !tn_is_contiguous(flat) ||
+        tn_numel(w) == 0)
+        return NULL;
+    const int64_t n = tn_numel(flat), V = w->shape[0], D = w->shape[1];
+    const int64_t *ix = (const int64_t *)tn_data_ptr(flat);
+    for (int64_t i = 0; i < n; i++)
+        if (ix[i] < 0 || ix[i] >= V) return NULL;
+    tn_tensor *rows = tn__own(tn__new(w->dtype, TN_CPU, TN_SHAPE(n, D)));
+    if (!rows) return NULL;
+    const size_t rb = (size_t)D * tn_dtype_size(w->dtype);
+    const char *src = (const char *)tn_data_ptr(w);
+    char *dst = (char *)tn_data_ptr(rows);
+    for (int64_t i = 0; i < n; i++) memcpy(dst + (size_t)i * rb, src + (size_t)ix[i] * rb, rb);
+    return rows;
+}
 static tn_tensor *tn__embedding_impl(tn_tensor *idx, tn_tensor *w, bool padded, int64_t pad) {
     const char *fn = "tn_embedding";
     TN__CHECK_NULL(idx); TN__CHECK_NULL(w);
@@ -33673,9 +33983,12 @@ static tn_tensor *tn__embedding_impl(tn_tensor *idx, tn_tensor *w, bool padded, 
     if (pad < 0) pad += V;
     tn_scope_begin();
     tn_tensor *flat = tn_reshape(idx, TN_SHAPE(-1));
-    tn_no_grad_begin();   /* the rows without history: the node below is the op's */
-    tn_tensor *rows = tn_index_select(w, 0, flat);
-    tn_no_grad_end();
+    tn_tensor *rows = tn__embedding_rows_cpu(w, flat);
+    if (!rows) {
+        tn_no_grad_begin();   /* the rows without history: the node below is the op's */
+        rows = tn_index_select(w, 0, flat);
+        tn_no_grad_end();
+    }
     int64_t shape[TN_MAX_DIMS];
     memcpy(shape, idx->shape, (size_t)idx->ndim * sizeof(int64_t));
     shape[idx->ndim] = D;

@@ -18,6 +18,17 @@
  *     of many sizes (0-size, 0-d, one big enough to split across threads), a transposed one,
  *     two views of one storage and one without a grad, at 1 and 2 threads, three steps:
  *     parameters and state bit-identical.
+ *   - layer norm's AVX-512 rows and its one-pass backward (src/nn/norm.c): the plain and the
+ *     AVX-512 loops give the same bits, at 1 and 2 threads the same bits (row blocks fixed by
+ *     the size), float32 within rounding of float64, float64 equal to the composite of
+ *     mean/var ops (values and gradients) to 1e-12; widths 1..200 (the 8-lane tail) and row
+ *     counts across the 64-row blocks, with and without weight and bias.
+ *   - self-attention's q, k, v gradients written straight into the packed projections' buffer
+ *     (src/nn/attention.c, tn__sdpa_grads into qkv): MultiheadAttention's fused path against
+ *     its composite (need_weights), float32 and float64, batch_first both ways, causal and
+ *     key-padding masks, a non-contiguous input: output and every gradient.
+ *   - the embedding's row copy (src/nn/embedding.c): index_select's values, out-of-range and
+ *     negative indices still refused with its message, gradients unchanged.
  *   - gradient accumulation in place (src/autograd/engine.c, tn__accumulate): several paths
  *     into a leaf, into a retained non-leaf and into autograd.grad's inputs give the sums
  *     of the out-of-place path, and no tensor the caller can see is written: the gradient
@@ -246,6 +257,126 @@ TEST(test_optim_multi_tensor_bitwise) {
 }
 
 /* a hook that keeps (a copy of and) a reference to the gradient it saw */
+/* layer norm over the last dim of x [M, D] (weight and bias when wb), forward and the
+   gradients of sum(y * r) for x, w, b: out[0..3] */
+static void run_ln(int64_t M, int64_t D, bool wb, tn_dtype dt, bool composite, tn_tensor **out) {
+    tn_manual_seed(3);
+    tn_tensor *x = tn_to_dtype(tn_add_scalar(tn_mul_scalar(tn_randn(SH(M, D), TN_F64), 3.0), 0.5), dt);
+    tn_tensor *w = wb ? tn_to_dtype(tn_randn(SH(D), TN_F64), dt) : NULL, *b = wb ? tn_to_dtype(tn_randn(SH(D), TN_F64), dt) : NULL;
+    tn_tensor *r = tn_to_dtype(tn_randn(SH(M, D), TN_F64), dt);
+    tn_requires_grad_(x, true);
+    if (wb) { tn_requires_grad_(w, true); tn_requires_grad_(b, true); }
+    tn_tensor *y;
+    if (composite) {
+        tn_tensor *mean = tn_mean_dims(x, SH(1), .keepdim = true), *var = tn_var_dims(x, SH(1), .correction = 0, .keepdim = true);
+        y = tn_mul(tn_sub(x, mean), tn_rsqrt(tn_add_scalar(var, 1e-5)));
+        if (wb) y = tn_add(tn_mul(y, w), b);
+    } else {
+        y = tn_layer_norm(x, SH(D), .weight = w, .bias = b);
+    }
+    tn_tensor *ins[3] = {x, w, b}, *loss = tn_sum(tn_mul(y, r));
+    out[0] = y;
+    out[2] = out[3] = NULL;
+    CHECK(tn_autograd_grad(&loss, 1, ins, wb ? 3 : 1, NULL, out + 1) == 0);
+}
+TEST(test_ln_wide_loops_bitwise) {
+    static const int64_t Ds[] = {1, 7, 8, 13, 128, 200}, Ms[] = {1, 63, 64, 130};
+    for (int di = 0; di < 6; di++)
+        for (int mi = 0; mi < 4; mi++)
+            for (int wb = 0; wb < 2; wb++) {
+                const int64_t D = Ds[di], M = Ms[mi];
+                tn_scope_begin();
+                tn_tensor *p32[4], *x32[4], *t32[4], *p64[4], *x64[4], *c64[4];
+                tn__avx512_loops = 0;
+                run_ln(M, D, wb, TN_F32, false, p32);
+                run_ln(M, D, wb, TN_F64, false, p64);
+                tn__avx512_loops = 1;
+                run_ln(M, D, wb, TN_F32, false, x32);
+                run_ln(M, D, wb, TN_F64, false, x64);
+                run_ln(M, D, wb, TN_F64, true, c64);
+                const int nt = tn_get_num_threads();
+                tn_set_num_threads(nt == 1 ? 2 : 1);
+                run_ln(M, D, wb, TN_F32, false, t32);
+                tn_set_num_threads(nt);
+                for (int i = 0; i < (wb ? 4 : 2); i++) {
+                    CHECK_MSG(p32[i] && x32[i] && tn_equal(p32[i], x32[i]), "D %lld M %lld wb %d: float32 result %d differs plain / AVX-512", (long long)D, (long long)M, wb, i);
+                    CHECK_MSG(p64[i] && x64[i] && tn_equal(p64[i], x64[i]), "D %lld M %lld wb %d: float64 result %d differs plain / AVX-512", (long long)D, (long long)M, wb, i);
+                    CHECK_MSG(t32[i] && tn_equal(t32[i], x32[i]), "D %lld M %lld wb %d: result %d differs at another thread count", (long long)D, (long long)M, wb, i);
+                    CHECK_MSG(c64[i] && tn_allclose(x64[i], c64[i], .rtol = 1e-10, .atol = 1e-10),
+                              "D %lld M %lld wb %d: float64 result %d is not the composite's", (long long)D, (long long)M, wb, i);
+                    /* D = 1: y is b (or 0) and x's gradient 0; float32 within its rounding otherwise */
+                    CHECK_MSG(tn_allclose(tn_to_dtype(x32[i], TN_F64), x64[i], .rtol = 1e-4, .atol = 1e-4 * (double)M),
+                              "D %lld M %lld wb %d: float32 result %d is not float64's to float rounding", (long long)D, (long long)M, wb, i);
+                }
+                tn_scope_end();
+            }
+}
+
+/* MultiheadAttention's self-attention, fused (need_weights false: the packed qkv node) or the
+   composite (need_weights): out[0] the output, then the gradients of x and the parameters */
+static int run_mha(bool fused, bool bf, int maskkind, bool nc, tn_dtype dt, tn_tensor **out) {
+    tn_manual_seed(13);
+    tn_module *m = tn_nn_multihead_attention(16, 4, .batch_first = bf, .dropout = 0);
+    tn_module_to_dtype(m, dt);
+    const int64_t N = 3, L = 70;   /* 70: a 64-row tile and a tail */
+    const int64_t xs[3] = {bf ? N : L, bf ? L : N, 16};
+    tn_tensor *x = tn_to_dtype(tn_randn(xs, 3, TN_F64), dt);
+    if (nc) x = tn_transpose(tn_contiguous(tn_transpose(x, 0, 1)), 0, 1);
+    tn_requires_grad_(x, true);
+    tn_tensor *kpm = maskkind == 2 ? tn_gt_scalar(tn_rand(SH(N, L), TN_F64), 0.8) : NULL;
+    if (kpm) for (int64_t n = 0; n < N; n++) tn_fill_(tn_select(tn_select(kpm, 0, n), 0, 0), 0);   /* no row fully masked */
+    tn_tensor *w = NULL;
+    tn_tensor *y = tn_nn_mha_forward(m, x, x, x, fused ? NULL : &w, .need_weights = !fused, .key_padding_mask = kpm,
+                                     .attn_mask = maskkind == 1 ? tn_nn_generate_square_subsequent_mask(L, dt) : NULL, .is_causal = maskkind == 1);
+    tn_tensor *loss = tn_sum(tn_mul(y, tn_to_dtype(tn_randn(tn_shape(y), 3, TN_F64), dt)));
+    tn_tensor *ins[16];
+    int k = 0, n = 0;
+    ins[k++] = x;
+    tn_dict *ps = tn_module_named_parameters(m);
+    for (int64_t i = 0; i < tn_dict_len(ps); i++) ins[k++] = tn_dict_values(ps)[i];
+    out[n++] = y;
+    CHECK(tn_autograd_grad(&loss, 1, ins, k, NULL, out + n) == 0);
+    n += k;
+    tn_dict_free(ps);
+    tn_module_free(m);
+    return n;
+}
+TEST(test_mha_qkv_grads_in_place) {
+    for (int dt = 0; dt < 2; dt++)
+        for (int bf = 0; bf < 2; bf++)
+            for (int mk = 0; mk < 3; mk++)
+                for (int nc = 0; nc < 2; nc++) {
+                    tn_scope_begin();
+                    tn_tensor *a[16] = {NULL}, *b[16] = {NULL};
+                    const tn_dtype d = dt ? TN_F64 : TN_F32;
+                    const int n = run_mha(true, bf, mk, nc, d, a), n2 = run_mha(false, bf, mk, nc, d, b);
+                    CHECK(n == n2 && n >= 5);
+                    for (int i = 0; i < n; i++)
+                        CHECK_MSG(a[i] && b[i] && tn_allclose(a[i], b[i], .rtol = dt ? 1e-10 : 1e-4, .atol = dt ? 1e-10 : 1e-5),
+                                  "dtype %d bf %d mask %d nc %d: result %d fused differs from the composite", dt, bf, mk, nc, i);
+                    tn_scope_end();
+                }
+}
+/* the embedding's row copy: index_select's rows and gradients; a bad index still refused */
+TEST(test_embedding_rows) {
+    tn_scope_begin();
+    tn_manual_seed(9);
+    tn_tensor *w = tn_randn(SH(10, 5), TN_F32), *ix = tn_randint(0, 10, SH(4, 6), TN_I64, NULL);
+    tn_requires_grad_(w, true);
+    tn_tensor *y = tn_embedding(ix, w);
+    CHECK(y && tn_ndim(y) == 3 && tn_shape(y)[2] == 5);
+    CHECK(tn_equal(y, tn_reshape(tn_index_select(tn_detach(w), 0, tn_reshape(ix, SH(-1))), SH(4, 6, 5))));
+    tn_backward(tn_sum(tn_mul(y, y)));
+    CHECK(tn_allclose(tn_grad(w), tn_index_add(tn_zeros(SH(10, 5), TN_F32), 0, tn_reshape(ix, SH(-1)), tn_reshape(tn_mul_scalar(tn_detach(y), 2), SH(24, 5))), .atol = 1e-6));
+    CHECK(tn_equal(tn_embedding(tn_transpose(ix, 0, 1), w), tn_transpose(y, 0, 1)));   /* non-contiguous indices: index_select's path */
+    CHECK(tn_numel(tn_embedding(tn_zeros(SH(0), TN_I64), w)) == 0);
+    CHECK(tn_embedding(tn_full(SH(2), 10, TN_I64), w) == NULL);
+    CHECK(strstr(tn_last_error(), "index") != NULL);
+    CHECK(tn_embedding(tn_full(SH(2), -1, TN_I64), w) == NULL);
+    tn_clear_error();
+    tn_scope_end();
+}
+
 static tn_tensor *kept_ref, *kept_copy;
 static tn_tensor *keep_hook(tn_tensor *g, void *user) {
     (void)user;
@@ -300,6 +431,9 @@ int main(void) {
     RUN(test_sdpa_wide_loops_bitwise);
     RUN(test_ce_wide_loops_bitwise);
     RUN(test_ce_row_max_lanes);
+    RUN(test_ln_wide_loops_bitwise);
+    RUN(test_mha_qkv_grads_in_place);
+    RUN(test_embedding_rows);
     RUN(test_accumulate_in_place);
     RUN(test_optim_multi_tensor_bitwise);
     tn_memory_stats end = tn_memory_stats_get();

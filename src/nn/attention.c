@@ -41,8 +41,10 @@ ATTR static void tn__sdpa_scores_##SFX(const tn__sdpa_args *a, int64_t b, int64_
         if (a->causal) for (int64_t j = i - j0 + 1 > 0 ? i - j0 + 1 : 0; j < bc; j++) s[j] = (T)-INFINITY;
     }
 }
-/* out [B, L, Ev] and lse [B, L], contiguous */
-typedef struct { const tn__sdpa_args *a; T *out, *lse; const T *dout; T *dq, *dk, *dv; } tn__sdpa_job_##SFX;
+/* out [B, L, Ev] and lse [B, L], contiguous; the gradients dq, dk, dv contiguous [B, L or S, E
+   or Ev], or (ga not NULL) laid out as ga's q, k, v: batch b's rows at dq + ga->qo[b], ga->rsq
+   apart (written straight into the stacked buffer of the packed projections) */
+typedef struct { const tn__sdpa_args *a, *ga; T *out, *lse; const T *dout; T *dq, *dk, *dv; } tn__sdpa_job_##SFX;
 ATTR static void tn__sdpa_fwd_tasks_##SFX(void *job, int64_t t0, int64_t t1) {
     const tn__sdpa_job_##SFX *jb = (const tn__sdpa_job_##SFX *)job;
     const tn__sdpa_args *a = jb->a;
@@ -85,7 +87,7 @@ ATTR static void tn__sdpa_fwd_tasks_##SFX(void *job, int64_t t0, int64_t t1) {
 ATTR static void tn__sdpa_fwd_##SFX(const tn__sdpa_args *a, T *out, T *lse) {
     const int64_t nqb = (a->L + TN__SDPA_BR - 1) / TN__SDPA_BR, ntask = a->B * nqb;
     const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(a->B, a->L), tn__mul_sat(a->S, a->E + a->Ev)), ntask);
-    tn__sdpa_job_##SFX jb = {a, out, lse, NULL, NULL, NULL, NULL};
+    tn__sdpa_job_##SFX jb = {a, NULL, out, lse, NULL, NULL, NULL, NULL};
     tn__parallel_range(nthr, ntask, tn__sdpa_fwd_tasks_##SFX, &jb);
 }
 /* dq [B, L, E], dk [B, S, E], dv [B, S, Ev] (zeroed, contiguous) from dout [B, L, Ev]: per batch,
@@ -100,7 +102,9 @@ ATTR static void tn__sdpa_bwd_batches_##SFX(void *job, int64_t b0, int64_t b1) {
         T p[TN__SDPA_BR * TN__SDPA_BC], dp[TN__SDPA_BR * TN__SDPA_BC], D[TN__SDPA_BR];
         const T *q = (const T *)a->q + a->qo[b], *k = (const T *)a->k + a->ko[b], *v = (const T *)a->v + a->vo[b];
         const T *dO = dout + b * L * Ev, *O = out + b * L * Ev, *ls = lse + b * L;
-        T *dqb = dq + b * L * E, *dkb = dk + b * S * E, *dvb = dv + b * S * Ev;
+        const tn__sdpa_args *ga = jb->ga;
+        T *dqb = ga ? dq + ga->qo[b] : dq + b * L * E, *dkb = ga ? dk + ga->ko[b] : dk + b * S * E, *dvb = ga ? dv + ga->vo[b] : dv + b * S * Ev;
+        const int64_t rdq = ga ? ga->rsq : E, rdk = ga ? ga->rsk : E, rdv = ga ? ga->rsv : Ev;
         for (int64_t i0 = 0; i0 < L; i0 += TN__SDPA_BR) {
             const int64_t br = L - i0 < TN__SDPA_BR ? L - i0 : TN__SDPA_BR;
             for (int64_t r = 0; r < br; r++) { /* D_i = dout_i . out_i */
@@ -118,7 +122,7 @@ ATTR static void tn__sdpa_bwd_batches_##SFX(void *job, int64_t b0, int64_t b1) {
                     for (int64_t j = 0; j < bc; j++) s[j] = EXP(s[j] - l);
                 }
                 /* dv_j += P^T dout_i */
-                GEMM(bc, Ev, br, (T)1, p, 1, TN__SDPA_BC, dO + i0 * Ev, Ev, 1, (T)1, dvb + j0 * Ev, Ev, 1);
+                GEMM(bc, Ev, br, (T)1, p, 1, TN__SDPA_BC, dO + i0 * Ev, Ev, 1, (T)1, dvb + j0 * rdv, rdv, 1);
                 /* dP = dout_i v_j^T, then dS = P (dP - D) */
                 GEMM(br, bc, Ev, (T)1, dO + i0 * Ev, Ev, 1, v + j0 * a->rsv, 1, a->rsv, (T)0, dp, TN__SDPA_BC, 1);
                 for (int64_t r = 0; r < br; r++) {
@@ -130,16 +134,20 @@ ATTR static void tn__sdpa_bwd_batches_##SFX(void *job, int64_t b0, int64_t b1) {
                     if (a->mask_kind != 2 && ls[i0 + r] != ls[i0 + r]) memset(d, 0, (size_t)bc * sizeof(T));
                 }
                 /* dq_i += scale dS k_j; dk_j += scale dS^T q_i */
-                GEMM(br, E, bc, (T)a->scale, dp, TN__SDPA_BC, 1, k + j0 * a->rsk, a->rsk, 1, (T)1, dqb + i0 * E, E, 1);
-                GEMM(bc, E, br, (T)a->scale, dp, 1, TN__SDPA_BC, q + i0 * a->rsq, a->rsq, 1, (T)1, dkb + j0 * E, E, 1);
+                GEMM(br, E, bc, (T)a->scale, dp, TN__SDPA_BC, 1, k + j0 * a->rsk, a->rsk, 1, (T)1, dqb + i0 * rdq, rdq, 1);
+                GEMM(bc, E, br, (T)a->scale, dp, 1, TN__SDPA_BC, q + i0 * a->rsq, a->rsq, 1, (T)1, dkb + j0 * rdk, rdk, 1);
             }
         }
     }
 }
-ATTR static void tn__sdpa_bwd_##SFX(const tn__sdpa_args *a, const T *out, const T *lse, const T *dout, T *dq, T *dk, T *dv) {
+ATTR static void tn__sdpa_bwd_into_##SFX(const tn__sdpa_args *a, const tn__sdpa_args *ga, const T *out, const T *lse, const T *dout, T *dq, T *dk, T *dv) {
     const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(a->B, a->L), tn__mul_sat(a->S, a->E + a->Ev)), a->B);
-    tn__sdpa_job_##SFX jb = {a, (T *)out, (T *)lse, dout, dq, dk, dv};
+    tn__sdpa_job_##SFX jb = {a, ga, (T *)out, (T *)lse, dout, dq, dk, dv};
     tn__parallel_range(nthr, a->B, tn__sdpa_bwd_batches_##SFX, &jb);
+}
+/* the gradients contiguous */
+ATTR static void tn__sdpa_bwd_##SFX(const tn__sdpa_args *a, const T *out, const T *lse, const T *dout, T *dq, T *dk, T *dv) {
+    tn__sdpa_bwd_into_##SFX(a, NULL, out, lse, dout, dq, dk, dv);
 }
 /* @end TN__SDPA_DEFINE */
 TN__SDPA_DEFINE(float, f32, tn__expf_v, logf, TN__PLAIN_FN, tn__gemm_f32)
@@ -281,9 +289,12 @@ static void tn__sdpa_grad_composite(tn_tensor *g, tn_tensor *q, tn_tensor *k, tn
     *gk = tn_mul_scalar(tn_matmul(tn_transpose(ds, -2, -1), q), scale);
 }
 /* The gradients g[0..2] of q0, k0, v0 (q, k, v's shapes with the batch dims broadcast) from
-   the forward's saved operands and results (out, lse); 0 or -1. */
+   the forward's saved operands and results (out, lse); 0 or -1. qkv (not NULL: q0, k0, v0
+   are views of it): where the CPU kernel can, the three are written straight into one
+   zero-filled buffer of qkv's shape, *gqkv (g[] left NULL), at the places the views take in
+   qkv: no stack of the three afterwards (1 % of the GPT step). */
 static int tn__sdpa_grads(tn_tensor *q0, tn_tensor *k0, tn_tensor *v0, tn_tensor *par, tn_tensor *mask0, tn_tensor *out, tn_tensor *lse,
-                          tn_tensor *grad, tn_tensor **g) {
+                          tn_tensor *grad, tn_tensor **g, tn_tensor *qkv, tn_tensor **gqkv) {
     if (!q0 || !k0 || !v0 || !par || !out || !lse) return -1;
     const double *pv = (const double *)tn_data_ptr(par);
     if (tn_is_grad_enabled()) { /* create_graph */
@@ -311,6 +322,29 @@ static int tn__sdpa_grads(tn_tensor *q0, tn_tensor *k0, tn_tensor *v0, tn_tensor
         int64_t bshape[TN_MAX_DIMS + 2], *offs = NULL;
         int nb = 0;
         if (!tn__sdpa_layout(q, k, v, mask, &a, bshape, &nb, &offs)) return TN__FAIL_INT("tn_scaled_dot_product_attention: out of memory");
+        /* into qkv's buffer: the views read in place (no copy), none broadcast over a batch dim (each
+           batch's rows its own) */
+        bool into = qkv && gqkv && q == q0 && k == k0 && v == v0 && tn_is_contiguous(qkv) && qkv->dtype == q->dtype;
+        tn_tensor *const qkv3[3] = {q, k, v};
+        for (int i = 0; into && i < 3; i++) into = tn_numel(qkv3[i]) == a.B * qkv3[i]->shape[qkv3[i]->ndim - 2] * qkv3[i]->shape[qkv3[i]->ndim - 1];
+        if (into) {
+            tn_tensor *G = *gqkv = tn_zeros(qkv->shape, qkv->ndim, qkv->dtype);
+            if (G) {
+                const size_t es = tn_dtype_size(q->dtype);
+                char *gb = (char *)tn_data_ptr(G);
+                const char *qb = (const char *)tn_data_ptr(qkv);
+                void *d[3];
+                for (int i = 0; i < 3; i++) d[i] = gb + ((const char *)tn_data_ptr(qkv3[i]) - qb) / es * es;
+                if (q->dtype == TN_F32)
+                    TN__WIDE(tn__sdpa_bwd_into_f32)(&a, &a, (const float *)tn_data_ptr(out), (const float *)tn_data_ptr(lse), (const float *)tn_data_ptr(dout),
+                                               (float *)d[0], (float *)d[1], (float *)d[2]);
+                else
+                    tn__sdpa_bwd_into_f64(&a, &a, (const double *)tn_data_ptr(out), (const double *)tn_data_ptr(lse), (const double *)tn_data_ptr(dout),
+                                     (double *)d[0], (double *)d[1], (double *)d[2]);
+            }
+            TN_FREE(offs);
+            return G ? 0 : -1;
+        }
         bshape[nb] = a.L; bshape[nb + 1] = a.E;
         g[0] = tn_zeros(bshape, nb + 2, q->dtype);
         bshape[nb] = a.S;
@@ -333,7 +367,7 @@ static int tn__sdpa_fused_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int
     (void)user;
     tn_tensor *g[3] = {NULL, NULL, NULL};
     if (tn__sdpa_grads(tn_ctx_saved(ctx, 0), tn_ctx_saved(ctx, 1), tn_ctx_saved(ctx, 2), tn_ctx_saved(ctx, 3), n > 4 ? tn_ctx_saved(ctx, 4) : NULL,
-                       tn_ctx_saved(ctx, n), tn_ctx_saved(ctx, n + 1), grad, g)) return -1;
+                       tn_ctx_saved(ctx, n), tn_ctx_saved(ctx, n + 1), grad, g, NULL, NULL)) return -1;
     for (int i = 0; i < 3; i++)
         if (tn_ctx_needs_grad(ctx, i)) gin[i] = tn__sum_to(g[i], &ctx->in[i]);
     return 0;
@@ -365,7 +399,11 @@ static int tn__sdpa_qkv_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int n
     const double *pv = (const double *)tn_data_ptr(par);
     if (tn_is_grad_enabled()) tn__sdpa_qkv_views(qkv, pv, v3);   /* create_graph: the views of qkv on the tape, so that the gradients reach it */
     tn_tensor *g[3] = {NULL, NULL, NULL};
-    if (tn__sdpa_grads(v3[0], v3[1], v3[2], par, m > 4 ? tn_ctx_saved(ctx, 4) : NULL, tn_ctx_saved(ctx, m), tn_ctx_saved(ctx, m + 1), grad, g)) return -1;
+    tn_tensor *gqkv = NULL;
+    if (tn__sdpa_grads(v3[0], v3[1], v3[2], par, m > 4 ? tn_ctx_saved(ctx, 4) : NULL, tn_ctx_saved(ctx, m), tn_ctx_saved(ctx, m + 1), grad, g,
+                       tn_is_grad_enabled() ? NULL : qkv, &gqkv))
+        return -1;
+    if (gqkv) return (gin[0] = gqkv) ? 0 : -1;   /* written in place in qkv's layout */
     int64_t inv[4];
     for (int d = 0; d < 4; d++) inv[(int64_t)pv[2 + d]] = d;
     for (int i = 0; i < 3; i++) g[i] = tn_permute(g[i], inv, 4);   /* [A, B, H, hd] */

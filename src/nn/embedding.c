@@ -61,6 +61,25 @@ static int tn__embedding_bw(tn_ctx *n, tn_tensor *gy, tn_tensor **gin, int nin, 
     gin[0] = z && ix[0] ? tn_index_put(z, ix, 1, g2, .accumulate = true) : NULL;
     return gin[0] ? 0 : -1;
 }
+/* The rows of a contiguous CPU weight at int64 indices (contiguous, all in [0, V)), a row
+   copy each: index_select's generic strided loop cost 1 % of the GPT step. NULL for other
+   arguments (index_select then copies them or reports the bad index). */
+static tn_tensor *tn__embedding_rows_cpu(tn_tensor *w, tn_tensor *flat) {
+    if (!flat || w->device != TN_CPU || flat->device != TN_CPU || flat->dtype != TN_I64 || !tn_is_contiguous(w) || !tn_is_contiguous(flat) ||
+        tn_numel(w) == 0)
+        return NULL;
+    const int64_t n = tn_numel(flat), V = w->shape[0], D = w->shape[1];
+    const int64_t *ix = (const int64_t *)tn_data_ptr(flat);
+    for (int64_t i = 0; i < n; i++)
+        if (ix[i] < 0 || ix[i] >= V) return NULL;
+    tn_tensor *rows = tn__own(tn__new(w->dtype, TN_CPU, TN_SHAPE(n, D)));
+    if (!rows) return NULL;
+    const size_t rb = (size_t)D * tn_dtype_size(w->dtype);
+    const char *src = (const char *)tn_data_ptr(w);
+    char *dst = (char *)tn_data_ptr(rows);
+    for (int64_t i = 0; i < n; i++) memcpy(dst + (size_t)i * rb, src + (size_t)ix[i] * rb, rb);
+    return rows;
+}
 static tn_tensor *tn__embedding_impl(tn_tensor *idx, tn_tensor *w, bool padded, int64_t pad) {
     const char *fn = "tn_embedding";
     TN__CHECK_NULL(idx); TN__CHECK_NULL(w);
@@ -73,9 +92,12 @@ static tn_tensor *tn__embedding_impl(tn_tensor *idx, tn_tensor *w, bool padded, 
     if (pad < 0) pad += V;
     tn_scope_begin();
     tn_tensor *flat = tn_reshape(idx, TN_SHAPE(-1));
-    tn_no_grad_begin();   /* the rows without history: the node below is the op's */
-    tn_tensor *rows = tn_index_select(w, 0, flat);
-    tn_no_grad_end();
+    tn_tensor *rows = tn__embedding_rows_cpu(w, flat);
+    if (!rows) {
+        tn_no_grad_begin();   /* the rows without history: the node below is the op's */
+        rows = tn_index_select(w, 0, flat);
+        tn_no_grad_end();
+    }
     int64_t shape[TN_MAX_DIMS];
     memcpy(shape, idx->shape, (size_t)idx->ndim * sizeof(int64_t));
     shape[idx->ndim] = D;

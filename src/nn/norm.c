@@ -148,124 +148,176 @@ TN__BN_KERNELS(float, f32)
 TN__BN_KERNELS(double, f64)
 #undef TN__BN_CB
 /* Layer norm of x [M, D] on the CPU: threads take rows; per row the mean and the centred
-   squares in double (8 lanes, as batch norm's), the normalisation in T. The backward's
-   weight and bias gradients are column sums, taken by threads over column blocks with
-   rows in order, so the bits do not depend on the number of threads. */
-/* @template TN__LN_KERNELS(T, S) */
+   squares in double (8 lanes, as batch norm's), the normalisation in T. The backward takes
+   blocks of TN__LN_RB rows: per row both sums, then the input gradient, and the weight and
+   bias gradients' column sums of the block (rows in order) in the same pass; the blocks'
+   sums are added in block order after. The blocks do not depend on the number of threads,
+   so neither do the bits. The float and double rows are compiled twice, plain and for
+   AVX-512 (the same operations in the same order: the same bits), and TN__WIDE picks. */
+#define TN__LN_RB 64
+/* The plain rows' 8-lane sums for the LN template: batch norm's helpers, and the backward's
+   sums of g = gy w (w NULL: 1) and g (x - m) */
+/* @template TN__LN_SUMS(T, S) */
+static void tn__ln_dot_##S(const T *gp, const T *w, const T *xp, int64_t L, double m, double *g8, double *p8) {
+    int64_t l = 0;
+    for (; l + 8 <= L; l += 8) for (int j = 0; j < 8; j++) {
+        const double g = w ? (double)gp[l + j] * (double)w[l + j] : (double)gp[l + j];
+        g8[j] += g; p8[j] += g * ((double)xp[l + j] - m);
+    }
+    for (; l < L; l++) { const double g = w ? (double)gp[l] * (double)w[l] : (double)gp[l]; g8[l & 7] += g; p8[l & 7] += g * ((double)xp[l] - m); }
+}
+/* @end TN__LN_SUMS */
+TN__LN_SUMS(float, f32)
+TN__LN_SUMS(double, f64)
+#ifdef TN__AVX512_FN
+/* The same sums in one AVX-512 register of 8 doubles (GCC leaves the plain lanes scalar):
+   lane j takes elements l + j, the same operations in the same order, the same bits */
+/* @template TN__LN_SUMS_X(T, S, LOAD8) */
+TN__AVX512_FN static void tn__bn_sum_##S(const T *xp, int64_t L, double *acc) {
+    __m512d a = _mm512_loadu_pd(acc);
+    int64_t l = 0;
+    for (; l + 8 <= L; l += 8) a = _mm512_add_pd(a, LOAD8(xp + l));
+    _mm512_storeu_pd(acc, a);
+    for (; l < L; l++) acc[l & 7] += xp[l];
+}
+TN__AVX512_FN static void tn__bn_sq_##S(const T *xp, int64_t L, double m, double *acc) {
+    const __m512d mv = _mm512_set1_pd(m);
+    __m512d a = _mm512_loadu_pd(acc);
+    int64_t l = 0;
+    for (; l + 8 <= L; l += 8) { const __m512d d = _mm512_sub_pd(LOAD8(xp + l), mv); a = _mm512_add_pd(a, _mm512_mul_pd(d, d)); }
+    _mm512_storeu_pd(acc, a);
+    for (; l < L; l++) { double d = xp[l] - m; acc[l & 7] += d * d; }
+}
+TN__AVX512_FN static void tn__ln_dot_##S(const T *gp, const T *w, const T *xp, int64_t L, double m, double *g8, double *p8) {
+    const __m512d mv = _mm512_set1_pd(m);
+    __m512d ga = _mm512_loadu_pd(g8), pa = _mm512_loadu_pd(p8);
+    int64_t l = 0;
+    for (; l + 8 <= L; l += 8) {
+        const __m512d g = w ? _mm512_mul_pd(LOAD8(gp + l), LOAD8(w + l)) : LOAD8(gp + l);
+        ga = _mm512_add_pd(ga, g);
+        pa = _mm512_add_pd(pa, _mm512_mul_pd(g, _mm512_sub_pd(LOAD8(xp + l), mv)));
+    }
+    _mm512_storeu_pd(g8, ga);
+    _mm512_storeu_pd(p8, pa);
+    for (; l < L; l++) { const double g = w ? (double)gp[l] * (double)w[l] : (double)gp[l]; g8[l & 7] += g; p8[l & 7] += g * ((double)xp[l] - m); }
+}
+/* @end TN__LN_SUMS_X */
+#define TN__LN_LOAD8_F32(p) _mm512_cvtps_pd(_mm256_loadu_ps(p))
+#define TN__LN_LOAD8_F64(p) _mm512_loadu_pd(p)
+TN__LN_SUMS_X(float, f32x, TN__LN_LOAD8_F32)
+TN__LN_SUMS_X(double, f64x, TN__LN_LOAD8_F64)
+#undef TN__LN_LOAD8_F32
+#undef TN__LN_LOAD8_F64
+#endif
+/* @template TN__LN_KERNELS(T, S, ATTR) */
 /* the arguments of a threaded layer norm (forward or backward) */
 typedef struct { const T *x, *gy, *w, *b; T *y, *gx, *gw, *gb; double *st, *colacc; int64_t M, D; double eps; } tn__ln_args_##S;
+/* row r of the forward: statistics kept in st when it is not NULL */
+ATTR static inline void tn__ln_row_##S(const T *xp, T *yp, const T *w, const T *b, double *st, int64_t r, int64_t M, int64_t D, double eps) {
+    double a8[8] = {0}, q8[8] = {0}, s = 0, q = 0;
+    tn__bn_sum_##S(xp, D, a8);
+    for (int j = 0; j < 8; j++) s += a8[j];
+    const double mean = s / (double)D;
+    tn__bn_sq_##S(xp, D, mean, q8);
+    for (int j = 0; j < 8; j++) q += q8[j];
+    const double is = 1 / sqrt(q / (double)D + eps);
+    if (st) { st[r] = mean; st[M + r] = is; }
+    const T m = (T)mean, sc = (T)is;
+    if (w && b) for (int64_t l = 0; l < D; l++) yp[l] = (xp[l] - m) * sc * w[l] + b[l];
+    else for (int64_t l = 0; l < D; l++) yp[l] = (xp[l] - m) * sc;
+}
 /* rows [rb, re) of the forward */
-static void tn__ln_fwd_part_##S(void *args, int64_t rb, int64_t re) {
+ATTR static void tn__ln_fwd_part_##S(void *args, int64_t rb, int64_t re) {
     const tn__ln_args_##S *A = (const tn__ln_args_##S *)args;
-    const T *x = A->x, *w = A->w, *b = A->b;
-    T *y = A->y;
-    double *st = A->st;
-    const int64_t M = A->M, D = A->D;
-    const double eps = A->eps;
-    {
-        for (int64_t r = rb; r < re; r++) {
-            const T *xp = x + r * D; T *yp = y + r * D;
-            double a8[8] = {0}, q8[8] = {0}, s = 0, q = 0;
-            tn__bn_sum_##S(xp, D, a8);
-            for (int j = 0; j < 8; j++) s += a8[j];
-            const double mean = s / (double)D;
-            tn__bn_sq_##S(xp, D, mean, q8);
-            for (int j = 0; j < 8; j++) q += q8[j];
-            const double is = 1 / sqrt(q / (double)D + eps);
-            st[r] = mean; st[M + r] = is;
-            const T m = (T)mean, sc = (T)is;
-            if (w && b) for (int64_t l = 0; l < D; l++) yp[l] = (xp[l] - m) * sc * w[l] + b[l];
-            else for (int64_t l = 0; l < D; l++) yp[l] = (xp[l] - m) * sc;
-        }
-    }
+    for (int64_t r = rb; r < re; r++) tn__ln_row_##S(A->x + r * A->D, A->y + r * A->D, A->w, A->b, A->st, r, A->M, A->D, A->eps);
 }
 /* rows [rb, re) of the norm of x + gy (the graph replay's residual add and layer norm in one
    pass): each sum row written to y, then normalised in place while in L1, by the rows above:
    the add's and the norm's bits; the statistics are not kept */
-static void tn__ln_add_part_##S(void *args, int64_t rb, int64_t re) {
+ATTR static void tn__ln_add_part_##S(void *args, int64_t rb, int64_t re) {
     const tn__ln_args_##S *A = (const tn__ln_args_##S *)args;
     const int64_t D = A->D;
     for (int64_t r = rb; r < re; r++) {
         const T *ap = A->x + r * D, *bp = A->gy + r * D;
         T *yp = A->y + r * D;
         for (int64_t l = 0; l < D; l++) yp[l] = ap[l] + bp[l];
-        double st[2];
-        tn__ln_args_##S R = {yp, NULL, A->w, A->b, yp, NULL, NULL, NULL, st, NULL, 1, D, A->eps};
-        tn__ln_fwd_part_##S(&R, 0, 1);
+        tn__ln_row_##S(yp, yp, A->w, A->b, NULL, r, A->M, D, A->eps);
     }
 }
 static void tn__ln_fwd_##S(const T *x, T *y, const T *w, const T *b, double *st, int64_t M, int64_t D, double eps) {
     tn__ln_args_##S A = {x, NULL, w, b, y, NULL, NULL, NULL, st, NULL, M, D, eps};
     tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_fwd_part_##S, &A);
 }
-/* rows [rb, re) of the input gradient */
-static void tn__ln_gx_part_##S(void *args, int64_t rb, int64_t re) {
+static void tn__ln_add_##S(const T *a, const T *b, T *y, const T *w, const T *bias, int64_t M, int64_t D, double eps) {
+    tn__ln_args_##S A = {a, b, w, bias, y, NULL, NULL, NULL, NULL, NULL, M, D, eps};
+    tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_add_part_##S, &A);
+}
+/* row blocks [cb, ce) of the backward: per row the sums of g = gy w and g (x - m), the input
+   gradient, and the block's column sums of gy xhat and gy into colacc (2 D per block) */
+ATTR static void tn__ln_bwd_part_##S(void *args, int64_t cb, int64_t ce) {
     const tn__ln_args_##S *A = (const tn__ln_args_##S *)args;
     const T *x = A->x, *gy = A->gy, *w = A->w;
     T *gx = A->gx;
     const double *st = A->st;
     const int64_t M = A->M, D = A->D;
-    {
-            for (int64_t r = rb; r < re; r++) {
-                const T *xp = x + r * D, *gp = gy + r * D; T *op = gx + r * D;
-                const double m = st[r], is = st[M + r];
-                double g8[8] = {0}, p8[8] = {0}, sg = 0, sp = 0;
-                int64_t l = 0;
-                for (; l + 8 <= D; l += 8) for (int j = 0; j < 8; j++) {
-                    const double g = (double)gp[l + j] * (w ? (double)w[l + j] : 1);
-                    g8[j] += g; p8[j] += g * ((double)xp[l + j] - m);
-                }
-                for (; l < D; l++) { const double g = (double)gp[l] * (w ? (double)w[l] : 1); g8[l & 7] += g; p8[l & 7] += g * ((double)xp[l] - m); }
-                for (int j = 0; j < 8; j++) { sg += g8[j]; sp += p8[j]; }
-                const double a = sg / (double)D, c = sp * is * is / (double)D;
-                for (l = 0; l < D; l++) op[l] = (T)(is * ((double)gp[l] * (w ? (double)w[l] : 1) - a - ((double)xp[l] - m) * c));
-            }
-    }
-}
-/* columns [d0, d1) of the weight and bias gradients (rows in order) */
-static void tn__ln_gw_part_##S(void *args, int64_t d0, int64_t d1) {
-    const tn__ln_args_##S *A = (const tn__ln_args_##S *)args;
-    const T *x = A->x, *gy = A->gy;
-    T *gw = A->gw, *gb = A->gb;
-    const double *st = A->st;
-    double *colacc = A->colacc;
-    const int64_t M = A->M, D = A->D;
-    {
-        double *aw = colacc + d0, *ab = colacc + D + d0;
-        for (int64_t d = 0; d < d1 - d0; d++) aw[d] = ab[d] = 0;
-        for (int64_t r = 0; r < M; r++) {
-            const T *xp = x + r * D + d0, *gp = gy + r * D + d0;
+    const bool cols = A->gw || A->gb;
+    for (int64_t c = cb; c < ce; c++) {
+        double *aw = A->colacc + c * 2 * D, *ab = aw + D;
+        if (cols) for (int64_t l = 0; l < D; l++) aw[l] = ab[l] = 0;
+        const int64_t r1 = (c + 1) * TN__LN_RB < M ? (c + 1) * TN__LN_RB : M;
+        for (int64_t r = c * TN__LN_RB; r < r1; r++) {
+            const T *xp = x + r * D, *gp = gy + r * D;
             const double m = st[r], is = st[M + r];
-            for (int64_t d = 0; d < d1 - d0; d++) { aw[d] += (double)gp[d] * (((double)xp[d] - m) * is); ab[d] += (double)gp[d]; }
+            if (gx) {
+                T *op = gx + r * D;
+                double g8[8] = {0}, p8[8] = {0}, sg = 0, sp = 0;
+                tn__ln_dot_##S(gp, w, xp, D, m, g8, p8);
+                for (int j = 0; j < 8; j++) { sg += g8[j]; sp += p8[j]; }
+                const double a = sg / (double)D, k = sp * is * is / (double)D;
+                if (w) for (int64_t l = 0; l < D; l++) op[l] = (T)(is * ((double)gp[l] * (double)w[l] - a - ((double)xp[l] - m) * k));
+                else for (int64_t l = 0; l < D; l++) op[l] = (T)(is * ((double)gp[l] - a - ((double)xp[l] - m) * k));
+            }
+            if (cols) for (int64_t l = 0; l < D; l++) { aw[l] += (double)gp[l] * (((double)xp[l] - m) * is); ab[l] += (double)gp[l]; }
         }
-        for (int64_t d = 0; d < d1 - d0; d++) { if (gw) gw[d0 + d] = (T)aw[d]; if (gb) gb[d0 + d] = (T)ab[d]; }
     }
 }
+/* colacc: 2 D doubles per block of TN__LN_RB rows */
 static void tn__ln_bwd_##S(const T *x, const T *gy, const T *w, const double *st, T *gx, T *gw, T *gb, int64_t M, int64_t D, double *colacc) {
     tn__ln_args_##S A = {x, gy, w, NULL, NULL, gx, gw, gb, (double *)st, colacc, M, D, 0};
-    if (gx) tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_gx_part_##S, &A);
-    /* column blocks of 64 at least: no shared cache lines */
-    if (gw || gb) tn__parallel_range(tn__par_threads(M * D, (D + 63) / 64), D, tn__ln_gw_part_##S, &A);
+    const int64_t nb = (M + TN__LN_RB - 1) / TN__LN_RB;
+    tn__parallel_range(tn__par_threads(M * D, nb), nb, tn__ln_bwd_part_##S, &A);
+    if (!gw && !gb) return;
+    for (int64_t c = 1; c < nb; c++) {   /* the blocks' sums in block order: 1 / TN__LN_RB of the work */
+        const double *aw = colacc + c * 2 * D;
+        for (int64_t l = 0; l < 2 * D; l++) colacc[l] += aw[l];
+    }
+    for (int64_t l = 0; l < D; l++) { if (gw) gw[l] = (T)colacc[l]; if (gb) gb[l] = (T)colacc[D + l]; }
 }
 /* @end TN__LN_KERNELS */
-TN__LN_KERNELS(float, f32)
-TN__LN_KERNELS(double, f64)
+TN__LN_KERNELS(float, f32, TN__PLAIN_FN)
+TN__LN_KERNELS(double, f64, TN__PLAIN_FN)
+#ifdef TN__AVX512_FN
+TN__LN_KERNELS(float, f32x, TN__AVX512_FN)
+TN__LN_KERNELS(double, f64x, TN__AVX512_FN)
+#endif
 /* The backend entry (tn_backend.layer_norm) over CPU memory. */
 static int tn__cpu_layer_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_tensor *st, tn_tensor *y, tn_tensor *gx, tn_tensor *gw,
                               tn_tensor *gb, double eps) {
     if ((x->dtype != TN_F32 && x->dtype != TN_F64) || tn_numel(x) == 0 || (mode == 0 && !w != !b)) return 1;
     const int64_t M = x->shape[0], D = x->shape[1];
     double *ms = (double *)tn_data_ptr(st), *colacc = NULL;
-    if (mode == 1 && (gw || gb) && !(colacc = (double *)tn__malloc_n("layer_norm backward", tn__mul_sat(D, 2), sizeof(double)))) return -1;
+    if (mode == 1 && (gw || gb) &&
+        !(colacc = (double *)tn__malloc_n("layer_norm backward", tn__mul_sat((M + TN__LN_RB - 1) / TN__LN_RB, tn__mul_sat(D, 2)), sizeof(double))))
+        return -1;
 #define TN__LN_PTR(T, t) ((t) ? (T *)tn_data_ptr(t) : NULL)
     if (x->dtype == TN_F32) {
-        if (mode == 0) tn__ln_fwd_f32(TN__LN_PTR(const float, x), TN__LN_PTR(float, y), TN__LN_PTR(const float, w), TN__LN_PTR(const float, b), ms, M, D, eps);
-        else tn__ln_bwd_f32(TN__LN_PTR(const float, x), TN__LN_PTR(const float, y), TN__LN_PTR(const float, w), ms, TN__LN_PTR(float, gx),
-                            TN__LN_PTR(float, gw), TN__LN_PTR(float, gb), M, D, colacc);
+        if (mode == 0) TN__WIDE(tn__ln_fwd_f32)(TN__LN_PTR(const float, x), TN__LN_PTR(float, y), TN__LN_PTR(const float, w), TN__LN_PTR(const float, b), ms, M, D, eps);
+        else TN__WIDE(tn__ln_bwd_f32)(TN__LN_PTR(const float, x), TN__LN_PTR(const float, y), TN__LN_PTR(const float, w), ms, TN__LN_PTR(float, gx),
+                                      TN__LN_PTR(float, gw), TN__LN_PTR(float, gb), M, D, colacc);
     } else {
-        if (mode == 0) tn__ln_fwd_f64(TN__LN_PTR(const double, x), TN__LN_PTR(double, y), TN__LN_PTR(const double, w), TN__LN_PTR(const double, b), ms, M, D, eps);
-        else tn__ln_bwd_f64(TN__LN_PTR(const double, x), TN__LN_PTR(const double, y), TN__LN_PTR(const double, w), ms, TN__LN_PTR(double, gx),
-                            TN__LN_PTR(double, gw), TN__LN_PTR(double, gb), M, D, colacc);
+        if (mode == 0) TN__WIDE(tn__ln_fwd_f64)(TN__LN_PTR(const double, x), TN__LN_PTR(double, y), TN__LN_PTR(const double, w), TN__LN_PTR(const double, b), ms, M, D, eps);
+        else TN__WIDE(tn__ln_bwd_f64)(TN__LN_PTR(const double, x), TN__LN_PTR(const double, y), TN__LN_PTR(const double, w), ms, TN__LN_PTR(double, gx),
+                                      TN__LN_PTR(double, gw), TN__LN_PTR(double, gb), M, D, colacc);
     }
 #undef TN__LN_PTR
     TN_FREE(colacc);
@@ -583,15 +635,14 @@ static tn_tensor *tn__layer_norm_add(tn_tensor *a, tn_tensor *b, int n, tn_tenso
     *declined = false;
     tn_tensor *y = tn__new(a->dtype, TN_CPU, a->shape, a->ndim);
     if (!y) return NULL;
-    if (a->dtype == TN_F32) {
-        tn__ln_args_f32 A = {(const float *)tn_data_ptr(a), (const float *)tn_data_ptr(b), w ? (const float *)tn_data_ptr(w) : NULL,
-                             bias ? (const float *)tn_data_ptr(bias) : NULL, (float *)tn_data_ptr(y), NULL, NULL, NULL, NULL, NULL, M, D, eps};
-        tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_add_part_f32, &A);
-    } else {
-        tn__ln_args_f64 A = {(const double *)tn_data_ptr(a), (const double *)tn_data_ptr(b), w ? (const double *)tn_data_ptr(w) : NULL,
-                             bias ? (const double *)tn_data_ptr(bias) : NULL, (double *)tn_data_ptr(y), NULL, NULL, NULL, NULL, NULL, M, D, eps};
-        tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_add_part_f64, &A);
-    }
+#define TN__LN_PTR(T, t) ((t) ? (T *)tn_data_ptr(t) : NULL)
+    if (a->dtype == TN_F32)
+        TN__WIDE(tn__ln_add_f32)(TN__LN_PTR(const float, a), TN__LN_PTR(const float, b), TN__LN_PTR(float, y), TN__LN_PTR(const float, w),
+                                 TN__LN_PTR(const float, bias), M, D, eps);
+    else
+        TN__WIDE(tn__ln_add_f64)(TN__LN_PTR(const double, a), TN__LN_PTR(const double, b), TN__LN_PTR(double, y), TN__LN_PTR(const double, w),
+                                 TN__LN_PTR(const double, bias), M, D, eps);
+#undef TN__LN_PTR
     return tn__own(y);
 }
 static tn_tensor *tn__layer_norm_impl(tn_tensor *x, const int64_t *ns, int n, tn_tensor *w, tn_tensor *b, double eps) {
