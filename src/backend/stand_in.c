@@ -349,12 +349,12 @@ static int tn__si_linalg_run(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_ten
         tn_tensor *x = tn__si_rows(tn__si_host(b, TN_F64));
         if (!x) return -1;
         for (int64_t i = 0; i < B; i++)
-            if (tn__la_trsm(wv + i * n * n, n, (double *)tn_data_ptr(x) + i * n * r, r, flag & 1, flag & 2)) return -1;
+            if (tn__la_trsm(wv + i * n * n, n, (double *)tn_data_ptr(x) + i * n * r, r, (flag & 1) != 0, (flag & 2) != 0)) return -1;
         return tn__si_put(b, tn_transpose(x, -2, -1));
     }
     case TN_LA_ORMQR: {   /* CPU ormqr on the row-major views: the reflectors q x k, c q x r (left) or r x q */
         tn_tensor *C = tn__si_host(c, TN_F64), *tau = tn__si_host(b, TN_F64);
-        tn_tensor *R = C && tau ? tn_ormqr(w, tau, tn_transpose(C, -2, -1), .left = flag & 1, .transpose = (flag & 2) != 0) : NULL;
+        tn_tensor *R = C && tau ? tn_ormqr(w, tau, tn_transpose(C, -2, -1), .left = (flag & 1) != 0, .transpose = (flag & 2) != 0) : NULL;
         return tn__si_put(c, R ? tn_transpose(R, -2, -1) : NULL);
     }
     }
