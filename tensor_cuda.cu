@@ -2600,7 +2600,10 @@ template <class T> static int la_solver(tn_linalg_op op, tn_tensor *a, tn_tensor
 }
 static int cu_linalg(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor *c, tn_tensor *p, tn_tensor *info, int flag) {
     if (a->ndim != 3 || (a->dtype != TN_F32 && a->dtype != TN_F64)) return tn_error("linalg: the unit takes [B, n, m] float32/float64 batches");
-    if (a->shape[0] > INT32_MAX || a->shape[1] > INT32_MAX || a->shape[2] > INT32_MAX)
+    tn_tensor *const more[2] = {b && b->ndim == 3 ? b : NULL, c && c->ndim == 3 ? c : NULL};   /* (TRSM's right-hand sides, ORMQR's c) */
+    bool big = a->shape[0] > INT32_MAX || a->shape[1] > INT32_MAX || a->shape[2] > INT32_MAX;
+    for (int t = 0; t < 2; t++) big = big || (more[t] && (more[t]->shape[1] > INT32_MAX || more[t]->shape[2] > INT32_MAX));
+    if (big)
         return tn_error("linalg: matrices of %lld x %lld (a batch of %lld) are past cuSOLVER's int sizes", (long long)a->shape[2], (long long)a->shape[1],
                         (long long)a->shape[0]);
     if (tn_numel(a) == 0) {   /* nothing to factor; info says so */
