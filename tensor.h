@@ -22504,6 +22504,8 @@ TNDEF tn_tensor *tn_linalg_ldl_factor_str(tn_tensor *A, tn_tensor **pivots, cons
 static tn_tensor *tn__ldl_solve_impl(tn_tensor *LD, tn_tensor *pivots, tn_tensor *Bm, bool hermitian) {
     TN__CHECK_NULL(LD, pivots, Bm);
     const char *fn = "tn_linalg_ldl_solve";
+    /* (tn__la_broadcast_pair passes a device with the linalg entry: sytrs is not one of its ops) */
+    if (LD->device != TN_CPU) return (tn_tensor *)tn__error("%s: not implemented on %s yet (CPU only)", fn, tn_device_name(LD->device));
     if (pivots->dtype != TN_I32) return (tn_tensor *)tn__error("%s: Expected pivots to be integers. Got %s", fn, tn__torch_type_name(pivots->dtype));
     if (LD->ndim >= 2 && (pivots->ndim != LD->ndim - 1 || memcmp(pivots->shape, LD->shape, (size_t)(LD->ndim - 1) * sizeof(int64_t))))
         return (tn_tensor *)tn__error("%s: Expected LD.shape[:-1] and pivots.shape to be the same, but got pivots with shape %s instead", fn, TN__SHAPE(pivots));

@@ -309,6 +309,12 @@ TEST(gpu_linalg_more_errors) {
     tn_clear_error();
     CHECK_MSG(!tn_linalg_solve_triangular(g, RANDN(3, 2), false) && strstr(tn_last_error(), "same device"), "mixed devices: %s", tn_last_error());
     tn_clear_error();
+    /* ldl_factor and ldl_solve: CPU only (no sytrf/sytrs in the entry) */
+    tn_tensor *piv = NULL, *pc = tn_to(tn_ones(TN_SHAPE(3), TN_I32), TN_CUDA);
+    CHECK_MSG(!tn_linalg_ldl_factor(g, &piv) && strstr(tn_last_error(), "not implemented on cuda yet (CPU only)"), "ldl_factor: %s", tn_last_error());
+    tn_clear_error();
+    CHECK_MSG(!tn_linalg_ldl_solve(g, pc, gb) && strstr(tn_last_error(), "not implemented on cuda yet (CPU only)"), "ldl_solve: %s", tn_last_error());
+    tn_clear_error();
     /* eig: complex results, and complex dtypes are CPU only */
     CHECK_MSG(!la_eigvals(&g) && strstr(tn_last_error(), "complex64/complex128 tensors are CPU only"), "eigvals: %s", tn_last_error());
     tn_clear_error();
