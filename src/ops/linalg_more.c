@@ -394,8 +394,9 @@ static tn_tensor *tn__lin3(tn_tensor *x, double c0, tn_tensor *y, double c1, tn_
 }
 /* exp(A) on a device: tn__la_expm's scaling and squaring in library ops over the whole batch,
    in float64 (the solve is the device's LU), no history. The degree and scaling come from the
-   batch's largest finite 1-norm (read back: one synchronisation); the other matrices are scaled
-   as much, which costs no accuracy. A matrix whose norm is not finite is all NaN, as on the CPU. */
+   batch's largest finite 1-norm (read back: one synchronisation): every matrix is within that
+   degree's bound after the scaling (smaller ones squared a few times more than they need). A
+   matrix whose norm is not finite is all NaN, as on the CPU. */
 static tn_tensor *tn__la_expm_dev(tn_tensor *A) {
     const int64_t n = A->shape[A->ndim - 1];
     tn_tensor *a = tn_to_dtype(tn_detach(A), TN_F64);
