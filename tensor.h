@@ -5329,7 +5329,7 @@ TNDEF const char *tn_unary_op_name(tn_unary_op op);   /* "exp", ... */
 TNDEF const char *tn_binary_op_name(tn_binary_op op);
 
 /* The factorizations of tn_backend.linalg (LAPACK's names). */
-typedef enum tn_linalg_op { TN_LA_GETRF, TN_LA_GETRS, TN_LA_POTRF, TN_LA_GEQRF, TN_LA_SYEVD, TN_LA_GESVD } tn_linalg_op;
+typedef enum tn_linalg_op { TN_LA_GETRF, TN_LA_GETRS, TN_LA_POTRF, TN_LA_GEQRF, TN_LA_SYEVD, TN_LA_GESVD, TN_LA_TRSM, TN_LA_ORMQR } tn_linalg_op;
 /* A backend: device-independent code validates arguments, computes shapes and allocates
    outputs, then calls these. Operands already have the kernel's dtypes and broadcast
    shapes (stride 0 where broadcast); outputs may alias inputs element for element.
@@ -5457,7 +5457,12 @@ typedef struct tn_backend {
               (no convergence);
        GESVD  b [B, k] <- a's (m x n, destroyed) singular values, descending; c (m x uc, [B, uc,
               m]) <- U, p ([B, vr, n], float: V^T row-major) <- V^T, uc = vr = k or uc = m and
-              vr = n (full); c and p NULL: values only; info <- 0 or > 0 (no convergence).
+              vr = n (full); c and p NULL: values only; info <- 0 or > 0 (no convergence);
+       TRSM   b (n x r, [B, r, n]) <- A^-1 b for the triangle of a (n x n) that flag & 1 names
+              (1 upper, 0 lower), flag & 2: unit diagonal (not read); the other triangle unread;
+       ORMQR  c (q x r, [B, r, q]; flag & 1: left) or (r x q, [B, q, r]; right) <- op(Q) c or
+              c op(Q), op = ^T when flag & 2, Q = H_1 ... H_k of the k = a->shape[1] reflectors
+              in a (q x k, [B, k, q], geqrf's packing), b [B, k] their tau.
        Every size may be 0 (nothing to do). */
     int (*linalg)(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor *c, tn_tensor *p, tn_tensor *info, int flag);
 } tn_backend;
@@ -21179,6 +21184,11 @@ static void tn__la_trsm_c(const tn__cplx *a, int64_t n, tn__cplx *b, int64_t k, 
 /* X with T X = B for T [..., n, n], B [..., n, k] of one batch shape: a float64 (complex:
    complex128) work tensor, no history. */
 static tn_tensor *tn__la_trsm_raw(tn_tensor *T, tn_tensor *Bm, bool upper, bool unit) {
+    if (T->device != TN_CPU) {   /* the device's entry (TN_LA_TRSM) on column-major copies: X in T's dtype there */
+        tn_tensor *a = tn__la_cm(T), *x = tn__la_cm(Bm);
+        if (!a || !x || tn__la_run(TN_LA_TRSM, a, x, NULL, NULL, NULL, (upper ? 1 : 0) | (unit ? 2 : 0))) return NULL;
+        return tn__la_uncm(x, Bm, T->shape[T->ndim - 1], Bm->shape[Bm->ndim - 1]);
+    }
     const bool cplx = tn_is_complex(T) || tn_is_complex(Bm);
     /* T is only read: a contiguous float64 T is used in place (no copy) */
     tn_tensor *a = tn_contiguous(tn_to_dtype(tn_detach(T), cplx ? TN_C128 : TN_F64));
@@ -21229,7 +21239,7 @@ static tn_tensor *tn__st_core(tn_tensor *A, tn_tensor *Bm, bool upper, bool left
 /* Broadcasts the batch dims of A [..., n, n] and B (at least 2-d) and checks the equation's
    shapes; *a, *b: the expanded pair (views). */
 static int tn__la_broadcast_pair(const char *fn, tn_tensor *A, tn_tensor *Bm, bool left, tn_tensor **a, tn_tensor **b) {
-    if (tn__la_check_dt(fn, A, "A", true, true)) return -1;
+    if (tn__la_check_dev(fn, A, "A", true) || tn__check_same_device(fn, A, Bm)) return -1;
     if (Bm->ndim < 2) return TN__FAIL_INT("%s: The input tensor B must have at least 2 dimensions.", fn);
     if (Bm->dtype != A->dtype)
         return TN__FAIL_INT("%s: Expected A and B to have the same dtype, but found A of type %s and B of type %s instead", fn,
@@ -21267,7 +21277,7 @@ TNDEF tn_tensor *tn_linalg_solve_triangular_str(tn_tensor *A, tn_tensor *B, bool
 static tn_tensor *tn__triangular_solve_impl(tn_tensor *b, tn_tensor *A, tn_tensor **cloned, tn_triangular_solve_fn_opts o) {
     TN__CHECK_NULL(b, A);
     const char *fn = "tn_triangular_solve";
-    if (tn__la_check_dt(fn, A, "A", true, true)) return NULL;
+    if (tn__la_check_dev(fn, A, "A", true)) return NULL;
     if (b->ndim < 2) return (tn_tensor *)tn__error("%s: The input tensor b must have at least 2 dimensions.", fn);
     if (b->dtype != A->dtype)
         return (tn_tensor *)tn__error("%s: Expected b and A to have the same dtype, but found b of type %s and A of type %s instead.", fn,
@@ -21351,10 +21361,10 @@ static int tn__cholesky_inverse_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int
 static tn_tensor *tn__cholesky_inverse_impl(tn_tensor *L, bool upper) {
     TN__CHECK_NULL(L);
     const char *fn = "tn_cholesky_inverse";
-    if (tn__la_check_dt(fn, L, "input", true, true)) return NULL;
+    if (tn__la_check_dev(fn, L, "input", true)) return NULL;
     tn_scope_begin();
     const int64_t n = L->shape[L->ndim - 1];
-    tn_tensor *D = tn_detach(L), *eye = tn_contiguous(tn_expand(tn_eye(n, n, L->dtype), L->shape, L->ndim));
+    tn_tensor *D = tn_detach(L), *eye = tn_contiguous(tn_expand(tn_to(tn_eye(n, n, L->dtype), L->device), L->shape, L->ndim));
     tn_tensor *x = tn__cholesky_solve_core(eye, D, upper);
     tn_tensor *r = x ? tn_keep(tn_detach(x)) : NULL;
     tn_scope_end();
@@ -21380,15 +21390,8 @@ static tn_tensor *tn__lu_solve_impl(tn_tensor *LU, tn_tensor *pivots, tn_tensor 
         return (tn_tensor *)tn__error("%s: Expected LU.shape[:-2] == pivots.shape[:-1], got LU %s and pivots %s", fn, TN__SHAPE(LU), TN__SHAPE(pivots));
     if (pivots->dtype != TN_I32) return (tn_tensor *)tn__error("%s: pivots should be a Tensor of scalar type int32, got %s", fn, tn_dtype_name(pivots->dtype));
     tn_scope_begin();
+    /* (on a device too: the triangular solves are its entry's TN_LA_TRSM) */
     tn_tensor *L = NULL, *U = NULL, *P = tn_lu_unpack(LU, pivots, &L, &U), *a = NULL, *b = NULL, *r = NULL;
-    if (P && LU->device != TN_CPU) {   /* on a device (no triangular solve there yet): A = P L U solved by linalg.solve,
-                                          whose LU refactors A: the same X, and the same gradients by the chain rule */
-        tn_tensor *A = tn_matmul(P, tn_matmul(L, U));
-        if (Bm->ndim < 2) return tn__scope_return((tn_tensor *)tn__error("%s: The input tensor B must have at least 2 dimensions.", fn));
-        /* B [..., n, k] one dim short of LU: a matrix to lu_solve, a batch of vectors to linalg.solve */
-        if (Bm->ndim == LU->ndim - 1 && !memcmp(Bm->shape, LU->shape, (size_t)Bm->ndim * sizeof(int64_t))) Bm = tn_unsqueeze(Bm, 0);
-        return tn__scope_return(tn_linalg_solve(adjoint ? tn__mH(A) : A, Bm, .left = left));
-    }
     if (P && !tn__la_broadcast_pair(fn, LU, Bm, left, &a, &b)) {
         /* left = false, X A = B, is A^H X^H = B^H: the adjoint flips */
         tn_tensor *rhs = left ? b : tn__mH(b);
@@ -21450,14 +21453,15 @@ TNDEF tn_tensor *tn_linalg_matrix_power(tn_tensor *A, int64_t n) { return TN__AS
 static int tn__la_mm(int64_t n, const double *a, const double *b, double *c) {
     return tn__gemm_f64(n, n, n, 1.0, a, n, 1, b, n, 1, 0.0, c, n, 1);
 }
+/* the Pade coefficients and the 1-norm bounds of degrees 3, 5, 7, 9 (Higham 2005) */
+static const double tn__expm_theta[4] = {1.495585217958292e-2, 2.539398330063230e-1, 9.504178996162932e-1, 2.097847961257068e0};
+static const double tn__expm_b3[4] = {120, 60, 12, 1}, tn__expm_b5[6] = {30240, 15120, 3360, 420, 30, 1},
+    tn__expm_b7[8] = {17297280, 8648640, 1995840, 277200, 25200, 1512, 56, 1},
+    tn__expm_b9[10] = {17643225600., 8821612800., 2075673600., 302702400., 30270240., 2162160., 110880., 3960., 90., 1.},
+    tn__expm_b13[14] = {64764752532480000., 32382376266240000., 7771770303897600., 1187353796428800., 129060195264000., 10559470521600.,
+                        670442572800., 33522128640., 1323241920., 40840800., 960960., 16380., 182., 1.};
 /* exp(a) into a (n x n row-major); w: 7 n^2 doubles of scratch, piv n ints. */
 static int tn__la_expm(double *a, int64_t n, double *w, int32_t *piv) {
-    static const double theta[4] = {1.495585217958292e-2, 2.539398330063230e-1, 9.504178996162932e-1, 2.097847961257068e0};
-    static const double b3[4] = {120, 60, 12, 1}, b5[6] = {30240, 15120, 3360, 420, 30, 1},
-        b7[8] = {17297280, 8648640, 1995840, 277200, 25200, 1512, 56, 1},
-        b9[10] = {17643225600., 8821612800., 2075673600., 302702400., 30270240., 2162160., 110880., 3960., 90., 1.},
-        b13[14] = {64764752532480000., 32382376266240000., 7771770303897600., 1187353796428800., 129060195264000., 10559470521600.,
-                   670442572800., 33522128640., 1323241920., 40840800., 960960., 16380., 182., 1.};
     const int64_t nn = n * n;
     double norm = 0;
     for (int64_t j = 0; j < n; j++) {   /* the 1-norm: the largest column sum */
@@ -21467,9 +21471,9 @@ static int tn__la_expm(double *a, int64_t n, double *w, int32_t *piv) {
     }
     if (!isfinite(norm)) { for (int64_t i = 0; i < nn; i++) a[i] = NAN; return 0; }
     int deg = 13, s = 0;
-    const double *b = b13;
+    const double *b = tn__expm_b13;
     for (int i = 0; i < 4; i++)
-        if (norm <= theta[i]) { deg = 3 + 2 * i; b = i == 0 ? b3 : i == 1 ? b5 : i == 2 ? b7 : b9; break; }
+        if (norm <= tn__expm_theta[i]) { deg = 3 + 2 * i; b = i == 0 ? tn__expm_b3 : i == 1 ? tn__expm_b5 : i == 2 ? tn__expm_b7 : tn__expm_b9; break; }
     if (deg == 13 && norm > 5.371920351148152) {
         s = (int)ceil(log2(norm / 5.371920351148152));
         const double sc = ldexp(1.0, -s);
@@ -21508,6 +21512,49 @@ static int tn__la_expm(double *a, int64_t n, double *w, int32_t *piv) {
     }
     return 0;
 }
+/* c0 x + c1 y + c2 z (library ops) */
+static tn_tensor *tn__lin3(tn_tensor *x, double c0, tn_tensor *y, double c1, tn_tensor *z, double c2) {
+    return tn_add(tn_add(tn_mul_scalar(x, c0), tn_mul_scalar(y, c1)), tn_mul_scalar(z, c2));
+}
+/* exp(A) on a device: tn__la_expm's scaling and squaring in library ops over the whole batch,
+   in float64 (the solve is the device's LU), no history. The degree and scaling come from the
+   batch's largest finite 1-norm (read back: one synchronisation): every matrix is within that
+   degree's bound after the scaling (smaller ones squared a few times more than they need). A
+   matrix whose norm is not finite is all NaN, as on the CPU. */
+static tn_tensor *tn__la_expm_dev(tn_tensor *A) {
+    const int64_t n = A->shape[A->ndim - 1];
+    tn_tensor *a = tn_to_dtype(tn_detach(A), TN_F64);
+    if (!a || tn_numel(a) == 0) return a;
+    int64_t d2 = -2, d1 = -1;
+    tn_tensor *norm = tn_amax(tn_sum_dims(tn_abs(a), &d2, 1), &d1, 1);   /* the largest column sum */
+    tn_tensor *bad = norm ? tn_logical_not(tn_isfinite(norm)) : NULL, *fin = bad ? tn_where(bad, tn_zeros_like(norm), norm) : NULL;
+    tn_tensor *mx = fin ? tn_amax(fin, NULL, 0) : NULL;
+    if (!mx) return NULL;
+    const double nmax = tn_item(mx);
+    int deg = 13, s = 0;
+    const double *b = tn__expm_b13;
+    for (int i = 0; i < 4; i++)
+        if (nmax <= tn__expm_theta[i]) { deg = 3 + 2 * i; b = i == 0 ? tn__expm_b3 : i == 1 ? tn__expm_b5 : i == 2 ? tn__expm_b7 : tn__expm_b9; break; }
+    if (deg == 13 && nmax > 5.371920351148152) {
+        s = (int)ceil(log2(nmax / 5.371920351148152));
+        a = tn_mul_scalar(a, ldexp(1.0, -s));
+    }
+    tn_tensor *I = tn_to(tn_eye(n, n, TN_F64), A->device), *A2 = tn_matmul(a, a), *A4 = deg >= 5 ? tn_matmul(A2, A2) : NULL;
+    tn_tensor *A6 = deg >= 7 ? tn_matmul(A4, A2) : NULL, *T, *V;
+    if (deg <= 9) {   /* T = sum b_odd A^(j-1), V = sum b_even A^j over A2, A4, A6, A8 */
+        tn_tensor *pw[5] = {I, A2, A4, A6, deg == 9 ? tn_matmul(A4, A4) : NULL};
+        T = tn_mul_scalar(I, b[1]);
+        V = tn_mul_scalar(I, b[0]);
+        for (int j = 1; 2 * j <= deg; j++) { T = tn_add(T, tn_mul_scalar(pw[j], b[2 * j + 1])); V = tn_add(V, tn_mul_scalar(pw[j], b[2 * j])); }
+    } else {          /* degree 13 */
+        T = tn_add(tn_matmul(A6, tn__lin3(A6, b[13], A4, b[11], A2, b[9])), tn_add(tn__lin3(A6, b[7], A4, b[5], A2, b[3]), tn_mul_scalar(I, b[1])));
+        V = tn_add(tn_matmul(A6, tn__lin3(A6, b[12], A4, b[10], A2, b[8])), tn_add(tn__lin3(A6, b[6], A4, b[4], A2, b[2]), tn_mul_scalar(I, b[0])));
+    }
+    tn_tensor *U = tn_matmul(a, T), *info = NULL;
+    tn_tensor *R = tn_linalg_solve_ex(tn_sub(V, U), tn_add(V, U), &info);   /* (V - U) R = V + U */
+    for (int k = 0; k < s && R; k++) R = tn_matmul(R, R);                  /* undo the scaling: R^(2^s) */
+    return R ? tn_to_dtype(tn_masked_fill(R, tn_unsqueeze(tn_unsqueeze(bad, -1), -1), NAN), A->dtype) : NULL;
+}
 /* PyTorch's backward: exp([[A^H, G], [0, A^H]])'s top-right block (Najfeld and Havel), a
    matrix_exp of library ops: differentiable again. */
 static int tn__matrix_exp_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
@@ -21523,12 +21570,13 @@ static int tn__matrix_exp_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, 
 static tn_tensor *tn__matrix_exp_impl(tn_tensor *A) {
     TN__CHECK_NULL(A);
     const char *fn = "tn_linalg_matrix_exp";
-    if (tn__la_check_dt(fn, A, "A", true, true)) return NULL;
+    if (tn__la_check_dev(fn, A, "A", true)) return NULL;
     tn_scope_begin();
     const int64_t n = A->shape[A->ndim - 1], B = tn__la_batch(A);
     int64_t ws = 0;
     tn_tensor *w = NULL, *r = NULL;
-    if (tn_is_complex(A)) {
+    if (A->device != TN_CPU) r = tn_keep(tn__la_expm_dev(A));
+    else if (tn_is_complex(A)) {
         /* exp of the real 2n x 2n form [[Re, -Im], [Im, Re]] (an algebra homomorphism: it is
            the real form of exp(A)); its left column of blocks holds Re and Im of exp(A) */
         tn_tensor *D = tn_detach(A), *re = tn_to_dtype(tn_real(D), TN_F64), *im = tn_to_dtype(tn_imag(D), TN_F64);
@@ -21857,11 +21905,23 @@ static int tn__zeros2_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, void
         if (tn_ctx_needs_grad(n, i) && !(gin[i] = tn_zeros_like(tn_ctx_saved(n, i)))) return -1;
     return 0;
 }
+/* whether autograd records a node on these inputs (NULL: none) */
+static bool tn__la_wants_grad(tn_tensor *a, tn_tensor *b, tn_tensor *c) {
+    return tn_is_grad_enabled() && ((a && a->requires_grad) || (b && b->requires_grad) || (c && c->requires_grad));
+}
+/* ormqr by the device's entry (TN_LA_ORMQR), no history: A [..., q, >= k] holds the reflectors,
+   tau [..., k], C [..., q, r] (left) or [..., r, q], one batch shape; the result in C's dtype there */
+static tn_tensor *tn__ormqr_dev(tn_tensor *A, tn_tensor *tau, tn_tensor *C, bool left, bool transpose) {
+    const int64_t k = tau->shape[tau->ndim - 1], s2[2] = {tn__la_batch(A), k};
+    tn_tensor *a = tn__la_cm(tn_narrow(A, -1, 0, k)), *t = tn_reshape(tn_contiguous(tn_detach(tau)), s2, 2), *c = tn__la_cm(C);
+    if (!a || !t || !c || tn__la_run(TN_LA_ORMQR, a, t, c, NULL, NULL, (left ? 1 : 0) | (transpose ? 2 : 0))) return NULL;
+    return tn__la_uncm(c, C, C->shape[C->ndim - 2], C->shape[C->ndim - 1]);
+}
 static tn_tensor *tn__householder_impl(tn_tensor *A, tn_tensor *tau) {
     TN__CHECK_NULL(A, tau);
     const char *fn = "tn_linalg_householder_product";
     if (A->ndim < 2) return (tn_tensor *)tn__error("%s: input must have at least 2 dimensions.", fn);
-    if (tn__la_check_dt(fn, A, "input", false, true)) return NULL;
+    if (tn__la_check_dev(fn, A, "input", false) || tn__check_same_device(fn, A, tau)) return NULL;
     const int64_t m = A->shape[A->ndim - 2], n = A->shape[A->ndim - 1];
     if (m < n) return (tn_tensor *)tn__error("%s: input.shape[-2] must be greater than or equal to input.shape[-1]", fn);
     if (tau->ndim != A->ndim - 1) return (tn_tensor *)tn__error("%s: input.dim() must be greater than tau.dim() by 1", fn);
@@ -21872,8 +21932,11 @@ static tn_tensor *tn__householder_impl(tn_tensor *A, tn_tensor *tau) {
     if (tau->dtype != A->dtype)
         return (tn_tensor *)tn__error("%s: tau dtype %s does not match input dtype %s", fn, tn__torch_type_name(tau->dtype), tn__torch_type_name(A->dtype));
     tn_scope_begin();
-    tn_tensor *V = tn_add(tn__tril(A, -1), tn_eye(m, n, A->dtype));
-    tn_tensor *Q = tn_contiguous(tn_expand(tn_eye(m, n, A->dtype), A->shape, A->ndim));
+    tn_tensor *eye = tn_to(tn_eye(m, n, A->dtype), A->device);
+    tn_tensor *V = tn_add(tn__tril(A, -1), eye), *Q = tn_contiguous(tn_expand(eye, A->shape, A->ndim));
+    /* on a device without a gradient to record: orgqr's product, Q I by the entry's ormqr;
+       with one, the composite below (its gradient), whose library ops run there too */
+    if (Q && A->device != TN_CPU && !tn__la_wants_grad(A, tau, NULL)) return tn__scope_return(tn__ormqr_dev(A, tau, Q, true, false));
     if (k == 0 && Q) {   /* no reflection: I, in the graph of both inputs with zero gradients (as torch's) */
         tn_tensor *ins[2] = {A, tau};
         tn_node *nd = tn__fn_node("LinalgHouseholderProductBackward0", tn__zeros2_bw, ins, 2);
@@ -21901,7 +21964,7 @@ static tn_tensor *tn__ormqr_impl(tn_tensor *A, tn_tensor *tau, tn_tensor *C, boo
     if (C->ndim < 2) return (tn_tensor *)tn__error("%s: torch.ormqr: other must have at least 2 dimensions.", fn);
     if (A->dtype != TN_F32 && A->dtype != TN_F64 && !tn_dtype_is_complex(A->dtype))
         return (tn_tensor *)tn__error("%s: torch.ormqr: Expected a floating point or complex tensor as input. Got %s", fn, tn_dtype_name(A->dtype));
-    if (A->device != TN_CPU) return (tn_tensor *)tn__error("%s: not implemented on %s yet (CPU only)", fn, tn_device_name(A->device));
+    if (tn__la_check_dev(fn, A, "input", false)) return NULL;
     const int nd = A->ndim, cond = left ? -2 : -1;
     const int64_t k = tau->ndim ? tau->shape[tau->ndim - 1] : 0, mn = C->shape[C->ndim + cond];
     if (tau->ndim == 0 || mn < k)
@@ -21924,9 +21987,11 @@ static tn_tensor *tn__ormqr_impl(tn_tensor *A, tn_tensor *tau, tn_tensor *C, boo
         return (tn_tensor *)tn__error("%s: torch.ormqr: Expected input, tau and other to have the same dtype, but got input %s, tau %s, other %s", fn,
                                       tn__torch_type_name(A->dtype), tn__torch_type_name(tau->dtype), tn__torch_type_name(C->dtype));
     if (tn__check_same_device(fn, A, tau) || tn__check_same_device(fn, A, C)) return NULL;
+    /* on a device without a gradient to record: the entry's ormqr; with one, the composite */
     tn_scope_begin();
+    if (A->device != TN_CPU && !tn__la_wants_grad(A, tau, C)) return tn__scope_return(tn__ormqr_dev(A, tau, C, left, transpose));
     /* v_i: column i of A below the diagonal, 1 on it */
-    tn_tensor *V = tn_add(tn__tril(A, -1), tn_eye(mn, A->shape[nd - 1], A->dtype)), *R = tn_clone(C);
+    tn_tensor *V = tn_add(tn__tril(A, -1), tn_to(tn_eye(mn, A->shape[nd - 1], A->dtype), A->device)), *R = tn_clone(C);
     /* Q C = H_1 (... (H_k C)): the last reflector first; Q^H C and C Q the first first.
        Complex: H_i = I - tau_i v_i v_i^H, H_i^H = I - conj(tau_i) v_i v_i^H (LAPACK's unmqr) */
     const bool rev = left != transpose, cplx = tn_dtype_is_complex(A->dtype);
@@ -22440,6 +22505,8 @@ TNDEF tn_tensor *tn_linalg_ldl_factor_str(tn_tensor *A, tn_tensor **pivots, cons
 static tn_tensor *tn__ldl_solve_impl(tn_tensor *LD, tn_tensor *pivots, tn_tensor *Bm, bool hermitian) {
     TN__CHECK_NULL(LD, pivots, Bm);
     const char *fn = "tn_linalg_ldl_solve";
+    /* (tn__la_broadcast_pair passes a device with the linalg entry: sytrs is not one of its ops) */
+    if (LD->device != TN_CPU) return (tn_tensor *)tn__error("%s: not implemented on %s yet (CPU only)", fn, tn_device_name(LD->device));
     if (pivots->dtype != TN_I32) return (tn_tensor *)tn__error("%s: Expected pivots to be integers. Got %s", fn, tn__torch_type_name(pivots->dtype));
     if (LD->ndim >= 2 && (pivots->ndim != LD->ndim - 1 || memcmp(pivots->shape, LD->shape, (size_t)(LD->ndim - 1) * sizeof(int64_t))))
         return (tn_tensor *)tn__error("%s: Expected LD.shape[:-1] and pivots.shape to be the same, but got pivots with shape %s instead", fn, TN__SHAPE(pivots));
@@ -24976,11 +25043,9 @@ static int tn__la_kept(tn_tensor *A, double atol, double rtol, bool herm, tn_ten
     return *keep ? 0 : -1;
 }
 static tn_tensor *tn__pinv_impl(tn_tensor *A, double atol, double rtol, bool herm, const char *fn);
-/* PyTorch's pinv_backward (in terms of pinv(A), recomputed differentiably). */
-static int tn__pinv_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
-    (void)nin; (void)user;
-    tn_tensor *A = tn_ctx_saved(nd, 0), *P = tn__pinv_impl(A, nd->d[0], nd->d[1], nd->i[0] != 0, "tn_linalg_pinv");
-    if (!P) return -1;
+/* PyTorch's pinv_backward: A's gradient for pinv(A)'s gradient g, in terms of P = pinv(A). */
+static tn_tensor *tn__pinv_grad(tn_tensor *A, tn_tensor *P, tn_tensor *g) {
+    if (!P || !g) return NULL;
     const int64_t m = A->shape[A->ndim - 2], n = A->shape[A->ndim - 1];
     tn_tensor *Ph = tn__mH(P), *gh = tn__mH(g), *r;
     if (m <= n) {
@@ -24992,12 +25057,18 @@ static int tn__pinv_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void 
         r = tn_sub(tn_add(tn_sub(tn_matmul(tn_matmul(tn_sub(gh, tn_matmul(A, K)), P), Ph), tn__mH(tn_matmul(K, P))), PhK),
                    tn_matmul(tn_matmul(PhK, P), A));
     }
-    gin[0] = r;
-    return r ? 0 : -1;
+    return r;
+}
+/* (pinv(A) recomputed differentiably: double backward) */
+static int tn__pinv_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
+    (void)nin; (void)user;
+    tn_tensor *A = tn_ctx_saved(nd, 0);
+    gin[0] = tn__pinv_grad(A, tn__pinv_impl(A, nd->d[0], nd->d[1], nd->i[0] != 0, "tn_linalg_pinv"), g);
+    return gin[0] ? 0 : -1;
 }
 static tn_tensor *tn__pinv_impl(tn_tensor *A, double atol, double rtol, bool herm, const char *fn) {
     TN__CHECK_NULL(A);
-    if (tn__la_check_dt(fn, A, "A", herm, true)) return NULL;
+    if (tn__la_check_dev(fn, A, "A", herm)) return NULL;   /* (on a device: its svd or eigh) */
     tn__la_tols(A, &atol, &rtol);   /* (A's: the real form's shape would double the default rtol) */
     tn_scope_begin();
     tn_tensor *keep = NULL, *s = NULL, *U = NULL, *Vh = NULL, *r = NULL;
@@ -25029,7 +25100,7 @@ TNDEF tn_tensor *tn_pinverse_opts(tn_tensor *A, tn_pinverse_fn_opts o) {
 }
 static tn_tensor *tn__rank_impl(tn_tensor *A, double atol, double rtol, bool herm, const char *fn) {
     TN__CHECK_NULL(A);
-    if (tn__la_check_dt(fn, A, "A", herm, true)) return NULL;
+    if (tn__la_check_dev(fn, A, "A", herm)) return NULL;
     tn__la_tols(A, &atol, &rtol);
     tn_scope_begin();
     if (tn_is_complex(A)) {   /* each singular value twice in the real form */
@@ -25050,10 +25121,51 @@ TNDEF tn_tensor *tn_linalg_matrix_rank_str(tn_tensor *A, const char *options) {
 
 /* ---- lstsq: X = pinv(A) B (its gradient is PyTorch's linalg_lstsq_backward, which is
    pinv's); the rank and residuals as the driver reports them ---- */
+/* PyTorch's linalg_lstsq_backward: through P = pinv(A) (recomputed differentiably),
+   gA = pinv_backward(g B^H), gB = P^H g. */
+static int tn__lstsq_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
+    (void)nin; (void)user;
+    tn_tensor *A = tn_ctx_saved(nd, 0), *Bm = tn_ctx_saved(nd, 1), *P = tn__pinv_impl(A, NAN, NAN, false, "tn_linalg_lstsq");
+    if (!P) return -1;
+    if (tn_ctx_needs_grad(nd, 0) && !(gin[0] = tn__pinv_grad(A, P, tn_matmul(g, tn__mH(Bm))))) return -1;
+    if (tn_ctx_needs_grad(nd, 1) && !(gin[1] = tn_matmul(tn__mH(P), g))) return -1;
+    return 0;
+}
+/* lstsq on a device: PyTorch's CUDA driver, gels, by the entry's QR (A of full rank is assumed,
+   unchecked, as LAPACK's and cuSOLVER's gels). a [..., m, n] and b [..., m, r] of one batch
+   shape. m >= n: A = Q R, X = R^-1 (Q^T B)[:n]; the residuals (m > n) are |(Q^T B)[n:]|^2 per
+   column. m < n (the minimum-norm solution): A^T = Q R, R^T Z = B, X = Q [Z; 0]. */
+static tn_tensor *tn__lstsq_dev(tn_tensor *a, tn_tensor *b, tn_tensor **res) {
+    const int64_t m = a->shape[a->ndim - 2], n = a->shape[a->ndim - 1], r = b->shape[b->ndim - 1], B = tn__la_batch(a), k = m < n ? m : n;
+    const bool tall = m >= n;
+    tn_tensor *cm = tn__la_cm(tall ? a : tn_transpose(a, -2, -1)), *tau = tn__la_dnew(a->dtype, a, B, k, 0, 2), *x = tn__la_cm(b);
+    if (!cm || !tau || !x || tn__la_run(TN_LA_GEQRF, cm, tau, NULL, NULL, NULL, 0)) return NULL;
+    tn_tensor *R = tn_narrow(cm, -1, 0, k), *X;   /* R k x k, column-major */
+    if (tall) {
+        tn_tensor *top = tn__la_run(TN_LA_ORMQR, cm, tau, x, NULL, NULL, 3) ? NULL : tn_contiguous(tn_narrow(x, -1, 0, n));   /* Q^T B's first n rows */
+        R = R ? tn_contiguous(R) : NULL;
+        if (!top || !R || tn__la_run(TN_LA_TRSM, R, top, NULL, NULL, NULL, 1)) return NULL;
+        X = tn__la_uncm(top, b, n, r);
+        int64_t dl = -1;
+        *res = m > n ? tn__la_unbatch(tn_sum_dims(tn_square(tn_narrow(x, -1, n, m - n)), &dl, 1), b, 1) : tn_to(tn_empty(TN_SHAPE(0), a->dtype), a->device);
+    } else {
+        tn_tensor *Rt = R ? tn_contiguous(tn_transpose(R, -2, -1)) : NULL;   /* R^T, lower, column-major */
+        if (!Rt || tn__la_run(TN_LA_TRSM, Rt, x, NULL, NULL, NULL, 0)) return NULL;
+        tn_tensor *parts[2] = {x, tn_zeros_like(tn__la_dnew(a->dtype, a, B, r, n - m, 3))};
+        tn_tensor *z = parts[1] ? tn_contiguous(tn_cat(parts, 2, .dim = -1)) : NULL;   /* [Z; 0], column-major n x r */
+        if (!z || tn__la_run(TN_LA_ORMQR, cm, tau, z, NULL, NULL, 1)) return NULL;
+        X = tn__la_uncm(z, b, n, r);
+        *res = tn_to(tn_empty(TN_SHAPE(0), a->dtype), a->device);
+    }
+    tn_tensor *ins[2] = {a, b};
+    tn_node *nd = X && *res ? tn__fn_node("LinalgLstsqBackward0", tn__lstsq_bw, ins, 2) : NULL;
+    if (nd) { tn__node_save(nd, a); tn__node_save(nd, b); }
+    return X && *res ? tn__node_attach(nd, tn_contiguous(X)) : NULL;
+}
 static tn_tensor *tn__lstsq_impl(tn_tensor *A, tn_tensor *Bm, double rcond, const char *driver, tn_tensor **res, tn_tensor **rank, tn_tensor **sv) {
     TN__CHECK_NULL(A, Bm);
     const char *fn = "tn_linalg_lstsq";
-    if (tn__la_check_dt(fn, A, "A", false, true)) return NULL;
+    if (tn__la_check_dev(fn, A, "A", false) || tn__check_same_device(fn, A, Bm)) return NULL;
     if (Bm->ndim < 1) return (tn_tensor *)tn__error("%s: input.dim() must be greater or equal to other.dim() and (input.dim() - other.dim()) <= 1", fn);
     if (Bm->dtype != A->dtype)
         return (tn_tensor *)tn__error("%s: Expected input and other to have the same dtype, but got input's dtype %s and other's dtype %s", fn, tn_dtype_name(A->dtype), tn_dtype_name(Bm->dtype));
@@ -25062,6 +25174,7 @@ static tn_tensor *tn__lstsq_impl(tn_tensor *A, tn_tensor *Bm, double rcond, cons
     if (driver) {
         for (drv = 0; drv < 4 && strcmp(driver, drivers[drv]); drv++) {}
         if (drv == 4) return (tn_tensor *)tn__error("%s: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)", fn);
+        if (drv != 0 && A->device != TN_CPU) return (tn_tensor *)tn__error("%s: torch.linalg.lstsq: `driver` other than `gels` is not supported on CUDA", fn);
     }
     const bool vec = A->ndim - 1 == Bm->ndim;
     if (!vec && A->ndim != Bm->ndim)
@@ -25078,6 +25191,16 @@ static tn_tensor *tn__lstsq_impl(tn_tensor *A, tn_tensor *Bm, double rcond, cons
     sa[bnd] = m;
     sa[bnd + 1] = n;
     tn_tensor *a = tn_expand(A, sa, bnd + 2);
+    if (A->device != TN_CPU) {   /* gels (CUDA's only driver): rank and singular values empty, as torch's */
+        memcpy(sa + bnd, b->shape + b->ndim - 2, 2 * sizeof(int64_t));
+        X = tn__lstsq_dev(a, tn_expand(b, sa, bnd + 2), res);
+        if (X && vec) X = tn_squeeze_dim(X, -1);
+        *rank = X ? tn_to(tn_empty(TN_SHAPE(0), TN_I64), A->device) : NULL;
+        *sv = X ? tn_to(tn_empty(TN_SHAPE(0), tn_dtype_to_real(A->dtype)), A->device) : NULL;
+        if (!X || !*res || !*rank || !*sv) { *res = *rank = *sv = NULL; return tn__scope_return(NULL); }
+        *res = tn_keep(*res); *rank = tn_keep(*rank); *sv = tn_keep(*sv);
+        return tn__scope_return(X);
+    }
     double atol = 0, rtol = isnan(rcond) ? (A->dtype == TN_F32 || A->dtype == TN_C64 ? (double)FLT_EPSILON : DBL_EPSILON) * (double)(m > n ? m : n) : rcond;
     tn_tensor *P = tn__pinv_impl(a, atol, rtol, false, fn);
     X = P ? tn_matmul(P, b) : NULL;
@@ -25136,7 +25259,7 @@ static tn_tensor *tn__la_plain_norm(tn_tensor *A, const char *p) {
 static tn_tensor *tn__cond_impl(tn_tensor *A, const char *p) {
     TN__CHECK_NULL(A);
     const char *fn = "tn_linalg_cond";
-    if (tn__la_check_dt(fn, A, "A", false, true)) return NULL;
+    if (tn__la_check_dev(fn, A, "A", false)) return NULL;
     static const char *const ords[] = {"2", "-2", "fro", "nuc", "inf", "-inf", "1", "-1"};
     int o = 0;
     if (p) {
@@ -25148,7 +25271,7 @@ static tn_tensor *tn__cond_impl(tn_tensor *A, const char *p) {
     if (o < 2) {
         tn_tensor *s = tn_linalg_svdvals(A);
         const int64_t k = s ? tn_size(s, -1) : 0;
-        if (s && k == 0) r = tn_zeros(s->shape, s->ndim - 1, tn_dtype_to_real(A->dtype));
+        if (s && k == 0) r = tn_to(tn_zeros(s->shape, s->ndim - 1, tn_dtype_to_real(A->dtype)), A->device);
         else if (s) {
             tn_tensor *mx = tn_select(s, -1, 0), *mn = tn_select(s, -1, k - 1);
             r = o == 0 ? tn_div(mx, mn) : tn_div(mn, mx);
@@ -25157,7 +25280,7 @@ static tn_tensor *tn__cond_impl(tn_tensor *A, const char *p) {
         tn__error("%s: linalg.cond(ord=%s): A must be batches of square matrices, but they are %lld by %lld matrices", fn, p,
                   (long long)A->shape[A->ndim - 2], (long long)A->shape[A->ndim - 1]);
     } else if (tn_numel(A) == 0) {
-        r = tn_zeros(A->shape, A->ndim - 2, tn_dtype_to_real(A->dtype));
+        r = tn_to(tn_zeros(A->shape, A->ndim - 2, tn_dtype_to_real(A->dtype)), A->device);
     } else {   /* norm(A) norm(A^{-1}); a singular matrix's inverse is inf (PyTorch's _linalg_cond_helper) */
         tn_tensor *info = NULL, *inv = tn_linalg_inv_ex(A, &info);
         if (inv) {
@@ -26035,6 +26158,10 @@ static int tn__eig_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void *
 /* gauge: the vectors' node checks that the loss does not depend on their phases. */
 static tn_tensor *tn__eig_impl(tn_tensor *A, bool vectors, tn_tensor **V, const char *fn, bool gauge) {
     TN__CHECK_NULL(A);
+    /* PyTorch's GPU runs geev (MAGMA), but its results are complex: CUDA tensors have no complex dtypes yet */
+    if (A->device != TN_CPU)
+        return (tn_tensor *)tn__error("%s: not implemented on %s yet (CPU only): its eigenvalues are complex, and complex64/complex128 tensors are CPU only", fn,
+                                      tn_device_name(A->device));
     if (tn__la_check_dt(fn, A, "A", true, true)) return NULL;
     {
         tn_scope_begin();
@@ -53212,6 +53339,19 @@ static int tn__si_linalg_run(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_ten
         memset(fv, 0, (size_t)B * sizeof *fv);
         return tn__si_put(b, S) || (c && (tn__si_put(c, tn_transpose(U, -2, -1)) || tn__si_put(p, Vh))) ? -1 : 0;
     }
+    case TN_LA_TRSM: {   /* w: the triangle row-major; x: b's n x r row-major */
+        const int64_t r = b->shape[1];
+        tn_tensor *x = tn__si_rows(tn__si_host(b, TN_F64));
+        if (!x) return -1;
+        for (int64_t i = 0; i < B; i++)
+            if (tn__la_trsm(wv + i * n * n, n, (double *)tn_data_ptr(x) + i * n * r, r, (flag & 1) != 0, (flag & 2) != 0)) return -1;
+        return tn__si_put(b, tn_transpose(x, -2, -1));
+    }
+    case TN_LA_ORMQR: {   /* CPU ormqr on the row-major views: the reflectors q x k, c q x r (left) or r x q */
+        tn_tensor *C = tn__si_host(c, TN_F64), *tau = tn__si_host(b, TN_F64);
+        tn_tensor *R = C && tau ? tn_ormqr(w, tau, tn_transpose(C, -2, -1), .left = (flag & 1) != 0, .transpose = (flag & 2) != 0) : NULL;
+        return tn__si_put(c, R ? tn_transpose(R, -2, -1) : NULL);
+    }
     }
     return TN__FAIL_INT("stand-in GPU: linalg: unknown op %d", (int)op);
 }
@@ -53223,7 +53363,7 @@ static int tn__si_linalg(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor 
         if (ts[t] && ts[t]->dtype != (t == 3 && op != TN_LA_GESVD ? TN_I32 : a->dtype)) return TN__FAIL_INT("stand-in GPU: linalg: operand %d is %s", t, tn_dtype_name(ts[t]->dtype));
     if (info && info->dtype != TN_I32) return TN__FAIL_INT("stand-in GPU: linalg: info is %s, not int32", tn_dtype_name(info->dtype));
     const bool need_info = op == TN_LA_GETRF || op == TN_LA_POTRF || op == TN_LA_SYEVD || op == TN_LA_GESVD;
-    if ((need_info && !info) || ((op == TN_LA_GETRF || op == TN_LA_GETRS) && !p) || ((op == TN_LA_GETRS || op == TN_LA_GEQRF || op == TN_LA_SYEVD || op == TN_LA_GESVD) && !b))
+    if ((need_info && !info) || ((op == TN_LA_GETRF || op == TN_LA_GETRS) && !p) || (op != TN_LA_GETRF && op != TN_LA_POTRF && !b) || (op == TN_LA_ORMQR && !c))
         return TN__FAIL_INT("stand-in GPU: linalg: an operand the op writes is NULL");
     if (tn_numel(a) == 0) {   /* nothing to factor: every matrix of none, or empty ones, is fine */
         if (info) memset(tn_data_ptr(info), 0, (size_t)tn_numel(info) * sizeof(int32_t));

@@ -2418,7 +2418,8 @@ static int cu_matmul(tn_tensor *c, tn_tensor *a, tn_tensor *bm, double alpha, do
    One cusolverDn handle per device, on the legacy default stream as every kernel here (so
    its work is ordered with theirs); its calls serialised, as a handle serves one thread at a
    time. Workspaces come from the caching allocator. potrf is batched (potrfBatched); getrf,
-   getrs, geqrf + orgqr, syevd and gesvdj run a loop over the batch. */
+   getrs, geqrf + orgqr, syevd, gesvdj and ormqr run a loop over the batch; the triangular
+   solve is cuBLAS's trsm (trsmBatched for small triangles). */
 static std::mutex &solver_mutex(void) {
     static std::mutex mu;
     return mu;
@@ -2431,6 +2432,19 @@ static cusolverDnHandle_t solver_handle(void) {   /* with solver_mutex held */
     if (it != handles.end()) return it->second;
     cusolverDnHandle_t h = NULL;
     if (cusolverDnCreate(&h) != CUSOLVER_STATUS_SUCCESS) return NULL;
+    handles[dev] = h;
+    return h;
+}
+/* cuBLAS for the triangular solve (trsm): a handle per device too (matmul's is one for the
+   process), used with solver_mutex held, on the legacy default stream, alpha on the host */
+static cublasHandle_t solver_blas_handle(void) {
+    static std::map<int, cublasHandle_t> handles;
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess) { (void)cudaGetLastError(); return NULL; }
+    auto it = handles.find(dev);
+    if (it != handles.end()) return it->second;
+    cublasHandle_t h = NULL;
+    if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) return NULL;
     handles[dev] = h;
     return h;
 }
@@ -2460,7 +2474,19 @@ static int solver_fail(const char *what, cusolverStatus_t s) { return tn_error("
         return cusolverDn##X##gesvdj_bufferSize(h, jobz, econ, m, n, a, m, s, u, m, v, n, lw, p); } \
     static cusolverStatus_t gesvdj(cusolverDnHandle_t h, cusolverEigMode_t jobz, int econ, int m, int n, T *a, T *s, T *u, T *v, T *ws, int lw, \
                                    int *info, gesvdjInfo_t p) { \
-        return cusolverDn##X##gesvdj(h, jobz, econ, m, n, a, m, s, u, m, v, n, ws, lw, info, p); }
+        return cusolverDn##X##gesvdj(h, jobz, econ, m, n, a, m, s, u, m, v, n, ws, lw, info, p); } \
+    static cusolverStatus_t ormqr_ws(cusolverDnHandle_t h, cublasSideMode_t side, cublasOperation_t tr, int m, int n, int k, const T *a, int lda, \
+                                     const T *tau, const T *c, int ldc, int *lw) { \
+        return cusolverDn##X##ormqr_bufferSize(h, side, tr, m, n, k, a, lda, tau, c, ldc, lw); } \
+    static cusolverStatus_t ormqr(cusolverDnHandle_t h, cublasSideMode_t side, cublasOperation_t tr, int m, int n, int k, const T *a, int lda, \
+                                  const T *tau, T *c, int ldc, T *ws, int lw, int *info) { \
+        return cusolverDn##X##ormqr(h, side, tr, m, n, k, a, lda, tau, c, ldc, ws, lw, info); } \
+    static cublasStatus_t trsm(cublasHandle_t h, cublasFillMode_t up, cublasDiagType_t dg, int n, int r, const T *a, T *b) { \
+        const T one = 1; \
+        return cublas##X##trsm(h, CUBLAS_SIDE_LEFT, up, CUBLAS_OP_N, dg, n, r, &one, a, n, b, n); } \
+    static cublasStatus_t trsm_batched(cublasHandle_t h, cublasFillMode_t up, cublasDiagType_t dg, int n, int r, T **a, T **b, int batch) { \
+        const T one = 1; \
+        return cublas##X##trsmBatched(h, CUBLAS_SIDE_LEFT, up, CUBLAS_OP_N, dg, n, r, &one, a, n, b, n, batch); }
 SOLVER_OVERLOADS(float, S)
 SOLVER_OVERLOADS(double, D)
 #undef SOLVER_OVERLOADS
@@ -2555,12 +2581,54 @@ template <class T> static int la_solver(tn_linalg_op op, tn_tensor *a, tn_tensor
                                           fv + i, gp.p));
         return 0;
     }
+    case TN_LA_TRSM: {
+        /* trsmBatched for small triangles (its pointer arrays built on the device); a loop of
+           trsm above, as cuBLAS advises for larger ones */
+        const int r = (int)b->shape[1];
+        T *X = (T *)tn_data_ptr(b);
+        cublasHandle_t bh = solver_blas_handle();
+        if (!bh) return tn_error("linalg: cuBLAS could not be initialised (cublasCreate failed)");
+        const cublasFillMode_t up = flag & 1 ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
+        const cublasDiagType_t dg = flag & 2 ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT;
+        if (r == 0) return 0;
+        cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
+        if (n <= 64 && B > 1) {
+            T **ptrs = (T **)sc.get(2 * (size_t)B * sizeof(T *));
+            if (!ptrs) return -1;
+            k_batch_ptrs<T><<<blocks_for(B), kThreads>>>(ptrs, A, mn, B);
+            k_batch_ptrs<T><<<blocks_for(B), kThreads>>>(ptrs + B, X, (int64_t)n * r, B);
+            CU_LAUNCHED("linalg (trsm)");
+            st = trsm_batched(bh, up, dg, n, r, ptrs, ptrs + B, (int)B);
+        } else
+            for (int64_t i = 0; i < B && st == CUBLAS_STATUS_SUCCESS; i++) st = trsm(bh, up, dg, n, r, A + i * mn, X + i * (int64_t)n * r);
+        return st == CUBLAS_STATUS_SUCCESS ? 0 : cublas_fail("linalg (trsm)", st);
+    }
+    case TN_LA_ORMQR: {
+        /* the reflectors q x k (q = m here, k = n); c q x r (left) or r x q (right), column-major */
+        const bool left = flag & 1;
+        const cublasSideMode_t side = left ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT;
+        const cublasOperation_t tr = flag & 2 ? CUBLAS_OP_T : CUBLAS_OP_N;
+        const int q = m, kr = n, cm = left ? q : (int)c->shape[2], cn = left ? (int)c->shape[1] : q;
+        const T *tau = (const T *)tn_data_ptr(b);
+        T *C = (T *)tn_data_ptr(c);
+        if (cm == 0 || cn == 0) return 0;
+        int lw = 0;
+        SOLVER_CHECK("ormqr", ormqr_ws(h, side, tr, cm, cn, kr, A, q, tau, C, cm, &lw));
+        T *ws = (T *)sc.get((size_t)lw * sizeof(T));
+        if (!ws) return -1;
+        for (int64_t i = 0; i < B; i++)
+            SOLVER_CHECK("ormqr", ormqr(h, side, tr, cm, cn, kr, A + i * mn, q, tau + i * kr, C + i * (int64_t)cm * cn, cm, ws, lw, dinfo));
+        return 0;
+    }
     }
     return tn_error("linalg: unknown op %d", (int)op);
 }
 static int cu_linalg(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor *c, tn_tensor *p, tn_tensor *info, int flag) {
     if (a->ndim != 3 || (a->dtype != TN_F32 && a->dtype != TN_F64)) return tn_error("linalg: the unit takes [B, n, m] float32/float64 batches");
-    if (a->shape[0] > INT32_MAX || a->shape[1] > INT32_MAX || a->shape[2] > INT32_MAX)
+    tn_tensor *const more[2] = {b && b->ndim == 3 ? b : NULL, c && c->ndim == 3 ? c : NULL};   /* (TRSM's right-hand sides, ORMQR's c) */
+    bool big = a->shape[0] > INT32_MAX || a->shape[1] > INT32_MAX || a->shape[2] > INT32_MAX;
+    for (int t = 0; t < 2; t++) big = big || (more[t] && (more[t]->shape[1] > INT32_MAX || more[t]->shape[2] > INT32_MAX));
+    if (big)
         return tn_error("linalg: matrices of %lld x %lld (a batch of %lld) are past cuSOLVER's int sizes", (long long)a->shape[2], (long long)a->shape[1],
                         (long long)a->shape[0]);
     if (tn_numel(a) == 0) {   /* nothing to factor; info says so */

@@ -5128,7 +5128,7 @@ TNDEF const char *tn_unary_op_name(tn_unary_op op);   /* "exp", ... */
 TNDEF const char *tn_binary_op_name(tn_binary_op op);
 
 /* The factorizations of tn_backend.linalg (LAPACK's names). */
-typedef enum tn_linalg_op { TN_LA_GETRF, TN_LA_GETRS, TN_LA_POTRF, TN_LA_GEQRF, TN_LA_SYEVD, TN_LA_GESVD } tn_linalg_op;
+typedef enum tn_linalg_op { TN_LA_GETRF, TN_LA_GETRS, TN_LA_POTRF, TN_LA_GEQRF, TN_LA_SYEVD, TN_LA_GESVD, TN_LA_TRSM, TN_LA_ORMQR } tn_linalg_op;
 /* A backend: device-independent code validates arguments, computes shapes and allocates
    outputs, then calls these. Operands already have the kernel's dtypes and broadcast
    shapes (stride 0 where broadcast); outputs may alias inputs element for element.
@@ -5256,7 +5256,12 @@ typedef struct tn_backend {
               (no convergence);
        GESVD  b [B, k] <- a's (m x n, destroyed) singular values, descending; c (m x uc, [B, uc,
               m]) <- U, p ([B, vr, n], float: V^T row-major) <- V^T, uc = vr = k or uc = m and
-              vr = n (full); c and p NULL: values only; info <- 0 or > 0 (no convergence).
+              vr = n (full); c and p NULL: values only; info <- 0 or > 0 (no convergence);
+       TRSM   b (n x r, [B, r, n]) <- A^-1 b for the triangle of a (n x n) that flag & 1 names
+              (1 upper, 0 lower), flag & 2: unit diagonal (not read); the other triangle unread;
+       ORMQR  c (q x r, [B, r, q]; flag & 1: left) or (r x q, [B, q, r]; right) <- op(Q) c or
+              c op(Q), op = ^T when flag & 2, Q = H_1 ... H_k of the k = a->shape[1] reflectors
+              in a (q x k, [B, k, q], geqrf's packing), b [B, k] their tau.
        Every size may be 0 (nothing to do). */
     int (*linalg)(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor *c, tn_tensor *p, tn_tensor *info, int flag);
 } tn_backend;

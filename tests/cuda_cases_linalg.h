@@ -176,4 +176,159 @@ TEST(gpu_linalg_errors) {
     tn_register_backend(TN_CUDA, be);
     tn_scope_end();
 }
+
+/* ---- the rest of torch.linalg on the device (trsm and ormqr entries; pinv, matrix_rank, cond,
+   matrix_exp as composites of the device's svd, eigh, LU and matmul) ---- */
+/* a well-conditioned triangle of x: its lower (upper) part plus n on the diagonal */
+static tn_tensor *la_tri(tn_tensor *x, bool upper) {
+    const int64_t n = tn_shape(x)[tn_ndim(x) - 1];
+    tn_tensor *t = upper ? tn_triu(x) : tn_tril(x);
+    return tn_add(t, tn_mul_scalar(tn_to(tn_eye(n, n, x->dtype), x->device), (double)n));
+}
+UNARY_FN(la_st_lower, tn_linalg_solve_triangular(la_tri(x[0], false), x[1], false))
+UNARY_FN(la_st_upper_right, tn_linalg_solve_triangular(la_tri(x[0], true), x[1], true, .left = false))
+UNARY_FN(la_st_unit, tn_linalg_solve_triangular(la_tri(x[0], true), x[1], true, .unitriangular = true))
+/* triangular_solve reads only the named triangle of A (here a full matrix), transposed or not */
+static tn_tensor *la_tsolve(tn_tensor *const *x) {
+    tn_tensor *c = NULL, *X = tn_triangular_solve(x[1], la_tri(x[0], false), &c, .upper = false, .transpose = true);
+    return X && c ? tn_add(X, tn_sum(c)) : NULL;
+}
+static tn_tensor *la_chol_factor(tn_tensor *x, bool upper) { return tn_linalg_cholesky(la_spd(x), .upper = upper); }
+UNARY_FN(la_chol_solve, tn_cholesky_solve(x[1], la_chol_factor(x[0], false)))
+UNARY_FN(la_chol_solve_upper, tn_cholesky_solve(x[1], la_chol_factor(x[0], true), .upper = true))
+UNARY_FN(la_chol_inverse, tn_cholesky_inverse(la_chol_factor(x[0], false)))
+UNARY_FN(la_chol_inverse_upper, tn_cholesky_inverse(la_chol_factor(x[0], true), .upper = true))
+/* lstsq by gels (the CPU with driver "gels" too): X, plus the residuals' sum (m > n) */
+static tn_tensor *la_lstsq(tn_tensor *const *x) {
+    tn_tensor *res = NULL, *rank = NULL, *sv = NULL, *X = tn_linalg_lstsq(x[0], x[1], &res, &rank, &sv, .driver = "gels");
+    if (!X || !res || !rank || !sv) return NULL;
+    if (tn_numel(rank) != 0 || tn_numel(sv) != 0 || rank->device != X->device) return (tn_tensor *)NULL;   /* gels: no rank, no singular values */
+    return tn_numel(res) ? tn_add(X, tn_sum(res)) : X;
+}
+UNARY_FN(la_lstsq_default, tn_linalg_lstsq_opts(x[0], x[1], (tn_tensor *[1]){NULL}, (tn_tensor *[1]){NULL}, (tn_tensor *[1]){NULL}, (tn_linalg_lstsq_fn_opts){.rcond = NAN, .driver = x[0]->device == TN_CPU ? "gels" : NULL}))
+/* geqrf's reflectors and tau (no history) into householder_product and ormqr */
+static tn_tensor *la_hh(tn_tensor *const *x) {
+    tn_tensor *tau = NULL, *a = tn_geqrf(x[0], &tau);
+    return a ? tn_linalg_householder_product(a, tau) : NULL;
+}
+/* with a gradient: the reflectors as given (differentiable composite on the device too) */
+static tn_tensor *la_hh_grad(tn_tensor *const *x) { return tn_linalg_householder_product(x[0], tn_mul_scalar(tn_tanh(x[1]), 0.5)); }
+static tn_tensor *la_ormqr_fn(tn_tensor *const *x, bool left, bool tr) {
+    tn_tensor *tau = NULL, *a = tn_geqrf(x[0], &tau);
+    return a ? tn_ormqr(a, tau, x[1], .left = left, .transpose = tr) : NULL;
+}
+UNARY_FN(la_ormqr, la_ormqr_fn(x, true, false))
+UNARY_FN(la_ormqr_t, la_ormqr_fn(x, true, true))
+UNARY_FN(la_ormqr_right, la_ormqr_fn(x, false, false))
+UNARY_FN(la_ormqr_right_t, la_ormqr_fn(x, false, true))
+UNARY_FN(la_ormqr_grad, tn_ormqr(x[0], tn_mul_scalar(tn_tanh(x[1]), 0.5), x[2]))
+UNARY_FN(la_pinv, tn_linalg_pinv(x[0]))
+UNARY_FN(la_pinv_herm, tn_linalg_pinv(la_spd(x[0]), .hermitian = true))
+UNARY_FN(la_pinverse, tn_pinverse(x[0]))
+UNARY_FN(la_rank, tn_linalg_matrix_rank(x[0]))
+/* (a rank-deficient matrix's zero singular values are eps-sized, gesvdj's and LAPACK's alike:
+   a tolerance well above them, so that the GPU's count is the CPU's) */
+UNARY_FN(la_rank_tol, tn_linalg_matrix_rank(x[0], .rtol = 1e-9))
+UNARY_FN(la_rank_herm, tn_linalg_matrix_rank(x[0], .rtol = 1e-9, .hermitian = true))
+UNARY_FN(la_cond, tn_linalg_cond(x[0], NULL))
+UNARY_FN(la_cond_fro, tn_linalg_cond(x[0], "fro"))
+UNARY_FN(la_mexp, tn_linalg_matrix_exp(x[0]))
+UNARY_FN(la_mexp_big, tn_linalg_matrix_exp(tn_mul_scalar(x[0], 8)))
+
+TEST(gpu_linalg_more_match_cpu) {
+    tn_scope_begin();
+    tn_manual_seed(261);
+    tn_tensor *a = RANDN(3, 4, 4), *b = RANDN(3, 4, 2), *a64 = tn_randn(TN_SHAPE(2, 3, 5, 5), TN_F64), *b64 = tn_randn(TN_SHAPE(2, 3, 5, 3), TN_F64);
+    tn_tensor *big = RANDN(2, 70, 70), *bigb = RANDN(2, 70, 3);   /* past trsmBatched's sizes: a loop of trsm */
+    CHECK_OP("linalg.solve_triangular", la_st_lower, 1e-3, true, a, b);
+    CHECK_OP("linalg.solve_triangular f64 broadcast", la_st_lower, 1e-8, true, tn_randn(TN_SHAPE(3, 5, 5), TN_F64), b64);
+    CHECK_OP("linalg.solve_triangular upper left=False", la_st_upper_right, 1e-3, true, a, RANDN(3, 2, 4));
+    CHECK_OP("linalg.solve_triangular unitriangular", la_st_unit, 1e-3, true, a, b);
+    CHECK_OP("linalg.solve_triangular strided", la_st_lower, 1e-3, true, tn_transpose(a, -2, -1), tn_transpose(RANDN(3, 2, 4), -2, -1));
+    CHECK_OP("linalg.solve_triangular 70 x 70", la_st_lower, 1e-3, true, big, bigb);
+    CHECK_OP("triangular_solve transpose", la_tsolve, 1e-3, true, a, b);
+    CHECK_OP("cholesky_solve", la_chol_solve, 1e-3, true, a, b);
+    CHECK_OP("cholesky_solve upper f64", la_chol_solve_upper, 1e-8, true, a64, b64);
+    CHECK_OP("cholesky_inverse", la_chol_inverse, 1e-3, true, a);
+    CHECK_OP("cholesky_inverse upper f64", la_chol_inverse_upper, 1e-8, true, a64);
+    CHECK_OP("linalg.lu_solve (triangular solves)", la_lu_solve, 1e-3, true, a, b);
+    CHECK_OP("linalg.lstsq tall", la_lstsq, 1e-3, true, RANDN(2, 6, 3), RANDN(2, 6, 2));
+    CHECK_OP("linalg.lstsq tall f64 broadcast", la_lstsq, 1e-8, true, tn_randn(TN_SHAPE(3, 1, 7, 4), TN_F64), tn_randn(TN_SHAPE(1, 2, 7, 2), TN_F64));
+    CHECK_OP("linalg.lstsq square", la_lstsq, 1e-3, true, a, b);
+    CHECK_OP("linalg.lstsq wide (minimum norm)", la_lstsq, 1e-3, true, RANDN(2, 3, 6), RANDN(2, 3, 2));
+    CHECK_OP("linalg.lstsq vector", la_lstsq, 1e-3, true, RANDN(5, 3), RANDN(5));
+    CHECK_OP("linalg.lstsq driver None (gels on the GPU)", la_lstsq_default, 1e-3, false, RANDN(6, 3), RANDN(6, 2));
+    CHECK_OP("linalg.householder_product", la_hh, 1e-3, false, RANDN(2, 5, 3));
+    CHECK_OP("linalg.householder_product f64", la_hh, 1e-8, false, tn_randn(TN_SHAPE(4, 4), TN_F64));
+    CHECK_OP("linalg.householder_product grad", la_hh_grad, 1e-3, true, RANDN(2, 5, 3), RANDN(2, 2));
+    CHECK_OP("ormqr", la_ormqr, 1e-3, false, RANDN(2, 5, 3), RANDN(2, 5, 2));
+    CHECK_OP("ormqr transpose f64", la_ormqr_t, 1e-8, false, tn_randn(TN_SHAPE(5, 5), TN_F64), tn_randn(TN_SHAPE(5, 4), TN_F64));
+    CHECK_OP("ormqr right", la_ormqr_right, 1e-3, false, RANDN(2, 4, 6), RANDN(2, 3, 4));
+    CHECK_OP("ormqr right transpose", la_ormqr_right_t, 1e-3, false, RANDN(5, 3), RANDN(2, 5));
+    CHECK_OP("ormqr grad", la_ormqr_grad, 1e-3, true, RANDN(5, 3), RANDN(3), RANDN(5, 2));
+    CHECK_OP("linalg.pinv", la_pinv, 1e-3, true, RANDN(2, 5, 3));
+    CHECK_OP("linalg.pinv wide f64", la_pinv, 1e-8, true, tn_randn(TN_SHAPE(3, 6), TN_F64));
+    CHECK_OP("linalg.pinv hermitian", la_pinv_herm, 1e-3, true, a);
+    CHECK_OP("pinverse", la_pinverse, 1e-3, true, RANDN(4, 2));
+    /* rank 2 of 4 (a product through 2 dims), and full rank */
+    tn_tensor *low = tn_matmul(tn_randn(TN_SHAPE(3, 4, 2), TN_F64), tn_randn(TN_SHAPE(3, 2, 5), TN_F64));
+    CHECK_OP("linalg.matrix_rank", la_rank_tol, 0, false, low);
+    CHECK_OP("linalg.matrix_rank full", la_rank, 0, false, a);
+    CHECK_OP("linalg.matrix_rank hermitian", la_rank_herm, 0, false, tn_matmul(low, tn_transpose(low, -2, -1)));
+    CHECK_OP("linalg.cond", la_cond, 1e-3, true, a);
+    CHECK_OP("linalg.cond fro f64", la_cond_fro, 1e-8, true, a64);
+    CHECK_OP("linalg.matrix_exp", la_mexp, 1e-3, true, tn_mul_scalar(a, 0.3));
+    CHECK_OP("linalg.matrix_exp f64", la_mexp, 1e-8, true, a64);
+    CHECK_OP("linalg.matrix_exp scaled f64", la_mexp_big, 1e-8, true, tn_mul_scalar(a64, 0.5));
+    CHECK_OP("linalg.matrix_exp small norm", la_mexp, 1e-8, true, tn_mul_scalar(a64, 1e-3));
+    /* empty */
+    CHECK_OP("linalg.solve_triangular 0 x 0", la_st_lower, 0, false, RANDN(2, 0, 0), RANDN(2, 0, 3));
+    CHECK_OP("linalg.solve_triangular no columns", la_st_lower, 0, false, a, RANDN(3, 4, 0));
+    CHECK_OP("cholesky_inverse empty batch", la_chol_inverse, 0, false, RANDN(0, 3, 3));
+    CHECK_OP("linalg.lstsq 0 columns", la_lstsq, 0, false, RANDN(4, 0), RANDN(4, 2));
+    CHECK_OP("linalg.lstsq 0 rows (X = 0)", la_lstsq, 0, false, RANDN(0, 3), RANDN(0, 2));
+    CHECK_OP("linalg.householder_product no reflectors", la_hh_grad, 0, false, RANDN(4, 2), RANDN(0));
+    CHECK_OP("linalg.pinv 0 x 3", la_pinv, 0, false, RANDN(0, 3));
+    CHECK_OP("linalg.matrix_exp 0 x 0", la_mexp, 0, false, RANDN(2, 0, 0));
+    tn_scope_end();
+}
+UNARY_FN(la_st_raw, tn_linalg_solve_triangular(x[0], x[0], true))
+UNARY_FN(la_eigvals, tn_linalg_eigvals(x[0]))
+UNARY_FN(la_mexp_raw, tn_linalg_matrix_exp(x[0]))
+TEST(gpu_linalg_more_errors) {
+    tn_scope_begin();
+    la_same_error(__LINE__, "solve_triangular not square", la_st_raw, RANDN(3, 4), "must be batches of square matrices");
+    la_same_error(__LINE__, "matrix_exp 1-d", la_mexp_raw, RANDN(3), "at least 2 dimensions");
+    /* a matrix with a non-finite entry: NaN, the rest of the batch as usual */
+    tn_tensor *nf = tn_stack(((tn_tensor *[]){tn_full(TN_SHAPE(2, 2), INFINITY, TN_F64), tn_eye(2, 2, TN_F64)}), 2);
+    CHECK_OP("linalg.matrix_exp non-finite", la_mexp, 1e-12, false, nf);
+    tn_tensor *g = tn_to(RANDN(3, 3), TN_CUDA), *gb = tn_to(RANDN(3, 2), TN_CUDA), *res = NULL, *rank = NULL, *sv = NULL;
+    tn_clear_error();
+    CHECK_MSG(!tn_linalg_lstsq(g, gb, &res, &rank, &sv, .driver = "gelsd") && strstr(tn_last_error(), "`driver` other than `gels` is not supported on CUDA"), "lstsq gelsd: %s",
+              tn_last_error());
+    tn_clear_error();
+    CHECK_MSG(!tn_linalg_solve_triangular(g, RANDN(3, 2), false) && strstr(tn_last_error(), "same device"), "mixed devices: %s", tn_last_error());
+    tn_clear_error();
+    /* ldl_factor and ldl_solve: CPU only (no sytrf/sytrs in the entry) */
+    tn_tensor *piv = NULL, *pc = tn_to(tn_ones(TN_SHAPE(3), TN_I32), TN_CUDA);
+    CHECK_MSG(!tn_linalg_ldl_factor(g, &piv) && strstr(tn_last_error(), "not implemented on cuda yet (CPU only)"), "ldl_factor: %s", tn_last_error());
+    tn_clear_error();
+    CHECK_MSG(!tn_linalg_ldl_solve(g, pc, gb) && strstr(tn_last_error(), "not implemented on cuda yet (CPU only)"), "ldl_solve: %s", tn_last_error());
+    tn_clear_error();
+    /* eig: complex results, and complex dtypes are CPU only */
+    CHECK_MSG(!la_eigvals(&g) && strstr(tn_last_error(), "complex64/complex128 tensors are CPU only"), "eigvals: %s", tn_last_error());
+    tn_clear_error();
+    /* a table without the entry refuses the new ops too */
+    const tn_backend *be = tn_get_backend(TN_CUDA);
+    static tn_backend none;
+    none = *be;
+    none.linalg = NULL;
+    tn_register_backend(TN_CUDA, &none);
+    CHECK_MSG(!tn_linalg_solve_triangular(g, gb, false) && strstr(tn_last_error(), "not implemented on cuda yet (CPU only)"), "no entry: %s", tn_last_error());
+    tn_clear_error();
+    CHECK_MSG(!tn_linalg_matrix_exp(g) && strstr(tn_last_error(), "not implemented on cuda yet (CPU only)"), "no entry: %s", tn_last_error());
+    tn_clear_error();
+    tn_register_backend(TN_CUDA, be);
+    tn_scope_end();
+}
 #endif

@@ -74,6 +74,8 @@ int main(void) {
     RUN(gpu_more_a_ops_match_cpu);
     RUN(gpu_linalg_match_cpu);
     RUN(gpu_linalg_errors);
+    RUN(gpu_linalg_more_match_cpu);
+    RUN(gpu_linalg_more_errors);
     RUN(gpu_half_bit_conversions);
     RUN(gpu_half_storage);
     RUN(gpu_copy_packs);

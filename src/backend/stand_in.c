@@ -344,6 +344,19 @@ static int tn__si_linalg_run(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_ten
         memset(fv, 0, (size_t)B * sizeof *fv);
         return tn__si_put(b, S) || (c && (tn__si_put(c, tn_transpose(U, -2, -1)) || tn__si_put(p, Vh))) ? -1 : 0;
     }
+    case TN_LA_TRSM: {   /* w: the triangle row-major; x: b's n x r row-major */
+        const int64_t r = b->shape[1];
+        tn_tensor *x = tn__si_rows(tn__si_host(b, TN_F64));
+        if (!x) return -1;
+        for (int64_t i = 0; i < B; i++)
+            if (tn__la_trsm(wv + i * n * n, n, (double *)tn_data_ptr(x) + i * n * r, r, (flag & 1) != 0, (flag & 2) != 0)) return -1;
+        return tn__si_put(b, tn_transpose(x, -2, -1));
+    }
+    case TN_LA_ORMQR: {   /* CPU ormqr on the row-major views: the reflectors q x k, c q x r (left) or r x q */
+        tn_tensor *C = tn__si_host(c, TN_F64), *tau = tn__si_host(b, TN_F64);
+        tn_tensor *R = C && tau ? tn_ormqr(w, tau, tn_transpose(C, -2, -1), .left = (flag & 1) != 0, .transpose = (flag & 2) != 0) : NULL;
+        return tn__si_put(c, R ? tn_transpose(R, -2, -1) : NULL);
+    }
     }
     return TN__FAIL_INT("stand-in GPU: linalg: unknown op %d", (int)op);
 }
@@ -355,7 +368,7 @@ static int tn__si_linalg(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor 
         if (ts[t] && ts[t]->dtype != (t == 3 && op != TN_LA_GESVD ? TN_I32 : a->dtype)) return TN__FAIL_INT("stand-in GPU: linalg: operand %d is %s", t, tn_dtype_name(ts[t]->dtype));
     if (info && info->dtype != TN_I32) return TN__FAIL_INT("stand-in GPU: linalg: info is %s, not int32", tn_dtype_name(info->dtype));
     const bool need_info = op == TN_LA_GETRF || op == TN_LA_POTRF || op == TN_LA_SYEVD || op == TN_LA_GESVD;
-    if ((need_info && !info) || ((op == TN_LA_GETRF || op == TN_LA_GETRS) && !p) || ((op == TN_LA_GETRS || op == TN_LA_GEQRF || op == TN_LA_SYEVD || op == TN_LA_GESVD) && !b))
+    if ((need_info && !info) || ((op == TN_LA_GETRF || op == TN_LA_GETRS) && !p) || (op != TN_LA_GETRF && op != TN_LA_POTRF && !b) || (op == TN_LA_ORMQR && !c))
         return TN__FAIL_INT("stand-in GPU: linalg: an operand the op writes is NULL");
     if (tn_numel(a) == 0) {   /* nothing to factor: every matrix of none, or empty ones, is fine */
         if (info) memset(tn_data_ptr(info), 0, (size_t)tn_numel(info) * sizeof(int32_t));

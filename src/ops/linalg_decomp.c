@@ -1847,11 +1847,9 @@ static int tn__la_kept(tn_tensor *A, double atol, double rtol, bool herm, tn_ten
     return *keep ? 0 : -1;
 }
 static tn_tensor *tn__pinv_impl(tn_tensor *A, double atol, double rtol, bool herm, const char *fn);
-/* PyTorch's pinv_backward (in terms of pinv(A), recomputed differentiably). */
-static int tn__pinv_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
-    (void)nin; (void)user;
-    tn_tensor *A = tn_ctx_saved(nd, 0), *P = tn__pinv_impl(A, nd->d[0], nd->d[1], nd->i[0] != 0, "tn_linalg_pinv");
-    if (!P) return -1;
+/* PyTorch's pinv_backward: A's gradient for pinv(A)'s gradient g, in terms of P = pinv(A). */
+static tn_tensor *tn__pinv_grad(tn_tensor *A, tn_tensor *P, tn_tensor *g) {
+    if (!P || !g) return NULL;
     const int64_t m = A->shape[A->ndim - 2], n = A->shape[A->ndim - 1];
     tn_tensor *Ph = tn__mH(P), *gh = tn__mH(g), *r;
     if (m <= n) {
@@ -1863,12 +1861,18 @@ static int tn__pinv_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void 
         r = tn_sub(tn_add(tn_sub(tn_matmul(tn_matmul(tn_sub(gh, tn_matmul(A, K)), P), Ph), tn__mH(tn_matmul(K, P))), PhK),
                    tn_matmul(tn_matmul(PhK, P), A));
     }
-    gin[0] = r;
-    return r ? 0 : -1;
+    return r;
+}
+/* (pinv(A) recomputed differentiably: double backward) */
+static int tn__pinv_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
+    (void)nin; (void)user;
+    tn_tensor *A = tn_ctx_saved(nd, 0);
+    gin[0] = tn__pinv_grad(A, tn__pinv_impl(A, nd->d[0], nd->d[1], nd->i[0] != 0, "tn_linalg_pinv"), g);
+    return gin[0] ? 0 : -1;
 }
 static tn_tensor *tn__pinv_impl(tn_tensor *A, double atol, double rtol, bool herm, const char *fn) {
     TN__CHECK_NULL(A);
-    if (tn__la_check_dt(fn, A, "A", herm, true)) return NULL;
+    if (tn__la_check_dev(fn, A, "A", herm)) return NULL;   /* (on a device: its svd or eigh) */
     tn__la_tols(A, &atol, &rtol);   /* (A's: the real form's shape would double the default rtol) */
     tn_scope_begin();
     tn_tensor *keep = NULL, *s = NULL, *U = NULL, *Vh = NULL, *r = NULL;
@@ -1900,7 +1904,7 @@ TNDEF tn_tensor *tn_pinverse_opts(tn_tensor *A, tn_pinverse_fn_opts o) {
 }
 static tn_tensor *tn__rank_impl(tn_tensor *A, double atol, double rtol, bool herm, const char *fn) {
     TN__CHECK_NULL(A);
-    if (tn__la_check_dt(fn, A, "A", herm, true)) return NULL;
+    if (tn__la_check_dev(fn, A, "A", herm)) return NULL;
     tn__la_tols(A, &atol, &rtol);
     tn_scope_begin();
     if (tn_is_complex(A)) {   /* each singular value twice in the real form */
@@ -1921,10 +1925,51 @@ TNDEF tn_tensor *tn_linalg_matrix_rank_str(tn_tensor *A, const char *options) {
 
 /* ---- lstsq: X = pinv(A) B (its gradient is PyTorch's linalg_lstsq_backward, which is
    pinv's); the rank and residuals as the driver reports them ---- */
+/* PyTorch's linalg_lstsq_backward: through P = pinv(A) (recomputed differentiably),
+   gA = pinv_backward(g B^H), gB = P^H g. */
+static int tn__lstsq_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
+    (void)nin; (void)user;
+    tn_tensor *A = tn_ctx_saved(nd, 0), *Bm = tn_ctx_saved(nd, 1), *P = tn__pinv_impl(A, NAN, NAN, false, "tn_linalg_lstsq");
+    if (!P) return -1;
+    if (tn_ctx_needs_grad(nd, 0) && !(gin[0] = tn__pinv_grad(A, P, tn_matmul(g, tn__mH(Bm))))) return -1;
+    if (tn_ctx_needs_grad(nd, 1) && !(gin[1] = tn_matmul(tn__mH(P), g))) return -1;
+    return 0;
+}
+/* lstsq on a device: PyTorch's CUDA driver, gels, by the entry's QR (A of full rank is assumed,
+   unchecked, as LAPACK's and cuSOLVER's gels). a [..., m, n] and b [..., m, r] of one batch
+   shape. m >= n: A = Q R, X = R^-1 (Q^T B)[:n]; the residuals (m > n) are |(Q^T B)[n:]|^2 per
+   column. m < n (the minimum-norm solution): A^T = Q R, R^T Z = B, X = Q [Z; 0]. */
+static tn_tensor *tn__lstsq_dev(tn_tensor *a, tn_tensor *b, tn_tensor **res) {
+    const int64_t m = a->shape[a->ndim - 2], n = a->shape[a->ndim - 1], r = b->shape[b->ndim - 1], B = tn__la_batch(a), k = m < n ? m : n;
+    const bool tall = m >= n;
+    tn_tensor *cm = tn__la_cm(tall ? a : tn_transpose(a, -2, -1)), *tau = tn__la_dnew(a->dtype, a, B, k, 0, 2), *x = tn__la_cm(b);
+    if (!cm || !tau || !x || tn__la_run(TN_LA_GEQRF, cm, tau, NULL, NULL, NULL, 0)) return NULL;
+    tn_tensor *R = tn_narrow(cm, -1, 0, k), *X;   /* R k x k, column-major */
+    if (tall) {
+        tn_tensor *top = tn__la_run(TN_LA_ORMQR, cm, tau, x, NULL, NULL, 3) ? NULL : tn_contiguous(tn_narrow(x, -1, 0, n));   /* Q^T B's first n rows */
+        R = R ? tn_contiguous(R) : NULL;
+        if (!top || !R || tn__la_run(TN_LA_TRSM, R, top, NULL, NULL, NULL, 1)) return NULL;
+        X = tn__la_uncm(top, b, n, r);
+        int64_t dl = -1;
+        *res = m > n ? tn__la_unbatch(tn_sum_dims(tn_square(tn_narrow(x, -1, n, m - n)), &dl, 1), b, 1) : tn_to(tn_empty(TN_SHAPE(0), a->dtype), a->device);
+    } else {
+        tn_tensor *Rt = R ? tn_contiguous(tn_transpose(R, -2, -1)) : NULL;   /* R^T, lower, column-major */
+        if (!Rt || tn__la_run(TN_LA_TRSM, Rt, x, NULL, NULL, NULL, 0)) return NULL;
+        tn_tensor *parts[2] = {x, tn_zeros_like(tn__la_dnew(a->dtype, a, B, r, n - m, 3))};
+        tn_tensor *z = parts[1] ? tn_contiguous(tn_cat(parts, 2, .dim = -1)) : NULL;   /* [Z; 0], column-major n x r */
+        if (!z || tn__la_run(TN_LA_ORMQR, cm, tau, z, NULL, NULL, 1)) return NULL;
+        X = tn__la_uncm(z, b, n, r);
+        *res = tn_to(tn_empty(TN_SHAPE(0), a->dtype), a->device);
+    }
+    tn_tensor *ins[2] = {a, b};
+    tn_node *nd = X && *res ? tn__fn_node("LinalgLstsqBackward0", tn__lstsq_bw, ins, 2) : NULL;
+    if (nd) { tn__node_save(nd, a); tn__node_save(nd, b); }
+    return X && *res ? tn__node_attach(nd, tn_contiguous(X)) : NULL;
+}
 static tn_tensor *tn__lstsq_impl(tn_tensor *A, tn_tensor *Bm, double rcond, const char *driver, tn_tensor **res, tn_tensor **rank, tn_tensor **sv) {
     TN__CHECK_NULL(A, Bm);
     const char *fn = "tn_linalg_lstsq";
-    if (tn__la_check_dt(fn, A, "A", false, true)) return NULL;
+    if (tn__la_check_dev(fn, A, "A", false) || tn__check_same_device(fn, A, Bm)) return NULL;
     if (Bm->ndim < 1) return (tn_tensor *)tn__error("%s: input.dim() must be greater or equal to other.dim() and (input.dim() - other.dim()) <= 1", fn);
     if (Bm->dtype != A->dtype)
         return (tn_tensor *)tn__error("%s: Expected input and other to have the same dtype, but got input's dtype %s and other's dtype %s", fn, tn_dtype_name(A->dtype), tn_dtype_name(Bm->dtype));
@@ -1933,6 +1978,7 @@ static tn_tensor *tn__lstsq_impl(tn_tensor *A, tn_tensor *Bm, double rcond, cons
     if (driver) {
         for (drv = 0; drv < 4 && strcmp(driver, drivers[drv]); drv++) {}
         if (drv == 4) return (tn_tensor *)tn__error("%s: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)", fn);
+        if (drv != 0 && A->device != TN_CPU) return (tn_tensor *)tn__error("%s: torch.linalg.lstsq: `driver` other than `gels` is not supported on CUDA", fn);
     }
     const bool vec = A->ndim - 1 == Bm->ndim;
     if (!vec && A->ndim != Bm->ndim)
@@ -1949,6 +1995,16 @@ static tn_tensor *tn__lstsq_impl(tn_tensor *A, tn_tensor *Bm, double rcond, cons
     sa[bnd] = m;
     sa[bnd + 1] = n;
     tn_tensor *a = tn_expand(A, sa, bnd + 2);
+    if (A->device != TN_CPU) {   /* gels (CUDA's only driver): rank and singular values empty, as torch's */
+        memcpy(sa + bnd, b->shape + b->ndim - 2, 2 * sizeof(int64_t));
+        X = tn__lstsq_dev(a, tn_expand(b, sa, bnd + 2), res);
+        if (X && vec) X = tn_squeeze_dim(X, -1);
+        *rank = X ? tn_to(tn_empty(TN_SHAPE(0), TN_I64), A->device) : NULL;
+        *sv = X ? tn_to(tn_empty(TN_SHAPE(0), tn_dtype_to_real(A->dtype)), A->device) : NULL;
+        if (!X || !*res || !*rank || !*sv) { *res = *rank = *sv = NULL; return tn__scope_return(NULL); }
+        *res = tn_keep(*res); *rank = tn_keep(*rank); *sv = tn_keep(*sv);
+        return tn__scope_return(X);
+    }
     double atol = 0, rtol = isnan(rcond) ? (A->dtype == TN_F32 || A->dtype == TN_C64 ? (double)FLT_EPSILON : DBL_EPSILON) * (double)(m > n ? m : n) : rcond;
     tn_tensor *P = tn__pinv_impl(a, atol, rtol, false, fn);
     X = P ? tn_matmul(P, b) : NULL;
@@ -2007,7 +2063,7 @@ static tn_tensor *tn__la_plain_norm(tn_tensor *A, const char *p) {
 static tn_tensor *tn__cond_impl(tn_tensor *A, const char *p) {
     TN__CHECK_NULL(A);
     const char *fn = "tn_linalg_cond";
-    if (tn__la_check_dt(fn, A, "A", false, true)) return NULL;
+    if (tn__la_check_dev(fn, A, "A", false)) return NULL;
     static const char *const ords[] = {"2", "-2", "fro", "nuc", "inf", "-inf", "1", "-1"};
     int o = 0;
     if (p) {
@@ -2019,7 +2075,7 @@ static tn_tensor *tn__cond_impl(tn_tensor *A, const char *p) {
     if (o < 2) {
         tn_tensor *s = tn_linalg_svdvals(A);
         const int64_t k = s ? tn_size(s, -1) : 0;
-        if (s && k == 0) r = tn_zeros(s->shape, s->ndim - 1, tn_dtype_to_real(A->dtype));
+        if (s && k == 0) r = tn_to(tn_zeros(s->shape, s->ndim - 1, tn_dtype_to_real(A->dtype)), A->device);
         else if (s) {
             tn_tensor *mx = tn_select(s, -1, 0), *mn = tn_select(s, -1, k - 1);
             r = o == 0 ? tn_div(mx, mn) : tn_div(mn, mx);
@@ -2028,7 +2084,7 @@ static tn_tensor *tn__cond_impl(tn_tensor *A, const char *p) {
         tn__error("%s: linalg.cond(ord=%s): A must be batches of square matrices, but they are %lld by %lld matrices", fn, p,
                   (long long)A->shape[A->ndim - 2], (long long)A->shape[A->ndim - 1]);
     } else if (tn_numel(A) == 0) {
-        r = tn_zeros(A->shape, A->ndim - 2, tn_dtype_to_real(A->dtype));
+        r = tn_to(tn_zeros(A->shape, A->ndim - 2, tn_dtype_to_real(A->dtype)), A->device);
     } else {   /* norm(A) norm(A^{-1}); a singular matrix's inverse is inf (PyTorch's _linalg_cond_helper) */
         tn_tensor *info = NULL, *inv = tn_linalg_inv_ex(A, &info);
         if (inv) {

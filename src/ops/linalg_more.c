@@ -60,6 +60,11 @@ static void tn__la_trsm_c(const tn__cplx *a, int64_t n, tn__cplx *b, int64_t k, 
 /* X with T X = B for T [..., n, n], B [..., n, k] of one batch shape: a float64 (complex:
    complex128) work tensor, no history. */
 static tn_tensor *tn__la_trsm_raw(tn_tensor *T, tn_tensor *Bm, bool upper, bool unit) {
+    if (T->device != TN_CPU) {   /* the device's entry (TN_LA_TRSM) on column-major copies: X in T's dtype there */
+        tn_tensor *a = tn__la_cm(T), *x = tn__la_cm(Bm);
+        if (!a || !x || tn__la_run(TN_LA_TRSM, a, x, NULL, NULL, NULL, (upper ? 1 : 0) | (unit ? 2 : 0))) return NULL;
+        return tn__la_uncm(x, Bm, T->shape[T->ndim - 1], Bm->shape[Bm->ndim - 1]);
+    }
     const bool cplx = tn_is_complex(T) || tn_is_complex(Bm);
     /* T is only read: a contiguous float64 T is used in place (no copy) */
     tn_tensor *a = tn_contiguous(tn_to_dtype(tn_detach(T), cplx ? TN_C128 : TN_F64));
@@ -110,7 +115,7 @@ static tn_tensor *tn__st_core(tn_tensor *A, tn_tensor *Bm, bool upper, bool left
 /* Broadcasts the batch dims of A [..., n, n] and B (at least 2-d) and checks the equation's
    shapes; *a, *b: the expanded pair (views). */
 static int tn__la_broadcast_pair(const char *fn, tn_tensor *A, tn_tensor *Bm, bool left, tn_tensor **a, tn_tensor **b) {
-    if (tn__la_check_dt(fn, A, "A", true, true)) return -1;
+    if (tn__la_check_dev(fn, A, "A", true) || tn__check_same_device(fn, A, Bm)) return -1;
     if (Bm->ndim < 2) return TN__FAIL_INT("%s: The input tensor B must have at least 2 dimensions.", fn);
     if (Bm->dtype != A->dtype)
         return TN__FAIL_INT("%s: Expected A and B to have the same dtype, but found A of type %s and B of type %s instead", fn,
@@ -148,7 +153,7 @@ TNDEF tn_tensor *tn_linalg_solve_triangular_str(tn_tensor *A, tn_tensor *B, bool
 static tn_tensor *tn__triangular_solve_impl(tn_tensor *b, tn_tensor *A, tn_tensor **cloned, tn_triangular_solve_fn_opts o) {
     TN__CHECK_NULL(b, A);
     const char *fn = "tn_triangular_solve";
-    if (tn__la_check_dt(fn, A, "A", true, true)) return NULL;
+    if (tn__la_check_dev(fn, A, "A", true)) return NULL;
     if (b->ndim < 2) return (tn_tensor *)tn__error("%s: The input tensor b must have at least 2 dimensions.", fn);
     if (b->dtype != A->dtype)
         return (tn_tensor *)tn__error("%s: Expected b and A to have the same dtype, but found b of type %s and A of type %s instead.", fn,
@@ -232,10 +237,10 @@ static int tn__cholesky_inverse_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int
 static tn_tensor *tn__cholesky_inverse_impl(tn_tensor *L, bool upper) {
     TN__CHECK_NULL(L);
     const char *fn = "tn_cholesky_inverse";
-    if (tn__la_check_dt(fn, L, "input", true, true)) return NULL;
+    if (tn__la_check_dev(fn, L, "input", true)) return NULL;
     tn_scope_begin();
     const int64_t n = L->shape[L->ndim - 1];
-    tn_tensor *D = tn_detach(L), *eye = tn_contiguous(tn_expand(tn_eye(n, n, L->dtype), L->shape, L->ndim));
+    tn_tensor *D = tn_detach(L), *eye = tn_contiguous(tn_expand(tn_to(tn_eye(n, n, L->dtype), L->device), L->shape, L->ndim));
     tn_tensor *x = tn__cholesky_solve_core(eye, D, upper);
     tn_tensor *r = x ? tn_keep(tn_detach(x)) : NULL;
     tn_scope_end();
@@ -261,15 +266,8 @@ static tn_tensor *tn__lu_solve_impl(tn_tensor *LU, tn_tensor *pivots, tn_tensor 
         return (tn_tensor *)tn__error("%s: Expected LU.shape[:-2] == pivots.shape[:-1], got LU %s and pivots %s", fn, TN__SHAPE(LU), TN__SHAPE(pivots));
     if (pivots->dtype != TN_I32) return (tn_tensor *)tn__error("%s: pivots should be a Tensor of scalar type int32, got %s", fn, tn_dtype_name(pivots->dtype));
     tn_scope_begin();
+    /* (on a device too: the triangular solves are its entry's TN_LA_TRSM) */
     tn_tensor *L = NULL, *U = NULL, *P = tn_lu_unpack(LU, pivots, &L, &U), *a = NULL, *b = NULL, *r = NULL;
-    if (P && LU->device != TN_CPU) {   /* on a device (no triangular solve there yet): A = P L U solved by linalg.solve,
-                                          whose LU refactors A: the same X, and the same gradients by the chain rule */
-        tn_tensor *A = tn_matmul(P, tn_matmul(L, U));
-        if (Bm->ndim < 2) return tn__scope_return((tn_tensor *)tn__error("%s: The input tensor B must have at least 2 dimensions.", fn));
-        /* B [..., n, k] one dim short of LU: a matrix to lu_solve, a batch of vectors to linalg.solve */
-        if (Bm->ndim == LU->ndim - 1 && !memcmp(Bm->shape, LU->shape, (size_t)Bm->ndim * sizeof(int64_t))) Bm = tn_unsqueeze(Bm, 0);
-        return tn__scope_return(tn_linalg_solve(adjoint ? tn__mH(A) : A, Bm, .left = left));
-    }
     if (P && !tn__la_broadcast_pair(fn, LU, Bm, left, &a, &b)) {
         /* left = false, X A = B, is A^H X^H = B^H: the adjoint flips */
         tn_tensor *rhs = left ? b : tn__mH(b);
@@ -331,14 +329,15 @@ TNDEF tn_tensor *tn_linalg_matrix_power(tn_tensor *A, int64_t n) { return TN__AS
 static int tn__la_mm(int64_t n, const double *a, const double *b, double *c) {
     return tn__gemm_f64(n, n, n, 1.0, a, n, 1, b, n, 1, 0.0, c, n, 1);
 }
+/* the Pade coefficients and the 1-norm bounds of degrees 3, 5, 7, 9 (Higham 2005) */
+static const double tn__expm_theta[4] = {1.495585217958292e-2, 2.539398330063230e-1, 9.504178996162932e-1, 2.097847961257068e0};
+static const double tn__expm_b3[4] = {120, 60, 12, 1}, tn__expm_b5[6] = {30240, 15120, 3360, 420, 30, 1},
+    tn__expm_b7[8] = {17297280, 8648640, 1995840, 277200, 25200, 1512, 56, 1},
+    tn__expm_b9[10] = {17643225600., 8821612800., 2075673600., 302702400., 30270240., 2162160., 110880., 3960., 90., 1.},
+    tn__expm_b13[14] = {64764752532480000., 32382376266240000., 7771770303897600., 1187353796428800., 129060195264000., 10559470521600.,
+                        670442572800., 33522128640., 1323241920., 40840800., 960960., 16380., 182., 1.};
 /* exp(a) into a (n x n row-major); w: 7 n^2 doubles of scratch, piv n ints. */
 static int tn__la_expm(double *a, int64_t n, double *w, int32_t *piv) {
-    static const double theta[4] = {1.495585217958292e-2, 2.539398330063230e-1, 9.504178996162932e-1, 2.097847961257068e0};
-    static const double b3[4] = {120, 60, 12, 1}, b5[6] = {30240, 15120, 3360, 420, 30, 1},
-        b7[8] = {17297280, 8648640, 1995840, 277200, 25200, 1512, 56, 1},
-        b9[10] = {17643225600., 8821612800., 2075673600., 302702400., 30270240., 2162160., 110880., 3960., 90., 1.},
-        b13[14] = {64764752532480000., 32382376266240000., 7771770303897600., 1187353796428800., 129060195264000., 10559470521600.,
-                   670442572800., 33522128640., 1323241920., 40840800., 960960., 16380., 182., 1.};
     const int64_t nn = n * n;
     double norm = 0;
     for (int64_t j = 0; j < n; j++) {   /* the 1-norm: the largest column sum */
@@ -348,9 +347,9 @@ static int tn__la_expm(double *a, int64_t n, double *w, int32_t *piv) {
     }
     if (!isfinite(norm)) { for (int64_t i = 0; i < nn; i++) a[i] = NAN; return 0; }
     int deg = 13, s = 0;
-    const double *b = b13;
+    const double *b = tn__expm_b13;
     for (int i = 0; i < 4; i++)
-        if (norm <= theta[i]) { deg = 3 + 2 * i; b = i == 0 ? b3 : i == 1 ? b5 : i == 2 ? b7 : b9; break; }
+        if (norm <= tn__expm_theta[i]) { deg = 3 + 2 * i; b = i == 0 ? tn__expm_b3 : i == 1 ? tn__expm_b5 : i == 2 ? tn__expm_b7 : tn__expm_b9; break; }
     if (deg == 13 && norm > 5.371920351148152) {
         s = (int)ceil(log2(norm / 5.371920351148152));
         const double sc = ldexp(1.0, -s);
@@ -389,6 +388,49 @@ static int tn__la_expm(double *a, int64_t n, double *w, int32_t *piv) {
     }
     return 0;
 }
+/* c0 x + c1 y + c2 z (library ops) */
+static tn_tensor *tn__lin3(tn_tensor *x, double c0, tn_tensor *y, double c1, tn_tensor *z, double c2) {
+    return tn_add(tn_add(tn_mul_scalar(x, c0), tn_mul_scalar(y, c1)), tn_mul_scalar(z, c2));
+}
+/* exp(A) on a device: tn__la_expm's scaling and squaring in library ops over the whole batch,
+   in float64 (the solve is the device's LU), no history. The degree and scaling come from the
+   batch's largest finite 1-norm (read back: one synchronisation): every matrix is within that
+   degree's bound after the scaling (smaller ones squared a few times more than they need). A
+   matrix whose norm is not finite is all NaN, as on the CPU. */
+static tn_tensor *tn__la_expm_dev(tn_tensor *A) {
+    const int64_t n = A->shape[A->ndim - 1];
+    tn_tensor *a = tn_to_dtype(tn_detach(A), TN_F64);
+    if (!a || tn_numel(a) == 0) return a;
+    int64_t d2 = -2, d1 = -1;
+    tn_tensor *norm = tn_amax(tn_sum_dims(tn_abs(a), &d2, 1), &d1, 1);   /* the largest column sum */
+    tn_tensor *bad = norm ? tn_logical_not(tn_isfinite(norm)) : NULL, *fin = bad ? tn_where(bad, tn_zeros_like(norm), norm) : NULL;
+    tn_tensor *mx = fin ? tn_amax(fin, NULL, 0) : NULL;
+    if (!mx) return NULL;
+    const double nmax = tn_item(mx);
+    int deg = 13, s = 0;
+    const double *b = tn__expm_b13;
+    for (int i = 0; i < 4; i++)
+        if (nmax <= tn__expm_theta[i]) { deg = 3 + 2 * i; b = i == 0 ? tn__expm_b3 : i == 1 ? tn__expm_b5 : i == 2 ? tn__expm_b7 : tn__expm_b9; break; }
+    if (deg == 13 && nmax > 5.371920351148152) {
+        s = (int)ceil(log2(nmax / 5.371920351148152));
+        a = tn_mul_scalar(a, ldexp(1.0, -s));
+    }
+    tn_tensor *I = tn_to(tn_eye(n, n, TN_F64), A->device), *A2 = tn_matmul(a, a), *A4 = deg >= 5 ? tn_matmul(A2, A2) : NULL;
+    tn_tensor *A6 = deg >= 7 ? tn_matmul(A4, A2) : NULL, *T, *V;
+    if (deg <= 9) {   /* T = sum b_odd A^(j-1), V = sum b_even A^j over A2, A4, A6, A8 */
+        tn_tensor *pw[5] = {I, A2, A4, A6, deg == 9 ? tn_matmul(A4, A4) : NULL};
+        T = tn_mul_scalar(I, b[1]);
+        V = tn_mul_scalar(I, b[0]);
+        for (int j = 1; 2 * j <= deg; j++) { T = tn_add(T, tn_mul_scalar(pw[j], b[2 * j + 1])); V = tn_add(V, tn_mul_scalar(pw[j], b[2 * j])); }
+    } else {          /* degree 13 */
+        T = tn_add(tn_matmul(A6, tn__lin3(A6, b[13], A4, b[11], A2, b[9])), tn_add(tn__lin3(A6, b[7], A4, b[5], A2, b[3]), tn_mul_scalar(I, b[1])));
+        V = tn_add(tn_matmul(A6, tn__lin3(A6, b[12], A4, b[10], A2, b[8])), tn_add(tn__lin3(A6, b[6], A4, b[4], A2, b[2]), tn_mul_scalar(I, b[0])));
+    }
+    tn_tensor *U = tn_matmul(a, T), *info = NULL;
+    tn_tensor *R = tn_linalg_solve_ex(tn_sub(V, U), tn_add(V, U), &info);   /* (V - U) R = V + U */
+    for (int k = 0; k < s && R; k++) R = tn_matmul(R, R);                  /* undo the scaling: R^(2^s) */
+    return R ? tn_to_dtype(tn_masked_fill(R, tn_unsqueeze(tn_unsqueeze(bad, -1), -1), NAN), A->dtype) : NULL;
+}
 /* PyTorch's backward: exp([[A^H, G], [0, A^H]])'s top-right block (Najfeld and Havel), a
    matrix_exp of library ops: differentiable again. */
 static int tn__matrix_exp_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, void *user) {
@@ -404,12 +446,13 @@ static int tn__matrix_exp_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, 
 static tn_tensor *tn__matrix_exp_impl(tn_tensor *A) {
     TN__CHECK_NULL(A);
     const char *fn = "tn_linalg_matrix_exp";
-    if (tn__la_check_dt(fn, A, "A", true, true)) return NULL;
+    if (tn__la_check_dev(fn, A, "A", true)) return NULL;
     tn_scope_begin();
     const int64_t n = A->shape[A->ndim - 1], B = tn__la_batch(A);
     int64_t ws = 0;
     tn_tensor *w = NULL, *r = NULL;
-    if (tn_is_complex(A)) {
+    if (A->device != TN_CPU) r = tn_keep(tn__la_expm_dev(A));
+    else if (tn_is_complex(A)) {
         /* exp of the real 2n x 2n form [[Re, -Im], [Im, Re]] (an algebra homomorphism: it is
            the real form of exp(A)); its left column of blocks holds Re and Im of exp(A) */
         tn_tensor *D = tn_detach(A), *re = tn_to_dtype(tn_real(D), TN_F64), *im = tn_to_dtype(tn_imag(D), TN_F64);
@@ -738,11 +781,23 @@ static int tn__zeros2_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, void
         if (tn_ctx_needs_grad(n, i) && !(gin[i] = tn_zeros_like(tn_ctx_saved(n, i)))) return -1;
     return 0;
 }
+/* whether autograd records a node on these inputs (NULL: none) */
+static bool tn__la_wants_grad(tn_tensor *a, tn_tensor *b, tn_tensor *c) {
+    return tn_is_grad_enabled() && ((a && a->requires_grad) || (b && b->requires_grad) || (c && c->requires_grad));
+}
+/* ormqr by the device's entry (TN_LA_ORMQR), no history: A [..., q, >= k] holds the reflectors,
+   tau [..., k], C [..., q, r] (left) or [..., r, q], one batch shape; the result in C's dtype there */
+static tn_tensor *tn__ormqr_dev(tn_tensor *A, tn_tensor *tau, tn_tensor *C, bool left, bool transpose) {
+    const int64_t k = tau->shape[tau->ndim - 1], s2[2] = {tn__la_batch(A), k};
+    tn_tensor *a = tn__la_cm(tn_narrow(A, -1, 0, k)), *t = tn_reshape(tn_contiguous(tn_detach(tau)), s2, 2), *c = tn__la_cm(C);
+    if (!a || !t || !c || tn__la_run(TN_LA_ORMQR, a, t, c, NULL, NULL, (left ? 1 : 0) | (transpose ? 2 : 0))) return NULL;
+    return tn__la_uncm(c, C, C->shape[C->ndim - 2], C->shape[C->ndim - 1]);
+}
 static tn_tensor *tn__householder_impl(tn_tensor *A, tn_tensor *tau) {
     TN__CHECK_NULL(A, tau);
     const char *fn = "tn_linalg_householder_product";
     if (A->ndim < 2) return (tn_tensor *)tn__error("%s: input must have at least 2 dimensions.", fn);
-    if (tn__la_check_dt(fn, A, "input", false, true)) return NULL;
+    if (tn__la_check_dev(fn, A, "input", false) || tn__check_same_device(fn, A, tau)) return NULL;
     const int64_t m = A->shape[A->ndim - 2], n = A->shape[A->ndim - 1];
     if (m < n) return (tn_tensor *)tn__error("%s: input.shape[-2] must be greater than or equal to input.shape[-1]", fn);
     if (tau->ndim != A->ndim - 1) return (tn_tensor *)tn__error("%s: input.dim() must be greater than tau.dim() by 1", fn);
@@ -753,8 +808,11 @@ static tn_tensor *tn__householder_impl(tn_tensor *A, tn_tensor *tau) {
     if (tau->dtype != A->dtype)
         return (tn_tensor *)tn__error("%s: tau dtype %s does not match input dtype %s", fn, tn__torch_type_name(tau->dtype), tn__torch_type_name(A->dtype));
     tn_scope_begin();
-    tn_tensor *V = tn_add(tn__tril(A, -1), tn_eye(m, n, A->dtype));
-    tn_tensor *Q = tn_contiguous(tn_expand(tn_eye(m, n, A->dtype), A->shape, A->ndim));
+    tn_tensor *eye = tn_to(tn_eye(m, n, A->dtype), A->device);
+    tn_tensor *V = tn_add(tn__tril(A, -1), eye), *Q = tn_contiguous(tn_expand(eye, A->shape, A->ndim));
+    /* on a device without a gradient to record: orgqr's product, Q I by the entry's ormqr;
+       with one, the composite below (its gradient), whose library ops run there too */
+    if (Q && A->device != TN_CPU && !tn__la_wants_grad(A, tau, NULL)) return tn__scope_return(tn__ormqr_dev(A, tau, Q, true, false));
     if (k == 0 && Q) {   /* no reflection: I, in the graph of both inputs with zero gradients (as torch's) */
         tn_tensor *ins[2] = {A, tau};
         tn_node *nd = tn__fn_node("LinalgHouseholderProductBackward0", tn__zeros2_bw, ins, 2);
@@ -782,7 +840,7 @@ static tn_tensor *tn__ormqr_impl(tn_tensor *A, tn_tensor *tau, tn_tensor *C, boo
     if (C->ndim < 2) return (tn_tensor *)tn__error("%s: torch.ormqr: other must have at least 2 dimensions.", fn);
     if (A->dtype != TN_F32 && A->dtype != TN_F64 && !tn_dtype_is_complex(A->dtype))
         return (tn_tensor *)tn__error("%s: torch.ormqr: Expected a floating point or complex tensor as input. Got %s", fn, tn_dtype_name(A->dtype));
-    if (A->device != TN_CPU) return (tn_tensor *)tn__error("%s: not implemented on %s yet (CPU only)", fn, tn_device_name(A->device));
+    if (tn__la_check_dev(fn, A, "input", false)) return NULL;
     const int nd = A->ndim, cond = left ? -2 : -1;
     const int64_t k = tau->ndim ? tau->shape[tau->ndim - 1] : 0, mn = C->shape[C->ndim + cond];
     if (tau->ndim == 0 || mn < k)
@@ -805,9 +863,11 @@ static tn_tensor *tn__ormqr_impl(tn_tensor *A, tn_tensor *tau, tn_tensor *C, boo
         return (tn_tensor *)tn__error("%s: torch.ormqr: Expected input, tau and other to have the same dtype, but got input %s, tau %s, other %s", fn,
                                       tn__torch_type_name(A->dtype), tn__torch_type_name(tau->dtype), tn__torch_type_name(C->dtype));
     if (tn__check_same_device(fn, A, tau) || tn__check_same_device(fn, A, C)) return NULL;
+    /* on a device without a gradient to record: the entry's ormqr; with one, the composite */
     tn_scope_begin();
+    if (A->device != TN_CPU && !tn__la_wants_grad(A, tau, C)) return tn__scope_return(tn__ormqr_dev(A, tau, C, left, transpose));
     /* v_i: column i of A below the diagonal, 1 on it */
-    tn_tensor *V = tn_add(tn__tril(A, -1), tn_eye(mn, A->shape[nd - 1], A->dtype)), *R = tn_clone(C);
+    tn_tensor *V = tn_add(tn__tril(A, -1), tn_to(tn_eye(mn, A->shape[nd - 1], A->dtype), A->device)), *R = tn_clone(C);
     /* Q C = H_1 (... (H_k C)): the last reflector first; Q^H C and C Q the first first.
        Complex: H_i = I - tau_i v_i v_i^H, H_i^H = I - conj(tau_i) v_i v_i^H (LAPACK's unmqr) */
     const bool rev = left != transpose, cplx = tn_dtype_is_complex(A->dtype);
@@ -1083,6 +1143,8 @@ TNDEF tn_tensor *tn_linalg_ldl_factor_str(tn_tensor *A, tn_tensor **pivots, cons
 static tn_tensor *tn__ldl_solve_impl(tn_tensor *LD, tn_tensor *pivots, tn_tensor *Bm, bool hermitian) {
     TN__CHECK_NULL(LD, pivots, Bm);
     const char *fn = "tn_linalg_ldl_solve";
+    /* (tn__la_broadcast_pair passes a device with the linalg entry: sytrs is not one of its ops) */
+    if (LD->device != TN_CPU) return (tn_tensor *)tn__error("%s: not implemented on %s yet (CPU only)", fn, tn_device_name(LD->device));
     if (pivots->dtype != TN_I32) return (tn_tensor *)tn__error("%s: Expected pivots to be integers. Got %s", fn, tn__torch_type_name(pivots->dtype));
     if (LD->ndim >= 2 && (pivots->ndim != LD->ndim - 1 || memcmp(pivots->shape, LD->shape, (size_t)(LD->ndim - 1) * sizeof(int64_t))))
         return (tn_tensor *)tn__error("%s: Expected LD.shape[:-1] and pivots.shape to be the same, but got pivots with shape %s instead", fn, TN__SHAPE(pivots));

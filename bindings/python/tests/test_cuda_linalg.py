@@ -52,6 +52,19 @@ SCRIPT = textwrap.dedent("""
         "svd U Vh": lambda m, x, y: (lambda u, s, vh: u @ vh)(*m.linalg.svd(x(T), full_matrices=False)),
         "lu_factor": lambda m, x, y: m.linalg.lu_factor(x(A))[0],
         "lu_solve": lambda m, x, y: m.linalg.lu_solve(*m.linalg.lu_factor(x(A)), x(B)),
+        # the rest of torch.linalg (the entry's trsm and ormqr, device composites)
+        "solve_triangular": lambda m, x, y: m.linalg.solve_triangular(y(x(A)).tril(), x(B), upper=False),
+        "solve_triangular upper right": lambda m, x, y: m.linalg.solve_triangular(y(x(A)).triu(), x(B).mT, upper=True, left=False),
+        "triangular_solve": lambda m, x, y: m.triangular_solve(x(B), y(x(A)), upper=False, transpose=True)[0],
+        "cholesky_solve": lambda m, x, y: m.cholesky_solve(x(B), m.linalg.cholesky(y(x(A)))),
+        "cholesky_inverse": lambda m, x, y: m.cholesky_inverse(m.linalg.cholesky(y(x(A))), upper=False),
+        "lstsq tall": lambda m, x, y: m.linalg.lstsq(x(T), x(T[:, :2])).solution,
+        "lstsq wide": lambda m, x, y: m.linalg.lstsq(x(T.T), x(B[0, :3])).solution,
+        "householder_product": lambda m, x, y: m.linalg.householder_product(x(T), x(T[0, :2])),
+        "pinv": lambda m, x, y: m.linalg.pinv(x(T)),
+        "pinv hermitian": lambda m, x, y: m.linalg.pinv(y(x(A)), hermitian=True),
+        "matrix_exp": lambda m, x, y: m.linalg.matrix_exp(x(A)),
+        "cond": lambda m, x, y: m.linalg.cond(x(A)),
     }
     def spd(m):   # a symmetric positive-definite matrix of t, differentiably
         return lambda t: t @ t.mT + 4 * m.eye(4, dtype=t.dtype).to(t.device)
@@ -87,6 +100,26 @@ SCRIPT = textwrap.dedent("""
         raise AssertionError("cholesky of a negative matrix did not raise")
     L, info = tn.linalg.cholesky_ex(tn.stack([-tn.eye(2), tn.eye(2)]).cuda())
     assert info.is_cuda and info.tolist() == [1, 0], info
+    low = rng.standard_normal((3, 4, 2)) @ rng.standard_normal((3, 2, 5))
+    r = tn.linalg.matrix_rank(tn.tensor(low).cuda())
+    assert r.is_cuda and r.tolist() == torch.linalg.matrix_rank(torch.tensor(low)).tolist() == [2, 2, 2], r
+    # gels, CUDA's only driver: no rank, no singular values; the residuals for m > n
+    res = tn.linalg.lstsq(tn.tensor(T).cuda(), tn.tensor(T[:, :1] + 1).cuda())
+    assert res.rank.numel() == 0 and res.singular_values.numel() == 0 and res.residuals.is_cuda
+    want = torch.linalg.lstsq(torch.tensor(T), torch.tensor(T[:, :1] + 1), driver="gels").residuals
+    assert np.allclose(res.residuals.cpu().numpy(), want.numpy()), (res.residuals, want)
+    try:
+        tn.linalg.lstsq(tn.tensor(T).cuda(), tn.tensor(T).cuda(), driver="gelsd")
+    except RuntimeError as e:
+        assert "`driver` other than `gels` is not supported on CUDA" in str(e), str(e)
+    else:
+        raise AssertionError("lstsq gelsd on cuda did not raise")
+    try:
+        tn.linalg.eigvals(tn.tensor(A).cuda())
+    except RuntimeError as e:
+        assert "complex64/complex128 tensors are CPU only" in str(e), str(e)
+    else:
+        raise AssertionError("eigvals on cuda did not raise")
     print("ok")
 """)
 
