@@ -125,10 +125,10 @@ template <class T, int BR, int BC, int NO, class St = T> static int check(int64_
     for (auto &x : dout) x = to_s<St>(rn());
     const int pq = attn_pitch<T>(E), pv = attn_pitch<T>(Ev);
     const int64_t nqt = (L + BR - 1) / BR, nkt = (S + BR - 1) / BR;
-    size_t fb = (size_t)((BR + BC) * pq + BC * pv + BR * (BC + 1)) * sizeof(T);
+    size_t fb = (size_t)((BR + BC) * pq + BC * pv + BR * attn_pp<T, BC>()) * sizeof(T);
     launch((unsigned)(B * nqt), 4 * BR, fb, [&] { k_attn_fwd<T, St, BR, BC, NO>(g, q.data(), k.data(), v.data(), mp, out.data(), lse.data()); });
     launch((unsigned)((B * L * 32 + 255) / 256), 256, 0, [&] { k_attn_rowdot<T, St>(B * L, Ev, dout.data(), out.data(), D.data()); });
-    size_t bb = (size_t)((BR + BC) * (pq + pv) + BR * (BC + 1) + 2 * BC) * sizeof(T);
+    size_t bb = (size_t)((BR + BC) * (pq + pv) + BR * attn_pp<T, BC>() + 2 * BC) * sizeof(T);
     launch((unsigned)(B * nkt), 4 * BR, bb, [&] { k_attn_bwd_kv<T, St, BR, BC, NO>(g, q.data(), k.data(), v.data(), mp, dout.data(), lse.data(), D.data(), dk.data(), dv.data()); });
     launch((unsigned)(B * nqt), 4 * BR, bb, [&] { k_attn_bwd_q<T, St, BR, BC, NO>(g, q.data(), k.data(), v.data(), mp, dout.data(), lse.data(), D.data(), dq.data()); });
     // reference in double
