@@ -1852,13 +1852,33 @@ template <class T> __device__ __forceinline__ T attn_score(const AttnGeo &g, con
     else if (g.mask_kind == 2) s += ((const T *)m)[mo + i * g.rm + j * g.cm];
     return g.causal && j > i ? -(T)INFINITY : s;
 }
+/* W stored elements read at once (16 bytes of float32/float64, 8 of a half type) */
+template <class S, int W> struct alignas(sizeof(S) * W) AttnSPack { S v[W]; };
 /* rows [r0, r0 + n) of a matrix (row stride rs, last dim contiguous, width w) into shared
-   rows of pitch p; zeros past nmax and from w to the pack boundary */
+   rows of pitch p; zeros past nmax and from w to the pack boundary. A thread moves a whole
+   pack (W elements: one global and one 16-byte shared access, one index division) where the
+   rows' packs are aligned, else element by element; the same values either way. */
 template <class T, class S> __device__ __forceinline__ void attn_load(T *dst, int p, const S *src, int64_t rs, int64_t r0, int n, int64_t nmax, int w) {
-    const int wp = (w + AttnPack<T>::W - 1) / AttnPack<T>::W * AttnPack<T>::W;
-    for (int idx = threadIdx.x; idx < n * wp; idx += blockDim.x) {
-        const int r = idx / wp, d = idx - r * wp;
-        dst[r * p + d] = r0 + r < nmax && d < w ? (T)attn_in(src[(r0 + r) * rs + d]) : (T)0;
+    constexpr int W = AttnPack<T>::W;
+    typedef AttnSPack<S, W> SP;
+    typedef AttnSPack<T, W> TP;
+    const int np = (w + W - 1) / W;   /* packs per row */
+    const bool vec = (uintptr_t)src % sizeof(SP) == 0 && rs % W == 0;   /* the same for every thread */
+    for (int idx = threadIdx.x; idx < n * np; idx += blockDim.x) {
+        const int r = idx / np, d = (idx - r * np) * W;
+        TP t;
+        if (r0 + r >= nmax) {
+#pragma unroll
+            for (int e = 0; e < W; e++) t.v[e] = (T)0;
+        } else if (vec && d + W <= w) {
+            const SP a = *reinterpret_cast<const SP *>(src + (r0 + r) * rs + d);
+#pragma unroll
+            for (int e = 0; e < W; e++) t.v[e] = (T)attn_in(a.v[e]);
+        } else {
+#pragma unroll
+            for (int e = 0; e < W; e++) t.v[e] = d + e < w ? (T)attn_in(src[(r0 + r) * rs + d + e]) : (T)0;
+        }
+        *reinterpret_cast<TP *>(&dst[r * p + d]) = t;
     }
 }
 
