@@ -415,16 +415,16 @@ static tn_tensor *tn__la_expm_dev(tn_tensor *A) {
         s = (int)ceil(log2(nmax / 5.371920351148152));
         a = tn_mul_scalar(a, ldexp(1.0, -s));
     }
-    tn_tensor *I = tn_to(tn_eye(n, n, TN_F64), A->device), *A2 = tn_matmul(a, a), *A4 = deg >= 5 ? tn_matmul(A2, A2) : NULL;
+    tn_tensor *eye = tn_to(tn_eye(n, n, TN_F64), A->device), *A2 = tn_matmul(a, a), *A4 = deg >= 5 ? tn_matmul(A2, A2) : NULL;   /* not I: <complex.h>'s macro under TENSOR_CBLAS */
     tn_tensor *A6 = deg >= 7 ? tn_matmul(A4, A2) : NULL, *T, *V;
     if (deg <= 9) {   /* T = sum b_odd A^(j-1), V = sum b_even A^j over A2, A4, A6, A8 */
-        tn_tensor *pw[5] = {I, A2, A4, A6, deg == 9 ? tn_matmul(A4, A4) : NULL};
-        T = tn_mul_scalar(I, b[1]);
-        V = tn_mul_scalar(I, b[0]);
+        tn_tensor *pw[5] = {eye, A2, A4, A6, deg == 9 ? tn_matmul(A4, A4) : NULL};
+        T = tn_mul_scalar(eye, b[1]);
+        V = tn_mul_scalar(eye, b[0]);
         for (int j = 1; 2 * j <= deg; j++) { T = tn_add(T, tn_mul_scalar(pw[j], b[2 * j + 1])); V = tn_add(V, tn_mul_scalar(pw[j], b[2 * j])); }
     } else {          /* degree 13 */
-        T = tn_add(tn_matmul(A6, tn__lin3(A6, b[13], A4, b[11], A2, b[9])), tn_add(tn__lin3(A6, b[7], A4, b[5], A2, b[3]), tn_mul_scalar(I, b[1])));
-        V = tn_add(tn_matmul(A6, tn__lin3(A6, b[12], A4, b[10], A2, b[8])), tn_add(tn__lin3(A6, b[6], A4, b[4], A2, b[2]), tn_mul_scalar(I, b[0])));
+        T = tn_add(tn_matmul(A6, tn__lin3(A6, b[13], A4, b[11], A2, b[9])), tn_add(tn__lin3(A6, b[7], A4, b[5], A2, b[3]), tn_mul_scalar(eye, b[1])));
+        V = tn_add(tn_matmul(A6, tn__lin3(A6, b[12], A4, b[10], A2, b[8])), tn_add(tn__lin3(A6, b[6], A4, b[4], A2, b[2]), tn_mul_scalar(eye, b[0])));
     }
     tn_tensor *U = tn_matmul(a, T), *info = NULL;
     tn_tensor *R = tn_linalg_solve_ex(tn_sub(V, U), tn_add(V, U), &info);   /* (V - U) R = V + U */
