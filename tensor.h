@@ -5065,8 +5065,9 @@ TNDEF tn_tensor *tn_from_dlpack(DLManagedTensor *m);
 TNDEF void tn_dlpack_delete(DLManagedTensor *m);
 
 /* ---- shared memory (torch.multiprocessing) ----
-   A shared storage lives in a nameless file in /dev/shm that the kernel frees when the last
-   process holding it exits or lets go (no /dev/shm entry can leak). Across fork a child
+   A shared storage lives in a nameless file (a memfd on Linux, else an unlinked file in
+   /dev/shm) that the kernel frees when the last process holding it exits or lets go (no
+   /dev/shm entry can leak). Across fork a child
    sees the parent's shared tensors as they are; any other process receives one over a
    Unix socket (tn_shared_send / tn_shared_recv: the descriptor travels as SCM_RIGHTS).
    Writes on either side are seen by the other, as with PyTorch's shared tensors. */
@@ -51554,10 +51555,12 @@ TNDEF tn_tensor *tn_from_dlpack(DLManagedTensor *m) {
 /* src/io/shared.c: shared memory: storages other processes map (multiprocessing) */
 /* ============================================================================== */
 /* ---- shared memory: storages other processes can map (torch.multiprocessing) ----
-   A shared storage lives in an unnamed file: created in /dev/shm (else $TMPDIR or /tmp)
-   with O_EXCL and unlinked at once, so no name outlives the next few instructions and the
-   kernel frees the memory when the last descriptor and mapping go, whichever process dies
-   last or how. The data is written into the file with write() before it is mapped, so a
+   A shared storage lives in an unnamed file: on Linux a memfd (memfd_create: it never has a
+   name, so a process killed at any instruction, a DataLoader worker stopped mid-batch
+   included, leaves nothing behind); elsewhere, or where memfds are refused, a file created
+   in /dev/shm (else $TMPDIR or /tmp) with O_EXCL and unlinked at once, so no name outlives
+   the next few instructions. The kernel frees the memory when the last descriptor and
+   mapping go, whichever process dies last or how. The data is written into the file with write() before it is mapped, so a
    full /dev/shm is an error here rather than a SIGBUS on first touch. The storage keeps
    the descriptor: across fork a child inherits the mapping, and tn_shared_send passes the
    descriptor over a Unix socket (SCM_RIGHTS) to any process, which maps the same pages. */
@@ -51566,6 +51569,12 @@ TNDEF tn_tensor *tn_from_dlpack(DLManagedTensor *m) {
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <errno.h>
+#endif
+#if defined(__linux__)
+#include <sys/syscall.h>
+#if defined(SYS_memfd_create) && !defined(__cplusplus)
+long syscall(long number, ...);         /* hidden by -std=c11 without _DEFAULT_SOURCE (C++ has _GNU_SOURCE) */
+#endif
 #endif
 
 typedef struct tn__shm {
@@ -51588,6 +51597,9 @@ static tn__shm *tn__shm_create(const char *fn, const void *data, size_t nbytes) 
     static int64_t counter;
     const char *dirs[3] = {"/dev/shm", getenv("TMPDIR"), "/tmp"};
     int fd = -1;
+#if defined(__linux__) && defined(SYS_memfd_create)
+    fd = (int)syscall(SYS_memfd_create, "tensor_h", 1u /* MFD_CLOEXEC */);   /* < 0 (an old kernel, a sandbox): a file */
+#endif
     for (int d = 0; d < 3 && fd < 0; d++) {
         if (!dirs[d] || !*dirs[d]) continue;
         for (int attempt = 0; attempt < 8 && fd < 0; attempt++) {

@@ -4864,8 +4864,9 @@ TNDEF tn_tensor *tn_from_dlpack(DLManagedTensor *m);
 TNDEF void tn_dlpack_delete(DLManagedTensor *m);
 
 /* ---- shared memory (torch.multiprocessing) ----
-   A shared storage lives in a nameless file in /dev/shm that the kernel frees when the last
-   process holding it exits or lets go (no /dev/shm entry can leak). Across fork a child
+   A shared storage lives in a nameless file (a memfd on Linux, else an unlinked file in
+   /dev/shm) that the kernel frees when the last process holding it exits or lets go (no
+   /dev/shm entry can leak). Across fork a child
    sees the parent's shared tensors as they are; any other process receives one over a
    Unix socket (tn_shared_send / tn_shared_recv: the descriptor travels as SCM_RIGHTS).
    Writes on either side are seen by the other, as with PyTorch's shared tensors. */
