@@ -2444,30 +2444,22 @@ static std::mutex &solver_mutex(void) {
     static std::mutex mu;
     return mu;
 }
-static cusolverDnHandle_t solver_handle(void) {   /* with solver_mutex held */
-    static std::map<int, cusolverDnHandle_t> handles;
+/* one handle of a library per device, made on first use by create (with solver_mutex held) */
+template <class H, class St> static H per_device_handle(St (*create)(H *), St ok) {
+    static std::map<int, H> handles;
     int dev = 0;
     if (cudaGetDevice(&dev) != cudaSuccess) { (void)cudaGetLastError(); return NULL; }
     auto it = handles.find(dev);
     if (it != handles.end()) return it->second;
-    cusolverDnHandle_t h = NULL;
-    if (cusolverDnCreate(&h) != CUSOLVER_STATUS_SUCCESS) return NULL;
+    H h = NULL;
+    if (create(&h) != ok) return NULL;
     handles[dev] = h;
     return h;
 }
+static cusolverDnHandle_t solver_handle(void) { return per_device_handle(cusolverDnCreate, CUSOLVER_STATUS_SUCCESS); }
 /* cuBLAS for the triangular solve (trsm): a handle per device too (matmul's is one for the
    process), used with solver_mutex held, on the legacy default stream, alpha on the host */
-static cublasHandle_t solver_blas_handle(void) {
-    static std::map<int, cublasHandle_t> handles;
-    int dev = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess) { (void)cudaGetLastError(); return NULL; }
-    auto it = handles.find(dev);
-    if (it != handles.end()) return it->second;
-    cublasHandle_t h = NULL;
-    if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) return NULL;
-    handles[dev] = h;
-    return h;
-}
+static cublasHandle_t solver_blas_handle(void) { return per_device_handle(cublasCreate, CUBLAS_STATUS_SUCCESS); }
 static int solver_fail(const char *what, cusolverStatus_t s) { return tn_error("linalg (%s): cuSOLVER error %d", what, (int)s); }
 #define SOLVER_CHECK(what, call) do { cusolverStatus_t s_ = (call); if (s_ != CUSOLVER_STATUS_SUCCESS) return solver_fail(what, s_); } while (0)
 /* float and double overloads of the routines (S and D) */
