@@ -8,10 +8,11 @@
 # tests/demo_check.sh (with $DEMO_BIN).
 # Exit status is nonzero if anything failed.
 passed=0; failed=0; status=0; broken=""
-tmp=$(mktemp); trap 'rm -f "$tmp"' EXIT
+tmp=$(mktemp); times=$(mktemp); trap 'rm -f "$tmp" "$times"' EXIT
 
-# run CMD...: the suite's output goes to $tmp; sets rc
-run() { "$@" >"$tmp" 2>&1; rc=$?; }
+# run CMD...: the suite's output goes to $tmp; sets rc; its wall seconds go to $times
+# (the slowest suites are listed at the end: what to look at when CI's time grows)
+run() { t0=$(date +%s); "$@" >"$tmp" 2>&1; rc=$?; echo "$(($(date +%s) - t0)) $suite" >>"$times"; }
 # count NAME REGEX: the suite's last line matching REGEX gives "N passed", "N failed" and
 # (pytest) "N error(s)", errors counted as failures. With no such line, or a nonzero exit
 # and no failure counted, the suite itself counts as one failure and its last lines are
@@ -47,6 +48,7 @@ count() {
 }
 
 for t in "$@"; do
+    suite=$t
     case $t in
     python)
         PY=${PYTHON:-/usr/bin/python3}; PYTESTS=${PY_TESTS:-bindings/python/tests}
@@ -74,6 +76,7 @@ for t in "$@"; do
         count "$t" '^[0-9]+ passed, [0-9]+ failed' ;;
     esac
 done
+echo "slowest suites (wall s): $(sort -rn "$times" | head -n 8 | awk '{printf "%s%s %s", (NR > 1 ? ", " : ""), $2, $1}')"
 if [ -n "$broken" ]; then echo "failing suites:$broken"; fi
 echo "$passed passed, $failed failed"
 exit $status
