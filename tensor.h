@@ -5466,6 +5466,15 @@ typedef struct tn_backend {
               in a (q x k, [B, k, q], geqrf's packing), b [B, k] their tau.
        Every size may be 0 (nothing to do). */
     int (*linalg)(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor *c, tn_tensor *p, tn_tensor *info, int flag);
+    /* Optional (NULL: the bias copied into c, then matmul, then the activation as its own
+       pass). One product with a fused epilogue (cuBLASLt's): c [M, N] (contiguous, new) =
+       act(alpha * a [M, K] @ b [K, N] + bias), bias NULL or [N] added to every row, act
+       TN__EPI_NONE, TN__EPI_RELU or TN__EPI_GELU_TANH; or, for act TN__EPI_BGRAD_A / _B
+       (a bias gradient with the weight gradient's product), c = alpha * a @ b and bias, an
+       output, [M] = the row sums of a / [N] = the column sums of b (sums over k). In the
+       cases tn__matmul_ep_declines lets through; returns 1 when it declines (also where
+       the library has no algorithm for the case). */
+    int (*matmul_ep)(tn_tensor *c, tn_tensor *a, tn_tensor *b, tn_tensor *bias, double alpha, int act);
 } tn_backend;
 /* The cases the GPU unit's fused attention entry declines (tensor_cuda.cu and the checking
    stand-in both ask here, so they decline alike): the switch TN_CUDA_FUSED_ATTENTION=0, a
@@ -5552,6 +5561,9 @@ typedef struct tn_cuda_stats {
     int64_t num_fused_attention, num_attention_fallbacks;
     /* optimizer steps taken for many parameters at once (tn_backend.optim_multi calls) */
     int64_t num_multi_tensor_optim;
+    /* products run with a fused bias/activation epilogue (cuBLASLt), and those it declined
+       (the bias copy + GEMM + activation ran) */
+    int64_t num_gemm_epilogue, num_gemm_epilogue_fallbacks;
 } tn_cuda_stats;
 TNDEF tn_cuda_stats tn_cuda_memory_stats(void);     /* zeros without a GPU (the stand-in: its transfer counters) */
 TNDEF void tn_cuda_reset_peak_memory_stats(void);
@@ -5602,7 +5614,8 @@ typedef struct tn__gemm_tune_t {   /* GEMM knobs: ISA (-1 best), blocking (0 def
    it is in cache, C += bias_beta * bias (bias[i * bias_stride] per row i, or per column j),
    then C = act(C) (the activations' scalar formulas of section 10: the same bits as the
    separate passes). bias: float or double as C; NULL: none. */
-enum { TN__EPI_NONE = 0, TN__EPI_RELU, TN__EPI_GELU, TN__EPI_GELU_TANH, TN__EPI_SILU };
+enum { TN__EPI_NONE = 0, TN__EPI_RELU, TN__EPI_GELU, TN__EPI_GELU_TANH, TN__EPI_SILU,
+       TN__EPI_BGRAD_A, TN__EPI_BGRAD_B };   /* the last two: tn_backend.matmul_ep only */
 typedef struct tn__gemm_epi {
     const void *bias;
     int64_t bias_stride;
@@ -5610,6 +5623,36 @@ typedef struct tn__gemm_epi {
     int per_row;      /* bias along C's rows (a convolution's channels) instead of its columns */
     int act;          /* TN__EPI_* */
 } tn__gemm_epi;
+/* Whether BLAS reads a [rows, cols] operand with strides (sr, sc) in place: one unit stride
+   and the other at least that many elements (the leading dimension), within int32. */
+static inline bool tn__blas_layout_ok(int64_t rows, int64_t cols, int64_t sr, int64_t sc) {
+    const int64_t r1 = rows > 1 ? rows : 1, c1 = cols > 1 ? cols : 1;
+    if ((cols == 1 || sc == 1) && (rows == 1 ? c1 : sr) >= c1 && (rows == 1 ? c1 : sr) <= INT32_MAX) return true;
+    return (rows == 1 || sr == 1) && (cols == 1 ? r1 : sc) >= r1 && (cols == 1 ? r1 : sc) <= INT32_MAX;
+}
+/* The products tn_backend.matmul_ep takes (tensor_cuda.cu and the checking stand-in both ask
+   here, so they decline alike): the switch TN_CUDA_GEMM_EPILOGUE=0 unset (off: the caller
+   read it); float32, float16
+   or bfloat16 operands of one dtype on c's device; c [M, N] contiguous, a [M, K] and b [K, N]
+   as BLAS reads them in place, every size 1 to 2^31 - 1; bias NULL or [N] / [1, N] with unit
+   stride and 16-byte aligned; act none, ReLU or tanh-GELU (cuBLASLt's GELU is the tanh form:
+   erf-GELU and SiLU stay passes of their own), or a bias gradient into bias ([M] for
+   BGRAD_A, [N] for BGRAD_B, contiguous, aligned alike). */
+static inline bool tn__matmul_ep_declines(bool off, const tn_tensor *c, const tn_tensor *a, const tn_tensor *b, const tn_tensor *bias, int act) {
+    if (off) return true;
+    const tn_dtype d = c->dtype;
+    if ((d != TN_F32 && d != TN_F16 && d != TN_BF16) || a->dtype != d || b->dtype != d || (bias && bias->dtype != d)) return true;
+    if (a->device != c->device || b->device != c->device || (bias && bias->device != c->device)) return true;
+    const bool bgrad = act == TN__EPI_BGRAD_A || act == TN__EPI_BGRAD_B;
+    if (act != TN__EPI_NONE && act != TN__EPI_RELU && act != TN__EPI_GELU_TANH && !bgrad) return true;
+    if (c->ndim != 2 || a->ndim != 2 || b->ndim != 2 || !tn_is_contiguous(c) || (bgrad && !bias)) return true;
+    const int64_t M = c->shape[0], N = c->shape[1], K = a->shape[1], L = act == TN__EPI_BGRAD_A ? M : N;   /* L: the vector's length */
+    if (M < 1 || N < 1 || K < 1 || M > INT32_MAX || N > INT32_MAX || K > INT32_MAX || a->shape[0] != M || b->shape[0] != K || b->shape[1] != N) return true;
+    if (!tn__blas_layout_ok(M, K, a->strides[0], a->strides[1]) || !tn__blas_layout_ok(K, N, b->strides[0], b->strides[1])) return true;
+    if (bias && !((bias->ndim == 1 && bias->shape[0] == L && (L == 1 || bias->strides[0] == 1)) ||
+                  (bias->ndim == 2 && bias->shape[0] == 1 && bias->shape[1] == L && (L == 1 || bias->strides[1] == 1)))) return true;
+    return bias && ((uintptr_t)tn_data_ptr(bias) & 15) != 0;   /* the epilogue's vector loads */
+}
 #ifdef TN_TESTING
 #define TN__TESTABLE
 extern tn__gemm_tune_t tn__gemm_tune;
@@ -19131,14 +19174,23 @@ static tn_tensor tn__as3d(tn_tensor *t) {
 /* c (new, [M, N]) = act(alpha * a @ b + beta * bias) in one GEMM, the bias (NULL: none) and
    the activation (TN__EPI_*) applied in its epilogue: 0, -1 on error, 1 when declined (not
    float32/float64 on the CPU, or a bias that is not one row or one column broadcast over c:
-   the caller copies it into c first). The bits of the copy-then-GEMM path when alpha is 1. */
-static int tn__gemm_epilogue(tn_tensor *c, const tn_tensor *a, const tn_tensor *b, const tn_tensor *bias, double beta, double alpha, int act) {
+   the caller copies it into c first). The bits of the copy-then-GEMM path when alpha is 1.
+   On a device, its table's matmul_ep where it has one (cuBLASLt's epilogues on the GPU): an
+   activation it has no form of (erf-GELU, SiLU) is left to the caller, *act set to NONE. */
+static int tn__gemm_epilogue(tn_tensor *c, const tn_tensor *a, const tn_tensor *b, const tn_tensor *bias, double beta, double alpha, int *act) {
+    if (c->device != TN_CPU) {   /* the bias unscaled; the entry declines the rest (tn__matmul_ep_declines), counting them */
+        const tn_backend *be = tn__backend(c->device);
+        if (*act != TN__EPI_RELU && *act != TN__EPI_GELU_TANH) *act = TN__EPI_NONE;   /* (the bias gradients are derivatives.c's) */
+        if (!be->matmul_ep || (bias && beta != 1) || (!bias && !*act)) return 1;
+        return be->matmul_ep(c, (tn_tensor *)a, (tn_tensor *)b, (tn_tensor *)bias, alpha, *act);
+    }
+    const int act_ = *act;
 #ifdef TENSOR_CBLAS
-    if (bias || act) return 1;   /* BLAS has no epilogue: the copy path */
+    if (bias || act_) return 1;   /* BLAS has no epilogue: the copy path */
 #endif
     if (c->device != TN_CPU || (c->dtype != TN_F32 && c->dtype != TN_F64) || a->ndim != 2 || b->ndim != 2 || a->device != TN_CPU || b->device != TN_CPU) return 1;
     const int64_t M = c->shape[0], N = c->shape[1], K = a->shape[1];
-    tn__gemm_epi ep = {NULL, 0, beta, 0, act};
+    tn__gemm_epi ep = {NULL, 0, beta, 0, act_};
     if (bias) {   /* [N], [1, N], [M, 1], [1, 1], [1], 0-d */
         if (bias->device != TN_CPU || bias->dtype != c->dtype || bias->ndim > 2) return 1;
         const int64_t r = bias->ndim == 2 ? bias->shape[0] : 1, k = bias->ndim >= 1 ? bias->shape[bias->ndim - 1] : 1;
@@ -19181,9 +19233,10 @@ static tn_tensor *tn__gemm_op_act(const char *fn, tn_tensor *a, tn_tensor *b, tn
     tn_tensor *out = tn__new(a->dtype, a->device, shape, nd);
     if (!out) return NULL;
     if (!batched && ((input && beta != 0) || act)) {   /* the bias and activation in the GEMM's epilogue */
-        const int rc = tn__gemm_epilogue(out, a, b, input && beta != 0 ? input : NULL, beta, alpha, act);
+        int done = act;   /* the activation the epilogue takes */
+        const int rc = tn__gemm_epilogue(out, a, b, input && beta != 0 ? input : NULL, beta, alpha, &done);
         if (rc < 0) { tn_release(out); return NULL; }
-        if (rc == 0) { if (applied) *applied = act != TN__EPI_NONE; return out; }
+        if (rc == 0) { if (applied) *applied = done != TN__EPI_NONE; return out; }
     }
     if (input && beta != 0) {
         if (tn__copy_into(fn, out, input)) { tn_release(out); return NULL; }
@@ -19235,11 +19288,11 @@ static tn_tensor *tn__addmm(tn_tensor *input, tn_tensor *m1, tn_tensor *m2, doub
     return tn__own(tn__gemm_record(G_ADDMM, input, m1, m2, beta, alpha, tn__gemm_op("tn_addmm", m1, m2, input, beta, alpha)));
 }
 /* addmm, then activation act (TN__EPI_*) in the GEMM's epilogue where it can (under no_grad,
-   no autocast, a 2-d float product on the CPU: *applied true), else plain addmm (the graph
-   replay's linear + activation, src/jit/trace.c). */
+   no autocast, a 2-d float product on the CPU, or on a device whose matmul_ep takes it:
+   *applied true), else plain addmm (the graph replay's linear + activation, src/jit/trace.c). */
 static tn_tensor *tn__addmm_act(tn_tensor *input, tn_tensor *m1, tn_tensor *m2, double beta, double alpha, int act, bool *applied) {
     *applied = false;
-    if (!tn__grad_disabled || !input || !m1 || !m2 || (!tn__ac_suspended && tn__ac_now[TN_CPU].enabled) || m1->ndim != 2 || m2->ndim != 2 || input->dtype != m1->dtype)
+    if (!tn__grad_disabled || !input || !m1 || !m2 || (!tn__ac_suspended && tn__ac_now[m1->device].enabled) || m1->ndim != 2 || m2->ndim != 2 || input->dtype != m1->dtype)
         return tn__addmm(input, m1, m2, beta, alpha);
     return tn__own(tn__gemm_op_act("tn_addmm", m1, m2, input, beta, alpha, act, applied));
 }
@@ -36575,6 +36628,28 @@ static tn_tensor *tn__mm_mat2_grad(tn_tensor *a, tn_tensor *b, tn_tensor *g) {
     return tn_mm(tn_t(a), g);
 }
 
+/* addmm's gradients for mat2 and for a bias vector (input [N] or [1, N], beta = alpha = 1)
+   as one product on a device whose matmul_ep sums the bias gradient in the product's
+   epilogue (cuBLASLt's BGRAD): *gm2 in tn__mm_mat2_grad's layout, *gin its column sums of g.
+   1 (nothing made) where it declines, or when recording a graph (create_graph). */
+static int tn__addmm_grads_fused(tn_tensor *m1, tn_tensor *m2, tn_tensor *g, const tn__meta *in, tn_tensor **gm2, tn_tensor **gin) {
+    const tn_backend *be = tn__backend(g->device);
+    if (!tn__grad_disabled || g->device == TN_CPU || !be->matmul_ep || g->ndim != 2 || m1->ndim != 2 || m2->ndim != 2 ||
+        in->ndim < 1 || in->ndim > 2 || in->shape[in->ndim - 1] != g->shape[1] || (in->ndim == 2 && in->shape[0] != 1))
+        return 1;
+    /* a column-major mat2 (Linear's transposed weight): c = g^T m1, its transpose the
+       gradient, the bias gradient the row sums of g^T; else c = m1^T g and the column sums of g */
+    const bool colmajor = m2->shape[0] > 1 && m2->shape[1] > 1 && m2->strides[0] == 1 && m2->strides[1] == m2->shape[0];
+    tn_tensor *a = colmajor ? tn_t(g) : tn_t(m1), *b = colmajor ? m1 : g;
+    const int64_t cs[2] = {a ? a->shape[0] : 0, b->shape[1]};
+    tn_tensor *c = a ? tn__new(g->dtype, g->device, cs, 2) : NULL, *v = c ? tn__new(g->dtype, g->device, in->shape, in->ndim) : NULL;
+    const int rc = v ? be->matmul_ep(c, a, b, v, 1.0, colmajor ? TN__EPI_BGRAD_A : TN__EPI_BGRAD_B) : -1;
+    if (rc != 0) { tn_release(c); tn_release(v); return rc; }
+    *gm2 = colmajor ? tn_t(tn__own(c)) : tn__own(c);
+    *gin = tn__own(v);
+    return 0;
+}
+
 /* The incoming gradient g can take an elementwise backward's result in place: nothing
    but the engine holds it or its storage (no hook, retain_grad or .grad kept it), it is
    dense and has the result's shape and dtype, and no graph is being recorded. One buffer
@@ -37140,6 +37215,14 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
     case G_ADDMM: case G_BADDBMM: {   /* complex: the conjugate transposes, as G_MM */
         double beta = n->d[0], alpha = n->d[1];
         bool b3 = n->op == G_BADDBMM;
+        if (!b3 && TN__NEED(0) && TN__NEED(2) && beta == 1 && alpha == 1) {   /* the weight's and the bias's gradients in one product */
+            const int rc = tn__addmm_grads_fused(S[0], S[1], g, &n->in[0], &gin[2], &gin[0]);
+            if (rc < 0) return -1;
+            if (rc == 0) {
+                if (TN__NEED(1)) gin[1] = tn_mm(g, tn_conj(tn_t(S[1])));
+                return 0;
+            }
+        }
         if (TN__NEED(0)) gin[0] = tn__sum_to(beta == 1 ? g : tn_mul_scalar(g, beta), &n->in[0]);
         if (TN__NEED(1)) gin[1] = tn__scaled(b3 ? tn_bmm(g, tn_conj(tn_transpose(S[1], 1, 2))) : tn_mm(g, tn_conj(tn_t(S[1]))), alpha);
         if (TN__NEED(2)) gin[2] = tn__scaled(b3 ? tn_bmm(tn_conj(tn_transpose(S[0], 1, 2)), g) : tn__mm_mat2_grad(tn_conj(S[0]), S[1], g), alpha);
@@ -52530,7 +52613,7 @@ static int tn__cpu_pool_argmax(tn_tensor *idx, tn_tensor *x, const int64_t *hs, 
 static const tn_backend tn__cpu_f32_backend = {
     "cpu", tn__cpu_alloc, tn__cpu_free, tn__cpu_copy, tn__cpu_fill, tn__cpu_unary, tn__cpu_binary, tn__cpu_ternary,
     tn__cpu_reduce, tn__cpu_lane, tn__cpu_index, tn__cpu_nonzero, tn__cpu_matmul, tn__cpu_random,
-    tn__cpu_im2col, tn__cpu_pool_argmax, tn__cpu_optim, NULL, tn__cpu_batch_norm, NULL, tn__cpu_layer_norm, tn__cpu_cross_entropy, NULL, NULL, NULL, NULL,
+    tn__cpu_im2col, tn__cpu_pool_argmax, tn__cpu_optim, NULL, tn__cpu_batch_norm, NULL, tn__cpu_layer_norm, tn__cpu_cross_entropy, NULL, NULL, NULL, NULL, NULL,
 };
 
 enum { TN__STAGE_IN = 1, TN__STAGE_OUT = 2, TN__STAGE_INOUT = 3, TN__STAGE_MAX = 8 };
@@ -52993,6 +53076,7 @@ static const tn_backend tn__cpu_backend = {
     NULL,   /* check_index: the host checks at once */
     NULL,   /* optim_multi: optim/optim.c runs the CPU's multi-tensor step itself */
     NULL,   /* linalg: src/ops/linalg_*.c run their own kernels on the CPU */
+    NULL,   /* matmul_ep: the CPU's GEMM has its own epilogue (src/ops/linalg.c) */
 };
 
 static const tn_backend *tn__cpu_backend_get(void) { return &tn__cpu_backend; }
@@ -53018,6 +53102,7 @@ static int tn__stand_in_bad(const char *op, const char *what, const tn_tensor *t
 static int64_t tn__si_h2d, tn__si_d2h, tn__si_syncs;
 static int64_t tn__si_attn, tn__si_attn_fallbacks;   /* the attention entry's calls run and declined, as the unit counts them */
 static int64_t tn__si_optim_multis;                   /* multi-tensor optimizer steps (tests) */
+static int64_t tn__si_gemm_ep, tn__si_gemm_ep_fallbacks;   /* matmul_ep's calls run and declined, as the unit counts them */
 #define TN__SI_RUN(call) (tn__si_inside++, tn__si_ran = (call), tn__si_inside--, tn__si_ran)
 static TN__TLS int tn__si_ran;
 static void tn__si_transfer(bool up) {
@@ -53084,6 +53169,43 @@ static tn_tensor *tn__si_nonzero(tn_tensor *x) {
 static int tn__si_matmul(tn_tensor *c, tn_tensor *a, tn_tensor *b, double al, double be) {
     TN__SI_DEV("matmul", c); TN__SI_DEV("matmul", a); TN__SI_DEV("matmul", b);
     return TN__SI_RUN(tn__cpu_half_matmul(c, a, b, al, be));   /* half operands: the CPU's half matmul serves for cuBLAS's GemmEx */
+}
+/* The unit's cuBLASLt epilogue, as the passes it fuses: the bias broadcast into c, the
+   product added to it (the CPU's half matmul for float16/bfloat16: float32 accumulation, one
+   rounding), the activation; or the product and the bias gradient's sums. Declined exactly
+   where the unit declines (the shared predicate). */
+static int tn__si_matmul_ep(tn_tensor *c, tn_tensor *a, tn_tensor *b, tn_tensor *bias, double alpha, int act) {
+    TN__SI_DEV("matmul_ep", c); TN__SI_DEV("matmul_ep", a); TN__SI_DEV("matmul_ep", b); TN__SI_DEV("matmul_ep", bias);
+    const char *off = getenv("TN_CUDA_GEMM_EPILOGUE");
+    if (tn__matmul_ep_declines(off && !strcmp(off, "0"), c, a, b, bias, act)) { TN__ATOMIC_ADD(&tn__si_gemm_ep_fallbacks, 1); return 1; }
+    TN__ATOMIC_ADD(&tn__si_gemm_ep, 1);
+    const int64_t M = c->shape[0], N = c->shape[1], K = a->shape[1];
+    tn_tensor c3 = *c, a3 = *a, b3 = *b;   /* the 3-d views matmul takes: a batch of one */
+    const int64_t cs[3] = {1, M, N}, as[3] = {1, M, K}, bs[3] = {1, K, N};
+    const int64_t cst[3] = {0, c->strides[0], c->strides[1]}, ast[3] = {0, a->strides[0], a->strides[1]}, bst[3] = {0, b->strides[0], b->strides[1]};
+    c3.ndim = a3.ndim = b3.ndim = 3;
+    memcpy(c3.shape, cs, sizeof cs); memcpy(a3.shape, as, sizeof as); memcpy(b3.shape, bs, sizeof bs);
+    memcpy(c3.strides, cst, sizeof cst); memcpy(a3.strides, ast, sizeof ast); memcpy(b3.strides, bst, sizeof bst);
+    if (act == TN__EPI_BGRAD_A || act == TN__EPI_BGRAD_B) {   /* the product, then the bias gradient: sums over k */
+        if (TN__SI_RUN(tn__cpu_half_matmul(&c3, &a3, &b3, alpha, 0.0))) return -1;
+        const bool rows = act == TN__EPI_BGRAD_A;   /* [M] = a's row sums, else [N] = b's column sums */
+        tn_tensor ov = *bias;
+        const int64_t L = rows ? M : N, sh[2] = {rows ? L : 1, rows ? 1 : L}, st[2] = {rows ? 1 : L, 1};
+        ov.ndim = 2;
+        memcpy(ov.shape, sh, sizeof sh); memcpy(ov.strides, st, sizeof st);
+        if (TN__SI_RUN(tn__cpu_fill(&ov, 0))) return -1;   /* reduce adds into its output */
+        return TN__SI_RUN(tn__cpu_half_reduce(SUM, &ov, rows ? a : b));
+    }
+    if (bias) {   /* [N] or [1, N] as [M, N] with stride 0 down the rows */
+        tn_tensor bv = *bias;
+        const int64_t sh[2] = {M, N}, st[2] = {0, bias->strides[bias->ndim - 1]};
+        bv.ndim = 2;
+        memcpy(bv.shape, sh, sizeof sh); memcpy(bv.strides, st, sizeof st);
+        if (TN__SI_RUN(tn__cpu_copy(c, &bv))) return -1;
+    }
+    if (TN__SI_RUN(tn__cpu_half_matmul(&c3, &a3, &b3, alpha, bias ? 1.0 : 0.0))) return -1;
+    if (act == TN__EPI_NONE) return 0;
+    return TN__SI_RUN(tn__cpu_half_unary(act == TN__EPI_RELU ? RELU : GELU_TANH, c, c, NULL));
 }
 static int tn__si_random(tn_random_op op, tn_tensor *o, uint64_t s, uint64_t off, double a, double b, int64_t l, uint64_t r) {
     TN__SI_DEV("random", o); return TN__SI_RUN(tn__cpu_random(op, o, s, off, a, b, l, r));
@@ -53396,7 +53518,7 @@ static const tn_backend tn__stand_in_backend = {
     "cuda (stand-in)", tn__cpu_alloc, tn__cpu_free, tn__si_copy, tn__si_fill, tn__si_unary, tn__si_binary, tn__si_ternary,
     tn__si_reduce, tn__si_lane, tn__si_index, tn__si_nonzero, tn__si_matmul, tn__si_random,
     tn__si_im2col, tn__si_pool, tn__si_optim, tn__si_conv2d, tn__si_batch_norm, tn__si_pool2d, tn__si_layer_norm, tn__si_cross_entropy, tn__si_attention,
-    tn__si_check_index, tn__si_optim_multi, tn__si_linalg,
+    tn__si_check_index, tn__si_optim_multi, tn__si_linalg, tn__si_matmul_ep,
 };
 
 /* ---- the stand-in with unreadable "device" memory (tn_debug_cuda_stand_in_unreadable) ----
@@ -53490,12 +53612,13 @@ TN__SIU(int, attention, (tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *m,
         (q, k, v, m, o, l, go, gq, gk, gv, sc, ca))
 TN__SIU(int, check_index, (tn_tensor *o, tn_tensor *idx, int64_t size, int flags, int64_t skip, int64_t *err), (o, idx, size, flags, skip, err))
 TN__SIU(int, linalg, (tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor *c, tn_tensor *p, tn_tensor *info, int flag), (op, a, b, c, p, info, flag))
+TN__SIU(int, matmul_ep, (tn_tensor *c, tn_tensor *a, tn_tensor *b, tn_tensor *bias, double al, int act), (c, a, b, bias, al, act))
 #undef TN__SIU
 static const tn_backend tn__stand_in_unreadable_backend = {
     "cuda (stand-in, unreadable memory)", tn__siu_alloc, tn__siu_free, tn__siu_copy, tn__siu_fill, tn__siu_unary, tn__siu_binary, tn__siu_ternary,
     tn__siu_reduce, tn__siu_lane, tn__siu_index, tn__siu_nonzero, tn__siu_matmul, tn__siu_random,
     tn__siu_im2col, tn__siu_pool, tn__siu_optim, tn__siu_conv2d, tn__siu_batch_norm, tn__siu_pool2d, tn__siu_layer_norm, tn__siu_cross_entropy, tn__siu_attention,
-    tn__siu_check_index, tn__siu_optim_multi, tn__siu_linalg,
+    tn__siu_check_index, tn__siu_optim_multi, tn__siu_linalg, tn__siu_matmul_ep,
 };
 TNDEF void tn_debug_cuda_stand_in_unreadable(void) { tn_register_backend(TN_CUDA, &tn__stand_in_unreadable_backend); }
 #else
@@ -53639,6 +53762,8 @@ TNDEF tn_cuda_stats tn_cuda_memory_stats(void) {
         s.num_fused_attention = TN__ATOMIC_LOAD(&tn__si_attn);
         s.num_attention_fallbacks = TN__ATOMIC_LOAD(&tn__si_attn_fallbacks);
         s.num_multi_tensor_optim = TN__ATOMIC_LOAD(&tn__si_optim_multis);
+        s.num_gemm_epilogue = TN__ATOMIC_LOAD(&tn__si_gemm_ep);
+        s.num_gemm_epilogue_fallbacks = TN__ATOMIC_LOAD(&tn__si_gemm_ep_fallbacks);
         return s;
     }
     return u && u->backend ? u->memory_stats() : s;

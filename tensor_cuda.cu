@@ -31,6 +31,7 @@
 
 #include <cuda_runtime.h>
 #include <cublas_v2.h>
+#include <cublasLt.h>
 #include <cusolverDn.h>
 #ifndef TN_NO_CUDNN
 #include <cudnn.h>
@@ -2651,6 +2652,126 @@ static int cu_linalg(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor *c, 
 }
 #undef SOLVER_CHECK
 
+/* ---- fused epilogues (cuBLASLt): tn_backend.matmul_ep ----
+   c = act(alpha a b + bias) in one cuBLASLt product: the bias vector and ReLU / tanh-GELU
+   applied as the tiles are stored, instead of a broadcast copy of the bias into c, a GEMM
+   that reads it back and an activation pass (Linear's forward, and the graph replay's
+   linear + activation). As cu_matmul, row-major c is computed as c^T = b^T a^T, so the bias
+   runs along the rows of cuBLASLt's D: its BIAS epilogue. The weight gradient's product can
+   sum the bias gradient as it reads its operand (BGRADA/BGRADB: the bias pointer is then the
+   output; derivatives.c's addmm backward). The algorithm for a case (dtype,
+   sizes, layouts, epilogue, TF32, pointer alignments) is asked of cuBLASLt's heuristic once
+   and kept; where it has none, the entry declines (the header runs the passes). */
+static std::atomic<int64_t> n_gemm_ep, n_gemm_ep_fallbacks;   /* tn_cuda_stats */
+static std::mutex &lt_mutex(void) {
+    static std::mutex mu;
+    return mu;
+}
+static int lt_align(const void *p) {   /* the pointer's alignment in bytes, at most 256 */
+    int a = 256;
+    while (a > 1 && ((uintptr_t)p & (uintptr_t)(a - 1))) a >>= 1;
+    return a;
+}
+struct LtKey {
+    int dev, dtype, epi, tf32, ta, tb, align[4];
+    int64_t m, n, k, lda, ldb;
+    bool operator<(const LtKey &o) const { return memcmp(this, &o, sizeof o) < 0; }
+};
+struct LtAlgo { bool found; cublasLtMatmulAlgo_t algo; size_t workspace; };
+/* the descriptors of one call, destroyed together */
+struct LtDescs {
+    cublasLtMatmulDesc_t op = NULL;
+    cublasLtMatrixLayout_t la = NULL, lb = NULL, ld = NULL;
+    cublasLtMatmulPreference_t pref = NULL;
+    ~LtDescs() {
+        if (pref) cublasLtMatmulPreferenceDestroy(pref);
+        if (ld) cublasLtMatrixLayoutDestroy(ld);
+        if (lb) cublasLtMatrixLayoutDestroy(lb);
+        if (la) cublasLtMatrixLayoutDestroy(la);
+        if (op) cublasLtMatmulDescDestroy(op);
+    }
+};
+static const size_t kLtWorkspace = (size_t)4 << 20;   /* the most workspace an algorithm may ask for */
+static int cu_matmul_ep(tn_tensor *c, tn_tensor *a, tn_tensor *b, tn_tensor *bias, double alpha, int act) {
+    const char *fn = "matmul (cuBLASLt epilogue)";
+    const char *off = getenv("TN_CUDA_GEMM_EPILOGUE");   /* read per call: a test switches it */
+    if (tn__matmul_ep_declines(off && !strcmp(off, "0"), c, a, b, bias, act)) { n_gemm_ep_fallbacks++; return 1; }
+    const int64_t M = c->shape[0], N = c->shape[1], K = a->shape[1];
+    bool ar, br;
+    int64_t lda, ldb;
+    if (!blas_view(M, K, a->strides[0], a->strides[1], &ar, &lda) || !blas_view(K, N, b->strides[0], b->strides[1], &br, &ldb)) {
+        n_gemm_ep_fallbacks++;   /* the predicate's layout test and blas_view agree; kept as a guard */
+        return 1;
+    }
+    const cudaDataType_t dt = c->dtype == TN_F16 ? CUDA_R_16F : c->dtype == TN_BF16 ? CUDA_R_16BF : CUDA_R_32F;
+    const bool tf32 = c->dtype == TN_F32 && tn_get_tf32();
+    /* cuBLASLt's A is our b and its B our a (below): a's row sums are its BGRADB, b's column sums its BGRADA */
+    const cublasLtEpilogue_t epi = act == TN__EPI_BGRAD_A ? CUBLASLT_EPILOGUE_BGRADB : act == TN__EPI_BGRAD_B ? CUBLASLT_EPILOGUE_BGRADA
+        : bias ? (act == TN__EPI_RELU ? CUBLASLT_EPILOGUE_RELU_BIAS : act == TN__EPI_GELU_TANH ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
+               : (act == TN__EPI_RELU ? CUBLASLT_EPILOGUE_RELU : act == TN__EPI_GELU_TANH ? CUBLASLT_EPILOGUE_GELU : CUBLASLT_EPILOGUE_DEFAULT);
+    /* cuBLASLt's A is b^T (N x K) and its B is a^T (K x M), both column-major: a row-major
+       operand is its transpose read as is, a column-major one is transposed by the op */
+    const cublasOperation_t ta = br ? CUBLAS_OP_N : CUBLAS_OP_T, tb = ar ? CUBLAS_OP_N : CUBLAS_OP_T;
+    const uint64_t arows = br ? (uint64_t)N : (uint64_t)K, acols = br ? (uint64_t)K : (uint64_t)N;
+    const uint64_t brows = ar ? (uint64_t)K : (uint64_t)M, bcols = ar ? (uint64_t)M : (uint64_t)K;
+    const void *pa = base_of(b), *pb = base_of(a);
+    void *pd = base_of(c);
+    const void *pbias = bias ? base_of(bias) : NULL;
+    std::lock_guard<std::mutex> lock(lt_mutex());
+    cublasLtHandle_t h = per_device_handle(cublasLtCreate, CUBLAS_STATUS_SUCCESS);
+    if (!h) return tn_error("%s: cuBLASLt could not be initialised (cublasLtCreate failed)", fn);
+    LtDescs d;
+    const cublasComputeType_t ct = tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    cublasStatus_t s = cublasLtMatmulDescCreate(&d.op, ct, CUDA_R_32F);
+    if (s == CUBLAS_STATUS_SUCCESS) s = cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta);
+    if (s == CUBLAS_STATUS_SUCCESS) s = cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb);
+    if (s == CUBLAS_STATUS_SUCCESS) s = cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi);
+    if (s == CUBLAS_STATUS_SUCCESS && bias) s = cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &pbias, sizeof pbias);
+    if (s == CUBLAS_STATUS_SUCCESS && bias) s = cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &dt, sizeof dt);
+    if (s == CUBLAS_STATUS_SUCCESS) s = cublasLtMatrixLayoutCreate(&d.la, dt, arows, acols, ldb);
+    if (s == CUBLAS_STATUS_SUCCESS) s = cublasLtMatrixLayoutCreate(&d.lb, dt, brows, bcols, lda);
+    if (s == CUBLAS_STATUS_SUCCESS) s = cublasLtMatrixLayoutCreate(&d.ld, dt, (uint64_t)N, (uint64_t)M, N);
+    if (s != CUBLAS_STATUS_SUCCESS) return cublas_fail(fn, s);
+    LtKey key;
+    memset(&key, 0, sizeof key);   /* the padding too: keys compare as bytes */
+    cudaGetDevice(&key.dev);
+    key.dtype = (int)c->dtype; key.epi = (int)epi; key.tf32 = tf32; key.ta = (int)ta; key.tb = (int)tb;
+    key.align[0] = lt_align(pa); key.align[1] = lt_align(pb); key.align[2] = lt_align(pd); key.align[3] = pbias ? lt_align(pbias) : 0;
+    key.m = M; key.n = N; key.k = K; key.lda = lda; key.ldb = ldb;
+    static std::map<LtKey, LtAlgo> algos;
+    auto it = algos.find(key);
+    if (it == algos.end()) {
+        LtAlgo found;
+        memset(&found, 0, sizeof found);
+        s = cublasLtMatmulPreferenceCreate(&d.pref);
+        const uint64_t al[3] = {(uint64_t)key.align[0], (uint64_t)key.align[1], (uint64_t)key.align[2]};
+        if (s == CUBLAS_STATUS_SUCCESS) s = cublasLtMatmulPreferenceSetAttribute(d.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &kLtWorkspace, sizeof kLtWorkspace);
+        if (s == CUBLAS_STATUS_SUCCESS) s = cublasLtMatmulPreferenceSetAttribute(d.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &al[0], sizeof al[0]);
+        if (s == CUBLAS_STATUS_SUCCESS) s = cublasLtMatmulPreferenceSetAttribute(d.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &al[1], sizeof al[1]);
+        if (s == CUBLAS_STATUS_SUCCESS) s = cublasLtMatmulPreferenceSetAttribute(d.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &al[2], sizeof al[2]);
+        if (s == CUBLAS_STATUS_SUCCESS) s = cublasLtMatmulPreferenceSetAttribute(d.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &al[2], sizeof al[2]);
+        if (s != CUBLAS_STATUS_SUCCESS) return cublas_fail(fn, s);
+        cublasLtMatmulHeuristicResult_t res;
+        int nres = 0;
+        s = cublasLtMatmulAlgoGetHeuristic(h, d.op, d.la, d.lb, d.ld, d.ld, d.pref, 1, &res, &nres);
+        if (s == CUBLAS_STATUS_SUCCESS && nres > 0 && res.state == CUBLAS_STATUS_SUCCESS) {
+            found.found = true;
+            found.algo = res.algo;
+            found.workspace = res.workspaceSize;
+        } else if (s != CUBLAS_STATUS_SUCCESS && s != CUBLAS_STATUS_NOT_SUPPORTED) return cublas_fail(fn, s);
+        it = algos.emplace(key, found).first;
+    }
+    if (!it->second.found) { n_gemm_ep_fallbacks++; return 1; }
+    Scratch sc;
+    void *ws = it->second.workspace ? sc.get(it->second.workspace) : NULL;
+    if (it->second.workspace && !ws) return tn_error("%s: out of GPU memory for a %zu-byte workspace", fn, it->second.workspace);
+    const float al = (float)alpha, be = 0.0f;
+    s = cublasLtMatmul(h, d.op, &al, pa, d.la, pb, d.lb, &be, pd, d.ld, pd, d.ld, &it->second.algo, ws, it->second.workspace, 0);
+    if (s != CUBLAS_STATUS_SUCCESS) return cublas_fail(fn, s);
+    n_gemm_ep++;
+    return 0;
+}
+
 /* ======================================================================= */
 /* 8. random, sliding windows, pooling, optimizer steps                     */
 /* ======================================================================= */
@@ -3276,7 +3397,7 @@ static int cu_pool2d(tn_tensor *x, tn_tensor *y, tn_tensor *gy, tn_tensor *gx, c
 static const tn_backend cuda_backend = {
     "cuda", cu_alloc, cu_free, cu_copy, cu_fill, cu_unary, cu_binary, cu_ternary, cu_reduce, cu_lane, cu_index,
     cu_nonzero, cu_matmul, cu_random, cu_im2col, cu_pool_argmax, cu_optim, cu_conv2d, cu_batch_norm, cu_pool2d, cu_layer_norm, cu_cross_entropy, cu_attention,
-    cu_check_index, cu_optim_multi, cu_linalg,
+    cu_check_index, cu_optim_multi, cu_linalg, cu_matmul_ep,
 };
 
 static int u_device_count(void) { int n = 0; return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0; }
@@ -3306,6 +3427,7 @@ static tn_cuda_stats u_memory_stats(void) {
     st.num_cudnn_pool = n_dnn_pool; st.num_pool_fallbacks = n_pool_fallbacks; st.num_cudnn_batch_norm = n_dnn_bn; st.num_batch_norm_fallbacks = n_bn_fallbacks;
     st.num_fused_attention = n_attn; st.num_attention_fallbacks = n_attn_fallbacks;
     st.num_multi_tensor_optim = n_optim_multi;
+    st.num_gemm_epilogue = n_gemm_ep; st.num_gemm_epilogue_fallbacks = n_gemm_ep_fallbacks;
     return st;
 }
 static void u_reset_peak(void) {

@@ -255,22 +255,23 @@ static const char *cell(char *s) {
 
 /* one workload's figures on each side */
 typedef struct row {
-    char name[40], err[600], terr[400], paths[160];
+    char name[40], err[600], terr[400], paths[240];
     int inner;
     double ours, peak, theirs, tpeak;   /* ms per step (-1: none) and peak bytes */
 } row;
 
 /* the per-step path counts of our library entries between two snapshots, as "conv 3 cuDNN, 2 fallback; ..." */
 static void paths_cell(char *out, size_t n, const tn_cuda_stats *a, const tn_cuda_stats *b, double steps) {
-    const struct { const char *name, *lib; int64_t ran, fell; } e[4] = {
+    const struct { const char *name, *lib; int64_t ran, fell; } e[5] = {
         {"conv", "cuDNN", b->num_cudnn_conv - a->num_cudnn_conv, b->num_conv_fallbacks - a->num_conv_fallbacks},
         {"pool", "cuDNN", b->num_cudnn_pool - a->num_cudnn_pool, b->num_pool_fallbacks - a->num_pool_fallbacks},
         {"batch norm", "cuDNN", b->num_cudnn_batch_norm - a->num_cudnn_batch_norm, b->num_batch_norm_fallbacks - a->num_batch_norm_fallbacks},
         {"attention", "fused", b->num_fused_attention - a->num_fused_attention, b->num_attention_fallbacks - a->num_attention_fallbacks},
+        {"gemm", "cuBLASLt epilogue", b->num_gemm_epilogue - a->num_gemm_epilogue, b->num_gemm_epilogue_fallbacks - a->num_gemm_epilogue_fallbacks},
     };
     size_t k = 0;
     *out = 0;
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 5; i++) {
         if (!e[i].ran && !e[i].fell) continue;
         k += (size_t)snprintf(out + k, k < n ? n - k : 0, "%s%s %.3g %s", k ? "; " : "", e[i].name, (double)e[i].ran / steps, e[i].lib);
         if (e[i].fell) k += (size_t)snprintf(out + k, k < n ? n - k : 0, ", %.3g fallback", (double)e[i].fell / steps);

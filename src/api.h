@@ -5265,6 +5265,15 @@ typedef struct tn_backend {
               in a (q x k, [B, k, q], geqrf's packing), b [B, k] their tau.
        Every size may be 0 (nothing to do). */
     int (*linalg)(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor *c, tn_tensor *p, tn_tensor *info, int flag);
+    /* Optional (NULL: the bias copied into c, then matmul, then the activation as its own
+       pass). One product with a fused epilogue (cuBLASLt's): c [M, N] (contiguous, new) =
+       act(alpha * a [M, K] @ b [K, N] + bias), bias NULL or [N] added to every row, act
+       TN__EPI_NONE, TN__EPI_RELU or TN__EPI_GELU_TANH; or, for act TN__EPI_BGRAD_A / _B
+       (a bias gradient with the weight gradient's product), c = alpha * a @ b and bias, an
+       output, [M] = the row sums of a / [N] = the column sums of b (sums over k). In the
+       cases tn__matmul_ep_declines lets through; returns 1 when it declines (also where
+       the library has no algorithm for the case). */
+    int (*matmul_ep)(tn_tensor *c, tn_tensor *a, tn_tensor *b, tn_tensor *bias, double alpha, int act);
 } tn_backend;
 /* The cases the GPU unit's fused attention entry declines (tensor_cuda.cu and the checking
    stand-in both ask here, so they decline alike): the switch TN_CUDA_FUSED_ATTENTION=0, a
@@ -5351,6 +5360,9 @@ typedef struct tn_cuda_stats {
     int64_t num_fused_attention, num_attention_fallbacks;
     /* optimizer steps taken for many parameters at once (tn_backend.optim_multi calls) */
     int64_t num_multi_tensor_optim;
+    /* products run with a fused bias/activation epilogue (cuBLASLt), and those it declined
+       (the bias copy + GEMM + activation ran) */
+    int64_t num_gemm_epilogue, num_gemm_epilogue_fallbacks;
 } tn_cuda_stats;
 TNDEF tn_cuda_stats tn_cuda_memory_stats(void);     /* zeros without a GPU (the stand-in: its transfer counters) */
 TNDEF void tn_cuda_reset_peak_memory_stats(void);
@@ -5401,7 +5413,8 @@ typedef struct tn__gemm_tune_t {   /* GEMM knobs: ISA (-1 best), blocking (0 def
    it is in cache, C += bias_beta * bias (bias[i * bias_stride] per row i, or per column j),
    then C = act(C) (the activations' scalar formulas of section 10: the same bits as the
    separate passes). bias: float or double as C; NULL: none. */
-enum { TN__EPI_NONE = 0, TN__EPI_RELU, TN__EPI_GELU, TN__EPI_GELU_TANH, TN__EPI_SILU };
+enum { TN__EPI_NONE = 0, TN__EPI_RELU, TN__EPI_GELU, TN__EPI_GELU_TANH, TN__EPI_SILU,
+       TN__EPI_BGRAD_A, TN__EPI_BGRAD_B };   /* the last two: tn_backend.matmul_ep only */
 typedef struct tn__gemm_epi {
     const void *bias;
     int64_t bias_stride;
@@ -5409,6 +5422,36 @@ typedef struct tn__gemm_epi {
     int per_row;      /* bias along C's rows (a convolution's channels) instead of its columns */
     int act;          /* TN__EPI_* */
 } tn__gemm_epi;
+/* Whether BLAS reads a [rows, cols] operand with strides (sr, sc) in place: one unit stride
+   and the other at least that many elements (the leading dimension), within int32. */
+static inline bool tn__blas_layout_ok(int64_t rows, int64_t cols, int64_t sr, int64_t sc) {
+    const int64_t r1 = rows > 1 ? rows : 1, c1 = cols > 1 ? cols : 1;
+    if ((cols == 1 || sc == 1) && (rows == 1 ? c1 : sr) >= c1 && (rows == 1 ? c1 : sr) <= INT32_MAX) return true;
+    return (rows == 1 || sr == 1) && (cols == 1 ? r1 : sc) >= r1 && (cols == 1 ? r1 : sc) <= INT32_MAX;
+}
+/* The products tn_backend.matmul_ep takes (tensor_cuda.cu and the checking stand-in both ask
+   here, so they decline alike): the switch TN_CUDA_GEMM_EPILOGUE=0 unset (off: the caller
+   read it); float32, float16
+   or bfloat16 operands of one dtype on c's device; c [M, N] contiguous, a [M, K] and b [K, N]
+   as BLAS reads them in place, every size 1 to 2^31 - 1; bias NULL or [N] / [1, N] with unit
+   stride and 16-byte aligned; act none, ReLU or tanh-GELU (cuBLASLt's GELU is the tanh form:
+   erf-GELU and SiLU stay passes of their own), or a bias gradient into bias ([M] for
+   BGRAD_A, [N] for BGRAD_B, contiguous, aligned alike). */
+static inline bool tn__matmul_ep_declines(bool off, const tn_tensor *c, const tn_tensor *a, const tn_tensor *b, const tn_tensor *bias, int act) {
+    if (off) return true;
+    const tn_dtype d = c->dtype;
+    if ((d != TN_F32 && d != TN_F16 && d != TN_BF16) || a->dtype != d || b->dtype != d || (bias && bias->dtype != d)) return true;
+    if (a->device != c->device || b->device != c->device || (bias && bias->device != c->device)) return true;
+    const bool bgrad = act == TN__EPI_BGRAD_A || act == TN__EPI_BGRAD_B;
+    if (act != TN__EPI_NONE && act != TN__EPI_RELU && act != TN__EPI_GELU_TANH && !bgrad) return true;
+    if (c->ndim != 2 || a->ndim != 2 || b->ndim != 2 || !tn_is_contiguous(c) || (bgrad && !bias)) return true;
+    const int64_t M = c->shape[0], N = c->shape[1], K = a->shape[1], L = act == TN__EPI_BGRAD_A ? M : N;   /* L: the vector's length */
+    if (M < 1 || N < 1 || K < 1 || M > INT32_MAX || N > INT32_MAX || K > INT32_MAX || a->shape[0] != M || b->shape[0] != K || b->shape[1] != N) return true;
+    if (!tn__blas_layout_ok(M, K, a->strides[0], a->strides[1]) || !tn__blas_layout_ok(K, N, b->strides[0], b->strides[1])) return true;
+    if (bias && !((bias->ndim == 1 && bias->shape[0] == L && (L == 1 || bias->strides[0] == 1)) ||
+                  (bias->ndim == 2 && bias->shape[0] == 1 && bias->shape[1] == L && (L == 1 || bias->strides[1] == 1)))) return true;
+    return bias && ((uintptr_t)tn_data_ptr(bias) & 15) != 0;   /* the epilogue's vector loads */
+}
 #ifdef TN_TESTING
 #define TN__TESTABLE
 extern tn__gemm_tune_t tn__gemm_tune;

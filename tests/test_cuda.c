@@ -81,6 +81,7 @@ TEST(shared_philox_draw) {
 #include "cuda_cases_attention.h"
 #include "cuda_cases_half.h"
 #include "cuda_cases_linalg.h"
+#include "cuda_cases_epilogue.h"
 #include "nosync_cases.h"
 
 /* ---- with the real GPU unit only ---- */
@@ -208,6 +209,7 @@ int main(void) {
     RUN(gpu_fused_attention);
     RUN(gpu_fused_attention_half);
     RUN(gpu_fused_mha);
+    RUN(gpu_gemm_epilogue);
     RUN(gpu_mha_declined);
     RUN(gpu_transfers);
     RUN(gpu_allocator);

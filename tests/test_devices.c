@@ -15,6 +15,7 @@
 #include "cuda_cases_attention.h"
 #include "cuda_cases_half.h"
 #include "cuda_cases_linalg.h"
+#include "cuda_cases_epilogue.h"
 
 static tn_tensor *dev(tn_tensor *t) { return tn_to(t, TN_CUDA); }
 #define I64(...) tn_from_data((int64_t[]){__VA_ARGS__}, TN_SHAPE(sizeof((int64_t[]){__VA_ARGS__}) / 8), TN_I64)
@@ -89,6 +90,7 @@ int main(void) {
     RUN(gpu_fused_attention);
     RUN(gpu_fused_attention_half);
     RUN(gpu_fused_mha);
+    RUN(gpu_gemm_epilogue);
     RUN(gpu_mha_declined);
     RUN(gpu_multi_tensor_optim);
     RUN(gpu_cnn_training_step);

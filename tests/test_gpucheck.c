@@ -12,6 +12,7 @@
 
 #include "cuda_cases.h"
 #include "cuda_cases_attention.h"
+#include "cuda_cases_epilogue.h"
 
 TEST(comparator_infinities_and_nan) {
     CHECK(same_value(INFINITY, INFINITY, 1e-5));
@@ -135,6 +136,7 @@ TEST(unreadable_device_memory) {
     gpu_fused_attention_half();
     gpu_fused_mha();
     gpu_mha_declined();
+    gpu_gemm_epilogue();
     tn_debug_cuda_stand_in();
 }
 

@@ -172,6 +172,8 @@ fi
 USE_CUDNN=$([ -n "$DNN_LIB" ] && echo 1 || echo 0)
 BLAS_LIB="" BLAS_LINK="-lcublas" BLAS_VER=""
 if r=$(find_lib cublas); then BLAS_LIB=${r% *}; BLAS_LINK=${r#* }; fi
+LT_LINK="-lcublasLt"   # cuBLASLt (Linear's fused bias/activation epilogues): beside cuBLAS
+if r=$(find_lib cublasLt ${BLAS_LIB:+"$BLAS_LIB"}); then LT_LINK=${r#* }; fi
 if b=$(find_header cublas_api.h); then BLAS_VER=$(hdr_version "$b/cublas_api.h" CUBLAS_VER_MAJOR CUBLAS_VER_MINOR CUBLAS_VER_PATCH); fi
 SOLVER_LIB="" SOLVER_LINK="-lcusolver" SOLVER_VER=""   # cuSOLVER: torch.linalg's factorizations
 if r=$(find_lib cusolver); then SOLVER_LIB=${r% *}; SOLVER_LINK=${r#* }; fi
@@ -214,7 +216,7 @@ recap probe ok $((SECONDS - START)) gpu_check.log "${GPU:-no GPU}"
 
 # ---- 2. build ----
 MAKEARGS=(CUDA_HOME="$CUDA_HOME" NVCC="$NVCC_BIN" CUDNN="$USE_CUDNN" CUDNN_INC="$DNN_INC" CUDNN_LINK="$DNN_LINK"
-          CUBLAS_LINK="$BLAS_LINK" CUSOLVER_LINK="$SOLVER_LINK" CUDA_LIBDIRS="$EXTRA_LIBDIRS" ZLIB="$ZL")
+          CUBLAS_LINK="$BLAS_LINK" CUBLASLT_LINK="$LT_LINK" CUSOLVER_LINK="$SOLVER_LINK" CUDA_LIBDIRS="$EXTRA_LIBDIRS" ZLIB="$ZL")
 [ -n "$ARCH" ] && MAKEARGS+=(CUDA_ARCH="$ARCH")
 [ -n "$PY" ] && MAKEARGS+=(PY="$PY")
 TARGETS=(lib/libtensor.so lib/libtensor_cuda.so build/cuda/test_cuda build/cuda/bench_cuda build/cuda/fashion_mlp build/cuda/fashion_cnn)

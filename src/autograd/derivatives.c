@@ -79,6 +79,28 @@ static tn_tensor *tn__mm_mat2_grad(tn_tensor *a, tn_tensor *b, tn_tensor *g) {
     return tn_mm(tn_t(a), g);
 }
 
+/* addmm's gradients for mat2 and for a bias vector (input [N] or [1, N], beta = alpha = 1)
+   as one product on a device whose matmul_ep sums the bias gradient in the product's
+   epilogue (cuBLASLt's BGRAD): *gm2 in tn__mm_mat2_grad's layout, *gin its column sums of g.
+   1 (nothing made) where it declines, or when recording a graph (create_graph). */
+static int tn__addmm_grads_fused(tn_tensor *m1, tn_tensor *m2, tn_tensor *g, const tn__meta *in, tn_tensor **gm2, tn_tensor **gin) {
+    const tn_backend *be = tn__backend(g->device);
+    if (!tn__grad_disabled || g->device == TN_CPU || !be->matmul_ep || g->ndim != 2 || m1->ndim != 2 || m2->ndim != 2 ||
+        in->ndim < 1 || in->ndim > 2 || in->shape[in->ndim - 1] != g->shape[1] || (in->ndim == 2 && in->shape[0] != 1))
+        return 1;
+    /* a column-major mat2 (Linear's transposed weight): c = g^T m1, its transpose the
+       gradient, the bias gradient the row sums of g^T; else c = m1^T g and the column sums of g */
+    const bool colmajor = m2->shape[0] > 1 && m2->shape[1] > 1 && m2->strides[0] == 1 && m2->strides[1] == m2->shape[0];
+    tn_tensor *a = colmajor ? tn_t(g) : tn_t(m1), *b = colmajor ? m1 : g;
+    const int64_t cs[2] = {a ? a->shape[0] : 0, b->shape[1]};
+    tn_tensor *c = a ? tn__new(g->dtype, g->device, cs, 2) : NULL, *v = c ? tn__new(g->dtype, g->device, in->shape, in->ndim) : NULL;
+    const int rc = v ? be->matmul_ep(c, a, b, v, 1.0, colmajor ? TN__EPI_BGRAD_A : TN__EPI_BGRAD_B) : -1;
+    if (rc != 0) { tn_release(c); tn_release(v); return rc; }
+    *gm2 = colmajor ? tn_t(tn__own(c)) : tn__own(c);
+    *gin = tn__own(v);
+    return 0;
+}
+
 /* The incoming gradient g can take an elementwise backward's result in place: nothing
    but the engine holds it or its storage (no hook, retain_grad or .grad kept it), it is
    dense and has the result's shape and dtype, and no graph is being recorded. One buffer
@@ -644,6 +666,14 @@ static int tn__node_backward(tn_node *n, tn_tensor *g, tn_tensor **gin) {
     case G_ADDMM: case G_BADDBMM: {   /* complex: the conjugate transposes, as G_MM */
         double beta = n->d[0], alpha = n->d[1];
         bool b3 = n->op == G_BADDBMM;
+        if (!b3 && TN__NEED(0) && TN__NEED(2) && beta == 1 && alpha == 1) {   /* the weight's and the bias's gradients in one product */
+            const int rc = tn__addmm_grads_fused(S[0], S[1], g, &n->in[0], &gin[2], &gin[0]);
+            if (rc < 0) return -1;
+            if (rc == 0) {
+                if (TN__NEED(1)) gin[1] = tn_mm(g, tn_conj(tn_t(S[1])));
+                return 0;
+            }
+        }
         if (TN__NEED(0)) gin[0] = tn__sum_to(beta == 1 ? g : tn_mul_scalar(g, beta), &n->in[0]);
         if (TN__NEED(1)) gin[1] = tn__scaled(b3 ? tn_bmm(g, tn_conj(tn_transpose(S[1], 1, 2))) : tn_mm(g, tn_conj(tn_t(S[1]))), alpha);
         if (TN__NEED(2)) gin[2] = tn__scaled(b3 ? tn_bmm(tn_conj(tn_transpose(S[0], 1, 2)), g) : tn__mm_mat2_grad(tn_conj(S[0]), S[1], g), alpha);

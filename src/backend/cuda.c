@@ -119,6 +119,8 @@ TNDEF tn_cuda_stats tn_cuda_memory_stats(void) {
         s.num_fused_attention = TN__ATOMIC_LOAD(&tn__si_attn);
         s.num_attention_fallbacks = TN__ATOMIC_LOAD(&tn__si_attn_fallbacks);
         s.num_multi_tensor_optim = TN__ATOMIC_LOAD(&tn__si_optim_multis);
+        s.num_gemm_epilogue = TN__ATOMIC_LOAD(&tn__si_gemm_ep);
+        s.num_gemm_epilogue_fallbacks = TN__ATOMIC_LOAD(&tn__si_gemm_ep_fallbacks);
         return s;
     }
     return u && u->backend ? u->memory_stats() : s;

@@ -11,6 +11,7 @@ static int tn__stand_in_bad(const char *op, const char *what, const tn_tensor *t
 static int64_t tn__si_h2d, tn__si_d2h, tn__si_syncs;
 static int64_t tn__si_attn, tn__si_attn_fallbacks;   /* the attention entry's calls run and declined, as the unit counts them */
 static int64_t tn__si_optim_multis;                   /* multi-tensor optimizer steps (tests) */
+static int64_t tn__si_gemm_ep, tn__si_gemm_ep_fallbacks;   /* matmul_ep's calls run and declined, as the unit counts them */
 #define TN__SI_RUN(call) (tn__si_inside++, tn__si_ran = (call), tn__si_inside--, tn__si_ran)
 static TN__TLS int tn__si_ran;
 static void tn__si_transfer(bool up) {
@@ -77,6 +78,43 @@ static tn_tensor *tn__si_nonzero(tn_tensor *x) {
 static int tn__si_matmul(tn_tensor *c, tn_tensor *a, tn_tensor *b, double al, double be) {
     TN__SI_DEV("matmul", c); TN__SI_DEV("matmul", a); TN__SI_DEV("matmul", b);
     return TN__SI_RUN(tn__cpu_half_matmul(c, a, b, al, be));   /* half operands: the CPU's half matmul serves for cuBLAS's GemmEx */
+}
+/* The unit's cuBLASLt epilogue, as the passes it fuses: the bias broadcast into c, the
+   product added to it (the CPU's half matmul for float16/bfloat16: float32 accumulation, one
+   rounding), the activation; or the product and the bias gradient's sums. Declined exactly
+   where the unit declines (the shared predicate). */
+static int tn__si_matmul_ep(tn_tensor *c, tn_tensor *a, tn_tensor *b, tn_tensor *bias, double alpha, int act) {
+    TN__SI_DEV("matmul_ep", c); TN__SI_DEV("matmul_ep", a); TN__SI_DEV("matmul_ep", b); TN__SI_DEV("matmul_ep", bias);
+    const char *off = getenv("TN_CUDA_GEMM_EPILOGUE");
+    if (tn__matmul_ep_declines(off && !strcmp(off, "0"), c, a, b, bias, act)) { TN__ATOMIC_ADD(&tn__si_gemm_ep_fallbacks, 1); return 1; }
+    TN__ATOMIC_ADD(&tn__si_gemm_ep, 1);
+    const int64_t M = c->shape[0], N = c->shape[1], K = a->shape[1];
+    tn_tensor c3 = *c, a3 = *a, b3 = *b;   /* the 3-d views matmul takes: a batch of one */
+    const int64_t cs[3] = {1, M, N}, as[3] = {1, M, K}, bs[3] = {1, K, N};
+    const int64_t cst[3] = {0, c->strides[0], c->strides[1]}, ast[3] = {0, a->strides[0], a->strides[1]}, bst[3] = {0, b->strides[0], b->strides[1]};
+    c3.ndim = a3.ndim = b3.ndim = 3;
+    memcpy(c3.shape, cs, sizeof cs); memcpy(a3.shape, as, sizeof as); memcpy(b3.shape, bs, sizeof bs);
+    memcpy(c3.strides, cst, sizeof cst); memcpy(a3.strides, ast, sizeof ast); memcpy(b3.strides, bst, sizeof bst);
+    if (act == TN__EPI_BGRAD_A || act == TN__EPI_BGRAD_B) {   /* the product, then the bias gradient: sums over k */
+        if (TN__SI_RUN(tn__cpu_half_matmul(&c3, &a3, &b3, alpha, 0.0))) return -1;
+        const bool rows = act == TN__EPI_BGRAD_A;   /* [M] = a's row sums, else [N] = b's column sums */
+        tn_tensor ov = *bias;
+        const int64_t L = rows ? M : N, sh[2] = {rows ? L : 1, rows ? 1 : L}, st[2] = {rows ? 1 : L, 1};
+        ov.ndim = 2;
+        memcpy(ov.shape, sh, sizeof sh); memcpy(ov.strides, st, sizeof st);
+        if (TN__SI_RUN(tn__cpu_fill(&ov, 0))) return -1;   /* reduce adds into its output */
+        return TN__SI_RUN(tn__cpu_half_reduce(SUM, &ov, rows ? a : b));
+    }
+    if (bias) {   /* [N] or [1, N] as [M, N] with stride 0 down the rows */
+        tn_tensor bv = *bias;
+        const int64_t sh[2] = {M, N}, st[2] = {0, bias->strides[bias->ndim - 1]};
+        bv.ndim = 2;
+        memcpy(bv.shape, sh, sizeof sh); memcpy(bv.strides, st, sizeof st);
+        if (TN__SI_RUN(tn__cpu_copy(c, &bv))) return -1;
+    }
+    if (TN__SI_RUN(tn__cpu_half_matmul(&c3, &a3, &b3, alpha, bias ? 1.0 : 0.0))) return -1;
+    if (act == TN__EPI_NONE) return 0;
+    return TN__SI_RUN(tn__cpu_half_unary(act == TN__EPI_RELU ? RELU : GELU_TANH, c, c, NULL));
 }
 static int tn__si_random(tn_random_op op, tn_tensor *o, uint64_t s, uint64_t off, double a, double b, int64_t l, uint64_t r) {
     TN__SI_DEV("random", o); return TN__SI_RUN(tn__cpu_random(op, o, s, off, a, b, l, r));
@@ -389,7 +427,7 @@ static const tn_backend tn__stand_in_backend = {
     "cuda (stand-in)", tn__cpu_alloc, tn__cpu_free, tn__si_copy, tn__si_fill, tn__si_unary, tn__si_binary, tn__si_ternary,
     tn__si_reduce, tn__si_lane, tn__si_index, tn__si_nonzero, tn__si_matmul, tn__si_random,
     tn__si_im2col, tn__si_pool, tn__si_optim, tn__si_conv2d, tn__si_batch_norm, tn__si_pool2d, tn__si_layer_norm, tn__si_cross_entropy, tn__si_attention,
-    tn__si_check_index, tn__si_optim_multi, tn__si_linalg,
+    tn__si_check_index, tn__si_optim_multi, tn__si_linalg, tn__si_matmul_ep,
 };
 
 /* ---- the stand-in with unreadable "device" memory (tn_debug_cuda_stand_in_unreadable) ----
@@ -483,12 +521,13 @@ TN__SIU(int, attention, (tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *m,
         (q, k, v, m, o, l, go, gq, gk, gv, sc, ca))
 TN__SIU(int, check_index, (tn_tensor *o, tn_tensor *idx, int64_t size, int flags, int64_t skip, int64_t *err), (o, idx, size, flags, skip, err))
 TN__SIU(int, linalg, (tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor *c, tn_tensor *p, tn_tensor *info, int flag), (op, a, b, c, p, info, flag))
+TN__SIU(int, matmul_ep, (tn_tensor *c, tn_tensor *a, tn_tensor *b, tn_tensor *bias, double al, int act), (c, a, b, bias, al, act))
 #undef TN__SIU
 static const tn_backend tn__stand_in_unreadable_backend = {
     "cuda (stand-in, unreadable memory)", tn__siu_alloc, tn__siu_free, tn__siu_copy, tn__siu_fill, tn__siu_unary, tn__siu_binary, tn__siu_ternary,
     tn__siu_reduce, tn__siu_lane, tn__siu_index, tn__siu_nonzero, tn__siu_matmul, tn__siu_random,
     tn__siu_im2col, tn__siu_pool, tn__siu_optim, tn__siu_conv2d, tn__siu_batch_norm, tn__siu_pool2d, tn__siu_layer_norm, tn__siu_cross_entropy, tn__siu_attention,
-    tn__siu_check_index, tn__siu_optim_multi, tn__siu_linalg,
+    tn__siu_check_index, tn__siu_optim_multi, tn__siu_linalg, tn__siu_matmul_ep,
 };
 TNDEF void tn_debug_cuda_stand_in_unreadable(void) { tn_register_backend(TN_CUDA, &tn__stand_in_unreadable_backend); }
 #else

@@ -108,14 +108,23 @@ static tn_tensor tn__as3d(tn_tensor *t) {
 /* c (new, [M, N]) = act(alpha * a @ b + beta * bias) in one GEMM, the bias (NULL: none) and
    the activation (TN__EPI_*) applied in its epilogue: 0, -1 on error, 1 when declined (not
    float32/float64 on the CPU, or a bias that is not one row or one column broadcast over c:
-   the caller copies it into c first). The bits of the copy-then-GEMM path when alpha is 1. */
-static int tn__gemm_epilogue(tn_tensor *c, const tn_tensor *a, const tn_tensor *b, const tn_tensor *bias, double beta, double alpha, int act) {
+   the caller copies it into c first). The bits of the copy-then-GEMM path when alpha is 1.
+   On a device, its table's matmul_ep where it has one (cuBLASLt's epilogues on the GPU): an
+   activation it has no form of (erf-GELU, SiLU) is left to the caller, *act set to NONE. */
+static int tn__gemm_epilogue(tn_tensor *c, const tn_tensor *a, const tn_tensor *b, const tn_tensor *bias, double beta, double alpha, int *act) {
+    if (c->device != TN_CPU) {   /* the bias unscaled; the entry declines the rest (tn__matmul_ep_declines), counting them */
+        const tn_backend *be = tn__backend(c->device);
+        if (*act != TN__EPI_RELU && *act != TN__EPI_GELU_TANH) *act = TN__EPI_NONE;   /* (the bias gradients are derivatives.c's) */
+        if (!be->matmul_ep || (bias && beta != 1) || (!bias && !*act)) return 1;
+        return be->matmul_ep(c, (tn_tensor *)a, (tn_tensor *)b, (tn_tensor *)bias, alpha, *act);
+    }
+    const int act_ = *act;
 #ifdef TENSOR_CBLAS
-    if (bias || act) return 1;   /* BLAS has no epilogue: the copy path */
+    if (bias || act_) return 1;   /* BLAS has no epilogue: the copy path */
 #endif
     if (c->device != TN_CPU || (c->dtype != TN_F32 && c->dtype != TN_F64) || a->ndim != 2 || b->ndim != 2 || a->device != TN_CPU || b->device != TN_CPU) return 1;
     const int64_t M = c->shape[0], N = c->shape[1], K = a->shape[1];
-    tn__gemm_epi ep = {NULL, 0, beta, 0, act};
+    tn__gemm_epi ep = {NULL, 0, beta, 0, act_};
     if (bias) {   /* [N], [1, N], [M, 1], [1, 1], [1], 0-d */
         if (bias->device != TN_CPU || bias->dtype != c->dtype || bias->ndim > 2) return 1;
         const int64_t r = bias->ndim == 2 ? bias->shape[0] : 1, k = bias->ndim >= 1 ? bias->shape[bias->ndim - 1] : 1;
@@ -158,9 +167,10 @@ static tn_tensor *tn__gemm_op_act(const char *fn, tn_tensor *a, tn_tensor *b, tn
     tn_tensor *out = tn__new(a->dtype, a->device, shape, nd);
     if (!out) return NULL;
     if (!batched && ((input && beta != 0) || act)) {   /* the bias and activation in the GEMM's epilogue */
-        const int rc = tn__gemm_epilogue(out, a, b, input && beta != 0 ? input : NULL, beta, alpha, act);
+        int done = act;   /* the activation the epilogue takes */
+        const int rc = tn__gemm_epilogue(out, a, b, input && beta != 0 ? input : NULL, beta, alpha, &done);
         if (rc < 0) { tn_release(out); return NULL; }
-        if (rc == 0) { if (applied) *applied = act != TN__EPI_NONE; return out; }
+        if (rc == 0) { if (applied) *applied = done != TN__EPI_NONE; return out; }
     }
     if (input && beta != 0) {
         if (tn__copy_into(fn, out, input)) { tn_release(out); return NULL; }
@@ -212,11 +222,11 @@ static tn_tensor *tn__addmm(tn_tensor *input, tn_tensor *m1, tn_tensor *m2, doub
     return tn__own(tn__gemm_record(G_ADDMM, input, m1, m2, beta, alpha, tn__gemm_op("tn_addmm", m1, m2, input, beta, alpha)));
 }
 /* addmm, then activation act (TN__EPI_*) in the GEMM's epilogue where it can (under no_grad,
-   no autocast, a 2-d float product on the CPU: *applied true), else plain addmm (the graph
-   replay's linear + activation, src/jit/trace.c). */
+   no autocast, a 2-d float product on the CPU, or on a device whose matmul_ep takes it:
+   *applied true), else plain addmm (the graph replay's linear + activation, src/jit/trace.c). */
 static tn_tensor *tn__addmm_act(tn_tensor *input, tn_tensor *m1, tn_tensor *m2, double beta, double alpha, int act, bool *applied) {
     *applied = false;
-    if (!tn__grad_disabled || !input || !m1 || !m2 || (!tn__ac_suspended && tn__ac_now[TN_CPU].enabled) || m1->ndim != 2 || m2->ndim != 2 || input->dtype != m1->dtype)
+    if (!tn__grad_disabled || !input || !m1 || !m2 || (!tn__ac_suspended && tn__ac_now[m1->device].enabled) || m1->ndim != 2 || m2->ndim != 2 || input->dtype != m1->dtype)
         return tn__addmm(input, m1, m2, beta, alpha);
     return tn__own(tn__gemm_op_act("tn_addmm", m1, m2, input, beta, alpha, act, applied));
 }

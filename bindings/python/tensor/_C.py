@@ -49,7 +49,9 @@ class tn_cuda_stats(ctypes.Structure):
                 # the fused attention kernels: calls run, calls declined
                 ("num_fused_attention", c_int64), ("num_attention_fallbacks", c_int64),
                 # optimizer steps for many parameters at once (multi-tensor)
-                ("num_multi_tensor_optim", c_int64)]
+                ("num_multi_tensor_optim", c_int64),
+                # products with a fused bias/activation epilogue (cuBLASLt): run, declined
+                ("num_gemm_epilogue", c_int64), ("num_gemm_epilogue_fallbacks", c_int64)]
 
 
 class tn_generator(ctypes.Structure):

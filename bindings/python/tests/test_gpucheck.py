@@ -27,7 +27,7 @@ def test_path_counters_in_memory_stats():
     s = tn.cuda.memory_stats()
     for k in ("num_cudnn_conv", "num_conv_fallbacks", "num_cudnn_algo_retries", "num_cudnn_pool", "num_pool_fallbacks",
               "num_cudnn_batch_norm", "num_batch_norm_fallbacks", "num_fused_attention", "num_attention_fallbacks",
-              "num_multi_tensor_optim"):
+              "num_multi_tensor_optim", "num_gemm_epilogue", "num_gemm_epilogue_fallbacks"):
         assert k in s and s[k] >= 0
     if not tn.cuda.is_available():
         assert s["num_cudnn_conv"] == 0 and s["num_conv_fallbacks"] == 0
