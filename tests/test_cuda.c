@@ -81,6 +81,7 @@ TEST(shared_philox_draw) {
 #include "cuda_cases_attention.h"
 #include "cuda_cases_half.h"
 #include "cuda_cases_linalg.h"
+#include "cuda_cases_complex.h"
 #include "nosync_cases.h"
 
 /* ---- with the real GPU unit only ---- */
@@ -195,6 +196,8 @@ int main(void) {
     RUN(gpu_linalg_errors);
     RUN(gpu_linalg_more_match_cpu);
     RUN(gpu_linalg_more_errors);
+    RUN(gpu_complex_ops_match_cpu);
+    RUN(gpu_complex_declines);
     RUN(gpu_half_bit_conversions);
     RUN(gpu_half_storage);
     RUN(gpu_copy_packs);

@@ -5,6 +5,9 @@ static int tn__stand_in_bad(const char *op, const char *what, const tn_tensor *t
 }
 #define TN__SI_DEV(op, t) do { if ((t) && (t)->device != TN_CUDA) return tn__stand_in_bad(op, #t, (t)); } while (0)
 #define TN__SI_DEV_OR_SCALAR(op, t) do { if ((t) && (t)->device != TN_CUDA && (t)->ndim != 0) return tn__stand_in_bad(op, #t, (t)); } while (0)
+/* the complex cases the unit has no kernel for: declined alike (src/api.h) */
+#define TN__SI_COMPLEX(kind, op, t) \
+    do { if (tn_dtype_is_complex((t)->dtype) && !tn__cuda_complex_has(kind, op)) return tn__cuda_complex_decline(kind, op, (t)->dtype); } while (0)
 /* The unit's transfer counters (tn_cuda_stats), counted where the unit counts them: every
    copy between host and device is synchronous there (an upload from pageable memory waits
    for the queue first), so each one is a synchronisation too. */
@@ -25,10 +28,11 @@ static int tn__si_copy(tn_tensor *dst, tn_tensor *src) {
 }
 static int tn__si_fill(tn_tensor *t, double v) { TN__SI_DEV("fill", t); return TN__SI_RUN(tn__cpu_fill(t, v)); }
 static int tn__si_unary(tn_unary_op op, tn_tensor *out, tn_tensor *x, const double *p) {
-    TN__SI_DEV("unary", out); TN__SI_DEV_OR_SCALAR("unary", x); return TN__SI_RUN(tn__cpu_unary(op, out, x, p));
+    TN__SI_DEV("unary", out); TN__SI_DEV_OR_SCALAR("unary", x); TN__SI_COMPLEX(TN__CX_UNARY, op, x); return TN__SI_RUN(tn__cpu_unary(op, out, x, p));
 }
 static int tn__si_binary(tn_binary_op op, tn_tensor *out, tn_tensor *a, tn_tensor *b, double al) {
     TN__SI_DEV("binary", out); TN__SI_DEV_OR_SCALAR("binary", a); TN__SI_DEV_OR_SCALAR("binary", b);
+    TN__SI_COMPLEX(TN__CX_BINARY, op, a);
     if ((op == FLOOR_DIVIDE || op == REMAINDER || op == FMOD) && !tn_dtype_is_floating(a->dtype) && b->device == TN_CUDA) {
         /* as the unit: a zero divisor on the device is reported at the next synchronisation */
         tn_tensor bv = tn__shallow(b);
@@ -53,14 +57,16 @@ static int tn__si_binary(tn_binary_op op, tn_tensor *out, tn_tensor *a, tn_tenso
 }
 static int tn__si_ternary(tn_ternary_op op, tn_tensor *out, tn_tensor *a, tn_tensor *b, tn_tensor *c, double v) {
     TN__SI_DEV("ternary", out); TN__SI_DEV_OR_SCALAR("ternary", a); TN__SI_DEV_OR_SCALAR("ternary", b); TN__SI_DEV_OR_SCALAR("ternary", c);
+    TN__SI_COMPLEX(TN__CX_TERNARY, op, out);
     return TN__SI_RUN(tn__cpu_ternary(op, out, a, b, c, v));
 }
-static int tn__si_reduce(tn_reduce_op op, tn_tensor *out, tn_tensor *x) { TN__SI_DEV("reduce", out); TN__SI_DEV("reduce", x); return TN__SI_RUN(tn__cpu_reduce(op, out, x)); }
+static int tn__si_reduce(tn_reduce_op op, tn_tensor *out, tn_tensor *x) {
+    TN__SI_DEV("reduce", out); TN__SI_DEV("reduce", x); TN__SI_COMPLEX(TN__CX_REDUCE, op, x); return TN__SI_RUN(tn__cpu_reduce(op, out, x)); }
 static int tn__si_lane(tn_lane_op op, tn_tensor *out, tn_tensor *out1, tn_tensor *x, int64_t d, int f) {
-    TN__SI_DEV("lane", out); TN__SI_DEV("lane", out1); TN__SI_DEV("lane", x); return TN__SI_RUN(tn__cpu_lane(op, out, out1, x, d, f));
+    TN__SI_DEV("lane", out); TN__SI_DEV("lane", out1); TN__SI_DEV("lane", x); TN__SI_COMPLEX(TN__CX_LANE, op, x); return TN__SI_RUN(tn__cpu_lane(op, out, out1, x, d, f));
 }
 static int tn__si_index(tn_index_mode m, tn_tensor *dst, tn_tensor *src, tn_tensor *const *idx, const int64_t *is, int k) {
-    TN__SI_DEV("index", dst); TN__SI_DEV("index", src);
+    TN__SI_DEV("index", dst); TN__SI_DEV("index", src); TN__SI_COMPLEX(TN__CX_INDEX, m, dst);
     for (int j = 0; j < k; j++) TN__SI_DEV("index", idx[j]);
     return TN__SI_RUN(tn__cpu_index(m, dst, src, idx, is, k));
 }
@@ -385,6 +391,7 @@ static int tn__si_linalg(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor 
 }
 #undef TN__SI_DEV
 #undef TN__SI_DEV_OR_SCALAR
+#undef TN__SI_COMPLEX
 static const tn_backend tn__stand_in_backend = {
     "cuda (stand-in)", tn__cpu_alloc, tn__cpu_free, tn__si_copy, tn__si_fill, tn__si_unary, tn__si_binary, tn__si_ternary,
     tn__si_reduce, tn__si_lane, tn__si_index, tn__si_nonzero, tn__si_matmul, tn__si_random,
