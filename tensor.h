@@ -5466,6 +5466,18 @@ typedef struct tn_backend {
               in a (q x k, [B, k, q], geqrf's packing), b [B, k] their tau.
        Every size may be 0 (nothing to do). */
     int (*linalg)(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor *c, tn_tensor *p, tn_tensor *info, int flag);
+    /* Optional (NULL: torch.fft fails on this device). Batched FFTs over the last `rank` dims
+       (1 to 3) of contiguous x into contiguous y (new memory), both on this device, of one
+       precision; n[0..rank) the signal sizes (each >= 1), the batch the leading dims:
+       kind 0  c2c forward (e^-i), complex x and y of n points;
+            1  c2c inverse (e^+i, unnormalised), likewise;
+            2  r2c: real x of n points, complex y of n[rank-1]/2 + 1 points along the last dim
+               (the onesided half, c2c forward along the others);
+            3  c2r: complex x of n[rank-1]/2 + 1 points along the last dim, real y of n
+               (the inverse of 2; x is not modified);
+       every result multiplied by scale. Complex means complex64 (with float32) or complex128
+       (with float64). The unit runs cuFFT (plans cached), the stand-in the CPU's engine. */
+    int (*fft)(int kind, tn_tensor *y, tn_tensor *x, int rank, const int64_t *n, double scale);
 } tn_backend;
 /* The cases the GPU unit's fused attention entry declines (tensor_cuda.cu and the checking
    stand-in both ask here, so they decline alike): the switch TN_CUDA_FUSED_ATTENTION=0, a
@@ -27616,6 +27628,50 @@ static int tn__fft_node_dims(const tn_ctx *n, int64_t *dims) {
     for (int k = 0; k < nd; k++) dims[k] = n->i[2 + k];
     return nd;
 }
+/* The device path (tn_backend.fft): the transform kind (TN__FFT_FWD/BWD: c2c; R2C; C2R) over
+   dims[0..ndims) (1 or more) of xr, the real view [..., 2] of complex data (real data for
+   R2C), as a new tensor in the CPU path's layout: a real view, or C2R's real signal of nlast
+   points along the last of dims. The transformed dims move to the end (copies on the device)
+   for the entry, at most 3 per call: c2c in groups, R2C's and C2R's onesided dim in the
+   last group. Scope-owned, untracked (the callers record the node). */
+static tn_tensor *tn__fft_dev(int kind, tn_tensor *xr, int ndims, const int64_t *dims, int64_t nlast, double scale) {
+    const tn_backend *be = tn__backend(xr->device);
+    if (!be->fft) return (tn_tensor *)tn__error("fft: not implemented on %s (its backend has no fft entry)", tn_device_name(xr->device));
+    if (ndims > 3) {
+        const int64_t *tail = dims + ndims - 3;
+        tn_tensor *a;
+        if (kind == TN__FFT_R2C) return (a = tn__fft_dev(kind, xr, 3, tail, 0, 1.0)) ? tn__fft_dev(TN__FFT_FWD, a, ndims - 3, dims, 0, scale) : NULL;
+        if (kind == TN__FFT_C2R) return (a = tn__fft_dev(TN__FFT_BWD, xr, ndims - 3, dims, 0, 1.0)) ? tn__fft_dev(kind, a, 3, tail, nlast, scale) : NULL;
+        return (a = tn__fft_dev(kind, xr, ndims - 3, dims, 0, 1.0)) ? tn__fft_dev(kind, a, 3, tail, 0, scale) : NULL;
+    }
+    tn_no_grad_begin();
+    tn_tensor *x = kind == TN__FFT_R2C ? xr : tn_view_as_complex(tn_contiguous(xr)), *r = NULL;
+    if (x) {
+        const int nd = x->ndim;
+        int64_t perm[TN_MAX_DIMS] = {0}, inv[TN_MAX_DIMS] = {0}, shp[TN_MAX_DIMS] = {0}, n[3] = {1, 1, 1};
+        int p = 0;
+        for (int d = 0; d < nd; d++) {   /* the batch dims in order, then the transformed ones */
+            bool t = false;
+            for (int k = 0; k < ndims; k++) t = t || dims[k] == d;
+            if (!t) perm[p++] = d;
+        }
+        for (int k = 0; k < ndims; k++) perm[p++] = dims[k];
+        for (int d = 0; d < nd; d++) inv[perm[d]] = d;
+        tn_tensor *xp = tn_contiguous(tn_permute(x, perm, nd)), *y = NULL;
+        if (xp) {
+            for (int d = 0; d < nd; d++) shp[d] = xp->shape[d];
+            for (int k = 0; k < ndims; k++) n[k] = xp->shape[nd - ndims + k];
+            if (kind == TN__FFT_R2C) shp[nd - 1] = n[ndims - 1] / 2 + 1;
+            if (kind == TN__FFT_C2R) shp[nd - 1] = n[ndims - 1] = nlast;
+            const tn_dtype rt = tn_dtype_is_complex(x->dtype) ? tn_dtype_to_real(x->dtype) : x->dtype;
+            y = tn__own(tn__new(kind == TN__FFT_C2R ? rt : tn_dtype_to_complex(rt), x->device, shp, nd));
+        }
+        if (y && be->fft(kind, y, xp, ndims, n, scale) == 0) r = tn_contiguous(tn_permute(y, inv, nd));
+        if (r && kind != TN__FFT_C2R) r = tn_view_as_real(r);
+    }
+    tn_no_grad_end();
+    return r;
+}
 /* The transform itself over the real view xr (its dims all < ndim - 1, distinct), scaled:
    a contiguous copy transformed in place one dim at a time; records its gradient, the
    adjoint transform (the other direction, the same scale). */
@@ -27654,8 +27710,9 @@ static int tn__fft_c2c_dims(tn_tensor *r, int ndims, const int64_t *dims, bool f
 }
 static tn_tensor *tn__fft_c2c_raw(tn_tensor *xr, int ndims, const int64_t *dims, bool forward, double scale) {
     tn_scope_begin();
-    tn_tensor *r = tn_clone(xr);   /* contiguous */
-    if (r && tn__fft_c2c_dims(r, ndims, dims, forward, scale)) r = NULL;
+    const bool dev = xr->device != TN_CPU && ndims > 0;
+    tn_tensor *r = dev ? tn__fft_dev(forward ? TN__FFT_FWD : TN__FFT_BWD, xr, ndims, dims, 0, scale) : tn_clone(xr);   /* contiguous */
+    if (r && !dev && tn__fft_c2c_dims(r, ndims, dims, forward, scale)) r = NULL;
     if (r && ndims == 0 && scale != 1.0) r = tn_mul_scalar(r, scale);
     r = tn__fft_record("FftC2CBackward0", tn__fft_c2c_bw, xr, r, forward, ndims, dims, scale);
     tn_scope_end();
@@ -27685,6 +27742,11 @@ static tn_tensor *tn__fft_r2c_raw(tn_tensor *x, int ndims, const int64_t *dims, 
     memcpy(shp, x->shape, sizeof(int64_t) * (size_t)x->ndim);
     shp[dl] = h; shp[x->ndim] = 2;
     tn_scope_begin();
+    if (x->device != TN_CPU) {
+        tn_tensor *r = tn__fft_record("FftR2CBackward0", tn__fft_r2c_bw, x, tn__fft_dev(TN__FFT_R2C, x, ndims, dims, 0, scale), n, ndims, dims, scale);
+        tn_scope_end();
+        return r;
+    }
     tn_tensor *c = tn_contiguous(x), *r = c ? tn_empty(shp, x->ndim + 1, x->dtype) : NULL;
     if (r && tn__fft_along(TN__FFT_R2C, n, dbl, tn_data_ptr(c), n, tn_data_ptr(r), h, tn__numel(x->shape, dl),
                            tn__numel(x->shape + dl + 1, x->ndim - dl - 1), ndims == 1 ? scale : 1.0)) r = NULL;
@@ -27715,7 +27777,7 @@ static int tn__fft_c2r_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, voi
             if (r->dtype == TN_F64) ((double *)tn_data_ptr(w))[k] = v;
             else ((float *)tn_data_ptr(w))[k] = (float)v;
         }
-        r = w ? tn_mul(r, w) : NULL;
+        r = w ? tn_mul(r, tn_to(w, r->device)) : NULL;   /* the weights made on the host */
     }
     gin[0] = tn_keep(r);
     tn_scope_end();
@@ -27727,6 +27789,11 @@ static tn_tensor *tn__fft_c2r_raw(tn_tensor *xr, int ndims, const int64_t *dims,
     memcpy(shp, xr->shape, sizeof(int64_t) * (size_t)cd);
     shp[dl] = n;
     tn_scope_begin();
+    if (xr->device != TN_CPU) {
+        tn_tensor *r = tn__fft_record("FftC2RBackward0", tn__fft_c2r_bw, xr, tn__fft_dev(TN__FFT_C2R, xr, ndims, dims, n, scale), n, ndims, dims, scale);
+        tn_scope_end();
+        return r;
+    }
     tn_tensor *c = tn_clone(xr), *r = c ? tn_empty(shp, cd, xr->dtype) : NULL;
     if (r && tn__fft_c2c_dims(c, ndims - 1, dims, false, 1.0)) r = NULL;
     if (r && tn__fft_along(TN__FFT_C2R, n, dbl, tn_data_ptr(c), xr->shape[dl], tn_data_ptr(r), n, tn__numel(shp, dl),
@@ -27747,7 +27814,6 @@ TN__FFT_MAYBE_UNUSED TN__TESTABLE tn_tensor *tn__fft_c2c(tn_tensor *xr, int ndim
     if ((xr->dtype != TN_F32 && xr->dtype != TN_F64) || xr->ndim < 1 || xr->shape[xr->ndim - 1] != 2)
         return (tn_tensor *)tn__error("%s: expected the real view of a complex tensor (float32 or float64, last dim 2), got %s %s", fn,
                                       tn_dtype_name(xr->dtype), TN__SHAPE(xr));
-    if (xr->device != TN_CPU) return (tn_tensor *)tn__error("%s: the FFT runs on the CPU only (not on CUDA yet: cuFFT is to come)", fn);
     const int cd = xr->ndim - 1;   /* the complex tensor's dims */
     if (ndims > cd || nn > cd || (ndims && nn && ndims != nn))
         return (tn_tensor *)tn__error("%s: got %d dims and %d sizes for a %d-d tensor", fn, ndims, nn, cd);
@@ -27820,7 +27886,6 @@ static int tn__fft_canon(const char *fn, const tn_tensor *x, int ns, const int64
 static tn_tensor *tn__fft_transform(const char *fn, int type, bool forward, tn_tensor *x, int ns, const int64_t *s, int nd,
                                     const int64_t *dim, bool one, const char *norm) {
     TN__CHECK_NULL(x);
-    if (x->device != TN_CPU) return (tn_tensor *)tn__error("%s: the FFT runs on the CPU only (not on CUDA yet)", fn);
     const bool real_in = type == TN__FFT_T_R2C || type == TN__FFT_T_IHFFT;
     if (real_in && tn_dtype_is_complex(x->dtype))
         return (tn_tensor *)tn__error("%s expects a real input tensor, but got %s", fn + 7, tn_dtype_name(x->dtype));
@@ -52556,7 +52621,7 @@ static int tn__cpu_pool_argmax(tn_tensor *idx, tn_tensor *x, const int64_t *hs, 
 static const tn_backend tn__cpu_f32_backend = {
     "cpu", tn__cpu_alloc, tn__cpu_free, tn__cpu_copy, tn__cpu_fill, tn__cpu_unary, tn__cpu_binary, tn__cpu_ternary,
     tn__cpu_reduce, tn__cpu_lane, tn__cpu_index, tn__cpu_nonzero, tn__cpu_matmul, tn__cpu_random,
-    tn__cpu_im2col, tn__cpu_pool_argmax, tn__cpu_optim, NULL, tn__cpu_batch_norm, NULL, tn__cpu_layer_norm, tn__cpu_cross_entropy, NULL, NULL, NULL, NULL,
+    tn__cpu_im2col, tn__cpu_pool_argmax, tn__cpu_optim, NULL, tn__cpu_batch_norm, NULL, tn__cpu_layer_norm, tn__cpu_cross_entropy, NULL, NULL, NULL, NULL, NULL,
 };
 
 enum { TN__STAGE_IN = 1, TN__STAGE_OUT = 2, TN__STAGE_INOUT = 3, TN__STAGE_MAX = 8 };
@@ -53019,6 +53084,7 @@ static const tn_backend tn__cpu_backend = {
     NULL,   /* check_index: the host checks at once */
     NULL,   /* optim_multi: optim/optim.c runs the CPU's multi-tensor step itself */
     NULL,   /* linalg: src/ops/linalg_*.c run their own kernels on the CPU */
+    NULL,   /* fft: src/ops/fft.c runs its own engine on the CPU */
 };
 
 static const tn_backend *tn__cpu_backend_get(void) { return &tn__cpu_backend; }
@@ -53422,6 +53488,52 @@ static int tn__si_linalg(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor 
     tn__si_inside--;
     return r;
 }
+/* the fft entry's contract (src/api.h), served by the CPU's engine on the same host memory,
+   pass by pass as src/ops/fft.c runs it on the CPU (so the results are the CPU's bits) */
+static int tn__si_fft(int kind, tn_tensor *y, tn_tensor *x, int rank, const int64_t *n, double scale) {
+    tn_tensor *const ts[2] = {y, x};
+    if (tn__si_dense("fft", ts, 2)) return -1;
+    const bool cin = kind != 2, cout = kind != 3;
+    const tn_dtype rt = tn_dtype_is_complex(x->dtype) ? tn_dtype_to_real(x->dtype) : x->dtype;
+    if (rank < 1 || rank > 3 || x->ndim < rank || y->ndim != x->ndim || tn_dtype_is_complex(x->dtype) != cin || tn_dtype_is_complex(y->dtype) != cout ||
+        (rt != TN_F32 && rt != TN_F64) || (tn_dtype_is_complex(y->dtype) ? tn_dtype_to_real(y->dtype) : y->dtype) != rt)
+        return TN__FAIL_INT("stand-in GPU: fft: kind %d of %s %s into %s %s over %d dims", kind, tn_dtype_name(x->dtype), TN__SHAPE(x), tn_dtype_name(y->dtype),
+                            TN__SHAPE(y), rank);
+    const int nd = x->ndim, b = nd - rank, dbl = rt == TN_F64;
+    for (int k = 0; k < rank; k++) {
+        const int64_t last = kind == 0 || kind == 1 || k < rank - 1 ? n[k] : n[k] / 2 + 1;
+        if (x->shape[b + k] != (kind == 3 ? last : n[k]) || y->shape[b + k] != (kind == 2 ? last : n[k]))
+            return TN__FAIL_INT("stand-in GPU: fft: sizes %s and %s for the signal sizes given", TN__SHAPE(x), TN__SHAPE(y));
+    }
+    if (tn_numel(y) == 0) return 0;
+    tn__si_inside++;
+    int r = 0;
+    /* c2c passes in place over dims [from, to) of the complex buffer c of shape sh, the last one scaled */
+#define TN__SI_C2C(c, sh, from, to, fwd, sc) \
+    for (int d = (from); d < (to) && !r; d++) \
+        r = tn__fft_along((fwd) ? TN__FFT_FWD : TN__FFT_BWD, (sh)[d], dbl, (c), (sh)[d], (c), (sh)[d], tn__numel((sh), d), tn__numel((sh) + d + 1, nd - d - 1), \
+                          d == (to) - 1 ? (sc) : 1.0)
+    const int64_t nx = x->shape[nd - 1], ny = y->shape[nd - 1];
+    if (kind == 0 || kind == 1) {
+        memcpy(tn_data_ptr(y), tn_data_ptr(x), (size_t)tn_numel(x) * tn_dtype_size(x->dtype));
+        TN__SI_C2C(tn_data_ptr(y), y->shape, b, nd, kind == 0, scale);
+    } else if (kind == 2) {
+        r = tn__fft_along(TN__FFT_R2C, nx, dbl, tn_data_ptr(x), nx, tn_data_ptr(y), ny, tn__numel(x->shape, nd - 1), 1, rank == 1 ? scale : 1.0);
+        TN__SI_C2C(tn_data_ptr(y), y->shape, b, nd - 1, true, scale);
+    } else {
+        void *t = TN_MALLOC((size_t)tn_numel(x) * tn_dtype_size(x->dtype));
+        if (!t) r = TN__FAIL_INT("stand-in GPU: fft: out of memory");
+        else {
+            memcpy(t, tn_data_ptr(x), (size_t)tn_numel(x) * tn_dtype_size(x->dtype));
+            TN__SI_C2C(t, x->shape, b, nd - 1, false, 1.0);
+            if (!r) r = tn__fft_along(TN__FFT_C2R, ny, dbl, t, nx, tn_data_ptr(y), ny, tn__numel(y->shape, nd - 1), 1, scale);
+            TN_FREE(t);
+        }
+    }
+#undef TN__SI_C2C
+    tn__si_inside--;
+    return r;
+}
 #undef TN__SI_DEV
 #undef TN__SI_DEV_OR_SCALAR
 #undef TN__SI_COMPLEX
@@ -53429,7 +53541,7 @@ static const tn_backend tn__stand_in_backend = {
     "cuda (stand-in)", tn__cpu_alloc, tn__cpu_free, tn__si_copy, tn__si_fill, tn__si_unary, tn__si_binary, tn__si_ternary,
     tn__si_reduce, tn__si_lane, tn__si_index, tn__si_nonzero, tn__si_matmul, tn__si_random,
     tn__si_im2col, tn__si_pool, tn__si_optim, tn__si_conv2d, tn__si_batch_norm, tn__si_pool2d, tn__si_layer_norm, tn__si_cross_entropy, tn__si_attention,
-    tn__si_check_index, tn__si_optim_multi, tn__si_linalg,
+    tn__si_check_index, tn__si_optim_multi, tn__si_linalg, tn__si_fft,
 };
 
 /* ---- the stand-in with unreadable "device" memory (tn_debug_cuda_stand_in_unreadable) ----
@@ -53523,12 +53635,13 @@ TN__SIU(int, attention, (tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *m,
         (q, k, v, m, o, l, go, gq, gk, gv, sc, ca))
 TN__SIU(int, check_index, (tn_tensor *o, tn_tensor *idx, int64_t size, int flags, int64_t skip, int64_t *err), (o, idx, size, flags, skip, err))
 TN__SIU(int, linalg, (tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor *c, tn_tensor *p, tn_tensor *info, int flag), (op, a, b, c, p, info, flag))
+TN__SIU(int, fft, (int kind, tn_tensor *y, tn_tensor *x, int rank, const int64_t *n, double scale), (kind, y, x, rank, n, scale))
 #undef TN__SIU
 static const tn_backend tn__stand_in_unreadable_backend = {
     "cuda (stand-in, unreadable memory)", tn__siu_alloc, tn__siu_free, tn__siu_copy, tn__siu_fill, tn__siu_unary, tn__siu_binary, tn__siu_ternary,
     tn__siu_reduce, tn__siu_lane, tn__siu_index, tn__siu_nonzero, tn__siu_matmul, tn__siu_random,
     tn__siu_im2col, tn__siu_pool, tn__siu_optim, tn__siu_conv2d, tn__siu_batch_norm, tn__siu_pool2d, tn__siu_layer_norm, tn__siu_cross_entropy, tn__siu_attention,
-    tn__siu_check_index, tn__siu_optim_multi, tn__siu_linalg,
+    tn__siu_check_index, tn__siu_optim_multi, tn__siu_linalg, tn__siu_fft,
 };
 TNDEF void tn_debug_cuda_stand_in_unreadable(void) { tn_register_backend(TN_CUDA, &tn__stand_in_unreadable_backend); }
 #else

@@ -15,6 +15,7 @@
  *    7. matmul (cuBLAS); linear algebra (cuSOLVER)
  *    8. random, sliding windows, pooling, optimizer steps
  *    9. cuDNN: convolution, batch norm, pooling
+ *   9b. FFT (cuFFT)
  *   10. the backend table and the unit
  *
  * Every kernel runs on the legacy default stream, so work is ordered as issued and a
@@ -32,6 +33,7 @@
 #include <cuda_runtime.h>
 #include <cublas_v2.h>
 #include <cusolverDn.h>
+#include <cufft.h>
 #ifndef TN_NO_CUDNN
 #include <cudnn.h>
 #endif
@@ -3494,12 +3496,109 @@ static int cu_pool2d(tn_tensor *x, tn_tensor *y, tn_tensor *gy, tn_tensor *gx, c
 }
 
 /* ======================================================================= */
+/* 9b. FFT (cuFFT): tn_backend.fft                                           */
+/* ======================================================================= */
+/* Batched transforms over the last 1 to 3 dims of contiguous tensors (the header moves the
+   transformed dims there): one cufftPlanMany per (kind, precision, sizes, batch, device),
+   cached up to kFftPlans plans (the cache is emptied when full), its work area from the
+   unit's allocator for the call, on the legacy default stream as every kernel here. cuFFT
+   is unnormalised: the scale is a kernel after it. c2r overwrites its input, so it reads a
+   copy. */
+static int cufft_fail(const char *what, cufftResult r) { return tn_error("%s: cuFFT error %d", what, (int)r); }
+#define FFT_CHECK(what, call) do { cufftResult r_ = (call); if (r_ != CUFFT_SUCCESS) return cufft_fail(what, r_); } while (0)
+struct FftKey {
+    int kind, dbl, rank, dev;
+    long long n[3], batch;
+    bool operator<(const FftKey &o) const {
+        if (kind != o.kind || dbl != o.dbl || rank != o.rank || dev != o.dev) return kind != o.kind ? kind < o.kind : dbl != o.dbl ? dbl < o.dbl : rank != o.rank ? rank < o.rank : dev < o.dev;
+        for (int k = 0; k < 3; k++)
+            if (n[k] != o.n[k]) return n[k] < o.n[k];
+        return batch < o.batch;
+    }
+};
+struct FftPlans {
+    std::mutex mu;   /* held through a plan's use: its work area is set per call */
+    std::map<FftKey, std::pair<cufftHandle, size_t>> plans;   /* the plan and its work area's size */
+};
+static FftPlans &fft_plans() {
+    static FftPlans *p = new FftPlans();   /* never destroyed: as the allocator */
+    return *p;
+}
+enum { kFftPlans = 64 };
+template <class R> __global__ void k_fft_scale(int64_t n, R *p, R s) { GRID_LOOP(i, n) p[i] *= s; }
+static int cu_fft(int kind, tn_tensor *y, tn_tensor *x, int rank, const int64_t *n, double scale) {
+    const char *fn = "fft";
+    const bool dbl = x->dtype == TN_F64 || x->dtype == TN_C128;
+    if (kind < 0 || kind > 3 || rank < 1 || rank > 3 || x->ndim < rank || y->ndim != x->ndim || x->device != TN_CUDA || y->device != TN_CUDA ||
+        !tn_is_contiguous(x) || !tn_is_contiguous(y))
+        return tn_error("%s: expected contiguous GPU tensors and 1 to 3 transformed dims (kind %d, rank %d)", fn, kind, rank);
+    const int64_t total = tn_numel(y);
+    if (total == 0) return 0;
+    long long nn[3] = {1, 1, 1}, pts = 1;
+    for (int k = 0; k < rank; k++) { nn[k] = n[k]; pts *= n[k]; }
+    const int64_t batch = tn_numel(kind == 3 ? y : x) / pts;   /* the real side holds the signal's points */
+    int dev = 0;
+    CU_CHECK(fn, cudaGetDevice(&dev));
+    FftKey key;
+    key.kind = kind; key.dbl = dbl; key.rank = rank; key.dev = dev; key.batch = batch;
+    for (int k = 0; k < 3; k++) key.n[k] = nn[k];
+    const cufftType type = kind <= 1 ? (dbl ? CUFFT_Z2Z : CUFFT_C2C) : kind == 2 ? (dbl ? CUFFT_D2Z : CUFFT_R2C) : (dbl ? CUFFT_Z2D : CUFFT_C2R);
+    Scratch sc;
+    FftPlans &fp = fft_plans();
+    std::lock_guard<std::mutex> lock(fp.mu);
+    auto it = fp.plans.find(key);
+    if (it == fp.plans.end()) {
+        if (fp.plans.size() >= kFftPlans) {   /* the bound: start over */
+            for (auto &e : fp.plans) cufftDestroy(e.second.first);
+            fp.plans.clear();
+        }
+        cufftHandle h;
+        FFT_CHECK("fft: plan", cufftCreate(&h));
+        size_t work = 0;
+        cufftResult r = cufftSetAutoAllocation(h, 0);
+        if (r == CUFFT_SUCCESS) r = cufftMakePlanMany64(h, rank, nn, NULL, 1, 0, NULL, 1, 0, type, batch, &work);
+        if (r != CUFFT_SUCCESS) {
+            cufftDestroy(h);
+            return cufft_fail("fft: plan", r);
+        }
+        it = fp.plans.emplace(key, std::make_pair(h, work)).first;
+    }
+    const cufftHandle h = it->second.first;
+    void *work = sc.get(it->second.second);
+    if (!work) return -1;
+    FFT_CHECK(fn, cufftSetWorkArea(h, work));
+    FFT_CHECK(fn, cufftSetStream(h, 0));
+    void *in = base_of(x), *out = base_of(y);
+    if (kind == 3) {   /* c2r overwrites its input: a copy */
+        const size_t nb = (size_t)tn_numel(x) * tn_dtype_size(x->dtype);
+        if (!(in = sc.get(nb))) return -1;
+        CU_CHECK(fn, cudaMemcpyAsync(in, base_of(x), nb, cudaMemcpyDeviceToDevice, 0));
+    }
+    const int dir = kind == 0 ? CUFFT_FORWARD : CUFFT_INVERSE;
+    switch (type) {
+    case CUFFT_C2C: FFT_CHECK(fn, cufftExecC2C(h, (cufftComplex *)in, (cufftComplex *)out, dir)); break;
+    case CUFFT_Z2Z: FFT_CHECK(fn, cufftExecZ2Z(h, (cufftDoubleComplex *)in, (cufftDoubleComplex *)out, dir)); break;
+    case CUFFT_R2C: FFT_CHECK(fn, cufftExecR2C(h, (cufftReal *)in, (cufftComplex *)out)); break;
+    case CUFFT_D2Z: FFT_CHECK(fn, cufftExecD2Z(h, (cufftDoubleReal *)in, (cufftDoubleComplex *)out)); break;
+    case CUFFT_C2R: FFT_CHECK(fn, cufftExecC2R(h, (cufftComplex *)in, (cufftReal *)out)); break;
+    default: FFT_CHECK(fn, cufftExecZ2D(h, (cufftDoubleComplex *)in, (cufftDoubleReal *)out)); break;
+    }
+    if (scale != 1.0) {   /* the parts of complex elements alike */
+        const int64_t m = total * (tn_dtype_is_complex(y->dtype) ? 2 : 1);
+        if (dbl) k_fft_scale<double><<<blocks_for(m), kThreads>>>(m, (double *)out, scale);
+        else k_fft_scale<float><<<blocks_for(m), kThreads>>>(m, (float *)out, (float)scale);
+        CU_LAUNCHED(fn);
+    }
+    return 0;
+}
+
+/* ======================================================================= */
 /* 10. the backend table and the unit                                       */
 /* ======================================================================= */
 static const tn_backend cuda_backend = {
     "cuda", cu_alloc, cu_free, cu_copy, cu_fill, cu_unary, cu_binary, cu_ternary, cu_reduce, cu_lane, cu_index,
     cu_nonzero, cu_matmul, cu_random, cu_im2col, cu_pool_argmax, cu_optim, cu_conv2d, cu_batch_norm, cu_pool2d, cu_layer_norm, cu_cross_entropy, cu_attention,
-    cu_check_index, cu_optim_multi, cu_linalg,
+    cu_check_index, cu_optim_multi, cu_linalg, cu_fft,
 };
 
 static int u_device_count(void) { int n = 0; return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0; }

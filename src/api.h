@@ -5265,6 +5265,18 @@ typedef struct tn_backend {
               in a (q x k, [B, k, q], geqrf's packing), b [B, k] their tau.
        Every size may be 0 (nothing to do). */
     int (*linalg)(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor *c, tn_tensor *p, tn_tensor *info, int flag);
+    /* Optional (NULL: torch.fft fails on this device). Batched FFTs over the last `rank` dims
+       (1 to 3) of contiguous x into contiguous y (new memory), both on this device, of one
+       precision; n[0..rank) the signal sizes (each >= 1), the batch the leading dims:
+       kind 0  c2c forward (e^-i), complex x and y of n points;
+            1  c2c inverse (e^+i, unnormalised), likewise;
+            2  r2c: real x of n points, complex y of n[rank-1]/2 + 1 points along the last dim
+               (the onesided half, c2c forward along the others);
+            3  c2r: complex x of n[rank-1]/2 + 1 points along the last dim, real y of n
+               (the inverse of 2; x is not modified);
+       every result multiplied by scale. Complex means complex64 (with float32) or complex128
+       (with float64). The unit runs cuFFT (plans cached), the stand-in the CPU's engine. */
+    int (*fft)(int kind, tn_tensor *y, tn_tensor *x, int rank, const int64_t *n, double scale);
 } tn_backend;
 /* The cases the GPU unit's fused attention entry declines (tensor_cuda.cu and the checking
    stand-in both ask here, so they decline alike): the switch TN_CUDA_FUSED_ATTENTION=0, a

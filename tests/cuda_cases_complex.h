@@ -224,4 +224,75 @@ TEST(gpu_complex_declines) {
     CHECK_ERR(tn_sort(g, NULL), "");
     tn_scope_end();
 }
+/* ---- torch.fft on the GPU (tn_backend.fft: cuFFT on the unit, the CPU's engine on the
+   stand-in) ---- */
+UNARY_FN(ft_fft, tn_fft_fft(x[0]))
+UNARY_FN(ft_fft_n, tn_fft_fft(x[0], .n = 12, .dim = 0, .norm = "ortho"))
+UNARY_FN(ft_ifft, tn_fft_ifft(x[0], .norm = "forward"))
+UNARY_FN(ft_rfft, tn_fft_rfft(x[0]))
+UNARY_FN(ft_irfft, tn_fft_irfft(x[0]))
+UNARY_FN(ft_irfft_odd, tn_fft_irfft(x[0], .n = 9, .norm = "ortho"))
+UNARY_FN(ft_hfft, tn_fft_hfft(x[0]))
+UNARY_FN(ft_ihfft, tn_fft_ihfft(x[0]))
+UNARY_FN(ft_fft2, tn_fft_fft2(x[0]))
+UNARY_FN(ft_ifft2, tn_fft_ifft2(x[0], .norm = "ortho"))
+UNARY_FN(ft_rfft2, tn_fft_rfft2(x[0]))
+UNARY_FN(ft_irfft2, tn_fft_irfft2(x[0], .s = TN_INTS(4, 6)))
+UNARY_FN(ft_fftn_dims, tn_fft_fftn(x[0], .dim = TN_INTS(2, 0)))
+UNARY_FN(ft_fftn_all, tn_fft_fftn(x[0], .norm = "forward"))   /* 4 dims: two calls of the entry */
+UNARY_FN(ft_rfftn_all, tn_fft_rfftn(x[0]))
+UNARY_FN(ft_irfftn_all, tn_fft_irfftn(x[0], .norm = "ortho"))
+UNARY_FN(ft_roundtrip, tn_fft_ifft(tn_fft_fft(x[0])))
+UNARY_FN(ft_rroundtrip, tn_fft_irfft(tn_fft_rfft(x[0]), .n = x[0]->shape[x[0]->ndim - 1]))
+UNARY_FN(ft_shift, tn_fft_fftshift(tn_fft_fft(x[0])))
+
+TEST(gpu_fft_match_cpu) {
+    for (int w = 0; w < 2; w++) {
+        tn_scope_begin();
+        tn_manual_seed(261);
+        const tn_dtype ct = w ? TN_C128 : TN_C64, rt = w ? TN_F64 : TN_F32;
+        const double tol = w ? 1e-11 : 2e-5;
+        static const int64_t lens[] = {1, 7, 64, 1000};
+        for (int i = 0; i < 4; i++) {   /* lengths: trivial, prime (Bluestein on the CPU), a power of 2, 2^3 5^3 */
+            char what[64];
+            const int64_t L = lens[i];
+            tn_tensor *c = CRANDN(ct, 3, L), *r = tn_randn(TN_SHAPE(3, L), rt);
+            const double t = tol * (L > 100 ? 10 : 1);
+            snprintf(what, sizeof what, "fft %lld", (long long)L); CHECK_CX(what, ft_fft, t, true, c);
+            snprintf(what, sizeof what, "ifft %lld", (long long)L); CHECK_CX(what, ft_ifft, t, true, c);
+            snprintf(what, sizeof what, "rfft %lld", (long long)L); CHECK_CX(what, ft_rfft, t, true, r);
+            snprintf(what, sizeof what, "fft of real %lld", (long long)L); CHECK_CX(what, ft_fft, t, true, r);
+            snprintf(what, sizeof what, "fft round trip %lld", (long long)L); CHECK_CX(what, ft_roundtrip, t, true, c);
+            snprintf(what, sizeof what, "rfft round trip %lld", (long long)L); CHECK_CX(what, ft_rroundtrip, t, true, r);
+            if (L > 1) { snprintf(what, sizeof what, "irfft %lld", (long long)L); CHECK_CX(what, ft_irfft, t, true, c); }
+        }
+        tn_tensor *c = CRANDN(ct, 4, 6, 5), *r = tn_randn(TN_SHAPE(4, 6, 5), rt), *ct_ = tn_transpose(CRANDN(ct, 6, 4, 5), 0, 1);
+        CHECK_CX("fft n= dim=0 ortho (padded)", ft_fft_n, tol, true, c);
+        CHECK_CX("fft n= cropping", ft_fft_n, tol, true, CRANDN(ct, 20, 3));
+        CHECK_CX("fft strided", ft_fft, tol, true, ct_);
+        CHECK_CX("irfft odd n ortho", ft_irfft_odd, tol, true, c);
+        CHECK_CX("hfft", ft_hfft, tol, true, c);
+        CHECK_CX("ihfft", ft_ihfft, tol, true, r);
+        CHECK_CX("fft2", ft_fft2, tol, true, c);
+        CHECK_CX("ifft2 ortho strided", ft_ifft2, tol, true, ct_);
+        CHECK_CX("rfft2", ft_rfft2, tol, true, r);
+        CHECK_CX("irfft2 s=", ft_irfft2, tol, true, c);
+        CHECK_CX("fftn dims (2, 0)", ft_fftn_dims, tol, true, c);
+        CHECK_CX("fftn 4 dims", ft_fftn_all, tol, true, CRANDN(ct, 2, 3, 4, 5));
+        CHECK_CX("rfftn 4 dims", ft_rfftn_all, tol, true, tn_randn(TN_SHAPE(2, 3, 4, 6), rt));
+        CHECK_CX("irfftn 4 dims", ft_irfftn_all, tol, true, CRANDN(ct, 2, 3, 4, 4));
+        CHECK_CX("fftshift of fft", ft_shift, tol, true, c);
+        CHECK_CX("fft 0-size batch", ft_fft, 0, true, CRANDN(ct, 0, 8));
+        CHECK_CX("rfft 0-size batch", ft_rfft, 0, true, tn_randn(TN_SHAPE(2, 0, 8), rt));
+        CHECK_CX("fft of a 1-d signal", ft_fft, tol, true, CRANDN(ct, 16));
+        /* the same errors as the CPU's */
+        tn_tensor *g = tn_to(c, TN_CUDA);
+        CHECK_ERR(tn_fft_fft(g, .norm = "bogus"), "Invalid normalization mode");
+        CHECK_ERR(tn_fft_rfft(g), "expects a real input tensor");
+        CHECK_ERR(tn_fft_fft(g, .n = 0), "Invalid number of data points");
+        CHECK_ERR(tn_fft_fft(tn_to(tn_zeros(TN_SHAPE(4), TN_F16), TN_CUDA)), "Unsupported dtype");
+        tn_scope_end();
+    }
+}
+
 #endif

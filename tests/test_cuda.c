@@ -198,6 +198,7 @@ int main(void) {
     RUN(gpu_linalg_more_errors);
     RUN(gpu_complex_ops_match_cpu);
     RUN(gpu_complex_declines);
+    RUN(gpu_fft_match_cpu);
     RUN(gpu_half_bit_conversions);
     RUN(gpu_half_storage);
     RUN(gpu_copy_packs);
