@@ -2632,8 +2632,8 @@ TNDEF tn_tensor *tn_linalg_lstsq_str(tn_tensor *A, tn_tensor *B, tn_tensor **res
 /* linalg.cond: p NULL (None) or "2", "-2" (singular values), "fro", "nuc", "inf", "-inf", "1",
    "-1" (norm(A) norm(A^{-1}), square A; inf for a singular one). */
 TNDEF tn_tensor *tn_linalg_cond(tn_tensor *A, const char *p);
-/* torch.fft (src/ops/fft.c): the transforms, then the real-valued helpers. On the CPU only:
-   a CUDA tensor is an error ("not on CUDA yet"). Every transform takes PyTorch's keywords and
+/* torch.fft (src/ops/fft.c): the transforms, then the real-valued helpers. On the CPU, and on
+   CUDA through tn_backend.fft (cuFFT). Every transform takes PyTorch's keywords and
    is differentiable (torch's gradients, double backward included). Inputs promote as
    torch.fft's: integers and bool to the default dtype, float16/bfloat16 refused; float32 and
    complex64 compute in single precision, float64 and complex128 in double. norm: NULL or
