@@ -1241,7 +1241,7 @@ template <class R> __global__ void k_ternary_cx(int64_t n, Geo<4> g, Cx<R> *o, c
 static int cu_ternary(tn_ternary_op op, tn_tensor *out, tn_tensor *x, tn_tensor *y, tn_tensor *z, double value) {
     const char *fn = "ternary op";
     if (tn_dtype_is_complex(out->dtype) && !tn__cuda_complex_has(TN__CX_TERNARY, op)) return tn__cuda_complex_decline(TN__CX_TERNARY, op, out->dtype);
-    bool fl = tn_dtype_is_floating(out->dtype);
+    bool fl = tn_dtype_is_floating(out->dtype) || tn_dtype_is_complex(out->dtype);
     if ((op == LERP || op == ADDCDIV) && !fl) return tn_error("ternary op %d: not implemented for dtype %s", (int)op, tn_dtype_name(out->dtype));
     int64_t n = tn_numel(out);
     if (n == 0) return 0;
