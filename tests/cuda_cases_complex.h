@@ -245,6 +245,8 @@ UNARY_FN(ft_irfftn_all, tn_fft_irfftn(x[0], .norm = "ortho"))
 UNARY_FN(ft_roundtrip, tn_fft_ifft(tn_fft_fft(x[0])))
 UNARY_FN(ft_rroundtrip, tn_fft_irfft(tn_fft_rfft(x[0]), .n = x[0]->shape[x[0]->ndim - 1]))
 UNARY_FN(ft_shift, tn_fft_fftshift(tn_fft_fft(x[0])))
+UNARY_FN(ft_stft, tn_stft(x[0], 16, x[1], .hop_length = 4, .return_complex = true))
+UNARY_FN(ft_istft, tn_istft(tn_stft(x[0], 16, x[1], .hop_length = 4, .return_complex = true), 16, x[1], .hop_length = 4, .length = 90))
 
 TEST(gpu_fft_match_cpu) {
     for (int w = 0; w < 2; w++) {
@@ -285,6 +287,9 @@ TEST(gpu_fft_match_cpu) {
         CHECK_CX("fft 0-size batch", ft_fft, 0, true, CRANDN(ct, 0, 8));
         CHECK_CX("rfft 0-size batch", ft_rfft, 0, true, tn_randn(TN_SHAPE(2, 0, 8), rt));
         CHECK_CX("fft of a 1-d signal", ft_fft, tol, true, CRANDN(ct, 16));
+        tn_tensor *win = tn_add_scalar(tn_mul_scalar(tn_cos(tn_mul_scalar(tn_arange(0, 16, 1, rt), 2 * 3.14159265358979323846 / 16)), -0.5), 0.5);   /* Hann */
+        CHECK_CX("stft", ft_stft, tol, true, tn_randn(TN_SHAPE(2, 90), rt), win);
+        CHECK_CX("istft of stft", ft_istft, tol, true, tn_randn(TN_SHAPE(2, 90), rt), win);
         /* the same errors as the CPU's */
         tn_tensor *g = tn_to(c, TN_CUDA);
         CHECK_ERR(tn_fft_fft(g, .norm = "bogus"), "Invalid normalization mode");
