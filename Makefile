@@ -252,6 +252,7 @@ CUDNN_LINK ?= -lcudnn
 CUBLAS_LINK ?= -lcublas
 CUBLASLT_LINK ?= -lcublasLt
 CUSOLVER_LINK ?= -lcusolver
+CUFFT_LINK ?= -lcufft
 CUDA_LIBDIRS ?=
 CUDNN      ?= $(shell test -f $(CUDNN_INC)/cudnn.h && echo 1)
 ifeq ($(CUDNN),0)
@@ -264,7 +265,7 @@ ifeq ($(CUDNN),1)
 endif
 CUDA_LIBS  := $(foreach d,$(CUDA_LIBDIRS),-L$(d) -Wl,-rpath,$(d)) \
               -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/lib -Wl,-rpath,$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib \
-              $(if $(CUDNN),$(CUDNN_LINK)) $(CUSOLVER_LINK) $(CUBLASLT_LINK) $(CUBLAS_LINK) -lcudart -lstdc++
+              $(if $(CUDNN),$(CUDNN_LINK)) $(CUSOLVER_LINK) $(CUFFT_LINK) $(CUBLASLT_LINK) $(CUBLAS_LINK) -lcudart -lstdc++
 CUDA_WARN  += $(if $(CUDNN),-I$(CUDNN_INC),-DTN_NO_CUDNN)
 CUDA_BUILD := build/cuda
 # the unit's compile and link flags as files that change when they do, so a build for

@@ -15,6 +15,7 @@
  *    7. matmul (cuBLAS); linear algebra (cuSOLVER)
  *    8. random, sliding windows, pooling, optimizer steps
  *    9. cuDNN: convolution, batch norm, pooling
+ *   9b. FFT (cuFFT)
  *   10. the backend table and the unit
  *
  * Every kernel runs on the legacy default stream, so work is ordered as issued and a
@@ -33,6 +34,7 @@
 #include <cublas_v2.h>
 #include <cublasLt.h>
 #include <cusolverDn.h>
+#include <cufft.h>
 #ifndef TN_NO_CUDNN
 #include <cudnn.h>
 #endif
@@ -235,7 +237,7 @@ template <int N> struct Geo {
     bool narrow;                  /* fewer than 2^31 elements: the index splits by 32-bit division */
     bool scalar[N];               /* operand k is one element broadcast everywhere */
     bool host[N];                 /* operand k is a 0-d CPU tensor: its bits travel in hbits[k] */
-    uint64_t hbits[N];
+    uint64_t hbits[N][2];         /* 16 bytes: a complex128 scalar */
     int64_t shape[TN_MAX_DIMS];
     int64_t st[N][TN_MAX_DIMS];
 };
@@ -254,7 +256,7 @@ static Aligned align_to(const tn_tensor *t, int ndim) {
 template <int N> static int mark_host(Geo<N> &g, tn_tensor *const *ops, const char *fn) {
     for (int k = 0; k < N; k++) {
         g.host[k] = false;
-        g.hbits[k] = 0;
+        g.hbits[k][0] = g.hbits[k][1] = 0;
         if (!ops[k] || ops[k]->device == TN_CUDA) continue;
         if (k == 0) return tn_error("%s: the result is on %s, not on the GPU", fn, tn_device_name(ops[k]->device));
         if (tn_numel(ops[k]) != 1) return tn_error("%s: expected all tensors on the same device, got a %s tensor of shape with %lld elements", fn,
@@ -415,6 +417,28 @@ template <> struct Conv<bf16, bf16> { __device__ static bf16 c(bf16 x) { return 
 template <> struct Conv<bf16, float> { __device__ static bf16 c(float x) { return to_bf16(x, true); } };
 template <> struct Conv<float, bf16> { __device__ static float c(bf16 x) { return bf16_f(x); } };   /* exact: no trip through double */
 template <> struct Conv<float, h16> { __device__ static float c(h16 x) { return h16_f(x); } };
+/* complex64 / complex128: (re, im) pairs; their arithmetic is tensor.h's tn__cplx formulas
+   in double (tn__cunary, tn__cbinary, ...), the CPU's. Conversions as the CPU's
+   (core/complex.c): a real value becomes (value through double, 0); a complex one gives
+   its real part to a real dtype, whether it is nonzero to bool. */
+template <class R> struct alignas(2 * sizeof(R)) Cx { R re, im; };
+typedef Cx<float> c64;
+typedef Cx<double> c128;
+template <class R> __host__ __device__ __forceinline__ Cx<R> mk_cx(double re, double im) { Cx<R> r; r.re = (R)re; r.im = (R)im; return r; }
+template <class R> __device__ __forceinline__ tn__cplx cx_d(Cx<R> z) { return tn__cx(z.re, z.im); }
+template <class R> __device__ __forceinline__ Cx<R> cx_r(tn__cplx z) { return mk_cx<R>(z.re, z.im); }
+template <class R> struct Cvt<Cx<R>> {
+    __host__ __device__ static Cx<R> f(double v) { return mk_cx<R>(v, 0); }
+};
+template <class TI> __device__ __forceinline__ double real_d(TI x) { return IsFloat<TI>::v ? (double)x : (double)(int64_t)x; }
+__device__ __forceinline__ double real_d(h16 x) { return (double)h16_f(x); }
+__device__ __forceinline__ double real_d(bf16 x) { return (double)bf16_f(x); }
+template <class R, class TI> struct Conv<Cx<R>, TI> { __device__ static Cx<R> c(TI x) { return mk_cx<R>(real_d(x), 0); } };
+template <class R> struct Conv<Cx<R>, h16> { __device__ static Cx<R> c(h16 x) { return mk_cx<R>(real_d(x), 0); } };
+template <class R> struct Conv<Cx<R>, bf16> { __device__ static Cx<R> c(bf16 x) { return mk_cx<R>(real_d(x), 0); } };
+template <class R1, class R2> struct Conv<Cx<R1>, Cx<R2>> { __device__ static Cx<R1> c(Cx<R2> z) { return mk_cx<R1>(z.re, z.im); } };
+template <class TO, class R> struct Conv<TO, Cx<R>> { __device__ static TO c(Cx<R> z) { return Cvt<TO>::f((double)z.re); } };
+template <class R> struct Conv<bool, Cx<R>> { __device__ static bool c(Cx<R> z) { return z.re != 0 || z.im != 0; } };
 template <class TO, class TI> __device__ __forceinline__ TO convert(TI x) { return Conv<TO, TI>::c(x); }
 
 /* One switch over the dtypes the kernels know; body sees the C type as T. */
@@ -429,11 +453,14 @@ template <class TO, class TI> __device__ __forceinline__ TO convert(TI x) { retu
     default: return tn_error("%s: dtype %s is not supported by the GPU unit", fn, tn_dtype_name(dtype)); \
     }
 
-/* CU_DISPATCH with the half dtypes: the copies and fills, the only kernels that see them */
+/* CU_DISPATCH with the half and complex dtypes: the copies and fills (the other complex
+   kernels have their own paths) */
 #define CU_DISPATCH_ALL(dtype, T, ...) \
     switch (dtype) { \
     case TN_F16: { typedef h16 T; __VA_ARGS__; break; } \
     case TN_BF16: { typedef bf16 T; __VA_ARGS__; break; } \
+    case TN_C64: { typedef c64 T; __VA_ARGS__; break; } \
+    case TN_C128: { typedef c128 T; __VA_ARGS__; break; } \
     default: CU_DISPATCH(dtype, T, __VA_ARGS__) \
     }
 
@@ -859,8 +886,41 @@ static bool unary_supported(tn_unary_op op, tn_dtype d) {
     default: return fl;
     }
 }
+/* complex operands: the ops tn__cuda_complex_has lists (src/api.h), tensor.h's formulas in
+   double as on the CPU; ABS writes the real dtype, the predicates bool */
+template <class R> __global__ void k_unary_cx(int64_t n, Geo<2> g, void *o, const Cx<R> *x, int op) {
+    GRID_LOOP(i, n) {
+        int64_t off[2];
+        offsets<2>(g, i, off);
+        const tn__cplx v = cx_d(ld(g, 1, x, off[1]));
+        switch (op) {
+        case ABS: ((R *)o)[off[0]] = (R)tn__cabs(v); break;
+        case ISNAN: ((bool *)o)[off[0]] = v.re != v.re || v.im != v.im; break;
+        case ISINF: ((bool *)o)[off[0]] = isinf(v.re) || isinf(v.im); break;
+        case ISFINITE: ((bool *)o)[off[0]] = isfinite(v.re) && isfinite(v.im); break;
+        case LOGICAL_NOT: ((bool *)o)[off[0]] = v.re == 0 && v.im == 0; break;
+        default: ((Cx<R> *)o)[off[0]] = cx_r<R>(tn__cunary(op, v, sizeof(R) == 4));
+        }
+    }
+}
+static int cu_unary_cx(tn_unary_op op, tn_tensor *out, tn_tensor *x) {
+    if (!tn__cuda_complex_has(TN__CX_UNARY, op)) return tn__cuda_complex_decline(TN__CX_UNARY, op, x->dtype);
+    const char *fn = tn_unary_op_name(op);
+    const int64_t n = tn_numel(out);
+    if (n == 0) return 0;
+    Aligned ax = align_to(x, out->ndim);
+    const int64_t *strides[2] = {out->strides, ax.st};
+    Geo<2> g = make_geo<2>(out->shape, out->ndim, strides);
+    tn_tensor *ops[2] = {out, x};
+    if (mark_host<2>(g, ops, fn)) return -1;
+    if (x->dtype == TN_C64) k_unary_cx<float><<<blocks_for(n), kThreads>>>(n, g, base_of(out), (const c64 *)dev_ptr(x), (int)op);
+    else k_unary_cx<double><<<blocks_for(n), kThreads>>>(n, g, base_of(out), (const c128 *)dev_ptr(x), (int)op);
+    CU_LAUNCHED(fn);
+    return 0;
+}
 static int cu_unary(tn_unary_op op, tn_tensor *out, tn_tensor *x, const double *params) {
     const char *fn = tn_unary_op_name(op);
+    if (tn_dtype_is_complex(x->dtype)) return cu_unary_cx(op, out, x);
     if (!unary_supported(op, x->dtype)) return tn_error("%s: not implemented for dtype %s", fn, tn_dtype_name(x->dtype));
     int64_t n = tn_numel(out);
     if (n == 0) return 0;
@@ -1083,8 +1143,42 @@ static bool binary_supported(tn_binary_op op, tn_dtype d) {
     default: return d == TN_BOOL; /* LOGICAL_* */
     }
 }
+/* complex operands (tn__cuda_complex_has): tn__cbinary's formulas; comparisons and logical
+   ops write bool */
+template <class R> __global__ void k_binary_cx(int64_t n, Geo<3> g, void *o, const Cx<R> *a, const Cx<R> *b, int op, double alpha) {
+    GRID_LOOP(i, n) {
+        int64_t off[3];
+        offsets<3>(g, i, off);
+        const tn__cplx x = cx_d(ld(g, 1, a, off[1])), y = cx_d(ld(g, 2, b, off[2]));
+        const bool nx = x.re != 0 || x.im != 0, ny = y.re != 0 || y.im != 0;
+        switch (op) {
+        case EQ: ((bool *)o)[off[0]] = x.re == y.re && x.im == y.im; break;
+        case NE: ((bool *)o)[off[0]] = x.re != y.re || x.im != y.im; break;
+        case LOGICAL_AND: ((bool *)o)[off[0]] = nx && ny; break;
+        case LOGICAL_OR: ((bool *)o)[off[0]] = nx || ny; break;
+        case LOGICAL_XOR: ((bool *)o)[off[0]] = nx != ny; break;
+        default: ((Cx<R> *)o)[off[0]] = cx_r<R>(tn__cbinary(op, x, y, alpha));
+        }
+    }
+}
+static int cu_binary_cx(tn_binary_op op, tn_tensor *out, tn_tensor *a, tn_tensor *b, double alpha) {
+    if (!tn__cuda_complex_has(TN__CX_BINARY, op)) return tn__cuda_complex_decline(TN__CX_BINARY, op, a->dtype);
+    const char *fn = tn_binary_op_name(op);
+    const int64_t n = tn_numel(out);
+    if (n == 0) return 0;
+    Aligned aa = align_to(a, out->ndim), ab = align_to(b, out->ndim);
+    const int64_t *strides[3] = {out->strides, aa.st, ab.st};
+    Geo<3> g = make_geo<3>(out->shape, out->ndim, strides);
+    tn_tensor *ops[3] = {out, a, b};
+    if (mark_host<3>(g, ops, fn)) return -1;
+    if (a->dtype == TN_C64) k_binary_cx<float><<<blocks_for(n), kThreads>>>(n, g, base_of(out), (const c64 *)dev_ptr(a), (const c64 *)dev_ptr(b), (int)op, alpha);
+    else k_binary_cx<double><<<blocks_for(n), kThreads>>>(n, g, base_of(out), (const c128 *)dev_ptr(a), (const c128 *)dev_ptr(b), (int)op, alpha);
+    CU_LAUNCHED(fn);
+    return 0;
+}
 static int cu_binary(tn_binary_op op, tn_tensor *out, tn_tensor *a, tn_tensor *b, double alpha) {
     const char *fn = tn_binary_op_name(op);
+    if (tn_dtype_is_complex(a->dtype)) return cu_binary_cx(op, out, a, b, alpha);
     if (!binary_supported(op, a->dtype)) return tn_error("%s: not implemented for dtype %s", fn, tn_dtype_name(a->dtype));
     int64_t n = tn_numel(out);
     if (n == 0) return 0;
@@ -1135,9 +1229,20 @@ template <class T, class T1> __global__ void k_ternary(int64_t n, Geo<4> g, T *o
         o[off[0]] = r;
     }
 }
+/* complex results: WHERE picks; LERP, ADDCMUL, ADDCDIV by tn__cternary */
+template <class R> __global__ void k_ternary_cx(int64_t n, Geo<4> g, Cx<R> *o, const void *x, const Cx<R> *y, const Cx<R> *z, int op, double value) {
+    GRID_LOOP(i, n) {
+        int64_t off[4];
+        offsets<4>(g, i, off);
+        if (op == WHERE) o[off[0]] = ld(g, 1, (const bool *)x, off[1]) ? ld(g, 2, y, off[2]) : ld(g, 3, z, off[3]);
+        else
+            o[off[0]] = cx_r<R>(tn__cternary(op, cx_d(ld(g, 1, (const Cx<R> *)x, off[1])), cx_d(ld(g, 2, y, off[2])), cx_d(ld(g, 3, z, off[3])), value));
+    }
+}
 static int cu_ternary(tn_ternary_op op, tn_tensor *out, tn_tensor *x, tn_tensor *y, tn_tensor *z, double value) {
     const char *fn = "ternary op";
-    bool fl = tn_dtype_is_floating(out->dtype);
+    if (tn_dtype_is_complex(out->dtype) && !tn__cuda_complex_has(TN__CX_TERNARY, op)) return tn__cuda_complex_decline(TN__CX_TERNARY, op, out->dtype);
+    bool fl = tn_dtype_is_floating(out->dtype) || tn_dtype_is_complex(out->dtype);
     if ((op == LERP || op == ADDCDIV) && !fl) return tn_error("ternary op %d: not implemented for dtype %s", (int)op, tn_dtype_name(out->dtype));
     int64_t n = tn_numel(out);
     if (n == 0) return 0;
@@ -1146,6 +1251,12 @@ static int cu_ternary(tn_ternary_op op, tn_tensor *out, tn_tensor *x, tn_tensor 
     Geo<4> g = make_geo<4>(out->shape, out->ndim, strides);
     tn_tensor *ops[4] = {out, x, y, z};
     if (mark_host<4>(g, ops, fn)) return -1;
+    if (out->dtype == TN_C64 || out->dtype == TN_C128) {
+        if (out->dtype == TN_C64) k_ternary_cx<float><<<blocks_for(n), kThreads>>>(n, g, (c64 *)base_of(out), dev_ptr(x), (const c64 *)dev_ptr(y), (const c64 *)dev_ptr(z), (int)op, value);
+        else k_ternary_cx<double><<<blocks_for(n), kThreads>>>(n, g, (c128 *)base_of(out), dev_ptr(x), (const c128 *)dev_ptr(y), (const c128 *)dev_ptr(z), (int)op, value);
+        CU_LAUNCHED(fn);
+        return 0;
+    }
     CU_DISPATCH(out->dtype, T, {
         if (op == WHERE)
             k_ternary<T, bool><<<blocks_for(n), kThreads>>>(n, g, (T *)base_of(out), (const bool *)dev_ptr(x), (const T *)dev_ptr(y), (const T *)dev_ptr(z), (int)op, value);
@@ -1296,8 +1407,40 @@ template <class T> __global__ void k_reduce_fold(int64_t m, int64_t chunks, Geo<
     }
 }
 
+/* complex SUM and PROD, accumulated in double as the CPU's (tn__cplx): a thread per output
+   when few elements reduce into each, else a block per output and a tree */
+__device__ __forceinline__ tn__cplx cx_combine(int op, tn__cplx a, tn__cplx b) { return op == SUM ? tn__cadd(a, b) : tn__cmul(a, b); }
+template <class R> __global__ void k_reduce_cx(int64_t m, int64_t r, Geo<2> go, Geo<1> gr, Cx<R> *out, const Cx<R> *x, int op, bool per_thread) {
+    __shared__ tn__cplx part[kThreads];
+    const int64_t step = per_thread ? (int64_t)gridDim.x * blockDim.x : gridDim.x;
+    for (int64_t j0 = per_thread ? (int64_t)blockIdx.x * blockDim.x : blockIdx.x; j0 < m; j0 += step) {   /* the same trips for a whole block */
+        const int64_t j = per_thread ? j0 + threadIdx.x : j0;
+        int64_t o[2] = {0, 0};
+        if (j < m) offsets<2>(go, j, o);
+        tn__cplx acc = op == SUM ? tn__cx(0, 0) : tn__cx(1, 0);
+        if (j < m)
+            for (int64_t k = per_thread ? 0 : threadIdx.x; k < r; k += per_thread ? 1 : blockDim.x) {
+                int64_t q[1];
+                offsets<1>(gr, k, q);
+                acc = cx_combine(op, acc, cx_d(x[o[1] + q[0]]));
+            }
+        if (per_thread) {
+            if (j < m) out[o[0]] = cx_r<R>(cx_combine(op, cx_d(out[o[0]]), acc));
+            continue;
+        }
+        part[threadIdx.x] = acc;
+        __syncthreads();
+        for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+            if ((int)threadIdx.x < s) part[threadIdx.x] = cx_combine(op, part[threadIdx.x], part[threadIdx.x + s]);
+            __syncthreads();
+        }
+        if (threadIdx.x == 0) out[o[0]] = cx_r<R>(cx_combine(op, cx_d(out[o[0]]), part[0]));
+        __syncthreads();
+    }
+}
 static int cu_reduce(tn_reduce_op op, tn_tensor *out, tn_tensor *x) {
     const char *fn = "reduce";
+    if (tn_dtype_is_complex(x->dtype) && !tn__cuda_complex_has(TN__CX_REDUCE, op)) return tn__cuda_complex_decline(TN__CX_REDUCE, op, x->dtype);
     if (out->dtype != x->dtype) return tn_error("reduce: dtype %s is not supported by the GPU unit", tn_dtype_name(x->dtype));
     int64_t m = tn_numel(out), r = 1, kshape[TN_MAX_DIMS], kx[TN_MAX_DIMS], ko[TN_MAX_DIMS], rshape[TN_MAX_DIMS], rx[TN_MAX_DIMS];
     int nk = 0, nr = 0;
@@ -1312,6 +1455,14 @@ static int cu_reduce(tn_reduce_op op, tn_tensor *out, tn_tensor *x) {
     const int64_t clen = 16384; /* elements per block in the two-pass path */
     int64_t chunks = (r + clen - 1) / clen;
     Scratch sc;
+    if (tn_dtype_is_complex(x->dtype)) {
+        const bool per_thread = r < 64 && m > 1;
+        const unsigned blocks = per_thread ? blocks_for(m) : (unsigned)(m < 65535 ? m : 65535);
+        if (x->dtype == TN_C64) k_reduce_cx<float><<<blocks, kThreads>>>(m, r, go, gr, (c64 *)base_of(out), (const c64 *)base_of(x), (int)op, per_thread);
+        else k_reduce_cx<double><<<blocks, kThreads>>>(m, r, go, gr, (c128 *)base_of(out), (const c128 *)base_of(x), (int)op, per_thread);
+        CU_LAUNCHED(fn);
+        return 0;
+    }
     CU_DISPATCH(x->dtype, T, {
         if (r < 64 && m > 1) k_reduce_thread<T><<<blocks_for(m), kThreads>>>(m, r, go, gr, (T *)base_of(out), (const T *)base_of(x), (int)op);
         else if (m >= 32 && m / 32 < INT32_MAX && go.nd >= 1 && go.st[1][go.nd - 1] == 1) {   /* columns: see k_reduce_cols */
@@ -1511,8 +1662,22 @@ template <> struct SoftmaxLaunch<float> {
 template <> struct SoftmaxLaunch<double> {
     static void run(int64_t lanes, const Geo<3> &g, double *o, const double *x, const LaneArgs &a) { k_softmax<double><<<blocks_for(lanes * 32), kThreads>>>(lanes, g, o, x, a); }
 };
+/* complex CUMPROD (prod's gradient takes it): a thread per lane, accumulated in double as the
+   CPU's (complex128, ATen's acc_type) */
+template <class R> __global__ void k_cumprod_cx(int64_t lanes, Geo<3> g, Cx<R> *out, const Cx<R> *x, LaneArgs a) {
+    GRID_LOOP(l, lanes) {
+        int64_t off[3];
+        offsets<3>(g, l, off);
+        tn__cplx acc = tn__cx(1, 0);
+        for (int64_t k = 0; k < a.len; k++) {
+            acc = tn__cmul(acc, cx_d(x[off[2] + k * a.sx]));
+            out[off[0] + k * a.so] = cx_r<R>(acc);
+        }
+    }
+}
 static int cu_lane(tn_lane_op op, tn_tensor *out, tn_tensor *out1, tn_tensor *x, int64_t dim, int flag) {
     const char *fn = "lane op";
+    if (tn_dtype_is_complex(x->dtype) && !tn__cuda_complex_has(TN__CX_LANE, op)) return tn__cuda_complex_decline(TN__CX_LANE, op, x->dtype);
     tn_tensor xv = *x;
     if (x->ndim == 0) { xv.ndim = 1; xv.shape[0] = 1; xv.strides[0] = 1; dim = 0; }
     tn_tensor *o = out ? out : out1, *o1 = out1 ? out1 : out;
@@ -1534,6 +1699,12 @@ static int cu_lane(tn_lane_op op, tn_tensor *out, tn_tensor *out1, tn_tensor *x,
     for (int d = 0; d < xv.ndim; d++) lanes *= shape[d];
     if (lanes == 0 || a.len == 0) return 0;
     if ((op == SOFTMAX || op == LOG_SOFTMAX || op == LOGCUMSUMEXP) && !tn_dtype_is_floating(x->dtype)) return tn_error("lane op: dtype %s is not supported", tn_dtype_name(x->dtype));
+    if (x->dtype == TN_C64) k_cumprod_cx<float><<<blocks_for(lanes), kThreads>>>(lanes, g, (c64 *)base_of(o), (const c64 *)base_of(x), a);
+    if (x->dtype == TN_C128) k_cumprod_cx<double><<<blocks_for(lanes), kThreads>>>(lanes, g, (c128 *)base_of(o), (const c128 *)base_of(x), a);
+    if (tn_dtype_is_complex(x->dtype)) {
+        CU_LAUNCHED(fn);
+        return 0;
+    }
     Scratch sc;
     tn_dtype d = x->dtype == TN_BOOL ? TN_U8 : x->dtype; /* bool lanes run as uint8, as on the CPU */
     switch (d) {
@@ -2235,8 +2406,28 @@ template <class T> __global__ void k_index(int64_t n, IndexGeo g, int mode, T *d
         else atomic_reduce(mode, dst + off[0] + o, src[off[1]]);
     }
 }
+/* complex elements: moved whole; SCATTER_ADD adds part by part (as the CPU) */
+template <class R> __global__ void k_index_cx(int64_t n, IndexGeo g, int mode, Cx<R> *dst, const Cx<R> *src) {
+    GRID_LOOP(i, n) {
+        int64_t off[2 + TN_MAX_DIMS] = {0}, rest = i;
+        for (int d = g.nd - 1; d >= 0; d--) {
+            int64_t s = g.shape[d], q = rest / s, r = rest - q * s;
+            rest = q;
+            for (int j = 0; j < 2 + g.k; j++) off[j] += r * g.st[j][d];
+        }
+        int64_t o = 0;
+        for (int j = 0; j < g.k; j++) o += g.idx[j][off[2 + j]] * g.idx_strides[j];
+        if (mode == GATHER) dst[off[0]] = src[off[1] + o];
+        else if (mode == SCATTER) dst[off[0] + o] = src[off[1]];
+        else {
+            atomic_add(&dst[off[0] + o].re, src[off[1]].re);
+            atomic_add(&dst[off[0] + o].im, src[off[1]].im);
+        }
+    }
+}
 static int cu_index(tn_index_mode mode, tn_tensor *dst, tn_tensor *src, tn_tensor *const *idx, const int64_t *idx_strides, int k) {
     const char *fn = "index";
+    if (tn_dtype_is_complex(dst->dtype) && !tn__cuda_complex_has(TN__CX_INDEX, mode)) return tn__cuda_complex_decline(TN__CX_INDEX, mode, dst->dtype);
     tn_tensor *shape_of = mode == GATHER ? dst : (k ? idx[0] : src);
     int64_t n = tn_numel(shape_of);
     if (n == 0) return 0;
@@ -2256,7 +2447,9 @@ static int cu_index(tn_index_mode mode, tn_tensor *dst, tn_tensor *src, tn_tenso
         g.idx_strides[j] = idx_strides[j];
         g.idx[j] = (const int64_t *)base_of(idx[j]);
     }
-    CU_DISPATCH(dst->dtype, T, k_index<T><<<blocks_for(n), kThreads>>>(n, g, (int)mode, (T *)base_of(dst), (const T *)base_of(src)))
+    if (dst->dtype == TN_C64) k_index_cx<float><<<blocks_for(n), kThreads>>>(n, g, (int)mode, (c64 *)base_of(dst), (const c64 *)base_of(src));
+    else if (dst->dtype == TN_C128) k_index_cx<double><<<blocks_for(n), kThreads>>>(n, g, (int)mode, (c128 *)base_of(dst), (const c128 *)base_of(src));
+    else CU_DISPATCH(dst->dtype, T, k_index<T><<<blocks_for(n), kThreads>>>(n, g, (int)mode, (T *)base_of(dst), (const T *)base_of(src)))
     CU_LAUNCHED(fn);
     return 0;
 }
@@ -2350,6 +2543,19 @@ template <class T, class U> __global__ void k_matmul(int64_t B, int64_t M, int64
         else *cp = (T)((U)(int64_t)alpha * acc + (beta == 0 ? (U)0 : (U)(int64_t)beta * (U)*cp));
     }
 }
+/* complex: tn__cplx sums in double */
+template <class R> __global__ void k_matmul_cx(int64_t B, int64_t M, int64_t N, int64_t K, const Cx<R> *a, const Cx<R> *b, Cx<R> *c,
+                                               int64_t sa0, int64_t sa1, int64_t sa2, int64_t sb0, int64_t sb1, int64_t sb2,
+                                               int64_t sc0, int64_t sc1, int64_t sc2, double alpha, double beta) {
+    GRID_LOOP(i, B * M * N) {
+        int64_t n = i % N, m = (i / N) % M, bi = i / (N * M);
+        tn__cplx acc = tn__cx(0, 0);
+        for (int64_t k = 0; k < K; k++) acc = tn__cadd(acc, tn__cmul(cx_d(a[bi * sa0 + m * sa1 + k * sa2]), cx_d(b[bi * sb0 + k * sb1 + n * sb2])));
+        Cx<R> *cp = c + bi * sc0 + m * sc1 + n * sc2;
+        acc = tn__cscale(acc, alpha);
+        *cp = cx_r<R>(beta == 0 ? acc : tn__cadd(acc, tn__cscale(cx_d(*cp), beta)));
+    }
+}
 #define CU_MATMUL_PLAIN(T, U) k_matmul<T, U><<<blocks_for(B * M * N), kThreads>>>(B, M, N, K, (const T *)base_of(a), (const T *)base_of(bm), \
     (T *)base_of(c), a->strides[0], a->strides[1], a->strides[2], bm->strides[0], bm->strides[1], bm->strides[2], \
     c->strides[0], c->strides[1], c->strides[2], alpha, beta)
@@ -2375,7 +2581,8 @@ static int cu_matmul(tn_tensor *c, tn_tensor *a, tn_tensor *bm, double alpha, do
     int64_t B = c->shape[0], M = c->shape[1], N = c->shape[2], K = a->shape[2];
     if (B == 0 || M == 0 || N == 0) return 0;
     const bool half = c->dtype == TN_F16 || c->dtype == TN_BF16;   /* the header passes half only when a, bm, c share it */
-    bool fl = c->dtype == TN_F32 || c->dtype == TN_F64 || half;
+    const bool cplx = c->dtype == TN_C64 || c->dtype == TN_C128;   /* cublasCgemm / cublasZgemm */
+    bool fl = c->dtype == TN_F32 || c->dtype == TN_F64 || half || cplx;
     bool ar, br, cr;
     int64_t lda, ldb, ldc;
     Scratch sc;
@@ -2396,6 +2603,16 @@ static int cu_matmul(tn_tensor *c, tn_tensor *a, tn_tensor *bm, double alpha, do
         case TN_I32: CU_MATMUL_PLAIN(int32_t, uint32_t); break;
         case TN_I64: CU_MATMUL_PLAIN(int64_t, uint64_t); break;
         case TN_U8: CU_MATMUL_PLAIN(uint8_t, uint8_t); break;
+        case TN_C64: case TN_C128:
+            if (c->dtype == TN_C64)
+                k_matmul_cx<float><<<blocks_for(B * M * N), kThreads>>>(B, M, N, K, (const c64 *)base_of(a), (const c64 *)base_of(bm), (c64 *)base_of(c), a->strides[0],
+                                                                        a->strides[1], a->strides[2], bm->strides[0], bm->strides[1], bm->strides[2],
+                                                                        c->strides[0], c->strides[1], c->strides[2], alpha, beta);
+            else
+                k_matmul_cx<double><<<blocks_for(B * M * N), kThreads>>>(B, M, N, K, (const c128 *)base_of(a), (const c128 *)base_of(bm), (c128 *)base_of(c), a->strides[0],
+                                                                         a->strides[1], a->strides[2], bm->strides[0], bm->strides[1], bm->strides[2],
+                                                                         c->strides[0], c->strides[1], c->strides[2], alpha, beta);
+            break;
         default: return tn_error("%s: not implemented for dtype %s", fn, tn_dtype_name(c->dtype));
         }
         CU_LAUNCHED(fn);
@@ -2421,6 +2638,14 @@ static int cu_matmul(tn_tensor *c, tn_tensor *a, tn_tensor *bm, double alpha, do
         float al = (float)alpha, be = (float)beta;
         s = cublasGemmStridedBatchedEx(h, o1, o2, (int)m_, (int)n_, (int)K, &al, p1, dt, (int)ld1, s1, p2, dt, (int)ld2, s2,
                                        &be, base_of(c), dt, (int)ldc, c->strides[0], (int)B, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    } else if (c->dtype == TN_C64) {
+        const cuComplex al = make_cuComplex((float)alpha, 0), be = make_cuComplex((float)beta, 0);
+        s = cublasCgemmStridedBatched(h, o1, o2, (int)m_, (int)n_, (int)K, &al, (const cuComplex *)p1, (int)ld1, s1, (const cuComplex *)p2, (int)ld2, s2,
+                                      &be, (cuComplex *)base_of(c), (int)ldc, c->strides[0], (int)B);
+    } else if (c->dtype == TN_C128) {
+        const cuDoubleComplex al = make_cuDoubleComplex(alpha, 0), be = make_cuDoubleComplex(beta, 0);
+        s = cublasZgemmStridedBatched(h, o1, o2, (int)m_, (int)n_, (int)K, &al, (const cuDoubleComplex *)p1, (int)ld1, s1, (const cuDoubleComplex *)p2, (int)ld2,
+                                      s2, &be, (cuDoubleComplex *)base_of(c), (int)ldc, c->strides[0], (int)B);
     } else if (c->dtype == TN_F32) {
         float al = (float)alpha, be = (float)beta;
         s = cublasSgemmStridedBatched(h, o1, o2, (int)m_, (int)n_, (int)K, &al, (const float *)p1, (int)ld1, s1, (const float *)p2, (int)ld2, s2,
@@ -3392,12 +3617,109 @@ static int cu_pool2d(tn_tensor *x, tn_tensor *y, tn_tensor *gy, tn_tensor *gx, c
 }
 
 /* ======================================================================= */
+/* 9b. FFT (cuFFT): tn_backend.fft                                           */
+/* ======================================================================= */
+/* Batched transforms over the last 1 to 3 dims of contiguous tensors (the header moves the
+   transformed dims there): one cufftPlanMany per (kind, precision, sizes, batch, device),
+   cached up to kFftPlans plans (the cache is emptied when full), its work area from the
+   unit's allocator for the call, on the legacy default stream as every kernel here. cuFFT
+   is unnormalised: the scale is a kernel after it. c2r overwrites its input, so it reads a
+   copy. */
+static int cufft_fail(const char *what, cufftResult r) { return tn_error("%s: cuFFT error %d", what, (int)r); }
+#define FFT_CHECK(what, call) do { cufftResult r_ = (call); if (r_ != CUFFT_SUCCESS) return cufft_fail(what, r_); } while (0)
+struct FftKey {
+    int kind, dbl, rank, dev;
+    long long n[3], batch;
+    bool operator<(const FftKey &o) const {
+        if (kind != o.kind || dbl != o.dbl || rank != o.rank || dev != o.dev) return kind != o.kind ? kind < o.kind : dbl != o.dbl ? dbl < o.dbl : rank != o.rank ? rank < o.rank : dev < o.dev;
+        for (int k = 0; k < 3; k++)
+            if (n[k] != o.n[k]) return n[k] < o.n[k];
+        return batch < o.batch;
+    }
+};
+struct FftPlans {
+    std::mutex mu;   /* held through a plan's use: its work area is set per call */
+    std::map<FftKey, std::pair<cufftHandle, size_t>> plans;   /* the plan and its work area's size */
+};
+static FftPlans &fft_plans() {
+    static FftPlans *p = new FftPlans();   /* never destroyed: as the allocator */
+    return *p;
+}
+enum { kFftPlans = 64 };
+template <class R> __global__ void k_fft_scale(int64_t n, R *p, R s) { GRID_LOOP(i, n) p[i] *= s; }
+static int cu_fft(int kind, tn_tensor *y, tn_tensor *x, int rank, const int64_t *n, double scale) {
+    const char *fn = "fft";
+    const bool dbl = x->dtype == TN_F64 || x->dtype == TN_C128;
+    if (kind < 0 || kind > 3 || rank < 1 || rank > 3 || x->ndim < rank || y->ndim != x->ndim || x->device != TN_CUDA || y->device != TN_CUDA ||
+        !tn_is_contiguous(x) || !tn_is_contiguous(y))
+        return tn_error("%s: expected contiguous GPU tensors and 1 to 3 transformed dims (kind %d, rank %d)", fn, kind, rank);
+    const int64_t total = tn_numel(y);
+    if (total == 0) return 0;
+    long long nn[3] = {1, 1, 1}, pts = 1;
+    for (int k = 0; k < rank; k++) { nn[k] = n[k]; pts *= n[k]; }
+    const int64_t batch = tn_numel(kind == 3 ? y : x) / pts;   /* the real side holds the signal's points */
+    int dev = 0;
+    CU_CHECK(fn, cudaGetDevice(&dev));
+    FftKey key;
+    key.kind = kind; key.dbl = dbl; key.rank = rank; key.dev = dev; key.batch = batch;
+    for (int k = 0; k < 3; k++) key.n[k] = nn[k];
+    const cufftType type = kind <= 1 ? (dbl ? CUFFT_Z2Z : CUFFT_C2C) : kind == 2 ? (dbl ? CUFFT_D2Z : CUFFT_R2C) : (dbl ? CUFFT_Z2D : CUFFT_C2R);
+    Scratch sc;
+    FftPlans &fp = fft_plans();
+    std::lock_guard<std::mutex> lock(fp.mu);
+    auto it = fp.plans.find(key);
+    if (it == fp.plans.end()) {
+        if (fp.plans.size() >= kFftPlans) {   /* the bound: start over */
+            for (auto &e : fp.plans) cufftDestroy(e.second.first);
+            fp.plans.clear();
+        }
+        cufftHandle h;
+        FFT_CHECK("fft: plan", cufftCreate(&h));
+        size_t work = 0;
+        cufftResult r = cufftSetAutoAllocation(h, 0);
+        if (r == CUFFT_SUCCESS) r = cufftMakePlanMany64(h, rank, nn, NULL, 1, 0, NULL, 1, 0, type, batch, &work);
+        if (r != CUFFT_SUCCESS) {
+            cufftDestroy(h);
+            return cufft_fail("fft: plan", r);
+        }
+        it = fp.plans.emplace(key, std::make_pair(h, work)).first;
+    }
+    const cufftHandle h = it->second.first;
+    void *work = sc.get(it->second.second);
+    if (!work) return -1;
+    FFT_CHECK(fn, cufftSetWorkArea(h, work));
+    FFT_CHECK(fn, cufftSetStream(h, 0));
+    void *in = base_of(x), *out = base_of(y);
+    if (kind == 3) {   /* c2r overwrites its input: a copy */
+        const size_t nb = (size_t)tn_numel(x) * tn_dtype_size(x->dtype);
+        if (!(in = sc.get(nb))) return -1;
+        CU_CHECK(fn, cudaMemcpyAsync(in, base_of(x), nb, cudaMemcpyDeviceToDevice, 0));
+    }
+    const int dir = kind == 0 ? CUFFT_FORWARD : CUFFT_INVERSE;
+    switch (type) {
+    case CUFFT_C2C: FFT_CHECK(fn, cufftExecC2C(h, (cufftComplex *)in, (cufftComplex *)out, dir)); break;
+    case CUFFT_Z2Z: FFT_CHECK(fn, cufftExecZ2Z(h, (cufftDoubleComplex *)in, (cufftDoubleComplex *)out, dir)); break;
+    case CUFFT_R2C: FFT_CHECK(fn, cufftExecR2C(h, (cufftReal *)in, (cufftComplex *)out)); break;
+    case CUFFT_D2Z: FFT_CHECK(fn, cufftExecD2Z(h, (cufftDoubleReal *)in, (cufftDoubleComplex *)out)); break;
+    case CUFFT_C2R: FFT_CHECK(fn, cufftExecC2R(h, (cufftComplex *)in, (cufftReal *)out)); break;
+    default: FFT_CHECK(fn, cufftExecZ2D(h, (cufftDoubleComplex *)in, (cufftDoubleReal *)out)); break;
+    }
+    if (scale != 1.0) {   /* the parts of complex elements alike */
+        const int64_t m = total * (tn_dtype_is_complex(y->dtype) ? 2 : 1);
+        if (dbl) k_fft_scale<double><<<blocks_for(m), kThreads>>>(m, (double *)out, scale);
+        else k_fft_scale<float><<<blocks_for(m), kThreads>>>(m, (float *)out, (float)scale);
+        CU_LAUNCHED(fn);
+    }
+    return 0;
+}
+
+/* ======================================================================= */
 /* 10. the backend table and the unit                                       */
 /* ======================================================================= */
 static const tn_backend cuda_backend = {
     "cuda", cu_alloc, cu_free, cu_copy, cu_fill, cu_unary, cu_binary, cu_ternary, cu_reduce, cu_lane, cu_index,
     cu_nonzero, cu_matmul, cu_random, cu_im2col, cu_pool_argmax, cu_optim, cu_conv2d, cu_batch_norm, cu_pool2d, cu_layer_norm, cu_cross_entropy, cu_attention,
-    cu_check_index, cu_optim_multi, cu_linalg, cu_matmul_ep,
+    cu_check_index, cu_optim_multi, cu_linalg, cu_matmul_ep, cu_fft,
 };
 
 static int u_device_count(void) { int n = 0; return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0; }

@@ -264,7 +264,7 @@ typedef enum tn_dtype {
     TN_F64, TN_I32, TN_I64, TN_U8, TN_BOOL,
     TN_F16, TN_BF16,   /* half precision: stored in 16 bits, computed in float32 registers (CPU and CUDA) */
     TN_I8, TN_I16,     /* torch.int8 (char), torch.int16 (short): CPU only, the GPU unit refuses them */
-    TN_C64, TN_C128,   /* torch.complex64 (cfloat), torch.complex128 (cdouble): (real, imag) pairs of float32/float64; CPU only */
+    TN_C64, TN_C128,   /* torch.complex64 (cfloat), torch.complex128 (cdouble): (real, imag) pairs of float32/float64 (on CUDA: docs/cuda.md) */
     TN_NUM_DTYPES
 } tn_dtype;
 
@@ -2632,8 +2632,8 @@ TNDEF tn_tensor *tn_linalg_lstsq_str(tn_tensor *A, tn_tensor *B, tn_tensor **res
 /* linalg.cond: p NULL (None) or "2", "-2" (singular values), "fro", "nuc", "inf", "-inf", "1",
    "-1" (norm(A) norm(A^{-1}), square A; inf for a singular one). */
 TNDEF tn_tensor *tn_linalg_cond(tn_tensor *A, const char *p);
-/* torch.fft (src/ops/fft.c): the transforms, then the real-valued helpers. On the CPU only:
-   a CUDA tensor is an error ("not on CUDA yet"). Every transform takes PyTorch's keywords and
+/* torch.fft (src/ops/fft.c): the transforms, then the real-valued helpers. On the CPU, and on
+   CUDA through tn_backend.fft (cuFFT). Every transform takes PyTorch's keywords and
    is differentiable (torch's gradients, double backward included). Inputs promote as
    torch.fft's: integers and bool to the default dtype, float16/bfloat16 refused; float32 and
    complex64 compute in single precision, float64 and complex128 in double. norm: NULL or
@@ -5274,6 +5274,18 @@ typedef struct tn_backend {
        cases tn__matmul_ep_declines lets through; returns 1 when it declines (also where
        the library has no algorithm for the case). */
     int (*matmul_ep)(tn_tensor *c, tn_tensor *a, tn_tensor *b, tn_tensor *bias, double alpha, int act);
+    /* Optional (NULL: torch.fft fails on this device). Batched FFTs over the last `rank` dims
+       (1 to 3) of contiguous x into contiguous y (new memory), both on this device, of one
+       precision; n[0..rank) the signal sizes (each >= 1), the batch the leading dims:
+       kind 0  c2c forward (e^-i), complex x and y of n points;
+            1  c2c inverse (e^+i, unnormalised), likewise;
+            2  r2c: real x of n points, complex y of n[rank-1]/2 + 1 points along the last dim
+               (the onesided half, c2c forward along the others);
+            3  c2r: complex x of n[rank-1]/2 + 1 points along the last dim, real y of n
+               (the inverse of 2; x is not modified);
+       every result multiplied by scale. Complex means complex64 (with float32) or complex128
+       (with float64). The unit runs cuFFT (plans cached), the stand-in the CPU's engine. */
+    int (*fft)(int kind, tn_tensor *y, tn_tensor *x, int rank, const int64_t *n, double scale);
 } tn_backend;
 /* The cases the GPU unit's fused attention entry declines (tensor_cuda.cu and the checking
    stand-in both ask here, so they decline alike): the switch TN_CUDA_FUSED_ATTENTION=0, a
@@ -5310,6 +5322,196 @@ static inline bool tn__attention_declines(bool off, tn_tensor *q, tn_tensor *k, 
         if (dn[t] && !tn_is_contiguous(dn[t])) return true;
     return out->shape[nd - 2] != L || out->shape[nd - 1] != Ev || lse->shape[nd - 2] != L;
 }
+
+/* ---- complex64 / complex128: the scalar formulas and the ops that have them ----
+   One definition for the CPU's loops (core/complex.c) and the GPU unit's kernels: a complex
+   element computed in double on a plain struct (no C99 _Complex: the header also compiles
+   as C++ and CUDA), as c10::complex and PyTorch's CPU kernels compute it. */
+typedef struct tn__cplx { double re, im; } tn__cplx;
+TN_HD static inline tn__cplx tn__cx(double re, double im) { tn__cplx z; z.re = re; z.im = im; return z; }
+TN_HD static inline tn__cplx tn__cadd(tn__cplx a, tn__cplx b) { return tn__cx(a.re + b.re, a.im + b.im); }
+TN_HD static inline tn__cplx tn__cmul(tn__cplx a, tn__cplx b) { return tn__cx(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re); }
+TN_HD static inline tn__cplx tn__cscale(tn__cplx a, double s) { return tn__cx(a.re * s, a.im * s); }
+/* c10::complex's scaled division; by zero NaN in both parts, as PyTorch's vectorised
+   CPU kernels give for every numerator (c10's scalar form gives inf/nan parts) */
+TN_HD static inline tn__cplx tn__cdiv(tn__cplx a, tn__cplx b) {
+    const double c = b.re, d = b.im, ac = fabs(c), ad = fabs(d);
+    if (ac >= ad) {
+        if (ac == 0 && ad == 0) return tn__cx(NAN, NAN);
+        const double rat = d / c, scl = 1.0 / (c + d * rat);
+        return tn__cx((a.re + a.im * rat) * scl, (a.im - a.re * rat) * scl);
+    }
+    const double rat = c / d, scl = 1.0 / (d + c * rat);
+    return tn__cx((a.re * rat + a.im) * scl, (a.im * rat - a.re) * scl);
+}
+TN_HD static inline double tn__cabs(tn__cplx z) { return hypot(z.re, z.im); }
+TN_HD static inline tn__cplx tn__cexp(tn__cplx z) {
+    if (z.im == 0) return tn__cx(exp(z.re), z.im);   /* a real argument keeps its signed zero */
+    const double e = exp(z.re);
+    return tn__cx(e * cos(z.im), e * sin(z.im));
+}
+TN_HD static inline tn__cplx tn__clog(tn__cplx z) { return tn__cx(log(tn__cabs(z)), atan2(z.im, z.re)); }
+TN_HD static inline tn__cplx tn__csqrt(tn__cplx z) {
+    const double x = z.re, y = z.im;
+    if (x == 0 && y == 0) return tn__cx(0, y);
+    if (isinf(y)) return tn__cx(INFINITY, y);
+    if (x != x) return tn__cx(x, y != y ? y : NAN);
+    if (isinf(x)) return x > 0 ? tn__cx(x, y != y ? y : copysign(0.0, y)) : tn__cx(y != y ? y : 0.0, copysign(INFINITY, y));
+    const double t = sqrt((fabs(x) + hypot(x, y)) * 0.5);
+    return x >= 0 ? tn__cx(t, y / (2 * t)) : tn__cx(fabs(y) / (2 * t), copysign(t, y));
+}
+TN_HD static inline tn__cplx tn__csin(tn__cplx z) { return tn__cx(sin(z.re) * cosh(z.im), cos(z.re) * sinh(z.im)); }
+TN_HD static inline tn__cplx tn__ccos(tn__cplx z) { return tn__cx(cos(z.re) * cosh(z.im), -sin(z.re) * sinh(z.im)); }
+TN_HD static inline tn__cplx tn__csinh(tn__cplx z) { return tn__cx(sinh(z.re) * cos(z.im), cosh(z.re) * sin(z.im)); }
+TN_HD static inline tn__cplx tn__ccosh(tn__cplx z) { return tn__cx(cosh(z.re) * cos(z.im), sinh(z.re) * sin(z.im)); }
+TN_HD static inline tn__cplx tn__ctanh(tn__cplx z) {   /* Kahan's formula (as C libraries' ctanh): no overflow for large |re| */
+    const double x = z.re, y = z.im;
+    if (y == 0) return tn__cx(tanh(x), y);
+    if (fabs(x) > 22) { const double e = exp(-2 * fabs(x)); return tn__cx(copysign(1.0, x), 4 * sin(y) * cos(y) * e); }
+    const double t = tan(y), b = 1 + t * t, sh = sinh(x), c = sqrt(1 + sh * sh), den = 1 + b * sh * sh;
+    return tn__cx(b * c * sh / den, t / den);
+}
+TN_HD static inline tn__cplx tn__ctan(tn__cplx z) { tn__cplx t = tn__ctanh(tn__cx(-z.im, z.re)); return tn__cx(t.im, -t.re); }   /* -i tanh(iz) */
+TN_HD static inline tn__cplx tn__cpow(tn__cplx a, tn__cplx b) {
+    if (b.re == 0 && b.im == 0) return tn__cx(1, 0);
+    if (a.re == 0 && a.im == 0 && b.im == 0 && b.re > 0) return tn__cx(0, 0);
+    if (b.im == 0 && b.re == 1) return a;
+    if (b.im == 0 && b.re == 2) return tn__cmul(a, a);
+    return tn__cexp(tn__cmul(b, tn__clog(a)));
+}
+TN_HD static inline tn__cplx tn__csgn(tn__cplx z) {
+    if (z.re == 0 && z.im == 0) return tn__cx(0, 0);
+    const double a = tn__cabs(z);
+    return tn__cx(z.re / a, z.im / a);
+}
+/* The inverse functions: Kahan's formulas ("Branch cuts for complex elementary functions",
+   as C libraries' casin/cacos/cacosh/catanh): square roots of 1 -+ z whose signed zeros
+   put the branch cuts where std::asin etc. have them, no cancellation near the cuts. */
+TN_HD static inline tn__cplx tn__casin(tn__cplx z) {
+    const tn__cplx s1 = tn__csqrt(tn__cx(1 - z.re, -z.im)), s2 = tn__csqrt(tn__cx(1 + z.re, z.im));
+    return tn__cx(atan2(z.re, s1.re * s2.re - s1.im * s2.im), asinh(s1.re * s2.im - s1.im * s2.re));
+}
+TN_HD static inline tn__cplx tn__cacos(tn__cplx z) {
+    const tn__cplx s1 = tn__csqrt(tn__cx(1 - z.re, -z.im)), s2 = tn__csqrt(tn__cx(1 + z.re, z.im));
+    return tn__cx(2 * atan2(s1.re, s2.re), asinh(s2.re * s1.im - s2.im * s1.re));
+}
+TN_HD static inline tn__cplx tn__cacosh(tn__cplx z) {
+    const tn__cplx s1 = tn__csqrt(tn__cx(z.re - 1, z.im)), s2 = tn__csqrt(tn__cx(z.re + 1, z.im));
+    return tn__cx(asinh(s1.re * s2.re + s1.im * s2.im), 2 * atan2(s1.im, s2.re));
+}
+TN_HD static inline tn__cplx tn__catanh(tn__cplx z) {
+    const double x = z.re, y = z.im, ax = fabs(x);
+    if (y == 0 && ax <= 1) return tn__cx(atanh(x), y);   /* the real axis keeps its signed zero */
+    return tn__cx(0.25 * log1p(4 * x / ((1 - x) * (1 - x) + y * y)), 0.5 * atan2(2 * y, (1 - x) * (1 + x) - y * y));
+}
+/* asinh(z) = -i asin(iz), atan(z) = -i atanh(iz) */
+TN_HD static inline tn__cplx tn__casinh(tn__cplx z) { const tn__cplx t = tn__casin(tn__cx(-z.im, z.re)); return tn__cx(t.im, -t.re); }
+TN_HD static inline tn__cplx tn__catan(tn__cplx z) { const tn__cplx t = tn__catanh(tn__cx(-z.im, z.re)); return tn__cx(t.im, -t.re); }
+
+/* A unary op (TN_UNARY_OPS) with a complex result on one element: the CPU's loops and the
+   GPU unit's kernels both call it. f32: a complex64 element (sinc rounds pi z to float
+   first, as ATen: sin grows like e^|Im|). ABS and the predicates have real results. */
+TN_HD static inline tn__cplx tn__cunary(int op, tn__cplx x, bool f32) {
+    switch (op) {
+    case NEG: return tn__cx(-x.re, -x.im);
+    case SIGN: return tn__csgn(x);
+    case SQUARE: return tn__cmul(x, x);
+    case EXP: return tn__cexp(x);
+    case LOG: return tn__clog(x);
+    case LOG2: return tn__cscale(tn__clog(x), 1 / 0.69314718055994530942);   /* log(z) / log(2): part by part */
+    case LOG10: return tn__cscale(tn__clog(x), 1 / 2.30258509299404568402);
+    case SQRT: return tn__csqrt(x);
+    case RSQRT: return tn__cdiv(tn__cx(1, 0), tn__csqrt(x));
+    case RECIPROCAL: return tn__cdiv(tn__cx(1, 0), x);
+    case SIN: return tn__csin(x);
+    case COS: return tn__ccos(x);
+    case TAN: return tn__ctan(x);
+    case SINH: return tn__csinh(x);
+    case COSH: return tn__ccosh(x);
+    case TANH: return tn__ctanh(x);
+    case SIGMOID: return tn__cdiv(tn__cx(1, 0), tn__cadd(tn__cx(1, 0), tn__cexp(tn__cx(-x.re, -x.im))));
+    case ASIN: return tn__casin(x);
+    case ACOS: return tn__cacos(x);
+    case ATAN: return tn__catan(x);
+    case ASINH: return tn__casinh(x);
+    case ACOSH: return tn__cacosh(x);
+    case ATANH: return tn__catanh(x);
+    case SINC: {
+        if (x.re == 0 && x.im == 0) return tn__cx(1, 0);
+        const double pi = 3.14159265358979323846;
+        const tn__cplx pz = f32 ? tn__cx((float)pi * (float)x.re, (float)pi * (float)x.im) : tn__cx(pi * x.re, pi * x.im);
+        return tn__cdiv(tn__csin(pz), pz);
+    }
+    case SILU: return tn__cdiv(x, tn__cadd(tn__cx(1, 0), tn__cexp(tn__cx(-x.re, -x.im))));   /* ATen's x / (1 + exp(-x)) */
+    default: return x;
+    }
+}
+/* A binary op with a complex result (ADD, SUB with alpha; MUL, DIV, POW) on one element. */
+TN_HD static inline tn__cplx tn__cbinary(int op, tn__cplx a, tn__cplx b, double alpha) {
+    switch (op) {
+    case ADD: return tn__cx(a.re + alpha * b.re, a.im + alpha * b.im);
+    case SUB: return tn__cx(a.re - alpha * b.re, a.im - alpha * b.im);
+    case MUL: return tn__cmul(a, b);
+    case DIV: return tn__cdiv(a, b);
+    default: return tn__cpow(a, b);
+    }
+}
+/* LERP (c + b (a - c), weight b), ADDCMUL (c + v a b) and ADDCDIV (c + v a / b) on one element. */
+TN_HD static inline tn__cplx tn__cternary(int op, tn__cplx c, tn__cplx a, tn__cplx b, double value) {
+    const tn__cplx v = tn__cx(value, 0);
+    switch (op) {
+    case ADDCMUL: return tn__cadd(c, tn__cmul(v, tn__cmul(a, b)));
+    case ADDCDIV: return tn__cadd(c, tn__cmul(v, tn__cdiv(a, b)));
+    default:   /* LERP: |w| < 0.5, as ATen */
+        return tn__cabs(b) < 0.5 ? tn__cadd(c, tn__cmul(b, tn__cadd(a, tn__cscale(c, -1))))
+                                 : tn__cadd(a, tn__cscale(tn__cmul(tn__cadd(a, tn__cscale(c, -1)), tn__cx(1 - b.re, -b.im)), -1));
+    }
+}
+/* The unary ops defined for complex operands (the others fail; ABS and ANGLE's callers
+   give a real output: ABS here writes the real dtype). SIGN computes sgn (z / |z|):
+   tn_sign refuses complex before it gets here, as PyTorch. */
+static inline bool tn__complex_unary_ok(int op) {
+    switch (op) {
+    case NEG: case ABS: case SIGN: case SQUARE: case EXP: case LOG: case LOG2: case LOG10: case SQRT: case RSQRT:
+    case RECIPROCAL: case SIN: case COS: case TAN: case SINH: case COSH: case TANH: case SIGMOID:
+    case ASIN: case ACOS: case ATAN: case ASINH: case ACOSH: case ATANH: case SINC: case SILU:
+    case ISNAN: case ISINF: case ISFINITE: case LOGICAL_NOT: return true;
+    default: return false;
+    }
+}
+static inline bool tn__complex_binary_ok(int op) {
+    return op == ADD || op == SUB || op == MUL || op == DIV || op == POW || op == EQ || op == NE ||
+           op == LOGICAL_AND || op == LOGICAL_OR || op == LOGICAL_XOR;
+}
+/* The complex64/complex128 cases the GPU unit (tensor_cuda.cu) has kernels for, by backend
+   entry: the elementwise ops with a complex formula above (the CPU's), where, lerp, addcmul,
+   addcdiv, sum and prod, cumprod (prod's gradient), gather/scatter/scatter-add, copies,
+   fills and matmul. The unit and the checking stand-in both ask here and decline alike, with
+   tn__cuda_complex_decline's error (the CPU has no other complex cases of these entries
+   today: the table keeps the two in step when it gains one). */
+enum { TN__CX_UNARY, TN__CX_BINARY, TN__CX_TERNARY, TN__CX_REDUCE, TN__CX_LANE, TN__CX_INDEX };
+static inline bool tn__cuda_complex_has(int entry, int op) {
+    switch (entry) {
+    case TN__CX_UNARY: return tn__complex_unary_ok(op);
+    case TN__CX_BINARY: return tn__complex_binary_ok(op);
+    case TN__CX_TERNARY: return op == WHERE || op == LERP || op == ADDCMUL || op == ADDCDIV;
+    case TN__CX_REDUCE: return op == SUM || op == PROD;
+    case TN__CX_INDEX: return op == GATHER || op == SCATTER || op == SCATTER_ADD;
+    case TN__CX_LANE: return op == CUMPROD;
+    default: return false;
+    }
+}
+#define TN__CX_NAME(name) #name,
+static inline int tn__cuda_complex_decline(int entry, int op, tn_dtype dtype) {
+    static const char *const unary[] = {TN_UNARY_OPS(TN__CX_NAME) ""}, *const binary[] = {TN_BINARY_OPS(TN__CX_NAME) ""},
+                             *const ternary[] = {TN_TERNARY_OPS(TN__CX_NAME) ""}, *const reduce[] = {TN_REDUCE_OPS(TN__CX_NAME) ""},
+                             *const lane[] = {TN_LANE_OPS(TN__CX_NAME) ""}, *const index[] = {TN_INDEX_MODES(TN__CX_NAME) ""};
+    static const char *const *const names[] = {unary, binary, ternary, reduce, lane, index};
+    static const char *const entries[] = {"unary", "binary", "ternary", "reduce", "lane", "index"};
+    return tn_error("%s op %s: dtype %s has no kernel for this op on CUDA yet (complex on the GPU: copies, elementwise ops, sum, prod, matmul, FFTs)",
+                    entries[entry], names[entry][op], tn_dtype_name(dtype));
+}
+#undef TN__CX_NAME
 
 /* Device-side checks (PyTorch's device-side asserts, without the abort). A slot {flag,
    value} in host memory that the device writes (a kernel that finds a bad value stores

@@ -82,6 +82,7 @@ TEST(shared_philox_draw) {
 #include "cuda_cases_half.h"
 #include "cuda_cases_linalg.h"
 #include "cuda_cases_epilogue.h"
+#include "cuda_cases_complex.h"
 #include "nosync_cases.h"
 
 /* ---- with the real GPU unit only ---- */
@@ -196,6 +197,9 @@ int main(void) {
     RUN(gpu_linalg_errors);
     RUN(gpu_linalg_more_match_cpu);
     RUN(gpu_linalg_more_errors);
+    RUN(gpu_complex_ops_match_cpu);
+    RUN(gpu_complex_declines);
+    RUN(gpu_fft_match_cpu);
     RUN(gpu_half_bit_conversions);
     RUN(gpu_half_storage);
     RUN(gpu_copy_packs);

@@ -12,7 +12,8 @@ check() { if eval "$2"; then p=$((p + 1)); else f=$((f + 1)); echo "FAIL $1"; ec
 mkdir -p "$d/cuda/bin" "$d/cuda/include" "$d/cuda/lib64" "$d/bin" "$d/site/nvidia/cudnn/include" "$d/site/nvidia/cudnn/lib" "$d/empty"
 printf '#!/bin/sh\necho "Cuda compilation tools, release 12.4, V12.4.131"\n' > "$d/cuda/bin/nvcc"
 printf '#define CUBLAS_VER_MAJOR 12\n#define CUBLAS_VER_MINOR 4\n#define CUBLAS_VER_PATCH 5\n' > "$d/cuda/include/cublas_api.h"
-touch "$d/cuda/lib64/libcublas.so" "$d/cuda/lib64/libcudart.so" "$d/cuda/lib64/libcusolver.so"
+touch "$d/cuda/lib64/libcublas.so" "$d/cuda/lib64/libcudart.so" "$d/cuda/lib64/libcusolver.so" "$d/cuda/lib64/libcufft.so"
+printf '#define CUFFT_VER_MAJOR 11\n#define CUFFT_VER_MINOR 2\n#define CUFFT_VER_PATCH 1\n' > "$d/cuda/include/cufft.h"
 printf '  #define CUSOLVER_VER_MAJOR 12\n  #define CUSOLVER_VER_MINOR 0\n  #define CUSOLVER_VER_PATCH 4\n' > "$d/cuda/include/cusolver_common.h"   # indented, as the real one
 # pip's layout: nvidia/cudnn with libcudnn.so.9 (and a longer name) but no libcudnn.so
 touch "$d/site/nvidia/cudnn/include/cudnn.h" "$d/site/nvidia/cudnn/lib/libcudnn.so.9" "$d/site/nvidia/cudnn/lib/libcudnn.so.9.1.0"
@@ -40,6 +41,7 @@ check "pip cuDNN: its directory searched and on the rpath" 'echo "$out" | grep -
 check "pip cuDNN: the version" 'echo "$out" | grep -q "^cuDNN: *9.1.0 "'
 check "CUDA and cuBLAS versions" 'echo "$out" | grep -q "^CUDA: *12.4 " && echo "$out" | grep -q "^cuBLAS: *12.4.5 ($d/cuda/lib64 -lcublas)"'
 check "cuSOLVER version and library" 'echo "$out" | grep -q "^cuSOLVER: *12.0.4 ($d/cuda/lib64 -lcusolver)"'
+check "cuFFT version and library" 'echo "$out" | grep -q "^cuFFT: *11.2.1 ($d/cuda/lib64 -lcufft)"'
 check "the interpreter is TN_BENCH_PYTHON" 'echo "$out" | grep -q "^python: *$d/bin/fakepy" && echo "$out" | grep -q "PY=$d/bin/fakepy"'
 check "pip's libraries on LD_LIBRARY_PATH" 'echo "$out" | grep -q "^LD_LIBRARY_PATH=$d/site/nvidia/cudnn/lib:$d/cuda/lib64\(:\|$\)"'
 check "cuDNN is built in" 'echo "$out" | grep -q " CUDNN=1 "'
@@ -77,7 +79,7 @@ out=$(make -n build/cuda/tensor_cuda.o CUDNN=0 2>&1); rc=$?
 check "make CUDNN=0 builds without cuDNN" '[ $rc -eq 0 ] && echo "$out" | grep -q "nvcc.*-DTN_NO_CUDNN"'
 out=$(make -n lib/libtensor_cuda.so CUDA_HOME="$d/cuda" CUDNN=1 CUDNN_INC="$d/site/nvidia/cudnn/include" CUDNN_LINK=-l:libcudnn.so.9 \
       CUDA_LIBDIRS="$d/site/nvidia/cudnn/lib" 2>&1); rc=$?
-check "make: the pip link line" '[ $rc -eq 0 ] && echo "$out" | grep -q -- "-L$d/site/nvidia/cudnn/lib -Wl,-rpath,$d/site/nvidia/cudnn/lib .*-l:libcudnn.so.9 -lcusolver -lcublas"'
+check "make: the pip link line" '[ $rc -eq 0 ] && echo "$out" | grep -q -- "-L$d/site/nvidia/cudnn/lib -Wl,-rpath,$d/site/nvidia/cudnn/lib .*-l:libcudnn.so.9 -lcusolver -lcufft -lcublas"'
 check "make: cudnn.h from CUDNN_INC" 'echo "$out" | grep -q "nvcc.* -I$d/site/nvidia/cudnn/include "'
 check "the benchmark has no compiled-in interpreter" '! grep -q "/usr/bin/python3" bench/bench_cuda.c && grep -q TN_BENCH_PYTHON bench/bench_cuda.c'
 

@@ -178,16 +178,19 @@ if b=$(find_header cublas_api.h); then BLAS_VER=$(hdr_version "$b/cublas_api.h" 
 SOLVER_LIB="" SOLVER_LINK="-lcusolver" SOLVER_VER=""   # cuSOLVER: torch.linalg's factorizations
 if r=$(find_lib cusolver); then SOLVER_LIB=${r% *}; SOLVER_LINK=${r#* }; fi
 if b=$(find_header cusolver_common.h); then SOLVER_VER=$(hdr_version "$b/cusolver_common.h" CUSOLVER_VER_MAJOR CUSOLVER_VER_MINOR CUSOLVER_VER_PATCH); fi
+FFT_LIB="" FFT_LINK="-lcufft" FFT_VER=""   # cuFFT: torch.fft
+if r=$(find_lib cufft); then FFT_LIB=${r% *}; FFT_LINK=${r#* }; fi
+if b=$(find_header cufft.h); then FFT_VER=$(hdr_version "$b/cufft.h" CUFFT_VER_MAJOR CUFFT_VER_MINOR CUFFT_VER_PATCH); fi
 RT_LIB=""
 if r=$(find_lib cudart); then RT_LIB=${r% *}; fi
 EXTRA_LIBDIRS=""   # beyond the CUDA tree's lib64/ and lib/, which the Makefile links and rpaths itself
-for d in $DNN_LIB $BLAS_LIB $SOLVER_LIB $RT_LIB; do
+for d in $DNN_LIB $BLAS_LIB $SOLVER_LIB $FFT_LIB $RT_LIB; do
     case " $EXTRA_LIBDIRS $CUDA_HOME/lib64 $CUDA_HOME/lib " in *" $d "*) ;; *) EXTRA_LIBDIRS="$EXTRA_LIBDIRS${EXTRA_LIBDIRS:+ }$d" ;; esac
 done
 # cuDNN 9 loads its engine libraries (and pip's cuDNN its pip cuBLAS) by name at run time:
 # the directories found, then every pip nvidia/*/lib, go on the search path too
 RUNDIRS=""
-for d in $DNN_LIB $BLAS_LIB $SOLVER_LIB $RT_LIB $(for p in $PIPDIRS; do echo "$p/lib"; done); do
+for d in $DNN_LIB $BLAS_LIB $SOLVER_LIB $FFT_LIB $RT_LIB $(for p in $PIPDIRS; do echo "$p/lib"; done); do
     [ -d "$d" ] && case ":$RUNDIRS:" in *":$d:"*) ;; *) RUNDIRS="$RUNDIRS${RUNDIRS:+:}$d" ;; esac
 done
 export LD_LIBRARY_PATH="$RUNDIRS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -205,6 +208,7 @@ else echo "arch:     the default list (CUDA_ARCH in the Makefile)"; fi
 echo "CUDA:     ${CUDA_VER:-?} (nvcc $NVCC_BIN, CUDA_HOME $CUDA_HOME)"
 echo "cuBLAS:   ${BLAS_VER:-?} (${BLAS_LIB:-not found} $BLAS_LINK)"
 echo "cuSOLVER: ${SOLVER_VER:-?} (${SOLVER_LIB:-not found} $SOLVER_LINK)"
+echo "cuFFT:    ${FFT_VER:-?} (${FFT_LIB:-not found} $FFT_LINK)"
 if [ "$USE_CUDNN" = 1 ]; then echo "cuDNN:    ${DNN_VER:-?} (cudnn.h in $DNN_INC; $DNN_LIB $DNN_LINK)"
 elif [ "$WANT_CUDNN" = 0 ]; then echo "cuDNN:    not used (CUDNN=0): convolution takes im2col + cuBLAS"
 else echo "cuDNN:    not found: convolution takes im2col + cuBLAS (CUDNN=1 makes this an error)"; fi
@@ -216,7 +220,7 @@ recap probe ok $((SECONDS - START)) gpu_check.log "${GPU:-no GPU}"
 
 # ---- 2. build ----
 MAKEARGS=(CUDA_HOME="$CUDA_HOME" NVCC="$NVCC_BIN" CUDNN="$USE_CUDNN" CUDNN_INC="$DNN_INC" CUDNN_LINK="$DNN_LINK"
-          CUBLAS_LINK="$BLAS_LINK" CUBLASLT_LINK="$LT_LINK" CUSOLVER_LINK="$SOLVER_LINK" CUDA_LIBDIRS="$EXTRA_LIBDIRS" ZLIB="$ZL")
+          CUBLAS_LINK="$BLAS_LINK" CUBLASLT_LINK="$LT_LINK" CUSOLVER_LINK="$SOLVER_LINK" CUFFT_LINK="$FFT_LINK" CUDA_LIBDIRS="$EXTRA_LIBDIRS" ZLIB="$ZL")
 [ -n "$ARCH" ] && MAKEARGS+=(CUDA_ARCH="$ARCH")
 [ -n "$PY" ] && MAKEARGS+=(PY="$PY")
 TARGETS=(lib/libtensor.so lib/libtensor_cuda.so build/cuda/test_cuda build/cuda/bench_cuda build/cuda/fashion_mlp build/cuda/fashion_cnn)

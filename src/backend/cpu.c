@@ -166,6 +166,7 @@ static const tn_backend tn__cpu_backend = {
     NULL,   /* optim_multi: optim/optim.c runs the CPU's multi-tensor step itself */
     NULL,   /* linalg: src/ops/linalg_*.c run their own kernels on the CPU */
     NULL,   /* matmul_ep: the CPU's GEMM has its own epilogue (src/ops/linalg.c) */
+    NULL,   /* fft: src/ops/fft.c runs its own engine on the CPU */
 };
 
 static const tn_backend *tn__cpu_backend_get(void) { return &tn__cpu_backend; }

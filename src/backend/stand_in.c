@@ -5,6 +5,9 @@ static int tn__stand_in_bad(const char *op, const char *what, const tn_tensor *t
 }
 #define TN__SI_DEV(op, t) do { if ((t) && (t)->device != TN_CUDA) return tn__stand_in_bad(op, #t, (t)); } while (0)
 #define TN__SI_DEV_OR_SCALAR(op, t) do { if ((t) && (t)->device != TN_CUDA && (t)->ndim != 0) return tn__stand_in_bad(op, #t, (t)); } while (0)
+/* the complex cases the unit has no kernel for: declined alike (src/api.h) */
+#define TN__SI_COMPLEX(kind, op, t) \
+    do { if (tn_dtype_is_complex((t)->dtype) && !tn__cuda_complex_has(kind, op)) return tn__cuda_complex_decline(kind, op, (t)->dtype); } while (0)
 /* The unit's transfer counters (tn_cuda_stats), counted where the unit counts them: every
    copy between host and device is synchronous there (an upload from pageable memory waits
    for the queue first), so each one is a synchronisation too. */
@@ -26,10 +29,11 @@ static int tn__si_copy(tn_tensor *dst, tn_tensor *src) {
 }
 static int tn__si_fill(tn_tensor *t, double v) { TN__SI_DEV("fill", t); return TN__SI_RUN(tn__cpu_fill(t, v)); }
 static int tn__si_unary(tn_unary_op op, tn_tensor *out, tn_tensor *x, const double *p) {
-    TN__SI_DEV("unary", out); TN__SI_DEV_OR_SCALAR("unary", x); return TN__SI_RUN(tn__cpu_unary(op, out, x, p));
+    TN__SI_DEV("unary", out); TN__SI_DEV_OR_SCALAR("unary", x); TN__SI_COMPLEX(TN__CX_UNARY, op, x); return TN__SI_RUN(tn__cpu_unary(op, out, x, p));
 }
 static int tn__si_binary(tn_binary_op op, tn_tensor *out, tn_tensor *a, tn_tensor *b, double al) {
     TN__SI_DEV("binary", out); TN__SI_DEV_OR_SCALAR("binary", a); TN__SI_DEV_OR_SCALAR("binary", b);
+    TN__SI_COMPLEX(TN__CX_BINARY, op, a);
     if ((op == FLOOR_DIVIDE || op == REMAINDER || op == FMOD) && !tn_dtype_is_floating(a->dtype) && b->device == TN_CUDA) {
         /* as the unit: a zero divisor on the device is reported at the next synchronisation */
         tn_tensor bv = tn__shallow(b);
@@ -54,14 +58,16 @@ static int tn__si_binary(tn_binary_op op, tn_tensor *out, tn_tensor *a, tn_tenso
 }
 static int tn__si_ternary(tn_ternary_op op, tn_tensor *out, tn_tensor *a, tn_tensor *b, tn_tensor *c, double v) {
     TN__SI_DEV("ternary", out); TN__SI_DEV_OR_SCALAR("ternary", a); TN__SI_DEV_OR_SCALAR("ternary", b); TN__SI_DEV_OR_SCALAR("ternary", c);
+    TN__SI_COMPLEX(TN__CX_TERNARY, op, out);
     return TN__SI_RUN(tn__cpu_ternary(op, out, a, b, c, v));
 }
-static int tn__si_reduce(tn_reduce_op op, tn_tensor *out, tn_tensor *x) { TN__SI_DEV("reduce", out); TN__SI_DEV("reduce", x); return TN__SI_RUN(tn__cpu_reduce(op, out, x)); }
+static int tn__si_reduce(tn_reduce_op op, tn_tensor *out, tn_tensor *x) {
+    TN__SI_DEV("reduce", out); TN__SI_DEV("reduce", x); TN__SI_COMPLEX(TN__CX_REDUCE, op, x); return TN__SI_RUN(tn__cpu_reduce(op, out, x)); }
 static int tn__si_lane(tn_lane_op op, tn_tensor *out, tn_tensor *out1, tn_tensor *x, int64_t d, int f) {
-    TN__SI_DEV("lane", out); TN__SI_DEV("lane", out1); TN__SI_DEV("lane", x); return TN__SI_RUN(tn__cpu_lane(op, out, out1, x, d, f));
+    TN__SI_DEV("lane", out); TN__SI_DEV("lane", out1); TN__SI_DEV("lane", x); TN__SI_COMPLEX(TN__CX_LANE, op, x); return TN__SI_RUN(tn__cpu_lane(op, out, out1, x, d, f));
 }
 static int tn__si_index(tn_index_mode m, tn_tensor *dst, tn_tensor *src, tn_tensor *const *idx, const int64_t *is, int k) {
-    TN__SI_DEV("index", dst); TN__SI_DEV("index", src);
+    TN__SI_DEV("index", dst); TN__SI_DEV("index", src); TN__SI_COMPLEX(TN__CX_INDEX, m, dst);
     for (int j = 0; j < k; j++) TN__SI_DEV("index", idx[j]);
     return TN__SI_RUN(tn__cpu_index(m, dst, src, idx, is, k));
 }
@@ -421,13 +427,60 @@ static int tn__si_linalg(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor 
     tn__si_inside--;
     return r;
 }
+/* the fft entry's contract (src/api.h), served by the CPU's engine on the same host memory,
+   pass by pass as src/ops/fft.c runs it on the CPU (so the results are the CPU's bits) */
+static int tn__si_fft(int kind, tn_tensor *y, tn_tensor *x, int rank, const int64_t *n, double scale) {
+    tn_tensor *const ts[2] = {y, x};
+    if (tn__si_dense("fft", ts, 2)) return -1;
+    const bool cin = kind != 2, cout = kind != 3;
+    const tn_dtype rt = tn_dtype_is_complex(x->dtype) ? tn_dtype_to_real(x->dtype) : x->dtype;
+    if (rank < 1 || rank > 3 || x->ndim < rank || y->ndim != x->ndim || tn_dtype_is_complex(x->dtype) != cin || tn_dtype_is_complex(y->dtype) != cout ||
+        (rt != TN_F32 && rt != TN_F64) || (tn_dtype_is_complex(y->dtype) ? tn_dtype_to_real(y->dtype) : y->dtype) != rt)
+        return TN__FAIL_INT("stand-in GPU: fft: kind %d of %s %s into %s %s over %d dims", kind, tn_dtype_name(x->dtype), TN__SHAPE(x), tn_dtype_name(y->dtype),
+                            TN__SHAPE(y), rank);
+    const int nd = x->ndim, b = nd - rank, dbl = rt == TN_F64;
+    for (int k = 0; k < rank; k++) {
+        const int64_t last = kind == 0 || kind == 1 || k < rank - 1 ? n[k] : n[k] / 2 + 1;
+        if (x->shape[b + k] != (kind == 3 ? last : n[k]) || y->shape[b + k] != (kind == 2 ? last : n[k]))
+            return TN__FAIL_INT("stand-in GPU: fft: sizes %s and %s for the signal sizes given", TN__SHAPE(x), TN__SHAPE(y));
+    }
+    if (tn_numel(y) == 0) return 0;
+    tn__si_inside++;
+    int r = 0;
+    /* c2c passes in place over dims [from, to) of the complex buffer c of shape sh, the last one scaled */
+#define TN__SI_C2C(c, sh, from, to, fwd, sc) \
+    for (int d = (from); d < (to) && !r; d++) \
+        r = tn__fft_along((fwd) ? TN__FFT_FWD : TN__FFT_BWD, (sh)[d], dbl, (c), (sh)[d], (c), (sh)[d], tn__numel((sh), d), tn__numel((sh) + d + 1, nd - d - 1), \
+                          d == (to) - 1 ? (sc) : 1.0)
+    const int64_t nx = x->shape[nd - 1], ny = y->shape[nd - 1];
+    if (kind == 0 || kind == 1) {
+        memcpy(tn_data_ptr(y), tn_data_ptr(x), (size_t)tn_numel(x) * tn_dtype_size(x->dtype));
+        TN__SI_C2C(tn_data_ptr(y), y->shape, b, nd, kind == 0, scale);
+    } else if (kind == 2) {
+        r = tn__fft_along(TN__FFT_R2C, nx, dbl, tn_data_ptr(x), nx, tn_data_ptr(y), ny, tn__numel(x->shape, nd - 1), 1, rank == 1 ? scale : 1.0);
+        TN__SI_C2C(tn_data_ptr(y), y->shape, b, nd - 1, true, scale);
+    } else {
+        void *t = TN_MALLOC((size_t)tn_numel(x) * tn_dtype_size(x->dtype));
+        if (!t) r = TN__FAIL_INT("stand-in GPU: fft: out of memory");
+        else {
+            memcpy(t, tn_data_ptr(x), (size_t)tn_numel(x) * tn_dtype_size(x->dtype));
+            TN__SI_C2C(t, x->shape, b, nd - 1, false, 1.0);
+            if (!r) r = tn__fft_along(TN__FFT_C2R, ny, dbl, t, nx, tn_data_ptr(y), ny, tn__numel(y->shape, nd - 1), 1, scale);
+            TN_FREE(t);
+        }
+    }
+#undef TN__SI_C2C
+    tn__si_inside--;
+    return r;
+}
 #undef TN__SI_DEV
 #undef TN__SI_DEV_OR_SCALAR
+#undef TN__SI_COMPLEX
 static const tn_backend tn__stand_in_backend = {
     "cuda (stand-in)", tn__cpu_alloc, tn__cpu_free, tn__si_copy, tn__si_fill, tn__si_unary, tn__si_binary, tn__si_ternary,
     tn__si_reduce, tn__si_lane, tn__si_index, tn__si_nonzero, tn__si_matmul, tn__si_random,
     tn__si_im2col, tn__si_pool, tn__si_optim, tn__si_conv2d, tn__si_batch_norm, tn__si_pool2d, tn__si_layer_norm, tn__si_cross_entropy, tn__si_attention,
-    tn__si_check_index, tn__si_optim_multi, tn__si_linalg, tn__si_matmul_ep,
+    tn__si_check_index, tn__si_optim_multi, tn__si_linalg, tn__si_matmul_ep, tn__si_fft,
 };
 
 /* ---- the stand-in with unreadable "device" memory (tn_debug_cuda_stand_in_unreadable) ----
@@ -522,12 +575,13 @@ TN__SIU(int, attention, (tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor *m,
 TN__SIU(int, check_index, (tn_tensor *o, tn_tensor *idx, int64_t size, int flags, int64_t skip, int64_t *err), (o, idx, size, flags, skip, err))
 TN__SIU(int, linalg, (tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor *c, tn_tensor *p, tn_tensor *info, int flag), (op, a, b, c, p, info, flag))
 TN__SIU(int, matmul_ep, (tn_tensor *c, tn_tensor *a, tn_tensor *b, tn_tensor *bias, double al, int act), (c, a, b, bias, al, act))
+TN__SIU(int, fft, (int kind, tn_tensor *y, tn_tensor *x, int rank, const int64_t *n, double scale), (kind, y, x, rank, n, scale))
 #undef TN__SIU
 static const tn_backend tn__stand_in_unreadable_backend = {
     "cuda (stand-in, unreadable memory)", tn__siu_alloc, tn__siu_free, tn__siu_copy, tn__siu_fill, tn__siu_unary, tn__siu_binary, tn__siu_ternary,
     tn__siu_reduce, tn__siu_lane, tn__siu_index, tn__siu_nonzero, tn__siu_matmul, tn__siu_random,
     tn__siu_im2col, tn__siu_pool, tn__siu_optim, tn__siu_conv2d, tn__siu_batch_norm, tn__siu_pool2d, tn__siu_layer_norm, tn__siu_cross_entropy, tn__siu_attention,
-    tn__siu_check_index, tn__siu_optim_multi, tn__siu_linalg, tn__siu_matmul_ep,
+    tn__siu_check_index, tn__siu_optim_multi, tn__siu_linalg, tn__siu_matmul_ep, tn__siu_fft,
 };
 TNDEF void tn_debug_cuda_stand_in_unreadable(void) { tn_register_backend(TN_CUDA, &tn__stand_in_unreadable_backend); }
 #else

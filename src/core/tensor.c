@@ -414,8 +414,6 @@ static tn_tensor *tn__new(tn_dtype dtype, tn_device device, const int64_t *shape
     if (tn__check_shape("tensor.h", shape, ndim)) return NULL;
     if (device == TN_CUDA && (dtype == TN_I8 || dtype == TN_I16))   /* the GPU unit has no int8/int16 kernels (nor the stand-in, to match) */
         return (tn_tensor *)tn__error("tensor.h: dtype %s is not supported on CUDA yet (int8 and int16 are CPU only)", tn_dtype_name(dtype));
-    if (device == TN_CUDA && (dtype == TN_C64 || dtype == TN_C128))   /* no complex kernels in the GPU unit yet (nor the stand-in) */
-        return (tn_tensor *)tn__error("tensor.h: dtype %s is not supported on CUDA yet (complex64 and complex128 are CPU only)", tn_dtype_name(dtype));
     int64_t strides[TN_MAX_DIMS] = {0};   /* a 0-d tensor's are never read (gcc cannot tell when inlining) */
 
     tn__contiguous_strides(shape, ndim, strides);

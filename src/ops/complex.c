@@ -85,20 +85,21 @@ TNDEF tn_tensor *tn_view_as_complex(tn_tensor *x) {
 
 /* conj is a copy here (PyTorch's is a lazy view with a conjugate bit: writes through it
    reach the input there, not here); of a real tensor it is the tensor itself. */
-static tn_tensor *tn__conj_copy(const char *fn, const char *node, tn_tensor *x) {
+static tn_tensor *tn__conj_copy(const char *node, tn_tensor *x) {
     TN__CHECK_NULL(x);
     if (!tn_dtype_is_complex(x->dtype)) return tn__own(tn_retain(x));
     tn_tensor *r = tn__copy_as(x, x->dtype, x->device);
-    if (r && tn__check_cpu_dtype(fn, r)) { tn_release(r); return NULL; }
-    if (r) {   /* negate the imaginary parts in place (a fresh contiguous tensor) */
-        const int64_t n = tn_numel(r);
-        if (r->dtype == TN_C64) { float *p = (float *)tn_data_ptr(r); for (int64_t i = 0; i < n; i++) p[2 * i + 1] = -p[2 * i + 1]; }
-        else { double *p = (double *)tn_data_ptr(r); for (int64_t i = 0; i < n; i++) p[2 * i + 1] = -p[2 * i + 1]; }
+    if (r) {   /* negate the imaginary parts in place (a fresh contiguous tensor), on its device */
+        tn_tensor im = tn__shallow(r);
+        im.dtype = tn_dtype_to_real(r->dtype);
+        for (int d = 0; d < im.ndim; d++) im.strides[d] *= 2;
+        im.offset = 1;
+        if (tn_numel(r) > 0 && tn__backend(r->device)->unary(NEG, &im, &im, NULL)) { tn_release(r); return NULL; }
     }
     return tn__own(tn__complex_record(node, tn__conj_bw, x, r));
 }
-TNDEF tn_tensor *tn_conj(tn_tensor *x) { return tn__conj_copy("tn_conj", "ConjBackward0", x); }
-TNDEF tn_tensor *tn_conj_physical(tn_tensor *x) { return tn__conj_copy("tn_conj_physical", "ConjPhysicalBackward0", x); }
+TNDEF tn_tensor *tn_conj(tn_tensor *x) { return tn__conj_copy("ConjBackward0", x); }
+TNDEF tn_tensor *tn_conj_physical(tn_tensor *x) { return tn__conj_copy("ConjPhysicalBackward0", x); }
 
 /* torch.complex / torch.polar's checks: both float32 or both float64 (no complex32). */
 static int tn__check_complex_parts(const char *fn, tn_tensor *a, tn_tensor *b) {

@@ -766,6 +766,50 @@ static int tn__fft_node_dims(const tn_ctx *n, int64_t *dims) {
     for (int k = 0; k < nd; k++) dims[k] = n->i[2 + k];
     return nd;
 }
+/* The device path (tn_backend.fft): the transform kind (TN__FFT_FWD/BWD: c2c; R2C; C2R) over
+   dims[0..ndims) (1 or more) of xr, the real view [..., 2] of complex data (real data for
+   R2C), as a new tensor in the CPU path's layout: a real view, or C2R's real signal of nlast
+   points along the last of dims. The transformed dims move to the end (copies on the device)
+   for the entry, at most 3 per call: c2c in groups, R2C's and C2R's onesided dim in the
+   last group. Scope-owned, untracked (the callers record the node). */
+static tn_tensor *tn__fft_dev(int kind, tn_tensor *xr, int ndims, const int64_t *dims, int64_t nlast, double scale) {
+    const tn_backend *be = tn__backend(xr->device);
+    if (!be->fft) return (tn_tensor *)tn__error("fft: not implemented on %s (its backend has no fft entry)", tn_device_name(xr->device));
+    if (ndims > 3) {
+        const int64_t *tail = dims + ndims - 3;
+        tn_tensor *a;
+        if (kind == TN__FFT_R2C) return (a = tn__fft_dev(kind, xr, 3, tail, 0, 1.0)) ? tn__fft_dev(TN__FFT_FWD, a, ndims - 3, dims, 0, scale) : NULL;
+        if (kind == TN__FFT_C2R) return (a = tn__fft_dev(TN__FFT_BWD, xr, ndims - 3, dims, 0, 1.0)) ? tn__fft_dev(kind, a, 3, tail, nlast, scale) : NULL;
+        return (a = tn__fft_dev(kind, xr, ndims - 3, dims, 0, 1.0)) ? tn__fft_dev(kind, a, 3, tail, 0, scale) : NULL;
+    }
+    tn_no_grad_begin();
+    tn_tensor *x = kind == TN__FFT_R2C ? xr : tn_view_as_complex(tn_contiguous(xr)), *r = NULL;
+    if (x) {
+        const int nd = x->ndim;
+        int64_t perm[TN_MAX_DIMS] = {0}, inv[TN_MAX_DIMS] = {0}, shp[TN_MAX_DIMS] = {0}, n[3] = {1, 1, 1};
+        int p = 0;
+        for (int d = 0; d < nd; d++) {   /* the batch dims in order, then the transformed ones */
+            bool t = false;
+            for (int k = 0; k < ndims; k++) t = t || dims[k] == d;
+            if (!t) perm[p++] = d;
+        }
+        for (int k = 0; k < ndims; k++) perm[p++] = dims[k];
+        for (int d = 0; d < nd; d++) inv[perm[d]] = d;
+        tn_tensor *xp = tn_contiguous(tn_permute(x, perm, nd)), *y = NULL;
+        if (xp) {
+            for (int d = 0; d < nd; d++) shp[d] = xp->shape[d];
+            for (int k = 0; k < ndims; k++) n[k] = xp->shape[nd - ndims + k];
+            if (kind == TN__FFT_R2C) shp[nd - 1] = n[ndims - 1] / 2 + 1;
+            if (kind == TN__FFT_C2R) shp[nd - 1] = n[ndims - 1] = nlast;
+            const tn_dtype rt = tn_dtype_is_complex(x->dtype) ? tn_dtype_to_real(x->dtype) : x->dtype;
+            y = tn__own(tn__new(kind == TN__FFT_C2R ? rt : tn_dtype_to_complex(rt), x->device, shp, nd));
+        }
+        if (y && be->fft(kind, y, xp, ndims, n, scale) == 0) r = tn_contiguous(tn_permute(y, inv, nd));
+        if (r && kind != TN__FFT_C2R) r = tn_view_as_real(r);
+    }
+    tn_no_grad_end();
+    return r;
+}
 /* The transform itself over the real view xr (its dims all < ndim - 1, distinct), scaled:
    a contiguous copy transformed in place one dim at a time; records its gradient, the
    adjoint transform (the other direction, the same scale). */
@@ -804,8 +848,9 @@ static int tn__fft_c2c_dims(tn_tensor *r, int ndims, const int64_t *dims, bool f
 }
 static tn_tensor *tn__fft_c2c_raw(tn_tensor *xr, int ndims, const int64_t *dims, bool forward, double scale) {
     tn_scope_begin();
-    tn_tensor *r = tn_clone(xr);   /* contiguous */
-    if (r && tn__fft_c2c_dims(r, ndims, dims, forward, scale)) r = NULL;
+    const bool dev = xr->device != TN_CPU && ndims > 0;
+    tn_tensor *r = dev ? tn__fft_dev(forward ? TN__FFT_FWD : TN__FFT_BWD, xr, ndims, dims, 0, scale) : tn_clone(xr);   /* contiguous */
+    if (r && !dev && tn__fft_c2c_dims(r, ndims, dims, forward, scale)) r = NULL;
     if (r && ndims == 0 && scale != 1.0) r = tn_mul_scalar(r, scale);
     r = tn__fft_record("FftC2CBackward0", tn__fft_c2c_bw, xr, r, forward, ndims, dims, scale);
     tn_scope_end();
@@ -835,6 +880,11 @@ static tn_tensor *tn__fft_r2c_raw(tn_tensor *x, int ndims, const int64_t *dims, 
     memcpy(shp, x->shape, sizeof(int64_t) * (size_t)x->ndim);
     shp[dl] = h; shp[x->ndim] = 2;
     tn_scope_begin();
+    if (x->device != TN_CPU) {
+        tn_tensor *r = tn__fft_record("FftR2CBackward0", tn__fft_r2c_bw, x, tn__fft_dev(TN__FFT_R2C, x, ndims, dims, 0, scale), n, ndims, dims, scale);
+        tn_scope_end();
+        return r;
+    }
     tn_tensor *c = tn_contiguous(x), *r = c ? tn_empty(shp, x->ndim + 1, x->dtype) : NULL;
     if (r && tn__fft_along(TN__FFT_R2C, n, dbl, tn_data_ptr(c), n, tn_data_ptr(r), h, tn__numel(x->shape, dl),
                            tn__numel(x->shape + dl + 1, x->ndim - dl - 1), ndims == 1 ? scale : 1.0)) r = NULL;
@@ -865,7 +915,7 @@ static int tn__fft_c2r_bw(tn_ctx *n, tn_tensor *g, tn_tensor **gin, int nin, voi
             if (r->dtype == TN_F64) ((double *)tn_data_ptr(w))[k] = v;
             else ((float *)tn_data_ptr(w))[k] = (float)v;
         }
-        r = w ? tn_mul(r, w) : NULL;
+        r = w ? tn_mul(r, tn_to(w, r->device)) : NULL;   /* the weights made on the host */
     }
     gin[0] = tn_keep(r);
     tn_scope_end();
@@ -877,6 +927,11 @@ static tn_tensor *tn__fft_c2r_raw(tn_tensor *xr, int ndims, const int64_t *dims,
     memcpy(shp, xr->shape, sizeof(int64_t) * (size_t)cd);
     shp[dl] = n;
     tn_scope_begin();
+    if (xr->device != TN_CPU) {
+        tn_tensor *r = tn__fft_record("FftC2RBackward0", tn__fft_c2r_bw, xr, tn__fft_dev(TN__FFT_C2R, xr, ndims, dims, n, scale), n, ndims, dims, scale);
+        tn_scope_end();
+        return r;
+    }
     tn_tensor *c = tn_clone(xr), *r = c ? tn_empty(shp, cd, xr->dtype) : NULL;
     if (r && tn__fft_c2c_dims(c, ndims - 1, dims, false, 1.0)) r = NULL;
     if (r && tn__fft_along(TN__FFT_C2R, n, dbl, tn_data_ptr(c), xr->shape[dl], tn_data_ptr(r), n, tn__numel(shp, dl),
@@ -897,7 +952,6 @@ TN__FFT_MAYBE_UNUSED TN__TESTABLE tn_tensor *tn__fft_c2c(tn_tensor *xr, int ndim
     if ((xr->dtype != TN_F32 && xr->dtype != TN_F64) || xr->ndim < 1 || xr->shape[xr->ndim - 1] != 2)
         return (tn_tensor *)tn__error("%s: expected the real view of a complex tensor (float32 or float64, last dim 2), got %s %s", fn,
                                       tn_dtype_name(xr->dtype), TN__SHAPE(xr));
-    if (xr->device != TN_CPU) return (tn_tensor *)tn__error("%s: the FFT runs on the CPU only (not on CUDA yet: cuFFT is to come)", fn);
     const int cd = xr->ndim - 1;   /* the complex tensor's dims */
     if (ndims > cd || nn > cd || (ndims && nn && ndims != nn))
         return (tn_tensor *)tn__error("%s: got %d dims and %d sizes for a %d-d tensor", fn, ndims, nn, cd);
@@ -970,7 +1024,6 @@ static int tn__fft_canon(const char *fn, const tn_tensor *x, int ns, const int64
 static tn_tensor *tn__fft_transform(const char *fn, int type, bool forward, tn_tensor *x, int ns, const int64_t *s, int nd,
                                     const int64_t *dim, bool one, const char *norm) {
     TN__CHECK_NULL(x);
-    if (x->device != TN_CPU) return (tn_tensor *)tn__error("%s: the FFT runs on the CPU only (not on CUDA yet)", fn);
     const bool real_in = type == TN__FFT_T_R2C || type == TN__FFT_T_IHFFT;
     if (real_in && tn_dtype_is_complex(x->dtype))
         return (tn_tensor *)tn__error("%s expects a real input tensor, but got %s", fn + 7, tn_dtype_name(x->dtype));

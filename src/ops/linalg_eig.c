@@ -789,9 +789,9 @@ static int tn__eig_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void *
 /* gauge: the vectors' node checks that the loss does not depend on their phases. */
 static tn_tensor *tn__eig_impl(tn_tensor *A, bool vectors, tn_tensor **V, const char *fn, bool gauge) {
     TN__CHECK_NULL(A);
-    /* PyTorch's GPU runs geev (MAGMA), but its results are complex: CUDA tensors have no complex dtypes yet */
+    /* PyTorch's GPU runs geev (MAGMA); the GPU unit's linalg entry has no geev yet */
     if (A->device != TN_CPU)
-        return (tn_tensor *)tn__error("%s: not implemented on %s yet (CPU only): its eigenvalues are complex, and complex64/complex128 tensors are CPU only", fn,
+        return (tn_tensor *)tn__error("%s: not implemented on %s yet (CPU only): the GPU has no general eigensolver (geev) yet", fn,
                                       tn_device_name(A->device));
     if (tn__la_check_dt(fn, A, "A", true, true)) return NULL;
     {
