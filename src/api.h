@@ -5265,6 +5265,17 @@ typedef struct tn_backend {
               in a (q x k, [B, k, q], geqrf's packing), b [B, k] their tau.
        Every size may be 0 (nothing to do). */
     int (*linalg)(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor *c, tn_tensor *p, tn_tensor *info, int flag);
+    /* Optional, all four or none (NULL: graph replays are not captured). CUDA graphs: the
+       captured replay of tn_graph_run (docs/deploy.md). graph_begin: the calls this thread
+       makes from now on are captured, not run. graph_end: capturing stops; *graph = the
+       captured calls, ready to launch, or -1 with an error when the capture failed (an
+       allocation, a synchronisation, a transfer to or from the host or a call that cannot be
+       captured came inside it; nothing captured ran). graph_launch: the captured calls run
+       again, on the memory they were captured on (the caller keeps it). graph_free frees it. */
+    int (*graph_begin)(void);
+    int (*graph_end)(void **graph);
+    int (*graph_launch)(void *graph);
+    void (*graph_free)(void *graph);
 } tn_backend;
 /* The cases the GPU unit's fused attention entry declines (tensor_cuda.cu and the checking
    stand-in both ask here, so they decline alike): the switch TN_CUDA_FUSED_ATTENTION=0, a
@@ -5351,8 +5362,11 @@ typedef struct tn_cuda_stats {
     int64_t num_fused_attention, num_attention_fallbacks;
     /* optimizer steps taken for many parameters at once (tn_backend.optim_multi calls) */
     int64_t num_multi_tensor_optim;
+    /* graph replays captured as CUDA graphs (tn_graph_run), captured replays launched, and
+       captures that failed (those replays run uncaptured); counted by the header */
+    int64_t num_graph_captures, num_graph_launches, num_graph_capture_failures;
 } tn_cuda_stats;
-TNDEF tn_cuda_stats tn_cuda_memory_stats(void);     /* zeros without a GPU (the stand-in: its transfer counters) */
+TNDEF tn_cuda_stats tn_cuda_memory_stats(void);     /* zeros without a GPU (the stand-in: its transfer counters and num_allocs) */
 TNDEF void tn_cuda_reset_peak_memory_stats(void);
 TNDEF void tn_cuda_empty_cache(void);               /* give cached, unused blocks back (cudaFree) */
 TNDEF void tn_set_tf32(bool allow);                 /* TF32 tensor cores in float32 matmul (default off: torch.backends.cuda.matmul.allow_tf32) */

@@ -49,7 +49,9 @@ class tn_cuda_stats(ctypes.Structure):
                 # the fused attention kernels: calls run, calls declined
                 ("num_fused_attention", c_int64), ("num_attention_fallbacks", c_int64),
                 # optimizer steps for many parameters at once (multi-tensor)
-                ("num_multi_tensor_optim", c_int64)]
+                ("num_multi_tensor_optim", c_int64),
+                # graph replays captured as CUDA graphs, launched, captures that failed
+                ("num_graph_captures", c_int64), ("num_graph_launches", c_int64), ("num_graph_capture_failures", c_int64)]
 
 
 class tn_generator(ctypes.Structure):
