@@ -15,6 +15,7 @@
  *    7. matmul (cuBLAS); linear algebra (cuSOLVER)
  *    8. random, sliding windows, pooling, optimizer steps
  *    9. cuDNN: convolution, batch norm, pooling
+ *   9b. CUDA graphs: the capture of a graph replay (not capturing yet: the legacy stream)
  *   10. the backend table and the unit
  *
  * Every kernel runs on the legacy default stream, so work is ordered as issued and a
@@ -3271,13 +3272,76 @@ static int cu_pool2d(tn_tensor *x, tn_tensor *y, tn_tensor *gy, tn_tensor *gx, c
 }
 
 /* ======================================================================= */
+/* 9b. CUDA graphs: the capture of a graph replay (tn_backend.graph_*)      */
+/* ======================================================================= */
+/* tn_graph_run captures a steady replay (src/jit/trace.c, docs/deploy.md): graph_begin
+   starts stream capture of the unit's stream in thread-local mode (another thread's CUDA
+   calls neither join nor break it), with cuBLAS given a fixed workspace first (it would
+   allocate one inside the capture otherwise); graph_end ends the capture and instantiates
+   the graph; graph_launch launches it on the unit's stream; graph_free destroys it. A
+   synchronisation or a synchronous copy inside the capture fails that call (CUDA refuses
+   it), so the replay fails and tn_graph_run runs it again uncaptured.
+   NOT CAPTURING YET: every kernel of this unit is queued on the legacy default stream (the
+   top of this file), which cannot be captured, so graph_begin declines and replays run
+   uncaptured on the device plan. Capturing needs the unit's launches (each <<<...>>>, the
+   cuBLAS and cuDNN handles) on a stream of its own, and its caching allocator to fail a
+   capture that allocates; nothing here has run on a GPU yet. */
+static cudaStream_t cu_graph_stream(void) { return cudaStreamLegacy; }   /* where the unit queues its work */
+struct CuGraph {
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+};
+static int cu_graph_begin(void) {
+    cudaStream_t s = cu_graph_stream();
+    if (s == cudaStreamLegacy || s == 0)
+        return tn_error("CUDA graphs: the unit queues its kernels on the legacy default stream, which CUDA cannot capture; the replay runs uncaptured");
+    static void *ws;   /* cuBLAS's workspace for captured products: one block, never freed */
+    static const size_t ws_bytes = (size_t)32 << 20;
+    cublasHandle_t h = cublas_handle();
+    if (!h) return tn_error("CUDA graphs: cuBLAS could not be initialised (cublasCreate failed)");
+    if (!ws) CU_CHECK("CUDA graphs (cuBLAS workspace)", cudaMalloc(&ws, ws_bytes));
+    cublasStatus_t bs = cublasSetWorkspace(h, ws, ws_bytes);
+    if (bs != CUBLAS_STATUS_SUCCESS) return cublas_fail("CUDA graphs (cublasSetWorkspace)", bs);
+    CU_CHECK("CUDA graphs (cudaStreamBeginCapture)", cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    return 0;
+}
+static int cu_graph_end(void **graph) {
+    *graph = NULL;
+    cudaGraph_t g = NULL;
+    cudaError_t e = cudaStreamEndCapture(cu_graph_stream(), &g);
+    if (e == cudaSuccess && !g) e = cudaErrorStreamCaptureInvalidated;
+    cudaGraphExec_t x = NULL;
+    if (e == cudaSuccess) e = cudaGraphInstantiateWithFlags(&x, g, 0);
+    if (e != cudaSuccess) {
+        if (g) cudaGraphDestroy(g);
+        return cu_fail("CUDA graphs: the capture failed", e);
+    }
+    CuGraph *cg = new CuGraph();
+    cg->graph = g;
+    cg->exec = x;
+    *graph = cg;
+    return 0;
+}
+static int cu_graph_launch(void *graph) {
+    CU_CHECK("CUDA graphs (cudaGraphLaunch)", cudaGraphLaunch(((CuGraph *)graph)->exec, cu_graph_stream()));
+    return 0;
+}
+static void cu_graph_free(void *graph) {
+    CuGraph *cg = (CuGraph *)graph;
+    if (!cg) return;
+    cudaGraphExecDestroy(cg->exec);
+    cudaGraphDestroy(cg->graph);
+    delete cg;
+}
+
+/* ======================================================================= */
 /* 10. the backend table and the unit                                       */
 /* ======================================================================= */
 static const tn_backend cuda_backend = {
     "cuda", cu_alloc, cu_free, cu_copy, cu_fill, cu_unary, cu_binary, cu_ternary, cu_reduce, cu_lane, cu_index,
     cu_nonzero, cu_matmul, cu_random, cu_im2col, cu_pool_argmax, cu_optim, cu_conv2d, cu_batch_norm, cu_pool2d, cu_layer_norm, cu_cross_entropy, cu_attention,
     cu_check_index, cu_optim_multi, cu_linalg,
-    NULL, NULL, NULL, NULL,   /* graph_*: not yet (section 11) */
+    cu_graph_begin, cu_graph_end, cu_graph_launch, cu_graph_free,
 };
 
 static int u_device_count(void) { int n = 0; return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0; }
