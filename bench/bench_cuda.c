@@ -318,9 +318,9 @@ static void torch_run_all(const spec *specs, row *rows, int n, int reps) {
 typedef void (*tn_bench_hook)(const char *workload, int steps);
 /* ---- graph replays on the GPU (issue 22): bench_jit's CNN and transformer forward under
    no_grad in eval mode at batch 1 and 64: eager, the traced graph replayed uncaptured (its
-   device plan: TN_CUDA_GRAPHS=0) and replayed captured (a CUDA graph launched; tensor_cuda.cu
-   declines to capture while its kernels run on the legacy stream: the row says so). ms per
-   forward, the median of REPS repetitions of INNER calls between two synchronizes. */
+   device plan: TN_CUDA_GRAPHS=0) and replayed captured (a CUDA graph launched, where the
+   capture held: the row counts launches, captures and failed captures). ms per forward, the
+   median of REPS repetitions of INNER calls between two synchronizes. */
 static tn_module *graph_model(bool cnn) {
     tn_manual_seed(0);
     if (cnn)

@@ -11,7 +11,9 @@
  * overwritten, a changed batch captures anew. */
 #ifndef CUDA_CASES_GRAPHS_H
 #define CUDA_CASES_GRAPHS_H
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>   /* getpid */
 
 /* max |a - b| over a device result and a device or CPU reference; +inf on NULL or shapes */
 static double cg_maxdiff(tn_tensor *a, tn_tensor *b) {
@@ -45,7 +47,7 @@ static bool cg_captures(void) {
 }
 /* one replay in a scope of its own: the difference from want, and the storages, transfers
    and synchronisations it made (tn_memory_allocations, tn_cuda_stats) */
-typedef struct { double diff; int64_t allocs, transfers, syncs, launches, captures; } cg_run;
+typedef struct { double diff; int64_t allocs, transfers, syncs, launches, captures, failures; } cg_run;
 static cg_run cg_replay(tn_graph *g, tn_tensor *x, tn_tensor *want) {
     cg_run r;
     tn_scope_begin();
@@ -61,6 +63,7 @@ static cg_run cg_replay(tn_graph *g, tn_tensor *x, tn_tensor *want) {
     r.syncs = s1.num_syncs - s0.num_syncs;
     r.launches = s1.num_graph_launches - s0.num_graph_launches;
     r.captures = s1.num_graph_captures - s0.num_graph_captures;
+    r.failures = s1.num_graph_capture_failures - s0.num_graph_capture_failures;
     r.diff = y ? cg_maxdiff(y, want) : INFINITY;
     if (!y) printf("  replay failed: %s\n", tn_last_error());
     tn_scope_end();
@@ -69,6 +72,7 @@ static cg_run cg_replay(tn_graph *g, tn_tensor *x, tn_tensor *want) {
 
 TEST(gpu_graph_replay) {
     const bool cap = cg_captures();
+    const bool must = cap && !tn_cuda_is_available();   /* the stand-in captures every model here; a GPU may decline one (a cuDNN workspace) */
     for (int which = 0; which < 3; which++) {
         if (!tn_test_selected("TN_CASE_FILTER", cg_name[which])) continue;
         tn_scope_begin();
@@ -88,22 +92,26 @@ TEST(gpu_graph_replay) {
         const double tol = 1e-5;
         /* the planning run (the trace's check ran once), the first served run (the arena's
            allocation), the capture (where the backend has graph entries), a launch */
-        int64_t caps = 0;
+        int64_t caps = 0, fails = 0;
         cg_run q;
         for (int r = 0; r < 4; r++) {
             q = cg_replay(g, xs[r], want[r]);
-            CHECK_MSG(q.diff <= tol, "%s run %d: differs from eager by %g", cg_name[which], r, q.diff);
-            CHECK_MSG(q.launches == (cap && r >= 2), "%s run %d: %lld launches", cg_name[which], r, (long long)q.launches);
             caps += q.captures;
+            fails += q.failures;
+            CHECK_MSG(q.diff <= tol, "%s run %d: differs from eager by %g", cg_name[which], r, q.diff);
+            CHECK_MSG(q.launches == (caps > 0 && r >= 2), "%s run %d: %lld launches", cg_name[which], r, (long long)q.launches);
         }
         CHECK_MSG(tn_graph_arena_bytes(g) > 0, "%s: no device plan after four runs", cg_name[which]);
-        CHECK_MSG(caps == (cap ? 1 : 0), "%s: %lld captures in four runs (expected %d)", cg_name[which], (long long)caps, cap);
+        CHECK_MSG(caps + fails == (cap ? 1 : 0) && (!must || caps == 1), "%s: %lld captures, %lld failed, in four runs (expected %s)", cg_name[which],
+                  (long long)caps, (long long)fails, must ? "one capture" : cap ? "one capture or failure" : "none");
+        const bool captured = caps == 1;
+        if (cap && !captured) printf("  %s: the capture failed on this device (the replays run uncaptured)\n", cg_name[which]);
         for (int r = 0; r < 4; r++) {   /* new values in the same input buffers: new outputs */
             q = cg_replay(g, xs[r], want[r]);
             CHECK_MSG(q.diff <= tol, "%s steady run on input %d: differs from eager by %g", cg_name[which], r, q.diff);
             CHECK_MSG(q.allocs == 0 && q.transfers == 0 && q.syncs == 0, "%s steady run: %lld storages, %lld transfers, %lld syncs (expected none)",
                       cg_name[which], (long long)q.allocs, (long long)q.transfers, (long long)q.syncs);
-            CHECK_MSG(q.launches == (cap ? 1 : 0) && q.captures == 0, "%s steady run: %lld launches, %lld captures", cg_name[which], (long long)q.launches,
+            CHECK_MSG(q.launches == (captured ? 1 : 0) && q.captures == 0, "%s steady run: %lld launches, %lld captures", cg_name[which], (long long)q.launches,
                       (long long)q.captures);
         }
         /* the captured replay equals the uncaptured one bit for bit (TN_CUDA_GRAPHS=0: the same plan, run node by node) */
@@ -137,17 +145,18 @@ TEST(gpu_graph_replay) {
         big[0] *= 2;
         tn_tensor *xb = tn_to(tn_randn(big, nd, TN_F32), TN_CUDA), *wb = tn_module_forward(m, xb);
         int64_t launches = 0;
-        caps = 0;
+        caps = fails = 0;
         for (int r = 0; r < 6; r++) {
             q = cg_replay(g, xb, wb);
             CHECK_MSG(q.diff <= tol, "%s batch %lld run %d: differs from eager by %g", cg_name[which], (long long)big[0], r, q.diff);
             caps += q.captures;
+            fails += q.failures;
             launches += q.launches;
             if (r == 5) CHECK_MSG(q.allocs == 0 && q.syncs == 0, "%s batch %lld: steady run made %lld storages, %lld syncs", cg_name[which], (long long)big[0],
                                   (long long)q.allocs, (long long)q.syncs);
         }
-        CHECK_MSG(caps == (cap ? 1 : 0) && launches == (cap ? 3 : 0), "%s another batch: %lld captures, %lld launches", cg_name[which], (long long)caps,
-                  (long long)launches);
+        CHECK_MSG(caps + fails == (cap ? 1 : 0) && (!must || caps == 1) && launches == (caps ? 3 : 0), "%s another batch: %lld captures, %lld failed, %lld launches",
+                  cg_name[which], (long long)caps, (long long)fails, (long long)launches);
         for (int r = 0; r < 6; r++) {
             q = cg_replay(g, xs[r % 4], want[r % 4]);
             CHECK_MSG(q.diff <= tol, "%s back to batch %lld run %d: differs by %g", cg_name[which], (long long)shape[0], r, q.diff);
@@ -205,6 +214,19 @@ TEST(gpu_graph_capture_fallback) {
         tn_scope_end();
     }
     tn_no_grad_end();
+    /* a graph traced on the GPU saves its constants from the device (read back, never
+       through a host pointer), loads on the CPU and exports to ONNX */
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/tn_cuda_graphs_%d.tng", (int)getpid());
+    tn_graph *h = g && tn_graph_save(g, path) == 0 ? tn_graph_load(path) : NULL;
+    tn_tensor *c2[2] = {tn_randn(TN_SHAPE(5, 7), TN_F32), tn_randn(TN_SHAPE(5, 7), TN_F32)};
+    tn_tensor *yh = NULL;
+    CHECK_MSG(h && tn_graph_run(h, c2, 2, &yh, 1) == 1 && cg_maxdiff(yh, cg_scaled_fn(c2, 2, NULL)) == 0, "saved and loaded: %s", tn_last_error());
+    remove(path);
+    snprintf(path, sizeof path, "/tmp/tn_cuda_graphs_%d.onnx", (int)getpid());
+    CHECK_MSG(g && tn_onnx_export(g, path) == 0, "ONNX export of a graph traced on cuda: %s", tn_last_error());
+    remove(path);
+    tn_graph_free(h);
     tn_graph_free(g);
     tn_scope_end();
 }

@@ -1,9 +1,10 @@
 /* test_cuda_graphs.c — graph replays on "cuda" without a GPU: the checking stand-in, whose
  * graph entries record each backend call of a capture (nothing runs) and replay them at a
  * launch, as a CUDA graph does; an allocation, a transfer, a synchronisation or an entry
- * that cannot be captured inside a capture fails it. Run plain and with
- * TN_STAND_IN_UNREADABLE=1 (the device memory unreadable from the host outside backend
- * calls). The cases of cuda_cases_graphs.h run here and, in test_cuda.c, on a real GPU. */
+ * that cannot be captured inside a capture fails it. main runs everything twice: on the
+ * plain stand-in and on the one whose device memory is unreadable from the host outside
+ * backend calls. The cases of cuda_cases_graphs.h run here and, in test_cuda.c, on a
+ * real GPU. */
 #define _POSIX_C_SOURCE 200809L   /* setenv */
 #define TENSOR_IMPLEMENTATION
 #include "tensor.h"
@@ -54,16 +55,19 @@ TEST(stand_in_capture_protocol) {
 }
 
 int main(void) {
-    tn_debug_cuda_stand_in();   /* TN_STAND_IN_UNREADABLE=1: the unreadable one */
     const int64_t live0 = tn_memory_stats_get().live_tensors;
-    RUN(stand_in_capture_protocol);
-    RUN(gpu_graph_replay);
-    RUN(gpu_graph_capture_fallback);
-    /* the same with captures switched off: the device plan alone */
-    setenv("TN_CUDA_GRAPHS", "0", 1);
-    RUN(gpu_graph_replay);
-    RUN(gpu_graph_capture_fallback);
-    unsetenv("TN_CUDA_GRAPHS");
-    CHECK_MSG(tn_memory_stats_get().live_tensors == live0, "%lld tensors leaked", (long long)(tn_memory_stats_get().live_tensors - live0));
+    for (int unreadable = 0; unreadable < 2; unreadable++) {   /* the plain stand-in, then the unreadable one (no tensor lives across) */
+        if (unreadable) tn_debug_cuda_stand_in_unreadable();
+        else tn_debug_cuda_stand_in();   /* TN_STAND_IN_UNREADABLE=1: the unreadable one both times */
+        RUN(stand_in_capture_protocol);
+        RUN(gpu_graph_replay);
+        RUN(gpu_graph_capture_fallback);
+        /* the same with captures switched off: the device plan alone */
+        setenv("TN_CUDA_GRAPHS", "0", 1);
+        RUN(gpu_graph_replay);
+        RUN(gpu_graph_capture_fallback);
+        unsetenv("TN_CUDA_GRAPHS");
+        CHECK_MSG(tn_memory_stats_get().live_tensors == live0, "%lld tensors leaked", (long long)(tn_memory_stats_get().live_tensors - live0));
+    }
     return tn_test_report();
 }

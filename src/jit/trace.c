@@ -1238,6 +1238,7 @@ TNDEF int tn_graph_run(tn_graph *g, tn_tensor *const *inputs, int n, tn_tensor *
     }
     /* a steady plan on a device with CUDA graphs: launched, or captured now */
     tn_tensor *const *ins = inputs;
+    char saved_err[sizeof tn__errbuf];   /* the error state before a capture, restored when it fails */
     bool capturing = false;
     const tn_backend *gbe = h && dev != TN_CPU && h->mode == TN__MH_SERVE && !h->capfailed ? tn__backend(dev) : NULL;
     if (gbe && !tn__gcap_enabled(gbe) && h->gcap) { tn__gcap_free(h->gcap); h->gcap = NULL; }   /* switched off: its output slots free again */
@@ -1250,13 +1251,12 @@ TNDEF int tn_graph_run(tn_graph *g, tn_tensor *const *inputs, int n, tn_tensor *
             return r < 0 ? -1 : g->noutputs;
         }
         if (!h->gcap && h->nserved >= 1) {
+            memcpy(saved_err, tn__errbuf, sizeof saved_err);
             tn__quiet++;   /* a capture that cannot start or fails is no error of the run's (run again uncaptured) */
             if (tn__gcap_begin(h, gbe, inputs, n, g->noutputs) == 0) { capturing = true; ins = h->gcap->in; }
-            else { h->capfailed = true; TN__ATOMIC_ADD(&tn__gcap_counts[2], 1); tn__quiet--; }
+            else { h->capfailed = true; TN__ATOMIC_ADD(&tn__gcap_counts[2], 1); tn__quiet--; memcpy(tn__errbuf, saved_err, sizeof saved_err); }
         }
     }
-    char saved_err[sizeof tn__errbuf];
-    if (capturing) memcpy(saved_err, tn__errbuf, sizeof saved_err);
     for (int i = 0; i < g->nvals; i++) v[i] = g->vals[i].kind == TN__GV_CONST ? g->vals[i].t : NULL;
     for (int i = 0; i < n; i++) v[g->inputs[i]] = ins[i];
     int rc = 0;

@@ -60,7 +60,8 @@ CHILD = textwrap.dedent("""
                 del y
             s1 = tn.cuda.memory_stats()
             assert s1["num_graph_captures"] - s0["num_graph_captures"] == (1 if capture else 0), (s0, s1)
-            assert s1["num_graph_launches"] - s0["num_graph_launches"] == (3 if capture else 0), (s0, s1)
+            # the trace's check ran once: the plan records at replay 0, serves at 1, captures at 2
+            assert s1["num_graph_launches"] - s0["num_graph_launches"] == (len(xs) - 2 if capture else 0), (s0, s1)
             y1 = traced(tn.tensor(xs[1]).cuda()).cpu().numpy()
             os.environ["TN_CUDA_GRAPHS"] = "0"
             y2 = traced(tn.tensor(xs[1]).cuda()).cpu().numpy()
