@@ -5174,7 +5174,7 @@ TNDEF int tn_checkpoint_load(const char *path, tn_module *model, tn_optim *opt, 
    mode, ops without a replay (the message names the op). docs/deploy.md has the details. */
 typedef struct tn_graph tn_graph;
 typedef tn_tensor *(*tn_jit_trace_fn)(tn_tensor *const *inputs, int n, void *user);   /* the forward to trace: one result */
-/* Trace fn(inputs, n, user) (1 to 64 float CPU inputs); `names` (may be NULL) names the
+/* Trace fn(inputs, n, user) (1 to 64 float inputs on one device); `names` (may be NULL) names the
    constants found among its values (tn_module_named_parameters' dict, a state dict of the
    same tensors); others are c0, c1, ... NULL with an error. */
 TNDEF tn_graph *tn_jit_trace(tn_jit_trace_fn fn, void *user, tn_tensor *const *inputs, int n, const tn_dict *names);
@@ -5194,10 +5194,12 @@ TNDEF int tn_graph_optimize(tn_graph *g);
 TNDEF int tn_graph_num_inputs(const tn_graph *g);
 TNDEF int tn_graph_num_outputs(const tn_graph *g);
 TNDEF int tn_graph_num_nodes(const tn_graph *g);
-/* The bytes of the replay's static memory plan (0: none yet). Under no_grad on the CPU the
-   second run of a graph records the storages its nodes make, the later runs serve them from
-   one arena (a steady replay allocates no storage: tn_memory_allocations); an output the
-   caller still holds is never overwritten by a later run. */
+/* The bytes of the replay's static memory plan (0: none yet). Under no_grad (every input on
+   one device) a run of a graph records the storages its nodes make on that device, the later
+   runs serve them from one arena of its memory (a steady replay allocates no storage:
+   tn_memory_allocations); an output the caller still holds is never overwritten by a later
+   run. On a GPU whose backend has the graph entries a steady replay is then captured as a
+   CUDA graph and launched (TN_CUDA_GRAPHS=0: not; docs/deploy.md). */
 TNDEF int64_t tn_graph_arena_bytes(const tn_graph *g);
 /* How many nodes the replay runs fused: chains of elementwise nodes (each result read only by
    the next, one float dtype and shape) run under no_grad as one pass through the members'
@@ -49475,7 +49477,7 @@ typedef struct tn__oxe {
 } tn__oxe;
 
 static void tn__ox_tensor_proto(tn__pbw *w, const char *name, tn_tensor *t) {
-    tn_tensor *c = tn_contiguous(t);   /* the export's scope holds it */
+    tn_tensor *c = tn_contiguous(t->device == TN_CPU ? t : tn_to(t, TN_CPU));   /* a graph traced on the GPU: its constants' bytes from the host; the export's scope holds it */
     if (!c) { w->failed = true; return; }
     for (int d = 0; d < c->ndim; d++) tn__pbw_int(w, 1, c->shape[d]);
     tn__pbw_int(w, 2, tn__onnx_type(c->dtype));
