@@ -47233,6 +47233,13 @@ static int tn__mhook_place(tn__mhook *h) {
     h->mode = TN__MH_SERVE;
     return 0;
 }
+/* Whether every output slot is free (the caller released the last outputs it served): a
+   capture waits for that, or it would allocate the outputs inside it and fail. */
+static bool tn__mhook_outputs_free(const tn__mhook *h) {
+    for (int i = 0; i < h->nrecs; i++)
+        if (h->recs[i].output && TN__ATOMIC_LOAD(&h->arena->slots[i].live)) return false;
+    return true;
+}
 /* Before a serving run: the arena's memory. -1 when out of memory (the run goes unplanned). */
 static int tn__mhook_ready(tn__mhook *h) {
     tn__arena *a = h->arena;
@@ -48371,7 +48378,8 @@ static bool tn__graph_inplace_op(int op) {
    node runs on the host, nothing is allocated, nothing waits. As PyTorch's CUDA graphs, the
    inputs and outputs are static: the outputs handed back are the capture's (the arena's
    output slots), so a run whose caller still holds the previous run's output runs
-   uncaptured (a held output is never overwritten). A capture that fails (a storage of the
+   uncaptured (a held output is never overwritten), and a capture waits for a run whose
+   outputs are all released. A capture that fails (a storage of the
    device allocated outside the plan, a synchronisation, a transfer, a call the backend
    cannot capture: each makes the capture run fail or be marked) is dropped without an error
    and that run is run again uncaptured, as are the plan's later runs; a new plan (another
@@ -48510,7 +48518,7 @@ TNDEF int tn_graph_run(tn_graph *g, tn_tensor *const *inputs, int n, tn_tensor *
             for (int i = 0; i < g->noutputs && r > 0; i++) tn__own(outputs[i]);
             return r < 0 ? -1 : g->noutputs;
         }
-        if (!h->gcap && h->nserved >= 1) {
+        if (!h->gcap && h->nserved >= 1 && tn__mhook_outputs_free(h)) {   /* (an output the caller holds: captured later) */
             memcpy(saved_err, tn__errbuf, sizeof saved_err);
             tn__quiet++;   /* a capture that cannot start or fails is no error of the run's (run again uncaptured) */
             if (tn__gcap_begin(h, gbe, inputs, n, g->noutputs) == 0) { capturing = true; ins = h->gcap->in; }
@@ -53227,10 +53235,10 @@ static void tn__si_transfer(bool up) {
    records its call (the device operands as views of the same memory that own nothing: the
    addresses a GPU kernel's arguments hold; a host scalar operand by its value) instead of
    running it, as stream capture queues kernels without running them; a launch makes the
-   recorded calls again through the table. An allocation of device memory inside a capture
-   marks it failed (its memory would be another's after the capture); a transfer to or from
-   the host, a synchronisation or an entry that is not captured (nonzero, random, the optimizer
-   steps, linalg, pool_argmax, check_index) fails the call and the capture, as a GPU does. */
+   recorded calls again through the table. An allocation of device memory (its memory would
+   be another's after the capture), a transfer to or from the host, a synchronisation or an
+   entry that is not captured (nonzero, random, the optimizer steps, linalg, pool_argmax,
+   check_index) inside a capture fails the call and the capture, as tensor_cuda.cu does. */
 enum { TN__SIC_COPY, TN__SIC_FILL, TN__SIC_UNARY, TN__SIC_BINARY, TN__SIC_TERNARY, TN__SIC_REDUCE, TN__SIC_LANE, TN__SIC_INDEX, TN__SIC_MATMUL,
        TN__SIC_IM2COL, TN__SIC_CONV2D, TN__SIC_BATCH_NORM, TN__SIC_POOL2D, TN__SIC_LAYER_NORM, TN__SIC_CROSS_ENTROPY, TN__SIC_ATTENTION };
 typedef struct tn__si_call {
@@ -53288,9 +53296,15 @@ static int tn__si_rec(int entry, int op, tn_tensor *const *ts, int nt, const dou
 #define TN__SI_CAPTURE(entry, op, ts, nt, d, nd, iv, ni) do { if (tn__si_capture) return tn__si_rec(entry, op, ts, nt, d, nd, iv, ni); } while (0)
 #define TN__SI_NO_CAPTURE(what) do { if (tn__si_capture) return tn__si_uncapturable(what); } while (0)
 static int64_t tn__si_allocs;   /* device allocations (tn_cuda_stats.num_allocs, as the unit counts its allocator's) */
+/* an allocation inside a capture fails, and the capture with it (as tensor_cuda.cu's cu_alloc) */
+static bool tn__si_capture_alloc(void) {
+    if (!tn__si_capture) return false;
+    tn__si_uncapturable("an allocation of device memory");
+    return true;
+}
 static void *tn__si_alloc(size_t nbytes) {
+    if (tn__si_capture_alloc()) return NULL;
     TN__ATOMIC_ADD(&tn__si_allocs, 1);
-    if (tn__si_capture && !tn__si_capture->failed) { tn__si_capture->failed = true; snprintf(tn__si_capture->why, sizeof tn__si_capture->why, "an allocation of device memory"); }
     return tn__cpu_alloc(nbytes);
 }
 static void tn__si_graph_free(void *graph) {
@@ -53808,8 +53822,8 @@ static size_t tn__si_pages(size_t nbytes) {
 }
 static void *tn__siu_alloc(size_t nbytes) {
     const size_t len = tn__si_pages(nbytes);
+    if (tn__si_capture_alloc()) return NULL;
     TN__ATOMIC_ADD(&tn__si_allocs, 1);
-    if (tn__si_capture && !tn__si_capture->failed) { tn__si_capture->failed = true; snprintf(tn__si_capture->why, sizeof tn__si_capture->why, "an allocation of device memory"); }
 #ifdef MAP_ANONYMOUS
     void *p = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 #else   /* strict C11 hides MAP_ANONYMOUS: private pages of /dev/zero are the same */

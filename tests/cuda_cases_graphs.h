@@ -201,6 +201,20 @@ TEST(gpu_graph_capture_fallback) {
               "view graph: %lld captures, %lld launches, %lld failures", (long long)(s1.num_graph_captures - s0.num_graph_captures),
               (long long)(s1.num_graph_launches - s0.num_graph_launches), (long long)(s1.num_graph_capture_failures - s0.num_graph_capture_failures));
     tn_graph_free(g);
+    /* outputs held across runs: the capture waits for a run whose outputs are released */
+    tn_tensor *xh = tn_to(tn_randn(TN_SHAPE(4, 6), TN_F32), TN_CUDA);
+    g = tn_jit_trace(cg_scaled_fn, NULL, (tn_tensor *[]){xh, xh}, 2, NULL);
+    if (!g) fail_at(__LINE__, "trace: %s", tn_last_error());
+    const tn_cuda_stats h0 = tn_cuda_memory_stats();
+    for (int r = 0; g && r < 5; r++) {   /* every output kept by the scope */
+        tn_tensor *a[2] = {tn_to(tn_randn(TN_SHAPE(4, 6), TN_F32), TN_CUDA), xh}, *y = NULL;
+        CHECK_MSG(tn_graph_run(g, a, 2, &y, 1) == 1 && cg_maxdiff(y, cg_scaled_fn(a, 2, NULL)) == 0, "held outputs, run %d: %s", r, y ? "wrong values" : tn_last_error());
+    }
+    const tn_cuda_stats h1 = tn_cuda_memory_stats();
+    CHECK_MSG(h1.num_graph_captures == h0.num_graph_captures && h1.num_graph_capture_failures == h0.num_graph_capture_failures,
+              "held outputs: %lld captures, %lld failures (expected none: it waits)", (long long)(h1.num_graph_captures - h0.num_graph_captures),
+              (long long)(h1.num_graph_capture_failures - h0.num_graph_capture_failures));
+    tn_graph_free(g);
     /* two inputs, a scalar operand (a host scalar baked into the capture): every launch right */
     tn_tensor *in2[2] = {tn_to(tn_randn(TN_SHAPE(5, 7), TN_F32), TN_CUDA), tn_to(tn_randn(TN_SHAPE(5, 7), TN_F32), TN_CUDA)};
     g = tn_jit_trace(cg_scaled_fn, NULL, in2, 2, NULL);

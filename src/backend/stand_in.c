@@ -22,10 +22,10 @@ static void tn__si_transfer(bool up) {
    records its call (the device operands as views of the same memory that own nothing: the
    addresses a GPU kernel's arguments hold; a host scalar operand by its value) instead of
    running it, as stream capture queues kernels without running them; a launch makes the
-   recorded calls again through the table. An allocation of device memory inside a capture
-   marks it failed (its memory would be another's after the capture); a transfer to or from
-   the host, a synchronisation or an entry that is not captured (nonzero, random, the optimizer
-   steps, linalg, pool_argmax, check_index) fails the call and the capture, as a GPU does. */
+   recorded calls again through the table. An allocation of device memory (its memory would
+   be another's after the capture), a transfer to or from the host, a synchronisation or an
+   entry that is not captured (nonzero, random, the optimizer steps, linalg, pool_argmax,
+   check_index) inside a capture fails the call and the capture, as tensor_cuda.cu does. */
 enum { TN__SIC_COPY, TN__SIC_FILL, TN__SIC_UNARY, TN__SIC_BINARY, TN__SIC_TERNARY, TN__SIC_REDUCE, TN__SIC_LANE, TN__SIC_INDEX, TN__SIC_MATMUL,
        TN__SIC_IM2COL, TN__SIC_CONV2D, TN__SIC_BATCH_NORM, TN__SIC_POOL2D, TN__SIC_LAYER_NORM, TN__SIC_CROSS_ENTROPY, TN__SIC_ATTENTION };
 typedef struct tn__si_call {
@@ -83,9 +83,15 @@ static int tn__si_rec(int entry, int op, tn_tensor *const *ts, int nt, const dou
 #define TN__SI_CAPTURE(entry, op, ts, nt, d, nd, iv, ni) do { if (tn__si_capture) return tn__si_rec(entry, op, ts, nt, d, nd, iv, ni); } while (0)
 #define TN__SI_NO_CAPTURE(what) do { if (tn__si_capture) return tn__si_uncapturable(what); } while (0)
 static int64_t tn__si_allocs;   /* device allocations (tn_cuda_stats.num_allocs, as the unit counts its allocator's) */
+/* an allocation inside a capture fails, and the capture with it (as tensor_cuda.cu's cu_alloc) */
+static bool tn__si_capture_alloc(void) {
+    if (!tn__si_capture) return false;
+    tn__si_uncapturable("an allocation of device memory");
+    return true;
+}
 static void *tn__si_alloc(size_t nbytes) {
+    if (tn__si_capture_alloc()) return NULL;
     TN__ATOMIC_ADD(&tn__si_allocs, 1);
-    if (tn__si_capture && !tn__si_capture->failed) { tn__si_capture->failed = true; snprintf(tn__si_capture->why, sizeof tn__si_capture->why, "an allocation of device memory"); }
     return tn__cpu_alloc(nbytes);
 }
 static void tn__si_graph_free(void *graph) {
@@ -603,8 +609,8 @@ static size_t tn__si_pages(size_t nbytes) {
 }
 static void *tn__siu_alloc(size_t nbytes) {
     const size_t len = tn__si_pages(nbytes);
+    if (tn__si_capture_alloc()) return NULL;
     TN__ATOMIC_ADD(&tn__si_allocs, 1);
-    if (tn__si_capture && !tn__si_capture->failed) { tn__si_capture->failed = true; snprintf(tn__si_capture->why, sizeof tn__si_capture->why, "an allocation of device memory"); }
 #ifdef MAP_ANONYMOUS
     void *p = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 #else   /* strict C11 hides MAP_ANONYMOUS: private pages of /dev/zero are the same */

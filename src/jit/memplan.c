@@ -270,6 +270,13 @@ static int tn__mhook_place(tn__mhook *h) {
     h->mode = TN__MH_SERVE;
     return 0;
 }
+/* Whether every output slot is free (the caller released the last outputs it served): a
+   capture waits for that, or it would allocate the outputs inside it and fail. */
+static bool tn__mhook_outputs_free(const tn__mhook *h) {
+    for (int i = 0; i < h->nrecs; i++)
+        if (h->recs[i].output && TN__ATOMIC_LOAD(&h->arena->slots[i].live)) return false;
+    return true;
+}
 /* Before a serving run: the arena's memory. -1 when out of memory (the run goes unplanned). */
 static int tn__mhook_ready(tn__mhook *h) {
     tn__arena *a = h->arena;

@@ -1111,7 +1111,8 @@ static bool tn__graph_inplace_op(int op) {
    node runs on the host, nothing is allocated, nothing waits. As PyTorch's CUDA graphs, the
    inputs and outputs are static: the outputs handed back are the capture's (the arena's
    output slots), so a run whose caller still holds the previous run's output runs
-   uncaptured (a held output is never overwritten). A capture that fails (a storage of the
+   uncaptured (a held output is never overwritten), and a capture waits for a run whose
+   outputs are all released. A capture that fails (a storage of the
    device allocated outside the plan, a synchronisation, a transfer, a call the backend
    cannot capture: each makes the capture run fail or be marked) is dropped without an error
    and that run is run again uncaptured, as are the plan's later runs; a new plan (another
@@ -1250,7 +1251,7 @@ TNDEF int tn_graph_run(tn_graph *g, tn_tensor *const *inputs, int n, tn_tensor *
             for (int i = 0; i < g->noutputs && r > 0; i++) tn__own(outputs[i]);
             return r < 0 ? -1 : g->noutputs;
         }
-        if (!h->gcap && h->nserved >= 1) {
+        if (!h->gcap && h->nserved >= 1 && tn__mhook_outputs_free(h)) {   /* (an output the caller holds: captured later) */
             memcpy(saved_err, tn__errbuf, sizeof saved_err);
             tn__quiet++;   /* a capture that cannot start or fails is no error of the run's (run again uncaptured) */
             if (tn__gcap_begin(h, gbe, inputs, n, g->noutputs) == 0) { capturing = true; ins = h->gcap->in; }
