@@ -3104,6 +3104,8 @@ static int dnn_conv2d(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *y, const 
             cache.erase(key);   /* it ran before and not now: search again */
         }
     }
+    if (cu_capturing)   /* no algorithm search inside a CUDA-graph capture (section 9b): the capture fails, the replay runs uncaptured */
+        return tn_error("%s: cuDNN's algorithm search cannot run inside a CUDA-graph capture", what);
     std::vector<ConvCand> cands;
     if (conv_heuristics(h, mode, d, f32, tf32, cands, what)) return -1;
     ConvAlgo done = {-1, 0, CUDNN_DEFAULT_MATH};
@@ -3302,8 +3304,9 @@ static int cu_pool2d(tn_tensor *x, tn_tensor *y, tn_tensor *gy, tn_tensor *gx, c
    and runs it again uncaptured. graph_end ends capturing and instantiates the graph;
    graph_launch launches it on the legacy stream, after the work queued before (the inputs
    copied into the capture's buffers); graph_free destroys it. Not run on a GPU yet. What
-   cannot be captured yet: a convolution whose cuDNN algorithm needs a workspace, or whose
-   algorithm is not cached from an earlier uncaptured run (each allocates), linalg. */
+   cannot be captured yet: a convolution whose cuDNN algorithm needs a workspace (it
+   allocates one) or is not cached from an earlier uncaptured run (no search inside a
+   capture: cu_conv2d), linalg. */
 struct CuGraph {
     cudaGraph_t graph;
     cudaGraphExec_t exec;
