@@ -5174,7 +5174,7 @@ TNDEF int tn_checkpoint_load(const char *path, tn_module *model, tn_optim *opt, 
    mode, ops without a replay (the message names the op). docs/deploy.md has the details. */
 typedef struct tn_graph tn_graph;
 typedef tn_tensor *(*tn_jit_trace_fn)(tn_tensor *const *inputs, int n, void *user);   /* the forward to trace: one result */
-/* Trace fn(inputs, n, user) (1 to 64 float CPU inputs); `names` (may be NULL) names the
+/* Trace fn(inputs, n, user) (1 to 64 float inputs on one device); `names` (may be NULL) names the
    constants found among its values (tn_module_named_parameters' dict, a state dict of the
    same tensors); others are c0, c1, ... NULL with an error. */
 TNDEF tn_graph *tn_jit_trace(tn_jit_trace_fn fn, void *user, tn_tensor *const *inputs, int n, const tn_dict *names);
@@ -5194,10 +5194,12 @@ TNDEF int tn_graph_optimize(tn_graph *g);
 TNDEF int tn_graph_num_inputs(const tn_graph *g);
 TNDEF int tn_graph_num_outputs(const tn_graph *g);
 TNDEF int tn_graph_num_nodes(const tn_graph *g);
-/* The bytes of the replay's static memory plan (0: none yet). Under no_grad on the CPU the
-   second run of a graph records the storages its nodes make, the later runs serve them from
-   one arena (a steady replay allocates no storage: tn_memory_allocations); an output the
-   caller still holds is never overwritten by a later run. */
+/* The bytes of the replay's static memory plan (0: none yet). Under no_grad (every input on
+   one device) a run of a graph records the storages its nodes make on that device, the later
+   runs serve them from one arena of its memory (a steady replay allocates no storage:
+   tn_memory_allocations); an output the caller still holds is never overwritten by a later
+   run. On a GPU whose backend has the graph entries a steady replay is then captured as a
+   CUDA graph and launched (TN_CUDA_GRAPHS=0: not; docs/deploy.md). */
 TNDEF int64_t tn_graph_arena_bytes(const tn_graph *g);
 /* How many nodes the replay runs fused: chains of elementwise nodes (each result read only by
    the next, one float dtype and shape) run under no_grad as one pass through the members'
@@ -5487,6 +5489,17 @@ typedef struct tn_backend {
        every result multiplied by scale. Complex means complex64 (with float32) or complex128
        (with float64). The unit runs cuFFT (plans cached), the stand-in the CPU's engine. */
     int (*fft)(int kind, tn_tensor *y, tn_tensor *x, int rank, const int64_t *n, double scale);
+    /* Optional, all four or none (NULL: graph replays are not captured). CUDA graphs: the
+       captured replay of tn_graph_run (docs/deploy.md). graph_begin: the calls this thread
+       makes from now on are captured, not run. graph_end: capturing stops; *graph = the
+       captured calls, ready to launch, or -1 with an error when the capture failed (an
+       allocation, a synchronisation, a transfer to or from the host or a call that cannot be
+       captured came inside it; nothing captured ran). graph_launch: the captured calls run
+       again, on the memory they were captured on (the caller keeps it). graph_free frees it. */
+    int (*graph_begin)(void);
+    int (*graph_end)(void **graph);
+    int (*graph_launch)(void *graph);
+    void (*graph_free)(void *graph);
 } tn_backend;
 /* The cases the GPU unit's fused attention entry declines (tensor_cuda.cu and the checking
    stand-in both ask here, so they decline alike): the switch TN_CUDA_FUSED_ATTENTION=0, a
@@ -5766,8 +5779,11 @@ typedef struct tn_cuda_stats {
     /* products run with a fused bias/activation epilogue (cuBLASLt), and those it declined
        (the bias copy + GEMM + activation ran) */
     int64_t num_gemm_epilogue, num_gemm_epilogue_fallbacks;
+    /* graph replays captured as CUDA graphs (tn_graph_run), captured replays launched, and
+       captures that failed (those replays run uncaptured); counted by the header */
+    int64_t num_graph_captures, num_graph_launches, num_graph_capture_failures;
 } tn_cuda_stats;
-TNDEF tn_cuda_stats tn_cuda_memory_stats(void);     /* zeros without a GPU (the stand-in: its transfer counters) */
+TNDEF tn_cuda_stats tn_cuda_memory_stats(void);     /* zeros without a GPU (the stand-in: its transfer counters and num_allocs) */
 TNDEF void tn_cuda_reset_peak_memory_stats(void);
 TNDEF void tn_cuda_empty_cache(void);               /* give cached, unused blocks back (cudaFree) */
 TNDEF void tn_set_tf32(bool allow);                 /* TF32 tensor cores in float32 matmul (default off: torch.backends.cuda.matmul.allow_tf32) */
@@ -7962,12 +7978,14 @@ static void tn__trace_alias(tn__tracer *tr, tn_tensor *x, tn_tensor *r);
 static void tn__trace_refuse(tn__tracer *tr, const char *what);
 static void tn__trace_storage(tn__tracer *tr, const tn_storage *s);   /* made during the trace */
 /* A graph replay's static memory plan (src/jit/memplan.c): while its nodes run on this
-   thread, the CPU storages they make are recorded (the planning run) or served from the
-   plan's arena at their planned offsets (the runs after it). */
+   thread, the storages they make on the plan's device (the CPU, or the GPU) are recorded
+   (the planning run) or served from the plan's arena at their planned offsets (the runs
+   after it). */
 typedef struct tn__mhook tn__mhook;
 static TN__TLS tn__mhook *tn__mhook_on;
-static void *tn__mhook_take(tn__mhook *h, size_t nbytes, void (**deleter)(void *, void *), void **ctx);   /* NULL: allocate as usual */
-static void tn__mhook_note(tn__mhook *h, tn_storage *s);
+static void *tn__mhook_take(tn__mhook *h, tn_device device, size_t nbytes, void (**deleter)(void *, void *), void **ctx);   /* NULL: allocate as usual */
+static void tn__mhook_alloc(tn__mhook *h, tn_device device);   /* a storage of the device allocated as usual while the hook is on */
+static void tn__mhook_note(tn__mhook *h, tn_storage *s);   /* ignores other devices' */
 
 
 /* The GPU unit, probed once on first use (section 17). */
@@ -8076,8 +8094,9 @@ static tn_storage *tn__storage_new(size_t nbytes, tn_device device) {
     void (*deleter)(void *, void *) = NULL;
     void *ctx = NULL;
     void *data = !s ? NULL : inline_data ? (void *)((char *)s + TN__INLINE_OFFSET) : NULL;
-    if (s && !inline_data && device == TN_CPU && tn__mhook_on) data = tn__mhook_take(tn__mhook_on, nbytes, &deleter, &ctx);
+    if (s && !inline_data && tn__mhook_on) data = tn__mhook_take(tn__mhook_on, device, nbytes, &deleter, &ctx);
     if (s && !data && !inline_data) {
+        if (tn__mhook_on) tn__mhook_alloc(tn__mhook_on, device);
         data = be->alloc(nbytes ? nbytes : 1);
         TN__ATOMIC_ADD(&tn__storage_allocs, 1);
     }
@@ -8096,7 +8115,7 @@ static tn_storage *tn__storage_new(size_t nbytes, tn_device device) {
     if (deleter) { s->deleter = deleter; s->deleter_ctx = ctx; }   /* the arena's bytes are counted once, as the arena */
     else tn__track_bytes((int64_t)nbytes);
     if (tn__tracing) tn__trace_storage(tn__tracing, s);
-    if (tn__mhook_on && !inline_data && device == TN_CPU) tn__mhook_note(tn__mhook_on, s);
+    if (tn__mhook_on && !inline_data) tn__mhook_note(tn__mhook_on, s);
     return s;
 }
 
@@ -47116,7 +47135,8 @@ TNDEF int tn_checkpoint_load(const char *path, tn_module *model, tn_optim *opt, 
 /* ============================================================================================================== */
 /* src/jit/memplan.c: the static memory plan of a graph replay: storages served from one arena at planned offsets */
 /* ============================================================================================================== */
-/* The static memory plan of a graph replay (tn_graph_run under no_grad, on the CPU).
+/* The static memory plan of a graph replay (tn_graph_run under no_grad, on the CPU or on
+   the GPU: the storages of the inputs' device; the arena is that device's memory).
 
    A replay's nodes make the same storages in the same order on every run with the same
    input shapes: the node's result and the op's own temporaries (a contiguous copy, im2col's
@@ -47134,7 +47154,13 @@ TNDEF int tn_checkpoint_load(const char *path, tn_module *model, tn_optim *opt, 
    have slots of their own that no other storage shares: a run serves an output's slot only
    when the caller has released the previous run's output; an output the caller still holds
    is never overwritten (the next run allocates that output as usual). The arena is
-   refcounted by every storage it serves, so a tensor outliving its graph stays valid. */
+   refcounted by every storage it serves, so a tensor outliving its graph stays valid.
+
+   On the GPU a steady plan is then captured as a CUDA graph (tn__gcap, trace.c): the run
+   is recorded by the backend's graph entries with the arena's addresses baked in, and later
+   runs copy their inputs into the capture's input buffers and launch it. A storage of the
+   device allocated as usual while capturing (the plan did not foresee it) fails the
+   capture: its memory would be another's after the run. */
 
 typedef struct tn__arena tn__arena;
 typedef struct tn__aslot {      /* one planned storage's place in the arena */
@@ -47144,6 +47170,7 @@ typedef struct tn__aslot {      /* one planned storage's place in the arena */
 } tn__aslot;
 struct tn__arena {
     int64_t refcount;           /* the plan's, and one per storage served (atomic) */
+    tn_device device;
     char *mem;
     size_t bytes;
     int nslots;
@@ -47159,8 +47186,11 @@ typedef struct tn__mrec {       /* one storage a node made in the planning run *
     tn_storage *s;              /* in the planning run: the storage (retained) */
 } tn__mrec;
 enum { TN__MH_RECORD, TN__MH_SERVE };
+typedef struct tn__gcap tn__gcap;   /* a captured replay (trace.c) */
+static void tn__gcap_free(tn__gcap *c);
 struct tn__mhook {
     int mode;
+    tn_device device;           /* whose storages it plans */
     tn__mrec *recs;
     int nrecs, cap;
     int *first;                 /* nnodes + 1: node k's records are [first[k], first[k + 1]) */
@@ -47172,11 +47202,15 @@ struct tn__mhook {
     int *vrec;                  /* the planning run: per graph value, the record of its storage (-1: none) */
     tn__arena *arena;
     int64_t batch;              /* the dynamic batch it was planned for */
+    int64_t nserved;            /* runs served as planned (a capture waits for one) */
+    bool capturing, capfail;    /* a capture runs; it allocated a storage of the device (failed) */
+    bool capfailed;             /* a capture of this plan failed: its runs stay uncaptured */
+    tn__gcap *gcap;             /* the captured replay, or NULL */
 };
 
 static void tn__arena_release(tn__arena *a) {
     if (!a || TN__ATOMIC_ADD(&a->refcount, -1) != 0) return;
-    if (a->mem) { tn__backend(TN_CPU)->free(a->mem, a->bytes); tn__track_bytes(-(int64_t)a->bytes); }
+    if (a->mem) { tn__backend(a->device)->free(a->mem, a->bytes); tn__track_bytes(-(int64_t)a->bytes); }
     TN_FREE(a->slots);
     TN_FREE(a);
 }
@@ -47195,6 +47229,21 @@ static void tn__aslot_free(void *data, void *ctx) {
 static int tn__aslot_evacuate(tn__aslot *sl) {
     tn_storage *s = sl->s;
     if (!s || !TN__ATOMIC_LOAD(&sl->live)) return 0;
+    if (s->device != TN_CPU) {   /* the device's copy, bytes as uint8: a storage of its own takes the data over */
+        const int64_t nb = (int64_t)s->nbytes;
+        tn_tensor *nt = tn__new(TN_U8, s->device, &nb, 1);
+        if (!nt) return -1;
+        tn_tensor src = tn__shallow(nt);
+        src.storage = s;
+        if (nb && tn__backend(s->device)->copy(nt, &src)) { tn_release(nt); return -1; }
+        s->data = nt->storage->data;   /* its bytes are counted already (tn__new), now as s's */
+        nt->storage->data = NULL;
+        tn_release(nt);
+        s->deleter = NULL;
+        s->deleter_ctx = NULL;
+        tn__aslot_free(NULL, sl);
+        return 0;
+    }
     void *d = tn__backend(TN_CPU)->alloc(s->nbytes ? s->nbytes : 1);
     if (!d) return -1;
     TN__ATOMIC_ADD(&tn__storage_allocs, 1);
@@ -47209,6 +47258,7 @@ static int tn__aslot_evacuate(tn__aslot *sl) {
 
 static void tn__mhook_free(tn__mhook *h) {
     if (!h) return;
+    tn__gcap_free(h->gcap);
     for (int i = 0; i < h->nrecs; i++) if (h->recs[i].s) tn__storage_release(h->recs[i].s);
     tn__arena_release(h->arena);
     TN_FREE(h->recs);
@@ -47216,7 +47266,7 @@ static void tn__mhook_free(tn__mhook *h) {
     TN_FREE(h->vrec);
     TN_FREE(h);
 }
-static tn__mhook *tn__mhook_new(int nnodes, int nvals, int64_t batch) {
+static tn__mhook *tn__mhook_new(int nnodes, int nvals, int64_t batch, tn_device device) {
     tn__mhook *h = (tn__mhook *)TN_MALLOC(sizeof *h);
     if (!h) return NULL;
     memset(h, 0, sizeof *h);
@@ -47228,6 +47278,7 @@ static tn__mhook *tn__mhook_new(int nnodes, int nvals, int64_t batch) {
     h->nnodes = nnodes;
     h->mode = TN__MH_RECORD;
     h->batch = batch;
+    h->device = device;
     return h;
 }
 /* Before node k runs. */
@@ -47238,8 +47289,8 @@ static void tn__mhook_node(tn__mhook *h, int k) {
     if (h->mode == TN__MH_RECORD) h->first[k] = h->nrecs;
 }
 
-static void *tn__mhook_take(tn__mhook *h, size_t nbytes, void (**deleter)(void *, void *), void **ctx) {
-    if (h->mode != TN__MH_SERVE || h->node < 0 || h->node >= h->nnodes) return NULL;
+static void *tn__mhook_take(tn__mhook *h, tn_device device, size_t nbytes, void (**deleter)(void *, void *), void **ctx) {
+    if (device != h->device || h->mode != TN__MH_SERVE || h->node < 0 || h->node >= h->nnodes) return NULL;
     const int i = h->first[h->node] + h->seq++;
     if (h->off) return NULL;
     if (i >= h->first[h->node + 1] || (size_t)h->recs[i].nbytes != nbytes) {   /* not the storage planned: as usual from here */
@@ -47257,7 +47308,11 @@ static void *tn__mhook_take(tn__mhook *h, size_t nbytes, void (**deleter)(void *
     h->pending = sl;
     return h->arena->mem + r->offset;
 }
+static void tn__mhook_alloc(tn__mhook *h, tn_device device) {
+    if (h->capturing && device == h->device) h->capfail = true;
+}
 static void tn__mhook_note(tn__mhook *h, tn_storage *s) {
+    if (s->device != h->device) return;   /* a host scalar of a GPU run: not planned */
     if (h->mode == TN__MH_SERVE) {
         if (h->pending && s->deleter_ctx == h->pending) h->pending->s = s;
         h->pending = NULL;
@@ -47343,6 +47398,7 @@ static int tn__mhook_place(tn__mhook *h) {
     if (!ok) { TN_FREE(a); TN_FREE(slots); return -1; }
     a->mem = NULL;   /* allocated by the first run that serves (tn__mhook_ready) */
     a->refcount = 1;
+    a->device = h->device;
     a->bytes = (size_t)total;
     a->nslots = n;
     a->slots = slots;
@@ -47351,11 +47407,18 @@ static int tn__mhook_place(tn__mhook *h) {
     h->mode = TN__MH_SERVE;
     return 0;
 }
+/* Whether every output slot is free (the caller released the last outputs it served): a
+   capture waits for that, or it would allocate the outputs inside it and fail. */
+static bool tn__mhook_outputs_free(const tn__mhook *h) {
+    for (int i = 0; i < h->nrecs; i++)
+        if (h->recs[i].output && TN__ATOMIC_LOAD(&h->arena->slots[i].live)) return false;
+    return true;
+}
 /* Before a serving run: the arena's memory. -1 when out of memory (the run goes unplanned). */
 static int tn__mhook_ready(tn__mhook *h) {
     tn__arena *a = h->arena;
     if (a->mem || a->bytes == 0) return 0;
-    if (!(a->mem = (char *)tn__backend(TN_CPU)->alloc(a->bytes))) return -1;
+    if (!(a->mem = (char *)tn__backend(a->device)->alloc(a->bytes))) return -1;
     TN__ATOMIC_ADD(&tn__storage_allocs, 1);
     tn__track_bytes((int64_t)a->bytes);
     return 0;
@@ -47753,6 +47816,14 @@ static int tn__trace_translate(tn__tbuild *b, int k, const char **why) {
             const int64_t a[8] = {g[0], g[1], g[6], g[7], g[4], g[5], g[11], g[10] == 1};
             memcpy(iv, a, sizeof a);
             ni = 8;
+        } else if (nd->custom_bw == tn__pool_lib_bw && nd->ni == 11 && nd->i[10] >= 0 && nd->i[10] <= 2) {
+            /* the backend's library pooling (a GPU's): mode 0 max, 1 average counting the padding, 2 not; its windows are
+               those the floor formula counts, so ceil_mode off replays the same windows */
+            const int64_t *g = nd->i;
+            op = g[10] == 0 ? J_MAX_POOL2D : J_AVG_POOL2D;
+            const int64_t mx[9] = {g[0], g[1], g[6], g[7], g[4], g[5], g[2], g[3], 0}, av[8] = {g[0], g[1], g[6], g[7], g[4], g[5], 0, g[10] == 1};
+            ni = op == J_MAX_POOL2D ? 9 : 8;
+            memcpy(iv, op == J_MAX_POOL2D ? mx : av, (size_t)ni * sizeof(int64_t));
         } else if (nd->custom_bw == tn__lstm_seq_bwd && nin == 5 && r->ins[4] && r->ins[4]->dtype == TN_F64) {   /* gi, h0, c0, w_hh, [reverse] */
             op = J_LSTM;
             iv[0] = *(const double *)tn_data_ptr(r->ins[4]) != 0;
@@ -47928,7 +47999,9 @@ static tn_graph *tn__trace_run(const char *fn, tn_jit_trace_fn f, void *user, tn
         if (!tn_dtype_is_floating(inputs[i]->dtype))
             return (tn_graph *)tn__error("%s: example input %d is %s: only floating point inputs can be traced yet (integer inputs such as embedding indices are not recorded)",
                                          fn, i, tn_dtype_name(inputs[i]->dtype));
-        if (inputs[i]->device != TN_CPU) return (tn_graph *)tn__error("%s: example input %d is on %s: tracing runs on the CPU", fn, i, tn_device_name(inputs[i]->device));
+        if (inputs[i]->device != inputs[0]->device)   /* a graph runs on one device: its constants are the model's tensors there */
+            return (tn_graph *)tn__error("%s: example input %d is on %s, input 0 on %s: a graph runs on one device", fn, i,
+                                         tn_device_name(inputs[i]->device), tn_device_name(inputs[0]->device));
     }
     tn_graph *g = tn__graph_new();
     if (!g) return NULL;
@@ -48471,6 +48544,103 @@ static bool tn__graph_inplace_op(int op) {
     return op == RELU || op == SIGMOID || op == TANH || op == GELU || op == GELU_TANH || op == SILU || op == LEAKY_RELU || op == ELU || op == HARDTANH ||
            op == HARDSWISH || op == HARDSIGMOID || op == MISH || op == SOFTPLUS || op == NEG || op == EXP;
 }
+/* ---- CUDA-graph replay: a steady plan on a device with graph entries (tn_backend.graph_*) ----
+   The run after the plan's first served one is captured: the inputs are copied into buffers
+   of the capture's own, the nodes run with the backend's graph_begin in force (nothing runs:
+   the calls are recorded with the arena's addresses), graph_end instantiates, and one launch
+   gives this run's outputs. Later runs copy their inputs into those buffers and launch: no
+   node runs on the host, nothing is allocated, nothing waits. As PyTorch's CUDA graphs, the
+   inputs and outputs are static: the outputs handed back are the capture's (the arena's
+   output slots), so a run whose caller still holds the previous run's output runs
+   uncaptured (a held output is never overwritten), and a capture waits for a run whose
+   outputs are all released. A capture that fails (a storage of the
+   device allocated outside the plan, a synchronisation, a transfer, a call the backend
+   cannot capture: each makes the capture run fail or be marked) is dropped without an error
+   and that run is run again uncaptured, as are the plan's later runs; a new plan (another
+   batch) captures anew. TN_CUDA_GRAPHS=0 turns capturing off. */
+static int64_t tn__gcap_counts[3];   /* captures, launches, failed captures (tn_cuda_stats) */
+struct tn__gcap {
+    const tn_backend *be;
+    void *graph;                     /* the backend's captured graph, once ended */
+    int nin, nout;
+    tn_tensor **in;                  /* the buffers the capture reads the inputs from */
+    tn_tensor **out;                 /* the outputs it writes (arena slots), in the same block as in */
+};
+static void tn__gcap_free(tn__gcap *c) {
+    if (!c) return;
+    if (c->graph) c->be->graph_free(c->graph);
+    for (int i = 0; i < c->nin; i++) tn_release(c->in[i]);
+    for (int i = 0; i < c->nout; i++) tn_release(c->out[i]);
+    TN_FREE(c->in);
+    TN_FREE(c);
+}
+static bool tn__gcap_enabled(const tn_backend *be) {
+    if (!be || !be->graph_begin || !be->graph_end || !be->graph_launch || !be->graph_free) return false;
+    const char *e = getenv("TN_CUDA_GRAPHS");
+    return !(e && !strcmp(e, "0"));
+}
+/* A captured run: 1 (outputs set), 0 (the caller holds the last outputs: run uncaptured), -1. */
+static int tn__gcap_launch(tn__gcap *c, tn_tensor *const *inputs, tn_tensor **outputs) {
+    for (int i = 0; i < c->nout; i++)
+        if (TN__ATOMIC_LOAD(&c->out[i]->refcount) != 1 || TN__ATOMIC_LOAD(&c->out[i]->storage->refcount) != 1) return 0;
+    for (int i = 0; i < c->nin; i++)
+        if (tn_numel(c->in[i]) && c->be->copy(c->in[i], inputs[i])) return -1;
+    if (c->be->graph_launch(c->graph)) return -1;
+    for (int i = 0; i < c->nout; i++) outputs[i] = tn_retain(c->out[i]);
+    TN__ATOMIC_ADD(&tn__gcap_counts[1], 1);
+    return 1;
+}
+/* Before the capture run: the input buffers (filled now), then capturing. -1: not started. */
+static int tn__gcap_begin(tn__mhook *h, const tn_backend *be, tn_tensor *const *inputs, int n, int nout) {
+    tn__gcap *c = (tn__gcap *)TN_MALLOC(sizeof *c);
+    tn_tensor **arr = (tn_tensor **)TN_MALLOC((size_t)(n + nout + 1) * sizeof *arr);
+    if (!c || !arr) { TN_FREE(c); TN_FREE(arr); return -1; }
+    memset(c, 0, sizeof *c);
+    c->be = be;
+    c->in = arr;
+    c->out = arr + n;
+    for (int i = 0; i < n; i++) {
+        tn_tensor *x = inputs[i], *b = tn__new(x->dtype, h->device, x->shape, x->ndim);
+        if (!b) { tn__gcap_free(c); return -1; }
+        c->in[c->nin++] = b;
+        if (tn_numel(b) && be->copy(b, x)) { tn__gcap_free(c); return -1; }
+    }
+    if (be->graph_begin()) { tn__gcap_free(c); return -1; }
+    h->gcap = c;
+    h->capturing = true;
+    h->capfail = false;
+    return 0;
+}
+/* After the capture run (its outputs retained, its values released): 0 with the outputs
+   from one launch, or 1 when the capture failed (outputs released: run it again). */
+static int tn__gcap_end(tn__mhook *h, int rc, tn_tensor **outputs, int nout) {
+    tn__gcap *c = h->gcap;
+    void *graph = NULL;
+    h->capturing = false;
+    const int ended = c->be->graph_end(&graph);
+    bool ok = rc == 0 && ended == 0 && graph && !h->capfail && !h->diverged;
+    for (int i = 0; i < nout && ok; i++)   /* each output an arena slot of its own (not a view of an input or a constant) */
+        ok = outputs[i] && outputs[i]->storage->deleter == tn__aslot_free && TN__ATOMIC_LOAD(&outputs[i]->refcount) == 1 &&
+             TN__ATOMIC_LOAD(&outputs[i]->storage->refcount) == 1;
+    if (ok) {
+        c->graph = graph;
+        for (int i = 0; i < nout; i++) { c->out[i] = outputs[i]; outputs[i] = NULL; }
+        c->nout = nout;
+        TN__ATOMIC_ADD(&tn__gcap_counts[0], 1);
+        if (c->be->graph_launch(graph)) ok = false;   /* the capture ran nothing: this run's results */
+        else {
+            for (int i = 0; i < nout; i++) outputs[i] = tn_retain(c->out[i]);
+            TN__ATOMIC_ADD(&tn__gcap_counts[1], 1);
+            return 0;
+        }
+    } else if (ended == 0 && graph) c->be->graph_free(graph);
+    for (int i = 0; i < nout; i++) { tn_release(outputs[i]); outputs[i] = NULL; }
+    tn__gcap_free(c);
+    h->gcap = NULL;
+    h->capfailed = true;
+    TN__ATOMIC_ADD(&tn__gcap_counts[2], 1);
+    return 1;
+}
 TNDEF int tn_graph_run(tn_graph *g, tn_tensor *const *inputs, int n, tn_tensor **outputs, int nout) {
     if (!g) return TN__FAIL_INT("tn_graph_run: the graph is NULL");
     if (n != g->ninputs || !inputs) return TN__FAIL_INT("tn_graph_run: the graph takes %d inputs, got %d", g->ninputs, n);
@@ -48496,18 +48666,41 @@ TNDEF int tn_graph_run(tn_graph *g, tn_tensor *const *inputs, int n, tn_tensor *
        past the run); the first run warms the ops' caches, the second records, the others
        serve. One run at a time uses it; a batch of another size plans anew. */
     const bool no_grad = !tn_is_grad_enabled();
-    bool cpu = no_grad;
+    bool cpu = no_grad, planned = no_grad && n > 0;   /* planned: every input on one device (the plan's) */
     for (int i = 0; i < n && cpu; i++) cpu = inputs[i]->device == TN_CPU;
+    for (int i = 0; i < n && planned; i++) planned = inputs[i]->device == inputs[0]->device;
+    const tn_device dev = planned ? inputs[0]->device : TN_CPU;
     tn__mhook *h = NULL;
-    const bool mine = cpu && TN__ATOMIC_ADD(&g->mbusy, 1) == 1;
+    const bool mine = planned && TN__ATOMIC_ADD(&g->mbusy, 1) == 1;
     if (mine && g->mfails < 3) {
-        if (g->mplan && g->mplan->batch != batch) { tn__mhook_free(g->mplan); g->mplan = NULL; g->mruns = 0; }
+        if (g->mplan && (g->mplan->batch != batch || g->mplan->device != dev)) { tn__mhook_free(g->mplan); g->mplan = NULL; g->mruns = 0; }
         if (g->mplan) h = g->mplan;
-        else if (++g->mruns >= 2) h = g->mplan = tn__mhook_new(g->nnodes, g->nvals, batch);
+        else if (++g->mruns >= 2) h = g->mplan = tn__mhook_new(g->nnodes, g->nvals, batch, dev);
         if (h && h->mode == TN__MH_SERVE && tn__mhook_ready(h)) h = NULL;
     }
+    /* a steady plan on a device with CUDA graphs: launched, or captured now */
+    tn_tensor *const *ins = inputs;
+    char saved_err[sizeof tn__errbuf];   /* the error state before a capture, restored when it fails */
+    bool capturing = false;
+    const tn_backend *gbe = h && dev != TN_CPU && h->mode == TN__MH_SERVE && !h->capfailed ? tn__backend(dev) : NULL;
+    if (gbe && !tn__gcap_enabled(gbe) && h->gcap) { tn__gcap_free(h->gcap); h->gcap = NULL; }   /* switched off: its output slots free again */
+    if (gbe && tn__gcap_enabled(gbe)) {
+        const int r = h->gcap ? tn__gcap_launch(h->gcap, inputs, outputs) : 0;
+        if (r != 0) {
+            TN__ATOMIC_ADD(&g->mbusy, -1);
+            TN_FREE(v);
+            for (int i = 0; i < g->noutputs && r > 0; i++) tn__own(outputs[i]);
+            return r < 0 ? -1 : g->noutputs;
+        }
+        if (!h->gcap && h->nserved >= 1 && tn__mhook_outputs_free(h)) {   /* (an output the caller holds: captured later) */
+            memcpy(saved_err, tn__errbuf, sizeof saved_err);
+            tn__quiet++;   /* a capture that cannot start or fails is no error of the run's (run again uncaptured) */
+            if (tn__gcap_begin(h, gbe, inputs, n, g->noutputs) == 0) { capturing = true; ins = h->gcap->in; }
+            else { h->capfailed = true; TN__ATOMIC_ADD(&tn__gcap_counts[2], 1); tn__quiet--; memcpy(tn__errbuf, saved_err, sizeof saved_err); }
+        }
+    }
     for (int i = 0; i < g->nvals; i++) v[i] = g->vals[i].kind == TN__GV_CONST ? g->vals[i].t : NULL;
-    for (int i = 0; i < n; i++) v[g->inputs[i]] = inputs[i];
+    for (int i = 0; i < n; i++) v[g->inputs[i]] = ins[i];
     int rc = 0;
     for (int k = 0; k < g->nnodes && rc == 0; k++) {   /* node results: references of our own, released after their last use */
         const tn__gnode *nd = &g->nodes[k];
@@ -48603,7 +48796,7 @@ TNDEF int tn_graph_run(tn_graph *g, tn_tensor *const *inputs, int n, tn_tensor *
         tn__mhook_on = h;
         tn_scope_begin();
         bool applied = false;
-        if (mine && (nd->op == J_ADDMM || nd->op == J_CONV2D)) {   /* the plan's own run only (tn__graph_wpack replaces what it packed) */
+        if (mine && cpu && (nd->op == J_ADDMM || nd->op == J_CONV2D)) {   /* the plan's own run only (tn__graph_wpack replaces what it packed) */
             tn__mhook_on = NULL;   /* packed once, outside the arena */
             const tn__gwpack *pk = tn__graph_wpack(g, nd, v);
             if (pk && pk->kind == 1) tn__gemm_bpre_on = pk->gemm;
@@ -48623,24 +48816,35 @@ TNDEF int tn_graph_run(tn_graph *g, tn_tensor *const *inputs, int n, tn_tensor *
         }
         v[nd->out] = r;
         if (h) tn__graph_mplan_result(g, h, k, v);
-        for (int i = 0; i < nd->nin; i++) {
-            const int w = nd->in[i];
-            if (w >= 0 && g->vals[w].kind == TN__GV_NODE && g->last_use[w] == k && v[w]) { tn_release(v[w]); v[w] = NULL; }
+        for (int q = 0; q < 2; q++) {   /* a layer norm run apart from its add (not on the CPU): the add's inputs were last read here */
+            const tn__gnode *m = q ? nd : g->lnadd[k] >= 0 ? &g->nodes[g->lnadd[k]] : NULL;
+            for (int i = 0; m && i < m->nin; i++) {
+                const int w = m->in[i];
+                if (w >= 0 && g->vals[w].kind == TN__GV_NODE && g->last_use[w] == k && v[w]) { tn_release(v[w]); v[w] = NULL; }
+            }
         }
         if (h) tn__graph_mplan_after(g, h, k, v);
     }
     for (int i = 0; i < g->noutputs; i++) outputs[i] = rc ? NULL : tn_retain(v[g->outputs[i]]);
     for (int i = 0; i < g->nvals; i++) if (g->vals[i].kind == TN__GV_NODE) tn_release(v[i]);
     if (h && h->mode == TN__MH_SERVE) tn__mhook_after_serve(h, g->nnodes);   /* every storage but the outputs' is free */
+    bool again = false;
+    if (capturing) {
+        again = tn__gcap_end(h, rc, outputs, g->noutputs) != 0;
+        if (again) { rc = 0; memcpy(tn__errbuf, saved_err, sizeof saved_err); }
+        tn__quiet--;
+    }
+    if (h && h->mode == TN__MH_SERVE && !rc && !h->diverged && !again) h->nserved++;
     if (h && (rc || h->diverged || (h->mode == TN__MH_RECORD && tn__mhook_place(h)))) {   /* a plan that failed: dropped (planned anew later) */
         tn__mhook_free(h);
         g->mplan = NULL;
         g->mruns = 0;
         g->mfails++;
     }
-    if (cpu) TN__ATOMIC_ADD(&g->mbusy, -1);
-    for (int i = 0; i < g->noutputs && rc == 0; i++) tn__own(outputs[i]);
+    if (planned) TN__ATOMIC_ADD(&g->mbusy, -1);
     TN_FREE(v);
+    if (again) return tn_graph_run(g, inputs, n, outputs, nout);   /* the capture failed: this run uncaptured (so are the plan's later ones) */
+    for (int i = 0; i < g->noutputs && rc == 0; i++) tn__own(outputs[i]);
     return rc ? -1 : g->noutputs;
 }
 TNDEF tn_tensor *tn_graph_forward(tn_graph *g, tn_tensor *x) {
@@ -49455,7 +49659,7 @@ typedef struct tn__oxe {
 } tn__oxe;
 
 static void tn__ox_tensor_proto(tn__pbw *w, const char *name, tn_tensor *t) {
-    tn_tensor *c = tn_contiguous(t);   /* the export's scope holds it */
+    tn_tensor *c = tn_contiguous(t->device == TN_CPU ? t : tn_to(t, TN_CPU));   /* a graph traced on the GPU: its constants' bytes from the host; the export's scope holds it */
     if (!c) { w->failed = true; return; }
     for (int d = 0; d < c->ndim; d++) tn__pbw_int(w, 1, c->shape[d]);
     tn__pbw_int(w, 2, tn__onnx_type(c->dtype));
@@ -52705,6 +52909,7 @@ static const tn_backend tn__cpu_f32_backend = {
     "cpu", tn__cpu_alloc, tn__cpu_free, tn__cpu_copy, tn__cpu_fill, tn__cpu_unary, tn__cpu_binary, tn__cpu_ternary,
     tn__cpu_reduce, tn__cpu_lane, tn__cpu_index, tn__cpu_nonzero, tn__cpu_matmul, tn__cpu_random,
     tn__cpu_im2col, tn__cpu_pool_argmax, tn__cpu_optim, NULL, tn__cpu_batch_norm, NULL, tn__cpu_layer_norm, tn__cpu_cross_entropy, NULL, NULL, NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL,
 };
 
 enum { TN__STAGE_IN = 1, TN__STAGE_OUT = 2, TN__STAGE_INOUT = 3, TN__STAGE_MAX = 8 };
@@ -53169,6 +53374,7 @@ static const tn_backend tn__cpu_backend = {
     NULL,   /* linalg: src/ops/linalg_*.c run their own kernels on the CPU */
     NULL,   /* matmul_ep: the CPU's GEMM has its own epilogue (src/ops/linalg.c) */
     NULL,   /* fft: src/ops/fft.c runs its own engine on the CPU */
+    NULL, NULL, NULL, NULL,   /* graph_*: a CPU replay runs its nodes (no capture) */
 };
 
 static const tn_backend *tn__cpu_backend_get(void) { return &tn__cpu_backend; }
@@ -53205,18 +53411,167 @@ static void tn__si_transfer(bool up) {
     TN__ATOMIC_ADD(up ? &tn__si_h2d : &tn__si_d2h, 1);
     TN__ATOMIC_ADD(&tn__si_syncs, 1);
 }
+/* CUDA graphs on the stand-in (tn_backend.graph_*): while this thread captures, each entry
+   records its call (the device operands as views of the same memory that own nothing: the
+   addresses a GPU kernel's arguments hold; a host scalar operand by its value) instead of
+   running it, as stream capture queues kernels without running them; a launch makes the
+   recorded calls again through the table. An allocation of device memory (its memory would
+   be another's after the capture), a transfer to or from the host, a synchronisation or an
+   entry that is not captured (nonzero, random, the optimizer steps, linalg, pool_argmax,
+   check_index) inside a capture fails the call and the capture, as tensor_cuda.cu does. */
+enum { TN__SIC_COPY, TN__SIC_FILL, TN__SIC_UNARY, TN__SIC_BINARY, TN__SIC_TERNARY, TN__SIC_REDUCE, TN__SIC_LANE, TN__SIC_INDEX, TN__SIC_MATMUL,
+       TN__SIC_IM2COL, TN__SIC_CONV2D, TN__SIC_BATCH_NORM, TN__SIC_POOL2D, TN__SIC_LAYER_NORM, TN__SIC_CROSS_ENTROPY, TN__SIC_ATTENTION,
+       TN__SIC_MATMUL_EP, TN__SIC_FFT };
+typedef struct tn__si_call {
+    int entry, op;
+    bool has_d;                      /* unary: params given */
+    tn_tensor *t[10];                /* NULL where the call had none */
+    double d[4];
+    int64_t i[16];
+} tn__si_call;
+typedef struct tn__si_graph {
+    tn__si_call *calls;
+    int n, cap;
+    bool failed;
+    char why[200];
+} tn__si_graph;
+static TN__TLS tn__si_graph *tn__si_capture;   /* the capture this thread makes, or NULL */
+static int64_t tn__si_graph_launches;      /* launches replayed (tests) */
+static void tn__si_nop_deleter(void *data, void *ctx) { (void)data; (void)ctx; }
+static tn_tensor *tn__si_rec_tensor(tn_tensor *t) {
+    if (t->device != TN_CUDA) return tn__copy_as(t, t->dtype, TN_CPU);   /* a host scalar: its value now, as a kernel argument */
+    tn_storage *st = tn__foreign_storage(t->storage->data, t->storage->nbytes, tn__si_nop_deleter, NULL);
+    if (!st) return NULL;
+    st->device = TN_CUDA;
+    tn_tensor *v = tn__tensor_over(st, t->dtype, t->shape, t->strides, t->ndim, t->offset);
+    if (!v) tn__storage_release(st);
+    return v;
+}
+static int tn__si_uncapturable(const char *what) {
+    tn__si_capture->failed = true;
+    snprintf(tn__si_capture->why, sizeof tn__si_capture->why, "%s", what);
+    return TN__FAIL_INT("stand-in GPU: %s while capturing a CUDA graph (operation not permitted when stream is capturing)", what);
+}
+/* one call recorded: nt tensors (NULL allowed), nd doubles, ni int64s */
+static int tn__si_rec(int entry, int op, tn_tensor *const *ts, int nt, const double *d, int nd, const int64_t *iv, int ni) {
+    tn__si_graph *G = tn__si_capture;
+    if (G->n == G->cap) {
+        const int cap = G->cap ? 2 * G->cap : 64;
+        tn__si_call *c = (tn__si_call *)TN_REALLOC(G->calls, (size_t)cap * sizeof *c);
+        if (!c) return tn__si_uncapturable("out of memory recording a call");
+        G->calls = c;
+        G->cap = cap;
+    }
+    tn__si_call *c = &G->calls[G->n];
+    memset(c, 0, sizeof *c);
+    c->entry = entry;
+    c->op = op;
+    c->has_d = d != NULL;
+    if (d) memcpy(c->d, d, (size_t)nd * sizeof *d);
+    if (iv) memcpy(c->i, iv, (size_t)ni * sizeof *iv);
+    G->n++;   /* counted first: graph_free releases what was recorded of it */
+    for (int k = 0; k < nt; k++)
+        if (ts[k] && !(c->t[k] = tn__si_rec_tensor(ts[k]))) return tn__si_uncapturable("out of memory recording a call");
+    return 0;
+}
+#define TN__SI_CAPTURE(entry, op, ts, nt, d, nd, iv, ni) do { if (tn__si_capture) return tn__si_rec(entry, op, ts, nt, d, nd, iv, ni); } while (0)
+#define TN__SI_NO_CAPTURE(what) do { if (tn__si_capture) return tn__si_uncapturable(what); } while (0)
+static int64_t tn__si_allocs;   /* device allocations (tn_cuda_stats.num_allocs, as the unit counts its allocator's) */
+/* an allocation inside a capture fails, and the capture with it (as tensor_cuda.cu's cu_alloc) */
+static bool tn__si_capture_alloc(void) {
+    if (!tn__si_capture) return false;
+    tn__si_uncapturable("an allocation of device memory");
+    return true;
+}
+static void *tn__si_alloc(size_t nbytes) {
+    if (tn__si_capture_alloc()) return NULL;
+    TN__ATOMIC_ADD(&tn__si_allocs, 1);
+    return tn__cpu_alloc(nbytes);
+}
+static void tn__si_graph_free(void *graph) {
+    tn__si_graph *G = (tn__si_graph *)graph;
+    if (!G) return;
+    for (int k = 0; k < G->n; k++)
+        for (int j = 0; j < 10; j++) tn_release(G->calls[k].t[j]);
+    TN_FREE(G->calls);
+    TN_FREE(G);
+}
+static int tn__si_graph_begin(void) {
+    if (tn__si_capture) return TN__FAIL_INT("stand-in GPU: graph_begin: this thread is capturing already");
+    tn__si_graph *G = (tn__si_graph *)TN_MALLOC(sizeof *G);
+    if (!G) return TN__FAIL_INT("stand-in GPU: graph_begin: out of memory");
+    memset(G, 0, sizeof *G);
+    tn__si_capture = G;
+    return 0;
+}
+static int tn__si_graph_end(void **graph) {
+    tn__si_graph *G = tn__si_capture;
+    *graph = NULL;
+    if (!G) return TN__FAIL_INT("stand-in GPU: graph_end without graph_begin");
+    tn__si_capture = NULL;
+    if (G->failed) {
+        int r = TN__FAIL_INT("stand-in GPU: the CUDA graph capture failed: %s inside it", G->why);
+        tn__si_graph_free(G);
+        return r;
+    }
+    *graph = G;
+    return 0;
+}
+static int tn__si_graph_launch(void *graph) {
+    const tn__si_graph *G = (const tn__si_graph *)graph;
+    const tn_backend *be = tn__backends[TN_CUDA];   /* the table registered: the unreadable one opens the memory per call */
+    if (!G || tn__si_capture) return TN__FAIL_INT("stand-in GPU: graph_launch %s", G ? "while capturing" : "of no graph");
+    for (int k = 0; k < G->n; k++) {
+        const tn__si_call *c = &G->calls[k];
+        tn_tensor *const *t = c->t;
+        const int64_t *iv = c->i;
+        int r;
+        switch (c->entry) {
+        case TN__SIC_COPY: r = be->copy(t[0], t[1]); break;
+        case TN__SIC_FILL: r = be->fill(t[0], c->d[0]); break;
+        case TN__SIC_UNARY: r = be->unary((tn_unary_op)c->op, t[0], t[1], c->has_d ? c->d : NULL); break;
+        case TN__SIC_BINARY: r = be->binary((tn_binary_op)c->op, t[0], t[1], t[2], c->d[0]); break;
+        case TN__SIC_TERNARY: r = be->ternary((tn_ternary_op)c->op, t[0], t[1], t[2], t[3], c->d[0]); break;
+        case TN__SIC_REDUCE: r = be->reduce((tn_reduce_op)c->op, t[0], t[1]); break;
+        case TN__SIC_LANE: r = be->lane((tn_lane_op)c->op, t[0], t[1], t[2], iv[0], (int)iv[1]); break;
+        case TN__SIC_INDEX: r = be->index((tn_index_mode)c->op, t[0], t[1], t + 2, iv + 1, (int)iv[0]); break;
+        case TN__SIC_MATMUL: r = be->matmul(t[0], t[1], t[2], c->d[0], c->d[1]); break;
+        case TN__SIC_IM2COL: r = be->im2col(c->op, t[0], t[1], iv); break;
+        case TN__SIC_CONV2D: r = be->conv2d(c->op, t[0], t[1], t[2], iv); break;
+        case TN__SIC_BATCH_NORM: r = be->batch_norm(c->op, t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], c->d[0]); break;
+        case TN__SIC_POOL2D: r = be->pool2d(t[0], t[1], t[2], t[3], iv); break;
+        case TN__SIC_LAYER_NORM: r = be->layer_norm(c->op, t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], c->d[0]); break;
+        case TN__SIC_CROSS_ENTROPY: r = be->cross_entropy(c->op, t[0], t[1], t[2], t[3], t[4], t[5]); break;
+        case TN__SIC_ATTENTION: r = be->attention(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9], c->d[0], c->op != 0); break;
+        case TN__SIC_MATMUL_EP: r = be->matmul_ep(t[0], t[1], t[2], t[3], c->d[0], c->op); break;
+        case TN__SIC_FFT: r = be->fft(c->op, t[0], t[1], (int)iv[0], iv + 1, c->d[0]); break;
+        default: r = TN__FAIL_INT("stand-in GPU: graph_launch: unknown call %d", c->entry);
+        }
+        if (r) return r < 0 ? -1 : TN__FAIL_INT("stand-in GPU: graph_launch: call %d declined at launch, not at capture", k);
+    }
+    TN__ATOMIC_ADD(&tn__si_graph_launches, 1);
+    return 0;
+}
 static int tn__si_copy(tn_tensor *dst, tn_tensor *src) {
     if (dst->device != TN_CUDA && src->device != TN_CUDA) return tn__stand_in_bad("copy", "two CPU tensors", dst);
+    if (tn__si_capture && dst->device != src->device) return tn__si_uncapturable("a copy between host and device");
+    tn_tensor *const ts_[2] = {dst, src};
+    TN__SI_CAPTURE(TN__SIC_COPY, 0, ts_, 2, NULL, 0, NULL, 0);
     if (dst->device != src->device && tn_numel(dst) > 0) tn__si_transfer(dst->device == TN_CUDA);
     return tn__cpu_copy(dst, src);
 }
-static int tn__si_fill(tn_tensor *t, double v) { TN__SI_DEV("fill", t); return TN__SI_RUN(tn__cpu_fill(t, v)); }
+static int tn__si_fill(tn_tensor *t, double v) { TN__SI_DEV("fill", t); TN__SI_CAPTURE(TN__SIC_FILL, 0, &t, 1, &v, 1, NULL, 0); return TN__SI_RUN(tn__cpu_fill(t, v)); }
 static int tn__si_unary(tn_unary_op op, tn_tensor *out, tn_tensor *x, const double *p) {
-    TN__SI_DEV("unary", out); TN__SI_DEV_OR_SCALAR("unary", x); TN__SI_COMPLEX(TN__CX_UNARY, op, x); return TN__SI_RUN(tn__cpu_unary(op, out, x, p));
+    TN__SI_DEV("unary", out); TN__SI_DEV_OR_SCALAR("unary", x); TN__SI_COMPLEX(TN__CX_UNARY, op, x);
+    tn_tensor *const ts_[2] = {out, x};
+    TN__SI_CAPTURE(TN__SIC_UNARY, (int)op, ts_, 2, p, 3, NULL, 0);   /* params: 3 read when given, as the CPU kernel reads */
+    return TN__SI_RUN(tn__cpu_unary(op, out, x, p));
 }
 static int tn__si_binary(tn_binary_op op, tn_tensor *out, tn_tensor *a, tn_tensor *b, double al) {
     TN__SI_DEV("binary", out); TN__SI_DEV_OR_SCALAR("binary", a); TN__SI_DEV_OR_SCALAR("binary", b);
     TN__SI_COMPLEX(TN__CX_BINARY, op, a);
+    tn_tensor *const ts_[3] = {out, a, b};
+    TN__SI_CAPTURE(TN__SIC_BINARY, (int)op, ts_, 3, &al, 1, NULL, 0);
     if ((op == FLOOR_DIVIDE || op == REMAINDER || op == FMOD) && !tn_dtype_is_floating(a->dtype) && b->device == TN_CUDA) {
         /* as the unit: a zero divisor on the device is reported at the next synchronisation */
         tn_tensor bv = tn__shallow(b);
@@ -53242,20 +53597,38 @@ static int tn__si_binary(tn_binary_op op, tn_tensor *out, tn_tensor *a, tn_tenso
 static int tn__si_ternary(tn_ternary_op op, tn_tensor *out, tn_tensor *a, tn_tensor *b, tn_tensor *c, double v) {
     TN__SI_DEV("ternary", out); TN__SI_DEV_OR_SCALAR("ternary", a); TN__SI_DEV_OR_SCALAR("ternary", b); TN__SI_DEV_OR_SCALAR("ternary", c);
     TN__SI_COMPLEX(TN__CX_TERNARY, op, out);
+    tn_tensor *const ts_[4] = {out, a, b, c};
+    TN__SI_CAPTURE(TN__SIC_TERNARY, (int)op, ts_, 4, &v, 1, NULL, 0);
     return TN__SI_RUN(tn__cpu_ternary(op, out, a, b, c, v));
 }
 static int tn__si_reduce(tn_reduce_op op, tn_tensor *out, tn_tensor *x) {
-    TN__SI_DEV("reduce", out); TN__SI_DEV("reduce", x); TN__SI_COMPLEX(TN__CX_REDUCE, op, x); return TN__SI_RUN(tn__cpu_reduce(op, out, x)); }
+    TN__SI_DEV("reduce", out); TN__SI_DEV("reduce", x); TN__SI_COMPLEX(TN__CX_REDUCE, op, x);
+    tn_tensor *const ts_[2] = {out, x};
+    TN__SI_CAPTURE(TN__SIC_REDUCE, (int)op, ts_, 2, NULL, 0, NULL, 0);
+    return TN__SI_RUN(tn__cpu_reduce(op, out, x));
+}
 static int tn__si_lane(tn_lane_op op, tn_tensor *out, tn_tensor *out1, tn_tensor *x, int64_t d, int f) {
-    TN__SI_DEV("lane", out); TN__SI_DEV("lane", out1); TN__SI_DEV("lane", x); TN__SI_COMPLEX(TN__CX_LANE, op, x); return TN__SI_RUN(tn__cpu_lane(op, out, out1, x, d, f));
+    TN__SI_DEV("lane", out); TN__SI_DEV("lane", out1); TN__SI_DEV("lane", x); TN__SI_COMPLEX(TN__CX_LANE, op, x);
+    tn_tensor *const ts_[3] = {out, out1, x};
+    const int64_t iv_[2] = {d, f};
+    TN__SI_CAPTURE(TN__SIC_LANE, (int)op, ts_, 3, NULL, 0, iv_, 2);
+    return TN__SI_RUN(tn__cpu_lane(op, out, out1, x, d, f));
 }
 static int tn__si_index(tn_index_mode m, tn_tensor *dst, tn_tensor *src, tn_tensor *const *idx, const int64_t *is, int k) {
     TN__SI_DEV("index", dst); TN__SI_DEV("index", src); TN__SI_COMPLEX(TN__CX_INDEX, m, dst);
     for (int j = 0; j < k; j++) TN__SI_DEV("index", idx[j]);
+    if (tn__si_capture) {   /* dst, src, then up to 8 index tensors; iv: k, then their strides */
+        if (k > 8) return tn__si_uncapturable("an indexed copy over more than 8 index tensors");
+        tn_tensor *ts_[10] = {dst, src};
+        int64_t iv_[9] = {k};
+        for (int j = 0; j < k; j++) { ts_[2 + j] = idx[j]; iv_[1 + j] = is[j]; }
+        return tn__si_rec(TN__SIC_INDEX, (int)m, ts_, 2 + k, NULL, 0, iv_, 1 + k);
+    }
     return TN__SI_RUN(tn__cpu_index(m, dst, src, idx, is, k));
 }
 static tn_tensor *tn__si_nonzero(tn_tensor *x) {
     if (x->device != TN_CUDA) return (tn__stand_in_bad("nonzero", "x", x), (tn_tensor *)NULL);
+    if (tn__si_capture) return (tn__si_uncapturable("nonzero (it reads the count back)"), (tn_tensor *)NULL);
     if (tn_numel(x) > 0) tn__si_transfer(false);   /* the unit reads the flags back; the result's upload counts in copy */
     tn__si_inside++;
     tn_tensor *r = tn__cpu_nonzero(x);
@@ -53266,6 +53639,9 @@ static tn_tensor *tn__si_nonzero(tn_tensor *x) {
 }
 static int tn__si_matmul(tn_tensor *c, tn_tensor *a, tn_tensor *b, double al, double be) {
     TN__SI_DEV("matmul", c); TN__SI_DEV("matmul", a); TN__SI_DEV("matmul", b);
+    tn_tensor *const ts_[3] = {c, a, b};
+    const double d_[2] = {al, be};
+    TN__SI_CAPTURE(TN__SIC_MATMUL, 0, ts_, 3, d_, 2, NULL, 0);
     return TN__SI_RUN(tn__cpu_half_matmul(c, a, b, al, be));   /* half operands: the CPU's half matmul serves for cuBLAS's GemmEx */
 }
 /* The unit's cuBLASLt epilogue, as the passes it fuses: the bias broadcast into c, the
@@ -53276,6 +53652,8 @@ static int tn__si_matmul_ep(tn_tensor *c, tn_tensor *a, tn_tensor *b, tn_tensor 
     TN__SI_DEV("matmul_ep", c); TN__SI_DEV("matmul_ep", a); TN__SI_DEV("matmul_ep", b); TN__SI_DEV("matmul_ep", bias);
     const char *off = getenv("TN_CUDA_GEMM_EPILOGUE");
     if (tn__matmul_ep_declines(off && !strcmp(off, "0"), c, a, b, bias, act)) { TN__ATOMIC_ADD(&tn__si_gemm_ep_fallbacks, 1); return 1; }
+    tn_tensor *const ts_[4] = {c, a, b, bias};
+    TN__SI_CAPTURE(TN__SIC_MATMUL_EP, act, ts_, 4, &alpha, 1, NULL, 0);
     TN__ATOMIC_ADD(&tn__si_gemm_ep, 1);
     const int64_t M = c->shape[0], N = c->shape[1], K = a->shape[1];
     tn_tensor c3 = *c, a3 = *a, b3 = *b;   /* the 3-d views matmul takes: a batch of one */
@@ -53306,15 +53684,21 @@ static int tn__si_matmul_ep(tn_tensor *c, tn_tensor *a, tn_tensor *b, tn_tensor 
     return TN__SI_RUN(tn__cpu_half_unary(act == TN__EPI_RELU ? RELU : GELU_TANH, c, c, NULL));
 }
 static int tn__si_random(tn_random_op op, tn_tensor *o, uint64_t s, uint64_t off, double a, double b, int64_t l, uint64_t r) {
-    TN__SI_DEV("random", o); return TN__SI_RUN(tn__cpu_random(op, o, s, off, a, b, l, r));
+    TN__SI_DEV("random", o); TN__SI_NO_CAPTURE("a random draw"); return TN__SI_RUN(tn__cpu_random(op, o, s, off, a, b, l, r));
 }
-static int tn__si_im2col(int f, tn_tensor *c, tn_tensor *i, const int64_t *g) { TN__SI_DEV("im2col", c); TN__SI_DEV("im2col", i); return TN__SI_RUN(tn__cpu_im2col(f, c, i, g)); }
+static int tn__si_im2col(int f, tn_tensor *c, tn_tensor *i, const int64_t *g) {
+    TN__SI_DEV("im2col", c); TN__SI_DEV("im2col", i);
+    tn_tensor *const ts_[2] = {c, i};
+    TN__SI_CAPTURE(TN__SIC_IM2COL, f, ts_, 2, NULL, 0, g, 10);
+    return TN__SI_RUN(tn__cpu_im2col(f, c, i, g));
+}
 static int tn__si_pool(tn_tensor *idx, tn_tensor *x, const int64_t *hs, const int64_t *he, const int64_t *ws, const int64_t *we, int64_t dh, int64_t dw) {
-    TN__SI_DEV("pool_argmax", idx); TN__SI_DEV("pool_argmax", x); return TN__SI_RUN(tn__cpu_pool_argmax(idx, x, hs, he, ws, we, dh, dw));
+    TN__SI_DEV("pool_argmax", idx); TN__SI_DEV("pool_argmax", x); TN__SI_NO_CAPTURE("pool_argmax"); return TN__SI_RUN(tn__cpu_pool_argmax(idx, x, hs, he, ws, we, dh, dw));
 }
 static int tn__si_optim(const tn__optk *k, tn_tensor *p, tn_tensor *g, tn_tensor *const *st) {
     TN__SI_DEV("optim", p); TN__SI_DEV("optim", g);
     for (int j = 0; j < 3; j++) TN__SI_DEV("optim", st[j]);
+    TN__SI_NO_CAPTURE("an optimizer step");
     return TN__SI_RUN(tn__cpu_optim(k, p, g, st));
 }
 /* the unit's multi-tensor step: each parameter as optim (the same element updates) */
@@ -53360,6 +53744,7 @@ static int tn__si_conv2d(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *y, con
     if (tn__si_cudnn_off() || !tn__si_float(x) || !tn__si_same_dtype(ts, 3, x) || !tn__si_int32(ts, 3)) return 1;
     for (int i = 0; i < 7; i++)
         if (geom[i] > INT32_MAX || geom[i] < 0) return 1;
+    TN__SI_CAPTURE(TN__SIC_CONV2D, mode, ts, 3, NULL, 0, geom, 7);
     const int64_t g[10] = {w->shape[2], w->shape[3], geom[4], geom[5], geom[2], geom[3], geom[0], geom[1], y->shape[2], y->shape[3]};
     tn_tensor xv = tn__shallow(x), wv = tn__shallow(w), yv = tn__shallow(y);   /* the same host memory, seen as CPU tensors */
     xv.device = wv.device = yv.device = TN_CPU;
@@ -53374,6 +53759,7 @@ static int tn__si_batch_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b,
     /* mode 3, the evaluation-mode backward: the header's closed form, as on the GPU; eps
        below cuDNN's CUDNN_BN_MIN_EPSILON (0 in cuDNN 9) */
     if (tn__si_cudnn_off() || mode == 3 || !tn__si_float(x) || st->dtype != TN_F64 || eps < 0 || !tn__si_same_dtype(same, 7, x) || !tn__si_int32(&x, 1)) return 1;
+    TN__SI_CAPTURE(TN__SIC_BATCH_NORM, mode, ts, 8, &eps, 1, NULL, 0);
     return TN__SI_RUN(tn__cpu_batch_norm(mode, x, w, b, st, y, gx, gw, gb, eps));
 }
 static int tn__si_layer_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_tensor *st, tn_tensor *y, tn_tensor *gx, tn_tensor *gw,
@@ -53382,12 +53768,14 @@ static int tn__si_layer_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b,
     if (tn__si_dense("layer_norm", ts, 8)) return -1;
     tn_tensor *const same[7] = {x, w, b, y, gx, gw, gb};
     if (!tn__si_float(x) || st->dtype != TN_F64 || tn_numel(x) == 0 || (mode == 0 && !w != !b) || !tn__si_same_dtype(same, 7, x)) return 1;
+    TN__SI_CAPTURE(TN__SIC_LAYER_NORM, mode, ts, 8, &eps, 1, NULL, 0);
     return TN__SI_RUN(tn__cpu_layer_norm(mode, x, w, b, st, y, gx, gw, gb, eps));
 }
 static int tn__si_cross_entropy(int mode, tn_tensor *x, tn_tensor *t, tn_tensor *wr, tn_tensor *lse, tn_tensor *out, tn_tensor *gx) {
     tn_tensor *const ts[6] = {x, t, wr, lse, out, gx};
     if (tn__si_dense("cross_entropy", ts, 6)) return -1;
     if (!tn__si_float(x) || t->dtype != TN_I64 || lse->dtype != TN_F64 || wr->dtype != x->dtype || out->dtype != x->dtype || x->shape[1] == 0) return 1;
+    TN__SI_CAPTURE(TN__SIC_CROSS_ENTROPY, mode, ts, 6, NULL, 0, NULL, 0);
     return TN__SI_RUN(tn__cpu_cross_entropy(mode, x, t, wr, lse, out, gx));
 }
 /* the attention entry's contract, served by the CPU's fused kernels (src/nn/attention.c) */
@@ -53403,6 +53791,7 @@ static int tn__si_attention(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor 
         return 1;
     }
     TN__ATOMIC_ADD(&tn__si_attn, 1);
+    TN__SI_CAPTURE(TN__SIC_ATTENTION, causal, ts, 10, &scale, 1, NULL, 0);
     tn__si_inside++;
     /* half operands: the unit computes them in float32, so here the float32 kernel runs on
        float32 copies and the results are rounded once */
@@ -53455,6 +53844,7 @@ static int tn__si_pool2d(tn_tensor *x, tn_tensor *y, tn_tensor *gy, tn_tensor *g
     if (tn__si_cudnn_off() || !tn__si_float(x) || !tn__si_same_dtype(ts, 4, x) || !tn__si_int32(ts, 2)) return 1;
     for (int i = 0; i < 6; i++)
         if (geom[i] > INT32_MAX) return 1;
+    TN__SI_CAPTURE(TN__SIC_POOL2D, 0, ts, 4, NULL, 0, geom, 7);
     const bool f32 = x->dtype == TN_F32;
     const int64_t P = x->shape[0] * x->shape[1], H = x->shape[2], W = x->shape[3], OH = y->shape[2], OW = y->shape[3];
     const int64_t kh = geom[0], kw = geom[1], sh = geom[2], sw = geom[3], ph = geom[4], pw = geom[5], mode = geom[6];
@@ -53495,6 +53885,7 @@ static int tn__si_pool2d(tn_tensor *x, tn_tensor *y, tn_tensor *gy, tn_tensor *g
    next synchronisation), nothing reported now */
 static int tn__si_check_index(tn_tensor *out, tn_tensor *idx, int64_t size, int flags, int64_t skip, int64_t *err) {
     TN__SI_DEV("check_index", out); TN__SI_DEV("check_index", idx);
+    TN__SI_NO_CAPTURE("an index check");
     if (out && (out->dtype != TN_I64 || !tn_is_contiguous(out))) return TN__FAIL_INT("stand-in GPU: check_index writes a contiguous int64 out");
     tn_tensor iv = tn__shallow(idx);   /* the same host memory, seen as a CPU tensor */
     iv.device = TN_CPU;
@@ -53590,6 +53981,7 @@ static int tn__si_linalg_run(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_ten
 static int tn__si_linalg(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor *c, tn_tensor *p, tn_tensor *info, int flag) {
     tn_tensor *const ts[5] = {a, b, c, p, info};
     if (tn__si_dense("linalg", ts, 5)) return -1;
+    TN__SI_NO_CAPTURE("a factorization (linalg)");
     if (!tn__si_float(a) || a->ndim != 3) return TN__FAIL_INT("stand-in GPU: linalg takes [B, n, m] float32/float64 batches, not %s %s", tn_dtype_name(a->dtype), TN__SHAPE(a));
     for (int t = 1; t < 4; t++)
         if (ts[t] && ts[t]->dtype != (t == 3 && op != TN_LA_GESVD ? TN_I32 : a->dtype)) return TN__FAIL_INT("stand-in GPU: linalg: operand %d is %s", t, tn_dtype_name(ts[t]->dtype));
@@ -53628,6 +54020,8 @@ static int tn__si_fft(int kind, tn_tensor *y, tn_tensor *x, int rank, const int6
             return TN__FAIL_INT("stand-in GPU: fft: sizes %s and %s for the signal sizes given", TN__SHAPE(x), TN__SHAPE(y));
     }
     if (tn_numel(y) == 0) return 0;
+    const int64_t iv_[4] = {rank, n[0], rank > 1 ? n[1] : 0, rank > 2 ? n[2] : 0};
+    TN__SI_CAPTURE(TN__SIC_FFT, kind, ts, 2, &scale, 1, iv_, 4);
     tn__si_inside++;
     int r = 0;
     /* c2c passes in place over dims [from, to) of the complex buffer c of shape sh, the last one scaled */
@@ -53659,11 +54053,14 @@ static int tn__si_fft(int kind, tn_tensor *y, tn_tensor *x, int rank, const int6
 #undef TN__SI_DEV
 #undef TN__SI_DEV_OR_SCALAR
 #undef TN__SI_COMPLEX
+#undef TN__SI_CAPTURE
+#undef TN__SI_NO_CAPTURE
 static const tn_backend tn__stand_in_backend = {
-    "cuda (stand-in)", tn__cpu_alloc, tn__cpu_free, tn__si_copy, tn__si_fill, tn__si_unary, tn__si_binary, tn__si_ternary,
+    "cuda (stand-in)", tn__si_alloc, tn__cpu_free, tn__si_copy, tn__si_fill, tn__si_unary, tn__si_binary, tn__si_ternary,
     tn__si_reduce, tn__si_lane, tn__si_index, tn__si_nonzero, tn__si_matmul, tn__si_random,
     tn__si_im2col, tn__si_pool, tn__si_optim, tn__si_conv2d, tn__si_batch_norm, tn__si_pool2d, tn__si_layer_norm, tn__si_cross_entropy, tn__si_attention,
     tn__si_check_index, tn__si_optim_multi, tn__si_linalg, tn__si_matmul_ep, tn__si_fft,
+    tn__si_graph_begin, tn__si_graph_end, tn__si_graph_launch, tn__si_graph_free,
 };
 
 /* ---- the stand-in with unreadable "device" memory (tn_debug_cuda_stand_in_unreadable) ----
@@ -53698,6 +54095,8 @@ static size_t tn__si_pages(size_t nbytes) {
 }
 static void *tn__siu_alloc(size_t nbytes) {
     const size_t len = tn__si_pages(nbytes);
+    if (tn__si_capture_alloc()) return NULL;
+    TN__ATOMIC_ADD(&tn__si_allocs, 1);
 #ifdef MAP_ANONYMOUS
     void *p = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 #else   /* strict C11 hides MAP_ANONYMOUS: private pages of /dev/zero are the same */
@@ -53765,6 +54164,7 @@ static const tn_backend tn__stand_in_unreadable_backend = {
     tn__siu_reduce, tn__siu_lane, tn__siu_index, tn__siu_nonzero, tn__siu_matmul, tn__siu_random,
     tn__siu_im2col, tn__siu_pool, tn__siu_optim, tn__siu_conv2d, tn__siu_batch_norm, tn__siu_pool2d, tn__siu_layer_norm, tn__siu_cross_entropy, tn__siu_attention,
     tn__siu_check_index, tn__siu_optim_multi, tn__siu_linalg, tn__siu_matmul_ep, tn__siu_fft,
+    tn__si_graph_begin, tn__si_graph_end, tn__si_graph_launch, tn__si_graph_free,
 };
 TNDEF void tn_debug_cuda_stand_in_unreadable(void) { tn_register_backend(TN_CUDA, &tn__stand_in_unreadable_backend); }
 #else
@@ -53890,7 +54290,11 @@ TNDEF int tn_cuda_current_device(void) { const tn_cuda_unit *u = tn__cuda_unit()
 /* Wait for the device: the unit's synchronize, or (the stand-in, whose kernels are done
    when they return) one counted synchronisation. */
 static int tn__cuda_sync_now(const char *fn) {
-    if (tn__stand_in_registered()) { TN__ATOMIC_ADD(&tn__si_syncs, 1); return 0; }
+    if (tn__stand_in_registered()) {
+        if (tn__si_capture) return tn__si_uncapturable("a synchronisation");   /* as cudaStreamSynchronize inside a capture */
+        TN__ATOMIC_ADD(&tn__si_syncs, 1);
+        return 0;
+    }
     const tn_cuda_unit *u = tn__cuda_ready(fn);
     return u ? u->synchronize() : -1;
 }
@@ -53902,6 +54306,7 @@ TNDEF tn_cuda_stats tn_cuda_memory_stats(void) {
     tn_cuda_stats s;
     memset(&s, 0, sizeof s);
     if (tn__stand_in_registered()) {   /* the stand-in's counters, also over a real unit */
+        s.num_allocs = TN__ATOMIC_LOAD(&tn__si_allocs);
         s.num_h2d = TN__ATOMIC_LOAD(&tn__si_h2d);
         s.num_d2h = TN__ATOMIC_LOAD(&tn__si_d2h);
         s.num_syncs = TN__ATOMIC_LOAD(&tn__si_syncs);
@@ -53910,9 +54315,11 @@ TNDEF tn_cuda_stats tn_cuda_memory_stats(void) {
         s.num_multi_tensor_optim = TN__ATOMIC_LOAD(&tn__si_optim_multis);
         s.num_gemm_epilogue = TN__ATOMIC_LOAD(&tn__si_gemm_ep);
         s.num_gemm_epilogue_fallbacks = TN__ATOMIC_LOAD(&tn__si_gemm_ep_fallbacks);
-        return s;
-    }
-    return u && u->backend ? u->memory_stats() : s;
+    } else if (u && u->backend) s = u->memory_stats();
+    s.num_graph_captures = TN__ATOMIC_LOAD(&tn__gcap_counts[0]);   /* the header's (src/jit/trace.c) */
+    s.num_graph_launches = TN__ATOMIC_LOAD(&tn__gcap_counts[1]);
+    s.num_graph_capture_failures = TN__ATOMIC_LOAD(&tn__gcap_counts[2]);
+    return s;
 }
 TNDEF void tn_cuda_reset_peak_memory_stats(void) { const tn_cuda_unit *u = tn__cuda_unit(); if (u && u->backend) u->reset_peak(); }
 TNDEF void tn_cuda_empty_cache(void) { const tn_cuda_unit *u = tn__cuda_unit(); if (u && u->backend) u->empty_cache(); }

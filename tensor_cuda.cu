@@ -16,11 +16,13 @@
  *    8. random, sliding windows, pooling, optimizer steps
  *    9. cuDNN: convolution, batch norm, pooling
  *   9b. FFT (cuFFT)
+ *   9c. CUDA graphs: the capture of a graph replay (on a stream of its own)
  *   10. the backend table and the unit
  *
- * Every kernel runs on the legacy default stream, so work is ordered as issued and a
- * freed block can be reused at once. Scalar math shared with the CPU (activations,
- * Philox, optimizer rules) comes from tensor.h's TN_HD functions.
+ * Every kernel runs on the legacy default stream (cu_stream(): except inside a CUDA-graph
+ * capture, section 9c), so work is ordered as issued and a freed block can be reused at
+ * once. Scalar math shared with the CPU (activations, Philox, optimizer rules) comes from
+ * tensor.h's TN_HD functions.
  */
 #include "tensor.h"
 /* Kernels take shapes and strides by value (Geo<N>, the index kernel's geometry: (2 +
@@ -58,6 +60,12 @@ static int cu_fail(const char *what, cudaError_t e) {
 #define CU_CHECK(what, call) do { cudaError_t e_ = (call); if (e_ != cudaSuccess) return cu_fail(what, e_); } while (0)
 /* after a launch: configuration errors are synchronous; faults inside surface later */
 #define CU_LAUNCHED(what) CU_CHECK(what, cudaGetLastError())
+/* The stream this thread queues the unit's kernels and library calls on: the legacy default
+   stream (0), except while the thread captures a CUDA graph (section 9c): then the capture's
+   stream, and an allocation fails (its memory would be another's after the capture). */
+static thread_local cudaStream_t cu_cur_stream = 0;
+static thread_local bool cu_capturing, cu_capture_allocated;
+static inline cudaStream_t cu_stream(void) { return cu_cur_stream; }
 
 static const int kThreads = 256;
 static unsigned blocks_for(int64_t n) {
@@ -211,7 +219,14 @@ Allocator &allocator() {
 }
 } // namespace
 
-static void *cu_alloc(size_t nbytes) { return allocator().alloc(nbytes); }
+static void *cu_alloc(size_t nbytes) {
+    if (cu_capturing) {   /* the capture fails (section 9c); no CUDA call is made inside it */
+        cu_capture_allocated = true;
+        tn_error("CUDA graphs: an allocation of %zu bytes inside a capture", nbytes);
+        return NULL;
+    }
+    return allocator().alloc(nbytes);
+}
 static void cu_free(void *ptr, size_t nbytes) { (void)nbytes; allocator().free(ptr); }
 
 /* Scratch memory for one backend call, freed at scope exit. */
@@ -511,8 +526,8 @@ static int dev_copy(tn_tensor *dst, tn_tensor *src) {
                 TO *o = (TO *)base_of(dst);
                 const TI *x = (const TI *)base_of(src);
                 if (g.contig && !g.scalar[0] && !g.scalar[1] && n >= 8 && pack8_aligned<TO>(o) && pack8_aligned<TI>(x))
-                    k_copy_vec<TO, TI><<<blocks_for(n / 8), kThreads>>>(n, o, x);
-                else k_copy<TO, TI><<<blocks_for(n), kThreads>>>(n, g, o, x);
+                    k_copy_vec<TO, TI><<<blocks_for(n / 8), kThreads, 0, cu_stream()>>>(n, o, x);
+                else k_copy<TO, TI><<<blocks_for(n), kThreads, 0, cu_stream()>>>(n, g, o, x);
             })
         }
     })
@@ -664,7 +679,7 @@ static int cu_fill(tn_tensor *dst, double value) {
     const int64_t *strides[1] = {dst->strides};
     Geo<1> g = make_geo<1>(dst->shape, dst->ndim, strides);
     /* the value converted by the same rules as a copy (on the host: no round trip) */
-    CU_DISPATCH_ALL(dst->dtype, T, k_fill<T><<<blocks_for(n), kThreads>>>(n, g, (T *)base_of(dst), Cvt<T>::f(value)))
+    CU_DISPATCH_ALL(dst->dtype, T, k_fill<T><<<blocks_for(n), kThreads, 0, cu_stream()>>>(n, g, (T *)base_of(dst), Cvt<T>::f(value)))
     CU_LAUNCHED("fill");
     return 0;
 }
@@ -860,11 +875,11 @@ template <class T> __global__ void k_unary_vec(int64_t n, T *o, const T *x, Unar
 /* the packed paths exist for float and double only: false (not launched) otherwise */
 template <class T> static bool launch_unary_vec(int64_t, T *, const T *, const UnaryArgs &) { return false; }
 static bool launch_unary_vec(int64_t n, float *o, const float *x, const UnaryArgs &u) {
-    k_unary_vec<float><<<blocks_for(n / 4 + 1), kThreads>>>(n, o, x, u);
+    k_unary_vec<float><<<blocks_for(n / 4 + 1), kThreads, 0, cu_stream()>>>(n, o, x, u);
     return true;
 }
 static bool launch_unary_vec(int64_t n, double *o, const double *x, const UnaryArgs &u) {
-    k_unary_vec<double><<<blocks_for(n / 2 + 1), kThreads>>>(n, o, x, u);
+    k_unary_vec<double><<<blocks_for(n / 2 + 1), kThreads, 0, cu_stream()>>>(n, o, x, u);
     return true;
 }
 template <class T> __global__ void k_unary_pred(int64_t n, Geo<2> g, bool *o, const T *x, int op) {
@@ -913,8 +928,8 @@ static int cu_unary_cx(tn_unary_op op, tn_tensor *out, tn_tensor *x) {
     Geo<2> g = make_geo<2>(out->shape, out->ndim, strides);
     tn_tensor *ops[2] = {out, x};
     if (mark_host<2>(g, ops, fn)) return -1;
-    if (x->dtype == TN_C64) k_unary_cx<float><<<blocks_for(n), kThreads>>>(n, g, base_of(out), (const c64 *)dev_ptr(x), (int)op);
-    else k_unary_cx<double><<<blocks_for(n), kThreads>>>(n, g, base_of(out), (const c128 *)dev_ptr(x), (int)op);
+    if (x->dtype == TN_C64) k_unary_cx<float><<<blocks_for(n), kThreads, 0, cu_stream()>>>(n, g, base_of(out), (const c64 *)dev_ptr(x), (int)op);
+    else k_unary_cx<double><<<blocks_for(n), kThreads, 0, cu_stream()>>>(n, g, base_of(out), (const c128 *)dev_ptr(x), (int)op);
     CU_LAUNCHED(fn);
     return 0;
 }
@@ -938,9 +953,9 @@ static int cu_unary(tn_unary_op op, tn_tensor *out, tn_tensor *x, const double *
     if (op == LOGICAL_NOT && x->dtype == TN_BOOL) u.op = BITWISE_NOT;
     const bool vec = !pred && g.contig && !g.scalar[0] && !g.scalar[1] && !g.host[1] && aligned16(base_of(out)) && aligned16(dev_ptr(x));
     CU_DISPATCH(x->dtype, T, {
-        if (pred) k_unary_pred<T><<<blocks_for(n), kThreads>>>(n, g, (bool *)base_of(out), (const T *)dev_ptr(x), (int)op);
+        if (pred) k_unary_pred<T><<<blocks_for(n), kThreads, 0, cu_stream()>>>(n, g, (bool *)base_of(out), (const T *)dev_ptr(x), (int)op);
         else if (!(vec && launch_unary_vec(n, (T *)base_of(out), (const T *)dev_ptr(x), u)))
-            k_unary<T><<<blocks_for(n), kThreads>>>(n, g, (T *)base_of(out), (const T *)dev_ptr(x), u);
+            k_unary<T><<<blocks_for(n), kThreads, 0, cu_stream()>>>(n, g, (T *)base_of(out), (const T *)dev_ptr(x), u);
     })
     CU_LAUNCHED(fn);
     return 0;
@@ -1113,11 +1128,11 @@ template <class T> __global__ void k_binary_vec(int64_t n, Geo<3> g, T *o, const
 }
 template <class T> static bool launch_binary_vec(int64_t, const Geo<3> &, T *, const T *, const T *, int, double) { return false; }
 static bool launch_binary_vec(int64_t n, const Geo<3> &g, float *o, const float *a, const float *b, int op, double alpha) {
-    k_binary_vec<float><<<blocks_for(n / 4 + 1), kThreads>>>(n, g, o, a, b, op, alpha);
+    k_binary_vec<float><<<blocks_for(n / 4 + 1), kThreads, 0, cu_stream()>>>(n, g, o, a, b, op, alpha);
     return true;
 }
 static bool launch_binary_vec(int64_t n, const Geo<3> &g, double *o, const double *a, const double *b, int op, double alpha) {
-    k_binary_vec<double><<<blocks_for(n / 2 + 1), kThreads>>>(n, g, o, a, b, op, alpha);
+    k_binary_vec<double><<<blocks_for(n / 2 + 1), kThreads, 0, cu_stream()>>>(n, g, o, a, b, op, alpha);
     return true;
 }
 template <class T> __global__ void k_compare(int64_t n, Geo<3> g, bool *o, const T *a, const T *b, int op) {
@@ -1171,8 +1186,8 @@ static int cu_binary_cx(tn_binary_op op, tn_tensor *out, tn_tensor *a, tn_tensor
     Geo<3> g = make_geo<3>(out->shape, out->ndim, strides);
     tn_tensor *ops[3] = {out, a, b};
     if (mark_host<3>(g, ops, fn)) return -1;
-    if (a->dtype == TN_C64) k_binary_cx<float><<<blocks_for(n), kThreads>>>(n, g, base_of(out), (const c64 *)dev_ptr(a), (const c64 *)dev_ptr(b), (int)op, alpha);
-    else k_binary_cx<double><<<blocks_for(n), kThreads>>>(n, g, base_of(out), (const c128 *)dev_ptr(a), (const c128 *)dev_ptr(b), (int)op, alpha);
+    if (a->dtype == TN_C64) k_binary_cx<float><<<blocks_for(n), kThreads, 0, cu_stream()>>>(n, g, base_of(out), (const c64 *)dev_ptr(a), (const c64 *)dev_ptr(b), (int)op, alpha);
+    else k_binary_cx<double><<<blocks_for(n), kThreads, 0, cu_stream()>>>(n, g, base_of(out), (const c128 *)dev_ptr(a), (const c128 *)dev_ptr(b), (int)op, alpha);
     CU_LAUNCHED(fn);
     return 0;
 }
@@ -1203,9 +1218,9 @@ static int cu_binary(tn_binary_op op, tn_tensor *out, tn_tensor *a, tn_tensor *b
     const bool vec = !cmp && g.contig && !g.scalar[0] && (g.scalar[1] || aligned16(dev_ptr(a))) && (g.scalar[2] || aligned16(dev_ptr(b))) &&
                      aligned16(base_of(out));
     CU_DISPATCH(a->dtype, T, {
-        if (cmp) k_compare<T><<<blocks_for(n), kThreads>>>(n, g, (bool *)base_of(out), (const T *)dev_ptr(a), (const T *)dev_ptr(b), (int)op);
+        if (cmp) k_compare<T><<<blocks_for(n), kThreads, 0, cu_stream()>>>(n, g, (bool *)base_of(out), (const T *)dev_ptr(a), (const T *)dev_ptr(b), (int)op);
         else if (!(vec && launch_binary_vec(n, g, (T *)base_of(out), (const T *)dev_ptr(a), (const T *)dev_ptr(b), (int)op, alpha)))
-            k_binary<T><<<blocks_for(n), kThreads>>>(n, g, (T *)base_of(out), (const T *)dev_ptr(a), (const T *)dev_ptr(b), (int)op, alpha, bad);
+            k_binary<T><<<blocks_for(n), kThreads, 0, cu_stream()>>>(n, g, (T *)base_of(out), (const T *)dev_ptr(a), (const T *)dev_ptr(b), (int)op, alpha, bad);
     })
     CU_LAUNCHED(fn);
     return 0;
@@ -1252,16 +1267,16 @@ static int cu_ternary(tn_ternary_op op, tn_tensor *out, tn_tensor *x, tn_tensor 
     tn_tensor *ops[4] = {out, x, y, z};
     if (mark_host<4>(g, ops, fn)) return -1;
     if (out->dtype == TN_C64 || out->dtype == TN_C128) {
-        if (out->dtype == TN_C64) k_ternary_cx<float><<<blocks_for(n), kThreads>>>(n, g, (c64 *)base_of(out), dev_ptr(x), (const c64 *)dev_ptr(y), (const c64 *)dev_ptr(z), (int)op, value);
-        else k_ternary_cx<double><<<blocks_for(n), kThreads>>>(n, g, (c128 *)base_of(out), dev_ptr(x), (const c128 *)dev_ptr(y), (const c128 *)dev_ptr(z), (int)op, value);
+        if (out->dtype == TN_C64) k_ternary_cx<float><<<blocks_for(n), kThreads, 0, cu_stream()>>>(n, g, (c64 *)base_of(out), dev_ptr(x), (const c64 *)dev_ptr(y), (const c64 *)dev_ptr(z), (int)op, value);
+        else k_ternary_cx<double><<<blocks_for(n), kThreads, 0, cu_stream()>>>(n, g, (c128 *)base_of(out), dev_ptr(x), (const c128 *)dev_ptr(y), (const c128 *)dev_ptr(z), (int)op, value);
         CU_LAUNCHED(fn);
         return 0;
     }
     CU_DISPATCH(out->dtype, T, {
         if (op == WHERE)
-            k_ternary<T, bool><<<blocks_for(n), kThreads>>>(n, g, (T *)base_of(out), (const bool *)dev_ptr(x), (const T *)dev_ptr(y), (const T *)dev_ptr(z), (int)op, value);
+            k_ternary<T, bool><<<blocks_for(n), kThreads, 0, cu_stream()>>>(n, g, (T *)base_of(out), (const bool *)dev_ptr(x), (const T *)dev_ptr(y), (const T *)dev_ptr(z), (int)op, value);
         else
-            k_ternary<T, T><<<blocks_for(n), kThreads>>>(n, g, (T *)base_of(out), (const T *)dev_ptr(x), (const T *)dev_ptr(y), (const T *)dev_ptr(z), (int)op, value);
+            k_ternary<T, T><<<blocks_for(n), kThreads, 0, cu_stream()>>>(n, g, (T *)base_of(out), (const T *)dev_ptr(x), (const T *)dev_ptr(y), (const T *)dev_ptr(z), (int)op, value);
     })
     CU_LAUNCHED(fn);
     return 0;
@@ -1458,13 +1473,13 @@ static int cu_reduce(tn_reduce_op op, tn_tensor *out, tn_tensor *x) {
     if (tn_dtype_is_complex(x->dtype)) {
         const bool per_thread = r < 64 && m > 1;
         const unsigned blocks = per_thread ? blocks_for(m) : (unsigned)(m < 65535 ? m : 65535);
-        if (x->dtype == TN_C64) k_reduce_cx<float><<<blocks, kThreads>>>(m, r, go, gr, (c64 *)base_of(out), (const c64 *)base_of(x), (int)op, per_thread);
-        else k_reduce_cx<double><<<blocks, kThreads>>>(m, r, go, gr, (c128 *)base_of(out), (const c128 *)base_of(x), (int)op, per_thread);
+        if (x->dtype == TN_C64) k_reduce_cx<float><<<blocks, kThreads, 0, cu_stream()>>>(m, r, go, gr, (c64 *)base_of(out), (const c64 *)base_of(x), (int)op, per_thread);
+        else k_reduce_cx<double><<<blocks, kThreads, 0, cu_stream()>>>(m, r, go, gr, (c128 *)base_of(out), (const c128 *)base_of(x), (int)op, per_thread);
         CU_LAUNCHED(fn);
         return 0;
     }
     CU_DISPATCH(x->dtype, T, {
-        if (r < 64 && m > 1) k_reduce_thread<T><<<blocks_for(m), kThreads>>>(m, r, go, gr, (T *)base_of(out), (const T *)base_of(x), (int)op);
+        if (r < 64 && m > 1) k_reduce_thread<T><<<blocks_for(m), kThreads, 0, cu_stream()>>>(m, r, go, gr, (T *)base_of(out), (const T *)base_of(x), (int)op);
         else if (m >= 32 && m / 32 < INT32_MAX && go.nd >= 1 && go.st[1][go.nd - 1] == 1) {   /* columns: see k_reduce_cols */
             typedef typename Acc<T>::type A;
             const int64_t tiles = (m + 31) / 32, most = (r + 63) / 64;   /* at least 64 elements per split */
@@ -1474,15 +1489,15 @@ static int cu_reduce(tn_reduce_op op, tn_tensor *out, tn_tensor *x) {
             splits = (r + per - 1) / per;   /* none empty */
             A *part = NULL;
             if (splits > 1 && !(part = (A *)sc.get((size_t)(m * splits) * sizeof(A)))) return -1;
-            k_reduce_cols<T><<<dim3((unsigned)tiles, (unsigned)splits), dim3(32, kColY)>>>(m, r, per, go, gr, (T *)base_of(out), (const T *)base_of(x), (int)op, part);
-            if (part) k_reduce_fold<T><<<blocks_for(m), kThreads>>>(m, splits, go, (T *)base_of(out), part, (int)op);
+            k_reduce_cols<T><<<dim3((unsigned)tiles, (unsigned)splits), dim3(32, kColY), 0, cu_stream()>>>(m, r, per, go, gr, (T *)base_of(out), (const T *)base_of(x), (int)op, part);
+            if (part) k_reduce_fold<T><<<blocks_for(m), kThreads, 0, cu_stream()>>>(m, splits, go, (T *)base_of(out), part, (int)op);
         } else if (m < 64 && chunks > 1 && m * chunks <= 65535) {
             typedef typename Acc<T>::type A;
             A *part = (A *)sc.get((size_t)(m * chunks) * sizeof(A));
             if (!part) return -1;
-            k_reduce_chunks<T><<<(unsigned)(m * chunks), kThreads>>>(chunks, clen, r, go, gr, (const T *)base_of(x), (int)op, part);
-            k_reduce_fold<T><<<blocks_for(m), kThreads>>>(m, chunks, go, (T *)base_of(out), part, (int)op);
-        } else k_reduce_block<T><<<(unsigned)(m < 65535 ? m : 65535), kThreads>>>(m, r, go, gr, (T *)base_of(out), (const T *)base_of(x), (int)op);
+            k_reduce_chunks<T><<<(unsigned)(m * chunks), kThreads, 0, cu_stream()>>>(chunks, clen, r, go, gr, (const T *)base_of(x), (int)op, part);
+            k_reduce_fold<T><<<blocks_for(m), kThreads, 0, cu_stream()>>>(m, chunks, go, (T *)base_of(out), part, (int)op);
+        } else k_reduce_block<T><<<(unsigned)(m < 65535 ? m : 65535), kThreads, 0, cu_stream()>>>(m, r, go, gr, (T *)base_of(out), (const T *)base_of(x), (int)op);
     })
     CU_LAUNCHED(fn);
     return 0;
@@ -1657,10 +1672,10 @@ template <class T> struct SoftmaxLaunch { /* integer lanes never get here */
     static void run(int64_t, const Geo<3> &, T *, const T *, const LaneArgs &) {}
 };
 template <> struct SoftmaxLaunch<float> {
-    static void run(int64_t lanes, const Geo<3> &g, float *o, const float *x, const LaneArgs &a) { k_softmax<float><<<blocks_for(lanes * 32), kThreads>>>(lanes, g, o, x, a); }
+    static void run(int64_t lanes, const Geo<3> &g, float *o, const float *x, const LaneArgs &a) { k_softmax<float><<<blocks_for(lanes * 32), kThreads, 0, cu_stream()>>>(lanes, g, o, x, a); }
 };
 template <> struct SoftmaxLaunch<double> {
-    static void run(int64_t lanes, const Geo<3> &g, double *o, const double *x, const LaneArgs &a) { k_softmax<double><<<blocks_for(lanes * 32), kThreads>>>(lanes, g, o, x, a); }
+    static void run(int64_t lanes, const Geo<3> &g, double *o, const double *x, const LaneArgs &a) { k_softmax<double><<<blocks_for(lanes * 32), kThreads, 0, cu_stream()>>>(lanes, g, o, x, a); }
 };
 /* complex CUMPROD (prod's gradient takes it): a thread per lane, accumulated in double as the
    CPU's (complex128, ATen's acc_type) */
@@ -1699,8 +1714,8 @@ static int cu_lane(tn_lane_op op, tn_tensor *out, tn_tensor *out1, tn_tensor *x,
     for (int d = 0; d < xv.ndim; d++) lanes *= shape[d];
     if (lanes == 0 || a.len == 0) return 0;
     if ((op == SOFTMAX || op == LOG_SOFTMAX || op == LOGCUMSUMEXP) && !tn_dtype_is_floating(x->dtype)) return tn_error("lane op: dtype %s is not supported", tn_dtype_name(x->dtype));
-    if (x->dtype == TN_C64) k_cumprod_cx<float><<<blocks_for(lanes), kThreads>>>(lanes, g, (c64 *)base_of(o), (const c64 *)base_of(x), a);
-    if (x->dtype == TN_C128) k_cumprod_cx<double><<<blocks_for(lanes), kThreads>>>(lanes, g, (c128 *)base_of(o), (const c128 *)base_of(x), a);
+    if (x->dtype == TN_C64) k_cumprod_cx<float><<<blocks_for(lanes), kThreads, 0, cu_stream()>>>(lanes, g, (c64 *)base_of(o), (const c64 *)base_of(x), a);
+    if (x->dtype == TN_C128) k_cumprod_cx<double><<<blocks_for(lanes), kThreads, 0, cu_stream()>>>(lanes, g, (c128 *)base_of(o), (const c128 *)base_of(x), a);
     if (tn_dtype_is_complex(x->dtype)) {
         CU_LAUNCHED(fn);
         return 0;
@@ -1728,12 +1743,12 @@ static int cu_lane(tn_lane_op op, tn_tensor *out, tn_tensor *out1, tn_tensor *x,
                 int P = 1;
                 while (P < a.len) P <<= 1;
                 const unsigned threads = P / 2 < 32 ? 32 : P / 2 > kThreads ? kThreads : P / 2;
-                k_sort_block<T><<<(unsigned)(lanes < (1 << 20) ? lanes : (1 << 20)), threads>>>(lanes, g, (T *)base_of(o), (int64_t *)base_of(o1), (const T *)base_of(x), a);
+                k_sort_block<T><<<(unsigned)(lanes < (1 << 20) ? lanes : (1 << 20)), threads, 0, cu_stream()>>>(lanes, g, (T *)base_of(o), (int64_t *)base_of(o1), (const T *)base_of(x), a);
             }
             else if ((op == ARGMAX || op == ARGMIN) && a.len >= 2048 && lanes < 4096)
-                k_argext_block<T><<<(unsigned)lanes, kThreads>>>(lanes, g, (T *)base_of(o), (int64_t *)base_of(o1), (const T *)base_of(x), a);
+                k_argext_block<T><<<(unsigned)lanes, kThreads, 0, cu_stream()>>>(lanes, g, (T *)base_of(o), (int64_t *)base_of(o1), (const T *)base_of(x), a);
             else
-                k_lane<T><<<blocks_for(lanes), kThreads>>>(lanes, g, (T *)base_of(o), (int64_t *)base_of(o1), (const T *)base_of(x), a, vals, ix, tmp);
+                k_lane<T><<<blocks_for(lanes), kThreads, 0, cu_stream()>>>(lanes, g, (T *)base_of(o), (int64_t *)base_of(o1), (const T *)base_of(x), a, vals, ix, tmp);
         }
     })
     CU_LAUNCHED(fn);
@@ -1834,13 +1849,13 @@ template <class T> static int ln_run(int mode, tn_tensor *x, tn_tensor *w, tn_te
     const T *xp = (const T *)base_of(x), *wp = w ? (const T *)base_of(w) : NULL;
     double *sp = (double *)base_of(st);
     if (mode == 0) {
-        k_ln_fwd<T><<<blocks_for(M * 32), kThreads>>>(M, D, xp, (T *)base_of(y), wp, b ? (const T *)base_of(b) : NULL, sp, eps);
+        k_ln_fwd<T><<<blocks_for(M * 32), kThreads, 0, cu_stream()>>>(M, D, xp, (T *)base_of(y), wp, b ? (const T *)base_of(b) : NULL, sp, eps);
         CU_LAUNCHED(what);
         return 0;
     }
     const T *gp = (const T *)base_of(y);   /* the output gradient */
     if (gx) {
-        k_ln_bwd_x<T><<<blocks_for(M * 32), kThreads>>>(M, D, xp, gp, wp, sp, (T *)base_of(gx));
+        k_ln_bwd_x<T><<<blocks_for(M * 32), kThreads, 0, cu_stream()>>>(M, D, xp, gp, wp, sp, (T *)base_of(gx));
         CU_LAUNCHED(what);
     }
     if (gw || gb) {
@@ -1848,9 +1863,9 @@ template <class T> static int ln_run(int mode, tn_tensor *x, tn_tensor *w, tn_te
         Scratch sc;
         double *part = (double *)sc.get((size_t)(2 * chunks * D) * sizeof(double));
         if (!part) return -1;
-        k_ln_bwd_w<T><<<blocks_for(chunks * D), kThreads>>>(M, D, chunks, rows, xp, gp, sp, part);
+        k_ln_bwd_w<T><<<blocks_for(chunks * D), kThreads, 0, cu_stream()>>>(M, D, chunks, rows, xp, gp, sp, part);
         CU_LAUNCHED(what);
-        k_ln_fold<T><<<blocks_for(D), kThreads>>>(chunks, D, part, gw ? (T *)base_of(gw) : NULL, gb ? (T *)base_of(gb) : NULL);
+        k_ln_fold<T><<<blocks_for(D), kThreads, 0, cu_stream()>>>(chunks, D, part, gw ? (T *)base_of(gw) : NULL, gb ? (T *)base_of(gb) : NULL);
         CU_LAUNCHED(what);
     }
     return 0;
@@ -1863,9 +1878,9 @@ static int cu_cross_entropy(int mode, tn_tensor *x, tn_tensor *t, tn_tensor *wr,
     const int64_t N = x->shape[0], C = x->shape[1];
     const int64_t *tp = (const int64_t *)base_of(t);
     double *lp = (double *)base_of(lse);
-    if (f32) k_ce_rows<float><<<blocks_for(N * 32), kThreads>>>(mode, N, C, (const float *)base_of(x), tp, (const float *)base_of(wr), lp, (float *)base_of(out),
+    if (f32) k_ce_rows<float><<<blocks_for(N * 32), kThreads, 0, cu_stream()>>>(mode, N, C, (const float *)base_of(x), tp, (const float *)base_of(wr), lp, (float *)base_of(out),
                                                                  gx ? (float *)base_of(gx) : NULL);
-    else k_ce_rows<double><<<blocks_for(N * 32), kThreads>>>(mode, N, C, (const double *)base_of(x), tp, (const double *)base_of(wr), lp, (double *)base_of(out),
+    else k_ce_rows<double><<<blocks_for(N * 32), kThreads, 0, cu_stream()>>>(mode, N, C, (const double *)base_of(x), tp, (const double *)base_of(wr), lp, (double *)base_of(out),
                                                              gx ? (double *)base_of(gx) : NULL);
     CU_LAUNCHED(mode ? "cross_entropy backward" : "cross_entropy forward");
     return 0;
@@ -2263,20 +2278,20 @@ static int attn_run(const AttnGeo &g, int64_t B, const S *q, const S *k, const S
     if (!dout) {
         const size_t bytes = (size_t)((BR + BC) * pq + BC * pv + BR * attn_pp<T, BC>()) * sizeof(T);
         if (attn_smem_ok(k_attn_fwd<T, S, BR, BC, NO>, bytes)) return -1;
-        k_attn_fwd<T, S, BR, BC, NO><<<(unsigned)(B * nqt), 4 * BR, bytes>>>(g, q, k, v, m, out, lse);
+        k_attn_fwd<T, S, BR, BC, NO><<<(unsigned)(B * nqt), 4 * BR, bytes, cu_stream()>>>(g, q, k, v, m, out, lse);
         CU_LAUNCHED("attention forward");
         return 0;
     }
     Scratch sc;
     T *D = (T *)sc.get((size_t)(B * g.L) * sizeof(T));
     if (!D) return -1;
-    k_attn_rowdot<T, S><<<blocks_for(B * g.L * 32), kThreads>>>(B * g.L, Ev, dout, out, D);
+    k_attn_rowdot<T, S><<<blocks_for(B * g.L * 32), kThreads, 0, cu_stream()>>>(B * g.L, Ev, dout, out, D);
     CU_LAUNCHED("attention backward");
     const size_t bytes = (size_t)((BR + BC) * (pq + pv) + BR * attn_pp<T, BC>() + 2 * BC) * sizeof(T);
     if (attn_smem_ok(k_attn_bwd_kv<T, S, BR, BC, NO>, bytes) || attn_smem_ok(k_attn_bwd_q<T, S, BR, BC, NO>, bytes)) return -1;
-    k_attn_bwd_kv<T, S, BR, BC, NO><<<(unsigned)(B * nkt), 4 * BR, bytes>>>(g, q, k, v, m, dout, lse, D, dk, dv);
+    k_attn_bwd_kv<T, S, BR, BC, NO><<<(unsigned)(B * nkt), 4 * BR, bytes, cu_stream()>>>(g, q, k, v, m, dout, lse, D, dk, dv);
     CU_LAUNCHED("attention backward");
-    k_attn_bwd_q<T, S, BR, BC, NO><<<(unsigned)(B * nqt), 4 * BR, bytes>>>(g, q, k, v, m, dout, lse, D, dq);
+    k_attn_bwd_q<T, S, BR, BC, NO><<<(unsigned)(B * nqt), 4 * BR, bytes, cu_stream()>>>(g, q, k, v, m, dout, lse, D, dq);
     CU_LAUNCHED("attention backward");
     return 0;
 }
@@ -2447,9 +2462,9 @@ static int cu_index(tn_index_mode mode, tn_tensor *dst, tn_tensor *src, tn_tenso
         g.idx_strides[j] = idx_strides[j];
         g.idx[j] = (const int64_t *)base_of(idx[j]);
     }
-    if (dst->dtype == TN_C64) k_index_cx<float><<<blocks_for(n), kThreads>>>(n, g, (int)mode, (c64 *)base_of(dst), (const c64 *)base_of(src));
-    else if (dst->dtype == TN_C128) k_index_cx<double><<<blocks_for(n), kThreads>>>(n, g, (int)mode, (c128 *)base_of(dst), (const c128 *)base_of(src));
-    else CU_DISPATCH(dst->dtype, T, k_index<T><<<blocks_for(n), kThreads>>>(n, g, (int)mode, (T *)base_of(dst), (const T *)base_of(src)))
+    if (dst->dtype == TN_C64) k_index_cx<float><<<blocks_for(n), kThreads, 0, cu_stream()>>>(n, g, (int)mode, (c64 *)base_of(dst), (const c64 *)base_of(src));
+    else if (dst->dtype == TN_C128) k_index_cx<double><<<blocks_for(n), kThreads, 0, cu_stream()>>>(n, g, (int)mode, (c128 *)base_of(dst), (const c128 *)base_of(src));
+    else CU_DISPATCH(dst->dtype, T, k_index<T><<<blocks_for(n), kThreads, 0, cu_stream()>>>(n, g, (int)mode, (T *)base_of(dst), (const T *)base_of(src)))
     CU_LAUNCHED(fn);
     return 0;
 }
@@ -2479,8 +2494,8 @@ static int cu_check_index(tn_tensor *out, tn_tensor *idx, int64_t size, int flag
     const int64_t *strides[2] = {cst, idx->strides};
     Geo<2> g = make_geo<2>(idx->shape, idx->ndim, strides);
     int64_t *o = out ? (int64_t *)base_of(out) : NULL;
-    if (idx->dtype == TN_I64) k_check_index<int64_t><<<blocks_for(n), kThreads>>>(n, g, o, (const int64_t *)base_of(idx), size, flags, skip, err);
-    else k_check_index<int32_t><<<blocks_for(n), kThreads>>>(n, g, o, (const int32_t *)base_of(idx), size, flags, skip, err);
+    if (idx->dtype == TN_I64) k_check_index<int64_t><<<blocks_for(n), kThreads, 0, cu_stream()>>>(n, g, o, (const int64_t *)base_of(idx), size, flags, skip, err);
+    else k_check_index<int32_t><<<blocks_for(n), kThreads, 0, cu_stream()>>>(n, g, o, (const int32_t *)base_of(idx), size, flags, skip, err);
     CU_LAUNCHED(fn);
     return 0;
 }
@@ -2556,7 +2571,7 @@ template <class R> __global__ void k_matmul_cx(int64_t B, int64_t M, int64_t N, 
         *cp = cx_r<R>(beta == 0 ? acc : tn__cadd(acc, tn__cscale(cx_d(*cp), beta)));
     }
 }
-#define CU_MATMUL_PLAIN(T, U) k_matmul<T, U><<<blocks_for(B * M * N), kThreads>>>(B, M, N, K, (const T *)base_of(a), (const T *)base_of(bm), \
+#define CU_MATMUL_PLAIN(T, U) k_matmul<T, U><<<blocks_for(B * M * N), kThreads, 0, cu_stream()>>>(B, M, N, K, (const T *)base_of(a), (const T *)base_of(bm), \
     (T *)base_of(c), a->strides[0], a->strides[1], a->strides[2], bm->strides[0], bm->strides[1], bm->strides[2], \
     c->strides[0], c->strides[1], c->strides[2], alpha, beta)
 /* An operand whose matrices BLAS cannot take (both strides past 1: a transposed view of a
@@ -2605,11 +2620,11 @@ static int cu_matmul(tn_tensor *c, tn_tensor *a, tn_tensor *bm, double alpha, do
         case TN_U8: CU_MATMUL_PLAIN(uint8_t, uint8_t); break;
         case TN_C64: case TN_C128:
             if (c->dtype == TN_C64)
-                k_matmul_cx<float><<<blocks_for(B * M * N), kThreads>>>(B, M, N, K, (const c64 *)base_of(a), (const c64 *)base_of(bm), (c64 *)base_of(c), a->strides[0],
+                k_matmul_cx<float><<<blocks_for(B * M * N), kThreads, 0, cu_stream()>>>(B, M, N, K, (const c64 *)base_of(a), (const c64 *)base_of(bm), (c64 *)base_of(c), a->strides[0],
                                                                         a->strides[1], a->strides[2], bm->strides[0], bm->strides[1], bm->strides[2],
                                                                         c->strides[0], c->strides[1], c->strides[2], alpha, beta);
             else
-                k_matmul_cx<double><<<blocks_for(B * M * N), kThreads>>>(B, M, N, K, (const c128 *)base_of(a), (const c128 *)base_of(bm), (c128 *)base_of(c), a->strides[0],
+                k_matmul_cx<double><<<blocks_for(B * M * N), kThreads, 0, cu_stream()>>>(B, M, N, K, (const c128 *)base_of(a), (const c128 *)base_of(bm), (c128 *)base_of(c), a->strides[0],
                                                                          a->strides[1], a->strides[2], bm->strides[0], bm->strides[1], bm->strides[2],
                                                                          c->strides[0], c->strides[1], c->strides[2], alpha, beta);
             break;
@@ -2622,6 +2637,7 @@ static int cu_matmul(tn_tensor *c, tn_tensor *a, tn_tensor *bm, double alpha, do
     if (!h) return tn_error("matmul: cuBLAS could not be initialised (cublasCreate failed)");
     static std::mutex mu; /* one handle for all threads: its math mode and the call go together */
     std::lock_guard<std::mutex> lock(mu);
+    cublasSetStream(h, cu_stream());   /* the legacy stream, or a capture's (section 9c): the call's too */
     cublasSetMathMode(h, c->dtype == TN_F32 && tn_get_tf32() ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH);   /* matmul's switch, not cuDNN's */
     /* Column-major BLAS computes C^T = B^T A^T when C is row-major: then BLAS's first
        operand is bm and its second a. For a column-major C it computes C = A B. */
@@ -2767,7 +2783,7 @@ template <class T> static int la_solver(tn_linalg_op op, tn_tensor *a, tn_tensor
     case TN_LA_POTRF: {
         T **ptrs = (T **)sc.get((size_t)B * sizeof(T *));
         if (!ptrs) return -1;
-        k_batch_ptrs<T><<<blocks_for(B), kThreads>>>(ptrs, A, mn, B);
+        k_batch_ptrs<T><<<blocks_for(B), kThreads, 0, cu_stream()>>>(ptrs, A, mn, B);
         CU_LAUNCHED("linalg (potrf)");
         SOLVER_CHECK("potrf", potrf_batched(h, n, ptrs, n, fv, (int)B));
         return 0;
@@ -2833,8 +2849,8 @@ template <class T> static int la_solver(tn_linalg_op op, tn_tensor *a, tn_tensor
         if (n <= 64 && B > 1) {
             T **ptrs = (T **)sc.get(2 * (size_t)B * sizeof(T *));
             if (!ptrs) return -1;
-            k_batch_ptrs<T><<<blocks_for(B), kThreads>>>(ptrs, A, mn, B);
-            k_batch_ptrs<T><<<blocks_for(B), kThreads>>>(ptrs + B, X, (int64_t)n * r, B);
+            k_batch_ptrs<T><<<blocks_for(B), kThreads, 0, cu_stream()>>>(ptrs, A, mn, B);
+            k_batch_ptrs<T><<<blocks_for(B), kThreads, 0, cu_stream()>>>(ptrs + B, X, (int64_t)n * r, B);
             CU_LAUNCHED("linalg (trsm)");
             st = trsm_batched(bh, up, dg, n, r, ptrs, ptrs + B, (int)B);
         } else
@@ -2886,7 +2902,8 @@ static int cu_linalg(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor *c, 
    sum the bias gradient as it reads its operand (BGRADA/BGRADB: the bias pointer is then the
    output; derivatives.c's addmm backward). The algorithm for a case (dtype,
    sizes, layouts, epilogue, TF32, pointer alignments) is asked of cuBLASLt's heuristic once
-   and kept; where it has none, the entry declines (the header runs the passes). */
+   and kept; where it has none, the entry declines (the header runs the passes). On
+   cu_stream() (a capture's stream while capturing: the product is captured with it). */
 static std::atomic<int64_t> n_gemm_ep, n_gemm_ep_fallbacks;   /* tn_cuda_stats */
 static std::mutex &lt_mutex(void) {
     static std::mutex mu;
@@ -2987,11 +3004,17 @@ static int cu_matmul_ep(tn_tensor *c, tn_tensor *a, tn_tensor *b, tn_tensor *bia
         it = algos.emplace(key, found).first;
     }
     if (!it->second.found) { n_gemm_ep_fallbacks++; return 1; }
-    Scratch sc;
-    void *ws = it->second.workspace ? sc.get(it->second.workspace) : NULL;
-    if (it->second.workspace && !ws) return tn_error("%s: out of GPU memory for a %zu-byte workspace", fn, it->second.workspace);
+    /* the workspace: one block per device, made outside a capture (an allocation inside one
+       would fail it) and shared by every call, as they all run in one stream's order (the
+       legacy stream, where graph launches run too) */
+    static std::map<int, void *> workspaces;
+    void *&ws = workspaces[key.dev];
+    if (it->second.workspace && !ws) {
+        if (cu_capturing) { n_gemm_ep_fallbacks++; return 1; }   /* the passes, which capture */
+        if (!(ws = cu_alloc(kLtWorkspace))) return tn_error("%s: out of GPU memory for a %zu-byte workspace", fn, kLtWorkspace);
+    }
     const float al = (float)alpha, be = 0.0f;
-    s = cublasLtMatmul(h, d.op, &al, pa, d.la, pb, d.lb, &be, pd, d.ld, pd, d.ld, &it->second.algo, ws, it->second.workspace, 0);
+    s = cublasLtMatmul(h, d.op, &al, pa, d.la, pb, d.lb, &be, pd, d.ld, pd, d.ld, &it->second.algo, ws, it->second.workspace, cu_stream());
     if (s != CUBLAS_STATUS_SUCCESS) return cublas_fail(fn, s);
     n_gemm_ep++;
     return 0;
@@ -3017,7 +3040,7 @@ static int cu_random(tn_random_op op, tn_tensor *out, uint64_t seed, uint64_t of
     if (n == 0) return 0;
     if (!tn_is_contiguous(out)) return tn_error("random: the output must be contiguous");
     bool exact = op == RANDINT && out->dtype == TN_I64;
-    CU_DISPATCH(out->dtype, T, k_random<T><<<blocks_for(n), kThreads>>>(n, (T *)base_of(out), (int)op, out->dtype == TN_F32, seed, offset, a, b, low, range, exact))
+    CU_DISPATCH(out->dtype, T, k_random<T><<<blocks_for(n), kThreads, 0, cu_stream()>>>(n, (T *)base_of(out), (int)op, out->dtype == TN_F32, seed, offset, a, b, low, range, exact))
     CU_LAUNCHED(fn);
     return 0;
 }
@@ -3061,11 +3084,11 @@ static int cu_im2col(int fold, tn_tensor *cols, tn_tensor *img, const int64_t *g
     int64_t total = fold ? g.N * g.C * g.H * g.W : g.N * g.C * g.kh * g.kw * g.oh * g.ow;
     if (total == 0) return 0;
     if (img->dtype == TN_F32) {
-        if (fold) k_col2im<float><<<blocks_for(total), kThreads>>>(total, g, (const float *)base_of(cols), (float *)base_of(img));
-        else k_im2col<float><<<blocks_for(total), kThreads>>>(total, g, (float *)base_of(cols), (const float *)base_of(img));
+        if (fold) k_col2im<float><<<blocks_for(total), kThreads, 0, cu_stream()>>>(total, g, (const float *)base_of(cols), (float *)base_of(img));
+        else k_im2col<float><<<blocks_for(total), kThreads, 0, cu_stream()>>>(total, g, (float *)base_of(cols), (const float *)base_of(img));
     } else if (img->dtype == TN_F64) {
-        if (fold) k_col2im<double><<<blocks_for(total), kThreads>>>(total, g, (const double *)base_of(cols), (double *)base_of(img));
-        else k_im2col<double><<<blocks_for(total), kThreads>>>(total, g, (double *)base_of(cols), (const double *)base_of(img));
+        if (fold) k_col2im<double><<<blocks_for(total), kThreads, 0, cu_stream()>>>(total, g, (const double *)base_of(cols), (double *)base_of(img));
+        else k_im2col<double><<<blocks_for(total), kThreads, 0, cu_stream()>>>(total, g, (double *)base_of(cols), (const double *)base_of(img));
     } else return tn_error("im2col: dtype %s not supported (floating only)", tn_dtype_name(img->dtype));
     CU_LAUNCHED(fn);
     return 0;
@@ -3153,8 +3176,8 @@ static int cu_pool_argmax(tn_tensor *idx, tn_tensor *x, const int64_t *hs, const
             pw.dev = d;
         }
     }
-    if (x->dtype == TN_F32) k_pool_argmax<float><<<blocks_for(total), kThreads>>>(total, C, W, OH, OW, (const float *)base_of(x), pw, dh, dw, (int64_t *)base_of(idx));
-    else k_pool_argmax<double><<<blocks_for(total), kThreads>>>(total, C, W, OH, OW, (const double *)base_of(x), pw, dh, dw, (int64_t *)base_of(idx));
+    if (x->dtype == TN_F32) k_pool_argmax<float><<<blocks_for(total), kThreads, 0, cu_stream()>>>(total, C, W, OH, OW, (const float *)base_of(x), pw, dh, dw, (int64_t *)base_of(idx));
+    else k_pool_argmax<double><<<blocks_for(total), kThreads, 0, cu_stream()>>>(total, C, W, OH, OW, (const double *)base_of(x), pw, dh, dw, (int64_t *)base_of(idx));
     CU_LAUNCHED(fn);
     return 0;
 }
@@ -3176,7 +3199,7 @@ template <class T> static void launch_optim(const tn__optk *k, int64_t n, tn_ten
     for (int j = 0; j < 12; j++) a.c[j] = (T)k->c[j];
     T *st[3];
     for (int j = 0; j < 3; j++) st[j] = s[j] ? (T *)base_of(s[j]) : NULL;
-    k_optim<T><<<blocks_for(n), kThreads>>>(n, a, (T *)base_of(p), (const T *)base_of(g), st[0], st[1], st[2]);
+    k_optim<T><<<blocks_for(n), kThreads, 0, cu_stream()>>>(n, a, (T *)base_of(p), (const T *)base_of(g), st[0], st[1], st[2]);
 }
 static int cu_optim(const tn__optk *k, tn_tensor *p, tn_tensor *g, tn_tensor *const *s) {
     int64_t n = tn_numel(p);
@@ -3227,7 +3250,7 @@ template <class T> static int launch_optim_multi(const tn__optk *k, int n, tn_te
             for (int q = 0; q < 12; q++) c.a[j].c[q] = (T)k[i0].c[q];
         }
         if (c.n == 0) continue;
-        k_optim_multi<T><<<blocks_for(c.start[c.n]), kThreads>>>(c);
+        k_optim_multi<T><<<blocks_for(c.start[c.n]), kThreads, 0, cu_stream()>>>(c);
         CU_LAUNCHED("optimizer step");
     }
     return 0;
@@ -3395,6 +3418,7 @@ static int dnn_conv2d(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *y, const 
     cudnnHandle_t h = cudnn_handle();
     if (!h) return 1;
     std::lock_guard<std::mutex> call_lock(cudnn_mutex());
+    cudnnSetStream(h, cu_stream());   /* the legacy stream, or a capture's (section 9c) */
     cudnnDataType_t dt = f32 ? CUDNN_DATA_FLOAT : CUDNN_DATA_DOUBLE;
     ConvDescs d;
     DNN_CHECK(what, cudnnCreateTensorDescriptor(&d.x));
@@ -3433,6 +3457,8 @@ static int dnn_conv2d(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *y, const 
             cache.erase(key);   /* it ran before and not now: search again */
         }
     }
+    if (cu_capturing)   /* no algorithm search inside a CUDA-graph capture (section 9c): the capture fails, the replay runs uncaptured */
+        return tn_error("%s: cuDNN's algorithm search cannot run inside a CUDA-graph capture", what);
     std::vector<ConvCand> cands;
     if (conv_heuristics(h, mode, d, f32, tf32, cands, what)) return -1;
     ConvAlgo done = {-1, 0, CUDNN_DEFAULT_MATH};
@@ -3479,24 +3505,24 @@ template <class P> static int bn_run(cudnnHandle_t h, int mode, tn_tensor *x, tn
     void *dx = mode != 2 ? NULL : gx ? base_of(gx) : sc.get((size_t)tn_numel(x) * sizeof(P));   /* cuDNN always writes dx */
     if (!buf || (mode == 2 && !dx)) return -1;
     P *scale = w ? (P *)base_of(w) : buf, *bias = b ? (P *)base_of(b) : buf + C, *s0 = buf + 2 * C, *s1 = buf + 3 * C, *s2 = buf + 4 * C;
-    if (!w) { k_fill_plain<<<blocks_for(C), kThreads>>>(C, buf, (P)1); CU_LAUNCHED(what); }
-    if (!b) { k_fill_plain<<<blocks_for(C), kThreads>>>(C, buf + C, (P)0); CU_LAUNCHED(what); }
+    if (!w) { k_fill_plain<<<blocks_for(C), kThreads, 0, cu_stream()>>>(C, buf, (P)1); CU_LAUNCHED(what); }
+    if (!b) { k_fill_plain<<<blocks_for(C), kThreads, 0, cu_stream()>>>(C, buf + C, (P)0); CU_LAUNCHED(what); }
     Blend bl(sizeof(P) == 4);
     double *stp = (double *)base_of(st);
     if (mode == 0) {   /* running averages from zero with factor 1: exactly this batch's mean and unbiased variance */
-        k_fill_plain<<<blocks_for(2 * C), kThreads>>>(2 * C, s2, (P)0);
+        k_fill_plain<<<blocks_for(2 * C), kThreads, 0, cu_stream()>>>(2 * C, s2, (P)0);
         CU_LAUNCHED(what);
         DNN_CHECK(what, cudnnBatchNormalizationForwardTraining(h, CUDNN_BATCHNORM_SPATIAL, bl.one(), bl.zero(), xd, base_of(x), xd, base_of(y), pd,
                                                                scale, bias, 1.0, buf + 5 * C, s2, eps, s0, s1));
-        k_bn_st_out<P><<<blocks_for(C), kThreads>>>(C, s0, s1, s2, (double)(M - 1) / (double)M, stp);
+        k_bn_st_out<P><<<blocks_for(C), kThreads, 0, cu_stream()>>>(C, s0, s1, s2, (double)(M - 1) / (double)M, stp);
         CU_LAUNCHED(what);
     } else if (mode == 1) {
-        k_bn_st_in<P><<<blocks_for(C), kThreads>>>(C, stp, 2, s0, s1);
+        k_bn_st_in<P><<<blocks_for(C), kThreads, 0, cu_stream()>>>(C, stp, 2, s0, s1);
         CU_LAUNCHED(what);
         DNN_CHECK(what, cudnnBatchNormalizationForwardInference(h, CUDNN_BATCHNORM_SPATIAL, bl.one(), bl.zero(), xd, base_of(x), xd, base_of(y), pd,
                                                                 scale, bias, s0, s1, eps));
     } else {
-        k_bn_st_in<P><<<blocks_for(C), kThreads>>>(C, stp, 1, s0, s1);
+        k_bn_st_in<P><<<blocks_for(C), kThreads, 0, cu_stream()>>>(C, stp, 1, s0, s1);
         CU_LAUNCHED(what);
         P *ds = gw ? (P *)base_of(gw) : buf + 5 * C, *db = gb ? (P *)base_of(gb) : buf + 6 * C;
         DNN_CHECK(what, cudnnBatchNormalizationBackward(h, CUDNN_BATCHNORM_SPATIAL, bl.one(), bl.zero(), bl.one(), bl.zero(), xd, base_of(x), xd, base_of(y),
@@ -3515,6 +3541,7 @@ static int dnn_batch_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn
     cudnnHandle_t h = cudnn_handle();
     if (!h) return 1;
     std::lock_guard<std::mutex> call_lock(cudnn_mutex());
+    cudnnSetStream(h, cu_stream());   /* the legacy stream, or a capture's (section 9c) */
     const char *what = "batch_norm (cuDNN)";
     struct Descs {
         cudnnTensorDescriptor_t x = NULL, p = NULL;
@@ -3563,6 +3590,7 @@ static int dnn_pool2d(tn_tensor *x, tn_tensor *y, tn_tensor *gy, tn_tensor *gx, 
     cudnnHandle_t h = cudnn_handle();
     if (!h) return 1;
     std::lock_guard<std::mutex> call_lock(cudnn_mutex());
+    cudnnSetStream(h, cu_stream());   /* the legacy stream, or a capture's (section 9c) */
     struct Descs {
         cudnnTensorDescriptor_t x = NULL, y = NULL;
         cudnnPoolingDescriptor_t p = NULL;
@@ -3591,8 +3619,8 @@ static int dnn_pool2d(tn_tensor *x, tn_tensor *y, tn_tensor *gy, tn_tensor *gx, 
     if (s != CUDNN_STATUS_SUCCESS) return cudnn_fail(what, s);
     if (g[6] == 0) {   /* max forward: windows of -inf */
         const int64_t total = tn_numel(y), H = x->shape[2], W = x->shape[3], OH = y->shape[2], OW = y->shape[3];
-        if (f32) k_pool_max_lowest<float><<<blocks_for(total), kThreads>>>(total, H, W, OH, OW, g[0], g[1], g[2], g[3], (const float *)base_of(x), (float *)base_of(y));
-        else k_pool_max_lowest<double><<<blocks_for(total), kThreads>>>(total, H, W, OH, OW, g[0], g[1], g[2], g[3], (const double *)base_of(x), (double *)base_of(y));
+        if (f32) k_pool_max_lowest<float><<<blocks_for(total), kThreads, 0, cu_stream()>>>(total, H, W, OH, OW, g[0], g[1], g[2], g[3], (const float *)base_of(x), (float *)base_of(y));
+        else k_pool_max_lowest<double><<<blocks_for(total), kThreads, 0, cu_stream()>>>(total, H, W, OH, OW, g[0], g[1], g[2], g[3], (const double *)base_of(x), (double *)base_of(y));
         CU_LAUNCHED(what);
     }
     return 0;
@@ -3622,7 +3650,7 @@ static int cu_pool2d(tn_tensor *x, tn_tensor *y, tn_tensor *gy, tn_tensor *gx, c
 /* Batched transforms over the last 1 to 3 dims of contiguous tensors (the header moves the
    transformed dims there): one cufftPlanMany per (kind, precision, sizes, batch, device),
    cached up to kFftPlans plans (the cache is emptied when full), its work area from the
-   unit's allocator for the call, on the legacy default stream as every kernel here. cuFFT
+   unit's allocator for the call, on cu_stream() as every kernel here. cuFFT
    is unnormalised: the scale is a kernel after it. c2r overwrites its input, so it reads a
    copy. */
 static int cufft_fail(const char *what, cufftResult r) { return tn_error("%s: cuFFT error %d", what, (int)r); }
@@ -3688,12 +3716,12 @@ static int cu_fft(int kind, tn_tensor *y, tn_tensor *x, int rank, const int64_t 
     void *work = sc.get(it->second.second);
     if (!work) return -1;
     FFT_CHECK(fn, cufftSetWorkArea(h, work));
-    FFT_CHECK(fn, cufftSetStream(h, 0));
+    FFT_CHECK(fn, cufftSetStream(h, cu_stream()));
     void *in = base_of(x), *out = base_of(y);
     if (kind == 3) {   /* c2r overwrites its input: a copy */
         const size_t nb = (size_t)tn_numel(x) * tn_dtype_size(x->dtype);
         if (!(in = sc.get(nb))) return -1;
-        CU_CHECK(fn, cudaMemcpyAsync(in, base_of(x), nb, cudaMemcpyDeviceToDevice, 0));
+        CU_CHECK(fn, cudaMemcpyAsync(in, base_of(x), nb, cudaMemcpyDeviceToDevice, cu_stream()));
     }
     const int dir = kind == 0 ? CUFFT_FORWARD : CUFFT_INVERSE;
     switch (type) {
@@ -3706,11 +3734,88 @@ static int cu_fft(int kind, tn_tensor *y, tn_tensor *x, int rank, const int64_t 
     }
     if (scale != 1.0) {   /* the parts of complex elements alike */
         const int64_t m = total * (tn_dtype_is_complex(y->dtype) ? 2 : 1);
-        if (dbl) k_fft_scale<double><<<blocks_for(m), kThreads>>>(m, (double *)out, scale);
-        else k_fft_scale<float><<<blocks_for(m), kThreads>>>(m, (float *)out, (float)scale);
+        if (dbl) k_fft_scale<double><<<blocks_for(m), kThreads, 0, cu_stream()>>>(m, (double *)out, scale);
+        else k_fft_scale<float><<<blocks_for(m), kThreads, 0, cu_stream()>>>(m, (float *)out, (float)scale);
         CU_LAUNCHED(fn);
     }
     return 0;
+}
+
+/* ======================================================================= */
+/* 9c. CUDA graphs: the capture of a graph replay (tn_backend.graph_*)      */
+/* ======================================================================= */
+/* tn_graph_run captures a steady replay (src/jit/trace.c, docs/deploy.md). graph_begin gives
+   cuBLAS a fixed workspace (it would allocate one inside the capture otherwise), points this
+   thread's kernels and library calls at a stream of its own (non-blocking, so no implicit
+   synchronisation with the legacy stream joins the capture: cu_stream, section 1) and starts
+   capturing it in thread-local mode (other threads' calls neither join nor break it).
+   Inside, an allocation fails (cu_alloc), as does a synchronisation or a synchronous copy
+   (CUDA refuses them), and so the replay: tn_graph_run ends the capture (graph_end fails)
+   and runs it again uncaptured. graph_end ends capturing and instantiates the graph;
+   graph_launch launches it on the legacy stream, after the work queued before (the inputs
+   copied into the capture's buffers); graph_free destroys it. Not run on a GPU yet. What
+   cannot be captured yet: a convolution whose cuDNN algorithm needs a workspace (it
+   allocates one) or is not cached from an earlier uncaptured run (no search inside a
+   capture: cu_conv2d), linalg. */
+struct CuGraph {
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+};
+static int cu_graph_begin(void) {
+    if (cu_capturing) return tn_error("CUDA graphs: this thread is capturing already");
+    static thread_local cudaStream_t stream;   /* the thread's capture stream, kept for its later captures */
+    if (!stream) CU_CHECK("CUDA graphs (cudaStreamCreateWithFlags)", cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    static void *ws;   /* cuBLAS's workspace from the first capture on: one block, never freed */
+    static std::mutex ws_mu;
+    static const size_t ws_bytes = (size_t)32 << 20;
+    cublasHandle_t h = cublas_handle();
+    if (!h) return tn_error("CUDA graphs: cuBLAS could not be initialised (cublasCreate failed)");
+    {
+        std::lock_guard<std::mutex> lock(ws_mu);
+        if (!ws) {
+            CU_CHECK("CUDA graphs (cuBLAS workspace)", cudaDeviceSynchronize());   /* no cuBLAS call in flight when its workspace changes */
+            CU_CHECK("CUDA graphs (cuBLAS workspace)", cudaMalloc(&ws, ws_bytes));
+            cublasStatus_t bs = cublasSetWorkspace(h, ws, ws_bytes);
+            if (bs != CUBLAS_STATUS_SUCCESS) return cublas_fail("CUDA graphs (cublasSetWorkspace)", bs);
+        }
+    }
+    CU_CHECK("CUDA graphs (cudaStreamBeginCapture)", cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    cu_cur_stream = stream;
+    cu_capturing = true;
+    cu_capture_allocated = false;
+    return 0;
+}
+static int cu_graph_end(void **graph) {
+    *graph = NULL;
+    if (!cu_capturing) return tn_error("CUDA graphs: graph_end without graph_begin");
+    cudaGraph_t g = NULL;
+    cudaError_t e = cudaStreamEndCapture(cu_cur_stream, &g);
+    cu_cur_stream = 0;
+    cu_capturing = false;
+    if (e == cudaSuccess && (!g || cu_capture_allocated)) e = cudaErrorStreamCaptureInvalidated;
+    cudaGraphExec_t x = NULL;
+    if (e == cudaSuccess) e = cudaGraphInstantiateWithFlags(&x, g, 0);
+    if (e != cudaSuccess) {
+        if (g) cudaGraphDestroy(g);
+        return cu_fail(cu_capture_allocated ? "CUDA graphs: the capture allocated memory" : "CUDA graphs: the capture failed", e);
+    }
+    CuGraph *cg = new CuGraph();
+    cg->graph = g;
+    cg->exec = x;
+    *graph = cg;
+    return 0;
+}
+static int cu_graph_launch(void *graph) {
+    if (cu_capturing) return tn_error("CUDA graphs: a launch inside a capture");
+    CU_CHECK("CUDA graphs (cudaGraphLaunch)", cudaGraphLaunch(((CuGraph *)graph)->exec, 0));
+    return 0;
+}
+static void cu_graph_free(void *graph) {
+    CuGraph *cg = (CuGraph *)graph;
+    if (!cg) return;
+    cudaGraphExecDestroy(cg->exec);
+    cudaGraphDestroy(cg->graph);
+    delete cg;
 }
 
 /* ======================================================================= */
@@ -3720,6 +3825,7 @@ static const tn_backend cuda_backend = {
     "cuda", cu_alloc, cu_free, cu_copy, cu_fill, cu_unary, cu_binary, cu_ternary, cu_reduce, cu_lane, cu_index,
     cu_nonzero, cu_matmul, cu_random, cu_im2col, cu_pool_argmax, cu_optim, cu_conv2d, cu_batch_norm, cu_pool2d, cu_layer_norm, cu_cross_entropy, cu_attention,
     cu_check_index, cu_optim_multi, cu_linalg, cu_matmul_ep, cu_fft,
+    cu_graph_begin, cu_graph_end, cu_graph_launch, cu_graph_free,
 };
 
 static int u_device_count(void) { int n = 0; return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0; }

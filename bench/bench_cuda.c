@@ -17,6 +17,9 @@
  *                 its ratio shown and not counted in the "within 10 %" line
  *   gpt bf16      the same under bf16 autocast (torch.autocast("cuda", torch.bfloat16); ours
  *                 between tn_autocast_begin(TN_CUDA, .dtype = TN_BF16) and tn_autocast_end())
+ *   graph replay  a table of its own after the comparison: bench_jit's CNN and transformer
+ *                 forward at batch 1 and 64, eager beside the traced graph replayed on the
+ *                 device plan and captured as a CUDA graph (ours only; issue 22)
  *
  * First all of ours, then all of PyTorch's in ONE process (bench/bench_cuda.py run ...:
  * one CUDA context, one cuBLAS/cuDNN start-up, as a PyTorch program has), with the
@@ -314,6 +317,85 @@ static void torch_run_all(const spec *specs, row *rows, int n, int reps) {
 /* tools/gpu_profile.py's hooks (libbench_cuda.so): called around each workload's timed
    repetitions, so its profiler sees the steps and nothing of the set-up */
 typedef void (*tn_bench_hook)(const char *workload, int steps);
+/* ---- graph replays on the GPU (issue 22): bench_jit's CNN and transformer forward under
+   no_grad in eval mode at batch 1 and 64: eager, the traced graph replayed uncaptured (its
+   device plan: TN_CUDA_GRAPHS=0) and replayed captured (a CUDA graph launched, where the
+   capture held: the row counts launches, captures and failed captures). ms per forward, the
+   median of REPS repetitions of INNER calls between two synchronizes. */
+static tn_module *graph_model(bool cnn) {
+    tn_manual_seed(0);
+    if (cnn)
+        return tn_nn_sequential(tn_nn_conv2d(1, 32, 3, .padding = 1), tn_nn_batch_norm2d(32), tn_nn_relu(), tn_nn_max_pool2d(2),
+                                tn_nn_conv2d(32, 64, 3, .padding = 1), tn_nn_batch_norm2d(64), tn_nn_relu(), tn_nn_max_pool2d(2),
+                                tn_nn_flatten(), tn_nn_linear(64 * 7 * 7, 128), tn_nn_relu(), tn_nn_linear(128, 10));
+    return tn_nn_sequential(tn_nn_transformer_encoder_layer(128, 4, .dim_feedforward = 512, .batch_first = true),
+                            tn_nn_transformer_encoder_layer(128, 4, .dim_feedforward = 512, .batch_first = true));
+}
+/* median ms per call of mode 0 (eager), 1 (replay) on x; -1 on failure */
+static double graph_time(tn_module *m, tn_graph *g, tn_tensor *x, int mode, int reps, int inner) {
+    double *v = (double *)malloc((size_t)reps * sizeof(double)), med = -1;
+    if (!v) return -1;
+    int rc = 0;
+    for (int r = -2; r < reps && rc == 0; r++) {   /* two warm-up repetitions: the plan, the capture */
+        if (tn_cuda_synchronize()) { rc = -1; break; }
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        for (int i = 0; i < inner && rc == 0; i++) {
+            tn_scope_begin();
+            if (!(mode ? tn_graph_forward(g, x) : tn_module_forward(m, x))) rc = -1;
+            tn_scope_end();
+        }
+        if (tn_cuda_synchronize()) rc = -1;
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        if (r >= 0) v[r] = ((double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-6) / inner;
+    }
+    if (rc == 0) { qsort(v, (size_t)reps, sizeof(double), cmp_double); med = v[reps / 2]; }
+    free(v);
+    return med;
+}
+static void graph_rows(int reps) {
+    printf("\n## graph replay on the GPU (tn_graph_run: eager, replay on the device plan, captured replay)\n\n"
+           "| forward | batch | eager ms | replay ms | captured ms | captured: launches / captures / failures | steady replay storages |\n"
+           "|---|---|---|---|---|---|---|\n");
+    for (int c = 0; c < 2; c++)
+        for (int b = 0; b < 2; b++) {
+            const int64_t batch = b ? 64 : 1;
+            const int inner = b ? 10 : 50;
+            tn_scope_begin();
+            tn_module *m = graph_model(c == 0);
+            tn_module_eval(m);
+            tn_tensor *x = tn_module_to(m, TN_CUDA) ? NULL
+                           : tn_to(c == 0 ? tn_randn(TN_SHAPE(batch, 1, 28, 28), TN_F32) : tn_randn(TN_SHAPE(batch, 32, 128), TN_F32), TN_CUDA);
+            tn_graph *g = x ? tn_jit_trace_module(m, x) : NULL;
+            if (!g) {
+                printf("| %s | %lld | failed: %s | | | | |\n", c == 0 ? "cnn" : "transformer", (long long)batch, cell((char *)tn_last_error()));
+                tn_module_free(m);
+                tn_scope_end();
+                continue;
+            }
+            tn_no_grad_begin();
+            const double eager = graph_time(m, g, x, 0, reps, inner);
+            setenv("TN_CUDA_GRAPHS", "0", 1);
+            const double replay = graph_time(m, g, x, 1, reps, inner);
+            unsetenv("TN_CUDA_GRAPHS");
+            const tn_cuda_stats s0 = tn_cuda_memory_stats();
+            const double captured = graph_time(m, g, x, 1, reps, inner);
+            const tn_cuda_stats s1 = tn_cuda_memory_stats();
+            tn_scope_begin();
+            const int64_t a0 = tn_memory_allocations();
+            tn_graph_forward(g, x);
+            const int64_t allocs = tn_memory_allocations() - a0;
+            tn_scope_end();
+            tn_no_grad_end();
+            printf("| %s | %lld | %.3f | %.3f | %.3f | %lld / %lld / %lld | %lld |\n", c == 0 ? "cnn" : "transformer", (long long)batch, eager, replay, captured,
+                   (long long)(s1.num_graph_launches - s0.num_graph_launches), (long long)(s1.num_graph_captures - s0.num_graph_captures),
+                   (long long)(s1.num_graph_capture_failures - s0.num_graph_capture_failures), (long long)allocs);
+            tn_graph_free(g);
+            tn_module_free(m);
+            tn_scope_end();
+        }
+}
+
 static tn_bench_hook hook_begin, hook_end;
 void tn_bench_set_profile_hooks(tn_bench_hook begin, tn_bench_hook end);
 void tn_bench_set_profile_hooks(tn_bench_hook begin, tn_bench_hook end) { hook_begin = begin; hook_end = end; }
@@ -441,5 +523,6 @@ int TN_BENCH_MAIN(int argc, char **argv) {
     if (compared) printf("\nwithin 10 %% of PyTorch: %d of %d workloads%s%s (gpt composite attention: a diagnostic, not counted)\n", within, compared,
                          *over ? "; over: " : "", over);
     if (failed) printf("\n%d workload(s) failed on our side (the error is in the row)\n", failed);
+    if (selected("graph replay")) graph_rows(reps);
     return failed ? 1 : 0;
 }

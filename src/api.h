@@ -4973,7 +4973,7 @@ TNDEF int tn_checkpoint_load(const char *path, tn_module *model, tn_optim *opt, 
    mode, ops without a replay (the message names the op). docs/deploy.md has the details. */
 typedef struct tn_graph tn_graph;
 typedef tn_tensor *(*tn_jit_trace_fn)(tn_tensor *const *inputs, int n, void *user);   /* the forward to trace: one result */
-/* Trace fn(inputs, n, user) (1 to 64 float CPU inputs); `names` (may be NULL) names the
+/* Trace fn(inputs, n, user) (1 to 64 float inputs on one device); `names` (may be NULL) names the
    constants found among its values (tn_module_named_parameters' dict, a state dict of the
    same tensors); others are c0, c1, ... NULL with an error. */
 TNDEF tn_graph *tn_jit_trace(tn_jit_trace_fn fn, void *user, tn_tensor *const *inputs, int n, const tn_dict *names);
@@ -4993,10 +4993,12 @@ TNDEF int tn_graph_optimize(tn_graph *g);
 TNDEF int tn_graph_num_inputs(const tn_graph *g);
 TNDEF int tn_graph_num_outputs(const tn_graph *g);
 TNDEF int tn_graph_num_nodes(const tn_graph *g);
-/* The bytes of the replay's static memory plan (0: none yet). Under no_grad on the CPU the
-   second run of a graph records the storages its nodes make, the later runs serve them from
-   one arena (a steady replay allocates no storage: tn_memory_allocations); an output the
-   caller still holds is never overwritten by a later run. */
+/* The bytes of the replay's static memory plan (0: none yet). Under no_grad (every input on
+   one device) a run of a graph records the storages its nodes make on that device, the later
+   runs serve them from one arena of its memory (a steady replay allocates no storage:
+   tn_memory_allocations); an output the caller still holds is never overwritten by a later
+   run. On a GPU whose backend has the graph entries a steady replay is then captured as a
+   CUDA graph and launched (TN_CUDA_GRAPHS=0: not; docs/deploy.md). */
 TNDEF int64_t tn_graph_arena_bytes(const tn_graph *g);
 /* How many nodes the replay runs fused: chains of elementwise nodes (each result read only by
    the next, one float dtype and shape) run under no_grad as one pass through the members'
@@ -5286,6 +5288,17 @@ typedef struct tn_backend {
        every result multiplied by scale. Complex means complex64 (with float32) or complex128
        (with float64). The unit runs cuFFT (plans cached), the stand-in the CPU's engine. */
     int (*fft)(int kind, tn_tensor *y, tn_tensor *x, int rank, const int64_t *n, double scale);
+    /* Optional, all four or none (NULL: graph replays are not captured). CUDA graphs: the
+       captured replay of tn_graph_run (docs/deploy.md). graph_begin: the calls this thread
+       makes from now on are captured, not run. graph_end: capturing stops; *graph = the
+       captured calls, ready to launch, or -1 with an error when the capture failed (an
+       allocation, a synchronisation, a transfer to or from the host or a call that cannot be
+       captured came inside it; nothing captured ran). graph_launch: the captured calls run
+       again, on the memory they were captured on (the caller keeps it). graph_free frees it. */
+    int (*graph_begin)(void);
+    int (*graph_end)(void **graph);
+    int (*graph_launch)(void *graph);
+    void (*graph_free)(void *graph);
 } tn_backend;
 /* The cases the GPU unit's fused attention entry declines (tensor_cuda.cu and the checking
    stand-in both ask here, so they decline alike): the switch TN_CUDA_FUSED_ATTENTION=0, a
@@ -5565,8 +5578,11 @@ typedef struct tn_cuda_stats {
     /* products run with a fused bias/activation epilogue (cuBLASLt), and those it declined
        (the bias copy + GEMM + activation ran) */
     int64_t num_gemm_epilogue, num_gemm_epilogue_fallbacks;
+    /* graph replays captured as CUDA graphs (tn_graph_run), captured replays launched, and
+       captures that failed (those replays run uncaptured); counted by the header */
+    int64_t num_graph_captures, num_graph_launches, num_graph_capture_failures;
 } tn_cuda_stats;
-TNDEF tn_cuda_stats tn_cuda_memory_stats(void);     /* zeros without a GPU (the stand-in: its transfer counters) */
+TNDEF tn_cuda_stats tn_cuda_memory_stats(void);     /* zeros without a GPU (the stand-in: its transfer counters and num_allocs) */
 TNDEF void tn_cuda_reset_peak_memory_stats(void);
 TNDEF void tn_cuda_empty_cache(void);               /* give cached, unused blocks back (cudaFree) */
 TNDEF void tn_set_tf32(bool allow);                 /* TF32 tensor cores in float32 matmul (default off: torch.backends.cuda.matmul.allow_tf32) */

@@ -123,6 +123,35 @@ TEST(gpu_gemm_epilogue) {
     ep_act_case(__LINE__, "entry gelu erf (declined)", TN__EPI_GELU, TN_F32, 0, false);
     ep_act_case(__LINE__, "entry silu (declined)", TN__EPI_SILU, TN_F32, 0, false);
     ep_act_case(__LINE__, "entry relu f64 (declined)", TN__EPI_RELU, TN_F64, 0, false);
+    /* the graph replay of a module traced on the device: linear + ReLU and linear +
+       tanh-GELU as one product each, erf-GELU's linear with its bias only (the GELU a pass) */
+    for (int k = 0; k < 3; k++) {
+        tn_scope_begin();
+        tn_manual_seed(11);
+        tn_module *act = k == 0 ? tn_nn_relu() : tn_nn_activation("GELU", .approximate = k == 1 ? TN_APPROXIMATE_TANH : TN_APPROXIMATE_NONE);
+        tn_module *m = tn_nn_sequential(tn_nn_linear(12, 16), act, tn_nn_linear(16, 3));
+        tn_module_eval(m);
+        tn_tensor *x = tn_randn(TN_SHAPE(10, 12), TN_F32);
+        tn_no_grad_begin();
+        tn_tensor *ref = tn_module_forward(m, x);
+        CHECK(tn_module_to(m, TN_CUDA) == 0);
+        tn_tensor *gx = tn_to(x, TN_CUDA);
+        tn_graph *g = tn_jit_trace_module(m, gx);
+        CHECK(g && tn_graph_optimize(g) >= 0);
+        const tn_cuda_stats s0 = tn_cuda_memory_stats();
+        tn_tensor *y = g ? tn_graph_forward(g, gx) : NULL;
+        const tn_cuda_stats s1 = tn_cuda_memory_stats();
+        char name[64];
+        snprintf(name, sizeof name, "replay linear + %s", k == 0 ? "relu" : k == 1 ? "gelu_tanh" : "gelu");
+        SAME(name, y, ref, 1e-5);
+        if (s1.num_gemm_epilogue - s0.num_gemm_epilogue != 2)
+            fail_at(__LINE__, "%s: %lld epilogue runs (expected 2)", name, (long long)(s1.num_gemm_epilogue - s0.num_gemm_epilogue));
+        else tn_test_passed++;
+        tn_no_grad_end();
+        tn_graph_free(g);
+        tn_module_free(m);
+        tn_scope_end();
+    }
     /* the bias gradient summed by the weight gradient's product: a's rows, b's columns */
     ep_act_case(__LINE__, "entry bgrad a f32", TN__EPI_BGRAD_A, TN_F32, 1e-5, true);
     ep_act_case(__LINE__, "entry bgrad b f32", TN__EPI_BGRAD_B, TN_F32, 1e-5, true);

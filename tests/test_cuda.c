@@ -83,6 +83,7 @@ TEST(shared_philox_draw) {
 #include "cuda_cases_linalg.h"
 #include "cuda_cases_epilogue.h"
 #include "cuda_cases_complex.h"
+#include "cuda_cases_graphs.h"
 #include "nosync_cases.h"
 
 /* ---- with the real GPU unit only ---- */
@@ -221,6 +222,8 @@ int main(void) {
     RUN(gpu_cudnn_paths);
     RUN(gpu_multi_tensor_optim);
     RUN(gpu_cnn_training_step);
+    RUN(gpu_graph_replay);
+    RUN(gpu_graph_capture_fallback);
     NOSYNC_RUN_ALL("");   /* steady-state steps without transfers or waits; device-side checks */
     CHECK(tn_cuda_synchronize() == 0);
     tn_cuda_stats st = tn_cuda_memory_stats();

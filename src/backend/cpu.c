@@ -167,6 +167,7 @@ static const tn_backend tn__cpu_backend = {
     NULL,   /* linalg: src/ops/linalg_*.c run their own kernels on the CPU */
     NULL,   /* matmul_ep: the CPU's GEMM has its own epilogue (src/ops/linalg.c) */
     NULL,   /* fft: src/ops/fft.c runs its own engine on the CPU */
+    NULL, NULL, NULL, NULL,   /* graph_*: a CPU replay runs its nodes (no capture) */
 };
 
 static const tn_backend *tn__cpu_backend_get(void) { return &tn__cpu_backend; }

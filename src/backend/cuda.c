@@ -101,7 +101,11 @@ TNDEF int tn_cuda_current_device(void) { const tn_cuda_unit *u = tn__cuda_unit()
 /* Wait for the device: the unit's synchronize, or (the stand-in, whose kernels are done
    when they return) one counted synchronisation. */
 static int tn__cuda_sync_now(const char *fn) {
-    if (tn__stand_in_registered()) { TN__ATOMIC_ADD(&tn__si_syncs, 1); return 0; }
+    if (tn__stand_in_registered()) {
+        if (tn__si_capture) return tn__si_uncapturable("a synchronisation");   /* as cudaStreamSynchronize inside a capture */
+        TN__ATOMIC_ADD(&tn__si_syncs, 1);
+        return 0;
+    }
     const tn_cuda_unit *u = tn__cuda_ready(fn);
     return u ? u->synchronize() : -1;
 }
@@ -113,6 +117,7 @@ TNDEF tn_cuda_stats tn_cuda_memory_stats(void) {
     tn_cuda_stats s;
     memset(&s, 0, sizeof s);
     if (tn__stand_in_registered()) {   /* the stand-in's counters, also over a real unit */
+        s.num_allocs = TN__ATOMIC_LOAD(&tn__si_allocs);
         s.num_h2d = TN__ATOMIC_LOAD(&tn__si_h2d);
         s.num_d2h = TN__ATOMIC_LOAD(&tn__si_d2h);
         s.num_syncs = TN__ATOMIC_LOAD(&tn__si_syncs);
@@ -121,9 +126,11 @@ TNDEF tn_cuda_stats tn_cuda_memory_stats(void) {
         s.num_multi_tensor_optim = TN__ATOMIC_LOAD(&tn__si_optim_multis);
         s.num_gemm_epilogue = TN__ATOMIC_LOAD(&tn__si_gemm_ep);
         s.num_gemm_epilogue_fallbacks = TN__ATOMIC_LOAD(&tn__si_gemm_ep_fallbacks);
-        return s;
-    }
-    return u && u->backend ? u->memory_stats() : s;
+    } else if (u && u->backend) s = u->memory_stats();
+    s.num_graph_captures = TN__ATOMIC_LOAD(&tn__gcap_counts[0]);   /* the header's (src/jit/trace.c) */
+    s.num_graph_launches = TN__ATOMIC_LOAD(&tn__gcap_counts[1]);
+    s.num_graph_capture_failures = TN__ATOMIC_LOAD(&tn__gcap_counts[2]);
+    return s;
 }
 TNDEF void tn_cuda_reset_peak_memory_stats(void) { const tn_cuda_unit *u = tn__cuda_unit(); if (u && u->backend) u->reset_peak(); }
 TNDEF void tn_cuda_empty_cache(void) { const tn_cuda_unit *u = tn__cuda_unit(); if (u && u->backend) u->empty_cache(); }

@@ -22,18 +22,167 @@ static void tn__si_transfer(bool up) {
     TN__ATOMIC_ADD(up ? &tn__si_h2d : &tn__si_d2h, 1);
     TN__ATOMIC_ADD(&tn__si_syncs, 1);
 }
+/* CUDA graphs on the stand-in (tn_backend.graph_*): while this thread captures, each entry
+   records its call (the device operands as views of the same memory that own nothing: the
+   addresses a GPU kernel's arguments hold; a host scalar operand by its value) instead of
+   running it, as stream capture queues kernels without running them; a launch makes the
+   recorded calls again through the table. An allocation of device memory (its memory would
+   be another's after the capture), a transfer to or from the host, a synchronisation or an
+   entry that is not captured (nonzero, random, the optimizer steps, linalg, pool_argmax,
+   check_index) inside a capture fails the call and the capture, as tensor_cuda.cu does. */
+enum { TN__SIC_COPY, TN__SIC_FILL, TN__SIC_UNARY, TN__SIC_BINARY, TN__SIC_TERNARY, TN__SIC_REDUCE, TN__SIC_LANE, TN__SIC_INDEX, TN__SIC_MATMUL,
+       TN__SIC_IM2COL, TN__SIC_CONV2D, TN__SIC_BATCH_NORM, TN__SIC_POOL2D, TN__SIC_LAYER_NORM, TN__SIC_CROSS_ENTROPY, TN__SIC_ATTENTION,
+       TN__SIC_MATMUL_EP, TN__SIC_FFT };
+typedef struct tn__si_call {
+    int entry, op;
+    bool has_d;                      /* unary: params given */
+    tn_tensor *t[10];                /* NULL where the call had none */
+    double d[4];
+    int64_t i[16];
+} tn__si_call;
+typedef struct tn__si_graph {
+    tn__si_call *calls;
+    int n, cap;
+    bool failed;
+    char why[200];
+} tn__si_graph;
+static TN__TLS tn__si_graph *tn__si_capture;   /* the capture this thread makes, or NULL */
+static int64_t tn__si_graph_launches;      /* launches replayed (tests) */
+static void tn__si_nop_deleter(void *data, void *ctx) { (void)data; (void)ctx; }
+static tn_tensor *tn__si_rec_tensor(tn_tensor *t) {
+    if (t->device != TN_CUDA) return tn__copy_as(t, t->dtype, TN_CPU);   /* a host scalar: its value now, as a kernel argument */
+    tn_storage *st = tn__foreign_storage(t->storage->data, t->storage->nbytes, tn__si_nop_deleter, NULL);
+    if (!st) return NULL;
+    st->device = TN_CUDA;
+    tn_tensor *v = tn__tensor_over(st, t->dtype, t->shape, t->strides, t->ndim, t->offset);
+    if (!v) tn__storage_release(st);
+    return v;
+}
+static int tn__si_uncapturable(const char *what) {
+    tn__si_capture->failed = true;
+    snprintf(tn__si_capture->why, sizeof tn__si_capture->why, "%s", what);
+    return TN__FAIL_INT("stand-in GPU: %s while capturing a CUDA graph (operation not permitted when stream is capturing)", what);
+}
+/* one call recorded: nt tensors (NULL allowed), nd doubles, ni int64s */
+static int tn__si_rec(int entry, int op, tn_tensor *const *ts, int nt, const double *d, int nd, const int64_t *iv, int ni) {
+    tn__si_graph *G = tn__si_capture;
+    if (G->n == G->cap) {
+        const int cap = G->cap ? 2 * G->cap : 64;
+        tn__si_call *c = (tn__si_call *)TN_REALLOC(G->calls, (size_t)cap * sizeof *c);
+        if (!c) return tn__si_uncapturable("out of memory recording a call");
+        G->calls = c;
+        G->cap = cap;
+    }
+    tn__si_call *c = &G->calls[G->n];
+    memset(c, 0, sizeof *c);
+    c->entry = entry;
+    c->op = op;
+    c->has_d = d != NULL;
+    if (d) memcpy(c->d, d, (size_t)nd * sizeof *d);
+    if (iv) memcpy(c->i, iv, (size_t)ni * sizeof *iv);
+    G->n++;   /* counted first: graph_free releases what was recorded of it */
+    for (int k = 0; k < nt; k++)
+        if (ts[k] && !(c->t[k] = tn__si_rec_tensor(ts[k]))) return tn__si_uncapturable("out of memory recording a call");
+    return 0;
+}
+#define TN__SI_CAPTURE(entry, op, ts, nt, d, nd, iv, ni) do { if (tn__si_capture) return tn__si_rec(entry, op, ts, nt, d, nd, iv, ni); } while (0)
+#define TN__SI_NO_CAPTURE(what) do { if (tn__si_capture) return tn__si_uncapturable(what); } while (0)
+static int64_t tn__si_allocs;   /* device allocations (tn_cuda_stats.num_allocs, as the unit counts its allocator's) */
+/* an allocation inside a capture fails, and the capture with it (as tensor_cuda.cu's cu_alloc) */
+static bool tn__si_capture_alloc(void) {
+    if (!tn__si_capture) return false;
+    tn__si_uncapturable("an allocation of device memory");
+    return true;
+}
+static void *tn__si_alloc(size_t nbytes) {
+    if (tn__si_capture_alloc()) return NULL;
+    TN__ATOMIC_ADD(&tn__si_allocs, 1);
+    return tn__cpu_alloc(nbytes);
+}
+static void tn__si_graph_free(void *graph) {
+    tn__si_graph *G = (tn__si_graph *)graph;
+    if (!G) return;
+    for (int k = 0; k < G->n; k++)
+        for (int j = 0; j < 10; j++) tn_release(G->calls[k].t[j]);
+    TN_FREE(G->calls);
+    TN_FREE(G);
+}
+static int tn__si_graph_begin(void) {
+    if (tn__si_capture) return TN__FAIL_INT("stand-in GPU: graph_begin: this thread is capturing already");
+    tn__si_graph *G = (tn__si_graph *)TN_MALLOC(sizeof *G);
+    if (!G) return TN__FAIL_INT("stand-in GPU: graph_begin: out of memory");
+    memset(G, 0, sizeof *G);
+    tn__si_capture = G;
+    return 0;
+}
+static int tn__si_graph_end(void **graph) {
+    tn__si_graph *G = tn__si_capture;
+    *graph = NULL;
+    if (!G) return TN__FAIL_INT("stand-in GPU: graph_end without graph_begin");
+    tn__si_capture = NULL;
+    if (G->failed) {
+        int r = TN__FAIL_INT("stand-in GPU: the CUDA graph capture failed: %s inside it", G->why);
+        tn__si_graph_free(G);
+        return r;
+    }
+    *graph = G;
+    return 0;
+}
+static int tn__si_graph_launch(void *graph) {
+    const tn__si_graph *G = (const tn__si_graph *)graph;
+    const tn_backend *be = tn__backends[TN_CUDA];   /* the table registered: the unreadable one opens the memory per call */
+    if (!G || tn__si_capture) return TN__FAIL_INT("stand-in GPU: graph_launch %s", G ? "while capturing" : "of no graph");
+    for (int k = 0; k < G->n; k++) {
+        const tn__si_call *c = &G->calls[k];
+        tn_tensor *const *t = c->t;
+        const int64_t *iv = c->i;
+        int r;
+        switch (c->entry) {
+        case TN__SIC_COPY: r = be->copy(t[0], t[1]); break;
+        case TN__SIC_FILL: r = be->fill(t[0], c->d[0]); break;
+        case TN__SIC_UNARY: r = be->unary((tn_unary_op)c->op, t[0], t[1], c->has_d ? c->d : NULL); break;
+        case TN__SIC_BINARY: r = be->binary((tn_binary_op)c->op, t[0], t[1], t[2], c->d[0]); break;
+        case TN__SIC_TERNARY: r = be->ternary((tn_ternary_op)c->op, t[0], t[1], t[2], t[3], c->d[0]); break;
+        case TN__SIC_REDUCE: r = be->reduce((tn_reduce_op)c->op, t[0], t[1]); break;
+        case TN__SIC_LANE: r = be->lane((tn_lane_op)c->op, t[0], t[1], t[2], iv[0], (int)iv[1]); break;
+        case TN__SIC_INDEX: r = be->index((tn_index_mode)c->op, t[0], t[1], t + 2, iv + 1, (int)iv[0]); break;
+        case TN__SIC_MATMUL: r = be->matmul(t[0], t[1], t[2], c->d[0], c->d[1]); break;
+        case TN__SIC_IM2COL: r = be->im2col(c->op, t[0], t[1], iv); break;
+        case TN__SIC_CONV2D: r = be->conv2d(c->op, t[0], t[1], t[2], iv); break;
+        case TN__SIC_BATCH_NORM: r = be->batch_norm(c->op, t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], c->d[0]); break;
+        case TN__SIC_POOL2D: r = be->pool2d(t[0], t[1], t[2], t[3], iv); break;
+        case TN__SIC_LAYER_NORM: r = be->layer_norm(c->op, t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], c->d[0]); break;
+        case TN__SIC_CROSS_ENTROPY: r = be->cross_entropy(c->op, t[0], t[1], t[2], t[3], t[4], t[5]); break;
+        case TN__SIC_ATTENTION: r = be->attention(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9], c->d[0], c->op != 0); break;
+        case TN__SIC_MATMUL_EP: r = be->matmul_ep(t[0], t[1], t[2], t[3], c->d[0], c->op); break;
+        case TN__SIC_FFT: r = be->fft(c->op, t[0], t[1], (int)iv[0], iv + 1, c->d[0]); break;
+        default: r = TN__FAIL_INT("stand-in GPU: graph_launch: unknown call %d", c->entry);
+        }
+        if (r) return r < 0 ? -1 : TN__FAIL_INT("stand-in GPU: graph_launch: call %d declined at launch, not at capture", k);
+    }
+    TN__ATOMIC_ADD(&tn__si_graph_launches, 1);
+    return 0;
+}
 static int tn__si_copy(tn_tensor *dst, tn_tensor *src) {
     if (dst->device != TN_CUDA && src->device != TN_CUDA) return tn__stand_in_bad("copy", "two CPU tensors", dst);
+    if (tn__si_capture && dst->device != src->device) return tn__si_uncapturable("a copy between host and device");
+    tn_tensor *const ts_[2] = {dst, src};
+    TN__SI_CAPTURE(TN__SIC_COPY, 0, ts_, 2, NULL, 0, NULL, 0);
     if (dst->device != src->device && tn_numel(dst) > 0) tn__si_transfer(dst->device == TN_CUDA);
     return tn__cpu_copy(dst, src);
 }
-static int tn__si_fill(tn_tensor *t, double v) { TN__SI_DEV("fill", t); return TN__SI_RUN(tn__cpu_fill(t, v)); }
+static int tn__si_fill(tn_tensor *t, double v) { TN__SI_DEV("fill", t); TN__SI_CAPTURE(TN__SIC_FILL, 0, &t, 1, &v, 1, NULL, 0); return TN__SI_RUN(tn__cpu_fill(t, v)); }
 static int tn__si_unary(tn_unary_op op, tn_tensor *out, tn_tensor *x, const double *p) {
-    TN__SI_DEV("unary", out); TN__SI_DEV_OR_SCALAR("unary", x); TN__SI_COMPLEX(TN__CX_UNARY, op, x); return TN__SI_RUN(tn__cpu_unary(op, out, x, p));
+    TN__SI_DEV("unary", out); TN__SI_DEV_OR_SCALAR("unary", x); TN__SI_COMPLEX(TN__CX_UNARY, op, x);
+    tn_tensor *const ts_[2] = {out, x};
+    TN__SI_CAPTURE(TN__SIC_UNARY, (int)op, ts_, 2, p, 3, NULL, 0);   /* params: 3 read when given, as the CPU kernel reads */
+    return TN__SI_RUN(tn__cpu_unary(op, out, x, p));
 }
 static int tn__si_binary(tn_binary_op op, tn_tensor *out, tn_tensor *a, tn_tensor *b, double al) {
     TN__SI_DEV("binary", out); TN__SI_DEV_OR_SCALAR("binary", a); TN__SI_DEV_OR_SCALAR("binary", b);
     TN__SI_COMPLEX(TN__CX_BINARY, op, a);
+    tn_tensor *const ts_[3] = {out, a, b};
+    TN__SI_CAPTURE(TN__SIC_BINARY, (int)op, ts_, 3, &al, 1, NULL, 0);
     if ((op == FLOOR_DIVIDE || op == REMAINDER || op == FMOD) && !tn_dtype_is_floating(a->dtype) && b->device == TN_CUDA) {
         /* as the unit: a zero divisor on the device is reported at the next synchronisation */
         tn_tensor bv = tn__shallow(b);
@@ -59,20 +208,38 @@ static int tn__si_binary(tn_binary_op op, tn_tensor *out, tn_tensor *a, tn_tenso
 static int tn__si_ternary(tn_ternary_op op, tn_tensor *out, tn_tensor *a, tn_tensor *b, tn_tensor *c, double v) {
     TN__SI_DEV("ternary", out); TN__SI_DEV_OR_SCALAR("ternary", a); TN__SI_DEV_OR_SCALAR("ternary", b); TN__SI_DEV_OR_SCALAR("ternary", c);
     TN__SI_COMPLEX(TN__CX_TERNARY, op, out);
+    tn_tensor *const ts_[4] = {out, a, b, c};
+    TN__SI_CAPTURE(TN__SIC_TERNARY, (int)op, ts_, 4, &v, 1, NULL, 0);
     return TN__SI_RUN(tn__cpu_ternary(op, out, a, b, c, v));
 }
 static int tn__si_reduce(tn_reduce_op op, tn_tensor *out, tn_tensor *x) {
-    TN__SI_DEV("reduce", out); TN__SI_DEV("reduce", x); TN__SI_COMPLEX(TN__CX_REDUCE, op, x); return TN__SI_RUN(tn__cpu_reduce(op, out, x)); }
+    TN__SI_DEV("reduce", out); TN__SI_DEV("reduce", x); TN__SI_COMPLEX(TN__CX_REDUCE, op, x);
+    tn_tensor *const ts_[2] = {out, x};
+    TN__SI_CAPTURE(TN__SIC_REDUCE, (int)op, ts_, 2, NULL, 0, NULL, 0);
+    return TN__SI_RUN(tn__cpu_reduce(op, out, x));
+}
 static int tn__si_lane(tn_lane_op op, tn_tensor *out, tn_tensor *out1, tn_tensor *x, int64_t d, int f) {
-    TN__SI_DEV("lane", out); TN__SI_DEV("lane", out1); TN__SI_DEV("lane", x); TN__SI_COMPLEX(TN__CX_LANE, op, x); return TN__SI_RUN(tn__cpu_lane(op, out, out1, x, d, f));
+    TN__SI_DEV("lane", out); TN__SI_DEV("lane", out1); TN__SI_DEV("lane", x); TN__SI_COMPLEX(TN__CX_LANE, op, x);
+    tn_tensor *const ts_[3] = {out, out1, x};
+    const int64_t iv_[2] = {d, f};
+    TN__SI_CAPTURE(TN__SIC_LANE, (int)op, ts_, 3, NULL, 0, iv_, 2);
+    return TN__SI_RUN(tn__cpu_lane(op, out, out1, x, d, f));
 }
 static int tn__si_index(tn_index_mode m, tn_tensor *dst, tn_tensor *src, tn_tensor *const *idx, const int64_t *is, int k) {
     TN__SI_DEV("index", dst); TN__SI_DEV("index", src); TN__SI_COMPLEX(TN__CX_INDEX, m, dst);
     for (int j = 0; j < k; j++) TN__SI_DEV("index", idx[j]);
+    if (tn__si_capture) {   /* dst, src, then up to 8 index tensors; iv: k, then their strides */
+        if (k > 8) return tn__si_uncapturable("an indexed copy over more than 8 index tensors");
+        tn_tensor *ts_[10] = {dst, src};
+        int64_t iv_[9] = {k};
+        for (int j = 0; j < k; j++) { ts_[2 + j] = idx[j]; iv_[1 + j] = is[j]; }
+        return tn__si_rec(TN__SIC_INDEX, (int)m, ts_, 2 + k, NULL, 0, iv_, 1 + k);
+    }
     return TN__SI_RUN(tn__cpu_index(m, dst, src, idx, is, k));
 }
 static tn_tensor *tn__si_nonzero(tn_tensor *x) {
     if (x->device != TN_CUDA) return (tn__stand_in_bad("nonzero", "x", x), (tn_tensor *)NULL);
+    if (tn__si_capture) return (tn__si_uncapturable("nonzero (it reads the count back)"), (tn_tensor *)NULL);
     if (tn_numel(x) > 0) tn__si_transfer(false);   /* the unit reads the flags back; the result's upload counts in copy */
     tn__si_inside++;
     tn_tensor *r = tn__cpu_nonzero(x);
@@ -83,6 +250,9 @@ static tn_tensor *tn__si_nonzero(tn_tensor *x) {
 }
 static int tn__si_matmul(tn_tensor *c, tn_tensor *a, tn_tensor *b, double al, double be) {
     TN__SI_DEV("matmul", c); TN__SI_DEV("matmul", a); TN__SI_DEV("matmul", b);
+    tn_tensor *const ts_[3] = {c, a, b};
+    const double d_[2] = {al, be};
+    TN__SI_CAPTURE(TN__SIC_MATMUL, 0, ts_, 3, d_, 2, NULL, 0);
     return TN__SI_RUN(tn__cpu_half_matmul(c, a, b, al, be));   /* half operands: the CPU's half matmul serves for cuBLAS's GemmEx */
 }
 /* The unit's cuBLASLt epilogue, as the passes it fuses: the bias broadcast into c, the
@@ -93,6 +263,8 @@ static int tn__si_matmul_ep(tn_tensor *c, tn_tensor *a, tn_tensor *b, tn_tensor 
     TN__SI_DEV("matmul_ep", c); TN__SI_DEV("matmul_ep", a); TN__SI_DEV("matmul_ep", b); TN__SI_DEV("matmul_ep", bias);
     const char *off = getenv("TN_CUDA_GEMM_EPILOGUE");
     if (tn__matmul_ep_declines(off && !strcmp(off, "0"), c, a, b, bias, act)) { TN__ATOMIC_ADD(&tn__si_gemm_ep_fallbacks, 1); return 1; }
+    tn_tensor *const ts_[4] = {c, a, b, bias};
+    TN__SI_CAPTURE(TN__SIC_MATMUL_EP, act, ts_, 4, &alpha, 1, NULL, 0);
     TN__ATOMIC_ADD(&tn__si_gemm_ep, 1);
     const int64_t M = c->shape[0], N = c->shape[1], K = a->shape[1];
     tn_tensor c3 = *c, a3 = *a, b3 = *b;   /* the 3-d views matmul takes: a batch of one */
@@ -123,15 +295,21 @@ static int tn__si_matmul_ep(tn_tensor *c, tn_tensor *a, tn_tensor *b, tn_tensor 
     return TN__SI_RUN(tn__cpu_half_unary(act == TN__EPI_RELU ? RELU : GELU_TANH, c, c, NULL));
 }
 static int tn__si_random(tn_random_op op, tn_tensor *o, uint64_t s, uint64_t off, double a, double b, int64_t l, uint64_t r) {
-    TN__SI_DEV("random", o); return TN__SI_RUN(tn__cpu_random(op, o, s, off, a, b, l, r));
+    TN__SI_DEV("random", o); TN__SI_NO_CAPTURE("a random draw"); return TN__SI_RUN(tn__cpu_random(op, o, s, off, a, b, l, r));
 }
-static int tn__si_im2col(int f, tn_tensor *c, tn_tensor *i, const int64_t *g) { TN__SI_DEV("im2col", c); TN__SI_DEV("im2col", i); return TN__SI_RUN(tn__cpu_im2col(f, c, i, g)); }
+static int tn__si_im2col(int f, tn_tensor *c, tn_tensor *i, const int64_t *g) {
+    TN__SI_DEV("im2col", c); TN__SI_DEV("im2col", i);
+    tn_tensor *const ts_[2] = {c, i};
+    TN__SI_CAPTURE(TN__SIC_IM2COL, f, ts_, 2, NULL, 0, g, 10);
+    return TN__SI_RUN(tn__cpu_im2col(f, c, i, g));
+}
 static int tn__si_pool(tn_tensor *idx, tn_tensor *x, const int64_t *hs, const int64_t *he, const int64_t *ws, const int64_t *we, int64_t dh, int64_t dw) {
-    TN__SI_DEV("pool_argmax", idx); TN__SI_DEV("pool_argmax", x); return TN__SI_RUN(tn__cpu_pool_argmax(idx, x, hs, he, ws, we, dh, dw));
+    TN__SI_DEV("pool_argmax", idx); TN__SI_DEV("pool_argmax", x); TN__SI_NO_CAPTURE("pool_argmax"); return TN__SI_RUN(tn__cpu_pool_argmax(idx, x, hs, he, ws, we, dh, dw));
 }
 static int tn__si_optim(const tn__optk *k, tn_tensor *p, tn_tensor *g, tn_tensor *const *st) {
     TN__SI_DEV("optim", p); TN__SI_DEV("optim", g);
     for (int j = 0; j < 3; j++) TN__SI_DEV("optim", st[j]);
+    TN__SI_NO_CAPTURE("an optimizer step");
     return TN__SI_RUN(tn__cpu_optim(k, p, g, st));
 }
 /* the unit's multi-tensor step: each parameter as optim (the same element updates) */
@@ -177,6 +355,7 @@ static int tn__si_conv2d(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *y, con
     if (tn__si_cudnn_off() || !tn__si_float(x) || !tn__si_same_dtype(ts, 3, x) || !tn__si_int32(ts, 3)) return 1;
     for (int i = 0; i < 7; i++)
         if (geom[i] > INT32_MAX || geom[i] < 0) return 1;
+    TN__SI_CAPTURE(TN__SIC_CONV2D, mode, ts, 3, NULL, 0, geom, 7);
     const int64_t g[10] = {w->shape[2], w->shape[3], geom[4], geom[5], geom[2], geom[3], geom[0], geom[1], y->shape[2], y->shape[3]};
     tn_tensor xv = tn__shallow(x), wv = tn__shallow(w), yv = tn__shallow(y);   /* the same host memory, seen as CPU tensors */
     xv.device = wv.device = yv.device = TN_CPU;
@@ -191,6 +370,7 @@ static int tn__si_batch_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b,
     /* mode 3, the evaluation-mode backward: the header's closed form, as on the GPU; eps
        below cuDNN's CUDNN_BN_MIN_EPSILON (0 in cuDNN 9) */
     if (tn__si_cudnn_off() || mode == 3 || !tn__si_float(x) || st->dtype != TN_F64 || eps < 0 || !tn__si_same_dtype(same, 7, x) || !tn__si_int32(&x, 1)) return 1;
+    TN__SI_CAPTURE(TN__SIC_BATCH_NORM, mode, ts, 8, &eps, 1, NULL, 0);
     return TN__SI_RUN(tn__cpu_batch_norm(mode, x, w, b, st, y, gx, gw, gb, eps));
 }
 static int tn__si_layer_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_tensor *st, tn_tensor *y, tn_tensor *gx, tn_tensor *gw,
@@ -199,12 +379,14 @@ static int tn__si_layer_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b,
     if (tn__si_dense("layer_norm", ts, 8)) return -1;
     tn_tensor *const same[7] = {x, w, b, y, gx, gw, gb};
     if (!tn__si_float(x) || st->dtype != TN_F64 || tn_numel(x) == 0 || (mode == 0 && !w != !b) || !tn__si_same_dtype(same, 7, x)) return 1;
+    TN__SI_CAPTURE(TN__SIC_LAYER_NORM, mode, ts, 8, &eps, 1, NULL, 0);
     return TN__SI_RUN(tn__cpu_layer_norm(mode, x, w, b, st, y, gx, gw, gb, eps));
 }
 static int tn__si_cross_entropy(int mode, tn_tensor *x, tn_tensor *t, tn_tensor *wr, tn_tensor *lse, tn_tensor *out, tn_tensor *gx) {
     tn_tensor *const ts[6] = {x, t, wr, lse, out, gx};
     if (tn__si_dense("cross_entropy", ts, 6)) return -1;
     if (!tn__si_float(x) || t->dtype != TN_I64 || lse->dtype != TN_F64 || wr->dtype != x->dtype || out->dtype != x->dtype || x->shape[1] == 0) return 1;
+    TN__SI_CAPTURE(TN__SIC_CROSS_ENTROPY, mode, ts, 6, NULL, 0, NULL, 0);
     return TN__SI_RUN(tn__cpu_cross_entropy(mode, x, t, wr, lse, out, gx));
 }
 /* the attention entry's contract, served by the CPU's fused kernels (src/nn/attention.c) */
@@ -220,6 +402,7 @@ static int tn__si_attention(tn_tensor *q, tn_tensor *k, tn_tensor *v, tn_tensor 
         return 1;
     }
     TN__ATOMIC_ADD(&tn__si_attn, 1);
+    TN__SI_CAPTURE(TN__SIC_ATTENTION, causal, ts, 10, &scale, 1, NULL, 0);
     tn__si_inside++;
     /* half operands: the unit computes them in float32, so here the float32 kernel runs on
        float32 copies and the results are rounded once */
@@ -272,6 +455,7 @@ static int tn__si_pool2d(tn_tensor *x, tn_tensor *y, tn_tensor *gy, tn_tensor *g
     if (tn__si_cudnn_off() || !tn__si_float(x) || !tn__si_same_dtype(ts, 4, x) || !tn__si_int32(ts, 2)) return 1;
     for (int i = 0; i < 6; i++)
         if (geom[i] > INT32_MAX) return 1;
+    TN__SI_CAPTURE(TN__SIC_POOL2D, 0, ts, 4, NULL, 0, geom, 7);
     const bool f32 = x->dtype == TN_F32;
     const int64_t P = x->shape[0] * x->shape[1], H = x->shape[2], W = x->shape[3], OH = y->shape[2], OW = y->shape[3];
     const int64_t kh = geom[0], kw = geom[1], sh = geom[2], sw = geom[3], ph = geom[4], pw = geom[5], mode = geom[6];
@@ -312,6 +496,7 @@ static int tn__si_pool2d(tn_tensor *x, tn_tensor *y, tn_tensor *gy, tn_tensor *g
    next synchronisation), nothing reported now */
 static int tn__si_check_index(tn_tensor *out, tn_tensor *idx, int64_t size, int flags, int64_t skip, int64_t *err) {
     TN__SI_DEV("check_index", out); TN__SI_DEV("check_index", idx);
+    TN__SI_NO_CAPTURE("an index check");
     if (out && (out->dtype != TN_I64 || !tn_is_contiguous(out))) return TN__FAIL_INT("stand-in GPU: check_index writes a contiguous int64 out");
     tn_tensor iv = tn__shallow(idx);   /* the same host memory, seen as a CPU tensor */
     iv.device = TN_CPU;
@@ -407,6 +592,7 @@ static int tn__si_linalg_run(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_ten
 static int tn__si_linalg(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor *c, tn_tensor *p, tn_tensor *info, int flag) {
     tn_tensor *const ts[5] = {a, b, c, p, info};
     if (tn__si_dense("linalg", ts, 5)) return -1;
+    TN__SI_NO_CAPTURE("a factorization (linalg)");
     if (!tn__si_float(a) || a->ndim != 3) return TN__FAIL_INT("stand-in GPU: linalg takes [B, n, m] float32/float64 batches, not %s %s", tn_dtype_name(a->dtype), TN__SHAPE(a));
     for (int t = 1; t < 4; t++)
         if (ts[t] && ts[t]->dtype != (t == 3 && op != TN_LA_GESVD ? TN_I32 : a->dtype)) return TN__FAIL_INT("stand-in GPU: linalg: operand %d is %s", t, tn_dtype_name(ts[t]->dtype));
@@ -445,6 +631,8 @@ static int tn__si_fft(int kind, tn_tensor *y, tn_tensor *x, int rank, const int6
             return TN__FAIL_INT("stand-in GPU: fft: sizes %s and %s for the signal sizes given", TN__SHAPE(x), TN__SHAPE(y));
     }
     if (tn_numel(y) == 0) return 0;
+    const int64_t iv_[4] = {rank, n[0], rank > 1 ? n[1] : 0, rank > 2 ? n[2] : 0};
+    TN__SI_CAPTURE(TN__SIC_FFT, kind, ts, 2, &scale, 1, iv_, 4);
     tn__si_inside++;
     int r = 0;
     /* c2c passes in place over dims [from, to) of the complex buffer c of shape sh, the last one scaled */
@@ -476,11 +664,14 @@ static int tn__si_fft(int kind, tn_tensor *y, tn_tensor *x, int rank, const int6
 #undef TN__SI_DEV
 #undef TN__SI_DEV_OR_SCALAR
 #undef TN__SI_COMPLEX
+#undef TN__SI_CAPTURE
+#undef TN__SI_NO_CAPTURE
 static const tn_backend tn__stand_in_backend = {
-    "cuda (stand-in)", tn__cpu_alloc, tn__cpu_free, tn__si_copy, tn__si_fill, tn__si_unary, tn__si_binary, tn__si_ternary,
+    "cuda (stand-in)", tn__si_alloc, tn__cpu_free, tn__si_copy, tn__si_fill, tn__si_unary, tn__si_binary, tn__si_ternary,
     tn__si_reduce, tn__si_lane, tn__si_index, tn__si_nonzero, tn__si_matmul, tn__si_random,
     tn__si_im2col, tn__si_pool, tn__si_optim, tn__si_conv2d, tn__si_batch_norm, tn__si_pool2d, tn__si_layer_norm, tn__si_cross_entropy, tn__si_attention,
     tn__si_check_index, tn__si_optim_multi, tn__si_linalg, tn__si_matmul_ep, tn__si_fft,
+    tn__si_graph_begin, tn__si_graph_end, tn__si_graph_launch, tn__si_graph_free,
 };
 
 /* ---- the stand-in with unreadable "device" memory (tn_debug_cuda_stand_in_unreadable) ----
@@ -515,6 +706,8 @@ static size_t tn__si_pages(size_t nbytes) {
 }
 static void *tn__siu_alloc(size_t nbytes) {
     const size_t len = tn__si_pages(nbytes);
+    if (tn__si_capture_alloc()) return NULL;
+    TN__ATOMIC_ADD(&tn__si_allocs, 1);
 #ifdef MAP_ANONYMOUS
     void *p = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 #else   /* strict C11 hides MAP_ANONYMOUS: private pages of /dev/zero are the same */
@@ -582,6 +775,7 @@ static const tn_backend tn__stand_in_unreadable_backend = {
     tn__siu_reduce, tn__siu_lane, tn__siu_index, tn__siu_nonzero, tn__siu_matmul, tn__siu_random,
     tn__siu_im2col, tn__siu_pool, tn__siu_optim, tn__siu_conv2d, tn__siu_batch_norm, tn__siu_pool2d, tn__siu_layer_norm, tn__siu_cross_entropy, tn__siu_attention,
     tn__siu_check_index, tn__siu_optim_multi, tn__siu_linalg, tn__siu_matmul_ep, tn__siu_fft,
+    tn__si_graph_begin, tn__si_graph_end, tn__si_graph_launch, tn__si_graph_free,
 };
 TNDEF void tn_debug_cuda_stand_in_unreadable(void) { tn_register_backend(TN_CUDA, &tn__stand_in_unreadable_backend); }
 #else

@@ -105,12 +105,14 @@ static void tn__trace_alias(tn__tracer *tr, tn_tensor *x, tn_tensor *r);
 static void tn__trace_refuse(tn__tracer *tr, const char *what);
 static void tn__trace_storage(tn__tracer *tr, const tn_storage *s);   /* made during the trace */
 /* A graph replay's static memory plan (src/jit/memplan.c): while its nodes run on this
-   thread, the CPU storages they make are recorded (the planning run) or served from the
-   plan's arena at their planned offsets (the runs after it). */
+   thread, the storages they make on the plan's device (the CPU, or the GPU) are recorded
+   (the planning run) or served from the plan's arena at their planned offsets (the runs
+   after it). */
 typedef struct tn__mhook tn__mhook;
 static TN__TLS tn__mhook *tn__mhook_on;
-static void *tn__mhook_take(tn__mhook *h, size_t nbytes, void (**deleter)(void *, void *), void **ctx);   /* NULL: allocate as usual */
-static void tn__mhook_note(tn__mhook *h, tn_storage *s);
+static void *tn__mhook_take(tn__mhook *h, tn_device device, size_t nbytes, void (**deleter)(void *, void *), void **ctx);   /* NULL: allocate as usual */
+static void tn__mhook_alloc(tn__mhook *h, tn_device device);   /* a storage of the device allocated as usual while the hook is on */
+static void tn__mhook_note(tn__mhook *h, tn_storage *s);   /* ignores other devices' */
 
 
 /* The GPU unit, probed once on first use (section 17). */
@@ -219,8 +221,9 @@ static tn_storage *tn__storage_new(size_t nbytes, tn_device device) {
     void (*deleter)(void *, void *) = NULL;
     void *ctx = NULL;
     void *data = !s ? NULL : inline_data ? (void *)((char *)s + TN__INLINE_OFFSET) : NULL;
-    if (s && !inline_data && device == TN_CPU && tn__mhook_on) data = tn__mhook_take(tn__mhook_on, nbytes, &deleter, &ctx);
+    if (s && !inline_data && tn__mhook_on) data = tn__mhook_take(tn__mhook_on, device, nbytes, &deleter, &ctx);
     if (s && !data && !inline_data) {
+        if (tn__mhook_on) tn__mhook_alloc(tn__mhook_on, device);
         data = be->alloc(nbytes ? nbytes : 1);
         TN__ATOMIC_ADD(&tn__storage_allocs, 1);
     }
@@ -239,7 +242,7 @@ static tn_storage *tn__storage_new(size_t nbytes, tn_device device) {
     if (deleter) { s->deleter = deleter; s->deleter_ctx = ctx; }   /* the arena's bytes are counted once, as the arena */
     else tn__track_bytes((int64_t)nbytes);
     if (tn__tracing) tn__trace_storage(tn__tracing, s);
-    if (tn__mhook_on && !inline_data && device == TN_CPU) tn__mhook_note(tn__mhook_on, s);
+    if (tn__mhook_on && !inline_data) tn__mhook_note(tn__mhook_on, s);
     return s;
 }
 

@@ -1,4 +1,5 @@
-/* The static memory plan of a graph replay (tn_graph_run under no_grad, on the CPU).
+/* The static memory plan of a graph replay (tn_graph_run under no_grad, on the CPU or on
+   the GPU: the storages of the inputs' device; the arena is that device's memory).
 
    A replay's nodes make the same storages in the same order on every run with the same
    input shapes: the node's result and the op's own temporaries (a contiguous copy, im2col's
@@ -16,7 +17,13 @@
    have slots of their own that no other storage shares: a run serves an output's slot only
    when the caller has released the previous run's output; an output the caller still holds
    is never overwritten (the next run allocates that output as usual). The arena is
-   refcounted by every storage it serves, so a tensor outliving its graph stays valid. */
+   refcounted by every storage it serves, so a tensor outliving its graph stays valid.
+
+   On the GPU a steady plan is then captured as a CUDA graph (tn__gcap, trace.c): the run
+   is recorded by the backend's graph entries with the arena's addresses baked in, and later
+   runs copy their inputs into the capture's input buffers and launch it. A storage of the
+   device allocated as usual while capturing (the plan did not foresee it) fails the
+   capture: its memory would be another's after the run. */
 
 typedef struct tn__arena tn__arena;
 typedef struct tn__aslot {      /* one planned storage's place in the arena */
@@ -26,6 +33,7 @@ typedef struct tn__aslot {      /* one planned storage's place in the arena */
 } tn__aslot;
 struct tn__arena {
     int64_t refcount;           /* the plan's, and one per storage served (atomic) */
+    tn_device device;
     char *mem;
     size_t bytes;
     int nslots;
@@ -41,8 +49,11 @@ typedef struct tn__mrec {       /* one storage a node made in the planning run *
     tn_storage *s;              /* in the planning run: the storage (retained) */
 } tn__mrec;
 enum { TN__MH_RECORD, TN__MH_SERVE };
+typedef struct tn__gcap tn__gcap;   /* a captured replay (trace.c) */
+static void tn__gcap_free(tn__gcap *c);
 struct tn__mhook {
     int mode;
+    tn_device device;           /* whose storages it plans */
     tn__mrec *recs;
     int nrecs, cap;
     int *first;                 /* nnodes + 1: node k's records are [first[k], first[k + 1]) */
@@ -54,11 +65,15 @@ struct tn__mhook {
     int *vrec;                  /* the planning run: per graph value, the record of its storage (-1: none) */
     tn__arena *arena;
     int64_t batch;              /* the dynamic batch it was planned for */
+    int64_t nserved;            /* runs served as planned (a capture waits for one) */
+    bool capturing, capfail;    /* a capture runs; it allocated a storage of the device (failed) */
+    bool capfailed;             /* a capture of this plan failed: its runs stay uncaptured */
+    tn__gcap *gcap;             /* the captured replay, or NULL */
 };
 
 static void tn__arena_release(tn__arena *a) {
     if (!a || TN__ATOMIC_ADD(&a->refcount, -1) != 0) return;
-    if (a->mem) { tn__backend(TN_CPU)->free(a->mem, a->bytes); tn__track_bytes(-(int64_t)a->bytes); }
+    if (a->mem) { tn__backend(a->device)->free(a->mem, a->bytes); tn__track_bytes(-(int64_t)a->bytes); }
     TN_FREE(a->slots);
     TN_FREE(a);
 }
@@ -77,6 +92,21 @@ static void tn__aslot_free(void *data, void *ctx) {
 static int tn__aslot_evacuate(tn__aslot *sl) {
     tn_storage *s = sl->s;
     if (!s || !TN__ATOMIC_LOAD(&sl->live)) return 0;
+    if (s->device != TN_CPU) {   /* the device's copy, bytes as uint8: a storage of its own takes the data over */
+        const int64_t nb = (int64_t)s->nbytes;
+        tn_tensor *nt = tn__new(TN_U8, s->device, &nb, 1);
+        if (!nt) return -1;
+        tn_tensor src = tn__shallow(nt);
+        src.storage = s;
+        if (nb && tn__backend(s->device)->copy(nt, &src)) { tn_release(nt); return -1; }
+        s->data = nt->storage->data;   /* its bytes are counted already (tn__new), now as s's */
+        nt->storage->data = NULL;
+        tn_release(nt);
+        s->deleter = NULL;
+        s->deleter_ctx = NULL;
+        tn__aslot_free(NULL, sl);
+        return 0;
+    }
     void *d = tn__backend(TN_CPU)->alloc(s->nbytes ? s->nbytes : 1);
     if (!d) return -1;
     TN__ATOMIC_ADD(&tn__storage_allocs, 1);
@@ -91,6 +121,7 @@ static int tn__aslot_evacuate(tn__aslot *sl) {
 
 static void tn__mhook_free(tn__mhook *h) {
     if (!h) return;
+    tn__gcap_free(h->gcap);
     for (int i = 0; i < h->nrecs; i++) if (h->recs[i].s) tn__storage_release(h->recs[i].s);
     tn__arena_release(h->arena);
     TN_FREE(h->recs);
@@ -98,7 +129,7 @@ static void tn__mhook_free(tn__mhook *h) {
     TN_FREE(h->vrec);
     TN_FREE(h);
 }
-static tn__mhook *tn__mhook_new(int nnodes, int nvals, int64_t batch) {
+static tn__mhook *tn__mhook_new(int nnodes, int nvals, int64_t batch, tn_device device) {
     tn__mhook *h = (tn__mhook *)TN_MALLOC(sizeof *h);
     if (!h) return NULL;
     memset(h, 0, sizeof *h);
@@ -110,6 +141,7 @@ static tn__mhook *tn__mhook_new(int nnodes, int nvals, int64_t batch) {
     h->nnodes = nnodes;
     h->mode = TN__MH_RECORD;
     h->batch = batch;
+    h->device = device;
     return h;
 }
 /* Before node k runs. */
@@ -120,8 +152,8 @@ static void tn__mhook_node(tn__mhook *h, int k) {
     if (h->mode == TN__MH_RECORD) h->first[k] = h->nrecs;
 }
 
-static void *tn__mhook_take(tn__mhook *h, size_t nbytes, void (**deleter)(void *, void *), void **ctx) {
-    if (h->mode != TN__MH_SERVE || h->node < 0 || h->node >= h->nnodes) return NULL;
+static void *tn__mhook_take(tn__mhook *h, tn_device device, size_t nbytes, void (**deleter)(void *, void *), void **ctx) {
+    if (device != h->device || h->mode != TN__MH_SERVE || h->node < 0 || h->node >= h->nnodes) return NULL;
     const int i = h->first[h->node] + h->seq++;
     if (h->off) return NULL;
     if (i >= h->first[h->node + 1] || (size_t)h->recs[i].nbytes != nbytes) {   /* not the storage planned: as usual from here */
@@ -139,7 +171,11 @@ static void *tn__mhook_take(tn__mhook *h, size_t nbytes, void (**deleter)(void *
     h->pending = sl;
     return h->arena->mem + r->offset;
 }
+static void tn__mhook_alloc(tn__mhook *h, tn_device device) {
+    if (h->capturing && device == h->device) h->capfail = true;
+}
 static void tn__mhook_note(tn__mhook *h, tn_storage *s) {
+    if (s->device != h->device) return;   /* a host scalar of a GPU run: not planned */
     if (h->mode == TN__MH_SERVE) {
         if (h->pending && s->deleter_ctx == h->pending) h->pending->s = s;
         h->pending = NULL;
@@ -225,6 +261,7 @@ static int tn__mhook_place(tn__mhook *h) {
     if (!ok) { TN_FREE(a); TN_FREE(slots); return -1; }
     a->mem = NULL;   /* allocated by the first run that serves (tn__mhook_ready) */
     a->refcount = 1;
+    a->device = h->device;
     a->bytes = (size_t)total;
     a->nslots = n;
     a->slots = slots;
@@ -233,11 +270,18 @@ static int tn__mhook_place(tn__mhook *h) {
     h->mode = TN__MH_SERVE;
     return 0;
 }
+/* Whether every output slot is free (the caller released the last outputs it served): a
+   capture waits for that, or it would allocate the outputs inside it and fail. */
+static bool tn__mhook_outputs_free(const tn__mhook *h) {
+    for (int i = 0; i < h->nrecs; i++)
+        if (h->recs[i].output && TN__ATOMIC_LOAD(&h->arena->slots[i].live)) return false;
+    return true;
+}
 /* Before a serving run: the arena's memory. -1 when out of memory (the run goes unplanned). */
 static int tn__mhook_ready(tn__mhook *h) {
     tn__arena *a = h->arena;
     if (a->mem || a->bytes == 0) return 0;
-    if (!(a->mem = (char *)tn__backend(TN_CPU)->alloc(a->bytes))) return -1;
+    if (!(a->mem = (char *)tn__backend(a->device)->alloc(a->bytes))) return -1;
     TN__ATOMIC_ADD(&tn__storage_allocs, 1);
     tn__track_bytes((int64_t)a->bytes);
     return 0;

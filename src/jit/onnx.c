@@ -179,7 +179,7 @@ typedef struct tn__oxe {
 } tn__oxe;
 
 static void tn__ox_tensor_proto(tn__pbw *w, const char *name, tn_tensor *t) {
-    tn_tensor *c = tn_contiguous(t);   /* the export's scope holds it */
+    tn_tensor *c = tn_contiguous(t->device == TN_CPU ? t : tn_to(t, TN_CPU));   /* a graph traced on the GPU: its constants' bytes from the host; the export's scope holds it */
     if (!c) { w->failed = true; return; }
     for (int d = 0; d < c->ndim; d++) tn__pbw_int(w, 1, c->shape[d]);
     tn__pbw_int(w, 2, tn__onnx_type(c->dtype));

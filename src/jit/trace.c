@@ -375,6 +375,14 @@ static int tn__trace_translate(tn__tbuild *b, int k, const char **why) {
             const int64_t a[8] = {g[0], g[1], g[6], g[7], g[4], g[5], g[11], g[10] == 1};
             memcpy(iv, a, sizeof a);
             ni = 8;
+        } else if (nd->custom_bw == tn__pool_lib_bw && nd->ni == 11 && nd->i[10] >= 0 && nd->i[10] <= 2) {
+            /* the backend's library pooling (a GPU's): mode 0 max, 1 average counting the padding, 2 not; its windows are
+               those the floor formula counts, so ceil_mode off replays the same windows */
+            const int64_t *g = nd->i;
+            op = g[10] == 0 ? J_MAX_POOL2D : J_AVG_POOL2D;
+            const int64_t mx[9] = {g[0], g[1], g[6], g[7], g[4], g[5], g[2], g[3], 0}, av[8] = {g[0], g[1], g[6], g[7], g[4], g[5], 0, g[10] == 1};
+            ni = op == J_MAX_POOL2D ? 9 : 8;
+            memcpy(iv, op == J_MAX_POOL2D ? mx : av, (size_t)ni * sizeof(int64_t));
         } else if (nd->custom_bw == tn__lstm_seq_bwd && nin == 5 && r->ins[4] && r->ins[4]->dtype == TN_F64) {   /* gi, h0, c0, w_hh, [reverse] */
             op = J_LSTM;
             iv[0] = *(const double *)tn_data_ptr(r->ins[4]) != 0;
@@ -550,7 +558,9 @@ static tn_graph *tn__trace_run(const char *fn, tn_jit_trace_fn f, void *user, tn
         if (!tn_dtype_is_floating(inputs[i]->dtype))
             return (tn_graph *)tn__error("%s: example input %d is %s: only floating point inputs can be traced yet (integer inputs such as embedding indices are not recorded)",
                                          fn, i, tn_dtype_name(inputs[i]->dtype));
-        if (inputs[i]->device != TN_CPU) return (tn_graph *)tn__error("%s: example input %d is on %s: tracing runs on the CPU", fn, i, tn_device_name(inputs[i]->device));
+        if (inputs[i]->device != inputs[0]->device)   /* a graph runs on one device: its constants are the model's tensors there */
+            return (tn_graph *)tn__error("%s: example input %d is on %s, input 0 on %s: a graph runs on one device", fn, i,
+                                         tn_device_name(inputs[i]->device), tn_device_name(inputs[0]->device));
     }
     tn_graph *g = tn__graph_new();
     if (!g) return NULL;
@@ -1093,6 +1103,103 @@ static bool tn__graph_inplace_op(int op) {
     return op == RELU || op == SIGMOID || op == TANH || op == GELU || op == GELU_TANH || op == SILU || op == LEAKY_RELU || op == ELU || op == HARDTANH ||
            op == HARDSWISH || op == HARDSIGMOID || op == MISH || op == SOFTPLUS || op == NEG || op == EXP;
 }
+/* ---- CUDA-graph replay: a steady plan on a device with graph entries (tn_backend.graph_*) ----
+   The run after the plan's first served one is captured: the inputs are copied into buffers
+   of the capture's own, the nodes run with the backend's graph_begin in force (nothing runs:
+   the calls are recorded with the arena's addresses), graph_end instantiates, and one launch
+   gives this run's outputs. Later runs copy their inputs into those buffers and launch: no
+   node runs on the host, nothing is allocated, nothing waits. As PyTorch's CUDA graphs, the
+   inputs and outputs are static: the outputs handed back are the capture's (the arena's
+   output slots), so a run whose caller still holds the previous run's output runs
+   uncaptured (a held output is never overwritten), and a capture waits for a run whose
+   outputs are all released. A capture that fails (a storage of the
+   device allocated outside the plan, a synchronisation, a transfer, a call the backend
+   cannot capture: each makes the capture run fail or be marked) is dropped without an error
+   and that run is run again uncaptured, as are the plan's later runs; a new plan (another
+   batch) captures anew. TN_CUDA_GRAPHS=0 turns capturing off. */
+static int64_t tn__gcap_counts[3];   /* captures, launches, failed captures (tn_cuda_stats) */
+struct tn__gcap {
+    const tn_backend *be;
+    void *graph;                     /* the backend's captured graph, once ended */
+    int nin, nout;
+    tn_tensor **in;                  /* the buffers the capture reads the inputs from */
+    tn_tensor **out;                 /* the outputs it writes (arena slots), in the same block as in */
+};
+static void tn__gcap_free(tn__gcap *c) {
+    if (!c) return;
+    if (c->graph) c->be->graph_free(c->graph);
+    for (int i = 0; i < c->nin; i++) tn_release(c->in[i]);
+    for (int i = 0; i < c->nout; i++) tn_release(c->out[i]);
+    TN_FREE(c->in);
+    TN_FREE(c);
+}
+static bool tn__gcap_enabled(const tn_backend *be) {
+    if (!be || !be->graph_begin || !be->graph_end || !be->graph_launch || !be->graph_free) return false;
+    const char *e = getenv("TN_CUDA_GRAPHS");
+    return !(e && !strcmp(e, "0"));
+}
+/* A captured run: 1 (outputs set), 0 (the caller holds the last outputs: run uncaptured), -1. */
+static int tn__gcap_launch(tn__gcap *c, tn_tensor *const *inputs, tn_tensor **outputs) {
+    for (int i = 0; i < c->nout; i++)
+        if (TN__ATOMIC_LOAD(&c->out[i]->refcount) != 1 || TN__ATOMIC_LOAD(&c->out[i]->storage->refcount) != 1) return 0;
+    for (int i = 0; i < c->nin; i++)
+        if (tn_numel(c->in[i]) && c->be->copy(c->in[i], inputs[i])) return -1;
+    if (c->be->graph_launch(c->graph)) return -1;
+    for (int i = 0; i < c->nout; i++) outputs[i] = tn_retain(c->out[i]);
+    TN__ATOMIC_ADD(&tn__gcap_counts[1], 1);
+    return 1;
+}
+/* Before the capture run: the input buffers (filled now), then capturing. -1: not started. */
+static int tn__gcap_begin(tn__mhook *h, const tn_backend *be, tn_tensor *const *inputs, int n, int nout) {
+    tn__gcap *c = (tn__gcap *)TN_MALLOC(sizeof *c);
+    tn_tensor **arr = (tn_tensor **)TN_MALLOC((size_t)(n + nout + 1) * sizeof *arr);
+    if (!c || !arr) { TN_FREE(c); TN_FREE(arr); return -1; }
+    memset(c, 0, sizeof *c);
+    c->be = be;
+    c->in = arr;
+    c->out = arr + n;
+    for (int i = 0; i < n; i++) {
+        tn_tensor *x = inputs[i], *b = tn__new(x->dtype, h->device, x->shape, x->ndim);
+        if (!b) { tn__gcap_free(c); return -1; }
+        c->in[c->nin++] = b;
+        if (tn_numel(b) && be->copy(b, x)) { tn__gcap_free(c); return -1; }
+    }
+    if (be->graph_begin()) { tn__gcap_free(c); return -1; }
+    h->gcap = c;
+    h->capturing = true;
+    h->capfail = false;
+    return 0;
+}
+/* After the capture run (its outputs retained, its values released): 0 with the outputs
+   from one launch, or 1 when the capture failed (outputs released: run it again). */
+static int tn__gcap_end(tn__mhook *h, int rc, tn_tensor **outputs, int nout) {
+    tn__gcap *c = h->gcap;
+    void *graph = NULL;
+    h->capturing = false;
+    const int ended = c->be->graph_end(&graph);
+    bool ok = rc == 0 && ended == 0 && graph && !h->capfail && !h->diverged;
+    for (int i = 0; i < nout && ok; i++)   /* each output an arena slot of its own (not a view of an input or a constant) */
+        ok = outputs[i] && outputs[i]->storage->deleter == tn__aslot_free && TN__ATOMIC_LOAD(&outputs[i]->refcount) == 1 &&
+             TN__ATOMIC_LOAD(&outputs[i]->storage->refcount) == 1;
+    if (ok) {
+        c->graph = graph;
+        for (int i = 0; i < nout; i++) { c->out[i] = outputs[i]; outputs[i] = NULL; }
+        c->nout = nout;
+        TN__ATOMIC_ADD(&tn__gcap_counts[0], 1);
+        if (c->be->graph_launch(graph)) ok = false;   /* the capture ran nothing: this run's results */
+        else {
+            for (int i = 0; i < nout; i++) outputs[i] = tn_retain(c->out[i]);
+            TN__ATOMIC_ADD(&tn__gcap_counts[1], 1);
+            return 0;
+        }
+    } else if (ended == 0 && graph) c->be->graph_free(graph);
+    for (int i = 0; i < nout; i++) { tn_release(outputs[i]); outputs[i] = NULL; }
+    tn__gcap_free(c);
+    h->gcap = NULL;
+    h->capfailed = true;
+    TN__ATOMIC_ADD(&tn__gcap_counts[2], 1);
+    return 1;
+}
 TNDEF int tn_graph_run(tn_graph *g, tn_tensor *const *inputs, int n, tn_tensor **outputs, int nout) {
     if (!g) return TN__FAIL_INT("tn_graph_run: the graph is NULL");
     if (n != g->ninputs || !inputs) return TN__FAIL_INT("tn_graph_run: the graph takes %d inputs, got %d", g->ninputs, n);
@@ -1118,18 +1225,41 @@ TNDEF int tn_graph_run(tn_graph *g, tn_tensor *const *inputs, int n, tn_tensor *
        past the run); the first run warms the ops' caches, the second records, the others
        serve. One run at a time uses it; a batch of another size plans anew. */
     const bool no_grad = !tn_is_grad_enabled();
-    bool cpu = no_grad;
+    bool cpu = no_grad, planned = no_grad && n > 0;   /* planned: every input on one device (the plan's) */
     for (int i = 0; i < n && cpu; i++) cpu = inputs[i]->device == TN_CPU;
+    for (int i = 0; i < n && planned; i++) planned = inputs[i]->device == inputs[0]->device;
+    const tn_device dev = planned ? inputs[0]->device : TN_CPU;
     tn__mhook *h = NULL;
-    const bool mine = cpu && TN__ATOMIC_ADD(&g->mbusy, 1) == 1;
+    const bool mine = planned && TN__ATOMIC_ADD(&g->mbusy, 1) == 1;
     if (mine && g->mfails < 3) {
-        if (g->mplan && g->mplan->batch != batch) { tn__mhook_free(g->mplan); g->mplan = NULL; g->mruns = 0; }
+        if (g->mplan && (g->mplan->batch != batch || g->mplan->device != dev)) { tn__mhook_free(g->mplan); g->mplan = NULL; g->mruns = 0; }
         if (g->mplan) h = g->mplan;
-        else if (++g->mruns >= 2) h = g->mplan = tn__mhook_new(g->nnodes, g->nvals, batch);
+        else if (++g->mruns >= 2) h = g->mplan = tn__mhook_new(g->nnodes, g->nvals, batch, dev);
         if (h && h->mode == TN__MH_SERVE && tn__mhook_ready(h)) h = NULL;
     }
+    /* a steady plan on a device with CUDA graphs: launched, or captured now */
+    tn_tensor *const *ins = inputs;
+    char saved_err[sizeof tn__errbuf];   /* the error state before a capture, restored when it fails */
+    bool capturing = false;
+    const tn_backend *gbe = h && dev != TN_CPU && h->mode == TN__MH_SERVE && !h->capfailed ? tn__backend(dev) : NULL;
+    if (gbe && !tn__gcap_enabled(gbe) && h->gcap) { tn__gcap_free(h->gcap); h->gcap = NULL; }   /* switched off: its output slots free again */
+    if (gbe && tn__gcap_enabled(gbe)) {
+        const int r = h->gcap ? tn__gcap_launch(h->gcap, inputs, outputs) : 0;
+        if (r != 0) {
+            TN__ATOMIC_ADD(&g->mbusy, -1);
+            TN_FREE(v);
+            for (int i = 0; i < g->noutputs && r > 0; i++) tn__own(outputs[i]);
+            return r < 0 ? -1 : g->noutputs;
+        }
+        if (!h->gcap && h->nserved >= 1 && tn__mhook_outputs_free(h)) {   /* (an output the caller holds: captured later) */
+            memcpy(saved_err, tn__errbuf, sizeof saved_err);
+            tn__quiet++;   /* a capture that cannot start or fails is no error of the run's (run again uncaptured) */
+            if (tn__gcap_begin(h, gbe, inputs, n, g->noutputs) == 0) { capturing = true; ins = h->gcap->in; }
+            else { h->capfailed = true; TN__ATOMIC_ADD(&tn__gcap_counts[2], 1); tn__quiet--; memcpy(tn__errbuf, saved_err, sizeof saved_err); }
+        }
+    }
     for (int i = 0; i < g->nvals; i++) v[i] = g->vals[i].kind == TN__GV_CONST ? g->vals[i].t : NULL;
-    for (int i = 0; i < n; i++) v[g->inputs[i]] = inputs[i];
+    for (int i = 0; i < n; i++) v[g->inputs[i]] = ins[i];
     int rc = 0;
     for (int k = 0; k < g->nnodes && rc == 0; k++) {   /* node results: references of our own, released after their last use */
         const tn__gnode *nd = &g->nodes[k];
@@ -1225,7 +1355,7 @@ TNDEF int tn_graph_run(tn_graph *g, tn_tensor *const *inputs, int n, tn_tensor *
         tn__mhook_on = h;
         tn_scope_begin();
         bool applied = false;
-        if (mine && (nd->op == J_ADDMM || nd->op == J_CONV2D)) {   /* the plan's own run only (tn__graph_wpack replaces what it packed) */
+        if (mine && cpu && (nd->op == J_ADDMM || nd->op == J_CONV2D)) {   /* the plan's own run only (tn__graph_wpack replaces what it packed) */
             tn__mhook_on = NULL;   /* packed once, outside the arena */
             const tn__gwpack *pk = tn__graph_wpack(g, nd, v);
             if (pk && pk->kind == 1) tn__gemm_bpre_on = pk->gemm;
@@ -1245,24 +1375,35 @@ TNDEF int tn_graph_run(tn_graph *g, tn_tensor *const *inputs, int n, tn_tensor *
         }
         v[nd->out] = r;
         if (h) tn__graph_mplan_result(g, h, k, v);
-        for (int i = 0; i < nd->nin; i++) {
-            const int w = nd->in[i];
-            if (w >= 0 && g->vals[w].kind == TN__GV_NODE && g->last_use[w] == k && v[w]) { tn_release(v[w]); v[w] = NULL; }
+        for (int q = 0; q < 2; q++) {   /* a layer norm run apart from its add (not on the CPU): the add's inputs were last read here */
+            const tn__gnode *m = q ? nd : g->lnadd[k] >= 0 ? &g->nodes[g->lnadd[k]] : NULL;
+            for (int i = 0; m && i < m->nin; i++) {
+                const int w = m->in[i];
+                if (w >= 0 && g->vals[w].kind == TN__GV_NODE && g->last_use[w] == k && v[w]) { tn_release(v[w]); v[w] = NULL; }
+            }
         }
         if (h) tn__graph_mplan_after(g, h, k, v);
     }
     for (int i = 0; i < g->noutputs; i++) outputs[i] = rc ? NULL : tn_retain(v[g->outputs[i]]);
     for (int i = 0; i < g->nvals; i++) if (g->vals[i].kind == TN__GV_NODE) tn_release(v[i]);
     if (h && h->mode == TN__MH_SERVE) tn__mhook_after_serve(h, g->nnodes);   /* every storage but the outputs' is free */
+    bool again = false;
+    if (capturing) {
+        again = tn__gcap_end(h, rc, outputs, g->noutputs) != 0;
+        if (again) { rc = 0; memcpy(tn__errbuf, saved_err, sizeof saved_err); }
+        tn__quiet--;
+    }
+    if (h && h->mode == TN__MH_SERVE && !rc && !h->diverged && !again) h->nserved++;
     if (h && (rc || h->diverged || (h->mode == TN__MH_RECORD && tn__mhook_place(h)))) {   /* a plan that failed: dropped (planned anew later) */
         tn__mhook_free(h);
         g->mplan = NULL;
         g->mruns = 0;
         g->mfails++;
     }
-    if (cpu) TN__ATOMIC_ADD(&g->mbusy, -1);
-    for (int i = 0; i < g->noutputs && rc == 0; i++) tn__own(outputs[i]);
+    if (planned) TN__ATOMIC_ADD(&g->mbusy, -1);
     TN_FREE(v);
+    if (again) return tn_graph_run(g, inputs, n, outputs, nout);   /* the capture failed: this run uncaptured (so are the plan's later ones) */
+    for (int i = 0; i < g->noutputs && rc == 0; i++) tn__own(outputs[i]);
     return rc ? -1 : g->noutputs;
 }
 TNDEF tn_tensor *tn_graph_forward(tn_graph *g, tn_tensor *x) {

@@ -51,7 +51,9 @@ class tn_cuda_stats(ctypes.Structure):
                 # optimizer steps for many parameters at once (multi-tensor)
                 ("num_multi_tensor_optim", c_int64),
                 # products with a fused bias/activation epilogue (cuBLASLt): run, declined
-                ("num_gemm_epilogue", c_int64), ("num_gemm_epilogue_fallbacks", c_int64)]
+                ("num_gemm_epilogue", c_int64), ("num_gemm_epilogue_fallbacks", c_int64),
+                # graph replays captured as CUDA graphs, launched, captures that failed
+                ("num_graph_captures", c_int64), ("num_graph_launches", c_int64), ("num_graph_capture_failures", c_int64)]
 
 
 class tn_generator(ctypes.Structure):

@@ -1,0 +1,247 @@
+/* cuda_cases_graphs.h — graph replays on the GPU (issue 22): the static memory plan on the
+ * device and the CUDA-graph capture of a steady replay. Included by test_cuda_graphs.c (the
+ * checking stand-in, whose graph entries record and replay the backend calls) and by
+ * test_cuda.c (a real GPU). Include after tn_test.h.
+ *
+ * For an MLP, a CNN and a transformer encoder layer traced on "cuda": under no_grad a
+ * replay equals eager; a steady replay allocates no storage and makes no transfer or host
+ * synchronisation; where the backend has graph entries (and TN_CUDA_GRAPHS is not 0) the
+ * steady replay is captured once and launched after: the launch equals the uncaptured
+ * replay bit for bit, new input values give the new outputs, a held output is never
+ * overwritten, a changed batch captures anew. */
+#ifndef CUDA_CASES_GRAPHS_H
+#define CUDA_CASES_GRAPHS_H
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>   /* getpid */
+
+/* max |a - b| over a device result and a device or CPU reference; +inf on NULL or shapes */
+static double cg_maxdiff(tn_tensor *a, tn_tensor *b) {
+    if (!a || !b || tn_ndim(a) != tn_ndim(b) || memcmp(tn_shape(a), tn_shape(b), (size_t)tn_ndim(a) * sizeof(int64_t))) return INFINITY;
+    if (tn_numel(a) == 0) return 0;
+    tn_tensor *d = tn_sub(tn_to_dtype(tn_to(a, TN_CPU), TN_F64), tn_to_dtype(tn_to(b, TN_CPU), TN_F64));
+    return d ? tn_item(tn_max(tn_abs(d))) : INFINITY;
+}
+static tn_module *cg_model(int which) {
+    if (which == 0) return tn_nn_sequential(tn_nn_linear(32, 64), tn_nn_relu(), tn_nn_linear(64, 64), tn_nn_gelu(), tn_nn_linear(64, 10));
+    if (which == 1)
+        return tn_nn_sequential(tn_nn_conv2d(1, 8, 3, .padding = 1), tn_nn_batch_norm2d(8), tn_nn_relu(), tn_nn_max_pool2d(2),
+                                tn_nn_conv2d(8, 16, 3, .padding = 1), tn_nn_batch_norm2d(16), tn_nn_relu(), tn_nn_avg_pool2d(2),
+                                tn_nn_flatten(), tn_nn_dropout(.p = 0.25), tn_nn_linear(16 * 7 * 7, 32), tn_nn_relu(), tn_nn_linear(32, 10));
+    return tn_nn_transformer_encoder_layer(32, 4, .dim_feedforward = 64, .batch_first = true);
+}
+static const int64_t cg_shape[3][4] = {{8, 32}, {4, 1, 28, 28}, {2, 10, 32}};
+static const int cg_ndim[3] = {2, 4, 3};
+static const char *const cg_name[3] = {"MLP", "CNN", "transformer encoder"};
+/* whether replays get captured: graph entries that capture (an empty capture is tried;
+   tensor_cuda.cu declines while its kernels run on the legacy stream) and not switched off */
+static bool cg_captures(void) {
+    const tn_backend *be = tn_get_backend(TN_CUDA);
+    const char *e = getenv("TN_CUDA_GRAPHS");
+    if (!be || !be->graph_begin || (e && !strcmp(e, "0"))) return false;
+    void *graph = NULL;
+    if (be->graph_begin()) { tn_clear_error(); return false; }
+    if (be->graph_end(&graph)) { tn_clear_error(); return false; }
+    be->graph_free(graph);
+    return true;
+}
+/* one replay in a scope of its own: the difference from want, and the storages, transfers
+   and synchronisations it made (tn_memory_allocations, tn_cuda_stats) */
+typedef struct { double diff; int64_t allocs, transfers, syncs, launches, captures, failures; } cg_run;
+static cg_run cg_replay(tn_graph *g, tn_tensor *x, tn_tensor *want) {
+    cg_run r;
+    tn_scope_begin();
+    const tn_cuda_stats s0 = tn_cuda_memory_stats();
+    const int64_t a0 = tn_memory_allocations();
+    tn_tensor *y = tn_graph_forward(g, x);
+    const int64_t a1 = tn_memory_allocations();
+    const tn_cuda_stats s1 = tn_cuda_memory_stats();
+    /* storages, and the device's allocations (on the stand-in its CPU kernels' own host
+       temporaries are storages too: there the device's allocations alone count) */
+    r.allocs = tn_cuda_is_available() ? (a1 - a0) + (s1.num_cuda_mallocs - s0.num_cuda_mallocs) : s1.num_allocs - s0.num_allocs;
+    r.transfers = (s1.num_h2d - s0.num_h2d) + (s1.num_d2h - s0.num_d2h);
+    r.syncs = s1.num_syncs - s0.num_syncs;
+    r.launches = s1.num_graph_launches - s0.num_graph_launches;
+    r.captures = s1.num_graph_captures - s0.num_graph_captures;
+    r.failures = s1.num_graph_capture_failures - s0.num_graph_capture_failures;
+    r.diff = y ? cg_maxdiff(y, want) : INFINITY;
+    if (!y) printf("  replay failed: %s\n", tn_last_error());
+    tn_scope_end();
+    return r;
+}
+
+TEST(gpu_graph_replay) {
+    const bool cap = cg_captures();
+    const bool must = cap && !tn_cuda_is_available();   /* the stand-in captures every model here; a GPU may decline one (a cuDNN workspace) */
+    for (int which = 0; which < 3; which++) {
+        if (!tn_test_selected("TN_CASE_FILTER", cg_name[which])) continue;
+        tn_scope_begin();
+        tn_manual_seed(11);
+        tn_module *m = cg_model(which);
+        tn_module_eval(m);
+        if (tn_module_to(m, TN_CUDA)) { fail_at(__LINE__, "%s to cuda: %s", cg_name[which], tn_last_error()); tn_module_free(m); tn_scope_end(); continue; }
+        const int64_t *shape = cg_shape[which];
+        const int nd = cg_ndim[which];
+        tn_tensor *xs[4];
+        for (int r = 0; r < 4; r++) xs[r] = tn_to(tn_randn(shape, nd, TN_F32), TN_CUDA);
+        tn_graph *g = tn_jit_trace_module(m, xs[0]);   /* traced on the device: its constants are the module's CUDA tensors */
+        if (!g) { fail_at(__LINE__, "trace %s on cuda: %s", cg_name[which], tn_last_error()); tn_module_free(m); tn_scope_end(); continue; }
+        tn_no_grad_begin();
+        tn_tensor *want[4];
+        for (int r = 0; r < 4; r++) want[r] = tn_module_forward(m, xs[r]);
+        const double tol = 1e-5;
+        /* the planning run (the trace's check ran once), the first served run (the arena's
+           allocation), the capture (where the backend has graph entries), a launch */
+        int64_t caps = 0, fails = 0;
+        cg_run q;
+        for (int r = 0; r < 4; r++) {
+            q = cg_replay(g, xs[r], want[r]);
+            caps += q.captures;
+            fails += q.failures;
+            CHECK_MSG(q.diff <= tol, "%s run %d: differs from eager by %g", cg_name[which], r, q.diff);
+            CHECK_MSG(q.launches == (caps > 0 && r >= 2), "%s run %d: %lld launches", cg_name[which], r, (long long)q.launches);
+        }
+        CHECK_MSG(tn_graph_arena_bytes(g) > 0, "%s: no device plan after four runs", cg_name[which]);
+        CHECK_MSG(caps + fails == (cap ? 1 : 0) && (!must || caps == 1), "%s: %lld captures, %lld failed, in four runs (expected %s)", cg_name[which],
+                  (long long)caps, (long long)fails, must ? "one capture" : cap ? "one capture or failure" : "none");
+        const bool captured = caps == 1;
+        if (cap && !captured) printf("  %s: the capture failed on this device (the replays run uncaptured)\n", cg_name[which]);
+        for (int r = 0; r < 4; r++) {   /* new values in the same input buffers: new outputs */
+            q = cg_replay(g, xs[r], want[r]);
+            CHECK_MSG(q.diff <= tol, "%s steady run on input %d: differs from eager by %g", cg_name[which], r, q.diff);
+            CHECK_MSG(q.allocs == 0 && q.transfers == 0 && q.syncs == 0, "%s steady run: %lld storages, %lld transfers, %lld syncs (expected none)",
+                      cg_name[which], (long long)q.allocs, (long long)q.transfers, (long long)q.syncs);
+            CHECK_MSG(q.launches == (captured ? 1 : 0) && q.captures == 0, "%s steady run: %lld launches, %lld captures", cg_name[which], (long long)q.launches,
+                      (long long)q.captures);
+        }
+        /* the captured replay equals the uncaptured one bit for bit (TN_CUDA_GRAPHS=0: the same plan, run node by node) */
+        tn_scope_begin();
+        tn_tensor *yc = tn_keep(tn_to(tn_graph_forward(g, xs[2]), TN_CPU));   /* the device output released with the scope */
+        tn_scope_end();
+        const char *env = getenv("TN_CUDA_GRAPHS");
+        char saved[8] = "";
+        if (env) snprintf(saved, sizeof saved, "%s", env);
+        setenv("TN_CUDA_GRAPHS", "0", 1);
+        q = cg_replay(g, xs[2], yc);
+        CHECK_MSG(q.diff == 0 && q.launches == 0, "%s: the uncaptured replay differs from the captured one by %g (%lld launches)", cg_name[which], q.diff,
+                  (long long)q.launches);
+        CHECK_MSG(q.allocs == 0 && q.syncs == 0 && q.transfers == 0, "%s uncaptured steady run: %lld storages, %lld syncs, %lld transfers", cg_name[which],
+                  (long long)q.allocs, (long long)q.syncs, (long long)q.transfers);
+        if (env) setenv("TN_CUDA_GRAPHS", saved, 1);
+        else unsetenv("TN_CUDA_GRAPHS");
+        /* a held output is never overwritten: the next run while it is held runs uncaptured */
+        tn_tensor *y1 = tn_graph_forward(g, xs[1]);
+        tn_tensor *y2 = tn_graph_forward(g, xs[2]);
+        tn_tensor *y3 = tn_graph_forward(g, xs[3]);
+        CHECK_MSG(cg_maxdiff(y1, want[1]) <= tol && cg_maxdiff(y2, want[2]) <= tol && cg_maxdiff(y3, want[3]) <= tol,
+                  "%s: outputs held across runs overwritten (%g, %g, %g)", cg_name[which], cg_maxdiff(y1, want[1]), cg_maxdiff(y2, want[2]),
+                  cg_maxdiff(y3, want[3]));
+        /* another batch: planned and captured anew; then the first batch again (not the
+           transformer: its reshapes to [batch x length, d] do not follow a dynamic batch) */
+        if (which == 2) { tn_no_grad_end(); tn_graph_free(g); tn_module_free(m); tn_scope_end(); continue; }
+        if (tn_graph_set_dynamic(g, 0, 0)) fail_at(__LINE__, "set_dynamic: %s", tn_last_error());
+        int64_t big[4];
+        memcpy(big, shape, (size_t)nd * sizeof(int64_t));
+        big[0] *= 2;
+        tn_tensor *xb = tn_to(tn_randn(big, nd, TN_F32), TN_CUDA), *wb = tn_module_forward(m, xb);
+        int64_t launches = 0;
+        caps = fails = 0;
+        for (int r = 0; r < 6; r++) {
+            q = cg_replay(g, xb, wb);
+            CHECK_MSG(q.diff <= tol, "%s batch %lld run %d: differs from eager by %g", cg_name[which], (long long)big[0], r, q.diff);
+            caps += q.captures;
+            fails += q.failures;
+            launches += q.launches;
+            if (r == 5) CHECK_MSG(q.allocs == 0 && q.syncs == 0, "%s batch %lld: steady run made %lld storages, %lld syncs", cg_name[which], (long long)big[0],
+                                  (long long)q.allocs, (long long)q.syncs);
+        }
+        CHECK_MSG(caps + fails == (cap ? 1 : 0) && (!must || caps == 1) && launches == (caps ? 3 : 0), "%s another batch: %lld captures, %lld failed, %lld launches",
+                  cg_name[which], (long long)caps, (long long)fails, (long long)launches);
+        for (int r = 0; r < 6; r++) {
+            q = cg_replay(g, xs[r % 4], want[r % 4]);
+            CHECK_MSG(q.diff <= tol, "%s back to batch %lld run %d: differs by %g", cg_name[which], (long long)shape[0], r, q.diff);
+        }
+        tn_no_grad_end();
+        /* with grad enabled: no plan, no capture, still right */
+        q = cg_replay(g, xs[0], want[0]);
+        CHECK_MSG(q.diff <= tol && q.launches == 0, "%s with grad: differs by %g, %lld launches", cg_name[which], q.diff, (long long)q.launches);
+        tn_graph_free(g);
+        tn_module_free(m);
+        tn_scope_end();
+    }
+}
+
+/* A graph whose output is its input's view cannot hand back a captured output of its own:
+   its capture fails, without an error, and every run is uncaptured and right. */
+static tn_tensor *cg_view_fn(tn_tensor *const *in, int n, void *user) {
+    (void)n; (void)user;
+    return tn_reshape(tn_transpose(in[0], 0, 1), TN_SHAPE(-1));
+}
+static tn_tensor *cg_scaled_fn(tn_tensor *const *in, int n, void *user) {
+    (void)n; (void)user;
+    return tn_add(tn_mul_scalar(tn_relu(in[0]), 2.0), in[1]);
+}
+TEST(gpu_graph_capture_fallback) {
+    tn_scope_begin();
+    tn_tensor *x = tn_to(tn_randn(TN_SHAPE(3, 4), TN_F32), TN_CUDA);
+    tn_graph *g = tn_jit_trace(cg_view_fn, NULL, &x, 1, NULL);
+    if (!g) fail_at(__LINE__, "trace: %s", tn_last_error());
+    tn_no_grad_begin();
+    const tn_cuda_stats s0 = tn_cuda_memory_stats();
+    for (int r = 0; g && r < 6; r++) {
+        tn_tensor *xr = tn_to(tn_randn(TN_SHAPE(3, 4), TN_F32), TN_CUDA);
+        tn_clear_error();
+        tn_tensor *y = tn_graph_forward(g, xr);
+        CHECK_MSG(y && cg_maxdiff(y, tn_reshape(tn_transpose(xr, 0, 1), TN_SHAPE(-1))) == 0, "view graph run %d: %s", r, y ? "wrong values" : tn_last_error());
+        CHECK_MSG(!tn_last_error()[0], "view graph run %d left an error: %s", r, tn_last_error());
+    }
+    const tn_cuda_stats s1 = tn_cuda_memory_stats();
+    CHECK_MSG(s1.num_graph_launches == s0.num_graph_launches && s1.num_graph_captures == s0.num_graph_captures &&
+                  s1.num_graph_capture_failures - s0.num_graph_capture_failures <= 1,
+              "view graph: %lld captures, %lld launches, %lld failures", (long long)(s1.num_graph_captures - s0.num_graph_captures),
+              (long long)(s1.num_graph_launches - s0.num_graph_launches), (long long)(s1.num_graph_capture_failures - s0.num_graph_capture_failures));
+    tn_graph_free(g);
+    /* outputs held across runs: the capture waits for a run whose outputs are released */
+    tn_tensor *xh = tn_to(tn_randn(TN_SHAPE(4, 6), TN_F32), TN_CUDA);
+    g = tn_jit_trace(cg_scaled_fn, NULL, (tn_tensor *[]){xh, xh}, 2, NULL);
+    if (!g) fail_at(__LINE__, "trace: %s", tn_last_error());
+    const tn_cuda_stats h0 = tn_cuda_memory_stats();
+    for (int r = 0; g && r < 5; r++) {   /* every output kept by the scope */
+        tn_tensor *a[2] = {tn_to(tn_randn(TN_SHAPE(4, 6), TN_F32), TN_CUDA), xh}, *y = NULL;
+        CHECK_MSG(tn_graph_run(g, a, 2, &y, 1) == 1 && cg_maxdiff(y, cg_scaled_fn(a, 2, NULL)) == 0, "held outputs, run %d: %s", r, y ? "wrong values" : tn_last_error());
+    }
+    const tn_cuda_stats h1 = tn_cuda_memory_stats();
+    CHECK_MSG(h1.num_graph_captures == h0.num_graph_captures && h1.num_graph_capture_failures == h0.num_graph_capture_failures,
+              "held outputs: %lld captures, %lld failures (expected none: it waits)", (long long)(h1.num_graph_captures - h0.num_graph_captures),
+              (long long)(h1.num_graph_capture_failures - h0.num_graph_capture_failures));
+    tn_graph_free(g);
+    /* two inputs, a scalar operand (a host scalar baked into the capture): every launch right */
+    tn_tensor *in2[2] = {tn_to(tn_randn(TN_SHAPE(5, 7), TN_F32), TN_CUDA), tn_to(tn_randn(TN_SHAPE(5, 7), TN_F32), TN_CUDA)};
+    g = tn_jit_trace(cg_scaled_fn, NULL, in2, 2, NULL);
+    if (!g) fail_at(__LINE__, "trace: %s", tn_last_error());
+    for (int r = 0; g && r < 8; r++) {
+        tn_scope_begin();
+        tn_tensor *a[2] = {tn_to(tn_randn(TN_SHAPE(5, 7), TN_F32), TN_CUDA), tn_to(tn_randn(TN_SHAPE(5, 7), TN_F32), TN_CUDA)};
+        if (r == 6) a[0] = tn_slice(tn_to(tn_randn(TN_SHAPE(5, 14), TN_F32), TN_CUDA), 1, 0, 14, 2);   /* strided: copied into the buffer */
+        tn_tensor *y = NULL;
+        CHECK_MSG(tn_graph_run(g, a, 2, &y, 1) == 1 && cg_maxdiff(y, cg_scaled_fn(a, 2, NULL)) == 0, "two-input graph run %d: %s", r, y ? "wrong values" : tn_last_error());
+        tn_scope_end();
+    }
+    tn_no_grad_end();
+    /* a graph traced on the GPU saves its constants from the device (read back, never
+       through a host pointer), loads on the CPU and exports to ONNX */
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/tn_cuda_graphs_%d.tng", (int)getpid());
+    tn_graph *h = g && tn_graph_save(g, path) == 0 ? tn_graph_load(path) : NULL;
+    tn_tensor *c2[2] = {tn_randn(TN_SHAPE(5, 7), TN_F32), tn_randn(TN_SHAPE(5, 7), TN_F32)};
+    tn_tensor *yh = NULL;
+    CHECK_MSG(h && tn_graph_run(h, c2, 2, &yh, 1) == 1 && cg_maxdiff(yh, cg_scaled_fn(c2, 2, NULL)) == 0, "saved and loaded: %s", tn_last_error());
+    remove(path);
+    snprintf(path, sizeof path, "/tmp/tn_cuda_graphs_%d.onnx", (int)getpid());
+    CHECK_MSG(g && tn_onnx_export(g, path) == 0, "ONNX export of a graph traced on cuda: %s", tn_last_error());
+    remove(path);
+    tn_graph_free(h);
+    tn_graph_free(g);
+    tn_scope_end();
+}
+#endif
