@@ -165,6 +165,7 @@ static const tn_backend tn__cpu_backend = {
     NULL,   /* check_index: the host checks at once */
     NULL,   /* optim_multi: optim/optim.c runs the CPU's multi-tensor step itself */
     NULL,   /* linalg: src/ops/linalg_*.c run their own kernels on the CPU */
+    NULL,   /* nccl: CPU tensors are not NCCL's (the nccl process group refuses them) */
 };
 
 static const tn_backend *tn__cpu_backend_get(void) { return &tn__cpu_backend; }
