@@ -337,6 +337,13 @@ build/emulate_attention: tools/emulate_attention.cpp tensor_cuda.cu
 # the GPU tests, the benchmark beside PyTorch and compute-sanitizer; logs in OUT (default
 # build/gpu-check), a recap last. Without a GPU it builds everything and says so.
 #   make gpu-check [OUT=dir] [CUDNN=0|1] [TN_TEST_FILTER=name] [TN_BENCH_PYTHON=python]
+# torch.distributed: the MPI build's tests under mpirun (1, 2, 3 ranks; the nccl backend on the
+# stand-in too) and the plain build's nccl test (one rank, torchrun's variables, the TCP rendezvous)
+.PHONY: dist-check
+dist-check: $(BUILD)/test_dist_nccl
+	./$(BUILD)/test_dist_nccl
+	sh tests/test_dist.sh
+
 .PHONY: gpu-check
 gpu-check:
 	@$(if $(OUT),GPU_CHECK_OUT='$(OUT)') bash tools/gpu_check.sh
