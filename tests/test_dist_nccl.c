@@ -3,8 +3,10 @@
  * collective, dtype and op on CUDA tensors against what each rank computes alone (the same
  * values tests/test_dist.c checks the mpi backend against), no host staging, async work,
  * subgroups, errors (CPU tensors, non-members, bad ranks), DDP against one process on the
- * whole batch; built without MPI, torchrun's variables and the TCP rendezvous that carries
- * the ncclUniqueId (two processes by fork).
+ * whole batch, a small CNN too; built without MPI, torchrun's variables and the TCP
+ * rendezvous that carries the ncclUniqueId (two processes by fork). Built with the GPU unit
+ * on a machine with a GPU (build/cuda/test_dist_nccl, make gpu-check) the same cases run
+ * on real NCCL, one rank.
  *
  *     make build/test_dist_nccl && ./build/test_dist_nccl                 (one rank, no MPI)
  *     make DIST=mpi build/mpi/test_dist_nccl && mpirun -np 3 --oversubscribe build/mpi/test_dist_nccl
@@ -21,6 +23,7 @@
 #include <netinet/in.h>
 
 static int R, W;   /* rank, world size */
+static bool gpu;   /* a real GPU and NCCL serve TN_CUDA */
 
 static tn_tensor *dev(tn_tensor *t) { return tn_to(t, TN_CUDA); }
 static tn_tensor *filled(double v, tn_dtype d) { return dev(tn_full(TN_SHAPE(4), v, d)); }   /* [4] of v on the device */
@@ -252,6 +255,42 @@ TEST(ddp_matches_one_process) {
     }
 }
 
+/* The CNN of the examples in small (conv 3x3, ReLU, 2x2 max pool, linear, cross-entropy;
+   float64, so no TF32 on a GPU) for a few DDP steps over nccl on the device against one
+   process on the whole batch on the CPU. */
+static tn_tensor *cnn_loss(tn_tensor **p, tn_tensor *x, tn_tensor *y) {
+    tn_tensor *h = tn_max_pool2d(tn_relu(tn_conv2d(x, p[0], p[1])), 2);
+    return tn_cross_entropy(tn_linear(tn_flatten(h, .start_dim = 1), p[2], p[3]), y);
+}
+TEST(ddp_cnn_matches_one_process) {
+    tn_scope_begin();
+    const int64_t shapes[4][4] = {{4, 1, 3, 3}, {4}, {10, 36}, {10}};
+    const int nd[4] = {4, 1, 2, 1};
+    tn_tensor *p[4], *ref[4];
+    tn_manual_seed(11);
+    for (int i = 0; i < 4; i++) {
+        ref[i] = tn_retain(tn_mul_scalar(tn_randn(shapes[i], nd[i], TN_F64), 0.3));
+        p[i] = tn_retain(dev(ref[i]));
+        tn_requires_grad_(ref[i], true);
+        tn_requires_grad_(p[i], true);
+    }
+    tn_ddp *d = tn_ddp_new(p, 4, NULL);
+    CHECK(d != NULL);
+    for (int step = 0; step < 4; step++) {
+        tn_tensor *X = tn_randn(TN_SHAPE(2 * W, 1, 8, 8), TN_F64);
+        tn_tensor *Y = tn_randint(0, 10, TN_SHAPE(2 * W), TN_I64, NULL);
+        CHECK(tn_backward(cnn_loss(p, dev(tn_narrow(X, 0, 2 * R, 2)), dev(tn_narrow(Y, 0, 2 * R, 2)))) == 0);
+        CHECK(tn_backward(cnn_loss(ref, X, Y)) == 0);
+        for (int i = 0; i < 4; i++) CHECK(tn_allclose(tn_to(tn_grad(p[i]), TN_CPU), tn_grad(ref[i]), .rtol = 1e-9, .atol = 1e-12));
+        sgd(p, 4, 0.5);
+        sgd(ref, 4, 0.5);
+    }
+    for (int i = 0; i < 4; i++) CHECK(tn_allclose(tn_to(p[i], TN_CPU), ref[i], .rtol = 1e-9, .atol = 1e-12));
+    tn_ddp_free(d);
+    for (int i = 0; i < 4; i++) { tn_release(p[i]); tn_release(ref[i]); }
+    tn_scope_end();
+}
+
 #ifndef TENSOR_MPI
 /* a port nobody listens on now (the kernel's choice for port 0) */
 static int free_port(void) {
@@ -330,6 +369,7 @@ TEST(tcp_rendezvous_two_processes) {
     int st = -1;
     CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0);
 
+    if (gpu) return;   /* two ranks on one GPU: NCCL refuses (the stand-in's id check is what this proves) */
     const int p = free_port();
     fflush(NULL);
     pid = fork();
@@ -348,8 +388,10 @@ TEST(tcp_rendezvous_two_processes) {
 
 int main(int argc, char **argv) {
     const bool timeout_mode = argc > 1 && !strcmp(argv[1], "timeout");
-    if (!timeout_mode) RUN(unavailable_without_a_cuda_backend);
-    tn_debug_cuda_stand_in();
+    gpu = tn_cuda_is_available();   /* the GPU unit with a GPU (make gpu-check): real NCCL; else the stand-in */
+    printf("test_dist_nccl: %s\n", gpu ? "NCCL on the GPU" : "the stand-in's nccl entry (no GPU)");
+    if (!timeout_mode && !gpu) RUN(unavailable_without_a_cuda_backend);
+    if (!gpu) tn_debug_cuda_stand_in();
     CHECK(tn_dist_is_backend_available("nccl") && tn_dist_is_available());
 #ifndef TENSOR_MPI
     RUN(torchrun_variables);
@@ -381,6 +423,7 @@ int main(int argc, char **argv) {
     RUN(point_to_point_and_async);
     RUN(subgroups);
     RUN(ddp_matches_one_process);
+    RUN(ddp_cnn_matches_one_process);
     CHECK(tn_dist_destroy() == 0 && !tn_dist_is_initialized());
     CHECK(tn_dist_destroy() == -1 && strstr(tn_last_error(), "not initialized"));
     tn_scope_begin();
