@@ -284,7 +284,7 @@ ifeq ($(NCCL),1)
 endif
 CUDA_LIBS  := $(foreach d,$(CUDA_LIBDIRS) $(if $(NCCL),$(NCCL_LIBDIR)),-L$(d) -Wl,-rpath,$(d)) \
               -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/lib -Wl,-rpath,$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib \
-              $(if $(CUDNN),$(CUDNN_LINK)) $(if $(NCCL),$(NCCL_LINK)) $(CUSOLVER_LINK) $(CUBLAS_LINK) -lcudart -lstdc++
+              $(if $(CUDNN),$(CUDNN_LINK)) $(CUSOLVER_LINK) $(CUBLAS_LINK) $(if $(NCCL),$(NCCL_LINK)) -lcudart -lstdc++
 CUDA_WARN  += $(if $(CUDNN),-I$(CUDNN_INC),-DTN_NO_CUDNN)
 CUDA_WARN  += $(if $(NCCL),-DTN_NCCL -I$(NCCL_INC))
 CUDA_BUILD := build/cuda
