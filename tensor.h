@@ -5087,19 +5087,23 @@ TNDEF tn_tensor *tn_shared_recv(int sock);        /* the tensor tn_shared_send s
 
 /* ---- distributed (torch.distributed) ----
    Process groups and collectives over MPI, built in with TENSOR_MPI (make DIST=mpi; the
-   header needs no MPI otherwise, and then every call is an error that says so). Launch
-   with mpirun: tn_dist_init("mpi") takes the rank and world size from it ("gloo" is
-   served by MPI too). g = NULL is the default group of all ranks; ranks passed to a
-   collective are global ranks, as in PyTorch. Tensors are communicated in place, any
-   layout and device (staged through a contiguous CPU copy where needed). Every call
-   completes before its deadline (.timeout, default $TN_DIST_TIMEOUT or 30 minutes) or
-   fails with an error, so a rank that died makes the others fail rather than hang. */
+   header needs no MPI otherwise, and then "mpi" is an error that says so), or over NCCL
+   for CUDA tensors (the GPU unit built with NCCL; with or without MPI). "mpi": launch with
+   mpirun, which gives the rank and world size ("gloo" is served by MPI too). "nccl": under
+   TENSOR_MPI mpirun's too, else RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT as torchrun
+   sets them (none: one process); collectives run on the device, CPU tensors are refused.
+   g = NULL is the default group of all ranks; ranks passed to a collective are global
+   ranks, as in PyTorch. Tensors are communicated in place, any layout (mpi: any device,
+   staged through a contiguous CPU copy where needed; nccl: through a contiguous device
+   copy). Every call completes before its deadline (.timeout, default $TN_DIST_TIMEOUT or
+   30 minutes) or fails with an error, so a rank that died makes the others fail rather
+   than hang (nccl: the communicator is aborted). */
 typedef enum tn_dist_op { TN_DIST_SUM, TN_DIST_AVG, TN_DIST_PRODUCT, TN_DIST_MIN, TN_DIST_MAX } tn_dist_op;  /* ReduceOp */
 typedef struct tn_dist_group tn_dist_group;
 typedef struct tn_dist_work tn_dist_work;
 TNDEF bool tn_dist_is_available(void);                 /* built with MPI, or a CUDA backend with NCCL */
 TNDEF bool tn_dist_is_backend_available(const char *backend);  /* "mpi"/"gloo": built with MPI; "nccl": the CUDA backend has NCCL */
-/* init_process_group(backend, timeout=None): backend "mpi" or "gloo" (NULL: "mpi");
+/* init_process_group(backend, timeout=None): backend "mpi", "gloo" or "nccl" (NULL: "mpi");
    .timeout in seconds (PyTorch's timedelta), NAN (None) or <= 0: the default:
    tn_dist_init("mpi", .timeout = 60). */
 #define TN_FIELDS_tn_dist_init_fn_opts(X) \
@@ -5109,7 +5113,7 @@ TNDEF int tn_dist_init_opts(const char *backend, tn_dist_init_fn_opts opts);
 #define tn_dist_init(...) tn_dist_init_opts(TN__POS_KW(tn_dist_init_fn_opts, __VA_ARGS__))
 TNDEF int tn_dist_init_str(const char *backend, const char *options);
 TNDEF bool tn_dist_is_initialized(void);
-TNDEF int tn_dist_destroy(void);                       /* destroy_process_group; MPI cannot start again after it */
+TNDEF int tn_dist_destroy(void);                       /* destroy_process_group; MPI (also nccl's bootstrap) cannot start again after it */
 TNDEF int tn_dist_get_rank(const tn_dist_group *g);    /* in g (NULL: the world); -1 outside g */
 TNDEF int tn_dist_get_world_size(const tn_dist_group *g);
 TNDEF tn_dist_group *tn_dist_new_group(const int64_t *ranks, int n);  /* every rank calls it, members or not */
