@@ -263,10 +263,32 @@ ifeq ($(CUDNN),1)
     $(error CUDNN=1 but there is no cudnn.h in $(CUDNN_INC) (set CUDNN_INC, or CUDNN=0 to build without cuDNN; make gpu-check searches pip's nvidia/cudnn too))
   endif
 endif
-CUDA_LIBS  := $(foreach d,$(CUDA_LIBDIRS),-L$(d) -Wl,-rpath,$(d)) \
+# NCCL (torch.distributed's "nccl" backend in the unit) where nccl.h is (NCCL_INC, default the
+# CUDA tree's include/) and libnccl beside it (the CUDA tree's lib64/ or lib/, NCCL_LIBDIR, or
+# the system's); NCCL=0 builds without it, NCCL=1 makes a missing header or library an error
+NCCL_INC   ?= $(CUDA_HOME)/include
+NCCL_LINK  ?= -lnccl
+NCCL_LIBDIR ?=
+NCCL_FOUND := $(wildcard $(NCCL_INC)/nccl.h)
+NCCL_LIBFOUND := $(wildcard $(if $(NCCL_LIBDIR),$(NCCL_LIBDIR)/libnccl.so*) $(CUDA_HOME)/lib64/libnccl.so* $(CUDA_HOME)/lib/libnccl.so* \
+                   /usr/lib/x86_64-linux-gnu/libnccl.so* /usr/lib64/libnccl.so*)
+NCCL       ?= $(if $(and $(NCCL_FOUND),$(NCCL_LIBFOUND)),1)
+ifeq ($(NCCL),0)
+  override NCCL :=
+endif
+ifeq ($(NCCL),1)
+  ifeq ($(NCCL_FOUND),)
+    $(error NCCL=1 but there is no nccl.h in $(NCCL_INC) (set NCCL_INC, or NCCL=0 to build the unit without NCCL))
+  endif
+  ifeq ($(NCCL_LIBFOUND),)
+    $(error NCCL=1 but no libnccl.so in $(NCCL_LIBDIR) $(CUDA_HOME)/lib64 $(CUDA_HOME)/lib or the system's (set NCCL_LIBDIR, or NCCL=0))
+  endif
+endif
+CUDA_LIBS  := $(foreach d,$(CUDA_LIBDIRS) $(if $(NCCL),$(NCCL_LIBDIR)),-L$(d) -Wl,-rpath,$(d)) \
               -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/lib -Wl,-rpath,$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib \
-              $(if $(CUDNN),$(CUDNN_LINK)) $(CUSOLVER_LINK) $(CUFFT_LINK) $(CUBLASLT_LINK) $(CUBLAS_LINK) -lcudart -lstdc++
+              $(if $(CUDNN),$(CUDNN_LINK)) $(CUSOLVER_LINK) $(CUFFT_LINK) $(CUBLASLT_LINK) $(CUBLAS_LINK) $(if $(NCCL),$(NCCL_LINK)) -lcudart -lstdc++
 CUDA_WARN  += $(if $(CUDNN),-I$(CUDNN_INC),-DTN_NO_CUDNN)
+CUDA_WARN  += $(if $(NCCL),-DTN_NCCL -I$(NCCL_INC))
 CUDA_BUILD := build/cuda
 # the unit's compile and link flags as files that change when they do, so a build for
 # another GPU, with or without cuDNN, or against other libraries recompiles or relinks
@@ -308,7 +330,7 @@ $(CUDA_BUILD)/libbench_cuda.so: bench/bench_cuda.c bench/bench_util.h $(HEADER) 
 	$(CC) $(WARN) $(FAST) -g -fPIC -shared -DTN_BENCH_MAIN=tn_bench_main $(CPPFLAGS) -I$(CUDA_HOME)/include -DTENSOR_CUDA $(LINKED) $< $(CUDA_BUILD)/tensor_fast.o $(CUDA_BUILD)/tensor_cuda.o -o $@ $(LDLIBS) $(CUDA_LIBS)
 
 .PHONY: cuda test-cuda cuda-check bench-cuda emulate-attention
-cuda: lib/libtensor_cuda.so $(CUDA_BUILD)/test_cuda $(CUDA_BUILD)/fashion_mlp $(CUDA_BUILD)/fashion_cnn
+cuda: lib/libtensor_cuda.so $(CUDA_BUILD)/test_cuda $(CUDA_BUILD)/fashion_mlp $(CUDA_BUILD)/fashion_cnn $(CUDA_BUILD)/test_dist_nccl
 
 test-cuda: cuda
 	./$(CUDA_BUILD)/test_cuda
@@ -321,7 +343,7 @@ bench-cuda: $(CUDA_BUILD)/bench_cuda
 # CI runs this beside `make test`: the unit must compile and link (warnings are errors)
 # wherever nvcc is; its tests run on a GPU and say why they skipped elsewhere
 cuda-check:
-	@if command -v $(NVCC) >/dev/null 2>&1; then $(MAKE) --no-print-directory emulate-attention cuda && ./$(CUDA_BUILD)/test_cuda; \
+	@if command -v $(NVCC) >/dev/null 2>&1; then $(MAKE) --no-print-directory emulate-attention cuda && ./$(CUDA_BUILD)/test_cuda && ./$(CUDA_BUILD)/test_dist_nccl; \
 	else echo "cuda-check: skipped (no nvcc at $(NVCC); set CUDA_HOME or NVCC)"; fi
 
 # tensor_cuda.cu's attention kernels on the CPU (a thread per CUDA thread) against a double
@@ -339,6 +361,13 @@ build/emulate_attention: tools/emulate_attention.cpp tensor_cuda.cu
 # the GPU tests, the benchmark beside PyTorch and compute-sanitizer; logs in OUT (default
 # build/gpu-check), a recap last. Without a GPU it builds everything and says so.
 #   make gpu-check [OUT=dir] [CUDNN=0|1] [TN_TEST_FILTER=name] [TN_BENCH_PYTHON=python]
+# torch.distributed: the MPI build's tests under mpirun (1, 2, 3 ranks; the nccl backend on the
+# stand-in too) and the plain build's nccl test (one rank, torchrun's variables, the TCP rendezvous)
+.PHONY: dist-check
+dist-check: $(BUILD)/test_dist_nccl
+	./$(BUILD)/test_dist_nccl
+	sh tests/test_dist.sh
+
 .PHONY: gpu-check
 gpu-check:
 	@$(if $(OUT),GPU_CHECK_OUT='$(OUT)') bash tools/gpu_check.sh

@@ -5087,18 +5087,23 @@ TNDEF tn_tensor *tn_shared_recv(int sock);        /* the tensor tn_shared_send s
 
 /* ---- distributed (torch.distributed) ----
    Process groups and collectives over MPI, built in with TENSOR_MPI (make DIST=mpi; the
-   header needs no MPI otherwise, and then every call is an error that says so). Launch
-   with mpirun: tn_dist_init("mpi") takes the rank and world size from it ("gloo" is
-   served by MPI too). g = NULL is the default group of all ranks; ranks passed to a
-   collective are global ranks, as in PyTorch. Tensors are communicated in place, any
-   layout and device (staged through a contiguous CPU copy where needed). Every call
-   completes before its deadline (.timeout, default $TN_DIST_TIMEOUT or 30 minutes) or
-   fails with an error, so a rank that died makes the others fail rather than hang. */
+   header needs no MPI otherwise, and then "mpi" is an error that says so), or over NCCL
+   for CUDA tensors (the GPU unit built with NCCL; with or without MPI). "mpi": launch with
+   mpirun, which gives the rank and world size ("gloo" is served by MPI too). "nccl": under
+   TENSOR_MPI mpirun's too, else RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT as torchrun
+   sets them (none: one process); collectives run on the device, CPU tensors are refused.
+   g = NULL is the default group of all ranks; ranks passed to a collective are global
+   ranks, as in PyTorch. Tensors are communicated in place, any layout (mpi: any device,
+   staged through a contiguous CPU copy where needed; nccl: through a contiguous device
+   copy). Every call completes before its deadline (.timeout, default $TN_DIST_TIMEOUT or
+   30 minutes) or fails with an error, so a rank that died makes the others fail rather
+   than hang (nccl: the communicator is aborted). */
 typedef enum tn_dist_op { TN_DIST_SUM, TN_DIST_AVG, TN_DIST_PRODUCT, TN_DIST_MIN, TN_DIST_MAX } tn_dist_op;  /* ReduceOp */
 typedef struct tn_dist_group tn_dist_group;
 typedef struct tn_dist_work tn_dist_work;
-TNDEF bool tn_dist_is_available(void);                 /* built with MPI */
-/* init_process_group(backend, timeout=None): backend "mpi" or "gloo" (NULL: "mpi");
+TNDEF bool tn_dist_is_available(void);                 /* built with MPI, or a CUDA backend with NCCL */
+TNDEF bool tn_dist_is_backend_available(const char *backend);  /* "mpi"/"gloo": built with MPI; "nccl": the CUDA backend has NCCL */
+/* init_process_group(backend, timeout=None): backend "mpi", "gloo" or "nccl" (NULL: "mpi");
    .timeout in seconds (PyTorch's timedelta), NAN (None) or <= 0: the default:
    tn_dist_init("mpi", .timeout = 60). */
 #define TN_FIELDS_tn_dist_init_fn_opts(X) \
@@ -5108,7 +5113,7 @@ TNDEF int tn_dist_init_opts(const char *backend, tn_dist_init_fn_opts opts);
 #define tn_dist_init(...) tn_dist_init_opts(TN__POS_KW(tn_dist_init_fn_opts, __VA_ARGS__))
 TNDEF int tn_dist_init_str(const char *backend, const char *options);
 TNDEF bool tn_dist_is_initialized(void);
-TNDEF int tn_dist_destroy(void);                       /* destroy_process_group; MPI cannot start again after it */
+TNDEF int tn_dist_destroy(void);                       /* destroy_process_group; MPI (also nccl's bootstrap) cannot start again after it */
 TNDEF int tn_dist_get_rank(const tn_dist_group *g);    /* in g (NULL: the world); -1 outside g */
 TNDEF int tn_dist_get_world_size(const tn_dist_group *g);
 TNDEF tn_dist_group *tn_dist_new_group(const int64_t *ranks, int n);  /* every rank calls it, members or not */
@@ -5333,6 +5338,22 @@ TNDEF const char *tn_binary_op_name(tn_binary_op op);
 
 /* The factorizations of tn_backend.linalg (LAPACK's names). */
 typedef enum tn_linalg_op { TN_LA_GETRF, TN_LA_GETRS, TN_LA_POTRF, TN_LA_GEQRF, TN_LA_SYEVD, TN_LA_GESVD, TN_LA_TRSM, TN_LA_ORMQR } tn_linalg_op;
+/* The nccl entry's operations and their arguments (tn_backend.nccl; src/dist/dist.c calls it) */
+typedef enum tn_nccl_op {
+    TN_NCCL_GET_ID, TN_NCCL_INIT, TN_NCCL_DESTROY, TN_NCCL_ABORT, TN_NCCL_CHECK, TN_NCCL_GROUP_START, TN_NCCL_GROUP_END,
+    TN_NCCL_ALL_REDUCE, TN_NCCL_BROADCAST, TN_NCCL_REDUCE, TN_NCCL_ALL_GATHER, TN_NCCL_REDUCE_SCATTER, TN_NCCL_SEND, TN_NCCL_RECV,
+    TN_NCCL_RECORD, TN_NCCL_QUERY, TN_NCCL_RELEASE
+} tn_nccl_op;
+typedef struct tn_nccl_args {
+    void *comm;                     /* the communicator (INIT writes it) */
+    void *event;                    /* RECORD writes it; QUERY and RELEASE take it */
+    tn_tensor *x, *y;               /* what is sent, what is received (contiguous, on this device) */
+    int peer;                       /* the root or the peer: a rank of the communicator */
+    tn_dist_op op;                  /* the reduction (bool tensors come as MAX or MIN: logical or, and) */
+    int rank, size;                 /* INIT: this rank of size */
+    const void *mpi_comm;           /* INIT: the group's MPI_Comm, or NULL (the stand-in carries ranks > 1 over it) */
+    unsigned char id[128];          /* GET_ID writes it (ncclUniqueId's bytes); INIT reads it */
+} tn_nccl_args;
 /* A backend: device-independent code validates arguments, computes shapes and allocates
    outputs, then calls these. Operands already have the kernel's dtypes and broadcast
    shapes (stride 0 where broadcast); outputs may alias inputs element for element.
@@ -5500,6 +5521,26 @@ typedef struct tn_backend {
     int (*graph_end)(void **graph);
     int (*graph_launch)(void *graph);
     void (*graph_free)(void *graph);
+    /* Optional (NULL: init_process_group("nccl") fails on this device). NCCL's communicators
+       and collectives, queued on the device's stream in the order called (a.comm: the
+       communicator; x, y: tensors of one dtype: int8, uint8, int32, int64, float16, bfloat16,
+       float32, float64, complex as pairs of its reals, bool as uint8; n = x's elements):
+       GET_ID      a.id <- a new unique id (one rank makes it, every rank gets it)
+       INIT        a.comm <- this device's communicator of rank a.rank of a.size from a.id
+                   (blocks until every rank joined)
+       DESTROY, ABORT  free a.comm (ABORT: without waiting for queued work: a dead peer)
+       CHECK       0, or -1 with the communicator's asynchronous error (a failed peer)
+       GROUP_START, GROUP_END  NCCL's grouping of the calls between (SEND/RECV pairs)
+       ALL_REDUCE  y <- a.op over every rank's x (y may be x)
+       BROADCAST   y <- rank a.peer's x (y may be x)
+       REDUCE      y on rank a.peer <- a.op over every rank's x
+       ALL_GATHER  y (size * n) <- every rank's x, in rank order
+       REDUCE_SCATTER  y (n / size) <- a.op over every rank's x of this rank's block
+       SEND, RECV  x to rank a.peer; y from rank a.peer
+       RECORD      a.event <- an event after the work queued so far on a.comm
+       QUERY       1 when a.event's work is done, 0 while not, -1 with the error
+       RELEASE     frees a.event */
+    int (*nccl)(tn_nccl_op op, tn_nccl_args *a);
 } tn_backend;
 /* The cases the GPU unit's fused attention entry declines (tensor_cuda.cu and the checking
    stand-in both ask here, so they decline alike): the switch TN_CUDA_FUSED_ATTENTION=0, a
@@ -52195,17 +52236,37 @@ TNDEF tn_tensor *tn_shared_recv(int sock) {
 /* ======================================================================= */
 /* src/dist/dist.c: distributed: process groups and collectives over MPI   */
 /* ======================================================================= */
-/* ---- distributed: process groups and collectives over MPI (torch.distributed) ----
-   Compiled in with TENSOR_MPI (make DIST=mpi: mpicc's flags); without it every function
-   is an error that says so, and the header needs no MPI. Each collective is MPI's
-   non-blocking form completed by polling with a deadline (the group's timeout, 30 minutes
-   by default as PyTorch's), so a rank that died or never calls makes the others fail with
-   an error instead of hanging; after a timeout the group is broken and says so. Tensors
-   go to MPI as contiguous CPU buffers: a strided or GPU tensor is staged through one and
-   copied back. Ranks given to a collective are global ranks, as in PyTorch. */
+/* ---- distributed: process groups and collectives (torch.distributed) over MPI or NCCL ----
+   Two backends. "mpi" (and "gloo", served by it) is compiled in with TENSOR_MPI (make
+   DIST=mpi: mpicc's flags); without it those calls are errors that say so, and the header
+   needs no MPI. "nccl" runs the collectives of CUDA tensors on the device through the
+   backend table's nccl entry (tensor_cuda.cu built with NCCL; the checking stand-in on host
+   memory), with or without MPI: the ncclUniqueId goes from rank 0 to every rank over MPI
+   when built with TENSOR_MPI, else over a TCP connection to MASTER_ADDR:MASTER_PORT as
+   torchrun sets them (the 128-byte id only: data never goes through it; world size 1
+   needs neither).
+   Each collective is started without blocking and completed by polling with a deadline
+   (the group's timeout, 30 minutes by default as PyTorch's), so a rank that died or never
+   calls makes the others fail with an error instead of hanging; after a timeout the group
+   is broken and says so (nccl's communicator is aborted). MPI gets contiguous CPU buffers
+   (a strided or GPU tensor is staged through one and copied back); NCCL contiguous device
+   buffers (a strided tensor is staged through a contiguous device copy). Ranks given to a
+   collective are global ranks, as in PyTorch. */
 #ifdef TENSOR_MPI
 #include <mpi.h>
+#endif
+#if defined(__unix__) || defined(__APPLE__)
+#define TN__HAVE_POLL 1
 #include <poll.h>
+#endif
+#if (defined(__unix__) || defined(__APPLE__)) && !defined(TENSOR_MPI)
+#define TN__HAVE_TCP 1                  /* nccl's bootstrap without MPI */
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <errno.h>
 #endif
 
 struct tn_dist_group {
@@ -52215,57 +52276,133 @@ struct tn_dist_group {
 #endif
     int rank, size;                     /* in the group (-1 outside it) */
     bool broken;                        /* a collective timed out: the communicator is unusable */
+    void *nccl;                         /* the nccl backend's communicator (NULL outside the group, or mpi's) */
+    int *ranks;                         /* the members' global ranks, in group order (NULL: the world) */
 };
 
 struct tn_dist_work {
 #ifdef TENSOR_MPI
     MPI_Request req;
 #endif
+    void *event;                        /* nccl: the device event after the collective */
     tn_dist_group *g;
     const char *fn;
-    tn_tensor *t, *stage;               /* the user's tensor (retained) and the buffer MPI writes, if another */
-    bool average, completed;
+    tn_tensor *t, *stage;               /* the user's tensor (retained) and the buffer the backend writes, if another */
+    bool average, completed, nccl;
     int source;                         /* recv: the sender's global rank */
 };
 
 static bool tn__dist_ready;
-#ifdef TENSOR_MPI
-static tn_dist_group tn__dist_world = {MPI_COMM_NULL, MPI_GROUP_NULL, -1, 0, false};
-static bool tn__dist_finalized;
+static bool tn__dist_nccl;              /* the default group (and so every group) is nccl's */
 static double tn__dist_timeout = 1800;
+#ifdef TENSOR_MPI
+static tn_dist_group tn__dist_world = {MPI_COMM_NULL, MPI_GROUP_NULL, -1, 0, false, NULL, NULL};
+static bool tn__dist_finalized;
+#else
+static tn_dist_group tn__dist_world = {-1, 0, false, NULL, NULL};
 #endif
 
-TNDEF bool tn_dist_is_available(void) {
+/* .timeout, else $TN_DIST_TIMEOUT, else PyTorch's 30 minutes; NAN (None) fails the > 0 test */
+static void tn__dist_set_timeout(double timeout_s) {
+    const char *env = getenv("TN_DIST_TIMEOUT");
+    tn__dist_timeout = timeout_s > 0 ? timeout_s : env && atof(env) > 0 ? atof(env) : 1800;
+}
+
+/* the registered CUDA table when it has the nccl entry (the unit's raw table: no half wrapper) */
+static const tn_backend *tn__nccl_backend(void) {
+    const tn_backend *b = tn_get_backend(TN_CUDA);
+    return b && b->nccl ? b : NULL;
+}
+
+TNDEF bool tn_dist_is_backend_available(const char *backend) {
+    if (!backend) return false;
+    if (!strcmp(backend, "nccl")) return tn__nccl_backend() != NULL;
 #ifdef TENSOR_MPI
-    return true;
+    return !strcmp(backend, "mpi") || !strcmp(backend, "gloo");
 #else
     return false;
 #endif
 }
+TNDEF bool tn_dist_is_available(void) { return tn_dist_is_backend_available("mpi") || tn_dist_is_backend_available("nccl"); }
 TNDEF bool tn_dist_is_initialized(void) { return tn__dist_ready; }
 
-#ifndef TENSOR_MPI
-#define TN__NO_MPI(fn) TN__FAIL_INT("%s: this library was built without MPI (build it with make DIST=mpi, which links Open MPI)", fn)
-TNDEF int tn_dist_init_opts(const char *backend, tn_dist_init_fn_opts o) { (void)backend; (void)o; return TN__NO_MPI("tn_dist_init"); }
-TNDEF int tn_dist_destroy(void) { return TN__NO_MPI("tn_dist_destroy"); }
-TNDEF int tn_dist_get_rank(const tn_dist_group *g) { (void)g; return TN__NO_MPI("tn_dist_get_rank"); }
-TNDEF int tn_dist_get_world_size(const tn_dist_group *g) { (void)g; return TN__NO_MPI("tn_dist_get_world_size"); }
-TNDEF tn_dist_group *tn_dist_new_group(const int64_t *ranks, int n) { (void)ranks; (void)n; (void)TN__NO_MPI("tn_dist_new_group"); return NULL; }
-TNDEF void tn_dist_group_free(tn_dist_group *g) { (void)g; }
-TNDEF tn_dist_work *tn_dist_all_reduce_async(tn_tensor *t, tn_dist_op op, tn_dist_group *g) { (void)t; (void)op; (void)g; (void)TN__NO_MPI("tn_dist_all_reduce"); return NULL; }
-TNDEF tn_dist_work *tn_dist_broadcast_async(tn_tensor *t, int src, tn_dist_group *g) { (void)t; (void)src; (void)g; (void)TN__NO_MPI("tn_dist_broadcast"); return NULL; }
-TNDEF tn_dist_work *tn_dist_send_async(tn_tensor *t, int dst, int tag, tn_dist_group *g) { (void)t; (void)dst; (void)tag; (void)g; (void)TN__NO_MPI("tn_dist_send"); return NULL; }
-TNDEF tn_dist_work *tn_dist_recv_async(tn_tensor *t, int src, int tag, tn_dist_group *g) { (void)t; (void)src; (void)tag; (void)g; (void)TN__NO_MPI("tn_dist_recv"); return NULL; }
-TNDEF int tn_dist_wait(tn_dist_work *w) { (void)w; return TN__NO_MPI("tn_dist_wait"); }
-TNDEF int tn_dist_test(tn_dist_work *w) { (void)w; return TN__NO_MPI("tn_dist_test"); }
-TNDEF int tn_dist_reduce(tn_tensor *t, int dst, tn_dist_op op, tn_dist_group *g) { (void)t; (void)dst; (void)op; (void)g; return TN__NO_MPI("tn_dist_reduce"); }
-TNDEF int tn_dist_all_gather(tn_tensor *const *outs, tn_tensor *t, tn_dist_group *g) { (void)outs; (void)t; (void)g; return TN__NO_MPI("tn_dist_all_gather"); }
-TNDEF int tn_dist_gather(tn_tensor *t, tn_tensor *const *outs, int dst, tn_dist_group *g) { (void)t; (void)outs; (void)dst; (void)g; return TN__NO_MPI("tn_dist_gather"); }
-TNDEF int tn_dist_scatter(tn_tensor *t, tn_tensor *const *ins, int src, tn_dist_group *g) { (void)t; (void)ins; (void)src; (void)g; return TN__NO_MPI("tn_dist_scatter"); }
-TNDEF int tn_dist_reduce_scatter(tn_tensor *out, tn_tensor *const *ins, tn_dist_op op, tn_dist_group *g) { (void)out; (void)ins; (void)op; (void)g; return TN__NO_MPI("tn_dist_reduce_scatter"); }
-TNDEF int tn_dist_barrier(tn_dist_group *g) { (void)g; return TN__NO_MPI("tn_dist_barrier"); }
-#else
+static tn_dist_group *tn__dist_group(const char *fn, tn_dist_group *g) {
+    if (!tn__dist_ready) return (tn_dist_group *)tn__error("%s: the default process group is not initialized (call tn_dist_init first)", fn);
+    if (!g) g = &tn__dist_world;
+    if (g->broken) return (tn_dist_group *)tn__error("%s: the process group is broken: an earlier collective timed out", fn);
+    if (g->rank < 0) return (tn_dist_group *)tn__error("%s: this rank (%d) is not a member of the group", fn, tn__dist_world.rank);
+    return g;
+}
 
+TNDEF int tn_dist_get_rank(const tn_dist_group *g) {
+    if (!tn__dist_ready) return TN__FAIL_INT("tn_dist_get_rank: the default process group is not initialized");
+    return g ? g->rank : tn__dist_world.rank;
+}
+TNDEF int tn_dist_get_world_size(const tn_dist_group *g) {
+    if (!tn__dist_ready) return TN__FAIL_INT("tn_dist_get_world_size: the default process group is not initialized");
+    return g ? g->size : tn__dist_world.size;
+}
+
+/* a global rank as the group's rank, or -1 with an error */
+static int tn__dist_local(const char *fn, tn_dist_group *g, int global) {
+    if (global < 0 || global >= tn__dist_world.size) return TN__FAIL_INT("%s: rank %d is not in the world of %d", fn, global, tn__dist_world.size);
+    if (g == &tn__dist_world) return global;
+    for (int i = 0; i < g->size; i++)
+        if (g->ranks[i] == global) return i;
+    return TN__FAIL_INT("%s: global rank %d is not a member of the group", fn, global);
+}
+
+static tn_dist_work *tn__dist_work(const char *fn, tn_dist_group *g, tn_tensor *t, tn_tensor *stage) {
+    tn_dist_work *w = (tn_dist_work *)TN_MALLOC(sizeof *w);
+    if (!w) { tn_release(stage); return (tn_dist_work *)tn__error("%s: out of memory", fn); }
+    memset(w, 0, sizeof *w);
+#ifdef TENSOR_MPI
+    w->req = MPI_REQUEST_NULL;
+#endif
+    w->g = g;
+    w->fn = fn;
+    w->t = tn_retain(t);
+    w->stage = stage;
+    w->source = -1;
+    return w;
+}
+
+static void tn__nccl_release(tn_dist_work *w);
+static void tn__dist_work_free(tn_dist_work *w) {
+#ifdef TENSOR_MPI
+    if (w->req != MPI_REQUEST_NULL) MPI_Request_free(&w->req);
+#endif
+    tn__nccl_release(w);
+    tn_release(w->stage);
+    tn_release(w->t);
+    TN_FREE(w);
+}
+
+/* A reduction op for t's dtype: AVG needs floating or complex values, MIN/MAX an order
+   (complex has none: PyTorch refuses them too). 0, or -1 with the error. */
+static int tn__dist_op_ok(const char *fn, tn_tensor *t, tn_dist_op op) {
+    if (!t) return 0;
+    if (op == TN_DIST_AVG && !tn_dtype_is_floating(t->dtype) && !tn_is_complex(t))
+        return TN__FAIL_INT("%s: ReduceOp.AVG needs a floating-point tensor, got %s", fn, tn_dtype_name(t->dtype));
+    if ((op == TN_DIST_MIN || op == TN_DIST_MAX) && tn_is_complex(t))
+        return TN__FAIL_INT("%s: does not support %s on complex tensors", fn, op == TN_DIST_MIN ? "MIN" : "MAX");
+    return 0;
+}
+
+/* n same-shape tensors like t (each checked) stacked into one contiguous CPU tensor, or
+   unstacked back into them: the buffers of the list collectives. */
+static int tn__dist_check_list(const char *fn, tn_tensor *const *ts, int n, tn_tensor *like) {
+    if (!ts) return TN__FAIL_INT("%s: the tensor list is NULL", fn);
+    for (int i = 0; i < n; i++) {
+        if (!ts[i]) return TN__FAIL_INT("%s: tensor %d of the list is NULL", fn, i);
+        if (ts[i]->dtype != like->dtype || ts[i]->ndim != like->ndim || memcmp(ts[i]->shape, like->shape, (size_t)like->ndim * sizeof(int64_t)))
+            return TN__FAIL_INT("%s: tensor %d of the list is %s %s; every tensor must be %s %s like the input", fn, i,
+                                tn_dtype_name(ts[i]->dtype), TN__SHAPE(ts[i]), tn_dtype_name(like->dtype), TN__SHAPE(like));
+    }
+    return 0;
+}
+
+#ifdef TENSOR_MPI
 static int tn__mpi_fail(const char *fn, int rc) {
     char msg[MPI_MAX_ERROR_STRING];     /* MPI's own bound on its messages */
     int len = 0;
@@ -52274,13 +52411,9 @@ static int tn__mpi_fail(const char *fn, int rc) {
     return TN__FAIL_INT("%s: MPI error: %s", fn, len ? msg : "unknown");
 }
 
-TNDEF int tn_dist_init_opts(const char *backend, tn_dist_init_fn_opts o) {
-    const char *fn = "tn_dist_init";
-    const double timeout_s = o.timeout;   /* NAN (None) fails the > 0 test below: the default */
-    if (!backend) backend = "mpi";
-    if (strcmp(backend, "mpi") && strcmp(backend, "gloo"))
-        return TN__FAIL_INT("%s: backend '%s' is not available (this build has 'mpi'; 'gloo' is served by MPI; 'nccl' needs the GPU unit's NCCL build)", fn, backend);
-    if (tn__dist_ready) return TN__FAIL_INT("%s: the default process group is already initialized", fn);
+/* MPI started (once per process) and the world's communicator; the default group of both
+   backends under TENSOR_MPI (nccl's bootstrap runs over it) */
+static int tn__mpi_init(const char *fn, double timeout_s) {
     if (tn__dist_finalized) return TN__FAIL_INT("%s: MPI cannot be initialized again in a process that finalized it", fn);
     int inited = 0, rc;
     MPI_Initialized(&inited);
@@ -52299,88 +52432,21 @@ TNDEF int tn_dist_init_opts(const char *backend, tn_dist_init_fn_opts o) {
     const char *r = getenv("RANK"), *w = getenv("WORLD_SIZE");
     if ((r && atoi(r) != tn__dist_world.rank) || (w && atoi(w) != tn__dist_world.size)) {
         MPI_Comm_free(&tn__dist_world.comm);
+        MPI_Group_free(&tn__dist_world.group);
         return TN__FAIL_INT("%s: RANK=%s / WORLD_SIZE=%s disagree with MPI's rank %d of %d (launch with mpirun, which sets both)", fn,
                             r ? r : "(unset)", w ? w : "(unset)", tn__dist_world.rank, tn__dist_world.size);
     }
-    const char *env = getenv("TN_DIST_TIMEOUT");
-    tn__dist_timeout = timeout_s > 0 ? timeout_s : env && atof(env) > 0 ? atof(env) : 1800;
-    tn__dist_ready = true;
+    tn__dist_set_timeout(timeout_s);
     return 0;
 }
 
-TNDEF int tn_dist_destroy(void) {
-    if (!tn__dist_ready) return TN__FAIL_INT("tn_dist_destroy: the default process group is not initialized");
+static void tn__mpi_destroy(void) {
     if (!tn__dist_world.broken) MPI_Comm_free(&tn__dist_world.comm);
     MPI_Group_free(&tn__dist_world.group);
-    tn__dist_ready = false;
     tn__dist_finalized = true;
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (!finalized) MPI_Finalize();
-    return 0;
-}
-
-static tn_dist_group *tn__dist_group(const char *fn, tn_dist_group *g) {
-    if (!tn__dist_ready) return (tn_dist_group *)tn__error("%s: the default process group is not initialized (call tn_dist_init first)", fn);
-    if (!g) g = &tn__dist_world;
-    if (g->broken) return (tn_dist_group *)tn__error("%s: the process group is broken: an earlier collective timed out", fn);
-    if (g->comm == MPI_COMM_NULL) return (tn_dist_group *)tn__error("%s: this rank (%d) is not a member of the group", fn, tn__dist_world.rank);
-    return g;
-}
-
-TNDEF int tn_dist_get_rank(const tn_dist_group *g) {
-    if (!tn__dist_ready) return TN__FAIL_INT("tn_dist_get_rank: the default process group is not initialized");
-    return g ? g->rank : tn__dist_world.rank;
-}
-TNDEF int tn_dist_get_world_size(const tn_dist_group *g) {
-    if (!tn__dist_ready) return TN__FAIL_INT("tn_dist_get_world_size: the default process group is not initialized");
-    return g ? g->size : tn__dist_world.size;
-}
-
-TNDEF tn_dist_group *tn_dist_new_group(const int64_t *ranks, int n) {
-    const char *fn = "tn_dist_new_group";
-    if (!tn__dist_group(fn, NULL)) return NULL;
-    if (n < 0 || n > tn__dist_world.size || (n && !ranks)) return (tn_dist_group *)tn__error("%s: %d ranks in a world of %d", fn, n, tn__dist_world.size);
-    for (int i = 0; i < n; i++) {
-        if (ranks[i] < 0 || ranks[i] >= tn__dist_world.size)
-            return (tn_dist_group *)tn__error("%s: rank %lld is not in the world of %d", fn, (long long)ranks[i], tn__dist_world.size);
-        for (int j = 0; j < i; j++)
-            if (ranks[j] == ranks[i]) return (tn_dist_group *)tn__error("%s: rank %lld is listed twice", fn, (long long)ranks[i]);
-    }
-    tn_dist_group *g = (tn_dist_group *)TN_MALLOC(sizeof *g);
-    int *r = (int *)TN_MALLOC((size_t)(n ? n : 1) * sizeof(int));
-    if (!g || !r) { TN_FREE(g); TN_FREE(r); return (tn_dist_group *)tn__error("%s: out of memory", fn); }
-    memset(g, 0, sizeof *g);
-    for (int i = 0; i < n; i++) r[i] = (int)ranks[i];   /* < world size: fits */
-    int rc = n ? MPI_Group_incl(tn__dist_world.group, n, r, &g->group) : MPI_SUCCESS;
-    TN_FREE(r);
-    if (!n) g->group = MPI_GROUP_EMPTY;
-    if (rc == MPI_SUCCESS) rc = MPI_Comm_create(tn__dist_world.comm, g->group, &g->comm);   /* every rank calls it, as in PyTorch */
-    if (rc != MPI_SUCCESS) { TN_FREE(g); tn__mpi_fail(fn, rc); return NULL; }
-    g->rank = -1;
-    g->size = n;
-    if (g->comm != MPI_COMM_NULL) {
-        MPI_Comm_set_errhandler(g->comm, MPI_ERRORS_RETURN);
-        MPI_Comm_rank(g->comm, &g->rank);
-    }
-    return g;
-}
-
-TNDEF void tn_dist_group_free(tn_dist_group *g) {
-    if (!g || g == &tn__dist_world) return;
-    if (g->comm != MPI_COMM_NULL && !g->broken && !tn__dist_finalized) MPI_Comm_free(&g->comm);
-    if (g->group != MPI_GROUP_EMPTY && g->group != MPI_GROUP_NULL && !tn__dist_finalized) MPI_Group_free(&g->group);
-    TN_FREE(g);
-}
-
-/* a global rank as the group's rank, or -1 with an error */
-static int tn__dist_local(const char *fn, tn_dist_group *g, int global) {
-    if (global < 0 || global >= tn__dist_world.size) return TN__FAIL_INT("%s: rank %d is not in the world of %d", fn, global, tn__dist_world.size);
-    if (g == &tn__dist_world) return global;
-    int local = MPI_UNDEFINED;
-    MPI_Group_translate_ranks(tn__dist_world.group, 1, &global, g->group, &local);
-    if (local == MPI_UNDEFINED) return TN__FAIL_INT("%s: global rank %d is not a member of the group", fn, global);
-    return local;
 }
 
 static MPI_Datatype tn__mpi_type(tn_dtype d) {
@@ -52448,25 +52514,7 @@ static int tn__dist_complete(const char *fn, tn_dist_group *g, MPI_Request *req,
     }
 }
 
-static tn_dist_work *tn__dist_work(const char *fn, tn_dist_group *g, tn_tensor *t, tn_tensor *stage) {
-    tn_dist_work *w = (tn_dist_work *)TN_MALLOC(sizeof *w);
-    if (!w) { tn_release(stage); return (tn_dist_work *)tn__error("%s: out of memory", fn); }
-    memset(w, 0, sizeof *w);
-    w->req = MPI_REQUEST_NULL;
-    w->g = g;
-    w->fn = fn;
-    w->t = tn_retain(t);
-    w->stage = stage;
-    w->source = -1;
-    return w;
-}
 
-static void tn__dist_work_free(tn_dist_work *w) {
-    if (w->req != MPI_REQUEST_NULL) MPI_Request_free(&w->req);
-    tn_release(w->stage);
-    tn_release(w->t);
-    TN_FREE(w);
-}
 
 /* t /= n in place (ReduceOp.AVG: the sum divided, as PyTorch does) */
 static int tn__dist_divide(tn_tensor *t, int n) {
@@ -52494,8 +52542,7 @@ static int tn__dist_finish(tn_dist_work *w) {
     return rc;
 }
 
-TNDEF int tn_dist_wait(tn_dist_work *w) {
-    if (!w) return TN__FAIL_INT("tn_dist_wait: work is NULL");
+static int tn__mpi_wait(tn_dist_work *w) {
     MPI_Status st;
     int rc = w->completed ? 0 : tn__dist_complete(w->fn, w->g, &w->req, &st);
     if (!rc && !w->completed) {
@@ -52508,36 +52555,19 @@ TNDEF int tn_dist_wait(tn_dist_work *w) {
     return rc ? rc : source >= 0 ? source : 0;
 }
 
-TNDEF int tn_dist_test(tn_dist_work *w) {
-    if (!w) return TN__FAIL_INT("tn_dist_test: work is NULL");
-    if (w->completed) return 1;
+static int tn__mpi_test(tn_dist_work *w) {
     int done = 0, rc = MPI_Test(&w->req, &done, MPI_STATUS_IGNORE);
     if (rc != MPI_SUCCESS) return tn__mpi_fail(w->fn, rc);
     if (!done) return 0;
     return tn__dist_finish(w) ? -1 : 1;
 }
 
-/* A reduction op for t's dtype: AVG needs floating or complex values, MIN/MAX an order
-   (complex has none: PyTorch refuses them too). 0, or -1 with the error. */
-static int tn__dist_op_ok(const char *fn, tn_tensor *t, tn_dist_op op) {
-    if (!t) return 0;
-    if (op == TN_DIST_AVG && !tn_dtype_is_floating(t->dtype) && !tn_is_complex(t))
-        return TN__FAIL_INT("%s: ReduceOp.AVG needs a floating-point tensor, got %s", fn, tn_dtype_name(t->dtype));
-    if ((op == TN_DIST_MIN || op == TN_DIST_MAX) && tn_is_complex(t))
-        return TN__FAIL_INT("%s: does not support %s on complex tensors", fn, op == TN_DIST_MIN ? "MIN" : "MAX");
-    return 0;
-}
-/* The in-place single-tensor collectives, as async work; the blocking forms wait on it. */
-static tn_dist_work *tn__dist_start(const char *fn, int kind, tn_tensor *t, tn_dist_op op, int peer, int tag, tn_dist_group *g) {
-    if (!(g = tn__dist_group(fn, g))) return NULL;
-    int count, local = 0, rc;
+/* The in-place single-tensor collectives over MPI, as async work (local: the peer's group rank). */
+static tn_dist_work *tn__mpi_start(const char *fn, int kind, tn_tensor *t, tn_dist_op op, int local, int tag, tn_dist_group *g) {
+    int count, rc;
     MPI_Datatype type;
     tn_tensor *stage;
-    if (kind != 0 && (local = tn__dist_local(fn, g, peer)) < 0 && !(kind == 3 && peer == -1)) return NULL;
-    if (kind == 3 && peer == -1) local = MPI_ANY_SOURCE;
-    if (kind == 0 && (op < TN_DIST_SUM || op > TN_DIST_MAX)) return (tn_dist_work *)tn__error("%s: invalid reduce op %d", fn, (int)op);
-    if (kind == 0 && tn__dist_op_ok(fn, t, op)) return NULL;
-    if (tag < 0) return (tn_dist_work *)tn__error("%s: tag %d must be >= 0", fn, tag);
+    if (kind == 3 && local == -1) local = MPI_ANY_SOURCE;
     void *buf = tn__dist_buffer(fn, t, &count, &type, &stage);
     if (!buf) return NULL;
     tn_dist_work *w = tn__dist_work(fn, g, t, stage);
@@ -52553,18 +52583,8 @@ static tn_dist_work *tn__dist_start(const char *fn, int kind, tn_tensor *t, tn_d
     return w;
 }
 
-TNDEF tn_dist_work *tn_dist_all_reduce_async(tn_tensor *t, tn_dist_op op, tn_dist_group *g) { return tn__dist_start("tn_dist_all_reduce", 0, t, op, 0, 0, g); }
-TNDEF tn_dist_work *tn_dist_broadcast_async(tn_tensor *t, int src, tn_dist_group *g) { return tn__dist_start("tn_dist_broadcast", 1, t, TN_DIST_SUM, src, 0, g); }
-TNDEF tn_dist_work *tn_dist_send_async(tn_tensor *t, int dst, int tag, tn_dist_group *g) { return tn__dist_start("tn_dist_send", 2, t, TN_DIST_SUM, dst, tag, g); }
-TNDEF tn_dist_work *tn_dist_recv_async(tn_tensor *t, int src, int tag, tn_dist_group *g) { return tn__dist_start("tn_dist_recv", 3, t, TN_DIST_SUM, src, tag, g); }
-
-TNDEF int tn_dist_reduce(tn_tensor *t, int dst, tn_dist_op op, tn_dist_group *g) {
-    const char *fn = "tn_dist_reduce";
-    if (!(g = tn__dist_group(fn, g))) return -1;
-    int root = tn__dist_local(fn, g, dst), count;
-    if (root < 0) return -1;
-    if (op < TN_DIST_SUM || op > TN_DIST_MAX) return TN__FAIL_INT("%s: invalid reduce op %d", fn, (int)op);
-    if (tn__dist_op_ok(fn, t, op)) return -1;
+static int tn__mpi_reduce(const char *fn, tn_tensor *t, int root, tn_dist_op op, tn_dist_group *g) {
+    int count;
     MPI_Datatype type;
     tn_tensor *stage;
     void *buf = tn__dist_buffer(fn, t, &count, &type, &stage);
@@ -52577,29 +52597,9 @@ TNDEF int tn_dist_reduce(tn_tensor *t, int dst, tn_dist_op op, tn_dist_group *g)
     return tn_dist_wait(w) < 0 ? -1 : 0;
 }
 
-/* n same-shape tensors like t (each checked) stacked into one contiguous CPU tensor, or
-   unstacked back into them: the buffers of the list collectives. */
-static int tn__dist_check_list(const char *fn, tn_tensor *const *ts, int n, tn_tensor *like) {
-    if (!ts) return TN__FAIL_INT("%s: the tensor list is NULL", fn);
-    for (int i = 0; i < n; i++) {
-        if (!ts[i]) return TN__FAIL_INT("%s: tensor %d of the list is NULL", fn, i);
-        if (ts[i]->dtype != like->dtype || ts[i]->ndim != like->ndim || memcmp(ts[i]->shape, like->shape, (size_t)like->ndim * sizeof(int64_t)))
-            return TN__FAIL_INT("%s: tensor %d of the list is %s %s; every tensor must be %s %s like the input", fn, i,
-                                tn_dtype_name(ts[i]->dtype), TN__SHAPE(ts[i]), tn_dtype_name(like->dtype), TN__SHAPE(like));
-    }
-    return 0;
-}
-
-/* Runs one list collective: sendbuf/recvbuf over contiguous CPU copies, then copies back. */
-static int tn__dist_list(const char *fn, int kind, tn_tensor *t, tn_tensor *const *list, int peer, tn_dist_op op, tn_dist_group *g) {
-    if (!(g = tn__dist_group(fn, g))) return -1;
-    if (!t) return TN__FAIL_INT("%s: tensor is NULL", fn);
-    int root = 0;
-    if ((kind == 1 || kind == 2) && (root = tn__dist_local(fn, g, peer)) < 0) return -1;
+/* Runs one list collective over MPI: sendbuf/recvbuf over contiguous CPU copies, then copies back. */
+static int tn__mpi_list(const char *fn, int kind, tn_tensor *t, tn_tensor *const *list, int root, tn_dist_op op, tn_dist_group *g) {
     const bool has_list = kind == 0 || kind == 3 || g->rank == root;
-    if (has_list && tn__dist_check_list(fn, list, g->size, t)) return -1;
-    if (kind == 3 && (op < TN_DIST_SUM || op > TN_DIST_MAX)) return TN__FAIL_INT("%s: invalid reduce op %d", fn, (int)op);
-    if (kind == 3 && tn__dist_op_ok(fn, t, op)) return -1;
     int count, rc = 0;
     MPI_Datatype type;
     tn_tensor *stage;
@@ -52634,6 +52634,684 @@ static int tn__dist_list(const char *fn, int kind, tn_tensor *t, tn_tensor *cons
     return rc ? -1 : 0;
 }
 
+static int tn__mpi_barrier(const char *fn, tn_dist_group *g) {
+    MPI_Request req;
+    int rc = MPI_Ibarrier(g->comm, &req);
+    return rc != MPI_SUCCESS ? tn__mpi_fail(fn, rc) : tn__dist_complete(fn, g, &req, NULL);
+}
+#endif /* TENSOR_MPI */
+
+/* ---- the nccl backend: the backend table's nccl entry on device buffers ---- */
+static void tn__dist_nap(long spin) {   /* yields the core to the other ranks while polling */
+#ifdef TN__HAVE_POLL
+    if (spin > 256) poll(NULL, 0, spin > 4096 ? 1 : 0);
+#else
+    (void)spin;
+#endif
+}
+
+/* one call of the entry; its error under fn's name */
+static int tn__nccl_run(const char *fn, tn_nccl_op op, tn_nccl_args *a) {
+    const tn_backend *b = tn__nccl_backend();
+    if (!b) return TN__FAIL_INT("%s: the CUDA backend has no nccl entry any more (another table was registered after tn_dist_init)", fn);
+    const int r = b->nccl(op, a);
+    return r < 0 ? TN__FAIL_INT("%s: %s", fn, tn_last_error()) : r;
+}
+
+static void tn__nccl_release(tn_dist_work *w) {
+    const tn_backend *b = tn__nccl_backend();
+    if (w->event && b) {
+        tn_nccl_args a;
+        memset(&a, 0, sizeof a);
+        a.event = w->event;
+        b->nccl(TN_NCCL_RELEASE, &a);
+    }
+    w->event = NULL;
+}
+
+/* the group's communicator given up without waiting (a peer died or never came): the group is broken */
+static void tn__nccl_abort(tn_dist_group *g) {
+    const tn_backend *b = tn__nccl_backend();
+    if (g->nccl && b) {
+        tn_nccl_args a;
+        memset(&a, 0, sizeof a);
+        a.comm = g->nccl;
+        b->nccl(TN_NCCL_ABORT, &a);
+    }
+    g->nccl = NULL;
+    g->broken = true;
+}
+
+/* ReduceOp as NCCL takes it: bools as uint8 (or: max, and: min), as PyTorch's ProcessGroupNCCL */
+static tn_dist_op tn__nccl_op(tn_dist_op op, tn_dtype d) {
+    if (d != TN_BOOL) return op;
+    return op == TN_DIST_SUM || op == TN_DIST_MAX ? TN_DIST_MAX : TN_DIST_MIN;
+}
+
+/* The contiguous device buffer NCCL reads and writes: t, or a contiguous device copy
+   (*stage: a new reference the caller copies back and releases). No host staging. */
+static tn_tensor *tn__nccl_buffer(const char *fn, tn_tensor *t, tn_tensor **stage) {
+    *stage = NULL;
+    if (!t) return (tn_tensor *)tn__error("%s: tensor is NULL", fn);
+    if (t->device != TN_CUDA)
+        return (tn_tensor *)tn__error("%s: Tensors must be CUDA and dense: the nccl process group takes CUDA tensors, this one is on %s "
+                                      "(PyTorch: no backend type associated with device type %s)", fn, tn_device_name(t->device), tn_device_name(t->device));
+    if (t->dtype == TN_I16) return (tn_tensor *)tn__error("%s: dtype int16 cannot be communicated: NCCL has no type for it (Unsupported data type for NCCL process group)", fn);
+    if (tn_is_contiguous(t)) return t;
+    tn_scope_begin();
+    tn_tensor *c = tn_contiguous(t);
+    if (c) tn_retain(c);
+    tn_scope_end();
+    *stage = c;
+    return c;
+}
+
+/* complex numbers go to NCCL as pairs of reals: a product of pairs is not theirs */
+static int tn__nccl_op_ok(const char *fn, tn_tensor *t, tn_dist_op op) {
+    if (t && op == TN_DIST_PRODUCT && tn_is_complex(t)) return TN__FAIL_INT("%s: does not support PRODUCT on complex tensors with the nccl backend", fn);
+    return 0;
+}
+
+/* Waits for the event of work queued on g's communicator, polling until the deadline and
+   asking the communicator for a peer's failure now and then; at the deadline the
+   communicator is aborted (ncclCommAbort) and the group broken. Frees the event. */
+static int tn__nccl_complete(const char *fn, tn_dist_group *g, void **event) {
+    const double deadline = tn__now() + tn__dist_timeout;
+    tn_nccl_args a;
+    memset(&a, 0, sizeof a);
+    a.comm = g->nccl;
+    a.event = *event;
+    int rc = 0;
+    for (long spin = 0;; spin++) {
+        const int r = tn__nccl_run(fn, TN_NCCL_QUERY, &a);
+        if (r != 0) { rc = r < 0 ? -1 : 0; break; }
+        if ((spin & 63) == 63 && tn__nccl_run(fn, TN_NCCL_CHECK, &a) < 0) { tn__nccl_abort(g); rc = -1; break; }
+        if (tn__now() > deadline) {
+            tn__nccl_abort(g);
+            rc = TN__FAIL_INT("%s: timed out after %.0f s on rank %d of %d: another rank failed, exited or did not make the same call "
+                              "(the NCCL communicator was aborted: the process group is unusable now)", fn, tn__dist_timeout,
+                              tn__dist_world.rank, tn__dist_world.size);
+            break;
+        }
+        tn__dist_nap(spin);
+    }
+    tn_dist_work tmp;
+    memset(&tmp, 0, sizeof tmp);
+    tmp.event = *event;
+    tn__nccl_release(&tmp);
+    *event = NULL;
+    return rc;
+}
+
+/* the work queued so far on g, waited for */
+static int tn__nccl_sync(const char *fn, tn_dist_group *g, tn_nccl_args *a) {
+    a->comm = g->nccl;
+    if (tn__nccl_run(fn, TN_NCCL_RECORD, a) < 0) return -1;
+    return tn__nccl_complete(fn, g, &a->event);
+}
+
+/* after the device finished: the staging buffer back into the user's tensor (on the device) */
+static int tn__nccl_finish(tn_dist_work *w) {
+    int rc = 0;
+    if (w->stage) {
+        tn_no_grad_begin();
+        rc = tn_copy_(w->t, w->stage);
+        tn_no_grad_end();
+    }
+    w->completed = true;
+    return rc;
+}
+
+/* all_reduce (0), broadcast (1), send (2), recv (3) queued on the device; local: the peer's group rank */
+static tn_dist_work *tn__nccl_start(const char *fn, int kind, tn_tensor *t, tn_dist_op op, int local, tn_dist_group *g) {
+    static const tn_nccl_op ops[4] = {TN_NCCL_ALL_REDUCE, TN_NCCL_BROADCAST, TN_NCCL_SEND, TN_NCCL_RECV};
+    if (kind == 3 && local == -1) return (tn_dist_work *)tn__error("%s: the nccl backend cannot receive from any source (src -1): name the sender", fn);
+    if (kind >= 2 && local == g->rank)
+        return (tn_dist_work *)tn__error("%s: Invalid %s rank: should not be the same as rank of the current process", fn, kind == 2 ? "destination" : "source");
+    if (kind == 0 && tn__nccl_op_ok(fn, t, op)) return NULL;
+    tn_tensor *stage;
+    tn_tensor *buf = tn__nccl_buffer(fn, t, &stage);
+    if (!buf) return NULL;
+    tn_nccl_args a;
+    memset(&a, 0, sizeof a);
+    a.comm = g->nccl;
+    a.x = a.y = buf;
+    a.peer = local;
+    a.op = tn__nccl_op(op, t->dtype);
+    if (tn__nccl_run(fn, ops[kind], &a) < 0 || tn__nccl_run(fn, TN_NCCL_RECORD, &a) < 0) { tn_release(stage); return NULL; }
+    tn_dist_work *w = tn__dist_work(fn, g, t, stage);
+    if (!w) {
+        tn_dist_work tmp;
+        memset(&tmp, 0, sizeof tmp);
+        tmp.event = a.event;
+        tn__nccl_release(&tmp);
+        return NULL;
+    }
+    w->event = a.event;
+    w->nccl = true;
+    if (kind == 3) w->source = g == &tn__dist_world ? local : g->ranks[local];
+    return w;
+}
+
+static int tn__nccl_wait(tn_dist_work *w) {
+    int rc = w->completed ? 0 : tn__nccl_complete(w->fn, w->g, &w->event);
+    if (!rc && !w->completed) rc = tn__nccl_finish(w);
+    const int source = w->source;
+    tn__dist_work_free(w);
+    return rc ? rc : source >= 0 ? source : 0;
+}
+
+static int tn__nccl_test(tn_dist_work *w) {
+    tn_nccl_args a;
+    memset(&a, 0, sizeof a);
+    a.comm = w->g->nccl;
+    a.event = w->event;
+    const int r = tn__nccl_run(w->fn, TN_NCCL_QUERY, &a);
+    if (r <= 0) return r;
+    tn__nccl_release(w);
+    return tn__nccl_finish(w) ? -1 : 1;
+}
+
+static int tn__nccl_reduce(const char *fn, tn_tensor *t, int root, tn_dist_op op, tn_dist_group *g) {
+    if (tn__nccl_op_ok(fn, t, op)) return -1;
+    tn_tensor *stage;
+    tn_tensor *buf = tn__nccl_buffer(fn, t, &stage);
+    if (!buf) return -1;
+    tn_nccl_args a;
+    memset(&a, 0, sizeof a);
+    a.comm = g->nccl;
+    a.x = a.y = buf;
+    a.peer = root;
+    a.op = tn__nccl_op(op, t->dtype);
+    int rc = tn__nccl_run(fn, TN_NCCL_REDUCE, &a) < 0 ? -1 : tn__nccl_sync(fn, g, &a);
+    if (!rc && stage && g->rank == root) {
+        tn_no_grad_begin();
+        rc = tn_copy_(t, stage);
+        tn_no_grad_end();
+    }
+    tn_release(stage);
+    return rc ? -1 : 0;
+}
+
+/* all_gather (0), gather (1), scatter (2), reduce_scatter (3) on the device: the list as one
+   contiguous [size, ...] device tensor; gather and scatter are grouped sends and receives
+   (NCCL has neither), as PyTorch's ProcessGroupNCCL does them */
+static int tn__nccl_list(const char *fn, int kind, tn_tensor *t, tn_tensor *const *list, int root, tn_dist_op op, tn_dist_group *g) {
+    const bool has_list = kind == 0 || kind == 3 || g->rank == root;
+    for (int i = 0; has_list && i < g->size; i++)
+        if (list[i]->device != TN_CUDA)
+            return TN__FAIL_INT("%s: Tensors must be CUDA and dense: tensor %d of the list is on %s", fn, i, tn_device_name(list[i]->device));
+    if (kind == 3 && tn__nccl_op_ok(fn, t, op)) return -1;
+    tn_tensor *stage;
+    tn_tensor *buf = tn__nccl_buffer(fn, t, &stage);
+    if (!buf) return -1;
+    int rc = 0;
+    tn_scope_begin();
+    tn_tensor *all = NULL;
+    if (has_list) {
+        if (kind == 0 || kind == 1) {   /* written whole by NCCL: uninitialised */
+            int64_t shape[TN_MAX_DIMS + 1];
+            shape[0] = g->size;
+            memcpy(shape + 1, t->shape, (size_t)t->ndim * sizeof(int64_t));
+            all = tn__own(tn__new(t->dtype, TN_CUDA, shape, t->ndim + 1));
+        } else all = g->size ? tn_contiguous(tn_stack(list, g->size)) : NULL;
+        if (!all) rc = -1;
+    }
+    tn_nccl_args a;
+    memset(&a, 0, sizeof a);
+    a.comm = g->nccl;
+    a.op = tn__nccl_op(op, t->dtype);
+    if (!rc) {
+        switch (kind) {
+        case 0: a.x = buf; a.y = all; rc = tn__nccl_run(fn, TN_NCCL_ALL_GATHER, &a); break;
+        case 3: a.x = all; a.y = buf; rc = tn__nccl_run(fn, TN_NCCL_REDUCE_SCATTER, &a); break;
+        default:
+            if (g->rank != root) {
+                a.peer = root;
+                if (kind == 1) a.x = buf; else a.y = buf;
+                rc = tn__nccl_run(fn, kind == 1 ? TN_NCCL_SEND : TN_NCCL_RECV, &a);
+                break;
+            }
+            rc = tn__nccl_run(fn, TN_NCCL_GROUP_START, &a);
+            for (int i = 0; i < g->size && rc >= 0; i++) {
+                if (i == root) continue;
+                a.peer = i;
+                if (kind == 1) a.y = tn_select(all, 0, i); else a.x = tn_select(all, 0, i);
+                rc = (kind == 1 ? a.y : a.x) ? tn__nccl_run(fn, kind == 1 ? TN_NCCL_RECV : TN_NCCL_SEND, &a) : -1;
+            }
+            if (tn__nccl_run(fn, TN_NCCL_GROUP_END, &a) < 0) rc = -1;   /* closed also after a failed call */
+        }
+        rc = rc < 0 ? -1 : tn__nccl_sync(fn, g, &a);
+    }
+    tn_no_grad_begin();
+    if (!rc && (kind == 0 || (kind == 1 && g->rank == root)))   /* the gathered rows into the list */
+        for (int i = 0; i < g->size && !rc; i++) rc = tn_copy_(list[i], kind == 1 && i == root ? t : tn_select(all, 0, i));
+    if (!rc && kind == 2 && g->rank == root) rc = tn_copy_(t, list[root]);
+    else if (!rc && (kind == 2 || kind == 3) && stage) rc = tn_copy_(t, stage);
+    tn_no_grad_end();
+    tn_scope_end();
+    tn_release(stage);
+    return rc ? -1 : 0;
+}
+
+/* PyTorch's NCCL barrier: an all-reduce of one element on the device, waited for */
+static int tn__nccl_barrier(const char *fn, tn_dist_group *g) {
+    const int64_t one = 1;
+    tn_scope_begin();
+    tn_tensor *t = tn__own(tn__new(TN_F32, TN_CUDA, &one, 1));
+    tn_nccl_args a;
+    memset(&a, 0, sizeof a);
+    a.comm = g->nccl;
+    a.x = a.y = t;
+    a.op = TN_DIST_SUM;
+    int rc = !t || tn__nccl_run(fn, TN_NCCL_ALL_REDUCE, &a) < 0 ? -1 : tn__nccl_sync(fn, g, &a);
+    tn_scope_end();
+    return rc;
+}
+
+/* ---- nccl's bootstrap without MPI: torchrun's variables and a TCP connection per rank ----
+   Rank 0 listens on MASTER_PORT and keeps a connection to every other rank (each says its
+   rank and the world size first); the others connect to MASTER_ADDR:MASTER_PORT, retrying
+   until rank 0 listens or the deadline passes. Only ncclUniqueIds go over them. */
+#ifdef TN__HAVE_TCP
+static int tn__tcp_sock = -1;           /* ranks > 0: the connection to rank 0 */
+static int *tn__tcp_peers;              /* rank 0: each rank's connection (index: the rank) */
+static int tn__tcp_world;
+
+TN__TESTABLE void tn__tcp_close(void) {
+    if (tn__tcp_sock >= 0) close(tn__tcp_sock);
+    for (int i = 0; tn__tcp_peers && i < tn__tcp_world; i++)
+        if (tn__tcp_peers[i] >= 0) close(tn__tcp_peers[i]);
+    TN_FREE(tn__tcp_peers);
+    tn__tcp_peers = NULL;
+    tn__tcp_sock = -1;
+    tn__tcp_world = 0;
+}
+
+/* all n bytes of buf over fd (out: sent, else received) before the deadline: 0, -1 (the
+   peer closed or failed) or -2 (the deadline) */
+static int tn__tcp_io(int fd, void *buf, size_t n, bool out, double deadline) {
+    char *p = (char *)buf;
+    while (n) {
+        const double left = deadline - tn__now();
+        if (left <= 0) return -2;
+        struct pollfd pf;
+        pf.fd = fd;
+        pf.events = out ? POLLOUT : POLLIN;
+        pf.revents = 0;
+        const int pr = poll(&pf, 1, left > 1 ? 1000 : (int)(left * 1000) + 1);
+        if (pr < 0 && errno != EINTR) return -1;
+        if (pr <= 0) continue;
+        const ssize_t k = out ? send(fd, p, n, MSG_NOSIGNAL) : recv(fd, p, n, 0);
+        if (k < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+        if (k <= 0) return -1;
+        p += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+/* the connections of rank of world through addr:port, made before timeout_s passes */
+TN__TESTABLE int tn__tcp_rendezvous(const char *fn, int rank, int world, const char *addr, const char *port, double timeout_s) {
+    char *end = NULL;
+    const long pn = port ? strtol(port, &end, 10) : 0;
+    if (!port || !*port || *end || pn < 1 || pn > 65535) return TN__FAIL_INT("%s: MASTER_PORT=%s is not a port number (1 to 65535)", fn, port ? port : "(unset)");
+    const double deadline = tn__now() + timeout_s;
+    struct sockaddr_in sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons((uint16_t)pn);
+    tn__tcp_close();
+    tn__tcp_world = world;
+    if (rank == 0) {
+        tn__tcp_peers = (int *)TN_MALLOC((size_t)world * sizeof(int));
+        if (!tn__tcp_peers) return TN__FAIL_INT("%s: out of memory", fn);
+        for (int i = 0; i < world; i++) tn__tcp_peers[i] = -1;
+        const int ls = socket(AF_INET, SOCK_STREAM, 0), on = 1;
+        sa.sin_addr.s_addr = htonl(INADDR_ANY);
+        if (ls < 0 || setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on) || bind(ls, (struct sockaddr *)&sa, sizeof sa) || listen(ls, world)) {
+            const int e = errno;
+            if (ls >= 0) close(ls);
+            tn__tcp_close();
+            return TN__FAIL_INT("%s: rank 0 cannot listen on port %ld (MASTER_PORT): %s", fn, pn, strerror(e));
+        }
+        int joined = 1;
+        while (joined < world) {
+            const double left = deadline - tn__now();
+            struct pollfd pf;
+            pf.fd = ls;
+            pf.events = POLLIN;
+            pf.revents = 0;
+            if (left <= 0) {
+                close(ls);
+                tn__tcp_close();
+                return TN__FAIL_INT("%s: timed out after %.0f s: %d of %d ranks connected to rank 0 on port %ld (MASTER_PORT)", fn, timeout_s, joined, world, pn);
+            }
+            if (poll(&pf, 1, left > 1 ? 1000 : (int)(left * 1000) + 1) <= 0) continue;
+            const int fd = accept(ls, NULL, NULL);
+            if (fd < 0) continue;
+            int32_t hello[2];   /* its rank and world size */
+            if (tn__tcp_io(fd, hello, sizeof hello, false, deadline) || hello[0] < 1 || hello[0] >= world || hello[1] != world ||
+                tn__tcp_peers[hello[0]] >= 0) {
+                close(fd);   /* not one of ours (a port scanner, a stale run): ignored */
+                continue;
+            }
+            tn__tcp_peers[hello[0]] = fd;
+            joined++;
+        }
+        close(ls);
+        return 0;
+    }
+    if (!addr || !*addr) return TN__FAIL_INT("%s: environment variable MASTER_ADDR expected, but not set (rank 0's host name or address)", fn);
+    if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1) {
+        struct hostent *he = gethostbyname(addr);
+        if (!he || he->h_addrtype != AF_INET || !he->h_addr_list[0]) return TN__FAIL_INT("%s: MASTER_ADDR=%s: no IPv4 address for that host", fn, addr);
+        memcpy(&sa.sin_addr, he->h_addr_list[0], sizeof sa.sin_addr);
+    }
+    for (;;) {   /* rank 0 may not listen yet: retried */
+        const int fd = socket(AF_INET, SOCK_STREAM, 0);
+        if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0) {
+            const int32_t hello[2] = {rank, world};
+            if (tn__tcp_io(fd, (void *)hello, sizeof hello, true, deadline) == 0) { tn__tcp_sock = fd; return 0; }
+        }
+        if (fd >= 0) close(fd);
+        if (tn__now() > deadline) return TN__FAIL_INT("%s: timed out after %.0f s connecting to rank 0 at %s:%ld (MASTER_ADDR:MASTER_PORT)", fn, timeout_s, addr, pn);
+        poll(NULL, 0, 20);
+    }
+}
+
+/* n bytes of buf from rank 0 to every rank over the connections */
+TN__TESTABLE int tn__tcp_bcast(const char *fn, int rank, void *buf, size_t n, double timeout_s) {
+    const double deadline = tn__now() + timeout_s;
+    if (rank != 0) {
+        const int r = tn__tcp_sock < 0 ? -1 : tn__tcp_io(tn__tcp_sock, buf, n, false, deadline);
+        return r ? TN__FAIL_INT("%s: rank %d got nothing from rank 0: %s", fn, rank, r == -2 ? "timed out" : "rank 0 closed the connection (it failed or exited)") : 0;
+    }
+    for (int i = 1; i < tn__tcp_world; i++) {
+        const int r = !tn__tcp_peers || tn__tcp_peers[i] < 0 ? -1 : tn__tcp_io(tn__tcp_peers[i], buf, n, true, deadline);
+        if (r) return TN__FAIL_INT("%s: rank 0 could not reach rank %d: %s", fn, i, r == -2 ? "timed out" : "it closed the connection (it failed or exited)");
+    }
+    return 0;
+}
+#endif
+
+/* A new ncclUniqueId from world rank 0 to every rank (each calls this, as each calls
+   new_group): over MPI under TENSOR_MPI, else over the TCP connections. One byte before
+   the id says whether rank 0 made one, so its failure stops the others too. */
+static int tn__nccl_share_id(const char *fn, tn_nccl_args *a) {
+    unsigned char msg[1 + sizeof a->id];
+    memset(msg, 0, sizeof msg);
+    if (tn__dist_world.rank == 0) {
+        if (tn__nccl_run(fn, TN_NCCL_GET_ID, a) < 0) msg[0] = 1;
+        memcpy(msg + 1, a->id, sizeof a->id);
+    }
+    if (tn__dist_world.size > 1) {
+#ifdef TENSOR_MPI
+        MPI_Request req;
+        int rc = MPI_Ibcast(msg, (int)sizeof msg, MPI_BYTE, 0, tn__dist_world.comm, &req);
+        if (rc != MPI_SUCCESS) return tn__mpi_fail(fn, rc);
+        if (tn__dist_complete(fn, &tn__dist_world, &req, NULL)) return -1;
+#elif defined(TN__HAVE_TCP)
+        if (tn__tcp_bcast(fn, tn__dist_world.rank, msg, sizeof msg, tn__dist_timeout)) return -1;
+#else
+        return TN__FAIL_INT("%s: nccl over %d ranks needs MPI (make DIST=mpi) or TCP sockets, which this platform lacks", fn, tn__dist_world.size);
+#endif
+    }
+    if (msg[0]) return tn__dist_world.rank == 0 ? -1 : TN__FAIL_INT("%s: rank 0 could not make the NCCL id (its error is on rank 0)", fn);
+    memcpy(a->id, msg + 1, sizeof a->id);
+    return 0;
+}
+
+/* g's communicator (members only; every rank of the world calls it for the id) */
+static int tn__nccl_comm(const char *fn, tn_dist_group *g) {
+    tn_nccl_args a;
+    memset(&a, 0, sizeof a);
+    if (tn__nccl_share_id(fn, &a)) return -1;
+    if (g->rank < 0) return 0;
+    a.rank = g->rank;
+    a.size = g->size;
+#ifdef TENSOR_MPI
+    a.mpi_comm = &g->comm;
+#endif
+    if (tn__nccl_run(fn, TN_NCCL_INIT, &a) < 0) return -1;
+    g->nccl = a.comm;
+    return 0;
+}
+
+#ifndef TENSOR_MPI
+/* an environment variable as an int in [lo, hi]: 0, 1 when unset, -1 with an error */
+static int tn__dist_env_int(const char *fn, const char *name, int lo, int hi, int *v) {
+    const char *s = getenv(name);
+    if (!s) return 1;
+    char *end = NULL;
+    const long x = strtol(s, &end, 10);
+    if (!*s || *end || x < lo || x > hi) return TN__FAIL_INT("%s: %s=%s is not an integer in [%d, %d]", fn, name, s, lo, hi);
+    *v = (int)x;
+    return 0;
+}
+#endif
+
+static int tn__nccl_init(const char *fn, double timeout_s) {
+    const tn_backend *cuda = tn_get_backend(TN_CUDA);
+    if (!cuda) return TN__FAIL_INT("%s: backend 'nccl' needs CUDA: %s", fn, tn_cuda_unavailable_reason());
+    if (!cuda->nccl)
+        return TN__FAIL_INT("%s: backend 'nccl' is not available: the CUDA backend (%s) was built without NCCL (tensor_cuda.cu: make NCCL=1 where nccl.h "
+                            "and libnccl are)", fn, cuda->name);
+#ifdef TENSOR_MPI
+    if (tn__mpi_init(fn, timeout_s)) return -1;
+#else
+    /* torchrun's variables; without both, one process (PyTorch's env:// needs them even then) */
+    int rank = 0, world = 1;
+    const int hr = tn__dist_env_int(fn, "RANK", 0, INT_MAX - 1, &rank), hw = tn__dist_env_int(fn, "WORLD_SIZE", 1, INT_MAX, &world);
+    if (hr < 0 || hw < 0) return -1;
+    if (hr != hw)
+        return TN__FAIL_INT("%s: Error initializing torch.distributed using env:// rendezvous: environment variable %s expected, but not set", fn,
+                            hr ? "RANK" : "WORLD_SIZE");
+    if (rank >= world) return TN__FAIL_INT("%s: RANK=%d is not below WORLD_SIZE=%d", fn, rank, world);
+    tn__dist_world.rank = rank;
+    tn__dist_world.size = world;
+    tn__dist_world.broken = false;
+    tn__dist_set_timeout(timeout_s);
+    if (world > 1) {
+#ifdef TN__HAVE_TCP
+        if (tn__tcp_rendezvous(fn, rank, world, getenv("MASTER_ADDR"), getenv("MASTER_PORT"), tn__dist_timeout)) return -1;
+#else
+        return TN__FAIL_INT("%s: nccl over %d ranks needs MPI (make DIST=mpi) or TCP sockets, which this platform lacks", fn, world);
+#endif
+    }
+#endif
+    if (tn__nccl_comm(fn, &tn__dist_world)) {
+#ifdef TENSOR_MPI
+        MPI_Comm_free(&tn__dist_world.comm);
+        MPI_Group_free(&tn__dist_world.group);
+#elif defined(TN__HAVE_TCP)
+        tn__tcp_close();
+#endif
+        return -1;
+    }
+    return 0;
+}
+
+static void tn__nccl_destroy(void) {
+    const tn_backend *b = tn__nccl_backend();
+    if (tn__dist_world.nccl && b) {
+        tn_nccl_args a;
+        memset(&a, 0, sizeof a);
+        a.comm = tn__dist_world.nccl;
+        b->nccl(TN_NCCL_DESTROY, &a);
+    }
+    tn__dist_world.nccl = NULL;
+#if !defined(TENSOR_MPI) && defined(TN__HAVE_TCP)
+    tn__tcp_close();
+#endif
+}
+
+/* ---- the public calls: checks common to both backends, then the backend's ---- */
+#define TN__NO_MPI(fn) TN__FAIL_INT("%s: this library was built without MPI (build it with make DIST=mpi, which links Open MPI)", fn)
+
+TNDEF int tn_dist_init_opts(const char *backend, tn_dist_init_fn_opts o) {
+    const char *fn = "tn_dist_init";
+    if (!backend) backend = "mpi";
+    const bool nccl = !strcmp(backend, "nccl");
+    if (!nccl && strcmp(backend, "mpi") && strcmp(backend, "gloo"))
+        return TN__FAIL_INT("%s: backend '%s' is not available (the backends are 'mpi', 'gloo' (served by MPI) and 'nccl')", fn, backend);
+    if (tn__dist_ready) return TN__FAIL_INT("%s: the default process group is already initialized", fn);
+    if (nccl) {
+        if (tn__nccl_init(fn, o.timeout)) return -1;
+    } else {
+#ifdef TENSOR_MPI
+        if (tn__mpi_init(fn, o.timeout)) return -1;
+#else
+        return TN__NO_MPI(fn);
+#endif
+    }
+    tn__dist_nccl = nccl;
+    tn__dist_ready = true;
+    return 0;
+}
+
+TNDEF int tn_dist_destroy(void) {
+    if (!tn__dist_ready) return TN__FAIL_INT("tn_dist_destroy: the default process group is not initialized");
+    if (tn__dist_nccl) tn__nccl_destroy();
+#ifdef TENSOR_MPI
+    tn__mpi_destroy();
+#else
+    tn__dist_world.rank = -1;
+    tn__dist_world.size = 0;
+#endif
+    tn__dist_world.broken = false;
+    tn__dist_ready = tn__dist_nccl = false;
+    return 0;
+}
+
+TNDEF tn_dist_group *tn_dist_new_group(const int64_t *ranks, int n) {
+    const char *fn = "tn_dist_new_group";
+    if (!tn__dist_group(fn, NULL)) return NULL;
+    if (n < 0 || n > tn__dist_world.size || (n && !ranks)) return (tn_dist_group *)tn__error("%s: %d ranks in a world of %d", fn, n, tn__dist_world.size);
+    for (int i = 0; i < n; i++) {
+        if (ranks[i] < 0 || ranks[i] >= tn__dist_world.size)
+            return (tn_dist_group *)tn__error("%s: rank %lld is not in the world of %d", fn, (long long)ranks[i], tn__dist_world.size);
+        for (int j = 0; j < i; j++)
+            if (ranks[j] == ranks[i]) return (tn_dist_group *)tn__error("%s: rank %lld is listed twice", fn, (long long)ranks[i]);
+    }
+    tn_dist_group *g = (tn_dist_group *)TN_MALLOC(sizeof *g);
+    int *r = (int *)TN_MALLOC((size_t)(n ? n : 1) * sizeof(int));
+    if (!g || !r) { TN_FREE(g); TN_FREE(r); return (tn_dist_group *)tn__error("%s: out of memory", fn); }
+    memset(g, 0, sizeof *g);
+    g->ranks = r;
+    g->size = n;
+    g->rank = -1;
+    for (int i = 0; i < n; i++) {
+        r[i] = (int)ranks[i];   /* < world size: fits */
+        if (r[i] == tn__dist_world.rank) g->rank = i;
+    }
+#ifdef TENSOR_MPI
+    g->comm = MPI_COMM_NULL;
+    g->group = MPI_GROUP_EMPTY;
+    int rc = n ? MPI_Group_incl(tn__dist_world.group, n, r, &g->group) : MPI_SUCCESS;
+    if (rc == MPI_SUCCESS) rc = MPI_Comm_create(tn__dist_world.comm, g->group, &g->comm);   /* every rank calls it, as in PyTorch */
+    if (rc != MPI_SUCCESS) { TN_FREE(r); TN_FREE(g); tn__mpi_fail(fn, rc); return NULL; }
+    if (g->comm != MPI_COMM_NULL) MPI_Comm_set_errhandler(g->comm, MPI_ERRORS_RETURN);
+#endif
+    if (tn__dist_nccl && tn__nccl_comm(fn, g)) {
+        tn_dist_group_free(g);
+        return NULL;
+    }
+    return g;
+}
+
+TNDEF void tn_dist_group_free(tn_dist_group *g) {
+    if (!g || g == &tn__dist_world) return;
+    const tn_backend *b = tn__nccl_backend();
+    if (g->nccl && b) {
+        tn_nccl_args a;
+        memset(&a, 0, sizeof a);
+        a.comm = g->nccl;
+        b->nccl(TN_NCCL_DESTROY, &a);
+    }
+#ifdef TENSOR_MPI
+    if (g->comm != MPI_COMM_NULL && !g->broken && !tn__dist_finalized) MPI_Comm_free(&g->comm);
+    if (g->group != MPI_GROUP_EMPTY && g->group != MPI_GROUP_NULL && !tn__dist_finalized) MPI_Group_free(&g->group);
+#endif
+    TN_FREE(g->ranks);
+    TN_FREE(g);
+}
+
+TNDEF int tn_dist_wait(tn_dist_work *w) {
+    if (!w) return TN__FAIL_INT("tn_dist_wait: work is NULL");
+    if (w->nccl) return tn__nccl_wait(w);
+#ifdef TENSOR_MPI
+    return tn__mpi_wait(w);
+#else
+    return TN__NO_MPI("tn_dist_wait");   /* unreachable: without MPI all work is nccl's */
+#endif
+}
+
+TNDEF int tn_dist_test(tn_dist_work *w) {
+    if (!w) return TN__FAIL_INT("tn_dist_test: work is NULL");
+    if (w->completed) return 1;
+    if (w->nccl) return tn__nccl_test(w);
+#ifdef TENSOR_MPI
+    return tn__mpi_test(w);
+#else
+    return TN__NO_MPI("tn_dist_test");
+#endif
+}
+
+/* The in-place single-tensor collectives, as async work; the blocking forms wait on it. */
+static tn_dist_work *tn__dist_start(const char *fn, int kind, tn_tensor *t, tn_dist_op op, int peer, int tag, tn_dist_group *g) {
+    if (!(g = tn__dist_group(fn, g))) return NULL;
+    int local = -1;
+    if (kind != 0 && !(kind == 3 && peer == -1) && (local = tn__dist_local(fn, g, peer)) < 0) return NULL;
+    if (kind == 0 && (op < TN_DIST_SUM || op > TN_DIST_MAX)) return (tn_dist_work *)tn__error("%s: invalid reduce op %d", fn, (int)op);
+    if (kind == 0 && tn__dist_op_ok(fn, t, op)) return NULL;
+    if (tag < 0) return (tn_dist_work *)tn__error("%s: tag %d must be >= 0", fn, tag);
+    if (tn__dist_nccl) return tn__nccl_start(fn, kind, t, op, local, g);
+#ifdef TENSOR_MPI
+    return tn__mpi_start(fn, kind, t, op, local, tag, g);
+#else
+    (void)TN__NO_MPI(fn);
+    return NULL;
+#endif
+}
+
+TNDEF tn_dist_work *tn_dist_all_reduce_async(tn_tensor *t, tn_dist_op op, tn_dist_group *g) { return tn__dist_start("tn_dist_all_reduce", 0, t, op, 0, 0, g); }
+TNDEF tn_dist_work *tn_dist_broadcast_async(tn_tensor *t, int src, tn_dist_group *g) { return tn__dist_start("tn_dist_broadcast", 1, t, TN_DIST_SUM, src, 0, g); }
+TNDEF tn_dist_work *tn_dist_send_async(tn_tensor *t, int dst, int tag, tn_dist_group *g) { return tn__dist_start("tn_dist_send", 2, t, TN_DIST_SUM, dst, tag, g); }
+TNDEF tn_dist_work *tn_dist_recv_async(tn_tensor *t, int src, int tag, tn_dist_group *g) { return tn__dist_start("tn_dist_recv", 3, t, TN_DIST_SUM, src, tag, g); }
+
+TNDEF int tn_dist_reduce(tn_tensor *t, int dst, tn_dist_op op, tn_dist_group *g) {
+    const char *fn = "tn_dist_reduce";
+    if (!(g = tn__dist_group(fn, g))) return -1;
+    const int root = tn__dist_local(fn, g, dst);
+    if (root < 0) return -1;
+    if (op < TN_DIST_SUM || op > TN_DIST_MAX) return TN__FAIL_INT("%s: invalid reduce op %d", fn, (int)op);
+    if (tn__dist_op_ok(fn, t, op)) return -1;
+    if (tn__dist_nccl) return tn__nccl_reduce(fn, t, root, op, g);
+#ifdef TENSOR_MPI
+    return tn__mpi_reduce(fn, t, root, op, g);
+#else
+    return TN__NO_MPI(fn);
+#endif
+}
+
+static int tn__dist_list(const char *fn, int kind, tn_tensor *t, tn_tensor *const *list, int peer, tn_dist_op op, tn_dist_group *g) {
+    if (!(g = tn__dist_group(fn, g))) return -1;
+    if (!t) return TN__FAIL_INT("%s: tensor is NULL", fn);
+    int root = 0;
+    if ((kind == 1 || kind == 2) && (root = tn__dist_local(fn, g, peer)) < 0) return -1;
+    const bool has_list = kind == 0 || kind == 3 || g->rank == root;
+    if (has_list && tn__dist_check_list(fn, list, g->size, t)) return -1;
+    if (kind == 3 && (op < TN_DIST_SUM || op > TN_DIST_MAX)) return TN__FAIL_INT("%s: invalid reduce op %d", fn, (int)op);
+    if (kind == 3 && tn__dist_op_ok(fn, t, op)) return -1;
+    if (tn__dist_nccl) return tn__nccl_list(fn, kind, t, list, root, op, g);
+#ifdef TENSOR_MPI
+    return tn__mpi_list(fn, kind, t, list, root, op, g);
+#else
+    return TN__NO_MPI(fn);
+#endif
+}
+
 TNDEF int tn_dist_all_gather(tn_tensor *const *outs, tn_tensor *t, tn_dist_group *g) { return tn__dist_list("tn_dist_all_gather", 0, t, outs, 0, TN_DIST_SUM, g); }
 TNDEF int tn_dist_gather(tn_tensor *t, tn_tensor *const *outs, int dst, tn_dist_group *g) { return tn__dist_list("tn_dist_gather", 1, t, outs, dst, TN_DIST_SUM, g); }
 TNDEF int tn_dist_scatter(tn_tensor *t, tn_tensor *const *ins, int src, tn_dist_group *g) { return tn__dist_list("tn_dist_scatter", 2, t, ins, src, TN_DIST_SUM, g); }
@@ -52642,11 +53320,13 @@ TNDEF int tn_dist_reduce_scatter(tn_tensor *out, tn_tensor *const *ins, tn_dist_
 TNDEF int tn_dist_barrier(tn_dist_group *g) {
     const char *fn = "tn_dist_barrier";
     if (!(g = tn__dist_group(fn, g))) return -1;
-    MPI_Request req;
-    int rc = MPI_Ibarrier(g->comm, &req);
-    return rc != MPI_SUCCESS ? tn__mpi_fail(fn, rc) : tn__dist_complete(fn, g, &req, NULL);
-}
+    if (tn__dist_nccl) return tn__nccl_barrier(fn, g);
+#ifdef TENSOR_MPI
+    return tn__mpi_barrier(fn, g);
+#else
+    return TN__NO_MPI(fn);
 #endif
+}
 
 /* the blocking forms of the async collectives, with or without MPI */
 TNDEF int tn_dist_all_reduce(tn_tensor *t, tn_dist_op op, tn_dist_group *g) {
@@ -52909,7 +53589,7 @@ static const tn_backend tn__cpu_f32_backend = {
     "cpu", tn__cpu_alloc, tn__cpu_free, tn__cpu_copy, tn__cpu_fill, tn__cpu_unary, tn__cpu_binary, tn__cpu_ternary,
     tn__cpu_reduce, tn__cpu_lane, tn__cpu_index, tn__cpu_nonzero, tn__cpu_matmul, tn__cpu_random,
     tn__cpu_im2col, tn__cpu_pool_argmax, tn__cpu_optim, NULL, tn__cpu_batch_norm, NULL, tn__cpu_layer_norm, tn__cpu_cross_entropy, NULL, NULL, NULL, NULL, NULL, NULL,
-    NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL,
 };
 
 enum { TN__STAGE_IN = 1, TN__STAGE_OUT = 2, TN__STAGE_INOUT = 3, TN__STAGE_MAX = 8 };
@@ -53375,6 +54055,7 @@ static const tn_backend tn__cpu_backend = {
     NULL,   /* matmul_ep: the CPU's GEMM has its own epilogue (src/ops/linalg.c) */
     NULL,   /* fft: src/ops/fft.c runs its own engine on the CPU */
     NULL, NULL, NULL, NULL,   /* graph_*: a CPU replay runs its nodes (no capture) */
+    NULL,   /* nccl: CPU tensors are not NCCL's (the nccl process group refuses them) */
 };
 
 static const tn_backend *tn__cpu_backend_get(void) { return &tn__cpu_backend; }
@@ -54050,6 +54731,245 @@ static int tn__si_fft(int kind, tn_tensor *y, tn_tensor *x, int rank, const int6
     tn__si_inside--;
     return r;
 }
+/* the nccl entry's contract (src/api.h) on host memory: one rank copies (a reduction over
+   one rank is its input; AVG divides by 1); more ranks, under TENSOR_MPI, are MPI's
+   non-blocking collectives over a duplicate of the group's communicator, completed by
+   QUERY as a stream's work completes (float16/bfloat16 reduced by MPI ops of their own,
+   AVG divided when complete, as ncclAvg). The id is a marker INIT checks, so a test sees
+   that the bootstrap carried GET_ID's bytes. */
+static const char tn__si_nccl_magic[] = "stand-in nccl id";
+typedef struct tn__si_pending {
+    void *buf;                          /* AVG: the result to divide, once complete */
+    int64_t n;
+    tn_dtype dtype;
+} tn__si_pending;
+typedef struct tn__si_comm {
+    int rank, size;
+#ifdef TENSOR_MPI
+    MPI_Comm comm;                      /* size > 1 */
+    MPI_Request *reqs;                  /* the queued work not complete yet */
+    tn__si_pending *post;
+    int nreqs, cap;
+#endif
+} tn__si_comm;
+typedef struct tn__si_event { tn__si_comm *c; } tn__si_event;
+
+static int tn__si_nccl_bad(tn_nccl_op op, const char *why) { return TN__FAIL_INT("stand-in GPU: nccl op %d: %s", (int)op, why); }
+
+#ifdef TENSOR_MPI
+static int64_t tn__si_nccl_count(const tn_tensor *t) { return tn_numel(t) * (tn_is_complex(t) ? 2 : 1); }   /* complex: pairs of reals */
+#define TN__SI_HALF_OP(name, to_f, from_f, expr) \
+    static void name(void *in, void *io, int *len, MPI_Datatype *dt) { \
+        (void)dt; \
+        const uint16_t *a = (const uint16_t *)in; \
+        uint16_t *b = (uint16_t *)io; \
+        for (int i = 0; i < *len; i++) { const float x = to_f(a[i]), y = to_f(b[i]); b[i] = from_f(expr); } \
+    }
+TN__SI_HALF_OP(tn__si_h_sum, tn__h2f, tn__f2h, x + y)
+TN__SI_HALF_OP(tn__si_h_prod, tn__h2f, tn__f2h, x * y)
+TN__SI_HALF_OP(tn__si_h_min, tn__h2f, tn__f2h, x < y || x != x ? x : y)
+TN__SI_HALF_OP(tn__si_h_max, tn__h2f, tn__f2h, x > y || x != x ? x : y)
+TN__SI_HALF_OP(tn__si_bf_sum, tn__bf2f, tn__f2bf, x + y)
+TN__SI_HALF_OP(tn__si_bf_prod, tn__bf2f, tn__f2bf, x * y)
+TN__SI_HALF_OP(tn__si_bf_min, tn__bf2f, tn__f2bf, x < y || x != x ? x : y)
+TN__SI_HALF_OP(tn__si_bf_max, tn__bf2f, tn__f2bf, x > y || x != x ? x : y)
+#undef TN__SI_HALF_OP
+static MPI_Datatype tn__si_mpi_type(tn_dtype d) {
+    switch (d) {
+    case TN_F32: case TN_C64: return MPI_FLOAT;
+    case TN_F64: case TN_C128: return MPI_DOUBLE;
+    case TN_I32: return MPI_INT32_T;
+    case TN_I64: return MPI_INT64_T;
+    case TN_U8: case TN_BOOL: return MPI_UINT8_T;
+    case TN_I8: return MPI_INT8_T;
+    case TN_F16: case TN_BF16: return MPI_UINT16_T;
+    default: return MPI_DATATYPE_NULL;
+    }
+}
+static MPI_Op tn__si_mpi_op(tn_dist_op op, tn_dtype d) {
+    static MPI_Op half[2][4];
+    static bool made;
+    const int k = op == TN_DIST_PRODUCT ? 1 : op == TN_DIST_MIN ? 2 : op == TN_DIST_MAX ? 3 : 0;   /* AVG: the sum, divided later */
+    if (d == TN_F16 || d == TN_BF16) {
+        if (!made) {
+            MPI_User_function *fs[2][4] = {{tn__si_h_sum, tn__si_h_prod, tn__si_h_min, tn__si_h_max}, {tn__si_bf_sum, tn__si_bf_prod, tn__si_bf_min, tn__si_bf_max}};
+            for (int i = 0; i < 2; i++)
+                for (int j = 0; j < 4; j++) MPI_Op_create(fs[i][j], 1, &half[i][j]);
+            made = true;
+        }
+        return half[d == TN_BF16][k];
+    }
+    const MPI_Op ops[4] = {MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX};
+    return ops[k];
+}
+static int tn__si_mpi_fail(const char *what, int rc) {
+    char msg[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    if (MPI_Error_string(rc, msg, &len) != MPI_SUCCESS) len = 0;
+    msg[len < MPI_MAX_ERROR_STRING ? len : MPI_MAX_ERROR_STRING - 1] = 0;
+    return TN__FAIL_INT("stand-in GPU: nccl %s: MPI error: %s", what, len ? msg : "unknown");
+}
+/* the divisions of ncclAvg, on the completed results */
+static void tn__si_avg(const tn__si_pending *p, int size) {
+    for (int64_t i = 0; i < p->n; i++) {
+        switch (p->dtype) {
+        case TN_F32: case TN_C64: ((float *)p->buf)[i] /= (float)size; break;
+        case TN_F64: case TN_C128: ((double *)p->buf)[i] /= size; break;
+        case TN_F16: ((uint16_t *)p->buf)[i] = tn__f2h(tn__h2f(((uint16_t *)p->buf)[i]) / (float)size); break;
+        case TN_BF16: ((uint16_t *)p->buf)[i] = tn__f2bf(tn__bf2f(((uint16_t *)p->buf)[i]) / (float)size); break;
+        default: break;
+        }
+    }
+}
+/* one more request in c's queue (post: an AVG result to divide when it completes) */
+static int tn__si_queue(tn__si_comm *c, MPI_Request req, void *post, int64_t n, tn_dtype d) {
+    if (c->nreqs == c->cap) {
+        const int cap = c->cap ? 2 * c->cap : 16;
+        MPI_Request *r = (MPI_Request *)TN_REALLOC(c->reqs, (size_t)cap * sizeof *r);
+        if (r) c->reqs = r;
+        tn__si_pending *p = r ? (tn__si_pending *)TN_REALLOC(c->post, (size_t)cap * sizeof *p) : NULL;
+        if (!p) return TN__FAIL_INT("stand-in GPU: nccl: out of memory");
+        c->post = p;
+        c->cap = cap;
+    }
+    c->reqs[c->nreqs] = req;
+    c->post[c->nreqs].buf = post;
+    c->post[c->nreqs].n = n;
+    c->post[c->nreqs++].dtype = d;
+    return 0;
+}
+/* a collective of ranks > 1 started over MPI */
+static int tn__si_nccl_mpi(tn_nccl_op op, tn_nccl_args *a, tn__si_comm *c) {
+    tn_tensor *t = a->x ? a->x : a->y;
+    const MPI_Datatype type = tn__si_mpi_type(t->dtype);
+    const int64_t nx = a->x ? tn__si_nccl_count(a->x) : 0, ny = a->y ? tn__si_nccl_count(a->y) : 0;
+    if (nx > INT_MAX || ny > INT_MAX) return tn__si_nccl_bad(op, "more elements than MPI's int count");
+    void *x = a->x ? tn_data_ptr(a->x) : NULL, *y = a->y ? tn_data_ptr(a->y) : NULL;
+    const MPI_Op mop = tn__si_mpi_op(a->op, t->dtype);
+    MPI_Request req = MPI_REQUEST_NULL;
+    int rc;
+    switch (op) {
+    case TN_NCCL_ALL_REDUCE: rc = MPI_Iallreduce(x == y ? MPI_IN_PLACE : x, y, (int)ny, type, mop, c->comm, &req); break;
+    case TN_NCCL_BROADCAST:
+        if (c->rank == a->peer && x != y) memcpy(y, x, (size_t)tn_numel(a->y) * tn_dtype_size(a->y->dtype));
+        rc = MPI_Ibcast(y, (int)ny, type, a->peer, c->comm, &req);
+        break;
+    case TN_NCCL_REDUCE: rc = MPI_Ireduce(c->rank == a->peer && x == y ? MPI_IN_PLACE : x, y, (int)nx, type, mop, a->peer, c->comm, &req); break;
+    case TN_NCCL_ALL_GATHER: rc = MPI_Iallgather(x, (int)nx, type, y, (int)nx, type, c->comm, &req); break;
+    case TN_NCCL_REDUCE_SCATTER: rc = MPI_Ireduce_scatter_block(x, y, (int)ny, type, mop, c->comm, &req); break;
+    case TN_NCCL_SEND: rc = MPI_Isend(x, (int)nx, type, a->peer, 0, c->comm, &req); break;
+    default: rc = MPI_Irecv(y, (int)ny, type, a->peer, 0, c->comm, &req); break;
+    }
+    if (rc != MPI_SUCCESS) return tn__si_mpi_fail("collective", rc);
+    const bool avg = a->op == TN_DIST_AVG && (op == TN_NCCL_ALL_REDUCE || op == TN_NCCL_REDUCE_SCATTER || (op == TN_NCCL_REDUCE && c->rank == a->peer));
+    return tn__si_queue(c, req, avg ? y : NULL, ny, t->dtype);
+}
+#endif
+
+static int tn__si_nccl_run(tn_nccl_op op, tn_nccl_args *a) {
+    tn__si_comm *c = (tn__si_comm *)a->comm;
+    switch (op) {
+    case TN_NCCL_GET_ID: {
+        static int64_t made;
+        memset(a->id, 0, sizeof a->id);
+        memcpy(a->id, tn__si_nccl_magic, sizeof tn__si_nccl_magic);
+        const int64_t k = TN__ATOMIC_ADD(&made, 1);
+        memcpy(a->id + 64, &k, sizeof k);
+        return 0;
+    }
+    case TN_NCCL_INIT: {
+        if (memcmp(a->id, tn__si_nccl_magic, sizeof tn__si_nccl_magic)) return tn__si_nccl_bad(op, "the id is not one GET_ID made (the bootstrap did not carry it)");
+        if (a->size < 1 || a->rank < 0 || a->rank >= a->size) return tn__si_nccl_bad(op, "rank outside [0, size)");
+#ifndef TENSOR_MPI
+        if (a->size > 1)
+            return TN__FAIL_INT("stand-in GPU: nccl over %d ranks needs the MPI build (make DIST=mpi): the stand-in carries collectives between processes over MPI", a->size);
+#endif
+        c = (tn__si_comm *)TN_MALLOC(sizeof *c);
+        if (!c) return TN__FAIL_INT("stand-in GPU: nccl: out of memory");
+        memset(c, 0, sizeof *c);
+        c->rank = a->rank;
+        c->size = a->size;
+#ifdef TENSOR_MPI
+        c->comm = MPI_COMM_NULL;
+        if (a->size > 1) {
+            const int rc = a->mpi_comm ? MPI_Comm_dup(*(const MPI_Comm *)a->mpi_comm, &c->comm) : MPI_ERR_COMM;
+            if (rc != MPI_SUCCESS) { TN_FREE(c); return tn__si_mpi_fail("INIT (the group's MPI communicator)", rc); }
+            MPI_Comm_set_errhandler(c->comm, MPI_ERRORS_RETURN);
+        }
+#endif
+        a->comm = c;
+        return 0;
+    }
+    case TN_NCCL_DESTROY: case TN_NCCL_ABORT:
+        if (!c) return 0;
+#ifdef TENSOR_MPI
+        if (op == TN_NCCL_DESTROY && c->nreqs) MPI_Waitall(c->nreqs, c->reqs, MPI_STATUSES_IGNORE);
+        if (c->comm != MPI_COMM_NULL && (op == TN_NCCL_DESTROY || !c->nreqs)) MPI_Comm_free(&c->comm);   /* aborted with work queued: abandoned */
+        TN_FREE(c->reqs);
+        TN_FREE(c->post);
+#endif
+        TN_FREE(c);
+        a->comm = NULL;
+        return 0;
+    case TN_NCCL_CHECK: case TN_NCCL_GROUP_START: case TN_NCCL_GROUP_END: return 0;
+    case TN_NCCL_RECORD: {
+        if (!c) return tn__si_nccl_bad(op, "no communicator");
+        tn__si_event *e = (tn__si_event *)TN_MALLOC(sizeof *e);
+        if (!e) return TN__FAIL_INT("stand-in GPU: nccl: out of memory");
+        e->c = c;
+        a->event = e;
+        return 0;
+    }
+    case TN_NCCL_QUERY: {   /* the queue done up to now (a stream's order: a later event waits for more) */
+        if (!a->event) return tn__si_nccl_bad(op, "no event");
+#ifdef TENSOR_MPI
+        tn__si_comm *q = ((tn__si_event *)a->event)->c;
+        if (q->nreqs) {
+            int done = 0;
+            const int rc = MPI_Testall(q->nreqs, q->reqs, &done, MPI_STATUSES_IGNORE);
+            if (rc != MPI_SUCCESS) return tn__si_mpi_fail("QUERY", rc);
+            if (!done) return 0;
+            for (int i = 0; i < q->nreqs; i++)
+                if (q->post[i].buf) tn__si_avg(&q->post[i], q->size);
+            q->nreqs = 0;
+        }
+#endif
+        return 1;
+    }
+    case TN_NCCL_RELEASE: TN_FREE(a->event); a->event = NULL; return 0;
+    default: break;
+    }
+    /* the collectives */
+    if (!c) return tn__si_nccl_bad(op, "no communicator");
+    tn_tensor *const ts[2] = {a->x, a->y};
+    if (tn__si_dense("nccl", ts, 2)) return -1;
+    const bool sends = op != TN_NCCL_RECV, recvs = op != TN_NCCL_SEND;
+    if ((sends && !a->x) || (recvs && !a->y)) return tn__si_nccl_bad(op, "an operand the op reads or writes is NULL");
+    if (a->x && a->y && a->x->dtype != a->y->dtype) return tn__si_nccl_bad(op, "x and y of different dtypes");
+    tn_tensor *t = a->x ? a->x : a->y;
+    if (t->dtype == TN_I16) return tn__si_nccl_bad(op, "int16 has no NCCL type");
+    if (a->op < TN_DIST_SUM || a->op > TN_DIST_MAX || (t->dtype == TN_BOOL && (a->op == TN_DIST_SUM || a->op == TN_DIST_AVG || a->op == TN_DIST_PRODUCT)))
+        return tn__si_nccl_bad(op, "a reduction NCCL does not have for the dtype (bools come as MAX or MIN)");
+    const int64_t nx = a->x ? tn_numel(a->x) : 0, ny = a->y ? tn_numel(a->y) : 0;
+    const bool sizes = op == TN_NCCL_ALL_GATHER ? ny == nx * c->size : op == TN_NCCL_REDUCE_SCATTER ? nx == ny * c->size : op == TN_NCCL_SEND || op == TN_NCCL_RECV || nx == ny;
+    if (!sizes) return tn__si_nccl_bad(op, "x and y have element counts the op does not take for the communicator's size");
+    if ((op == TN_NCCL_BROADCAST || op == TN_NCCL_REDUCE || op == TN_NCCL_SEND || op == TN_NCCL_RECV) && (a->peer < 0 || a->peer >= c->size))
+        return tn__si_nccl_bad(op, "the root or peer is not a rank of the communicator");
+    if ((op == TN_NCCL_SEND || op == TN_NCCL_RECV) && c->size == 1) return tn__si_nccl_bad(op, "a send or receive on one rank has no peer");
+#ifdef TENSOR_MPI
+    if (c->size > 1) return tn__si_nccl_mpi(op, a, c);
+#endif
+    if (a->x != a->y && tn_data_ptr(a->x) != tn_data_ptr(a->y)) memcpy(tn_data_ptr(a->y), tn_data_ptr(a->x), (size_t)nx * tn_dtype_size(t->dtype));
+    return 0;
+}
+static int tn__si_nccl(tn_nccl_op op, tn_nccl_args *a) {
+    if (!a) return TN__FAIL_INT("stand-in GPU: nccl: no arguments");
+    TN__SI_NO_CAPTURE("a collective (nccl)");
+    tn__si_inside++;
+    const int r = tn__si_nccl_run(op, a);
+    tn__si_inside--;
+    return r;
+}
 #undef TN__SI_DEV
 #undef TN__SI_DEV_OR_SCALAR
 #undef TN__SI_COMPLEX
@@ -54060,7 +54980,7 @@ static const tn_backend tn__stand_in_backend = {
     tn__si_reduce, tn__si_lane, tn__si_index, tn__si_nonzero, tn__si_matmul, tn__si_random,
     tn__si_im2col, tn__si_pool, tn__si_optim, tn__si_conv2d, tn__si_batch_norm, tn__si_pool2d, tn__si_layer_norm, tn__si_cross_entropy, tn__si_attention,
     tn__si_check_index, tn__si_optim_multi, tn__si_linalg, tn__si_matmul_ep, tn__si_fft,
-    tn__si_graph_begin, tn__si_graph_end, tn__si_graph_launch, tn__si_graph_free,
+    tn__si_graph_begin, tn__si_graph_end, tn__si_graph_launch, tn__si_graph_free, tn__si_nccl,
 };
 
 /* ---- the stand-in with unreadable "device" memory (tn_debug_cuda_stand_in_unreadable) ----
@@ -54158,13 +55078,14 @@ TN__SIU(int, check_index, (tn_tensor *o, tn_tensor *idx, int64_t size, int flags
 TN__SIU(int, linalg, (tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor *c, tn_tensor *p, tn_tensor *info, int flag), (op, a, b, c, p, info, flag))
 TN__SIU(int, matmul_ep, (tn_tensor *c, tn_tensor *a, tn_tensor *b, tn_tensor *bias, double al, int act), (c, a, b, bias, al, act))
 TN__SIU(int, fft, (int kind, tn_tensor *y, tn_tensor *x, int rank, const int64_t *n, double scale), (kind, y, x, rank, n, scale))
+TN__SIU(int, nccl, (tn_nccl_op op, tn_nccl_args *a), (op, a))
 #undef TN__SIU
 static const tn_backend tn__stand_in_unreadable_backend = {
     "cuda (stand-in, unreadable memory)", tn__siu_alloc, tn__siu_free, tn__siu_copy, tn__siu_fill, tn__siu_unary, tn__siu_binary, tn__siu_ternary,
     tn__siu_reduce, tn__siu_lane, tn__siu_index, tn__siu_nonzero, tn__siu_matmul, tn__siu_random,
     tn__siu_im2col, tn__siu_pool, tn__siu_optim, tn__siu_conv2d, tn__siu_batch_norm, tn__siu_pool2d, tn__siu_layer_norm, tn__siu_cross_entropy, tn__siu_attention,
     tn__siu_check_index, tn__siu_optim_multi, tn__siu_linalg, tn__siu_matmul_ep, tn__siu_fft,
-    tn__si_graph_begin, tn__si_graph_end, tn__si_graph_launch, tn__si_graph_free,
+    tn__si_graph_begin, tn__si_graph_end, tn__si_graph_launch, tn__si_graph_free, tn__siu_nccl,
 };
 TNDEF void tn_debug_cuda_stand_in_unreadable(void) { tn_register_backend(TN_CUDA, &tn__stand_in_unreadable_backend); }
 #else

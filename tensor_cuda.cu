@@ -17,6 +17,7 @@
  *    9. cuDNN: convolution, batch norm, pooling
  *   9b. FFT (cuFFT)
  *   9c. CUDA graphs: the capture of a graph replay (on a stream of its own)
+ *   9d. NCCL (torch.distributed's nccl backend)
  *   10. the backend table and the unit
  *
  * Every kernel runs on the legacy default stream (cu_stream(): except inside a CUDA-graph
@@ -3819,13 +3820,144 @@ static void cu_graph_free(void *graph) {
 }
 
 /* ======================================================================= */
+/* 9d. NCCL: tn_backend.nccl (torch.distributed's "nccl" backend)           */
+/* ======================================================================= */
+/* Built with TN_NCCL (the Makefile defines it where nccl.h is; NCCL=0 leaves it out).
+   Collectives are queued on the legacy default stream as every kernel here, so they are
+   ordered with the kernels that produce and consume their buffers and a block the caching
+   allocator hands out again is safe; an event recorded after them is what the header
+   polls (with its deadline: ncclCommAbort when it passes). Communicators are made on the
+   current device; errors come back with ncclGetErrorString (and NCCL's last message). */
+#ifdef TN_NCCL
+#include <nccl.h>
+static_assert(sizeof(ncclUniqueId) == sizeof(((tn_nccl_args *)0)->id), "ncclUniqueId is 128 bytes (NCCL_UNIQUE_ID_BYTES)");
+static int nccl_fail(const char *what, ncclResult_t r, ncclComm_t comm) {
+#if defined(NCCL_VERSION_CODE) && NCCL_VERSION_CODE >= 21300
+    const char *last = ncclGetLastError(comm);
+#else
+    const char *last = NULL;
+    (void)comm;
+#endif
+    return tn_error("%s: NCCL error %s%s%s", what, ncclGetErrorString(r), last && *last ? ": " : "", last && *last ? last : "");
+}
+#define NCCL_CHECK(what, comm, call) do { ncclResult_t r_ = (call); if (r_ != ncclSuccess) return nccl_fail(what, r_, comm); } while (0)
+/* NCCL's type of a dtype and how many of it an element is (complex: two reals) */
+static bool nccl_type(tn_dtype d, ncclDataType_t *t, int64_t *per) {
+    *per = 1;
+    switch (d) {
+    case TN_F32: *t = ncclFloat32; return true;
+    case TN_F64: *t = ncclFloat64; return true;
+    case TN_I32: *t = ncclInt32; return true;
+    case TN_I64: *t = ncclInt64; return true;
+    case TN_U8: case TN_BOOL: *t = ncclUint8; return true;   /* bools: MAX/MIN from the header (or, and) */
+    case TN_I8: *t = ncclInt8; return true;
+    case TN_F16: *t = ncclFloat16; return true;
+    case TN_BF16: *t = ncclBfloat16; return true;
+    case TN_C64: *t = ncclFloat32; *per = 2; return true;
+    case TN_C128: *t = ncclFloat64; *per = 2; return true;
+    default: return false;
+    }
+}
+static ncclRedOp_t nccl_red(tn_dist_op op) {
+    switch (op) {
+    case TN_DIST_AVG: return ncclAvg;
+    case TN_DIST_PRODUCT: return ncclProd;
+    case TN_DIST_MIN: return ncclMin;
+    case TN_DIST_MAX: return ncclMax;
+    default: return ncclSum;
+    }
+}
+static int cu_nccl(tn_nccl_op op, tn_nccl_args *a) {
+    ncclComm_t comm = (ncclComm_t)a->comm;
+    const cudaStream_t stream = 0;   /* the unit's stream: the legacy default one */
+    switch (op) {
+    case TN_NCCL_GET_ID: {
+        ncclUniqueId id;
+        NCCL_CHECK("ncclGetUniqueId", NULL, ncclGetUniqueId(&id));
+        memcpy(a->id, &id, sizeof id);
+        return 0;
+    }
+    case TN_NCCL_INIT: {
+        ncclUniqueId id;
+        memcpy(&id, a->id, sizeof id);
+        ncclComm_t c = NULL;
+        NCCL_CHECK("ncclCommInitRank", NULL, ncclCommInitRank(&c, a->size, id, a->rank));
+        a->comm = c;
+        return 0;
+    }
+    case TN_NCCL_DESTROY:
+        if (comm) NCCL_CHECK("ncclCommDestroy", NULL, ncclCommDestroy(comm));
+        a->comm = NULL;
+        return 0;
+    case TN_NCCL_ABORT:
+        if (comm) NCCL_CHECK("ncclCommAbort", NULL, ncclCommAbort(comm));
+        a->comm = NULL;
+        return 0;
+    case TN_NCCL_CHECK: {
+        ncclResult_t r = ncclSuccess;
+        if (!comm) return 0;
+        NCCL_CHECK("ncclCommGetAsyncError", comm, ncclCommGetAsyncError(comm, &r));
+        return r == ncclSuccess || r == ncclInProgress ? 0 : nccl_fail("the communicator (a peer failed)", r, comm);
+    }
+    case TN_NCCL_GROUP_START: NCCL_CHECK("ncclGroupStart", NULL, ncclGroupStart()); return 0;
+    case TN_NCCL_GROUP_END: NCCL_CHECK("ncclGroupEnd", NULL, ncclGroupEnd()); return 0;
+    case TN_NCCL_RECORD: {
+        cudaEvent_t e = NULL;
+        CU_CHECK("nccl: cudaEventCreate", cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+        cudaError_t err = cudaEventRecord(e, stream);
+        if (err != cudaSuccess) { cudaEventDestroy(e); return cu_fail("nccl: cudaEventRecord", err); }
+        a->event = e;
+        return 0;
+    }
+    case TN_NCCL_QUERY: {
+        cudaError_t err = cudaEventQuery((cudaEvent_t)a->event);
+        if (err == cudaErrorNotReady) { (void)cudaGetLastError(); return 0; }
+        CU_CHECK("nccl: the collective's work", err);   /* a fault in it, reported here */
+        return 1;
+    }
+    case TN_NCCL_RELEASE:
+        if (a->event) cudaEventDestroy((cudaEvent_t)a->event);
+        a->event = NULL;
+        return 0;
+    default: break;
+    }
+    /* the collectives: contiguous device buffers of one dtype */
+    if (!comm) return tn_error("nccl: no communicator");
+    tn_tensor *t = a->x ? a->x : a->y;
+    if (!t || (a->x && a->y && a->x->dtype != a->y->dtype)) return tn_error("nccl: the operands are missing or of different dtypes");
+    ncclDataType_t type;
+    int64_t per;
+    if (!nccl_type(t->dtype, &type, &per)) return tn_error("nccl: dtype %s has no NCCL type", tn_dtype_name(t->dtype));
+    for (tn_tensor *u : {a->x, a->y})
+        if (u && (u->device != TN_CUDA || !tn_is_contiguous(u))) return tn_error("nccl: the operands must be contiguous CUDA tensors");
+    const size_t nx = a->x ? (size_t)(tn_numel(a->x) * per) : 0, ny = a->y ? (size_t)(tn_numel(a->y) * per) : 0;
+    void *x = a->x ? tn_data_ptr(a->x) : NULL, *y = a->y ? tn_data_ptr(a->y) : NULL;
+    const ncclRedOp_t red = nccl_red(a->op);
+    switch (op) {
+    case TN_NCCL_ALL_REDUCE: if (ny) NCCL_CHECK("ncclAllReduce", comm, ncclAllReduce(x, y, ny, type, red, comm, stream)); return 0;
+    case TN_NCCL_BROADCAST: if (ny) NCCL_CHECK("ncclBroadcast", comm, ncclBroadcast(x, y, ny, type, a->peer, comm, stream)); return 0;
+    case TN_NCCL_REDUCE: if (nx) NCCL_CHECK("ncclReduce", comm, ncclReduce(x, y, nx, type, red, a->peer, comm, stream)); return 0;
+    case TN_NCCL_ALL_GATHER: if (nx) NCCL_CHECK("ncclAllGather", comm, ncclAllGather(x, y, nx, type, comm, stream)); return 0;
+    case TN_NCCL_REDUCE_SCATTER: if (ny) NCCL_CHECK("ncclReduceScatter", comm, ncclReduceScatter(x, y, ny, type, red, comm, stream)); return 0;
+    case TN_NCCL_SEND: NCCL_CHECK("ncclSend", comm, ncclSend(x, nx, type, a->peer, comm, stream)); return 0;
+    case TN_NCCL_RECV: NCCL_CHECK("ncclRecv", comm, ncclRecv(y, ny, type, a->peer, comm, stream)); return 0;
+    default: return tn_error("nccl: unknown op %d", (int)op);
+    }
+}
+#undef NCCL_CHECK
+#define CU_NCCL_ENTRY cu_nccl
+#else
+#define CU_NCCL_ENTRY NULL   /* built without NCCL (NCCL=0, or no nccl.h): init_process_group("nccl") says so */
+#endif /* TN_NCCL */
+
+/* ======================================================================= */
 /* 10. the backend table and the unit                                       */
 /* ======================================================================= */
 static const tn_backend cuda_backend = {
     "cuda", cu_alloc, cu_free, cu_copy, cu_fill, cu_unary, cu_binary, cu_ternary, cu_reduce, cu_lane, cu_index,
     cu_nonzero, cu_matmul, cu_random, cu_im2col, cu_pool_argmax, cu_optim, cu_conv2d, cu_batch_norm, cu_pool2d, cu_layer_norm, cu_cross_entropy, cu_attention,
     cu_check_index, cu_optim_multi, cu_linalg, cu_matmul_ep, cu_fft,
-    cu_graph_begin, cu_graph_end, cu_graph_launch, cu_graph_free,
+    cu_graph_begin, cu_graph_end, cu_graph_launch, cu_graph_free, CU_NCCL_ENTRY,
 };
 
 static int u_device_count(void) { int n = 0; return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0; }

@@ -4886,18 +4886,23 @@ TNDEF tn_tensor *tn_shared_recv(int sock);        /* the tensor tn_shared_send s
 
 /* ---- distributed (torch.distributed) ----
    Process groups and collectives over MPI, built in with TENSOR_MPI (make DIST=mpi; the
-   header needs no MPI otherwise, and then every call is an error that says so). Launch
-   with mpirun: tn_dist_init("mpi") takes the rank and world size from it ("gloo" is
-   served by MPI too). g = NULL is the default group of all ranks; ranks passed to a
-   collective are global ranks, as in PyTorch. Tensors are communicated in place, any
-   layout and device (staged through a contiguous CPU copy where needed). Every call
-   completes before its deadline (.timeout, default $TN_DIST_TIMEOUT or 30 minutes) or
-   fails with an error, so a rank that died makes the others fail rather than hang. */
+   header needs no MPI otherwise, and then "mpi" is an error that says so), or over NCCL
+   for CUDA tensors (the GPU unit built with NCCL; with or without MPI). "mpi": launch with
+   mpirun, which gives the rank and world size ("gloo" is served by MPI too). "nccl": under
+   TENSOR_MPI mpirun's too, else RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT as torchrun
+   sets them (none: one process); collectives run on the device, CPU tensors are refused.
+   g = NULL is the default group of all ranks; ranks passed to a collective are global
+   ranks, as in PyTorch. Tensors are communicated in place, any layout (mpi: any device,
+   staged through a contiguous CPU copy where needed; nccl: through a contiguous device
+   copy). Every call completes before its deadline (.timeout, default $TN_DIST_TIMEOUT or
+   30 minutes) or fails with an error, so a rank that died makes the others fail rather
+   than hang (nccl: the communicator is aborted). */
 typedef enum tn_dist_op { TN_DIST_SUM, TN_DIST_AVG, TN_DIST_PRODUCT, TN_DIST_MIN, TN_DIST_MAX } tn_dist_op;  /* ReduceOp */
 typedef struct tn_dist_group tn_dist_group;
 typedef struct tn_dist_work tn_dist_work;
-TNDEF bool tn_dist_is_available(void);                 /* built with MPI */
-/* init_process_group(backend, timeout=None): backend "mpi" or "gloo" (NULL: "mpi");
+TNDEF bool tn_dist_is_available(void);                 /* built with MPI, or a CUDA backend with NCCL */
+TNDEF bool tn_dist_is_backend_available(const char *backend);  /* "mpi"/"gloo": built with MPI; "nccl": the CUDA backend has NCCL */
+/* init_process_group(backend, timeout=None): backend "mpi", "gloo" or "nccl" (NULL: "mpi");
    .timeout in seconds (PyTorch's timedelta), NAN (None) or <= 0: the default:
    tn_dist_init("mpi", .timeout = 60). */
 #define TN_FIELDS_tn_dist_init_fn_opts(X) \
@@ -4907,7 +4912,7 @@ TNDEF int tn_dist_init_opts(const char *backend, tn_dist_init_fn_opts opts);
 #define tn_dist_init(...) tn_dist_init_opts(TN__POS_KW(tn_dist_init_fn_opts, __VA_ARGS__))
 TNDEF int tn_dist_init_str(const char *backend, const char *options);
 TNDEF bool tn_dist_is_initialized(void);
-TNDEF int tn_dist_destroy(void);                       /* destroy_process_group; MPI cannot start again after it */
+TNDEF int tn_dist_destroy(void);                       /* destroy_process_group; MPI (also nccl's bootstrap) cannot start again after it */
 TNDEF int tn_dist_get_rank(const tn_dist_group *g);    /* in g (NULL: the world); -1 outside g */
 TNDEF int tn_dist_get_world_size(const tn_dist_group *g);
 TNDEF tn_dist_group *tn_dist_new_group(const int64_t *ranks, int n);  /* every rank calls it, members or not */
@@ -5132,6 +5137,22 @@ TNDEF const char *tn_binary_op_name(tn_binary_op op);
 
 /* The factorizations of tn_backend.linalg (LAPACK's names). */
 typedef enum tn_linalg_op { TN_LA_GETRF, TN_LA_GETRS, TN_LA_POTRF, TN_LA_GEQRF, TN_LA_SYEVD, TN_LA_GESVD, TN_LA_TRSM, TN_LA_ORMQR } tn_linalg_op;
+/* The nccl entry's operations and their arguments (tn_backend.nccl; src/dist/dist.c calls it) */
+typedef enum tn_nccl_op {
+    TN_NCCL_GET_ID, TN_NCCL_INIT, TN_NCCL_DESTROY, TN_NCCL_ABORT, TN_NCCL_CHECK, TN_NCCL_GROUP_START, TN_NCCL_GROUP_END,
+    TN_NCCL_ALL_REDUCE, TN_NCCL_BROADCAST, TN_NCCL_REDUCE, TN_NCCL_ALL_GATHER, TN_NCCL_REDUCE_SCATTER, TN_NCCL_SEND, TN_NCCL_RECV,
+    TN_NCCL_RECORD, TN_NCCL_QUERY, TN_NCCL_RELEASE
+} tn_nccl_op;
+typedef struct tn_nccl_args {
+    void *comm;                     /* the communicator (INIT writes it) */
+    void *event;                    /* RECORD writes it; QUERY and RELEASE take it */
+    tn_tensor *x, *y;               /* what is sent, what is received (contiguous, on this device) */
+    int peer;                       /* the root or the peer: a rank of the communicator */
+    tn_dist_op op;                  /* the reduction (bool tensors come as MAX or MIN: logical or, and) */
+    int rank, size;                 /* INIT: this rank of size */
+    const void *mpi_comm;           /* INIT: the group's MPI_Comm, or NULL (the stand-in carries ranks > 1 over it) */
+    unsigned char id[128];          /* GET_ID writes it (ncclUniqueId's bytes); INIT reads it */
+} tn_nccl_args;
 /* A backend: device-independent code validates arguments, computes shapes and allocates
    outputs, then calls these. Operands already have the kernel's dtypes and broadcast
    shapes (stride 0 where broadcast); outputs may alias inputs element for element.
@@ -5299,6 +5320,26 @@ typedef struct tn_backend {
     int (*graph_end)(void **graph);
     int (*graph_launch)(void *graph);
     void (*graph_free)(void *graph);
+    /* Optional (NULL: init_process_group("nccl") fails on this device). NCCL's communicators
+       and collectives, queued on the device's stream in the order called (a.comm: the
+       communicator; x, y: tensors of one dtype: int8, uint8, int32, int64, float16, bfloat16,
+       float32, float64, complex as pairs of its reals, bool as uint8; n = x's elements):
+       GET_ID      a.id <- a new unique id (one rank makes it, every rank gets it)
+       INIT        a.comm <- this device's communicator of rank a.rank of a.size from a.id
+                   (blocks until every rank joined)
+       DESTROY, ABORT  free a.comm (ABORT: without waiting for queued work: a dead peer)
+       CHECK       0, or -1 with the communicator's asynchronous error (a failed peer)
+       GROUP_START, GROUP_END  NCCL's grouping of the calls between (SEND/RECV pairs)
+       ALL_REDUCE  y <- a.op over every rank's x (y may be x)
+       BROADCAST   y <- rank a.peer's x (y may be x)
+       REDUCE      y on rank a.peer <- a.op over every rank's x
+       ALL_GATHER  y (size * n) <- every rank's x, in rank order
+       REDUCE_SCATTER  y (n / size) <- a.op over every rank's x of this rank's block
+       SEND, RECV  x to rank a.peer; y from rank a.peer
+       RECORD      a.event <- an event after the work queued so far on a.comm
+       QUERY       1 when a.event's work is done, 0 while not, -1 with the error
+       RELEASE     frees a.event */
+    int (*nccl)(tn_nccl_op op, tn_nccl_args *a);
 } tn_backend;
 /* The cases the GPU unit's fused attention entry declines (tensor_cuda.cu and the checking
    stand-in both ask here, so they decline alike): the switch TN_CUDA_FUSED_ATTENTION=0, a

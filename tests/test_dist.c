@@ -236,7 +236,8 @@ int main(int argc, char **argv) {
     }
     CHECK(tn_dist_is_initialized() && W >= 1 && R >= 0 && R < W && W <= 64);
     CHECK(tn_dist_init("mpi") == -1 && strstr(tn_last_error(), "already initialized"));
-    CHECK(tn_dist_init("nccl") == -1 && strstr(tn_last_error(), "backend 'nccl' is not available"));
+    CHECK(tn_dist_init("nccl") == -1 && strstr(tn_last_error(), "already initialized"));
+    CHECK(tn_dist_init("tcp") == -1 && strstr(tn_last_error(), "backend 'tcp' is not available"));
     RUN(all_reduce_every_dtype_and_op);
     RUN(broadcast_and_reduce);
     RUN(lists);

@@ -62,6 +62,20 @@ check "CUDNN=0: builds without it" '[ $rc -eq 0 ] && echo "$out" | grep -q " CUD
 probe "$d/bin" TN_BENCH_PYTHON=/bin/false GPU_CHECK_SITE="$d/site"
 check "GPU_CHECK_SITE: searched" '[ $rc -eq 0 ] && echo "$out" | grep -q "CUDNN_LINK=-l:libcudnn.so.9 "'
 
+# NCCL in the CUDA tree: found, built in, the nccl step's library on the link line; the Makefile's NCCL=1 and NCCL=0
+printf '#define NCCL_MAJOR 2\n#define NCCL_MINOR 21\n#define NCCL_PATCH 5\n' > "$d/cuda/include/nccl.h"
+touch "$d/cuda/lib64/libnccl.so"
+probe "$d/bin"
+check "NCCL: found, its version, built in" '[ $rc -eq 0 ] && echo "$out" | grep -q "^NCCL: *2.21.5 " && echo "$out" | grep -q " NCCL=1 NCCL_INC=$d/cuda/include NCCL_LINK=-lnccl "'
+check "NCCL: the test built" 'echo "$out" | grep -q "build/cuda/test_dist_nccl"'
+rm -f "$d/cuda/include/nccl.h" "$d/cuda/lib64/libnccl.so"
+probe "$d/bin"
+check "no NCCL: built without it, and said" 'echo "$out" | grep -q " NCCL=0" && echo "$out" | grep -q "^NCCL: *not found"'
+out=$(make -n build/cuda/tensor_cuda.o NCCL=1 CUDNN=0 CUDA_HOME="$d/empty" 2>&1); rc=$?
+check "make NCCL=1 without nccl.h fails" '[ $rc -ne 0 ] && echo "$out" | grep -q "NCCL=1 but there is no nccl.h in $d/empty/include"'
+out=$(make -n build/cuda/tensor_cuda.o NCCL=0 CUDNN=0 2>&1); rc=$?
+check "make NCCL=0: the unit without NCCL" '[ $rc -eq 0 ] && echo "$out" | grep -q "nvcc" && ! echo "$out" | grep -q "DTN_NCCL"'
+
 # no GPU: no nvidia-smi, or one that finds nothing; cuDNN used when found (unversioned here)
 mkdir -p "$d/cuda/lib" && touch "$d/cuda/include/cudnn.h" "$d/cuda/lib/libcudnn.so"
 probe "$d/nosmi"

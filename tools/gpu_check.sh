@@ -7,7 +7,8 @@
 #      the unversioned link: linked with -l:libcudnn.so.9 then); the GPU, driver, CUDA,
 #      cuBLAS and cuDNN versions
 #   2. build for this GPU's compute capability only (nvidia-smi), make -j(cores)
-#   3. the GPU tests (build/cuda/test_cuda; rerun with CUDA_LAUNCH_BLOCKING=1 when they fail)
+#   3. the GPU tests (build/cuda/test_cuda; rerun with CUDA_LAUNCH_BLOCKING=1 when they fail),
+#      torch.distributed over NCCL on one GPU (build/cuda/test_dist_nccl, where NCCL is found)
 #      and the Python GPU tests (test_cuda*.py) when the interpreter has pytest
 #   4. the GPU benchmark beside PyTorch (build/cuda/bench_cuda)
 #   5. compute-sanitizer memcheck on the GPU tests with the time that is left
@@ -30,7 +31,7 @@
 #   CUDA_ARCH             without a GPU: the architectures to build (default: the Makefile's list)
 #   GPU_CHECK_BUDGET      seconds for the whole run (default 470); memcheck gets the rest
 #   GPU_CHECK_BUILD_TIMEOUT  the build's timeout without a GPU (default 1800 s)
-#   GPU_CHECK_STEPS       the steps to run after the build (default "test pytest bench memcheck";
+#   GPU_CHECK_STEPS       the steps to run after the build (default "test nccl pytest bench memcheck";
 #                         "profile" adds tools/gpu_profile.py on TN_BENCH_ONLY's workloads, gpt by default)
 #   BENCH_REPS            repetitions per benchmark workload (default 7)
 #   JOBS                  parallel make jobs (default: the number of cores)
@@ -44,7 +45,7 @@ OUT=${GPU_CHECK_OUT:-build/gpu-check}
 BUDGET=${GPU_CHECK_BUDGET:-470}
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 DRY=${GPU_CHECK_DRY:-0}
-STEPS=${GPU_CHECK_STEPS:-test pytest bench memcheck}
+STEPS=${GPU_CHECK_STEPS:-test nccl pytest bench memcheck}
 mkdir -p "$OUT" || exit 1
 exec > >(tee "$OUT/gpu_check.log") 2>&1
 START=$SECONDS
@@ -183,14 +184,21 @@ if r=$(find_lib cufft); then FFT_LIB=${r% *}; FFT_LINK=${r#* }; fi
 if b=$(find_header cufft.h); then FFT_VER=$(hdr_version "$b/cufft.h" CUFFT_VER_MAJOR CUFFT_VER_MINOR CUFFT_VER_PATCH); fi
 RT_LIB=""
 if r=$(find_lib cudart); then RT_LIB=${r% *}; fi
+# NCCL: torch.distributed's nccl backend in the unit (tests/test_dist_nccl.c: step nccl); built where found
+NCCL_INC="" NCCL_LIB="" NCCL_LINK="" NCCL_VER=""
+if NCCL_INC=$(find_header nccl.h); then
+    if r=$(find_lib nccl "$(dirname "$NCCL_INC")/lib" "$(dirname "$NCCL_INC")/lib64"); then NCCL_LIB=${r% *}; NCCL_LINK=${r#* }; fi
+    NCCL_VER=$(hdr_version "$NCCL_INC/nccl.h" NCCL_MAJOR NCCL_MINOR NCCL_PATCH)
+fi
+USE_NCCL=$([ -n "$NCCL_LIB" ] && echo 1 || echo 0)
 EXTRA_LIBDIRS=""   # beyond the CUDA tree's lib64/ and lib/, which the Makefile links and rpaths itself
-for d in $DNN_LIB $BLAS_LIB $SOLVER_LIB $FFT_LIB $RT_LIB; do
+for d in $DNN_LIB $BLAS_LIB $SOLVER_LIB $FFT_LIB $RT_LIB $NCCL_LIB; do
     case " $EXTRA_LIBDIRS $CUDA_HOME/lib64 $CUDA_HOME/lib " in *" $d "*) ;; *) EXTRA_LIBDIRS="$EXTRA_LIBDIRS${EXTRA_LIBDIRS:+ }$d" ;; esac
 done
 # cuDNN 9 loads its engine libraries (and pip's cuDNN its pip cuBLAS) by name at run time:
 # the directories found, then every pip nvidia/*/lib, go on the search path too
 RUNDIRS=""
-for d in $DNN_LIB $BLAS_LIB $SOLVER_LIB $FFT_LIB $RT_LIB $(for p in $PIPDIRS; do echo "$p/lib"; done); do
+for d in $DNN_LIB $BLAS_LIB $SOLVER_LIB $FFT_LIB $RT_LIB $NCCL_LIB $(for p in $PIPDIRS; do echo "$p/lib"; done); do
     [ -d "$d" ] && case ":$RUNDIRS:" in *":$d:"*) ;; *) RUNDIRS="$RUNDIRS${RUNDIRS:+:}$d" ;; esac
 done
 export LD_LIBRARY_PATH="$RUNDIRS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -212,6 +220,8 @@ echo "cuFFT:    ${FFT_VER:-?} (${FFT_LIB:-not found} $FFT_LINK)"
 if [ "$USE_CUDNN" = 1 ]; then echo "cuDNN:    ${DNN_VER:-?} (cudnn.h in $DNN_INC; $DNN_LIB $DNN_LINK)"
 elif [ "$WANT_CUDNN" = 0 ]; then echo "cuDNN:    not used (CUDNN=0): convolution takes im2col + cuBLAS"
 else echo "cuDNN:    not found: convolution takes im2col + cuBLAS (CUDNN=1 makes this an error)"; fi
+if [ "$USE_NCCL" = 1 ]; then echo "NCCL:     ${NCCL_VER:-?} (nccl.h in $NCCL_INC; $NCCL_LIB $NCCL_LINK)"
+else echo "NCCL:     not found (nccl.h${NCCL_INC:+ in $NCCL_INC}, no libnccl): the unit is built without the nccl backend"; fi
 # the interpreter's PyTorch, or the last line of why it has none
 echo "python:   ${PY:-none} $([ -n "$PY" ] && { "$PY" -c 'import torch; print("torch", torch.__version__, "CUDA", torch.version.cuda, "cuDNN", torch.backends.cudnn.version())' 2>&1 || echo "(no torch)"; } | tail -1)"
 echo "jobs:     $JOBS; budget ${BUDGET}s; logs in $OUT"
@@ -221,9 +231,11 @@ recap probe ok $((SECONDS - START)) gpu_check.log "${GPU:-no GPU}"
 # ---- 2. build ----
 MAKEARGS=(CUDA_HOME="$CUDA_HOME" NVCC="$NVCC_BIN" CUDNN="$USE_CUDNN" CUDNN_INC="$DNN_INC" CUDNN_LINK="$DNN_LINK"
           CUBLAS_LINK="$BLAS_LINK" CUBLASLT_LINK="$LT_LINK" CUSOLVER_LINK="$SOLVER_LINK" CUFFT_LINK="$FFT_LINK" CUDA_LIBDIRS="$EXTRA_LIBDIRS" ZLIB="$ZL")
+MAKEARGS+=(NCCL="$USE_NCCL")
+[ "$USE_NCCL" = 1 ] && MAKEARGS+=(NCCL_INC="$NCCL_INC" NCCL_LINK="$NCCL_LINK" NCCL_LIBDIR="$NCCL_LIB")
 [ -n "$ARCH" ] && MAKEARGS+=(CUDA_ARCH="$ARCH")
 [ -n "$PY" ] && MAKEARGS+=(PY="$PY")
-TARGETS=(lib/libtensor.so lib/libtensor_cuda.so build/cuda/test_cuda build/cuda/bench_cuda build/cuda/fashion_mlp build/cuda/fashion_cnn)
+TARGETS=(lib/libtensor.so lib/libtensor_cuda.so build/cuda/test_cuda build/cuda/test_dist_nccl build/cuda/bench_cuda build/cuda/fashion_mlp build/cuda/fashion_cnn)
 has_step() { case " $STEPS " in *" $1 "*) return 0 ;; esac; return 1; }
 has_step profile && TARGETS+=(build/cuda/libbench_cuda.so)
 echo "make -j$JOBS ${MAKEARGS[*]} ${TARGETS[*]}"
@@ -252,6 +264,16 @@ if has_step test; then
             grep -E '^FAIL' "$OUT/test_blocking.log" | head -n 10
             recap blocking "$STEP_STATUS" "$STEP_SECS" test_blocking.log "$(counts "$OUT/test_blocking.log")"
         fi
+    fi
+fi
+if has_step nccl; then   # torch.distributed's nccl backend, one rank, no MPI: the collectives and DDP (a small CNN)
+    if [ "$USE_NCCL" = 1 ]; then
+        run_step nccl 120 nccl.log ./build/cuda/test_dist_nccl
+        [ $RC -ne 0 ] && FAILED=1
+        tail -n 3 "$OUT/nccl.log"
+        recap nccl "$STEP_STATUS" "$STEP_SECS" nccl.log "$(head -n 1 "$OUT/nccl.log" | cut -c1-40); $(counts "$OUT/nccl.log")"
+    else
+        recap nccl skipped 0 - "no NCCL (nccl.h and libnccl): the unit was built without it"
     fi
 fi
 if has_step pytest; then

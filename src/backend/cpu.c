@@ -168,6 +168,7 @@ static const tn_backend tn__cpu_backend = {
     NULL,   /* matmul_ep: the CPU's GEMM has its own epilogue (src/ops/linalg.c) */
     NULL,   /* fft: src/ops/fft.c runs its own engine on the CPU */
     NULL, NULL, NULL, NULL,   /* graph_*: a CPU replay runs its nodes (no capture) */
+    NULL,   /* nccl: CPU tensors are not NCCL's (the nccl process group refuses them) */
 };
 
 static const tn_backend *tn__cpu_backend_get(void) { return &tn__cpu_backend; }

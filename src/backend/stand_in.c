@@ -661,6 +661,245 @@ static int tn__si_fft(int kind, tn_tensor *y, tn_tensor *x, int rank, const int6
     tn__si_inside--;
     return r;
 }
+/* the nccl entry's contract (src/api.h) on host memory: one rank copies (a reduction over
+   one rank is its input; AVG divides by 1); more ranks, under TENSOR_MPI, are MPI's
+   non-blocking collectives over a duplicate of the group's communicator, completed by
+   QUERY as a stream's work completes (float16/bfloat16 reduced by MPI ops of their own,
+   AVG divided when complete, as ncclAvg). The id is a marker INIT checks, so a test sees
+   that the bootstrap carried GET_ID's bytes. */
+static const char tn__si_nccl_magic[] = "stand-in nccl id";
+typedef struct tn__si_pending {
+    void *buf;                          /* AVG: the result to divide, once complete */
+    int64_t n;
+    tn_dtype dtype;
+} tn__si_pending;
+typedef struct tn__si_comm {
+    int rank, size;
+#ifdef TENSOR_MPI
+    MPI_Comm comm;                      /* size > 1 */
+    MPI_Request *reqs;                  /* the queued work not complete yet */
+    tn__si_pending *post;
+    int nreqs, cap;
+#endif
+} tn__si_comm;
+typedef struct tn__si_event { tn__si_comm *c; } tn__si_event;
+
+static int tn__si_nccl_bad(tn_nccl_op op, const char *why) { return TN__FAIL_INT("stand-in GPU: nccl op %d: %s", (int)op, why); }
+
+#ifdef TENSOR_MPI
+static int64_t tn__si_nccl_count(const tn_tensor *t) { return tn_numel(t) * (tn_is_complex(t) ? 2 : 1); }   /* complex: pairs of reals */
+#define TN__SI_HALF_OP(name, to_f, from_f, expr) \
+    static void name(void *in, void *io, int *len, MPI_Datatype *dt) { \
+        (void)dt; \
+        const uint16_t *a = (const uint16_t *)in; \
+        uint16_t *b = (uint16_t *)io; \
+        for (int i = 0; i < *len; i++) { const float x = to_f(a[i]), y = to_f(b[i]); b[i] = from_f(expr); } \
+    }
+TN__SI_HALF_OP(tn__si_h_sum, tn__h2f, tn__f2h, x + y)
+TN__SI_HALF_OP(tn__si_h_prod, tn__h2f, tn__f2h, x * y)
+TN__SI_HALF_OP(tn__si_h_min, tn__h2f, tn__f2h, x < y || x != x ? x : y)
+TN__SI_HALF_OP(tn__si_h_max, tn__h2f, tn__f2h, x > y || x != x ? x : y)
+TN__SI_HALF_OP(tn__si_bf_sum, tn__bf2f, tn__f2bf, x + y)
+TN__SI_HALF_OP(tn__si_bf_prod, tn__bf2f, tn__f2bf, x * y)
+TN__SI_HALF_OP(tn__si_bf_min, tn__bf2f, tn__f2bf, x < y || x != x ? x : y)
+TN__SI_HALF_OP(tn__si_bf_max, tn__bf2f, tn__f2bf, x > y || x != x ? x : y)
+#undef TN__SI_HALF_OP
+static MPI_Datatype tn__si_mpi_type(tn_dtype d) {
+    switch (d) {
+    case TN_F32: case TN_C64: return MPI_FLOAT;
+    case TN_F64: case TN_C128: return MPI_DOUBLE;
+    case TN_I32: return MPI_INT32_T;
+    case TN_I64: return MPI_INT64_T;
+    case TN_U8: case TN_BOOL: return MPI_UINT8_T;
+    case TN_I8: return MPI_INT8_T;
+    case TN_F16: case TN_BF16: return MPI_UINT16_T;
+    default: return MPI_DATATYPE_NULL;
+    }
+}
+static MPI_Op tn__si_mpi_op(tn_dist_op op, tn_dtype d) {
+    static MPI_Op half[2][4];
+    static bool made;
+    const int k = op == TN_DIST_PRODUCT ? 1 : op == TN_DIST_MIN ? 2 : op == TN_DIST_MAX ? 3 : 0;   /* AVG: the sum, divided later */
+    if (d == TN_F16 || d == TN_BF16) {
+        if (!made) {
+            MPI_User_function *fs[2][4] = {{tn__si_h_sum, tn__si_h_prod, tn__si_h_min, tn__si_h_max}, {tn__si_bf_sum, tn__si_bf_prod, tn__si_bf_min, tn__si_bf_max}};
+            for (int i = 0; i < 2; i++)
+                for (int j = 0; j < 4; j++) MPI_Op_create(fs[i][j], 1, &half[i][j]);
+            made = true;
+        }
+        return half[d == TN_BF16][k];
+    }
+    const MPI_Op ops[4] = {MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX};
+    return ops[k];
+}
+static int tn__si_mpi_fail(const char *what, int rc) {
+    char msg[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    if (MPI_Error_string(rc, msg, &len) != MPI_SUCCESS) len = 0;
+    msg[len < MPI_MAX_ERROR_STRING ? len : MPI_MAX_ERROR_STRING - 1] = 0;
+    return TN__FAIL_INT("stand-in GPU: nccl %s: MPI error: %s", what, len ? msg : "unknown");
+}
+/* the divisions of ncclAvg, on the completed results */
+static void tn__si_avg(const tn__si_pending *p, int size) {
+    for (int64_t i = 0; i < p->n; i++) {
+        switch (p->dtype) {
+        case TN_F32: case TN_C64: ((float *)p->buf)[i] /= (float)size; break;
+        case TN_F64: case TN_C128: ((double *)p->buf)[i] /= size; break;
+        case TN_F16: ((uint16_t *)p->buf)[i] = tn__f2h(tn__h2f(((uint16_t *)p->buf)[i]) / (float)size); break;
+        case TN_BF16: ((uint16_t *)p->buf)[i] = tn__f2bf(tn__bf2f(((uint16_t *)p->buf)[i]) / (float)size); break;
+        default: break;
+        }
+    }
+}
+/* one more request in c's queue (post: an AVG result to divide when it completes) */
+static int tn__si_queue(tn__si_comm *c, MPI_Request req, void *post, int64_t n, tn_dtype d) {
+    if (c->nreqs == c->cap) {
+        const int cap = c->cap ? 2 * c->cap : 16;
+        MPI_Request *r = (MPI_Request *)TN_REALLOC(c->reqs, (size_t)cap * sizeof *r);
+        if (r) c->reqs = r;
+        tn__si_pending *p = r ? (tn__si_pending *)TN_REALLOC(c->post, (size_t)cap * sizeof *p) : NULL;
+        if (!p) return TN__FAIL_INT("stand-in GPU: nccl: out of memory");
+        c->post = p;
+        c->cap = cap;
+    }
+    c->reqs[c->nreqs] = req;
+    c->post[c->nreqs].buf = post;
+    c->post[c->nreqs].n = n;
+    c->post[c->nreqs++].dtype = d;
+    return 0;
+}
+/* a collective of ranks > 1 started over MPI */
+static int tn__si_nccl_mpi(tn_nccl_op op, tn_nccl_args *a, tn__si_comm *c) {
+    tn_tensor *t = a->x ? a->x : a->y;
+    const MPI_Datatype type = tn__si_mpi_type(t->dtype);
+    const int64_t nx = a->x ? tn__si_nccl_count(a->x) : 0, ny = a->y ? tn__si_nccl_count(a->y) : 0;
+    if (nx > INT_MAX || ny > INT_MAX) return tn__si_nccl_bad(op, "more elements than MPI's int count");
+    void *x = a->x ? tn_data_ptr(a->x) : NULL, *y = a->y ? tn_data_ptr(a->y) : NULL;
+    const MPI_Op mop = tn__si_mpi_op(a->op, t->dtype);
+    MPI_Request req = MPI_REQUEST_NULL;
+    int rc;
+    switch (op) {
+    case TN_NCCL_ALL_REDUCE: rc = MPI_Iallreduce(x == y ? MPI_IN_PLACE : x, y, (int)ny, type, mop, c->comm, &req); break;
+    case TN_NCCL_BROADCAST:
+        if (c->rank == a->peer && x != y) memcpy(y, x, (size_t)tn_numel(a->y) * tn_dtype_size(a->y->dtype));
+        rc = MPI_Ibcast(y, (int)ny, type, a->peer, c->comm, &req);
+        break;
+    case TN_NCCL_REDUCE: rc = MPI_Ireduce(c->rank == a->peer && x == y ? MPI_IN_PLACE : x, y, (int)nx, type, mop, a->peer, c->comm, &req); break;
+    case TN_NCCL_ALL_GATHER: rc = MPI_Iallgather(x, (int)nx, type, y, (int)nx, type, c->comm, &req); break;
+    case TN_NCCL_REDUCE_SCATTER: rc = MPI_Ireduce_scatter_block(x, y, (int)ny, type, mop, c->comm, &req); break;
+    case TN_NCCL_SEND: rc = MPI_Isend(x, (int)nx, type, a->peer, 0, c->comm, &req); break;
+    default: rc = MPI_Irecv(y, (int)ny, type, a->peer, 0, c->comm, &req); break;
+    }
+    if (rc != MPI_SUCCESS) return tn__si_mpi_fail("collective", rc);
+    const bool avg = a->op == TN_DIST_AVG && (op == TN_NCCL_ALL_REDUCE || op == TN_NCCL_REDUCE_SCATTER || (op == TN_NCCL_REDUCE && c->rank == a->peer));
+    return tn__si_queue(c, req, avg ? y : NULL, ny, t->dtype);
+}
+#endif
+
+static int tn__si_nccl_run(tn_nccl_op op, tn_nccl_args *a) {
+    tn__si_comm *c = (tn__si_comm *)a->comm;
+    switch (op) {
+    case TN_NCCL_GET_ID: {
+        static int64_t made;
+        memset(a->id, 0, sizeof a->id);
+        memcpy(a->id, tn__si_nccl_magic, sizeof tn__si_nccl_magic);
+        const int64_t k = TN__ATOMIC_ADD(&made, 1);
+        memcpy(a->id + 64, &k, sizeof k);
+        return 0;
+    }
+    case TN_NCCL_INIT: {
+        if (memcmp(a->id, tn__si_nccl_magic, sizeof tn__si_nccl_magic)) return tn__si_nccl_bad(op, "the id is not one GET_ID made (the bootstrap did not carry it)");
+        if (a->size < 1 || a->rank < 0 || a->rank >= a->size) return tn__si_nccl_bad(op, "rank outside [0, size)");
+#ifndef TENSOR_MPI
+        if (a->size > 1)
+            return TN__FAIL_INT("stand-in GPU: nccl over %d ranks needs the MPI build (make DIST=mpi): the stand-in carries collectives between processes over MPI", a->size);
+#endif
+        c = (tn__si_comm *)TN_MALLOC(sizeof *c);
+        if (!c) return TN__FAIL_INT("stand-in GPU: nccl: out of memory");
+        memset(c, 0, sizeof *c);
+        c->rank = a->rank;
+        c->size = a->size;
+#ifdef TENSOR_MPI
+        c->comm = MPI_COMM_NULL;
+        if (a->size > 1) {
+            const int rc = a->mpi_comm ? MPI_Comm_dup(*(const MPI_Comm *)a->mpi_comm, &c->comm) : MPI_ERR_COMM;
+            if (rc != MPI_SUCCESS) { TN_FREE(c); return tn__si_mpi_fail("INIT (the group's MPI communicator)", rc); }
+            MPI_Comm_set_errhandler(c->comm, MPI_ERRORS_RETURN);
+        }
+#endif
+        a->comm = c;
+        return 0;
+    }
+    case TN_NCCL_DESTROY: case TN_NCCL_ABORT:
+        if (!c) return 0;
+#ifdef TENSOR_MPI
+        if (op == TN_NCCL_DESTROY && c->nreqs) MPI_Waitall(c->nreqs, c->reqs, MPI_STATUSES_IGNORE);
+        if (c->comm != MPI_COMM_NULL && (op == TN_NCCL_DESTROY || !c->nreqs)) MPI_Comm_free(&c->comm);   /* aborted with work queued: abandoned */
+        TN_FREE(c->reqs);
+        TN_FREE(c->post);
+#endif
+        TN_FREE(c);
+        a->comm = NULL;
+        return 0;
+    case TN_NCCL_CHECK: case TN_NCCL_GROUP_START: case TN_NCCL_GROUP_END: return 0;
+    case TN_NCCL_RECORD: {
+        if (!c) return tn__si_nccl_bad(op, "no communicator");
+        tn__si_event *e = (tn__si_event *)TN_MALLOC(sizeof *e);
+        if (!e) return TN__FAIL_INT("stand-in GPU: nccl: out of memory");
+        e->c = c;
+        a->event = e;
+        return 0;
+    }
+    case TN_NCCL_QUERY: {   /* the queue done up to now (a stream's order: a later event waits for more) */
+        if (!a->event) return tn__si_nccl_bad(op, "no event");
+#ifdef TENSOR_MPI
+        tn__si_comm *q = ((tn__si_event *)a->event)->c;
+        if (q->nreqs) {
+            int done = 0;
+            const int rc = MPI_Testall(q->nreqs, q->reqs, &done, MPI_STATUSES_IGNORE);
+            if (rc != MPI_SUCCESS) return tn__si_mpi_fail("QUERY", rc);
+            if (!done) return 0;
+            for (int i = 0; i < q->nreqs; i++)
+                if (q->post[i].buf) tn__si_avg(&q->post[i], q->size);
+            q->nreqs = 0;
+        }
+#endif
+        return 1;
+    }
+    case TN_NCCL_RELEASE: TN_FREE(a->event); a->event = NULL; return 0;
+    default: break;
+    }
+    /* the collectives */
+    if (!c) return tn__si_nccl_bad(op, "no communicator");
+    tn_tensor *const ts[2] = {a->x, a->y};
+    if (tn__si_dense("nccl", ts, 2)) return -1;
+    const bool sends = op != TN_NCCL_RECV, recvs = op != TN_NCCL_SEND;
+    if ((sends && !a->x) || (recvs && !a->y)) return tn__si_nccl_bad(op, "an operand the op reads or writes is NULL");
+    if (a->x && a->y && a->x->dtype != a->y->dtype) return tn__si_nccl_bad(op, "x and y of different dtypes");
+    tn_tensor *t = a->x ? a->x : a->y;
+    if (t->dtype == TN_I16) return tn__si_nccl_bad(op, "int16 has no NCCL type");
+    if (a->op < TN_DIST_SUM || a->op > TN_DIST_MAX || (t->dtype == TN_BOOL && (a->op == TN_DIST_SUM || a->op == TN_DIST_AVG || a->op == TN_DIST_PRODUCT)))
+        return tn__si_nccl_bad(op, "a reduction NCCL does not have for the dtype (bools come as MAX or MIN)");
+    const int64_t nx = a->x ? tn_numel(a->x) : 0, ny = a->y ? tn_numel(a->y) : 0;
+    const bool sizes = op == TN_NCCL_ALL_GATHER ? ny == nx * c->size : op == TN_NCCL_REDUCE_SCATTER ? nx == ny * c->size : op == TN_NCCL_SEND || op == TN_NCCL_RECV || nx == ny;
+    if (!sizes) return tn__si_nccl_bad(op, "x and y have element counts the op does not take for the communicator's size");
+    if ((op == TN_NCCL_BROADCAST || op == TN_NCCL_REDUCE || op == TN_NCCL_SEND || op == TN_NCCL_RECV) && (a->peer < 0 || a->peer >= c->size))
+        return tn__si_nccl_bad(op, "the root or peer is not a rank of the communicator");
+    if ((op == TN_NCCL_SEND || op == TN_NCCL_RECV) && c->size == 1) return tn__si_nccl_bad(op, "a send or receive on one rank has no peer");
+#ifdef TENSOR_MPI
+    if (c->size > 1) return tn__si_nccl_mpi(op, a, c);
+#endif
+    if (a->x != a->y && tn_data_ptr(a->x) != tn_data_ptr(a->y)) memcpy(tn_data_ptr(a->y), tn_data_ptr(a->x), (size_t)nx * tn_dtype_size(t->dtype));
+    return 0;
+}
+static int tn__si_nccl(tn_nccl_op op, tn_nccl_args *a) {
+    if (!a) return TN__FAIL_INT("stand-in GPU: nccl: no arguments");
+    TN__SI_NO_CAPTURE("a collective (nccl)");
+    tn__si_inside++;
+    const int r = tn__si_nccl_run(op, a);
+    tn__si_inside--;
+    return r;
+}
 #undef TN__SI_DEV
 #undef TN__SI_DEV_OR_SCALAR
 #undef TN__SI_COMPLEX
@@ -671,7 +910,7 @@ static const tn_backend tn__stand_in_backend = {
     tn__si_reduce, tn__si_lane, tn__si_index, tn__si_nonzero, tn__si_matmul, tn__si_random,
     tn__si_im2col, tn__si_pool, tn__si_optim, tn__si_conv2d, tn__si_batch_norm, tn__si_pool2d, tn__si_layer_norm, tn__si_cross_entropy, tn__si_attention,
     tn__si_check_index, tn__si_optim_multi, tn__si_linalg, tn__si_matmul_ep, tn__si_fft,
-    tn__si_graph_begin, tn__si_graph_end, tn__si_graph_launch, tn__si_graph_free,
+    tn__si_graph_begin, tn__si_graph_end, tn__si_graph_launch, tn__si_graph_free, tn__si_nccl,
 };
 
 /* ---- the stand-in with unreadable "device" memory (tn_debug_cuda_stand_in_unreadable) ----
@@ -769,13 +1008,14 @@ TN__SIU(int, check_index, (tn_tensor *o, tn_tensor *idx, int64_t size, int flags
 TN__SIU(int, linalg, (tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor *c, tn_tensor *p, tn_tensor *info, int flag), (op, a, b, c, p, info, flag))
 TN__SIU(int, matmul_ep, (tn_tensor *c, tn_tensor *a, tn_tensor *b, tn_tensor *bias, double al, int act), (c, a, b, bias, al, act))
 TN__SIU(int, fft, (int kind, tn_tensor *y, tn_tensor *x, int rank, const int64_t *n, double scale), (kind, y, x, rank, n, scale))
+TN__SIU(int, nccl, (tn_nccl_op op, tn_nccl_args *a), (op, a))
 #undef TN__SIU
 static const tn_backend tn__stand_in_unreadable_backend = {
     "cuda (stand-in, unreadable memory)", tn__siu_alloc, tn__siu_free, tn__siu_copy, tn__siu_fill, tn__siu_unary, tn__siu_binary, tn__siu_ternary,
     tn__siu_reduce, tn__siu_lane, tn__siu_index, tn__siu_nonzero, tn__siu_matmul, tn__siu_random,
     tn__siu_im2col, tn__siu_pool, tn__siu_optim, tn__siu_conv2d, tn__siu_batch_norm, tn__siu_pool2d, tn__siu_layer_norm, tn__siu_cross_entropy, tn__siu_attention,
     tn__siu_check_index, tn__siu_optim_multi, tn__siu_linalg, tn__siu_matmul_ep, tn__siu_fft,
-    tn__si_graph_begin, tn__si_graph_end, tn__si_graph_launch, tn__si_graph_free,
+    tn__si_graph_begin, tn__si_graph_end, tn__si_graph_launch, tn__si_graph_free, tn__siu_nccl,
 };
 TNDEF void tn_debug_cuda_stand_in_unreadable(void) { tn_register_backend(TN_CUDA, &tn__stand_in_unreadable_backend); }
 #else

@@ -287,6 +287,7 @@ tn_from_shared_fd T i l l D L i L l
 tn_shared_send i i T
 tn_shared_recv T i
 tn_dist_is_available b
+tn_dist_is_backend_available b s
 tn_dist_init_str i s s
 tn_dist_is_initialized b
 tn_dist_destroy i

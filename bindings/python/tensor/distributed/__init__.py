@@ -1,9 +1,12 @@
-"""tensor.distributed: PyTorch's torch.distributed over the C library's MPI collectives.
+"""tensor.distributed: PyTorch's torch.distributed over the C library's MPI or NCCL collectives.
 
     mpirun -np 2 python3 train.py        # with TENSOR_LIB=lib/libtensor_mpi.so (make DIST=mpi)
+    torchrun --nproc-per-node 1 train.py # backend="nccl": CUDA tensors, NCCL in the GPU unit
 
 ``init_process_group("mpi")`` (``"gloo"`` is served by MPI too) takes the rank and world
-size from mpirun; then ``all_reduce``, ``broadcast``, ``reduce``, ``all_gather``,
+size from mpirun; ``init_process_group("nccl")`` communicates CUDA tensors on the device
+(the ncclUniqueId travels over MPI in an MPI build, else over MASTER_ADDR:MASTER_PORT with
+RANK and WORLD_SIZE as torchrun sets them; one process needs neither). Then ``all_reduce``, ``broadcast``, ``reduce``, ``all_gather``,
 ``gather``, ``scatter``, ``reduce_scatter``, ``barrier``, ``send``/``recv`` and
 ``isend``/``irecv`` work on tensors in place as in PyTorch (any layout; ``async_op=True``
 returns a Work to ``wait()`` on), with ``ReduceOp`` SUM, AVG, PRODUCT, MIN, MAX and groups
@@ -93,7 +96,7 @@ _backend = [None]
 
 
 def is_available():
-    """Whether this library was built with MPI (make DIST=mpi)."""
+    """Whether a backend is there: MPI (make DIST=mpi), or NCCL in the CUDA backend."""
     return bool(lib.tn_dist_is_available())
 
 
@@ -102,23 +105,24 @@ def is_initialized():
 
 
 def is_mpi_available():
-    return is_available()
+    return bool(lib.tn_dist_is_backend_available(b"mpi"))
 
 
 def is_gloo_available():
-    return is_available()
+    return is_mpi_available()
 
 
 def is_nccl_available():
-    return False
+    """Whether the CUDA backend has NCCL (the GPU unit built with it, or the checking stand-in)."""
+    return bool(lib.tn_dist_is_backend_available(b"nccl"))
 
 
 def init_process_group(backend=None, init_method=None, timeout=default_pg_timeout, world_size=-1, rank=-1,
                        store=None, group_name="", pg_options=None):
-    """Joins the processes mpirun started. world_size and rank, when given, must agree with
-    mpirun's (as must the RANK / WORLD_SIZE variables)."""
+    """Joins the processes mpirun (or, for "nccl" without MPI, torchrun) started. world_size
+    and rank, when given, must agree with the launcher's (as must RANK / WORLD_SIZE)."""
     backend = (backend or "mpi").lower()
-    if not is_available():
+    if backend in ("mpi", "gloo") and not is_mpi_available():
         raise RuntimeError("Distributed package doesn't have MPI built in: build the library with `make DIST=mpi` "
                            "and point TENSOR_LIB at lib/libtensor_mpi.so")
     seconds = timeout.total_seconds() if isinstance(timeout, timedelta) else float(timeout)
@@ -127,7 +131,7 @@ def init_process_group(backend=None, init_method=None, timeout=default_pg_timeou
     if (world_size != -1 and world_size != get_world_size()) or (rank != -1 and rank != get_rank()):
         got = (get_rank(), get_world_size())
         destroy_process_group()
-        raise ValueError(f"init_process_group(rank={rank}, world_size={world_size}) disagrees with mpirun's "
+        raise ValueError(f"init_process_group(rank={rank}, world_size={world_size}) disagrees with the launcher's "
                          f"rank {got[0]} of {got[1]}")
     _backend[0] = backend
 
