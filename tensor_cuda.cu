@@ -2406,16 +2406,22 @@ template <class T> __device__ __forceinline__ void atomic_reduce_byte(int mode, 
 __device__ __forceinline__ void atomic_reduce(int mode, uint8_t *p, uint8_t v) { atomic_reduce_byte<uint8_t>(mode, p, v); }
 __device__ __forceinline__ void atomic_reduce(int mode, bool *p, bool v) { atomic_reduce_byte<bool>(mode, p, v); }
 
+/* element i's offsets (in elements) in dst (off[0]), src (off[1]) and the index tensors
+   (off[2..]); returns the indexed offset, sum of idx[j] * idx_strides[j] */
+__device__ __forceinline__ int64_t index_offsets(const IndexGeo &g, int64_t i, int64_t *off) {
+    int64_t rest = i, o = 0;
+    for (int j = 0; j < 2 + g.k; j++) off[j] = 0;
+    for (int d = g.nd - 1; d >= 0; d--) {
+        int64_t s = g.shape[d], q = rest / s, r = rest - q * s;
+        rest = q;
+        for (int j = 0; j < 2 + g.k; j++) off[j] += r * g.st[j][d];
+    }
+    for (int j = 0; j < g.k; j++) o += g.idx[j][off[2 + j]] * g.idx_strides[j];
+    return o;
+}
 template <class T> __global__ void k_index(int64_t n, IndexGeo g, int mode, T *dst, const T *src) {
     GRID_LOOP(i, n) {
-        int64_t off[2 + TN_MAX_DIMS] = {0}, rest = i;
-        for (int d = g.nd - 1; d >= 0; d--) {
-            int64_t s = g.shape[d], q = rest / s, r = rest - q * s;
-            rest = q;
-            for (int j = 0; j < 2 + g.k; j++) off[j] += r * g.st[j][d];
-        }
-        int64_t o = 0;
-        for (int j = 0; j < g.k; j++) o += g.idx[j][off[2 + j]] * g.idx_strides[j];
+        int64_t off[2 + TN_MAX_DIMS], o = index_offsets(g, i, off);
         if (mode == GATHER) dst[off[0]] = src[off[1] + o];
         else if (mode == SCATTER) dst[off[0] + o] = src[off[1]];
         else if (mode == SCATTER_ADD) atomic_add(dst + off[0] + o, src[off[1]]);
@@ -2425,14 +2431,7 @@ template <class T> __global__ void k_index(int64_t n, IndexGeo g, int mode, T *d
 /* complex elements: moved whole; SCATTER_ADD adds part by part (as the CPU) */
 template <class R> __global__ void k_index_cx(int64_t n, IndexGeo g, int mode, Cx<R> *dst, const Cx<R> *src) {
     GRID_LOOP(i, n) {
-        int64_t off[2 + TN_MAX_DIMS] = {0}, rest = i;
-        for (int d = g.nd - 1; d >= 0; d--) {
-            int64_t s = g.shape[d], q = rest / s, r = rest - q * s;
-            rest = q;
-            for (int j = 0; j < 2 + g.k; j++) off[j] += r * g.st[j][d];
-        }
-        int64_t o = 0;
-        for (int j = 0; j < g.k; j++) o += g.idx[j][off[2 + j]] * g.idx_strides[j];
+        int64_t off[2 + TN_MAX_DIMS], o = index_offsets(g, i, off);
         if (mode == GATHER) dst[off[0]] = src[off[1] + o];
         else if (mode == SCATTER) dst[off[0] + o] = src[off[1]];
         else {
