@@ -394,7 +394,7 @@ static void la_eig_check(int line, const char *what, tn_tensor *A, double tol, b
                 res += sr * sr + si * si;
                 const double xr = V[2 * (r * n + j)], xi = V[2 * (r * n + j) + 1], cr = C[2 * (r * n + match[j])], ci = C[2 * (r * n + match[j]) + 1];
                 nrm += xr * xr + xi * xi;
-                if (xr * xr + xi * xi > big + tol) { big = xr * xr + xi * xi; bigim = xi; }
+                if (xr * xr + xi * xi > big) { big = xr * xr + xi * xi; bigim = xi; }   /* (geev: the first of equals) */
                 dp += (xr - cr) * (xr - cr) + (xi - ci) * (xi - ci);
                 dm += (xr + cr) * (xr + cr) + (xi + ci) * (xi + ci);
             }
