@@ -5337,7 +5337,7 @@ TNDEF const char *tn_unary_op_name(tn_unary_op op);   /* "exp", ... */
 TNDEF const char *tn_binary_op_name(tn_binary_op op);
 
 /* The factorizations of tn_backend.linalg (LAPACK's names). */
-typedef enum tn_linalg_op { TN_LA_GETRF, TN_LA_GETRS, TN_LA_POTRF, TN_LA_GEQRF, TN_LA_SYEVD, TN_LA_GESVD, TN_LA_TRSM, TN_LA_ORMQR } tn_linalg_op;
+typedef enum tn_linalg_op { TN_LA_GETRF, TN_LA_GETRS, TN_LA_POTRF, TN_LA_GEQRF, TN_LA_SYEVD, TN_LA_GESVD, TN_LA_TRSM, TN_LA_ORMQR, TN_LA_GEEV } tn_linalg_op;
 /* The nccl entry's operations and their arguments (tn_backend.nccl; src/dist/dist.c calls it) */
 typedef enum tn_nccl_op {
     TN_NCCL_GET_ID, TN_NCCL_INIT, TN_NCCL_DESTROY, TN_NCCL_ABORT, TN_NCCL_CHECK, TN_NCCL_GROUP_START, TN_NCCL_GROUP_END,
@@ -5486,7 +5486,13 @@ typedef struct tn_backend {
               (1 upper, 0 lower), flag & 2: unit diagonal (not read); the other triangle unread;
        ORMQR  c (q x r, [B, r, q]; flag & 1: left) or (r x q, [B, q, r]; right) <- op(Q) c or
               c op(Q), op = ^T when flag & 2, Q = H_1 ... H_k of the k = a->shape[1] reflectors
-              in a (q x k, [B, k, q], geqrf's packing), b [B, k] their tau.
+              in a (q x k, [B, k, q], geqrf's packing), b [B, k] their tau;
+       GEEV   (a alone may also be complex64/complex128) b [B, n] (complex, a's precision) <-
+              the eigenvalues of the general matrix a (n x n, destroyed); flag 1: c (n x n,
+              [B, n, n], complex) <- the right eigenvectors as columns, geev's (norm 1, the
+              largest component real; a real a's conjugate pairs as two complex columns);
+              flag 0: c NULL; info <- 0 or > 0 (no convergence). The order is the backend's
+              (LAPACK's Schur form's on the CPU kernels; cuSOLVER's may differ).
        Every size may be 0 (nothing to do). */
     int (*linalg)(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor *c, tn_tensor *p, tn_tensor *info, int flag);
     /* Optional (NULL: the bias copied into c, then matmul, then the activation as its own
@@ -25467,6 +25473,8 @@ TNDEF tn_tensor *tn_linalg_cond(tn_tensor *A, const char *p) { return TN__AS("tn
    loops are LAPACK's. Real input gives complex output, as PyTorch: a conjugate pair's
    vectors are x + i y and x - i y. The backward is PyTorch's linalg_eig_backward. */
 
+/* geev's failure (PyTorch's words), with lahqr's info */
+#define TN__EIG_NOCONV "The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated eigenvalues (error code: %d)."
 /* an exceptional shift after this many QR sweeps without a deflation: 10 in the LAPACK that
    Debian's torch calls (OpenBLAS 0.3.21's; LAPACK 3.7's dlahqr had 6): its choice decides the
    Schur form, and so the eigenvalues' order and the vectors' signs */
@@ -26229,9 +26237,10 @@ static int64_t tn__eig_one(double *ar, tn__cplx *ac, int64_t n, tn__cplx *w, tn_
     return 0;
 }
 
-/* Eigenvalues L [..., n] and (vectors) V [..., n, n], complex128, of every matrix of A;
-   without history. */
-static int tn__la_eig_raw(tn_tensor *A, bool vectors, tn_tensor **L, tn_tensor **V, const char *fn) {
+/* Eigenvalues L [..., n] and (vectors) V [..., n, n], complex128, of every matrix of A (on the
+   CPU); without history. info NULL: a matrix that fails to converge is an error; else
+   info[b] <- its failure (0: none) for every matrix b, and no error (the stand-in's entry). */
+static int tn__la_eig_raw(tn_tensor *A, bool vectors, tn_tensor **L, tn_tensor **V, const char *fn, int32_t *info_out) {
     tn_tensor *w = tn__la_work(A);
     if (!w) return -1;
     const int nd = A->ndim;
@@ -26245,7 +26254,7 @@ static int tn__la_eig_raw(tn_tensor *A, bool vectors, tn_tensor **L, tn_tensor *
     double *a = s, *sc = s + 2 * n * n;
     tn__cplx *vc = (tn__cplx *)(void *)(sc + 2 * n * n + 12 * n + 8), *lv = (tn__cplx *)tn_data_ptr(l);
     int64_t info = 0;
-    for (int64_t b = 0; b < B && !info; b++) {
+    for (int64_t b = 0; b < B && (!info || info_out); b++) {
         if (cplx) {
             const tn__cplx *src = (const tn__cplx *)tn_data_ptr(w) + b * n * n;
             tn__cplx *ac = (tn__cplx *)(void *)a;
@@ -26258,6 +26267,14 @@ static int tn__la_eig_raw(tn_tensor *A, bool vectors, tn_tensor **L, tn_tensor *
                 for (int64_t j = 0; j < n; j++) a[i + j * n] = src[i * n + j];
             info = tn__eig_one(a, NULL, n, lv + b * n, vc, vectors, sc);
         }
+        if (info_out) {
+            info_out[b] = (int32_t)(info > INT32_MAX ? INT32_MAX : info);
+            if (info) {   /* (that matrix's results: zeros, not what the iteration left) */
+                memset(lv + b * n, 0, (size_t)n * sizeof *lv);
+                if (vectors) memset((tn__cplx *)tn_data_ptr(v) + b * n * n, 0, (size_t)(n * n) * sizeof(tn__cplx));
+                continue;
+            }
+        }
         if (vectors && !info) {
             tn__cplx *vb = (tn__cplx *)tn_data_ptr(v) + b * n * n;
             for (int64_t i = 0; i < n; i++)
@@ -26265,10 +26282,38 @@ static int tn__la_eig_raw(tn_tensor *A, bool vectors, tn_tensor **L, tn_tensor *
         }
     }
     TN_FREE(s);
-    if (info) return TN__FAIL_INT("%s: The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated eigenvalues (error code: %lld).", fn, (long long)info);
+    if (info && !info_out) return TN__FAIL_INT("%s: " TN__EIG_NOCONV, fn, (int)info);
     *L = l;
     if (vectors) *V = v;
     return 0;
+}
+
+/* ---- on another device: its backend's linalg entry (TN_LA_GEEV: cuSOLVER's Xgeev on the GPU)
+   on a column-major copy of the batch in A's dtype; results in A's complex dtype there. The
+   values come in the backend's order: cuSOLVER's QR iteration need not deflate as LAPACK's,
+   so the order (and the phase of a vector, as always fixed by geev's normalisation: norm 1,
+   the largest component real) may differ from the CPU's, as PyTorch's CUDA eig from its CPU
+   one. Non-convergence: the CPU's message, with the batch element. ---- */
+static int tn__la_eig_dev(tn_tensor *A, bool vectors, tn_tensor **L, tn_tensor **V, const char *fn) {
+    const int64_t n = A->shape[A->ndim - 1], B = tn__la_batch(A);
+    const tn_dtype cdt = tn_dtype_to_complex(A->dtype);
+    tn_tensor *cm = tn__la_cm(A), *w = tn__la_dnew(cdt, A, B, n, 0, 2), *f = tn__la_dnew(TN_I32, A, B, 0, 0, 1);
+    tn_tensor *vc = vectors ? tn__la_dnew(cdt, A, B, n, n, 3) : NULL;
+    if (!cm || !w || !f || (vectors && !vc) || tn__la_run(TN_LA_GEEV, cm, w, vc, NULL, f, vectors ? 1 : 0)) return -1;
+    if (tn__la_info_error(fn, tn__la_unbatch(f, A, 0), TN__EIG_NOCONV)) return -1;
+    *L = tn__la_unbatch(w, A, 1);
+    if (vectors) *V = tn_contiguous(tn__la_uncm(vc, A, n, n));   /* (row-major, as the CPU's) */
+    return *L && (!vectors || *V) ? 0 : -1;
+}
+
+/* Z^-1 Y for complex Z, Y. A device's linalg entry factors real matrices only: there, through
+   Z's real form, R(Z) [Re X; Im X] = [Re Y; Im Y] (library ops: double backward works). */
+static tn_tensor *tn__eig_solve(tn_tensor *Z, tn_tensor *Y) {
+    if (!Z || !Y || Z->device == TN_CPU) return tn_linalg_solve(Z, Y);
+    const int64_t n = Z->shape[Z->ndim - 1];
+    tn_tensor *ys[2] = {tn_real(Y), tn_imag(Y)};
+    tn_tensor *X = tn_linalg_solve(tn__la_realform(Z), tn_cat(ys, 2, .dim = -2));
+    return X ? tn_complex(tn_narrow(X, -2, 0, n), tn_narrow(X, -2, n, n)) : NULL;
 }
 
 /* ---- eig, eigvals ---- */
@@ -26299,22 +26344,21 @@ static int tn__eig_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void *
             return TN__FAIL_INT("linalg_eig_backward: The eigenvectors in the complex case are specified up to multiplication by e^{i phi}. "
                                 "The specified loss function depends on this quantity, so it is ill-defined.");
         tn_tensor *Lc = tn_conj(L);
-        tn_tensor *E = tn_add(tn_sub(tn_unsqueeze(Lc, -2), tn_unsqueeze(Lc, -1)), tn_eye(n, n, L->dtype));
+        tn_tensor *I = tn_to(tn_eye(n, n, L->dtype), L->device);   /* (on A's device) */
+        tn_tensor *E = tn_add(tn_sub(tn_unsqueeze(Lc, -2), tn_unsqueeze(Lc, -1)), I);
         mid = tn_sub(VhgV, tn_matmul(Vh, tn_mul(V, tn_unsqueeze(tn_real(dg), -2))));
-        mid = tn_mul(tn_div(mid, E), tn_sub(tn_ones_like(E), tn_eye(n, n, L->dtype)));
+        mid = tn_mul(tn_div(mid, E), tn_sub(tn_ones_like(E), I));
     }
-    tn_tensor *gA = mid ? tn_linalg_solve(Vh, tn_matmul(mid, Vh)) : NULL;
+    tn_tensor *gA = mid ? tn__eig_solve(Vh, tn_matmul(mid, Vh)) : NULL;
     gin[0] = gA && !tn_is_complex(A) ? tn_real(gA) : gA;
     return gin[0] ? 0 : -1;
 }
 /* gauge: the vectors' node checks that the loss does not depend on their phases. */
 static tn_tensor *tn__eig_impl(tn_tensor *A, bool vectors, tn_tensor **V, const char *fn, bool gauge) {
     TN__CHECK_NULL(A);
-    /* PyTorch's GPU runs geev (MAGMA); the GPU unit's linalg entry has no geev yet */
-    if (A->device != TN_CPU)
-        return (tn_tensor *)tn__error("%s: not implemented on %s yet (CPU only): the GPU has no general eigensolver (geev) yet", fn,
-                                      tn_device_name(A->device));
-    if (tn__la_check_dt(fn, A, "A", true, true)) return NULL;
+    /* on a device: its linalg entry's GEEV (PyTorch's GPU runs geev too: no copy to the CPU);
+       a device without the entry refuses */
+    if (tn__la_check_dev(fn, A, "A", true)) return NULL;
     {
         tn_scope_begin();
         tn_tensor *f = tn_all(tn_isfinite(A));
@@ -26326,7 +26370,7 @@ static tn_tensor *tn__eig_impl(tn_tensor *A, bool vectors, tn_tensor **V, const 
     const tn_dtype cdt = tn_dtype_to_complex(A->dtype);
     tn_scope_begin();
     tn_tensor *l = NULL, *v = NULL, *L = NULL;
-    if (!tn__la_eig_raw(A, vectors, &l, &v, fn)) {
+    if (!(A->device != TN_CPU ? tn__la_eig_dev(A, vectors, &l, &v, fn) : tn__la_eig_raw(A, vectors, &l, &v, fn, NULL))) {
         L = tn_keep(tn_to_dtype(l, cdt));
         if (vectors) {
             *V = tn_keep(tn_to_dtype(v, cdt));
@@ -54603,10 +54647,15 @@ static tn_tensor *tn__si_rows(tn_tensor *t) { return tn_contiguous(tn_transpose(
 static int tn__si_linalg_run(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor *c, tn_tensor *p, tn_tensor *info, int flag) {
     const int64_t B = a->shape[0], n = a->shape[1], m = a->shape[2], k = m < n ? m : n;
     int32_t *pv = p && op != TN_LA_GESVD ? (int32_t *)tn_data_ptr(p) : NULL, *fv = info ? (int32_t *)tn_data_ptr(info) : NULL;
-    tn_tensor *h = tn__si_host(a, TN_F64), *w = h ? tn__si_rows(h) : NULL;   /* w: row-major m x n */
+    tn_tensor *h = tn__si_host(a, tn_dtype_is_complex(a->dtype) ? TN_C128 : TN_F64), *w = h ? tn__si_rows(h) : NULL;   /* w: row-major m x n */
     if (!w) return -1;
     double *wv = (double *)tn_data_ptr(w);
     switch (op) {
+    case TN_LA_GEEV: {   /* the CPU's geev (its order and normalisation: the CPU's results), info per matrix */
+        tn_tensor *L = NULL, *V = NULL;
+        if (tn__la_eig_raw(w, flag != 0, &L, &V, "stand-in GPU: linalg", fv)) return -1;
+        return tn__si_put(b, L) || (flag && tn__si_put(c, tn_transpose(V, -2, -1))) ? -1 : 0;
+    }
     case TN_LA_GETRF:
         for (int64_t i = 0; i < B; i++) fv[i] = (int32_t)tn__la_getrf(wv + i * m * n, m, n, pv + i * k);
         return tn__si_put(a, tn_transpose(w, -2, -1));
@@ -54663,13 +54712,19 @@ static int tn__si_linalg(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor 
     tn_tensor *const ts[5] = {a, b, c, p, info};
     if (tn__si_dense("linalg", ts, 5)) return -1;
     TN__SI_NO_CAPTURE("a factorization (linalg)");
-    if (!tn__si_float(a) || a->ndim != 3) return TN__FAIL_INT("stand-in GPU: linalg takes [B, n, m] float32/float64 batches, not %s %s", tn_dtype_name(a->dtype), TN__SHAPE(a));
+    const bool geev = op == TN_LA_GEEV, cx = tn_dtype_is_complex(a->dtype);   /* GEEV: a may be complex; b, c complex */
+    if (!(tn__si_float(a) || (geev && (a->dtype == TN_C64 || a->dtype == TN_C128))) || a->ndim != 3)
+        return TN__FAIL_INT("stand-in GPU: linalg takes [B, n, m] float32/float64 batches, not %s %s", tn_dtype_name(a->dtype), TN__SHAPE(a));
     for (int t = 1; t < 4; t++)
-        if (ts[t] && ts[t]->dtype != (t == 3 && op != TN_LA_GESVD ? TN_I32 : a->dtype)) return TN__FAIL_INT("stand-in GPU: linalg: operand %d is %s", t, tn_dtype_name(ts[t]->dtype));
+        if (ts[t] && ts[t]->dtype != (t == 3 && op != TN_LA_GESVD ? TN_I32 : geev ? (cx ? a->dtype : tn_dtype_to_complex(a->dtype)) : a->dtype))
+            return TN__FAIL_INT("stand-in GPU: linalg: operand %d is %s", t, tn_dtype_name(ts[t]->dtype));
     if (info && info->dtype != TN_I32) return TN__FAIL_INT("stand-in GPU: linalg: info is %s, not int32", tn_dtype_name(info->dtype));
-    const bool need_info = op == TN_LA_GETRF || op == TN_LA_POTRF || op == TN_LA_SYEVD || op == TN_LA_GESVD;
+    const bool need_info = op == TN_LA_GETRF || op == TN_LA_POTRF || op == TN_LA_SYEVD || op == TN_LA_GESVD || geev;
     if ((need_info && !info) || ((op == TN_LA_GETRF || op == TN_LA_GETRS) && !p) || (op != TN_LA_GETRF && op != TN_LA_POTRF && !b) || (op == TN_LA_ORMQR && !c))
         return TN__FAIL_INT("stand-in GPU: linalg: an operand the op writes is NULL");
+    if (geev && (a->shape[1] != a->shape[2] || b->ndim != 2 || b->shape[0] != a->shape[0] || b->shape[1] != a->shape[1] || (flag && !c) || (!flag && c) ||
+                 (c && (c->ndim != 3 || c->shape[0] != a->shape[0] || c->shape[1] != a->shape[1] || c->shape[2] != a->shape[1]))))
+        return TN__FAIL_INT("stand-in GPU: linalg: GEEV of %s takes b [B, n], c [B, n, n] (flag 1) or NULL", TN__SHAPE(a));
     if (tn_numel(a) == 0) {   /* nothing to factor: every matrix of none, or empty ones, is fine */
         if (info) memset(tn_data_ptr(info), 0, (size_t)tn_numel(info) * sizeof(int32_t));
         return 0;

@@ -2680,8 +2680,8 @@ static int cu_matmul(tn_tensor *c, tn_tensor *a, tn_tensor *bm, double alpha, do
    One cusolverDn handle per device, on the legacy default stream as every kernel here (so
    its work is ordered with theirs); its calls serialised, as a handle serves one thread at a
    time. Workspaces come from the caching allocator. potrf is batched (potrfBatched); getrf,
-   getrs, geqrf + orgqr, syevd, gesvdj and ormqr run a loop over the batch; the triangular
-   solve is cuBLAS's trsm (trsmBatched for small triangles). */
+   getrs, geqrf + orgqr, syevd, gesvdj, ormqr and Xgeev run a loop over the batch; the
+   triangular solve is cuBLAS's trsm (trsmBatched for small triangles). */
 static std::mutex &solver_mutex(void) {
     static std::mutex mu;
     return mu;
@@ -2874,11 +2874,82 @@ template <class T> static int la_solver(tn_linalg_op op, tn_tensor *a, tn_tensor
             SOLVER_CHECK("ormqr", ormqr(h, side, tr, cm, cn, kr, A + i * mn, q, tau + i * kr, C + i * (int64_t)cm * cn, cm, ws, lw, dinfo));
         return 0;
     }
+    case TN_LA_GEEV: break;   /* (la_geev) */
     }
     return tn_error("linalg: unknown op %d", (int)op);
 }
+/* GEEV: cusolverDnXgeev (CUDA 12.6+), a loop over the batch; right vectors only (jobvl
+   NOVECTOR, as torch.linalg.eig). A complex a: W and VR complex (its CGEEV/ZGEEV). A real a:
+   W complex (Xgeev's mixed mode: each conjugate pair as two values, in real arithmetic), VR
+   real in LAPACK's packing (a pair w_j, w_j+1 = conj(w_j), positive imaginary part first, has
+   columns x, y for the vectors x + iy and x - iy), unpacked into c by k_geev_unpack. Xgeev
+   normalises as geev (norm 1, the largest component real); its order is its Schur form's. */
+template <class R> __global__ void k_geev_unpack(Cx<R> *v, const R *vr, const Cx<R> *w, int64_t n) {
+    GRID_LOOP(i, n * n) {   /* i = j n + r: row r of column j */
+        const int64_t j = i / n;
+        const R im = w[j].im;
+        if (im > 0 && j + 1 < n) v[i] = mk_cx<R>(vr[i], vr[i + n]);
+        else if (im < 0 && j > 0) v[i] = mk_cx<R>(vr[i - n], -vr[i]);
+        else v[i] = mk_cx<R>(vr[i], 0);
+    }
+}
+struct DnParams {   /* Xgeev's settings (the defaults) */
+    cusolverDnParams_t p = NULL;
+    ~DnParams() { if (p) cusolverDnDestroyParams(p); }
+};
+struct HostWork {   /* Xgeev's host workspace, kept until the calls that use it are done */
+    std::vector<char> v;
+    ~HostWork() { (void)cudaStreamSynchronize(0); }
+};
+static int la_geev(tn_tensor *a, tn_tensor *b, tn_tensor *c, tn_tensor *info, int flag) {
+    const bool vec = flag != 0, cx = a->dtype == TN_C64 || a->dtype == TN_C128, dbl = a->dtype == TN_F64 || a->dtype == TN_C128;
+    const tn_dtype cdt = dbl ? TN_C128 : TN_C64;
+    const int64_t B = a->shape[0], n = a->shape[1];
+    if (a->shape[2] != n || !b || !info || b->dtype != cdt || b->ndim != 2 || b->shape[1] != n || (vec && (!c || c->dtype != cdt || c->shape[1] != n || c->shape[2] != n)))
+        return tn_error("linalg (geev): takes a [B, n, n], b [B, n] and (flag 1) c [B, n, n], both %s", tn_dtype_name(cdt));
+#if CUDART_VERSION < 12060
+    (void)B;
+    return tn_error("linalg.eig: cusolverDnXgeev needs CUDA 12.6 or later (this unit was built with CUDA %d.%d)", CUDART_VERSION / 1000, CUDART_VERSION % 1000 / 10);
+#else
+    const cudaDataType ta = cx ? (dbl ? CUDA_C_64F : CUDA_C_32F) : (dbl ? CUDA_R_64F : CUDA_R_32F), tw = dbl ? CUDA_C_64F : CUDA_C_32F;
+    const size_t ea = tn_dtype_size(a->dtype), ew = tn_dtype_size(cdt);
+    const cusolverEigMode_t jobvr = vec ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
+    char *A = (char *)tn_data_ptr(a), *W = (char *)tn_data_ptr(b), *C = vec ? (char *)tn_data_ptr(c) : NULL;
+    Scratch sc;
+    std::lock_guard<std::mutex> lock(solver_mutex());
+    cusolverDnHandle_t h = solver_handle();
+    if (!h) return tn_error("linalg: cuSOLVER could not be initialised (cusolverDnCreate failed)");
+    DnParams prm;
+    SOLVER_CHECK("geev", cusolverDnCreateParams(&prm.p));
+    /* VL is not referenced (NOVECTOR), nor VR without vectors: a small block for each; a real
+       a's packed vectors go through one matrix of scratch */
+    void *VL = sc.get(ew), *VR = vec && !cx ? sc.get((size_t)(n * n) * ea) : sc.get(ew);
+    if (!VL || !VR) return -1;
+    size_t dws = 0, hws = 0;
+    SOLVER_CHECK("geev", cusolverDnXgeev_bufferSize(h, prm.p, CUSOLVER_EIG_MODE_NOVECTOR, jobvr, n, ta, A, n, tw, W, ta, VL, 1, ta, vec && cx ? (void *)C : VR, n, ta,
+                                                   &dws, &hws));
+    void *dw = sc.get(dws);
+    HostWork hw;
+    hw.v.resize(hws ? hws : 1);
+    int *fv = (int *)tn_data_ptr(info);
+    if (!dw) return -1;
+    for (int64_t i = 0; i < B; i++) {
+        void *vr = vec && cx ? (void *)(C + (size_t)(i * n * n) * ew) : VR;
+        SOLVER_CHECK("geev", cusolverDnXgeev(h, prm.p, CUSOLVER_EIG_MODE_NOVECTOR, jobvr, n, ta, A + (size_t)(i * n * n) * ea, n, tw, W + (size_t)(i * n) * ew, ta, VL, 1,
+                                            ta, vr, n, ta, dw, dws, hw.v.data(), hws, fv + i));
+        if (!vec || cx) continue;
+        Cx<float> *v32 = (Cx<float> *)(C + (size_t)(i * n * n) * ew);
+        Cx<double> *v64 = (Cx<double> *)v32;
+        if (dbl) k_geev_unpack<double><<<blocks_for(n * n), kThreads, 0, 0>>>(v64, (const double *)VR, (const Cx<double> *)(W + (size_t)(i * n) * ew), n);
+        else k_geev_unpack<float><<<blocks_for(n * n), kThreads, 0, 0>>>(v32, (const float *)VR, (const Cx<float> *)(W + (size_t)(i * n) * ew), n);
+        CU_LAUNCHED("linalg (geev)");
+    }
+    return 0;
+#endif
+}
 static int cu_linalg(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor *c, tn_tensor *p, tn_tensor *info, int flag) {
-    if (a->ndim != 3 || (a->dtype != TN_F32 && a->dtype != TN_F64)) return tn_error("linalg: the unit takes [B, n, m] float32/float64 batches");
+    const bool cplx = op == TN_LA_GEEV && (a->dtype == TN_C64 || a->dtype == TN_C128);   /* (GEEV alone takes complex matrices) */
+    if (a->ndim != 3 || (a->dtype != TN_F32 && a->dtype != TN_F64 && !cplx)) return tn_error("linalg: the unit takes [B, n, m] float32/float64 batches (GEEV: complex too)");
     tn_tensor *const more[2] = {b && b->ndim == 3 ? b : NULL, c && c->ndim == 3 ? c : NULL};   /* (TRSM's right-hand sides, ORMQR's c) */
     bool big = a->shape[0] > INT32_MAX || a->shape[1] > INT32_MAX || a->shape[2] > INT32_MAX;
     for (int t = 0; t < 2; t++) big = big || (more[t] && (more[t]->shape[1] > INT32_MAX || more[t]->shape[2] > INT32_MAX));
@@ -2889,6 +2960,7 @@ static int cu_linalg(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor *c, 
         if (info && tn_numel(info) > 0) CU_CHECK("linalg", cudaMemsetAsync(tn_data_ptr(info), 0, (size_t)tn_numel(info) * sizeof(int), 0));
         return 0;
     }
+    if (op == TN_LA_GEEV) return la_geev(a, b, c, info, flag);
     return a->dtype == TN_F32 ? la_solver<float>(op, a, b, c, p, info, flag) : la_solver<double>(op, a, b, c, p, info, flag);
 }
 #undef SOLVER_CHECK

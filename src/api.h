@@ -5136,7 +5136,7 @@ TNDEF const char *tn_unary_op_name(tn_unary_op op);   /* "exp", ... */
 TNDEF const char *tn_binary_op_name(tn_binary_op op);
 
 /* The factorizations of tn_backend.linalg (LAPACK's names). */
-typedef enum tn_linalg_op { TN_LA_GETRF, TN_LA_GETRS, TN_LA_POTRF, TN_LA_GEQRF, TN_LA_SYEVD, TN_LA_GESVD, TN_LA_TRSM, TN_LA_ORMQR } tn_linalg_op;
+typedef enum tn_linalg_op { TN_LA_GETRF, TN_LA_GETRS, TN_LA_POTRF, TN_LA_GEQRF, TN_LA_SYEVD, TN_LA_GESVD, TN_LA_TRSM, TN_LA_ORMQR, TN_LA_GEEV } tn_linalg_op;
 /* The nccl entry's operations and their arguments (tn_backend.nccl; src/dist/dist.c calls it) */
 typedef enum tn_nccl_op {
     TN_NCCL_GET_ID, TN_NCCL_INIT, TN_NCCL_DESTROY, TN_NCCL_ABORT, TN_NCCL_CHECK, TN_NCCL_GROUP_START, TN_NCCL_GROUP_END,
@@ -5285,7 +5285,13 @@ typedef struct tn_backend {
               (1 upper, 0 lower), flag & 2: unit diagonal (not read); the other triangle unread;
        ORMQR  c (q x r, [B, r, q]; flag & 1: left) or (r x q, [B, q, r]; right) <- op(Q) c or
               c op(Q), op = ^T when flag & 2, Q = H_1 ... H_k of the k = a->shape[1] reflectors
-              in a (q x k, [B, k, q], geqrf's packing), b [B, k] their tau.
+              in a (q x k, [B, k, q], geqrf's packing), b [B, k] their tau;
+       GEEV   (a alone may also be complex64/complex128) b [B, n] (complex, a's precision) <-
+              the eigenvalues of the general matrix a (n x n, destroyed); flag 1: c (n x n,
+              [B, n, n], complex) <- the right eigenvectors as columns, geev's (norm 1, the
+              largest component real; a real a's conjugate pairs as two complex columns);
+              flag 0: c NULL; info <- 0 or > 0 (no convergence). The order is the backend's
+              (LAPACK's Schur form's on the CPU kernels; cuSOLVER's may differ).
        Every size may be 0 (nothing to do). */
     int (*linalg)(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor *c, tn_tensor *p, tn_tensor *info, int flag);
     /* Optional (NULL: the bias copied into c, then matmul, then the activation as its own

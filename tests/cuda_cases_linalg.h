@@ -315,9 +315,6 @@ TEST(gpu_linalg_more_errors) {
     tn_clear_error();
     CHECK_MSG(!tn_linalg_ldl_solve(g, pc, gb) && strstr(tn_last_error(), "not implemented on cuda yet (CPU only)"), "ldl_solve: %s", tn_last_error());
     tn_clear_error();
-    /* eig: no geev on the GPU yet */
-    CHECK_MSG(!la_eigvals(&g) && strstr(tn_last_error(), "no general eigensolver (geev) yet"), "eigvals: %s", tn_last_error());
-    tn_clear_error();
     /* a table without the entry refuses the new ops too */
     const tn_backend *be = tn_get_backend(TN_CUDA);
     static tn_backend none;
@@ -328,7 +325,170 @@ TEST(gpu_linalg_more_errors) {
     tn_clear_error();
     CHECK_MSG(!tn_linalg_matrix_exp(g) && strstr(tn_last_error(), "not implemented on cuda yet (CPU only)"), "no entry: %s", tn_last_error());
     tn_clear_error();
+    CHECK_MSG(!la_eigvals(&g) && strstr(tn_last_error(), "tn_linalg_eigvals: not implemented on cuda yet (CPU only)"), "no entry: %s", tn_last_error());
+    tn_clear_error();
     tn_register_backend(TN_CUDA, be);
+    tn_scope_end();
+}
+
+/* ---- linalg.eig / eigvals on the device (TN_LA_GEEV: cuSOLVER's Xgeev; the stand-in runs
+   the CPU's geev). The GPU's order may differ from LAPACK's (cuSOLVER's Schur form), so the
+   values are compared as multisets (each GPU eigenvalue matched to the nearest unmatched CPU
+   one, greedily), the vectors through that match: A v = lambda v, norm 1, the largest
+   component real (geev's normalisation), and the CPU's vector up to a real sign (that
+   normalisation fixes the phase; a real input's vectors keep trevc's sign). On the stand-in
+   (the CPU's kernels) the order is the CPU's too, and the values are compared as they are. */
+static tn_tensor *la_c128(tn_tensor *t) { return t ? tn_contiguous(tn_to_dtype(tn_to(t, TN_CPU), TN_C128)) : NULL; }
+static bool la_stand_in(void) { return strstr(tn_get_backend(TN_CUDA)->name, "stand-in") != NULL; }
+static void la_eig_check(int line, const char *what, tn_tensor *A, double tol, bool vectors) {
+    if (!tn_test_selected("TN_CASE_FILTER", what)) return;
+    tn_scope_begin();
+    tn_tensor *G = tn_to(A, TN_CUDA), *Vc = NULL, *Vg = NULL;
+    tn_clear_error();
+    tn_tensor *Lc = vectors ? tn_linalg_eig(A, &Vc) : tn_linalg_eigvals(A), *Lg = vectors ? tn_linalg_eig(G, &Vg) : tn_linalg_eigvals(G);
+    const tn_dtype cdt = tn_dtype_to_complex(A->dtype);
+    if (!Lc || !Lg) { fail_at(line, "%s: %s", what, tn_last_error()); tn_scope_end(); return; }
+    if (Lg->device != TN_CUDA || Lg->dtype != cdt || tn_ndim(Lg) != tn_ndim(Lc) || tn_numel(Lg) != tn_numel(Lc) || (vectors && (Vg->device != TN_CUDA || Vg->dtype != cdt || tn_numel(Vg) != tn_numel(Vc)))) {
+        fail_at(line, "%s: the GPU's results are %s (%lld elements) on %s, expected %s on cuda", what, tn_dtype_name(Lg->dtype), (long long)tn_numel(Lg), tn_device_name(Lg->device),
+                tn_dtype_name(cdt));
+        tn_scope_end();
+        return;
+    }
+    if (la_stand_in()) {   /* the CPU's kernels: the CPU's order and phases */
+        if (max_diff_at(line, what, tn_view_as_real(tn_contiguous(Lg)), tn_view_as_real(tn_contiguous(Lc)), tol)) { tn_scope_end(); return; }
+        if (vectors && max_diff_at(line, what, tn_view_as_real(tn_contiguous(Vg)), tn_view_as_real(tn_contiguous(Vc)), tol)) { tn_scope_end(); return; }
+    }
+    const int64_t n = tn_numel(Lc) ? tn_shape(Lc)[tn_ndim(Lc) - 1] : 0, B = n ? tn_numel(Lc) / n : 0;
+    tn_tensor *lc = la_c128(Lc), *lg = la_c128(Lg), *a = la_c128(A), *vc = vectors ? la_c128(Vc) : NULL, *vg = vectors ? la_c128(Vg) : NULL;
+    const double *pc = (const double *)tn_data_ptr(lc), *pg = (const double *)tn_data_ptr(lg), *pa = (const double *)tn_data_ptr(a);
+    int64_t *match = (int64_t *)calloc((size_t)(n ? n : 1), sizeof(int64_t));
+    bool *used = (bool *)calloc((size_t)(n ? n : 1), 1), ok = match && used;
+    for (int64_t b = 0; b < B && ok; b++) {
+        double anorm = 0;   /* |A|_F */
+        for (int64_t i = 0; i < 2 * n * n; i++) anorm += pa[2 * b * n * n + i] * pa[2 * b * n * n + i];
+        anorm = sqrt(anorm);
+        memset(used, 0, (size_t)n);
+        for (int64_t j = 0; j < n && ok; j++) {   /* eigenvalue j of the GPU: the nearest unused of the CPU */
+            const double *zg = pg + 2 * (b * n + j);
+            int64_t best = -1;
+            double bd = INFINITY;
+            for (int64_t k = 0; k < n; k++) {
+                const double *zc = pc + 2 * (b * n + k), d = hypot(zg[0] - zc[0], zg[1] - zc[1]);
+                if (!used[k] && d < bd) { bd = d; best = k; }
+            }
+            used[best] = true;
+            match[j] = best;
+            if (!(bd <= tol * (1 + anorm))) { fail_at(line, "%s: matrix %lld: eigenvalue %lld (%.9g%+.9gi) of the GPU is %.3g from the CPU's nearest", what, (long long)b, (long long)j, zg[0], zg[1], bd); ok = false; }
+        }
+        for (int64_t j = 0; j < n && ok && vectors; j++) {
+            const double *V = (const double *)tn_data_ptr(vg) + 2 * b * n * n, *C = (const double *)tn_data_ptr(vc) + 2 * b * n * n, *A_ = pa + 2 * b * n * n;
+            const double lr = pg[2 * (b * n + j)], li = pg[2 * (b * n + j) + 1];
+            double res = 0, nrm = 0, big = -1, bigim = 0, dp = 0, dm = 0;
+            for (int64_t r = 0; r < n; r++) {   /* (A v - lambda v)_r; row-major A, V [n, n]: column j */
+                double sr = -(lr * V[2 * (r * n + j)] - li * V[2 * (r * n + j) + 1]), si = -(lr * V[2 * (r * n + j) + 1] + li * V[2 * (r * n + j)]);
+                for (int64_t k = 0; k < n; k++) {
+                    const double ar = A_[2 * (r * n + k)], ai = A_[2 * (r * n + k) + 1], xr = V[2 * (k * n + j)], xi = V[2 * (k * n + j) + 1];
+                    sr += ar * xr - ai * xi;
+                    si += ar * xi + ai * xr;
+                }
+                res += sr * sr + si * si;
+                const double xr = V[2 * (r * n + j)], xi = V[2 * (r * n + j) + 1], cr = C[2 * (r * n + match[j])], ci = C[2 * (r * n + match[j]) + 1];
+                nrm += xr * xr + xi * xi;
+                if (xr * xr + xi * xi > big) { big = xr * xr + xi * xi; bigim = xi; }   /* (geev: the first of equals) */
+                dp += (xr - cr) * (xr - cr) + (xi - ci) * (xi - ci);
+                dm += (xr + cr) * (xr + cr) + (xi + ci) * (xi + ci);
+            }
+            if (!(sqrt(res) <= tol * (1 + anorm)) || !(fabs(sqrt(nrm) - 1) <= tol) || !(fabs(bigim) <= tol) || !(sqrt(fmin(dp, dm)) <= 10 * tol)) {
+                fail_at(line, "%s: matrix %lld, vector %lld: |A v - lambda v| %.3g, |v| %.9g, its largest component's imaginary part %.3g, %.3g from the CPU's (up to sign)", what,
+                        (long long)b, (long long)j, sqrt(res), sqrt(nrm), bigim, sqrt(fmin(dp, dm)));
+                ok = false;
+            }
+        }
+    }
+    if (ok) tn_test_passed++;
+    free(match);
+    free(used);
+    tn_scope_end();
+}
+#define LA_EIG(what, A, tol, vectors) la_eig_check(__LINE__, what, A, tol, vectors)
+
+/* functions of eig that depend neither on the order of the eigenvalues nor on the phases of the
+   vectors: their values and gradients (PyTorch's backward, complex ops on the device) match the CPU's */
+static tn_tensor *la_eigvals_sym(tn_tensor *x) {   /* sum (Re l)^3 + |l| */
+    tn_tensor *L = tn_linalg_eigvals(x);
+    return L ? tn_sum(tn_add(tn_pow_scalar(tn_real(L), 3), tn_abs(L))) : NULL;
+}
+static tn_tensor *la_eig_sym(tn_tensor *x) {   /* sum_ij |V_ij|^4 Re(l_j) + sum Im(l)^2 */
+    tn_tensor *V = NULL, *L = tn_linalg_eig(x, &V);
+    if (!L) return NULL;
+    tn_tensor *a2 = tn_square(tn_abs(V));
+    return tn_add(tn_sum(tn_mul(tn_square(a2), tn_unsqueeze(tn_real(L), -2))), tn_sum(tn_square(tn_imag(L))));
+}
+static void la_eig_grad(int line, const char *what, tn_tensor *(*fn)(tn_tensor *), tn_tensor *A, double tol) {
+    if (!tn_test_selected("TN_CASE_FILTER", what)) return;
+    tn_scope_begin();
+    tn_tensor *ci = tn_detach(A), *gi = tn_detach(tn_to(A, TN_CUDA));
+    tn_requires_grad_(ci, true);
+    tn_requires_grad_(gi, true);
+    tn_tensor *co = fn(ci), *go = fn(gi);
+    if (max_diff_at(line, what, go, co, tol) == 0) {
+        if (tn_backward(co) || tn_backward(go)) fail_at(line, "%s backward: %s", what, tn_last_error());
+        else {
+            char name[96];
+            snprintf(name, sizeof name, "%s grad", what);
+            tn_tensor *gc = tn_grad(ci), *gg = tn_grad(gi);
+            if (!gc || !gg || gg->device != TN_CUDA || gg->dtype != gc->dtype) fail_at(line, "%s: no gradient, or not the CPU's dtype on cuda", name);
+            else if (tn_is_complex(gc)) max_diff_at(line, name, tn_view_as_real(tn_contiguous(gg)), tn_view_as_real(tn_contiguous(gc)), tol * 10);
+            else max_diff_at(line, name, gg, gc, tol * 10);
+        }
+    }
+    tn_scope_end();
+}
+/* a loss that depends on the vectors' phases: PyTorch's gauge check refuses it, on the device too */
+static tn_tensor *la_eig_phase(tn_tensor *const *x) {
+    tn_tensor *A = tn_detach(x[0]), *V = NULL;
+    tn_requires_grad_(A, true);
+    tn_tensor *L = tn_linalg_eig(A, &V);
+    if (!L || tn_backward(tn_sum(tn_real(V)))) return NULL;
+    return L;
+}
+UNARY_FN(la_eig_raw, tn_linalg_eig(x[0], (tn_tensor *[1]){NULL}))
+
+TEST(gpu_linalg_eig) {
+    tn_scope_begin();
+    tn_manual_seed(2603);
+    tn_tensor *a = RANDN(3, 5, 5), *a64 = tn_randn(TN_SHAPE(2, 3, 6, 6), TN_F64);
+    tn_tensor *c64 = tn_complex(RANDN(2, 4, 4), RANDN(2, 4, 4)), *c128 = tn_complex(tn_randn(TN_SHAPE(3, 5, 5), TN_F64), tn_randn(TN_SHAPE(3, 5, 5), TN_F64));
+    /* real input: complex pairs (random real matrices have them) and real eigenvalues */
+    LA_EIG("linalg.eig float32 batched", a, 1e-3, true);
+    LA_EIG("linalg.eig float64 batched", a64, 1e-8, true);
+    LA_EIG("linalg.eigvals float32", a, 1e-3, false);
+    LA_EIG("linalg.eigvals float64", a64, 1e-8, false);
+    LA_EIG("linalg.eig rotation (+-i)", tn_from_data((double[]){0, -1, 1, 0}, TN_SHAPE(2, 2), TN_F64), 1e-8, true);
+    LA_EIG("linalg.eig triangular (real eigenvalues)", tn_add(tn_triu(tn_randn(TN_SHAPE(6, 6), TN_F64)), tn_diag_embed(tn_arange(1, 7, 1, TN_F64))), 1e-8, true);
+    LA_EIG("linalg.eig strided", tn_transpose(a, -2, -1), 1e-3, true);
+    LA_EIG("linalg.eig 1 x 1", tn_randn(TN_SHAPE(4, 1, 1), TN_F64), 1e-8, true);
+    LA_EIG("linalg.eig 80 x 80 float64", tn_randn(TN_SHAPE(80, 80), TN_F64), 1e-8, true);
+    /* complex input */
+    LA_EIG("linalg.eig complex64", c64, 1e-3, true);
+    LA_EIG("linalg.eig complex128 batched", c128, 1e-8, true);
+    LA_EIG("linalg.eigvals complex128", c128, 1e-8, false);
+    LA_EIG("linalg.eig complex128 strided", tn_transpose(c128, -2, -1), 1e-8, true);
+    /* empty: a batch of none, 0 x 0 matrices */
+    LA_EIG("linalg.eig empty batch", RANDN(0, 3, 3), 0, true);
+    LA_EIG("linalg.eig 0 x 0", tn_randn(TN_SHAPE(2, 0, 0), TN_F64), 0, true);
+    LA_EIG("linalg.eigvals 0 x 0 complex", tn_complex(RANDN(0, 0), RANDN(0, 0)), 0, false);
+    /* gradients of order- and phase-invariant functions (float64: the GPU's factorisation is float64 too) */
+    la_eig_grad(__LINE__, "linalg.eigvals grad float64", la_eigvals_sym, tn_randn(TN_SHAPE(2, 4, 4), TN_F64), 1e-7);
+    la_eig_grad(__LINE__, "linalg.eig grad float64", la_eig_sym, tn_randn(TN_SHAPE(2, 4, 4), TN_F64), 1e-7);
+    la_eig_grad(__LINE__, "linalg.eig grad complex128", la_eig_sym, tn_complex(tn_randn(TN_SHAPE(3, 3), TN_F64), tn_randn(TN_SHAPE(3, 3), TN_F64)), 1e-7);
+    la_eig_grad(__LINE__, "linalg.eig grad float32", la_eig_sym, RANDN(4, 4), 1e-2);
+    /* errors: the CPU's messages */
+    la_same_error(__LINE__, "linalg.eig not square", la_eig_raw, RANDN(3, 4), "must be batches of square matrices");
+    la_same_error(__LINE__, "linalg.eig 1-d", la_eig_raw, RANDN(3), "at least 2 dimensions");
+    la_same_error(__LINE__, "linalg.eig non-finite", la_eig_raw, tn_full(TN_SHAPE(2, 2), NAN, TN_F64), "should not contain infs or NaNs");
+    la_same_error(__LINE__, "linalg.eigvals integer", la_eigvals, tn_ones(TN_SHAPE(2, 2), TN_I64), "Expected a floating point or complex tensor");
+    la_same_error(__LINE__, "linalg.eig gauge", la_eig_phase, tn_from_data((float[]){1, -2, 3, 1}, TN_SHAPE(2, 2), TN_F32), "ill-defined");   /* (1 +- i sqrt 6) */
     tn_scope_end();
 }
 #endif

@@ -198,6 +198,7 @@ int main(void) {
     RUN(gpu_linalg_errors);
     RUN(gpu_linalg_more_match_cpu);
     RUN(gpu_linalg_more_errors);
+    RUN(gpu_linalg_eig);
     RUN(gpu_complex_ops_match_cpu);
     RUN(gpu_complex_declines);
     RUN(gpu_fft_match_cpu);

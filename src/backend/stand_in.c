@@ -533,10 +533,15 @@ static tn_tensor *tn__si_rows(tn_tensor *t) { return tn_contiguous(tn_transpose(
 static int tn__si_linalg_run(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor *c, tn_tensor *p, tn_tensor *info, int flag) {
     const int64_t B = a->shape[0], n = a->shape[1], m = a->shape[2], k = m < n ? m : n;
     int32_t *pv = p && op != TN_LA_GESVD ? (int32_t *)tn_data_ptr(p) : NULL, *fv = info ? (int32_t *)tn_data_ptr(info) : NULL;
-    tn_tensor *h = tn__si_host(a, TN_F64), *w = h ? tn__si_rows(h) : NULL;   /* w: row-major m x n */
+    tn_tensor *h = tn__si_host(a, tn_dtype_is_complex(a->dtype) ? TN_C128 : TN_F64), *w = h ? tn__si_rows(h) : NULL;   /* w: row-major m x n */
     if (!w) return -1;
     double *wv = (double *)tn_data_ptr(w);
     switch (op) {
+    case TN_LA_GEEV: {   /* the CPU's geev (its order and normalisation: the CPU's results), info per matrix */
+        tn_tensor *L = NULL, *V = NULL;
+        if (tn__la_eig_raw(w, flag != 0, &L, &V, "stand-in GPU: linalg", fv)) return -1;
+        return tn__si_put(b, L) || (flag && tn__si_put(c, tn_transpose(V, -2, -1))) ? -1 : 0;
+    }
     case TN_LA_GETRF:
         for (int64_t i = 0; i < B; i++) fv[i] = (int32_t)tn__la_getrf(wv + i * m * n, m, n, pv + i * k);
         return tn__si_put(a, tn_transpose(w, -2, -1));
@@ -593,13 +598,19 @@ static int tn__si_linalg(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor 
     tn_tensor *const ts[5] = {a, b, c, p, info};
     if (tn__si_dense("linalg", ts, 5)) return -1;
     TN__SI_NO_CAPTURE("a factorization (linalg)");
-    if (!tn__si_float(a) || a->ndim != 3) return TN__FAIL_INT("stand-in GPU: linalg takes [B, n, m] float32/float64 batches, not %s %s", tn_dtype_name(a->dtype), TN__SHAPE(a));
+    const bool geev = op == TN_LA_GEEV, cx = tn_dtype_is_complex(a->dtype);   /* GEEV: a may be complex; b, c complex */
+    if (!(tn__si_float(a) || (geev && (a->dtype == TN_C64 || a->dtype == TN_C128))) || a->ndim != 3)
+        return TN__FAIL_INT("stand-in GPU: linalg takes [B, n, m] float32/float64 batches, not %s %s", tn_dtype_name(a->dtype), TN__SHAPE(a));
     for (int t = 1; t < 4; t++)
-        if (ts[t] && ts[t]->dtype != (t == 3 && op != TN_LA_GESVD ? TN_I32 : a->dtype)) return TN__FAIL_INT("stand-in GPU: linalg: operand %d is %s", t, tn_dtype_name(ts[t]->dtype));
+        if (ts[t] && ts[t]->dtype != (t == 3 && op != TN_LA_GESVD ? TN_I32 : geev ? (cx ? a->dtype : tn_dtype_to_complex(a->dtype)) : a->dtype))
+            return TN__FAIL_INT("stand-in GPU: linalg: operand %d is %s", t, tn_dtype_name(ts[t]->dtype));
     if (info && info->dtype != TN_I32) return TN__FAIL_INT("stand-in GPU: linalg: info is %s, not int32", tn_dtype_name(info->dtype));
-    const bool need_info = op == TN_LA_GETRF || op == TN_LA_POTRF || op == TN_LA_SYEVD || op == TN_LA_GESVD;
+    const bool need_info = op == TN_LA_GETRF || op == TN_LA_POTRF || op == TN_LA_SYEVD || op == TN_LA_GESVD || geev;
     if ((need_info && !info) || ((op == TN_LA_GETRF || op == TN_LA_GETRS) && !p) || (op != TN_LA_GETRF && op != TN_LA_POTRF && !b) || (op == TN_LA_ORMQR && !c))
         return TN__FAIL_INT("stand-in GPU: linalg: an operand the op writes is NULL");
+    if (geev && (a->shape[1] != a->shape[2] || b->ndim != 2 || b->shape[0] != a->shape[0] || b->shape[1] != a->shape[1] || (flag && !c) || (!flag && c) ||
+                 (c && (c->ndim != 3 || c->shape[0] != a->shape[0] || c->shape[1] != a->shape[1] || c->shape[2] != a->shape[1]))))
+        return TN__FAIL_INT("stand-in GPU: linalg: GEEV of %s takes b [B, n], c [B, n, n] (flag 1) or NULL", TN__SHAPE(a));
     if (tn_numel(a) == 0) {   /* nothing to factor: every matrix of none, or empty ones, is fine */
         if (info) memset(tn_data_ptr(info), 0, (size_t)tn_numel(info) * sizeof(int32_t));
         return 0;

@@ -16,6 +16,8 @@
    loops are LAPACK's. Real input gives complex output, as PyTorch: a conjugate pair's
    vectors are x + i y and x - i y. The backward is PyTorch's linalg_eig_backward. */
 
+/* geev's failure (PyTorch's words), with lahqr's info */
+#define TN__EIG_NOCONV "The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated eigenvalues (error code: %d)."
 /* an exceptional shift after this many QR sweeps without a deflation: 10 in the LAPACK that
    Debian's torch calls (OpenBLAS 0.3.21's; LAPACK 3.7's dlahqr had 6): its choice decides the
    Schur form, and so the eigenvalues' order and the vectors' signs */
@@ -708,9 +710,10 @@ static int64_t tn__eig_one(double *ar, tn__cplx *ac, int64_t n, tn__cplx *w, tn_
     return 0;
 }
 
-/* Eigenvalues L [..., n] and (vectors) V [..., n, n], complex128, of every matrix of A;
-   without history. */
-static int tn__la_eig_raw(tn_tensor *A, bool vectors, tn_tensor **L, tn_tensor **V, const char *fn) {
+/* Eigenvalues L [..., n] and (vectors) V [..., n, n], complex128, of every matrix of A (on the
+   CPU); without history. info NULL: a matrix that fails to converge is an error; else
+   info[b] <- its failure (0: none) for every matrix b, and no error (the stand-in's entry). */
+static int tn__la_eig_raw(tn_tensor *A, bool vectors, tn_tensor **L, tn_tensor **V, const char *fn, int32_t *info_out) {
     tn_tensor *w = tn__la_work(A);
     if (!w) return -1;
     const int nd = A->ndim;
@@ -724,7 +727,7 @@ static int tn__la_eig_raw(tn_tensor *A, bool vectors, tn_tensor **L, tn_tensor *
     double *a = s, *sc = s + 2 * n * n;
     tn__cplx *vc = (tn__cplx *)(void *)(sc + 2 * n * n + 12 * n + 8), *lv = (tn__cplx *)tn_data_ptr(l);
     int64_t info = 0;
-    for (int64_t b = 0; b < B && !info; b++) {
+    for (int64_t b = 0; b < B && (!info || info_out); b++) {
         if (cplx) {
             const tn__cplx *src = (const tn__cplx *)tn_data_ptr(w) + b * n * n;
             tn__cplx *ac = (tn__cplx *)(void *)a;
@@ -737,6 +740,14 @@ static int tn__la_eig_raw(tn_tensor *A, bool vectors, tn_tensor **L, tn_tensor *
                 for (int64_t j = 0; j < n; j++) a[i + j * n] = src[i * n + j];
             info = tn__eig_one(a, NULL, n, lv + b * n, vc, vectors, sc);
         }
+        if (info_out) {
+            info_out[b] = (int32_t)(info > INT32_MAX ? INT32_MAX : info);
+            if (info) {   /* (that matrix's results: zeros, not what the iteration left) */
+                memset(lv + b * n, 0, (size_t)n * sizeof *lv);
+                if (vectors) memset((tn__cplx *)tn_data_ptr(v) + b * n * n, 0, (size_t)(n * n) * sizeof(tn__cplx));
+                continue;
+            }
+        }
         if (vectors && !info) {
             tn__cplx *vb = (tn__cplx *)tn_data_ptr(v) + b * n * n;
             for (int64_t i = 0; i < n; i++)
@@ -744,10 +755,38 @@ static int tn__la_eig_raw(tn_tensor *A, bool vectors, tn_tensor **L, tn_tensor *
         }
     }
     TN_FREE(s);
-    if (info) return TN__FAIL_INT("%s: The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated eigenvalues (error code: %lld).", fn, (long long)info);
+    if (info && !info_out) return TN__FAIL_INT("%s: " TN__EIG_NOCONV, fn, (int)info);
     *L = l;
     if (vectors) *V = v;
     return 0;
+}
+
+/* ---- on another device: its backend's linalg entry (TN_LA_GEEV: cuSOLVER's Xgeev on the GPU)
+   on a column-major copy of the batch in A's dtype; results in A's complex dtype there. The
+   values come in the backend's order: cuSOLVER's QR iteration need not deflate as LAPACK's,
+   so the order (and the phase of a vector, as always fixed by geev's normalisation: norm 1,
+   the largest component real) may differ from the CPU's, as PyTorch's CUDA eig from its CPU
+   one. Non-convergence: the CPU's message, with the batch element. ---- */
+static int tn__la_eig_dev(tn_tensor *A, bool vectors, tn_tensor **L, tn_tensor **V, const char *fn) {
+    const int64_t n = A->shape[A->ndim - 1], B = tn__la_batch(A);
+    const tn_dtype cdt = tn_dtype_to_complex(A->dtype);
+    tn_tensor *cm = tn__la_cm(A), *w = tn__la_dnew(cdt, A, B, n, 0, 2), *f = tn__la_dnew(TN_I32, A, B, 0, 0, 1);
+    tn_tensor *vc = vectors ? tn__la_dnew(cdt, A, B, n, n, 3) : NULL;
+    if (!cm || !w || !f || (vectors && !vc) || tn__la_run(TN_LA_GEEV, cm, w, vc, NULL, f, vectors ? 1 : 0)) return -1;
+    if (tn__la_info_error(fn, tn__la_unbatch(f, A, 0), TN__EIG_NOCONV)) return -1;
+    *L = tn__la_unbatch(w, A, 1);
+    if (vectors) *V = tn_contiguous(tn__la_uncm(vc, A, n, n));   /* (row-major, as the CPU's) */
+    return *L && (!vectors || *V) ? 0 : -1;
+}
+
+/* Z^-1 Y for complex Z, Y. A device's linalg entry factors real matrices only: there, through
+   Z's real form, R(Z) [Re X; Im X] = [Re Y; Im Y] (library ops: double backward works). */
+static tn_tensor *tn__eig_solve(tn_tensor *Z, tn_tensor *Y) {
+    if (!Z || !Y || Z->device == TN_CPU) return tn_linalg_solve(Z, Y);
+    const int64_t n = Z->shape[Z->ndim - 1];
+    tn_tensor *ys[2] = {tn_real(Y), tn_imag(Y)};
+    tn_tensor *X = tn_linalg_solve(tn__la_realform(Z), tn_cat(ys, 2, .dim = -2));
+    return X ? tn_complex(tn_narrow(X, -2, 0, n), tn_narrow(X, -2, n, n)) : NULL;
 }
 
 /* ---- eig, eigvals ---- */
@@ -778,22 +817,21 @@ static int tn__eig_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void *
             return TN__FAIL_INT("linalg_eig_backward: The eigenvectors in the complex case are specified up to multiplication by e^{i phi}. "
                                 "The specified loss function depends on this quantity, so it is ill-defined.");
         tn_tensor *Lc = tn_conj(L);
-        tn_tensor *E = tn_add(tn_sub(tn_unsqueeze(Lc, -2), tn_unsqueeze(Lc, -1)), tn_eye(n, n, L->dtype));
+        tn_tensor *I = tn_to(tn_eye(n, n, L->dtype), L->device);   /* (on A's device) */
+        tn_tensor *E = tn_add(tn_sub(tn_unsqueeze(Lc, -2), tn_unsqueeze(Lc, -1)), I);
         mid = tn_sub(VhgV, tn_matmul(Vh, tn_mul(V, tn_unsqueeze(tn_real(dg), -2))));
-        mid = tn_mul(tn_div(mid, E), tn_sub(tn_ones_like(E), tn_eye(n, n, L->dtype)));
+        mid = tn_mul(tn_div(mid, E), tn_sub(tn_ones_like(E), I));
     }
-    tn_tensor *gA = mid ? tn_linalg_solve(Vh, tn_matmul(mid, Vh)) : NULL;
+    tn_tensor *gA = mid ? tn__eig_solve(Vh, tn_matmul(mid, Vh)) : NULL;
     gin[0] = gA && !tn_is_complex(A) ? tn_real(gA) : gA;
     return gin[0] ? 0 : -1;
 }
 /* gauge: the vectors' node checks that the loss does not depend on their phases. */
 static tn_tensor *tn__eig_impl(tn_tensor *A, bool vectors, tn_tensor **V, const char *fn, bool gauge) {
     TN__CHECK_NULL(A);
-    /* PyTorch's GPU runs geev (MAGMA); the GPU unit's linalg entry has no geev yet */
-    if (A->device != TN_CPU)
-        return (tn_tensor *)tn__error("%s: not implemented on %s yet (CPU only): the GPU has no general eigensolver (geev) yet", fn,
-                                      tn_device_name(A->device));
-    if (tn__la_check_dt(fn, A, "A", true, true)) return NULL;
+    /* on a device: its linalg entry's GEEV (PyTorch's GPU runs geev too: no copy to the CPU);
+       a device without the entry refuses */
+    if (tn__la_check_dev(fn, A, "A", true)) return NULL;
     {
         tn_scope_begin();
         tn_tensor *f = tn_all(tn_isfinite(A));
@@ -805,7 +843,7 @@ static tn_tensor *tn__eig_impl(tn_tensor *A, bool vectors, tn_tensor **V, const 
     const tn_dtype cdt = tn_dtype_to_complex(A->dtype);
     tn_scope_begin();
     tn_tensor *l = NULL, *v = NULL, *L = NULL;
-    if (!tn__la_eig_raw(A, vectors, &l, &v, fn)) {
+    if (!(A->device != TN_CPU ? tn__la_eig_dev(A, vectors, &l, &v, fn) : tn__la_eig_raw(A, vectors, &l, &v, fn, NULL))) {
         L = tn_keep(tn_to_dtype(l, cdt));
         if (vectors) {
             *V = tn_keep(tn_to_dtype(v, cdt));

@@ -114,12 +114,35 @@ SCRIPT = textwrap.dedent("""
         assert "`driver` other than `gels` is not supported on CUDA" in str(e), str(e)
     else:
         raise AssertionError("lstsq gelsd on cuda did not raise")
+    # eig / eigvals (TN_LA_GEEV; the stand-in runs the CPU's geev: LAPACK's order, torch's values)
+    C = A + 1j * rng.standard_normal((2, 4, 4))
+    for x in (A, C, A.astype(np.float32)):
+        l, v = tn.linalg.eig(tn.tensor(x).cuda())
+        L, V = torch.linalg.eig(torch.tensor(x))
+        assert l.is_cuda and v.is_cuda and str(l.dtype) == str(L.dtype), (l.dtype, L.dtype)
+        tol = 1e-5 if x.dtype == np.float32 else 1e-9
+        close(l, L, tol)
+        # each vector torch's up to a unit factor; A v = lambda v
+        vv = v.cpu().numpy()
+        assert np.abs(np.abs((vv.conj() * V.numpy()).sum(-2)) - 1).max() < 10 * tol
+        assert np.abs(x @ vv - vv * l.cpu().numpy()[..., None, :]).max() < 10 * tol
+        close(tn.linalg.eigvals(tn.tensor(x).cuda()), torch.linalg.eigvals(torch.tensor(x)), tol)
+    # a gradient through eigenvalues and |V| (phase-invariant), float64 and complex128
+    for x in (A, C):
+        t, u = ours(x), theirs(x)
+        lt, vt = tn.linalg.eig(t)
+        lu, vu = torch.linalg.eig(u)
+        (lt.real ** 3).sum().add(vt.abs().pow(4).sum()).backward()
+        (lu.real ** 3).sum().add(vu.abs().pow(4).sum()).backward()
+        close(t.grad, u.grad, 1e-7)
+    e = tn.linalg.eigvals(tn.zeros(0, 3, 3).cuda())
+    assert e.is_cuda and tuple(e.shape) == (0, 3) and str(e.dtype) == "torch.complex64", e
     try:
-        tn.linalg.eigvals(tn.tensor(A).cuda())
+        tn.linalg.eig(tn.tensor(np.full((2, 2), np.nan)).cuda())
     except RuntimeError as e:
-        assert "no general eigensolver (geev) yet" in str(e), str(e)
+        assert "should not contain infs or NaNs" in str(e), str(e)
     else:
-        raise AssertionError("eigvals on cuda did not raise")
+        raise AssertionError("eig of NaN on cuda did not raise")
     print("ok")
 """)
 
