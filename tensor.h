@@ -53034,8 +53034,9 @@ TN__TESTABLE int tn__tcp_rendezvous(const char *fn, int rank, int world, const c
             if (poll(&pf, 1, left > 1 ? 1000 : (int)(left * 1000) + 1) <= 0) continue;
             const int fd = accept(ls, NULL, NULL);
             if (fd < 0) continue;
-            int32_t hello[2];   /* its rank and world size */
-            if (tn__tcp_io(fd, hello, sizeof hello, false, deadline) || hello[0] < 1 || hello[0] >= world || hello[1] != world ||
+            int32_t hello[2];   /* its rank and world size, within seconds: a silent peer cannot hold rank 0 */
+            const double said = tn__now() + 5 < deadline ? tn__now() + 5 : deadline;
+            if (tn__tcp_io(fd, hello, sizeof hello, false, said) || hello[0] < 1 || hello[0] >= world || hello[1] != world ||
                 tn__tcp_peers[hello[0]] >= 0) {
                 close(fd);   /* not one of ours (a port scanner, a stale run): ignored */
                 continue;

@@ -21,6 +21,8 @@
 #include <sys/wait.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
+#include <signal.h>
+#include <time.h>
 
 static int R, W;   /* rank, world size */
 static bool gpu;   /* a real GPU and NCCL serve TN_CUDA */
@@ -375,6 +377,40 @@ TEST(tcp_rendezvous_two_processes) {
     tn__tcp_close();
     int st = -1;
     CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+
+    /* a connection that never says its rank (a port scanner) is dropped after a few seconds,
+       not held to the deadline: rank 1, connecting after it, still joins */
+    snprintf(port, sizeof port, "%d", free_port());
+    fflush(NULL);
+    pid_t silent = fork();
+    if (silent == 0) {
+        struct sockaddr_in sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sin_family = AF_INET;
+        sa.sin_port = htons((uint16_t)atoi(port));
+        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        for (int tries = 0; tries < 500; tries++) {   /* until rank 0 listens */
+            const int fd = socket(AF_INET, SOCK_STREAM, 0);
+            if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0) { sleep(20); _exit(0); }
+            if (fd >= 0) close(fd);
+            nanosleep(&(struct timespec){0, 10000000}, NULL);
+        }
+        _exit(1);
+    }
+    pid = fork();
+    if (pid == 0) {
+        nanosleep(&(struct timespec){0, 500000000}, NULL);   /* after the silent one */
+        int ok = tn__tcp_rendezvous("child", 1, 2, "127.0.0.1", port, 15) == 0;
+        tn__tcp_close();
+        _exit(ok ? 0 : 1);
+    }
+    const double t0 = (double)time(NULL);
+    CHECK(tn__tcp_rendezvous("parent", 0, 2, NULL, port, 15) == 0);
+    CHECK((double)time(NULL) - t0 < 12);   /* the silent peer cost its few seconds, not the 15 s deadline */
+    tn__tcp_close();
+    CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    kill(silent, SIGKILL);
+    waitpid(silent, &st, 0);
 
     if (gpu) return;   /* two ranks on one GPU: NCCL refuses (the stand-in's id check is what this proves) */
     const int p = free_port();
