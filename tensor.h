@@ -52311,6 +52311,7 @@ TNDEF tn_tensor *tn_shared_recv(int sock) {
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <errno.h>
+#include <fcntl.h>
 #endif
 
 struct tn_dist_group {
@@ -52995,6 +52996,26 @@ static int tn__tcp_io(int fd, void *buf, size_t n, bool out, double deadline) {
     return 0;
 }
 
+/* connect fd to sa before the deadline (a host that never answers would block connect()
+   for minutes): non-blocking, polled; 0 or -1 */
+static int tn__tcp_connect(int fd, const struct sockaddr_in *sa, double deadline) {
+    const int fl = fcntl(fd, F_GETFL, 0);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) return -1;
+    int rc = connect(fd, (const struct sockaddr *)sa, sizeof *sa);
+    if (rc < 0 && errno == EINPROGRESS) {
+        struct pollfd pf;
+        pf.fd = fd;
+        pf.events = POLLOUT;
+        pf.revents = 0;
+        const double left = deadline - tn__now();
+        int err = 0;
+        socklen_t len = sizeof err;
+        rc = left > 0 && poll(&pf, 1, (int)(left * 1000) + 1) == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0 ? 0 : -1;
+    }
+    if (fcntl(fd, F_SETFL, fl) < 0) return -1;   /* blocking again: tn__tcp_io polls before each call */
+    return rc;
+}
+
 /* the connections of rank of world through addr:port, made before timeout_s passes */
 TN__TESTABLE int tn__tcp_rendezvous(const char *fn, int rank, int world, const char *addr, const char *port, double timeout_s) {
     char *end = NULL;
@@ -53055,7 +53076,7 @@ TN__TESTABLE int tn__tcp_rendezvous(const char *fn, int rank, int world, const c
     }
     for (;;) {   /* rank 0 may not listen yet: retried */
         const int fd = socket(AF_INET, SOCK_STREAM, 0);
-        if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0) {
+        if (fd >= 0 && tn__tcp_connect(fd, &sa, deadline) == 0) {
             const int32_t hello[2] = {rank, world};
             if (tn__tcp_io(fd, (void *)hello, sizeof hello, true, deadline) == 0) { tn__tcp_sock = fd; return 0; }
         }

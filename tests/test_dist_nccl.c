@@ -350,6 +350,11 @@ TEST(torchrun_variables) {
     CHECK(tn_dist_init("nccl", .timeout = 1) == -1 && strstr(tn_last_error(), "timed out after 1 s: 1 of 2 ranks connected"));
     set_env(1, 2, "127.0.0.1", free_port());
     CHECK(tn_dist_init("nccl", .timeout = 1) == -1 && strstr(tn_last_error(), "timed out after 1 s connecting to rank 0 at 127.0.0.1"));
+    /* a host that never answers (a non-routed address): the deadline holds, connect() does not block for minutes */
+    set_env(1, 2, "10.255.255.1", free_port());
+    const time_t t0 = time(NULL);
+    CHECK(tn_dist_init("nccl", .timeout = 1) == -1 && strstr(tn_last_error(), "timed out after 1 s connecting to rank 0 at 10.255.255.1"));
+    CHECK(time(NULL) - t0 < 5);
     CHECK(!tn_dist_is_initialized());
     clear_env();
 }
