@@ -136,6 +136,8 @@ check-header: $(HEADER) docs/ops.md docs/api.md
 	@python3 tools/amalgamate --check && echo "header: tensor.h is the amalgamation of src/"
 	@python3 tools/opsindex --check && echo "header: docs/ops.md is the op index of src/"
 	@python3 tools/apidoc --check && echo "header: docs/api.md is the API reference of src/api.h"
+	@! grep -nE '([^/]\*|\b(int|double|float|int64_t|size_t|bool)) ?I\b *[=;,)[]' src/*.h src/*/*.c || \
+	  { echo "header: a variable named I: <complex.h> (TENSOR_CBLAS builds) defines I as a macro; rename it"; exit 1; }
 	@mkdir -p $(BUILD)
 	@printf '#define TENSOR_IMPLEMENTATION\n#include "tensor.h"\nint main(void){return 0;}\n' > $(BUILD)/hdr.c
 	@cp $(BUILD)/hdr.c $(BUILD)/hdr.cpp

@@ -817,10 +817,10 @@ static int tn__eig_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void *
             return TN__FAIL_INT("linalg_eig_backward: The eigenvectors in the complex case are specified up to multiplication by e^{i phi}. "
                                 "The specified loss function depends on this quantity, so it is ill-defined.");
         tn_tensor *Lc = tn_conj(L);
-        tn_tensor *I = tn_to(tn_eye(n, n, L->dtype), L->device);   /* (on A's device) */
-        tn_tensor *E = tn_add(tn_sub(tn_unsqueeze(Lc, -2), tn_unsqueeze(Lc, -1)), I);
+        tn_tensor *eye = tn_to(tn_eye(n, n, L->dtype), L->device);   /* (on A's device; not named I: <complex.h>'s macro) */
+        tn_tensor *E = tn_add(tn_sub(tn_unsqueeze(Lc, -2), tn_unsqueeze(Lc, -1)), eye);
         mid = tn_sub(VhgV, tn_matmul(Vh, tn_mul(V, tn_unsqueeze(tn_real(dg), -2))));
-        mid = tn_mul(tn_div(mid, E), tn_sub(tn_ones_like(E), I));
+        mid = tn_mul(tn_div(mid, E), tn_sub(tn_ones_like(E), eye));
     }
     tn_tensor *gA = mid ? tn__eig_solve(Vh, tn_matmul(mid, Vh)) : NULL;
     gin[0] = gA && !tn_is_complex(A) ? tn_real(gA) : gA;
