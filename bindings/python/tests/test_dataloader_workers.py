@@ -9,14 +9,16 @@ exception is re-raised with its traceback as torch's; a killed worker is an erro
 Run:  make lib/libtensor.so && python3 -m pytest -q bindings/python/tests/test_dataloader_workers.py
 """
 import os
-import pickle
 import random
 import signal
+import socket
 import time
+from multiprocessing.reduction import recvfds
 
 import pytest
 
 import tensor as tn
+from tensor.multiprocessing.reductions import loads_with_fds
 from tensor.utils.data import _worker
 
 data = tn.utils.data
@@ -146,21 +148,43 @@ def test_batches_travel_as_shared_memory():
         assert x.is_shared() and y.is_shared()
         seen.append(y[0].item())
     assert seen == [0, 250, 500, 750]
-    # what a worker puts on the queue: a few hundred bytes for a 4 MB batch, and the same
-    # values once the loader unpickles it
+    # what a worker puts on the queue: a few hundred bytes for a 4 MB batch, its storage's
+    # descriptor sent ahead on the worker's socket; the same values once the loader unpickles it
     big = tn.rand(1000, 1000)
 
     class Q:
-        def put(self, payload):
-            self.payload = payload
+        def put(self, item):
+            self.item = item
 
     q = Q()
-    _worker._put(q, (7, {"x": big, "n": 3}), 0)
-    assert len(q.payload) < 2000
-    idx, batch = pickle.loads(q.payload)
+    mine, theirs = socket.socketpair()
+    with mine, theirs:
+        _worker._put(q, (7, {"x": big, "n": 3, "v": big[1:, ::2]}), 0, theirs)
+        wid, nfds, payload = q.item
+        assert wid == 0 and nfds == 2 and len(payload) < 2000
+        idx, batch = loads_with_fds(payload, recvfds(mine, nfds))
     assert idx == 7 and batch["n"] == 3 and tn.equal(batch["x"], big) and batch["x"].is_shared()
-    big[0, 0] = -5.0                                     # the same pages, not a copy
-    assert batch["x"][0, 0].item() == -5.0
+    assert tn.equal(batch["v"], big[1:, ::2]) and batch["v"].stride() == big[1:, ::2].stride()
+    big[0, 2] = -5.0                                     # the same pages, not a copy
+    assert batch["x"][0, 2].item() == -5.0 and batch["v"].storage_offset() == 1000
+
+
+class ManyTensors(data.Dataset):
+    """Batches of 300 tensors each: more descriptors than one message carries (253)."""
+
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        return [tn.full((2,), float(i * 1000 + k)) for k in range(300)]
+
+
+def test_batch_of_more_tensors_than_one_message_carries():
+    for batch in data.DataLoader(ManyTensors(), batch_size=2, num_workers=2):
+        assert len(batch) == 300
+    got = [[b[k][:, 0].tolist() for k in (0, 252, 253, 299)] for b in data.DataLoader(ManyTensors(), batch_size=2,
+                                                                                       num_workers=2)]
+    assert got == [[[k, 1000 + k] for k in (0, 252, 253, 299)], [[2000 + k, 3000 + k] for k in (0, 252, 253, 299)]]
 
 
 def test_persistent_workers_keep_their_processes():

@@ -1,6 +1,9 @@
 """How tensors cross a process boundary (registered with multiprocessing's pickler)."""
 import ctypes
+import io
 import os
+import pickle
+import threading
 from multiprocessing.reduction import DupFd, ForkingPickler
 
 from .. import _C
@@ -12,15 +15,11 @@ _NON_LEAF = ("Cowardly refusing to serialize non-leaf tensor which requires_grad
              "on the tensor before serializing (e.g., putting it on the queue).")
 
 
-def rebuild_tensor(cls, dupfd, storage_start, storage_nbytes, dtype_name, shape, strides, offset, requires_grad):
-    """The receiving side: the same storage, mapped in this process."""
-    fd = dupfd.detach()
-    try:
-        sh, n = _i64(shape)
-        st, _ = _i64(strides)
-        p = lib.tn_from_shared_fd(fd, storage_start, storage_nbytes, _to_dtype(dtype_name)._code, sh, n, st, offset)
-    finally:
-        os.close(fd)
+def _from_fd(cls, fd, storage_start, storage_nbytes, dtype_name, shape, strides, offset, requires_grad):
+    """A tensor on the shared storage behind fd (mapped here; fd stays the caller's)."""
+    sh, n = _i64(shape)
+    st, _ = _i64(strides)
+    p = lib.tn_from_shared_fd(fd, storage_start, storage_nbytes, _to_dtype(dtype_name)._code, sh, n, st, offset)
     if not p:
         _raise()
     t = object.__new__(cls)
@@ -30,7 +29,42 @@ def rebuild_tensor(cls, dupfd, storage_start, storage_nbytes, dtype_name, shape,
     return t
 
 
-def reduce_tensor(t):
+def rebuild_tensor(cls, dupfd, *args):
+    """The receiving side: the same storage, mapped in this process."""
+    fd = dupfd.detach()
+    try:
+        return _from_fd(cls, fd, *args)
+    finally:
+        os.close(fd)
+
+
+class _Inbox(threading.local):
+    fds = ()
+
+
+_inbox = _Inbox()
+
+
+def rebuild_tensor_inbox(cls, k, *args):
+    """The receiving side of reduce_tensor_outbox: the k-th descriptor of the message being
+    unpickled (received beforehand with it: see loads_with_fds)."""
+    return _from_fd(cls, _inbox.fds[k], *args)
+
+
+def loads_with_fds(payload, fds):
+    """Unpickles a payload whose tensors came as descriptors beside it (dumps_with_fds); the
+    descriptors are closed afterwards, used or not."""
+    _inbox.fds = fds
+    try:
+        return pickle.loads(payload)
+    finally:
+        _inbox.fds = ()
+        for fd in fds:
+            os.close(fd)
+
+
+def _share(t):
+    """(fd, the rebuild arguments after it) of t's storage, moved into shared memory."""
     if t.device.type != "cpu":
         raise RuntimeError("tensor.multiprocessing: CUDA tensors cannot cross a process boundary yet (no CUDA IPC); "
                            "move it to the CPU first")
@@ -43,8 +77,38 @@ def reduce_tensor(t):
         _raise()
     nd = t.ndim
     strides = tuple(lib.tn_strides(t._ptr)[i] for i in range(nd)) if nd else ()
-    return (rebuild_tensor, (type(t), DupFd(fd), start.value, nbytes.value, t.dtype.name, tuple(t.shape), strides,
-                             lib.tn_storage_offset(t._ptr), bool(t.requires_grad)))
+    return fd, (start.value, nbytes.value, t.dtype.name, tuple(t.shape), strides, lib.tn_storage_offset(t._ptr),
+                bool(t.requires_grad))
+
+
+def reduce_tensor(t):
+    fd, args = _share(t)
+    return (rebuild_tensor, (type(t), DupFd(fd)) + args)
+
+
+class _OutboxPickler(ForkingPickler):
+    """Tensors as indices into a list of descriptors sent beside the payload, instead of
+    DupFd's per-tensor connection back to the sender at unpickling time."""
+
+    def __init__(self, file, protocol):
+        super().__init__(file, protocol)
+        self.fds = []
+
+    def reducer_override(self, obj):
+        if isinstance(obj, Tensor) and obj.device.type == "cpu":
+            fd, args = _share(obj)
+            self.fds.append(fd)
+            return (rebuild_tensor_inbox, (type(obj), len(self.fds) - 1) + args)
+        return NotImplemented
+
+
+def dumps_with_fds(obj):
+    """(payload, fds): obj pickled with its CPU tensors' storages as descriptors (still owned
+    by the storages: send them before obj's tensors are freed), for loads_with_fds."""
+    buf = io.BytesIO()
+    p = _OutboxPickler(buf, pickle.HIGHEST_PROTOCOL)
+    p.dump(obj)
+    return buf.getvalue(), p.fds
 
 
 def _classes(cls):

@@ -12,11 +12,11 @@ results on the loader's shared data queue:
   iterable dataset), acknowledged with ``_ResumeIteration`` on the data queue;
 - ``None``: exit.
 
-Results are pickled in the worker with multiprocessing's ForkingPickler, where
-tensor.multiprocessing registered how tensors travel: a batch tensor's storage moves into
-shared memory and only its file descriptor and view cross (the data is never pickled or
-copied through the queue); the loader maps the same pages as it unpickles, as torch's
-file_descriptor strategy does. An exception in a worker comes
+Results are pickled in the worker (multiprocessing's ForkingPickler, tensors as
+tensor.multiprocessing makes them travel): a batch tensor's storage moves into shared
+memory and only its file descriptor and view cross (the data is never pickled or copied
+through the queue); the descriptors go ahead of the payload on the worker's own Unix socket
+(SCM_RIGHTS) and the loader maps the same pages as it unpickles. An exception in a worker comes
 back as an ``_ExceptionWrapper`` holding its class and the worker's formatted traceback,
 re-raised in the main process as torch does. A worker exits when its parent is gone.
 """
@@ -26,13 +26,15 @@ import queue
 import random
 import sys
 import traceback
-from multiprocessing.reduction import ForkingPickler
+from multiprocessing.reduction import sendfds
 
 from ... import multiprocessing as _tmp  # noqa: F401  (registers how tensors cross: shared memory)
+from ...multiprocessing import reductions
 
 __all__ = ["WorkerInfo", "get_worker_info"]
 
 _POLL = 5.0                 # seconds between checks that the parent is still alive
+_MAX_FDS = 253              # descriptors per message (Linux's SCM_MAX_FD)
 _worker_info = None
 
 
@@ -113,16 +115,24 @@ class _KeyErrorMessage(str):
         return self
 
 
-def _put(data_queue, item, worker_id):
+def _put(data_queue, item, worker_id, fd_sock):
     """Pickle here (in the worker's thread, not the queue's feeder thread) so that a batch
-    that cannot be pickled comes back as that error. ForkingPickler: tensors go by shared
-    memory (tensor.multiprocessing's reductions)."""
+    that cannot be pickled comes back as that error. Tensors go by shared memory: their
+    storages' descriptors are sent on this worker's socket before the payload is queued, so
+    the loader finds them there when it unpickles (no connection back to this process, which
+    may not be running then: a busy machine's scheduler would make the step wait)."""
+    fds = []
     try:
-        payload = bytes(ForkingPickler.dumps(item, pickle.HIGHEST_PROTOCOL))
+        payload, fds = reductions.dumps_with_fds(item)
     except Exception:
         idx = item[0] if isinstance(item, tuple) else None
         payload = pickle.dumps((idx, _ExceptionWrapper(sys.exc_info(), f"in DataLoader worker process {worker_id}")))
-    data_queue.put(payload)
+    try:
+        for i in range(0, len(fds), _MAX_FDS):
+            sendfds(fd_sock, fds[i:i + _MAX_FDS])
+    except OSError:                       # the loader is gone
+        return
+    data_queue.put((worker_id, len(fds), payload))
 
 
 def _generate_state(base_seed, worker_id):
@@ -191,7 +201,7 @@ class _Fetcher:
 
 
 def _worker_loop(dataset, iterable, auto_collation, collate_fn, batch_size, drop_last, fetch_indices, index_queue,
-                 data_queue, base_seed, worker_id, num_workers, worker_init_fn, parent_pid):
+                 data_queue, fd_sock, base_seed, worker_id, num_workers, worker_init_fn, parent_pid):
     global _worker_info
     try:
         import signal
@@ -235,7 +245,7 @@ def _worker_loop(dataset, iterable, auto_collation, collate_fn, batch_size, drop
                     fetcher.reset()
                 except Exception:
                     init_error = _ExceptionWrapper(sys.exc_info(), where)
-            _put(data_queue, (None, _ResumeIteration()), worker_id)
+            _put(data_queue, (None, _ResumeIteration()), worker_id, fd_sock)
             continue
         if exhausted:
             continue
@@ -252,7 +262,7 @@ def _worker_loop(dataset, iterable, auto_collation, collate_fn, batch_size, drop
                     data = _ExceptionWrapper(sys.exc_info(), where)
             except Exception:
                 data = _ExceptionWrapper(sys.exc_info(), where)
-        _put(data_queue, (idx, data), worker_id)
+        _put(data_queue, (idx, data), worker_id, fd_sock)
         del data
     data_queue.cancel_join_thread()             # results nobody will read must not block the exit
     data_queue.close()

@@ -7,7 +7,7 @@ batches per worker in flight, batches returned in the sampler's order, ``worker_
 and ``get_worker_info()`` in the workers, each worker seeded with ``base_seed + id``
 (tensor, ``random`` and NumPy generators), an exception in a worker re-raised here with
 the worker's traceback, a worker that dies or a ``timeout`` reported as RuntimeError, and
-````persistent_workers`` kept across epochs. Batch tensors cross the process boundary as
+``persistent_workers`` kept across epochs. Batch tensors cross the process boundary as
 shared memory (tensor.multiprocessing's reductions: the storage's file descriptor, never
 the data; see ``_worker.py``). ``pin_memory`` is accepted (CPU memory).
 
@@ -17,14 +17,16 @@ A ``TensorDataset`` (or ``Subset`` of one) with the default collate is batched b
 import itertools
 import multiprocessing
 import os
-import pickle
 import queue
+import socket
 import sys
 import time
 import weakref
+from multiprocessing.reduction import recvfds
 
 from ..._core import int64, tensor
 from ..._C import lib
+from ...multiprocessing.reductions import loads_with_fds
 from .dataset import IterableDataset, Subset, TensorDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
 from ._collate import default_collate, default_convert
@@ -130,22 +132,27 @@ class _MultiProcessIter:
             ctx = multiprocessing.get_context(ctx)
         base_seed = _base_seed(loader.generator)
         self._data_queue = ctx.Queue()
-        self._index_queues, self._workers = [], []
+        self._index_queues, self._workers, self._fd_socks = [], [], []
         fetch = _MapFetch(loader.dataset, loader.collate_fn) if not self._iterable else None
         # The workers and queues are held by a finalizer, not only by this object: when it
         # is collected as part of a reference cycle (a persistent loader holds it), its
         # queues must still be open for the shutdown message.
         self._finalizer = weakref.finalize(self, _shutdown_workers, self._workers, self._index_queues,
-                                           self._data_queue)
+                                           self._data_queue, self._fd_socks)
         try:
             for i in range(self._num_workers):
                 iq = ctx.Queue()
                 iq.cancel_join_thread()              # a dead worker must not block our exit
+                mine, theirs = socket.socketpair()   # the worker's batches' descriptors come on it
+                self._fd_socks.append(mine)
                 w = ctx.Process(target=_worker._worker_loop, daemon=True,
                                 args=(loader.dataset, self._iterable, loader._auto_collation, loader.collate_fn,
-                                      loader.batch_size, loader.drop_last, fetch, iq, self._data_queue,
+                                      loader.batch_size, loader.drop_last, fetch, iq, self._data_queue, theirs,
                                       base_seed, i, self._num_workers, loader.worker_init_fn, os.getpid()))
-                w.start()
+                try:
+                    w.start()
+                finally:
+                    theirs.close()
                 self._index_queues.append(iq)
                 self._workers.append(w)
         except BaseException:
@@ -197,14 +204,18 @@ class _MultiProcessIter:
         while True:
             wait = 1.0 if not self._timeout else min(1.0, max(0.0, start + self._timeout - time.monotonic()))
             try:
-                return pickle.loads(self._data_queue.get(timeout=wait))
+                wid, nfds, payload = self._data_queue.get(timeout=wait)
+                fds = []                       # sent ahead of the payload on the worker's socket
+                while len(fds) < nfds:
+                    fds += recvfds(self._fd_socks[wid], min(nfds - len(fds), _worker._MAX_FDS))
+                return loads_with_fds(payload, fds)
             except queue.Empty:
                 self._check_workers(0.0)
                 if self._timeout and time.monotonic() - start >= self._timeout:
                     raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds") from None
-            except (OSError, EOFError):
-                # A batch's tensors arrive as file descriptors handed over by the worker that
-                # sent it; a worker killed in between resets that connection. That is its death.
+            except (OSError, EOFError, RuntimeError):
+                # A batch's descriptors that cannot be received or mapped: a dead worker's
+                # doing is reported as its death.
                 self._check_workers(5.0)
                 raise
 
@@ -272,7 +283,7 @@ class _MultiProcessIter:
         self._finalizer()
 
 
-def _shutdown_workers(workers, index_queues, data_queue):
+def _shutdown_workers(workers, index_queues, data_queue, fd_socks):
     """Ask every worker to exit, wait for it (terminate one that does not), close the queues."""
     for iq in index_queues:
         try:
@@ -287,6 +298,8 @@ def _shutdown_workers(workers, index_queues, data_queue):
     for q in index_queues + [data_queue]:
         q.cancel_join_thread()
         q.close()
+    for s in fd_socks:
+        s.close()                               # with the descriptors of batches never read
 
 
 class DataLoader:
