@@ -219,3 +219,13 @@ def test_worker_killed_before_its_batch_is_read():
     time.sleep(2.0)
     with pytest.raises(RuntimeError, match=r"DataLoader worker \(pid\(s\) \d+\) exited unexpectedly"):
         list(it)
+
+
+@pytest.mark.parametrize("ctx", ["spawn", "forkserver"])
+def test_other_start_methods_get_their_socket(ctx):
+    # the descriptors' socket reaches a worker that was not forked (pickled with its arguments)
+    ds = data.TensorDataset(tn.arange(40.0).reshape(10, 4), tn.arange(10))
+    got = [(x[:, 0].tolist(), y.tolist()) for x, y in data.DataLoader(ds, batch_size=3, num_workers=2,
+                                                                      multiprocessing_context=ctx)]
+    assert got == [([0.0, 4.0, 8.0], [0, 1, 2]), ([12.0, 16.0, 20.0], [3, 4, 5]), ([24.0, 28.0, 32.0], [6, 7, 8]),
+                   ([36.0], [9])]
