@@ -186,3 +186,27 @@ def test_eager_cuda_graph_training_step(env):
     r = subprocess.run([sys.executable, "-c", CHILD, here], capture_output=True, text=True, timeout=300,
                        env=dict(os.environ, **env))
     assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout + r.stderr
+
+
+def test_capture_without_gpu_is_refused():
+    """No GPU (no stand-in registered, no unit): capture_begin and graph_pool_handle say so."""
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    child = textwrap.dedent("""
+        import sys
+        sys.path.insert(0, sys.argv[1])
+        import tensor as tn
+        if tn.cuda.is_available():
+            print("ok")   # a real GPU: nothing to refuse
+            sys.exit(0)
+        for f in (lambda: tn.cuda.CUDAGraph().capture_begin(), tn.cuda.graph_pool_handle):
+            try:
+                f()
+            except RuntimeError as e:
+                assert "there is no GPU" in str(e), e
+            else:
+                raise AssertionError("no error")
+        assert not tn.cuda.is_current_stream_capturing()
+        print("ok")
+    """)
+    r = subprocess.run([sys.executable, "-c", child, here], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout + r.stderr
