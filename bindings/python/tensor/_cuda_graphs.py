@@ -1,4 +1,5 @@
-"""torch.cuda.CUDAGraph, torch.cuda.graph, torch.cuda.graph_pool_handle: CUDA graphs of eager
+"""torch.cuda.CUDAGraph, torch.cuda.graph, torch.cuda.graph_pool_handle,
+torch.cuda.make_graphed_callables: CUDA graphs of eager
 code over tn_cuda_graph_* (src/backend/cuda_graph.c). Warm up first (a few eager steps: the
 optimizer's state made, cuDNN's algorithms cached), then capture once and replay with new
 values copied into the static inputs. Allocations inside a capture come from a pool of its
@@ -130,5 +131,90 @@ class graph:
 
 
 def make_graphed_callables(callables, sample_args, num_warmup_iters=3, allow_unused_input=False):
-    raise NotImplementedError("torch.cuda.make_graphed_callables is not implemented in tensor.h: capture the step with "
-                              "torch.cuda.graph (forward, backward and optimizer.step) instead")
+    """torch.cuda.make_graphed_callables: each callable (a Module or a function of tensors)
+    becomes an autograd-aware callable whose forward and backward replay CUDA graphs
+    captured here from sample_args (PyTorch's scheme: warm-up iterations, the forward
+    captured, then the backward (autograd.grad) into the same pool). Calls must use inputs
+    of sample_args' shapes, dtypes and requires_grad; a Module's parameters are the static
+    ones (their grads accumulate into .grad as usual). Modules with hooks are refused."""
+    from . import autograd, nn, Tensor, empty_like, ones_like
+    just_one = not isinstance(callables, tuple)
+    if just_one:
+        callables, sample_args = (callables,), (sample_args,)
+    if len(callables) != len(sample_args):
+        raise ValueError("make_graphed_callables: one tuple of sample args per callable")
+    mempool = graph_pool_handle()
+    results = []
+    for func, args in zip(callables, sample_args):
+        args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
+        if not all(isinstance(a, Tensor) for a in args):
+            raise TypeError("make_graphed_callables: sample_args must be tensors (nested structures are not supported)")
+        if isinstance(func, nn.Module):
+            if getattr(func, "_forward_hooks", None) or getattr(func, "_forward_pre_hooks", None):
+                raise RuntimeError("Modules must not have hooks registered at the time they are passed. However, registering hooks "
+                                   "on modules after passing them through make_graphed_callables is allowed.")
+            params = tuple(func.parameters())
+        else:
+            params = ()
+        static_inputs = args + params
+        needs = [t for t in static_inputs if t.requires_grad]
+        for _ in range(num_warmup_iters):   # as PyTorch: autograd.grad, .grad untouched
+            outs = func(*args)
+            outs = outs if isinstance(outs, tuple) else (outs,)
+            go = [o for o in outs if o.requires_grad]
+            if go and needs:
+                autograd.grad(go, needs, grad_outputs=[ones_like(o) for o in go], allow_unused=allow_unused_input)
+            del outs, go
+        fwd, bwd = CUDAGraph(), CUDAGraph()
+        with graph(fwd, pool=mempool):
+            static_outputs = func(*args)
+        single = not isinstance(static_outputs, tuple)
+        static_outputs = (static_outputs,) if single else static_outputs
+        grad_outs = [o for o in static_outputs if o.requires_grad]
+        static_grad_outputs = [empty_like(o) for o in grad_outs]
+        with graph(bwd, pool=mempool):
+            grads = autograd.grad(grad_outs, needs, grad_outputs=static_grad_outputs, allow_unused=allow_unused_input) if grad_outs and needs else ()
+        static_grad_inputs, k = [], 0
+        for t in static_inputs:   # one per static input: None where it needs no grad (or got none)
+            if t.requires_grad:
+                static_grad_inputs.append(grads[k])
+                k += 1
+            else:
+                static_grad_inputs.append(None)
+        results.append(_graphed(fwd, bwd, static_inputs, static_outputs, grad_outs, static_grad_outputs, static_grad_inputs,
+                                len(args), single, autograd))
+    for i, func in enumerate(callables):
+        if isinstance(func, nn.Module):   # as PyTorch: the module, its forward the graphed one
+            func.forward = results[i]
+            results[i] = func
+    return results[0] if just_one else tuple(results)
+
+
+def _graphed(fwd, bwd, static_inputs, static_outputs, grad_outs, static_grad_outputs, static_grad_inputs, nargs, single, autograd):
+    class Graphed(autograd.Function):
+        @staticmethod
+        def forward(ctx, *inputs):
+            for s, x in zip(static_inputs[:nargs], inputs[:nargs]):
+                if s.data_ptr() != x.data_ptr():
+                    s.copy_(x)
+            fwd.replay()
+            return tuple(o.detach() for o in static_outputs)
+
+        @staticmethod
+        def backward(ctx, *grads):
+            k = 0
+            for o, g in zip(static_outputs, grads):
+                if o.requires_grad:
+                    if g is None:
+                        static_grad_outputs[k].zero_()
+                    elif static_grad_outputs[k].data_ptr() != g.data_ptr():
+                        static_grad_outputs[k].copy_(g)
+                    k += 1
+            bwd.replay()
+            return tuple(b.detach() if b is not None else None for b in static_grad_inputs)
+
+    def functionalized(*user_args):
+        out = Graphed.apply(*(tuple(user_args) + static_inputs[nargs:]))
+        return out[0] if single else out
+    functionalized._graphs = (fwd, bwd)   # kept alive with the callable
+    return functionalized

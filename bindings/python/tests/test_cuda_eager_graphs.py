@@ -6,8 +6,9 @@ graphs share a pool (graph_pool_handle, CUDAGraph.pool()); every misuse fails wi
 error and leaves the library usable; memory_allocated/memory_reserved come back once the
 graphs are reset. On the checking stand-in (nothing runs at capture, calls recorded and
 replayed, as stream capture), in a child process, plain and with unreadable device memory.
-Not implemented (checked as such): Adam's capturable=True (its capture is refused, as
-PyTorch refuses capturable=False), make_graphed_callables, debug_dump."""
+make_graphed_callables of a module and of a function: forward and backward (replayed graphs)
+equal PyTorch's. Not implemented (checked as such): Adam's capturable=True (its capture is
+refused, as PyTorch refuses capturable=False), debug_dump."""
 import os
 import subprocess
 import sys
@@ -173,11 +174,54 @@ CHILD = textwrap.dedent("""
     ok.replay()
     assert np.abs(y.cpu().numpy() - np.exp(x.cpu().numpy())).max() < 1e-6
     with pytest.raises(NotImplementedError):
-        tn.cuda.make_graphed_callables(lambda t: t, (x,))
-    with pytest.raises(NotImplementedError):
         ok.debug_dump("/dev/null")
     print("ok")
 """)
+
+MGC = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, sys.argv[1])
+    import numpy as np
+    import torch
+    import tensor as tn
+    tn._C.lib.tn_debug_cuda_stand_in()
+""") + textwrap.dedent('''
+rng = np.random.default_rng(0)
+tm = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 3))
+gm = tn.nn.Sequential(tn.nn.Linear(8, 16), tn.nn.ReLU(), tn.nn.Linear(16, 3))
+gm.load_state_dict({k: tn.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
+gm = gm.to("cuda")
+x0 = tn.randn(5, 8).cuda().requires_grad_()
+gm = tn.cuda.make_graphed_callables(gm, (x0,))
+for i in range(3):
+    xv = rng.standard_normal((5, 8)).astype(np.float32)
+    x = tn.tensor(xv).cuda().requires_grad_()
+    tx = torch.tensor(xv, requires_grad=True)
+    y = gm(x); ty = tm(tx)
+    assert np.abs(y.detach().cpu().numpy() - ty.detach().numpy()).max() < 1e-5
+    (y * y).sum().backward(); (ty * ty).sum().backward()
+    assert np.abs(x.grad.cpu().numpy() - tx.grad.numpy()).max() < 1e-4, i
+    for (k, p), q in zip(tm.named_parameters(), gm.parameters()):
+        assert np.abs(q.grad.cpu().numpy() - p.grad.numpy()).max() < 1e-4, (i, k)
+# a function
+def f(a, b): return (a * b).sin()
+a0, b0 = tn.randn(4).cuda().requires_grad_(), tn.randn(4).cuda()
+gf = tn.cuda.make_graphed_callables(f, (a0, b0))
+av, bv = rng.standard_normal(4).astype(np.float32), rng.standard_normal(4).astype(np.float32)
+a, b = tn.tensor(av).cuda().requires_grad_(), tn.tensor(bv).cuda()
+out = gf(a, b); out.sum().backward()
+ta = torch.tensor(av, requires_grad=True); tf = (ta * torch.tensor(bv)).sin(); tf.sum().backward()
+assert np.abs(out.detach().cpu().numpy() - tf.detach().numpy()).max() < 1e-6
+assert np.abs(a.grad.cpu().numpy() - ta.grad.numpy()).max() < 1e-6
+''') + "print('ok')\n"
+
+
+@pytest.mark.parametrize("env", [{}, {"TN_STAND_IN_UNREADABLE": "1"}])
+def test_make_graphed_callables(env):
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    r = subprocess.run([sys.executable, "-c", MGC, here], capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, **env))
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout + r.stderr
 
 
 @pytest.mark.parametrize("env", [{}, {"TN_STAND_IN_UNREADABLE": "1"}])
