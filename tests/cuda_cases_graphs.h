@@ -308,7 +308,7 @@ TEST(gpu_eager_graph_training) {
         tn_scope_begin();
         tn_tensor *sl = cg_mlp_step(&b, ob, sx, sy);
         if (!sl) fail_at(__LINE__, "captured step: %s", tn_last_error());
-        tn_keep(sl);
+        tn_retain(sl);   /* ours past the scope (tn_keep would hand it to the enclosing one) */
         tn_scope_end();   /* the step's temporaries back to the capture's pool */
         tn_cuda_graph *g = tn_cuda_graph_end();
         if (!g) fail_at(__LINE__, "end: %s", tn_last_error());
