@@ -66,7 +66,7 @@
  *   jit/       memplan trace optimize graph_io onnx
  *   io/        print dlpack shared
  *   dist/      dist ddp
- *   backend/   cpu_half cpu stand_in cuda
+ *   backend/   cpu_half cpu stand_in cuda cuda_graph
  */
 #ifndef TENSOR_H
 #define TENSOR_H
@@ -5547,7 +5547,19 @@ typedef struct tn_backend {
        QUERY       1 when a.event's work is done, 0 while not, -1 with the error
        RELEASE     frees a.event */
     int (*nccl)(tn_nccl_op op, tn_nccl_args *a);
+    /* Optional (NULL: tn_cuda_graph_begin fails on this device). The capture-private memory
+       pools of eager CUDA-graph captures (tn_cuda_graph_begin), PyTorch's: op
+       TN__GPOOL_NEW     *pool <- a new pool (one reference)
+       TN__GPOOL_RETAIN  one more reference to *pool
+       TN__GPOOL_RELEASE one reference less; at none its free memory goes back to the device
+                         and the blocks still held by tensors join the ordinary cache
+       TN__GPOOL_BEGIN   graph_begin, with this thread's allocations served from *pool (new
+                         memory taken under a relaxed capture mode; blocks freed inside the
+                         capture reusable by its later allocations) until graph_end; the
+                         capture holds a reference until then. */
+    int (*graph_pool)(int op, void **pool);
 } tn_backend;
+enum { TN__GPOOL_NEW, TN__GPOOL_RETAIN, TN__GPOOL_RELEASE, TN__GPOOL_BEGIN };
 /* The cases the GPU unit's fused attention entry declines (tensor_cuda.cu and the checking
    stand-in both ask here, so they decline alike): the switch TN_CUDA_FUSED_ATTENTION=0, a
    dtype other than float32/float64/float16/bfloat16 or mixed ones (half ones with a float32
@@ -5833,6 +5845,23 @@ typedef struct tn_cuda_stats {
 TNDEF tn_cuda_stats tn_cuda_memory_stats(void);     /* zeros without a GPU (the stand-in: its transfer counters and num_allocs) */
 TNDEF void tn_cuda_reset_peak_memory_stats(void);
 TNDEF void tn_cuda_empty_cache(void);               /* give cached, unused blocks back (cudaFree) */
+/* CUDA graphs of eager code (torch.cuda.CUDAGraph, torch.cuda.graph): between begin and end
+   the GPU work this thread queues (forward, backward, optimizer.step) is captured, not run;
+   replay runs it again on the same memory (copy new values into the static inputs first).
+   Allocations inside a capture come from a pool of its own (or `pool`, shared with other
+   graphs), which stays reserved until the graph is freed. Refused inside a capture: copies
+   between host and device (.item(), .cpu(), printing), synchronisations, random draws,
+   optimizers other than SGD (their step count is a host value: PyTorch's capturable=False). */
+typedef struct tn_cuda_graph tn_cuda_graph;
+typedef struct tn_cuda_graph_pool tn_cuda_graph_pool;
+TNDEF tn_cuda_graph_pool *tn_cuda_graph_pool_handle(void);   /* a pool to share between captures (torch.cuda.graph_pool_handle); NULL + error without a GPU */
+TNDEF void tn_cuda_graph_pool_release(tn_cuda_graph_pool *pool);   /* drop the handle (graphs captured into it keep it); NULL is a no-op */
+TNDEF int tn_cuda_graph_begin(tn_cuda_graph_pool *pool);   /* capture this thread's GPU work from now on (pool NULL: a pool of its own); 0 or -1 */
+TNDEF tn_cuda_graph *tn_cuda_graph_end(void);   /* the captured graph, or NULL + error (the capture failed: its pool released, nothing captured ran) */
+TNDEF int tn_cuda_graph_replay(tn_cuda_graph *g);   /* launch it (queued after the work before it); 0 or -1 */
+TNDEF tn_cuda_graph_pool *tn_cuda_graph_pool_of(tn_cuda_graph *g);   /* the pool g was captured into (CUDAGraph.pool()): a new handle to release */
+TNDEF void tn_cuda_graph_free(tn_cuda_graph *g);   /* CUDAGraph.reset(): the graph destroyed, its pool's reference dropped; NULL is a no-op */
+TNDEF bool tn_cuda_graph_capturing(void);   /* whether this thread is capturing (torch.cuda.is_current_stream_capturing) */
 TNDEF void tn_set_tf32(bool allow);                 /* TF32 tensor cores in float32 matmul (default off: torch.backends.cuda.matmul.allow_tf32) */
 TNDEF bool tn_get_tf32(void);
 TNDEF void tn_set_cudnn_tf32(bool allow);           /* TF32 in cuDNN's float32 convolutions (default on: torch.backends.cudnn.allow_tf32) */
@@ -9434,10 +9463,14 @@ static tn_tensor *tn__zeros_like_impl(tn_tensor *t) { TN__CHECK_NULL(t); return 
 static tn_tensor *tn__ones_like_impl(tn_tensor *t) { TN__CHECK_NULL(t); return tn__own(tn__full_like(t, 1)); }
 static tn_tensor *tn__full_like_impl(tn_tensor *t, double v) { TN__CHECK_NULL(t); return tn__own(tn__full_like(t, v)); }
 
+static int tn__cuda_graph_refuse(const char *fn, const char *what);   /* src/backend/cuda_graph.c */
 /* dst <- src (src broadcast to dst), through the backend that owns the non-CPU side. */
 static int tn__copy(tn_tensor *dst, tn_tensor *src) {
     const tn_backend *be = tn__backend(dst->device != TN_CPU ? dst->device : src->device);
     if (!be) return TN__FAIL_INT("copy: no backend for device %s", tn_device_name(src->device));
+    if (dst->device != src->device && !tn__si_inside && tn_cuda_graph_capturing())   /* a synchronous copy: no capture holds one */
+        return tn__cuda_graph_refuse("copy", dst->device == TN_CPU ? "a copy from the GPU to the host (.item(), .cpu(), .tolist(), printing: it synchronises)"
+                                                                     : "a copy from the host to the GPU (a CPU tensor moved or used where a GPU one is needed)");
     if (tn__check_cpu_dtype("copy", src) || tn__check_cpu_dtype("copy", dst)) return -1;
     if (be->copy(dst, src)) return -1;
     /* a copy to the host waited for the device: a failed device-side check surfaces here */
@@ -42550,6 +42583,9 @@ static int tn__optim_dev_run(tn__optim_dev *d) {
     return rc;
 }
 static int tn__optim_step(const char *fn, tn_optim *o) {
+    if (o->kind != TN__SGD && tn_cuda_graph_capturing())   /* its scalars (bias corrections, step counts) are host values: a replay would repeat this step's */
+        return tn__cuda_graph_refuse(fn, o->kind == TN__ADAM || o->kind == TN__ADAMW ? "Adam's step() with capturable=False (not implemented here; SGD's step can be captured)"
+                                                                                    : "an optimizer step other than SGD's (capturable=False)");
     if (tn__optim_prepare(fn, o)) return -1;
     int rc = 0, n32 = 0, n64 = 0;
     /* the multi-tensor segments, by dtype (a parameter's coefficients are computed in order,
@@ -53655,7 +53691,7 @@ static const tn_backend tn__cpu_f32_backend = {
     "cpu", tn__cpu_alloc, tn__cpu_free, tn__cpu_copy, tn__cpu_fill, tn__cpu_unary, tn__cpu_binary, tn__cpu_ternary,
     tn__cpu_reduce, tn__cpu_lane, tn__cpu_index, tn__cpu_nonzero, tn__cpu_matmul, tn__cpu_random,
     tn__cpu_im2col, tn__cpu_pool_argmax, tn__cpu_optim, NULL, tn__cpu_batch_norm, NULL, tn__cpu_layer_norm, tn__cpu_cross_entropy, NULL, NULL, NULL, NULL, NULL, NULL,
-    NULL, NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL, NULL,
 };
 
 enum { TN__STAGE_IN = 1, TN__STAGE_OUT = 2, TN__STAGE_INOUT = 3, TN__STAGE_MAX = 8 };
@@ -54122,6 +54158,7 @@ static const tn_backend tn__cpu_backend = {
     NULL,   /* fft: src/ops/fft.c runs its own engine on the CPU */
     NULL, NULL, NULL, NULL,   /* graph_*: a CPU replay runs its nodes (no capture) */
     NULL,   /* nccl: CPU tensors are not NCCL's (the nccl process group refuses them) */
+    NULL,   /* graph_pool: CUDA graphs of eager code are the GPU's (tn_cuda_graph_begin refuses the CPU) */
 };
 
 static const tn_backend *tn__cpu_backend_get(void) { return &tn__cpu_backend; }
@@ -54168,13 +54205,14 @@ static void tn__si_transfer(bool up) {
    check_index) inside a capture fails the call and the capture, as tensor_cuda.cu does. */
 enum { TN__SIC_COPY, TN__SIC_FILL, TN__SIC_UNARY, TN__SIC_BINARY, TN__SIC_TERNARY, TN__SIC_REDUCE, TN__SIC_LANE, TN__SIC_INDEX, TN__SIC_MATMUL,
        TN__SIC_IM2COL, TN__SIC_CONV2D, TN__SIC_BATCH_NORM, TN__SIC_POOL2D, TN__SIC_LAYER_NORM, TN__SIC_CROSS_ENTROPY, TN__SIC_ATTENTION,
-       TN__SIC_MATMUL_EP, TN__SIC_FFT };
+       TN__SIC_MATMUL_EP, TN__SIC_FFT, TN__SIC_OPTIM };
 typedef struct tn__si_call {
     int entry, op;
     bool has_d;                      /* unary: params given */
     tn_tensor *t[10];                /* NULL where the call had none */
     double d[4];
     int64_t i[16];
+    tn__optk k;                      /* optim: its kind and scalars, as the kernel's arguments */
 } tn__si_call;
 typedef struct tn__si_graph {
     tn__si_call *calls;
@@ -54224,17 +54262,128 @@ static int tn__si_rec(int entry, int op, tn_tensor *const *ts, int nt, const dou
 #define TN__SI_CAPTURE(entry, op, ts, nt, d, nd, iv, ni) do { if (tn__si_capture) return tn__si_rec(entry, op, ts, nt, d, nd, iv, ni); } while (0)
 #define TN__SI_NO_CAPTURE(what) do { if (tn__si_capture) return tn__si_uncapturable(what); } while (0)
 static int64_t tn__si_allocs;   /* device allocations (tn_cuda_stats.num_allocs, as the unit counts its allocator's) */
-/* an allocation inside a capture fails, and the capture with it (as tensor_cuda.cu's cu_alloc) */
-static bool tn__si_capture_alloc(void) {
-    if (!tn__si_capture) return false;
-    tn__si_uncapturable("an allocation of device memory");
-    return true;
+/* Capture-private pools (tn_backend.graph_pool, as tensor_cuda.cu's allocator): while this
+   thread captures into a pool, its allocations come from the pool (a free block of it, best
+   fit, else new memory kept by it), a block freed (inside the capture or after) goes back to
+   the pool and never to the host, so the addresses the recorded calls hold stay this
+   graph's. At the pool's last reference its free blocks go; the ones still held by tensors
+   are freed as ordinary memory when they are. Bytes: tn_cuda_stats.allocated / reserved. */
+typedef void *(*tn__si_raw_alloc)(size_t nbytes);
+typedef void (*tn__si_raw_free)(void *p, size_t nbytes);
+typedef struct tn__si_pblock { void *p; size_t n; bool used; tn__si_raw_free rf; } tn__si_pblock;
+typedef struct tn__si_gpool {
+    int refs, nb, cap;
+    tn__si_pblock *b;
+    struct tn__si_gpool *next;
+} tn__si_gpool;
+static tn__si_gpool *tn__si_pools;             /* alive, or dead with blocks still held */
+static int tn__si_plock;
+static TN__TLS tn__si_gpool *tn__si_cpool;     /* the pool of this thread's capture, or NULL */
+static int64_t tn__si_bytes, tn__si_pool_bytes;   /* bytes in tensors; bytes pools hold */
+static void tn__si_plock_on(void) {
+#if defined(__GNUC__) || defined(__clang__)
+    while (__atomic_exchange_n(&tn__si_plock, 1, __ATOMIC_ACQUIRE)) {}
+#endif
 }
-static void *tn__si_alloc(size_t nbytes) {
-    if (tn__si_capture_alloc()) return NULL;
+static void tn__si_plock_off(void) {
+#if defined(__GNUC__) || defined(__clang__)
+    __atomic_store_n(&tn__si_plock, 0, __ATOMIC_RELEASE);
+#endif
+}
+static void *tn__si_pool_take(tn__si_gpool *P, size_t n, tn__si_raw_alloc ra, tn__si_raw_free rf) {
+    tn__si_plock_on();
+    int best = -1;
+    for (int i = 0; i < P->nb; i++)
+        if (!P->b[i].used && P->b[i].rf == rf && P->b[i].n >= n && (best < 0 || P->b[i].n < P->b[best].n)) best = i;
+    if (best >= 0) {
+        P->b[best].used = true;
+        TN__ATOMIC_ADD(&tn__si_bytes, (int64_t)P->b[best].n);
+        tn__si_plock_off();
+        return P->b[best].p;
+    }
+    tn__si_plock_off();
+    void *p = ra(n);
+    if (!p) return NULL;
+    tn__si_plock_on();
+    if (P->nb == P->cap) {
+        const int cap = P->cap ? 2 * P->cap : 16;
+        tn__si_pblock *b = (tn__si_pblock *)TN_REALLOC(P->b, (size_t)cap * sizeof *b);
+        if (!b) { tn__si_plock_off(); rf(p, n); return NULL; }
+        P->b = b;
+        P->cap = cap;
+    }
+    P->b[P->nb].p = p; P->b[P->nb].n = n; P->b[P->nb].used = true; P->b[P->nb].rf = rf;
+    P->nb++;
+    TN__ATOMIC_ADD(&tn__si_bytes, (int64_t)n);
+    TN__ATOMIC_ADD(&tn__si_pool_bytes, (int64_t)n);
+    tn__si_plock_off();
+    return p;
+}
+/* with the lock held: a dead pool with no block left is unlinked and freed */
+static void tn__si_pool_reap(tn__si_gpool *P) {
+    if (P->refs > 0 || P->nb > 0) return;
+    for (tn__si_gpool **q = &tn__si_pools; *q; q = &(*q)->next)
+        if (*q == P) { *q = P->next; break; }
+    TN_FREE(P->b);
+    TN_FREE(P);
+}
+/* true when p is a pool's block: back to its pool (or to the host, the pool gone) */
+static bool tn__si_pool_give(void *p) {
+    if (!p || !TN__ATOMIC_LOAD(&tn__si_pools)) return false;
+    tn__si_plock_on();
+    for (tn__si_gpool *P = tn__si_pools; P; P = P->next)
+        for (int i = 0; i < P->nb; i++) {
+            if (P->b[i].p != p || !P->b[i].used) continue;
+            tn__si_pblock b = P->b[i];
+            P->b[i].used = false;
+            TN__ATOMIC_ADD(&tn__si_bytes, -(int64_t)b.n);
+            if (P->refs == 0) {   /* a dead pool's block: the memory goes */
+                P->b[i] = P->b[--P->nb];
+                TN__ATOMIC_ADD(&tn__si_pool_bytes, -(int64_t)b.n);
+                tn__si_pool_reap(P);
+                tn__si_plock_off();
+                b.rf(b.p, b.n);
+                return true;
+            }
+            tn__si_plock_off();
+            return true;
+        }
+    tn__si_plock_off();
+    return false;
+}
+static void tn__si_pool_release(tn__si_gpool *P) {
+    tn__si_plock_on();
+    if (--P->refs == 0)
+        for (int i = 0; i < P->nb;) {
+            if (P->b[i].used) { i++; continue; }
+            tn__si_pblock b = P->b[i];
+            P->b[i] = P->b[--P->nb];
+            TN__ATOMIC_ADD(&tn__si_pool_bytes, -(int64_t)b.n);
+            b.rf(b.p, b.n);
+        }
+    tn__si_pool_reap(P);
+    tn__si_plock_off();
+}
+/* inside a capture: from its pool, or (a replay's capture, which has none) the call fails and
+   the capture with it (as tensor_cuda.cu's cu_alloc) */
+static void *tn__si_alloc_with(size_t nbytes, tn__si_raw_alloc ra, tn__si_raw_free rf) {
+    if (tn__si_capture && !tn__si_cpool) {
+        tn__si_uncapturable("an allocation of device memory");
+        return NULL;
+    }
     TN__ATOMIC_ADD(&tn__si_allocs, 1);
-    return tn__cpu_alloc(nbytes);
+    if (tn__si_capture) return tn__si_pool_take(tn__si_cpool, nbytes, ra, rf);
+    void *p = ra(nbytes);
+    if (p) TN__ATOMIC_ADD(&tn__si_bytes, (int64_t)nbytes);
+    return p;
 }
+static void tn__si_free_with(void *p, size_t nbytes, tn__si_raw_free rf) {
+    if (!p || tn__si_pool_give(p)) return;
+    TN__ATOMIC_ADD(&tn__si_bytes, -(int64_t)nbytes);
+    rf(p, nbytes);
+}
+static void *tn__si_alloc(size_t nbytes) { return tn__si_alloc_with(nbytes, tn__cpu_alloc, tn__cpu_free); }
+static void tn__si_free(void *p, size_t nbytes) { tn__si_free_with(p, nbytes, tn__cpu_free); }
 static void tn__si_graph_free(void *graph) {
     tn__si_graph *G = (tn__si_graph *)graph;
     if (!G) return;
@@ -54256,6 +54405,10 @@ static int tn__si_graph_end(void **graph) {
     *graph = NULL;
     if (!G) return TN__FAIL_INT("stand-in GPU: graph_end without graph_begin");
     tn__si_capture = NULL;
+    if (tn__si_cpool) {   /* the capture's reference to its pool */
+        tn__si_pool_release(tn__si_cpool);
+        tn__si_cpool = NULL;
+    }
     if (G->failed) {
         int r = TN__FAIL_INT("stand-in GPU: the CUDA graph capture failed: %s inside it", G->why);
         tn__si_graph_free(G);
@@ -54292,12 +54445,37 @@ static int tn__si_graph_launch(void *graph) {
         case TN__SIC_ATTENTION: r = be->attention(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9], c->d[0], c->op != 0); break;
         case TN__SIC_MATMUL_EP: r = be->matmul_ep(t[0], t[1], t[2], t[3], c->d[0], c->op); break;
         case TN__SIC_FFT: r = be->fft(c->op, t[0], t[1], (int)iv[0], iv + 1, c->d[0]); break;
+        case TN__SIC_OPTIM: r = be->optim(&c->k, t[0], t[1], t + 2); break;
         default: r = TN__FAIL_INT("stand-in GPU: graph_launch: unknown call %d", c->entry);
         }
         if (r) return r < 0 ? -1 : TN__FAIL_INT("stand-in GPU: graph_launch: call %d declined at launch, not at capture", k);
     }
     TN__ATOMIC_ADD(&tn__si_graph_launches, 1);
     return 0;
+}
+static int tn__si_graph_pool(int op, void **pool) {
+    tn__si_gpool *P = (tn__si_gpool *)*pool;
+    switch (op) {
+    case TN__GPOOL_NEW:
+        P = (tn__si_gpool *)TN_MALLOC(sizeof *P);
+        if (!P) return TN__FAIL_INT("stand-in GPU: graph_pool: out of memory");
+        memset(P, 0, sizeof *P);
+        P->refs = 1;
+        tn__si_plock_on();
+        P->next = tn__si_pools;
+        tn__si_pools = P;
+        tn__si_plock_off();
+        *pool = P;
+        return 0;
+    case TN__GPOOL_RETAIN: tn__si_plock_on(); P->refs++; tn__si_plock_off(); return 0;
+    case TN__GPOOL_RELEASE: tn__si_pool_release(P); return 0;
+    case TN__GPOOL_BEGIN:
+        if (tn__si_graph_begin()) return -1;
+        tn__si_plock_on(); P->refs++; tn__si_plock_off();
+        tn__si_cpool = P;
+        return 0;
+    default: return TN__FAIL_INT("stand-in GPU: graph_pool: unknown op %d", op);
+    }
 }
 static int tn__si_copy(tn_tensor *dst, tn_tensor *src) {
     if (dst->device != TN_CUDA && src->device != TN_CUDA) return tn__stand_in_bad("copy", "two CPU tensors", dst);
@@ -54445,7 +54623,12 @@ static int tn__si_pool(tn_tensor *idx, tn_tensor *x, const int64_t *hs, const in
 static int tn__si_optim(const tn__optk *k, tn_tensor *p, tn_tensor *g, tn_tensor *const *st) {
     TN__SI_DEV("optim", p); TN__SI_DEV("optim", g);
     for (int j = 0; j < 3; j++) TN__SI_DEV("optim", st[j]);
-    TN__SI_NO_CAPTURE("an optimizer step");
+    if (tn__si_capture) {   /* p, g, the three state slots; the scalars by value (the header refuses the kinds whose scalars change per step) */
+        tn_tensor *const ts_[5] = {p, g, st[0], st[1], st[2]};
+        if (tn__si_rec(TN__SIC_OPTIM, 0, ts_, 5, NULL, 0, NULL, 0)) return -1;
+        tn__si_capture->calls[tn__si_capture->n - 1].k = *k;
+        return 0;
+    }
     return TN__SI_RUN(tn__cpu_optim(k, p, g, st));
 }
 /* the unit's multi-tensor step: each parameter as optim (the same element updates) */
@@ -55053,11 +55236,11 @@ static int tn__si_nccl(tn_nccl_op op, tn_nccl_args *a) {
 #undef TN__SI_CAPTURE
 #undef TN__SI_NO_CAPTURE
 static const tn_backend tn__stand_in_backend = {
-    "cuda (stand-in)", tn__si_alloc, tn__cpu_free, tn__si_copy, tn__si_fill, tn__si_unary, tn__si_binary, tn__si_ternary,
+    "cuda (stand-in)", tn__si_alloc, tn__si_free, tn__si_copy, tn__si_fill, tn__si_unary, tn__si_binary, tn__si_ternary,
     tn__si_reduce, tn__si_lane, tn__si_index, tn__si_nonzero, tn__si_matmul, tn__si_random,
     tn__si_im2col, tn__si_pool, tn__si_optim, tn__si_conv2d, tn__si_batch_norm, tn__si_pool2d, tn__si_layer_norm, tn__si_cross_entropy, tn__si_attention,
     tn__si_check_index, tn__si_optim_multi, tn__si_linalg, tn__si_matmul_ep, tn__si_fft,
-    tn__si_graph_begin, tn__si_graph_end, tn__si_graph_launch, tn__si_graph_free, tn__si_nccl,
+    tn__si_graph_begin, tn__si_graph_end, tn__si_graph_launch, tn__si_graph_free, tn__si_nccl, tn__si_graph_pool,
 };
 
 /* ---- the stand-in with unreadable "device" memory (tn_debug_cuda_stand_in_unreadable) ----
@@ -55090,10 +55273,8 @@ static size_t tn__si_pages(size_t nbytes) {
     const size_t p = pg > 0 ? (size_t)pg : 4096;
     return nbytes / p * p + p;   /* at least one page; the spare tail traps nothing, as a GPU's rounding */
 }
-static void *tn__siu_alloc(size_t nbytes) {
+static void *tn__siu_raw_alloc(size_t nbytes) {
     const size_t len = tn__si_pages(nbytes);
-    if (tn__si_capture_alloc()) return NULL;
-    TN__ATOMIC_ADD(&tn__si_allocs, 1);
 #ifdef MAP_ANONYMOUS
     void *p = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 #else   /* strict C11 hides MAP_ANONYMOUS: private pages of /dev/zero are the same */
@@ -55116,7 +55297,7 @@ static void *tn__siu_alloc(size_t nbytes) {
     tn__si_release();
     return p;
 }
-static void tn__siu_free(void *p, size_t nbytes) {
+static void tn__siu_raw_free(void *p, size_t nbytes) {
     if (!p) return;
     tn__si_acquire();
     for (size_t i = 0; i < tn__si_nregions; i++)
@@ -55124,6 +55305,8 @@ static void tn__siu_free(void *p, size_t nbytes) {
     tn__si_release();
     munmap(p, tn__si_pages(nbytes));
 }
+static void *tn__siu_alloc(size_t nbytes) { return tn__si_alloc_with(nbytes, tn__siu_raw_alloc, tn__siu_raw_free); }
+static void tn__siu_free(void *p, size_t nbytes) { tn__si_free_with(p, nbytes, tn__siu_raw_free); }
 /* each entry of the table, between opening and closing the device memory */
 #define TN__SIU(ret, name, params, args) static ret tn__siu_##name params { tn__si_open(); ret r_ = tn__si_##name args; tn__si_close(); return r_; }
 TN__SIU(int, copy, (tn_tensor *d, tn_tensor *s), (d, s))
@@ -55162,7 +55345,7 @@ static const tn_backend tn__stand_in_unreadable_backend = {
     tn__siu_reduce, tn__siu_lane, tn__siu_index, tn__siu_nonzero, tn__siu_matmul, tn__siu_random,
     tn__siu_im2col, tn__siu_pool, tn__siu_optim, tn__siu_conv2d, tn__siu_batch_norm, tn__siu_pool2d, tn__siu_layer_norm, tn__siu_cross_entropy, tn__siu_attention,
     tn__siu_check_index, tn__siu_optim_multi, tn__siu_linalg, tn__siu_matmul_ep, tn__siu_fft,
-    tn__si_graph_begin, tn__si_graph_end, tn__si_graph_launch, tn__si_graph_free, tn__siu_nccl,
+    tn__si_graph_begin, tn__si_graph_end, tn__si_graph_launch, tn__si_graph_free, tn__siu_nccl, tn__si_graph_pool,
 };
 TNDEF void tn_debug_cuda_stand_in_unreadable(void) { tn_register_backend(TN_CUDA, &tn__stand_in_unreadable_backend); }
 #else
@@ -55297,6 +55480,7 @@ static int tn__cuda_sync_now(const char *fn) {
     return u ? u->synchronize() : -1;
 }
 TNDEF int tn_cuda_synchronize(void) {
+    if (tn_cuda_graph_capturing()) return tn__cuda_graph_refuse("tn_cuda_synchronize", "a synchronisation (torch.cuda.synchronize)");
     return tn__cuda_sync_now("tn_cuda_synchronize") ? -1 : tn__deferred_report("tn_cuda_synchronize");
 }
 TNDEF tn_cuda_stats tn_cuda_memory_stats(void) {
@@ -55305,6 +55489,8 @@ TNDEF tn_cuda_stats tn_cuda_memory_stats(void) {
     memset(&s, 0, sizeof s);
     if (tn__stand_in_registered()) {   /* the stand-in's counters, also over a real unit */
         s.num_allocs = TN__ATOMIC_LOAD(&tn__si_allocs);
+        s.allocated = (size_t)TN__ATOMIC_LOAD(&tn__si_bytes);         /* device bytes in tensors */
+        s.reserved = (size_t)TN__ATOMIC_LOAD(&tn__si_pool_bytes);     /* what CUDA-graph pools hold (the stand-in caches nothing else) */
         s.num_h2d = TN__ATOMIC_LOAD(&tn__si_h2d);
         s.num_d2h = TN__ATOMIC_LOAD(&tn__si_d2h);
         s.num_syncs = TN__ATOMIC_LOAD(&tn__si_syncs);
@@ -55354,6 +55540,123 @@ TNDEF tn_tensor *tn_to_non_blocking(tn_tensor *t, tn_device device) {
     tn_tensor *out = tn__new(t->dtype, device, t->shape, t->ndim);
     if (!out || u->copy_async(out, t) < 0) { tn_release(out); return NULL; }
     return tn__own(tn__copy_record(t, out, G_TO));
+}
+
+/* ======================================================================================================= */
+/* src/backend/cuda_graph.c: CUDA graphs of eager code: tn_cuda_graph_begin/end/replay, their memory pools */
+/* ======================================================================================================= */
+/* ---- CUDA graphs of eager code (torch.cuda.CUDAGraph, torch.cuda.graph) ----
+   A capture on this thread: the backend's graph_pool BEGIN (graph_begin with the thread's
+   allocations served from a capture-private pool) until graph_end. The header refuses,
+   while capturing, what a capture cannot hold (a copy between host and device, a
+   synchronisation, an optimizer whose scalars change per step): the call fails with a
+   message naming it, and so does tn_cuda_graph_end, with the state restored and the
+   capture's pool released. The graph holds a reference to its pool until freed. */
+struct tn_cuda_graph { const tn_backend *be; void *graph, *pool; };
+struct tn_cuda_graph_pool { const tn_backend *be; void *pool; };
+typedef struct tn__cg_state {
+    const tn_backend *be;   /* NULL: not capturing */
+    void *pool;             /* the header's reference, passed to the graph */
+    bool failed;
+    char why[200];
+} tn__cg_state;
+static TN__TLS tn__cg_state tn__cg;
+TNDEF bool tn_cuda_graph_capturing(void) { return tn__cg.be != NULL; }
+/* what cannot be captured: the call fails and the capture is spoiled (as CUDA invalidates one) */
+static int tn__cuda_graph_refuse(const char *fn, const char *what) {
+    if (!tn__cg.failed) {
+        tn__cg.failed = true;
+        snprintf(tn__cg.why, sizeof tn__cg.why, "%s (%s)", what, fn);
+    }
+    return TN__FAIL_INT("%s: %s inside a CUDA-graph capture: the capture cannot hold it (do it before capture_begin or after capture_end)", fn, what);
+}
+static const tn_backend *tn__cg_backend(const char *fn) {
+    const tn_backend *be = tn__backend(TN_CUDA);
+    if (!be) {
+        tn__error("%s: CUDA graphs capture GPU work, and there is no GPU: %s", fn, tn_cuda_unavailable_reason());
+        return NULL;
+    }
+    if (!be->graph_pool || !be->graph_begin) {
+        tn__error("%s: the CUDA backend (%s) cannot capture graphs", fn, be->name);
+        return NULL;
+    }
+    return be;
+}
+TNDEF tn_cuda_graph_pool *tn_cuda_graph_pool_handle(void) {
+    const tn_backend *be = tn__cg_backend("tn_cuda_graph_pool_handle");
+    if (!be) return NULL;
+    tn_cuda_graph_pool *h = (tn_cuda_graph_pool *)TN_MALLOC(sizeof *h);
+    if (!h) return (tn__error("tn_cuda_graph_pool_handle: out of memory"), (tn_cuda_graph_pool *)NULL);
+    h->be = be;
+    h->pool = NULL;
+    if (be->graph_pool(TN__GPOOL_NEW, &h->pool)) { TN_FREE(h); return NULL; }
+    return h;
+}
+TNDEF void tn_cuda_graph_pool_release(tn_cuda_graph_pool *pool) {
+    if (!pool) return;
+    pool->be->graph_pool(TN__GPOOL_RELEASE, &pool->pool);
+    TN_FREE(pool);
+}
+TNDEF int tn_cuda_graph_begin(tn_cuda_graph_pool *pool) {
+    const char *fn = "tn_cuda_graph_begin";
+    if (tn__cg.be) return TN__FAIL_INT("%s: this thread is capturing already (capture_begin twice, or a capture inside torch.cuda.graph)", fn);
+    const tn_backend *be = tn__cg_backend(fn);
+    if (!be) return -1;
+    if (pool && pool->be != be) return TN__FAIL_INT("%s: the pool belongs to another CUDA backend (%s)", fn, pool->be->name);
+    void *p = pool ? pool->pool : NULL;
+    if (pool ? be->graph_pool(TN__GPOOL_RETAIN, &p) : be->graph_pool(TN__GPOOL_NEW, &p)) return -1;
+    if (be->graph_pool(TN__GPOOL_BEGIN, &p)) {
+        be->graph_pool(TN__GPOOL_RELEASE, &p);
+        return -1;
+    }
+    memset(&tn__cg, 0, sizeof tn__cg);
+    tn__cg.be = be;
+    tn__cg.pool = p;
+    return 0;
+}
+TNDEF tn_cuda_graph *tn_cuda_graph_end(void) {
+    const char *fn = "tn_cuda_graph_end";
+    if (!tn__cg.be) return (tn__error("%s without tn_cuda_graph_begin (capture_end before capture_begin)", fn), (tn_cuda_graph *)NULL);
+    tn__cg_state st = tn__cg;
+    memset(&tn__cg, 0, sizeof tn__cg);   /* not capturing from here on, whatever happens */
+    void *graph = NULL;
+    const int rc = st.be->graph_end(&graph);
+    if (st.failed || rc || !graph) {
+        if (graph) st.be->graph_free(graph);
+        st.be->graph_pool(TN__GPOOL_RELEASE, &st.pool);
+        if (st.failed) return (tn__error("%s: the capture failed: %s inside it", fn, st.why), (tn_cuda_graph *)NULL);
+        return rc ? (tn_cuda_graph *)NULL : (tn__error("%s: the capture failed", fn), (tn_cuda_graph *)NULL);
+    }
+    tn_cuda_graph *g = (tn_cuda_graph *)TN_MALLOC(sizeof *g);
+    if (!g) {
+        st.be->graph_free(graph);
+        st.be->graph_pool(TN__GPOOL_RELEASE, &st.pool);
+        return (tn__error("%s: out of memory", fn), (tn_cuda_graph *)NULL);
+    }
+    g->be = st.be;
+    g->graph = graph;
+    g->pool = st.pool;
+    return g;
+}
+TNDEF int tn_cuda_graph_replay(tn_cuda_graph *g) {
+    if (!g) return TN__FAIL_INT("tn_cuda_graph_replay: no graph (NULL: the capture failed, or the graph was reset)");
+    if (tn__cg.be) return TN__FAIL_INT("tn_cuda_graph_replay inside a capture (replay after capture_end)");
+    return g->be->graph_launch(g->graph);
+}
+TNDEF tn_cuda_graph_pool *tn_cuda_graph_pool_of(tn_cuda_graph *g) {
+    if (!g) return (tn__error("tn_cuda_graph_pool_of: no graph"), (tn_cuda_graph_pool *)NULL);
+    tn_cuda_graph_pool *h = (tn_cuda_graph_pool *)TN_MALLOC(sizeof *h);
+    if (!h) return (tn__error("tn_cuda_graph_pool_of: out of memory"), (tn_cuda_graph_pool *)NULL);
+    h->be = g->be;
+    h->pool = g->pool;
+    g->be->graph_pool(TN__GPOOL_RETAIN, &h->pool);
+    return h;
+}
+TNDEF void tn_cuda_graph_free(tn_cuda_graph *g) {
+    if (!g) return;
+    g->be->graph_free(g->graph);   /* the graph first: its memory is the pool's */
+    g->be->graph_pool(TN__GPOOL_RELEASE, &g->pool);
+    TN_FREE(g);
 }
 
 #endif /* TENSOR_IMPLEMENTATION_DONE */

@@ -83,16 +83,30 @@ static unsigned blocks_for(int64_t n) {
    pool). A free block is found best-fit in its pool and split when the rest is worth
    keeping; a freed block merges with free neighbours of its segment. cudaFree happens
    only in empty_cache, or when cudaMalloc fails (then the cache is emptied and the
-   allocation retried once). */
+   allocation retried once).
+   A CUDA-graph capture's private pool (PyTorch's): while a thread captures into a Pool, its
+   allocations come from the Pool's segments (new ones by cudaMalloc under the relaxed
+   capture mode, as PyTorch's CUDAStreamCaptureModeGuard), a block of it freed (inside the
+   capture: reused by the capture's later allocations, in stream order; after it) goes back
+   to that Pool only, so the graph's addresses stay its own. When the last reference goes
+   (graphs freed, handles dropped) its whole free segments are given back (cudaFree) and the
+   segments still holding tensors' blocks join the ordinary cache. */
 namespace {
+struct Pool;
 struct Block {
     char *ptr;
     size_t size;
     bool small, used;
     Block *prev, *next; /* neighbours within the segment */
+    Pool *pool;         /* a capture's private pool, or NULL: the ordinary cache */
 };
 struct BlockLess {
     bool operator()(const Block *a, const Block *b) const { return a->size != b->size ? a->size < b->size : a->ptr < b->ptr; }
+};
+struct Pool {
+    int refs = 1;
+    std::set<Block *, BlockLess> free_small, free_large;
+    std::vector<Block *> segs;   /* each segment's first block (it never merges away) */
 };
 struct Allocator {
     std::mutex mu;
@@ -102,13 +116,16 @@ struct Allocator {
     Allocator() { memset(&st, 0, sizeof st); }
 
     static size_t round(size_t n) { return n < 512 ? 512 : (n + 511) / 512 * 512; }
-    std::set<Block *, BlockLess> &pool(bool small) { return small ? free_small : free_large; }
+    std::set<Block *, BlockLess> &pool(bool small, Pool *P = NULL) {
+        if (P) return small ? P->free_small : P->free_large;
+        return small ? free_small : free_large;
+    }
 
-    Block *find(size_t n, bool small) {
+    Block *find(size_t n, bool small, Pool *P) {
         Block key;
         key.ptr = NULL;
         key.size = n;
-        auto &p = pool(small);
+        auto &p = pool(small, P);
         auto it = p.lower_bound(&key);
         if (it == p.end()) return NULL;
         Block *b = *it;
@@ -130,18 +147,25 @@ struct Allocator {
             }
         }
     }
-    void *alloc(size_t nbytes) {
+    /* P: the capture's pool (the caller's thread is capturing into it), or NULL */
+    void *alloc(size_t nbytes, Pool *P = NULL) {
         std::lock_guard<std::mutex> lock(mu);
         size_t n = round(nbytes);
         bool small = n <= ((size_t)1 << 20);
         st.num_allocs++;
-        Block *b = find(n, small);
+        Block *b = find(n, small, P);
         if (b) st.num_cache_hits++;
         else {
             size_t seg = small ? ((size_t)2 << 20) : (n + ((size_t)2 << 20) - 1) / ((size_t)2 << 20) * ((size_t)2 << 20);
             void *p = NULL;
-            cudaError_t e = cudaMalloc(&p, seg);
-            if (e != cudaSuccess) { /* free the cache, retry once */
+            cudaError_t e;
+            if (P) {   /* inside a capture: cudaMalloc is allowed in the relaxed mode only; no retry (no cudaFree inside a capture) */
+                cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+                cudaThreadExchangeStreamCaptureMode(&mode);
+                e = cudaMalloc(&p, seg);
+                cudaThreadExchangeStreamCaptureMode(&mode);
+            } else e = cudaMalloc(&p, seg);
+            if (e != cudaSuccess && !P) { /* free the cache, retry once */
                 (void)cudaGetLastError();
                 release_cached();
                 e = cudaMalloc(&p, seg);
@@ -163,6 +187,8 @@ struct Allocator {
             b->size = seg;
             b->small = small;
             b->prev = b->next = NULL;
+            b->pool = P;
+            if (P) P->segs.push_back(b);
         }
         size_t rest = b->size - n;
         if (rest >= (small ? 512 : ((size_t)1 << 20))) { /* split: the tail stays free */
@@ -171,12 +197,13 @@ struct Allocator {
             t->size = rest;
             t->small = small;
             t->used = false;
+            t->pool = b->pool;
             t->prev = b;
             t->next = b->next;
             if (b->next) b->next->prev = t;
             b->next = t;
             b->size = n;
-            pool(small).insert(t);
+            pool(small, b->pool).insert(t);
         }
         b->used = true;
         live[b->ptr] = b;
@@ -200,7 +227,7 @@ struct Allocator {
         live.erase(it);
         st.allocated -= b->size;
         b->used = false;
-        auto &p = pool(b->small);
+        auto &p = pool(b->small, b->pool);
         if (b->prev && !b->prev->used) { /* merge with the free block before */
             Block *a = b->prev;
             p.erase(a);
@@ -213,6 +240,32 @@ struct Allocator {
         }
         p.insert(b);
     }
+    void retain(Pool *P) {
+        std::lock_guard<std::mutex> lock(mu);
+        P->refs++;
+    }
+    /* one reference less; at none: whole free segments to the driver, the rest to the ordinary cache */
+    void release(Pool *P) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (--P->refs > 0) return;
+        for (Block *h : P->segs) {
+            if (!h->used && !h->next) {
+                pool(h->small, P).erase(h);
+                cudaFree(h->ptr);   /* synchronises: launches of the graph still queued finish first */
+                st.reserved -= h->size;
+                delete h;
+                continue;
+            }
+            for (Block *b = h; b; b = b->next) {
+                if (!b->used) {
+                    pool(b->small, P).erase(b);
+                    pool(b->small).insert(b);
+                }
+                b->pool = NULL;
+            }
+        }
+        delete P;
+    }
 };
 Allocator &allocator() {
     static Allocator *a = new Allocator(); /* never destroyed: tensors may die after main */
@@ -220,8 +273,10 @@ Allocator &allocator() {
 }
 } // namespace
 
+static thread_local Pool *cu_cap_pool;   /* the pool of this thread's capture (section 9c), or NULL */
 static void *cu_alloc(size_t nbytes) {
-    if (cu_capturing) {   /* the capture fails (section 9c); no CUDA call is made inside it */
+    if (cu_capturing && cu_cap_pool) return allocator().alloc(nbytes, cu_cap_pool);
+    if (cu_capturing) {   /* a replay's capture (no pool): it fails (section 9c); no CUDA call is made inside it */
         cu_capture_allocated = true;
         tn_error("CUDA graphs: an allocation of %zu bytes inside a capture", nbytes);
         return NULL;
@@ -3529,7 +3584,7 @@ static int dnn_conv2d(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *y, const 
             cache.erase(key);   /* it ran before and not now: search again */
         }
     }
-    if (cu_capturing)   /* no algorithm search inside a CUDA-graph capture (section 9c): the capture fails, the replay runs uncaptured */
+    if (cu_capturing)   /* no algorithm search inside a CUDA-graph capture (section 9c; its trial runs would be captured): warm up first; a replay's capture runs uncaptured */
         return tn_error("%s: cuDNN's algorithm search cannot run inside a CUDA-graph capture", what);
     std::vector<ConvCand> cands;
     if (conv_heuristics(h, mode, d, f32, tf32, cands, what)) return -1;
@@ -3825,10 +3880,12 @@ static int cu_fft(int kind, tn_tensor *y, tn_tensor *x, int rank, const int64_t 
    (CUDA refuses them), and so the replay: tn_graph_run ends the capture (graph_end fails)
    and runs it again uncaptured. graph_end ends capturing and instantiates the graph;
    graph_launch launches it on the legacy stream, after the work queued before (the inputs
-   copied into the capture's buffers); graph_free destroys it. Not run on a GPU yet. What
-   cannot be captured yet: a convolution whose cuDNN algorithm needs a workspace (it
-   allocates one) or is not cached from an earlier uncaptured run (no search inside a
-   capture: cu_conv2d), linalg. */
+   copied into the capture's buffers); graph_free destroys it. Not run on a GPU yet.
+   Eager captures (tn_cuda_graph_begin: torch.cuda.graph) begin with graph_pool's BEGIN: the
+   same, with the thread's allocations served from a capture-private Pool (section 2), so a
+   cuDNN workspace (Scratch) is captured too. What cannot be captured: a convolution whose
+   cuDNN algorithm is not cached from an earlier uncaptured run (no search inside a capture:
+   cu_conv2d), linalg, random draws, copies between host and device. */
 struct CuGraph {
     cudaGraph_t graph;
     cudaGraphExec_t exec;
@@ -3864,6 +3921,10 @@ static int cu_graph_end(void **graph) {
     cudaError_t e = cudaStreamEndCapture(cu_cur_stream, &g);
     cu_cur_stream = 0;
     cu_capturing = false;
+    if (cu_cap_pool) {   /* the capture's reference to its pool */
+        allocator().release(cu_cap_pool);
+        cu_cap_pool = NULL;
+    }
     if (e == cudaSuccess && (!g || cu_capture_allocated)) e = cudaErrorStreamCaptureInvalidated;
     cudaGraphExec_t x = NULL;
     if (e == cudaSuccess) e = cudaGraphInstantiateWithFlags(&x, g, 0);
@@ -3888,6 +3949,20 @@ static void cu_graph_free(void *graph) {
     cudaGraphExecDestroy(cg->exec);
     cudaGraphDestroy(cg->graph);
     delete cg;
+}
+static int cu_graph_pool(int op, void **pool) {
+    Pool *P = (Pool *)*pool;
+    switch (op) {
+    case TN__GPOOL_NEW: *pool = new Pool(); return 0;
+    case TN__GPOOL_RETAIN: allocator().retain(P); return 0;
+    case TN__GPOOL_RELEASE: allocator().release(P); return 0;
+    case TN__GPOOL_BEGIN:
+        if (cu_graph_begin()) return -1;
+        allocator().retain(P);
+        cu_cap_pool = P;
+        return 0;
+    default: return tn_error("CUDA graphs: graph_pool: unknown op %d", op);
+    }
 }
 
 /* ======================================================================= */
@@ -4028,7 +4103,7 @@ static const tn_backend cuda_backend = {
     "cuda", cu_alloc, cu_free, cu_copy, cu_fill, cu_unary, cu_binary, cu_ternary, cu_reduce, cu_lane, cu_index,
     cu_nonzero, cu_matmul, cu_random, cu_im2col, cu_pool_argmax, cu_optim, cu_conv2d, cu_batch_norm, cu_pool2d, cu_layer_norm, cu_cross_entropy, cu_attention,
     cu_check_index, cu_optim_multi, cu_linalg, cu_matmul_ep, cu_fft,
-    cu_graph_begin, cu_graph_end, cu_graph_launch, cu_graph_free, CU_NCCL_ENTRY,
+    cu_graph_begin, cu_graph_end, cu_graph_launch, cu_graph_free, CU_NCCL_ENTRY, cu_graph_pool,
 };
 
 static int u_device_count(void) { int n = 0; return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0; }

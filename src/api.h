@@ -5346,7 +5346,19 @@ typedef struct tn_backend {
        QUERY       1 when a.event's work is done, 0 while not, -1 with the error
        RELEASE     frees a.event */
     int (*nccl)(tn_nccl_op op, tn_nccl_args *a);
+    /* Optional (NULL: tn_cuda_graph_begin fails on this device). The capture-private memory
+       pools of eager CUDA-graph captures (tn_cuda_graph_begin), PyTorch's: op
+       TN__GPOOL_NEW     *pool <- a new pool (one reference)
+       TN__GPOOL_RETAIN  one more reference to *pool
+       TN__GPOOL_RELEASE one reference less; at none its free memory goes back to the device
+                         and the blocks still held by tensors join the ordinary cache
+       TN__GPOOL_BEGIN   graph_begin, with this thread's allocations served from *pool (new
+                         memory taken under a relaxed capture mode; blocks freed inside the
+                         capture reusable by its later allocations) until graph_end; the
+                         capture holds a reference until then. */
+    int (*graph_pool)(int op, void **pool);
 } tn_backend;
+enum { TN__GPOOL_NEW, TN__GPOOL_RETAIN, TN__GPOOL_RELEASE, TN__GPOOL_BEGIN };
 /* The cases the GPU unit's fused attention entry declines (tensor_cuda.cu and the checking
    stand-in both ask here, so they decline alike): the switch TN_CUDA_FUSED_ATTENTION=0, a
    dtype other than float32/float64/float16/bfloat16 or mixed ones (half ones with a float32
@@ -5632,6 +5644,23 @@ typedef struct tn_cuda_stats {
 TNDEF tn_cuda_stats tn_cuda_memory_stats(void);     /* zeros without a GPU (the stand-in: its transfer counters and num_allocs) */
 TNDEF void tn_cuda_reset_peak_memory_stats(void);
 TNDEF void tn_cuda_empty_cache(void);               /* give cached, unused blocks back (cudaFree) */
+/* CUDA graphs of eager code (torch.cuda.CUDAGraph, torch.cuda.graph): between begin and end
+   the GPU work this thread queues (forward, backward, optimizer.step) is captured, not run;
+   replay runs it again on the same memory (copy new values into the static inputs first).
+   Allocations inside a capture come from a pool of its own (or `pool`, shared with other
+   graphs), which stays reserved until the graph is freed. Refused inside a capture: copies
+   between host and device (.item(), .cpu(), printing), synchronisations, random draws,
+   optimizers other than SGD (their step count is a host value: PyTorch's capturable=False). */
+typedef struct tn_cuda_graph tn_cuda_graph;
+typedef struct tn_cuda_graph_pool tn_cuda_graph_pool;
+TNDEF tn_cuda_graph_pool *tn_cuda_graph_pool_handle(void);   /* a pool to share between captures (torch.cuda.graph_pool_handle); NULL + error without a GPU */
+TNDEF void tn_cuda_graph_pool_release(tn_cuda_graph_pool *pool);   /* drop the handle (graphs captured into it keep it); NULL is a no-op */
+TNDEF int tn_cuda_graph_begin(tn_cuda_graph_pool *pool);   /* capture this thread's GPU work from now on (pool NULL: a pool of its own); 0 or -1 */
+TNDEF tn_cuda_graph *tn_cuda_graph_end(void);   /* the captured graph, or NULL + error (the capture failed: its pool released, nothing captured ran) */
+TNDEF int tn_cuda_graph_replay(tn_cuda_graph *g);   /* launch it (queued after the work before it); 0 or -1 */
+TNDEF tn_cuda_graph_pool *tn_cuda_graph_pool_of(tn_cuda_graph *g);   /* the pool g was captured into (CUDAGraph.pool()): a new handle to release */
+TNDEF void tn_cuda_graph_free(tn_cuda_graph *g);   /* CUDAGraph.reset(): the graph destroyed, its pool's reference dropped; NULL is a no-op */
+TNDEF bool tn_cuda_graph_capturing(void);   /* whether this thread is capturing (torch.cuda.is_current_stream_capturing) */
 TNDEF void tn_set_tf32(bool allow);                 /* TF32 tensor cores in float32 matmul (default off: torch.backends.cuda.matmul.allow_tf32) */
 TNDEF bool tn_get_tf32(void);
 TNDEF void tn_set_cudnn_tf32(bool allow);           /* TF32 in cuDNN's float32 convolutions (default on: torch.backends.cudnn.allow_tf32) */

@@ -244,4 +244,238 @@ TEST(gpu_graph_capture_fallback) {
     tn_graph_free(g);
     tn_scope_end();
 }
+
+/* ---- eager CUDA graphs (tn_cuda_graph_*: torch.cuda.CUDAGraph) ----
+   A training step (forward, loss, backward, optimizer step) captured after warm-up and
+   replayed with new data copied into the static inputs equals the same steps run eagerly;
+   allocations inside come from the capture's pool, whose bytes go when the graph does. */
+typedef struct { tn_tensor *w1, *b1, *w2, *b2; } cg_mlp;
+static cg_mlp cg_mlp_make(uint64_t seed) {   /* on CUDA, requiring grad; kept (the caller releases) */
+    tn_manual_seed(seed);
+    cg_mlp m;
+    tn_tensor **ps[4] = {&m.w1, &m.b1, &m.w2, &m.b2};
+    const int64_t sh[4][2] = {{16, 8}, {16, 1}, {4, 16}, {4, 1}};
+    for (int k = 0; k < 4; k++) {
+        tn_tensor *c = k % 2 ? tn_randn(TN_SHAPE(sh[k][0]), TN_F32) : tn_randn(TN_SHAPE(sh[k][0], sh[k][1]), TN_F32);
+        *ps[k] = tn_keep(tn_to(tn_mul_scalar(c, 0.3), TN_CUDA));
+        tn_requires_grad_(*ps[k], true);
+    }
+    return m;
+}
+static void cg_mlp_free(cg_mlp *m) { tn_release(m->w1); tn_release(m->b1); tn_release(m->w2); tn_release(m->b2); }
+/* one step; the loss (owned by the open scope) or NULL */
+static tn_tensor *cg_mlp_step(cg_mlp *m, tn_optim *o, tn_tensor *x, tn_tensor *y) {
+    tn_tensor *h = tn_relu(tn_linear(x, m->w1, m->b1));
+    tn_tensor *loss = tn_mse_loss(tn_linear(h, m->w2, m->b2), y);
+    if (!loss || tn_backward(loss) || tn_optim_step(o)) return NULL;
+    return loss;
+}
+static tn_optim *cg_optim(cg_mlp *m, int kind) {
+    tn_tensor *ps[4] = {m->w1, m->b1, m->w2, m->b2};
+    if (kind == 0) return tn_optim_sgd(ps, 4, .lr = 0.05);
+    if (kind == 1) return tn_optim_sgd(ps, 4, .lr = 0.05, .momentum = 0.9, .weight_decay = 0.01);
+    return tn_optim_adam(ps, 4, .lr = 0.01);
+}
+TEST(gpu_eager_graph_training) {
+    enum { W = 3, N = 6 };   /* warm-up steps, replays */
+    for (int kind = 0; kind < 2; kind++) {
+        tn_scope_begin();
+        const tn_cuda_stats s0 = tn_cuda_memory_stats();
+        tn_tensor *xs[W + N], *ys[W + N];
+        tn_manual_seed(7);
+        for (int i = 0; i < W + N; i++) { xs[i] = tn_randn(TN_SHAPE(5, 8), TN_F32); ys[i] = tn_randn(TN_SHAPE(5, 4), TN_F32); }
+        cg_mlp a = cg_mlp_make(1), b = cg_mlp_make(1);
+        tn_optim *oa = cg_optim(&a, kind), *ob = cg_optim(&b, kind);
+        double want[N];
+        for (int i = 0; i < W + N; i++) {   /* eager */
+            tn_scope_begin();
+            tn_optim_zero_grad(oa);
+            tn_tensor *l = cg_mlp_step(&a, oa, tn_to(xs[i], TN_CUDA), tn_to(ys[i], TN_CUDA));
+            if (i >= W) want[i - W] = l ? tn_item(l) : NAN;
+            tn_scope_end();
+        }
+        for (int i = 0; i < W; i++) {   /* warm-up (as PyTorch asks: the optimizer's state made, cuDNN's algorithms cached) */
+            tn_scope_begin();
+            tn_optim_zero_grad(ob);
+            CHECK(cg_mlp_step(&b, ob, tn_to(xs[i], TN_CUDA), tn_to(ys[i], TN_CUDA)) != NULL);
+            tn_scope_end();
+        }
+        tn_tensor *sx = tn_to(tn_zeros(TN_SHAPE(5, 8), TN_F32), TN_CUDA), *sy = tn_to(tn_zeros(TN_SHAPE(5, 4), TN_F32), TN_CUDA);
+        tn_optim_zero_grad(ob);   /* set_to_none: the grads are made inside the capture, from its pool */
+        const tn_cuda_stats s1 = tn_cuda_memory_stats();
+        CHECK_MSG(tn_cuda_graph_begin(NULL) == 0, "begin: %s", tn_last_error());
+        CHECK(tn_cuda_graph_capturing());
+        tn_scope_begin();
+        tn_tensor *sl = cg_mlp_step(&b, ob, sx, sy);
+        if (!sl) fail_at(__LINE__, "captured step: %s", tn_last_error());
+        tn_retain(sl);   /* ours past the scope (tn_keep would hand it to the enclosing one) */
+        tn_scope_end();   /* the step's temporaries back to the capture's pool */
+        tn_cuda_graph *g = tn_cuda_graph_end();
+        if (!g) fail_at(__LINE__, "end: %s", tn_last_error());
+        CHECK(!tn_cuda_graph_capturing());
+        const tn_cuda_stats s2 = tn_cuda_memory_stats();
+        CHECK_MSG(s2.reserved > s1.reserved, "the capture's pool holds memory (%zu -> %zu)", s1.reserved, s2.reserved);
+        for (int i = 0; g && sl && i < N; i++) {
+            tn_scope_begin();
+            CHECK_MSG(tn_copy_(sx, tn_to(xs[W + i], TN_CUDA)) == 0 && tn_copy_(sy, tn_to(ys[W + i], TN_CUDA)) == 0, "copy: %s", tn_last_error());
+            CHECK(tn_cuda_graph_replay(g) == 0);
+            const double l = tn_item(sl);
+            CHECK_MSG(fabs(l - want[i]) <= 1e-5 * (1 + fabs(want[i])), "%s replay %d: loss %.9g, eager %.9g", kind ? "SGD+momentum" : "SGD", i, l, want[i]);
+            tn_scope_end();
+        }
+        tn_tensor *pa[4] = {a.w1, a.b1, a.w2, a.b2}, *pb[4] = {b.w1, b.b1, b.w2, b.b2};
+        for (int k = 0; k < 4; k++) CHECK_MSG(cg_maxdiff(pb[k], pa[k]) <= 1e-5, "parameter %d after %d replays: %g from eager", k, N, cg_maxdiff(pb[k], pa[k]));
+        tn_release(sl);
+        tn_optim_zero_grad(ob);   /* the static grads freed: back to the live pool */
+        tn_cuda_graph_free(g);    /* the pool's last reference: its memory goes */
+        const tn_cuda_stats s3 = tn_cuda_memory_stats();
+        CHECK_MSG(s3.allocated == s1.allocated, "allocated %zu after the graph, %zu before", s3.allocated, s1.allocated);
+        CHECK_MSG(s3.reserved == s1.reserved, "reserved %zu after the graph, %zu before", s3.reserved, s1.reserved);
+        tn_optim_free(oa);
+        tn_optim_free(ob);
+        cg_mlp_free(&a);
+        cg_mlp_free(&b);
+        tn_scope_end();
+        const tn_cuda_stats s4 = tn_cuda_memory_stats();
+        CHECK_MSG(s4.allocated == s0.allocated && s4.reserved == s0.reserved, "allocated %zu, reserved %zu at the end; %zu, %zu at the start", s4.allocated,
+                  s4.reserved, s0.allocated, s0.reserved);
+    }
+}
+/* Adam's step is refused inside a capture (PyTorch: capturable=False); the capture fails
+   cleanly and the library goes on. */
+TEST(gpu_eager_graph_adam_refused) {
+    tn_scope_begin();
+    cg_mlp m = cg_mlp_make(2);
+    tn_optim *o = cg_optim(&m, 2);
+    tn_tensor *x = tn_to(tn_randn(TN_SHAPE(5, 8), TN_F32), TN_CUDA), *y = tn_to(tn_randn(TN_SHAPE(5, 4), TN_F32), TN_CUDA);
+    CHECK(cg_mlp_step(&m, o, x, y) != NULL);
+    tn_optim_zero_grad(o);
+    const tn_cuda_stats s0 = tn_cuda_memory_stats();
+    tn_scope_begin();
+    CHECK(tn_cuda_graph_begin(NULL) == 0);
+    CHECK_ERR(cg_mlp_step(&m, o, x, y) != NULL, "capturable=False");
+    CHECK_ERR(tn_cuda_graph_end() != NULL, "the capture failed: Adam");
+    CHECK(!tn_cuda_graph_capturing());
+    tn_optim_zero_grad(o);   /* the grads the failed capture made */
+    tn_scope_end();
+    const tn_cuda_stats s1 = tn_cuda_memory_stats();
+    CHECK_MSG(s1.reserved == s0.reserved && s1.allocated == s0.allocated, "the failed capture's pool released (reserved %zu -> %zu, allocated %zu -> %zu)",
+              s0.reserved, s1.reserved, s0.allocated, s1.allocated);
+    tn_scope_begin();
+    CHECK(cg_mlp_step(&m, o, x, y) != NULL);   /* eager again */
+    tn_scope_end();
+    tn_optim_free(o);
+    cg_mlp_free(&m);
+    tn_scope_end();
+}
+/* a CNN forward (convolution through the library entry: cuDNN on a GPU, with its workspace
+   from the capture's pool) captured after warm-up; new inputs give eager's outputs */
+TEST(gpu_eager_graph_cnn) {
+    tn_scope_begin();
+    tn_no_grad_begin();
+    tn_tensor *w1 = tn_to(tn_mul_scalar(tn_randn(TN_SHAPE(8, 3, 3, 3), TN_F32), 0.2), TN_CUDA), *w2 = tn_to(tn_mul_scalar(tn_randn(TN_SHAPE(4, 8, 3, 3), TN_F32), 0.2), TN_CUDA);
+    tn_tensor *bias = tn_to(tn_randn(TN_SHAPE(8), TN_F32), TN_CUDA);
+    tn_tensor *sx = tn_to(tn_randn(TN_SHAPE(2, 3, 12, 12), TN_F32), TN_CUDA);
+    const tn_cuda_stats c0 = tn_cuda_memory_stats();
+    for (int i = 0; i < 2; i++) tn_conv2d(tn_relu(tn_conv2d(sx, w1, bias, .padding = 1)), w2, NULL, .stride = 2);   /* warm-up */
+    CHECK(tn_cuda_graph_begin(NULL) == 0);
+    tn_tensor *sy = tn_keep(tn_conv2d(tn_relu(tn_conv2d(sx, w1, bias, .padding = 1)), w2, NULL, .stride = 2));
+    tn_cuda_graph *g = tn_cuda_graph_end();
+    if (!g || !sy) fail_at(__LINE__, "CNN capture: %s", tn_last_error());
+    for (int r = 0; g && sy && r < 3; r++) {
+        tn_tensor *x = tn_randn(TN_SHAPE(2, 3, 12, 12), TN_F32);
+        CHECK(tn_copy_(sx, tn_to(x, TN_CUDA)) == 0 && tn_cuda_graph_replay(g) == 0);
+        tn_tensor *want = tn_conv2d(tn_relu(tn_conv2d(tn_to(x, TN_CUDA), w1, bias, .padding = 1)), w2, NULL, .stride = 2);
+        CHECK_MSG(cg_maxdiff(sy, want) <= 1e-5, "CNN replay %d: %g from eager", r, cg_maxdiff(sy, want));
+    }
+    const tn_cuda_stats c1 = tn_cuda_memory_stats();
+    CHECK_MSG(c1.num_conv_fallbacks == c0.num_conv_fallbacks, "a convolution fell back (%lld)", (long long)(c1.num_conv_fallbacks - c0.num_conv_fallbacks));
+    tn_release(sy);
+    tn_cuda_graph_free(g);
+    tn_no_grad_end();
+    tn_scope_end();
+}
+/* two graphs sharing one pool (torch.cuda.graph_pool_handle), replayed in capture order;
+   the bytes go when the last of graphs and handle goes */
+TEST(gpu_eager_graph_pool_sharing) {
+    tn_scope_begin();
+    tn_no_grad_begin();
+    const tn_cuda_stats s0 = tn_cuda_memory_stats();
+    tn_tensor *x = tn_to(tn_randn(TN_SHAPE(64, 64), TN_F32), TN_CUDA);
+    tn_cuda_graph_pool *pool = tn_cuda_graph_pool_handle();
+    CHECK(pool != NULL);
+    CHECK(tn_cuda_graph_begin(pool) == 0);
+    tn_tensor *y1 = tn_keep(tn_relu(tn_mul_scalar(x, 2.0)));
+    tn_cuda_graph *g1 = tn_cuda_graph_end();
+    CHECK(g1 != NULL);
+    const tn_cuda_stats s1 = tn_cuda_memory_stats();
+    tn_cuda_graph_pool *p1 = tn_cuda_graph_pool_of(g1);
+    CHECK(tn_cuda_graph_begin(p1) == 0);
+    tn_tensor *y2 = tn_keep(tn_add_scalar(tn_matmul(y1, y1), 1.0));
+    tn_cuda_graph *g2 = tn_cuda_graph_end();
+    CHECK(g2 != NULL);
+    tn_cuda_graph_pool_release(p1);
+    const tn_cuda_stats s2 = tn_cuda_memory_stats();
+    CHECK_MSG(s2.reserved >= s1.reserved && s1.reserved > s0.reserved, "reserved %zu, %zu, %zu", s0.reserved, s1.reserved, s2.reserved);
+    for (int r = 0; r < 2 && g1 && g2; r++) {
+        tn_tensor *xn = tn_randn(TN_SHAPE(64, 64), TN_F32);
+        CHECK(tn_copy_(x, tn_to(xn, TN_CUDA)) == 0 && tn_cuda_graph_replay(g1) == 0 && tn_cuda_graph_replay(g2) == 0);
+        tn_tensor *e1 = tn_relu(tn_mul_scalar(xn, 2.0));
+        CHECK(cg_maxdiff(y1, e1) == 0);
+        CHECK_MSG(cg_maxdiff(y2, tn_add_scalar(tn_matmul(e1, e1), 1.0)) <= 1e-3, "shared pool replay %d", r);
+    }
+    tn_release(y1);
+    tn_release(y2);
+    tn_cuda_graph_free(g1);
+    CHECK(tn_cuda_memory_stats().reserved > s0.reserved);   /* g2 and the handle hold it */
+    tn_cuda_graph_free(g2);
+    CHECK(tn_cuda_memory_stats().reserved > s0.reserved);   /* the handle still does */
+    tn_cuda_graph_pool_release(pool);
+    tn_no_grad_end();
+    tn_scope_end();
+    const tn_cuda_stats s3 = tn_cuda_memory_stats();   /* nothing held: back to the start */
+    CHECK_MSG(s3.reserved == s0.reserved && s3.allocated == s0.allocated, "reserved %zu, allocated %zu after; %zu, %zu before", s3.reserved, s3.allocated,
+              s0.reserved, s0.allocated);
+}
+/* the errors: each clear, none leaving the library capturing or the pool held */
+TEST(gpu_eager_graph_errors) {
+    tn_scope_begin();
+    const tn_cuda_stats s0 = tn_cuda_memory_stats();
+    tn_tensor *x = tn_to(tn_randn(TN_SHAPE(4, 4), TN_F32), TN_CUDA);
+    CHECK_ERR(tn_cuda_graph_end() != NULL, "without tn_cuda_graph_begin");
+    CHECK_ERR(tn_cuda_graph_replay(NULL) == 0, "no graph");
+    CHECK(tn_cuda_graph_begin(NULL) == 0);
+    tn_tensor *y = tn_keep(tn_exp(x));
+    CHECK_ERR(tn_cuda_graph_begin(NULL) == 0, "capturing already");
+    tn_cuda_graph *g = tn_cuda_graph_end();
+    CHECK(g != NULL);
+    /* a replay inside a capture */
+    CHECK(tn_cuda_graph_begin(NULL) == 0);
+    CHECK_ERR(tn_cuda_graph_replay(g) == 0, "inside a capture");
+    tn_cuda_graph *g2 = tn_cuda_graph_end();   /* the refused replay queued nothing */
+    CHECK(g2 != NULL);
+    tn_cuda_graph_free(g2);
+    /* .item(), a host copy, a synchronisation inside: named, and the capture fails */
+    const char *what[3] = {".item()", "from the host to the GPU", "synchronisation"};
+    for (int k = 0; k < 3; k++) {
+        CHECK(tn_cuda_graph_begin(NULL) == 0);
+        tn_tensor *s = tn_sum(x);
+        if (k == 0) CHECK_ERR(!isnan(tn_item(s)), what[k]);
+        if (k == 1) CHECK_ERR(tn_to(tn_ones(TN_SHAPE(2), TN_F32), TN_CUDA) != NULL, what[k]);
+        if (k == 2) CHECK_ERR(tn_cuda_synchronize() == 0, what[k]);
+        CHECK_ERR(tn_cuda_graph_end() != NULL, what[k]);
+        CHECK(!tn_cuda_graph_capturing());
+    }
+    /* the library goes on: eager work and a new capture */
+    CHECK(cg_maxdiff(tn_exp(x), tn_exp(tn_to(x, TN_CPU))) <= 1e-6);
+    CHECK(tn_cuda_graph_replay(g) == 0 && cg_maxdiff(y, tn_exp(x)) == 0);
+    tn_release(y);
+    tn_cuda_graph_free(g);
+    tn_cuda_graph_free(NULL);
+    tn_cuda_graph_pool_release(NULL);
+    tn_scope_end();
+    const tn_cuda_stats s1 = tn_cuda_memory_stats();
+    CHECK_MSG(s1.reserved == s0.reserved && s1.allocated == s0.allocated, "reserved %zu, allocated %zu after; %zu, %zu before", s1.reserved, s1.allocated,
+              s0.reserved, s0.allocated);
+}
 #endif

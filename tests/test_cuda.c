@@ -225,6 +225,11 @@ int main(void) {
     RUN(gpu_cnn_training_step);
     RUN(gpu_graph_replay);
     RUN(gpu_graph_capture_fallback);
+    RUN(gpu_eager_graph_training);
+    RUN(gpu_eager_graph_adam_refused);
+    RUN(gpu_eager_graph_cnn);
+    RUN(gpu_eager_graph_pool_sharing);
+    RUN(gpu_eager_graph_errors);
     NOSYNC_RUN_ALL("");   /* steady-state steps without transfers or waits; device-side checks */
     CHECK(tn_cuda_synchronize() == 0);
     tn_cuda_stats st = tn_cuda_memory_stats();

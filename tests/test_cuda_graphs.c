@@ -61,6 +61,11 @@ int main(void) {
         RUN(stand_in_capture_protocol);
         RUN(gpu_graph_replay);
         RUN(gpu_graph_capture_fallback);
+        RUN(gpu_eager_graph_training);
+        RUN(gpu_eager_graph_adam_refused);
+        RUN(gpu_eager_graph_cnn);
+        RUN(gpu_eager_graph_pool_sharing);
+        RUN(gpu_eager_graph_errors);
         /* the same with captures switched off: the device plan alone */
         setenv("TN_CUDA_GRAPHS", "0", 1);
         RUN(gpu_graph_replay);

@@ -110,6 +110,7 @@ static int tn__cuda_sync_now(const char *fn) {
     return u ? u->synchronize() : -1;
 }
 TNDEF int tn_cuda_synchronize(void) {
+    if (tn_cuda_graph_capturing()) return tn__cuda_graph_refuse("tn_cuda_synchronize", "a synchronisation (torch.cuda.synchronize)");
     return tn__cuda_sync_now("tn_cuda_synchronize") ? -1 : tn__deferred_report("tn_cuda_synchronize");
 }
 TNDEF tn_cuda_stats tn_cuda_memory_stats(void) {
@@ -118,6 +119,8 @@ TNDEF tn_cuda_stats tn_cuda_memory_stats(void) {
     memset(&s, 0, sizeof s);
     if (tn__stand_in_registered()) {   /* the stand-in's counters, also over a real unit */
         s.num_allocs = TN__ATOMIC_LOAD(&tn__si_allocs);
+        s.allocated = (size_t)TN__ATOMIC_LOAD(&tn__si_bytes);         /* device bytes in tensors */
+        s.reserved = (size_t)TN__ATOMIC_LOAD(&tn__si_pool_bytes);     /* what CUDA-graph pools hold (the stand-in caches nothing else) */
         s.num_h2d = TN__ATOMIC_LOAD(&tn__si_h2d);
         s.num_d2h = TN__ATOMIC_LOAD(&tn__si_d2h);
         s.num_syncs = TN__ATOMIC_LOAD(&tn__si_syncs);

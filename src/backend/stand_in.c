@@ -32,13 +32,14 @@ static void tn__si_transfer(bool up) {
    check_index) inside a capture fails the call and the capture, as tensor_cuda.cu does. */
 enum { TN__SIC_COPY, TN__SIC_FILL, TN__SIC_UNARY, TN__SIC_BINARY, TN__SIC_TERNARY, TN__SIC_REDUCE, TN__SIC_LANE, TN__SIC_INDEX, TN__SIC_MATMUL,
        TN__SIC_IM2COL, TN__SIC_CONV2D, TN__SIC_BATCH_NORM, TN__SIC_POOL2D, TN__SIC_LAYER_NORM, TN__SIC_CROSS_ENTROPY, TN__SIC_ATTENTION,
-       TN__SIC_MATMUL_EP, TN__SIC_FFT };
+       TN__SIC_MATMUL_EP, TN__SIC_FFT, TN__SIC_OPTIM };
 typedef struct tn__si_call {
     int entry, op;
     bool has_d;                      /* unary: params given */
     tn_tensor *t[10];                /* NULL where the call had none */
     double d[4];
     int64_t i[16];
+    tn__optk k;                      /* optim: its kind and scalars, as the kernel's arguments */
 } tn__si_call;
 typedef struct tn__si_graph {
     tn__si_call *calls;
@@ -88,17 +89,128 @@ static int tn__si_rec(int entry, int op, tn_tensor *const *ts, int nt, const dou
 #define TN__SI_CAPTURE(entry, op, ts, nt, d, nd, iv, ni) do { if (tn__si_capture) return tn__si_rec(entry, op, ts, nt, d, nd, iv, ni); } while (0)
 #define TN__SI_NO_CAPTURE(what) do { if (tn__si_capture) return tn__si_uncapturable(what); } while (0)
 static int64_t tn__si_allocs;   /* device allocations (tn_cuda_stats.num_allocs, as the unit counts its allocator's) */
-/* an allocation inside a capture fails, and the capture with it (as tensor_cuda.cu's cu_alloc) */
-static bool tn__si_capture_alloc(void) {
-    if (!tn__si_capture) return false;
-    tn__si_uncapturable("an allocation of device memory");
-    return true;
+/* Capture-private pools (tn_backend.graph_pool, as tensor_cuda.cu's allocator): while this
+   thread captures into a pool, its allocations come from the pool (a free block of it, best
+   fit, else new memory kept by it), a block freed (inside the capture or after) goes back to
+   the pool and never to the host, so the addresses the recorded calls hold stay this
+   graph's. At the pool's last reference its free blocks go; the ones still held by tensors
+   are freed as ordinary memory when they are. Bytes: tn_cuda_stats.allocated / reserved. */
+typedef void *(*tn__si_raw_alloc)(size_t nbytes);
+typedef void (*tn__si_raw_free)(void *p, size_t nbytes);
+typedef struct tn__si_pblock { void *p; size_t n; bool used; tn__si_raw_free rf; } tn__si_pblock;
+typedef struct tn__si_gpool {
+    int refs, nb, cap;
+    tn__si_pblock *b;
+    struct tn__si_gpool *next;
+} tn__si_gpool;
+static tn__si_gpool *tn__si_pools;             /* alive, or dead with blocks still held */
+static int tn__si_plock;
+static TN__TLS tn__si_gpool *tn__si_cpool;     /* the pool of this thread's capture, or NULL */
+static int64_t tn__si_bytes, tn__si_pool_bytes;   /* bytes in tensors; bytes pools hold */
+static void tn__si_plock_on(void) {
+#if defined(__GNUC__) || defined(__clang__)
+    while (__atomic_exchange_n(&tn__si_plock, 1, __ATOMIC_ACQUIRE)) {}
+#endif
 }
-static void *tn__si_alloc(size_t nbytes) {
-    if (tn__si_capture_alloc()) return NULL;
+static void tn__si_plock_off(void) {
+#if defined(__GNUC__) || defined(__clang__)
+    __atomic_store_n(&tn__si_plock, 0, __ATOMIC_RELEASE);
+#endif
+}
+static void *tn__si_pool_take(tn__si_gpool *P, size_t n, tn__si_raw_alloc ra, tn__si_raw_free rf) {
+    tn__si_plock_on();
+    int best = -1;
+    for (int i = 0; i < P->nb; i++)
+        if (!P->b[i].used && P->b[i].rf == rf && P->b[i].n >= n && (best < 0 || P->b[i].n < P->b[best].n)) best = i;
+    if (best >= 0) {
+        P->b[best].used = true;
+        TN__ATOMIC_ADD(&tn__si_bytes, (int64_t)P->b[best].n);
+        tn__si_plock_off();
+        return P->b[best].p;
+    }
+    tn__si_plock_off();
+    void *p = ra(n);
+    if (!p) return NULL;
+    tn__si_plock_on();
+    if (P->nb == P->cap) {
+        const int cap = P->cap ? 2 * P->cap : 16;
+        tn__si_pblock *b = (tn__si_pblock *)TN_REALLOC(P->b, (size_t)cap * sizeof *b);
+        if (!b) { tn__si_plock_off(); rf(p, n); return NULL; }
+        P->b = b;
+        P->cap = cap;
+    }
+    P->b[P->nb].p = p; P->b[P->nb].n = n; P->b[P->nb].used = true; P->b[P->nb].rf = rf;
+    P->nb++;
+    TN__ATOMIC_ADD(&tn__si_bytes, (int64_t)n);
+    TN__ATOMIC_ADD(&tn__si_pool_bytes, (int64_t)n);
+    tn__si_plock_off();
+    return p;
+}
+/* with the lock held: a dead pool with no block left is unlinked and freed */
+static void tn__si_pool_reap(tn__si_gpool *P) {
+    if (P->refs > 0 || P->nb > 0) return;
+    for (tn__si_gpool **q = &tn__si_pools; *q; q = &(*q)->next)
+        if (*q == P) { *q = P->next; break; }
+    TN_FREE(P->b);
+    TN_FREE(P);
+}
+/* true when p is a pool's block: back to its pool (or to the host, the pool gone) */
+static bool tn__si_pool_give(void *p) {
+    if (!p || !TN__ATOMIC_LOAD(&tn__si_pools)) return false;
+    tn__si_plock_on();
+    for (tn__si_gpool *P = tn__si_pools; P; P = P->next)
+        for (int i = 0; i < P->nb; i++) {
+            if (P->b[i].p != p || !P->b[i].used) continue;
+            tn__si_pblock b = P->b[i];
+            P->b[i].used = false;
+            TN__ATOMIC_ADD(&tn__si_bytes, -(int64_t)b.n);
+            if (P->refs == 0) {   /* a dead pool's block: the memory goes */
+                P->b[i] = P->b[--P->nb];
+                TN__ATOMIC_ADD(&tn__si_pool_bytes, -(int64_t)b.n);
+                tn__si_pool_reap(P);
+                tn__si_plock_off();
+                b.rf(b.p, b.n);
+                return true;
+            }
+            tn__si_plock_off();
+            return true;
+        }
+    tn__si_plock_off();
+    return false;
+}
+static void tn__si_pool_release(tn__si_gpool *P) {
+    tn__si_plock_on();
+    if (--P->refs == 0)
+        for (int i = 0; i < P->nb;) {
+            if (P->b[i].used) { i++; continue; }
+            tn__si_pblock b = P->b[i];
+            P->b[i] = P->b[--P->nb];
+            TN__ATOMIC_ADD(&tn__si_pool_bytes, -(int64_t)b.n);
+            b.rf(b.p, b.n);
+        }
+    tn__si_pool_reap(P);
+    tn__si_plock_off();
+}
+/* inside a capture: from its pool, or (a replay's capture, which has none) the call fails and
+   the capture with it (as tensor_cuda.cu's cu_alloc) */
+static void *tn__si_alloc_with(size_t nbytes, tn__si_raw_alloc ra, tn__si_raw_free rf) {
+    if (tn__si_capture && !tn__si_cpool) {
+        tn__si_uncapturable("an allocation of device memory");
+        return NULL;
+    }
     TN__ATOMIC_ADD(&tn__si_allocs, 1);
-    return tn__cpu_alloc(nbytes);
+    if (tn__si_capture) return tn__si_pool_take(tn__si_cpool, nbytes, ra, rf);
+    void *p = ra(nbytes);
+    if (p) TN__ATOMIC_ADD(&tn__si_bytes, (int64_t)nbytes);
+    return p;
 }
+static void tn__si_free_with(void *p, size_t nbytes, tn__si_raw_free rf) {
+    if (!p || tn__si_pool_give(p)) return;
+    TN__ATOMIC_ADD(&tn__si_bytes, -(int64_t)nbytes);
+    rf(p, nbytes);
+}
+static void *tn__si_alloc(size_t nbytes) { return tn__si_alloc_with(nbytes, tn__cpu_alloc, tn__cpu_free); }
+static void tn__si_free(void *p, size_t nbytes) { tn__si_free_with(p, nbytes, tn__cpu_free); }
 static void tn__si_graph_free(void *graph) {
     tn__si_graph *G = (tn__si_graph *)graph;
     if (!G) return;
@@ -120,6 +232,10 @@ static int tn__si_graph_end(void **graph) {
     *graph = NULL;
     if (!G) return TN__FAIL_INT("stand-in GPU: graph_end without graph_begin");
     tn__si_capture = NULL;
+    if (tn__si_cpool) {   /* the capture's reference to its pool */
+        tn__si_pool_release(tn__si_cpool);
+        tn__si_cpool = NULL;
+    }
     if (G->failed) {
         int r = TN__FAIL_INT("stand-in GPU: the CUDA graph capture failed: %s inside it", G->why);
         tn__si_graph_free(G);
@@ -156,12 +272,37 @@ static int tn__si_graph_launch(void *graph) {
         case TN__SIC_ATTENTION: r = be->attention(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9], c->d[0], c->op != 0); break;
         case TN__SIC_MATMUL_EP: r = be->matmul_ep(t[0], t[1], t[2], t[3], c->d[0], c->op); break;
         case TN__SIC_FFT: r = be->fft(c->op, t[0], t[1], (int)iv[0], iv + 1, c->d[0]); break;
+        case TN__SIC_OPTIM: r = be->optim(&c->k, t[0], t[1], t + 2); break;
         default: r = TN__FAIL_INT("stand-in GPU: graph_launch: unknown call %d", c->entry);
         }
         if (r) return r < 0 ? -1 : TN__FAIL_INT("stand-in GPU: graph_launch: call %d declined at launch, not at capture", k);
     }
     TN__ATOMIC_ADD(&tn__si_graph_launches, 1);
     return 0;
+}
+static int tn__si_graph_pool(int op, void **pool) {
+    tn__si_gpool *P = (tn__si_gpool *)*pool;
+    switch (op) {
+    case TN__GPOOL_NEW:
+        P = (tn__si_gpool *)TN_MALLOC(sizeof *P);
+        if (!P) return TN__FAIL_INT("stand-in GPU: graph_pool: out of memory");
+        memset(P, 0, sizeof *P);
+        P->refs = 1;
+        tn__si_plock_on();
+        P->next = tn__si_pools;
+        tn__si_pools = P;
+        tn__si_plock_off();
+        *pool = P;
+        return 0;
+    case TN__GPOOL_RETAIN: tn__si_plock_on(); P->refs++; tn__si_plock_off(); return 0;
+    case TN__GPOOL_RELEASE: tn__si_pool_release(P); return 0;
+    case TN__GPOOL_BEGIN:
+        if (tn__si_graph_begin()) return -1;
+        tn__si_plock_on(); P->refs++; tn__si_plock_off();
+        tn__si_cpool = P;
+        return 0;
+    default: return TN__FAIL_INT("stand-in GPU: graph_pool: unknown op %d", op);
+    }
 }
 static int tn__si_copy(tn_tensor *dst, tn_tensor *src) {
     if (dst->device != TN_CUDA && src->device != TN_CUDA) return tn__stand_in_bad("copy", "two CPU tensors", dst);
@@ -309,7 +450,12 @@ static int tn__si_pool(tn_tensor *idx, tn_tensor *x, const int64_t *hs, const in
 static int tn__si_optim(const tn__optk *k, tn_tensor *p, tn_tensor *g, tn_tensor *const *st) {
     TN__SI_DEV("optim", p); TN__SI_DEV("optim", g);
     for (int j = 0; j < 3; j++) TN__SI_DEV("optim", st[j]);
-    TN__SI_NO_CAPTURE("an optimizer step");
+    if (tn__si_capture) {   /* p, g, the three state slots; the scalars by value (the header refuses the kinds whose scalars change per step) */
+        tn_tensor *const ts_[5] = {p, g, st[0], st[1], st[2]};
+        if (tn__si_rec(TN__SIC_OPTIM, 0, ts_, 5, NULL, 0, NULL, 0)) return -1;
+        tn__si_capture->calls[tn__si_capture->n - 1].k = *k;
+        return 0;
+    }
     return TN__SI_RUN(tn__cpu_optim(k, p, g, st));
 }
 /* the unit's multi-tensor step: each parameter as optim (the same element updates) */
@@ -917,11 +1063,11 @@ static int tn__si_nccl(tn_nccl_op op, tn_nccl_args *a) {
 #undef TN__SI_CAPTURE
 #undef TN__SI_NO_CAPTURE
 static const tn_backend tn__stand_in_backend = {
-    "cuda (stand-in)", tn__si_alloc, tn__cpu_free, tn__si_copy, tn__si_fill, tn__si_unary, tn__si_binary, tn__si_ternary,
+    "cuda (stand-in)", tn__si_alloc, tn__si_free, tn__si_copy, tn__si_fill, tn__si_unary, tn__si_binary, tn__si_ternary,
     tn__si_reduce, tn__si_lane, tn__si_index, tn__si_nonzero, tn__si_matmul, tn__si_random,
     tn__si_im2col, tn__si_pool, tn__si_optim, tn__si_conv2d, tn__si_batch_norm, tn__si_pool2d, tn__si_layer_norm, tn__si_cross_entropy, tn__si_attention,
     tn__si_check_index, tn__si_optim_multi, tn__si_linalg, tn__si_matmul_ep, tn__si_fft,
-    tn__si_graph_begin, tn__si_graph_end, tn__si_graph_launch, tn__si_graph_free, tn__si_nccl,
+    tn__si_graph_begin, tn__si_graph_end, tn__si_graph_launch, tn__si_graph_free, tn__si_nccl, tn__si_graph_pool,
 };
 
 /* ---- the stand-in with unreadable "device" memory (tn_debug_cuda_stand_in_unreadable) ----
@@ -954,10 +1100,8 @@ static size_t tn__si_pages(size_t nbytes) {
     const size_t p = pg > 0 ? (size_t)pg : 4096;
     return nbytes / p * p + p;   /* at least one page; the spare tail traps nothing, as a GPU's rounding */
 }
-static void *tn__siu_alloc(size_t nbytes) {
+static void *tn__siu_raw_alloc(size_t nbytes) {
     const size_t len = tn__si_pages(nbytes);
-    if (tn__si_capture_alloc()) return NULL;
-    TN__ATOMIC_ADD(&tn__si_allocs, 1);
 #ifdef MAP_ANONYMOUS
     void *p = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 #else   /* strict C11 hides MAP_ANONYMOUS: private pages of /dev/zero are the same */
@@ -980,7 +1124,7 @@ static void *tn__siu_alloc(size_t nbytes) {
     tn__si_release();
     return p;
 }
-static void tn__siu_free(void *p, size_t nbytes) {
+static void tn__siu_raw_free(void *p, size_t nbytes) {
     if (!p) return;
     tn__si_acquire();
     for (size_t i = 0; i < tn__si_nregions; i++)
@@ -988,6 +1132,8 @@ static void tn__siu_free(void *p, size_t nbytes) {
     tn__si_release();
     munmap(p, tn__si_pages(nbytes));
 }
+static void *tn__siu_alloc(size_t nbytes) { return tn__si_alloc_with(nbytes, tn__siu_raw_alloc, tn__siu_raw_free); }
+static void tn__siu_free(void *p, size_t nbytes) { tn__si_free_with(p, nbytes, tn__siu_raw_free); }
 /* each entry of the table, between opening and closing the device memory */
 #define TN__SIU(ret, name, params, args) static ret tn__siu_##name params { tn__si_open(); ret r_ = tn__si_##name args; tn__si_close(); return r_; }
 TN__SIU(int, copy, (tn_tensor *d, tn_tensor *s), (d, s))
@@ -1026,7 +1172,7 @@ static const tn_backend tn__stand_in_unreadable_backend = {
     tn__siu_reduce, tn__siu_lane, tn__siu_index, tn__siu_nonzero, tn__siu_matmul, tn__siu_random,
     tn__siu_im2col, tn__siu_pool, tn__siu_optim, tn__siu_conv2d, tn__siu_batch_norm, tn__siu_pool2d, tn__siu_layer_norm, tn__siu_cross_entropy, tn__siu_attention,
     tn__siu_check_index, tn__siu_optim_multi, tn__siu_linalg, tn__siu_matmul_ep, tn__siu_fft,
-    tn__si_graph_begin, tn__si_graph_end, tn__si_graph_launch, tn__si_graph_free, tn__siu_nccl,
+    tn__si_graph_begin, tn__si_graph_end, tn__si_graph_launch, tn__si_graph_free, tn__siu_nccl, tn__si_graph_pool,
 };
 TNDEF void tn_debug_cuda_stand_in_unreadable(void) { tn_register_backend(TN_CUDA, &tn__stand_in_unreadable_backend); }
 #else

@@ -427,10 +427,14 @@ static tn_tensor *tn__zeros_like_impl(tn_tensor *t) { TN__CHECK_NULL(t); return 
 static tn_tensor *tn__ones_like_impl(tn_tensor *t) { TN__CHECK_NULL(t); return tn__own(tn__full_like(t, 1)); }
 static tn_tensor *tn__full_like_impl(tn_tensor *t, double v) { TN__CHECK_NULL(t); return tn__own(tn__full_like(t, v)); }
 
+static int tn__cuda_graph_refuse(const char *fn, const char *what);   /* src/backend/cuda_graph.c */
 /* dst <- src (src broadcast to dst), through the backend that owns the non-CPU side. */
 static int tn__copy(tn_tensor *dst, tn_tensor *src) {
     const tn_backend *be = tn__backend(dst->device != TN_CPU ? dst->device : src->device);
     if (!be) return TN__FAIL_INT("copy: no backend for device %s", tn_device_name(src->device));
+    if (dst->device != src->device && !tn__si_inside && tn_cuda_graph_capturing())   /* a synchronous copy: no capture holds one */
+        return tn__cuda_graph_refuse("copy", dst->device == TN_CPU ? "a copy from the GPU to the host (.item(), .cpu(), .tolist(), printing: it synchronises)"
+                                                                     : "a copy from the host to the GPU (a CPU tensor moved or used where a GPU one is needed)");
     if (tn__check_cpu_dtype("copy", src) || tn__check_cpu_dtype("copy", dst)) return -1;
     if (be->copy(dst, src)) return -1;
     /* a copy to the host waited for the device: a failed device-side check surfaces here */

@@ -781,6 +781,9 @@ static int tn__optim_dev_run(tn__optim_dev *d) {
     return rc;
 }
 static int tn__optim_step(const char *fn, tn_optim *o) {
+    if (o->kind != TN__SGD && tn_cuda_graph_capturing())   /* its scalars (bias corrections, step counts) are host values: a replay would repeat this step's */
+        return tn__cuda_graph_refuse(fn, o->kind == TN__ADAM || o->kind == TN__ADAMW ? "Adam's step() with capturable=False (not implemented here; SGD's step can be captured)"
+                                                                                    : "an optimizer step other than SGD's (capturable=False)");
     if (tn__optim_prepare(fn, o)) return -1;
     int rc = 0, n32 = 0, n64 = 0;
     /* the multi-tensor segments, by dtype (a parameter's coefficients are computed in order,

@@ -733,6 +733,14 @@ tn_cuda_synchronize i
 tn_cuda_memory_stats N
 tn_cuda_reset_peak_memory_stats v
 tn_cuda_empty_cache v
+tn_cuda_graph_pool_handle p
+tn_cuda_graph_pool_release v p
+tn_cuda_graph_begin i p
+tn_cuda_graph_end p
+tn_cuda_graph_replay i p
+tn_cuda_graph_pool_of p p
+tn_cuda_graph_free v p
+tn_cuda_graph_capturing b
 tn_set_tf32 v b
 tn_get_tf32 b
 tn_set_cudnn_tf32 v b

@@ -171,6 +171,10 @@ class cuda:
 for _name, _cls in _CUDA_TENSOR_TYPES.items():
     setattr(cuda, _name, _cls)       # torch.cuda.FloatTensor, ...
 
+from . import _cuda_graphs  # noqa: E402
+for _name in ("CUDAGraph", "graph", "graph_pool_handle", "is_current_stream_capturing", "make_graphed_callables"):
+    setattr(cuda, _name, staticmethod(getattr(_cuda_graphs, _name)))   # torch.cuda.CUDAGraph, torch.cuda.graph, ...
+
 
 del _name, _m, _cls
 

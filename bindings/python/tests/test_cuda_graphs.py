@@ -5,7 +5,7 @@ stand-in stays out of the other tests), plain and with its device memory unreada
 host: a traced MLP and CNN on 'cuda' equal PyTorch's CPU forward of the same weights, a steady
 replay makes no transfer and no host synchronisation, torch.cuda.memory_stats() counts the
 capture and its launches, and TN_CUDA_GRAPHS=0 replays uncaptured with the same bits.
-torch.cuda.CUDAGraph / torch.cuda.graph (capturing eager code) are not provided."""
+torch.cuda.CUDAGraph / torch.cuda.graph (capturing eager code): test_cuda_eager_graphs.py."""
 import os
 import subprocess
 import sys

@@ -1,0 +1,256 @@
+"""torch.cuda.CUDAGraph / torch.cuda.graph on eager code (issue 22): a whole training step
+(forward, loss, backward, optimizer.step) captured once after warm-up and replayed with new
+data copied into the static inputs gives PyTorch's eager losses and parameters (the oracle:
+torch on the CPU, same weights and data); a captured CNN forward follows new inputs; two
+graphs share a pool (graph_pool_handle, CUDAGraph.pool()); every misuse fails with a clear
+error and leaves the library usable; memory_allocated/memory_reserved come back once the
+graphs are reset. On the checking stand-in (nothing runs at capture, calls recorded and
+replayed, as stream capture), in a child process, plain and with unreadable device memory.
+make_graphed_callables of a module and of a function: forward and backward (replayed graphs)
+equal PyTorch's. Not implemented (checked as such): Adam's capturable=True (its capture is
+refused, as PyTorch refuses capturable=False), debug_dump."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+CHILD = textwrap.dedent("""
+    import gc, sys
+    sys.path.insert(0, sys.argv[1])
+    import numpy as np
+    import pytest
+    import torch
+    import tensor as tn
+    tn._C.lib.tn_debug_cuda_stand_in()
+    rng = np.random.default_rng(0)
+    W, N = 3, 5
+    xs = [rng.standard_normal((6, 8)).astype(np.float32) for _ in range(W + N)]
+    ys = [rng.standard_normal((6, 3)).astype(np.float32) for _ in range(W + N)]
+
+    def pair(momentum):
+        m = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 3))
+        g = tn.nn.Sequential(tn.nn.Linear(8, 16), tn.nn.ReLU(), tn.nn.Linear(16, 3))
+        g.load_state_dict({k: tn.tensor(v.detach().numpy()) for k, v in m.state_dict().items()})
+        g = g.to("cuda")
+        return (m, torch.optim.SGD(m.parameters(), lr=0.05, momentum=momentum),
+                g, tn.optim.SGD(g.parameters(), lr=0.05, momentum=momentum))
+
+    base_alloc, base_res = tn.cuda.memory_allocated(), tn.cuda.memory_reserved()
+    for momentum in (0.0, 0.9):
+        m, om, g, og = pair(momentum)
+        want = []
+        for i in range(W + N):   # the oracle: PyTorch eager on the CPU
+            om.zero_grad(set_to_none=True)
+            loss = torch.nn.functional.mse_loss(m(torch.tensor(xs[i])), torch.tensor(ys[i]))
+            loss.backward()
+            om.step()
+            want.append(loss.item())
+
+        def step(x, y):
+            loss = tn.nn.functional.mse_loss(g(x), y)
+            loss.backward()
+            og.step()
+            return loss
+
+        for i in range(W):   # warm-up
+            og.zero_grad(set_to_none=True)
+            step(tn.tensor(xs[i]).cuda(), tn.tensor(ys[i]).cuda())
+        sx, sy = tn.zeros(6, 8, device="cuda"), tn.zeros(6, 3, device="cuda")
+        og.zero_grad(set_to_none=True)
+        cg = tn.cuda.CUDAGraph()
+        r0 = tn.cuda.memory_reserved()
+        with tn.cuda.graph(cg):
+            assert tn.cuda.is_current_stream_capturing()
+            sl = step(sx, sy)
+        assert not tn.cuda.is_current_stream_capturing()
+        assert tn.cuda.memory_reserved() > r0
+        for i in range(N):
+            sx.copy_(tn.tensor(xs[W + i]).cuda())
+            sy.copy_(tn.tensor(ys[W + i]).cuda())
+            cg.replay()
+            assert abs(sl.item() - want[W + i]) < 1e-5 * (1 + abs(want[W + i])), (momentum, i, sl.item(), want[W + i])
+        for (k, a), b in zip(m.state_dict().items(), g.state_dict().values()):
+            d = np.abs(b.cpu().numpy() - a.numpy()).max()
+            assert d < 1e-5, (momentum, k, d)
+        with pytest.raises(RuntimeError, match="already owns a captured graph"):
+            cg.capture_begin()
+        del sl
+        og.zero_grad(set_to_none=True)
+        cg.reset()
+        cg.reset()   # twice: a no-op
+        with pytest.raises(RuntimeError, match="without a preceding successful capture"):
+            cg.replay()
+        del m, om, g, og, step, sx, sy, cg, a, b   # b: the last state-dict entry (a view of a parameter)
+        gc.collect()
+        assert (tn.cuda.memory_allocated(), tn.cuda.memory_reserved()) == (base_alloc, base_res), (momentum, base_alloc, base_res, tn.cuda.memory_allocated(), tn.cuda.memory_reserved())
+
+    # Adam: refused inside a capture (PyTorch's capturable=False); the library goes on
+    lin = tn.nn.Linear(4, 2).cuda()
+    adam = tn.optim.Adam(lin.parameters(), lr=0.01)
+    x = tn.randn(3, 4).cuda()
+    lin(x).sum().backward(); adam.step()
+    adam.zero_grad(set_to_none=True)
+    cg = tn.cuda.CUDAGraph()
+    with pytest.raises(RuntimeError, match="capturable=False"):
+        with tn.cuda.graph(cg):
+            lin(x).sum().backward()
+            adam.step()
+    assert not tn.cuda.is_current_stream_capturing()
+    adam.zero_grad(set_to_none=True)
+    lin(x).sum().backward(); adam.step()
+
+    # a CNN forward (the convolution entry: cuDNN on a GPU) captured after warm-up
+    tm = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.ReLU(), torch.nn.Conv2d(8, 4, 3, stride=2)).eval()
+    gm = tn.nn.Sequential(tn.nn.Conv2d(3, 8, 3, padding=1), tn.nn.ReLU(), tn.nn.Conv2d(8, 4, 3, stride=2))
+    gm.load_state_dict({k: tn.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
+    gm = gm.eval().to("cuda")
+    sx = tn.zeros(2, 3, 10, 10, device="cuda")
+    with tn.no_grad():
+        gm(sx); gm(sx)
+        cg = tn.cuda.CUDAGraph()
+        with tn.cuda.graph(cg):
+            sy = gm(sx)
+    for _ in range(3):
+        x = rng.standard_normal((2, 3, 10, 10)).astype(np.float32)
+        sx.copy_(tn.tensor(x).cuda())
+        cg.replay()
+        d = np.abs(sy.cpu().numpy() - tm(torch.tensor(x)).detach().numpy()).max()
+        assert d < 1e-4, d
+    del sy
+    cg.reset()
+
+    # two graphs sharing a pool, replayed in capture order
+    a0, r0 = tn.cuda.memory_allocated(), tn.cuda.memory_reserved()
+    x = tn.zeros(16, 16, device="cuda")
+    pool = tn.cuda.graph_pool_handle()
+    g1, g2 = tn.cuda.CUDAGraph(), tn.cuda.CUDAGraph()
+    with tn.cuda.graph(g1, pool=pool):
+        y1 = (x * 2).relu()
+    with tn.cuda.graph(g2, pool=g1.pool()):
+        y2 = y1 @ y1 + 1
+    for _ in range(2):
+        xv = rng.standard_normal((16, 16)).astype(np.float32)
+        x.copy_(tn.tensor(xv).cuda())
+        g1.replay(); g2.replay()
+        e1 = np.maximum(xv * 2, 0)
+        assert np.abs(y1.cpu().numpy() - e1).max() == 0
+        assert np.abs(y2.cpu().numpy() - (e1 @ e1 + 1)).max() < 1e-3
+    del y1, y2
+    g1.reset(); g2.reset()
+    assert tn.cuda.memory_reserved() > r0   # the handle still holds the pool
+    del pool, x, xv, e1
+    gc.collect()
+    assert (tn.cuda.memory_allocated(), tn.cuda.memory_reserved()) == (a0, r0)
+
+    # misuse: clear errors, the library usable after each
+    x = tn.randn(4, 4).cuda()
+    cg = tn.cuda.CUDAGraph()
+    with pytest.raises(RuntimeError, match="without tn_cuda_graph_begin"):
+        cg.capture_end()
+    with pytest.raises(RuntimeError, match="Unknown capture_error_mode"):
+        tn.cuda.graph(cg, capture_error_mode="bogus")
+    with pytest.raises(TypeError, match="pool must be a handle"):
+        cg.capture_begin(pool=3)
+    for what, body in ((r"\\.item\\(\\)", lambda: x.sum().item()),
+                       ("from the host to the GPU", lambda: tn.ones(2).cuda()),
+                       ("synchronisation", lambda: tn.cuda.synchronize())):
+        with pytest.raises(RuntimeError, match=what):
+            with tn.cuda.graph(tn.cuda.CUDAGraph()):
+                body()
+        assert not tn.cuda.is_current_stream_capturing()
+    ok = tn.cuda.CUDAGraph()
+    with tn.cuda.graph(ok):
+        y = x.exp()
+    cg.capture_begin()
+    with pytest.raises(RuntimeError, match="capturing already"):
+        tn.cuda.CUDAGraph().capture_begin()
+    with pytest.raises(RuntimeError, match="inside a capture"):
+        ok.replay()
+    cg.capture_end()
+    ok.replay()
+    assert np.abs(y.cpu().numpy() - np.exp(x.cpu().numpy())).max() < 1e-6
+    with pytest.raises(NotImplementedError):
+        ok.debug_dump("/dev/null")
+    print("ok")
+""")
+
+MGC = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, sys.argv[1])
+    import numpy as np
+    import torch
+    import tensor as tn
+    tn._C.lib.tn_debug_cuda_stand_in()
+""") + textwrap.dedent('''
+rng = np.random.default_rng(0)
+tm = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 3))
+gm = tn.nn.Sequential(tn.nn.Linear(8, 16), tn.nn.ReLU(), tn.nn.Linear(16, 3))
+gm.load_state_dict({k: tn.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
+gm = gm.to("cuda")
+x0 = tn.randn(5, 8).cuda().requires_grad_()
+gm = tn.cuda.make_graphed_callables(gm, (x0,))
+for i in range(3):
+    xv = rng.standard_normal((5, 8)).astype(np.float32)
+    x = tn.tensor(xv).cuda().requires_grad_()
+    tx = torch.tensor(xv, requires_grad=True)
+    y = gm(x); ty = tm(tx)
+    assert np.abs(y.detach().cpu().numpy() - ty.detach().numpy()).max() < 1e-5
+    (y * y).sum().backward(); (ty * ty).sum().backward()
+    assert np.abs(x.grad.cpu().numpy() - tx.grad.numpy()).max() < 1e-4, i
+    for (k, p), q in zip(tm.named_parameters(), gm.parameters()):
+        assert np.abs(q.grad.cpu().numpy() - p.grad.numpy()).max() < 1e-4, (i, k)
+# a function
+def f(a, b): return (a * b).sin()
+a0, b0 = tn.randn(4).cuda().requires_grad_(), tn.randn(4).cuda()
+gf = tn.cuda.make_graphed_callables(f, (a0, b0))
+av, bv = rng.standard_normal(4).astype(np.float32), rng.standard_normal(4).astype(np.float32)
+a, b = tn.tensor(av).cuda().requires_grad_(), tn.tensor(bv).cuda()
+out = gf(a, b); out.sum().backward()
+ta = torch.tensor(av, requires_grad=True); tf = (ta * torch.tensor(bv)).sin(); tf.sum().backward()
+assert np.abs(out.detach().cpu().numpy() - tf.detach().numpy()).max() < 1e-6
+assert np.abs(a.grad.cpu().numpy() - ta.grad.numpy()).max() < 1e-6
+''') + "print('ok')\n"
+
+
+@pytest.mark.parametrize("env", [{}, {"TN_STAND_IN_UNREADABLE": "1"}])
+def test_make_graphed_callables(env):
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    r = subprocess.run([sys.executable, "-c", MGC, here], capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, **env))
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("env", [{}, {"TN_STAND_IN_UNREADABLE": "1"}])
+def test_eager_cuda_graph_training_step(env):
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    r = subprocess.run([sys.executable, "-c", CHILD, here], capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, **env))
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout + r.stderr
+
+
+def test_capture_without_gpu_is_refused():
+    """No GPU (no stand-in registered, no unit): capture_begin and graph_pool_handle say so."""
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    child = textwrap.dedent("""
+        import sys
+        sys.path.insert(0, sys.argv[1])
+        import tensor as tn
+        if tn.cuda.is_available():
+            print("ok")   # a real GPU: nothing to refuse
+            sys.exit(0)
+        for f in (lambda: tn.cuda.CUDAGraph().capture_begin(), tn.cuda.graph_pool_handle):
+            try:
+                f()
+            except RuntimeError as e:
+                assert "there is no GPU" in str(e), e
+            else:
+                raise AssertionError("no error")
+        assert not tn.cuda.is_current_stream_capturing()
+        print("ok")
+    """)
+    r = subprocess.run([sys.executable, "-c", child, here], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout + r.stderr
