@@ -517,7 +517,7 @@ TNDEF int tn_item_complex(tn_tensor *t, double *re, double *im);
    broadcast); torch.polar: abs * (cos(angle) + i sin(angle)). Differentiable. */
 TNDEF tn_tensor *tn_complex(tn_tensor *real, tn_tensor *imag);
 TNDEF tn_tensor *tn_polar(tn_tensor *abs, tn_tensor *angle);
-/* Copy src into dst (broadcasting src, converting dtype); returns 0 or -1. */
+/* Copy src into dst (broadcasting src, converting dtype, from another device too); returns 0 or -1. */
 TNDEF int tn_copy_(tn_tensor *dst, tn_tensor *src);
 /* Tensor.resize_: t takes shape with contiguous strides in place (the same tensor object,
    so every holder sees it), over its storage when that holds enough elements past t's
@@ -9572,6 +9572,13 @@ static int tn__copy_into(const char *fn, tn_tensor *dst, tn_tensor *src) {
 TNDEF int tn_copy_(tn_tensor *dst, tn_tensor *src) {
     if (!dst || !src) return -1;
     if ((dst->device == TN_CPU && tn__check_cpu_dtype("tn_copy_", dst)) || (src->device == TN_CPU && tn__check_cpu_dtype("tn_copy_", src))) return -1;
+    if (src->device != dst->device) {   /* across devices, as PyTorch's copy_: src moved to dst's first (differentiably: tn_to) */
+        tn_scope_begin();
+        tn_tensor *s = tn_to(src, dst->device);
+        const int rc = s ? tn_copy_(dst, s) : -1;
+        tn_scope_end();
+        return rc;
+    }
     int m = tn__inplace_mode("tn_copy_", dst, &src, 1);
     if (m < 0) return -1;
     if (m) { /* dst takes src's values and history (the old value gets no gradient, as PyTorch) */

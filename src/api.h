@@ -500,7 +500,7 @@ TNDEF int tn_item_complex(tn_tensor *t, double *re, double *im);
    broadcast); torch.polar: abs * (cos(angle) + i sin(angle)). Differentiable. */
 TNDEF tn_tensor *tn_complex(tn_tensor *real, tn_tensor *imag);
 TNDEF tn_tensor *tn_polar(tn_tensor *abs, tn_tensor *angle);
-/* Copy src into dst (broadcasting src, converting dtype); returns 0 or -1. */
+/* Copy src into dst (broadcasting src, converting dtype, from another device too); returns 0 or -1. */
 TNDEF int tn_copy_(tn_tensor *dst, tn_tensor *src);
 /* Tensor.resize_: t takes shape with contiguous strides in place (the same tensor object,
    so every holder sees it), over its storage when that holds enough elements past t's

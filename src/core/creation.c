@@ -536,6 +536,13 @@ static int tn__copy_into(const char *fn, tn_tensor *dst, tn_tensor *src) {
 TNDEF int tn_copy_(tn_tensor *dst, tn_tensor *src) {
     if (!dst || !src) return -1;
     if ((dst->device == TN_CPU && tn__check_cpu_dtype("tn_copy_", dst)) || (src->device == TN_CPU && tn__check_cpu_dtype("tn_copy_", src))) return -1;
+    if (src->device != dst->device) {   /* across devices, as PyTorch's copy_: src moved to dst's first (differentiably: tn_to) */
+        tn_scope_begin();
+        tn_tensor *s = tn_to(src, dst->device);
+        const int rc = s ? tn_copy_(dst, s) : -1;
+        tn_scope_end();
+        return rc;
+    }
     int m = tn__inplace_mode("tn_copy_", dst, &src, 1);
     if (m < 0) return -1;
     if (m) { /* dst takes src's values and history (the old value gets no gradient, as PyTorch) */

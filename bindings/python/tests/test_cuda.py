@@ -138,6 +138,26 @@ STAND_IN = textwrap.dedent("""
         assert "same device" in str(e)
     else:
         raise AssertionError("cuda + cpu should fail")
+    # copy_ across devices, as PyTorch's: the source moves first (broadcast, dtype, views, gradient)
+    d = tn.zeros(3, 4, device="cuda")
+    d.copy_(tn.arange(4.0))                    # a CPU source, broadcast
+    assert d.is_cuda and d.cpu().tolist() == [[0.0, 1.0, 2.0, 3.0]] * 3
+    d[1:, ::2].copy_(tn.tensor([[7, 8]], dtype=tn.int64))   # into a strided view, another dtype
+    assert d.cpu().tolist() == [[0, 1, 2, 3], [7, 1, 8, 3], [7, 1, 8, 3]]
+    h = tn.empty(3, 4, dtype=tn.float64)
+    h.copy_(d)                                 # and back
+    assert h.dtype == tn.float64 and h.tolist() == d.cpu().tolist()
+    src = tn.ones(4, requires_grad=True)       # the gradient reaches the CPU leaf
+    e = tn.zeros(2, 4, device="cuda")
+    e.copy_(src * 3)
+    (e * tn.arange(2.0).cuda()[:, None]).sum().backward()
+    assert src.grad.tolist() == [3.0] * 4
+    try:
+        d.copy_(tn.ones(5))
+    except RuntimeError as e2:
+        assert "cannot be broadcast" in str(e2), str(e2)
+    else:
+        raise AssertionError("a bad shape should fail")
     print("ok")
 """)
 
