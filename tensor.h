@@ -20726,17 +20726,17 @@ TN__TESTABLE int64_t tn__la_getf2(double *a, int64_t m, int64_t n, int64_t j0, i
    tests (tests/test_linalg_blocked.c) shrink them to reach the block edges on small matrices. */
 TN__TESTABLE int64_t tn__la_nb = 64, tn__la_nx = 128;
 static void tn__la_trsm_small(const double *a, int64_t lda, double *b, int64_t ldb, int64_t n, int64_t k, bool upper, bool unit);   /* linalg_more.c */
-/* C -= A B (M x N, K inner; strides in elements) through the GEMM; where it cannot allocate
+/* C -= sign A B (M x N, K inner; strides in elements) through the GEMM; where it cannot allocate
    its buffers, the same product by plain loops (slower, never a failure mid-factorisation).
    The GEMM splits C's rows between threads and sums each entry in one order, so the result
    does not depend on the thread count. */
 static void tn__la_gemm_sub(int64_t M, int64_t N, int64_t K, const double *A, int64_t rsa, int64_t csa,
-                            const double *B, int64_t rsb, int64_t csb, double *C, int64_t rsc, int64_t csc) {
+                            const double *B, int64_t rsb, int64_t csb, double *C, int64_t rsc, int64_t csc, double sign) {
     if (M <= 0 || N <= 0 || K <= 0) return;
-    if (!tn__gemm_f64(M, N, K, -1.0, A, rsa, csa, B, rsb, csb, 1.0, C, rsc, csc)) return;
+    if (!tn__gemm_f64(M, N, K, -sign, A, rsa, csa, B, rsb, csb, 1.0, C, rsc, csc)) return;
     for (int64_t i = 0; i < M; i++)
         for (int64_t t = 0; t < K; t++) {
-            const double l = A[i * rsa + t * csa];
+            const double l = sign * A[i * rsa + t * csa];
             for (int64_t c = 0; c < N; c++) C[i * rsc + c * csc] -= l * B[t * rsb + c * csb];
         }
 }
@@ -20754,7 +20754,7 @@ TN__TESTABLE int64_t tn__la_getrf(double *a, int64_t m, int64_t n, int32_t *piv)
         if (f && !info) info = f;
         if (j1 >= n) continue;
         tn__la_trsm_small(a + j0 * n + j0, n, a + j0 * n + j1, n, jb, n - j1, false, true);
-        tn__la_gemm_sub(m - j1, n - j1, jb, a + j1 * n + j0, n, 1, a + j0 * n + j1, n, 1, a + j1 * n + j1, n, 1);
+        tn__la_gemm_sub(m - j1, n - j1, jb, a + j1 * n + j0, n, 1, a + j0 * n + j1, n, 1, a + j1 * n + j1, n, 1, 1);
     }
     return info;
 }
@@ -20775,12 +20775,12 @@ TN__TESTABLE void tn__la_getrs(const double *lu, const int32_t *piv, int64_t n, 
         for (int64_t j0 = 0; j0 < n; j0 += nb) {   /* L y = P b: the rows below each block lose L[below, block] y[block] */
             const int64_t jb = n - j0 < nb ? n - j0 : nb, j1 = j0 + jb;
             tn__la_trsm_small(lu + j0 * n + j0, n, b + j0 * k, k, jb, k, false, true);
-            tn__la_gemm_sub(n - j1, k, jb, lu + j1 * n + j0, n, 1, b + j0 * k, k, 1, b + j1 * k, k, 1);
+            tn__la_gemm_sub(n - j1, k, jb, lu + j1 * n + j0, n, 1, b + j0 * k, k, 1, b + j1 * k, k, 1, 1);
         }
         for (int64_t j0 = (n - 1) / nb * nb; j0 >= 0; j0 -= nb) {   /* U x = y: the rows above lose U[above, block] x[block] */
             const int64_t jb = n - j0 < nb ? n - j0 : nb;
             tn__la_trsm_small(lu + j0 * n + j0, n, b + j0 * k, k, jb, k, true, false);
-            tn__la_gemm_sub(j0, k, jb, lu + j0, n, 1, b + j0 * k, k, 1, b, k, 1);
+            tn__la_gemm_sub(j0, k, jb, lu + j0, n, 1, b + j0 * k, k, 1, b, k, 1, 1);
         }
         return;
     }
@@ -20842,10 +20842,10 @@ TN__TESTABLE int64_t tn__la_potrf(double *a, int64_t n) {
         const int64_t jb = n - j0 < nb ? n - j0 : nb, j1 = j0 + jb;
         for (int64_t i = 0; i < jb; i++) memcpy(keep + i * jb, a + (j0 + i) * n + j0, (size_t)jb * sizeof(double));
         /* the diagonal block less L[block, 0:j0] L[block, 0:j0]^T (its upper half too: not read) */
-        tn__la_gemm_sub(jb, jb, j0, a + j0 * n, n, 1, a + j0 * n, 1, n, a + j0 * n + j0, n, 1);
+        tn__la_gemm_sub(jb, jb, j0, a + j0 * n, n, 1, a + j0 * n, 1, n, a + j0 * n + j0, n, 1, 1);
         const int64_t f = tn__la_potf2(a, n, j0, j1, j1), done = f ? f - 1 - j0 : jb;
         /* the rows below, the block's finished columns: less L[below, 0:j0] L[block, 0:j0]^T, then X L11^T = A21 */
-        tn__la_gemm_sub(n - j1, done, j0, a + j1 * n, n, 1, a + j0 * n, 1, n, a + j1 * n + j0, n, 1);
+        tn__la_gemm_sub(n - j1, done, j0, a + j1 * n, n, 1, a + j0 * n, 1, n, a + j1 * n + j0, n, 1, 1);
         for (int64_t i = j1; i < n; i++) {
             double *ri = a + i * n + j0;
             for (int64_t c = 0; c < done; c++) {
@@ -20868,10 +20868,11 @@ TN__TESTABLE int64_t tn__la_potrf(double *a, int64_t n) {
         for (int64_t j = i + 1; j < n; j++) a[i * n + j] = 0;
     return info;
 }
-/* The complex getrf: pivots on |re| + |im| (zgetrf's izamax). */
-static int64_t tn__la_getrf_c(tn__cplx *a, int64_t m, int64_t n, int32_t *piv) {
-    int64_t info = 0, k = m < n ? m : n;
-    for (int64_t j = 0; j < k; j++) {
+/* The complex getf2 over columns [j0, j1), eliminations up to column ce (tn__la_getf2's
+   arguments): pivots on |re| + |im| (zgetrf's izamax). */
+static int64_t tn__la_getf2_c(tn__cplx *a, int64_t m, int64_t n, int64_t j0, int64_t j1, int64_t ce, int32_t *piv) {
+    int64_t info = 0;
+    for (int64_t j = j0; j < j1; j++) {
         int64_t p = j;
         double best = tn__cabs1(a[j * n + j]);
         for (int64_t i = j + 1; i < m; i++)
@@ -20884,8 +20885,40 @@ static int64_t tn__la_getrf_c(tn__cplx *a, int64_t m, int64_t n, int32_t *piv) {
         for (int64_t i = j + 1; i < m; i++) {
             tn__cplx *ri = a + i * n, l = ri[j] = tn__cmul(ri[j], inv);
             if (l.re != 0 || l.im != 0)
-                for (int64_t c = j + 1; c < n; c++) ri[c] = tn__csub(ri[c], tn__cmul(l, rj[c]));
+                for (int64_t c = j + 1; c < ce; c++) ri[c] = tn__csub(ri[c], tn__cmul(l, rj[c]));
         }
+    }
+    return info;
+}
+/* C -= A B, or A conj(B) (complex, strides in complex elements), as four real products through
+   tn__la_gemm_sub on the interleaved parts (the complex GEMM LAPACK's zgetrf / zpotrf call). */
+static void tn__la_zgemm_sub(int64_t M, int64_t N, int64_t K, const tn__cplx *A, int64_t rsa, int64_t csa,
+                             const tn__cplx *B, int64_t rsb, int64_t csb, bool conjb, tn__cplx *C, int64_t rsc, int64_t csc) {
+    const double *ar = &A->re, *ai = &A->im, *br = &B->re, *bi = &B->im;
+    double *cr = &C->re, *ci = &C->im;
+    rsa *= 2; csa *= 2; rsb *= 2; csb *= 2; rsc *= 2; csc *= 2;
+    /* re: Ar Br - Ai Bi (conj: + Ai Bi); im: Ar Bi + Ai Br (conj: Ai Br - Ar Bi) */
+    tn__la_gemm_sub(M, N, K, ar, rsa, csa, br, rsb, csb, cr, rsc, csc, 1);
+    tn__la_gemm_sub(M, N, K, ai, rsa, csa, bi, rsb, csb, cr, rsc, csc, conjb ? 1 : -1);
+    tn__la_gemm_sub(M, N, K, ar, rsa, csa, bi, rsb, csb, ci, rsc, csc, conjb ? -1 : 1);
+    tn__la_gemm_sub(M, N, K, ai, rsa, csa, br, rsb, csb, ci, rsc, csc, 1);
+}
+/* The complex getrf: tn__la_getrf's blocking, the complex GEMM. */
+static int64_t tn__la_getrf_c(tn__cplx *a, int64_t m, int64_t n, int32_t *piv) {
+    const int64_t k = m < n ? m : n, nb = tn__la_nb;
+    if (k < tn__la_nx || nb < 1) return tn__la_getf2_c(a, m, n, 0, k, n, piv);
+    int64_t info = 0;
+    for (int64_t j0 = 0; j0 < k; j0 += nb) {
+        const int64_t jb = k - j0 < nb ? k - j0 : nb, j1 = j0 + jb;
+        const int64_t f = tn__la_getf2_c(a, m, n, j0, j1, j1, piv);
+        if (f && !info) info = f;
+        if (j1 >= n) continue;
+        for (int64_t i = j0 + 1; i < j1; i++)   /* U12 = L11^-1 A12 (unit lower) */
+            for (int64_t t = j0; t < i; t++) {
+                const tn__cplx l = a[i * n + t];
+                for (int64_t c = j1; c < n; c++) a[i * n + c] = tn__csub(a[i * n + c], tn__cmul(l, a[t * n + c]));
+            }
+        tn__la_zgemm_sub(m - j1, n - j1, jb, a + j1 * n + j0, n, 1, a + j0 * n + j1, n, 1, false, a + j1 * n + j1, n, 1);
     }
     return info;
 }
@@ -20909,24 +20942,59 @@ static void tn__la_getrs_c(const tn__cplx *lu, const int32_t *piv, int64_t n, tn
         for (int64_t c = 0; c < k; c++) b[i * k + c] = tn__cdiv(b[i * k + c], d);
     }
 }
-/* The complex potrf: A = L L^H from the lower triangle; the diagonal's imaginary parts are
-   not read (zpotrf's), L's diagonal is real and positive. */
-static int64_t tn__la_potrf_c(tn__cplx *a, int64_t n) {
-    for (int64_t j = 0; j < n; j++) {
+/* The complex potf2 over columns [j0, j1), rows up to r1 (tn__la_potf2's arguments): A = L L^H
+   from the lower triangle; the diagonal's imaginary parts are not read (zpotrf's), L's diagonal
+   is real and positive. Returns the failing minor's order, the diagonal left as it came in. */
+static int64_t tn__la_potf2_c(tn__cplx *a, int64_t n, int64_t j0, int64_t j1, int64_t r1) {
+    for (int64_t j = j0; j < j1; j++) {
         double d = a[j * n + j].re;
-        for (int64_t c = 0; c < j; c++) d -= a[j * n + c].re * a[j * n + c].re + a[j * n + c].im * a[j * n + c].im;
+        for (int64_t c = j0; c < j; c++) d -= a[j * n + c].re * a[j * n + c].re + a[j * n + c].im * a[j * n + c].im;
         if (!(d > 0)) return j + 1;
         d = sqrt(d);
         a[j * n + j] = tn__cx(d, 0);
-        for (int64_t i = j + 1; i < n; i++) {
+        for (int64_t i = j + 1; i < r1; i++) {
             tn__cplx s = a[i * n + j];
-            for (int64_t c = 0; c < j; c++) s = tn__csub(s, tn__cmul(a[i * n + c], tn__cconj(a[j * n + c])));
+            for (int64_t c = j0; c < j; c++) s = tn__csub(s, tn__cmul(a[i * n + c], tn__cconj(a[j * n + c])));
             a[i * n + j] = tn__cscale(s, 1 / d);
         }
     }
+    return 0;
+}
+/* The complex potrf: unblocked below order tn__la_nx (where it fails, the rest is left as it
+   is: the upper triangle too); from it tn__la_potrf's blocking with L[block, 0:j0]^H, and where
+   it fails the failing block's columns from the failing one as they came in, the upper
+   triangle zeroed. */
+static int64_t tn__la_potrf_c(tn__cplx *a, int64_t n) {
+    const int64_t nb = tn__la_nb;
+    tn__cplx *keep = n >= tn__la_nx && nb > 0 ? (tn__cplx *)TN_MALLOC((size_t)(nb * nb) * sizeof(tn__cplx)) : NULL;
+    int64_t info = 0;
+    if (!keep && (info = tn__la_potf2_c(a, n, 0, n, n))) return info;
+    for (int64_t j0 = 0; keep && j0 < n; j0 += nb) {
+        const int64_t jb = n - j0 < nb ? n - j0 : nb, j1 = j0 + jb;
+        for (int64_t i = 0; i < jb; i++) memcpy(keep + i * jb, a + (j0 + i) * n + j0, (size_t)jb * sizeof(tn__cplx));
+        tn__la_zgemm_sub(jb, jb, j0, a + j0 * n, n, 1, a + j0 * n, 1, n, true, a + j0 * n + j0, n, 1);
+        const int64_t f = tn__la_potf2_c(a, n, j0, j1, j1), done = f ? f - 1 - j0 : jb;
+        tn__la_zgemm_sub(n - j1, done, j0, a + j1 * n, n, 1, a + j0 * n, 1, n, true, a + j1 * n + j0, n, 1);
+        for (int64_t i = j1; i < n; i++) {   /* X L11^H = A21 */
+            tn__cplx *ri = a + i * n + j0;
+            for (int64_t c = 0; c < done; c++) {
+                const tn__cplx *lc = a + (j0 + c) * n + j0;
+                tn__cplx s = ri[c];
+                for (int64_t t = 0; t < c; t++) s = tn__csub(s, tn__cmul(ri[t], tn__cconj(lc[t])));
+                ri[c] = tn__cscale(s, 1 / lc[c].re);
+            }
+        }
+        if (f) {
+            for (int64_t i = 0; i < jb; i++)
+                for (int64_t c = done; c < jb; c++) a[(j0 + i) * n + j0 + c] = keep[i * jb + c];
+            info = f;
+            break;
+        }
+    }
+    TN_FREE(keep);
     for (int64_t i = 0; i < n; i++)
         for (int64_t j = i + 1; j < n; j++) a[i * n + j] = tn__cx(0, 0);
-    return 0;
+    return info;
 }
 
 typedef struct { void *a; int32_t *pv, *fv; int64_t m, n; bool cplx; } tn__la_lu_job;

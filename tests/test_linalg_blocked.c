@@ -234,6 +234,42 @@ TEST(blocked_float32_batched_threads) {
     tn_scope_end();
 }
 
+/* complex128 (zgetrf / zpotrf's blocking, the complex GEMM as four real ones): blocks of 8
+   beside the unblocked kernels through the ops, pivots equal, factors alike */
+TEST(complex_blocked) {
+    tn_manual_seed(13);
+    tn_scope_begin();
+    const int64_t ns[] = {16, 17, 24, 33, 40};
+    for (int i = 0; i < 5; i++) {
+        const int64_t n = ns[i];
+        tn_tensor *A = tn_complex(tn_randn(TN_SHAPE(2, n, n), TN_F64), tn_randn(TN_SHAPE(2, n, n), TN_F64));
+        tn_tensor *S = tn_add(tn_div_scalar(tn_matmul(A, tn_conj(tn_transpose(A, 1, 2))), (double)n), tn_eye(n, n, TN_C128));
+        tn_tensor *pb = NULL, *pu = NULL, *LUb, *LUu, *Cb, *Cu, *Cub, *Cuu, *Xb, *Xu;
+        tn__la_nb = 8; tn__la_nx = 16;
+        LUb = tn_linalg_lu_factor(A, &pb); Cb = tn_linalg_cholesky(S); Cub = tn_linalg_cholesky(S, .upper = true);
+        Xb = tn_linalg_solve(A, tn_narrow(S, 2, 0, 3));
+        tn__la_nb = 64; tn__la_nx = 128;
+        LUu = tn_linalg_lu_factor(A, &pu); Cu = tn_linalg_cholesky(S); Cuu = tn_linalg_cholesky(S, .upper = true);
+        Xu = tn_linalg_solve(A, tn_narrow(S, 2, 0, 3));
+        CHECK(LUb && LUu && tn_equal(pb, pu));
+        CHECK(tn_item(tn_max(tn_abs(tn_sub(LUb, LUu)))) < 1e-12 * (double)n);
+        CHECK(Cb && Cu && tn_item(tn_max(tn_abs(tn_sub(Cb, Cu)))) < 1e-13 * (double)n);
+        CHECK(tn_item(tn_max(tn_abs(tn_sub(Cub, Cuu)))) < 1e-13 * (double)n);
+        CHECK(tn_item(tn_max(tn_abs(tn_sub(tn_matmul(Cb, tn_conj(tn_transpose(Cb, 1, 2))), S)))) < 4 * (double)n * EPS * tn_item(tn_max(tn_abs(S))));
+        CHECK(Xb && Xu && tn_item(tn_max(tn_abs(tn_sub(Xb, Xu)))) < 1e-11);
+    }
+    /* not positive-definite: the failing minor's order, blocked or not */
+    tn_tensor *A = tn_complex(tn_randn(TN_SHAPE(30, 30), TN_F64), tn_randn(TN_SHAPE(30, 30), TN_F64)), *i1 = NULL, *i2 = NULL;
+    tn_tensor *S = tn_add(tn_div_scalar(tn_matmul(A, tn_conj(tn_transpose(A, 0, 1))), 30), tn_eye(30, 30, TN_C128));
+    ((double *)tn_data_ptr(S))[2 * (20 * 30 + 20)] = -1;
+    tn__la_nb = 8; tn__la_nx = 16;
+    tn_tensor *Lb = tn_linalg_cholesky_ex(S, &i1);
+    tn__la_nb = 64; tn__la_nx = 128;
+    tn_tensor *Lu = tn_linalg_cholesky_ex(S, &i2);
+    CHECK(Lb && Lu && tn_item(i1) == 21 && tn_item(i2) == 21);
+    tn_scope_end();
+}
+
 int main(void) {
     RUN(getrf_blocked_small_blocks);
     RUN(getrf_blocked_default_blocks);
@@ -241,5 +277,6 @@ int main(void) {
     RUN(getrs_blocked);
     RUN(potrf_blocked);
     RUN(blocked_float32_batched_threads);
+    RUN(complex_blocked);
     return tn_test_report();
 }

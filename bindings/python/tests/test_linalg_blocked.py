@@ -89,3 +89,22 @@ def test_singular_and_not_positive_definite():
     with pytest.raises(RuntimeError) as et:
         torch.linalg.cholesky(S)
     assert str(et.value).split(": ", 1)[-1] in str(e.value)
+
+
+@needs_torch
+@pytest.mark.parametrize("dt", ["complex128", "complex64"])
+def test_complex_against_torch(dt):
+    torch.manual_seed(7)
+    tdt = getattr(torch, dt)
+    n = 200
+    A = torch.randn(n, n, dtype=torch.complex128)
+    S = A @ A.mH / n + torch.eye(n, dtype=torch.complex128)
+    A, S = A.to(tdt), S.to(tdt)
+    tol = 1e-9 if dt == "complex128" else 1e-3
+    LU, piv = tn.linalg.lu_factor(H.to_tn(A))
+    LUt, pivt = torch.linalg.lu_factor(A)
+    assert torch.equal(_t(piv), pivt)
+    H.assert_close(LU, LUt, "lu_factor complex", tol, tol)
+    H.assert_close(tn.linalg.cholesky(H.to_tn(S)), torch.linalg.cholesky(S), "cholesky complex", tol, tol)
+    H.assert_close(tn.linalg.cholesky(H.to_tn(S), upper=True), torch.linalg.cholesky(S, upper=True), "cholesky upper complex", tol, tol)
+    H.assert_close(tuple(tn.linalg.slogdet(H.to_tn(A))), tuple(torch.linalg.slogdet(A)), "slogdet complex", tol, tol)
