@@ -20720,11 +20720,16 @@ TN__TESTABLE int64_t tn__la_getf2(double *a, int64_t m, int64_t n, int64_t j0, i
     TN__LA_GETRF_BODY
 }
 #undef TN__LA_GETRF_BODY
-/* The blocked getrf and potrf (LAPACK's dgetrf, dpotrf): panels of tn__la_nb columns by the
+/* The blocked getrf and potrf (LAPACK's dgetrf, dpotrf): panels of nb columns by the
    unblocked kernels, the rest through the GEMM, for matrices of order tn__la_nx and more
-   (below it the unblocked kernels alone, and their bits). Variables, not constants: the
-   tests (tests/test_linalg_blocked.c) shrink them to reach the block edges on small matrices. */
-TN__TESTABLE int64_t tn__la_nb = 64, tn__la_nx = 128;
+   (below it the unblocked kernels alone, and their bits). Measured (one thread, AVX-512):
+   blocked is ahead from order 96 (getrf 0.026 ms vs 0.037 at 96, 0.75 vs 2.4 at 384); panels
+   of 32 beat 64 up to 384 (the panel work grows with nb), 64 halves the trailing updates'
+   passes over a large matrix: tn__la_nb 0 picks 32 below order 512, 64 from it. Variables,
+   not constants: the tests (tests/test_linalg_blocked.c) set them to reach the block edges
+   on small matrices. */
+TN__TESTABLE int64_t tn__la_nb = 0, tn__la_nx = 96;
+static int64_t tn__la_block(int64_t k) { return tn__la_nb > 0 ? tn__la_nb : k < 512 ? 32 : 64; }
 static void tn__la_trsm_small(const double *a, int64_t lda, double *b, int64_t ldb, int64_t n, int64_t k, bool upper, bool unit);   /* linalg_more.c */
 /* C -= sign A B (M x N, K inner; strides in elements) through the GEMM; where it cannot allocate
    its buffers, the same product by plain loops (slower, never a failure mid-factorisation).
@@ -20745,8 +20750,8 @@ static void tn__la_gemm_sub(int64_t M, int64_t N, int64_t K, const double *A, in
    the trailing matrix less L21 U12 by the GEMM. Pivots by the same rule as getf2's (the
    largest |a|, the first on ties). */
 TN__TESTABLE int64_t tn__la_getrf(double *a, int64_t m, int64_t n, int32_t *piv) {
-    const int64_t k = m < n ? m : n, nb = tn__la_nb;
-    if (k < tn__la_nx || nb < 1) return tn__la_getf2(a, m, n, 0, k, n, piv);
+    const int64_t k = m < n ? m : n, nb = tn__la_block(k);
+    if (k < tn__la_nx) return tn__la_getf2(a, m, n, 0, k, n, piv);
     int64_t info = 0;
     for (int64_t j0 = 0; j0 < k; j0 += nb) {
         const int64_t jb = k - j0 < nb ? k - j0 : nb, j1 = j0 + jb;
@@ -20770,8 +20775,8 @@ TN__TESTABLE void tn__la_getrs(const double *lu, const int32_t *piv, int64_t n, 
         if (p != j)
             for (int64_t c = 0; c < k; c++) { double t = b[j * k + c]; b[j * k + c] = b[p * k + c]; b[p * k + c] = t; }
     }
-    const int64_t nb = tn__la_nb;
-    if (n >= tn__la_nx && nb > 0) {
+    const int64_t nb = tn__la_block(n);
+    if (n >= tn__la_nx) {
         for (int64_t j0 = 0; j0 < n; j0 += nb) {   /* L y = P b: the rows below each block lose L[below, block] y[block] */
             const int64_t jb = n - j0 < nb ? n - j0 : nb, j1 = j0 + jb;
             tn__la_trsm_small(lu + j0 * n + j0, n, b + j0 * k, k, jb, k, false, true);
@@ -20834,9 +20839,9 @@ TN__TESTABLE int64_t tn__la_potf2(double *a, int64_t n, int64_t j0, int64_t j1, 
    X L11^T = A21. Where it stops the same is left as potf2 leaves: the finished columns,
    the pivot, the input after it (the block's copy put back). */
 TN__TESTABLE int64_t tn__la_potrf(double *a, int64_t n) {
-    const int64_t nb = tn__la_nb;
+    const int64_t nb = tn__la_block(n);
     int64_t info = 0;
-    double *keep = n >= tn__la_nx && nb > 0 ? (double *)TN_MALLOC((size_t)(nb * nb) * sizeof(double)) : NULL;
+    double *keep = n >= tn__la_nx ? (double *)TN_MALLOC((size_t)(nb * nb) * sizeof(double)) : NULL;
     if (!keep) info = tn__la_potf2(a, n, 0, n, n);   /* (small, or no memory for the copy) */
     for (int64_t j0 = 0; keep && j0 < n; j0 += nb) {
         const int64_t jb = n - j0 < nb ? n - j0 : nb, j1 = j0 + jb;
@@ -20905,8 +20910,8 @@ static void tn__la_zgemm_sub(int64_t M, int64_t N, int64_t K, const tn__cplx *A,
 }
 /* The complex getrf: tn__la_getrf's blocking, the complex GEMM. */
 static int64_t tn__la_getrf_c(tn__cplx *a, int64_t m, int64_t n, int32_t *piv) {
-    const int64_t k = m < n ? m : n, nb = tn__la_nb;
-    if (k < tn__la_nx || nb < 1) return tn__la_getf2_c(a, m, n, 0, k, n, piv);
+    const int64_t k = m < n ? m : n, nb = tn__la_block(k);
+    if (k < tn__la_nx) return tn__la_getf2_c(a, m, n, 0, k, n, piv);
     int64_t info = 0;
     for (int64_t j0 = 0; j0 < k; j0 += nb) {
         const int64_t jb = k - j0 < nb ? k - j0 : nb, j1 = j0 + jb;
@@ -20965,8 +20970,8 @@ static int64_t tn__la_potf2_c(tn__cplx *a, int64_t n, int64_t j0, int64_t j1, in
    it fails the failing block's columns from the failing one as they came in, the upper
    triangle zeroed. */
 static int64_t tn__la_potrf_c(tn__cplx *a, int64_t n) {
-    const int64_t nb = tn__la_nb;
-    tn__cplx *keep = n >= tn__la_nx && nb > 0 ? (tn__cplx *)TN_MALLOC((size_t)(nb * nb) * sizeof(tn__cplx)) : NULL;
+    const int64_t nb = tn__la_block(n);
+    tn__cplx *keep = n >= tn__la_nx ? (tn__cplx *)TN_MALLOC((size_t)(nb * nb) * sizeof(tn__cplx)) : NULL;
     int64_t info = 0;
     if (!keep && (info = tn__la_potf2_c(a, n, 0, n, n))) return info;
     for (int64_t j0 = 0; keep && j0 < n; j0 += nb) {

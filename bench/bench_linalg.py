@@ -82,7 +82,7 @@ cases += [("svd 256x256 complex128", lambda: tn.linalg.svd(z256), lambda: torch.
           ("svd 512x512 complex64", lambda: tn.linalg.svd(z64), lambda: torch.linalg.svd(Z64)),
           ("svdvals 512x512 complex128", lambda: tn.linalg.svdvals(z), lambda: torch.linalg.svdvals(Z)),
           ("svdvals 512x512 complex64", lambda: tn.linalg.svdvals(z64), lambda: torch.linalg.svdvals(Z64))]
-# the blocked LU and Cholesky (src/ops/linalg_factor.c: panels of 64 over the GEMM from order 128):
+# the blocked LU and Cholesky (src/ops/linalg_factor.c: panels of 32 over the GEMM from order 96, 64 from 512):
 # solve (one right-hand side), det, inv and cholesky of one n x n, float64 and float32
 for n in (256, 512, 1024):
     G = torch.randn(n, n, dtype=torch.float64)

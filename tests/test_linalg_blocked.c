@@ -5,8 +5,8 @@
  * LAPACK's (the first zero pivot; the failing minor, with potf2's partial result), tall and
  * wide, float32 (rounded from the float64 work), batched, and the same bits at 1 and 2
  * threads. The block size and crossover are shrunk (tn__la_nb, tn__la_nx) to reach the block
- * edges (nb - 1, nb, nb + 1, 2 nb + 1) on small matrices, and run at their defaults on larger
- * ones. The Python side (bindings/python/tests/test_linalg_blocked.py) compares with torch. */
+ * edges (nb - 1, nb, nb + 1, 2 nb + 1) on small matrices, and run at their defaults (panels of
+ * 32 from order 96, of 64 from 512) on larger ones. The Python side (bindings/python/tests/test_linalg_blocked.py) compares with torch. */
 #define TENSOR_IMPLEMENTATION
 #include "tensor.h"
 #include "tn_test.h"
@@ -68,11 +68,11 @@ TEST(getrf_blocked_small_blocks) {
     for (int64_t n = 1; n <= 40; n++) check_lu(n, n, (uint64_t)n, __LINE__);
     const int64_t mn[][2] = {{40, 17}, {17, 40}, {33, 16}, {16, 33}, {100, 25}, {25, 100}, {64, 63}, {63, 64}};
     for (int i = 0; i < 8; i++) check_lu(mn[i][0], mn[i][1], 100 + (uint64_t)i, __LINE__);
-    tn__la_nb = 64; tn__la_nx = 128;
+    tn__la_nb = 0; tn__la_nx = 96;
 }
 TEST(getrf_blocked_default_blocks) {
-    CHECK(tn__la_nb == 64 && tn__la_nx == 128);
-    const int64_t ns[] = {127, 128, 129, 191, 192, 193, 255, 256, 257, 300};
+    CHECK(tn__la_nb == 0 && tn__la_nx == 96);   /* panels of 32 from order 96, 64 from 512 */
+    const int64_t ns[] = {95, 96, 97, 127, 128, 129, 160, 161, 300, 513};
     for (int i = 0; i < 10; i++) check_lu(ns[i], ns[i], 200 + (uint64_t)i, __LINE__);
     check_lu(300, 150, 7, __LINE__);
     check_lu(150, 300, 8, __LINE__);
@@ -97,7 +97,7 @@ TEST(getrf_blocked_singular) {
     memcpy(b, a, sizeof(double) * (size_t)(n * n));
     CHECK(tn__la_getrf(b, n, n, pb) == 31 && tn__la_getf2(a, n, n, 0, n, n, pu) == 31 && !memcmp(pb, pu, sizeof pb));
     free(a); free(b);
-    tn__la_nb = 64; tn__la_nx = 128;
+    tn__la_nb = 0; tn__la_nx = 96;
     /* through the op: the first zero pivot of a 200 x 200 with column 150 zero */
     tn_scope_begin();
     tn_tensor *A = tn_randn(TN_SHAPE(200, 200), TN_F64);
@@ -181,11 +181,12 @@ TEST(potrf_blocked) {
     for (int64_t n = 1; n <= 40; n++) check_chol(n, -1, (uint64_t)n, __LINE__);
     const int64_t negs[] = {0, 7, 8, 9, 15, 16, 17, 39};
     for (int i = 0; i < 8; i++) check_chol(40, negs[i], 700 + (uint64_t)i, __LINE__);
-    tn__la_nb = 64; tn__la_nx = 128;
-    const int64_t ns[] = {127, 128, 129, 193, 257, 300};
-    for (int i = 0; i < 6; i++) check_chol(ns[i], -1, 800 + (uint64_t)i, __LINE__);
+    tn__la_nb = 0; tn__la_nx = 96;
+    const int64_t ns[] = {95, 96, 97, 129, 193, 300, 513};
+    for (int i = 0; i < 7; i++) check_chol(ns[i], -1, 800 + (uint64_t)i, __LINE__);
     check_chol(300, 150, 900, __LINE__);
     check_chol(300, 64, 901, __LINE__);
+    check_chol(300, 96, 902, __LINE__);
     /* through the op: PyTorch's message, the failing minor's order */
     tn_scope_begin();
     tn_tensor *X = tn_randn(TN_SHAPE(200, 200), TN_F64);
@@ -248,7 +249,7 @@ TEST(complex_blocked) {
         tn__la_nb = 8; tn__la_nx = 16;
         LUb = tn_linalg_lu_factor(A, &pb); Cb = tn_linalg_cholesky(S); Cub = tn_linalg_cholesky(S, .upper = true);
         Xb = tn_linalg_solve(A, tn_narrow(S, 2, 0, 3));
-        tn__la_nb = 64; tn__la_nx = 128;
+        tn__la_nb = 0; tn__la_nx = 96;
         LUu = tn_linalg_lu_factor(A, &pu); Cu = tn_linalg_cholesky(S); Cuu = tn_linalg_cholesky(S, .upper = true);
         Xu = tn_linalg_solve(A, tn_narrow(S, 2, 0, 3));
         CHECK(LUb && LUu && tn_equal(pb, pu));
@@ -264,7 +265,7 @@ TEST(complex_blocked) {
     ((double *)tn_data_ptr(S))[2 * (20 * 30 + 20)] = -1;
     tn__la_nb = 8; tn__la_nx = 16;
     tn_tensor *Lb = tn_linalg_cholesky_ex(S, &i1);
-    tn__la_nb = 64; tn__la_nx = 128;
+    tn__la_nb = 0; tn__la_nx = 96;
     tn_tensor *Lu = tn_linalg_cholesky_ex(S, &i2);
     CHECK(Lb && Lu && tn_item(i1) == 21 && tn_item(i2) == 21);
     tn_scope_end();

@@ -1,5 +1,5 @@
-"""The blocked LU and Cholesky (issue 26, item 3; src/ops/linalg_factor.c: panels of 64 columns
-over the GEMM from order 128) against torch 1.13's LAPACK: pivots equal to torch's, the backward
+"""The blocked LU and Cholesky (issue 26, item 3; src/ops/linalg_factor.c: panels of 32 columns
+over the GEMM from order 96, of 64 from 512) against torch 1.13's LAPACK: pivots equal to torch's, the backward
 errors |P A - L U| / (|A| n eps) and |L L^H - A| / (|A| n eps) within LAPACK's standard, and
 solve / det / inv / cholesky close to torch's, on sizes around the block edges, tall and wide,
 float32, batched and non-contiguous; singular and non-positive-definite inputs give torch's
@@ -28,8 +28,8 @@ def _t(x):
 
 
 @needs_torch
-@pytest.mark.parametrize("m,n", [(127, 127), (128, 128), (129, 129), (192, 192), (193, 193), (257, 257),
-                                 (300, 300), (300, 150), (150, 300), (129, 200)])
+@pytest.mark.parametrize("m,n", [(95, 95), (96, 96), (97, 97), (129, 129), (161, 161), (257, 257),
+                                 (300, 300), (300, 150), (150, 300), (129, 200), (513, 513)])
 def test_lu_factor_pivots_and_backward_error(m, n):
     torch.manual_seed(m * 1000 + n)
     A = torch.randn(m, n, dtype=torch.float64)
