@@ -8,11 +8,12 @@ cholesky of one 256, 512 and 1024 square float64 / float32 (the blocked LU and C
 counts to run others). The two sides alternate rep by rep, so load from elsewhere on the
 machine (the 1-minute load average is printed) falls on both.
 
-    make lib/libtensor.so && python3 bench/bench_linalg.py [reps] [threads ...] [-k substring]
+    make lib/libtensor.so && python3 bench/bench_linalg.py [reps] [threads ...] [-k regex]
 
 Prints one line per case: "<case> [<t> threads] tensor <ms> torch <ms> ratio <tensor/torch>"
 (median ms)."""
 import os
+import re
 import statistics
 import sys
 import time
@@ -100,7 +101,7 @@ for t in threads:
     tn.set_num_threads(t)
     print(f"# {t} thread(s); load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs", flush=True)
     for name, ours, theirs in cases:
-        if only and only not in name:
+        if only and not re.search(only, name):
             continue
         t_ours, t_torch = median_ms(ours, theirs)
         print(f"{name} [{t} threads]: tensor {t_ours:.3f} ms torch {t_torch:.3f} ms ratio {t_ours / t_torch:.2f}", flush=True)
