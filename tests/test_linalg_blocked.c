@@ -207,7 +207,7 @@ TEST(blocked_float32_batched_threads) {
     tn_tensor *L32 = tn_linalg_lu_factor(A32, &p1), *L64 = tn_linalg_lu_factor(tn_to_dtype(A32, TN_F64), &p2);
     CHECK(L32 && tn_get_dtype(L32) == TN_F32 && tn_item(tn_max(tn_abs(tn_sub(L32, tn_to_dtype(L64, TN_F32))))) == 0 && tn_equal(p1, p2));
     for (int64_t b = 0; b < 3; b++) {
-        tn_tensor *pb = NULL, *Lb = tn_linalg_lu_factor(tn_select(A, 0, b), &pb);
+        tn_tensor *pb = NULL, *Lb = tn_linalg_lu_factor(tn_select(tn_to_dtype(A32, TN_F64), 0, b), &pb);
         CHECK(Lb && tn_equal(Lb, tn_select(L64, 0, b)) && tn_equal(pb, tn_select(p2, 0, b)));
     }
     tn_tensor *S = tn_add(tn_div_scalar(tn_matmul(A, tn_transpose(A, 1, 2)), 200), tn_eye(200, 200, TN_F64));
