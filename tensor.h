@@ -5968,6 +5968,13 @@ int tn__gemm_ep_f32(int64_t M, int64_t N, int64_t K, float alpha, const float *A
                     const float *B, int64_t rsb, int64_t csb, float beta, float *C, int64_t rsc, int64_t csc, const tn__gemm_epi *ep);
 int tn__gemm_ep_f64(int64_t M, int64_t N, int64_t K, double alpha, const double *A, int64_t rsa, int64_t csa,
                     const double *B, int64_t rsb, int64_t csb, double beta, double *C, int64_t rsc, int64_t csc, const tn__gemm_epi *ep);
+/* linalg_factor.c's float64 kernels (row-major, in place): blocked from order tn__la_nx (panels of tn__la_nb), getf2 / potf2 the unblocked ones */
+extern int64_t tn__la_nb, tn__la_nx;
+int64_t tn__la_getrf(double *a, int64_t m, int64_t n, int32_t *piv);
+int64_t tn__la_getf2(double *a, int64_t m, int64_t n, int64_t j0, int64_t j1, int64_t ce, int32_t *piv);
+void tn__la_getrs(const double *lu, const int32_t *piv, int64_t n, double *b, int64_t k);
+int64_t tn__la_potrf(double *a, int64_t n);
+int64_t tn__la_potf2(double *a, int64_t n, int64_t j0, int64_t j1, int64_t r1);
 double tn__sum_row_f32(const float *x, int64_t n);
 double tn__sum_row(const float *x, int64_t n);
 void tn__sum_into_f64(double *o, const float *x, int64_t n);
@@ -20713,10 +20720,13 @@ static tn_tensor *tn__la_getrs_dev(tn_tensor *A, tn_tensor *Bm, tn_tensor **info
    piv 1-based; returns info (0, or the first zero pivot's 1-based index; elimination
    goes on past it). Right-looking, row-oriented: the updates run along contiguous rows. On
    x86 the same loops are also compiled for AVX2 (no FMA: the same bits), picked at run time:
-   a batch of small systems (linalg.solve, inv, det) spends its time in the row updates. */
+   a batch of small systems (linalg.solve, inv, det) spends its time in the row updates.
+   tn__la_getf2 is the unblocked kernel over columns [j0, j1): pivot rows are swapped whole
+   (all n columns), the eliminations update columns up to ce; the whole matrix is
+   (0, min(m, n), n), a panel of the blocked getrf (j0, j0 + jb, j0 + jb). */
 #define TN__LA_GETRF_BODY \
-    int64_t info = 0, k = m < n ? m : n; \
-    for (int64_t j = 0; j < k; j++) { \
+    int64_t info = 0; \
+    for (int64_t j = j0; j < j1; j++) { \
         int64_t p = j; \
         double best = fabs(a[j * n + j]); \
         for (int64_t i = j + 1; i < m; i++) \
@@ -20729,7 +20739,7 @@ static tn_tensor *tn__la_getrs_dev(tn_tensor *A, tn_tensor *Bm, tn_tensor **info
         for (int64_t i = j + 1; i < m; i++) { \
             double *ri = a + i * n, l = ri[j] *= inv; \
             if (l != 0) \
-                for (int64_t c = j + 1; c < n; c++) ri[c] -= l * rj[c]; \
+                for (int64_t c = j + 1; c < ce; c++) ri[c] -= l * rj[c]; \
         } \
     } \
     return info;
@@ -20741,24 +20751,83 @@ static tn_tensor *tn__la_getrs_dev(tn_tensor *A, tn_tensor *Bm, tn_tensor **info
     __attribute__((target("avx2"))) static void name##_avx2(void *p, int64_t i0, int64_t i1) { __VA_ARGS__ } \
     static void name##_plain(void *p, int64_t i0, int64_t i1) { __VA_ARGS__ } \
     static void name(void *p, int64_t i0, int64_t i1) { if (tn__gemm_isa() >= TN__GEMM_AVX2) name##_avx2(p, i0, i1); else name##_plain(p, i0, i1); }
-__attribute__((target("avx2"))) static int64_t tn__la_getrf_avx2(double *a, int64_t m, int64_t n, int32_t *piv) { TN__LA_GETRF_BODY }
+__attribute__((target("avx2"))) static int64_t tn__la_getf2_avx2(double *a, int64_t m, int64_t n, int64_t j0, int64_t j1, int64_t ce, int32_t *piv) { TN__LA_GETRF_BODY }
 #endif
-static int64_t tn__la_getrf(double *a, int64_t m, int64_t n, int32_t *piv) {
+TN__TESTABLE int64_t tn__la_getf2(double *a, int64_t m, int64_t n, int64_t j0, int64_t j1, int64_t ce, int32_t *piv) {
 #ifdef TN__LA_AVX2
-    if (tn__gemm_isa() >= TN__GEMM_AVX2) return tn__la_getrf_avx2(a, m, n, piv);
+    if (tn__gemm_isa() >= TN__GEMM_AVX2) return tn__la_getf2_avx2(a, m, n, j0, j1, ce, piv);
 #endif
     TN__LA_GETRF_BODY
 }
 #undef TN__LA_GETRF_BODY
+/* The blocked getrf and potrf (LAPACK's dgetrf, dpotrf): panels of nb columns by the
+   unblocked kernels, the rest through the GEMM, for matrices of order tn__la_nx and more
+   (below it the unblocked kernels alone, and their bits). Measured (one thread, AVX-512):
+   blocked is ahead from order 96 (getrf 0.026 ms vs 0.037 at 96, 0.75 vs 2.4 at 384); panels
+   of 32 beat 64 up to 384 (the panel work grows with nb), 64 halves the trailing updates'
+   passes over a large matrix: tn__la_nb 0 picks 32 below order 512, 64 from it. Variables,
+   not constants: the tests (tests/test_linalg_blocked.c) set them to reach the block edges
+   on small matrices. */
+TN__TESTABLE int64_t tn__la_nb = 0, tn__la_nx = 96;
+static int64_t tn__la_block(int64_t k) { return tn__la_nb > 0 ? tn__la_nb : k < 512 ? 32 : 64; }
+static void tn__la_trsm_small(const double *a, int64_t lda, double *b, int64_t ldb, int64_t n, int64_t k, bool upper, bool unit);   /* linalg_more.c */
+/* C -= sign A B (M x N, K inner; strides in elements) through the GEMM; where it cannot allocate
+   its buffers, the same product by plain loops (slower, never a failure mid-factorisation).
+   The GEMM splits C's rows between threads and sums each entry in one order, so the result
+   does not depend on the thread count. */
+static void tn__la_gemm_sub(int64_t M, int64_t N, int64_t K, const double *A, int64_t rsa, int64_t csa,
+                            const double *B, int64_t rsb, int64_t csb, double *C, int64_t rsc, int64_t csc, double sign) {
+    if (M <= 0 || N <= 0 || K <= 0) return;
+    if (!tn__gemm_f64(M, N, K, -sign, A, rsa, csa, B, rsb, csb, 1.0, C, rsc, csc)) return;
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t t = 0; t < K; t++) {
+            const double l = sign * A[i * rsa + t * csa];
+            for (int64_t c = 0; c < N; c++) C[i * rsc + c * csc] -= l * B[t * rsb + c * csb];
+        }
+}
+/* getrf: right-looking, as dgetrf: the panel [j0:m, j0:j0+jb] by getf2 (its row swaps span
+   the whole rows, so dlaswp's are done), U's block row by the unit-lower triangular solve,
+   the trailing matrix less L21 U12 by the GEMM. Pivots by the same rule as getf2's (the
+   largest |a|, the first on ties). */
+TN__TESTABLE int64_t tn__la_getrf(double *a, int64_t m, int64_t n, int32_t *piv) {
+    const int64_t k = m < n ? m : n, nb = tn__la_block(k);
+    if (k < tn__la_nx) return tn__la_getf2(a, m, n, 0, k, n, piv);
+    int64_t info = 0;
+    for (int64_t j0 = 0; j0 < k; j0 += nb) {
+        const int64_t jb = k - j0 < nb ? k - j0 : nb, j1 = j0 + jb;
+        const int64_t f = tn__la_getf2(a, m, n, j0, j1, j1, piv);
+        if (f && !info) info = f;
+        if (j1 >= n) continue;
+        tn__la_trsm_small(a + j0 * n + j0, n, a + j0 * n + j1, n, jb, n - j1, false, true);
+        tn__la_gemm_sub(m - j1, n - j1, jb, a + j1 * n + j0, n, 1, a + j0 * n + j1, n, 1, a + j1 * n + j1, n, 1, 1);
+    }
+    return info;
+}
 #ifndef TN__LA_JOB
 #define TN__LA_JOB(name, ...) static void name(void *p, int64_t i0, int64_t i1) { __VA_ARGS__ }
 #endif
-/* Solves A X = B (n x n factored by getrf, B n x k row-major, in place), as getrs. */
-static void tn__la_getrs(const double *lu, const int32_t *piv, int64_t n, double *b, int64_t k) {
+/* Solves A X = B (n x n factored by getrf, B n x k row-major, in place), as getrs. From
+   order tn__la_nx the two triangular solves are blocked as trsm's (substitution on the
+   diagonal blocks, the rest of B updated by the GEMM). */
+TN__TESTABLE void tn__la_getrs(const double *lu, const int32_t *piv, int64_t n, double *b, int64_t k) {
     for (int64_t j = 0; j < n; j++) {
         int64_t p = piv[j] - 1;
         if (p != j)
             for (int64_t c = 0; c < k; c++) { double t = b[j * k + c]; b[j * k + c] = b[p * k + c]; b[p * k + c] = t; }
+    }
+    const int64_t nb = tn__la_block(n);
+    if (n >= tn__la_nx) {
+        for (int64_t j0 = 0; j0 < n; j0 += nb) {   /* L y = P b: the rows below each block lose L[below, block] y[block] */
+            const int64_t jb = n - j0 < nb ? n - j0 : nb, j1 = j0 + jb;
+            tn__la_trsm_small(lu + j0 * n + j0, n, b + j0 * k, k, jb, k, false, true);
+            tn__la_gemm_sub(n - j1, k, jb, lu + j1 * n + j0, n, 1, b + j0 * k, k, 1, b + j1 * k, k, 1, 1);
+        }
+        for (int64_t j0 = (n - 1) / nb * nb; j0 >= 0; j0 -= nb) {   /* U x = y: the rows above lose U[above, block] x[block] */
+            const int64_t jb = n - j0 < nb ? n - j0 : nb;
+            tn__la_trsm_small(lu + j0 * n + j0, n, b + j0 * k, k, jb, k, true, false);
+            tn__la_gemm_sub(j0, k, jb, lu + j0, n, 1, b + j0 * k, k, 1, b, k, 1, 1);
+        }
+        return;
     }
     for (int64_t i = 0; i < n; i++)   /* L y = P b (unit lower) */
         for (int64_t j = 0; j < i; j++) {
@@ -20776,38 +20845,79 @@ static void tn__la_getrs(const double *lu, const int32_t *piv, int64_t n, double
         for (int64_t c = 0; c < k; c++) b[i * k + c] *= d;
     }
 }
+/* potf2 on columns [j0, j1) of the row-major n x n lower triangle, rows up to r1: the
+   columns before j0 already subtracted (the whole matrix: 0, n, n). Left-looking (Crout):
+   column j reads only the input and the finished columns, so where it stops (returning the
+   1-based order of the minor that is not positive-definite, with its updated pivot on the
+   diagonal) the columns after it are untouched. */
+TN__TESTABLE int64_t tn__la_potf2(double *a, int64_t n, int64_t j0, int64_t j1, int64_t r1) {
+    for (int64_t j = j0; j < j1; j++) {
+        double d = a[j * n + j];
+        for (int64_t c = j0; c < j; c++) d -= a[j * n + c] * a[j * n + c];
+        if (!(d > 0)) {
+            a[j * n + j] = d;
+            return j + 1;
+        }
+        d = sqrt(d);
+        a[j * n + j] = d;
+        for (int64_t i = j + 1; i < r1; i++) {
+            double s = a[i * n + j];
+            for (int64_t c = j0; c < j; c++) s -= a[i * n + c] * a[j * n + c];
+            a[i * n + j] = s / d;
+        }
+    }
+    return 0;
+}
 /* Cholesky A = L L^T of the lower triangle (row-major n x n, in place; the strict upper
    triangle is zeroed), as potrf: returns info (0, or the order of the leading minor that
    is not positive-definite). Where it stops, potf2 (the unblocked potrf, which torch's
    LAPACK runs at these sizes) leaves the failing pivot's updated value on the diagonal and
    the columns after it as the input: torch's cholesky_ex returns that, its upper triangle
-   zeroed. */
-static int64_t tn__la_potrf(double *a, int64_t n) {
+   zeroed. From order tn__la_nx it is blocked and left-looking, as dpotrf('U') on the
+   column-major transpose: a block column of tn__la_nb less L[cols, 0:j0] L[block, 0:j0]^T
+   (the GEMM), its diagonal block by potf2, the rows below by the triangular solve
+   X L11^T = A21. Where it stops the same is left as potf2 leaves: the finished columns,
+   the pivot, the input after it (the block's copy put back). */
+TN__TESTABLE int64_t tn__la_potrf(double *a, int64_t n) {
+    const int64_t nb = tn__la_block(n);
     int64_t info = 0;
-    for (int64_t j = 0; j < n; j++) {
-        double d = a[j * n + j];
-        for (int64_t c = 0; c < j; c++) d -= a[j * n + c] * a[j * n + c];
-        if (!(d > 0)) {
-            a[j * n + j] = d;
-            info = j + 1;
+    double *keep = n >= tn__la_nx ? (double *)TN_MALLOC((size_t)(nb * nb) * sizeof(double)) : NULL;
+    if (!keep) info = tn__la_potf2(a, n, 0, n, n);   /* (small, or no memory for the copy) */
+    for (int64_t j0 = 0; keep && j0 < n; j0 += nb) {
+        const int64_t jb = n - j0 < nb ? n - j0 : nb, j1 = j0 + jb;
+        for (int64_t i = 0; i < jb; i++) memcpy(keep + i * jb, a + (j0 + i) * n + j0, (size_t)jb * sizeof(double));
+        /* the diagonal block less L[block, 0:j0] L[block, 0:j0]^T (its upper half too: not read) */
+        tn__la_gemm_sub(jb, jb, j0, a + j0 * n, n, 1, a + j0 * n, 1, n, a + j0 * n + j0, n, 1, 1);
+        const int64_t f = tn__la_potf2(a, n, j0, j1, j1), done = f ? f - 1 - j0 : jb;
+        /* the rows below, the block's finished columns: less L[below, 0:j0] L[block, 0:j0]^T, then X L11^T = A21 */
+        tn__la_gemm_sub(n - j1, done, j0, a + j1 * n, n, 1, a + j0 * n, 1, n, a + j1 * n + j0, n, 1, 1);
+        for (int64_t i = j1; i < n; i++) {
+            double *ri = a + i * n + j0;
+            for (int64_t c = 0; c < done; c++) {
+                const double *lc = a + (j0 + c) * n + j0;
+                double s = ri[c];
+                for (int64_t t = 0; t < c; t++) s -= ri[t] * lc[t];
+                ri[c] = s / lc[c];
+            }
+        }
+        if (f) {   /* the block's columns from the failing one as they came in, but its pivot */
+            for (int64_t i = 0; i < jb; i++)
+                for (int64_t c = done; c < jb; c++)
+                    if (i != done || c != done) a[(j0 + i) * n + j0 + c] = keep[i * jb + c];
+            info = f;
             break;
         }
-        d = sqrt(d);
-        a[j * n + j] = d;
-        for (int64_t i = j + 1; i < n; i++) {
-            double s = a[i * n + j];
-            for (int64_t c = 0; c < j; c++) s -= a[i * n + c] * a[j * n + c];
-            a[i * n + j] = s / d;
-        }
     }
+    TN_FREE(keep);
     for (int64_t i = 0; i < n; i++)
         for (int64_t j = i + 1; j < n; j++) a[i * n + j] = 0;
     return info;
 }
-/* The complex getrf: pivots on |re| + |im| (zgetrf's izamax). */
-static int64_t tn__la_getrf_c(tn__cplx *a, int64_t m, int64_t n, int32_t *piv) {
-    int64_t info = 0, k = m < n ? m : n;
-    for (int64_t j = 0; j < k; j++) {
+/* The complex getf2 over columns [j0, j1), eliminations up to column ce (tn__la_getf2's
+   arguments): pivots on |re| + |im| (zgetrf's izamax). */
+static int64_t tn__la_getf2_c(tn__cplx *a, int64_t m, int64_t n, int64_t j0, int64_t j1, int64_t ce, int32_t *piv) {
+    int64_t info = 0;
+    for (int64_t j = j0; j < j1; j++) {
         int64_t p = j;
         double best = tn__cabs1(a[j * n + j]);
         for (int64_t i = j + 1; i < m; i++)
@@ -20820,8 +20930,40 @@ static int64_t tn__la_getrf_c(tn__cplx *a, int64_t m, int64_t n, int32_t *piv) {
         for (int64_t i = j + 1; i < m; i++) {
             tn__cplx *ri = a + i * n, l = ri[j] = tn__cmul(ri[j], inv);
             if (l.re != 0 || l.im != 0)
-                for (int64_t c = j + 1; c < n; c++) ri[c] = tn__csub(ri[c], tn__cmul(l, rj[c]));
+                for (int64_t c = j + 1; c < ce; c++) ri[c] = tn__csub(ri[c], tn__cmul(l, rj[c]));
         }
+    }
+    return info;
+}
+/* C -= A B, or A conj(B) (complex, strides in complex elements), as four real products through
+   tn__la_gemm_sub on the interleaved parts (the complex GEMM LAPACK's zgetrf / zpotrf call). */
+static void tn__la_zgemm_sub(int64_t M, int64_t N, int64_t K, const tn__cplx *A, int64_t rsa, int64_t csa,
+                             const tn__cplx *B, int64_t rsb, int64_t csb, bool conjb, tn__cplx *C, int64_t rsc, int64_t csc) {
+    const double *ar = &A->re, *ai = &A->im, *br = &B->re, *bi = &B->im;
+    double *cr = &C->re, *ci = &C->im;
+    rsa *= 2; csa *= 2; rsb *= 2; csb *= 2; rsc *= 2; csc *= 2;
+    /* re: Ar Br - Ai Bi (conj: + Ai Bi); im: Ar Bi + Ai Br (conj: Ai Br - Ar Bi) */
+    tn__la_gemm_sub(M, N, K, ar, rsa, csa, br, rsb, csb, cr, rsc, csc, 1);
+    tn__la_gemm_sub(M, N, K, ai, rsa, csa, bi, rsb, csb, cr, rsc, csc, conjb ? 1 : -1);
+    tn__la_gemm_sub(M, N, K, ar, rsa, csa, bi, rsb, csb, ci, rsc, csc, conjb ? -1 : 1);
+    tn__la_gemm_sub(M, N, K, ai, rsa, csa, br, rsb, csb, ci, rsc, csc, 1);
+}
+/* The complex getrf: tn__la_getrf's blocking, the complex GEMM. */
+static int64_t tn__la_getrf_c(tn__cplx *a, int64_t m, int64_t n, int32_t *piv) {
+    const int64_t k = m < n ? m : n, nb = tn__la_block(k);
+    if (k < tn__la_nx) return tn__la_getf2_c(a, m, n, 0, k, n, piv);
+    int64_t info = 0;
+    for (int64_t j0 = 0; j0 < k; j0 += nb) {
+        const int64_t jb = k - j0 < nb ? k - j0 : nb, j1 = j0 + jb;
+        const int64_t f = tn__la_getf2_c(a, m, n, j0, j1, j1, piv);
+        if (f && !info) info = f;
+        if (j1 >= n) continue;
+        for (int64_t i = j0 + 1; i < j1; i++)   /* U12 = L11^-1 A12 (unit lower) */
+            for (int64_t t = j0; t < i; t++) {
+                const tn__cplx l = a[i * n + t];
+                for (int64_t c = j1; c < n; c++) a[i * n + c] = tn__csub(a[i * n + c], tn__cmul(l, a[t * n + c]));
+            }
+        tn__la_zgemm_sub(m - j1, n - j1, jb, a + j1 * n + j0, n, 1, a + j0 * n + j1, n, 1, false, a + j1 * n + j1, n, 1);
     }
     return info;
 }
@@ -20845,24 +20987,59 @@ static void tn__la_getrs_c(const tn__cplx *lu, const int32_t *piv, int64_t n, tn
         for (int64_t c = 0; c < k; c++) b[i * k + c] = tn__cdiv(b[i * k + c], d);
     }
 }
-/* The complex potrf: A = L L^H from the lower triangle; the diagonal's imaginary parts are
-   not read (zpotrf's), L's diagonal is real and positive. */
-static int64_t tn__la_potrf_c(tn__cplx *a, int64_t n) {
-    for (int64_t j = 0; j < n; j++) {
+/* The complex potf2 over columns [j0, j1), rows up to r1 (tn__la_potf2's arguments): A = L L^H
+   from the lower triangle; the diagonal's imaginary parts are not read (zpotrf's), L's diagonal
+   is real and positive. Returns the failing minor's order, the diagonal left as it came in. */
+static int64_t tn__la_potf2_c(tn__cplx *a, int64_t n, int64_t j0, int64_t j1, int64_t r1) {
+    for (int64_t j = j0; j < j1; j++) {
         double d = a[j * n + j].re;
-        for (int64_t c = 0; c < j; c++) d -= a[j * n + c].re * a[j * n + c].re + a[j * n + c].im * a[j * n + c].im;
+        for (int64_t c = j0; c < j; c++) d -= a[j * n + c].re * a[j * n + c].re + a[j * n + c].im * a[j * n + c].im;
         if (!(d > 0)) return j + 1;
         d = sqrt(d);
         a[j * n + j] = tn__cx(d, 0);
-        for (int64_t i = j + 1; i < n; i++) {
+        for (int64_t i = j + 1; i < r1; i++) {
             tn__cplx s = a[i * n + j];
-            for (int64_t c = 0; c < j; c++) s = tn__csub(s, tn__cmul(a[i * n + c], tn__cconj(a[j * n + c])));
+            for (int64_t c = j0; c < j; c++) s = tn__csub(s, tn__cmul(a[i * n + c], tn__cconj(a[j * n + c])));
             a[i * n + j] = tn__cscale(s, 1 / d);
         }
     }
+    return 0;
+}
+/* The complex potrf: unblocked below order tn__la_nx (where it fails, the rest is left as it
+   is: the upper triangle too); from it tn__la_potrf's blocking with L[block, 0:j0]^H, and where
+   it fails the failing block's columns from the failing one as they came in, the upper
+   triangle zeroed. */
+static int64_t tn__la_potrf_c(tn__cplx *a, int64_t n) {
+    const int64_t nb = tn__la_block(n);
+    tn__cplx *keep = n >= tn__la_nx ? (tn__cplx *)TN_MALLOC((size_t)(nb * nb) * sizeof(tn__cplx)) : NULL;
+    int64_t info = 0;
+    if (!keep && (info = tn__la_potf2_c(a, n, 0, n, n))) return info;
+    for (int64_t j0 = 0; keep && j0 < n; j0 += nb) {
+        const int64_t jb = n - j0 < nb ? n - j0 : nb, j1 = j0 + jb;
+        for (int64_t i = 0; i < jb; i++) memcpy(keep + i * jb, a + (j0 + i) * n + j0, (size_t)jb * sizeof(tn__cplx));
+        tn__la_zgemm_sub(jb, jb, j0, a + j0 * n, n, 1, a + j0 * n, 1, n, true, a + j0 * n + j0, n, 1);
+        const int64_t f = tn__la_potf2_c(a, n, j0, j1, j1), done = f ? f - 1 - j0 : jb;
+        tn__la_zgemm_sub(n - j1, done, j0, a + j1 * n, n, 1, a + j0 * n, 1, n, true, a + j1 * n + j0, n, 1);
+        for (int64_t i = j1; i < n; i++) {   /* X L11^H = A21 */
+            tn__cplx *ri = a + i * n + j0;
+            for (int64_t c = 0; c < done; c++) {
+                const tn__cplx *lc = a + (j0 + c) * n + j0;
+                tn__cplx s = ri[c];
+                for (int64_t t = 0; t < c; t++) s = tn__csub(s, tn__cmul(ri[t], tn__cconj(lc[t])));
+                ri[c] = tn__cscale(s, 1 / lc[c].re);
+            }
+        }
+        if (f) {
+            for (int64_t i = 0; i < jb; i++)
+                for (int64_t c = done; c < jb; c++) a[(j0 + i) * n + j0 + c] = keep[i * jb + c];
+            info = f;
+            break;
+        }
+    }
+    TN_FREE(keep);
     for (int64_t i = 0; i < n; i++)
         for (int64_t j = i + 1; j < n; j++) a[i * n + j] = tn__cx(0, 0);
-    return 0;
+    return info;
 }
 
 typedef struct { void *a; int32_t *pv, *fv; int64_t m, n; bool cplx; } tn__la_lu_job;

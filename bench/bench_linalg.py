@@ -3,15 +3,17 @@
 solve_triangular (the batch, and one 1024 x 1024 system with 256 right-hand sides: the blocked
 path over the GEMM), matrix_exp (the batch, and one 256 x 256), and qr, eigh, eigvalsh, svd
 and svdvals of 512 x 512, and the complex SVD (256 x 256 complex128, 512 x 512 complex64,
-svdvals of 512 x 512 complex128 and complex64). At 1 and then 2 threads (tensor's and torch's alike; pass the
+svdvals of 512 x 512 complex128 and complex64), and solve (one right-hand side), det, inv and
+cholesky of one 256, 512 and 1024 square float64 / float32 (the blocked LU and Cholesky). At 1 and then 2 threads (tensor's and torch's alike; pass the
 counts to run others). The two sides alternate rep by rep, so load from elsewhere on the
 machine (the 1-minute load average is printed) falls on both.
 
-    make lib/libtensor.so && python3 bench/bench_linalg.py [reps] [threads ...] [-k substring]
+    make lib/libtensor.so && python3 bench/bench_linalg.py [reps] [threads ...] [-k regex]
 
 Prints one line per case: "<case> [<t> threads] tensor <ms> torch <ms> ratio <tensor/torch>"
 (median ms)."""
 import os
+import re
 import statistics
 import sys
 import time
@@ -81,12 +83,25 @@ cases += [("svd 256x256 complex128", lambda: tn.linalg.svd(z256), lambda: torch.
           ("svd 512x512 complex64", lambda: tn.linalg.svd(z64), lambda: torch.linalg.svd(Z64)),
           ("svdvals 512x512 complex128", lambda: tn.linalg.svdvals(z), lambda: torch.linalg.svdvals(Z)),
           ("svdvals 512x512 complex64", lambda: tn.linalg.svdvals(z64), lambda: torch.linalg.svdvals(Z64))]
+# the blocked LU and Cholesky (src/ops/linalg_factor.c: panels of 32 over the GEMM from order 96, 64 from 512):
+# solve (one right-hand side), det, inv and cholesky of one n x n, float64 and float32
+for n in (256, 512, 1024):
+    G = torch.randn(n, n, dtype=torch.float64)
+    Spd = G @ G.mT / n + torch.eye(n, dtype=torch.float64)
+    Rhs = torch.randn(n, 1, dtype=torch.float64)
+    for dt, tdt in (("float64", torch.float64), ("float32", torch.float32)):
+        Gd, Sd, Rd = G.to(tdt), Spd.to(tdt), Rhs.to(tdt)
+        g, sp, rh = tn.from_numpy(Gd.numpy()), tn.from_numpy(Sd.numpy()), tn.from_numpy(Rd.numpy())
+        cases += [(f"solve {n}x{n} {dt}", lambda g=g, rh=rh: tn.linalg.solve(g, rh), lambda Gd=Gd, Rd=Rd: torch.linalg.solve(Gd, Rd)),
+                  (f"det {n}x{n} {dt}", lambda g=g: tn.linalg.det(g), lambda Gd=Gd: torch.linalg.det(Gd)),
+                  (f"inv {n}x{n} {dt}", lambda g=g: tn.linalg.inv(g), lambda Gd=Gd: torch.linalg.inv(Gd)),
+                  (f"cholesky {n}x{n} {dt}", lambda sp=sp: tn.linalg.cholesky(sp), lambda Sd=Sd: torch.linalg.cholesky(Sd))]
 for t in threads:
     torch.set_num_threads(t)
     tn.set_num_threads(t)
     print(f"# {t} thread(s); load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs", flush=True)
     for name, ours, theirs in cases:
-        if only and only not in name:
+        if only and not re.search(only, name):
             continue
         t_ours, t_torch = median_ms(ours, theirs)
         print(f"{name} [{t} threads]: tensor {t_ours:.3f} ms torch {t_torch:.3f} ms ratio {t_ours / t_torch:.2f}", flush=True)

@@ -5767,6 +5767,13 @@ int tn__gemm_ep_f32(int64_t M, int64_t N, int64_t K, float alpha, const float *A
                     const float *B, int64_t rsb, int64_t csb, float beta, float *C, int64_t rsc, int64_t csc, const tn__gemm_epi *ep);
 int tn__gemm_ep_f64(int64_t M, int64_t N, int64_t K, double alpha, const double *A, int64_t rsa, int64_t csa,
                     const double *B, int64_t rsb, int64_t csb, double beta, double *C, int64_t rsc, int64_t csc, const tn__gemm_epi *ep);
+/* linalg_factor.c's float64 kernels (row-major, in place): blocked from order tn__la_nx (panels of tn__la_nb), getf2 / potf2 the unblocked ones */
+extern int64_t tn__la_nb, tn__la_nx;
+int64_t tn__la_getrf(double *a, int64_t m, int64_t n, int32_t *piv);
+int64_t tn__la_getf2(double *a, int64_t m, int64_t n, int64_t j0, int64_t j1, int64_t ce, int32_t *piv);
+void tn__la_getrs(const double *lu, const int32_t *piv, int64_t n, double *b, int64_t k);
+int64_t tn__la_potrf(double *a, int64_t n);
+int64_t tn__la_potf2(double *a, int64_t n, int64_t j0, int64_t j1, int64_t r1);
 double tn__sum_row_f32(const float *x, int64_t n);
 double tn__sum_row(const float *x, int64_t n);
 void tn__sum_into_f64(double *o, const float *x, int64_t n);
