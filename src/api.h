@@ -4902,11 +4902,16 @@ typedef struct tn_dist_group tn_dist_group;
 typedef struct tn_dist_work tn_dist_work;
 TNDEF bool tn_dist_is_available(void);                 /* built with MPI, or a CUDA backend with NCCL */
 TNDEF bool tn_dist_is_backend_available(const char *backend);  /* "mpi"/"gloo": built with MPI; "nccl": the CUDA backend has NCCL */
-/* init_process_group(backend, timeout=None): backend "mpi", "gloo" or "nccl" (NULL: "mpi");
-   .timeout in seconds (PyTorch's timedelta), NAN (None) or <= 0: the default:
-   tn_dist_init("mpi", .timeout = 60). */
+/* init_process_group(backend, timeout=None, rank=-1, world_size=-1): backend "mpi", "gloo"
+   or "nccl" (NULL: "mpi"); .timeout in seconds (PyTorch's timedelta), NAN (None) or <= 0:
+   the default: tn_dist_init("mpi", .timeout = 60). "nccl" without MPI meets by env://
+   rendezvous as PyTorch: RANK and WORLD_SIZE (unless .rank / .world_size are given),
+   MASTER_ADDR and MASTER_PORT must be set, also for one process; under MPI (mpirun) the
+   rank and size are MPI's, and .rank / .world_size, when given, must agree with them. */
 #define TN_FIELDS_tn_dist_init_fn_opts(X) \
-    X(D, timeout, NAN, "")
+    X(D, timeout, NAN, "") \
+    X(I, rank, -1, "") \
+    X(I, world_size, -1, "")
 TN__KW_STRUCT(tn_dist_init_fn_opts);
 TNDEF int tn_dist_init_opts(const char *backend, tn_dist_init_fn_opts opts);
 #define tn_dist_init(...) tn_dist_init_opts(TN__POS_KW(tn_dist_init_fn_opts, __VA_ARGS__))
