@@ -4871,7 +4871,7 @@ TNDEF void tn_dlpack_delete(DLManagedTensor *m);
    Unix socket (tn_shared_send / tn_shared_recv: the descriptor travels as SCM_RIGHTS).
    Writes on either side are seen by the other, as with PyTorch's shared tensors. */
 TNDEF tn_tensor *tn_share_memory_(tn_tensor *t);  /* moves t's storage (every view of it) into shared memory; t borrowed; a no-op on CUDA or when shared */
-TNDEF bool tn_is_shared(const tn_tensor *t);       /* whether t's storage is in shared memory */
+TNDEF bool tn_is_shared(const tn_tensor *t);       /* whether t's storage is in shared memory (CUDA tensors: always, as PyTorch) */
 /* The shared storage's file descriptor (the storage keeps it), or -1 with an error; where
    the storage's bytes lie in that file (either pointer may be NULL), for tn_from_shared_fd. */
 TNDEF int tn_shared_fd(const tn_tensor *t, int64_t *storage_start, int64_t *storage_nbytes);
@@ -4883,6 +4883,26 @@ TNDEF tn_tensor *tn_from_shared_fd(int fd, int64_t storage_start, int64_t storag
                                    const int64_t *shape, int ndim, const int64_t *strides, int64_t offset);
 TNDEF int tn_shared_send(int sock, tn_tensor *t);  /* shares t, then sends its view and descriptor over a Unix socket; 0 or -1 */
 TNDEF tn_tensor *tn_shared_recv(int sock);        /* the tensor tn_shared_send sent: the same memory, mapped here */
+/* CUDA tensors across processes by CUDA IPC (torch.multiprocessing's CUDA tensors): the
+   handle names the allocation holding t's storage (the caching allocator's segment, as
+   PyTorch's cudaIpcGetMemHandle of the segment's base), which another process maps with
+   tn_from_cuda_ipc: a CUDA tensor over the same device memory, writes seen on both sides.
+   A process maps a segment once (cached by handle) and unmaps it when the last tensor on it
+   dies. PyTorch's rule holds: the producer keeps its tensor alive while consumers use it
+   (freed memory may be reused, and it is gone when the producer exits). tn_share_memory_
+   is a no-op on CUDA tensors: they are shareable as they are. Errors: a tensor not on a
+   device with IPC (CPU: tn_share_memory_ / tn_shared_send), a handle whose process exited,
+   a build without the GPU unit. */
+#define TN_CUDA_IPC_HANDLE_BYTES 64
+/* t's handle (handle: TN_CUDA_IPC_HANDLE_BYTES bytes), the segment's size in bytes, where
+   t's storage starts in it and its bytes (t's view: tn_shape, tn_strides, tn_storage_offset);
+   a received tensor's is the handle it came by. 0, or -1 with an error. */
+TNDEF int tn_cuda_ipc_handle(tn_tensor *t, unsigned char *handle, int64_t *segment_size, int64_t *storage_start, int64_t *storage_nbytes);
+/* A CUDA tensor over the segment another process's tn_cuda_ipc_handle named: the storage
+   is bytes [storage_start, storage_start + storage_nbytes) of it, the view as tn_from_shared_fd's. */
+TNDEF tn_tensor *tn_from_cuda_ipc(const unsigned char *handle, int64_t segment_size, int64_t storage_start, int64_t storage_nbytes, tn_dtype dtype,
+                                  const int64_t *shape, int ndim, const int64_t *strides, int64_t offset);
+TNDEF int64_t tn_cuda_ipc_open_count(void);        /* segments of other processes this one has mapped now */
 
 /* ---- distributed (torch.distributed) ----
    Process groups and collectives over MPI, built in with TENSOR_MPI (make DIST=mpi; the
@@ -5351,6 +5371,16 @@ typedef struct tn_backend {
        QUERY       1 when a.event's work is done, 0 while not, -1 with the error
        RELEASE     frees a.event */
     int (*nccl)(tn_nccl_op op, tn_nccl_args *a);
+    /* Optional, all three or none (NULL: CUDA tensors cannot cross processes on this
+       device). CUDA IPC (tn_cuda_ipc_handle): ipc_export: h (TN_CUDA_IPC_HANDLE_BYTES) <- a
+       handle of the allocation holding s's data that another process can map, *offset <-
+       where s's data starts in it, *size <- its bytes (the stand-in may move s's data into
+       shareable memory first). ipc_import: *base <- the allocation of h (size bytes) mapped
+       in this process. ipc_close: unmaps what ipc_import mapped. The header caches imports
+       (one per handle) and closes each with its last tensor. */
+    int (*ipc_export)(tn_storage *s, unsigned char *h, uint64_t *offset, uint64_t *size);
+    int (*ipc_import)(const unsigned char *h, uint64_t size, void **base);
+    int (*ipc_close)(void *base, uint64_t size);
 } tn_backend;
 /* The cases the GPU unit's fused attention entry declines (tensor_cuda.cu and the checking
    stand-in both ask here, so they decline alike): the switch TN_CUDA_FUSED_ATTENTION=0, a
