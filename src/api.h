@@ -4897,10 +4897,10 @@ TNDEF tn_tensor *tn_shared_recv(int sock);        /* the tensor tn_shared_send s
 /* t's handle (handle: TN_CUDA_IPC_HANDLE_BYTES bytes), the segment's size in bytes, where
    t's storage starts in it and its bytes (t's view: tn_shape, tn_strides, tn_storage_offset);
    a received tensor's is the handle it came by. 0, or -1 with an error. */
-TNDEF int tn_cuda_ipc_handle(tn_tensor *t, unsigned char *handle, int64_t *segment_size, int64_t *storage_start, int64_t *storage_nbytes);
+TNDEF int tn_cuda_ipc_handle(tn_tensor *t, void *handle, int64_t *segment_size, int64_t *storage_start, int64_t *storage_nbytes);
 /* A CUDA tensor over the segment another process's tn_cuda_ipc_handle named: the storage
    is bytes [storage_start, storage_start + storage_nbytes) of it, the view as tn_from_shared_fd's. */
-TNDEF tn_tensor *tn_from_cuda_ipc(const unsigned char *handle, int64_t segment_size, int64_t storage_start, int64_t storage_nbytes, tn_dtype dtype,
+TNDEF tn_tensor *tn_from_cuda_ipc(const void *handle, int64_t segment_size, int64_t storage_start, int64_t storage_nbytes, tn_dtype dtype,
                                   const int64_t *shape, int ndim, const int64_t *strides, int64_t offset);
 TNDEF int64_t tn_cuda_ipc_open_count(void);        /* segments of other processes this one has mapped now */
 

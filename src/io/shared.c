@@ -313,7 +313,7 @@ static const tn_backend *tn__ipc_backend(const char *fn) {
     return b;
 }
 
-TNDEF int tn_cuda_ipc_handle(tn_tensor *t, unsigned char *handle, int64_t *segment_size, int64_t *storage_start, int64_t *storage_nbytes) {
+TNDEF int tn_cuda_ipc_handle(tn_tensor *t, void *handle, int64_t *segment_size, int64_t *storage_start, int64_t *storage_nbytes) {
     const char *fn = "tn_cuda_ipc_handle";
     if (!t || !handle) return TN__FAIL_INT("%s: %s is NULL", fn, t ? "handle" : "tensor");
     if (t->device != TN_CUDA)
@@ -330,7 +330,7 @@ TNDEF int tn_cuda_ipc_handle(tn_tensor *t, unsigned char *handle, int64_t *segme
         const tn_backend *b = tn__ipc_backend(fn);
         if (!b) return -1;
         memset(handle, 0, TN_CUDA_IPC_HANDLE_BYTES);
-        if (b->ipc_export(s, handle, &off, &size)) return -1;
+        if (b->ipc_export(s, (unsigned char *)handle, &off, &size)) return -1;
     }
     if (segment_size) *segment_size = (int64_t)size;
     if (storage_start) *storage_start = (int64_t)off;
@@ -338,7 +338,7 @@ TNDEF int tn_cuda_ipc_handle(tn_tensor *t, unsigned char *handle, int64_t *segme
     return 0;
 }
 
-TNDEF tn_tensor *tn_from_cuda_ipc(const unsigned char *handle, int64_t segment_size, int64_t storage_start, int64_t storage_nbytes, tn_dtype dtype,
+TNDEF tn_tensor *tn_from_cuda_ipc(const void *handle, int64_t segment_size, int64_t storage_start, int64_t storage_nbytes, tn_dtype dtype,
                                   const int64_t *shape, int ndim, const int64_t *strides, int64_t offset) {
     const char *fn = "tn_from_cuda_ipc";
     if (!handle) return (tn_tensor *)tn__error("%s: handle is NULL", fn);
@@ -365,7 +365,7 @@ TNDEF tn_tensor *tn_from_cuda_ipc(const unsigned char *handle, int64_t segment_s
     if (!g) {
         void *base = NULL;
         g = (tn__ipc_seg *)TN_MALLOC(sizeof *g);
-        if (!g || b->ipc_import(handle, (uint64_t)segment_size, &base)) {
+        if (!g || b->ipc_import((const unsigned char *)handle, (uint64_t)segment_size, &base)) {
             tn__ipc_unlock();
             if (!g) return (tn_tensor *)tn__error("%s: out of memory", fn);
             TN_FREE(g);
