@@ -5072,7 +5072,7 @@ TNDEF void tn_dlpack_delete(DLManagedTensor *m);
    Unix socket (tn_shared_send / tn_shared_recv: the descriptor travels as SCM_RIGHTS).
    Writes on either side are seen by the other, as with PyTorch's shared tensors. */
 TNDEF tn_tensor *tn_share_memory_(tn_tensor *t);  /* moves t's storage (every view of it) into shared memory; t borrowed; a no-op on CUDA or when shared */
-TNDEF bool tn_is_shared(const tn_tensor *t);       /* whether t's storage is in shared memory */
+TNDEF bool tn_is_shared(const tn_tensor *t);       /* whether t's storage is in shared memory (CUDA tensors: always, as PyTorch) */
 /* The shared storage's file descriptor (the storage keeps it), or -1 with an error; where
    the storage's bytes lie in that file (either pointer may be NULL), for tn_from_shared_fd. */
 TNDEF int tn_shared_fd(const tn_tensor *t, int64_t *storage_start, int64_t *storage_nbytes);
@@ -5084,6 +5084,26 @@ TNDEF tn_tensor *tn_from_shared_fd(int fd, int64_t storage_start, int64_t storag
                                    const int64_t *shape, int ndim, const int64_t *strides, int64_t offset);
 TNDEF int tn_shared_send(int sock, tn_tensor *t);  /* shares t, then sends its view and descriptor over a Unix socket; 0 or -1 */
 TNDEF tn_tensor *tn_shared_recv(int sock);        /* the tensor tn_shared_send sent: the same memory, mapped here */
+/* CUDA tensors across processes by CUDA IPC (torch.multiprocessing's CUDA tensors): the
+   handle names the allocation holding t's storage (the caching allocator's segment, as
+   PyTorch's cudaIpcGetMemHandle of the segment's base), which another process maps with
+   tn_from_cuda_ipc: a CUDA tensor over the same device memory, writes seen on both sides.
+   A process maps a segment once (cached by handle) and unmaps it when the last tensor on it
+   dies. PyTorch's rule holds: the producer keeps its tensor alive while consumers use it
+   (freed memory may be reused, and it is gone when the producer exits). tn_share_memory_
+   is a no-op on CUDA tensors: they are shareable as they are. Errors: a tensor not on a
+   device with IPC (CPU: tn_share_memory_ / tn_shared_send), a handle whose process exited,
+   a build without the GPU unit. */
+#define TN_CUDA_IPC_HANDLE_BYTES 64
+/* t's handle (handle: TN_CUDA_IPC_HANDLE_BYTES bytes), the segment's size in bytes, where
+   t's storage starts in it and its bytes (t's view: tn_shape, tn_strides, tn_storage_offset);
+   a received tensor's is the handle it came by. 0, or -1 with an error. */
+TNDEF int tn_cuda_ipc_handle(tn_tensor *t, void *handle, int64_t *segment_size, int64_t *storage_start, int64_t *storage_nbytes);
+/* A CUDA tensor over the segment another process's tn_cuda_ipc_handle named: the storage
+   is bytes [storage_start, storage_start + storage_nbytes) of it, the view as tn_from_shared_fd's. */
+TNDEF tn_tensor *tn_from_cuda_ipc(const void *handle, int64_t segment_size, int64_t storage_start, int64_t storage_nbytes, tn_dtype dtype,
+                                  const int64_t *shape, int ndim, const int64_t *strides, int64_t offset);
+TNDEF int64_t tn_cuda_ipc_open_count(void);        /* segments of other processes this one has mapped now */
 
 /* ---- distributed (torch.distributed) ----
    Process groups and collectives over MPI, built in with TENSOR_MPI (make DIST=mpi; the
@@ -5103,11 +5123,16 @@ typedef struct tn_dist_group tn_dist_group;
 typedef struct tn_dist_work tn_dist_work;
 TNDEF bool tn_dist_is_available(void);                 /* built with MPI, or a CUDA backend with NCCL */
 TNDEF bool tn_dist_is_backend_available(const char *backend);  /* "mpi"/"gloo": built with MPI; "nccl": the CUDA backend has NCCL */
-/* init_process_group(backend, timeout=None): backend "mpi", "gloo" or "nccl" (NULL: "mpi");
-   .timeout in seconds (PyTorch's timedelta), NAN (None) or <= 0: the default:
-   tn_dist_init("mpi", .timeout = 60). */
+/* init_process_group(backend, timeout=None, rank=-1, world_size=-1): backend "mpi", "gloo"
+   or "nccl" (NULL: "mpi"); .timeout in seconds (PyTorch's timedelta), NAN (None) or <= 0:
+   the default: tn_dist_init("mpi", .timeout = 60). "nccl" without MPI meets by env://
+   rendezvous as PyTorch: RANK and WORLD_SIZE (unless .rank / .world_size are given),
+   MASTER_ADDR and MASTER_PORT must be set, also for one process; under MPI (mpirun) the
+   rank and size are MPI's, and .rank / .world_size, when given, must agree with them. */
 #define TN_FIELDS_tn_dist_init_fn_opts(X) \
-    X(D, timeout, NAN, "")
+    X(D, timeout, NAN, "") \
+    X(I, rank, -1, "") \
+    X(I, world_size, -1, "")
 TN__KW_STRUCT(tn_dist_init_fn_opts);
 TNDEF int tn_dist_init_opts(const char *backend, tn_dist_init_fn_opts opts);
 #define tn_dist_init(...) tn_dist_init_opts(TN__POS_KW(tn_dist_init_fn_opts, __VA_ARGS__))
@@ -5558,6 +5583,16 @@ typedef struct tn_backend {
                          capture reusable by its later allocations) until graph_end; the
                          capture holds a reference until then. */
     int (*graph_pool)(int op, void **pool);
+    /* Optional, all three or none (NULL: CUDA tensors cannot cross processes on this
+       device). CUDA IPC (tn_cuda_ipc_handle): ipc_export: h (TN_CUDA_IPC_HANDLE_BYTES) <- a
+       handle of the allocation holding s's data that another process can map, *offset <-
+       where s's data starts in it, *size <- its bytes (the stand-in may move s's data into
+       shareable memory first). ipc_import: *base <- the allocation of h (size bytes) mapped
+       in this process. ipc_close: unmaps what ipc_import mapped. The header caches imports
+       (one per handle) and closes each with its last tensor. */
+    int (*ipc_export)(tn_storage *s, unsigned char *h, uint64_t *offset, uint64_t *size);
+    int (*ipc_import)(const unsigned char *h, uint64_t size, void **base);
+    int (*ipc_close)(void *base, uint64_t size);
 } tn_backend;
 enum { TN__GPOOL_NEW, TN__GPOOL_RETAIN, TN__GPOOL_RELEASE, TN__GPOOL_BEGIN };
 /* The cases the GPU unit's fused attention entry declines (tensor_cuda.cu and the checking
@@ -52328,10 +52363,10 @@ static tn__shm *tn__shm_create(const char *fn, const void *data, size_t nbytes) 
 #endif
 
 TNDEF bool tn_is_shared(const tn_tensor *t) {
+    if (t && t->device == TN_CUDA) return true;   /* as PyTorch: CUDA memory is shareable as it is (CUDA IPC) */
 #if TN__HAVE_SHM
     return t && t->storage->deleter == tn__shm_deleter;
 #else
-    (void)t;
     return false;
 #endif
 }
@@ -52363,7 +52398,7 @@ TNDEF tn_tensor *tn_share_memory_(tn_tensor *t) {
 
 TNDEF int tn_shared_fd(const tn_tensor *t, int64_t *storage_start, int64_t *storage_nbytes) {
 #if TN__HAVE_SHM
-    if (tn_is_shared(t)) {
+    if (t && t->device == TN_CPU && tn_is_shared(t)) {
         tn__shm *m = (tn__shm *)t->storage->deleter_ctx;
         if (storage_start) *storage_start = (int64_t)((char *)t->storage->data - (char *)m->map);
         if (storage_nbytes) *storage_nbytes = (int64_t)t->storage->nbytes;
@@ -52428,7 +52463,7 @@ TNDEF tn_tensor *tn_from_shared_fd(int fd, int64_t storage_start, int64_t storag
 TNDEF int tn_shared_send(int sock, tn_tensor *t) {
     const char *fn = "tn_shared_send";
     if (!t) return TN__FAIL_INT("%s: tensor is NULL", fn);
-    if (t->device != TN_CPU) return TN__FAIL_INT("%s: only CPU tensors can be sent (CUDA IPC is not supported yet)", fn);
+    if (t->device != TN_CPU) return TN__FAIL_INT("%s: only CPU tensors can be sent (a CUDA tensor goes by tn_cuda_ipc_handle)", fn);
 #if TN__HAVE_SHM
     tn__shm_header h;
     memset(&h, 0, sizeof h);
@@ -52497,6 +52532,136 @@ TNDEF tn_tensor *tn_shared_recv(int sock) {
 #endif
 }
 
+/* ---- CUDA IPC: device memory other processes map (torch.multiprocessing's CUDA tensors) ----
+   The backend's ipc_export names the allocation (segment) holding a storage, its ipc_import
+   maps one another process named. Here a process keeps what it mapped, one entry per handle
+   (PyTorch opens a segment once per process and caches it), counting the storages over it;
+   the last one to die closes the mapping. A received tensor sent on again goes by the
+   handle it came by. */
+typedef struct tn__ipc_seg {
+    unsigned char h[TN_CUDA_IPC_HANDLE_BYTES];
+    uint64_t size;
+    void *base;
+    int64_t refs;                       /* storages over it */
+    const tn_backend *b;                /* the table that mapped it closes it */
+    struct tn__ipc_seg *next;
+} tn__ipc_seg;
+static tn__ipc_seg *tn__ipc_segs;
+static int64_t tn__ipc_nsegs;
+static int tn__ipc_lock_word;
+static void tn__ipc_lock(void) {
+#if defined(__GNUC__) || defined(__clang__)
+    while (__atomic_exchange_n(&tn__ipc_lock_word, 1, __ATOMIC_ACQUIRE)) {}
+#endif
+}
+static void tn__ipc_unlock(void) {
+#if defined(__GNUC__) || defined(__clang__)
+    __atomic_store_n(&tn__ipc_lock_word, 0, __ATOMIC_RELEASE);
+#endif
+}
+static void tn__ipc_deleter(void *data, void *ctx) {
+    (void)data;
+    tn__ipc_seg *g = (tn__ipc_seg *)ctx;
+    tn__ipc_lock();
+    const bool last = --g->refs == 0;
+    if (last) {   /* unlinked under the lock: nobody finds it again */
+        tn__ipc_seg **p = &tn__ipc_segs;
+        while (*p && *p != g) p = &(*p)->next;
+        if (*p) *p = g->next;
+        tn__ipc_nsegs--;
+    }
+    tn__ipc_unlock();
+    if (!last) return;
+    g->b->ipc_close(g->base, g->size);
+    TN_FREE(g);
+}
+
+TNDEF int64_t tn_cuda_ipc_open_count(void) { return TN__ATOMIC_LOAD(&tn__ipc_nsegs); }
+
+/* the CUDA table when it has CUDA IPC, else NULL with an error naming why not */
+static const tn_backend *tn__ipc_backend(const char *fn) {
+    const tn_backend *b = tn_get_backend(TN_CUDA);
+    if (!b) return (const tn_backend *)tn__error("%s: CUDA IPC needs CUDA: %s", fn, tn_cuda_unavailable_reason());
+    if (!b->ipc_export || !b->ipc_import || !b->ipc_close)
+        return (const tn_backend *)tn__error("%s: the CUDA backend (%s) has no CUDA IPC", fn, b->name);
+    return b;
+}
+
+TNDEF int tn_cuda_ipc_handle(tn_tensor *t, void *handle, int64_t *segment_size, int64_t *storage_start, int64_t *storage_nbytes) {
+    const char *fn = "tn_cuda_ipc_handle";
+    if (!t || !handle) return TN__FAIL_INT("%s: %s is NULL", fn, t ? "handle" : "tensor");
+    if (t->device != TN_CUDA)
+        return TN__FAIL_INT("%s: the tensor is on %s: CUDA IPC shares CUDA tensors (a CPU tensor goes by shared memory: tn_share_memory_, tn_shared_send)", fn,
+                            tn_device_name(t->device));
+    tn_storage *s = t->storage;
+    uint64_t off = 0, size = 0;
+    if (s->deleter == tn__ipc_deleter) {   /* received: the handle it came by */
+        const tn__ipc_seg *g = (const tn__ipc_seg *)s->deleter_ctx;
+        memcpy(handle, g->h, TN_CUDA_IPC_HANDLE_BYTES);
+        off = (uint64_t)((char *)s->data - (char *)g->base);
+        size = g->size;
+    } else {
+        const tn_backend *b = tn__ipc_backend(fn);
+        if (!b) return -1;
+        memset(handle, 0, TN_CUDA_IPC_HANDLE_BYTES);
+        if (b->ipc_export(s, (unsigned char *)handle, &off, &size)) return -1;
+    }
+    if (segment_size) *segment_size = (int64_t)size;
+    if (storage_start) *storage_start = (int64_t)off;
+    if (storage_nbytes) *storage_nbytes = (int64_t)s->nbytes;
+    return 0;
+}
+
+TNDEF tn_tensor *tn_from_cuda_ipc(const void *handle, int64_t segment_size, int64_t storage_start, int64_t storage_nbytes, tn_dtype dtype,
+                                  const int64_t *shape, int ndim, const int64_t *strides, int64_t offset) {
+    const char *fn = "tn_from_cuda_ipc";
+    if (!handle) return (tn_tensor *)tn__error("%s: handle is NULL", fn);
+    if (tn__check_shape(fn, shape, ndim) || tn__check_dtype_arg(fn, dtype)) return NULL;
+    int64_t end;
+    if (segment_size < 1 || storage_start < 0 || storage_nbytes < 0 || !tn__add_ok(storage_start, storage_nbytes, &end) || end > segment_size)
+        return (tn_tensor *)tn__error("%s: storage bytes [%lld, %lld + %lld) lie outside the %lld-byte segment", fn, (long long)storage_start,
+                                      (long long)storage_start, (long long)storage_nbytes, (long long)segment_size);
+    int64_t last, es = (int64_t)tn_dtype_size(dtype), bytes, contiguous[TN_MAX_DIMS];
+    if (!strides) {
+        tn__contiguous_strides(shape, ndim, contiguous);
+        strides = contiguous;
+    }
+    for (int i = 0; i < ndim; i++)
+        if (strides[i] < 0) return (tn_tensor *)tn__error("%s: negative stride %lld", fn, (long long)strides[i]);
+    if (offset < 0 || !tn__span_ok(shape, strides, ndim, offset, &last) || !tn__mul_ok(last + 1, es, &bytes) || bytes > storage_nbytes)
+        return (tn_tensor *)tn__error("%s: a view of shape %s, strides %s and offset %lld does not fit in a %lld-byte storage", fn,
+                                      tn__shape_str(shape, ndim), tn__shape_str(strides, ndim), (long long)offset, (long long)storage_nbytes);
+    const tn_backend *b = tn__ipc_backend(fn);
+    if (!b) return NULL;
+    tn__ipc_lock();   /* held while mapping: one mapping per handle, however many threads receive it */
+    tn__ipc_seg *g = tn__ipc_segs;
+    while (g && (g->size != (uint64_t)segment_size || memcmp(g->h, handle, TN_CUDA_IPC_HANDLE_BYTES))) g = g->next;
+    if (!g) {
+        void *base = NULL;
+        g = (tn__ipc_seg *)TN_MALLOC(sizeof *g);
+        if (!g || b->ipc_import((const unsigned char *)handle, (uint64_t)segment_size, &base)) {
+            tn__ipc_unlock();
+            if (!g) return (tn_tensor *)tn__error("%s: out of memory", fn);
+            TN_FREE(g);
+            return NULL;
+        }
+        memcpy(g->h, handle, TN_CUDA_IPC_HANDLE_BYTES);
+        g->size = (uint64_t)segment_size;
+        g->base = base;
+        g->refs = 0;
+        g->b = b;
+        g->next = tn__ipc_segs;
+        tn__ipc_segs = g;
+        tn__ipc_nsegs++;
+    }
+    g->refs++;
+    tn__ipc_unlock();
+    tn_storage *s = tn__foreign_storage((char *)g->base + storage_start, (size_t)storage_nbytes, tn__ipc_deleter, g);
+    if (!s) { tn__ipc_deleter(NULL, g); return (tn_tensor *)tn__error("%s: out of memory", fn); }
+    s->device = TN_CUDA;
+    return tn__own(tn__tensor_over(s, dtype, shape, strides, ndim, offset));
+}
+
 /* ======================================================================= */
 /* src/dist/dist.c: distributed: process groups and collectives over MPI   */
 /* ======================================================================= */
@@ -52507,8 +52672,8 @@ TNDEF tn_tensor *tn_shared_recv(int sock) {
    backend table's nccl entry (tensor_cuda.cu built with NCCL; the checking stand-in on host
    memory), with or without MPI: the ncclUniqueId goes from rank 0 to every rank over MPI
    when built with TENSOR_MPI, else over a TCP connection to MASTER_ADDR:MASTER_PORT as
-   torchrun sets them (the 128-byte id only: data never goes through it; world size 1
-   needs neither).
+   torchrun sets them (the 128-byte id only: data never goes through it; one process
+   connects nowhere, but env:// rendezvous wants every variable even then, as PyTorch's).
    Each collective is started without blocking and completed by polling with a deadline
    (the group's timeout, 30 minutes by default as PyTorch's), so a rank that died or never
    calls makes the others fail with an error instead of hanging; after a timeout the group
@@ -53377,22 +53542,39 @@ static int tn__dist_env_int(const char *fn, const char *name, int lo, int hi, in
 }
 #endif
 
-static int tn__nccl_init(const char *fn, double timeout_s) {
+/* PyTorch's words for what env:// rendezvous misses (torch/distributed/rendezvous.py) */
+#define TN__ENV_RDZV(fn, var) TN__FAIL_INT("%s: Error initializing torch.distributed using env:// rendezvous: environment variable %s expected, but not set", fn, var)
+
+static int tn__nccl_init(const char *fn, tn_dist_init_fn_opts o) {
+    const double timeout_s = o.timeout;
     const tn_backend *cuda = tn_get_backend(TN_CUDA);
     if (!cuda) return TN__FAIL_INT("%s: backend 'nccl' needs CUDA: %s", fn, tn_cuda_unavailable_reason());
     if (!cuda->nccl)
         return TN__FAIL_INT("%s: backend 'nccl' is not available: the CUDA backend (%s) was built without NCCL (tensor_cuda.cu: make NCCL=1 where nccl.h "
                             "and libnccl are)", fn, cuda->name);
 #ifdef TENSOR_MPI
-    if (tn__mpi_init(fn, timeout_s)) return -1;
+    (void)o;
+    if (tn__mpi_init(fn, timeout_s)) return -1;   /* mpirun's rank and size (tn_dist_init_opts checks .rank / .world_size against them) */
 #else
-    /* torchrun's variables; without both, one process (PyTorch's env:// needs them even then) */
+    /* env:// rendezvous, as PyTorch's: rank and world size from the arguments or RANK and
+       WORLD_SIZE, then MASTER_ADDR and MASTER_PORT, in that order, even for one process */
     int rank = 0, world = 1;
-    const int hr = tn__dist_env_int(fn, "RANK", 0, INT_MAX - 1, &rank), hw = tn__dist_env_int(fn, "WORLD_SIZE", 1, INT_MAX, &world);
-    if (hr < 0 || hw < 0) return -1;
-    if (hr != hw)
-        return TN__FAIL_INT("%s: Error initializing torch.distributed using env:// rendezvous: environment variable %s expected, but not set", fn,
-                            hr ? "RANK" : "WORLD_SIZE");
+    if (o.rank >= 0) {
+        if (o.rank > INT_MAX - 1) return TN__FAIL_INT("%s: rank %lld is too large", fn, (long long)o.rank);
+        rank = (int)o.rank;
+    } else {
+        const int h = tn__dist_env_int(fn, "RANK", 0, INT_MAX - 1, &rank);
+        if (h) return h < 0 ? -1 : TN__ENV_RDZV(fn, "RANK");
+    }
+    if (o.world_size >= 0) {
+        if (o.world_size < 1 || o.world_size > INT_MAX) return TN__FAIL_INT("%s: world_size %lld is not a positive int", fn, (long long)o.world_size);
+        world = (int)o.world_size;
+    } else {
+        const int h = tn__dist_env_int(fn, "WORLD_SIZE", 1, INT_MAX, &world);
+        if (h) return h < 0 ? -1 : TN__ENV_RDZV(fn, "WORLD_SIZE");
+    }
+    if (!getenv("MASTER_ADDR")) return TN__ENV_RDZV(fn, "MASTER_ADDR");
+    if (!getenv("MASTER_PORT")) return TN__ENV_RDZV(fn, "MASTER_PORT");
     if (rank >= world) return TN__FAIL_INT("%s: RANK=%d is not below WORLD_SIZE=%d", fn, rank, world);
     tn__dist_world.rank = rank;
     tn__dist_world.size = world;
@@ -53442,8 +53624,11 @@ TNDEF int tn_dist_init_opts(const char *backend, tn_dist_init_fn_opts o) {
     if (!nccl && strcmp(backend, "mpi") && strcmp(backend, "gloo"))
         return TN__FAIL_INT("%s: backend '%s' is not available (the backends are 'mpi', 'gloo' (served by MPI) and 'nccl')", fn, backend);
     if (tn__dist_ready) return TN__FAIL_INT("%s: the default process group is already initialized", fn);
+    if (o.rank < -1 || o.world_size < -1 || o.world_size == 0)
+        return TN__FAIL_INT("%s: rank %lld / world_size %lld: each is -1 (not given) or a rank below a positive world size", fn, (long long)o.rank,
+                            (long long)o.world_size);
     if (nccl) {
-        if (tn__nccl_init(fn, o.timeout)) return -1;
+        if (tn__nccl_init(fn, o)) return -1;
     } else {
 #ifdef TENSOR_MPI
         if (tn__mpi_init(fn, o.timeout)) return -1;
@@ -53453,6 +53638,12 @@ TNDEF int tn_dist_init_opts(const char *backend, tn_dist_init_fn_opts o) {
     }
     tn__dist_nccl = nccl;
     tn__dist_ready = true;
+    /* given with a launcher's (MPI's) own rank and size: they must agree, as PyTorch's MPI backend insists */
+    if ((o.rank != -1 && o.rank != tn__dist_world.rank) || (o.world_size != -1 && o.world_size != tn__dist_world.size)) {
+        const int r = tn__dist_world.rank, w = tn__dist_world.size;
+        tn_dist_destroy();
+        return TN__FAIL_INT("%s: rank %lld / world_size %lld disagree with the launcher's rank %d of %d", fn, (long long)o.rank, (long long)o.world_size, r, w);
+    }
     return 0;
 }
 
@@ -53875,7 +54066,7 @@ static const tn_backend tn__cpu_f32_backend = {
     "cpu", tn__cpu_alloc, tn__cpu_free, tn__cpu_copy, tn__cpu_fill, tn__cpu_unary, tn__cpu_binary, tn__cpu_ternary,
     tn__cpu_reduce, tn__cpu_lane, tn__cpu_index, tn__cpu_nonzero, tn__cpu_matmul, tn__cpu_random,
     tn__cpu_im2col, tn__cpu_pool_argmax, tn__cpu_optim, NULL, tn__cpu_batch_norm, NULL, tn__cpu_layer_norm, tn__cpu_cross_entropy, NULL, NULL, NULL, NULL, NULL, NULL,
-    NULL, NULL, NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 };
 
 enum { TN__STAGE_IN = 1, TN__STAGE_OUT = 2, TN__STAGE_INOUT = 3, TN__STAGE_MAX = 8 };
@@ -54343,6 +54534,7 @@ static const tn_backend tn__cpu_backend = {
     NULL, NULL, NULL, NULL,   /* graph_*: a CPU replay runs its nodes (no capture) */
     NULL,   /* nccl: CPU tensors are not NCCL's (the nccl process group refuses them) */
     NULL,   /* graph_pool: CUDA graphs of eager code are the GPU's (tn_cuda_graph_begin refuses the CPU) */
+    NULL, NULL, NULL,   /* ipc_*: CPU storages cross processes as shared memory (io/shared.c) */
 };
 
 static const tn_backend *tn__cpu_backend_get(void) { return &tn__cpu_backend; }
@@ -55414,6 +55606,94 @@ static int tn__si_nccl(tn_nccl_op op, tn_nccl_args *a) {
     tn__si_inside--;
     return r;
 }
+/* CUDA IPC on the stand-in: its device memory is host memory, so a storage exported moves
+   (once) into a memfd mapping (io/shared.c's, as tn_share_memory_ moves a CPU storage:
+   every view moves with it), and the handle names that descriptor in this process: pid,
+   descriptor and the file's inode (a recycled pid or descriptor is refused). An importer
+   opens /proc/<pid>/fd/<fd> and maps the same pages, so writes on either side are seen by
+   the other, as through cudaIpcOpenMemHandle; once the exporter's storage is freed or the
+   exporter exits, the handle opens no more. Export before a graph capture that uses the
+   storage: the capture keeps the address it saw. */
+typedef struct tn__si_ipc_h { char magic[8]; int64_t pid, fd, ino, size; } tn__si_ipc_h;
+static int tn__si_ipc_export_with(tn_storage *s, unsigned char *h, uint64_t *offset, uint64_t *size, void (*free_fn)(void *, size_t)) {
+    TN__SI_NO_CAPTURE("an IPC export");
+#if TN__HAVE_SHM && defined(__linux__)
+    if (s->deleter != tn__shm_deleter) {
+        if (s->deleter)
+            return TN__FAIL_INT("stand-in GPU: ipc_export: the storage's memory is not the stand-in's allocation (from_blob, DLPack, a graph's): it cannot be exported");
+        tn__shm *m = tn__shm_create("stand-in GPU: ipc_export", s->data, s->nbytes);
+        if (!m) return -1;
+        void *old = s->data;
+        s->data = m->map;
+        s->deleter = tn__shm_deleter;
+        s->deleter_ctx = m;
+        if (old) {
+            if (!s->inline_data) free_fn(old, s->nbytes);
+            tn__track_bytes(-(int64_t)s->nbytes);
+        }
+    }
+    const tn__shm *m = (const tn__shm *)s->deleter_ctx;
+    struct stat st;
+    if (fstat(m->fd, &st) != 0) return TN__FAIL_INT("stand-in GPU: ipc_export: the storage's shared file is gone (%s)", strerror(errno));
+    tn__si_ipc_h k;
+    memset(&k, 0, sizeof k);
+    memcpy(k.magic, "tnsiipc", 8);
+    k.pid = (int64_t)getpid();
+    k.fd = m->fd;
+    k.ino = (int64_t)st.st_ino;
+    k.size = (int64_t)m->size;
+    memcpy(h, &k, sizeof k);
+    *offset = (uint64_t)((char *)s->data - (char *)m->map);
+    *size = (uint64_t)m->size;
+    return 0;
+#else
+    (void)s; (void)h; (void)offset; (void)size; (void)free_fn;
+    return TN__FAIL_INT("stand-in GPU: CUDA IPC on the stand-in needs Linux (memfds and /proc/<pid>/fd)");
+#endif
+}
+static int tn__si_ipc_export(tn_storage *s, unsigned char *h, uint64_t *offset, uint64_t *size) {
+    return tn__si_ipc_export_with(s, h, offset, size, tn__cpu_free);
+}
+static int tn__si_ipc_import(const unsigned char *h, uint64_t size, void **base) {
+    TN__SI_NO_CAPTURE("an IPC import");
+#if TN__HAVE_SHM && defined(__linux__)
+    tn__si_ipc_h k;
+    memcpy(&k, h, sizeof k);
+    if (memcmp(k.magic, "tnsiipc", 8) || k.pid <= 0 || k.fd < 0 || k.size < 1)
+        return TN__FAIL_INT("stand-in GPU: ipc_import: not a handle the stand-in's ipc_export made");
+    if ((uint64_t)k.size != size) return TN__FAIL_INT("stand-in GPU: ipc_import: the handle's segment has %lld bytes, not %llu", (long long)k.size, (unsigned long long)size);
+    char path[64];
+    struct stat st;
+    snprintf(path, sizeof path, "/proc/%lld", (long long)k.pid);
+    if (stat(path, &st) != 0)
+        return TN__FAIL_INT("stand-in GPU: ipc_import: the process that exported the handle (pid %lld) has exited, and its device memory with it "
+                            "(the producer keeps a shared CUDA tensor alive while consumers use it)", (long long)k.pid);
+    snprintf(path, sizeof path, "/proc/%lld/fd/%lld", (long long)k.pid, (long long)k.fd);
+    const int fd = open(path, O_RDWR);
+    if (fd < 0 || fstat(fd, &st) != 0 || (int64_t)st.st_ino != k.ino || (int64_t)st.st_size < k.size) {
+        const int e = errno;
+        if (fd >= 0) close(fd);
+        return TN__FAIL_INT("stand-in GPU: ipc_import: pid %lld no longer holds the handle's memory (%s: the exporting storage was freed, or the "
+                            "process is exiting)", (long long)k.pid, fd < 0 ? strerror(e) : "another file now");
+    }
+    void *map = mmap(NULL, (size_t)k.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);   /* the mapping keeps the pages */
+    if (map == MAP_FAILED) return TN__FAIL_INT("stand-in GPU: ipc_import: cannot map %lld bytes (%s)", (long long)k.size, strerror(errno));
+    *base = map;
+    return 0;
+#else
+    (void)h; (void)size; (void)base;
+    return TN__FAIL_INT("stand-in GPU: CUDA IPC on the stand-in needs Linux (memfds and /proc/<pid>/fd)");
+#endif
+}
+static int tn__si_ipc_close(void *base, uint64_t size) {
+#if TN__HAVE_SHM && defined(__linux__)
+    munmap(base, (size_t)size);
+#else
+    (void)base; (void)size;
+#endif
+    return 0;
+}
 #undef TN__SI_DEV
 #undef TN__SI_DEV_OR_SCALAR
 #undef TN__SI_COMPLEX
@@ -55425,6 +55705,7 @@ static const tn_backend tn__stand_in_backend = {
     tn__si_im2col, tn__si_pool, tn__si_optim, tn__si_conv2d, tn__si_batch_norm, tn__si_pool2d, tn__si_layer_norm, tn__si_cross_entropy, tn__si_attention,
     tn__si_check_index, tn__si_optim_multi, tn__si_linalg, tn__si_matmul_ep, tn__si_fft,
     tn__si_graph_begin, tn__si_graph_end, tn__si_graph_launch, tn__si_graph_free, tn__si_nccl, tn__si_graph_pool,
+    tn__si_ipc_export, tn__si_ipc_import, tn__si_ipc_close,
 };
 
 /* ---- the stand-in with unreadable "device" memory (tn_debug_cuda_stand_in_unreadable) ----
@@ -55524,12 +55805,21 @@ TN__SIU(int, matmul_ep, (tn_tensor *c, tn_tensor *a, tn_tensor *b, tn_tensor *bi
 TN__SIU(int, fft, (int kind, tn_tensor *y, tn_tensor *x, int rank, const int64_t *n, double scale), (kind, y, x, rank, n, scale))
 TN__SIU(int, nccl, (tn_nccl_op op, tn_nccl_args *a), (op, a))
 #undef TN__SIU
+/* the export copies device memory (open) and frees the old pages as this mode frees them;
+   what is imported is a plain shared mapping (not guarded) */
+static int tn__siu_ipc_export(tn_storage *s, unsigned char *h, uint64_t *offset, uint64_t *size) {
+    tn__si_open();
+    const int r = tn__si_ipc_export_with(s, h, offset, size, tn__siu_free);
+    tn__si_close();
+    return r;
+}
 static const tn_backend tn__stand_in_unreadable_backend = {
     "cuda (stand-in, unreadable memory)", tn__siu_alloc, tn__siu_free, tn__siu_copy, tn__siu_fill, tn__siu_unary, tn__siu_binary, tn__siu_ternary,
     tn__siu_reduce, tn__siu_lane, tn__siu_index, tn__siu_nonzero, tn__siu_matmul, tn__siu_random,
     tn__siu_im2col, tn__siu_pool, tn__siu_optim, tn__siu_conv2d, tn__siu_batch_norm, tn__siu_pool2d, tn__siu_layer_norm, tn__siu_cross_entropy, tn__siu_attention,
     tn__siu_check_index, tn__siu_optim_multi, tn__siu_linalg, tn__siu_matmul_ep, tn__siu_fft,
     tn__si_graph_begin, tn__si_graph_end, tn__si_graph_launch, tn__si_graph_free, tn__siu_nccl, tn__si_graph_pool,
+    tn__siu_ipc_export, tn__si_ipc_import, tn__si_ipc_close,
 };
 TNDEF void tn_debug_cuda_stand_in_unreadable(void) { tn_register_backend(TN_CUDA, &tn__stand_in_unreadable_backend); }
 #else

@@ -295,6 +295,23 @@ struct Scratch {
     }
     ~Scratch() { for (void *p : ptrs) cu_free(p, 0); }
 };
+/* The segment (one cudaMalloc) holding ptr, a byte of a live block: its base and size, for
+   CUDA IPC (section 9e: a handle names a segment's base, as PyTorch's). false: not ours. */
+static bool cu_segment_of(const void *ptr, char **base, size_t *size) {
+    Allocator &a = allocator();
+    std::lock_guard<std::mutex> lock(a.mu);
+    const char *p = (const char *)ptr;
+    auto it = a.live.find((char *)p);
+    Block *b = it != a.live.end() ? it->second : NULL;
+    for (auto &kv : a.live)   /* inside a block (a storage served from an arena): the rare case */
+        if (!b && p >= kv.second->ptr && p < kv.second->ptr + kv.second->size) b = kv.second;
+    if (!b) return false;
+    while (b->prev) b = b->prev;
+    *base = b->ptr;
+    *size = 0;
+    for (; b; b = b->next) *size += b->size;
+    return true;
+}
 
 /* ======================================================================= */
 /* 3. strided geometry                                                      */
@@ -4097,6 +4114,49 @@ static int cu_nccl(tn_nccl_op op, tn_nccl_args *a) {
 #endif /* TN_NCCL */
 
 /* ======================================================================= */
+/* 9e. CUDA IPC: tn_backend.ipc_* (torch.multiprocessing's CUDA tensors)    */
+/* ======================================================================= */
+/* A handle names the base of the segment holding a storage (section 2's cu_segment_of), as
+   PyTorch's caching allocator shares a block: the receiver maps the whole segment once and
+   views the block at its offset (the header caches the mapping per handle). The export
+   waits for the work queued so far, so the receiver reads finished values. */
+static_assert(sizeof(cudaIpcMemHandle_t) == TN_CUDA_IPC_HANDLE_BYTES, "cudaIpcMemHandle_t is 64 bytes (CUDA_IPC_HANDLE_SIZE)");
+static int cu_ipc_export(tn_storage *s, unsigned char *h, uint64_t *offset, uint64_t *size) {
+    char *base = NULL;
+    size_t n = 0;
+    if (!s->data || !cu_segment_of(s->data, &base, &n))
+        return tn_error("CUDA IPC: the storage's memory is not the caching allocator's (from_blob, DLPack, a segment mapped from another process): "
+                        "it cannot be exported");
+    if (cu_capturing) return tn_error("CUDA IPC: an export inside a CUDA graph capture");
+    CU_CHECK("CUDA IPC: waiting for the storage's writes", cudaStreamSynchronize(cu_stream()));
+    cudaIpcMemHandle_t hd;
+    CU_CHECK("cudaIpcGetMemHandle", cudaIpcGetMemHandle(&hd, base));
+    memcpy(h, &hd, sizeof hd);
+    *offset = (uint64_t)((char *)s->data - base);
+    *size = n;
+    return 0;
+}
+static int cu_ipc_import(const unsigned char *h, uint64_t size, void **base) {
+    (void)size;
+    cudaIpcMemHandle_t hd;
+    memcpy(&hd, h, sizeof hd);
+    void *p = NULL;
+    const cudaError_t e = cudaIpcOpenMemHandle(&p, hd, cudaIpcMemLazyEnablePeerAccess);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return tn_error("CUDA IPC: cudaIpcOpenMemHandle failed: %s (%s): the exporting process may have exited or freed the tensor (the producer "
+                        "keeps it alive while consumers use it), or the handle is this process's own", cudaGetErrorName(e), cudaGetErrorString(e));
+    }
+    *base = p;
+    return 0;
+}
+static int cu_ipc_close(void *base, uint64_t size) {
+    (void)size;
+    CU_CHECK("cudaIpcCloseMemHandle", cudaIpcCloseMemHandle(base));
+    return 0;
+}
+
+/* ======================================================================= */
 /* 10. the backend table and the unit                                       */
 /* ======================================================================= */
 static const tn_backend cuda_backend = {
@@ -4104,6 +4164,7 @@ static const tn_backend cuda_backend = {
     cu_nonzero, cu_matmul, cu_random, cu_im2col, cu_pool_argmax, cu_optim, cu_conv2d, cu_batch_norm, cu_pool2d, cu_layer_norm, cu_cross_entropy, cu_attention,
     cu_check_index, cu_optim_multi, cu_linalg, cu_matmul_ep, cu_fft,
     cu_graph_begin, cu_graph_end, cu_graph_launch, cu_graph_free, CU_NCCL_ENTRY, cu_graph_pool,
+    cu_ipc_export, cu_ipc_import, cu_ipc_close,
 };
 
 static int u_device_count(void) { int n = 0; return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0; }

@@ -8,7 +8,12 @@
  *
  *     make DIST=mpi build/mpi/ddp_fashion
  *     mpirun -np 2 ./build/mpi/ddp_fashion --epochs 1          (more hosts: mpirun --hostfile)
- * Built without MPI it says so and exits 1.
+ * Built without MPI it says so and exits 1. --backend nccl trains on the GPU (CUDA tensors,
+ * NCCL's collectives; the GPU unit built with NCCL), one process per GPU, launched with
+ * mpirun (the MPI build) or as torchrun launches (env:// rendezvous; LOCAL_RANK picks the GPU):
+ *
+ *     make cuda && RANK=0 WORLD_SIZE=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 ./build/cuda/ddp_fashion --backend nccl
+ * Without CUDA, --backend nccl says so and exits 1.
  */
 #define TENSOR_IMPLEMENTATION
 #include "tensor.h"
@@ -23,7 +28,8 @@ int main(int argc, char **argv) {
                    {"--lr", "0.1", "SGD learning rate (momentum 0.9)", NULL},
                    {"--workers", "0", "DataLoader worker processes per rank (0: load in the step's thread)", NULL},
                    {"--threads", "0", "threads per rank (0: the default)", NULL},
-                   {"--max-steps", "0", "stop each epoch after this many steps (0: all)", NULL}};
+                   {"--max-steps", "0", "stop each epoch after this many steps (0: all)", NULL},
+                   {"--backend", "mpi", "mpi, gloo (served by MPI) or nccl (CUDA tensors on the GPU)", NULL}};
     const int nf = (int)(sizeof f / sizeof f[0]);
     tu_flags(argc, argv, "Data-parallel MLP training on Fashion-MNIST over MPI (launch with mpirun).", f, nf);
     const int epochs = (int)tu_num(f, nf, "--epochs"), batch = (int)tu_num(f, nf, "--batch");
@@ -33,7 +39,17 @@ int main(int argc, char **argv) {
     const bool cnn = !strcmp(tu_str(f, nf, "--model"), "cnn");
     if (!cnn && strcmp(tu_str(f, nf, "--model"), "mlp")) { fprintf(stderr, "--model is mlp or cnn\n"); return 2; }
     if (threads > 0) tn_set_num_threads(threads);
-    if (tn_dist_init("mpi")) { fprintf(stderr, "%s\n", tn_last_error()); return 1; }
+    const char *backend = tu_str(f, nf, "--backend");
+    const bool nccl = !strcmp(backend, "nccl");
+    if (!nccl && strcmp(backend, "mpi") && strcmp(backend, "gloo")) { fprintf(stderr, "--backend is mpi, gloo or nccl\n"); return 2; }
+    if (nccl && !tn_cuda_is_available()) {
+        fprintf(stderr, "--backend nccl needs CUDA (%s): build with make cuda and run on a GPU, or use --backend mpi\n", tn_cuda_unavailable_reason());
+        return 1;
+    }
+    const tn_device dev = nccl ? TN_CUDA : TN_CPU;
+    tu_device = dev;   /* tu_accuracy evaluates there */
+    if (nccl && getenv("LOCAL_RANK") && tn_cuda_set_device(atoi(getenv("LOCAL_RANK")))) { fprintf(stderr, "%s\n", tn_last_error()); return 1; }
+    if (tn_dist_init(backend)) { fprintf(stderr, "%s\n", tn_last_error()); return 1; }
     const int rank = tn_dist_get_rank(NULL), world = tn_dist_get_world_size(NULL);
     if (batch < world || batch % world || batch / world > 1024) { fprintf(stderr, "--batch %d must be a multiple of the %d ranks, at most 1024 per rank\n", batch, world); return 2; }
     tn_dataset *train = tn_mnist_dataset(tu_str(f, nf, "--data")), *test = tn_mnist_dataset(tu_str(f, nf, "--data"), .train = false);
@@ -46,6 +62,7 @@ int main(int argc, char **argv) {
                                               tn_nn_linear(128, 10))
                            : tn_nn_sequential(tn_nn_flatten(), tn_nn_linear(784, 256), tn_nn_relu(),
                                               tn_nn_linear(256, 10));
+    if (nccl && tn_module_to(model, dev)) { fprintf(stderr, "%s\n", tn_last_error()); return 1; }
     tn_dict *params = tn_module_named_parameters(model);
     tn_ddp *ddp = tn_ddp_new(tn_dict_values(params), tn_dict_len(params), NULL, .bucket_cap_mb = 25);
     tn_optim *opt = tn_optim_sgd(tn_dict_values(params), tn_dict_len(params), .lr = lr, .momentum = 0.9);
@@ -93,6 +110,7 @@ int main(int argc, char **argv) {
                 x = tn_stack(xs, (int)local);
                 y = tn_stack(ys, (int)local);
             }
+            if (nccl) { x = tn_to(x, dev); y = tn_to(y, dev); }
             wait += tu_now() - tw;
             tn_tensor *loss = tn_cross_entropy(tn_module_forward(model, x), y);
             tn_optim_zero_grad(opt);
@@ -104,7 +122,7 @@ int main(int argc, char **argv) {
         tn_loader_free(loader);
         tn_dataset_free(share);
         const double elapsed = tu_now() - t0;
-        tn_tensor *mean = tn_scalar_tensor(loss_sum / (double)steps, TN_F64);
+        tn_tensor *mean = tn_to(tn_scalar_tensor(loss_sum / (double)steps, TN_F64), dev);
         tn_dist_all_reduce(mean, TN_DIST_AVG, NULL);
         if (rank == 0) printf("epoch %d/%d  loss %.4f  %lld steps in %.2f s (%.0f samples/s) over %d ranks; waited %.3f s on data\n",
                               e, epochs, tn_item(mean), (long long)steps, elapsed, (double)(steps * batch) / elapsed, world, wait);

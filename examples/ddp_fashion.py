@@ -6,6 +6,17 @@ DataLoader (optionally with worker processes) per rank.
     make DIST=mpi lib/libtensor_mpi.so
     mpirun -np 2 python3 examples/ddp_fashion.py [--epochs 1] [--batch 64] [--workers 0]
                                                  [--max-steps N] [--expect 0.85] [--threads 1]
+                                                 [--backend mpi|gloo|nccl]
+
+--backend nccl trains on the GPU (CUDA tensors, NCCL's collectives; make cuda, with
+TENSOR_LIB=lib/libtensor_cuda.so, the default here when it exists), one process per GPU,
+launched as torchrun launches PyTorch's (env:// rendezvous: RANK, WORLD_SIZE, MASTER_ADDR,
+MASTER_PORT; LOCAL_RANK picks the GPU):
+
+    torchrun --nproc-per-node 1 examples/ddp_fashion.py --backend nccl
+    RANK=0 WORLD_SIZE=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 python3 examples/ddp_fashion.py --backend nccl
+
+Without CUDA, --backend nccl says so and exits 1.
 
 With --torch the same script runs under PyTorch (gloo backend; the rank and world size
 come from mpirun's environment, as torchrun would set RANK / WORLD_SIZE), which is how
@@ -32,7 +43,9 @@ p.add_argument("--workers", type=int, default=0, help="DataLoader worker process
 p.add_argument("--threads", type=int, default=1, help="threads per rank")
 p.add_argument("--max-steps", type=int, default=0, help="stop each epoch after this many steps (0: all)")
 p.add_argument("--expect", type=float, default=0.0, help="exit 1 below this test accuracy")
-p.add_argument("--torch", action="store_true", help="run under PyTorch (gloo) instead")
+p.add_argument("--torch", action="store_true", help="run under PyTorch (gloo, or nccl with --backend nccl) instead")
+p.add_argument("--backend", default=None, choices=["mpi", "gloo", "nccl"],
+               help="the process group's backend (default: mpi; gloo under --torch); nccl: CUDA tensors on the GPU")
 args = p.parse_args()
 
 if args.torch:
@@ -42,13 +55,18 @@ if args.torch:
     os.environ.setdefault("WORLD_SIZE", os.environ.get("OMPI_COMM_WORLD_SIZE", "1"))
     os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
     os.environ.setdefault("MASTER_PORT", "29533")
-    backend = "gloo"
+    backend = args.backend or "gloo"
 else:
-    if not os.environ.get("TENSOR_LIB") and os.path.exists(os.path.join(REPO, "lib", "libtensor_mpi.so")):
-        os.environ["TENSOR_LIB"] = os.path.join(REPO, "lib", "libtensor_mpi.so")   # the MPI build
+    backend = args.backend or "mpi"
+    lib = "libtensor_cuda.so" if backend == "nccl" else "libtensor_mpi.so"   # the GPU unit's build, the MPI build
+    if not os.environ.get("TENSOR_LIB") and os.path.exists(os.path.join(REPO, "lib", lib)):
+        os.environ["TENSOR_LIB"] = os.path.join(REPO, "lib", lib)
     sys.path.insert(0, os.path.join(REPO, "bindings", "python"))
     import tensor as torch
-    backend = "mpi"
+if backend == "nccl" and not torch.cuda.is_available():
+    raise SystemExit("--backend nccl needs CUDA (a GPU and the GPU unit: make cuda, TENSOR_LIB=lib/libtensor_cuda.so); "
+                     "use --backend mpi (or gloo) on the CPU")
+device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0"))) if backend == "nccl" else torch.device("cpu")
 
 import_dist = torch.distributed
 nn, F = torch.nn, torch.nn.functional
@@ -98,7 +116,9 @@ def main():
         raise SystemExit(f"--batch {args.batch} must be a multiple of the {world} ranks")
     train, test = fashion_mnist(True), fashion_mnist(False)
     torch.manual_seed(rank)                       # different on each rank: DDP broadcasts rank 0's
-    model = DDP(Net())
+    if device.type == "cuda":
+        torch.cuda.set_device(device.index)
+    model = DDP(Net().to(device))
     opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
     sampler = DistributedSampler(train, num_replicas=world, rank=rank, shuffle=True, seed=42)
     loader = DataLoader(train, batch_size=args.batch // world, sampler=sampler, drop_last=True,
@@ -114,6 +134,7 @@ def main():
                 x, y = next(it)
             except StopIteration:
                 break
+            x, y = x.to(device), y.to(device)
             wait += time.perf_counter() - t
             opt.zero_grad()
             loss = F.cross_entropy(model(x), y)
@@ -125,7 +146,7 @@ def main():
                 break
         del it
         elapsed = time.perf_counter() - t0
-        mean = torch.tensor([loss_sum / max(steps, 1)], dtype=torch.float64)
+        mean = torch.tensor([loss_sum / max(steps, 1)], dtype=torch.float64, device=device)
         import_dist.all_reduce(mean)
         if rank == 0:
             print(f"epoch {epoch}/{args.epochs}  loss {mean.item() / world:.4f}  {steps} steps in {elapsed:.2f} s "
@@ -135,7 +156,7 @@ def main():
     correct = 0
     with torch.no_grad():
         for x, y in DataLoader(test, batch_size=1000):
-            correct += (model(x).argmax(1) == y).sum().item()
+            correct += (model(x.to(device)).argmax(1) == y.to(device)).sum().item()
     acc = correct / len(test)
     if rank == 0:
         print(f"test accuracy {100 * acc:.2f} % (rank 0's model; every rank holds the same)", flush=True)

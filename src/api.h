@@ -4871,7 +4871,7 @@ TNDEF void tn_dlpack_delete(DLManagedTensor *m);
    Unix socket (tn_shared_send / tn_shared_recv: the descriptor travels as SCM_RIGHTS).
    Writes on either side are seen by the other, as with PyTorch's shared tensors. */
 TNDEF tn_tensor *tn_share_memory_(tn_tensor *t);  /* moves t's storage (every view of it) into shared memory; t borrowed; a no-op on CUDA or when shared */
-TNDEF bool tn_is_shared(const tn_tensor *t);       /* whether t's storage is in shared memory */
+TNDEF bool tn_is_shared(const tn_tensor *t);       /* whether t's storage is in shared memory (CUDA tensors: always, as PyTorch) */
 /* The shared storage's file descriptor (the storage keeps it), or -1 with an error; where
    the storage's bytes lie in that file (either pointer may be NULL), for tn_from_shared_fd. */
 TNDEF int tn_shared_fd(const tn_tensor *t, int64_t *storage_start, int64_t *storage_nbytes);
@@ -4883,6 +4883,26 @@ TNDEF tn_tensor *tn_from_shared_fd(int fd, int64_t storage_start, int64_t storag
                                    const int64_t *shape, int ndim, const int64_t *strides, int64_t offset);
 TNDEF int tn_shared_send(int sock, tn_tensor *t);  /* shares t, then sends its view and descriptor over a Unix socket; 0 or -1 */
 TNDEF tn_tensor *tn_shared_recv(int sock);        /* the tensor tn_shared_send sent: the same memory, mapped here */
+/* CUDA tensors across processes by CUDA IPC (torch.multiprocessing's CUDA tensors): the
+   handle names the allocation holding t's storage (the caching allocator's segment, as
+   PyTorch's cudaIpcGetMemHandle of the segment's base), which another process maps with
+   tn_from_cuda_ipc: a CUDA tensor over the same device memory, writes seen on both sides.
+   A process maps a segment once (cached by handle) and unmaps it when the last tensor on it
+   dies. PyTorch's rule holds: the producer keeps its tensor alive while consumers use it
+   (freed memory may be reused, and it is gone when the producer exits). tn_share_memory_
+   is a no-op on CUDA tensors: they are shareable as they are. Errors: a tensor not on a
+   device with IPC (CPU: tn_share_memory_ / tn_shared_send), a handle whose process exited,
+   a build without the GPU unit. */
+#define TN_CUDA_IPC_HANDLE_BYTES 64
+/* t's handle (handle: TN_CUDA_IPC_HANDLE_BYTES bytes), the segment's size in bytes, where
+   t's storage starts in it and its bytes (t's view: tn_shape, tn_strides, tn_storage_offset);
+   a received tensor's is the handle it came by. 0, or -1 with an error. */
+TNDEF int tn_cuda_ipc_handle(tn_tensor *t, void *handle, int64_t *segment_size, int64_t *storage_start, int64_t *storage_nbytes);
+/* A CUDA tensor over the segment another process's tn_cuda_ipc_handle named: the storage
+   is bytes [storage_start, storage_start + storage_nbytes) of it, the view as tn_from_shared_fd's. */
+TNDEF tn_tensor *tn_from_cuda_ipc(const void *handle, int64_t segment_size, int64_t storage_start, int64_t storage_nbytes, tn_dtype dtype,
+                                  const int64_t *shape, int ndim, const int64_t *strides, int64_t offset);
+TNDEF int64_t tn_cuda_ipc_open_count(void);        /* segments of other processes this one has mapped now */
 
 /* ---- distributed (torch.distributed) ----
    Process groups and collectives over MPI, built in with TENSOR_MPI (make DIST=mpi; the
@@ -4902,11 +4922,16 @@ typedef struct tn_dist_group tn_dist_group;
 typedef struct tn_dist_work tn_dist_work;
 TNDEF bool tn_dist_is_available(void);                 /* built with MPI, or a CUDA backend with NCCL */
 TNDEF bool tn_dist_is_backend_available(const char *backend);  /* "mpi"/"gloo": built with MPI; "nccl": the CUDA backend has NCCL */
-/* init_process_group(backend, timeout=None): backend "mpi", "gloo" or "nccl" (NULL: "mpi");
-   .timeout in seconds (PyTorch's timedelta), NAN (None) or <= 0: the default:
-   tn_dist_init("mpi", .timeout = 60). */
+/* init_process_group(backend, timeout=None, rank=-1, world_size=-1): backend "mpi", "gloo"
+   or "nccl" (NULL: "mpi"); .timeout in seconds (PyTorch's timedelta), NAN (None) or <= 0:
+   the default: tn_dist_init("mpi", .timeout = 60). "nccl" without MPI meets by env://
+   rendezvous as PyTorch: RANK and WORLD_SIZE (unless .rank / .world_size are given),
+   MASTER_ADDR and MASTER_PORT must be set, also for one process; under MPI (mpirun) the
+   rank and size are MPI's, and .rank / .world_size, when given, must agree with them. */
 #define TN_FIELDS_tn_dist_init_fn_opts(X) \
-    X(D, timeout, NAN, "")
+    X(D, timeout, NAN, "") \
+    X(I, rank, -1, "") \
+    X(I, world_size, -1, "")
 TN__KW_STRUCT(tn_dist_init_fn_opts);
 TNDEF int tn_dist_init_opts(const char *backend, tn_dist_init_fn_opts opts);
 #define tn_dist_init(...) tn_dist_init_opts(TN__POS_KW(tn_dist_init_fn_opts, __VA_ARGS__))
@@ -5357,6 +5382,16 @@ typedef struct tn_backend {
                          capture reusable by its later allocations) until graph_end; the
                          capture holds a reference until then. */
     int (*graph_pool)(int op, void **pool);
+    /* Optional, all three or none (NULL: CUDA tensors cannot cross processes on this
+       device). CUDA IPC (tn_cuda_ipc_handle): ipc_export: h (TN_CUDA_IPC_HANDLE_BYTES) <- a
+       handle of the allocation holding s's data that another process can map, *offset <-
+       where s's data starts in it, *size <- its bytes (the stand-in may move s's data into
+       shareable memory first). ipc_import: *base <- the allocation of h (size bytes) mapped
+       in this process. ipc_close: unmaps what ipc_import mapped. The header caches imports
+       (one per handle) and closes each with its last tensor. */
+    int (*ipc_export)(tn_storage *s, unsigned char *h, uint64_t *offset, uint64_t *size);
+    int (*ipc_import)(const unsigned char *h, uint64_t size, void **base);
+    int (*ipc_close)(void *base, uint64_t size);
 } tn_backend;
 enum { TN__GPOOL_NEW, TN__GPOOL_RETAIN, TN__GPOOL_RELEASE, TN__GPOOL_BEGIN };
 /* The cases the GPU unit's fused attention entry declines (tensor_cuda.cu and the checking

@@ -5,7 +5,7 @@
  * With a GPU (built by `make cuda`, so TENSOR_CUDA is defined): every op and its
  * gradient on the GPU against the CPU result (float32 tolerances, TF32 off), the
  * caching allocator's reuse and statistics, and a CNN training step. */
-#define _POSIX_C_SOURCE 200809L   /* setenv (cuda_cases_attention.h) */
+#define _POSIX_C_SOURCE 200809L   /* setenv (cuda_cases_attention.h); popen, readlink (cuda_cases_ipc.h) */
 #define TENSOR_IMPLEMENTATION
 #include "tensor.h"
 #include "tn_test.h"
@@ -84,6 +84,7 @@ TEST(shared_philox_draw) {
 #include "cuda_cases_epilogue.h"
 #include "cuda_cases_complex.h"
 #include "cuda_cases_graphs.h"
+#include "cuda_cases_ipc.h"
 #include "nosync_cases.h"
 
 /* ---- with the real GPU unit only ---- */
@@ -230,6 +231,7 @@ int main(void) {
     RUN(gpu_eager_graph_cnn);
     RUN(gpu_eager_graph_pool_sharing);
     RUN(gpu_eager_graph_errors);
+    RUN(gpu_cuda_ipc);    /* a child process maps this one's tensor by its CUDA IPC handle */
     NOSYNC_RUN_ALL("");   /* steady-state steps without transfers or waits; device-side checks */
     CHECK(tn_cuda_synchronize() == 0);
     tn_cuda_stats st = tn_cuda_memory_stats();

@@ -330,11 +330,31 @@ int tn__tcp_rendezvous(const char *fn, int rank, int world, const char *addr, co
 int tn__tcp_bcast(const char *fn, int rank, void *buf, size_t n, double timeout_s);
 void tn__tcp_close(void);
 
-/* torchrun's variables: both or neither (neither: one process), checked */
+/* torchrun's variables, each one PyTorch's env:// rendezvous needs (also for one process),
+   in its order and words; .rank / .world_size stand in for RANK / WORLD_SIZE */
+#define ENV_MSG "Error initializing torch.distributed using env:// rendezvous: environment variable "
 TEST(torchrun_variables) {
     clear_env();
+    CHECK(tn_dist_init("nccl") == -1 && strstr(tn_last_error(), ENV_MSG "RANK expected, but not set"));
     setenv("RANK", "0", 1);
-    CHECK(tn_dist_init("nccl") == -1 && strstr(tn_last_error(), "environment variable WORLD_SIZE expected, but not set"));
+    CHECK(tn_dist_init("nccl") == -1 && strstr(tn_last_error(), ENV_MSG "WORLD_SIZE expected, but not set"));
+    setenv("WORLD_SIZE", "1", 1);
+    CHECK(tn_dist_init("nccl") == -1 && strstr(tn_last_error(), ENV_MSG "MASTER_ADDR expected, but not set"));
+    setenv("MASTER_ADDR", "127.0.0.1", 1);
+    CHECK(tn_dist_init("nccl") == -1 && strstr(tn_last_error(), ENV_MSG "MASTER_PORT expected, but not set"));
+    clear_env();
+    CHECK(tn_dist_init("nccl", .rank = 0) == -1 && strstr(tn_last_error(), ENV_MSG "WORLD_SIZE expected, but not set"));
+    CHECK(tn_dist_init("nccl", .rank = 0, .world_size = 1) == -1 && strstr(tn_last_error(), ENV_MSG "MASTER_ADDR expected, but not set"));
+    CHECK(tn_dist_init("nccl", .rank = -2) == -1 && strstr(tn_last_error(), "each is -1 (not given)"));
+    CHECK(tn_dist_init("nccl", .world_size = 0) == -1 && strstr(tn_last_error(), "each is -1 (not given)"));
+    CHECK(tn_dist_init_str("nccl", "rank=0, world_size=1") == -1 && strstr(tn_last_error(), ENV_MSG "MASTER_ADDR expected, but not set"));
+    setenv("MASTER_ADDR", "127.0.0.1", 1);
+    setenv("MASTER_PORT", "29500", 1);   /* one process: nothing listens, as the variables are all it needs */
+    CHECK(tn_dist_init("nccl", .rank = 1, .world_size = 1) == -1 && strstr(tn_last_error(), "RANK=1 is not below WORLD_SIZE=1"));
+    CHECK(tn_dist_init("nccl", .rank = 0, .world_size = 1) == 0 && tn_dist_get_world_size(NULL) == 1 && tn_dist_destroy() == 0);
+    clear_env();
+    setenv("RANK", "0", 1);
+    CHECK(tn_dist_init("nccl") == -1 && strstr(tn_last_error(), ENV_MSG "WORLD_SIZE expected, but not set"));
     set_env(2, 2, "127.0.0.1", 1);
     CHECK(tn_dist_init("nccl") == -1 && strstr(tn_last_error(), "RANK=2 is not below WORLD_SIZE=2"));
     setenv("WORLD_SIZE", "two", 1);
@@ -444,6 +464,7 @@ int main(int argc, char **argv) {
 #ifndef TENSOR_MPI
     RUN(torchrun_variables);
     RUN(tcp_rendezvous_two_processes);
+    set_env(0, 1, "127.0.0.1", 29500);   /* one process, as torchrun --nproc-per-node 1 starts it */
 #endif
     if (tn_dist_init("nccl", .timeout = timeout_mode ? 2 : 0)) { fprintf(stderr, "%s\n", tn_last_error()); return 1; }
     R = tn_dist_get_rank(NULL);

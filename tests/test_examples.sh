@@ -50,6 +50,15 @@ out=$("$B/char_lm" --steps 2>&1); rc=$?
 check "a flag without its value is an error" '[ $rc -eq 2 ] && echo "$out" | grep -q "needs a value"'
 out=$("$B/fashion_mlp" --device tpu 2>&1); rc=$?
 check "an unknown device is an error" '[ $rc -eq 2 ] && echo "$out" | grep -q "expected cpu or cuda"'
+# DDP's --backend: nccl without CUDA says so (exit 1), an unknown one is refused (exit 2); the Python example alike
+out=$("$B/ddp_fashion" --backend nccl 2>&1); rc=$?
+check "ddp_fashion --backend nccl without CUDA is an error" '[ $rc -eq 1 ] && echo "$out" | grep -q -- "--backend nccl needs CUDA"'
+out=$("$B/ddp_fashion" --backend nvlink 2>&1); rc=$?
+check "ddp_fashion refuses an unknown backend" '[ $rc -eq 2 ] && echo "$out" | grep -q "mpi, gloo or nccl"'
+if [ -x /usr/bin/python3 ]; then
+    out=$(TENSOR_LIB="$PWD/lib/libtensor.so" /usr/bin/python3 examples/ddp_fashion.py --backend nccl 2>&1); rc=$?
+    check "ddp_fashion.py --backend nccl without CUDA is an error" '[ $rc -eq 1 ] && echo "$out" | grep -q -- "--backend nccl needs CUDA"'
+fi
 # Hogwild: two forked processes train one model in shared memory; the parent tests it
 if [ -f data/fashion-mnist/train-labels-idx1-ubyte ] || [ -f data/fashion-mnist/train-labels-idx1-ubyte.gz ]; then
     out=$("$B/hogwild" --processes 2 --epochs 1 --expect 0.75 2>&1); rc=$?

@@ -170,6 +170,7 @@ static const tn_backend tn__cpu_backend = {
     NULL, NULL, NULL, NULL,   /* graph_*: a CPU replay runs its nodes (no capture) */
     NULL,   /* nccl: CPU tensors are not NCCL's (the nccl process group refuses them) */
     NULL,   /* graph_pool: CUDA graphs of eager code are the GPU's (tn_cuda_graph_begin refuses the CPU) */
+    NULL, NULL, NULL,   /* ipc_*: CPU storages cross processes as shared memory (io/shared.c) */
 };
 
 static const tn_backend *tn__cpu_backend_get(void) { return &tn__cpu_backend; }

@@ -1057,6 +1057,94 @@ static int tn__si_nccl(tn_nccl_op op, tn_nccl_args *a) {
     tn__si_inside--;
     return r;
 }
+/* CUDA IPC on the stand-in: its device memory is host memory, so a storage exported moves
+   (once) into a memfd mapping (io/shared.c's, as tn_share_memory_ moves a CPU storage:
+   every view moves with it), and the handle names that descriptor in this process: pid,
+   descriptor and the file's inode (a recycled pid or descriptor is refused). An importer
+   opens /proc/<pid>/fd/<fd> and maps the same pages, so writes on either side are seen by
+   the other, as through cudaIpcOpenMemHandle; once the exporter's storage is freed or the
+   exporter exits, the handle opens no more. Export before a graph capture that uses the
+   storage: the capture keeps the address it saw. */
+typedef struct tn__si_ipc_h { char magic[8]; int64_t pid, fd, ino, size; } tn__si_ipc_h;
+static int tn__si_ipc_export_with(tn_storage *s, unsigned char *h, uint64_t *offset, uint64_t *size, void (*free_fn)(void *, size_t)) {
+    TN__SI_NO_CAPTURE("an IPC export");
+#if TN__HAVE_SHM && defined(__linux__)
+    if (s->deleter != tn__shm_deleter) {
+        if (s->deleter)
+            return TN__FAIL_INT("stand-in GPU: ipc_export: the storage's memory is not the stand-in's allocation (from_blob, DLPack, a graph's): it cannot be exported");
+        tn__shm *m = tn__shm_create("stand-in GPU: ipc_export", s->data, s->nbytes);
+        if (!m) return -1;
+        void *old = s->data;
+        s->data = m->map;
+        s->deleter = tn__shm_deleter;
+        s->deleter_ctx = m;
+        if (old) {
+            if (!s->inline_data) free_fn(old, s->nbytes);
+            tn__track_bytes(-(int64_t)s->nbytes);
+        }
+    }
+    const tn__shm *m = (const tn__shm *)s->deleter_ctx;
+    struct stat st;
+    if (fstat(m->fd, &st) != 0) return TN__FAIL_INT("stand-in GPU: ipc_export: the storage's shared file is gone (%s)", strerror(errno));
+    tn__si_ipc_h k;
+    memset(&k, 0, sizeof k);
+    memcpy(k.magic, "tnsiipc", 8);
+    k.pid = (int64_t)getpid();
+    k.fd = m->fd;
+    k.ino = (int64_t)st.st_ino;
+    k.size = (int64_t)m->size;
+    memcpy(h, &k, sizeof k);
+    *offset = (uint64_t)((char *)s->data - (char *)m->map);
+    *size = (uint64_t)m->size;
+    return 0;
+#else
+    (void)s; (void)h; (void)offset; (void)size; (void)free_fn;
+    return TN__FAIL_INT("stand-in GPU: CUDA IPC on the stand-in needs Linux (memfds and /proc/<pid>/fd)");
+#endif
+}
+static int tn__si_ipc_export(tn_storage *s, unsigned char *h, uint64_t *offset, uint64_t *size) {
+    return tn__si_ipc_export_with(s, h, offset, size, tn__cpu_free);
+}
+static int tn__si_ipc_import(const unsigned char *h, uint64_t size, void **base) {
+    TN__SI_NO_CAPTURE("an IPC import");
+#if TN__HAVE_SHM && defined(__linux__)
+    tn__si_ipc_h k;
+    memcpy(&k, h, sizeof k);
+    if (memcmp(k.magic, "tnsiipc", 8) || k.pid <= 0 || k.fd < 0 || k.size < 1)
+        return TN__FAIL_INT("stand-in GPU: ipc_import: not a handle the stand-in's ipc_export made");
+    if ((uint64_t)k.size != size) return TN__FAIL_INT("stand-in GPU: ipc_import: the handle's segment has %lld bytes, not %llu", (long long)k.size, (unsigned long long)size);
+    char path[64];
+    struct stat st;
+    snprintf(path, sizeof path, "/proc/%lld", (long long)k.pid);
+    if (stat(path, &st) != 0)
+        return TN__FAIL_INT("stand-in GPU: ipc_import: the process that exported the handle (pid %lld) has exited, and its device memory with it "
+                            "(the producer keeps a shared CUDA tensor alive while consumers use it)", (long long)k.pid);
+    snprintf(path, sizeof path, "/proc/%lld/fd/%lld", (long long)k.pid, (long long)k.fd);
+    const int fd = open(path, O_RDWR);
+    if (fd < 0 || fstat(fd, &st) != 0 || (int64_t)st.st_ino != k.ino || (int64_t)st.st_size < k.size) {
+        const int e = errno;
+        if (fd >= 0) close(fd);
+        return TN__FAIL_INT("stand-in GPU: ipc_import: pid %lld no longer holds the handle's memory (%s: the exporting storage was freed, or the "
+                            "process is exiting)", (long long)k.pid, fd < 0 ? strerror(e) : "another file now");
+    }
+    void *map = mmap(NULL, (size_t)k.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);   /* the mapping keeps the pages */
+    if (map == MAP_FAILED) return TN__FAIL_INT("stand-in GPU: ipc_import: cannot map %lld bytes (%s)", (long long)k.size, strerror(errno));
+    *base = map;
+    return 0;
+#else
+    (void)h; (void)size; (void)base;
+    return TN__FAIL_INT("stand-in GPU: CUDA IPC on the stand-in needs Linux (memfds and /proc/<pid>/fd)");
+#endif
+}
+static int tn__si_ipc_close(void *base, uint64_t size) {
+#if TN__HAVE_SHM && defined(__linux__)
+    munmap(base, (size_t)size);
+#else
+    (void)base; (void)size;
+#endif
+    return 0;
+}
 #undef TN__SI_DEV
 #undef TN__SI_DEV_OR_SCALAR
 #undef TN__SI_COMPLEX
@@ -1068,6 +1156,7 @@ static const tn_backend tn__stand_in_backend = {
     tn__si_im2col, tn__si_pool, tn__si_optim, tn__si_conv2d, tn__si_batch_norm, tn__si_pool2d, tn__si_layer_norm, tn__si_cross_entropy, tn__si_attention,
     tn__si_check_index, tn__si_optim_multi, tn__si_linalg, tn__si_matmul_ep, tn__si_fft,
     tn__si_graph_begin, tn__si_graph_end, tn__si_graph_launch, tn__si_graph_free, tn__si_nccl, tn__si_graph_pool,
+    tn__si_ipc_export, tn__si_ipc_import, tn__si_ipc_close,
 };
 
 /* ---- the stand-in with unreadable "device" memory (tn_debug_cuda_stand_in_unreadable) ----
@@ -1167,12 +1256,21 @@ TN__SIU(int, matmul_ep, (tn_tensor *c, tn_tensor *a, tn_tensor *b, tn_tensor *bi
 TN__SIU(int, fft, (int kind, tn_tensor *y, tn_tensor *x, int rank, const int64_t *n, double scale), (kind, y, x, rank, n, scale))
 TN__SIU(int, nccl, (tn_nccl_op op, tn_nccl_args *a), (op, a))
 #undef TN__SIU
+/* the export copies device memory (open) and frees the old pages as this mode frees them;
+   what is imported is a plain shared mapping (not guarded) */
+static int tn__siu_ipc_export(tn_storage *s, unsigned char *h, uint64_t *offset, uint64_t *size) {
+    tn__si_open();
+    const int r = tn__si_ipc_export_with(s, h, offset, size, tn__siu_free);
+    tn__si_close();
+    return r;
+}
 static const tn_backend tn__stand_in_unreadable_backend = {
     "cuda (stand-in, unreadable memory)", tn__siu_alloc, tn__siu_free, tn__siu_copy, tn__siu_fill, tn__siu_unary, tn__siu_binary, tn__siu_ternary,
     tn__siu_reduce, tn__siu_lane, tn__siu_index, tn__siu_nonzero, tn__siu_matmul, tn__siu_random,
     tn__siu_im2col, tn__siu_pool, tn__siu_optim, tn__siu_conv2d, tn__siu_batch_norm, tn__siu_pool2d, tn__siu_layer_norm, tn__siu_cross_entropy, tn__siu_attention,
     tn__siu_check_index, tn__siu_optim_multi, tn__siu_linalg, tn__siu_matmul_ep, tn__siu_fft,
     tn__si_graph_begin, tn__si_graph_end, tn__si_graph_launch, tn__si_graph_free, tn__siu_nccl, tn__si_graph_pool,
+    tn__siu_ipc_export, tn__si_ipc_import, tn__si_ipc_close,
 };
 TNDEF void tn_debug_cuda_stand_in_unreadable(void) { tn_register_backend(TN_CUDA, &tn__stand_in_unreadable_backend); }
 #else

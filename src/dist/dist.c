@@ -5,8 +5,8 @@
    backend table's nccl entry (tensor_cuda.cu built with NCCL; the checking stand-in on host
    memory), with or without MPI: the ncclUniqueId goes from rank 0 to every rank over MPI
    when built with TENSOR_MPI, else over a TCP connection to MASTER_ADDR:MASTER_PORT as
-   torchrun sets them (the 128-byte id only: data never goes through it; world size 1
-   needs neither).
+   torchrun sets them (the 128-byte id only: data never goes through it; one process
+   connects nowhere, but env:// rendezvous wants every variable even then, as PyTorch's).
    Each collective is started without blocking and completed by polling with a deadline
    (the group's timeout, 30 minutes by default as PyTorch's), so a rank that died or never
    calls makes the others fail with an error instead of hanging; after a timeout the group
@@ -875,22 +875,39 @@ static int tn__dist_env_int(const char *fn, const char *name, int lo, int hi, in
 }
 #endif
 
-static int tn__nccl_init(const char *fn, double timeout_s) {
+/* PyTorch's words for what env:// rendezvous misses (torch/distributed/rendezvous.py) */
+#define TN__ENV_RDZV(fn, var) TN__FAIL_INT("%s: Error initializing torch.distributed using env:// rendezvous: environment variable %s expected, but not set", fn, var)
+
+static int tn__nccl_init(const char *fn, tn_dist_init_fn_opts o) {
+    const double timeout_s = o.timeout;
     const tn_backend *cuda = tn_get_backend(TN_CUDA);
     if (!cuda) return TN__FAIL_INT("%s: backend 'nccl' needs CUDA: %s", fn, tn_cuda_unavailable_reason());
     if (!cuda->nccl)
         return TN__FAIL_INT("%s: backend 'nccl' is not available: the CUDA backend (%s) was built without NCCL (tensor_cuda.cu: make NCCL=1 where nccl.h "
                             "and libnccl are)", fn, cuda->name);
 #ifdef TENSOR_MPI
-    if (tn__mpi_init(fn, timeout_s)) return -1;
+    (void)o;
+    if (tn__mpi_init(fn, timeout_s)) return -1;   /* mpirun's rank and size (tn_dist_init_opts checks .rank / .world_size against them) */
 #else
-    /* torchrun's variables; without both, one process (PyTorch's env:// needs them even then) */
+    /* env:// rendezvous, as PyTorch's: rank and world size from the arguments or RANK and
+       WORLD_SIZE, then MASTER_ADDR and MASTER_PORT, in that order, even for one process */
     int rank = 0, world = 1;
-    const int hr = tn__dist_env_int(fn, "RANK", 0, INT_MAX - 1, &rank), hw = tn__dist_env_int(fn, "WORLD_SIZE", 1, INT_MAX, &world);
-    if (hr < 0 || hw < 0) return -1;
-    if (hr != hw)
-        return TN__FAIL_INT("%s: Error initializing torch.distributed using env:// rendezvous: environment variable %s expected, but not set", fn,
-                            hr ? "RANK" : "WORLD_SIZE");
+    if (o.rank >= 0) {
+        if (o.rank > INT_MAX - 1) return TN__FAIL_INT("%s: rank %lld is too large", fn, (long long)o.rank);
+        rank = (int)o.rank;
+    } else {
+        const int h = tn__dist_env_int(fn, "RANK", 0, INT_MAX - 1, &rank);
+        if (h) return h < 0 ? -1 : TN__ENV_RDZV(fn, "RANK");
+    }
+    if (o.world_size >= 0) {
+        if (o.world_size < 1 || o.world_size > INT_MAX) return TN__FAIL_INT("%s: world_size %lld is not a positive int", fn, (long long)o.world_size);
+        world = (int)o.world_size;
+    } else {
+        const int h = tn__dist_env_int(fn, "WORLD_SIZE", 1, INT_MAX, &world);
+        if (h) return h < 0 ? -1 : TN__ENV_RDZV(fn, "WORLD_SIZE");
+    }
+    if (!getenv("MASTER_ADDR")) return TN__ENV_RDZV(fn, "MASTER_ADDR");
+    if (!getenv("MASTER_PORT")) return TN__ENV_RDZV(fn, "MASTER_PORT");
     if (rank >= world) return TN__FAIL_INT("%s: RANK=%d is not below WORLD_SIZE=%d", fn, rank, world);
     tn__dist_world.rank = rank;
     tn__dist_world.size = world;
@@ -940,8 +957,11 @@ TNDEF int tn_dist_init_opts(const char *backend, tn_dist_init_fn_opts o) {
     if (!nccl && strcmp(backend, "mpi") && strcmp(backend, "gloo"))
         return TN__FAIL_INT("%s: backend '%s' is not available (the backends are 'mpi', 'gloo' (served by MPI) and 'nccl')", fn, backend);
     if (tn__dist_ready) return TN__FAIL_INT("%s: the default process group is already initialized", fn);
+    if (o.rank < -1 || o.world_size < -1 || o.world_size == 0)
+        return TN__FAIL_INT("%s: rank %lld / world_size %lld: each is -1 (not given) or a rank below a positive world size", fn, (long long)o.rank,
+                            (long long)o.world_size);
     if (nccl) {
-        if (tn__nccl_init(fn, o.timeout)) return -1;
+        if (tn__nccl_init(fn, o)) return -1;
     } else {
 #ifdef TENSOR_MPI
         if (tn__mpi_init(fn, o.timeout)) return -1;
@@ -951,6 +971,12 @@ TNDEF int tn_dist_init_opts(const char *backend, tn_dist_init_fn_opts o) {
     }
     tn__dist_nccl = nccl;
     tn__dist_ready = true;
+    /* given with a launcher's (MPI's) own rank and size: they must agree, as PyTorch's MPI backend insists */
+    if ((o.rank != -1 && o.rank != tn__dist_world.rank) || (o.world_size != -1 && o.world_size != tn__dist_world.size)) {
+        const int r = tn__dist_world.rank, w = tn__dist_world.size;
+        tn_dist_destroy();
+        return TN__FAIL_INT("%s: rank %lld / world_size %lld disagree with the launcher's rank %d of %d", fn, (long long)o.rank, (long long)o.world_size, r, w);
+    }
     return 0;
 }
 

@@ -89,10 +89,10 @@ static tn__shm *tn__shm_create(const char *fn, const void *data, size_t nbytes) 
 #endif
 
 TNDEF bool tn_is_shared(const tn_tensor *t) {
+    if (t && t->device == TN_CUDA) return true;   /* as PyTorch: CUDA memory is shareable as it is (CUDA IPC) */
 #if TN__HAVE_SHM
     return t && t->storage->deleter == tn__shm_deleter;
 #else
-    (void)t;
     return false;
 #endif
 }
@@ -124,7 +124,7 @@ TNDEF tn_tensor *tn_share_memory_(tn_tensor *t) {
 
 TNDEF int tn_shared_fd(const tn_tensor *t, int64_t *storage_start, int64_t *storage_nbytes) {
 #if TN__HAVE_SHM
-    if (tn_is_shared(t)) {
+    if (t && t->device == TN_CPU && tn_is_shared(t)) {
         tn__shm *m = (tn__shm *)t->storage->deleter_ctx;
         if (storage_start) *storage_start = (int64_t)((char *)t->storage->data - (char *)m->map);
         if (storage_nbytes) *storage_nbytes = (int64_t)t->storage->nbytes;
@@ -189,7 +189,7 @@ TNDEF tn_tensor *tn_from_shared_fd(int fd, int64_t storage_start, int64_t storag
 TNDEF int tn_shared_send(int sock, tn_tensor *t) {
     const char *fn = "tn_shared_send";
     if (!t) return TN__FAIL_INT("%s: tensor is NULL", fn);
-    if (t->device != TN_CPU) return TN__FAIL_INT("%s: only CPU tensors can be sent (CUDA IPC is not supported yet)", fn);
+    if (t->device != TN_CPU) return TN__FAIL_INT("%s: only CPU tensors can be sent (a CUDA tensor goes by tn_cuda_ipc_handle)", fn);
 #if TN__HAVE_SHM
     tn__shm_header h;
     memset(&h, 0, sizeof h);
@@ -256,4 +256,134 @@ TNDEF tn_tensor *tn_shared_recv(int sock) {
     (void)sock;
     return (tn_tensor *)tn__error("%s: shared memory needs a POSIX system", fn);
 #endif
+}
+
+/* ---- CUDA IPC: device memory other processes map (torch.multiprocessing's CUDA tensors) ----
+   The backend's ipc_export names the allocation (segment) holding a storage, its ipc_import
+   maps one another process named. Here a process keeps what it mapped, one entry per handle
+   (PyTorch opens a segment once per process and caches it), counting the storages over it;
+   the last one to die closes the mapping. A received tensor sent on again goes by the
+   handle it came by. */
+typedef struct tn__ipc_seg {
+    unsigned char h[TN_CUDA_IPC_HANDLE_BYTES];
+    uint64_t size;
+    void *base;
+    int64_t refs;                       /* storages over it */
+    const tn_backend *b;                /* the table that mapped it closes it */
+    struct tn__ipc_seg *next;
+} tn__ipc_seg;
+static tn__ipc_seg *tn__ipc_segs;
+static int64_t tn__ipc_nsegs;
+static int tn__ipc_lock_word;
+static void tn__ipc_lock(void) {
+#if defined(__GNUC__) || defined(__clang__)
+    while (__atomic_exchange_n(&tn__ipc_lock_word, 1, __ATOMIC_ACQUIRE)) {}
+#endif
+}
+static void tn__ipc_unlock(void) {
+#if defined(__GNUC__) || defined(__clang__)
+    __atomic_store_n(&tn__ipc_lock_word, 0, __ATOMIC_RELEASE);
+#endif
+}
+static void tn__ipc_deleter(void *data, void *ctx) {
+    (void)data;
+    tn__ipc_seg *g = (tn__ipc_seg *)ctx;
+    tn__ipc_lock();
+    const bool last = --g->refs == 0;
+    if (last) {   /* unlinked under the lock: nobody finds it again */
+        tn__ipc_seg **p = &tn__ipc_segs;
+        while (*p && *p != g) p = &(*p)->next;
+        if (*p) *p = g->next;
+        tn__ipc_nsegs--;
+    }
+    tn__ipc_unlock();
+    if (!last) return;
+    g->b->ipc_close(g->base, g->size);
+    TN_FREE(g);
+}
+
+TNDEF int64_t tn_cuda_ipc_open_count(void) { return TN__ATOMIC_LOAD(&tn__ipc_nsegs); }
+
+/* the CUDA table when it has CUDA IPC, else NULL with an error naming why not */
+static const tn_backend *tn__ipc_backend(const char *fn) {
+    const tn_backend *b = tn_get_backend(TN_CUDA);
+    if (!b) return (const tn_backend *)tn__error("%s: CUDA IPC needs CUDA: %s", fn, tn_cuda_unavailable_reason());
+    if (!b->ipc_export || !b->ipc_import || !b->ipc_close)
+        return (const tn_backend *)tn__error("%s: the CUDA backend (%s) has no CUDA IPC", fn, b->name);
+    return b;
+}
+
+TNDEF int tn_cuda_ipc_handle(tn_tensor *t, void *handle, int64_t *segment_size, int64_t *storage_start, int64_t *storage_nbytes) {
+    const char *fn = "tn_cuda_ipc_handle";
+    if (!t || !handle) return TN__FAIL_INT("%s: %s is NULL", fn, t ? "handle" : "tensor");
+    if (t->device != TN_CUDA)
+        return TN__FAIL_INT("%s: the tensor is on %s: CUDA IPC shares CUDA tensors (a CPU tensor goes by shared memory: tn_share_memory_, tn_shared_send)", fn,
+                            tn_device_name(t->device));
+    tn_storage *s = t->storage;
+    uint64_t off = 0, size = 0;
+    if (s->deleter == tn__ipc_deleter) {   /* received: the handle it came by */
+        const tn__ipc_seg *g = (const tn__ipc_seg *)s->deleter_ctx;
+        memcpy(handle, g->h, TN_CUDA_IPC_HANDLE_BYTES);
+        off = (uint64_t)((char *)s->data - (char *)g->base);
+        size = g->size;
+    } else {
+        const tn_backend *b = tn__ipc_backend(fn);
+        if (!b) return -1;
+        memset(handle, 0, TN_CUDA_IPC_HANDLE_BYTES);
+        if (b->ipc_export(s, (unsigned char *)handle, &off, &size)) return -1;
+    }
+    if (segment_size) *segment_size = (int64_t)size;
+    if (storage_start) *storage_start = (int64_t)off;
+    if (storage_nbytes) *storage_nbytes = (int64_t)s->nbytes;
+    return 0;
+}
+
+TNDEF tn_tensor *tn_from_cuda_ipc(const void *handle, int64_t segment_size, int64_t storage_start, int64_t storage_nbytes, tn_dtype dtype,
+                                  const int64_t *shape, int ndim, const int64_t *strides, int64_t offset) {
+    const char *fn = "tn_from_cuda_ipc";
+    if (!handle) return (tn_tensor *)tn__error("%s: handle is NULL", fn);
+    if (tn__check_shape(fn, shape, ndim) || tn__check_dtype_arg(fn, dtype)) return NULL;
+    int64_t end;
+    if (segment_size < 1 || storage_start < 0 || storage_nbytes < 0 || !tn__add_ok(storage_start, storage_nbytes, &end) || end > segment_size)
+        return (tn_tensor *)tn__error("%s: storage bytes [%lld, %lld + %lld) lie outside the %lld-byte segment", fn, (long long)storage_start,
+                                      (long long)storage_start, (long long)storage_nbytes, (long long)segment_size);
+    int64_t last, es = (int64_t)tn_dtype_size(dtype), bytes, contiguous[TN_MAX_DIMS];
+    if (!strides) {
+        tn__contiguous_strides(shape, ndim, contiguous);
+        strides = contiguous;
+    }
+    for (int i = 0; i < ndim; i++)
+        if (strides[i] < 0) return (tn_tensor *)tn__error("%s: negative stride %lld", fn, (long long)strides[i]);
+    if (offset < 0 || !tn__span_ok(shape, strides, ndim, offset, &last) || !tn__mul_ok(last + 1, es, &bytes) || bytes > storage_nbytes)
+        return (tn_tensor *)tn__error("%s: a view of shape %s, strides %s and offset %lld does not fit in a %lld-byte storage", fn,
+                                      tn__shape_str(shape, ndim), tn__shape_str(strides, ndim), (long long)offset, (long long)storage_nbytes);
+    const tn_backend *b = tn__ipc_backend(fn);
+    if (!b) return NULL;
+    tn__ipc_lock();   /* held while mapping: one mapping per handle, however many threads receive it */
+    tn__ipc_seg *g = tn__ipc_segs;
+    while (g && (g->size != (uint64_t)segment_size || memcmp(g->h, handle, TN_CUDA_IPC_HANDLE_BYTES))) g = g->next;
+    if (!g) {
+        void *base = NULL;
+        g = (tn__ipc_seg *)TN_MALLOC(sizeof *g);
+        if (!g || b->ipc_import((const unsigned char *)handle, (uint64_t)segment_size, &base)) {
+            tn__ipc_unlock();
+            if (!g) return (tn_tensor *)tn__error("%s: out of memory", fn);
+            TN_FREE(g);
+            return NULL;
+        }
+        memcpy(g->h, handle, TN_CUDA_IPC_HANDLE_BYTES);
+        g->size = (uint64_t)segment_size;
+        g->base = base;
+        g->refs = 0;
+        g->b = b;
+        g->next = tn__ipc_segs;
+        tn__ipc_segs = g;
+        tn__ipc_nsegs++;
+    }
+    g->refs++;
+    tn__ipc_unlock();
+    tn_storage *s = tn__foreign_storage((char *)g->base + storage_start, (size_t)storage_nbytes, tn__ipc_deleter, g);
+    if (!s) { tn__ipc_deleter(NULL, g); return (tn_tensor *)tn__error("%s: out of memory", fn); }
+    s->device = TN_CUDA;
+    return tn__own(tn__tensor_over(s, dtype, shape, strides, ndim, offset));
 }

@@ -286,6 +286,9 @@ tn_shared_fd i T L L
 tn_from_shared_fd T i l l D L i L l
 tn_shared_send i i T
 tn_shared_recv T i
+tn_cuda_ipc_handle i T p L L L
+tn_from_cuda_ipc T p l l l D L i L l
+tn_cuda_ipc_open_count l
 tn_dist_is_available b
 tn_dist_is_backend_available b s
 tn_dist_init_str i s s

@@ -35,6 +35,28 @@ SCRIPT = textwrap.dedent("""
         assert "backend 'nccl' needs CUDA" in str(e), e
     tn._C.lib.tn_debug_cuda_stand_in()
     assert dist.is_nccl_available() and dist.is_available()
+    # env:// rendezvous as PyTorch 2025's: each variable it needs, in its order, a ValueError
+    # (1.13's message lacks "using env:// rendezvous"; 2025's words are followed)
+    need = ("RANK", "0"), ("WORLD_SIZE", "1"), ("MASTER_ADDR", "127.0.0.1"), ("MASTER_PORT", "29500")
+    for k, v in need:
+        try:
+            dist.init_process_group("nccl")
+            raise SystemExit(f"{k} unset: no error")
+        except ValueError as e:
+            assert str(e) == ("Error initializing torch.distributed using env:// rendezvous: environment variable "
+                              f"{k} expected, but not set"), e
+        os.environ[k] = v
+    assert not dist.is_initialized()
+    for k, _ in need[:2]:
+        os.environ.pop(k)
+    try:
+        dist.init_process_group("nccl", init_method="file:///tmp/x")
+        raise SystemExit("file:// accepted")
+    except ValueError as e:
+        assert "not supported" in str(e), e
+    dist.init_process_group(backend="nccl", rank=0, world_size=1)   # the arguments stand in for RANK / WORLD_SIZE
+    dist.destroy_process_group()
+    os.environ.update(need)
     dist.init_process_group(backend="nccl")
     assert dist.is_initialized() and dist.get_backend() == "nccl"
     assert dist.get_rank() == 0 and dist.get_world_size() == 1

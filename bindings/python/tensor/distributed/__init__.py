@@ -5,8 +5,9 @@
 
 ``init_process_group("mpi")`` (``"gloo"`` is served by MPI too) takes the rank and world
 size from mpirun; ``init_process_group("nccl")`` communicates CUDA tensors on the device
-(the ncclUniqueId travels over MPI in an MPI build, else over MASTER_ADDR:MASTER_PORT with
-RANK and WORLD_SIZE as torchrun sets them; one process needs neither). Then ``all_reduce``, ``broadcast``, ``reduce``, ``all_gather``,
+(the ncclUniqueId travels over MPI in an MPI build, else by PyTorch's env:// rendezvous:
+RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT as torchrun sets them, each one needed, also
+for one process, unless rank= / world_size= are given; a missing one is PyTorch's ValueError). Then ``all_reduce``, ``broadcast``, ``reduce``, ``all_gather``,
 ``gather``, ``scatter``, ``reduce_scatter``, ``barrier``, ``send``/``recv`` and
 ``isend``/``irecv`` work on tensors in place as in PyTorch (any layout; ``async_op=True``
 returns a Work to ``wait()`` on), with ``ReduceOp`` SUM, AVG, PRODUCT, MIN, MAX and groups
@@ -119,20 +120,27 @@ def is_nccl_available():
 
 def init_process_group(backend=None, init_method=None, timeout=default_pg_timeout, world_size=-1, rank=-1,
                        store=None, group_name="", pg_options=None):
-    """Joins the processes mpirun (or, for "nccl" without MPI, torchrun) started. world_size
-    and rank, when given, must agree with the launcher's (as must RANK / WORLD_SIZE)."""
+    """Joins the processes mpirun (or, for "nccl" without MPI, torchrun) started. "nccl"
+    without MPI: env:// rendezvous (rank / world_size, when given, stand in for RANK /
+    WORLD_SIZE); under mpirun, rank and world_size when given must agree with MPI's."""
     backend = (backend or "mpi").lower()
     if backend in ("mpi", "gloo") and not is_mpi_available():
         raise RuntimeError("Distributed package doesn't have MPI built in: build the library with `make DIST=mpi` "
                            "and point TENSOR_LIB at lib/libtensor_mpi.so")
+    if backend == "nccl" and init_method not in (None, "env://"):   # mpi/gloo: mpirun's, init_method unused
+        raise ValueError(f"init_method {init_method!r} is not supported: this build meets by env:// rendezvous "
+                         "(RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT) or under mpirun")
     seconds = timeout.total_seconds() if isinstance(timeout, timedelta) else float(timeout)
-    if lib.tn_dist_init_str(backend.encode(), f"timeout={float(seconds)!r}".encode()) < 0:
+    opts = f"timeout={float(seconds)!r}, rank={int(rank)}, world_size={int(world_size)}"
+    if lib.tn_dist_init_str(backend.encode(), opts.encode()) < 0:
+        msg = lib.tn_last_error().decode("utf-8", "replace")
+        if "Error initializing torch.distributed using env:// rendezvous" in msg:   # PyTorch's ValueError
+            lib.tn_clear_error()
+            raise ValueError(msg[msg.index("Error initializing"):])
+        if "disagree with the launcher's" in msg:
+            lib.tn_clear_error()
+            raise ValueError(msg)
         _raise()
-    if (world_size != -1 and world_size != get_world_size()) or (rank != -1 and rank != get_rank()):
-        got = (get_rank(), get_world_size())
-        destroy_process_group()
-        raise ValueError(f"init_process_group(rank={rank}, world_size={world_size}) disagrees with the launcher's "
-                         f"rank {got[0]} of {got[1]}")
     _backend[0] = backend
 
 

@@ -10,7 +10,10 @@ start method a child sees the parent's shared tensors as they are.
 
 The storage lives in a nameless file the kernel frees when the last process holding it
 lets go, so nothing leaks in /dev/shm, also when a process is killed. The one sharing
-strategy is PyTorch's default, "file_descriptor". CUDA tensors cannot cross yet.
+strategy is PyTorch's default, "file_descriptor". A CUDA tensor travels as the CUDA IPC
+handle of its allocation (the caching allocator's segment) and the receiver maps the same
+device memory (once per segment per process); as in PyTorch, the producer keeps the tensor
+alive while consumers use it.
 """
 import multiprocessing
 import sys
