@@ -169,6 +169,7 @@ static const tn_backend tn__cpu_backend = {
     NULL,   /* fft: src/ops/fft.c runs its own engine on the CPU */
     NULL, NULL, NULL, NULL,   /* graph_*: a CPU replay runs its nodes (no capture) */
     NULL,   /* nccl: CPU tensors are not NCCL's (the nccl process group refuses them) */
+    NULL,   /* fused_elementwise: a CPU replay runs its own fused loop (src/jit/trace.c) */
 };
 
 static const tn_backend *tn__cpu_backend_get(void) { return &tn__cpu_backend; }
