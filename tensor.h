@@ -48417,7 +48417,8 @@ static bool tn__fuse_add(tn__fgroup *G, const tn__gnode *n, int k, int pred) {
     return true;
 }
 /* The groups of g (after uses / last_use): chains followed in node order; then an outside
-   operand last read by a member is kept to the group's last node (the group runs there). */
+   operand is kept to the group's last node at least (the group runs there: a value a member
+   reads and a node of another group reads later, but before the last, lives on). */
 static int tn__graph_fuse_plan(tn_graph *g) {
     int *lastg = (int *)TN_MALLOC((size_t)(g->nvals + 1) * sizeof(int));
     g->fgrp = (int *)TN_MALLOC((size_t)(g->nnodes + 1) * sizeof(int));
@@ -48450,8 +48451,8 @@ static int tn__graph_fuse_plan(tn_graph *g) {
         if (G->n < 2) continue;
         const int last = G->node[G->n - 1];
         for (int j = 0; j < G->n; j++) g->fgrp[G->node[j]] = m;
-        for (int e = 0; e < G->next; e++)
-            for (int j = 0; j < G->n - 1; j++) if (g->last_use[G->ext[e]] == G->node[j]) g->last_use[G->ext[e]] = last;
+        for (int e = 0; e < G->next; e++)   /* read at the group's last node, also where a node between last reads it */
+            if (g->last_use[G->ext[e]] < last) g->last_use[G->ext[e]] = last;
         g->fg[m++] = *G;
     }
     g->nfg = m;

@@ -84,6 +84,7 @@ TEST(shared_philox_draw) {
 #include "cuda_cases_epilogue.h"
 #include "cuda_cases_complex.h"
 #include "cuda_cases_graphs.h"
+#include "cuda_cases_fused.h"
 #include "nosync_cases.h"
 
 /* ---- with the real GPU unit only ---- */
@@ -225,6 +226,8 @@ int main(void) {
     RUN(gpu_cnn_training_step);
     RUN(gpu_graph_replay);
     RUN(gpu_graph_capture_fallback);
+    RUN(gpu_fused_elementwise_replay);
+    RUN(gpu_fused_elementwise_entry);
     NOSYNC_RUN_ALL("");   /* steady-state steps without transfers or waits; device-side checks */
     CHECK(tn_cuda_synchronize() == 0);
     tn_cuda_stats st = tn_cuda_memory_stats();
