@@ -1301,18 +1301,17 @@ template <class T, int N> __global__ void k_fused(int64_t n, int next, Geo<N> g,
         for (int k = 0; k < N - 1; k++) x[k] = k < next ? ld(g, 1 + k, (const T *)ptr.p[k], off[1 + k]) : (T)0;
         T r = (T)0;
         for (int j = 0; j < prog.n; j++) {
-            const int e0 = prog.src[j][0];
-            const T a = e0 < 0 ? r : x[e0];
-            if (prog.binary[j]) {
-                const int e1 = prog.src[j][1];
+            const tn__fused_op &m = prog.m[j];
+            const T a = m.src[0] < 0 ? r : x[m.src[0]];
+            if (m.binary) {
                 int bad = 0;   /* integer division only: never set for float */
-                r = BinaryVal<T>::f(prog.op[j], a, e1 < 0 ? r : x[e1], prog.params[j][0], &bad);
+                r = BinaryVal<T>::f(m.op, a, m.src[1] < 0 ? r : x[m.src[1]], m.params[0], &bad);
             } else {
                 UnaryArgs u;
-                u.op = prog.op[j];
-                u.p0 = prog.params[j][0];
-                u.p1 = prog.params[j][1];
-                u.p2 = prog.params[j][2];
+                u.op = m.op;
+                u.p0 = m.params[0];
+                u.p1 = m.params[1];
+                u.p2 = m.params[2];
                 r = UnaryVal<T>::f(u, a);
             }
         }

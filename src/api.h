@@ -5154,17 +5154,20 @@ typedef struct tn_nccl_args {
     unsigned char id[128];          /* GET_ID writes it (ncclUniqueId's bytes); INIT reads it */
 } tn_nccl_args;
 /* A graph replay's chain of elementwise ops (tn_backend.fused_elementwise; src/jit/trace.c
-   plans them): member j applies binary op[j] (alpha params[j][0]) or unary op[j] (params[j],
-   as tn_backend.unary takes them) to its operands src[j][0..1]: -1 the previous member's
-   result, k >= 0 the outside operand k. */
+   plans them): member m[j] applies its binary op (alpha params[0]) or unary op (params as
+   tn_backend.unary takes them) to its operands src[0..1]: -1 the previous member's result,
+   k >= 0 the outside operand k. */
 #define TN__FUSED_MAX 16   /* members */
 #define TN__FUSED_EXT 10   /* outside operands */
+typedef struct tn__fused_op {
+    bool binary;
+    int op;                        /* tn_binary_op or tn_unary_op */
+    signed char src[2];
+    double params[3];
+} tn__fused_op;
 typedef struct tn__fused_prog {
     int n;
-    bool binary[TN__FUSED_MAX];
-    int op[TN__FUSED_MAX];
-    signed char src[TN__FUSED_MAX][2];
-    double params[TN__FUSED_MAX][3];
+    tn__fused_op m[TN__FUSED_MAX];
 } tn__fused_prog;
 /* A backend: device-independent code validates arguments, computes shapes and allocates
    outputs, then calls these. Operands already have the kernel's dtypes and broadcast
@@ -5375,12 +5378,13 @@ typedef struct tn_backend {
 static inline bool tn__fused_declines(bool off, tn_dtype dtype, int next, const tn__fused_prog *p) {
     if (off || (dtype != TN_F32 && dtype != TN_F64) || !p || p->n < 1 || p->n > TN__FUSED_MAX || next < 0 || next > TN__FUSED_EXT) return true;
     for (int j = 0; j < p->n; j++) {
-        const int op = p->op[j];
-        if (p->binary[j] ? !(op == ADD || op == SUB || op == MUL || op == DIV || op == POW || op == MAXIMUM || op == MINIMUM)
-                         : (op < 0 || op >= LOGICAL_NOT || op == BITWISE_NOT))
+        const tn__fused_op *m = &p->m[j];
+        const int op = m->op;
+        if (m->binary ? !(op == ADD || op == SUB || op == MUL || op == DIV || op == POW || op == MAXIMUM || op == MINIMUM)
+                      : (op < 0 || op >= LOGICAL_NOT || op == BITWISE_NOT))
             return true;
-        for (int i = 0; i < (p->binary[j] ? 2 : 1); i++)
-            if (p->src[j][i] >= next || p->src[j][i] < -1 || (p->src[j][i] == -1 && j == 0)) return true;
+        for (int i = 0; i < (m->binary ? 2 : 1); i++)
+            if (m->src[i] >= next || m->src[i] < -1 || (m->src[i] == -1 && j == 0)) return true;
     }
     return false;
 }

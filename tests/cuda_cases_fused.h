@@ -143,10 +143,10 @@ TEST(gpu_fused_elementwise_entry) {
         tn__fused_prog p;
         memset(&p, 0, sizeof p);
         p.n = 4;
-        p.binary[0] = true, p.op[0] = MUL, p.src[0][0] = 0, p.src[0][1] = 1;
-        p.binary[1] = false, p.op[1] = SIGMOID, p.src[1][0] = -1;
-        p.binary[2] = true, p.op[2] = SUB, p.src[2][0] = -1, p.src[2][1] = 2, p.params[2][0] = 0.5;   /* alpha */
-        p.binary[3] = false, p.op[3] = HARDTANH, p.src[3][0] = -1, p.params[3][0] = -0.3, p.params[3][1] = 0.4;
+        p.m[0].binary = true, p.m[0].op = MUL, p.m[0].src[0] = 0, p.m[0].src[1] = 1;
+        p.m[1].binary = false, p.m[1].op = SIGMOID, p.m[1].src[0] = -1;
+        p.m[2].binary = true, p.m[2].op = SUB, p.m[2].src[0] = -1, p.m[2].src[1] = 2, p.m[2].params[0] = 0.5;   /* alpha */
+        p.m[3].binary = false, p.m[3].op = HARDTANH, p.m[3].src[0] = -1, p.m[3].params[0] = -0.3, p.m[3].params[1] = 0.4;
         tn_tensor *out = tn_to(tn_zeros(TN_SHAPE(4, 5), dt), TN_CUDA);
         CHECK(be->fused_elementwise(out, ext, 3, &p) == 0);
         tn_tensor *want = tn_hardtanh(tn_sub_alpha(tn_sigmoid(tn_mul(x, b)), tn_to(s, TN_CUDA), 0.5), .min_val = -0.3, .max_val = 0.4);
@@ -158,16 +158,16 @@ TEST(gpu_fused_elementwise_entry) {
         /* declined (1, no error, nothing written): an op with no kernel, a half result, an operand out of range, too many members */
         tn_tensor *before = tn_keep(tn_to(out, TN_CPU));
         tn__fused_prog q = p;
-        q.binary[1] = false, q.op[1] = LOGICAL_NOT;
+        q.m[1].binary = false, q.m[1].op = LOGICAL_NOT;
         CHECK(be->fused_elementwise(out, ext, 3, &q) == 1);
         q = p;
-        q.binary[0] = true, q.op[0] = ATAN2;
+        q.m[0].binary = true, q.m[0].op = ATAN2;
         CHECK(be->fused_elementwise(out, ext, 3, &q) == 1);
         q = p;
-        q.src[2][1] = 3;
+        q.m[2].src[1] = 3;
         CHECK(be->fused_elementwise(out, ext, 3, &q) == 1);
         q = p;
-        q.src[0][0] = -1;   /* the first member has no previous result */
+        q.m[0].src[0] = -1;   /* the first member has no previous result */
         CHECK(be->fused_elementwise(out, ext, 3, &q) == 1);
         q = p;
         q.n = TN__FUSED_MAX + 1;

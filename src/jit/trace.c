@@ -905,16 +905,17 @@ static void tn__fuse_loop(char **p, const int64_t *s, int64_t n, void *vc) {
     for (int64_t i0 = 0; i0 < n; i0 += TN__FUSE_TILE) {
         const int64_t m = n - i0 < TN__FUSE_TILE ? n - i0 : TN__FUSE_TILE;
         for (int j = 0; j < P->n; j++) {
+            const tn__fused_op *M = &P->m[j];
             char *pp[3];
             int64_t ss[3];
             if (j == P->n - 1) { pp[0] = p[0] + i0 * s[0]; ss[0] = s[0]; }
             else { pp[0] = (char *)buf[j & 1]; ss[0] = es; }
-            for (int i = 0; i < (P->binary[j] ? 2 : 1); i++) {
-                const int e = P->src[j][i];
+            for (int i = 0; i < (M->binary ? 2 : 1); i++) {
+                const int e = M->src[i];
                 if (e < 0) { pp[1 + i] = (char *)buf[(j - 1) & 1]; ss[1 + i] = es; }
                 else { pp[1 + i] = p[1 + e] + i0 * s[1 + e]; ss[1 + i] = s[1 + e]; }
             }
-            if (!P->binary[j]) (c->f64 ? tn__unary_f64 : tn__unary_f32)(pp, ss, m, &c->kc[j]);
+            if (!M->binary) (c->f64 ? tn__unary_f64 : tn__unary_f32)(pp, ss, m, &c->kc[j]);
             else (c->f64 ? tn__binary_f64 : tn__binary_f32)(pp, ss, m, &c->kc[j]);
         }
     }
@@ -928,9 +929,9 @@ static int tn__fused_cpu(tn_tensor *out, tn_tensor *const *ext, int next, const 
     c.P = P;
     c.f64 = out->dtype == TN_F64;
     for (int j = 0; j < P->n; j++) {
-        c.kc[j].op = P->op[j];
-        if (!P->binary[j]) memcpy(c.kc[j].params, P->params[j], sizeof c.kc[j].params);
-        else c.kc[j].alpha = P->params[j][0];
+        c.kc[j].op = P->m[j].op;
+        if (!P->m[j].binary) memcpy(c.kc[j].params, P->m[j].params, sizeof c.kc[j].params);
+        else c.kc[j].alpha = P->m[j].params[0];
     }
     tn__iter it;
     tn__iter_init(&it, out->shape, out->ndim);
@@ -947,12 +948,13 @@ static void tn__fused_prog_of(const tn_graph *g, const tn__fgroup *G, tn__fused_
     P->n = G->n;
     for (int j = 0; j < G->n; j++) {
         const tn__gnode *n = &g->nodes[G->node[j]];
-        P->binary[j] = n->op != J_UNARY;
-        P->op[j] = n->sub;
-        P->src[j][0] = G->src[j][0];
-        P->src[j][1] = P->binary[j] ? G->src[j][1] : 0;
-        if (n->op == J_UNARY) memcpy(P->params[j], n->d, sizeof P->params[j]);
-        else P->params[j][0] = n->d[0];
+        tn__fused_op *M = &P->m[j];
+        M->binary = n->op != J_UNARY;
+        M->op = n->sub;
+        M->src[0] = G->src[j][0];
+        M->src[1] = M->binary ? G->src[j][1] : 0;
+        if (n->op == J_UNARY) memcpy(M->params, n->d, sizeof M->params);
+        else M->params[0] = n->d[0];
     }
 }
 static int64_t tn__fused_counts[2];   /* chains a device's fused_elementwise ran, and declined (tn_cuda_stats) */
