@@ -5379,6 +5379,22 @@ typedef struct tn_nccl_args {
     const void *mpi_comm;           /* INIT: the group's MPI_Comm, or NULL (the stand-in carries ranks > 1 over it) */
     unsigned char id[128];          /* GET_ID writes it (ncclUniqueId's bytes); INIT reads it */
 } tn_nccl_args;
+/* A graph replay's chain of elementwise ops (tn_backend.fused_elementwise; src/jit/trace.c
+   plans them): member m[j] applies its binary op (alpha params[0]) or unary op (params as
+   tn_backend.unary takes them) to its operands src[0..1]: -1 the previous member's result,
+   k >= 0 the outside operand k. */
+#define TN__FUSED_MAX 16   /* members */
+#define TN__FUSED_EXT 10   /* outside operands */
+typedef struct tn__fused_op {
+    bool binary;
+    int op;                        /* tn_binary_op or tn_unary_op */
+    signed char src[2];
+    double params[3];
+} tn__fused_op;
+typedef struct tn__fused_prog {
+    int n;
+    tn__fused_op m[TN__FUSED_MAX];
+} tn__fused_prog;
 /* A backend: device-independent code validates arguments, computes shapes and allocates
    outputs, then calls these. Operands already have the kernel's dtypes and broadcast
    shapes (stride 0 where broadcast); outputs may alias inputs element for element.
@@ -5593,8 +5609,33 @@ typedef struct tn_backend {
     int (*ipc_export)(tn_storage *s, unsigned char *h, uint64_t *offset, uint64_t *size);
     int (*ipc_import)(const unsigned char *h, uint64_t size, void **base);
     int (*ipc_close)(void *base, uint64_t size);
+    /* Optional (NULL: the members run one by one). A fused elementwise chain in one pass:
+       out (new, float32 or float64) = prog applied to the next outside operands ext[k] (out's
+       dtype, broadcast to out's shape, any strides; a 0-d one may be a CPU scalar), each
+       member the op's own kernel math on the values in registers: the bits of the members
+       run one by one. Returns 1 (no error) when it declines (tn__fused_declines). */
+    int (*fused_elementwise)(tn_tensor *out, tn_tensor *const *ext, int next, const tn__fused_prog *prog);
 } tn_backend;
 enum { TN__GPOOL_NEW, TN__GPOOL_RETAIN, TN__GPOOL_RELEASE, TN__GPOOL_BEGIN };
+/* The chains the GPU unit's fused_elementwise declines (tensor_cuda.cu and the checking
+   stand-in ask here, so they decline alike): the switch TN_CUDA_FUSED_ELEMENTWISE=0 (off: the
+   caller read it), a dtype other than float32/float64, no members or too many, an outside
+   operand missing or out of range, a member that is no float unary op (LOGICAL_NOT and the
+   predicates, BITWISE_NOT) or a binary op other than add, sub, mul, div, pow, maximum,
+   minimum. */
+static inline bool tn__fused_declines(bool off, tn_dtype dtype, int next, const tn__fused_prog *p) {
+    if (off || (dtype != TN_F32 && dtype != TN_F64) || !p || p->n < 1 || p->n > TN__FUSED_MAX || next < 0 || next > TN__FUSED_EXT) return true;
+    for (int j = 0; j < p->n; j++) {
+        const tn__fused_op *m = &p->m[j];
+        const int op = m->op;
+        if (m->binary ? !(op == ADD || op == SUB || op == MUL || op == DIV || op == POW || op == MAXIMUM || op == MINIMUM)
+                      : (op < 0 || op >= LOGICAL_NOT || op == BITWISE_NOT))
+            return true;
+        for (int i = 0; i < (m->binary ? 2 : 1); i++)
+            if (m->src[i] >= next || m->src[i] < -1 || (m->src[i] == -1 && j == 0)) return true;
+    }
+    return false;
+}
 /* The cases the GPU unit's fused attention entry declines (tensor_cuda.cu and the checking
    stand-in both ask here, so they decline alike): the switch TN_CUDA_FUSED_ATTENTION=0, a
    dtype other than float32/float64/float16/bfloat16 or mixed ones (half ones with a float32
@@ -5876,6 +5917,9 @@ typedef struct tn_cuda_stats {
     /* graph replays captured as CUDA graphs (tn_graph_run), captured replays launched, and
        captures that failed (those replays run uncaptured); counted by the header */
     int64_t num_graph_captures, num_graph_launches, num_graph_capture_failures;
+    /* graph replays' elementwise chains run as one kernel (tn_backend.fused_elementwise), and
+       chains it declined (the members ran one by one); counted by the header */
+    int64_t num_fused_elementwise, num_fused_elementwise_fallbacks;
 } tn_cuda_stats;
 TNDEF tn_cuda_stats tn_cuda_memory_stats(void);     /* zeros without a GPU (the stand-in: its transfer counters and num_allocs) */
 TNDEF void tn_cuda_reset_peak_memory_stats(void);
@@ -48586,8 +48630,8 @@ static void tn__graph_mplan_after(const tn_graph *g, tn__mhook *h, int k, tn_ten
    written instead of one per member and no intermediate tensors. With grad enabled (autograd
    needs each node) or when the operands at run time are not as planned (another device or
    dtype), the members run one by one. */
-#define TN__FUSE_MAX 16    /* members of a group */
-#define TN__FUSE_EXT 10    /* outside operands (the iterator takes TN__MAX_OPS, the output one of them) */
+#define TN__FUSE_MAX TN__FUSED_MAX   /* members of a group (src/api.h: a backend's program holds as many) */
+#define TN__FUSE_EXT TN__FUSED_EXT   /* outside operands (the iterator takes TN__MAX_OPS, the output one of them) */
 #define TN__FUSE_TILE 256
 typedef struct tn__fgroup {
     int n;
@@ -48632,7 +48676,8 @@ static bool tn__fuse_add(tn__fgroup *G, const tn__gnode *n, int k, int pred) {
     return true;
 }
 /* The groups of g (after uses / last_use): chains followed in node order; then an outside
-   operand last read by a member is kept to the group's last node (the group runs there). */
+   operand is kept to the group's last node at least (the group runs there: a value a member
+   reads and a node of another group reads later, but before the last, lives on). */
 static int tn__graph_fuse_plan(tn_graph *g) {
     int *lastg = (int *)TN_MALLOC((size_t)(g->nvals + 1) * sizeof(int));
     g->fgrp = (int *)TN_MALLOC((size_t)(g->nnodes + 1) * sizeof(int));
@@ -48665,53 +48710,97 @@ static int tn__graph_fuse_plan(tn_graph *g) {
         if (G->n < 2) continue;
         const int last = G->node[G->n - 1];
         for (int j = 0; j < G->n; j++) g->fgrp[G->node[j]] = m;
-        for (int e = 0; e < G->next; e++)
-            for (int j = 0; j < G->n - 1; j++) if (g->last_use[G->ext[e]] == G->node[j]) g->last_use[G->ext[e]] = last;
+        for (int e = 0; e < G->next; e++)   /* read at the group's last node, also where a node between last reads it */
+            if (g->last_use[G->ext[e]] < last) g->last_use[G->ext[e]] = last;
         g->fg[m++] = *G;
     }
     g->nfg = m;
     return 0;
 }
 typedef struct tn__fuse_ctx {
-    const tn_graph *g;
-    const tn__fgroup *G;
+    const tn__fused_prog *P;
     tn__kctx kc[TN__FUSE_MAX];
     bool f64;
 } tn__fuse_ctx;
 static void tn__fuse_loop(char **p, const int64_t *s, int64_t n, void *vc) {
     tn__fuse_ctx *c = (tn__fuse_ctx *)vc;
-    const tn__fgroup *G = c->G;
+    const tn__fused_prog *P = c->P;
     double buf[2][TN__FUSE_TILE];   /* doubles: room for a tile of either dtype */
     const int64_t es = c->f64 ? 8 : 4;
     for (int64_t i0 = 0; i0 < n; i0 += TN__FUSE_TILE) {
         const int64_t m = n - i0 < TN__FUSE_TILE ? n - i0 : TN__FUSE_TILE;
-        for (int j = 0; j < G->n; j++) {
-            const tn__gnode *nd = &c->g->nodes[G->node[j]];
+        for (int j = 0; j < P->n; j++) {
+            const tn__fused_op *M = &P->m[j];
             char *pp[3];
             int64_t ss[3];
-            if (j == G->n - 1) { pp[0] = p[0] + i0 * s[0]; ss[0] = s[0]; }
+            if (j == P->n - 1) { pp[0] = p[0] + i0 * s[0]; ss[0] = s[0]; }
             else { pp[0] = (char *)buf[j & 1]; ss[0] = es; }
-            for (int i = 0; i < nd->nin; i++) {
-                const int e = G->src[j][i];
+            for (int i = 0; i < (M->binary ? 2 : 1); i++) {
+                const int e = M->src[i];
                 if (e < 0) { pp[1 + i] = (char *)buf[(j - 1) & 1]; ss[1 + i] = es; }
                 else { pp[1 + i] = p[1 + e] + i0 * s[1 + e]; ss[1 + i] = s[1 + e]; }
             }
-            if (nd->op == J_UNARY) (c->f64 ? tn__unary_f64 : tn__unary_f32)(pp, ss, m, &c->kc[j]);
+            if (!M->binary) (c->f64 ? tn__unary_f64 : tn__unary_f32)(pp, ss, m, &c->kc[j]);
             else (c->f64 ? tn__binary_f64 : tn__binary_f32)(pp, ss, m, &c->kc[j]);
         }
     }
 }
-/* Group G in one pass; NULL with *declined when its operands are not as planned (the
-   caller runs the members one by one), NULL with an error when a kernel fails. */
+/* out = program P over the next outside operands ext (out's dtype, broadcast to out) in one
+   pass of the CPU's kernels; 0 or -1. The CPU's fused replay, and the checking stand-in's
+   fused_elementwise (its "device" memory is the host's). */
+static int tn__fused_cpu(tn_tensor *out, tn_tensor *const *ext, int next, const tn__fused_prog *P) {
+    tn__fuse_ctx c;
+    memset(&c, 0, sizeof c);
+    c.P = P;
+    c.f64 = out->dtype == TN_F64;
+    for (int j = 0; j < P->n; j++) {
+        c.kc[j].op = P->m[j].op;
+        if (!P->m[j].binary) memcpy(c.kc[j].params, P->m[j].params, sizeof c.kc[j].params);
+        else c.kc[j].alpha = P->m[j].params[0];
+    }
+    tn__iter it;
+    tn__iter_init(&it, out->shape, out->ndim);
+    tn__iter_add(&it, out);
+    for (int e = 0; e < next; e++) tn__iter_add(&it, ext[e]);
+    tn__iter_run_par(&it, tn__fuse_loop, &c, -1);
+    for (int j = 0; j < P->n; j++)
+        if (c.kc[j].failed) return TN__FAIL_INT("tn_graph_run: a fused elementwise kernel failed");
+    return 0;
+}
+/* the program of group G (its members' ops, operands and parameters as the nodes hold them) */
+static void tn__fused_prog_of(const tn_graph *g, const tn__fgroup *G, tn__fused_prog *P) {
+    memset(P, 0, sizeof *P);
+    P->n = G->n;
+    for (int j = 0; j < G->n; j++) {
+        const tn__gnode *n = &g->nodes[G->node[j]];
+        tn__fused_op *M = &P->m[j];
+        M->binary = n->op != J_UNARY;
+        M->op = n->sub;
+        M->src[0] = G->src[j][0];
+        M->src[1] = M->binary ? G->src[j][1] : 0;
+        if (n->op == J_UNARY) memcpy(M->params, n->d, sizeof M->params);
+        else M->params[0] = n->d[0];
+    }
+}
+static int64_t tn__fused_counts[2];   /* chains a device's fused_elementwise ran, and declined (tn_cuda_stats) */
+/* Group G in one pass: on the CPU by tn__fused_cpu, on a device by its backend's
+   fused_elementwise (one kernel). NULL with *declined when its operands are not as planned
+   or the device's backend declines (the caller runs the members one by one), NULL with an
+   error when a kernel fails. */
 static tn_tensor *tn__graph_fused_run(const tn_graph *g, const tn__fgroup *G, tn_tensor **v, bool *declined) {
     const tn__gval *o = &g->vals[g->nodes[G->node[G->n - 1]].out];
     tn_tensor *ex[TN__FUSE_EXT];
     int64_t shape[TN_MAX_DIMS];
     int nd = 0;
     *declined = true;
+    tn_device dev = TN_CPU;   /* the operands' device: a 0-d CPU one may join a device's (a host scalar, as the ops take it) */
+    for (int e = 0; e < G->next; e++)
+        if (v[G->ext[e]] && v[G->ext[e]]->device != TN_CPU) dev = v[G->ext[e]]->device;
+    const tn_backend *be = dev == TN_CPU ? NULL : tn__backend(dev);
+    if (dev != TN_CPU && (!be || !be->fused_elementwise)) return NULL;
     for (int e = 0; e < G->next; e++) {
         tn_tensor *t = v[G->ext[e]];
-        if (!t || t->device != TN_CPU || (t->dtype != o->dtype && t->ndim != 0)) return NULL;
+        if (!t || (t->device != dev && !(t->device == TN_CPU && t->ndim == 0)) || (t->dtype != o->dtype && t->ndim != 0)) return NULL;
         ex[e] = t;
         int64_t b[TN_MAX_DIMS];
         const int r = e ? tn__broadcast(shape, nd, t->shape, t->ndim, b) : t->ndim;
@@ -48721,32 +48810,20 @@ static tn_tensor *tn__graph_fused_run(const tn_graph *g, const tn__fgroup *G, tn
     }
     if (nd != o->ndim) return NULL;
     for (int d = 1; d < nd; d++) if (shape[d] != o->shape[d]) return NULL;   /* dim 0: the batch may differ */
-    *declined = false;
+    tn__fused_prog P;
+    tn__fused_prog_of(g, G, &P);
     tn_scope_begin();
-    tn__fuse_ctx c;
-    memset(&c, 0, sizeof c);
-    c.g = g;
-    c.G = G;
-    c.f64 = o->dtype == TN_F64;
-    for (int j = 0; j < G->n; j++) {
-        const tn__gnode *n = &g->nodes[G->node[j]];
-        c.kc[j].op = n->sub;
-        if (n->op == J_UNARY) memcpy(c.kc[j].params, n->d, sizeof c.kc[j].params);
-        else c.kc[j].alpha = n->d[0];
-    }
     for (int e = 0; e < G->next; e++)   /* a 0-d operand of another dtype: as the op converts it */
-        if (ex[e]->dtype != o->dtype && !(ex[e] = tn_to_dtype(ex[e], o->dtype))) { tn_scope_end(); return NULL; }
-    tn_tensor *out = tn__new(o->dtype, TN_CPU, shape, nd);
-    if (out) {
-        tn__iter it;
-        tn__iter_init(&it, shape, nd);
-        tn__iter_add(&it, out);
-        for (int e = 0; e < G->next; e++) tn__iter_add(&it, ex[e]);
-        tn__iter_run_par(&it, tn__fuse_loop, &c, -1);
-        bool failed = false;
-        for (int j = 0; j < G->n; j++) failed = failed || c.kc[j].failed;
-        if (failed) { tn_release(out); out = (tn_tensor *)tn__error("tn_graph_run: a fused elementwise kernel failed"); }
+        if (ex[e]->dtype != o->dtype && !(ex[e] = tn_to_dtype(ex[e], o->dtype))) { *declined = false; tn_scope_end(); return NULL; }
+    tn_tensor *out = tn__new(o->dtype, dev, shape, nd);
+    int rc = out ? 0 : -1;
+    if (out && dev == TN_CPU) rc = tn__fused_cpu(out, ex, G->next, &P);
+    else if (out) {
+        rc = be->fused_elementwise(out, ex, G->next, &P);
+        TN__ATOMIC_ADD(&tn__fused_counts[rc == 0 ? 0 : 1], rc >= 0 ? 1 : 0);
     }
+    if (rc != 0) { tn_release(out); out = NULL; }
+    *declined = rc > 0;
     tn_scope_end();
     return out;
 }
@@ -54066,7 +54143,7 @@ static const tn_backend tn__cpu_f32_backend = {
     "cpu", tn__cpu_alloc, tn__cpu_free, tn__cpu_copy, tn__cpu_fill, tn__cpu_unary, tn__cpu_binary, tn__cpu_ternary,
     tn__cpu_reduce, tn__cpu_lane, tn__cpu_index, tn__cpu_nonzero, tn__cpu_matmul, tn__cpu_random,
     tn__cpu_im2col, tn__cpu_pool_argmax, tn__cpu_optim, NULL, tn__cpu_batch_norm, NULL, tn__cpu_layer_norm, tn__cpu_cross_entropy, NULL, NULL, NULL, NULL, NULL, NULL,
-    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 };
 
 enum { TN__STAGE_IN = 1, TN__STAGE_OUT = 2, TN__STAGE_INOUT = 3, TN__STAGE_MAX = 8 };
@@ -54535,6 +54612,7 @@ static const tn_backend tn__cpu_backend = {
     NULL,   /* nccl: CPU tensors are not NCCL's (the nccl process group refuses them) */
     NULL,   /* graph_pool: CUDA graphs of eager code are the GPU's (tn_cuda_graph_begin refuses the CPU) */
     NULL, NULL, NULL,   /* ipc_*: CPU storages cross processes as shared memory (io/shared.c) */
+    NULL,   /* fused_elementwise: a CPU replay runs its own fused loop (src/jit/trace.c) */
 };
 
 static const tn_backend *tn__cpu_backend_get(void) { return &tn__cpu_backend; }
@@ -54581,14 +54659,15 @@ static void tn__si_transfer(bool up) {
    check_index) inside a capture fails the call and the capture, as tensor_cuda.cu does. */
 enum { TN__SIC_COPY, TN__SIC_FILL, TN__SIC_UNARY, TN__SIC_BINARY, TN__SIC_TERNARY, TN__SIC_REDUCE, TN__SIC_LANE, TN__SIC_INDEX, TN__SIC_MATMUL,
        TN__SIC_IM2COL, TN__SIC_CONV2D, TN__SIC_BATCH_NORM, TN__SIC_POOL2D, TN__SIC_LAYER_NORM, TN__SIC_CROSS_ENTROPY, TN__SIC_ATTENTION,
-       TN__SIC_MATMUL_EP, TN__SIC_FFT, TN__SIC_OPTIM };
+       TN__SIC_MATMUL_EP, TN__SIC_FFT, TN__SIC_OPTIM, TN__SIC_FUSED };
 typedef struct tn__si_call {
     int entry, op;
     bool has_d;                      /* unary: params given */
-    tn_tensor *t[10];                /* NULL where the call had none */
+    tn_tensor *t[1 + TN__FUSED_EXT]; /* NULL where the call had none */
     double d[4];
     int64_t i[16];
     tn__optk k;                      /* optim: its kind and scalars, as the kernel's arguments */
+    tn__fused_prog *prog;            /* fused_elementwise's program (a copy) */
 } tn__si_call;
 typedef struct tn__si_graph {
     tn__si_call *calls;
@@ -54763,8 +54842,10 @@ static void tn__si_free(void *p, size_t nbytes) { tn__si_free_with(p, nbytes, tn
 static void tn__si_graph_free(void *graph) {
     tn__si_graph *G = (tn__si_graph *)graph;
     if (!G) return;
-    for (int k = 0; k < G->n; k++)
-        for (int j = 0; j < 10; j++) tn_release(G->calls[k].t[j]);
+    for (int k = 0; k < G->n; k++) {
+        for (int j = 0; j < 1 + TN__FUSED_EXT; j++) tn_release(G->calls[k].t[j]);
+        TN_FREE(G->calls[k].prog);
+    }
     TN_FREE(G->calls);
     TN_FREE(G);
 }
@@ -54822,6 +54903,7 @@ static int tn__si_graph_launch(void *graph) {
         case TN__SIC_MATMUL_EP: r = be->matmul_ep(t[0], t[1], t[2], t[3], c->d[0], c->op); break;
         case TN__SIC_FFT: r = be->fft(c->op, t[0], t[1], (int)iv[0], iv + 1, c->d[0]); break;
         case TN__SIC_OPTIM: r = be->optim(&c->k, t[0], t[1], t + 2); break;
+        case TN__SIC_FUSED: r = be->fused_elementwise(t[0], t + 1, c->op, c->prog); break;
         default: r = TN__FAIL_INT("stand-in GPU: graph_launch: unknown call %d", c->entry);
         }
         if (r) return r < 0 ? -1 : TN__FAIL_INT("stand-in GPU: graph_launch: call %d declined at launch, not at capture", k);
@@ -55693,6 +55775,30 @@ static int tn__si_ipc_close(void *base, uint64_t size) {
     (void)base; (void)size;
 #endif
     return 0;
+/* a graph replay's elementwise chain in one call: the CPU's fused loop (the members' own CPU
+   kernels, so the bits of the members run one by one here); declined as the unit declines */
+static int tn__si_fused(tn_tensor *out, tn_tensor *const *ext, int next, const tn__fused_prog *prog) {
+    TN__SI_DEV("fused_elementwise", out);
+    const char *off_ = getenv("TN_CUDA_FUSED_ELEMENTWISE");
+    if (tn__fused_declines(off_ && !strcmp(off_, "0"), out->dtype, next, prog)) return 1;
+    for (int e = 0; e < next; e++) {
+        TN__SI_DEV_OR_SCALAR("fused_elementwise", ext[e]);
+        if (ext[e]->dtype != out->dtype)
+            return TN__FAIL_INT("stand-in GPU: fused_elementwise: operand %d is %s, the result %s", e, tn_dtype_name(ext[e]->dtype), tn_dtype_name(out->dtype));
+    }
+    if (tn__si_capture) {
+        tn_tensor *ts[1 + TN__FUSED_EXT] = {out};
+        for (int e = 0; e < next; e++) ts[1 + e] = ext[e];
+        tn__fused_prog *cp = (tn__fused_prog *)TN_MALLOC(sizeof *cp);
+        if (!cp) return tn__si_uncapturable("out of memory recording a call");
+        *cp = *prog;
+        const int n0 = tn__si_capture->n;
+        const int r = tn__si_rec(TN__SIC_FUSED, next, ts, 1 + next, NULL, 0, NULL, 0);
+        if (tn__si_capture->n == n0 + 1) tn__si_capture->calls[n0].prog = cp;   /* the graph frees it, also when recording failed */
+        else TN_FREE(cp);
+        return r;
+    }
+    return TN__SI_RUN(tn__fused_cpu(out, ext, next, prog));
 }
 #undef TN__SI_DEV
 #undef TN__SI_DEV_OR_SCALAR
@@ -55705,7 +55811,7 @@ static const tn_backend tn__stand_in_backend = {
     tn__si_im2col, tn__si_pool, tn__si_optim, tn__si_conv2d, tn__si_batch_norm, tn__si_pool2d, tn__si_layer_norm, tn__si_cross_entropy, tn__si_attention,
     tn__si_check_index, tn__si_optim_multi, tn__si_linalg, tn__si_matmul_ep, tn__si_fft,
     tn__si_graph_begin, tn__si_graph_end, tn__si_graph_launch, tn__si_graph_free, tn__si_nccl, tn__si_graph_pool,
-    tn__si_ipc_export, tn__si_ipc_import, tn__si_ipc_close,
+    tn__si_ipc_export, tn__si_ipc_import, tn__si_ipc_close, tn__si_fused,
 };
 
 /* ---- the stand-in with unreadable "device" memory (tn_debug_cuda_stand_in_unreadable) ----
@@ -55804,6 +55910,7 @@ TN__SIU(int, linalg, (tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor *c,
 TN__SIU(int, matmul_ep, (tn_tensor *c, tn_tensor *a, tn_tensor *b, tn_tensor *bias, double al, int act), (c, a, b, bias, al, act))
 TN__SIU(int, fft, (int kind, tn_tensor *y, tn_tensor *x, int rank, const int64_t *n, double scale), (kind, y, x, rank, n, scale))
 TN__SIU(int, nccl, (tn_nccl_op op, tn_nccl_args *a), (op, a))
+TN__SIU(int, fused, (tn_tensor *o, tn_tensor *const *ext, int next, const tn__fused_prog *p), (o, ext, next, p))
 #undef TN__SIU
 /* the export copies device memory (open) and frees the old pages as this mode frees them;
    what is imported is a plain shared mapping (not guarded) */
@@ -55819,7 +55926,7 @@ static const tn_backend tn__stand_in_unreadable_backend = {
     tn__siu_im2col, tn__siu_pool, tn__siu_optim, tn__siu_conv2d, tn__siu_batch_norm, tn__siu_pool2d, tn__siu_layer_norm, tn__siu_cross_entropy, tn__siu_attention,
     tn__siu_check_index, tn__siu_optim_multi, tn__siu_linalg, tn__siu_matmul_ep, tn__siu_fft,
     tn__si_graph_begin, tn__si_graph_end, tn__si_graph_launch, tn__si_graph_free, tn__siu_nccl, tn__si_graph_pool,
-    tn__siu_ipc_export, tn__si_ipc_import, tn__si_ipc_close,
+    tn__siu_ipc_export, tn__si_ipc_import, tn__si_ipc_close, tn__siu_fused,
 };
 TNDEF void tn_debug_cuda_stand_in_unreadable(void) { tn_register_backend(TN_CUDA, &tn__stand_in_unreadable_backend); }
 #else
@@ -55977,6 +56084,8 @@ TNDEF tn_cuda_stats tn_cuda_memory_stats(void) {
     s.num_graph_captures = TN__ATOMIC_LOAD(&tn__gcap_counts[0]);   /* the header's (src/jit/trace.c) */
     s.num_graph_launches = TN__ATOMIC_LOAD(&tn__gcap_counts[1]);
     s.num_graph_capture_failures = TN__ATOMIC_LOAD(&tn__gcap_counts[2]);
+    s.num_fused_elementwise = TN__ATOMIC_LOAD(&tn__fused_counts[0]);   /* likewise */
+    s.num_fused_elementwise_fallbacks = TN__ATOMIC_LOAD(&tn__fused_counts[1]);
     return s;
 }
 TNDEF void tn_cuda_reset_peak_memory_stats(void) { const tn_cuda_unit *u = tn__cuda_unit(); if (u && u->backend) u->reset_peak(); }

@@ -1355,6 +1355,78 @@ static int cu_ternary(tn_ternary_op op, tn_tensor *out, tn_tensor *x, tn_tensor 
     return 0;
 }
 
+/* ---- fused elementwise chains (tn_backend.fused_elementwise) ----
+   A graph replay's chain of unary and binary members (src/jit/trace.c plans it) in one
+   kernel: each thread loads its element's outside operands once, applies the members in
+   registers through the unary and binary kernels' own UnaryVal / BinaryVal (no second copy
+   of any op's math: the bits of the members run one by one, which store each result in
+   the same dtype) and stores once: one launch and no intermediate tensor per member.
+   Geo<N> for the output and up to N - 1 operands: N is 3, 6 or TN__FUSED_EXT + 1, the
+   fewest that hold the chain's (each operand costs index arithmetic per element). */
+struct FusedPtrs { const void *p[TN__FUSED_EXT]; };
+template <class T, int N> __global__ void k_fused(int64_t n, int next, Geo<N> g, T *o, FusedPtrs ptr, tn__fused_prog prog) {
+    GRID_LOOP(i, n) {
+        int64_t off[N];
+        offsets<N>(g, i, off);
+        T x[N - 1];
+#pragma unroll
+        for (int k = 0; k < N - 1; k++) x[k] = k < next ? ld(g, 1 + k, (const T *)ptr.p[k], off[1 + k]) : (T)0;
+        T r = (T)0;
+        for (int j = 0; j < prog.n; j++) {
+            const tn__fused_op &m = prog.m[j];
+            const T a = m.src[0] < 0 ? r : x[m.src[0]];
+            if (m.binary) {
+                int bad = 0;   /* integer division only: never set for float */
+                r = BinaryVal<T>::f(m.op, a, m.src[1] < 0 ? r : x[m.src[1]], m.params[0], &bad);
+            } else {
+                UnaryArgs u;
+                u.op = m.op;
+                u.p0 = m.params[0];
+                u.p1 = m.params[1];
+                u.p2 = m.params[2];
+                r = UnaryVal<T>::f(u, a);
+            }
+        }
+        o[off[0]] = r;
+    }
+}
+template <int N> static int launch_fused(int64_t n, tn_tensor *out, tn_tensor *const *ext, int next, const tn__fused_prog *prog) {
+    const char *fn = "fused_elementwise";
+    Aligned al[N];
+    const int64_t *strides[N];
+    tn_tensor *ops[N];
+    FusedPtrs ptr;
+    memset(&ptr, 0, sizeof ptr);
+    strides[0] = out->strides;
+    ops[0] = out;
+    for (int k = 1; k < N; k++) {   /* the unused operands: none, stride 0 */
+        const bool used = k - 1 < next;
+        if (used) al[k] = align_to(ext[k - 1], out->ndim);
+        else memset(&al[k], 0, sizeof al[k]);
+        strides[k] = al[k].st;
+        ops[k] = used ? ext[k - 1] : NULL;
+        if (used) ptr.p[k - 1] = dev_ptr(ext[k - 1]);
+    }
+    Geo<N> g = make_geo<N>(out->shape, out->ndim, strides);
+    if (mark_host<N>(g, ops, fn)) return -1;
+    if (out->dtype == TN_F32) k_fused<float, N><<<blocks_for(n), kThreads, 0, cu_stream()>>>(n, next, g, (float *)base_of(out), ptr, *prog);
+    else k_fused<double, N><<<blocks_for(n), kThreads, 0, cu_stream()>>>(n, next, g, (double *)base_of(out), ptr, *prog);
+    CU_LAUNCHED(fn);
+    return 0;
+}
+static int cu_fused_elementwise(tn_tensor *out, tn_tensor *const *ext, int next, const tn__fused_prog *prog) {
+    const char *off_ = getenv("TN_CUDA_FUSED_ELEMENTWISE");
+    if (tn__fused_declines(off_ && !strcmp(off_, "0"), out->dtype, next, prog)) return 1;   /* the stand-in's cases too (src/api.h) */
+    for (int e = 0; e < next; e++)
+        if (!ext[e] || ext[e]->dtype != out->dtype)
+            return tn_error("fused_elementwise: operand %d is %s, the result %s", e, ext[e] ? tn_dtype_name(ext[e]->dtype) : "missing", tn_dtype_name(out->dtype));
+    const int64_t n = tn_numel(out);
+    if (n == 0) return 0;
+    if (next + 1 <= 3) return launch_fused<3>(n, out, ext, next, prog);
+    if (next + 1 <= 6) return launch_fused<6>(n, out, ext, next, prog);
+    return launch_fused<TN__FUSED_EXT + 1>(n, out, ext, next, prog);
+}
+
 /* ======================================================================= */
 /* 5. reductions, lane ops, layer norm, cross-entropy                      */
 /* ======================================================================= */
@@ -4164,7 +4236,7 @@ static const tn_backend cuda_backend = {
     cu_nonzero, cu_matmul, cu_random, cu_im2col, cu_pool_argmax, cu_optim, cu_conv2d, cu_batch_norm, cu_pool2d, cu_layer_norm, cu_cross_entropy, cu_attention,
     cu_check_index, cu_optim_multi, cu_linalg, cu_matmul_ep, cu_fft,
     cu_graph_begin, cu_graph_end, cu_graph_launch, cu_graph_free, CU_NCCL_ENTRY, cu_graph_pool,
-    cu_ipc_export, cu_ipc_import, cu_ipc_close,
+    cu_ipc_export, cu_ipc_import, cu_ipc_close, cu_fused_elementwise,
 };
 
 static int u_device_count(void) { int n = 0; return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0; }

@@ -355,8 +355,8 @@ static double graph_time(tn_module *m, tn_graph *g, tn_tensor *x, int mode, int 
 }
 static void graph_rows(int reps) {
     printf("\n## graph replay on the GPU (tn_graph_run: eager, replay on the device plan, captured replay)\n\n"
-           "| forward | batch | eager ms | replay ms | captured ms | captured: launches / captures / failures | steady replay storages |\n"
-           "|---|---|---|---|---|---|---|\n");
+           "| forward | batch | eager ms | replay ms | captured ms | captured: launches / captures / failures | steady replay storages | fused chains per replay (kernels) |\n"
+           "|---|---|---|---|---|---|---|---|\n");
     for (int c = 0; c < 2; c++)
         for (int b = 0; b < 2; b++) {
             const int64_t batch = b ? 64 : 1;
@@ -368,7 +368,7 @@ static void graph_rows(int reps) {
                            : tn_to(c == 0 ? tn_randn(TN_SHAPE(batch, 1, 28, 28), TN_F32) : tn_randn(TN_SHAPE(batch, 32, 128), TN_F32), TN_CUDA);
             tn_graph *g = x ? tn_jit_trace_module(m, x) : NULL;
             if (!g) {
-                printf("| %s | %lld | failed: %s | | | | |\n", c == 0 ? "cnn" : "transformer", (long long)batch, cell((char *)tn_last_error()));
+                printf("| %s | %lld | failed: %s | | | | | |\n", c == 0 ? "cnn" : "transformer", (long long)batch, cell((char *)tn_last_error()));
                 tn_module_free(m);
                 tn_scope_end();
                 continue;
@@ -386,10 +386,18 @@ static void graph_rows(int reps) {
             tn_graph_forward(g, x);
             const int64_t allocs = tn_memory_allocations() - a0;
             tn_scope_end();
+            setenv("TN_CUDA_GRAPHS", "0", 1);   /* an uncaptured replay: its elementwise chains run as one kernel each (tn_backend.fused_elementwise) */
+            const tn_cuda_stats f0 = tn_cuda_memory_stats();
+            tn_scope_begin();
+            tn_graph_forward(g, x);
+            tn_scope_end();
+            const tn_cuda_stats f1 = tn_cuda_memory_stats();
+            unsetenv("TN_CUDA_GRAPHS");
             tn_no_grad_end();
-            printf("| %s | %lld | %.3f | %.3f | %.3f | %lld / %lld / %lld | %lld |\n", c == 0 ? "cnn" : "transformer", (long long)batch, eager, replay, captured,
+            printf("| %s | %lld | %.3f | %.3f | %.3f | %lld / %lld / %lld | %lld | %lld |\n", c == 0 ? "cnn" : "transformer", (long long)batch, eager, replay, captured,
                    (long long)(s1.num_graph_launches - s0.num_graph_launches), (long long)(s1.num_graph_captures - s0.num_graph_captures),
-                   (long long)(s1.num_graph_capture_failures - s0.num_graph_capture_failures), (long long)allocs);
+                   (long long)(s1.num_graph_capture_failures - s0.num_graph_capture_failures), (long long)allocs,
+                   (long long)(f1.num_fused_elementwise - f0.num_fused_elementwise));
             tn_graph_free(g);
             tn_module_free(m);
             tn_scope_end();

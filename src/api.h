@@ -5178,6 +5178,22 @@ typedef struct tn_nccl_args {
     const void *mpi_comm;           /* INIT: the group's MPI_Comm, or NULL (the stand-in carries ranks > 1 over it) */
     unsigned char id[128];          /* GET_ID writes it (ncclUniqueId's bytes); INIT reads it */
 } tn_nccl_args;
+/* A graph replay's chain of elementwise ops (tn_backend.fused_elementwise; src/jit/trace.c
+   plans them): member m[j] applies its binary op (alpha params[0]) or unary op (params as
+   tn_backend.unary takes them) to its operands src[0..1]: -1 the previous member's result,
+   k >= 0 the outside operand k. */
+#define TN__FUSED_MAX 16   /* members */
+#define TN__FUSED_EXT 10   /* outside operands */
+typedef struct tn__fused_op {
+    bool binary;
+    int op;                        /* tn_binary_op or tn_unary_op */
+    signed char src[2];
+    double params[3];
+} tn__fused_op;
+typedef struct tn__fused_prog {
+    int n;
+    tn__fused_op m[TN__FUSED_MAX];
+} tn__fused_prog;
 /* A backend: device-independent code validates arguments, computes shapes and allocates
    outputs, then calls these. Operands already have the kernel's dtypes and broadcast
    shapes (stride 0 where broadcast); outputs may alias inputs element for element.
@@ -5392,8 +5408,33 @@ typedef struct tn_backend {
     int (*ipc_export)(tn_storage *s, unsigned char *h, uint64_t *offset, uint64_t *size);
     int (*ipc_import)(const unsigned char *h, uint64_t size, void **base);
     int (*ipc_close)(void *base, uint64_t size);
+    /* Optional (NULL: the members run one by one). A fused elementwise chain in one pass:
+       out (new, float32 or float64) = prog applied to the next outside operands ext[k] (out's
+       dtype, broadcast to out's shape, any strides; a 0-d one may be a CPU scalar), each
+       member the op's own kernel math on the values in registers: the bits of the members
+       run one by one. Returns 1 (no error) when it declines (tn__fused_declines). */
+    int (*fused_elementwise)(tn_tensor *out, tn_tensor *const *ext, int next, const tn__fused_prog *prog);
 } tn_backend;
 enum { TN__GPOOL_NEW, TN__GPOOL_RETAIN, TN__GPOOL_RELEASE, TN__GPOOL_BEGIN };
+/* The chains the GPU unit's fused_elementwise declines (tensor_cuda.cu and the checking
+   stand-in ask here, so they decline alike): the switch TN_CUDA_FUSED_ELEMENTWISE=0 (off: the
+   caller read it), a dtype other than float32/float64, no members or too many, an outside
+   operand missing or out of range, a member that is no float unary op (LOGICAL_NOT and the
+   predicates, BITWISE_NOT) or a binary op other than add, sub, mul, div, pow, maximum,
+   minimum. */
+static inline bool tn__fused_declines(bool off, tn_dtype dtype, int next, const tn__fused_prog *p) {
+    if (off || (dtype != TN_F32 && dtype != TN_F64) || !p || p->n < 1 || p->n > TN__FUSED_MAX || next < 0 || next > TN__FUSED_EXT) return true;
+    for (int j = 0; j < p->n; j++) {
+        const tn__fused_op *m = &p->m[j];
+        const int op = m->op;
+        if (m->binary ? !(op == ADD || op == SUB || op == MUL || op == DIV || op == POW || op == MAXIMUM || op == MINIMUM)
+                      : (op < 0 || op >= LOGICAL_NOT || op == BITWISE_NOT))
+            return true;
+        for (int i = 0; i < (m->binary ? 2 : 1); i++)
+            if (m->src[i] >= next || m->src[i] < -1 || (m->src[i] == -1 && j == 0)) return true;
+    }
+    return false;
+}
 /* The cases the GPU unit's fused attention entry declines (tensor_cuda.cu and the checking
    stand-in both ask here, so they decline alike): the switch TN_CUDA_FUSED_ATTENTION=0, a
    dtype other than float32/float64/float16/bfloat16 or mixed ones (half ones with a float32
@@ -5675,6 +5716,9 @@ typedef struct tn_cuda_stats {
     /* graph replays captured as CUDA graphs (tn_graph_run), captured replays launched, and
        captures that failed (those replays run uncaptured); counted by the header */
     int64_t num_graph_captures, num_graph_launches, num_graph_capture_failures;
+    /* graph replays' elementwise chains run as one kernel (tn_backend.fused_elementwise), and
+       chains it declined (the members ran one by one); counted by the header */
+    int64_t num_fused_elementwise, num_fused_elementwise_fallbacks;
 } tn_cuda_stats;
 TNDEF tn_cuda_stats tn_cuda_memory_stats(void);     /* zeros without a GPU (the stand-in: its transfer counters and num_allocs) */
 TNDEF void tn_cuda_reset_peak_memory_stats(void);

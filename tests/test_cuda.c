@@ -85,6 +85,7 @@ TEST(shared_philox_draw) {
 #include "cuda_cases_complex.h"
 #include "cuda_cases_graphs.h"
 #include "cuda_cases_ipc.h"
+#include "cuda_cases_fused.h"
 #include "nosync_cases.h"
 
 /* ---- with the real GPU unit only ---- */
@@ -232,6 +233,8 @@ int main(void) {
     RUN(gpu_eager_graph_pool_sharing);
     RUN(gpu_eager_graph_errors);
     RUN(gpu_cuda_ipc);    /* a child process maps this one's tensor by its CUDA IPC handle */
+    RUN(gpu_fused_elementwise_replay);
+    RUN(gpu_fused_elementwise_entry);
     NOSYNC_RUN_ALL("");   /* steady-state steps without transfers or waits; device-side checks */
     CHECK(tn_cuda_synchronize() == 0);
     tn_cuda_stats st = tn_cuda_memory_stats();

@@ -3,13 +3,14 @@
  * launch, as a CUDA graph does; an allocation, a transfer, a synchronisation or an entry
  * that cannot be captured inside a capture fails it. main runs everything twice: on the
  * plain stand-in and on the one whose device memory is unreadable from the host outside
- * backend calls. The cases of cuda_cases_graphs.h run here and, in test_cuda.c, on a
- * real GPU. */
+ * backend calls. The cases of cuda_cases_graphs.h and cuda_cases_fused.h (the fused
+ * elementwise chains) run here and, in test_cuda.c, on a real GPU. */
 #define _POSIX_C_SOURCE 200809L   /* setenv */
 #define TENSOR_IMPLEMENTATION
 #include "tensor.h"
 #include "tn_test.h"
 #include "cuda_cases_graphs.h"
+#include "cuda_cases_fused.h"
 
 /* The capture protocol of tn_backend.graph_* on the stand-in itself. */
 TEST(stand_in_capture_protocol) {
@@ -66,10 +67,13 @@ int main(void) {
         RUN(gpu_eager_graph_cnn);
         RUN(gpu_eager_graph_pool_sharing);
         RUN(gpu_eager_graph_errors);
+        RUN(gpu_fused_elementwise_replay);
+        RUN(gpu_fused_elementwise_entry);
         /* the same with captures switched off: the device plan alone */
         setenv("TN_CUDA_GRAPHS", "0", 1);
         RUN(gpu_graph_replay);
         RUN(gpu_graph_capture_fallback);
+        RUN(gpu_fused_elementwise_replay);
         unsetenv("TN_CUDA_GRAPHS");
         CHECK_MSG(tn_memory_stats_get().live_tensors == live0, "%lld tensors leaked", (long long)(tn_memory_stats_get().live_tensors - live0));
     }

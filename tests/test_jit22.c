@@ -281,6 +281,13 @@ static tn_tensor *chain_branch(tn_tensor *const *in, int n, void *user) {
     tn_tensor *a = tn_sigmoid(in[0]);
     return tn_add(tn_tanh(a), tn_sum_dims(a, TN_SHAPE(-1), .keepdim = true));
 }
+/* Two chains read one value, and the one planned first runs last (at the div): the value lives
+   to that chain's run (it was released after the sigmoid, the last reader in node order). */
+static tn_tensor *chain_shared(tn_tensor *const *in, int n, void *user) {
+    (void)n; (void)user;
+    tn_tensor *a = tn_gelu(tn_add(in[0], in[1]));
+    return tn_div(tn_square(tn_tanh(a)), tn_add_scalar(tn_sigmoid(a), 1.0));
+}
 typedef struct { const char *name; tn_jit_trace_fn fn; int nin; int64_t shapes[3][4]; int nd[3]; int fused, storages; } fcase;
 
 static void check_fused(int line, const fcase *c, tn_dtype dt) {
@@ -323,6 +330,7 @@ TEST(test_elementwise_fusion) {
         {"residual", chain_residual, 2, {{4, 64}, {4, 64}}, {2, 2}, 5, 1},
         {"long", chain_long, 3, {{2, 3, 33}, {33}, {2, 1, 33}}, {3, 1, 3}, 10, 1},
         {"branch", chain_branch, 1, {{6, 20}}, {2}, 2, 2},   /* sigmoid is read twice: tanh and add fuse, sigmoid does not */
+        {"shared", chain_shared, 2, {{5, 16}, {16}}, {2, 1}, 7, 3},   /* add-gelu, tanh-square-div, sigmoid-add */
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         check_fused(__LINE__, &cases[i], TN_F32);

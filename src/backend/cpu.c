@@ -171,6 +171,7 @@ static const tn_backend tn__cpu_backend = {
     NULL,   /* nccl: CPU tensors are not NCCL's (the nccl process group refuses them) */
     NULL,   /* graph_pool: CUDA graphs of eager code are the GPU's (tn_cuda_graph_begin refuses the CPU) */
     NULL, NULL, NULL,   /* ipc_*: CPU storages cross processes as shared memory (io/shared.c) */
+    NULL,   /* fused_elementwise: a CPU replay runs its own fused loop (src/jit/trace.c) */
 };
 
 static const tn_backend *tn__cpu_backend_get(void) { return &tn__cpu_backend; }

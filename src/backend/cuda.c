@@ -133,6 +133,8 @@ TNDEF tn_cuda_stats tn_cuda_memory_stats(void) {
     s.num_graph_captures = TN__ATOMIC_LOAD(&tn__gcap_counts[0]);   /* the header's (src/jit/trace.c) */
     s.num_graph_launches = TN__ATOMIC_LOAD(&tn__gcap_counts[1]);
     s.num_graph_capture_failures = TN__ATOMIC_LOAD(&tn__gcap_counts[2]);
+    s.num_fused_elementwise = TN__ATOMIC_LOAD(&tn__fused_counts[0]);   /* likewise */
+    s.num_fused_elementwise_fallbacks = TN__ATOMIC_LOAD(&tn__fused_counts[1]);
     return s;
 }
 TNDEF void tn_cuda_reset_peak_memory_stats(void) { const tn_cuda_unit *u = tn__cuda_unit(); if (u && u->backend) u->reset_peak(); }

@@ -32,14 +32,15 @@ static void tn__si_transfer(bool up) {
    check_index) inside a capture fails the call and the capture, as tensor_cuda.cu does. */
 enum { TN__SIC_COPY, TN__SIC_FILL, TN__SIC_UNARY, TN__SIC_BINARY, TN__SIC_TERNARY, TN__SIC_REDUCE, TN__SIC_LANE, TN__SIC_INDEX, TN__SIC_MATMUL,
        TN__SIC_IM2COL, TN__SIC_CONV2D, TN__SIC_BATCH_NORM, TN__SIC_POOL2D, TN__SIC_LAYER_NORM, TN__SIC_CROSS_ENTROPY, TN__SIC_ATTENTION,
-       TN__SIC_MATMUL_EP, TN__SIC_FFT, TN__SIC_OPTIM };
+       TN__SIC_MATMUL_EP, TN__SIC_FFT, TN__SIC_OPTIM, TN__SIC_FUSED };
 typedef struct tn__si_call {
     int entry, op;
     bool has_d;                      /* unary: params given */
-    tn_tensor *t[10];                /* NULL where the call had none */
+    tn_tensor *t[1 + TN__FUSED_EXT]; /* NULL where the call had none */
     double d[4];
     int64_t i[16];
     tn__optk k;                      /* optim: its kind and scalars, as the kernel's arguments */
+    tn__fused_prog *prog;            /* fused_elementwise's program (a copy) */
 } tn__si_call;
 typedef struct tn__si_graph {
     tn__si_call *calls;
@@ -214,8 +215,10 @@ static void tn__si_free(void *p, size_t nbytes) { tn__si_free_with(p, nbytes, tn
 static void tn__si_graph_free(void *graph) {
     tn__si_graph *G = (tn__si_graph *)graph;
     if (!G) return;
-    for (int k = 0; k < G->n; k++)
-        for (int j = 0; j < 10; j++) tn_release(G->calls[k].t[j]);
+    for (int k = 0; k < G->n; k++) {
+        for (int j = 0; j < 1 + TN__FUSED_EXT; j++) tn_release(G->calls[k].t[j]);
+        TN_FREE(G->calls[k].prog);
+    }
     TN_FREE(G->calls);
     TN_FREE(G);
 }
@@ -273,6 +276,7 @@ static int tn__si_graph_launch(void *graph) {
         case TN__SIC_MATMUL_EP: r = be->matmul_ep(t[0], t[1], t[2], t[3], c->d[0], c->op); break;
         case TN__SIC_FFT: r = be->fft(c->op, t[0], t[1], (int)iv[0], iv + 1, c->d[0]); break;
         case TN__SIC_OPTIM: r = be->optim(&c->k, t[0], t[1], t + 2); break;
+        case TN__SIC_FUSED: r = be->fused_elementwise(t[0], t + 1, c->op, c->prog); break;
         default: r = TN__FAIL_INT("stand-in GPU: graph_launch: unknown call %d", c->entry);
         }
         if (r) return r < 0 ? -1 : TN__FAIL_INT("stand-in GPU: graph_launch: call %d declined at launch, not at capture", k);
@@ -1144,6 +1148,30 @@ static int tn__si_ipc_close(void *base, uint64_t size) {
     (void)base; (void)size;
 #endif
     return 0;
+/* a graph replay's elementwise chain in one call: the CPU's fused loop (the members' own CPU
+   kernels, so the bits of the members run one by one here); declined as the unit declines */
+static int tn__si_fused(tn_tensor *out, tn_tensor *const *ext, int next, const tn__fused_prog *prog) {
+    TN__SI_DEV("fused_elementwise", out);
+    const char *off_ = getenv("TN_CUDA_FUSED_ELEMENTWISE");
+    if (tn__fused_declines(off_ && !strcmp(off_, "0"), out->dtype, next, prog)) return 1;
+    for (int e = 0; e < next; e++) {
+        TN__SI_DEV_OR_SCALAR("fused_elementwise", ext[e]);
+        if (ext[e]->dtype != out->dtype)
+            return TN__FAIL_INT("stand-in GPU: fused_elementwise: operand %d is %s, the result %s", e, tn_dtype_name(ext[e]->dtype), tn_dtype_name(out->dtype));
+    }
+    if (tn__si_capture) {
+        tn_tensor *ts[1 + TN__FUSED_EXT] = {out};
+        for (int e = 0; e < next; e++) ts[1 + e] = ext[e];
+        tn__fused_prog *cp = (tn__fused_prog *)TN_MALLOC(sizeof *cp);
+        if (!cp) return tn__si_uncapturable("out of memory recording a call");
+        *cp = *prog;
+        const int n0 = tn__si_capture->n;
+        const int r = tn__si_rec(TN__SIC_FUSED, next, ts, 1 + next, NULL, 0, NULL, 0);
+        if (tn__si_capture->n == n0 + 1) tn__si_capture->calls[n0].prog = cp;   /* the graph frees it, also when recording failed */
+        else TN_FREE(cp);
+        return r;
+    }
+    return TN__SI_RUN(tn__fused_cpu(out, ext, next, prog));
 }
 #undef TN__SI_DEV
 #undef TN__SI_DEV_OR_SCALAR
@@ -1156,7 +1184,7 @@ static const tn_backend tn__stand_in_backend = {
     tn__si_im2col, tn__si_pool, tn__si_optim, tn__si_conv2d, tn__si_batch_norm, tn__si_pool2d, tn__si_layer_norm, tn__si_cross_entropy, tn__si_attention,
     tn__si_check_index, tn__si_optim_multi, tn__si_linalg, tn__si_matmul_ep, tn__si_fft,
     tn__si_graph_begin, tn__si_graph_end, tn__si_graph_launch, tn__si_graph_free, tn__si_nccl, tn__si_graph_pool,
-    tn__si_ipc_export, tn__si_ipc_import, tn__si_ipc_close,
+    tn__si_ipc_export, tn__si_ipc_import, tn__si_ipc_close, tn__si_fused,
 };
 
 /* ---- the stand-in with unreadable "device" memory (tn_debug_cuda_stand_in_unreadable) ----
@@ -1255,6 +1283,7 @@ TN__SIU(int, linalg, (tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor *c,
 TN__SIU(int, matmul_ep, (tn_tensor *c, tn_tensor *a, tn_tensor *b, tn_tensor *bias, double al, int act), (c, a, b, bias, al, act))
 TN__SIU(int, fft, (int kind, tn_tensor *y, tn_tensor *x, int rank, const int64_t *n, double scale), (kind, y, x, rank, n, scale))
 TN__SIU(int, nccl, (tn_nccl_op op, tn_nccl_args *a), (op, a))
+TN__SIU(int, fused, (tn_tensor *o, tn_tensor *const *ext, int next, const tn__fused_prog *p), (o, ext, next, p))
 #undef TN__SIU
 /* the export copies device memory (open) and frees the old pages as this mode frees them;
    what is imported is a plain shared mapping (not guarded) */
@@ -1270,7 +1299,7 @@ static const tn_backend tn__stand_in_unreadable_backend = {
     tn__siu_im2col, tn__siu_pool, tn__siu_optim, tn__siu_conv2d, tn__siu_batch_norm, tn__siu_pool2d, tn__siu_layer_norm, tn__siu_cross_entropy, tn__siu_attention,
     tn__siu_check_index, tn__siu_optim_multi, tn__siu_linalg, tn__siu_matmul_ep, tn__siu_fft,
     tn__si_graph_begin, tn__si_graph_end, tn__si_graph_launch, tn__si_graph_free, tn__siu_nccl, tn__si_graph_pool,
-    tn__siu_ipc_export, tn__si_ipc_import, tn__si_ipc_close,
+    tn__siu_ipc_export, tn__si_ipc_import, tn__si_ipc_close, tn__siu_fused,
 };
 TNDEF void tn_debug_cuda_stand_in_unreadable(void) { tn_register_backend(TN_CUDA, &tn__stand_in_unreadable_backend); }
 #else

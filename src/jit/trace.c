@@ -805,8 +805,8 @@ static void tn__graph_mplan_after(const tn_graph *g, tn__mhook *h, int k, tn_ten
    written instead of one per member and no intermediate tensors. With grad enabled (autograd
    needs each node) or when the operands at run time are not as planned (another device or
    dtype), the members run one by one. */
-#define TN__FUSE_MAX 16    /* members of a group */
-#define TN__FUSE_EXT 10    /* outside operands (the iterator takes TN__MAX_OPS, the output one of them) */
+#define TN__FUSE_MAX TN__FUSED_MAX   /* members of a group (src/api.h: a backend's program holds as many) */
+#define TN__FUSE_EXT TN__FUSED_EXT   /* outside operands (the iterator takes TN__MAX_OPS, the output one of them) */
 #define TN__FUSE_TILE 256
 typedef struct tn__fgroup {
     int n;
@@ -851,7 +851,8 @@ static bool tn__fuse_add(tn__fgroup *G, const tn__gnode *n, int k, int pred) {
     return true;
 }
 /* The groups of g (after uses / last_use): chains followed in node order; then an outside
-   operand last read by a member is kept to the group's last node (the group runs there). */
+   operand is kept to the group's last node at least (the group runs there: a value a member
+   reads and a node of another group reads later, but before the last, lives on). */
 static int tn__graph_fuse_plan(tn_graph *g) {
     int *lastg = (int *)TN_MALLOC((size_t)(g->nvals + 1) * sizeof(int));
     g->fgrp = (int *)TN_MALLOC((size_t)(g->nnodes + 1) * sizeof(int));
@@ -884,53 +885,97 @@ static int tn__graph_fuse_plan(tn_graph *g) {
         if (G->n < 2) continue;
         const int last = G->node[G->n - 1];
         for (int j = 0; j < G->n; j++) g->fgrp[G->node[j]] = m;
-        for (int e = 0; e < G->next; e++)
-            for (int j = 0; j < G->n - 1; j++) if (g->last_use[G->ext[e]] == G->node[j]) g->last_use[G->ext[e]] = last;
+        for (int e = 0; e < G->next; e++)   /* read at the group's last node, also where a node between last reads it */
+            if (g->last_use[G->ext[e]] < last) g->last_use[G->ext[e]] = last;
         g->fg[m++] = *G;
     }
     g->nfg = m;
     return 0;
 }
 typedef struct tn__fuse_ctx {
-    const tn_graph *g;
-    const tn__fgroup *G;
+    const tn__fused_prog *P;
     tn__kctx kc[TN__FUSE_MAX];
     bool f64;
 } tn__fuse_ctx;
 static void tn__fuse_loop(char **p, const int64_t *s, int64_t n, void *vc) {
     tn__fuse_ctx *c = (tn__fuse_ctx *)vc;
-    const tn__fgroup *G = c->G;
+    const tn__fused_prog *P = c->P;
     double buf[2][TN__FUSE_TILE];   /* doubles: room for a tile of either dtype */
     const int64_t es = c->f64 ? 8 : 4;
     for (int64_t i0 = 0; i0 < n; i0 += TN__FUSE_TILE) {
         const int64_t m = n - i0 < TN__FUSE_TILE ? n - i0 : TN__FUSE_TILE;
-        for (int j = 0; j < G->n; j++) {
-            const tn__gnode *nd = &c->g->nodes[G->node[j]];
+        for (int j = 0; j < P->n; j++) {
+            const tn__fused_op *M = &P->m[j];
             char *pp[3];
             int64_t ss[3];
-            if (j == G->n - 1) { pp[0] = p[0] + i0 * s[0]; ss[0] = s[0]; }
+            if (j == P->n - 1) { pp[0] = p[0] + i0 * s[0]; ss[0] = s[0]; }
             else { pp[0] = (char *)buf[j & 1]; ss[0] = es; }
-            for (int i = 0; i < nd->nin; i++) {
-                const int e = G->src[j][i];
+            for (int i = 0; i < (M->binary ? 2 : 1); i++) {
+                const int e = M->src[i];
                 if (e < 0) { pp[1 + i] = (char *)buf[(j - 1) & 1]; ss[1 + i] = es; }
                 else { pp[1 + i] = p[1 + e] + i0 * s[1 + e]; ss[1 + i] = s[1 + e]; }
             }
-            if (nd->op == J_UNARY) (c->f64 ? tn__unary_f64 : tn__unary_f32)(pp, ss, m, &c->kc[j]);
+            if (!M->binary) (c->f64 ? tn__unary_f64 : tn__unary_f32)(pp, ss, m, &c->kc[j]);
             else (c->f64 ? tn__binary_f64 : tn__binary_f32)(pp, ss, m, &c->kc[j]);
         }
     }
 }
-/* Group G in one pass; NULL with *declined when its operands are not as planned (the
-   caller runs the members one by one), NULL with an error when a kernel fails. */
+/* out = program P over the next outside operands ext (out's dtype, broadcast to out) in one
+   pass of the CPU's kernels; 0 or -1. The CPU's fused replay, and the checking stand-in's
+   fused_elementwise (its "device" memory is the host's). */
+static int tn__fused_cpu(tn_tensor *out, tn_tensor *const *ext, int next, const tn__fused_prog *P) {
+    tn__fuse_ctx c;
+    memset(&c, 0, sizeof c);
+    c.P = P;
+    c.f64 = out->dtype == TN_F64;
+    for (int j = 0; j < P->n; j++) {
+        c.kc[j].op = P->m[j].op;
+        if (!P->m[j].binary) memcpy(c.kc[j].params, P->m[j].params, sizeof c.kc[j].params);
+        else c.kc[j].alpha = P->m[j].params[0];
+    }
+    tn__iter it;
+    tn__iter_init(&it, out->shape, out->ndim);
+    tn__iter_add(&it, out);
+    for (int e = 0; e < next; e++) tn__iter_add(&it, ext[e]);
+    tn__iter_run_par(&it, tn__fuse_loop, &c, -1);
+    for (int j = 0; j < P->n; j++)
+        if (c.kc[j].failed) return TN__FAIL_INT("tn_graph_run: a fused elementwise kernel failed");
+    return 0;
+}
+/* the program of group G (its members' ops, operands and parameters as the nodes hold them) */
+static void tn__fused_prog_of(const tn_graph *g, const tn__fgroup *G, tn__fused_prog *P) {
+    memset(P, 0, sizeof *P);
+    P->n = G->n;
+    for (int j = 0; j < G->n; j++) {
+        const tn__gnode *n = &g->nodes[G->node[j]];
+        tn__fused_op *M = &P->m[j];
+        M->binary = n->op != J_UNARY;
+        M->op = n->sub;
+        M->src[0] = G->src[j][0];
+        M->src[1] = M->binary ? G->src[j][1] : 0;
+        if (n->op == J_UNARY) memcpy(M->params, n->d, sizeof M->params);
+        else M->params[0] = n->d[0];
+    }
+}
+static int64_t tn__fused_counts[2];   /* chains a device's fused_elementwise ran, and declined (tn_cuda_stats) */
+/* Group G in one pass: on the CPU by tn__fused_cpu, on a device by its backend's
+   fused_elementwise (one kernel). NULL with *declined when its operands are not as planned
+   or the device's backend declines (the caller runs the members one by one), NULL with an
+   error when a kernel fails. */
 static tn_tensor *tn__graph_fused_run(const tn_graph *g, const tn__fgroup *G, tn_tensor **v, bool *declined) {
     const tn__gval *o = &g->vals[g->nodes[G->node[G->n - 1]].out];
     tn_tensor *ex[TN__FUSE_EXT];
     int64_t shape[TN_MAX_DIMS];
     int nd = 0;
     *declined = true;
+    tn_device dev = TN_CPU;   /* the operands' device: a 0-d CPU one may join a device's (a host scalar, as the ops take it) */
+    for (int e = 0; e < G->next; e++)
+        if (v[G->ext[e]] && v[G->ext[e]]->device != TN_CPU) dev = v[G->ext[e]]->device;
+    const tn_backend *be = dev == TN_CPU ? NULL : tn__backend(dev);
+    if (dev != TN_CPU && (!be || !be->fused_elementwise)) return NULL;
     for (int e = 0; e < G->next; e++) {
         tn_tensor *t = v[G->ext[e]];
-        if (!t || t->device != TN_CPU || (t->dtype != o->dtype && t->ndim != 0)) return NULL;
+        if (!t || (t->device != dev && !(t->device == TN_CPU && t->ndim == 0)) || (t->dtype != o->dtype && t->ndim != 0)) return NULL;
         ex[e] = t;
         int64_t b[TN_MAX_DIMS];
         const int r = e ? tn__broadcast(shape, nd, t->shape, t->ndim, b) : t->ndim;
@@ -940,32 +985,20 @@ static tn_tensor *tn__graph_fused_run(const tn_graph *g, const tn__fgroup *G, tn
     }
     if (nd != o->ndim) return NULL;
     for (int d = 1; d < nd; d++) if (shape[d] != o->shape[d]) return NULL;   /* dim 0: the batch may differ */
-    *declined = false;
+    tn__fused_prog P;
+    tn__fused_prog_of(g, G, &P);
     tn_scope_begin();
-    tn__fuse_ctx c;
-    memset(&c, 0, sizeof c);
-    c.g = g;
-    c.G = G;
-    c.f64 = o->dtype == TN_F64;
-    for (int j = 0; j < G->n; j++) {
-        const tn__gnode *n = &g->nodes[G->node[j]];
-        c.kc[j].op = n->sub;
-        if (n->op == J_UNARY) memcpy(c.kc[j].params, n->d, sizeof c.kc[j].params);
-        else c.kc[j].alpha = n->d[0];
-    }
     for (int e = 0; e < G->next; e++)   /* a 0-d operand of another dtype: as the op converts it */
-        if (ex[e]->dtype != o->dtype && !(ex[e] = tn_to_dtype(ex[e], o->dtype))) { tn_scope_end(); return NULL; }
-    tn_tensor *out = tn__new(o->dtype, TN_CPU, shape, nd);
-    if (out) {
-        tn__iter it;
-        tn__iter_init(&it, shape, nd);
-        tn__iter_add(&it, out);
-        for (int e = 0; e < G->next; e++) tn__iter_add(&it, ex[e]);
-        tn__iter_run_par(&it, tn__fuse_loop, &c, -1);
-        bool failed = false;
-        for (int j = 0; j < G->n; j++) failed = failed || c.kc[j].failed;
-        if (failed) { tn_release(out); out = (tn_tensor *)tn__error("tn_graph_run: a fused elementwise kernel failed"); }
+        if (ex[e]->dtype != o->dtype && !(ex[e] = tn_to_dtype(ex[e], o->dtype))) { *declined = false; tn_scope_end(); return NULL; }
+    tn_tensor *out = tn__new(o->dtype, dev, shape, nd);
+    int rc = out ? 0 : -1;
+    if (out && dev == TN_CPU) rc = tn__fused_cpu(out, ex, G->next, &P);
+    else if (out) {
+        rc = be->fused_elementwise(out, ex, G->next, &P);
+        TN__ATOMIC_ADD(&tn__fused_counts[rc == 0 ? 0 : 1], rc >= 0 ? 1 : 0);
     }
+    if (rc != 0) { tn_release(out); out = NULL; }
+    *declined = rc > 0;
     tn_scope_end();
     return out;
 }

@@ -53,7 +53,9 @@ class tn_cuda_stats(ctypes.Structure):
                 # products with a fused bias/activation epilogue (cuBLASLt): run, declined
                 ("num_gemm_epilogue", c_int64), ("num_gemm_epilogue_fallbacks", c_int64),
                 # graph replays captured as CUDA graphs, launched, captures that failed
-                ("num_graph_captures", c_int64), ("num_graph_launches", c_int64), ("num_graph_capture_failures", c_int64)]
+                ("num_graph_captures", c_int64), ("num_graph_launches", c_int64), ("num_graph_capture_failures", c_int64),
+                # graph replays' elementwise chains run as one kernel, and those declined
+                ("num_fused_elementwise", c_int64), ("num_fused_elementwise_fallbacks", c_int64)]
 
 
 class tn_generator(ctypes.Structure):
