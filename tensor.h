@@ -55775,6 +55775,7 @@ static int tn__si_ipc_close(void *base, uint64_t size) {
     (void)base; (void)size;
 #endif
     return 0;
+}
 /* a graph replay's elementwise chain in one call: the CPU's fused loop (the members' own CPU
    kernels, so the bits of the members run one by one here); declined as the unit declines */
 static int tn__si_fused(tn_tensor *out, tn_tensor *const *ext, int next, const tn__fused_prog *prog) {
