@@ -20562,7 +20562,7 @@ TNDEF int tn_item_complex(tn_tensor *t, double *re, double *im) {
    trsm, syevd, gesdd and geev. tn__la_lapack is the contract of tn_backend.linalg (src/api.h)
    served on the CPU, in the input's dtype (float32, float64, complex64, complex128; for
    complex input the eigen- and singular values are the real dtype, and the transposes in
-   ORMQR are conjugate transposes), so the ops reach it through the same column-major route
+   ORMQR are conjugate transposes; GETRS's flag 1 solves A^T x = b), so the ops reach it through the same column-major route
    a device's entry takes (tn__la_routed in linalg_factor.c). The prototypes are declared
    here (the Fortran ABI: every argument by pointer, each character argument's hidden length
    a size_t at the end), so no LAPACKE is needed; the arrays are void * (one declaration
@@ -20670,7 +20670,7 @@ static int tn__la_lapack(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor 
         const int32_t *pv = (const int32_t *)tn_data_ptr(p);
         char *X = (char *)tn_data_ptr(b);
         if (n && nr)
-            for (int64_t i = 0; i < B; i++) f[t]("N", &n, &nr, A + i * n64 * n64 * (int64_t)es, &lda, pv + i * n64, X + i * n64 * nr * (int64_t)es, &lda, &inf, 1);
+            for (int64_t i = 0; i < B; i++) f[t](flag & 1 ? "T" : "N", &n, &nr, A + i * n64 * n64 * (int64_t)es, &lda, pv + i * n64, X + i * n64 * nr * (int64_t)es, &lda, &inf, 1);
         return 0;
     }
     case TN_LA_POTRF: {
@@ -20954,11 +20954,14 @@ static int tn__la_slogdet_dev(tn_tensor *A, tn_tensor **sign, tn_tensor **logabs
     *logabs = tn_sum_dims(tn_log(tn_abs(d)), &last, 1);
     return *sign && *logabs ? 0 : -1;
 }
-/* tn__la_getrs_raw on the device: X [..., n, r] in A's dtype, info [...] */
+/* tn__la_getrs_raw on the device: X [..., n, r] in A's dtype, info [...]. On the CPU (LAPACK)
+   a contiguous real A is factored as PyTorch's linalg.solve does: its row-major copy is A^T
+   column-major, whose LU solves A^T^T X = B (getrs 'T'): torch's pivots, info and bits. */
 static tn_tensor *tn__la_getrs_dev(tn_tensor *A, tn_tensor *Bm, tn_tensor **info) {
-    const int64_t n = A->shape[A->ndim - 1], r = Bm->shape[Bm->ndim - 1], B = tn__la_batch(A);
-    tn_tensor *cm = tn__la_cm(A), *x = tn__la_cm(Bm), *p = tn__la_dnew(TN_I32, A, B, n, 0, 2), *f = tn__la_dnew(TN_I32, A, B, 0, 0, 1);
-    if (!cm || !x || !p || !f || tn__la_run(TN_LA_GETRF, cm, NULL, NULL, p, f, 0) || tn__la_run(TN_LA_GETRS, cm, x, NULL, p, NULL, 0)) return NULL;
+    const int64_t n = A->shape[A->ndim - 1], r = Bm->shape[Bm->ndim - 1], B = tn__la_batch(A), s[3] = {B, n, n};
+    const bool at = A->device == TN_CPU && !tn_is_complex(A) && tn_is_contiguous(A);
+    tn_tensor *cm = at ? tn_reshape(tn_clone(tn_detach(A)), s, 3) : tn__la_cm(A), *x = tn__la_cm(Bm), *p = tn__la_dnew(TN_I32, A, B, n, 0, 2), *f = tn__la_dnew(TN_I32, A, B, 0, 0, 1);
+    if (!cm || !x || !p || !f || tn__la_run(TN_LA_GETRF, cm, NULL, NULL, p, f, 0) || tn__la_run(TN_LA_GETRS, cm, x, NULL, p, NULL, at ? 1 : 0)) return NULL;
     *info = tn__la_unbatch(f, A, 0);
     return *info ? tn__la_uncm(x, Bm, n, r) : NULL;
 }

@@ -5,7 +5,7 @@
    trsm, syevd, gesdd and geev. tn__la_lapack is the contract of tn_backend.linalg (src/api.h)
    served on the CPU, in the input's dtype (float32, float64, complex64, complex128; for
    complex input the eigen- and singular values are the real dtype, and the transposes in
-   ORMQR are conjugate transposes), so the ops reach it through the same column-major route
+   ORMQR are conjugate transposes; GETRS's flag 1 solves A^T x = b), so the ops reach it through the same column-major route
    a device's entry takes (tn__la_routed in linalg_factor.c). The prototypes are declared
    here (the Fortran ABI: every argument by pointer, each character argument's hidden length
    a size_t at the end), so no LAPACKE is needed; the arrays are void * (one declaration
@@ -113,7 +113,7 @@ static int tn__la_lapack(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor 
         const int32_t *pv = (const int32_t *)tn_data_ptr(p);
         char *X = (char *)tn_data_ptr(b);
         if (n && nr)
-            for (int64_t i = 0; i < B; i++) f[t]("N", &n, &nr, A + i * n64 * n64 * (int64_t)es, &lda, pv + i * n64, X + i * n64 * nr * (int64_t)es, &lda, &inf, 1);
+            for (int64_t i = 0; i < B; i++) f[t](flag & 1 ? "T" : "N", &n, &nr, A + i * n64 * n64 * (int64_t)es, &lda, pv + i * n64, X + i * n64 * nr * (int64_t)es, &lda, &inf, 1);
         return 0;
     }
     case TN_LA_POTRF: {

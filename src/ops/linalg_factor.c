@@ -119,11 +119,14 @@ static int tn__la_slogdet_dev(tn_tensor *A, tn_tensor **sign, tn_tensor **logabs
     *logabs = tn_sum_dims(tn_log(tn_abs(d)), &last, 1);
     return *sign && *logabs ? 0 : -1;
 }
-/* tn__la_getrs_raw on the device: X [..., n, r] in A's dtype, info [...] */
+/* tn__la_getrs_raw on the device: X [..., n, r] in A's dtype, info [...]. On the CPU (LAPACK)
+   a contiguous real A is factored as PyTorch's linalg.solve does: its row-major copy is A^T
+   column-major, whose LU solves A^T^T X = B (getrs 'T'): torch's pivots, info and bits. */
 static tn_tensor *tn__la_getrs_dev(tn_tensor *A, tn_tensor *Bm, tn_tensor **info) {
-    const int64_t n = A->shape[A->ndim - 1], r = Bm->shape[Bm->ndim - 1], B = tn__la_batch(A);
-    tn_tensor *cm = tn__la_cm(A), *x = tn__la_cm(Bm), *p = tn__la_dnew(TN_I32, A, B, n, 0, 2), *f = tn__la_dnew(TN_I32, A, B, 0, 0, 1);
-    if (!cm || !x || !p || !f || tn__la_run(TN_LA_GETRF, cm, NULL, NULL, p, f, 0) || tn__la_run(TN_LA_GETRS, cm, x, NULL, p, NULL, 0)) return NULL;
+    const int64_t n = A->shape[A->ndim - 1], r = Bm->shape[Bm->ndim - 1], B = tn__la_batch(A), s[3] = {B, n, n};
+    const bool at = A->device == TN_CPU && !tn_is_complex(A) && tn_is_contiguous(A);
+    tn_tensor *cm = at ? tn_reshape(tn_clone(tn_detach(A)), s, 3) : tn__la_cm(A), *x = tn__la_cm(Bm), *p = tn__la_dnew(TN_I32, A, B, n, 0, 2), *f = tn__la_dnew(TN_I32, A, B, 0, 0, 1);
+    if (!cm || !x || !p || !f || tn__la_run(TN_LA_GETRF, cm, NULL, NULL, p, f, 0) || tn__la_run(TN_LA_GETRS, cm, x, NULL, p, NULL, at ? 1 : 0)) return NULL;
     *info = tn__la_unbatch(f, A, 0);
     return *info ? tn__la_uncm(x, Bm, n, r) : NULL;
 }
