@@ -20653,7 +20653,7 @@ static int tn__la_lapack(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor 
     void *work = NULL, *rwork = NULL;
     int *iwork = NULL;
     int rc = 0;
-    unsigned char q[32] = {0};   /* a workspace query's answer (a complex128 and more) */
+    double q[4] = {0};   /* a workspace query's answer (room for a complex128; aligned for either precision) */
     switch (op) {
     case TN_LA_GETRF: {
         static tn__lp_getrf_fn *const f[4] = {sgetrf_, dgetrf_, cgetrf_, zgetrf_};
@@ -20740,7 +20740,7 @@ static int tn__la_lapack(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor 
         char *W = (char *)tn_data_ptr(b);
         int li = -1, lr = -1, iq = 0;
         if (!n) { for (int64_t i = 0; i < B; i++) fv[i] = 0; return 0; }
-        unsigned char rq[16] = {0};
+        double rq[2] = {0};
         if (cplx) (t == 2 ? cheevd_ : zheevd_)(jobz, "L", &n, A, &lda, W, q, &lw, rq, &lr, &iq, &li, &inf, 1, 1);
         else (t == 0 ? ssyevd_ : dsyevd_)(jobz, "L", &n, A, &lda, W, q, &lw, &iq, &li, &inf, 1, 1);
         const int64_t wn = tn__lp_count(q, single), rn = cplx ? tn__lp_count(rq, single) : 1, in = iq > 1 ? iq : 1;
