@@ -558,7 +558,7 @@ TNDEF tn_tensor *tn_logdet(tn_tensor *A) { return tn__grad_name(TN__AS("tn_logde
 /* X = A^{-1} B for A [..., n, n], B [..., n, k] of one batch shape (no broadcasting here);
    info [...] (first zero pivot). Raw: no history. */
 static tn_tensor *tn__la_getrs_raw(tn_tensor *A, tn_tensor *Bm, tn_tensor **info) {
-    if (tn__la_routed(A, true) && A->dtype == Bm->dtype) return tn__la_getrs_dev(A, Bm, info);
+    if (A->device != TN_CPU || (tn__la_routed(A, true) && A->dtype == Bm->dtype)) return tn__la_getrs_dev(A, Bm, info);
     tn_tensor *p = NULL, *f = NULL, *w = tn__la_lu(A, &p, &f), *x = w ? tn__la_work(Bm) : NULL;
     if (w && x && tn__la_routed(A, true)) w = tn__la_work(tn_to_dtype(w, tn_is_complex(x) ? TN_C128 : TN_F64));   /* (LAPACK's LU, for a B of another dtype) */
     if (!x) return NULL;
