@@ -1,7 +1,8 @@
 # tensor.h — build, test, demo.   make | make test | make demo | make demo-check | make bench | make clean
 # Overridable: CC, CFLAGS, SANITIZE=1 (ASan + UBSan), BLAS=openblas (matmul through cblas;
 # chosen by itself on machines whose CPU the built-in GEMM has no vector kernel for, when
-# pkg-config finds OpenBLAS), ZLIB=0 (no gzip support in the IDX reader), NO_OMP=1 (no
+# pkg-config finds OpenBLAS), LAPACK=openblas (torch.linalg's CPU factorizations through
+# LAPACK, in build/lapack: make lapack-check), ZLIB=0 (no gzip support in the IDX reader), NO_OMP=1 (no
 # OpenMP threads; also chosen when the compiler cannot build OpenMP), PREFIX (make install)
 #
 # The implementation is compiled once per flag set into an object that the tests, the
@@ -65,6 +66,16 @@ endif
 ifeq ($(BLAS),openblas)
   CPPFLAGS += -DTENSOR_CBLAS $(shell pkg-config --cflags openblas 2>/dev/null || echo -I/usr/include/x86_64-linux-gnu/openblas-pthread)
   LDLIBS   += $(shell pkg-config --libs openblas 2>/dev/null || echo -lopenblas)
+endif
+# LAPACK=openblas: torch.linalg's CPU factorizations through LAPACK (-DTENSOR_LAPACK; Debian's
+# OpenBLAS exports the Fortran LAPACK symbols; LAPACK_LIBS overrides the link flags, e.g.
+# -llapack -lblas), built apart in build/lapack with lib/libtensor_lapack.so (make lapack-check)
+ifneq ($(LAPACK),)
+  LAPACK_LIBS ?= $(shell pkg-config --libs openblas 2>/dev/null || echo -lopenblas)
+  CPPFLAGS += -DTENSOR_LAPACK
+  LDLIBS   += $(LAPACK_LIBS)
+  BUILD    := $(BUILD)/lapack
+  LIB      := $(if $(filter 1,$(SANITIZE)),$(BUILD)/libtensor.so,lib/libtensor_lapack.so)
 endif
 
 VERSION  := $(shell sed -n 's/^\#define TENSOR_VERSION_STRING "\(.*\)"/\1/p' src/api.h)
@@ -369,6 +380,12 @@ build/emulate_attention: tools/emulate_attention.cpp tensor_cuda.cu
 dist-check: $(BUILD)/test_dist_nccl
 	./$(BUILD)/test_dist_nccl
 	sh tests/test_dist.sh
+
+# torch.linalg's tests against a TENSOR_LAPACK build (LAPACK=openblas: build/lapack,
+# lib/libtensor_lapack.so): the linalg C tests and Python tests (tests/test_lapack.sh)
+.PHONY: lapack-check
+lapack-check:
+	@PYTHON=$(PY) sh tests/test_lapack.sh
 
 .PHONY: gpu-check
 gpu-check:

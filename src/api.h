@@ -37,6 +37,7 @@
  *
  * OPTIONS (define before including)
  *   TENSOR_STATIC        every symbol static      TENSOR_CBLAS   matmul through cblas
+ *   TENSOR_LAPACK        torch.linalg's CPU factorizations through the Fortran LAPACK (-lopenblas)
  *   TN_MALLOC/TN_REALLOC/TN_FREE (together)         TN_ASSERT      internal assertions
  *   TENSOR_CUDA          register the GPU backend of tensor_cuda.cu
  *   TN_PARALLEL_MIN      elements below which a CPU kernel runs on one thread (32768)

@@ -25,6 +25,13 @@ static tn_tensor *crand(const int64_t *shape, int nd, tn_dtype dtype, unsigned s
     return t;
 }
 static tn_tensor *mH(tn_tensor *t) { return tn_conj(tn_transpose(t, -2, -1)); }
+/* svdvals is svd's S bit for bit in the built-in SVD; LAPACK's gesdd (TENSOR_LAPACK) takes
+   another path without the vectors (jobz 'N', as in PyTorch): equal to rounding there */
+#ifdef TENSOR_LAPACK
+#define SVD_SAME(d, tol) ((d) <= 100 * (tol))   /* (S up to ~20 for 150 x 130: n eps |S|) */
+#else
+#define SVD_SAME(d, tol) ((d) == 0)
+#endif
 /* max |a - b| (0 for empty tensors) */
 static double maxdiff(tn_tensor *a, tn_tensor *b) {
     tn_tensor *d = a && b ? tn_abs(tn_sub(tn_to_dtype(a, TN_C128), tn_to_dtype(b, TN_C128))) : NULL;
@@ -137,7 +144,7 @@ TEST(empty_and_errors) {
             CHECK(maxdiff(tn_matmul(tn_mul(Uk, tn_unsqueeze(tn_to_dtype(S, tn_get_dtype(M)), -2)), Vk), M) < tol);
             CHECK(maxdiff(tn_matmul(mH(U), U), tn_eye(tn_size(U, -1), tn_size(U, -1), tn_get_dtype(M))) < tol);
             CHECK(maxdiff(tn_matmul(Vh, mH(Vh)), tn_eye(tn_size(Vh, -2), tn_size(Vh, -2), tn_get_dtype(M))) < tol);
-            CHECK(maxdiff(S, tn_linalg_svdvals(M)) == 0);
+            CHECK(SVD_SAME(maxdiff(S, tn_linalg_svdvals(M)), tol));
         }
     /* eigh's vectors (through the real form): V diag(L) V^H = H, V^H V = I */
     tn_tensor *Hm = tn_add(A, mH(A)), *L = tn_linalg_eigh(Hm, &V);
@@ -279,7 +286,7 @@ TEST(complex_gebrd_panels) {
         CHECK(maxdiff(tn_matmul(tn_mul(Uk, tn_unsqueeze(tn_to_dtype(S, dt), -2)), Vk), M) < 2 * tol);
         CHECK(maxdiff(tn_matmul(mH(U), U), tn_eye(tn_size(U, -1), tn_size(U, -1), dt)) < tol);
         CHECK(maxdiff(tn_matmul(Vh, mH(Vh)), tn_eye(tn_size(Vh, -2), tn_size(Vh, -2), dt)) < tol);
-        CHECK(maxdiff(S, tn_linalg_svdvals(M)) == 0);
+        CHECK(SVD_SAME(maxdiff(S, tn_linalg_svdvals(M)), tol));
     }
     tn_scope_end();
 }

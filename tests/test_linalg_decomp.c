@@ -10,6 +10,17 @@
 #include "tn_test.h"
 
 #define EPS 2.220446049250313e-16
+/* The built-in SVD computes the singular values one way whether or not it forms the vectors,
+   and the reduced vectors as the full ones' first columns: bit for bit. LAPACK's gesdd
+   (TENSOR_LAPACK) takes another path for jobz 'N', 'S' and 'A' (as in PyTorch): there they
+   agree to rounding (the vectors up to sign) */
+#ifdef TENSOR_LAPACK
+#define SVD_SAME(d, tol) ((d) <= (tol))
+#define SVD_VEC(x) tn_abs(x)
+#else
+#define SVD_SAME(d, tol) ((d) == 0)
+#define SVD_VEC(x) (x)
+#endif
 
 static double maxabs(tn_tensor *a, tn_tensor *b) {
     tn_scope_begin();
@@ -170,16 +181,16 @@ TEST(svd_factors) {
         CHECK(maxabs(tn_matmul(tn_mul(U, tn_unsqueeze(S, -2)), Vh), A) / amax(A) < 8 * scale);
         CHECK(orth_err(U) < 8 * scale && orth_err(mT(Vh)) < 8 * scale);
         if (k > 1) CHECK(tn_item(tn_min(tn_sub(tn_narrow(S, -1, 0, k - 1), tn_narrow(S, -1, 1, k - 1)))) >= 0);
-        CHECK(maxabs(tn_linalg_svdvals(A), S) == 0);
+        CHECK(SVD_SAME(maxabs(tn_linalg_svdvals(A), S), 8 * scale * amax(S)));
         /* full matrices: square orthogonal U and Vh; the first k columns / rows are the reduced ones */
         tn_tensor *Sf = NULL, *Vf = NULL, *Uf = tn_linalg_svd(A, &Sf, &Vf);
         CHECK(Uf && tn_size(Uf, -1) == m && tn_size(Vf, -1) == n && orth_err(Uf) < 8 * scale && orth_err(Vf) < 8 * scale);
-        CHECK(maxabs(tn_narrow(Uf, -1, 0, k), U) == 0 && maxabs(tn_narrow(Vf, -2, 0, k), Vh) == 0);
+        CHECK(SVD_SAME(maxabs(SVD_VEC(tn_narrow(Uf, -1, 0, k)), SVD_VEC(U)), 64 * scale) && SVD_SAME(maxabs(SVD_VEC(tn_narrow(Vf, -2, 0, k)), SVD_VEC(Vh)), 64 * scale));
         /* torch.svd: V = Vh^T */
         tn_tensor *So = NULL, *Vo = NULL, *Uo = tn_svd(A, &So, &Vo);
         CHECK(Uo && maxabs(Uo, U) == 0 && maxabs(mT(Vo), Vh) == 0);
         Uo = tn_svd(A, &So, &Vo, .compute_uv = false);
-        CHECK(Uo && tn_size(Uo, -1) == m && tn_size(Vo, -1) == n && amax(Uo) == 0 && amax(Vo) == 0 && maxabs(So, S) == 0);
+        CHECK(Uo && tn_size(Uo, -1) == m && tn_size(Vo, -1) == n && amax(Uo) == 0 && amax(Vo) == 0 && SVD_SAME(maxabs(So, S), 8 * scale * amax(S)));
         tn_scope_end();
     }
 }

@@ -244,7 +244,7 @@ static int tn__la_qr_dev(tn_tensor *A, int mode, tn_tensor **Q, tn_tensor **R) {
 /* The QR of every matrix of A [..., m, n], float64 (complex128) without history. mode: 0 reduced, 1
    complete, 2 r (no Q), 3 geqrf (*Q: the packed factors [..., m, n], *R: tau [..., k]). */
 static int tn__la_qr_raw(tn_tensor *A, int mode, tn_tensor **Q, tn_tensor **R) {
-    if (A->device != TN_CPU) return tn__la_qr_dev(A, mode, Q, R);
+    if (tn__la_routed(A, true)) return tn__la_qr_dev(A, mode, Q, R);
     tn_tensor *w = tn__la_work(A);
     if (!w) return -1;
     const int nd = A->ndim;
@@ -1297,7 +1297,7 @@ TN__LA_CSVD(tn__cplxf, float, _cf, _f, tn__gemm_f32, 8, FLT_EPSILON, FLT_MIN)
 static int tn__la_svd_dev(tn_tensor *A, bool uv, bool full, tn_tensor **U, tn_tensor **S, tn_tensor **Vh, const char *fn) {
     const int64_t m = A->shape[A->ndim - 2], n = A->shape[A->ndim - 1], k = m < n ? m : n, B = tn__la_batch(A);
     const int64_t uc = full ? m : k, vr = full ? n : k;
-    tn_tensor *s = tn__la_dnew(A->dtype, A, B, k, 0, 2), *u = NULL, *v = NULL;
+    tn_tensor *s = tn__la_dnew(tn_dtype_to_real(A->dtype), A, B, k, 0, 2), *u = NULL, *v = NULL;
     if (uv && k == 0) {
         u = tn__la_eye_dev(A, B, uc, m);
         v = tn__la_eye_dev(A, B, vr, n);
@@ -1579,7 +1579,7 @@ static tn_tensor *tn__eigh_impl(tn_tensor *A, bool upper, bool vectors, tn_tenso
     }
     tn_scope_begin();
     tn_tensor *l = NULL, *v = NULL, *L = NULL;
-    if (!tn__la_eigh_raw(A, upper, vectors, &l, &v, fn)) {
+    if (!(tn__la_routed(A, false) ? tn__la_eigh_dev : tn__la_eigh_raw)(A, upper, vectors, &l, &v, fn)) {
         L = tn_keep(tn_to_dtype(l, A->dtype));
         if (vectors) {
             *V = tn_keep(tn_to_dtype(v, A->dtype));
@@ -1737,7 +1737,7 @@ static tn_tensor *tn__svd_rec(tn_tensor *A, bool uv, bool full, tn_tensor **U, t
     if (tn__la_finite(fn, A, "contained non-finite values")) return NULL;
     tn_scope_begin();
     tn_tensor *u = NULL, *s = NULL, *vh = NULL, *S = NULL;
-    if (!tn__la_svd_raw(A, uv, full, &u, &s, &vh, fn)) {
+    if (!(tn__la_routed(A, true) ? tn__la_svd_dev : tn__la_svd_raw)(A, uv, full, &u, &s, &vh, fn)) {
         S = tn_keep(tn_to_dtype(s, tn_dtype_to_real(A->dtype)));
         if (uv) {
             *U = tn_keep(tn_to_dtype(u, A->dtype));
@@ -1995,7 +1995,7 @@ static tn_tensor *tn__lstsq_impl(tn_tensor *A, tn_tensor *Bm, double rcond, cons
     sa[bnd] = m;
     sa[bnd + 1] = n;
     tn_tensor *a = tn_expand(A, sa, bnd + 2);
-    if (A->device != TN_CPU) {   /* gels (CUDA's only driver): rank and singular values empty, as torch's */
+    if (A->device != TN_CPU || (drv == 0 && tn__la_routed(A, false))) {   /* gels (CUDA's only driver; the CPU's under TENSOR_LAPACK): rank and singular values empty, as torch's */
         memcpy(sa + bnd, b->shape + b->ndim - 2, 2 * sizeof(int64_t));
         X = tn__lstsq_dev(a, tn_expand(b, sa, bnd + 2), res);
         if (X && vec) X = tn_squeeze_dim(X, -1);

@@ -843,7 +843,7 @@ static tn_tensor *tn__eig_impl(tn_tensor *A, bool vectors, tn_tensor **V, const 
     const tn_dtype cdt = tn_dtype_to_complex(A->dtype);
     tn_scope_begin();
     tn_tensor *l = NULL, *v = NULL, *L = NULL;
-    if (!(A->device != TN_CPU ? tn__la_eig_dev(A, vectors, &l, &v, fn) : tn__la_eig_raw(A, vectors, &l, &v, fn, NULL))) {
+    if (!(tn__la_routed(A, true) ? tn__la_eig_dev(A, vectors, &l, &v, fn) : tn__la_eig_raw(A, vectors, &l, &v, fn, NULL))) {
         L = tn_keep(tn_to_dtype(l, cdt));
         if (vectors) {
             *V = tn_keep(tn_to_dtype(v, cdt));

@@ -45,7 +45,23 @@ static int tn__la_check_dev(const char *fn, tn_tensor *A, const char *what, bool
     return tn__la_check_dt(fn, &v, what, square, true);
 }
 static int tn__la_run(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor *c, tn_tensor *p, tn_tensor *info, int flag) {
+#ifdef TENSOR_LAPACK
+    if (a && a->device == TN_CPU) return tn__la_lapack(op, a, b, c, p, info, flag);   /* (ops/lapack.c) */
+#endif
     return a ? tn_get_backend(a->device)->linalg(op, a, b, c, p, info, flag) : -1;
+}
+/* Where each op family chooses its kernels: whether A's factorization takes this
+   column-major route (tn__la_run) rather than the built-in kernels below. On a device,
+   always (its backend's entry); on the CPU under TENSOR_LAPACK, LAPACK's routines in A's
+   dtype (cplx: the op's route also serves complex A). */
+static bool tn__la_routed(tn_tensor *A, bool cplx) {
+    if (A->device != TN_CPU) return true;
+#ifdef TENSOR_LAPACK
+    return cplx || !tn_is_complex(A);
+#else
+    (void)cplx;
+    return false;
+#endif
 }
 /* a new [d[0], ..., d[nd - 1]] tensor of dtype dt on A's device, in the open scope */
 static tn_tensor *tn__la_dnew(tn_dtype dt, tn_tensor *A, int64_t d0, int64_t d1, int64_t d2, int nd) {
@@ -103,11 +119,14 @@ static int tn__la_slogdet_dev(tn_tensor *A, tn_tensor **sign, tn_tensor **logabs
     *logabs = tn_sum_dims(tn_log(tn_abs(d)), &last, 1);
     return *sign && *logabs ? 0 : -1;
 }
-/* tn__la_getrs_raw on the device: X [..., n, r] in A's dtype, info [...] */
+/* tn__la_getrs_raw on the device: X [..., n, r] in A's dtype, info [...]. On the CPU (LAPACK)
+   a contiguous real A is factored as PyTorch's linalg.solve does: its row-major copy is A^T
+   column-major, whose LU solves A^T^T X = B (getrs 'T'): torch's pivots, info and bits. */
 static tn_tensor *tn__la_getrs_dev(tn_tensor *A, tn_tensor *Bm, tn_tensor **info) {
-    const int64_t n = A->shape[A->ndim - 1], r = Bm->shape[Bm->ndim - 1], B = tn__la_batch(A);
-    tn_tensor *cm = tn__la_cm(A), *x = tn__la_cm(Bm), *p = tn__la_dnew(TN_I32, A, B, n, 0, 2), *f = tn__la_dnew(TN_I32, A, B, 0, 0, 1);
-    if (!cm || !x || !p || !f || tn__la_run(TN_LA_GETRF, cm, NULL, NULL, p, f, 0) || tn__la_run(TN_LA_GETRS, cm, x, NULL, p, NULL, 0)) return NULL;
+    const int64_t n = A->shape[A->ndim - 1], r = Bm->shape[Bm->ndim - 1], B = tn__la_batch(A), s[3] = {B, n, n};
+    const bool at = A->device == TN_CPU && !tn_is_complex(A) && tn_is_contiguous(A);
+    tn_tensor *cm = at ? tn_reshape(tn_clone(tn_detach(A)), s, 3) : tn__la_cm(A), *x = tn__la_cm(Bm), *p = tn__la_dnew(TN_I32, A, B, n, 0, 2), *f = tn__la_dnew(TN_I32, A, B, 0, 0, 1);
+    if (!cm || !x || !p || !f || tn__la_run(TN_LA_GETRF, cm, NULL, NULL, p, f, 0) || tn__la_run(TN_LA_GETRS, cm, x, NULL, p, NULL, at ? 1 : 0)) return NULL;
     *info = tn__la_unbatch(f, A, 0);
     return *info ? tn__la_uncm(x, Bm, n, r) : NULL;
 }
@@ -449,7 +468,7 @@ static void tn__la_lu_part(void *p, int64_t b0, int64_t b1) {
 /* The [..., m, n] LU of A (float64 work copy, factored), pivots [..., min(m, n)] int32 and
    info [...] int32. */
 static tn_tensor *tn__la_lu(tn_tensor *A, tn_tensor **pivots, tn_tensor **info) {
-    if (A->device != TN_CPU) return tn__la_lu_dev(A, pivots, info);   /* (A's dtype there) */
+    if (tn__la_routed(A, true)) return tn__la_lu_dev(A, pivots, info);   /* (A's dtype there) */
     tn_tensor *w = tn__la_work(A);
     if (!w) return NULL;
     const int nd = A->ndim;
@@ -598,8 +617,9 @@ TNDEF tn_tensor *tn_lu_unpack(tn_tensor *LU, tn_tensor *pivots, tn_tensor **L, t
 /* sign and log|det| of each matrix of the batch (work tensors of the batch shape: sign
    float64, or complex128 for a complex A (the product of the pivots' phases); log|det| float64). */
 static int tn__la_slogdet_raw(tn_tensor *A, tn_tensor **sign, tn_tensor **logabs) {
-    if (A->device != TN_CPU) return tn__la_slogdet_dev(A, sign, logabs);
+    if (tn__la_routed(A, false)) return tn__la_slogdet_dev(A, sign, logabs);   /* (complex: the phases' product below) */
     tn_tensor *p = NULL, *f = NULL, *w = tn__la_lu(A, &p, &f);
+    if (w && tn__la_routed(A, true)) w = tn__la_work(w);   /* (LAPACK's LU of a complex A, in A's dtype) */
     if (!w) return -1;
     const bool cplx = tn_is_complex(w);
     const int64_t n = A->shape[A->ndim - 1], B = tn__la_batch(A);
@@ -708,8 +728,9 @@ TNDEF tn_tensor *tn_logdet(tn_tensor *A) { return tn__grad_name(TN__AS("tn_logde
 /* X = A^{-1} B for A [..., n, n], B [..., n, k] of one batch shape (no broadcasting here);
    info [...] (first zero pivot). Raw: no history. */
 static tn_tensor *tn__la_getrs_raw(tn_tensor *A, tn_tensor *Bm, tn_tensor **info) {
-    if (A->device != TN_CPU) return tn__la_getrs_dev(A, Bm, info);
+    if (A->device != TN_CPU || (tn__la_routed(A, true) && A->dtype == Bm->dtype)) return tn__la_getrs_dev(A, Bm, info);
     tn_tensor *p = NULL, *f = NULL, *w = tn__la_lu(A, &p, &f), *x = w ? tn__la_work(Bm) : NULL;
+    if (w && x && tn__la_routed(A, true)) w = tn__la_work(tn_to_dtype(w, tn_is_complex(x) ? TN_C128 : TN_F64));   /* (LAPACK's LU, for a B of another dtype) */
     if (!x) return NULL;
     const int64_t n = A->shape[A->ndim - 1], k = Bm->shape[Bm->ndim - 1], B = tn__la_batch(A);
     const int32_t *pv = (const int32_t *)tn_data_ptr(p), *fv = (const int32_t *)tn_data_ptr(f);
@@ -847,7 +868,7 @@ static tn_tensor *tn__cholesky_dev(tn_tensor *A, bool upper, bool check_errors, 
 static tn_tensor *tn__cholesky_ex_impl(tn_tensor *A, bool upper, bool check_errors, tn_tensor **info, const char *fn) {
     TN__CHECK_NULL(A);
     if (tn__la_check_dev(fn, A, "A", true)) return NULL;
-    if (A->device != TN_CPU) return tn__cholesky_dev(A, upper, check_errors, info, fn);
+    if (tn__la_routed(A, true)) return tn__cholesky_dev(A, upper, check_errors, info, fn);
     tn_scope_begin();
     const int64_t n = A->shape[A->ndim - 1], B = tn__la_batch(A);
     tn_tensor *w = tn__la_work(A), *f = tn__own(tn__new(TN_I32, TN_CPU, A->shape, A->ndim - 2)), *r = NULL;

@@ -60,7 +60,7 @@ static void tn__la_trsm_c(const tn__cplx *a, int64_t n, tn__cplx *b, int64_t k, 
 /* X with T X = B for T [..., n, n], B [..., n, k] of one batch shape: a float64 (complex:
    complex128) work tensor, no history. */
 static tn_tensor *tn__la_trsm_raw(tn_tensor *T, tn_tensor *Bm, bool upper, bool unit) {
-    if (T->device != TN_CPU) {   /* the device's entry (TN_LA_TRSM) on column-major copies: X in T's dtype there */
+    if (T->device != TN_CPU || (tn__la_routed(T, true) && T->dtype == Bm->dtype)) {   /* the entry's TRSM on column-major copies: X in T's dtype */
         tn_tensor *a = tn__la_cm(T), *x = tn__la_cm(Bm);
         if (!a || !x || tn__la_run(TN_LA_TRSM, a, x, NULL, NULL, NULL, (upper ? 1 : 0) | (unit ? 2 : 0))) return NULL;
         return tn__la_uncm(x, Bm, T->shape[T->ndim - 1], Bm->shape[Bm->ndim - 1]);
@@ -812,7 +812,7 @@ static tn_tensor *tn__householder_impl(tn_tensor *A, tn_tensor *tau) {
     tn_tensor *V = tn_add(tn__tril(A, -1), eye), *Q = tn_contiguous(tn_expand(eye, A->shape, A->ndim));
     /* on a device without a gradient to record: orgqr's product, Q I by the entry's ormqr;
        with one, the composite below (its gradient), whose library ops run there too */
-    if (Q && A->device != TN_CPU && !tn__la_wants_grad(A, tau, NULL)) return tn__scope_return(tn__ormqr_dev(A, tau, Q, true, false));
+    if (Q && tn__la_routed(A, true) && !tn__la_wants_grad(A, tau, NULL)) return tn__scope_return(tn__ormqr_dev(A, tau, Q, true, false));
     if (k == 0 && Q) {   /* no reflection: I, in the graph of both inputs with zero gradients (as torch's) */
         tn_tensor *ins[2] = {A, tau};
         tn_node *nd = tn__fn_node("LinalgHouseholderProductBackward0", tn__zeros2_bw, ins, 2);
@@ -865,7 +865,7 @@ static tn_tensor *tn__ormqr_impl(tn_tensor *A, tn_tensor *tau, tn_tensor *C, boo
     if (tn__check_same_device(fn, A, tau) || tn__check_same_device(fn, A, C)) return NULL;
     /* on a device without a gradient to record: the entry's ormqr; with one, the composite */
     tn_scope_begin();
-    if (A->device != TN_CPU && !tn__la_wants_grad(A, tau, C)) return tn__scope_return(tn__ormqr_dev(A, tau, C, left, transpose));
+    if (tn__la_routed(A, true) && !tn__la_wants_grad(A, tau, C)) return tn__scope_return(tn__ormqr_dev(A, tau, C, left, transpose));
     /* v_i: column i of A below the diagonal, 1 on it */
     tn_tensor *V = tn_add(tn__tril(A, -1), tn_to(tn_eye(mn, A->shape[nd - 1], A->dtype), A->device)), *R = tn_clone(C);
     /* Q C = H_1 (... (H_k C)): the last reflector first; Q^H C and C Q the first first.

@@ -1369,9 +1369,10 @@ def _tols_text(fn, atol, rtol, hermitian):
     return _kw_text(atol=a, rtol=r, hermitian=bool(hermitian))
 
 
-def _tensor_tols(A, atol, rtol, hermitian, fn):
+def _tensor_tols(A, atol, rtol, hermitian, fn, S=None):
     """PyTorch's tolerances as tensors that broadcast over the batch (one per matrix): the
-    singular values (|eigenvalues|, hermitian) and max(atol, rtol * largest) [..., 1]."""
+    singular values (|eigenvalues|, hermitian; or S as given: the decomposition's own, whose
+    last bits may differ from svdvals' under LAPACK's gesdd) and max(atol, rtol * largest) [..., 1]."""
     from ._core import complex64, complex128, float64, full, zeros
     m, n = A.shape[-2], A.shape[-1]
     if hermitian and m != n:
@@ -1385,7 +1386,8 @@ def _tensor_tols(A, atol, rtol, hermitian, fn):
         r = full((), default, dtype=rd) if atol is None else where(a > 0, full((), 0.0, dtype=rd), full((), default, dtype=rd))
     else:
         r = as_t(rtol)
-    S = linalg_eigvalsh(A).abs() if hermitian else linalg_svdvals(A)
+    if S is None:
+        S = linalg_eigvalsh(A).abs() if hermitian else linalg_svdvals(A)
     smax = S.amax(-1) if S.shape[-1] else zeros(S.shape[:-1], dtype=rd)
     tol = a.to(rd).maximum(r.to(rd) * smax)
     return S, tol.unsqueeze(-1)
@@ -1419,11 +1421,13 @@ def linalg_pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None):
                 at = float("inf") if not kept else 0.0 if not dropped else (_bi.min(kept) + _bi.max(dropped)) / 2
                 ps.append(linalg_pinv(mats[i], hermitian=hermitian, atol=at, rtol=0.0))
             return stack(ps).reshape(*A.shape[:-2], A.shape[-1], A.shape[-2])
-        if hermitian:
+        if hermitian:   # (torch's: the tolerance from the decomposition's own values)
             L, V = linalg_eigh(A)
+            tol = _tensor_tols(A, atol, rtol, hermitian, "linalg.pinv", L.abs())[1]
             Linv = where(L.abs() > tol, 1 / L, L.new_zeros(()))
             return (V * Linv.unsqueeze(-2)) @ V.mT
         U, S, Vh = linalg_svd(A, full_matrices=False)
+        tol = _tensor_tols(A, atol, rtol, hermitian, "linalg.pinv", S)[1]
         Sinv = where(S > tol, 1 / S, S.new_zeros(()))
         return (Vh.mT * Sinv.unsqueeze(-2)) @ U.mT
     return _wrap(lib.tn_linalg_pinv_str(_tp(A, "linalg.pinv", "A"), _tols_text("linalg.pinv", atol, rtol, hermitian)))
