@@ -902,6 +902,15 @@ static bool unary_supported(tn_unary_op op, tn_dtype d) {
     default: return fl;
     }
 }
+/* out <- f(x)'s launch geometry (cu_unary's and cu_unary_cx's): x's strides aligned to
+   out's shape, a 0-d CPU x marked to travel by value; -1 after recording an error */
+static int unary_geo(tn_tensor *out, tn_tensor *x, const char *fn, Geo<2> *g) {
+    Aligned ax = align_to(x, out->ndim);
+    const int64_t *strides[2] = {out->strides, ax.st};
+    *g = make_geo<2>(out->shape, out->ndim, strides);
+    tn_tensor *ops[2] = {out, x};
+    return mark_host<2>(*g, ops, fn);
+}
 /* complex operands: the ops tn__cuda_complex_has lists (src/api.h), tensor.h's formulas in
    double as on the CPU; ABS writes the real dtype, the predicates bool */
 template <class R> __global__ void k_unary_cx(int64_t n, Geo<2> g, void *o, const Cx<R> *x, int op) {
@@ -923,12 +932,9 @@ static int cu_unary_cx(tn_unary_op op, tn_tensor *out, tn_tensor *x) {
     if (!tn__cuda_complex_has(TN__CX_UNARY, op)) return tn__cuda_complex_decline(TN__CX_UNARY, op, x->dtype);
     const char *fn = tn_unary_op_name(op);
     const int64_t n = tn_numel(out);
+    Geo<2> g;
     if (n == 0) return 0;
-    Aligned ax = align_to(x, out->ndim);
-    const int64_t *strides[2] = {out->strides, ax.st};
-    Geo<2> g = make_geo<2>(out->shape, out->ndim, strides);
-    tn_tensor *ops[2] = {out, x};
-    if (mark_host<2>(g, ops, fn)) return -1;
+    if (unary_geo(out, x, fn, &g)) return -1;
     if (x->dtype == TN_C64) k_unary_cx<float><<<blocks_for(n), kThreads, 0, cu_stream()>>>(n, g, base_of(out), (const c64 *)dev_ptr(x), (int)op);
     else k_unary_cx<double><<<blocks_for(n), kThreads, 0, cu_stream()>>>(n, g, base_of(out), (const c128 *)dev_ptr(x), (int)op);
     CU_LAUNCHED(fn);
@@ -939,12 +945,9 @@ static int cu_unary(tn_unary_op op, tn_tensor *out, tn_tensor *x, const double *
     if (tn_dtype_is_complex(x->dtype)) return cu_unary_cx(op, out, x);
     if (!unary_supported(op, x->dtype)) return tn_error("%s: not implemented for dtype %s", fn, tn_dtype_name(x->dtype));
     int64_t n = tn_numel(out);
+    Geo<2> g;
     if (n == 0) return 0;
-    Aligned ax = align_to(x, out->ndim);
-    const int64_t *strides[2] = {out->strides, ax.st};
-    Geo<2> g = make_geo<2>(out->shape, out->ndim, strides);
-    tn_tensor *ops[2] = {out, x};
-    if (mark_host<2>(g, ops, fn)) return -1;
+    if (unary_geo(out, x, fn, &g)) return -1;
     UnaryArgs u;
     u.op = op;
     u.p0 = params ? params[0] : 0;
