@@ -2430,8 +2430,9 @@ TNDEF tn_tensor *tn_cov_opts(tn_tensor *t, tn_cov_fn_opts opts);
 #define tn_cov(...) tn_cov_opts(TN__POS_KW(tn_cov_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_cov_str(tn_tensor *t, const char *options);
 TNDEF tn_tensor *tn_corrcoef(tn_tensor *t);               /* Pearson correlation coefficients of the rows */
-/* torch.linalg factorisations and solvers (src/ops/linalg_factor.c): float32/float64 on the
-   CPU, batched over leading dims. Second results come back through pointers (NULL: not wanted,
+/* torch.linalg factorisations and solvers (src/ops/linalg_factor.c): float32, float64,
+   complex64, complex128 on the CPU and on a device whose backend has the linalg entry (CUDA),
+   batched over leading dims. Second results come back through pointers (NULL: not wanted,
    except lu_factor's pivots); info tensors are int32 of the batch shape, pivots int32 1-based.
    torch.linalg's flags are keywords, the results' pointers positional and before them:
    tn_linalg_lu_factor(A, &pivots, .pivot = true), tn_linalg_solve_ex(A, B, &info, .left =
@@ -2625,8 +2626,8 @@ TN__KW_STRUCT(tn_ldl_solve_fn_opts);
 TNDEF tn_tensor *tn_linalg_ldl_solve_opts(tn_tensor *LD, tn_tensor *pivots, tn_tensor *B, tn_ldl_solve_fn_opts opts);
 #define tn_linalg_ldl_solve(LD, pivots, ...) tn_linalg_ldl_solve_opts(LD, pivots, TN__POS_KW(tn_ldl_solve_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_linalg_ldl_solve_str(tn_tensor *LD, tn_tensor *pivots, tn_tensor *B, const char *options);
-/* torch.linalg decompositions (src/ops/linalg_decomp.c): float32/float64 on the CPU, batched
-   over leading dims, differentiable with PyTorch's formulas. Several results: the first is
+/* torch.linalg decompositions (src/ops/linalg_decomp.c): float32, float64, complex64,
+   complex128 on the CPU and on a device with the linalg entry (CUDA), batched over leading dims, differentiable with PyTorch's formulas. Several results: the first is
    returned, the others come back through pointers (required). */
 /* linalg.qr: returns Q, *R. .mode: 0 'reduced' (Q [..., m, k], R [..., k, n]), 1 'complete'
    (Q [..., m, m], R [..., m, n]), 2 'r' (Q empty, R reduced). */
@@ -5468,24 +5469,26 @@ typedef struct tn_backend {
     /* Optional (NULL: torch.linalg's factorizations fail on this device, as PyTorch runs them
        there: no copy to the CPU). LAPACK's factorizations in place on contiguous 3-d batches of
        column-major matrices (a tensor [B, n, m] holds B m x n matrices; k = min(m, n)), all
-       float32 or all float64, p and info int32 [B, k] and [B], all on this device:
+       of one dtype: float32, float64, complex64 or complex128 (SYEVD's and GESVD's values b
+       of its real dtype; complex: transposes are conjugate transposes, LAPACK's Hermitian
+       routines: A = L L^H, heevd, ungqr, unmqr, V^H), p and info int32 [B, k] and [B], all on this device:
        GETRF  a (m x n) <- its LU with partial pivoting, p <- the 1-based row swaps, info <- 0 or
               the first zero pivot's 1-based index (elimination goes on past it);
        GETRS  b (n x r, [B, r, n]) <- A^-1 b for a and p from GETRF (n x n);
-       POTRF  a (n x n) <- L with A = L L^T from a's lower triangle (the strict upper one
+       POTRF  a (n x n) <- L with A = L L^T (L^H) from a's lower triangle (the strict upper one
               unspecified), info <- 0 or the order of the first minor not positive-definite;
        GEQRF  a (m x n) <- geqrf's packed R and reflectors, b [B, k] <- tau; c (m x qc, [B, qc,
               m], qc = m or k; NULL: none) <- Q's first qc columns (orgqr);
-       SYEVD  b [B, n] <- the ascending eigenvalues of the symmetric matrix of a's lower
+       SYEVD  b [B, n] <- the ascending eigenvalues of the symmetric (Hermitian) matrix of a's lower
               triangle (n x n); flag 1: a <- its eigenvectors as columns; info <- 0 or > 0
               (no convergence);
        GESVD  b [B, k] <- a's (m x n, destroyed) singular values, descending; c (m x uc, [B, uc,
-              m]) <- U, p ([B, vr, n], float: V^T row-major) <- V^T, uc = vr = k or uc = m and
+              m]) <- U, p ([B, vr, n], a's dtype: V^T (V^H) row-major) <- V^T, uc = vr = k or uc = m and
               vr = n (full); c and p NULL: values only; info <- 0 or > 0 (no convergence);
        TRSM   b (n x r, [B, r, n]) <- A^-1 b for the triangle of a (n x n) that flag & 1 names
               (1 upper, 0 lower), flag & 2: unit diagonal (not read); the other triangle unread;
        ORMQR  c (q x r, [B, r, q]; flag & 1: left) or (r x q, [B, q, r]; right) <- op(Q) c or
-              c op(Q), op = ^T when flag & 2, Q = H_1 ... H_k of the k = a->shape[1] reflectors
+              c op(Q), op = ^T (^H) when flag & 2, Q = H_1 ... H_k of the k = a->shape[1] reflectors
               in a (q x k, [B, k, q], geqrf's packing), b [B, k] their tau;
        GEEV   (a alone may also be complex64/complex128) b [B, n] (complex, a's precision) <-
               the eigenvalues of the general matrix a (n x n, destroyed); flag 1: c (n x n,
@@ -20647,17 +20650,19 @@ static tn_tensor *tn__la_lu_dev(tn_tensor *A, tn_tensor **pivots, tn_tensor **in
     return *pivots && *info ? tn__la_uncm(cm, A, m, n) : NULL;
 }
 /* tn__la_slogdet_raw on the device: sign prod(sign(diag U)) times the pivots' parity (one
-   swap per pivot off its own row), log|det| sum(log|diag U|), float64 */
+   swap per pivot off its own row), log|det| sum(log|diag U|), float64; complex: the sign
+   complex128, the product of the pivots' phases d / |d| (sgn: 0 for a zero pivot) */
 static int tn__la_slogdet_dev(tn_tensor *A, tn_tensor **sign, tn_tensor **logabs) {
     tn_tensor *p = NULL, *f = NULL, *w = tn__la_lu_dev(A, &p, &f);
     if (!w) return -1;
     const int64_t n = A->shape[A->ndim - 1], last = -1;
-    tn_tensor *d = tn_to_dtype(tn_diagonal(w, .dim1 = -2, .dim2 = -1), TN_F64);
+    const bool cplx = tn_is_complex(A);
+    tn_tensor *d = tn_to_dtype(tn_diagonal(w, .dim1 = -2, .dim2 = -1), cplx ? TN_C128 : TN_F64), *ad = tn_abs(d);
     tn_tensor *own = tn_to(tn_arange(1, (double)n + 1, 1, TN_I32), A->device);
     tn_tensor *swaps = tn_sum_dims(tn_ne(p, own), &last, 1);
     tn_tensor *parity = tn_to_dtype(tn_rsub_scalar(tn_mul_scalar(tn_remainder_scalar(swaps, 2), 2), 1), TN_F64);   /* 1 - 2 (swaps mod 2) */
-    *sign = tn_mul(tn_prod_dims(tn_sign(d), &last, 1), parity);
-    *logabs = tn_sum_dims(tn_log(tn_abs(d)), &last, 1);
+    *sign = tn_mul(tn_prod_dims(cplx ? tn_sgn(d) : tn_sign(d), &last, 1), parity);
+    *logabs = tn_sum_dims(tn_log(ad), &last, 1);
     return *sign && *logabs ? 0 : -1;
 }
 /* tn__la_getrs_raw on the device: X [..., n, r] in A's dtype, info [...] */
@@ -23428,12 +23433,14 @@ static int tn__la_sytrd_tql2(double *v, double *d, double *e, double *wt, double
             for (int64_t j = 0; j < n; j++) v[i * n + j] = wt[j * n + i];
     return status;
 }
-/* tn__la_eigh_raw on the device (A's dtype): the entry reads the lower triangle of its
-   column-major matrices, which is A's lower one, or (a row-major copy: A^T) A's upper one */
+/* tn__la_eigh_raw on the device (A's dtype; the values real): the entry reads the lower
+   triangle of its column-major matrices, which is A's lower one, or (a row-major copy: A^T)
+   A's upper one; complex: of conj(A), A^H column-major, whose lower triangle read as
+   Hermitian is A's upper one's matrix (A^T's would be its conjugate, the vectors conjugated) */
 static int tn__la_eigh_dev(tn_tensor *A, bool upper, bool vectors, tn_tensor **L, tn_tensor **V, const char *fn) {
     const int64_t n = A->shape[A->ndim - 1], B = tn__la_batch(A), s[3] = {B, n, n};
-    tn_tensor *cm = upper ? tn_reshape(tn_clone(tn_detach(A)), s, 3) : tn__la_cm(A);
-    tn_tensor *w = tn__la_dnew(A->dtype, A, B, n, 0, 2), *f = tn__la_dnew(TN_I32, A, B, 0, 0, 1);
+    tn_tensor *cm = upper ? tn_reshape(tn_clone(tn_is_complex(A) ? tn_conj(tn_detach(A)) : tn_detach(A)), s, 3) : tn__la_cm(A);
+    tn_tensor *w = tn__la_dnew(tn_dtype_to_real(A->dtype), A, B, n, 0, 2), *f = tn__la_dnew(TN_I32, A, B, 0, 0, 1);
     if (!cm || !w || !f || tn__la_run(TN_LA_SYEVD, cm, w, NULL, NULL, f, vectors)) return -1;
     if (tn__la_info_error(fn, tn__la_unbatch(f, A, 0), "The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated eigenvalues (error code: %d)."))
         return -1;
@@ -24646,12 +24653,13 @@ static int tn__la_svd_loop_cf(const tn__cplxf *a, int64_t B, int64_t m, int64_t 
     }
     return 0;
 }
-/* tn__la_svd_raw on the device (A's dtype): U from the entry's column-major [B, uc, m], V^T as
-   it writes it ([B, vr, n] row-major); empty matrices: no values, identities for full vectors */
+/* tn__la_svd_raw on the device (A's dtype, the values real): U from the entry's column-major
+   [B, uc, m], V^H as it writes it ([B, vr, n] row-major); empty matrices: no values,
+   identities for full vectors */
 static int tn__la_svd_dev(tn_tensor *A, bool uv, bool full, tn_tensor **U, tn_tensor **S, tn_tensor **Vh, const char *fn) {
     const int64_t m = A->shape[A->ndim - 2], n = A->shape[A->ndim - 1], k = m < n ? m : n, B = tn__la_batch(A);
     const int64_t uc = full ? m : k, vr = full ? n : k;
-    tn_tensor *s = tn__la_dnew(A->dtype, A, B, k, 0, 2), *u = NULL, *v = NULL;
+    tn_tensor *s = tn__la_dnew(tn_dtype_to_real(A->dtype), A, B, k, 0, 2), *u = NULL, *v = NULL;
     if (uv && k == 0) {
         u = tn__la_eye_dev(A, B, uc, m);
         v = tn__la_eye_dev(A, B, vr, n);
@@ -24895,7 +24903,9 @@ static tn_tensor *tn__eigh_impl(tn_tensor *A, bool upper, bool vectors, tn_tenso
     TN__CHECK_NULL(A);
     if (tn__la_check_dev(fn, A, "A", true)) return NULL;
     if (tn__la_finite(fn, A, "is ill-conditioned or has too many repeated eigenvalues (it holds non-finite values)")) return NULL;
-    if (tn_is_complex(A) && vectors) {
+    /* complex on a device: its entry's Hermitian eigh (heevd) directly, below */
+    const bool realform = tn_is_complex(A) && A->device == TN_CPU;
+    if (realform && vectors) {
         /* eigenvectors: the real form's come in planes {[x; y], [-y; x]} per eigenvalue, each
            vector of which is the real form of an eigenvector x + i y of A: one per pair (their
            phase is arbitrary, as LAPACK's). Values without history; one node per output,
@@ -24922,7 +24932,7 @@ static tn_tensor *tn__eigh_impl(tn_tensor *A, bool upper, bool vectors, tn_tenso
         if (!L || !*V) { tn_release(L); tn_release(*V); *V = NULL; return NULL; }
         return L;
     }
-    if (tn_is_complex(A)) {
+    if (realform) {
         /* the eigenvalues only, through the real form of the Hermitian matrix of A's triangle
            (its values; the gradient, as torch's, reaches all of A: R(A) + (R(Ah) - R(A)) detached) */
         tn_scope_begin();
@@ -24934,7 +24944,7 @@ static tn_tensor *tn__eigh_impl(tn_tensor *A, bool upper, bool vectors, tn_tenso
     tn_scope_begin();
     tn_tensor *l = NULL, *v = NULL, *L = NULL;
     if (!tn__la_eigh_raw(A, upper, vectors, &l, &v, fn)) {
-        L = tn_keep(tn_to_dtype(l, A->dtype));
+        L = tn_keep(tn_to_dtype(l, tn_dtype_to_real(A->dtype)));
         if (vectors) {
             *V = tn_keep(tn_to_dtype(v, A->dtype));
             if (!*V) { tn_release(L); L = NULL; }
@@ -25292,11 +25302,12 @@ static int tn__lstsq_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void
 /* lstsq on a device: PyTorch's CUDA driver, gels, by the entry's QR (A of full rank is assumed,
    unchecked, as LAPACK's and cuSOLVER's gels). a [..., m, n] and b [..., m, r] of one batch
    shape. m >= n: A = Q R, X = R^-1 (Q^T B)[:n]; the residuals (m > n) are |(Q^T B)[n:]|^2 per
-   column. m < n (the minimum-norm solution): A^T = Q R, R^T Z = B, X = Q [Z; 0]. */
+   column. m < n (the minimum-norm solution): A^T = Q R, R^T Z = B, X = Q [Z; 0]. Complex: the
+   same with conjugate transposes (Q^H B, A^H = Q R, R^H Z = B), residuals |.|^2, real. */
 static tn_tensor *tn__lstsq_dev(tn_tensor *a, tn_tensor *b, tn_tensor **res) {
     const int64_t m = a->shape[a->ndim - 2], n = a->shape[a->ndim - 1], r = b->shape[b->ndim - 1], B = tn__la_batch(a), k = m < n ? m : n;
     const bool tall = m >= n;
-    tn_tensor *cm = tn__la_cm(tall ? a : tn_transpose(a, -2, -1)), *tau = tn__la_dnew(a->dtype, a, B, k, 0, 2), *x = tn__la_cm(b);
+    tn_tensor *cm = tn__la_cm(tall ? a : tn__mH(a)), *tau = tn__la_dnew(a->dtype, a, B, k, 0, 2), *x = tn__la_cm(b);
     if (!cm || !tau || !x || tn__la_run(TN_LA_GEQRF, cm, tau, NULL, NULL, NULL, 0)) return NULL;
     tn_tensor *R = tn_narrow(cm, -1, 0, k), *X;   /* R k x k, column-major */
     if (tall) {
@@ -25305,15 +25316,17 @@ static tn_tensor *tn__lstsq_dev(tn_tensor *a, tn_tensor *b, tn_tensor **res) {
         if (!top || !R || tn__la_run(TN_LA_TRSM, R, top, NULL, NULL, NULL, 1)) return NULL;
         X = tn__la_uncm(top, b, n, r);
         int64_t dl = -1;
-        *res = m > n ? tn__la_unbatch(tn_sum_dims(tn_square(tn_narrow(x, -1, n, m - n)), &dl, 1), b, 1) : tn_to(tn_empty(TN_SHAPE(0), a->dtype), a->device);
+        tn_tensor *rest = m > n ? tn_narrow(x, -1, n, m - n) : NULL;
+        *res = rest ? tn__la_unbatch(tn_sum_dims(tn_square(tn_is_complex(rest) ? tn_abs(rest) : rest), &dl, 1), b, 1)
+                    : tn_to(tn_empty(TN_SHAPE(0), tn_dtype_to_real(a->dtype)), a->device);
     } else {
-        tn_tensor *Rt = R ? tn_contiguous(tn_transpose(R, -2, -1)) : NULL;   /* R^T, lower, column-major */
+        tn_tensor *Rt = R ? tn_contiguous(tn__mH(R)) : NULL;   /* R^H, lower, column-major */
         if (!Rt || tn__la_run(TN_LA_TRSM, Rt, x, NULL, NULL, NULL, 0)) return NULL;
         tn_tensor *parts[2] = {x, tn_zeros_like(tn__la_dnew(a->dtype, a, B, r, n - m, 3))};
         tn_tensor *z = parts[1] ? tn_contiguous(tn_cat(parts, 2, .dim = -1)) : NULL;   /* [Z; 0], column-major n x r */
         if (!z || tn__la_run(TN_LA_ORMQR, cm, tau, z, NULL, NULL, 1)) return NULL;
         X = tn__la_uncm(z, b, n, r);
-        *res = tn_to(tn_empty(TN_SHAPE(0), a->dtype), a->device);
+        *res = tn_to(tn_empty(TN_SHAPE(0), tn_dtype_to_real(a->dtype)), a->device);
     }
     tn_tensor *ins[2] = {a, b};
     tn_node *nd = X && *res ? tn__fn_node("LinalgLstsqBackward0", tn__lstsq_bw, ins, 2) : NULL;
@@ -54653,8 +54666,9 @@ static int tn__si_check_index(tn_tensor *out, tn_tensor *idx, int64_t size, int 
     tn_release(v);
     return 0;
 }
-/* the linalg entry's contract (src/api.h), served by the CPU's kernels on float64 copies of
-   the column-major batches (each transposed to the kernels' row-major and back) */
+/* the linalg entry's contract (src/api.h), served by the CPU's kernels on float64 (complex:
+   complex128, the _c kernels) copies of the column-major batches (each transposed to the
+   kernels' row-major and back) */
 static tn_tensor *tn__si_host(tn_tensor *t, tn_dtype dt) {   /* a contiguous CPU copy of t's memory */
     tn_tensor v = tn__shallow(t);
     v.device = TN_CPU;
@@ -54669,9 +54683,12 @@ static tn_tensor *tn__si_rows(tn_tensor *t) { return tn_contiguous(tn_transpose(
 static int tn__si_linalg_run(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor *c, tn_tensor *p, tn_tensor *info, int flag) {
     const int64_t B = a->shape[0], n = a->shape[1], m = a->shape[2], k = m < n ? m : n;
     int32_t *pv = p && op != TN_LA_GESVD ? (int32_t *)tn_data_ptr(p) : NULL, *fv = info ? (int32_t *)tn_data_ptr(info) : NULL;
-    tn_tensor *h = tn__si_host(a, tn_dtype_is_complex(a->dtype) ? TN_C128 : TN_F64), *w = h ? tn__si_rows(h) : NULL;   /* w: row-major m x n */
+    const bool cx = tn_dtype_is_complex(a->dtype);
+    const tn_dtype wt = cx ? TN_C128 : TN_F64;
+    tn_tensor *h = tn__si_host(a, wt), *w = h ? tn__si_rows(h) : NULL;   /* w: row-major m x n */
     if (!w) return -1;
     double *wv = (double *)tn_data_ptr(w);
+    tn__cplx *wc = (tn__cplx *)tn_data_ptr(w);
     switch (op) {
     case TN_LA_GEEV: {   /* the CPU's geev (its order and normalisation: the CPU's results), info per matrix */
         tn_tensor *L = NULL, *V = NULL;
@@ -54679,31 +54696,42 @@ static int tn__si_linalg_run(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_ten
         return tn__si_put(b, L) || (flag && tn__si_put(c, tn_transpose(V, -2, -1))) ? -1 : 0;
     }
     case TN_LA_GETRF:
-        for (int64_t i = 0; i < B; i++) fv[i] = (int32_t)tn__la_getrf(wv + i * m * n, m, n, pv + i * k);
+        for (int64_t i = 0; i < B; i++) fv[i] = (int32_t)(cx ? tn__la_getrf_c(wc + i * m * n, m, n, pv + i * k) : tn__la_getrf(wv + i * m * n, m, n, pv + i * k));
         return tn__si_put(a, tn_transpose(w, -2, -1));
     case TN_LA_GETRS: {
-        tn_tensor *x = tn__si_rows(tn__si_host(b, TN_F64));   /* n x r */
+        tn_tensor *x = tn__si_rows(tn__si_host(b, wt));   /* n x r */
         if (!x) return -1;
-        for (int64_t i = 0; i < B; i++) tn__la_getrs(wv + i * n * n, pv + i * n, n, (double *)tn_data_ptr(x) + i * n * b->shape[1], b->shape[1]);
+        const int64_t r = b->shape[1];
+        for (int64_t i = 0; i < B; i++)
+            if (cx) tn__la_getrs_c(wc + i * n * n, pv + i * n, n, (tn__cplx *)tn_data_ptr(x) + i * n * r, r);
+            else tn__la_getrs(wv + i * n * n, pv + i * n, n, (double *)tn_data_ptr(x) + i * n * r, r);
         return tn__si_put(b, tn_transpose(x, -2, -1));
     }
-    case TN_LA_POTRF:
-        for (int64_t i = 0; i < B; i++) fv[i] = (int32_t)tn__la_potrf(wv + i * n * n, n);
+    case TN_LA_POTRF:   /* (complex: A = L L^H) */
+        for (int64_t i = 0; i < B; i++) fv[i] = (int32_t)(cx ? tn__la_potrf_c(wc + i * n * n, n) : tn__la_potrf(wv + i * n * n, n));
         return tn__si_put(a, tn_transpose(w, -2, -1));
     case TN_LA_GEQRF: {   /* geqr2 and org2r work column-major: on h as it is */
         const int64_t qc = c ? c->shape[1] : 0;
-        tn_tensor *tau = tn__own(tn__new(TN_F64, TN_CPU, b->shape, 2)), *q = c ? tn__own(tn__new(TN_F64, TN_CPU, c->shape, 3)) : NULL;
+        tn_tensor *tau = tn__own(tn__new(wt, TN_CPU, b->shape, 2)), *q = c ? tn__own(tn__new(wt, TN_CPU, c->shape, 3)) : NULL;
         if (!tau || (c && !q)) return -1;
-        double *hv = (double *)tn_data_ptr(h), *tv = (double *)tn_data_ptr(tau);
-        for (int64_t i = 0; i < B; i++) {
-            tn__la_geqr2_t(hv + i * m * n, m, n, tv + i * k);
-            if (q) tn__la_org2r_t(hv + i * m * n, m, k, tv + i * k, (double *)tn_data_ptr(q) + i * qc * m, qc);
-        }
+        for (int64_t i = 0; i < B; i++)
+            if (cx) {
+                tn__cplx *hv = (tn__cplx *)tn_data_ptr(h), *tv = (tn__cplx *)tn_data_ptr(tau);
+                tn__la_geqr2_t_c(hv + i * m * n, m, n, tv + i * k);
+                if (q) tn__la_org2r_t_c(hv + i * m * n, m, k, tv + i * k, (tn__cplx *)tn_data_ptr(q) + i * qc * m, qc);
+            } else {
+                double *hv = (double *)tn_data_ptr(h), *tv = (double *)tn_data_ptr(tau);
+                tn__la_geqr2_t(hv + i * m * n, m, n, tv + i * k);
+                if (q) tn__la_org2r_t(hv + i * m * n, m, k, tv + i * k, (double *)tn_data_ptr(q) + i * qc * m, qc);
+            }
         return tn__si_put(a, h) || tn__si_put(b, tau) || (q && tn__si_put(c, q)) ? -1 : 0;
     }
     case TN_LA_SYEVD: {   /* a's lower triangle is h's upper one (h: a's transpose, row-major) */
         tn_tensor *L = NULL, *V = NULL;
-        if (tn__la_eigh_raw(h, true, flag != 0, &L, &V, "stand-in GPU: linalg")) return -1;
+        if (cx) {   /* heevd: the CPU's Hermitian eigh (its real form) of w's lower triangle, values real */
+            L = tn__own(flag ? tn_linalg_eigh(w, &V, .UPLO = "L") : tn_linalg_eigvalsh(w, .UPLO = "L"));
+            if (!L || (flag && !tn__own(V))) return -1;
+        } else if (tn__la_eigh_raw(h, true, flag != 0, &L, &V, "stand-in GPU: linalg")) return -1;
         memset(fv, 0, (size_t)B * sizeof *fv);
         return tn__si_put(b, L) || (flag && tn__si_put(a, tn_transpose(V, -2, -1))) ? -1 : 0;
     }
@@ -54716,14 +54744,15 @@ static int tn__si_linalg_run(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_ten
     }
     case TN_LA_TRSM: {   /* w: the triangle row-major; x: b's n x r row-major */
         const int64_t r = b->shape[1];
-        tn_tensor *x = tn__si_rows(tn__si_host(b, TN_F64));
+        tn_tensor *x = tn__si_rows(tn__si_host(b, wt));
         if (!x) return -1;
         for (int64_t i = 0; i < B; i++)
-            if (tn__la_trsm(wv + i * n * n, n, (double *)tn_data_ptr(x) + i * n * r, r, (flag & 1) != 0, (flag & 2) != 0)) return -1;
+            if (cx) tn__la_trsm_c(wc + i * n * n, n, (tn__cplx *)tn_data_ptr(x) + i * n * r, r, (flag & 1) != 0, (flag & 2) != 0);
+            else if (tn__la_trsm(wv + i * n * n, n, (double *)tn_data_ptr(x) + i * n * r, r, (flag & 1) != 0, (flag & 2) != 0)) return -1;
         return tn__si_put(b, tn_transpose(x, -2, -1));
     }
-    case TN_LA_ORMQR: {   /* CPU ormqr on the row-major views: the reflectors q x k, c q x r (left) or r x q */
-        tn_tensor *C = tn__si_host(c, TN_F64), *tau = tn__si_host(b, TN_F64);
+    case TN_LA_ORMQR: {   /* CPU ormqr on the row-major views: the reflectors q x k, c q x r (left) or r x q (complex: Q^H for transpose, as torch.ormqr) */
+        tn_tensor *C = tn__si_host(c, wt), *tau = tn__si_host(b, wt);
         tn_tensor *R = C && tau ? tn_ormqr(w, tau, tn_transpose(C, -2, -1), .left = (flag & 1) != 0, .transpose = (flag & 2) != 0) : NULL;
         return tn__si_put(c, R ? tn_transpose(R, -2, -1) : NULL);
     }
@@ -54734,11 +54763,12 @@ static int tn__si_linalg(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor 
     tn_tensor *const ts[5] = {a, b, c, p, info};
     if (tn__si_dense("linalg", ts, 5)) return -1;
     TN__SI_NO_CAPTURE("a factorization (linalg)");
-    const bool geev = op == TN_LA_GEEV, cx = tn_dtype_is_complex(a->dtype);   /* GEEV: a may be complex; b, c complex */
-    if (!(tn__si_float(a) || (geev && (a->dtype == TN_C64 || a->dtype == TN_C128))) || a->ndim != 3)
-        return TN__FAIL_INT("stand-in GPU: linalg takes [B, n, m] float32/float64 batches, not %s %s", tn_dtype_name(a->dtype), TN__SHAPE(a));
+    /* GEEV: b, c complex for a real a too; SYEVD's and GESVD's values (b) real for a complex a */
+    const bool geev = op == TN_LA_GEEV, cx = tn_dtype_is_complex(a->dtype), real_b = op == TN_LA_SYEVD || op == TN_LA_GESVD;
+    if (!(tn__si_float(a) || a->dtype == TN_C64 || a->dtype == TN_C128) || a->ndim != 3)
+        return TN__FAIL_INT("stand-in GPU: linalg takes [B, n, m] float32/float64/complex64/complex128 batches, not %s %s", tn_dtype_name(a->dtype), TN__SHAPE(a));
     for (int t = 1; t < 4; t++)
-        if (ts[t] && ts[t]->dtype != (t == 3 && op != TN_LA_GESVD ? TN_I32 : geev ? (cx ? a->dtype : tn_dtype_to_complex(a->dtype)) : a->dtype))
+        if (ts[t] && ts[t]->dtype != (t == 3 && op != TN_LA_GESVD ? TN_I32 : geev ? (cx ? a->dtype : tn_dtype_to_complex(a->dtype)) : t == 1 && real_b ? tn_dtype_to_real(a->dtype) : a->dtype))
             return TN__FAIL_INT("stand-in GPU: linalg: operand %d is %s", t, tn_dtype_name(ts[t]->dtype));
     if (info && info->dtype != TN_I32) return TN__FAIL_INT("stand-in GPU: linalg: info is %s, not int32", tn_dtype_name(info->dtype));
     const bool need_info = op == TN_LA_GETRF || op == TN_LA_POTRF || op == TN_LA_SYEVD || op == TN_LA_GESVD || geev;
