@@ -2604,7 +2604,9 @@ TNDEF tn_tensor *tn_linalg_tensorsolve(tn_tensor *A, tn_tensor *B, const int64_t
    a symmetric A's lower triangle (LAPACK's sytrf, Bunch-Kaufman pivoting): LD, *pivots (int32,
    LAPACK's: negative for a 2x2 block), *info; ldl_factor raises where info > 0. .hermitian: a
    complex A is Hermitian, A = P L D L^H P^T (hetrf; D's diagonal real); the same factorisation
-   for the real dtypes. Not differentiable (as torch's). tn_linalg_ldl_factor(A, &pivots, .hermitian = true). */
+   for the real dtypes. Not differentiable (as torch's). On CUDA (PyTorch's route): cuSOLVER's
+   sytrf and Xsytrs; .hermitian with a complex A is refused there (cuSOLVER has no hetrf, hetrs;
+   PyTorch takes MAGMA's). tn_linalg_ldl_factor(A, &pivots, .hermitian = true). */
 #define TN_FIELDS_tn_ldl_factor_fn_opts(X) \
     X(B, hermitian, false, "")
 TN__KW_STRUCT(tn_ldl_factor_fn_opts);
@@ -5338,7 +5340,7 @@ TNDEF const char *tn_unary_op_name(tn_unary_op op);   /* "exp", ... */
 TNDEF const char *tn_binary_op_name(tn_binary_op op);
 
 /* The factorizations of tn_backend.linalg (LAPACK's names). */
-typedef enum tn_linalg_op { TN_LA_GETRF, TN_LA_GETRS, TN_LA_POTRF, TN_LA_GEQRF, TN_LA_SYEVD, TN_LA_GESVD, TN_LA_TRSM, TN_LA_ORMQR, TN_LA_GEEV } tn_linalg_op;
+typedef enum tn_linalg_op { TN_LA_GETRF, TN_LA_GETRS, TN_LA_POTRF, TN_LA_GEQRF, TN_LA_SYEVD, TN_LA_GESVD, TN_LA_TRSM, TN_LA_ORMQR, TN_LA_GEEV, TN_LA_SYTRF, TN_LA_SYTRS } tn_linalg_op;
 /* The nccl entry's operations and their arguments (tn_backend.nccl; src/dist/dist.c calls it) */
 typedef enum tn_nccl_op {
     TN_NCCL_GET_ID, TN_NCCL_INIT, TN_NCCL_DESTROY, TN_NCCL_ABORT, TN_NCCL_CHECK, TN_NCCL_GROUP_START, TN_NCCL_GROUP_END,
@@ -5496,6 +5498,11 @@ typedef struct tn_backend {
               largest component real; a real a's conjugate pairs as two complex columns);
               flag 0: c NULL; info <- 0 or > 0 (no convergence). The order is the backend's
               (LAPACK's Schur form's on the CPU kernels; cuSOLVER's may differ).
+       SYTRF  a (n x n) <- the Bunch-Kaufman L D L^T of the symmetric matrix of a's lower
+              triangle (LAPACK's sytrf 'L'; complex: symmetric, not Hermitian; the strict upper
+              triangle unread and kept), p [B, n] <- LAPACK's pivots (1-based, negative for a
+              2x2 block), info <- 0 or the first zero D[i, i]'s 1-based index;
+       SYTRS  b (n x r, [B, r, n]) <- A^-1 b for a and p from SYTRF.
        Every size may be 0 (nothing to do). */
     int (*linalg)(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor *c, tn_tensor *p, tn_tensor *info, int flag);
     /* Optional (NULL: the bias copied into c, then matmul, then the activation as its own
@@ -20866,7 +20873,7 @@ static int tn__la_info_error(const char *fn, tn_tensor *info, const char *fmt) {
     for (int64_t b = 0; b < B; b++)
         if (v[b] > 0) {
             char msg[256];
-            snprintf(msg, sizeof msg, fmt, (int)v[b]);
+            snprintf(msg, sizeof msg, fmt, (int)v[b], (int)v[b]);   /* (twice: "U[%d, %d]" names the index twice; an extra argument is ignored) */
             if (info->ndim > 0) return TN__FAIL_INT("%s: (Batch element %lld): %s", fn, (long long)b, msg);
             return TN__FAIL_INT("%s: %s", fn, msg);
         }
@@ -22627,9 +22634,31 @@ static void tn__la_hetrs_c(const tn__cplx *a, const int32_t *piv, int64_t n, tn_
 #undef G_
 #undef A_
 }
+#define TN__LA_LDL_SINGULAR "The factorization could not be completed because the input is singular (D[%d, %d] is zero)"
+/* on a device: its entry's sytrf (PyTorch's cuSOLVER route) on the column-major lower triangle
+   (the upper one zero, as the CPU's); complex Hermitian has no cuSOLVER routine (PyTorch takes
+   MAGMA's hetrf there, or refuses with cuSOLVER alone, as here) */
+static tn_tensor *tn__ldl_factor_dev(const char *fn, tn_tensor *A, bool hermitian, bool check_errors, tn_tensor **pivots, tn_tensor **info) {
+    if (hermitian && tn_is_complex(A))
+        return (tn_tensor *)tn__error("%s: complex tensors with hermitian=True flag are not supported on %s (cuSOLVER's sytrf is symmetric only)", fn, tn_device_name(A->device));
+    const int64_t n = A->shape[A->ndim - 1], B = tn__la_batch(A);
+    tn_scope_begin();
+    tn_tensor *cm = tn__la_cm(tn__tril(tn_detach(A), 0)), *p = tn__la_dnew(TN_I32, A, B, n, 0, 2), *f = tn__la_dnew(TN_I32, A, B, 0, 0, 1), *r = NULL;
+    if (cm && p && f && !tn__la_run(TN_LA_SYTRF, cm, NULL, NULL, p, f, 0)) {
+        tn_tensor *fi = tn__la_unbatch(f, A, 0), *pi = tn__la_unbatch(p, A, 1);
+        if (fi && pi && !(check_errors && tn__la_info_error(fn, fi, TN__LA_LDL_SINGULAR))) {
+            r = tn_keep(tn_contiguous(tn__la_uncm(cm, A, n, n)));
+            *pivots = tn_keep(pi);
+            if (info) *info = tn_keep(fi);
+        }
+    }
+    tn_scope_end();
+    return r;
+}
 static tn_tensor *tn__ldl_factor_impl(const char *fn, tn_tensor *A, bool hermitian, bool check_errors, tn_tensor **pivots, tn_tensor **info) {
     TN__CHECK_NULL(A);
-    if (tn__la_check_dt(fn, A, "A", true, true)) return NULL;
+    if (tn__la_check_dev(fn, A, "A", true)) return NULL;
+    if (A->device != TN_CPU) return tn__ldl_factor_dev(fn, A, hermitian, check_errors, pivots, info);
     tn_scope_begin();
     const int nd = A->ndim;
     const int64_t n = A->shape[nd - 1], B = tn__la_batch(A);
@@ -22643,7 +22672,7 @@ static tn_tensor *tn__ldl_factor_impl(const char *fn, tn_tensor *A, bool hermiti
             fv[b] = (int32_t)(!cplx      ? tn__la_sytf2((double *)tn_data_ptr(w) + b * n * n, n, pv + b * n)
                               : hermitian ? tn__la_hetf2_c((tn__cplx *)tn_data_ptr(w) + b * n * n, n, pv + b * n)
                                           : tn__la_sytf2_c((tn__cplx *)tn_data_ptr(w) + b * n * n, n, pv + b * n));
-        if (!(check_errors && tn__la_info_error(fn, f, "The factorization could not be completed because the input is singular (D[%d, %d] is zero)"))) {
+        if (!(check_errors && tn__la_info_error(fn, f, TN__LA_LDL_SINGULAR))) {
             r = tn_keep(tn_to_dtype(w, A->dtype));
             *pivots = tn_keep(p);
             if (info) *info = tn_keep(f);
@@ -22668,8 +22697,10 @@ TNDEF tn_tensor *tn_linalg_ldl_factor_str(tn_tensor *A, tn_tensor **pivots, cons
 static tn_tensor *tn__ldl_solve_impl(tn_tensor *LD, tn_tensor *pivots, tn_tensor *Bm, bool hermitian) {
     TN__CHECK_NULL(LD, pivots, Bm);
     const char *fn = "tn_linalg_ldl_solve";
-    /* (tn__la_broadcast_pair passes a device with the linalg entry: sytrs is not one of its ops) */
-    if (LD->device != TN_CPU) return (tn_tensor *)tn__error("%s: not implemented on %s yet (CPU only)", fn, tn_device_name(LD->device));
+    if (tn__check_same_device(fn, LD, pivots)) return NULL;
+    /* (PyTorch's CUDA message: no Hermitian sytrs for complex in cuSOLVER) */
+    if (LD->device != TN_CPU && hermitian && tn_is_complex(LD))
+        return (tn_tensor *)tn__error("%s: complex tensors with hermitian=True flag are not supported on %s.", fn, tn_device_name(LD->device));
     if (pivots->dtype != TN_I32) return (tn_tensor *)tn__error("%s: Expected pivots to be integers. Got %s", fn, tn__torch_type_name(pivots->dtype));
     if (LD->ndim >= 2 && (pivots->ndim != LD->ndim - 1 || memcmp(pivots->shape, LD->shape, (size_t)(LD->ndim - 1) * sizeof(int64_t))))
         return (tn_tensor *)tn__error("%s: Expected LD.shape[:-1] and pivots.shape to be the same, but got pivots with shape %s instead", fn, TN__SHAPE(pivots));
@@ -22680,7 +22711,18 @@ static tn_tensor *tn__ldl_solve_impl(tn_tensor *LD, tn_tensor *pivots, tn_tensor
         int64_t ps[TN_MAX_DIMS];
         memcpy(ps, a->shape, sizeof ps);
         tn_tensor *pc = tn_contiguous(tn_expand(pivots, ps, a->ndim - 1));
-        tn_tensor *ld = tn__la_work(a), *x = tn__la_work(b);
+        if (pc && a->device != TN_CPU) {   /* the entry's sytrs (cuSOLVER's Xsytrs), the pivots checked there first (one read back) */
+            const int64_t s2[2] = {nb, n};
+            tn_tensor *bad = tn_any(tn_logical_or(tn_eq_scalar(pc, 0), tn_gt_scalar(tn_abs(pc), (double)n)));
+            tn_tensor *cm = tn__la_cm(a), *x = tn__la_cm(b), *p2 = tn_reshape(pc, s2, 2);
+            if (!bad || !cm || !x || !p2) return tn__scope_return(NULL);
+            if (tn_item(bad) != 0) {
+                tn__error("%s: pivots holds a value outside [-%lld, %lld] or 0", fn, (long long)n, (long long)n);
+                return tn__scope_return(NULL);
+            }
+            return tn__scope_return(tn__la_run(TN_LA_SYTRS, cm, x, NULL, p2, NULL, 0) ? NULL : tn_contiguous(tn__la_uncm(x, b, n, k)));
+        }
+        tn_tensor *ld = pc ? tn__la_work(a) : NULL, *x = pc ? tn__la_work(b) : NULL;
         if (pc && ld && x) {
             const int32_t *pv = (const int32_t *)tn_data_ptr(pc);
             bool ok = true;
@@ -54751,6 +54793,18 @@ static int tn__si_linalg_run(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_ten
             else if (tn__la_trsm(wv + i * n * n, n, (double *)tn_data_ptr(x) + i * n * r, r, (flag & 1) != 0, (flag & 2) != 0)) return -1;
         return tn__si_put(b, tn_transpose(x, -2, -1));
     }
+    case TN_LA_SYTRF:   /* sytf2 'L' on the row-major lower triangle: a's lower one (complex: symmetric) */
+        for (int64_t i = 0; i < B; i++) fv[i] = (int32_t)(cx ? tn__la_sytf2_c(wc + i * n * n, n, pv + i * n) : tn__la_sytf2(wv + i * n * n, n, pv + i * n));
+        return tn__si_put(a, tn_transpose(w, -2, -1));
+    case TN_LA_SYTRS: {
+        tn_tensor *x = tn__si_rows(tn__si_host(b, wt));   /* n x r */
+        if (!x) return -1;
+        const int64_t r = b->shape[1];
+        for (int64_t i = 0; i < B; i++)
+            if (cx) tn__la_sytrs_c(wc + i * n * n, pv + i * n, n, (tn__cplx *)tn_data_ptr(x) + i * n * r, r);
+            else tn__la_sytrs(wv + i * n * n, pv + i * n, n, (double *)tn_data_ptr(x) + i * n * r, r);
+        return tn__si_put(b, tn_transpose(x, -2, -1));
+    }
     case TN_LA_ORMQR: {   /* CPU ormqr on the row-major views: the reflectors q x k, c q x r (left) or r x q (complex: Q^H for transpose, as torch.ormqr) */
         tn_tensor *C = tn__si_host(c, wt), *tau = tn__si_host(b, wt);
         tn_tensor *R = C && tau ? tn_ormqr(w, tau, tn_transpose(C, -2, -1), .left = (flag & 1) != 0, .transpose = (flag & 2) != 0) : NULL;
@@ -54771,8 +54825,9 @@ static int tn__si_linalg(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor 
         if (ts[t] && ts[t]->dtype != (t == 3 && op != TN_LA_GESVD ? TN_I32 : geev ? (cx ? a->dtype : tn_dtype_to_complex(a->dtype)) : t == 1 && real_b ? tn_dtype_to_real(a->dtype) : a->dtype))
             return TN__FAIL_INT("stand-in GPU: linalg: operand %d is %s", t, tn_dtype_name(ts[t]->dtype));
     if (info && info->dtype != TN_I32) return TN__FAIL_INT("stand-in GPU: linalg: info is %s, not int32", tn_dtype_name(info->dtype));
-    const bool need_info = op == TN_LA_GETRF || op == TN_LA_POTRF || op == TN_LA_SYEVD || op == TN_LA_GESVD || geev;
-    if ((need_info && !info) || ((op == TN_LA_GETRF || op == TN_LA_GETRS) && !p) || (op != TN_LA_GETRF && op != TN_LA_POTRF && !b) || (op == TN_LA_ORMQR && !c))
+    const bool need_info = op == TN_LA_GETRF || op == TN_LA_POTRF || op == TN_LA_SYEVD || op == TN_LA_GESVD || op == TN_LA_SYTRF || geev;
+    const bool need_p = op == TN_LA_GETRF || op == TN_LA_GETRS || op == TN_LA_SYTRF || op == TN_LA_SYTRS;
+    if ((need_info && !info) || (need_p && !p) || (op != TN_LA_GETRF && op != TN_LA_POTRF && op != TN_LA_SYTRF && !b) || (op == TN_LA_ORMQR && !c))
         return TN__FAIL_INT("stand-in GPU: linalg: an operand the op writes is NULL");
     if (geev && (a->shape[1] != a->shape[2] || b->ndim != 2 || b->shape[0] != a->shape[0] || b->shape[1] != a->shape[1] || (flag && !c) || (!flag && c) ||
                  (c && (c->ndim != 3 || c->shape[0] != a->shape[0] || c->shape[1] != a->shape[1] || c->shape[2] != a->shape[1]))))

@@ -2742,6 +2742,9 @@ static int solver_fail(const char *what, cusolverStatus_t s) { return tn_error("
     static cusolverStatus_t ormqr(cusolverDnHandle_t h, cublasSideMode_t side, cublasOperation_t tr, int m, int n, int k, const T *a, int lda, \
                                   const T *tau, T *c, int ldc, T *ws, int lw, int *info) { \
         return cusolverDn##X##ORM(h, side, tr, m, n, k, a, lda, tau, c, ldc, ws, lw, info); } \
+    static cusolverStatus_t sytrf_ws(cusolverDnHandle_t h, int n, T *a, int *lw) { return cusolverDn##X##sytrf_bufferSize(h, n, a, n, lw); } \
+    static cusolverStatus_t sytrf(cusolverDnHandle_t h, int n, T *a, int *piv, T *ws, int lw, int *info) { \
+        return cusolverDn##X##sytrf(h, CUBLAS_FILL_MODE_LOWER, n, a, n, piv, ws, lw, info); } \
     static cublasStatus_t trsm(cublasHandle_t h, cublasFillMode_t up, cublasDiagType_t dg, int n, int r, const T *a, T *b) { \
         const T one = ONE; \
         return cublas##X##trsm(h, CUBLAS_SIDE_LEFT, up, CUBLAS_OP_N, dg, n, r, &one, a, n, b, n); } \
@@ -2753,10 +2756,21 @@ SOLVER_OVERLOADS(double, double, D, orgqr, ormqr, syevd, 1.0)
 SOLVER_OVERLOADS(cuComplex, float, C, ungqr, unmqr, heevd, make_cuComplex(1.0f, 0.0f))
 SOLVER_OVERLOADS(cuDoubleComplex, double, Z, ungqr, unmqr, heevd, make_cuDoubleComplex(1.0, 0.0))
 #undef SOLVER_OVERLOADS
-/* a solver type's real type (its eigenvalues', singular values') and whether it is complex */
-template <class T> struct LaType { typedef T R; static const bool cx = false; };
-template <> struct LaType<cuComplex> { typedef float R; static const bool cx = true; };
-template <> struct LaType<cuDoubleComplex> { typedef double R; static const bool cx = true; };
+/* a solver type's real type (its eigenvalues', singular values'), whether it is complex, and
+   its cudaDataType (the 64-bit API's Xsytrs) */
+template <class T> struct LaType;
+template <> struct LaType<float> { typedef float R; static const bool cx = false; static constexpr cudaDataType dt = CUDA_R_32F; };
+template <> struct LaType<double> { typedef double R; static const bool cx = false; static constexpr cudaDataType dt = CUDA_R_64F; };
+template <> struct LaType<cuComplex> { typedef float R; static const bool cx = true; static constexpr cudaDataType dt = CUDA_C_32F; };
+template <> struct LaType<cuDoubleComplex> { typedef double R; static const bool cx = true; static constexpr cudaDataType dt = CUDA_C_64F; };
+/* Xsytrs's pivots are int64: the entry's int32 ones widened */
+__global__ void k_piv_i64(int64_t *out, const int *in, int64_t n) {
+    GRID_LOOP(i, n) out[i] = in[i];
+}
+struct HostWork {   /* a host workspace (Xgeev's, Xsytrs's), kept until the calls that use it are done */
+    std::vector<char> v;
+    ~HostWork() { (void)cudaStreamSynchronize(0); }
+};
 /* x <- conj(x) in place: n complex values as (re, im) pairs of R */
 template <class R> __global__ void k_conj_inplace(R *x, int64_t n) {
     GRID_LOOP(i, n) x[2 * i + 1] = -x[2 * i + 1];
@@ -2898,6 +2912,34 @@ template <class T> static int la_solver(tn_linalg_op op, tn_tensor *a, tn_tensor
             SOLVER_CHECK("ormqr", ormqr(h, side, tr, cm, cn, kr, A + i * mn, q, tau + i * kr, C + i * (int64_t)cm * cn, cm, ws, lw, dinfo));
         return 0;
     }
+    case TN_LA_SYTRF: {   /* Bunch-Kaufman (LAPACK's pivots), symmetric for complex too */
+        int lw = 0;
+        SOLVER_CHECK("sytrf", sytrf_ws(h, n, A, &lw));
+        T *ws = (T *)sc.get((size_t)(lw > 0 ? lw : 1) * sizeof(T));
+        int *pv = (int *)tn_data_ptr(p);
+        if (!ws) return -1;
+        for (int64_t i = 0; i < B; i++) SOLVER_CHECK("sytrf", sytrf(h, n, A + i * mn, pv + i * n, ws, lw, fv + i));
+        return 0;
+    }
+    case TN_LA_SYTRS: {   /* the 64-bit API's Xsytrs (no sytrs in the legacy one), as PyTorch */
+        const int64_t r = b->shape[1], np = B * (int64_t)n;
+        T *X = (T *)tn_data_ptr(b);
+        int64_t *p64 = (int64_t *)sc.get((size_t)np * sizeof(int64_t));
+        if (!p64) return -1;
+        if (r == 0) return 0;
+        k_piv_i64<<<blocks_for(np), kThreads, 0, cu_stream()>>>(p64, (const int *)tn_data_ptr(p), np);
+        CU_LAUNCHED("linalg (sytrs)");
+        size_t dws = 0, hws = 0;
+        const cudaDataType dt = LaType<T>::dt;
+        SOLVER_CHECK("sytrs", cusolverDnXsytrs_bufferSize(h, CUBLAS_FILL_MODE_LOWER, n, r, dt, A, n, p64, dt, X, n, &dws, &hws));
+        void *dw = sc.get(dws ? dws : 1);
+        HostWork hw;
+        hw.v.resize(hws ? hws : 1);
+        if (!dw) return -1;
+        for (int64_t i = 0; i < B; i++)
+            SOLVER_CHECK("sytrs", cusolverDnXsytrs(h, CUBLAS_FILL_MODE_LOWER, n, r, dt, A + i * mn, n, p64 + i * n, dt, X + i * n * r, n, dw, dws, hw.v.data(), hws, dinfo));
+        return 0;
+    }
     case TN_LA_GEEV: break;   /* (la_geev) */
     }
     return tn_error("linalg: unknown op %d", (int)op);
@@ -2920,10 +2962,6 @@ template <class R> __global__ void k_geev_unpack(Cx<R> *v, const R *vr, const Cx
 struct DnParams {   /* Xgeev's settings (the defaults) */
     cusolverDnParams_t p = NULL;
     ~DnParams() { if (p) cusolverDnDestroyParams(p); }
-};
-struct HostWork {   /* Xgeev's host workspace, kept until the calls that use it are done */
-    std::vector<char> v;
-    ~HostWork() { (void)cudaStreamSynchronize(0); }
 };
 static int la_geev(tn_tensor *a, tn_tensor *b, tn_tensor *c, tn_tensor *info, int flag) {
     const bool vec = flag != 0, cx = a->dtype == TN_C64 || a->dtype == TN_C128, dbl = a->dtype == TN_F64 || a->dtype == TN_C128;

@@ -2517,7 +2517,9 @@ TNDEF tn_tensor *tn_linalg_tensorsolve(tn_tensor *A, tn_tensor *B, const int64_t
    a symmetric A's lower triangle (LAPACK's sytrf, Bunch-Kaufman pivoting): LD, *pivots (int32,
    LAPACK's: negative for a 2x2 block), *info; ldl_factor raises where info > 0. .hermitian: a
    complex A is Hermitian, A = P L D L^H P^T (hetrf; D's diagonal real); the same factorisation
-   for the real dtypes. Not differentiable (as torch's). tn_linalg_ldl_factor(A, &pivots, .hermitian = true). */
+   for the real dtypes. Not differentiable (as torch's). On CUDA (PyTorch's route): cuSOLVER's
+   sytrf and Xsytrs; .hermitian with a complex A is refused there (cuSOLVER has no hetrf, hetrs;
+   PyTorch takes MAGMA's). tn_linalg_ldl_factor(A, &pivots, .hermitian = true). */
 #define TN_FIELDS_tn_ldl_factor_fn_opts(X) \
     X(B, hermitian, false, "")
 TN__KW_STRUCT(tn_ldl_factor_fn_opts);
@@ -5137,7 +5139,7 @@ TNDEF const char *tn_unary_op_name(tn_unary_op op);   /* "exp", ... */
 TNDEF const char *tn_binary_op_name(tn_binary_op op);
 
 /* The factorizations of tn_backend.linalg (LAPACK's names). */
-typedef enum tn_linalg_op { TN_LA_GETRF, TN_LA_GETRS, TN_LA_POTRF, TN_LA_GEQRF, TN_LA_SYEVD, TN_LA_GESVD, TN_LA_TRSM, TN_LA_ORMQR, TN_LA_GEEV } tn_linalg_op;
+typedef enum tn_linalg_op { TN_LA_GETRF, TN_LA_GETRS, TN_LA_POTRF, TN_LA_GEQRF, TN_LA_SYEVD, TN_LA_GESVD, TN_LA_TRSM, TN_LA_ORMQR, TN_LA_GEEV, TN_LA_SYTRF, TN_LA_SYTRS } tn_linalg_op;
 /* The nccl entry's operations and their arguments (tn_backend.nccl; src/dist/dist.c calls it) */
 typedef enum tn_nccl_op {
     TN_NCCL_GET_ID, TN_NCCL_INIT, TN_NCCL_DESTROY, TN_NCCL_ABORT, TN_NCCL_CHECK, TN_NCCL_GROUP_START, TN_NCCL_GROUP_END,
@@ -5295,6 +5297,11 @@ typedef struct tn_backend {
               largest component real; a real a's conjugate pairs as two complex columns);
               flag 0: c NULL; info <- 0 or > 0 (no convergence). The order is the backend's
               (LAPACK's Schur form's on the CPU kernels; cuSOLVER's may differ).
+       SYTRF  a (n x n) <- the Bunch-Kaufman L D L^T of the symmetric matrix of a's lower
+              triangle (LAPACK's sytrf 'L'; complex: symmetric, not Hermitian; the strict upper
+              triangle unread and kept), p [B, n] <- LAPACK's pivots (1-based, negative for a
+              2x2 block), info <- 0 or the first zero D[i, i]'s 1-based index;
+       SYTRS  b (n x r, [B, r, n]) <- A^-1 b for a and p from SYTRF.
        Every size may be 0 (nothing to do). */
     int (*linalg)(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor *c, tn_tensor *p, tn_tensor *info, int flag);
     /* Optional (NULL: the bias copied into c, then matmul, then the activation as its own

@@ -140,4 +140,49 @@ TEST(gpu_linalg_complex_match_cpu) {
         tn_scope_end();
     }
 }
+
+/* ---- ldl_factor / ldl_solve on the device (TN_LA_SYTRF / TN_LA_SYTRS: cuSOLVER's sytrf and
+   Xsytrs, PyTorch's CUDA route; the stand-in runs the CPU's sytf2 / sytrs): the same LD and
+   pivots as the CPU (LAPACK's Bunch-Kaufman either way), every dtype; complex Hermitian refused
+   there, as PyTorch without MAGMA ---- */
+static tn_tensor *lcx_sym(tn_tensor *x) { return tn_add(x, tn_transpose(x, -2, -1)); }
+static tn_tensor *lcx_ldl(tn_tensor *const *x) { tn_tensor *p = NULL; return tn_linalg_ldl_factor(lcx_sym(x[0]), &p); }
+static tn_tensor *lcx_ldl_piv(tn_tensor *const *x) { tn_tensor *p = NULL; return tn_linalg_ldl_factor(lcx_sym(x[0]), &p) ? tn_to_dtype(p, TN_F64) : NULL; }
+static tn_tensor *lcx_ldl_solve(tn_tensor *const *x) { tn_tensor *p = NULL, *ld = tn_linalg_ldl_factor(lcx_sym(x[0]), &p); return ld ? tn_linalg_ldl_solve(ld, p, x[1]) : NULL; }
+static tn_tensor *lcx_ldl_info(tn_tensor *const *x) { tn_tensor *p = NULL, *f = NULL; return tn_linalg_ldl_factor_ex(x[0], &p, &f) ? tn_to_dtype(f, TN_F64) : NULL; }
+static tn_tensor *lcx_ldl_raw(tn_tensor *const *x) { tn_tensor *p = NULL; return tn_linalg_ldl_factor(x[0], &p); }
+static tn_tensor *lcx_ldl_herm(tn_tensor *const *x) { tn_tensor *p = NULL; return tn_linalg_ldl_factor(x[0], &p, .hermitian = true); }
+TEST(gpu_ldl_match_cpu) {
+    static const tn_dtype dts[4] = {TN_F32, TN_F64, TN_C64, TN_C128};
+    for (int w = 0; w < 4; w++) {
+        tn_scope_begin();
+        tn_manual_seed(2627);
+        const tn_dtype dt = dts[w];
+        const double tol = dt == TN_F64 || dt == TN_C128 ? 1e-8 : 1e-3;
+        tn_tensor *a = CRANDN(dt, 3, 5, 5), *b = CRANDN(dt, 3, 5, 2);
+        CHECK_CX("ldl_factor", lcx_ldl, tol, false, a);
+        CHECK_CX("ldl_factor strided", lcx_ldl, tol, false, tn_transpose(a, -2, -1));
+        CHECK_CX("ldl_factor pivots", lcx_ldl_piv, 0, false, a);
+        CHECK_CX("ldl_factor empty batch", lcx_ldl, tol, false, CRANDN(dt, 0, 4, 4));
+        CHECK_CX("ldl_solve", lcx_ldl_solve, tol, false, a, b);
+        CHECK_CX("ldl_solve broadcast B", lcx_ldl_solve, tol, false, a, CRANDN(dt, 2, 1, 5, 3));
+        CHECK_CX("ldl_solve strided B", lcx_ldl_solve, tol, false, a, tn_transpose(CRANDN(dt, 3, 2, 5), -2, -1));
+        /* a zero D[1, 1] (the first row and column zero): info 1, and the CPU's message */
+        tn_tensor *sing = tn_mul(lcx_sym(CRANDN(dt, 4, 4)), tn_to_dtype(tn_from_data((double[]){0, 0, 0, 0, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1}, TN_SHAPE(4, 4), TN_F64), dt));
+        CHECK_CX("ldl_factor_ex info", lcx_ldl_info, 0, false, sing);
+        la_same_error(__LINE__, "ldl_factor of a singular matrix", lcx_ldl_raw, sing, "singular");
+        tn_tensor *g = tn_to(lcx_sym(a), TN_CUDA), *p = NULL, *ld = g ? tn_linalg_ldl_factor(g, &p) : NULL;
+        CHECK(ld && p && p->device == TN_CUDA && p->dtype == TN_I32);
+        if (tn_is_complex(a)) {   /* Hermitian: the CPU's hetrf; on the device refused (no cuSOLVER hetrf / hetrs) */
+            tn_tensor *cp = NULL;
+            CHECK(tn_linalg_ldl_factor(tn_add(a, lcx_mH(a)), &cp, .hermitian = true) != NULL);
+            CHECK_ERR(lcx_ldl_herm(&g), "hermitian=True flag are not supported on cuda");
+            CHECK_ERR(tn_linalg_ldl_solve(ld, p, tn_to(b, TN_CUDA), .hermitian = true), "hermitian=True flag are not supported on cuda");
+        }
+        /* bad pivots (out of range, 0): the CPU's message, checked on the device */
+        tn_tensor *bad = tn_to(tn_zeros(TN_SHAPE(3, 5), TN_I32), TN_CUDA);
+        CHECK_ERR(tn_linalg_ldl_solve(ld, bad, tn_to(b, TN_CUDA)), "pivots holds a value outside");
+        tn_scope_end();
+    }
+}
 #endif

@@ -202,6 +202,7 @@ int main(void) {
     RUN(gpu_linalg_eig);
     RUN(gpu_complex_ops_match_cpu);
     RUN(gpu_linalg_complex_match_cpu);
+    RUN(gpu_ldl_match_cpu);
     RUN(gpu_complex_declines);
     RUN(gpu_fft_match_cpu);
     RUN(gpu_half_bit_conversions);

@@ -602,6 +602,18 @@ static int tn__si_linalg_run(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_ten
             else if (tn__la_trsm(wv + i * n * n, n, (double *)tn_data_ptr(x) + i * n * r, r, (flag & 1) != 0, (flag & 2) != 0)) return -1;
         return tn__si_put(b, tn_transpose(x, -2, -1));
     }
+    case TN_LA_SYTRF:   /* sytf2 'L' on the row-major lower triangle: a's lower one (complex: symmetric) */
+        for (int64_t i = 0; i < B; i++) fv[i] = (int32_t)(cx ? tn__la_sytf2_c(wc + i * n * n, n, pv + i * n) : tn__la_sytf2(wv + i * n * n, n, pv + i * n));
+        return tn__si_put(a, tn_transpose(w, -2, -1));
+    case TN_LA_SYTRS: {
+        tn_tensor *x = tn__si_rows(tn__si_host(b, wt));   /* n x r */
+        if (!x) return -1;
+        const int64_t r = b->shape[1];
+        for (int64_t i = 0; i < B; i++)
+            if (cx) tn__la_sytrs_c(wc + i * n * n, pv + i * n, n, (tn__cplx *)tn_data_ptr(x) + i * n * r, r);
+            else tn__la_sytrs(wv + i * n * n, pv + i * n, n, (double *)tn_data_ptr(x) + i * n * r, r);
+        return tn__si_put(b, tn_transpose(x, -2, -1));
+    }
     case TN_LA_ORMQR: {   /* CPU ormqr on the row-major views: the reflectors q x k, c q x r (left) or r x q (complex: Q^H for transpose, as torch.ormqr) */
         tn_tensor *C = tn__si_host(c, wt), *tau = tn__si_host(b, wt);
         tn_tensor *R = C && tau ? tn_ormqr(w, tau, tn_transpose(C, -2, -1), .left = (flag & 1) != 0, .transpose = (flag & 2) != 0) : NULL;
@@ -622,8 +634,9 @@ static int tn__si_linalg(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor 
         if (ts[t] && ts[t]->dtype != (t == 3 && op != TN_LA_GESVD ? TN_I32 : geev ? (cx ? a->dtype : tn_dtype_to_complex(a->dtype)) : t == 1 && real_b ? tn_dtype_to_real(a->dtype) : a->dtype))
             return TN__FAIL_INT("stand-in GPU: linalg: operand %d is %s", t, tn_dtype_name(ts[t]->dtype));
     if (info && info->dtype != TN_I32) return TN__FAIL_INT("stand-in GPU: linalg: info is %s, not int32", tn_dtype_name(info->dtype));
-    const bool need_info = op == TN_LA_GETRF || op == TN_LA_POTRF || op == TN_LA_SYEVD || op == TN_LA_GESVD || geev;
-    if ((need_info && !info) || ((op == TN_LA_GETRF || op == TN_LA_GETRS) && !p) || (op != TN_LA_GETRF && op != TN_LA_POTRF && !b) || (op == TN_LA_ORMQR && !c))
+    const bool need_info = op == TN_LA_GETRF || op == TN_LA_POTRF || op == TN_LA_SYEVD || op == TN_LA_GESVD || op == TN_LA_SYTRF || geev;
+    const bool need_p = op == TN_LA_GETRF || op == TN_LA_GETRS || op == TN_LA_SYTRF || op == TN_LA_SYTRS;
+    if ((need_info && !info) || (need_p && !p) || (op != TN_LA_GETRF && op != TN_LA_POTRF && op != TN_LA_SYTRF && !b) || (op == TN_LA_ORMQR && !c))
         return TN__FAIL_INT("stand-in GPU: linalg: an operand the op writes is NULL");
     if (geev && (a->shape[1] != a->shape[2] || b->ndim != 2 || b->shape[0] != a->shape[0] || b->shape[1] != a->shape[1] || (flag && !c) || (!flag && c) ||
                  (c && (c->ndim != 3 || c->shape[0] != a->shape[0] || c->shape[1] != a->shape[1] || c->shape[2] != a->shape[1]))))

@@ -306,7 +306,7 @@ static int tn__la_info_error(const char *fn, tn_tensor *info, const char *fmt) {
     for (int64_t b = 0; b < B; b++)
         if (v[b] > 0) {
             char msg[256];
-            snprintf(msg, sizeof msg, fmt, (int)v[b]);
+            snprintf(msg, sizeof msg, fmt, (int)v[b], (int)v[b]);   /* (twice: "U[%d, %d]" names the index twice; an extra argument is ignored) */
             if (info->ndim > 0) return TN__FAIL_INT("%s: (Batch element %lld): %s", fn, (long long)b, msg);
             return TN__FAIL_INT("%s: %s", fn, msg);
         }
