@@ -1390,7 +1390,7 @@ static tn_tensor *tn__la_realform(tn_tensor *A) {
 static tn_tensor *tn__la_herm_of(tn_tensor *D, bool upper) {
     const int64_t n = D->shape[D->ndim - 1];
     tn_tensor *T = upper ? tn__triu(D, 1) : tn__tril(D, -1);
-    return tn_add(tn_add(T, tn__mH(T)), tn_mul(tn_real(D), tn_eye(n, n, tn_dtype_to_real(D->dtype))));
+    return tn_add(tn_add(T, tn__mH(T)), tn_mul(tn_real(D), tn_to(tn_eye(n, n, tn_dtype_to_real(D->dtype)), D->device)));
 }
 /* The complex matrix whose real form E [..., 2m, 2n] is: its left block column. */
 static tn_tensor *tn__la_from_realform(tn_tensor *E, int64_t m, int64_t n) {
@@ -1447,7 +1447,7 @@ static int tn__qr_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void *u
     if (gQ) { tn_tensor *t = tn_matmul(tn__mH(gQ), Q); M = M ? tn_sub(M, t) : tn_neg(t); }
     tn_tensor *cl;
     if (tn_is_complex(A)) {   /* copyltu for complex M: the Hermitian matrix of M's lower triangle, Re on the diagonal */
-        tn_tensor *T = tn__tril(M, 0), *e = tn_eye(k, k, TN_F64);
+        tn_tensor *T = tn__tril(M, 0), *e = tn_to(tn_eye(k, k, TN_F64), A->device);   /* (on A's device: a complex QR there) */
         cl = tn_mul(tn_add(T, tn__mH(T)), tn_sub(tn_ones_like(e), tn_mul_scalar(e, 0.5)));
     } else cl = tn_add(tn__tril(M, 0), tn__mT(tn__tril(M, -1)));
     tn_tensor *b = tn_matmul(Q, cl);
