@@ -21745,17 +21745,18 @@ static tn_tensor *tn__matrix_exp_impl(tn_tensor *A) {
     const int64_t n = A->shape[A->ndim - 1], B = tn__la_batch(A);
     int64_t ws = 0;
     tn_tensor *w = NULL, *r = NULL;
-    if (A->device != TN_CPU) r = tn_keep(tn__la_expm_dev(A));
-    else if (tn_is_complex(A)) {
+    if (tn_is_complex(A)) {
         /* exp of the real 2n x 2n form [[Re, -Im], [Im, Re]] (an algebra homomorphism: it is
-           the real form of exp(A)); its left column of blocks holds Re and Im of exp(A) */
+           the real form of exp(A)); its left column of blocks holds Re and Im of exp(A). On a
+           device too (library ops; the real exp there is tn__la_expm_dev, which would drop Im) */
         tn_tensor *D = tn_detach(A), *re = tn_to_dtype(tn_real(D), TN_F64), *im = tn_to_dtype(tn_imag(D), TN_F64);
         tn_tensor *top[2] = {re, tn_neg(im)}, *bot[2] = {im, re};
         tn_tensor *rows[2] = {tn_cat(top, 2, .dim = -1), tn_cat(bot, 2, .dim = -1)};
         tn_tensor *X = rows[0] && rows[1] ? tn_linalg_matrix_exp(tn_cat(rows, 2, .dim = -2)) : NULL;
         X = X ? tn_narrow(X, -1, 0, n) : NULL;
         if (X) r = tn_keep(tn_to_dtype(tn_complex(tn_narrow(X, -2, 0, n), tn_narrow(X, -2, n, n)), A->dtype));
-    } else w = tn__la_work(A);
+    } else if (A->device != TN_CPU) r = tn_keep(tn__la_expm_dev(A));
+    else w = tn__la_work(A);
     double *scratch = w && tn__mul_ok(n * n, 7, &ws) ? (double *)TN_MALLOC((size_t)(ws ? ws : 1) * sizeof(double)) : NULL;
     int32_t *piv = scratch ? (int32_t *)TN_MALLOC((size_t)(n ? n : 1) * sizeof(int32_t)) : NULL;
     if (w && !piv) tn__error("%s: out of memory", fn);
@@ -26361,15 +26362,9 @@ static int tn__la_eig_dev(tn_tensor *A, bool vectors, tn_tensor **L, tn_tensor *
     return *L && (!vectors || *V) ? 0 : -1;
 }
 
-/* Z^-1 Y for complex Z, Y. A device's linalg entry factors real matrices only: there, through
-   Z's real form, R(Z) [Re X; Im X] = [Re Y; Im Y] (library ops: double backward works). */
-static tn_tensor *tn__eig_solve(tn_tensor *Z, tn_tensor *Y) {
-    if (!Z || !Y || Z->device == TN_CPU) return tn_linalg_solve(Z, Y);
-    const int64_t n = Z->shape[Z->ndim - 1];
-    tn_tensor *ys[2] = {tn_real(Y), tn_imag(Y)};
-    tn_tensor *X = tn_linalg_solve(tn__la_realform(Z), tn_cat(ys, 2, .dim = -2));
-    return X ? tn_complex(tn_narrow(X, -2, 0, n), tn_narrow(X, -2, n, n)) : NULL;
-}
+/* Z^-1 Y for complex Z, Y: on a device too, its entry's complex LU (once through Z's real
+   form, when the entry took real matrices only) */
+static tn_tensor *tn__eig_solve(tn_tensor *Z, tn_tensor *Y) { return tn_linalg_solve(Z, Y); }
 
 /* ---- eig, eigvals ---- */
 static tn_tensor *tn__eig_impl(tn_tensor *A, bool vectors, tn_tensor **V, const char *fn, bool gauge);

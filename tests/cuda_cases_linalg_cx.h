@@ -65,6 +65,7 @@ static tn_tensor *lcx_svd_full(tn_tensor *const *x) {   /* full: U and Vh unitar
 }
 UNARY_FN(lcx_svdvals, tn_linalg_svdvals(x[0]))
 UNARY_FN(lcx_pinv, tn_linalg_pinv(x[0]))
+UNARY_FN(lcx_mexp, tn_linalg_matrix_exp(x[0]))
 UNARY_FN(lcx_nuc, tn_linalg_matrix_norm(x[0], .ord = "nuc"))
 UNARY_FN(lcx_tsolve, tn_linalg_solve_triangular(lcx_wc(x[0]), x[1], true))
 UNARY_FN(lcx_tsolve_lower_right, tn_linalg_solve_triangular(lcx_wc(x[0]), x[1], false, .left = false, .unitriangular = true))
@@ -122,6 +123,7 @@ TEST(gpu_linalg_complex_match_cpu) {
         CHECK_CX("complex svd empty batch", lcx_svdvals, tol, false, none);
         CHECK_CX("complex pinv", lcx_pinv, tol, false, tall);
         CHECK_CX("complex nuclear norm", lcx_nuc, tol, false, wide);
+        CHECK_CX("complex matrix_exp (the real form on the device too)", lcx_mexp, tol, false, at);
         /* triangular solves (trsm), lstsq (gels: unmqr with Q^H, trsm; wide: A^H's QR) */
         CHECK_CX("complex solve_triangular", lcx_tsolve, tol, false, at, b);
         CHECK_CX("complex solve_triangular lower right unit", lcx_tsolve_lower_right, tol, false, a, tn_transpose(b, -2, -1));

@@ -451,17 +451,18 @@ static tn_tensor *tn__matrix_exp_impl(tn_tensor *A) {
     const int64_t n = A->shape[A->ndim - 1], B = tn__la_batch(A);
     int64_t ws = 0;
     tn_tensor *w = NULL, *r = NULL;
-    if (A->device != TN_CPU) r = tn_keep(tn__la_expm_dev(A));
-    else if (tn_is_complex(A)) {
+    if (tn_is_complex(A)) {
         /* exp of the real 2n x 2n form [[Re, -Im], [Im, Re]] (an algebra homomorphism: it is
-           the real form of exp(A)); its left column of blocks holds Re and Im of exp(A) */
+           the real form of exp(A)); its left column of blocks holds Re and Im of exp(A). On a
+           device too (library ops; the real exp there is tn__la_expm_dev, which would drop Im) */
         tn_tensor *D = tn_detach(A), *re = tn_to_dtype(tn_real(D), TN_F64), *im = tn_to_dtype(tn_imag(D), TN_F64);
         tn_tensor *top[2] = {re, tn_neg(im)}, *bot[2] = {im, re};
         tn_tensor *rows[2] = {tn_cat(top, 2, .dim = -1), tn_cat(bot, 2, .dim = -1)};
         tn_tensor *X = rows[0] && rows[1] ? tn_linalg_matrix_exp(tn_cat(rows, 2, .dim = -2)) : NULL;
         X = X ? tn_narrow(X, -1, 0, n) : NULL;
         if (X) r = tn_keep(tn_to_dtype(tn_complex(tn_narrow(X, -2, 0, n), tn_narrow(X, -2, n, n)), A->dtype));
-    } else w = tn__la_work(A);
+    } else if (A->device != TN_CPU) r = tn_keep(tn__la_expm_dev(A));
+    else w = tn__la_work(A);
     double *scratch = w && tn__mul_ok(n * n, 7, &ws) ? (double *)TN_MALLOC((size_t)(ws ? ws : 1) * sizeof(double)) : NULL;
     int32_t *piv = scratch ? (int32_t *)TN_MALLOC((size_t)(n ? n : 1) * sizeof(int32_t)) : NULL;
     if (w && !piv) tn__error("%s: out of memory", fn);

@@ -199,6 +199,7 @@ SCRIPT_COMPLEX = textwrap.dedent("""
         "solve_triangular": lambda m, x, y: m.linalg.solve_triangular(x(A).triu(), x(B), upper=True),
         "pinv": lambda m, x, y: m.linalg.pinv(x(T)),
         "pinv hermitian": lambda m, x, y: m.linalg.pinv(y(x(A)), hermitian=True),
+        "matrix_exp": lambda m, x, y: m.linalg.matrix_exp(x(A) * 0.3),
         "matrix_rank hermitian": lambda m, x, y: m.linalg.matrix_rank(y(x(A)), hermitian=True).double(),
         "lstsq tall": lambda m, x, y: m.linalg.lstsq(x(T), x(T[:, :2] + 1j), driver="gels").solution,
         "lstsq wide": lambda m, x, y: m.linalg.lstsq(x(T.T), x(B[0, :3]), driver="gels").solution,
