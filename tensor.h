@@ -54766,8 +54766,8 @@ static int tn__si_linalg_run(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_ten
     case TN_LA_SYEVD: {   /* a's lower triangle is h's upper one (h: a's transpose, row-major) */
         tn_tensor *L = NULL, *V = NULL;
         if (cx) {   /* heevd: the CPU's Hermitian eigh (its real form) of w's lower triangle, values real */
-            L = tn__own(flag ? tn_linalg_eigh(w, &V, .UPLO = "L") : tn_linalg_eigvalsh(w, .UPLO = "L"));
-            if (!L || (flag && !tn__own(V))) return -1;
+            L = flag ? tn_linalg_eigh(w, &V, .UPLO = "L") : tn_linalg_eigvalsh(w, .UPLO = "L");   /* (in the open scope, as every op's result) */
+            if (!L || (flag && !V)) return -1;
         } else if (tn__la_eigh_raw(h, true, flag != 0, &L, &V, "stand-in GPU: linalg")) return -1;
         memset(fv, 0, (size_t)B * sizeof *fv);
         return tn__si_put(b, L) || (flag && tn__si_put(a, tn_transpose(V, -2, -1))) ? -1 : 0;
