@@ -2431,8 +2431,9 @@ TNDEF tn_tensor *tn_cov_opts(tn_tensor *t, tn_cov_fn_opts opts);
 #define tn_cov(...) tn_cov_opts(TN__POS_KW(tn_cov_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_cov_str(tn_tensor *t, const char *options);
 TNDEF tn_tensor *tn_corrcoef(tn_tensor *t);               /* Pearson correlation coefficients of the rows */
-/* torch.linalg factorisations and solvers (src/ops/linalg_factor.c): float32/float64 on the
-   CPU, batched over leading dims. Second results come back through pointers (NULL: not wanted,
+/* torch.linalg factorisations and solvers (src/ops/linalg_factor.c): float32, float64,
+   complex64, complex128 on the CPU and on a device whose backend has the linalg entry (CUDA),
+   batched over leading dims. Second results come back through pointers (NULL: not wanted,
    except lu_factor's pivots); info tensors are int32 of the batch shape, pivots int32 1-based.
    torch.linalg's flags are keywords, the results' pointers positional and before them:
    tn_linalg_lu_factor(A, &pivots, .pivot = true), tn_linalg_solve_ex(A, B, &info, .left =
@@ -2604,7 +2605,9 @@ TNDEF tn_tensor *tn_linalg_tensorsolve(tn_tensor *A, tn_tensor *B, const int64_t
    a symmetric A's lower triangle (LAPACK's sytrf, Bunch-Kaufman pivoting): LD, *pivots (int32,
    LAPACK's: negative for a 2x2 block), *info; ldl_factor raises where info > 0. .hermitian: a
    complex A is Hermitian, A = P L D L^H P^T (hetrf; D's diagonal real); the same factorisation
-   for the real dtypes. Not differentiable (as torch's). tn_linalg_ldl_factor(A, &pivots, .hermitian = true). */
+   for the real dtypes. Not differentiable (as torch's). On CUDA (PyTorch's route): cuSOLVER's
+   sytrf and Xsytrs; .hermitian with a complex A is refused there (cuSOLVER has no hetrf, hetrs;
+   PyTorch takes MAGMA's). tn_linalg_ldl_factor(A, &pivots, .hermitian = true). */
 #define TN_FIELDS_tn_ldl_factor_fn_opts(X) \
     X(B, hermitian, false, "")
 TN__KW_STRUCT(tn_ldl_factor_fn_opts);
@@ -2626,8 +2629,8 @@ TN__KW_STRUCT(tn_ldl_solve_fn_opts);
 TNDEF tn_tensor *tn_linalg_ldl_solve_opts(tn_tensor *LD, tn_tensor *pivots, tn_tensor *B, tn_ldl_solve_fn_opts opts);
 #define tn_linalg_ldl_solve(LD, pivots, ...) tn_linalg_ldl_solve_opts(LD, pivots, TN__POS_KW(tn_ldl_solve_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_linalg_ldl_solve_str(tn_tensor *LD, tn_tensor *pivots, tn_tensor *B, const char *options);
-/* torch.linalg decompositions (src/ops/linalg_decomp.c): float32/float64 on the CPU, batched
-   over leading dims, differentiable with PyTorch's formulas. Several results: the first is
+/* torch.linalg decompositions (src/ops/linalg_decomp.c): float32, float64, complex64,
+   complex128 on the CPU and on a device with the linalg entry (CUDA), batched over leading dims, differentiable with PyTorch's formulas. Several results: the first is
    returned, the others come back through pointers (required). */
 /* linalg.qr: returns Q, *R. .mode: 0 'reduced' (Q [..., m, k], R [..., k, n]), 1 'complete'
    (Q [..., m, m], R [..., m, n]), 2 'r' (Q empty, R reduced). */
@@ -5363,7 +5366,7 @@ TNDEF const char *tn_unary_op_name(tn_unary_op op);   /* "exp", ... */
 TNDEF const char *tn_binary_op_name(tn_binary_op op);
 
 /* The factorizations of tn_backend.linalg (LAPACK's names). */
-typedef enum tn_linalg_op { TN_LA_GETRF, TN_LA_GETRS, TN_LA_POTRF, TN_LA_GEQRF, TN_LA_SYEVD, TN_LA_GESVD, TN_LA_TRSM, TN_LA_ORMQR, TN_LA_GEEV } tn_linalg_op;
+typedef enum tn_linalg_op { TN_LA_GETRF, TN_LA_GETRS, TN_LA_POTRF, TN_LA_GEQRF, TN_LA_SYEVD, TN_LA_GESVD, TN_LA_TRSM, TN_LA_ORMQR, TN_LA_GEEV, TN_LA_SYTRF, TN_LA_SYTRS } tn_linalg_op;
 /* The nccl entry's operations and their arguments (tn_backend.nccl; src/dist/dist.c calls it) */
 typedef enum tn_nccl_op {
     TN_NCCL_GET_ID, TN_NCCL_INIT, TN_NCCL_DESTROY, TN_NCCL_ABORT, TN_NCCL_CHECK, TN_NCCL_GROUP_START, TN_NCCL_GROUP_END,
@@ -5510,24 +5513,26 @@ typedef struct tn_backend {
     /* Optional (NULL: torch.linalg's factorizations fail on this device, as PyTorch runs them
        there: no copy to the CPU). LAPACK's factorizations in place on contiguous 3-d batches of
        column-major matrices (a tensor [B, n, m] holds B m x n matrices; k = min(m, n)), all
-       float32 or all float64, p and info int32 [B, k] and [B], all on this device:
+       of one dtype: float32, float64, complex64 or complex128 (SYEVD's and GESVD's values b
+       of its real dtype; complex: transposes are conjugate transposes, LAPACK's Hermitian
+       routines: A = L L^H, heevd, ungqr, unmqr, V^H), p and info int32 [B, k] and [B], all on this device:
        GETRF  a (m x n) <- its LU with partial pivoting, p <- the 1-based row swaps, info <- 0 or
               the first zero pivot's 1-based index (elimination goes on past it);
        GETRS  b (n x r, [B, r, n]) <- A^-1 b for a and p from GETRF (n x n);
-       POTRF  a (n x n) <- L with A = L L^T from a's lower triangle (the strict upper one
+       POTRF  a (n x n) <- L with A = L L^T (L^H) from a's lower triangle (the strict upper one
               unspecified), info <- 0 or the order of the first minor not positive-definite;
        GEQRF  a (m x n) <- geqrf's packed R and reflectors, b [B, k] <- tau; c (m x qc, [B, qc,
               m], qc = m or k; NULL: none) <- Q's first qc columns (orgqr);
-       SYEVD  b [B, n] <- the ascending eigenvalues of the symmetric matrix of a's lower
+       SYEVD  b [B, n] <- the ascending eigenvalues of the symmetric (Hermitian) matrix of a's lower
               triangle (n x n); flag 1: a <- its eigenvectors as columns; info <- 0 or > 0
               (no convergence);
        GESVD  b [B, k] <- a's (m x n, destroyed) singular values, descending; c (m x uc, [B, uc,
-              m]) <- U, p ([B, vr, n], float: V^T row-major) <- V^T, uc = vr = k or uc = m and
+              m]) <- U, p ([B, vr, n], a's dtype: V^T (V^H) row-major) <- V^T, uc = vr = k or uc = m and
               vr = n (full); c and p NULL: values only; info <- 0 or > 0 (no convergence);
        TRSM   b (n x r, [B, r, n]) <- A^-1 b for the triangle of a (n x n) that flag & 1 names
               (1 upper, 0 lower), flag & 2: unit diagonal (not read); the other triangle unread;
        ORMQR  c (q x r, [B, r, q]; flag & 1: left) or (r x q, [B, q, r]; right) <- op(Q) c or
-              c op(Q), op = ^T when flag & 2, Q = H_1 ... H_k of the k = a->shape[1] reflectors
+              c op(Q), op = ^T (^H) when flag & 2, Q = H_1 ... H_k of the k = a->shape[1] reflectors
               in a (q x k, [B, k, q], geqrf's packing), b [B, k] their tau;
        GEEV   (a alone may also be complex64/complex128) b [B, n] (complex, a's precision) <-
               the eigenvalues of the general matrix a (n x n, destroyed); flag 1: c (n x n,
@@ -5535,6 +5540,11 @@ typedef struct tn_backend {
               largest component real; a real a's conjugate pairs as two complex columns);
               flag 0: c NULL; info <- 0 or > 0 (no convergence). The order is the backend's
               (LAPACK's Schur form's on the CPU kernels; cuSOLVER's may differ).
+       SYTRF  a (n x n) <- the Bunch-Kaufman L D L^T of the symmetric matrix of a's lower
+              triangle (LAPACK's sytrf 'L'; complex: symmetric, not Hermitian; the strict upper
+              triangle unread and kept), p [B, n] <- LAPACK's pivots (1-based, negative for a
+              2x2 block), info <- 0 or the first zero D[i, i]'s 1-based index;
+       SYTRS  b (n x r, [B, r, n]) <- A^-1 b for a and p from SYTRF.
        Every size may be 0 (nothing to do). */
     int (*linalg)(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor *c, tn_tensor *p, tn_tensor *info, int flag);
     /* Optional (NULL: the bias copied into c, then matmul, then the activation as its own
@@ -21068,17 +21078,19 @@ static tn_tensor *tn__la_lu_dev(tn_tensor *A, tn_tensor **pivots, tn_tensor **in
     return *pivots && *info ? tn__la_uncm(cm, A, m, n) : NULL;
 }
 /* tn__la_slogdet_raw on the device: sign prod(sign(diag U)) times the pivots' parity (one
-   swap per pivot off its own row), log|det| sum(log|diag U|), float64 */
+   swap per pivot off its own row), log|det| sum(log|diag U|), float64; complex: the sign
+   complex128, the product of the pivots' phases d / |d| (sgn: 0 for a zero pivot) */
 static int tn__la_slogdet_dev(tn_tensor *A, tn_tensor **sign, tn_tensor **logabs) {
     tn_tensor *p = NULL, *f = NULL, *w = tn__la_lu_dev(A, &p, &f);
     if (!w) return -1;
     const int64_t n = A->shape[A->ndim - 1], last = -1;
-    tn_tensor *d = tn_to_dtype(tn_diagonal(w, .dim1 = -2, .dim2 = -1), TN_F64);
+    const bool cplx = tn_is_complex(A);
+    tn_tensor *d = tn_to_dtype(tn_diagonal(w, .dim1 = -2, .dim2 = -1), cplx ? TN_C128 : TN_F64), *ad = tn_abs(d);
     tn_tensor *own = tn_to(tn_arange(1, (double)n + 1, 1, TN_I32), A->device);
     tn_tensor *swaps = tn_sum_dims(tn_ne(p, own), &last, 1);
     tn_tensor *parity = tn_to_dtype(tn_rsub_scalar(tn_mul_scalar(tn_remainder_scalar(swaps, 2), 2), 1), TN_F64);   /* 1 - 2 (swaps mod 2) */
-    *sign = tn_mul(tn_prod_dims(tn_sign(d), &last, 1), parity);
-    *logabs = tn_sum_dims(tn_log(tn_abs(d)), &last, 1);
+    *sign = tn_mul(tn_prod_dims(cplx ? tn_sgn(d) : tn_sign(d), &last, 1), parity);
+    *logabs = tn_sum_dims(tn_log(ad), &last, 1);
     return *sign && *logabs ? 0 : -1;
 }
 /* tn__la_getrs_raw on the device: X [..., n, r] in A's dtype, info [...]. On the CPU (LAPACK)
@@ -21455,7 +21467,7 @@ static int tn__la_info_error(const char *fn, tn_tensor *info, const char *fmt) {
     for (int64_t b = 0; b < B; b++)
         if (v[b] > 0) {
             char msg[256];
-            snprintf(msg, sizeof msg, fmt, (int)v[b]);
+            snprintf(msg, sizeof msg, fmt, (int)v[b], (int)v[b]);   /* (twice: "U[%d, %d]" names the index twice; an extra argument is ignored) */
             if (info->ndim > 0) return TN__FAIL_INT("%s: (Batch element %lld): %s", fn, (long long)b, msg);
             return TN__FAIL_INT("%s: %s", fn, msg);
         }
@@ -22329,17 +22341,18 @@ static tn_tensor *tn__matrix_exp_impl(tn_tensor *A) {
     const int64_t n = A->shape[A->ndim - 1], B = tn__la_batch(A);
     int64_t ws = 0;
     tn_tensor *w = NULL, *r = NULL;
-    if (A->device != TN_CPU) r = tn_keep(tn__la_expm_dev(A));
-    else if (tn_is_complex(A)) {
+    if (tn_is_complex(A)) {
         /* exp of the real 2n x 2n form [[Re, -Im], [Im, Re]] (an algebra homomorphism: it is
-           the real form of exp(A)); its left column of blocks holds Re and Im of exp(A) */
+           the real form of exp(A)); its left column of blocks holds Re and Im of exp(A). On a
+           device too (library ops; the real exp there is tn__la_expm_dev, which would drop Im) */
         tn_tensor *D = tn_detach(A), *re = tn_to_dtype(tn_real(D), TN_F64), *im = tn_to_dtype(tn_imag(D), TN_F64);
         tn_tensor *top[2] = {re, tn_neg(im)}, *bot[2] = {im, re};
         tn_tensor *rows[2] = {tn_cat(top, 2, .dim = -1), tn_cat(bot, 2, .dim = -1)};
         tn_tensor *X = rows[0] && rows[1] ? tn_linalg_matrix_exp(tn_cat(rows, 2, .dim = -2)) : NULL;
         X = X ? tn_narrow(X, -1, 0, n) : NULL;
         if (X) r = tn_keep(tn_to_dtype(tn_complex(tn_narrow(X, -2, 0, n), tn_narrow(X, -2, n, n)), A->dtype));
-    } else w = tn__la_work(A);
+    } else if (A->device != TN_CPU) r = tn_keep(tn__la_expm_dev(A));
+    else w = tn__la_work(A);
     double *scratch = w && tn__mul_ok(n * n, 7, &ws) ? (double *)TN_MALLOC((size_t)(ws ? ws : 1) * sizeof(double)) : NULL;
     int32_t *piv = scratch ? (int32_t *)TN_MALLOC((size_t)(n ? n : 1) * sizeof(int32_t)) : NULL;
     if (w && !piv) tn__error("%s: out of memory", fn);
@@ -23218,9 +23231,31 @@ static void tn__la_hetrs_c(const tn__cplx *a, const int32_t *piv, int64_t n, tn_
 #undef G_
 #undef A_
 }
+#define TN__LA_LDL_SINGULAR "The factorization could not be completed because the input is singular (D[%d, %d] is zero)"
+/* on a device: its entry's sytrf (PyTorch's cuSOLVER route) on the column-major lower triangle
+   (the upper one zero, as the CPU's); complex Hermitian has no cuSOLVER routine (PyTorch takes
+   MAGMA's hetrf there, or refuses with cuSOLVER alone, as here) */
+static tn_tensor *tn__ldl_factor_dev(const char *fn, tn_tensor *A, bool hermitian, bool check_errors, tn_tensor **pivots, tn_tensor **info) {
+    if (hermitian && tn_is_complex(A))
+        return (tn_tensor *)tn__error("%s: complex tensors with hermitian=True flag are not supported on %s (cuSOLVER's sytrf is symmetric only)", fn, tn_device_name(A->device));
+    const int64_t n = A->shape[A->ndim - 1], B = tn__la_batch(A);
+    tn_scope_begin();
+    tn_tensor *cm = tn__la_cm(tn__tril(tn_detach(A), 0)), *p = tn__la_dnew(TN_I32, A, B, n, 0, 2), *f = tn__la_dnew(TN_I32, A, B, 0, 0, 1), *r = NULL;
+    if (cm && p && f && !tn__la_run(TN_LA_SYTRF, cm, NULL, NULL, p, f, 0)) {
+        tn_tensor *fi = tn__la_unbatch(f, A, 0), *pi = tn__la_unbatch(p, A, 1);
+        if (fi && pi && !(check_errors && tn__la_info_error(fn, fi, TN__LA_LDL_SINGULAR))) {
+            r = tn_keep(tn_contiguous(tn__la_uncm(cm, A, n, n)));
+            *pivots = tn_keep(pi);
+            if (info) *info = tn_keep(fi);
+        }
+    }
+    tn_scope_end();
+    return r;
+}
 static tn_tensor *tn__ldl_factor_impl(const char *fn, tn_tensor *A, bool hermitian, bool check_errors, tn_tensor **pivots, tn_tensor **info) {
     TN__CHECK_NULL(A);
-    if (tn__la_check_dt(fn, A, "A", true, true)) return NULL;
+    if (tn__la_check_dev(fn, A, "A", true)) return NULL;
+    if (A->device != TN_CPU) return tn__ldl_factor_dev(fn, A, hermitian, check_errors, pivots, info);
     tn_scope_begin();
     const int nd = A->ndim;
     const int64_t n = A->shape[nd - 1], B = tn__la_batch(A);
@@ -23234,7 +23269,7 @@ static tn_tensor *tn__ldl_factor_impl(const char *fn, tn_tensor *A, bool hermiti
             fv[b] = (int32_t)(!cplx      ? tn__la_sytf2((double *)tn_data_ptr(w) + b * n * n, n, pv + b * n)
                               : hermitian ? tn__la_hetf2_c((tn__cplx *)tn_data_ptr(w) + b * n * n, n, pv + b * n)
                                           : tn__la_sytf2_c((tn__cplx *)tn_data_ptr(w) + b * n * n, n, pv + b * n));
-        if (!(check_errors && tn__la_info_error(fn, f, "The factorization could not be completed because the input is singular (D[%d, %d] is zero)"))) {
+        if (!(check_errors && tn__la_info_error(fn, f, TN__LA_LDL_SINGULAR))) {
             r = tn_keep(tn_to_dtype(w, A->dtype));
             *pivots = tn_keep(p);
             if (info) *info = tn_keep(f);
@@ -23259,8 +23294,10 @@ TNDEF tn_tensor *tn_linalg_ldl_factor_str(tn_tensor *A, tn_tensor **pivots, cons
 static tn_tensor *tn__ldl_solve_impl(tn_tensor *LD, tn_tensor *pivots, tn_tensor *Bm, bool hermitian) {
     TN__CHECK_NULL(LD, pivots, Bm);
     const char *fn = "tn_linalg_ldl_solve";
-    /* (tn__la_broadcast_pair passes a device with the linalg entry: sytrs is not one of its ops) */
-    if (LD->device != TN_CPU) return (tn_tensor *)tn__error("%s: not implemented on %s yet (CPU only)", fn, tn_device_name(LD->device));
+    if (tn__check_same_device(fn, LD, pivots)) return NULL;
+    /* (PyTorch's CUDA message: no Hermitian sytrs for complex in cuSOLVER) */
+    if (LD->device != TN_CPU && hermitian && tn_is_complex(LD))
+        return (tn_tensor *)tn__error("%s: complex tensors with hermitian=True flag are not supported on %s.", fn, tn_device_name(LD->device));
     if (pivots->dtype != TN_I32) return (tn_tensor *)tn__error("%s: Expected pivots to be integers. Got %s", fn, tn__torch_type_name(pivots->dtype));
     if (LD->ndim >= 2 && (pivots->ndim != LD->ndim - 1 || memcmp(pivots->shape, LD->shape, (size_t)(LD->ndim - 1) * sizeof(int64_t))))
         return (tn_tensor *)tn__error("%s: Expected LD.shape[:-1] and pivots.shape to be the same, but got pivots with shape %s instead", fn, TN__SHAPE(pivots));
@@ -23271,7 +23308,18 @@ static tn_tensor *tn__ldl_solve_impl(tn_tensor *LD, tn_tensor *pivots, tn_tensor
         int64_t ps[TN_MAX_DIMS];
         memcpy(ps, a->shape, sizeof ps);
         tn_tensor *pc = tn_contiguous(tn_expand(pivots, ps, a->ndim - 1));
-        tn_tensor *ld = tn__la_work(a), *x = tn__la_work(b);
+        if (pc && a->device != TN_CPU) {   /* the entry's sytrs (cuSOLVER's Xsytrs), the pivots checked there first (one read back) */
+            const int64_t s2[2] = {nb, n};
+            tn_tensor *bad = tn_any(tn_logical_or(tn_eq_scalar(pc, 0), tn_gt_scalar(tn_abs(pc), (double)n)));
+            tn_tensor *cm = tn__la_cm(a), *x = tn__la_cm(b), *p2 = tn_reshape(pc, s2, 2);
+            if (!bad || !cm || !x || !p2) return tn__scope_return(NULL);
+            if (tn_item(bad) != 0) {
+                tn__error("%s: pivots holds a value outside [-%lld, %lld] or 0", fn, (long long)n, (long long)n);
+                return tn__scope_return(NULL);
+            }
+            return tn__scope_return(tn__la_run(TN_LA_SYTRS, cm, x, NULL, p2, NULL, 0) ? NULL : tn_contiguous(tn__la_uncm(x, b, n, k)));
+        }
+        tn_tensor *ld = pc ? tn__la_work(a) : NULL, *x = pc ? tn__la_work(b) : NULL;
         if (pc && ld && x) {
             const int32_t *pv = (const int32_t *)tn_data_ptr(pc);
             bool ok = true;
@@ -24024,12 +24072,14 @@ static int tn__la_sytrd_tql2(double *v, double *d, double *e, double *wt, double
             for (int64_t j = 0; j < n; j++) v[i * n + j] = wt[j * n + i];
     return status;
 }
-/* tn__la_eigh_raw on the device (A's dtype): the entry reads the lower triangle of its
-   column-major matrices, which is A's lower one, or (a row-major copy: A^T) A's upper one */
+/* tn__la_eigh_raw on the device (A's dtype; the values real): the entry reads the lower
+   triangle of its column-major matrices, which is A's lower one, or (a row-major copy: A^T)
+   A's upper one; complex: of conj(A), A^H column-major, whose lower triangle read as
+   Hermitian is A's upper one's matrix (A^T's would be its conjugate, the vectors conjugated) */
 static int tn__la_eigh_dev(tn_tensor *A, bool upper, bool vectors, tn_tensor **L, tn_tensor **V, const char *fn) {
     const int64_t n = A->shape[A->ndim - 1], B = tn__la_batch(A), s[3] = {B, n, n};
-    tn_tensor *cm = upper ? tn_reshape(tn_clone(tn_detach(A)), s, 3) : tn__la_cm(A);
-    tn_tensor *w = tn__la_dnew(A->dtype, A, B, n, 0, 2), *f = tn__la_dnew(TN_I32, A, B, 0, 0, 1);
+    tn_tensor *cm = upper ? tn_reshape(tn_clone(tn_is_complex(A) ? tn_conj(tn_detach(A)) : tn_detach(A)), s, 3) : tn__la_cm(A);
+    tn_tensor *w = tn__la_dnew(tn_dtype_to_real(A->dtype), A, B, n, 0, 2), *f = tn__la_dnew(TN_I32, A, B, 0, 0, 1);
     if (!cm || !w || !f || tn__la_run(TN_LA_SYEVD, cm, w, NULL, NULL, f, vectors)) return -1;
     if (tn__la_info_error(fn, tn__la_unbatch(f, A, 0), "The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated eigenvalues (error code: %d)."))
         return -1;
@@ -25242,8 +25292,9 @@ static int tn__la_svd_loop_cf(const tn__cplxf *a, int64_t B, int64_t m, int64_t 
     }
     return 0;
 }
-/* tn__la_svd_raw on the device (A's dtype): U from the entry's column-major [B, uc, m], V^T as
-   it writes it ([B, vr, n] row-major); empty matrices: no values, identities for full vectors */
+/* tn__la_svd_raw on the device (A's dtype, the values real): U from the entry's column-major
+   [B, uc, m], V^H as it writes it ([B, vr, n] row-major); empty matrices: no values,
+   identities for full vectors */
 static int tn__la_svd_dev(tn_tensor *A, bool uv, bool full, tn_tensor **U, tn_tensor **S, tn_tensor **Vh, const char *fn) {
     const int64_t m = A->shape[A->ndim - 2], n = A->shape[A->ndim - 1], k = m < n ? m : n, B = tn__la_batch(A);
     const int64_t uc = full ? m : k, vr = full ? n : k;
@@ -25337,7 +25388,7 @@ static tn_tensor *tn__la_realform(tn_tensor *A) {
 static tn_tensor *tn__la_herm_of(tn_tensor *D, bool upper) {
     const int64_t n = D->shape[D->ndim - 1];
     tn_tensor *T = upper ? tn__triu(D, 1) : tn__tril(D, -1);
-    return tn_add(tn_add(T, tn__mH(T)), tn_mul(tn_real(D), tn_eye(n, n, tn_dtype_to_real(D->dtype))));
+    return tn_add(tn_add(T, tn__mH(T)), tn_mul(tn_real(D), tn_to(tn_eye(n, n, tn_dtype_to_real(D->dtype)), D->device)));
 }
 /* The complex matrix whose real form E [..., 2m, 2n] is: its left block column. */
 static tn_tensor *tn__la_from_realform(tn_tensor *E, int64_t m, int64_t n) {
@@ -25394,7 +25445,7 @@ static int tn__qr_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void *u
     if (gQ) { tn_tensor *t = tn_matmul(tn__mH(gQ), Q); M = M ? tn_sub(M, t) : tn_neg(t); }
     tn_tensor *cl;
     if (tn_is_complex(A)) {   /* copyltu for complex M: the Hermitian matrix of M's lower triangle, Re on the diagonal */
-        tn_tensor *T = tn__tril(M, 0), *e = tn_eye(k, k, TN_F64);
+        tn_tensor *T = tn__tril(M, 0), *e = tn_to(tn_eye(k, k, TN_F64), A->device);   /* (on A's device: a complex QR there) */
         cl = tn_mul(tn_add(T, tn__mH(T)), tn_sub(tn_ones_like(e), tn_mul_scalar(e, 0.5)));
     } else cl = tn_add(tn__tril(M, 0), tn__mT(tn__tril(M, -1)));
     tn_tensor *b = tn_matmul(Q, cl);
@@ -25491,7 +25542,9 @@ static tn_tensor *tn__eigh_impl(tn_tensor *A, bool upper, bool vectors, tn_tenso
     TN__CHECK_NULL(A);
     if (tn__la_check_dev(fn, A, "A", true)) return NULL;
     if (tn__la_finite(fn, A, "is ill-conditioned or has too many repeated eigenvalues (it holds non-finite values)")) return NULL;
-    if (tn_is_complex(A) && vectors) {
+    /* complex on a device: its entry's Hermitian eigh (heevd) directly, below */
+    const bool realform = tn_is_complex(A) && A->device == TN_CPU;
+    if (realform && vectors) {
         /* eigenvectors: the real form's come in planes {[x; y], [-y; x]} per eigenvalue, each
            vector of which is the real form of an eigenvector x + i y of A: one per pair (their
            phase is arbitrary, as LAPACK's). Values without history; one node per output,
@@ -25518,7 +25571,7 @@ static tn_tensor *tn__eigh_impl(tn_tensor *A, bool upper, bool vectors, tn_tenso
         if (!L || !*V) { tn_release(L); tn_release(*V); *V = NULL; return NULL; }
         return L;
     }
-    if (tn_is_complex(A)) {
+    if (realform) {
         /* the eigenvalues only, through the real form of the Hermitian matrix of A's triangle
            (its values; the gradient, as torch's, reaches all of A: R(A) + (R(Ah) - R(A)) detached) */
         tn_scope_begin();
@@ -25530,7 +25583,7 @@ static tn_tensor *tn__eigh_impl(tn_tensor *A, bool upper, bool vectors, tn_tenso
     tn_scope_begin();
     tn_tensor *l = NULL, *v = NULL, *L = NULL;
     if (!(tn__la_routed(A, false) ? tn__la_eigh_dev : tn__la_eigh_raw)(A, upper, vectors, &l, &v, fn)) {
-        L = tn_keep(tn_to_dtype(l, A->dtype));
+        L = tn_keep(tn_to_dtype(l, tn_dtype_to_real(A->dtype)));
         if (vectors) {
             *V = tn_keep(tn_to_dtype(v, A->dtype));
             if (!*V) { tn_release(L); L = NULL; }
@@ -25888,11 +25941,12 @@ static int tn__lstsq_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void
 /* lstsq on a device: PyTorch's CUDA driver, gels, by the entry's QR (A of full rank is assumed,
    unchecked, as LAPACK's and cuSOLVER's gels). a [..., m, n] and b [..., m, r] of one batch
    shape. m >= n: A = Q R, X = R^-1 (Q^T B)[:n]; the residuals (m > n) are |(Q^T B)[n:]|^2 per
-   column. m < n (the minimum-norm solution): A^T = Q R, R^T Z = B, X = Q [Z; 0]. */
+   column. m < n (the minimum-norm solution): A^T = Q R, R^T Z = B, X = Q [Z; 0]. Complex: the
+   same with conjugate transposes (Q^H B, A^H = Q R, R^H Z = B), residuals |.|^2, real. */
 static tn_tensor *tn__lstsq_dev(tn_tensor *a, tn_tensor *b, tn_tensor **res) {
     const int64_t m = a->shape[a->ndim - 2], n = a->shape[a->ndim - 1], r = b->shape[b->ndim - 1], B = tn__la_batch(a), k = m < n ? m : n;
     const bool tall = m >= n;
-    tn_tensor *cm = tn__la_cm(tall ? a : tn_transpose(a, -2, -1)), *tau = tn__la_dnew(a->dtype, a, B, k, 0, 2), *x = tn__la_cm(b);
+    tn_tensor *cm = tn__la_cm(tall ? a : tn__mH(a)), *tau = tn__la_dnew(a->dtype, a, B, k, 0, 2), *x = tn__la_cm(b);
     if (!cm || !tau || !x || tn__la_run(TN_LA_GEQRF, cm, tau, NULL, NULL, NULL, 0)) return NULL;
     tn_tensor *R = tn_narrow(cm, -1, 0, k), *X;   /* R k x k, column-major */
     if (tall) {
@@ -25901,15 +25955,17 @@ static tn_tensor *tn__lstsq_dev(tn_tensor *a, tn_tensor *b, tn_tensor **res) {
         if (!top || !R || tn__la_run(TN_LA_TRSM, R, top, NULL, NULL, NULL, 1)) return NULL;
         X = tn__la_uncm(top, b, n, r);
         int64_t dl = -1;
-        *res = m > n ? tn__la_unbatch(tn_sum_dims(tn_square(tn_narrow(x, -1, n, m - n)), &dl, 1), b, 1) : tn_to(tn_empty(TN_SHAPE(0), a->dtype), a->device);
+        tn_tensor *rest = m > n ? tn_narrow(x, -1, n, m - n) : NULL;
+        *res = rest ? tn__la_unbatch(tn_sum_dims(tn_square(tn_is_complex(rest) ? tn_abs(rest) : rest), &dl, 1), b, 1)
+                    : tn_to(tn_empty(TN_SHAPE(0), tn_dtype_to_real(a->dtype)), a->device);
     } else {
-        tn_tensor *Rt = R ? tn_contiguous(tn_transpose(R, -2, -1)) : NULL;   /* R^T, lower, column-major */
+        tn_tensor *Rt = R ? tn_contiguous(tn__mH(R)) : NULL;   /* R^H, lower, column-major */
         if (!Rt || tn__la_run(TN_LA_TRSM, Rt, x, NULL, NULL, NULL, 0)) return NULL;
         tn_tensor *parts[2] = {x, tn_zeros_like(tn__la_dnew(a->dtype, a, B, r, n - m, 3))};
         tn_tensor *z = parts[1] ? tn_contiguous(tn_cat(parts, 2, .dim = -1)) : NULL;   /* [Z; 0], column-major n x r */
         if (!z || tn__la_run(TN_LA_ORMQR, cm, tau, z, NULL, NULL, 1)) return NULL;
         X = tn__la_uncm(z, b, n, r);
-        *res = tn_to(tn_empty(TN_SHAPE(0), a->dtype), a->device);
+        *res = tn_to(tn_empty(TN_SHAPE(0), tn_dtype_to_real(a->dtype)), a->device);
     }
     tn_tensor *ins[2] = {a, b};
     tn_node *nd = X && *res ? tn__fn_node("LinalgLstsqBackward0", tn__lstsq_bw, ins, 2) : NULL;
@@ -26902,15 +26958,9 @@ static int tn__la_eig_dev(tn_tensor *A, bool vectors, tn_tensor **L, tn_tensor *
     return *L && (!vectors || *V) ? 0 : -1;
 }
 
-/* Z^-1 Y for complex Z, Y. A device's linalg entry factors real matrices only: there, through
-   Z's real form, R(Z) [Re X; Im X] = [Re Y; Im Y] (library ops: double backward works). */
-static tn_tensor *tn__eig_solve(tn_tensor *Z, tn_tensor *Y) {
-    if (!Z || !Y || Z->device == TN_CPU) return tn_linalg_solve(Z, Y);
-    const int64_t n = Z->shape[Z->ndim - 1];
-    tn_tensor *ys[2] = {tn_real(Y), tn_imag(Y)};
-    tn_tensor *X = tn_linalg_solve(tn__la_realform(Z), tn_cat(ys, 2, .dim = -2));
-    return X ? tn_complex(tn_narrow(X, -2, 0, n), tn_narrow(X, -2, n, n)) : NULL;
-}
+/* Z^-1 Y for complex Z, Y: on a device too, its entry's complex LU (once through Z's real
+   form, when the entry took real matrices only) */
+static tn_tensor *tn__eig_solve(tn_tensor *Z, tn_tensor *Y) { return tn_linalg_solve(Z, Y); }
 
 /* ---- eig, eigvals ---- */
 static tn_tensor *tn__eig_impl(tn_tensor *A, bool vectors, tn_tensor **V, const char *fn, bool gauge);
@@ -55594,8 +55644,9 @@ static int tn__si_check_index(tn_tensor *out, tn_tensor *idx, int64_t size, int 
     tn_release(v);
     return 0;
 }
-/* the linalg entry's contract (src/api.h), served by the CPU's kernels on float64 copies of
-   the column-major batches (each transposed to the kernels' row-major and back) */
+/* the linalg entry's contract (src/api.h), served by the CPU's kernels on float64 (complex:
+   complex128, the _c kernels) copies of the column-major batches (each transposed to the
+   kernels' row-major and back) */
 static tn_tensor *tn__si_host(tn_tensor *t, tn_dtype dt) {   /* a contiguous CPU copy of t's memory */
     tn_tensor v = tn__shallow(t);
     v.device = TN_CPU;
@@ -55610,9 +55661,12 @@ static tn_tensor *tn__si_rows(tn_tensor *t) { return tn_contiguous(tn_transpose(
 static int tn__si_linalg_run(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor *c, tn_tensor *p, tn_tensor *info, int flag) {
     const int64_t B = a->shape[0], n = a->shape[1], m = a->shape[2], k = m < n ? m : n;
     int32_t *pv = p && op != TN_LA_GESVD ? (int32_t *)tn_data_ptr(p) : NULL, *fv = info ? (int32_t *)tn_data_ptr(info) : NULL;
-    tn_tensor *h = tn__si_host(a, tn_dtype_is_complex(a->dtype) ? TN_C128 : TN_F64), *w = h ? tn__si_rows(h) : NULL;   /* w: row-major m x n */
+    const bool cx = tn_dtype_is_complex(a->dtype);
+    const tn_dtype wt = cx ? TN_C128 : TN_F64;
+    tn_tensor *h = tn__si_host(a, wt), *w = h ? tn__si_rows(h) : NULL;   /* w: row-major m x n */
     if (!w) return -1;
     double *wv = (double *)tn_data_ptr(w);
+    tn__cplx *wc = (tn__cplx *)tn_data_ptr(w);
     switch (op) {
     case TN_LA_GEEV: {   /* the CPU's geev (its order and normalisation: the CPU's results), info per matrix */
         tn_tensor *L = NULL, *V = NULL;
@@ -55620,31 +55674,42 @@ static int tn__si_linalg_run(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_ten
         return tn__si_put(b, L) || (flag && tn__si_put(c, tn_transpose(V, -2, -1))) ? -1 : 0;
     }
     case TN_LA_GETRF:
-        for (int64_t i = 0; i < B; i++) fv[i] = (int32_t)tn__la_getrf(wv + i * m * n, m, n, pv + i * k);
+        for (int64_t i = 0; i < B; i++) fv[i] = (int32_t)(cx ? tn__la_getrf_c(wc + i * m * n, m, n, pv + i * k) : tn__la_getrf(wv + i * m * n, m, n, pv + i * k));
         return tn__si_put(a, tn_transpose(w, -2, -1));
     case TN_LA_GETRS: {
-        tn_tensor *x = tn__si_rows(tn__si_host(b, TN_F64));   /* n x r */
+        tn_tensor *x = tn__si_rows(tn__si_host(b, wt));   /* n x r */
         if (!x) return -1;
-        for (int64_t i = 0; i < B; i++) tn__la_getrs(wv + i * n * n, pv + i * n, n, (double *)tn_data_ptr(x) + i * n * b->shape[1], b->shape[1]);
+        const int64_t r = b->shape[1];
+        for (int64_t i = 0; i < B; i++)
+            if (cx) tn__la_getrs_c(wc + i * n * n, pv + i * n, n, (tn__cplx *)tn_data_ptr(x) + i * n * r, r);
+            else tn__la_getrs(wv + i * n * n, pv + i * n, n, (double *)tn_data_ptr(x) + i * n * r, r);
         return tn__si_put(b, tn_transpose(x, -2, -1));
     }
-    case TN_LA_POTRF:
-        for (int64_t i = 0; i < B; i++) fv[i] = (int32_t)tn__la_potrf(wv + i * n * n, n);
+    case TN_LA_POTRF:   /* (complex: A = L L^H) */
+        for (int64_t i = 0; i < B; i++) fv[i] = (int32_t)(cx ? tn__la_potrf_c(wc + i * n * n, n) : tn__la_potrf(wv + i * n * n, n));
         return tn__si_put(a, tn_transpose(w, -2, -1));
     case TN_LA_GEQRF: {   /* geqr2 and org2r work column-major: on h as it is */
         const int64_t qc = c ? c->shape[1] : 0;
-        tn_tensor *tau = tn__own(tn__new(TN_F64, TN_CPU, b->shape, 2)), *q = c ? tn__own(tn__new(TN_F64, TN_CPU, c->shape, 3)) : NULL;
+        tn_tensor *tau = tn__own(tn__new(wt, TN_CPU, b->shape, 2)), *q = c ? tn__own(tn__new(wt, TN_CPU, c->shape, 3)) : NULL;
         if (!tau || (c && !q)) return -1;
-        double *hv = (double *)tn_data_ptr(h), *tv = (double *)tn_data_ptr(tau);
-        for (int64_t i = 0; i < B; i++) {
-            tn__la_geqr2_t(hv + i * m * n, m, n, tv + i * k);
-            if (q) tn__la_org2r_t(hv + i * m * n, m, k, tv + i * k, (double *)tn_data_ptr(q) + i * qc * m, qc);
-        }
+        for (int64_t i = 0; i < B; i++)
+            if (cx) {
+                tn__cplx *hv = (tn__cplx *)tn_data_ptr(h), *tv = (tn__cplx *)tn_data_ptr(tau);
+                tn__la_geqr2_t_c(hv + i * m * n, m, n, tv + i * k);
+                if (q) tn__la_org2r_t_c(hv + i * m * n, m, k, tv + i * k, (tn__cplx *)tn_data_ptr(q) + i * qc * m, qc);
+            } else {
+                double *hv = (double *)tn_data_ptr(h), *tv = (double *)tn_data_ptr(tau);
+                tn__la_geqr2_t(hv + i * m * n, m, n, tv + i * k);
+                if (q) tn__la_org2r_t(hv + i * m * n, m, k, tv + i * k, (double *)tn_data_ptr(q) + i * qc * m, qc);
+            }
         return tn__si_put(a, h) || tn__si_put(b, tau) || (q && tn__si_put(c, q)) ? -1 : 0;
     }
     case TN_LA_SYEVD: {   /* a's lower triangle is h's upper one (h: a's transpose, row-major) */
         tn_tensor *L = NULL, *V = NULL;
-        if (tn__la_eigh_raw(h, true, flag != 0, &L, &V, "stand-in GPU: linalg")) return -1;
+        if (cx) {   /* heevd: the CPU's Hermitian eigh (its real form) of w's lower triangle, values real */
+            L = flag ? tn_linalg_eigh(w, &V, .UPLO = "L") : tn_linalg_eigvalsh(w, .UPLO = "L");   /* (in the open scope, as every op's result) */
+            if (!L || (flag && !V)) return -1;
+        } else if (tn__la_eigh_raw(h, true, flag != 0, &L, &V, "stand-in GPU: linalg")) return -1;
         memset(fv, 0, (size_t)B * sizeof *fv);
         return tn__si_put(b, L) || (flag && tn__si_put(a, tn_transpose(V, -2, -1))) ? -1 : 0;
     }
@@ -55657,14 +55722,27 @@ static int tn__si_linalg_run(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_ten
     }
     case TN_LA_TRSM: {   /* w: the triangle row-major; x: b's n x r row-major */
         const int64_t r = b->shape[1];
-        tn_tensor *x = tn__si_rows(tn__si_host(b, TN_F64));
+        tn_tensor *x = tn__si_rows(tn__si_host(b, wt));
         if (!x) return -1;
         for (int64_t i = 0; i < B; i++)
-            if (tn__la_trsm(wv + i * n * n, n, (double *)tn_data_ptr(x) + i * n * r, r, (flag & 1) != 0, (flag & 2) != 0)) return -1;
+            if (cx) tn__la_trsm_c(wc + i * n * n, n, (tn__cplx *)tn_data_ptr(x) + i * n * r, r, (flag & 1) != 0, (flag & 2) != 0);
+            else if (tn__la_trsm(wv + i * n * n, n, (double *)tn_data_ptr(x) + i * n * r, r, (flag & 1) != 0, (flag & 2) != 0)) return -1;
         return tn__si_put(b, tn_transpose(x, -2, -1));
     }
-    case TN_LA_ORMQR: {   /* CPU ormqr on the row-major views: the reflectors q x k, c q x r (left) or r x q */
-        tn_tensor *C = tn__si_host(c, TN_F64), *tau = tn__si_host(b, TN_F64);
+    case TN_LA_SYTRF:   /* sytf2 'L' on the row-major lower triangle: a's lower one (complex: symmetric) */
+        for (int64_t i = 0; i < B; i++) fv[i] = (int32_t)(cx ? tn__la_sytf2_c(wc + i * n * n, n, pv + i * n) : tn__la_sytf2(wv + i * n * n, n, pv + i * n));
+        return tn__si_put(a, tn_transpose(w, -2, -1));
+    case TN_LA_SYTRS: {
+        tn_tensor *x = tn__si_rows(tn__si_host(b, wt));   /* n x r */
+        if (!x) return -1;
+        const int64_t r = b->shape[1];
+        for (int64_t i = 0; i < B; i++)
+            if (cx) tn__la_sytrs_c(wc + i * n * n, pv + i * n, n, (tn__cplx *)tn_data_ptr(x) + i * n * r, r);
+            else tn__la_sytrs(wv + i * n * n, pv + i * n, n, (double *)tn_data_ptr(x) + i * n * r, r);
+        return tn__si_put(b, tn_transpose(x, -2, -1));
+    }
+    case TN_LA_ORMQR: {   /* CPU ormqr on the row-major views: the reflectors q x k, c q x r (left) or r x q (complex: Q^H for transpose, as torch.ormqr) */
+        tn_tensor *C = tn__si_host(c, wt), *tau = tn__si_host(b, wt);
         tn_tensor *R = C && tau ? tn_ormqr(w, tau, tn_transpose(C, -2, -1), .left = (flag & 1) != 0, .transpose = (flag & 2) != 0) : NULL;
         return tn__si_put(c, R ? tn_transpose(R, -2, -1) : NULL);
     }
@@ -55675,15 +55753,17 @@ static int tn__si_linalg(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor 
     tn_tensor *const ts[5] = {a, b, c, p, info};
     if (tn__si_dense("linalg", ts, 5)) return -1;
     TN__SI_NO_CAPTURE("a factorization (linalg)");
-    const bool geev = op == TN_LA_GEEV, cx = tn_dtype_is_complex(a->dtype);   /* GEEV: a may be complex; b, c complex */
-    if (!(tn__si_float(a) || (geev && (a->dtype == TN_C64 || a->dtype == TN_C128))) || a->ndim != 3)
-        return TN__FAIL_INT("stand-in GPU: linalg takes [B, n, m] float32/float64 batches, not %s %s", tn_dtype_name(a->dtype), TN__SHAPE(a));
+    /* GEEV: b, c complex for a real a too; SYEVD's and GESVD's values (b) real for a complex a */
+    const bool geev = op == TN_LA_GEEV, cx = tn_dtype_is_complex(a->dtype), real_b = op == TN_LA_SYEVD || op == TN_LA_GESVD;
+    if (!(tn__si_float(a) || a->dtype == TN_C64 || a->dtype == TN_C128) || a->ndim != 3)
+        return TN__FAIL_INT("stand-in GPU: linalg takes [B, n, m] float32/float64/complex64/complex128 batches, not %s %s", tn_dtype_name(a->dtype), TN__SHAPE(a));
     for (int t = 1; t < 4; t++)
-        if (ts[t] && ts[t]->dtype != (t == 3 && op != TN_LA_GESVD ? TN_I32 : geev ? (cx ? a->dtype : tn_dtype_to_complex(a->dtype)) : a->dtype))
+        if (ts[t] && ts[t]->dtype != (t == 3 && op != TN_LA_GESVD ? TN_I32 : geev ? (cx ? a->dtype : tn_dtype_to_complex(a->dtype)) : t == 1 && real_b ? tn_dtype_to_real(a->dtype) : a->dtype))
             return TN__FAIL_INT("stand-in GPU: linalg: operand %d is %s", t, tn_dtype_name(ts[t]->dtype));
     if (info && info->dtype != TN_I32) return TN__FAIL_INT("stand-in GPU: linalg: info is %s, not int32", tn_dtype_name(info->dtype));
-    const bool need_info = op == TN_LA_GETRF || op == TN_LA_POTRF || op == TN_LA_SYEVD || op == TN_LA_GESVD || geev;
-    if ((need_info && !info) || ((op == TN_LA_GETRF || op == TN_LA_GETRS) && !p) || (op != TN_LA_GETRF && op != TN_LA_POTRF && !b) || (op == TN_LA_ORMQR && !c))
+    const bool need_info = op == TN_LA_GETRF || op == TN_LA_POTRF || op == TN_LA_SYEVD || op == TN_LA_GESVD || op == TN_LA_SYTRF || geev;
+    const bool need_p = op == TN_LA_GETRF || op == TN_LA_GETRS || op == TN_LA_SYTRF || op == TN_LA_SYTRS;
+    if ((need_info && !info) || (need_p && !p) || (op != TN_LA_GETRF && op != TN_LA_POTRF && op != TN_LA_SYTRF && !b) || (op == TN_LA_ORMQR && !c))
         return TN__FAIL_INT("stand-in GPU: linalg: an operand the op writes is NULL");
     if (geev && (a->shape[1] != a->shape[2] || b->ndim != 2 || b->shape[0] != a->shape[0] || b->shape[1] != a->shape[1] || (flag && !c) || (!flag && c) ||
                  (c && (c->ndim != 3 || c->shape[0] != a->shape[0] || c->shape[1] != a->shape[1] || c->shape[2] != a->shape[1]))))

@@ -974,6 +974,15 @@ static bool unary_supported(tn_unary_op op, tn_dtype d) {
     default: return fl;
     }
 }
+/* out <- f(x)'s launch geometry (cu_unary's and cu_unary_cx's): x's strides aligned to
+   out's shape, a 0-d CPU x marked to travel by value; -1 after recording an error */
+static int unary_geo(tn_tensor *out, tn_tensor *x, const char *fn, Geo<2> *g) {
+    Aligned ax = align_to(x, out->ndim);
+    const int64_t *strides[2] = {out->strides, ax.st};
+    *g = make_geo<2>(out->shape, out->ndim, strides);
+    tn_tensor *ops[2] = {out, x};
+    return mark_host<2>(*g, ops, fn);
+}
 /* complex operands: the ops tn__cuda_complex_has lists (src/api.h), tensor.h's formulas in
    double as on the CPU; ABS writes the real dtype, the predicates bool */
 template <class R> __global__ void k_unary_cx(int64_t n, Geo<2> g, void *o, const Cx<R> *x, int op) {
@@ -995,12 +1004,9 @@ static int cu_unary_cx(tn_unary_op op, tn_tensor *out, tn_tensor *x) {
     if (!tn__cuda_complex_has(TN__CX_UNARY, op)) return tn__cuda_complex_decline(TN__CX_UNARY, op, x->dtype);
     const char *fn = tn_unary_op_name(op);
     const int64_t n = tn_numel(out);
+    Geo<2> g;
     if (n == 0) return 0;
-    Aligned ax = align_to(x, out->ndim);
-    const int64_t *strides[2] = {out->strides, ax.st};
-    Geo<2> g = make_geo<2>(out->shape, out->ndim, strides);
-    tn_tensor *ops[2] = {out, x};
-    if (mark_host<2>(g, ops, fn)) return -1;
+    if (unary_geo(out, x, fn, &g)) return -1;
     if (x->dtype == TN_C64) k_unary_cx<float><<<blocks_for(n), kThreads, 0, cu_stream()>>>(n, g, base_of(out), (const c64 *)dev_ptr(x), (int)op);
     else k_unary_cx<double><<<blocks_for(n), kThreads, 0, cu_stream()>>>(n, g, base_of(out), (const c128 *)dev_ptr(x), (int)op);
     CU_LAUNCHED(fn);
@@ -1011,12 +1017,9 @@ static int cu_unary(tn_unary_op op, tn_tensor *out, tn_tensor *x, const double *
     if (tn_dtype_is_complex(x->dtype)) return cu_unary_cx(op, out, x);
     if (!unary_supported(op, x->dtype)) return tn_error("%s: not implemented for dtype %s", fn, tn_dtype_name(x->dtype));
     int64_t n = tn_numel(out);
+    Geo<2> g;
     if (n == 0) return 0;
-    Aligned ax = align_to(x, out->ndim);
-    const int64_t *strides[2] = {out->strides, ax.st};
-    Geo<2> g = make_geo<2>(out->shape, out->ndim, strides);
-    tn_tensor *ops[2] = {out, x};
-    if (mark_host<2>(g, ops, fn)) return -1;
+    if (unary_geo(out, x, fn, &g)) return -1;
     UnaryArgs u;
     u.op = op;
     u.p0 = params ? params[0] : 0;
@@ -2823,7 +2826,9 @@ static int cu_matmul(tn_tensor *c, tn_tensor *a, tn_tensor *bm, double alpha, do
    layout, src/api.h) and reads info back itself, turning it into the CPU path's messages.
    One cusolverDn handle per device, on the legacy default stream as every kernel here (so
    its work is ordered with theirs); its calls serialised, as a handle serves one thread at a
-   time. Workspaces come from the caching allocator. potrf is batched (potrfBatched); getrf,
+   time. float32, float64, complex64 and complex128 (the complex routines are the Hermitian
+   ones: heevd, ungqr, unmqr with Q^H for the transposed product, potrf's A = L L^H; gesvdj's
+   V conjugated into V^H). Workspaces come from the caching allocator. potrf is batched (potrfBatched); getrf,
    getrs, geqrf + orgqr, syevd, gesvdj, ormqr and Xgeev run a loop over the batch; the
    triangular solve is cuBLAS's trsm (trsmBatched for small triangles). */
 static std::mutex &solver_mutex(void) {
@@ -2848,8 +2853,10 @@ static cusolverDnHandle_t solver_handle(void) { return per_device_handle(cusolve
 static cublasHandle_t solver_blas_handle(void) { return per_device_handle(cublasCreate, CUBLAS_STATUS_SUCCESS); }
 static int solver_fail(const char *what, cusolverStatus_t s) { return tn_error("linalg (%s): cuSOLVER error %d", what, (int)s); }
 #define SOLVER_CHECK(what, call) do { cusolverStatus_t s_ = (call); if (s_ != CUSOLVER_STATUS_SUCCESS) return solver_fail(what, s_); } while (0)
-/* float and double overloads of the routines (S and D) */
-#define SOLVER_OVERLOADS(T, X) \
+/* float, double, complex64 and complex128 overloads of the routines (S, D, C, Z): the complex
+   ones are LAPACK's Hermitian names (ungqr, unmqr, heevd), their eigenvalues and singular
+   values real (R) */
+#define SOLVER_OVERLOADS(T, R, X, ORG, ORM, EV, ONE) \
     static cusolverStatus_t getrf_ws(cusolverDnHandle_t h, int m, int n, T *a, int lda, int *lw) { return cusolverDn##X##getrf_bufferSize(h, m, n, a, lda, lw); } \
     static cusolverStatus_t getrf(cusolverDnHandle_t h, int m, int n, T *a, int lda, T *ws, int *piv, int *info) { return cusolverDn##X##getrf(h, m, n, a, lda, ws, piv, info); } \
     static cusolverStatus_t getrs(cusolverDnHandle_t h, int n, int r, const T *a, int lda, const int *piv, T *b, int ldb, int *info) { \
@@ -2860,34 +2867,58 @@ static int solver_fail(const char *what, cusolverStatus_t s) { return tn_error("
     static cusolverStatus_t geqrf(cusolverDnHandle_t h, int m, int n, T *a, int lda, T *tau, T *ws, int lw, int *info) { \
         return cusolverDn##X##geqrf(h, m, n, a, lda, tau, ws, lw, info); } \
     static cusolverStatus_t orgqr_ws(cusolverDnHandle_t h, int m, int n, int k, const T *a, int lda, const T *tau, int *lw) { \
-        return cusolverDn##X##orgqr_bufferSize(h, m, n, k, a, lda, tau, lw); } \
+        return cusolverDn##X##ORG##_bufferSize(h, m, n, k, a, lda, tau, lw); } \
     static cusolverStatus_t orgqr(cusolverDnHandle_t h, int m, int n, int k, T *a, int lda, const T *tau, T *ws, int lw, int *info) { \
-        return cusolverDn##X##orgqr(h, m, n, k, a, lda, tau, ws, lw, info); } \
-    static cusolverStatus_t syevd_ws(cusolverDnHandle_t h, cusolverEigMode_t jobz, int n, const T *a, int lda, const T *w, int *lw) { \
-        return cusolverDn##X##syevd_bufferSize(h, jobz, CUBLAS_FILL_MODE_LOWER, n, a, lda, w, lw); } \
-    static cusolverStatus_t syevd(cusolverDnHandle_t h, cusolverEigMode_t jobz, int n, T *a, int lda, T *w, T *ws, int lw, int *info) { \
-        return cusolverDn##X##syevd(h, jobz, CUBLAS_FILL_MODE_LOWER, n, a, lda, w, ws, lw, info); } \
-    static cusolverStatus_t gesvdj_ws(cusolverDnHandle_t h, cusolverEigMode_t jobz, int econ, int m, int n, const T *a, const T *s, const T *u, \
+        return cusolverDn##X##ORG(h, m, n, k, a, lda, tau, ws, lw, info); } \
+    static cusolverStatus_t syevd_ws(cusolverDnHandle_t h, cusolverEigMode_t jobz, int n, const T *a, int lda, const R *w, int *lw) { \
+        return cusolverDn##X##EV##_bufferSize(h, jobz, CUBLAS_FILL_MODE_LOWER, n, a, lda, w, lw); } \
+    static cusolverStatus_t syevd(cusolverDnHandle_t h, cusolverEigMode_t jobz, int n, T *a, int lda, R *w, T *ws, int lw, int *info) { \
+        return cusolverDn##X##EV(h, jobz, CUBLAS_FILL_MODE_LOWER, n, a, lda, w, ws, lw, info); } \
+    static cusolverStatus_t gesvdj_ws(cusolverDnHandle_t h, cusolverEigMode_t jobz, int econ, int m, int n, const T *a, const R *s, const T *u, \
                                       const T *v, int *lw, gesvdjInfo_t p) { \
         return cusolverDn##X##gesvdj_bufferSize(h, jobz, econ, m, n, a, m, s, u, m, v, n, lw, p); } \
-    static cusolverStatus_t gesvdj(cusolverDnHandle_t h, cusolverEigMode_t jobz, int econ, int m, int n, T *a, T *s, T *u, T *v, T *ws, int lw, \
+    static cusolverStatus_t gesvdj(cusolverDnHandle_t h, cusolverEigMode_t jobz, int econ, int m, int n, T *a, R *s, T *u, T *v, T *ws, int lw, \
                                    int *info, gesvdjInfo_t p) { \
         return cusolverDn##X##gesvdj(h, jobz, econ, m, n, a, m, s, u, m, v, n, ws, lw, info, p); } \
     static cusolverStatus_t ormqr_ws(cusolverDnHandle_t h, cublasSideMode_t side, cublasOperation_t tr, int m, int n, int k, const T *a, int lda, \
                                      const T *tau, const T *c, int ldc, int *lw) { \
-        return cusolverDn##X##ormqr_bufferSize(h, side, tr, m, n, k, a, lda, tau, c, ldc, lw); } \
+        return cusolverDn##X##ORM##_bufferSize(h, side, tr, m, n, k, a, lda, tau, c, ldc, lw); } \
     static cusolverStatus_t ormqr(cusolverDnHandle_t h, cublasSideMode_t side, cublasOperation_t tr, int m, int n, int k, const T *a, int lda, \
                                   const T *tau, T *c, int ldc, T *ws, int lw, int *info) { \
-        return cusolverDn##X##ormqr(h, side, tr, m, n, k, a, lda, tau, c, ldc, ws, lw, info); } \
+        return cusolverDn##X##ORM(h, side, tr, m, n, k, a, lda, tau, c, ldc, ws, lw, info); } \
+    static cusolverStatus_t sytrf_ws(cusolverDnHandle_t h, int n, T *a, int *lw) { return cusolverDn##X##sytrf_bufferSize(h, n, a, n, lw); } \
+    static cusolverStatus_t sytrf(cusolverDnHandle_t h, int n, T *a, int *piv, T *ws, int lw, int *info) { \
+        return cusolverDn##X##sytrf(h, CUBLAS_FILL_MODE_LOWER, n, a, n, piv, ws, lw, info); } \
     static cublasStatus_t trsm(cublasHandle_t h, cublasFillMode_t up, cublasDiagType_t dg, int n, int r, const T *a, T *b) { \
-        const T one = 1; \
+        const T one = ONE; \
         return cublas##X##trsm(h, CUBLAS_SIDE_LEFT, up, CUBLAS_OP_N, dg, n, r, &one, a, n, b, n); } \
     static cublasStatus_t trsm_batched(cublasHandle_t h, cublasFillMode_t up, cublasDiagType_t dg, int n, int r, T **a, T **b, int batch) { \
-        const T one = 1; \
+        const T one = ONE; \
         return cublas##X##trsmBatched(h, CUBLAS_SIDE_LEFT, up, CUBLAS_OP_N, dg, n, r, &one, a, n, b, n, batch); }
-SOLVER_OVERLOADS(float, S)
-SOLVER_OVERLOADS(double, D)
+SOLVER_OVERLOADS(float, float, S, orgqr, ormqr, syevd, 1.0f)
+SOLVER_OVERLOADS(double, double, D, orgqr, ormqr, syevd, 1.0)
+SOLVER_OVERLOADS(cuComplex, float, C, ungqr, unmqr, heevd, make_cuComplex(1.0f, 0.0f))
+SOLVER_OVERLOADS(cuDoubleComplex, double, Z, ungqr, unmqr, heevd, make_cuDoubleComplex(1.0, 0.0))
 #undef SOLVER_OVERLOADS
+/* a solver type's real type (its eigenvalues', singular values'), whether it is complex, and
+   its cudaDataType (the 64-bit API's Xsytrs) */
+template <class T> struct LaType;
+template <> struct LaType<float> { typedef float R; static const bool cx = false; static constexpr cudaDataType dt = CUDA_R_32F; };
+template <> struct LaType<double> { typedef double R; static const bool cx = false; static constexpr cudaDataType dt = CUDA_R_64F; };
+template <> struct LaType<cuComplex> { typedef float R; static const bool cx = true; static constexpr cudaDataType dt = CUDA_C_32F; };
+template <> struct LaType<cuDoubleComplex> { typedef double R; static const bool cx = true; static constexpr cudaDataType dt = CUDA_C_64F; };
+/* Xsytrs's pivots are int64: the entry's int32 ones widened */
+__global__ void k_piv_i64(int64_t *out, const int *in, int64_t n) {
+    GRID_LOOP(i, n) out[i] = in[i];
+}
+struct HostWork {   /* a host workspace (Xgeev's, Xsytrs's), kept until the calls that use it are done */
+    std::vector<char> v;
+    ~HostWork() { (void)cudaStreamSynchronize(0); }
+};
+/* x <- conj(x) in place: n complex values as (re, im) pairs of R */
+template <class R> __global__ void k_conj_inplace(R *x, int64_t n) {
+    GRID_LOOP(i, n) x[2 * i + 1] = -x[2 * i + 1];
+}
 template <class T> __global__ void k_batch_ptrs(T **out, T *base, int64_t stride, int64_t B) {
     GRID_LOOP(i, B) out[i] = base + i * stride;
 }
@@ -2896,6 +2927,7 @@ struct GesvdjParams {   /* gesvdj's settings (the defaults: tolerance eps, 100 s
     ~GesvdjParams() { if (p) cusolverDnDestroyGesvdjInfo(p); }
 };
 template <class T> static int la_solver(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor *c, tn_tensor *p, tn_tensor *info, int flag) {
+    typedef typename LaType<T>::R R;
     const int64_t B = a->shape[0];
     const int n = (int)a->shape[1], m = (int)a->shape[2], k = m < n ? m : n;
     const int64_t mn = (int64_t)m * n;
@@ -2951,7 +2983,7 @@ template <class T> static int la_solver(tn_linalg_op op, tn_tensor *a, tn_tensor
     }
     case TN_LA_SYEVD: {
         const cusolverEigMode_t jobz = flag ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
-        T *W = (T *)tn_data_ptr(b);
+        R *W = (R *)tn_data_ptr(b);   /* (complex: heevd, the values real) */
         int lw = 0;
         SOLVER_CHECK("syevd", syevd_ws(h, jobz, n, A, n, W, &lw));
         T *ws = (T *)sc.get((size_t)lw * sizeof(T));
@@ -2961,11 +2993,12 @@ template <class T> static int la_solver(tn_linalg_op op, tn_tensor *a, tn_tensor
     }
     case TN_LA_GESVD: {
         /* gesvdj (any m, n; LAPACK's gesvd in cuSOLVER takes m >= n only): econ 0 gives the
-           full U (m x m) and V (n x n); it writes V, which [B, vr, n] holds as V^T row-major */
+           full U (m x m) and V (n x n); it writes V, which [B, vr, n] holds as V^T row-major
+           (complex: conjugated after, V^H as the contract says) */
         const bool vec = c != NULL;
         const int uc = vec ? (int)c->shape[1] : k, vr = vec ? (int)p->shape[1] : k, econ = uc == k && vr == k ? 1 : 0;
         const cusolverEigMode_t jobz = vec ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
-        T *S = (T *)tn_data_ptr(b);
+        R *S = (R *)tn_data_ptr(b);
         T *U = vec ? (T *)tn_data_ptr(c) : (T *)sc.get((size_t)m * k * sizeof(T)), *V = vec ? (T *)tn_data_ptr(p) : (T *)sc.get((size_t)n * k * sizeof(T));
         GesvdjParams gp;
         SOLVER_CHECK("gesvdj", cusolverDnCreateGesvdjInfo(&gp.p));
@@ -2977,6 +3010,11 @@ template <class T> static int la_solver(tn_linalg_op op, tn_tensor *a, tn_tensor
         for (int64_t i = 0; i < B; i++)
             SOLVER_CHECK("gesvdj", gesvdj(h, jobz, econ, m, n, A + i * mn, S + i * k, vec ? U + i * (int64_t)m * uc : U, vec ? V + i * (int64_t)n * vr : V, ws, lw,
                                           fv + i, gp.p));
+        if (vec && LaType<T>::cx) {
+            const int64_t nv = B * (int64_t)n * vr;
+            k_conj_inplace<R><<<blocks_for(nv), kThreads, 0, cu_stream()>>>((R *)V, nv);
+            CU_LAUNCHED("linalg (gesvdj)");
+        }
         return 0;
     }
     case TN_LA_TRSM: {
@@ -3005,7 +3043,7 @@ template <class T> static int la_solver(tn_linalg_op op, tn_tensor *a, tn_tensor
         /* the reflectors q x k (q = m here, k = n); c q x r (left) or r x q (right), column-major */
         const bool left = flag & 1;
         const cublasSideMode_t side = left ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT;
-        const cublasOperation_t tr = flag & 2 ? CUBLAS_OP_T : CUBLAS_OP_N;
+        const cublasOperation_t tr = !(flag & 2) ? CUBLAS_OP_N : LaType<T>::cx ? CUBLAS_OP_C : CUBLAS_OP_T;   /* (unmqr: Q^H) */
         const int q = m, kr = n, cm = left ? q : (int)c->shape[2], cn = left ? (int)c->shape[1] : q;
         const T *tau = (const T *)tn_data_ptr(b);
         T *C = (T *)tn_data_ptr(c);
@@ -3016,6 +3054,34 @@ template <class T> static int la_solver(tn_linalg_op op, tn_tensor *a, tn_tensor
         if (!ws) return -1;
         for (int64_t i = 0; i < B; i++)
             SOLVER_CHECK("ormqr", ormqr(h, side, tr, cm, cn, kr, A + i * mn, q, tau + i * kr, C + i * (int64_t)cm * cn, cm, ws, lw, dinfo));
+        return 0;
+    }
+    case TN_LA_SYTRF: {   /* Bunch-Kaufman (LAPACK's pivots), symmetric for complex too */
+        int lw = 0;
+        SOLVER_CHECK("sytrf", sytrf_ws(h, n, A, &lw));
+        T *ws = (T *)sc.get((size_t)(lw > 0 ? lw : 1) * sizeof(T));
+        int *pv = (int *)tn_data_ptr(p);
+        if (!ws) return -1;
+        for (int64_t i = 0; i < B; i++) SOLVER_CHECK("sytrf", sytrf(h, n, A + i * mn, pv + i * n, ws, lw, fv + i));
+        return 0;
+    }
+    case TN_LA_SYTRS: {   /* the 64-bit API's Xsytrs (no sytrs in the legacy one), as PyTorch */
+        const int64_t r = b->shape[1], np = B * (int64_t)n;
+        T *X = (T *)tn_data_ptr(b);
+        int64_t *p64 = (int64_t *)sc.get((size_t)np * sizeof(int64_t));
+        if (!p64) return -1;
+        if (r == 0) return 0;
+        k_piv_i64<<<blocks_for(np), kThreads, 0, cu_stream()>>>(p64, (const int *)tn_data_ptr(p), np);
+        CU_LAUNCHED("linalg (sytrs)");
+        size_t dws = 0, hws = 0;
+        const cudaDataType dt = LaType<T>::dt;
+        SOLVER_CHECK("sytrs", cusolverDnXsytrs_bufferSize(h, CUBLAS_FILL_MODE_LOWER, n, r, dt, A, n, p64, dt, X, n, &dws, &hws));
+        void *dw = sc.get(dws ? dws : 1);
+        HostWork hw;
+        hw.v.resize(hws ? hws : 1);
+        if (!dw) return -1;
+        for (int64_t i = 0; i < B; i++)
+            SOLVER_CHECK("sytrs", cusolverDnXsytrs(h, CUBLAS_FILL_MODE_LOWER, n, r, dt, A + i * mn, n, p64 + i * n, dt, X + i * n * r, n, dw, dws, hw.v.data(), hws, dinfo));
         return 0;
     }
     case TN_LA_GEEV: break;   /* (la_geev) */
@@ -3040,10 +3106,6 @@ template <class R> __global__ void k_geev_unpack(Cx<R> *v, const R *vr, const Cx
 struct DnParams {   /* Xgeev's settings (the defaults) */
     cusolverDnParams_t p = NULL;
     ~DnParams() { if (p) cusolverDnDestroyParams(p); }
-};
-struct HostWork {   /* Xgeev's host workspace, kept until the calls that use it are done */
-    std::vector<char> v;
-    ~HostWork() { (void)cudaStreamSynchronize(0); }
 };
 static int la_geev(tn_tensor *a, tn_tensor *b, tn_tensor *c, tn_tensor *info, int flag) {
     const bool vec = flag != 0, cx = a->dtype == TN_C64 || a->dtype == TN_C128, dbl = a->dtype == TN_F64 || a->dtype == TN_C128;
@@ -3092,8 +3154,8 @@ static int la_geev(tn_tensor *a, tn_tensor *b, tn_tensor *c, tn_tensor *info, in
 #endif
 }
 static int cu_linalg(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor *c, tn_tensor *p, tn_tensor *info, int flag) {
-    const bool cplx = op == TN_LA_GEEV && (a->dtype == TN_C64 || a->dtype == TN_C128);   /* (GEEV alone takes complex matrices) */
-    if (a->ndim != 3 || (a->dtype != TN_F32 && a->dtype != TN_F64 && !cplx)) return tn_error("linalg: the unit takes [B, n, m] float32/float64 batches (GEEV: complex too)");
+    if (a->ndim != 3 || (a->dtype != TN_F32 && a->dtype != TN_F64 && a->dtype != TN_C64 && a->dtype != TN_C128))
+        return tn_error("linalg: the unit takes [B, n, m] float32/float64/complex64/complex128 batches, not %s", tn_dtype_name(a->dtype));
     tn_tensor *const more[2] = {b && b->ndim == 3 ? b : NULL, c && c->ndim == 3 ? c : NULL};   /* (TRSM's right-hand sides, ORMQR's c) */
     bool big = a->shape[0] > INT32_MAX || a->shape[1] > INT32_MAX || a->shape[2] > INT32_MAX;
     for (int t = 0; t < 2; t++) big = big || (more[t] && (more[t]->shape[1] > INT32_MAX || more[t]->shape[2] > INT32_MAX));
@@ -3105,7 +3167,12 @@ static int cu_linalg(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor *c, 
         return 0;
     }
     if (op == TN_LA_GEEV) return la_geev(a, b, c, info, flag);
-    return a->dtype == TN_F32 ? la_solver<float>(op, a, b, c, p, info, flag) : la_solver<double>(op, a, b, c, p, info, flag);
+    switch (a->dtype) {
+    case TN_F32: return la_solver<float>(op, a, b, c, p, info, flag);
+    case TN_F64: return la_solver<double>(op, a, b, c, p, info, flag);
+    case TN_C64: return la_solver<cuComplex>(op, a, b, c, p, info, flag);
+    default: return la_solver<cuDoubleComplex>(op, a, b, c, p, info, flag);
+    }
 }
 #undef SOLVER_CHECK
 

@@ -2344,8 +2344,9 @@ TNDEF tn_tensor *tn_cov_opts(tn_tensor *t, tn_cov_fn_opts opts);
 #define tn_cov(...) tn_cov_opts(TN__POS_KW(tn_cov_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_cov_str(tn_tensor *t, const char *options);
 TNDEF tn_tensor *tn_corrcoef(tn_tensor *t);               /* Pearson correlation coefficients of the rows */
-/* torch.linalg factorisations and solvers (src/ops/linalg_factor.c): float32/float64 on the
-   CPU, batched over leading dims. Second results come back through pointers (NULL: not wanted,
+/* torch.linalg factorisations and solvers (src/ops/linalg_factor.c): float32, float64,
+   complex64, complex128 on the CPU and on a device whose backend has the linalg entry (CUDA),
+   batched over leading dims. Second results come back through pointers (NULL: not wanted,
    except lu_factor's pivots); info tensors are int32 of the batch shape, pivots int32 1-based.
    torch.linalg's flags are keywords, the results' pointers positional and before them:
    tn_linalg_lu_factor(A, &pivots, .pivot = true), tn_linalg_solve_ex(A, B, &info, .left =
@@ -2517,7 +2518,9 @@ TNDEF tn_tensor *tn_linalg_tensorsolve(tn_tensor *A, tn_tensor *B, const int64_t
    a symmetric A's lower triangle (LAPACK's sytrf, Bunch-Kaufman pivoting): LD, *pivots (int32,
    LAPACK's: negative for a 2x2 block), *info; ldl_factor raises where info > 0. .hermitian: a
    complex A is Hermitian, A = P L D L^H P^T (hetrf; D's diagonal real); the same factorisation
-   for the real dtypes. Not differentiable (as torch's). tn_linalg_ldl_factor(A, &pivots, .hermitian = true). */
+   for the real dtypes. Not differentiable (as torch's). On CUDA (PyTorch's route): cuSOLVER's
+   sytrf and Xsytrs; .hermitian with a complex A is refused there (cuSOLVER has no hetrf, hetrs;
+   PyTorch takes MAGMA's). tn_linalg_ldl_factor(A, &pivots, .hermitian = true). */
 #define TN_FIELDS_tn_ldl_factor_fn_opts(X) \
     X(B, hermitian, false, "")
 TN__KW_STRUCT(tn_ldl_factor_fn_opts);
@@ -2539,8 +2542,8 @@ TN__KW_STRUCT(tn_ldl_solve_fn_opts);
 TNDEF tn_tensor *tn_linalg_ldl_solve_opts(tn_tensor *LD, tn_tensor *pivots, tn_tensor *B, tn_ldl_solve_fn_opts opts);
 #define tn_linalg_ldl_solve(LD, pivots, ...) tn_linalg_ldl_solve_opts(LD, pivots, TN__POS_KW(tn_ldl_solve_fn_opts, __VA_ARGS__))
 TNDEF tn_tensor *tn_linalg_ldl_solve_str(tn_tensor *LD, tn_tensor *pivots, tn_tensor *B, const char *options);
-/* torch.linalg decompositions (src/ops/linalg_decomp.c): float32/float64 on the CPU, batched
-   over leading dims, differentiable with PyTorch's formulas. Several results: the first is
+/* torch.linalg decompositions (src/ops/linalg_decomp.c): float32, float64, complex64,
+   complex128 on the CPU and on a device with the linalg entry (CUDA), batched over leading dims, differentiable with PyTorch's formulas. Several results: the first is
    returned, the others come back through pointers (required). */
 /* linalg.qr: returns Q, *R. .mode: 0 'reduced' (Q [..., m, k], R [..., k, n]), 1 'complete'
    (Q [..., m, m], R [..., m, n]), 2 'r' (Q empty, R reduced). */
@@ -5162,7 +5165,7 @@ TNDEF const char *tn_unary_op_name(tn_unary_op op);   /* "exp", ... */
 TNDEF const char *tn_binary_op_name(tn_binary_op op);
 
 /* The factorizations of tn_backend.linalg (LAPACK's names). */
-typedef enum tn_linalg_op { TN_LA_GETRF, TN_LA_GETRS, TN_LA_POTRF, TN_LA_GEQRF, TN_LA_SYEVD, TN_LA_GESVD, TN_LA_TRSM, TN_LA_ORMQR, TN_LA_GEEV } tn_linalg_op;
+typedef enum tn_linalg_op { TN_LA_GETRF, TN_LA_GETRS, TN_LA_POTRF, TN_LA_GEQRF, TN_LA_SYEVD, TN_LA_GESVD, TN_LA_TRSM, TN_LA_ORMQR, TN_LA_GEEV, TN_LA_SYTRF, TN_LA_SYTRS } tn_linalg_op;
 /* The nccl entry's operations and their arguments (tn_backend.nccl; src/dist/dist.c calls it) */
 typedef enum tn_nccl_op {
     TN_NCCL_GET_ID, TN_NCCL_INIT, TN_NCCL_DESTROY, TN_NCCL_ABORT, TN_NCCL_CHECK, TN_NCCL_GROUP_START, TN_NCCL_GROUP_END,
@@ -5309,24 +5312,26 @@ typedef struct tn_backend {
     /* Optional (NULL: torch.linalg's factorizations fail on this device, as PyTorch runs them
        there: no copy to the CPU). LAPACK's factorizations in place on contiguous 3-d batches of
        column-major matrices (a tensor [B, n, m] holds B m x n matrices; k = min(m, n)), all
-       float32 or all float64, p and info int32 [B, k] and [B], all on this device:
+       of one dtype: float32, float64, complex64 or complex128 (SYEVD's and GESVD's values b
+       of its real dtype; complex: transposes are conjugate transposes, LAPACK's Hermitian
+       routines: A = L L^H, heevd, ungqr, unmqr, V^H), p and info int32 [B, k] and [B], all on this device:
        GETRF  a (m x n) <- its LU with partial pivoting, p <- the 1-based row swaps, info <- 0 or
               the first zero pivot's 1-based index (elimination goes on past it);
        GETRS  b (n x r, [B, r, n]) <- A^-1 b for a and p from GETRF (n x n);
-       POTRF  a (n x n) <- L with A = L L^T from a's lower triangle (the strict upper one
+       POTRF  a (n x n) <- L with A = L L^T (L^H) from a's lower triangle (the strict upper one
               unspecified), info <- 0 or the order of the first minor not positive-definite;
        GEQRF  a (m x n) <- geqrf's packed R and reflectors, b [B, k] <- tau; c (m x qc, [B, qc,
               m], qc = m or k; NULL: none) <- Q's first qc columns (orgqr);
-       SYEVD  b [B, n] <- the ascending eigenvalues of the symmetric matrix of a's lower
+       SYEVD  b [B, n] <- the ascending eigenvalues of the symmetric (Hermitian) matrix of a's lower
               triangle (n x n); flag 1: a <- its eigenvectors as columns; info <- 0 or > 0
               (no convergence);
        GESVD  b [B, k] <- a's (m x n, destroyed) singular values, descending; c (m x uc, [B, uc,
-              m]) <- U, p ([B, vr, n], float: V^T row-major) <- V^T, uc = vr = k or uc = m and
+              m]) <- U, p ([B, vr, n], a's dtype: V^T (V^H) row-major) <- V^T, uc = vr = k or uc = m and
               vr = n (full); c and p NULL: values only; info <- 0 or > 0 (no convergence);
        TRSM   b (n x r, [B, r, n]) <- A^-1 b for the triangle of a (n x n) that flag & 1 names
               (1 upper, 0 lower), flag & 2: unit diagonal (not read); the other triangle unread;
        ORMQR  c (q x r, [B, r, q]; flag & 1: left) or (r x q, [B, q, r]; right) <- op(Q) c or
-              c op(Q), op = ^T when flag & 2, Q = H_1 ... H_k of the k = a->shape[1] reflectors
+              c op(Q), op = ^T (^H) when flag & 2, Q = H_1 ... H_k of the k = a->shape[1] reflectors
               in a (q x k, [B, k, q], geqrf's packing), b [B, k] their tau;
        GEEV   (a alone may also be complex64/complex128) b [B, n] (complex, a's precision) <-
               the eigenvalues of the general matrix a (n x n, destroyed); flag 1: c (n x n,
@@ -5334,6 +5339,11 @@ typedef struct tn_backend {
               largest component real; a real a's conjugate pairs as two complex columns);
               flag 0: c NULL; info <- 0 or > 0 (no convergence). The order is the backend's
               (LAPACK's Schur form's on the CPU kernels; cuSOLVER's may differ).
+       SYTRF  a (n x n) <- the Bunch-Kaufman L D L^T of the symmetric matrix of a's lower
+              triangle (LAPACK's sytrf 'L'; complex: symmetric, not Hermitian; the strict upper
+              triangle unread and kept), p [B, n] <- LAPACK's pivots (1-based, negative for a
+              2x2 block), info <- 0 or the first zero D[i, i]'s 1-based index;
+       SYTRS  b (n x r, [B, r, n]) <- A^-1 b for a and p from SYTRF.
        Every size may be 0 (nothing to do). */
     int (*linalg)(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor *c, tn_tensor *p, tn_tensor *info, int flag);
     /* Optional (NULL: the bias copied into c, then matmul, then the activation as its own

@@ -309,11 +309,12 @@ TEST(gpu_linalg_more_errors) {
     tn_clear_error();
     CHECK_MSG(!tn_linalg_solve_triangular(g, RANDN(3, 2), false) && strstr(tn_last_error(), "same device"), "mixed devices: %s", tn_last_error());
     tn_clear_error();
-    /* ldl_factor and ldl_solve: CPU only (no sytrf/sytrs in the entry) */
-    tn_tensor *piv = NULL, *pc = tn_to(tn_ones(TN_SHAPE(3), TN_I32), TN_CUDA);
-    CHECK_MSG(!tn_linalg_ldl_factor(g, &piv) && strstr(tn_last_error(), "not implemented on cuda yet (CPU only)"), "ldl_factor: %s", tn_last_error());
+    /* ldl_factor and ldl_solve run there now (TN_LA_SYTRF / SYTRS: cuda_cases_linalg_cx.h);
+       mixed devices are refused */
+    tn_tensor *piv = NULL, *pc = tn_ones(TN_SHAPE(3), TN_I32), *ld = tn_linalg_ldl_factor(g, &piv);
+    CHECK_MSG(ld && piv && piv->device == TN_CUDA, "ldl_factor: %s", tn_last_error());
     tn_clear_error();
-    CHECK_MSG(!tn_linalg_ldl_solve(g, pc, gb) && strstr(tn_last_error(), "not implemented on cuda yet (CPU only)"), "ldl_solve: %s", tn_last_error());
+    CHECK_MSG(!tn_linalg_ldl_solve(g, pc, gb) && strstr(tn_last_error(), "same device"), "ldl_solve with CPU pivots: %s", tn_last_error());
     tn_clear_error();
     /* a table without the entry refuses the new ops too */
     const tn_backend *be = tn_get_backend(TN_CUDA);

@@ -83,6 +83,7 @@ TEST(shared_philox_draw) {
 #include "cuda_cases_linalg.h"
 #include "cuda_cases_epilogue.h"
 #include "cuda_cases_complex.h"
+#include "cuda_cases_linalg_cx.h"
 #include "cuda_cases_graphs.h"
 #include "cuda_cases_ipc.h"
 #include "cuda_cases_fused.h"
@@ -202,6 +203,8 @@ int main(void) {
     RUN(gpu_linalg_more_errors);
     RUN(gpu_linalg_eig);
     RUN(gpu_complex_ops_match_cpu);
+    RUN(gpu_linalg_complex_match_cpu);
+    RUN(gpu_ldl_match_cpu);
     RUN(gpu_complex_declines);
     RUN(gpu_fft_match_cpu);
     RUN(gpu_half_bit_conversions);

@@ -17,6 +17,7 @@
 #include "cuda_cases_linalg.h"
 #include "cuda_cases_epilogue.h"
 #include "cuda_cases_complex.h"
+#include "cuda_cases_linalg_cx.h"
 
 static tn_tensor *dev(tn_tensor *t) { return tn_to(t, TN_CUDA); }
 #define I64(...) tn_from_data((int64_t[]){__VA_ARGS__}, TN_SHAPE(sizeof((int64_t[]){__VA_ARGS__}) / 8), TN_I64)
@@ -80,6 +81,8 @@ int main(void) {
     RUN(gpu_linalg_more_errors);
     RUN(gpu_linalg_eig);
     RUN(gpu_complex_ops_match_cpu);
+    RUN(gpu_linalg_complex_match_cpu);
+    RUN(gpu_ldl_match_cpu);
     RUN(gpu_complex_declines);
     RUN(gpu_fft_match_cpu);
     RUN(gpu_half_bit_conversions);

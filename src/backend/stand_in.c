@@ -667,8 +667,9 @@ static int tn__si_check_index(tn_tensor *out, tn_tensor *idx, int64_t size, int 
     tn_release(v);
     return 0;
 }
-/* the linalg entry's contract (src/api.h), served by the CPU's kernels on float64 copies of
-   the column-major batches (each transposed to the kernels' row-major and back) */
+/* the linalg entry's contract (src/api.h), served by the CPU's kernels on float64 (complex:
+   complex128, the _c kernels) copies of the column-major batches (each transposed to the
+   kernels' row-major and back) */
 static tn_tensor *tn__si_host(tn_tensor *t, tn_dtype dt) {   /* a contiguous CPU copy of t's memory */
     tn_tensor v = tn__shallow(t);
     v.device = TN_CPU;
@@ -683,9 +684,12 @@ static tn_tensor *tn__si_rows(tn_tensor *t) { return tn_contiguous(tn_transpose(
 static int tn__si_linalg_run(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor *c, tn_tensor *p, tn_tensor *info, int flag) {
     const int64_t B = a->shape[0], n = a->shape[1], m = a->shape[2], k = m < n ? m : n;
     int32_t *pv = p && op != TN_LA_GESVD ? (int32_t *)tn_data_ptr(p) : NULL, *fv = info ? (int32_t *)tn_data_ptr(info) : NULL;
-    tn_tensor *h = tn__si_host(a, tn_dtype_is_complex(a->dtype) ? TN_C128 : TN_F64), *w = h ? tn__si_rows(h) : NULL;   /* w: row-major m x n */
+    const bool cx = tn_dtype_is_complex(a->dtype);
+    const tn_dtype wt = cx ? TN_C128 : TN_F64;
+    tn_tensor *h = tn__si_host(a, wt), *w = h ? tn__si_rows(h) : NULL;   /* w: row-major m x n */
     if (!w) return -1;
     double *wv = (double *)tn_data_ptr(w);
+    tn__cplx *wc = (tn__cplx *)tn_data_ptr(w);
     switch (op) {
     case TN_LA_GEEV: {   /* the CPU's geev (its order and normalisation: the CPU's results), info per matrix */
         tn_tensor *L = NULL, *V = NULL;
@@ -693,31 +697,42 @@ static int tn__si_linalg_run(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_ten
         return tn__si_put(b, L) || (flag && tn__si_put(c, tn_transpose(V, -2, -1))) ? -1 : 0;
     }
     case TN_LA_GETRF:
-        for (int64_t i = 0; i < B; i++) fv[i] = (int32_t)tn__la_getrf(wv + i * m * n, m, n, pv + i * k);
+        for (int64_t i = 0; i < B; i++) fv[i] = (int32_t)(cx ? tn__la_getrf_c(wc + i * m * n, m, n, pv + i * k) : tn__la_getrf(wv + i * m * n, m, n, pv + i * k));
         return tn__si_put(a, tn_transpose(w, -2, -1));
     case TN_LA_GETRS: {
-        tn_tensor *x = tn__si_rows(tn__si_host(b, TN_F64));   /* n x r */
+        tn_tensor *x = tn__si_rows(tn__si_host(b, wt));   /* n x r */
         if (!x) return -1;
-        for (int64_t i = 0; i < B; i++) tn__la_getrs(wv + i * n * n, pv + i * n, n, (double *)tn_data_ptr(x) + i * n * b->shape[1], b->shape[1]);
+        const int64_t r = b->shape[1];
+        for (int64_t i = 0; i < B; i++)
+            if (cx) tn__la_getrs_c(wc + i * n * n, pv + i * n, n, (tn__cplx *)tn_data_ptr(x) + i * n * r, r);
+            else tn__la_getrs(wv + i * n * n, pv + i * n, n, (double *)tn_data_ptr(x) + i * n * r, r);
         return tn__si_put(b, tn_transpose(x, -2, -1));
     }
-    case TN_LA_POTRF:
-        for (int64_t i = 0; i < B; i++) fv[i] = (int32_t)tn__la_potrf(wv + i * n * n, n);
+    case TN_LA_POTRF:   /* (complex: A = L L^H) */
+        for (int64_t i = 0; i < B; i++) fv[i] = (int32_t)(cx ? tn__la_potrf_c(wc + i * n * n, n) : tn__la_potrf(wv + i * n * n, n));
         return tn__si_put(a, tn_transpose(w, -2, -1));
     case TN_LA_GEQRF: {   /* geqr2 and org2r work column-major: on h as it is */
         const int64_t qc = c ? c->shape[1] : 0;
-        tn_tensor *tau = tn__own(tn__new(TN_F64, TN_CPU, b->shape, 2)), *q = c ? tn__own(tn__new(TN_F64, TN_CPU, c->shape, 3)) : NULL;
+        tn_tensor *tau = tn__own(tn__new(wt, TN_CPU, b->shape, 2)), *q = c ? tn__own(tn__new(wt, TN_CPU, c->shape, 3)) : NULL;
         if (!tau || (c && !q)) return -1;
-        double *hv = (double *)tn_data_ptr(h), *tv = (double *)tn_data_ptr(tau);
-        for (int64_t i = 0; i < B; i++) {
-            tn__la_geqr2_t(hv + i * m * n, m, n, tv + i * k);
-            if (q) tn__la_org2r_t(hv + i * m * n, m, k, tv + i * k, (double *)tn_data_ptr(q) + i * qc * m, qc);
-        }
+        for (int64_t i = 0; i < B; i++)
+            if (cx) {
+                tn__cplx *hv = (tn__cplx *)tn_data_ptr(h), *tv = (tn__cplx *)tn_data_ptr(tau);
+                tn__la_geqr2_t_c(hv + i * m * n, m, n, tv + i * k);
+                if (q) tn__la_org2r_t_c(hv + i * m * n, m, k, tv + i * k, (tn__cplx *)tn_data_ptr(q) + i * qc * m, qc);
+            } else {
+                double *hv = (double *)tn_data_ptr(h), *tv = (double *)tn_data_ptr(tau);
+                tn__la_geqr2_t(hv + i * m * n, m, n, tv + i * k);
+                if (q) tn__la_org2r_t(hv + i * m * n, m, k, tv + i * k, (double *)tn_data_ptr(q) + i * qc * m, qc);
+            }
         return tn__si_put(a, h) || tn__si_put(b, tau) || (q && tn__si_put(c, q)) ? -1 : 0;
     }
     case TN_LA_SYEVD: {   /* a's lower triangle is h's upper one (h: a's transpose, row-major) */
         tn_tensor *L = NULL, *V = NULL;
-        if (tn__la_eigh_raw(h, true, flag != 0, &L, &V, "stand-in GPU: linalg")) return -1;
+        if (cx) {   /* heevd: the CPU's Hermitian eigh (its real form) of w's lower triangle, values real */
+            L = flag ? tn_linalg_eigh(w, &V, .UPLO = "L") : tn_linalg_eigvalsh(w, .UPLO = "L");   /* (in the open scope, as every op's result) */
+            if (!L || (flag && !V)) return -1;
+        } else if (tn__la_eigh_raw(h, true, flag != 0, &L, &V, "stand-in GPU: linalg")) return -1;
         memset(fv, 0, (size_t)B * sizeof *fv);
         return tn__si_put(b, L) || (flag && tn__si_put(a, tn_transpose(V, -2, -1))) ? -1 : 0;
     }
@@ -730,14 +745,27 @@ static int tn__si_linalg_run(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_ten
     }
     case TN_LA_TRSM: {   /* w: the triangle row-major; x: b's n x r row-major */
         const int64_t r = b->shape[1];
-        tn_tensor *x = tn__si_rows(tn__si_host(b, TN_F64));
+        tn_tensor *x = tn__si_rows(tn__si_host(b, wt));
         if (!x) return -1;
         for (int64_t i = 0; i < B; i++)
-            if (tn__la_trsm(wv + i * n * n, n, (double *)tn_data_ptr(x) + i * n * r, r, (flag & 1) != 0, (flag & 2) != 0)) return -1;
+            if (cx) tn__la_trsm_c(wc + i * n * n, n, (tn__cplx *)tn_data_ptr(x) + i * n * r, r, (flag & 1) != 0, (flag & 2) != 0);
+            else if (tn__la_trsm(wv + i * n * n, n, (double *)tn_data_ptr(x) + i * n * r, r, (flag & 1) != 0, (flag & 2) != 0)) return -1;
         return tn__si_put(b, tn_transpose(x, -2, -1));
     }
-    case TN_LA_ORMQR: {   /* CPU ormqr on the row-major views: the reflectors q x k, c q x r (left) or r x q */
-        tn_tensor *C = tn__si_host(c, TN_F64), *tau = tn__si_host(b, TN_F64);
+    case TN_LA_SYTRF:   /* sytf2 'L' on the row-major lower triangle: a's lower one (complex: symmetric) */
+        for (int64_t i = 0; i < B; i++) fv[i] = (int32_t)(cx ? tn__la_sytf2_c(wc + i * n * n, n, pv + i * n) : tn__la_sytf2(wv + i * n * n, n, pv + i * n));
+        return tn__si_put(a, tn_transpose(w, -2, -1));
+    case TN_LA_SYTRS: {
+        tn_tensor *x = tn__si_rows(tn__si_host(b, wt));   /* n x r */
+        if (!x) return -1;
+        const int64_t r = b->shape[1];
+        for (int64_t i = 0; i < B; i++)
+            if (cx) tn__la_sytrs_c(wc + i * n * n, pv + i * n, n, (tn__cplx *)tn_data_ptr(x) + i * n * r, r);
+            else tn__la_sytrs(wv + i * n * n, pv + i * n, n, (double *)tn_data_ptr(x) + i * n * r, r);
+        return tn__si_put(b, tn_transpose(x, -2, -1));
+    }
+    case TN_LA_ORMQR: {   /* CPU ormqr on the row-major views: the reflectors q x k, c q x r (left) or r x q (complex: Q^H for transpose, as torch.ormqr) */
+        tn_tensor *C = tn__si_host(c, wt), *tau = tn__si_host(b, wt);
         tn_tensor *R = C && tau ? tn_ormqr(w, tau, tn_transpose(C, -2, -1), .left = (flag & 1) != 0, .transpose = (flag & 2) != 0) : NULL;
         return tn__si_put(c, R ? tn_transpose(R, -2, -1) : NULL);
     }
@@ -748,15 +776,17 @@ static int tn__si_linalg(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor 
     tn_tensor *const ts[5] = {a, b, c, p, info};
     if (tn__si_dense("linalg", ts, 5)) return -1;
     TN__SI_NO_CAPTURE("a factorization (linalg)");
-    const bool geev = op == TN_LA_GEEV, cx = tn_dtype_is_complex(a->dtype);   /* GEEV: a may be complex; b, c complex */
-    if (!(tn__si_float(a) || (geev && (a->dtype == TN_C64 || a->dtype == TN_C128))) || a->ndim != 3)
-        return TN__FAIL_INT("stand-in GPU: linalg takes [B, n, m] float32/float64 batches, not %s %s", tn_dtype_name(a->dtype), TN__SHAPE(a));
+    /* GEEV: b, c complex for a real a too; SYEVD's and GESVD's values (b) real for a complex a */
+    const bool geev = op == TN_LA_GEEV, cx = tn_dtype_is_complex(a->dtype), real_b = op == TN_LA_SYEVD || op == TN_LA_GESVD;
+    if (!(tn__si_float(a) || a->dtype == TN_C64 || a->dtype == TN_C128) || a->ndim != 3)
+        return TN__FAIL_INT("stand-in GPU: linalg takes [B, n, m] float32/float64/complex64/complex128 batches, not %s %s", tn_dtype_name(a->dtype), TN__SHAPE(a));
     for (int t = 1; t < 4; t++)
-        if (ts[t] && ts[t]->dtype != (t == 3 && op != TN_LA_GESVD ? TN_I32 : geev ? (cx ? a->dtype : tn_dtype_to_complex(a->dtype)) : a->dtype))
+        if (ts[t] && ts[t]->dtype != (t == 3 && op != TN_LA_GESVD ? TN_I32 : geev ? (cx ? a->dtype : tn_dtype_to_complex(a->dtype)) : t == 1 && real_b ? tn_dtype_to_real(a->dtype) : a->dtype))
             return TN__FAIL_INT("stand-in GPU: linalg: operand %d is %s", t, tn_dtype_name(ts[t]->dtype));
     if (info && info->dtype != TN_I32) return TN__FAIL_INT("stand-in GPU: linalg: info is %s, not int32", tn_dtype_name(info->dtype));
-    const bool need_info = op == TN_LA_GETRF || op == TN_LA_POTRF || op == TN_LA_SYEVD || op == TN_LA_GESVD || geev;
-    if ((need_info && !info) || ((op == TN_LA_GETRF || op == TN_LA_GETRS) && !p) || (op != TN_LA_GETRF && op != TN_LA_POTRF && !b) || (op == TN_LA_ORMQR && !c))
+    const bool need_info = op == TN_LA_GETRF || op == TN_LA_POTRF || op == TN_LA_SYEVD || op == TN_LA_GESVD || op == TN_LA_SYTRF || geev;
+    const bool need_p = op == TN_LA_GETRF || op == TN_LA_GETRS || op == TN_LA_SYTRF || op == TN_LA_SYTRS;
+    if ((need_info && !info) || (need_p && !p) || (op != TN_LA_GETRF && op != TN_LA_POTRF && op != TN_LA_SYTRF && !b) || (op == TN_LA_ORMQR && !c))
         return TN__FAIL_INT("stand-in GPU: linalg: an operand the op writes is NULL");
     if (geev && (a->shape[1] != a->shape[2] || b->ndim != 2 || b->shape[0] != a->shape[0] || b->shape[1] != a->shape[1] || (flag && !c) || (!flag && c) ||
                  (c && (c->ndim != 3 || c->shape[0] != a->shape[0] || c->shape[1] != a->shape[1] || c->shape[2] != a->shape[1]))))

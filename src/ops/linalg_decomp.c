@@ -617,12 +617,14 @@ static int tn__la_sytrd_tql2(double *v, double *d, double *e, double *wt, double
             for (int64_t j = 0; j < n; j++) v[i * n + j] = wt[j * n + i];
     return status;
 }
-/* tn__la_eigh_raw on the device (A's dtype): the entry reads the lower triangle of its
-   column-major matrices, which is A's lower one, or (a row-major copy: A^T) A's upper one */
+/* tn__la_eigh_raw on the device (A's dtype; the values real): the entry reads the lower
+   triangle of its column-major matrices, which is A's lower one, or (a row-major copy: A^T)
+   A's upper one; complex: of conj(A), A^H column-major, whose lower triangle read as
+   Hermitian is A's upper one's matrix (A^T's would be its conjugate, the vectors conjugated) */
 static int tn__la_eigh_dev(tn_tensor *A, bool upper, bool vectors, tn_tensor **L, tn_tensor **V, const char *fn) {
     const int64_t n = A->shape[A->ndim - 1], B = tn__la_batch(A), s[3] = {B, n, n};
-    tn_tensor *cm = upper ? tn_reshape(tn_clone(tn_detach(A)), s, 3) : tn__la_cm(A);
-    tn_tensor *w = tn__la_dnew(A->dtype, A, B, n, 0, 2), *f = tn__la_dnew(TN_I32, A, B, 0, 0, 1);
+    tn_tensor *cm = upper ? tn_reshape(tn_clone(tn_is_complex(A) ? tn_conj(tn_detach(A)) : tn_detach(A)), s, 3) : tn__la_cm(A);
+    tn_tensor *w = tn__la_dnew(tn_dtype_to_real(A->dtype), A, B, n, 0, 2), *f = tn__la_dnew(TN_I32, A, B, 0, 0, 1);
     if (!cm || !w || !f || tn__la_run(TN_LA_SYEVD, cm, w, NULL, NULL, f, vectors)) return -1;
     if (tn__la_info_error(fn, tn__la_unbatch(f, A, 0), "The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated eigenvalues (error code: %d)."))
         return -1;
@@ -1292,8 +1294,9 @@ static int tn__la_svd_loop##S(const CT *a, int64_t B, int64_t m, int64_t n, bool
 /* @end TN__LA_CSVD */
 TN__LA_CSVD(tn__cplx, double, _c, , tn__gemm_f64, 4, DBL_EPSILON, DBL_MIN)
 TN__LA_CSVD(tn__cplxf, float, _cf, _f, tn__gemm_f32, 8, FLT_EPSILON, FLT_MIN)
-/* tn__la_svd_raw on the device (A's dtype): U from the entry's column-major [B, uc, m], V^T as
-   it writes it ([B, vr, n] row-major); empty matrices: no values, identities for full vectors */
+/* tn__la_svd_raw on the device (A's dtype, the values real): U from the entry's column-major
+   [B, uc, m], V^H as it writes it ([B, vr, n] row-major); empty matrices: no values,
+   identities for full vectors */
 static int tn__la_svd_dev(tn_tensor *A, bool uv, bool full, tn_tensor **U, tn_tensor **S, tn_tensor **Vh, const char *fn) {
     const int64_t m = A->shape[A->ndim - 2], n = A->shape[A->ndim - 1], k = m < n ? m : n, B = tn__la_batch(A);
     const int64_t uc = full ? m : k, vr = full ? n : k;
@@ -1387,7 +1390,7 @@ static tn_tensor *tn__la_realform(tn_tensor *A) {
 static tn_tensor *tn__la_herm_of(tn_tensor *D, bool upper) {
     const int64_t n = D->shape[D->ndim - 1];
     tn_tensor *T = upper ? tn__triu(D, 1) : tn__tril(D, -1);
-    return tn_add(tn_add(T, tn__mH(T)), tn_mul(tn_real(D), tn_eye(n, n, tn_dtype_to_real(D->dtype))));
+    return tn_add(tn_add(T, tn__mH(T)), tn_mul(tn_real(D), tn_to(tn_eye(n, n, tn_dtype_to_real(D->dtype)), D->device)));
 }
 /* The complex matrix whose real form E [..., 2m, 2n] is: its left block column. */
 static tn_tensor *tn__la_from_realform(tn_tensor *E, int64_t m, int64_t n) {
@@ -1444,7 +1447,7 @@ static int tn__qr_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void *u
     if (gQ) { tn_tensor *t = tn_matmul(tn__mH(gQ), Q); M = M ? tn_sub(M, t) : tn_neg(t); }
     tn_tensor *cl;
     if (tn_is_complex(A)) {   /* copyltu for complex M: the Hermitian matrix of M's lower triangle, Re on the diagonal */
-        tn_tensor *T = tn__tril(M, 0), *e = tn_eye(k, k, TN_F64);
+        tn_tensor *T = tn__tril(M, 0), *e = tn_to(tn_eye(k, k, TN_F64), A->device);   /* (on A's device: a complex QR there) */
         cl = tn_mul(tn_add(T, tn__mH(T)), tn_sub(tn_ones_like(e), tn_mul_scalar(e, 0.5)));
     } else cl = tn_add(tn__tril(M, 0), tn__mT(tn__tril(M, -1)));
     tn_tensor *b = tn_matmul(Q, cl);
@@ -1541,7 +1544,9 @@ static tn_tensor *tn__eigh_impl(tn_tensor *A, bool upper, bool vectors, tn_tenso
     TN__CHECK_NULL(A);
     if (tn__la_check_dev(fn, A, "A", true)) return NULL;
     if (tn__la_finite(fn, A, "is ill-conditioned or has too many repeated eigenvalues (it holds non-finite values)")) return NULL;
-    if (tn_is_complex(A) && vectors) {
+    /* complex on a device: its entry's Hermitian eigh (heevd) directly, below */
+    const bool realform = tn_is_complex(A) && A->device == TN_CPU;
+    if (realform && vectors) {
         /* eigenvectors: the real form's come in planes {[x; y], [-y; x]} per eigenvalue, each
            vector of which is the real form of an eigenvector x + i y of A: one per pair (their
            phase is arbitrary, as LAPACK's). Values without history; one node per output,
@@ -1568,7 +1573,7 @@ static tn_tensor *tn__eigh_impl(tn_tensor *A, bool upper, bool vectors, tn_tenso
         if (!L || !*V) { tn_release(L); tn_release(*V); *V = NULL; return NULL; }
         return L;
     }
-    if (tn_is_complex(A)) {
+    if (realform) {
         /* the eigenvalues only, through the real form of the Hermitian matrix of A's triangle
            (its values; the gradient, as torch's, reaches all of A: R(A) + (R(Ah) - R(A)) detached) */
         tn_scope_begin();
@@ -1580,7 +1585,7 @@ static tn_tensor *tn__eigh_impl(tn_tensor *A, bool upper, bool vectors, tn_tenso
     tn_scope_begin();
     tn_tensor *l = NULL, *v = NULL, *L = NULL;
     if (!(tn__la_routed(A, false) ? tn__la_eigh_dev : tn__la_eigh_raw)(A, upper, vectors, &l, &v, fn)) {
-        L = tn_keep(tn_to_dtype(l, A->dtype));
+        L = tn_keep(tn_to_dtype(l, tn_dtype_to_real(A->dtype)));
         if (vectors) {
             *V = tn_keep(tn_to_dtype(v, A->dtype));
             if (!*V) { tn_release(L); L = NULL; }
@@ -1938,11 +1943,12 @@ static int tn__lstsq_bw(tn_ctx *nd, tn_tensor *g, tn_tensor **gin, int nin, void
 /* lstsq on a device: PyTorch's CUDA driver, gels, by the entry's QR (A of full rank is assumed,
    unchecked, as LAPACK's and cuSOLVER's gels). a [..., m, n] and b [..., m, r] of one batch
    shape. m >= n: A = Q R, X = R^-1 (Q^T B)[:n]; the residuals (m > n) are |(Q^T B)[n:]|^2 per
-   column. m < n (the minimum-norm solution): A^T = Q R, R^T Z = B, X = Q [Z; 0]. */
+   column. m < n (the minimum-norm solution): A^T = Q R, R^T Z = B, X = Q [Z; 0]. Complex: the
+   same with conjugate transposes (Q^H B, A^H = Q R, R^H Z = B), residuals |.|^2, real. */
 static tn_tensor *tn__lstsq_dev(tn_tensor *a, tn_tensor *b, tn_tensor **res) {
     const int64_t m = a->shape[a->ndim - 2], n = a->shape[a->ndim - 1], r = b->shape[b->ndim - 1], B = tn__la_batch(a), k = m < n ? m : n;
     const bool tall = m >= n;
-    tn_tensor *cm = tn__la_cm(tall ? a : tn_transpose(a, -2, -1)), *tau = tn__la_dnew(a->dtype, a, B, k, 0, 2), *x = tn__la_cm(b);
+    tn_tensor *cm = tn__la_cm(tall ? a : tn__mH(a)), *tau = tn__la_dnew(a->dtype, a, B, k, 0, 2), *x = tn__la_cm(b);
     if (!cm || !tau || !x || tn__la_run(TN_LA_GEQRF, cm, tau, NULL, NULL, NULL, 0)) return NULL;
     tn_tensor *R = tn_narrow(cm, -1, 0, k), *X;   /* R k x k, column-major */
     if (tall) {
@@ -1951,15 +1957,17 @@ static tn_tensor *tn__lstsq_dev(tn_tensor *a, tn_tensor *b, tn_tensor **res) {
         if (!top || !R || tn__la_run(TN_LA_TRSM, R, top, NULL, NULL, NULL, 1)) return NULL;
         X = tn__la_uncm(top, b, n, r);
         int64_t dl = -1;
-        *res = m > n ? tn__la_unbatch(tn_sum_dims(tn_square(tn_narrow(x, -1, n, m - n)), &dl, 1), b, 1) : tn_to(tn_empty(TN_SHAPE(0), a->dtype), a->device);
+        tn_tensor *rest = m > n ? tn_narrow(x, -1, n, m - n) : NULL;
+        *res = rest ? tn__la_unbatch(tn_sum_dims(tn_square(tn_is_complex(rest) ? tn_abs(rest) : rest), &dl, 1), b, 1)
+                    : tn_to(tn_empty(TN_SHAPE(0), tn_dtype_to_real(a->dtype)), a->device);
     } else {
-        tn_tensor *Rt = R ? tn_contiguous(tn_transpose(R, -2, -1)) : NULL;   /* R^T, lower, column-major */
+        tn_tensor *Rt = R ? tn_contiguous(tn__mH(R)) : NULL;   /* R^H, lower, column-major */
         if (!Rt || tn__la_run(TN_LA_TRSM, Rt, x, NULL, NULL, NULL, 0)) return NULL;
         tn_tensor *parts[2] = {x, tn_zeros_like(tn__la_dnew(a->dtype, a, B, r, n - m, 3))};
         tn_tensor *z = parts[1] ? tn_contiguous(tn_cat(parts, 2, .dim = -1)) : NULL;   /* [Z; 0], column-major n x r */
         if (!z || tn__la_run(TN_LA_ORMQR, cm, tau, z, NULL, NULL, 1)) return NULL;
         X = tn__la_uncm(z, b, n, r);
-        *res = tn_to(tn_empty(TN_SHAPE(0), a->dtype), a->device);
+        *res = tn_to(tn_empty(TN_SHAPE(0), tn_dtype_to_real(a->dtype)), a->device);
     }
     tn_tensor *ins[2] = {a, b};
     tn_node *nd = X && *res ? tn__fn_node("LinalgLstsqBackward0", tn__lstsq_bw, ins, 2) : NULL;

@@ -779,15 +779,9 @@ static int tn__la_eig_dev(tn_tensor *A, bool vectors, tn_tensor **L, tn_tensor *
     return *L && (!vectors || *V) ? 0 : -1;
 }
 
-/* Z^-1 Y for complex Z, Y. A device's linalg entry factors real matrices only: there, through
-   Z's real form, R(Z) [Re X; Im X] = [Re Y; Im Y] (library ops: double backward works). */
-static tn_tensor *tn__eig_solve(tn_tensor *Z, tn_tensor *Y) {
-    if (!Z || !Y || Z->device == TN_CPU) return tn_linalg_solve(Z, Y);
-    const int64_t n = Z->shape[Z->ndim - 1];
-    tn_tensor *ys[2] = {tn_real(Y), tn_imag(Y)};
-    tn_tensor *X = tn_linalg_solve(tn__la_realform(Z), tn_cat(ys, 2, .dim = -2));
-    return X ? tn_complex(tn_narrow(X, -2, 0, n), tn_narrow(X, -2, n, n)) : NULL;
-}
+/* Z^-1 Y for complex Z, Y: on a device too, its entry's complex LU (once through Z's real
+   form, when the entry took real matrices only) */
+static tn_tensor *tn__eig_solve(tn_tensor *Z, tn_tensor *Y) { return tn_linalg_solve(Z, Y); }
 
 /* ---- eig, eigvals ---- */
 static tn_tensor *tn__eig_impl(tn_tensor *A, bool vectors, tn_tensor **V, const char *fn, bool gauge);

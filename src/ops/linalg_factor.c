@@ -106,17 +106,19 @@ static tn_tensor *tn__la_lu_dev(tn_tensor *A, tn_tensor **pivots, tn_tensor **in
     return *pivots && *info ? tn__la_uncm(cm, A, m, n) : NULL;
 }
 /* tn__la_slogdet_raw on the device: sign prod(sign(diag U)) times the pivots' parity (one
-   swap per pivot off its own row), log|det| sum(log|diag U|), float64 */
+   swap per pivot off its own row), log|det| sum(log|diag U|), float64; complex: the sign
+   complex128, the product of the pivots' phases d / |d| (sgn: 0 for a zero pivot) */
 static int tn__la_slogdet_dev(tn_tensor *A, tn_tensor **sign, tn_tensor **logabs) {
     tn_tensor *p = NULL, *f = NULL, *w = tn__la_lu_dev(A, &p, &f);
     if (!w) return -1;
     const int64_t n = A->shape[A->ndim - 1], last = -1;
-    tn_tensor *d = tn_to_dtype(tn_diagonal(w, .dim1 = -2, .dim2 = -1), TN_F64);
+    const bool cplx = tn_is_complex(A);
+    tn_tensor *d = tn_to_dtype(tn_diagonal(w, .dim1 = -2, .dim2 = -1), cplx ? TN_C128 : TN_F64), *ad = tn_abs(d);
     tn_tensor *own = tn_to(tn_arange(1, (double)n + 1, 1, TN_I32), A->device);
     tn_tensor *swaps = tn_sum_dims(tn_ne(p, own), &last, 1);
     tn_tensor *parity = tn_to_dtype(tn_rsub_scalar(tn_mul_scalar(tn_remainder_scalar(swaps, 2), 2), 1), TN_F64);   /* 1 - 2 (swaps mod 2) */
-    *sign = tn_mul(tn_prod_dims(tn_sign(d), &last, 1), parity);
-    *logabs = tn_sum_dims(tn_log(tn_abs(d)), &last, 1);
+    *sign = tn_mul(tn_prod_dims(cplx ? tn_sgn(d) : tn_sign(d), &last, 1), parity);
+    *logabs = tn_sum_dims(tn_log(ad), &last, 1);
     return *sign && *logabs ? 0 : -1;
 }
 /* tn__la_getrs_raw on the device: X [..., n, r] in A's dtype, info [...]. On the CPU (LAPACK)
@@ -493,7 +495,7 @@ static int tn__la_info_error(const char *fn, tn_tensor *info, const char *fmt) {
     for (int64_t b = 0; b < B; b++)
         if (v[b] > 0) {
             char msg[256];
-            snprintf(msg, sizeof msg, fmt, (int)v[b]);
+            snprintf(msg, sizeof msg, fmt, (int)v[b], (int)v[b]);   /* (twice: "U[%d, %d]" names the index twice; an extra argument is ignored) */
             if (info->ndim > 0) return TN__FAIL_INT("%s: (Batch element %lld): %s", fn, (long long)b, msg);
             return TN__FAIL_INT("%s: %s", fn, msg);
         }

@@ -451,17 +451,18 @@ static tn_tensor *tn__matrix_exp_impl(tn_tensor *A) {
     const int64_t n = A->shape[A->ndim - 1], B = tn__la_batch(A);
     int64_t ws = 0;
     tn_tensor *w = NULL, *r = NULL;
-    if (A->device != TN_CPU) r = tn_keep(tn__la_expm_dev(A));
-    else if (tn_is_complex(A)) {
+    if (tn_is_complex(A)) {
         /* exp of the real 2n x 2n form [[Re, -Im], [Im, Re]] (an algebra homomorphism: it is
-           the real form of exp(A)); its left column of blocks holds Re and Im of exp(A) */
+           the real form of exp(A)); its left column of blocks holds Re and Im of exp(A). On a
+           device too (library ops; the real exp there is tn__la_expm_dev, which would drop Im) */
         tn_tensor *D = tn_detach(A), *re = tn_to_dtype(tn_real(D), TN_F64), *im = tn_to_dtype(tn_imag(D), TN_F64);
         tn_tensor *top[2] = {re, tn_neg(im)}, *bot[2] = {im, re};
         tn_tensor *rows[2] = {tn_cat(top, 2, .dim = -1), tn_cat(bot, 2, .dim = -1)};
         tn_tensor *X = rows[0] && rows[1] ? tn_linalg_matrix_exp(tn_cat(rows, 2, .dim = -2)) : NULL;
         X = X ? tn_narrow(X, -1, 0, n) : NULL;
         if (X) r = tn_keep(tn_to_dtype(tn_complex(tn_narrow(X, -2, 0, n), tn_narrow(X, -2, n, n)), A->dtype));
-    } else w = tn__la_work(A);
+    } else if (A->device != TN_CPU) r = tn_keep(tn__la_expm_dev(A));
+    else w = tn__la_work(A);
     double *scratch = w && tn__mul_ok(n * n, 7, &ws) ? (double *)TN_MALLOC((size_t)(ws ? ws : 1) * sizeof(double)) : NULL;
     int32_t *piv = scratch ? (int32_t *)TN_MALLOC((size_t)(n ? n : 1) * sizeof(int32_t)) : NULL;
     if (w && !piv) tn__error("%s: out of memory", fn);
@@ -1102,9 +1103,31 @@ TN__LA_SYTF2(tn__la_hetf2_c, tn__cplx, tn__c, 1)
 TN__LA_SYTRS(tn__la_sytrs, double, tn__r, 0)
 TN__LA_SYTRS(tn__la_sytrs_c, tn__cplx, tn__c, 0)
 TN__LA_SYTRS(tn__la_hetrs_c, tn__cplx, tn__c, 1)
+#define TN__LA_LDL_SINGULAR "The factorization could not be completed because the input is singular (D[%d, %d] is zero)"
+/* on a device: its entry's sytrf (PyTorch's cuSOLVER route) on the column-major lower triangle
+   (the upper one zero, as the CPU's); complex Hermitian has no cuSOLVER routine (PyTorch takes
+   MAGMA's hetrf there, or refuses with cuSOLVER alone, as here) */
+static tn_tensor *tn__ldl_factor_dev(const char *fn, tn_tensor *A, bool hermitian, bool check_errors, tn_tensor **pivots, tn_tensor **info) {
+    if (hermitian && tn_is_complex(A))
+        return (tn_tensor *)tn__error("%s: complex tensors with hermitian=True flag are not supported on %s (cuSOLVER's sytrf is symmetric only)", fn, tn_device_name(A->device));
+    const int64_t n = A->shape[A->ndim - 1], B = tn__la_batch(A);
+    tn_scope_begin();
+    tn_tensor *cm = tn__la_cm(tn__tril(tn_detach(A), 0)), *p = tn__la_dnew(TN_I32, A, B, n, 0, 2), *f = tn__la_dnew(TN_I32, A, B, 0, 0, 1), *r = NULL;
+    if (cm && p && f && !tn__la_run(TN_LA_SYTRF, cm, NULL, NULL, p, f, 0)) {
+        tn_tensor *fi = tn__la_unbatch(f, A, 0), *pi = tn__la_unbatch(p, A, 1);
+        if (fi && pi && !(check_errors && tn__la_info_error(fn, fi, TN__LA_LDL_SINGULAR))) {
+            r = tn_keep(tn_contiguous(tn__la_uncm(cm, A, n, n)));
+            *pivots = tn_keep(pi);
+            if (info) *info = tn_keep(fi);
+        }
+    }
+    tn_scope_end();
+    return r;
+}
 static tn_tensor *tn__ldl_factor_impl(const char *fn, tn_tensor *A, bool hermitian, bool check_errors, tn_tensor **pivots, tn_tensor **info) {
     TN__CHECK_NULL(A);
-    if (tn__la_check_dt(fn, A, "A", true, true)) return NULL;
+    if (tn__la_check_dev(fn, A, "A", true)) return NULL;
+    if (A->device != TN_CPU) return tn__ldl_factor_dev(fn, A, hermitian, check_errors, pivots, info);
     tn_scope_begin();
     const int nd = A->ndim;
     const int64_t n = A->shape[nd - 1], B = tn__la_batch(A);
@@ -1118,7 +1141,7 @@ static tn_tensor *tn__ldl_factor_impl(const char *fn, tn_tensor *A, bool hermiti
             fv[b] = (int32_t)(!cplx      ? tn__la_sytf2((double *)tn_data_ptr(w) + b * n * n, n, pv + b * n)
                               : hermitian ? tn__la_hetf2_c((tn__cplx *)tn_data_ptr(w) + b * n * n, n, pv + b * n)
                                           : tn__la_sytf2_c((tn__cplx *)tn_data_ptr(w) + b * n * n, n, pv + b * n));
-        if (!(check_errors && tn__la_info_error(fn, f, "The factorization could not be completed because the input is singular (D[%d, %d] is zero)"))) {
+        if (!(check_errors && tn__la_info_error(fn, f, TN__LA_LDL_SINGULAR))) {
             r = tn_keep(tn_to_dtype(w, A->dtype));
             *pivots = tn_keep(p);
             if (info) *info = tn_keep(f);
@@ -1143,8 +1166,10 @@ TNDEF tn_tensor *tn_linalg_ldl_factor_str(tn_tensor *A, tn_tensor **pivots, cons
 static tn_tensor *tn__ldl_solve_impl(tn_tensor *LD, tn_tensor *pivots, tn_tensor *Bm, bool hermitian) {
     TN__CHECK_NULL(LD, pivots, Bm);
     const char *fn = "tn_linalg_ldl_solve";
-    /* (tn__la_broadcast_pair passes a device with the linalg entry: sytrs is not one of its ops) */
-    if (LD->device != TN_CPU) return (tn_tensor *)tn__error("%s: not implemented on %s yet (CPU only)", fn, tn_device_name(LD->device));
+    if (tn__check_same_device(fn, LD, pivots)) return NULL;
+    /* (PyTorch's CUDA message: no Hermitian sytrs for complex in cuSOLVER) */
+    if (LD->device != TN_CPU && hermitian && tn_is_complex(LD))
+        return (tn_tensor *)tn__error("%s: complex tensors with hermitian=True flag are not supported on %s.", fn, tn_device_name(LD->device));
     if (pivots->dtype != TN_I32) return (tn_tensor *)tn__error("%s: Expected pivots to be integers. Got %s", fn, tn__torch_type_name(pivots->dtype));
     if (LD->ndim >= 2 && (pivots->ndim != LD->ndim - 1 || memcmp(pivots->shape, LD->shape, (size_t)(LD->ndim - 1) * sizeof(int64_t))))
         return (tn_tensor *)tn__error("%s: Expected LD.shape[:-1] and pivots.shape to be the same, but got pivots with shape %s instead", fn, TN__SHAPE(pivots));
@@ -1155,7 +1180,18 @@ static tn_tensor *tn__ldl_solve_impl(tn_tensor *LD, tn_tensor *pivots, tn_tensor
         int64_t ps[TN_MAX_DIMS];
         memcpy(ps, a->shape, sizeof ps);
         tn_tensor *pc = tn_contiguous(tn_expand(pivots, ps, a->ndim - 1));
-        tn_tensor *ld = tn__la_work(a), *x = tn__la_work(b);
+        if (pc && a->device != TN_CPU) {   /* the entry's sytrs (cuSOLVER's Xsytrs), the pivots checked there first (one read back) */
+            const int64_t s2[2] = {nb, n};
+            tn_tensor *bad = tn_any(tn_logical_or(tn_eq_scalar(pc, 0), tn_gt_scalar(tn_abs(pc), (double)n)));
+            tn_tensor *cm = tn__la_cm(a), *x = tn__la_cm(b), *p2 = tn_reshape(pc, s2, 2);
+            if (!bad || !cm || !x || !p2) return tn__scope_return(NULL);
+            if (tn_item(bad) != 0) {
+                tn__error("%s: pivots holds a value outside [-%lld, %lld] or 0", fn, (long long)n, (long long)n);
+                return tn__scope_return(NULL);
+            }
+            return tn__scope_return(tn__la_run(TN_LA_SYTRS, cm, x, NULL, p2, NULL, 0) ? NULL : tn_contiguous(tn__la_uncm(x, b, n, k)));
+        }
+        tn_tensor *ld = pc ? tn__la_work(a) : NULL, *x = pc ? tn__la_work(b) : NULL;
         if (pc && ld && x) {
             const int32_t *pv = (const int32_t *)tn_data_ptr(pc);
             bool ok = true;

@@ -151,3 +151,110 @@ def test_linalg_on_stand_in_cuda():
     here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
     r = subprocess.run([sys.executable, "-c", SCRIPT, here], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout + r.stderr
+
+
+SCRIPT_COMPLEX = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, sys.argv[1])
+    import numpy as np
+    import torch
+    import tensor as tn
+    tn._C.lib.tn_debug_cuda_stand_in()
+    rng = np.random.default_rng(2626)
+    def cx(*s):
+        return rng.standard_normal(s) + 1j * rng.standard_normal(s)
+    A = cx(2, 4, 4) + 3 * np.eye(4)
+    B = cx(2, 4, 3)
+    T = cx(5, 3)
+    def ours(x, grad=True):
+        t = tn.tensor(x).cuda()
+        t.requires_grad_(grad)
+        return t
+    def theirs(x, grad=True):
+        return torch.tensor(x, requires_grad=grad)
+    def close(a, b, tol=1e-9):
+        assert a.device.type == "cuda", a.device
+        assert str(a.dtype) == str(b.dtype), (a.dtype, b.dtype)
+        got = a.detach().cpu().numpy()
+        want = b.detach().numpy()
+        assert got.shape == want.shape, (got.shape, want.shape)
+        assert np.allclose(got, want, rtol=tol, atol=tol), (got, want)
+    # complex128 on "cuda" (the entry's complex ops) against PyTorch on the CPU, with gradients
+    cases = {
+        "solve": lambda m, x, y: m.linalg.solve(x(A), x(B)),
+        "solve strided": lambda m, x, y: m.linalg.solve(x(A).mT, x(B)),
+        "inv": lambda m, x, y: m.linalg.inv(x(A)),
+        "det": lambda m, x, y: m.linalg.det(x(A)),
+        "slogdet sign": lambda m, x, y: m.linalg.slogdet(x(A))[0],
+        "slogdet logabsdet": lambda m, x, y: m.linalg.slogdet(x(A))[1],
+        "cholesky": lambda m, x, y: m.linalg.cholesky(y(x(A))),
+        "cholesky upper": lambda m, x, y: m.linalg.cholesky(y(x(A)), upper=True),
+        "lu_factor": lambda m, x, y: m.linalg.lu_factor(x(A))[0],
+        "lu_solve": lambda m, x, y: m.linalg.lu_solve(*m.linalg.lu_factor(x(A)), x(B)),
+        "qr R": lambda m, x, y: m.linalg.qr(x(T))[1].abs(),
+        "eigvalsh": lambda m, x, y: m.linalg.eigvalsh(y(x(A))),
+        "eigh |V|": lambda m, x, y: m.linalg.eigh(y(x(A)))[1].abs(),
+        "svdvals": lambda m, x, y: m.linalg.svdvals(x(T)),
+        "svd U Vh": lambda m, x, y: (lambda u, s, vh: u @ vh)(*m.linalg.svd(x(T), full_matrices=False)),
+        "solve_triangular": lambda m, x, y: m.linalg.solve_triangular(x(A).triu(), x(B), upper=True),
+        "pinv": lambda m, x, y: m.linalg.pinv(x(T)),
+        "pinv hermitian": lambda m, x, y: m.linalg.pinv(y(x(A)), hermitian=True),
+        "matrix_exp": lambda m, x, y: m.linalg.matrix_exp(x(A) * 0.3),
+        "matrix_rank hermitian": lambda m, x, y: m.linalg.matrix_rank(y(x(A)), hermitian=True).double(),
+        "lstsq tall": lambda m, x, y: m.linalg.lstsq(x(T), x(T[:, :2] + 1j), driver="gels").solution,
+        "lstsq wide": lambda m, x, y: m.linalg.lstsq(x(T.T), x(B[0, :3]), driver="gels").solution,
+    }
+    def hpd(m):   # a Hermitian positive-definite matrix of t, differentiably
+        return lambda t: t @ t.mT.conj() + 4 * m.eye(4, dtype=t.dtype).to(t.device)
+    for name, f in cases.items():
+        ins = []
+        def mk_o(x):
+            t = ours(x); ins.append(t); return t
+        def mk_t(x):
+            t = theirs(x); ins.append(t); return t
+        o = f(tn, mk_o, hpd(tn))
+        oi, ins = ins, []
+        w = f(torch, mk_t, hpd(torch))
+        ti = ins
+        try:
+            close(o, w)
+        except AssertionError as e:
+            raise AssertionError(name + ": " + str(e)[:300])
+        if not w.requires_grad:   # (matrix_rank: no gradient, on either)
+            assert not o.requires_grad, name
+            continue
+        g = np.random.default_rng(1).standard_normal(tuple(w.shape))
+        if w.is_complex():
+            g = g + 1j * np.random.default_rng(2).standard_normal(tuple(w.shape))
+        try:
+            (o * tn.tensor(g).cuda()).real.sum().backward() if o.is_complex() else (o * tn.tensor(g).cuda()).sum().backward()
+        except RuntimeError as e:
+            raise RuntimeError(name + " backward: " + str(e))
+        (w * torch.tensor(g)).real.sum().backward() if w.is_complex() else (w * torch.tensor(g)).sum().backward()
+        for a, b in zip(oi, ti):
+            try:
+                close(a.grad, b.grad, 1e-7)
+            except AssertionError as e:
+                raise AssertionError(name + " grad: " + str(e)[:300])
+    # ldl_factor / ldl_solve on "cuda" (sytrf, sytrs): float64 and complex128 (symmetric)
+    for S in (np.real(A) + np.real(A).swapaxes(-1, -2), A + A.swapaxes(-1, -2)):
+        ld, piv = tn.linalg.ldl_factor(tn.tensor(S).cuda())
+        LD, PIV = torch.linalg.ldl_factor(torch.tensor(S))
+        close(ld, LD)
+        assert piv.is_cuda and piv.cpu().tolist() == PIV.tolist(), (piv, PIV)
+        Bs = B if np.iscomplexobj(S) else np.real(B)
+        close(tn.linalg.ldl_solve(ld, piv, tn.tensor(Bs).cuda()), torch.linalg.ldl_solve(LD, PIV, torch.tensor(Bs)))
+    try:
+        tn.linalg.ldl_factor(tn.tensor(A).cuda(), hermitian=True)
+    except RuntimeError as e:
+        assert "hermitian=True flag are not supported on cuda" in str(e), str(e)
+    else:
+        raise AssertionError("complex hermitian ldl_factor on cuda did not raise")
+    print("ok")
+""")
+
+
+def test_complex_linalg_on_stand_in_cuda():
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    r = subprocess.run([sys.executable, "-c", SCRIPT_COMPLEX, here], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout + r.stderr
