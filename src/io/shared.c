@@ -143,6 +143,23 @@ typedef struct tn__shm_header {
     int64_t dtype, ndim, offset, storage_start, storage_nbytes;
     int64_t shape[TN_MAX_DIMS], strides[TN_MAX_DIMS];
 } tn__shm_header;
+/* A received view's strides (contiguous ones, written to contiguous, where strides is NULL)
+   when it fits in a storage of storage_nbytes; NULL with the error otherwise. */
+static const int64_t *tn__shared_view_ok(const char *fn, tn_dtype dtype, const int64_t *shape, int ndim, const int64_t *strides, int64_t offset,
+                                         int64_t storage_nbytes, int64_t *contiguous) {
+    int64_t last, bytes;
+    if (!strides) {
+        tn__contiguous_strides(shape, ndim, contiguous);
+        strides = contiguous;
+    }
+    for (int i = 0; i < ndim; i++)
+        if (strides[i] < 0) return (const int64_t *)tn__error("%s: negative stride %lld", fn, (long long)strides[i]);
+    if (offset < 0 || !tn__span_ok(shape, strides, ndim, offset, &last) || !tn__mul_ok(last + 1, (int64_t)tn_dtype_size(dtype), &bytes) ||
+        bytes > storage_nbytes)
+        return (const int64_t *)tn__error("%s: a view of shape %s, strides %s and offset %lld does not fit in a %lld-byte storage", fn,
+                                          tn__shape_str(shape, ndim), tn__shape_str(strides, ndim), (long long)offset, (long long)storage_nbytes);
+    return strides;
+}
 
 TNDEF tn_tensor *tn_from_shared_fd(int fd, int64_t storage_start, int64_t storage_nbytes, tn_dtype dtype,
                                    const int64_t *shape, int ndim, const int64_t *strides, int64_t offset) {
@@ -155,16 +172,8 @@ TNDEF tn_tensor *tn_from_shared_fd(int fd, int64_t storage_start, int64_t storag
     if (storage_start < 0 || storage_nbytes < 0 || !tn__add_ok(storage_start, storage_nbytes, &end) || end > (int64_t)st.st_size)
         return (tn_tensor *)tn__error("%s: storage bytes [%lld, %lld + %lld) lie outside the %lld-byte shared file", fn,
                                       (long long)storage_start, (long long)storage_start, (long long)storage_nbytes, (long long)st.st_size);
-    int64_t last, es = (int64_t)tn_dtype_size(dtype), bytes, contiguous[TN_MAX_DIMS];
-    if (!strides) {
-        tn__contiguous_strides(shape, ndim, contiguous);
-        strides = contiguous;
-    }
-    for (int i = 0; i < ndim; i++)
-        if (strides[i] < 0) return (tn_tensor *)tn__error("%s: negative stride %lld", fn, (long long)strides[i]);
-    if (offset < 0 || !tn__span_ok(shape, strides, ndim, offset, &last) || !tn__mul_ok(last + 1, es, &bytes) || bytes > storage_nbytes)
-        return (tn_tensor *)tn__error("%s: a view of shape %s, strides %s and offset %lld does not fit in a %lld-byte storage", fn,
-                                      tn__shape_str(shape, ndim), tn__shape_str(strides, ndim), (long long)offset, (long long)storage_nbytes);
+    int64_t contiguous[TN_MAX_DIMS];
+    if (!(strides = tn__shared_view_ok(fn, dtype, shape, ndim, strides, offset, storage_nbytes, contiguous))) return NULL;
     tn__shm *m = (tn__shm *)TN_MALLOC(sizeof *m);
     int own = m ? fcntl(fd, F_DUPFD, 0) : -1;
     void *map = own < 0 ? MAP_FAILED : mmap(NULL, (size_t)(st.st_size ? st.st_size : 1), PROT_READ | PROT_WRITE, MAP_SHARED, own, 0);
@@ -347,16 +356,8 @@ TNDEF tn_tensor *tn_from_cuda_ipc(const void *handle, int64_t segment_size, int6
     if (segment_size < 1 || storage_start < 0 || storage_nbytes < 0 || !tn__add_ok(storage_start, storage_nbytes, &end) || end > segment_size)
         return (tn_tensor *)tn__error("%s: storage bytes [%lld, %lld + %lld) lie outside the %lld-byte segment", fn, (long long)storage_start,
                                       (long long)storage_start, (long long)storage_nbytes, (long long)segment_size);
-    int64_t last, es = (int64_t)tn_dtype_size(dtype), bytes, contiguous[TN_MAX_DIMS];
-    if (!strides) {
-        tn__contiguous_strides(shape, ndim, contiguous);
-        strides = contiguous;
-    }
-    for (int i = 0; i < ndim; i++)
-        if (strides[i] < 0) return (tn_tensor *)tn__error("%s: negative stride %lld", fn, (long long)strides[i]);
-    if (offset < 0 || !tn__span_ok(shape, strides, ndim, offset, &last) || !tn__mul_ok(last + 1, es, &bytes) || bytes > storage_nbytes)
-        return (tn_tensor *)tn__error("%s: a view of shape %s, strides %s and offset %lld does not fit in a %lld-byte storage", fn,
-                                      tn__shape_str(shape, ndim), tn__shape_str(strides, ndim), (long long)offset, (long long)storage_nbytes);
+    int64_t contiguous[TN_MAX_DIMS];
+    if (!(strides = tn__shared_view_ok(fn, dtype, shape, ndim, strides, offset, storage_nbytes, contiguous))) return NULL;
     const tn_backend *b = tn__ipc_backend(fn);
     if (!b) return NULL;
     tn__ipc_lock();   /* held while mapping: one mapping per handle, however many threads receive it */

@@ -15,11 +15,8 @@ _NON_LEAF = ("Cowardly refusing to serialize non-leaf tensor which requires_grad
              "on the tensor before serializing (e.g., putting it on the queue).")
 
 
-def _from_fd(cls, fd, storage_start, storage_nbytes, dtype_name, shape, strides, offset, requires_grad):
-    """A tensor on the shared storage behind fd (mapped here; fd stays the caller's)."""
-    sh, n = _i64(shape)
-    st, _ = _i64(strides)
-    p = lib.tn_from_shared_fd(fd, storage_start, storage_nbytes, _to_dtype(dtype_name)._code, sh, n, st, offset)
+def _wrap(cls, p, requires_grad):
+    """A tensor of class cls owning the library tensor p (NULL: the library's error raised)."""
     if not p:
         _raise()
     t = object.__new__(cls)
@@ -27,6 +24,14 @@ def _from_fd(cls, fd, storage_start, storage_nbytes, dtype_name, shape, strides,
     if requires_grad:
         t.requires_grad_(True)
     return t
+
+
+def _from_fd(cls, fd, storage_start, storage_nbytes, dtype_name, shape, strides, offset, requires_grad):
+    """A tensor on the shared storage behind fd (mapped here; fd stays the caller's)."""
+    sh, n = _i64(shape)
+    st, _ = _i64(strides)
+    p = lib.tn_from_shared_fd(fd, storage_start, storage_nbytes, _to_dtype(dtype_name)._code, sh, n, st, offset)
+    return _wrap(cls, p, requires_grad)
 
 
 def rebuild_tensor(cls, dupfd, *args):
@@ -71,13 +76,7 @@ def rebuild_cuda_tensor(cls, handle, segment_size, storage_start, storage_nbytes
     st, _ = _i64(strides)
     buf = ctypes.create_string_buffer(bytes(handle), len(handle))
     p = lib.tn_from_cuda_ipc(buf, segment_size, storage_start, storage_nbytes, _to_dtype(dtype_name)._code, sh, n, st, offset)
-    if not p:
-        _raise()
-    t = object.__new__(cls)
-    t._ptr = p
-    if requires_grad:
-        t.requires_grad_(True)
-    return t
+    return _wrap(cls, p, requires_grad)
 
 
 def rebuild_empty_cuda_tensor(cls, dtype_name, shape, requires_grad):
