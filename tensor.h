@@ -18567,6 +18567,17 @@ __attribute__((target("avx2,fma"))) static void tn__gemm_dots_avx2_f64(int64_t K
  * ------------------------------------------------------------------------- */
 #define TN__GEMM_FMA_f32 fmaf
 #define TN__GEMM_FMA_f64 fma
+/* The direct loop's body (tn__gemm_naive_*). On x86 it is also compiled for AVX2 + FMA, where
+   fma/fmaf are one instruction inline instead of a call into libm (the same exact rounding,
+   so the same bits; the call was 1.7 % of a batch-1 CNN forward). */
+#define TN__GEMM_NAIVE_BODY(T, FMA) \
+    int64_t i, j, k; \
+    for (i = 0; i < M; i++) \
+        for (j = 0; j < N; j++) { \
+            T s = (T)0, *c = C + i * rsc + j * csc; \
+            for (k = 0; k < K; k++) s = FMA(A[i * rsa + k * csa], B[k * rsb + j * csb], s); \
+            *c = beta == (T)0 ? alpha * s : alpha * s + beta * *c; \
+        }
 
 /* the ic loop (M blocks) splits among the pool's threads when there is enough work; each
    packs into its own A block */
@@ -18682,17 +18693,22 @@ static void tn__gemm_scale_f32(int64_t M, int64_t N, float beta, float *C, int64
 /* Direct triple loop for tiny products, where packing would cost more than it saves. Each
    sum is one FMA chain in k order from 0, as the micro-kernels' (and OpenBLAS's, PyTorch's
    CPU BLAS: a linear layer's tiny output matches it to the bit). */
+#if TN__GEMM_X86
+__attribute__((target("avx2,fma"))) static void tn__gemm_naive_fma_f32(int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                                 int64_t rsa, int64_t csa, const float *B, int64_t rsb,
+                                 int64_t csb, float beta, float *C, int64_t rsc, int64_t csc)
+{
+    TN__GEMM_NAIVE_BODY(float, TN__GEMM_FMA_f32)
+}
+#endif
 static void tn__gemm_naive_f32(int64_t M, int64_t N, int64_t K, float alpha, const float *A,
                                  int64_t rsa, int64_t csa, const float *B, int64_t rsb,
                                  int64_t csb, float beta, float *C, int64_t rsc, int64_t csc)
 {
-    int64_t i, j, k;
-    for (i = 0; i < M; i++)
-        for (j = 0; j < N; j++) {
-            float s = (float)0, *c = C + i * rsc + j * csc;
-            for (k = 0; k < K; k++) s = TN__GEMM_FMA_f32(A[i * rsa + k * csa], B[k * rsb + j * csb], s);
-            *c = beta == (float)0 ? alpha * s : alpha * s + beta * *c;
-        }
+#if TN__GEMM_X86
+    if (tn__gemm_isa() != TN__GEMM_SCALAR) { tn__gemm_naive_fma_f32(M, N, K, alpha, A, rsa, csa, B, rsb, csb, beta, C, rsc, csc); return; }
+#endif
+    TN__GEMM_NAIVE_BODY(float, TN__GEMM_FMA_f32)
 }
 
 /* The row path: C = alpha * A @ B + beta * C for M <= TN__GEMM_ROWS_MAX rows of A (unit
@@ -19032,17 +19048,22 @@ static void tn__gemm_scale_f64(int64_t M, int64_t N, double beta, double *C, int
 /* Direct triple loop for tiny products, where packing would cost more than it saves. Each
    sum is one FMA chain in k order from 0, as the micro-kernels' (and OpenBLAS's, PyTorch's
    CPU BLAS: a linear layer's tiny output matches it to the bit). */
+#if TN__GEMM_X86
+__attribute__((target("avx2,fma"))) static void tn__gemm_naive_fma_f64(int64_t M, int64_t N, int64_t K, double alpha, const double *A,
+                                 int64_t rsa, int64_t csa, const double *B, int64_t rsb,
+                                 int64_t csb, double beta, double *C, int64_t rsc, int64_t csc)
+{
+    TN__GEMM_NAIVE_BODY(double, TN__GEMM_FMA_f64)
+}
+#endif
 static void tn__gemm_naive_f64(int64_t M, int64_t N, int64_t K, double alpha, const double *A,
                                  int64_t rsa, int64_t csa, const double *B, int64_t rsb,
                                  int64_t csb, double beta, double *C, int64_t rsc, int64_t csc)
 {
-    int64_t i, j, k;
-    for (i = 0; i < M; i++)
-        for (j = 0; j < N; j++) {
-            double s = (double)0, *c = C + i * rsc + j * csc;
-            for (k = 0; k < K; k++) s = TN__GEMM_FMA_f64(A[i * rsa + k * csa], B[k * rsb + j * csb], s);
-            *c = beta == (double)0 ? alpha * s : alpha * s + beta * *c;
-        }
+#if TN__GEMM_X86
+    if (tn__gemm_isa() != TN__GEMM_SCALAR) { tn__gemm_naive_fma_f64(M, N, K, alpha, A, rsa, csa, B, rsb, csb, beta, C, rsc, csc); return; }
+#endif
+    TN__GEMM_NAIVE_BODY(double, TN__GEMM_FMA_f64)
 }
 
 /* The row path: C = alpha * A @ B + beta * C for M <= TN__GEMM_ROWS_MAX rows of A (unit
