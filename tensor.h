@@ -4421,7 +4421,8 @@ enum { TN_LINE_SEARCH_NONE = 0, TN_LINE_SEARCH_STRONG_WOLFE };   /* LBFGS's line
    is created, and the optimizer's own value in tn_optim_add_param_group. Any value you give
    is used as given, zero included (.weight_decay = 0 for AdamW, .momentum = 0). A field the
    kind does not have is an error when given (the message lists the kind's names). foreach
-   and fused are accepted and change nothing; capturable and differentiable only as false.
+   and fused are accepted and change nothing; differentiable only as false, capturable too
+   except for Adam and AdamW (true: the step count on the GPU, the step capturable).
    The bools are ints: true, false, or -1 (not given). */
 #define TN_FIELDS_tn_optim_opts(X) \
     X(D,  lr,                        NAN,     "") \
@@ -5941,7 +5942,8 @@ TNDEF void tn_cuda_empty_cache(void);               /* give cached, unused block
    Allocations inside a capture come from a pool of its own (or `pool`, shared with other
    graphs), which stays reserved until the graph is freed. Refused inside a capture: copies
    between host and device (.item(), .cpu(), printing), synchronisations, random draws,
-   optimizers other than SGD (their step count is a host value: PyTorch's capturable=False). */
+   optimizers other than SGD and Adam/AdamW with capturable=True (the others' step count is a
+   host value: PyTorch's capturable=False). */
 typedef struct tn_cuda_graph tn_cuda_graph;
 typedef struct tn_cuda_graph_pool tn_cuda_graph_pool;
 TNDEF tn_cuda_graph_pool *tn_cuda_graph_pool_handle(void);   /* a pool to share between captures (torch.cuda.graph_pool_handle); NULL + error without a GPU */
@@ -42368,9 +42370,9 @@ static const tn__optdef tn__optdefs[TN__NUM_OPTIMS][9] = {
     {{"lr", 'f', 1e-3, 0}, {"momentum", 'f', 0, 0}, {"dampening", 'f', 0, 0}, {"weight_decay", 'f', 0, 0},
      {"nesterov", 'b', 0, 0}, {"maximize", 'b', 0, 0}, TN__OPTDEF_END},
     {{"lr", 'f', 1e-3, 0}, {"betas", 'p', 0.9, 0.999}, {"eps", 'f', 1e-8, 0}, {"weight_decay", 'f', 0, 0},
-     {"amsgrad", 'b', 0, 0}, {"maximize", 'b', 0, 0}, TN__OPTDEF_END},
+     {"amsgrad", 'b', 0, 0}, {"maximize", 'b', 0, 0}, {"capturable", 'b', 0, 0}, TN__OPTDEF_END},
     {{"lr", 'f', 1e-3, 0}, {"betas", 'p', 0.9, 0.999}, {"eps", 'f', 1e-8, 0}, {"weight_decay", 'f', 1e-2, 0},
-     {"amsgrad", 'b', 0, 0}, {"maximize", 'b', 0, 0}, TN__OPTDEF_END},
+     {"amsgrad", 'b', 0, 0}, {"maximize", 'b', 0, 0}, {"capturable", 'b', 0, 0}, TN__OPTDEF_END},
     {{"lr", 'f', 1e-2, 0}, {"alpha", 'f', 0.99, 0}, {"eps", 'f', 1e-8, 0}, {"weight_decay", 'f', 0, 0},
      {"momentum", 'f', 0, 0}, {"centered", 'b', 0, 0}, {"maximize", 'b', 0, 0}, TN__OPTDEF_END},
     {{"lr", 'f', 1e-2, 0}, {"lr_decay", 'f', 0, 0}, {"weight_decay", 'f', 0, 0}, {"initial_accumulator_value", 'f', 0, 0},
@@ -42389,11 +42391,12 @@ static const tn__optdef tn__optdefs[TN__NUM_OPTIMS][9] = {
 static const char *const tn__optim_names[TN__NUM_OPTIMS] = {"SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta",
                                                            "Adamax", "NAdam", "RAdam", "LBFGS"};
 /* Keyword arguments PyTorch 2 has that change nothing here: foreach/fused choose an
-   implementation (one here); capturable/differentiable are accepted when False. */
+   implementation (one here); capturable/differentiable are accepted when False (Adam and
+   AdamW take capturable=True: their table has it). */
 static const char *const tn__optim_noops[TN__NUM_OPTIMS] = {"foreach fused", "foreach fused", "foreach fused", "foreach",
                                                            "foreach fused", "foreach", "foreach", "foreach", "foreach", ""};
-static const char *const tn__optim_false_only[TN__NUM_OPTIMS] = {"differentiable", "capturable differentiable",
-    "capturable differentiable", "capturable differentiable", "differentiable", "capturable differentiable",
+static const char *const tn__optim_false_only[TN__NUM_OPTIMS] = {"differentiable", "differentiable",
+    "differentiable", "capturable differentiable", "differentiable", "capturable differentiable",
     "capturable differentiable", "capturable differentiable", "capturable differentiable", ""};
 /* State slots, in PyTorch's order of optimizer.state[p]. */
 #define TN__OPT_NSLOT 4
@@ -43115,6 +43118,45 @@ static void tn__optim_coefs(tn_optim *o, int i, const tn__pgroup *g, tn__optk *k
     }
     k->flags = f;
 }
+/* Adam and AdamW with capturable=True: the step count lives on the parameter's device. */
+static bool tn__optim_capturable(const tn_optim *o, const tn__pgroup *g) {
+    return (o->kind == TN__ADAM || o->kind == TN__ADAMW) && tn__pg_get(g, "capturable") != 0;
+}
+/* Param i's update with capturable=True, as PyTorch's capturable branch of _single_tensor_adam
+   (2.x: exp_avg by lerp_): step_t += 1 and the bias corrections are device ops on the 0-d
+   step tensor, so that a CUDA graph replay of the step advances them; the kernel path takes
+   them as host scalars, which a replay would repeat. A complex parameter updates as its real
+   view, with its grad's and state's. */
+static int tn__optim_adam_capturable(tn_optim *o, int i, const tn__pgroup *g) {
+    tn_tensor *const *st = o->state + i * TN__OPT_NSLOT;
+    const double lr = tn__pg_get(g, "lr"), wd = tn__pg_get(g, "weight_decay"), eps = tn__pg_get(g, "eps");
+    const double b1 = tn__pg_get(g, "betas[0]"), b2 = tn__pg_get(g, "betas[1]");
+    const bool amsgrad = tn__pg_get(g, "amsgrad") != 0;
+    tn_tensor *t[5] = {o->params[i], o->params[i]->grad, st[1], st[2], st[3]}, *view[5] = {NULL, NULL, NULL, NULL, NULL};
+    if (tn_is_complex(t[0]))
+        for (int q = 0; q < 5; q++)
+            if (t[q] && !(t[q] = view[q] = tn__optim_real_view(t[q]))) {
+                for (int r = 0; r < q; r++) tn_release(view[r]);
+                return TN__FAIL_INT("tn_optim_step: out of memory viewing a complex parameter as real");
+            }
+    tn_tensor *p = t[0], *gr = t[1], *m = t[2], *v = t[3], *vmax = t[4];
+    tn_scope_begin();
+    bool ok = tn_add_scalar_(st[0], 1) != NULL;
+    if (ok && tn__pg_get(g, "maximize") != 0) ok = (gr = tn_neg(gr)) != NULL;
+    if (ok && wd != 0) ok = o->kind == TN__ADAMW ? tn_mul_scalar_(p, 1 - lr * wd) != NULL : (gr = tn_add_alpha(gr, p, wd)) != NULL;
+    ok = ok && tn_lerp_(m, gr, 1 - b1) && tn_addcmul_(tn_mul_scalar_(v, b2), gr, gr, .value = 1 - b2);
+    if (ok) {
+        tn_tensor *bc1 = tn_rsub_scalar(tn_rpow_scalar(b1, st[0]), 1), *bc2 = tn_rsub_scalar(tn_rpow_scalar(b2, st[0]), 1);
+        tn_tensor *step_neg = tn_neg(tn_mul_scalar(tn_reciprocal(bc1), lr));   /* -(lr / bc1) */
+        tn_tensor *den = amsgrad ? (tn_copy_(vmax, tn_maximum(vmax, v)) ? NULL : vmax) : v;
+        /* denom = sqrt(v) / (sqrt(bc2) * -step) + eps / -step; p += m / denom */
+        den = tn_add_(tn_div(tn_sqrt(den), tn_mul(tn_sqrt(bc2), step_neg)), tn_mul_scalar(tn_reciprocal(step_neg), eps));
+        ok = den && tn_addcdiv_(p, m, den);
+    }
+    tn_scope_end();
+    for (int q = 0; q < 5; q++) tn_release(view[q]);
+    return ok ? 0 : -1;
+}
 /* The state buffers the kernel takes, in its order: s0, s1, s2. */
 static void tn__optim_buffers(const tn_optim *o, int i, tn_tensor **s) {
     tn_tensor *const *st = o->state + i * TN__OPT_NSLOT;
@@ -43144,6 +43186,16 @@ static int tn__optim_prepare(const char *fn, tn_optim *o) {
                 return TN__FAIL_INT("%s: parameter %d has shape %s and dtype %s but its grad has shape %s and dtype %s", fn, i,
                                     TN__SHAPE(p), tn_dtype_name(p->dtype), TN__SHAPE(gr), tn_dtype_name(gr->dtype));
             if (tn__optim_init_state(fn, o, i, g)) return -1;
+            tn_tensor **step = o->kind == TN__SGD || o->kind == TN__LBFGS ? NULL : &o->state[i * TN__OPT_NSLOT];
+            const tn_device want = tn__optim_capturable(o, g) ? p->device : TN_CPU;
+            if (want == TN_CPU && tn__optim_capturable(o, g))
+                return TN__FAIL_INT("%s: If capturable=True, params and state_steps must be on supported devices: ['cuda'] (parameter %d is on cpu)", fn, i);
+            if (step && *step && (*step)->device != want) {   /* PyTorch's placement of state['step'] (a loaded state dict's, a toggled capturable) */
+                tn_tensor *moved = tn__copy_as(*step, TN_F32, want);
+                if (!moved) return -1;
+                tn_release(*step);
+                *step = moved;
+            }
             tn_tensor *s[3];
             tn__optim_buffers(o, i, s);
             for (int k = 0; k < 3; k++)
@@ -43217,9 +43269,11 @@ static int tn__optim_dev_run(tn__optim_dev *d) {
     return rc;
 }
 static int tn__optim_step(const char *fn, tn_optim *o) {
-    if (o->kind != TN__SGD && tn_cuda_graph_capturing())   /* its scalars (bias corrections, step counts) are host values: a replay would repeat this step's */
-        return tn__cuda_graph_refuse(fn, o->kind == TN__ADAM || o->kind == TN__ADAMW ? "Adam's step() with capturable=False (not implemented here; SGD's step can be captured)"
-                                                                                    : "an optimizer step other than SGD's (capturable=False)");
+    bool all_capturable = true;   /* the others' scalars (bias corrections, step counts) are host values: a replay would repeat this step's */
+    for (int gi = 0; gi < o->ng; gi++) all_capturable = all_capturable && tn__optim_capturable(o, &o->groups[gi]);
+    if (o->kind != TN__SGD && !all_capturable && tn_cuda_graph_capturing())
+        return tn__cuda_graph_refuse(fn, o->kind == TN__ADAM || o->kind == TN__ADAMW ? "Adam's step() with capturable=False (create it with capturable=True)"
+                                                                                    : "an optimizer step other than SGD's and Adam's (capturable=False)");
     if (tn__optim_prepare(fn, o)) return -1;
     int rc = 0, n32 = 0, n64 = 0;
     /* the multi-tensor segments, by dtype (a parameter's coefficients are computed in order,
@@ -43241,6 +43295,10 @@ static int tn__optim_step(const char *fn, tn_optim *o) {
         for (int i = g->first; i < g->first + g->n && rc == 0; i++) {
             tn_tensor *p = o->params[i], *gr = p->grad, *s[3], *param = p, *views[5] = {NULL, NULL, NULL, NULL, NULL};
             if (!gr) continue;
+            if (tn__optim_capturable(o, g)) {
+                if (tn__optim_adam_capturable(o, i, g)) rc = -1;
+                continue;
+            }
             tn__optk k;
             tn__optim_coefs(o, i, g, &k);
             tn__optim_buffers(o, i, s);
@@ -43932,6 +43990,7 @@ static int tn__optim_load_check(const char *fn, const tn_optim *o, const tn_dict
                 else { tn__error("%s: '%s' is '%s' (expected None or strong_wolfe)", fn, key, m); goto fail; }
             } else {
                 tn_tensor *t = tn_dict_get(sd, key);
+                if (!t && !strcmp(name, "capturable")) { if (tn__pg_set(fn, ng, name, 0)) goto fail; continue; }   /* older dicts: False, as PyTorch's __setstate__ */
                 if (!t) { tn__error("%s: missing key '%s'", fn, key); goto fail; }
                 if (!tn__optim_readable(t) || tn_numel(t) != 1) { tn__error("%s: '%s' should hold one number (shape %s)", fn, key, TN__SHAPE(t)); goto fail; }
                 v = tn__optim_read1(t);

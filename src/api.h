@@ -4312,7 +4312,8 @@ enum { TN_LINE_SEARCH_NONE = 0, TN_LINE_SEARCH_STRONG_WOLFE };   /* LBFGS's line
    is created, and the optimizer's own value in tn_optim_add_param_group. Any value you give
    is used as given, zero included (.weight_decay = 0 for AdamW, .momentum = 0). A field the
    kind does not have is an error when given (the message lists the kind's names). foreach
-   and fused are accepted and change nothing; capturable and differentiable only as false.
+   and fused are accepted and change nothing; differentiable only as false, capturable too
+   except for Adam and AdamW (true: the step count on the GPU, the step capturable).
    The bools are ints: true, false, or -1 (not given). */
 #define TN_FIELDS_tn_optim_opts(X) \
     X(D,  lr,                        NAN,     "") \
@@ -5740,7 +5741,8 @@ TNDEF void tn_cuda_empty_cache(void);               /* give cached, unused block
    Allocations inside a capture come from a pool of its own (or `pool`, shared with other
    graphs), which stays reserved until the graph is freed. Refused inside a capture: copies
    between host and device (.item(), .cpu(), printing), synchronisations, random draws,
-   optimizers other than SGD (their step count is a host value: PyTorch's capturable=False). */
+   optimizers other than SGD and Adam/AdamW with capturable=True (the others' step count is a
+   host value: PyTorch's capturable=False). */
 typedef struct tn_cuda_graph tn_cuda_graph;
 typedef struct tn_cuda_graph_pool tn_cuda_graph_pool;
 TNDEF tn_cuda_graph_pool *tn_cuda_graph_pool_handle(void);   /* a pool to share between captures (torch.cuda.graph_pool_handle); NULL + error without a GPU */

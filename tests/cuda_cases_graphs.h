@@ -274,11 +274,17 @@ static tn_optim *cg_optim(cg_mlp *m, int kind) {
     tn_tensor *ps[4] = {m->w1, m->b1, m->w2, m->b2};
     if (kind == 0) return tn_optim_sgd(ps, 4, .lr = 0.05);
     if (kind == 1) return tn_optim_sgd(ps, 4, .lr = 0.05, .momentum = 0.9, .weight_decay = 0.01);
+    if (kind == 3) return tn_optim_adam(ps, 4, .lr = 0.01, .capturable = true);
+    if (kind == 4) return tn_optim_adamw(ps, 4, .lr = 0.01, .amsgrad = true, .capturable = true);
     return tn_optim_adam(ps, 4, .lr = 0.01);
 }
+/* a captured training step replayed equals eager: SGD, SGD with momentum, Adam and AdamW
+   (amsgrad) with capturable=True (kinds 0, 1, 3, 4; 2, Adam without it, is refused below) */
 TEST(gpu_eager_graph_training) {
     enum { W = 3, N = 6 };   /* warm-up steps, replays */
-    for (int kind = 0; kind < 2; kind++) {
+    static const char *const names[5] = {"SGD", "SGD+momentum", "Adam", "Adam capturable", "AdamW amsgrad capturable"};
+    for (int kind = 0; kind < 5; kind++) {
+        if (kind == 2) continue;
         tn_scope_begin();
         const tn_cuda_stats s0 = tn_cuda_memory_stats();
         tn_tensor *xs[W + N], *ys[W + N];
@@ -320,11 +326,15 @@ TEST(gpu_eager_graph_training) {
             CHECK_MSG(tn_copy_(sx, tn_to(xs[W + i], TN_CUDA)) == 0 && tn_copy_(sy, tn_to(ys[W + i], TN_CUDA)) == 0, "copy: %s", tn_last_error());
             CHECK(tn_cuda_graph_replay(g) == 0);
             const double l = tn_item(sl);
-            CHECK_MSG(fabs(l - want[i]) <= 1e-5 * (1 + fabs(want[i])), "%s replay %d: loss %.9g, eager %.9g", kind ? "SGD+momentum" : "SGD", i, l, want[i]);
+            CHECK_MSG(fabs(l - want[i]) <= 1e-5 * (1 + fabs(want[i])), "%s replay %d: loss %.9g, eager %.9g", names[kind], i, l, want[i]);
             tn_scope_end();
         }
         tn_tensor *pa[4] = {a.w1, a.b1, a.w2, a.b2}, *pb[4] = {b.w1, b.b1, b.w2, b.b2};
-        for (int k = 0; k < 4; k++) CHECK_MSG(cg_maxdiff(pb[k], pa[k]) <= 1e-5, "parameter %d after %d replays: %g from eager", k, N, cg_maxdiff(pb[k], pa[k]));
+        for (int k = 0; k < 4; k++) CHECK_MSG(cg_maxdiff(pb[k], pa[k]) <= 1e-5, "%s: parameter %d after %d replays: %g from eager", names[kind], k, N, cg_maxdiff(pb[k], pa[k]));
+        if (kind >= 3) {   /* the step count: a device tensor the replays advanced */
+            tn_tensor *st = tn_optim_state(ob, 0, "step");
+            CHECK_MSG(st && st->device == TN_CUDA && tn_item(st) == W + N, "%s: step on %s = %g", names[kind], st ? tn_device_name(st->device) : "-", st ? tn_item(st) : NAN);
+        }
         tn_release(sl);
         tn_optim_zero_grad(ob);   /* the static grads freed: back to the live pool */
         tn_cuda_graph_free(g);    /* the pool's last reference: its memory goes */

@@ -315,8 +315,8 @@ TEST(optim_agree) {
     CHECK_ERR(tn_optim_adam(ps, 2, .momentum = 0.9), "tn_optim_adam: momentum is not an option of Adam (valid: lr, betas, eps, weight_decay, amsgrad, maximize");
     CHECK_ERR(tn_optim_sgd(ps, 2, .betas = {0.9, 0.99}), "tn_optim_sgd: betas is not an option of SGD");
     CHECK_ERR(tn_optim_lbfgs(ps, 2, .foreach = true), "foreach is not an option of LBFGS");
-    CHECK_ERR(tn_optim_create_str("Adam", ps, 2, "momentum=0.9"), "tn_optim_adam: unknown option 'momentum' (valid: lr, betas, eps, weight_decay, amsgrad, maximize");
-    CHECK_ERR(tn_optim_adam(ps, 2, .capturable = true), "tn_optim_adam: capturable=True is not supported (only capturable=False)");
+    CHECK_ERR(tn_optim_create_str("Adam", ps, 2, "momentum=0.9"), "tn_optim_adam: unknown option 'momentum' (valid: lr, betas, eps, weight_decay, amsgrad, maximize, capturable");
+    CHECK_ERR(tn_optim_rmsprop(ps, 2, .capturable = true), "tn_optim_rmsprop: capturable=True is not supported (only capturable=False)");
     CHECK_ERR(tn_optim_adam(ps, 2, .amsgrad = 2), "option amsgrad=2: expected true or false");
     tn_optim *s = tn_optim_sgd(&p, 1);
     CHECK_ERR(tn_optim_add_param_group(s, &q, 1, .eps = 1e-8) == 0, "tn_optim_add_param_group: eps is not an option of SGD");

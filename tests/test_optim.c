@@ -816,8 +816,9 @@ TEST(state_dict_layout) {
         "state.0.step", "state.0.exp_avg", "state.0.exp_avg_sq", "state.0.max_exp_avg_sq", "state.1.step", "state.1.exp_avg",
         "state.1.exp_avg_sq", "state.1.max_exp_avg_sq", "param_groups.0.lr", "param_groups.0.betas.0", "param_groups.0.betas.1",
         "param_groups.0.eps", "param_groups.0.weight_decay", "param_groups.0.amsgrad", "param_groups.0.maximize",
-        "param_groups.0.params", "param_groups.1.lr", "param_groups.1.betas.0", "param_groups.1.betas.1", "param_groups.1.eps",
-        "param_groups.1.weight_decay", "param_groups.1.amsgrad", "param_groups.1.maximize", "param_groups.1.params"};
+        "param_groups.0.capturable", "param_groups.0.params", "param_groups.1.lr", "param_groups.1.betas.0", "param_groups.1.betas.1",
+        "param_groups.1.eps", "param_groups.1.weight_decay", "param_groups.1.amsgrad", "param_groups.1.maximize",
+        "param_groups.1.capturable", "param_groups.1.params"};
     CHECK(tn_dict_len(sd) == (int)(sizeof keys / sizeof keys[0]));
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) CHECK_MSG(tn_dict_contains(sd, keys[i]), "missing %s", keys[i]);
     tn_tensor *st = tn_dict_get(sd, "state.1.step");
@@ -829,6 +830,14 @@ TEST(state_dict_layout) {
     CHECK(tn_get_dtype(tn_dict_get(sd, "param_groups.0.lr")) == TN_F64 && tn_ndim(tn_dict_get(sd, "param_groups.0.lr")) == 0);
     tn_tensor *ids = tn_dict_get(sd, "param_groups.1.params");
     CHECK(tn_get_dtype(ids) == TN_I64 && tn_ndim(ids) == 1 && tn_numel(ids) == 1 && elem(ids, 0) == 1);
+    {   /* a dict from before Adam had capturable loads, as False (PyTorch's __setstate__ default) */
+        CHECK(tn_dict_remove(sd, "param_groups.0.capturable") == 0 && tn_dict_remove(sd, "param_groups.1.capturable") == 0);
+        tn_optim *o2 = tn_optim_adam(ps, 1, .capturable = true);
+        tn_optim_add_param_group(o2, ps + 1, 1);
+        CHECK_MSG(tn_optim_load_state_dict(o2, sd) == 0, "%s", tn_last_error());
+        CHECK(tn_optim_get(o2, 0, "capturable") == 0 && tn_optim_get(o2, 1, "capturable") == 0 && tn_optim_get(o2, 1, "betas[1]") == 0.75);
+        tn_optim_free(o2);
+    }
     tn_dict_free(sd);
     tn_optim_free(o);
     /* Adagrad makes its state at construction; LBFGS's words go to the metadata */
@@ -962,7 +971,15 @@ TEST(errors) {
     CHECK_ERR(tn_optim_create_str("Adam", ps, NP, "lr=nan"), "Invalid learning rate: nan");   /* given as text: NaN is a value */
     CHECK_ERR(tn_optim_create_str("Adam", ps, NP, "amsgrad=maybe"), "expected True or False");
     CHECK_ERR(tn_optim_create_str("Adam", ps, NP, "lr=fast"), "tn_optim_adam: option lr=fast is not a number");
-    CHECK_ERR(tn_optim_create_str("Adam", ps, NP, "capturable=True"), "capturable=True is not supported");
+    CHECK_ERR(tn_optim_create_str("RMSprop", ps, NP, "capturable=True"), "capturable=True is not supported");
+    {   /* Adam takes capturable=True; its step wants the parameters on a GPU, as PyTorch's */
+        tn_optim *ca = tn_optim_create_str("Adam", ps, NP, "capturable=True");
+        CHECK(ca != NULL && tn_optim_get(ca, 0, "capturable") == 1);
+        for (int i = 0; i < NP; i++) tn_set_grad(ps[i], tn_ones_like(ps[i]));
+        CHECK_ERR(tn_optim_step(ca) == 0, "If capturable=True, params and state_steps must be on supported devices: ['cuda']");
+        for (int i = 0; i < NP; i++) tn_set_grad(ps[i], NULL);
+        tn_optim_free(ca);
+    }
     CHECK_ERR(tn_optim_create_str("Adam", ps, NP, "nesterov=True"), "unknown option 'nesterov'");
     CHECK_ERR(tn_optim_rmsprop(ps, NP, .alpha = -1), "Invalid alpha value");
     CHECK_ERR(tn_optim_adadelta(ps, NP, .rho = 1.5), "Invalid rho value: 1.5");

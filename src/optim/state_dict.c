@@ -249,6 +249,7 @@ static int tn__optim_load_check(const char *fn, const tn_optim *o, const tn_dict
                 else { tn__error("%s: '%s' is '%s' (expected None or strong_wolfe)", fn, key, m); goto fail; }
             } else {
                 tn_tensor *t = tn_dict_get(sd, key);
+                if (!t && !strcmp(name, "capturable")) { if (tn__pg_set(fn, ng, name, 0)) goto fail; continue; }   /* older dicts: False, as PyTorch's __setstate__ */
                 if (!t) { tn__error("%s: missing key '%s'", fn, key); goto fail; }
                 if (!tn__optim_readable(t) || tn_numel(t) != 1) { tn__error("%s: '%s' should hold one number (shape %s)", fn, key, TN__SHAPE(t)); goto fail; }
                 v = tn__optim_read1(t);

@@ -5,7 +5,8 @@ optimizer's state made, cuDNN's algorithms cached), then capture once and replay
 values copied into the static inputs. Allocations inside a capture come from a pool of its
 own (or the one passed), reserved until the graph is reset. Not captured (the capture fails,
 naming it): copies between host and device (.item(), .cpu(), printing), synchronisations,
-random draws, optimizers other than SGD (PyTorch's capturable=False). Captures are always
+random draws, optimizers other than SGD and Adam/AdamW(capturable=True) (PyTorch refuses
+capturable=False alike). Captures are always
 thread-local (capture_error_mode is checked, not used); the stream argument is accepted and
 ignored (the capture uses a stream of its own)."""
 import builtins as _builtins

@@ -7,8 +7,10 @@ error and leaves the library usable; memory_allocated/memory_reserved come back 
 graphs are reset. On the checking stand-in (nothing runs at capture, calls recorded and
 replayed, as stream capture), in a child process, plain and with unreadable device memory.
 make_graphed_callables of a module and of a function: forward and backward (replayed graphs)
-equal PyTorch's. Not implemented (checked as such): Adam's capturable=True (its capture is
-refused, as PyTorch refuses capturable=False), debug_dump."""
+equal PyTorch's. Adam and AdamW with capturable=True (the step count a device tensor, the
+bias corrections device ops): a captured step replayed gives PyTorch's losses and parameters,
+with weight decay, amsgrad and maximize; capturable=False is refused inside a capture, as
+PyTorch's, and capturable=True on CPU parameters is an error. Not implemented: debug_dump."""
 import os
 import subprocess
 import sys
@@ -102,6 +104,69 @@ CHILD = textwrap.dedent("""
     assert not tn.cuda.is_current_stream_capturing()
     adam.zero_grad(set_to_none=True)
     lin(x).sum().backward(); adam.step()
+
+    # Adam / AdamW with capturable=True: warm-up, capture, replays against PyTorch's eager steps
+    for kind, kw in (("Adam", {}), ("AdamW", {}), ("Adam", dict(weight_decay=0.1, amsgrad=True)),
+                     ("AdamW", dict(amsgrad=True, maximize=True))):
+        m = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 3))
+        g = tn.nn.Sequential(tn.nn.Linear(8, 16), tn.nn.ReLU(), tn.nn.Linear(16, 3))
+        g.load_state_dict({k: tn.tensor(v.detach().numpy()) for k, v in m.state_dict().items()})
+        g = g.to("cuda")
+        om = getattr(torch.optim, kind)(m.parameters(), lr=0.01, **kw)
+        og = getattr(tn.optim, kind)(g.parameters(), lr=0.01, capturable=True, **kw)
+        assert og.param_groups[0]["capturable"] is True
+        want = []
+        for i in range(W + N):
+            om.zero_grad(set_to_none=True)
+            loss = torch.nn.functional.mse_loss(m(torch.tensor(xs[i])), torch.tensor(ys[i]))
+            loss.backward()
+            om.step()
+            want.append(loss.item())
+
+        def astep(x, y):
+            loss = tn.nn.functional.mse_loss(g(x), y)
+            loss.backward()
+            og.step()
+            return loss
+
+        for i in range(W):
+            og.zero_grad(set_to_none=True)
+            l = astep(tn.tensor(xs[i]).cuda(), tn.tensor(ys[i]).cuda())
+            assert abs(l.item() - want[i]) < 1e-5 * (1 + abs(want[i])), (kind, i, l.item(), want[i])
+        sx, sy = tn.zeros(6, 8, device="cuda"), tn.zeros(6, 3, device="cuda")
+        og.zero_grad(set_to_none=True)
+        cg = tn.cuda.CUDAGraph()
+        with tn.cuda.graph(cg):
+            sl = astep(sx, sy)
+        for i in range(N):
+            sx.copy_(tn.tensor(xs[W + i]).cuda())
+            sy.copy_(tn.tensor(ys[W + i]).cuda())
+            cg.replay()
+            assert abs(sl.item() - want[W + i]) < 1e-5 * (1 + abs(want[W + i])), (kind, kw, i, sl.item(), want[W + i])
+        for (k, a), b in zip(m.state_dict().items(), g.state_dict().values()):
+            d = np.abs(b.cpu().numpy() - a.numpy()).max()
+            assert d < 1e-5, (kind, kw, k, d)
+        st = og.state[next(iter(g.parameters()))]["step"]
+        assert st.device.type == "cuda" and st.item() == W + N, (st.device, st.item())
+        del m, om, g, og, astep, sx, sy, cg, sl, st, a, b
+        gc.collect()
+    # capturable=True on CPU parameters: PyTorch 2's assertion, as an error
+    cpu_lin = tn.nn.Linear(4, 2)
+    cadam = tn.optim.Adam(cpu_lin.parameters(), capturable=True)
+    cpu_lin(tn.randn(3, 4)).sum().backward()
+    with pytest.raises(RuntimeError, match="capturable=True, params and state_steps must be on supported devices"):
+        cadam.step()
+    # the step count follows the flag: on the device with capturable=True, back on the CPU without
+    adam.param_groups[0]["capturable"] = True
+    adam.zero_grad(set_to_none=True)
+    lin(x).sum().backward(); adam.step()
+    assert adam.state[lin.weight]["step"].device.type == "cuda" and adam.state[lin.weight]["step"].item() == 3
+    adam.param_groups[0]["capturable"] = False
+    adam.zero_grad(set_to_none=True)
+    lin(x).sum().backward(); adam.step()
+    assert adam.state[lin.weight]["step"].device.type == "cpu" and adam.state[lin.weight]["step"].item() == 4
+    del cpu_lin, cadam
+    gc.collect()
 
     # a CNN forward (the convolution entry: cuDNN on a GPU) captured after warm-up
     tm = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.ReLU(), torch.nn.Conv2d(8, 4, 3, stride=2)).eval()

@@ -349,7 +349,8 @@ def test_optimizer_errors(T):
     with pytest.raises(ValueError, match="more than one parameter group"):
         optim.SGD([{"params": [w]}, {"params": [w]}], lr=0.1)
     with pytest.raises(RuntimeError, match="capturable=True is not supported"):
-        optim.Adam([w], capturable=True)
+        optim.RMSprop([w], capturable=True)
+    assert optim.Adam([w], capturable=True).param_groups[0]["capturable"] is True   # its step needs a GPU
     with pytest.raises(ValueError, match="LBFGS doesn't support per-parameter options"):
         optim.LBFGS([{"params": [w]}, {"params": [tn.zeros(1, requires_grad=True)]}])
     with pytest.raises(TypeError):

@@ -47,7 +47,7 @@ _SCHED_KEYS = ("initial_lr", "max_lr", "min_lr", "max_momentum", "base_momentum"
 # Options C accepts and ignores (or accepts only as False): kept on the Python side.
 _PY_ONLY = ("foreach", "fused", "capturable", "differentiable")
 # How a C number reads back: bools, ints, the betas pair, line_search_fn.
-_BOOL = {"nesterov", "maximize", "amsgrad", "centered", "decoupled_weight_decay"}
+_BOOL = {"nesterov", "maximize", "amsgrad", "centered", "decoupled_weight_decay", "capturable"}
 _INT = {"max_iter", "max_eval", "history_size"}
 
 # PyTorch's constructor checks: (key, message, low, high, high_open).
@@ -359,12 +359,12 @@ class Optimizer:
             if k in self._C_OPTIONS or k in _SCHED_KEYS:
                 copts[k] = v
             elif k in _PY_ONLY and k in self.defaults:
-                copts[k] = v          # C checks the value (capturable=True is refused)
+                copts[k] = v          # C checks the value (capturable=True: Adam/AdamW only)
                 extra[k] = v
             else:
                 extra[k] = v
         for k, v in self.defaults.items():
-            if k in _PY_ONLY and k not in extra:
+            if k in _PY_ONLY and k not in extra and k not in self._C_OPTIONS:
                 extra[k] = v
             if v is required and k not in copts:
                 raise ValueError(f"parameter group didn't specify a value of required optimization parameter {k}")
@@ -657,7 +657,7 @@ class SGD(Optimizer):
 
 class Adam(Optimizer):
     _KIND = "Adam"
-    _C_OPTIONS = ("lr", "betas", "eps", "weight_decay", "amsgrad", "maximize")
+    _C_OPTIONS = ("lr", "betas", "eps", "weight_decay", "amsgrad", "maximize", "capturable")
     _STATE_NAMES = ("step", "exp_avg", "exp_avg_sq", "max_exp_avg_sq")
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
@@ -670,7 +670,7 @@ class Adam(Optimizer):
 
 class AdamW(Optimizer):
     _KIND = "AdamW"
-    _C_OPTIONS = ("lr", "betas", "eps", "weight_decay", "amsgrad", "maximize")
+    _C_OPTIONS = ("lr", "betas", "eps", "weight_decay", "amsgrad", "maximize", "capturable")
     _STATE_NAMES = ("step", "exp_avg", "exp_avg_sq", "max_exp_avg_sq")
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False, *,
