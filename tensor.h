@@ -6065,6 +6065,9 @@ int64_t tn__la_getf2(double *a, int64_t m, int64_t n, int64_t j0, int64_t j1, in
 void tn__la_getrs(const double *lu, const int32_t *piv, int64_t n, double *b, int64_t k);
 int64_t tn__la_potrf(double *a, int64_t n);
 int64_t tn__la_potf2(double *a, int64_t n, int64_t j0, int64_t j1, int64_t r1);
+/* linalg_decomp.c's SVD of a bidiagonal (implicit-shift QR; the rotations queued, applied in packed chunks) */
+int tn__la_bdsqr(double *d, double *rv, int64_t n, double *ut, int64_t m, double *vt, int64_t nv, double *rot);
+int tn__la_bdsqr_f(float *d, float *rv, int64_t n, float *ut, int64_t m, float *vt, int64_t nv, float *rot);
 double tn__sum_row_f32(const float *x, int64_t n);
 double tn__sum_row(const float *x, int64_t n);
 void tn__sum_into_f64(double *o, const float *x, int64_t n);
@@ -24134,12 +24137,16 @@ static float tn__la_hypot_f(float a, float b) { return (float)sqrt((double)a * a
    thread, AVX-512): the rotations 43 -> 33 ms; AVX-512 carries twice AVX2's lanes per
    multiply on this machine, and the rotation is four multiplies an element. */
 #define TN__LA_RCB 256
-#define TN__LA_RQ 64   /* sweeps queued at most */
+#define TN__LA_RQ 128   /* sweeps queued at most */
 typedef struct { int64_t l, k, off; } tn__la_sweep;   /* a queued sweep: rotations [l, k); l == k: negate V's row k */
 #ifdef TN__LA_AVX2
-/* rotations 0 .. nr-1 (rows j, j+1 of x [nr + 1, TN__LA_RCB / sizeof(T)] by c[j], s[j]) on 4
-   vectors of columns from x */
-/* TN__LA_ROTV(double, _avx512, "avx512f", __m512d, 8, _mm512_loadu_pd, _mm512_storeu_pd, _mm512_set1_pd, _mm512_mul_pd, _mm512_add_pd, _mm512_sub_pd): the template in src/ops/linalg_decomp.c */
+/* NV vectors of columns from x [*, TN__LA_RCB / sizeof(T)]: rotv runs rotations 0 .. nr-1
+   (rows j, j+1 by c[j], s[j]); rotv2 two sweeps in one pass down rows 0 .. nr, A's
+   rotations [la, ka) by ca[j - la], then B's [lb, kb): each stage holds one row, the row
+   before its input, so B turns rows j, j+1 right after A's rotation j + 1 has finished row
+   j + 1 (half the passes over the chunk). */
+/* AVX-512: a chunk's row in one call (4 vectors); AVX2: 2 vectors a call (16 registers) */
+/* TN__LA_ROTV(double, _avx512, "avx512f", __m512d, 8, 4, _mm512_loadu_pd, _mm512_storeu_pd, _mm512_set1_pd, _mm512_mul_pd, _mm512_add_pd, _mm512_sub_pd): the template in src/ops/linalg_decomp.c */
 __attribute__((target("avx512f"))) static void tn__la_rotv_avx512(double *x, int64_t nr, const double *c, const double *s) {
     const int64_t ld = TN__LA_RCB / (int64_t)sizeof(double);
     __m512d a[4];
@@ -24157,7 +24164,41 @@ __attribute__((target("avx512f"))) static void tn__la_rotv_avx512(double *x, int
     }
     for (int q = 0; q < 4; q++) _mm512_storeu_pd(x + nr * ld + q * 8, a[q]);
 }
-/* TN__LA_ROTV(float, _f_avx512, "avx512f", __m512, 16, _mm512_loadu_ps, _mm512_storeu_ps, _mm512_set1_ps, _mm512_mul_ps, _mm512_add_ps, _mm512_sub_ps): the template in src/ops/linalg_decomp.c */
+__attribute__((target("avx512f"))) static void tn__la_rotv2_avx512(double *x, int64_t nr, int64_t la, int64_t ka, const double *ca, const double *sa,
+                                                         int64_t lb, int64_t kb, const double *cb, const double *sb) {
+    const int64_t ld = TN__LA_RCB / (int64_t)sizeof(double);
+    __m512d a[4], b[4], o[4];
+    for (int q = 0; q < 4; q++) b[q] = o[q] = a[q] = _mm512_loadu_pd(x + q * 8);   /* b, o: set at row 1 (for the compiler) */
+    for (int64_t r = 1; r <= nr + 1; r++) {
+        /* A: input row r (past nr: none), its carry row r - 1 out to o */
+        if (r <= nr && r - 1 >= la && r - 1 < ka) {
+            const double *y = x + r * ld;
+            const __m512d cj = _mm512_set1_pd(ca[r - 1 - la]), sj = _mm512_set1_pd(sa[r - 1 - la]);
+            for (int q = 0; q < 4; q++) {
+                __m512d v = _mm512_loadu_pd(y + q * 8), p0 = _mm512_mul_pd(cj, a[q]), p1 = _mm512_mul_pd(sj, v), p2 = _mm512_mul_pd(cj, v), p3 = _mm512_mul_pd(sj, a[q]);
+                __asm__("" : "+v"(p0), "+v"(p1), "+v"(p2), "+v"(p3));
+                o[q] = _mm512_add_pd(p0, p1);
+                a[q] = _mm512_sub_pd(p2, p3);
+            }
+        } else
+            for (int q = 0; q < 4; q++) { o[q] = a[q]; if (r <= nr) a[q] = _mm512_loadu_pd(x + r * ld + q * 8); }
+        if (r == 1) { for (int q = 0; q < 4; q++) b[q] = o[q]; continue; }
+        /* B: input row r - 1 (o), its carry row r - 2 stored */
+        double *xo = x + (r - 2) * ld;
+        if (r - 2 >= lb && r - 2 < kb) {
+            const __m512d cj = _mm512_set1_pd(cb[r - 2 - lb]), sj = _mm512_set1_pd(sb[r - 2 - lb]);
+            for (int q = 0; q < 4; q++) {
+                __m512d p0 = _mm512_mul_pd(cj, b[q]), p1 = _mm512_mul_pd(sj, o[q]), p2 = _mm512_mul_pd(cj, o[q]), p3 = _mm512_mul_pd(sj, b[q]);
+                __asm__("" : "+v"(p0), "+v"(p1), "+v"(p2), "+v"(p3));
+                _mm512_storeu_pd(xo + q * 8, _mm512_add_pd(p0, p1));
+                b[q] = _mm512_sub_pd(p2, p3);
+            }
+        } else
+            for (int q = 0; q < 4; q++) { _mm512_storeu_pd(xo + q * 8, b[q]); b[q] = o[q]; }
+    }
+    for (int q = 0; q < 4; q++) _mm512_storeu_pd(x + nr * ld + q * 8, b[q]);
+}
+/* TN__LA_ROTV(float, _f_avx512, "avx512f", __m512, 16, 4, _mm512_loadu_ps, _mm512_storeu_ps, _mm512_set1_ps, _mm512_mul_ps, _mm512_add_ps, _mm512_sub_ps): the template in src/ops/linalg_decomp.c */
 __attribute__((target("avx512f"))) static void tn__la_rotv_f_avx512(float *x, int64_t nr, const float *c, const float *s) {
     const int64_t ld = TN__LA_RCB / (int64_t)sizeof(float);
     __m512 a[4];
@@ -24175,41 +24216,143 @@ __attribute__((target("avx512f"))) static void tn__la_rotv_f_avx512(float *x, in
     }
     for (int q = 0; q < 4; q++) _mm512_storeu_ps(x + nr * ld + q * 16, a[q]);
 }
-/* TN__LA_ROTV(double, _avx2, "avx2", __m256d, 4, _mm256_loadu_pd, _mm256_storeu_pd, _mm256_set1_pd, _mm256_mul_pd, _mm256_add_pd, _mm256_sub_pd): the template in src/ops/linalg_decomp.c */
+__attribute__((target("avx512f"))) static void tn__la_rotv2_f_avx512(float *x, int64_t nr, int64_t la, int64_t ka, const float *ca, const float *sa,
+                                                         int64_t lb, int64_t kb, const float *cb, const float *sb) {
+    const int64_t ld = TN__LA_RCB / (int64_t)sizeof(float);
+    __m512 a[4], b[4], o[4];
+    for (int q = 0; q < 4; q++) b[q] = o[q] = a[q] = _mm512_loadu_ps(x + q * 16);   /* b, o: set at row 1 (for the compiler) */
+    for (int64_t r = 1; r <= nr + 1; r++) {
+        /* A: input row r (past nr: none), its carry row r - 1 out to o */
+        if (r <= nr && r - 1 >= la && r - 1 < ka) {
+            const float *y = x + r * ld;
+            const __m512 cj = _mm512_set1_ps(ca[r - 1 - la]), sj = _mm512_set1_ps(sa[r - 1 - la]);
+            for (int q = 0; q < 4; q++) {
+                __m512 v = _mm512_loadu_ps(y + q * 16), p0 = _mm512_mul_ps(cj, a[q]), p1 = _mm512_mul_ps(sj, v), p2 = _mm512_mul_ps(cj, v), p3 = _mm512_mul_ps(sj, a[q]);
+                __asm__("" : "+v"(p0), "+v"(p1), "+v"(p2), "+v"(p3));
+                o[q] = _mm512_add_ps(p0, p1);
+                a[q] = _mm512_sub_ps(p2, p3);
+            }
+        } else
+            for (int q = 0; q < 4; q++) { o[q] = a[q]; if (r <= nr) a[q] = _mm512_loadu_ps(x + r * ld + q * 16); }
+        if (r == 1) { for (int q = 0; q < 4; q++) b[q] = o[q]; continue; }
+        /* B: input row r - 1 (o), its carry row r - 2 stored */
+        float *xo = x + (r - 2) * ld;
+        if (r - 2 >= lb && r - 2 < kb) {
+            const __m512 cj = _mm512_set1_ps(cb[r - 2 - lb]), sj = _mm512_set1_ps(sb[r - 2 - lb]);
+            for (int q = 0; q < 4; q++) {
+                __m512 p0 = _mm512_mul_ps(cj, b[q]), p1 = _mm512_mul_ps(sj, o[q]), p2 = _mm512_mul_ps(cj, o[q]), p3 = _mm512_mul_ps(sj, b[q]);
+                __asm__("" : "+v"(p0), "+v"(p1), "+v"(p2), "+v"(p3));
+                _mm512_storeu_ps(xo + q * 16, _mm512_add_ps(p0, p1));
+                b[q] = _mm512_sub_ps(p2, p3);
+            }
+        } else
+            for (int q = 0; q < 4; q++) { _mm512_storeu_ps(xo + q * 16, b[q]); b[q] = o[q]; }
+    }
+    for (int q = 0; q < 4; q++) _mm512_storeu_ps(x + nr * ld + q * 16, b[q]);
+}
+/* TN__LA_ROTV(double, _avx2, "avx2", __m256d, 4, 2, _mm256_loadu_pd, _mm256_storeu_pd, _mm256_set1_pd, _mm256_mul_pd, _mm256_add_pd, _mm256_sub_pd): the template in src/ops/linalg_decomp.c */
 __attribute__((target("avx2"))) static void tn__la_rotv_avx2(double *x, int64_t nr, const double *c, const double *s) {
     const int64_t ld = TN__LA_RCB / (int64_t)sizeof(double);
-    __m256d a[4];
-    for (int q = 0; q < 4; q++) a[q] = _mm256_loadu_pd(x + q * 4);
+    __m256d a[2];
+    for (int q = 0; q < 2; q++) a[q] = _mm256_loadu_pd(x + q * 4);
     for (int64_t j = 0; j < nr; j++) {
         double *xo = x + j * ld;
         const double *y = xo + ld;
         const __m256d cj = _mm256_set1_pd(c[j]), sj = _mm256_set1_pd(s[j]);
-        for (int q = 0; q < 4; q++) {
+        for (int q = 0; q < 2; q++) {
             __m256d v = _mm256_loadu_pd(y + q * 4), p0 = _mm256_mul_pd(cj, a[q]), p1 = _mm256_mul_pd(sj, v), p2 = _mm256_mul_pd(cj, v), p3 = _mm256_mul_pd(sj, a[q]);
             __asm__("" : "+v"(p0), "+v"(p1), "+v"(p2), "+v"(p3));
             _mm256_storeu_pd(xo + q * 4, _mm256_add_pd(p0, p1));
             a[q] = _mm256_sub_pd(p2, p3);
         }
     }
-    for (int q = 0; q < 4; q++) _mm256_storeu_pd(x + nr * ld + q * 4, a[q]);
+    for (int q = 0; q < 2; q++) _mm256_storeu_pd(x + nr * ld + q * 4, a[q]);
 }
-/* TN__LA_ROTV(float, _f_avx2, "avx2", __m256, 8, _mm256_loadu_ps, _mm256_storeu_ps, _mm256_set1_ps, _mm256_mul_ps, _mm256_add_ps, _mm256_sub_ps): the template in src/ops/linalg_decomp.c */
+__attribute__((target("avx2"))) static void tn__la_rotv2_avx2(double *x, int64_t nr, int64_t la, int64_t ka, const double *ca, const double *sa,
+                                                         int64_t lb, int64_t kb, const double *cb, const double *sb) {
+    const int64_t ld = TN__LA_RCB / (int64_t)sizeof(double);
+    __m256d a[2], b[2], o[2];
+    for (int q = 0; q < 2; q++) b[q] = o[q] = a[q] = _mm256_loadu_pd(x + q * 4);   /* b, o: set at row 1 (for the compiler) */
+    for (int64_t r = 1; r <= nr + 1; r++) {
+        /* A: input row r (past nr: none), its carry row r - 1 out to o */
+        if (r <= nr && r - 1 >= la && r - 1 < ka) {
+            const double *y = x + r * ld;
+            const __m256d cj = _mm256_set1_pd(ca[r - 1 - la]), sj = _mm256_set1_pd(sa[r - 1 - la]);
+            for (int q = 0; q < 2; q++) {
+                __m256d v = _mm256_loadu_pd(y + q * 4), p0 = _mm256_mul_pd(cj, a[q]), p1 = _mm256_mul_pd(sj, v), p2 = _mm256_mul_pd(cj, v), p3 = _mm256_mul_pd(sj, a[q]);
+                __asm__("" : "+v"(p0), "+v"(p1), "+v"(p2), "+v"(p3));
+                o[q] = _mm256_add_pd(p0, p1);
+                a[q] = _mm256_sub_pd(p2, p3);
+            }
+        } else
+            for (int q = 0; q < 2; q++) { o[q] = a[q]; if (r <= nr) a[q] = _mm256_loadu_pd(x + r * ld + q * 4); }
+        if (r == 1) { for (int q = 0; q < 2; q++) b[q] = o[q]; continue; }
+        /* B: input row r - 1 (o), its carry row r - 2 stored */
+        double *xo = x + (r - 2) * ld;
+        if (r - 2 >= lb && r - 2 < kb) {
+            const __m256d cj = _mm256_set1_pd(cb[r - 2 - lb]), sj = _mm256_set1_pd(sb[r - 2 - lb]);
+            for (int q = 0; q < 2; q++) {
+                __m256d p0 = _mm256_mul_pd(cj, b[q]), p1 = _mm256_mul_pd(sj, o[q]), p2 = _mm256_mul_pd(cj, o[q]), p3 = _mm256_mul_pd(sj, b[q]);
+                __asm__("" : "+v"(p0), "+v"(p1), "+v"(p2), "+v"(p3));
+                _mm256_storeu_pd(xo + q * 4, _mm256_add_pd(p0, p1));
+                b[q] = _mm256_sub_pd(p2, p3);
+            }
+        } else
+            for (int q = 0; q < 2; q++) { _mm256_storeu_pd(xo + q * 4, b[q]); b[q] = o[q]; }
+    }
+    for (int q = 0; q < 2; q++) _mm256_storeu_pd(x + nr * ld + q * 4, b[q]);
+}
+/* TN__LA_ROTV(float, _f_avx2, "avx2", __m256, 8, 2, _mm256_loadu_ps, _mm256_storeu_ps, _mm256_set1_ps, _mm256_mul_ps, _mm256_add_ps, _mm256_sub_ps): the template in src/ops/linalg_decomp.c */
 __attribute__((target("avx2"))) static void tn__la_rotv_f_avx2(float *x, int64_t nr, const float *c, const float *s) {
     const int64_t ld = TN__LA_RCB / (int64_t)sizeof(float);
-    __m256 a[4];
-    for (int q = 0; q < 4; q++) a[q] = _mm256_loadu_ps(x + q * 8);
+    __m256 a[2];
+    for (int q = 0; q < 2; q++) a[q] = _mm256_loadu_ps(x + q * 8);
     for (int64_t j = 0; j < nr; j++) {
         float *xo = x + j * ld;
         const float *y = xo + ld;
         const __m256 cj = _mm256_set1_ps(c[j]), sj = _mm256_set1_ps(s[j]);
-        for (int q = 0; q < 4; q++) {
+        for (int q = 0; q < 2; q++) {
             __m256 v = _mm256_loadu_ps(y + q * 8), p0 = _mm256_mul_ps(cj, a[q]), p1 = _mm256_mul_ps(sj, v), p2 = _mm256_mul_ps(cj, v), p3 = _mm256_mul_ps(sj, a[q]);
             __asm__("" : "+v"(p0), "+v"(p1), "+v"(p2), "+v"(p3));
             _mm256_storeu_ps(xo + q * 8, _mm256_add_ps(p0, p1));
             a[q] = _mm256_sub_ps(p2, p3);
         }
     }
-    for (int q = 0; q < 4; q++) _mm256_storeu_ps(x + nr * ld + q * 8, a[q]);
+    for (int q = 0; q < 2; q++) _mm256_storeu_ps(x + nr * ld + q * 8, a[q]);
+}
+__attribute__((target("avx2"))) static void tn__la_rotv2_f_avx2(float *x, int64_t nr, int64_t la, int64_t ka, const float *ca, const float *sa,
+                                                         int64_t lb, int64_t kb, const float *cb, const float *sb) {
+    const int64_t ld = TN__LA_RCB / (int64_t)sizeof(float);
+    __m256 a[2], b[2], o[2];
+    for (int q = 0; q < 2; q++) b[q] = o[q] = a[q] = _mm256_loadu_ps(x + q * 8);   /* b, o: set at row 1 (for the compiler) */
+    for (int64_t r = 1; r <= nr + 1; r++) {
+        /* A: input row r (past nr: none), its carry row r - 1 out to o */
+        if (r <= nr && r - 1 >= la && r - 1 < ka) {
+            const float *y = x + r * ld;
+            const __m256 cj = _mm256_set1_ps(ca[r - 1 - la]), sj = _mm256_set1_ps(sa[r - 1 - la]);
+            for (int q = 0; q < 2; q++) {
+                __m256 v = _mm256_loadu_ps(y + q * 8), p0 = _mm256_mul_ps(cj, a[q]), p1 = _mm256_mul_ps(sj, v), p2 = _mm256_mul_ps(cj, v), p3 = _mm256_mul_ps(sj, a[q]);
+                __asm__("" : "+v"(p0), "+v"(p1), "+v"(p2), "+v"(p3));
+                o[q] = _mm256_add_ps(p0, p1);
+                a[q] = _mm256_sub_ps(p2, p3);
+            }
+        } else
+            for (int q = 0; q < 2; q++) { o[q] = a[q]; if (r <= nr) a[q] = _mm256_loadu_ps(x + r * ld + q * 8); }
+        if (r == 1) { for (int q = 0; q < 2; q++) b[q] = o[q]; continue; }
+        /* B: input row r - 1 (o), its carry row r - 2 stored */
+        float *xo = x + (r - 2) * ld;
+        if (r - 2 >= lb && r - 2 < kb) {
+            const __m256 cj = _mm256_set1_ps(cb[r - 2 - lb]), sj = _mm256_set1_ps(sb[r - 2 - lb]);
+            for (int q = 0; q < 2; q++) {
+                __m256 p0 = _mm256_mul_ps(cj, b[q]), p1 = _mm256_mul_ps(sj, o[q]), p2 = _mm256_mul_ps(cj, o[q]), p3 = _mm256_mul_ps(sj, b[q]);
+                __asm__("" : "+v"(p0), "+v"(p1), "+v"(p2), "+v"(p3));
+                _mm256_storeu_ps(xo + q * 8, _mm256_add_ps(p0, p1));
+                b[q] = _mm256_sub_ps(p2, p3);
+            }
+        } else
+            for (int q = 0; q < 2; q++) { _mm256_storeu_ps(xo + q * 8, b[q]); b[q] = o[q]; }
+    }
+    for (int q = 0; q < 2; q++) _mm256_storeu_ps(x + nr * ld + q * 8, b[q]);
 }
 #endif
 /* The SVD's kernels for float64 (S none) and float32 (_f); EPS and TMIN are the type's
@@ -24222,7 +24365,7 @@ static void tn__la_rotk(double *x, int64_t nr, const double *c, const double *s)
 #ifdef TN__LA_AVX2
     const int isa = tn__gemm_isa();
     if (isa >= TN__GEMM_AVX512) { tn__la_rotv_avx512(x, nr, c, s); return; }
-    if (isa >= TN__GEMM_AVX2) { tn__la_rotv_avx2(x, nr, c, s); tn__la_rotv_avx2(x + CW / 2, nr, c, s); return; }
+    if (isa >= TN__GEMM_AVX2) { for (int o = 0; o < CW; o += CW / 4) tn__la_rotv_avx2(x + o, nr, c, s); return; }
 #endif
     double a[CW];
     memcpy(a, x, sizeof a);
@@ -24232,6 +24375,19 @@ static void tn__la_rotk(double *x, int64_t nr, const double *c, const double *s)
         for (int q = 0; q < CW; q++) { const double u = a[q], v = y[q]; xo[q] = cj * u + sj * v; a[q] = cj * v - sj * u; }
     }
     memcpy(x + nr * CW, a, sizeof a);
+}
+/* Two sweeps, A's rotations [la, ka) then B's [lb, kb), on rows 0 .. nr of the chunk: in one
+   pass where there is a SIMD kernel, else one after the other. */
+static void tn__la_rotk2(double *x, int64_t nr, int64_t la, int64_t ka, const double *ca, const double *sa, int64_t lb, int64_t kb, const double *cb, const double *sb) {
+    enum { CW = TN__LA_RCB / (int)sizeof(double) };
+#ifdef TN__LA_AVX2
+    const int isa = tn__gemm_isa();
+    if (isa >= TN__GEMM_AVX512) { tn__la_rotv2_avx512(x, nr, la, ka, ca, sa, lb, kb, cb, sb); return; }
+    if (isa >= TN__GEMM_AVX2) { for (int o = 0; o < CW; o += CW / 4) tn__la_rotv2_avx2(x + o, nr, la, ka, ca, sa, lb, kb, cb, sb); return; }
+#endif
+    (void)nr;
+    tn__la_rotk(x + la * CW, ka - la, ca, sa);
+    tn__la_rotk(x + lb * CW, kb - lb, cb, sb);
 }
 /* The queued sweeps q [ns] (rows r0 .. r1 in all), applied to the chunks of columns: V's
    (vt [*, n]) nvc chunks, then U's (ut [*, m]). Sweep t's values at cs + off: V's c, s
@@ -24260,8 +24416,17 @@ static void tn__la_rots_part(void *p, int64_t i0, int64_t i1) {
                 continue;
             }
             const double *c = r->cs + r->q[t].off + (isv ? 0 : 2 * (k - l)), *s = c + (k - l);
-            if (pk) tn__la_rotk(pk + (l - r0) * cw, k - l, c, s);
-            else for (int64_t j = l; j < k; j++) tn__la_rot(x + j * ld + c0, x + (j + 1) * ld + c0, c[j - l], s[j - l], w);
+            if (!pk) {
+                for (int64_t j = l; j < k; j++) tn__la_rot(x + j * ld + c0, x + (j + 1) * ld + c0, c[j - l], s[j - l], w);
+                continue;
+            }
+            const int64_t l2 = t + 1 < r->ns ? r->q[t + 1].l : 0, k2 = t + 1 < r->ns ? r->q[t + 1].k : 0;
+            if (l2 == k2) { tn__la_rotk(pk + (l - r0) * cw, k - l, c, s); continue; }
+            /* the next is a sweep too: both in one pass over their rows */
+            const double *c2 = r->cs + r->q[t + 1].off + (isv ? 0 : 2 * (k2 - l2)), *s2 = c2 + (k2 - l2);
+            const int64_t lo = l < l2 ? l : l2, hi = k > k2 ? k : k2;
+            tn__la_rotk2(pk + (lo - r0) * cw, hi - lo, l - lo, k - lo, c, s, l2 - lo, k2 - lo, c2, s2);
+            t++;
         }
         if (pk) for (int64_t j = 0; j < rows; j++) memcpy(x + (r0 + j) * ld + c0, pk + j * cw, (size_t)w * sizeof(double));
     }
@@ -24331,8 +24496,8 @@ static void tn__la_gebd2(double *a, int64_t m, int64_t n, double *d, double *e, 
    the rotations applied to the rows of ut [*, m] (U's columns) and vt [n, nv] (V's; nv is n,
    or 2 n for complex vectors: a real rotation turns re and im alike), both or neither NULL;
    rot [4 n] is scratch. d ends non-negative, unsorted. The sweeps' rotations are queued
-   (up to TN__LA_RQ sweeps, 16 n rotations) and applied together: tn__la_rots_flush. Returns 0, or -1 when an iteration
-   did not converge. (The Golub-Reinsch algorithm as in EISPACK's svd; rv[i] = e[i-1] the
+   (up to TN__LA_RQ sweeps, 64 n rotations) and applied together (tn__la_rots_flush).
+   Returns 0, or -1 when an iteration did not converge. (The Golub-Reinsch algorithm as in EISPACK's svd; rv[i] = e[i-1] the
    superdiagonal above d[i], rv[0] = 0.) */
 /* ord[0..k): the indices of d[0..k) by descending value (insertion sort: stable, so equal
    singular values keep the QR's order) */
@@ -24344,10 +24509,10 @@ static void tn__la_order_desc(const double *d, int64_t k, int64_t *ord) {
         ord[j] = o;
     }
 }
-static int tn__la_bdsqr(double *d, double *rv, int64_t n, double *ut, int64_t m, double *vt, int64_t nv, double *rot) {
+TN__TESTABLE int tn__la_bdsqr(double *d, double *rv, int64_t n, double *ut, int64_t m, double *vt, int64_t nv, double *rot) {
     /* the queue: the sweeps' values in cs (cap of them; without memory for it, rot: one sweep) */
     tn__la_sweep q[TN__LA_RQ];
-    int64_t ns = 0, used = 0, cap = vt && n > 1 ? 64 * n : 0;
+    int64_t ns = 0, used = 0, cap = vt && n > 1 ? 256 * n : 0;
     double *cs = cap ? (double *)TN_MALLOC((size_t)cap * sizeof(double)) : NULL;
     if (!cs) { cs = rot; cap = 4 * n; }
     double anorm = 0;
@@ -24505,7 +24670,7 @@ static void tn__la_rotk_f(float *x, int64_t nr, const float *c, const float *s) 
 #ifdef TN__LA_AVX2
     const int isa = tn__gemm_isa();
     if (isa >= TN__GEMM_AVX512) { tn__la_rotv_f_avx512(x, nr, c, s); return; }
-    if (isa >= TN__GEMM_AVX2) { tn__la_rotv_f_avx2(x, nr, c, s); tn__la_rotv_f_avx2(x + CW / 2, nr, c, s); return; }
+    if (isa >= TN__GEMM_AVX2) { for (int o = 0; o < CW; o += CW / 4) tn__la_rotv_f_avx2(x + o, nr, c, s); return; }
 #endif
     float a[CW];
     memcpy(a, x, sizeof a);
@@ -24515,6 +24680,19 @@ static void tn__la_rotk_f(float *x, int64_t nr, const float *c, const float *s) 
         for (int q = 0; q < CW; q++) { const float u = a[q], v = y[q]; xo[q] = cj * u + sj * v; a[q] = cj * v - sj * u; }
     }
     memcpy(x + nr * CW, a, sizeof a);
+}
+/* Two sweeps, A's rotations [la, ka) then B's [lb, kb), on rows 0 .. nr of the chunk: in one
+   pass where there is a SIMD kernel, else one after the other. */
+static void tn__la_rotk2_f(float *x, int64_t nr, int64_t la, int64_t ka, const float *ca, const float *sa, int64_t lb, int64_t kb, const float *cb, const float *sb) {
+    enum { CW = TN__LA_RCB / (int)sizeof(float) };
+#ifdef TN__LA_AVX2
+    const int isa = tn__gemm_isa();
+    if (isa >= TN__GEMM_AVX512) { tn__la_rotv2_f_avx512(x, nr, la, ka, ca, sa, lb, kb, cb, sb); return; }
+    if (isa >= TN__GEMM_AVX2) { for (int o = 0; o < CW; o += CW / 4) tn__la_rotv2_f_avx2(x + o, nr, la, ka, ca, sa, lb, kb, cb, sb); return; }
+#endif
+    (void)nr;
+    tn__la_rotk_f(x + la * CW, ka - la, ca, sa);
+    tn__la_rotk_f(x + lb * CW, kb - lb, cb, sb);
 }
 /* The queued sweeps q [ns] (rows r0 .. r1 in all), applied to the chunks of columns: V's
    (vt [*, n]) nvc chunks, then U's (ut [*, m]). Sweep t's values at cs + off: V's c, s
@@ -24543,8 +24721,17 @@ static void tn__la_rots_part_f(void *p, int64_t i0, int64_t i1) {
                 continue;
             }
             const float *c = r->cs + r->q[t].off + (isv ? 0 : 2 * (k - l)), *s = c + (k - l);
-            if (pk) tn__la_rotk_f(pk + (l - r0) * cw, k - l, c, s);
-            else for (int64_t j = l; j < k; j++) tn__la_rot_f(x + j * ld + c0, x + (j + 1) * ld + c0, c[j - l], s[j - l], w);
+            if (!pk) {
+                for (int64_t j = l; j < k; j++) tn__la_rot_f(x + j * ld + c0, x + (j + 1) * ld + c0, c[j - l], s[j - l], w);
+                continue;
+            }
+            const int64_t l2 = t + 1 < r->ns ? r->q[t + 1].l : 0, k2 = t + 1 < r->ns ? r->q[t + 1].k : 0;
+            if (l2 == k2) { tn__la_rotk_f(pk + (l - r0) * cw, k - l, c, s); continue; }
+            /* the next is a sweep too: both in one pass over their rows */
+            const float *c2 = r->cs + r->q[t + 1].off + (isv ? 0 : 2 * (k2 - l2)), *s2 = c2 + (k2 - l2);
+            const int64_t lo = l < l2 ? l : l2, hi = k > k2 ? k : k2;
+            tn__la_rotk2_f(pk + (lo - r0) * cw, hi - lo, l - lo, k - lo, c, s, l2 - lo, k2 - lo, c2, s2);
+            t++;
         }
         if (pk) for (int64_t j = 0; j < rows; j++) memcpy(x + (r0 + j) * ld + c0, pk + j * cw, (size_t)w * sizeof(float));
     }
@@ -24614,8 +24801,8 @@ static void tn__la_gebd2_f(float *a, int64_t m, int64_t n, float *d, float *e, f
    the rotations applied to the rows of ut [*, m] (U's columns) and vt [n, nv] (V's; nv is n,
    or 2 n for complex vectors: a real rotation turns re and im alike), both or neither NULL;
    rot [4 n] is scratch. d ends non-negative, unsorted. The sweeps' rotations are queued
-   (up to TN__LA_RQ sweeps, 16 n rotations) and applied together: tn__la_rots_flush. Returns 0, or -1 when an iteration
-   did not converge. (The Golub-Reinsch algorithm as in EISPACK's svd; rv[i] = e[i-1] the
+   (up to TN__LA_RQ sweeps, 64 n rotations) and applied together (tn__la_rots_flush).
+   Returns 0, or -1 when an iteration did not converge. (The Golub-Reinsch algorithm as in EISPACK's svd; rv[i] = e[i-1] the
    superdiagonal above d[i], rv[0] = 0.) */
 /* ord[0..k): the indices of d[0..k) by descending value (insertion sort: stable, so equal
    singular values keep the QR's order) */
@@ -24627,10 +24814,10 @@ static void tn__la_order_desc_f(const float *d, int64_t k, int64_t *ord) {
         ord[j] = o;
     }
 }
-static int tn__la_bdsqr_f(float *d, float *rv, int64_t n, float *ut, int64_t m, float *vt, int64_t nv, float *rot) {
+TN__TESTABLE int tn__la_bdsqr_f(float *d, float *rv, int64_t n, float *ut, int64_t m, float *vt, int64_t nv, float *rot) {
     /* the queue: the sweeps' values in cs (cap of them; without memory for it, rot: one sweep) */
     tn__la_sweep q[TN__LA_RQ];
-    int64_t ns = 0, used = 0, cap = vt && n > 1 ? 64 * n : 0;
+    int64_t ns = 0, used = 0, cap = vt && n > 1 ? 256 * n : 0;
     float *cs = cap ? (float *)TN_MALLOC((size_t)cap * sizeof(float)) : NULL;
     if (!cs) { cs = rot; cap = 4 * n; }
     float anorm = 0;

@@ -679,34 +679,72 @@ static float tn__la_hypot_f(float a, float b) { return (float)sqrt((double)a * a
    thread, AVX-512): the rotations 43 -> 33 ms; AVX-512 carries twice AVX2's lanes per
    multiply on this machine, and the rotation is four multiplies an element. */
 #define TN__LA_RCB 256
-#define TN__LA_RQ 64   /* sweeps queued at most */
+#define TN__LA_RQ 128   /* sweeps queued at most */
 typedef struct { int64_t l, k, off; } tn__la_sweep;   /* a queued sweep: rotations [l, k); l == k: negate V's row k */
 #ifdef TN__LA_AVX2
-/* rotations 0 .. nr-1 (rows j, j+1 of x [nr + 1, TN__LA_RCB / sizeof(T)] by c[j], s[j]) on 4
-   vectors of columns from x */
-/* @template TN__LA_ROTV(T, S, ISA, VT, VW, LDV, STV, SET1, MUL, ADD, SUB) */
+/* NV vectors of columns from x [*, TN__LA_RCB / sizeof(T)]: rotv runs rotations 0 .. nr-1
+   (rows j, j+1 by c[j], s[j]); rotv2 two sweeps in one pass down rows 0 .. nr, A's
+   rotations [la, ka) by ca[j - la], then B's [lb, kb): each stage holds one row, the row
+   before its input, so B turns rows j, j+1 right after A's rotation j + 1 has finished row
+   j + 1 (half the passes over the chunk). */
+/* @template TN__LA_ROTV(T, S, ISA, VT, VW, NV, LDV, STV, SET1, MUL, ADD, SUB) */
 __attribute__((target(ISA))) static void tn__la_rotv##S(T *x, int64_t nr, const T *c, const T *s) {
     const int64_t ld = TN__LA_RCB / (int64_t)sizeof(T);
-    VT a[4];
-    for (int q = 0; q < 4; q++) a[q] = LDV(x + q * VW);
+    VT a[NV];
+    for (int q = 0; q < NV; q++) a[q] = LDV(x + q * VW);
     for (int64_t j = 0; j < nr; j++) {
         T *xo = x + j * ld;
         const T *y = xo + ld;
         const VT cj = SET1(c[j]), sj = SET1(s[j]);
-        for (int q = 0; q < 4; q++) {
+        for (int q = 0; q < NV; q++) {
             VT v = LDV(y + q * VW), p0 = MUL(cj, a[q]), p1 = MUL(sj, v), p2 = MUL(cj, v), p3 = MUL(sj, a[q]);
             __asm__("" : "+v"(p0), "+v"(p1), "+v"(p2), "+v"(p3));
             STV(xo + q * VW, ADD(p0, p1));
             a[q] = SUB(p2, p3);
         }
     }
-    for (int q = 0; q < 4; q++) STV(x + nr * ld + q * VW, a[q]);
+    for (int q = 0; q < NV; q++) STV(x + nr * ld + q * VW, a[q]);
+}
+__attribute__((target(ISA))) static void tn__la_rotv2##S(T *x, int64_t nr, int64_t la, int64_t ka, const T *ca, const T *sa,
+                                                         int64_t lb, int64_t kb, const T *cb, const T *sb) {
+    const int64_t ld = TN__LA_RCB / (int64_t)sizeof(T);
+    VT a[NV], b[NV], o[NV];
+    for (int q = 0; q < NV; q++) b[q] = o[q] = a[q] = LDV(x + q * VW);   /* b, o: set at row 1 (for the compiler) */
+    for (int64_t r = 1; r <= nr + 1; r++) {
+        /* A: input row r (past nr: none), its carry row r - 1 out to o */
+        if (r <= nr && r - 1 >= la && r - 1 < ka) {
+            const T *y = x + r * ld;
+            const VT cj = SET1(ca[r - 1 - la]), sj = SET1(sa[r - 1 - la]);
+            for (int q = 0; q < NV; q++) {
+                VT v = LDV(y + q * VW), p0 = MUL(cj, a[q]), p1 = MUL(sj, v), p2 = MUL(cj, v), p3 = MUL(sj, a[q]);
+                __asm__("" : "+v"(p0), "+v"(p1), "+v"(p2), "+v"(p3));
+                o[q] = ADD(p0, p1);
+                a[q] = SUB(p2, p3);
+            }
+        } else
+            for (int q = 0; q < NV; q++) { o[q] = a[q]; if (r <= nr) a[q] = LDV(x + r * ld + q * VW); }
+        if (r == 1) { for (int q = 0; q < NV; q++) b[q] = o[q]; continue; }
+        /* B: input row r - 1 (o), its carry row r - 2 stored */
+        T *xo = x + (r - 2) * ld;
+        if (r - 2 >= lb && r - 2 < kb) {
+            const VT cj = SET1(cb[r - 2 - lb]), sj = SET1(sb[r - 2 - lb]);
+            for (int q = 0; q < NV; q++) {
+                VT p0 = MUL(cj, b[q]), p1 = MUL(sj, o[q]), p2 = MUL(cj, o[q]), p3 = MUL(sj, b[q]);
+                __asm__("" : "+v"(p0), "+v"(p1), "+v"(p2), "+v"(p3));
+                STV(xo + q * VW, ADD(p0, p1));
+                b[q] = SUB(p2, p3);
+            }
+        } else
+            for (int q = 0; q < NV; q++) { STV(xo + q * VW, b[q]); b[q] = o[q]; }
+    }
+    for (int q = 0; q < NV; q++) STV(x + nr * ld + q * VW, b[q]);
 }
 /* @end TN__LA_ROTV */
-TN__LA_ROTV(double, _avx512, "avx512f", __m512d, 8, _mm512_loadu_pd, _mm512_storeu_pd, _mm512_set1_pd, _mm512_mul_pd, _mm512_add_pd, _mm512_sub_pd)
-TN__LA_ROTV(float, _f_avx512, "avx512f", __m512, 16, _mm512_loadu_ps, _mm512_storeu_ps, _mm512_set1_ps, _mm512_mul_ps, _mm512_add_ps, _mm512_sub_ps)
-TN__LA_ROTV(double, _avx2, "avx2", __m256d, 4, _mm256_loadu_pd, _mm256_storeu_pd, _mm256_set1_pd, _mm256_mul_pd, _mm256_add_pd, _mm256_sub_pd)
-TN__LA_ROTV(float, _f_avx2, "avx2", __m256, 8, _mm256_loadu_ps, _mm256_storeu_ps, _mm256_set1_ps, _mm256_mul_ps, _mm256_add_ps, _mm256_sub_ps)
+/* AVX-512: a chunk's row in one call (4 vectors); AVX2: 2 vectors a call (16 registers) */
+TN__LA_ROTV(double, _avx512, "avx512f", __m512d, 8, 4, _mm512_loadu_pd, _mm512_storeu_pd, _mm512_set1_pd, _mm512_mul_pd, _mm512_add_pd, _mm512_sub_pd)
+TN__LA_ROTV(float, _f_avx512, "avx512f", __m512, 16, 4, _mm512_loadu_ps, _mm512_storeu_ps, _mm512_set1_ps, _mm512_mul_ps, _mm512_add_ps, _mm512_sub_ps)
+TN__LA_ROTV(double, _avx2, "avx2", __m256d, 4, 2, _mm256_loadu_pd, _mm256_storeu_pd, _mm256_set1_pd, _mm256_mul_pd, _mm256_add_pd, _mm256_sub_pd)
+TN__LA_ROTV(float, _f_avx2, "avx2", __m256, 8, 2, _mm256_loadu_ps, _mm256_storeu_ps, _mm256_set1_ps, _mm256_mul_ps, _mm256_add_ps, _mm256_sub_ps)
 #endif
 /* The SVD's kernels for float64 (S none) and float32 (_f); EPS and TMIN are the type's
    epsilon and smallest normal. */
@@ -718,7 +756,7 @@ static void tn__la_rotk##S(T *x, int64_t nr, const T *c, const T *s) {
 #ifdef TN__LA_AVX2
     const int isa = tn__gemm_isa();
     if (isa >= TN__GEMM_AVX512) { tn__la_rotv##S##_avx512(x, nr, c, s); return; }
-    if (isa >= TN__GEMM_AVX2) { tn__la_rotv##S##_avx2(x, nr, c, s); tn__la_rotv##S##_avx2(x + CW / 2, nr, c, s); return; }
+    if (isa >= TN__GEMM_AVX2) { for (int o = 0; o < CW; o += CW / 4) tn__la_rotv##S##_avx2(x + o, nr, c, s); return; }
 #endif
     T a[CW];
     memcpy(a, x, sizeof a);
@@ -728,6 +766,19 @@ static void tn__la_rotk##S(T *x, int64_t nr, const T *c, const T *s) {
         for (int q = 0; q < CW; q++) { const T u = a[q], v = y[q]; xo[q] = cj * u + sj * v; a[q] = cj * v - sj * u; }
     }
     memcpy(x + nr * CW, a, sizeof a);
+}
+/* Two sweeps, A's rotations [la, ka) then B's [lb, kb), on rows 0 .. nr of the chunk: in one
+   pass where there is a SIMD kernel, else one after the other. */
+static void tn__la_rotk2##S(T *x, int64_t nr, int64_t la, int64_t ka, const T *ca, const T *sa, int64_t lb, int64_t kb, const T *cb, const T *sb) {
+    enum { CW = TN__LA_RCB / (int)sizeof(T) };
+#ifdef TN__LA_AVX2
+    const int isa = tn__gemm_isa();
+    if (isa >= TN__GEMM_AVX512) { tn__la_rotv2##S##_avx512(x, nr, la, ka, ca, sa, lb, kb, cb, sb); return; }
+    if (isa >= TN__GEMM_AVX2) { for (int o = 0; o < CW; o += CW / 4) tn__la_rotv2##S##_avx2(x + o, nr, la, ka, ca, sa, lb, kb, cb, sb); return; }
+#endif
+    (void)nr;
+    tn__la_rotk##S(x + la * CW, ka - la, ca, sa);
+    tn__la_rotk##S(x + lb * CW, kb - lb, cb, sb);
 }
 /* The queued sweeps q [ns] (rows r0 .. r1 in all), applied to the chunks of columns: V's
    (vt [*, n]) nvc chunks, then U's (ut [*, m]). Sweep t's values at cs + off: V's c, s
@@ -756,8 +807,17 @@ static void tn__la_rots_part##S(void *p, int64_t i0, int64_t i1) {
                 continue;
             }
             const T *c = r->cs + r->q[t].off + (isv ? 0 : 2 * (k - l)), *s = c + (k - l);
-            if (pk) tn__la_rotk##S(pk + (l - r0) * cw, k - l, c, s);
-            else for (int64_t j = l; j < k; j++) tn__la_rot##S(x + j * ld + c0, x + (j + 1) * ld + c0, c[j - l], s[j - l], w);
+            if (!pk) {
+                for (int64_t j = l; j < k; j++) tn__la_rot##S(x + j * ld + c0, x + (j + 1) * ld + c0, c[j - l], s[j - l], w);
+                continue;
+            }
+            const int64_t l2 = t + 1 < r->ns ? r->q[t + 1].l : 0, k2 = t + 1 < r->ns ? r->q[t + 1].k : 0;
+            if (l2 == k2) { tn__la_rotk##S(pk + (l - r0) * cw, k - l, c, s); continue; }
+            /* the next is a sweep too: both in one pass over their rows */
+            const T *c2 = r->cs + r->q[t + 1].off + (isv ? 0 : 2 * (k2 - l2)), *s2 = c2 + (k2 - l2);
+            const int64_t lo = l < l2 ? l : l2, hi = k > k2 ? k : k2;
+            tn__la_rotk2##S(pk + (lo - r0) * cw, hi - lo, l - lo, k - lo, c, s, l2 - lo, k2 - lo, c2, s2);
+            t++;
         }
         if (pk) for (int64_t j = 0; j < rows; j++) memcpy(x + (r0 + j) * ld + c0, pk + j * cw, (size_t)w * sizeof(T));
     }
@@ -827,8 +887,8 @@ static void tn__la_gebd2##S(T *a, int64_t m, int64_t n, T *d, T *e, T *hl, T *ta
    the rotations applied to the rows of ut [*, m] (U's columns) and vt [n, nv] (V's; nv is n,
    or 2 n for complex vectors: a real rotation turns re and im alike), both or neither NULL;
    rot [4 n] is scratch. d ends non-negative, unsorted. The sweeps' rotations are queued
-   (up to TN__LA_RQ sweeps, 16 n rotations) and applied together: tn__la_rots_flush. Returns 0, or -1 when an iteration
-   did not converge. (The Golub-Reinsch algorithm as in EISPACK's svd; rv[i] = e[i-1] the
+   (up to TN__LA_RQ sweeps, 64 n rotations) and applied together (tn__la_rots_flush).
+   Returns 0, or -1 when an iteration did not converge. (The Golub-Reinsch algorithm as in EISPACK's svd; rv[i] = e[i-1] the
    superdiagonal above d[i], rv[0] = 0.) */
 /* ord[0..k): the indices of d[0..k) by descending value (insertion sort: stable, so equal
    singular values keep the QR's order) */
@@ -840,10 +900,10 @@ static void tn__la_order_desc##S(const T *d, int64_t k, int64_t *ord) {
         ord[j] = o;
     }
 }
-static int tn__la_bdsqr##S(T *d, T *rv, int64_t n, T *ut, int64_t m, T *vt, int64_t nv, T *rot) {
+TN__TESTABLE int tn__la_bdsqr##S(T *d, T *rv, int64_t n, T *ut, int64_t m, T *vt, int64_t nv, T *rot) {
     /* the queue: the sweeps' values in cs (cap of them; without memory for it, rot: one sweep) */
     tn__la_sweep q[TN__LA_RQ];
-    int64_t ns = 0, used = 0, cap = vt && n > 1 ? 64 * n : 0;
+    int64_t ns = 0, used = 0, cap = vt && n > 1 ? 256 * n : 0;
     T *cs = cap ? (T *)TN_MALLOC((size_t)cap * sizeof(T)) : NULL;
     if (!cs) { cs = rot; cap = 4 * n; }
     T anorm = 0;
