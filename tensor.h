@@ -56125,6 +56125,9 @@ static int tn__si_ipc_import(const unsigned char *h, uint64_t size, void **base)
     if (memcmp(k.magic, "tnsiipc", 8) || k.pid <= 0 || k.fd < 0 || k.size < 1)
         return TN__FAIL_INT("stand-in GPU: ipc_import: not a handle the stand-in's ipc_export made");
     if ((uint64_t)k.size != size) return TN__FAIL_INT("stand-in GPU: ipc_import: the handle's segment has %lld bytes, not %llu", (long long)k.size, (unsigned long long)size);
+    if (k.pid == (int64_t)getpid())   /* as CUDA: cudaIpcOpenMemHandle maps another process's memory only */
+        return TN__FAIL_INT("stand-in GPU: ipc_import: the handle is this process's own (cudaIpcOpenMemHandle maps another process's memory only): "
+                            "use the tensor that was sent");
     char path[64];
     struct stat st;
     snprintf(path, sizeof path, "/proc/%lld", (long long)k.pid);

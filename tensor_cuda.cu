@@ -48,6 +48,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -67,6 +68,17 @@ static int cu_fail(const char *what, cudaError_t e) {
 static thread_local cudaStream_t cu_cur_stream = 0;
 static thread_local bool cu_capturing, cu_capture_allocated;
 static inline cudaStream_t cu_stream(void) { return cu_cur_stream; }
+/* An entry a capture cannot hold refuses inside one and spoils it (graph_end fails), as the
+   stand-in's TN__SI_NO_CAPTURE: cuSOLVER and NCCL run on the legacy stream (uncaptured: run
+   at once, on inputs the capture has not computed yet), a random draw would repeat its
+   numbers at every replay, a host round trip synchronises. */
+static thread_local const char *cu_capture_refused;   /* what spoiled this thread's capture, or NULL */
+static int cu_uncapturable(const char *what) {
+    if (!cu_capture_refused) cu_capture_refused = what;
+    return tn_error("CUDA graphs: %s while capturing a CUDA graph (operation not permitted when stream is capturing): do it before the capture "
+                    "or after it", what);
+}
+#define CU_NO_CAPTURE(what) do { if (cu_capturing) return cu_uncapturable(what); } while (0)
 
 static const int kThreads = 256;
 static unsigned blocks_for(int64_t n) {
@@ -4260,25 +4272,41 @@ static int cu_nccl(tn_nccl_op op, tn_nccl_args *a) {
    views the block at its offset (the header caches the mapping per handle). The export
    waits for the work queued so far, so the receiver reads finished values. */
 static_assert(sizeof(cudaIpcMemHandle_t) == TN_CUDA_IPC_HANDLE_BYTES, "cudaIpcMemHandle_t is 64 bytes (CUDA_IPC_HANDLE_SIZE)");
+/* The handles this process exported: cudaIpcOpenMemHandle maps handles of OTHER processes
+   only (a process's own fails with an unhelpful context error), so an import of one of them
+   is refused by name, as the stand-in refuses its own pid's. */
+static std::mutex cu_ipc_mu;
+static std::set<std::string> cu_ipc_exported;
 static int cu_ipc_export(tn_storage *s, unsigned char *h, uint64_t *offset, uint64_t *size) {
+    CU_NO_CAPTURE("an IPC export");   /* it synchronises */
     char *base = NULL;
     size_t n = 0;
     if (!s->data || !cu_segment_of(s->data, &base, &n))
         return tn_error("CUDA IPC: the storage's memory is not the caching allocator's (from_blob, DLPack, a segment mapped from another process): "
                         "it cannot be exported");
-    if (cu_capturing) return tn_error("CUDA IPC: an export inside a CUDA graph capture");
     CU_CHECK("CUDA IPC: waiting for the storage's writes", cudaStreamSynchronize(cu_stream()));
     cudaIpcMemHandle_t hd;
-    CU_CHECK("cudaIpcGetMemHandle", cudaIpcGetMemHandle(&hd, base));
+    CU_CHECK("cudaIpcGetMemHandle", cudaIpcGetMemHandle(&hd, base));   /* the base of a cudaMalloc allocation: the segment's */
     memcpy(h, &hd, sizeof hd);
+    {
+        std::lock_guard<std::mutex> lock(cu_ipc_mu);
+        cu_ipc_exported.insert(std::string((const char *)&hd, sizeof hd));
+    }
     *offset = (uint64_t)((char *)s->data - base);
     *size = n;
     return 0;
 }
 static int cu_ipc_import(const unsigned char *h, uint64_t size, void **base) {
     (void)size;
+    CU_NO_CAPTURE("an IPC import");
     cudaIpcMemHandle_t hd;
     memcpy(&hd, h, sizeof hd);
+    {
+        std::lock_guard<std::mutex> lock(cu_ipc_mu);
+        if (cu_ipc_exported.count(std::string((const char *)&hd, sizeof hd)))
+            return tn_error("CUDA IPC: the handle is this process's own (cudaIpcOpenMemHandle maps another process's memory only): "
+                            "use the tensor that was sent");
+    }
     void *p = NULL;
     const cudaError_t e = cudaIpcOpenMemHandle(&p, hd, cudaIpcMemLazyEnablePeerAccess);
     if (e != cudaSuccess) {
