@@ -260,8 +260,9 @@ struct Allocator {
     void release(Pool *P) {
         std::lock_guard<std::mutex> lock(mu);
         if (--P->refs > 0) return;
+        const bool can_free = !cu_capturing;   /* cudaFree is not permitted while this thread captures (a graph freed inside another's capture): then the cache keeps it */
         for (Block *h : P->segs) {
-            if (!h->used && !h->next) {
+            if (can_free && !h->used && !h->next) {
                 pool(h->small, P).erase(h);
                 cudaFree(h->ptr);   /* synchronises: launches of the graph still queued finish first */
                 st.reserved -= h->size;
@@ -2643,6 +2644,7 @@ template <class TI> __global__ void k_check_index(int64_t n, Geo<2> g, int64_t *
 }
 static int cu_check_index(tn_tensor *out, tn_tensor *idx, int64_t size, int flags, int64_t skip, int64_t *err) {
     const char *fn = "check_index";
+    CU_NO_CAPTURE("an index check");   /* its slot is read at the next synchronisation, which a replay does not make */
     const int64_t n = tn_numel(idx);
     if (n == 0) return 0;
     if (idx->device != TN_CUDA || (out && (out->device != TN_CUDA || out->dtype != TN_I64 || !tn_is_contiguous(out))))
@@ -2662,6 +2664,7 @@ static int cu_check_index(tn_tensor *out, tn_tensor *idx, int64_t size, int flag
 /* The count decides the shape, so the host needs it anyway: the flags go to the host
    and the CPU backend lists them (as PyTorch, nonzero synchronises). */
 static tn_tensor *cu_nonzero(tn_tensor *x) {
+    if (cu_capturing) return (cu_uncapturable("nonzero (it reads the count back)"), (tn_tensor *)NULL);
     size_t nb = (size_t)tn_numel(x) * tn_dtype_size(x->dtype);
     std::vector<char> host(nb ? nb : 1);
     DevTensor h(host.data(), x->dtype, x->shape, x->ndim, TN_CPU);
@@ -2688,6 +2691,18 @@ static cublasHandle_t cublas_handle(void) {
 static int cublas_fail(const char *what, cublasStatus_t s) {
     return tn_error("%s: cuBLAS error %s (%s)", what, cublasGetStatusName(s), cublasGetStatusString(s));
 }
+/* The handle's calls go one at a time (its stream, math mode and workspace go with the call).
+   From the first CUDA-graph capture on (section 9c) it has a fixed workspace, as a capture
+   cannot hold cuBLAS's own allocation of one; cublasSetStream "unconditionally resets the
+   cuBLAS library workspace back to the default workspace pool" (cuBLAS docs,
+   cublasSetStream), so every call sets it again after the stream, as PyTorch's
+   getCurrentCUDABlasHandle does. */
+static std::mutex &cublas_mutex(void) {
+    static std::mutex mu;
+    return mu;
+}
+static void *cublas_graph_ws;   /* with cublas_mutex held; NULL before the first capture */
+static const size_t kCublasGraphWs = (size_t)32 << 20;
 /* How a [rows, cols] operand with strides (s_row, s_col) looks to column-major BLAS:
    transposed (row-major storage) with ld = s_row, or as is with ld = s_col. */
 static bool blas_view(int64_t rows, int64_t cols, int64_t s_row, int64_t s_col, bool *rowmajor, int64_t *ld) {
@@ -2794,9 +2809,12 @@ static int cu_matmul(tn_tensor *c, tn_tensor *a, tn_tensor *bm, double alpha, do
     }
     cublasHandle_t h = cublas_handle();
     if (!h) return tn_error("matmul: cuBLAS could not be initialised (cublasCreate failed)");
-    static std::mutex mu; /* one handle for all threads: its math mode and the call go together */
-    std::lock_guard<std::mutex> lock(mu);
+    std::lock_guard<std::mutex> lock(cublas_mutex());   /* one handle for all threads: its math mode and the call go together */
     cublasSetStream(h, cu_stream());   /* the legacy stream, or a capture's (section 9c): the call's too */
+    if (cublas_graph_ws) {   /* cublasSetStream dropped it (above) */
+        const cublasStatus_t ws_s = cublasSetWorkspace(h, cublas_graph_ws, kCublasGraphWs);
+        if (ws_s != CUBLAS_STATUS_SUCCESS) return cublas_fail("matmul (cublasSetWorkspace)", ws_s);
+    }
     cublasSetMathMode(h, c->dtype == TN_F32 && tn_get_tf32() ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH);   /* matmul's switch, not cuDNN's */
     /* Column-major BLAS computes C^T = B^T A^T when C is row-major: then BLAS's first
        operand is bm and its second a. For a column-major C it computes C = A B. */
@@ -3166,6 +3184,7 @@ static int la_geev(tn_tensor *a, tn_tensor *b, tn_tensor *c, tn_tensor *info, in
 #endif
 }
 static int cu_linalg(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor *c, tn_tensor *p, tn_tensor *info, int flag) {
+    CU_NO_CAPTURE("a factorization (linalg)");   /* cuSOLVER does not support stream capture; its handle runs on the legacy stream */
     if (a->ndim != 3 || (a->dtype != TN_F32 && a->dtype != TN_F64 && a->dtype != TN_C64 && a->dtype != TN_C128))
         return tn_error("linalg: the unit takes [B, n, m] float32/float64/complex64/complex128 batches, not %s", tn_dtype_name(a->dtype));
     tn_tensor *const more[2] = {b && b->ndim == 3 ? b : NULL, c && c->ndim == 3 ? c : NULL};   /* (TRSM's right-hand sides, ORMQR's c) */
@@ -3331,6 +3350,7 @@ template <class T> __global__ void k_random(int64_t n, T *o, int op, bool f32, u
 }
 static int cu_random(tn_random_op op, tn_tensor *out, uint64_t seed, uint64_t offset, double a, double b, int64_t low, uint64_t range) {
     const char *fn = "random";
+    CU_NO_CAPTURE("a random draw");   /* its seed and offset are this call's: a replay would draw the same numbers */
     int64_t n = tn_numel(out);
     if (n == 0) return 0;
     if (!tn_is_contiguous(out)) return tn_error("random: the output must be contiguous");
@@ -3447,6 +3467,7 @@ template <class T> __global__ void k_pool_argmax(int64_t total, int64_t C, int64
 }
 static int cu_pool_argmax(tn_tensor *idx, tn_tensor *x, const int64_t *hs, const int64_t *he, const int64_t *ws, const int64_t *we, int64_t dh, int64_t dw) {
     const char *fn = "max pooling";
+    CU_NO_CAPTURE("pool_argmax");   /* a long window table is uploaded (a host copy), as the stand-in refuses */
     int64_t N = x->shape[0], C = x->shape[1], W = x->shape[3], OH = idx->shape[2], OW = idx->shape[3], total = N * C * OH * OW;
     if (total == 0) return 0;
     if (x->dtype != TN_F32 && x->dtype != TN_F64) return tn_error("max pooling: dtype %s not supported (floating only)", tn_dtype_name(x->dtype));
@@ -3969,6 +3990,7 @@ static FftPlans &fft_plans() {
     return *p;
 }
 enum { kFftPlans = 64 };
+static std::atomic<int64_t> cu_live_graphs;   /* CUDA graphs instantiated and not freed (section 9c) */
 template <class R> __global__ void k_fft_scale(int64_t n, R *p, R s) { GRID_LOOP(i, n) p[i] *= s; }
 static int cu_fft(int kind, tn_tensor *y, tn_tensor *x, int rank, const int64_t *n, double scale) {
     const char *fn = "fft";
@@ -4062,24 +4084,27 @@ static int cu_graph_begin(void) {
     if (cu_capturing) return tn_error("CUDA graphs: this thread is capturing already");
     static thread_local cudaStream_t stream;   /* the thread's capture stream, kept for its later captures */
     if (!stream) CU_CHECK("CUDA graphs (cudaStreamCreateWithFlags)", cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    static void *ws;   /* cuBLAS's workspace from the first capture on: one block, never freed */
-    static std::mutex ws_mu;
-    static const size_t ws_bytes = (size_t)32 << 20;
     cublasHandle_t h = cublas_handle();
     if (!h) return tn_error("CUDA graphs: cuBLAS could not be initialised (cublasCreate failed)");
-    {
-        std::lock_guard<std::mutex> lock(ws_mu);
-        if (!ws) {
+    {   /* cuBLAS's workspace from the first capture on (section 7: cu_matmul sets it after each cublasSetStream): one block, never freed */
+        std::lock_guard<std::mutex> lock(cublas_mutex());
+        if (!cublas_graph_ws) {
+            void *ws = NULL;
             CU_CHECK("CUDA graphs (cuBLAS workspace)", cudaDeviceSynchronize());   /* no cuBLAS call in flight when its workspace changes */
-            CU_CHECK("CUDA graphs (cuBLAS workspace)", cudaMalloc(&ws, ws_bytes));
-            cublasStatus_t bs = cublasSetWorkspace(h, ws, ws_bytes);
-            if (bs != CUBLAS_STATUS_SUCCESS) return cublas_fail("CUDA graphs (cublasSetWorkspace)", bs);
+            CU_CHECK("CUDA graphs (cuBLAS workspace)", cudaMalloc(&ws, kCublasGraphWs));
+            cublasStatus_t bs = cublasSetWorkspace(h, ws, kCublasGraphWs);
+            if (bs != CUBLAS_STATUS_SUCCESS) {
+                cudaFree(ws);
+                return cublas_fail("CUDA graphs (cublasSetWorkspace)", bs);
+            }
+            cublas_graph_ws = ws;
         }
     }
     CU_CHECK("CUDA graphs (cudaStreamBeginCapture)", cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
     cu_cur_stream = stream;
     cu_capturing = true;
     cu_capture_allocated = false;
+    cu_capture_refused = NULL;
     return 0;
 }
 static int cu_graph_end(void **graph) {
@@ -4093,17 +4118,24 @@ static int cu_graph_end(void **graph) {
         allocator().release(cu_cap_pool);
         cu_cap_pool = NULL;
     }
-    if (e == cudaSuccess && (!g || cu_capture_allocated)) e = cudaErrorStreamCaptureInvalidated;
+    const char *refused = cu_capture_refused;
+    cu_capture_refused = NULL;
+    if (e == cudaSuccess && (!g || cu_capture_allocated || refused)) e = cudaErrorStreamCaptureInvalidated;
     cudaGraphExec_t x = NULL;
     if (e == cudaSuccess) e = cudaGraphInstantiateWithFlags(&x, g, 0);
     if (e != cudaSuccess) {
         if (g) cudaGraphDestroy(g);
+        if (refused) {
+            (void)cudaGetLastError();
+            return tn_error("CUDA graphs: the CUDA graph capture failed: %s inside it", refused);
+        }
         return cu_fail(cu_capture_allocated ? "CUDA graphs: the capture allocated memory" : "CUDA graphs: the capture failed", e);
     }
     CuGraph *cg = new CuGraph();
     cg->graph = g;
     cg->exec = x;
     *graph = cg;
+    cu_live_graphs++;
     return 0;
 }
 static int cu_graph_launch(void *graph) {
@@ -4114,9 +4146,10 @@ static int cu_graph_launch(void *graph) {
 static void cu_graph_free(void *graph) {
     CuGraph *cg = (CuGraph *)graph;
     if (!cg) return;
-    cudaGraphExecDestroy(cg->exec);
+    cudaGraphExecDestroy(cg->exec);   /* "If the executable graph is in-flight, it will ... be freed asynchronously on completion" (cudaGraphExecDestroy) */
     cudaGraphDestroy(cg->graph);
     delete cg;
+    cu_live_graphs--;
 }
 static int cu_graph_pool(int op, void **pool) {
     Pool *P = (Pool *)*pool;
@@ -4182,6 +4215,7 @@ static ncclRedOp_t nccl_red(tn_dist_op op) {
     }
 }
 static int cu_nccl(tn_nccl_op op, tn_nccl_args *a) {
+    CU_NO_CAPTURE("a collective (nccl)");   /* queued on the legacy stream below: it would run at once, not join the capture */
     ncclComm_t comm = (ncclComm_t)a->comm;
     const cudaStream_t stream = 0;   /* the unit's stream: the legacy default one */
     switch (op) {
