@@ -3968,7 +3968,10 @@ static int cu_pool2d(tn_tensor *x, tn_tensor *y, tn_tensor *gy, tn_tensor *gx, c
    cached up to kFftPlans plans (the cache is emptied when full), its work area from the
    unit's allocator for the call, on cu_stream() as every kernel here. cuFFT
    is unnormalised: the scale is a kernel after it. c2r overwrites its input, so it reads a
-   copy. */
+   copy. Inside a CUDA-graph capture a transform runs on a cached plan only: making one
+   allocates and uploads (a capture cannot hold that; cuFFT documents graph support for
+   execution, not planning), so warm up first, as for cuDNN's algorithms. A captured graph
+   holds the plan's device data: the cache is not emptied while any graph lives. */
 static int cufft_fail(const char *what, cufftResult r) { return tn_error("%s: cuFFT error %d", what, (int)r); }
 #define FFT_CHECK(what, call) do { cufftResult r_ = (call); if (r_ != CUFFT_SUCCESS) return cufft_fail(what, r_); } while (0)
 struct FftKey {
@@ -4014,7 +4017,9 @@ static int cu_fft(int kind, tn_tensor *y, tn_tensor *x, int rank, const int64_t 
     std::lock_guard<std::mutex> lock(fp.mu);
     auto it = fp.plans.find(key);
     if (it == fp.plans.end()) {
-        if (fp.plans.size() >= kFftPlans) {   /* the bound: start over */
+        if (cu_capturing) return cu_uncapturable("a cuFFT plan made (run the transform once before the capture)");
+        if (fp.plans.size() >= kFftPlans && cu_live_graphs == 0) {   /* the bound: start over, once the queued transforms are done */
+            CU_CHECK("fft: waiting for the queued transforms", cudaStreamSynchronize(cu_stream()));
             for (auto &e : fp.plans) cufftDestroy(e.second.first);
             fp.plans.clear();
         }
@@ -4030,9 +4035,11 @@ static int cu_fft(int kind, tn_tensor *y, tn_tensor *x, int rank, const int64_t 
         it = fp.plans.emplace(key, std::make_pair(h, work)).first;
     }
     const cufftHandle h = it->second.first;
-    void *work = sc.get(it->second.second);
-    if (!work) return -1;
-    FFT_CHECK(fn, cufftSetWorkArea(h, work));
+    if (it->second.second) {   /* a plan needing none gets none (an allocation would fail a replay's capture) */
+        void *work = sc.get(it->second.second);
+        if (!work) return -1;
+        FFT_CHECK(fn, cufftSetWorkArea(h, work));
+    }
     FFT_CHECK(fn, cufftSetStream(h, cu_stream()));
     void *in = base_of(x), *out = base_of(y);
     if (kind == 3) {   /* c2r overwrites its input: a copy */
