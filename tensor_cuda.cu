@@ -1406,6 +1406,10 @@ template <class T, int N> __global__ void k_fused(int64_t n, int next, Geo<N> g,
         o[off[0]] = r;
     }
 }
+/* its parameters (the program by value: nothing of the host's outlives the launch) within
+   the classic 4 KiB kernel-parameter limit (32 KiB only from CUDA 12.1 on Volta and later) */
+static_assert(sizeof(int64_t) + sizeof(int) + sizeof(Geo<TN__FUSED_EXT + 1>) + sizeof(double *) + sizeof(FusedPtrs) + sizeof(tn__fused_prog) + 64 <= 4096,
+              "k_fused's parameters past 4 KiB");
 template <int N> static int launch_fused(int64_t n, tn_tensor *out, tn_tensor *const *ext, int next, const tn__fused_prog *prog) {
     const char *fn = "fused_elementwise";
     Aligned al[N];
@@ -4214,7 +4218,9 @@ static bool nccl_type(tn_dtype d, ncclDataType_t *t, int64_t *per) {
 }
 static ncclRedOp_t nccl_red(tn_dist_op op) {
     switch (op) {
+#if NCCL_VERSION_CODE >= 21000   /* ncclAvg is NCCL 2.10's (cu_nccl refuses AVG before) */
     case TN_DIST_AVG: return ncclAvg;
+#endif
     case TN_DIST_PRODUCT: return ncclProd;
     case TN_DIST_MIN: return ncclMin;
     case TN_DIST_MAX: return ncclMax;
@@ -4287,6 +4293,9 @@ static int cu_nccl(tn_nccl_op op, tn_nccl_args *a) {
         if (u && (u->device != TN_CUDA || !tn_is_contiguous(u))) return tn_error("nccl: the operands must be contiguous CUDA tensors");
     const size_t nx = a->x ? (size_t)(tn_numel(a->x) * per) : 0, ny = a->y ? (size_t)(tn_numel(a->y) * per) : 0;
     void *x = a->x ? tn_data_ptr(a->x) : NULL, *y = a->y ? tn_data_ptr(a->y) : NULL;
+#if NCCL_VERSION_CODE < 21000
+    if (a->op == TN_DIST_AVG) return tn_error("nccl: ReduceOp.AVG needs NCCL 2.10 or later (ncclAvg); this build has NCCL %d", NCCL_VERSION_CODE);
+#endif
     const ncclRedOp_t red = nccl_red(a->op);
     switch (op) {
     case TN_NCCL_ALL_REDUCE: if (ny) NCCL_CHECK("ncclAllReduce", comm, ncclAllReduce(x, y, ny, type, red, comm, stream)); return 0;
