@@ -4086,7 +4086,9 @@ static int cu_fft(int kind, tn_tensor *y, tn_tensor *x, int rank, const int64_t 
    same, with the thread's allocations served from a capture-private Pool (section 2), so a
    cuDNN workspace (Scratch) is captured too. What cannot be captured: a convolution whose
    cuDNN algorithm is not cached from an earlier uncaptured run (no search inside a capture:
-   cu_conv2d), linalg, random draws, copies between host and device. */
+   cu_conv2d), a transform whose cuFFT plan is not cached (cu_fft), and the entries that
+   refuse by CU_NO_CAPTURE (section 1: linalg, random draws, NCCL, index checks, nonzero,
+   pool_argmax, CUDA IPC); the header refuses copies between host and device. */
 struct CuGraph {
     cudaGraph_t graph;
     cudaGraphExec_t exec;
