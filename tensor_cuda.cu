@@ -48,6 +48,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -67,6 +68,17 @@ static int cu_fail(const char *what, cudaError_t e) {
 static thread_local cudaStream_t cu_cur_stream = 0;
 static thread_local bool cu_capturing, cu_capture_allocated;
 static inline cudaStream_t cu_stream(void) { return cu_cur_stream; }
+/* An entry a capture cannot hold refuses inside one and spoils it (graph_end fails), as the
+   stand-in's TN__SI_NO_CAPTURE: cuSOLVER and NCCL run on the legacy stream (uncaptured: run
+   at once, on inputs the capture has not computed yet), a random draw would repeat its
+   numbers at every replay, a host round trip synchronises. */
+static thread_local const char *cu_capture_refused;   /* what spoiled this thread's capture, or NULL */
+static int cu_uncapturable(const char *what) {
+    if (!cu_capture_refused) cu_capture_refused = what;
+    return tn_error("CUDA graphs: %s while capturing a CUDA graph (operation not permitted when stream is capturing): do it before the capture "
+                    "or after it", what);
+}
+#define CU_NO_CAPTURE(what) do { if (cu_capturing) return cu_uncapturable(what); } while (0)
 
 static const int kThreads = 256;
 static unsigned blocks_for(int64_t n) {
@@ -248,8 +260,9 @@ struct Allocator {
     void release(Pool *P) {
         std::lock_guard<std::mutex> lock(mu);
         if (--P->refs > 0) return;
+        const bool can_free = !cu_capturing;   /* cudaFree is not permitted while this thread captures (a graph freed inside another's capture): then the cache keeps it */
         for (Block *h : P->segs) {
-            if (!h->used && !h->next) {
+            if (can_free && !h->used && !h->next) {
                 pool(h->small, P).erase(h);
                 cudaFree(h->ptr);   /* synchronises: launches of the graph still queued finish first */
                 st.reserved -= h->size;
@@ -1393,6 +1406,10 @@ template <class T, int N> __global__ void k_fused(int64_t n, int next, Geo<N> g,
         o[off[0]] = r;
     }
 }
+/* its parameters (the program by value: nothing of the host's outlives the launch) within
+   the classic 4 KiB kernel-parameter limit (32 KiB only from CUDA 12.1 on Volta and later) */
+static_assert(sizeof(int64_t) + sizeof(int) + sizeof(Geo<TN__FUSED_EXT + 1>) + sizeof(double *) + sizeof(FusedPtrs) + sizeof(tn__fused_prog) + 64 <= 4096,
+              "k_fused's parameters past 4 KiB");
 template <int N> static int launch_fused(int64_t n, tn_tensor *out, tn_tensor *const *ext, int next, const tn__fused_prog *prog) {
     const char *fn = "fused_elementwise";
     Aligned al[N];
@@ -2631,6 +2648,7 @@ template <class TI> __global__ void k_check_index(int64_t n, Geo<2> g, int64_t *
 }
 static int cu_check_index(tn_tensor *out, tn_tensor *idx, int64_t size, int flags, int64_t skip, int64_t *err) {
     const char *fn = "check_index";
+    CU_NO_CAPTURE("an index check");   /* its slot is read at the next synchronisation, which a replay does not make */
     const int64_t n = tn_numel(idx);
     if (n == 0) return 0;
     if (idx->device != TN_CUDA || (out && (out->device != TN_CUDA || out->dtype != TN_I64 || !tn_is_contiguous(out))))
@@ -2650,6 +2668,7 @@ static int cu_check_index(tn_tensor *out, tn_tensor *idx, int64_t size, int flag
 /* The count decides the shape, so the host needs it anyway: the flags go to the host
    and the CPU backend lists them (as PyTorch, nonzero synchronises). */
 static tn_tensor *cu_nonzero(tn_tensor *x) {
+    if (cu_capturing) return (cu_uncapturable("nonzero (it reads the count back)"), (tn_tensor *)NULL);
     size_t nb = (size_t)tn_numel(x) * tn_dtype_size(x->dtype);
     std::vector<char> host(nb ? nb : 1);
     DevTensor h(host.data(), x->dtype, x->shape, x->ndim, TN_CPU);
@@ -2676,6 +2695,18 @@ static cublasHandle_t cublas_handle(void) {
 static int cublas_fail(const char *what, cublasStatus_t s) {
     return tn_error("%s: cuBLAS error %s (%s)", what, cublasGetStatusName(s), cublasGetStatusString(s));
 }
+/* The handle's calls go one at a time (its stream, math mode and workspace go with the call).
+   From the first CUDA-graph capture on (section 9c) it has a fixed workspace, as a capture
+   cannot hold cuBLAS's own allocation of one; cublasSetStream "unconditionally resets the
+   cuBLAS library workspace back to the default workspace pool" (cuBLAS docs,
+   cublasSetStream), so every call sets it again after the stream, as PyTorch's
+   getCurrentCUDABlasHandle does. */
+static std::mutex &cublas_mutex(void) {
+    static std::mutex mu;
+    return mu;
+}
+static void *cublas_graph_ws;   /* with cublas_mutex held; NULL before the first capture */
+static const size_t kCublasGraphWs = (size_t)32 << 20;
 /* How a [rows, cols] operand with strides (s_row, s_col) looks to column-major BLAS:
    transposed (row-major storage) with ld = s_row, or as is with ld = s_col. */
 static bool blas_view(int64_t rows, int64_t cols, int64_t s_row, int64_t s_col, bool *rowmajor, int64_t *ld) {
@@ -2782,9 +2813,12 @@ static int cu_matmul(tn_tensor *c, tn_tensor *a, tn_tensor *bm, double alpha, do
     }
     cublasHandle_t h = cublas_handle();
     if (!h) return tn_error("matmul: cuBLAS could not be initialised (cublasCreate failed)");
-    static std::mutex mu; /* one handle for all threads: its math mode and the call go together */
-    std::lock_guard<std::mutex> lock(mu);
+    std::lock_guard<std::mutex> lock(cublas_mutex());   /* one handle for all threads: its math mode and the call go together */
     cublasSetStream(h, cu_stream());   /* the legacy stream, or a capture's (section 9c): the call's too */
+    if (cublas_graph_ws) {   /* cublasSetStream dropped it (above) */
+        const cublasStatus_t ws_s = cublasSetWorkspace(h, cublas_graph_ws, kCublasGraphWs);
+        if (ws_s != CUBLAS_STATUS_SUCCESS) return cublas_fail("matmul (cublasSetWorkspace)", ws_s);
+    }
     cublasSetMathMode(h, c->dtype == TN_F32 && tn_get_tf32() ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH);   /* matmul's switch, not cuDNN's */
     /* Column-major BLAS computes C^T = B^T A^T when C is row-major: then BLAS's first
        operand is bm and its second a. For a column-major C it computes C = A B. */
@@ -3154,6 +3188,7 @@ static int la_geev(tn_tensor *a, tn_tensor *b, tn_tensor *c, tn_tensor *info, in
 #endif
 }
 static int cu_linalg(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor *c, tn_tensor *p, tn_tensor *info, int flag) {
+    CU_NO_CAPTURE("a factorization (linalg)");   /* cuSOLVER does not support stream capture; its handle runs on the legacy stream */
     if (a->ndim != 3 || (a->dtype != TN_F32 && a->dtype != TN_F64 && a->dtype != TN_C64 && a->dtype != TN_C128))
         return tn_error("linalg: the unit takes [B, n, m] float32/float64/complex64/complex128 batches, not %s", tn_dtype_name(a->dtype));
     tn_tensor *const more[2] = {b && b->ndim == 3 ? b : NULL, c && c->ndim == 3 ? c : NULL};   /* (TRSM's right-hand sides, ORMQR's c) */
@@ -3319,6 +3354,7 @@ template <class T> __global__ void k_random(int64_t n, T *o, int op, bool f32, u
 }
 static int cu_random(tn_random_op op, tn_tensor *out, uint64_t seed, uint64_t offset, double a, double b, int64_t low, uint64_t range) {
     const char *fn = "random";
+    CU_NO_CAPTURE("a random draw");   /* its seed and offset are this call's: a replay would draw the same numbers */
     int64_t n = tn_numel(out);
     if (n == 0) return 0;
     if (!tn_is_contiguous(out)) return tn_error("random: the output must be contiguous");
@@ -3435,6 +3471,7 @@ template <class T> __global__ void k_pool_argmax(int64_t total, int64_t C, int64
 }
 static int cu_pool_argmax(tn_tensor *idx, tn_tensor *x, const int64_t *hs, const int64_t *he, const int64_t *ws, const int64_t *we, int64_t dh, int64_t dw) {
     const char *fn = "max pooling";
+    CU_NO_CAPTURE("pool_argmax");   /* a long window table is uploaded (a host copy), as the stand-in refuses */
     int64_t N = x->shape[0], C = x->shape[1], W = x->shape[3], OH = idx->shape[2], OW = idx->shape[3], total = N * C * OH * OW;
     if (total == 0) return 0;
     if (x->dtype != TN_F32 && x->dtype != TN_F64) return tn_error("max pooling: dtype %s not supported (floating only)", tn_dtype_name(x->dtype));
@@ -3935,7 +3972,10 @@ static int cu_pool2d(tn_tensor *x, tn_tensor *y, tn_tensor *gy, tn_tensor *gx, c
    cached up to kFftPlans plans (the cache is emptied when full), its work area from the
    unit's allocator for the call, on cu_stream() as every kernel here. cuFFT
    is unnormalised: the scale is a kernel after it. c2r overwrites its input, so it reads a
-   copy. */
+   copy. Inside a CUDA-graph capture a transform runs on a cached plan only: making one
+   allocates and uploads (a capture cannot hold that; cuFFT documents graph support for
+   execution, not planning), so warm up first, as for cuDNN's algorithms. A captured graph
+   holds the plan's device data: the cache is not emptied while any graph lives. */
 static int cufft_fail(const char *what, cufftResult r) { return tn_error("%s: cuFFT error %d", what, (int)r); }
 #define FFT_CHECK(what, call) do { cufftResult r_ = (call); if (r_ != CUFFT_SUCCESS) return cufft_fail(what, r_); } while (0)
 struct FftKey {
@@ -3957,6 +3997,7 @@ static FftPlans &fft_plans() {
     return *p;
 }
 enum { kFftPlans = 64 };
+static std::atomic<int64_t> cu_live_graphs;   /* CUDA graphs instantiated and not freed (section 9c) */
 template <class R> __global__ void k_fft_scale(int64_t n, R *p, R s) { GRID_LOOP(i, n) p[i] *= s; }
 static int cu_fft(int kind, tn_tensor *y, tn_tensor *x, int rank, const int64_t *n, double scale) {
     const char *fn = "fft";
@@ -3980,7 +4021,9 @@ static int cu_fft(int kind, tn_tensor *y, tn_tensor *x, int rank, const int64_t 
     std::lock_guard<std::mutex> lock(fp.mu);
     auto it = fp.plans.find(key);
     if (it == fp.plans.end()) {
-        if (fp.plans.size() >= kFftPlans) {   /* the bound: start over */
+        if (cu_capturing) return cu_uncapturable("a cuFFT plan made (run the transform once before the capture)");
+        if (fp.plans.size() >= kFftPlans && cu_live_graphs == 0) {   /* the bound: start over, once the queued transforms are done */
+            CU_CHECK("fft: waiting for the queued transforms", cudaStreamSynchronize(cu_stream()));
             for (auto &e : fp.plans) cufftDestroy(e.second.first);
             fp.plans.clear();
         }
@@ -3996,9 +4039,11 @@ static int cu_fft(int kind, tn_tensor *y, tn_tensor *x, int rank, const int64_t 
         it = fp.plans.emplace(key, std::make_pair(h, work)).first;
     }
     const cufftHandle h = it->second.first;
-    void *work = sc.get(it->second.second);
-    if (!work) return -1;
-    FFT_CHECK(fn, cufftSetWorkArea(h, work));
+    if (it->second.second) {   /* a plan needing none gets none (an allocation would fail a replay's capture) */
+        void *work = sc.get(it->second.second);
+        if (!work) return -1;
+        FFT_CHECK(fn, cufftSetWorkArea(h, work));
+    }
     FFT_CHECK(fn, cufftSetStream(h, cu_stream()));
     void *in = base_of(x), *out = base_of(y);
     if (kind == 3) {   /* c2r overwrites its input: a copy */
@@ -4041,7 +4086,9 @@ static int cu_fft(int kind, tn_tensor *y, tn_tensor *x, int rank, const int64_t 
    same, with the thread's allocations served from a capture-private Pool (section 2), so a
    cuDNN workspace (Scratch) is captured too. What cannot be captured: a convolution whose
    cuDNN algorithm is not cached from an earlier uncaptured run (no search inside a capture:
-   cu_conv2d), linalg, random draws, copies between host and device. */
+   cu_conv2d), a transform whose cuFFT plan is not cached (cu_fft), and the entries that
+   refuse by CU_NO_CAPTURE (section 1: linalg, random draws, NCCL, index checks, nonzero,
+   pool_argmax, CUDA IPC); the header refuses copies between host and device. */
 struct CuGraph {
     cudaGraph_t graph;
     cudaGraphExec_t exec;
@@ -4050,24 +4097,27 @@ static int cu_graph_begin(void) {
     if (cu_capturing) return tn_error("CUDA graphs: this thread is capturing already");
     static thread_local cudaStream_t stream;   /* the thread's capture stream, kept for its later captures */
     if (!stream) CU_CHECK("CUDA graphs (cudaStreamCreateWithFlags)", cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    static void *ws;   /* cuBLAS's workspace from the first capture on: one block, never freed */
-    static std::mutex ws_mu;
-    static const size_t ws_bytes = (size_t)32 << 20;
     cublasHandle_t h = cublas_handle();
     if (!h) return tn_error("CUDA graphs: cuBLAS could not be initialised (cublasCreate failed)");
-    {
-        std::lock_guard<std::mutex> lock(ws_mu);
-        if (!ws) {
+    {   /* cuBLAS's workspace from the first capture on (section 7: cu_matmul sets it after each cublasSetStream): one block, never freed */
+        std::lock_guard<std::mutex> lock(cublas_mutex());
+        if (!cublas_graph_ws) {
+            void *ws = NULL;
             CU_CHECK("CUDA graphs (cuBLAS workspace)", cudaDeviceSynchronize());   /* no cuBLAS call in flight when its workspace changes */
-            CU_CHECK("CUDA graphs (cuBLAS workspace)", cudaMalloc(&ws, ws_bytes));
-            cublasStatus_t bs = cublasSetWorkspace(h, ws, ws_bytes);
-            if (bs != CUBLAS_STATUS_SUCCESS) return cublas_fail("CUDA graphs (cublasSetWorkspace)", bs);
+            CU_CHECK("CUDA graphs (cuBLAS workspace)", cudaMalloc(&ws, kCublasGraphWs));
+            cublasStatus_t bs = cublasSetWorkspace(h, ws, kCublasGraphWs);
+            if (bs != CUBLAS_STATUS_SUCCESS) {
+                cudaFree(ws);
+                return cublas_fail("CUDA graphs (cublasSetWorkspace)", bs);
+            }
+            cublas_graph_ws = ws;
         }
     }
     CU_CHECK("CUDA graphs (cudaStreamBeginCapture)", cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
     cu_cur_stream = stream;
     cu_capturing = true;
     cu_capture_allocated = false;
+    cu_capture_refused = NULL;
     return 0;
 }
 static int cu_graph_end(void **graph) {
@@ -4081,17 +4131,24 @@ static int cu_graph_end(void **graph) {
         allocator().release(cu_cap_pool);
         cu_cap_pool = NULL;
     }
-    if (e == cudaSuccess && (!g || cu_capture_allocated)) e = cudaErrorStreamCaptureInvalidated;
+    const char *refused = cu_capture_refused;
+    cu_capture_refused = NULL;
+    if (e == cudaSuccess && (!g || cu_capture_allocated || refused)) e = cudaErrorStreamCaptureInvalidated;
     cudaGraphExec_t x = NULL;
     if (e == cudaSuccess) e = cudaGraphInstantiateWithFlags(&x, g, 0);
     if (e != cudaSuccess) {
         if (g) cudaGraphDestroy(g);
+        if (refused) {
+            (void)cudaGetLastError();
+            return tn_error("CUDA graphs: the CUDA graph capture failed: %s inside it", refused);
+        }
         return cu_fail(cu_capture_allocated ? "CUDA graphs: the capture allocated memory" : "CUDA graphs: the capture failed", e);
     }
     CuGraph *cg = new CuGraph();
     cg->graph = g;
     cg->exec = x;
     *graph = cg;
+    cu_live_graphs++;
     return 0;
 }
 static int cu_graph_launch(void *graph) {
@@ -4102,9 +4159,10 @@ static int cu_graph_launch(void *graph) {
 static void cu_graph_free(void *graph) {
     CuGraph *cg = (CuGraph *)graph;
     if (!cg) return;
-    cudaGraphExecDestroy(cg->exec);
+    cudaGraphExecDestroy(cg->exec);   /* "If the executable graph is in-flight, it will ... be freed asynchronously on completion" (cudaGraphExecDestroy) */
     cudaGraphDestroy(cg->graph);
     delete cg;
+    cu_live_graphs--;
 }
 static int cu_graph_pool(int op, void **pool) {
     Pool *P = (Pool *)*pool;
@@ -4162,7 +4220,9 @@ static bool nccl_type(tn_dtype d, ncclDataType_t *t, int64_t *per) {
 }
 static ncclRedOp_t nccl_red(tn_dist_op op) {
     switch (op) {
+#if NCCL_VERSION_CODE >= 21000   /* ncclAvg is NCCL 2.10's (cu_nccl refuses AVG before) */
     case TN_DIST_AVG: return ncclAvg;
+#endif
     case TN_DIST_PRODUCT: return ncclProd;
     case TN_DIST_MIN: return ncclMin;
     case TN_DIST_MAX: return ncclMax;
@@ -4170,6 +4230,7 @@ static ncclRedOp_t nccl_red(tn_dist_op op) {
     }
 }
 static int cu_nccl(tn_nccl_op op, tn_nccl_args *a) {
+    CU_NO_CAPTURE("a collective (nccl)");   /* queued on the legacy stream below: it would run at once, not join the capture */
     ncclComm_t comm = (ncclComm_t)a->comm;
     const cudaStream_t stream = 0;   /* the unit's stream: the legacy default one */
     switch (op) {
@@ -4234,6 +4295,9 @@ static int cu_nccl(tn_nccl_op op, tn_nccl_args *a) {
         if (u && (u->device != TN_CUDA || !tn_is_contiguous(u))) return tn_error("nccl: the operands must be contiguous CUDA tensors");
     const size_t nx = a->x ? (size_t)(tn_numel(a->x) * per) : 0, ny = a->y ? (size_t)(tn_numel(a->y) * per) : 0;
     void *x = a->x ? tn_data_ptr(a->x) : NULL, *y = a->y ? tn_data_ptr(a->y) : NULL;
+#if NCCL_VERSION_CODE < 21000
+    if (a->op == TN_DIST_AVG) return tn_error("nccl: ReduceOp.AVG needs NCCL 2.10 or later (ncclAvg); this build has NCCL %d", NCCL_VERSION_CODE);
+#endif
     const ncclRedOp_t red = nccl_red(a->op);
     switch (op) {
     case TN_NCCL_ALL_REDUCE: if (ny) NCCL_CHECK("ncclAllReduce", comm, ncclAllReduce(x, y, ny, type, red, comm, stream)); return 0;
@@ -4260,25 +4324,41 @@ static int cu_nccl(tn_nccl_op op, tn_nccl_args *a) {
    views the block at its offset (the header caches the mapping per handle). The export
    waits for the work queued so far, so the receiver reads finished values. */
 static_assert(sizeof(cudaIpcMemHandle_t) == TN_CUDA_IPC_HANDLE_BYTES, "cudaIpcMemHandle_t is 64 bytes (CUDA_IPC_HANDLE_SIZE)");
+/* The handles this process exported: cudaIpcOpenMemHandle maps handles of OTHER processes
+   only (a process's own fails with an unhelpful context error), so an import of one of them
+   is refused by name, as the stand-in refuses its own pid's. */
+static std::mutex cu_ipc_mu;
+static std::set<std::string> cu_ipc_exported;
 static int cu_ipc_export(tn_storage *s, unsigned char *h, uint64_t *offset, uint64_t *size) {
+    CU_NO_CAPTURE("an IPC export");   /* it synchronises */
     char *base = NULL;
     size_t n = 0;
     if (!s->data || !cu_segment_of(s->data, &base, &n))
         return tn_error("CUDA IPC: the storage's memory is not the caching allocator's (from_blob, DLPack, a segment mapped from another process): "
                         "it cannot be exported");
-    if (cu_capturing) return tn_error("CUDA IPC: an export inside a CUDA graph capture");
     CU_CHECK("CUDA IPC: waiting for the storage's writes", cudaStreamSynchronize(cu_stream()));
     cudaIpcMemHandle_t hd;
-    CU_CHECK("cudaIpcGetMemHandle", cudaIpcGetMemHandle(&hd, base));
+    CU_CHECK("cudaIpcGetMemHandle", cudaIpcGetMemHandle(&hd, base));   /* the base of a cudaMalloc allocation: the segment's */
     memcpy(h, &hd, sizeof hd);
+    {
+        std::lock_guard<std::mutex> lock(cu_ipc_mu);
+        cu_ipc_exported.insert(std::string((const char *)&hd, sizeof hd));
+    }
     *offset = (uint64_t)((char *)s->data - base);
     *size = n;
     return 0;
 }
 static int cu_ipc_import(const unsigned char *h, uint64_t size, void **base) {
     (void)size;
+    CU_NO_CAPTURE("an IPC import");
     cudaIpcMemHandle_t hd;
     memcpy(&hd, h, sizeof hd);
+    {
+        std::lock_guard<std::mutex> lock(cu_ipc_mu);
+        if (cu_ipc_exported.count(std::string((const char *)&hd, sizeof hd)))
+            return tn_error("CUDA IPC: the handle is this process's own (cudaIpcOpenMemHandle maps another process's memory only): "
+                            "use the tensor that was sent");
+    }
     void *p = NULL;
     const cudaError_t e = cudaIpcOpenMemHandle(&p, hd, cudaIpcMemLazyEnablePeerAccess);
     if (e != cudaSuccess) {

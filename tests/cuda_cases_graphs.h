@@ -488,4 +488,75 @@ TEST(gpu_eager_graph_errors) {
     CHECK_MSG(s1.reserved == s0.reserved && s1.allocated == s0.allocated, "reserved %zu, allocated %zu after; %zu, %zu before", s1.reserved, s1.allocated,
               s0.reserved, s0.allocated);
 }
+/* What a capture cannot hold is refused on the GPU as on the stand-in, by name, and the
+   capture fails (graph_end): a random draw (a replay would repeat its numbers), a
+   factorization (cuSOLVER runs on the legacy stream, outside the capture), a transform
+   whose cuFFT plan is not made yet (making one allocates and uploads). Warmed up first, the
+   transforms (r2c, and c2r, which reads a copy of its input) are captured and each replay
+   equals the CPU's; a product captured after the first capture keeps cuBLAS's fixed
+   workspace (cublasSetStream resets it to cuBLAS's own pool, which a capture cannot hold). */
+TEST(gpu_eager_graph_uncapturable) {
+    tn_scope_begin();
+    tn_no_grad_begin();
+    const tn_cuda_stats s0 = tn_cuda_memory_stats();
+    static int64_t runs;   /* plans stay cached for the process: a signal length no earlier run (or case) planned */
+    const int64_t n = 37 + 2 * runs++;
+    tn_tensor *x = tn_to(tn_randn(TN_SHAPE(3, n), TN_F32), TN_CUDA);
+    /* the linalg entry itself (tn_linalg_* upload host values first, which the header refuses before it) */
+    const tn_backend *be = tn_get_backend(TN_CUDA);
+    tn_tensor *a = tn_to(tn_reshape(tn_add(tn_zeros(TN_SHAPE(4, 4), TN_F32), tn_mul_scalar(tn_eye(4, TN_NONE, TN_F32), 4.0)), TN_SHAPE(1, 4, 4)), TN_CUDA);
+    tn_tensor *info = tn_to(tn_zeros(TN_SHAPE(1), TN_I32), TN_CUDA);
+    const char *what[3] = {"a random draw while capturing", "a factorization (linalg) while capturing", "a cuFFT plan made"};
+    for (int k = 0; k < 3; k++) {
+        CHECK(tn_cuda_graph_begin(NULL) == 0);
+        if (k == 0) CHECK_ERR(tn_rand_like(x) != NULL, what[k]);
+        if (k == 1) CHECK_ERR(be->linalg && be->linalg(TN_LA_POTRF, a, NULL, NULL, NULL, info, 0) == 0, what[k]);
+        if (k == 2) CHECK_ERR(tn_fft_rfft(x) != NULL, what[k]);
+        tn_cuda_graph *bad = NULL;
+        CHECK_ERR((bad = tn_cuda_graph_end()) != NULL, "capture failed");
+        tn_cuda_graph_free(bad);
+        CHECK(!tn_cuda_graph_capturing());
+    }
+    /* after one eager run of each, the transforms capture */
+    tn_tensor *spec = tn_fft_irfft(tn_fft_rfft(x), .n = n);
+    CHECK(spec && cg_maxdiff(spec, x) <= 1e-5);
+    CHECK(tn_cuda_graph_begin(NULL) == 0);
+    tn_tensor *f = tn_keep(tn_fft_rfft(x));
+    tn_tensor *back = tn_keep(tn_fft_irfft(f, .n = n));
+    tn_cuda_graph *g = tn_cuda_graph_end();
+    if (!g || !f || !back) fail_at(__LINE__, "fft capture: %s", tn_last_error());
+    for (int r = 0; g && f && back && r < 2; r++) {
+        tn_tensor *xn = tn_randn(TN_SHAPE(3, n), TN_F32);
+        CHECK(tn_copy_(x, tn_to(xn, TN_CUDA)) == 0 && tn_cuda_graph_replay(g) == 0);
+        CHECK_MSG(cg_maxdiff(f, tn_fft_rfft(xn)) <= 1e-4, "rfft replay %d: %g from the CPU", r, cg_maxdiff(f, tn_fft_rfft(xn)));
+        CHECK_MSG(cg_maxdiff(back, xn) <= 1e-5, "irfft replay %d: %g from its input", r, cg_maxdiff(back, xn));
+    }
+    /* a product captured after a capture: cuBLAS on the capture's stream with its fixed workspace */
+    tn_tensor *p = tn_to(tn_randn(TN_SHAPE(64, 128), TN_F32), TN_CUDA), *q = tn_to(tn_randn(TN_SHAPE(128, 96), TN_F32), TN_CUDA);
+    CHECK(tn_matmul(p, q) != NULL);   /* eager, between the captures */
+    CHECK(tn_cuda_graph_begin(NULL) == 0);
+    tn_tensor *pq = tn_keep(tn_matmul(p, q));
+    tn_release(f);   /* the fft graph and its pool's last tensors freed inside this capture: no cudaFree inside it */
+    tn_release(back);
+    f = back = NULL;
+    tn_cuda_graph_free(g);
+    g = NULL;
+    tn_cuda_graph *g2 = tn_cuda_graph_end();
+    if (!g2 || !pq) fail_at(__LINE__, "matmul capture: %s", tn_last_error());
+    if (g2 && pq) {
+        tn_tensor *pn = tn_randn(TN_SHAPE(64, 128), TN_F32);
+        CHECK(tn_copy_(p, tn_to(pn, TN_CUDA)) == 0 && tn_cuda_graph_replay(g2) == 0);
+        tn_tensor *want = tn_matmul(tn_to(pn, TN_CUDA), q);   /* eager on the device: the same product */
+        CHECK_MSG(cg_maxdiff(pq, want) <= 1e-4, "matmul replay: %g from eager", cg_maxdiff(pq, want));
+    }
+    tn_release(f);
+    tn_release(back);
+    tn_release(pq);
+    tn_cuda_graph_free(g);
+    tn_cuda_graph_free(g2);
+    tn_no_grad_end();
+    tn_scope_end();
+    const tn_cuda_stats s1 = tn_cuda_memory_stats();   /* (reserved: the pool freed inside a capture stays in the unit's cache) */
+    CHECK_MSG(s1.allocated == s0.allocated, "allocated %zu after, %zu before", s1.allocated, s0.allocated);
+}
 #endif

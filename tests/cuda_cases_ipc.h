@@ -3,8 +3,10 @@
  * before main) maps the parent's tensor by its handle, reads it (contiguous and a strided
  * view), writes through it, and the parent sees the writes; the child's mappings are opened
  * once per segment and closed with the last tensor; a received tensor's handle is the one
- * it came by. Errors: a CPU tensor, a handle whose process exited, a malformed handle, a
- * view outside the storage. Included by test_cuda_ipc.c (the checking stand-in, plain and
+ * it came by. Errors: a CPU tensor, a handle of this process (CUDA opens other processes'
+ * only), a handle whose process exited, a malformed handle, a view outside the storage.
+ * The child is exec'd (popen), never a bare fork: a child forked after CUDA started cannot
+ * use CUDA. Included by test_cuda_ipc.c (the checking stand-in, plain and
  * unreadable) and by test_cuda.c (a real GPU). Include after tn_test.h, with
  * _POSIX_C_SOURCE 200809L (popen, setenv, readlink). */
 #ifndef CUDA_CASES_IPC_H
@@ -57,6 +59,11 @@ static int ipc_child(const char *spec) {
     unsigned char again[TN_CUDA_IPC_HANDLE_BYTES];
     int64_t s2, st2, n2;
     bad |= (tn_cuda_ipc_handle(v, again, &s2, &st2, &n2) || memcmp(again, h, sizeof again) || s2 != seg || st2 != start || n2 != nbytes) << 2;
+    /* 0 bytes of it and a 0-d view: the same mapping */
+    tn_tensor *empty = tn_from_cuda_ipc(h, seg, start, 0, TN_F32, TN_SHAPE(0), NULL, 0);
+    tn_tensor *scalar = tn_from_cuda_ipc(h, seg, start + 4, 4, TN_F32, NULL, 0, NULL, 0);   /* element 1 */
+    bad |= (!empty || tn_numel(empty) != 0 || tn_get_device(empty) != TN_CUDA || !scalar || tn_ndim(scalar) != 0 || tn_item(scalar) != 1.0 ||
+            tn_cuda_ipc_open_count() != 1) << 4;
     tn_mul_scalar_(t, -1.0);   /* seen by the parent */
     tn_add_scalar_(v, 100.0);  /* through the strided view too: elements 1, 5, 9, 2, 6, 10 */
     tn_cuda_synchronize();
@@ -115,17 +122,10 @@ TEST(gpu_cuda_ipc) {
     tn_tensor *want = tn_neg(tn_reshape(tn_arange(0, 12, 1, TN_F32), TN_SHAPE(3, 4)));
     tn_add_scalar_(tn_narrow(tn_t(want), 0, 1, 2), 100.0);
     CHECK_MSG(tn_equal(tn_to(base, TN_CPU), want), "the parent sees the child's writes");
-    /* in this process (the stand-in maps its own handle too; CUDA refuses a process's own) */
-    if (strcmp(mode, "gpu")) {
-        tn_tensor *self = tn_from_cuda_ipc(h, seg, start, nbytes, TN_F32, TN_SHAPE(12), NULL, 0);
-        CHECK(self && tn_cuda_ipc_open_count() == 1);
-        tn_fill_(self, 7.0);
-        CHECK(tn_equal(tn_to(base, TN_CPU), tn_full(TN_SHAPE(3, 4), 7.0, TN_F32)));
-        tn_tensor *empty = tn_from_cuda_ipc(h, seg, start, 0, TN_F32, TN_SHAPE(0), NULL, 0);   /* 0 bytes of it */
-        CHECK(empty && tn_numel(empty) == 0 && tn_get_device(empty) == TN_CUDA);
-        tn_tensor *scalar = tn_from_cuda_ipc(h, seg, start, 4, TN_F32, NULL, 0, NULL, 0);    /* 0-d */
-        CHECK(scalar && tn_ndim(scalar) == 0 && tn_item(scalar) == 7.0 && tn_cuda_ipc_open_count() == 1);
-    }
+    /* in this process: refused by name, as CUDA's cudaIpcOpenMemHandle maps other processes'
+       memory only (the stand-in refuses its own pid's handle alike) */
+    CHECK_ERR(tn_from_cuda_ipc(h, seg, start, nbytes, TN_F32, TN_SHAPE(12), NULL, 0) != NULL, "this process's own");
+    CHECK(tn_cuda_ipc_open_count() == 0);
     /* a 0-d tensor and a view of another tensor: the handles of their allocations */
     tn_tensor *z = tn_to(tn_full(NULL, 0, 2.5, TN_F64), TN_CUDA);
     CHECK(tn_cuda_ipc_handle(z, h, &seg, &start, &nbytes) == 0 && nbytes == 8);
@@ -141,7 +141,7 @@ TEST(gpu_cuda_ipc) {
     long long s3 = 0, st3 = 0, n3 = 0;
     CHECK(sscanf(line, "%128s %lld %lld %lld", hex, &s3, &st3, &n3) == 4 && ipc_unhex(hex, h) == 0 && n3 == 24);
     CHECK_ERR(tn_from_cuda_ipc(h, s3, st3, n3, TN_F32, TN_SHAPE(6), NULL, 0) != NULL, strcmp(mode, "gpu") ? "has exited" : "cudaIpcOpenMemHandle");
-    CHECK(tn_cuda_ipc_open_count() == (strcmp(mode, "gpu") ? 1 : 0));
+    CHECK(tn_cuda_ipc_open_count() == 0);
     memset(h, 0x5a, sizeof h);
     if (strcmp(mode, "gpu")) CHECK_ERR(tn_from_cuda_ipc(h, 64, 0, 4, TN_F32, TN_SHAPE(1), NULL, 0) != NULL, "not a handle the stand-in's ipc_export made");
     CHECK_ERR(tn_from_cuda_ipc(h, 64, 60, 8, TN_F32, TN_SHAPE(2), NULL, 0) != NULL, "lie outside the 64-byte segment");

@@ -67,6 +67,7 @@ int main(void) {
         RUN(gpu_eager_graph_cnn);
         RUN(gpu_eager_graph_pool_sharing);
         RUN(gpu_eager_graph_errors);
+        RUN(gpu_eager_graph_uncapturable);
         RUN(gpu_fused_elementwise_replay);
         RUN(gpu_fused_elementwise_entry);
         /* the same with captures switched off: the device plan alone */

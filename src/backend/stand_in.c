@@ -45,9 +45,10 @@ typedef struct tn__si_call {
 typedef struct tn__si_graph {
     tn__si_call *calls;
     int n, cap;
-    bool failed;
+    bool failed, live;   /* live: made by graph_end, counted in tn__si_live_graphs */
     char why[200];
 } tn__si_graph;
+static int64_t tn__si_live_graphs;   /* graphs made and not freed (the fft plan cache is kept while any lives, as the unit's) */
 static TN__TLS tn__si_graph *tn__si_capture;   /* the capture this thread makes, or NULL */
 static int64_t tn__si_graph_launches;      /* launches replayed (tests) */
 static void tn__si_nop_deleter(void *data, void *ctx) { (void)data; (void)ctx; }
@@ -215,6 +216,7 @@ static void tn__si_free(void *p, size_t nbytes) { tn__si_free_with(p, nbytes, tn
 static void tn__si_graph_free(void *graph) {
     tn__si_graph *G = (tn__si_graph *)graph;
     if (!G) return;
+    if (G->live) TN__ATOMIC_ADD(&tn__si_live_graphs, -1);
     for (int k = 0; k < G->n; k++) {
         for (int j = 0; j < 1 + TN__FUSED_EXT; j++) tn_release(G->calls[k].t[j]);
         TN_FREE(G->calls[k].prog);
@@ -244,6 +246,8 @@ static int tn__si_graph_end(void **graph) {
         tn__si_graph_free(G);
         return r;
     }
+    G->live = true;
+    TN__ATOMIC_ADD(&tn__si_live_graphs, 1);
     *graph = G;
     return 0;
 }
@@ -804,6 +808,36 @@ static int tn__si_linalg(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_tensor 
     tn__si_inside--;
     return r;
 }
+/* tensor_cuda.cu's cuFFT plan cache, by key alone: a transform inside a capture needs a plan
+   made before it (making one allocates and uploads, which a capture cannot hold), so the
+   stand-in refuses the same transforms. Up to 64 plans; full, it starts over unless a graph
+   lives (a captured graph holds its plans). */
+typedef struct tn__si_fft_key { int kind, dbl, rank; int64_t n[3], batch; } tn__si_fft_key;
+static tn__si_fft_key *tn__si_fft_keys;
+static int tn__si_fft_nkeys, tn__si_fft_cap;
+static int tn__si_fft_plan(int kind, int dbl, int rank, const int64_t *n, int64_t batch) {
+    tn__si_fft_key k;
+    memset(&k, 0, sizeof k);   /* compared as bytes */
+    k.kind = kind; k.dbl = dbl; k.rank = rank; k.batch = batch;
+    for (int d = 0; d < rank; d++) k.n[d] = n[d];
+    tn__si_plock_on();
+    bool found = false;
+    for (int j = 0; j < tn__si_fft_nkeys && !found; j++) found = !memcmp(&tn__si_fft_keys[j], &k, sizeof k);
+    int r = 0;
+    if (!found && !tn__si_capture) {
+        if (tn__si_fft_nkeys >= 64 && TN__ATOMIC_LOAD(&tn__si_live_graphs) == 0) tn__si_fft_nkeys = 0;   /* past 64 while graphs live, as the unit's map */
+        if (tn__si_fft_nkeys == tn__si_fft_cap) {
+            const int cap = tn__si_fft_cap ? 2 * tn__si_fft_cap : 64;
+            tn__si_fft_key *a = (tn__si_fft_key *)TN_REALLOC(tn__si_fft_keys, (size_t)cap * sizeof *a);
+            if (a) { tn__si_fft_keys = a; tn__si_fft_cap = cap; }
+        }
+        if (tn__si_fft_nkeys < tn__si_fft_cap) tn__si_fft_keys[tn__si_fft_nkeys++] = k;
+        else r = -1;
+    }
+    tn__si_plock_off();
+    if (r) return TN__FAIL_INT("stand-in GPU: fft: out of memory for the plan cache");
+    return found || !tn__si_capture ? 0 : tn__si_uncapturable("a cuFFT plan made (run the transform once before the capture)");
+}
 /* the fft entry's contract (src/api.h), served by the CPU's engine on the same host memory,
    pass by pass as src/ops/fft.c runs it on the CPU (so the results are the CPU's bits) */
 static int tn__si_fft(int kind, tn_tensor *y, tn_tensor *x, int rank, const int64_t *n, double scale) {
@@ -823,6 +857,9 @@ static int tn__si_fft(int kind, tn_tensor *y, tn_tensor *x, int rank, const int6
     }
     if (tn_numel(y) == 0) return 0;
     const int64_t iv_[4] = {rank, n[0], rank > 1 ? n[1] : 0, rank > 2 ? n[2] : 0};
+    int64_t pts = 1;
+    for (int k = 0; k < rank; k++) pts *= n[k];
+    if (tn__si_fft_plan(kind, dbl, rank, n, tn_numel(kind == 3 ? y : x) / pts)) return -1;
     TN__SI_CAPTURE(TN__SIC_FFT, kind, ts, 2, &scale, 1, iv_, 4);
     tn__si_inside++;
     int r = 0;
@@ -1147,6 +1184,9 @@ static int tn__si_ipc_import(const unsigned char *h, uint64_t size, void **base)
     if (memcmp(k.magic, "tnsiipc", 8) || k.pid <= 0 || k.fd < 0 || k.size < 1)
         return TN__FAIL_INT("stand-in GPU: ipc_import: not a handle the stand-in's ipc_export made");
     if ((uint64_t)k.size != size) return TN__FAIL_INT("stand-in GPU: ipc_import: the handle's segment has %lld bytes, not %llu", (long long)k.size, (unsigned long long)size);
+    if (k.pid == (int64_t)getpid())   /* as CUDA: cudaIpcOpenMemHandle maps another process's memory only */
+        return TN__FAIL_INT("stand-in GPU: ipc_import: the handle is this process's own (cudaIpcOpenMemHandle maps another process's memory only): "
+                            "use the tensor that was sent");
     char path[64];
     struct stat st;
     snprintf(path, sizeof path, "/proc/%lld", (long long)k.pid);
