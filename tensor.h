@@ -6065,6 +6065,10 @@ int64_t tn__la_getf2(double *a, int64_t m, int64_t n, int64_t j0, int64_t j1, in
 void tn__la_getrs(const double *lu, const int32_t *piv, int64_t n, double *b, int64_t k);
 int64_t tn__la_potrf(double *a, int64_t n);
 int64_t tn__la_potf2(double *a, int64_t n, int64_t j0, int64_t j1, int64_t r1);
+/* ... and the float32 LU kernels (float32 arithmetic, as sgetrf / sgetrs) */
+int64_t tn__la_getrf_f(float *a, int64_t m, int64_t n, int32_t *piv);
+int64_t tn__la_getf2_f(float *a, int64_t m, int64_t n, int64_t j0, int64_t j1, int64_t ce, int32_t *piv);
+void tn__la_getrs_f(const float *lu, const int32_t *piv, int64_t n, float *b, int64_t k);
 double tn__sum_row_f32(const float *x, int64_t n);
 double tn__sum_row(const float *x, int64_t n);
 void tn__sum_into_f64(double *o, const float *x, int64_t n);
@@ -21241,6 +21245,20 @@ TN__TESTABLE void tn__la_getrs(const double *lu, const int32_t *piv, int64_t n, 
         }
         return;
     }
+    if (k == 1) {   /* one right-hand side (a batch of small systems): the same operations in the
+                       same order as the loops below, without their inner loop's overhead per entry */
+        for (int64_t j = 0; j < n; j++) {   /* L y = P b by columns: b[i] still loses l_ij y_j in ascending j */
+            const double y = b[j];
+            for (int64_t i = j + 1; i < n; i++) { const double l = lu[i * n + j]; if (l != 0) b[i] -= l * y; }
+        }
+        for (int64_t i = n - 1; i >= 0; i--) {   /* U x = y */
+            double s = b[i];
+            for (int64_t j = i + 1; j < n; j++) { const double u = lu[i * n + j]; if (u != 0) s -= u * b[j]; }
+            const double d = 1 / lu[i * n + i];
+            b[i] = s * d;
+        }
+        return;
+    }
     for (int64_t i = 0; i < n; i++)   /* L y = P b (unit lower) */
         for (int64_t j = 0; j < i; j++) {
             double l = lu[i * n + j];
@@ -21366,6 +21384,20 @@ TN__TESTABLE void tn__la_getrs_f(const float *lu, const int32_t *piv, int64_t n,
             const int64_t jb = n - j0 < nb ? n - j0 : nb;
             tn__la_trsm_small_f(lu + j0 * n + j0, n, b + j0 * k, k, jb, k, true, false);
             tn__la_gemm_sub_f(j0, k, jb, lu + j0, n, 1, b + j0 * k, k, 1, b, k, 1, 1);
+        }
+        return;
+    }
+    if (k == 1) {   /* one right-hand side (a batch of small systems): the same operations in the
+                       same order as the loops below, without their inner loop's overhead per entry */
+        for (int64_t j = 0; j < n; j++) {   /* L y = P b by columns: b[i] still loses l_ij y_j in ascending j */
+            const float y = b[j];
+            for (int64_t i = j + 1; i < n; i++) { const float l = lu[i * n + j]; if (l != 0) b[i] -= l * y; }
+        }
+        for (int64_t i = n - 1; i >= 0; i--) {   /* U x = y */
+            float s = b[i];
+            for (int64_t j = i + 1; j < n; j++) { const float u = lu[i * n + j]; if (u != 0) s -= u * b[j]; }
+            const float d = 1 / lu[i * n + i];
+            b[i] = s * d;
         }
         return;
     }

@@ -5864,6 +5864,10 @@ int64_t tn__la_getf2(double *a, int64_t m, int64_t n, int64_t j0, int64_t j1, in
 void tn__la_getrs(const double *lu, const int32_t *piv, int64_t n, double *b, int64_t k);
 int64_t tn__la_potrf(double *a, int64_t n);
 int64_t tn__la_potf2(double *a, int64_t n, int64_t j0, int64_t j1, int64_t r1);
+/* ... and the float32 LU kernels (float32 arithmetic, as sgetrf / sgetrs) */
+int64_t tn__la_getrf_f(float *a, int64_t m, int64_t n, int32_t *piv);
+int64_t tn__la_getf2_f(float *a, int64_t m, int64_t n, int64_t j0, int64_t j1, int64_t ce, int32_t *piv);
+void tn__la_getrs_f(const float *lu, const int32_t *piv, int64_t n, float *b, int64_t k);
 double tn__sum_row_f32(const float *x, int64_t n);
 double tn__sum_row(const float *x, int64_t n);
 void tn__sum_into_f64(double *o, const float *x, int64_t n);

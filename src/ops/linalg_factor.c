@@ -269,6 +269,20 @@ TN__TESTABLE void tn__la_getrs##S(const T *lu, const int32_t *piv, int64_t n, T 
         }
         return;
     }
+    if (k == 1) {   /* one right-hand side (a batch of small systems): the same operations in the
+                       same order as the loops below, without their inner loop's overhead per entry */
+        for (int64_t j = 0; j < n; j++) {   /* L y = P b by columns: b[i] still loses l_ij y_j in ascending j */
+            const T y = b[j];
+            for (int64_t i = j + 1; i < n; i++) { const T l = lu[i * n + j]; if (l != 0) b[i] -= l * y; }
+        }
+        for (int64_t i = n - 1; i >= 0; i--) {   /* U x = y */
+            T s = b[i];
+            for (int64_t j = i + 1; j < n; j++) { const T u = lu[i * n + j]; if (u != 0) s -= u * b[j]; }
+            const T d = 1 / lu[i * n + i];
+            b[i] = s * d;
+        }
+        return;
+    }
     for (int64_t i = 0; i < n; i++)   /* L y = P b (unit lower) */
         for (int64_t j = 0; j < i; j++) {
             T l = lu[i * n + j];
