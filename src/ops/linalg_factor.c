@@ -1,7 +1,8 @@
 /* ---- torch.linalg: LU and Cholesky factorisations and what is built on them ----
-   float32, float64, complex64, complex128, CPU. The kernels run on a contiguous float64 (or
-   complex128: tn__cplx pairs) copy of the batch (a float32/complex64 input is rounded once,
-   at the end), one [m, n] row-major matrix at a time; the complex kernels (tn__la_*_c) are
+   float32, float64, complex64, complex128, CPU. The kernels run on a contiguous copy of the
+   batch, one [m, n] row-major matrix at a time: float32 in float32 (the LU and Cholesky, as
+   LAPACK's sgetrf / spotrf, which PyTorch calls), float64 in float64, complex in complex128
+   (tn__cplx pairs; a complex64 input is rounded once, at the end); the complex kernels (tn__la_*_c) are
    the same loops with the conjugates the math needs (A = L L^H). The backward formulas are
    PyTorch's, written in library ops that recompute the forward differentiably, so that
    double backward works; where they transpose, complex inputs take the conjugate transpose
@@ -154,9 +155,10 @@ static tn_tensor *tn__la_getrs_dev(tn_tensor *A, tn_tensor *Bm, tn_tensor **info
    on small matrices. */
 TN__TESTABLE int64_t tn__la_nb = 0, tn__la_nx = 96;
 static int64_t tn__la_block(int64_t k) { return tn__la_nb > 0 ? tn__la_nb : k < 512 ? 32 : 64; }
-/* The real LU kernels, for float64 (suffix none) and float32 (_f: a float32 input is factored
-   and solved in float32, as LAPACK's sgetrf / sgetrs, which PyTorch calls; twice the values
-   per SIMD register and no conversions). G names the GEMM (tn__gemm_f64 / tn__gemm_f32). */
+/* The real LU and Cholesky kernels, for float64 (suffix none) and float32 (_f: a float32 input
+   is factored and solved in float32, as LAPACK's sgetrf / sgetrs / spotrf, which PyTorch calls;
+   twice the values per SIMD register and no conversions). G names the GEMM (tn__gemm_f64 /
+   tn__gemm_f32). */
 /* @template TN__LA_LU(T, S, G) */
 /* LU with partial pivoting of a row-major m x n matrix in place, as LAPACK's getrf:
    piv 1-based; returns info (0, or the first zero pivot's 1-based index; elimination
@@ -299,26 +301,23 @@ TN__TESTABLE void tn__la_getrs##S(const T *lu, const int32_t *piv, int64_t n, T 
         for (int64_t c = 0; c < k; c++) b[i * k + c] *= d;
     }
 }
-/* @end TN__LA_LU */
-TN__LA_LU(double, , f64)
-TN__LA_LU(float, _f, f32)
 /* potf2 on columns [j0, j1) of the row-major n x n lower triangle, rows up to r1: the
    columns before j0 already subtracted (the whole matrix: 0, n, n). Left-looking (Crout):
    column j reads only the input and the finished columns, so where it stops (returning the
    1-based order of the minor that is not positive-definite, with its updated pivot on the
    diagonal) the columns after it are untouched. */
-TN__TESTABLE int64_t tn__la_potf2(double *a, int64_t n, int64_t j0, int64_t j1, int64_t r1) {
+TN__TESTABLE int64_t tn__la_potf2##S(T *a, int64_t n, int64_t j0, int64_t j1, int64_t r1) {
     for (int64_t j = j0; j < j1; j++) {
-        double d = a[j * n + j];
+        T d = a[j * n + j];
         for (int64_t c = j0; c < j; c++) d -= a[j * n + c] * a[j * n + c];
         if (!(d > 0)) {
             a[j * n + j] = d;
             return j + 1;
         }
-        d = sqrt(d);
+        d = (T)sqrt(d);
         a[j * n + j] = d;
         for (int64_t i = j + 1; i < r1; i++) {
-            double s = a[i * n + j];
+            T s = a[i * n + j];
             for (int64_t c = j0; c < j; c++) s -= a[i * n + c] * a[j * n + c];
             a[i * n + j] = s / d;
         }
@@ -335,24 +334,24 @@ TN__TESTABLE int64_t tn__la_potf2(double *a, int64_t n, int64_t j0, int64_t j1, 
    (the GEMM), its diagonal block by potf2, the rows below by the triangular solve
    X L11^T = A21. Where it stops the same is left as potf2 leaves: the finished columns,
    the pivot, the input after it (the block's copy put back). */
-TN__TESTABLE int64_t tn__la_potrf(double *a, int64_t n) {
+TN__TESTABLE int64_t tn__la_potrf##S(T *a, int64_t n) {
     const int64_t nb = tn__la_block(n);
     int64_t info = 0;
-    double *keep = n >= tn__la_nx ? (double *)TN_MALLOC((size_t)(nb * nb) * sizeof(double)) : NULL;
-    if (!keep) info = tn__la_potf2(a, n, 0, n, n);   /* (small, or no memory for the copy) */
+    T *keep = n >= tn__la_nx ? (T *)TN_MALLOC((size_t)(nb * nb) * sizeof(T)) : NULL;
+    if (!keep) info = tn__la_potf2##S(a, n, 0, n, n);   /* (small, or no memory for the copy) */
     for (int64_t j0 = 0; keep && j0 < n; j0 += nb) {
         const int64_t jb = n - j0 < nb ? n - j0 : nb, j1 = j0 + jb;
-        for (int64_t i = 0; i < jb; i++) memcpy(keep + i * jb, a + (j0 + i) * n + j0, (size_t)jb * sizeof(double));
+        for (int64_t i = 0; i < jb; i++) memcpy(keep + i * jb, a + (j0 + i) * n + j0, (size_t)jb * sizeof(T));
         /* the diagonal block less L[block, 0:j0] L[block, 0:j0]^T (its upper half too: not read) */
-        tn__la_gemm_sub(jb, jb, j0, a + j0 * n, n, 1, a + j0 * n, 1, n, a + j0 * n + j0, n, 1, 1);
-        const int64_t f = tn__la_potf2(a, n, j0, j1, j1), done = f ? f - 1 - j0 : jb;
+        tn__la_gemm_sub##S(jb, jb, j0, a + j0 * n, n, 1, a + j0 * n, 1, n, a + j0 * n + j0, n, 1, 1);
+        const int64_t f = tn__la_potf2##S(a, n, j0, j1, j1), done = f ? f - 1 - j0 : jb;
         /* the rows below, the block's finished columns: less L[below, 0:j0] L[block, 0:j0]^T, then X L11^T = A21 */
-        tn__la_gemm_sub(n - j1, done, j0, a + j1 * n, n, 1, a + j0 * n, 1, n, a + j1 * n + j0, n, 1, 1);
+        tn__la_gemm_sub##S(n - j1, done, j0, a + j1 * n, n, 1, a + j0 * n, 1, n, a + j1 * n + j0, n, 1, 1);
         for (int64_t i = j1; i < n; i++) {
-            double *ri = a + i * n + j0;
+            T *ri = a + i * n + j0;
             for (int64_t c = 0; c < done; c++) {
-                const double *lc = a + (j0 + c) * n + j0;
-                double s = ri[c];
+                const T *lc = a + (j0 + c) * n + j0;
+                T s = ri[c];
                 for (int64_t t = 0; t < c; t++) s -= ri[t] * lc[t];
                 ri[c] = s / lc[c];
             }
@@ -370,6 +369,23 @@ TN__TESTABLE int64_t tn__la_potrf(double *a, int64_t n) {
         for (int64_t j = i + 1; j < n; j++) a[i * n + j] = 0;
     return info;
 }
+/* B matrices n x n: potrf of each (upper: of the mirror of its upper triangle, potrf('U')'s
+   input, the lower one of A^T), info into fv; the matrices split between threads. */
+typedef struct { T *a; int32_t *fv; int64_t n; bool upper; } tn__la_chol##S##_t;
+static void tn__la_chol_part##S(void *p, int64_t b0, int64_t b1) {
+    const tn__la_chol##S##_t *c = (const tn__la_chol##S##_t *)p;
+    const int64_t n = c->n;
+    for (int64_t b = b0; b < b1; b++) {
+        T *a = c->a + b * n * n;
+        if (c->upper)
+            for (int64_t i = 0; i < n; i++)
+                for (int64_t j = i + 1; j < n; j++) a[j * n + i] = a[i * n + j];
+        c->fv[b] = (int32_t)tn__la_potrf##S(a, n);
+    }
+}
+/* @end TN__LA_LU */
+TN__LA_LU(double, , f64)
+TN__LA_LU(float, _f, f32)
 /* The complex getf2 over columns [j0, j1), eliminations up to column ce (tn__la_getf2's
    arguments): pivots on |re| + |im| (zgetrf's izamax). */
 static int64_t tn__la_getf2_c(tn__cplx *a, int64_t m, int64_t n, int64_t j0, int64_t j1, int64_t ce, int32_t *piv) {
@@ -947,7 +963,7 @@ static tn_tensor *tn__cholesky_ex_impl(tn_tensor *A, bool upper, bool check_erro
     if (tn__la_routed(A, true)) return tn__cholesky_dev(A, upper, check_errors, info, fn);
     tn_scope_begin();
     const int64_t n = A->shape[A->ndim - 1], B = tn__la_batch(A);
-    tn_tensor *w = tn__la_work(A), *f = tn__own(tn__new(TN_I32, TN_CPU, A->shape, A->ndim - 2)), *r = NULL;
+    tn_tensor *w = tn_clone(tn_to_dtype(tn_detach(A), tn__la_kdt(A, true, false))), *f = tn__own(tn__new(TN_I32, TN_CPU, A->shape, A->ndim - 2)), *r = NULL;
     if (w && f) {
         int32_t *fv = (int32_t *)tn_data_ptr(f);
         /* upper: potrf('U') reads A's upper triangle, the lower one of A^H (they differ for
@@ -959,13 +975,12 @@ static tn_tensor *tn__cholesky_ex_impl(tn_tensor *A, bool upper, bool check_erro
                     for (int64_t i = 0; i < n; i++)
                         for (int64_t j = i + 1; j < n; j++) a[b * n * n + j * n + i] = tn__cconj(a[b * n * n + i * n + j]);
             for (int64_t b = 0; b < B; b++) fv[b] = (int32_t)tn__la_potrf_c(a + b * n * n, n);
+        } else if (w->dtype == TN_F32) {   /* float32 in float32, as spotrf */
+            tn__la_chol_f_t c = {(float *)tn_data_ptr(w), fv, n, upper};
+            tn__parallel_range(tn__par_threads(tn__mul_sat(B, n * n * n / 3 + 1), B), B, tn__la_chol_part_f, &c);
         } else {
-            double *a = (double *)tn_data_ptr(w);
-            if (upper)
-                for (int64_t b = 0; b < B; b++)
-                    for (int64_t i = 0; i < n; i++)
-                        for (int64_t j = i + 1; j < n; j++) a[b * n * n + j * n + i] = a[b * n * n + i * n + j];
-            for (int64_t b = 0; b < B; b++) fv[b] = (int32_t)tn__la_potrf(a + b * n * n, n);
+            tn__la_chol_t c = {(double *)tn_data_ptr(w), fv, n, upper};
+            tn__parallel_range(tn__par_threads(tn__mul_sat(B, n * n * n / 3 + 1), B), B, tn__la_chol_part, &c);
         }
         if (!(check_errors && tn__la_info_error(fn, f, TN__LA_NOT_PD))) {
             r = tn_keep(tn_contiguous(tn_to_dtype(upper ? tn__mH(w) : w, A->dtype)));

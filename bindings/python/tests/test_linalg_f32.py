@@ -182,3 +182,23 @@ def test_gradients_float32():
     (torch.linalg.solve(A, B).sum() + torch.linalg.det(A).sum() + torch.linalg.inv(A).sum()).backward()
     H.assert_close(a.grad, A.grad, "grad A", 1e-3, 1e-4)
     H.assert_close(b.grad, B.grad, "grad B", 1e-3, 1e-4)
+
+
+@needs_torch
+@pytest.mark.parametrize("n", [1, 5, 95, 96, 130])
+def test_cholesky_float32(n):
+    torch.manual_seed(n)
+    G = torch.randn(2, n, n, dtype=torch.float32)
+    S = G @ G.mT / n + torch.eye(n)
+    for upper in (False, True):
+        L = tn.linalg.cholesky(H.to_tn(S), upper=upper)
+        assert L.dtype == tn.float32
+        H.assert_close(L, torch.linalg.cholesky(S, upper=upper), f"cholesky upper={upper}", 1e-4, 1e-5)
+        Lt = _t(L).double()
+        R = Lt.mT @ Lt if upper else Lt @ Lt.mT
+        assert ((R - S.double()).abs().amax() / (S.double().abs().amax() * n * EPS32)).item() < 2
+    S[1, n // 2, n // 2] = -1   # not positive-definite: torch's info and message
+    c, ct = tn.linalg.cholesky_ex(H.to_tn(S)), torch.linalg.cholesky_ex(S)
+    assert torch.equal(_t(c.info), ct.info)
+    with pytest.raises(RuntimeError, match=r"\(Batch element 1\).*order %d is not positive-definite" % (n // 2 + 1)):
+        tn.linalg.cholesky(H.to_tn(S))
