@@ -440,11 +440,42 @@ static int64_t tn__la_getrf_c(tn__cplx *a, int64_t m, int64_t n, int32_t *piv) {
     }
     return info;
 }
+/* The complex tn__la_trsm_small: T X = B by substitution on one diagonal block (row strides
+   lda, ldb), the loops of the unblocked complex getrs. */
+static void tn__la_trsm_small_c(const tn__cplx *a, int64_t lda, tn__cplx *b, int64_t ldb, int64_t n, int64_t k, bool upper, bool unit) {
+    for (int64_t s = 0; s < n; s++) {
+        const int64_t i = upper ? n - 1 - s : s;
+        tn__cplx *bi = b + i * ldb;
+        const int64_t c0 = upper ? i + 1 : 0, c1 = upper ? n : i;
+        for (int64_t j = c0; j < c1; j++) {
+            const tn__cplx t = a[i * lda + j], *bj = b + j * ldb;
+            for (int64_t c = 0; c < k; c++) bi[c] = tn__csub(bi[c], tn__cmul(t, bj[c]));
+        }
+        if (!unit)
+            for (int64_t c = 0; c < k; c++) bi[c] = tn__cdiv(bi[c], a[i * lda + i]);
+    }
+}
+/* The complex getrs: tn__la_getrs's blocking from order tn__la_nx (substitution on the
+   diagonal blocks, the rest of B through the complex GEMM), the plain loops below it. */
 static void tn__la_getrs_c(const tn__cplx *lu, const int32_t *piv, int64_t n, tn__cplx *b, int64_t k) {
     for (int64_t j = 0; j < n; j++) {
         int64_t p = piv[j] - 1;
         if (p != j)
             for (int64_t c = 0; c < k; c++) { tn__cplx t = b[j * k + c]; b[j * k + c] = b[p * k + c]; b[p * k + c] = t; }
+    }
+    if (n >= tn__la_nx) {
+        const int64_t nb = tn__la_block(n);
+        for (int64_t j0 = 0; j0 < n; j0 += nb) {   /* L y = P b */
+            const int64_t jb = n - j0 < nb ? n - j0 : nb, j1 = j0 + jb;
+            tn__la_trsm_small_c(lu + j0 * n + j0, n, b + j0 * k, k, jb, k, false, true);
+            tn__la_zgemm_sub(n - j1, k, jb, lu + j1 * n + j0, n, 1, b + j0 * k, k, 1, false, b + j1 * k, k, 1);
+        }
+        for (int64_t j0 = (n - 1) / nb * nb; j0 >= 0; j0 -= nb) {   /* U x = y */
+            const int64_t jb = n - j0 < nb ? n - j0 : nb;
+            tn__la_trsm_small_c(lu + j0 * n + j0, n, b + j0 * k, k, jb, k, true, false);
+            tn__la_zgemm_sub(j0, k, jb, lu + j0, n, 1, b + j0 * k, k, 1, false, b, k, 1);
+        }
+        return;
     }
     for (int64_t i = 0; i < n; i++)
         for (int64_t j = 0; j < i; j++) {

@@ -202,3 +202,17 @@ def test_cholesky_float32(n):
     assert torch.equal(_t(c.info), ct.info)
     with pytest.raises(RuntimeError, match=r"\(Batch element 1\).*order %d is not positive-definite" % (n // 2 + 1)):
         tn.linalg.cholesky(H.to_tn(S))
+
+
+@needs_torch
+@pytest.mark.parametrize("n,k", [(95, 3), (96, 1), (130, 7), (200, 64)])
+def test_complex_getrs_blocked(n, k):
+    # the complex getrs is blocked from order 96 as the real one (diagonal blocks by
+    # substitution, the rest through the complex GEMM): the residual within LAPACK's standard
+    torch.manual_seed(n + k)
+    A = torch.randn(2, n, n, dtype=torch.complex128) + 4 * torch.eye(n)
+    B = torch.randn(2, n, k, dtype=torch.complex128)
+    X = _t(tn.linalg.solve(H.to_tn(A), H.to_tn(B)))
+    res = (A @ X - B).abs().amax() / (A.abs().amax() * X.abs().amax() * n * 2.220446049250313e-16)
+    assert res.item() < 4
+    H.assert_close(tn.linalg.inv(H.to_tn(A)), torch.linalg.inv(A), "inv complex128", 1e-9, 1e-9)
