@@ -130,9 +130,11 @@ def test_singular_float32(n, col):
     assert _t(tn.linalg.det(H.to_tn(A)))[1].item() == 0
     sl = tn.linalg.slogdet(H.to_tn(A))
     assert _t(sl[0])[1].item() == 0 and _t(sl[1])[1].item() == -np.inf
-    with pytest.raises(RuntimeError, match=rf"\(Batch element 1\): The diagonal element {col + 1} is zero"):
+    # (which element: the first zero pivot of the factorisation taken, the built-in kernels' of A,
+    # a TENSOR_LAPACK build's of A^T as torch's: as for float64)
+    with pytest.raises(RuntimeError, match=r"\(Batch element 1\): The diagonal element \d+ is zero, the inversion could not"):
         tn.linalg.inv(H.to_tn(A))
-    with pytest.raises(RuntimeError, match=rf"\(Batch element 1\): The diagonal element {col + 1} is zero"):
+    with pytest.raises(RuntimeError, match=r"\(Batch element 1\): The diagonal element \d+ is zero"):
         tn.linalg.solve(H.to_tn(A), H.to_tn(A[..., :1]))
     with pytest.raises(RuntimeError, match="U\\[%d, %d\\] is zero" % (col + 1, col + 1)):
         tn.linalg.lu_factor_ex(H.to_tn(A), check_errors=True)
