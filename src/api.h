@@ -5866,6 +5866,10 @@ int64_t tn__la_getf2(double *a, int64_t m, int64_t n, int64_t j0, int64_t j1, in
 void tn__la_getrs(const double *lu, const int32_t *piv, int64_t n, double *b, int64_t k);
 int64_t tn__la_potrf(double *a, int64_t n);
 int64_t tn__la_potf2(double *a, int64_t n, int64_t j0, int64_t j1, int64_t r1);
+/* ... and the float32 LU kernels (float32 arithmetic, as sgetrf / sgetrs) */
+int64_t tn__la_getrf_f(float *a, int64_t m, int64_t n, int32_t *piv);
+int64_t tn__la_getf2_f(float *a, int64_t m, int64_t n, int64_t j0, int64_t j1, int64_t ce, int32_t *piv);
+void tn__la_getrs_f(const float *lu, const int32_t *piv, int64_t n, float *b, int64_t k);
 /* linalg_decomp.c's SVD of a bidiagonal (implicit-shift QR; the rotations queued, applied in packed chunks) */
 int tn__la_bdsqr(double *d, double *rv, int64_t n, double *ut, int64_t m, double *vt, int64_t nv, double *rot);
 int tn__la_bdsqr_f(float *d, float *rv, int64_t n, float *ut, int64_t m, float *vt, int64_t nv, float *rot);

@@ -12,7 +12,7 @@ if ! pkg-config --exists openblas 2>/dev/null; then
 fi
 PYTHON=${PYTHON:-/usr/bin/python3}
 CTESTS="test_linalg test_linalg_more test_linalg_decomp test_linalg_eig test_linalg_complex test_ormqr_histogramdd"
-PYTESTS="test_lapack.py test_linalg.py test_linalg_more.py test_linalg_decomp.py test_linalg_eig.py test_linalg_complex.py test_linalg_svd_fast.py test_lowrank_ormqr_histogramdd.py"
+PYTESTS="test_lapack.py test_linalg.py test_linalg_more.py test_linalg_decomp.py test_linalg_eig.py test_linalg_complex.py test_linalg_f32.py test_linalg_svd_fast.py test_lowrank_ormqr_histogramdd.py"
 p=0; f=0
 check() { if eval "$2"; then p=$((p + 1)); else f=$((f + 1)); echo "FAIL $1"; fi; }
 log=$(mktemp); trap 'rm -f "$log"' EXIT

@@ -1,7 +1,8 @@
 /* ---- torch.linalg: LU and Cholesky factorisations and what is built on them ----
-   float32, float64, complex64, complex128, CPU. The kernels run on a contiguous float64 (or
-   complex128: tn__cplx pairs) copy of the batch (a float32/complex64 input is rounded once,
-   at the end), one [m, n] row-major matrix at a time; the complex kernels (tn__la_*_c) are
+   float32, float64, complex64, complex128, CPU. The kernels run on a contiguous copy of the
+   batch, one [m, n] row-major matrix at a time: float32 in float32 (the LU and Cholesky, as
+   LAPACK's sgetrf / spotrf, which PyTorch calls), float64 in float64, complex in complex128
+   (tn__cplx pairs; a complex64 input is rounded once, at the end); the complex kernels (tn__la_*_c) are
    the same loops with the conjugates the math needs (A = L L^H). The backward formulas are
    PyTorch's, written in library ops that recompute the forward differentiably, so that
    double backward works; where they transpose, complex inputs take the conjugate transpose
@@ -133,50 +134,17 @@ static tn_tensor *tn__la_getrs_dev(tn_tensor *A, tn_tensor *Bm, tn_tensor **info
     return *info ? tn__la_uncm(x, Bm, n, r) : NULL;
 }
 
-/* LU with partial pivoting of a row-major m x n matrix in place, as LAPACK's getrf:
-   piv 1-based; returns info (0, or the first zero pivot's 1-based index; elimination
-   goes on past it). Right-looking, row-oriented: the updates run along contiguous rows. On
-   x86 the same loops are also compiled for AVX2 (no FMA: the same bits), picked at run time:
-   a batch of small systems (linalg.solve, inv, det) spends its time in the row updates.
-   tn__la_getf2 is the unblocked kernel over columns [j0, j1): pivot rows are swapped whole
-   (all n columns), the eliminations update columns up to ce; the whole matrix is
-   (0, min(m, n), n), a panel of the blocked getrf (j0, j0 + jb, j0 + jb). */
-#define TN__LA_GETRF_BODY \
-    int64_t info = 0; \
-    for (int64_t j = j0; j < j1; j++) { \
-        int64_t p = j; \
-        double best = fabs(a[j * n + j]); \
-        for (int64_t i = j + 1; i < m; i++) \
-            if (fabs(a[i * n + j]) > best) { best = fabs(a[i * n + j]); p = i; } \
-        piv[j] = (int32_t)(p + 1); \
-        if (best == 0) { if (!info) info = j + 1; continue; } \
-        if (p != j) \
-            for (int64_t c = 0; c < n; c++) { double t = a[j * n + c]; a[j * n + c] = a[p * n + c]; a[p * n + c] = t; } \
-        const double inv = 1 / a[j * n + j], *rj = a + j * n; \
-        for (int64_t i = j + 1; i < m; i++) { \
-            double *ri = a + i * n, l = ri[j] *= inv; \
-            if (l != 0) \
-                for (int64_t c = j + 1; c < ce; c++) ri[c] -= l * rj[c]; \
-        } \
-    } \
-    return info;
 /* TN__LA_JOB(name, body): a parallel_range body (void *p, int64_t i0, int64_t i1), compiled
-   twice on x86 as getrf is (the helpers it calls inline into each copy). */
+   twice on x86 as getf2 is (the helpers it calls inline into each copy). */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define TN__LA_AVX2 1
 #define TN__LA_JOB(name, ...) \
     __attribute__((target("avx2"))) static void name##_avx2(void *p, int64_t i0, int64_t i1) { __VA_ARGS__ } \
     static void name##_plain(void *p, int64_t i0, int64_t i1) { __VA_ARGS__ } \
     static void name(void *p, int64_t i0, int64_t i1) { if (tn__gemm_isa() >= TN__GEMM_AVX2) name##_avx2(p, i0, i1); else name##_plain(p, i0, i1); }
-__attribute__((target("avx2"))) static int64_t tn__la_getf2_avx2(double *a, int64_t m, int64_t n, int64_t j0, int64_t j1, int64_t ce, int32_t *piv) { TN__LA_GETRF_BODY }
+#else
+#define TN__LA_JOB(name, ...) static void name(void *p, int64_t i0, int64_t i1) { __VA_ARGS__ }
 #endif
-TN__TESTABLE int64_t tn__la_getf2(double *a, int64_t m, int64_t n, int64_t j0, int64_t j1, int64_t ce, int32_t *piv) {
-#ifdef TN__LA_AVX2
-    if (tn__gemm_isa() >= TN__GEMM_AVX2) return tn__la_getf2_avx2(a, m, n, j0, j1, ce, piv);
-#endif
-    TN__LA_GETRF_BODY
-}
-#undef TN__LA_GETRF_BODY
 /* The blocked getrf and potrf (LAPACK's dgetrf, dpotrf): panels of nb columns by the
    unblocked kernels, the rest through the GEMM, for matrices of order tn__la_nx and more
    (below it the unblocked kernels alone, and their bits). Measured (one thread, AVX-512):
@@ -187,18 +155,78 @@ TN__TESTABLE int64_t tn__la_getf2(double *a, int64_t m, int64_t n, int64_t j0, i
    on small matrices. */
 TN__TESTABLE int64_t tn__la_nb = 0, tn__la_nx = 96;
 static int64_t tn__la_block(int64_t k) { return tn__la_nb > 0 ? tn__la_nb : k < 512 ? 32 : 64; }
-static void tn__la_trsm_small(const double *a, int64_t lda, double *b, int64_t ldb, int64_t n, int64_t k, bool upper, bool unit);   /* linalg_more.c */
+/* The real LU and Cholesky kernels, for float64 (suffix none) and float32 (_f: a float32 input
+   is factored and solved in float32, as LAPACK's sgetrf / sgetrs / spotrf, which PyTorch calls;
+   twice the values per SIMD register and no conversions). G names the GEMM (tn__gemm_f64 /
+   tn__gemm_f32). */
+/* @template TN__LA_LU(T, S, G) */
+/* LU with partial pivoting of a row-major m x n matrix in place, as LAPACK's getrf:
+   piv 1-based; returns info (0, or the first zero pivot's 1-based index; elimination
+   goes on past it). Right-looking, row-oriented: the updates run along contiguous rows. On
+   x86 the same loops are also compiled for AVX2 (no FMA: the same bits), picked at run time:
+   a batch of small systems (linalg.solve, inv, det) spends its time in the row updates.
+   tn__la_getf2 is the unblocked kernel over columns [j0, j1): pivot rows are swapped whole
+   (all n columns), the eliminations update columns up to ce; the whole matrix is
+   (0, min(m, n), n), a panel of the blocked getrf (j0, j0 + jb, j0 + jb). The body is an
+   always-inline function, so that each copy compiles it for its own ISA. */
+TN__ALWAYS_INLINE int64_t tn__la_getf2_body##S(T *a, int64_t m, int64_t n, int64_t j0, int64_t j1, int64_t ce, int32_t *piv) {
+    int64_t info = 0;
+    for (int64_t j = j0; j < j1; j++) {
+        int64_t p = j;
+        T best = (T)fabs(a[j * n + j]);
+        for (int64_t i = j + 1; i < m; i++)
+            if ((T)fabs(a[i * n + j]) > best) { best = (T)fabs(a[i * n + j]); p = i; }
+        piv[j] = (int32_t)(p + 1);
+        if (best == 0) { if (!info) info = j + 1; continue; }
+        if (p != j)
+            for (int64_t c = 0; c < n; c++) { T t = a[j * n + c]; a[j * n + c] = a[p * n + c]; a[p * n + c] = t; }
+        const T inv = 1 / a[j * n + j], *rj = a + j * n;
+        for (int64_t i = j + 1; i < m; i++) {
+            T *ri = a + i * n, l = ri[j] *= inv;
+            if (l != 0)
+                for (int64_t c = j + 1; c < ce; c++) ri[c] -= l * rj[c];
+        }
+    }
+    return info;
+}
+#ifdef TN__LA_AVX2
+__attribute__((target("avx2"))) static int64_t tn__la_getf2_avx2##S(T *a, int64_t m, int64_t n, int64_t j0, int64_t j1, int64_t ce, int32_t *piv) { return tn__la_getf2_body##S(a, m, n, j0, j1, ce, piv); }
+#endif
+TN__TESTABLE int64_t tn__la_getf2##S(T *a, int64_t m, int64_t n, int64_t j0, int64_t j1, int64_t ce, int32_t *piv) {
+#ifdef TN__LA_AVX2
+    if (tn__gemm_isa() >= TN__GEMM_AVX2) return tn__la_getf2_avx2##S(a, m, n, j0, j1, ce, piv);
+#endif
+    return tn__la_getf2_body##S(a, m, n, j0, j1, ce, piv);
+}
+/* Solves T X = B in place by substitution: T n x n triangular (row stride lda), B n x k (row
+   stride ldb). Row-oriented: the updates run along contiguous rows of B. */
+static void tn__la_trsm_small##S(const T *a, int64_t lda, T *b, int64_t ldb, int64_t n, int64_t k, bool upper, bool unit) {
+    for (int64_t s = 0; s < n; s++) {
+        const int64_t i = upper ? n - 1 - s : s;
+        T *bi = b + i * ldb;
+        const int64_t c0 = upper ? i + 1 : 0, c1 = upper ? n : i;
+        for (int64_t j = c0; j < c1; j++) {
+            const T t = a[i * lda + j], *bj = b + j * ldb;
+            if (t != 0)
+                for (int64_t c = 0; c < k; c++) bi[c] -= t * bj[c];
+        }
+        if (!unit) {
+            const T d = 1 / a[i * lda + i];
+            for (int64_t c = 0; c < k; c++) bi[c] *= d;
+        }
+    }
+}
 /* C -= sign A B (M x N, K inner; strides in elements) through the GEMM; where it cannot allocate
    its buffers, the same product by plain loops (slower, never a failure mid-factorisation).
    The GEMM splits C's rows between threads and sums each entry in one order, so the result
    does not depend on the thread count. */
-static void tn__la_gemm_sub(int64_t M, int64_t N, int64_t K, const double *A, int64_t rsa, int64_t csa,
-                            const double *B, int64_t rsb, int64_t csb, double *C, int64_t rsc, int64_t csc, double sign) {
+static void tn__la_gemm_sub##S(int64_t M, int64_t N, int64_t K, const T *A, int64_t rsa, int64_t csa,
+                               const T *B, int64_t rsb, int64_t csb, T *C, int64_t rsc, int64_t csc, T sign) {
     if (M <= 0 || N <= 0 || K <= 0) return;
-    if (!tn__gemm_f64(M, N, K, -sign, A, rsa, csa, B, rsb, csb, 1.0, C, rsc, csc)) return;
+    if (!tn__gemm_##G(M, N, K, -sign, A, rsa, csa, B, rsb, csb, 1, C, rsc, csc)) return;
     for (int64_t i = 0; i < M; i++)
         for (int64_t t = 0; t < K; t++) {
-            const double l = sign * A[i * rsa + t * csa];
+            const T l = sign * A[i * rsa + t * csa];
             for (int64_t c = 0; c < N; c++) C[i * rsc + c * csc] -= l * B[t * rsb + c * csb];
         }
 }
@@ -206,59 +234,70 @@ static void tn__la_gemm_sub(int64_t M, int64_t N, int64_t K, const double *A, in
    the whole rows, so dlaswp's are done), U's block row by the unit-lower triangular solve,
    the trailing matrix less L21 U12 by the GEMM. Pivots by the same rule as getf2's (the
    largest |a|, the first on ties). */
-TN__TESTABLE int64_t tn__la_getrf(double *a, int64_t m, int64_t n, int32_t *piv) {
+TN__TESTABLE int64_t tn__la_getrf##S(T *a, int64_t m, int64_t n, int32_t *piv) {
     const int64_t k = m < n ? m : n, nb = tn__la_block(k);
-    if (k < tn__la_nx) return tn__la_getf2(a, m, n, 0, k, n, piv);
+    if (k < tn__la_nx) return tn__la_getf2##S(a, m, n, 0, k, n, piv);
     int64_t info = 0;
     for (int64_t j0 = 0; j0 < k; j0 += nb) {
         const int64_t jb = k - j0 < nb ? k - j0 : nb, j1 = j0 + jb;
-        const int64_t f = tn__la_getf2(a, m, n, j0, j1, j1, piv);
+        const int64_t f = tn__la_getf2##S(a, m, n, j0, j1, j1, piv);
         if (f && !info) info = f;
         if (j1 >= n) continue;
-        tn__la_trsm_small(a + j0 * n + j0, n, a + j0 * n + j1, n, jb, n - j1, false, true);
-        tn__la_gemm_sub(m - j1, n - j1, jb, a + j1 * n + j0, n, 1, a + j0 * n + j1, n, 1, a + j1 * n + j1, n, 1, 1);
+        tn__la_trsm_small##S(a + j0 * n + j0, n, a + j0 * n + j1, n, jb, n - j1, false, true);
+        tn__la_gemm_sub##S(m - j1, n - j1, jb, a + j1 * n + j0, n, 1, a + j0 * n + j1, n, 1, a + j1 * n + j1, n, 1, 1);
     }
     return info;
 }
-#ifndef TN__LA_JOB
-#define TN__LA_JOB(name, ...) static void name(void *p, int64_t i0, int64_t i1) { __VA_ARGS__ }
-#endif
 /* Solves A X = B (n x n factored by getrf, B n x k row-major, in place), as getrs. From
    order tn__la_nx the two triangular solves are blocked as trsm's (substitution on the
    diagonal blocks, the rest of B updated by the GEMM). */
-TN__TESTABLE void tn__la_getrs(const double *lu, const int32_t *piv, int64_t n, double *b, int64_t k) {
+TN__TESTABLE void tn__la_getrs##S(const T *lu, const int32_t *piv, int64_t n, T *b, int64_t k) {
     for (int64_t j = 0; j < n; j++) {
         int64_t p = piv[j] - 1;
         if (p != j)
-            for (int64_t c = 0; c < k; c++) { double t = b[j * k + c]; b[j * k + c] = b[p * k + c]; b[p * k + c] = t; }
+            for (int64_t c = 0; c < k; c++) { T t = b[j * k + c]; b[j * k + c] = b[p * k + c]; b[p * k + c] = t; }
     }
     const int64_t nb = tn__la_block(n);
     if (n >= tn__la_nx) {
         for (int64_t j0 = 0; j0 < n; j0 += nb) {   /* L y = P b: the rows below each block lose L[below, block] y[block] */
             const int64_t jb = n - j0 < nb ? n - j0 : nb, j1 = j0 + jb;
-            tn__la_trsm_small(lu + j0 * n + j0, n, b + j0 * k, k, jb, k, false, true);
-            tn__la_gemm_sub(n - j1, k, jb, lu + j1 * n + j0, n, 1, b + j0 * k, k, 1, b + j1 * k, k, 1, 1);
+            tn__la_trsm_small##S(lu + j0 * n + j0, n, b + j0 * k, k, jb, k, false, true);
+            tn__la_gemm_sub##S(n - j1, k, jb, lu + j1 * n + j0, n, 1, b + j0 * k, k, 1, b + j1 * k, k, 1, 1);
         }
         for (int64_t j0 = (n - 1) / nb * nb; j0 >= 0; j0 -= nb) {   /* U x = y: the rows above lose U[above, block] x[block] */
             const int64_t jb = n - j0 < nb ? n - j0 : nb;
-            tn__la_trsm_small(lu + j0 * n + j0, n, b + j0 * k, k, jb, k, true, false);
-            tn__la_gemm_sub(j0, k, jb, lu + j0, n, 1, b + j0 * k, k, 1, b, k, 1, 1);
+            tn__la_trsm_small##S(lu + j0 * n + j0, n, b + j0 * k, k, jb, k, true, false);
+            tn__la_gemm_sub##S(j0, k, jb, lu + j0, n, 1, b + j0 * k, k, 1, b, k, 1, 1);
+        }
+        return;
+    }
+    if (k == 1) {   /* one right-hand side (a batch of small systems): the same operations in the
+                       same order as the loops below, without their inner loop's overhead per entry */
+        for (int64_t j = 0; j < n; j++) {   /* L y = P b by columns: b[i] still loses l_ij y_j in ascending j */
+            const T y = b[j];
+            for (int64_t i = j + 1; i < n; i++) { const T l = lu[i * n + j]; if (l != 0) b[i] -= l * y; }
+        }
+        for (int64_t i = n - 1; i >= 0; i--) {   /* U x = y */
+            T s = b[i];
+            for (int64_t j = i + 1; j < n; j++) { const T u = lu[i * n + j]; if (u != 0) s -= u * b[j]; }
+            const T d = 1 / lu[i * n + i];
+            b[i] = s * d;
         }
         return;
     }
     for (int64_t i = 0; i < n; i++)   /* L y = P b (unit lower) */
         for (int64_t j = 0; j < i; j++) {
-            double l = lu[i * n + j];
+            T l = lu[i * n + j];
             if (l != 0)
                 for (int64_t c = 0; c < k; c++) b[i * k + c] -= l * b[j * k + c];
         }
     for (int64_t i = n - 1; i >= 0; i--) {   /* U x = y */
         for (int64_t j = i + 1; j < n; j++) {
-            double u = lu[i * n + j];
+            T u = lu[i * n + j];
             if (u != 0)
                 for (int64_t c = 0; c < k; c++) b[i * k + c] -= u * b[j * k + c];
         }
-        double d = 1 / lu[i * n + i];
+        T d = 1 / lu[i * n + i];
         for (int64_t c = 0; c < k; c++) b[i * k + c] *= d;
     }
 }
@@ -267,18 +306,18 @@ TN__TESTABLE void tn__la_getrs(const double *lu, const int32_t *piv, int64_t n, 
    column j reads only the input and the finished columns, so where it stops (returning the
    1-based order of the minor that is not positive-definite, with its updated pivot on the
    diagonal) the columns after it are untouched. */
-TN__TESTABLE int64_t tn__la_potf2(double *a, int64_t n, int64_t j0, int64_t j1, int64_t r1) {
+TN__TESTABLE int64_t tn__la_potf2##S(T *a, int64_t n, int64_t j0, int64_t j1, int64_t r1) {
     for (int64_t j = j0; j < j1; j++) {
-        double d = a[j * n + j];
+        T d = a[j * n + j];
         for (int64_t c = j0; c < j; c++) d -= a[j * n + c] * a[j * n + c];
         if (!(d > 0)) {
             a[j * n + j] = d;
             return j + 1;
         }
-        d = sqrt(d);
+        d = (T)sqrt(d);
         a[j * n + j] = d;
         for (int64_t i = j + 1; i < r1; i++) {
-            double s = a[i * n + j];
+            T s = a[i * n + j];
             for (int64_t c = j0; c < j; c++) s -= a[i * n + c] * a[j * n + c];
             a[i * n + j] = s / d;
         }
@@ -295,24 +334,24 @@ TN__TESTABLE int64_t tn__la_potf2(double *a, int64_t n, int64_t j0, int64_t j1, 
    (the GEMM), its diagonal block by potf2, the rows below by the triangular solve
    X L11^T = A21. Where it stops the same is left as potf2 leaves: the finished columns,
    the pivot, the input after it (the block's copy put back). */
-TN__TESTABLE int64_t tn__la_potrf(double *a, int64_t n) {
+TN__TESTABLE int64_t tn__la_potrf##S(T *a, int64_t n) {
     const int64_t nb = tn__la_block(n);
     int64_t info = 0;
-    double *keep = n >= tn__la_nx ? (double *)TN_MALLOC((size_t)(nb * nb) * sizeof(double)) : NULL;
-    if (!keep) info = tn__la_potf2(a, n, 0, n, n);   /* (small, or no memory for the copy) */
+    T *keep = n >= tn__la_nx ? (T *)TN_MALLOC((size_t)(nb * nb) * sizeof(T)) : NULL;
+    if (!keep) info = tn__la_potf2##S(a, n, 0, n, n);   /* (small, or no memory for the copy) */
     for (int64_t j0 = 0; keep && j0 < n; j0 += nb) {
         const int64_t jb = n - j0 < nb ? n - j0 : nb, j1 = j0 + jb;
-        for (int64_t i = 0; i < jb; i++) memcpy(keep + i * jb, a + (j0 + i) * n + j0, (size_t)jb * sizeof(double));
+        for (int64_t i = 0; i < jb; i++) memcpy(keep + i * jb, a + (j0 + i) * n + j0, (size_t)jb * sizeof(T));
         /* the diagonal block less L[block, 0:j0] L[block, 0:j0]^T (its upper half too: not read) */
-        tn__la_gemm_sub(jb, jb, j0, a + j0 * n, n, 1, a + j0 * n, 1, n, a + j0 * n + j0, n, 1, 1);
-        const int64_t f = tn__la_potf2(a, n, j0, j1, j1), done = f ? f - 1 - j0 : jb;
+        tn__la_gemm_sub##S(jb, jb, j0, a + j0 * n, n, 1, a + j0 * n, 1, n, a + j0 * n + j0, n, 1, 1);
+        const int64_t f = tn__la_potf2##S(a, n, j0, j1, j1), done = f ? f - 1 - j0 : jb;
         /* the rows below, the block's finished columns: less L[below, 0:j0] L[block, 0:j0]^T, then X L11^T = A21 */
-        tn__la_gemm_sub(n - j1, done, j0, a + j1 * n, n, 1, a + j0 * n, 1, n, a + j1 * n + j0, n, 1, 1);
+        tn__la_gemm_sub##S(n - j1, done, j0, a + j1 * n, n, 1, a + j0 * n, 1, n, a + j1 * n + j0, n, 1, 1);
         for (int64_t i = j1; i < n; i++) {
-            double *ri = a + i * n + j0;
+            T *ri = a + i * n + j0;
             for (int64_t c = 0; c < done; c++) {
-                const double *lc = a + (j0 + c) * n + j0;
-                double s = ri[c];
+                const T *lc = a + (j0 + c) * n + j0;
+                T s = ri[c];
                 for (int64_t t = 0; t < c; t++) s -= ri[t] * lc[t];
                 ri[c] = s / lc[c];
             }
@@ -330,6 +369,23 @@ TN__TESTABLE int64_t tn__la_potrf(double *a, int64_t n) {
         for (int64_t j = i + 1; j < n; j++) a[i * n + j] = 0;
     return info;
 }
+/* B matrices n x n: potrf of each (upper: of the mirror of its upper triangle, potrf('U')'s
+   input, the lower one of A^T), info into fv; the matrices split between threads. */
+typedef struct { T *a; int32_t *fv; int64_t n; bool upper; } tn__la_chol##S##_t;
+static void tn__la_chol_part##S(void *p, int64_t b0, int64_t b1) {
+    const tn__la_chol##S##_t *c = (const tn__la_chol##S##_t *)p;
+    const int64_t n = c->n;
+    for (int64_t b = b0; b < b1; b++) {
+        T *a = c->a + b * n * n;
+        if (c->upper)
+            for (int64_t i = 0; i < n; i++)
+                for (int64_t j = i + 1; j < n; j++) a[j * n + i] = a[i * n + j];
+        c->fv[b] = (int32_t)tn__la_potrf##S(a, n);
+    }
+}
+/* @end TN__LA_LU */
+TN__LA_LU(double, , f64)
+TN__LA_LU(float, _f, f32)
 /* The complex getf2 over columns [j0, j1), eliminations up to column ce (tn__la_getf2's
    arguments): pivots on |re| + |im| (zgetrf's izamax). */
 static int64_t tn__la_getf2_c(tn__cplx *a, int64_t m, int64_t n, int64_t j0, int64_t j1, int64_t ce, int32_t *piv) {
@@ -384,11 +440,42 @@ static int64_t tn__la_getrf_c(tn__cplx *a, int64_t m, int64_t n, int32_t *piv) {
     }
     return info;
 }
+/* The complex tn__la_trsm_small: T X = B by substitution on one diagonal block (row strides
+   lda, ldb), the loops of the unblocked complex getrs. */
+static void tn__la_trsm_small_c(const tn__cplx *a, int64_t lda, tn__cplx *b, int64_t ldb, int64_t n, int64_t k, bool upper, bool unit) {
+    for (int64_t s = 0; s < n; s++) {
+        const int64_t i = upper ? n - 1 - s : s;
+        tn__cplx *bi = b + i * ldb;
+        const int64_t c0 = upper ? i + 1 : 0, c1 = upper ? n : i;
+        for (int64_t j = c0; j < c1; j++) {
+            const tn__cplx t = a[i * lda + j], *bj = b + j * ldb;
+            for (int64_t c = 0; c < k; c++) bi[c] = tn__csub(bi[c], tn__cmul(t, bj[c]));
+        }
+        if (!unit)
+            for (int64_t c = 0; c < k; c++) bi[c] = tn__cdiv(bi[c], a[i * lda + i]);
+    }
+}
+/* The complex getrs: tn__la_getrs's blocking from order tn__la_nx (substitution on the
+   diagonal blocks, the rest of B through the complex GEMM), the plain loops below it. */
 static void tn__la_getrs_c(const tn__cplx *lu, const int32_t *piv, int64_t n, tn__cplx *b, int64_t k) {
     for (int64_t j = 0; j < n; j++) {
         int64_t p = piv[j] - 1;
         if (p != j)
             for (int64_t c = 0; c < k; c++) { tn__cplx t = b[j * k + c]; b[j * k + c] = b[p * k + c]; b[p * k + c] = t; }
+    }
+    if (n >= tn__la_nx) {
+        const int64_t nb = tn__la_block(n);
+        for (int64_t j0 = 0; j0 < n; j0 += nb) {   /* L y = P b */
+            const int64_t jb = n - j0 < nb ? n - j0 : nb, j1 = j0 + jb;
+            tn__la_trsm_small_c(lu + j0 * n + j0, n, b + j0 * k, k, jb, k, false, true);
+            tn__la_zgemm_sub(n - j1, k, jb, lu + j1 * n + j0, n, 1, b + j0 * k, k, 1, false, b + j1 * k, k, 1);
+        }
+        for (int64_t j0 = (n - 1) / nb * nb; j0 >= 0; j0 -= nb) {   /* U x = y */
+            const int64_t jb = n - j0 < nb ? n - j0 : nb;
+            tn__la_trsm_small_c(lu + j0 * n + j0, n, b + j0 * k, k, jb, k, true, false);
+            tn__la_zgemm_sub(j0, k, jb, lu + j0, n, 1, b + j0 * k, k, 1, false, b, k, 1);
+        }
+        return;
     }
     for (int64_t i = 0; i < n; i++)
         for (int64_t j = 0; j < i; j++) {
@@ -459,32 +546,56 @@ static int64_t tn__la_potrf_c(tn__cplx *a, int64_t n) {
     return info;
 }
 
-typedef struct { void *a; int32_t *pv, *fv; int64_t m, n; bool cplx; } tn__la_lu_job;
+/* One pass over the batch: each matrix factored (getrf) and, where x is given and it is not
+   singular, its k right-hand sides solved (getrs) while the factor is in cache; the matrices
+   split between threads. Each matrix's arithmetic is the same at any thread count. */
+typedef struct { void *a, *x; int32_t *pv, *fv; int64_t m, n, k; tn_dtype dt; } tn__la_lu_job;
 static void tn__la_lu_part(void *p, int64_t b0, int64_t b1) {
     const tn__la_lu_job *j = (const tn__la_lu_job *)p;
-    const int64_t m = j->m, n = j->n, k = m < n ? m : n;
-    for (int64_t b = b0; b < b1; b++)
-        j->fv[b] = (int32_t)(j->cplx ? tn__la_getrf_c((tn__cplx *)j->a + b * m * n, m, n, j->pv + b * k)
-                                     : tn__la_getrf((double *)j->a + b * m * n, m, n, j->pv + b * k));
+    const int64_t m = j->m, n = j->n, mn = m < n ? m : n, k = j->k;
+    for (int64_t b = b0; b < b1; b++) {
+        int32_t *pv = j->pv + b * mn;
+        if (j->dt == TN_F32) {
+            float *a = (float *)j->a + b * m * n;
+            j->fv[b] = (int32_t)tn__la_getrf_f(a, m, n, pv);
+            if (j->x && !j->fv[b]) tn__la_getrs_f(a, pv, n, (float *)j->x + b * n * k, k);
+        } else if (j->dt == TN_F64) {
+            double *a = (double *)j->a + b * m * n;
+            j->fv[b] = (int32_t)tn__la_getrf(a, m, n, pv);
+            if (j->x && !j->fv[b]) tn__la_getrs(a, pv, n, (double *)j->x + b * n * k, k);
+        } else {
+            tn__cplx *a = (tn__cplx *)j->a + b * m * n;
+            j->fv[b] = (int32_t)tn__la_getrf_c(a, m, n, pv);
+            if (j->x && !j->fv[b]) tn__la_getrs_c(a, pv, n, (tn__cplx *)j->x + b * n * k, k);
+        }
+    }
 }
-/* The [..., m, n] LU of A (float64 work copy, factored), pivots [..., min(m, n)] int32 and
-   info [...] int32. */
-static tn_tensor *tn__la_lu(tn_tensor *A, tn_tensor **pivots, tn_tensor **info) {
-    if (tn__la_routed(A, true)) return tn__la_lu_dev(A, pivots, info);   /* (A's dtype there) */
-    tn_tensor *w = tn__la_work(A);
+/* The dtype the built-in kernels run in: float32 for float32 (sgetrf's), else float64 or
+   complex128 (tn__la_work's; cplx: a complex operand beside A). */
+static tn_dtype tn__la_kdt(tn_tensor *A, bool f32, bool cplx) { return A->dtype == TN_F32 && f32 ? TN_F32 : cplx || tn_is_complex(A) ? TN_C128 : TN_F64; }
+/* The [..., m, n] LU of A (a contiguous copy in dtype dt, tn__la_kdt's, factored), pivots
+   [..., min(m, n)] int32 and info [...] int32. With X (a contiguous copy of the right-hand
+   sides [..., n, k] in dt), also solves A X = B in place. */
+static tn_tensor *tn__la_lu_solve_cpu(tn_tensor *A, tn_dtype dt, tn_tensor *X, tn_tensor **pivots, tn_tensor **info) {
+    tn_tensor *w = tn_clone(tn_to_dtype(tn_detach(A), dt));
     if (!w) return NULL;
     const int nd = A->ndim;
     const int64_t m = A->shape[nd - 2], n = A->shape[nd - 1], k = m < n ? m : n, B = tn__la_batch(A);
+    const int64_t r = X ? X->shape[X->ndim - 1] : 0;
     int64_t ps[TN_MAX_DIMS];
     memcpy(ps, A->shape, sizeof ps);
     ps[nd - 2] = k;
     tn_tensor *p = tn__own(tn__new(TN_I32, TN_CPU, ps, nd - 1)), *f = tn__own(tn__new(TN_I32, TN_CPU, A->shape, nd - 2));
     if (!p || !f) return NULL;
-    tn__la_lu_job j = {tn_data_ptr(w), (int32_t *)tn_data_ptr(p), (int32_t *)tn_data_ptr(f), m, n, tn_is_complex(w)};
-    tn__parallel_range(tn__par_threads(B * m * n * k, B), B, tn__la_lu_part, &j);   /* the matrices split between threads */
+    tn__la_lu_job j = {tn_data_ptr(w), X ? tn_data_ptr(X) : NULL, (int32_t *)tn_data_ptr(p), (int32_t *)tn_data_ptr(f), m, n, r, w->dtype};
+    tn__parallel_range(tn__par_threads(tn__mul_sat(B, m * n * (k + 2 * r)), B), B, tn__la_lu_part, &j);   /* the matrices split between threads */
     *pivots = p;
     *info = f;
     return w;
+}
+static tn_tensor *tn__la_lu(tn_tensor *A, tn_tensor **pivots, tn_tensor **info) {
+    if (tn__la_routed(A, true)) return tn__la_lu_dev(A, pivots, info);   /* (A's dtype there) */
+    return tn__la_lu_solve_cpu(A, tn__la_kdt(A, true, false), NULL, pivots, info);
 }
 /* The first nonzero info of a batch as PyTorch's message ("(Batch element 3): " in front
    for a batch), or 0. */
@@ -617,7 +728,8 @@ TNDEF tn_tensor *tn_lu_unpack(tn_tensor *LU, tn_tensor *pivots, tn_tensor **L, t
 
 /* ---- det, slogdet: from the LU's diagonal and the pivots' parity ---- */
 /* sign and log|det| of each matrix of the batch (work tensors of the batch shape: sign
-   float64, or complex128 for a complex A (the product of the pivots' phases); log|det| float64). */
+   float64, or complex128 for a complex A (the product of the pivots' phases); log|det| float64,
+   also from a float32 A's float32 LU: the sum of the logs in float64). */
 static int tn__la_slogdet_raw(tn_tensor *A, tn_tensor **sign, tn_tensor **logabs) {
     if (tn__la_routed(A, false)) return tn__la_slogdet_dev(A, sign, logabs);   /* (complex: the phases' product below) */
     tn_tensor *p = NULL, *f = NULL, *w = tn__la_lu(A, &p, &f);
@@ -640,7 +752,8 @@ static int tn__la_slogdet_raw(tn_tensor *A, tn_tensor **sign, tn_tensor **logabs
                 sg = m == 0 ? tn__cx(0, 0) : tn__cmul(sg, tn__cscale(d, 1 / m));
                 la += log(m);
             } else {
-                double d = ((const double *)tn_data_ptr(w))[b * n * n + i * n + i];
+                const int64_t at = b * n * n + i * n + i;   /* (a float32 LU's pivots, summed in float64) */
+                double d = w->dtype == TN_F32 ? (double)((const float *)tn_data_ptr(w))[at] : ((const double *)tn_data_ptr(w))[at];
                 if (d < 0) sg.re = -sg.re;
                 if (d == 0) sg.re = 0;
                 la += log(fabs(d));
@@ -731,9 +844,17 @@ TNDEF tn_tensor *tn_logdet(tn_tensor *A) { return tn__grad_name(TN__AS("tn_logde
    info [...] (first zero pivot). Raw: no history. */
 static tn_tensor *tn__la_getrs_raw(tn_tensor *A, tn_tensor *Bm, tn_tensor **info) {
     if (A->device != TN_CPU || (tn__la_routed(A, true) && A->dtype == Bm->dtype)) return tn__la_getrs_dev(A, Bm, info);
-    tn_tensor *p = NULL, *f = NULL, *w = tn__la_lu(A, &p, &f), *x = w ? tn__la_work(Bm) : NULL;
-    if (w && x && tn__la_routed(A, true)) w = tn__la_work(tn_to_dtype(w, tn_is_complex(x) ? TN_C128 : TN_F64));   /* (LAPACK's LU, for a B of another dtype) */
-    if (!x) return NULL;
+    tn_tensor *p = NULL, *f = NULL;
+    if (!tn__la_routed(A, true)) {   /* the built-in kernels: factor and solve in one pass */
+        const tn_dtype dt = tn__la_kdt(A, Bm->dtype == TN_F32, tn_is_complex(Bm));
+        tn_tensor *x = tn_clone(tn_to_dtype(tn_detach(Bm), dt));
+        if (!x || !tn__la_lu_solve_cpu(A, dt, x, &p, &f)) return NULL;
+        *info = f;
+        return x;
+    }
+    tn_tensor *w = tn__la_lu(A, &p, &f), *x = w ? tn__la_work(Bm) : NULL;
+    if (w && x) w = tn__la_work(tn_to_dtype(w, tn_is_complex(x) ? TN_C128 : TN_F64));   /* (LAPACK's LU, for a B of another dtype) */
+    if (!x || !w) return NULL;
     const int64_t n = A->shape[A->ndim - 1], k = Bm->shape[Bm->ndim - 1], B = tn__la_batch(A);
     const int32_t *pv = (const int32_t *)tn_data_ptr(p), *fv = (const int32_t *)tn_data_ptr(f);
     for (int64_t b = 0; b < B; b++)
@@ -873,7 +994,7 @@ static tn_tensor *tn__cholesky_ex_impl(tn_tensor *A, bool upper, bool check_erro
     if (tn__la_routed(A, true)) return tn__cholesky_dev(A, upper, check_errors, info, fn);
     tn_scope_begin();
     const int64_t n = A->shape[A->ndim - 1], B = tn__la_batch(A);
-    tn_tensor *w = tn__la_work(A), *f = tn__own(tn__new(TN_I32, TN_CPU, A->shape, A->ndim - 2)), *r = NULL;
+    tn_tensor *w = tn_clone(tn_to_dtype(tn_detach(A), tn__la_kdt(A, true, false))), *f = tn__own(tn__new(TN_I32, TN_CPU, A->shape, A->ndim - 2)), *r = NULL;
     if (w && f) {
         int32_t *fv = (int32_t *)tn_data_ptr(f);
         /* upper: potrf('U') reads A's upper triangle, the lower one of A^H (they differ for
@@ -885,13 +1006,12 @@ static tn_tensor *tn__cholesky_ex_impl(tn_tensor *A, bool upper, bool check_erro
                     for (int64_t i = 0; i < n; i++)
                         for (int64_t j = i + 1; j < n; j++) a[b * n * n + j * n + i] = tn__cconj(a[b * n * n + i * n + j]);
             for (int64_t b = 0; b < B; b++) fv[b] = (int32_t)tn__la_potrf_c(a + b * n * n, n);
+        } else if (w->dtype == TN_F32) {   /* float32 in float32, as spotrf */
+            tn__la_chol_f_t c = {(float *)tn_data_ptr(w), fv, n, upper};
+            tn__parallel_range(tn__par_threads(tn__mul_sat(B, n * n * n / 3 + 1), B), B, tn__la_chol_part_f, &c);
         } else {
-            double *a = (double *)tn_data_ptr(w);
-            if (upper)
-                for (int64_t b = 0; b < B; b++)
-                    for (int64_t i = 0; i < n; i++)
-                        for (int64_t j = i + 1; j < n; j++) a[b * n * n + j * n + i] = a[b * n * n + i * n + j];
-            for (int64_t b = 0; b < B; b++) fv[b] = (int32_t)tn__la_potrf(a + b * n * n, n);
+            tn__la_chol_t c = {(double *)tn_data_ptr(w), fv, n, upper};
+            tn__parallel_range(tn__par_threads(tn__mul_sat(B, n * n * n / 3 + 1), B), B, tn__la_chol_part, &c);
         }
         if (!(check_errors && tn__la_info_error(fn, f, TN__LA_NOT_PD))) {
             r = tn_keep(tn_contiguous(tn_to_dtype(upper ? tn__mH(w) : w, A->dtype)));

@@ -9,24 +9,7 @@
 
 /* ---- the triangular solve (trsm) ---- */
 #define TN__LA_NB 64   /* rows of a diagonal block: below it substitution, above it GEMM updates */
-/* Solves T X = B in place by substitution: T n x n triangular (row stride lda), B n x k (row
-   stride ldb). Row-oriented: the updates run along contiguous rows of B. */
-static void tn__la_trsm_small(const double *a, int64_t lda, double *b, int64_t ldb, int64_t n, int64_t k, bool upper, bool unit) {
-    for (int64_t s = 0; s < n; s++) {
-        const int64_t i = upper ? n - 1 - s : s;
-        double *bi = b + i * ldb;
-        const int64_t j0 = upper ? i + 1 : 0, j1 = upper ? n : i;
-        for (int64_t j = j0; j < j1; j++) {
-            const double t = a[i * lda + j], *bj = b + j * ldb;
-            if (t != 0)
-                for (int64_t c = 0; c < k; c++) bi[c] -= t * bj[c];
-        }
-        if (!unit) {
-            const double d = 1 / a[i * lda + i];
-            for (int64_t c = 0; c < k; c++) bi[c] *= d;
-        }
-    }
-}
+/* (tn__la_trsm_small, substitution on one diagonal block: linalg_factor.c, for float64 and float32) */
 /* Solves T X = B in place (T n x n row-major, triangular; B n x k row-major), as LAPACK's
    trsm: blocks of TN__LA_NB rows by substitution, the rest of B updated by the GEMM. */
 static int tn__la_trsm(const double *a, int64_t n, double *b, int64_t k, bool upper, bool unit) {

@@ -58,7 +58,7 @@ def test_solve_det_inv_cholesky_against_torch(n):
         Lt = _t(L)
         R = Lt.mT @ Lt if upper else Lt @ Lt.mT
         assert ((R - S).abs().max() / (S.abs().max() * n * EPS)).item() < 2
-    # float32: the float64 work rounded
+    # float32 (factored in float32, as sgetrf; spotrf: float64 work rounded)
     A32, S32 = A.float(), S.float()
     H.assert_close(tn.linalg.inv(H.to_tn(A32)), torch.linalg.inv(A32), "inv float32", 1e-3, 1e-4)
     H.assert_close(tn.linalg.cholesky(H.to_tn(S32)), torch.linalg.cholesky(S32), "cholesky float32", 1e-4, 1e-5)
