@@ -852,11 +852,10 @@ static int tn__la_orgqr_t##S(T *h, int64_t m, int64_t k, const T *tau, T *qt, in
         return 0;
     }
     /* V [nb, len] (row i: reflector i from the block's first coordinate, explicit zeros and
-       1), T [nb, nb], W, W2 [qc, nb] */
-    T *v = (T *)TN_MALLOC((size_t)(nb * m + nb * nb + 2 * nb * qc) * sizeof(T));
-    double *ti = (double *)TN_MALLOC((size_t)nb * sizeof(double));
-    if (!v || !ti) { TN_FREE(v); TN_FREE(ti); return -1; }
-    T *t = v + nb * m, *w = t + nb * nb, *w2 = w + nb * qc;
+       1), T and G [nb, nb], W, W2 [qc, nb] */
+    T *v = (T *)TN_MALLOC((size_t)(nb * m + 2 * nb * nb + 2 * nb * qc) * sizeof(T));
+    if (!v) return -1;
+    T *t = v + nb * m, *g = t + nb * nb, *w = g + nb * nb, *w2 = w + nb * qc;
     memset(qt, 0, (size_t)(qc * m) * sizeof(T));
     for (int64_t c = 0; c < qc; c++) qt[c * m + c] = 1;
     int rc = 0;
@@ -869,17 +868,15 @@ static int tn__la_orgqr_t##S(T *h, int64_t m, int64_t k, const T *tau, T *qt, in
             vi[i] = 1;
             memcpy(vi + i + 1, h + (j0 + i) * m + j0 + i + 1, (size_t)(len - i - 1) * sizeof(T));
         }
-        /* T(i, i) = tau_i, T(0:i, i) = -tau_i T(0:i, 0:i) (V(:, 0:i)^T v_i), the products in double */
+        /* T(i, i) = tau_i, T(0:i, i) = -tau_i T(0:i, 0:i) G(0:i, i), G = V V^T by the GEMM
+           (v_i is 0 before entry i: the full products are dlarft's) */
+        rc = tn__la_gemm##S(ib, ib, len, 1, v, len, 1, v, 1, len, 0, g, nb, 1);
+        if (rc) break;
         for (int64_t i = 0; i < ib; i++) {
             for (int64_t l = 0; l < i; l++) {
-                double s = 0;
-                for (int64_t r = i; r < len; r++) s += (double)v[l * len + r] * v[i * len + r];
-                ti[l] = s;
-            }
-            for (int64_t l = 0; l < i; l++) {
-                double s = 0;
-                for (int64_t q = l; q < i; q++) s += (double)t[l * nb + q] * ti[q];
-                t[l * nb + i] = (T)(-(double)tau[j0 + i] * s);
+                T s = 0;
+                for (int64_t q = l; q < i; q++) s += t[l * nb + q] * g[q * nb + i];
+                t[l * nb + i] = -tau[j0 + i] * s;
             }
             t[i * nb + i] = tau[j0 + i];
             for (int64_t l = i + 1; l < ib; l++) t[l * nb + i] = 0;
@@ -890,7 +887,6 @@ static int tn__la_orgqr_t##S(T *h, int64_t m, int64_t k, const T *tau, T *qt, in
           || tn__la_gemm##S(nc, len, ib, -1, w2, ib, 1, v, len, 1, 1, qs, m, 1);
     }
     TN_FREE(v);
-    TN_FREE(ti);
     return rc ? -1 : 0;
 }
 /* The SVD of the bidiagonal (d [n], e [n-1]; e is destroyed): implicit-shift QR with
@@ -1000,7 +996,7 @@ static int tn__la_svd_loop##S(const T *a, int64_t B, int64_t m, int64_t n, bool 
            reciprocal] is scaled by a power of 2 (exact) to one near 1, so that the QR's
            squares neither overflow nor underflow; S is scaled back */
         T anrm = 0, sc = 1;
-        for (int64_t i = 0; i < m * n; i++) anrm = (T)fmax(anrm, fabs(x[i]));
+        for (int64_t i = 0; i < m * n; i++) { const T t = (T)fabs(x[i]); if (t > anrm) anrm = t; }   /* fmax's: NaN skipped */
         const double small = sqrt((double)TMIN) / (double)EPS;
         if (anrm > 0 && (anrm < small || anrm > 1 / small)) {
             int ex;
