@@ -6060,6 +6060,8 @@ int tn__gemm_ep_f64(int64_t M, int64_t N, int64_t K, double alpha, const double 
                     const double *B, int64_t rsb, int64_t csb, double beta, double *C, int64_t rsc, int64_t csc, const tn__gemm_epi *ep);
 /* linalg_factor.c's float64 kernels (row-major, in place): blocked from order tn__la_nx (panels of tn__la_nb), getf2 / potf2 the unblocked ones */
 extern int64_t tn__la_nb, tn__la_nx;
+/* the real SVD's blocks (linalg_decomp.c): gebrd's panels of brd_nb while more than brd_nx columns remain, orgqr_t's blocks of org_nb from org_nx */
+extern int64_t tn__la_brd_nb, tn__la_brd_nx, tn__la_org_nb, tn__la_org_nx;
 int64_t tn__la_getrf(double *a, int64_t m, int64_t n, int32_t *piv);
 int64_t tn__la_getf2(double *a, int64_t m, int64_t n, int64_t j0, int64_t j1, int64_t ce, int32_t *piv);
 void tn__la_getrs(const double *lu, const int32_t *piv, int64_t n, double *b, int64_t k);
@@ -24126,8 +24128,10 @@ static float tn__la_hypot_f(float a, float b) { return (float)sqrt((double)a * a
    epsilon and smallest normal. */
 #define TN__LA_BRD_NB 32    /* gebrd's panel: nb columns and rows a block */
 #define TN__LA_BRD_NX 128   /* and the unblocked gebd2 for the last NX columns (LAPACK's crossover) */
-#define TN__LA_ORG_NB 32    /* orgqr_t's blocks of reflectors (real) */
-#define TN__LA_ORG_NX 128   /* and the unblocked org2r_t below this many reflectors or columns */
+/* the real SVD's blocks (tests shrink them to reach every block edge on small matrices):
+   gebrd's panels of brd_nb while more than brd_nx columns remain; orgqr_t's blocks of
+   org_nb reflectors from org_nx reflectors and columns */
+TN__TESTABLE int64_t tn__la_brd_nb = TN__LA_BRD_NB, tn__la_brd_nx = TN__LA_BRD_NX, tn__la_org_nb = 32, tn__la_org_nx = 128;
 /* the real SVD's GEMM by the template's suffix (S none: float64, _f: float32) */
 #define tn__la_gemm tn__gemm_f64
 #define tn__la_gemm_f tn__gemm_f32
@@ -24210,13 +24214,14 @@ TN__LA_JOB(tn__la_bd_au,
    matrix A0 as it was at the panel's start, each step's column and row brought up to date
    from the panel's vectors (yh_i = tq v^T A, x_i = tp A u), then A0 -= V Yh + X U^T for the
    rest by two GEMMs. The last NX columns, and matrices of no more: gebd2S (the same bits as
-   before for those). w [m] scratch; returns -1 when out of memory. */
-typedef struct { double *a, *hl, *tauq, *hr, *taup, *w, *yh, *xs, *cs, *d, *e; int64_t m, n, j0; } tn__la_brd_t;
+   before for those). NB, NX: tn__la_brd_nb, tn__la_brd_nx. w [m] scratch; returns -1 when
+   out of memory. */
+typedef struct { double *a, *hl, *tauq, *hr, *taup, *w, *yh, *xs, *cs, *d, *e; int64_t m, n, j0, nb; } tn__la_brd_t;
 TN__LA_JOB(tn__la_brd_panel,
     (void)i0; (void)i1;
     const tn__la_brd_t *bp = (const tn__la_brd_t *)p;
     double *a = bp->a, *hl = bp->hl, *hr = bp->hr, *w = bp->w, *yh = bp->yh, *xs = bp->xs, *cs = bp->cs;
-    const int64_t m = bp->m, n = bp->n, j0 = bp->j0, nb = TN__LA_BRD_NB;
+    const int64_t m = bp->m, n = bp->n, j0 = bp->j0, nb = bp->nb;
     for (int64_t l = 0; l < nb; l++) {
         const int64_t i = j0 + l, len = m - i, nc = n - i - 1;
         double *v = hl + i * m + i, *u = hr + i * (n - 1) + i, *y = yh + l * n + i + 1, *x = xs + l * m + i + 1;
@@ -24270,15 +24275,15 @@ TN__LA_JOB(tn__la_brd_panel,
         } else memset(x, 0, (size_t)(len - 1) * sizeof(double));
     })
 static int tn__la_gebrd(double *a, int64_t m, int64_t n, double *d, double *e, double *hl, double *tauq, double *hr, double *taup, double *w) {
-    const int64_t nb = TN__LA_BRD_NB;
+    const int64_t nb = tn__la_brd_nb, nx = tn__la_brd_nx > nb ? tn__la_brd_nx : nb;   /* a panel's steps need a column past them */
     int64_t j0 = 0;
-    if (n > TN__LA_BRD_NX) {
+    if (n > nx) {
         /* yh [nb, n] (absolute columns), xs [nb, m] (absolute rows), cs [2 nb] */
         double *yh = (double *)TN_MALLOC((size_t)(nb * n + nb * m + 2 * nb) * sizeof(double));
         if (!yh) return -1;
         double *xs = yh + nb * n, *cs = xs + nb * m;
-        for (; n - j0 > TN__LA_BRD_NX; j0 += nb) {
-            tn__la_brd_t bp = {a, hl, tauq, hr, taup, w, yh, xs, cs, d, e, m, n, j0};
+        for (; n - j0 > nx; j0 += nb) {
+            tn__la_brd_t bp = {a, hl, tauq, hr, taup, w, yh, xs, cs, d, e, m, n, j0, nb};
             tn__la_brd_panel(&bp, 0, 1);
             /* the rest: A0 -= V Yh + X U^T (rows and columns t0..); the GEMM splits C's rows
                between threads, never the sums: the same bits for any count */
@@ -24299,10 +24304,11 @@ static int tn__la_gebrd(double *a, int64_t m, int64_t n, double *d, double *e, d
    columns as the rows of qt [qc, m], NB reflectors at a time, last block first, each block
    I - V T V^T applied to Q^T's rows c0 = j0.. (the rows before are still e_c on the block's
    coordinates) by three GEMMs: W = Q^T V, W := W T^T, Q^T -= W V^T. Few reflectors or
-   columns: org2r_tS (the same bits as before). Returns -1 when out of memory. */
+   columns: org2r_tS (the same bits as before). NB: tn__la_org_nb, from tn__la_org_nx.
+   Returns -1 when out of memory. */
 static int tn__la_orgqr_t(double *h, int64_t m, int64_t k, const double *tau, double *qt, int64_t qc) {
-    const int64_t nb = TN__LA_ORG_NB;
-    if (k < TN__LA_ORG_NX || qc < TN__LA_ORG_NX) {
+    const int64_t nb = tn__la_org_nb;
+    if (k < tn__la_org_nx || qc < tn__la_org_nx || k < 2) {
         tn__la_org2r_t(h, m, k, tau, qt, qc);
         return 0;
     }
@@ -24436,8 +24442,8 @@ static int tn__la_bdsqr(double *d, double *rv, int64_t n, double *ut, int64_t m,
     return 0;
 }
 /* tn__la_svd_raw's loop over the B matrices at a [B, m, n] (see there); x is the scratch,
-   ord [k + 1]. gebrd and orgqr_t (blocked: their own scratch) from order TN__LA_BRD_NX /
-   TN__LA_ORG_NX. Returns 0, -1 when the QR did not converge or -2 when out of memory. */
+   ord [k + 1]. gebrd and orgqr_t (blocked: their own scratch) from order tn__la_brd_nx + 1 /
+   tn__la_org_nx. Returns 0, -1 when the QR did not converge or -2 when out of memory. */
 static int tn__la_svd_loop(const double *a, int64_t B, int64_t m, int64_t n, bool uv, bool full, double *x, int64_t *ord, double *sv, double *uvv, double *vhv) {
     const int64_t k = m < n ? m : n, M = m < n ? n : m, uc = full ? m : k, vr = full ? n : k;
     const bool tall = m >= n;
@@ -24572,13 +24578,14 @@ TN__LA_JOB(tn__la_bd_au_f,
    matrix A0 as it was at the panel's start, each step's column and row brought up to date
    from the panel's vectors (yh_i = tq v^T A, x_i = tp A u), then A0 -= V Yh + X U^T for the
    rest by two GEMMs. The last NX columns, and matrices of no more: gebd2S (the same bits as
-   before for those). w [m] scratch; returns -1 when out of memory. */
-typedef struct { float *a, *hl, *tauq, *hr, *taup, *w, *yh, *xs, *cs, *d, *e; int64_t m, n, j0; } tn__la_brd_f_t;
+   before for those). NB, NX: tn__la_brd_nb, tn__la_brd_nx. w [m] scratch; returns -1 when
+   out of memory. */
+typedef struct { float *a, *hl, *tauq, *hr, *taup, *w, *yh, *xs, *cs, *d, *e; int64_t m, n, j0, nb; } tn__la_brd_f_t;
 TN__LA_JOB(tn__la_brd_panel_f,
     (void)i0; (void)i1;
     const tn__la_brd_f_t *bp = (const tn__la_brd_f_t *)p;
     float *a = bp->a, *hl = bp->hl, *hr = bp->hr, *w = bp->w, *yh = bp->yh, *xs = bp->xs, *cs = bp->cs;
-    const int64_t m = bp->m, n = bp->n, j0 = bp->j0, nb = TN__LA_BRD_NB;
+    const int64_t m = bp->m, n = bp->n, j0 = bp->j0, nb = bp->nb;
     for (int64_t l = 0; l < nb; l++) {
         const int64_t i = j0 + l, len = m - i, nc = n - i - 1;
         float *v = hl + i * m + i, *u = hr + i * (n - 1) + i, *y = yh + l * n + i + 1, *x = xs + l * m + i + 1;
@@ -24632,15 +24639,15 @@ TN__LA_JOB(tn__la_brd_panel_f,
         } else memset(x, 0, (size_t)(len - 1) * sizeof(float));
     })
 static int tn__la_gebrd_f(float *a, int64_t m, int64_t n, float *d, float *e, float *hl, float *tauq, float *hr, float *taup, float *w) {
-    const int64_t nb = TN__LA_BRD_NB;
+    const int64_t nb = tn__la_brd_nb, nx = tn__la_brd_nx > nb ? tn__la_brd_nx : nb;   /* a panel's steps need a column past them */
     int64_t j0 = 0;
-    if (n > TN__LA_BRD_NX) {
+    if (n > nx) {
         /* yh [nb, n] (absolute columns), xs [nb, m] (absolute rows), cs [2 nb] */
         float *yh = (float *)TN_MALLOC((size_t)(nb * n + nb * m + 2 * nb) * sizeof(float));
         if (!yh) return -1;
         float *xs = yh + nb * n, *cs = xs + nb * m;
-        for (; n - j0 > TN__LA_BRD_NX; j0 += nb) {
-            tn__la_brd_f_t bp = {a, hl, tauq, hr, taup, w, yh, xs, cs, d, e, m, n, j0};
+        for (; n - j0 > nx; j0 += nb) {
+            tn__la_brd_f_t bp = {a, hl, tauq, hr, taup, w, yh, xs, cs, d, e, m, n, j0, nb};
             tn__la_brd_panel_f(&bp, 0, 1);
             /* the rest: A0 -= V Yh + X U^T (rows and columns t0..); the GEMM splits C's rows
                between threads, never the sums: the same bits for any count */
@@ -24661,10 +24668,11 @@ static int tn__la_gebrd_f(float *a, int64_t m, int64_t n, float *d, float *e, fl
    columns as the rows of qt [qc, m], NB reflectors at a time, last block first, each block
    I - V T V^T applied to Q^T's rows c0 = j0.. (the rows before are still e_c on the block's
    coordinates) by three GEMMs: W = Q^T V, W := W T^T, Q^T -= W V^T. Few reflectors or
-   columns: org2r_tS (the same bits as before). Returns -1 when out of memory. */
+   columns: org2r_tS (the same bits as before). NB: tn__la_org_nb, from tn__la_org_nx.
+   Returns -1 when out of memory. */
 static int tn__la_orgqr_t_f(float *h, int64_t m, int64_t k, const float *tau, float *qt, int64_t qc) {
-    const int64_t nb = TN__LA_ORG_NB;
-    if (k < TN__LA_ORG_NX || qc < TN__LA_ORG_NX) {
+    const int64_t nb = tn__la_org_nb;
+    if (k < tn__la_org_nx || qc < tn__la_org_nx || k < 2) {
         tn__la_org2r_t_f(h, m, k, tau, qt, qc);
         return 0;
     }
@@ -24798,8 +24806,8 @@ static int tn__la_bdsqr_f(float *d, float *rv, int64_t n, float *ut, int64_t m, 
     return 0;
 }
 /* tn__la_svd_raw's loop over the B matrices at a [B, m, n] (see there); x is the scratch,
-   ord [k + 1]. gebrd and orgqr_t (blocked: their own scratch) from order TN__LA_BRD_NX /
-   TN__LA_ORG_NX. Returns 0, -1 when the QR did not converge or -2 when out of memory. */
+   ord [k + 1]. gebrd and orgqr_t (blocked: their own scratch) from order tn__la_brd_nx + 1 /
+   tn__la_org_nx. Returns 0, -1 when the QR did not converge or -2 when out of memory. */
 static int tn__la_svd_loop_f(const float *a, int64_t B, int64_t m, int64_t n, bool uv, bool full, float *x, int64_t *ord, float *sv, float *uvv, float *vhv) {
     const int64_t k = m < n ? m : n, M = m < n ? n : m, uc = full ? m : k, vr = full ? n : k;
     const bool tall = m >= n;

@@ -77,8 +77,36 @@ TEST(blocked_degenerate_empty_nan) {
     tn_scope_end();
 }
 
+/* blocks shrunk (panels of 4 from 9 columns, Q and P 3 reflectors a block from 5) to reach
+   every block edge on small matrices: the blocked factors within the bounds, S within n eps
+   |A| of the unblocked route's (the default blocks: these sizes are unblocked) */
+TEST(shrunk_blocks_every_edge) {
+    tn_manual_seed(28);
+    const int64_t sizes[][2] = {{9, 9}, {10, 10}, {12, 12}, {13, 13}, {17, 11}, {11, 17}, {25, 25}, {40, 23}, {23, 40}, {33, 33}, {1, 20}, {20, 1}};
+    for (int d = 0; d < 2; d++)
+        for (int c = 0; c < 12; c++) {
+            tn_scope_begin();
+            const int failed = tn_test_failed;
+            const tn_dtype dt = d ? TN_F32 : TN_F64;
+            const int64_t m = sizes[c][0], n = sizes[c][1], k = m < n ? m : n;
+            const double tol = 8.0 * (double)(m > n ? m : n) * (d ? 1.1920928955078125e-07 : 2.220446049250313e-16);
+            tn_tensor *A = tn_randn(TN_SHAPE(m, n), dt), *S0 = tn_linalg_svdvals(A);
+            tn__la_brd_nb = 4; tn__la_brd_nx = 8; tn__la_org_nb = 3; tn__la_org_nx = 5;
+            tn_tensor *S = NULL, *Vh = NULL, *U = tn_linalg_svd(A, &S, &Vh);
+            tn_tensor *Sv = tn_linalg_svdvals(A);
+            tn__la_brd_nb = 32; tn__la_brd_nx = 128; tn__la_org_nb = 32; tn__la_org_nx = 128;
+            CHECK(U && S && Vh && tn_size(U, -1) == m && tn_size(Vh, -1) == n);
+            CHECK(maxabs(tn_matmul(tn_mul(tn_narrow(U, -1, 0, k), tn_unsqueeze(S, -2)), tn_narrow(Vh, -2, 0, k)), A) / amax(A) < tol);
+            CHECK(orth_err(U) < tol && orth_err(mT(Vh)) < tol);
+            CHECK(maxabs(S, S0) < tol * amax(A) && maxabs(Sv, S) == 0);
+            if (tn_test_failed > failed) printf("  m %lld n %lld %s\n", (long long)m, (long long)n, d ? "float32" : "float64");
+            tn_scope_end();
+        }
+}
+
 int main(void) {
     RUN(blocked_bounds_and_bits);
     RUN(blocked_degenerate_empty_nan);
+    RUN(shrunk_blocks_every_edge);
     return tn_test_report();
 }

@@ -671,8 +671,10 @@ static float tn__la_hypot_f(float a, float b) { return (float)sqrt((double)a * a
    epsilon and smallest normal. */
 #define TN__LA_BRD_NB 32    /* gebrd's panel: nb columns and rows a block */
 #define TN__LA_BRD_NX 128   /* and the unblocked gebd2 for the last NX columns (LAPACK's crossover) */
-#define TN__LA_ORG_NB 32    /* orgqr_t's blocks of reflectors (real) */
-#define TN__LA_ORG_NX 128   /* and the unblocked org2r_t below this many reflectors or columns */
+/* the real SVD's blocks (tests shrink them to reach every block edge on small matrices):
+   gebrd's panels of brd_nb while more than brd_nx columns remain; orgqr_t's blocks of
+   org_nb reflectors from org_nx reflectors and columns */
+TN__TESTABLE int64_t tn__la_brd_nb = TN__LA_BRD_NB, tn__la_brd_nx = TN__LA_BRD_NX, tn__la_org_nb = 32, tn__la_org_nx = 128;
 /* the real SVD's GEMM by the template's suffix (S none: float64, _f: float32) */
 #define tn__la_gemm tn__gemm_f64
 #define tn__la_gemm_f tn__gemm_f32
@@ -755,13 +757,14 @@ TN__LA_JOB(tn__la_bd_au##S,
    matrix A0 as it was at the panel's start, each step's column and row brought up to date
    from the panel's vectors (yh_i = tq v^T A, x_i = tp A u), then A0 -= V Yh + X U^T for the
    rest by two GEMMs. The last NX columns, and matrices of no more: gebd2##S (the same bits as
-   before for those). w [m] scratch; returns -1 when out of memory. */
-typedef struct { T *a, *hl, *tauq, *hr, *taup, *w, *yh, *xs, *cs, *d, *e; int64_t m, n, j0; } tn__la_brd##S##_t;
+   before for those). NB, NX: tn__la_brd_nb, tn__la_brd_nx. w [m] scratch; returns -1 when
+   out of memory. */
+typedef struct { T *a, *hl, *tauq, *hr, *taup, *w, *yh, *xs, *cs, *d, *e; int64_t m, n, j0, nb; } tn__la_brd##S##_t;
 TN__LA_JOB(tn__la_brd_panel##S,
     (void)i0; (void)i1;
     const tn__la_brd##S##_t *bp = (const tn__la_brd##S##_t *)p;
     T *a = bp->a, *hl = bp->hl, *hr = bp->hr, *w = bp->w, *yh = bp->yh, *xs = bp->xs, *cs = bp->cs;
-    const int64_t m = bp->m, n = bp->n, j0 = bp->j0, nb = TN__LA_BRD_NB;
+    const int64_t m = bp->m, n = bp->n, j0 = bp->j0, nb = bp->nb;
     for (int64_t l = 0; l < nb; l++) {
         const int64_t i = j0 + l, len = m - i, nc = n - i - 1;
         T *v = hl + i * m + i, *u = hr + i * (n - 1) + i, *y = yh + l * n + i + 1, *x = xs + l * m + i + 1;
@@ -815,15 +818,15 @@ TN__LA_JOB(tn__la_brd_panel##S,
         } else memset(x, 0, (size_t)(len - 1) * sizeof(T));
     })
 static int tn__la_gebrd##S(T *a, int64_t m, int64_t n, T *d, T *e, T *hl, T *tauq, T *hr, T *taup, T *w) {
-    const int64_t nb = TN__LA_BRD_NB;
+    const int64_t nb = tn__la_brd_nb, nx = tn__la_brd_nx > nb ? tn__la_brd_nx : nb;   /* a panel's steps need a column past them */
     int64_t j0 = 0;
-    if (n > TN__LA_BRD_NX) {
+    if (n > nx) {
         /* yh [nb, n] (absolute columns), xs [nb, m] (absolute rows), cs [2 nb] */
         T *yh = (T *)TN_MALLOC((size_t)(nb * n + nb * m + 2 * nb) * sizeof(T));
         if (!yh) return -1;
         T *xs = yh + nb * n, *cs = xs + nb * m;
-        for (; n - j0 > TN__LA_BRD_NX; j0 += nb) {
-            tn__la_brd##S##_t bp = {a, hl, tauq, hr, taup, w, yh, xs, cs, d, e, m, n, j0};
+        for (; n - j0 > nx; j0 += nb) {
+            tn__la_brd##S##_t bp = {a, hl, tauq, hr, taup, w, yh, xs, cs, d, e, m, n, j0, nb};
             tn__la_brd_panel##S(&bp, 0, 1);
             /* the rest: A0 -= V Yh + X U^T (rows and columns t0..); the GEMM splits C's rows
                between threads, never the sums: the same bits for any count */
@@ -844,10 +847,11 @@ static int tn__la_gebrd##S(T *a, int64_t m, int64_t n, T *d, T *e, T *hl, T *tau
    columns as the rows of qt [qc, m], NB reflectors at a time, last block first, each block
    I - V T V^T applied to Q^T's rows c0 = j0.. (the rows before are still e_c on the block's
    coordinates) by three GEMMs: W = Q^T V, W := W T^T, Q^T -= W V^T. Few reflectors or
-   columns: org2r_t##S (the same bits as before). Returns -1 when out of memory. */
+   columns: org2r_t##S (the same bits as before). NB: tn__la_org_nb, from tn__la_org_nx.
+   Returns -1 when out of memory. */
 static int tn__la_orgqr_t##S(T *h, int64_t m, int64_t k, const T *tau, T *qt, int64_t qc) {
-    const int64_t nb = TN__LA_ORG_NB;
-    if (k < TN__LA_ORG_NX || qc < TN__LA_ORG_NX) {
+    const int64_t nb = tn__la_org_nb;
+    if (k < tn__la_org_nx || qc < tn__la_org_nx || k < 2) {
         tn__la_org2r_t##S(h, m, k, tau, qt, qc);
         return 0;
     }
@@ -981,8 +985,8 @@ static int tn__la_bdsqr##S(T *d, T *rv, int64_t n, T *ut, int64_t m, T *vt, int6
     return 0;
 }
 /* tn__la_svd_raw's loop over the B matrices at a [B, m, n] (see there); x is the scratch,
-   ord [k + 1]. gebrd and orgqr_t (blocked: their own scratch) from order TN__LA_BRD_NX /
-   TN__LA_ORG_NX. Returns 0, -1 when the QR did not converge or -2 when out of memory. */
+   ord [k + 1]. gebrd and orgqr_t (blocked: their own scratch) from order tn__la_brd_nx + 1 /
+   tn__la_org_nx. Returns 0, -1 when the QR did not converge or -2 when out of memory. */
 static int tn__la_svd_loop##S(const T *a, int64_t B, int64_t m, int64_t n, bool uv, bool full, T *x, int64_t *ord, T *sv, T *uvv, T *vhv) {
     const int64_t k = m < n ? m : n, M = m < n ? n : m, uc = full ? m : k, vr = full ? n : k;
     const bool tall = m >= n;
