@@ -6060,8 +6060,8 @@ int tn__gemm_ep_f64(int64_t M, int64_t N, int64_t K, double alpha, const double 
                     const double *B, int64_t rsb, int64_t csb, double beta, double *C, int64_t rsc, int64_t csc, const tn__gemm_epi *ep);
 /* linalg_factor.c's float64 kernels (row-major, in place): blocked from order tn__la_nx (panels of tn__la_nb), getf2 / potf2 the unblocked ones */
 extern int64_t tn__la_nb, tn__la_nx;
-/* the real SVD's blocks (linalg_decomp.c): gebrd's panels of brd_nb while more than brd_nx columns remain, orgqr_t's blocks of org_nb from org_nx */
-extern int64_t tn__la_brd_nb, tn__la_brd_nx, tn__la_org_nb, tn__la_org_nx;
+/* the real SVD's blocks (linalg_decomp.c): gebrd's panels of brd_nb while more than brd_nx columns remain, orgqr_t's blocks of org_nb from org_nx; gebd2's / gebrd's passes split between threads from brd_pmin elements */
+extern int64_t tn__la_brd_nb, tn__la_brd_nx, tn__la_org_nb, tn__la_org_nx, tn__la_brd_pmin;
 int64_t tn__la_getrf(double *a, int64_t m, int64_t n, int32_t *piv);
 int64_t tn__la_getf2(double *a, int64_t m, int64_t n, int64_t j0, int64_t j1, int64_t ce, int32_t *piv);
 void tn__la_getrs(const double *lu, const int32_t *piv, int64_t n, double *b, int64_t k);
@@ -23361,7 +23361,7 @@ TNDEF tn_tensor *tn_linalg_ldl_solve_str(tn_tensor *LD, tn_tensor *pivots, tn_te
      eigh   blocked Householder tridiagonalisation (LAPACK's dsytrd / dlatrd, the trailing
             updates on the GEMM), dorg2r's Q, implicit QL (EISPACK's tql2)
      SVD    Golub-Kahan bidiagonalisation and implicit-shift QR (LAPACK's dgebrd / dorgbr,
-            blocked through the GEMM from order 129 / 128, EISPACK's svd): normwise backward
+            blocked through the GEMM from order 129 / 96, EISPACK's svd): normwise backward
             stable, orthogonality to eps, as dgesvd; complex:
             zgebrd (zlabrd's panels, zgebd2 for the rest) to a real bidiagonal, its QR on
             real vectors, then zunmbr's blocked reflectors through the GEMM (zgesdd's
@@ -24130,8 +24130,14 @@ static float tn__la_hypot_f(float a, float b) { return (float)sqrt((double)a * a
 #define TN__LA_BRD_NX 128   /* and the unblocked gebd2 for the last NX columns (LAPACK's crossover) */
 /* the real SVD's blocks (tests shrink them to reach every block edge on small matrices):
    gebrd's panels of brd_nb while more than brd_nx columns remain; orgqr_t's blocks of
-   org_nb reflectors from org_nx reflectors and columns */
-TN__TESTABLE int64_t tn__la_brd_nb = TN__LA_BRD_NB, tn__la_brd_nx = TN__LA_BRD_NX, tn__la_org_nb = 32, tn__la_org_nx = 128;
+   org_nb reflectors from org_nx reflectors and columns (measured, 1 thread: blocked Q and P
+   5-12 % faster from 96 to 160; gebrd about even below 128, LAPACK's crossover kept) */
+TN__TESTABLE int64_t tn__la_brd_nb = TN__LA_BRD_NB, tn__la_brd_nx = TN__LA_BRD_NX, tn__la_org_nb = 32, tn__la_org_nx = 96;
+/* gebd2's and gebrd's passes over the trailing matrix (2 a step, each a matrix-vector product
+   or its rank-1 update) split between threads only from this many elements (rows x columns):
+   one job per pass costs more than it saves below (measured: svdvals 512 x 512 at 2 threads
+   took 1.5x its 1-thread time with the passes split, the same time without) */
+TN__TESTABLE int64_t tn__la_brd_pmin = (int64_t)1 << 20;
 /* the real SVD's GEMM by the template's suffix (S none: float64, _f: float32) */
 #define tn__la_gemm tn__gemm_f64
 #define tn__la_gemm_f tn__gemm_f32
@@ -24187,7 +24193,7 @@ static void tn__la_gebd2(double *a, int64_t m, int64_t n, double *d, double *e, 
         v[0] = 1;
         if (nc == 0) break;
         tn__la_bd_t q = {a, w, v, u, tq, 0, n, j, nc, m};
-        const int nt = tn__par_threads(4 * (m - j) * nc, nc < m - j - 1 ? nc : m - j - 1);
+        const int nt = (m - j) * nc < tn__la_brd_pmin ? 1 : tn__par_threads(4 * (m - j) * nc, nc < m - j - 1 ? nc : m - j - 1);
         if (tq != 0) {
             tn__parallel_range(nt, nc, tn__la_bd_w, &q);
             tn__la_axpy(a + j * n + j + 1, -tq, w, nc);
@@ -24235,7 +24241,7 @@ TN__LA_JOB(tn__la_brd_panel,
         bp->d[i] = v[0];
         bp->tauq[i] = tq;
         v[0] = 1;
-        const int nt = tn__par_threads(4 * len * nc, nc < len - 1 ? nc : len - 1);
+        const int nt = len * nc < tn__la_brd_pmin ? 1 : tn__par_threads(4 * len * nc, nc < len - 1 ? nc : len - 1);
         tn__la_bd_t pq = {a, w, v, u, tq, 0, n, i, nc, m};
         if (tq != 0) {   /* yh_i = tq (v^T A0 - sum_q (v^T v_q) yh_q - (v^T x_q) u_q^T) */
             tn__parallel_range(nt, nc, tn__la_bd_w, &pq);
@@ -24551,7 +24557,7 @@ static void tn__la_gebd2_f(float *a, int64_t m, int64_t n, float *d, float *e, f
         v[0] = 1;
         if (nc == 0) break;
         tn__la_bd_f_t q = {a, w, v, u, tq, 0, n, j, nc, m};
-        const int nt = tn__par_threads(4 * (m - j) * nc, nc < m - j - 1 ? nc : m - j - 1);
+        const int nt = (m - j) * nc < tn__la_brd_pmin ? 1 : tn__par_threads(4 * (m - j) * nc, nc < m - j - 1 ? nc : m - j - 1);
         if (tq != 0) {
             tn__parallel_range(nt, nc, tn__la_bd_w_f, &q);
             tn__la_axpy_f(a + j * n + j + 1, -tq, w, nc);
@@ -24599,7 +24605,7 @@ TN__LA_JOB(tn__la_brd_panel_f,
         bp->d[i] = v[0];
         bp->tauq[i] = tq;
         v[0] = 1;
-        const int nt = tn__par_threads(4 * len * nc, nc < len - 1 ? nc : len - 1);
+        const int nt = len * nc < tn__la_brd_pmin ? 1 : tn__par_threads(4 * len * nc, nc < len - 1 ? nc : len - 1);
         tn__la_bd_f_t pq = {a, w, v, u, tq, 0, n, i, nc, m};
         if (tq != 0) {   /* yh_i = tq (v^T A0 - sum_q (v^T v_q) yh_q - (v^T x_q) u_q^T) */
             tn__parallel_range(nt, nc, tn__la_bd_w_f, &pq);

@@ -10,7 +10,7 @@
      eigh   blocked Householder tridiagonalisation (LAPACK's dsytrd / dlatrd, the trailing
             updates on the GEMM), dorg2r's Q, implicit QL (EISPACK's tql2)
      SVD    Golub-Kahan bidiagonalisation and implicit-shift QR (LAPACK's dgebrd / dorgbr,
-            blocked through the GEMM from order 129 / 128, EISPACK's svd): normwise backward
+            blocked through the GEMM from order 129 / 96, EISPACK's svd): normwise backward
             stable, orthogonality to eps, as dgesvd; complex:
             zgebrd (zlabrd's panels, zgebd2 for the rest) to a real bidiagonal, its QR on
             real vectors, then zunmbr's blocked reflectors through the GEMM (zgesdd's
@@ -673,8 +673,14 @@ static float tn__la_hypot_f(float a, float b) { return (float)sqrt((double)a * a
 #define TN__LA_BRD_NX 128   /* and the unblocked gebd2 for the last NX columns (LAPACK's crossover) */
 /* the real SVD's blocks (tests shrink them to reach every block edge on small matrices):
    gebrd's panels of brd_nb while more than brd_nx columns remain; orgqr_t's blocks of
-   org_nb reflectors from org_nx reflectors and columns */
-TN__TESTABLE int64_t tn__la_brd_nb = TN__LA_BRD_NB, tn__la_brd_nx = TN__LA_BRD_NX, tn__la_org_nb = 32, tn__la_org_nx = 128;
+   org_nb reflectors from org_nx reflectors and columns (measured, 1 thread: blocked Q and P
+   5-12 % faster from 96 to 160; gebrd about even below 128, LAPACK's crossover kept) */
+TN__TESTABLE int64_t tn__la_brd_nb = TN__LA_BRD_NB, tn__la_brd_nx = TN__LA_BRD_NX, tn__la_org_nb = 32, tn__la_org_nx = 96;
+/* gebd2's and gebrd's passes over the trailing matrix (2 a step, each a matrix-vector product
+   or its rank-1 update) split between threads only from this many elements (rows x columns):
+   one job per pass costs more than it saves below (measured: svdvals 512 x 512 at 2 threads
+   took 1.5x its 1-thread time with the passes split, the same time without) */
+TN__TESTABLE int64_t tn__la_brd_pmin = (int64_t)1 << 20;
 /* the real SVD's GEMM by the template's suffix (S none: float64, _f: float32) */
 #define tn__la_gemm tn__gemm_f64
 #define tn__la_gemm_f tn__gemm_f32
@@ -730,7 +736,7 @@ static void tn__la_gebd2##S(T *a, int64_t m, int64_t n, T *d, T *e, T *hl, T *ta
         v[0] = 1;
         if (nc == 0) break;
         tn__la_bd##S##_t q = {a, w, v, u, tq, 0, n, j, nc, m};
-        const int nt = tn__par_threads(4 * (m - j) * nc, nc < m - j - 1 ? nc : m - j - 1);
+        const int nt = (m - j) * nc < tn__la_brd_pmin ? 1 : tn__par_threads(4 * (m - j) * nc, nc < m - j - 1 ? nc : m - j - 1);
         if (tq != 0) {
             tn__parallel_range(nt, nc, tn__la_bd_w##S, &q);
             tn__la_axpy##S(a + j * n + j + 1, -tq, w, nc);
@@ -778,7 +784,7 @@ TN__LA_JOB(tn__la_brd_panel##S,
         bp->d[i] = v[0];
         bp->tauq[i] = tq;
         v[0] = 1;
-        const int nt = tn__par_threads(4 * len * nc, nc < len - 1 ? nc : len - 1);
+        const int nt = len * nc < tn__la_brd_pmin ? 1 : tn__par_threads(4 * len * nc, nc < len - 1 ? nc : len - 1);
         tn__la_bd##S##_t pq = {a, w, v, u, tq, 0, n, i, nc, m};
         if (tq != 0) {   /* yh_i = tq (v^T A0 - sum_q (v^T v_q) yh_q - (v^T x_q) u_q^T) */
             tn__parallel_range(nt, nc, tn__la_bd_w##S, &pq);

@@ -1,12 +1,12 @@
 """The real SVD's blocked bidiagonalisation (issue 26, speed): from order 129 (k = min(m, n) >
-TN__LA_BRD_NX = 128) gebrd reduces TN__LA_BRD_NB = 32 columns and rows a panel (LAPACK's
+tn__la_brd_nx = 128) gebrd reduces tn__la_brd_nb = 32 columns and rows a panel (LAPACK's
 dlabrd) with the trailing matrix updated by two GEMMs, gebd2 the last 128 columns; Q and P
-are formed from k >= TN__LA_ORG_NX = 128 reflectors (and columns) 32 at a time (dorgqr's
+are formed from k >= tn__la_org_nx = 96 reflectors (and columns) 32 at a time (dorgqr's
 larft / larfb through the GEMM). Smaller matrices keep the unblocked gebd2 / org2r.
 
 Checked against LAPACK-grade bounds at the dtype's eps (backward error |A - U S Vh| / (|A| n),
 |U^T U - I|, |Vh Vh^T - I|, S against torch's float64 svdvals to n eps |A|) on sizes around
-the block and the crossovers (nb - 1, nb, nb + 1, 2 nb + 1, NX - 1, NX, NX + 1, NX + nb, NX +
+the block and the crossovers (nb - 1, nb, nb + 1, 2 nb + 1, 96 +- 1, NX - 1, NX, NX + 1, NX + nb, NX +
 nb + 1, 300, 513), square, tall, wide, full and reduced, float32 and float64, batched,
 non-contiguous, rank-deficient, repeated, graded and zero matrices, 1 x N / N x 1 and 0-size;
 NaN input (a clear error); the same bits at 1 and 2 threads (the GEMM splits C's rows, the
@@ -22,8 +22,8 @@ from opinfo_util import tn, to_tn, torch  # noqa: E402
 from test_linalg_svd_fast import _check, _same_bits_at_1_and_2_threads  # noqa: E402
 
 needs_torch = pytest.mark.skipif(torch is None, reason="torch is not installed")
-NB, NX = 32, 128
-SQUARE = [NB - 1, NB, NB + 1, 2 * NB + 1, NX - 1, NX, NX + 1, NX + NB, NX + NB + 1, 300, 513]
+NB, NX, ONX = 32, 128, 96
+SQUARE = [NB - 1, NB, NB + 1, 2 * NB + 1, ONX - 1, ONX, ONX + 1, NX - 1, NX, NX + 1, NX + NB, NX + NB + 1, 300, 513]
 RECT = [(300, NX + 1), (NX + 1, 300), (513, 200), (200, 513), (400, NX), (NX, 400), (1, 300), (300, 1), (2, 150, 140)]
 
 
