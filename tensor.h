@@ -6062,6 +6062,8 @@ int tn__gemm_ep_f64(int64_t M, int64_t N, int64_t K, double alpha, const double 
                     const double *B, int64_t rsb, int64_t csb, double beta, double *C, int64_t rsc, int64_t csc, const tn__gemm_epi *ep);
 /* linalg_factor.c's float64 kernels (row-major, in place): blocked from order tn__la_nx (panels of tn__la_nb), getf2 / potf2 the unblocked ones */
 extern int64_t tn__la_nb, tn__la_nx;
+/* the real SVD's blocks (linalg_decomp.c): gebrd's panels of brd_nb while more than brd_nx columns remain, orgqr_t's blocks of org_nb from org_nx; gebd2's / gebrd's passes split between threads from brd_pmin elements */
+extern int64_t tn__la_brd_nb, tn__la_brd_nx, tn__la_org_nb, tn__la_org_nx, tn__la_brd_pmin;
 int64_t tn__la_getrf(double *a, int64_t m, int64_t n, int32_t *piv);
 int64_t tn__la_getf2(double *a, int64_t m, int64_t n, int64_t j0, int64_t j1, int64_t ce, int32_t *piv);
 void tn__la_getrs(const double *lu, const int32_t *piv, int64_t n, double *b, int64_t k);
@@ -23712,8 +23714,9 @@ TNDEF tn_tensor *tn_linalg_ldl_solve_str(tn_tensor *LD, tn_tensor *pivots, tn_te
             torch's LAPACK results)
      eigh   blocked Householder tridiagonalisation (LAPACK's dsytrd / dlatrd, the trailing
             updates on the GEMM), dorg2r's Q, implicit QL (EISPACK's tql2)
-     SVD    Golub-Kahan bidiagonalisation and implicit-shift QR (LAPACK's dgebd2 / dorgbr,
-            EISPACK's svd): normwise backward stable, orthogonality to eps, as dgesvd; complex:
+     SVD    Golub-Kahan bidiagonalisation and implicit-shift QR (LAPACK's dgebrd / dorgbr,
+            blocked through the GEMM from order 129 / 96, EISPACK's svd): normwise backward
+            stable, orthogonality to eps, as dgesvd; complex:
             zgebrd (zlabrd's panels, zgebd2 for the rest) to a real bidiagonal, its QR on
             real vectors, then zunmbr's blocked reflectors through the GEMM (zgesdd's
             route, QR for divide and conquer)
@@ -24708,6 +24711,21 @@ __attribute__((target("avx2"))) static void tn__la_rotv2_f_avx2(float *x, int64_
 #endif
 /* The SVD's kernels for float64 (S none) and float32 (_f); EPS and TMIN are the type's
    epsilon and smallest normal. */
+#define TN__LA_BRD_NB 32    /* gebrd's panel: nb columns and rows a block */
+#define TN__LA_BRD_NX 128   /* and the unblocked gebd2 for the last NX columns (LAPACK's crossover) */
+/* the real SVD's blocks (tests shrink them to reach every block edge on small matrices):
+   gebrd's panels of brd_nb while more than brd_nx columns remain; orgqr_t's blocks of
+   org_nb reflectors from org_nx reflectors and columns (measured, 1 thread: blocked Q and P
+   5-12 % faster from 96 to 160; gebrd about even below 128, LAPACK's crossover kept) */
+TN__TESTABLE int64_t tn__la_brd_nb = TN__LA_BRD_NB, tn__la_brd_nx = TN__LA_BRD_NX, tn__la_org_nb = 32, tn__la_org_nx = 96;
+/* gebd2's and gebrd's passes over the trailing matrix (2 a step, each a matrix-vector product
+   or its rank-1 update) split between threads only from this many elements (rows x columns):
+   one job per pass costs more than it saves below (measured: svdvals 512 x 512 at 2 threads
+   took 1.5x its 1-thread time with the passes split, the same time without) */
+TN__TESTABLE int64_t tn__la_brd_pmin = (int64_t)1 << 20;
+/* the real SVD's GEMM by the template's suffix (S none: float64, _f: float32) */
+#define tn__la_gemm tn__gemm_f64
+#define tn__la_gemm_f tn__gemm_f32
 /* TN__LA_SVD(double, , TN__LA_DOT, DBL_EPSILON, DBL_MIN): the template in src/ops/linalg_decomp.c */
 /* The rotations of a packed chunk x [nr + 1, TN__LA_RCB / sizeof(T)] (see TN__LA_ROTV): the
    widest kernel this CPU runs, else the same operations in plain C. */
@@ -24818,9 +24836,10 @@ TN__LA_JOB(tn__la_bd_rows,
    geqr2_t's) with tauq, those of P (acting on coordinates 1..n-1) as the rows of hr [n-1,
    n-1] with taup. w [n] is scratch. Two passes over the trailing matrix per step, both
    along its rows: the left reflector's w = v^T A, then one pass that applies it and the
-   right reflector (A u and the rank-1 update) to each row while the row is in cache. */
-static void tn__la_gebd2(double *a, int64_t m, int64_t n, double *d, double *e, double *hl, double *tauq, double *hr, double *taup, double *w) {
-    for (int64_t j = 0; j < n; j++) {
+   right reflector (A u and the rank-1 update) to each row while the row is in cache. Starts
+   at column j0 (the columns before it reduced: gebrdS's panels). */
+static void tn__la_gebd2(double *a, int64_t m, int64_t n, double *d, double *e, double *hl, double *tauq, double *hr, double *taup, double *w, int64_t j0) {
+    for (int64_t j = j0; j < n; j++) {
         double *v = hl + j * m + j, *u = j + 1 < n ? hr + j * (n - 1) + j : NULL;
         const int64_t len = m - j, nc = n - j - 1;
         for (int64_t i = j; i < m; i++) v[i - j] = a[i * n + j];
@@ -24830,7 +24849,7 @@ static void tn__la_gebd2(double *a, int64_t m, int64_t n, double *d, double *e, 
         v[0] = 1;
         if (nc == 0) break;
         tn__la_bd_t q = {a, w, v, u, tq, 0, n, j, nc, m};
-        const int nt = tn__par_threads(4 * (m - j) * nc, nc < m - j - 1 ? nc : m - j - 1);
+        const int nt = (m - j) * nc < tn__la_brd_pmin ? 1 : tn__par_threads(4 * (m - j) * nc, nc < m - j - 1 ? nc : m - j - 1);
         if (tq != 0) {
             tn__parallel_range(nt, nc, tn__la_bd_w, &q);
             tn__la_axpy(a + j * n + j + 1, -tq, w, nc);
@@ -24842,6 +24861,156 @@ static void tn__la_gebd2(double *a, int64_t m, int64_t n, double *d, double *e, 
         u[0] = 1;
         tn__parallel_range(nt, m - j - 1, tn__la_bd_rows, &q);
     }
+}
+/* gebrd's second pass: w[r - j - 1] = sum_c a[r, c] u[c] (rows j+1.., columns j+1..; rows
+   split), A u read-only (the updates wait for the panel's GEMMs) */
+TN__LA_JOB(tn__la_bd_au,
+    const tn__la_bd_t *q = (const tn__la_bd_t *)p;
+    for (int64_t i = q->j + 1 + i0; i < q->j + 1 + i1; i++) {
+        double t;
+        TN__LA_DOT(t, q->a + i * q->n + q->j + 1, q->u, q->nc);
+        q->w[i - q->j - 1] = t;
+    })
+/* gebd2S blocked (dgebrd / dlabrd), the real form of the complex gebrd (tn__la_gebrd_c, see
+   there for the panel's formulas; no conjugates here): a panel of NB steps reads the trailing
+   matrix A0 as it was at the panel's start, each step's column and row brought up to date
+   from the panel's vectors (yh_i = tq v^T A, x_i = tp A u), then A0 -= V Yh + X U^T for the
+   rest by two GEMMs. The last NX columns, and matrices of no more: gebd2S (the same bits as
+   before for those). NB, NX: tn__la_brd_nb, tn__la_brd_nx. w [m] scratch; returns -1 when
+   out of memory. */
+typedef struct { double *a, *hl, *tauq, *hr, *taup, *w, *yh, *xs, *cs, *d, *e; int64_t m, n, j0, nb; } tn__la_brd_t;
+TN__LA_JOB(tn__la_brd_panel,
+    (void)i0; (void)i1;
+    const tn__la_brd_t *bp = (const tn__la_brd_t *)p;
+    double *a = bp->a, *hl = bp->hl, *hr = bp->hr, *w = bp->w, *yh = bp->yh, *xs = bp->xs, *cs = bp->cs;
+    const int64_t m = bp->m, n = bp->n, j0 = bp->j0, nb = bp->nb;
+    for (int64_t l = 0; l < nb; l++) {
+        const int64_t i = j0 + l, len = m - i, nc = n - i - 1;
+        double *v = hl + i * m + i, *u = hr + i * (n - 1) + i, *y = yh + l * n + i + 1, *x = xs + l * m + i + 1;
+        /* column i as it stands: A0's less the panel's earlier v_q yh_q and x_q u_q^T */
+        for (int64_t r = i; r < m; r++) v[r - i] = a[r * n + i];
+        for (int64_t q = 0; q < l; q++) {
+            tn__la_axpy(v, -yh[q * n + i], hl + (j0 + q) * m + i, len);
+            tn__la_axpy(v, -hr[(j0 + q) * (n - 1) + i - 1], xs + q * m + i, len);
+        }
+        const double tq = tn__la_larfg(v, len);
+        bp->d[i] = v[0];
+        bp->tauq[i] = tq;
+        v[0] = 1;
+        const int nt = len * nc < tn__la_brd_pmin ? 1 : tn__par_threads(4 * len * nc, nc < len - 1 ? nc : len - 1);
+        tn__la_bd_t pq = {a, w, v, u, tq, 0, n, i, nc, m};
+        if (tq != 0) {   /* yh_i = tq (v^T A0 - sum_q (v^T v_q) yh_q - (v^T x_q) u_q^T) */
+            tn__parallel_range(nt, nc, tn__la_bd_w, &pq);
+            for (int64_t q = 0; q < l; q++) {
+                TN__LA_DOT(cs[q], v, hl + (j0 + q) * m + i, len);
+                TN__LA_DOT(cs[nb + q], v, xs + q * m + i, len);
+            }
+            memcpy(y, w, (size_t)nc * sizeof(double));
+            for (int64_t q = 0; q < l; q++) {
+                tn__la_axpy(y, -cs[q], yh + q * n + i + 1, nc);
+                tn__la_axpy(y, -cs[nb + q], hr + (j0 + q) * (n - 1) + i, nc);
+            }
+            for (int64_t c = 0; c < nc; c++) y[c] *= tq;
+        } else memset(y, 0, (size_t)nc * sizeof(double));
+        /* row i as it stands (v_i's entry i is 1) */
+        memcpy(u, a + i * n + i + 1, (size_t)nc * sizeof(double));
+        for (int64_t q = 0; q <= l; q++) {
+            tn__la_axpy(u, -hl[(j0 + q) * m + i], yh + q * n + i + 1, nc);
+            if (q < l) tn__la_axpy(u, -xs[q * m + i], hr + (j0 + q) * (n - 1) + i, nc);
+        }
+        const double tp = tn__la_larfg(u, nc);
+        bp->e[i] = u[0];
+        bp->taup[i] = tp;
+        u[0] = 1;
+        if (tp != 0) {   /* x_i = tp (A0 u - sum_q v_q (yh_q u) - x_q (u_q^T u)), rows i+1.. */
+            tn__parallel_range(nt, len - 1, tn__la_bd_au, &pq);
+            for (int64_t q = 0; q <= l; q++) {
+                TN__LA_DOT(cs[q], yh + q * n + i + 1, u, nc);
+                if (q < l) TN__LA_DOT(cs[nb + q], hr + (j0 + q) * (n - 1) + i, u, nc);
+            }
+            memcpy(x, w, (size_t)(len - 1) * sizeof(double));
+            for (int64_t q = 0; q <= l; q++) {
+                tn__la_axpy(x, -cs[q], hl + (j0 + q) * m + i + 1, len - 1);
+                if (q < l) tn__la_axpy(x, -cs[nb + q], xs + q * m + i + 1, len - 1);
+            }
+            for (int64_t r = 0; r < len - 1; r++) x[r] *= tp;
+        } else memset(x, 0, (size_t)(len - 1) * sizeof(double));
+    })
+static int tn__la_gebrd(double *a, int64_t m, int64_t n, double *d, double *e, double *hl, double *tauq, double *hr, double *taup, double *w) {
+    const int64_t nb = tn__la_brd_nb, nx = tn__la_brd_nx > nb ? tn__la_brd_nx : nb;   /* a panel's steps need a column past them */
+    int64_t j0 = 0;
+    if (n > nx) {
+        /* yh [nb, n] (absolute columns), xs [nb, m] (absolute rows), cs [2 nb] */
+        double *yh = (double *)TN_MALLOC((size_t)(nb * n + nb * m + 2 * nb) * sizeof(double));
+        if (!yh) return -1;
+        double *xs = yh + nb * n, *cs = xs + nb * m;
+        for (; n - j0 > nx; j0 += nb) {
+            tn__la_brd_t bp = {a, hl, tauq, hr, taup, w, yh, xs, cs, d, e, m, n, j0, nb};
+            tn__la_brd_panel(&bp, 0, 1);
+            /* the rest: A0 -= V Yh + X U^T (rows and columns t0..); the GEMM splits C's rows
+               between threads, never the sums: the same bits for any count */
+            const int64_t t0 = j0 + nb;
+            double *C = a + t0 * n + t0;
+            if (tn__la_gemm(m - t0, n - t0, nb, -1, hl + j0 * m + t0, 1, m, yh + t0, n, 1, 1, C, n, 1)
+                || tn__la_gemm(m - t0, n - t0, nb, -1, xs + t0, 1, m, hr + j0 * (n - 1) + t0 - 1, n - 1, 1, 1, C, n, 1)) {
+                TN_FREE(yh);
+                return -1;
+            }
+        }
+        TN_FREE(yh);
+    }
+    tn__la_gebd2(a, m, n, d, e, hl, tauq, hr, taup, w, j0);
+    return 0;
+}
+/* org2r_tS blocked (dorgqr: dlarft's forward T, dlarfb through the GEMM): Q's first qc
+   columns as the rows of qt [qc, m], NB reflectors at a time, last block first, each block
+   I - V T V^T applied to Q^T's rows c0 = j0.. (the rows before are still e_c on the block's
+   coordinates) by three GEMMs: W = Q^T V, W := W T^T, Q^T -= W V^T. Few reflectors or
+   columns: org2r_tS (the same bits as before). NB: tn__la_org_nb, from tn__la_org_nx.
+   Returns -1 when out of memory. */
+static int tn__la_orgqr_t(double *h, int64_t m, int64_t k, const double *tau, double *qt, int64_t qc) {
+    const int64_t nb = tn__la_org_nb;
+    if (k < tn__la_org_nx || qc < tn__la_org_nx || k < 2) {
+        tn__la_org2r_t(h, m, k, tau, qt, qc);
+        return 0;
+    }
+    /* V [nb, len] (row i: reflector i from the block's first coordinate, explicit zeros and
+       1), T and G [nb, nb], W, W2 [qc, nb] */
+    double *v = (double *)TN_MALLOC((size_t)(nb * m + 2 * nb * nb + 2 * nb * qc) * sizeof(double));
+    if (!v) return -1;
+    double *t = v + nb * m, *g = t + nb * nb, *w = g + nb * nb, *w2 = w + nb * qc;
+    memset(qt, 0, (size_t)(qc * m) * sizeof(double));
+    for (int64_t c = 0; c < qc; c++) qt[c * m + c] = 1;
+    int rc = 0;
+    for (int64_t j0 = (k - 1) / nb * nb; j0 >= 0 && !rc; j0 -= nb) {
+        const int64_t ib = k - j0 < nb ? k - j0 : nb, len = m - j0, nc = qc - j0;
+        if (nc <= 0) continue;
+        for (int64_t i = 0; i < ib; i++) {
+            double *vi = v + i * len;
+            memset(vi, 0, (size_t)i * sizeof(double));
+            vi[i] = 1;
+            memcpy(vi + i + 1, h + (j0 + i) * m + j0 + i + 1, (size_t)(len - i - 1) * sizeof(double));
+        }
+        /* T(i, i) = tau_i, T(0:i, i) = -tau_i T(0:i, 0:i) G(0:i, i), G = V V^T by the GEMM
+           (v_i is 0 before entry i: the full products are dlarft's) */
+        rc = tn__la_gemm(ib, ib, len, 1, v, len, 1, v, 1, len, 0, g, nb, 1);
+        if (rc) break;
+        for (int64_t i = 0; i < ib; i++) {
+            for (int64_t l = 0; l < i; l++) {
+                double s = 0;
+                for (int64_t q = l; q < i; q++) s += t[l * nb + q] * g[q * nb + i];
+                t[l * nb + i] = -tau[j0 + i] * s;
+            }
+            t[i * nb + i] = tau[j0 + i];
+            for (int64_t l = i + 1; l < ib; l++) t[l * nb + i] = 0;
+        }
+        double *qs = qt + j0 * m + j0;   /* Q^T's rows j0.., entries j0.. */
+        rc = tn__la_gemm(nc, ib, len, 1, qs, m, 1, v, 1, len, 0, w, ib, 1)
+          || tn__la_gemm(nc, ib, ib, 1, w, ib, 1, t, 1, nb, 0, w2, ib, 1)
+          || tn__la_gemm(nc, len, ib, -1, w2, ib, 1, v, len, 1, 1, qs, m, 1);
+    }
+    TN_FREE(v);
+    return rc ? -1 : 0;
 }
 /* The SVD of the bidiagonal (d [n], e [n-1]; e is destroyed): implicit-shift QR with
    the rotations applied to the rows of ut [*, m] (U's columns) and vt [n, nv] (V's; nv is n,
@@ -24957,7 +25126,8 @@ TN__TESTABLE int tn__la_bdsqr(double *d, double *rv, int64_t n, double *ut, int6
     return 0;
 }
 /* tn__la_svd_raw's loop over the B matrices at a [B, m, n] (see there); x is the scratch,
-   ord [k + 1]. Returns 0, or -1 when the QR did not converge. */
+   ord [k + 1]. gebrd and orgqr_t (blocked: their own scratch) from order tn__la_brd_nx + 1 /
+   tn__la_org_nx. Returns 0, -1 when the QR did not converge or -2 when out of memory. */
 static int tn__la_svd_loop(const double *a, int64_t B, int64_t m, int64_t n, bool uv, bool full, double *x, int64_t *ord, double *sv, double *uvv, double *vhv) {
     const int64_t k = m < n ? m : n, M = m < n ? n : m, uc = full ? m : k, vr = full ? n : k;
     const bool tall = m >= n;
@@ -24971,7 +25141,7 @@ static int tn__la_svd_loop(const double *a, int64_t B, int64_t m, int64_t n, boo
            reciprocal] is scaled by a power of 2 (exact) to one near 1, so that the QR's
            squares neither overflow nor underflow; S is scaled back */
         double anrm = 0, sc = 1;
-        for (int64_t i = 0; i < m * n; i++) anrm = (double)fmax(anrm, fabs(x[i]));
+        for (int64_t i = 0; i < m * n; i++) { const double t = (double)fabs(x[i]); if (t > anrm) anrm = t; }   /* fmax's: NaN skipped */
         const double small = sqrt((double)DBL_MIN) / (double)DBL_EPSILON;
         if (anrm > 0 && (anrm < small || anrm > 1 / small)) {
             int ex;
@@ -24980,14 +25150,14 @@ static int tn__la_svd_loop(const double *a, int64_t B, int64_t m, int64_t n, boo
             sc = (double)ldexp(1, ex);
             for (int64_t i = 0; i < m * n; i++) x[i] *= down;
         }
-        tn__la_gebd2(x, M, k, d, e, hl, tq, hr, tp, row);
+        if (tn__la_gebrd(x, M, k, d, e, hl, tq, hr, tp, row)) return -2;
         if (uv) {
-            tn__la_org2r_t(hl, M, k, tq, ut, qc);
+            if (tn__la_orgqr_t(hl, M, k, tq, ut, qc)) return -2;
             /* P = diag(1, P'): P' from the k-1 reflectors on coordinates 1.. (x as scratch) */
             memset(vt, 0, (size_t)(k * k) * sizeof(double));
             if (k > 0) vt[0] = 1;
             if (k > 1) {
-                tn__la_org2r_t(hr, k - 1, k - 1, tp, x, k - 1);
+                if (tn__la_orgqr_t(hr, k - 1, k - 1, tp, x, k - 1)) return -2;
                 for (int64_t c = 0; c < k - 1; c++) memcpy(vt + (c + 1) * k + 1, x + c * (k - 1), (size_t)(k - 1) * sizeof(double));
             }
         }
@@ -25123,9 +25293,10 @@ TN__LA_JOB(tn__la_bd_rows_f,
    geqr2_t's) with tauq, those of P (acting on coordinates 1..n-1) as the rows of hr [n-1,
    n-1] with taup. w [n] is scratch. Two passes over the trailing matrix per step, both
    along its rows: the left reflector's w = v^T A, then one pass that applies it and the
-   right reflector (A u and the rank-1 update) to each row while the row is in cache. */
-static void tn__la_gebd2_f(float *a, int64_t m, int64_t n, float *d, float *e, float *hl, float *tauq, float *hr, float *taup, float *w) {
-    for (int64_t j = 0; j < n; j++) {
+   right reflector (A u and the rank-1 update) to each row while the row is in cache. Starts
+   at column j0 (the columns before it reduced: gebrdS's panels). */
+static void tn__la_gebd2_f(float *a, int64_t m, int64_t n, float *d, float *e, float *hl, float *tauq, float *hr, float *taup, float *w, int64_t j0) {
+    for (int64_t j = j0; j < n; j++) {
         float *v = hl + j * m + j, *u = j + 1 < n ? hr + j * (n - 1) + j : NULL;
         const int64_t len = m - j, nc = n - j - 1;
         for (int64_t i = j; i < m; i++) v[i - j] = a[i * n + j];
@@ -25135,7 +25306,7 @@ static void tn__la_gebd2_f(float *a, int64_t m, int64_t n, float *d, float *e, f
         v[0] = 1;
         if (nc == 0) break;
         tn__la_bd_f_t q = {a, w, v, u, tq, 0, n, j, nc, m};
-        const int nt = tn__par_threads(4 * (m - j) * nc, nc < m - j - 1 ? nc : m - j - 1);
+        const int nt = (m - j) * nc < tn__la_brd_pmin ? 1 : tn__par_threads(4 * (m - j) * nc, nc < m - j - 1 ? nc : m - j - 1);
         if (tq != 0) {
             tn__parallel_range(nt, nc, tn__la_bd_w_f, &q);
             tn__la_axpy_f(a + j * n + j + 1, -tq, w, nc);
@@ -25147,6 +25318,156 @@ static void tn__la_gebd2_f(float *a, int64_t m, int64_t n, float *d, float *e, f
         u[0] = 1;
         tn__parallel_range(nt, m - j - 1, tn__la_bd_rows_f, &q);
     }
+}
+/* gebrd's second pass: w[r - j - 1] = sum_c a[r, c] u[c] (rows j+1.., columns j+1..; rows
+   split), A u read-only (the updates wait for the panel's GEMMs) */
+TN__LA_JOB(tn__la_bd_au_f,
+    const tn__la_bd_f_t *q = (const tn__la_bd_f_t *)p;
+    for (int64_t i = q->j + 1 + i0; i < q->j + 1 + i1; i++) {
+        float t;
+        TN__LA_DOT_F(t, q->a + i * q->n + q->j + 1, q->u, q->nc);
+        q->w[i - q->j - 1] = t;
+    })
+/* gebd2S blocked (dgebrd / dlabrd), the real form of the complex gebrd (tn__la_gebrd_c, see
+   there for the panel's formulas; no conjugates here): a panel of NB steps reads the trailing
+   matrix A0 as it was at the panel's start, each step's column and row brought up to date
+   from the panel's vectors (yh_i = tq v^T A, x_i = tp A u), then A0 -= V Yh + X U^T for the
+   rest by two GEMMs. The last NX columns, and matrices of no more: gebd2S (the same bits as
+   before for those). NB, NX: tn__la_brd_nb, tn__la_brd_nx. w [m] scratch; returns -1 when
+   out of memory. */
+typedef struct { float *a, *hl, *tauq, *hr, *taup, *w, *yh, *xs, *cs, *d, *e; int64_t m, n, j0, nb; } tn__la_brd_f_t;
+TN__LA_JOB(tn__la_brd_panel_f,
+    (void)i0; (void)i1;
+    const tn__la_brd_f_t *bp = (const tn__la_brd_f_t *)p;
+    float *a = bp->a, *hl = bp->hl, *hr = bp->hr, *w = bp->w, *yh = bp->yh, *xs = bp->xs, *cs = bp->cs;
+    const int64_t m = bp->m, n = bp->n, j0 = bp->j0, nb = bp->nb;
+    for (int64_t l = 0; l < nb; l++) {
+        const int64_t i = j0 + l, len = m - i, nc = n - i - 1;
+        float *v = hl + i * m + i, *u = hr + i * (n - 1) + i, *y = yh + l * n + i + 1, *x = xs + l * m + i + 1;
+        /* column i as it stands: A0's less the panel's earlier v_q yh_q and x_q u_q^T */
+        for (int64_t r = i; r < m; r++) v[r - i] = a[r * n + i];
+        for (int64_t q = 0; q < l; q++) {
+            tn__la_axpy_f(v, -yh[q * n + i], hl + (j0 + q) * m + i, len);
+            tn__la_axpy_f(v, -hr[(j0 + q) * (n - 1) + i - 1], xs + q * m + i, len);
+        }
+        const float tq = tn__la_larfg_f(v, len);
+        bp->d[i] = v[0];
+        bp->tauq[i] = tq;
+        v[0] = 1;
+        const int nt = len * nc < tn__la_brd_pmin ? 1 : tn__par_threads(4 * len * nc, nc < len - 1 ? nc : len - 1);
+        tn__la_bd_f_t pq = {a, w, v, u, tq, 0, n, i, nc, m};
+        if (tq != 0) {   /* yh_i = tq (v^T A0 - sum_q (v^T v_q) yh_q - (v^T x_q) u_q^T) */
+            tn__parallel_range(nt, nc, tn__la_bd_w_f, &pq);
+            for (int64_t q = 0; q < l; q++) {
+                TN__LA_DOT_F(cs[q], v, hl + (j0 + q) * m + i, len);
+                TN__LA_DOT_F(cs[nb + q], v, xs + q * m + i, len);
+            }
+            memcpy(y, w, (size_t)nc * sizeof(float));
+            for (int64_t q = 0; q < l; q++) {
+                tn__la_axpy_f(y, -cs[q], yh + q * n + i + 1, nc);
+                tn__la_axpy_f(y, -cs[nb + q], hr + (j0 + q) * (n - 1) + i, nc);
+            }
+            for (int64_t c = 0; c < nc; c++) y[c] *= tq;
+        } else memset(y, 0, (size_t)nc * sizeof(float));
+        /* row i as it stands (v_i's entry i is 1) */
+        memcpy(u, a + i * n + i + 1, (size_t)nc * sizeof(float));
+        for (int64_t q = 0; q <= l; q++) {
+            tn__la_axpy_f(u, -hl[(j0 + q) * m + i], yh + q * n + i + 1, nc);
+            if (q < l) tn__la_axpy_f(u, -xs[q * m + i], hr + (j0 + q) * (n - 1) + i, nc);
+        }
+        const float tp = tn__la_larfg_f(u, nc);
+        bp->e[i] = u[0];
+        bp->taup[i] = tp;
+        u[0] = 1;
+        if (tp != 0) {   /* x_i = tp (A0 u - sum_q v_q (yh_q u) - x_q (u_q^T u)), rows i+1.. */
+            tn__parallel_range(nt, len - 1, tn__la_bd_au_f, &pq);
+            for (int64_t q = 0; q <= l; q++) {
+                TN__LA_DOT_F(cs[q], yh + q * n + i + 1, u, nc);
+                if (q < l) TN__LA_DOT_F(cs[nb + q], hr + (j0 + q) * (n - 1) + i, u, nc);
+            }
+            memcpy(x, w, (size_t)(len - 1) * sizeof(float));
+            for (int64_t q = 0; q <= l; q++) {
+                tn__la_axpy_f(x, -cs[q], hl + (j0 + q) * m + i + 1, len - 1);
+                if (q < l) tn__la_axpy_f(x, -cs[nb + q], xs + q * m + i + 1, len - 1);
+            }
+            for (int64_t r = 0; r < len - 1; r++) x[r] *= tp;
+        } else memset(x, 0, (size_t)(len - 1) * sizeof(float));
+    })
+static int tn__la_gebrd_f(float *a, int64_t m, int64_t n, float *d, float *e, float *hl, float *tauq, float *hr, float *taup, float *w) {
+    const int64_t nb = tn__la_brd_nb, nx = tn__la_brd_nx > nb ? tn__la_brd_nx : nb;   /* a panel's steps need a column past them */
+    int64_t j0 = 0;
+    if (n > nx) {
+        /* yh [nb, n] (absolute columns), xs [nb, m] (absolute rows), cs [2 nb] */
+        float *yh = (float *)TN_MALLOC((size_t)(nb * n + nb * m + 2 * nb) * sizeof(float));
+        if (!yh) return -1;
+        float *xs = yh + nb * n, *cs = xs + nb * m;
+        for (; n - j0 > nx; j0 += nb) {
+            tn__la_brd_f_t bp = {a, hl, tauq, hr, taup, w, yh, xs, cs, d, e, m, n, j0, nb};
+            tn__la_brd_panel_f(&bp, 0, 1);
+            /* the rest: A0 -= V Yh + X U^T (rows and columns t0..); the GEMM splits C's rows
+               between threads, never the sums: the same bits for any count */
+            const int64_t t0 = j0 + nb;
+            float *C = a + t0 * n + t0;
+            if (tn__la_gemm_f(m - t0, n - t0, nb, -1, hl + j0 * m + t0, 1, m, yh + t0, n, 1, 1, C, n, 1)
+                || tn__la_gemm_f(m - t0, n - t0, nb, -1, xs + t0, 1, m, hr + j0 * (n - 1) + t0 - 1, n - 1, 1, 1, C, n, 1)) {
+                TN_FREE(yh);
+                return -1;
+            }
+        }
+        TN_FREE(yh);
+    }
+    tn__la_gebd2_f(a, m, n, d, e, hl, tauq, hr, taup, w, j0);
+    return 0;
+}
+/* org2r_tS blocked (dorgqr: dlarft's forward T, dlarfb through the GEMM): Q's first qc
+   columns as the rows of qt [qc, m], NB reflectors at a time, last block first, each block
+   I - V T V^T applied to Q^T's rows c0 = j0.. (the rows before are still e_c on the block's
+   coordinates) by three GEMMs: W = Q^T V, W := W T^T, Q^T -= W V^T. Few reflectors or
+   columns: org2r_tS (the same bits as before). NB: tn__la_org_nb, from tn__la_org_nx.
+   Returns -1 when out of memory. */
+static int tn__la_orgqr_t_f(float *h, int64_t m, int64_t k, const float *tau, float *qt, int64_t qc) {
+    const int64_t nb = tn__la_org_nb;
+    if (k < tn__la_org_nx || qc < tn__la_org_nx || k < 2) {
+        tn__la_org2r_t_f(h, m, k, tau, qt, qc);
+        return 0;
+    }
+    /* V [nb, len] (row i: reflector i from the block's first coordinate, explicit zeros and
+       1), T and G [nb, nb], W, W2 [qc, nb] */
+    float *v = (float *)TN_MALLOC((size_t)(nb * m + 2 * nb * nb + 2 * nb * qc) * sizeof(float));
+    if (!v) return -1;
+    float *t = v + nb * m, *g = t + nb * nb, *w = g + nb * nb, *w2 = w + nb * qc;
+    memset(qt, 0, (size_t)(qc * m) * sizeof(float));
+    for (int64_t c = 0; c < qc; c++) qt[c * m + c] = 1;
+    int rc = 0;
+    for (int64_t j0 = (k - 1) / nb * nb; j0 >= 0 && !rc; j0 -= nb) {
+        const int64_t ib = k - j0 < nb ? k - j0 : nb, len = m - j0, nc = qc - j0;
+        if (nc <= 0) continue;
+        for (int64_t i = 0; i < ib; i++) {
+            float *vi = v + i * len;
+            memset(vi, 0, (size_t)i * sizeof(float));
+            vi[i] = 1;
+            memcpy(vi + i + 1, h + (j0 + i) * m + j0 + i + 1, (size_t)(len - i - 1) * sizeof(float));
+        }
+        /* T(i, i) = tau_i, T(0:i, i) = -tau_i T(0:i, 0:i) G(0:i, i), G = V V^T by the GEMM
+           (v_i is 0 before entry i: the full products are dlarft's) */
+        rc = tn__la_gemm_f(ib, ib, len, 1, v, len, 1, v, 1, len, 0, g, nb, 1);
+        if (rc) break;
+        for (int64_t i = 0; i < ib; i++) {
+            for (int64_t l = 0; l < i; l++) {
+                float s = 0;
+                for (int64_t q = l; q < i; q++) s += t[l * nb + q] * g[q * nb + i];
+                t[l * nb + i] = -tau[j0 + i] * s;
+            }
+            t[i * nb + i] = tau[j0 + i];
+            for (int64_t l = i + 1; l < ib; l++) t[l * nb + i] = 0;
+        }
+        float *qs = qt + j0 * m + j0;   /* Q^T's rows j0.., entries j0.. */
+        rc = tn__la_gemm_f(nc, ib, len, 1, qs, m, 1, v, 1, len, 0, w, ib, 1)
+          || tn__la_gemm_f(nc, ib, ib, 1, w, ib, 1, t, 1, nb, 0, w2, ib, 1)
+          || tn__la_gemm_f(nc, len, ib, -1, w2, ib, 1, v, len, 1, 1, qs, m, 1);
+    }
+    TN_FREE(v);
+    return rc ? -1 : 0;
 }
 /* The SVD of the bidiagonal (d [n], e [n-1]; e is destroyed): implicit-shift QR with
    the rotations applied to the rows of ut [*, m] (U's columns) and vt [n, nv] (V's; nv is n,
@@ -25262,7 +25583,8 @@ TN__TESTABLE int tn__la_bdsqr_f(float *d, float *rv, int64_t n, float *ut, int64
     return 0;
 }
 /* tn__la_svd_raw's loop over the B matrices at a [B, m, n] (see there); x is the scratch,
-   ord [k + 1]. Returns 0, or -1 when the QR did not converge. */
+   ord [k + 1]. gebrd and orgqr_t (blocked: their own scratch) from order tn__la_brd_nx + 1 /
+   tn__la_org_nx. Returns 0, -1 when the QR did not converge or -2 when out of memory. */
 static int tn__la_svd_loop_f(const float *a, int64_t B, int64_t m, int64_t n, bool uv, bool full, float *x, int64_t *ord, float *sv, float *uvv, float *vhv) {
     const int64_t k = m < n ? m : n, M = m < n ? n : m, uc = full ? m : k, vr = full ? n : k;
     const bool tall = m >= n;
@@ -25276,7 +25598,7 @@ static int tn__la_svd_loop_f(const float *a, int64_t B, int64_t m, int64_t n, bo
            reciprocal] is scaled by a power of 2 (exact) to one near 1, so that the QR's
            squares neither overflow nor underflow; S is scaled back */
         float anrm = 0, sc = 1;
-        for (int64_t i = 0; i < m * n; i++) anrm = (float)fmax(anrm, fabs(x[i]));
+        for (int64_t i = 0; i < m * n; i++) { const float t = (float)fabs(x[i]); if (t > anrm) anrm = t; }   /* fmax's: NaN skipped */
         const double small = sqrt((double)FLT_MIN) / (double)FLT_EPSILON;
         if (anrm > 0 && (anrm < small || anrm > 1 / small)) {
             int ex;
@@ -25285,14 +25607,14 @@ static int tn__la_svd_loop_f(const float *a, int64_t B, int64_t m, int64_t n, bo
             sc = (float)ldexp(1, ex);
             for (int64_t i = 0; i < m * n; i++) x[i] *= down;
         }
-        tn__la_gebd2_f(x, M, k, d, e, hl, tq, hr, tp, row);
+        if (tn__la_gebrd_f(x, M, k, d, e, hl, tq, hr, tp, row)) return -2;
         if (uv) {
-            tn__la_org2r_t_f(hl, M, k, tq, ut, qc);
+            if (tn__la_orgqr_t_f(hl, M, k, tq, ut, qc)) return -2;
             /* P = diag(1, P'): P' from the k-1 reflectors on coordinates 1.. (x as scratch) */
             memset(vt, 0, (size_t)(k * k) * sizeof(float));
             if (k > 0) vt[0] = 1;
             if (k > 1) {
-                tn__la_org2r_t_f(hr, k - 1, k - 1, tp, x, k - 1);
+                if (tn__la_orgqr_t_f(hr, k - 1, k - 1, tp, x, k - 1)) return -2;
                 for (int64_t c = 0; c < k - 1; c++) memcpy(vt + (c + 1) * k + 1, x + c * (k - 1), (size_t)(k - 1) * sizeof(float));
             }
         }
@@ -25383,8 +25705,6 @@ static int tn__la_svd_loop_f(const float *a, int64_t B, int64_t m, int64_t n, bo
         (rr) = s_[0]; \
         (ri) = s_[1]; \
     } while (0)
-#define TN__LA_BRD_NB 32    /* gebrd's panel: nb columns and rows a block */
-#define TN__LA_BRD_NX 128   /* and the unblocked gebd2 for the last NX columns (LAPACK's crossover) */
 /* The complex SVD's kernels for complex128 (S _c, RS none: float64's real bidiagonal QR) and
    complex64 (_cf, RS _f: all of it in single precision, as cgesdd); GEMM the real GEMM, NP
    CDOTU's partial sums. */

@@ -5861,6 +5861,8 @@ int tn__gemm_ep_f64(int64_t M, int64_t N, int64_t K, double alpha, const double 
                     const double *B, int64_t rsb, int64_t csb, double beta, double *C, int64_t rsc, int64_t csc, const tn__gemm_epi *ep);
 /* linalg_factor.c's float64 kernels (row-major, in place): blocked from order tn__la_nx (panels of tn__la_nb), getf2 / potf2 the unblocked ones */
 extern int64_t tn__la_nb, tn__la_nx;
+/* the real SVD's blocks (linalg_decomp.c): gebrd's panels of brd_nb while more than brd_nx columns remain, orgqr_t's blocks of org_nb from org_nx; gebd2's / gebrd's passes split between threads from brd_pmin elements */
+extern int64_t tn__la_brd_nb, tn__la_brd_nx, tn__la_org_nb, tn__la_org_nx, tn__la_brd_pmin;
 int64_t tn__la_getrf(double *a, int64_t m, int64_t n, int32_t *piv);
 int64_t tn__la_getf2(double *a, int64_t m, int64_t n, int64_t j0, int64_t j1, int64_t ce, int32_t *piv);
 void tn__la_getrs(const double *lu, const int32_t *piv, int64_t n, double *b, int64_t k);

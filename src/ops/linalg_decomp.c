@@ -9,8 +9,9 @@
             torch's LAPACK results)
      eigh   blocked Householder tridiagonalisation (LAPACK's dsytrd / dlatrd, the trailing
             updates on the GEMM), dorg2r's Q, implicit QL (EISPACK's tql2)
-     SVD    Golub-Kahan bidiagonalisation and implicit-shift QR (LAPACK's dgebd2 / dorgbr,
-            EISPACK's svd): normwise backward stable, orthogonality to eps, as dgesvd; complex:
+     SVD    Golub-Kahan bidiagonalisation and implicit-shift QR (LAPACK's dgebrd / dorgbr,
+            blocked through the GEMM from order 129 / 96, EISPACK's svd): normwise backward
+            stable, orthogonality to eps, as dgesvd; complex:
             zgebrd (zlabrd's panels, zgebd2 for the rest) to a real bidiagonal, its QR on
             real vectors, then zunmbr's blocked reflectors through the GEMM (zgesdd's
             route, QR for divide and conquer)
@@ -748,6 +749,21 @@ TN__LA_ROTV(float, _f_avx2, "avx2", __m256, 8, 2, _mm256_loadu_ps, _mm256_storeu
 #endif
 /* The SVD's kernels for float64 (S none) and float32 (_f); EPS and TMIN are the type's
    epsilon and smallest normal. */
+#define TN__LA_BRD_NB 32    /* gebrd's panel: nb columns and rows a block */
+#define TN__LA_BRD_NX 128   /* and the unblocked gebd2 for the last NX columns (LAPACK's crossover) */
+/* the real SVD's blocks (tests shrink them to reach every block edge on small matrices):
+   gebrd's panels of brd_nb while more than brd_nx columns remain; orgqr_t's blocks of
+   org_nb reflectors from org_nx reflectors and columns (measured, 1 thread: blocked Q and P
+   5-12 % faster from 96 to 160; gebrd about even below 128, LAPACK's crossover kept) */
+TN__TESTABLE int64_t tn__la_brd_nb = TN__LA_BRD_NB, tn__la_brd_nx = TN__LA_BRD_NX, tn__la_org_nb = 32, tn__la_org_nx = 96;
+/* gebd2's and gebrd's passes over the trailing matrix (2 a step, each a matrix-vector product
+   or its rank-1 update) split between threads only from this many elements (rows x columns):
+   one job per pass costs more than it saves below (measured: svdvals 512 x 512 at 2 threads
+   took 1.5x its 1-thread time with the passes split, the same time without) */
+TN__TESTABLE int64_t tn__la_brd_pmin = (int64_t)1 << 20;
+/* the real SVD's GEMM by the template's suffix (S none: float64, _f: float32) */
+#define tn__la_gemm tn__gemm_f64
+#define tn__la_gemm_f tn__gemm_f32
 /* @template TN__LA_SVD(T, S, DOT, EPS, TMIN) */
 /* The rotations of a packed chunk x [nr + 1, TN__LA_RCB / sizeof(T)] (see TN__LA_ROTV): the
    widest kernel this CPU runs, else the same operations in plain C. */
@@ -858,9 +874,10 @@ TN__LA_JOB(tn__la_bd_rows##S,
    geqr2_t's) with tauq, those of P (acting on coordinates 1..n-1) as the rows of hr [n-1,
    n-1] with taup. w [n] is scratch. Two passes over the trailing matrix per step, both
    along its rows: the left reflector's w = v^T A, then one pass that applies it and the
-   right reflector (A u and the rank-1 update) to each row while the row is in cache. */
-static void tn__la_gebd2##S(T *a, int64_t m, int64_t n, T *d, T *e, T *hl, T *tauq, T *hr, T *taup, T *w) {
-    for (int64_t j = 0; j < n; j++) {
+   right reflector (A u and the rank-1 update) to each row while the row is in cache. Starts
+   at column j0 (the columns before it reduced: gebrd##S's panels). */
+static void tn__la_gebd2##S(T *a, int64_t m, int64_t n, T *d, T *e, T *hl, T *tauq, T *hr, T *taup, T *w, int64_t j0) {
+    for (int64_t j = j0; j < n; j++) {
         T *v = hl + j * m + j, *u = j + 1 < n ? hr + j * (n - 1) + j : NULL;
         const int64_t len = m - j, nc = n - j - 1;
         for (int64_t i = j; i < m; i++) v[i - j] = a[i * n + j];
@@ -870,7 +887,7 @@ static void tn__la_gebd2##S(T *a, int64_t m, int64_t n, T *d, T *e, T *hl, T *ta
         v[0] = 1;
         if (nc == 0) break;
         tn__la_bd##S##_t q = {a, w, v, u, tq, 0, n, j, nc, m};
-        const int nt = tn__par_threads(4 * (m - j) * nc, nc < m - j - 1 ? nc : m - j - 1);
+        const int nt = (m - j) * nc < tn__la_brd_pmin ? 1 : tn__par_threads(4 * (m - j) * nc, nc < m - j - 1 ? nc : m - j - 1);
         if (tq != 0) {
             tn__parallel_range(nt, nc, tn__la_bd_w##S, &q);
             tn__la_axpy##S(a + j * n + j + 1, -tq, w, nc);
@@ -882,6 +899,156 @@ static void tn__la_gebd2##S(T *a, int64_t m, int64_t n, T *d, T *e, T *hl, T *ta
         u[0] = 1;
         tn__parallel_range(nt, m - j - 1, tn__la_bd_rows##S, &q);
     }
+}
+/* gebrd's second pass: w[r - j - 1] = sum_c a[r, c] u[c] (rows j+1.., columns j+1..; rows
+   split), A u read-only (the updates wait for the panel's GEMMs) */
+TN__LA_JOB(tn__la_bd_au##S,
+    const tn__la_bd##S##_t *q = (const tn__la_bd##S##_t *)p;
+    for (int64_t i = q->j + 1 + i0; i < q->j + 1 + i1; i++) {
+        T t;
+        DOT(t, q->a + i * q->n + q->j + 1, q->u, q->nc);
+        q->w[i - q->j - 1] = t;
+    })
+/* gebd2##S blocked (dgebrd / dlabrd), the real form of the complex gebrd (tn__la_gebrd_c, see
+   there for the panel's formulas; no conjugates here): a panel of NB steps reads the trailing
+   matrix A0 as it was at the panel's start, each step's column and row brought up to date
+   from the panel's vectors (yh_i = tq v^T A, x_i = tp A u), then A0 -= V Yh + X U^T for the
+   rest by two GEMMs. The last NX columns, and matrices of no more: gebd2##S (the same bits as
+   before for those). NB, NX: tn__la_brd_nb, tn__la_brd_nx. w [m] scratch; returns -1 when
+   out of memory. */
+typedef struct { T *a, *hl, *tauq, *hr, *taup, *w, *yh, *xs, *cs, *d, *e; int64_t m, n, j0, nb; } tn__la_brd##S##_t;
+TN__LA_JOB(tn__la_brd_panel##S,
+    (void)i0; (void)i1;
+    const tn__la_brd##S##_t *bp = (const tn__la_brd##S##_t *)p;
+    T *a = bp->a, *hl = bp->hl, *hr = bp->hr, *w = bp->w, *yh = bp->yh, *xs = bp->xs, *cs = bp->cs;
+    const int64_t m = bp->m, n = bp->n, j0 = bp->j0, nb = bp->nb;
+    for (int64_t l = 0; l < nb; l++) {
+        const int64_t i = j0 + l, len = m - i, nc = n - i - 1;
+        T *v = hl + i * m + i, *u = hr + i * (n - 1) + i, *y = yh + l * n + i + 1, *x = xs + l * m + i + 1;
+        /* column i as it stands: A0's less the panel's earlier v_q yh_q and x_q u_q^T */
+        for (int64_t r = i; r < m; r++) v[r - i] = a[r * n + i];
+        for (int64_t q = 0; q < l; q++) {
+            tn__la_axpy##S(v, -yh[q * n + i], hl + (j0 + q) * m + i, len);
+            tn__la_axpy##S(v, -hr[(j0 + q) * (n - 1) + i - 1], xs + q * m + i, len);
+        }
+        const T tq = tn__la_larfg##S(v, len);
+        bp->d[i] = v[0];
+        bp->tauq[i] = tq;
+        v[0] = 1;
+        const int nt = len * nc < tn__la_brd_pmin ? 1 : tn__par_threads(4 * len * nc, nc < len - 1 ? nc : len - 1);
+        tn__la_bd##S##_t pq = {a, w, v, u, tq, 0, n, i, nc, m};
+        if (tq != 0) {   /* yh_i = tq (v^T A0 - sum_q (v^T v_q) yh_q - (v^T x_q) u_q^T) */
+            tn__parallel_range(nt, nc, tn__la_bd_w##S, &pq);
+            for (int64_t q = 0; q < l; q++) {
+                DOT(cs[q], v, hl + (j0 + q) * m + i, len);
+                DOT(cs[nb + q], v, xs + q * m + i, len);
+            }
+            memcpy(y, w, (size_t)nc * sizeof(T));
+            for (int64_t q = 0; q < l; q++) {
+                tn__la_axpy##S(y, -cs[q], yh + q * n + i + 1, nc);
+                tn__la_axpy##S(y, -cs[nb + q], hr + (j0 + q) * (n - 1) + i, nc);
+            }
+            for (int64_t c = 0; c < nc; c++) y[c] *= tq;
+        } else memset(y, 0, (size_t)nc * sizeof(T));
+        /* row i as it stands (v_i's entry i is 1) */
+        memcpy(u, a + i * n + i + 1, (size_t)nc * sizeof(T));
+        for (int64_t q = 0; q <= l; q++) {
+            tn__la_axpy##S(u, -hl[(j0 + q) * m + i], yh + q * n + i + 1, nc);
+            if (q < l) tn__la_axpy##S(u, -xs[q * m + i], hr + (j0 + q) * (n - 1) + i, nc);
+        }
+        const T tp = tn__la_larfg##S(u, nc);
+        bp->e[i] = u[0];
+        bp->taup[i] = tp;
+        u[0] = 1;
+        if (tp != 0) {   /* x_i = tp (A0 u - sum_q v_q (yh_q u) - x_q (u_q^T u)), rows i+1.. */
+            tn__parallel_range(nt, len - 1, tn__la_bd_au##S, &pq);
+            for (int64_t q = 0; q <= l; q++) {
+                DOT(cs[q], yh + q * n + i + 1, u, nc);
+                if (q < l) DOT(cs[nb + q], hr + (j0 + q) * (n - 1) + i, u, nc);
+            }
+            memcpy(x, w, (size_t)(len - 1) * sizeof(T));
+            for (int64_t q = 0; q <= l; q++) {
+                tn__la_axpy##S(x, -cs[q], hl + (j0 + q) * m + i + 1, len - 1);
+                if (q < l) tn__la_axpy##S(x, -cs[nb + q], xs + q * m + i + 1, len - 1);
+            }
+            for (int64_t r = 0; r < len - 1; r++) x[r] *= tp;
+        } else memset(x, 0, (size_t)(len - 1) * sizeof(T));
+    })
+static int tn__la_gebrd##S(T *a, int64_t m, int64_t n, T *d, T *e, T *hl, T *tauq, T *hr, T *taup, T *w) {
+    const int64_t nb = tn__la_brd_nb, nx = tn__la_brd_nx > nb ? tn__la_brd_nx : nb;   /* a panel's steps need a column past them */
+    int64_t j0 = 0;
+    if (n > nx) {
+        /* yh [nb, n] (absolute columns), xs [nb, m] (absolute rows), cs [2 nb] */
+        T *yh = (T *)TN_MALLOC((size_t)(nb * n + nb * m + 2 * nb) * sizeof(T));
+        if (!yh) return -1;
+        T *xs = yh + nb * n, *cs = xs + nb * m;
+        for (; n - j0 > nx; j0 += nb) {
+            tn__la_brd##S##_t bp = {a, hl, tauq, hr, taup, w, yh, xs, cs, d, e, m, n, j0, nb};
+            tn__la_brd_panel##S(&bp, 0, 1);
+            /* the rest: A0 -= V Yh + X U^T (rows and columns t0..); the GEMM splits C's rows
+               between threads, never the sums: the same bits for any count */
+            const int64_t t0 = j0 + nb;
+            T *C = a + t0 * n + t0;
+            if (tn__la_gemm##S(m - t0, n - t0, nb, -1, hl + j0 * m + t0, 1, m, yh + t0, n, 1, 1, C, n, 1)
+                || tn__la_gemm##S(m - t0, n - t0, nb, -1, xs + t0, 1, m, hr + j0 * (n - 1) + t0 - 1, n - 1, 1, 1, C, n, 1)) {
+                TN_FREE(yh);
+                return -1;
+            }
+        }
+        TN_FREE(yh);
+    }
+    tn__la_gebd2##S(a, m, n, d, e, hl, tauq, hr, taup, w, j0);
+    return 0;
+}
+/* org2r_t##S blocked (dorgqr: dlarft's forward T, dlarfb through the GEMM): Q's first qc
+   columns as the rows of qt [qc, m], NB reflectors at a time, last block first, each block
+   I - V T V^T applied to Q^T's rows c0 = j0.. (the rows before are still e_c on the block's
+   coordinates) by three GEMMs: W = Q^T V, W := W T^T, Q^T -= W V^T. Few reflectors or
+   columns: org2r_t##S (the same bits as before). NB: tn__la_org_nb, from tn__la_org_nx.
+   Returns -1 when out of memory. */
+static int tn__la_orgqr_t##S(T *h, int64_t m, int64_t k, const T *tau, T *qt, int64_t qc) {
+    const int64_t nb = tn__la_org_nb;
+    if (k < tn__la_org_nx || qc < tn__la_org_nx || k < 2) {
+        tn__la_org2r_t##S(h, m, k, tau, qt, qc);
+        return 0;
+    }
+    /* V [nb, len] (row i: reflector i from the block's first coordinate, explicit zeros and
+       1), T and G [nb, nb], W, W2 [qc, nb] */
+    T *v = (T *)TN_MALLOC((size_t)(nb * m + 2 * nb * nb + 2 * nb * qc) * sizeof(T));
+    if (!v) return -1;
+    T *t = v + nb * m, *g = t + nb * nb, *w = g + nb * nb, *w2 = w + nb * qc;
+    memset(qt, 0, (size_t)(qc * m) * sizeof(T));
+    for (int64_t c = 0; c < qc; c++) qt[c * m + c] = 1;
+    int rc = 0;
+    for (int64_t j0 = (k - 1) / nb * nb; j0 >= 0 && !rc; j0 -= nb) {
+        const int64_t ib = k - j0 < nb ? k - j0 : nb, len = m - j0, nc = qc - j0;
+        if (nc <= 0) continue;
+        for (int64_t i = 0; i < ib; i++) {
+            T *vi = v + i * len;
+            memset(vi, 0, (size_t)i * sizeof(T));
+            vi[i] = 1;
+            memcpy(vi + i + 1, h + (j0 + i) * m + j0 + i + 1, (size_t)(len - i - 1) * sizeof(T));
+        }
+        /* T(i, i) = tau_i, T(0:i, i) = -tau_i T(0:i, 0:i) G(0:i, i), G = V V^T by the GEMM
+           (v_i is 0 before entry i: the full products are dlarft's) */
+        rc = tn__la_gemm##S(ib, ib, len, 1, v, len, 1, v, 1, len, 0, g, nb, 1);
+        if (rc) break;
+        for (int64_t i = 0; i < ib; i++) {
+            for (int64_t l = 0; l < i; l++) {
+                T s = 0;
+                for (int64_t q = l; q < i; q++) s += t[l * nb + q] * g[q * nb + i];
+                t[l * nb + i] = -tau[j0 + i] * s;
+            }
+            t[i * nb + i] = tau[j0 + i];
+            for (int64_t l = i + 1; l < ib; l++) t[l * nb + i] = 0;
+        }
+        T *qs = qt + j0 * m + j0;   /* Q^T's rows j0.., entries j0.. */
+        rc = tn__la_gemm##S(nc, ib, len, 1, qs, m, 1, v, 1, len, 0, w, ib, 1)
+          || tn__la_gemm##S(nc, ib, ib, 1, w, ib, 1, t, 1, nb, 0, w2, ib, 1)
+          || tn__la_gemm##S(nc, len, ib, -1, w2, ib, 1, v, len, 1, 1, qs, m, 1);
+    }
+    TN_FREE(v);
+    return rc ? -1 : 0;
 }
 /* The SVD of the bidiagonal (d [n], e [n-1]; e is destroyed): implicit-shift QR with
    the rotations applied to the rows of ut [*, m] (U's columns) and vt [n, nv] (V's; nv is n,
@@ -997,7 +1164,8 @@ TN__TESTABLE int tn__la_bdsqr##S(T *d, T *rv, int64_t n, T *ut, int64_t m, T *vt
     return 0;
 }
 /* tn__la_svd_raw's loop over the B matrices at a [B, m, n] (see there); x is the scratch,
-   ord [k + 1]. Returns 0, or -1 when the QR did not converge. */
+   ord [k + 1]. gebrd and orgqr_t (blocked: their own scratch) from order tn__la_brd_nx + 1 /
+   tn__la_org_nx. Returns 0, -1 when the QR did not converge or -2 when out of memory. */
 static int tn__la_svd_loop##S(const T *a, int64_t B, int64_t m, int64_t n, bool uv, bool full, T *x, int64_t *ord, T *sv, T *uvv, T *vhv) {
     const int64_t k = m < n ? m : n, M = m < n ? n : m, uc = full ? m : k, vr = full ? n : k;
     const bool tall = m >= n;
@@ -1011,7 +1179,7 @@ static int tn__la_svd_loop##S(const T *a, int64_t B, int64_t m, int64_t n, bool 
            reciprocal] is scaled by a power of 2 (exact) to one near 1, so that the QR's
            squares neither overflow nor underflow; S is scaled back */
         T anrm = 0, sc = 1;
-        for (int64_t i = 0; i < m * n; i++) anrm = (T)fmax(anrm, fabs(x[i]));
+        for (int64_t i = 0; i < m * n; i++) { const T t = (T)fabs(x[i]); if (t > anrm) anrm = t; }   /* fmax's: NaN skipped */
         const double small = sqrt((double)TMIN) / (double)EPS;
         if (anrm > 0 && (anrm < small || anrm > 1 / small)) {
             int ex;
@@ -1020,14 +1188,14 @@ static int tn__la_svd_loop##S(const T *a, int64_t B, int64_t m, int64_t n, bool 
             sc = (T)ldexp(1, ex);
             for (int64_t i = 0; i < m * n; i++) x[i] *= down;
         }
-        tn__la_gebd2##S(x, M, k, d, e, hl, tq, hr, tp, row);
+        if (tn__la_gebrd##S(x, M, k, d, e, hl, tq, hr, tp, row)) return -2;
         if (uv) {
-            tn__la_org2r_t##S(hl, M, k, tq, ut, qc);
+            if (tn__la_orgqr_t##S(hl, M, k, tq, ut, qc)) return -2;
             /* P = diag(1, P'): P' from the k-1 reflectors on coordinates 1.. (x as scratch) */
             memset(vt, 0, (size_t)(k * k) * sizeof(T));
             if (k > 0) vt[0] = 1;
             if (k > 1) {
-                tn__la_org2r_t##S(hr, k - 1, k - 1, tp, x, k - 1);
+                if (tn__la_orgqr_t##S(hr, k - 1, k - 1, tp, x, k - 1)) return -2;
                 for (int64_t c = 0; c < k - 1; c++) memcpy(vt + (c + 1) * k + 1, x + c * (k - 1), (size_t)(k - 1) * sizeof(T));
             }
         }
@@ -1121,8 +1289,6 @@ TN__LA_SVD(float, _f, TN__LA_DOT_F, FLT_EPSILON, FLT_MIN)
         (rr) = s_[0]; \
         (ri) = s_[1]; \
     } while (0)
-#define TN__LA_BRD_NB 32    /* gebrd's panel: nb columns and rows a block */
-#define TN__LA_BRD_NX 128   /* and the unblocked gebd2 for the last NX columns (LAPACK's crossover) */
 /* The complex SVD's kernels for complex128 (S _c, RS none: float64's real bidiagonal QR) and
    complex64 (_cf, RS _f: all of it in single precision, as cgesdd); GEMM the real GEMM, NP
    CDOTU's partial sums. */
