@@ -22,11 +22,12 @@
         for (int64_t i = n - 1; i > 0; i--) rv[i] = rv[i - 1];                                              \
         if (n > 0) rv[0] = 0;                                                                               \
         for (int64_t i = 0; i < n; i++) anorm = (T)fmax(anorm, fabs(d[i]) + fabs(rv[i]));                   \
-        const T tol = EPS * anorm;                                                                          \
+        const T tol0 = EPS * anorm, tolr = (T)fmax(10, fmin(100, pow((double)EPS, -0.125))) * tol0;        \
         for (int64_t k = n - 1; k >= 0; k--) {                                                              \
             for (int its = 0;; its++) {                                                                     \
                 int64_t l = k;                                                                              \
                 int cancel = 1;                                                                             \
+                const T tol = its < 30 ? tol0 : tolr; /* dbdsqr's threshold once the sweeps stall */       \
                 for (; l >= 0; l--) {                                                                       \
                     if (l == 0 || fabs(rv[l]) <= tol) { cancel = 0; break; }                                \
                     if (fabs(d[l - 1]) <= tol) break;                                                       \

@@ -1077,11 +1077,16 @@ TN__TESTABLE int tn__la_bdsqr##S(T *d, T *rv, int64_t n, T *ut, int64_t m, T *vt
     for (int64_t i = n - 1; i > 0; i--) rv[i] = rv[i - 1];
     rv[0] = 0;
     for (int64_t i = 0; i < n; i++) anorm = (T)fmax(anorm, fabs(d[i]) + fabs(rv[i]));
-    const T tol = EPS * anorm;
+    /* negligible: at most eps |B|; after 30 sweeps for one value, LAPACK's dbdsqr's absolute
+       threshold, tolmul eps |B| (tolmul = max(10, min(100, eps^(-1/8))): 90.5 in float64, 10 in
+       float32), as the sweeps stall where the off-diagonal sits at the rounding noise of a
+       cluster of larger values (two clusters of 100 equal values, strongly graded rows) */
+    const T tol0 = EPS * anorm, tolr = (T)fmax(10, fmin(100, pow((double)EPS, -0.125))) * tol0;
     for (int64_t k = n - 1; k >= 0; k--) {
         for (int its = 0;; its++) {
             int64_t l = k;
             bool cancel = true;
+            const T tol = its < 30 ? tol0 : tolr;
             for (; l >= 0; l--) {   /* split: rv[l] negligible (rv[0] = 0), or d[l-1] */
                 if (l == 0 || fabs(rv[l]) <= tol) { cancel = false; break; }
                 if (fabs(d[l - 1]) <= tol) break;
