@@ -21666,7 +21666,8 @@ static int64_t tn__la_getrf_c(tn__cplx *a, int64_t m, int64_t n, int32_t *piv) {
     return info;
 }
 /* The complex tn__la_trsm_small: T X = B by substitution on one diagonal block (row strides
-   lda, ldb), the loops of the unblocked complex getrs. */
+   lda, ldb), the loops of the unblocked complex getrs (and of linalg_more.c's complex
+   triangular solves). A zero entry of T is skipped, as the real loops do. */
 static void tn__la_trsm_small_c(const tn__cplx *a, int64_t lda, tn__cplx *b, int64_t ldb, int64_t n, int64_t k, bool upper, bool unit) {
     for (int64_t s = 0; s < n; s++) {
         const int64_t i = upper ? n - 1 - s : s;
@@ -21674,7 +21675,8 @@ static void tn__la_trsm_small_c(const tn__cplx *a, int64_t lda, tn__cplx *b, int
         const int64_t c0 = upper ? i + 1 : 0, c1 = upper ? n : i;
         for (int64_t j = c0; j < c1; j++) {
             const tn__cplx t = a[i * lda + j], *bj = b + j * ldb;
-            for (int64_t c = 0; c < k; c++) bi[c] = tn__csub(bi[c], tn__cmul(t, bj[c]));
+            if (t.re != 0 || t.im != 0)
+                for (int64_t c = 0; c < k; c++) bi[c] = tn__csub(bi[c], tn__cmul(t, bj[c]));
         }
         if (!unit)
             for (int64_t c = 0; c < k; c++) bi[c] = tn__cdiv(bi[c], a[i * lda + i]);
@@ -22288,21 +22290,6 @@ static int tn__la_trsm(const double *a, int64_t n, double *b, int64_t k, bool up
     }
     return 0;
 }
-/* The complex trsm: substitution only (no complex GEMM for the blocked updates). */
-static void tn__la_trsm_c(const tn__cplx *a, int64_t n, tn__cplx *b, int64_t k, bool upper, bool unit) {
-    for (int64_t s = 0; s < n; s++) {
-        const int64_t i = upper ? n - 1 - s : s;
-        tn__cplx *bi = b + i * k;
-        const int64_t j0 = upper ? i + 1 : 0, j1 = upper ? n : i;
-        for (int64_t j = j0; j < j1; j++) {
-            const tn__cplx t = a[i * n + j], *bj = b + j * k;
-            if (t.re != 0 || t.im != 0)
-                for (int64_t c = 0; c < k; c++) bi[c] = tn__csub(bi[c], tn__cmul(t, bj[c]));
-        }
-        if (!unit)
-            for (int64_t c = 0; c < k; c++) bi[c] = tn__cdiv(bi[c], a[i * n + i]);
-    }
-}
 /* X with T X = B for T [..., n, n], B [..., n, k] of one batch shape: a float64 (complex:
    complex128) work tensor, no history. */
 static tn_tensor *tn__la_trsm_raw(tn_tensor *T, tn_tensor *Bm, bool upper, bool unit) {
@@ -22318,7 +22305,7 @@ static tn_tensor *tn__la_trsm_raw(tn_tensor *T, tn_tensor *Bm, bool upper, bool 
     if (!x) return NULL;
     const int64_t n = T->shape[T->ndim - 1], k = Bm->shape[Bm->ndim - 1], B = tn__la_batch(T);
     for (int64_t b = 0; b < B; b++)
-        if (cplx) tn__la_trsm_c((const tn__cplx *)tn_data_ptr(a) + b * n * n, n, (tn__cplx *)tn_data_ptr(x) + b * n * k, k, upper, unit);
+        if (cplx) tn__la_trsm_small_c((const tn__cplx *)tn_data_ptr(a) + b * n * n, n, (tn__cplx *)tn_data_ptr(x) + b * n * k, k, n, k, upper, unit);   /* substitution only */
         else if (tn__la_trsm((const double *)tn_data_ptr(a) + b * n * n, n, (double *)tn_data_ptr(x) + b * n * k, k, upper, unit))
             return (tn_tensor *)tn__error("tn_linalg_solve_triangular: out of memory");
     return x;
@@ -56888,7 +56875,7 @@ static int tn__si_linalg_run(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_ten
         tn_tensor *x = tn__si_rows(tn__si_host(b, wt));
         if (!x) return -1;
         for (int64_t i = 0; i < B; i++)
-            if (cx) tn__la_trsm_c(wc + i * n * n, n, (tn__cplx *)tn_data_ptr(x) + i * n * r, r, (flag & 1) != 0, (flag & 2) != 0);
+            if (cx) tn__la_trsm_small_c(wc + i * n * n, n, (tn__cplx *)tn_data_ptr(x) + i * n * r, r, n, r, (flag & 1) != 0, (flag & 2) != 0);
             else if (tn__la_trsm(wv + i * n * n, n, (double *)tn_data_ptr(x) + i * n * r, r, (flag & 1) != 0, (flag & 2) != 0)) return -1;
         return tn__si_put(b, tn_transpose(x, -2, -1));
     }

@@ -752,7 +752,7 @@ static int tn__si_linalg_run(tn_linalg_op op, tn_tensor *a, tn_tensor *b, tn_ten
         tn_tensor *x = tn__si_rows(tn__si_host(b, wt));
         if (!x) return -1;
         for (int64_t i = 0; i < B; i++)
-            if (cx) tn__la_trsm_c(wc + i * n * n, n, (tn__cplx *)tn_data_ptr(x) + i * n * r, r, (flag & 1) != 0, (flag & 2) != 0);
+            if (cx) tn__la_trsm_small_c(wc + i * n * n, n, (tn__cplx *)tn_data_ptr(x) + i * n * r, r, n, r, (flag & 1) != 0, (flag & 2) != 0);
             else if (tn__la_trsm(wv + i * n * n, n, (double *)tn_data_ptr(x) + i * n * r, r, (flag & 1) != 0, (flag & 2) != 0)) return -1;
         return tn__si_put(b, tn_transpose(x, -2, -1));
     }

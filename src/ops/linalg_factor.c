@@ -441,7 +441,8 @@ static int64_t tn__la_getrf_c(tn__cplx *a, int64_t m, int64_t n, int32_t *piv) {
     return info;
 }
 /* The complex tn__la_trsm_small: T X = B by substitution on one diagonal block (row strides
-   lda, ldb), the loops of the unblocked complex getrs. */
+   lda, ldb), the loops of the unblocked complex getrs (and of linalg_more.c's complex
+   triangular solves). A zero entry of T is skipped, as the real loops do. */
 static void tn__la_trsm_small_c(const tn__cplx *a, int64_t lda, tn__cplx *b, int64_t ldb, int64_t n, int64_t k, bool upper, bool unit) {
     for (int64_t s = 0; s < n; s++) {
         const int64_t i = upper ? n - 1 - s : s;
@@ -449,7 +450,8 @@ static void tn__la_trsm_small_c(const tn__cplx *a, int64_t lda, tn__cplx *b, int
         const int64_t c0 = upper ? i + 1 : 0, c1 = upper ? n : i;
         for (int64_t j = c0; j < c1; j++) {
             const tn__cplx t = a[i * lda + j], *bj = b + j * ldb;
-            for (int64_t c = 0; c < k; c++) bi[c] = tn__csub(bi[c], tn__cmul(t, bj[c]));
+            if (t.re != 0 || t.im != 0)
+                for (int64_t c = 0; c < k; c++) bi[c] = tn__csub(bi[c], tn__cmul(t, bj[c]));
         }
         if (!unit)
             for (int64_t c = 0; c < k; c++) bi[c] = tn__cdiv(bi[c], a[i * lda + i]);
