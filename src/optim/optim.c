@@ -222,6 +222,19 @@ static tn_tensor *tn__optim_real_view(tn_tensor *t) {
     if (v) v->dtype = tn_dtype_to_real(t->dtype);
     return v;
 }
+/* t = {param, grad, s0, s1, s2} (NULLs kept) replaced by their real views, held in views
+   (NULLs where none) for the caller to release; -1 with an error (and nothing held) when
+   out of memory. A real parameter changes nothing. */
+static int tn__optim_as_real(const char *fn, tn_tensor **t, tn_tensor **views) {
+    for (int q = 0; q < 5; q++) views[q] = NULL;
+    if (!tn_is_complex(t[0])) return 0;
+    for (int q = 0; q < 5; q++)
+        if (t[q] && !(t[q] = views[q] = tn__optim_real_view(t[q]))) {
+            for (int r = 0; r < q; r++) tn_release(views[r]);
+            return TN__FAIL_INT("%s: out of memory viewing a complex parameter as real", fn);
+        }
+    return 0;
+}
 static bool tn__optim_scalar_slot(const char *name) { return !strcmp(name, "step") || !strcmp(name, "mu_product"); }
 /* A new state tensor for param p: "step" 0-d float32 0, "mu_product" 1, "sum" the
    initial accumulator, buffers zeros of p's shape and dtype. */
@@ -684,41 +697,6 @@ static void tn__optim_coefs(tn_optim *o, int i, const tn__pgroup *g, tn__optk *k
 static bool tn__optim_capturable(const tn_optim *o, const tn__pgroup *g) {
     return (o->kind == TN__ADAM || o->kind == TN__ADAMW) && tn__pg_get(g, "capturable") != 0;
 }
-/* Param i's update with capturable=True, as PyTorch's capturable branch of _single_tensor_adam
-   (2.x: exp_avg by lerp_): step_t += 1 and the bias corrections are device ops on the 0-d
-   step tensor, so that a CUDA graph replay of the step advances them; the kernel path takes
-   them as host scalars, which a replay would repeat. A complex parameter updates as its real
-   view, with its grad's and state's. */
-static int tn__optim_adam_capturable(tn_optim *o, int i, const tn__pgroup *g) {
-    tn_tensor *const *st = o->state + i * TN__OPT_NSLOT;
-    const double lr = tn__pg_get(g, "lr"), wd = tn__pg_get(g, "weight_decay"), eps = tn__pg_get(g, "eps");
-    const double b1 = tn__pg_get(g, "betas[0]"), b2 = tn__pg_get(g, "betas[1]");
-    const bool amsgrad = tn__pg_get(g, "amsgrad") != 0;
-    tn_tensor *t[5] = {o->params[i], o->params[i]->grad, st[1], st[2], st[3]}, *view[5] = {NULL, NULL, NULL, NULL, NULL};
-    if (tn_is_complex(t[0]))
-        for (int q = 0; q < 5; q++)
-            if (t[q] && !(t[q] = view[q] = tn__optim_real_view(t[q]))) {
-                for (int r = 0; r < q; r++) tn_release(view[r]);
-                return TN__FAIL_INT("tn_optim_step: out of memory viewing a complex parameter as real");
-            }
-    tn_tensor *p = t[0], *gr = t[1], *m = t[2], *v = t[3], *vmax = t[4];
-    tn_scope_begin();
-    bool ok = tn_add_scalar_(st[0], 1) != NULL;
-    if (ok && tn__pg_get(g, "maximize") != 0) ok = (gr = tn_neg(gr)) != NULL;
-    if (ok && wd != 0) ok = o->kind == TN__ADAMW ? tn_mul_scalar_(p, 1 - lr * wd) != NULL : (gr = tn_add_alpha(gr, p, wd)) != NULL;
-    ok = ok && tn_lerp_(m, gr, 1 - b1) && tn_addcmul_(tn_mul_scalar_(v, b2), gr, gr, .value = 1 - b2);
-    if (ok) {
-        tn_tensor *bc1 = tn_rsub_scalar(tn_rpow_scalar(b1, st[0]), 1), *bc2 = tn_rsub_scalar(tn_rpow_scalar(b2, st[0]), 1);
-        tn_tensor *step_neg = tn_neg(tn_mul_scalar(tn_reciprocal(bc1), lr));   /* -(lr / bc1) */
-        tn_tensor *den = amsgrad ? (tn_copy_(vmax, tn_maximum(vmax, v)) ? NULL : vmax) : v;
-        /* denom = sqrt(v) / (sqrt(bc2) * -step) + eps / -step; p += m / denom */
-        den = tn_add_(tn_div(tn_sqrt(den), tn_mul(tn_sqrt(bc2), step_neg)), tn_mul_scalar(tn_reciprocal(step_neg), eps));
-        ok = den && tn_addcdiv_(p, m, den);
-    }
-    tn_scope_end();
-    for (int q = 0; q < 5; q++) tn_release(view[q]);
-    return ok ? 0 : -1;
-}
 /* The state buffers the kernel takes, in its order: s0, s1, s2. */
 static void tn__optim_buffers(const tn_optim *o, int i, tn_tensor **s) {
     tn_tensor *const *st = o->state + i * TN__OPT_NSLOT;
@@ -731,6 +709,37 @@ static void tn__optim_buffers(const tn_optim *o, int i, tn_tensor **s) {
     case TN__NADAM: s[0] = st[2]; s[1] = st[3]; break;
     default: break;
     }
+}
+/* Param i's update with capturable=True, as PyTorch's capturable branch of _single_tensor_adam
+   (2.x: exp_avg by lerp_): step_t += 1 and the bias corrections are device ops on the 0-d
+   step tensor, so that a CUDA graph replay of the step advances them; the kernel path takes
+   them as host scalars, which a replay would repeat. A complex parameter updates as its real
+   view, with its grad's and state's. */
+static int tn__optim_adam_capturable(tn_optim *o, int i, const tn__pgroup *g) {
+    tn_tensor *step = o->state[i * TN__OPT_NSLOT];
+    const double lr = tn__pg_get(g, "lr"), wd = tn__pg_get(g, "weight_decay"), eps = tn__pg_get(g, "eps");
+    const double b1 = tn__pg_get(g, "betas[0]"), b2 = tn__pg_get(g, "betas[1]");
+    const bool amsgrad = tn__pg_get(g, "amsgrad") != 0;
+    tn_tensor *t[5] = {o->params[i], o->params[i]->grad}, *view[5];
+    tn__optim_buffers(o, i, t + 2);   /* exp_avg, exp_avg_sq, max_exp_avg_sq */
+    if (tn__optim_as_real("tn_optim_step", t, view)) return -1;
+    tn_tensor *p = t[0], *gr = t[1], *m = t[2], *v = t[3], *vmax = t[4];
+    tn_scope_begin();
+    bool ok = tn_add_scalar_(step, 1) != NULL;
+    if (ok && tn__pg_get(g, "maximize") != 0) ok = (gr = tn_neg(gr)) != NULL;
+    if (ok && wd != 0) ok = o->kind == TN__ADAMW ? tn_mul_scalar_(p, 1 - lr * wd) != NULL : (gr = tn_add_alpha(gr, p, wd)) != NULL;
+    ok = ok && tn_lerp_(m, gr, 1 - b1) && tn_addcmul_(tn_mul_scalar_(v, b2), gr, gr, .value = 1 - b2);
+    if (ok) {
+        tn_tensor *bc1 = tn_rsub_scalar(tn_rpow_scalar(b1, step), 1), *bc2 = tn_rsub_scalar(tn_rpow_scalar(b2, step), 1);
+        tn_tensor *step_neg = tn_neg(tn_mul_scalar(tn_reciprocal(bc1), lr));   /* -(lr / bc1) */
+        tn_tensor *den = amsgrad ? (tn_copy_(vmax, tn_maximum(vmax, v)) ? NULL : vmax) : v;
+        /* denom = sqrt(v) / (sqrt(bc2) * -step) + eps / -step; p += m / denom */
+        den = tn_add_(tn_div(tn_sqrt(den), tn_mul(tn_sqrt(bc2), step_neg)), tn_mul_scalar(tn_reciprocal(step_neg), eps));
+        ok = den && tn_addcdiv_(p, m, den);
+    }
+    tn_scope_end();
+    for (int q = 0; q < 5; q++) tn_release(view[q]);
+    return ok ? 0 : -1;
 }
 /* Checks every parameter that has a grad and makes missing state, before anything is
    updated: a refused step changes nothing. */
@@ -864,15 +873,10 @@ static int tn__optim_step(const char *fn, tn_optim *o) {
             tn__optk k;
             tn__optim_coefs(o, i, g, &k);
             tn__optim_buffers(o, i, s);
-            if (tn_is_complex(p)) {   /* the real views (released below; the segments keep data pointers only) */
-                p = views[0] = tn__optim_real_view(p);
-                gr = views[1] = tn__optim_real_view(gr);
-                for (int q = 0; q < 3; q++) if (s[q]) s[q] = views[2 + q] = tn__optim_real_view(s[q]);
-                if (!p || !gr || (s[0] && !views[2]) || (s[1] && !views[3]) || (s[2] && !views[4])) {
-                    for (int q = 0; q < 5; q++) tn_release(views[q]);
-                    rc = TN__FAIL_INT("%s: out of memory viewing a complex parameter as real", fn);
-                    break;
-                }
+            {   /* a complex parameter's real views (released below; the segments keep data pointers only) */
+                tn_tensor *t[5] = {p, gr, s[0], s[1], s[2]};
+                if (tn__optim_as_real(fn, t, views)) { rc = -1; break; }
+                p = t[0]; gr = t[1]; s[0] = t[2]; s[1] = t[3]; s[2] = t[4];
             }
             if (tn__optim_fusable(o, i, s, shared)) {
 #define TN__OPTIM_SEG(S, T, segs, cnt) do { \

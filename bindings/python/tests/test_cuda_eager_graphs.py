@@ -33,17 +33,17 @@ CHILD = textwrap.dedent("""
     xs = [rng.standard_normal((6, 8)).astype(np.float32) for _ in range(W + N)]
     ys = [rng.standard_normal((6, 3)).astype(np.float32) for _ in range(W + N)]
 
-    def pair(momentum):
+    def captured_training(kind, kw, tn_kw, tag):
+        # PyTorch's eager steps on the CPU (the oracle), then ours on the GPU: W eager warm-up
+        # steps, one step captured, N replays with new data copied into the static inputs;
+        # losses and parameters compared. Returns the models, optimizers, the static loss and
+        # the graph for the caller's further checks.
         m = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 3))
         g = tn.nn.Sequential(tn.nn.Linear(8, 16), tn.nn.ReLU(), tn.nn.Linear(16, 3))
         g.load_state_dict({k: tn.tensor(v.detach().numpy()) for k, v in m.state_dict().items()})
         g = g.to("cuda")
-        return (m, torch.optim.SGD(m.parameters(), lr=0.05, momentum=momentum),
-                g, tn.optim.SGD(g.parameters(), lr=0.05, momentum=momentum))
-
-    base_alloc, base_res = tn.cuda.memory_allocated(), tn.cuda.memory_reserved()
-    for momentum in (0.0, 0.9):
-        m, om, g, og = pair(momentum)
+        om = getattr(torch.optim, kind)(m.parameters(), **kw)
+        og = getattr(tn.optim, kind)(g.parameters(), **kw, **tn_kw)
         want = []
         for i in range(W + N):   # the oracle: PyTorch eager on the CPU
             om.zero_grad(set_to_none=True)
@@ -60,7 +60,8 @@ CHILD = textwrap.dedent("""
 
         for i in range(W):   # warm-up
             og.zero_grad(set_to_none=True)
-            step(tn.tensor(xs[i]).cuda(), tn.tensor(ys[i]).cuda())
+            l = step(tn.tensor(xs[i]).cuda(), tn.tensor(ys[i]).cuda())
+            assert abs(l.item() - want[i]) < 1e-5 * (1 + abs(want[i])), (tag, i, l.item(), want[i])
         sx, sy = tn.zeros(6, 8, device="cuda"), tn.zeros(6, 3, device="cuda")
         og.zero_grad(set_to_none=True)
         cg = tn.cuda.CUDAGraph()
@@ -74,10 +75,15 @@ CHILD = textwrap.dedent("""
             sx.copy_(tn.tensor(xs[W + i]).cuda())
             sy.copy_(tn.tensor(ys[W + i]).cuda())
             cg.replay()
-            assert abs(sl.item() - want[W + i]) < 1e-5 * (1 + abs(want[W + i])), (momentum, i, sl.item(), want[W + i])
+            assert abs(sl.item() - want[W + i]) < 1e-5 * (1 + abs(want[W + i])), (tag, i, sl.item(), want[W + i])
         for (k, a), b in zip(m.state_dict().items(), g.state_dict().values()):
             d = np.abs(b.cpu().numpy() - a.numpy()).max()
-            assert d < 1e-5, (momentum, k, d)
+            assert d < 1e-5, (tag, k, d)
+        return m, om, g, og, sl, cg
+
+    base_alloc, base_res = tn.cuda.memory_allocated(), tn.cuda.memory_reserved()
+    for momentum in (0.0, 0.9):
+        m, om, g, og, sl, cg = captured_training("SGD", dict(lr=0.05, momentum=momentum), {}, momentum)
         with pytest.raises(RuntimeError, match="already owns a captured graph"):
             cg.capture_begin()
         del sl
@@ -86,7 +92,7 @@ CHILD = textwrap.dedent("""
         cg.reset()   # twice: a no-op
         with pytest.raises(RuntimeError, match="without a preceding successful capture"):
             cg.replay()
-        del m, om, g, og, step, sx, sy, cg, a, b   # b: the last state-dict entry (a view of a parameter)
+        del m, om, g, og, cg
         gc.collect()
         assert (tn.cuda.memory_allocated(), tn.cuda.memory_reserved()) == (base_alloc, base_res), (momentum, base_alloc, base_res, tn.cuda.memory_allocated(), tn.cuda.memory_reserved())
 
@@ -108,47 +114,11 @@ CHILD = textwrap.dedent("""
     # Adam / AdamW with capturable=True: warm-up, capture, replays against PyTorch's eager steps
     for kind, kw in (("Adam", {}), ("AdamW", {}), ("Adam", dict(weight_decay=0.1, amsgrad=True)),
                      ("AdamW", dict(amsgrad=True, maximize=True))):
-        m = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 3))
-        g = tn.nn.Sequential(tn.nn.Linear(8, 16), tn.nn.ReLU(), tn.nn.Linear(16, 3))
-        g.load_state_dict({k: tn.tensor(v.detach().numpy()) for k, v in m.state_dict().items()})
-        g = g.to("cuda")
-        om = getattr(torch.optim, kind)(m.parameters(), lr=0.01, **kw)
-        og = getattr(tn.optim, kind)(g.parameters(), lr=0.01, capturable=True, **kw)
+        m, om, g, og, sl, cg = captured_training(kind, dict(lr=0.01, **kw), dict(capturable=True), (kind, kw))
         assert og.param_groups[0]["capturable"] is True
-        want = []
-        for i in range(W + N):
-            om.zero_grad(set_to_none=True)
-            loss = torch.nn.functional.mse_loss(m(torch.tensor(xs[i])), torch.tensor(ys[i]))
-            loss.backward()
-            om.step()
-            want.append(loss.item())
-
-        def astep(x, y):
-            loss = tn.nn.functional.mse_loss(g(x), y)
-            loss.backward()
-            og.step()
-            return loss
-
-        for i in range(W):
-            og.zero_grad(set_to_none=True)
-            l = astep(tn.tensor(xs[i]).cuda(), tn.tensor(ys[i]).cuda())
-            assert abs(l.item() - want[i]) < 1e-5 * (1 + abs(want[i])), (kind, i, l.item(), want[i])
-        sx, sy = tn.zeros(6, 8, device="cuda"), tn.zeros(6, 3, device="cuda")
-        og.zero_grad(set_to_none=True)
-        cg = tn.cuda.CUDAGraph()
-        with tn.cuda.graph(cg):
-            sl = astep(sx, sy)
-        for i in range(N):
-            sx.copy_(tn.tensor(xs[W + i]).cuda())
-            sy.copy_(tn.tensor(ys[W + i]).cuda())
-            cg.replay()
-            assert abs(sl.item() - want[W + i]) < 1e-5 * (1 + abs(want[W + i])), (kind, kw, i, sl.item(), want[W + i])
-        for (k, a), b in zip(m.state_dict().items(), g.state_dict().values()):
-            d = np.abs(b.cpu().numpy() - a.numpy()).max()
-            assert d < 1e-5, (kind, kw, k, d)
         st = og.state[next(iter(g.parameters()))]["step"]
         assert st.device.type == "cuda" and st.item() == W + N, (st.device, st.item())
-        del m, om, g, og, astep, sx, sy, cg, sl, st, a, b
+        del m, om, g, og, sl, cg, st
         gc.collect()
     # capturable=True on CPU parameters: PyTorch 2's assertion, as an error
     cpu_lin = tn.nn.Linear(4, 2)
