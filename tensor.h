@@ -7600,8 +7600,11 @@ static void tn__cast_half_any(char **p, const int64_t *s, int64_t n, void *ctx) 
    "threads on a busy machine"). The pool below runs a job as numbered chunks that whichever
    thread is free claims; the submitting thread claims chunks too and never waits for a
    helper that has not started one, so a job costs at most what one thread would take plus
-   the chunks helpers already hold. Idle helpers spin briefly (TN_POOL_SPIN rounds), then
-   sleep on a condition variable. A helper preempted inside its chunk still holds the
+   the chunks helpers already hold. An idle helper polls briefly (TN_POOL_SPIN pause
+   rounds), then keeps polling between sched_yield calls for up to TN_POOL_YIELD_US, then
+   sleeps on a condition variable: a sleeping helper takes 20-30 us to wake on a virtual
+   machine, as long as many of a training step's jobs, while a yielding one starts at once
+   on an idle core and gives a busy core to whoever else wants it. A helper preempted inside its chunk still holds the
    submitter up; the pool watches for that: a job that took longer than its submitter alone
    would have (from the submitter's own chunks' time) is a strike, and two in a row send
    the next jobs inline for a while (longer each time it recurs, shorter as jobs go well),
@@ -7612,13 +7615,17 @@ static void tn__cast_half_any(char **p, const int64_t *s, int64_t n, void *ctx) 
 #define TN_PARALLEL_MIN 32768   /* work units (about one simple element op each) worth a thread */
 #endif
 #ifndef TN_POOL_SPIN
-#define TN_POOL_SPIN 2000       /* pause rounds an idle helper polls before it sleeps (a few us) */
+#define TN_POOL_SPIN 2000       /* pause rounds a waiting thread polls before it yields (tens of us) */
+#endif
+#ifndef TN_POOL_YIELD_US
+#define TN_POOL_YIELD_US 1000   /* then microseconds it polls between sched_yield calls before it sleeps */
 #endif
 #define TN__POOL_MAX 256        /* threads at most (the submitting thread included) */
 #if (defined(_OPENMP) || defined(TN_THREADS)) && !defined(TN_NO_THREADS) && (defined(__unix__) || defined(__APPLE__)) && \
     (defined(__GNUC__) || defined(__clang__))
 #define TN__POOL 1
 #include <pthread.h>
+#include <sched.h>
 #include <time.h>
 #endif
 
@@ -7838,6 +7845,23 @@ static void tn__pool_pause(void) {
     __asm__ __volatile__("yield");
 #endif
 }
+/* Wait for ready(arg) without sleeping: TN_POOL_SPIN pause rounds, then polls between
+   sched_yield calls for TN_POOL_YIELD_US. Returns whether it became ready. */
+static bool tn__pool_poll(bool (*ready)(const void *), const void *arg) {
+    for (int i = 0; i < TN_POOL_SPIN; i++) {
+        if (ready(arg)) return true;
+        tn__pool_pause();
+    }
+    if (TN_POOL_YIELD_US <= 0) return ready(arg);
+    const double t_end = tn__pool_now() + 1e-6 * TN_POOL_YIELD_US;
+    for (int i = 0;; i++) {
+        if (ready(arg)) return true;
+        if ((i & 15) == 15 && tn__pool_now() > t_end) return ready(arg);
+        sched_yield();
+    }
+}
+static bool tn__pool_new_job(const void *seen) { return __atomic_load_n(&tn__pool.word, __ATOMIC_ACQUIRE) >> 32 != *(const uint64_t *)seen; }
+static bool tn__pool_job_done(const void *nt) { return __atomic_load_n(&tn__pool.done, __ATOMIC_ACQUIRE) >= *(const int *)nt; }
 /* Claim and run the chunks of generation gen left; a helper passes the generation it saw,
    so it never claims a chunk of a later job with an earlier job's fn (the claim fails).
    Returns the chunks this thread ran. */
@@ -7869,11 +7893,8 @@ static void *tn__pool_helper(void *arg) {
     (void)arg;
     uint64_t seen = 0;
     for (;;) {
-        uint64_t gen = __atomic_load_n(&tn__pool.word, __ATOMIC_ACQUIRE) >> 32;
-        for (int i = 0; gen == seen && i < TN_POOL_SPIN; i++) {   /* back-to-back jobs: poll a moment */
-            tn__pool_pause();
-            gen = __atomic_load_n(&tn__pool.word, __ATOMIC_ACQUIRE) >> 32;
-        }
+        uint64_t gen = seen;
+        if (tn__pool_poll(tn__pool_new_job, &seen)) gen = __atomic_load_n(&tn__pool.word, __ATOMIC_ACQUIRE) >> 32;
         if (gen == seen) {   /* then sleep: a waiting helper takes no CPU from anyone */
             pthread_mutex_lock(&tn__pool.mu);
             tn__pool.sleeping++;
@@ -7924,9 +7945,8 @@ static void tn__parallel(int nt, tn__par_fn fn, void *ctx) {
         pthread_mutex_unlock(&tn__pool.mu);
         const int own = tn__pool_work(gen & 0xffffffffu);
         const double t1 = tn__pool_now();
-        /* every chunk is claimed now: wait for the helpers' (a moment polling, then asleep) */
-        for (int i = 0; __atomic_load_n(&tn__pool.done, __ATOMIC_ACQUIRE) < nt && i < TN_POOL_SPIN; i++) tn__pool_pause();
-        if (__atomic_load_n(&tn__pool.done, __ATOMIC_ACQUIRE) < nt) {
+        /* every chunk is claimed now: wait for the helpers' (polling a while, then asleep) */
+        if (!tn__pool_poll(tn__pool_job_done, &nt)) {
             pthread_mutex_lock(&tn__pool.mu);
             while (__atomic_load_n(&tn__pool.done, __ATOMIC_ACQUIRE) < nt) pthread_cond_wait(&tn__pool.done_cv, &tn__pool.mu);
             pthread_mutex_unlock(&tn__pool.mu);
@@ -18603,6 +18623,14 @@ typedef struct {
     const tn__gemm_epi *ep; int first, last, adirect;
 } tn__gemm_step_f32;
 static void tn__gemm_step_part_f32(void *args, int t, int nthr);
+/* the whole product split by columns, for the pool: chunk t takes its share of whole NR
+   panels and runs the serial driver's loops on them with its own A and B buffers */
+typedef struct {
+    const tn__gemm_kern_f32 *kn; const float *A, *B; float *C; char *buf; float alpha, beta;
+    int64_t M, N, K, rsa, csa, rsb, csb, rsc, csc, nc; size_t szA, szB;
+    const tn__gemm_epi *ep; int direct, adirect;
+} tn__gemm_cols_f32;
+static void tn__gemm_cols_part_f32(void *args, int t, int nthr);
 
 /* Pack A[0:mc, 0:kc] into mr-row micro-panels: Ap[p][k*mr + i], rows >= mc zeroed. */
 static void tn__gemm_packA_f32(int64_t mc, int64_t kc, const float *A, int64_t rsa,
@@ -18857,6 +18885,52 @@ TN__TESTABLE int tn__gemm_ep_f32(int64_t M, int64_t N, int64_t K, float alpha,
     nc = tn__gemm_roundup(N < kn.nc ? N : kn.nc, kn.nr);
     TN__GEMM_NTHREADS(nthr, M, N, K, kn.mr)
     mstep = kn.mc;
+    /* direct B: with few row panels a packed B panel is reused too little to pay for
+       its packing, so row-major B is read in place (measured: M = 10, N = K = 128 runs
+       1.9x faster; from 4 panels up packing wins) */
+    direct = csb == 1 && (M + kn.mr - 1) / kn.mr <= 3 && N >= kn.nr;
+    /* direct A: A read in place by the micro-kernel (rows or columns contiguous) instead of
+       packed. Packing costs O(M K) against the O(M N K) product: with N <= 512 (the training
+       steps' linear layers: N = 128..512) it was 6-10 % of the GEMM, and both the forward's
+       x and the weight gradients' dY^T read in place ran 5-15 % faster (bench/RESULTS.md,
+       issue 25 third round). Not with a direct B (a few panels: two in-place streams thrash
+       L1), nor where the stride along the panel is a multiple of 4 KiB (every row or k step
+       in the same L1 set: 1024 x 1024 x 1024 with a transposed A ran 10 % slower). */
+    adirect = (rsa == 1 || csa == 1) && tn__gemm_tune.direct_a >= 0 &&
+              (tn__gemm_tune.direct_a > 0 ||
+               (!direct && N <= 512 && ((rsa == 1 ? csa : rsa) * (int64_t)sizeof(float)) % 4096 != 0));
+    {
+        const tn__gemm_bpre *pb = &tn__gemm_bpre_on;
+        if (pb->P && !direct && pb->B == (const void *)B && pb->rsb == rsb && pb->csb == csb && pb->K == K && pb->N == N && pb->kc == kn.kc &&
+            pb->nc == kn.nc && pb->nr == kn.nr)
+            Bpre = (const float *)pb->P;
+    }
+    /* Few rows (at most two M blocks: a training step's linear layers at batch 64-128): split
+       the columns instead of the rows, so that each thread packs its own share of B. Split
+       by rows, every (jc, pc) step's B panel is packed by one thread while the others wait
+       (the forward's W^T is a transposing copy: at batch 64 about 40 % of the product's
+       time), and each step is a job of its own. A B packed ahead (the replay's weights)
+       costs nothing to share: rows then. */
+    if (!Bpre && M <= 2 * kn.mc) {
+        int max = tn__max_threads();
+        if (tn__gemm_tune.threads > 0 && max > 1) max = tn__gemm_tune.threads;
+        const int64_t nt = tn__threads_for((double)M * (double)N * (double)K / TN__GEMM_UNIT, N / (2 * kn.nr), max);
+        if (nt > 1) {
+            kc = K < kn.kc ? K : kn.kc;
+            mc = tn__gemm_roundup(M < kn.mc ? M : kn.mc, kn.mr);
+            nc = tn__gemm_roundup((N + nt - 1) / nt + kn.nr, kn.nr);   /* a share's columns at most */
+            if (nc > kn.nc) nc = kn.nc;
+            szA = (size_t)tn__gemm_roundup(mc * kc * (int64_t)sizeof(float), 64);
+            szB = (size_t)tn__gemm_roundup(kc * nc * (int64_t)sizeof(float), 64);
+            buf = tn__gemm_buf_get((size_t)nt * (szA + szB) + 64, &cached);
+            if (!buf) return -1;
+            tn__gemm_cols_f32 cj = {&kn, A, B, C, (char *)(((uintptr_t)buf + 63) & ~(uintptr_t)63), alpha, beta,
+                                      M, N, K, rsa, csa, rsb, csb, rsc, csc, nc, szA, szB, ep, direct, adirect};
+            tn__parallel((int)nt, tn__gemm_cols_part_f32, &cj);
+            tn__gemm_buf_put(buf, cached);
+            return 0;
+        }
+    }
     if (nthr > 1) { /* equal shares: #M blocks a multiple of nthr, whole MR panels each */
         int64_t nblk = tn__gemm_roundup((M + kn.mc - 1) / kn.mc, nthr);
         mstep = ((M + kn.mr - 1) / kn.mr + nblk - 1) / nblk * kn.mr;
@@ -18869,26 +18943,6 @@ TN__TESTABLE int tn__gemm_ep_f32(int64_t M, int64_t N, int64_t K, float alpha,
     if (!buf) return -1;
     Bp = (float *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
     Ap = (float *)((char *)Bp + szB);
-    /* direct B: with few row panels a packed B panel is reused too little to pay for
-       its packing, so row-major B is read in place (measured: M = 10, N = K = 128 runs
-       1.9x faster; from 4 panels up packing wins) */
-    direct = csb == 1 && (M + kn.mr - 1) / kn.mr <= 3 && N >= kn.nr;
-    {
-        const tn__gemm_bpre *pb = &tn__gemm_bpre_on;
-        if (pb->P && !direct && pb->B == (const void *)B && pb->rsb == rsb && pb->csb == csb && pb->K == K && pb->N == N && pb->kc == kn.kc &&
-            pb->nc == kn.nc && pb->nr == kn.nr)
-            Bpre = (const float *)pb->P;
-    }
-    /* direct A: A read in place by the micro-kernel (rows or columns contiguous) instead of
-       packed. Packing costs O(M K) against the O(M N K) product: with N <= 512 (the training
-       steps' linear layers: N = 128..512) it was 6-10 % of the GEMM, and both the forward's
-       x and the weight gradients' dY^T read in place ran 5-15 % faster (bench/RESULTS.md,
-       issue 25 third round). Not with a direct B (a few panels: two in-place streams thrash
-       L1), nor where the stride along the panel is a multiple of 4 KiB (every row or k step
-       in the same L1 set: 1024 x 1024 x 1024 with a transposed A ran 10 % slower). */
-    adirect = (rsa == 1 || csa == 1) && tn__gemm_tune.direct_a >= 0 &&
-              (tn__gemm_tune.direct_a > 0 ||
-               (!direct && N <= 512 && ((rsa == 1 ? csa : rsa) * (int64_t)sizeof(float)) % 4096 != 0));
     for (jc = 0; jc < N; jc += kn.nc) {
         int64_t ncb = N - jc < kn.nc ? N - jc : kn.nc;
         for (pc = 0; pc < K; pc += kn.kc) {
@@ -18930,6 +18984,30 @@ static void tn__gemm_step_part_f32(void *args, int t, int nthr) {
     int64_t ic;
     TN__GEMM_IC_LOOP(float, f32, tn__split_at(nb, t, nthr), tn__split_at(nb, t + 1, nthr), Apt)
 }
+static void tn__gemm_cols_part_f32(void *args, int t, int nthr) {
+    const tn__gemm_cols_f32 *s_ = (const tn__gemm_cols_f32 *)args;
+    const tn__gemm_kern_f32 kn = *s_->kn;
+    const float *A = s_->A, *B = s_->B, alpha = s_->alpha;
+    float *C = s_->C, *Bp = (float *)(void *)(s_->buf + (size_t)t * (s_->szA + s_->szB)), *Ap = (float *)(void *)((char *)Bp + s_->szB);
+    const int64_t M = s_->M, K = s_->K, rsa = s_->rsa, csa = s_->csa, rsb = s_->rsb, csb = s_->csb, rsc = s_->rsc, csc = s_->csc,
+                  mstep = kn.mc, np = (s_->N + kn.nr - 1) / kn.nr, ncmax = s_->nc;
+    const int64_t j0 = tn__split_at(np, t, nthr) * kn.nr, j1e = tn__split_at(np, t + 1, nthr) * kn.nr, j1 = j1e < s_->N ? j1e : s_->N;
+    const tn__gemm_epi *ep = s_->ep;
+    const int direct = s_->direct, adirect = s_->adirect;
+    int64_t jc, pc, ic;
+    for (jc = j0; jc < j1; jc += ncmax) {
+        const int64_t ncb = j1 - jc < ncmax ? j1 - jc : ncmax;
+        for (pc = 0; pc < K; pc += kn.kc) {
+            const int64_t kcb = K - pc < kn.kc ? K - pc : kn.kc, full = ncb / kn.nr * kn.nr;
+            const int first = pc == 0, last = pc + kcb >= K;
+            const float beta_p = pc == 0 ? s_->beta : (float)1;
+            const float *Bd = direct ? B + pc * rsb + jc : NULL;
+            if (!direct) tn__gemm_packB_f32(kcb, ncb, B + pc * rsb + jc * csb, rsb, csb, kn.nr, Bp);
+            else if (full < ncb) tn__gemm_packB_f32(kcb, ncb - full, B + pc * rsb + jc + full, rsb, 1, kn.nr, Bp + full * kcb);
+            TN__GEMM_IC_LOOP(float, f32, 0, (M + mstep - 1) / mstep, Ap)
+        }
+    }
+}
 /* B [K, N] (strides rsb, csb) packed ahead as tn__gemm_ep packs it, block by block, into P
    (NULL: only the size); fills *pre but its P. Returns the elements of P. */
 static int64_t tn__gemm_prepack_f32(int64_t K, int64_t N, const float *B, int64_t rsb, int64_t csb, float *P, tn__gemm_bpre *pre)
@@ -18958,6 +19036,14 @@ typedef struct {
     const tn__gemm_epi *ep; int first, last, adirect;
 } tn__gemm_step_f64;
 static void tn__gemm_step_part_f64(void *args, int t, int nthr);
+/* the whole product split by columns, for the pool: chunk t takes its share of whole NR
+   panels and runs the serial driver's loops on them with its own A and B buffers */
+typedef struct {
+    const tn__gemm_kern_f64 *kn; const double *A, *B; double *C; char *buf; double alpha, beta;
+    int64_t M, N, K, rsa, csa, rsb, csb, rsc, csc, nc; size_t szA, szB;
+    const tn__gemm_epi *ep; int direct, adirect;
+} tn__gemm_cols_f64;
+static void tn__gemm_cols_part_f64(void *args, int t, int nthr);
 
 /* Pack A[0:mc, 0:kc] into mr-row micro-panels: Ap[p][k*mr + i], rows >= mc zeroed. */
 static void tn__gemm_packA_f64(int64_t mc, int64_t kc, const double *A, int64_t rsa,
@@ -19212,6 +19298,52 @@ TN__TESTABLE int tn__gemm_ep_f64(int64_t M, int64_t N, int64_t K, double alpha,
     nc = tn__gemm_roundup(N < kn.nc ? N : kn.nc, kn.nr);
     TN__GEMM_NTHREADS(nthr, M, N, K, kn.mr)
     mstep = kn.mc;
+    /* direct B: with few row panels a packed B panel is reused too little to pay for
+       its packing, so row-major B is read in place (measured: M = 10, N = K = 128 runs
+       1.9x faster; from 4 panels up packing wins) */
+    direct = csb == 1 && (M + kn.mr - 1) / kn.mr <= 3 && N >= kn.nr;
+    /* direct A: A read in place by the micro-kernel (rows or columns contiguous) instead of
+       packed. Packing costs O(M K) against the O(M N K) product: with N <= 512 (the training
+       steps' linear layers: N = 128..512) it was 6-10 % of the GEMM, and both the forward's
+       x and the weight gradients' dY^T read in place ran 5-15 % faster (bench/RESULTS.md,
+       issue 25 third round). Not with a direct B (a few panels: two in-place streams thrash
+       L1), nor where the stride along the panel is a multiple of 4 KiB (every row or k step
+       in the same L1 set: 1024 x 1024 x 1024 with a transposed A ran 10 % slower). */
+    adirect = (rsa == 1 || csa == 1) && tn__gemm_tune.direct_a >= 0 &&
+              (tn__gemm_tune.direct_a > 0 ||
+               (!direct && N <= 512 && ((rsa == 1 ? csa : rsa) * (int64_t)sizeof(double)) % 4096 != 0));
+    {
+        const tn__gemm_bpre *pb = &tn__gemm_bpre_on;
+        if (pb->P && !direct && pb->B == (const void *)B && pb->rsb == rsb && pb->csb == csb && pb->K == K && pb->N == N && pb->kc == kn.kc &&
+            pb->nc == kn.nc && pb->nr == kn.nr)
+            Bpre = (const double *)pb->P;
+    }
+    /* Few rows (at most two M blocks: a training step's linear layers at batch 64-128): split
+       the columns instead of the rows, so that each thread packs its own share of B. Split
+       by rows, every (jc, pc) step's B panel is packed by one thread while the others wait
+       (the forward's W^T is a transposing copy: at batch 64 about 40 % of the product's
+       time), and each step is a job of its own. A B packed ahead (the replay's weights)
+       costs nothing to share: rows then. */
+    if (!Bpre && M <= 2 * kn.mc) {
+        int max = tn__max_threads();
+        if (tn__gemm_tune.threads > 0 && max > 1) max = tn__gemm_tune.threads;
+        const int64_t nt = tn__threads_for((double)M * (double)N * (double)K / TN__GEMM_UNIT, N / (2 * kn.nr), max);
+        if (nt > 1) {
+            kc = K < kn.kc ? K : kn.kc;
+            mc = tn__gemm_roundup(M < kn.mc ? M : kn.mc, kn.mr);
+            nc = tn__gemm_roundup((N + nt - 1) / nt + kn.nr, kn.nr);   /* a share's columns at most */
+            if (nc > kn.nc) nc = kn.nc;
+            szA = (size_t)tn__gemm_roundup(mc * kc * (int64_t)sizeof(double), 64);
+            szB = (size_t)tn__gemm_roundup(kc * nc * (int64_t)sizeof(double), 64);
+            buf = tn__gemm_buf_get((size_t)nt * (szA + szB) + 64, &cached);
+            if (!buf) return -1;
+            tn__gemm_cols_f64 cj = {&kn, A, B, C, (char *)(((uintptr_t)buf + 63) & ~(uintptr_t)63), alpha, beta,
+                                      M, N, K, rsa, csa, rsb, csb, rsc, csc, nc, szA, szB, ep, direct, adirect};
+            tn__parallel((int)nt, tn__gemm_cols_part_f64, &cj);
+            tn__gemm_buf_put(buf, cached);
+            return 0;
+        }
+    }
     if (nthr > 1) { /* equal shares: #M blocks a multiple of nthr, whole MR panels each */
         int64_t nblk = tn__gemm_roundup((M + kn.mc - 1) / kn.mc, nthr);
         mstep = ((M + kn.mr - 1) / kn.mr + nblk - 1) / nblk * kn.mr;
@@ -19224,26 +19356,6 @@ TN__TESTABLE int tn__gemm_ep_f64(int64_t M, int64_t N, int64_t K, double alpha,
     if (!buf) return -1;
     Bp = (double *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
     Ap = (double *)((char *)Bp + szB);
-    /* direct B: with few row panels a packed B panel is reused too little to pay for
-       its packing, so row-major B is read in place (measured: M = 10, N = K = 128 runs
-       1.9x faster; from 4 panels up packing wins) */
-    direct = csb == 1 && (M + kn.mr - 1) / kn.mr <= 3 && N >= kn.nr;
-    {
-        const tn__gemm_bpre *pb = &tn__gemm_bpre_on;
-        if (pb->P && !direct && pb->B == (const void *)B && pb->rsb == rsb && pb->csb == csb && pb->K == K && pb->N == N && pb->kc == kn.kc &&
-            pb->nc == kn.nc && pb->nr == kn.nr)
-            Bpre = (const double *)pb->P;
-    }
-    /* direct A: A read in place by the micro-kernel (rows or columns contiguous) instead of
-       packed. Packing costs O(M K) against the O(M N K) product: with N <= 512 (the training
-       steps' linear layers: N = 128..512) it was 6-10 % of the GEMM, and both the forward's
-       x and the weight gradients' dY^T read in place ran 5-15 % faster (bench/RESULTS.md,
-       issue 25 third round). Not with a direct B (a few panels: two in-place streams thrash
-       L1), nor where the stride along the panel is a multiple of 4 KiB (every row or k step
-       in the same L1 set: 1024 x 1024 x 1024 with a transposed A ran 10 % slower). */
-    adirect = (rsa == 1 || csa == 1) && tn__gemm_tune.direct_a >= 0 &&
-              (tn__gemm_tune.direct_a > 0 ||
-               (!direct && N <= 512 && ((rsa == 1 ? csa : rsa) * (int64_t)sizeof(double)) % 4096 != 0));
     for (jc = 0; jc < N; jc += kn.nc) {
         int64_t ncb = N - jc < kn.nc ? N - jc : kn.nc;
         for (pc = 0; pc < K; pc += kn.kc) {
@@ -19284,6 +19396,30 @@ static void tn__gemm_step_part_f64(void *args, int t, int nthr) {
     const int first = s_->first, last = s_->last, adirect = s_->adirect;
     int64_t ic;
     TN__GEMM_IC_LOOP(double, f64, tn__split_at(nb, t, nthr), tn__split_at(nb, t + 1, nthr), Apt)
+}
+static void tn__gemm_cols_part_f64(void *args, int t, int nthr) {
+    const tn__gemm_cols_f64 *s_ = (const tn__gemm_cols_f64 *)args;
+    const tn__gemm_kern_f64 kn = *s_->kn;
+    const double *A = s_->A, *B = s_->B, alpha = s_->alpha;
+    double *C = s_->C, *Bp = (double *)(void *)(s_->buf + (size_t)t * (s_->szA + s_->szB)), *Ap = (double *)(void *)((char *)Bp + s_->szB);
+    const int64_t M = s_->M, K = s_->K, rsa = s_->rsa, csa = s_->csa, rsb = s_->rsb, csb = s_->csb, rsc = s_->rsc, csc = s_->csc,
+                  mstep = kn.mc, np = (s_->N + kn.nr - 1) / kn.nr, ncmax = s_->nc;
+    const int64_t j0 = tn__split_at(np, t, nthr) * kn.nr, j1e = tn__split_at(np, t + 1, nthr) * kn.nr, j1 = j1e < s_->N ? j1e : s_->N;
+    const tn__gemm_epi *ep = s_->ep;
+    const int direct = s_->direct, adirect = s_->adirect;
+    int64_t jc, pc, ic;
+    for (jc = j0; jc < j1; jc += ncmax) {
+        const int64_t ncb = j1 - jc < ncmax ? j1 - jc : ncmax;
+        for (pc = 0; pc < K; pc += kn.kc) {
+            const int64_t kcb = K - pc < kn.kc ? K - pc : kn.kc, full = ncb / kn.nr * kn.nr;
+            const int first = pc == 0, last = pc + kcb >= K;
+            const double beta_p = pc == 0 ? s_->beta : (double)1;
+            const double *Bd = direct ? B + pc * rsb + jc : NULL;
+            if (!direct) tn__gemm_packB_f64(kcb, ncb, B + pc * rsb + jc * csb, rsb, csb, kn.nr, Bp);
+            else if (full < ncb) tn__gemm_packB_f64(kcb, ncb - full, B + pc * rsb + jc + full, rsb, 1, kn.nr, Bp + full * kcb);
+            TN__GEMM_IC_LOOP(double, f64, 0, (M + mstep - 1) / mstep, Ap)
+        }
+    }
 }
 /* B [K, N] (strides rsb, csb) packed ahead as tn__gemm_ep packs it, block by block, into P
    (NULL: only the size); fills *pre but its P. Returns the elements of P. */

@@ -1,6 +1,7 @@
 /* test_threads.c — the CPU kernels' OpenMP split gives the documented results:
  *   elementwise ops, optimizer steps, reductions, max pooling, convolution forward and
- *   input gradient: the same bits for 1, 2 and 3 threads; convolution's weight gradient
+ *   input gradient, matrix products (split by rows, or by columns for a few rows): the same
+ *   bits for 1, 2 and 3 threads; convolution's weight gradient
  *   (per-thread partial sums): the same bits twice at one thread count, and close across
  *   counts.
  * Built with -fopenmp (Makefile rule); without OpenMP every count is one thread and the
@@ -116,6 +117,40 @@ static tn_tensor *f_relu_bw(tn_tensor *const *in) {   /* the input gradient of r
     return tn_grad(x);
 }
 
+/* products: linear (x W^T + b: W^T is a transposing B), its ReLU, x @ B with B by rows, a
+   transposed A (the weight gradient's dY^T X), and a batched matmul */
+static tn_tensor *f_linear(tn_tensor *const *in) { return tn_relu(tn_linear(in[0], in[1], in[2])); }
+static tn_tensor *f_mm(tn_tensor *const *in) { return tn_matmul(in[0], in[1]); }
+static tn_tensor *f_mm_ta(tn_tensor *const *in) { return tn_matmul(tn_transpose(in[0], 0, 1), in[1]); }
+static tn_tensor *f_bmm(tn_tensor *const *in) { return tn_matmul(in[0], in[1]); }
+
+TEST(matrix_products) {
+    tn_scope_begin();
+    tn_manual_seed(4);
+    /* M (rows) from one micro-panel to past two M blocks (the column split's limit), N with
+       a ragged last panel, K over several K slices; float32 and float64 */
+    static const int64_t shapes[][3] = {{64, 784, 256}, {128, 784, 256}, {13, 300, 1030}, {200, 1100, 97}, {193, 200, 600}, {400, 96, 300}, {3, 64, 515}};
+    for (int d = 0; d < 2; d++) {
+        const tn_dtype dt = d ? TN_F64 : TN_F32;
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+            const int64_t M = shapes[s][0], K = shapes[s][1], N = shapes[s][2];
+            tn_tensor *x = tn_randn(TN_SHAPE(M, K), dt), *w = tn_randn(TN_SHAPE(N, K), dt), *b = tn_randn(TN_SHAPE(N), dt);
+            INVARIANT(f_linear, x, w, b);
+            INVARIANT(f_mm, x, tn_randn(TN_SHAPE(K, N), dt));
+            INVARIANT(f_mm_ta, tn_randn(TN_SHAPE(K, M), dt), tn_randn(TN_SHAPE(K, N), dt));
+        }
+        INVARIANT(f_bmm, tn_randn(TN_SHAPE(3, 40, 300), dt), tn_randn(TN_SHAPE(3, 300, 700), dt));
+    }
+    /* against float64: the split computes the right product, not only the same one */
+    tn_tensor *x = tn_randn(TN_SHAPE(100, 333), TN_F32), *w = tn_randn(TN_SHAPE(777, 333), TN_F32);
+    tn_set_num_threads(2);
+    tn_tensor *y = tn_matmul(x, tn_transpose(w, 0, 1));
+    tn_set_num_threads(1);
+    tn_tensor *ref = tn_matmul(tn_to_dtype(x, TN_F64), tn_transpose(tn_to_dtype(w, TN_F64), 0, 1));
+    CHECK(max_abs_diff(tn_to_dtype(y, TN_F64), ref) < 1e-3);
+    tn_scope_end();
+}
+
 TEST(elementwise_and_reductions) {
     tn_scope_begin();
     tn_manual_seed(1);
@@ -178,6 +213,7 @@ TEST(pooling_and_convolution) {
 int main(void) {
     RUN(elementwise_and_reductions);
     RUN(pooling_and_convolution);
+    RUN(matrix_products);
     CHECK(tn_memory_stats_get().live_tensors == 0);
     return tn_test_report();
 }

@@ -8,8 +8,11 @@
    "threads on a busy machine"). The pool below runs a job as numbered chunks that whichever
    thread is free claims; the submitting thread claims chunks too and never waits for a
    helper that has not started one, so a job costs at most what one thread would take plus
-   the chunks helpers already hold. Idle helpers spin briefly (TN_POOL_SPIN rounds), then
-   sleep on a condition variable. A helper preempted inside its chunk still holds the
+   the chunks helpers already hold. An idle helper polls briefly (TN_POOL_SPIN pause
+   rounds), then keeps polling between sched_yield calls for up to TN_POOL_YIELD_US, then
+   sleeps on a condition variable: a sleeping helper takes 20-30 us to wake on a virtual
+   machine, as long as many of a training step's jobs, while a yielding one starts at once
+   on an idle core and gives a busy core to whoever else wants it. A helper preempted inside its chunk still holds the
    submitter up; the pool watches for that: a job that took longer than its submitter alone
    would have (from the submitter's own chunks' time) is a strike, and two in a row send
    the next jobs inline for a while (longer each time it recurs, shorter as jobs go well),
@@ -20,13 +23,17 @@
 #define TN_PARALLEL_MIN 32768   /* work units (about one simple element op each) worth a thread */
 #endif
 #ifndef TN_POOL_SPIN
-#define TN_POOL_SPIN 2000       /* pause rounds an idle helper polls before it sleeps (a few us) */
+#define TN_POOL_SPIN 2000       /* pause rounds a waiting thread polls before it yields (tens of us) */
+#endif
+#ifndef TN_POOL_YIELD_US
+#define TN_POOL_YIELD_US 1000   /* then microseconds it polls between sched_yield calls before it sleeps */
 #endif
 #define TN__POOL_MAX 256        /* threads at most (the submitting thread included) */
 #if (defined(_OPENMP) || defined(TN_THREADS)) && !defined(TN_NO_THREADS) && (defined(__unix__) || defined(__APPLE__)) && \
     (defined(__GNUC__) || defined(__clang__))
 #define TN__POOL 1
 #include <pthread.h>
+#include <sched.h>
 #include <time.h>
 #endif
 
@@ -246,6 +253,23 @@ static void tn__pool_pause(void) {
     __asm__ __volatile__("yield");
 #endif
 }
+/* Wait for ready(arg) without sleeping: TN_POOL_SPIN pause rounds, then polls between
+   sched_yield calls for TN_POOL_YIELD_US. Returns whether it became ready. */
+static bool tn__pool_poll(bool (*ready)(const void *), const void *arg) {
+    for (int i = 0; i < TN_POOL_SPIN; i++) {
+        if (ready(arg)) return true;
+        tn__pool_pause();
+    }
+    if (TN_POOL_YIELD_US <= 0) return ready(arg);
+    const double t_end = tn__pool_now() + 1e-6 * TN_POOL_YIELD_US;
+    for (int i = 0;; i++) {
+        if (ready(arg)) return true;
+        if ((i & 15) == 15 && tn__pool_now() > t_end) return ready(arg);
+        sched_yield();
+    }
+}
+static bool tn__pool_new_job(const void *seen) { return __atomic_load_n(&tn__pool.word, __ATOMIC_ACQUIRE) >> 32 != *(const uint64_t *)seen; }
+static bool tn__pool_job_done(const void *nt) { return __atomic_load_n(&tn__pool.done, __ATOMIC_ACQUIRE) >= *(const int *)nt; }
 /* Claim and run the chunks of generation gen left; a helper passes the generation it saw,
    so it never claims a chunk of a later job with an earlier job's fn (the claim fails).
    Returns the chunks this thread ran. */
@@ -277,11 +301,8 @@ static void *tn__pool_helper(void *arg) {
     (void)arg;
     uint64_t seen = 0;
     for (;;) {
-        uint64_t gen = __atomic_load_n(&tn__pool.word, __ATOMIC_ACQUIRE) >> 32;
-        for (int i = 0; gen == seen && i < TN_POOL_SPIN; i++) {   /* back-to-back jobs: poll a moment */
-            tn__pool_pause();
-            gen = __atomic_load_n(&tn__pool.word, __ATOMIC_ACQUIRE) >> 32;
-        }
+        uint64_t gen = seen;
+        if (tn__pool_poll(tn__pool_new_job, &seen)) gen = __atomic_load_n(&tn__pool.word, __ATOMIC_ACQUIRE) >> 32;
         if (gen == seen) {   /* then sleep: a waiting helper takes no CPU from anyone */
             pthread_mutex_lock(&tn__pool.mu);
             tn__pool.sleeping++;
@@ -332,9 +353,8 @@ static void tn__parallel(int nt, tn__par_fn fn, void *ctx) {
         pthread_mutex_unlock(&tn__pool.mu);
         const int own = tn__pool_work(gen & 0xffffffffu);
         const double t1 = tn__pool_now();
-        /* every chunk is claimed now: wait for the helpers' (a moment polling, then asleep) */
-        for (int i = 0; __atomic_load_n(&tn__pool.done, __ATOMIC_ACQUIRE) < nt && i < TN_POOL_SPIN; i++) tn__pool_pause();
-        if (__atomic_load_n(&tn__pool.done, __ATOMIC_ACQUIRE) < nt) {
+        /* every chunk is claimed now: wait for the helpers' (polling a while, then asleep) */
+        if (!tn__pool_poll(tn__pool_job_done, &nt)) {
             pthread_mutex_lock(&tn__pool.mu);
             while (__atomic_load_n(&tn__pool.done, __ATOMIC_ACQUIRE) < nt) pthread_cond_wait(&tn__pool.done_cv, &tn__pool.mu);
             pthread_mutex_unlock(&tn__pool.mu);

@@ -617,6 +617,14 @@ typedef struct {
     const tn__gemm_epi *ep; int first, last, adirect;
 } tn__gemm_step_##SFX;
 static void tn__gemm_step_part_##SFX(void *args, int t, int nthr);
+/* the whole product split by columns, for the pool: chunk t takes its share of whole NR
+   panels and runs the serial driver's loops on them with its own A and B buffers */
+typedef struct {
+    const tn__gemm_kern_##SFX *kn; const T *A, *B; T *C; char *buf; T alpha, beta;
+    int64_t M, N, K, rsa, csa, rsb, csb, rsc, csc, nc; size_t szA, szB;
+    const tn__gemm_epi *ep; int direct, adirect;
+} tn__gemm_cols_##SFX;
+static void tn__gemm_cols_part_##SFX(void *args, int t, int nthr);
 
 /* Pack A[0:mc, 0:kc] into mr-row micro-panels: Ap[p][k*mr + i], rows >= mc zeroed. */
 static void tn__gemm_packA_##SFX(int64_t mc, int64_t kc, const T *A, int64_t rsa,
@@ -871,6 +879,52 @@ TN__TESTABLE int tn__gemm_ep_##SFX(int64_t M, int64_t N, int64_t K, T alpha,
     nc = tn__gemm_roundup(N < kn.nc ? N : kn.nc, kn.nr);
     TN__GEMM_NTHREADS(nthr, M, N, K, kn.mr)
     mstep = kn.mc;
+    /* direct B: with few row panels a packed B panel is reused too little to pay for
+       its packing, so row-major B is read in place (measured: M = 10, N = K = 128 runs
+       1.9x faster; from 4 panels up packing wins) */
+    direct = csb == 1 && (M + kn.mr - 1) / kn.mr <= 3 && N >= kn.nr;
+    /* direct A: A read in place by the micro-kernel (rows or columns contiguous) instead of
+       packed. Packing costs O(M K) against the O(M N K) product: with N <= 512 (the training
+       steps' linear layers: N = 128..512) it was 6-10 % of the GEMM, and both the forward's
+       x and the weight gradients' dY^T read in place ran 5-15 % faster (bench/RESULTS.md,
+       issue 25 third round). Not with a direct B (a few panels: two in-place streams thrash
+       L1), nor where the stride along the panel is a multiple of 4 KiB (every row or k step
+       in the same L1 set: 1024 x 1024 x 1024 with a transposed A ran 10 % slower). */
+    adirect = (rsa == 1 || csa == 1) && tn__gemm_tune.direct_a >= 0 &&
+              (tn__gemm_tune.direct_a > 0 ||
+               (!direct && N <= 512 && ((rsa == 1 ? csa : rsa) * (int64_t)sizeof(T)) % 4096 != 0));
+    {
+        const tn__gemm_bpre *pb = &tn__gemm_bpre_on;
+        if (pb->P && !direct && pb->B == (const void *)B && pb->rsb == rsb && pb->csb == csb && pb->K == K && pb->N == N && pb->kc == kn.kc &&
+            pb->nc == kn.nc && pb->nr == kn.nr)
+            Bpre = (const T *)pb->P;
+    }
+    /* Few rows (at most two M blocks: a training step's linear layers at batch 64-128): split
+       the columns instead of the rows, so that each thread packs its own share of B. Split
+       by rows, every (jc, pc) step's B panel is packed by one thread while the others wait
+       (the forward's W^T is a transposing copy: at batch 64 about 40 % of the product's
+       time), and each step is a job of its own. A B packed ahead (the replay's weights)
+       costs nothing to share: rows then. */
+    if (!Bpre && M <= 2 * kn.mc) {
+        int max = tn__max_threads();
+        if (tn__gemm_tune.threads > 0 && max > 1) max = tn__gemm_tune.threads;
+        const int64_t nt = tn__threads_for((double)M * (double)N * (double)K / TN__GEMM_UNIT, N / (2 * kn.nr), max);
+        if (nt > 1) {
+            kc = K < kn.kc ? K : kn.kc;
+            mc = tn__gemm_roundup(M < kn.mc ? M : kn.mc, kn.mr);
+            nc = tn__gemm_roundup((N + nt - 1) / nt + kn.nr, kn.nr);   /* a share's columns at most */
+            if (nc > kn.nc) nc = kn.nc;
+            szA = (size_t)tn__gemm_roundup(mc * kc * (int64_t)sizeof(T), 64);
+            szB = (size_t)tn__gemm_roundup(kc * nc * (int64_t)sizeof(T), 64);
+            buf = tn__gemm_buf_get((size_t)nt * (szA + szB) + 64, &cached);
+            if (!buf) return -1;
+            tn__gemm_cols_##SFX cj = {&kn, A, B, C, (char *)(((uintptr_t)buf + 63) & ~(uintptr_t)63), alpha, beta,
+                                      M, N, K, rsa, csa, rsb, csb, rsc, csc, nc, szA, szB, ep, direct, adirect};
+            tn__parallel((int)nt, tn__gemm_cols_part_##SFX, &cj);
+            tn__gemm_buf_put(buf, cached);
+            return 0;
+        }
+    }
     if (nthr > 1) { /* equal shares: #M blocks a multiple of nthr, whole MR panels each */
         int64_t nblk = tn__gemm_roundup((M + kn.mc - 1) / kn.mc, nthr);
         mstep = ((M + kn.mr - 1) / kn.mr + nblk - 1) / nblk * kn.mr;
@@ -883,26 +937,6 @@ TN__TESTABLE int tn__gemm_ep_##SFX(int64_t M, int64_t N, int64_t K, T alpha,
     if (!buf) return -1;
     Bp = (T *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
     Ap = (T *)((char *)Bp + szB);
-    /* direct B: with few row panels a packed B panel is reused too little to pay for
-       its packing, so row-major B is read in place (measured: M = 10, N = K = 128 runs
-       1.9x faster; from 4 panels up packing wins) */
-    direct = csb == 1 && (M + kn.mr - 1) / kn.mr <= 3 && N >= kn.nr;
-    {
-        const tn__gemm_bpre *pb = &tn__gemm_bpre_on;
-        if (pb->P && !direct && pb->B == (const void *)B && pb->rsb == rsb && pb->csb == csb && pb->K == K && pb->N == N && pb->kc == kn.kc &&
-            pb->nc == kn.nc && pb->nr == kn.nr)
-            Bpre = (const T *)pb->P;
-    }
-    /* direct A: A read in place by the micro-kernel (rows or columns contiguous) instead of
-       packed. Packing costs O(M K) against the O(M N K) product: with N <= 512 (the training
-       steps' linear layers: N = 128..512) it was 6-10 % of the GEMM, and both the forward's
-       x and the weight gradients' dY^T read in place ran 5-15 % faster (bench/RESULTS.md,
-       issue 25 third round). Not with a direct B (a few panels: two in-place streams thrash
-       L1), nor where the stride along the panel is a multiple of 4 KiB (every row or k step
-       in the same L1 set: 1024 x 1024 x 1024 with a transposed A ran 10 % slower). */
-    adirect = (rsa == 1 || csa == 1) && tn__gemm_tune.direct_a >= 0 &&
-              (tn__gemm_tune.direct_a > 0 ||
-               (!direct && N <= 512 && ((rsa == 1 ? csa : rsa) * (int64_t)sizeof(T)) % 4096 != 0));
     for (jc = 0; jc < N; jc += kn.nc) {
         int64_t ncb = N - jc < kn.nc ? N - jc : kn.nc;
         for (pc = 0; pc < K; pc += kn.kc) {
@@ -943,6 +977,30 @@ static void tn__gemm_step_part_##SFX(void *args, int t, int nthr) {
     const int first = s_->first, last = s_->last, adirect = s_->adirect;
     int64_t ic;
     TN__GEMM_IC_LOOP(T, SFX, tn__split_at(nb, t, nthr), tn__split_at(nb, t + 1, nthr), Apt)
+}
+static void tn__gemm_cols_part_##SFX(void *args, int t, int nthr) {
+    const tn__gemm_cols_##SFX *s_ = (const tn__gemm_cols_##SFX *)args;
+    const tn__gemm_kern_##SFX kn = *s_->kn;
+    const T *A = s_->A, *B = s_->B, alpha = s_->alpha;
+    T *C = s_->C, *Bp = (T *)(void *)(s_->buf + (size_t)t * (s_->szA + s_->szB)), *Ap = (T *)(void *)((char *)Bp + s_->szB);
+    const int64_t M = s_->M, K = s_->K, rsa = s_->rsa, csa = s_->csa, rsb = s_->rsb, csb = s_->csb, rsc = s_->rsc, csc = s_->csc,
+                  mstep = kn.mc, np = (s_->N + kn.nr - 1) / kn.nr, ncmax = s_->nc;
+    const int64_t j0 = tn__split_at(np, t, nthr) * kn.nr, j1e = tn__split_at(np, t + 1, nthr) * kn.nr, j1 = j1e < s_->N ? j1e : s_->N;
+    const tn__gemm_epi *ep = s_->ep;
+    const int direct = s_->direct, adirect = s_->adirect;
+    int64_t jc, pc, ic;
+    for (jc = j0; jc < j1; jc += ncmax) {
+        const int64_t ncb = j1 - jc < ncmax ? j1 - jc : ncmax;
+        for (pc = 0; pc < K; pc += kn.kc) {
+            const int64_t kcb = K - pc < kn.kc ? K - pc : kn.kc, full = ncb / kn.nr * kn.nr;
+            const int first = pc == 0, last = pc + kcb >= K;
+            const T beta_p = pc == 0 ? s_->beta : (T)1;
+            const T *Bd = direct ? B + pc * rsb + jc : NULL;
+            if (!direct) tn__gemm_packB_##SFX(kcb, ncb, B + pc * rsb + jc * csb, rsb, csb, kn.nr, Bp);
+            else if (full < ncb) tn__gemm_packB_##SFX(kcb, ncb - full, B + pc * rsb + jc + full, rsb, 1, kn.nr, Bp + full * kcb);
+            TN__GEMM_IC_LOOP(T, SFX, 0, (M + mstep - 1) / mstep, Ap)
+        }
+    }
 }
 /* B [K, N] (strides rsb, csb) packed ahead as tn__gemm_ep packs it, block by block, into P
    (NULL: only the size); fills *pre but its P. Returns the elements of P. */
