@@ -5313,12 +5313,14 @@ TNDEF void tn_get_printoptions(tn_print_options *out);
 /* ======================================================================= */
 /* Built with -fopenmp (or -DTN_THREADS), CPU kernels split work among the library's own
    thread pool (core/threads.c; OpenMP's runtime is not used): an op gets one thread per
-   TN_PARALLEL_MIN work units, up to the count: GEMM (row blocks), the strided iterator's
+   TN_PARALLEL_MIN work units, up to the count: GEMM (row blocks; for a few rows, column
+   shares that each pack their own part of B), the strided iterator's
    elementwise ops, copies and fills, reductions and softmax-style lanes (over output
    elements only, so every sum keeps its serial order), im2col/col2im, pooling, norms,
    convolutions, optimizer steps, clip_grad_norm_, embedding gradients. Results are the same
    bits for any thread count, except conv2d's weight gradient (per-thread partial sums added
-   in thread order: the same bits for a given count). Idle threads sleep; on a loaded
+   in thread order: the same bits for a given count). Idle threads poll for a new job for up
+   to TN_POOL_YIELD_US (1 ms), yielding the CPU between polls, then sleep; on a loaded
    machine the pool backs off to one thread after jobs its helpers slowed down. The default
    count: TN_NUM_THREADS or OMP_NUM_THREADS, else the fewest of the CPUs online, the
    affinity mask and the cgroup CPU quota. A process forked after threads ran uses one. */
