@@ -1,6 +1,7 @@
 # tests/tsan.mk — ThreadSanitizer builds of the threading tests (included by the Makefile).
 #
-#   make tsan            build the implementation with -fsanitize=thread (no OpenMP: TSan
+#   make tsan            build the implementation with -fsanitize=thread and -DTN_THREADS
+#                        (the library's own pool; no OpenMP: TSan
 #                        does not see libgomp's synchronisation) into build/tsan/, build
 #                        tests/test_threads.c and tests/test_concurrency.c against it, run
 #                        them: any race report fails the suite (TSan's exit status 66)
@@ -11,7 +12,7 @@
 # object; test_alloc_failures hooks TN_MALLOC, so like test_gemm it compiles the header.
 
 TSAN_BUILD  := build/tsan
-TSAN_FLAGS  ?= -O1 -g -fsanitize=thread -fno-omit-frame-pointer
+TSAN_FLAGS  ?= -O1 -g -fsanitize=thread -fno-omit-frame-pointer -DTN_THREADS
 TSAN_TESTS  := $(TSAN_BUILD)/test_threads $(TSAN_BUILD)/test_concurrency
 # halt_on_error: the first race fails the suite; second_deadlock_stack: both stacks of a lock-order report
 TSAN_RUN    := TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 allocator_may_return_null=1 $(TSAN_OPTIONS)"

@@ -1960,7 +1960,7 @@ static tn_graph *tn__onnx_load_as(const char *fn, const uint8_t *data, size_t si
         tn__pbs name;
         tn_dtype dt;
         int64_t shape[TN_MAX_DIMS];
-        int nd;
+        int nd = 0;   /* set by tn__oxi_input; GCC -O1 cannot see it */
         bool dyn0;
         if (tn__oxi_input(&c, f.s, &name, &dt, shape, &nd, &dyn0)) { rc = -1; break; }
         bool init = false;   /* an input with an initializer is a constant (IR < 4 lists them) */
