@@ -35379,6 +35379,7 @@ TNDEF tn_tensor *tn_dropout3d_str(tn_tensor *x, const char *options) { TN__KW_ST
    Double backward (create_graph) uses the same formulas written in library ops instead. */
 #define TN__SDPA_BR 64
 #define TN__SDPA_BC 64
+#define TN__SDPA_LANES 16   /* a row's max and sum: interleaved partial results (one AVX-512 register) */
 
 /* The problem as the kernels see it: batch b's q rows at q + qo[b] + i * rsq (last dim
    contiguous), likewise k, v; the mask element (b, i, j) at m + mo[b] + i * rsm + j * csm. */
@@ -35412,6 +35413,28 @@ TN__PLAIN_FN static void tn__sdpa_scores_f32(const tn__sdpa_args *a, int64_t b, 
         if (a->causal) for (int64_t j = i - j0 + 1 > 0 ? i - j0 + 1 : 0; j < bc; j++) s[j] = (float)-INFINITY;
     }
 }
+/* A row's maximum (from m; NaN entries skipped, as `s > m ? s : m` does) and its sum, in 16
+   interleaved lanes added in a fixed order: a sequential chain of 64 scalar max or add
+   instructions waited on each one's latency (a third of the forward's own time, GPT step). */
+TN__PLAIN_FN static inline float tn__sdpa_rowmax_f32(const float *s, int64_t n, float m) {
+    float l[TN__SDPA_LANES];
+    int64_t j = 0;
+    for (int k = 0; k < TN__SDPA_LANES; k++) l[k] = m;
+    for (; j + TN__SDPA_LANES <= n; j += TN__SDPA_LANES)
+        for (int k = 0; k < TN__SDPA_LANES; k++) l[k] = s[j + k] > l[k] ? s[j + k] : l[k];
+    for (; j < n; j++) m = s[j] > m ? s[j] : m;
+    for (int k = 0; k < TN__SDPA_LANES; k++) m = l[k] > m ? l[k] : m;
+    return m;
+}
+TN__PLAIN_FN static inline float tn__sdpa_rowsum_f32(const float *s, int64_t n) {
+    float l[TN__SDPA_LANES] = {0}, acc = 0;
+    int64_t j = 0;
+    for (; j + TN__SDPA_LANES <= n; j += TN__SDPA_LANES)
+        for (int k = 0; k < TN__SDPA_LANES; k++) l[k] += s[j + k];
+    for (int k = 0; k < TN__SDPA_LANES; k++) acc += l[k];
+    for (; j < n; j++) acc += s[j];
+    return acc;
+}
 /* out [B, L, Ev] and lse [B, L], contiguous; the gradients dq, dk, dv contiguous [B, L or S, E
    or Ev], or (ga not NULL) laid out as ga's q, k, v: batch b's rows at dq + ga->qo[b], ga->rsq
    apart (written straight into the stacked buffer of the packed projections) */
@@ -35434,12 +35457,14 @@ TN__PLAIN_FN static void tn__sdpa_fwd_tasks_f32(void *job, int64_t t0, int64_t t
             tn__sdpa_scores_f32(a, b, i0, br, j0, bc, st);
             for (int64_t r = 0; r < br; r++) {
                 float *s = st + r * TN__SDPA_BC, m = mx[r];
-                for (int64_t j = 0; j < bc; j++) m = s[j] > m ? s[j] : m;
+                /* under the causal mask, keys right of row i0 + r are -inf: not read */
+                const int64_t n = a->causal && i0 + r - j0 + 1 < bc ? (i0 + r - j0 + 1 > 0 ? i0 + r - j0 + 1 : 0) : bc;
+                m = tn__sdpa_rowmax_f32(s, n, m);
                 if (m == (float)-INFINITY) { memset(s, 0, (size_t)bc * sizeof(float)); continue; } /* all masked so far */
                 const float alpha = tn__expf_v(mx[r] - m); /* 0 when the row had nothing yet */
-                float acc = 0;
-                for (int64_t j = 0; j < bc; j++) s[j] = tn__expf_v(s[j] - m);   /* apart from the sum: this loop vectorises */
-                for (int64_t j = 0; j < bc; j++) acc += s[j];
+                for (int64_t j = 0; j < n; j++) s[j] = tn__expf_v(s[j] - m);   /* apart from the sum: this loop vectorises */
+                if (n < bc) memset(s + n, 0, (size_t)(bc - n) * sizeof(float));
+                const float acc = tn__sdpa_rowsum_f32(s, n);
                 sum[r] = sum[r] * alpha + acc;
                 mx[r] = m;
                 if (alpha != (float)1) { float *orow = o + r * Ev; for (int64_t e = 0; e < Ev; e++) orow[e] *= alpha; }
@@ -35541,6 +35566,28 @@ TN__AVX512_FN static void tn__sdpa_scores_f32x(const tn__sdpa_args *a, int64_t b
         if (a->causal) for (int64_t j = i - j0 + 1 > 0 ? i - j0 + 1 : 0; j < bc; j++) s[j] = (float)-INFINITY;
     }
 }
+/* A row's maximum (from m; NaN entries skipped, as `s > m ? s : m` does) and its sum, in 16
+   interleaved lanes added in a fixed order: a sequential chain of 64 scalar max or add
+   instructions waited on each one's latency (a third of the forward's own time, GPT step). */
+TN__AVX512_FN static inline float tn__sdpa_rowmax_f32x(const float *s, int64_t n, float m) {
+    float l[TN__SDPA_LANES];
+    int64_t j = 0;
+    for (int k = 0; k < TN__SDPA_LANES; k++) l[k] = m;
+    for (; j + TN__SDPA_LANES <= n; j += TN__SDPA_LANES)
+        for (int k = 0; k < TN__SDPA_LANES; k++) l[k] = s[j + k] > l[k] ? s[j + k] : l[k];
+    for (; j < n; j++) m = s[j] > m ? s[j] : m;
+    for (int k = 0; k < TN__SDPA_LANES; k++) m = l[k] > m ? l[k] : m;
+    return m;
+}
+TN__AVX512_FN static inline float tn__sdpa_rowsum_f32x(const float *s, int64_t n) {
+    float l[TN__SDPA_LANES] = {0}, acc = 0;
+    int64_t j = 0;
+    for (; j + TN__SDPA_LANES <= n; j += TN__SDPA_LANES)
+        for (int k = 0; k < TN__SDPA_LANES; k++) l[k] += s[j + k];
+    for (int k = 0; k < TN__SDPA_LANES; k++) acc += l[k];
+    for (; j < n; j++) acc += s[j];
+    return acc;
+}
 /* out [B, L, Ev] and lse [B, L], contiguous; the gradients dq, dk, dv contiguous [B, L or S, E
    or Ev], or (ga not NULL) laid out as ga's q, k, v: batch b's rows at dq + ga->qo[b], ga->rsq
    apart (written straight into the stacked buffer of the packed projections) */
@@ -35563,12 +35610,14 @@ TN__AVX512_FN static void tn__sdpa_fwd_tasks_f32x(void *job, int64_t t0, int64_t
             tn__sdpa_scores_f32x(a, b, i0, br, j0, bc, st);
             for (int64_t r = 0; r < br; r++) {
                 float *s = st + r * TN__SDPA_BC, m = mx[r];
-                for (int64_t j = 0; j < bc; j++) m = s[j] > m ? s[j] : m;
+                /* under the causal mask, keys right of row i0 + r are -inf: not read */
+                const int64_t n = a->causal && i0 + r - j0 + 1 < bc ? (i0 + r - j0 + 1 > 0 ? i0 + r - j0 + 1 : 0) : bc;
+                m = tn__sdpa_rowmax_f32x(s, n, m);
                 if (m == (float)-INFINITY) { memset(s, 0, (size_t)bc * sizeof(float)); continue; } /* all masked so far */
                 const float alpha = tn__expf_v(mx[r] - m); /* 0 when the row had nothing yet */
-                float acc = 0;
-                for (int64_t j = 0; j < bc; j++) s[j] = tn__expf_v(s[j] - m);   /* apart from the sum: this loop vectorises */
-                for (int64_t j = 0; j < bc; j++) acc += s[j];
+                for (int64_t j = 0; j < n; j++) s[j] = tn__expf_v(s[j] - m);   /* apart from the sum: this loop vectorises */
+                if (n < bc) memset(s + n, 0, (size_t)(bc - n) * sizeof(float));
+                const float acc = tn__sdpa_rowsum_f32x(s, n);
                 sum[r] = sum[r] * alpha + acc;
                 mx[r] = m;
                 if (alpha != (float)1) { float *orow = o + r * Ev; for (int64_t e = 0; e < Ev; e++) orow[e] *= alpha; }
@@ -35670,6 +35719,28 @@ TN__PLAIN_FN static void tn__sdpa_scores_f64(const tn__sdpa_args *a, int64_t b, 
         if (a->causal) for (int64_t j = i - j0 + 1 > 0 ? i - j0 + 1 : 0; j < bc; j++) s[j] = (double)-INFINITY;
     }
 }
+/* A row's maximum (from m; NaN entries skipped, as `s > m ? s : m` does) and its sum, in 16
+   interleaved lanes added in a fixed order: a sequential chain of 64 scalar max or add
+   instructions waited on each one's latency (a third of the forward's own time, GPT step). */
+TN__PLAIN_FN static inline double tn__sdpa_rowmax_f64(const double *s, int64_t n, double m) {
+    double l[TN__SDPA_LANES];
+    int64_t j = 0;
+    for (int k = 0; k < TN__SDPA_LANES; k++) l[k] = m;
+    for (; j + TN__SDPA_LANES <= n; j += TN__SDPA_LANES)
+        for (int k = 0; k < TN__SDPA_LANES; k++) l[k] = s[j + k] > l[k] ? s[j + k] : l[k];
+    for (; j < n; j++) m = s[j] > m ? s[j] : m;
+    for (int k = 0; k < TN__SDPA_LANES; k++) m = l[k] > m ? l[k] : m;
+    return m;
+}
+TN__PLAIN_FN static inline double tn__sdpa_rowsum_f64(const double *s, int64_t n) {
+    double l[TN__SDPA_LANES] = {0}, acc = 0;
+    int64_t j = 0;
+    for (; j + TN__SDPA_LANES <= n; j += TN__SDPA_LANES)
+        for (int k = 0; k < TN__SDPA_LANES; k++) l[k] += s[j + k];
+    for (int k = 0; k < TN__SDPA_LANES; k++) acc += l[k];
+    for (; j < n; j++) acc += s[j];
+    return acc;
+}
 /* out [B, L, Ev] and lse [B, L], contiguous; the gradients dq, dk, dv contiguous [B, L or S, E
    or Ev], or (ga not NULL) laid out as ga's q, k, v: batch b's rows at dq + ga->qo[b], ga->rsq
    apart (written straight into the stacked buffer of the packed projections) */
@@ -35692,12 +35763,14 @@ TN__PLAIN_FN static void tn__sdpa_fwd_tasks_f64(void *job, int64_t t0, int64_t t
             tn__sdpa_scores_f64(a, b, i0, br, j0, bc, st);
             for (int64_t r = 0; r < br; r++) {
                 double *s = st + r * TN__SDPA_BC, m = mx[r];
-                for (int64_t j = 0; j < bc; j++) m = s[j] > m ? s[j] : m;
+                /* under the causal mask, keys right of row i0 + r are -inf: not read */
+                const int64_t n = a->causal && i0 + r - j0 + 1 < bc ? (i0 + r - j0 + 1 > 0 ? i0 + r - j0 + 1 : 0) : bc;
+                m = tn__sdpa_rowmax_f64(s, n, m);
                 if (m == (double)-INFINITY) { memset(s, 0, (size_t)bc * sizeof(double)); continue; } /* all masked so far */
                 const double alpha = exp(mx[r] - m); /* 0 when the row had nothing yet */
-                double acc = 0;
-                for (int64_t j = 0; j < bc; j++) s[j] = exp(s[j] - m);   /* apart from the sum: this loop vectorises */
-                for (int64_t j = 0; j < bc; j++) acc += s[j];
+                for (int64_t j = 0; j < n; j++) s[j] = exp(s[j] - m);   /* apart from the sum: this loop vectorises */
+                if (n < bc) memset(s + n, 0, (size_t)(bc - n) * sizeof(double));
+                const double acc = tn__sdpa_rowsum_f64(s, n);
                 sum[r] = sum[r] * alpha + acc;
                 mx[r] = m;
                 if (alpha != (double)1) { double *orow = o + r * Ev; for (int64_t e = 0; e < Ev; e++) orow[e] *= alpha; }

@@ -8,6 +8,7 @@
    Double backward (create_graph) uses the same formulas written in library ops instead. */
 #define TN__SDPA_BR 64
 #define TN__SDPA_BC 64
+#define TN__SDPA_LANES 16   /* a row's max and sum: interleaved partial results (one AVX-512 register) */
 
 /* The problem as the kernels see it: batch b's q rows at q + qo[b] + i * rsq (last dim
    contiguous), likewise k, v; the mask element (b, i, j) at m + mo[b] + i * rsm + j * csm. */
@@ -41,6 +42,28 @@ ATTR static void tn__sdpa_scores_##SFX(const tn__sdpa_args *a, int64_t b, int64_
         if (a->causal) for (int64_t j = i - j0 + 1 > 0 ? i - j0 + 1 : 0; j < bc; j++) s[j] = (T)-INFINITY;
     }
 }
+/* A row's maximum (from m; NaN entries skipped, as `s > m ? s : m` does) and its sum, in 16
+   interleaved lanes added in a fixed order: a sequential chain of 64 scalar max or add
+   instructions waited on each one's latency (a third of the forward's own time, GPT step). */
+ATTR static inline T tn__sdpa_rowmax_##SFX(const T *s, int64_t n, T m) {
+    T l[TN__SDPA_LANES];
+    int64_t j = 0;
+    for (int k = 0; k < TN__SDPA_LANES; k++) l[k] = m;
+    for (; j + TN__SDPA_LANES <= n; j += TN__SDPA_LANES)
+        for (int k = 0; k < TN__SDPA_LANES; k++) l[k] = s[j + k] > l[k] ? s[j + k] : l[k];
+    for (; j < n; j++) m = s[j] > m ? s[j] : m;
+    for (int k = 0; k < TN__SDPA_LANES; k++) m = l[k] > m ? l[k] : m;
+    return m;
+}
+ATTR static inline T tn__sdpa_rowsum_##SFX(const T *s, int64_t n) {
+    T l[TN__SDPA_LANES] = {0}, acc = 0;
+    int64_t j = 0;
+    for (; j + TN__SDPA_LANES <= n; j += TN__SDPA_LANES)
+        for (int k = 0; k < TN__SDPA_LANES; k++) l[k] += s[j + k];
+    for (int k = 0; k < TN__SDPA_LANES; k++) acc += l[k];
+    for (; j < n; j++) acc += s[j];
+    return acc;
+}
 /* out [B, L, Ev] and lse [B, L], contiguous; the gradients dq, dk, dv contiguous [B, L or S, E
    or Ev], or (ga not NULL) laid out as ga's q, k, v: batch b's rows at dq + ga->qo[b], ga->rsq
    apart (written straight into the stacked buffer of the packed projections) */
@@ -63,12 +86,14 @@ ATTR static void tn__sdpa_fwd_tasks_##SFX(void *job, int64_t t0, int64_t t1) {
             tn__sdpa_scores_##SFX(a, b, i0, br, j0, bc, st);
             for (int64_t r = 0; r < br; r++) {
                 T *s = st + r * TN__SDPA_BC, m = mx[r];
-                for (int64_t j = 0; j < bc; j++) m = s[j] > m ? s[j] : m;
+                /* under the causal mask, keys right of row i0 + r are -inf: not read */
+                const int64_t n = a->causal && i0 + r - j0 + 1 < bc ? (i0 + r - j0 + 1 > 0 ? i0 + r - j0 + 1 : 0) : bc;
+                m = tn__sdpa_rowmax_##SFX(s, n, m);
                 if (m == (T)-INFINITY) { memset(s, 0, (size_t)bc * sizeof(T)); continue; } /* all masked so far */
                 const T alpha = EXP(mx[r] - m); /* 0 when the row had nothing yet */
-                T acc = 0;
-                for (int64_t j = 0; j < bc; j++) s[j] = EXP(s[j] - m);   /* apart from the sum: this loop vectorises */
-                for (int64_t j = 0; j < bc; j++) acc += s[j];
+                for (int64_t j = 0; j < n; j++) s[j] = EXP(s[j] - m);   /* apart from the sum: this loop vectorises */
+                if (n < bc) memset(s + n, 0, (size_t)(bc - n) * sizeof(T));
+                const T acc = tn__sdpa_rowsum_##SFX(s, n);
                 sum[r] = sum[r] * alpha + acc;
                 mx[r] = m;
                 if (alpha != (T)1) { T *orow = o + r * Ev; for (int64_t e = 0; e < Ev; e++) orow[e] *= alpha; }
