@@ -3,7 +3,8 @@
 # first STEPS steps), this library beside PyTorch, at 1 and 2 threads, quiet and with a
 # competing busy process on every core; reports each side's slowdown (busy / quiet).
 # Issue 25 asks: ours slows down no more than PyTorch's, and 2 threads are never slower
-# than 1. Runs alternate (quiet and busy, ours and PyTorch's back to back) and every figure
+# than 1. Both sides load batches in the training process (ours: TN_BENCH_WORKERS=0).
+# Runs alternate (quiet and busy, ours and PyTorch's back to back) and every figure
 # is the median of REPS runs, as the machine may be shared.
 #
 #     sh bench/bench_busy.sh [DATA_DIR] [REPS] [CNN_STEPS] [MLP_STEPS]
@@ -27,7 +28,9 @@ have_torch=0
 # one run: seconds of the timed loop, or "nan"
 one() {   # lib model threads steps
     if [ "$1" = ours ]; then
-        out=$("$BIN" --one "$DIR" "$3" "$2" "$4" 2>/dev/null)
+        # batches loaded in the training process, as PyTorch's side indexes its tensors (a
+        # loader worker process would be one more process competing for the busy cores)
+        out=$(TN_BENCH_WORKERS=0 "$BIN" --one "$DIR" "$3" "$2" "$4" 2>/dev/null)
     else
         out=$(env -u OPENBLAS_CORETYPE OPENBLAS_NUM_THREADS="$3" OMP_NUM_THREADS="$3" /usr/bin/python3 bench/bench_epoch.py "$DIR" "$3" "$2" "$4" 2>/dev/null)
     fi

@@ -1,8 +1,9 @@
 /* One Fashion-MNIST training epoch of examples/fashion_cnn.c's CNN (two conv blocks with
  * batch norm, max pooling, dropout, two linear layers; batch 64, Adam lr 1e-3), this
  * library beside PyTorch (bench/bench_epoch.py, the same model and loop) in one run, at 1
- * and 2 threads. Only the training loop is timed; the loader prefetches on one worker
- * thread as the example does, PyTorch indexes tensors already in memory (uint8, as
+ * and 2 threads. Only the training loop is timed; the loader prefetches in one worker
+ * process as the example does (TN_BENCH_WORKERS=0: in the training process, as PyTorch's
+ * side loads: bench/bench_busy.sh), PyTorch indexes tensors already in memory (uint8, as
  * tn_mnist_dataset and torchvision hold them, scaled per batch). Each side runs in a fresh
  * process; the table gives each process's peak resident memory (VmHWM) beside the times.
  *
@@ -38,7 +39,9 @@ static double our_epoch(const char *dir, bool mlp, int64_t max_steps, double *lo
     tn_dict *params = tn_module_named_parameters(model);
     tn_optim *opt = tn_optim_adam(tn_dict_values(params), tn_dict_len(params), .lr = 1e-3);
     tn_dataset *train = tn_mnist_dataset(dir);
-    tn_loader *loader = train ? tn_loader_new(train, .batch_size = 64, .shuffle = true, .num_workers = 1, .seed = 0) : NULL;
+    const char *we = getenv("TN_BENCH_WORKERS");
+    const int workers = we && *we ? atoi(we) : 1;
+    tn_loader *loader = train ? tn_loader_new(train, .batch_size = 64, .shuffle = true, .num_workers = workers, .seed = 0) : NULL;
     if (!model || !opt || !loader) { fprintf(stderr, "bench_epoch: %s\n", tn_last_error()); return -1; }
     tn_tensor *batch[2];
     double total = 0, t0 = now_s();
