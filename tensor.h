@@ -31277,9 +31277,9 @@ static void tn__wino_at_pool_f32(int64_t nt, int64_t S, const float *TN__RESTRIC
         for (i = 0; i < 4 * nt; i++) E[i] = E[i] < 0 ? (float)0 : E[i];
     for (i = 0; i < nt; i++) {
         const float a = E[i], b = E[nt + i], c = E[2 * nt + i], d = E[3 * nt + i];
-        float mx = (b > a) | (b != b) ? b : a;
-        mx = (c > mx) | (c != c) ? c : mx;
-        y[i] = (d > mx) | (d != d) ? d : mx;
+        float mx = ((b > a) | (b != b)) ? b : a;
+        mx = ((c > mx) | (c != c)) ? c : mx;
+        y[i] = ((d > mx) | (d != d)) ? d : mx;
     }
 }
 static void tn__wino_a_cols_f32(int64_t n, const float *TN__RESTRICT a, const float *TN__RESTRICT c, float *TN__RESTRICT f0,
@@ -31595,9 +31595,9 @@ static void tn__wino_at_pool_f64(int64_t nt, int64_t S, const double *TN__RESTRI
         for (i = 0; i < 4 * nt; i++) E[i] = E[i] < 0 ? (double)0 : E[i];
     for (i = 0; i < nt; i++) {
         const double a = E[i], b = E[nt + i], c = E[2 * nt + i], d = E[3 * nt + i];
-        double mx = (b > a) | (b != b) ? b : a;
-        mx = (c > mx) | (c != c) ? c : mx;
-        y[i] = (d > mx) | (d != d) ? d : mx;
+        double mx = ((b > a) | (b != b)) ? b : a;
+        mx = ((c > mx) | (c != c)) ? c : mx;
+        y[i] = ((d > mx) | (d != d)) ? d : mx;
     }
 }
 static void tn__wino_a_cols_f64(int64_t n, const double *TN__RESTRICT a, const double *TN__RESTRICT c, double *TN__RESTRICT f0,

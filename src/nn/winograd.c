@@ -230,9 +230,9 @@ static void tn__wino_at_pool_##SFX(int64_t nt, int64_t S, const T *TN__RESTRICT 
         for (i = 0; i < 4 * nt; i++) E[i] = E[i] < 0 ? (T)0 : E[i];
     for (i = 0; i < nt; i++) {
         const T a = E[i], b = E[nt + i], c = E[2 * nt + i], d = E[3 * nt + i];
-        T mx = (b > a) | (b != b) ? b : a;
-        mx = (c > mx) | (c != c) ? c : mx;
-        y[i] = (d > mx) | (d != d) ? d : mx;
+        T mx = ((b > a) | (b != b)) ? b : a;
+        mx = ((c > mx) | (c != c)) ? c : mx;
+        y[i] = ((d > mx) | (d != d)) ? d : mx;
     }
 }
 static void tn__wino_a_cols_##SFX(int64_t n, const T *TN__RESTRICT a, const T *TN__RESTRICT c, T *TN__RESTRICT f0,
