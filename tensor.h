@@ -30993,26 +30993,57 @@ static void tn__smallk_pad(const float *xn, int64_t C, int64_t H, int64_t W, con
 }
 static int64_t tn__smallk_wp(const int64_t *g) { return (g[9] + 15) / 16 * 16 + g[1] - 1; }
 /* the arguments of the threaded loops */
-typedef struct { const float *x, *w, *b, *gy; float *y, *gw, *buf; int64_t N, C, H, W, O; const int64_t *g; } tn__smallk_args;
+typedef struct { const float *x, *w, *b, *gy; float *y, *gw, *buf; int64_t N, C, H, W, O; const int64_t *g; int pool; } tn__smallk_args;
+/* The rows of the 2x2, stride-2 max pool of rows r0, r1 (ow >= 2 OW) into y [OW], after
+   ReLU (relu) in the epilogue's formula: the bits of the ReLU pass then max_pool2d's rows
+   (src/nn/pooling.c tn__pool22_fwd_f32_avx512: the same comparisons in the same order). */
+TN__SMALLK_AVX512 static __m512 tn__smallk_relu(__m512 v) {
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ), v, _mm512_setzero_ps());
+}
+TN__SMALLK_AVX512 static void tn__smallk_pool_row(const float *r0, const float *r1, float *y, int64_t OW, int relu) {
+    const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), od = _mm512_add_epi32(ev, _mm512_set1_epi32(1));
+    for (int64_t z = 0; z < OW; z += 16) {
+        const int64_t n = TN__MIN(16, OW - z);
+        const __mmask16 ml = (__mmask16)(n >= 8 ? 0xFFFFu : (1u << (2 * n)) - 1), mh = (__mmask16)(n > 8 ? (1u << (2 * n - 16)) - 1 : 0);
+        __m512 l0 = _mm512_maskz_loadu_ps(ml, r0 + 2 * z), h0 = _mm512_maskz_loadu_ps(mh, r0 + 2 * z + 16);
+        __m512 l1 = _mm512_maskz_loadu_ps(ml, r1 + 2 * z), h1 = _mm512_maskz_loadu_ps(mh, r1 + 2 * z + 16);
+        if (relu) { l0 = tn__smallk_relu(l0); h0 = tn__smallk_relu(h0); l1 = tn__smallk_relu(l1); h1 = tn__smallk_relu(h1); }
+        const __m512 a = _mm512_permutex2var_ps(l0, ev, h0), b = _mm512_permutex2var_ps(l0, od, h0);
+        const __m512 c = _mm512_permutex2var_ps(l1, ev, h1), d = _mm512_permutex2var_ps(l1, od, h1);
+        __m512 m = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(b, a, _CMP_GT_OQ) | _mm512_cmp_ps_mask(b, b, _CMP_UNORD_Q), a, b);
+        m = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(c, m, _CMP_GT_OQ) | _mm512_cmp_ps_mask(c, c, _CMP_UNORD_Q), m, c);
+        m = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(d, m, _CMP_GT_OQ) | _mm512_cmp_ps_mask(d, d, _CMP_UNORD_Q), m, d);
+        _mm512_mask_storeu_ps(y + z, (__mmask16)((1u << n) - 1), m);
+    }
+}
+/* The row buffer of the pooled forward: two rows of ow (rounded up to 16) per output channel. */
+static int64_t tn__smallk_pool_floats(const int64_t *g, int64_t O) { return 2 * O * ((g[9] + 15) / 16 * 16); }
 /* y [N, O, oh, ow] = conv(x [N, C, H, W], w [O, K]) + b (NULL: none), all contiguous;
-   buf: nthr C (H + 2 ph) wp floats. Chunk t of nthr: its share of the images, buffer t. */
+   buf: nthr C (H + 2 ph) wp floats. Chunk t of nthr: its share of the images, buffer t.
+   pool (the graph replay's, src/jit/trace.c): y [N, O, oh / 2, ow / 2] is the 2x2, stride-2
+   max pool of that (after ReLU when pool is 2), each pair of rows pooled from a buffer of
+   tn__smallk_pool_floats more per thread while it is in L1: the convolution's full result
+   never goes to memory. */
 TN__SMALLK_AVX512 static void tn__smallk_fwd_part(void *args, int t, int nthr) {
     const tn__smallk_args *a_ = (const tn__smallk_args *)args;
     const float *x = a_->x, *w = a_->w, *b = a_->b;
     float *y = a_->y, *buf = a_->buf;
     const int64_t N = a_->N, C = a_->C, H = a_->H, W = a_->W, O = a_->O, *g = a_->g;
-    const int64_t K = C * g[0] * g[1], oh = g[8], ow = g[9], wp = tn__smallk_wp(g), per = C * (H + 2 * g[4]) * wp;
+    const int pool = a_->pool;
+    const int64_t K = C * g[0] * g[1], oh = g[8], ow = g[9], wp = tn__smallk_wp(g), pb = pool ? tn__smallk_pool_floats(g, O) : 0;
+    const int64_t per = C * (H + 2 * g[4]) * wp + pb, wq = (ow + 15) / 16 * 16, OH = oh / 2, OW = ow / 2;
     {
-        float *pad = buf + t * per;
+        float *pad = buf + t * per, *rows = pad + per - pb;
         int64_t koff[TN__SMALLK_MAX];
         for (int64_t n = tn__split_at(N, t, nthr); n < tn__split_at(N, t + 1, nthr); n++) {
             tn__smallk_pad(x + n * C * H * W, C, H, W, g, wp, pad, koff);
-            for (int64_t oy = 0; oy < oh; oy++)
+            for (int64_t oy = 0; oy < (pool ? 2 * OH : oh); oy++) {   /* (pooled: an odd last row is not read) */
+                const int64_t cs = pool ? 2 * wq : oh * ow;   /* between output channels */
                 for (int64_t ox0 = 0; ox0 < ow; ox0 += 16) {
                     __m512 X[TN__SMALLK_MAX];
                     const __mmask16 m = (__mmask16)((1u << TN__MIN(16, ow - ox0)) - 1);
                     const float *p = pad + oy * wp + ox0;
-                    float *yp = y + (n * O * oh + oy) * ow + ox0;
+                    float *yp = pool ? rows + (oy & 1) * wq + ox0 : y + (n * O * oh + oy) * ow + ox0;
                     int64_t o = 0;
                     for (int64_t k = 0; k < K; k++) X[k] = _mm512_loadu_ps(p + koff[k]);
                     for (; o + 4 <= O; o += 4) {   /* four output channels: four independent chains */
@@ -31025,23 +31056,26 @@ TN__SMALLK_AVX512 static void tn__smallk_fwd_part(void *args, int t, int nthr) {
                             a2 = _mm512_fmadd_ps(_mm512_set1_ps(w0[2 * K + k]), X[k], a2);
                             a3 = _mm512_fmadd_ps(_mm512_set1_ps(w0[3 * K + k]), X[k], a3);
                         }
-                        _mm512_mask_storeu_ps(yp + o * oh * ow, m, a0);
-                        _mm512_mask_storeu_ps(yp + (o + 1) * oh * ow, m, a1);
-                        _mm512_mask_storeu_ps(yp + (o + 2) * oh * ow, m, a2);
-                        _mm512_mask_storeu_ps(yp + (o + 3) * oh * ow, m, a3);
+                        _mm512_mask_storeu_ps(yp + o * cs, m, a0);
+                        _mm512_mask_storeu_ps(yp + (o + 1) * cs, m, a1);
+                        _mm512_mask_storeu_ps(yp + (o + 2) * cs, m, a2);
+                        _mm512_mask_storeu_ps(yp + (o + 3) * cs, m, a3);
                     }
                     for (; o < O; o++) {
                         __m512 a = _mm512_set1_ps(b ? b[o] : 0.0f);
                         for (int64_t k = 0; k < K; k++) a = _mm512_fmadd_ps(_mm512_set1_ps(w[o * K + k]), X[k], a);
-                        _mm512_mask_storeu_ps(yp + o * oh * ow, m, a);
+                        _mm512_mask_storeu_ps(yp + o * cs, m, a);
                     }
                 }
+                if (pool && (oy & 1))
+                    for (int64_t o = 0; o < O; o++) tn__smallk_pool_row(rows + o * cs, rows + o * cs + wq, y + ((n * O + o) * OH + oy / 2) * OW, OW, pool == 2);
+            }
         }
     }
 }
 static void tn__smallk_fwd_f32(const float *x, const float *w, const float *b, float *y, int64_t N, int64_t C, int64_t H,
-                               int64_t W, int64_t O, const int64_t *g, int nthr, float *buf) {
-    tn__smallk_args a = {x, w, b, NULL, y, NULL, buf, N, C, H, W, O, g};
+                               int64_t W, int64_t O, const int64_t *g, int nthr, float *buf, int pool) {
+    tn__smallk_args a = {x, w, b, NULL, y, NULL, buf, N, C, H, W, O, g, pool};
     tn__parallel(nthr, tn__smallk_fwd_part, &a);
 }
 /* gw [O, K] (written) = the weight gradient from gy [N, O, oh, ow] and x; buf: nthr
@@ -31103,7 +31137,7 @@ TN__SMALLK_AVX512 static void tn__smallk_wgrad_part(void *args, int t, int nthr)
 static void tn__smallk_wgrad_f32(const float *x, const float *gy, float *gw, int64_t N, int64_t C, int64_t H, int64_t W,
                                  int64_t O, const int64_t *g, int nthr, float *buf) {
     const int64_t K = C * g[0] * g[1], per = C * (H + 2 * g[4]) * tn__smallk_wp(g) + O * K * 16;
-    tn__smallk_args a = {x, NULL, NULL, gy, NULL, gw, buf, N, C, H, W, O, g};
+    tn__smallk_args a = {x, NULL, NULL, gy, NULL, gw, buf, N, C, H, W, O, g, 0};
     tn__parallel(nthr, tn__smallk_wgrad_part, &a);
     for (int64_t q = 0; q < O * K; q++) {   /* threads, then lanes, in order */
         float s = 0;
@@ -31118,18 +31152,19 @@ static bool tn__conv_smallk_ok(const tn_tensor *x, const int64_t *g, int64_t G) 
         return false;
     return tn__cpu_avx512();
 }
-/* mode 0: y = conv(x, w) + b; 2: w = the weight gradient from y = gy and x (new, contiguous). */
+/* mode 0: y = conv(x, w) + b; 2: w = the weight gradient from y = gy and x (new, contiguous);
+   3, 4: y = the 2x2, stride-2 max pool of conv(x, w) + b, 4 after ReLU (tn__smallk_fwd_part). */
 static int tn__conv_smallk_cpu(int mode, tn_tensor *x, tn_tensor *w, const tn_tensor *b, tn_tensor *y, const int64_t *g) {
     const int64_t N = x->shape[0], C = x->shape[1], H = x->shape[2], O = w->shape[0], K = C * g[0] * g[1];
-    const int nthr = tn__par_threads(tn__mul_sat(N * O * g[8] * g[9], K), N);   /* N O oh ow: y's numel */
-    const int64_t per = C * (H + 2 * g[4]) * tn__smallk_wp(g) + (mode == 2 ? O * K * 16 : 0);
+    const int nthr = tn__par_threads(tn__mul_sat(N * O * g[8] * g[9], K), N);   /* N O oh ow: the convolution's numel */
+    const int64_t per = C * (H + 2 * g[4]) * tn__smallk_wp(g) + (mode == 2 ? O * K * 16 : mode >= 3 ? tn__smallk_pool_floats(g, O) : 0);
     tn_tensor *xc = tn_is_contiguous(x) ? tn_retain(x) : tn__copy_as(x, x->dtype, TN_CPU);
     tn_tensor *yc = tn_is_contiguous(y) ? tn_retain(y) : tn__copy_as(y, y->dtype, TN_CPU);
     tn_tensor *buf = tn__new(TN_F32, TN_CPU, TN_SHAPE(tn__mul_sat(nthr, per)));
     int failed = !xc || !yc || !buf;
-    if (!failed && mode == 0)
+    if (!failed && mode != 2)
         tn__smallk_fwd_f32((const float *)tn_data_ptr(xc), (const float *)tn_data_ptr(w), b ? (const float *)tn_data_ptr(b) : NULL,
-                           (float *)tn_data_ptr(yc), N, C, H, x->shape[3], O, g, nthr, (float *)tn_data_ptr(buf));
+                           (float *)tn_data_ptr(yc), N, C, H, x->shape[3], O, g, nthr, (float *)tn_data_ptr(buf), mode >= 3 ? mode - 2 : 0);
     else if (!failed)
         tn__smallk_wgrad_f32((const float *)tn_data_ptr(xc), (const float *)tn_data_ptr(yc), (float *)tn_data_ptr(w), N, C, H, x->shape[3], O, g,
                              nthr, (float *)tn_data_ptr(buf));
@@ -31211,6 +31246,29 @@ TN__WINO_AVX512 static void tn__wino_at_f32_avx512(int64_t nt, int64_t S, const 
         _mm512_mask_storeu_ps(y01 + i, k, _mm512_add_ps(_mm512_sub_ps(_mm512_sub_ps(r[1], r[2]), r[3]), b));
         _mm512_mask_storeu_ps(y10 + i, k, _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(u[0], u[1]), u[2]), b));
         _mm512_mask_storeu_ps(y11 + i, k, _mm512_add_ps(_mm512_sub_ps(_mm512_sub_ps(u[1], u[2]), u[3]), b));
+    }
+}
+/* tn__wino_at_f32_avx512's four outputs of tiles i < nt, then (the graph replay's pooled
+   forward) ReLU when relu (the epilogue's x < 0 ? 0 : x) and their max in max_pool2d's order
+   and comparisons (src/nn/pooling.c tn__pool22_fwd_f32_avx512) to y[i]. */
+TN__WINO_AVX512 static __m512 tn__wino_relu(__m512 v) { return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ), v, _mm512_setzero_ps()); }
+TN__WINO_AVX512 static __m512 tn__wino_max(__m512 m, __m512 c) { return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(c, m, _CMP_GT_OQ) | _mm512_cmp_ps_mask(c, c, _CMP_UNORD_Q), m, c); }
+TN__WINO_AVX512 static void tn__wino_at_pool_f32_avx512(int64_t nt, int64_t S, const float *m, float bv, float *y, int relu, float *E) {
+    const __m512 b = _mm512_set1_ps(bv);
+    (void)E;
+    for (int64_t i = 0; i < nt; i += 16) {
+        const __mmask16 k = tn__wino_lanes(0, nt - i);
+        __m512 v[16];
+        for (int xi = 0; xi < 16; xi++) v[xi] = _mm512_maskz_loadu_ps(k, m + xi * S + i);
+        __m512 r[4], u[4];
+        for (int c = 0; c < 4; c++) {
+            r[c] = _mm512_add_ps(_mm512_add_ps(v[c], v[4 + c]), v[8 + c]);
+            u[c] = _mm512_sub_ps(_mm512_sub_ps(v[4 + c], v[8 + c]), v[12 + c]);
+        }
+        __m512 a = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(r[0], r[1]), r[2]), b), bb = _mm512_add_ps(_mm512_sub_ps(_mm512_sub_ps(r[1], r[2]), r[3]), b);
+        __m512 c = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(u[0], u[1]), u[2]), b), d = _mm512_add_ps(_mm512_sub_ps(_mm512_sub_ps(u[1], u[2]), u[3]), b);
+        if (relu) { a = tn__wino_relu(a); bb = tn__wino_relu(bb); c = tn__wino_relu(c); d = tn__wino_relu(d); }
+        _mm512_mask_storeu_ps(y + i, k, tn__wino_max(tn__wino_max(tn__wino_max(a, bb), c), d));
     }
 }
 /* A row of output tiles into the output row yr [ow]: tile j's two values a[j], b[j] at
@@ -31345,6 +31403,23 @@ static void tn__wino_at_f32(int64_t nt, int64_t S, const float *TN__RESTRICT m, 
     }
 }
 
+/* The four outputs of tiles i < nt (tn__wino_at), then ReLU when relu (the epilogue's
+   formula) and the 2x2 max pool of each tile, in the comparisons of max_pool2d's rows in
+   their order (src/nn/pooling.c tn__pool22_fwd_f32), to y[i]: the bits of the ReLU pass
+   then the pool. E: 4 nt of scratch. */
+static void tn__wino_at_pool_f32(int64_t nt, int64_t S, const float *TN__RESTRICT m, float bv, float *TN__RESTRICT y, int relu, float *TN__RESTRICT E)
+{
+    int64_t i;
+    tn__wino_at_f32(nt, S, m, bv, E, E + nt, E + 2 * nt, E + 3 * nt);
+    if (relu)
+        for (i = 0; i < 4 * nt; i++) E[i] = E[i] < 0 ? (float)0 : E[i];
+    for (i = 0; i < nt; i++) {
+        const float a = E[i], b = E[nt + i], c = E[2 * nt + i], d = E[3 * nt + i];
+        float mx = ((b > a) | (b != b)) ? b : a;
+        mx = ((c > mx) | (c != c)) ? c : mx;
+        y[i] = ((d > mx) | (d != d)) ? d : mx;
+    }
+}
 static void tn__wino_a_cols_f32(int64_t n, const float *TN__RESTRICT a, const float *TN__RESTRICT c, float *TN__RESTRICT f0,
                                   float *TN__RESTRICT f1, float *TN__RESTRICT f2, float *TN__RESTRICT f3)
 { /* A g for the rows a, c of 2x2 tiles of g */
@@ -31437,7 +31512,7 @@ static void tn__wino_input_f32(const float *x, int64_t Q, int64_t H, int64_t W, 
 /* the arguments of the threaded Winograd loops (the convolution or the weight gradient) */
 typedef struct {
     const float *x, *gy, *Up, *b, *zero; float *y, *gw, *buf; const tn__gemm_kern_f32 *kn;
-    int64_t N, Q, H, W, ph, pw, P, oh, ow, br; int failed;
+    int64_t N, Q, H, W, ph, pw, P, oh, ow, br; int failed, pool;
 } tn__wino_args_f32;
 /* chunk t of nthr: a share of the tile rows, with buffer t */
 static void tn__wino_conv_part_f32(void *args, int t, int nthr) {
@@ -31456,8 +31531,10 @@ static void tn__wino_conv_part_f32(void *args, int t, int nthr) {
         int64_t r0, lr, p, xi;
         void (*out_row)(const float *, const float *, int64_t, float *, int64_t) = tn__wino_out_row_f32;
         void (*at)(int64_t, int64_t, const float *, float, float *, float *, float *, float *) = tn__wino_at_f32;
+        void (*at_pool)(int64_t, int64_t, const float *, float, float *, int, float *) = tn__wino_at_pool_f32;
         TN__WINO_PICK_f32(out_row, tn__wino_out_row_f32);
         TN__WINO_PICK_f32(at, tn__wino_at_f32);
+        TN__WINO_PICK_f32(at_pool, tn__wino_at_pool_f32);
         for (r0 = tn__split_at(R, t, nthr); r0 < r1; r0 += br) {
             const int64_t nrow = TN__MIN(br, r1 - r0), nt = nrow * (t1 - 1);
             tn__wino_input_f32(x, Q, H, W, ph, pw, th, t1 - 1, r0, nrow, zero, E, V, vx, nr, nr, Q * nr);
@@ -31465,6 +31542,14 @@ static void tn__wino_conv_part_f32(void *args, int t, int nthr) {
                 tn__gemm_macro_f32(kn, P, nt, Q, (float)1, Up + xi * ups, NULL, 0, 0, V + xi * vx, NULL, 0, (float)0, M + xi * S, tb, 1, NULL, 0, 0, 1, 1);
             for (p = 0; p < P; p++) { /* A^T m A: four outputs per tile, then into y */
                 float *y00 = O4, *y01 = O4 + tb, *y10 = O4 + 2 * tb, *y11 = O4 + 3 * tb;
+                if (A->pool) { /* the graph replay's 2x2 max pool: a tile is a window; y [N, P, oh / 2, ow / 2] */
+                    at_pool(nt, S, M + p * tb, b ? b[p] : (float)0, y00 + 4 * tb, A->pool == 2, y00);
+                    for (lr = 0; lr < nrow; lr++) {
+                        const int64_t n = (r0 + lr) / th, ty = (r0 + lr) % th;
+                        if (ty < oh / 2) memcpy(y + ((n * P + p) * (oh / 2) + ty) * (ow / 2), y00 + 4 * tb + lr * (t1 - 1), (size_t)(ow / 2) * sizeof(float));
+                    }
+                    continue;
+                }
                 at(nt, S, M + p * tb, b ? b[p] : (float)0, y00, y01, y10, y11);
                 for (lr = 0; lr < nrow; lr++) {
                     const int64_t n = (r0 + lr) / th, ty = (r0 + lr) % th, o = lr * (t1 - 1);
@@ -31479,9 +31564,9 @@ static void tn__wino_conv_part_f32(void *args, int t, int nthr) {
 static void tn__wino_conv_f32(const float *x, int64_t N, int64_t Q, int64_t H, int64_t W,
                                 int64_t ph, int64_t pw, const tn__gemm_kern_f32 *kn,
                                 const float *Up, int64_t P, const float *b, float *y, int64_t oh, int64_t ow,
-                                int64_t br, float *buf, const float *zero, int nthr)
+                                int64_t br, float *buf, const float *zero, int nthr, int pool)
 {
-    tn__wino_args_f32 A = {x, NULL, Up, b, zero, y, NULL, buf, kn, N, Q, H, W, ph, pw, P, oh, ow, br, 0};
+    tn__wino_args_f32 A = {x, NULL, Up, b, zero, y, NULL, buf, kn, N, Q, H, W, ph, pw, P, oh, ow, br, 0, pool};
     tn__parallel(nthr, tn__wino_conv_part_f32, &A);
 }
 
@@ -31529,7 +31614,7 @@ static int tn__wino_wgrad_f32(const float *x, const float *gy, int64_t N, int64_
     const int64_t vx = Q * tb + 16, ys = P * tb + 16, zo = 16 * (vx + ys) + 8 * tb + 2, per = zo + 16 * P * Q; /* as in conv */
     int64_t p, q;
     int t;
-    tn__wino_args_f32 A = {x, gy, NULL, NULL, zero, NULL, gw, buf, NULL, N, Q, H, W, ph, pw, P, oh, ow, br, 0};
+    tn__wino_args_f32 A = {x, gy, NULL, NULL, zero, NULL, gw, buf, NULL, N, Q, H, W, ph, pw, P, oh, ow, br, 0, 0};
     tn__parallel(nthr, tn__wino_wgrad_part_f32, &A);
     const int failed = A.failed;
     for (t = 1; t < nthr; t++) { /* the threads' sums, in thread order */
@@ -31636,6 +31721,23 @@ static void tn__wino_at_f64(int64_t nt, int64_t S, const double *TN__RESTRICT m,
     }
 }
 
+/* The four outputs of tiles i < nt (tn__wino_at), then ReLU when relu (the epilogue's
+   formula) and the 2x2 max pool of each tile, in the comparisons of max_pool2d's rows in
+   their order (src/nn/pooling.c tn__pool22_fwd_f32), to y[i]: the bits of the ReLU pass
+   then the pool. E: 4 nt of scratch. */
+static void tn__wino_at_pool_f64(int64_t nt, int64_t S, const double *TN__RESTRICT m, double bv, double *TN__RESTRICT y, int relu, double *TN__RESTRICT E)
+{
+    int64_t i;
+    tn__wino_at_f64(nt, S, m, bv, E, E + nt, E + 2 * nt, E + 3 * nt);
+    if (relu)
+        for (i = 0; i < 4 * nt; i++) E[i] = E[i] < 0 ? (double)0 : E[i];
+    for (i = 0; i < nt; i++) {
+        const double a = E[i], b = E[nt + i], c = E[2 * nt + i], d = E[3 * nt + i];
+        double mx = ((b > a) | (b != b)) ? b : a;
+        mx = ((c > mx) | (c != c)) ? c : mx;
+        y[i] = ((d > mx) | (d != d)) ? d : mx;
+    }
+}
 static void tn__wino_a_cols_f64(int64_t n, const double *TN__RESTRICT a, const double *TN__RESTRICT c, double *TN__RESTRICT f0,
                                   double *TN__RESTRICT f1, double *TN__RESTRICT f2, double *TN__RESTRICT f3)
 { /* A g for the rows a, c of 2x2 tiles of g */
@@ -31728,7 +31830,7 @@ static void tn__wino_input_f64(const double *x, int64_t Q, int64_t H, int64_t W,
 /* the arguments of the threaded Winograd loops (the convolution or the weight gradient) */
 typedef struct {
     const double *x, *gy, *Up, *b, *zero; double *y, *gw, *buf; const tn__gemm_kern_f64 *kn;
-    int64_t N, Q, H, W, ph, pw, P, oh, ow, br; int failed;
+    int64_t N, Q, H, W, ph, pw, P, oh, ow, br; int failed, pool;
 } tn__wino_args_f64;
 /* chunk t of nthr: a share of the tile rows, with buffer t */
 static void tn__wino_conv_part_f64(void *args, int t, int nthr) {
@@ -31747,8 +31849,10 @@ static void tn__wino_conv_part_f64(void *args, int t, int nthr) {
         int64_t r0, lr, p, xi;
         void (*out_row)(const double *, const double *, int64_t, double *, int64_t) = tn__wino_out_row_f64;
         void (*at)(int64_t, int64_t, const double *, double, double *, double *, double *, double *) = tn__wino_at_f64;
+        void (*at_pool)(int64_t, int64_t, const double *, double, double *, int, double *) = tn__wino_at_pool_f64;
         TN__WINO_PICK_f64(out_row, tn__wino_out_row_f64);
         TN__WINO_PICK_f64(at, tn__wino_at_f64);
+        TN__WINO_PICK_f64(at_pool, tn__wino_at_pool_f64);
         for (r0 = tn__split_at(R, t, nthr); r0 < r1; r0 += br) {
             const int64_t nrow = TN__MIN(br, r1 - r0), nt = nrow * (t1 - 1);
             tn__wino_input_f64(x, Q, H, W, ph, pw, th, t1 - 1, r0, nrow, zero, E, V, vx, nr, nr, Q * nr);
@@ -31756,6 +31860,14 @@ static void tn__wino_conv_part_f64(void *args, int t, int nthr) {
                 tn__gemm_macro_f64(kn, P, nt, Q, (double)1, Up + xi * ups, NULL, 0, 0, V + xi * vx, NULL, 0, (double)0, M + xi * S, tb, 1, NULL, 0, 0, 1, 1);
             for (p = 0; p < P; p++) { /* A^T m A: four outputs per tile, then into y */
                 double *y00 = O4, *y01 = O4 + tb, *y10 = O4 + 2 * tb, *y11 = O4 + 3 * tb;
+                if (A->pool) { /* the graph replay's 2x2 max pool: a tile is a window; y [N, P, oh / 2, ow / 2] */
+                    at_pool(nt, S, M + p * tb, b ? b[p] : (double)0, y00 + 4 * tb, A->pool == 2, y00);
+                    for (lr = 0; lr < nrow; lr++) {
+                        const int64_t n = (r0 + lr) / th, ty = (r0 + lr) % th;
+                        if (ty < oh / 2) memcpy(y + ((n * P + p) * (oh / 2) + ty) * (ow / 2), y00 + 4 * tb + lr * (t1 - 1), (size_t)(ow / 2) * sizeof(double));
+                    }
+                    continue;
+                }
                 at(nt, S, M + p * tb, b ? b[p] : (double)0, y00, y01, y10, y11);
                 for (lr = 0; lr < nrow; lr++) {
                     const int64_t n = (r0 + lr) / th, ty = (r0 + lr) % th, o = lr * (t1 - 1);
@@ -31770,9 +31882,9 @@ static void tn__wino_conv_part_f64(void *args, int t, int nthr) {
 static void tn__wino_conv_f64(const double *x, int64_t N, int64_t Q, int64_t H, int64_t W,
                                 int64_t ph, int64_t pw, const tn__gemm_kern_f64 *kn,
                                 const double *Up, int64_t P, const double *b, double *y, int64_t oh, int64_t ow,
-                                int64_t br, double *buf, const double *zero, int nthr)
+                                int64_t br, double *buf, const double *zero, int nthr, int pool)
 {
-    tn__wino_args_f64 A = {x, NULL, Up, b, zero, y, NULL, buf, kn, N, Q, H, W, ph, pw, P, oh, ow, br, 0};
+    tn__wino_args_f64 A = {x, NULL, Up, b, zero, y, NULL, buf, kn, N, Q, H, W, ph, pw, P, oh, ow, br, 0, pool};
     tn__parallel(nthr, tn__wino_conv_part_f64, &A);
 }
 
@@ -31820,7 +31932,7 @@ static int tn__wino_wgrad_f64(const double *x, const double *gy, int64_t N, int6
     const int64_t vx = Q * tb + 16, ys = P * tb + 16, zo = 16 * (vx + ys) + 8 * tb + 2, per = zo + 16 * P * Q; /* as in conv */
     int64_t p, q;
     int t;
-    tn__wino_args_f64 A = {x, gy, NULL, NULL, zero, NULL, gw, buf, NULL, N, Q, H, W, ph, pw, P, oh, ow, br, 0};
+    tn__wino_args_f64 A = {x, gy, NULL, NULL, zero, NULL, gw, buf, NULL, N, Q, H, W, ph, pw, P, oh, ow, br, 0, 0};
     tn__parallel(nthr, tn__wino_wgrad_part_f64, &A);
     const int failed = A.failed;
     for (t = 1; t < nthr; t++) { /* the threads' sums, in thread order */
@@ -31868,9 +31980,12 @@ static bool tn__conv_wino_ok(const tn_tensor *x, const tn_tensor *w, const int64
 typedef struct { const void *w, *P; int64_t O, C, mr; } tn__wino_pre;
 static TN__TLS tn__wino_pre tn__wino_pre_on;
 /* y (new, contiguous) = conv(x, w) + b (flip = 0: y [N, O, oh, ow]), or the input gradient
-   y [N, C, H, W] of x = gy [N, O, oh, ow] (flip = 1), by Winograd; w, b contiguous. */
+   y [N, C, H, W] of x = gy [N, O, oh, ow] (flip = 1), by Winograd; w, b contiguous. flip 2, 3:
+   y [N, O, oh / 2, ow / 2] = the 2x2, stride-2 max pool of the forward's (3: after ReLU). */
 static int tn__conv_wino_cpu(tn_tensor *y, tn_tensor *x, const tn_tensor *w, const tn_tensor *b, const int64_t *g, int flip) {
-    const int64_t N = x->shape[0], Q = x->shape[1], H = x->shape[2], W = x->shape[3], P = y->shape[1], oh = y->shape[2], ow = y->shape[3];
+    const int pool = flip >= 2 ? flip - 1 : 0;
+    flip = flip == 1;
+    const int64_t N = x->shape[0], Q = x->shape[1], H = x->shape[2], W = x->shape[3], P = y->shape[1], oh = pool ? g[8] : y->shape[2], ow = pool ? g[9] : y->shape[3];
     const int64_t ph = flip ? 2 - g[4] : g[4], pw = flip ? 2 - g[5] : g[5], th = (oh + 1) / 2, t1 = (ow + 1) / 2 + 1;
     const bool f32 = x->dtype == TN_F32;
     const size_t es = tn_dtype_size(x->dtype);
@@ -31898,11 +32013,11 @@ static int tn__conv_wino_cpu(tn_tensor *y, tn_tensor *x, const tn_tensor *w, con
         if (f32) {
             if (!pre) tn__wino_weights_f32((const float *)tn_data_ptr(w), w->shape[0], w->shape[1], flip, (float *)up, &k32, (float *)up + 16 * P * Q);
             tn__wino_conv_f32((const float *)tn_data_ptr(xc), N, Q, H, W, ph, pw, &k32, pre ? (const float *)wpk->P : (const float *)up + 16 * P * Q, P,
-                              b ? (const float *)tn_data_ptr(b) : NULL, (float *)tn_data_ptr(y), oh, ow, br, (float *)bp, (const float *)zero, nthr);
+                              b ? (const float *)tn_data_ptr(b) : NULL, (float *)tn_data_ptr(y), oh, ow, br, (float *)bp, (const float *)zero, nthr, pool);
         } else {
             if (!pre) tn__wino_weights_f64((const double *)tn_data_ptr(w), w->shape[0], w->shape[1], flip, (double *)up, &k64, (double *)up + 16 * P * Q);
             tn__wino_conv_f64((const double *)tn_data_ptr(xc), N, Q, H, W, ph, pw, &k64, pre ? (const double *)wpk->P : (const double *)up + 16 * P * Q, P,
-                              b ? (const double *)tn_data_ptr(b) : NULL, (double *)tn_data_ptr(y), oh, ow, br, (double *)bp, (const double *)zero, nthr);
+                              b ? (const double *)tn_data_ptr(b) : NULL, (double *)tn_data_ptr(y), oh, ow, br, (double *)bp, (const double *)zero, nthr, pool);
         }
     }
     tn_release(xc); tn_release(U); tn_release(buf);
@@ -32075,6 +32190,19 @@ static int tn__conv_forward_cpu_act(tn_tensor *y, tn_tensor *x, tn_tensor *w, tn
     }
     tn_release(buf); tn_release(ybuf);
     return failed ? TN__FAIL_INT("conv2d: out of memory") : 0;
+}
+/* The graph replay's conv2d, activation act and 2x2, stride-2 max pool in one pass (src/jit/trace.c):
+   where the convolution takes the small-K or the Winograd path (float, no padding of the
+   pool, act none or ReLU, a result of at least 2x2), each window pooled while its values
+   are in L1 (the full result is neither written nor read back, nor the ReLU's pass). */
+static bool tn__conv_pool_ok(const tn_tensor *x, const tn_tensor *w, const int64_t *g, int64_t G, int act) {
+    return (act == TN__EPI_NONE || act == TN__EPI_RELU) && g[8] >= 2 && g[9] >= 2 && tn_numel(x) > 0 && w->shape[0] > 0 &&
+           (tn__conv_smallk_ok(x, g, G) || tn__conv_wino_ok(x, w, g, G, false));
+}
+/* y [N, O, oh / 2, ow / 2] (new, contiguous) = the 2x2 max pool of act(conv(x, w) + b), w and b contiguous; tn__conv_pool_ok. */
+static int tn__conv_forward_pool_cpu(tn_tensor *y, tn_tensor *x, tn_tensor *w, tn_tensor *b, const int64_t *g, int64_t G, int act) {
+    const int relu = act == TN__EPI_RELU;
+    return tn__conv_smallk_ok(x, g, G) ? tn__conv_smallk_cpu(3 + relu, x, w, b, y, g) : tn__conv_wino_cpu(y, x, w, b, g, 2 + relu);
 }
 
 /* ======================================================================================= */
@@ -32250,16 +32378,20 @@ static tn_tensor *tn__conv_record(tn_tensor *x4, tn_tensor *w4, tn_tensor *b, co
 }
 /* The graph replay's request (src/jit/trace.c) that the next CPU conv2d of this thread, under
    no_grad, apply activation act (TN__EPI_*) to its result in its GEMM's epilogue; the conv
-   sets tn__conv_act_done when it did. */
-static TN__TLS int tn__conv_act_req, tn__conv_act_done;
+   sets tn__conv_act_done when it did. tn__conv_pool_req: and then the 2x2, stride-2 max pool
+   (the result [N, O, oh / 2, ow / 2]) where tn__conv_pool_ok; tn__conv_pool_done when it did. */
+static TN__TLS int tn__conv_act_req, tn__conv_act_done, tn__conv_pool_req, tn__conv_pool_done;
 /* conv2d of x4 [N, C, H, W] by w4 on the CPU, + b, as one node. */
 static tn_tensor *tn__conv2d_cpu(tn_tensor *x4, tn_tensor *w4, tn_tensor *b, const int64_t *g, int64_t G) {
     const int act = tn__grad_disabled ? tn__conv_act_req : TN__EPI_NONE;
+    const bool pool = tn__grad_disabled && tn__conv_pool_req && tn__conv_pool_ok(x4, w4, g, G, act);
     tn__conv_act_req = TN__EPI_NONE;
+    tn__conv_pool_req = 0;
     tn_tensor *wc = tn_contiguous(w4), *bc = b ? tn_contiguous(b) : NULL;
-    tn_tensor *y = wc && (!b || bc) ? tn__new(x4->dtype, TN_CPU, TN_SHAPE(x4->shape[0], w4->shape[0], g[8], g[9])) : NULL;
-    if (!y || tn__conv_forward_cpu_act(y, x4, wc, bc, g, G, act)) { tn_release(y); return NULL; }
+    tn_tensor *y = wc && (!b || bc) ? tn__new(x4->dtype, TN_CPU, TN_SHAPE(x4->shape[0], w4->shape[0], pool ? g[8] / 2 : g[8], pool ? g[9] / 2 : g[9])) : NULL;
+    if (!y || (pool ? tn__conv_forward_pool_cpu(y, x4, wc, bc, g, G, act) : tn__conv_forward_cpu_act(y, x4, wc, bc, g, G, act))) { tn_release(y); return NULL; }
     tn__conv_act_done = act != TN__EPI_NONE;
+    tn__conv_pool_done = pool;
     return tn__conv_record(x4, w4, b, g, G, y, tn__conv_bw);
 }
 
@@ -50558,7 +50690,14 @@ static tn_tensor *tn__graph_fused_each(const tn_graph *g, const tn__fgroup *G, t
    a relu, gelu or silu that is its only reader, and no fused chain's member: under no_grad
    on the CPU the product applies the activation to each tile of its result while the tile
    is in cache (src/ops/gemm.c's epilogue, the activations' own scalar formulas: the same
-   bits), and the activation node only passes the result on. */
+   bits), and the activation node only passes the result on.
+   A conv2d so planned (or with no activation) whose result goes, read once, to a max_pool2d
+   of 2x2 windows, stride 2, no padding or dilation, floor mode: the conv pools each window
+   while its values are in cache where its kernel can (the small-K and Winograd paths,
+   src/nn/winograd.c tn__conv_forward_pool_cpu: max_pool2d's comparisons, the same bits)
+   and the pool node passes the result on; the full result is never written, nor read by a
+   ReLU pass and the pool (at batch 64 the CNN's conv 1 -> 32 at 28x28 writes 6.4 MB). */
+#define TN__GEPI_POOL 0x100   /* in epi[k]: the 2x2 max pool too */
 static int tn__graph_epi_act(int sub) {
     return sub == RELU ? TN__EPI_RELU : sub == GELU ? TN__EPI_GELU : sub == GELU_TANH ? TN__EPI_GELU_TANH : sub == SILU ? TN__EPI_SILU : TN__EPI_NONE;
 }
@@ -50574,22 +50713,37 @@ static void tn__graph_epi_plan(tn_graph *g) {
             if (m->op == J_UNARY && g->fgrp[g->last_use[v]] < 0) g->epi[k] = tn__graph_epi_act(m->sub);
             break;
         }
+        if (n->op != J_CONV2D || g->vals[n->out].ndim != 4 || (g->epi[k] != TN__EPI_NONE && g->epi[k] != TN__EPI_RELU)) continue;
+        int v = n->out;   /* the relu's result, or the conv's */
+        if (g->epi[k] == TN__EPI_RELU) {
+            const tn__gnode *m = &g->nodes[g->last_use[v]];
+            if (m->op != J_UNARY || m->in[0] != v) continue;   /* (through a reshape) */
+            v = m->out;
+        }
+        if (g->uses[v] != 1 || tn__graph_is_output(g, v) || g->last_use[v] <= k || g->last_use[v] >= g->nnodes) continue;
+        const tn__gnode *p = &g->nodes[g->last_use[v]];
+        static const int64_t k22[9] = {2, 2, 2, 2, 0, 0, 1, 1, 0};   /* kernel, stride, padding, dilation (h, w), ceil_mode */
+        if (p->op == J_MAX_POOL2D && p->nin >= 1 && p->in[0] == v && p->ni >= 9 && !memcmp(p->i, k22, sizeof k22) && g->vals[p->out].ndim == 4)
+            g->epi[k] |= TN__GEPI_POOL;
     }
 }
 /* Node n (an addmm or a conv2d of tn__graph_epi_plan) with activation act in its GEMM's
-   epilogue; *applied false when it ran without (then the activation node runs it). */
-static tn_tensor *tn__graph_node_run_act(const tn_graph *g, const tn__gnode *n, tn_tensor **v, int64_t batch, int act, bool *applied) {
-    *applied = false;
+   epilogue (and a conv's pool, act | TN__GEPI_POOL); *applied false when it ran without
+   (then the activation node runs it), *pooled false when it did not pool. */
+static tn_tensor *tn__graph_node_run_act(const tn_graph *g, const tn__gnode *n, tn_tensor **v, int64_t batch, int act, bool *applied, bool *pooled) {
+    *applied = *pooled = false;
     if (n->op == J_ADDMM) {
         tn_tensor *a[3];
         for (int k = 0; k < 3; k++) a[k] = k < n->nin && n->in[k] >= 0 ? v[n->in[k]] : NULL;
-        return tn__addmm_act(a[0], a[1], a[2], n->d[0], n->d[1], act, applied);
+        return tn__addmm_act(a[0], a[1], a[2], n->d[0], n->d[1], act & ~TN__GEPI_POOL, applied);
     }
-    tn__conv_act_req = act;
-    tn__conv_act_done = 0;
+    tn__conv_act_req = act & ~TN__GEPI_POOL;
+    tn__conv_pool_req = (act & TN__GEPI_POOL) != 0;
+    tn__conv_act_done = tn__conv_pool_done = 0;
     tn_tensor *r = tn__graph_node_run(g, n, v, batch);
     *applied = r && tn__conv_act_done;
-    tn__conv_act_req = tn__conv_act_done = 0;
+    *pooled = r && tn__conv_pool_done;
+    tn__conv_act_req = tn__conv_act_done = tn__conv_pool_req = tn__conv_pool_done = 0;
     return r;
 }
 /* ---- the residual add and layer norm in one pass ----
@@ -50656,7 +50810,8 @@ TNDEF int tn_graph_fused_nodes(tn_graph *g) {
     if (tn__graph_plan(g)) return -1;
     int c = 0;
     for (int q = 0; q < g->nfg; q++) c += g->fg[q].n;
-    for (int k = 0; k < g->nnodes; k++) c += (g->epi[k] ? 2 : 0) + (g->lnadd[k] >= 0 ? 2 : 0);   /* a product and its activation; an add and its norm */
+    for (int k = 0; k < g->nnodes; k++)   /* a product and its activation (and a conv's pool); an add and its norm */
+        c += (g->epi[k] & ~TN__GEPI_POOL ? 2 : g->epi[k] ? 1 : 0) + (g->epi[k] & TN__GEPI_POOL ? 1 : 0) + (g->lnadd[k] >= 0 ? 2 : 0);
     return c;
 }
 
@@ -50787,7 +50942,7 @@ TNDEF int tn_graph_run(tn_graph *g, tn_tensor *const *inputs, int n, tn_tensor *
     if (tn__graph_plan(g)) return -1;
     tn_tensor **v = (tn_tensor **)TN_MALLOC((size_t)(g->nvals > 0 ? g->nvals : 1) * (sizeof *v + 1));
     if (!v) return TN__FAIL_INT("tn_graph_run: out of memory");
-    char *actdone = (char *)(v + (g->nvals > 0 ? g->nvals : 1));   /* per value: its activation already applied (tn__graph_epi_plan) */
+    char *actdone = (char *)(v + (g->nvals > 0 ? g->nvals : 1));   /* per value: 1 its activation already applied, 2 its 2x2 max pool (tn__graph_epi_plan) */
     memset(actdone, 0, (size_t)(g->nvals > 0 ? g->nvals : 1));
     /* the static memory plan: no_grad on the CPU (with grad, autograd keeps intermediates
        past the run); the first run warms the ops' caches, the second records, the others
@@ -50891,9 +51046,11 @@ TNDEF int tn_graph_run(tn_graph *g, tn_tensor *const *inputs, int n, tn_tensor *
             continue;
         }
         const int u = nd->nin > 0 ? nd->in[0] : -1;
-        if (no_grad && nd->op == J_UNARY && u >= 0 && actdone[u] && v[u]) {   /* applied by the product's epilogue: the reference moves */
+        if (no_grad && u >= 0 && v[u] && ((nd->op == J_UNARY && (actdone[u] & 1)) || (nd->op == J_MAX_POOL2D && (actdone[u] & 2)))) {
+            /* applied by the product's epilogue (a pool by the conv): the reference moves */
             if (h) tn__mhook_node(h, k);
             v[nd->out] = v[u];
+            actdone[nd->out] = (char)(nd->op == J_UNARY ? actdone[u] & 2 : 0);
             if (h) tn__graph_mplan_result(g, h, k, v);
             v[u] = NULL;
             if (h) tn__graph_mplan_after(g, h, k, v);
@@ -50922,7 +51079,7 @@ TNDEF int tn_graph_run(tn_graph *g, tn_tensor *const *inputs, int n, tn_tensor *
         if (h) tn__mhook_node(h, k);
         tn__mhook_on = h;
         tn_scope_begin();
-        bool applied = false;
+        bool applied = false, pooled = false;
         if (mine && cpu && (nd->op == J_ADDMM || nd->op == J_CONV2D)) {   /* the plan's own run only (tn__graph_wpack replaces what it packed) */
             tn__mhook_on = NULL;   /* packed once, outside the arena */
             const tn__gwpack *pk = tn__graph_wpack(g, nd, v);
@@ -50930,11 +51087,11 @@ TNDEF int tn_graph_run(tn_graph *g, tn_tensor *const *inputs, int n, tn_tensor *
             if (pk && pk->kind == 2) tn__wino_pre_on = pk->wino;
             tn__mhook_on = h;
         }
-        r = tn_retain(no_grad && cpu && g->epi[k] ? tn__graph_node_run_act(g, nd, v, batch, g->epi[k], &applied) : tn__graph_node_run(g, nd, v, batch));
+        r = tn_retain(no_grad && cpu && g->epi[k] ? tn__graph_node_run_act(g, nd, v, batch, g->epi[k], &applied, &pooled) : tn__graph_node_run(g, nd, v, batch));
         tn__gemm_bpre_on.P = tn__wino_pre_on.P = NULL;
         tn_scope_end();
         tn__mhook_on = NULL;
-        actdone[nd->out] = (char)(applied || (nd->op == J_RESHAPE && u >= 0 && actdone[u]));
+        actdone[nd->out] = (char)((applied || (nd->op == J_RESHAPE && u >= 0 && (actdone[u] & 1))) | (pooled ? 2 : 0));
         if (!r) {
             char name[64];
             tn__graph_op_name(nd, name, sizeof name);

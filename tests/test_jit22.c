@@ -22,6 +22,11 @@
  *     constant weights packed once (the GEMM's panels of a linear layer's weight, the
  *     Winograd transform of a 3x3 convolution's): replays equal eager bit for bit, also
  *     after the weights change in place; a steady replay allocates nothing.
+ *  5. conv2d (+ ReLU) + a 2x2, stride-2 max pool run as one pass by the replay (the small-K
+ *     and Winograd paths, float32 and float64, even and odd sizes, batch 0 and 1, strided
+ *     and NaN inputs, the portable rows): bit for bit against eager and the unfused replay;
+ *     pools of other geometry and a ReLU read twice are not planned; convs that take other
+ *     paths at run time (strided, dilated, im2col) run unfused and stay right.
  * Each test runs in a forked child (RUN_ISOLATED) and must give back every tensor. */
 #define _POSIX_C_SOURCE 200809L
 #define TENSOR_IMPLEMENTATION
@@ -497,7 +502,8 @@ TEST(test_packed_weights_and_fusions) {
         tn_graph *g = tn_jit_trace_module(m, x);
         if (!g || tn_graph_optimize(g) < 0) { fail_at(__LINE__, "model %d: %s", which, tn_last_error()); tn_graph_free(g); tn_module_free(m); continue; }
         const int f = tn_graph_fused_nodes(g);
-        CHECK_MSG(f == 6, "model %d: %d nodes fused, expected 6", which, f);
+        const int fx = which == 1 ? 7 : 6;   /* the CNN's conv + relu + pool, conv + relu, linear + relu */
+        CHECK_MSG(f == fx, "model %d: %d nodes fused, expected %d", which, f, fx);
         tn_no_grad_begin();
         for (int round = 0; round < 2; round++) {
             for (int r = 0; r < 4; r++) {
@@ -526,6 +532,118 @@ TEST(test_packed_weights_and_fusions) {
     end(__LINE__);
 }
 
+/* conv2d (+ ReLU) + 2x2 max pool in one pass (the optimised replay's tn__graph_epi_plan with
+   TN__GEPI_POOL): a case's conv and pool, its operands' shapes, its dtype, the fused count
+   it must plan, and whether the relu is also an output (read twice: not fused). */
+typedef struct {
+    const char *name;
+    int64_t x[4], w[4];
+    int64_t stride, pad, dil;       /* the conv's */
+    int64_t pk, ps, pp, pd;         /* the pool's kernel, stride, padding, dilation */
+    bool ceil, relu, relu_out, bias;
+    tn_dtype dt;
+    int fused;
+} pcase;
+static tn_tensor *conv_pool(tn_tensor *const *in, int n, void *user) {
+    (void)n;
+    const pcase *c = (const pcase *)user;
+    tn_tensor *y = tn_conv2d(in[0], in[1], c->bias ? in[2] : NULL, .stride = c->stride, .padding = c->pad, .dilation = c->dil);
+    tn_tensor *r = c->relu ? tn_relu(y) : y;
+    tn_tensor *p = tn_max_pool2d(r, c->pk, .stride = c->ps, .padding = c->pp, .dilation = c->pd, .ceil_mode = c->ceil);
+    return c->relu_out ? tn_add(tn_sum(p), tn_sum(r)) : p;
+}
+/* no_grad replays (warm-up, plan, served, steady, then a strided input and a batch of 1 at
+   a dynamic batch) bit for bit against eager and the grad-enabled (unfused) replay */
+static void check_pool(int line, const pcase *c) {
+    tn_tensor *ex[3] = {tn_to_dtype(rnd(c->x, 4), c->dt), tn_to_dtype(rnd(c->w, 4), c->dt), tn_to_dtype(rnd(TN_SHAPE(c->w[0])), c->dt)};
+    tn_graph *g = tn_jit_trace(conv_pool, (void *)c, ex, c->bias ? 3 : 2, NULL);
+    if (!g || tn_graph_set_dynamic(g, 0, 0)) { fail_at(line, "%s: trace: %s", c->name, tn_last_error()); tn_graph_free(g); return; }
+    const int f = tn_graph_fused_nodes(g);
+    CHECK_MSG(f == c->fused, "line %d: %s: %d nodes fused, expected %d", line, c->name, f, c->fused);
+    int64_t big[4] = {c->x[0], c->x[1], c->x[2], 2 * c->x[3]}, one[4] = {1, c->x[1], c->x[2], c->x[3]};
+    tn_tensor *st = tn_slice(tn_to_dtype(rnd(big, 4), c->dt), 3, 1, big[3], 2), *b1 = tn_to_dtype(rnd(one, 4), c->dt);
+    for (int k = 0; k < 6; k++) {
+        tn_scope_begin();
+        tn_tensor *xs[3] = {k == 4 ? st : k == 5 ? b1 : tn_to_dtype(rnd(c->x, 4), c->dt), ex[1], ex[2]}, *unfused = NULL, *got = NULL;
+        if (k == 2) {   /* NaN and infinities in the input: the pool's NaN propagation and ReLU's */
+            tn_tensor *v = tn_reshape(xs[0], TN_SHAPE(-1));
+            const int64_t nv = tn_numel(v);
+            if (nv > 3) { tn_fill_(tn_slice(v, 0, 0, 1, 1), NAN); tn_fill_(tn_slice(v, 0, nv / 2, nv / 2 + 1, 1), INFINITY); tn_fill_(tn_slice(v, 0, nv - 1, nv, 1), -INFINITY); }
+        }
+        tn_no_grad_begin();
+        tn_tensor *want = conv_pool(xs, 3, (void *)c);
+        tn_no_grad_end();
+        if (tn_graph_run(g, xs, c->bias ? 3 : 2, &unfused, 1) < 0) unfused = NULL;   /* grad enabled: node by node */
+        tn_no_grad_begin();
+        const int64_t a0 = tn_memory_allocations();
+        if (tn_graph_run(g, xs, c->bias ? 3 : 2, &got, 1) < 0) got = NULL;
+        const int64_t allocs = tn_memory_allocations() - a0;
+        tn_no_grad_end();
+        CHECK_MSG(same_bits22(got, want) && same_bits22(got, unfused), "line %d: %s (run %d): replay differs from eager by %g, from the unfused replay by %g (%s)", line,
+                  c->name, k, maxdiff(got, want), maxdiff(got, unfused), got ? "" : tn_last_error());
+        if (k == 3 && c->x[0] > 0) CHECK_MSG(allocs == 0, "line %d: %s: a steady replay allocated %lld storages", line, c->name, (long long)allocs);
+        tn_scope_end();
+    }
+    tn_graph_free(g);
+}
+TEST(test_conv_pool_fusion) {
+    begin();
+    const pcase cases[] = {
+        /* the small-K path (1 and 3 input channels) and Winograd (8 and more), even and odd sizes */
+        {"smallk 1->8 relu pool, 14x14", {3, 1, 14, 14}, {8, 1, 3, 3}, 1, 1, 1, 2, 2, 0, 1, false, true, false, true, TN_F32, 3},
+        {"smallk 3->5 relu pool, 13x19", {2, 3, 13, 19}, {5, 3, 3, 3}, 1, 1, 1, 2, 2, 0, 1, false, true, false, true, TN_F32, 3},
+        {"smallk 1->4 no relu pool, 35x9, no bias", {2, 1, 35, 9}, {4, 1, 3, 3}, 1, 1, 1, 2, 2, 0, 1, false, false, false, false, TN_F32, 2},
+        {"smallk 1->6 5x5 kernel, unpadded, 4x4 out", {2, 1, 8, 8}, {6, 1, 5, 5}, 1, 0, 1, 2, 2, 0, 1, false, true, false, true, TN_F32, 3},
+        {"wino 8->16 relu pool, 14x14", {2, 8, 14, 14}, {16, 8, 3, 3}, 1, 1, 1, 2, 2, 0, 1, false, true, false, true, TN_F32, 3},
+        {"wino 9->11 relu pool, 11x9", {3, 9, 11, 9}, {11, 9, 3, 3}, 1, 1, 1, 2, 2, 0, 1, false, true, false, true, TN_F32, 3},
+        {"wino 8->8 unpadded, 2x2 out", {2, 8, 4, 4}, {8, 8, 3, 3}, 1, 0, 1, 2, 2, 0, 1, false, true, false, true, TN_F32, 3},
+        {"wino 8->12 no relu, 37x20", {1, 8, 37, 20}, {12, 8, 3, 3}, 1, 1, 1, 2, 2, 0, 1, false, false, false, true, TN_F32, 2},
+        {"wino 8->16 float64", {2, 8, 10, 13}, {16, 8, 3, 3}, 1, 1, 1, 2, 2, 0, 1, false, true, false, true, TN_F64, 3},
+        {"batch 0", {0, 8, 10, 10}, {16, 8, 3, 3}, 1, 1, 1, 2, 2, 0, 1, false, true, false, true, TN_F32, 3},
+        /* planned, but the conv takes another path at run time (stride, dilation, 2 -> 5 channels at 5x5, padding 2): unfused, still right */
+        {"strided conv", {2, 8, 16, 16}, {16, 8, 3, 3}, 2, 1, 1, 2, 2, 0, 1, false, true, false, true, TN_F32, 3},
+        {"dilated conv", {2, 8, 16, 16}, {16, 8, 3, 3}, 1, 2, 2, 2, 2, 0, 1, false, true, false, true, TN_F32, 3},
+        {"im2col conv", {2, 2, 9, 9}, {5, 2, 5, 5}, 1, 2, 1, 2, 2, 0, 1, false, true, false, true, TN_F32, 3},
+        /* pools that must not be planned: other windows, strides, padding, dilation, ceil mode; a relu read twice */
+        {"pool stride 1", {2, 8, 10, 10}, {16, 8, 3, 3}, 1, 1, 1, 2, 1, 0, 1, false, true, false, true, TN_F32, 2},
+        {"pool 3x3", {2, 8, 10, 10}, {16, 8, 3, 3}, 1, 1, 1, 3, 3, 0, 1, false, true, false, true, TN_F32, 2},
+        {"pool padded", {2, 8, 10, 10}, {16, 8, 3, 3}, 1, 1, 1, 2, 2, 1, 1, false, true, false, true, TN_F32, 2},
+        {"pool dilated", {2, 8, 10, 10}, {16, 8, 3, 3}, 1, 1, 1, 2, 2, 0, 2, false, true, false, true, TN_F32, 2},
+        {"pool ceil mode", {2, 8, 11, 11}, {16, 8, 3, 3}, 1, 1, 1, 2, 2, 0, 1, true, true, false, true, TN_F32, 2},
+        {"relu read twice", {2, 8, 10, 10}, {16, 8, 3, 3}, 1, 1, 1, 2, 2, 0, 1, false, true, true, true, TN_F32, 2},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) check_pool(__LINE__, &cases[i]);
+    /* the portable Winograd rows, and no fast paths (the pool then runs as its own node) */
+    tn__wino_avx512 = 0;
+    check_pool(__LINE__, &cases[5]);
+    tn__wino_avx512 = 1;
+    tn__conv_fast_paths = 0;
+    check_pool(__LINE__, &cases[0]);
+    check_pool(__LINE__, &cases[4]);
+    tn__conv_fast_paths = 1;
+    /* the benchmark's CNN (conv-bn-relu-pool twice), optimised: batch norm folded, both convs pool */
+    tn_module *m = tn_nn_sequential(tn_nn_conv2d(1, 32, 3, .padding = 1), tn_nn_batch_norm2d(32), tn_nn_relu(), tn_nn_max_pool2d(2),
+                                    tn_nn_conv2d(32, 64, 3, .padding = 1), tn_nn_batch_norm2d(64), tn_nn_relu(), tn_nn_max_pool2d(2),
+                                    tn_nn_flatten(), tn_nn_linear(64 * 7 * 7, 16), tn_nn_relu(), tn_nn_linear(16, 10));
+    tn_module_eval(m);
+    tn_tensor *x = rnd(TN_SHAPE(3, 1, 28, 28));
+    tn_graph *g = tn_jit_trace_module(m, x), *o = tn_jit_trace_module(m, x);
+    CHECK(g && o && tn_graph_optimize(o) > 0 && tn_graph_fused_nodes(o) == 8);   /* 2 x (conv, relu, pool), linear + relu */
+    tn_no_grad_begin();
+    for (int r = 0; g && o && r < 4; r++) {
+        tn_scope_begin();
+        tn_tensor *want = tn_graph_forward(g, x), *got = tn_graph_forward(o, x), *e = tn_module_forward(m, x);
+        CHECK_MSG(want && got && maxdiff(got, want) < 1e-4 && maxdiff(got, e) < 1e-4, "cnn run %d: optimised replay differs by %g from the replay, %g from eager", r,
+                  maxdiff(got, want), maxdiff(got, e));
+        tn_scope_end();
+    }
+    tn_no_grad_end();
+    tn_graph_free(g);
+    tn_graph_free(o);
+    tn_module_free(m);
+    end(__LINE__);
+}
+
 int main(void) {
     RUN_ISOLATED(test_avg_pool_one_node, 300);
     RUN_ISOLATED(test_recurrent_layers, 300);
@@ -535,5 +653,6 @@ int main(void) {
     RUN_ISOLATED(test_optimised_replay_equals_replay, 300);
     RUN_ISOLATED(test_residual_layer_norm, 300);
     RUN_ISOLATED(test_packed_weights_and_fusions, 300);
+    RUN_ISOLATED(test_conv_pool_fusion, 300);
     return tn_test_report();
 }

@@ -1023,7 +1023,14 @@ static tn_tensor *tn__graph_fused_each(const tn_graph *g, const tn__fgroup *G, t
    a relu, gelu or silu that is its only reader, and no fused chain's member: under no_grad
    on the CPU the product applies the activation to each tile of its result while the tile
    is in cache (src/ops/gemm.c's epilogue, the activations' own scalar formulas: the same
-   bits), and the activation node only passes the result on. */
+   bits), and the activation node only passes the result on.
+   A conv2d so planned (or with no activation) whose result goes, read once, to a max_pool2d
+   of 2x2 windows, stride 2, no padding or dilation, floor mode: the conv pools each window
+   while its values are in cache where its kernel can (the small-K and Winograd paths,
+   src/nn/winograd.c tn__conv_forward_pool_cpu: max_pool2d's comparisons, the same bits)
+   and the pool node passes the result on; the full result is never written, nor read by a
+   ReLU pass and the pool (at batch 64 the CNN's conv 1 -> 32 at 28x28 writes 6.4 MB). */
+#define TN__GEPI_POOL 0x100   /* in epi[k]: the 2x2 max pool too */
 static int tn__graph_epi_act(int sub) {
     return sub == RELU ? TN__EPI_RELU : sub == GELU ? TN__EPI_GELU : sub == GELU_TANH ? TN__EPI_GELU_TANH : sub == SILU ? TN__EPI_SILU : TN__EPI_NONE;
 }
@@ -1039,22 +1046,37 @@ static void tn__graph_epi_plan(tn_graph *g) {
             if (m->op == J_UNARY && g->fgrp[g->last_use[v]] < 0) g->epi[k] = tn__graph_epi_act(m->sub);
             break;
         }
+        if (n->op != J_CONV2D || g->vals[n->out].ndim != 4 || (g->epi[k] != TN__EPI_NONE && g->epi[k] != TN__EPI_RELU)) continue;
+        int v = n->out;   /* the relu's result, or the conv's */
+        if (g->epi[k] == TN__EPI_RELU) {
+            const tn__gnode *m = &g->nodes[g->last_use[v]];
+            if (m->op != J_UNARY || m->in[0] != v) continue;   /* (through a reshape) */
+            v = m->out;
+        }
+        if (g->uses[v] != 1 || tn__graph_is_output(g, v) || g->last_use[v] <= k || g->last_use[v] >= g->nnodes) continue;
+        const tn__gnode *p = &g->nodes[g->last_use[v]];
+        static const int64_t k22[9] = {2, 2, 2, 2, 0, 0, 1, 1, 0};   /* kernel, stride, padding, dilation (h, w), ceil_mode */
+        if (p->op == J_MAX_POOL2D && p->nin >= 1 && p->in[0] == v && p->ni >= 9 && !memcmp(p->i, k22, sizeof k22) && g->vals[p->out].ndim == 4)
+            g->epi[k] |= TN__GEPI_POOL;
     }
 }
 /* Node n (an addmm or a conv2d of tn__graph_epi_plan) with activation act in its GEMM's
-   epilogue; *applied false when it ran without (then the activation node runs it). */
-static tn_tensor *tn__graph_node_run_act(const tn_graph *g, const tn__gnode *n, tn_tensor **v, int64_t batch, int act, bool *applied) {
-    *applied = false;
+   epilogue (and a conv's pool, act | TN__GEPI_POOL); *applied false when it ran without
+   (then the activation node runs it), *pooled false when it did not pool. */
+static tn_tensor *tn__graph_node_run_act(const tn_graph *g, const tn__gnode *n, tn_tensor **v, int64_t batch, int act, bool *applied, bool *pooled) {
+    *applied = *pooled = false;
     if (n->op == J_ADDMM) {
         tn_tensor *a[3];
         for (int k = 0; k < 3; k++) a[k] = k < n->nin && n->in[k] >= 0 ? v[n->in[k]] : NULL;
-        return tn__addmm_act(a[0], a[1], a[2], n->d[0], n->d[1], act, applied);
+        return tn__addmm_act(a[0], a[1], a[2], n->d[0], n->d[1], act & ~TN__GEPI_POOL, applied);
     }
-    tn__conv_act_req = act;
-    tn__conv_act_done = 0;
+    tn__conv_act_req = act & ~TN__GEPI_POOL;
+    tn__conv_pool_req = (act & TN__GEPI_POOL) != 0;
+    tn__conv_act_done = tn__conv_pool_done = 0;
     tn_tensor *r = tn__graph_node_run(g, n, v, batch);
     *applied = r && tn__conv_act_done;
-    tn__conv_act_req = tn__conv_act_done = 0;
+    *pooled = r && tn__conv_pool_done;
+    tn__conv_act_req = tn__conv_act_done = tn__conv_pool_req = tn__conv_pool_done = 0;
     return r;
 }
 /* ---- the residual add and layer norm in one pass ----
@@ -1121,7 +1143,8 @@ TNDEF int tn_graph_fused_nodes(tn_graph *g) {
     if (tn__graph_plan(g)) return -1;
     int c = 0;
     for (int q = 0; q < g->nfg; q++) c += g->fg[q].n;
-    for (int k = 0; k < g->nnodes; k++) c += (g->epi[k] ? 2 : 0) + (g->lnadd[k] >= 0 ? 2 : 0);   /* a product and its activation; an add and its norm */
+    for (int k = 0; k < g->nnodes; k++)   /* a product and its activation (and a conv's pool); an add and its norm */
+        c += (g->epi[k] & ~TN__GEPI_POOL ? 2 : g->epi[k] ? 1 : 0) + (g->epi[k] & TN__GEPI_POOL ? 1 : 0) + (g->lnadd[k] >= 0 ? 2 : 0);
     return c;
 }
 
@@ -1252,7 +1275,7 @@ TNDEF int tn_graph_run(tn_graph *g, tn_tensor *const *inputs, int n, tn_tensor *
     if (tn__graph_plan(g)) return -1;
     tn_tensor **v = (tn_tensor **)TN_MALLOC((size_t)(g->nvals > 0 ? g->nvals : 1) * (sizeof *v + 1));
     if (!v) return TN__FAIL_INT("tn_graph_run: out of memory");
-    char *actdone = (char *)(v + (g->nvals > 0 ? g->nvals : 1));   /* per value: its activation already applied (tn__graph_epi_plan) */
+    char *actdone = (char *)(v + (g->nvals > 0 ? g->nvals : 1));   /* per value: 1 its activation already applied, 2 its 2x2 max pool (tn__graph_epi_plan) */
     memset(actdone, 0, (size_t)(g->nvals > 0 ? g->nvals : 1));
     /* the static memory plan: no_grad on the CPU (with grad, autograd keeps intermediates
        past the run); the first run warms the ops' caches, the second records, the others
@@ -1356,9 +1379,11 @@ TNDEF int tn_graph_run(tn_graph *g, tn_tensor *const *inputs, int n, tn_tensor *
             continue;
         }
         const int u = nd->nin > 0 ? nd->in[0] : -1;
-        if (no_grad && nd->op == J_UNARY && u >= 0 && actdone[u] && v[u]) {   /* applied by the product's epilogue: the reference moves */
+        if (no_grad && u >= 0 && v[u] && ((nd->op == J_UNARY && (actdone[u] & 1)) || (nd->op == J_MAX_POOL2D && (actdone[u] & 2)))) {
+            /* applied by the product's epilogue (a pool by the conv): the reference moves */
             if (h) tn__mhook_node(h, k);
             v[nd->out] = v[u];
+            actdone[nd->out] = (char)(nd->op == J_UNARY ? actdone[u] & 2 : 0);
             if (h) tn__graph_mplan_result(g, h, k, v);
             v[u] = NULL;
             if (h) tn__graph_mplan_after(g, h, k, v);
@@ -1387,7 +1412,7 @@ TNDEF int tn_graph_run(tn_graph *g, tn_tensor *const *inputs, int n, tn_tensor *
         if (h) tn__mhook_node(h, k);
         tn__mhook_on = h;
         tn_scope_begin();
-        bool applied = false;
+        bool applied = false, pooled = false;
         if (mine && cpu && (nd->op == J_ADDMM || nd->op == J_CONV2D)) {   /* the plan's own run only (tn__graph_wpack replaces what it packed) */
             tn__mhook_on = NULL;   /* packed once, outside the arena */
             const tn__gwpack *pk = tn__graph_wpack(g, nd, v);
@@ -1395,11 +1420,11 @@ TNDEF int tn_graph_run(tn_graph *g, tn_tensor *const *inputs, int n, tn_tensor *
             if (pk && pk->kind == 2) tn__wino_pre_on = pk->wino;
             tn__mhook_on = h;
         }
-        r = tn_retain(no_grad && cpu && g->epi[k] ? tn__graph_node_run_act(g, nd, v, batch, g->epi[k], &applied) : tn__graph_node_run(g, nd, v, batch));
+        r = tn_retain(no_grad && cpu && g->epi[k] ? tn__graph_node_run_act(g, nd, v, batch, g->epi[k], &applied, &pooled) : tn__graph_node_run(g, nd, v, batch));
         tn__gemm_bpre_on.P = tn__wino_pre_on.P = NULL;
         tn_scope_end();
         tn__mhook_on = NULL;
-        actdone[nd->out] = (char)(applied || (nd->op == J_RESHAPE && u >= 0 && actdone[u]));
+        actdone[nd->out] = (char)((applied || (nd->op == J_RESHAPE && u >= 0 && (actdone[u] & 1))) | (pooled ? 2 : 0));
         if (!r) {
             char name[64];
             tn__graph_op_name(nd, name, sizeof name);

@@ -168,16 +168,20 @@ static tn_tensor *tn__conv_record(tn_tensor *x4, tn_tensor *w4, tn_tensor *b, co
 }
 /* The graph replay's request (src/jit/trace.c) that the next CPU conv2d of this thread, under
    no_grad, apply activation act (TN__EPI_*) to its result in its GEMM's epilogue; the conv
-   sets tn__conv_act_done when it did. */
-static TN__TLS int tn__conv_act_req, tn__conv_act_done;
+   sets tn__conv_act_done when it did. tn__conv_pool_req: and then the 2x2, stride-2 max pool
+   (the result [N, O, oh / 2, ow / 2]) where tn__conv_pool_ok; tn__conv_pool_done when it did. */
+static TN__TLS int tn__conv_act_req, tn__conv_act_done, tn__conv_pool_req, tn__conv_pool_done;
 /* conv2d of x4 [N, C, H, W] by w4 on the CPU, + b, as one node. */
 static tn_tensor *tn__conv2d_cpu(tn_tensor *x4, tn_tensor *w4, tn_tensor *b, const int64_t *g, int64_t G) {
     const int act = tn__grad_disabled ? tn__conv_act_req : TN__EPI_NONE;
+    const bool pool = tn__grad_disabled && tn__conv_pool_req && tn__conv_pool_ok(x4, w4, g, G, act);
     tn__conv_act_req = TN__EPI_NONE;
+    tn__conv_pool_req = 0;
     tn_tensor *wc = tn_contiguous(w4), *bc = b ? tn_contiguous(b) : NULL;
-    tn_tensor *y = wc && (!b || bc) ? tn__new(x4->dtype, TN_CPU, TN_SHAPE(x4->shape[0], w4->shape[0], g[8], g[9])) : NULL;
-    if (!y || tn__conv_forward_cpu_act(y, x4, wc, bc, g, G, act)) { tn_release(y); return NULL; }
+    tn_tensor *y = wc && (!b || bc) ? tn__new(x4->dtype, TN_CPU, TN_SHAPE(x4->shape[0], w4->shape[0], pool ? g[8] / 2 : g[8], pool ? g[9] / 2 : g[9])) : NULL;
+    if (!y || (pool ? tn__conv_forward_pool_cpu(y, x4, wc, bc, g, G, act) : tn__conv_forward_cpu_act(y, x4, wc, bc, g, G, act))) { tn_release(y); return NULL; }
     tn__conv_act_done = act != TN__EPI_NONE;
+    tn__conv_pool_done = pool;
     return tn__conv_record(x4, w4, b, g, G, y, tn__conv_bw);
 }
 

@@ -23,26 +23,57 @@ static void tn__smallk_pad(const float *xn, int64_t C, int64_t H, int64_t W, con
 }
 static int64_t tn__smallk_wp(const int64_t *g) { return (g[9] + 15) / 16 * 16 + g[1] - 1; }
 /* the arguments of the threaded loops */
-typedef struct { const float *x, *w, *b, *gy; float *y, *gw, *buf; int64_t N, C, H, W, O; const int64_t *g; } tn__smallk_args;
+typedef struct { const float *x, *w, *b, *gy; float *y, *gw, *buf; int64_t N, C, H, W, O; const int64_t *g; int pool; } tn__smallk_args;
+/* The rows of the 2x2, stride-2 max pool of rows r0, r1 (ow >= 2 OW) into y [OW], after
+   ReLU (relu) in the epilogue's formula: the bits of the ReLU pass then max_pool2d's rows
+   (src/nn/pooling.c tn__pool22_fwd_f32_avx512: the same comparisons in the same order). */
+TN__SMALLK_AVX512 static __m512 tn__smallk_relu(__m512 v) {
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ), v, _mm512_setzero_ps());
+}
+TN__SMALLK_AVX512 static void tn__smallk_pool_row(const float *r0, const float *r1, float *y, int64_t OW, int relu) {
+    const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), od = _mm512_add_epi32(ev, _mm512_set1_epi32(1));
+    for (int64_t z = 0; z < OW; z += 16) {
+        const int64_t n = TN__MIN(16, OW - z);
+        const __mmask16 ml = (__mmask16)(n >= 8 ? 0xFFFFu : (1u << (2 * n)) - 1), mh = (__mmask16)(n > 8 ? (1u << (2 * n - 16)) - 1 : 0);
+        __m512 l0 = _mm512_maskz_loadu_ps(ml, r0 + 2 * z), h0 = _mm512_maskz_loadu_ps(mh, r0 + 2 * z + 16);
+        __m512 l1 = _mm512_maskz_loadu_ps(ml, r1 + 2 * z), h1 = _mm512_maskz_loadu_ps(mh, r1 + 2 * z + 16);
+        if (relu) { l0 = tn__smallk_relu(l0); h0 = tn__smallk_relu(h0); l1 = tn__smallk_relu(l1); h1 = tn__smallk_relu(h1); }
+        const __m512 a = _mm512_permutex2var_ps(l0, ev, h0), b = _mm512_permutex2var_ps(l0, od, h0);
+        const __m512 c = _mm512_permutex2var_ps(l1, ev, h1), d = _mm512_permutex2var_ps(l1, od, h1);
+        __m512 m = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(b, a, _CMP_GT_OQ) | _mm512_cmp_ps_mask(b, b, _CMP_UNORD_Q), a, b);
+        m = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(c, m, _CMP_GT_OQ) | _mm512_cmp_ps_mask(c, c, _CMP_UNORD_Q), m, c);
+        m = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(d, m, _CMP_GT_OQ) | _mm512_cmp_ps_mask(d, d, _CMP_UNORD_Q), m, d);
+        _mm512_mask_storeu_ps(y + z, (__mmask16)((1u << n) - 1), m);
+    }
+}
+/* The row buffer of the pooled forward: two rows of ow (rounded up to 16) per output channel. */
+static int64_t tn__smallk_pool_floats(const int64_t *g, int64_t O) { return 2 * O * ((g[9] + 15) / 16 * 16); }
 /* y [N, O, oh, ow] = conv(x [N, C, H, W], w [O, K]) + b (NULL: none), all contiguous;
-   buf: nthr C (H + 2 ph) wp floats. Chunk t of nthr: its share of the images, buffer t. */
+   buf: nthr C (H + 2 ph) wp floats. Chunk t of nthr: its share of the images, buffer t.
+   pool (the graph replay's, src/jit/trace.c): y [N, O, oh / 2, ow / 2] is the 2x2, stride-2
+   max pool of that (after ReLU when pool is 2), each pair of rows pooled from a buffer of
+   tn__smallk_pool_floats more per thread while it is in L1: the convolution's full result
+   never goes to memory. */
 TN__SMALLK_AVX512 static void tn__smallk_fwd_part(void *args, int t, int nthr) {
     const tn__smallk_args *a_ = (const tn__smallk_args *)args;
     const float *x = a_->x, *w = a_->w, *b = a_->b;
     float *y = a_->y, *buf = a_->buf;
     const int64_t N = a_->N, C = a_->C, H = a_->H, W = a_->W, O = a_->O, *g = a_->g;
-    const int64_t K = C * g[0] * g[1], oh = g[8], ow = g[9], wp = tn__smallk_wp(g), per = C * (H + 2 * g[4]) * wp;
+    const int pool = a_->pool;
+    const int64_t K = C * g[0] * g[1], oh = g[8], ow = g[9], wp = tn__smallk_wp(g), pb = pool ? tn__smallk_pool_floats(g, O) : 0;
+    const int64_t per = C * (H + 2 * g[4]) * wp + pb, wq = (ow + 15) / 16 * 16, OH = oh / 2, OW = ow / 2;
     {
-        float *pad = buf + t * per;
+        float *pad = buf + t * per, *rows = pad + per - pb;
         int64_t koff[TN__SMALLK_MAX];
         for (int64_t n = tn__split_at(N, t, nthr); n < tn__split_at(N, t + 1, nthr); n++) {
             tn__smallk_pad(x + n * C * H * W, C, H, W, g, wp, pad, koff);
-            for (int64_t oy = 0; oy < oh; oy++)
+            for (int64_t oy = 0; oy < (pool ? 2 * OH : oh); oy++) {   /* (pooled: an odd last row is not read) */
+                const int64_t cs = pool ? 2 * wq : oh * ow;   /* between output channels */
                 for (int64_t ox0 = 0; ox0 < ow; ox0 += 16) {
                     __m512 X[TN__SMALLK_MAX];
                     const __mmask16 m = (__mmask16)((1u << TN__MIN(16, ow - ox0)) - 1);
                     const float *p = pad + oy * wp + ox0;
-                    float *yp = y + (n * O * oh + oy) * ow + ox0;
+                    float *yp = pool ? rows + (oy & 1) * wq + ox0 : y + (n * O * oh + oy) * ow + ox0;
                     int64_t o = 0;
                     for (int64_t k = 0; k < K; k++) X[k] = _mm512_loadu_ps(p + koff[k]);
                     for (; o + 4 <= O; o += 4) {   /* four output channels: four independent chains */
@@ -55,23 +86,26 @@ TN__SMALLK_AVX512 static void tn__smallk_fwd_part(void *args, int t, int nthr) {
                             a2 = _mm512_fmadd_ps(_mm512_set1_ps(w0[2 * K + k]), X[k], a2);
                             a3 = _mm512_fmadd_ps(_mm512_set1_ps(w0[3 * K + k]), X[k], a3);
                         }
-                        _mm512_mask_storeu_ps(yp + o * oh * ow, m, a0);
-                        _mm512_mask_storeu_ps(yp + (o + 1) * oh * ow, m, a1);
-                        _mm512_mask_storeu_ps(yp + (o + 2) * oh * ow, m, a2);
-                        _mm512_mask_storeu_ps(yp + (o + 3) * oh * ow, m, a3);
+                        _mm512_mask_storeu_ps(yp + o * cs, m, a0);
+                        _mm512_mask_storeu_ps(yp + (o + 1) * cs, m, a1);
+                        _mm512_mask_storeu_ps(yp + (o + 2) * cs, m, a2);
+                        _mm512_mask_storeu_ps(yp + (o + 3) * cs, m, a3);
                     }
                     for (; o < O; o++) {
                         __m512 a = _mm512_set1_ps(b ? b[o] : 0.0f);
                         for (int64_t k = 0; k < K; k++) a = _mm512_fmadd_ps(_mm512_set1_ps(w[o * K + k]), X[k], a);
-                        _mm512_mask_storeu_ps(yp + o * oh * ow, m, a);
+                        _mm512_mask_storeu_ps(yp + o * cs, m, a);
                     }
                 }
+                if (pool && (oy & 1))
+                    for (int64_t o = 0; o < O; o++) tn__smallk_pool_row(rows + o * cs, rows + o * cs + wq, y + ((n * O + o) * OH + oy / 2) * OW, OW, pool == 2);
+            }
         }
     }
 }
 static void tn__smallk_fwd_f32(const float *x, const float *w, const float *b, float *y, int64_t N, int64_t C, int64_t H,
-                               int64_t W, int64_t O, const int64_t *g, int nthr, float *buf) {
-    tn__smallk_args a = {x, w, b, NULL, y, NULL, buf, N, C, H, W, O, g};
+                               int64_t W, int64_t O, const int64_t *g, int nthr, float *buf, int pool) {
+    tn__smallk_args a = {x, w, b, NULL, y, NULL, buf, N, C, H, W, O, g, pool};
     tn__parallel(nthr, tn__smallk_fwd_part, &a);
 }
 /* gw [O, K] (written) = the weight gradient from gy [N, O, oh, ow] and x; buf: nthr
@@ -133,7 +167,7 @@ TN__SMALLK_AVX512 static void tn__smallk_wgrad_part(void *args, int t, int nthr)
 static void tn__smallk_wgrad_f32(const float *x, const float *gy, float *gw, int64_t N, int64_t C, int64_t H, int64_t W,
                                  int64_t O, const int64_t *g, int nthr, float *buf) {
     const int64_t K = C * g[0] * g[1], per = C * (H + 2 * g[4]) * tn__smallk_wp(g) + O * K * 16;
-    tn__smallk_args a = {x, NULL, NULL, gy, NULL, gw, buf, N, C, H, W, O, g};
+    tn__smallk_args a = {x, NULL, NULL, gy, NULL, gw, buf, N, C, H, W, O, g, 0};
     tn__parallel(nthr, tn__smallk_wgrad_part, &a);
     for (int64_t q = 0; q < O * K; q++) {   /* threads, then lanes, in order */
         float s = 0;
@@ -148,18 +182,19 @@ static bool tn__conv_smallk_ok(const tn_tensor *x, const int64_t *g, int64_t G) 
         return false;
     return tn__cpu_avx512();
 }
-/* mode 0: y = conv(x, w) + b; 2: w = the weight gradient from y = gy and x (new, contiguous). */
+/* mode 0: y = conv(x, w) + b; 2: w = the weight gradient from y = gy and x (new, contiguous);
+   3, 4: y = the 2x2, stride-2 max pool of conv(x, w) + b, 4 after ReLU (tn__smallk_fwd_part). */
 static int tn__conv_smallk_cpu(int mode, tn_tensor *x, tn_tensor *w, const tn_tensor *b, tn_tensor *y, const int64_t *g) {
     const int64_t N = x->shape[0], C = x->shape[1], H = x->shape[2], O = w->shape[0], K = C * g[0] * g[1];
-    const int nthr = tn__par_threads(tn__mul_sat(N * O * g[8] * g[9], K), N);   /* N O oh ow: y's numel */
-    const int64_t per = C * (H + 2 * g[4]) * tn__smallk_wp(g) + (mode == 2 ? O * K * 16 : 0);
+    const int nthr = tn__par_threads(tn__mul_sat(N * O * g[8] * g[9], K), N);   /* N O oh ow: the convolution's numel */
+    const int64_t per = C * (H + 2 * g[4]) * tn__smallk_wp(g) + (mode == 2 ? O * K * 16 : mode >= 3 ? tn__smallk_pool_floats(g, O) : 0);
     tn_tensor *xc = tn_is_contiguous(x) ? tn_retain(x) : tn__copy_as(x, x->dtype, TN_CPU);
     tn_tensor *yc = tn_is_contiguous(y) ? tn_retain(y) : tn__copy_as(y, y->dtype, TN_CPU);
     tn_tensor *buf = tn__new(TN_F32, TN_CPU, TN_SHAPE(tn__mul_sat(nthr, per)));
     int failed = !xc || !yc || !buf;
-    if (!failed && mode == 0)
+    if (!failed && mode != 2)
         tn__smallk_fwd_f32((const float *)tn_data_ptr(xc), (const float *)tn_data_ptr(w), b ? (const float *)tn_data_ptr(b) : NULL,
-                           (float *)tn_data_ptr(yc), N, C, H, x->shape[3], O, g, nthr, (float *)tn_data_ptr(buf));
+                           (float *)tn_data_ptr(yc), N, C, H, x->shape[3], O, g, nthr, (float *)tn_data_ptr(buf), mode >= 3 ? mode - 2 : 0);
     else if (!failed)
         tn__smallk_wgrad_f32((const float *)tn_data_ptr(xc), (const float *)tn_data_ptr(yc), (float *)tn_data_ptr(w), N, C, H, x->shape[3], O, g,
                              nthr, (float *)tn_data_ptr(buf));

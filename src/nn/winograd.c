@@ -64,6 +64,29 @@ TN__WINO_AVX512 static void tn__wino_at_f32_avx512(int64_t nt, int64_t S, const 
         _mm512_mask_storeu_ps(y11 + i, k, _mm512_add_ps(_mm512_sub_ps(_mm512_sub_ps(u[1], u[2]), u[3]), b));
     }
 }
+/* tn__wino_at_f32_avx512's four outputs of tiles i < nt, then (the graph replay's pooled
+   forward) ReLU when relu (the epilogue's x < 0 ? 0 : x) and their max in max_pool2d's order
+   and comparisons (src/nn/pooling.c tn__pool22_fwd_f32_avx512) to y[i]. */
+TN__WINO_AVX512 static __m512 tn__wino_relu(__m512 v) { return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ), v, _mm512_setzero_ps()); }
+TN__WINO_AVX512 static __m512 tn__wino_max(__m512 m, __m512 c) { return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(c, m, _CMP_GT_OQ) | _mm512_cmp_ps_mask(c, c, _CMP_UNORD_Q), m, c); }
+TN__WINO_AVX512 static void tn__wino_at_pool_f32_avx512(int64_t nt, int64_t S, const float *m, float bv, float *y, int relu, float *E) {
+    const __m512 b = _mm512_set1_ps(bv);
+    (void)E;
+    for (int64_t i = 0; i < nt; i += 16) {
+        const __mmask16 k = tn__wino_lanes(0, nt - i);
+        __m512 v[16];
+        for (int xi = 0; xi < 16; xi++) v[xi] = _mm512_maskz_loadu_ps(k, m + xi * S + i);
+        __m512 r[4], u[4];
+        for (int c = 0; c < 4; c++) {
+            r[c] = _mm512_add_ps(_mm512_add_ps(v[c], v[4 + c]), v[8 + c]);
+            u[c] = _mm512_sub_ps(_mm512_sub_ps(v[4 + c], v[8 + c]), v[12 + c]);
+        }
+        __m512 a = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(r[0], r[1]), r[2]), b), bb = _mm512_add_ps(_mm512_sub_ps(_mm512_sub_ps(r[1], r[2]), r[3]), b);
+        __m512 c = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(u[0], u[1]), u[2]), b), d = _mm512_add_ps(_mm512_sub_ps(_mm512_sub_ps(u[1], u[2]), u[3]), b);
+        if (relu) { a = tn__wino_relu(a); bb = tn__wino_relu(bb); c = tn__wino_relu(c); d = tn__wino_relu(d); }
+        _mm512_mask_storeu_ps(y + i, k, tn__wino_max(tn__wino_max(tn__wino_max(a, bb), c), d));
+    }
+}
 /* A row of output tiles into the output row yr [ow]: tile j's two values a[j], b[j] at
    columns 2j, 2j + 1. */
 TN__WINO_AVX512 static void tn__wino_out_row_f32_avx512(const float *a, const float *b, int64_t tw, float *yr, int64_t ow) {
@@ -195,6 +218,23 @@ static void tn__wino_at_##SFX(int64_t nt, int64_t S, const T *TN__RESTRICT m, T 
     }
 }
 
+/* The four outputs of tiles i < nt (tn__wino_at), then ReLU when relu (the epilogue's
+   formula) and the 2x2 max pool of each tile, in the comparisons of max_pool2d's rows in
+   their order (src/nn/pooling.c tn__pool22_fwd_f32), to y[i]: the bits of the ReLU pass
+   then the pool. E: 4 nt of scratch. */
+static void tn__wino_at_pool_##SFX(int64_t nt, int64_t S, const T *TN__RESTRICT m, T bv, T *TN__RESTRICT y, int relu, T *TN__RESTRICT E)
+{
+    int64_t i;
+    tn__wino_at_##SFX(nt, S, m, bv, E, E + nt, E + 2 * nt, E + 3 * nt);
+    if (relu)
+        for (i = 0; i < 4 * nt; i++) E[i] = E[i] < 0 ? (T)0 : E[i];
+    for (i = 0; i < nt; i++) {
+        const T a = E[i], b = E[nt + i], c = E[2 * nt + i], d = E[3 * nt + i];
+        T mx = ((b > a) | (b != b)) ? b : a;
+        mx = ((c > mx) | (c != c)) ? c : mx;
+        y[i] = ((d > mx) | (d != d)) ? d : mx;
+    }
+}
 static void tn__wino_a_cols_##SFX(int64_t n, const T *TN__RESTRICT a, const T *TN__RESTRICT c, T *TN__RESTRICT f0,
                                   T *TN__RESTRICT f1, T *TN__RESTRICT f2, T *TN__RESTRICT f3)
 { /* A g for the rows a, c of 2x2 tiles of g */
@@ -287,7 +327,7 @@ static void tn__wino_input_##SFX(const T *x, int64_t Q, int64_t H, int64_t W, in
 /* the arguments of the threaded Winograd loops (the convolution or the weight gradient) */
 typedef struct {
     const T *x, *gy, *Up, *b, *zero; T *y, *gw, *buf; const tn__gemm_kern_##SFX *kn;
-    int64_t N, Q, H, W, ph, pw, P, oh, ow, br; int failed;
+    int64_t N, Q, H, W, ph, pw, P, oh, ow, br; int failed, pool;
 } tn__wino_args_##SFX;
 /* chunk t of nthr: a share of the tile rows, with buffer t */
 static void tn__wino_conv_part_##SFX(void *args, int t, int nthr) {
@@ -306,8 +346,10 @@ static void tn__wino_conv_part_##SFX(void *args, int t, int nthr) {
         int64_t r0, lr, p, xi;
         void (*out_row)(const T *, const T *, int64_t, T *, int64_t) = tn__wino_out_row_##SFX;
         void (*at)(int64_t, int64_t, const T *, T, T *, T *, T *, T *) = tn__wino_at_##SFX;
+        void (*at_pool)(int64_t, int64_t, const T *, T, T *, int, T *) = tn__wino_at_pool_##SFX;
         TN__WINO_PICK_##SFX(out_row, tn__wino_out_row_##SFX);
         TN__WINO_PICK_##SFX(at, tn__wino_at_##SFX);
+        TN__WINO_PICK_##SFX(at_pool, tn__wino_at_pool_##SFX);
         for (r0 = tn__split_at(R, t, nthr); r0 < r1; r0 += br) {
             const int64_t nrow = TN__MIN(br, r1 - r0), nt = nrow * (t1 - 1);
             tn__wino_input_##SFX(x, Q, H, W, ph, pw, th, t1 - 1, r0, nrow, zero, E, V, vx, nr, nr, Q * nr);
@@ -315,6 +357,14 @@ static void tn__wino_conv_part_##SFX(void *args, int t, int nthr) {
                 tn__gemm_macro_##SFX(kn, P, nt, Q, (T)1, Up + xi * ups, NULL, 0, 0, V + xi * vx, NULL, 0, (T)0, M + xi * S, tb, 1, NULL, 0, 0, 1, 1);
             for (p = 0; p < P; p++) { /* A^T m A: four outputs per tile, then into y */
                 T *y00 = O4, *y01 = O4 + tb, *y10 = O4 + 2 * tb, *y11 = O4 + 3 * tb;
+                if (A->pool) { /* the graph replay's 2x2 max pool: a tile is a window; y [N, P, oh / 2, ow / 2] */
+                    at_pool(nt, S, M + p * tb, b ? b[p] : (T)0, y00 + 4 * tb, A->pool == 2, y00);
+                    for (lr = 0; lr < nrow; lr++) {
+                        const int64_t n = (r0 + lr) / th, ty = (r0 + lr) % th;
+                        if (ty < oh / 2) memcpy(y + ((n * P + p) * (oh / 2) + ty) * (ow / 2), y00 + 4 * tb + lr * (t1 - 1), (size_t)(ow / 2) * sizeof(T));
+                    }
+                    continue;
+                }
                 at(nt, S, M + p * tb, b ? b[p] : (T)0, y00, y01, y10, y11);
                 for (lr = 0; lr < nrow; lr++) {
                     const int64_t n = (r0 + lr) / th, ty = (r0 + lr) % th, o = lr * (t1 - 1);
@@ -329,9 +379,9 @@ static void tn__wino_conv_part_##SFX(void *args, int t, int nthr) {
 static void tn__wino_conv_##SFX(const T *x, int64_t N, int64_t Q, int64_t H, int64_t W,
                                 int64_t ph, int64_t pw, const tn__gemm_kern_##SFX *kn,
                                 const T *Up, int64_t P, const T *b, T *y, int64_t oh, int64_t ow,
-                                int64_t br, T *buf, const T *zero, int nthr)
+                                int64_t br, T *buf, const T *zero, int nthr, int pool)
 {
-    tn__wino_args_##SFX A = {x, NULL, Up, b, zero, y, NULL, buf, kn, N, Q, H, W, ph, pw, P, oh, ow, br, 0};
+    tn__wino_args_##SFX A = {x, NULL, Up, b, zero, y, NULL, buf, kn, N, Q, H, W, ph, pw, P, oh, ow, br, 0, pool};
     tn__parallel(nthr, tn__wino_conv_part_##SFX, &A);
 }
 
@@ -379,7 +429,7 @@ static int tn__wino_wgrad_##SFX(const T *x, const T *gy, int64_t N, int64_t Q, i
     const int64_t vx = Q * tb + 16, ys = P * tb + 16, zo = 16 * (vx + ys) + 8 * tb + 2, per = zo + 16 * P * Q; /* as in conv */
     int64_t p, q;
     int t;
-    tn__wino_args_##SFX A = {x, gy, NULL, NULL, zero, NULL, gw, buf, NULL, N, Q, H, W, ph, pw, P, oh, ow, br, 0};
+    tn__wino_args_##SFX A = {x, gy, NULL, NULL, zero, NULL, gw, buf, NULL, N, Q, H, W, ph, pw, P, oh, ow, br, 0, 0};
     tn__parallel(nthr, tn__wino_wgrad_part_##SFX, &A);
     const int failed = A.failed;
     for (t = 1; t < nthr; t++) { /* the threads' sums, in thread order */
@@ -431,9 +481,12 @@ static bool tn__conv_wino_ok(const tn_tensor *x, const tn_tensor *w, const int64
 typedef struct { const void *w, *P; int64_t O, C, mr; } tn__wino_pre;
 static TN__TLS tn__wino_pre tn__wino_pre_on;
 /* y (new, contiguous) = conv(x, w) + b (flip = 0: y [N, O, oh, ow]), or the input gradient
-   y [N, C, H, W] of x = gy [N, O, oh, ow] (flip = 1), by Winograd; w, b contiguous. */
+   y [N, C, H, W] of x = gy [N, O, oh, ow] (flip = 1), by Winograd; w, b contiguous. flip 2, 3:
+   y [N, O, oh / 2, ow / 2] = the 2x2, stride-2 max pool of the forward's (3: after ReLU). */
 static int tn__conv_wino_cpu(tn_tensor *y, tn_tensor *x, const tn_tensor *w, const tn_tensor *b, const int64_t *g, int flip) {
-    const int64_t N = x->shape[0], Q = x->shape[1], H = x->shape[2], W = x->shape[3], P = y->shape[1], oh = y->shape[2], ow = y->shape[3];
+    const int pool = flip >= 2 ? flip - 1 : 0;
+    flip = flip == 1;
+    const int64_t N = x->shape[0], Q = x->shape[1], H = x->shape[2], W = x->shape[3], P = y->shape[1], oh = pool ? g[8] : y->shape[2], ow = pool ? g[9] : y->shape[3];
     const int64_t ph = flip ? 2 - g[4] : g[4], pw = flip ? 2 - g[5] : g[5], th = (oh + 1) / 2, t1 = (ow + 1) / 2 + 1;
     const bool f32 = x->dtype == TN_F32;
     const size_t es = tn_dtype_size(x->dtype);
@@ -461,11 +514,11 @@ static int tn__conv_wino_cpu(tn_tensor *y, tn_tensor *x, const tn_tensor *w, con
         if (f32) {
             if (!pre) tn__wino_weights_f32((const float *)tn_data_ptr(w), w->shape[0], w->shape[1], flip, (float *)up, &k32, (float *)up + 16 * P * Q);
             tn__wino_conv_f32((const float *)tn_data_ptr(xc), N, Q, H, W, ph, pw, &k32, pre ? (const float *)wpk->P : (const float *)up + 16 * P * Q, P,
-                              b ? (const float *)tn_data_ptr(b) : NULL, (float *)tn_data_ptr(y), oh, ow, br, (float *)bp, (const float *)zero, nthr);
+                              b ? (const float *)tn_data_ptr(b) : NULL, (float *)tn_data_ptr(y), oh, ow, br, (float *)bp, (const float *)zero, nthr, pool);
         } else {
             if (!pre) tn__wino_weights_f64((const double *)tn_data_ptr(w), w->shape[0], w->shape[1], flip, (double *)up, &k64, (double *)up + 16 * P * Q);
             tn__wino_conv_f64((const double *)tn_data_ptr(xc), N, Q, H, W, ph, pw, &k64, pre ? (const double *)wpk->P : (const double *)up + 16 * P * Q, P,
-                              b ? (const double *)tn_data_ptr(b) : NULL, (double *)tn_data_ptr(y), oh, ow, br, (double *)bp, (const double *)zero, nthr);
+                              b ? (const double *)tn_data_ptr(b) : NULL, (double *)tn_data_ptr(y), oh, ow, br, (double *)bp, (const double *)zero, nthr, pool);
         }
     }
     tn_release(xc); tn_release(U); tn_release(buf);
@@ -638,4 +691,17 @@ static int tn__conv_forward_cpu_act(tn_tensor *y, tn_tensor *x, tn_tensor *w, tn
     }
     tn_release(buf); tn_release(ybuf);
     return failed ? TN__FAIL_INT("conv2d: out of memory") : 0;
+}
+/* The graph replay's conv2d, activation act and 2x2, stride-2 max pool in one pass (src/jit/trace.c):
+   where the convolution takes the small-K or the Winograd path (float, no padding of the
+   pool, act none or ReLU, a result of at least 2x2), each window pooled while its values
+   are in L1 (the full result is neither written nor read back, nor the ReLU's pass). */
+static bool tn__conv_pool_ok(const tn_tensor *x, const tn_tensor *w, const int64_t *g, int64_t G, int act) {
+    return (act == TN__EPI_NONE || act == TN__EPI_RELU) && g[8] >= 2 && g[9] >= 2 && tn_numel(x) > 0 && w->shape[0] > 0 &&
+           (tn__conv_smallk_ok(x, g, G) || tn__conv_wino_ok(x, w, g, G, false));
+}
+/* y [N, O, oh / 2, ow / 2] (new, contiguous) = the 2x2 max pool of act(conv(x, w) + b), w and b contiguous; tn__conv_pool_ok. */
+static int tn__conv_forward_pool_cpu(tn_tensor *y, tn_tensor *x, tn_tensor *w, tn_tensor *b, const int64_t *g, int64_t G, int act) {
+    const int relu = act == TN__EPI_RELU;
+    return tn__conv_smallk_ok(x, g, G) ? tn__conv_smallk_cpu(3 + relu, x, w, b, y, g) : tn__conv_wino_cpu(y, x, w, b, g, 2 + relu);
 }

@@ -255,3 +255,41 @@ def test_frozen_transformer_replays_under_no_grad():
                 assert y.tolist() == enc(x2).tolist()
                 with torch.no_grad():
                     assert maxdiff(as_torch(y), tenc(as_torch(x2))) < 1e-4
+
+
+def pool_cnn(nn):
+    """conv + bn + relu + 2x2 max pool twice: the small-K (3 channels) and Winograd (8 -> 16)
+    convolutions, each of which the optimised replay runs with its pool in one pass."""
+    return nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Conv2d(8, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Conv2d(16, 8, 3), nn.MaxPool2d(2, stride=1), nn.Flatten())
+
+
+@needs_torch
+@pytest.mark.parametrize("shape", [(2, 3, 21, 19), (1, 3, 16, 17), (0, 3, 16, 16)])
+def test_frozen_conv_relu_pool_replays_under_no_grad(shape):
+    """The frozen CNN's convs with their 2x2 pools in one pass (odd sizes, batch 1 and 0):
+    bit for bit the same graph replayed with grad enabled (node by node, unfused) over the
+    warm-up, planning and served runs, a strided input too; our eager forward (batch norm not
+    folded) and PyTorch's to float tolerance. The last pool (stride 1) is not fused."""
+    tn.manual_seed(6)
+    model = pool_cnn(tn.nn)
+    randomize_bn(model)
+    model.eval()
+    tmodel = to_torch(model, pool_cnn(torch.nn))
+    x = tn.randn(*shape)
+    frozen = tn.jit.freeze(tn.jit.trace(model, x))
+    assert "aten::batch_norm" not in frozen.graph.nodes()
+    for k in range(5):
+        x2 = tn.randn(*shape) if k < 4 else tn.randn(shape[0], shape[1], shape[2], 2 * shape[3])[..., ::2]
+        unfused = frozen(x2).detach()
+        with tn.no_grad():
+            y = frozen(x2)
+            assert y.shape == unfused.shape and y.tolist() == unfused.tolist()
+            if shape[0]:
+                assert maxdiff(y, model(x2)) < 1e-5
+            with torch.no_grad():
+                want = tmodel(as_torch(x2).reshape(shape))
+            assert tuple(y.shape) == tuple(want.shape)
+            if shape[0]:
+                assert maxdiff(as_torch(y), want) < 1e-4
