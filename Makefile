@@ -134,6 +134,8 @@ $(BUILD)/test_threads: tests/test_threads.c tests/tn_test.h $(HEADER) $(BUILD)/t
 $(patsubst %,$(BUILD)/%,$(SELF)): $(BUILD)/%: tests/%.c $(wildcard tests/*.h) $(HEADER)
 	@mkdir -p $(BUILD)
 	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) $< -o $@ $(LDFLAGS) $(LDLIBS)
+# the GEMM's threaded splits (rows, or columns for a few rows) run in its suite: the pool on
+$(BUILD)/test_gemm: CPPFLAGS += -DTN_THREADS
 
 # ---- examples: the fast object ----
 $(BUILD)/%: examples/%.c examples/train_util.h $(HEADER) $(BUILD)/tensor_fast.o
