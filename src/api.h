@@ -5408,7 +5408,12 @@ typedef struct tn_backend {
        TN__GPOOL_BEGIN   graph_begin, with this thread's allocations served from *pool (new
                          memory taken under a relaxed capture mode; blocks freed inside the
                          capture reusable by its later allocations) until graph_end; the
-                         capture holds a reference until then. */
+                         capture holds a reference until then. Inside it check_index is
+                         captured (its err is a slot of the graph's, tn_cuda_graph_begin)
+       TN__GPOOL_RNG     inside a BEGIN capture: *pool is an int64 [4] device tensor {seed lo,
+                         seed hi, offset lo, offset hi} (32-bit halves) that random draws
+                         captured after it read at each replay: seed from it, offset its
+                         offset plus the call's (then relative); without it random refuses. */
     int (*graph_pool)(int op, void **pool);
     /* Optional, all three or none (NULL: CUDA tensors cannot cross processes on this
        device). CUDA IPC (tn_cuda_ipc_handle): ipc_export: h (TN_CUDA_IPC_HANDLE_BYTES) <- a
@@ -5427,7 +5432,7 @@ typedef struct tn_backend {
        run one by one. Returns 1 (no error) when it declines (tn__fused_declines). */
     int (*fused_elementwise)(tn_tensor *out, tn_tensor *const *ext, int next, const tn__fused_prog *prog);
 } tn_backend;
-enum { TN__GPOOL_NEW, TN__GPOOL_RETAIN, TN__GPOOL_RELEASE, TN__GPOOL_BEGIN };
+enum { TN__GPOOL_NEW, TN__GPOOL_RETAIN, TN__GPOOL_RELEASE, TN__GPOOL_BEGIN, TN__GPOOL_RNG };
 /* The chains the GPU unit's fused_elementwise declines (tensor_cuda.cu and the checking
    stand-in ask here, so they decline alike): the switch TN_CUDA_FUSED_ELEMENTWISE=0 (off: the
    caller read it), a dtype other than float32/float64, no members or too many, an outside
