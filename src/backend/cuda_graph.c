@@ -17,7 +17,7 @@ struct tn_cuda_graph {
     const tn_backend *be;
     void *graph, *pool;
     tn__dc_set *checks;    /* the slots of its index checks */
-    tn_tensor *rng;        /* int64 [4]: seed and offset as 32-bit halves (lo, hi), read by its draws; NULL: none */
+    tn_tensor *rng;        /* int64 [4]: seed and offset as 32-bit halves (lo, hi), read by its draws (outside its pool) */
     uint64_t rng_used;     /* the counters its draws take per replay */
 };
 struct tn_cuda_graph_pool { const tn_backend *be; void *pool; };
@@ -27,7 +27,8 @@ typedef struct tn__cg_state {
     bool failed;
     char why[200];
     tn__dc_set *checks;     /* the graph's check slots (tn__dc_capture while capturing) */
-    tn_tensor *rng;         /* made at the capture's first draw */
+    tn_tensor *rng;         /* made before capturing, handed to the backend at the first draw */
+    bool rng_given;
     uint64_t rng_used;
 } tn__cg_state;
 static TN__TLS tn__cg_state tn__cg;
@@ -73,12 +74,16 @@ TNDEF int tn_cuda_graph_begin(tn_cuda_graph_pool *pool) {
     const tn_backend *be = tn__cg_backend(fn);
     if (!be) return -1;
     if (pool && pool->be != be) return TN__FAIL_INT("%s: the pool belongs to another CUDA backend (%s)", fn, pool->be->name);
-    tn__dc_set *checks = tn__dc_set_new();   /* reserved before capturing: pinned memory is no stream work */
-    if (!checks) return -1;
+    /* made before capturing: pinned memory is no stream work, and the {seed, offset} the
+       replays write before launching must be no block the capture's pool hands its calls */
+    tn__dc_set *checks = tn__dc_set_new();
+    tn_tensor *rng = checks ? tn__new(TN_I64, TN_CUDA, TN_SHAPE(4)) : NULL;
+    if (!rng) { tn__dc_set_free(checks); return -1; }
     void *p = pool ? pool->pool : NULL;
-    if (pool ? be->graph_pool(TN__GPOOL_RETAIN, &p) : be->graph_pool(TN__GPOOL_NEW, &p)) { tn__dc_set_free(checks); return -1; }
+    if (pool ? be->graph_pool(TN__GPOOL_RETAIN, &p) : be->graph_pool(TN__GPOOL_NEW, &p)) { tn_release(rng); tn__dc_set_free(checks); return -1; }
     if (be->graph_pool(TN__GPOOL_BEGIN, &p)) {
         be->graph_pool(TN__GPOOL_RELEASE, &p);
+        tn_release(rng);
         tn__dc_set_free(checks);
         return -1;
     }
@@ -86,6 +91,7 @@ TNDEF int tn_cuda_graph_begin(tn_cuda_graph_pool *pool) {
     tn__cg.be = be;
     tn__cg.pool = p;
     tn__cg.checks = tn__dc_capture = checks;
+    tn__cg.rng = rng;
     return 0;
 }
 /* A random draw of n counters from g inside this thread's capture: *off <- its first counter
@@ -94,14 +100,10 @@ TNDEF int tn_cuda_graph_begin(tn_cuda_graph_pool *pool) {
 static int tn__cg_random(tn_generator *g, int64_t n, uint64_t *off) {
     if (g && g != tn_default_generator())
         return tn__cuda_graph_refuse("random", "a draw from a generator other than the default one (a capture draws from the default generator's counters, as PyTorch's)");
-    if (!tn__cg.rng) {   /* from the capture's pool, as its other memory */
-        tn_tensor *st = tn__new(TN_I64, TN_CUDA, TN_SHAPE(4));
-        void *h = st;
-        if (!st || tn__cg.be->graph_pool(TN__GPOOL_RNG, &h)) {
-            tn_release(st);
-            return tn__cuda_graph_refuse("random", "a random draw (the backend cannot read its counters from the device)");
-        }
-        tn__cg.rng = st;
+    if (!tn__cg.rng_given) {
+        void *h = tn__cg.rng;
+        if (tn__cg.be->graph_pool(TN__GPOOL_RNG, &h)) return tn__cuda_graph_refuse("random", "a random draw (the backend cannot read its counters from the device)");
+        tn__cg.rng_given = true;
     }
     *off = tn__cg.rng_used;
     tn__cg.rng_used += (uint64_t)n;
@@ -117,7 +119,7 @@ TNDEF tn_cuda_graph *tn_cuda_graph_end(void) {
     const int rc = st.be->graph_end(&graph);
     if (st.failed || rc || !graph) {
         if (graph) st.be->graph_free(graph);
-        tn_release(st.rng);   /* the pool's memory: before the pool */
+        tn_release(st.rng);
         tn__dc_set_free(st.checks);   /* never replayed: nothing writes them */
         st.be->graph_pool(TN__GPOOL_RELEASE, &st.pool);
         if (st.failed) return (tn__error("%s: the capture failed: %s inside it", fn, st.why), (tn_cuda_graph *)NULL);
@@ -135,7 +137,7 @@ TNDEF tn_cuda_graph *tn_cuda_graph_end(void) {
     g->graph = graph;
     g->pool = st.pool;
     g->checks = st.checks;
-    g->rng = st.rng;
+    g->rng = st.rng;   /* kept while the graph lives (a replay with no draws writes nothing there) */
     g->rng_used = st.rng_used;
     return g;
 }
@@ -143,7 +145,7 @@ TNDEF int tn_cuda_graph_replay(tn_cuda_graph *g) {
     if (!g) return TN__FAIL_INT("tn_cuda_graph_replay: no graph (NULL: the capture failed, or the graph was reset)");
     if (tn__cg.be) return TN__FAIL_INT("tn_cuda_graph_replay inside a capture (replay after capture_end)");
     if (tn__dc_before_replay(g->checks)) return -1;
-    if (g->rng) {   /* the generator's seed and offset for this replay's draws (fills: no copy from the host), the counters taken */
+    if (g->rng_used) {   /* the generator's seed and offset for this replay's draws (fills: no copy from the host), the counters taken */
         tn_generator *gen = tn_default_generator();
         const uint64_t seed = gen->seed, off = tn__gen_take(gen, (int64_t)g->rng_used);
         const uint64_t v[4] = {seed & 0xffffffffu, seed >> 32, off & 0xffffffffu, off >> 32};   /* halves: exact as fill's double */
