@@ -57763,10 +57763,17 @@ static void tn__dc_replayed(tn__dc_set *s) {
     }
     tn__dc_unlock();
 }
-/* the graph gone: its slots too, or (replayed and not yet scanned) at the next scan */
+/* the graph gone: its slots too, or at the next scan when replayed and not yet scanned, or
+   when this thread captures another graph (freeing pinned memory synchronises, which a
+   capture does not permit) */
 static void tn__dc_set_release(tn__dc_set *s) {
     if (!s) return;
     tn__dc_lock();
+    if (!s->pending && tn__dc_capture && s->pinned && tn__dc.npending < TN__DC_PENDING) {
+        s->pending = true;
+        tn__dc.pending[tn__dc.npending] = s;
+        TN__ATOMIC_ADD(&tn__dc.npending, 1);
+    }
     const bool later = s->pending;
     if (later) s->orphan = true;
     tn__dc_unlock();

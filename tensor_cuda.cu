@@ -71,8 +71,9 @@ static thread_local const int64_t *cu_cap_rng;   /* an eager capture's {seed, of
 static inline cudaStream_t cu_stream(void) { return cu_cur_stream; }
 /* An entry a capture cannot hold refuses inside one and spoils it (graph_end fails), as the
    stand-in's TN__SI_NO_CAPTURE: cuSOLVER and NCCL run on the legacy stream (uncaptured: run
-   at once, on inputs the capture has not computed yet), a random draw would repeat its
-   numbers at every replay, a host round trip synchronises. */
+   at once, on inputs the capture has not computed yet), a host round trip synchronises; in a
+   replay's capture (tn_graph_run, no pool) also a random draw (no device-resident counters:
+   a replay would repeat its numbers) and an index check (no slot of a graph's). */
 static thread_local const char *cu_capture_refused;   /* what spoiled this thread's capture, or NULL */
 static int cu_uncapturable(const char *what) {
     if (!cu_capture_refused) cu_capture_refused = what;

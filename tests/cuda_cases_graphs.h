@@ -714,6 +714,38 @@ TEST(gpu_eager_graph_lm) {
                   s4.allocated, s4.reserved, s0.allocated, s0.reserved);
     }
 }
+/* the graph's check slots: a 0-size index and a negative dim capture; a bad index (negative:
+   index_select does not wrap, as PyTorch's) reported once (the scan clears it), good ones
+   work after it; past 64 distinct checks in one graph the capture is refused */
+TEST(gpu_eager_graph_check_slots) {
+    tn_scope_begin();
+    tn_tensor *x = tn_to(tn_reshape(tn_arange(0, 12, 1, TN_F32), TN_SHAPE(3, 4)), TN_CUDA);
+    tn_tensor *idx = tn_to(tn_from_data((const int64_t[]){3, 1}, TN_SHAPE(2), TN_I64), TN_CUDA), *none = tn_to(tn_zeros(TN_SHAPE(0), TN_I64), TN_CUDA);
+    CHECK(tn_cuda_graph_begin(NULL) == 0);
+    tn_tensor *y = tn_keep(tn_index_select(x, -1, idx)), *z = tn_keep(tn_index_select(x, 0, none));
+    tn_cuda_graph *g = tn_cuda_graph_end();
+    if (!g || !y || !z) fail_at(__LINE__, "index_select capture: %s", tn_last_error());
+    if (g) {
+        CHECK(tn_cuda_graph_replay(g) == 0 && tn_cuda_synchronize() == 0);
+        CHECK(cg_maxdiff(y, tn_index_select(tn_to(x, TN_CPU), 1, tn_to(idx, TN_CPU))) == 0 && tn_numel(z) == 0);
+        CHECK(tn_fill_(idx, -5.0) != NULL && tn_cuda_graph_replay(g) == 0);
+        CHECK_ERR(tn_cuda_synchronize() == 0, "index -5 is out of bounds for dimension 1 with size 4 (found on the device");
+        CHECK(tn_cuda_synchronize() == 0);   /* reported once */
+        CHECK(tn_fill_(idx, 2.0) != NULL && tn_cuda_graph_replay(g) == 0 && tn_cuda_synchronize() == 0);   /* good indices again */
+        CHECK(cg_maxdiff(y, tn_index_select(tn_to(x, TN_CPU), 1, tn_from_data((const int64_t[]){2, 2}, TN_SHAPE(2), TN_I64))) == 0);
+    }
+    tn_release(y);
+    tn_release(z);
+    tn_cuda_graph_free(g);
+    tn_tensor *xs[65];
+    for (int k = 0; k < 65; k++) xs[k] = tn_to(tn_zeros(TN_SHAPE(k + 2), TN_F32), TN_CUDA);
+    CHECK(tn_cuda_graph_begin(NULL) == 0);
+    for (int k = 0; k < 64; k++) CHECK(tn_index_select(xs[k], 0, idx) != NULL);   /* sizes differ: 64 messages */
+    CHECK_ERR(tn_index_select(xs[64], 0, idx) != NULL, "more than 64 different device-side index checks");
+    CHECK_ERR(tn_cuda_graph_end() != NULL, "capture failed");
+    CHECK(!tn_cuda_graph_capturing());
+    tn_scope_end();
+}
 /* max pooling's argmax (its window table) inside a capture: a CNN training step with max
    pooling captured and replayed equals eager */
 TEST(gpu_eager_graph_pool_argmax) {
