@@ -288,6 +288,7 @@ Allocator &allocator() {
 }
 } // namespace
 
+static thread_local Pool *cu_cap_pool;   /* the pool of this thread's capture (section 9c), or NULL */
 static void *cu_alloc(size_t nbytes) {
     if (cu_capturing && cu_cap_pool) return allocator().alloc(nbytes, cu_cap_pool);
     if (cu_capturing) {   /* a replay's capture (no pool): it fails (section 9c); no CUDA call is made inside it */
@@ -2647,7 +2648,6 @@ template <class TI> __global__ void k_check_index(int64_t n, Geo<2> g, int64_t *
         if (out) out[off[0]] = w;
     }
 }
-static thread_local Pool *cu_cap_pool;   /* the pool of this thread's capture (section 9c), or NULL */
 static int cu_check_index(tn_tensor *out, tn_tensor *idx, int64_t size, int flags, int64_t skip, int64_t *err) {
     const char *fn = "check_index";
     /* inside an eager capture (a pool: tn_cuda_graph_begin) err is a slot of the graph's,

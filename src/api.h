@@ -5745,9 +5745,12 @@ TNDEF void tn_cuda_empty_cache(void);               /* give cached, unused block
    replay runs it again on the same memory (copy new values into the static inputs first).
    Allocations inside a capture come from a pool of its own (or `pool`, shared with other
    graphs), which stays reserved until the graph is freed. Refused inside a capture: copies
-   between host and device (.item(), .cpu(), printing), synchronisations, random draws,
-   optimizers other than SGD and Adam/AdamW with capturable=True (the others' step count is a
-   host value: PyTorch's capturable=False). */
+   between host and device (.item(), .cpu(), printing), synchronisations, random draws from a
+   generator other than the default one, optimizers other than SGD and Adam/AdamW with
+   capturable=True (the others' step count is a host value: PyTorch's capturable=False).
+   Captured: device-side index checks (a bad index fed to a replay fails the next
+   synchronisation with the eager message) and the default generator's draws (each replay
+   takes fresh counters, PyTorch's graph-safe Philox; docs/cuda.md). */
 typedef struct tn_cuda_graph tn_cuda_graph;
 typedef struct tn_cuda_graph_pool tn_cuda_graph_pool;
 TNDEF tn_cuda_graph_pool *tn_cuda_graph_pool_handle(void);   /* a pool to share between captures (torch.cuda.graph_pool_handle); NULL + error without a GPU */
