@@ -746,8 +746,8 @@ TEST(gpu_eager_graph_check_slots) {
     CHECK(!tn_cuda_graph_capturing());
     tn_scope_end();
 }
-/* max pooling's argmax (its window table) inside a capture: a CNN training step with max
-   pooling captured and replayed equals eager */
+/* max pooling's argmax (its window table) inside a capture: max_pool2d with indices, and a
+   CNN training step with max pooling and dropout, captured and replayed, equal eager */
 TEST(gpu_eager_graph_pool_argmax) {
     tn_scope_begin();
     tn_tensor *x = tn_to(tn_randn(TN_SHAPE(2, 3, 9, 9), TN_F32), TN_CUDA);
@@ -767,6 +767,65 @@ TEST(gpu_eager_graph_pool_argmax) {
     tn_release(y);
     tn_release(idx);
     tn_cuda_graph_free(g);
+    /* a CNN training step (max pooling, dropout, SGD with momentum) captured: replays equal eager steps */
+    enum { W = 2, N = 3 };
+    tn_module *ma = cg_model(1), *mb = cg_model(1);
+    tn_dict *pa = tn_module_named_parameters(ma), *pb = tn_module_named_parameters(mb);
+    CHECK(tn_dict_len(pa) == tn_dict_len(pb));
+    tn_no_grad_begin();   /* the same weights */
+    for (int k = 0; k < tn_dict_len(pa); k++) CHECK(tn_copy_(tn_dict_value(pb, k), tn_dict_value(pa, k)) == 0);
+    tn_no_grad_end();
+    tn_module_to(ma, TN_CUDA);
+    tn_module_to(mb, TN_CUDA);
+    tn_optim *oa = tn_optim_sgd((tn_tensor **)tn_dict_values(pa), tn_dict_len(pa), .lr = 0.05, .momentum = 0.9);
+    tn_optim *ob = tn_optim_sgd((tn_tensor **)tn_dict_values(pb), tn_dict_len(pb), .lr = 0.05, .momentum = 0.9);
+    tn_tensor *xs[W + N], *ys[W + N];
+    tn_manual_seed(4);
+    for (int i = 0; i < W + N; i++) { xs[i] = tn_randn(TN_SHAPE(4, 1, 28, 28), TN_F32); ys[i] = tn_randint(0, 10, TN_SHAPE(4), TN_I64, NULL); }
+    double want[N];
+    for (int i = 0; i < W + N; i++) {
+        tn_scope_begin();
+        tn_manual_seed(500 + (uint64_t)i);
+        tn_optim_zero_grad(oa);
+        tn_tensor *l = tn_cross_entropy(tn_module_forward(ma, tn_to(xs[i], TN_CUDA)), tn_to(ys[i], TN_CUDA));
+        CHECK(l && tn_backward(l) == 0 && tn_optim_step(oa) == 0);
+        if (i >= W) want[i - W] = l ? tn_item(l) : NAN;
+        if (i < W) {
+            tn_manual_seed(500 + (uint64_t)i);
+            tn_optim_zero_grad(ob);
+            tn_tensor *lb = tn_cross_entropy(tn_module_forward(mb, tn_to(xs[i], TN_CUDA)), tn_to(ys[i], TN_CUDA));
+            CHECK(lb && tn_backward(lb) == 0 && tn_optim_step(ob) == 0);
+        }
+        tn_scope_end();
+    }
+    tn_tensor *sx = tn_to(tn_zeros(TN_SHAPE(4, 1, 28, 28), TN_F32), TN_CUDA), *sy = tn_to(tn_zeros(TN_SHAPE(4), TN_I64), TN_CUDA);
+    tn_optim_zero_grad(ob);
+    CHECK(tn_cuda_graph_begin(NULL) == 0);
+    tn_scope_begin();
+    tn_tensor *sl = tn_cross_entropy(tn_module_forward(mb, sx), sy);
+    if (!sl || tn_backward(sl) || tn_optim_step(ob)) fail_at(__LINE__, "CNN step capture: %s", tn_last_error());
+    tn_retain(sl);
+    tn_scope_end();
+    tn_cuda_graph *gs = tn_cuda_graph_end();
+    if (!gs) fail_at(__LINE__, "CNN step capture: %s", tn_last_error());
+    for (int i = 0; gs && sl && i < N; i++) {
+        CHECK(tn_copy_(sx, tn_to(xs[W + i], TN_CUDA)) == 0 && tn_copy_(sy, tn_to(ys[W + i], TN_CUDA)) == 0);
+        tn_manual_seed(500 + (uint64_t)(W + i));
+        CHECK(tn_cuda_graph_replay(gs) == 0);
+        CHECK_MSG(fabs(tn_item(sl) - want[i]) <= 1e-4 * (1 + fabs(want[i])), "CNN step replay %d: loss %.9g, eager %.9g", i, tn_item(sl), want[i]);
+    }
+    double worst = 0;
+    for (int k = 0; k < tn_dict_len(pa); k++) worst = fmax(worst, cg_maxdiff(tn_dict_value(pb, k), tn_dict_value(pa, k)));
+    CHECK_MSG(gs && worst <= 1e-4, "CNN step: parameters %g from eager after %d replays", worst, N);
+    tn_release(sl);
+    tn_optim_zero_grad(ob);
+    tn_cuda_graph_free(gs);
+    tn_optim_free(oa);
+    tn_optim_free(ob);
+    tn_dict_free(pa);
+    tn_dict_free(pb);
+    tn_module_free(ma);
+    tn_module_free(mb);
     tn_scope_end();
 }
 #endif
