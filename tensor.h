@@ -5611,7 +5611,12 @@ typedef struct tn_backend {
        TN__GPOOL_BEGIN   graph_begin, with this thread's allocations served from *pool (new
                          memory taken under a relaxed capture mode; blocks freed inside the
                          capture reusable by its later allocations) until graph_end; the
-                         capture holds a reference until then. */
+                         capture holds a reference until then. Inside it check_index is
+                         captured (its err is a slot of the graph's, tn_cuda_graph_begin)
+       TN__GPOOL_RNG     inside a BEGIN capture: *pool is an int64 [4] device tensor {seed lo,
+                         seed hi, offset lo, offset hi} (32-bit halves) that random draws
+                         captured after it read at each replay: seed from it, offset its
+                         offset plus the call's (then relative); without it random refuses. */
     int (*graph_pool)(int op, void **pool);
     /* Optional, all three or none (NULL: CUDA tensors cannot cross processes on this
        device). CUDA IPC (tn_cuda_ipc_handle): ipc_export: h (TN_CUDA_IPC_HANDLE_BYTES) <- a
@@ -5630,7 +5635,7 @@ typedef struct tn_backend {
        run one by one. Returns 1 (no error) when it declines (tn__fused_declines). */
     int (*fused_elementwise)(tn_tensor *out, tn_tensor *const *ext, int next, const tn__fused_prog *prog);
 } tn_backend;
-enum { TN__GPOOL_NEW, TN__GPOOL_RETAIN, TN__GPOOL_RELEASE, TN__GPOOL_BEGIN };
+enum { TN__GPOOL_NEW, TN__GPOOL_RETAIN, TN__GPOOL_RELEASE, TN__GPOOL_BEGIN, TN__GPOOL_RNG };
 /* The chains the GPU unit's fused_elementwise declines (tensor_cuda.cu and the checking
    stand-in ask here, so they decline alike): the switch TN_CUDA_FUSED_ELEMENTWISE=0 (off: the
    caller read it), a dtype other than float32/float64, no members or too many, an outside
@@ -5943,9 +5948,12 @@ TNDEF void tn_cuda_empty_cache(void);               /* give cached, unused block
    replay runs it again on the same memory (copy new values into the static inputs first).
    Allocations inside a capture come from a pool of its own (or `pool`, shared with other
    graphs), which stays reserved until the graph is freed. Refused inside a capture: copies
-   between host and device (.item(), .cpu(), printing), synchronisations, random draws,
-   optimizers other than SGD and Adam/AdamW with capturable=True (the others' step count is a
-   host value: PyTorch's capturable=False). */
+   between host and device (.item(), .cpu(), printing), synchronisations, random draws from a
+   generator other than the default one, optimizers other than SGD and Adam/AdamW with
+   capturable=True (the others' step count is a host value: PyTorch's capturable=False).
+   Captured: device-side index checks (a bad index fed to a replay fails the next
+   synchronisation with the eager message) and the default generator's draws (each replay
+   takes fresh counters, PyTorch's graph-safe Philox; docs/cuda.md). */
 typedef struct tn_cuda_graph tn_cuda_graph;
 typedef struct tn_cuda_graph_pool tn_cuda_graph_pool;
 TNDEF tn_cuda_graph_pool *tn_cuda_graph_pool_handle(void);   /* a pool to share between captures (torch.cuda.graph_pool_handle); NULL + error without a GPU */
@@ -9904,6 +9912,7 @@ static uint64_t tn__gen_take(tn_generator *g, int64_t n) {
     uint64_t o = g->offset; g->offset += (uint64_t)n; return o;
 #endif
 }
+static int tn__cg_random(tn_generator *g, int64_t n, uint64_t *off);   /* a draw inside a CUDA-graph capture (backend/cuda_graph.c) */
 static bool tn__gen_mt(tn_generator *g) { return (g ? g : &tn__default_gen)->kind == TN_GEN_MT19937; }
 
 TNDEF uint64_t tn_generator_random64(tn_generator *g) {
@@ -10281,7 +10290,10 @@ static tn_tensor *tn__random_ex(const char *fn, tn_random_op op, const int64_t *
         if (rc) { tn_release(t); return NULL; }
         return tn__own(t);
     }
-    uint64_t off = tn__gen_take(g, tn_numel(t));
+    uint64_t off;
+    if (t->device == TN_CUDA && tn_cuda_graph_capturing()) {   /* the graph's counters, taken per replay (backend/cuda_graph.c) */
+        if (tn__cg_random(gen, tn_numel(t), &off)) { tn_release(t); return NULL; }
+    } else off = tn__gen_take(g, tn_numel(t));
     if (tn__backend(t->device)->random(op, t, g->seed, off, a, b, low, range)) { tn_release(t); return NULL; }
     return tn__own(t);
 }
@@ -56523,11 +56535,13 @@ static void tn__si_transfer(bool up) {
    running it, as stream capture queues kernels without running them; a launch makes the
    recorded calls again through the table. An allocation of device memory (its memory would
    be another's after the capture), a transfer to or from the host, a synchronisation or an
-   entry that is not captured (nonzero, random, the optimizer steps, linalg, pool_argmax,
-   check_index) inside a capture fails the call and the capture, as tensor_cuda.cu does. */
+   entry that is not captured (nonzero, linalg, NCCL, IPC; check_index outside an eager
+   capture, whose slots are the graph's; random without the graph's device-resident
+   counters, graph_pool's RNG) inside a capture fails the call and the capture, as
+   tensor_cuda.cu does. */
 enum { TN__SIC_COPY, TN__SIC_FILL, TN__SIC_UNARY, TN__SIC_BINARY, TN__SIC_TERNARY, TN__SIC_REDUCE, TN__SIC_LANE, TN__SIC_INDEX, TN__SIC_MATMUL,
        TN__SIC_IM2COL, TN__SIC_CONV2D, TN__SIC_BATCH_NORM, TN__SIC_POOL2D, TN__SIC_LAYER_NORM, TN__SIC_CROSS_ENTROPY, TN__SIC_ATTENTION,
-       TN__SIC_MATMUL_EP, TN__SIC_FFT, TN__SIC_OPTIM, TN__SIC_FUSED };
+       TN__SIC_MATMUL_EP, TN__SIC_FFT, TN__SIC_OPTIM, TN__SIC_FUSED, TN__SIC_CHECK_INDEX, TN__SIC_RANDOM, TN__SIC_POOL_ARGMAX };
 typedef struct tn__si_call {
     int entry, op;
     bool has_d;                      /* unary: params given */
@@ -56536,6 +56550,7 @@ typedef struct tn__si_call {
     int64_t i[16];
     tn__optk k;                      /* optim: its kind and scalars, as the kernel's arguments */
     tn__fused_prog *prog;            /* fused_elementwise's program (a copy) */
+    int64_t *err;                    /* check_index: the graph's slot */
 } tn__si_call;
 typedef struct tn__si_graph {
     tn__si_call *calls;
@@ -56545,6 +56560,7 @@ typedef struct tn__si_graph {
 } tn__si_graph;
 static int64_t tn__si_live_graphs;   /* graphs made and not freed (the fft plan cache is kept while any lives, as the unit's) */
 static TN__TLS tn__si_graph *tn__si_capture;   /* the capture this thread makes, or NULL */
+static TN__TLS tn_tensor *tn__si_cap_rng;       /* the capture's {seed, offset} on the device (graph_pool's RNG), or NULL */
 static int64_t tn__si_graph_launches;      /* launches replayed (tests) */
 static void tn__si_nop_deleter(void *data, void *ctx) { (void)data; (void)ctx; }
 static tn_tensor *tn__si_rec_tensor(tn_tensor *t) {
@@ -56725,6 +56741,7 @@ static int tn__si_graph_begin(void) {
     if (!G) return TN__FAIL_INT("stand-in GPU: graph_begin: out of memory");
     memset(G, 0, sizeof *G);
     tn__si_capture = G;
+    tn__si_cap_rng = NULL;
     return 0;
 }
 static int tn__si_graph_end(void **graph) {
@@ -56732,6 +56749,7 @@ static int tn__si_graph_end(void **graph) {
     *graph = NULL;
     if (!G) return TN__FAIL_INT("stand-in GPU: graph_end without graph_begin");
     tn__si_capture = NULL;
+    tn__si_cap_rng = NULL;
     if (tn__si_cpool) {   /* the capture's reference to its pool */
         tn__si_pool_release(tn__si_cpool);
         tn__si_cpool = NULL;
@@ -56776,6 +56794,21 @@ static int tn__si_graph_launch(void *graph) {
         case TN__SIC_FFT: r = be->fft(c->op, t[0], t[1], (int)iv[0], iv + 1, c->d[0]); break;
         case TN__SIC_OPTIM: r = be->optim(&c->k, t[0], t[1], t + 2); break;
         case TN__SIC_FUSED: r = be->fused_elementwise(t[0], t + 1, c->op, c->prog); break;
+        case TN__SIC_CHECK_INDEX: r = be->check_index(t[0], t[1], iv[0], c->op, iv[1], c->err); break;
+        case TN__SIC_RANDOM: {   /* the graph's seed and offset as the replay set them (a device read, as the kernel's) */
+            tn__si_inside++;
+            tn_tensor *h = tn__copy_as(t[1], TN_I64, TN_CPU);
+            tn__si_inside--;
+            const uint64_t *v = h ? (const uint64_t *)tn_data_ptr(h) : NULL;
+            r = v ? be->random((tn_random_op)c->op, t[0], v[0] | v[1] << 32, (v[2] | v[3] << 32) + (uint64_t)iv[0], c->d[0], c->d[1], iv[1], (uint64_t)iv[2]) : -1;
+            tn_release(h);
+            break;
+        }
+        case TN__SIC_POOL_ARGMAX: {
+            const int64_t OH = t[0]->shape[2], OW = t[0]->shape[3], *tb = (const int64_t *)tn_data_ptr(t[2]);
+            r = be->pool_argmax(t[0], t[1], tb, tb + OH, tb + 2 * OH, tb + 2 * OH + OW, iv[0], iv[1]);
+            break;
+        }
         default: r = TN__FAIL_INT("stand-in GPU: graph_launch: unknown call %d", c->entry);
         }
         if (r) return r < 0 ? -1 : TN__FAIL_INT("stand-in GPU: graph_launch: call %d declined at launch, not at capture", k);
@@ -56803,6 +56836,10 @@ static int tn__si_graph_pool(int op, void **pool) {
         if (tn__si_graph_begin()) return -1;
         tn__si_plock_on(); P->refs++; tn__si_plock_off();
         tn__si_cpool = P;
+        return 0;
+    case TN__GPOOL_RNG:
+        if (!tn__si_capture || !tn__si_cpool) return TN__FAIL_INT("stand-in GPU: graph_pool: RNG outside an eager capture");
+        tn__si_cap_rng = (tn_tensor *)*pool;
         return 0;
     default: return TN__FAIL_INT("stand-in GPU: graph_pool: unknown op %d", op);
     }
@@ -56939,7 +56976,16 @@ static int tn__si_matmul_ep(tn_tensor *c, tn_tensor *a, tn_tensor *b, tn_tensor 
     return TN__SI_RUN(tn__cpu_half_unary(act == TN__EPI_RELU ? RELU : GELU_TANH, c, c, NULL));
 }
 static int tn__si_random(tn_random_op op, tn_tensor *o, uint64_t s, uint64_t off, double a, double b, int64_t l, uint64_t r) {
-    TN__SI_DEV("random", o); TN__SI_NO_CAPTURE("a random draw"); return TN__SI_RUN(tn__cpu_random(op, o, s, off, a, b, l, r));
+    TN__SI_DEV("random", o);
+    if (tn__si_capture && !tn__si_cap_rng) return tn__si_uncapturable("a random draw");
+    if (tn__si_capture) {   /* off counts from the graph's offset; seed and offset read at each launch */
+        tn_tensor *const ts_[2] = {o, tn__si_cap_rng};
+        const double d_[2] = {a, b};
+        const int64_t iv_[3] = {(int64_t)off, l, (int64_t)r};
+        (void)s;
+        return tn__si_rec(TN__SIC_RANDOM, (int)op, ts_, 2, d_, 2, iv_, 3);
+    }
+    return TN__SI_RUN(tn__cpu_random(op, o, s, off, a, b, l, r));
 }
 static int tn__si_im2col(int f, tn_tensor *c, tn_tensor *i, const int64_t *g) {
     TN__SI_DEV("im2col", c); TN__SI_DEV("im2col", i);
@@ -56948,7 +56994,23 @@ static int tn__si_im2col(int f, tn_tensor *c, tn_tensor *i, const int64_t *g) {
     return TN__SI_RUN(tn__cpu_im2col(f, c, i, g));
 }
 static int tn__si_pool(tn_tensor *idx, tn_tensor *x, const int64_t *hs, const int64_t *he, const int64_t *ws, const int64_t *we, int64_t dh, int64_t dw) {
-    TN__SI_DEV("pool_argmax", idx); TN__SI_DEV("pool_argmax", x); TN__SI_NO_CAPTURE("pool_argmax"); return TN__SI_RUN(tn__cpu_pool_argmax(idx, x, hs, he, ws, we, dh, dw));
+    TN__SI_DEV("pool_argmax", idx); TN__SI_DEV("pool_argmax", x);
+    if (tn__si_capture) {   /* the window tables by value, as the unit passes them in its kernel's parameters */
+        const int64_t OH = idx->shape[2], OW = idx->shape[3];
+        tn_tensor *tab = tn__new(TN_I64, TN_CPU, TN_SHAPE(2 * (OH + OW)));
+        if (!tab) return tn__si_uncapturable("out of memory recording a call");
+        int64_t *tb = (int64_t *)tn_data_ptr(tab);
+        memcpy(tb, hs, (size_t)OH * sizeof *tb);
+        memcpy(tb + OH, he, (size_t)OH * sizeof *tb);
+        memcpy(tb + 2 * OH, ws, (size_t)OW * sizeof *tb);
+        memcpy(tb + 2 * OH + OW, we, (size_t)OW * sizeof *tb);
+        tn_tensor *const ts_[3] = {idx, x, tab};
+        const int64_t iv_[2] = {dh, dw};
+        const int r = tn__si_rec(TN__SIC_POOL_ARGMAX, 0, ts_, 3, NULL, 0, iv_, 2);
+        tn_release(tab);
+        return r;
+    }
+    return TN__SI_RUN(tn__cpu_pool_argmax(idx, x, hs, he, ws, we, dh, dw));
 }
 static int tn__si_optim(const tn__optk *k, tn_tensor *p, tn_tensor *g, tn_tensor *const *st) {
     TN__SI_DEV("optim", p); TN__SI_DEV("optim", g);
@@ -57145,7 +57207,14 @@ static int tn__si_pool2d(tn_tensor *x, tn_tensor *y, tn_tensor *gy, tn_tensor *g
    next synchronisation), nothing reported now */
 static int tn__si_check_index(tn_tensor *out, tn_tensor *idx, int64_t size, int flags, int64_t skip, int64_t *err) {
     TN__SI_DEV("check_index", out); TN__SI_DEV("check_index", idx);
-    TN__SI_NO_CAPTURE("an index check");
+    if (tn__si_capture && !tn__si_cpool) return tn__si_uncapturable("an index check");   /* a replay's capture: err is no slot of a graph's */
+    if (tn__si_capture) {   /* an eager capture's: err is the graph's slot, scanned after each launch */
+        tn_tensor *const ts_[2] = {out, idx};
+        const int64_t iv_[2] = {size, skip};
+        if (tn__si_rec(TN__SIC_CHECK_INDEX, flags, ts_, 2, NULL, 0, iv_, 2)) return -1;
+        tn__si_capture->calls[tn__si_capture->n - 1].err = err;
+        return 0;
+    }
     if (out && (out->dtype != TN_I64 || !tn_is_contiguous(out))) return TN__FAIL_INT("stand-in GPU: check_index writes a contiguous int64 out");
     tn_tensor iv = tn__shallow(idx);   /* the same host memory, seen as a CPU tensor */
     iv.device = TN_CPU;
@@ -57908,12 +57977,27 @@ static const tn_cuda_unit *tn__cuda_ready(const char *fn) {
 
 /* ---- device-side checks: slots the device writes, read after the next synchronisation ---- */
 #define TN__DC_SLOTS 64
+#define TN__DC_PENDING 32
+/* The slots of one CUDA graph's checks (tn_cuda_graph_begin reserves them, tn_cuda_graph_free
+   gives them back): its check kernels write here at every replay, and a replay puts the set
+   on the list the next synchronisation scans with the eager slots (as PyTorch's
+   device-side asserts surface at the next synchronisation). */
+typedef struct tn__dc_set {
+    int64_t *slots;                  /* TN__DC_SLOTS x {flag, value}, as the eager ones */
+    char msg[TN__DC_SLOTS][256];
+    int n;
+    bool pinned;
+    bool pending, orphan;            /* replayed since the last scan; its graph freed meanwhile (the scan frees it) */
+} tn__dc_set;
 static struct {
     int64_t *slots;                  /* TN__DC_SLOTS x {flag, value}: pinned memory with the unit, else host memory */
     char msg[TN__DC_SLOTS][256];
     int n;                           /* slots handed out since the last synchronisation */
+    tn__dc_set *pending[TN__DC_PENDING];   /* graphs' slots replayed since the last synchronisation */
+    int npending;
     int lock;
 } tn__dc;
+static TN__TLS tn__dc_set *tn__dc_capture;   /* the slots of this thread's capture (cuda_graph.c), or NULL */
 static void tn__dc_lock(void) {
 #if defined(__GNUC__) || defined(__clang__)
     while (__atomic_exchange_n(&tn__dc.lock, 1, __ATOMIC_ACQUIRE)) {}
@@ -57924,42 +58008,84 @@ static void tn__dc_unlock(void) {
     __atomic_store_n(&tn__dc.lock, 0, __ATOMIC_RELEASE);
 #endif
 }
-/* The first failed check since the last synchronisation as an error (at: the synchronising
-   call), all slots cleared; 0 when none failed. Called after every synchronisation. */
-static int tn__deferred_report(const char *at) {
-    if (!TN__ATOMIC_LOAD(&tn__dc.n)) return 0;
-    char text[400] = "";
-    tn__dc_lock();
-    for (int k = 0; k < tn__dc.n; k++) {
-        volatile int64_t *sl = tn__dc.slots + 2 * k;
+/* TN__DC_SLOTS zeroed slots the device can write: pinned (the GPU writes it through unified
+   addressing) or plain host memory (the stand-in) */
+static int64_t *tn__dc_alloc(tn_device device, bool *pinned) {
+    const tn_cuda_unit *u = tn__cuda_unit();
+    const size_t nb = TN__DC_SLOTS * 2 * sizeof(int64_t);
+    *pinned = u && u->backend && tn__backend_registered(device) == u->backend;
+    int64_t *p = *pinned ? (int64_t *)u->host_alloc(nb) : (int64_t *)TN_MALLOC(nb);
+    if (p) memset(p, 0, nb);
+    return p;
+}
+static void tn__dc_free(int64_t *p, bool pinned) {
+    if (pinned) tn__cuda_unit()->host_free(p);
+    else TN_FREE(p);
+}
+/* the first failed slot of n into text (when it is still empty), every slot cleared */
+static void tn__dc_scan(int64_t *slots, char (*msg)[256], int n, char *text, size_t cap) {
+    for (int k = 0; k < n; k++) {
+        volatile int64_t *sl = slots + 2 * k;
         if (sl[0] && !text[0]) {   /* msg with its "%lld" replaced by the value */
-            const char *m = tn__dc.msg[k], *at_v = strstr(m, "%lld");
+            const char *m = msg[k], *at_v = strstr(m, "%lld");
             int pre = at_v ? (int)(at_v - m) : (int)strlen(m);
-            if (at_v) snprintf(text, sizeof text, "%.*s%lld%s", pre, m, (long long)sl[1], at_v + 4);
-            else snprintf(text, sizeof text, "%s", m);
+            if (at_v) snprintf(text, cap, "%.*s%lld%s", pre, m, (long long)sl[1], at_v + 4);
+            else snprintf(text, cap, "%s", m);
         }
         sl[0] = sl[1] = 0;
     }
+}
+static void tn__dc_set_free(tn__dc_set *s) {
+    if (!s) return;
+    if (s->slots) tn__dc_free(s->slots, s->pinned);
+    TN_FREE(s);
+}
+/* The first failed check since the last synchronisation (eager, or of a graph replayed since)
+   as an error (at: the synchronising call), all slots cleared; 0 when none failed. Called
+   after every synchronisation. */
+static int tn__deferred_report(const char *at) {
+    if (!TN__ATOMIC_LOAD(&tn__dc.n) && !TN__ATOMIC_LOAD(&tn__dc.npending)) return 0;
+    char text[400] = "";
+    tn__dc_set *gone[TN__DC_PENDING];
+    int ngone = 0;
+    tn__dc_lock();
+    tn__dc_scan(tn__dc.slots, tn__dc.msg, tn__dc.n, text, sizeof text);
     tn__dc.n = 0;
+    for (int j = 0; j < tn__dc.npending; j++) {
+        tn__dc_set *s = tn__dc.pending[j];
+        tn__dc_scan(s->slots, s->msg, s->n, text, sizeof text);
+        s->pending = false;
+        if (s->orphan) gone[ngone++] = s;
+    }
+    tn__dc.npending = 0;
     tn__dc_unlock();
+    for (int j = 0; j < ngone; j++) tn__dc_set_free(gone[j]);
     if (!text[0]) return 0;
     return TN__FAIL_INT("%s (found on the device, reported at %s)", text, at);
 }
 static int tn__cuda_sync_now(const char *fn);
+static int tn__cuda_graph_refuse(const char *fn, const char *what);   /* src/backend/cuda_graph.c */
 TNDEF int64_t *tn_deferred_check(tn_device device, const char *msg) {
     if (device == TN_CPU || !msg) return (int64_t *)tn__error("tn_deferred_check: device checks are for devices other than the CPU");
-    if (!tn__dc.slots) {   /* once: pinned (the GPU writes it through unified addressing) or plain host memory (the stand-in) */
-        const tn_cuda_unit *u = tn__cuda_unit();
-        const size_t nb = TN__DC_SLOTS * 2 * sizeof(int64_t);
-        const bool pinned = u && u->backend && tn__backend_registered(device) == u->backend;
-        int64_t *p = pinned ? (int64_t *)u->host_alloc(nb) : (int64_t *)TN_MALLOC(nb);
+    if (tn__dc_capture) {   /* inside a capture: a slot of the graph's (this thread's alone until the graph is made) */
+        tn__dc_set *s = tn__dc_capture;
+        for (int k = 0; k < s->n; k++)
+            if (strcmp(s->msg[k], msg) == 0) return s->slots + 2 * k;
+        if (s->n == TN__DC_SLOTS) {
+            tn__cuda_graph_refuse("tn_deferred_check", "more than 64 different device-side index checks");
+            return NULL;
+        }
+        snprintf(s->msg[s->n], sizeof s->msg[s->n], "%s", msg);
+        return s->slots + 2 * s->n++;
+    }
+    if (!tn__dc.slots) {   /* once */
+        bool pinned;
+        int64_t *p = tn__dc_alloc(device, &pinned);
         if (!p) return (int64_t *)tn__error("tn_deferred_check: out of memory");
-        memset(p, 0, nb);
         tn__dc_lock();
         if (!tn__dc.slots) tn__dc.slots = p, p = NULL;
         tn__dc_unlock();
-        if (p && pinned) u->host_free(p);   /* another thread was first */
-        else if (p) TN_FREE(p);
+        if (p) tn__dc_free(p, pinned);   /* another thread was first */
     }
     for (int tries = 0; tries < 2; tries++) {
         tn__dc_lock();
@@ -57977,6 +58103,52 @@ TNDEF int64_t *tn_deferred_check(tn_device device, const char *msg) {
         if (tn__cuda_sync_now("tn_deferred_check") || tn__deferred_report("tn_deferred_check")) return NULL;
     }
     return NULL;
+}
+/* A graph's slots for its capture (NULL with the error when out of memory). */
+static tn__dc_set *tn__dc_set_new(void) {
+    tn__dc_set *s = (tn__dc_set *)TN_MALLOC(sizeof *s);
+    if (s) {
+        memset(s, 0, sizeof *s);
+        s->slots = tn__dc_alloc(TN_CUDA, &s->pinned);
+    }
+    if (!s || !s->slots) {
+        TN_FREE(s);
+        return (tn__dc_set *)tn__error("tn_cuda_graph_begin: out of memory (the slots of device-side checks)");
+    }
+    return s;
+}
+/* Before a replay of a graph with checks: room on the pending list (full: wait for the
+   device and report first, as an eager check does when its slots run out). */
+static int tn__dc_before_replay(const tn__dc_set *s) {
+    if (!s || !s->n || s->pending || TN__ATOMIC_LOAD(&tn__dc.npending) < TN__DC_PENDING) return 0;
+    return tn__cuda_sync_now("tn_cuda_graph_replay") || tn__deferred_report("tn_cuda_graph_replay") ? -1 : 0;
+}
+/* after it: its slots scanned at the next synchronisation */
+static void tn__dc_replayed(tn__dc_set *s) {
+    if (!s || !s->n) return;
+    tn__dc_lock();
+    if (!s->pending && tn__dc.npending < TN__DC_PENDING) {
+        s->pending = true;
+        tn__dc.pending[tn__dc.npending] = s;
+        TN__ATOMIC_ADD(&tn__dc.npending, 1);
+    }
+    tn__dc_unlock();
+}
+/* the graph gone: its slots too, or at the next scan when replayed and not yet scanned, or
+   when this thread captures another graph (freeing pinned memory synchronises, which a
+   capture does not permit) */
+static void tn__dc_set_release(tn__dc_set *s) {
+    if (!s) return;
+    tn__dc_lock();
+    if (!s->pending && tn__dc_capture && s->pinned && tn__dc.npending < TN__DC_PENDING) {
+        s->pending = true;
+        tn__dc.pending[tn__dc.npending] = s;
+        TN__ATOMIC_ADD(&tn__dc.npending, 1);
+    }
+    const bool later = s->pending;
+    if (later) s->orphan = true;
+    tn__dc_unlock();
+    if (!later) tn__dc_set_free(s);
 }
 
 TNDEF bool tn_cuda_is_available(void) { const tn_cuda_unit *u = tn__cuda_unit(); return u && u->backend; }
@@ -58073,14 +58245,32 @@ TNDEF tn_tensor *tn_to_non_blocking(tn_tensor *t, tn_device device) {
    while capturing, what a capture cannot hold (a copy between host and device, a
    synchronisation, an optimizer whose scalars change per step): the call fails with a
    message naming it, and so does tn_cuda_graph_end, with the state restored and the
-   capture's pool released. The graph holds a reference to its pool until freed. */
-struct tn_cuda_graph { const tn_backend *be; void *graph, *pool; };
+   capture's pool released. The graph holds a reference to its pool until freed.
+   Device-side index checks inside a capture write to slots of the graph's own (reserved at
+   begin, freed with the graph), scanned at the synchronisation after each replay (cuda.c).
+   Random draws inside take the default generator's counters as PyTorch's graph-safe
+   Philox: the capture fixes which counters each draw takes relative to a device-resident
+   {seed, offset} of the graph's (rng), and each replay first writes the generator's seed
+   and current offset there and advances the generator by what the capture's draws took,
+   so replays draw fresh numbers and capture + N replays consume the generator as N eager
+   steps. */
+struct tn_cuda_graph {
+    const tn_backend *be;
+    void *graph, *pool;
+    tn__dc_set *checks;    /* the slots of its index checks */
+    tn_tensor *rng;        /* int64 [4]: seed and offset as 32-bit halves (lo, hi), read by its draws (outside its pool) */
+    uint64_t rng_used;     /* the counters its draws take per replay */
+};
 struct tn_cuda_graph_pool { const tn_backend *be; void *pool; };
 typedef struct tn__cg_state {
     const tn_backend *be;   /* NULL: not capturing */
     void *pool;             /* the header's reference, passed to the graph */
     bool failed;
     char why[200];
+    tn__dc_set *checks;     /* the graph's check slots (tn__dc_capture while capturing) */
+    tn_tensor *rng;         /* made before capturing, handed to the backend at the first draw */
+    bool rng_given;
+    uint64_t rng_used;
 } tn__cg_state;
 static TN__TLS tn__cg_state tn__cg;
 TNDEF bool tn_cuda_graph_capturing(void) { return tn__cg.be != NULL; }
@@ -58125,15 +58315,39 @@ TNDEF int tn_cuda_graph_begin(tn_cuda_graph_pool *pool) {
     const tn_backend *be = tn__cg_backend(fn);
     if (!be) return -1;
     if (pool && pool->be != be) return TN__FAIL_INT("%s: the pool belongs to another CUDA backend (%s)", fn, pool->be->name);
+    /* made before capturing: pinned memory is no stream work, and the {seed, offset} the
+       replays write before launching must be no block the capture's pool hands its calls */
+    tn__dc_set *checks = tn__dc_set_new();
+    tn_tensor *rng = checks ? tn__new(TN_I64, TN_CUDA, TN_SHAPE(4)) : NULL;
+    if (!rng) { tn__dc_set_free(checks); return -1; }
     void *p = pool ? pool->pool : NULL;
-    if (pool ? be->graph_pool(TN__GPOOL_RETAIN, &p) : be->graph_pool(TN__GPOOL_NEW, &p)) return -1;
+    if (pool ? be->graph_pool(TN__GPOOL_RETAIN, &p) : be->graph_pool(TN__GPOOL_NEW, &p)) { tn_release(rng); tn__dc_set_free(checks); return -1; }
     if (be->graph_pool(TN__GPOOL_BEGIN, &p)) {
         be->graph_pool(TN__GPOOL_RELEASE, &p);
+        tn_release(rng);
+        tn__dc_set_free(checks);
         return -1;
     }
     memset(&tn__cg, 0, sizeof tn__cg);
     tn__cg.be = be;
     tn__cg.pool = p;
+    tn__cg.checks = tn__dc_capture = checks;
+    tn__cg.rng = rng;
+    return 0;
+}
+/* A random draw of n counters from g inside this thread's capture: *off <- its first counter
+   relative to the graph's per-replay offset; the backend reads the graph's {seed, offset}
+   (handed to it with graph_pool's RNG at the first draw). 0, or -1 with the capture spoiled. */
+static int tn__cg_random(tn_generator *g, int64_t n, uint64_t *off) {
+    if (g && g != tn_default_generator())
+        return tn__cuda_graph_refuse("random", "a draw from a generator other than the default one (a capture draws from the default generator's counters, as PyTorch's)");
+    if (!tn__cg.rng_given) {
+        void *h = tn__cg.rng;
+        if (tn__cg.be->graph_pool(TN__GPOOL_RNG, &h)) return tn__cuda_graph_refuse("random", "a random draw (the backend cannot read its counters from the device)");
+        tn__cg.rng_given = true;
+    }
+    *off = tn__cg.rng_used;
+    tn__cg.rng_used += (uint64_t)n;
     return 0;
 }
 TNDEF tn_cuda_graph *tn_cuda_graph_end(void) {
@@ -58141,10 +58355,13 @@ TNDEF tn_cuda_graph *tn_cuda_graph_end(void) {
     if (!tn__cg.be) return (tn__error("%s without tn_cuda_graph_begin (capture_end before capture_begin)", fn), (tn_cuda_graph *)NULL);
     tn__cg_state st = tn__cg;
     memset(&tn__cg, 0, sizeof tn__cg);   /* not capturing from here on, whatever happens */
+    tn__dc_capture = NULL;
     void *graph = NULL;
     const int rc = st.be->graph_end(&graph);
     if (st.failed || rc || !graph) {
         if (graph) st.be->graph_free(graph);
+        tn_release(st.rng);
+        tn__dc_set_free(st.checks);   /* never replayed: nothing writes them */
         st.be->graph_pool(TN__GPOOL_RELEASE, &st.pool);
         if (st.failed) return (tn__error("%s: the capture failed: %s inside it", fn, st.why), (tn_cuda_graph *)NULL);
         return rc ? (tn_cuda_graph *)NULL : (tn__error("%s: the capture failed", fn), (tn_cuda_graph *)NULL);
@@ -58152,18 +58369,37 @@ TNDEF tn_cuda_graph *tn_cuda_graph_end(void) {
     tn_cuda_graph *g = (tn_cuda_graph *)TN_MALLOC(sizeof *g);
     if (!g) {
         st.be->graph_free(graph);
+        tn_release(st.rng);
+        tn__dc_set_free(st.checks);
         st.be->graph_pool(TN__GPOOL_RELEASE, &st.pool);
         return (tn__error("%s: out of memory", fn), (tn_cuda_graph *)NULL);
     }
     g->be = st.be;
     g->graph = graph;
     g->pool = st.pool;
+    g->checks = st.checks;
+    g->rng = st.rng;   /* kept while the graph lives (a replay with no draws writes nothing there) */
+    g->rng_used = st.rng_used;
     return g;
 }
 TNDEF int tn_cuda_graph_replay(tn_cuda_graph *g) {
     if (!g) return TN__FAIL_INT("tn_cuda_graph_replay: no graph (NULL: the capture failed, or the graph was reset)");
     if (tn__cg.be) return TN__FAIL_INT("tn_cuda_graph_replay inside a capture (replay after capture_end)");
-    return g->be->graph_launch(g->graph);
+    if (tn__dc_before_replay(g->checks)) return -1;
+    if (g->rng_used) {   /* the generator's seed and offset for this replay's draws (fills: no copy from the host), the counters taken */
+        tn_generator *gen = tn_default_generator();
+        const uint64_t seed = gen->seed, off = tn__gen_take(gen, (int64_t)g->rng_used);
+        const uint64_t v[4] = {seed & 0xffffffffu, seed >> 32, off & 0xffffffffu, off >> 32};   /* halves: exact as fill's double */
+        for (int k = 0; k < 4; k++) {
+            tn_tensor e = tn__shallow(g->rng);
+            e.offset += k;
+            e.shape[0] = 1;
+            if (g->be->fill(&e, (double)v[k])) return -1;
+        }
+    }
+    if (g->be->graph_launch(g->graph)) return -1;
+    tn__dc_replayed(g->checks);
+    return 0;
 }
 TNDEF tn_cuda_graph_pool *tn_cuda_graph_pool_of(tn_cuda_graph *g) {
     if (!g) return (tn__error("tn_cuda_graph_pool_of: no graph"), (tn_cuda_graph_pool *)NULL);
@@ -58177,6 +58413,8 @@ TNDEF tn_cuda_graph_pool *tn_cuda_graph_pool_of(tn_cuda_graph *g) {
 TNDEF void tn_cuda_graph_free(tn_cuda_graph *g) {
     if (!g) return;
     g->be->graph_free(g->graph);   /* the graph first: its memory is the pool's */
+    tn_release(g->rng);
+    tn__dc_set_release(g->checks);
     g->be->graph_pool(TN__GPOOL_RELEASE, &g->pool);
     TN_FREE(g);
 }

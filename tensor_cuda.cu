@@ -67,11 +67,13 @@ static int cu_fail(const char *what, cudaError_t e) {
    stream, and an allocation fails (its memory would be another's after the capture). */
 static thread_local cudaStream_t cu_cur_stream = 0;
 static thread_local bool cu_capturing, cu_capture_allocated;
+static thread_local const int64_t *cu_cap_rng;   /* an eager capture's {seed, offset} on the device (graph_pool's RNG, section 9c), or NULL */
 static inline cudaStream_t cu_stream(void) { return cu_cur_stream; }
 /* An entry a capture cannot hold refuses inside one and spoils it (graph_end fails), as the
    stand-in's TN__SI_NO_CAPTURE: cuSOLVER and NCCL run on the legacy stream (uncaptured: run
-   at once, on inputs the capture has not computed yet), a random draw would repeat its
-   numbers at every replay, a host round trip synchronises. */
+   at once, on inputs the capture has not computed yet), a host round trip synchronises; in a
+   replay's capture (tn_graph_run, no pool) also a random draw (no device-resident counters:
+   a replay would repeat its numbers) and an index check (no slot of a graph's). */
 static thread_local const char *cu_capture_refused;   /* what spoiled this thread's capture, or NULL */
 static int cu_uncapturable(const char *what) {
     if (!cu_capture_refused) cu_capture_refused = what;
@@ -2648,7 +2650,9 @@ template <class TI> __global__ void k_check_index(int64_t n, Geo<2> g, int64_t *
 }
 static int cu_check_index(tn_tensor *out, tn_tensor *idx, int64_t size, int flags, int64_t skip, int64_t *err) {
     const char *fn = "check_index";
-    CU_NO_CAPTURE("an index check");   /* its slot is read at the next synchronisation, which a replay does not make */
+    /* inside an eager capture (a pool: tn_cuda_graph_begin) err is a slot of the graph's,
+       scanned at the synchronisation after each replay; a replay's capture has no such slot */
+    if (cu_capturing && !cu_cap_pool) return cu_uncapturable("an index check");
     const int64_t n = tn_numel(idx);
     if (n == 0) return 0;
     if (idx->device != TN_CUDA || (out && (out->device != TN_CUDA || out->dtype != TN_I64 || !tn_is_contiguous(out))))
@@ -3345,7 +3349,15 @@ static int cu_matmul_ep(tn_tensor *c, tn_tensor *a, tn_tensor *b, tn_tensor *bia
    numbers as the CPU for the same generator state. */
 template <class T> __device__ __forceinline__ T rand_store(double v) { return (T)v; }
 template <> __device__ __forceinline__ bool rand_store<bool>(double v) { return v != 0; }
-template <class T> __global__ void k_random(int64_t n, T *o, int op, bool f32, uint64_t seed, uint64_t offset, double a, double b, int64_t low, uint64_t range, bool exact_i64) {
+/* st (a captured draw): the graph's {seed lo, seed hi, offset lo, offset hi}, written before
+   each replay (section 9c): seed from it, offset relative to its offset (PyTorch's graph-safe
+   Philox, whose seed and offset a replay reads from device memory) */
+template <class T> __global__ void k_random(int64_t n, T *o, int op, bool f32, uint64_t seed, uint64_t offset, double a, double b, int64_t low, uint64_t range, bool exact_i64,
+                                            const int64_t *st) {
+    if (st) {
+        seed = (uint64_t)st[0] | (uint64_t)st[1] << 32;
+        offset += (uint64_t)st[2] | (uint64_t)st[3] << 32;
+    }
     GRID_LOOP(i, n) {
         int64_t iv;
         double v = tn_philox_draw(op, f32, seed, offset + (uint64_t)i, a, b, low, range, &iv);
@@ -3354,12 +3366,13 @@ template <class T> __global__ void k_random(int64_t n, T *o, int op, bool f32, u
 }
 static int cu_random(tn_random_op op, tn_tensor *out, uint64_t seed, uint64_t offset, double a, double b, int64_t low, uint64_t range) {
     const char *fn = "random";
-    CU_NO_CAPTURE("a random draw");   /* its seed and offset are this call's: a replay would draw the same numbers */
+    if (cu_capturing && !cu_cap_rng) return cu_uncapturable("a random draw");   /* no counters of a graph's: a replay would draw the same numbers */
+    const int64_t *st = cu_capturing ? cu_cap_rng : NULL;
     int64_t n = tn_numel(out);
     if (n == 0) return 0;
     if (!tn_is_contiguous(out)) return tn_error("random: the output must be contiguous");
     bool exact = op == RANDINT && out->dtype == TN_I64;
-    CU_DISPATCH(out->dtype, T, k_random<T><<<blocks_for(n), kThreads, 0, cu_stream()>>>(n, (T *)base_of(out), (int)op, out->dtype == TN_F32, seed, offset, a, b, low, range, exact))
+    CU_DISPATCH(out->dtype, T, k_random<T><<<blocks_for(n), kThreads, 0, cu_stream()>>>(n, (T *)base_of(out), (int)op, out->dtype == TN_F32, seed, offset, a, b, low, range, exact, st))
     CU_LAUNCHED(fn);
     return 0;
 }
@@ -3469,9 +3482,12 @@ template <class T> __global__ void k_pool_argmax(int64_t total, int64_t C, int64
         idx[i] = best;
     }
 }
+struct PoolChunk { int64_t v[kPoolTab]; };
+__global__ void k_pool_put(int64_t *d, int64_t m, PoolChunk ch) {
+    for (int64_t i = threadIdx.x; i < m; i += blockDim.x) d[i] = ch.v[i];
+}
 static int cu_pool_argmax(tn_tensor *idx, tn_tensor *x, const int64_t *hs, const int64_t *he, const int64_t *ws, const int64_t *we, int64_t dh, int64_t dw) {
     const char *fn = "max pooling";
-    CU_NO_CAPTURE("pool_argmax");   /* a long window table is uploaded (a host copy), as the stand-in refuses */
     int64_t N = x->shape[0], C = x->shape[1], W = x->shape[3], OH = idx->shape[2], OW = idx->shape[3], total = N * C * OH * OW;
     if (total == 0) return 0;
     if (x->dtype != TN_F32 && x->dtype != TN_F64) return tn_error("max pooling: dtype %s not supported (floating only)", tn_dtype_name(x->dtype));
@@ -3488,11 +3504,17 @@ static int cu_pool_argmax(tn_tensor *idx, tn_tensor *x, const int64_t *hs, const
         memcpy(h.data() + 2 * OH, ws, (size_t)OW * 8);
         memcpy(h.data() + 2 * OH + OW, we, (size_t)OW * 8);
         if ((int64_t)h.size() <= kPoolTab) memcpy(pw.tab, h.data(), h.size() * 8);
-        else { /* too long for the parameters: copied up (counted; no library pooling gets here) */
+        else { /* too long for the parameters (no library pooling gets here): written on the device by
+                  kernels whose parameters carry it, no upload, so a capture holds it too */
             int64_t *d = (int64_t *)sc.get(h.size() * 8);
             if (!d) return -1;
-            CU_CHECK(fn, cudaMemcpy(d, h.data(), h.size() * 8, cudaMemcpyHostToDevice));
-            count_transfer(true, true);
+            for (size_t at = 0; at < h.size(); at += kPoolTab) {
+                PoolChunk ch;
+                const size_t m = h.size() - at < (size_t)kPoolTab ? h.size() - at : (size_t)kPoolTab;
+                memcpy(ch.v, h.data() + at, m * 8);
+                k_pool_put<<<1, kThreads, 0, cu_stream()>>>(d + at, (int64_t)m, ch);
+                CU_LAUNCHED(fn);
+            }
             pw.dev = d;
         }
     }
@@ -4087,8 +4109,13 @@ static int cu_fft(int kind, tn_tensor *y, tn_tensor *x, int rank, const int64_t 
    cuDNN workspace (Scratch) is captured too. What cannot be captured: a convolution whose
    cuDNN algorithm is not cached from an earlier uncaptured run (no search inside a capture:
    cu_conv2d), a transform whose cuFFT plan is not cached (cu_fft), and the entries that
-   refuse by CU_NO_CAPTURE (section 1: linalg, random draws, NCCL, index checks, nonzero,
-   pool_argmax, CUDA IPC); the header refuses copies between host and device. */
+   refuse by CU_NO_CAPTURE (section 1: linalg, NCCL, nonzero, CUDA IPC); the header refuses
+   copies between host and device. An eager capture holds index checks (their slots are the
+   graph's: src/backend/cuda.c scans them after each replay), random draws (graph_pool's RNG
+   hands cu_random the graph's device-resident seed and offset, which the header writes
+   before each replay) and max pooling's argmax (its window table in kernel parameters, or
+   written on the device by kernels that carry it); a replay's capture (tn_graph_run) still
+   refuses the first two. */
 struct CuGraph {
     cudaGraph_t graph;
     cudaGraphExec_t exec;
@@ -4118,6 +4145,7 @@ static int cu_graph_begin(void) {
     cu_capturing = true;
     cu_capture_allocated = false;
     cu_capture_refused = NULL;
+    cu_cap_rng = NULL;
     return 0;
 }
 static int cu_graph_end(void **graph) {
@@ -4127,6 +4155,7 @@ static int cu_graph_end(void **graph) {
     cudaError_t e = cudaStreamEndCapture(cu_cur_stream, &g);
     cu_cur_stream = 0;
     cu_capturing = false;
+    cu_cap_rng = NULL;
     if (cu_cap_pool) {   /* the capture's reference to its pool */
         allocator().release(cu_cap_pool);
         cu_cap_pool = NULL;
@@ -4174,6 +4203,10 @@ static int cu_graph_pool(int op, void **pool) {
         if (cu_graph_begin()) return -1;
         allocator().retain(P);
         cu_cap_pool = P;
+        return 0;
+    case TN__GPOOL_RNG:   /* the capture's draws read seed and offset from this int64 [4] (cu_random) */
+        if (!cu_capturing || !cu_cap_pool) return tn_error("CUDA graphs: graph_pool: RNG outside an eager capture");
+        cu_cap_rng = (const int64_t *)base_of((tn_tensor *)*pool);
         return 0;
     default: return tn_error("CUDA graphs: graph_pool: unknown op %d", op);
     }

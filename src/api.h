@@ -5410,7 +5410,12 @@ typedef struct tn_backend {
        TN__GPOOL_BEGIN   graph_begin, with this thread's allocations served from *pool (new
                          memory taken under a relaxed capture mode; blocks freed inside the
                          capture reusable by its later allocations) until graph_end; the
-                         capture holds a reference until then. */
+                         capture holds a reference until then. Inside it check_index is
+                         captured (its err is a slot of the graph's, tn_cuda_graph_begin)
+       TN__GPOOL_RNG     inside a BEGIN capture: *pool is an int64 [4] device tensor {seed lo,
+                         seed hi, offset lo, offset hi} (32-bit halves) that random draws
+                         captured after it read at each replay: seed from it, offset its
+                         offset plus the call's (then relative); without it random refuses. */
     int (*graph_pool)(int op, void **pool);
     /* Optional, all three or none (NULL: CUDA tensors cannot cross processes on this
        device). CUDA IPC (tn_cuda_ipc_handle): ipc_export: h (TN_CUDA_IPC_HANDLE_BYTES) <- a
@@ -5429,7 +5434,7 @@ typedef struct tn_backend {
        run one by one. Returns 1 (no error) when it declines (tn__fused_declines). */
     int (*fused_elementwise)(tn_tensor *out, tn_tensor *const *ext, int next, const tn__fused_prog *prog);
 } tn_backend;
-enum { TN__GPOOL_NEW, TN__GPOOL_RETAIN, TN__GPOOL_RELEASE, TN__GPOOL_BEGIN };
+enum { TN__GPOOL_NEW, TN__GPOOL_RETAIN, TN__GPOOL_RELEASE, TN__GPOOL_BEGIN, TN__GPOOL_RNG };
 /* The chains the GPU unit's fused_elementwise declines (tensor_cuda.cu and the checking
    stand-in ask here, so they decline alike): the switch TN_CUDA_FUSED_ELEMENTWISE=0 (off: the
    caller read it), a dtype other than float32/float64, no members or too many, an outside
@@ -5742,9 +5747,12 @@ TNDEF void tn_cuda_empty_cache(void);               /* give cached, unused block
    replay runs it again on the same memory (copy new values into the static inputs first).
    Allocations inside a capture come from a pool of its own (or `pool`, shared with other
    graphs), which stays reserved until the graph is freed. Refused inside a capture: copies
-   between host and device (.item(), .cpu(), printing), synchronisations, random draws,
-   optimizers other than SGD and Adam/AdamW with capturable=True (the others' step count is a
-   host value: PyTorch's capturable=False). */
+   between host and device (.item(), .cpu(), printing), synchronisations, random draws from a
+   generator other than the default one, optimizers other than SGD and Adam/AdamW with
+   capturable=True (the others' step count is a host value: PyTorch's capturable=False).
+   Captured: device-side index checks (a bad index fed to a replay fails the next
+   synchronisation with the eager message) and the default generator's draws (each replay
+   takes fresh counters, PyTorch's graph-safe Philox; docs/cuda.md). */
 typedef struct tn_cuda_graph tn_cuda_graph;
 typedef struct tn_cuda_graph_pool tn_cuda_graph_pool;
 TNDEF tn_cuda_graph_pool *tn_cuda_graph_pool_handle(void);   /* a pool to share between captures (torch.cuda.graph_pool_handle); NULL + error without a GPU */

@@ -489,8 +489,7 @@ TEST(gpu_eager_graph_errors) {
               s0.reserved, s0.allocated);
 }
 /* What a capture cannot hold is refused on the GPU as on the stand-in, by name, and the
-   capture fails (graph_end): a random draw (a replay would repeat its numbers), a
-   factorization (cuSOLVER runs on the legacy stream, outside the capture), a transform
+   capture fails (graph_end): nonzero (its shape is the data's), a factorization (cuSOLVER runs on the legacy stream, outside the capture), a transform
    whose cuFFT plan is not made yet (making one allocates and uploads). Warmed up first, the
    transforms (r2c, and c2r, which reads a copy of its input) are captured and each replay
    equals the CPU's; a product captured after the first capture keeps cuBLAS's fixed
@@ -506,10 +505,10 @@ TEST(gpu_eager_graph_uncapturable) {
     const tn_backend *be = tn_get_backend(TN_CUDA);
     tn_tensor *a = tn_to(tn_reshape(tn_add(tn_zeros(TN_SHAPE(4, 4), TN_F32), tn_mul_scalar(tn_eye(4, TN_NONE, TN_F32), 4.0)), TN_SHAPE(1, 4, 4)), TN_CUDA);
     tn_tensor *info = tn_to(tn_zeros(TN_SHAPE(1), TN_I32), TN_CUDA);
-    const char *what[3] = {"a random draw while capturing", "a factorization (linalg) while capturing", "a cuFFT plan made"};
+    const char *what[3] = {"nonzero (it reads the count back) while capturing", "a factorization (linalg) while capturing", "a cuFFT plan made"};
     for (int k = 0; k < 3; k++) {
         CHECK(tn_cuda_graph_begin(NULL) == 0);
-        if (k == 0) CHECK_ERR(tn_rand_like(x) != NULL, what[k]);
+        if (k == 0) CHECK_ERR(tn_nonzero(x) != NULL, what[k]);
         if (k == 1) CHECK_ERR(be->linalg && be->linalg(TN_LA_POTRF, a, NULL, NULL, NULL, info, 0) == 0, what[k]);
         if (k == 2) CHECK_ERR(tn_fft_rfft(x) != NULL, what[k]);
         tn_cuda_graph *bad = NULL;
@@ -558,5 +557,275 @@ TEST(gpu_eager_graph_uncapturable) {
     tn_scope_end();
     const tn_cuda_stats s1 = tn_cuda_memory_stats();   /* (reserved: the pool freed inside a capture stays in the unit's cache) */
     CHECK_MSG(s1.allocated == s0.allocated, "allocated %zu after, %zu before", s1.allocated, s0.allocated);
+}
+/* ---- random draws, index checks and whole language-model steps in one eager graph ----
+   Draws inside a capture take the default generator's counters at each replay (PyTorch's
+   graph-safe Philox): a replay draws what an eager step from the same generator state
+   draws, the next replay draws anew, and capture + N replays advance the generator as N
+   eager steps; torch.manual_seed before a replay repeats it. */
+TEST(gpu_eager_graph_random) {
+    tn_scope_begin();
+    tn_tensor *x = tn_to(tn_ones(TN_SHAPE(4, 64), TN_F32), TN_CUDA);
+    tn_generator *gen = tn_default_generator();
+    tn_manual_seed(5);
+    const uint64_t off0 = gen->offset;
+    CHECK(tn_cuda_graph_begin(NULL) == 0);
+    tn_tensor *y = tn_keep(tn_dropout(x, .p = 0.5)), *u = tn_keep(tn_rand_like(x));
+    tn_cuda_graph *g = tn_cuda_graph_end();
+    if (!g || !y || !u) fail_at(__LINE__, "dropout capture: %s", tn_last_error());
+    CHECK_MSG(gen->offset == off0, "the capture took counters (%llu -> %llu)", (unsigned long long)off0, (unsigned long long)gen->offset);
+    tn_tensor *r[2][2] = {{NULL, NULL}, {NULL, NULL}};   /* the replays' numbers, on the host */
+    tn_manual_seed(21);
+    for (int k = 0; g && k < 2; k++) {
+        CHECK(tn_cuda_graph_replay(g) == 0);
+        r[k][0] = tn_to(y, TN_CPU);
+        r[k][1] = tn_to(u, TN_CPU);
+    }
+    const uint64_t off_replays = gen->offset;
+    tn_manual_seed(21);   /* two eager steps from the same generator state */
+    for (int k = 0; g && k < 2; k++) {
+        tn_tensor *ey = tn_dropout(x, .p = 0.5), *eu = tn_rand_like(x);
+        CHECK_MSG(cg_maxdiff(ey, r[k][0]) == 0 && cg_maxdiff(eu, r[k][1]) == 0, "replay %d: dropout %g, rand %g from eager", k, cg_maxdiff(ey, r[k][0]),
+                  cg_maxdiff(eu, r[k][1]));
+    }
+    CHECK_MSG(gen->offset == off_replays, "2 replays took %llu counters, 2 eager steps %llu", (unsigned long long)off_replays, (unsigned long long)gen->offset);
+    CHECK_MSG(g && cg_maxdiff(r[0][0], r[1][0]) > 0 && cg_maxdiff(r[0][1], r[1][1]) > 0, "two replays drew the same numbers");
+    tn_manual_seed(21);   /* reseeded: the replay repeats */
+    CHECK(g && tn_cuda_graph_replay(g) == 0 && cg_maxdiff(y, r[0][0]) == 0 && cg_maxdiff(u, r[0][1]) == 0);
+    /* a draw from another generator is refused (PyTorch captures the default one) */
+    tn_generator *other = tn_generator_new_philox(3);
+    tn_tensor *z = tn_to(tn_zeros(TN_SHAPE(8), TN_F32), TN_CUDA);
+    CHECK(tn_cuda_graph_begin(NULL) == 0);
+    CHECK_ERR(tn_uniform_(z, .generator = other) != NULL, "a generator other than the default one");
+    CHECK_ERR(tn_cuda_graph_end() != NULL, "capture failed");
+    tn_generator_free(other);
+    tn_release(y);
+    tn_release(u);
+    tn_cuda_graph_free(g);
+    tn_scope_end();
+}
+enum { CG_V = 40, CG_B = 3, CG_T = 8 };
+/* 0: GPT-style (embedding, a transformer encoder layer with dropout, LM head); 1: LSTM LM */
+static tn_module *cg_lm(int which) {
+    tn_manual_seed(11);
+    tn_module *m = which == 0 ? tn_nn_sequential(tn_nn_embedding(CG_V, 32), tn_nn_transformer_encoder_layer(32, 4, .dim_feedforward = 64, .dropout = 0.1, .batch_first = true),
+                                                 tn_nn_linear(32, CG_V))
+                              : tn_nn_sequential(tn_nn_embedding(CG_V, 16), tn_nn_lstm(16, 32, .batch_first = true), tn_nn_linear(32, CG_V));
+    if (m && tn_module_to(m, TN_CUDA)) { tn_module_free(m); return NULL; }
+    return m;
+}
+static tn_tensor *cg_lm_step(tn_module *m, tn_optim *o, tn_tensor *ids, tn_tensor *tgt) {
+    tn_tensor *logits = tn_module_forward(m, ids);
+    tn_tensor *loss = tn_cross_entropy(tn_reshape(logits, TN_SHAPE(CG_B * CG_T, CG_V)), tn_reshape(tgt, TN_SHAPE(CG_B * CG_T)));
+    if (!loss || tn_backward(loss) || tn_optim_step(o)) return NULL;
+    return loss;
+}
+/* A GPT-style and an LSTM language-model step (embedding lookups and cross-entropy targets
+   checked on the device, dropout, Adam capturable=True) captured whole; replays fed new
+   tokens equal eager steps from the same generator states; a bad token fed to a replay is
+   reported at the next synchronisation with eager's message, and the graph goes on. */
+TEST(gpu_eager_graph_lm) {
+    enum { W = 2, N = 4 };
+    static const char *const names[2] = {"GPT", "LSTM LM"};
+    for (int which = 0; which < 2; which++) {
+        tn_scope_begin();
+        const tn_cuda_stats s0 = tn_cuda_memory_stats();
+        tn_tensor *ids[W + N], *tg[W + N];
+        tn_manual_seed(3);
+        for (int i = 0; i < W + N; i++) { ids[i] = tn_randint(0, CG_V, TN_SHAPE(CG_B, CG_T), TN_I64, NULL); tg[i] = tn_randint(0, CG_V, TN_SHAPE(CG_B, CG_T), TN_I64, NULL); }
+        tn_module *A = cg_lm(which), *B = cg_lm(which);
+        CHECK(A && B);
+        if (!A || !B) { tn_module_free(A); tn_module_free(B); tn_scope_end(); continue; }
+        tn_dict *pa = tn_module_named_parameters(A), *pb = tn_module_named_parameters(B);
+        tn_optim *oa = tn_optim_adam((tn_tensor **)tn_dict_values(pa), tn_dict_len(pa), .lr = 0.01, .capturable = true);
+        tn_optim *ob = tn_optim_adam((tn_tensor **)tn_dict_values(pb), tn_dict_len(pb), .lr = 0.01, .capturable = true);
+        double want[N];
+        for (int i = 0; i < W + N; i++) {   /* eager, each step from generator state (1000 + i, 0) */
+            tn_scope_begin();
+            tn_manual_seed(1000 + (uint64_t)i);
+            tn_optim_zero_grad(oa);
+            tn_tensor *l = cg_lm_step(A, oa, tn_to(ids[i], TN_CUDA), tn_to(tg[i], TN_CUDA));
+            if (!l) fail_at(__LINE__, "%s eager step: %s", names[which], tn_last_error());
+            if (i >= W) want[i - W] = l ? tn_item(l) : NAN;
+            tn_scope_end();
+        }
+        for (int i = 0; i < W; i++) {   /* warm-up */
+            tn_scope_begin();
+            tn_manual_seed(1000 + (uint64_t)i);
+            tn_optim_zero_grad(ob);
+            CHECK(cg_lm_step(B, ob, tn_to(ids[i], TN_CUDA), tn_to(tg[i], TN_CUDA)) != NULL);
+            tn_scope_end();
+        }
+        tn_tensor *sx = tn_to(tn_zeros(TN_SHAPE(CG_B, CG_T), TN_I64), TN_CUDA), *sy = tn_to(tn_zeros(TN_SHAPE(CG_B, CG_T), TN_I64), TN_CUDA);
+        tn_optim_zero_grad(ob);
+        const tn_cuda_stats s1 = tn_cuda_memory_stats();
+        CHECK_MSG(tn_cuda_graph_begin(NULL) == 0, "begin: %s", tn_last_error());
+        tn_scope_begin();
+        tn_tensor *sl = cg_lm_step(B, ob, sx, sy);
+        if (!sl) fail_at(__LINE__, "%s captured step: %s", names[which], tn_last_error());
+        tn_retain(sl);
+        tn_scope_end();
+        tn_cuda_graph *g = tn_cuda_graph_end();
+        if (!g) fail_at(__LINE__, "%s capture: %s", names[which], tn_last_error());
+        for (int i = 0; g && sl && i < N; i++) {
+            tn_scope_begin();
+            CHECK(tn_copy_(sx, tn_to(ids[W + i], TN_CUDA)) == 0 && tn_copy_(sy, tn_to(tg[W + i], TN_CUDA)) == 0);
+            tn_manual_seed(1000 + (uint64_t)(W + i));
+            CHECK(tn_cuda_graph_replay(g) == 0);
+            const double l = tn_item(sl);
+            CHECK_MSG(fabs(l - want[i]) <= 1e-4 * (1 + fabs(want[i])), "%s replay %d: loss %.9g, eager %.9g", names[which], i, l, want[i]);
+            tn_scope_end();
+        }
+        double worst = 0;
+        for (int k = 0; k < tn_dict_len(pa); k++) worst = fmax(worst, cg_maxdiff(tn_dict_value(pb, k), tn_dict_value(pa, k)));
+        CHECK_MSG(g && worst <= 1e-4, "%s: parameters %g from eager after %d replays", names[which], worst, N);
+        if (g && sl) {   /* a bad token: eager's message at the next synchronisation, then good tokens work again */
+            tn_scope_begin();
+            tn_tensor *bad = tn_clone(ids[W]);
+            ((int64_t *)tn_data_ptr(bad))[5] = CG_V + 3;
+            char msg[512] = "";
+            CHECK(tn_module_forward(tn_module_child_at(A, 0, NULL), tn_to(bad, TN_CUDA)) != NULL);   /* eager: the embedding */
+            CHECK_ERR(tn_cuda_synchronize() == 0, "out of bounds");
+            snprintf(msg, sizeof msg, "%s", tn_last_error());
+            CHECK(tn_copy_(sx, tn_to(bad, TN_CUDA)) == 0 && tn_cuda_graph_replay(g) == 0);
+            CHECK(tn_cuda_synchronize() != 0);
+            CHECK_MSG(strcmp(tn_last_error(), msg) == 0, "%s: the replay's error \"%s\", eager's \"%s\"", names[which], tn_last_error(), msg);
+            tn_clear_error();
+            CHECK(tn_copy_(sx, tn_to(ids[W], TN_CUDA)) == 0 && tn_cuda_graph_replay(g) == 0);
+            CHECK_MSG(tn_cuda_synchronize() == 0, "%s: after a bad replay: %s", names[which], tn_last_error());
+            CHECK(isfinite(tn_item(sl)));
+            tn_scope_end();
+        }
+        tn_release(sl);
+        tn_optim_zero_grad(ob);
+        tn_cuda_graph_free(g);
+        const tn_cuda_stats s3 = tn_cuda_memory_stats();
+        CHECK_MSG(s3.allocated == s1.allocated && s3.reserved == s1.reserved, "%s: allocated %zu, reserved %zu after the graph; %zu, %zu before", names[which],
+                  s3.allocated, s3.reserved, s1.allocated, s1.reserved);
+        tn_optim_free(oa);
+        tn_optim_free(ob);
+        tn_dict_free(pa);
+        tn_dict_free(pb);
+        tn_module_free(A);
+        tn_module_free(B);
+        tn_scope_end();
+        const tn_cuda_stats s4 = tn_cuda_memory_stats();
+        CHECK_MSG(s4.allocated == s0.allocated && s4.reserved == s0.reserved, "%s: allocated %zu, reserved %zu at the end; %zu, %zu at the start", names[which],
+                  s4.allocated, s4.reserved, s0.allocated, s0.reserved);
+    }
+}
+/* the graph's check slots: a 0-size index and a negative dim capture; a bad index (negative:
+   index_select does not wrap, as PyTorch's) reported once (the scan clears it), good ones
+   work after it; past 64 distinct checks in one graph the capture is refused */
+TEST(gpu_eager_graph_check_slots) {
+    tn_scope_begin();
+    tn_tensor *x = tn_to(tn_reshape(tn_arange(0, 12, 1, TN_F32), TN_SHAPE(3, 4)), TN_CUDA);
+    tn_tensor *idx = tn_to(tn_from_data((const int64_t[]){3, 1}, TN_SHAPE(2), TN_I64), TN_CUDA), *none = tn_to(tn_zeros(TN_SHAPE(0), TN_I64), TN_CUDA);
+    CHECK(tn_cuda_graph_begin(NULL) == 0);
+    tn_tensor *y = tn_keep(tn_index_select(x, -1, idx)), *z = tn_keep(tn_index_select(x, 0, none));
+    tn_cuda_graph *g = tn_cuda_graph_end();
+    if (!g || !y || !z) fail_at(__LINE__, "index_select capture: %s", tn_last_error());
+    if (g) {
+        CHECK(tn_cuda_graph_replay(g) == 0 && tn_cuda_synchronize() == 0);
+        CHECK(cg_maxdiff(y, tn_index_select(tn_to(x, TN_CPU), 1, tn_to(idx, TN_CPU))) == 0 && tn_numel(z) == 0);
+        CHECK(tn_fill_(idx, -5.0) != NULL && tn_cuda_graph_replay(g) == 0);
+        CHECK_ERR(tn_cuda_synchronize() == 0, "index -5 is out of bounds for dimension 1 with size 4 (found on the device");
+        CHECK(tn_cuda_synchronize() == 0);   /* reported once */
+        CHECK(tn_fill_(idx, 2.0) != NULL && tn_cuda_graph_replay(g) == 0 && tn_cuda_synchronize() == 0);   /* good indices again */
+        CHECK(cg_maxdiff(y, tn_index_select(tn_to(x, TN_CPU), 1, tn_from_data((const int64_t[]){2, 2}, TN_SHAPE(2), TN_I64))) == 0);
+    }
+    tn_release(y);
+    tn_release(z);
+    tn_cuda_graph_free(g);
+    tn_tensor *xs[65];
+    for (int k = 0; k < 65; k++) xs[k] = tn_to(tn_zeros(TN_SHAPE(k + 2), TN_F32), TN_CUDA);
+    CHECK(tn_cuda_graph_begin(NULL) == 0);
+    for (int k = 0; k < 64; k++) CHECK(tn_index_select(xs[k], 0, idx) != NULL);   /* sizes differ: 64 messages */
+    CHECK_ERR(tn_index_select(xs[64], 0, idx) != NULL, "more than 64 different device-side index checks");
+    CHECK_ERR(tn_cuda_graph_end() != NULL, "capture failed");
+    CHECK(!tn_cuda_graph_capturing());
+    tn_scope_end();
+}
+/* max pooling's argmax (its window table) inside a capture: max_pool2d with indices, and a
+   CNN training step with max pooling and dropout, captured and replayed, equal eager */
+TEST(gpu_eager_graph_pool_argmax) {
+    tn_scope_begin();
+    tn_tensor *x = tn_to(tn_randn(TN_SHAPE(2, 3, 9, 9), TN_F32), TN_CUDA);
+    tn_tensor *idx = NULL;
+    CHECK(tn_max_pool2d_with_indices(x, &idx, 3, .stride = 2, .padding = 1) != NULL);   /* warm-up */
+    CHECK(tn_cuda_graph_begin(NULL) == 0);
+    tn_tensor *y = tn_keep(tn_max_pool2d_with_indices(x, &idx, 3, .stride = 2, .padding = 1));
+    tn_keep(idx);
+    tn_cuda_graph *g = tn_cuda_graph_end();
+    if (!g || !y) fail_at(__LINE__, "max pooling capture: %s", tn_last_error());
+    for (int r = 0; g && y && r < 2; r++) {
+        tn_tensor *xn = tn_randn(TN_SHAPE(2, 3, 9, 9), TN_F32), *wi = NULL;
+        CHECK(tn_copy_(x, tn_to(xn, TN_CUDA)) == 0 && tn_cuda_graph_replay(g) == 0);
+        tn_tensor *want = tn_max_pool2d_with_indices(xn, &wi, 3, .stride = 2, .padding = 1);
+        CHECK_MSG(cg_maxdiff(y, want) == 0 && cg_maxdiff(idx, wi) == 0, "max pooling replay %d: %g, indices %g from the CPU", r, cg_maxdiff(y, want), cg_maxdiff(idx, wi));
+    }
+    tn_release(y);
+    tn_release(idx);
+    tn_cuda_graph_free(g);
+    /* a CNN training step (max pooling, dropout, SGD with momentum) captured: replays equal eager steps */
+    enum { W = 2, N = 3 };
+    tn_module *ma = cg_model(1), *mb = cg_model(1);
+    tn_dict *pa = tn_module_named_parameters(ma), *pb = tn_module_named_parameters(mb);
+    CHECK(tn_dict_len(pa) == tn_dict_len(pb));
+    tn_no_grad_begin();   /* the same weights */
+    for (int k = 0; k < tn_dict_len(pa); k++) CHECK(tn_copy_(tn_dict_value(pb, k), tn_dict_value(pa, k)) == 0);
+    tn_no_grad_end();
+    tn_module_to(ma, TN_CUDA);
+    tn_module_to(mb, TN_CUDA);
+    tn_optim *oa = tn_optim_sgd((tn_tensor **)tn_dict_values(pa), tn_dict_len(pa), .lr = 0.05, .momentum = 0.9);
+    tn_optim *ob = tn_optim_sgd((tn_tensor **)tn_dict_values(pb), tn_dict_len(pb), .lr = 0.05, .momentum = 0.9);
+    tn_tensor *xs[W + N], *ys[W + N];
+    tn_manual_seed(4);
+    for (int i = 0; i < W + N; i++) { xs[i] = tn_randn(TN_SHAPE(4, 1, 28, 28), TN_F32); ys[i] = tn_randint(0, 10, TN_SHAPE(4), TN_I64, NULL); }
+    double want[N];
+    for (int i = 0; i < W + N; i++) {
+        tn_scope_begin();
+        tn_manual_seed(500 + (uint64_t)i);
+        tn_optim_zero_grad(oa);
+        tn_tensor *l = tn_cross_entropy(tn_module_forward(ma, tn_to(xs[i], TN_CUDA)), tn_to(ys[i], TN_CUDA));
+        CHECK(l && tn_backward(l) == 0 && tn_optim_step(oa) == 0);
+        if (i >= W) want[i - W] = l ? tn_item(l) : NAN;
+        if (i < W) {
+            tn_manual_seed(500 + (uint64_t)i);
+            tn_optim_zero_grad(ob);
+            tn_tensor *lb = tn_cross_entropy(tn_module_forward(mb, tn_to(xs[i], TN_CUDA)), tn_to(ys[i], TN_CUDA));
+            CHECK(lb && tn_backward(lb) == 0 && tn_optim_step(ob) == 0);
+        }
+        tn_scope_end();
+    }
+    tn_tensor *sx = tn_to(tn_zeros(TN_SHAPE(4, 1, 28, 28), TN_F32), TN_CUDA), *sy = tn_to(tn_zeros(TN_SHAPE(4), TN_I64), TN_CUDA);
+    tn_optim_zero_grad(ob);
+    CHECK(tn_cuda_graph_begin(NULL) == 0);
+    tn_scope_begin();
+    tn_tensor *sl = tn_cross_entropy(tn_module_forward(mb, sx), sy);
+    if (!sl || tn_backward(sl) || tn_optim_step(ob)) fail_at(__LINE__, "CNN step capture: %s", tn_last_error());
+    tn_retain(sl);
+    tn_scope_end();
+    tn_cuda_graph *gs = tn_cuda_graph_end();
+    if (!gs) fail_at(__LINE__, "CNN step capture: %s", tn_last_error());
+    for (int i = 0; gs && sl && i < N; i++) {
+        CHECK(tn_copy_(sx, tn_to(xs[W + i], TN_CUDA)) == 0 && tn_copy_(sy, tn_to(ys[W + i], TN_CUDA)) == 0);
+        tn_manual_seed(500 + (uint64_t)(W + i));
+        CHECK(tn_cuda_graph_replay(gs) == 0);
+        CHECK_MSG(fabs(tn_item(sl) - want[i]) <= 1e-4 * (1 + fabs(want[i])), "CNN step replay %d: loss %.9g, eager %.9g", i, tn_item(sl), want[i]);
+    }
+    double worst = 0;
+    for (int k = 0; k < tn_dict_len(pa); k++) worst = fmax(worst, cg_maxdiff(tn_dict_value(pb, k), tn_dict_value(pa, k)));
+    CHECK_MSG(gs && worst <= 1e-4, "CNN step: parameters %g from eager after %d replays", worst, N);
+    tn_release(sl);
+    tn_optim_zero_grad(ob);
+    tn_cuda_graph_free(gs);
+    tn_optim_free(oa);
+    tn_optim_free(ob);
+    tn_dict_free(pa);
+    tn_dict_free(pb);
+    tn_module_free(ma);
+    tn_module_free(mb);
+    tn_scope_end();
 }
 #endif

@@ -236,6 +236,10 @@ int main(void) {
     RUN(gpu_eager_graph_pool_sharing);
     RUN(gpu_eager_graph_errors);
     RUN(gpu_eager_graph_uncapturable);
+    RUN(gpu_eager_graph_random);
+    RUN(gpu_eager_graph_lm);
+    RUN(gpu_eager_graph_check_slots);
+    RUN(gpu_eager_graph_pool_argmax);
     RUN(gpu_cuda_ipc);    /* a child process maps this one's tensor by its CUDA IPC handle */
     RUN(gpu_fused_elementwise_replay);
     RUN(gpu_fused_elementwise_entry);

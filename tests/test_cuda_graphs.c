@@ -68,6 +68,10 @@ int main(void) {
         RUN(gpu_eager_graph_pool_sharing);
         RUN(gpu_eager_graph_errors);
         RUN(gpu_eager_graph_uncapturable);
+        RUN(gpu_eager_graph_random);
+        RUN(gpu_eager_graph_lm);
+        RUN(gpu_eager_graph_check_slots);
+        RUN(gpu_eager_graph_pool_argmax);
         RUN(gpu_fused_elementwise_replay);
         RUN(gpu_fused_elementwise_entry);
         /* the same with captures switched off: the device plan alone */

@@ -18,12 +18,27 @@ static const tn_cuda_unit *tn__cuda_ready(const char *fn) {
 
 /* ---- device-side checks: slots the device writes, read after the next synchronisation ---- */
 #define TN__DC_SLOTS 64
+#define TN__DC_PENDING 32
+/* The slots of one CUDA graph's checks (tn_cuda_graph_begin reserves them, tn_cuda_graph_free
+   gives them back): its check kernels write here at every replay, and a replay puts the set
+   on the list the next synchronisation scans with the eager slots (as PyTorch's
+   device-side asserts surface at the next synchronisation). */
+typedef struct tn__dc_set {
+    int64_t *slots;                  /* TN__DC_SLOTS x {flag, value}, as the eager ones */
+    char msg[TN__DC_SLOTS][256];
+    int n;
+    bool pinned;
+    bool pending, orphan;            /* replayed since the last scan; its graph freed meanwhile (the scan frees it) */
+} tn__dc_set;
 static struct {
     int64_t *slots;                  /* TN__DC_SLOTS x {flag, value}: pinned memory with the unit, else host memory */
     char msg[TN__DC_SLOTS][256];
     int n;                           /* slots handed out since the last synchronisation */
+    tn__dc_set *pending[TN__DC_PENDING];   /* graphs' slots replayed since the last synchronisation */
+    int npending;
     int lock;
 } tn__dc;
+static TN__TLS tn__dc_set *tn__dc_capture;   /* the slots of this thread's capture (cuda_graph.c), or NULL */
 static void tn__dc_lock(void) {
 #if defined(__GNUC__) || defined(__clang__)
     while (__atomic_exchange_n(&tn__dc.lock, 1, __ATOMIC_ACQUIRE)) {}
@@ -34,42 +49,84 @@ static void tn__dc_unlock(void) {
     __atomic_store_n(&tn__dc.lock, 0, __ATOMIC_RELEASE);
 #endif
 }
-/* The first failed check since the last synchronisation as an error (at: the synchronising
-   call), all slots cleared; 0 when none failed. Called after every synchronisation. */
-static int tn__deferred_report(const char *at) {
-    if (!TN__ATOMIC_LOAD(&tn__dc.n)) return 0;
-    char text[400] = "";
-    tn__dc_lock();
-    for (int k = 0; k < tn__dc.n; k++) {
-        volatile int64_t *sl = tn__dc.slots + 2 * k;
+/* TN__DC_SLOTS zeroed slots the device can write: pinned (the GPU writes it through unified
+   addressing) or plain host memory (the stand-in) */
+static int64_t *tn__dc_alloc(tn_device device, bool *pinned) {
+    const tn_cuda_unit *u = tn__cuda_unit();
+    const size_t nb = TN__DC_SLOTS * 2 * sizeof(int64_t);
+    *pinned = u && u->backend && tn__backend_registered(device) == u->backend;
+    int64_t *p = *pinned ? (int64_t *)u->host_alloc(nb) : (int64_t *)TN_MALLOC(nb);
+    if (p) memset(p, 0, nb);
+    return p;
+}
+static void tn__dc_free(int64_t *p, bool pinned) {
+    if (pinned) tn__cuda_unit()->host_free(p);
+    else TN_FREE(p);
+}
+/* the first failed slot of n into text (when it is still empty), every slot cleared */
+static void tn__dc_scan(int64_t *slots, char (*msg)[256], int n, char *text, size_t cap) {
+    for (int k = 0; k < n; k++) {
+        volatile int64_t *sl = slots + 2 * k;
         if (sl[0] && !text[0]) {   /* msg with its "%lld" replaced by the value */
-            const char *m = tn__dc.msg[k], *at_v = strstr(m, "%lld");
+            const char *m = msg[k], *at_v = strstr(m, "%lld");
             int pre = at_v ? (int)(at_v - m) : (int)strlen(m);
-            if (at_v) snprintf(text, sizeof text, "%.*s%lld%s", pre, m, (long long)sl[1], at_v + 4);
-            else snprintf(text, sizeof text, "%s", m);
+            if (at_v) snprintf(text, cap, "%.*s%lld%s", pre, m, (long long)sl[1], at_v + 4);
+            else snprintf(text, cap, "%s", m);
         }
         sl[0] = sl[1] = 0;
     }
+}
+static void tn__dc_set_free(tn__dc_set *s) {
+    if (!s) return;
+    if (s->slots) tn__dc_free(s->slots, s->pinned);
+    TN_FREE(s);
+}
+/* The first failed check since the last synchronisation (eager, or of a graph replayed since)
+   as an error (at: the synchronising call), all slots cleared; 0 when none failed. Called
+   after every synchronisation. */
+static int tn__deferred_report(const char *at) {
+    if (!TN__ATOMIC_LOAD(&tn__dc.n) && !TN__ATOMIC_LOAD(&tn__dc.npending)) return 0;
+    char text[400] = "";
+    tn__dc_set *gone[TN__DC_PENDING];
+    int ngone = 0;
+    tn__dc_lock();
+    tn__dc_scan(tn__dc.slots, tn__dc.msg, tn__dc.n, text, sizeof text);
     tn__dc.n = 0;
+    for (int j = 0; j < tn__dc.npending; j++) {
+        tn__dc_set *s = tn__dc.pending[j];
+        tn__dc_scan(s->slots, s->msg, s->n, text, sizeof text);
+        s->pending = false;
+        if (s->orphan) gone[ngone++] = s;
+    }
+    tn__dc.npending = 0;
     tn__dc_unlock();
+    for (int j = 0; j < ngone; j++) tn__dc_set_free(gone[j]);
     if (!text[0]) return 0;
     return TN__FAIL_INT("%s (found on the device, reported at %s)", text, at);
 }
 static int tn__cuda_sync_now(const char *fn);
+static int tn__cuda_graph_refuse(const char *fn, const char *what);   /* src/backend/cuda_graph.c */
 TNDEF int64_t *tn_deferred_check(tn_device device, const char *msg) {
     if (device == TN_CPU || !msg) return (int64_t *)tn__error("tn_deferred_check: device checks are for devices other than the CPU");
-    if (!tn__dc.slots) {   /* once: pinned (the GPU writes it through unified addressing) or plain host memory (the stand-in) */
-        const tn_cuda_unit *u = tn__cuda_unit();
-        const size_t nb = TN__DC_SLOTS * 2 * sizeof(int64_t);
-        const bool pinned = u && u->backend && tn__backend_registered(device) == u->backend;
-        int64_t *p = pinned ? (int64_t *)u->host_alloc(nb) : (int64_t *)TN_MALLOC(nb);
+    if (tn__dc_capture) {   /* inside a capture: a slot of the graph's (this thread's alone until the graph is made) */
+        tn__dc_set *s = tn__dc_capture;
+        for (int k = 0; k < s->n; k++)
+            if (strcmp(s->msg[k], msg) == 0) return s->slots + 2 * k;
+        if (s->n == TN__DC_SLOTS) {
+            tn__cuda_graph_refuse("tn_deferred_check", "more than 64 different device-side index checks");
+            return NULL;
+        }
+        snprintf(s->msg[s->n], sizeof s->msg[s->n], "%s", msg);
+        return s->slots + 2 * s->n++;
+    }
+    if (!tn__dc.slots) {   /* once */
+        bool pinned;
+        int64_t *p = tn__dc_alloc(device, &pinned);
         if (!p) return (int64_t *)tn__error("tn_deferred_check: out of memory");
-        memset(p, 0, nb);
         tn__dc_lock();
         if (!tn__dc.slots) tn__dc.slots = p, p = NULL;
         tn__dc_unlock();
-        if (p && pinned) u->host_free(p);   /* another thread was first */
-        else if (p) TN_FREE(p);
+        if (p) tn__dc_free(p, pinned);   /* another thread was first */
     }
     for (int tries = 0; tries < 2; tries++) {
         tn__dc_lock();
@@ -87,6 +144,52 @@ TNDEF int64_t *tn_deferred_check(tn_device device, const char *msg) {
         if (tn__cuda_sync_now("tn_deferred_check") || tn__deferred_report("tn_deferred_check")) return NULL;
     }
     return NULL;
+}
+/* A graph's slots for its capture (NULL with the error when out of memory). */
+static tn__dc_set *tn__dc_set_new(void) {
+    tn__dc_set *s = (tn__dc_set *)TN_MALLOC(sizeof *s);
+    if (s) {
+        memset(s, 0, sizeof *s);
+        s->slots = tn__dc_alloc(TN_CUDA, &s->pinned);
+    }
+    if (!s || !s->slots) {
+        TN_FREE(s);
+        return (tn__dc_set *)tn__error("tn_cuda_graph_begin: out of memory (the slots of device-side checks)");
+    }
+    return s;
+}
+/* Before a replay of a graph with checks: room on the pending list (full: wait for the
+   device and report first, as an eager check does when its slots run out). */
+static int tn__dc_before_replay(const tn__dc_set *s) {
+    if (!s || !s->n || s->pending || TN__ATOMIC_LOAD(&tn__dc.npending) < TN__DC_PENDING) return 0;
+    return tn__cuda_sync_now("tn_cuda_graph_replay") || tn__deferred_report("tn_cuda_graph_replay") ? -1 : 0;
+}
+/* after it: its slots scanned at the next synchronisation */
+static void tn__dc_replayed(tn__dc_set *s) {
+    if (!s || !s->n) return;
+    tn__dc_lock();
+    if (!s->pending && tn__dc.npending < TN__DC_PENDING) {
+        s->pending = true;
+        tn__dc.pending[tn__dc.npending] = s;
+        TN__ATOMIC_ADD(&tn__dc.npending, 1);
+    }
+    tn__dc_unlock();
+}
+/* the graph gone: its slots too, or at the next scan when replayed and not yet scanned, or
+   when this thread captures another graph (freeing pinned memory synchronises, which a
+   capture does not permit) */
+static void tn__dc_set_release(tn__dc_set *s) {
+    if (!s) return;
+    tn__dc_lock();
+    if (!s->pending && tn__dc_capture && s->pinned && tn__dc.npending < TN__DC_PENDING) {
+        s->pending = true;
+        tn__dc.pending[tn__dc.npending] = s;
+        TN__ATOMIC_ADD(&tn__dc.npending, 1);
+    }
+    const bool later = s->pending;
+    if (later) s->orphan = true;
+    tn__dc_unlock();
+    if (!later) tn__dc_set_free(s);
 }
 
 TNDEF bool tn_cuda_is_available(void) { const tn_cuda_unit *u = tn__cuda_unit(); return u && u->backend; }

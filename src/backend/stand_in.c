@@ -28,11 +28,13 @@ static void tn__si_transfer(bool up) {
    running it, as stream capture queues kernels without running them; a launch makes the
    recorded calls again through the table. An allocation of device memory (its memory would
    be another's after the capture), a transfer to or from the host, a synchronisation or an
-   entry that is not captured (nonzero, random, the optimizer steps, linalg, pool_argmax,
-   check_index) inside a capture fails the call and the capture, as tensor_cuda.cu does. */
+   entry that is not captured (nonzero, linalg, NCCL, IPC; check_index outside an eager
+   capture, whose slots are the graph's; random without the graph's device-resident
+   counters, graph_pool's RNG) inside a capture fails the call and the capture, as
+   tensor_cuda.cu does. */
 enum { TN__SIC_COPY, TN__SIC_FILL, TN__SIC_UNARY, TN__SIC_BINARY, TN__SIC_TERNARY, TN__SIC_REDUCE, TN__SIC_LANE, TN__SIC_INDEX, TN__SIC_MATMUL,
        TN__SIC_IM2COL, TN__SIC_CONV2D, TN__SIC_BATCH_NORM, TN__SIC_POOL2D, TN__SIC_LAYER_NORM, TN__SIC_CROSS_ENTROPY, TN__SIC_ATTENTION,
-       TN__SIC_MATMUL_EP, TN__SIC_FFT, TN__SIC_OPTIM, TN__SIC_FUSED };
+       TN__SIC_MATMUL_EP, TN__SIC_FFT, TN__SIC_OPTIM, TN__SIC_FUSED, TN__SIC_CHECK_INDEX, TN__SIC_RANDOM, TN__SIC_POOL_ARGMAX };
 typedef struct tn__si_call {
     int entry, op;
     bool has_d;                      /* unary: params given */
@@ -41,6 +43,7 @@ typedef struct tn__si_call {
     int64_t i[16];
     tn__optk k;                      /* optim: its kind and scalars, as the kernel's arguments */
     tn__fused_prog *prog;            /* fused_elementwise's program (a copy) */
+    int64_t *err;                    /* check_index: the graph's slot */
 } tn__si_call;
 typedef struct tn__si_graph {
     tn__si_call *calls;
@@ -50,6 +53,7 @@ typedef struct tn__si_graph {
 } tn__si_graph;
 static int64_t tn__si_live_graphs;   /* graphs made and not freed (the fft plan cache is kept while any lives, as the unit's) */
 static TN__TLS tn__si_graph *tn__si_capture;   /* the capture this thread makes, or NULL */
+static TN__TLS tn_tensor *tn__si_cap_rng;       /* the capture's {seed, offset} on the device (graph_pool's RNG), or NULL */
 static int64_t tn__si_graph_launches;      /* launches replayed (tests) */
 static void tn__si_nop_deleter(void *data, void *ctx) { (void)data; (void)ctx; }
 static tn_tensor *tn__si_rec_tensor(tn_tensor *t) {
@@ -230,6 +234,7 @@ static int tn__si_graph_begin(void) {
     if (!G) return TN__FAIL_INT("stand-in GPU: graph_begin: out of memory");
     memset(G, 0, sizeof *G);
     tn__si_capture = G;
+    tn__si_cap_rng = NULL;
     return 0;
 }
 static int tn__si_graph_end(void **graph) {
@@ -237,6 +242,7 @@ static int tn__si_graph_end(void **graph) {
     *graph = NULL;
     if (!G) return TN__FAIL_INT("stand-in GPU: graph_end without graph_begin");
     tn__si_capture = NULL;
+    tn__si_cap_rng = NULL;
     if (tn__si_cpool) {   /* the capture's reference to its pool */
         tn__si_pool_release(tn__si_cpool);
         tn__si_cpool = NULL;
@@ -281,6 +287,21 @@ static int tn__si_graph_launch(void *graph) {
         case TN__SIC_FFT: r = be->fft(c->op, t[0], t[1], (int)iv[0], iv + 1, c->d[0]); break;
         case TN__SIC_OPTIM: r = be->optim(&c->k, t[0], t[1], t + 2); break;
         case TN__SIC_FUSED: r = be->fused_elementwise(t[0], t + 1, c->op, c->prog); break;
+        case TN__SIC_CHECK_INDEX: r = be->check_index(t[0], t[1], iv[0], c->op, iv[1], c->err); break;
+        case TN__SIC_RANDOM: {   /* the graph's seed and offset as the replay set them (a device read, as the kernel's) */
+            tn__si_inside++;
+            tn_tensor *h = tn__copy_as(t[1], TN_I64, TN_CPU);
+            tn__si_inside--;
+            const uint64_t *v = h ? (const uint64_t *)tn_data_ptr(h) : NULL;
+            r = v ? be->random((tn_random_op)c->op, t[0], v[0] | v[1] << 32, (v[2] | v[3] << 32) + (uint64_t)iv[0], c->d[0], c->d[1], iv[1], (uint64_t)iv[2]) : -1;
+            tn_release(h);
+            break;
+        }
+        case TN__SIC_POOL_ARGMAX: {
+            const int64_t OH = t[0]->shape[2], OW = t[0]->shape[3], *tb = (const int64_t *)tn_data_ptr(t[2]);
+            r = be->pool_argmax(t[0], t[1], tb, tb + OH, tb + 2 * OH, tb + 2 * OH + OW, iv[0], iv[1]);
+            break;
+        }
         default: r = TN__FAIL_INT("stand-in GPU: graph_launch: unknown call %d", c->entry);
         }
         if (r) return r < 0 ? -1 : TN__FAIL_INT("stand-in GPU: graph_launch: call %d declined at launch, not at capture", k);
@@ -308,6 +329,10 @@ static int tn__si_graph_pool(int op, void **pool) {
         if (tn__si_graph_begin()) return -1;
         tn__si_plock_on(); P->refs++; tn__si_plock_off();
         tn__si_cpool = P;
+        return 0;
+    case TN__GPOOL_RNG:
+        if (!tn__si_capture || !tn__si_cpool) return TN__FAIL_INT("stand-in GPU: graph_pool: RNG outside an eager capture");
+        tn__si_cap_rng = (tn_tensor *)*pool;
         return 0;
     default: return TN__FAIL_INT("stand-in GPU: graph_pool: unknown op %d", op);
     }
@@ -444,7 +469,16 @@ static int tn__si_matmul_ep(tn_tensor *c, tn_tensor *a, tn_tensor *b, tn_tensor 
     return TN__SI_RUN(tn__cpu_half_unary(act == TN__EPI_RELU ? RELU : GELU_TANH, c, c, NULL));
 }
 static int tn__si_random(tn_random_op op, tn_tensor *o, uint64_t s, uint64_t off, double a, double b, int64_t l, uint64_t r) {
-    TN__SI_DEV("random", o); TN__SI_NO_CAPTURE("a random draw"); return TN__SI_RUN(tn__cpu_random(op, o, s, off, a, b, l, r));
+    TN__SI_DEV("random", o);
+    if (tn__si_capture && !tn__si_cap_rng) return tn__si_uncapturable("a random draw");
+    if (tn__si_capture) {   /* off counts from the graph's offset; seed and offset read at each launch */
+        tn_tensor *const ts_[2] = {o, tn__si_cap_rng};
+        const double d_[2] = {a, b};
+        const int64_t iv_[3] = {(int64_t)off, l, (int64_t)r};
+        (void)s;
+        return tn__si_rec(TN__SIC_RANDOM, (int)op, ts_, 2, d_, 2, iv_, 3);
+    }
+    return TN__SI_RUN(tn__cpu_random(op, o, s, off, a, b, l, r));
 }
 static int tn__si_im2col(int f, tn_tensor *c, tn_tensor *i, const int64_t *g) {
     TN__SI_DEV("im2col", c); TN__SI_DEV("im2col", i);
@@ -453,7 +487,23 @@ static int tn__si_im2col(int f, tn_tensor *c, tn_tensor *i, const int64_t *g) {
     return TN__SI_RUN(tn__cpu_im2col(f, c, i, g));
 }
 static int tn__si_pool(tn_tensor *idx, tn_tensor *x, const int64_t *hs, const int64_t *he, const int64_t *ws, const int64_t *we, int64_t dh, int64_t dw) {
-    TN__SI_DEV("pool_argmax", idx); TN__SI_DEV("pool_argmax", x); TN__SI_NO_CAPTURE("pool_argmax"); return TN__SI_RUN(tn__cpu_pool_argmax(idx, x, hs, he, ws, we, dh, dw));
+    TN__SI_DEV("pool_argmax", idx); TN__SI_DEV("pool_argmax", x);
+    if (tn__si_capture) {   /* the window tables by value, as the unit passes them in its kernel's parameters */
+        const int64_t OH = idx->shape[2], OW = idx->shape[3];
+        tn_tensor *tab = tn__new(TN_I64, TN_CPU, TN_SHAPE(2 * (OH + OW)));
+        if (!tab) return tn__si_uncapturable("out of memory recording a call");
+        int64_t *tb = (int64_t *)tn_data_ptr(tab);
+        memcpy(tb, hs, (size_t)OH * sizeof *tb);
+        memcpy(tb + OH, he, (size_t)OH * sizeof *tb);
+        memcpy(tb + 2 * OH, ws, (size_t)OW * sizeof *tb);
+        memcpy(tb + 2 * OH + OW, we, (size_t)OW * sizeof *tb);
+        tn_tensor *const ts_[3] = {idx, x, tab};
+        const int64_t iv_[2] = {dh, dw};
+        const int r = tn__si_rec(TN__SIC_POOL_ARGMAX, 0, ts_, 3, NULL, 0, iv_, 2);
+        tn_release(tab);
+        return r;
+    }
+    return TN__SI_RUN(tn__cpu_pool_argmax(idx, x, hs, he, ws, we, dh, dw));
 }
 static int tn__si_optim(const tn__optk *k, tn_tensor *p, tn_tensor *g, tn_tensor *const *st) {
     TN__SI_DEV("optim", p); TN__SI_DEV("optim", g);
@@ -650,7 +700,14 @@ static int tn__si_pool2d(tn_tensor *x, tn_tensor *y, tn_tensor *gy, tn_tensor *g
    next synchronisation), nothing reported now */
 static int tn__si_check_index(tn_tensor *out, tn_tensor *idx, int64_t size, int flags, int64_t skip, int64_t *err) {
     TN__SI_DEV("check_index", out); TN__SI_DEV("check_index", idx);
-    TN__SI_NO_CAPTURE("an index check");
+    if (tn__si_capture && !tn__si_cpool) return tn__si_uncapturable("an index check");   /* a replay's capture: err is no slot of a graph's */
+    if (tn__si_capture) {   /* an eager capture's: err is the graph's slot, scanned after each launch */
+        tn_tensor *const ts_[2] = {out, idx};
+        const int64_t iv_[2] = {size, skip};
+        if (tn__si_rec(TN__SIC_CHECK_INDEX, flags, ts_, 2, NULL, 0, iv_, 2)) return -1;
+        tn__si_capture->calls[tn__si_capture->n - 1].err = err;
+        return 0;
+    }
     if (out && (out->dtype != TN_I64 || !tn_is_contiguous(out))) return TN__FAIL_INT("stand-in GPU: check_index writes a contiguous int64 out");
     tn_tensor iv = tn__shallow(idx);   /* the same host memory, seen as a CPU tensor */
     iv.device = TN_CPU;

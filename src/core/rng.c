@@ -97,6 +97,7 @@ static uint64_t tn__gen_take(tn_generator *g, int64_t n) {
     uint64_t o = g->offset; g->offset += (uint64_t)n; return o;
 #endif
 }
+static int tn__cg_random(tn_generator *g, int64_t n, uint64_t *off);   /* a draw inside a CUDA-graph capture (backend/cuda_graph.c) */
 static bool tn__gen_mt(tn_generator *g) { return (g ? g : &tn__default_gen)->kind == TN_GEN_MT19937; }
 
 TNDEF uint64_t tn_generator_random64(tn_generator *g) {
@@ -416,7 +417,10 @@ static tn_tensor *tn__random_ex(const char *fn, tn_random_op op, const int64_t *
         if (rc) { tn_release(t); return NULL; }
         return tn__own(t);
     }
-    uint64_t off = tn__gen_take(g, tn_numel(t));
+    uint64_t off;
+    if (t->device == TN_CUDA && tn_cuda_graph_capturing()) {   /* the graph's counters, taken per replay (backend/cuda_graph.c) */
+        if (tn__cg_random(gen, tn_numel(t), &off)) { tn_release(t); return NULL; }
+    } else off = tn__gen_take(g, tn_numel(t));
     if (tn__backend(t->device)->random(op, t, g->seed, off, a, b, low, range)) { tn_release(t); return NULL; }
     return tn__own(t);
 }

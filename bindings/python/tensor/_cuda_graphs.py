@@ -5,9 +5,13 @@ optimizer's state made, cuDNN's algorithms cached), then capture once and replay
 values copied into the static inputs. Allocations inside a capture come from a pool of its
 own (or the one passed), reserved until the graph is reset. Not captured (the capture fails,
 naming it): copies between host and device (.item(), .cpu(), printing), synchronisations,
-random draws, optimizers other than SGD and Adam/AdamW(capturable=True) (PyTorch refuses
-capturable=False alike). Captures are always
-thread-local (capture_error_mode is checked, not used); the stream argument is accepted and
+draws from a non-default generator, optimizers other than SGD and Adam/AdamW(capturable=True)
+(PyTorch refuses capturable=False alike). Captured: index checks (a bad index fed to a
+replay errors at the next synchronisation, as eager), random draws (each replay draws fresh
+numbers from the default generator, PyTorch's graph-safe Philox), max pooling. Captures are
+always CUDA's thread-local mode: the three capture_error_mode values are accepted (another is
+an error) and behave the same, because the library refuses its own unsafe calls on the
+capturing thread in every mode (docs/cuda.md says why); the stream argument is accepted and
 ignored (the capture uses a stream of its own)."""
 import builtins as _builtins
 
@@ -46,6 +50,7 @@ def is_current_stream_capturing():
 
 
 def _check_mode(mode):
+    # all three are the one thread-local capture here (docs/cuda.md: why they are equivalent)
     if mode not in _MODES:
         raise RuntimeError(f"Unknown capture_error_mode {mode!r}: expected one of {', '.join(map(repr, _MODES))}")
 
