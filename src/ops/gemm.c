@@ -896,11 +896,6 @@ TN__TESTABLE int tn__gemm_ep_##SFX(int64_t M, int64_t N, int64_t K, T alpha,
     mc = tn__gemm_roundup(M < mstep ? M : mstep, kn.mr);
     /* one A block per thread, one shared B panel; +64 for manual alignment */
     szA = (size_t)tn__gemm_roundup(mc * kc * (int64_t)sizeof(T), 64);
-    szB = (size_t)tn__gemm_roundup(kc * nc * (int64_t)sizeof(T), 64);
-    buf = tn__gemm_buf_get(szB + (size_t)nthr * szA + 64, &cached);
-    if (!buf) return -1;
-    Bp = (T *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
-    Ap = (T *)((char *)Bp + szB);
     /* direct B: with few row panels a packed B panel is reused too little to pay for
        its packing, so row-major B is read in place (measured: M = 10, N = K = 128 runs
        1.9x faster; from 4 panels up packing wins) */
@@ -913,6 +908,13 @@ TN__TESTABLE int tn__gemm_ep_##SFX(int64_t M, int64_t N, int64_t K, T alpha,
             direct = 0;   /* over_direct: the packed panels, not B in place */
         }
     }
+    /* no B panel with B packed ahead (a thread of the fused RNNs' steps, which does not hold
+       the cached buffer, then allocates only its A block) */
+    szB = Bpre ? 0 : (size_t)tn__gemm_roundup(kc * nc * (int64_t)sizeof(T), 64);
+    buf = tn__gemm_buf_get(szB + (size_t)nthr * szA + 64, &cached);
+    if (!buf) return -1;
+    Bp = (T *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
+    Ap = (T *)((char *)Bp + szB);
     /* direct A: A read in place by the micro-kernel (rows or columns contiguous) instead of
        packed. Packing costs O(M K) against the O(M N K) product: with N <= 512 (the training
        steps' linear layers: N = 128..512) it was 6-10 % of the GEMM, and both the forward's
