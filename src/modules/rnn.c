@@ -136,6 +136,14 @@ typedef struct tn__rnn_job {
     tn__gemm_bpre pre;   /* pre.P NULL: not packed ahead */
     void (*rows)(const struct tn__rnn_job *j, int64_t n0, int64_t n1);
 } tn__rnn_job;
+/* a job with its sizes and rows function, the tensors NULL (set by the caller) */
+static tn__rnn_job tn__rnn_job_of(int mode, int64_t L, int64_t N, int64_t H, bool rev, tn_dtype dt,
+                                  void (*rows)(const tn__rnn_job *j, int64_t n0, int64_t n1)) {
+    tn__rnn_job j;
+    memset(&j, 0, sizeof j);
+    j.mode = mode; j.L = L; j.N = N; j.H = H; j.rev = rev; j.dt = dt; j.rows = rows;
+    return j;
+}
 static void tn__rnn_job_part(void *p, int t, int nt) {
     const tn__rnn_job *j = (const tn__rnn_job *)p;
     const int64_t P = (j->N + 7) / 8, n0 = tn__split_at(P, t, nt) * 8, n1 = tn__split_at(P, t + 1, nt) * 8;
@@ -179,8 +187,8 @@ static tn_tensor *tn__lstm_seq_fwd(tn_ctx *ctx, tn_tensor *const *in, int n, voi
     const int64_t L = gi->shape[0], N = gi->shape[1], H = h0->shape[1];
     tn_tensor *out = tn_empty(TN_SHAPE(L + 1, N, H), gi->dtype), *acts = tn_empty(gi->shape, 3, gi->dtype), *cs = tn_empty(TN_SHAPE(L, N, H), gi->dtype);
     if (!out || !acts || !cs) return NULL;
-    tn__rnn_job j = {.L = L, .N = N, .H = H, .rev = rev, .dt = gi->dtype, .gi = gi, .h0 = h0, .c0 = c0, .W = WT, .out = out, .acts = acts, .cs = cs,
-                     .rows = tn__lstm_fwd_rows};
+    tn__rnn_job j = tn__rnn_job_of(TN__RNN_LSTM, L, N, H, rev, gi->dtype, tn__lstm_fwd_rows);
+    j.gi = gi; j.h0 = h0; j.c0 = c0; j.W = WT; j.out = out; j.acts = acts; j.cs = cs;
     tn__rnn_job_run(&j, WT);
     for (int i = 0; i < 5; i++) tn_ctx_save(ctx, in[i]);
     tn_ctx_save(ctx, out);
@@ -224,8 +232,8 @@ static int tn__lstm_seq_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int n
     tn_tensor *dgi = tn_empty(acts->shape, 3, dt), *dh = tn_empty(TN_SHAPE(N, H), dt), *dc = tn_empty(TN_SHAPE(N, H), dt);
     tn_tensor *dW = tn_empty(TN_SHAPE(4 * H, H), dt);
     if (!dgi || !dh || !dc || !dW) return -1;
-    tn__rnn_job j = {.L = L, .N = N, .H = H, .rev = rev, .dt = dt, .c0 = c0c, .W = Wc, .acts = acts, .cs = cs, .g = g, .dgi = dgi, .dh = dh,
-                     .dc = dc, .rows = tn__lstm_bwd_rows};
+    tn__rnn_job j = tn__rnn_job_of(TN__RNN_LSTM, L, N, H, rev, dt, tn__lstm_bwd_rows);
+    j.c0 = c0c; j.W = Wc; j.acts = acts; j.cs = cs; j.g = g; j.dgi = dgi; j.dh = dh; j.dc = dc;
     tn__rnn_job_run(&j, Wc);   /* the steps' dh = dgates W_hh */
     if (dt == TN_F32)
         TN__WIDE(tn__lstm_dw_f32)(L, N, H, rev, TN__P(h0c, const float), TN__P(out, const float), TN__P(dgi, const float), TN__P(dW, float));
@@ -385,8 +393,8 @@ static tn_tensor *tn__rnnseq_fwd(tn_ctx *ctx, tn_tensor *const *in, int n, void 
     tn_tensor *out = tn_empty(TN_SHAPE(L, N, H), gi->dtype), *acts = tn_empty(TN_SHAPE(gru ? L : 1, N, gru ? 4 * H : 1), gi->dtype);
     tn_tensor *gh = tn_empty(TN_SHAPE(N, G), gi->dtype);
     if (!out || !acts || !gh) return NULL;
-    tn__rnn_job j = {.mode = mode, .L = L, .N = N, .H = H, .rev = rev, .dt = gi->dtype, .gi = gi, .h0 = h0, .W = WT, .bh = bh, .out = out,
-                     .acts = acts, .gh = gh, .rows = tn__rnnseq_fwd_rows};
+    tn__rnn_job j = tn__rnn_job_of(mode, L, N, H, rev, gi->dtype, tn__rnnseq_fwd_rows);
+    j.gi = gi; j.h0 = h0; j.W = WT; j.bh = bh; j.out = out; j.acts = acts; j.gh = gh;
     tn__rnn_job_run(&j, WT);
     for (int i = 0; i < 5; i++) tn_ctx_save(ctx, in[i]);
     tn_ctx_save(ctx, out);
@@ -425,8 +433,8 @@ static int tn__rnnseq_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int n, 
     tn_tensor *dgi = tn_empty(TN_SHAPE(L, N, G), dt), *dgh = gru ? tn_empty(TN_SHAPE(L, N, G), dt) : dgi;
     tn_tensor *dh = tn_empty(TN_SHAPE(N, H), dt), *dW = tn_empty(TN_SHAPE(G, H), dt), *tmp = tn_empty(TN_SHAPE(N, H), dt);
     if (!dgi || !dgh || !dh || !dW || !tmp) return -1;
-    tn__rnn_job j = {.mode = mode, .L = L, .N = N, .H = H, .rev = rev, .dt = dt, .h0 = h0c, .W = Wc, .out = out, .acts = acts, .g = g, .dgi = dgi,
-                     .dgh = dgh, .dh = dh, .tmp = tmp, .rows = tn__rnnseq_bwd_rows};
+    tn__rnn_job j = tn__rnn_job_of(mode, L, N, H, rev, dt, tn__rnnseq_bwd_rows);
+    j.h0 = h0c; j.W = Wc; j.out = out; j.acts = acts; j.g = g; j.dgi = dgi; j.dgh = dgh; j.dh = dh; j.tmp = tmp;
     tn__rnn_job_run(&j, Wc);   /* the steps' dh = dgates W_hh */
     if (dt == TN_F32)
         TN__WIDE(tn__rnnseq_dw_f32)(mode, L, N, H, rev, TN__P(h0c, const float), TN__P(out, const float), TN__P(dgh, const float), TN__P(dW, float));
