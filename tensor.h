@@ -41975,10 +41975,11 @@ static tn_tensor *tn__rnn_step(int mode, tn_tensor *gi, tn_tensor *h, tn_tensor 
 /* ---- the LSTM layer's recurrence as one op (issue 25) ----
    Inputs: gi [L, N, 4H] (x W_ih^T + b_ih + b_hh for every step, one GEMM by the caller), h0 and
    c0 [N, H], W_hh [4H, H], and a float64 [reverse]. Result [L + 1, N, H]: h_t for each t, then
-   the last c. Per step: one GEMM adds h W_hh^T to the step's gates (W_hh transposed once per
-   sequence, so its rows are read in place), then one pass does the gates' pointwise math.
-   Backward runs the steps in reverse, one pass per step for the gates' gradients and one GEMM
-   for dh; W_hh's gradient is one GEMM over all steps at the end. No allocation per step.
+   the last c. Per step: one GEMM writes h W_hh^T into the step's gates buffer (W_hh^T packed
+   once per sequence), then one pass adds gi and does the gates' pointwise math. Backward runs
+   the steps in reverse, one pass per step for the gates' gradients and one GEMM for dh (W_hh
+   packed once); W_hh's gradient is one GEMM over all steps at the end. No allocation per
+   step. Threads take batch rows for the whole sequence (tn__rnn_job, below).
    Under create_graph the backward is autograd of the same steps in library ops. */
 /* The float loops come twice, plain and for AVX-512 (TN__WIDE, src/core/config.c). */
 /* TN__LSTM_DEFINE(float, f32, tn__expf_v, tn__tanhf_v, TN__PLAIN_FN, tn__gemm_f32): the template in src/modules/rnn.c */
