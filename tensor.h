@@ -17993,8 +17993,9 @@ TN__TESTABLE tn__gemm_tune_t tn__gemm_tune = { -1, 0, 0, 0, -1, 0, 0 };
 /* A B packed ahead (the graph replay's constant weights, src/jit/trace.c): the panels of its
    (jc, pc) blocks in the GEMM's loop order, for that B (address, strides, size) and blocking.
    This thread's next GEMMs on that B read them instead of packing B: the same panels, the
-   same bits. P NULL: none. */
-typedef struct { const void *B, *P; int64_t rsb, csb, K, N, kc, nc, nr; } tn__gemm_bpre;
+   same bits. P NULL: none. over_direct: read also where the GEMM would read B in place (a few
+   row panels; the fused RNNs' steps, src/modules/rnn.c: packed once for a whole sequence). */
+typedef struct { const void *B, *P; int64_t rsb, csb, K, N, kc, nc, nr; int over_direct; } tn__gemm_bpre;
 static TN__TLS tn__gemm_bpre tn__gemm_bpre_on;
 
 static int tn__gemm_detect_isa(void)
@@ -18651,14 +18652,31 @@ static void tn__gemm_packA_f32(int64_t mc, int64_t kc, const float *A, int64_t r
                                  int64_t csa, int64_t mr, float *Ap)
 {
     int64_t i0, i, k;
+    if (csa != 1 && rsa == 1) {
+        /* columns contiguous (transposed A: the weight gradients' dY^T): k outer, each column's
+           mc-long run read once whole into all the panels. Panel by panel, every k read mr
+           elements of another line (a column stride of 4 KiB: 512 k in one L1 set, and 512
+           pages) and each line came twice; this ran the LSTM's dW packing ~3x faster. */
+        for (k = 0; k < kc; k++) {
+            const float *a = A + k * csa;
+#if TN__GEMM_GNUC
+            if (k + 8 < kc) /* the run 8 columns on: another page each column, which the hardware prefetcher does not enter */
+                for (i = 0; i < mc; i += 64 / (int64_t)sizeof(float)) __builtin_prefetch(a + 8 * csa + i);
+#endif
+            for (i0 = 0; i0 < mc; i0 += mr) {
+                const int64_t mb = mc - i0 < mr ? mc - i0 : mr;
+                float *p = Ap + i0 * kc + k * mr;
+                for (i = 0; i < mb; i++) p[i] = a[i0 + i];
+                for (; i < mr; i++) p[i] = (float)0;
+            }
+        }
+        return;
+    }
     for (i0 = 0; i0 < mc; i0 += mr, Ap += mr * kc) {
         int64_t mb = mc - i0 < mr ? mc - i0 : mr;
         const float *a = A + i0 * rsa;
         if (csa == 1) { /* rows contiguous: a transposing copy */
             tn__gemm_packT_f32(mb, kc, a, rsa, mr, Ap);
-        } else if (rsa == 1) { /* columns contiguous (transposed A: the weight gradients' x^T): mb-long runs */
-            for (k = 0; k < kc; k++)
-                for (i = 0; i < mb; i++) Ap[k * mr + i] = a[k * csa + i];
         } else { /* general strides */
             for (k = 0; k < kc; k++)
                 for (i = 0; i < mb; i++) Ap[k * mr + i] = a[i * rsa + k * csa];
@@ -18903,6 +18921,14 @@ TN__TESTABLE int tn__gemm_ep_f32(int64_t M, int64_t N, int64_t K, float alpha,
        its packing, so row-major B is read in place (measured: M = 10, N = K = 128 runs
        1.9x faster; from 4 panels up packing wins) */
     direct = csb == 1 && (M + kn.mr - 1) / kn.mr <= 3 && N >= kn.nr;
+    {
+        const tn__gemm_bpre *pb = &tn__gemm_bpre_on;
+        if (pb->P && (!direct || pb->over_direct) && pb->B == (const void *)B && pb->rsb == rsb && pb->csb == csb && pb->K == K && pb->N == N && pb->kc == kn.kc &&
+            pb->nc == kn.nc && pb->nr == kn.nr) {
+            Bpre = (const float *)pb->P;
+            direct = 0;   /* over_direct: the packed panels, not B in place */
+        }
+    }
     /* direct A: A read in place by the micro-kernel (rows or columns contiguous) instead of
        packed. Packing costs O(M K) against the O(M N K) product: with N <= 512 (the training
        steps' linear layers: N = 128..512) it was 6-10 % of the GEMM, and both the forward's
@@ -18913,12 +18939,6 @@ TN__TESTABLE int tn__gemm_ep_f32(int64_t M, int64_t N, int64_t K, float alpha,
     adirect = (rsa == 1 || csa == 1) && tn__gemm_tune.direct_a >= 0 &&
               (tn__gemm_tune.direct_a > 0 ||
                (!direct && N <= 512 && ((rsa == 1 ? csa : rsa) * (int64_t)sizeof(float)) % 4096 != 0));
-    {
-        const tn__gemm_bpre *pb = &tn__gemm_bpre_on;
-        if (pb->P && !direct && pb->B == (const void *)B && pb->rsb == rsb && pb->csb == csb && pb->K == K && pb->N == N && pb->kc == kn.kc &&
-            pb->nc == kn.nc && pb->nr == kn.nr)
-            Bpre = (const float *)pb->P;
-    }
     /* Few rows (at most two M blocks: a training step's linear layers at batch 64-128): split
        the columns instead of the rows, so that each thread packs its own share of B. Split
        by rows, every (jc, pc) step's B panel is packed by one thread while the others wait
@@ -18952,7 +18972,9 @@ TN__TESTABLE int tn__gemm_ep_f32(int64_t M, int64_t N, int64_t K, float alpha,
     mc = tn__gemm_roundup(M < mstep ? M : mstep, kn.mr);
     /* one A block per thread, one shared B panel; +64 for manual alignment */
     szA = (size_t)tn__gemm_roundup(mc * kc * (int64_t)sizeof(float), 64);
-    szB = (size_t)tn__gemm_roundup(kc * nc * (int64_t)sizeof(float), 64);
+    /* no B panel with B packed ahead (a thread of the fused RNNs' steps, which does not hold
+       the cached buffer, then allocates only its A block) */
+    szB = Bpre ? 0 : (size_t)tn__gemm_roundup(kc * nc * (int64_t)sizeof(float), 64);
     buf = tn__gemm_buf_get(szB + (size_t)nthr * szA + 64, &cached);
     if (!buf) return -1;
     Bp = (float *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
@@ -19039,6 +19061,7 @@ static int64_t tn__gemm_prepack_f32(int64_t K, int64_t N, const float *B, int64_
         }
     }
     pre->B = B; pre->P = NULL; pre->rsb = rsb; pre->csb = csb; pre->K = K; pre->N = N; pre->kc = kn.kc; pre->nc = kn.nc; pre->nr = kn.nr;
+    pre->over_direct = 0;
     return n;
 }
 /* TN__GEMM_DEFINE(double, f64): the template in src/ops/gemm.c */
@@ -19064,14 +19087,31 @@ static void tn__gemm_packA_f64(int64_t mc, int64_t kc, const double *A, int64_t 
                                  int64_t csa, int64_t mr, double *Ap)
 {
     int64_t i0, i, k;
+    if (csa != 1 && rsa == 1) {
+        /* columns contiguous (transposed A: the weight gradients' dY^T): k outer, each column's
+           mc-long run read once whole into all the panels. Panel by panel, every k read mr
+           elements of another line (a column stride of 4 KiB: 512 k in one L1 set, and 512
+           pages) and each line came twice; this ran the LSTM's dW packing ~3x faster. */
+        for (k = 0; k < kc; k++) {
+            const double *a = A + k * csa;
+#if TN__GEMM_GNUC
+            if (k + 8 < kc) /* the run 8 columns on: another page each column, which the hardware prefetcher does not enter */
+                for (i = 0; i < mc; i += 64 / (int64_t)sizeof(double)) __builtin_prefetch(a + 8 * csa + i);
+#endif
+            for (i0 = 0; i0 < mc; i0 += mr) {
+                const int64_t mb = mc - i0 < mr ? mc - i0 : mr;
+                double *p = Ap + i0 * kc + k * mr;
+                for (i = 0; i < mb; i++) p[i] = a[i0 + i];
+                for (; i < mr; i++) p[i] = (double)0;
+            }
+        }
+        return;
+    }
     for (i0 = 0; i0 < mc; i0 += mr, Ap += mr * kc) {
         int64_t mb = mc - i0 < mr ? mc - i0 : mr;
         const double *a = A + i0 * rsa;
         if (csa == 1) { /* rows contiguous: a transposing copy */
             tn__gemm_packT_f64(mb, kc, a, rsa, mr, Ap);
-        } else if (rsa == 1) { /* columns contiguous (transposed A: the weight gradients' x^T): mb-long runs */
-            for (k = 0; k < kc; k++)
-                for (i = 0; i < mb; i++) Ap[k * mr + i] = a[k * csa + i];
         } else { /* general strides */
             for (k = 0; k < kc; k++)
                 for (i = 0; i < mb; i++) Ap[k * mr + i] = a[i * rsa + k * csa];
@@ -19316,6 +19356,14 @@ TN__TESTABLE int tn__gemm_ep_f64(int64_t M, int64_t N, int64_t K, double alpha,
        its packing, so row-major B is read in place (measured: M = 10, N = K = 128 runs
        1.9x faster; from 4 panels up packing wins) */
     direct = csb == 1 && (M + kn.mr - 1) / kn.mr <= 3 && N >= kn.nr;
+    {
+        const tn__gemm_bpre *pb = &tn__gemm_bpre_on;
+        if (pb->P && (!direct || pb->over_direct) && pb->B == (const void *)B && pb->rsb == rsb && pb->csb == csb && pb->K == K && pb->N == N && pb->kc == kn.kc &&
+            pb->nc == kn.nc && pb->nr == kn.nr) {
+            Bpre = (const double *)pb->P;
+            direct = 0;   /* over_direct: the packed panels, not B in place */
+        }
+    }
     /* direct A: A read in place by the micro-kernel (rows or columns contiguous) instead of
        packed. Packing costs O(M K) against the O(M N K) product: with N <= 512 (the training
        steps' linear layers: N = 128..512) it was 6-10 % of the GEMM, and both the forward's
@@ -19326,12 +19374,6 @@ TN__TESTABLE int tn__gemm_ep_f64(int64_t M, int64_t N, int64_t K, double alpha,
     adirect = (rsa == 1 || csa == 1) && tn__gemm_tune.direct_a >= 0 &&
               (tn__gemm_tune.direct_a > 0 ||
                (!direct && N <= 512 && ((rsa == 1 ? csa : rsa) * (int64_t)sizeof(double)) % 4096 != 0));
-    {
-        const tn__gemm_bpre *pb = &tn__gemm_bpre_on;
-        if (pb->P && !direct && pb->B == (const void *)B && pb->rsb == rsb && pb->csb == csb && pb->K == K && pb->N == N && pb->kc == kn.kc &&
-            pb->nc == kn.nc && pb->nr == kn.nr)
-            Bpre = (const double *)pb->P;
-    }
     /* Few rows (at most two M blocks: a training step's linear layers at batch 64-128): split
        the columns instead of the rows, so that each thread packs its own share of B. Split
        by rows, every (jc, pc) step's B panel is packed by one thread while the others wait
@@ -19365,7 +19407,9 @@ TN__TESTABLE int tn__gemm_ep_f64(int64_t M, int64_t N, int64_t K, double alpha,
     mc = tn__gemm_roundup(M < mstep ? M : mstep, kn.mr);
     /* one A block per thread, one shared B panel; +64 for manual alignment */
     szA = (size_t)tn__gemm_roundup(mc * kc * (int64_t)sizeof(double), 64);
-    szB = (size_t)tn__gemm_roundup(kc * nc * (int64_t)sizeof(double), 64);
+    /* no B panel with B packed ahead (a thread of the fused RNNs' steps, which does not hold
+       the cached buffer, then allocates only its A block) */
+    szB = Bpre ? 0 : (size_t)tn__gemm_roundup(kc * nc * (int64_t)sizeof(double), 64);
     buf = tn__gemm_buf_get(szB + (size_t)nthr * szA + 64, &cached);
     if (!buf) return -1;
     Bp = (double *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
@@ -19452,6 +19496,7 @@ static int64_t tn__gemm_prepack_f64(int64_t K, int64_t N, const double *B, int64
         }
     }
     pre->B = B; pre->P = NULL; pre->rsb = rsb; pre->csb = csb; pre->K = K; pre->N = N; pre->kc = kn.kc; pre->nc = kn.nc; pre->nr = kn.nr;
+    pre->over_direct = 0;
     return n;
 }
 /* A 2-d float32/float64 CPU matrix b (the B of later products) packed ahead: a 1-d tensor
@@ -42285,20 +42330,25 @@ static tn_tensor *tn__rnn_step(int mode, tn_tensor *gi, tn_tensor *h, tn_tensor 
 /* ---- the LSTM layer's recurrence as one op (issue 25) ----
    Inputs: gi [L, N, 4H] (x W_ih^T + b_ih + b_hh for every step, one GEMM by the caller), h0 and
    c0 [N, H], W_hh [4H, H], and a float64 [reverse]. Result [L + 1, N, H]: h_t for each t, then
-   the last c. Per step: one GEMM adds h W_hh^T to the step's gates (W_hh transposed once per
-   sequence, so its rows are read in place), then one pass does the gates' pointwise math.
-   Backward runs the steps in reverse, one pass per step for the gates' gradients and one GEMM
-   for dh; W_hh's gradient is one GEMM over all steps at the end. No allocation per step.
+   the last c. Per step: one GEMM writes h W_hh^T into the step's gates buffer (W_hh^T packed
+   once per sequence), then one pass adds gi and does the gates' pointwise math. Backward runs
+   the steps in reverse, one pass per step for the gates' gradients and one GEMM for dh (W_hh
+   packed once); W_hh's gradient is one GEMM over all steps at the end. No allocation per
+   step. Threads take batch rows for the whole sequence (tn__rnn_job, below).
    Under create_graph the backward is autograd of the same steps in library ops. */
 /* The float loops come twice, plain and for AVX-512 (TN__WIDE, src/core/config.c). */
 /* TN__LSTM_DEFINE(float, f32, tn__expf_v, tn__tanhf_v, TN__PLAIN_FN, tn__gemm_f32): the template in src/modules/rnn.c */
-/* One row's gates (a batch element's 4H pre-activations, in place) -> c, h. The row pointers
-   are restrict parameters so that the loop vectorises without GCC's run-time alias checks
-   (more than it will emit: block-scope restrict pointers are not enough). */
-TN__PLAIN_FN static inline void tn__lstm_row_fwd_f32(int64_t H, float *TN__RESTRICT ai, float *TN__RESTRICT af, float *TN__RESTRICT ag, float *TN__RESTRICT ao,
-                                              const float *TN__RESTRICT cp, float *TN__RESTRICT c, float *TN__RESTRICT h) {
+/* One row's gates -> c, h: the pre-activations are the GEMM's h W_hh^T (ai..ao) plus the
+   input part (xi..xo, from gi: added here rather than copied into the GEMM's C first, the same
+   one rounding of the sum); ai..ao get the activations. The row pointers are restrict
+   parameters so that the loop vectorises without GCC's run-time alias checks (more than it
+   will emit: block-scope restrict pointers are not enough). */
+TN__PLAIN_FN static inline void tn__lstm_row_fwd_f32(int64_t H, const float *TN__RESTRICT xi, const float *TN__RESTRICT xf, const float *TN__RESTRICT xg,
+                                              const float *TN__RESTRICT xo, float *TN__RESTRICT ai, float *TN__RESTRICT af, float *TN__RESTRICT ag,
+                                              float *TN__RESTRICT ao, const float *TN__RESTRICT cp, float *TN__RESTRICT c, float *TN__RESTRICT h) {
     for (int64_t j = 0; j < H; j++) {
-        const float ig = 1 / (1 + tn__expf_v(-ai[j])), fg = 1 / (1 + tn__expf_v(-af[j])), gg = tn__tanhf_v(ag[j]), og = 1 / (1 + tn__expf_v(-ao[j]));
+        const float ig = 1 / (1 + tn__expf_v(-(ai[j] + xi[j]))), fg = 1 / (1 + tn__expf_v(-(af[j] + xf[j]))), gg = tn__tanhf_v(ag[j] + xg[j]),
+                og = 1 / (1 + tn__expf_v(-(ao[j] + xo[j])));
         const float cn = fg * cp[j] + ig * gg;
         ai[j] = ig; af[j] = fg; ag[j] = gg; ao[j] = og;
         c[j] = cn;
@@ -42321,42 +42371,46 @@ TN__PLAIN_FN static inline void tn__lstm_row_bwd_f32(int64_t H, const float *TN_
         dc[j] = dck * fg;
     }
 }
+/* the batch rows [n0, n1) (see tn__rnn_job) */
 TN__PLAIN_FN static void tn__lstm_fwd_f32(int64_t L, int64_t N, int64_t H, bool rev, const float *gi, const float *h0, const float *c0, const float *WT,
-                               float *out, float *acts, float *cs) {
+                               float *out, float *acts, float *cs, int64_t n0, int64_t n1) {
     const int64_t G = 4 * H;
     for (int64_t s = 0; s < L; s++) {
         const int64_t t = rev ? L - 1 - s : s, tp = rev ? t + 1 : t - 1;
         const float *hp = s ? out + tp * N * H : h0, *cp = s ? cs + tp * N * H : c0;
         float *a = acts + t * N * G, *h = out + t * N * H, *c = cs + t * N * H;
-        memcpy(a, gi + t * N * G, (size_t)(N * G) * sizeof(float));
-        for (int64_t r0 = 0; r0 < N; r0 += 24) /* <= 3 row panels: the GEMM reads WT in place */
-            tn__gemm_f32(N - r0 < 24 ? N - r0 : 24, G, H, (float)1, hp + r0 * H, H, 1, WT, G, 1, (float)1, a + r0 * G, G, 1);
-        for (int64_t n = 0; n < N; n++) {
+        /* a = h W_hh^T: WT packed ahead by the caller (or read in place, or packed here) */
+        tn__gemm_f32(n1 - n0, G, H, (float)1, hp + n0 * H, H, 1, WT, G, 1, (float)0, a + n0 * G, G, 1);
+        for (int64_t n = n0; n < n1; n++) {
+            const float *xr = gi + (t * N + n) * G;
             float *ar = a + n * G;
-            tn__lstm_row_fwd_f32(H, ar, ar + H, ar + 2 * H, ar + 3 * H, cp + n * H, c + n * H, h + n * H);
+            tn__lstm_row_fwd_f32(H, xr, xr + H, xr + 2 * H, xr + 3 * H, ar, ar + H, ar + 2 * H, ar + 3 * H, cp + n * H, c + n * H, h + n * H);
         }
     }
-    memcpy(out + L * N * H, cs + (rev ? 0 : L - 1) * N * H, (size_t)(N * H) * sizeof(float));
+    memcpy(out + L * N * H + n0 * H, cs + (rev ? 0 : L - 1) * N * H + n0 * H, (size_t)((n1 - n0) * H) * sizeof(float));
 }
-/* g [L + 1, N, H] -> dgi [L, N, 4H] (the gates' gradients), dh0, dc0 [N, H], dW [4H, H] */
-TN__PLAIN_FN static void tn__lstm_bwd_f32(int64_t L, int64_t N, int64_t H, bool rev, const float *h0, const float *c0, const float *W, const float *out, const float *acts,
-                               const float *cs, const float *g, float *dgi, float *dh, float *dc, float *dW) {
-    const int64_t G = 4 * H;
-    memset(dh, 0, (size_t)(N * H) * sizeof(float));
-    memcpy(dc, g + L * N * H, (size_t)(N * H) * sizeof(float));
+/* g [L + 1, N, H] -> dgi [L, N, 4H] (the gates' gradients), dh0, dc0 [N, H]: the batch rows [n0, n1) */
+TN__PLAIN_FN static void tn__lstm_bwd_f32(int64_t L, int64_t N, int64_t H, bool rev, const float *c0, const float *W, const float *acts,
+                               const float *cs, const float *g, float *dgi, float *dh, float *dc, int64_t n0, int64_t n1) {
+    const int64_t G = 4 * H, nr = n1 - n0;
+    memset(dh + n0 * H, 0, (size_t)(nr * H) * sizeof(float));
+    memcpy(dc + n0 * H, g + L * N * H + n0 * H, (size_t)(nr * H) * sizeof(float));
     for (int64_t s = L - 1; s >= 0; s--) {
         const int64_t t = rev ? L - 1 - s : s, tp = rev ? t + 1 : t - 1;
         const float *cp = s ? cs + tp * N * H : c0, *a = acts + t * N * G, *c = cs + t * N * H, *gh = g + t * N * H;
         float *d = dgi + t * N * G;
-        for (int64_t n = 0; n < N; n++) {
+        for (int64_t n = n0; n < n1; n++) {
             const float *ar = a + n * G;
             float *dr = d + n * G;
             tn__lstm_row_bwd_f32(H, ar, ar + H, ar + 2 * H, ar + 3 * H, c + n * H, cp + n * H, gh + n * H, dh + n * H, dc + n * H,
                                    dr, dr + H, dr + 2 * H, dr + 3 * H);
         }
-        tn__gemm_f32(N, H, G, (float)1, d, G, 1, W, H, 1, (float)0, dh, H, 1); /* dh_prev = dgates W_hh (dh read above) */
+        tn__gemm_f32(nr, H, G, (float)1, d + n0 * G, G, 1, W, H, 1, (float)0, dh + n0 * H, H, 1); /* dh_prev = dgates W_hh (dh read above) */
     }
-    /* dW = sum_t dgates_t^T h_{t-1}: the first step's against h0, the others against out */
+}
+/* dW [4H, H] = sum_t dgates_t^T h_{t-1}: the first step's against h0, the others against out */
+static void tn__lstm_dw_f32(int64_t L, int64_t N, int64_t H, bool rev, const float *h0, const float *out, const float *dgi, float *dW) {
+    const int64_t G = 4 * H;
     const int64_t t0 = rev ? L - 1 : 0;
     tn__gemm_f32(G, H, N, (float)1, dgi + t0 * N * G, 1, G, h0, H, 1, (float)0, dW, H, 1);
     if (L > 1) /* forward: dgates [1, L) with h [0, L - 1); reverse: dgates [0, L - 1) with h [1, L) */
@@ -42364,13 +42418,17 @@ TN__PLAIN_FN static void tn__lstm_bwd_f32(int64_t L, int64_t N, int64_t H, bool 
 }
 #ifdef TN__AVX512_FN
 /* TN__LSTM_DEFINE(float, f32x, tn__expf_v, tn__tanhf_v, TN__AVX512_FN, tn__gemm_f32): the template in src/modules/rnn.c */
-/* One row's gates (a batch element's 4H pre-activations, in place) -> c, h. The row pointers
-   are restrict parameters so that the loop vectorises without GCC's run-time alias checks
-   (more than it will emit: block-scope restrict pointers are not enough). */
-TN__AVX512_FN static inline void tn__lstm_row_fwd_f32x(int64_t H, float *TN__RESTRICT ai, float *TN__RESTRICT af, float *TN__RESTRICT ag, float *TN__RESTRICT ao,
-                                              const float *TN__RESTRICT cp, float *TN__RESTRICT c, float *TN__RESTRICT h) {
+/* One row's gates -> c, h: the pre-activations are the GEMM's h W_hh^T (ai..ao) plus the
+   input part (xi..xo, from gi: added here rather than copied into the GEMM's C first, the same
+   one rounding of the sum); ai..ao get the activations. The row pointers are restrict
+   parameters so that the loop vectorises without GCC's run-time alias checks (more than it
+   will emit: block-scope restrict pointers are not enough). */
+TN__AVX512_FN static inline void tn__lstm_row_fwd_f32x(int64_t H, const float *TN__RESTRICT xi, const float *TN__RESTRICT xf, const float *TN__RESTRICT xg,
+                                              const float *TN__RESTRICT xo, float *TN__RESTRICT ai, float *TN__RESTRICT af, float *TN__RESTRICT ag,
+                                              float *TN__RESTRICT ao, const float *TN__RESTRICT cp, float *TN__RESTRICT c, float *TN__RESTRICT h) {
     for (int64_t j = 0; j < H; j++) {
-        const float ig = 1 / (1 + tn__expf_v(-ai[j])), fg = 1 / (1 + tn__expf_v(-af[j])), gg = tn__tanhf_v(ag[j]), og = 1 / (1 + tn__expf_v(-ao[j]));
+        const float ig = 1 / (1 + tn__expf_v(-(ai[j] + xi[j]))), fg = 1 / (1 + tn__expf_v(-(af[j] + xf[j]))), gg = tn__tanhf_v(ag[j] + xg[j]),
+                og = 1 / (1 + tn__expf_v(-(ao[j] + xo[j])));
         const float cn = fg * cp[j] + ig * gg;
         ai[j] = ig; af[j] = fg; ag[j] = gg; ao[j] = og;
         c[j] = cn;
@@ -42393,42 +42451,46 @@ TN__AVX512_FN static inline void tn__lstm_row_bwd_f32x(int64_t H, const float *T
         dc[j] = dck * fg;
     }
 }
+/* the batch rows [n0, n1) (see tn__rnn_job) */
 TN__AVX512_FN static void tn__lstm_fwd_f32x(int64_t L, int64_t N, int64_t H, bool rev, const float *gi, const float *h0, const float *c0, const float *WT,
-                               float *out, float *acts, float *cs) {
+                               float *out, float *acts, float *cs, int64_t n0, int64_t n1) {
     const int64_t G = 4 * H;
     for (int64_t s = 0; s < L; s++) {
         const int64_t t = rev ? L - 1 - s : s, tp = rev ? t + 1 : t - 1;
         const float *hp = s ? out + tp * N * H : h0, *cp = s ? cs + tp * N * H : c0;
         float *a = acts + t * N * G, *h = out + t * N * H, *c = cs + t * N * H;
-        memcpy(a, gi + t * N * G, (size_t)(N * G) * sizeof(float));
-        for (int64_t r0 = 0; r0 < N; r0 += 24) /* <= 3 row panels: the GEMM reads WT in place */
-            tn__gemm_f32(N - r0 < 24 ? N - r0 : 24, G, H, (float)1, hp + r0 * H, H, 1, WT, G, 1, (float)1, a + r0 * G, G, 1);
-        for (int64_t n = 0; n < N; n++) {
+        /* a = h W_hh^T: WT packed ahead by the caller (or read in place, or packed here) */
+        tn__gemm_f32(n1 - n0, G, H, (float)1, hp + n0 * H, H, 1, WT, G, 1, (float)0, a + n0 * G, G, 1);
+        for (int64_t n = n0; n < n1; n++) {
+            const float *xr = gi + (t * N + n) * G;
             float *ar = a + n * G;
-            tn__lstm_row_fwd_f32x(H, ar, ar + H, ar + 2 * H, ar + 3 * H, cp + n * H, c + n * H, h + n * H);
+            tn__lstm_row_fwd_f32x(H, xr, xr + H, xr + 2 * H, xr + 3 * H, ar, ar + H, ar + 2 * H, ar + 3 * H, cp + n * H, c + n * H, h + n * H);
         }
     }
-    memcpy(out + L * N * H, cs + (rev ? 0 : L - 1) * N * H, (size_t)(N * H) * sizeof(float));
+    memcpy(out + L * N * H + n0 * H, cs + (rev ? 0 : L - 1) * N * H + n0 * H, (size_t)((n1 - n0) * H) * sizeof(float));
 }
-/* g [L + 1, N, H] -> dgi [L, N, 4H] (the gates' gradients), dh0, dc0 [N, H], dW [4H, H] */
-TN__AVX512_FN static void tn__lstm_bwd_f32x(int64_t L, int64_t N, int64_t H, bool rev, const float *h0, const float *c0, const float *W, const float *out, const float *acts,
-                               const float *cs, const float *g, float *dgi, float *dh, float *dc, float *dW) {
-    const int64_t G = 4 * H;
-    memset(dh, 0, (size_t)(N * H) * sizeof(float));
-    memcpy(dc, g + L * N * H, (size_t)(N * H) * sizeof(float));
+/* g [L + 1, N, H] -> dgi [L, N, 4H] (the gates' gradients), dh0, dc0 [N, H]: the batch rows [n0, n1) */
+TN__AVX512_FN static void tn__lstm_bwd_f32x(int64_t L, int64_t N, int64_t H, bool rev, const float *c0, const float *W, const float *acts,
+                               const float *cs, const float *g, float *dgi, float *dh, float *dc, int64_t n0, int64_t n1) {
+    const int64_t G = 4 * H, nr = n1 - n0;
+    memset(dh + n0 * H, 0, (size_t)(nr * H) * sizeof(float));
+    memcpy(dc + n0 * H, g + L * N * H + n0 * H, (size_t)(nr * H) * sizeof(float));
     for (int64_t s = L - 1; s >= 0; s--) {
         const int64_t t = rev ? L - 1 - s : s, tp = rev ? t + 1 : t - 1;
         const float *cp = s ? cs + tp * N * H : c0, *a = acts + t * N * G, *c = cs + t * N * H, *gh = g + t * N * H;
         float *d = dgi + t * N * G;
-        for (int64_t n = 0; n < N; n++) {
+        for (int64_t n = n0; n < n1; n++) {
             const float *ar = a + n * G;
             float *dr = d + n * G;
             tn__lstm_row_bwd_f32x(H, ar, ar + H, ar + 2 * H, ar + 3 * H, c + n * H, cp + n * H, gh + n * H, dh + n * H, dc + n * H,
                                    dr, dr + H, dr + 2 * H, dr + 3 * H);
         }
-        tn__gemm_f32(N, H, G, (float)1, d, G, 1, W, H, 1, (float)0, dh, H, 1); /* dh_prev = dgates W_hh (dh read above) */
+        tn__gemm_f32(nr, H, G, (float)1, d + n0 * G, G, 1, W, H, 1, (float)0, dh + n0 * H, H, 1); /* dh_prev = dgates W_hh (dh read above) */
     }
-    /* dW = sum_t dgates_t^T h_{t-1}: the first step's against h0, the others against out */
+}
+/* dW [4H, H] = sum_t dgates_t^T h_{t-1}: the first step's against h0, the others against out */
+static void tn__lstm_dw_f32x(int64_t L, int64_t N, int64_t H, bool rev, const float *h0, const float *out, const float *dgi, float *dW) {
+    const int64_t G = 4 * H;
     const int64_t t0 = rev ? L - 1 : 0;
     tn__gemm_f32(G, H, N, (float)1, dgi + t0 * N * G, 1, G, h0, H, 1, (float)0, dW, H, 1);
     if (L > 1) /* forward: dgates [1, L) with h [0, L - 1); reverse: dgates [0, L - 1) with h [1, L) */
@@ -42436,13 +42498,17 @@ TN__AVX512_FN static void tn__lstm_bwd_f32x(int64_t L, int64_t N, int64_t H, boo
 }
 #endif
 /* TN__LSTM_DEFINE(double, f64, exp, tanh, TN__PLAIN_FN, tn__gemm_f64): the template in src/modules/rnn.c */
-/* One row's gates (a batch element's 4H pre-activations, in place) -> c, h. The row pointers
-   are restrict parameters so that the loop vectorises without GCC's run-time alias checks
-   (more than it will emit: block-scope restrict pointers are not enough). */
-TN__PLAIN_FN static inline void tn__lstm_row_fwd_f64(int64_t H, double *TN__RESTRICT ai, double *TN__RESTRICT af, double *TN__RESTRICT ag, double *TN__RESTRICT ao,
-                                              const double *TN__RESTRICT cp, double *TN__RESTRICT c, double *TN__RESTRICT h) {
+/* One row's gates -> c, h: the pre-activations are the GEMM's h W_hh^T (ai..ao) plus the
+   input part (xi..xo, from gi: added here rather than copied into the GEMM's C first, the same
+   one rounding of the sum); ai..ao get the activations. The row pointers are restrict
+   parameters so that the loop vectorises without GCC's run-time alias checks (more than it
+   will emit: block-scope restrict pointers are not enough). */
+TN__PLAIN_FN static inline void tn__lstm_row_fwd_f64(int64_t H, const double *TN__RESTRICT xi, const double *TN__RESTRICT xf, const double *TN__RESTRICT xg,
+                                              const double *TN__RESTRICT xo, double *TN__RESTRICT ai, double *TN__RESTRICT af, double *TN__RESTRICT ag,
+                                              double *TN__RESTRICT ao, const double *TN__RESTRICT cp, double *TN__RESTRICT c, double *TN__RESTRICT h) {
     for (int64_t j = 0; j < H; j++) {
-        const double ig = 1 / (1 + exp(-ai[j])), fg = 1 / (1 + exp(-af[j])), gg = tanh(ag[j]), og = 1 / (1 + exp(-ao[j]));
+        const double ig = 1 / (1 + exp(-(ai[j] + xi[j]))), fg = 1 / (1 + exp(-(af[j] + xf[j]))), gg = tanh(ag[j] + xg[j]),
+                og = 1 / (1 + exp(-(ao[j] + xo[j])));
         const double cn = fg * cp[j] + ig * gg;
         ai[j] = ig; af[j] = fg; ag[j] = gg; ao[j] = og;
         c[j] = cn;
@@ -42465,48 +42531,109 @@ TN__PLAIN_FN static inline void tn__lstm_row_bwd_f64(int64_t H, const double *TN
         dc[j] = dck * fg;
     }
 }
+/* the batch rows [n0, n1) (see tn__rnn_job) */
 TN__PLAIN_FN static void tn__lstm_fwd_f64(int64_t L, int64_t N, int64_t H, bool rev, const double *gi, const double *h0, const double *c0, const double *WT,
-                               double *out, double *acts, double *cs) {
+                               double *out, double *acts, double *cs, int64_t n0, int64_t n1) {
     const int64_t G = 4 * H;
     for (int64_t s = 0; s < L; s++) {
         const int64_t t = rev ? L - 1 - s : s, tp = rev ? t + 1 : t - 1;
         const double *hp = s ? out + tp * N * H : h0, *cp = s ? cs + tp * N * H : c0;
         double *a = acts + t * N * G, *h = out + t * N * H, *c = cs + t * N * H;
-        memcpy(a, gi + t * N * G, (size_t)(N * G) * sizeof(double));
-        for (int64_t r0 = 0; r0 < N; r0 += 24) /* <= 3 row panels: the GEMM reads WT in place */
-            tn__gemm_f64(N - r0 < 24 ? N - r0 : 24, G, H, (double)1, hp + r0 * H, H, 1, WT, G, 1, (double)1, a + r0 * G, G, 1);
-        for (int64_t n = 0; n < N; n++) {
+        /* a = h W_hh^T: WT packed ahead by the caller (or read in place, or packed here) */
+        tn__gemm_f64(n1 - n0, G, H, (double)1, hp + n0 * H, H, 1, WT, G, 1, (double)0, a + n0 * G, G, 1);
+        for (int64_t n = n0; n < n1; n++) {
+            const double *xr = gi + (t * N + n) * G;
             double *ar = a + n * G;
-            tn__lstm_row_fwd_f64(H, ar, ar + H, ar + 2 * H, ar + 3 * H, cp + n * H, c + n * H, h + n * H);
+            tn__lstm_row_fwd_f64(H, xr, xr + H, xr + 2 * H, xr + 3 * H, ar, ar + H, ar + 2 * H, ar + 3 * H, cp + n * H, c + n * H, h + n * H);
         }
     }
-    memcpy(out + L * N * H, cs + (rev ? 0 : L - 1) * N * H, (size_t)(N * H) * sizeof(double));
+    memcpy(out + L * N * H + n0 * H, cs + (rev ? 0 : L - 1) * N * H + n0 * H, (size_t)((n1 - n0) * H) * sizeof(double));
 }
-/* g [L + 1, N, H] -> dgi [L, N, 4H] (the gates' gradients), dh0, dc0 [N, H], dW [4H, H] */
-TN__PLAIN_FN static void tn__lstm_bwd_f64(int64_t L, int64_t N, int64_t H, bool rev, const double *h0, const double *c0, const double *W, const double *out, const double *acts,
-                               const double *cs, const double *g, double *dgi, double *dh, double *dc, double *dW) {
-    const int64_t G = 4 * H;
-    memset(dh, 0, (size_t)(N * H) * sizeof(double));
-    memcpy(dc, g + L * N * H, (size_t)(N * H) * sizeof(double));
+/* g [L + 1, N, H] -> dgi [L, N, 4H] (the gates' gradients), dh0, dc0 [N, H]: the batch rows [n0, n1) */
+TN__PLAIN_FN static void tn__lstm_bwd_f64(int64_t L, int64_t N, int64_t H, bool rev, const double *c0, const double *W, const double *acts,
+                               const double *cs, const double *g, double *dgi, double *dh, double *dc, int64_t n0, int64_t n1) {
+    const int64_t G = 4 * H, nr = n1 - n0;
+    memset(dh + n0 * H, 0, (size_t)(nr * H) * sizeof(double));
+    memcpy(dc + n0 * H, g + L * N * H + n0 * H, (size_t)(nr * H) * sizeof(double));
     for (int64_t s = L - 1; s >= 0; s--) {
         const int64_t t = rev ? L - 1 - s : s, tp = rev ? t + 1 : t - 1;
         const double *cp = s ? cs + tp * N * H : c0, *a = acts + t * N * G, *c = cs + t * N * H, *gh = g + t * N * H;
         double *d = dgi + t * N * G;
-        for (int64_t n = 0; n < N; n++) {
+        for (int64_t n = n0; n < n1; n++) {
             const double *ar = a + n * G;
             double *dr = d + n * G;
             tn__lstm_row_bwd_f64(H, ar, ar + H, ar + 2 * H, ar + 3 * H, c + n * H, cp + n * H, gh + n * H, dh + n * H, dc + n * H,
                                    dr, dr + H, dr + 2 * H, dr + 3 * H);
         }
-        tn__gemm_f64(N, H, G, (double)1, d, G, 1, W, H, 1, (double)0, dh, H, 1); /* dh_prev = dgates W_hh (dh read above) */
+        tn__gemm_f64(nr, H, G, (double)1, d + n0 * G, G, 1, W, H, 1, (double)0, dh + n0 * H, H, 1); /* dh_prev = dgates W_hh (dh read above) */
     }
-    /* dW = sum_t dgates_t^T h_{t-1}: the first step's against h0, the others against out */
+}
+/* dW [4H, H] = sum_t dgates_t^T h_{t-1}: the first step's against h0, the others against out */
+static void tn__lstm_dw_f64(int64_t L, int64_t N, int64_t H, bool rev, const double *h0, const double *out, const double *dgi, double *dW) {
+    const int64_t G = 4 * H;
     const int64_t t0 = rev ? L - 1 : 0;
     tn__gemm_f64(G, H, N, (double)1, dgi + t0 * N * G, 1, G, h0, H, 1, (double)0, dW, H, 1);
     if (L > 1) /* forward: dgates [1, L) with h [0, L - 1); reverse: dgates [0, L - 1) with h [1, L) */
         tn__gemm_f64(G, H, (L - 1) * N, (double)1, dgi + (rev ? 0 : N * G), 1, G, out + (rev ? N * H : 0), H, 1, (double)1, dW, H, 1);
 }
 
+/* The fused recurrences' steps by batch rows: a row's recurrence reads only its own h (and
+   c), so each thread runs all the steps on its share of the rows (whole 8-row panels): one
+   job per sequence instead of a join per step, the pointwise passes split too. W_hh, the
+   steps' GEMMs' B, is packed once ahead and shared (a thread's GEMMs run single-threaded,
+   inside the job); results do not depend on the split (a GEMM row's sums do not). */
+typedef struct tn__rnn_job {
+    int mode;
+    int64_t L, N, H;
+    bool rev;
+    tn_dtype dt;
+    tn_tensor *gi, *h0, *c0, *W, *bh, *out, *acts, *cs, *g, *gh, *dgi, *dgh, *dh, *dc, *tmp;
+    tn__gemm_bpre pre;   /* pre.P NULL: not packed ahead */
+    void (*rows)(const struct tn__rnn_job *j, int64_t n0, int64_t n1);
+} tn__rnn_job;
+/* a job with its sizes and rows function, the tensors NULL (set by the caller) */
+static tn__rnn_job tn__rnn_job_of(int mode, int64_t L, int64_t N, int64_t H, bool rev, tn_dtype dt,
+                                  void (*rows)(const tn__rnn_job *j, int64_t n0, int64_t n1)) {
+    tn__rnn_job j;
+    memset(&j, 0, sizeof j);
+    j.mode = mode; j.L = L; j.N = N; j.H = H; j.rev = rev; j.dt = dt; j.rows = rows;
+    return j;
+}
+static void tn__rnn_job_part(void *p, int t, int nt) {
+    const tn__rnn_job *j = (const tn__rnn_job *)p;
+    const int64_t P = (j->N + 7) / 8, n0 = tn__split_at(P, t, nt) * 8, n1 = tn__split_at(P, t + 1, nt) * 8;
+    if (n0 >= j->N) return;
+    const tn__gemm_bpre keep = tn__gemm_bpre_on;   /* the graph replay's, on the submitting thread */
+    if (j->pre.P) tn__gemm_bpre_on = j->pre;
+    j->rows(j, n0, n1 < j->N ? n1 : j->N);
+    tn__gemm_bpre_on = keep;
+}
+/* j->rows over the batch, b [K, N] (the steps' GEMMs' B) packed ahead for more than one step */
+static void tn__rnn_job_run(tn__rnn_job *j, const tn_tensor *b) {
+    const int nt = tn__par_threads((int64_t)((double)j->L * (double)j->N * (double)b->shape[0] * (double)b->shape[1] / TN__GEMM_UNIT), (j->N + 7) / 8);
+    tn_tensor *pk = j->L > 1 ? tn__gemm_prepack(b, &j->pre) : NULL;
+    if (pk) j->pre.over_direct = 1;   /* also where few rows would read b in place: it is packed already */
+    else j->pre.P = NULL;
+    tn__parallel(nt, tn__rnn_job_part, j);
+    tn_release(pk);
+}
+#define TN__P(t, T) ((T *)tn_data_ptr(t))
+static void tn__lstm_fwd_rows(const tn__rnn_job *j, int64_t n0, int64_t n1) {
+    if (j->dt == TN_F32)
+        TN__WIDE(tn__lstm_fwd_f32)(j->L, j->N, j->H, j->rev, TN__P(j->gi, const float), TN__P(j->h0, const float), TN__P(j->c0, const float),
+                                   TN__P(j->W, const float), TN__P(j->out, float), TN__P(j->acts, float), TN__P(j->cs, float), n0, n1);
+    else
+        tn__lstm_fwd_f64(j->L, j->N, j->H, j->rev, TN__P(j->gi, const double), TN__P(j->h0, const double), TN__P(j->c0, const double),
+                         TN__P(j->W, const double), TN__P(j->out, double), TN__P(j->acts, double), TN__P(j->cs, double), n0, n1);
+}
+static void tn__lstm_bwd_rows(const tn__rnn_job *j, int64_t n0, int64_t n1) {
+    if (j->dt == TN_F32)
+        TN__WIDE(tn__lstm_bwd_f32)(j->L, j->N, j->H, j->rev, TN__P(j->c0, const float), TN__P(j->W, const float), TN__P(j->acts, const float),
+                                   TN__P(j->cs, const float), TN__P(j->g, const float), TN__P(j->dgi, float), TN__P(j->dh, float), TN__P(j->dc, float), n0, n1);
+    else
+        tn__lstm_bwd_f64(j->L, j->N, j->H, j->rev, TN__P(j->c0, const double), TN__P(j->W, const double), TN__P(j->acts, const double),
+                         TN__P(j->cs, const double), TN__P(j->g, const double), TN__P(j->dgi, double), TN__P(j->dh, double), TN__P(j->dc, double), n0, n1);
+}
 static tn_tensor *tn__lstm_seq_fwd(tn_ctx *ctx, tn_tensor *const *in, int n, void *user) {
     (void)n; (void)user;
     tn_tensor *gi = tn_contiguous(in[0]), *h0 = tn_contiguous(in[1]), *c0 = tn_contiguous(in[2]), *WT = tn_contiguous(tn_t(in[3]));
@@ -42515,12 +42642,9 @@ static tn_tensor *tn__lstm_seq_fwd(tn_ctx *ctx, tn_tensor *const *in, int n, voi
     const int64_t L = gi->shape[0], N = gi->shape[1], H = h0->shape[1];
     tn_tensor *out = tn_empty(TN_SHAPE(L + 1, N, H), gi->dtype), *acts = tn_empty(gi->shape, 3, gi->dtype), *cs = tn_empty(TN_SHAPE(L, N, H), gi->dtype);
     if (!out || !acts || !cs) return NULL;
-    if (gi->dtype == TN_F32)
-        TN__WIDE(tn__lstm_fwd_f32)(L, N, H, rev, (const float *)tn_data_ptr(gi), (const float *)tn_data_ptr(h0), (const float *)tn_data_ptr(c0),
-                         (const float *)tn_data_ptr(WT), (float *)tn_data_ptr(out), (float *)tn_data_ptr(acts), (float *)tn_data_ptr(cs));
-    else
-        tn__lstm_fwd_f64(L, N, H, rev, (const double *)tn_data_ptr(gi), (const double *)tn_data_ptr(h0), (const double *)tn_data_ptr(c0),
-                         (const double *)tn_data_ptr(WT), (double *)tn_data_ptr(out), (double *)tn_data_ptr(acts), (double *)tn_data_ptr(cs));
+    tn__rnn_job j = tn__rnn_job_of(TN__RNN_LSTM, L, N, H, rev, gi->dtype, tn__lstm_fwd_rows);
+    j.gi = gi; j.h0 = h0; j.c0 = c0; j.W = WT; j.out = out; j.acts = acts; j.cs = cs;
+    tn__rnn_job_run(&j, WT);
     for (int i = 0; i < 5; i++) tn_ctx_save(ctx, in[i]);
     tn_ctx_save(ctx, out);
     tn_ctx_save(ctx, acts);
@@ -42563,16 +42687,13 @@ static int tn__lstm_seq_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int n
     tn_tensor *dgi = tn_empty(acts->shape, 3, dt), *dh = tn_empty(TN_SHAPE(N, H), dt), *dc = tn_empty(TN_SHAPE(N, H), dt);
     tn_tensor *dW = tn_empty(TN_SHAPE(4 * H, H), dt);
     if (!dgi || !dh || !dc || !dW) return -1;
-#define TN__P(t, T) ((T *)tn_data_ptr(t))
+    tn__rnn_job j = tn__rnn_job_of(TN__RNN_LSTM, L, N, H, rev, dt, tn__lstm_bwd_rows);
+    j.c0 = c0c; j.W = Wc; j.acts = acts; j.cs = cs; j.g = g; j.dgi = dgi; j.dh = dh; j.dc = dc;
+    tn__rnn_job_run(&j, Wc);   /* the steps' dh = dgates W_hh */
     if (dt == TN_F32)
-        TN__WIDE(tn__lstm_bwd_f32)(L, N, H, rev, TN__P(h0c, const float), TN__P(c0c, const float), TN__P(Wc, const float), TN__P(out, const float),
-                         TN__P(acts, const float), TN__P(cs, const float), TN__P(g, const float), TN__P(dgi, float), TN__P(dh, float),
-                         TN__P(dc, float), TN__P(dW, float));
+        TN__WIDE(tn__lstm_dw_f32)(L, N, H, rev, TN__P(h0c, const float), TN__P(out, const float), TN__P(dgi, const float), TN__P(dW, float));
     else
-        tn__lstm_bwd_f64(L, N, H, rev, TN__P(h0c, const double), TN__P(c0c, const double), TN__P(Wc, const double), TN__P(out, const double),
-                         TN__P(acts, const double), TN__P(cs, const double), TN__P(g, const double), TN__P(dgi, double), TN__P(dh, double),
-                         TN__P(dc, double), TN__P(dW, double));
-#undef TN__P
+        tn__lstm_dw_f64(L, N, H, rev, TN__P(h0c, const double), TN__P(out, const double), TN__P(dgi, const double), TN__P(dW, double));
     tn_tensor *r[4] = {dgi, dh, dc, dW};
     for (int i = 0; i < 4; i++) if (tn_ctx_needs_grad(ctx, i)) gin[i] = r[i];
     return 0;
@@ -42593,15 +42714,18 @@ static tn_tensor *tn__lstm_seq(tn_tensor *gi, tn_tensor *h0, tn_tensor *c0, tn_t
    n part (GRU) or nothing (the RNN reads h_t back). */
 /* TN__RNNSEQ_DEFINE(float, f32, tn__expf_v, tn__tanhf_v, TN__PLAIN_FN, tn__gemm_f32): the template in src/modules/rnn.c */
 /* the GRU's rows as the LSTM's (restrict parameters, so the loops vectorise): forward from the
-   input and hidden parts of r, z, n -> the saved r, z, n, hidden n part and h */
+   input and hidden parts of r, z, n (the hidden parts: the GEMM's h W_hh^T plus b_hh, added
+   here) -> the saved r, z, n, hidden n part and h */
 TN__PLAIN_FN static inline void tn__gru_row_fwd_f32(int64_t H, const float *TN__RESTRICT gr, const float *TN__RESTRICT gz, const float *TN__RESTRICT gn,
                                              const float *TN__RESTRICT hr, const float *TN__RESTRICT hz, const float *TN__RESTRICT hn,
+                                             const float *TN__RESTRICT br, const float *TN__RESTRICT bz, const float *TN__RESTRICT bn,
                                              const float *TN__RESTRICT hp, float *TN__RESTRICT ar, float *TN__RESTRICT az, float *TN__RESTRICT an,
                                              float *TN__RESTRICT ahn, float *TN__RESTRICT h) {
     for (int64_t j = 0; j < H; j++) {
-        const float r = 1 / (1 + tn__expf_v(-(gr[j] + hr[j]))), z = 1 / (1 + tn__expf_v(-(gz[j] + hz[j])));
-        const float nn = tn__tanhf_v(gn[j] + r * hn[j]);
-        ar[j] = r; az[j] = z; an[j] = nn; ahn[j] = hn[j];
+        const float ghn = hn[j] + bn[j];
+        const float r = 1 / (1 + tn__expf_v(-(gr[j] + (hr[j] + br[j])))), z = 1 / (1 + tn__expf_v(-(gz[j] + (hz[j] + bz[j]))));
+        const float nn = tn__tanhf_v(gn[j] + r * ghn);
+        ar[j] = r; az[j] = z; an[j] = nn; ahn[j] = ghn;
         h[j] = nn + z * (hp[j] - nn);
     }
 }
@@ -42622,58 +42746,68 @@ TN__PLAIN_FN static inline void tn__gru_row_bwd_f32(int64_t H, const float *TN__
         dh[j] = d * z;
     }
 }
+/* the batch rows [n0, n1) (see tn__rnn_job) */
 TN__PLAIN_FN static void tn__rnnseq_fwd_f32(int mode, int64_t L, int64_t N, int64_t H, bool rev, const float *gi, const float *h0, const float *WT,
-                                 const float *bh, float *out, float *acts, float *gh) {
+                                 const float *bh, float *out, float *acts, float *gh, int64_t n0, int64_t n1) {
     const int64_t G = (mode == TN__RNN_GRU ? 3 : 1) * H;
     for (int64_t s = 0; s < L; s++) {
         const int64_t t = rev ? L - 1 - s : s, tp = rev ? t + 1 : t - 1;
         const float *hp = s ? out + tp * N * H : h0, *g = gi + t * N * G;
         float *h = out + t * N * H;
-        if (mode == TN__RNN_GRU) for (int64_t n = 0; n < N; n++) memcpy(gh + n * G, bh, (size_t)G * sizeof(float));
-        else memcpy(gh, g, (size_t)(N * G) * sizeof(float));
-        for (int64_t r0 = 0; r0 < N; r0 += 24) /* <= 3 row panels: the GEMM reads WT in place */
-            tn__gemm_f32(N - r0 < 24 ? N - r0 : 24, G, H, (float)1, hp + r0 * H, H, 1, WT, G, 1, (float)1, gh + r0 * G, G, 1);
-        if (mode != TN__RNN_GRU) {
-            for (int64_t k = 0; k < N * H; k++) h[k] = mode == TN__RNN_TANH ? tn__tanhf_v(gh[k]) : gh[k] > 0 ? gh[k] : 0;
+        /* gh = h W_hh^T (WT packed ahead by the caller, or read in place, or packed here); the
+           input part (RNN) or b_hh (GRU) is added by the pointwise pass */
+        tn__gemm_f32(n1 - n0, G, H, (float)1, hp + n0 * H, H, 1, WT, G, 1, (float)0, gh + n0 * G, G, 1);
+        if (mode == TN__RNN_TANH) {
+            for (int64_t k = n0 * H; k < n1 * H; k++) h[k] = tn__tanhf_v(gh[k] + g[k]);
+            continue;
+        }
+        if (mode == TN__RNN_RELU) {
+            for (int64_t k = n0 * H; k < n1 * H; k++) { const float x = gh[k] + g[k]; h[k] = x > 0 ? x : 0; }
             continue;
         }
         float *a = acts + t * N * 4 * H;
-        for (int64_t n = 0; n < N; n++) {
+        for (int64_t n = n0; n < n1; n++) {
             const float *gr = g + n * G, *hr = gh + n * G;
             float *ar = a + n * 4 * H;
-            tn__gru_row_fwd_f32(H, gr, gr + H, gr + 2 * H, hr, hr + H, hr + 2 * H, hp + n * H, ar, ar + H, ar + 2 * H, ar + 3 * H, h + n * H);
+            tn__gru_row_fwd_f32(H, gr, gr + H, gr + 2 * H, hr, hr + H, hr + 2 * H, bh, bh + H, bh + 2 * H, hp + n * H, ar, ar + H, ar + 2 * H,
+                                  ar + 3 * H, h + n * H);
         }
     }
 }
-/* g [L, N, H] -> dgi [L, N, G*H], dgh [L, N, G*H] (GRU: the hidden part's; RNN: dgi itself), dh0, dW */
+/* g [L, N, H] -> dgi [L, N, G*H], dgh [L, N, G*H] (GRU: the hidden part's; RNN: dgi itself),
+   dh0: the batch rows [n0, n1) */
 TN__PLAIN_FN static void tn__rnnseq_bwd_f32(int mode, int64_t L, int64_t N, int64_t H, bool rev, const float *h0, const float *W, const float *out, const float *acts,
-                                 const float *g, float *dgi, float *dgh, float *dh, float *dW, float *tmp) {
+                                 const float *g, float *dgi, float *dgh, float *dh, float *tmp, int64_t n0, int64_t n1) {
     const int64_t G = (mode == TN__RNN_GRU ? 3 : 1) * H;
     const bool gru = mode == TN__RNN_GRU;
     if (!gru) dgh = dgi;
-    memset(dh, 0, (size_t)(N * H) * sizeof(float));
+    memset(dh + n0 * H, 0, (size_t)((n1 - n0) * H) * sizeof(float));
     for (int64_t s = L - 1; s >= 0; s--) {
         const int64_t t = rev ? L - 1 - s : s, tp = rev ? t + 1 : t - 1;
         const float *hp = s ? out + tp * N * H : h0, *h = out + t * N * H, *gt = g + t * N * H;
         float *di = dgi + t * N * G, *dg = dgh + t * N * G;
         if (!gru) {
-            for (int64_t k = 0; k < N * H; k++) {
+            for (int64_t k = n0 * H; k < n1 * H; k++) {
                 const float d = dh[k] + gt[k];
                 di[k] = mode == TN__RNN_TANH ? d * (1 - h[k] * h[k]) : h[k] > 0 ? d : 0;
             }
         } else {
             const float *a = acts + t * N * 4 * H;
-            for (int64_t n = 0; n < N; n++) {
+            for (int64_t n = n0; n < n1; n++) {
                 const float *ar = a + n * 4 * H;
                 float *dir = di + n * G, *dgr = dg + n * G;
                 tn__gru_row_bwd_f32(H, ar, ar + H, ar + 2 * H, ar + 3 * H, hp + n * H, gt + n * H, dh + n * H, dir, dir + H, dir + 2 * H,
                                       dgr, dgr + H, dgr + 2 * H);
             }
         }
-        tn__gemm_f32(N, H, G, (float)1, dg, G, 1, W, H, 1, (float)0, tmp, H, 1);
-        if (gru) for (int64_t k = 0; k < N * H; k++) dh[k] += tmp[k];
-        else memcpy(dh, tmp, (size_t)(N * H) * sizeof(float));
+        /* dh_prev = dgates W_hh (the GRU's: plus the direct path, after the GEMM's sum as before) */
+        tn__gemm_f32(n1 - n0, H, G, (float)1, dg + n0 * G, G, 1, W, H, 1, (float)0, (gru ? tmp : dh) + n0 * H, H, 1);
+        if (gru) for (int64_t k = n0 * H; k < n1 * H; k++) dh[k] += tmp[k];
     }
+}
+/* dW [G*H, H] = sum_t dgates_t^T h_{t-1}, as the LSTM's */
+static void tn__rnnseq_dw_f32(int mode, int64_t L, int64_t N, int64_t H, bool rev, const float *h0, const float *out, const float *dgh, float *dW) {
+    const int64_t G = (mode == TN__RNN_GRU ? 3 : 1) * H;
     const int64_t t0 = rev ? L - 1 : 0;
     tn__gemm_f32(G, H, N, (float)1, dgh + t0 * N * G, 1, G, h0, H, 1, (float)0, dW, H, 1);
     if (L > 1) tn__gemm_f32(G, H, (L - 1) * N, (float)1, dgh + (rev ? 0 : N * G), 1, G, out + (rev ? N * H : 0), H, 1, (float)1, dW, H, 1);
@@ -42681,15 +42815,18 @@ TN__PLAIN_FN static void tn__rnnseq_bwd_f32(int mode, int64_t L, int64_t N, int6
 #ifdef TN__AVX512_FN
 /* TN__RNNSEQ_DEFINE(float, f32x, tn__expf_v, tn__tanhf_v, TN__AVX512_FN, tn__gemm_f32): the template in src/modules/rnn.c */
 /* the GRU's rows as the LSTM's (restrict parameters, so the loops vectorise): forward from the
-   input and hidden parts of r, z, n -> the saved r, z, n, hidden n part and h */
+   input and hidden parts of r, z, n (the hidden parts: the GEMM's h W_hh^T plus b_hh, added
+   here) -> the saved r, z, n, hidden n part and h */
 TN__AVX512_FN static inline void tn__gru_row_fwd_f32x(int64_t H, const float *TN__RESTRICT gr, const float *TN__RESTRICT gz, const float *TN__RESTRICT gn,
                                              const float *TN__RESTRICT hr, const float *TN__RESTRICT hz, const float *TN__RESTRICT hn,
+                                             const float *TN__RESTRICT br, const float *TN__RESTRICT bz, const float *TN__RESTRICT bn,
                                              const float *TN__RESTRICT hp, float *TN__RESTRICT ar, float *TN__RESTRICT az, float *TN__RESTRICT an,
                                              float *TN__RESTRICT ahn, float *TN__RESTRICT h) {
     for (int64_t j = 0; j < H; j++) {
-        const float r = 1 / (1 + tn__expf_v(-(gr[j] + hr[j]))), z = 1 / (1 + tn__expf_v(-(gz[j] + hz[j])));
-        const float nn = tn__tanhf_v(gn[j] + r * hn[j]);
-        ar[j] = r; az[j] = z; an[j] = nn; ahn[j] = hn[j];
+        const float ghn = hn[j] + bn[j];
+        const float r = 1 / (1 + tn__expf_v(-(gr[j] + (hr[j] + br[j])))), z = 1 / (1 + tn__expf_v(-(gz[j] + (hz[j] + bz[j]))));
+        const float nn = tn__tanhf_v(gn[j] + r * ghn);
+        ar[j] = r; az[j] = z; an[j] = nn; ahn[j] = ghn;
         h[j] = nn + z * (hp[j] - nn);
     }
 }
@@ -42710,58 +42847,68 @@ TN__AVX512_FN static inline void tn__gru_row_bwd_f32x(int64_t H, const float *TN
         dh[j] = d * z;
     }
 }
+/* the batch rows [n0, n1) (see tn__rnn_job) */
 TN__AVX512_FN static void tn__rnnseq_fwd_f32x(int mode, int64_t L, int64_t N, int64_t H, bool rev, const float *gi, const float *h0, const float *WT,
-                                 const float *bh, float *out, float *acts, float *gh) {
+                                 const float *bh, float *out, float *acts, float *gh, int64_t n0, int64_t n1) {
     const int64_t G = (mode == TN__RNN_GRU ? 3 : 1) * H;
     for (int64_t s = 0; s < L; s++) {
         const int64_t t = rev ? L - 1 - s : s, tp = rev ? t + 1 : t - 1;
         const float *hp = s ? out + tp * N * H : h0, *g = gi + t * N * G;
         float *h = out + t * N * H;
-        if (mode == TN__RNN_GRU) for (int64_t n = 0; n < N; n++) memcpy(gh + n * G, bh, (size_t)G * sizeof(float));
-        else memcpy(gh, g, (size_t)(N * G) * sizeof(float));
-        for (int64_t r0 = 0; r0 < N; r0 += 24) /* <= 3 row panels: the GEMM reads WT in place */
-            tn__gemm_f32(N - r0 < 24 ? N - r0 : 24, G, H, (float)1, hp + r0 * H, H, 1, WT, G, 1, (float)1, gh + r0 * G, G, 1);
-        if (mode != TN__RNN_GRU) {
-            for (int64_t k = 0; k < N * H; k++) h[k] = mode == TN__RNN_TANH ? tn__tanhf_v(gh[k]) : gh[k] > 0 ? gh[k] : 0;
+        /* gh = h W_hh^T (WT packed ahead by the caller, or read in place, or packed here); the
+           input part (RNN) or b_hh (GRU) is added by the pointwise pass */
+        tn__gemm_f32(n1 - n0, G, H, (float)1, hp + n0 * H, H, 1, WT, G, 1, (float)0, gh + n0 * G, G, 1);
+        if (mode == TN__RNN_TANH) {
+            for (int64_t k = n0 * H; k < n1 * H; k++) h[k] = tn__tanhf_v(gh[k] + g[k]);
+            continue;
+        }
+        if (mode == TN__RNN_RELU) {
+            for (int64_t k = n0 * H; k < n1 * H; k++) { const float x = gh[k] + g[k]; h[k] = x > 0 ? x : 0; }
             continue;
         }
         float *a = acts + t * N * 4 * H;
-        for (int64_t n = 0; n < N; n++) {
+        for (int64_t n = n0; n < n1; n++) {
             const float *gr = g + n * G, *hr = gh + n * G;
             float *ar = a + n * 4 * H;
-            tn__gru_row_fwd_f32x(H, gr, gr + H, gr + 2 * H, hr, hr + H, hr + 2 * H, hp + n * H, ar, ar + H, ar + 2 * H, ar + 3 * H, h + n * H);
+            tn__gru_row_fwd_f32x(H, gr, gr + H, gr + 2 * H, hr, hr + H, hr + 2 * H, bh, bh + H, bh + 2 * H, hp + n * H, ar, ar + H, ar + 2 * H,
+                                  ar + 3 * H, h + n * H);
         }
     }
 }
-/* g [L, N, H] -> dgi [L, N, G*H], dgh [L, N, G*H] (GRU: the hidden part's; RNN: dgi itself), dh0, dW */
+/* g [L, N, H] -> dgi [L, N, G*H], dgh [L, N, G*H] (GRU: the hidden part's; RNN: dgi itself),
+   dh0: the batch rows [n0, n1) */
 TN__AVX512_FN static void tn__rnnseq_bwd_f32x(int mode, int64_t L, int64_t N, int64_t H, bool rev, const float *h0, const float *W, const float *out, const float *acts,
-                                 const float *g, float *dgi, float *dgh, float *dh, float *dW, float *tmp) {
+                                 const float *g, float *dgi, float *dgh, float *dh, float *tmp, int64_t n0, int64_t n1) {
     const int64_t G = (mode == TN__RNN_GRU ? 3 : 1) * H;
     const bool gru = mode == TN__RNN_GRU;
     if (!gru) dgh = dgi;
-    memset(dh, 0, (size_t)(N * H) * sizeof(float));
+    memset(dh + n0 * H, 0, (size_t)((n1 - n0) * H) * sizeof(float));
     for (int64_t s = L - 1; s >= 0; s--) {
         const int64_t t = rev ? L - 1 - s : s, tp = rev ? t + 1 : t - 1;
         const float *hp = s ? out + tp * N * H : h0, *h = out + t * N * H, *gt = g + t * N * H;
         float *di = dgi + t * N * G, *dg = dgh + t * N * G;
         if (!gru) {
-            for (int64_t k = 0; k < N * H; k++) {
+            for (int64_t k = n0 * H; k < n1 * H; k++) {
                 const float d = dh[k] + gt[k];
                 di[k] = mode == TN__RNN_TANH ? d * (1 - h[k] * h[k]) : h[k] > 0 ? d : 0;
             }
         } else {
             const float *a = acts + t * N * 4 * H;
-            for (int64_t n = 0; n < N; n++) {
+            for (int64_t n = n0; n < n1; n++) {
                 const float *ar = a + n * 4 * H;
                 float *dir = di + n * G, *dgr = dg + n * G;
                 tn__gru_row_bwd_f32x(H, ar, ar + H, ar + 2 * H, ar + 3 * H, hp + n * H, gt + n * H, dh + n * H, dir, dir + H, dir + 2 * H,
                                       dgr, dgr + H, dgr + 2 * H);
             }
         }
-        tn__gemm_f32(N, H, G, (float)1, dg, G, 1, W, H, 1, (float)0, tmp, H, 1);
-        if (gru) for (int64_t k = 0; k < N * H; k++) dh[k] += tmp[k];
-        else memcpy(dh, tmp, (size_t)(N * H) * sizeof(float));
+        /* dh_prev = dgates W_hh (the GRU's: plus the direct path, after the GEMM's sum as before) */
+        tn__gemm_f32(n1 - n0, H, G, (float)1, dg + n0 * G, G, 1, W, H, 1, (float)0, (gru ? tmp : dh) + n0 * H, H, 1);
+        if (gru) for (int64_t k = n0 * H; k < n1 * H; k++) dh[k] += tmp[k];
     }
+}
+/* dW [G*H, H] = sum_t dgates_t^T h_{t-1}, as the LSTM's */
+static void tn__rnnseq_dw_f32x(int mode, int64_t L, int64_t N, int64_t H, bool rev, const float *h0, const float *out, const float *dgh, float *dW) {
+    const int64_t G = (mode == TN__RNN_GRU ? 3 : 1) * H;
     const int64_t t0 = rev ? L - 1 : 0;
     tn__gemm_f32(G, H, N, (float)1, dgh + t0 * N * G, 1, G, h0, H, 1, (float)0, dW, H, 1);
     if (L > 1) tn__gemm_f32(G, H, (L - 1) * N, (float)1, dgh + (rev ? 0 : N * G), 1, G, out + (rev ? N * H : 0), H, 1, (float)1, dW, H, 1);
@@ -42769,15 +42916,18 @@ TN__AVX512_FN static void tn__rnnseq_bwd_f32x(int mode, int64_t L, int64_t N, in
 #endif
 /* TN__RNNSEQ_DEFINE(double, f64, exp, tanh, TN__PLAIN_FN, tn__gemm_f64): the template in src/modules/rnn.c */
 /* the GRU's rows as the LSTM's (restrict parameters, so the loops vectorise): forward from the
-   input and hidden parts of r, z, n -> the saved r, z, n, hidden n part and h */
+   input and hidden parts of r, z, n (the hidden parts: the GEMM's h W_hh^T plus b_hh, added
+   here) -> the saved r, z, n, hidden n part and h */
 TN__PLAIN_FN static inline void tn__gru_row_fwd_f64(int64_t H, const double *TN__RESTRICT gr, const double *TN__RESTRICT gz, const double *TN__RESTRICT gn,
                                              const double *TN__RESTRICT hr, const double *TN__RESTRICT hz, const double *TN__RESTRICT hn,
+                                             const double *TN__RESTRICT br, const double *TN__RESTRICT bz, const double *TN__RESTRICT bn,
                                              const double *TN__RESTRICT hp, double *TN__RESTRICT ar, double *TN__RESTRICT az, double *TN__RESTRICT an,
                                              double *TN__RESTRICT ahn, double *TN__RESTRICT h) {
     for (int64_t j = 0; j < H; j++) {
-        const double r = 1 / (1 + exp(-(gr[j] + hr[j]))), z = 1 / (1 + exp(-(gz[j] + hz[j])));
-        const double nn = tanh(gn[j] + r * hn[j]);
-        ar[j] = r; az[j] = z; an[j] = nn; ahn[j] = hn[j];
+        const double ghn = hn[j] + bn[j];
+        const double r = 1 / (1 + exp(-(gr[j] + (hr[j] + br[j])))), z = 1 / (1 + exp(-(gz[j] + (hz[j] + bz[j]))));
+        const double nn = tanh(gn[j] + r * ghn);
+        ar[j] = r; az[j] = z; an[j] = nn; ahn[j] = ghn;
         h[j] = nn + z * (hp[j] - nn);
     }
 }
@@ -42798,63 +42948,91 @@ TN__PLAIN_FN static inline void tn__gru_row_bwd_f64(int64_t H, const double *TN_
         dh[j] = d * z;
     }
 }
+/* the batch rows [n0, n1) (see tn__rnn_job) */
 TN__PLAIN_FN static void tn__rnnseq_fwd_f64(int mode, int64_t L, int64_t N, int64_t H, bool rev, const double *gi, const double *h0, const double *WT,
-                                 const double *bh, double *out, double *acts, double *gh) {
+                                 const double *bh, double *out, double *acts, double *gh, int64_t n0, int64_t n1) {
     const int64_t G = (mode == TN__RNN_GRU ? 3 : 1) * H;
     for (int64_t s = 0; s < L; s++) {
         const int64_t t = rev ? L - 1 - s : s, tp = rev ? t + 1 : t - 1;
         const double *hp = s ? out + tp * N * H : h0, *g = gi + t * N * G;
         double *h = out + t * N * H;
-        if (mode == TN__RNN_GRU) for (int64_t n = 0; n < N; n++) memcpy(gh + n * G, bh, (size_t)G * sizeof(double));
-        else memcpy(gh, g, (size_t)(N * G) * sizeof(double));
-        for (int64_t r0 = 0; r0 < N; r0 += 24) /* <= 3 row panels: the GEMM reads WT in place */
-            tn__gemm_f64(N - r0 < 24 ? N - r0 : 24, G, H, (double)1, hp + r0 * H, H, 1, WT, G, 1, (double)1, gh + r0 * G, G, 1);
-        if (mode != TN__RNN_GRU) {
-            for (int64_t k = 0; k < N * H; k++) h[k] = mode == TN__RNN_TANH ? tanh(gh[k]) : gh[k] > 0 ? gh[k] : 0;
+        /* gh = h W_hh^T (WT packed ahead by the caller, or read in place, or packed here); the
+           input part (RNN) or b_hh (GRU) is added by the pointwise pass */
+        tn__gemm_f64(n1 - n0, G, H, (double)1, hp + n0 * H, H, 1, WT, G, 1, (double)0, gh + n0 * G, G, 1);
+        if (mode == TN__RNN_TANH) {
+            for (int64_t k = n0 * H; k < n1 * H; k++) h[k] = tanh(gh[k] + g[k]);
+            continue;
+        }
+        if (mode == TN__RNN_RELU) {
+            for (int64_t k = n0 * H; k < n1 * H; k++) { const double x = gh[k] + g[k]; h[k] = x > 0 ? x : 0; }
             continue;
         }
         double *a = acts + t * N * 4 * H;
-        for (int64_t n = 0; n < N; n++) {
+        for (int64_t n = n0; n < n1; n++) {
             const double *gr = g + n * G, *hr = gh + n * G;
             double *ar = a + n * 4 * H;
-            tn__gru_row_fwd_f64(H, gr, gr + H, gr + 2 * H, hr, hr + H, hr + 2 * H, hp + n * H, ar, ar + H, ar + 2 * H, ar + 3 * H, h + n * H);
+            tn__gru_row_fwd_f64(H, gr, gr + H, gr + 2 * H, hr, hr + H, hr + 2 * H, bh, bh + H, bh + 2 * H, hp + n * H, ar, ar + H, ar + 2 * H,
+                                  ar + 3 * H, h + n * H);
         }
     }
 }
-/* g [L, N, H] -> dgi [L, N, G*H], dgh [L, N, G*H] (GRU: the hidden part's; RNN: dgi itself), dh0, dW */
+/* g [L, N, H] -> dgi [L, N, G*H], dgh [L, N, G*H] (GRU: the hidden part's; RNN: dgi itself),
+   dh0: the batch rows [n0, n1) */
 TN__PLAIN_FN static void tn__rnnseq_bwd_f64(int mode, int64_t L, int64_t N, int64_t H, bool rev, const double *h0, const double *W, const double *out, const double *acts,
-                                 const double *g, double *dgi, double *dgh, double *dh, double *dW, double *tmp) {
+                                 const double *g, double *dgi, double *dgh, double *dh, double *tmp, int64_t n0, int64_t n1) {
     const int64_t G = (mode == TN__RNN_GRU ? 3 : 1) * H;
     const bool gru = mode == TN__RNN_GRU;
     if (!gru) dgh = dgi;
-    memset(dh, 0, (size_t)(N * H) * sizeof(double));
+    memset(dh + n0 * H, 0, (size_t)((n1 - n0) * H) * sizeof(double));
     for (int64_t s = L - 1; s >= 0; s--) {
         const int64_t t = rev ? L - 1 - s : s, tp = rev ? t + 1 : t - 1;
         const double *hp = s ? out + tp * N * H : h0, *h = out + t * N * H, *gt = g + t * N * H;
         double *di = dgi + t * N * G, *dg = dgh + t * N * G;
         if (!gru) {
-            for (int64_t k = 0; k < N * H; k++) {
+            for (int64_t k = n0 * H; k < n1 * H; k++) {
                 const double d = dh[k] + gt[k];
                 di[k] = mode == TN__RNN_TANH ? d * (1 - h[k] * h[k]) : h[k] > 0 ? d : 0;
             }
         } else {
             const double *a = acts + t * N * 4 * H;
-            for (int64_t n = 0; n < N; n++) {
+            for (int64_t n = n0; n < n1; n++) {
                 const double *ar = a + n * 4 * H;
                 double *dir = di + n * G, *dgr = dg + n * G;
                 tn__gru_row_bwd_f64(H, ar, ar + H, ar + 2 * H, ar + 3 * H, hp + n * H, gt + n * H, dh + n * H, dir, dir + H, dir + 2 * H,
                                       dgr, dgr + H, dgr + 2 * H);
             }
         }
-        tn__gemm_f64(N, H, G, (double)1, dg, G, 1, W, H, 1, (double)0, tmp, H, 1);
-        if (gru) for (int64_t k = 0; k < N * H; k++) dh[k] += tmp[k];
-        else memcpy(dh, tmp, (size_t)(N * H) * sizeof(double));
+        /* dh_prev = dgates W_hh (the GRU's: plus the direct path, after the GEMM's sum as before) */
+        tn__gemm_f64(n1 - n0, H, G, (double)1, dg + n0 * G, G, 1, W, H, 1, (double)0, (gru ? tmp : dh) + n0 * H, H, 1);
+        if (gru) for (int64_t k = n0 * H; k < n1 * H; k++) dh[k] += tmp[k];
     }
+}
+/* dW [G*H, H] = sum_t dgates_t^T h_{t-1}, as the LSTM's */
+static void tn__rnnseq_dw_f64(int mode, int64_t L, int64_t N, int64_t H, bool rev, const double *h0, const double *out, const double *dgh, double *dW) {
+    const int64_t G = (mode == TN__RNN_GRU ? 3 : 1) * H;
     const int64_t t0 = rev ? L - 1 : 0;
     tn__gemm_f64(G, H, N, (double)1, dgh + t0 * N * G, 1, G, h0, H, 1, (double)0, dW, H, 1);
     if (L > 1) tn__gemm_f64(G, H, (L - 1) * N, (double)1, dgh + (rev ? 0 : N * G), 1, G, out + (rev ? N * H : 0), H, 1, (double)1, dW, H, 1);
 }
 
+static void tn__rnnseq_fwd_rows(const tn__rnn_job *j, int64_t n0, int64_t n1) {
+    if (j->dt == TN_F32)
+        TN__WIDE(tn__rnnseq_fwd_f32)(j->mode, j->L, j->N, j->H, j->rev, TN__P(j->gi, const float), TN__P(j->h0, const float), TN__P(j->W, const float),
+                                     TN__P(j->bh, const float), TN__P(j->out, float), TN__P(j->acts, float), TN__P(j->gh, float), n0, n1);
+    else
+        tn__rnnseq_fwd_f64(j->mode, j->L, j->N, j->H, j->rev, TN__P(j->gi, const double), TN__P(j->h0, const double), TN__P(j->W, const double),
+                           TN__P(j->bh, const double), TN__P(j->out, double), TN__P(j->acts, double), TN__P(j->gh, double), n0, n1);
+}
+static void tn__rnnseq_bwd_rows(const tn__rnn_job *j, int64_t n0, int64_t n1) {
+    if (j->dt == TN_F32)
+        TN__WIDE(tn__rnnseq_bwd_f32)(j->mode, j->L, j->N, j->H, j->rev, TN__P(j->h0, const float), TN__P(j->W, const float), TN__P(j->out, const float),
+                                     TN__P(j->acts, const float), TN__P(j->g, const float), TN__P(j->dgi, float), TN__P(j->dgh, float), TN__P(j->dh, float),
+                                     TN__P(j->tmp, float), n0, n1);
+    else
+        tn__rnnseq_bwd_f64(j->mode, j->L, j->N, j->H, j->rev, TN__P(j->h0, const double), TN__P(j->W, const double), TN__P(j->out, const double),
+                           TN__P(j->acts, const double), TN__P(j->g, const double), TN__P(j->dgi, double), TN__P(j->dgh, double), TN__P(j->dh, double),
+                           TN__P(j->tmp, double), n0, n1);
+}
 static tn_tensor *tn__rnnseq_fwd(tn_ctx *ctx, tn_tensor *const *in, int n, void *user) {
     (void)n; (void)user;
     const double *pv = (const double *)tn_data_ptr(in[4]);
@@ -42866,12 +43044,9 @@ static tn_tensor *tn__rnnseq_fwd(tn_ctx *ctx, tn_tensor *const *in, int n, void 
     tn_tensor *out = tn_empty(TN_SHAPE(L, N, H), gi->dtype), *acts = tn_empty(TN_SHAPE(gru ? L : 1, N, gru ? 4 * H : 1), gi->dtype);
     tn_tensor *gh = tn_empty(TN_SHAPE(N, G), gi->dtype);
     if (!out || !acts || !gh) return NULL;
-    if (gi->dtype == TN_F32)
-        TN__WIDE(tn__rnnseq_fwd_f32)(mode, L, N, H, rev, (const float *)tn_data_ptr(gi), (const float *)tn_data_ptr(h0), (const float *)tn_data_ptr(WT),
-                           (const float *)tn_data_ptr(bh), (float *)tn_data_ptr(out), (float *)tn_data_ptr(acts), (float *)tn_data_ptr(gh));
-    else
-        tn__rnnseq_fwd_f64(mode, L, N, H, rev, (const double *)tn_data_ptr(gi), (const double *)tn_data_ptr(h0), (const double *)tn_data_ptr(WT),
-                           (const double *)tn_data_ptr(bh), (double *)tn_data_ptr(out), (double *)tn_data_ptr(acts), (double *)tn_data_ptr(gh));
+    tn__rnn_job j = tn__rnn_job_of(mode, L, N, H, rev, gi->dtype, tn__rnnseq_fwd_rows);
+    j.gi = gi; j.h0 = h0; j.W = WT; j.bh = bh; j.out = out; j.acts = acts; j.gh = gh;
+    tn__rnn_job_run(&j, WT);
     for (int i = 0; i < 5; i++) tn_ctx_save(ctx, in[i]);
     tn_ctx_save(ctx, out);
     tn_ctx_save(ctx, acts);
@@ -42909,18 +43084,18 @@ static int tn__rnnseq_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int n, 
     tn_tensor *dgi = tn_empty(TN_SHAPE(L, N, G), dt), *dgh = gru ? tn_empty(TN_SHAPE(L, N, G), dt) : dgi;
     tn_tensor *dh = tn_empty(TN_SHAPE(N, H), dt), *dW = tn_empty(TN_SHAPE(G, H), dt), *tmp = tn_empty(TN_SHAPE(N, H), dt);
     if (!dgi || !dgh || !dh || !dW || !tmp) return -1;
-#define TN__P(t, T) ((T *)tn_data_ptr(t))
+    tn__rnn_job j = tn__rnn_job_of(mode, L, N, H, rev, dt, tn__rnnseq_bwd_rows);
+    j.h0 = h0c; j.W = Wc; j.out = out; j.acts = acts; j.g = g; j.dgi = dgi; j.dgh = dgh; j.dh = dh; j.tmp = tmp;
+    tn__rnn_job_run(&j, Wc);   /* the steps' dh = dgates W_hh */
     if (dt == TN_F32)
-        TN__WIDE(tn__rnnseq_bwd_f32)(mode, L, N, H, rev, TN__P(h0c, const float), TN__P(Wc, const float), TN__P(out, const float), TN__P(acts, const float),
-                           TN__P(g, const float), TN__P(dgi, float), TN__P(dgh, float), TN__P(dh, float), TN__P(dW, float), TN__P(tmp, float));
+        TN__WIDE(tn__rnnseq_dw_f32)(mode, L, N, H, rev, TN__P(h0c, const float), TN__P(out, const float), TN__P(dgh, const float), TN__P(dW, float));
     else
-        tn__rnnseq_bwd_f64(mode, L, N, H, rev, TN__P(h0c, const double), TN__P(Wc, const double), TN__P(out, const double), TN__P(acts, const double),
-                           TN__P(g, const double), TN__P(dgi, double), TN__P(dgh, double), TN__P(dh, double), TN__P(dW, double), TN__P(tmp, double));
-#undef TN__P
+        tn__rnnseq_dw_f64(mode, L, N, H, rev, TN__P(h0c, const double), TN__P(out, const double), TN__P(dgh, const double), TN__P(dW, double));
     tn_tensor *r[4] = {dgi, dh, dW, gru ? tn_sum_dims(dgh, TN_DIMS(0, 1)) : NULL};
     for (int i = 0; i < 4; i++) if (tn_ctx_needs_grad(ctx, i)) { if (!r[i]) return -1; gin[i] = r[i]; }
     return 0;
 }
+#undef TN__P
 /* The fused GRU / RNN recurrence, [L, N, H]; b_hh NULL: none (the RNN's is in gi). */
 static tn_tensor *tn__rnnseq(int mode, tn_tensor *gi, tn_tensor *h0, tn_tensor *w_hh, tn_tensor *b_hh, bool rev) {
     tn_scope_begin();

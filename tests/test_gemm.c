@@ -303,6 +303,60 @@ static void direct_a_bits(void)
     printf("direct A: %d products equal the packed path's bits\n", n - bad);
 }
 
+/* B packed ahead (tn__gemm_prepack_*, read through tn__gemm_bpre_on: the graph replay's
+   weights, the fused RNNs' W_hh): B is changed after packing, so the result tells which B
+   was read. The packed one wherever the GEMM would pack B, and with over_direct also where
+   it would read B in place (few row panels), giving the bits of the product by B as
+   packed; else B as it is now. B by rows and by columns, K over several slices, a ragged
+   last panel, 1 and 2 threads, both precisions. */
+#define PREPACK_CASE(T, SFX)                                                                                          \
+    {                                                                                                                 \
+        T *A = (T *)malloc((size_t)(M * K) * sizeof(T)), *B = (T *)malloc((size_t)(K * N) * sizeof(T));              \
+        T *C0 = (T *)malloc((size_t)(M * N) * sizeof(T)), *C1 = (T *)malloc((size_t)(M * N) * sizeof(T));            \
+        T *C2 = (T *)malloc((size_t)(M * N) * sizeof(T));                                                            \
+        tn__gemm_bpre pre;                                                                                            \
+        const int64_t np = tn__gemm_prepack_##SFX(K, N, B, rsb, csb, NULL, &pre);                                     \
+        T *P = (T *)malloc((size_t)np * sizeof(T));                                                                   \
+        const tn__gemm_kern_##SFX kn = tn__gemm_kern_for_##SFX(M);                                                    \
+        const int in_place = csb == 1 && (M + kn.mr - 1) / kn.mr <= 3 && N >= kn.nr, packed = over || !in_place;     \
+        int64_t i;                                                                                                    \
+        for (i = 0; i < M * K; i++) A[i] = (T)rnd_unit();                                                             \
+        for (i = 0; i < K * N; i++) B[i] = (T)rnd_unit();                                                             \
+        for (i = 0; i < M * N; i++) C0[i] = C1[i] = C2[i] = (T)rnd_unit();                                            \
+        tn__gemm_##SFX(M, N, K, (T)0.5, A, K, 1, B, rsb, csb, (T)1.5, C0, N, 1);   /* by B as packed */               \
+        tn__gemm_prepack_##SFX(K, N, B, rsb, csb, P, &pre);                                                           \
+        for (i = 0; i < K * N; i++) B[i] += (T)1;                                                                     \
+        tn__gemm_##SFX(M, N, K, (T)0.5, A, K, 1, B, rsb, csb, (T)1.5, C2, N, 1);   /* by B as it is now */            \
+        pre.P = P;                                                                                                    \
+        pre.over_direct = over;                                                                                       \
+        tn__gemm_bpre_on = pre;                                                                                       \
+        tn__gemm_##SFX(M, N, K, (T)0.5, A, K, 1, B, rsb, csb, (T)1.5, C1, N, 1);                                      \
+        tn__gemm_bpre_on.P = NULL;                                                                                    \
+        bad += memcmp(C1, packed ? C0 : C2, (size_t)(M * N) * sizeof(T)) != 0;                                        \
+        n++;                                                                                                          \
+        free(A); free(B); free(C0); free(C1); free(C2); free(P);                                                      \
+    }
+static void prepack_bits(void)
+{
+    static const int64_t sh[][3] = { { 5, 96, 40 }, { 32, 1024, 256 }, { 37, 33, 1030 }, { 13, 64, 600 }, { 24, 200, 7 } };
+    const int th0 = tn__gemm_tune.threads;
+    int s, lb, th, over, bad = 0, n = 0;
+    for (th = 1; th <= 2; th++) {
+        tn__gemm_tune.threads = th;
+        for (s = 0; s < 5; s++)
+            for (lb = 0; lb < 2; lb++)
+                for (over = 0; over < 2; over++) {
+                    const int64_t M = sh[s][0], N = sh[s][1], K = sh[s][2], rsb = lb ? 1 : N, csb = lb ? K : 1;
+                    PREPACK_CASE(float, f32)
+                    PREPACK_CASE(double, f64)
+                }
+    }
+    tn__gemm_tune.threads = th0;
+    if (bad) { n_fail++; printf("FAIL prepacked B: %d of %d products read the wrong B\n", bad, n); }
+    else n_pass++;
+    printf("prepacked B: %d products read the packed B where they should, with its bits\n", n - bad);
+}
+
 #if defined(__unix__) && !defined(TEST_NO_THREADS)
 /* Several threads multiplying at once: one gets the cached packing buffer,
  * the others must fall back to their own allocation without interfering. */
@@ -360,6 +414,7 @@ int main(void)
     run_suite(1, "f64");
     set_cfg(&cfgs[0]);
     direct_a_bits();
+    prepack_bits();
     thread_test();
     tn__gemm_free_cache(); /* so LeakSanitizer sees nothing outstanding */
     printf("%d passed, %d failed\n", n_pass, n_fail);

@@ -30,20 +30,25 @@ static tn_tensor *tn__rnn_step(int mode, tn_tensor *gi, tn_tensor *h, tn_tensor 
 /* ---- the LSTM layer's recurrence as one op (issue 25) ----
    Inputs: gi [L, N, 4H] (x W_ih^T + b_ih + b_hh for every step, one GEMM by the caller), h0 and
    c0 [N, H], W_hh [4H, H], and a float64 [reverse]. Result [L + 1, N, H]: h_t for each t, then
-   the last c. Per step: one GEMM adds h W_hh^T to the step's gates (W_hh transposed once per
-   sequence, so its rows are read in place), then one pass does the gates' pointwise math.
-   Backward runs the steps in reverse, one pass per step for the gates' gradients and one GEMM
-   for dh; W_hh's gradient is one GEMM over all steps at the end. No allocation per step.
+   the last c. Per step: one GEMM writes h W_hh^T into the step's gates buffer (W_hh^T packed
+   once per sequence), then one pass adds gi and does the gates' pointwise math. Backward runs
+   the steps in reverse, one pass per step for the gates' gradients and one GEMM for dh (W_hh
+   packed once); W_hh's gradient is one GEMM over all steps at the end. No allocation per
+   step. Threads take batch rows for the whole sequence (tn__rnn_job, below).
    Under create_graph the backward is autograd of the same steps in library ops. */
 /* The float loops come twice, plain and for AVX-512 (TN__WIDE, src/core/config.c). */
 /* @template TN__LSTM_DEFINE(T, SFX, EXP, TANH, ATTR, GEMM) */
-/* One row's gates (a batch element's 4H pre-activations, in place) -> c, h. The row pointers
-   are restrict parameters so that the loop vectorises without GCC's run-time alias checks
-   (more than it will emit: block-scope restrict pointers are not enough). */
-ATTR static inline void tn__lstm_row_fwd_##SFX(int64_t H, T *TN__RESTRICT ai, T *TN__RESTRICT af, T *TN__RESTRICT ag, T *TN__RESTRICT ao,
-                                              const T *TN__RESTRICT cp, T *TN__RESTRICT c, T *TN__RESTRICT h) {
+/* One row's gates -> c, h: the pre-activations are the GEMM's h W_hh^T (ai..ao) plus the
+   input part (xi..xo, from gi: added here rather than copied into the GEMM's C first, the same
+   one rounding of the sum); ai..ao get the activations. The row pointers are restrict
+   parameters so that the loop vectorises without GCC's run-time alias checks (more than it
+   will emit: block-scope restrict pointers are not enough). */
+ATTR static inline void tn__lstm_row_fwd_##SFX(int64_t H, const T *TN__RESTRICT xi, const T *TN__RESTRICT xf, const T *TN__RESTRICT xg,
+                                              const T *TN__RESTRICT xo, T *TN__RESTRICT ai, T *TN__RESTRICT af, T *TN__RESTRICT ag,
+                                              T *TN__RESTRICT ao, const T *TN__RESTRICT cp, T *TN__RESTRICT c, T *TN__RESTRICT h) {
     for (int64_t j = 0; j < H; j++) {
-        const T ig = 1 / (1 + EXP(-ai[j])), fg = 1 / (1 + EXP(-af[j])), gg = TANH(ag[j]), og = 1 / (1 + EXP(-ao[j]));
+        const T ig = 1 / (1 + EXP(-(ai[j] + xi[j]))), fg = 1 / (1 + EXP(-(af[j] + xf[j]))), gg = TANH(ag[j] + xg[j]),
+                og = 1 / (1 + EXP(-(ao[j] + xo[j])));
         const T cn = fg * cp[j] + ig * gg;
         ai[j] = ig; af[j] = fg; ag[j] = gg; ao[j] = og;
         c[j] = cn;
@@ -66,42 +71,46 @@ ATTR static inline void tn__lstm_row_bwd_##SFX(int64_t H, const T *TN__RESTRICT 
         dc[j] = dck * fg;
     }
 }
+/* the batch rows [n0, n1) (see tn__rnn_job) */
 ATTR static void tn__lstm_fwd_##SFX(int64_t L, int64_t N, int64_t H, bool rev, const T *gi, const T *h0, const T *c0, const T *WT,
-                               T *out, T *acts, T *cs) {
+                               T *out, T *acts, T *cs, int64_t n0, int64_t n1) {
     const int64_t G = 4 * H;
     for (int64_t s = 0; s < L; s++) {
         const int64_t t = rev ? L - 1 - s : s, tp = rev ? t + 1 : t - 1;
         const T *hp = s ? out + tp * N * H : h0, *cp = s ? cs + tp * N * H : c0;
         T *a = acts + t * N * G, *h = out + t * N * H, *c = cs + t * N * H;
-        memcpy(a, gi + t * N * G, (size_t)(N * G) * sizeof(T));
-        for (int64_t r0 = 0; r0 < N; r0 += 24) /* <= 3 row panels: the GEMM reads WT in place */
-            GEMM(N - r0 < 24 ? N - r0 : 24, G, H, (T)1, hp + r0 * H, H, 1, WT, G, 1, (T)1, a + r0 * G, G, 1);
-        for (int64_t n = 0; n < N; n++) {
+        /* a = h W_hh^T: WT packed ahead by the caller (or read in place, or packed here) */
+        GEMM(n1 - n0, G, H, (T)1, hp + n0 * H, H, 1, WT, G, 1, (T)0, a + n0 * G, G, 1);
+        for (int64_t n = n0; n < n1; n++) {
+            const T *xr = gi + (t * N + n) * G;
             T *ar = a + n * G;
-            tn__lstm_row_fwd_##SFX(H, ar, ar + H, ar + 2 * H, ar + 3 * H, cp + n * H, c + n * H, h + n * H);
+            tn__lstm_row_fwd_##SFX(H, xr, xr + H, xr + 2 * H, xr + 3 * H, ar, ar + H, ar + 2 * H, ar + 3 * H, cp + n * H, c + n * H, h + n * H);
         }
     }
-    memcpy(out + L * N * H, cs + (rev ? 0 : L - 1) * N * H, (size_t)(N * H) * sizeof(T));
+    memcpy(out + L * N * H + n0 * H, cs + (rev ? 0 : L - 1) * N * H + n0 * H, (size_t)((n1 - n0) * H) * sizeof(T));
 }
-/* g [L + 1, N, H] -> dgi [L, N, 4H] (the gates' gradients), dh0, dc0 [N, H], dW [4H, H] */
-ATTR static void tn__lstm_bwd_##SFX(int64_t L, int64_t N, int64_t H, bool rev, const T *h0, const T *c0, const T *W, const T *out, const T *acts,
-                               const T *cs, const T *g, T *dgi, T *dh, T *dc, T *dW) {
-    const int64_t G = 4 * H;
-    memset(dh, 0, (size_t)(N * H) * sizeof(T));
-    memcpy(dc, g + L * N * H, (size_t)(N * H) * sizeof(T));
+/* g [L + 1, N, H] -> dgi [L, N, 4H] (the gates' gradients), dh0, dc0 [N, H]: the batch rows [n0, n1) */
+ATTR static void tn__lstm_bwd_##SFX(int64_t L, int64_t N, int64_t H, bool rev, const T *c0, const T *W, const T *acts,
+                               const T *cs, const T *g, T *dgi, T *dh, T *dc, int64_t n0, int64_t n1) {
+    const int64_t G = 4 * H, nr = n1 - n0;
+    memset(dh + n0 * H, 0, (size_t)(nr * H) * sizeof(T));
+    memcpy(dc + n0 * H, g + L * N * H + n0 * H, (size_t)(nr * H) * sizeof(T));
     for (int64_t s = L - 1; s >= 0; s--) {
         const int64_t t = rev ? L - 1 - s : s, tp = rev ? t + 1 : t - 1;
         const T *cp = s ? cs + tp * N * H : c0, *a = acts + t * N * G, *c = cs + t * N * H, *gh = g + t * N * H;
         T *d = dgi + t * N * G;
-        for (int64_t n = 0; n < N; n++) {
+        for (int64_t n = n0; n < n1; n++) {
             const T *ar = a + n * G;
             T *dr = d + n * G;
             tn__lstm_row_bwd_##SFX(H, ar, ar + H, ar + 2 * H, ar + 3 * H, c + n * H, cp + n * H, gh + n * H, dh + n * H, dc + n * H,
                                    dr, dr + H, dr + 2 * H, dr + 3 * H);
         }
-        GEMM(N, H, G, (T)1, d, G, 1, W, H, 1, (T)0, dh, H, 1); /* dh_prev = dgates W_hh (dh read above) */
+        GEMM(nr, H, G, (T)1, d + n0 * G, G, 1, W, H, 1, (T)0, dh + n0 * H, H, 1); /* dh_prev = dgates W_hh (dh read above) */
     }
-    /* dW = sum_t dgates_t^T h_{t-1}: the first step's against h0, the others against out */
+}
+/* dW [4H, H] = sum_t dgates_t^T h_{t-1}: the first step's against h0, the others against out */
+static void tn__lstm_dw_##SFX(int64_t L, int64_t N, int64_t H, bool rev, const T *h0, const T *out, const T *dgi, T *dW) {
+    const int64_t G = 4 * H;
     const int64_t t0 = rev ? L - 1 : 0;
     GEMM(G, H, N, (T)1, dgi + t0 * N * G, 1, G, h0, H, 1, (T)0, dW, H, 1);
     if (L > 1) /* forward: dgates [1, L) with h [0, L - 1); reverse: dgates [0, L - 1) with h [1, L) */
@@ -114,6 +123,63 @@ TN__LSTM_DEFINE(float, f32x, tn__expf_v, tn__tanhf_v, TN__AVX512_FN, tn__gemm_f3
 #endif
 TN__LSTM_DEFINE(double, f64, exp, tanh, TN__PLAIN_FN, tn__gemm_f64)
 
+/* The fused recurrences' steps by batch rows: a row's recurrence reads only its own h (and
+   c), so each thread runs all the steps on its share of the rows (whole 8-row panels): one
+   job per sequence instead of a join per step, the pointwise passes split too. W_hh, the
+   steps' GEMMs' B, is packed once ahead and shared (a thread's GEMMs run single-threaded,
+   inside the job); results do not depend on the split (a GEMM row's sums do not). */
+typedef struct tn__rnn_job {
+    int mode;
+    int64_t L, N, H;
+    bool rev;
+    tn_dtype dt;
+    tn_tensor *gi, *h0, *c0, *W, *bh, *out, *acts, *cs, *g, *gh, *dgi, *dgh, *dh, *dc, *tmp;
+    tn__gemm_bpre pre;   /* pre.P NULL: not packed ahead */
+    void (*rows)(const struct tn__rnn_job *j, int64_t n0, int64_t n1);
+} tn__rnn_job;
+/* a job with its sizes and rows function, the tensors NULL (set by the caller) */
+static tn__rnn_job tn__rnn_job_of(int mode, int64_t L, int64_t N, int64_t H, bool rev, tn_dtype dt,
+                                  void (*rows)(const tn__rnn_job *j, int64_t n0, int64_t n1)) {
+    tn__rnn_job j;
+    memset(&j, 0, sizeof j);
+    j.mode = mode; j.L = L; j.N = N; j.H = H; j.rev = rev; j.dt = dt; j.rows = rows;
+    return j;
+}
+static void tn__rnn_job_part(void *p, int t, int nt) {
+    const tn__rnn_job *j = (const tn__rnn_job *)p;
+    const int64_t P = (j->N + 7) / 8, n0 = tn__split_at(P, t, nt) * 8, n1 = tn__split_at(P, t + 1, nt) * 8;
+    if (n0 >= j->N) return;
+    const tn__gemm_bpre keep = tn__gemm_bpre_on;   /* the graph replay's, on the submitting thread */
+    if (j->pre.P) tn__gemm_bpre_on = j->pre;
+    j->rows(j, n0, n1 < j->N ? n1 : j->N);
+    tn__gemm_bpre_on = keep;
+}
+/* j->rows over the batch, b [K, N] (the steps' GEMMs' B) packed ahead for more than one step */
+static void tn__rnn_job_run(tn__rnn_job *j, const tn_tensor *b) {
+    const int nt = tn__par_threads((int64_t)((double)j->L * (double)j->N * (double)b->shape[0] * (double)b->shape[1] / TN__GEMM_UNIT), (j->N + 7) / 8);
+    tn_tensor *pk = j->L > 1 ? tn__gemm_prepack(b, &j->pre) : NULL;
+    if (pk) j->pre.over_direct = 1;   /* also where few rows would read b in place: it is packed already */
+    else j->pre.P = NULL;
+    tn__parallel(nt, tn__rnn_job_part, j);
+    tn_release(pk);
+}
+#define TN__P(t, T) ((T *)tn_data_ptr(t))
+static void tn__lstm_fwd_rows(const tn__rnn_job *j, int64_t n0, int64_t n1) {
+    if (j->dt == TN_F32)
+        TN__WIDE(tn__lstm_fwd_f32)(j->L, j->N, j->H, j->rev, TN__P(j->gi, const float), TN__P(j->h0, const float), TN__P(j->c0, const float),
+                                   TN__P(j->W, const float), TN__P(j->out, float), TN__P(j->acts, float), TN__P(j->cs, float), n0, n1);
+    else
+        tn__lstm_fwd_f64(j->L, j->N, j->H, j->rev, TN__P(j->gi, const double), TN__P(j->h0, const double), TN__P(j->c0, const double),
+                         TN__P(j->W, const double), TN__P(j->out, double), TN__P(j->acts, double), TN__P(j->cs, double), n0, n1);
+}
+static void tn__lstm_bwd_rows(const tn__rnn_job *j, int64_t n0, int64_t n1) {
+    if (j->dt == TN_F32)
+        TN__WIDE(tn__lstm_bwd_f32)(j->L, j->N, j->H, j->rev, TN__P(j->c0, const float), TN__P(j->W, const float), TN__P(j->acts, const float),
+                                   TN__P(j->cs, const float), TN__P(j->g, const float), TN__P(j->dgi, float), TN__P(j->dh, float), TN__P(j->dc, float), n0, n1);
+    else
+        tn__lstm_bwd_f64(j->L, j->N, j->H, j->rev, TN__P(j->c0, const double), TN__P(j->W, const double), TN__P(j->acts, const double),
+                         TN__P(j->cs, const double), TN__P(j->g, const double), TN__P(j->dgi, double), TN__P(j->dh, double), TN__P(j->dc, double), n0, n1);
+}
 static tn_tensor *tn__lstm_seq_fwd(tn_ctx *ctx, tn_tensor *const *in, int n, void *user) {
     (void)n; (void)user;
     tn_tensor *gi = tn_contiguous(in[0]), *h0 = tn_contiguous(in[1]), *c0 = tn_contiguous(in[2]), *WT = tn_contiguous(tn_t(in[3]));
@@ -122,12 +188,9 @@ static tn_tensor *tn__lstm_seq_fwd(tn_ctx *ctx, tn_tensor *const *in, int n, voi
     const int64_t L = gi->shape[0], N = gi->shape[1], H = h0->shape[1];
     tn_tensor *out = tn_empty(TN_SHAPE(L + 1, N, H), gi->dtype), *acts = tn_empty(gi->shape, 3, gi->dtype), *cs = tn_empty(TN_SHAPE(L, N, H), gi->dtype);
     if (!out || !acts || !cs) return NULL;
-    if (gi->dtype == TN_F32)
-        TN__WIDE(tn__lstm_fwd_f32)(L, N, H, rev, (const float *)tn_data_ptr(gi), (const float *)tn_data_ptr(h0), (const float *)tn_data_ptr(c0),
-                         (const float *)tn_data_ptr(WT), (float *)tn_data_ptr(out), (float *)tn_data_ptr(acts), (float *)tn_data_ptr(cs));
-    else
-        tn__lstm_fwd_f64(L, N, H, rev, (const double *)tn_data_ptr(gi), (const double *)tn_data_ptr(h0), (const double *)tn_data_ptr(c0),
-                         (const double *)tn_data_ptr(WT), (double *)tn_data_ptr(out), (double *)tn_data_ptr(acts), (double *)tn_data_ptr(cs));
+    tn__rnn_job j = tn__rnn_job_of(TN__RNN_LSTM, L, N, H, rev, gi->dtype, tn__lstm_fwd_rows);
+    j.gi = gi; j.h0 = h0; j.c0 = c0; j.W = WT; j.out = out; j.acts = acts; j.cs = cs;
+    tn__rnn_job_run(&j, WT);
     for (int i = 0; i < 5; i++) tn_ctx_save(ctx, in[i]);
     tn_ctx_save(ctx, out);
     tn_ctx_save(ctx, acts);
@@ -170,16 +233,13 @@ static int tn__lstm_seq_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int n
     tn_tensor *dgi = tn_empty(acts->shape, 3, dt), *dh = tn_empty(TN_SHAPE(N, H), dt), *dc = tn_empty(TN_SHAPE(N, H), dt);
     tn_tensor *dW = tn_empty(TN_SHAPE(4 * H, H), dt);
     if (!dgi || !dh || !dc || !dW) return -1;
-#define TN__P(t, T) ((T *)tn_data_ptr(t))
+    tn__rnn_job j = tn__rnn_job_of(TN__RNN_LSTM, L, N, H, rev, dt, tn__lstm_bwd_rows);
+    j.c0 = c0c; j.W = Wc; j.acts = acts; j.cs = cs; j.g = g; j.dgi = dgi; j.dh = dh; j.dc = dc;
+    tn__rnn_job_run(&j, Wc);   /* the steps' dh = dgates W_hh */
     if (dt == TN_F32)
-        TN__WIDE(tn__lstm_bwd_f32)(L, N, H, rev, TN__P(h0c, const float), TN__P(c0c, const float), TN__P(Wc, const float), TN__P(out, const float),
-                         TN__P(acts, const float), TN__P(cs, const float), TN__P(g, const float), TN__P(dgi, float), TN__P(dh, float),
-                         TN__P(dc, float), TN__P(dW, float));
+        TN__WIDE(tn__lstm_dw_f32)(L, N, H, rev, TN__P(h0c, const float), TN__P(out, const float), TN__P(dgi, const float), TN__P(dW, float));
     else
-        tn__lstm_bwd_f64(L, N, H, rev, TN__P(h0c, const double), TN__P(c0c, const double), TN__P(Wc, const double), TN__P(out, const double),
-                         TN__P(acts, const double), TN__P(cs, const double), TN__P(g, const double), TN__P(dgi, double), TN__P(dh, double),
-                         TN__P(dc, double), TN__P(dW, double));
-#undef TN__P
+        tn__lstm_dw_f64(L, N, H, rev, TN__P(h0c, const double), TN__P(out, const double), TN__P(dgi, const double), TN__P(dW, double));
     tn_tensor *r[4] = {dgi, dh, dc, dW};
     for (int i = 0; i < 4; i++) if (tn_ctx_needs_grad(ctx, i)) gin[i] = r[i];
     return 0;
@@ -200,15 +260,18 @@ static tn_tensor *tn__lstm_seq(tn_tensor *gi, tn_tensor *h0, tn_tensor *c0, tn_t
    n part (GRU) or nothing (the RNN reads h_t back). */
 /* @template TN__RNNSEQ_DEFINE(T, SFX, EXP, TANH, ATTR, GEMM) */
 /* the GRU's rows as the LSTM's (restrict parameters, so the loops vectorise): forward from the
-   input and hidden parts of r, z, n -> the saved r, z, n, hidden n part and h */
+   input and hidden parts of r, z, n (the hidden parts: the GEMM's h W_hh^T plus b_hh, added
+   here) -> the saved r, z, n, hidden n part and h */
 ATTR static inline void tn__gru_row_fwd_##SFX(int64_t H, const T *TN__RESTRICT gr, const T *TN__RESTRICT gz, const T *TN__RESTRICT gn,
                                              const T *TN__RESTRICT hr, const T *TN__RESTRICT hz, const T *TN__RESTRICT hn,
+                                             const T *TN__RESTRICT br, const T *TN__RESTRICT bz, const T *TN__RESTRICT bn,
                                              const T *TN__RESTRICT hp, T *TN__RESTRICT ar, T *TN__RESTRICT az, T *TN__RESTRICT an,
                                              T *TN__RESTRICT ahn, T *TN__RESTRICT h) {
     for (int64_t j = 0; j < H; j++) {
-        const T r = 1 / (1 + EXP(-(gr[j] + hr[j]))), z = 1 / (1 + EXP(-(gz[j] + hz[j])));
-        const T nn = TANH(gn[j] + r * hn[j]);
-        ar[j] = r; az[j] = z; an[j] = nn; ahn[j] = hn[j];
+        const T ghn = hn[j] + bn[j];
+        const T r = 1 / (1 + EXP(-(gr[j] + (hr[j] + br[j])))), z = 1 / (1 + EXP(-(gz[j] + (hz[j] + bz[j]))));
+        const T nn = TANH(gn[j] + r * ghn);
+        ar[j] = r; az[j] = z; an[j] = nn; ahn[j] = ghn;
         h[j] = nn + z * (hp[j] - nn);
     }
 }
@@ -229,58 +292,68 @@ ATTR static inline void tn__gru_row_bwd_##SFX(int64_t H, const T *TN__RESTRICT a
         dh[j] = d * z;
     }
 }
+/* the batch rows [n0, n1) (see tn__rnn_job) */
 ATTR static void tn__rnnseq_fwd_##SFX(int mode, int64_t L, int64_t N, int64_t H, bool rev, const T *gi, const T *h0, const T *WT,
-                                 const T *bh, T *out, T *acts, T *gh) {
+                                 const T *bh, T *out, T *acts, T *gh, int64_t n0, int64_t n1) {
     const int64_t G = (mode == TN__RNN_GRU ? 3 : 1) * H;
     for (int64_t s = 0; s < L; s++) {
         const int64_t t = rev ? L - 1 - s : s, tp = rev ? t + 1 : t - 1;
         const T *hp = s ? out + tp * N * H : h0, *g = gi + t * N * G;
         T *h = out + t * N * H;
-        if (mode == TN__RNN_GRU) for (int64_t n = 0; n < N; n++) memcpy(gh + n * G, bh, (size_t)G * sizeof(T));
-        else memcpy(gh, g, (size_t)(N * G) * sizeof(T));
-        for (int64_t r0 = 0; r0 < N; r0 += 24) /* <= 3 row panels: the GEMM reads WT in place */
-            GEMM(N - r0 < 24 ? N - r0 : 24, G, H, (T)1, hp + r0 * H, H, 1, WT, G, 1, (T)1, gh + r0 * G, G, 1);
-        if (mode != TN__RNN_GRU) {
-            for (int64_t k = 0; k < N * H; k++) h[k] = mode == TN__RNN_TANH ? TANH(gh[k]) : gh[k] > 0 ? gh[k] : 0;
+        /* gh = h W_hh^T (WT packed ahead by the caller, or read in place, or packed here); the
+           input part (RNN) or b_hh (GRU) is added by the pointwise pass */
+        GEMM(n1 - n0, G, H, (T)1, hp + n0 * H, H, 1, WT, G, 1, (T)0, gh + n0 * G, G, 1);
+        if (mode == TN__RNN_TANH) {
+            for (int64_t k = n0 * H; k < n1 * H; k++) h[k] = TANH(gh[k] + g[k]);
+            continue;
+        }
+        if (mode == TN__RNN_RELU) {
+            for (int64_t k = n0 * H; k < n1 * H; k++) { const T x = gh[k] + g[k]; h[k] = x > 0 ? x : 0; }
             continue;
         }
         T *a = acts + t * N * 4 * H;
-        for (int64_t n = 0; n < N; n++) {
+        for (int64_t n = n0; n < n1; n++) {
             const T *gr = g + n * G, *hr = gh + n * G;
             T *ar = a + n * 4 * H;
-            tn__gru_row_fwd_##SFX(H, gr, gr + H, gr + 2 * H, hr, hr + H, hr + 2 * H, hp + n * H, ar, ar + H, ar + 2 * H, ar + 3 * H, h + n * H);
+            tn__gru_row_fwd_##SFX(H, gr, gr + H, gr + 2 * H, hr, hr + H, hr + 2 * H, bh, bh + H, bh + 2 * H, hp + n * H, ar, ar + H, ar + 2 * H,
+                                  ar + 3 * H, h + n * H);
         }
     }
 }
-/* g [L, N, H] -> dgi [L, N, G*H], dgh [L, N, G*H] (GRU: the hidden part's; RNN: dgi itself), dh0, dW */
+/* g [L, N, H] -> dgi [L, N, G*H], dgh [L, N, G*H] (GRU: the hidden part's; RNN: dgi itself),
+   dh0: the batch rows [n0, n1) */
 ATTR static void tn__rnnseq_bwd_##SFX(int mode, int64_t L, int64_t N, int64_t H, bool rev, const T *h0, const T *W, const T *out, const T *acts,
-                                 const T *g, T *dgi, T *dgh, T *dh, T *dW, T *tmp) {
+                                 const T *g, T *dgi, T *dgh, T *dh, T *tmp, int64_t n0, int64_t n1) {
     const int64_t G = (mode == TN__RNN_GRU ? 3 : 1) * H;
     const bool gru = mode == TN__RNN_GRU;
     if (!gru) dgh = dgi;
-    memset(dh, 0, (size_t)(N * H) * sizeof(T));
+    memset(dh + n0 * H, 0, (size_t)((n1 - n0) * H) * sizeof(T));
     for (int64_t s = L - 1; s >= 0; s--) {
         const int64_t t = rev ? L - 1 - s : s, tp = rev ? t + 1 : t - 1;
         const T *hp = s ? out + tp * N * H : h0, *h = out + t * N * H, *gt = g + t * N * H;
         T *di = dgi + t * N * G, *dg = dgh + t * N * G;
         if (!gru) {
-            for (int64_t k = 0; k < N * H; k++) {
+            for (int64_t k = n0 * H; k < n1 * H; k++) {
                 const T d = dh[k] + gt[k];
                 di[k] = mode == TN__RNN_TANH ? d * (1 - h[k] * h[k]) : h[k] > 0 ? d : 0;
             }
         } else {
             const T *a = acts + t * N * 4 * H;
-            for (int64_t n = 0; n < N; n++) {
+            for (int64_t n = n0; n < n1; n++) {
                 const T *ar = a + n * 4 * H;
                 T *dir = di + n * G, *dgr = dg + n * G;
                 tn__gru_row_bwd_##SFX(H, ar, ar + H, ar + 2 * H, ar + 3 * H, hp + n * H, gt + n * H, dh + n * H, dir, dir + H, dir + 2 * H,
                                       dgr, dgr + H, dgr + 2 * H);
             }
         }
-        GEMM(N, H, G, (T)1, dg, G, 1, W, H, 1, (T)0, tmp, H, 1);
-        if (gru) for (int64_t k = 0; k < N * H; k++) dh[k] += tmp[k];
-        else memcpy(dh, tmp, (size_t)(N * H) * sizeof(T));
+        /* dh_prev = dgates W_hh (the GRU's: plus the direct path, after the GEMM's sum as before) */
+        GEMM(n1 - n0, H, G, (T)1, dg + n0 * G, G, 1, W, H, 1, (T)0, (gru ? tmp : dh) + n0 * H, H, 1);
+        if (gru) for (int64_t k = n0 * H; k < n1 * H; k++) dh[k] += tmp[k];
     }
+}
+/* dW [G*H, H] = sum_t dgates_t^T h_{t-1}, as the LSTM's */
+static void tn__rnnseq_dw_##SFX(int mode, int64_t L, int64_t N, int64_t H, bool rev, const T *h0, const T *out, const T *dgh, T *dW) {
+    const int64_t G = (mode == TN__RNN_GRU ? 3 : 1) * H;
     const int64_t t0 = rev ? L - 1 : 0;
     GEMM(G, H, N, (T)1, dgh + t0 * N * G, 1, G, h0, H, 1, (T)0, dW, H, 1);
     if (L > 1) GEMM(G, H, (L - 1) * N, (T)1, dgh + (rev ? 0 : N * G), 1, G, out + (rev ? N * H : 0), H, 1, (T)1, dW, H, 1);
@@ -292,6 +365,24 @@ TN__RNNSEQ_DEFINE(float, f32x, tn__expf_v, tn__tanhf_v, TN__AVX512_FN, tn__gemm_
 #endif
 TN__RNNSEQ_DEFINE(double, f64, exp, tanh, TN__PLAIN_FN, tn__gemm_f64)
 
+static void tn__rnnseq_fwd_rows(const tn__rnn_job *j, int64_t n0, int64_t n1) {
+    if (j->dt == TN_F32)
+        TN__WIDE(tn__rnnseq_fwd_f32)(j->mode, j->L, j->N, j->H, j->rev, TN__P(j->gi, const float), TN__P(j->h0, const float), TN__P(j->W, const float),
+                                     TN__P(j->bh, const float), TN__P(j->out, float), TN__P(j->acts, float), TN__P(j->gh, float), n0, n1);
+    else
+        tn__rnnseq_fwd_f64(j->mode, j->L, j->N, j->H, j->rev, TN__P(j->gi, const double), TN__P(j->h0, const double), TN__P(j->W, const double),
+                           TN__P(j->bh, const double), TN__P(j->out, double), TN__P(j->acts, double), TN__P(j->gh, double), n0, n1);
+}
+static void tn__rnnseq_bwd_rows(const tn__rnn_job *j, int64_t n0, int64_t n1) {
+    if (j->dt == TN_F32)
+        TN__WIDE(tn__rnnseq_bwd_f32)(j->mode, j->L, j->N, j->H, j->rev, TN__P(j->h0, const float), TN__P(j->W, const float), TN__P(j->out, const float),
+                                     TN__P(j->acts, const float), TN__P(j->g, const float), TN__P(j->dgi, float), TN__P(j->dgh, float), TN__P(j->dh, float),
+                                     TN__P(j->tmp, float), n0, n1);
+    else
+        tn__rnnseq_bwd_f64(j->mode, j->L, j->N, j->H, j->rev, TN__P(j->h0, const double), TN__P(j->W, const double), TN__P(j->out, const double),
+                           TN__P(j->acts, const double), TN__P(j->g, const double), TN__P(j->dgi, double), TN__P(j->dgh, double), TN__P(j->dh, double),
+                           TN__P(j->tmp, double), n0, n1);
+}
 static tn_tensor *tn__rnnseq_fwd(tn_ctx *ctx, tn_tensor *const *in, int n, void *user) {
     (void)n; (void)user;
     const double *pv = (const double *)tn_data_ptr(in[4]);
@@ -303,12 +394,9 @@ static tn_tensor *tn__rnnseq_fwd(tn_ctx *ctx, tn_tensor *const *in, int n, void 
     tn_tensor *out = tn_empty(TN_SHAPE(L, N, H), gi->dtype), *acts = tn_empty(TN_SHAPE(gru ? L : 1, N, gru ? 4 * H : 1), gi->dtype);
     tn_tensor *gh = tn_empty(TN_SHAPE(N, G), gi->dtype);
     if (!out || !acts || !gh) return NULL;
-    if (gi->dtype == TN_F32)
-        TN__WIDE(tn__rnnseq_fwd_f32)(mode, L, N, H, rev, (const float *)tn_data_ptr(gi), (const float *)tn_data_ptr(h0), (const float *)tn_data_ptr(WT),
-                           (const float *)tn_data_ptr(bh), (float *)tn_data_ptr(out), (float *)tn_data_ptr(acts), (float *)tn_data_ptr(gh));
-    else
-        tn__rnnseq_fwd_f64(mode, L, N, H, rev, (const double *)tn_data_ptr(gi), (const double *)tn_data_ptr(h0), (const double *)tn_data_ptr(WT),
-                           (const double *)tn_data_ptr(bh), (double *)tn_data_ptr(out), (double *)tn_data_ptr(acts), (double *)tn_data_ptr(gh));
+    tn__rnn_job j = tn__rnn_job_of(mode, L, N, H, rev, gi->dtype, tn__rnnseq_fwd_rows);
+    j.gi = gi; j.h0 = h0; j.W = WT; j.bh = bh; j.out = out; j.acts = acts; j.gh = gh;
+    tn__rnn_job_run(&j, WT);
     for (int i = 0; i < 5; i++) tn_ctx_save(ctx, in[i]);
     tn_ctx_save(ctx, out);
     tn_ctx_save(ctx, acts);
@@ -346,18 +434,18 @@ static int tn__rnnseq_bwd(tn_ctx *ctx, tn_tensor *grad, tn_tensor **gin, int n, 
     tn_tensor *dgi = tn_empty(TN_SHAPE(L, N, G), dt), *dgh = gru ? tn_empty(TN_SHAPE(L, N, G), dt) : dgi;
     tn_tensor *dh = tn_empty(TN_SHAPE(N, H), dt), *dW = tn_empty(TN_SHAPE(G, H), dt), *tmp = tn_empty(TN_SHAPE(N, H), dt);
     if (!dgi || !dgh || !dh || !dW || !tmp) return -1;
-#define TN__P(t, T) ((T *)tn_data_ptr(t))
+    tn__rnn_job j = tn__rnn_job_of(mode, L, N, H, rev, dt, tn__rnnseq_bwd_rows);
+    j.h0 = h0c; j.W = Wc; j.out = out; j.acts = acts; j.g = g; j.dgi = dgi; j.dgh = dgh; j.dh = dh; j.tmp = tmp;
+    tn__rnn_job_run(&j, Wc);   /* the steps' dh = dgates W_hh */
     if (dt == TN_F32)
-        TN__WIDE(tn__rnnseq_bwd_f32)(mode, L, N, H, rev, TN__P(h0c, const float), TN__P(Wc, const float), TN__P(out, const float), TN__P(acts, const float),
-                           TN__P(g, const float), TN__P(dgi, float), TN__P(dgh, float), TN__P(dh, float), TN__P(dW, float), TN__P(tmp, float));
+        TN__WIDE(tn__rnnseq_dw_f32)(mode, L, N, H, rev, TN__P(h0c, const float), TN__P(out, const float), TN__P(dgh, const float), TN__P(dW, float));
     else
-        tn__rnnseq_bwd_f64(mode, L, N, H, rev, TN__P(h0c, const double), TN__P(Wc, const double), TN__P(out, const double), TN__P(acts, const double),
-                           TN__P(g, const double), TN__P(dgi, double), TN__P(dgh, double), TN__P(dh, double), TN__P(dW, double), TN__P(tmp, double));
-#undef TN__P
+        tn__rnnseq_dw_f64(mode, L, N, H, rev, TN__P(h0c, const double), TN__P(out, const double), TN__P(dgh, const double), TN__P(dW, double));
     tn_tensor *r[4] = {dgi, dh, dW, gru ? tn_sum_dims(dgh, TN_DIMS(0, 1)) : NULL};
     for (int i = 0; i < 4; i++) if (tn_ctx_needs_grad(ctx, i)) { if (!r[i]) return -1; gin[i] = r[i]; }
     return 0;
 }
+#undef TN__P
 /* The fused GRU / RNN recurrence, [L, N, H]; b_hh NULL: none (the RNN's is in gi). */
 static tn_tensor *tn__rnnseq(int mode, tn_tensor *gi, tn_tensor *h0, tn_tensor *w_hh, tn_tensor *b_hh, bool rev) {
     tn_scope_begin();

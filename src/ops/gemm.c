@@ -95,8 +95,9 @@ TN__TESTABLE tn__gemm_tune_t tn__gemm_tune = { -1, 0, 0, 0, -1, 0, 0 };
 /* A B packed ahead (the graph replay's constant weights, src/jit/trace.c): the panels of its
    (jc, pc) blocks in the GEMM's loop order, for that B (address, strides, size) and blocking.
    This thread's next GEMMs on that B read them instead of packing B: the same panels, the
-   same bits. P NULL: none. */
-typedef struct { const void *B, *P; int64_t rsb, csb, K, N, kc, nc, nr; } tn__gemm_bpre;
+   same bits. P NULL: none. over_direct: read also where the GEMM would read B in place (a few
+   row panels; the fused RNNs' steps, src/modules/rnn.c: packed once for a whole sequence). */
+typedef struct { const void *B, *P; int64_t rsb, csb, K, N, kc, nc, nr; int over_direct; } tn__gemm_bpre;
 static TN__TLS tn__gemm_bpre tn__gemm_bpre_on;
 
 static int tn__gemm_detect_isa(void)
@@ -631,14 +632,31 @@ static void tn__gemm_packA_##SFX(int64_t mc, int64_t kc, const T *A, int64_t rsa
                                  int64_t csa, int64_t mr, T *Ap)
 {
     int64_t i0, i, k;
+    if (csa != 1 && rsa == 1) {
+        /* columns contiguous (transposed A: the weight gradients' dY^T): k outer, each column's
+           mc-long run read once whole into all the panels. Panel by panel, every k read mr
+           elements of another line (a column stride of 4 KiB: 512 k in one L1 set, and 512
+           pages) and each line came twice; this ran the LSTM's dW packing ~3x faster. */
+        for (k = 0; k < kc; k++) {
+            const T *a = A + k * csa;
+#if TN__GEMM_GNUC
+            if (k + 8 < kc) /* the run 8 columns on: another page each column, which the hardware prefetcher does not enter */
+                for (i = 0; i < mc; i += 64 / (int64_t)sizeof(T)) __builtin_prefetch(a + 8 * csa + i);
+#endif
+            for (i0 = 0; i0 < mc; i0 += mr) {
+                const int64_t mb = mc - i0 < mr ? mc - i0 : mr;
+                T *p = Ap + i0 * kc + k * mr;
+                for (i = 0; i < mb; i++) p[i] = a[i0 + i];
+                for (; i < mr; i++) p[i] = (T)0;
+            }
+        }
+        return;
+    }
     for (i0 = 0; i0 < mc; i0 += mr, Ap += mr * kc) {
         int64_t mb = mc - i0 < mr ? mc - i0 : mr;
         const T *a = A + i0 * rsa;
         if (csa == 1) { /* rows contiguous: a transposing copy */
             tn__gemm_packT_##SFX(mb, kc, a, rsa, mr, Ap);
-        } else if (rsa == 1) { /* columns contiguous (transposed A: the weight gradients' x^T): mb-long runs */
-            for (k = 0; k < kc; k++)
-                for (i = 0; i < mb; i++) Ap[k * mr + i] = a[k * csa + i];
         } else { /* general strides */
             for (k = 0; k < kc; k++)
                 for (i = 0; i < mb; i++) Ap[k * mr + i] = a[i * rsa + k * csa];
@@ -883,6 +901,14 @@ TN__TESTABLE int tn__gemm_ep_##SFX(int64_t M, int64_t N, int64_t K, T alpha,
        its packing, so row-major B is read in place (measured: M = 10, N = K = 128 runs
        1.9x faster; from 4 panels up packing wins) */
     direct = csb == 1 && (M + kn.mr - 1) / kn.mr <= 3 && N >= kn.nr;
+    {
+        const tn__gemm_bpre *pb = &tn__gemm_bpre_on;
+        if (pb->P && (!direct || pb->over_direct) && pb->B == (const void *)B && pb->rsb == rsb && pb->csb == csb && pb->K == K && pb->N == N && pb->kc == kn.kc &&
+            pb->nc == kn.nc && pb->nr == kn.nr) {
+            Bpre = (const T *)pb->P;
+            direct = 0;   /* over_direct: the packed panels, not B in place */
+        }
+    }
     /* direct A: A read in place by the micro-kernel (rows or columns contiguous) instead of
        packed. Packing costs O(M K) against the O(M N K) product: with N <= 512 (the training
        steps' linear layers: N = 128..512) it was 6-10 % of the GEMM, and both the forward's
@@ -893,12 +919,6 @@ TN__TESTABLE int tn__gemm_ep_##SFX(int64_t M, int64_t N, int64_t K, T alpha,
     adirect = (rsa == 1 || csa == 1) && tn__gemm_tune.direct_a >= 0 &&
               (tn__gemm_tune.direct_a > 0 ||
                (!direct && N <= 512 && ((rsa == 1 ? csa : rsa) * (int64_t)sizeof(T)) % 4096 != 0));
-    {
-        const tn__gemm_bpre *pb = &tn__gemm_bpre_on;
-        if (pb->P && !direct && pb->B == (const void *)B && pb->rsb == rsb && pb->csb == csb && pb->K == K && pb->N == N && pb->kc == kn.kc &&
-            pb->nc == kn.nc && pb->nr == kn.nr)
-            Bpre = (const T *)pb->P;
-    }
     /* Few rows (at most two M blocks: a training step's linear layers at batch 64-128): split
        the columns instead of the rows, so that each thread packs its own share of B. Split
        by rows, every (jc, pc) step's B panel is packed by one thread while the others wait
@@ -932,7 +952,9 @@ TN__TESTABLE int tn__gemm_ep_##SFX(int64_t M, int64_t N, int64_t K, T alpha,
     mc = tn__gemm_roundup(M < mstep ? M : mstep, kn.mr);
     /* one A block per thread, one shared B panel; +64 for manual alignment */
     szA = (size_t)tn__gemm_roundup(mc * kc * (int64_t)sizeof(T), 64);
-    szB = (size_t)tn__gemm_roundup(kc * nc * (int64_t)sizeof(T), 64);
+    /* no B panel with B packed ahead (a thread of the fused RNNs' steps, which does not hold
+       the cached buffer, then allocates only its A block) */
+    szB = Bpre ? 0 : (size_t)tn__gemm_roundup(kc * nc * (int64_t)sizeof(T), 64);
     buf = tn__gemm_buf_get(szB + (size_t)nthr * szA + 64, &cached);
     if (!buf) return -1;
     Bp = (T *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
@@ -1019,6 +1041,7 @@ static int64_t tn__gemm_prepack_##SFX(int64_t K, int64_t N, const T *B, int64_t 
         }
     }
     pre->B = B; pre->P = NULL; pre->rsb = rsb; pre->csb = csb; pre->K = K; pre->N = N; pre->kc = kn.kc; pre->nc = kn.nc; pre->nr = kn.nr;
+    pre->over_direct = 0;
     return n;
 }
 /* @end TN__GEMM_DEFINE */

@@ -176,6 +176,34 @@ def test_recurrent_long_sequence_and_train_mode_without_dropout(T):
     check(om, tm, lambda m, x: m(x), [randn(5, 2, 3, seed=6)], what="LSTM eval")
 
 
+@pytest.mark.parametrize("kind,kw", [("RNN", {}), ("RNN", dict(nonlinearity="relu")), ("LSTM", {}), ("GRU", {})],
+                         ids=["RNN-tanh", "RNN-relu", "LSTM", "GRU"])
+def test_fused_recurrence_split_among_threads_bit_for_bit(T, kind, kw):
+    """The fused recurrences (issue 25) give each thread its share of the batch rows for the
+    whole sequence (20 and 40 rows: 3 and 5 panels of 8, split unevenly) and pack W_hh once
+    ahead: at 1, 2 and 3 threads the outputs and all gradients are the same bits, and match
+    torch."""
+    if np is None:
+        pytest.skip("numpy is needed for the bitwise comparison")
+    old = tn.get_num_threads()
+    try:
+        for N, dt in ((20, torch.float64), (40, torch.float32)):
+            torch.manual_seed(2)
+            tm = getattr(torch.nn, kind)(8, 128, num_layers=2, bidirectional=True, batch_first=True, **kw).to(dt)
+            om = getattr(nn, kind)(8, 128, num_layers=2, bidirectional=True, batch_first=True, **kw).to(getattr(tn, str(dt)[6:]))
+            x = randn(N, 24, 8, seed=7, dtype=dt)
+            got = []
+            for threads in (1, 2, 3):
+                tn.set_num_threads(threads)
+                tol = (1e-7, 1e-9) if dt == torch.float64 else (2e-4, 2e-5)
+                a, _ = check(om, tm, lambda m, x: m(x), [x], rtol=tol[0], atol=tol[1], what=f"{kind} N={N} threads={threads}")
+                got.append([np.array(t.detach()) for t in flat(a)] + [np.array(p.grad) for _, p in om.named_parameters()])
+            for threads, g in zip((2, 3), got[1:]):
+                assert all(np.array_equal(u, v) for u, v in zip(got[0], g)), f"{kind} N={N}: {threads} threads differ from 1"
+    finally:
+        tn.set_num_threads(old)
+
+
 # =========================================================================== PackedSequence vs torch
 def _rnn_utils(m):
     return torch.nn.utils.rnn if isinstance(m, torch.nn.Module) else nn.utils.rnn
