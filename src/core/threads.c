@@ -9,10 +9,10 @@
    thread is free claims; the submitting thread claims chunks too and never waits for a
    helper that has not started one, so a job costs at most what one thread would take plus
    the chunks helpers already hold. An idle helper polls briefly (TN_POOL_SPIN pause
-   rounds), then keeps polling between sched_yield calls for up to TN_POOL_YIELD_US, then
-   sleeps on a condition variable: a sleeping helper takes 20-30 us to wake on a virtual
-   machine, as long as many of a training step's jobs, while a yielding one starts at once
-   on an idle core and gives a busy core to whoever else wants it. A helper preempted inside its chunk still holds the
+   rounds), then keeps polling between sched_yield calls for up to TN_POOL_YIELD_US while
+   its core is free, then sleeps on a condition variable: a sleeping helper takes 20-30 us
+   to wake on a virtual machine, as long as many of a training step's jobs, while a polling
+   one starts at once. A helper preempted inside its chunk still holds the
    submitter up; the pool watches for that: a job that took longer than its submitter alone
    would have (from the submitter's own chunks' time) is a strike, and two in a row send
    the next jobs inline for a while (longer each time it recurs, shorter as jobs go well),
@@ -253,19 +253,26 @@ static void tn__pool_pause(void) {
     __asm__ __volatile__("yield");
 #endif
 }
-/* Wait for ready(arg) without sleeping: TN_POOL_SPIN pause rounds, then polls between
-   sched_yield calls for TN_POOL_YIELD_US. Returns whether it became ready. */
-static bool tn__pool_poll(bool (*ready)(const void *), const void *arg) {
+/* Wait for ready(arg) without sleeping: TN_POOL_SPIN pause rounds, then (yield) polls
+   between sched_yield calls for TN_POOL_YIELD_US, until a sched_yield takes over 50 us: then
+   another process had the core, and a thread that stays runnable takes a share of the
+   machine that the submitting thread could have had (a CNN epoch with a busy process per
+   core ran 1.4x slower at 2 threads than at 1): it goes to sleep instead. Returns whether
+   it became ready. */
+static bool tn__pool_poll(bool (*ready)(const void *), const void *arg, bool yield) {
     for (int i = 0; i < TN_POOL_SPIN; i++) {
         if (ready(arg)) return true;
         tn__pool_pause();
     }
-    if (TN_POOL_YIELD_US <= 0) return ready(arg);
-    const double t_end = tn__pool_now() + 1e-6 * TN_POOL_YIELD_US;
-    for (int i = 0;; i++) {
+    if (!yield || TN_POOL_YIELD_US <= 0) return ready(arg);
+    double t = tn__pool_now();
+    const double t_end = t + 1e-6 * TN_POOL_YIELD_US;
+    for (;;) {
         if (ready(arg)) return true;
-        if ((i & 15) == 15 && tn__pool_now() > t_end) return ready(arg);
         sched_yield();
+        const double t1 = tn__pool_now();
+        if (t1 > t_end || t1 - t > 50e-6) return ready(arg);
+        t = t1;
     }
 }
 static bool tn__pool_new_job(const void *seen) { return __atomic_load_n(&tn__pool.word, __ATOMIC_ACQUIRE) >> 32 != *(const uint64_t *)seen; }
@@ -302,7 +309,7 @@ static void *tn__pool_helper(void *arg) {
     uint64_t seen = 0;
     for (;;) {
         uint64_t gen = seen;
-        if (tn__pool_poll(tn__pool_new_job, &seen)) gen = __atomic_load_n(&tn__pool.word, __ATOMIC_ACQUIRE) >> 32;
+        if (tn__pool_poll(tn__pool_new_job, &seen, true)) gen = __atomic_load_n(&tn__pool.word, __ATOMIC_ACQUIRE) >> 32;
         if (gen == seen) {   /* then sleep: a waiting helper takes no CPU from anyone */
             pthread_mutex_lock(&tn__pool.mu);
             tn__pool.sleeping++;
@@ -353,8 +360,9 @@ static void tn__parallel(int nt, tn__par_fn fn, void *ctx) {
         pthread_mutex_unlock(&tn__pool.mu);
         const int own = tn__pool_work(gen & 0xffffffffu);
         const double t1 = tn__pool_now();
-        /* every chunk is claimed now: wait for the helpers' (polling a while, then asleep) */
-        if (!tn__pool_poll(tn__pool_job_done, &nt)) {
+        /* every chunk is claimed now: wait for the helpers' (a moment polling, then asleep;
+           not yielding: on a busy core that gives the job's own core away for a time slice) */
+        if (!tn__pool_poll(tn__pool_job_done, &nt, false)) {
             pthread_mutex_lock(&tn__pool.mu);
             while (__atomic_load_n(&tn__pool.done, __ATOMIC_ACQUIRE) < nt) pthread_cond_wait(&tn__pool.done_cv, &tn__pool.mu);
             pthread_mutex_unlock(&tn__pool.mu);
