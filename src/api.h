@@ -5119,7 +5119,8 @@ TNDEF void tn_get_printoptions(tn_print_options *out);
    convolutions, optimizer steps, clip_grad_norm_, embedding gradients. Results are the same
    bits for any thread count, except conv2d's weight gradient (per-thread partial sums added
    in thread order: the same bits for a given count). Idle threads poll for a new job for up
-   to TN_POOL_YIELD_US (1 ms), yielding the CPU between polls, then sleep; on a loaded
+   to TN_POOL_YIELD_US (1 ms), yielding the CPU between polls (sleeping at once when a yield
+   shows another process wants the core), then sleep; on a loaded
    machine the pool backs off to one thread after jobs its helpers slowed down. The default
    count: TN_NUM_THREADS or OMP_NUM_THREADS, else the fewest of the CPUs online, the
    affinity mask and the cgroup CPU quota. A process forked after threads ran uses one. */
