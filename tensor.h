@@ -7840,10 +7840,11 @@ static struct {
     int busy;                        /* a job in flight: another submitter runs inline */
     uint64_t word;                   /* the job: generation << 32 | next unclaimed chunk */
     int nt, done;                    /* chunks in the job; chunks finished */
+    int allow;                       /* helpers 0 .. allow-1 may take the job's chunks (the count now) */
     tn__par_fn fn;
     void *ctx;
     int backoff[3];                  /* tn__pool_backoff's state (the submitter's, under busy) */
-} tn__pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, 0, 0, NULL, NULL, {0, 0, 0}};
+} tn__pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, {0, 0, 0}};
 static double tn__pool_now(void) {
     struct timespec ts;
     timespec_get(&ts, TIME_UTC);
@@ -7907,12 +7908,15 @@ static int tn__pool_work(uint64_t gen) {
         }
     }
 }
+/* Helper `id` (0, 1, ... in start order): takes part in the jobs whose count admits it (a
+   count lowered by tn_set_num_threads leaves the others asleep). */
 static void *tn__pool_helper(void *arg) {
-    (void)arg;
+    const int id = (int)(intptr_t)arg;
     uint64_t seen = 0;
+    bool idle = false;   /* the last job was not for this helper: sleep without polling */
     for (;;) {
         uint64_t gen = seen;
-        if (tn__pool_poll(tn__pool_new_job, &seen, true)) gen = __atomic_load_n(&tn__pool.word, __ATOMIC_ACQUIRE) >> 32;
+        if (!idle && tn__pool_poll(tn__pool_new_job, &seen, true)) gen = __atomic_load_n(&tn__pool.word, __ATOMIC_ACQUIRE) >> 32;
         if (gen == seen) {   /* then sleep: a waiting helper takes no CPU from anyone */
             pthread_mutex_lock(&tn__pool.mu);
             tn__pool.sleeping++;
@@ -7921,7 +7925,8 @@ static void *tn__pool_helper(void *arg) {
             pthread_mutex_unlock(&tn__pool.mu);
         }
         seen = gen;
-        tn__pool_work(gen);
+        idle = id >= __atomic_load_n(&tn__pool.allow, __ATOMIC_RELAXED);   /* stored before the job's word */
+        if (!idle) tn__pool_work(gen);
     }
     return NULL;
 }
@@ -7948,18 +7953,19 @@ static void tn__parallel(int nt, tn__par_fn fn, void *ctx) {
             pthread_attr_init(&at);
             pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
             pthread_t th;
-            while (tn__pool.helpers < want && pthread_create(&th, &at, tn__pool_helper, NULL) == 0) tn__pool.helpers++;
+            while (tn__pool.helpers < want && pthread_create(&th, &at, tn__pool_helper, (void *)(intptr_t)tn__pool.helpers) == 0) tn__pool.helpers++;
             pthread_attr_destroy(&at);
         }
         __atomic_store_n(&tn__pool.fn, fn, __ATOMIC_RELAXED);
         __atomic_store_n(&tn__pool.ctx, ctx, __ATOMIC_RELAXED);
         __atomic_store_n(&tn__pool.nt, nt, __ATOMIC_RELAXED);
         __atomic_store_n(&tn__pool.done, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&tn__pool.allow, want, __ATOMIC_RELAXED);
         uint64_t gen = (__atomic_load_n(&tn__pool.word, __ATOMIC_RELAXED) >> 32) + 1;
         if ((uint32_t)gen == 0) gen = 1;   /* helpers start having seen generation 0 */
         __atomic_store_n(&tn__pool.word, (gen & 0xffffffffu) << 32, __ATOMIC_RELEASE);
-        pthread_mutex_lock(&tn__pool.mu);   /* wake as many sleeping helpers as the job can use */
-        for (int i = 0; i < tn__pool.sleeping && i < nt - 1; i++) pthread_cond_signal(&tn__pool.wake);
+        pthread_mutex_lock(&tn__pool.mu);   /* wake the sleeping helpers (those the count leaves out sleep again) */
+        if (tn__pool.sleeping > 0) pthread_cond_broadcast(&tn__pool.wake);
         pthread_mutex_unlock(&tn__pool.mu);
         const int own = tn__pool_work(gen & 0xffffffffu);
         const double t1 = tn__pool_now();

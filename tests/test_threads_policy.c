@@ -210,6 +210,38 @@ TEST(busy_pool_runs_inline) {
     tn_set_num_threads(1);
 }
 
+/* A count lowered after more helpers started: a job runs on that many threads at most (the
+   extra helpers, polling or asleep, take none of its chunks). */
+static void slow_chunk(void *p, int t, int nt) {
+    job_t *j = (job_t *)p;
+    (void)nt;
+    j->who[t] = pthread_self();
+    sleep_ms(3);
+}
+TEST(lowered_count_uses_fewer_threads) {
+    tn_set_num_threads(4);
+    pool_reset();
+    job_t j;
+    memset(&j, 0, sizeof j);
+    tn__parallel(8, slow_chunk, &j);   /* starts 3 helpers */
+    for (int n = 2; n >= 1; n--) {
+        tn_set_num_threads(n);
+        for (int round = 0; round < 20; round++) {
+            memset(&j, 0, sizeof j);
+            tn__parallel(8, slow_chunk, &j);
+            int distinct = 0;
+            for (int t = 0; t < 8; t++) {
+                int seen = 0;
+                for (int u = 0; u < t; u++) seen |= pthread_equal(j.who[u], j.who[t]);
+                distinct += !seen;
+            }
+            CHECK(distinct <= n);
+        }
+    }
+    pool_reset();
+    tn_set_num_threads(1);
+}
+
 /* A helper that stalls inside its chunk (as one preempted on a loaded machine does): two
    such jobs and the pool runs the next ones inline, on the submitting thread. */
 static void stall_chunk(void *p, int t, int nt) {
@@ -315,6 +347,7 @@ int main(void) {
     RUN(helpers_help);
     RUN(busy_pool_runs_inline);
     RUN(stalled_helpers_back_off);
+    RUN(lowered_count_uses_fewer_threads);
     RUN(pool_sites_same_bits);
     RUN(forked_child_one_thread);
     return tn_test_report();
