@@ -72,14 +72,20 @@ def test_trace_replays_eager(make, shape):
         assert "groups=2" in text and "%1.running_mean" in text
 
 
-@needs_torch
-@pytest.mark.parametrize("make,shape", [(mlp, (4, 8)), (cnn, (2, 1, 16, 16))])
-def test_trace_matches_torch_jit(make, shape):
-    tn.manual_seed(1)
+def eval_pair(make, seed):
+    """Our model from make(tn.nn) (seeded, batch norm statistics randomised, eval mode) and
+    PyTorch's copy of it."""
+    tn.manual_seed(seed)
     model = make(tn.nn)
     randomize_bn(model)
     model.eval()
-    tmodel = to_torch(model, make(torch.nn))
+    return model, to_torch(model, make(torch.nn))
+
+
+@needs_torch
+@pytest.mark.parametrize("make,shape", [(mlp, (4, 8)), (cnn, (2, 1, 16, 16))])
+def test_trace_matches_torch_jit(make, shape):
+    model, tmodel = eval_pair(make, 1)
     x = tn.randn(*shape)
     ours = tn.jit.trace(model, x)
     theirs = torch.jit.trace(tmodel, as_torch(x))
@@ -272,11 +278,7 @@ def test_frozen_conv_relu_pool_replays_under_no_grad(shape):
     bit for bit the same graph replayed with grad enabled (node by node, unfused) over the
     warm-up, planning and served runs, a strided input too; our eager forward (batch norm not
     folded) and PyTorch's to float tolerance. The last pool (stride 1) is not fused."""
-    tn.manual_seed(6)
-    model = pool_cnn(tn.nn)
-    randomize_bn(model)
-    model.eval()
-    tmodel = to_torch(model, pool_cnn(torch.nn))
+    model, tmodel = eval_pair(pool_cnn, 6)
     x = tn.randn(*shape)
     frozen = tn.jit.freeze(tn.jit.trace(model, x))
     assert "aten::batch_norm" not in frozen.graph.nodes()
