@@ -31302,22 +31302,32 @@ TN__WINO_AVX512 static void tn__wino_in_row_f32_avx512(const float *const *d, in
         }
     }
 }
+/* A^T m A for the 16 tiles from i (lanes k): m[xi S + i] (xi < 16) to the outputs y00, y01,
+   y10, y11 in o[0..3], + b. */
+TN__WINO_AVX512 static inline void tn__wino_at16(int64_t S, const float *m, int64_t i, __mmask16 k, __m512 b, __m512 o[4]) {
+    __m512 v[16];
+    for (int xi = 0; xi < 16; xi++) v[xi] = _mm512_maskz_loadu_ps(k, m + xi * S + i);
+    __m512 r[4], u[4];
+    for (int c = 0; c < 4; c++) {
+        r[c] = _mm512_add_ps(_mm512_add_ps(v[c], v[4 + c]), v[8 + c]);
+        u[c] = _mm512_sub_ps(_mm512_sub_ps(v[4 + c], v[8 + c]), v[12 + c]);
+    }
+    o[0] = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(r[0], r[1]), r[2]), b);
+    o[1] = _mm512_add_ps(_mm512_sub_ps(_mm512_sub_ps(r[1], r[2]), r[3]), b);
+    o[2] = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(u[0], u[1]), u[2]), b);
+    o[3] = _mm512_add_ps(_mm512_sub_ps(_mm512_sub_ps(u[1], u[2]), u[3]), b);
+}
 /* A^T m A, 4 outputs per tile, for tiles i < nt: m[xi S + i] (xi < 16) to y00 ... y11, + bv. */
 TN__WINO_AVX512 static void tn__wino_at_f32_avx512(int64_t nt, int64_t S, const float *m, float bv, float *y00, float *y01, float *y10, float *y11) {
     const __m512 b = _mm512_set1_ps(bv);
     for (int64_t i = 0; i < nt; i += 16) {
         const __mmask16 k = tn__wino_lanes(0, nt - i);
-        __m512 v[16];
-        for (int xi = 0; xi < 16; xi++) v[xi] = _mm512_maskz_loadu_ps(k, m + xi * S + i);
-        __m512 r[4], u[4];
-        for (int c = 0; c < 4; c++) {
-            r[c] = _mm512_add_ps(_mm512_add_ps(v[c], v[4 + c]), v[8 + c]);
-            u[c] = _mm512_sub_ps(_mm512_sub_ps(v[4 + c], v[8 + c]), v[12 + c]);
-        }
-        _mm512_mask_storeu_ps(y00 + i, k, _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(r[0], r[1]), r[2]), b));
-        _mm512_mask_storeu_ps(y01 + i, k, _mm512_add_ps(_mm512_sub_ps(_mm512_sub_ps(r[1], r[2]), r[3]), b));
-        _mm512_mask_storeu_ps(y10 + i, k, _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(u[0], u[1]), u[2]), b));
-        _mm512_mask_storeu_ps(y11 + i, k, _mm512_add_ps(_mm512_sub_ps(_mm512_sub_ps(u[1], u[2]), u[3]), b));
+        __m512 o[4];
+        tn__wino_at16(S, m, i, k, b, o);
+        _mm512_mask_storeu_ps(y00 + i, k, o[0]);
+        _mm512_mask_storeu_ps(y01 + i, k, o[1]);
+        _mm512_mask_storeu_ps(y10 + i, k, o[2]);
+        _mm512_mask_storeu_ps(y11 + i, k, o[3]);
     }
 }
 /* tn__wino_at_f32_avx512's four outputs of tiles i < nt, then (the graph replay's pooled
@@ -31330,17 +31340,10 @@ TN__WINO_AVX512 static void tn__wino_at_pool_f32_avx512(int64_t nt, int64_t S, c
     (void)E;
     for (int64_t i = 0; i < nt; i += 16) {
         const __mmask16 k = tn__wino_lanes(0, nt - i);
-        __m512 v[16];
-        for (int xi = 0; xi < 16; xi++) v[xi] = _mm512_maskz_loadu_ps(k, m + xi * S + i);
-        __m512 r[4], u[4];
-        for (int c = 0; c < 4; c++) {
-            r[c] = _mm512_add_ps(_mm512_add_ps(v[c], v[4 + c]), v[8 + c]);
-            u[c] = _mm512_sub_ps(_mm512_sub_ps(v[4 + c], v[8 + c]), v[12 + c]);
-        }
-        __m512 a = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(r[0], r[1]), r[2]), b), bb = _mm512_add_ps(_mm512_sub_ps(_mm512_sub_ps(r[1], r[2]), r[3]), b);
-        __m512 c = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(u[0], u[1]), u[2]), b), d = _mm512_add_ps(_mm512_sub_ps(_mm512_sub_ps(u[1], u[2]), u[3]), b);
-        if (relu) { a = tn__wino_relu(a); bb = tn__wino_relu(bb); c = tn__wino_relu(c); d = tn__wino_relu(d); }
-        _mm512_mask_storeu_ps(y + i, k, tn__wino_max(tn__wino_max(tn__wino_max(a, bb), c), d));
+        __m512 o[4];
+        tn__wino_at16(S, m, i, k, b, o);
+        if (relu) for (int c = 0; c < 4; c++) o[c] = tn__wino_relu(o[c]);
+        _mm512_mask_storeu_ps(y + i, k, tn__wino_max(tn__wino_max(tn__wino_max(o[0], o[1]), o[2]), o[3]));
     }
 }
 /* A row of output tiles into the output row yr [ow]: tile j's two values a[j], b[j] at

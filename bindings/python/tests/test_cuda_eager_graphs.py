@@ -26,6 +26,15 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+
+def run_child(script, env=None, timeout=300):
+    """Run script in a fresh interpreter (argv[1]: the package's directory), env added to
+    the environment; it must exit 0 with "ok" last."""
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    r = subprocess.run([sys.executable, "-c", script, here], capture_output=True, text=True, timeout=timeout,
+                       env=dict(os.environ, **(env or {})))
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout + r.stderr
+
 CHILD = textwrap.dedent("""
     import gc, sys
     sys.path.insert(0, sys.argv[1])
@@ -259,18 +268,12 @@ assert np.abs(a.grad.cpu().numpy() - ta.grad.numpy()).max() < 1e-6
 
 @pytest.mark.parametrize("env", [{}, {"TN_STAND_IN_UNREADABLE": "1"}])
 def test_make_graphed_callables(env):
-    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-    r = subprocess.run([sys.executable, "-c", MGC, here], capture_output=True, text=True, timeout=300,
-                       env=dict(os.environ, **env))
-    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout + r.stderr
+    run_child(MGC, env, timeout=300)
 
 
 @pytest.mark.parametrize("env", [{}, {"TN_STAND_IN_UNREADABLE": "1"}])
 def test_eager_cuda_graph_training_step(env):
-    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-    r = subprocess.run([sys.executable, "-c", CHILD, here], capture_output=True, text=True, timeout=300,
-                       env=dict(os.environ, **env))
-    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout + r.stderr
+    run_child(CHILD, env, timeout=300)
 
 
 LM = textwrap.dedent("""
@@ -404,15 +407,11 @@ LM = textwrap.dedent("""
 
 @pytest.mark.parametrize("env", [{}, {"TN_STAND_IN_UNREADABLE": "1"}])
 def test_language_model_steps_captured(env):
-    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-    r = subprocess.run([sys.executable, "-c", LM, here], capture_output=True, text=True, timeout=600,
-                       env=dict(os.environ, **env))
-    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout + r.stderr
+    run_child(LM, env, timeout=600)
 
 
 def test_capture_without_gpu_is_refused():
     """No GPU (no stand-in registered, no unit): capture_begin and graph_pool_handle say so."""
-    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
     child = textwrap.dedent("""
         import sys
         sys.path.insert(0, sys.argv[1])
@@ -430,5 +429,4 @@ def test_capture_without_gpu_is_refused():
         assert not tn.cuda.is_current_stream_capturing()
         print("ok")
     """)
-    r = subprocess.run([sys.executable, "-c", child, here], capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout + r.stderr
+    run_child(child, timeout=120)
