@@ -6054,7 +6054,7 @@ static inline bool tn__matmul_ep_declines(bool off, const tn_tensor *c, const tn
 #define TN__TESTABLE
 extern tn__gemm_tune_t tn__gemm_tune;
 extern int tn__optim_multi;    /* the optimizers' multi-tensor step (src/optim/optim.c); 0: one parameter at a time */
-extern int tn__avx512_loops;   /* the AVX-512 copies of float loops (TN__WIDE, src/core/config.c); 0: the plain ones */
+extern int tn__wide_loops;   /* the widest copies of float loops run (TN__WIDE, src/core/config.c): 2 AVX-512, 1 AVX2, 0 the plain ones */
 extern int tn__normal_fma_loop; /* float32 normal_fill's AVX2+FMA copy (src/core/rng.c); 0: the plain one */
 extern int tn__sleef_avx2;      /* float32 pow, sin, cos: SLEEF's AVX2+FMA loops (src/ops/sleef.c); 0: the scalar lanes */
 float tn__sleef_powf_test(float x, float y);                   /* SLEEF 3.5.1's powf_u10, one lane */
@@ -6157,17 +6157,27 @@ static bool tn__cpu_fma(void) {
     return has != 0;
 }
 #endif
-/* Float loops compiled twice, plain and for AVX-512 (TN__AVX512_FN: 16 lanes instead of SSE's
-   4; the same IEEE operations, so the same bits), chosen per call by TN__WIDE(f): f##x on a
-   CPU with AVX-512, else f. tn__avx512_loops = 0 (tests) runs the plain ones. */
-TN__TESTABLE int tn__avx512_loops = 1;
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define TN__AVX512_FN __attribute__((target("avx512f")))
-#define TN__WIDE(f) (tn__avx512_loops && tn__cpu_avx512() ? f##x : f)
+/* Float loops compiled three times, plain, for AVX2 (TN__AVX2_FN: 8 lanes) and for AVX-512
+   (TN__AVX512_FN: 16 lanes instead of SSE's 4); the same IEEE operations, so the same bits.
+   TN__WIDE(f) picks per call: f##x on a CPU with AVX-512, f##y on one with AVX2 and FMA,
+   else f. tn__wide_loops (tests) caps the choice: 2 any, 1 at most AVX2, 0 the plain ones. */
+TN__TESTABLE int tn__wide_loops = 2;
+/* GCC keeps a loop with selects scalar under its default -ftrapping-math unless the lanes can
+   be masked (AVX-512): these loops are compiled without it. Only exception flags could
+   differ, never a value: no contraction, no reassociation. Clang assumes it by default. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define TN__NO_TRAP __attribute__((optimize("no-trapping-math")))
 #else
-#define TN__WIDE(f) ((void)tn__avx512_loops, f)
+#define TN__NO_TRAP
 #endif
-#define TN__PLAIN_FN
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define TN__AVX512_FN __attribute__((target("avx512f"))) TN__NO_TRAP
+#define TN__AVX2_FN __attribute__((target("avx2"))) TN__NO_TRAP   /* no "fma": no contraction, the same bits */
+#define TN__WIDE(f) (tn__wide_loops >= 2 && tn__cpu_avx512() ? f##x : tn__wide_loops >= 1 && tn__cpu_fma() ? f##y : f)
+#else
+#define TN__WIDE(f) ((void)tn__wide_loops, f)
+#endif
+#define TN__PLAIN_FN TN__NO_TRAP
 
 #if defined(TN_MALLOC) && defined(TN_FREE) && defined(TN_REALLOC)
 #elif !defined(TN_MALLOC) && !defined(TN_FREE) && !defined(TN_REALLOC)
@@ -15648,8 +15658,8 @@ static int tn__casc_lp(int64_t n) {
 }
 /* multi_row_sum over nc contiguous columns at once (nc a multiple of 32, at most
    TN__CASC_WIDE): res[c] = the cascade sum of x[r * rs + c], r < n. Every column's levels
-   move at the same rows, so the rows stream in memory order. Compiled plain and for
-   AVX-512 (lane by lane the same additions, so the same bits). */
+   move at the same rows, so the rows stream in memory order. Compiled plain, for AVX2
+   and for AVX-512 (lane by lane the same additions, so the same bits). */
 #define TN__CASC_WIDE 512
 #define TN__CASC_ROWS(NAME, ATTR, NC) \
     ATTR static void NAME(float *res, const float *x, int64_t rs, int nc, int64_t n) { \
@@ -15673,6 +15683,8 @@ TN__CASC_ROWS(tn__casc_rows32, TN__PLAIN_FN, TN__CASC_COLS)
 #ifdef TN__AVX512_FN
 TN__CASC_ROWS(tn__casc_rowsx, TN__AVX512_FN, nc)
 TN__CASC_ROWS(tn__casc_rows32x, TN__AVX512_FN, TN__CASC_COLS)
+TN__CASC_ROWS(tn__casc_rowsy, TN__AVX2_FN, nc)
+TN__CASC_ROWS(tn__casc_rows32y, TN__AVX2_FN, TN__CASC_COLS)
 #endif
 /* multi_row_sum: res[c] = the sum over r < n of x[r * rs + c * cs], c < nc <= 32, in levels:
    level 0 takes 2^lp rows, then empties into level 1, which empties into level 2 every 2^lp
@@ -18710,11 +18722,19 @@ static void tn__gemm_packB_f32(int64_t kc, int64_t nc, const float *B, int64_t r
     for (j0 = 0; j0 < nc; j0 += nr, Bp += nr * kc) {
         int64_t nb = nc - j0 < nr ? nc - j0 : nr;
         const float *b = B + j0 * csb;
-        if (csb == 1) { /* rows contiguous: copy nb-long runs */
-            for (k = 0; k < kc; k++) {
-                memcpy(Bp + k * nr, b + k * rsb, (size_t)nb * sizeof(float));
-                for (j = nb; j < nr; j++) Bp[k * nr + j] = (float)0;
-            }
+        if (csb == 1) { /* rows contiguous: copy nb-long runs; a whole panel's rows of the
+                           kernels' widths as constant-count loops (register moves: memcpy's
+                           call per 64-byte row was 5 % of a GPT step) */
+#define TN__PACKB_ROWS(NR) for (k = 0; k < kc; k++) for (j = 0; j < (NR); j++) Bp[k * (NR) + j] = b[k * rsb + j]
+            if (nb == nr && nr == 8) TN__PACKB_ROWS(8);
+            else if (nb == nr && nr == 16) TN__PACKB_ROWS(16);
+            else if (nb == nr && nr == 32) TN__PACKB_ROWS(32);
+            else
+                for (k = 0; k < kc; k++) {
+                    memcpy(Bp + k * nr, b + k * rsb, (size_t)nb * sizeof(float));
+                    for (j = nb; j < nr; j++) Bp[k * nr + j] = (float)0;
+                }
+#undef TN__PACKB_ROWS
         } else if (rsb == 1) { /* columns contiguous (transposed B): a transposing copy */
             tn__gemm_packT_f32(nb, kc, b, csb, nr, Bp);
             for (k = 0; k < kc; k++)
@@ -19145,11 +19165,19 @@ static void tn__gemm_packB_f64(int64_t kc, int64_t nc, const double *B, int64_t 
     for (j0 = 0; j0 < nc; j0 += nr, Bp += nr * kc) {
         int64_t nb = nc - j0 < nr ? nc - j0 : nr;
         const double *b = B + j0 * csb;
-        if (csb == 1) { /* rows contiguous: copy nb-long runs */
-            for (k = 0; k < kc; k++) {
-                memcpy(Bp + k * nr, b + k * rsb, (size_t)nb * sizeof(double));
-                for (j = nb; j < nr; j++) Bp[k * nr + j] = (double)0;
-            }
+        if (csb == 1) { /* rows contiguous: copy nb-long runs; a whole panel's rows of the
+                           kernels' widths as constant-count loops (register moves: memcpy's
+                           call per 64-byte row was 5 % of a GPT step) */
+#define TN__PACKB_ROWS(NR) for (k = 0; k < kc; k++) for (j = 0; j < (NR); j++) Bp[k * (NR) + j] = b[k * rsb + j]
+            if (nb == nr && nr == 8) TN__PACKB_ROWS(8);
+            else if (nb == nr && nr == 16) TN__PACKB_ROWS(16);
+            else if (nb == nr && nr == 32) TN__PACKB_ROWS(32);
+            else
+                for (k = 0; k < kc; k++) {
+                    memcpy(Bp + k * nr, b + k * rsb, (size_t)nb * sizeof(double));
+                    for (j = nb; j < nr; j++) Bp[k * nr + j] = (double)0;
+                }
+#undef TN__PACKB_ROWS
         } else if (rsb == 1) { /* columns contiguous (transposed B): a transposing copy */
             tn__gemm_packT_f64(nb, kc, b, csb, nr, Bp);
             for (k = 0; k < kc; k++)
@@ -28358,8 +28386,8 @@ TNDEF tn_tensor *tn_linalg_eigvals(tn_tensor *A) {
    butterflying them and multiplying by precomputed twiddles, so the output comes out in
    natural order without a bit reversal. In pass k with stride s (the radices before it
    multiplied) the innermost loop runs over s contiguous complex numbers that share one
-   twiddle, which the compiler vectorises (the passes are compiled twice, plain and for
-   AVX-512, chosen at run time as the library's other float loops: TN__WIDE). A length with
+   twiddle, which the compiler vectorises (the passes are compiled plain, for AVX2 and
+   for AVX-512, chosen at run time as the library's other float loops: TN__WIDE). A length with
    a prime factor above TN__FFT_GENERIC_MAX goes through Bluestein's chirp-z algorithm: a
    circular convolution of length m >= 2n - 1 (m 2,3,5-smooth) done with two FFTs of length
    m, the chirp's FFT precomputed in the plan. Real input (r2c, n/2 + 1 outputs) of even n
@@ -29003,6 +29031,300 @@ TN__AVX512_FN static void tn__fft_stockham_f64x(const tn__fft_plan *pl, const do
         case 4: tn__fft_pass4_f64x(s, m, src, dst, tw, d); break;
         case 5: tn__fft_pass5_f64x(s, m, src, dst, tw, d); break;
         default: tn__fft_passg_f64x(r, s, m, src, dst, tw, (const double *)pl->rt + pl->rtoff[k], d); break;
+        }
+        src = dst;
+        s *= r;
+    }
+    if (src != out) memcpy(out, src, (size_t)N * 2 * sizeof(double));
+}
+/* TN__FFT_PASSES(float, f32y, TN__AVX2_FN): the template in src/ops/fft.c */
+TN__AVX2_FN static void tn__fft_pass2_f32y(int64_t s, int64_t m, const float *TN__RESTRICT x, float *TN__RESTRICT y, const float *TN__RESTRICT tw) {
+    for (int64_t p = 0; p < m; p++) {
+        const float wr = tw[2 * p], wi = tw[2 * p + 1];
+        const float *a0 = x + 2 * s * p, *a1 = a0 + 2 * s * m;
+        float *b0 = y + 2 * s * (2 * p), *b1 = b0 + 2 * s;
+        for (int64_t q = 0; q < s; q++) {
+            float ar = a0[2 * q], ai = a0[2 * q + 1], br = a1[2 * q], bi = a1[2 * q + 1];
+            b0[2 * q] = ar + br; b0[2 * q + 1] = ai + bi;
+            float dr = ar - br, di = ai - bi;
+            b1[2 * q] = dr * wr - di * wi; b1[2 * q + 1] = dr * wi + di * wr;
+        }
+    }
+}
+TN__AVX2_FN static inline void tn__fft_r4_f32y(int64_t s, int64_t m, int64_t p, const float *TN__RESTRICT x, float *TN__RESTRICT y, const float *TN__RESTRICT tw, float d) {
+    const float *w = tw + 6 * p;
+    const float w1r = w[0], w1i = w[1], w2r = w[2], w2i = w[3], w3r = w[4], w3i = w[5];
+    const float *a0 = x + 2 * s * p, *a1 = a0 + 2 * s * m, *a2 = a1 + 2 * s * m, *a3 = a2 + 2 * s * m;
+    float *b0 = y + 2 * s * (4 * p), *b1 = b0 + 2 * s, *b2 = b1 + 2 * s, *b3 = b2 + 2 * s;
+    for (int64_t q = 0; q < s; q++) {
+        float t0r = a0[2 * q] + a2[2 * q], t0i = a0[2 * q + 1] + a2[2 * q + 1];
+        float t1r = a0[2 * q] - a2[2 * q], t1i = a0[2 * q + 1] - a2[2 * q + 1];
+        float t2r = a1[2 * q] + a3[2 * q], t2i = a1[2 * q + 1] + a3[2 * q + 1];
+        float ur = a1[2 * q] - a3[2 * q], ui = a1[2 * q + 1] - a3[2 * q + 1];
+        float t3r = d * ui, t3i = -d * ur;   /* (a1 - a3) (-i d) */
+        b0[2 * q] = t0r + t2r; b0[2 * q + 1] = t0i + t2i;
+        float c2r = t0r - t2r, c2i = t0i - t2i, c1r = t1r + t3r, c1i = t1i + t3i, c3r = t1r - t3r, c3i = t1i - t3i;
+        b1[2 * q] = c1r * w1r - c1i * w1i; b1[2 * q + 1] = c1r * w1i + c1i * w1r;
+        b2[2 * q] = c2r * w2r - c2i * w2i; b2[2 * q + 1] = c2r * w2i + c2i * w2r;
+        b3[2 * q] = c3r * w3r - c3i * w3i; b3[2 * q + 1] = c3r * w3i + c3i * w3r;
+    }
+}
+TN__AVX2_FN static void tn__fft_pass4_f32y(int64_t s, int64_t m, const float *TN__RESTRICT x, float *TN__RESTRICT y, const float *TN__RESTRICT tw, float d) {
+    if (s == 1) for (int64_t p = 0; p < m; p++) tn__fft_r4_f32y(1, m, p, x, y, tw, d);
+    else for (int64_t p = 0; p < m; p++) tn__fft_r4_f32y(s, m, p, x, y, tw, d);
+}
+TN__AVX2_FN static void tn__fft_pass3_f32y(int64_t s, int64_t m, const float *TN__RESTRICT x, float *TN__RESTRICT y, const float *TN__RESTRICT tw, float d) {
+    const float h = (float)0.86602540378443864676372317075293618 * d;   /* sin(2 pi / 3) d */
+    for (int64_t p = 0; p < m; p++) {
+        const float *w = tw + 4 * p;
+        const float w1r = w[0], w1i = w[1], w2r = w[2], w2i = w[3];
+        const float *a0 = x + 2 * s * p, *a1 = a0 + 2 * s * m, *a2 = a1 + 2 * s * m;
+        float *b0 = y + 2 * s * (3 * p), *b1 = b0 + 2 * s, *b2 = b1 + 2 * s;
+        for (int64_t q = 0; q < s; q++) {
+            float t1r = a1[2 * q] + a2[2 * q], t1i = a1[2 * q + 1] + a2[2 * q + 1];
+            float t2r = a0[2 * q] - (float)0.5 * t1r, t2i = a0[2 * q + 1] - (float)0.5 * t1i;
+            float ur = a1[2 * q] - a2[2 * q], ui = a1[2 * q + 1] - a2[2 * q + 1];
+            float t3r = h * ui, t3i = -h * ur;
+            b0[2 * q] = a0[2 * q] + t1r; b0[2 * q + 1] = a0[2 * q + 1] + t1i;
+            float c1r = t2r + t3r, c1i = t2i + t3i, c2r = t2r - t3r, c2i = t2i - t3i;
+            b1[2 * q] = c1r * w1r - c1i * w1i; b1[2 * q + 1] = c1r * w1i + c1i * w1r;
+            b2[2 * q] = c2r * w2r - c2i * w2i; b2[2 * q + 1] = c2r * w2i + c2i * w2r;
+        }
+    }
+}
+TN__AVX2_FN static void tn__fft_pass5_f32y(int64_t s, int64_t m, const float *TN__RESTRICT x, float *TN__RESTRICT y, const float *TN__RESTRICT tw, float d) {
+    const float c1 = (float)0.30901699437494742410229341718281906, c2 = (float)-0.80901699437494742410229341718281906;
+    const float s1 = (float)0.95105651629515357211643933337938214 * d, s2 = (float)0.58778525229247312916870595463907277 * d;
+    for (int64_t p = 0; p < m; p++) {
+        const float *w = tw + 8 * p;
+        const float *a0 = x + 2 * s * p, *a1 = a0 + 2 * s * m, *a2 = a1 + 2 * s * m, *a3 = a2 + 2 * s * m, *a4 = a3 + 2 * s * m;
+        float *b0 = y + 2 * s * (5 * p), *b1 = b0 + 2 * s, *b2 = b1 + 2 * s, *b3 = b2 + 2 * s, *b4 = b3 + 2 * s;
+        const float w1r = w[0], w1i = w[1], w2r = w[2], w2i = w[3], w3r = w[4], w3i = w[5], w4r = w[6], w4i = w[7];
+        for (int64_t q = 0; q < s; q++) {
+            float x0r = a0[2 * q], x0i = a0[2 * q + 1];
+            float t1r = a1[2 * q] + a4[2 * q], t1i = a1[2 * q + 1] + a4[2 * q + 1];
+            float t2r = a2[2 * q] + a3[2 * q], t2i = a2[2 * q + 1] + a3[2 * q + 1];
+            float t3r = a1[2 * q] - a4[2 * q], t3i = a1[2 * q + 1] - a4[2 * q + 1];
+            float t4r = a2[2 * q] - a3[2 * q], t4i = a2[2 * q + 1] - a3[2 * q + 1];
+            b0[2 * q] = x0r + t1r + t2r; b0[2 * q + 1] = x0i + t1i + t2i;
+            float u1r = x0r + c1 * t1r + c2 * t2r, u1i = x0i + c1 * t1i + c2 * t2i;
+            float u2r = x0r + c2 * t1r + c1 * t2r, u2i = x0i + c2 * t1i + c1 * t2i;
+            float f1r = s1 * t3r + s2 * t4r, f1i = s1 * t3i + s2 * t4i;   /* v = -i f */
+            float f2r = s2 * t3r - s1 * t4r, f2i = s2 * t3i - s1 * t4i;
+            float c1r_ = u1r + f1i, c1i_ = u1i - f1r, c4r_ = u1r - f1i, c4i_ = u1i + f1r;
+            float c2r_ = u2r + f2i, c2i_ = u2i - f2r, c3r_ = u2r - f2i, c3i_ = u2i + f2r;
+            b1[2 * q] = c1r_ * w1r - c1i_ * w1i; b1[2 * q + 1] = c1r_ * w1i + c1i_ * w1r;
+            b2[2 * q] = c2r_ * w2r - c2i_ * w2i; b2[2 * q + 1] = c2r_ * w2i + c2i_ * w2r;
+            b3[2 * q] = c3r_ * w3r - c3i_ * w3i; b3[2 * q + 1] = c3r_ * w3i + c3i_ * w3r;
+            b4[2 * q] = c4r_ * w4r - c4i_ * w4i; b4[2 * q + 1] = c4r_ * w4i + c4i_ * w4r;
+        }
+    }
+}
+/* any odd radix r <= TN__FFT_GENERIC_MAX: the sums and differences of the pairs j, r - j */
+TN__AVX2_FN static void tn__fft_passg_f32y(int r, int64_t s, int64_t m, const float *TN__RESTRICT x, float *TN__RESTRICT y, const float *TN__RESTRICT tw, const float *TN__RESTRICT rt, float d) {
+    float sr[TN__FFT_GENERIC_MAX / 2 + 1], si[TN__FFT_GENERIC_MAX / 2 + 1], dr[TN__FFT_GENERIC_MAX / 2 + 1], di[TN__FFT_GENERIC_MAX / 2 + 1];
+    const int h = r / 2;
+    for (int64_t p = 0; p < m; p++) {
+        const float *w = tw + 2 * (r - 1) * p;
+        for (int64_t q = 0; q < s; q++) {
+            const float *a = x + 2 * (q + s * p);
+            float *b = y + 2 * (q + s * r * p);
+            const float x0r = a[0], x0i = a[1];
+            float b0r = x0r, b0i = x0i;
+            for (int j = 1; j <= h; j++) {
+                const float *u = a + 2 * s * m * j, *v = a + 2 * s * m * (r - j);
+                sr[j] = u[0] + v[0]; si[j] = u[1] + v[1]; dr[j] = u[0] - v[0]; di[j] = u[1] - v[1];
+                b0r += sr[j]; b0i += si[j];
+            }
+            b[0] = b0r; b[1] = b0i;
+            for (int k = 1; k <= h; k++) {
+                float er = x0r, ei = x0i, fr = 0, fi = 0;
+                int idx = 0;
+                for (int j = 1; j <= h; j++) {
+                    idx += k; if (idx >= r) idx -= r;
+                    const float c = rt[2 * idx], sn = rt[2 * idx + 1];
+                    er += c * sr[j]; ei += c * si[j]; fr += sn * dr[j]; fi += sn * di[j];
+                }
+                /* b_k = e - i d f, b_(r-k) = e + i d f */
+                float pr = er + d * fi, pi_ = ei - d * fr, nr = er - d * fi, ni = ei + d * fr;
+                const float *wk = w + 2 * (k - 1), *wn = w + 2 * (r - k - 1);
+                float *bk = b + 2 * s * k, *bn = b + 2 * s * (r - k);
+                bk[0] = pr * wk[0] - pi_ * wk[1]; bk[1] = pr * wk[1] + pi_ * wk[0];
+                bn[0] = nr * wn[0] - ni * wn[1]; bn[1] = nr * wn[1] + ni * wn[0];
+            }
+        }
+    }
+}
+/* the passes of a Stockham plan over V lines interleaved (element i of line v at i V + v:
+   the passes start at stride V, so the innermost loops run over the lines): in (n V complex)
+   to out, through the scratch w (2 n V complex); in may be out, or w + 2 n V */
+TN__AVX2_FN static void tn__fft_stockham_f32y(const tn__fft_plan *pl, const float *in, float *out, float *w, int64_t V) {
+    const int64_t n = pl->n, N = n * V;
+    const float d = pl->kind == TN__FFT_BWD ? (float)-1 : (float)1;
+    if (pl->nf == 0) { if (out != in) memcpy(out, in, (size_t)N * 2 * sizeof(float)); return; }
+    float *buf[2] = {w, w + 2 * N};
+    if (in == buf[0]) { buf[0] = w + 2 * N; buf[1] = w; }
+    int64_t s = V;
+    const float *src = in;
+    for (int k = 0; k < pl->nf; k++) {
+        const int r = pl->fac[k];
+        const int64_t m = N / (s * r);
+        float *dst = k == pl->nf - 1 && out != in ? out : buf[k & 1];
+        if (dst == src) dst = buf[(k + 1) & 1];
+        const float *tw = (const float *)pl->tw + pl->twoff[k];
+        switch (r) {
+        case 2: tn__fft_pass2_f32y(s, m, src, dst, tw); break;
+        case 3: tn__fft_pass3_f32y(s, m, src, dst, tw, d); break;
+        case 4: tn__fft_pass4_f32y(s, m, src, dst, tw, d); break;
+        case 5: tn__fft_pass5_f32y(s, m, src, dst, tw, d); break;
+        default: tn__fft_passg_f32y(r, s, m, src, dst, tw, (const float *)pl->rt + pl->rtoff[k], d); break;
+        }
+        src = dst;
+        s *= r;
+    }
+    if (src != out) memcpy(out, src, (size_t)N * 2 * sizeof(float));
+}
+/* TN__FFT_PASSES(double, f64y, TN__AVX2_FN): the template in src/ops/fft.c */
+TN__AVX2_FN static void tn__fft_pass2_f64y(int64_t s, int64_t m, const double *TN__RESTRICT x, double *TN__RESTRICT y, const double *TN__RESTRICT tw) {
+    for (int64_t p = 0; p < m; p++) {
+        const double wr = tw[2 * p], wi = tw[2 * p + 1];
+        const double *a0 = x + 2 * s * p, *a1 = a0 + 2 * s * m;
+        double *b0 = y + 2 * s * (2 * p), *b1 = b0 + 2 * s;
+        for (int64_t q = 0; q < s; q++) {
+            double ar = a0[2 * q], ai = a0[2 * q + 1], br = a1[2 * q], bi = a1[2 * q + 1];
+            b0[2 * q] = ar + br; b0[2 * q + 1] = ai + bi;
+            double dr = ar - br, di = ai - bi;
+            b1[2 * q] = dr * wr - di * wi; b1[2 * q + 1] = dr * wi + di * wr;
+        }
+    }
+}
+TN__AVX2_FN static inline void tn__fft_r4_f64y(int64_t s, int64_t m, int64_t p, const double *TN__RESTRICT x, double *TN__RESTRICT y, const double *TN__RESTRICT tw, double d) {
+    const double *w = tw + 6 * p;
+    const double w1r = w[0], w1i = w[1], w2r = w[2], w2i = w[3], w3r = w[4], w3i = w[5];
+    const double *a0 = x + 2 * s * p, *a1 = a0 + 2 * s * m, *a2 = a1 + 2 * s * m, *a3 = a2 + 2 * s * m;
+    double *b0 = y + 2 * s * (4 * p), *b1 = b0 + 2 * s, *b2 = b1 + 2 * s, *b3 = b2 + 2 * s;
+    for (int64_t q = 0; q < s; q++) {
+        double t0r = a0[2 * q] + a2[2 * q], t0i = a0[2 * q + 1] + a2[2 * q + 1];
+        double t1r = a0[2 * q] - a2[2 * q], t1i = a0[2 * q + 1] - a2[2 * q + 1];
+        double t2r = a1[2 * q] + a3[2 * q], t2i = a1[2 * q + 1] + a3[2 * q + 1];
+        double ur = a1[2 * q] - a3[2 * q], ui = a1[2 * q + 1] - a3[2 * q + 1];
+        double t3r = d * ui, t3i = -d * ur;   /* (a1 - a3) (-i d) */
+        b0[2 * q] = t0r + t2r; b0[2 * q + 1] = t0i + t2i;
+        double c2r = t0r - t2r, c2i = t0i - t2i, c1r = t1r + t3r, c1i = t1i + t3i, c3r = t1r - t3r, c3i = t1i - t3i;
+        b1[2 * q] = c1r * w1r - c1i * w1i; b1[2 * q + 1] = c1r * w1i + c1i * w1r;
+        b2[2 * q] = c2r * w2r - c2i * w2i; b2[2 * q + 1] = c2r * w2i + c2i * w2r;
+        b3[2 * q] = c3r * w3r - c3i * w3i; b3[2 * q + 1] = c3r * w3i + c3i * w3r;
+    }
+}
+TN__AVX2_FN static void tn__fft_pass4_f64y(int64_t s, int64_t m, const double *TN__RESTRICT x, double *TN__RESTRICT y, const double *TN__RESTRICT tw, double d) {
+    if (s == 1) for (int64_t p = 0; p < m; p++) tn__fft_r4_f64y(1, m, p, x, y, tw, d);
+    else for (int64_t p = 0; p < m; p++) tn__fft_r4_f64y(s, m, p, x, y, tw, d);
+}
+TN__AVX2_FN static void tn__fft_pass3_f64y(int64_t s, int64_t m, const double *TN__RESTRICT x, double *TN__RESTRICT y, const double *TN__RESTRICT tw, double d) {
+    const double h = (double)0.86602540378443864676372317075293618 * d;   /* sin(2 pi / 3) d */
+    for (int64_t p = 0; p < m; p++) {
+        const double *w = tw + 4 * p;
+        const double w1r = w[0], w1i = w[1], w2r = w[2], w2i = w[3];
+        const double *a0 = x + 2 * s * p, *a1 = a0 + 2 * s * m, *a2 = a1 + 2 * s * m;
+        double *b0 = y + 2 * s * (3 * p), *b1 = b0 + 2 * s, *b2 = b1 + 2 * s;
+        for (int64_t q = 0; q < s; q++) {
+            double t1r = a1[2 * q] + a2[2 * q], t1i = a1[2 * q + 1] + a2[2 * q + 1];
+            double t2r = a0[2 * q] - (double)0.5 * t1r, t2i = a0[2 * q + 1] - (double)0.5 * t1i;
+            double ur = a1[2 * q] - a2[2 * q], ui = a1[2 * q + 1] - a2[2 * q + 1];
+            double t3r = h * ui, t3i = -h * ur;
+            b0[2 * q] = a0[2 * q] + t1r; b0[2 * q + 1] = a0[2 * q + 1] + t1i;
+            double c1r = t2r + t3r, c1i = t2i + t3i, c2r = t2r - t3r, c2i = t2i - t3i;
+            b1[2 * q] = c1r * w1r - c1i * w1i; b1[2 * q + 1] = c1r * w1i + c1i * w1r;
+            b2[2 * q] = c2r * w2r - c2i * w2i; b2[2 * q + 1] = c2r * w2i + c2i * w2r;
+        }
+    }
+}
+TN__AVX2_FN static void tn__fft_pass5_f64y(int64_t s, int64_t m, const double *TN__RESTRICT x, double *TN__RESTRICT y, const double *TN__RESTRICT tw, double d) {
+    const double c1 = (double)0.30901699437494742410229341718281906, c2 = (double)-0.80901699437494742410229341718281906;
+    const double s1 = (double)0.95105651629515357211643933337938214 * d, s2 = (double)0.58778525229247312916870595463907277 * d;
+    for (int64_t p = 0; p < m; p++) {
+        const double *w = tw + 8 * p;
+        const double *a0 = x + 2 * s * p, *a1 = a0 + 2 * s * m, *a2 = a1 + 2 * s * m, *a3 = a2 + 2 * s * m, *a4 = a3 + 2 * s * m;
+        double *b0 = y + 2 * s * (5 * p), *b1 = b0 + 2 * s, *b2 = b1 + 2 * s, *b3 = b2 + 2 * s, *b4 = b3 + 2 * s;
+        const double w1r = w[0], w1i = w[1], w2r = w[2], w2i = w[3], w3r = w[4], w3i = w[5], w4r = w[6], w4i = w[7];
+        for (int64_t q = 0; q < s; q++) {
+            double x0r = a0[2 * q], x0i = a0[2 * q + 1];
+            double t1r = a1[2 * q] + a4[2 * q], t1i = a1[2 * q + 1] + a4[2 * q + 1];
+            double t2r = a2[2 * q] + a3[2 * q], t2i = a2[2 * q + 1] + a3[2 * q + 1];
+            double t3r = a1[2 * q] - a4[2 * q], t3i = a1[2 * q + 1] - a4[2 * q + 1];
+            double t4r = a2[2 * q] - a3[2 * q], t4i = a2[2 * q + 1] - a3[2 * q + 1];
+            b0[2 * q] = x0r + t1r + t2r; b0[2 * q + 1] = x0i + t1i + t2i;
+            double u1r = x0r + c1 * t1r + c2 * t2r, u1i = x0i + c1 * t1i + c2 * t2i;
+            double u2r = x0r + c2 * t1r + c1 * t2r, u2i = x0i + c2 * t1i + c1 * t2i;
+            double f1r = s1 * t3r + s2 * t4r, f1i = s1 * t3i + s2 * t4i;   /* v = -i f */
+            double f2r = s2 * t3r - s1 * t4r, f2i = s2 * t3i - s1 * t4i;
+            double c1r_ = u1r + f1i, c1i_ = u1i - f1r, c4r_ = u1r - f1i, c4i_ = u1i + f1r;
+            double c2r_ = u2r + f2i, c2i_ = u2i - f2r, c3r_ = u2r - f2i, c3i_ = u2i + f2r;
+            b1[2 * q] = c1r_ * w1r - c1i_ * w1i; b1[2 * q + 1] = c1r_ * w1i + c1i_ * w1r;
+            b2[2 * q] = c2r_ * w2r - c2i_ * w2i; b2[2 * q + 1] = c2r_ * w2i + c2i_ * w2r;
+            b3[2 * q] = c3r_ * w3r - c3i_ * w3i; b3[2 * q + 1] = c3r_ * w3i + c3i_ * w3r;
+            b4[2 * q] = c4r_ * w4r - c4i_ * w4i; b4[2 * q + 1] = c4r_ * w4i + c4i_ * w4r;
+        }
+    }
+}
+/* any odd radix r <= TN__FFT_GENERIC_MAX: the sums and differences of the pairs j, r - j */
+TN__AVX2_FN static void tn__fft_passg_f64y(int r, int64_t s, int64_t m, const double *TN__RESTRICT x, double *TN__RESTRICT y, const double *TN__RESTRICT tw, const double *TN__RESTRICT rt, double d) {
+    double sr[TN__FFT_GENERIC_MAX / 2 + 1], si[TN__FFT_GENERIC_MAX / 2 + 1], dr[TN__FFT_GENERIC_MAX / 2 + 1], di[TN__FFT_GENERIC_MAX / 2 + 1];
+    const int h = r / 2;
+    for (int64_t p = 0; p < m; p++) {
+        const double *w = tw + 2 * (r - 1) * p;
+        for (int64_t q = 0; q < s; q++) {
+            const double *a = x + 2 * (q + s * p);
+            double *b = y + 2 * (q + s * r * p);
+            const double x0r = a[0], x0i = a[1];
+            double b0r = x0r, b0i = x0i;
+            for (int j = 1; j <= h; j++) {
+                const double *u = a + 2 * s * m * j, *v = a + 2 * s * m * (r - j);
+                sr[j] = u[0] + v[0]; si[j] = u[1] + v[1]; dr[j] = u[0] - v[0]; di[j] = u[1] - v[1];
+                b0r += sr[j]; b0i += si[j];
+            }
+            b[0] = b0r; b[1] = b0i;
+            for (int k = 1; k <= h; k++) {
+                double er = x0r, ei = x0i, fr = 0, fi = 0;
+                int idx = 0;
+                for (int j = 1; j <= h; j++) {
+                    idx += k; if (idx >= r) idx -= r;
+                    const double c = rt[2 * idx], sn = rt[2 * idx + 1];
+                    er += c * sr[j]; ei += c * si[j]; fr += sn * dr[j]; fi += sn * di[j];
+                }
+                /* b_k = e - i d f, b_(r-k) = e + i d f */
+                double pr = er + d * fi, pi_ = ei - d * fr, nr = er - d * fi, ni = ei + d * fr;
+                const double *wk = w + 2 * (k - 1), *wn = w + 2 * (r - k - 1);
+                double *bk = b + 2 * s * k, *bn = b + 2 * s * (r - k);
+                bk[0] = pr * wk[0] - pi_ * wk[1]; bk[1] = pr * wk[1] + pi_ * wk[0];
+                bn[0] = nr * wn[0] - ni * wn[1]; bn[1] = nr * wn[1] + ni * wn[0];
+            }
+        }
+    }
+}
+/* the passes of a Stockham plan over V lines interleaved (element i of line v at i V + v:
+   the passes start at stride V, so the innermost loops run over the lines): in (n V complex)
+   to out, through the scratch w (2 n V complex); in may be out, or w + 2 n V */
+TN__AVX2_FN static void tn__fft_stockham_f64y(const tn__fft_plan *pl, const double *in, double *out, double *w, int64_t V) {
+    const int64_t n = pl->n, N = n * V;
+    const double d = pl->kind == TN__FFT_BWD ? (double)-1 : (double)1;
+    if (pl->nf == 0) { if (out != in) memcpy(out, in, (size_t)N * 2 * sizeof(double)); return; }
+    double *buf[2] = {w, w + 2 * N};
+    if (in == buf[0]) { buf[0] = w + 2 * N; buf[1] = w; }
+    int64_t s = V;
+    const double *src = in;
+    for (int k = 0; k < pl->nf; k++) {
+        const int r = pl->fac[k];
+        const int64_t m = N / (s * r);
+        double *dst = k == pl->nf - 1 && out != in ? out : buf[k & 1];
+        if (dst == src) dst = buf[(k + 1) & 1];
+        const double *tw = (const double *)pl->tw + pl->twoff[k];
+        switch (r) {
+        case 2: tn__fft_pass2_f64y(s, m, src, dst, tw); break;
+        case 3: tn__fft_pass3_f64y(s, m, src, dst, tw, d); break;
+        case 4: tn__fft_pass4_f64y(s, m, src, dst, tw, d); break;
+        case 5: tn__fft_pass5_f64y(s, m, src, dst, tw, d); break;
+        default: tn__fft_passg_f64y(r, s, m, src, dst, tw, (const double *)pl->rt + pl->rtoff[k], d); break;
         }
         src = dst;
         s *= r;
@@ -30460,6 +30782,64 @@ TN__AVX512_FN static void tn__spmm_rows_f64x(const int64_t *crow, const int64_t 
     }
 }
 TN__AVX512_FN static void tn__sddmm_rows_f64x(const int64_t *crow, const int64_t *col, const double *A, const double *B, double *sv, int64_t p,
+                                      int64_t r0, int64_t r1) {
+    for (int64_t i = r0; i < r1; i++) {
+        const double *TN__RESTRICT a = A + i * p;
+        for (int64_t k = crow[i]; k < crow[i + 1]; k++) {
+            const double *TN__RESTRICT b = B + col[k] * p;
+            double s = 0;
+            for (int64_t c = 0; c < p; c++) s += a[c] * b[c];
+            sv[k] = s;
+        }
+    }
+}
+/* TN__SPMM_DEFINE(float, f32y, TN__AVX2_FN): the template in src/ops/sparse.c */
+TN__AVX2_FN static void tn__spmm_rows_f32y(const int64_t *crow, const int64_t *col, const float *val, const float *B, float *out, int64_t p,
+                                     int64_t r0, int64_t r1) {
+    for (int64_t i = r0; i < r1; i++) {
+        float *TN__RESTRICT o = out + i * p;
+        const int64_t k1 = crow[i + 1];
+        for (int64_t c = 0; c < p; c++) o[c] = 0;
+        for (int64_t k = crow[i]; k < k1; k++) {
+            const float v = val[k], *TN__RESTRICT b = B + col[k] * p;
+            if (k + TN__SP_AHEAD < k1) {   /* the whole row TN__SP_AHEAD entries ahead: its lines are random reads */
+                const char *ahead = (const char *)(B + col[k + TN__SP_AHEAD] * p);
+                for (int64_t byte = 0; byte < p * (int64_t)sizeof(float); byte += 64) TN__SP_PREFETCH(ahead + byte);
+            }
+            for (int64_t c = 0; c < p; c++) o[c] += v * b[c];
+        }
+    }
+}
+TN__AVX2_FN static void tn__sddmm_rows_f32y(const int64_t *crow, const int64_t *col, const float *A, const float *B, float *sv, int64_t p,
+                                      int64_t r0, int64_t r1) {
+    for (int64_t i = r0; i < r1; i++) {
+        const float *TN__RESTRICT a = A + i * p;
+        for (int64_t k = crow[i]; k < crow[i + 1]; k++) {
+            const float *TN__RESTRICT b = B + col[k] * p;
+            float s = 0;
+            for (int64_t c = 0; c < p; c++) s += a[c] * b[c];
+            sv[k] = s;
+        }
+    }
+}
+/* TN__SPMM_DEFINE(double, f64y, TN__AVX2_FN): the template in src/ops/sparse.c */
+TN__AVX2_FN static void tn__spmm_rows_f64y(const int64_t *crow, const int64_t *col, const double *val, const double *B, double *out, int64_t p,
+                                     int64_t r0, int64_t r1) {
+    for (int64_t i = r0; i < r1; i++) {
+        double *TN__RESTRICT o = out + i * p;
+        const int64_t k1 = crow[i + 1];
+        for (int64_t c = 0; c < p; c++) o[c] = 0;
+        for (int64_t k = crow[i]; k < k1; k++) {
+            const double v = val[k], *TN__RESTRICT b = B + col[k] * p;
+            if (k + TN__SP_AHEAD < k1) {   /* the whole row TN__SP_AHEAD entries ahead: its lines are random reads */
+                const char *ahead = (const char *)(B + col[k + TN__SP_AHEAD] * p);
+                for (int64_t byte = 0; byte < p * (int64_t)sizeof(double); byte += 64) TN__SP_PREFETCH(ahead + byte);
+            }
+            for (int64_t c = 0; c < p; c++) o[c] += v * b[c];
+        }
+    }
+}
+TN__AVX2_FN static void tn__sddmm_rows_f64y(const int64_t *crow, const int64_t *col, const double *A, const double *B, double *sv, int64_t p,
                                       int64_t r0, int64_t r1) {
     for (int64_t i = r0; i < r1; i++) {
         const double *TN__RESTRICT a = A + i * p;
@@ -34337,8 +34717,8 @@ static void tn__bn_run_f64(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, d
    blocks of TN__LN_RB rows: per row both sums, then the input gradient, and the weight and
    bias gradients' column sums of the block (rows in order) in the same pass; the blocks'
    sums are added in block order after. The blocks do not depend on the number of threads,
-   so neither do the bits. The float and double rows are compiled twice, plain and for
-   AVX-512 (the same operations in the same order: the same bits), and TN__WIDE picks. */
+   so neither do the bits. The float and double rows are compiled three times, plain,
+   AVX2 and AVX-512 (the same operations in the same order: the same bits), and TN__WIDE picks. */
 #define TN__LN_RB 64
 /* The plain rows' 8-lane sums for the LN template: batch norm's helpers, and the backward's
    sums of g = gy w (w NULL: 1) and g (x - m) */
@@ -34425,6 +34805,83 @@ TN__AVX512_FN static void tn__ln_dot_f64x(const double *gp, const double *w, con
 }
 #undef TN__LN_LOAD8_F32
 #undef TN__LN_LOAD8_F64
+/* and in two AVX2 registers of 4 doubles: lanes 0-3 and 4-7 */
+#define TN__LN_LOAD4_F32(p) _mm256_cvtps_pd(_mm_loadu_ps(p))
+#define TN__LN_LOAD4_F64(p) _mm256_loadu_pd(p)
+/* TN__LN_SUMS_Y(float, f32y, TN__LN_LOAD4_F32): the template in src/nn/norm.c */
+TN__AVX2_FN static void tn__bn_sum_f32y(const float *xp, int64_t L, double *acc) {
+    __m256d a0 = _mm256_loadu_pd(acc), a1 = _mm256_loadu_pd(acc + 4);
+    int64_t l = 0;
+    for (; l + 8 <= L; l += 8) { a0 = _mm256_add_pd(a0, TN__LN_LOAD4_F32(xp + l)); a1 = _mm256_add_pd(a1, TN__LN_LOAD4_F32(xp + l + 4)); }
+    _mm256_storeu_pd(acc, a0);
+    _mm256_storeu_pd(acc + 4, a1);
+    for (; l < L; l++) acc[l & 7] += xp[l];
+}
+TN__AVX2_FN static void tn__bn_sq_f32y(const float *xp, int64_t L, double m, double *acc) {
+    const __m256d mv = _mm256_set1_pd(m);
+    __m256d a0 = _mm256_loadu_pd(acc), a1 = _mm256_loadu_pd(acc + 4);
+    int64_t l = 0;
+    for (; l + 8 <= L; l += 8) {
+        const __m256d d0 = _mm256_sub_pd(TN__LN_LOAD4_F32(xp + l), mv), d1 = _mm256_sub_pd(TN__LN_LOAD4_F32(xp + l + 4), mv);
+        a0 = _mm256_add_pd(a0, _mm256_mul_pd(d0, d0));
+        a1 = _mm256_add_pd(a1, _mm256_mul_pd(d1, d1));
+    }
+    _mm256_storeu_pd(acc, a0);
+    _mm256_storeu_pd(acc + 4, a1);
+    for (; l < L; l++) { double d = xp[l] - m; acc[l & 7] += d * d; }
+}
+TN__AVX2_FN static void tn__ln_dot_f32y(const float *gp, const float *w, const float *xp, int64_t L, double m, double *g8, double *p8) {
+    const __m256d mv = _mm256_set1_pd(m);
+    __m256d ga[2] = {_mm256_loadu_pd(g8), _mm256_loadu_pd(g8 + 4)}, pa[2] = {_mm256_loadu_pd(p8), _mm256_loadu_pd(p8 + 4)};
+    int64_t l = 0;
+    for (; l + 8 <= L; l += 8)
+        for (int h = 0; h < 2; h++) {
+            const int64_t o = l + 4 * h;
+            const __m256d g = w ? _mm256_mul_pd(TN__LN_LOAD4_F32(gp + o), TN__LN_LOAD4_F32(w + o)) : TN__LN_LOAD4_F32(gp + o);
+            ga[h] = _mm256_add_pd(ga[h], g);
+            pa[h] = _mm256_add_pd(pa[h], _mm256_mul_pd(g, _mm256_sub_pd(TN__LN_LOAD4_F32(xp + o), mv)));
+        }
+    for (int h = 0; h < 2; h++) { _mm256_storeu_pd(g8 + 4 * h, ga[h]); _mm256_storeu_pd(p8 + 4 * h, pa[h]); }
+    for (; l < L; l++) { const double g = w ? (double)gp[l] * (double)w[l] : (double)gp[l]; g8[l & 7] += g; p8[l & 7] += g * ((double)xp[l] - m); }
+}
+/* TN__LN_SUMS_Y(double, f64y, TN__LN_LOAD4_F64): the template in src/nn/norm.c */
+TN__AVX2_FN static void tn__bn_sum_f64y(const double *xp, int64_t L, double *acc) {
+    __m256d a0 = _mm256_loadu_pd(acc), a1 = _mm256_loadu_pd(acc + 4);
+    int64_t l = 0;
+    for (; l + 8 <= L; l += 8) { a0 = _mm256_add_pd(a0, TN__LN_LOAD4_F64(xp + l)); a1 = _mm256_add_pd(a1, TN__LN_LOAD4_F64(xp + l + 4)); }
+    _mm256_storeu_pd(acc, a0);
+    _mm256_storeu_pd(acc + 4, a1);
+    for (; l < L; l++) acc[l & 7] += xp[l];
+}
+TN__AVX2_FN static void tn__bn_sq_f64y(const double *xp, int64_t L, double m, double *acc) {
+    const __m256d mv = _mm256_set1_pd(m);
+    __m256d a0 = _mm256_loadu_pd(acc), a1 = _mm256_loadu_pd(acc + 4);
+    int64_t l = 0;
+    for (; l + 8 <= L; l += 8) {
+        const __m256d d0 = _mm256_sub_pd(TN__LN_LOAD4_F64(xp + l), mv), d1 = _mm256_sub_pd(TN__LN_LOAD4_F64(xp + l + 4), mv);
+        a0 = _mm256_add_pd(a0, _mm256_mul_pd(d0, d0));
+        a1 = _mm256_add_pd(a1, _mm256_mul_pd(d1, d1));
+    }
+    _mm256_storeu_pd(acc, a0);
+    _mm256_storeu_pd(acc + 4, a1);
+    for (; l < L; l++) { double d = xp[l] - m; acc[l & 7] += d * d; }
+}
+TN__AVX2_FN static void tn__ln_dot_f64y(const double *gp, const double *w, const double *xp, int64_t L, double m, double *g8, double *p8) {
+    const __m256d mv = _mm256_set1_pd(m);
+    __m256d ga[2] = {_mm256_loadu_pd(g8), _mm256_loadu_pd(g8 + 4)}, pa[2] = {_mm256_loadu_pd(p8), _mm256_loadu_pd(p8 + 4)};
+    int64_t l = 0;
+    for (; l + 8 <= L; l += 8)
+        for (int h = 0; h < 2; h++) {
+            const int64_t o = l + 4 * h;
+            const __m256d g = w ? _mm256_mul_pd(TN__LN_LOAD4_F64(gp + o), TN__LN_LOAD4_F64(w + o)) : TN__LN_LOAD4_F64(gp + o);
+            ga[h] = _mm256_add_pd(ga[h], g);
+            pa[h] = _mm256_add_pd(pa[h], _mm256_mul_pd(g, _mm256_sub_pd(TN__LN_LOAD4_F64(xp + o), mv)));
+        }
+    for (int h = 0; h < 2; h++) { _mm256_storeu_pd(g8 + 4 * h, ga[h]); _mm256_storeu_pd(p8 + 4 * h, pa[h]); }
+    for (; l < L; l++) { const double g = w ? (double)gp[l] * (double)w[l] : (double)gp[l]; g8[l & 7] += g; p8[l & 7] += g * ((double)xp[l] - m); }
+}
+#undef TN__LN_LOAD4_F32
+#undef TN__LN_LOAD4_F64
 #endif
 /* TN__LN_KERNELS(float, f32, TN__PLAIN_FN): the template in src/nn/norm.c */
 /* the arguments of a threaded layer norm (forward or backward) */
@@ -34763,6 +35220,174 @@ static void tn__ln_bwd_f64x(const double *x, const double *gy, const double *w, 
     }
     for (int64_t l = 0; l < D; l++) { if (gw) gw[l] = (double)colacc[l]; if (gb) gb[l] = (double)colacc[D + l]; }
 }
+/* TN__LN_KERNELS(float, f32y, TN__AVX2_FN): the template in src/nn/norm.c */
+/* the arguments of a threaded layer norm (forward or backward) */
+typedef struct { const float *x, *gy, *w, *b; float *y, *gx, *gw, *gb; double *st, *colacc; int64_t M, D; double eps; } tn__ln_args_f32y;
+/* row r of the forward: statistics kept in st when it is not NULL */
+TN__AVX2_FN static inline void tn__ln_row_f32y(const float *xp, float *yp, const float *w, const float *b, double *st, int64_t r, int64_t M, int64_t D, double eps) {
+    double a8[8] = {0}, q8[8] = {0}, s = 0, q = 0;
+    tn__bn_sum_f32y(xp, D, a8);
+    for (int j = 0; j < 8; j++) s += a8[j];
+    const double mean = s / (double)D;
+    tn__bn_sq_f32y(xp, D, mean, q8);
+    for (int j = 0; j < 8; j++) q += q8[j];
+    const double is = 1 / sqrt(q / (double)D + eps);
+    if (st) { st[r] = mean; st[M + r] = is; }
+    const float m = (float)mean, sc = (float)is;
+    if (w && b) for (int64_t l = 0; l < D; l++) yp[l] = (xp[l] - m) * sc * w[l] + b[l];
+    else for (int64_t l = 0; l < D; l++) yp[l] = (xp[l] - m) * sc;
+}
+/* rows [rb, re) of the forward */
+TN__AVX2_FN static void tn__ln_fwd_part_f32y(void *args, int64_t rb, int64_t re) {
+    const tn__ln_args_f32y *A = (const tn__ln_args_f32y *)args;
+    for (int64_t r = rb; r < re; r++) tn__ln_row_f32y(A->x + r * A->D, A->y + r * A->D, A->w, A->b, A->st, r, A->M, A->D, A->eps);
+}
+/* rows [rb, re) of the norm of x + gy (the graph replay's residual add and layer norm in one
+   pass): each sum row written to y, then normalised in place while in L1, by the rows above:
+   the add's and the norm's bits; the statistics are not kept */
+TN__AVX2_FN static void tn__ln_add_part_f32y(void *args, int64_t rb, int64_t re) {
+    const tn__ln_args_f32y *A = (const tn__ln_args_f32y *)args;
+    const int64_t D = A->D;
+    for (int64_t r = rb; r < re; r++) {
+        const float *ap = A->x + r * D, *bp = A->gy + r * D;
+        float *yp = A->y + r * D;
+        for (int64_t l = 0; l < D; l++) yp[l] = ap[l] + bp[l];
+        tn__ln_row_f32y(yp, yp, A->w, A->b, NULL, r, A->M, D, A->eps);
+    }
+}
+static void tn__ln_fwd_f32y(const float *x, float *y, const float *w, const float *b, double *st, int64_t M, int64_t D, double eps) {
+    tn__ln_args_f32y A = {x, NULL, w, b, y, NULL, NULL, NULL, st, NULL, M, D, eps};
+    tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_fwd_part_f32y, &A);
+}
+static void tn__ln_add_f32y(const float *a, const float *b, float *y, const float *w, const float *bias, int64_t M, int64_t D, double eps) {
+    tn__ln_args_f32y A = {a, b, w, bias, y, NULL, NULL, NULL, NULL, NULL, M, D, eps};
+    tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_add_part_f32y, &A);
+}
+/* row blocks [cb, ce) of the backward: per row the sums of g = gy w and g (x - m), the input
+   gradient, and the block's column sums of gy xhat and gy into colacc (2 D per block) */
+TN__AVX2_FN static void tn__ln_bwd_part_f32y(void *args, int64_t cb, int64_t ce) {
+    const tn__ln_args_f32y *A = (const tn__ln_args_f32y *)args;
+    const float *x = A->x, *gy = A->gy, *w = A->w;
+    float *gx = A->gx;
+    const double *st = A->st;
+    const int64_t M = A->M, D = A->D;
+    const bool cols = A->gw || A->gb;
+    for (int64_t c = cb; c < ce; c++) {
+        double *aw = A->colacc + c * 2 * D, *ab = aw + D;
+        if (cols) for (int64_t l = 0; l < D; l++) aw[l] = ab[l] = 0;
+        const int64_t r1 = (c + 1) * TN__LN_RB < M ? (c + 1) * TN__LN_RB : M;
+        for (int64_t r = c * TN__LN_RB; r < r1; r++) {
+            const float *xp = x + r * D, *gp = gy + r * D;
+            const double m = st[r], is = st[M + r];
+            if (gx) {
+                float *op = gx + r * D;
+                double g8[8] = {0}, p8[8] = {0}, sg = 0, sp = 0;
+                tn__ln_dot_f32y(gp, w, xp, D, m, g8, p8);
+                for (int j = 0; j < 8; j++) { sg += g8[j]; sp += p8[j]; }
+                const double a = sg / (double)D, k = sp * is * is / (double)D;
+                if (w) for (int64_t l = 0; l < D; l++) op[l] = (float)(is * ((double)gp[l] * (double)w[l] - a - ((double)xp[l] - m) * k));
+                else for (int64_t l = 0; l < D; l++) op[l] = (float)(is * ((double)gp[l] - a - ((double)xp[l] - m) * k));
+            }
+            if (cols) for (int64_t l = 0; l < D; l++) { aw[l] += (double)gp[l] * (((double)xp[l] - m) * is); ab[l] += (double)gp[l]; }
+        }
+    }
+}
+/* colacc: 2 D doubles per block of TN__LN_RB rows */
+static void tn__ln_bwd_f32y(const float *x, const float *gy, const float *w, const double *st, float *gx, float *gw, float *gb, int64_t M, int64_t D, double *colacc) {
+    tn__ln_args_f32y A = {x, gy, w, NULL, NULL, gx, gw, gb, (double *)st, colacc, M, D, 0};
+    const int64_t nb = (M + TN__LN_RB - 1) / TN__LN_RB;
+    tn__parallel_range(tn__par_threads(M * D, nb), nb, tn__ln_bwd_part_f32y, &A);
+    if (!gw && !gb) return;
+    for (int64_t c = 1; c < nb; c++) {   /* the blocks' sums in block order: 1 / TN__LN_RB of the work */
+        const double *aw = colacc + c * 2 * D;
+        for (int64_t l = 0; l < 2 * D; l++) colacc[l] += aw[l];
+    }
+    for (int64_t l = 0; l < D; l++) { if (gw) gw[l] = (float)colacc[l]; if (gb) gb[l] = (float)colacc[D + l]; }
+}
+/* TN__LN_KERNELS(double, f64y, TN__AVX2_FN): the template in src/nn/norm.c */
+/* the arguments of a threaded layer norm (forward or backward) */
+typedef struct { const double *x, *gy, *w, *b; double *y, *gx, *gw, *gb; double *st, *colacc; int64_t M, D; double eps; } tn__ln_args_f64y;
+/* row r of the forward: statistics kept in st when it is not NULL */
+TN__AVX2_FN static inline void tn__ln_row_f64y(const double *xp, double *yp, const double *w, const double *b, double *st, int64_t r, int64_t M, int64_t D, double eps) {
+    double a8[8] = {0}, q8[8] = {0}, s = 0, q = 0;
+    tn__bn_sum_f64y(xp, D, a8);
+    for (int j = 0; j < 8; j++) s += a8[j];
+    const double mean = s / (double)D;
+    tn__bn_sq_f64y(xp, D, mean, q8);
+    for (int j = 0; j < 8; j++) q += q8[j];
+    const double is = 1 / sqrt(q / (double)D + eps);
+    if (st) { st[r] = mean; st[M + r] = is; }
+    const double m = (double)mean, sc = (double)is;
+    if (w && b) for (int64_t l = 0; l < D; l++) yp[l] = (xp[l] - m) * sc * w[l] + b[l];
+    else for (int64_t l = 0; l < D; l++) yp[l] = (xp[l] - m) * sc;
+}
+/* rows [rb, re) of the forward */
+TN__AVX2_FN static void tn__ln_fwd_part_f64y(void *args, int64_t rb, int64_t re) {
+    const tn__ln_args_f64y *A = (const tn__ln_args_f64y *)args;
+    for (int64_t r = rb; r < re; r++) tn__ln_row_f64y(A->x + r * A->D, A->y + r * A->D, A->w, A->b, A->st, r, A->M, A->D, A->eps);
+}
+/* rows [rb, re) of the norm of x + gy (the graph replay's residual add and layer norm in one
+   pass): each sum row written to y, then normalised in place while in L1, by the rows above:
+   the add's and the norm's bits; the statistics are not kept */
+TN__AVX2_FN static void tn__ln_add_part_f64y(void *args, int64_t rb, int64_t re) {
+    const tn__ln_args_f64y *A = (const tn__ln_args_f64y *)args;
+    const int64_t D = A->D;
+    for (int64_t r = rb; r < re; r++) {
+        const double *ap = A->x + r * D, *bp = A->gy + r * D;
+        double *yp = A->y + r * D;
+        for (int64_t l = 0; l < D; l++) yp[l] = ap[l] + bp[l];
+        tn__ln_row_f64y(yp, yp, A->w, A->b, NULL, r, A->M, D, A->eps);
+    }
+}
+static void tn__ln_fwd_f64y(const double *x, double *y, const double *w, const double *b, double *st, int64_t M, int64_t D, double eps) {
+    tn__ln_args_f64y A = {x, NULL, w, b, y, NULL, NULL, NULL, st, NULL, M, D, eps};
+    tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_fwd_part_f64y, &A);
+}
+static void tn__ln_add_f64y(const double *a, const double *b, double *y, const double *w, const double *bias, int64_t M, int64_t D, double eps) {
+    tn__ln_args_f64y A = {a, b, w, bias, y, NULL, NULL, NULL, NULL, NULL, M, D, eps};
+    tn__parallel_range(tn__par_threads(M * D, M), M, tn__ln_add_part_f64y, &A);
+}
+/* row blocks [cb, ce) of the backward: per row the sums of g = gy w and g (x - m), the input
+   gradient, and the block's column sums of gy xhat and gy into colacc (2 D per block) */
+TN__AVX2_FN static void tn__ln_bwd_part_f64y(void *args, int64_t cb, int64_t ce) {
+    const tn__ln_args_f64y *A = (const tn__ln_args_f64y *)args;
+    const double *x = A->x, *gy = A->gy, *w = A->w;
+    double *gx = A->gx;
+    const double *st = A->st;
+    const int64_t M = A->M, D = A->D;
+    const bool cols = A->gw || A->gb;
+    for (int64_t c = cb; c < ce; c++) {
+        double *aw = A->colacc + c * 2 * D, *ab = aw + D;
+        if (cols) for (int64_t l = 0; l < D; l++) aw[l] = ab[l] = 0;
+        const int64_t r1 = (c + 1) * TN__LN_RB < M ? (c + 1) * TN__LN_RB : M;
+        for (int64_t r = c * TN__LN_RB; r < r1; r++) {
+            const double *xp = x + r * D, *gp = gy + r * D;
+            const double m = st[r], is = st[M + r];
+            if (gx) {
+                double *op = gx + r * D;
+                double g8[8] = {0}, p8[8] = {0}, sg = 0, sp = 0;
+                tn__ln_dot_f64y(gp, w, xp, D, m, g8, p8);
+                for (int j = 0; j < 8; j++) { sg += g8[j]; sp += p8[j]; }
+                const double a = sg / (double)D, k = sp * is * is / (double)D;
+                if (w) for (int64_t l = 0; l < D; l++) op[l] = (double)(is * ((double)gp[l] * (double)w[l] - a - ((double)xp[l] - m) * k));
+                else for (int64_t l = 0; l < D; l++) op[l] = (double)(is * ((double)gp[l] - a - ((double)xp[l] - m) * k));
+            }
+            if (cols) for (int64_t l = 0; l < D; l++) { aw[l] += (double)gp[l] * (((double)xp[l] - m) * is); ab[l] += (double)gp[l]; }
+        }
+    }
+}
+/* colacc: 2 D doubles per block of TN__LN_RB rows */
+static void tn__ln_bwd_f64y(const double *x, const double *gy, const double *w, const double *st, double *gx, double *gw, double *gb, int64_t M, int64_t D, double *colacc) {
+    tn__ln_args_f64y A = {x, gy, w, NULL, NULL, gx, gw, gb, (double *)st, colacc, M, D, 0};
+    const int64_t nb = (M + TN__LN_RB - 1) / TN__LN_RB;
+    tn__parallel_range(tn__par_threads(M * D, nb), nb, tn__ln_bwd_part_f64y, &A);
+    if (!gw && !gb) return;
+    for (int64_t c = 1; c < nb; c++) {   /* the blocks' sums in block order: 1 / TN__LN_RB of the work */
+        const double *aw = colacc + c * 2 * D;
+        for (int64_t l = 0; l < 2 * D; l++) colacc[l] += aw[l];
+    }
+    for (int64_t l = 0; l < D; l++) { if (gw) gw[l] = (double)colacc[l]; if (gb) gb[l] = (double)colacc[D + l]; }
+}
 #endif
 /* The backend entry (tn_backend.layer_norm) over CPU memory. */
 static int tn__cpu_layer_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_tensor *st, tn_tensor *y, tn_tensor *gx, tn_tensor *gw,
@@ -34789,9 +35414,8 @@ static int tn__cpu_layer_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b
 }
 /* Cross-entropy rows on the CPU: threads take rows; the max, then the sum of exponentials
    in double, lse = max + log(sum); the backward's softmax from the saved lse. EXP is a
-   vectorisable exp for float (tn__expf_v: 2 ulp, as torch's vectorised exp; its selects need
-   masked lanes to vectorise, so the float rows are compiled twice, plain and for AVX-512, the
-   same bits, and TN__WIDE picks) and libm's for double; the exponentials go through a
+   vectorisable exp for float (tn__expf_v: 2 ulp, as torch's vectorised exp; the float rows are
+   compiled plain, for AVX2 and for AVX-512, the same bits, and TN__WIDE picks) and libm's for double; the exponentials go through a
    64-value buffer so the loop computing them has no sum in it and the double sum runs in
    four chains. */
 /* TN__CE_KERNELS(float, f32, tn__expf_v, TN__PLAIN_FN): the template in src/nn/norm.c */
@@ -34894,6 +35518,56 @@ TN__AVX512_FN static void tn__ce_part_f32x(void *args, int64_t ib, int64_t ie) {
 static void tn__ce_rows_f32x(int mode, const float *x, const int64_t *t, const float *wr, double *lse, float *out, float *gx, int64_t N, int64_t C) {
     tn__ce_args_f32x A = {mode, x, t, wr, lse, out, gx, N, C};
     tn__parallel_range(tn__par_threads(N * C, N), N, tn__ce_part_f32x, &A);
+}
+/* TN__CE_KERNELS(float, f32y, tn__expf_v, TN__AVX2_FN): the template in src/nn/norm.c */
+typedef struct { int mode; const float *x; const int64_t *t; const float *wr; double *lse; float *out, *gx; int64_t N, C; } tn__ce_args_f32y;
+/* rows [ib, ie) */
+TN__AVX2_FN static void tn__ce_part_f32y(void *args, int64_t ib, int64_t ie) {
+    const tn__ce_args_f32y *A = (const tn__ce_args_f32y *)args;
+    const int mode = A->mode;
+    const float *x = A->x, *wr = A->wr;
+    const int64_t *t = A->t, C = A->C;
+    double *lse = A->lse;
+    float *out = A->out, *gx = A->gx;
+    float e[64];
+    for (int64_t i = ib; i < ie; i++) {
+        const float *xp = x + i * C;
+        if (mode == 0) {
+            /* the max (NaN if any is), in 16 lanes: a loop of elementwise selects vectorises,
+               the one-accumulator reduction with its NaN test did not (half the kernel's time) */
+            float m = xp[0], ml[16];
+            int nan = 0, nl[16];
+            int64_t c = 0;
+            if (C >= 16) {
+                for (int j = 0; j < 16; j++) { ml[j] = xp[j]; nl[j] = 0; }
+                for (c = 16; c + 16 <= C; c += 16)
+                    for (int j = 0; j < 16; j++) { const float v = xp[c + j]; nl[j] |= v != v; ml[j] = v > ml[j] ? v : ml[j]; }
+                for (int j = 0; j < 16; j++) { nan |= nl[j] | (ml[j] != ml[j]); m = ml[j] > m ? ml[j] : m; }
+            }
+            for (; c < C; c++) { nan |= xp[c] != xp[c]; m = xp[c] > m ? xp[c] : m; }
+            if (nan) m = (float)NAN;
+            double s[4] = {0, 0, 0, 0};
+            for (int64_t c0 = 0; c0 < C; c0 += 64) {
+                const int64_t nc = C - c0 < 64 ? C - c0 : 64;
+                int64_t j;
+                for (j = 0; j < nc; j++) e[j] = tn__expf_v(xp[c0 + j] - m);
+                /* four chains, element j in chain j % 4, written so that it vectorises */
+                for (j = 0; j + 4 <= nc; j += 4) { s[0] += (double)e[j]; s[1] += (double)e[j + 1]; s[2] += (double)e[j + 2]; s[3] += (double)e[j + 3]; }
+                for (; j < nc; j++) s[j & 3] += (double)e[j];
+            }
+            lse[i] = (double)m + log((s[0] + s[1]) + (s[2] + s[3]));
+            out[i] = wr[i] == 0 ? (float)0 : (float)((double)wr[i] * (lse[i] - (double)xp[t[i]]));
+        } else {
+            const float g = (float)((double)out[i] * (double)wr[i]), l = (float)lse[i];
+            float *op = gx + i * C;
+            for (int64_t c = 0; c < C; c++) op[c] = g * tn__expf_v(xp[c] - l);
+            op[t[i]] -= g;
+        }
+    }
+}
+static void tn__ce_rows_f32y(int mode, const float *x, const int64_t *t, const float *wr, double *lse, float *out, float *gx, int64_t N, int64_t C) {
+    tn__ce_args_f32y A = {mode, x, t, wr, lse, out, gx, N, C};
+    tn__parallel_range(tn__par_threads(N * C, N), N, tn__ce_part_f32y, &A);
 }
 #endif
 /* TN__CE_KERNELS(double, f64, exp, TN__PLAIN_FN): the template in src/nn/norm.c */
@@ -35904,6 +36578,158 @@ TN__AVX512_FN static void tn__sdpa_bwd_into_f32x(const tn__sdpa_args *a, const t
 /* the gradients contiguous */
 TN__AVX512_FN static void tn__sdpa_bwd_f32x(const tn__sdpa_args *a, const float *out, const float *lse, const float *dout, float *dq, float *dk, float *dv) {
     tn__sdpa_bwd_into_f32x(a, NULL, out, lse, dout, dq, dk, dv);
+}
+/* TN__SDPA_DEFINE(float, f32y, tn__expf_v, logf, TN__AVX2_FN, tn__gemm_f32): the template in src/nn/attention.c */
+/* scores of rows [i0, i0 + br) against keys [j0, j0 + bc) of batch b into st (row stride BC):
+   scale q k^T, masked entries -inf, the additive mask added */
+TN__AVX2_FN static void tn__sdpa_scores_f32y(const tn__sdpa_args *a, int64_t b, int64_t i0, int64_t br, int64_t j0,
+                                  int64_t bc, float *st) {
+    const float *q = (const float *)a->q + a->qo[b] + i0 * a->rsq, *k = (const float *)a->k + a->ko[b] + j0 * a->rsk;
+    tn__gemm_f32(br, bc, a->E, (float)a->scale, q, a->rsq, 1, k, 1, a->rsk, (float)0, st, TN__SDPA_BC, 1);
+    for (int64_t r = 0; r < br; r++) {
+        float *s = st + r * TN__SDPA_BC;
+        const int64_t i = i0 + r;
+        if (a->mask_kind == 1) {
+            const bool *mb = (const bool *)a->m + a->mo[b] + i * a->rsm + j0 * a->csm;
+            for (int64_t j = 0; j < bc; j++) if (!mb[j * a->csm]) s[j] = (float)-INFINITY;
+        } else if (a->mask_kind == 2) {
+            const float *mf = (const float *)a->m + a->mo[b] + i * a->rsm + j0 * a->csm;
+            for (int64_t j = 0; j < bc; j++) s[j] += mf[j * a->csm];
+        }
+        if (a->causal) for (int64_t j = i - j0 + 1 > 0 ? i - j0 + 1 : 0; j < bc; j++) s[j] = (float)-INFINITY;
+    }
+}
+/* A row's maximum (from m; NaN entries skipped, as `s > m ? s : m` does) and its sum, in 16
+   interleaved lanes added in a fixed order: a sequential chain of 64 scalar max or add
+   instructions waited on each one's latency (a third of the forward's own time, GPT step). */
+TN__AVX2_FN static inline float tn__sdpa_rowmax_f32y(const float *s, int64_t n, float m) {
+    float l[TN__SDPA_LANES];
+    int64_t j = 0;
+    for (int k = 0; k < TN__SDPA_LANES; k++) l[k] = m;
+    for (; j + TN__SDPA_LANES <= n; j += TN__SDPA_LANES)
+        for (int k = 0; k < TN__SDPA_LANES; k++) l[k] = s[j + k] > l[k] ? s[j + k] : l[k];
+    for (; j < n; j++) m = s[j] > m ? s[j] : m;
+    for (int k = 0; k < TN__SDPA_LANES; k++) m = l[k] > m ? l[k] : m;
+    return m;
+}
+TN__AVX2_FN static inline float tn__sdpa_rowsum_f32y(const float *s, int64_t n) {
+    float l[TN__SDPA_LANES] = {0}, acc = 0;
+    int64_t j = 0;
+    for (; j + TN__SDPA_LANES <= n; j += TN__SDPA_LANES)
+        for (int k = 0; k < TN__SDPA_LANES; k++) l[k] += s[j + k];
+    for (int k = 0; k < TN__SDPA_LANES; k++) acc += l[k];
+    for (; j < n; j++) acc += s[j];
+    return acc;
+}
+/* out [B, L, Ev] and lse [B, L], contiguous; the gradients dq, dk, dv contiguous [B, L or S, E
+   or Ev], or (ga not NULL) laid out as ga's q, k, v: batch b's rows at dq + ga->qo[b], ga->rsq
+   apart (written straight into the stacked buffer of the packed projections) */
+typedef struct { const tn__sdpa_args *a, *ga; float *out, *lse; const float *dout; float *dq, *dk, *dv; } tn__sdpa_job_f32y;
+TN__AVX2_FN static void tn__sdpa_fwd_tasks_f32y(void *job, int64_t t0, int64_t t1) {
+    const tn__sdpa_job_f32y *jb = (const tn__sdpa_job_f32y *)job;
+    const tn__sdpa_args *a = jb->a;
+    float *out = jb->out, *lse = jb->lse;
+    const int64_t L = a->L, S = a->S, Ev = a->Ev, nqb = (L + TN__SDPA_BR - 1) / TN__SDPA_BR;
+    for (int64_t task = t0; task < t1; task++) {
+        float st[TN__SDPA_BR * TN__SDPA_BC], mx[TN__SDPA_BR], sum[TN__SDPA_BR];
+        const int64_t b = task / nqb, i0 = task % nqb * TN__SDPA_BR;
+        const int64_t br = L - i0 < TN__SDPA_BR ? L - i0 : TN__SDPA_BR;
+        const int64_t jend = a->causal && i0 + br < S ? i0 + br : S; /* keys past the last row's: masked */
+        float *o = out + (b * L + i0) * Ev;
+        memset(o, 0, (size_t)(br * Ev) * sizeof(float));
+        for (int64_t r = 0; r < br; r++) { mx[r] = (float)-INFINITY; sum[r] = 0; }
+        for (int64_t j0 = 0; j0 < jend; j0 += TN__SDPA_BC) {
+            const int64_t bc = jend - j0 < TN__SDPA_BC ? jend - j0 : TN__SDPA_BC;
+            tn__sdpa_scores_f32y(a, b, i0, br, j0, bc, st);
+            for (int64_t r = 0; r < br; r++) {
+                float *s = st + r * TN__SDPA_BC, m = mx[r];
+                /* under the causal mask, keys right of row i0 + r are -inf: not read */
+                const int64_t n = a->causal && i0 + r - j0 + 1 < bc ? (i0 + r - j0 + 1 > 0 ? i0 + r - j0 + 1 : 0) : bc;
+                m = tn__sdpa_rowmax_f32y(s, n, m);
+                if (m == (float)-INFINITY) { memset(s, 0, (size_t)bc * sizeof(float)); continue; } /* all masked so far */
+                const float alpha = tn__expf_v(mx[r] - m); /* 0 when the row had nothing yet */
+                for (int64_t j = 0; j < n; j++) s[j] = tn__expf_v(s[j] - m);   /* apart from the sum: this loop vectorises */
+                if (n < bc) memset(s + n, 0, (size_t)(bc - n) * sizeof(float));
+                const float acc = tn__sdpa_rowsum_f32y(s, n);
+                sum[r] = sum[r] * alpha + acc;
+                mx[r] = m;
+                if (alpha != (float)1) { float *orow = o + r * Ev; for (int64_t e = 0; e < Ev; e++) orow[e] *= alpha; }
+            }
+            tn__gemm_f32(br, Ev, bc, (float)1, st, TN__SDPA_BC, 1, (const float *)a->v + a->vo[b] + j0 * a->rsv,
+                           a->rsv, 1, (float)1, o, Ev, 1);
+        }
+        for (int64_t r = 0; r < br; r++) { /* a row with every key masked is NaN, as softmax over -inf */
+            float *orow = o + r * Ev;
+            const float inv = sum[r] > 0 ? 1 / sum[r] : (float)NAN;
+            for (int64_t e = 0; e < Ev; e++) orow[e] *= inv;
+            lse[b * L + i0 + r] = sum[r] > 0 ? mx[r] + logf(sum[r]) : (float)NAN;
+        }
+    }
+}
+TN__AVX2_FN static void tn__sdpa_fwd_f32y(const tn__sdpa_args *a, float *out, float *lse) {
+    const int64_t nqb = (a->L + TN__SDPA_BR - 1) / TN__SDPA_BR, ntask = a->B * nqb;
+    const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(a->B, a->L), tn__mul_sat(a->S, a->E + a->Ev)), ntask);
+    tn__sdpa_job_f32y jb = {a, NULL, out, lse, NULL, NULL, NULL, NULL};
+    tn__parallel_range(nthr, ntask, tn__sdpa_fwd_tasks_f32y, &jb);
+}
+/* dq [B, L, E], dk [B, S, E], dv [B, S, Ev] (zeroed, contiguous) from dout [B, L, Ev]: per batch,
+   key blocks outside and query blocks inside, so dk and dv blocks accumulate in place */
+TN__AVX2_FN static void tn__sdpa_bwd_batches_f32y(void *job, int64_t b0, int64_t b1) {
+    const tn__sdpa_job_f32y *jb = (const tn__sdpa_job_f32y *)job;
+    const tn__sdpa_args *a = jb->a;
+    const float *out = jb->out, *lse = jb->lse, *dout = jb->dout;
+    float *dq = jb->dq, *dk = jb->dk, *dv = jb->dv;
+    const int64_t L = a->L, S = a->S, E = a->E, Ev = a->Ev;
+    for (int64_t b = b0; b < b1; b++) {
+        float p[TN__SDPA_BR * TN__SDPA_BC], dp[TN__SDPA_BR * TN__SDPA_BC], D[TN__SDPA_BR];
+        const float *q = (const float *)a->q + a->qo[b], *k = (const float *)a->k + a->ko[b], *v = (const float *)a->v + a->vo[b];
+        const float *dO = dout + b * L * Ev, *O = out + b * L * Ev, *ls = lse + b * L;
+        const tn__sdpa_args *ga = jb->ga;
+        float *dqb = ga ? dq + ga->qo[b] : dq + b * L * E, *dkb = ga ? dk + ga->ko[b] : dk + b * S * E, *dvb = ga ? dv + ga->vo[b] : dv + b * S * Ev;
+        const int64_t rdq = ga ? ga->rsq : E, rdk = ga ? ga->rsk : E, rdv = ga ? ga->rsv : Ev;
+        for (int64_t i0 = 0; i0 < L; i0 += TN__SDPA_BR) {
+            const int64_t br = L - i0 < TN__SDPA_BR ? L - i0 : TN__SDPA_BR;
+            for (int64_t r = 0; r < br; r++) { /* D_i = dout_i . out_i */
+                float acc = 0;
+                for (int64_t e = 0; e < Ev; e++) acc += dO[(i0 + r) * Ev + e] * O[(i0 + r) * Ev + e];
+                D[r] = acc;
+            }
+            const int64_t jend = a->causal && i0 + br < S ? i0 + br : S;
+            for (int64_t j0 = 0; j0 < jend; j0 += TN__SDPA_BC) {
+                const int64_t bc = jend - j0 < TN__SDPA_BC ? jend - j0 : TN__SDPA_BC;
+                tn__sdpa_scores_f32y(a, b, i0, br, j0, bc, p);
+                for (int64_t r = 0; r < br; r++) { /* P = exp(s - lse) */
+                    float *s = p + r * TN__SDPA_BC;
+                    const float l = ls[i0 + r];
+                    for (int64_t j = 0; j < bc; j++) s[j] = tn__expf_v(s[j] - l);
+                }
+                /* dv_j += P^T dout_i */
+                tn__gemm_f32(bc, Ev, br, (float)1, p, 1, TN__SDPA_BC, dO + i0 * Ev, Ev, 1, (float)1, dvb + j0 * rdv, rdv, 1);
+                /* dP = dout_i v_j^T, then dS = P (dP - D) */
+                tn__gemm_f32(br, bc, Ev, (float)1, dO + i0 * Ev, Ev, 1, v + j0 * a->rsv, 1, a->rsv, (float)0, dp, TN__SDPA_BC, 1);
+                for (int64_t r = 0; r < br; r++) {
+                    float *d = dp + r * TN__SDPA_BC;
+                    const float *pr = p + r * TN__SDPA_BC;
+                    for (int64_t j = 0; j < bc; j++) d[j] = pr[j] * (d[j] - D[r]);
+                    /* a row whose keys are all masked by a bool or causal mask: NaN weights (dv gets
+                       them, as the composite's), but masked_fill's backward zeroes its scores' gradient */
+                    if (a->mask_kind != 2 && ls[i0 + r] != ls[i0 + r]) memset(d, 0, (size_t)bc * sizeof(float));
+                }
+                /* dq_i += scale dS k_j; dk_j += scale dS^T q_i */
+                tn__gemm_f32(br, E, bc, (float)a->scale, dp, TN__SDPA_BC, 1, k + j0 * a->rsk, a->rsk, 1, (float)1, dqb + i0 * rdq, rdq, 1);
+                tn__gemm_f32(bc, E, br, (float)a->scale, dp, 1, TN__SDPA_BC, q + i0 * a->rsq, a->rsq, 1, (float)1, dkb + j0 * rdk, rdk, 1);
+            }
+        }
+    }
+}
+TN__AVX2_FN static void tn__sdpa_bwd_into_f32y(const tn__sdpa_args *a, const tn__sdpa_args *ga, const float *out, const float *lse, const float *dout, float *dq, float *dk, float *dv) {
+    const int nthr = tn__par_threads(tn__mul_sat(tn__mul_sat(a->B, a->L), tn__mul_sat(a->S, a->E + a->Ev)), a->B);
+    tn__sdpa_job_f32y jb = {a, ga, (float *)out, (float *)lse, dout, dq, dk, dv};
+    tn__parallel_range(nthr, a->B, tn__sdpa_bwd_batches_f32y, &jb);
+}
+/* the gradients contiguous */
+TN__AVX2_FN static void tn__sdpa_bwd_f32y(const tn__sdpa_args *a, const float *out, const float *lse, const float *dout, float *dq, float *dk, float *dv) {
+    tn__sdpa_bwd_into_f32y(a, NULL, out, lse, dout, dq, dk, dv);
 }
 #endif
 /* TN__SDPA_DEFINE(double, f64, exp, log, TN__PLAIN_FN, tn__gemm_f64): the template in src/nn/attention.c */
@@ -42354,7 +43180,7 @@ static tn_tensor *tn__rnn_step(int mode, tn_tensor *gi, tn_tensor *h, tn_tensor 
    packed once); W_hh's gradient is one GEMM over all steps at the end. No allocation per
    step. Threads take batch rows for the whole sequence (tn__rnn_job, below).
    Under create_graph the backward is autograd of the same steps in library ops. */
-/* The float loops come twice, plain and for AVX-512 (TN__WIDE, src/core/config.c). */
+/* The float loops come three times, plain, for AVX2 and for AVX-512 (TN__WIDE, src/core/config.c). */
 /* TN__LSTM_DEFINE(float, f32, tn__expf_v, tn__tanhf_v, TN__PLAIN_FN, tn__gemm_f32): the template in src/modules/rnn.c */
 /* One row's gates -> c, h: the pre-activations are the GEMM's h W_hh^T (ai..ao) plus the
    input part (xi..xo, from gi: added here rather than copied into the GEMM's C first, the same
@@ -42508,6 +43334,85 @@ TN__AVX512_FN static void tn__lstm_bwd_f32x(int64_t L, int64_t N, int64_t H, boo
 }
 /* dW [4H, H] = sum_t dgates_t^T h_{t-1}: the first step's against h0, the others against out */
 static void tn__lstm_dw_f32x(int64_t L, int64_t N, int64_t H, bool rev, const float *h0, const float *out, const float *dgi, float *dW) {
+    const int64_t G = 4 * H;
+    const int64_t t0 = rev ? L - 1 : 0;
+    tn__gemm_f32(G, H, N, (float)1, dgi + t0 * N * G, 1, G, h0, H, 1, (float)0, dW, H, 1);
+    if (L > 1) /* forward: dgates [1, L) with h [0, L - 1); reverse: dgates [0, L - 1) with h [1, L) */
+        tn__gemm_f32(G, H, (L - 1) * N, (float)1, dgi + (rev ? 0 : N * G), 1, G, out + (rev ? N * H : 0), H, 1, (float)1, dW, H, 1);
+}
+/* TN__LSTM_DEFINE(float, f32y, tn__expf_v, tn__tanhf_v, TN__AVX2_FN, tn__gemm_f32): the template in src/modules/rnn.c */
+/* One row's gates -> c, h: the pre-activations are the GEMM's h W_hh^T (ai..ao) plus the
+   input part (xi..xo, from gi: added here rather than copied into the GEMM's C first, the same
+   one rounding of the sum); ai..ao get the activations. The row pointers are restrict
+   parameters so that the loop vectorises without GCC's run-time alias checks (more than it
+   will emit: block-scope restrict pointers are not enough). */
+TN__AVX2_FN static inline void tn__lstm_row_fwd_f32y(int64_t H, const float *TN__RESTRICT xi, const float *TN__RESTRICT xf, const float *TN__RESTRICT xg,
+                                              const float *TN__RESTRICT xo, float *TN__RESTRICT ai, float *TN__RESTRICT af, float *TN__RESTRICT ag,
+                                              float *TN__RESTRICT ao, const float *TN__RESTRICT cp, float *TN__RESTRICT c, float *TN__RESTRICT h) {
+    for (int64_t j = 0; j < H; j++) {
+        const float ig = 1 / (1 + tn__expf_v(-(ai[j] + xi[j]))), fg = 1 / (1 + tn__expf_v(-(af[j] + xf[j]))), gg = tn__tanhf_v(ag[j] + xg[j]),
+                og = 1 / (1 + tn__expf_v(-(ao[j] + xo[j])));
+        const float cn = fg * cp[j] + ig * gg;
+        ai[j] = ig; af[j] = fg; ag[j] = gg; ao[j] = og;
+        c[j] = cn;
+        h[j] = og * tn__tanhf_v(cn);
+    }
+}
+/* one row's backward: the gates' gradients into di..do_, the carried dc updated */
+TN__AVX2_FN static inline void tn__lstm_row_bwd_f32y(int64_t H, const float *TN__RESTRICT ai, const float *TN__RESTRICT af, const float *TN__RESTRICT ag,
+                                              const float *TN__RESTRICT ao, const float *TN__RESTRICT c, const float *TN__RESTRICT cp,
+                                              const float *TN__RESTRICT gh, const float *TN__RESTRICT dh, float *TN__RESTRICT dc, float *TN__RESTRICT di,
+                                              float *TN__RESTRICT df, float *TN__RESTRICT dg, float *TN__RESTRICT do_) {
+    for (int64_t j = 0; j < H; j++) {
+        const float ig = ai[j], fg = af[j], gg = ag[j], og = ao[j];
+        const float tc = tn__tanhf_v(c[j]), dhk = dh[j] + gh[j];
+        const float dck = dc[j] + dhk * og * (1 - tc * tc);
+        di[j] = dck * gg * ig * (1 - ig);
+        df[j] = dck * cp[j] * fg * (1 - fg);
+        dg[j] = dck * ig * (1 - gg * gg);
+        do_[j] = dhk * tc * og * (1 - og);
+        dc[j] = dck * fg;
+    }
+}
+/* the batch rows [n0, n1) (see tn__rnn_job) */
+TN__AVX2_FN static void tn__lstm_fwd_f32y(int64_t L, int64_t N, int64_t H, bool rev, const float *gi, const float *h0, const float *c0, const float *WT,
+                               float *out, float *acts, float *cs, int64_t n0, int64_t n1) {
+    const int64_t G = 4 * H;
+    for (int64_t s = 0; s < L; s++) {
+        const int64_t t = rev ? L - 1 - s : s, tp = rev ? t + 1 : t - 1;
+        const float *hp = s ? out + tp * N * H : h0, *cp = s ? cs + tp * N * H : c0;
+        float *a = acts + t * N * G, *h = out + t * N * H, *c = cs + t * N * H;
+        /* a = h W_hh^T: WT packed ahead by the caller (or read in place, or packed here) */
+        tn__gemm_f32(n1 - n0, G, H, (float)1, hp + n0 * H, H, 1, WT, G, 1, (float)0, a + n0 * G, G, 1);
+        for (int64_t n = n0; n < n1; n++) {
+            const float *xr = gi + (t * N + n) * G;
+            float *ar = a + n * G;
+            tn__lstm_row_fwd_f32y(H, xr, xr + H, xr + 2 * H, xr + 3 * H, ar, ar + H, ar + 2 * H, ar + 3 * H, cp + n * H, c + n * H, h + n * H);
+        }
+    }
+    memcpy(out + L * N * H + n0 * H, cs + (rev ? 0 : L - 1) * N * H + n0 * H, (size_t)((n1 - n0) * H) * sizeof(float));
+}
+/* g [L + 1, N, H] -> dgi [L, N, 4H] (the gates' gradients), dh0, dc0 [N, H]: the batch rows [n0, n1) */
+TN__AVX2_FN static void tn__lstm_bwd_f32y(int64_t L, int64_t N, int64_t H, bool rev, const float *c0, const float *W, const float *acts,
+                               const float *cs, const float *g, float *dgi, float *dh, float *dc, int64_t n0, int64_t n1) {
+    const int64_t G = 4 * H, nr = n1 - n0;
+    memset(dh + n0 * H, 0, (size_t)(nr * H) * sizeof(float));
+    memcpy(dc + n0 * H, g + L * N * H + n0 * H, (size_t)(nr * H) * sizeof(float));
+    for (int64_t s = L - 1; s >= 0; s--) {
+        const int64_t t = rev ? L - 1 - s : s, tp = rev ? t + 1 : t - 1;
+        const float *cp = s ? cs + tp * N * H : c0, *a = acts + t * N * G, *c = cs + t * N * H, *gh = g + t * N * H;
+        float *d = dgi + t * N * G;
+        for (int64_t n = n0; n < n1; n++) {
+            const float *ar = a + n * G;
+            float *dr = d + n * G;
+            tn__lstm_row_bwd_f32y(H, ar, ar + H, ar + 2 * H, ar + 3 * H, c + n * H, cp + n * H, gh + n * H, dh + n * H, dc + n * H,
+                                   dr, dr + H, dr + 2 * H, dr + 3 * H);
+        }
+        tn__gemm_f32(nr, H, G, (float)1, d + n0 * G, G, 1, W, H, 1, (float)0, dh + n0 * H, H, 1); /* dh_prev = dgates W_hh (dh read above) */
+    }
+}
+/* dW [4H, H] = sum_t dgates_t^T h_{t-1}: the first step's against h0, the others against out */
+static void tn__lstm_dw_f32y(int64_t L, int64_t N, int64_t H, bool rev, const float *h0, const float *out, const float *dgi, float *dW) {
     const int64_t G = 4 * H;
     const int64_t t0 = rev ? L - 1 : 0;
     tn__gemm_f32(G, H, N, (float)1, dgi + t0 * N * G, 1, G, h0, H, 1, (float)0, dW, H, 1);
@@ -42926,6 +43831,106 @@ TN__AVX512_FN static void tn__rnnseq_bwd_f32x(int mode, int64_t L, int64_t N, in
 }
 /* dW [G*H, H] = sum_t dgates_t^T h_{t-1}, as the LSTM's */
 static void tn__rnnseq_dw_f32x(int mode, int64_t L, int64_t N, int64_t H, bool rev, const float *h0, const float *out, const float *dgh, float *dW) {
+    const int64_t G = (mode == TN__RNN_GRU ? 3 : 1) * H;
+    const int64_t t0 = rev ? L - 1 : 0;
+    tn__gemm_f32(G, H, N, (float)1, dgh + t0 * N * G, 1, G, h0, H, 1, (float)0, dW, H, 1);
+    if (L > 1) tn__gemm_f32(G, H, (L - 1) * N, (float)1, dgh + (rev ? 0 : N * G), 1, G, out + (rev ? N * H : 0), H, 1, (float)1, dW, H, 1);
+}
+/* TN__RNNSEQ_DEFINE(float, f32y, tn__expf_v, tn__tanhf_v, TN__AVX2_FN, tn__gemm_f32): the template in src/modules/rnn.c */
+/* the GRU's rows as the LSTM's (restrict parameters, so the loops vectorise): forward from the
+   input and hidden parts of r, z, n (the hidden parts: the GEMM's h W_hh^T plus b_hh, added
+   here) -> the saved r, z, n, hidden n part and h */
+TN__AVX2_FN static inline void tn__gru_row_fwd_f32y(int64_t H, const float *TN__RESTRICT gr, const float *TN__RESTRICT gz, const float *TN__RESTRICT gn,
+                                             const float *TN__RESTRICT hr, const float *TN__RESTRICT hz, const float *TN__RESTRICT hn,
+                                             const float *TN__RESTRICT br, const float *TN__RESTRICT bz, const float *TN__RESTRICT bn,
+                                             const float *TN__RESTRICT hp, float *TN__RESTRICT ar, float *TN__RESTRICT az, float *TN__RESTRICT an,
+                                             float *TN__RESTRICT ahn, float *TN__RESTRICT h) {
+    for (int64_t j = 0; j < H; j++) {
+        const float ghn = hn[j] + bn[j];
+        const float r = 1 / (1 + tn__expf_v(-(gr[j] + (hr[j] + br[j])))), z = 1 / (1 + tn__expf_v(-(gz[j] + (hz[j] + bz[j]))));
+        const float nn = tn__tanhf_v(gn[j] + r * ghn);
+        ar[j] = r; az[j] = z; an[j] = nn; ahn[j] = ghn;
+        h[j] = nn + z * (hp[j] - nn);
+    }
+}
+/* backward of one row: the input parts' and hidden parts' gate gradients; dh gets the direct
+   path (the GEMM's part is added by the caller) */
+TN__AVX2_FN static inline void tn__gru_row_bwd_f32y(int64_t H, const float *TN__RESTRICT ar, const float *TN__RESTRICT az, const float *TN__RESTRICT an,
+                                             const float *TN__RESTRICT ahn, const float *TN__RESTRICT hp, const float *TN__RESTRICT gt,
+                                             float *TN__RESTRICT dh, float *TN__RESTRICT dir, float *TN__RESTRICT diz, float *TN__RESTRICT din,
+                                             float *TN__RESTRICT dgr, float *TN__RESTRICT dgz, float *TN__RESTRICT dgn) {
+    for (int64_t j = 0; j < H; j++) {
+        const float r = ar[j], z = az[j], nn = an[j], ghn = ahn[j];
+        const float d = dh[j] + gt[j];
+        const float dnp = d * (1 - z) * (1 - nn * nn), dr = dnp * ghn * r * (1 - r), dz = d * (hp[j] - nn) * z * (1 - z);
+        dir[j] = dgr[j] = dr;
+        diz[j] = dgz[j] = dz;
+        din[j] = dnp;
+        dgn[j] = dnp * r;
+        dh[j] = d * z;
+    }
+}
+/* the batch rows [n0, n1) (see tn__rnn_job) */
+TN__AVX2_FN static void tn__rnnseq_fwd_f32y(int mode, int64_t L, int64_t N, int64_t H, bool rev, const float *gi, const float *h0, const float *WT,
+                                 const float *bh, float *out, float *acts, float *gh, int64_t n0, int64_t n1) {
+    const int64_t G = (mode == TN__RNN_GRU ? 3 : 1) * H;
+    for (int64_t s = 0; s < L; s++) {
+        const int64_t t = rev ? L - 1 - s : s, tp = rev ? t + 1 : t - 1;
+        const float *hp = s ? out + tp * N * H : h0, *g = gi + t * N * G;
+        float *h = out + t * N * H;
+        /* gh = h W_hh^T (WT packed ahead by the caller, or read in place, or packed here); the
+           input part (RNN) or b_hh (GRU) is added by the pointwise pass */
+        tn__gemm_f32(n1 - n0, G, H, (float)1, hp + n0 * H, H, 1, WT, G, 1, (float)0, gh + n0 * G, G, 1);
+        if (mode == TN__RNN_TANH) {
+            for (int64_t k = n0 * H; k < n1 * H; k++) h[k] = tn__tanhf_v(gh[k] + g[k]);
+            continue;
+        }
+        if (mode == TN__RNN_RELU) {
+            for (int64_t k = n0 * H; k < n1 * H; k++) { const float x = gh[k] + g[k]; h[k] = x > 0 ? x : 0; }
+            continue;
+        }
+        float *a = acts + t * N * 4 * H;
+        for (int64_t n = n0; n < n1; n++) {
+            const float *gr = g + n * G, *hr = gh + n * G;
+            float *ar = a + n * 4 * H;
+            tn__gru_row_fwd_f32y(H, gr, gr + H, gr + 2 * H, hr, hr + H, hr + 2 * H, bh, bh + H, bh + 2 * H, hp + n * H, ar, ar + H, ar + 2 * H,
+                                  ar + 3 * H, h + n * H);
+        }
+    }
+}
+/* g [L, N, H] -> dgi [L, N, G*H], dgh [L, N, G*H] (GRU: the hidden part's; RNN: dgi itself),
+   dh0: the batch rows [n0, n1) */
+TN__AVX2_FN static void tn__rnnseq_bwd_f32y(int mode, int64_t L, int64_t N, int64_t H, bool rev, const float *h0, const float *W, const float *out, const float *acts,
+                                 const float *g, float *dgi, float *dgh, float *dh, float *tmp, int64_t n0, int64_t n1) {
+    const int64_t G = (mode == TN__RNN_GRU ? 3 : 1) * H;
+    const bool gru = mode == TN__RNN_GRU;
+    if (!gru) dgh = dgi;
+    memset(dh + n0 * H, 0, (size_t)((n1 - n0) * H) * sizeof(float));
+    for (int64_t s = L - 1; s >= 0; s--) {
+        const int64_t t = rev ? L - 1 - s : s, tp = rev ? t + 1 : t - 1;
+        const float *hp = s ? out + tp * N * H : h0, *h = out + t * N * H, *gt = g + t * N * H;
+        float *di = dgi + t * N * G, *dg = dgh + t * N * G;
+        if (!gru) {
+            for (int64_t k = n0 * H; k < n1 * H; k++) {
+                const float d = dh[k] + gt[k];
+                di[k] = mode == TN__RNN_TANH ? d * (1 - h[k] * h[k]) : h[k] > 0 ? d : 0;
+            }
+        } else {
+            const float *a = acts + t * N * 4 * H;
+            for (int64_t n = n0; n < n1; n++) {
+                const float *ar = a + n * 4 * H;
+                float *dir = di + n * G, *dgr = dg + n * G;
+                tn__gru_row_bwd_f32y(H, ar, ar + H, ar + 2 * H, ar + 3 * H, hp + n * H, gt + n * H, dh + n * H, dir, dir + H, dir + 2 * H,
+                                      dgr, dgr + H, dgr + 2 * H);
+            }
+        }
+        /* dh_prev = dgates W_hh (the GRU's: plus the direct path, after the GEMM's sum as before) */
+        tn__gemm_f32(n1 - n0, H, G, (float)1, dg + n0 * G, G, 1, W, H, 1, (float)0, (gru ? tmp : dh) + n0 * H, H, 1);
+        if (gru) for (int64_t k = n0 * H; k < n1 * H; k++) dh[k] += tmp[k];
+    }
+}
+/* dW [G*H, H] = sum_t dgates_t^T h_{t-1}, as the LSTM's */
+static void tn__rnnseq_dw_f32y(int mode, int64_t L, int64_t N, int64_t H, bool rev, const float *h0, const float *out, const float *dgh, float *dW) {
     const int64_t G = (mode == TN__RNN_GRU ? 3 : 1) * H;
     const int64_t t0 = rev ? L - 1 : 0;
     tn__gemm_f32(G, H, N, (float)1, dgh + t0 * N * G, 1, G, h0, H, 1, (float)0, dW, H, 1);

@@ -5853,7 +5853,7 @@ static inline bool tn__matmul_ep_declines(bool off, const tn_tensor *c, const tn
 #define TN__TESTABLE
 extern tn__gemm_tune_t tn__gemm_tune;
 extern int tn__optim_multi;    /* the optimizers' multi-tensor step (src/optim/optim.c); 0: one parameter at a time */
-extern int tn__avx512_loops;   /* the AVX-512 copies of float loops (TN__WIDE, src/core/config.c); 0: the plain ones */
+extern int tn__wide_loops;   /* the widest copies of float loops run (TN__WIDE, src/core/config.c): 2 AVX-512, 1 AVX2, 0 the plain ones */
 extern int tn__normal_fma_loop; /* float32 normal_fill's AVX2+FMA copy (src/core/rng.c); 0: the plain one */
 extern int tn__sleef_avx2;      /* float32 pow, sin, cos: SLEEF's AVX2+FMA loops (src/ops/sleef.c); 0: the scalar lanes */
 float tn__sleef_powf_test(float x, float y);                   /* SLEEF 3.5.1's powf_u10, one lane */

@@ -1,14 +1,14 @@
 /* test_train_step_fused.c — issue 25's second CPU round (the transformer and LSTM training
  * steps): every faster path gives the bits of the path it replaced.
- *   - the recurrences' AVX-512 loops (src/modules/rnn.c, tn__avx512_loops) against the plain
- *     ones: LSTM, GRU and RNN layers, float32, outputs, final states and every gradient
+ *   - the recurrences' AVX2 and AVX-512 loops (src/modules/rnn.c, tn__wide_loops: a CPU
+ *     without AVX-512 runs its AVX2 loops at level 2 too) against the plain ones: LSTM, GRU and RNN layers, float32, outputs, final states and every gradient
  *     bit-identical (the same IEEE operations, 16 lanes instead of 4), with a hidden size
  *     that leaves a vector tail; the layers against PyTorch and the cells are in
  *     test_rnn_fused.c and bindings/python/tests/test_rnn.py.
- *   - the fused attention's AVX-512 loops (src/nn/attention.c) against the plain ones: causal,
+ *   - the fused attention's AVX2 and AVX-512 loops (src/nn/attention.c) against the plain ones: causal,
  *     bool-masked, additive-masked and unmasked, non-contiguous q, k, v, rows and keys across
  *     the 64-row tiles with tails: output and q, k, v gradients bit-identical.
- *   - cross-entropy's AVX-512 rows (src/nn/norm.c) against the plain ones: the loss and the
+ *   - cross-entropy's AVX2 and AVX-512 rows (src/nn/norm.c) against the plain ones: the loss and the
  *     input gradient bit-identical, with ignore_index, class weights and label smoothing, a
  *     class count that leaves a tail of the 64-value blocks; both within float rounding of
  *     the float64 computation.
@@ -18,8 +18,8 @@
  *     of many sizes (0-size, 0-d, one big enough to split across threads), a transposed one,
  *     two views of one storage and one without a grad, at 1 and 2 threads, three steps:
  *     parameters and state bit-identical.
- *   - layer norm's AVX-512 rows and its one-pass backward (src/nn/norm.c): the plain and the
- *     AVX-512 loops give the same bits, at 1 and 2 threads the same bits (row blocks fixed by
+ *   - layer norm's AVX2 and AVX-512 rows and its one-pass backward (src/nn/norm.c): the plain,
+ *     AVX2 and AVX-512 loops give the same bits, at 1 and 2 threads the same bits (row blocks fixed by
  *     the size), float32 within rounding of float64, float64 equal to the composite of
  *     mean/var ops (values and gradients) to 1e-12; widths 1..200 (the 8-lane tail) and row
  *     counts across the 64-row blocks, with and without weight and bias.
@@ -39,6 +39,7 @@
 #include "tn_test.h"
 
 #define SH(...) TN_SHAPE(__VA_ARGS__)
+#define WIDE_NAME(lv) ((lv) == 1 ? "AVX2" : "AVX-512")
 
 /* forward and backward of a 2-layer bidirectional layer of `kind` (0 RNN tanh, 1 RNN relu,
    2 LSTM, 3 GRU): out[0] the output, then h_n, c_n (LSTM), then the gradients of the input,
@@ -76,18 +77,20 @@ static int run_layer(int kind, tn_tensor **out) {
     return n;
 }
 TEST(test_rnn_wide_loops_bitwise) {
-    for (int kind = 0; kind < 4; kind++) {
-        tn_scope_begin();
-        tn_tensor *a[64], *b[64];
-        tn__avx512_loops = 0;
-        const int na = run_layer(kind, a);
-        tn__avx512_loops = 1;
-        const int nb = run_layer(kind, b);
-        CHECK(na == nb && na > 3);
-        for (int i = 0; i < na && i < nb; i++)
-            CHECK_MSG(a[i] && b[i] && tn_equal(a[i], b[i]), "kind %d: result %d differs between the plain and the AVX-512 loops", kind, i);
-        tn_scope_end();
-    }
+    for (int lv = 1; lv <= 2; lv++)
+        for (int kind = 0; kind < 4; kind++) {
+            tn_scope_begin();
+            tn_tensor *a[64], *b[64];
+            tn__wide_loops = 0;
+            const int na = run_layer(kind, a);
+            tn__wide_loops = lv;
+            const int nb = run_layer(kind, b);
+            CHECK(na == nb && na > 3);
+            for (int i = 0; i < na && i < nb; i++)
+                CHECK_MSG(a[i] && b[i] && tn_equal(a[i], b[i]), "kind %d: result %d differs between the plain and the %s loops", kind, i, WIDE_NAME(lv));
+            tn_scope_end();
+        }
+    tn__wide_loops = 2;
 }
 
 /* the attention forward and backward, results into out[0..3] (out, dq, dk, dv) */
@@ -106,17 +109,19 @@ static void run_sdpa(int maskkind, tn_tensor **out) {
     CHECK(tn_autograd_grad(&loss, 1, leaves, 3, NULL, out + 1) == 0);
 }
 TEST(test_sdpa_wide_loops_bitwise) {
-    for (int mk = 0; mk < 4; mk++) {
-        tn_scope_begin();
-        tn_tensor *a[4] = {NULL}, *b[4] = {NULL};
-        tn__avx512_loops = 0;
-        run_sdpa(mk, a);
-        tn__avx512_loops = 1;
-        run_sdpa(mk, b);
-        for (int i = 0; i < 4; i++)
-            CHECK_MSG(a[i] && b[i] && tn_equal(a[i], b[i]), "mask kind %d: result %d differs between the plain and the AVX-512 loops", mk, i);
-        tn_scope_end();
-    }
+    for (int lv = 1; lv <= 2; lv++)
+        for (int mk = 0; mk < 4; mk++) {
+            tn_scope_begin();
+            tn_tensor *a[4] = {NULL}, *b[4] = {NULL};
+            tn__wide_loops = 0;
+            run_sdpa(mk, a);
+            tn__wide_loops = lv;
+            run_sdpa(mk, b);
+            for (int i = 0; i < 4; i++)
+                CHECK_MSG(a[i] && b[i] && tn_equal(a[i], b[i]), "mask kind %d: result %d differs between the plain and the %s loops", mk, i, WIDE_NAME(lv));
+            tn_scope_end();
+        }
+    tn__wide_loops = 2;
 }
 
 #define NPAR 9
@@ -182,21 +187,23 @@ static void run_ce(int v, tn_dtype dt, tn_tensor **out) {
     out[1] = tn_grad(x);
 }
 TEST(test_ce_wide_loops_bitwise) {
-    for (int v = 0; v < 3; v++) {
-        tn_scope_begin();
-        tn_tensor *a[2] = {NULL}, *b[2] = {NULL}, *r[2] = {NULL};
-        tn__avx512_loops = 0;
-        run_ce(v, TN_F32, a);
-        tn__avx512_loops = 1;
-        run_ce(v, TN_F32, b);
-        run_ce(v, TN_F64, r);
-        for (int i = 0; i < 2; i++) {
-            CHECK_MSG(a[i] && b[i] && tn_equal(a[i], b[i]), "variant %d: result %d differs between the plain and the AVX-512 loops", v, i);
-            CHECK_MSG(b[i] && r[i] && tn_allclose(tn_to_dtype(b[i], TN_F64), r[i], .atol = 1e-7),
-                      "variant %d: result %d is not float64's to float rounding", v, i);
+    for (int lv = 1; lv <= 2; lv++)
+        for (int v = 0; v < 3; v++) {
+            tn_scope_begin();
+            tn_tensor *a[2] = {NULL}, *b[2] = {NULL}, *r[2] = {NULL};
+            tn__wide_loops = 0;
+            run_ce(v, TN_F32, a);
+            tn__wide_loops = lv;
+            run_ce(v, TN_F32, b);
+            run_ce(v, TN_F64, r);
+            for (int i = 0; i < 2; i++) {
+                CHECK_MSG(a[i] && b[i] && tn_equal(a[i], b[i]), "variant %d: result %d differs between the plain and the %s loops", v, i, WIDE_NAME(lv));
+                CHECK_MSG(b[i] && r[i] && tn_allclose(tn_to_dtype(b[i], TN_F64), r[i], .atol = 1e-7),
+                          "variant %d: result %d is not float64's to float rounding", v, i);
+            }
+            tn_scope_end();
         }
-        tn_scope_end();
-    }
+    tn__wide_loops = 2;
 }
 
 /* cross-entropy rows' max in 16 lanes: a NaN anywhere in a row (the first lane, the vector
@@ -217,13 +224,15 @@ TEST(test_ce_row_max_lanes) {
         xp[3 * C + C - 1] = INFINITY;             /* row 3: +inf (loss NaN or inf, as float64's) */
         if (C > 1) xp[4 * C + 0] = -INFINITY;     /* row 4: -inf somewhere (not its only value) */
         for (int64_t c = 0; c < C; c++) xp[5 * C + c] = 2.0;   /* row 5: all ties */
-        tn_tensor *r[3];
-        for (int v = 0; v < 3; v++) {
-            tn__avx512_loops = v == 1;
-            r[v] = tn_cross_entropy(v == 2 ? x64 : tn_to_dtype(x64, TN_F32), t, .reduction = TN_REDUCTION_NONE);
+        tn_tensor *r[4];
+        for (int v = 0; v < 4; v++) {   /* plain, AVX2, AVX-512 (where the CPU has them), float64 */
+            tn__wide_loops = v < 3 ? v : 2;
+            r[v] = tn_cross_entropy(v == 3 ? x64 : tn_to_dtype(x64, TN_F32), t, .reduction = TN_REDUCTION_NONE);
         }
-        tn__avx512_loops = 1;
-        CHECK_MSG(r[0] && r[1] && r[2] && tn_allclose(r[0], r[1], .rtol = 0, .atol = 0, .equal_nan = true), "C %d: the plain and AVX-512 rows differ", (int)C);
+        tn__wide_loops = 2;
+        for (int v = 1; v < 3; v++)
+            CHECK_MSG(r[0] && r[v] && tn_allclose(r[0], r[v], .rtol = 0, .atol = 0, .equal_nan = true), "C %d: the plain and %s rows differ", (int)C, WIDE_NAME(v));
+        r[2] = r[3];
         CHECK_MSG(r[1] && r[2] && tn_allclose(tn_to_dtype(r[1], TN_F64), r[2], .atol = 1e-5, .equal_nan = true), "C %d: not float64's values", (int)C);
         const float *l = r[1] ? (const float *)tn_data_ptr(tn_contiguous(r[1])) : NULL;
         CHECK_MSG(l && isnan(l[0]) && isnan(l[1]) && isnan(l[2]) && !isnan(l[4]) && !isnan(l[5]), "C %d: NaN rows", (int)C);
@@ -281,16 +290,17 @@ static void run_ln(int64_t M, int64_t D, bool wb, tn_dtype dt, bool composite, t
 }
 TEST(test_ln_wide_loops_bitwise) {
     static const int64_t Ds[] = {1, 7, 8, 13, 128, 200}, Ms[] = {1, 63, 64, 130};
+    for (int lv = 1; lv <= 2; lv++)
     for (int di = 0; di < 6; di++)
         for (int mi = 0; mi < 4; mi++)
             for (int wb = 0; wb < 2; wb++) {
                 const int64_t D = Ds[di], M = Ms[mi];
                 tn_scope_begin();
                 tn_tensor *p32[4], *x32[4], *t32[4], *p64[4], *x64[4], *c64[4];
-                tn__avx512_loops = 0;
+                tn__wide_loops = 0;
                 run_ln(M, D, wb, TN_F32, false, p32);
                 run_ln(M, D, wb, TN_F64, false, p64);
-                tn__avx512_loops = 1;
+                tn__wide_loops = lv;
                 run_ln(M, D, wb, TN_F32, false, x32);
                 run_ln(M, D, wb, TN_F64, false, x64);
                 run_ln(M, D, wb, TN_F64, true, c64);
@@ -299,8 +309,8 @@ TEST(test_ln_wide_loops_bitwise) {
                 run_ln(M, D, wb, TN_F32, false, t32);
                 tn_set_num_threads(nt);
                 for (int i = 0; i < (wb ? 4 : 2); i++) {
-                    CHECK_MSG(p32[i] && x32[i] && tn_equal(p32[i], x32[i]), "D %lld M %lld wb %d: float32 result %d differs plain / AVX-512", (long long)D, (long long)M, wb, i);
-                    CHECK_MSG(p64[i] && x64[i] && tn_equal(p64[i], x64[i]), "D %lld M %lld wb %d: float64 result %d differs plain / AVX-512", (long long)D, (long long)M, wb, i);
+                    CHECK_MSG(p32[i] && x32[i] && tn_equal(p32[i], x32[i]), "D %lld M %lld wb %d: float32 result %d differs plain / %s", (long long)D, (long long)M, wb, i, WIDE_NAME(lv));
+                    CHECK_MSG(p64[i] && x64[i] && tn_equal(p64[i], x64[i]), "D %lld M %lld wb %d: float64 result %d differs plain / %s", (long long)D, (long long)M, wb, i, WIDE_NAME(lv));
                     CHECK_MSG(t32[i] && tn_equal(t32[i], x32[i]), "D %lld M %lld wb %d: result %d differs at another thread count", (long long)D, (long long)M, wb, i);
                     CHECK_MSG(c64[i] && tn_allclose(x64[i], c64[i], .rtol = 1e-10, .atol = 1e-10),
                               "D %lld M %lld wb %d: float64 result %d is not the composite's", (long long)D, (long long)M, wb, i);
@@ -310,6 +320,7 @@ TEST(test_ln_wide_loops_bitwise) {
                 }
                 tn_scope_end();
             }
+    tn__wide_loops = 2;
 }
 
 /* MultiheadAttention's self-attention, fused (need_weights false: the packed qkv node) or the

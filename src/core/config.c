@@ -37,17 +37,27 @@ static bool tn__cpu_fma(void) {
     return has != 0;
 }
 #endif
-/* Float loops compiled twice, plain and for AVX-512 (TN__AVX512_FN: 16 lanes instead of SSE's
-   4; the same IEEE operations, so the same bits), chosen per call by TN__WIDE(f): f##x on a
-   CPU with AVX-512, else f. tn__avx512_loops = 0 (tests) runs the plain ones. */
-TN__TESTABLE int tn__avx512_loops = 1;
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define TN__AVX512_FN __attribute__((target("avx512f")))
-#define TN__WIDE(f) (tn__avx512_loops && tn__cpu_avx512() ? f##x : f)
+/* Float loops compiled three times, plain, for AVX2 (TN__AVX2_FN: 8 lanes) and for AVX-512
+   (TN__AVX512_FN: 16 lanes instead of SSE's 4); the same IEEE operations, so the same bits.
+   TN__WIDE(f) picks per call: f##x on a CPU with AVX-512, f##y on one with AVX2 and FMA,
+   else f. tn__wide_loops (tests) caps the choice: 2 any, 1 at most AVX2, 0 the plain ones. */
+TN__TESTABLE int tn__wide_loops = 2;
+/* GCC keeps a loop with selects scalar under its default -ftrapping-math unless the lanes can
+   be masked (AVX-512): these loops are compiled without it. Only exception flags could
+   differ, never a value: no contraction, no reassociation. Clang assumes it by default. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define TN__NO_TRAP __attribute__((optimize("no-trapping-math")))
 #else
-#define TN__WIDE(f) ((void)tn__avx512_loops, f)
+#define TN__NO_TRAP
 #endif
-#define TN__PLAIN_FN
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define TN__AVX512_FN __attribute__((target("avx512f"))) TN__NO_TRAP
+#define TN__AVX2_FN __attribute__((target("avx2"))) TN__NO_TRAP   /* no "fma": no contraction, the same bits */
+#define TN__WIDE(f) (tn__wide_loops >= 2 && tn__cpu_avx512() ? f##x : tn__wide_loops >= 1 && tn__cpu_fma() ? f##y : f)
+#else
+#define TN__WIDE(f) ((void)tn__wide_loops, f)
+#endif
+#define TN__PLAIN_FN TN__NO_TRAP
 
 #if defined(TN_MALLOC) && defined(TN_FREE) && defined(TN_REALLOC)
 #elif !defined(TN_MALLOC) && !defined(TN_FREE) && !defined(TN_REALLOC)

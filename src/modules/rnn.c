@@ -36,7 +36,7 @@ static tn_tensor *tn__rnn_step(int mode, tn_tensor *gi, tn_tensor *h, tn_tensor 
    packed once); W_hh's gradient is one GEMM over all steps at the end. No allocation per
    step. Threads take batch rows for the whole sequence (tn__rnn_job, below).
    Under create_graph the backward is autograd of the same steps in library ops. */
-/* The float loops come twice, plain and for AVX-512 (TN__WIDE, src/core/config.c). */
+/* The float loops come three times, plain, for AVX2 and for AVX-512 (TN__WIDE, src/core/config.c). */
 /* @template TN__LSTM_DEFINE(T, SFX, EXP, TANH, ATTR, GEMM) */
 /* One row's gates -> c, h: the pre-activations are the GEMM's h W_hh^T (ai..ao) plus the
    input part (xi..xo, from gi: added here rather than copied into the GEMM's C first, the same
@@ -120,6 +120,7 @@ static void tn__lstm_dw_##SFX(int64_t L, int64_t N, int64_t H, bool rev, const T
 TN__LSTM_DEFINE(float, f32, tn__expf_v, tn__tanhf_v, TN__PLAIN_FN, tn__gemm_f32)
 #ifdef TN__AVX512_FN
 TN__LSTM_DEFINE(float, f32x, tn__expf_v, tn__tanhf_v, TN__AVX512_FN, tn__gemm_f32)
+TN__LSTM_DEFINE(float, f32y, tn__expf_v, tn__tanhf_v, TN__AVX2_FN, tn__gemm_f32)
 #endif
 TN__LSTM_DEFINE(double, f64, exp, tanh, TN__PLAIN_FN, tn__gemm_f64)
 
@@ -362,6 +363,7 @@ static void tn__rnnseq_dw_##SFX(int mode, int64_t L, int64_t N, int64_t H, bool 
 TN__RNNSEQ_DEFINE(float, f32, tn__expf_v, tn__tanhf_v, TN__PLAIN_FN, tn__gemm_f32)
 #ifdef TN__AVX512_FN
 TN__RNNSEQ_DEFINE(float, f32x, tn__expf_v, tn__tanhf_v, TN__AVX512_FN, tn__gemm_f32)
+TN__RNNSEQ_DEFINE(float, f32y, tn__expf_v, tn__tanhf_v, TN__AVX2_FN, tn__gemm_f32)
 #endif
 TN__RNNSEQ_DEFINE(double, f64, exp, tanh, TN__PLAIN_FN, tn__gemm_f64)
 

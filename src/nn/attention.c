@@ -178,6 +178,7 @@ ATTR static void tn__sdpa_bwd_##SFX(const tn__sdpa_args *a, const T *out, const 
 TN__SDPA_DEFINE(float, f32, tn__expf_v, logf, TN__PLAIN_FN, tn__gemm_f32)
 #ifdef TN__AVX512_FN
 TN__SDPA_DEFINE(float, f32x, tn__expf_v, logf, TN__AVX512_FN, tn__gemm_f32)   /* TN__WIDE (src/core/config.c) */
+TN__SDPA_DEFINE(float, f32y, tn__expf_v, logf, TN__AVX2_FN, tn__gemm_f32)
 #endif
 TN__SDPA_DEFINE(double, f64, exp, log, TN__PLAIN_FN, tn__gemm_f64)
 

@@ -152,8 +152,8 @@ TN__BN_KERNELS(double, f64)
    blocks of TN__LN_RB rows: per row both sums, then the input gradient, and the weight and
    bias gradients' column sums of the block (rows in order) in the same pass; the blocks'
    sums are added in block order after. The blocks do not depend on the number of threads,
-   so neither do the bits. The float and double rows are compiled twice, plain and for
-   AVX-512 (the same operations in the same order: the same bits), and TN__WIDE picks. */
+   so neither do the bits. The float and double rows are compiled three times, plain,
+   AVX2 and AVX-512 (the same operations in the same order: the same bits), and TN__WIDE picks. */
 #define TN__LN_RB 64
 /* The plain rows' 8-lane sums for the LN template: batch norm's helpers, and the backward's
    sums of g = gy w (w NULL: 1) and g (x - m) */
@@ -208,6 +208,50 @@ TN__LN_SUMS_X(float, f32x, TN__LN_LOAD8_F32)
 TN__LN_SUMS_X(double, f64x, TN__LN_LOAD8_F64)
 #undef TN__LN_LOAD8_F32
 #undef TN__LN_LOAD8_F64
+/* and in two AVX2 registers of 4 doubles: lanes 0-3 and 4-7 */
+/* @template TN__LN_SUMS_Y(T, S, LOAD4) */
+TN__AVX2_FN static void tn__bn_sum_##S(const T *xp, int64_t L, double *acc) {
+    __m256d a0 = _mm256_loadu_pd(acc), a1 = _mm256_loadu_pd(acc + 4);
+    int64_t l = 0;
+    for (; l + 8 <= L; l += 8) { a0 = _mm256_add_pd(a0, LOAD4(xp + l)); a1 = _mm256_add_pd(a1, LOAD4(xp + l + 4)); }
+    _mm256_storeu_pd(acc, a0);
+    _mm256_storeu_pd(acc + 4, a1);
+    for (; l < L; l++) acc[l & 7] += xp[l];
+}
+TN__AVX2_FN static void tn__bn_sq_##S(const T *xp, int64_t L, double m, double *acc) {
+    const __m256d mv = _mm256_set1_pd(m);
+    __m256d a0 = _mm256_loadu_pd(acc), a1 = _mm256_loadu_pd(acc + 4);
+    int64_t l = 0;
+    for (; l + 8 <= L; l += 8) {
+        const __m256d d0 = _mm256_sub_pd(LOAD4(xp + l), mv), d1 = _mm256_sub_pd(LOAD4(xp + l + 4), mv);
+        a0 = _mm256_add_pd(a0, _mm256_mul_pd(d0, d0));
+        a1 = _mm256_add_pd(a1, _mm256_mul_pd(d1, d1));
+    }
+    _mm256_storeu_pd(acc, a0);
+    _mm256_storeu_pd(acc + 4, a1);
+    for (; l < L; l++) { double d = xp[l] - m; acc[l & 7] += d * d; }
+}
+TN__AVX2_FN static void tn__ln_dot_##S(const T *gp, const T *w, const T *xp, int64_t L, double m, double *g8, double *p8) {
+    const __m256d mv = _mm256_set1_pd(m);
+    __m256d ga[2] = {_mm256_loadu_pd(g8), _mm256_loadu_pd(g8 + 4)}, pa[2] = {_mm256_loadu_pd(p8), _mm256_loadu_pd(p8 + 4)};
+    int64_t l = 0;
+    for (; l + 8 <= L; l += 8)
+        for (int h = 0; h < 2; h++) {
+            const int64_t o = l + 4 * h;
+            const __m256d g = w ? _mm256_mul_pd(LOAD4(gp + o), LOAD4(w + o)) : LOAD4(gp + o);
+            ga[h] = _mm256_add_pd(ga[h], g);
+            pa[h] = _mm256_add_pd(pa[h], _mm256_mul_pd(g, _mm256_sub_pd(LOAD4(xp + o), mv)));
+        }
+    for (int h = 0; h < 2; h++) { _mm256_storeu_pd(g8 + 4 * h, ga[h]); _mm256_storeu_pd(p8 + 4 * h, pa[h]); }
+    for (; l < L; l++) { const double g = w ? (double)gp[l] * (double)w[l] : (double)gp[l]; g8[l & 7] += g; p8[l & 7] += g * ((double)xp[l] - m); }
+}
+/* @end TN__LN_SUMS_Y */
+#define TN__LN_LOAD4_F32(p) _mm256_cvtps_pd(_mm_loadu_ps(p))
+#define TN__LN_LOAD4_F64(p) _mm256_loadu_pd(p)
+TN__LN_SUMS_Y(float, f32y, TN__LN_LOAD4_F32)
+TN__LN_SUMS_Y(double, f64y, TN__LN_LOAD4_F64)
+#undef TN__LN_LOAD4_F32
+#undef TN__LN_LOAD4_F64
 #endif
 /* @template TN__LN_KERNELS(T, S, ATTR) */
 /* the arguments of a threaded layer norm (forward or backward) */
@@ -299,6 +343,8 @@ TN__LN_KERNELS(double, f64, TN__PLAIN_FN)
 #ifdef TN__AVX512_FN
 TN__LN_KERNELS(float, f32x, TN__AVX512_FN)
 TN__LN_KERNELS(double, f64x, TN__AVX512_FN)
+TN__LN_KERNELS(float, f32y, TN__AVX2_FN)
+TN__LN_KERNELS(double, f64y, TN__AVX2_FN)
 #endif
 /* The backend entry (tn_backend.layer_norm) over CPU memory. */
 static int tn__cpu_layer_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b, tn_tensor *st, tn_tensor *y, tn_tensor *gx, tn_tensor *gw,
@@ -325,9 +371,8 @@ static int tn__cpu_layer_norm(int mode, tn_tensor *x, tn_tensor *w, tn_tensor *b
 }
 /* Cross-entropy rows on the CPU: threads take rows; the max, then the sum of exponentials
    in double, lse = max + log(sum); the backward's softmax from the saved lse. EXP is a
-   vectorisable exp for float (tn__expf_v: 2 ulp, as torch's vectorised exp; its selects need
-   masked lanes to vectorise, so the float rows are compiled twice, plain and for AVX-512, the
-   same bits, and TN__WIDE picks) and libm's for double; the exponentials go through a
+   vectorisable exp for float (tn__expf_v: 2 ulp, as torch's vectorised exp; the float rows are
+   compiled plain, for AVX2 and for AVX-512, the same bits, and TN__WIDE picks) and libm's for double; the exponentials go through a
    64-value buffer so the loop computing them has no sum in it and the double sum runs in
    four chains. */
 /* @template TN__CE_KERNELS(T, S, EXP, ATTR) */
@@ -384,6 +429,7 @@ static void tn__ce_rows_##S(int mode, const T *x, const int64_t *t, const T *wr,
 TN__CE_KERNELS(float, f32, tn__expf_v, TN__PLAIN_FN)
 #ifdef TN__AVX512_FN
 TN__CE_KERNELS(float, f32x, tn__expf_v, TN__AVX512_FN)
+TN__CE_KERNELS(float, f32y, tn__expf_v, TN__AVX2_FN)
 #endif
 TN__CE_KERNELS(double, f64, exp, TN__PLAIN_FN)
 /* The backend entry (tn_backend.cross_entropy) over CPU memory. */

@@ -7,8 +7,8 @@
    butterflying them and multiplying by precomputed twiddles, so the output comes out in
    natural order without a bit reversal. In pass k with stride s (the radices before it
    multiplied) the innermost loop runs over s contiguous complex numbers that share one
-   twiddle, which the compiler vectorises (the passes are compiled twice, plain and for
-   AVX-512, chosen at run time as the library's other float loops: TN__WIDE). A length with
+   twiddle, which the compiler vectorises (the passes are compiled plain, for AVX2 and
+   for AVX-512, chosen at run time as the library's other float loops: TN__WIDE). A length with
    a prime factor above TN__FFT_GENERIC_MAX goes through Bluestein's chirp-z algorithm: a
    circular convolution of length m >= 2n - 1 (m 2,3,5-smooth) done with two FFTs of length
    m, the chirp's FFT precomputed in the plan. Real input (r2c, n/2 + 1 outputs) of even n
@@ -222,6 +222,8 @@ TN__FFT_PASSES(double, f64, TN__PLAIN_FN)
 #ifdef TN__AVX512_FN
 TN__FFT_PASSES(float, f32x, TN__AVX512_FN)
 TN__FFT_PASSES(double, f64x, TN__AVX512_FN)
+TN__FFT_PASSES(float, f32y, TN__AVX2_FN)
+TN__FFT_PASSES(double, f64y, TN__AVX2_FN)
 #endif
 
 /* ---- plans ---- */

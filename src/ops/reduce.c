@@ -141,8 +141,8 @@ static int tn__casc_lp(int64_t n) {
 }
 /* multi_row_sum over nc contiguous columns at once (nc a multiple of 32, at most
    TN__CASC_WIDE): res[c] = the cascade sum of x[r * rs + c], r < n. Every column's levels
-   move at the same rows, so the rows stream in memory order. Compiled plain and for
-   AVX-512 (lane by lane the same additions, so the same bits). */
+   move at the same rows, so the rows stream in memory order. Compiled plain, for AVX2
+   and for AVX-512 (lane by lane the same additions, so the same bits). */
 #define TN__CASC_WIDE 512
 #define TN__CASC_ROWS(NAME, ATTR, NC) \
     ATTR static void NAME(float *res, const float *x, int64_t rs, int nc, int64_t n) { \
@@ -166,6 +166,8 @@ TN__CASC_ROWS(tn__casc_rows32, TN__PLAIN_FN, TN__CASC_COLS)
 #ifdef TN__AVX512_FN
 TN__CASC_ROWS(tn__casc_rowsx, TN__AVX512_FN, nc)
 TN__CASC_ROWS(tn__casc_rows32x, TN__AVX512_FN, TN__CASC_COLS)
+TN__CASC_ROWS(tn__casc_rowsy, TN__AVX2_FN, nc)
+TN__CASC_ROWS(tn__casc_rows32y, TN__AVX2_FN, TN__CASC_COLS)
 #endif
 /* multi_row_sum: res[c] = the sum over r < n of x[r * rs + c * cs], c < nc <= 32, in levels:
    level 0 takes 2^lp rows, then empties into level 1, which empties into level 2 every 2^lp

@@ -178,6 +178,8 @@ TN__SPMM_DEFINE(double, f64, TN__PLAIN_FN)
 #ifdef TN__AVX512_FN
 TN__SPMM_DEFINE(float, f32x, TN__AVX512_FN)
 TN__SPMM_DEFINE(double, f64x, TN__AVX512_FN)
+TN__SPMM_DEFINE(float, f32y, TN__AVX2_FN)
+TN__SPMM_DEFINE(double, f64y, TN__AVX2_FN)
 #endif
 typedef struct {
     const int64_t *crow, *col;
