@@ -167,6 +167,8 @@ TN__GEMM_DEFINE_UKR_SCALAR(double, f64, TN__GEMM_SC_NR64)
  * step = 2 vector loads of B, MR broadcasts of A, 2*MR independent FMAs
  * (24 for MR = 12: enough to cover FMA latency x throughput).
  * ------------------------------------------------------------------------- */
+#define TN__GEMM_ROWS2(X) X(0) X(1)
+#define TN__GEMM_ROWS4(X) X(0) X(1) X(2) X(3)
 #define TN__GEMM_ROWS6(X) X(0) X(1) X(2) X(3) X(4) X(5)
 #define TN__GEMM_ROWS8(X) TN__GEMM_ROWS6(X) X(6) X(7)
 #define TN__GEMM_ROWS12(X) TN__GEMM_ROWS6(X) X(6) X(7) X(8) X(9) X(10) X(11)
@@ -233,6 +235,8 @@ static void name(int64_t kc, const TN__GEMM_ET *Ap, int64_t ars, int64_t aks, co
 TN__GEMM_SIMD_KERNEL(tn__gemm_ukr_avx512_f32, "avx512f", 12, TN__GEMM_ROWS12)
 /* 8 x 32 for M a multiple of 8 but not of 12 (64 channels: 8 panels, not 6 with 8 wasted rows) */
 TN__GEMM_SIMD_KERNEL(tn__gemm_ukr_avx512x8_f32, "avx512f", 8, TN__GEMM_ROWS8)
+TN__GEMM_SIMD_KERNEL(tn__gemm_ukr_avx512r4_f32, "avx512f", 4, TN__GEMM_ROWS4)
+TN__GEMM_SIMD_KERNEL(tn__gemm_ukr_avx512r2_f32, "avx512f", 2, TN__GEMM_ROWS2)
 #undef TN__GEMM_VT
 #undef TN__GEMM_ET
 #undef TN__GEMM_V
@@ -253,6 +257,8 @@ TN__GEMM_SIMD_KERNEL(tn__gemm_ukr_avx512x8_f32, "avx512f", 8, TN__GEMM_ROWS8)
 #define TN__GEMM_MUL _mm512_mul_pd
 #define TN__GEMM_FMA _mm512_fmadd_pd
 TN__GEMM_SIMD_KERNEL(tn__gemm_ukr_avx512_f64, "avx512f", 12, TN__GEMM_ROWS12)
+TN__GEMM_SIMD_KERNEL(tn__gemm_ukr_avx512r4_f64, "avx512f", 4, TN__GEMM_ROWS4)
+TN__GEMM_SIMD_KERNEL(tn__gemm_ukr_avx512r2_f64, "avx512f", 2, TN__GEMM_ROWS2)
 #undef TN__GEMM_VT
 #undef TN__GEMM_ET
 #undef TN__GEMM_V
@@ -273,6 +279,8 @@ TN__GEMM_SIMD_KERNEL(tn__gemm_ukr_avx512_f64, "avx512f", 12, TN__GEMM_ROWS12)
 #define TN__GEMM_MUL _mm256_mul_ps
 #define TN__GEMM_FMA _mm256_fmadd_ps
 TN__GEMM_SIMD_KERNEL(tn__gemm_ukr_avx2_f32, "avx2,fma", 6, TN__GEMM_ROWS6)
+TN__GEMM_SIMD_KERNEL(tn__gemm_ukr_avx2r4_f32, "avx2,fma", 4, TN__GEMM_ROWS4)
+TN__GEMM_SIMD_KERNEL(tn__gemm_ukr_avx2r2_f32, "avx2,fma", 2, TN__GEMM_ROWS2)
 #undef TN__GEMM_VT
 #undef TN__GEMM_ET
 #undef TN__GEMM_V
@@ -293,6 +301,8 @@ TN__GEMM_SIMD_KERNEL(tn__gemm_ukr_avx2_f32, "avx2,fma", 6, TN__GEMM_ROWS6)
 #define TN__GEMM_MUL _mm256_mul_pd
 #define TN__GEMM_FMA _mm256_fmadd_pd
 TN__GEMM_SIMD_KERNEL(tn__gemm_ukr_avx2_f64, "avx2,fma", 6, TN__GEMM_ROWS6)
+TN__GEMM_SIMD_KERNEL(tn__gemm_ukr_avx2r4_f64, "avx2,fma", 4, TN__GEMM_ROWS4)
+TN__GEMM_SIMD_KERNEL(tn__gemm_ukr_avx2r2_f64, "avx2,fma", 2, TN__GEMM_ROWS2)
 #undef TN__GEMM_VT
 #undef TN__GEMM_ET
 #undef TN__GEMM_V
@@ -314,30 +324,33 @@ TN__GEMM_SIMD_KERNEL(tn__gemm_ukr_avx2_f64, "avx2,fma", 6, TN__GEMM_ROWS6)
 
 /* ---------------------------------------------------------------------------
  * Kernel table.  kc/mc/nc: cache blocking (mc a multiple of mr, nc of nr).
+ * ukr2/ukr4 (NULL: ukr): the same kernel for the first 2 / 4 rows of a panel, for
+ * the last, ragged panel (M = 32 on the 6-row kernel: 6 panels, the last of 2 rows
+ * computed as 6); each output element gets the same operations, so the same bits.
  * ------------------------------------------------------------------------- */
 typedef struct tn__gemm_kern_f32 {
     int mr, nr;
     int64_t kc, mc, nc;
-    tn__gemm_ukr_f32 ukr;
+    tn__gemm_ukr_f32 ukr, ukr2, ukr4;
 } tn__gemm_kern_f32;
 typedef struct tn__gemm_kern_f64 {
     int mr, nr;
     int64_t kc, mc, nc;
-    tn__gemm_ukr_f64 ukr;
+    tn__gemm_ukr_f64 ukr, ukr2, ukr4;
 } tn__gemm_kern_f64;
 
 #define TN__GEMM_MAX_TILE 512 /* >= mr*nr of every kernel (12*32 = 384) */
 
 static tn__gemm_kern_f32 tn__gemm_kern_select_f32(void)
 {
-    tn__gemm_kern_f32 k = { TN__GEMM_SC_MR, TN__GEMM_SC_NR32, 256, 128, 4096, tn__gemm_ukr_scalar_f32 };
+    tn__gemm_kern_f32 k = { TN__GEMM_SC_MR, TN__GEMM_SC_NR32, 256, 128, 4096, tn__gemm_ukr_scalar_f32, NULL, NULL };
 #if TN__GEMM_X86
     int isa = tn__gemm_isa();
     if (isa == TN__GEMM_AVX512) {
-        tn__gemm_kern_f32 k5 = { 12, 32, 512, 96, 4096, tn__gemm_ukr_avx512_f32 };
+        tn__gemm_kern_f32 k5 = { 12, 32, 512, 96, 4096, tn__gemm_ukr_avx512_f32, tn__gemm_ukr_avx512r2_f32, tn__gemm_ukr_avx512r4_f32 };
         k = k5;
     } else if (isa == TN__GEMM_AVX2) {
-        tn__gemm_kern_f32 k2 = { 6, 16, 512, 96, 4096, tn__gemm_ukr_avx2_f32 };
+        tn__gemm_kern_f32 k2 = { 6, 16, 512, 96, 4096, tn__gemm_ukr_avx2_f32, tn__gemm_ukr_avx2r2_f32, tn__gemm_ukr_avx2r4_f32 };
         k = k2;
     }
 #endif
@@ -346,14 +359,14 @@ static tn__gemm_kern_f32 tn__gemm_kern_select_f32(void)
 
 static tn__gemm_kern_f64 tn__gemm_kern_select_f64(void)
 {
-    tn__gemm_kern_f64 k = { TN__GEMM_SC_MR, TN__GEMM_SC_NR64, 256, 64, 2048, tn__gemm_ukr_scalar_f64 };
+    tn__gemm_kern_f64 k = { TN__GEMM_SC_MR, TN__GEMM_SC_NR64, 256, 64, 2048, tn__gemm_ukr_scalar_f64, NULL, NULL };
 #if TN__GEMM_X86
     int isa = tn__gemm_isa();
     if (isa == TN__GEMM_AVX512) {
-        tn__gemm_kern_f64 k5 = { 12, 16, 256, 60, 4096, tn__gemm_ukr_avx512_f64 };
+        tn__gemm_kern_f64 k5 = { 12, 16, 256, 60, 4096, tn__gemm_ukr_avx512_f64, tn__gemm_ukr_avx512r2_f64, tn__gemm_ukr_avx512r4_f64 };
         k = k5;
     } else if (isa == TN__GEMM_AVX2) {
-        tn__gemm_kern_f64 k2 = { 6, 8, 256, 60, 4096, tn__gemm_ukr_avx2_f64 };
+        tn__gemm_kern_f64 k2 = { 6, 8, 256, 60, 4096, tn__gemm_ukr_avx2_f64, tn__gemm_ukr_avx2r2_f64, tn__gemm_ukr_avx2r4_f64 };
         k = k2;
     }
 #endif
@@ -836,8 +849,9 @@ static void tn__gemm_macro_##SFX(const tn__gemm_kern_##SFX *kn, int64_t mc, int6
                 bias_done = ep && first && beta == (T)0 && ep->bias && !ep->per_row && ep->bias_stride == 1;
                 if (bias_done) kn->ukr(kc, a, ars, aks, b, ldb, c, rsc, alpha, (T)ep->bias_beta, (const T *)ep->bias + j0 + jr, 0);
                 else kn->ukr(kc, a, ars, aks, b, ldb, c, rsc, alpha, beta, c, rsc);
-            } else { /* edge tile or strided C: via a temporary tile */
-                kn->ukr(kc, a, ars, aks, b, ldb, tile, nr, (T)1, (T)0, tile, nr);
+            } else { /* edge tile or strided C: via a temporary tile (a ragged panel's rows only) */
+                const tn__gemm_ukr_##SFX u = mb <= 2 && kn->ukr2 ? kn->ukr2 : mb <= 4 && kn->ukr4 ? kn->ukr4 : kn->ukr;
+                u(kc, a, ars, aks, b, ldb, tile, nr, (T)1, (T)0, tile, nr);
                 for (i = 0; i < mb; i++)
                     for (j = 0; j < nb; j++) {
                         T *cij = c + i * rsc + j * csc;
