@@ -18871,7 +18871,15 @@ static void tn__gemm_packA_f32(int64_t mc, int64_t kc, const float *A, int64_t r
             if (k + 8 < kc) /* the run 8 columns on: another page each column, which the hardware prefetcher does not enter */
                 for (i = 0; i < mc; i += 64 / (int64_t)sizeof(float)) __builtin_prefetch(a + 8 * csa + i);
 #endif
-            for (i0 = 0; i0 < mc; i0 += mr) {
+            /* whole panels' runs with constant counts (register moves, not a loop of a
+               run-time count per panel), the ragged one after */
+#define TN__PACKA_RUNS(MR) for (i0 = 0; i0 + (MR) <= mc; i0 += (MR)) for (i = 0; i < (MR); i++) Ap[i0 * kc + k * (MR) + i] = a[i0 + i]
+            i0 = 0;
+            if (mr == 6) TN__PACKA_RUNS(6);
+            else if (mr == 8) TN__PACKA_RUNS(8);
+            else if (mr == 12) TN__PACKA_RUNS(12);
+#undef TN__PACKA_RUNS
+            for (; i0 < mc; i0 += mr) {
                 const int64_t mb = mc - i0 < mr ? mc - i0 : mr;
                 float *p = Ap + i0 * kc + k * mr;
                 for (i = 0; i < mb; i++) p[i] = a[i0 + i];
@@ -19315,7 +19323,15 @@ static void tn__gemm_packA_f64(int64_t mc, int64_t kc, const double *A, int64_t 
             if (k + 8 < kc) /* the run 8 columns on: another page each column, which the hardware prefetcher does not enter */
                 for (i = 0; i < mc; i += 64 / (int64_t)sizeof(double)) __builtin_prefetch(a + 8 * csa + i);
 #endif
-            for (i0 = 0; i0 < mc; i0 += mr) {
+            /* whole panels' runs with constant counts (register moves, not a loop of a
+               run-time count per panel), the ragged one after */
+#define TN__PACKA_RUNS(MR) for (i0 = 0; i0 + (MR) <= mc; i0 += (MR)) for (i = 0; i < (MR); i++) Ap[i0 * kc + k * (MR) + i] = a[i0 + i]
+            i0 = 0;
+            if (mr == 6) TN__PACKA_RUNS(6);
+            else if (mr == 8) TN__PACKA_RUNS(8);
+            else if (mr == 12) TN__PACKA_RUNS(12);
+#undef TN__PACKA_RUNS
+            for (; i0 < mc; i0 += mr) {
                 const int64_t mb = mc - i0 < mr ? mc - i0 : mr;
                 double *p = Ap + i0 * kc + k * mr;
                 for (i = 0; i < mb; i++) p[i] = a[i0 + i];
