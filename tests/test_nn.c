@@ -92,7 +92,8 @@ static void check_same_(tn_tensor *a, tn_tensor *b, double tol, const char *what
     if (na != nb) fail_at(line, "%s: %lld vs %lld elements", what, (long long)na, (long long)nb);
     else {
         int64_t bad = -1;
-        for (int64_t i = 0; i < na && bad < 0; i++) if (!close_(va[i], vb[i], tol)) bad = i;
+        for (int64_t i = 0; i < na && bad < 0; i++)   /* tol 0: the same bits (signed zeros, NaN payloads too) */
+            if (tol == 0 ? memcmp(&va[i], &vb[i], sizeof va[i]) != 0 : !close_(va[i], vb[i], tol)) bad = i;
         if (bad >= 0) fail_at(line, "%s: element %lld: %.12g vs %.12g", what, (long long)bad, va[bad], vb[bad]);
         else tn_test_passed++;
     }
@@ -590,28 +591,31 @@ TEST(hand_conv) {
     END;
 }
 
-/* conv2d with a path knob on (1) and off (0): the output and the input and weight
-   gradients for a random output gradient agree within tol. */
-static void conv_knob_agree(int *knob, tn_tensor *x, tn_tensor *w, tn_tensor *b, const int64_t *st, const int64_t *pd, const int64_t *dl,
+/* conv2d with a path knob at each level 0 ... top (then left at top): the output and the
+   input and weight gradients for a random output gradient agree with level 0's within tol
+   (0: the same bits). */
+static void conv_knob_agree(int *knob, int top, tn_tensor *x, tn_tensor *w, tn_tensor *b, const int64_t *st, const int64_t *pd, const int64_t *dl,
                             int64_t groups, double tol, int line) {
-    tn_tensor *y[2], *gx[2], *gw[2], *gy = NULL;
+    tn_tensor *y[3], *gx[3], *gw[3], *gy = NULL;
     tn_requires_grad_(x, true);
-    for (int k = 0; k < 2; k++) {
-        *knob = 1 - k;
+    for (int k = 0; k <= top; k++) {
+        *knob = k;
         y[k] = tn_conv2d(x, w, b, .stride_hw = {st[0], st[1]}, .padding_hw = {pd[0], pd[1]}, .dilation_hw = {dl[0], dl[1]}, .groups = groups);
         if (!gy && y[0]) gy = tn_randn(tn_shape(y[0]), tn_ndim(y[0]), tn_get_dtype(x));
         gx[k] = grad_of(y[k], x, gy);
         gw[k] = grad_of(y[k], w, gy);
     }
-    *knob = 1;
-    check_same_(y[0], y[1], tol, "conv2d output", line);
-    check_same_(gx[0], gx[1], tol, "conv2d input gradient", line);
-    check_same_(gw[0], gw[1], tol, "conv2d weight gradient", line);
+    *knob = top;
+    for (int k = 1; k <= top; k++) {
+        check_same_(y[0], y[k], tol, "conv2d output", line);
+        check_same_(gx[0], gx[k], tol, "conv2d input gradient", line);
+        check_same_(gw[0], gw[k], tol, "conv2d weight gradient", line);
+    }
 }
 /* conv2d's special paths (tn__conv_fast_paths = 1) against im2col + GEMM (0). */
 static void conv_paths_agree(tn_tensor *x, tn_tensor *w, tn_tensor *b, const int64_t *st, const int64_t *pd, const int64_t *dl,
                              int64_t groups, double tol, int line) {
-    conv_knob_agree(&tn__conv_fast_paths, x, w, b, st, pd, dl, groups, tol, line);
+    conv_knob_agree(&tn__conv_fast_paths, 1, x, w, b, st, pd, dl, groups, tol, line);
 }
 
 /* Winograd F(2x2, 3x3) (3x3, stride 1, undilated, 8+ channels both sides) against the
@@ -636,8 +640,8 @@ TEST(winograd_conv) {
     END;
 }
 
-/* The Winograd transforms' AVX-512 rows (where the CPU has them) against the portable ones,
-   exactly: output, input and weight gradients in float32; widths of 1 ... 37 (one and
+/* The Winograd transforms' AVX-512 and AVX2 rows (where the CPU has them; knob
+   tn__wino_avx512 2 and 1) against the portable ones (0), bit for bit: output, input and weight gradients in float32; widths of 1 ... 37 (one and
    several 8-tile chunks, tiles split across the GEMM's 32-column panels, odd last columns),
    paddings 0 ... 2, a non-contiguous input, several blocks of tile rows. */
 TEST(winograd_rows_agree) {
@@ -649,7 +653,7 @@ TEST(winograd_rows_agree) {
         const int64_t *c = cs[i], st[2] = {1, 1}, pd[2] = {c[5], c[6]}, dl[2] = {1, 1};
         tn_tensor *x = i == 2 ? tn_transpose(tn_randn(SH(c[0], c[1], c[4], c[3]), TN_F32), 2, 3) : tn_randn(SH(c[0], c[1], c[3], c[4]), TN_F32);
         tn_tensor *w = leaf(tn_randn(SH(c[2], c[1], 3, 3), TN_F32)), *b = i % 2 ? leaf(tn_randn(SH(c[2]), TN_F32)) : NULL;
-        conv_knob_agree(&tn__wino_avx512, x, w, b, st, pd, dl, 1, 0, __LINE__);
+        conv_knob_agree(&tn__wino_avx512, 2, x, w, b, st, pd, dl, 1, 0, __LINE__);
     }
     END;
 }
@@ -698,27 +702,31 @@ TEST(depthwise_conv) {
     END;
 }
 
-/* 2x2 stride-2 max pooling: the AVX-512 rows (where the CPU has them) against the portable
-   ones, exactly: values, indices, gradients; ties and NaNs, rows of 1 ... 40 windows (the
-   16-lane chunks and their masks), an odd last column, float32 and float64. */
+/* 2x2 stride-2 max pooling: the AVX-512 and the AVX2 rows (where the CPU has them; knob
+   tn__pool22_avx512 2 and 1) against the portable ones (0), exactly: values, indices,
+   gradients; ties, NaNs and signed zeros, rows of 1 ... 40 windows (the 8- and 16-lane
+   chunks and their masks), an odd last column, float32 and float64. */
 TEST(pool_rows_agree) {
     BEGIN;
     for (int64_t ow = 1; ow <= 40; ow += ow < 18 ? 1 : 11)
         for (int d = 0; d < 2; d++) {
             const tn_dtype dt = d ? TN_F32 : TN_F64;
             const int64_t shape[4] = {2, 3, 5, 2 * ow + 1};
-            tn_tensor *x = tn_floor(tn_mul_scalar(tn_rand(shape, 4, dt), 4));   /* few values: ties */
+            tn_tensor *x = tn_sub_scalar(tn_floor(tn_mul_scalar(tn_rand(shape, 4, dt), 4)), 2);   /* few values: ties */
+            x = tn_where(tn_lt_scalar(tn_rand(shape, 4, dt), 0.1), tn_full(shape, 4, -0.0, dt), x);   /* -0 ties +0: the first is kept */
             x = leaf(tn_where(tn_lt_scalar(tn_rand(shape, 4, dt), 0.08), tn_full(shape, 4, NAN, dt), x));
-            tn_tensor *y[2], *idx[2], *g[2], *gy = tn_randn(SH(2, 3, 2, ow), dt);
-            for (int k = 0; k < 2; k++) {
-                tn__pool22_avx512 = 1 - k;
+            tn_tensor *y[3], *idx[3], *g[3], *gy = tn_randn(SH(2, 3, 2, ow), dt);
+            for (int k = 0; k < 3; k++) {
+                tn__pool22_avx512 = k;
                 y[k] = tn_max_pool2d_with_indices(x, &idx[k], 2, .stride = 2);
                 g[k] = grad_of(y[k], x, gy);
             }
-            tn__pool22_avx512 = 1;
-            check_same_(y[0], y[1], 0, "max_pool2d values", __LINE__);
-            check_same_(idx[0], idx[1], 0, "max_pool2d indices", __LINE__);
-            check_same_(g[0], g[1], 0, "max_pool2d gradient", __LINE__);
+            tn__pool22_avx512 = 2;
+            for (int k = 1; k < 3; k++) {
+                check_same_(y[0], y[k], 0, "max_pool2d values", __LINE__);
+                check_same_(idx[0], idx[k], 0, "max_pool2d indices", __LINE__);
+                check_same_(g[0], g[k], 0, "max_pool2d gradient", __LINE__);
+            }
         }
     END;
 }

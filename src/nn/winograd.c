@@ -1,7 +1,8 @@
-/* The rows of tiles of the Winograd transforms, float32 in AVX-512 (chosen at run time; the
-   portable rows in TN__WINO_DEFINE compute the same operations in the same order, so both
-   give the same bits). Rows of tiles are short (7 tiles at 14x14), too short for the
-   auto-vectorised loops: here a row is one masked load per input row and 8 tiles a vector. */
+/* The rows of tiles of the Winograd transforms, float32 in AVX-512 or AVX2 (chosen at run
+   time; the portable rows in TN__WINO_DEFINE compute the same operations in the same order,
+   so all give the same bits). Rows of tiles are short (7 tiles at 14x14), too short for the
+   auto-vectorised loops: here a row is a masked load or two per input row and 8 tiles a
+   vector. */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define TN__WINO_AVX512 __attribute__((target("avx512f,avx512vl")))
 /* Lanes [from, to) of 16, clamped. */
@@ -122,12 +123,132 @@ TN__WINO_AVX512 static void tn__wino_gy_row_f32_avx512(const float *a, const flo
     }
 }
 #undef TN__WINO_AVX512
-TN__TESTABLE int tn__wino_avx512 = 1;   /* test knob: 0 runs the portable rows */
-static bool tn__wino_has_avx512(void) {
-    return tn__wino_avx512 && tn__cpu_avx512();
+/* The same rows in AVX2, for CPUs without AVX-512: 8 lanes, the same operations in the same
+   order lane by lane (the same bits as the portable and the AVX-512 rows); the lanes the
+   AVX-512 rows mask off are left out by maskload (zeros, nothing read) and maskstore. */
+#define TN__WINO_AVX2 __attribute__((target("avx2")))
+/* Lanes [from, to) of 8, clamped. */
+TN__WINO_AVX2 static __m256i tn__wino_lanes8(int64_t from, int64_t to) {
+    const __m256i i = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    from = TN__MAX(-1, TN__MIN(8, from)); to = TN__MAX(-1, TN__MIN(8, to));
+    return _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)from), i), _mm256_cmpgt_epi32(_mm256_set1_epi32((int)to), i));
 }
-/* var = fn's AVX-512 twin where the CPU has it (float32 only). */
-#define TN__WINO_PICK_f32(var, fn) do { if (tn__wino_has_avx512()) var = fn##_avx512; } while (0)
+/* The even (odd) elements of the 16 values lo, hi. */
+TN__WINO_AVX2 static __m256 tn__wino_even8(__m256 lo, __m256 hi) { return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi, 0x88)), 0xD8)); }
+TN__WINO_AVX2 static __m256 tn__wino_odd8(__m256 lo, __m256 hi) { return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi, 0xDD)), 0xD8)); }
+TN__WINO_AVX2 static __m256 tn__wino_neg8(__m256 v) { return _mm256_xor_ps(v, _mm256_castsi256_ps(_mm256_set1_epi32(INT32_MIN))); }
+/* tn__wino_in_row_f32_avx512 in 8 lanes: per input row the columns from b and from b + 2
+   (tile j's columns 2j, 2j + 1 and 2j + 2, 2j + 3 as even and odd lanes). */
+TN__WINO_AVX2 static void tn__wino_in_row_f32_avx2(const float *const *d, int64_t j0, int64_t j1, int64_t tw, int64_t cp, int64_t cr,
+                                                   int64_t pn, int64_t ps, float *V, int64_t vx, float *E) {
+    (void)E;
+    for (int64_t t0 = 0; t0 < tw; t0 += 8) {
+        const int64_t n = TN__MIN(8, tw - t0), b = 2 * t0, s = TN__MAX(j0, b) - b, e = TN__MIN(j1, b + 2 * n + 2) - b;
+        const int64_t m = TN__MIN(n, pn - cr);   /* lanes [0, m) in this panel, [m, n) at the next one's start */
+        const __m256i mk[4] = {tn__wino_lanes8(s, e), tn__wino_lanes8(s - 8, e - 8), tn__wino_lanes8(s - 2, e - 2), tn__wino_lanes8(s - 10, e - 10)};
+        const __m256i m1 = tn__wino_lanes8(0, m), m2 = tn__wino_lanes8(m, n);
+        float *p0 = V + cp * ps + cr, *p1 = V + (cp + 1) * ps - m;
+        __m256 x[4][4], el[4][4];   /* [input row][columns from b, b + 8, b + 2, b + 10] */
+        for (cr += 8; cr >= pn; cr -= pn) cp++;
+        for (int k = 0; k < 4; k++)
+            for (int h = 0; h < 4; h++) x[k][h] = _mm256_maskload_ps(d[k] + b + (h & 1) * 8 + (h >> 1) * 2, mk[h]);
+        for (int h = 0; h < 4; h++) {
+            el[0][h] = _mm256_sub_ps(x[0][h], x[2][h]); el[1][h] = _mm256_add_ps(x[1][h], x[2][h]);
+            el[2][h] = _mm256_sub_ps(x[2][h], x[1][h]); el[3][h] = _mm256_sub_ps(x[1][h], x[3][h]);
+        }
+        for (int k = 0; k < 4; k++) {
+            const __m256 a0 = tn__wino_even8(el[k][0], el[k][1]), a1 = tn__wino_odd8(el[k][0], el[k][1]);
+            const __m256 a2 = tn__wino_even8(el[k][2], el[k][3]), a3 = tn__wino_odd8(el[k][2], el[k][3]);
+            const __m256 v[4] = {_mm256_sub_ps(a0, a2), _mm256_add_ps(a1, a2), _mm256_sub_ps(a2, a1), _mm256_sub_ps(a1, a3)};
+            for (int l = 0; l < 4; l++) {
+                _mm256_maskstore_ps(p0 + (4 * k + l) * vx, m1, v[l]);
+                if (m < n) _mm256_maskstore_ps(p1 + (4 * k + l) * vx, m2, v[l]);
+            }
+        }
+    }
+}
+/* tn__wino_at16 in 8 lanes (lanes k). */
+TN__WINO_AVX2 static inline void tn__wino_at8(int64_t S, const float *m, int64_t i, __m256i k, __m256 b, __m256 o[4]) {
+    __m256 v[16];
+    for (int xi = 0; xi < 16; xi++) v[xi] = _mm256_maskload_ps(m + xi * S + i, k);
+    __m256 r[4], u[4];
+    for (int c = 0; c < 4; c++) {
+        r[c] = _mm256_add_ps(_mm256_add_ps(v[c], v[4 + c]), v[8 + c]);
+        u[c] = _mm256_sub_ps(_mm256_sub_ps(v[4 + c], v[8 + c]), v[12 + c]);
+    }
+    o[0] = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(r[0], r[1]), r[2]), b);
+    o[1] = _mm256_add_ps(_mm256_sub_ps(_mm256_sub_ps(r[1], r[2]), r[3]), b);
+    o[2] = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(u[0], u[1]), u[2]), b);
+    o[3] = _mm256_add_ps(_mm256_sub_ps(_mm256_sub_ps(u[1], u[2]), u[3]), b);
+}
+TN__WINO_AVX2 static void tn__wino_at_f32_avx2(int64_t nt, int64_t S, const float *m, float bv, float *y00, float *y01, float *y10, float *y11) {
+    const __m256 b = _mm256_set1_ps(bv);
+    for (int64_t i = 0; i < nt; i += 8) {
+        const __m256i k = tn__wino_lanes8(0, nt - i);
+        __m256 o[4];
+        tn__wino_at8(S, m, i, k, b, o);
+        _mm256_maskstore_ps(y00 + i, k, o[0]);
+        _mm256_maskstore_ps(y01 + i, k, o[1]);
+        _mm256_maskstore_ps(y10 + i, k, o[2]);
+        _mm256_maskstore_ps(y11 + i, k, o[3]);
+    }
+}
+/* ReLU (x < 0 ? 0 : x) and max_pool2d's take (c > m or c NaN: c), as the AVX-512 rows */
+TN__WINO_AVX2 static __m256 tn__wino_relu8(__m256 v) { return _mm256_blendv_ps(v, _mm256_setzero_ps(), _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_LT_OQ)); }
+TN__WINO_AVX2 static __m256 tn__wino_max8(__m256 m, __m256 c) {
+    return _mm256_blendv_ps(m, c, _mm256_or_ps(_mm256_cmp_ps(c, m, _CMP_GT_OQ), _mm256_cmp_ps(c, c, _CMP_UNORD_Q)));
+}
+TN__WINO_AVX2 static void tn__wino_at_pool_f32_avx2(int64_t nt, int64_t S, const float *m, float bv, float *y, int relu, float *E) {
+    const __m256 b = _mm256_set1_ps(bv);
+    (void)E;
+    for (int64_t i = 0; i < nt; i += 8) {
+        const __m256i k = tn__wino_lanes8(0, nt - i);
+        __m256 o[4];
+        tn__wino_at8(S, m, i, k, b, o);
+        if (relu) for (int c = 0; c < 4; c++) o[c] = tn__wino_relu8(o[c]);
+        _mm256_maskstore_ps(y + i, k, tn__wino_max8(tn__wino_max8(tn__wino_max8(o[0], o[1]), o[2]), o[3]));
+    }
+}
+/* tn__wino_out_row_f32_avx512 in 8 lanes: 8 tiles interleaved into 16 columns. */
+TN__WINO_AVX2 static void tn__wino_out_row_f32_avx2(const float *a, const float *b, int64_t tw, float *yr, int64_t ow) {
+    for (int64_t t0 = 0; t0 < tw; t0 += 8) {
+        const __m256i mn = tn__wino_lanes8(0, tw - t0);
+        const __m256 av = _mm256_maskload_ps(a + t0, mn), bv = _mm256_maskload_ps(b + t0, mn);
+        const __m256 lo = _mm256_unpacklo_ps(av, bv), hi = _mm256_unpackhi_ps(av, bv);
+        _mm256_maskstore_ps(yr + 2 * t0, tn__wino_lanes8(0, ow - 2 * t0), _mm256_permute2f128_ps(lo, hi, 0x20));
+        _mm256_maskstore_ps(yr + 2 * t0 + 8, tn__wino_lanes8(0, ow - 2 * t0 - 8), _mm256_permute2f128_ps(lo, hi, 0x31));
+    }
+}
+/* tn__wino_gy_row_f32_avx512 in 8 lanes: the 16 columns of 8 tiles as two vectors. */
+TN__WINO_AVX2 static void tn__wino_gy_row_f32_avx2(const float *a, const float *b, int64_t j1, int64_t tw, float *Y, int64_t ys, float *E) {
+    (void)E;
+    for (int64_t t0 = 0; t0 < tw; t0 += 8) {
+        const __m256i ml[2] = {tn__wino_lanes8(0, j1 - 2 * t0), tn__wino_lanes8(0, j1 - 2 * t0 - 8)}, mn = tn__wino_lanes8(0, tw - t0);
+        __m256 f[4][2];
+        for (int h = 0; h < 2; h++) {
+            const __m256 av = _mm256_maskload_ps(a + 2 * t0 + 8 * h, ml[h]), bv = _mm256_maskload_ps(b + 2 * t0 + 8 * h, ml[h]);
+            f[0][h] = av; f[1][h] = _mm256_add_ps(av, bv); f[2][h] = _mm256_sub_ps(av, bv);
+            f[3][h] = _mm256_xor_ps(bv, _mm256_and_ps(_mm256_castsi256_ps(ml[h]), _mm256_castsi256_ps(_mm256_set1_epi32(INT32_MIN))));   /* -b; +0 past j1 */
+        }
+        for (int k = 0; k < 4; k++) {
+            const __m256 u = tn__wino_even8(f[k][0], f[k][1]), w = tn__wino_odd8(f[k][0], f[k][1]);
+            float *y = Y + 4 * k * ys + t0;
+            _mm256_maskstore_ps(y, mn, u);
+            _mm256_maskstore_ps(y + ys, mn, _mm256_add_ps(u, w));
+            _mm256_maskstore_ps(y + 2 * ys, mn, _mm256_sub_ps(u, w));
+            _mm256_maskstore_ps(y + 3 * ys, mn, tn__wino_neg8(w));
+        }
+    }
+}
+#undef TN__WINO_AVX2
+/* Test knob: the widest rows run, 2 AVX-512 where the CPU has it (else AVX2), 1 at most AVX2
+   (where the CPU has AVX2 and FMA, as TN__WIDE), 0 the portable rows. */
+TN__TESTABLE int tn__wino_avx512 = 2;
+static int tn__wino_isa(void) {
+    return tn__wino_avx512 >= 2 && tn__cpu_avx512() ? 2 : tn__wino_avx512 >= 1 && tn__cpu_fma() ? 1 : 0;
+}
+/* var = fn's AVX-512 or AVX2 twin where the CPU has it (float32 only). */
+#define TN__WINO_PICK_f32(var, fn) do { const int isa_ = tn__wino_isa(); if (isa_) var = isa_ == 2 ? fn##_avx512 : fn##_avx2; } while (0)
 #else
 #define TN__WINO_PICK_f32(var, fn) ((void)0)
 #endif
