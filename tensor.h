@@ -6061,6 +6061,8 @@ float tn__sleef_powf_test(float x, float y);                   /* SLEEF 3.5.1's 
 float tn__sleef_sinf_test(float x, bool big);                  /* sinf_u10, one lane; big: its group of 8 takes Payne-Hanek */
 float tn__sleef_cosf_test(float x, bool big);                  /* cosf_u10, one lane */
 extern int tn__gemm_cache_busy, tn__sum_row_avx512, tn__conv_fast_paths, tn__wino_avx512, tn__pool22_avx512;
+extern int tn__drop_wide;     /* dropout's Philox mask loop (src/nn/dropout.c): 2 AVX-512, 1 at most AVX2, 0 the plain one */
+extern int tn__smallk_wide;   /* the small-K direct convolution (src/nn/conv_smallk.c): 2 AVX-512, 1 at most AVX2 + FMA, 0 none (im2col) */
 /* tn__wino_avx512, tn__pool22_avx512 (src/nn/winograd.c, pooling.c): 2 AVX-512 rows where the CPU has them, 1 at most AVX2, 0 the portable rows */
 int tn__gemm_isa(void);
 void tn__gemm_free_cache(void);
@@ -31422,7 +31424,9 @@ static bool tn__conv_dw_ok(const tn_tensor *x, int64_t G) {
 /* src/nn/conv_smallk.c: convolution: direct loops for few products per output (first layers) */
 /* ========================================================================================== */
 /* Convolutions with few products per output (K = C kh kw <= 27: first layers on 1- or
-   3-channel images), stride 1, undilated, ungrouped, float32, where the CPU has AVX-512:
+   3-channel images), stride 1, undilated, ungrouped, float32, where the CPU has AVX-512 (or
+   AVX2 and FMA: the same fused multiply-adds in the same order per output and per lane of
+   the weight gradient's 16 sums, so the same bits as with AVX-512):
    im2col + GEMM spends its time copying for so short a K (conv 1 -> 32 at 28x28 ran at a
    third of the GEMM's speed). Directly instead, image by image: the image copied into a
    zero-padded buffer (so every shifted load is a plain load), 16 outputs of a row a
@@ -31526,10 +31530,113 @@ TN__SMALLK_AVX512 static void tn__smallk_fwd_part(void *args, int t, int nthr) {
         }
     }
 }
+/* tn__smallk_pool_row and tn__smallk_fwd_part in AVX2 and FMA: 8 outputs of a row a vector,
+   eight output channels at a time (the shifted vectors loaded per group: AVX2 has 16
+   registers, not 32); each output the same chain of fused multiply-adds, in tap order. */
+#define TN__SMALLK_AVX2 __attribute__((target("avx2,fma")))
+TN__SMALLK_AVX2 static __m256i tn__smallk_lanes8(int64_t n) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)TN__MAX(0, TN__MIN(8, n))), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+TN__SMALLK_AVX2 static __m256 tn__smallk_relu8(__m256 v) { return _mm256_blendv_ps(v, _mm256_setzero_ps(), _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_LT_OQ)); }
+TN__SMALLK_AVX2 static __m256 tn__smallk_max8(__m256 m, __m256 c) {
+    return _mm256_blendv_ps(m, c, _mm256_or_ps(_mm256_cmp_ps(c, m, _CMP_GT_OQ), _mm256_cmp_ps(c, c, _CMP_UNORD_Q)));
+}
+TN__SMALLK_AVX2 static void tn__smallk_pool_row_avx2(const float *r0, const float *r1, float *y, int64_t OW, int relu) {
+    for (int64_t z = 0; z < OW; z += 8) {   /* rows of wq (a multiple of 16) >= 2 OW: whole vectors readable */
+        __m256 l0 = _mm256_loadu_ps(r0 + 2 * z), h0 = _mm256_loadu_ps(r0 + 2 * z + 8), l1 = _mm256_loadu_ps(r1 + 2 * z), h1 = _mm256_loadu_ps(r1 + 2 * z + 8);
+        if (relu) { l0 = tn__smallk_relu8(l0); h0 = tn__smallk_relu8(h0); l1 = tn__smallk_relu8(l1); h1 = tn__smallk_relu8(h1); }
+        const __m256 e0 = _mm256_shuffle_ps(l0, h0, 0x88), o0 = _mm256_shuffle_ps(l0, h0, 0xDD), e1 = _mm256_shuffle_ps(l1, h1, 0x88), o1 = _mm256_shuffle_ps(l1, h1, 0xDD);
+        __m256 m = tn__smallk_max8(tn__smallk_max8(tn__smallk_max8(e0, o0), e1), o1);
+        m = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(m), 0xD8));   /* windows back in order */
+        _mm256_maskstore_ps(y + z, tn__smallk_lanes8(OW - z), m);
+    }
+}
+TN__SMALLK_AVX2 static void tn__smallk_fwd_part_avx2(void *args, int t, int nthr) {
+    const tn__smallk_args *a_ = (const tn__smallk_args *)args;
+    const float *x = a_->x, *w = a_->w, *b = a_->b;
+    float *y = a_->y, *buf = a_->buf;
+    const int64_t N = a_->N, C = a_->C, H = a_->H, W = a_->W, O = a_->O, *g = a_->g;
+    const int pool = a_->pool;
+    const int64_t K = C * g[0] * g[1], oh = g[8], ow = g[9], wp = tn__smallk_wp(g), pb = pool ? tn__smallk_pool_floats(g, O) : 0;
+    const int64_t per = C * (H + 2 * g[4]) * wp + pb, wq = (ow + 15) / 16 * 16, OH = oh / 2, OW = ow / 2;
+    float *pad = buf + t * per, *rows = pad + per - pb;
+    int64_t koff[TN__SMALLK_MAX];
+    for (int64_t n = tn__split_at(N, t, nthr); n < tn__split_at(N, t + 1, nthr); n++) {
+        tn__smallk_pad(x + n * C * H * W, C, H, W, g, wp, pad, koff);
+        for (int64_t oy = 0; oy < (pool ? 2 * OH : oh); oy++) {
+            const int64_t cs = pool ? 2 * wq : oh * ow;
+            for (int64_t ox0 = 0; ox0 < ow; ox0 += 8) {
+                const __m256i m = pool ? _mm256_set1_epi32(-1) : tn__smallk_lanes8(ow - ox0);   /* the pool's rows are wq wide */
+                const float *p = pad + oy * wp + ox0;
+                float *yp = pool ? rows + (oy & 1) * wq + ox0 : y + (n * O * oh + oy) * ow + ox0;
+                int64_t o = 0;
+                for (; o + 8 <= O; o += 8) {
+                    __m256 a[8];
+                    for (int c = 0; c < 8; c++) a[c] = _mm256_set1_ps(b ? b[o + c] : 0.0f);
+                    for (int64_t k = 0; k < K; k++) {
+                        const __m256 xv = _mm256_loadu_ps(p + koff[k]);
+                        for (int c = 0; c < 8; c++) a[c] = _mm256_fmadd_ps(_mm256_set1_ps(w[(o + c) * K + k]), xv, a[c]);
+                    }
+                    for (int c = 0; c < 8; c++) _mm256_maskstore_ps(yp + (o + c) * cs, m, a[c]);
+                }
+                for (; o < O; o++) {
+                    __m256 a = _mm256_set1_ps(b ? b[o] : 0.0f);
+                    for (int64_t k = 0; k < K; k++) a = _mm256_fmadd_ps(_mm256_set1_ps(w[o * K + k]), _mm256_loadu_ps(p + koff[k]), a);
+                    _mm256_maskstore_ps(yp + o * cs, m, a);
+                }
+            }
+            if (pool && (oy & 1))
+                for (int64_t o = 0; o < O; o++) tn__smallk_pool_row_avx2(rows + o * cs, rows + o * cs + wq, y + ((n * O + o) * OH + oy / 2) * OW, OW, pool == 2);
+        }
+    }
+}
+/* tn__smallk_wgrad_part in AVX2 and FMA: each channel's 16 lanes of sums as two halves of 8,
+   nine taps at a time (each sum the same chain of fused multiply-adds as with AVX-512). */
+TN__SMALLK_AVX2 static void tn__smallk_wgrad_part_avx2(void *args, int t, int nthr) {
+    const tn__smallk_args *a_ = (const tn__smallk_args *)args;
+    const float *x = a_->x, *gy = a_->gy;
+    float *buf = a_->buf;
+    const int64_t N = a_->N, C = a_->C, H = a_->H, W = a_->W, O = a_->O, *g = a_->g;
+    const int64_t K = C * g[0] * g[1], oh = g[8], ow = g[9], wp = tn__smallk_wp(g), per = C * (H + 2 * g[4]) * wp + O * K * 16;
+    float *pad = buf + t * per, *A = pad + per - O * K * 16;
+    int64_t koff[TN__SMALLK_MAX];
+    memset(A, 0, (size_t)(O * K * 16) * sizeof(float));
+    for (int64_t n = tn__split_at(N, t, nthr); n < tn__split_at(N, t + 1, nthr); n++) {
+        tn__smallk_pad(x + n * C * H * W, C, H, W, g, wp, pad, koff);
+        for (int64_t o = 0; o < O; o++)
+            for (int h = 0; h < 2; h++) {
+                const float *go = gy + (n * O + o) * oh * ow + 8 * h;
+                for (int64_t k0 = 0; k0 < K; k0 += 9) {
+                    const int64_t nk = TN__MIN(9, K - k0);
+                    float *Ak = A + (o * K + k0) * 16 + 8 * h;
+                    __m256 a[9];
+                    for (int64_t i = 0; i < nk; i++) a[i] = _mm256_loadu_ps(Ak + 16 * i);
+                    for (int64_t oy = 0; oy < oh; oy++)
+                        for (int64_t ox0 = 0; ox0 < ow; ox0 += 16) {
+                            const __m256 gv = _mm256_maskload_ps(go + oy * ow + ox0, tn__smallk_lanes8(ow - ox0 - 8 * h));
+                            const float *p = pad + oy * wp + ox0 + 8 * h;
+                            if (nk == 9) {   /* constant count: the sums stay in registers */
+                                for (int i = 0; i < 9; i++) a[i] = _mm256_fmadd_ps(gv, _mm256_loadu_ps(p + koff[k0 + i]), a[i]);
+                            } else {
+                                for (int64_t i = 0; i < nk; i++) a[i] = _mm256_fmadd_ps(gv, _mm256_loadu_ps(p + koff[k0 + i]), a[i]);
+                            }
+                        }
+                    for (int64_t i = 0; i < nk; i++) _mm256_storeu_ps(Ak + 16 * i, a[i]);
+                }
+            }
+    }
+}
+#undef TN__SMALLK_AVX2
+/* Test knob: 2 the AVX-512 loops where the CPU has them (else AVX2), 1 at most the AVX2 and
+   FMA ones, 0 none (the im2col path). */
+TN__TESTABLE int tn__smallk_wide = 2;
+static int tn__smallk_isa(void) {
+    return tn__smallk_wide >= 2 && tn__cpu_avx512() ? 2 : tn__smallk_wide >= 1 && tn__cpu_fma() ? 1 : 0;
+}
 static void tn__smallk_fwd_f32(const float *x, const float *w, const float *b, float *y, int64_t N, int64_t C, int64_t H,
                                int64_t W, int64_t O, const int64_t *g, int nthr, float *buf, int pool) {
     tn__smallk_args a = {x, w, b, NULL, y, NULL, buf, N, C, H, W, O, g, pool};
-    tn__parallel(nthr, tn__smallk_fwd_part, &a);
+    tn__parallel(nthr, tn__smallk_isa() == 2 ? tn__smallk_fwd_part : tn__smallk_fwd_part_avx2, &a);
 }
 /* gw [O, K] (written) = the weight gradient from gy [N, O, oh, ow] and x; buf: nthr
    (C (H + 2 ph) wp + O K 16) floats. */
@@ -31591,7 +31698,7 @@ static void tn__smallk_wgrad_f32(const float *x, const float *gy, float *gw, int
                                  int64_t O, const int64_t *g, int nthr, float *buf) {
     const int64_t K = C * g[0] * g[1], per = C * (H + 2 * g[4]) * tn__smallk_wp(g) + O * K * 16;
     tn__smallk_args a = {x, NULL, NULL, gy, NULL, gw, buf, N, C, H, W, O, g, 0};
-    tn__parallel(nthr, tn__smallk_wgrad_part, &a);
+    tn__parallel(nthr, tn__smallk_isa() == 2 ? tn__smallk_wgrad_part : tn__smallk_wgrad_part_avx2, &a);
     for (int64_t q = 0; q < O * K; q++) {   /* threads, then lanes, in order */
         float s = 0;
         for (int u = 0; u < nthr; u++)
@@ -31603,7 +31710,7 @@ static void tn__smallk_wgrad_f32(const float *x, const float *gy, float *gw, int
 static bool tn__conv_smallk_ok(const tn_tensor *x, const int64_t *g, int64_t G) {
     if (!tn__conv_fast_paths || G != 1 || x->dtype != TN_F32 || g[2] != 1 || g[3] != 1 || g[6] != 1 || g[7] != 1 || x->shape[1] * g[0] * g[1] > TN__SMALLK_MAX)
         return false;
-    return tn__cpu_avx512();
+    return tn__smallk_isa() > 0;
 }
 /* mode 0: y = conv(x, w) + b; 2: w = the weight gradient from y = gy and x (new, contiguous);
    3, 4: y = the 2x2, stride-2 max pool of conv(x, w) + b, 4 after ReLU (tn__smallk_fwd_part). */
@@ -31625,6 +31732,7 @@ static int tn__conv_smallk_cpu(int mode, tn_tensor *x, tn_tensor *w, const tn_te
     return failed ? TN__FAIL_INT(mode ? "conv2d backward: out of memory" : "conv2d: out of memory") : 0;
 }
 #else
+TN__TESTABLE int tn__smallk_wide = 2;   /* (no direct loops here) */
 static bool tn__conv_smallk_ok(const tn_tensor *x, const int64_t *g, int64_t G) { (void)x; (void)g; (void)G; return false; }
 static int tn__conv_smallk_cpu(int mode, tn_tensor *x, tn_tensor *w, const tn_tensor *b, tn_tensor *y, const int64_t *g) {
     (void)mode; (void)x; (void)w; (void)b; (void)y; (void)g;
@@ -36354,6 +36462,8 @@ __attribute__((target("avx2"))) static void tn__drop_mask_avx2(float *of, double
     }
 }
 #endif
+/* Test knob: the widest copy run, 2 AVX-512 where the CPU has it (else AVX2), 1 at most AVX2, 0 the plain loop. */
+TN__TESTABLE int tn__drop_wide = 2;
 /* the arguments of a threaded Philox mask: the loop for this CPU, its outputs and counters */
 typedef struct {
     void (*fn)(float *, double *, int64_t, int64_t, uint64_t, uint64_t, uint64_t, double);
@@ -36389,8 +36499,8 @@ static tn_tensor *tn__drop_mask_cpu(const int64_t *shape, int nd, tn_dtype dtype
     void (*fn)(float *, double *, int64_t, int64_t, uint64_t, uint64_t, uint64_t, double) = tn__drop_mask_base;
 #if TN__DROP_X86
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f")) fn = tn__drop_mask_avx512;
-    else if (__builtin_cpu_supports("avx2")) fn = tn__drop_mask_avx2;
+    if (tn__drop_wide >= 2 && __builtin_cpu_supports("avx512f")) fn = tn__drop_mask_avx512;
+    else if (tn__drop_wide >= 1 && __builtin_cpu_supports("avx2")) fn = tn__drop_mask_avx2;
 #endif
     tn__drop_args a = {fn, of, od, seed, off, thr, 1 / (1 - p)};
     tn__parallel_range(tn__par_threads(tn__mul_sat(n, 16), n), n, tn__drop_part, &a);   /* a draw costs about 16 simple ops */
