@@ -31434,6 +31434,47 @@ static bool tn__conv_dw_ok(const tn_tensor *x, int64_t G) {
    weight gradient sums per thread in 16 lanes and adds up in thread then lane order (the
    same bits for a given thread count). The input gradient keeps the im2col path. */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+/* 8-lane helpers of the AVX2 rows (here, in the first of the parts that use them: the small-K
+   loops, the Winograd and the max pool rows). Lanes [from, to) of a vector to or from memory
+   without touching the rest: AMD's Zen 1-3 run a masked store (vmaskmovps) as microcode, tens
+   of cycles, so whole vectors go by plain loads and stores and only the ragged ends of rows
+   by a masked load or by 4-, 2- and 1-lane stores. */
+#define TN__R8 __attribute__((target("avx2")))
+TN__R8 static inline __m256i tn__r8_lanes(int64_t from, int64_t to) {   /* the mask of lanes [from, to), clamped */
+    const __m256i i = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    from = TN__MAX(-1, TN__MIN(8, from)); to = TN__MAX(-1, TN__MIN(8, to));
+    return _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)from), i), _mm256_cmpgt_epi32(_mm256_set1_epi32((int)to), i));
+}
+/* p[l] for lanes l in [from, to), zeros elsewhere (nothing else read) */
+TN__R8 static inline __m256 tn__r8_load(const float *p, int64_t from, int64_t to) {
+    return from <= 0 && to >= 8 ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, tn__r8_lanes(from, to));
+}
+/* lanes [from, to) of v to p[from ... to) (nothing else written) */
+TN__R8 static inline void tn__r8_store(float *p, int64_t from, int64_t to, __m256 v) {
+    from = TN__MAX(0, from); to = TN__MIN(8, to);
+    if (from == 0 && to == 8) { _mm256_storeu_ps(p, v); return; }
+    if (from >= to) return;
+    if (from) v = _mm256_permutevar8x32_ps(v, _mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32((int)from)));
+    __m128 h = _mm256_castps256_ps128(v);
+    const int64_t n = to - from;
+    p += from;
+    if (n & 4) { _mm_storeu_ps(p, h); p += 4; h = _mm256_extractf128_ps(v, 1); }
+    if (n & 2) { _mm_storel_pi((__m64 *)(void *)p, h); p += 2; h = _mm_movehl_ps(h, h); }
+    if (n & 1) _mm_store_ss(p, h);
+}
+/* The even (odd) elements of the 16 values lo, hi: [lo0 lo2 ... hi6] ([lo1 lo3 ... hi7]). */
+TN__R8 static inline __m256 tn__r8_even(__m256 lo, __m256 hi) { return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi, 0x88)), 0xD8)); }
+TN__R8 static inline __m256 tn__r8_odd(__m256 lo, __m256 hi) { return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi, 0xDD)), 0xD8)); }
+/* ReLU as the epilogue's x < 0 ? 0 : x; max_pool2d's take: c where c > m or c is NaN, else m (*t: where) */
+TN__R8 static inline __m256 tn__r8_relu(__m256 v) { return _mm256_blendv_ps(v, _mm256_setzero_ps(), _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_LT_OQ)); }
+TN__R8 static inline __m256 tn__r8_take(__m256 m, __m256 c, __m256 *t) {
+    *t = _mm256_or_ps(_mm256_cmp_ps(c, m, _CMP_GT_OQ), _mm256_cmp_ps(c, c, _CMP_UNORD_Q));
+    return _mm256_blendv_ps(m, c, *t);
+}
+TN__R8 static inline __m256 tn__r8_max(__m256 m, __m256 c) { __m256 t; return tn__r8_take(m, c, &t); }
+#undef TN__R8
+#endif
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define TN__SMALLK_MAX 27
 #define TN__SMALLK_AVX512 __attribute__((target("avx512f")))
 /* The padded image: xn [C, H, W] at rows [ph, ph + H), columns [pw, pw + W) of pad
@@ -31534,21 +31575,12 @@ TN__SMALLK_AVX512 static void tn__smallk_fwd_part(void *args, int t, int nthr) {
    eight output channels at a time (the shifted vectors loaded per group: AVX2 has 16
    registers, not 32); each output the same chain of fused multiply-adds, in tap order. */
 #define TN__SMALLK_AVX2 __attribute__((target("avx2,fma")))
-TN__SMALLK_AVX2 static __m256i tn__smallk_lanes8(int64_t n) {
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)TN__MAX(0, TN__MIN(8, n))), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-TN__SMALLK_AVX2 static __m256 tn__smallk_relu8(__m256 v) { return _mm256_blendv_ps(v, _mm256_setzero_ps(), _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_LT_OQ)); }
-TN__SMALLK_AVX2 static __m256 tn__smallk_max8(__m256 m, __m256 c) {
-    return _mm256_blendv_ps(m, c, _mm256_or_ps(_mm256_cmp_ps(c, m, _CMP_GT_OQ), _mm256_cmp_ps(c, c, _CMP_UNORD_Q)));
-}
 TN__SMALLK_AVX2 static void tn__smallk_pool_row_avx2(const float *r0, const float *r1, float *y, int64_t OW, int relu) {
     for (int64_t z = 0; z < OW; z += 8) {   /* rows of wq (a multiple of 16) >= 2 OW: whole vectors readable */
         __m256 l0 = _mm256_loadu_ps(r0 + 2 * z), h0 = _mm256_loadu_ps(r0 + 2 * z + 8), l1 = _mm256_loadu_ps(r1 + 2 * z), h1 = _mm256_loadu_ps(r1 + 2 * z + 8);
-        if (relu) { l0 = tn__smallk_relu8(l0); h0 = tn__smallk_relu8(h0); l1 = tn__smallk_relu8(l1); h1 = tn__smallk_relu8(h1); }
-        const __m256 e0 = _mm256_shuffle_ps(l0, h0, 0x88), o0 = _mm256_shuffle_ps(l0, h0, 0xDD), e1 = _mm256_shuffle_ps(l1, h1, 0x88), o1 = _mm256_shuffle_ps(l1, h1, 0xDD);
-        __m256 m = tn__smallk_max8(tn__smallk_max8(tn__smallk_max8(e0, o0), e1), o1);
-        m = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(m), 0xD8));   /* windows back in order */
-        _mm256_maskstore_ps(y + z, tn__smallk_lanes8(OW - z), m);
+        if (relu) { l0 = tn__r8_relu(l0); h0 = tn__r8_relu(h0); l1 = tn__r8_relu(l1); h1 = tn__r8_relu(h1); }
+        const __m256 a = tn__r8_even(l0, h0), b = tn__r8_odd(l0, h0), c = tn__r8_even(l1, h1), d = tn__r8_odd(l1, h1);
+        tn__r8_store(y + z, 0, OW - z, tn__r8_max(tn__r8_max(tn__r8_max(a, b), c), d));
     }
 }
 TN__SMALLK_AVX2 static void tn__smallk_fwd_part_avx2(void *args, int t, int nthr) {
@@ -31566,7 +31598,7 @@ TN__SMALLK_AVX2 static void tn__smallk_fwd_part_avx2(void *args, int t, int nthr
         for (int64_t oy = 0; oy < (pool ? 2 * OH : oh); oy++) {
             const int64_t cs = pool ? 2 * wq : oh * ow;
             for (int64_t ox0 = 0; ox0 < ow; ox0 += 8) {
-                const __m256i m = pool ? _mm256_set1_epi32(-1) : tn__smallk_lanes8(ow - ox0);   /* the pool's rows are wq wide */
+                const int64_t nl = pool ? 8 : ow - ox0;   /* lanes stored (the pool's rows are wq wide) */
                 const float *p = pad + oy * wp + ox0;
                 float *yp = pool ? rows + (oy & 1) * wq + ox0 : y + (n * O * oh + oy) * ow + ox0;
                 int64_t o = 0;
@@ -31577,12 +31609,12 @@ TN__SMALLK_AVX2 static void tn__smallk_fwd_part_avx2(void *args, int t, int nthr
                         const __m256 xv = _mm256_loadu_ps(p + koff[k]);
                         for (int c = 0; c < 8; c++) a[c] = _mm256_fmadd_ps(_mm256_set1_ps(w[(o + c) * K + k]), xv, a[c]);
                     }
-                    for (int c = 0; c < 8; c++) _mm256_maskstore_ps(yp + (o + c) * cs, m, a[c]);
+                    for (int c = 0; c < 8; c++) tn__r8_store(yp + (o + c) * cs, 0, nl, a[c]);
                 }
                 for (; o < O; o++) {
                     __m256 a = _mm256_set1_ps(b ? b[o] : 0.0f);
                     for (int64_t k = 0; k < K; k++) a = _mm256_fmadd_ps(_mm256_set1_ps(w[o * K + k]), _mm256_loadu_ps(p + koff[k]), a);
-                    _mm256_maskstore_ps(yp + o * cs, m, a);
+                    tn__r8_store(yp + o * cs, 0, nl, a);
                 }
             }
             if (pool && (oy & 1))
@@ -31613,7 +31645,7 @@ TN__SMALLK_AVX2 static void tn__smallk_wgrad_part_avx2(void *args, int t, int nt
                     for (int64_t i = 0; i < nk; i++) a[i] = _mm256_loadu_ps(Ak + 16 * i);
                     for (int64_t oy = 0; oy < oh; oy++)
                         for (int64_t ox0 = 0; ox0 < ow; ox0 += 16) {
-                            const __m256 gv = _mm256_maskload_ps(go + oy * ow + ox0, tn__smallk_lanes8(ow - ox0 - 8 * h));
+                            const __m256 gv = tn__r8_load(go + oy * ow + ox0, 0, ow - ox0 - 8 * h);
                             const float *p = pad + oy * wp + ox0 + 8 * h;
                             if (nk == 9) {   /* constant count: the sums stay in registers */
                                 for (int i = 0; i < 9; i++) a[i] = _mm256_fmadd_ps(gv, _mm256_loadu_ps(p + koff[k0 + i]), a[i]);
@@ -31870,17 +31902,8 @@ TN__WINO_AVX512 static void tn__wino_gy_row_f32_avx512(const float *a, const flo
 #undef TN__WINO_AVX512
 /* The same rows in AVX2, for CPUs without AVX-512: 8 lanes, the same operations in the same
    order lane by lane (the same bits as the portable and the AVX-512 rows); the lanes the
-   AVX-512 rows mask off are left out by maskload (zeros, nothing read) and maskstore. */
+   AVX-512 rows mask off are left out by tn__r8_load (zeros, nothing read) and tn__r8_store. */
 #define TN__WINO_AVX2 __attribute__((target("avx2")))
-/* Lanes [from, to) of 8, clamped. */
-TN__WINO_AVX2 static __m256i tn__wino_lanes8(int64_t from, int64_t to) {
-    const __m256i i = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    from = TN__MAX(-1, TN__MIN(8, from)); to = TN__MAX(-1, TN__MIN(8, to));
-    return _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)from), i), _mm256_cmpgt_epi32(_mm256_set1_epi32((int)to), i));
-}
-/* The even (odd) elements of the 16 values lo, hi. */
-TN__WINO_AVX2 static __m256 tn__wino_even8(__m256 lo, __m256 hi) { return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi, 0x88)), 0xD8)); }
-TN__WINO_AVX2 static __m256 tn__wino_odd8(__m256 lo, __m256 hi) { return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi, 0xDD)), 0xD8)); }
 TN__WINO_AVX2 static __m256 tn__wino_neg8(__m256 v) { return _mm256_xor_ps(v, _mm256_castsi256_ps(_mm256_set1_epi32(INT32_MIN))); }
 /* tn__wino_in_row_f32_avx512 in 8 lanes: per input row the columns from b and from b + 2
    (tile j's columns 2j, 2j + 1 and 2j + 2, 2j + 3 as even and odd lanes). */
@@ -31890,32 +31913,33 @@ TN__WINO_AVX2 static void tn__wino_in_row_f32_avx2(const float *const *d, int64_
     for (int64_t t0 = 0; t0 < tw; t0 += 8) {
         const int64_t n = TN__MIN(8, tw - t0), b = 2 * t0, s = TN__MAX(j0, b) - b, e = TN__MIN(j1, b + 2 * n + 2) - b;
         const int64_t m = TN__MIN(n, pn - cr);   /* lanes [0, m) in this panel, [m, n) at the next one's start */
-        const __m256i mk[4] = {tn__wino_lanes8(s, e), tn__wino_lanes8(s - 8, e - 8), tn__wino_lanes8(s - 2, e - 2), tn__wino_lanes8(s - 10, e - 10)};
-        const __m256i m1 = tn__wino_lanes8(0, m), m2 = tn__wino_lanes8(m, n);
         float *p0 = V + cp * ps + cr, *p1 = V + (cp + 1) * ps - m;
         __m256 x[4][4], el[4][4];   /* [input row][columns from b, b + 8, b + 2, b + 10] */
         for (cr += 8; cr >= pn; cr -= pn) cp++;
         for (int k = 0; k < 4; k++)
-            for (int h = 0; h < 4; h++) x[k][h] = _mm256_maskload_ps(d[k] + b + (h & 1) * 8 + (h >> 1) * 2, mk[h]);
+            for (int h = 0; h < 4; h++) {
+                const int64_t o = (h & 1) * 8 + (h >> 1) * 2;   /* columns from b + 0, 8, 2, 10 */
+                x[k][h] = tn__r8_load(d[k] + b + o, s - o, e - o);
+            }
         for (int h = 0; h < 4; h++) {
             el[0][h] = _mm256_sub_ps(x[0][h], x[2][h]); el[1][h] = _mm256_add_ps(x[1][h], x[2][h]);
             el[2][h] = _mm256_sub_ps(x[2][h], x[1][h]); el[3][h] = _mm256_sub_ps(x[1][h], x[3][h]);
         }
         for (int k = 0; k < 4; k++) {
-            const __m256 a0 = tn__wino_even8(el[k][0], el[k][1]), a1 = tn__wino_odd8(el[k][0], el[k][1]);
-            const __m256 a2 = tn__wino_even8(el[k][2], el[k][3]), a3 = tn__wino_odd8(el[k][2], el[k][3]);
+            const __m256 a0 = tn__r8_even(el[k][0], el[k][1]), a1 = tn__r8_odd(el[k][0], el[k][1]);
+            const __m256 a2 = tn__r8_even(el[k][2], el[k][3]), a3 = tn__r8_odd(el[k][2], el[k][3]);
             const __m256 v[4] = {_mm256_sub_ps(a0, a2), _mm256_add_ps(a1, a2), _mm256_sub_ps(a2, a1), _mm256_sub_ps(a1, a3)};
             for (int l = 0; l < 4; l++) {
-                _mm256_maskstore_ps(p0 + (4 * k + l) * vx, m1, v[l]);
-                if (m < n) _mm256_maskstore_ps(p1 + (4 * k + l) * vx, m2, v[l]);
+                tn__r8_store(p0 + (4 * k + l) * vx, 0, m, v[l]);
+                if (m < n) tn__r8_store(p1 + (4 * k + l) * vx, m, n, v[l]);
             }
         }
     }
 }
-/* tn__wino_at16 in 8 lanes (lanes k). */
-TN__WINO_AVX2 static inline void tn__wino_at8(int64_t S, const float *m, int64_t i, __m256i k, __m256 b, __m256 o[4]) {
+/* tn__wino_at16 in 8 lanes (lanes [0, k)). */
+TN__WINO_AVX2 static inline void tn__wino_at8(int64_t S, const float *m, int64_t i, int64_t k, __m256 b, __m256 o[4]) {
     __m256 v[16];
-    for (int xi = 0; xi < 16; xi++) v[xi] = _mm256_maskload_ps(m + xi * S + i, k);
+    for (int xi = 0; xi < 16; xi++) v[xi] = tn__r8_load(m + xi * S + i, 0, k);
     __m256 r[4], u[4];
     for (int c = 0; c < 4; c++) {
         r[c] = _mm256_add_ps(_mm256_add_ps(v[c], v[4 + c]), v[8 + c]);
@@ -31929,59 +31953,54 @@ TN__WINO_AVX2 static inline void tn__wino_at8(int64_t S, const float *m, int64_t
 TN__WINO_AVX2 static void tn__wino_at_f32_avx2(int64_t nt, int64_t S, const float *m, float bv, float *y00, float *y01, float *y10, float *y11) {
     const __m256 b = _mm256_set1_ps(bv);
     for (int64_t i = 0; i < nt; i += 8) {
-        const __m256i k = tn__wino_lanes8(0, nt - i);
+        const int64_t k = nt - i;
         __m256 o[4];
         tn__wino_at8(S, m, i, k, b, o);
-        _mm256_maskstore_ps(y00 + i, k, o[0]);
-        _mm256_maskstore_ps(y01 + i, k, o[1]);
-        _mm256_maskstore_ps(y10 + i, k, o[2]);
-        _mm256_maskstore_ps(y11 + i, k, o[3]);
+        tn__r8_store(y00 + i, 0, k, o[0]);
+        tn__r8_store(y01 + i, 0, k, o[1]);
+        tn__r8_store(y10 + i, 0, k, o[2]);
+        tn__r8_store(y11 + i, 0, k, o[3]);
     }
-}
-/* ReLU (x < 0 ? 0 : x) and max_pool2d's take (c > m or c NaN: c), as the AVX-512 rows */
-TN__WINO_AVX2 static __m256 tn__wino_relu8(__m256 v) { return _mm256_blendv_ps(v, _mm256_setzero_ps(), _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_LT_OQ)); }
-TN__WINO_AVX2 static __m256 tn__wino_max8(__m256 m, __m256 c) {
-    return _mm256_blendv_ps(m, c, _mm256_or_ps(_mm256_cmp_ps(c, m, _CMP_GT_OQ), _mm256_cmp_ps(c, c, _CMP_UNORD_Q)));
 }
 TN__WINO_AVX2 static void tn__wino_at_pool_f32_avx2(int64_t nt, int64_t S, const float *m, float bv, float *y, int relu, float *E) {
     const __m256 b = _mm256_set1_ps(bv);
     (void)E;
     for (int64_t i = 0; i < nt; i += 8) {
-        const __m256i k = tn__wino_lanes8(0, nt - i);
+        const int64_t k = nt - i;
         __m256 o[4];
         tn__wino_at8(S, m, i, k, b, o);
-        if (relu) for (int c = 0; c < 4; c++) o[c] = tn__wino_relu8(o[c]);
-        _mm256_maskstore_ps(y + i, k, tn__wino_max8(tn__wino_max8(tn__wino_max8(o[0], o[1]), o[2]), o[3]));
+        if (relu) for (int c = 0; c < 4; c++) o[c] = tn__r8_relu(o[c]);
+        tn__r8_store(y + i, 0, k, tn__r8_max(tn__r8_max(tn__r8_max(o[0], o[1]), o[2]), o[3]));
     }
 }
 /* tn__wino_out_row_f32_avx512 in 8 lanes: 8 tiles interleaved into 16 columns. */
 TN__WINO_AVX2 static void tn__wino_out_row_f32_avx2(const float *a, const float *b, int64_t tw, float *yr, int64_t ow) {
     for (int64_t t0 = 0; t0 < tw; t0 += 8) {
-        const __m256i mn = tn__wino_lanes8(0, tw - t0);
-        const __m256 av = _mm256_maskload_ps(a + t0, mn), bv = _mm256_maskload_ps(b + t0, mn);
+        const __m256 av = tn__r8_load(a + t0, 0, tw - t0), bv = tn__r8_load(b + t0, 0, tw - t0);
         const __m256 lo = _mm256_unpacklo_ps(av, bv), hi = _mm256_unpackhi_ps(av, bv);
-        _mm256_maskstore_ps(yr + 2 * t0, tn__wino_lanes8(0, ow - 2 * t0), _mm256_permute2f128_ps(lo, hi, 0x20));
-        _mm256_maskstore_ps(yr + 2 * t0 + 8, tn__wino_lanes8(0, ow - 2 * t0 - 8), _mm256_permute2f128_ps(lo, hi, 0x31));
+        tn__r8_store(yr + 2 * t0, 0, ow - 2 * t0, _mm256_permute2f128_ps(lo, hi, 0x20));
+        tn__r8_store(yr + 2 * t0 + 8, 0, ow - 2 * t0 - 8, _mm256_permute2f128_ps(lo, hi, 0x31));
     }
 }
 /* tn__wino_gy_row_f32_avx512 in 8 lanes: the 16 columns of 8 tiles as two vectors. */
 TN__WINO_AVX2 static void tn__wino_gy_row_f32_avx2(const float *a, const float *b, int64_t j1, int64_t tw, float *Y, int64_t ys, float *E) {
     (void)E;
     for (int64_t t0 = 0; t0 < tw; t0 += 8) {
-        const __m256i ml[2] = {tn__wino_lanes8(0, j1 - 2 * t0), tn__wino_lanes8(0, j1 - 2 * t0 - 8)}, mn = tn__wino_lanes8(0, tw - t0);
+        const int64_t n = tw - t0;
         __m256 f[4][2];
-        for (int h = 0; h < 2; h++) {
-            const __m256 av = _mm256_maskload_ps(a + 2 * t0 + 8 * h, ml[h]), bv = _mm256_maskload_ps(b + 2 * t0 + 8 * h, ml[h]);
+        for (int h = 0; h < 2; h++) {   /* columns 2 t0 + 8 h ...: those below j1 read, zeros past them */
+            const int64_t nl = j1 - 2 * t0 - 8 * h;
+            const __m256 av = tn__r8_load(a + 2 * t0 + 8 * h, 0, nl), bv = tn__r8_load(b + 2 * t0 + 8 * h, 0, nl);
             f[0][h] = av; f[1][h] = _mm256_add_ps(av, bv); f[2][h] = _mm256_sub_ps(av, bv);
-            f[3][h] = _mm256_xor_ps(bv, _mm256_and_ps(_mm256_castsi256_ps(ml[h]), _mm256_castsi256_ps(_mm256_set1_epi32(INT32_MIN))));   /* -b; +0 past j1 */
+            f[3][h] = _mm256_xor_ps(bv, _mm256_and_ps(_mm256_castsi256_ps(tn__r8_lanes(0, nl)), _mm256_castsi256_ps(_mm256_set1_epi32(INT32_MIN))));   /* -b; +0 past j1 */
         }
         for (int k = 0; k < 4; k++) {
-            const __m256 u = tn__wino_even8(f[k][0], f[k][1]), w = tn__wino_odd8(f[k][0], f[k][1]);
+            const __m256 u = tn__r8_even(f[k][0], f[k][1]), w = tn__r8_odd(f[k][0], f[k][1]);
             float *y = Y + 4 * k * ys + t0;
-            _mm256_maskstore_ps(y, mn, u);
-            _mm256_maskstore_ps(y + ys, mn, _mm256_add_ps(u, w));
-            _mm256_maskstore_ps(y + 2 * ys, mn, _mm256_sub_ps(u, w));
-            _mm256_maskstore_ps(y + 3 * ys, mn, tn__wino_neg8(w));
+            tn__r8_store(y, 0, n, u);
+            tn__r8_store(y + ys, 0, n, _mm256_add_ps(u, w));
+            tn__r8_store(y + 2 * ys, 0, n, _mm256_sub_ps(u, w));
+            tn__r8_store(y + 3 * ys, 0, n, tn__wino_neg8(w));
         }
     }
 }
@@ -33699,35 +33718,22 @@ TN__POOL22_AVX512 static void tn__pool22_bwd_f32_avx512(const float *gy, const u
 }
 #undef TN__POOL22_AVX512
 /* The same rows in AVX2 (8 windows a vector; CPUs without AVX-512): the same comparisons and
-   selects, lane by lane, as the portable rows; tails by maskload / maskstore (lanes off are
-   neither read nor written). */
+   selects, lane by lane, as the portable rows; the ragged ends by tn__r8_load / tn__r8_store
+   (src/nn/conv_smallk.c: lanes off neither read nor written). */
 #define TN__POOL22_AVX2 __attribute__((target("avx2")))
-/* The mask of lanes [0, n) of 8 (n clamped to 0 ... 8). */
-TN__POOL22_AVX2 static __m256i tn__pool22_lanes8(int64_t n) {
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)TN__MAX(0, TN__MIN(8, n))), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-/* The even (odd) elements of the 16 values lo, hi: [lo0 lo2 ... hi6] ([lo1 lo3 ... hi7]). */
-TN__POOL22_AVX2 static __m256 tn__pool22_even8(__m256 lo, __m256 hi) { return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi, 0x88)), 0xD8)); }
-TN__POOL22_AVX2 static __m256 tn__pool22_odd8(__m256 lo, __m256 hi) { return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi, 0xDD)), 0xD8)); }
-/* m where not (c > m or c is NaN), else c: the portable rows' take */
-TN__POOL22_AVX2 static __m256 tn__pool22_take8(__m256 c, __m256 m, __m256 *t) {
-    *t = _mm256_or_ps(_mm256_cmp_ps(c, m, _CMP_GT_OQ), _mm256_cmp_ps(c, c, _CMP_UNORD_Q));
-    return _mm256_blendv_ps(m, c, *t);
-}
 TN__POOL22_AVX2 static void tn__pool22_fwd_f32_avx2(const float *r0, const float *r1, float *y, uint8_t *code, int64_t OW) {
     const __m256i bytes = _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
     for (int64_t z = 0; z < OW; z += 8) {
         const int64_t n = TN__MIN(8, OW - z);
-        const __m256i ml = tn__pool22_lanes8(2 * n), mh = tn__pool22_lanes8(2 * n - 8);
-        const __m256 l0 = _mm256_maskload_ps(r0 + 2 * z, ml), h0 = _mm256_maskload_ps(r0 + 2 * z + 8, mh);
-        const __m256 l1 = _mm256_maskload_ps(r1 + 2 * z, ml), h1 = _mm256_maskload_ps(r1 + 2 * z + 8, mh);
-        const __m256 a = tn__pool22_even8(l0, h0), b = tn__pool22_odd8(l0, h0), c = tn__pool22_even8(l1, h1), d = tn__pool22_odd8(l1, h1);
-        __m256 t, m = tn__pool22_take8(b, a, &t), k = _mm256_and_ps(t, _mm256_castsi256_ps(_mm256_set1_epi32(1)));
-        m = tn__pool22_take8(c, m, &t);
+        const __m256 l0 = tn__r8_load(r0 + 2 * z, 0, 2 * n), h0 = tn__r8_load(r0 + 2 * z + 8, 0, 2 * n - 8);
+        const __m256 l1 = tn__r8_load(r1 + 2 * z, 0, 2 * n), h1 = tn__r8_load(r1 + 2 * z + 8, 0, 2 * n - 8);
+        const __m256 a = tn__r8_even(l0, h0), b = tn__r8_odd(l0, h0), c = tn__r8_even(l1, h1), d = tn__r8_odd(l1, h1);
+        __m256 t, m = tn__r8_take(a, b, &t), k = _mm256_and_ps(t, _mm256_castsi256_ps(_mm256_set1_epi32(1)));
+        m = tn__r8_take(m, c, &t);
         k = _mm256_blendv_ps(k, _mm256_castsi256_ps(_mm256_set1_epi32(2)), t);
-        m = tn__pool22_take8(d, m, &t);
+        m = tn__r8_take(m, d, &t);
         k = _mm256_blendv_ps(k, _mm256_castsi256_ps(_mm256_set1_epi32(3)), t);
-        _mm256_maskstore_ps(y + z, tn__pool22_lanes8(n), m);
+        tn__r8_store(y + z, 0, n, m);
         const __m256i kb = _mm256_shuffle_epi8(_mm256_castps_si256(k), bytes);   /* the low byte of each lane, 4 per half */
         const uint64_t k8 = (uint64_t)(uint32_t)_mm256_extract_epi32(kb, 0) | (uint64_t)(uint32_t)_mm256_extract_epi32(kb, 4) << 32;
         if (n == 8) memcpy(code + z, &k8, 8);
@@ -33737,10 +33743,10 @@ TN__POOL22_AVX2 static void tn__pool22_fwd_f32_avx2(const float *r0, const float
 TN__POOL22_AVX2 static void tn__pool22_bwd_f32_avx2(const float *gy, const uint8_t *code, float *g0, float *g1, int64_t OW) {
     for (int64_t z = 0; z < OW; z += 8) {
         const int64_t n = TN__MIN(8, OW - z);
-        const __m256i ml = tn__pool22_lanes8(2 * n), mh = tn__pool22_lanes8(2 * n - 8);
         uint64_t k8 = 0;
-        memcpy(&k8, code + z, (size_t)n);
-        const __m256 v = _mm256_maskload_ps(gy + z, tn__pool22_lanes8(n));
+        if (n == 8) memcpy(&k8, code + z, 8);
+        else for (int64_t i = 0; i < n; i++) k8 |= (uint64_t)code[z + i] << (8 * i);
+        const __m256 v = tn__r8_load(gy + z, 0, n);
         const __m256i k = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128((long long)k8));
         /* v where the code is j, else +0: the portable select */
         const __m256 e0 = _mm256_and_ps(v, _mm256_castsi256_ps(_mm256_cmpeq_epi32(k, _mm256_setzero_si256())));
@@ -33748,10 +33754,10 @@ TN__POOL22_AVX2 static void tn__pool22_bwd_f32_avx2(const float *gy, const uint8
         const __m256 e2 = _mm256_and_ps(v, _mm256_castsi256_ps(_mm256_cmpeq_epi32(k, _mm256_set1_epi32(2))));
         const __m256 e3 = _mm256_and_ps(v, _mm256_castsi256_ps(_mm256_cmpeq_epi32(k, _mm256_set1_epi32(3))));
         const __m256 u0 = _mm256_unpacklo_ps(e0, e1), w0 = _mm256_unpackhi_ps(e0, e1), u1 = _mm256_unpacklo_ps(e2, e3), w1 = _mm256_unpackhi_ps(e2, e3);
-        _mm256_maskstore_ps(g0 + 2 * z, ml, _mm256_permute2f128_ps(u0, w0, 0x20));
-        _mm256_maskstore_ps(g0 + 2 * z + 8, mh, _mm256_permute2f128_ps(u0, w0, 0x31));
-        _mm256_maskstore_ps(g1 + 2 * z, ml, _mm256_permute2f128_ps(u1, w1, 0x20));
-        _mm256_maskstore_ps(g1 + 2 * z + 8, mh, _mm256_permute2f128_ps(u1, w1, 0x31));
+        tn__r8_store(g0 + 2 * z, 0, 2 * n, _mm256_permute2f128_ps(u0, w0, 0x20));
+        tn__r8_store(g0 + 2 * z + 8, 0, 2 * n - 8, _mm256_permute2f128_ps(u0, w0, 0x31));
+        tn__r8_store(g1 + 2 * z, 0, 2 * n, _mm256_permute2f128_ps(u1, w1, 0x20));
+        tn__r8_store(g1 + 2 * z + 8, 0, 2 * n - 8, _mm256_permute2f128_ps(u1, w1, 0x31));
     }
 }
 #undef TN__POOL22_AVX2

@@ -9,6 +9,47 @@
    weight gradient sums per thread in 16 lanes and adds up in thread then lane order (the
    same bits for a given thread count). The input gradient keeps the im2col path. */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+/* 8-lane helpers of the AVX2 rows (here, in the first of the parts that use them: the small-K
+   loops, the Winograd and the max pool rows). Lanes [from, to) of a vector to or from memory
+   without touching the rest: AMD's Zen 1-3 run a masked store (vmaskmovps) as microcode, tens
+   of cycles, so whole vectors go by plain loads and stores and only the ragged ends of rows
+   by a masked load or by 4-, 2- and 1-lane stores. */
+#define TN__R8 __attribute__((target("avx2")))
+TN__R8 static inline __m256i tn__r8_lanes(int64_t from, int64_t to) {   /* the mask of lanes [from, to), clamped */
+    const __m256i i = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    from = TN__MAX(-1, TN__MIN(8, from)); to = TN__MAX(-1, TN__MIN(8, to));
+    return _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)from), i), _mm256_cmpgt_epi32(_mm256_set1_epi32((int)to), i));
+}
+/* p[l] for lanes l in [from, to), zeros elsewhere (nothing else read) */
+TN__R8 static inline __m256 tn__r8_load(const float *p, int64_t from, int64_t to) {
+    return from <= 0 && to >= 8 ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, tn__r8_lanes(from, to));
+}
+/* lanes [from, to) of v to p[from ... to) (nothing else written) */
+TN__R8 static inline void tn__r8_store(float *p, int64_t from, int64_t to, __m256 v) {
+    from = TN__MAX(0, from); to = TN__MIN(8, to);
+    if (from == 0 && to == 8) { _mm256_storeu_ps(p, v); return; }
+    if (from >= to) return;
+    if (from) v = _mm256_permutevar8x32_ps(v, _mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32((int)from)));
+    __m128 h = _mm256_castps256_ps128(v);
+    const int64_t n = to - from;
+    p += from;
+    if (n & 4) { _mm_storeu_ps(p, h); p += 4; h = _mm256_extractf128_ps(v, 1); }
+    if (n & 2) { _mm_storel_pi((__m64 *)(void *)p, h); p += 2; h = _mm_movehl_ps(h, h); }
+    if (n & 1) _mm_store_ss(p, h);
+}
+/* The even (odd) elements of the 16 values lo, hi: [lo0 lo2 ... hi6] ([lo1 lo3 ... hi7]). */
+TN__R8 static inline __m256 tn__r8_even(__m256 lo, __m256 hi) { return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi, 0x88)), 0xD8)); }
+TN__R8 static inline __m256 tn__r8_odd(__m256 lo, __m256 hi) { return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi, 0xDD)), 0xD8)); }
+/* ReLU as the epilogue's x < 0 ? 0 : x; max_pool2d's take: c where c > m or c is NaN, else m (*t: where) */
+TN__R8 static inline __m256 tn__r8_relu(__m256 v) { return _mm256_blendv_ps(v, _mm256_setzero_ps(), _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_LT_OQ)); }
+TN__R8 static inline __m256 tn__r8_take(__m256 m, __m256 c, __m256 *t) {
+    *t = _mm256_or_ps(_mm256_cmp_ps(c, m, _CMP_GT_OQ), _mm256_cmp_ps(c, c, _CMP_UNORD_Q));
+    return _mm256_blendv_ps(m, c, *t);
+}
+TN__R8 static inline __m256 tn__r8_max(__m256 m, __m256 c) { __m256 t; return tn__r8_take(m, c, &t); }
+#undef TN__R8
+#endif
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define TN__SMALLK_MAX 27
 #define TN__SMALLK_AVX512 __attribute__((target("avx512f")))
 /* The padded image: xn [C, H, W] at rows [ph, ph + H), columns [pw, pw + W) of pad
@@ -109,21 +150,12 @@ TN__SMALLK_AVX512 static void tn__smallk_fwd_part(void *args, int t, int nthr) {
    eight output channels at a time (the shifted vectors loaded per group: AVX2 has 16
    registers, not 32); each output the same chain of fused multiply-adds, in tap order. */
 #define TN__SMALLK_AVX2 __attribute__((target("avx2,fma")))
-TN__SMALLK_AVX2 static __m256i tn__smallk_lanes8(int64_t n) {
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)TN__MAX(0, TN__MIN(8, n))), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-TN__SMALLK_AVX2 static __m256 tn__smallk_relu8(__m256 v) { return _mm256_blendv_ps(v, _mm256_setzero_ps(), _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_LT_OQ)); }
-TN__SMALLK_AVX2 static __m256 tn__smallk_max8(__m256 m, __m256 c) {
-    return _mm256_blendv_ps(m, c, _mm256_or_ps(_mm256_cmp_ps(c, m, _CMP_GT_OQ), _mm256_cmp_ps(c, c, _CMP_UNORD_Q)));
-}
 TN__SMALLK_AVX2 static void tn__smallk_pool_row_avx2(const float *r0, const float *r1, float *y, int64_t OW, int relu) {
     for (int64_t z = 0; z < OW; z += 8) {   /* rows of wq (a multiple of 16) >= 2 OW: whole vectors readable */
         __m256 l0 = _mm256_loadu_ps(r0 + 2 * z), h0 = _mm256_loadu_ps(r0 + 2 * z + 8), l1 = _mm256_loadu_ps(r1 + 2 * z), h1 = _mm256_loadu_ps(r1 + 2 * z + 8);
-        if (relu) { l0 = tn__smallk_relu8(l0); h0 = tn__smallk_relu8(h0); l1 = tn__smallk_relu8(l1); h1 = tn__smallk_relu8(h1); }
-        const __m256 e0 = _mm256_shuffle_ps(l0, h0, 0x88), o0 = _mm256_shuffle_ps(l0, h0, 0xDD), e1 = _mm256_shuffle_ps(l1, h1, 0x88), o1 = _mm256_shuffle_ps(l1, h1, 0xDD);
-        __m256 m = tn__smallk_max8(tn__smallk_max8(tn__smallk_max8(e0, o0), e1), o1);
-        m = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(m), 0xD8));   /* windows back in order */
-        _mm256_maskstore_ps(y + z, tn__smallk_lanes8(OW - z), m);
+        if (relu) { l0 = tn__r8_relu(l0); h0 = tn__r8_relu(h0); l1 = tn__r8_relu(l1); h1 = tn__r8_relu(h1); }
+        const __m256 a = tn__r8_even(l0, h0), b = tn__r8_odd(l0, h0), c = tn__r8_even(l1, h1), d = tn__r8_odd(l1, h1);
+        tn__r8_store(y + z, 0, OW - z, tn__r8_max(tn__r8_max(tn__r8_max(a, b), c), d));
     }
 }
 TN__SMALLK_AVX2 static void tn__smallk_fwd_part_avx2(void *args, int t, int nthr) {
@@ -141,7 +173,7 @@ TN__SMALLK_AVX2 static void tn__smallk_fwd_part_avx2(void *args, int t, int nthr
         for (int64_t oy = 0; oy < (pool ? 2 * OH : oh); oy++) {
             const int64_t cs = pool ? 2 * wq : oh * ow;
             for (int64_t ox0 = 0; ox0 < ow; ox0 += 8) {
-                const __m256i m = pool ? _mm256_set1_epi32(-1) : tn__smallk_lanes8(ow - ox0);   /* the pool's rows are wq wide */
+                const int64_t nl = pool ? 8 : ow - ox0;   /* lanes stored (the pool's rows are wq wide) */
                 const float *p = pad + oy * wp + ox0;
                 float *yp = pool ? rows + (oy & 1) * wq + ox0 : y + (n * O * oh + oy) * ow + ox0;
                 int64_t o = 0;
@@ -152,12 +184,12 @@ TN__SMALLK_AVX2 static void tn__smallk_fwd_part_avx2(void *args, int t, int nthr
                         const __m256 xv = _mm256_loadu_ps(p + koff[k]);
                         for (int c = 0; c < 8; c++) a[c] = _mm256_fmadd_ps(_mm256_set1_ps(w[(o + c) * K + k]), xv, a[c]);
                     }
-                    for (int c = 0; c < 8; c++) _mm256_maskstore_ps(yp + (o + c) * cs, m, a[c]);
+                    for (int c = 0; c < 8; c++) tn__r8_store(yp + (o + c) * cs, 0, nl, a[c]);
                 }
                 for (; o < O; o++) {
                     __m256 a = _mm256_set1_ps(b ? b[o] : 0.0f);
                     for (int64_t k = 0; k < K; k++) a = _mm256_fmadd_ps(_mm256_set1_ps(w[o * K + k]), _mm256_loadu_ps(p + koff[k]), a);
-                    _mm256_maskstore_ps(yp + o * cs, m, a);
+                    tn__r8_store(yp + o * cs, 0, nl, a);
                 }
             }
             if (pool && (oy & 1))
@@ -188,7 +220,7 @@ TN__SMALLK_AVX2 static void tn__smallk_wgrad_part_avx2(void *args, int t, int nt
                     for (int64_t i = 0; i < nk; i++) a[i] = _mm256_loadu_ps(Ak + 16 * i);
                     for (int64_t oy = 0; oy < oh; oy++)
                         for (int64_t ox0 = 0; ox0 < ow; ox0 += 16) {
-                            const __m256 gv = _mm256_maskload_ps(go + oy * ow + ox0, tn__smallk_lanes8(ow - ox0 - 8 * h));
+                            const __m256 gv = tn__r8_load(go + oy * ow + ox0, 0, ow - ox0 - 8 * h);
                             const float *p = pad + oy * wp + ox0 + 8 * h;
                             if (nk == 9) {   /* constant count: the sums stay in registers */
                                 for (int i = 0; i < 9; i++) a[i] = _mm256_fmadd_ps(gv, _mm256_loadu_ps(p + koff[k0 + i]), a[i]);

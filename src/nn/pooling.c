@@ -186,35 +186,22 @@ TN__POOL22_AVX512 static void tn__pool22_bwd_f32_avx512(const float *gy, const u
 }
 #undef TN__POOL22_AVX512
 /* The same rows in AVX2 (8 windows a vector; CPUs without AVX-512): the same comparisons and
-   selects, lane by lane, as the portable rows; tails by maskload / maskstore (lanes off are
-   neither read nor written). */
+   selects, lane by lane, as the portable rows; the ragged ends by tn__r8_load / tn__r8_store
+   (src/nn/conv_smallk.c: lanes off neither read nor written). */
 #define TN__POOL22_AVX2 __attribute__((target("avx2")))
-/* The mask of lanes [0, n) of 8 (n clamped to 0 ... 8). */
-TN__POOL22_AVX2 static __m256i tn__pool22_lanes8(int64_t n) {
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)TN__MAX(0, TN__MIN(8, n))), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-/* The even (odd) elements of the 16 values lo, hi: [lo0 lo2 ... hi6] ([lo1 lo3 ... hi7]). */
-TN__POOL22_AVX2 static __m256 tn__pool22_even8(__m256 lo, __m256 hi) { return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi, 0x88)), 0xD8)); }
-TN__POOL22_AVX2 static __m256 tn__pool22_odd8(__m256 lo, __m256 hi) { return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi, 0xDD)), 0xD8)); }
-/* m where not (c > m or c is NaN), else c: the portable rows' take */
-TN__POOL22_AVX2 static __m256 tn__pool22_take8(__m256 c, __m256 m, __m256 *t) {
-    *t = _mm256_or_ps(_mm256_cmp_ps(c, m, _CMP_GT_OQ), _mm256_cmp_ps(c, c, _CMP_UNORD_Q));
-    return _mm256_blendv_ps(m, c, *t);
-}
 TN__POOL22_AVX2 static void tn__pool22_fwd_f32_avx2(const float *r0, const float *r1, float *y, uint8_t *code, int64_t OW) {
     const __m256i bytes = _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
     for (int64_t z = 0; z < OW; z += 8) {
         const int64_t n = TN__MIN(8, OW - z);
-        const __m256i ml = tn__pool22_lanes8(2 * n), mh = tn__pool22_lanes8(2 * n - 8);
-        const __m256 l0 = _mm256_maskload_ps(r0 + 2 * z, ml), h0 = _mm256_maskload_ps(r0 + 2 * z + 8, mh);
-        const __m256 l1 = _mm256_maskload_ps(r1 + 2 * z, ml), h1 = _mm256_maskload_ps(r1 + 2 * z + 8, mh);
-        const __m256 a = tn__pool22_even8(l0, h0), b = tn__pool22_odd8(l0, h0), c = tn__pool22_even8(l1, h1), d = tn__pool22_odd8(l1, h1);
-        __m256 t, m = tn__pool22_take8(b, a, &t), k = _mm256_and_ps(t, _mm256_castsi256_ps(_mm256_set1_epi32(1)));
-        m = tn__pool22_take8(c, m, &t);
+        const __m256 l0 = tn__r8_load(r0 + 2 * z, 0, 2 * n), h0 = tn__r8_load(r0 + 2 * z + 8, 0, 2 * n - 8);
+        const __m256 l1 = tn__r8_load(r1 + 2 * z, 0, 2 * n), h1 = tn__r8_load(r1 + 2 * z + 8, 0, 2 * n - 8);
+        const __m256 a = tn__r8_even(l0, h0), b = tn__r8_odd(l0, h0), c = tn__r8_even(l1, h1), d = tn__r8_odd(l1, h1);
+        __m256 t, m = tn__r8_take(a, b, &t), k = _mm256_and_ps(t, _mm256_castsi256_ps(_mm256_set1_epi32(1)));
+        m = tn__r8_take(m, c, &t);
         k = _mm256_blendv_ps(k, _mm256_castsi256_ps(_mm256_set1_epi32(2)), t);
-        m = tn__pool22_take8(d, m, &t);
+        m = tn__r8_take(m, d, &t);
         k = _mm256_blendv_ps(k, _mm256_castsi256_ps(_mm256_set1_epi32(3)), t);
-        _mm256_maskstore_ps(y + z, tn__pool22_lanes8(n), m);
+        tn__r8_store(y + z, 0, n, m);
         const __m256i kb = _mm256_shuffle_epi8(_mm256_castps_si256(k), bytes);   /* the low byte of each lane, 4 per half */
         const uint64_t k8 = (uint64_t)(uint32_t)_mm256_extract_epi32(kb, 0) | (uint64_t)(uint32_t)_mm256_extract_epi32(kb, 4) << 32;
         if (n == 8) memcpy(code + z, &k8, 8);
@@ -224,10 +211,10 @@ TN__POOL22_AVX2 static void tn__pool22_fwd_f32_avx2(const float *r0, const float
 TN__POOL22_AVX2 static void tn__pool22_bwd_f32_avx2(const float *gy, const uint8_t *code, float *g0, float *g1, int64_t OW) {
     for (int64_t z = 0; z < OW; z += 8) {
         const int64_t n = TN__MIN(8, OW - z);
-        const __m256i ml = tn__pool22_lanes8(2 * n), mh = tn__pool22_lanes8(2 * n - 8);
         uint64_t k8 = 0;
-        memcpy(&k8, code + z, (size_t)n);
-        const __m256 v = _mm256_maskload_ps(gy + z, tn__pool22_lanes8(n));
+        if (n == 8) memcpy(&k8, code + z, 8);
+        else for (int64_t i = 0; i < n; i++) k8 |= (uint64_t)code[z + i] << (8 * i);
+        const __m256 v = tn__r8_load(gy + z, 0, n);
         const __m256i k = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128((long long)k8));
         /* v where the code is j, else +0: the portable select */
         const __m256 e0 = _mm256_and_ps(v, _mm256_castsi256_ps(_mm256_cmpeq_epi32(k, _mm256_setzero_si256())));
@@ -235,10 +222,10 @@ TN__POOL22_AVX2 static void tn__pool22_bwd_f32_avx2(const float *gy, const uint8
         const __m256 e2 = _mm256_and_ps(v, _mm256_castsi256_ps(_mm256_cmpeq_epi32(k, _mm256_set1_epi32(2))));
         const __m256 e3 = _mm256_and_ps(v, _mm256_castsi256_ps(_mm256_cmpeq_epi32(k, _mm256_set1_epi32(3))));
         const __m256 u0 = _mm256_unpacklo_ps(e0, e1), w0 = _mm256_unpackhi_ps(e0, e1), u1 = _mm256_unpacklo_ps(e2, e3), w1 = _mm256_unpackhi_ps(e2, e3);
-        _mm256_maskstore_ps(g0 + 2 * z, ml, _mm256_permute2f128_ps(u0, w0, 0x20));
-        _mm256_maskstore_ps(g0 + 2 * z + 8, mh, _mm256_permute2f128_ps(u0, w0, 0x31));
-        _mm256_maskstore_ps(g1 + 2 * z, ml, _mm256_permute2f128_ps(u1, w1, 0x20));
-        _mm256_maskstore_ps(g1 + 2 * z + 8, mh, _mm256_permute2f128_ps(u1, w1, 0x31));
+        tn__r8_store(g0 + 2 * z, 0, 2 * n, _mm256_permute2f128_ps(u0, w0, 0x20));
+        tn__r8_store(g0 + 2 * z + 8, 0, 2 * n - 8, _mm256_permute2f128_ps(u0, w0, 0x31));
+        tn__r8_store(g1 + 2 * z, 0, 2 * n, _mm256_permute2f128_ps(u1, w1, 0x20));
+        tn__r8_store(g1 + 2 * z + 8, 0, 2 * n - 8, _mm256_permute2f128_ps(u1, w1, 0x31));
     }
 }
 #undef TN__POOL22_AVX2

@@ -125,17 +125,8 @@ TN__WINO_AVX512 static void tn__wino_gy_row_f32_avx512(const float *a, const flo
 #undef TN__WINO_AVX512
 /* The same rows in AVX2, for CPUs without AVX-512: 8 lanes, the same operations in the same
    order lane by lane (the same bits as the portable and the AVX-512 rows); the lanes the
-   AVX-512 rows mask off are left out by maskload (zeros, nothing read) and maskstore. */
+   AVX-512 rows mask off are left out by tn__r8_load (zeros, nothing read) and tn__r8_store. */
 #define TN__WINO_AVX2 __attribute__((target("avx2")))
-/* Lanes [from, to) of 8, clamped. */
-TN__WINO_AVX2 static __m256i tn__wino_lanes8(int64_t from, int64_t to) {
-    const __m256i i = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    from = TN__MAX(-1, TN__MIN(8, from)); to = TN__MAX(-1, TN__MIN(8, to));
-    return _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)from), i), _mm256_cmpgt_epi32(_mm256_set1_epi32((int)to), i));
-}
-/* The even (odd) elements of the 16 values lo, hi. */
-TN__WINO_AVX2 static __m256 tn__wino_even8(__m256 lo, __m256 hi) { return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi, 0x88)), 0xD8)); }
-TN__WINO_AVX2 static __m256 tn__wino_odd8(__m256 lo, __m256 hi) { return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi, 0xDD)), 0xD8)); }
 TN__WINO_AVX2 static __m256 tn__wino_neg8(__m256 v) { return _mm256_xor_ps(v, _mm256_castsi256_ps(_mm256_set1_epi32(INT32_MIN))); }
 /* tn__wino_in_row_f32_avx512 in 8 lanes: per input row the columns from b and from b + 2
    (tile j's columns 2j, 2j + 1 and 2j + 2, 2j + 3 as even and odd lanes). */
@@ -145,32 +136,33 @@ TN__WINO_AVX2 static void tn__wino_in_row_f32_avx2(const float *const *d, int64_
     for (int64_t t0 = 0; t0 < tw; t0 += 8) {
         const int64_t n = TN__MIN(8, tw - t0), b = 2 * t0, s = TN__MAX(j0, b) - b, e = TN__MIN(j1, b + 2 * n + 2) - b;
         const int64_t m = TN__MIN(n, pn - cr);   /* lanes [0, m) in this panel, [m, n) at the next one's start */
-        const __m256i mk[4] = {tn__wino_lanes8(s, e), tn__wino_lanes8(s - 8, e - 8), tn__wino_lanes8(s - 2, e - 2), tn__wino_lanes8(s - 10, e - 10)};
-        const __m256i m1 = tn__wino_lanes8(0, m), m2 = tn__wino_lanes8(m, n);
         float *p0 = V + cp * ps + cr, *p1 = V + (cp + 1) * ps - m;
         __m256 x[4][4], el[4][4];   /* [input row][columns from b, b + 8, b + 2, b + 10] */
         for (cr += 8; cr >= pn; cr -= pn) cp++;
         for (int k = 0; k < 4; k++)
-            for (int h = 0; h < 4; h++) x[k][h] = _mm256_maskload_ps(d[k] + b + (h & 1) * 8 + (h >> 1) * 2, mk[h]);
+            for (int h = 0; h < 4; h++) {
+                const int64_t o = (h & 1) * 8 + (h >> 1) * 2;   /* columns from b + 0, 8, 2, 10 */
+                x[k][h] = tn__r8_load(d[k] + b + o, s - o, e - o);
+            }
         for (int h = 0; h < 4; h++) {
             el[0][h] = _mm256_sub_ps(x[0][h], x[2][h]); el[1][h] = _mm256_add_ps(x[1][h], x[2][h]);
             el[2][h] = _mm256_sub_ps(x[2][h], x[1][h]); el[3][h] = _mm256_sub_ps(x[1][h], x[3][h]);
         }
         for (int k = 0; k < 4; k++) {
-            const __m256 a0 = tn__wino_even8(el[k][0], el[k][1]), a1 = tn__wino_odd8(el[k][0], el[k][1]);
-            const __m256 a2 = tn__wino_even8(el[k][2], el[k][3]), a3 = tn__wino_odd8(el[k][2], el[k][3]);
+            const __m256 a0 = tn__r8_even(el[k][0], el[k][1]), a1 = tn__r8_odd(el[k][0], el[k][1]);
+            const __m256 a2 = tn__r8_even(el[k][2], el[k][3]), a3 = tn__r8_odd(el[k][2], el[k][3]);
             const __m256 v[4] = {_mm256_sub_ps(a0, a2), _mm256_add_ps(a1, a2), _mm256_sub_ps(a2, a1), _mm256_sub_ps(a1, a3)};
             for (int l = 0; l < 4; l++) {
-                _mm256_maskstore_ps(p0 + (4 * k + l) * vx, m1, v[l]);
-                if (m < n) _mm256_maskstore_ps(p1 + (4 * k + l) * vx, m2, v[l]);
+                tn__r8_store(p0 + (4 * k + l) * vx, 0, m, v[l]);
+                if (m < n) tn__r8_store(p1 + (4 * k + l) * vx, m, n, v[l]);
             }
         }
     }
 }
-/* tn__wino_at16 in 8 lanes (lanes k). */
-TN__WINO_AVX2 static inline void tn__wino_at8(int64_t S, const float *m, int64_t i, __m256i k, __m256 b, __m256 o[4]) {
+/* tn__wino_at16 in 8 lanes (lanes [0, k)). */
+TN__WINO_AVX2 static inline void tn__wino_at8(int64_t S, const float *m, int64_t i, int64_t k, __m256 b, __m256 o[4]) {
     __m256 v[16];
-    for (int xi = 0; xi < 16; xi++) v[xi] = _mm256_maskload_ps(m + xi * S + i, k);
+    for (int xi = 0; xi < 16; xi++) v[xi] = tn__r8_load(m + xi * S + i, 0, k);
     __m256 r[4], u[4];
     for (int c = 0; c < 4; c++) {
         r[c] = _mm256_add_ps(_mm256_add_ps(v[c], v[4 + c]), v[8 + c]);
@@ -184,59 +176,54 @@ TN__WINO_AVX2 static inline void tn__wino_at8(int64_t S, const float *m, int64_t
 TN__WINO_AVX2 static void tn__wino_at_f32_avx2(int64_t nt, int64_t S, const float *m, float bv, float *y00, float *y01, float *y10, float *y11) {
     const __m256 b = _mm256_set1_ps(bv);
     for (int64_t i = 0; i < nt; i += 8) {
-        const __m256i k = tn__wino_lanes8(0, nt - i);
+        const int64_t k = nt - i;
         __m256 o[4];
         tn__wino_at8(S, m, i, k, b, o);
-        _mm256_maskstore_ps(y00 + i, k, o[0]);
-        _mm256_maskstore_ps(y01 + i, k, o[1]);
-        _mm256_maskstore_ps(y10 + i, k, o[2]);
-        _mm256_maskstore_ps(y11 + i, k, o[3]);
+        tn__r8_store(y00 + i, 0, k, o[0]);
+        tn__r8_store(y01 + i, 0, k, o[1]);
+        tn__r8_store(y10 + i, 0, k, o[2]);
+        tn__r8_store(y11 + i, 0, k, o[3]);
     }
-}
-/* ReLU (x < 0 ? 0 : x) and max_pool2d's take (c > m or c NaN: c), as the AVX-512 rows */
-TN__WINO_AVX2 static __m256 tn__wino_relu8(__m256 v) { return _mm256_blendv_ps(v, _mm256_setzero_ps(), _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_LT_OQ)); }
-TN__WINO_AVX2 static __m256 tn__wino_max8(__m256 m, __m256 c) {
-    return _mm256_blendv_ps(m, c, _mm256_or_ps(_mm256_cmp_ps(c, m, _CMP_GT_OQ), _mm256_cmp_ps(c, c, _CMP_UNORD_Q)));
 }
 TN__WINO_AVX2 static void tn__wino_at_pool_f32_avx2(int64_t nt, int64_t S, const float *m, float bv, float *y, int relu, float *E) {
     const __m256 b = _mm256_set1_ps(bv);
     (void)E;
     for (int64_t i = 0; i < nt; i += 8) {
-        const __m256i k = tn__wino_lanes8(0, nt - i);
+        const int64_t k = nt - i;
         __m256 o[4];
         tn__wino_at8(S, m, i, k, b, o);
-        if (relu) for (int c = 0; c < 4; c++) o[c] = tn__wino_relu8(o[c]);
-        _mm256_maskstore_ps(y + i, k, tn__wino_max8(tn__wino_max8(tn__wino_max8(o[0], o[1]), o[2]), o[3]));
+        if (relu) for (int c = 0; c < 4; c++) o[c] = tn__r8_relu(o[c]);
+        tn__r8_store(y + i, 0, k, tn__r8_max(tn__r8_max(tn__r8_max(o[0], o[1]), o[2]), o[3]));
     }
 }
 /* tn__wino_out_row_f32_avx512 in 8 lanes: 8 tiles interleaved into 16 columns. */
 TN__WINO_AVX2 static void tn__wino_out_row_f32_avx2(const float *a, const float *b, int64_t tw, float *yr, int64_t ow) {
     for (int64_t t0 = 0; t0 < tw; t0 += 8) {
-        const __m256i mn = tn__wino_lanes8(0, tw - t0);
-        const __m256 av = _mm256_maskload_ps(a + t0, mn), bv = _mm256_maskload_ps(b + t0, mn);
+        const __m256 av = tn__r8_load(a + t0, 0, tw - t0), bv = tn__r8_load(b + t0, 0, tw - t0);
         const __m256 lo = _mm256_unpacklo_ps(av, bv), hi = _mm256_unpackhi_ps(av, bv);
-        _mm256_maskstore_ps(yr + 2 * t0, tn__wino_lanes8(0, ow - 2 * t0), _mm256_permute2f128_ps(lo, hi, 0x20));
-        _mm256_maskstore_ps(yr + 2 * t0 + 8, tn__wino_lanes8(0, ow - 2 * t0 - 8), _mm256_permute2f128_ps(lo, hi, 0x31));
+        tn__r8_store(yr + 2 * t0, 0, ow - 2 * t0, _mm256_permute2f128_ps(lo, hi, 0x20));
+        tn__r8_store(yr + 2 * t0 + 8, 0, ow - 2 * t0 - 8, _mm256_permute2f128_ps(lo, hi, 0x31));
     }
 }
 /* tn__wino_gy_row_f32_avx512 in 8 lanes: the 16 columns of 8 tiles as two vectors. */
 TN__WINO_AVX2 static void tn__wino_gy_row_f32_avx2(const float *a, const float *b, int64_t j1, int64_t tw, float *Y, int64_t ys, float *E) {
     (void)E;
     for (int64_t t0 = 0; t0 < tw; t0 += 8) {
-        const __m256i ml[2] = {tn__wino_lanes8(0, j1 - 2 * t0), tn__wino_lanes8(0, j1 - 2 * t0 - 8)}, mn = tn__wino_lanes8(0, tw - t0);
+        const int64_t n = tw - t0;
         __m256 f[4][2];
-        for (int h = 0; h < 2; h++) {
-            const __m256 av = _mm256_maskload_ps(a + 2 * t0 + 8 * h, ml[h]), bv = _mm256_maskload_ps(b + 2 * t0 + 8 * h, ml[h]);
+        for (int h = 0; h < 2; h++) {   /* columns 2 t0 + 8 h ...: those below j1 read, zeros past them */
+            const int64_t nl = j1 - 2 * t0 - 8 * h;
+            const __m256 av = tn__r8_load(a + 2 * t0 + 8 * h, 0, nl), bv = tn__r8_load(b + 2 * t0 + 8 * h, 0, nl);
             f[0][h] = av; f[1][h] = _mm256_add_ps(av, bv); f[2][h] = _mm256_sub_ps(av, bv);
-            f[3][h] = _mm256_xor_ps(bv, _mm256_and_ps(_mm256_castsi256_ps(ml[h]), _mm256_castsi256_ps(_mm256_set1_epi32(INT32_MIN))));   /* -b; +0 past j1 */
+            f[3][h] = _mm256_xor_ps(bv, _mm256_and_ps(_mm256_castsi256_ps(tn__r8_lanes(0, nl)), _mm256_castsi256_ps(_mm256_set1_epi32(INT32_MIN))));   /* -b; +0 past j1 */
         }
         for (int k = 0; k < 4; k++) {
-            const __m256 u = tn__wino_even8(f[k][0], f[k][1]), w = tn__wino_odd8(f[k][0], f[k][1]);
+            const __m256 u = tn__r8_even(f[k][0], f[k][1]), w = tn__r8_odd(f[k][0], f[k][1]);
             float *y = Y + 4 * k * ys + t0;
-            _mm256_maskstore_ps(y, mn, u);
-            _mm256_maskstore_ps(y + ys, mn, _mm256_add_ps(u, w));
-            _mm256_maskstore_ps(y + 2 * ys, mn, _mm256_sub_ps(u, w));
-            _mm256_maskstore_ps(y + 3 * ys, mn, tn__wino_neg8(w));
+            tn__r8_store(y, 0, n, u);
+            tn__r8_store(y + ys, 0, n, _mm256_add_ps(u, w));
+            tn__r8_store(y + 2 * ys, 0, n, _mm256_sub_ps(u, w));
+            tn__r8_store(y + 3 * ys, 0, n, tn__wino_neg8(w));
         }
     }
 }
