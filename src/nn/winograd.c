@@ -137,20 +137,17 @@ TN__WINO_AVX2 static void tn__wino_in_row_f32_avx2(const float *const *d, int64_
         const int64_t n = TN__MIN(8, tw - t0), b = 2 * t0, s = TN__MAX(j0, b) - b, e = TN__MIN(j1, b + 2 * n + 2) - b;
         const int64_t m = TN__MIN(n, pn - cr);   /* lanes [0, m) in this panel, [m, n) at the next one's start */
         float *p0 = V + cp * ps + cr, *p1 = V + (cp + 1) * ps - m;
-        __m256 x[4][4], el[4][4];   /* [input row][columns from b, b + 8, b + 2, b + 10] */
         for (cr += 8; cr >= pn; cr -= pn) cp++;
-        for (int k = 0; k < 4; k++)
+        for (int k = 0; k < 4; k++) {   /* row k of B^T d from input rows i, j: e = d_i - d_j (k = 1: d_i + d_j); few live vectors, no spills */
+            const int i = k == 0 ? 0 : k == 2 ? 2 : 1, j = k == 0 ? 2 : k == 2 ? 1 : k == 1 ? 2 : 3;
+            __m256 el[4];   /* columns from b, b + 8, b + 2, b + 10 */
             for (int h = 0; h < 4; h++) {
-                const int64_t o = (h & 1) * 8 + (h >> 1) * 2;   /* columns from b + 0, 8, 2, 10 */
-                x[k][h] = tn__r8_load(d[k] + b + o, s - o, e - o);
+                const int64_t o = (h & 1) * 8 + (h >> 1) * 2;
+                const __m256 xi = tn__r8_load(d[i] + b + o, s - o, e - o), xj = tn__r8_load(d[j] + b + o, s - o, e - o);
+                el[h] = k == 1 ? _mm256_add_ps(xi, xj) : _mm256_sub_ps(xi, xj);
             }
-        for (int h = 0; h < 4; h++) {
-            el[0][h] = _mm256_sub_ps(x[0][h], x[2][h]); el[1][h] = _mm256_add_ps(x[1][h], x[2][h]);
-            el[2][h] = _mm256_sub_ps(x[2][h], x[1][h]); el[3][h] = _mm256_sub_ps(x[1][h], x[3][h]);
-        }
-        for (int k = 0; k < 4; k++) {
-            const __m256 a0 = tn__r8_even(el[k][0], el[k][1]), a1 = tn__r8_odd(el[k][0], el[k][1]);
-            const __m256 a2 = tn__r8_even(el[k][2], el[k][3]), a3 = tn__r8_odd(el[k][2], el[k][3]);
+            const __m256 a0 = tn__r8_even(el[0], el[1]), a1 = tn__r8_odd(el[0], el[1]);
+            const __m256 a2 = tn__r8_even(el[2], el[3]), a3 = tn__r8_odd(el[2], el[3]);
             const __m256 v[4] = {_mm256_sub_ps(a0, a2), _mm256_add_ps(a1, a2), _mm256_sub_ps(a2, a1), _mm256_sub_ps(a1, a3)};
             for (int l = 0; l < 4; l++) {
                 tn__r8_store(p0 + (4 * k + l) * vx, 0, m, v[l]);
