@@ -31905,34 +31905,6 @@ TN__WINO_AVX512 static void tn__wino_gy_row_f32_avx512(const float *a, const flo
    AVX-512 rows mask off are left out by tn__r8_load (zeros, nothing read) and tn__r8_store. */
 #define TN__WINO_AVX2 __attribute__((target("avx2")))
 TN__WINO_AVX2 static __m256 tn__wino_neg8(__m256 v) { return _mm256_xor_ps(v, _mm256_castsi256_ps(_mm256_set1_epi32(INT32_MIN))); }
-/* tn__wino_in_row_f32_avx512 in 8 lanes: per input row the columns from b and from b + 2
-   (tile j's columns 2j, 2j + 1 and 2j + 2, 2j + 3 as even and odd lanes). */
-TN__WINO_AVX2 static void tn__wino_in_row_f32_avx2(const float *const *d, int64_t j0, int64_t j1, int64_t tw, int64_t cp, int64_t cr,
-                                                   int64_t pn, int64_t ps, float *V, int64_t vx, float *E) {
-    (void)E;
-    for (int64_t t0 = 0; t0 < tw; t0 += 8) {
-        const int64_t n = TN__MIN(8, tw - t0), b = 2 * t0, s = TN__MAX(j0, b) - b, e = TN__MIN(j1, b + 2 * n + 2) - b;
-        const int64_t m = TN__MIN(n, pn - cr);   /* lanes [0, m) in this panel, [m, n) at the next one's start */
-        float *p0 = V + cp * ps + cr, *p1 = V + (cp + 1) * ps - m;
-        for (cr += 8; cr >= pn; cr -= pn) cp++;
-        for (int k = 0; k < 4; k++) {   /* row k of B^T d from input rows i, j: e = d_i - d_j (k = 1: d_i + d_j); few live vectors, no spills */
-            const int i = k == 0 ? 0 : k == 2 ? 2 : 1, j = k == 0 ? 2 : k == 2 ? 1 : k == 1 ? 2 : 3;
-            __m256 el[4];   /* columns from b, b + 8, b + 2, b + 10 */
-            for (int h = 0; h < 4; h++) {
-                const int64_t o = (h & 1) * 8 + (h >> 1) * 2;
-                const __m256 xi = tn__r8_load(d[i] + b + o, s - o, e - o), xj = tn__r8_load(d[j] + b + o, s - o, e - o);
-                el[h] = k == 1 ? _mm256_add_ps(xi, xj) : _mm256_sub_ps(xi, xj);
-            }
-            const __m256 a0 = tn__r8_even(el[0], el[1]), a1 = tn__r8_odd(el[0], el[1]);
-            const __m256 a2 = tn__r8_even(el[2], el[3]), a3 = tn__r8_odd(el[2], el[3]);
-            const __m256 v[4] = {_mm256_sub_ps(a0, a2), _mm256_add_ps(a1, a2), _mm256_sub_ps(a2, a1), _mm256_sub_ps(a1, a3)};
-            for (int l = 0; l < 4; l++) {
-                tn__r8_store(p0 + (4 * k + l) * vx, 0, m, v[l]);
-                if (m < n) tn__r8_store(p1 + (4 * k + l) * vx, m, n, v[l]);
-            }
-        }
-    }
-}
 /* tn__wino_at16 in 8 lanes (lanes [0, k)). */
 TN__WINO_AVX2 static inline void tn__wino_at8(int64_t S, const float *m, int64_t i, int64_t k, __m256 b, __m256 o[4]) {
     __m256 v[16];
@@ -32010,10 +31982,16 @@ static int tn__wino_isa(void) {
 }
 /* var = fn's AVX-512 or AVX2 twin where the CPU has it (float32 only). */
 #define TN__WINO_PICK_f32(var, fn) do { const int isa_ = tn__wino_isa(); if (isa_) var = isa_ == 2 ? fn##_avx512 : fn##_avx2; } while (0)
+/* The input row: AVX-512 only. An AVX2 copy (8 tiles from two or four loads per input row,
+   even and odd lanes by shuffles, ragged ends stored in pieces) ran slower than the portable
+   row on an AMD EPYC (a quarter of conv_fwd_bwd's time against a sixth): it is not kept. */
+#define TN__WINO_PICK512_f32(var, fn) do { if (tn__wino_isa() == 2) var = fn##_avx512; } while (0)
 #else
 #define TN__WINO_PICK_f32(var, fn) ((void)0)
+#define TN__WINO_PICK512_f32(var, fn) ((void)0)
 #endif
 #define TN__WINO_PICK_f64(var, fn) ((void)0)
+#define TN__WINO_PICK512_f64(var, fn) ((void)0)
 
 /* Winograd F(2x2, 3x3) (Lavin and Gray, 2016) for 3x3, stride-1, undilated, ungrouped
    convolutions with 8 or more channels on both sides: a 2x2 output tile is
@@ -32186,7 +32164,7 @@ static void tn__wino_input_f32(const float *x, int64_t Q, int64_t H, int64_t W, 
     const int64_t wp = 2 * tw + 2, j0 = TN__MIN(pw, wp), j1 = TN__MAX(j0, TN__MIN(pw + W, wp));
     void (*row)(const float *const *, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, float *, int64_t, float *) = tn__wino_in_row_f32;
     int64_t q, lr;
-    TN__WINO_PICK_f32(row, tn__wino_in_row_f32);
+    TN__WINO_PICK512_f32(row, tn__wino_in_row_f32);
     for (q = 0; q < Q; q++) { /* channel by channel: the rows of V written stay in L1 */
         int64_t n = r0 / th, ty = r0 % th, cp = 0, cr = 0; /* tile row r0 + lr: row ty of image n; its tiles from column cp pn + cr */
         for (lr = 0; lr < nrow; lr++) {
@@ -32504,7 +32482,7 @@ static void tn__wino_input_f64(const double *x, int64_t Q, int64_t H, int64_t W,
     const int64_t wp = 2 * tw + 2, j0 = TN__MIN(pw, wp), j1 = TN__MAX(j0, TN__MIN(pw + W, wp));
     void (*row)(const double *const *, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, double *, int64_t, double *) = tn__wino_in_row_f64;
     int64_t q, lr;
-    TN__WINO_PICK_f64(row, tn__wino_in_row_f64);
+    TN__WINO_PICK512_f64(row, tn__wino_in_row_f64);
     for (q = 0; q < Q; q++) { /* channel by channel: the rows of V written stay in L1 */
         int64_t n = r0 / th, ty = r0 % th, cp = 0, cr = 0; /* tile row r0 + lr: row ty of image n; its tiles from column cp pn + cr */
         for (lr = 0; lr < nrow; lr++) {
