@@ -1,6 +1,6 @@
-/* The rows of tiles of the Winograd transforms, float32 in AVX-512 or AVX2 (chosen at run
-   time; the portable rows in TN__WINO_DEFINE compute the same operations in the same order,
-   so all give the same bits). Rows of tiles are short (7 tiles at 14x14), too short for the
+/* The rows of tiles of the Winograd transforms, float32 in AVX-512 (and the output transform
+   and rows in AVX2 too; chosen at run time; the portable rows in TN__WINO_DEFINE compute the
+   same operations in the same order, so all give the same bits). Rows of tiles are short (7 tiles at 14x14), too short for the
    auto-vectorised loops: here a row is a masked load or two per input row and 8 tiles a
    vector. */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -127,7 +127,6 @@ TN__WINO_AVX512 static void tn__wino_gy_row_f32_avx512(const float *a, const flo
    order lane by lane (the same bits as the portable and the AVX-512 rows); the lanes the
    AVX-512 rows mask off are left out by tn__r8_load (zeros, nothing read) and tn__r8_store. */
 #define TN__WINO_AVX2 __attribute__((target("avx2")))
-TN__WINO_AVX2 static __m256 tn__wino_neg8(__m256 v) { return _mm256_xor_ps(v, _mm256_castsi256_ps(_mm256_set1_epi32(INT32_MIN))); }
 /* tn__wino_at16 in 8 lanes (lanes [0, k)). */
 TN__WINO_AVX2 static inline void tn__wino_at8(int64_t S, const float *m, int64_t i, int64_t k, __m256 b, __m256 o[4]) {
     __m256 v[16];
@@ -174,28 +173,6 @@ TN__WINO_AVX2 static void tn__wino_out_row_f32_avx2(const float *a, const float 
         tn__r8_store(yr + 2 * t0 + 8, 0, ow - 2 * t0 - 8, _mm256_permute2f128_ps(lo, hi, 0x31));
     }
 }
-/* tn__wino_gy_row_f32_avx512 in 8 lanes: the 16 columns of 8 tiles as two vectors. */
-TN__WINO_AVX2 static void tn__wino_gy_row_f32_avx2(const float *a, const float *b, int64_t j1, int64_t tw, float *Y, int64_t ys, float *E) {
-    (void)E;
-    for (int64_t t0 = 0; t0 < tw; t0 += 8) {
-        const int64_t n = tw - t0;
-        __m256 f[4][2];
-        for (int h = 0; h < 2; h++) {   /* columns 2 t0 + 8 h ...: those below j1 read, zeros past them */
-            const int64_t nl = j1 - 2 * t0 - 8 * h;
-            const __m256 av = tn__r8_load(a + 2 * t0 + 8 * h, 0, nl), bv = tn__r8_load(b + 2 * t0 + 8 * h, 0, nl);
-            f[0][h] = av; f[1][h] = _mm256_add_ps(av, bv); f[2][h] = _mm256_sub_ps(av, bv);
-            f[3][h] = _mm256_xor_ps(bv, _mm256_and_ps(_mm256_castsi256_ps(tn__r8_lanes(0, nl)), _mm256_castsi256_ps(_mm256_set1_epi32(INT32_MIN))));   /* -b; +0 past j1 */
-        }
-        for (int k = 0; k < 4; k++) {
-            const __m256 u = tn__r8_even(f[k][0], f[k][1]), w = tn__r8_odd(f[k][0], f[k][1]);
-            float *y = Y + 4 * k * ys + t0;
-            tn__r8_store(y, 0, n, u);
-            tn__r8_store(y + ys, 0, n, _mm256_add_ps(u, w));
-            tn__r8_store(y + 2 * ys, 0, n, _mm256_sub_ps(u, w));
-            tn__r8_store(y + 3 * ys, 0, n, tn__wino_neg8(w));
-        }
-    }
-}
 #undef TN__WINO_AVX2
 /* Test knob: the widest rows run, 2 AVX-512 where the CPU has it (else AVX2), 1 at most AVX2
    (where the CPU has AVX2 and FMA, as TN__WIDE), 0 the portable rows. */
@@ -205,9 +182,10 @@ static int tn__wino_isa(void) {
 }
 /* var = fn's AVX-512 or AVX2 twin where the CPU has it (float32 only). */
 #define TN__WINO_PICK_f32(var, fn) do { const int isa_ = tn__wino_isa(); if (isa_) var = isa_ == 2 ? fn##_avx512 : fn##_avx2; } while (0)
-/* The input row: AVX-512 only. An AVX2 copy (8 tiles from two or four loads per input row,
-   even and odd lanes by shuffles, ragged ends stored in pieces) ran slower than the portable
-   row on an AMD EPYC (a quarter of conv_fwd_bwd's time against a sixth): it is not kept. */
+/* The input and the gradient rows: AVX-512 only. AVX2 copies (8 tiles from two or four loads
+   per input row, even and odd lanes by shuffles, ragged ends stored in pieces) ran slower
+   than the portable rows on an AMD EPYC (conv_fwd_bwd: the input row a quarter of the time
+   against a sixth, the gradient row 3.8 % against 2.2 %): not kept. */
 #define TN__WINO_PICK512_f32(var, fn) do { if (tn__wino_isa() == 2) var = fn##_avx512; } while (0)
 #else
 #define TN__WINO_PICK_f32(var, fn) ((void)0)
@@ -491,7 +469,7 @@ static void tn__wino_wgrad_part_##SFX(void *args, int t, int nthr) {
         const int64_t r1 = tn__split_at(R, t + 1, nthr);
         int64_t r0, lr, pp, xi;
         void (*gy_row)(const T *, const T *, int64_t, int64_t, T *, int64_t, T *) = tn__wino_gy_row_##SFX;
-        TN__WINO_PICK_##SFX(gy_row, tn__wino_gy_row_##SFX);
+        TN__WINO_PICK512_##SFX(gy_row, tn__wino_gy_row_##SFX);
         for (r0 = tn__split_at(R, t, nthr); r0 < r1; r0 += br) {
             const int64_t nrow = TN__MIN(br, r1 - r0), nt = nrow * (t1 - 1);
             tn__wino_input_##SFX(x, Q, H, W, ph, pw, th, t1 - 1, r0, nrow, zero, E, V, vx, tb, tb, 0);
