@@ -6061,6 +6061,9 @@ float tn__sleef_powf_test(float x, float y);                   /* SLEEF 3.5.1's 
 float tn__sleef_sinf_test(float x, bool big);                  /* sinf_u10, one lane; big: its group of 8 takes Payne-Hanek */
 float tn__sleef_cosf_test(float x, bool big);                  /* cosf_u10, one lane */
 extern int tn__gemm_cache_busy, tn__sum_row_avx512, tn__conv_fast_paths, tn__wino_avx512, tn__pool22_avx512;
+extern int tn__drop_wide;     /* dropout's Philox mask loop (src/nn/dropout.c): 2 AVX-512, 1 at most AVX2, 0 the plain one */
+extern int tn__smallk_wide;   /* the small-K direct convolution (src/nn/conv_smallk.c): 2 AVX-512, 1 at most AVX2 + FMA, 0 none (im2col) */
+/* tn__wino_avx512, tn__pool22_avx512 (src/nn/winograd.c, pooling.c): 2 AVX-512 rows where the CPU has them, 1 at most AVX2, 0 the portable rows */
 int tn__gemm_isa(void);
 void tn__gemm_free_cache(void);
 int tn__gemm_f32(int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t rsa, int64_t csa,
@@ -31620,13 +31623,56 @@ static bool tn__conv_dw_ok(const tn_tensor *x, int64_t G) {
 /* src/nn/conv_smallk.c: convolution: direct loops for few products per output (first layers) */
 /* ========================================================================================== */
 /* Convolutions with few products per output (K = C kh kw <= 27: first layers on 1- or
-   3-channel images), stride 1, undilated, ungrouped, float32, where the CPU has AVX-512:
+   3-channel images), stride 1, undilated, ungrouped, float32, where the CPU has AVX-512 (or
+   AVX2 and FMA: the same fused multiply-adds in the same order per output and per lane of
+   the weight gradient's 16 sums, so the same bits as with AVX-512):
    im2col + GEMM spends its time copying for so short a K (conv 1 -> 32 at 28x28 ran at a
    third of the GEMM's speed). Directly instead, image by image: the image copied into a
    zero-padded buffer (so every shifted load is a plain load), 16 outputs of a row a
    vector, the K shifted vectors loaded once and shared by every output channel. The
    weight gradient sums per thread in 16 lanes and adds up in thread then lane order (the
    same bits for a given thread count). The input gradient keeps the im2col path. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+/* 8-lane helpers of the AVX2 rows (here, in the first of the parts that use them: the small-K
+   loops, the Winograd and the max pool rows). Lanes [from, to) of a vector to or from memory
+   without touching the rest: AMD's Zen 1-3 run a masked store (vmaskmovps) as microcode, tens
+   of cycles, so whole vectors go by plain loads and stores and only the ragged ends of rows
+   by a masked load or by 4-, 2- and 1-lane stores. */
+#define TN__R8 __attribute__((target("avx2")))
+TN__R8 static inline __m256i tn__r8_lanes(int64_t from, int64_t to) {   /* the mask of lanes [from, to), clamped */
+    const __m256i i = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    from = TN__MAX(-1, TN__MIN(8, from)); to = TN__MAX(-1, TN__MIN(8, to));
+    return _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)from), i), _mm256_cmpgt_epi32(_mm256_set1_epi32((int)to), i));
+}
+/* p[l] for lanes l in [from, to), zeros elsewhere (nothing else read) */
+TN__R8 static inline __m256 tn__r8_load(const float *p, int64_t from, int64_t to) {
+    return from <= 0 && to >= 8 ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, tn__r8_lanes(from, to));
+}
+/* lanes [from, to) of v to p[from ... to) (nothing else written) */
+TN__R8 static inline void tn__r8_store(float *p, int64_t from, int64_t to, __m256 v) {
+    from = TN__MAX(0, from); to = TN__MIN(8, to);
+    if (from == 0 && to == 8) { _mm256_storeu_ps(p, v); return; }
+    if (from >= to) return;
+    if (from) v = _mm256_permutevar8x32_ps(v, _mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32((int)from)));
+    __m128 h = _mm256_castps256_ps128(v);
+    const int64_t n = to - from;
+    p += from;
+    if (n & 4) { _mm_storeu_ps(p, h); p += 4; h = _mm256_extractf128_ps(v, 1); }
+    if (n & 2) { _mm_storel_pi((__m64 *)(void *)p, h); p += 2; h = _mm_movehl_ps(h, h); }
+    if (n & 1) _mm_store_ss(p, h);
+}
+/* The even (odd) elements of the 16 values lo, hi: [lo0 lo2 ... hi6] ([lo1 lo3 ... hi7]). */
+TN__R8 static inline __m256 tn__r8_even(__m256 lo, __m256 hi) { return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi, 0x88)), 0xD8)); }
+TN__R8 static inline __m256 tn__r8_odd(__m256 lo, __m256 hi) { return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi, 0xDD)), 0xD8)); }
+/* ReLU as the epilogue's x < 0 ? 0 : x; max_pool2d's take: c where c > m or c is NaN, else m (*t: where) */
+TN__R8 static inline __m256 tn__r8_relu(__m256 v) { return _mm256_blendv_ps(v, _mm256_setzero_ps(), _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_LT_OQ)); }
+TN__R8 static inline __m256 tn__r8_take(__m256 m, __m256 c, __m256 *t) {
+    *t = _mm256_or_ps(_mm256_cmp_ps(c, m, _CMP_GT_OQ), _mm256_cmp_ps(c, c, _CMP_UNORD_Q));
+    return _mm256_blendv_ps(m, c, *t);
+}
+TN__R8 static inline __m256 tn__r8_max(__m256 m, __m256 c) { __m256 t; return tn__r8_take(m, c, &t); }
+#undef TN__R8
+#endif
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define TN__SMALLK_MAX 27
 #define TN__SMALLK_AVX512 __attribute__((target("avx512f")))
@@ -31724,10 +31770,104 @@ TN__SMALLK_AVX512 static void tn__smallk_fwd_part(void *args, int t, int nthr) {
         }
     }
 }
+/* tn__smallk_pool_row and tn__smallk_fwd_part in AVX2 and FMA: 8 outputs of a row a vector,
+   eight output channels at a time (the shifted vectors loaded per group: AVX2 has 16
+   registers, not 32); each output the same chain of fused multiply-adds, in tap order. */
+#define TN__SMALLK_AVX2 __attribute__((target("avx2,fma")))
+TN__SMALLK_AVX2 static void tn__smallk_pool_row_avx2(const float *r0, const float *r1, float *y, int64_t OW, int relu) {
+    for (int64_t z = 0; z < OW; z += 8) {   /* rows of wq (a multiple of 16) >= 2 OW: whole vectors readable */
+        __m256 l0 = _mm256_loadu_ps(r0 + 2 * z), h0 = _mm256_loadu_ps(r0 + 2 * z + 8), l1 = _mm256_loadu_ps(r1 + 2 * z), h1 = _mm256_loadu_ps(r1 + 2 * z + 8);
+        if (relu) { l0 = tn__r8_relu(l0); h0 = tn__r8_relu(h0); l1 = tn__r8_relu(l1); h1 = tn__r8_relu(h1); }
+        const __m256 a = tn__r8_even(l0, h0), b = tn__r8_odd(l0, h0), c = tn__r8_even(l1, h1), d = tn__r8_odd(l1, h1);
+        tn__r8_store(y + z, 0, OW - z, tn__r8_max(tn__r8_max(tn__r8_max(a, b), c), d));
+    }
+}
+TN__SMALLK_AVX2 static void tn__smallk_fwd_part_avx2(void *args, int t, int nthr) {
+    const tn__smallk_args *a_ = (const tn__smallk_args *)args;
+    const float *x = a_->x, *w = a_->w, *b = a_->b;
+    float *y = a_->y, *buf = a_->buf;
+    const int64_t N = a_->N, C = a_->C, H = a_->H, W = a_->W, O = a_->O, *g = a_->g;
+    const int pool = a_->pool;
+    const int64_t K = C * g[0] * g[1], oh = g[8], ow = g[9], wp = tn__smallk_wp(g), pb = pool ? tn__smallk_pool_floats(g, O) : 0;
+    const int64_t per = C * (H + 2 * g[4]) * wp + pb, wq = (ow + 15) / 16 * 16, OH = oh / 2, OW = ow / 2;
+    float *pad = buf + t * per, *rows = pad + per - pb;
+    int64_t koff[TN__SMALLK_MAX];
+    for (int64_t n = tn__split_at(N, t, nthr); n < tn__split_at(N, t + 1, nthr); n++) {
+        tn__smallk_pad(x + n * C * H * W, C, H, W, g, wp, pad, koff);
+        for (int64_t oy = 0; oy < (pool ? 2 * OH : oh); oy++) {
+            const int64_t cs = pool ? 2 * wq : oh * ow;
+            for (int64_t ox0 = 0; ox0 < ow; ox0 += 8) {
+                const int64_t nl = pool ? 8 : ow - ox0;   /* lanes stored (the pool's rows are wq wide) */
+                const float *p = pad + oy * wp + ox0;
+                float *yp = pool ? rows + (oy & 1) * wq + ox0 : y + (n * O * oh + oy) * ow + ox0;
+                int64_t o = 0;
+                for (; o + 8 <= O; o += 8) {
+                    __m256 a[8];
+                    for (int c = 0; c < 8; c++) a[c] = _mm256_set1_ps(b ? b[o + c] : 0.0f);
+                    for (int64_t k = 0; k < K; k++) {
+                        const __m256 xv = _mm256_loadu_ps(p + koff[k]);
+                        for (int c = 0; c < 8; c++) a[c] = _mm256_fmadd_ps(_mm256_set1_ps(w[(o + c) * K + k]), xv, a[c]);
+                    }
+                    for (int c = 0; c < 8; c++) tn__r8_store(yp + (o + c) * cs, 0, nl, a[c]);
+                }
+                for (; o < O; o++) {
+                    __m256 a = _mm256_set1_ps(b ? b[o] : 0.0f);
+                    for (int64_t k = 0; k < K; k++) a = _mm256_fmadd_ps(_mm256_set1_ps(w[o * K + k]), _mm256_loadu_ps(p + koff[k]), a);
+                    tn__r8_store(yp + o * cs, 0, nl, a);
+                }
+            }
+            if (pool && (oy & 1))
+                for (int64_t o = 0; o < O; o++) tn__smallk_pool_row_avx2(rows + o * cs, rows + o * cs + wq, y + ((n * O + o) * OH + oy / 2) * OW, OW, pool == 2);
+        }
+    }
+}
+/* tn__smallk_wgrad_part in AVX2 and FMA: each channel's 16 lanes of sums as two halves of 8,
+   nine taps at a time (each sum the same chain of fused multiply-adds as with AVX-512). */
+TN__SMALLK_AVX2 static void tn__smallk_wgrad_part_avx2(void *args, int t, int nthr) {
+    const tn__smallk_args *a_ = (const tn__smallk_args *)args;
+    const float *x = a_->x, *gy = a_->gy;
+    float *buf = a_->buf;
+    const int64_t N = a_->N, C = a_->C, H = a_->H, W = a_->W, O = a_->O, *g = a_->g;
+    const int64_t K = C * g[0] * g[1], oh = g[8], ow = g[9], wp = tn__smallk_wp(g), per = C * (H + 2 * g[4]) * wp + O * K * 16;
+    float *pad = buf + t * per, *A = pad + per - O * K * 16;
+    int64_t koff[TN__SMALLK_MAX];
+    memset(A, 0, (size_t)(O * K * 16) * sizeof(float));
+    for (int64_t n = tn__split_at(N, t, nthr); n < tn__split_at(N, t + 1, nthr); n++) {
+        tn__smallk_pad(x + n * C * H * W, C, H, W, g, wp, pad, koff);
+        for (int64_t o = 0; o < O; o++)
+            for (int h = 0; h < 2; h++) {
+                const float *go = gy + (n * O + o) * oh * ow + 8 * h;
+                for (int64_t k0 = 0; k0 < K; k0 += 9) {
+                    const int64_t nk = TN__MIN(9, K - k0);
+                    float *Ak = A + (o * K + k0) * 16 + 8 * h;
+                    __m256 a[9];
+                    for (int64_t i = 0; i < nk; i++) a[i] = _mm256_loadu_ps(Ak + 16 * i);
+                    for (int64_t oy = 0; oy < oh; oy++)
+                        for (int64_t ox0 = 0; ox0 < ow; ox0 += 16) {
+                            const __m256 gv = tn__r8_load(go + oy * ow + ox0, 0, ow - ox0 - 8 * h);
+                            const float *p = pad + oy * wp + ox0 + 8 * h;
+                            if (nk == 9) {   /* constant count: the sums stay in registers */
+                                for (int i = 0; i < 9; i++) a[i] = _mm256_fmadd_ps(gv, _mm256_loadu_ps(p + koff[k0 + i]), a[i]);
+                            } else {
+                                for (int64_t i = 0; i < nk; i++) a[i] = _mm256_fmadd_ps(gv, _mm256_loadu_ps(p + koff[k0 + i]), a[i]);
+                            }
+                        }
+                    for (int64_t i = 0; i < nk; i++) _mm256_storeu_ps(Ak + 16 * i, a[i]);
+                }
+            }
+    }
+}
+#undef TN__SMALLK_AVX2
+/* Test knob: 2 the AVX-512 loops where the CPU has them (else AVX2), 1 at most the AVX2 and
+   FMA ones, 0 none (the im2col path). */
+TN__TESTABLE int tn__smallk_wide = 2;
+static int tn__smallk_isa(void) {
+    return tn__smallk_wide >= 2 && tn__cpu_avx512() ? 2 : tn__smallk_wide >= 1 && tn__cpu_fma() ? 1 : 0;
+}
 static void tn__smallk_fwd_f32(const float *x, const float *w, const float *b, float *y, int64_t N, int64_t C, int64_t H,
                                int64_t W, int64_t O, const int64_t *g, int nthr, float *buf, int pool) {
     tn__smallk_args a = {x, w, b, NULL, y, NULL, buf, N, C, H, W, O, g, pool};
-    tn__parallel(nthr, tn__smallk_fwd_part, &a);
+    tn__parallel(nthr, tn__smallk_isa() == 2 ? tn__smallk_fwd_part : tn__smallk_fwd_part_avx2, &a);
 }
 /* gw [O, K] (written) = the weight gradient from gy [N, O, oh, ow] and x; buf: nthr
    (C (H + 2 ph) wp + O K 16) floats. */
@@ -31789,7 +31929,7 @@ static void tn__smallk_wgrad_f32(const float *x, const float *gy, float *gw, int
                                  int64_t O, const int64_t *g, int nthr, float *buf) {
     const int64_t K = C * g[0] * g[1], per = C * (H + 2 * g[4]) * tn__smallk_wp(g) + O * K * 16;
     tn__smallk_args a = {x, NULL, NULL, gy, NULL, gw, buf, N, C, H, W, O, g, 0};
-    tn__parallel(nthr, tn__smallk_wgrad_part, &a);
+    tn__parallel(nthr, tn__smallk_isa() == 2 ? tn__smallk_wgrad_part : tn__smallk_wgrad_part_avx2, &a);
     for (int64_t q = 0; q < O * K; q++) {   /* threads, then lanes, in order */
         float s = 0;
         for (int u = 0; u < nthr; u++)
@@ -31801,7 +31941,7 @@ static void tn__smallk_wgrad_f32(const float *x, const float *gy, float *gw, int
 static bool tn__conv_smallk_ok(const tn_tensor *x, const int64_t *g, int64_t G) {
     if (!tn__conv_fast_paths || G != 1 || x->dtype != TN_F32 || g[2] != 1 || g[3] != 1 || g[6] != 1 || g[7] != 1 || x->shape[1] * g[0] * g[1] > TN__SMALLK_MAX)
         return false;
-    return tn__cpu_avx512();
+    return tn__smallk_isa() > 0;
 }
 /* mode 0: y = conv(x, w) + b; 2: w = the weight gradient from y = gy and x (new, contiguous);
    3, 4: y = the 2x2, stride-2 max pool of conv(x, w) + b, 4 after ReLU (tn__smallk_fwd_part). */
@@ -31823,6 +31963,7 @@ static int tn__conv_smallk_cpu(int mode, tn_tensor *x, tn_tensor *w, const tn_te
     return failed ? TN__FAIL_INT(mode ? "conv2d backward: out of memory" : "conv2d: out of memory") : 0;
 }
 #else
+TN__TESTABLE int tn__smallk_wide = 2;   /* (no direct loops here) */
 static bool tn__conv_smallk_ok(const tn_tensor *x, const int64_t *g, int64_t G) { (void)x; (void)g; (void)G; return false; }
 static int tn__conv_smallk_cpu(int mode, tn_tensor *x, tn_tensor *w, const tn_tensor *b, tn_tensor *y, const int64_t *g) {
     (void)mode; (void)x; (void)w; (void)b; (void)y; (void)g;
@@ -31833,10 +31974,11 @@ static int tn__conv_smallk_cpu(int mode, tn_tensor *x, tn_tensor *w, const tn_te
 /* ======================================================================= */
 /* src/nn/winograd.c: convolution: Winograd F(2x2, 3x3)                    */
 /* ======================================================================= */
-/* The rows of tiles of the Winograd transforms, float32 in AVX-512 (chosen at run time; the
-   portable rows in TN__WINO_DEFINE compute the same operations in the same order, so both
-   give the same bits). Rows of tiles are short (7 tiles at 14x14), too short for the
-   auto-vectorised loops: here a row is one masked load per input row and 8 tiles a vector. */
+/* The rows of tiles of the Winograd transforms, float32 in AVX-512 (and the output transform
+   and rows in AVX2 too; chosen at run time; the portable rows in TN__WINO_DEFINE compute the
+   same operations in the same order, so all give the same bits). Rows of tiles are short (7 tiles at 14x14), too short for the
+   auto-vectorised loops: here a row is a masked load or two per input row and 8 tiles a
+   vector. */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define TN__WINO_AVX512 __attribute__((target("avx512f,avx512vl")))
 /* Lanes [from, to) of 16, clamped. */
@@ -31957,16 +32099,76 @@ TN__WINO_AVX512 static void tn__wino_gy_row_f32_avx512(const float *a, const flo
     }
 }
 #undef TN__WINO_AVX512
-TN__TESTABLE int tn__wino_avx512 = 1;   /* test knob: 0 runs the portable rows */
-static bool tn__wino_has_avx512(void) {
-    return tn__wino_avx512 && tn__cpu_avx512();
+/* The same rows in AVX2, for CPUs without AVX-512: 8 lanes, the same operations in the same
+   order lane by lane (the same bits as the portable and the AVX-512 rows); the lanes the
+   AVX-512 rows mask off are left out by tn__r8_load (zeros, nothing read) and tn__r8_store. */
+#define TN__WINO_AVX2 __attribute__((target("avx2")))
+/* tn__wino_at16 in 8 lanes (lanes [0, k)). */
+TN__WINO_AVX2 static inline void tn__wino_at8(int64_t S, const float *m, int64_t i, int64_t k, __m256 b, __m256 o[4]) {
+    __m256 v[16];
+    for (int xi = 0; xi < 16; xi++) v[xi] = tn__r8_load(m + xi * S + i, 0, k);
+    __m256 r[4], u[4];
+    for (int c = 0; c < 4; c++) {
+        r[c] = _mm256_add_ps(_mm256_add_ps(v[c], v[4 + c]), v[8 + c]);
+        u[c] = _mm256_sub_ps(_mm256_sub_ps(v[4 + c], v[8 + c]), v[12 + c]);
+    }
+    o[0] = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(r[0], r[1]), r[2]), b);
+    o[1] = _mm256_add_ps(_mm256_sub_ps(_mm256_sub_ps(r[1], r[2]), r[3]), b);
+    o[2] = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(u[0], u[1]), u[2]), b);
+    o[3] = _mm256_add_ps(_mm256_sub_ps(_mm256_sub_ps(u[1], u[2]), u[3]), b);
 }
-/* var = fn's AVX-512 twin where the CPU has it (float32 only). */
-#define TN__WINO_PICK_f32(var, fn) do { if (tn__wino_has_avx512()) var = fn##_avx512; } while (0)
+TN__WINO_AVX2 static void tn__wino_at_f32_avx2(int64_t nt, int64_t S, const float *m, float bv, float *y00, float *y01, float *y10, float *y11) {
+    const __m256 b = _mm256_set1_ps(bv);
+    for (int64_t i = 0; i < nt; i += 8) {
+        const int64_t k = nt - i;
+        __m256 o[4];
+        tn__wino_at8(S, m, i, k, b, o);
+        tn__r8_store(y00 + i, 0, k, o[0]);
+        tn__r8_store(y01 + i, 0, k, o[1]);
+        tn__r8_store(y10 + i, 0, k, o[2]);
+        tn__r8_store(y11 + i, 0, k, o[3]);
+    }
+}
+TN__WINO_AVX2 static void tn__wino_at_pool_f32_avx2(int64_t nt, int64_t S, const float *m, float bv, float *y, int relu, float *E) {
+    const __m256 b = _mm256_set1_ps(bv);
+    (void)E;
+    for (int64_t i = 0; i < nt; i += 8) {
+        const int64_t k = nt - i;
+        __m256 o[4];
+        tn__wino_at8(S, m, i, k, b, o);
+        if (relu) for (int c = 0; c < 4; c++) o[c] = tn__r8_relu(o[c]);
+        tn__r8_store(y + i, 0, k, tn__r8_max(tn__r8_max(tn__r8_max(o[0], o[1]), o[2]), o[3]));
+    }
+}
+/* tn__wino_out_row_f32_avx512 in 8 lanes: 8 tiles interleaved into 16 columns. */
+TN__WINO_AVX2 static void tn__wino_out_row_f32_avx2(const float *a, const float *b, int64_t tw, float *yr, int64_t ow) {
+    for (int64_t t0 = 0; t0 < tw; t0 += 8) {
+        const __m256 av = tn__r8_load(a + t0, 0, tw - t0), bv = tn__r8_load(b + t0, 0, tw - t0);
+        const __m256 lo = _mm256_unpacklo_ps(av, bv), hi = _mm256_unpackhi_ps(av, bv);
+        tn__r8_store(yr + 2 * t0, 0, ow - 2 * t0, _mm256_permute2f128_ps(lo, hi, 0x20));
+        tn__r8_store(yr + 2 * t0 + 8, 0, ow - 2 * t0 - 8, _mm256_permute2f128_ps(lo, hi, 0x31));
+    }
+}
+#undef TN__WINO_AVX2
+/* Test knob: the widest rows run, 2 AVX-512 where the CPU has it (else AVX2), 1 at most AVX2
+   (where the CPU has AVX2 and FMA, as TN__WIDE), 0 the portable rows. */
+TN__TESTABLE int tn__wino_avx512 = 2;
+static int tn__wino_isa(void) {
+    return tn__wino_avx512 >= 2 && tn__cpu_avx512() ? 2 : tn__wino_avx512 >= 1 && tn__cpu_fma() ? 1 : 0;
+}
+/* var = fn's AVX-512 or AVX2 twin where the CPU has it (float32 only). */
+#define TN__WINO_PICK_f32(var, fn) do { const int isa_ = tn__wino_isa(); if (isa_) var = isa_ == 2 ? fn##_avx512 : fn##_avx2; } while (0)
+/* The input and the gradient rows: AVX-512 only. AVX2 copies (8 tiles from two or four loads
+   per input row, even and odd lanes by shuffles, ragged ends stored in pieces) ran slower
+   than the portable rows on an AMD EPYC (conv_fwd_bwd: the input row a quarter of the time
+   against a sixth, the gradient row 3.8 % against 2.2 %): not kept. */
+#define TN__WINO_PICK512_f32(var, fn) do { if (tn__wino_isa() == 2) var = fn##_avx512; } while (0)
 #else
 #define TN__WINO_PICK_f32(var, fn) ((void)0)
+#define TN__WINO_PICK512_f32(var, fn) ((void)0)
 #endif
 #define TN__WINO_PICK_f64(var, fn) ((void)0)
+#define TN__WINO_PICK512_f64(var, fn) ((void)0)
 
 /* Winograd F(2x2, 3x3) (Lavin and Gray, 2016) for 3x3, stride-1, undilated, ungrouped
    convolutions with 8 or more channels on both sides: a 2x2 output tile is
@@ -32139,7 +32341,7 @@ static void tn__wino_input_f32(const float *x, int64_t Q, int64_t H, int64_t W, 
     const int64_t wp = 2 * tw + 2, j0 = TN__MIN(pw, wp), j1 = TN__MAX(j0, TN__MIN(pw + W, wp));
     void (*row)(const float *const *, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, float *, int64_t, float *) = tn__wino_in_row_f32;
     int64_t q, lr;
-    TN__WINO_PICK_f32(row, tn__wino_in_row_f32);
+    TN__WINO_PICK512_f32(row, tn__wino_in_row_f32);
     for (q = 0; q < Q; q++) { /* channel by channel: the rows of V written stay in L1 */
         int64_t n = r0 / th, ty = r0 % th, cp = 0, cr = 0; /* tile row r0 + lr: row ty of image n; its tiles from column cp pn + cr */
         for (lr = 0; lr < nrow; lr++) {
@@ -32244,7 +32446,7 @@ static void tn__wino_wgrad_part_f32(void *args, int t, int nthr) {
         const int64_t r1 = tn__split_at(R, t + 1, nthr);
         int64_t r0, lr, pp, xi;
         void (*gy_row)(const float *, const float *, int64_t, int64_t, float *, int64_t, float *) = tn__wino_gy_row_f32;
-        TN__WINO_PICK_f32(gy_row, tn__wino_gy_row_f32);
+        TN__WINO_PICK512_f32(gy_row, tn__wino_gy_row_f32);
         for (r0 = tn__split_at(R, t, nthr); r0 < r1; r0 += br) {
             const int64_t nrow = TN__MIN(br, r1 - r0), nt = nrow * (t1 - 1);
             tn__wino_input_f32(x, Q, H, W, ph, pw, th, t1 - 1, r0, nrow, zero, E, V, vx, tb, tb, 0);
@@ -32457,7 +32659,7 @@ static void tn__wino_input_f64(const double *x, int64_t Q, int64_t H, int64_t W,
     const int64_t wp = 2 * tw + 2, j0 = TN__MIN(pw, wp), j1 = TN__MAX(j0, TN__MIN(pw + W, wp));
     void (*row)(const double *const *, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, double *, int64_t, double *) = tn__wino_in_row_f64;
     int64_t q, lr;
-    TN__WINO_PICK_f64(row, tn__wino_in_row_f64);
+    TN__WINO_PICK512_f64(row, tn__wino_in_row_f64);
     for (q = 0; q < Q; q++) { /* channel by channel: the rows of V written stay in L1 */
         int64_t n = r0 / th, ty = r0 % th, cp = 0, cr = 0; /* tile row r0 + lr: row ty of image n; its tiles from column cp pn + cr */
         for (lr = 0; lr < nrow; lr++) {
@@ -32562,7 +32764,7 @@ static void tn__wino_wgrad_part_f64(void *args, int t, int nthr) {
         const int64_t r1 = tn__split_at(R, t + 1, nthr);
         int64_t r0, lr, pp, xi;
         void (*gy_row)(const double *, const double *, int64_t, int64_t, double *, int64_t, double *) = tn__wino_gy_row_f64;
-        TN__WINO_PICK_f64(gy_row, tn__wino_gy_row_f64);
+        TN__WINO_PICK512_f64(gy_row, tn__wino_gy_row_f64);
         for (r0 = tn__split_at(R, t, nthr); r0 < r1; r0 += br) {
             const int64_t nrow = TN__MIN(br, r1 - r0), nt = nrow * (t1 - 1);
             tn__wino_input_f64(x, Q, H, W, ph, pw, th, t1 - 1, r0, nrow, zero, E, V, vx, tb, tb, 0);
@@ -33533,7 +33735,7 @@ static int tn__pool_counts(const char *fn, tn_tensor *x4, int64_t *g, bool ceil_
    them only when asked for (return_indices, or a backward that records). Rows of 2x2
    stride-2 windows, the common pooling, have row kernels: branch-free (random data would
    mispredict), and for float32 with AVX-512 (masked, as rows are short: 14 windows at 28x28)
-   chosen at run time. As PyTorch: row-major scan of the window, a NaN is always taken (the
+   or AVX2 (GCC leaves the portable rows' selects scalar) chosen at run time. As PyTorch: row-major scan of the window, a NaN is always taken (the
    last NaN wins). */
 /* c ? a : b through the bits, so the compiler cannot make it a branch */
 static float tn__select_f32(int c, float a, float b) {
@@ -33667,12 +33869,58 @@ TN__POOL22_AVX512 static void tn__pool22_bwd_f32_avx512(const float *gy, const u
     }
 }
 #undef TN__POOL22_AVX512
-TN__TESTABLE int tn__pool22_avx512 = 1;   /* test knob: 0 runs the portable rows */
-static bool tn__pool22_has_avx512(void) {
-    return tn__pool22_avx512 && tn__cpu_avx512();
+/* The same rows in AVX2 (8 windows a vector; CPUs without AVX-512): the same comparisons and
+   selects, lane by lane, as the portable rows; the ragged ends by tn__r8_load / tn__r8_store
+   (src/nn/conv_smallk.c: lanes off neither read nor written). */
+#define TN__POOL22_AVX2 __attribute__((target("avx2")))
+TN__POOL22_AVX2 static void tn__pool22_fwd_f32_avx2(const float *r0, const float *r1, float *y, uint8_t *code, int64_t OW) {
+    const __m256i bytes = _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+    for (int64_t z = 0; z < OW; z += 8) {
+        const int64_t n = TN__MIN(8, OW - z);
+        const __m256 l0 = tn__r8_load(r0 + 2 * z, 0, 2 * n), h0 = tn__r8_load(r0 + 2 * z + 8, 0, 2 * n - 8);
+        const __m256 l1 = tn__r8_load(r1 + 2 * z, 0, 2 * n), h1 = tn__r8_load(r1 + 2 * z + 8, 0, 2 * n - 8);
+        const __m256 a = tn__r8_even(l0, h0), b = tn__r8_odd(l0, h0), c = tn__r8_even(l1, h1), d = tn__r8_odd(l1, h1);
+        __m256 t, m = tn__r8_take(a, b, &t), k = _mm256_and_ps(t, _mm256_castsi256_ps(_mm256_set1_epi32(1)));
+        m = tn__r8_take(m, c, &t);
+        k = _mm256_blendv_ps(k, _mm256_castsi256_ps(_mm256_set1_epi32(2)), t);
+        m = tn__r8_take(m, d, &t);
+        k = _mm256_blendv_ps(k, _mm256_castsi256_ps(_mm256_set1_epi32(3)), t);
+        tn__r8_store(y + z, 0, n, m);
+        const __m256i kb = _mm256_shuffle_epi8(_mm256_castps_si256(k), bytes);   /* the low byte of each lane, 4 per half */
+        const uint64_t k8 = (uint64_t)(uint32_t)_mm256_extract_epi32(kb, 0) | (uint64_t)(uint32_t)_mm256_extract_epi32(kb, 4) << 32;
+        if (n == 8) memcpy(code + z, &k8, 8);
+        else for (int64_t i = 0; i < n; i++) code[z + i] = (uint8_t)(k8 >> (8 * i));
+    }
 }
-#define TN__POOL22_FWD_f32 (tn__pool22_has_avx512() ? tn__pool22_fwd_f32_avx512 : tn__pool22_fwd_f32)
-#define TN__POOL22_BWD_f32 (tn__pool22_has_avx512() ? tn__pool22_bwd_f32_avx512 : tn__pool22_bwd_f32)
+TN__POOL22_AVX2 static void tn__pool22_bwd_f32_avx2(const float *gy, const uint8_t *code, float *g0, float *g1, int64_t OW) {
+    for (int64_t z = 0; z < OW; z += 8) {
+        const int64_t n = TN__MIN(8, OW - z);
+        uint64_t k8 = 0;
+        if (n == 8) memcpy(&k8, code + z, 8);
+        else for (int64_t i = 0; i < n; i++) k8 |= (uint64_t)code[z + i] << (8 * i);
+        const __m256 v = tn__r8_load(gy + z, 0, n);
+        const __m256i k = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128((long long)k8));
+        /* v where the code is j, else +0: the portable select */
+        const __m256 e0 = _mm256_and_ps(v, _mm256_castsi256_ps(_mm256_cmpeq_epi32(k, _mm256_setzero_si256())));
+        const __m256 e1 = _mm256_and_ps(v, _mm256_castsi256_ps(_mm256_cmpeq_epi32(k, _mm256_set1_epi32(1))));
+        const __m256 e2 = _mm256_and_ps(v, _mm256_castsi256_ps(_mm256_cmpeq_epi32(k, _mm256_set1_epi32(2))));
+        const __m256 e3 = _mm256_and_ps(v, _mm256_castsi256_ps(_mm256_cmpeq_epi32(k, _mm256_set1_epi32(3))));
+        const __m256 u0 = _mm256_unpacklo_ps(e0, e1), w0 = _mm256_unpackhi_ps(e0, e1), u1 = _mm256_unpacklo_ps(e2, e3), w1 = _mm256_unpackhi_ps(e2, e3);
+        tn__r8_store(g0 + 2 * z, 0, 2 * n, _mm256_permute2f128_ps(u0, w0, 0x20));
+        tn__r8_store(g0 + 2 * z + 8, 0, 2 * n - 8, _mm256_permute2f128_ps(u0, w0, 0x31));
+        tn__r8_store(g1 + 2 * z, 0, 2 * n, _mm256_permute2f128_ps(u1, w1, 0x20));
+        tn__r8_store(g1 + 2 * z + 8, 0, 2 * n - 8, _mm256_permute2f128_ps(u1, w1, 0x31));
+    }
+}
+#undef TN__POOL22_AVX2
+/* Test knob: the widest rows run, 2 AVX-512 where the CPU has it (else AVX2), 1 at most AVX2
+   (where the CPU has AVX2 and FMA, as TN__WIDE), 0 the portable rows. */
+TN__TESTABLE int tn__pool22_avx512 = 2;
+static int tn__pool22_isa(void) {
+    return tn__pool22_avx512 >= 2 && tn__cpu_avx512() ? 2 : tn__pool22_avx512 >= 1 && tn__cpu_fma() ? 1 : 0;
+}
+#define TN__POOL22_FWD_f32 (tn__pool22_isa() == 2 ? tn__pool22_fwd_f32_avx512 : tn__pool22_isa() == 1 ? tn__pool22_fwd_f32_avx2 : tn__pool22_fwd_f32)
+#define TN__POOL22_BWD_f32 (tn__pool22_isa() == 2 ? tn__pool22_bwd_f32_avx512 : tn__pool22_isa() == 1 ? tn__pool22_bwd_f32_avx2 : tn__pool22_bwd_f32)
 #else
 #define TN__POOL22_FWD_f32 tn__pool22_fwd_f32
 #define TN__POOL22_BWD_f32 tn__pool22_bwd_f32
@@ -36372,6 +36620,8 @@ __attribute__((target("avx2"))) static void tn__drop_mask_avx2(float *of, double
     }
 }
 #endif
+/* Test knob: the widest copy run, 2 AVX-512 where the CPU has it (else AVX2), 1 at most AVX2, 0 the plain loop. */
+TN__TESTABLE int tn__drop_wide = 2;
 /* the arguments of a threaded Philox mask: the loop for this CPU, its outputs and counters */
 typedef struct {
     void (*fn)(float *, double *, int64_t, int64_t, uint64_t, uint64_t, uint64_t, double);
@@ -36407,8 +36657,8 @@ static tn_tensor *tn__drop_mask_cpu(const int64_t *shape, int nd, tn_dtype dtype
     void (*fn)(float *, double *, int64_t, int64_t, uint64_t, uint64_t, uint64_t, double) = tn__drop_mask_base;
 #if TN__DROP_X86
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f")) fn = tn__drop_mask_avx512;
-    else if (__builtin_cpu_supports("avx2")) fn = tn__drop_mask_avx2;
+    if (tn__drop_wide >= 2 && __builtin_cpu_supports("avx512f")) fn = tn__drop_mask_avx512;
+    else if (tn__drop_wide >= 1 && __builtin_cpu_supports("avx2")) fn = tn__drop_mask_avx2;
 #endif
     tn__drop_args a = {fn, of, od, seed, off, thr, 1 / (1 - p)};
     tn__parallel_range(tn__par_threads(tn__mul_sat(n, 16), n), n, tn__drop_part, &a);   /* a draw costs about 16 simple ops */

@@ -5860,6 +5860,9 @@ float tn__sleef_powf_test(float x, float y);                   /* SLEEF 3.5.1's 
 float tn__sleef_sinf_test(float x, bool big);                  /* sinf_u10, one lane; big: its group of 8 takes Payne-Hanek */
 float tn__sleef_cosf_test(float x, bool big);                  /* cosf_u10, one lane */
 extern int tn__gemm_cache_busy, tn__sum_row_avx512, tn__conv_fast_paths, tn__wino_avx512, tn__pool22_avx512;
+extern int tn__drop_wide;     /* dropout's Philox mask loop (src/nn/dropout.c): 2 AVX-512, 1 at most AVX2, 0 the plain one */
+extern int tn__smallk_wide;   /* the small-K direct convolution (src/nn/conv_smallk.c): 2 AVX-512, 1 at most AVX2 + FMA, 0 none (im2col) */
+/* tn__wino_avx512, tn__pool22_avx512 (src/nn/winograd.c, pooling.c): 2 AVX-512 rows where the CPU has them, 1 at most AVX2, 0 the portable rows */
 int tn__gemm_isa(void);
 void tn__gemm_free_cache(void);
 int tn__gemm_f32(int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t rsa, int64_t csa,

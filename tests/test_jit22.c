@@ -613,10 +613,19 @@ TEST(test_conv_pool_fusion) {
         {"relu read twice", {2, 8, 10, 10}, {16, 8, 3, 3}, 1, 1, 1, 2, 2, 0, 1, false, true, true, true, TN_F32, 2},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) check_pool(__LINE__, &cases[i]);
-    /* the portable Winograd rows, and no fast paths (the pool then runs as its own node) */
-    tn__wino_avx512 = 0;
-    check_pool(__LINE__, &cases[5]);
-    tn__wino_avx512 = 1;
+    /* the portable and the AVX2 Winograd rows (knob 0, 1; the default 2 takes AVX-512 where
+       the CPU has it), the small-K path's AVX2 loops, and no fast paths (the pool then runs
+       as its own node) */
+    for (int lv = 0; lv < 2; lv++) {
+        tn__wino_avx512 = lv;
+        check_pool(__LINE__, &cases[5]);
+        check_pool(__LINE__, &cases[7]);
+    }
+    tn__wino_avx512 = 2;
+    tn__smallk_wide = 1;   /* the small-K path's AVX2 loops (the default where the CPU lacks AVX-512) */
+    check_pool(__LINE__, &cases[1]);
+    check_pool(__LINE__, &cases[2]);
+    tn__smallk_wide = 2;
     tn__conv_fast_paths = 0;
     check_pool(__LINE__, &cases[0]);
     check_pool(__LINE__, &cases[4]);

@@ -92,7 +92,8 @@ static void check_same_(tn_tensor *a, tn_tensor *b, double tol, const char *what
     if (na != nb) fail_at(line, "%s: %lld vs %lld elements", what, (long long)na, (long long)nb);
     else {
         int64_t bad = -1;
-        for (int64_t i = 0; i < na && bad < 0; i++) if (!close_(va[i], vb[i], tol)) bad = i;
+        for (int64_t i = 0; i < na && bad < 0; i++)   /* tol 0: the same bits (signed zeros, NaN payloads too) */
+            if (tol == 0 ? memcmp(&va[i], &vb[i], sizeof va[i]) != 0 : !close_(va[i], vb[i], tol)) bad = i;
         if (bad >= 0) fail_at(line, "%s: element %lld: %.12g vs %.12g", what, (long long)bad, va[bad], vb[bad]);
         else tn_test_passed++;
     }
@@ -590,28 +591,31 @@ TEST(hand_conv) {
     END;
 }
 
-/* conv2d with a path knob on (1) and off (0): the output and the input and weight
-   gradients for a random output gradient agree within tol. */
-static void conv_knob_agree(int *knob, tn_tensor *x, tn_tensor *w, tn_tensor *b, const int64_t *st, const int64_t *pd, const int64_t *dl,
-                            int64_t groups, double tol, int line) {
-    tn_tensor *y[2], *gx[2], *gw[2], *gy = NULL;
+/* conv2d with a path knob at each level lo ... top (then left at top): the output and the
+   input and weight gradients for a random output gradient agree with level lo's within tol
+   (0: the same bits). */
+static void conv_knob_agree(int *knob, int lo, int top, tn_tensor *x, tn_tensor *w, tn_tensor *b, const int64_t *st, const int64_t *pd,
+                            const int64_t *dl, int64_t groups, double tol, int line) {
+    tn_tensor *y[3], *gx[3], *gw[3], *gy = NULL;
     tn_requires_grad_(x, true);
-    for (int k = 0; k < 2; k++) {
-        *knob = 1 - k;
+    for (int k = lo; k <= top; k++) {
+        *knob = k;
         y[k] = tn_conv2d(x, w, b, .stride_hw = {st[0], st[1]}, .padding_hw = {pd[0], pd[1]}, .dilation_hw = {dl[0], dl[1]}, .groups = groups);
-        if (!gy && y[0]) gy = tn_randn(tn_shape(y[0]), tn_ndim(y[0]), tn_get_dtype(x));
+        if (!gy && y[k]) gy = tn_randn(tn_shape(y[k]), tn_ndim(y[k]), tn_get_dtype(x));
         gx[k] = grad_of(y[k], x, gy);
         gw[k] = grad_of(y[k], w, gy);
     }
-    *knob = 1;
-    check_same_(y[0], y[1], tol, "conv2d output", line);
-    check_same_(gx[0], gx[1], tol, "conv2d input gradient", line);
-    check_same_(gw[0], gw[1], tol, "conv2d weight gradient", line);
+    *knob = top;
+    for (int k = lo + 1; k <= top; k++) {
+        check_same_(y[lo], y[k], tol, "conv2d output", line);
+        check_same_(gx[lo], gx[k], tol, "conv2d input gradient", line);
+        check_same_(gw[lo], gw[k], tol, "conv2d weight gradient", line);
+    }
 }
 /* conv2d's special paths (tn__conv_fast_paths = 1) against im2col + GEMM (0). */
 static void conv_paths_agree(tn_tensor *x, tn_tensor *w, tn_tensor *b, const int64_t *st, const int64_t *pd, const int64_t *dl,
                              int64_t groups, double tol, int line) {
-    conv_knob_agree(&tn__conv_fast_paths, x, w, b, st, pd, dl, groups, tol, line);
+    conv_knob_agree(&tn__conv_fast_paths, 0, 1, x, w, b, st, pd, dl, groups, tol, line);
 }
 
 /* Winograd F(2x2, 3x3) (3x3, stride 1, undilated, 8+ channels both sides) against the
@@ -636,8 +640,8 @@ TEST(winograd_conv) {
     END;
 }
 
-/* The Winograd transforms' AVX-512 rows (where the CPU has them) against the portable ones,
-   exactly: output, input and weight gradients in float32; widths of 1 ... 37 (one and
+/* The Winograd transforms' AVX-512 and AVX2 rows (where the CPU has them; knob
+   tn__wino_avx512 2 and 1) against the portable ones (0), bit for bit: output, input and weight gradients in float32; widths of 1 ... 37 (one and
    several 8-tile chunks, tiles split across the GEMM's 32-column panels, odd last columns),
    paddings 0 ... 2, a non-contiguous input, several blocks of tile rows. */
 TEST(winograd_rows_agree) {
@@ -649,13 +653,15 @@ TEST(winograd_rows_agree) {
         const int64_t *c = cs[i], st[2] = {1, 1}, pd[2] = {c[5], c[6]}, dl[2] = {1, 1};
         tn_tensor *x = i == 2 ? tn_transpose(tn_randn(SH(c[0], c[1], c[4], c[3]), TN_F32), 2, 3) : tn_randn(SH(c[0], c[1], c[3], c[4]), TN_F32);
         tn_tensor *w = leaf(tn_randn(SH(c[2], c[1], 3, 3), TN_F32)), *b = i % 2 ? leaf(tn_randn(SH(c[2]), TN_F32)) : NULL;
-        conv_knob_agree(&tn__wino_avx512, x, w, b, st, pd, dl, 1, 0, __LINE__);
+        conv_knob_agree(&tn__wino_avx512, 0, 2, x, w, b, st, pd, dl, 1, 0, __LINE__);
     }
     END;
 }
 
-/* Convolutions with few products per output (K = C kh kw <= 27; the direct AVX-512 loops
-   where the CPU has them) against the im2col path: the output and the weight gradient
+/* Convolutions with few products per output (K = C kh kw <= 27; the direct AVX-512 or AVX2
+   loops where the CPU has them, knob tn__smallk_wide 2 or 1) against the im2col path (0),
+   and the AVX2 loops against the AVX-512 ones bit for bit (on a CPU without AVX-512 both
+   levels run AVX2): the output and the weight gradient
    (the input gradient keeps im2col); one and three channels, 1x1 to 5x5 kernels, widths
    of 1 ... 33 (16-wide vectors and their masked ends), paddings 0 ... 2, odd channel
    counts (the unpaired last one), K over 9 and not a multiple of it, a non-contiguous
@@ -672,6 +678,8 @@ TEST(smallk_conv) {
         tn_tensor *w = leaf(tn_randn(SH(c[2], c[1], c[5], c[6]), TN_F32)), *b = i % 2 ? NULL : leaf(tn_randn(SH(c[2]), TN_F32));
         tn_set_num_threads(i == 5 ? 2 : 1);
         conv_paths_agree(x, w, b, st, pd, dl, 1, 1e-4, __LINE__);
+        conv_knob_agree(&tn__smallk_wide, 0, 2, x, w, b, st, pd, dl, 1, 1e-4, __LINE__);   /* im2col, AVX2, AVX-512 */
+        conv_knob_agree(&tn__smallk_wide, 1, 2, x, w, b, st, pd, dl, 1, 0, __LINE__);      /* AVX2 and AVX-512: the same bits */
     }
     tn_set_num_threads(nt0);
     END;
@@ -698,27 +706,31 @@ TEST(depthwise_conv) {
     END;
 }
 
-/* 2x2 stride-2 max pooling: the AVX-512 rows (where the CPU has them) against the portable
-   ones, exactly: values, indices, gradients; ties and NaNs, rows of 1 ... 40 windows (the
-   16-lane chunks and their masks), an odd last column, float32 and float64. */
+/* 2x2 stride-2 max pooling: the AVX-512 and the AVX2 rows (where the CPU has them; knob
+   tn__pool22_avx512 2 and 1) against the portable ones (0), exactly: values, indices,
+   gradients; ties, NaNs and signed zeros, rows of 1 ... 40 windows (the 8- and 16-lane
+   chunks and their masks), an odd last column, float32 and float64. */
 TEST(pool_rows_agree) {
     BEGIN;
     for (int64_t ow = 1; ow <= 40; ow += ow < 18 ? 1 : 11)
         for (int d = 0; d < 2; d++) {
             const tn_dtype dt = d ? TN_F32 : TN_F64;
             const int64_t shape[4] = {2, 3, 5, 2 * ow + 1};
-            tn_tensor *x = tn_floor(tn_mul_scalar(tn_rand(shape, 4, dt), 4));   /* few values: ties */
+            tn_tensor *x = tn_sub_scalar(tn_floor(tn_mul_scalar(tn_rand(shape, 4, dt), 4)), 2);   /* few values: ties */
+            x = tn_where(tn_lt_scalar(tn_rand(shape, 4, dt), 0.1), tn_full(shape, 4, -0.0, dt), x);   /* -0 ties +0: the first is kept */
             x = leaf(tn_where(tn_lt_scalar(tn_rand(shape, 4, dt), 0.08), tn_full(shape, 4, NAN, dt), x));
-            tn_tensor *y[2], *idx[2], *g[2], *gy = tn_randn(SH(2, 3, 2, ow), dt);
-            for (int k = 0; k < 2; k++) {
-                tn__pool22_avx512 = 1 - k;
+            tn_tensor *y[3], *idx[3], *g[3], *gy = tn_randn(SH(2, 3, 2, ow), dt);
+            for (int k = 0; k < 3; k++) {
+                tn__pool22_avx512 = k;
                 y[k] = tn_max_pool2d_with_indices(x, &idx[k], 2, .stride = 2);
                 g[k] = grad_of(y[k], x, gy);
             }
-            tn__pool22_avx512 = 1;
-            check_same_(y[0], y[1], 0, "max_pool2d values", __LINE__);
-            check_same_(idx[0], idx[1], 0, "max_pool2d indices", __LINE__);
-            check_same_(g[0], g[1], 0, "max_pool2d gradient", __LINE__);
+            tn__pool22_avx512 = 2;
+            for (int k = 1; k < 3; k++) {
+                check_same_(y[0], y[k], 0, "max_pool2d values", __LINE__);
+                check_same_(idx[0], idx[k], 0, "max_pool2d indices", __LINE__);
+                check_same_(g[0], g[k], 0, "max_pool2d gradient", __LINE__);
+            }
         }
     END;
 }
@@ -1770,25 +1782,30 @@ TEST(gc_activations) {
 /* ==================================================================================== */
 /* dropout's one-pass CPU mask: the same numbers as tn_rand's float64 draws compared with
    1 - p, scaled (the composite it replaces), for float32/float64, odd sizes, a view, any p;
-   and it takes as many draws from the generator as they did */
+   and it takes as many draws from the generator as they did. Each copy of the loop (knob
+   tn__drop_wide: 0 plain, 1 AVX2, 2 AVX-512, where the CPU has them). */
 TEST(dropout_mask_draws) {
     BEGIN;
     const double ps[4] = {0.25, 0.5, 0.9, 1e-9};
     const int64_t sizes[3] = {1, 37, 10007};
-    for (int d = 0; d < 2; d++)
-        for (int k = 0; k < 4; k++)
-            for (int s = 0; s < 3; s++) {
-                const tn_dtype dt = d ? TN_F64 : TN_F32;
-                const double p = ps[k];
-                tn_tensor *x = tn_transpose(tn_randn(SH(sizes[s], 3), dt), 0, 1);   /* [3, n], a view */
-                tn_manual_seed(11 + (uint64_t)k);
-                tn_tensor *y = tn_dropout(x, .p = p), *after = tn_rand(SH(5), TN_F64);
-                tn_manual_seed(11 + (uint64_t)k);
-                tn_tensor *u = tn_rand(SH(3, sizes[s]), TN_F64);
-                tn_tensor *mask = tn_mul_scalar(tn_to_dtype(tn_lt_scalar(u, 1 - p), dt), 1 / (1 - p));
-                CHECK_MSG(y && tn_equal(y, tn_mul(x, mask)), "dropout %s p=%g n=%lld: the mask differs from the draws", tn_dtype_name(dt), p, (long long)sizes[s]);
-                CHECK(tn_equal(after, tn_rand(SH(5), TN_F64)));   /* the generator moved on as far */
-            }
+    for (int lv = 0; lv < 3; lv++) {
+        tn__drop_wide = lv;
+        for (int d = 0; d < 2; d++)
+            for (int k = 0; k < 4; k++)
+                for (int s = 0; s < 3; s++) {
+                    const tn_dtype dt = d ? TN_F64 : TN_F32;
+                    const double p = ps[k];
+                    tn_tensor *x = tn_transpose(tn_randn(SH(sizes[s], 3), dt), 0, 1);   /* [3, n], a view */
+                    tn_manual_seed(11 + (uint64_t)k);
+                    tn_tensor *y = tn_dropout(x, .p = p), *after = tn_rand(SH(5), TN_F64);
+                    tn_manual_seed(11 + (uint64_t)k);
+                    tn_tensor *u = tn_rand(SH(3, sizes[s]), TN_F64);
+                    tn_tensor *mask = tn_mul_scalar(tn_to_dtype(tn_lt_scalar(u, 1 - p), dt), 1 / (1 - p));
+                    CHECK_MSG(y && tn_equal(y, tn_mul(x, mask)), "dropout (loop %d) %s p=%g n=%lld: the mask differs from the draws", lv, tn_dtype_name(dt), p, (long long)sizes[s]);
+                    CHECK(tn_equal(after, tn_rand(SH(5), TN_F64)));   /* the generator moved on as far */
+                }
+    }
+    tn__drop_wide = 2;
     END;
 }
 

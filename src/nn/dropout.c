@@ -35,6 +35,8 @@ TN__DROP_MASK(tn__drop_mask_base, )
 TN__DROP_MASK(tn__drop_mask_avx512, __attribute__((target("avx512f"))))
 TN__DROP_MASK(tn__drop_mask_avx2, __attribute__((target("avx2"))))
 #endif
+/* Test knob: the widest copy run, 2 AVX-512 where the CPU has it (else AVX2), 1 at most AVX2, 0 the plain loop. */
+TN__TESTABLE int tn__drop_wide = 2;
 /* the arguments of a threaded Philox mask: the loop for this CPU, its outputs and counters */
 typedef struct {
     void (*fn)(float *, double *, int64_t, int64_t, uint64_t, uint64_t, uint64_t, double);
@@ -70,8 +72,8 @@ static tn_tensor *tn__drop_mask_cpu(const int64_t *shape, int nd, tn_dtype dtype
     void (*fn)(float *, double *, int64_t, int64_t, uint64_t, uint64_t, uint64_t, double) = tn__drop_mask_base;
 #if TN__DROP_X86
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f")) fn = tn__drop_mask_avx512;
-    else if (__builtin_cpu_supports("avx2")) fn = tn__drop_mask_avx2;
+    if (tn__drop_wide >= 2 && __builtin_cpu_supports("avx512f")) fn = tn__drop_mask_avx512;
+    else if (tn__drop_wide >= 1 && __builtin_cpu_supports("avx2")) fn = tn__drop_mask_avx2;
 #endif
     tn__drop_args a = {fn, of, od, seed, off, thr, 1 / (1 - p)};
     tn__parallel_range(tn__par_threads(tn__mul_sat(n, 16), n), n, tn__drop_part, &a);   /* a draw costs about 16 simple ops */

@@ -79,7 +79,7 @@ static int tn__pool_counts(const char *fn, tn_tensor *x4, int64_t *g, bool ceil_
    them only when asked for (return_indices, or a backward that records). Rows of 2x2
    stride-2 windows, the common pooling, have row kernels: branch-free (random data would
    mispredict), and for float32 with AVX-512 (masked, as rows are short: 14 windows at 28x28)
-   chosen at run time. As PyTorch: row-major scan of the window, a NaN is always taken (the
+   or AVX2 (GCC leaves the portable rows' selects scalar) chosen at run time. As PyTorch: row-major scan of the window, a NaN is always taken (the
    last NaN wins). */
 /* c ? a : b through the bits, so the compiler cannot make it a branch */
 static float tn__select_f32(int c, float a, float b) {
@@ -185,12 +185,58 @@ TN__POOL22_AVX512 static void tn__pool22_bwd_f32_avx512(const float *gy, const u
     }
 }
 #undef TN__POOL22_AVX512
-TN__TESTABLE int tn__pool22_avx512 = 1;   /* test knob: 0 runs the portable rows */
-static bool tn__pool22_has_avx512(void) {
-    return tn__pool22_avx512 && tn__cpu_avx512();
+/* The same rows in AVX2 (8 windows a vector; CPUs without AVX-512): the same comparisons and
+   selects, lane by lane, as the portable rows; the ragged ends by tn__r8_load / tn__r8_store
+   (src/nn/conv_smallk.c: lanes off neither read nor written). */
+#define TN__POOL22_AVX2 __attribute__((target("avx2")))
+TN__POOL22_AVX2 static void tn__pool22_fwd_f32_avx2(const float *r0, const float *r1, float *y, uint8_t *code, int64_t OW) {
+    const __m256i bytes = _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+    for (int64_t z = 0; z < OW; z += 8) {
+        const int64_t n = TN__MIN(8, OW - z);
+        const __m256 l0 = tn__r8_load(r0 + 2 * z, 0, 2 * n), h0 = tn__r8_load(r0 + 2 * z + 8, 0, 2 * n - 8);
+        const __m256 l1 = tn__r8_load(r1 + 2 * z, 0, 2 * n), h1 = tn__r8_load(r1 + 2 * z + 8, 0, 2 * n - 8);
+        const __m256 a = tn__r8_even(l0, h0), b = tn__r8_odd(l0, h0), c = tn__r8_even(l1, h1), d = tn__r8_odd(l1, h1);
+        __m256 t, m = tn__r8_take(a, b, &t), k = _mm256_and_ps(t, _mm256_castsi256_ps(_mm256_set1_epi32(1)));
+        m = tn__r8_take(m, c, &t);
+        k = _mm256_blendv_ps(k, _mm256_castsi256_ps(_mm256_set1_epi32(2)), t);
+        m = tn__r8_take(m, d, &t);
+        k = _mm256_blendv_ps(k, _mm256_castsi256_ps(_mm256_set1_epi32(3)), t);
+        tn__r8_store(y + z, 0, n, m);
+        const __m256i kb = _mm256_shuffle_epi8(_mm256_castps_si256(k), bytes);   /* the low byte of each lane, 4 per half */
+        const uint64_t k8 = (uint64_t)(uint32_t)_mm256_extract_epi32(kb, 0) | (uint64_t)(uint32_t)_mm256_extract_epi32(kb, 4) << 32;
+        if (n == 8) memcpy(code + z, &k8, 8);
+        else for (int64_t i = 0; i < n; i++) code[z + i] = (uint8_t)(k8 >> (8 * i));
+    }
 }
-#define TN__POOL22_FWD_f32 (tn__pool22_has_avx512() ? tn__pool22_fwd_f32_avx512 : tn__pool22_fwd_f32)
-#define TN__POOL22_BWD_f32 (tn__pool22_has_avx512() ? tn__pool22_bwd_f32_avx512 : tn__pool22_bwd_f32)
+TN__POOL22_AVX2 static void tn__pool22_bwd_f32_avx2(const float *gy, const uint8_t *code, float *g0, float *g1, int64_t OW) {
+    for (int64_t z = 0; z < OW; z += 8) {
+        const int64_t n = TN__MIN(8, OW - z);
+        uint64_t k8 = 0;
+        if (n == 8) memcpy(&k8, code + z, 8);
+        else for (int64_t i = 0; i < n; i++) k8 |= (uint64_t)code[z + i] << (8 * i);
+        const __m256 v = tn__r8_load(gy + z, 0, n);
+        const __m256i k = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128((long long)k8));
+        /* v where the code is j, else +0: the portable select */
+        const __m256 e0 = _mm256_and_ps(v, _mm256_castsi256_ps(_mm256_cmpeq_epi32(k, _mm256_setzero_si256())));
+        const __m256 e1 = _mm256_and_ps(v, _mm256_castsi256_ps(_mm256_cmpeq_epi32(k, _mm256_set1_epi32(1))));
+        const __m256 e2 = _mm256_and_ps(v, _mm256_castsi256_ps(_mm256_cmpeq_epi32(k, _mm256_set1_epi32(2))));
+        const __m256 e3 = _mm256_and_ps(v, _mm256_castsi256_ps(_mm256_cmpeq_epi32(k, _mm256_set1_epi32(3))));
+        const __m256 u0 = _mm256_unpacklo_ps(e0, e1), w0 = _mm256_unpackhi_ps(e0, e1), u1 = _mm256_unpacklo_ps(e2, e3), w1 = _mm256_unpackhi_ps(e2, e3);
+        tn__r8_store(g0 + 2 * z, 0, 2 * n, _mm256_permute2f128_ps(u0, w0, 0x20));
+        tn__r8_store(g0 + 2 * z + 8, 0, 2 * n - 8, _mm256_permute2f128_ps(u0, w0, 0x31));
+        tn__r8_store(g1 + 2 * z, 0, 2 * n, _mm256_permute2f128_ps(u1, w1, 0x20));
+        tn__r8_store(g1 + 2 * z + 8, 0, 2 * n - 8, _mm256_permute2f128_ps(u1, w1, 0x31));
+    }
+}
+#undef TN__POOL22_AVX2
+/* Test knob: the widest rows run, 2 AVX-512 where the CPU has it (else AVX2), 1 at most AVX2
+   (where the CPU has AVX2 and FMA, as TN__WIDE), 0 the portable rows. */
+TN__TESTABLE int tn__pool22_avx512 = 2;
+static int tn__pool22_isa(void) {
+    return tn__pool22_avx512 >= 2 && tn__cpu_avx512() ? 2 : tn__pool22_avx512 >= 1 && tn__cpu_fma() ? 1 : 0;
+}
+#define TN__POOL22_FWD_f32 (tn__pool22_isa() == 2 ? tn__pool22_fwd_f32_avx512 : tn__pool22_isa() == 1 ? tn__pool22_fwd_f32_avx2 : tn__pool22_fwd_f32)
+#define TN__POOL22_BWD_f32 (tn__pool22_isa() == 2 ? tn__pool22_bwd_f32_avx512 : tn__pool22_isa() == 1 ? tn__pool22_bwd_f32_avx2 : tn__pool22_bwd_f32)
 #else
 #define TN__POOL22_FWD_f32 tn__pool22_fwd_f32
 #define TN__POOL22_BWD_f32 tn__pool22_bwd_f32

@@ -1,7 +1,8 @@
-/* The rows of tiles of the Winograd transforms, float32 in AVX-512 (chosen at run time; the
-   portable rows in TN__WINO_DEFINE compute the same operations in the same order, so both
-   give the same bits). Rows of tiles are short (7 tiles at 14x14), too short for the
-   auto-vectorised loops: here a row is one masked load per input row and 8 tiles a vector. */
+/* The rows of tiles of the Winograd transforms, float32 in AVX-512 (and the output transform
+   and rows in AVX2 too; chosen at run time; the portable rows in TN__WINO_DEFINE compute the
+   same operations in the same order, so all give the same bits). Rows of tiles are short (7 tiles at 14x14), too short for the
+   auto-vectorised loops: here a row is a masked load or two per input row and 8 tiles a
+   vector. */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define TN__WINO_AVX512 __attribute__((target("avx512f,avx512vl")))
 /* Lanes [from, to) of 16, clamped. */
@@ -122,16 +123,76 @@ TN__WINO_AVX512 static void tn__wino_gy_row_f32_avx512(const float *a, const flo
     }
 }
 #undef TN__WINO_AVX512
-TN__TESTABLE int tn__wino_avx512 = 1;   /* test knob: 0 runs the portable rows */
-static bool tn__wino_has_avx512(void) {
-    return tn__wino_avx512 && tn__cpu_avx512();
+/* The same rows in AVX2, for CPUs without AVX-512: 8 lanes, the same operations in the same
+   order lane by lane (the same bits as the portable and the AVX-512 rows); the lanes the
+   AVX-512 rows mask off are left out by tn__r8_load (zeros, nothing read) and tn__r8_store. */
+#define TN__WINO_AVX2 __attribute__((target("avx2")))
+/* tn__wino_at16 in 8 lanes (lanes [0, k)). */
+TN__WINO_AVX2 static inline void tn__wino_at8(int64_t S, const float *m, int64_t i, int64_t k, __m256 b, __m256 o[4]) {
+    __m256 v[16];
+    for (int xi = 0; xi < 16; xi++) v[xi] = tn__r8_load(m + xi * S + i, 0, k);
+    __m256 r[4], u[4];
+    for (int c = 0; c < 4; c++) {
+        r[c] = _mm256_add_ps(_mm256_add_ps(v[c], v[4 + c]), v[8 + c]);
+        u[c] = _mm256_sub_ps(_mm256_sub_ps(v[4 + c], v[8 + c]), v[12 + c]);
+    }
+    o[0] = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(r[0], r[1]), r[2]), b);
+    o[1] = _mm256_add_ps(_mm256_sub_ps(_mm256_sub_ps(r[1], r[2]), r[3]), b);
+    o[2] = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(u[0], u[1]), u[2]), b);
+    o[3] = _mm256_add_ps(_mm256_sub_ps(_mm256_sub_ps(u[1], u[2]), u[3]), b);
 }
-/* var = fn's AVX-512 twin where the CPU has it (float32 only). */
-#define TN__WINO_PICK_f32(var, fn) do { if (tn__wino_has_avx512()) var = fn##_avx512; } while (0)
+TN__WINO_AVX2 static void tn__wino_at_f32_avx2(int64_t nt, int64_t S, const float *m, float bv, float *y00, float *y01, float *y10, float *y11) {
+    const __m256 b = _mm256_set1_ps(bv);
+    for (int64_t i = 0; i < nt; i += 8) {
+        const int64_t k = nt - i;
+        __m256 o[4];
+        tn__wino_at8(S, m, i, k, b, o);
+        tn__r8_store(y00 + i, 0, k, o[0]);
+        tn__r8_store(y01 + i, 0, k, o[1]);
+        tn__r8_store(y10 + i, 0, k, o[2]);
+        tn__r8_store(y11 + i, 0, k, o[3]);
+    }
+}
+TN__WINO_AVX2 static void tn__wino_at_pool_f32_avx2(int64_t nt, int64_t S, const float *m, float bv, float *y, int relu, float *E) {
+    const __m256 b = _mm256_set1_ps(bv);
+    (void)E;
+    for (int64_t i = 0; i < nt; i += 8) {
+        const int64_t k = nt - i;
+        __m256 o[4];
+        tn__wino_at8(S, m, i, k, b, o);
+        if (relu) for (int c = 0; c < 4; c++) o[c] = tn__r8_relu(o[c]);
+        tn__r8_store(y + i, 0, k, tn__r8_max(tn__r8_max(tn__r8_max(o[0], o[1]), o[2]), o[3]));
+    }
+}
+/* tn__wino_out_row_f32_avx512 in 8 lanes: 8 tiles interleaved into 16 columns. */
+TN__WINO_AVX2 static void tn__wino_out_row_f32_avx2(const float *a, const float *b, int64_t tw, float *yr, int64_t ow) {
+    for (int64_t t0 = 0; t0 < tw; t0 += 8) {
+        const __m256 av = tn__r8_load(a + t0, 0, tw - t0), bv = tn__r8_load(b + t0, 0, tw - t0);
+        const __m256 lo = _mm256_unpacklo_ps(av, bv), hi = _mm256_unpackhi_ps(av, bv);
+        tn__r8_store(yr + 2 * t0, 0, ow - 2 * t0, _mm256_permute2f128_ps(lo, hi, 0x20));
+        tn__r8_store(yr + 2 * t0 + 8, 0, ow - 2 * t0 - 8, _mm256_permute2f128_ps(lo, hi, 0x31));
+    }
+}
+#undef TN__WINO_AVX2
+/* Test knob: the widest rows run, 2 AVX-512 where the CPU has it (else AVX2), 1 at most AVX2
+   (where the CPU has AVX2 and FMA, as TN__WIDE), 0 the portable rows. */
+TN__TESTABLE int tn__wino_avx512 = 2;
+static int tn__wino_isa(void) {
+    return tn__wino_avx512 >= 2 && tn__cpu_avx512() ? 2 : tn__wino_avx512 >= 1 && tn__cpu_fma() ? 1 : 0;
+}
+/* var = fn's AVX-512 or AVX2 twin where the CPU has it (float32 only). */
+#define TN__WINO_PICK_f32(var, fn) do { const int isa_ = tn__wino_isa(); if (isa_) var = isa_ == 2 ? fn##_avx512 : fn##_avx2; } while (0)
+/* The input and the gradient rows: AVX-512 only. AVX2 copies (8 tiles from two or four loads
+   per input row, even and odd lanes by shuffles, ragged ends stored in pieces) ran slower
+   than the portable rows on an AMD EPYC (conv_fwd_bwd: the input row a quarter of the time
+   against a sixth, the gradient row 3.8 % against 2.2 %): not kept. */
+#define TN__WINO_PICK512_f32(var, fn) do { if (tn__wino_isa() == 2) var = fn##_avx512; } while (0)
 #else
 #define TN__WINO_PICK_f32(var, fn) ((void)0)
+#define TN__WINO_PICK512_f32(var, fn) ((void)0)
 #endif
 #define TN__WINO_PICK_f64(var, fn) ((void)0)
+#define TN__WINO_PICK512_f64(var, fn) ((void)0)
 
 /* Winograd F(2x2, 3x3) (Lavin and Gray, 2016) for 3x3, stride-1, undilated, ungrouped
    convolutions with 8 or more channels on both sides: a 2x2 output tile is
@@ -303,7 +364,7 @@ static void tn__wino_input_##SFX(const T *x, int64_t Q, int64_t H, int64_t W, in
     const int64_t wp = 2 * tw + 2, j0 = TN__MIN(pw, wp), j1 = TN__MAX(j0, TN__MIN(pw + W, wp));
     void (*row)(const T *const *, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, T *, int64_t, T *) = tn__wino_in_row_##SFX;
     int64_t q, lr;
-    TN__WINO_PICK_##SFX(row, tn__wino_in_row_##SFX);
+    TN__WINO_PICK512_##SFX(row, tn__wino_in_row_##SFX);
     for (q = 0; q < Q; q++) { /* channel by channel: the rows of V written stay in L1 */
         int64_t n = r0 / th, ty = r0 % th, cp = 0, cr = 0; /* tile row r0 + lr: row ty of image n; its tiles from column cp pn + cr */
         for (lr = 0; lr < nrow; lr++) {
@@ -408,7 +469,7 @@ static void tn__wino_wgrad_part_##SFX(void *args, int t, int nthr) {
         const int64_t r1 = tn__split_at(R, t + 1, nthr);
         int64_t r0, lr, pp, xi;
         void (*gy_row)(const T *, const T *, int64_t, int64_t, T *, int64_t, T *) = tn__wino_gy_row_##SFX;
-        TN__WINO_PICK_##SFX(gy_row, tn__wino_gy_row_##SFX);
+        TN__WINO_PICK512_##SFX(gy_row, tn__wino_gy_row_##SFX);
         for (r0 = tn__split_at(R, t, nthr); r0 < r1; r0 += br) {
             const int64_t nrow = TN__MIN(br, r1 - r0), nt = nrow * (t1 - 1);
             tn__wino_input_##SFX(x, Q, H, W, ph, pw, th, t1 - 1, r0, nrow, zero, E, V, vx, tb, tb, 0);
