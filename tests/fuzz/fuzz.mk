@@ -3,7 +3,7 @@
 # implementation compiled once with the same sanitizers ($(FUZZ_BUILD)/tensor.o).
 #
 #   make fuzz [FUZZ_S=60] [FUZZ_TARGETS="checkpoint csv"]   each harness FUZZ_S seconds
-#   make fuzz-check                                        each harness ~20 s (CI)
+#   make fuzz-check                                        each harness ~12 s (CI)
 #   make fuzz-build                                        the binaries and seed corpora only
 #
 # Each run starts from the seed corpus the library writes ($(FUZZ_BUILD)/seeds/<harness>,
@@ -54,7 +54,7 @@ fuzz: fuzz-build
 	@sh tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_S) $(FUZZ_TARGETS)
 
 fuzz-check: fuzz-build
-	@sh tests/fuzz/run.sh $(FUZZ_BUILD) 20 $(FUZZ_TARGETS)
+	@sh tests/fuzz/run.sh $(FUZZ_BUILD) 12 $(FUZZ_TARGETS)
 
 # tests/test_fuzz_harness.c (part of `make test`) includes the harnesses and the seed
 # generator: rebuild it when they change
